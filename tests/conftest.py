@@ -1,0 +1,71 @@
+"""Shared fixtures: the real PyPI-packaged models and small profiles built in code."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# Tests never touch the user's real data directory.
+os.environ.setdefault("WORKSTATION_DATA", str(Path(__file__).parent / ".data-unused"))
+
+from workstation.core.packaged_models import ensure  # noqa: E402
+from workstation.core.profiles import Profile, profile_from_dict  # noqa: E402
+
+SMOLLM2 = "smollm2-135m-instruct-q4_1"
+GEMMA = "gemma-3-270m-q4_k_m"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path_factory.mktemp("data")))
+
+
+@pytest.fixture(scope="session")
+def smollm2_path() -> Path:
+    return ensure(SMOLLM2)
+
+
+@pytest.fixture(scope="session")
+def gemma_path() -> Path:
+    return ensure(GEMMA)
+
+
+ProfileFactory = Callable[..., Profile]
+
+
+def make_profile(model: str | Path = SMOLLM2, **overrides: Any) -> Profile:
+    """A profile for tests: greedy, small context, 2 threads, no system prompt."""
+    data: dict[str, Any] = {
+        "name": "test",
+        "model": str(model),
+        "context": 2048,
+        "threads": 2,
+        "gpu_layers": 0,
+        "sampling": {"temperature": 0.0, "max_tokens": 48, "seed": 1, "repeat_penalty": 1.0},
+        "system_prompt": "",
+    }
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(data.get(key), dict):
+            data[key] = {**data[key], **value}
+        else:
+            data[key] = value
+    return profile_from_dict(data, "<test profile>")
+
+
+@pytest.fixture
+def profile_factory(smollm2_path: Path) -> ProfileFactory:
+    return make_profile
+
+
+@pytest.fixture(scope="module")
+def engine(smollm2_path: Path) -> Iterator[Any]:
+    """One loaded SmolLM2 engine per test module (greedy, context 2048)."""
+    from workstation.core.engine import Engine
+
+    eng = Engine(make_profile())
+    yield eng
+    eng.close()

@@ -1,0 +1,162 @@
+"""The engine on the real SmolLM2 model: streaming, determinism, KV reuse, cancel, metrics."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from tests.conftest import make_profile
+from workstation.core.engine import Engine, TokenDelta, TurnFinished
+from workstation.core.errors import EngineError, ModelFileError
+
+HELLO = [{"role": "user", "content": "Name three colours of the rainbow."}]
+
+
+def test_turn_streams_text(engine: Engine) -> None:
+    events = list(engine.stream_chat(HELLO))
+    deltas = [e for e in events if isinstance(e, TokenDelta)]
+    final = events[-1]
+    assert isinstance(final, TurnFinished)
+    assert deltas, "no text was streamed"
+    assert "".join(d.text for d in deltas) == final.text
+    assert final.text.strip()
+
+
+def test_greedy_is_repeatable(engine: Engine) -> None:
+    engine.reset()
+    first = engine.run_chat(HELLO).text
+    engine.reset()
+    second = engine.run_chat(HELLO).text
+    assert first == second
+    # and again with the cache warm: the reused prefix must not change the output
+    third = engine.run_chat(HELLO).text
+    assert third == first
+
+
+def test_second_turn_reuses_prompt_and_reply(engine: Engine) -> None:
+    engine.reset()
+    turn1_prompt = engine.chat_prompt(HELLO)
+    t1 = engine.run_chat(HELLO)
+    assert t1.metrics.cache_n == 0
+    messages = [*HELLO, {"role": "assistant", "content": t1.text}, {"role": "user", "content": "And two more?"}]
+    t2 = engine.run_chat(messages)
+    # turn 2's cache covers turn 1's whole prompt and its reply tokens (the last sampled token
+    # is only decoded when the reply goes on, so a reply cut by max_tokens leaves one out)
+    assert t1.metrics.kv_used >= len(turn1_prompt) + t1.metrics.predicted_n - 1
+    assert t2.metrics.cache_n == t1.metrics.kv_used
+    assert t2.metrics.prompt_n + t2.metrics.cache_n == len(engine.chat_prompt(messages))
+
+
+def test_metrics_are_consistent(engine: Engine) -> None:
+    engine.reset()
+    wall0 = time.perf_counter()
+    final = engine.run_chat(HELLO)
+    wall = (time.perf_counter() - wall0) * 1000
+    m = final.metrics
+    reply_tokens = engine.model.tokenize(final.text, add_special=False, parse_special=False)
+    # predicted_n counts the reply's tokens (retokenizing may merge a few differently)
+    assert abs(m.predicted_n - len(reply_tokens)) <= max(2, m.predicted_n // 10)
+    assert 0 < m.ttft_ms < m.total_ms <= wall + 1
+    assert m.predicted_per_second == pytest.approx(m.predicted_n / m.predicted_ms * 1000)
+    assert m.prompt_per_second == pytest.approx(m.prompt_n / m.prompt_ms * 1000)
+    assert m.predicted_per_token_ms == pytest.approx(m.predicted_ms / m.predicted_n)
+    assert m.kv_used in (m.prompt_n + m.cache_n + m.predicted_n, m.prompt_n + m.cache_n + m.predicted_n - 1)
+    assert m.kv_size == engine.model.n_ctx
+    assert m.stop_reason in ("eos", "length")
+
+
+def test_max_tokens_stops_with_length(engine: Engine) -> None:
+    from workstation.core.profiles import Sampling
+
+    final = engine.run_chat(
+        [{"role": "user", "content": "Write a long story about a cat."}],
+        Sampling(temperature=0.0, max_tokens=5, repeat_penalty=1.0),
+    )
+    assert final.metrics.predicted_n == 5
+    assert final.metrics.stop_reason == "length"
+
+
+def test_cancel_during_generation_is_fast_and_engine_still_works(engine: Engine) -> None:
+    from workstation.core.profiles import Sampling
+
+    engine.reset()
+    long = Sampling(temperature=0.0, max_tokens=1500, repeat_penalty=1.0)
+    seen_at: list[float] = []
+    cancelled_at: list[float] = []
+
+    def cancel_soon() -> None:
+        time.sleep(0.3)
+        cancelled_at.append(time.perf_counter())
+        engine.cancel()
+
+    threading.Thread(target=cancel_soon).start()
+    final = None
+    for event in engine.stream_chat([{"role": "user", "content": "Count from 1 to 500."}], long):
+        if isinstance(event, TokenDelta):
+            seen_at.append(time.perf_counter())
+        else:
+            final = event
+    assert final is not None and final.metrics.stop_reason == "cancelled"
+    after = [t for t in seen_at if t > cancelled_at[0]]
+    assert not after or after[-1] - cancelled_at[0] < 0.5
+    assert final.metrics.predicted_n < 1500
+    # the engine is usable afterwards, and its cache is consistent
+    again = engine.run_chat(HELLO)
+    assert again.text.strip() and again.metrics.stop_reason in ("eos", "length")
+
+
+def test_cancel_during_long_prefill(smollm2_path) -> None:
+    eng = Engine(make_profile(context=8192))
+    try:
+        text = " ".join(f"word{i}" for i in range(1400))  # about 6,500 tokens of prompt
+        started: list[float] = []
+
+        def cancel_soon() -> None:
+            time.sleep(0.4)
+            started.append(time.perf_counter())
+            eng.cancel()
+
+        threading.Thread(target=cancel_soon).start()
+        t0 = time.perf_counter()
+        final = eng.run_chat([{"role": "user", "content": text}])
+        done = time.perf_counter()
+        assert final.metrics.stop_reason == "cancelled"
+        assert final.metrics.predicted_n == 0
+        assert done - started[0] < 0.5, f"prefill kept going {done - started[0]:.2f}s after cancel"
+        assert done - t0 < 3
+        ok = eng.run_chat(HELLO)
+        assert ok.text.strip()
+    finally:
+        eng.close()
+
+
+def test_empty_prompt_is_refused(engine: Engine) -> None:
+    with pytest.raises(EngineError, match="empty"):
+        engine.run_chat([{"role": "user", "content": "   "}])
+
+
+def test_prompt_longer_than_context_is_refused(engine: Engine) -> None:
+    text = "lorem ipsum " * 3000
+    with pytest.raises(EngineError, match="context holds 2048"):
+        engine.run_chat([{"role": "user", "content": text}])
+
+
+def test_missing_model_is_a_clear_error(tmp_path) -> None:
+    with pytest.raises(ModelFileError, match="does not exist"):
+        Engine(make_profile(model=tmp_path / "nope.gguf"))
+
+
+def test_text_file_named_gguf_is_refused(tmp_path) -> None:
+    fake = tmp_path / "fake.gguf"
+    fake.write_text("this is not a model")
+    with pytest.raises(ModelFileError, match="not a GGUF"):
+        Engine(make_profile(model=fake))
+
+
+def test_truncated_gguf_is_refused(tmp_path, smollm2_path) -> None:
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(smollm2_path.read_bytes()[: 5_000_000])
+    with pytest.raises(ModelFileError):
+        Engine(make_profile(model=cut))

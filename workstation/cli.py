@@ -1,0 +1,73 @@
+"""The ``workstation`` command line. Each sub-command lives in ``workstation/commands/``.
+
+Every failure the user can cause ends as one sentence on stderr and a non-zero exit code,
+never a traceback (set ``WORKSTATION_DEBUG=1`` to see one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Sequence
+
+from workstation.core.errors import WorkstationError
+
+# Sub-commands in the order `--help` lists them; each module has register(subparsers).
+COMMANDS = (
+    "tui",
+    "chat",
+    "models",
+    "profiles",
+    "fit",
+    "hw",
+    "summarize",
+    "batch",
+    "bench",
+    "eval",
+    "serve",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="workstation",
+        description="Run local LLMs on this PC: chat, summarize, benchmark and serve.",
+    )
+    parser.add_argument("-p", "--profile", help="profile name (in profiles/) or path to a YAML file")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        module_name = f"workstation.commands.{name}"
+        if importlib.util.find_spec(module_name) is None:
+            continue
+        importlib.import_module(module_name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        args = parser.parse_args(["tui", *argv])
+    try:
+        return int(args.func(args) or 0)
+    except WorkstationError as err:
+        print(f"workstation: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print("workstation: stopped.", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks
+        if os.environ.get("WORKSTATION_DEBUG"):
+            raise
+        print(f"workstation: unexpected error: {type(err).__name__}: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,38 @@
+"""One module per sub-command; each defines ``register(subparsers)``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def add_profile_arg(parser: argparse.ArgumentParser, multiple: bool = False) -> None:
+    """``-p/--profile``; a sub-command's own flag overrides the global one."""
+    if multiple:
+        parser.add_argument(
+            "-p", "--profile", dest="sub_profiles", action="append", metavar="PROFILE",
+            help="profile name or YAML path (repeat for several)",
+        )
+    else:
+        parser.add_argument(
+            "-p", "--profile", dest="sub_profile", metavar="PROFILE",
+            help="profile name (in profiles/) or path to a YAML file",
+        )
+
+
+def profile_ref(args: argparse.Namespace) -> str | None:
+    return getattr(args, "sub_profile", None) or getattr(args, "profile", None)
+
+
+def profile_refs(args: argparse.Namespace) -> list[str | None]:
+    refs = getattr(args, "sub_profiles", None)
+    if refs:
+        return list(refs)
+    return [getattr(args, "profile", None)]
+
+
+def print_json(data: Any) -> None:
+    json.dump(data, sys.stdout, ensure_ascii=False, indent=2, default=str)
+    sys.stdout.write("\n")

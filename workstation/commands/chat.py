@@ -1,0 +1,83 @@
+"""``workstation chat -p PROFILE "text"``: one turn, streamed to stdout."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from types import FrameType
+
+from workstation.commands import add_profile_arg, print_json, profile_ref
+from workstation.core.engine import TokenDelta, TurnFinished
+from workstation.core.errors import EngineError, TurnCancelled
+from workstation.core.profiles import load_profile
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("chat", help="one chat turn, streamed to stdout")
+    add_profile_arg(p)
+    p.add_argument("text", help="your message ('-' reads it from stdin)")
+    p.add_argument("--json", action="store_true", help="print {text, metrics} as JSON")
+    p.add_argument("--max-tokens", type=int, help="longest reply in tokens")
+    p.add_argument("--temperature", type=float, help="0 for greedy (repeatable) output")
+    p.add_argument("--seed", type=int, help="random seed for sampling")
+    p.add_argument("--system", help="system prompt instead of the profile's")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    text = sys.stdin.read() if args.text == "-" else args.text
+    if not text.strip():
+        raise EngineError("The message is empty; type something to send.")
+    profile = load_profile(profile_ref(args))
+    s = profile.sampling
+    if args.max_tokens is not None:
+        s.max_tokens = args.max_tokens
+    if args.temperature is not None:
+        s.temperature = args.temperature
+    if args.seed is not None:
+        s.seed = args.seed
+    messages = []
+    if args.system is not None:
+        messages.append({"role": "system", "content": args.system})
+    messages.append({"role": "user", "content": text})
+
+    engine = _open_engine(profile)
+    previous = signal.getsignal(signal.SIGINT)
+
+    def _on_sigint(_sig: int, _frame: FrameType | None) -> None:
+        engine.cancel()  # llama.cpp's abort callback stops even a long prefill
+
+    signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        final: TurnFinished | None = None
+        for event in engine.stream_chat(messages, s):
+            if isinstance(event, TokenDelta):
+                if not args.json:
+                    sys.stdout.write(event.text)
+                    sys.stdout.flush()
+            else:
+                final = event
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        engine.close()
+    assert final is not None
+    m = final.metrics
+    if args.json:
+        print_json({"text": final.text, "profile": profile.key, "metrics": m.to_dict()})
+    else:
+        sys.stdout.write("\n")
+        print(m.summary_line(), file=sys.stderr)
+    if m.stop_reason == "cancelled":
+        raise TurnCancelled("stopped; the reply above is what arrived before Ctrl-C.")
+    return 0
+
+
+def _open_engine(profile):  # noqa: ANN001, ANN202 - Engine or a remote client
+    if profile.backend == "openai":
+        from workstation.core.remote import RemoteEngine
+
+        return RemoteEngine(profile)
+    from workstation.core.engine import Engine
+
+    return Engine(profile)

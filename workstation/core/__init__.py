@@ -1,0 +1,1 @@
+"""The core: pure Python over llama.cpp. Nothing here imports Textual."""

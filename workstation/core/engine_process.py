@@ -1,0 +1,218 @@
+"""The engine in a child process of its own, behind a small message protocol over a pipe.
+
+Measured on a 2-core machine: a Textual app that decodes in a thread of its own process runs
+at a third of bare speed (the GIL and llama.cpp's spinning threads fight the UI thread); the
+same app with the engine in a child process runs at 0.95x. ``EngineProcess`` has the same
+interface as ``Engine`` (``info``, ``stream_chat``, ``stream_tokens``, ``cancel``, ``reset``,
+``close``), so callers do not care which side of the boundary the model is on.
+
+Protocol (pickled tuples over a ``multiprocessing`` pipe):
+  parent -> child  ("chat", messages, sampling|None) | ("tokens", ids, sampling|None)
+                   | ("tokenize_chat", messages) | ("reset",) | ("info",) | ("close",)
+  child -> parent  ("progress", fraction) | ("ready", info) | ("delta", text)
+                   | ("done", text, metrics) | ("result", value) | ("error", message)
+Cancellation is a shared ``multiprocessing.Event`` the child checks per token and inside
+llama.cpp (abort callback), so it does not wait behind the pipe.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing as mp
+import threading
+from collections.abc import Callable, Iterator
+from multiprocessing.connection import Connection
+from typing import Any
+
+from workstation.core.engine import EngineInfo, Message, TokenDelta, TurnEvent, TurnFinished
+from workstation.core.errors import EngineError, WorkstationError
+from workstation.core.metrics import TurnMetrics
+from workstation.core.profiles import Profile, Sampling, profile_from_dict
+
+_CTX = mp.get_context("spawn")
+
+
+def _child_main(conn: Connection, cancel: Any, profile_data: dict[str, Any], source: str | None) -> None:
+    import signal
+    from pathlib import Path
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C belongs to the parent
+    from workstation.core.engine import Engine
+
+    try:
+        profile = profile_from_dict(profile_data, source or "<profile>", Path(source) if source else None)
+        engine = Engine(profile, cancel_flag=cancel, progress=lambda f: conn.send(("progress", f)))
+    except WorkstationError as err:
+        conn.send(("error", str(err)))
+        return
+    except Exception as err:  # noqa: BLE001 - reported as one sentence, never a traceback
+        conn.send(("error", f"The engine could not start: {type(err).__name__}: {err}"))
+        return
+    conn.send(("ready", engine.info().to_dict()))
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            break
+        kind = msg[0]
+        try:
+            if kind == "close":
+                break
+            if kind == "info":
+                conn.send(("result", engine.info().to_dict()))
+            elif kind == "reset":
+                engine.reset()
+                conn.send(("result", None))
+            elif kind == "tokenize_chat":
+                conn.send(("result", engine.chat_prompt(msg[1])))
+            elif kind in ("chat", "tokens"):
+                sampling = Sampling(**msg[2]) if msg[2] else None
+                events = (
+                    engine.stream_chat(msg[1], sampling)
+                    if kind == "chat"
+                    else engine.stream_tokens(msg[1], sampling)
+                )
+                for event in events:
+                    if isinstance(event, TokenDelta):
+                        conn.send(("delta", event.text))
+                    else:
+                        conn.send(("done", event.text, event.metrics.to_dict()))
+            else:
+                conn.send(("error", f"unknown request {kind!r}"))
+        except WorkstationError as err:
+            conn.send(("error", str(err)))
+        except Exception as err:  # noqa: BLE001
+            conn.send(("error", f"The turn failed: {type(err).__name__}: {err}"))
+    engine.close()
+    conn.close()
+
+
+class EngineProcess:
+    """An ``Engine`` in a child process. One turn at a time; ``cancel`` from any thread."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        progress: Callable[[float], None] | None = None,
+        start_timeout_s: float = 600.0,
+    ) -> None:
+        self.profile = profile
+        self._cancel = _CTX.Event()
+        self._lock = threading.Lock()
+        parent, child = _CTX.Pipe()
+        data = profile.to_dict()
+        data.pop("source", None)
+        self._proc = _CTX.Process(
+            target=_child_main,
+            args=(child, self._cancel, data, str(profile.source) if profile.source else None),
+            daemon=True,
+            name="workstation-engine",
+        )
+        self._proc.start()
+        child.close()
+        self._conn = parent
+        self._info: EngineInfo | None = None
+        while True:
+            if not self._conn.poll(start_timeout_s):
+                self._kill()
+                raise EngineError("The engine did not start in time.")
+            msg = self._recv()
+            if msg[0] == "progress":
+                if progress:
+                    progress(msg[1])
+            elif msg[0] == "ready":
+                self._info = EngineInfo(**msg[1])
+                break
+            elif msg[0] == "error":
+                self._kill()
+                raise EngineError(msg[1])
+
+    def _recv(self) -> tuple[Any, ...]:
+        try:
+            return self._conn.recv()
+        except (EOFError, OSError):
+            self._proc.join(timeout=1)
+            code = self._proc.exitcode
+            self._kill()
+            raise EngineError(
+                f"The engine process stopped unexpectedly (exit code {code}); load the profile again."
+            ) from None
+
+    def _kill(self) -> None:
+        if self._proc.is_alive():
+            self._proc.kill()
+        self._proc.join(timeout=5)
+        self._conn.close()
+
+    @property
+    def alive(self) -> bool:
+        return self._proc.is_alive()
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid
+
+    def info(self) -> EngineInfo:
+        assert self._info is not None
+        return self._info
+
+    def _request(self, *msg: Any) -> Any:
+        with self._lock:
+            self._conn.send(msg)
+            reply = self._recv()
+        if reply[0] == "error":
+            raise EngineError(reply[1])
+        return reply[1]
+
+    def reset(self) -> None:
+        self._request("reset")
+
+    def chat_prompt(self, messages: list[Message]) -> list[int]:
+        return list(self._request("tokenize_chat", messages))
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def _stream(self, *msg: Any) -> Iterator[TurnEvent]:
+        with self._lock:
+            self._cancel.clear()
+            self._conn.send(msg)
+            while True:
+                reply = self._recv()
+                kind = reply[0]
+                if kind == "delta":
+                    yield TokenDelta(reply[1])
+                elif kind == "done":
+                    yield TurnFinished(reply[1], TurnMetrics.from_dict(reply[2]))
+                    return
+                elif kind == "error":
+                    raise EngineError(reply[1])
+
+    def stream_chat(self, messages: list[Message], sampling: Sampling | None = None) -> Iterator[TurnEvent]:
+        return self._stream("chat", messages, dataclasses.asdict(sampling) if sampling else None)
+
+    def stream_tokens(self, prompt: list[int], sampling: Sampling | None = None) -> Iterator[TurnEvent]:
+        return self._stream("tokens", prompt, dataclasses.asdict(sampling) if sampling else None)
+
+    def run_chat(self, messages: list[Message], sampling: Sampling | None = None) -> TurnFinished:
+        final: TurnFinished | None = None
+        for event in self.stream_chat(messages, sampling):
+            if isinstance(event, TurnFinished):
+                final = event
+        assert final is not None
+        return final
+
+    def close(self) -> None:
+        if self._proc.is_alive():
+            try:
+                self._conn.send(("close",))
+            except (OSError, BrokenPipeError):
+                pass
+            self._proc.join(timeout=10)
+        self._kill()
+
+    def __enter__(self) -> EngineProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,305 @@
+"""Profiles: one YAML file per way of running a model.
+
+A profile says which model to run and how: context size, GPU layers, threads, flash attention,
+K and V cache types, speculative decoding, sampling and the system prompt. Validation names
+the file, the field, the bad value and what is allowed, in one sentence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from workstation.core.errors import ProfileError
+from workstation.core.paths import profiles_dir
+
+# GGML type ids llama.cpp accepts for the K and V caches.
+KV_CACHE_TYPES: dict[str, int] = {
+    "f32": 0,
+    "f16": 1,
+    "q4_0": 2,
+    "q4_1": 3,
+    "q5_0": 6,
+    "q5_1": 7,
+    "q8_0": 8,
+    "iq4_nl": 20,
+    "bf16": 30,
+}
+BACKENDS = ("llama", "openai")
+FLASH_ATTN = ("auto", "on", "off")
+SPEC_MODES = ("off", "draft", "lookup")
+DEFAULT_PROFILE = "office-cpu"
+
+
+@dataclass
+class KVCache:
+    k: str = "f16"
+    v: str = "f16"
+
+    @property
+    def quantized_v(self) -> bool:
+        return self.v not in ("f16", "f32", "bf16")
+
+
+@dataclass
+class Speculative:
+    mode: str = "off"
+    draft_model: str | None = None
+    draft_tokens: int = 8
+    draft_gpu_layers: int | str = "auto"
+    ngram: int = 3  # prompt lookup: longest n-gram to match
+
+
+@dataclass
+class Sampling:
+    temperature: float = 0.7
+    top_p: float = 0.95
+    top_k: int = 40
+    min_p: float = 0.05
+    repeat_penalty: float = 1.1
+    max_tokens: int = 1024
+    seed: int | None = None
+
+
+@dataclass
+class Remote:
+    """Settings for ``backend: openai``."""
+
+    base_url: str = "http://127.0.0.1:8088/v1"
+    model: str = ""
+    api_key_env: str | None = None
+    timeout_s: float = 600.0
+
+
+@dataclass
+class Profile:
+    name: str
+    model: str = ""
+    backend: str = "llama"
+    context: int = 4096
+    gpu_layers: int | str = "auto"
+    threads: int | str = "auto"
+    flash_attn: str = "auto"
+    kv_cache: KVCache = field(default_factory=KVCache)
+    speculative: Speculative = field(default_factory=Speculative)
+    sampling: Sampling = field(default_factory=Sampling)
+    system_prompt: str = ""
+    remote: Remote = field(default_factory=Remote)
+    description: str = ""
+    source: Path | None = None  # the YAML file it came from
+
+    @property
+    def key(self) -> str:
+        """Short name used on the command line (the file stem)."""
+        return self.source.stem if self.source else self.name
+
+    def resolved_threads(self) -> int:
+        if isinstance(self.threads, int):
+            return self.threads
+        import psutil
+
+        return max(1, psutil.cpu_count(logical=False) or os.cpu_count() or 1)
+
+    def resolved_flash_attn(self) -> bool:
+        """Flash attention on or off; ``auto`` turns it on (the CPU and CUDA builds support it)."""
+        if self.flash_attn == "off":
+            return False
+        return True
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["source"] = str(self.source) if self.source else None
+        return data
+
+
+_SECTIONS: dict[str, type] = {
+    "kv_cache": KVCache,
+    "speculative": Speculative,
+    "sampling": Sampling,
+    "remote": Remote,
+}
+
+
+def _where(src: str, dotted: str) -> str:
+    return f"{src}: field '{dotted}'"
+
+
+def _check_type(src: str, dotted: str, value: Any, expected: Any) -> Any:
+    """Coerce/validate one scalar against the dataclass annotation (as a string)."""
+    exp = str(expected)
+    if value is None and "None" in exp:
+        return None
+    if "int | str" in exp:
+        return value
+    if exp.startswith("int"):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ProfileError(f"{_where(src, dotted)} must be a whole number, not {value!r}.")
+        return value
+    if exp.startswith("float"):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ProfileError(f"{_where(src, dotted)} must be a number, not {value!r}.")
+        return float(value)
+    if exp.startswith("str"):
+        if isinstance(value, bool):  # YAML 1.1 reads a bare on/off as a boolean
+            return "on" if value else "off"
+        if not isinstance(value, str):
+            raise ProfileError(f"{_where(src, dotted)} must be text, not {value!r}.")
+        return value
+    return value
+
+
+def _build(cls: type, data: Any, src: str, prefix: str) -> Any:
+    if not isinstance(data, dict):
+        raise ProfileError(f"{_where(src, prefix)} must be a mapping of settings, not {data!r}.")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted = f"{prefix}.{key}" if prefix else str(key)
+        if key not in fields or key == "source":
+            allowed = ", ".join(n for n in fields if n != "source")
+            raise ProfileError(f"{src}: unknown field '{dotted}'; allowed fields are {allowed}.")
+        if key in _SECTIONS:
+            kwargs[key] = _build(_SECTIONS[key], value, src, dotted)
+        else:
+            kwargs[key] = _check_type(src, dotted, value, fields[key].type)
+    return cls(**kwargs)
+
+
+def _choice(src: str, dotted: str, value: Any, allowed: tuple[str, ...] | list[str]) -> None:
+    if value not in allowed:
+        raise ProfileError(
+            f"{_where(src, dotted)} is {value!r}; allowed values are {', '.join(allowed)}."
+        )
+
+
+def validate(profile: Profile, src: str) -> Profile:
+    """Check values that the types alone do not catch; returns the profile."""
+    _choice(src, "backend", profile.backend, BACKENDS)
+    if profile.backend == "llama" and not profile.model:
+        raise ProfileError(f"{src}: field 'model' is missing; give a catalog name or a .gguf path.")
+    if profile.context < 256 or profile.context > 1_048_576:
+        raise ProfileError(
+            f"{_where(src, 'context')} is {profile.context}; allowed values are 256 to 1048576 tokens."
+        )
+    gl = profile.gpu_layers
+    if isinstance(gl, str) and gl not in ("auto", "all") or isinstance(gl, bool) or (
+        isinstance(gl, int) and gl < 0
+    ):
+        raise ProfileError(
+            f"{_where(src, 'gpu_layers')} is {gl!r}; allowed values are auto, all, or 0 and up."
+        )
+    th = profile.threads
+    if isinstance(th, str) and th != "auto" or isinstance(th, bool) or (
+        isinstance(th, int) and not 1 <= th <= 512
+    ):
+        raise ProfileError(f"{_where(src, 'threads')} is {th!r}; allowed values are auto or 1 to 512.")
+    _choice(src, "flash_attn", profile.flash_attn, FLASH_ATTN)
+    _choice(src, "kv_cache.k", profile.kv_cache.k, list(KV_CACHE_TYPES))
+    _choice(src, "kv_cache.v", profile.kv_cache.v, list(KV_CACHE_TYPES))
+    if profile.kv_cache.quantized_v and profile.flash_attn == "off":
+        raise ProfileError(
+            f"{src}: kv_cache.v is {profile.kv_cache.v} but flash_attn is off; llama.cpp needs "
+            "flash attention for a quantized V cache, so set flash_attn to auto or on, or v to f16."
+        )
+    spec = profile.speculative
+    _choice(src, "speculative.mode", spec.mode, SPEC_MODES)
+    if spec.mode == "draft" and not spec.draft_model:
+        raise ProfileError(f"{src}: speculative.mode is draft but speculative.draft_model is missing.")
+    if not 1 <= spec.draft_tokens <= 64:
+        raise ProfileError(
+            f"{_where(src, 'speculative.draft_tokens')} is {spec.draft_tokens}; allowed values are 1 to 64."
+        )
+    s = profile.sampling
+    if not 0.0 <= s.temperature <= 5.0:
+        raise ProfileError(
+            f"{_where(src, 'sampling.temperature')} is {s.temperature}; allowed values are 0 to 5."
+        )
+    if not 0.0 < s.top_p <= 1.0:
+        raise ProfileError(f"{_where(src, 'sampling.top_p')} is {s.top_p}; allowed values are above 0 up to 1.")
+    if not 0.0 <= s.min_p <= 1.0:
+        raise ProfileError(f"{_where(src, 'sampling.min_p')} is {s.min_p}; allowed values are 0 to 1.")
+    if s.top_k < 0:
+        raise ProfileError(f"{_where(src, 'sampling.top_k')} is {s.top_k}; allowed values are 0 (off) and up.")
+    if s.repeat_penalty <= 0:
+        raise ProfileError(
+            f"{_where(src, 'sampling.repeat_penalty')} is {s.repeat_penalty}; it must be above 0 (1 is off)."
+        )
+    if s.max_tokens < 1:
+        raise ProfileError(f"{_where(src, 'sampling.max_tokens')} is {s.max_tokens}; it must be 1 or more.")
+    return profile
+
+
+def profile_from_dict(data: Any, src: str = "<profile>", source: Path | None = None) -> Profile:
+    if not isinstance(data, dict):
+        raise ProfileError(f"{src}: a profile must be a YAML mapping of settings.")
+    data = dict(data)
+    data.setdefault("name", source.stem if source else "profile")
+    profile = _build(Profile, data, src, "")
+    profile.source = source
+    return validate(profile, src)
+
+
+def load_profile_file(path: Path) -> Profile:
+    src = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ProfileError(f"Profile file {src} does not exist.") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ProfileError(f"Profile file {src} cannot be read ({err}).") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise ProfileError(f"{src} is not valid YAML{where}.") from None
+    return profile_from_dict(data, src, source=path)
+
+
+def profile_paths(directory: Path | None = None) -> list[Path]:
+    directory = directory or profiles_dir()
+    return sorted(p for p in directory.glob("*.yaml") if p.is_file())
+
+
+def list_profiles(directory: Path | None = None) -> list[Profile | ProfileError]:
+    """Every profile in the folder; a broken file is listed as its error, not skipped."""
+    result: list[Profile | ProfileError] = []
+    for path in profile_paths(directory):
+        try:
+            result.append(load_profile_file(path))
+        except ProfileError as err:
+            result.append(err)
+    return result
+
+
+def load_profile(ref: str | None) -> Profile:
+    """A profile by name (a file in profiles/ or a profile's ``name``) or by path to YAML."""
+    ref = ref or os.environ.get("WORKSTATION_PROFILE") or DEFAULT_PROFILE
+    as_path = Path(ref).expanduser()
+    if as_path.suffix in (".yaml", ".yml") or os.sep in ref:
+        return load_profile_file(as_path)
+    candidate = profiles_dir() / f"{ref}.yaml"
+    if candidate.exists():
+        return load_profile_file(candidate)
+    for path in profile_paths():
+        try:
+            prof = load_profile_file(path)
+        except ProfileError:
+            continue
+        if prof.name == ref:
+            return prof
+    names = ", ".join(p.stem for p in profile_paths()) or "none"
+    raise ProfileError(f"There is no profile named '{ref}'; available profiles: {names}.")
+
+
+def save_profile(profile: Profile, path: Path) -> None:
+    from workstation.core.atomic import write_text_atomic
+
+    data = profile.to_dict()
+    data.pop("source", None)
+    write_text_atomic(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))

@@ -1,0 +1,269 @@
+"""One model and one llama.cpp context, driven through llama.cpp's batch API.
+
+This is the thin layer every decode loop (chat, speculation, serve, bench, summarize) stands
+on. It loads with llama-cpp-python's model and context wrappers so that we choose every
+context parameter ourselves (flash attention, K/V types, several sequences), and it exposes
+the low-level calls: batch decode with a logits flag per position, KV-cache sequence
+operations, and an abort callback for long prefills.
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import llama_cpp
+import numpy as np
+from llama_cpp import _internals as internals
+
+from workstation.core.catalog import check_gguf
+from workstation.core.errors import EngineError, ModelFileError
+
+# --- llama.cpp's log: kept in a ring buffer (errors and sizes are read from it), printed only
+# when WORKSTATION_LLAMA_LOG is set.
+LLAMA_LOG: collections.deque[str] = collections.deque(maxlen=400)
+_log_lock = threading.Lock()
+_echo_log = bool(os.environ.get("WORKSTATION_LLAMA_LOG"))
+
+
+@llama_cpp.llama_log_callback
+def _log_callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+    line = text.decode("utf-8", errors="replace")
+    with _log_lock:
+        LLAMA_LOG.append(line)
+    if _echo_log:
+        os.write(2, text)
+
+
+llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
+
+
+def last_log_error() -> str | None:
+    """The most recent llama.cpp log line that reads like an error, without its prefix."""
+    with _log_lock:
+        lines = list(LLAMA_LOG)
+    for line in reversed(lines):
+        low = line.lower()
+        if "error" in low or "failed" in low or "invalid" in low:
+            return line.strip().split(": ", 1)[-1]
+    return None
+
+
+@dataclass
+class RuntimeSettings:
+    n_ctx: int = 4096
+    n_gpu_layers: int = 0
+    n_threads: int = 2
+    flash_attn: bool = True
+    type_k: int = 1
+    type_v: int = 1
+    n_seq_max: int = 1
+    n_batch: int = 512
+    use_mmap: bool = True
+
+
+class Batch:
+    """A reusable llama_batch filled from Python: token, position, sequences, logits flag."""
+
+    def __init__(self, capacity: int, n_seq_max: int = 1) -> None:
+        self.capacity = capacity
+        self._batch = llama_cpp.llama_batch_init(capacity, 0, n_seq_max)
+        self.n_tokens = 0
+
+    def clear(self) -> None:
+        self.n_tokens = 0
+
+    def add(self, token: int, pos: int, seq_id: int = 0, logits: bool = False) -> int:
+        """Append one token; returns its index in the batch (for ``logits_ith``)."""
+        i = self.n_tokens
+        if i >= self.capacity:
+            raise EngineError("internal error: batch overflow")
+        b = self._batch
+        b.token[i] = token
+        b.pos[i] = pos
+        b.n_seq_id[i] = 1
+        b.seq_id[i][0] = seq_id
+        b.logits[i] = logits
+        self.n_tokens = i + 1
+        return i
+
+    def add_seqs(self, token: int, pos: int, seq_ids: Sequence[int], logits: bool = False) -> int:
+        i = self.add(token, pos, seq_ids[0], logits)
+        for j, s in enumerate(seq_ids):
+            self._batch.seq_id[i][j] = s
+        self._batch.n_seq_id[i] = len(seq_ids)
+        return i
+
+    @property
+    def raw(self) -> llama_cpp.llama_batch:
+        self._batch.n_tokens = self.n_tokens
+        return self._batch
+
+    def close(self) -> None:
+        if self._batch is not None:
+            llama_cpp.llama_batch_free(self._batch)
+            self._batch = None  # type: ignore[assignment]
+
+
+class LoadedModel:
+    """A GGUF model and a context over it. Not thread-safe: one caller at a time."""
+
+    def __init__(
+        self,
+        path: Path,
+        settings: RuntimeSettings,
+        progress: Callable[[float], None] | None = None,
+    ) -> None:
+        check_gguf(path)
+        self.path = path
+        self.settings = settings
+        mparams = llama_cpp.llama_model_default_params()
+        mparams.n_gpu_layers = settings.n_gpu_layers
+        mparams.use_mmap = settings.use_mmap
+        if progress is not None:
+
+            def _progress(value: float, _data: ctypes.c_void_p) -> bool:
+                progress(float(value))
+                return True
+
+            self._progress_cb = llama_cpp.llama_progress_callback(_progress)
+            mparams.progress_callback = self._progress_cb
+        try:
+            self.model = internals.LlamaModel(path_model=str(path), params=mparams, verbose=True)
+        except ValueError:
+            why = last_log_error()
+            raise ModelFileError(
+                f"llama.cpp could not load {path.name}" + (f": {why}." if why else ".")
+            ) from None
+        self.vocab = self.model.vocab
+        self.n_vocab = llama_cpp.llama_vocab_n_tokens(self.vocab)
+        cparams = llama_cpp.llama_context_default_params()
+        cparams.n_ctx = settings.n_ctx
+        cparams.n_batch = min(settings.n_batch, settings.n_ctx)
+        cparams.n_ubatch = min(settings.n_batch, settings.n_ctx)
+        cparams.n_seq_max = settings.n_seq_max
+        cparams.kv_unified = settings.n_seq_max > 1
+        cparams.n_threads = settings.n_threads
+        cparams.n_threads_batch = settings.n_threads
+        cparams.flash_attn_type = (
+            llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
+            if settings.flash_attn
+            else llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
+        )
+        cparams.type_k = settings.type_k
+        cparams.type_v = settings.type_v
+        cparams.no_perf = True
+        ctx = llama_cpp.llama_init_from_model(self.model.model, cparams)
+        if ctx is None:
+            why = last_log_error()
+            self.model.close()
+            raise EngineError(
+                "llama.cpp could not create a context with these settings"
+                + (f": {why}." if why else ".")
+            )
+        self.ctx = ctx
+        self.mem = llama_cpp.llama_get_memory(ctx)
+        self.n_ctx = llama_cpp.llama_n_ctx(ctx)
+        self.n_batch = cparams.n_batch
+        self.metadata = self.model.metadata()
+        self._piece_buf = ctypes.create_string_buffer(256)
+        self._abort_flag: Callable[[], bool] | None = None
+        self._abort_cb = llama_cpp.ggml_abort_callback(self._abort_check)
+        self._no_abort = llama_cpp.ggml_abort_callback()
+        self.closed = False
+
+    # --- tokens ------------------------------------------------------------------------------
+    def tokenize(self, text: str, add_special: bool = True, parse_special: bool = True) -> list[int]:
+        return self.model.tokenize(text.encode("utf-8"), add_special, parse_special)
+
+    def piece(self, token: int, special: bool = False) -> bytes:
+        n = llama_cpp.llama_token_to_piece(self.vocab, token, self._piece_buf, 256, 0, special)
+        if n < 0:
+            buf = ctypes.create_string_buffer(-n)
+            n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, -n, 0, special)
+            return buf.raw[:n]
+        return self._piece_buf.raw[:n]
+
+    def detokenize(self, tokens: Sequence[int], special: bool = False) -> str:
+        return b"".join(self.piece(t, special) for t in tokens).decode("utf-8", errors="replace")
+
+    def is_eog(self, token: int) -> bool:
+        return bool(llama_cpp.llama_vocab_is_eog(self.vocab, token))
+
+    def token_text(self, token: int) -> str:
+        return self.piece(token, special=True).decode("utf-8", errors="replace")
+
+    @property
+    def bos_token(self) -> int:
+        return llama_cpp.llama_vocab_bos(self.vocab)
+
+    @property
+    def eos_token(self) -> int:
+        return llama_cpp.llama_vocab_eos(self.vocab)
+
+    @property
+    def add_bos(self) -> bool:
+        return bool(llama_cpp.llama_vocab_get_add_bos(self.vocab))
+
+    @property
+    def n_layer(self) -> int:
+        return llama_cpp.llama_model_n_layer(self.model.model)
+
+    # --- decoding ----------------------------------------------------------------------------
+    def decode(self, batch: Batch) -> None:
+        """Run one batch; raises EngineError on failure, TurnAborted-style rc 2 as EngineError."""
+        rc = llama_cpp.llama_decode(self.ctx, batch.raw)
+        if rc == 2:
+            raise DecodeAborted()
+        if rc == 1:
+            raise EngineError("The context is full: no room in the KV cache for these tokens.")
+        if rc != 0:
+            raise EngineError(f"llama.cpp failed to decode a batch (code {rc}).")
+
+    def logits_ptr(self, i: int) -> ctypes._Pointer:  # type: ignore[type-arg]
+        return llama_cpp.llama_get_logits_ith(self.ctx, i)
+
+    def logits(self, i: int) -> np.ndarray:
+        """A numpy view of the logits for batch output ``i`` (valid until the next decode)."""
+        ptr = llama_cpp.llama_get_logits_ith(self.ctx, i)
+        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
+
+    # --- KV cache ----------------------------------------------------------------------------
+    def seq_rm(self, seq_id: int, p0: int, p1: int = -1) -> bool:
+        return bool(llama_cpp.llama_memory_seq_rm(self.mem, seq_id, p0, p1))
+
+    def seq_cp(self, src: int, dst: int, p0: int = -1, p1: int = -1) -> None:
+        llama_cpp.llama_memory_seq_cp(self.mem, src, dst, p0, p1)
+
+    def seq_pos_max(self, seq_id: int) -> int:
+        return int(llama_cpp.llama_memory_seq_pos_max(self.mem, seq_id))
+
+    def clear_memory(self) -> None:
+        llama_cpp.llama_memory_clear(self.mem, True)
+
+    # --- abort -------------------------------------------------------------------------------
+    def _abort_check(self, _data: ctypes.c_void_p) -> bool:
+        flag = self._abort_flag
+        return bool(flag and flag())
+
+    def set_abort(self, should_abort: Callable[[], bool] | None) -> None:
+        """Let llama.cpp poll ``should_abort`` inside a decode (only worth it for long prefills)."""
+        self._abort_flag = should_abort
+        cb = self._abort_cb if should_abort is not None else self._no_abort
+        llama_cpp.llama_set_abort_callback(self.ctx, cb, None)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        llama_cpp.llama_free(self.ctx)
+        self.model.close()
+
+
+class DecodeAborted(Exception):
+    """llama_decode returned because the abort callback asked it to."""

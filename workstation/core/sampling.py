@@ -1,0 +1,48 @@
+"""llama.cpp's sampler chain built from a profile's sampling settings."""
+
+from __future__ import annotations
+
+import random
+
+import llama_cpp
+
+from workstation.core.profiles import Sampling
+
+
+class SamplerChain:
+    """Owns a llama_sampler chain; ``sample(ctx, i)`` picks the next token from output ``i``."""
+
+    def __init__(self, settings: Sampling, n_vocab: int) -> None:
+        self.settings = settings
+        params = llama_cpp.llama_sampler_chain_default_params()
+        params.no_perf = True
+        chain = llama_cpp.llama_sampler_chain_init(params)
+        add = llama_cpp.llama_sampler_chain_add
+        if settings.repeat_penalty != 1.0:
+            add(chain, llama_cpp.llama_sampler_init_penalties(n_vocab, 64, settings.repeat_penalty, 0.0, 0.0))
+        if settings.temperature <= 0.0:
+            add(chain, llama_cpp.llama_sampler_init_greedy())
+        else:
+            if settings.top_k > 0:
+                add(chain, llama_cpp.llama_sampler_init_top_k(settings.top_k))
+            if settings.top_p < 1.0:
+                add(chain, llama_cpp.llama_sampler_init_top_p(settings.top_p, 1))
+            if settings.min_p > 0.0:
+                add(chain, llama_cpp.llama_sampler_init_min_p(settings.min_p, 1))
+            add(chain, llama_cpp.llama_sampler_init_temp(settings.temperature))
+            seed = settings.seed if settings.seed is not None else random.getrandbits(32)
+            add(chain, llama_cpp.llama_sampler_init_dist(seed))
+        self.chain = chain
+        self.greedy = settings.temperature <= 0.0
+
+    def sample(self, ctx: llama_cpp.llama_context_p, i: int) -> int:
+        """Sample from batch output ``i`` and record the token in the chain's history."""
+        return int(llama_cpp.llama_sampler_sample(self.chain, ctx, i))
+
+    def accept(self, token: int) -> None:
+        llama_cpp.llama_sampler_accept(self.chain, token)
+
+    def close(self) -> None:
+        if self.chain is not None:
+            llama_cpp.llama_sampler_free(self.chain)
+            self.chain = None
