@@ -9,6 +9,7 @@ from types import FrameType
 
 from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.engine import TokenDelta, TurnFinished
+from workstation.core.engine_host import open_engine
 from workstation.core.errors import EngineError, TurnCancelled
 from workstation.core.profiles import load_profile
 
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         messages.append({"role": "system", "content": args.system})
     messages.append({"role": "user", "content": text})
 
-    engine = _open_engine(profile)
+    engine = open_engine(profile, child_process=False)
     previous = signal.getsignal(signal.SIGINT)
 
     def _on_sigint(_sig: int, _frame: FrameType | None) -> None:
@@ -67,17 +68,8 @@ def run(args: argparse.Namespace) -> int:
         print_json({"text": final.text, "profile": profile.key, "metrics": m.to_dict()})
     else:
         sys.stdout.write("\n")
+        sys.stdout.flush()
         print(m.summary_line(), file=sys.stderr)
     if m.stop_reason == "cancelled":
         raise TurnCancelled("stopped; the reply above is what arrived before Ctrl-C.")
     return 0
-
-
-def _open_engine(profile):  # noqa: ANN001, ANN202 - Engine or a remote client
-    if profile.backend == "openai":
-        from workstation.core.remote import RemoteEngine
-
-        return RemoteEngine(profile)
-    from workstation.core.engine import Engine
-
-    return Engine(profile)

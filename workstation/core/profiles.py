@@ -303,3 +303,36 @@ def save_profile(profile: Profile, path: Path) -> None:
     data = profile.to_dict()
     data.pop("source", None)
     write_text_atomic(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+
+
+def effective_settings(profile: Profile) -> dict[str, Any]:
+    """What a run of ``profile`` will use once defaults and the memory plan are applied."""
+    data = profile.to_dict()
+    data["key"] = profile.key
+    data["threads"] = profile.resolved_threads()
+    data["flash_attn"] = "on" if profile.resolved_flash_attn() else "off"
+    if profile.backend != "llama":
+        return data
+    from workstation.core.catalog import resolve_model_path
+
+    path = resolve_model_path(profile.model)
+    data["model_path"] = str(path)
+    data["model_installed"] = path.exists()
+    if profile.speculative.mode == "draft" and profile.speculative.draft_model:
+        draft = resolve_model_path(profile.speculative.draft_model)
+        data["speculative"]["draft_model_path"] = str(draft)
+        data["speculative"]["draft_model_installed"] = draft.exists()
+    if isinstance(profile.gpu_layers, int):
+        data["gpu_layers"] = profile.gpu_layers
+    elif path.exists():
+        from workstation.core.engine import resolve_gpu_layers
+
+        data["gpu_layers"] = resolve_gpu_layers(profile)
+    try:
+        from workstation.core.planner import plan_for_profile
+
+        if path.exists():
+            data["plan"] = plan_for_profile(profile).to_dict()
+    except ImportError:
+        pass
+    return data

@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import ctypes
 import os
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,13 +27,20 @@ from workstation.core.errors import EngineError, ModelFileError
 
 # --- llama.cpp's log: kept in a ring buffer (errors and sizes are read from it), printed only
 # when WORKSTATION_LLAMA_LOG is set.
-LLAMA_LOG: collections.deque[str] = collections.deque(maxlen=400)
+LLAMA_LOG: collections.deque[str] = collections.deque(maxlen=1000)
 _log_lock = threading.Lock()
 _echo_log = bool(os.environ.get("WORKSTATION_LLAMA_LOG"))
+_GGML_LOG_DEBUG, _GGML_LOG_CONT = 1, 5  # ggml_log_level: NONE, DEBUG, INFO, WARN, ERROR, CONT
+_last_kept = [False]
 
 
 @llama_cpp.llama_log_callback
 def _log_callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+    # debug lines (hundreds per context) are dropped; a continuation follows its first part
+    keep = _last_kept[0] if level == _GGML_LOG_CONT else level != _GGML_LOG_DEBUG
+    _last_kept[0] = keep
+    if not keep:
+        return
     line = text.decode("utf-8", errors="replace")
     with _log_lock:
         LLAMA_LOG.append(line)
@@ -52,6 +60,9 @@ def last_log_error() -> str | None:
         if "error" in low or "failed" in low or "invalid" in low:
             return line.strip().split(": ", 1)[-1]
     return None
+
+
+_KV_SIZE_RE = re.compile(r"llama_kv_cache: size =.*K \(\w+\):\s*([\d.]+) MiB, V \(\w+\):\s*([\d.]+) MiB")
 
 
 @dataclass
@@ -158,7 +169,11 @@ class LoadedModel:
         cparams.type_k = settings.type_k
         cparams.type_v = settings.type_v
         cparams.no_perf = True
+        with _log_lock:
+            log_mark = len(LLAMA_LOG)
         ctx = llama_cpp.llama_init_from_model(self.model.model, cparams)
+        with _log_lock:
+            self.context_log = list(LLAMA_LOG)[log_mark:]
         if ctx is None:
             why = last_log_error()
             self.model.close()
@@ -176,6 +191,17 @@ class LoadedModel:
         self._abort_cb = llama_cpp.ggml_abort_callback(self._abort_check)
         self._no_abort = llama_cpp.ggml_abort_callback()
         self.closed = False
+
+    @property
+    def kv_cache_bytes(self) -> tuple[int, int]:
+        """(K bytes, V bytes) of the KV cache as llama.cpp reported allocating it (MiB, 2 dp)."""
+        k = v = 0.0
+        for line in self.context_log:
+            match = _KV_SIZE_RE.search(line)
+            if match:
+                k += float(match.group(1))
+                v += float(match.group(2))
+        return round(k * 2**20), round(v * 2**20)
 
     # --- tokens ------------------------------------------------------------------------------
     def tokenize(self, text: str, add_special: bool = True, parse_special: bool = True) -> list[int]:

@@ -1,0 +1,181 @@
+"""Profiles: validation that names file, field, value and allowed values; shipped profiles;
+effective settings; switching profiles at runtime."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.conftest import GEMMA, make_profile
+from workstation.cli import main
+from workstation.core.engine import Engine
+from workstation.core.engine_host import EngineHost
+from workstation.core.errors import EngineError, ProfileError
+from workstation.core.profiles import (
+    KV_CACHE_TYPES,
+    list_profiles,
+    load_profile,
+    load_profile_file,
+    profile_from_dict,
+)
+
+PROJECT = Path(__file__).resolve().parent.parent
+
+
+def write(tmp_path: Path, text: str, name: str = "p.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_shipped_profiles_are_all_valid() -> None:
+    items = list_profiles(PROJECT / "profiles")
+    assert len(items) >= 6
+    broken = [str(i) for i in items if isinstance(i, ProfileError)]
+    assert not broken
+    keys = {p.key for p in items}  # type: ignore[union-attr]
+    assert {"office-cpu", "long-documents", "quoting-lookup", "draft-pair"} <= keys
+
+
+def test_bare_off_in_yaml_means_off(tmp_path: Path) -> None:
+    prof = load_profile_file(write(tmp_path, "name: x\nmodel: m\nspeculative: {mode: off}\nflash_attn: off\n"))
+    assert prof.speculative.mode == "off"
+    assert prof.flash_attn == "off"
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "expected"),
+    [
+        ("model: m\nkv_cache: {k: q9_0}\n", ["p.yaml", "kv_cache.k", "'q9_0'", "q8_0", "f16", "q4_0"]),
+        ("model: m\ncontext: 12\n", ["p.yaml", "'context'", "12", "256 to 1048576"]),
+        ("model: m\ngpu_layers: many\n", ["'gpu_layers'", "'many'", "auto, all"]),
+        ("model: m\nflash_attn: maybe\n", ["'flash_attn'", "'maybe'", "auto, on, off"]),
+        ("model: m\nbackend: cloud\n", ["'backend'", "'cloud'", "llama, openai"]),
+        ("model: m\ncolour: red\n", ["unknown field 'colour'", "kv_cache", "sampling"]),
+        ("model: m\nsampling: {temprature: 0.1}\n", ["unknown field 'sampling.temprature'", "temperature"]),
+        ("model: m\nsampling: {temperature: hot}\n", ["'sampling.temperature'", "must be a number", "'hot'"]),
+        ("model: m\nspeculative: {mode: draft}\n", ["speculative.draft_model is missing"]),
+        ("model: m\nspeculative: {mode: magic}\n", ["'speculative.mode'", "off, draft, lookup"]),
+        ("name: x\n", ["'model' is missing"]),
+        ("model: [unclosed\n", ["not valid YAML", "line"]),
+        ("- just\n- a list\n", ["must be a YAML mapping"]),
+    ],
+)
+def test_bad_field_names_file_field_value_and_allowed(tmp_path: Path, yaml_text: str, expected: list[str]) -> None:
+    with pytest.raises(ProfileError) as info:
+        load_profile_file(write(tmp_path, yaml_text))
+    message = str(info.value)
+    for part in expected:
+        assert part in message, f"{part!r} not in {message!r}"
+    assert "\n" not in message
+
+
+def test_quantized_v_needs_flash_attention(tmp_path: Path) -> None:
+    with pytest.raises(ProfileError, match="flash attention for a quantized V cache"):
+        load_profile_file(write(tmp_path, "model: m\nflash_attn: off\nkv_cache: {k: q8_0, v: q4_0}\n"))
+    # quantized K alone is fine without flash attention; auto turns it on for quantized V
+    assert load_profile_file(write(tmp_path, "model: m\nflash_attn: off\nkv_cache: {k: q8_0, v: f16}\n"))
+    prof = load_profile_file(write(tmp_path, "model: m\nkv_cache: {k: q4_0, v: q4_0}\n"))
+    assert prof.resolved_flash_attn()
+
+
+def test_defaults_fit_the_machine() -> None:
+    prof = profile_from_dict({"model": "m"})
+    assert prof.resolved_threads() == (psutil.cpu_count(logical=False) or os.cpu_count())
+    assert prof.gpu_layers == "auto" and prof.flash_attn == "auto"
+
+
+def test_missing_profile_lists_available() -> None:
+    with pytest.raises(ProfileError, match="available profiles: .*office-cpu"):
+        load_profile("no-such-profile")
+
+
+def test_profiles_check_json_shows_effective_settings(capsys: pytest.CaptureFixture[str], smollm2_path: Path) -> None:
+    assert main(["profiles", "check", "office-cpu", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["threads"] == load_profile("office-cpu").resolved_threads()
+    assert data["flash_attn"] == "on"
+    assert isinstance(data["gpu_layers"], int)
+    assert data["model_installed"] is True
+    assert Path(data["model_path"]) == smollm2_path
+
+
+def test_profiles_check_bad_file_exits_nonzero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "model: m\nkv_cache: {v: q3}\n")
+    assert main(["profiles", "check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "kv_cache.v" in err and "Traceback" not in err
+
+
+def test_profiles_list_marks_missing_models(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["profiles", "list", "--json"]) == 0
+    rows = {r["key"]: r for r in json.loads(capsys.readouterr().out)["profiles"]}
+    assert rows["office-cpu"]["status"] == "ready"
+    assert rows["gpu-llama31-8b"]["status"] == "model not installed"
+
+
+@pytest.mark.parametrize("k,v", [("f16", "f16"), ("q8_0", "q8_0"), ("q8_0", "q4_0"), ("q4_0", "q4_0")])
+def test_kv_cache_types_reach_llama_cpp_with_exact_byte_ratios(smollm2_path: Path, k: str, v: str) -> None:
+    """llama.cpp allocates K and V with the requested types: bytes per element are exactly
+    2 (f16), 34/32 (q8_0: 32 values + an f16 scale) and 18/32 (q4_0)."""
+    per_element = {"f16": 2.0, "q8_0": 34 / 32, "q4_0": 18 / 32}
+    eng = Engine(make_profile(context=4096, kv_cache={"k": k, "v": v}))
+    try:
+        k_bytes, v_bytes = eng.model.kv_cache_bytes
+        # SmolLM2-135M: 30 layers x 3 KV heads x 64 dims = 5760 values per token for K and for V
+        elements = 4096 * 30 * 3 * 64
+        assert k_bytes == pytest.approx(elements * per_element[k], abs=0.01 * 2**20)
+        assert v_bytes == pytest.approx(elements * per_element[v], abs=0.01 * 2**20)
+        assert eng.info().type_k == k and eng.info().type_v == v
+        assert eng.run_chat([{"role": "user", "content": "Hi"}]).text.strip()
+    finally:
+        eng.close()
+    assert KV_CACHE_TYPES[k] in (1, 2, 8)
+
+
+def _rss_mib() -> float:
+    return psutil.Process().memory_info().rss / 2**20
+
+
+def test_closing_an_engine_returns_its_memory(gemma_path: Path) -> None:
+    before = _rss_mib()
+    eng = Engine(make_profile(model=GEMMA, context=4096))
+    eng.run_chat([{"role": "user", "content": "The weather today"}])
+    loaded = _rss_mib()
+    eng.close()
+    after = _rss_mib()
+    assert loaded - before > 150, "the model's weights should be resident while loaded"
+    assert after - before < (loaded - before) * 0.3, f"{before:.0f} -> {loaded:.0f} -> {after:.0f} MiB"
+
+
+def test_switching_profiles_keeps_the_conversation(tmp_path: Path, gemma_path: Path, smollm2_path: Path) -> None:
+    host = EngineHost(make_profile(context=2048), child_process=True)
+    try:
+        first_pid = host.engine.pid
+        messages = [{"role": "user", "content": "My name is Ayşe. Say hello."}]
+        reply = host.engine.run_chat(messages)
+        messages += [{"role": "assistant", "content": reply.text}, {"role": "user", "content": "Thanks!"}]
+        host.switch(make_profile(model=GEMMA, context=1024, kv_cache={"k": "q8_0", "v": "q8_0"}))
+        assert not psutil.pid_exists(first_pid) or psutil.Process(first_pid).status() == psutil.STATUS_ZOMBIE
+        info = host.engine.info()
+        assert info.n_ctx == 1024 and info.type_k == "q8_0"
+        second = host.engine.run_chat(messages)
+        assert second.metrics.prompt_n > 0 and second.metrics.stop_reason in ("eos", "length")
+    finally:
+        host.close()
+
+
+def test_failed_switch_keeps_the_previous_profile_running(tmp_path: Path, smollm2_path: Path) -> None:
+    host = EngineHost(make_profile(context=2048), child_process=True)
+    try:
+        broken = make_profile(model=tmp_path / "missing.gguf")
+        with pytest.raises(EngineError, match="does not exist.*previous profile 'test' is running again"):
+            host.switch(broken)
+        assert host.profile.model.endswith("q4_1")
+        assert host.engine.run_chat([{"role": "user", "content": "Hi"}]).text.strip()
+    finally:
+        host.close()

@@ -1,0 +1,94 @@
+"""``workstation profiles list|check``: what profiles exist, and whether one is valid."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from workstation.commands import print_json
+from workstation.core.errors import ProfileError
+from workstation.core.profiles import (
+    Profile,
+    effective_settings,
+    list_profiles,
+    load_profile,
+    load_profile_file,
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("profiles", help="list and check profiles")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
+    ls = verbs.add_parser("list", help="every profile, its model and whether it is installed")
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(func=run_list)
+    chk = verbs.add_parser("check", help="validate a profile and show its effective settings")
+    chk.add_argument("profile", help="profile name or path to a YAML file")
+    chk.add_argument("--json", action="store_true")
+    chk.set_defaults(func=run_check)
+
+
+def _row(profile: Profile) -> dict[str, object]:
+    eff = effective_settings(profile)
+    status = "ready"
+    if profile.backend == "llama" and not eff.get("model_installed"):
+        status = "model not installed"
+    elif profile.backend == "openai":
+        status = f"remote: {profile.remote.base_url}"
+    plan = eff.get("plan") or {}
+    return {
+        "key": profile.key,
+        "name": profile.name,
+        "backend": profile.backend,
+        "model": profile.model or profile.remote.model,
+        "context": profile.context,
+        "kv_cache": f"{profile.kv_cache.k}/{profile.kv_cache.v}",
+        "speculative": profile.speculative.mode,
+        "status": status,
+        "fit": plan.get("verdict"),
+        "file": str(profile.source) if profile.source else None,
+    }
+
+
+def run_list(args: argparse.Namespace) -> int:
+    rows: list[dict[str, object]] = []
+    errors: list[str] = []
+    for item in list_profiles():
+        if isinstance(item, ProfileError):
+            errors.append(str(item))
+        else:
+            rows.append(_row(item))
+    if args.json:
+        print_json({"profiles": rows, "errors": errors})
+        return 0
+    width = max([len(str(r["key"])) for r in rows] + [7])
+    print(f"{'PROFILE':<{width}}  {'MODEL':<30} {'CTX':>6}  {'K/V':<11} {'SPEC':<6}  STATUS")
+    for r in rows:
+        print(
+            f"{r['key']!s:<{width}}  {str(r['model'])[:30]:<30} {r['context']!s:>6}  "
+            f"{r['kv_cache']!s:<11} {r['speculative']!s:<6}  {r['status']}"
+            + (f" — {r['fit']}" if r["fit"] else "")
+        )
+    for err in errors:
+        print(f"broken: {err}")
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    ref: str = args.profile
+    path = Path(ref)
+    profile = load_profile_file(path) if path.suffix in (".yaml", ".yml") else load_profile(ref)
+    eff = effective_settings(profile)
+    if args.json:
+        print_json(eff)
+        return 0
+    print(f"{profile.key}: valid ({profile.name})")
+    for key in ("backend", "model_path", "model_installed", "context", "gpu_layers", "threads", "flash_attn"):
+        if key in eff:
+            print(f"  {key:<16} {eff[key]}")
+    kv = eff["kv_cache"]
+    print(f"  {'kv_cache':<16} K {kv['k']}, V {kv['v']}")
+    print(f"  {'speculative':<16} {eff['speculative']['mode']}")
+    if eff.get("plan"):
+        print(f"  {'fit':<16} {eff['plan'].get('verdict')}")
+    return 0
