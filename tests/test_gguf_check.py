@@ -1,0 +1,148 @@
+"""The GGUF pre-flight: real models pass, every file of the hostile corpus is refused with the
+byte offset, and a file that makes llama.cpp itself abort the process is refused first."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workstation.core import gguf_check
+from workstation.core.catalog import check_gguf
+from workstation.core.errors import ModelFileError
+from workstation.core.gguf_check import GGML_TYPES, known_architectures, preflight
+
+HOSTILE = Path(__file__).parent / "hostile"
+sys.path.insert(0, str(HOSTILE))
+import make_corpus  # noqa: E402
+
+VALID = HOSTILE / make_corpus.VALID
+
+
+@pytest.fixture(scope="module")
+def expected(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Regenerate the corpus in a temp folder: file name -> word the error must contain."""
+    out = tmp_path_factory.mktemp("corpus")
+    words = make_corpus.build(out)
+    words["_out"] = str(out)
+    return words
+
+
+def corpus_files() -> list[str]:
+    return sorted(p.name for p in HOSTILE.glob("*.gguf") if p.name not in (make_corpus.VALID, "template-escape.gguf"))
+
+
+def test_corpus_is_committed_and_up_to_date(expected: dict[str, str]) -> None:
+    out = Path(expected.pop("_out"))
+    names = set(expected)
+    assert names == set(corpus_files())
+    assert len(names) >= 45
+    for name in [*names, make_corpus.VALID, "template-escape.gguf"]:
+        committed = (HOSTILE / name).read_bytes()
+        assert len(committed) < 100_000
+        assert committed == (out / name).read_bytes(), f"{name} differs from make_corpus.py's output"
+
+
+def test_real_models_pass(smollm2_path: Path, gemma_path: Path) -> None:
+    small = preflight(smollm2_path)
+    assert small.architecture == "llama" and small.version == 3 and len(small.tensors) > 100
+    gemma = preflight(gemma_path)
+    assert gemma.architecture == "gemma3"
+    assert gemma.metadata["gemma3.block_count"] == 18
+    # the tensors tile the data section without overlap, up to the end of the file
+    last = max(gemma.tensors, key=lambda t: t.offset)
+    assert gemma.data_offset + last.offset + last.nbytes <= gemma.file_size
+
+
+def test_tiny_valid_and_template_escape_pass_the_preflight() -> None:
+    header = preflight(VALID)
+    assert header.architecture == "llama"
+    assert [t.name for t in header.tensors][:2] == ["token_embd.weight", "output_norm.weight"]
+    assert {GGML_TYPES[t.ggml_type][0] for t in header.tensors} == {"f16", "f32", "q8_0"}
+    # structurally fine: the template is the chat-template sandbox's business
+    assert preflight(HOSTILE / "template-escape.gguf").metadata["tokenizer.chat_template"].startswith("{{ ''.__class__")
+
+
+@pytest.mark.parametrize("name", corpus_files())
+def test_hostile_file_is_refused_with_offset(name: str, expected: dict[str, str]) -> None:
+    with pytest.raises(ModelFileError) as info:
+        check_gguf(HOSTILE / name)
+    message = str(info.value)
+    assert "(at byte " in message and message.endswith(").")
+    assert expected[name].lower() in message.lower()
+    assert "\n" not in message
+
+
+def test_missing_and_directory(tmp_path: Path) -> None:
+    with pytest.raises(ModelFileError, match="does not exist"):
+        preflight(tmp_path / "nope.gguf")
+    with pytest.raises(ModelFileError, match="not a file"):
+        preflight(tmp_path)
+
+
+def test_ggml_type_table_matches_installed_ggml() -> None:
+    lib_dir = gguf_check._llama_lib_path()
+    assert lib_dir is not None
+    ggml = ctypes.CDLL(str(lib_dir.parent / "libggml-base.so"))
+    ggml.ggml_blck_size.restype = ctypes.c_int64
+    ggml.ggml_type_size.restype = ctypes.c_size_t
+    ggml.ggml_type_name.restype = ctypes.c_char_p
+    for type_id, (name, block, size) in GGML_TYPES.items():
+        assert ggml.ggml_type_name(type_id).decode() == name
+        assert (ggml.ggml_blck_size(type_id), ggml.ggml_type_size(type_id)) == (block, size)
+    # the ids left out are the removed ones (block size 0 in ggml)
+    for type_id in set(range(max(GGML_TYPES) + 1)) - set(GGML_TYPES):
+        assert ggml.ggml_blck_size(type_id) == 0
+
+
+def test_architectures_come_from_the_installed_library() -> None:
+    names = known_architectures()
+    assert {"llama", "gemma3", "qwen2", "clip"} <= names
+    assert len(names) > 100 and "lllma" not in names
+
+
+def test_loaded_model_refuses_before_llama_cpp_sees_the_file() -> None:
+    from workstation.core.runtime import LLAMA_LOG, LoadedModel, RuntimeSettings
+
+    LLAMA_LOG.clear()
+    with pytest.raises(ModelFileError, match="block_count"):
+        LoadedModel(HOSTILE / "block-count-huge.gguf", RuntimeSettings(n_ctx=64))
+    assert not any("block-count-huge" in line for line in LLAMA_LOG)
+
+
+_LOAD = """
+import sys, llama_cpp
+llama_cpp.llama_backend_init()
+params = llama_cpp.llama_model_default_params()
+params.n_gpu_layers = 0
+model = llama_cpp.llama_model_load_from_file(sys.argv[1].encode(), params)
+if not model:
+    print("REFUSED")
+    sys.exit(3)
+print("LOADED layers", llama_cpp.llama_model_n_layer(model))
+"""
+
+
+def _llama_cpp_load(path: Path) -> subprocess.CompletedProcess[str]:
+    """Load a GGUF with llama.cpp directly (no pre-flight) in a child process."""
+    env = {**os.environ, "GGML_NO_BACKTRACE": "1"}
+    return subprocess.run(
+        [sys.executable, "-c", _LOAD, str(path)], capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+def test_llama_cpp_aborts_on_a_hostile_file_that_the_preflight_refuses() -> None:
+    # control: llama.cpp loads the tiny valid model
+    ok = _llama_cpp_load(VALID)
+    assert ok.returncode == 0 and "LOADED layers 1" in ok.stdout, ok.stderr[-2000:]
+    # a block count of 100000: llama.cpp's GGML_ASSERT aborts the whole process (SIGABRT)
+    crash = _llama_cpp_load(HOSTILE / "block-count-huge.gguf")
+    assert crash.returncode == -signal.SIGABRT, (crash.returncode, crash.stderr[-2000:])
+    assert "GGML_ASSERT(hparams.n_layer_all > 0 && hparams.n_layer_all <= LLAMA_MAX_LAYERS) failed" in crash.stderr
+    with pytest.raises(ModelFileError, match=r"block_count is 100000 .*at byte \d+"):
+        preflight(HOSTILE / "block-count-huge.gguf")
