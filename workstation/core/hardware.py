@@ -1,0 +1,362 @@
+"""This machine: CPU, RAM (psutil) and NVIDIA GPUs (NVML through nvidia-ml-py, ``pynvml``).
+
+No GPU, no driver or no NVML library is a normal answer: an empty GPU list, never an error.
+GPUs are read through a small ``GpuProbe`` interface so tests can stand in a ``FakeGpuProbe``
+(the one thing that is faked: this machine has no GPU). ``WORKSTATION_FAKE_GPUS`` (JSON, a
+list of ``{"name": ..., "vram_total_gb": ..., "vram_free_gb": ...}``) puts a fake probe behind
+the command line too, so ``workstation fit`` can answer "what if I had this card".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import threading
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from typing import Any, Protocol
+
+import psutil
+
+GIB = 1024**3
+
+
+@dataclass
+class GpuInfo:
+    index: int
+    name: str
+    vram_total: int  # bytes
+    vram_free: int
+    vram_used: int
+    util_percent: float | None = None
+    mem_util_percent: float | None = None
+    temperature_c: float | None = None
+    power_w: float | None = None
+    power_limit_w: float | None = None
+    driver: str | None = None
+    bandwidth_gbps: float | None = None  # memory bandwidth, GB/s (NVML clocks or the table)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class GpuProbe(Protocol):
+    """Reads the GPUs now; must be cheap and must return [] when there are none."""
+
+    def gpus(self) -> list[GpuInfo]: ...
+
+
+class FakeGpuProbe:
+    """GPUs given in code (tests, "what if" planning)."""
+
+    def __init__(self, gpus: list[GpuInfo] | None = None) -> None:
+        self._gpus = list(gpus or [])
+
+    @classmethod
+    def of(cls, *cards: tuple[str, float, float]) -> FakeGpuProbe:
+        """``FakeGpuProbe.of(("RTX 4090", 24, 23.5))``: (name, total GiB, free GiB) per card."""
+        gpus = []
+        for i, (name, total_gb, free_gb) in enumerate(cards):
+            total, free = int(total_gb * GIB), int(free_gb * GIB)
+            gpus.append(
+                GpuInfo(i, name, total, free, total - free, 0.0, 0.0, 40.0, 30.0, 300.0, "fake",
+                        gpu_bandwidth_gbps(name))
+            )
+        return cls(gpus)
+
+    def gpus(self) -> list[GpuInfo]:
+        return [GpuInfo(**asdict(g)) for g in self._gpus]
+
+
+class NvmlProbe:
+    """The real thing: NVML. Initialised once; any NVML failure means 'no GPU'."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ok: bool | None = None
+        self._nvml: Any = None
+        self._driver: str | None = None
+
+    def _init(self) -> bool:
+        if self._ok is not None:
+            return self._ok
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            self._nvml = pynvml
+            try:
+                drv = pynvml.nvmlSystemGetDriverVersion()
+                self._driver = drv.decode() if isinstance(drv, bytes) else str(drv)
+            except Exception:  # noqa: BLE001
+                self._driver = None
+            self._ok = True
+        except Exception:  # noqa: BLE001 - no library, no driver, no device: no GPU
+            self._ok = False
+        return self._ok
+
+    def gpus(self) -> list[GpuInfo]:
+        with self._lock:
+            if not self._init():
+                return []
+            nv = self._nvml
+            try:
+                count = nv.nvmlDeviceGetCount()
+            except Exception:  # noqa: BLE001
+                return []
+            result = []
+            for i in range(count):
+                try:
+                    h = nv.nvmlDeviceGetHandleByIndex(i)
+                    name = nv.nvmlDeviceGetName(h)
+                    name = name.decode() if isinstance(name, bytes) else str(name)
+                    mem = nv.nvmlDeviceGetMemoryInfo(h)
+                except Exception:  # noqa: BLE001
+                    continue
+                info = GpuInfo(i, name, int(mem.total), int(mem.free), int(mem.used), driver=self._driver)
+                info.bandwidth_gbps = _nvml_bandwidth(nv, h) or gpu_bandwidth_gbps(name)
+                for attr, fn in (
+                    ("util", lambda h=h: nv.nvmlDeviceGetUtilizationRates(h)),
+                    ("temperature_c", lambda h=h: float(nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU))),
+                    ("power_w", lambda h=h: nv.nvmlDeviceGetPowerUsage(h) / 1000.0),
+                    ("power_limit_w", lambda h=h: nv.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0),
+                ):
+                    try:
+                        value = fn()
+                    except Exception:  # noqa: BLE001 - not every card reports everything
+                        continue
+                    if attr == "util":
+                        info.util_percent = float(value.gpu)
+                        info.mem_util_percent = float(value.memory)
+                    else:
+                        setattr(info, attr, value)
+                result.append(info)
+            return result
+
+
+def _nvml_bandwidth(nv: Any, handle: Any) -> float | None:
+    """Peak memory bandwidth from the max memory clock and bus width (GB/s), if NVML has them."""
+    try:
+        clock_mhz = nv.nvmlDeviceGetMaxClockInfo(handle, nv.NVML_CLOCK_MEM)
+        bus_bits = nv.nvmlDeviceGetMemoryBusWidth(handle)
+    except Exception:  # noqa: BLE001
+        return None
+    if not clock_mhz or not bus_bits:
+        return None
+    # NVML reports the memory clock of DDR memory; data moves on both edges
+    return round(clock_mhz * 1e6 * 2 * bus_bits / 8 / 1e9, 1)
+
+
+# Published peak memory bandwidth (GB/s) of common NVIDIA cards (vendor spec sheets); matched
+# by substring, longest key first. An estimate of what a decode can read per second.
+GPU_BANDWIDTH_GBPS: dict[str, float] = {
+    "H200": 4800, "H100 SXM": 3350, "H100 NVL": 3900, "H100": 2000, "A100-SXM4-80GB": 2039,
+    "A100 80GB": 1935, "A100": 1555, "L40S": 864, "L40": 864, "L4": 300, "A10G": 600, "A10": 600,
+    "T4": 320, "V100": 900, "A40": 696, "A6000": 768, "RTX 6000 Ada": 960, "A5000": 768,
+    "A4500": 640, "A4000": 448, "A2000": 288,
+    "RTX 5090": 1792, "RTX 5080": 960, "RTX 5070 Ti": 896, "RTX 5070": 672, "RTX 5060 Ti": 448,
+    "RTX 5060": 448, "RTX 4090": 1008, "RTX 4080 SUPER": 736, "RTX 4080": 717,
+    "RTX 4070 Ti SUPER": 672, "RTX 4070 Ti": 504, "RTX 4070 SUPER": 504, "RTX 4070": 504,
+    "RTX 4060 Ti": 288, "RTX 4060": 272, "RTX 3090 Ti": 1008, "RTX 3090": 936,
+    "RTX 3080 Ti": 912, "RTX 3080": 760, "RTX 3070 Ti": 608, "RTX 3070": 448,
+    "RTX 3060 Ti": 448, "RTX 3060": 360, "RTX 3050": 224, "RTX 2080 Ti": 616, "RTX 2080": 448,
+    "RTX 2070": 448, "RTX 2060": 336, "GTX 1080 Ti": 484, "GTX 1660": 192,
+}
+DEFAULT_GPU_BANDWIDTH_GBPS = 250.0  # an unknown card: a cautious mid-range figure
+# CPU RAM: a decode on the CPU reads the weights through the cores; a dual-channel DDR4/DDR5
+# desktop streams 40-80 GB/s in total, and one core sustains roughly 10 GB/s. Estimates.
+RAM_BANDWIDTH_GBPS = 50.0
+PER_CORE_BANDWIDTH_GBPS = 10.0
+
+
+def gpu_bandwidth_gbps(name: str) -> float:
+    low = name.lower()
+    for key in sorted(GPU_BANDWIDTH_GBPS, key=len, reverse=True):
+        if key.lower() in low:
+            return GPU_BANDWIDTH_GBPS[key]
+    return DEFAULT_GPU_BANDWIDTH_GBPS
+
+
+def cpu_bandwidth_gbps(physical_cores: int | None = None) -> float:
+    """What a CPU decode can read per second (GB/s), an estimate; ``WORKSTATION_RAM_GBPS`` overrides."""
+    env = os.environ.get("WORKSTATION_RAM_GBPS")
+    if env:
+        try:
+            return float(env)
+        except ValueError:
+            pass
+    cores = physical_cores or psutil.cpu_count(logical=False) or os.cpu_count() or 1
+    return min(RAM_BANDWIDTH_GBPS, PER_CORE_BANDWIDTH_GBPS * cores)
+
+
+# --- the probe in use -------------------------------------------------------------------------
+_probe: GpuProbe | None = None
+
+
+def _fake_from_env() -> GpuProbe | None:
+    raw = os.environ.get("WORKSTATION_FAKE_GPUS")
+    if not raw:
+        return None
+    try:
+        cards = json.loads(raw)
+        return FakeGpuProbe.of(
+            *[(str(c.get("name", "GPU")), float(c["vram_total_gb"]), float(c.get("vram_free_gb", c["vram_total_gb"])))
+              for c in cards]
+        )
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return FakeGpuProbe([])
+
+
+def get_probe() -> GpuProbe:
+    global _probe
+    fake = _fake_from_env()
+    if fake is not None:
+        return fake
+    if _probe is None:
+        _probe = NvmlProbe()
+    return _probe
+
+
+def set_probe(probe: GpuProbe | None) -> None:
+    """Replace the GPU probe (tests); ``None`` goes back to NVML."""
+    global _probe
+    _probe = probe
+
+
+def gpus(probe: GpuProbe | None = None) -> list[GpuInfo]:
+    return (probe or get_probe()).gpus()
+
+
+# --- CPU and RAM ------------------------------------------------------------------------------
+@dataclass
+class CpuInfo:
+    model: str
+    physical_cores: int
+    logical_cores: int
+    flags: list[str] = field(default_factory=list)  # the SIMD features llama.cpp uses
+    architecture: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+SIMD_FLAGS = (
+    "sse3", "ssse3", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
+    "avx512_vnni", "avx512_bf16", "avx_vnni", "amx_tile", "amx_int8", "amx_bf16", "neon", "asimd",
+    "sve",
+)
+
+
+@lru_cache(maxsize=1)
+def cpu_info() -> CpuInfo:
+    model = ""
+    flags: set[str] = set()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "model name" and not model:
+                    model = value.strip()
+                elif key in ("flags", "Features") and not flags:
+                    flags = set(value.split())
+                if model and flags:
+                    break
+    except OSError:
+        pass
+    model = model or platform.processor() or platform.machine()
+    return CpuInfo(
+        model=model,
+        physical_cores=psutil.cpu_count(logical=False) or os.cpu_count() or 1,
+        logical_cores=psutil.cpu_count(logical=True) or os.cpu_count() or 1,
+        flags=[f for f in SIMD_FLAGS if f in flags],
+        architecture=platform.machine(),
+    )
+
+
+@dataclass
+class MemoryInfo:
+    total: int
+    available: int
+    used: int
+    percent: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def memory_info() -> MemoryInfo:
+    vm = psutil.virtual_memory()
+    return MemoryInfo(int(vm.total), int(vm.available), int(vm.total - vm.available), float(vm.percent))
+
+
+@dataclass
+class HardwareReport:
+    cpu: CpuInfo
+    memory: MemoryInfo
+    gpus: list[GpuInfo]
+    cpu_bandwidth_gbps: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cpu": self.cpu.to_dict(),
+            "memory": self.memory.to_dict(),
+            "gpus": [g.to_dict() for g in self.gpus],
+            "cpu_bandwidth_gbps": self.cpu_bandwidth_gbps,
+        }
+
+
+def report(probe: GpuProbe | None = None) -> HardwareReport:
+    cpu = cpu_info()
+    return HardwareReport(cpu, memory_info(), gpus(probe), cpu_bandwidth_gbps(cpu.physical_cores))
+
+
+# --- the dashboard's live sample --------------------------------------------------------------
+@dataclass
+class GpuSample:
+    index: int
+    name: str
+    util_percent: float | None
+    vram_used: int
+    vram_total: int
+    temperature_c: float | None
+    power_w: float | None
+
+
+@dataclass
+class Sample:
+    cpu_percent: float
+    ram_used: int
+    ram_total: int
+    ram_available: int
+    process_rss: int
+    gpus: list[GpuSample]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def sample(probe: GpuProbe | None = None) -> Sample:
+    """CPU %, RAM and per-GPU utilisation/VRAM/temperature/power now; cheap (no sleeping).
+
+    The CPU figure is the load since the previous call (psutil's non-blocking form), so the
+    first call of a process reads 0.
+    """
+    vm = psutil.virtual_memory()
+    try:
+        rss = psutil.Process().memory_info().rss
+    except psutil.Error:
+        rss = 0
+    gpu_samples = [
+        GpuSample(g.index, g.name, g.util_percent, g.vram_used, g.vram_total, g.temperature_c, g.power_w)
+        for g in gpus(probe)
+    ]
+    return Sample(
+        cpu_percent=float(psutil.cpu_percent(interval=None)),
+        ram_used=int(vm.total - vm.available),
+        ram_total=int(vm.total),
+        ram_available=int(vm.available),
+        process_rss=int(rss),
+        gpus=gpu_samples,
+    )

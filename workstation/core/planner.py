@@ -1,0 +1,402 @@
+"""The memory plan: will this model fit, how many layers go to the GPU, roughly how fast.
+
+Everything is computed from the GGUF's own tensor table (bytes per layer, not a guess from
+the file size) and the formulas llama.cpp uses to allocate (the installed llama.cpp's
+src/llama-context.cpp, llama-kv-cache.cpp and llama-kv-cache-iswa.cpp):
+
+- KV cache: the context is padded to a multiple of 256 cells; each layer holds
+  ``cells * head_dim * n_head_kv(layer)`` elements for K and again for V, in the K/V cache
+  type's bytes (q8_0: 34 bytes per 32 values, q4_0: 18 per 32). Sliding-window layers
+  (Gemma 2/3, ...) keep ``min(cells, pad(window + n_ubatch, 256))`` cells when ``swa_full`` is
+  off; llama.cpp's default context parameters (which the runtime keeps) have ``swa_full`` on,
+  and then those layers keep the full context too.
+- Layers: ``n_gpu_layers = N`` puts the last N repeating layers on the GPU, and N = n_layer + 1
+  the output layer as well; the token embeddings stay on the CPU. Several GPUs share the
+  layers in proportion to their free memory, as llama.cpp's default split does.
+- Compute buffers: an estimate, dominated by the logits of one micro-batch
+  (``n_ubatch * n_vocab * 4`` bytes) plus, without flash attention, the attention scores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workstation.core.catalog import GGML_TYPES, ModelInfo, read_model_info, resolve_model_path
+from workstation.core.hardware import GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth_gbps
+from workstation.core.profiles import KV_CACHE_TYPES, Profile
+
+MIB = 1024**2
+GB = 1e9
+KV_PAD = 256  # llama.cpp pads the context (and the SWA cache) to 256 cells
+GPU_RESERVE_BYTES = 512 * MIB  # CUDA context, cuBLAS workspace, the driver
+GPU_RESERVE_FRACTION = 0.03  # and a little more on big cards (fragmentation, display)
+RAM_RESERVE_BYTES = 1024 * MIB  # leave the OS and the office apps room
+
+
+def _pad(n: int, to: int) -> int:
+    return (n + to - 1) // to * to
+
+
+def row_bytes(type_name: str, n: int) -> int:
+    """ggml_row_size: bytes of ``n`` values of a K/V cache type (f16, q8_0, ...)."""
+    tid = KV_CACHE_TYPES[type_name]
+    _, block, size = GGML_TYPES[tid]
+    return n // block * size
+
+
+def kv_cells(info: ModelInfo, context: int, n_ubatch: int = 512, swa_full: bool = True) -> tuple[int, int]:
+    """(cells of a full-attention layer, cells of a sliding-window layer) for one sequence."""
+    n_ctx = _pad(context or info.context_length or 4096, KV_PAD)
+    swa = n_ctx
+    if info.sliding_window and not swa_full:
+        swa = min(n_ctx, _pad(info.sliding_window + min(n_ubatch, n_ctx), KV_PAD))
+    return n_ctx, swa
+
+
+def kv_cache_per_layer(
+    info: ModelInfo,
+    context: int,
+    type_k: str = "f16",
+    type_v: str = "f16",
+    *,
+    n_ubatch: int = 512,
+    swa_full: bool = True,
+) -> list[int]:
+    """KV-cache bytes of each layer, as llama.cpp allocates them."""
+    full, swa = kv_cells(info, context, n_ubatch, swa_full)
+    result = []
+    heads = info.n_head_kv_per_layer or [info.n_head_kv] * info.n_layer
+    swa_layers = info.swa_layers or [False] * info.n_layer
+    for il in range(info.n_layer):
+        n_kv = heads[il] if il < len(heads) else info.n_head_kv
+        cells = swa if il < len(swa_layers) and swa_layers[il] else full
+        k = row_bytes(type_k, info.head_dim * n_kv * cells)
+        v = row_bytes(type_v, info.head_dim_v * n_kv * cells)
+        result.append(k + v)
+    return result
+
+
+def compute_bytes(info: ModelInfo, context: int, *, n_ubatch: int = 512, flash_attn: bool = True) -> int:
+    """An estimate of llama.cpp's compute buffer (the graph's scratch memory) for one device.
+
+    Measured on the CPU here it came within a few percent above llama.cpp's own figure
+    (SmolLM2: 102.5 MiB reported; Gemma 3 270M: 514.5 MiB).
+    """
+    ub = min(n_ubatch, _pad(context or info.context_length or 4096, KV_PAD))
+    est = 4 * ub * (info.n_vocab + 4 * info.n_embd + 2 * info.n_ff)
+    if not flash_attn:
+        n_ctx = _pad(context or info.context_length or 4096, KV_PAD)
+        est += 4 * ub * n_ctx * max(info.n_head, 1)
+    return est
+
+
+@dataclass
+class DevicePlan:
+    kind: str  # gpu | cpu
+    name: str
+    index: int | None
+    layers: int  # repeating layers (plus the output layer, counted as one) on this device
+    weights_bytes: int
+    kv_cache_bytes: int
+    compute_bytes: int
+    free_bytes: int  # what the device has free now (VRAM, or available RAM)
+    total_bytes: int  # the device's size
+    bandwidth_gbps: float
+
+    @property
+    def need_bytes(self) -> int:
+        return self.weights_bytes + self.kv_cache_bytes + self.compute_bytes
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["need_bytes"] = self.need_bytes
+        return data
+
+
+@dataclass
+class MemoryPlan:
+    model: str
+    path: str
+    architecture: str
+    file_type: str
+    context: int
+    type_k: str
+    type_v: str
+    kv_cells: int
+    swa_cells: int
+    weights_bytes: int  # all of the model's tensors
+    kv_cache_bytes: int
+    compute_bytes: int  # compute buffers on every device used
+    total_bytes: int
+    gpu_layers: int
+    total_layers: int  # n_layer + 1: llama.cpp counts the output layer
+    requested_gpu_layers: int | str
+    fits: bool
+    placement: str  # gpu (all on GPUs) | partial | cpu | none (does not fit)
+    verdict: str
+    gpu_bytes: int
+    cpu_bytes: int
+    vram_free: int
+    ram_available: int
+    decode_bytes_per_token: int
+    decode_tps_bound: float | None  # tokens/s upper bound at an empty context (an estimate)
+    decode_tps_bound_full: float | None  # the same with the whole context in the KV cache
+    speed_note: str
+    devices: list[DevicePlan] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["devices"] = [d.to_dict() for d in self.devices]
+        return data
+
+
+def _gb(n: float) -> str:
+    return f"{n / GB:.1f}"
+
+
+def _gpu_usable(g: GpuInfo) -> int:
+    reserve = GPU_RESERVE_BYTES + int(GPU_RESERVE_FRACTION * g.vram_total)
+    return max(0, g.vram_free - reserve)
+
+
+def _assign(n: int, gpus: list[GpuInfo]) -> list[int]:
+    """How many of ``n`` offloaded layers each GPU gets (llama.cpp: in proportion to free VRAM)."""
+    if not gpus or n <= 0:
+        return [0] * len(gpus)
+    free = [max(g.vram_free, 1) for g in gpus]
+    total = sum(free)
+    cum, acc = [], 0.0
+    for f in free:
+        acc += f / total
+        cum.append(acc)
+    counts = [0] * len(gpus)
+    for k in range(n):
+        x = k / n
+        j = next((i for i, c in enumerate(cum) if c > x), len(gpus) - 1)
+        counts[j] += 1
+    return counts
+
+
+def plan(
+    info: ModelInfo,
+    *,
+    context: int,
+    type_k: str = "f16",
+    type_v: str = "f16",
+    gpu_layers: int | str = "auto",
+    gpus: list[GpuInfo] | None = None,
+    ram_available: int | None = None,
+    ram_total: int | None = None,
+    flash_attn: bool = True,
+    n_ubatch: int = 512,
+    swa_full: bool = True,
+    physical_cores: int | None = None,
+) -> MemoryPlan:
+    """The memory plan for ``info`` on these GPUs and this much free RAM."""
+    import psutil
+
+    gpus = list(gpus or [])
+    if ram_available is None or ram_total is None:
+        vm = psutil.virtual_memory()
+        ram_available = vm.available if ram_available is None else ram_available
+        ram_total = vm.total if ram_total is None else ram_total
+    n_layer = info.n_layer
+    total_layers = n_layer + 1
+    kv = kv_cache_per_layer(info, context, type_k, type_v, n_ubatch=n_ubatch, swa_full=swa_full)
+    full_cells, swa_cells = kv_cells(info, context, n_ubatch, swa_full)
+    comp = compute_bytes(info, context, n_ubatch=n_ubatch, flash_attn=flash_attn)
+    comp_small = 4 * min(n_ubatch, full_cells) * (4 * info.n_embd + 2 * info.n_ff)
+    output_on_gpu_bytes = info.output_bytes + (info.input_bytes if info.tied_embeddings else 0)
+
+    def split(n: int) -> tuple[list[DevicePlan], bool]:
+        """Devices for n offloaded layers; True when every GPU has room."""
+        n = max(0, min(n, total_layers))
+        start = n_layer - min(n, n_layer)  # first layer on a GPU
+        counts = _assign(n, gpus)
+        devices: list[DevicePlan] = []
+        ok = True
+        order = list(range(start, n_layer)) + (["out"] if n > n_layer else [])
+        pos = 0
+        for g, c in zip(gpus, counts, strict=True):
+            mine = order[pos : pos + c]
+            pos += c
+            w = sum(info.layer_bytes[i] if i != "out" else output_on_gpu_bytes for i in mine)  # type: ignore[index]
+            k = sum(kv[i] for i in mine if i != "out")  # type: ignore[index]
+            cb = comp if c else 0
+            d = DevicePlan("gpu", g.name, g.index, c, w, k, cb, g.vram_free, g.vram_total,
+                           g.bandwidth_gbps or gpu_bandwidth_gbps(g.name))
+            if c and d.need_bytes > _gpu_usable(g):
+                ok = False
+            devices.append(d)
+        cpu_w = info.input_bytes + sum(info.layer_bytes[:start]) + (0 if n > n_layer else info.output_bytes)
+        cpu_k = sum(kv[:start])
+        cpu_c = comp if n <= n_layer else comp_small
+        devices.append(
+            DevicePlan("cpu", "CPU", None, start + (0 if n > n_layer else 1), cpu_w, cpu_k, cpu_c,
+                       ram_available, ram_total, cpu_bandwidth_gbps(physical_cores))
+        )
+        return devices, ok
+
+    ram_room = max(0, ram_available - RAM_RESERVE_BYTES)
+    requested = gpu_layers
+    notes: list[str] = []
+    if not gpus:
+        n = 0
+        if isinstance(gpu_layers, int) and gpu_layers > 0 or gpu_layers == "all":
+            notes.append("gpu_layers asks for GPU layers but no NVIDIA GPU was found; all layers run on the CPU.")
+    elif gpu_layers == "auto":
+        n = 0
+        for cand in range(total_layers, -1, -1):
+            if split(cand)[1]:
+                n = cand
+                break
+    elif gpu_layers == "all":
+        n = total_layers
+    else:
+        n = min(int(gpu_layers), total_layers)
+    devices, gpu_ok = split(n)
+    cpu = devices[-1]
+    gpu_devs = [d for d in devices if d.kind == "gpu" and d.layers]
+    gpu_bytes = sum(d.need_bytes for d in gpu_devs)
+    cpu_bytes = cpu.need_bytes
+    vram_free = sum(g.vram_free for g in gpus)
+    vram_total = sum(g.vram_total for g in gpus)
+    weights = info.weights_bytes
+    kv_total = sum(kv)
+    comp_total = sum(d.compute_bytes for d in devices)
+    total = weights + kv_total + comp_total
+    cpu_ok = cpu_bytes <= ram_room
+    fits = gpu_ok and cpu_ok
+    where = "GPU" if len(gpus) == 1 else f"{len(gpus)} GPUs"
+    if not fits:
+        placement = "none"
+        have = ram_room + sum(_gpu_usable(g) for g in gpus)
+        need = weights + kv_total + comp
+        if not gpu_ok and cpu_ok or (not gpu_ok and gpu_layers not in ("auto",)):
+            usable = sum(_gpu_usable(g) for g in gpus)
+            auto_n = next((c for c in range(total_layers, -1, -1) if split(c)[1]), 0)
+            verdict = (
+                f"does not fit: {n} layers on the {where} need {_gb(gpu_bytes)} GB of VRAM, "
+                f"{_gb(usable)} GB is usable; set gpu_layers to auto ({auto_n} layers fit)"
+            )
+        else:
+            verdict = f"does not fit: needs {_gb(need)} GB, this machine has {_gb(have)} GB free"
+            if kv_total > weights / 2:
+                verdict += f" (the {context}-token context alone takes {_gb(kv_total)} GB; try a smaller context or q8_0 K/V)"
+    elif n >= total_layers and gpus:
+        placement = "gpu"
+        verdict = f"fits entirely on the {where}: {_gb(gpu_bytes)} of {_gb(vram_total)} GB"
+    elif n > 0:
+        placement = "partial"
+        verdict = (
+            f"{min(n, n_layer)} of {n_layer} layers on the {where} ({_gb(gpu_bytes)} of "
+            f"{_gb(vram_total)} GB), the rest on the CPU: it runs, more slowly"
+        )
+    else:
+        placement = "cpu"
+        why = "" if not gpus else " (gpu_layers is 0)" if isinstance(gpu_layers, int) else " (no room on the GPU)"
+        verdict = (
+            f"runs on the CPU{why}: needs {_gb(cpu_bytes)} GB of the {_gb(ram_available)} GB "
+            "of memory free"
+        )
+
+    # Decode: every token reads each used device's weights (the output matrix included, the
+    # token embeddings only one row) and the KV cache filled so far.
+    per_dev: list[tuple[int, int, float]] = []  # (weights read, kv at full context, GB/s)
+    for d in devices:
+        w = d.weights_bytes
+        if d.kind == "cpu":
+            w -= info.input_bytes
+            if info.tied_embeddings and n <= n_layer:
+                w += info.input_bytes  # the output reuses the embedding matrix
+        if d.layers or w:
+            per_dev.append((max(w, 0), d.kv_cache_bytes, d.bandwidth_gbps))
+    bytes_tok = sum(w for w, _, _ in per_dev)
+    t_empty = sum(w / (bw * GB) for w, _, bw in per_dev if bw)
+    t_full = sum((w + k) / (bw * GB) for w, k, bw in per_dev if bw)
+    tps = round(1 / t_empty, 1) if t_empty > 0 else None
+    tps_full = round(1 / t_full, 1) if t_full > 0 else None
+    speed_note = (
+        f"at most about {tps:.0f} tokens/s (an estimate: {_gb(bytes_tok)} GB read per token over "
+        "memory bandwidth; real speed is lower)"
+        if tps
+        else "no speed estimate"
+    )
+    return MemoryPlan(
+        model=info.name,
+        path=info.path,
+        architecture=info.architecture,
+        file_type=info.file_type,
+        context=context,
+        type_k=type_k,
+        type_v=type_v,
+        kv_cells=full_cells,
+        swa_cells=swa_cells,
+        weights_bytes=weights,
+        kv_cache_bytes=kv_total,
+        compute_bytes=comp_total,
+        total_bytes=total,
+        gpu_layers=n,
+        total_layers=total_layers,
+        requested_gpu_layers=requested,
+        fits=fits,
+        placement=placement,
+        verdict=verdict,
+        gpu_bytes=gpu_bytes,
+        cpu_bytes=cpu_bytes,
+        vram_free=vram_free,
+        ram_available=ram_available,
+        decode_bytes_per_token=bytes_tok,
+        decode_tps_bound=tps,
+        decode_tps_bound_full=tps_full,
+        speed_note=speed_note,
+        devices=devices,
+        notes=notes,
+    )
+
+
+def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None) -> MemoryPlan:
+    """The plan for a profile on this machine (NVML for the GPUs unless ``gpus`` is given).
+
+    Fast (the GGUF header is cached) and never raises for a missing GPU; a missing or damaged
+    model file raises ModelFileError.
+    """
+    from workstation.core import hardware
+
+    path = resolve_model_path(profile.model)
+    info = read_model_info(Path(path), check=False)
+    if gpus is None:
+        gpus = hardware.gpus()
+    context = profile.context or info.context_length
+    return plan(
+        info,
+        context=context,
+        type_k=profile.kv_cache.k,
+        type_v=profile.kv_cache.v,
+        gpu_layers=profile.gpu_layers,
+        gpus=gpus,
+        flash_attn=profile.resolved_flash_attn(),
+    )
+
+
+def human_bytes(n: float) -> str:
+    if n >= GB:
+        return f"{n / GB:.2f} GB"
+    return f"{n / 1e6:.1f} MB"
+
+
+__all__ = [
+    "DevicePlan",
+    "MemoryPlan",
+    "compute_bytes",
+    "human_bytes",
+    "kv_cache_per_layer",
+    "kv_cells",
+    "plan",
+    "plan_for_profile",
+    "row_bytes",
+]
+
