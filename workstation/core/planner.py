@@ -28,7 +28,8 @@ from workstation.core.hardware import GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth
 from workstation.core.profiles import KV_CACHE_TYPES, Profile
 
 MIB = 1024**2
-GB = 1e9
+GB = 1024**3  # verdicts say "GB" in binary units, as cards are sold (a "24 GB" card has 24 GiB)
+GBPS = 1e9  # bandwidth tables are in decimal GB/s
 KV_PAD = 256  # llama.cpp pads the context (and the SWA cache) to 256 cells
 GPU_RESERVE_BYTES = 512 * MIB  # CUDA context, cuBLAS workspace, the driver
 GPU_RESERVE_FRACTION = 0.03  # and a little more on big cards (fragmentation, display)
@@ -275,7 +276,7 @@ def plan(
         placement = "none"
         have = ram_room + sum(_gpu_usable(g) for g in gpus)
         need = weights + kv_total + comp
-        if not gpu_ok and cpu_ok or (not gpu_ok and gpu_layers not in ("auto",)):
+        if not gpu_ok:
             usable = sum(_gpu_usable(g) for g in gpus)
             auto_n = next((c for c in range(total_layers, -1, -1) if split(c)[1]), 0)
             verdict = (
@@ -315,8 +316,8 @@ def plan(
         if d.layers or w:
             per_dev.append((max(w, 0), d.kv_cache_bytes, d.bandwidth_gbps))
     bytes_tok = sum(w for w, _, _ in per_dev)
-    t_empty = sum(w / (bw * GB) for w, _, bw in per_dev if bw)
-    t_full = sum((w + k) / (bw * GB) for w, k, bw in per_dev if bw)
+    t_empty = sum(w / (bw * GBPS) for w, _, bw in per_dev if bw)
+    t_full = sum((w + k) / (bw * GBPS) for w, k, bw in per_dev if bw)
     tps = round(1 / t_empty, 1) if t_empty > 0 else None
     tps_full = round(1 / t_full, 1) if t_full > 0 else None
     speed_note = (
@@ -385,7 +386,7 @@ def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None) -> Mem
 def human_bytes(n: float) -> str:
     if n >= GB:
         return f"{n / GB:.2f} GB"
-    return f"{n / 1e6:.1f} MB"
+    return f"{n / MIB:.1f} MB"
 
 
 __all__ = [

