@@ -1,0 +1,99 @@
+"""``workstation batch DIR [-p P] [-o OUTDIR]``: the overnight summarization queue.
+
+Resumable: run it again after any stop (Ctrl-C, kill -9, power cut) and it continues where
+it stopped; finished documents are never redone, summaries are never half-written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from workstation.commands import add_profile_arg, print_json, profile_ref
+from workstation.core.batch_queue import DB_NAME, BatchEvent, BatchQueue, run_batch
+from workstation.core.errors import TurnCancelled
+from workstation.core.profiles import load_profile
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("batch", help="summarize a whole folder (overnight queue, resumable)")
+    add_profile_arg(p)
+    p.add_argument("directory", metavar="DIR", help="folder of documents (searched recursively)")
+    p.add_argument("-o", "--output", metavar="OUTDIR", help="where summaries go (default DIR/summaries)")
+    p.add_argument("--retry-failed", action="store_true", help="try the documents that failed before again")
+    p.add_argument("--status", action="store_true", help="only show the queue, run nothing")
+    p.add_argument("--json", action="store_true", help="print the final queue state as JSON")
+    p.set_defaults(func=run)
+
+
+def _engine_factory(profile: Any) -> Any:
+    from workstation.core.engine import Engine
+
+    return Engine(profile)
+
+
+def run(args: argparse.Namespace) -> int:
+    root = Path(args.directory)
+    outdir = Path(args.output) if args.output else root / "summaries"
+    if not root.is_dir():
+        from workstation.core.batch_queue import BatchError
+
+        raise BatchError(f"'{root}' is not a folder.")
+    if args.status:
+        queue = BatchQueue(outdir / DB_NAME)
+        try:
+            rows = queue.rows()
+            counts = queue.counts()
+        finally:
+            queue.close()
+        if args.json:
+            print_json({"counts": counts, "files": [r.__dict__ for r in rows]})
+        else:
+            for r in rows:
+                print(f"{r.status:8} {r.path}" + (f" — {r.reason}" if r.reason else ""))
+            print(_counts_line(counts))
+        return 0
+
+    profile = load_profile(profile_ref(args))
+    cancel = threading.Event()
+    previous = signal.getsignal(signal.SIGINT)
+
+    def _on_sigint(_sig: int, _frame: FrameType | None) -> None:
+        cancel.set()
+
+    def on_event(ev: BatchEvent) -> None:
+        if ev.kind == "start" and ev.counts is not None:
+            print(f"batch: {_counts_line(ev.counts)}", file=sys.stderr)
+        elif ev.kind == "file-start":
+            print(f"batch: summarizing {ev.path}", file=sys.stderr)
+        elif ev.kind == "file-done":
+            print(f"batch: done {ev.path} -> {ev.detail}", file=sys.stderr)
+        elif ev.kind == "file-failed":
+            print(f"batch: failed {ev.path}: {ev.detail}", file=sys.stderr)
+        elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "map":
+            p = ev.progress
+            eta = f", ETA {p.eta_s:.0f} s" if p.eta_s is not None else ""
+            print(f"batch:   {ev.path}: part {p.chunks_done}/{p.chunks_total}{eta}", file=sys.stderr)
+
+    signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        counts = run_batch(root, outdir, profile, _engine_factory, on_event,
+                           retry_failed=args.retry_failed, cancel=cancel)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if args.json:
+        print_json({"counts": counts, "output": str(outdir)})
+    else:
+        print(f"batch: {_counts_line(counts)}; summaries in {outdir}", file=sys.stderr)
+    if cancel.is_set():
+        raise TurnCancelled("stopped; run the same command again to continue where it stopped.")
+    return 1 if counts.get("failed") else 0
+
+
+def _counts_line(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {status}" for status, n in counts.items())

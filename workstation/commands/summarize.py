@@ -1,0 +1,139 @@
+"""``workstation summarize FILE... [-p P] [-o OUT] [--json]``: summarize whole documents."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from types import FrameType
+from typing import Any, TextIO
+
+from workstation.commands import add_profile_arg, print_json, profile_ref
+from workstation.core.atomic import write_text_atomic
+from workstation.core.documents import read_document
+from workstation.core.errors import TurnCancelled
+from workstation.core.profiles import load_profile
+from workstation.core.summarize import SummaryProgress, SummaryResult, summarize_document
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("summarize", help="summarize documents longer than the context (txt, md, pdf, docx, html)")
+    add_profile_arg(p)
+    p.add_argument("files", nargs="+", metavar="FILE", help="documents to summarize")
+    p.add_argument("-o", "--output", metavar="OUT", help="write the Markdown (or the JSON) to this file")
+    p.add_argument("--json", action="store_true", help="print summary, chunks, source and metrics as JSON")
+    p.add_argument("--max-tokens", type=int, help="longest summary of one part, in tokens")
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=run)
+
+
+def _fmt_eta(seconds: float | None) -> str:
+    if seconds is None:
+        return "ETA …"
+    seconds = int(round(seconds))
+    if seconds >= 3600:
+        return f"ETA {seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    if seconds >= 60:
+        return f"ETA {seconds // 60}m{seconds % 60:02d}s"
+    return f"ETA {seconds}s"
+
+
+class ProgressBar:
+    """One line on stderr, redrawn in place on a terminal; plain lines otherwise."""
+
+    def __init__(self, name: str, stream: TextIO = sys.stderr, width: int = 24) -> None:
+        self.name, self.stream, self.width = name, stream, width
+        self.tty = stream.isatty()
+        self.last = ""
+
+    def __call__(self, p: SummaryProgress) -> None:
+        total = max(p.total, 1)
+        filled = int(self.width * min(p.done, total) / total)
+        bar = "#" * filled + "-" * (self.width - filled)
+        speed = f" · {p.prompt_per_second:.0f} tok/s prompt" if p.prompt_per_second else ""
+        if p.stage == "chunking":
+            line = f"{self.name}: reading and measuring…"
+        elif p.stage in ("done", "cancelled"):
+            line = f"{self.name}: [{'#' * self.width}] {p.chunks_done}/{p.chunks_total} parts {p.stage}"
+        else:
+            line = (
+                f"{self.name}: [{bar}] {p.chunks_done}/{p.chunks_total} parts · {p.stage}"
+                f"{speed} · {_fmt_eta(p.eta_s)}"
+            )
+        if line == self.last:
+            return
+        self.last = line
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + line)
+            if p.stage in ("done", "cancelled"):
+                self.stream.write("\n")
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _result_json(result: SummaryResult, profile_key: str) -> dict[str, Any]:
+    data = result.to_dict()
+    data["profile"] = profile_key
+    return data
+
+
+def run(args: argparse.Namespace) -> int:
+    profile = load_profile(profile_ref(args))
+    if args.max_tokens is not None:
+        profile.sampling.max_tokens = args.max_tokens
+    documents = [read_document(Path(f), isolate=True) for f in args.files]  # fail before loading
+
+    from workstation.core.engine import Engine
+
+    engine = Engine(profile)
+    cancel = threading.Event()
+    previous = signal.getsignal(signal.SIGINT)
+
+    def _on_sigint(_sig: int, _frame: FrameType | None) -> None:
+        cancel.set()
+        engine.cancel()  # stops even a long prefill
+
+    signal.signal(signal.SIGINT, _on_sigint)
+    results: list[SummaryResult] = []
+    t0 = time.perf_counter()
+    try:
+        for doc in documents:
+            if cancel.is_set():
+                break
+            bar = None if args.quiet else ProgressBar(doc.name)
+            results.append(summarize_document(engine, doc, profile, on_progress=bar, cancel=cancel))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        engine.close()
+    wall = time.perf_counter() - t0
+
+    if args.json:
+        items = [_result_json(r, profile.key) for r in results]
+        payload: Any = items[0] if len(items) == 1 else {"documents": items}
+        if args.output:
+            write_text_atomic(Path(args.output), json.dumps(payload, ensure_ascii=False, indent=2, default=str) + "\n")
+        else:
+            print_json(payload)
+    else:
+        markdown = "\n".join(r.summary for r in results)
+        if args.output:
+            write_text_atomic(Path(args.output), markdown)
+        else:
+            sys.stdout.write(markdown)
+    if not args.quiet:
+        for r in results:
+            t = r.totals
+            print(
+                f"{Path(r.source).name}: {len(r.chunks)} parts, {int(t['document_tokens'])} document tokens "
+                f"at {t['document_tokens_per_second']:.0f} tok/s, prompt {int(t['prompt_n'])} "
+                f"(+{int(t['cache_n'])} cached), {int(t['predicted_n'])} generated, {wall:.1f} s in all",
+                file=sys.stderr,
+            )
+    if cancel.is_set() or any(r.cancelled for r in results):
+        raise TurnCancelled("stopped; the summary above covers only the parts finished before Ctrl-C.")
+    return 0

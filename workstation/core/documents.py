@@ -1,0 +1,547 @@
+"""Read documents (.txt/.md, .pdf, .docx, .html) into text with pages or sections.
+
+Documents come from e-mail and the internet, so every reader is bounded: a file-size cap, a
+page cap, a cap on the extracted text, a decompressed-size and compression-ratio check of a
+DOCX's zip members *before* anything is decompressed, and a wall-clock deadline checked
+between pages. ``read_document(path, isolate=True)`` also runs the reader in a child process
+with a memory limit and a hard timeout, so even a parser bug cannot hang or exhaust the
+workstation. Every failure is one ``DocumentError`` sentence that names the file.
+"""
+
+from __future__ import annotations
+
+import codecs
+import multiprocessing as mp
+import re
+import time
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workstation.core.errors import WorkstationError
+
+TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".text", ".rst")
+HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, ".pdf", ".docx", *HTML_SUFFIXES)
+
+
+class DocumentError(WorkstationError):
+    """A document could not be read (missing, too big, damaged, hostile or unsupported)."""
+
+
+@dataclass
+class Limits:
+    """Bounds on what reading one document may cost."""
+
+    max_file_bytes: int = 64 * 2**20  # the file on disk
+    max_pages: int = 3000  # PDF pages
+    max_text_chars: int = 20_000_000  # extracted text
+    max_unzipped_bytes: int = 256 * 2**20  # DOCX: sum of the zip members' declared sizes
+    max_zip_ratio: float = 100.0  # DOCX: uncompressed / compressed for any member over 1 MiB
+    max_zip_members: int = 5000
+    timeout_s: float = 120.0  # wall clock for extracting the text
+    max_memory_bytes: int = 2 * 2**30  # address space of the isolated reader (isolate=True)
+
+
+DEFAULT_LIMITS = Limits()
+
+
+@dataclass
+class Section:
+    """A page (PDF) or a section under a heading (DOCX, Markdown, HTML) of ``Document.text``."""
+
+    start: int  # character offsets into Document.text
+    end: int
+    number: int  # page number (1-based) or section index (1-based)
+    title: str | None = None
+    kind: str = "section"  # page | section
+
+    @property
+    def label(self) -> str:
+        if self.kind == "page":
+            return f"p. {self.number}"
+        return f"§ {self.title}" if self.title else f"section {self.number}"
+
+
+@dataclass
+class Document:
+    source: str
+    kind: str  # text | markdown | pdf | docx | html
+    text: str
+    sections: list[Section] = field(default_factory=list)
+    encoding: str | None = None
+
+    @property
+    def name(self) -> str:
+        return Path(self.source).name
+
+    @property
+    def pages(self) -> int | None:
+        return len(self.sections) if self.kind == "pdf" else None
+
+    def sections_in(self, start: int, end: int) -> list[Section]:
+        """The sections that overlap the character span [start, end)."""
+        return [s for s in self.sections if s.start < max(end, start + 1) and s.end > start]
+
+    def cite(self, start: int, end: int) -> str:
+        """Where the span [start, end) came from: 'pp. 3–5', '§ Methods', or 'lines 10–42'."""
+        secs = self.sections_in(start, end)
+        if secs and secs[0].kind == "page":
+            a, b = secs[0].number, secs[-1].number
+            return f"p. {a}" if a == b else f"pp. {a}–{b}"
+        titled = [s for s in secs if s.title]
+        if titled:
+            names = [s.label for s in titled]
+            if len(names) > 3:
+                names = [names[0], "…", names[-1]]
+            return "; ".join(names)
+        first = self.text.count("\n", 0, start) + 1
+        last = first + self.text.count("\n", start, max(start, end - 1))
+        return f"line {first}" if first == last else f"lines {first}–{last}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "kind": self.kind,
+            "chars": len(self.text),
+            "encoding": self.encoding,
+            "pages": self.pages,
+            "sections": [
+                {"number": s.number, "title": s.title, "kind": s.kind, "start": s.start, "end": s.end}
+                for s in self.sections
+            ],
+        }
+
+
+# --- building a document from parts ---------------------------------------------------------
+class _Builder:
+    """Joins (title, text) parts with blank lines and records each part's span."""
+
+    def __init__(self, name: str, limits: Limits, deadline: float, kind: str = "section") -> None:
+        self.name, self.limits, self.deadline, self.kind = name, limits, deadline, kind
+        self.parts: list[str] = []
+        self.sections: list[Section] = []
+        self.length = 0
+
+    def add(self, text: str, title: str | None = None, number: int | None = None) -> None:
+        if time.monotonic() > self.deadline:
+            raise DocumentError(
+                f"Reading '{self.name}' took longer than {self.limits.timeout_s:.0f} s; "
+                "the file is too large or too complex."
+            )
+        text = text.strip("\n")
+        if self.parts:
+            self.parts.append("\n\n")
+            self.length += 2
+        start = self.length
+        self.parts.append(text)
+        self.length += len(text)
+        if self.length > self.limits.max_text_chars:
+            raise DocumentError(
+                f"'{self.name}' holds more than {self.limits.max_text_chars:,} characters of text, "
+                "more than this workstation reads from one document."
+            )
+        self.sections.append(
+            Section(start, self.length, number or len(self.sections) + 1, title, self.kind)
+        )
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+# --- text files -------------------------------------------------------------------------------
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+_TURKISH = set("ğĞşŞıİ")
+_TURKISH_ALL = _TURKISH | set("çÇöÖüÜâÂîÎûÛ")
+
+
+def _turkish_single_byte(data: bytes) -> tuple[str, str] | None:
+    """Turkish text in cp1254 / ISO-8859-9 (charset detectors often call it cp1257 or latin-1)."""
+    for enc in ("cp1254", "iso-8859-9"):
+        try:
+            text = data.decode(enc)
+        except UnicodeDecodeError:
+            continue
+        non_ascii = [c for c in text if ord(c) > 127]
+        if not non_ascii or "ı" not in text:
+            return None
+        specific = sum(1 for c in non_ascii if c in _TURKISH)
+        share = sum(1 for c in non_ascii if c in _TURKISH_ALL) / len(non_ascii)
+        if specific and share >= 0.6:
+            return text, enc
+        return None
+    return None
+
+
+def decode_text(data: bytes, name: str) -> tuple[str, str]:
+    """Text and encoding name of a text file's bytes, or DocumentError for binary data."""
+    for bom, enc in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(enc), enc
+            except UnicodeDecodeError:
+                raise DocumentError(f"'{name}' starts like {enc} text but is not valid {enc}.") from None
+    if b"\x00" in data[:65536]:
+        # UTF-16 without a BOM is rare; a NUL byte almost always means a binary file.
+        raise DocumentError(f"'{name}' is a binary file, not text.")
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    turkish = _turkish_single_byte(data)
+    if turkish:
+        return turkish
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data[: 4 * 2**20]).best()
+    if best is None:
+        raise DocumentError(f"'{name}' is a binary file or uses an unknown text encoding.")
+    enc = best.encoding
+    try:
+        text = data.decode(enc)
+    except (UnicodeDecodeError, LookupError):
+        raise DocumentError(f"'{name}' uses an unknown text encoding.") from None
+    return text, enc
+
+
+def _looks_binary(text: str) -> bool:
+    sample = text[:65536]
+    if not sample:
+        return False
+    controls = sum(1 for c in sample if ord(c) < 32 and c not in "\n\r\t\f\v")
+    return controls / len(sample) > 0.02
+
+
+_MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+def _read_text(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
+    text, encoding = decode_text(data, path.name)
+    if _looks_binary(text):
+        raise DocumentError(f"'{path.name}' is a binary file, not text.")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if len(text) > limits.max_text_chars:
+        raise DocumentError(
+            f"'{path.name}' holds more than {limits.max_text_chars:,} characters of text, "
+            "more than this workstation reads from one document."
+        )
+    kind = "markdown" if path.suffix.lower() in (".md", ".markdown") else "text"
+    sections: list[Section] = []
+    if kind == "markdown":
+        heads = list(_MD_HEADING.finditer(text))
+        if heads and heads[0].start() > 0 and text[: heads[0].start()].strip():
+            sections.append(Section(0, heads[0].start(), 1, None))
+        for i, m in enumerate(heads):
+            end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+            sections.append(Section(m.start(), end, len(sections) + 1, m.group(2).strip()))
+        if sections:
+            sections[0].start = 0
+    if not sections:
+        sections = [Section(0, len(text), 1, None)]
+    return Document(str(path), kind, text, sections, encoding)
+
+
+# --- PDF ----------------------------------------------------------------------------------------
+def _read_pdf(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
+    import io
+    import logging
+
+    from pypdf import PdfReader
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    name = path.name
+    if not data.lstrip()[:1024].startswith(b"%PDF") and b"%PDF-" not in data[:1024]:
+        raise DocumentError(f"'{name}' is not a PDF file (no %PDF header).")
+    try:
+        reader = PdfReader(io.BytesIO(data), strict=False)
+        if reader.is_encrypted:
+            try:
+                ok = reader.decrypt("")
+            except Exception:  # noqa: BLE001 - any failure means we cannot open it
+                ok = 0
+            if not ok:
+                raise DocumentError(f"'{name}' is a password-protected PDF; save an unprotected copy.")
+        n_pages = len(reader.pages)
+    except DocumentError:
+        raise
+    except RecursionError:
+        raise DocumentError(f"'{name}' is a damaged PDF (its page tree nests too deeply).") from None
+    except Exception as err:  # noqa: BLE001 - pypdf raises many types on damaged files
+        raise DocumentError(f"'{name}' is a damaged or truncated PDF ({_short(err)}).") from None
+    if n_pages == 0:
+        raise DocumentError(f"'{name}' is a damaged or truncated PDF (no pages found).")
+    if n_pages > limits.max_pages:
+        raise DocumentError(
+            f"'{name}' has {n_pages:,} pages, more than the limit of {limits.max_pages:,}; split it first."
+        )
+    builder = _Builder(name, limits, deadline, kind="page")
+    failed = 0
+    for number in range(1, n_pages + 1):
+        try:
+            page_text = reader.pages[number - 1].extract_text() or ""
+        except DocumentError:
+            raise
+        except RecursionError:
+            page_text, failed = "", failed + 1
+        except Exception:  # noqa: BLE001 - one bad page should not lose the document
+            page_text, failed = "", failed + 1
+        builder.add(_clean_pdf_text(page_text), number=number)
+    text = builder.text()
+    if not text.strip():
+        if failed == n_pages:
+            raise DocumentError(f"'{name}' is a damaged PDF: no page could be read.")
+        raise DocumentError(
+            f"'{name}' has no text layer (probably a scanned PDF); run it through OCR first."
+        )
+    return Document(str(path), "pdf", text, builder.sections)
+
+
+def _clean_pdf_text(text: str) -> str:
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def _short(err: BaseException) -> str:
+    msg = str(err).strip().rstrip(".").splitlines()[0] if str(err).strip() else type(err).__name__
+    return msg[:120]
+
+
+# --- DOCX ---------------------------------------------------------------------------------------
+def check_zip(path: Path, limits: Limits, what: str = "DOCX") -> None:
+    """Refuse zip bombs before decompressing anything: member count, sizes, compression ratio."""
+    name = path.name
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as err:
+        raise DocumentError(f"'{name}' is not a valid {what} file ({_short(err)}).") from None
+    if len(infos) > limits.max_zip_members:
+        raise DocumentError(
+            f"'{name}' holds {len(infos):,} zip members, more than the limit of "
+            f"{limits.max_zip_members:,}; it is not a normal {what} file."
+        )
+    total = 0
+    for info in infos:
+        total += info.file_size
+        if total > limits.max_unzipped_bytes:
+            raise DocumentError(
+                f"'{name}' would unpack to more than {limits.max_unzipped_bytes // 2**20} MiB "
+                f"(a zip bomb?); it was not opened."
+            )
+        if info.file_size > 2**20:
+            ratio = info.file_size / max(1, info.compress_size)
+            if ratio > limits.max_zip_ratio:
+                raise DocumentError(
+                    f"'{name}' contains a member compressed {ratio:,.0f} to 1 (a zip bomb?); "
+                    "it was not opened."
+                )
+
+
+def _read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
+    check_zip(path, limits)
+    name = path.name
+    try:
+        import docx
+        from docx.table import Table
+        from docx.text.paragraph import Paragraph
+
+        doc = docx.Document(str(path))
+    except Exception as err:  # noqa: BLE001 - python-docx/lxml raise many types
+        raise DocumentError(f"'{name}' is not a valid DOCX file ({_short(err)}).") from None
+    builder = _Builder(name, limits, deadline)
+    title: str | None = None
+    lines: list[str] = []
+
+    def flush() -> None:
+        body = "\n".join(lines).strip()
+        if body or title:
+            builder.add(f"{title}\n{body}" if title and body else (title or body), title=title)
+        lines.clear()
+
+    try:
+        for block in doc.iter_inner_content():
+            if time.monotonic() > deadline:
+                builder.add("")  # raises the timeout error
+            if isinstance(block, Paragraph):
+                text = block.text.strip()
+                style = (block.style.name if block.style is not None else "") or ""
+                if text and (style.startswith("Heading") or style == "Title"):
+                    flush()
+                    title = text
+                elif text:
+                    lines.append(text)
+            elif isinstance(block, Table):
+                for row in block.rows:
+                    cells = [c.text.strip() for c in row.cells]
+                    if any(cells):
+                        lines.append(" | ".join(cells))
+        flush()
+    except DocumentError:
+        raise
+    except Exception as err:  # noqa: BLE001
+        raise DocumentError(f"'{name}' is a damaged DOCX file ({_short(err)}).") from None
+    if not builder.text().strip():
+        raise DocumentError(f"'{name}' contains no text.")
+    return Document(str(path), "docx", builder.text(), builder.sections)
+
+
+# --- HTML -------------------------------------------------------------------------------------
+def _read_html(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
+    from bs4 import BeautifulSoup
+
+    name = path.name
+    if b"\x00" in data[:65536] and not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise DocumentError(f"'{name}' is a binary file, not HTML.")
+    try:
+        soup = BeautifulSoup(data, "html.parser")
+    except Exception as err:  # noqa: BLE001
+        raise DocumentError(f"'{name}' is not readable HTML ({_short(err)}).") from None
+    for tag in soup(["script", "style", "noscript", "template", "svg", "head"]):
+        tag.decompose()
+    builder = _Builder(name, limits, deadline)
+    title: str | None = None
+    lines: list[str] = []
+
+    def flush() -> None:
+        body = "\n".join(lines).strip()
+        if body or title:
+            builder.add(f"{title}\n{body}" if title and body else (title or body), title=title)
+        lines.clear()
+
+    blocks = ("p", "li", "pre", "blockquote", "td", "th", "dt", "dd", "figcaption", "caption")
+    root = soup.body or soup
+    seen_any = False
+    for el in root.find_all(["h1", "h2", "h3", *blocks]):
+        if el.find_parent(blocks) is not None:
+            continue  # its text is part of the enclosing block
+        text = re.sub(r"[ \t]+", " ", el.get_text(" ", strip=True))
+        if not text:
+            continue
+        seen_any = True
+        if el.name in ("h1", "h2", "h3"):
+            flush()
+            title = text
+        else:
+            lines.append(text)
+    flush()
+    if not seen_any:  # no block structure: take all the text
+        text = soup.get_text("\n", strip=True)
+        if text:
+            builder.add(text)
+    if not builder.text().strip():
+        raise DocumentError(f"'{name}' contains no text.")
+    return Document(str(path), "html", builder.text(), builder.sections, soup.original_encoding)
+
+
+# --- entry points ---------------------------------------------------------------------------
+def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bool = False) -> Document:
+    """The text of ``path`` with its pages/sections; ``DocumentError`` when it cannot be read.
+
+    ``isolate=True`` reads it in a child process under a memory limit and a hard timeout
+    (for files from outside: the batch queue and the CLI use it).
+    """
+    limits = limits or DEFAULT_LIMITS
+    if isolate:
+        return _read_isolated(Path(path), limits)
+    path = Path(path)
+    name = path.name
+    if not path.exists():
+        raise DocumentError(f"'{path}' does not exist.")
+    if path.is_dir():
+        raise DocumentError(f"'{path}' is a folder, not a document.")
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        allowed = ", ".join(sorted({s for s in SUPPORTED_SUFFIXES}))
+        raise DocumentError(f"'{name}' is a {suffix or 'suffix-less'} file; documents can be {allowed}.")
+    try:
+        size = path.stat().st_size
+    except OSError as err:
+        raise DocumentError(f"'{name}' cannot be read ({err.strerror}).") from None
+    if size > limits.max_file_bytes:
+        raise DocumentError(
+            f"'{name}' is {size / 2**20:,.0f} MiB, more than the {limits.max_file_bytes / 2**20:,.0f} MiB "
+            "limit for one document."
+        )
+    if size == 0:
+        raise DocumentError(f"'{name}' is empty.")
+    deadline = time.monotonic() + limits.timeout_s
+    try:
+        data = path.read_bytes() if suffix != ".docx" else b""
+    except OSError as err:
+        raise DocumentError(f"'{name}' cannot be read ({err.strerror}).") from None
+    try:
+        if suffix in TEXT_SUFFIXES:
+            doc = _read_text(path, data, limits, deadline)
+        elif suffix == ".pdf":
+            doc = _read_pdf(path, data, limits, deadline)
+        elif suffix == ".docx":
+            doc = _read_docx(path, data, limits, deadline)
+        else:
+            doc = _read_html(path, data, limits, deadline)
+    except MemoryError:
+        raise DocumentError(f"'{name}' needs more memory to read than is available.") from None
+    except RecursionError:
+        raise DocumentError(f"'{name}' is nested too deeply to read safely.") from None
+    if not doc.text.strip():
+        raise DocumentError(f"'{name}' contains no text.")
+    return doc
+
+
+def _isolated_child(conn: Any, path: str, limits: Limits) -> None:
+    try:
+        import resource
+
+        soft = limits.max_memory_bytes
+        resource.setrlimit(resource.RLIMIT_AS, (soft, soft))
+    except (ImportError, ValueError, OSError):
+        pass
+    try:
+        conn.send(("ok", read_document(path, limits)))
+    except WorkstationError as err:
+        conn.send(("error", str(err)))
+    except MemoryError:
+        conn.send(("error", f"'{Path(path).name}' needs more than "
+                            f"{limits.max_memory_bytes // 2**20} MiB of memory to read."))
+    except BaseException as err:  # noqa: BLE001 - reported as one sentence
+        conn.send(("error", f"'{Path(path).name}' could not be read ({type(err).__name__}: {_short(err)})."))
+    finally:
+        conn.close()
+
+
+def _read_isolated(path: Path, limits: Limits) -> Document:
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_isolated_child, args=(child, str(path), limits), daemon=True,
+                       name="workstation-reader")
+    proc.start()
+    child.close()
+    try:
+        # spawn start-up (a fresh interpreter) is not the document's fault: allow for it.
+        if not parent.poll(limits.timeout_s + 30):
+            raise DocumentError(
+                f"Reading '{path.name}' took longer than {limits.timeout_s:.0f} s and was stopped; "
+                "the file is too large or too complex."
+            )
+        try:
+            status, value = parent.recv()
+        except (EOFError, OSError):
+            proc.join(5)
+            raise DocumentError(
+                f"Reading '{path.name}' crashed the document reader (exit code {proc.exitcode}); "
+                "the file is damaged or hostile."
+            ) from None
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join(5)
+        parent.close()
+    if status == "error":
+        raise DocumentError(value)
+    return value

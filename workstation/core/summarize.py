@@ -1,0 +1,565 @@
+"""Summarize documents far longer than the context: token-aware chunks, map-reduce.
+
+1. **Chunk.** The document is cut at paragraph, then sentence, then word boundaries into
+   contiguous character spans (nothing is lost between chunks) so that every chunk's whole
+   prompt — the chat template, the instruction, the chunk and the answer budget — fits the
+   profile's context. Sizes are measured with the engine's own tokenizer and chat template
+   (``engine.chat_prompt``), so they are exact, not estimated.
+2. **Map.** Each chunk is summarized with the *same* instruction placed *before* the text, so
+   every chunk's prompt starts with identical tokens and the engine's KV prefix reuse serves
+   them: chunk k > 1 has ``cache_n`` = the prefix length and only prefills its own text.
+3. **Reduce.** The partial summaries, each labelled with the pages or sections it came from,
+   are summarized into one; when they do not fit the context together they are reduced in
+   groups first (hierarchically) until they do.
+
+The result is Markdown: an overall summary, then one point per part citing its pages or
+sections. Progress reports chunks done / total and an ETA from the measured prompt speed.
+Cancelling keeps every finished part. Works with ``Engine`` and ``EngineProcess`` alike.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from workstation.core.documents import Document, read_document
+from workstation.core.engine import Message, TokenDelta, TurnFinished
+from workstation.core.errors import WorkstationError
+from workstation.core.metrics import TurnMetrics
+from workstation.core.profiles import Profile, Sampling
+
+MAP_INSTRUCTION = (
+    "Summarize the following part of a document in two or three short sentences. "
+    "Say what it is about and keep the important names and numbers.\n\nTEXT:\n"
+)
+MAP_SUFFIX = "\n\nEND OF TEXT. Write the summary of this text."
+REDUCE_INSTRUCTION = (
+    "Here are summaries of consecutive parts of one document. Write a short summary of the "
+    "whole document in a few sentences.\n\nSUMMARIES:\n"
+)
+REDUCE_SUFFIX = "\n\nEND OF SUMMARIES. Write the summary of the whole document."
+
+
+class SummarizeError(WorkstationError):
+    """A document cannot be summarized with this profile (context too small, engine failed)."""
+
+
+class SummaryEngine(Protocol):
+    """What summarizing needs; ``Engine`` and ``EngineProcess`` both provide it."""
+
+    def chat_prompt(self, messages: list[Message]) -> list[int]: ...
+    def stream_tokens(self, prompt: list[int], sampling: Sampling | None = None) -> Any: ...
+    def cancel(self) -> None: ...
+    def info(self) -> Any: ...
+
+
+@dataclass
+class SummarizeOptions:
+    map_tokens: int | None = None  # answer budget per chunk (default: from profile and context)
+    reduce_tokens: int | None = None  # answer budget of a reduce step
+    chunk_tokens: int | None = None  # cap a chunk's text below what the context allows
+    margin: int = 8  # tokens kept free in every prompt
+
+
+@dataclass
+class Chunk:
+    index: int  # 1-based
+    start: int  # character span in Document.text
+    end: int
+    tokens: int  # tokens of the chunk text as sent
+    prompt_tokens: int  # the whole prompt (template + instruction + chunk)
+    cite: str  # "pp. 3–4", "§ Methods", "lines 10–80"
+    summary: str | None = None
+    metrics: TurnMetrics | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {k: v for k, v in dataclasses.asdict(self).items() if k != "metrics"}
+        data["metrics"] = self.metrics.to_dict() if self.metrics else None
+        return data
+
+
+@dataclass
+class ReduceStep:
+    level: int  # 1 = first reduce over chunk summaries
+    inputs: int
+    cite: str
+    prompt_tokens: int
+    summary: str
+    metrics: TurnMetrics
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {k: v for k, v in dataclasses.asdict(self).items() if k != "metrics"}
+        data["metrics"] = self.metrics.to_dict()
+        return data
+
+
+@dataclass
+class SummaryProgress:
+    stage: str  # chunking | map | reduce | done | cancelled
+    done: int  # model calls finished
+    total: int  # model calls expected (chunks + reduce steps, estimated)
+    chunks_done: int
+    chunks_total: int
+    eta_s: float | None  # from the measured prompt and generation speeds
+    prompt_per_second: float | None
+    message: str = ""
+
+
+@dataclass
+class SummaryResult:
+    source: str
+    summary: str  # Markdown
+    overall: str  # the model's summary of the whole document ('' when cancelled early)
+    chunks: list[Chunk]
+    reduce_steps: list[ReduceStep]
+    totals: dict[str, float]
+    cancelled: bool
+    n_ctx: int
+    prefix_tokens: int  # prompt tokens identical for every chunk (served by the KV cache)
+    chunk_budget: int  # most tokens of text one chunk may hold
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "summary": self.summary,
+            "overall": self.overall,
+            "cancelled": self.cancelled,
+            "n_ctx": self.n_ctx,
+            "prefix_tokens": self.prefix_tokens,
+            "chunk_budget": self.chunk_budget,
+            "chunks": [c.to_dict() for c in self.chunks],
+            "reduce_steps": [r.to_dict() for r in self.reduce_steps],
+            "totals": self.totals,
+            "metrics": self.totals,
+        }
+
+
+# --- text preparation ----------------------------------------------------------------------
+_SPECIAL = re.compile(
+    r"<\|[^<>|\s]{0,40}\|>|</?(?:s|bos|eos|unk|pad|start_of_turn|end_of_turn|start_of_image)>|\[/?INST\]"
+)
+
+
+def neutralize(text: str) -> str:
+    """Break up special-token strings a document may contain, so they stay plain text."""
+    return _SPECIAL.sub(lambda m: m.group(0)[0] + "\u200b" + m.group(0)[1:], text)
+
+
+_BOUNDARIES = (
+    re.compile(r"\n\s*\n"),  # paragraphs
+    re.compile(r"\n"),  # lines
+    re.compile(r"(?<=[.!?;:])\s+"),  # sentences
+    re.compile(r"\s+"),  # words
+)
+
+
+def split_spans(text: str, start: int, end: int, max_chars: int, level: int = 0) -> list[tuple[int, int]]:
+    """Contiguous spans covering [start, end), each at most ``max_chars`` long where possible,
+    cut at the coarsest boundary that works (paragraph, line, sentence, word, character)."""
+    if end - start <= max_chars:
+        return [(start, end)]
+    if level >= len(_BOUNDARIES):
+        return [(i, min(i + max_chars, end)) for i in range(start, end, max_chars)]
+    cuts = [m.end() for m in _BOUNDARIES[level].finditer(text, start, end) if start < m.end() < end]
+    spans: list[tuple[int, int]] = []
+    prev = start
+    for cut in [*cuts, end]:
+        spans.append((prev, cut))
+        prev = cut
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        out.extend(split_spans(text, a, b, max_chars, level + 1))
+    return out
+
+
+# --- the engine side -----------------------------------------------------------------------
+class _Runner:
+    def __init__(self, engine: SummaryEngine, cancel: Any) -> None:
+        self.engine = engine
+        self.cancel = cancel
+        self.calls: list[TurnMetrics] = []
+
+    def cancelled(self) -> bool:
+        c = self.cancel
+        if c is None:
+            return False
+        if callable(c) and not hasattr(c, "is_set"):
+            return bool(c())
+        return bool(c.is_set())
+
+    def prompt(self, messages: list[Message]) -> list[int]:
+        return list(self.engine.chat_prompt(messages))
+
+    def run(self, tokens: list[int], sampling: Sampling) -> tuple[str, TurnMetrics]:
+        final: TurnFinished | None = None
+        asked = False
+        for event in self.engine.stream_tokens(tokens, sampling):
+            if isinstance(event, TurnFinished):
+                final = event
+            elif isinstance(event, TokenDelta) and not asked and self.cancelled():
+                self.engine.cancel()
+                asked = True
+        if final is None:
+            raise SummarizeError("The engine stopped without finishing a turn.")
+        self.calls.append(final.metrics)
+        return final.text.strip(), final.metrics
+
+
+def _messages(instruction: str, body: str, suffix: str) -> list[Message]:
+    return [{"role": "user", "content": instruction + body + suffix}]
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+_LEADIN = re.compile(
+    r"^\s*(?:(?:the |a |here is (?:a |the )?)?summary[^:\n]{0,40}(?:is)?\s*:|summaries\s*:|text\s*:"
+    r"|end of (?:text|summaries)\.?|-\s*|part \d+\s*:|\((?:p|pp|lines?|section|§)[^)]{0,40}\))\s*",
+    re.IGNORECASE,
+)
+
+
+def _clean_summary(text: str) -> str:
+    """One paragraph without the lead-ins small models like to echo ("Summary:", "- (p. 3)")."""
+    text = re.sub(r"\s*\n\s*", " ", text).strip()
+    for _ in range(6):
+        cleaned = _LEADIN.sub("", text, count=1)
+        if cleaned == text:
+            break
+        text = cleaned
+    return text.strip()
+
+
+# --- chunking -------------------------------------------------------------------------------
+def make_chunks(
+    runner: _Runner, document: Document, n_ctx: int, answer: int, options: SummarizeOptions
+) -> tuple[list[Chunk], int, int]:
+    """(chunks, prefix_tokens, chunk_budget): contiguous chunks whose prompts fit the context."""
+    empty = runner.prompt(_messages(MAP_INSTRUCTION, "", MAP_SUFFIX))
+    overhead = len(empty)
+    prompt_limit = n_ctx - answer - options.margin
+    budget = prompt_limit - overhead
+    if options.chunk_tokens:
+        budget = min(budget, options.chunk_tokens)
+    if budget < 32:
+        raise SummarizeError(
+            f"The context of {n_ctx} tokens is too small to summarize with a {answer}-token answer; "
+            "use a profile with a larger context."
+        )
+    text = document.text
+    # characters per token, measured on a sample of this document
+    sample = neutralize(text[:8000])
+    sample_tokens = len(runner.prompt(_messages(MAP_INSTRUCTION, sample, MAP_SUFFIX))) - overhead
+    ratio = max(0.5, len(sample) / max(1, sample_tokens))
+    piece_chars = max(16, int(budget * ratio * 0.5))
+    pieces = split_spans(text, 0, len(text), piece_chars)
+
+    chunks: list[Chunk] = []
+    prefix = 0
+    previous: list[int] | None = None
+    i = 0
+    while i < len(pieces):
+        target = budget * ratio * 0.95
+        j, chars = i + 1, pieces[i][1] - pieces[i][0]
+        while j < len(pieces) and chars + (pieces[j][1] - pieces[j][0]) <= target:
+            chars += pieces[j][1] - pieces[j][0]
+            j += 1
+        while True:
+            body = neutralize(text[pieces[i][0] : pieces[j - 1][1]])
+            tokens = runner.prompt(_messages(MAP_INSTRUCTION, body, MAP_SUFFIX))
+            if len(tokens) <= prompt_limit and len(tokens) - overhead <= budget:
+                # room left: try one more piece
+                if j < len(pieces):
+                    extra = (pieces[j][1] - pieces[j][0]) / ratio
+                    if len(tokens) - overhead + extra <= budget * 0.98:
+                        j += 1
+                        continue
+                break
+            if j - i > 1:
+                over = len(tokens) - overhead - budget
+                drop_chars = max(1.0, over * ratio)
+                while j - i > 1 and drop_chars > 0:
+                    j -= 1
+                    drop_chars -= pieces[j][1] - pieces[j][0]
+            else:  # one piece too big for the context: split it finer
+                a, b = pieces[i]
+                half = max(1, (b - a) // 2)
+                sub = split_spans(text, a, b, half)
+                if len(sub) < 2:
+                    sub = [(a, a + half), (a + half, b)]
+                pieces[i : i + 1] = sub
+                j = i + 1
+        start, end = pieces[i][0], pieces[j - 1][1]
+        if previous is not None:
+            p = _common_prefix(previous, tokens)
+            prefix = p if prefix == 0 else min(prefix, p)
+        previous = tokens
+        chunks.append(
+            Chunk(
+                index=len(chunks) + 1,
+                start=start,
+                end=end,
+                tokens=len(tokens) - overhead,
+                prompt_tokens=len(tokens),
+                cite=document.cite(start, end),
+            )
+        )
+        i = j
+    if len(chunks) == 1:
+        prefix = _common_prefix(empty, previous or [])
+    return chunks, prefix, budget
+
+
+# --- map-reduce -------------------------------------------------------------------------------
+def _answer_budgets(profile: Profile, n_ctx: int, options: SummarizeOptions) -> tuple[int, int]:
+    cap = max(16, profile.sampling.max_tokens)
+    map_tokens = options.map_tokens or min(cap, max(48, n_ctx // 8), 256)
+    reduce_tokens = options.reduce_tokens or min(cap, max(64, n_ctx // 4), 512)
+    return map_tokens, reduce_tokens
+
+
+def _n_ctx(engine: SummaryEngine, profile: Profile) -> int:
+    try:
+        return int(engine.info().n_ctx)
+    except Exception:  # noqa: BLE001 - a remote engine may not know; trust the profile
+        return int(profile.context)
+
+
+def _totals(calls: list[TurnMetrics], chunks: list[Chunk], wall_ms: float) -> dict[str, float]:
+    t: dict[str, float] = {
+        "calls": len(calls),
+        "chunks": len(chunks),
+        "chunks_done": sum(1 for c in chunks if c.summary is not None),
+        "document_tokens": sum(c.tokens for c in chunks),
+        "prompt_n": sum(m.prompt_n for m in calls),
+        "cache_n": sum(m.cache_n for m in calls),
+        "prompt_ms": sum(m.prompt_ms for m in calls),
+        "predicted_n": sum(m.predicted_n for m in calls),
+        "predicted_ms": sum(m.predicted_ms for m in calls),
+        "total_ms": wall_ms,
+    }
+    t["prompt_per_second"] = t["prompt_n"] / t["prompt_ms"] * 1000 if t["prompt_ms"] else 0.0
+    t["predicted_per_second"] = t["predicted_n"] / t["predicted_ms"] * 1000 if t["predicted_ms"] else 0.0
+    done_tokens = sum(c.tokens for c in chunks if c.summary is not None)
+    t["document_tokens_per_second"] = done_tokens / wall_ms * 1000 if wall_ms else 0.0
+    return t
+
+
+def render_markdown(
+    document: Document, overall: str, chunks: list[Chunk], cancelled: bool, totals: dict[str, float]
+) -> str:
+    lines = [f"# Summary of {document.name}", ""]
+    done = [c for c in chunks if c.summary is not None]
+    if cancelled:
+        cover = document.cite(done[0].start, done[-1].end) if done else "nothing"
+        lines += [
+            f"> Stopped after {len(done)} of {len(chunks)} parts; the points below cover {cover} only.",
+            "",
+        ]
+    if overall:
+        where = document.cite(0, len(document.text))
+        lines += [f"{overall} ({where})", ""]
+    if done:
+        lines += ["## Points by part", ""]
+        for c in done:
+            lines.append(f"- **{c.cite}** — {c.summary or '(no summary)'}")
+        lines.append("")
+    lines.append(
+        f"_{len(done)} of {len(chunks)} parts, {int(totals['document_tokens'])} document tokens, "
+        f"{int(totals['calls'])} model calls, {totals['total_ms'] / 1000:.1f} s._"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def summarize_document(
+    engine: SummaryEngine,
+    document: Document | str | Path,
+    profile: Profile,
+    on_progress: Callable[[SummaryProgress], None] | None = None,
+    cancel: Any = None,
+    options: SummarizeOptions | None = None,
+) -> SummaryResult:
+    """Summarize ``document`` (a Document or a path) with ``engine`` (an Engine or EngineProcess).
+
+    ``cancel``: anything with ``is_set()`` (a threading.Event) or a callable returning True to
+    stop; finished parts are kept and the result says ``cancelled``. For an instant stop during
+    a long prefill, also call ``engine.cancel()``.
+    """
+    t0 = time.perf_counter()
+    options = options or SummarizeOptions()
+    if not isinstance(document, Document):
+        document = read_document(document, isolate=True)
+    runner = _Runner(engine, cancel)
+    n_ctx = _n_ctx(engine, profile)
+    map_tokens, reduce_tokens = _answer_budgets(profile, n_ctx, options)
+
+    def report(stage: str, done: int, total: int, chunks_done: int, n_chunks: int, eta: float | None,
+               message: str = "") -> None:
+        if on_progress is None:
+            return
+        pps = None
+        if runner.calls:
+            n = sum(m.prompt_n for m in runner.calls)
+            ms = sum(m.prompt_ms for m in runner.calls)
+            pps = n / ms * 1000 if ms else None
+        on_progress(SummaryProgress(stage, done, total, chunks_done, n_chunks, eta, pps, message))
+
+    report("chunking", 0, 0, 0, 0, None, f"measuring {document.name}")
+    chunks, prefix_tokens, budget = make_chunks(runner, document, n_ctx, map_tokens, options)
+    n = len(chunks)
+    est_reduce = 0 if n == 1 else max(1, -(-n * map_tokens // max(1, budget)))
+    total_calls = n + est_reduce
+    sampling_map = dataclasses.replace(profile.sampling, max_tokens=map_tokens)
+    sampling_reduce = dataclasses.replace(profile.sampling, max_tokens=reduce_tokens)
+
+    def eta(remaining_chunks: list[Chunk], remaining_reduce: int) -> float | None:
+        calls = runner.calls
+        p_ms = sum(m.prompt_ms for m in calls)
+        p_n = sum(m.prompt_n for m in calls)
+        g_ms = sum(m.predicted_ms for m in calls)
+        g_n = sum(m.predicted_n for m in calls)
+        if not p_n or not p_ms:
+            return None
+        pps = p_n / p_ms * 1000
+        tps = g_n / g_ms * 1000 if g_ms and g_n else None
+        avg_answer = g_n / len(calls) if calls else map_tokens
+        new_prompt = sum(c.prompt_tokens - prefix_tokens for c in remaining_chunks)
+        new_prompt += remaining_reduce * budget // 2
+        gen = (len(remaining_chunks) + remaining_reduce) * avg_answer
+        return new_prompt / pps + (gen / tps if tps else 0.0)
+
+    report("map", 0, total_calls, 0, n, None, f"{n} parts")
+    cancelled = False
+    for k, chunk in enumerate(chunks):
+        if runner.cancelled():
+            cancelled = True
+            break
+        body = neutralize(document.text[chunk.start : chunk.end])
+        tokens = runner.prompt(_messages(MAP_INSTRUCTION, body, MAP_SUFFIX))
+        text, metrics = runner.run(tokens, sampling_map)
+        chunk.metrics = metrics
+        if metrics.stop_reason == "cancelled":
+            cancelled = True
+            break
+        chunk.summary = _clean_summary(text) or "(the model returned nothing for this part)"
+        report("map", k + 1, total_calls, k + 1, n, eta(chunks[k + 1 :], est_reduce),
+               f"part {k + 1} of {n} ({chunk.cite})")
+
+    overall = ""
+    steps: list[ReduceStep] = []
+    if not cancelled:
+        if n == 1:
+            overall = chunks[0].summary or ""
+        else:
+            overall, cancelled = _reduce(
+                runner, document, chunks, steps, n_ctx, reduce_tokens, sampling_reduce, options,
+                lambda level, done: report(
+                    "reduce", n + done, max(total_calls, n + done + 1), n, n, eta([], 1),
+                    f"combining summaries (level {level})",
+                ),
+            )
+    wall_ms = (time.perf_counter() - t0) * 1000
+    totals = _totals(runner.calls, chunks, wall_ms)
+    summary = render_markdown(document, overall, chunks, cancelled, totals)
+    done_calls = len(runner.calls)
+    report("cancelled" if cancelled else "done", done_calls, done_calls, totals["chunks_done"], n, 0.0)
+    return SummaryResult(
+        source=document.source,
+        summary=summary,
+        overall=overall,
+        chunks=chunks,
+        reduce_steps=steps,
+        totals=totals,
+        cancelled=cancelled,
+        n_ctx=n_ctx,
+        prefix_tokens=prefix_tokens,
+        chunk_budget=budget,
+    )
+
+
+@dataclass
+class _Item:
+    start: int
+    end: int
+    text: str
+    cite: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _reduce_body(items: list[_Item]) -> str:
+    return "\n".join(f"Part {i}: {neutralize(it.text)}" for i, it in enumerate(items, 1))
+
+
+def _reduce(
+    runner: _Runner,
+    document: Document,
+    chunks: list[Chunk],
+    steps: list[ReduceStep],
+    n_ctx: int,
+    answer: int,
+    sampling: Sampling,
+    options: SummarizeOptions,
+    report: Callable[[int, int], None],
+) -> tuple[str, bool]:
+    """Reduce the chunk summaries to one; hierarchical when they do not fit together."""
+    items = [_Item(c.start, c.end, c.summary or "", c.cite) for c in chunks]
+    limit = n_ctx - answer - options.margin
+    level = 1
+    while True:
+        tokens = runner.prompt(_messages(REDUCE_INSTRUCTION, _reduce_body(items), REDUCE_SUFFIX))
+        if len(tokens) <= limit:
+            if runner.cancelled():
+                return "", True
+            text, metrics = runner.run(tokens, sampling)
+            if metrics.stop_reason == "cancelled":
+                return "", True
+            steps.append(ReduceStep(level, len(items), document.cite(0, len(document.text)),
+                                    len(tokens), _clean_summary(text), metrics))
+            report(level, len(steps))
+            return _clean_summary(text), False
+        # group consecutive items so that each group's prompt fits, then reduce each group
+        groups: list[list[_Item]] = []
+        current: list[_Item] = []
+        for it in items:
+            trial = [*current, it]
+            fits = len(runner.prompt(_messages(REDUCE_INSTRUCTION, _reduce_body(trial), REDUCE_SUFFIX))) <= limit
+            if fits or not current:
+                current = trial
+            else:
+                groups.append(current)
+                current = [it]
+        if current:
+            groups.append(current)
+        if len(groups) >= len(items):  # nothing could be combined: truncate the summaries
+            for it in items:
+                it.text = it.text[: max(40, len(it.text) // 2)]
+            continue
+        merged: list[_Item] = []
+        for group in groups:
+            if len(group) == 1:
+                merged.append(group[0])
+                continue
+            if runner.cancelled():
+                return "", True
+            tokens = runner.prompt(_messages(REDUCE_INSTRUCTION, _reduce_body(group), REDUCE_SUFFIX))
+            text, metrics = runner.run(tokens, sampling)
+            if metrics.stop_reason == "cancelled":
+                return "", True
+            start, end = group[0].start, group[-1].end
+            cite = document.cite(start, end)
+            steps.append(ReduceStep(level, len(group), cite, len(tokens), _clean_summary(text), metrics))
+            report(level, len(steps))
+            merged.append(_Item(start, end, _clean_summary(text) or group[0].text, cite))
+        items = merged
+        level += 1
