@@ -8,11 +8,18 @@ that the user can see (``ChatTemplate.fallback_reason`` says why).
 
 from __future__ import annotations
 
+import ctypes
 import datetime
+import re
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import jinja2
+from jinja2 import nodes
+from jinja2.compiler import CodeGenerator, Frame
+from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 # The plain template used when a model has none, or its own fails.
@@ -21,6 +28,7 @@ FALLBACK_TEMPLATE = (
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 MAX_RENDERED_CHARS = 4_000_000
+RENDER_TIMEOUT_S = 2.0  # a real template renders in milliseconds
 
 
 class TemplateError(Exception):
@@ -35,11 +43,179 @@ def _strftime_now(fmt: str) -> str:
     return datetime.datetime.now().strftime(fmt)
 
 
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """Jinja's immutable sandbox, made strict: reaching for an unsafe attribute raises at once
+    (the stock sandbox returns an undefined value that renders as nothing), and operators and
+    string methods that could build a huge value are checked before they run."""
+
+    intercepted_binops = frozenset({"*", "**", "+", "%"})
+
+    def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
+        raise SecurityError(f"access to attribute {attribute!r} of a {type(obj).__name__} value is not allowed")
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "**":
+            if isinstance(left, int | float) and isinstance(right, int | float) and (
+                abs(right) > 64 or abs(left) > 2**64
+            ):
+                raise SecurityError("a power in the chat template is too large")
+        elif operator == "*":
+            for seq, times in ((left, right), (right, left)):
+                if isinstance(seq, str | list | tuple) and isinstance(times, int):
+                    if len(seq) * max(times, 0) > MAX_RENDERED_CHARS:
+                        raise SecurityError("the chat template builds a value that is too large")
+        elif operator == "%" and isinstance(left, str):
+            _check_format_string(left)
+        elif operator == "+" and isinstance(left, str | list | tuple) and isinstance(right, str | list | tuple):
+            if len(left) + len(right) > MAX_RENDERED_CHARS:
+                raise SecurityError("the chat template builds a value that is too large")
+        return super().call_binop(context, operator, left, right)
+
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        owner = getattr(value, "__self__", None)
+        if isinstance(owner, str) and getattr(value, "__name__", "") in ("format", "format_map"):
+            _check_format_string(owner)
+        return super().wrap_str_format(value)
+
+    def call(self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        owner = getattr(__obj, "__self__", None)
+        if isinstance(owner, str | bytes) and getattr(__obj, "__name__", "") in _WIDTH_METHODS:
+            _check_sizes(args, kwargs)
+            if __obj.__name__ == "replace" and len(args) >= 2:
+                _check_replace(owner, args[0], args[1])
+            elif __obj.__name__ == "join" and args:
+                return __obj(_bounded_items(owner, args[0]))
+        return super().call(__context, __obj, *args, **kwargs)
+
+
+# str methods whose integer arguments set the size of the result
+_WIDTH_METHODS = frozenset(
+    {"center", "ljust", "rjust", "zfill", "expandtabs", "format", "format_map", "replace", "join", "split", "rsplit"}
+)
+_PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(\*|\d+)?(?:\.(\*|\d+))?")
+_BRACE_FIELD = re.compile(r"\{[^{}]*(\{)?")
+_MAX_WIDTH = 10_000
+
+
+def _check_format_string(text: str) -> None:
+    """Refuse printf- and str.format-style widths that would build a huge string in C code."""
+    for match in _PERCENT_SPEC.finditer(text):
+        for width in match.groups():
+            if width == "*" or (width is not None and int(width) > _MAX_WIDTH):
+                raise SecurityError("the chat template formats with a width that is too large")
+    for match in _BRACE_FIELD.finditer(text):
+        field = match.group(0)
+        if match.group(1) is not None and ":" in field:
+            raise SecurityError("the chat template formats with a computed width, which is not allowed")
+        spec = field.partition(":")[2]
+        if any(int(n) > _MAX_WIDTH for n in re.findall(r"\d+", spec)):
+            raise SecurityError("the chat template formats with a width that is too large")
+
+
+def _check_sizes(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, int) and not isinstance(value, bool) and value > MAX_RENDERED_CHARS:
+            raise SecurityError(f"the chat template asks for a size of {value}, which is too large")
+
+
+def _size(value: Any, budget: int = MAX_RENDERED_CHARS) -> int:
+    """About how many characters ``str(value)`` makes; stops counting past ``budget``."""
+    if isinstance(value, str | bytes):
+        return len(value)
+    if isinstance(value, list | tuple | set | frozenset | dict):
+        total = 2
+        items = value.items() if isinstance(value, dict) else value
+        for item in items:
+            total += 2 + _size(item, budget - total)
+            if total > budget:
+                return total
+        return total
+    return 24  # numbers, None, undefined, small objects
+
+
+def _check_size(value: Any) -> Any:
+    if _size(value) > MAX_RENDERED_CHARS:
+        raise SecurityError("the chat template builds a value that is too large")
+    return value
+
+
+def _bounded_items(sep: str, items: Any) -> list[Any]:
+    """The items of a join, refused if joining them would make a huge string."""
+    listed = list(items) if not isinstance(items, list) else items
+    total = 0
+    for item in listed:
+        total += len(sep) + _size(item, MAX_RENDERED_CHARS - total)
+        if total > MAX_RENDERED_CHARS:
+            raise SecurityError("the chat template builds a value that is too large")
+    return listed
+
+
+def _check_replace(text: Any, old: Any, new: Any) -> None:
+    if isinstance(text, str) and isinstance(old, str) and isinstance(new, str):
+        count = text.count(old) if old else len(text) + 1
+        if len(text) + count * max(len(new) - len(old), 0) > MAX_RENDERED_CHARS:
+            raise SecurityError("the chat template builds a value that is too large")
+
+
+def _bounded_concat(items: Any) -> str:
+    """``a ~ b`` in a template (Jinja's str_join), refused before building a huge string."""
+    return "".join(map(str, _bounded_items("", items)))
+
+
+class _CodeGenerator(CodeGenerator):
+    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
+        self.write("environment.bounded_concat((")
+        for arg in node.nodes:
+            self.visit(arg, frame)
+            self.write(", ")
+        self.write("))")
+
+
+def _bounded_filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    lead = 1 if getattr(fn, "jinja_pass_arg", None) is not None else 0  # context/env first
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        value = args[lead] if len(args) > lead else None
+        params = args[lead + 1 :]
+        _check_sizes(params, kwargs)
+        if name == "format" and isinstance(value, str):
+            _check_format_string(value)
+        elif name == "replace" and len(params) >= 2:
+            _check_replace(str(value), params[0], params[1])
+        elif name == "indent":
+            width = params[0] if params else kwargs.get("width", 4)
+            if isinstance(width, str) and (str(value).count("\n") + 1) * len(width) > MAX_RENDERED_CHARS:
+                raise SecurityError("the chat template builds a value that is too large")
+        elif name == "join" and value is not None:
+            sep = params[0] if params else kwargs.get("d", "")
+            args = (*args[:lead], _bounded_items(str(sep), value), *params)
+        elif name in ("string", "pprint", "list"):
+            _check_size(value)
+        return fn(*args, **kwargs)
+
+    checked.__name__ = fn.__name__
+    if hasattr(fn, "jinja_pass_arg"):
+        checked.jinja_pass_arg = fn.jinja_pass_arg  # type: ignore[attr-defined]
+    return checked
+
+
+_BOUNDED_FILTERS = (
+    "center", "indent", "format", "truncate", "wordwrap", "batch", "slice", "filesizeformat",
+    "replace", "join", "string", "pprint", "list",
+)
+
+
 def _environment() -> ImmutableSandboxedEnvironment:
-    env = ImmutableSandboxedEnvironment(
-        trim_blocks=True, lstrip_blocks=True, undefined=jinja2.ChainableUndefined
+    env = _Sandbox(
+        trim_blocks=True, lstrip_blocks=True, undefined=jinja2.ChainableUndefined, finalize=_check_size
     )
+    env.globals.pop("lipsum", None)  # lipsum(n) makes n paragraphs: no use in a chat template
     env.globals.update(raise_exception=_raise, strftime_now=_strftime_now)
+    env.code_generator_class = _CodeGenerator
+    env.bounded_concat = _bounded_concat  # type: ignore[attr-defined]
+    for name in _BOUNDED_FILTERS:
+        if name in env.filters:
+            env.filters[name] = _bounded_filter(name, env.filters[name])
     env.filters["tojson"] = _tojson
     return env
 
@@ -47,6 +223,7 @@ def _environment() -> ImmutableSandboxedEnvironment:
 def _tojson(value: Any, indent: int | None = None, **_: Any) -> str:
     import json
 
+    _check_size(value)
     return json.dumps(value, ensure_ascii=False, indent=indent)
 
 
@@ -69,21 +246,73 @@ class ChatTemplate:
         return chat
 
     def render(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
+        """The prompt text; TemplateError (one sentence) if the template fails, escapes, runs
+        longer than RENDER_TIMEOUT_S or produces more than MAX_RENDERED_CHARS."""
         env = _environment()
         try:
             compiled = env.from_string(self.source)
-            text = compiled.render(
-                messages=[{"role": m["role"], "content": m["content"]} for m in messages],
-                add_generation_prompt=add_generation_prompt,
-                bos_token=self.bos_token,
-                eos_token=self.eos_token,
-            )
+            with _Deadline(RENDER_TIMEOUT_S):
+                parts: list[str] = []
+                total = 0
+                for chunk in compiled.generate(
+                    messages=[{"role": m["role"], "content": m["content"]} for m in messages],
+                    add_generation_prompt=add_generation_prompt,
+                    bos_token=self.bos_token,
+                    eos_token=self.eos_token,
+                ):
+                    total += len(chunk)
+                    if total > MAX_RENDERED_CHARS:
+                        raise TemplateError("the chat template produced an implausibly long prompt")
+                    parts.append(chunk)
+            text = "".join(parts)
         except TemplateError:
             raise
+        except _RenderTimeout:
+            raise TemplateError(
+                f"the chat template ran longer than {RENDER_TIMEOUT_S:g} seconds and was stopped"
+            ) from None
         except jinja2.exceptions.SecurityError as err:
             raise TemplateError(f"the chat template tried something not allowed ({err})") from None
         except Exception as err:  # noqa: BLE001 - any template bug becomes one sentence
             raise TemplateError(f"the chat template failed ({type(err).__name__}: {err})") from None
-        if len(text) > MAX_RENDERED_CHARS:
-            raise TemplateError("the chat template produced an implausibly long prompt")
         return text
+
+
+class _RenderTimeout(BaseException):
+    """Raised inside the rendering thread when the deadline passes (not an Exception, so that a
+    template's own error handling cannot swallow it)."""
+
+
+class _Deadline:
+    """Interrupt pure-Python work in this thread after ``seconds`` (a Jinja template compiles to
+    Python, so a runaway loop is stopped between two bytecodes)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.lock = threading.Lock()
+        self.done = False
+        self.fired = False
+        self.thread_id = threading.get_ident()
+        self.timer = threading.Timer(seconds, self._fire)
+        self.timer.daemon = True
+
+    def _fire(self) -> None:
+        with self.lock:
+            if self.done:
+                return
+            self.fired = True
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                ctypes.c_ulong(self.thread_id), ctypes.py_object(_RenderTimeout)
+            )
+
+    def __enter__(self) -> _Deadline:
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.timer.cancel()
+        with self.lock:
+            self.done = True
+            fired = self.fired
+        if fired:  # clear the exception if it has not been delivered yet
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.thread_id), None)
