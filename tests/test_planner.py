@@ -1,0 +1,205 @@
+"""The memory plan against llama.cpp's own allocations, and layer decisions on fake GPUs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import llama_cpp
+import pytest
+
+from tests.conftest import make_profile
+from workstation.core.catalog import GGML_TYPES, ModelInfo, read_model_info
+from workstation.core.hardware import FakeGpuProbe, set_probe
+from workstation.core.planner import compute_bytes, kv_cache_per_layer, plan, plan_for_profile
+from workstation.core.profiles import KV_CACHE_TYPES
+from workstation.core.runtime import LLAMA_LOG, LoadedModel, RuntimeSettings
+
+MIB = 1024**2
+GIB = 1024**3
+
+
+def _mib(pattern: str, log: str) -> float:
+    return sum(float(x) for x in re.findall(pattern, log))
+
+
+def _load_log(path: Path, ctx: int, kv: str) -> str:
+    LLAMA_LOG.clear()
+    t = KV_CACHE_TYPES[kv]
+    m = LoadedModel(path, RuntimeSettings(n_ctx=ctx, n_threads=2, type_k=t, type_v=t))
+    m.close()
+    return "".join(LLAMA_LOG)
+
+
+@pytest.mark.parametrize("model", ["smollm2", "gemma"])
+def test_kv_and_weights_match_llama_cpp(model: str, request: pytest.FixtureRequest) -> None:
+    """Within 5% of what llama.cpp allocates (its log), at 2048 and 8192, K/V f16, q8_0, q4_0."""
+    path: Path = request.getfixturevalue(f"{model}_path")
+    info = read_model_info(path)
+    for ctx in (2048, 8192):
+        for kv in ("f16", "q8_0", "q4_0"):
+            log = _load_log(path, ctx, kv)
+            got_kv = _mib(r"llama_kv_cache: size =\s*([\d.]+) MiB", log)
+            got_w = _mib(r"CPU_Mapped model buffer size =\s*([\d.]+) MiB", log)
+            got_c = _mib(r"CPU compute buffer size =\s*([\d.]+) MiB", log)
+            assert got_kv > 0 and got_w > 0 and got_c > 0, log[-2000:]
+            est_kv = sum(kv_cache_per_layer(info, ctx, kv, kv)) / MIB
+            est_w = info.weights_bytes / MIB
+            est_c = compute_bytes(info, ctx) / MIB
+            where = f"{path.name} ctx {ctx} {kv}"
+            assert abs(est_kv - got_kv) <= 0.05 * got_kv, (where, est_kv, got_kv)
+            assert abs(est_w - got_w) <= 0.05 * got_w, (where, est_w, got_w)
+            # the compute buffer is an estimate meant to err on the safe side
+            assert got_c * 0.95 <= est_c <= got_c * 1.15, (where, est_c, got_c)
+
+
+def test_gemma_sliding_window_cache_without_swa_full(gemma_path: Path) -> None:
+    """With swa_full off, Gemma 3's 15 sliding-window layers keep pad(512 + n_ubatch) cells."""
+    info = read_model_info(gemma_path)
+    m = LoadedModel(gemma_path, RuntimeSettings(n_ctx=2048, n_threads=2))
+    try:
+        cparams = llama_cpp.llama_context_default_params()
+        assert cparams.swa_full  # the runtime keeps llama.cpp's default, which the planner assumes
+        cparams.n_ctx = 8192
+        cparams.n_batch = cparams.n_ubatch = 512
+        cparams.swa_full = False
+        cparams.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
+        LLAMA_LOG.clear()
+        ctx = llama_cpp.llama_init_from_model(m.model.model, cparams)
+        assert ctx is not None
+        llama_cpp.llama_free(ctx)
+        log = "".join(LLAMA_LOG)
+    finally:
+        m.close()
+    got = _mib(r"llama_kv_cache: size =\s*([\d.]+) MiB", log)
+    est = sum(kv_cache_per_layer(info, 8192, swa_full=False)) / MIB
+    assert "1024 cells,  15 layers" in log
+    assert abs(est - got) <= 0.01 * got, (est, got)
+    assert est < sum(kv_cache_per_layer(info, 8192)) / MIB / 3
+
+
+# --- a Llama-3-8B Q4_K_M described in code (no file) --------------------------------------------
+def _bytes(type_name: str, n: int) -> int:
+    _, block, size = next(v for v in GGML_TYPES.values() if v[0] == type_name)
+    return n // block * size
+
+
+def llama3_8b() -> ModelInfo:
+    n_embd, n_ff, n_kv, n_vocab, n_layer = 4096, 14336, 1024, 128256, 32
+    layer = (
+        _bytes("Q4_K", n_embd * n_embd) * 2  # q, o
+        + _bytes("Q4_K", n_embd * n_kv) + _bytes("Q6_K", n_embd * n_kv)  # k, v
+        + _bytes("Q4_K", n_embd * n_ff) * 2 + _bytes("Q6_K", n_embd * n_ff)  # gate, up, down
+        + 2 * 4 * n_embd
+    )
+    emb = _bytes("Q4_K", n_embd * n_vocab)
+    out = _bytes("Q6_K", n_embd * n_vocab) + 4 * n_embd
+    return ModelInfo(
+        path="llama-3-8b.gguf", name="Llama 3 8B Instruct", architecture="llama",
+        parameter_count=8_030_000_000, file_type="Q4_K_M", file_size=layer * n_layer + emb + out,
+        context_length=8192, n_layer=n_layer, n_head=32, n_head_kv=8, head_dim=128, head_dim_v=128,
+        n_embd=n_embd, n_ff=n_ff, n_vocab=n_vocab, tokenizer_model="gpt2",
+        tokenizer_fingerprint="0" * 16, sliding_window=None, swa_layers=[False] * n_layer,
+        has_chat_template=True, n_head_kv_per_layer=[8] * n_layer, layer_bytes=[layer] * n_layer,
+        input_bytes=emb, output_bytes=out, tied_embeddings=False,
+        weights_bytes=layer * n_layer + emb + out,
+    )
+
+
+RAM = dict(ram_available=28 * GIB, ram_total=32 * GIB, physical_cores=8)
+
+
+def test_llama3_8b_sizes_are_realistic() -> None:
+    info = llama3_8b()
+    assert 4.4 * GIB < info.weights_bytes < 5.0 * GIB  # the real file is 4.58 GiB
+    # 32 layers x 8192 cells x 1024 x (K + V) x f16 = 1 GiB, as llama.cpp reports
+    assert sum(kv_cache_per_layer(info, 8192)) == 1024 * MIB
+
+
+def test_no_gpu_runs_on_cpu() -> None:
+    p = plan(llama3_8b(), context=8192, gpus=FakeGpuProbe().gpus(), **RAM)
+    assert (p.gpu_layers, p.total_layers, p.placement, p.fits) == (0, 33, "cpu", True)
+    assert p.verdict.startswith("runs on the CPU")
+    assert p.decode_tps_bound and p.decode_tps_bound < 20  # ~4.6 GB per token over ~50 GB/s
+
+
+def test_24gb_gpu_takes_everything() -> None:
+    gpus = FakeGpuProbe.of(("NVIDIA GeForce RTX 4090", 24, 23.2)).gpus()
+    p = plan(llama3_8b(), context=8192, gpus=gpus, **RAM)
+    assert (p.gpu_layers, p.placement, p.fits) == (33, "gpu", True)
+    assert p.verdict.startswith("fits entirely on the GPU: ") and p.verdict.endswith("of 24.0 GB")
+    assert 100 < (p.decode_tps_bound or 0) < 250  # 1008 GB/s over ~5 GB
+
+
+def test_8gb_gpu_long_context_splits_layers() -> None:
+    info = llama3_8b()
+    gpus = FakeGpuProbe.of(("NVIDIA GeForce RTX 4060", 8, 7.6)).gpus()
+    p = plan(info, context=32768, gpus=gpus, **RAM)  # KV alone is 4 GiB at f16
+    assert 0 < p.gpu_layers < 32 and p.placement == "partial" and p.fits
+    assert p.verdict.startswith(f"{p.gpu_layers} of 32 layers on the GPU")
+    gpu = p.devices[0]
+    from workstation.core.planner import _gpu_usable
+
+    assert gpu.need_bytes <= _gpu_usable(gpus[0])
+    one_more = plan(info, context=32768, gpus=gpus, gpu_layers=p.gpu_layers + 1, **RAM)
+    assert one_more.devices[0].need_bytes > _gpu_usable(gpus[0])
+    assert not one_more.fits and "does not fit" in one_more.verdict and "auto" in one_more.verdict
+    # q8_0 K/V halves the cache: more layers fit
+    q8 = plan(info, context=32768, type_k="q8_0", type_v="q8_0", gpus=gpus, **RAM)
+    assert q8.gpu_layers > p.gpu_layers
+    # the same at 8192 fits entirely
+    assert plan(info, context=8192, gpus=gpus, **RAM).placement == "gpu"
+
+
+def test_two_gpus_share_layers_by_free_memory() -> None:
+    gpus = FakeGpuProbe.of(("RTX 3060", 12, 11.5), ("RTX 3060", 12, 5.5)).gpus()
+    p = plan(llama3_8b(), context=16384, gpus=gpus, **RAM)
+    assert p.gpu_layers == 33 and p.placement == "gpu"
+    a, b = p.devices[0], p.devices[1]
+    assert a.layers + b.layers == 33 and a.layers > b.layers > 0
+    assert p.verdict.startswith("fits entirely on the 2 GPUs")
+
+
+def test_does_not_fit_anywhere() -> None:
+    p = plan(llama3_8b(), context=8192, gpus=[], ram_available=3 * GIB, ram_total=4 * GIB)
+    assert not p.fits and p.placement == "none"
+    assert re.match(r"does not fit: needs [\d.]+ GB, this machine has [\d.]+ GB free", p.verdict)
+
+
+def test_more_vram_never_means_fewer_layers() -> None:
+    info = llama3_8b()
+    layers = [
+        plan(info, context=65536, gpus=FakeGpuProbe.of(("GPU", gb, gb - 0.5)).gpus(), **RAM).gpu_layers
+        for gb in (4, 6, 8, 12, 16, 24)
+    ]
+    assert layers == sorted(layers) and layers[0] < layers[-1]
+
+
+def test_plan_for_profile_uses_the_probe(smollm2_path: Path) -> None:
+    profile = make_profile(gpu_layers="auto", kv_cache={"k": "q8_0", "v": "q8_0"})
+    try:
+        set_probe(FakeGpuProbe())
+        p = plan_for_profile(profile)
+        assert p.gpu_layers == 0 and p.fits and p.total_layers == 31
+        set_probe(FakeGpuProbe.of(("RTX 4060", 8, 7.5)))
+        p = plan_for_profile(profile)
+        assert p.gpu_layers == 31 and p.placement == "gpu"
+        d = p.to_dict()
+        for key in ("weights_bytes", "kv_cache_bytes", "gpu_layers", "total_layers", "fits", "verdict"):
+            assert key in d
+    finally:
+        set_probe(None)
+
+
+def test_engine_auto_layers_without_gpu(smollm2_path: Path) -> None:
+    from workstation.core.engine import resolve_gpu_layers
+
+    try:
+        set_probe(FakeGpuProbe())
+        assert resolve_gpu_layers(make_profile(gpu_layers="auto")) == 0
+        set_probe(FakeGpuProbe.of(("RTX 4060", 8, 7.5)))
+        assert resolve_gpu_layers(make_profile(gpu_layers="auto")) == 31
+    finally:
+        set_probe(None)
+
+
