@@ -1,0 +1,194 @@
+"""``workstation bench [-p P ...] [--json]``: llama-bench-style speed tests, TTFT, acceptance."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from workstation.commands import add_profile_arg, print_json, profile_refs
+from workstation.core.bench import (
+    BenchConfig,
+    ProfileBench,
+    ReplayResult,
+    bench_profiles,
+    check_local,
+    read_replay_file,
+    replay_profiles,
+)
+from workstation.core.profiles import Profile, load_profile
+from workstation.core.results import ResultRow, save_run
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "bench",
+        help="speed tests like llama-bench (pp/tg tok/s), TTFT and speculative acceptance",
+        description="Prompt processing (pp) and generation (tg) tests as llama-bench runs them, "
+        "plus time to first token of a chat turn and, for speculative profiles, the share of "
+        "drafted tokens accepted. Results are saved to the history.",
+    )
+    add_profile_arg(p, multiple=True)
+    p.add_argument("--n-prompt", "-n-prompt", dest="n_prompt", type=int, default=512, metavar="N",
+                   help="prompt tokens for the pp test, 0 to skip it (default 512)")
+    p.add_argument("--n-gen", "-n-gen", "-n", dest="n_gen", type=int, default=128, metavar="N",
+                   help="generated tokens for the tg test, 0 to skip it (default 128)")
+    p.add_argument("-r", "--repetitions", type=int, default=5, metavar="N",
+                   help="timed runs per test (default 5)")
+    p.add_argument("-t", "--threads", type=int, metavar="N", help="threads instead of the profile's")
+    p.add_argument("--no-warmup", action="store_true", help="skip the warm-up runs")
+    p.add_argument("--no-ttft", action="store_true", help="skip the chat turns (TTFT, acceptance)")
+    p.add_argument("--replay", type=Path, metavar="FILE",
+                   help="run your own prompts instead (text: blank-line separated; .jsonl: "
+                   '{"prompt": ...} or {"messages": [...]} per line)')
+    p.add_argument("--max-tokens", type=int, default=128, metavar="N",
+                   help="longest reply per replayed prompt (default 128)")
+    p.add_argument("--no-save", action="store_true", help="do not save the results to the history")
+    p.add_argument("--json", action="store_true", help="print llama-bench-style JSON records")
+    p.set_defaults(func=run)
+
+
+def _profiles(args: argparse.Namespace) -> list[Profile]:
+    profiles = []
+    for ref in profile_refs(args):
+        profile = load_profile(ref)
+        check_local(profile)
+        if args.threads is not None:
+            if args.threads < 1:
+                from workstation.core.bench import BenchInputError
+
+                raise BenchInputError(f"--threads must be 1 or more, not {args.threads}.")
+            profile.threads = args.threads
+        profiles.append(profile)
+    return profiles
+
+
+def _progress(args: argparse.Namespace):  # noqa: ANN202
+    if not sys.stderr.isatty():
+        return None
+
+    def say(msg: str) -> None:
+        sys.stderr.write(f"\r\033[K{msg}")
+        sys.stderr.flush()
+
+    return say
+
+
+def _clear_progress() -> None:
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    profiles = _profiles(args)
+    command = "bench " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else "bench"
+    if args.replay is not None:
+        prompts = read_replay_file(args.replay)
+        if args.max_tokens < 1:
+            from workstation.core.bench import BenchInputError
+
+            raise BenchInputError(f"--max-tokens must be 1 or more, not {args.max_tokens}.")
+        replays = []
+        try:
+            for result in replay_profiles(profiles, prompts, args.max_tokens, _progress(args)):
+                replays.append(result)
+        finally:
+            _clear_progress()
+        if not args.no_save:
+            rows: list[ResultRow] = [r for res in replays for r in res.result_rows()]
+            save_run("bench", rows, command)
+        if args.json:
+            print_json([r.to_dict() for r in replays])
+        else:
+            print(format_replay(replays))
+        return 0
+
+    config = BenchConfig(
+        n_prompt=args.n_prompt,
+        n_gen=args.n_gen,
+        repetitions=args.repetitions,
+        warmup=not args.no_warmup,
+        ttft=not args.no_ttft,
+    )
+    try:
+        results = bench_profiles(profiles, config, _progress(args))
+    finally:
+        _clear_progress()
+    if not args.no_save:
+        save_run("bench", [row for r in results for row in r.result_rows()], command)
+    if args.json:
+        print_json([rec for r in results for rec in r.records()])
+    else:
+        print(format_bench(results))
+    return 0
+
+
+# --- tables ----------------------------------------------------------------------------------
+def _table(header: list[str], rows: list[list[str]], right: set[int]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(
+            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ) + " |"
+
+    sep = "| " + " | ".join(("-" * (w - 1) + ":") if i in right else "-" * w for i, w in enumerate(widths)) + " |"
+    return "\n".join([line(header), sep, *(line(r) for r in rows)])
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.2f} MiB"
+
+
+def _params(n: int) -> str:
+    return f"{n / 1e9:.2f} B" if n >= 1e9 else f"{n / 1e6:.2f} M"
+
+
+def format_bench(results: list[ProfileBench]) -> str:
+    header = ["profile", "model", "size", "params", "ngl", "threads", "K/V", "fa", "test", "result"]
+    rows = []
+    for r in results:
+        mi = r.model_info
+        base = [
+            r.profile, mi["model_type"], _size(mi["model_size"]), _params(mi["model_n_params"]),
+            str(mi["n_gpu_layers"]), str(mi["n_threads"]), f"{mi['type_k']}/{mi['type_v']}",
+            str(mi["flash_attn"]),
+        ]
+        for name, stat in (("pp", r.pp), ("tg", r.tg)):
+            if stat is not None:
+                rows.append([*base, f"{name}{stat.n_tokens}", f"{stat.avg_ts:.2f} ± {stat.stddev_ts:.2f} tok/s"])
+        ttft = r.ttft_ms
+        if ttft is not None:
+            rows.append([*base, "ttft", f"{ttft[0]:.1f} ± {ttft[1]:.1f} ms"])
+            if r.chat_ts is not None:
+                rows.append([*base, "chat tg", f"{r.chat_ts:.2f} tok/s"])
+        if r.acceptance is not None:
+            rows.append([*base, "accepted", f"{r.acceptance * 100:.1f}% of {r.draft_n} drafted"])
+        elif mi.get("speculative", "off") != "off" and r.turns:
+            rows.append([*base, "accepted", "no drafts reported"])
+    return _table(header, rows, {2, 3, 4, 5, 9})
+
+
+def format_replay(replays: list[ReplayResult]) -> str:
+    parts = []
+    for res in replays:
+        rows = []
+        for item in res.items:
+            m = item.metrics
+            preview = " ".join(item.prompt.split())
+            preview = preview[:40] + ("…" if len(preview) > 40 else "")
+            acc = f"{m.draft_n_accepted}/{m.draft_n}" if m.draft_n else "-"
+            rows.append([str(item.index), preview, str(m.prompt_n), str(m.cache_n), f"{m.ttft_ms:.0f}",
+                         str(m.predicted_n), f"{m.predicted_per_second:.1f}", acc])
+        s = res.summary()
+        parts.append(f"{res.profile}:")
+        parts.append(_table(["#", "prompt", "prompt tok", "cached", "TTFT ms", "tokens", "tok/s", "accepted"],
+                            rows, {0, 2, 3, 4, 5, 6}))
+        acc = f", {s['acceptance'] * 100:.1f}% of drafts accepted" if s["acceptance"] is not None else ""
+        tps = f"{s['predicted_per_second']:.1f}" if s["predicted_per_second"] is not None else "-"
+        parts.append(
+            f"{s['prompts']} prompts: TTFT mean {s['ttft_ms_mean']:.0f} ms, median {s['ttft_ms_median']:.0f} ms, "
+            f"p90 {s['ttft_ms_p90']:.0f} ms; {tps} tok/s over {s['predicted_n']} tokens{acc}\n"
+        )
+    return "\n".join(parts).rstrip()

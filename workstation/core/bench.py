@@ -1,0 +1,486 @@
+"""llama-bench-style speed tests on our own decode path, plus TTFT, acceptance and replay.
+
+``pp`` and ``tg`` follow llama.cpp's ``llama-bench`` (tools/llama-bench/llama-bench.cpp):
+
+* pp: clear the KV cache, decode ``n_prompt`` random tokens (BOS first when the model adds
+  one) in ``n_batch`` chunks of one sequence, logits only for the last token of each chunk;
+* tg: from an empty cache, decode ``n_gen`` tokens one at a time, each with logits;
+* a warm-up (one pp run, one single-token tg run) before ``repetitions`` timed runs; the
+  figure is the mean of the per-run rates (tokens / seconds) with its sample standard deviation.
+
+Both run through ``runtime.LoadedModel`` (the engine's own model and context, so the profile's
+context, threads, K/V types, flash attention and GPU layers apply). TTFT is a real chat turn
+through ``Engine`` from a cold cache; for speculative profiles the same turns give the
+drafted / accepted counts. ``replay`` runs a user's real prompts through the engine.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import llama_cpp
+import numpy as np
+
+from workstation.core.engine import Engine, TurnFinished
+from workstation.core.errors import EngineError, WorkstationError
+from workstation.core.metrics import TurnMetrics
+from workstation.core.profiles import Profile, Sampling
+from workstation.core.results import ResultRow, build_info, machine_info
+from workstation.core.runtime import Batch, LoadedModel
+
+DEFAULT_TTFT_PROMPT = (
+    "Write a short paragraph for office staff explaining why regular backups of their "
+    "documents matter and how often they should make them."
+)
+
+Progress = Callable[[str], None]
+
+
+class BenchInputError(WorkstationError):
+    """A replay file or a bench option the user gave cannot be used."""
+
+
+@dataclass
+class BenchConfig:
+    n_prompt: int = 512
+    n_gen: int = 128
+    repetitions: int = 5
+    warmup: bool = True
+    ttft: bool = True
+    ttft_prompt: str = DEFAULT_TTFT_PROMPT
+    seed: int = 1234
+
+
+@dataclass
+class SpeedStat:
+    """One timed test over several repetitions (llama-bench's ``samples_ns`` and rates)."""
+
+    n_tokens: int
+    samples_ns: list[int] = field(default_factory=list)
+
+    @property
+    def samples_ts(self) -> list[float]:
+        return [1e9 * self.n_tokens / ns for ns in self.samples_ns if ns > 0]
+
+    @property
+    def avg_ts(self) -> float:
+        ts = self.samples_ts
+        return statistics.fmean(ts) if ts else 0.0
+
+    @property
+    def stddev_ts(self) -> float:
+        ts = self.samples_ts
+        return statistics.stdev(ts) if len(ts) > 1 else 0.0
+
+    @property
+    def avg_ns(self) -> int:
+        return int(statistics.fmean(self.samples_ns)) if self.samples_ns else 0
+
+    @property
+    def stddev_ns(self) -> int:
+        return int(statistics.stdev(self.samples_ns)) if len(self.samples_ns) > 1 else 0
+
+
+def mean_std(values: list[float]) -> tuple[float, float]:
+    if not values:
+        return 0.0, 0.0
+    return statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0
+
+
+@dataclass
+class ProfileBench:
+    """Everything ``bench`` measured for one profile."""
+
+    profile: str
+    model_info: dict[str, Any]
+    pp: SpeedStat | None = None
+    tg: SpeedStat | None = None
+    turns: list[TurnMetrics] = field(default_factory=list)  # the TTFT / acceptance chat turns
+    test_time: str = ""
+
+    @property
+    def ttft_ms(self) -> tuple[float, float] | None:
+        return mean_std([t.ttft_ms for t in self.turns]) if self.turns else None
+
+    @property
+    def chat_ts(self) -> float | None:
+        n = sum(t.predicted_n for t in self.turns)
+        ms = sum(t.predicted_ms for t in self.turns)
+        return n / ms * 1000 if ms > 0 else None
+
+    @property
+    def draft_n(self) -> int:
+        return sum(t.draft_n for t in self.turns)
+
+    @property
+    def draft_n_accepted(self) -> int:
+        return sum(t.draft_n_accepted for t in self.turns)
+
+    @property
+    def acceptance(self) -> float | None:
+        return self.draft_n_accepted / self.draft_n if self.draft_n else None
+
+    def records(self) -> list[dict[str, Any]]:
+        """llama-bench's JSON records (one per pp/tg test) with our own fields added."""
+        out = []
+        ttft = self.ttft_ms
+        ours = {
+            "profile": self.profile,
+            "ttft_ms": round(ttft[0], 2) if ttft else None,
+            "ttft_stddev_ms": round(ttft[1], 2) if ttft else None,
+            "chat_ts": round(self.chat_ts, 2) if self.chat_ts is not None else None,
+            "speculative": self.model_info.get("speculative", "off"),
+            "draft_n": self.draft_n,
+            "draft_n_accepted": self.draft_n_accepted,
+            "acceptance": round(self.acceptance, 4) if self.acceptance is not None else None,
+        }
+        for name, stat, n_prompt, n_gen in (
+            ("pp", self.pp, self.pp.n_tokens if self.pp else 0, 0),
+            ("tg", self.tg, 0, self.tg.n_tokens if self.tg else 0),
+        ):
+            if stat is None:
+                continue
+            rec = dict(self.model_info)
+            rec.pop("speculative", None)
+            rec.update(
+                test=f"{name}{stat.n_tokens}",
+                n_prompt=n_prompt,
+                n_gen=n_gen,
+                n_depth=0,
+                test_time=self.test_time,
+                avg_ns=stat.avg_ns,
+                stddev_ns=stat.stddev_ns,
+                avg_ts=round(stat.avg_ts, 6),
+                stddev_ts=round(stat.stddev_ts, 6),
+                samples_ns=list(stat.samples_ns),
+                samples_ts=[round(x, 6) for x in stat.samples_ts],
+            )
+            rec.update(ours)
+            out.append(rec)
+        if not out:  # TTFT only
+            rec = dict(self.model_info)
+            rec.pop("speculative", None)
+            rec.update(test="ttft", n_prompt=0, n_gen=0, n_depth=0, test_time=self.test_time)
+            rec.update(ours)
+            out.append(rec)
+        return out
+
+    def result_rows(self) -> list[ResultRow]:
+        model = self.model_info.get("model_filename", "")
+        data = {"records": self.records()}
+        rows = []
+        for name, stat in (("pp", self.pp), ("tg", self.tg)):
+            if stat is not None:
+                rows.append(ResultRow(self.profile, f"{name}{stat.n_tokens}", stat.avg_ts, "tok/s",
+                                      model, {"stddev": stat.stddev_ts, **data}))
+        ttft = self.ttft_ms
+        if ttft is not None:
+            rows.append(ResultRow(self.profile, "ttft", ttft[0], "ms", model, {"stddev": ttft[1]}))
+            if self.chat_ts is not None:
+                rows.append(ResultRow(self.profile, "chat", self.chat_ts, "tok/s", model, {}))
+        if self.acceptance is not None:
+            rows.append(ResultRow(self.profile, "acceptance", self.acceptance, "ratio", model,
+                                  {"draft_n": self.draft_n, "draft_n_accepted": self.draft_n_accepted}))
+        return rows
+
+
+# --- what the model and settings are (llama-bench's descriptive fields) -----------------------
+def model_info(engine: Engine) -> dict[str, Any]:
+    model = engine.model
+    buf = ctypes.create_string_buffer(128)
+    llama_cpp.llama_model_desc(model.model.model, buf, ctypes.sizeof(buf))
+    machine = machine_info()
+    build = build_info()
+    info = engine.info()
+    return {
+        "build_commit": "",
+        "build_number": 0,
+        "llama_cpp_python": build["llama_cpp_python"],
+        "cpu_info": machine["cpu_model"],
+        "gpu_info": ", ".join(machine["gpus"]),
+        "backends": "GPU" if build["gpu_offload"] else "CPU",
+        "model_filename": str(model.path),
+        "model_type": buf.value.decode("utf-8", errors="replace"),
+        "model_size": int(llama_cpp.llama_model_size(model.model.model)),
+        "model_n_params": int(llama_cpp.llama_model_n_params(model.model.model)),
+        "n_ctx": model.n_ctx,
+        "n_batch": model.n_batch,
+        "n_ubatch": model.n_batch,
+        "n_threads": info.threads,
+        "type_k": info.type_k,
+        "type_v": info.type_v,
+        "n_gpu_layers": info.gpu_layers,
+        "flash_attn": int(info.flash_attn),
+        "speculative": info.speculative,
+    }
+
+
+# --- the llama-bench tests ---------------------------------------------------------------------
+def _first_token(model: LoadedModel, rng: np.random.Generator) -> int:
+    return model.bos_token if model.add_bos and model.bos_token >= 0 else int(rng.integers(model.n_vocab))
+
+
+def run_pp(model: LoadedModel, batch: Batch, n_prompt: int, rng: np.random.Generator) -> int:
+    """One prompt-processing run from an empty cache; returns nanoseconds."""
+    tokens = rng.integers(0, model.n_vocab, size=n_prompt).tolist()
+    tokens[0] = _first_token(model, rng)
+    model.clear_memory()
+    t0 = time.perf_counter_ns()
+    done = 0
+    while done < n_prompt:
+        n = min(n_prompt - done, model.n_batch)
+        batch.clear()
+        for k in range(n):
+            batch.add(tokens[done + k], done + k, 0, k == n - 1)
+        model.decode(batch)
+        done += n
+    llama_cpp.llama_synchronize(model.ctx)
+    return time.perf_counter_ns() - t0
+
+
+def run_tg(model: LoadedModel, batch: Batch, n_gen: int, rng: np.random.Generator) -> int:
+    """One generation run, one token per decode, from an empty cache; returns nanoseconds."""
+    tokens = rng.integers(0, model.n_vocab, size=n_gen).tolist()
+    tokens[0] = _first_token(model, rng)
+    model.clear_memory()
+    t0 = time.perf_counter_ns()
+    for pos, token in enumerate(tokens):
+        batch.clear()
+        batch.add(token, pos, 0, True)
+        model.decode(batch)
+        llama_cpp.llama_synchronize(model.ctx)
+    return time.perf_counter_ns() - t0
+
+
+def _check_sizes(engine: Engine, config: BenchConfig) -> None:
+    n_ctx = engine.model.n_ctx
+    for name, n in (("n-prompt", config.n_prompt), ("n-gen", config.n_gen)):
+        if n < 0:
+            raise BenchInputError(f"--{name} must be 0 or more, not {n}.")
+        if n > n_ctx:
+            raise BenchInputError(
+                f"--{name} {n} is larger than profile '{engine.profile.key}''s context of {n_ctx} tokens."
+            )
+    if config.repetitions < 1:
+        raise BenchInputError(f"--repetitions must be 1 or more, not {config.repetitions}.")
+
+
+def bench_engine(engine: Engine, config: BenchConfig, progress: Progress | None = None) -> ProfileBench:
+    """pp / tg / TTFT (and acceptance) for one loaded profile."""
+    say = progress or (lambda _msg: None)
+    _check_sizes(engine, config)
+    key = engine.profile.key
+    result = ProfileBench(
+        profile=key,
+        model_info=model_info(engine),
+        test_time=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    )
+    model = engine.model
+    rng = np.random.default_rng(config.seed)
+    batch = Batch(model.n_batch)
+    try:
+        engine.reset()
+        if config.n_prompt > 0:
+            if config.warmup:
+                say(f"{key}: warm-up pp{config.n_prompt}")
+                run_pp(model, batch, config.n_prompt, rng)
+            result.pp = SpeedStat(config.n_prompt)
+            for i in range(config.repetitions):
+                say(f"{key}: pp{config.n_prompt} run {i + 1}/{config.repetitions}")
+                result.pp.samples_ns.append(run_pp(model, batch, config.n_prompt, rng))
+        if config.n_gen > 0:
+            if config.warmup:
+                say(f"{key}: warm-up tg")
+                run_tg(model, batch, 1, rng)
+            result.tg = SpeedStat(config.n_gen)
+            for i in range(config.repetitions):
+                say(f"{key}: tg{config.n_gen} run {i + 1}/{config.repetitions}")
+                result.tg.samples_ns.append(run_tg(model, batch, config.n_gen, rng))
+    finally:
+        batch.close()
+        engine.reset()  # the KV cache no longer mirrors engine.tokens
+    if config.ttft:
+        sampling = Sampling(temperature=0.0, max_tokens=max(1, config.n_gen or 32), seed=config.seed,
+                            repeat_penalty=1.0)
+        messages = [{"role": "user", "content": config.ttft_prompt}]
+        if config.warmup:
+            engine.run_chat(messages, Sampling(temperature=0.0, max_tokens=1))
+        for i in range(config.repetitions):
+            say(f"{key}: chat turn {i + 1}/{config.repetitions} (TTFT)")
+            engine.reset()
+            result.turns.append(engine.run_chat(messages, sampling).metrics)
+        engine.reset()
+    return result
+
+
+def bench_profiles(
+    profiles: list[Profile], config: BenchConfig, progress: Progress | None = None
+) -> list[ProfileBench]:
+    """Load each profile in turn (one model in memory at a time) and bench it."""
+    results = []
+    for profile in profiles:
+        if progress:
+            progress(f"{profile.key}: loading {profile.model}")
+        engine = Engine(profile)
+        try:
+            results.append(bench_engine(engine, config, progress))
+        finally:
+            engine.close()
+    return results
+
+
+# --- replay of the user's own prompts ------------------------------------------------------------
+@dataclass
+class ReplayItem:
+    index: int
+    prompt: str
+    metrics: TurnMetrics
+
+    def to_dict(self) -> dict[str, Any]:
+        m = self.metrics
+        return {
+            "index": self.index,
+            "prompt": self.prompt[:200],
+            "prompt_n": m.prompt_n,
+            "cache_n": m.cache_n,
+            "ttft_ms": round(m.ttft_ms, 2),
+            "predicted_n": m.predicted_n,
+            "predicted_per_second": round(m.predicted_per_second, 2),
+            "prompt_per_second": round(m.prompt_per_second, 2),
+            "draft_n": m.draft_n,
+            "draft_n_accepted": m.draft_n_accepted,
+            "stop_reason": m.stop_reason,
+        }
+
+
+@dataclass
+class ReplayResult:
+    profile: str
+    model_filename: str
+    items: list[ReplayItem]
+
+    def summary(self) -> dict[str, Any]:
+        ttfts = sorted(i.metrics.ttft_ms for i in self.items)
+        n = sum(i.metrics.predicted_n for i in self.items)
+        ms = sum(i.metrics.predicted_ms for i in self.items)
+        draft = sum(i.metrics.draft_n for i in self.items)
+        acc = sum(i.metrics.draft_n_accepted for i in self.items)
+        return {
+            "profile": self.profile,
+            "prompts": len(self.items),
+            "ttft_ms_mean": round(statistics.fmean(ttfts), 2) if ttfts else None,
+            "ttft_ms_median": round(statistics.median(ttfts), 2) if ttfts else None,
+            "ttft_ms_p90": round(ttfts[min(len(ttfts) - 1, int(0.9 * len(ttfts)))], 2) if ttfts else None,
+            "predicted_n": n,
+            "predicted_per_second": round(n / ms * 1000, 2) if ms > 0 else None,
+            "acceptance": round(acc / draft, 4) if draft else None,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "model_filename": self.model_filename,
+            "summary": self.summary(),
+            "prompts": [i.to_dict() for i in self.items],
+        }
+
+    def result_rows(self) -> list[ResultRow]:
+        s = self.summary()
+        data = self.to_dict()
+        rows = [ResultRow(self.profile, "replay_ttft", s["ttft_ms_mean"], "ms", self.model_filename, data)]
+        if s["predicted_per_second"] is not None:
+            rows.append(ResultRow(self.profile, "replay_tg", s["predicted_per_second"], "tok/s",
+                                  self.model_filename, {}))
+        return rows
+
+
+def read_replay_file(path: Path) -> list[list[dict[str, str]]]:
+    """Prompts from a text file (separated by blank lines) or JSONL (``{"prompt": ...}``,
+    ``{"messages": [...]}`` or a JSON string per line), each as chat messages."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BenchInputError(f"Replay file {path} does not exist.") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise BenchInputError(f"Replay file {path} cannot be read ({err}).") from None
+    prompts: list[list[dict[str, str]]] = []
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError:
+                raise BenchInputError(f"{path}: line {n} is not valid JSON.") from None
+            if isinstance(item, str):
+                prompts.append([{"role": "user", "content": item}])
+            elif isinstance(item, dict) and isinstance(item.get("prompt"), str):
+                prompts.append([{"role": "user", "content": item["prompt"]}])
+            elif isinstance(item, dict) and isinstance(item.get("messages"), list) and all(
+                isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+                for m in item["messages"]
+            ) and item["messages"]:
+                prompts.append([{"role": m["role"], "content": m["content"]} for m in item["messages"]])
+            else:
+                raise BenchInputError(
+                    f"{path}: line {n} needs a 'prompt' text or a 'messages' list of {{role, content}}."
+                )
+    else:
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            if block.strip():
+                prompts.append([{"role": "user", "content": block.strip()}])
+    if not prompts:
+        raise BenchInputError(f"Replay file {path} holds no prompts.")
+    return prompts
+
+
+def replay_engine(
+    engine: Engine,
+    prompts: list[list[dict[str, str]]],
+    max_tokens: int,
+    progress: Progress | None = None,
+) -> ReplayResult:
+    """Each prompt as a new conversation, with the profile's sampling (max_tokens capped). The
+    KV cache is kept between prompts, as in the app, so a shared prefix counts as ``cache_n``."""
+    sampling = Sampling(**engine.profile.sampling.__dict__)
+    sampling.max_tokens = max_tokens
+    items = []
+    for i, messages in enumerate(prompts):
+        if progress:
+            progress(f"{engine.profile.key}: replay prompt {i + 1}/{len(prompts)}")
+        final = None
+        for event in engine.stream_chat(messages, sampling):
+            if isinstance(event, TurnFinished):
+                final = event
+        assert final is not None
+        items.append(ReplayItem(i + 1, messages[-1]["content"], final.metrics))
+    return ReplayResult(engine.profile.key, str(engine.model.path), items)
+
+
+def replay_profiles(
+    profiles: list[Profile],
+    prompts: list[list[dict[str, str]]],
+    max_tokens: int,
+    progress: Progress | None = None,
+) -> Iterator[ReplayResult]:
+    for profile in profiles:
+        engine = Engine(profile)
+        try:
+            yield replay_engine(engine, prompts, max_tokens, progress)
+        finally:
+            engine.close()
+
+
+def check_local(profile: Profile) -> None:
+    if profile.backend != "llama":
+        raise EngineError(
+            f"Profile '{profile.key}' uses the {profile.backend} backend; bench measures local models only."
+        )

@@ -1,0 +1,478 @@
+"""Quality on the user's own work: scored task sets and perplexity.
+
+Task sets are YAML::
+
+    name: Office tasks
+    tasks:
+      - id: capital-fr          # optional; default task-N
+        lang: en                # optional; results are also grouped by language
+        prompt: What is the capital of France? Answer with one word.
+        match: contains         # exact | contains | regex | choice
+        answer: Paris           # text, or a list of accepted texts (any one counts)
+      - prompt: "Which is a fruit? A) car B) apple C) chair. Answer with the letter."
+        match: choice
+        choices: [A, B, C]
+        answer: B
+
+Scoring rules (``score``):
+
+* exact: the reply equals an answer after normalizing both (Unicode NFKC, Turkish dotted I
+  folded, case folded unless ``case_sensitive``, whitespace collapsed, surrounding quotes,
+  asterisks and final punctuation removed);
+* contains: a normalized answer occurs anywhere in the normalized reply;
+* regex: ``re.search`` of the answer pattern in the raw reply (ignoring case unless
+  ``case_sensitive``);
+* choice: the first of ``choices`` the reply names as a whole word is the model's pick, and
+  it must be ``answer``; one-character labels (A, B, C) match case-sensitively so the article
+  "a" is not read as choice A.
+
+Perplexity follows llama.cpp's ``llama-perplexity`` (tools/perplexity/perplexity.cpp): the
+text is tokenized once (BOS added when the model adds one, special tokens not parsed),
+split into non-overlapping chunks of ``n_ctx`` tokens; each chunk is evaluated from an empty
+KV cache with its first token replaced by BOS, and only the second half of each chunk is
+scored (positions n_ctx/2 .. n_ctx-2 predicting the next token). PPL = exp(mean NLL).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import llama_cpp
+import numpy as np
+import yaml
+
+from workstation.core.engine import Engine
+from workstation.core.errors import WorkstationError
+from workstation.core.profiles import Sampling
+from workstation.core.runtime import Batch, LoadedModel
+
+MATCH_KINDS = ("exact", "contains", "regex", "choice")
+TASK_FIELDS = ("id", "lang", "prompt", "match", "answer", "choices", "case_sensitive", "max_tokens", "system")
+DEFAULT_MAX_TOKENS = 64
+EXAMPLE_TASKS = Path(__file__).resolve().parent.parent / "data" / "tasks-example.yaml"
+
+Progress = Callable[[str], None]
+
+
+class TaskSetError(WorkstationError):
+    """A task set file is missing, not YAML, or has a wrong field."""
+
+
+class EvalInputError(WorkstationError):
+    """A perplexity text or an eval option cannot be used."""
+
+
+@dataclass
+class Task:
+    id: str
+    prompt: str
+    match: str
+    answer: list[str]
+    lang: str = ""
+    choices: list[str] = field(default_factory=list)
+    case_sensitive: bool = False
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    system: str | None = None
+
+
+@dataclass
+class TaskSet:
+    name: str
+    source: str
+    tasks: list[Task]
+
+
+# --- loading and validation ------------------------------------------------------------------
+def _text_list(value: Any) -> list[str] | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str | int | float):
+        return [str(value)]
+    if isinstance(value, list) and value and all(
+        isinstance(v, str | int | float) and not isinstance(v, bool) for v in value
+    ):
+        return [str(v) for v in value]
+    return None
+
+
+def _task_from_dict(data: Any, src: str, index: int) -> Task:
+    where = f"{src}: task {index}"
+    if not isinstance(data, dict):
+        raise TaskSetError(f"{where} must be a mapping with prompt, match and answer, not {data!r}.")
+    if isinstance(data.get("id"), str | int) and not isinstance(data.get("id"), bool):
+        where += f" ('{data['id']}')"
+    for key in data:
+        if key not in TASK_FIELDS:
+            raise TaskSetError(
+                f"{where}: unknown field '{key}'; allowed fields are {', '.join(TASK_FIELDS)}."
+            )
+    for key in ("prompt", "match", "answer"):
+        if key not in data or data[key] is None:
+            raise TaskSetError(f"{where}: field '{key}' is missing.")
+    prompt = data["prompt"]
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise TaskSetError(f"{where}: field 'prompt' must be non-empty text.")
+    match = data["match"]
+    if match not in MATCH_KINDS:
+        raise TaskSetError(
+            f"{where}: field 'match' is {match!r}; allowed values are {', '.join(MATCH_KINDS)}."
+        )
+    answers = _text_list(data["answer"])
+    if answers is None:
+        raise TaskSetError(f"{where}: field 'answer' must be text or a list of texts, not {data['answer']!r}.")
+    if any(not a.strip() for a in answers):
+        raise TaskSetError(f"{where}: field 'answer' must not be empty text.")
+    case_sensitive = data.get("case_sensitive", False)
+    if not isinstance(case_sensitive, bool):
+        raise TaskSetError(f"{where}: field 'case_sensitive' is {case_sensitive!r}; allowed values are true, false.")
+    if match == "regex":
+        for pattern in answers:
+            try:
+                re.compile(pattern)
+            except re.error as err:
+                raise TaskSetError(f"{where}: field 'answer' is not a valid regular expression ({err}).") from None
+    choices: list[str] = []
+    if match == "choice":
+        if "choices" not in data:
+            raise TaskSetError(f"{where}: field 'choices' is missing; match 'choice' needs the list of options.")
+        got = _text_list(data["choices"])
+        if got is None or len(got) < 2:
+            raise TaskSetError(f"{where}: field 'choices' must be a list of at least two options.")
+        choices = got
+        if len(answers) != 1 or answers[0] not in choices:
+            raise TaskSetError(
+                f"{where}: field 'answer' is {data['answer']!r}; allowed values are {', '.join(choices)}."
+            )
+    elif "choices" in data:
+        raise TaskSetError(f"{where}: field 'choices' is only used with match 'choice', not {match!r}.")
+    max_tokens = data.get("max_tokens", DEFAULT_MAX_TOKENS)
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens <= 4096:
+        raise TaskSetError(f"{where}: field 'max_tokens' is {max_tokens!r}; allowed values are 1 to 4096.")
+    lang = data.get("lang", "")
+    if not isinstance(lang, str):
+        raise TaskSetError(f"{where}: field 'lang' must be text such as en or tr, not {lang!r}.")
+    system = data.get("system")
+    if system is not None and not isinstance(system, str):
+        raise TaskSetError(f"{where}: field 'system' must be text.")
+    return Task(
+        id=str(data.get("id", f"task-{index}")),
+        prompt=prompt,
+        match=match,
+        answer=answers,
+        lang=lang,
+        choices=choices,
+        case_sensitive=case_sensitive,
+        max_tokens=max_tokens,
+        system=system,
+    )
+
+
+def task_set_from_data(data: Any, src: str) -> TaskSet:
+    name = Path(src).stem
+    if isinstance(data, dict):
+        for key in data:
+            if key not in ("name", "tasks"):
+                raise TaskSetError(f"{src}: unknown top-level field '{key}'; allowed fields are name, tasks.")
+        name = str(data.get("name") or name)
+        items = data.get("tasks")
+    else:
+        items = data
+    if not isinstance(items, list) or not items:
+        raise TaskSetError(f"{src}: field 'tasks' must be a non-empty list of tasks.")
+    tasks = [_task_from_dict(item, src, i) for i, item in enumerate(items, 1)]
+    seen: set[str] = set()
+    for i, task in enumerate(tasks, 1):
+        if task.id in seen:
+            raise TaskSetError(f"{src}: task {i}: field 'id' repeats '{task.id}'; ids must be unique.")
+        seen.add(task.id)
+    return TaskSet(name=name, source=src, tasks=tasks)
+
+
+def load_task_set(path: Path) -> TaskSet:
+    src = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TaskSetError(f"Task set {src} does not exist.") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise TaskSetError(f"Task set {src} cannot be read ({err}).") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise TaskSetError(f"{src} is not valid YAML{where}.") from None
+    return task_set_from_data(data, src)
+
+
+# --- scoring -----------------------------------------------------------------------------------
+_EDGE = " \t\n\"'`*_.,;:!?()[]{}«»“”‘’"
+
+
+def normalize(text: str, case_sensitive: bool = False) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    if not case_sensitive:
+        text = text.replace("İ", "i").casefold()
+    text = " ".join(text.split())
+    return text.strip(_EDGE)
+
+
+def picked_choice(reply: str, choices: list[str], case_sensitive: bool = False) -> str | None:
+    """The choice the reply names first (whole words only), or None."""
+    best: tuple[int, int, str] | None = None
+    for choice in choices:
+        flags = 0 if case_sensitive or len(choice.strip()) == 1 else re.IGNORECASE
+        m = re.search(rf"(?<!\w){re.escape(choice.strip())}(?!\w)", reply, flags)
+        if m and (best is None or (m.start(), -len(choice)) < best[:2]):
+            best = (m.start(), -len(choice), choice)
+    return best[2] if best else None
+
+
+def score(task: Task, reply: str) -> bool:
+    """Whether ``reply`` answers ``task`` correctly under its match rule."""
+    cs = task.case_sensitive
+    if task.match == "exact":
+        got = normalize(reply, cs)
+        return any(got == normalize(a, cs) for a in task.answer)
+    if task.match == "contains":
+        got = normalize(reply, cs)
+        return any(normalize(a, cs) in got for a in task.answer)
+    if task.match == "regex":
+        flags = re.MULTILINE | (0 if cs else re.IGNORECASE)
+        return any(re.search(a, reply, flags) for a in task.answer)
+    if task.match == "choice":
+        return picked_choice(reply, task.choices, cs) == task.answer[0]
+    raise TaskSetError(f"unknown match rule {task.match!r}")
+
+
+# --- running tasks -----------------------------------------------------------------------------
+@dataclass
+class TaskResult:
+    id: str
+    lang: str
+    correct: bool
+    reply: str
+    expected: list[str]
+    match: str
+    ttft_ms: float
+    predicted_n: int
+    predicted_ms: float
+    prompt_n: int
+    prompt_ms: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class TasksScore:
+    task_set: str
+    results: list[TaskResult]
+
+    @property
+    def correct(self) -> int:
+        return sum(r.correct for r in self.results)
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / len(self.results) if self.results else 0.0
+
+    def by_lang(self) -> dict[str, tuple[int, int]]:
+        out: dict[str, tuple[int, int]] = {}
+        for r in self.results:
+            c, n = out.get(r.lang or "-", (0, 0))
+            out[r.lang or "-"] = (c + r.correct, n + 1)
+        return out
+
+    @property
+    def gen_ts(self) -> float | None:
+        n = sum(r.predicted_n for r in self.results)
+        ms = sum(r.predicted_ms for r in self.results)
+        return n / ms * 1000 if ms > 0 else None
+
+    @property
+    def prompt_ts(self) -> float | None:
+        n = sum(r.prompt_n for r in self.results)
+        ms = sum(r.prompt_ms for r in self.results)
+        return n / ms * 1000 if ms > 0 else None
+
+    @property
+    def ttft_ms(self) -> float | None:
+        return sum(r.ttft_ms for r in self.results) / len(self.results) if self.results else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task_set": self.task_set,
+            "n_tasks": len(self.results),
+            "correct": self.correct,
+            "accuracy": round(self.accuracy, 6),
+            "by_lang": {k: {"correct": c, "n": n, "accuracy": round(c / n, 6)} for k, (c, n) in self.by_lang().items()},
+            "gen_ts": round(self.gen_ts, 3) if self.gen_ts is not None else None,
+            "prompt_ts": round(self.prompt_ts, 3) if self.prompt_ts is not None else None,
+            "ttft_ms": round(self.ttft_ms, 2) if self.ttft_ms is not None else None,
+            "tasks": [r.to_dict() for r in self.results],
+        }
+
+
+def run_tasks(engine: Engine, task_set: TaskSet, progress: Progress | None = None) -> TasksScore:
+    """Each task as a fresh conversation, greedy (temperature 0, no repeat penalty)."""
+    results = []
+    for i, task in enumerate(task_set.tasks, 1):
+        if progress:
+            progress(f"{engine.profile.key}: task {i}/{len(task_set.tasks)} ({task.id})")
+        messages = []
+        if task.system is not None:
+            messages.append({"role": "system", "content": task.system})
+        messages.append({"role": "user", "content": task.prompt})
+        sampling = Sampling(temperature=0.0, max_tokens=task.max_tokens, repeat_penalty=1.0, seed=0)
+        engine.reset()
+        final = engine.run_chat(messages, sampling)
+        m = final.metrics
+        results.append(
+            TaskResult(
+                id=task.id, lang=task.lang, correct=score(task, final.text), reply=final.text,
+                expected=task.answer if task.match != "choice" else [task.answer[0]], match=task.match,
+                ttft_ms=m.ttft_ms, predicted_n=m.predicted_n, predicted_ms=m.predicted_ms,
+                prompt_n=m.prompt_n, prompt_ms=m.prompt_ms,
+            )
+        )
+    engine.reset()
+    return TasksScore(task_set.name, results)
+
+
+# --- perplexity --------------------------------------------------------------------------------
+@dataclass
+class PerplexityResult:
+    ppl: float
+    ppl_stderr: float
+    n_ctx: int
+    n_chunks: int
+    n_scored: int
+    n_text_tokens: int
+    seconds: float
+    chunk_ppl: list[float] = field(default_factory=list)  # running estimate after each chunk
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.n_chunks * self.n_ctx / self.seconds if self.seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["tokens_per_second"] = round(self.tokens_per_second, 3)
+        return d
+
+
+def _nll_rows(logits: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """-log softmax(logits)[target] per row (max-subtracted, sums in float64)."""
+    m = logits.max(axis=1, keepdims=True)
+    sum_exp = np.exp(logits - m).sum(axis=1, dtype=np.float64)
+    picked = logits[np.arange(len(targets)), targets].astype(np.float64) - m[:, 0]
+    return np.log(sum_exp) - picked
+
+
+def perplexity(
+    model: LoadedModel,
+    tokens: list[int],
+    n_ctx: int,
+    max_chunks: int | None = None,
+    progress: Progress | None = None,
+) -> PerplexityResult:
+    """llama-perplexity's figure for ``tokens`` (already tokenized with BOS) in windows of n_ctx."""
+    if n_ctx < 16:
+        raise EvalInputError(f"The perplexity window must be at least 16 tokens, not {n_ctx}.")
+    if n_ctx > model.n_ctx:
+        raise EvalInputError(
+            f"The perplexity window of {n_ctx} tokens is larger than the loaded context of {model.n_ctx}."
+        )
+    n_chunk = len(tokens) // n_ctx
+    if max_chunks is not None:
+        n_chunk = min(n_chunk, max_chunks)
+    if n_chunk < 1:
+        raise EvalInputError(
+            f"The text is only {len(tokens)} tokens; perplexity with a window of {n_ctx} needs at "
+            f"least {n_ctx} (use a longer text or a smaller --ctx)."
+        )
+    first = n_ctx // 2
+    n_batch = model.n_batch
+    bos = model.bos_token if model.add_bos else None
+    batch = Batch(n_batch)
+    nll = nll2 = 0.0
+    count = 0
+    chunk_ppl = []
+    t0 = time.perf_counter()
+    try:
+        for i in range(n_chunk):
+            if progress:
+                progress(f"perplexity chunk {i + 1}/{n_chunk}")
+            start = i * n_ctx
+            chunk = list(tokens[start : start + n_ctx])
+            if bos is not None:
+                chunk[0] = bos
+            model.clear_memory()
+            for b0 in range(0, n_ctx, n_batch):
+                b1 = min(n_ctx, b0 + n_batch)
+                batch.clear()
+                out_pos = []
+                for pos in range(b0, b1):
+                    want = first <= pos < n_ctx - 1  # position n_ctx-1 has no next token to score
+                    batch.add(chunk[pos], pos, 0, want)
+                    if want:
+                        out_pos.append(pos)
+                model.decode(batch)
+                if not out_pos:
+                    continue
+                n_out = len(out_pos)
+                ptr = llama_cpp.llama_get_logits(model.ctx)
+                all_logits = np.ctypeslib.as_array(ptr, shape=(n_out, model.n_vocab))
+                targets = np.array([tokens[start + p + 1] for p in out_pos], dtype=np.int64)
+                for r0 in range(0, n_out, 128):
+                    values = _nll_rows(all_logits[r0 : r0 + 128], targets[r0 : r0 + 128])
+                    nll += float(values.sum())
+                    nll2 += float((values * values).sum())
+                    count += len(values)
+            chunk_ppl.append(math.exp(nll / count))
+    finally:
+        batch.close()
+        model.clear_memory()
+    seconds = time.perf_counter() - t0
+    mean = nll / count
+    var = nll2 / count - mean * mean
+    ppl = math.exp(mean)
+    stderr = math.sqrt(var / (count - 1)) * ppl if var > 0 and count > 1 else 0.0
+    return PerplexityResult(
+        ppl=ppl, ppl_stderr=stderr, n_ctx=n_ctx, n_chunks=n_chunk, n_scored=count,
+        n_text_tokens=len(tokens), seconds=seconds, chunk_ppl=chunk_ppl,
+    )
+
+
+def read_text(path: Path) -> str:
+    """The text as llama-perplexity's ``-f`` reads it (one trailing newline dropped)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise EvalInputError(f"Text file {path} does not exist.") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise EvalInputError(f"Text file {path} cannot be read as UTF-8 text ({err}).") from None
+    if text.endswith("\n"):
+        text = text[:-1]
+    if not text.strip():
+        raise EvalInputError(f"Text file {path} is empty.")
+    return text
+
+
+def text_perplexity(
+    model: LoadedModel,
+    text: str,
+    n_ctx: int | None = None,
+    max_chunks: int | None = None,
+    progress: Progress | None = None,
+) -> PerplexityResult:
+    tokens = model.tokenize(text, add_special=True, parse_special=False)
+    return perplexity(model, tokens, n_ctx or model.n_ctx, max_chunks, progress)
