@@ -1,0 +1,23 @@
+"""``workstation [tui] [-p PROFILE]``: the terminal app (the default command)."""
+
+from __future__ import annotations
+
+import argparse
+
+from workstation.commands import add_profile_arg, profile_ref
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tui", help="the terminal chat app (the default command)")
+    add_profile_arg(p)
+    p.add_argument("--lang", choices=("en", "tr"), help="interface language (default: from the locale)")
+    p.add_argument("--no-load", action="store_true", help="start without loading a model")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from workstation.tui.app import WorkstationApp
+
+    app = WorkstationApp(profile_ref(args), language=args.lang, start_engine=not args.no_load)
+    app.run()
+    return 0

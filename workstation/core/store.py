@@ -1,0 +1,218 @@
+"""Conversations in SQLite (stdlib ``sqlite3``) under the user's data directory.
+
+Every message is committed the moment it exists, so a crash, a failed model load or a killed
+terminal loses nothing that was on screen. The schema version lives in ``PRAGMA user_version``
+and ``_MIGRATIONS`` upgrades an older file step by step. Export writes Markdown atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workstation.core.atomic import write_text_atomic
+from workstation.core.errors import WorkstationError
+from workstation.core.paths import data_dir
+
+DB_NAME = "conversations.sqlite3"
+
+# Index i upgrades schema version i to i + 1.
+_MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE conversations (
+        id INTEGER PRIMARY KEY,
+        title TEXT NOT NULL,
+        profile TEXT NOT NULL DEFAULT '',
+        created REAL NOT NULL,
+        updated REAL NOT NULL
+    );
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY,
+        conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        metrics TEXT,
+        created REAL NOT NULL
+    );
+    CREATE INDEX messages_by_conversation ON messages(conversation_id, id);
+    """,
+)
+SCHEMA_VERSION = len(_MIGRATIONS)
+
+
+class StoreError(WorkstationError):
+    """The conversation database cannot be used."""
+
+
+@dataclass
+class StoredMessage:
+    id: int
+    role: str  # system | user | assistant
+    content: str
+    metrics: dict[str, Any] | None = None
+    created: float = 0.0
+
+
+@dataclass
+class Conversation:
+    id: int
+    title: str
+    profile: str = ""
+    created: float = 0.0
+    updated: float = 0.0
+    messages: list[StoredMessage] = field(default_factory=list)
+
+
+class ConversationStore:
+    """One SQLite file of conversations. Use from one thread (the UI's)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or data_dir() / DB_NAME
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path)
+            self._db.execute("PRAGMA foreign_keys = ON")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._migrate()
+        except sqlite3.Error as err:
+            raise StoreError(f"The conversation database {self.path} cannot be opened ({err}).") from None
+
+    def _migrate(self) -> None:
+        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"The conversation database {self.path} was written by a newer workstation "
+                f"(schema {version}, this one knows {SCHEMA_VERSION})."
+            )
+        for step in range(version, SCHEMA_VERSION):
+            with self._db:
+                self._db.executescript(_MIGRATIONS[step])
+                self._db.execute(f"PRAGMA user_version = {step + 1}")
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def close(self) -> None:
+        self._db.close()
+
+    # --- conversations ------------------------------------------------------------------
+    def new(self, title: str = "New conversation", profile: str = "") -> Conversation:
+        now = time.time()
+        with self._db:
+            cur = self._db.execute(
+                "INSERT INTO conversations(title, profile, created, updated) VALUES (?, ?, ?, ?)",
+                (title, profile, now, now),
+            )
+        return Conversation(int(cur.lastrowid or 0), title, profile, now, now)
+
+    def get(self, conversation_id: int, with_messages: bool = True) -> Conversation:
+        row = self._db.execute(
+            "SELECT id, title, profile, created, updated FROM conversations WHERE id = ?",
+            (conversation_id,),
+        ).fetchone()
+        if row is None:
+            raise StoreError(f"There is no conversation number {conversation_id}.")
+        conv = Conversation(*row)
+        if with_messages:
+            conv.messages = self.messages(conversation_id)
+        return conv
+
+    def list(self, search: str = "") -> list[Conversation]:
+        """Conversations, newest first; ``search`` matches titles and message text."""
+        if search.strip():
+            pattern = f"%{search.strip()}%"
+            rows = self._db.execute(
+                "SELECT id, title, profile, created, updated FROM conversations c WHERE title LIKE ? "
+                "OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.content LIKE ?) "
+                "ORDER BY updated DESC, id DESC",
+                (pattern, pattern),
+            ).fetchall()
+        else:
+            rows = self._db.execute(
+                "SELECT id, title, profile, created, updated FROM conversations "
+                "ORDER BY updated DESC, id DESC"
+            ).fetchall()
+        return [Conversation(*row) for row in rows]
+
+    def rename(self, conversation_id: int, title: str) -> None:
+        title = title.strip()
+        if not title:
+            raise StoreError("A conversation needs a title; type one.")
+        with self._db:
+            self._db.execute(
+                "UPDATE conversations SET title = ? WHERE id = ?", (title, conversation_id)
+            )
+
+    def set_profile(self, conversation_id: int, profile: str) -> None:
+        with self._db:
+            self._db.execute(
+                "UPDATE conversations SET profile = ? WHERE id = ?", (profile, conversation_id)
+            )
+
+    def delete(self, conversation_id: int) -> None:
+        with self._db:
+            self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+
+    # --- messages -----------------------------------------------------------------------
+    def add_message(
+        self,
+        conversation_id: int,
+        role: str,
+        content: str,
+        metrics: dict[str, Any] | None = None,
+    ) -> StoredMessage:
+        now = time.time()
+        with self._db:
+            cur = self._db.execute(
+                "INSERT INTO messages(conversation_id, role, content, metrics, created) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (conversation_id, role, content, json.dumps(metrics) if metrics else None, now),
+            )
+            self._db.execute(
+                "UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation_id)
+            )
+        return StoredMessage(int(cur.lastrowid or 0), role, content, metrics, now)
+
+    def messages(self, conversation_id: int) -> list[StoredMessage]:
+        rows = self._db.execute(
+            "SELECT id, role, content, metrics, created FROM messages "
+            "WHERE conversation_id = ? ORDER BY id",
+            (conversation_id,),
+        ).fetchall()
+        return [
+            StoredMessage(mid, role, content, json.loads(metrics) if metrics else None, created)
+            for mid, role, content, metrics, created in rows
+        ]
+
+    # --- export -------------------------------------------------------------------------
+    def to_markdown(self, conversation_id: int) -> str:
+        conv = self.get(conversation_id)
+        lines = [f"# {conv.title}", ""]
+        if conv.profile:
+            lines += [f"Profile: `{conv.profile}`", ""]
+        names = {"user": "You", "assistant": "Assistant", "system": "System"}
+        for msg in conv.messages:
+            lines += [f"## {names.get(msg.role, msg.role.title())}", "", msg.content.rstrip(), ""]
+            if msg.metrics:
+                m = msg.metrics
+                lines += [
+                    f"*TTFT {float(m.get('ttft_ms', 0)):.0f} ms · "
+                    f"{float(m.get('predicted_per_second', 0)):.1f} tok/s · "
+                    f"{int(m.get('predicted_n', 0))} tokens*",
+                    "",
+                ]
+        return "\n".join(lines).rstrip() + "\n"
+
+    def export_markdown(self, conversation_id: int, path: Path) -> Path:
+        """Write the conversation to ``path`` as Markdown (atomically); returns the path."""
+        text = self.to_markdown(conversation_id)
+        try:
+            write_text_atomic(path, text)
+        except OSError as err:
+            raise StoreError(f"Cannot write {path} ({err.strerror or err}).") from None
+        return path

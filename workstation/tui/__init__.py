@@ -1,0 +1,1 @@
+"""The Textual app: it renders core objects and sends the engine commands; nothing more."""

@@ -1,0 +1,53 @@
+"""Every user action in one registry, so key bindings are data.
+
+Each action has an id (the key of ``keymap`` in settings.yaml, to remap it), a default key,
+the app action it runs and the locale key of its label. The app builds its bindings and its
+command-palette entries from this list, so every action has both a key and a palette entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+from workstation.tui.i18n import Texts
+
+
+@dataclass(frozen=True)
+class UserAction:
+    id: str
+    key: str
+    action: str  # method name on the app without the ``action_`` prefix
+    label: str  # locale key; the help text is ``<label>.help``
+    show: bool = False  # shown in the footer
+    priority: bool = False  # wins over the focused widget's own binding
+
+
+ACTIONS: tuple[UserAction, ...] = (
+    UserAction("chat.send", "ctrl+s", "send", "action.send", priority=True),
+    UserAction("chat.stop", "escape", "stop", "action.stop", show=True),
+    UserAction("chat.editor", "ctrl+t", "toggle_editor", "action.editor"),
+    UserAction("chat.attach", "ctrl+o", "attach", "action.attach"),
+    UserAction("chat.focus", "ctrl+l", "focus_prompt", "action.focus"),
+    UserAction("conv.new", "ctrl+n", "new_conversation", "action.new", show=True),
+    UserAction("conv.rename", "f2", "rename_conversation", "action.rename"),
+    UserAction("conv.delete", "f8", "delete_conversation", "action.delete"),
+    UserAction("conv.search", "ctrl+f", "search_conversations", "action.search"),
+    UserAction("conv.export", "ctrl+e", "export_conversation", "action.export"),
+    UserAction("conv.sidebar", "ctrl+b", "toggle_sidebar", "action.sidebar"),
+    UserAction("profile.menu", "f3", "profiles", "action.profiles", show=True),
+    UserAction("models.open", "f4", "models", "action.models", show=True),
+    UserAction("dashboard.toggle", "f5", "dashboard", "action.dashboard", show=True),
+    UserAction("summarize.open", "f6", "summarize", "action.summarize"),
+    UserAction("lang.toggle", "f9", "toggle_language", "action.language"),
+)
+
+BY_ID = {a.id: a for a in ACTIONS}
+
+
+def bindings(texts: Texts) -> list[Binding]:
+    return [
+        Binding(a.key, a.action, texts(a.label), show=a.show, id=a.id, priority=a.priority)
+        for a in ACTIONS
+    ]

@@ -1,0 +1,643 @@
+"""The workstation's Textual app.
+
+The app owns the state (the loaded engine, the open conversation, the metrics history) and
+dispatches; screens render. Blocking work runs in thread workers that only post messages:
+the engine itself lives in a child process (``EngineProcess``), so a turn's worker merely
+relays the child's tokens. Every message is stored in SQLite the moment it exists.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from multiprocessing import resource_tracker
+from pathlib import Path
+from typing import Any
+
+import psutil
+from textual import on, work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import ModalScreen, Screen
+from textual.worker import Worker, WorkerState
+
+from workstation.core.engine import EngineInfo, TokenDelta
+from workstation.core.engine import TurnFinished as EngineTurnFinished
+from workstation.core.engine_process import EngineProcess
+from workstation.core.errors import WorkstationError
+from workstation.core.metrics import MetricsHistory, TurnMetrics
+from workstation.core.profiles import Profile, load_profile
+from workstation.core.store import ConversationStore
+from workstation.tui import integrations
+from workstation.tui.actions import ACTIONS, BY_ID, bindings
+from workstation.tui.i18n import LANGUAGES, Texts, detect_language
+from workstation.tui.messages import (
+    DocumentRead,
+    EngineFailed,
+    LoadProgress,
+    ProfileLoaded,
+    SystemSampled,
+    TaskFailed,
+    TokenStreamed,
+    TurnFinished,
+)
+from workstation.tui.screens.chat import ChatScreen
+from workstation.tui.screens.dashboard import DashboardScreen
+from workstation.tui.screens.dialogs import ConfirmDialog, TextPrompt
+from workstation.tui.screens.models import ModelsScreen
+from workstation.tui.screens.profile_menu import ProfileMenu
+from workstation.tui.screens.summarize import SummarizeScreen
+from workstation.tui.settings import load_settings, save_language
+from workstation.tui.widgets.message_view import MessageView
+
+MAX_DOCUMENT_CHARS = 200_000
+
+
+def _open_engine(profile: Profile, progress: Any) -> Any:
+    """A local engine in its child process, or a remote client for ``backend: openai``."""
+    if profile.backend == "openai":
+        try:
+            from workstation.core.remote import RemoteEngine  # type: ignore[import-not-found]
+        except ImportError:
+            raise WorkstationError(
+                f"Profile '{profile.key}' uses a remote server, which this build cannot reach yet."
+            ) from None
+        return RemoteEngine(profile)
+    return EngineProcess(profile, progress=progress)
+
+
+class WorkstationApp(App[None]):
+    CSS_PATH = "workstation.tcss"
+    TITLE = "workstation"
+    BINDINGS = bindings(Texts("en"))
+
+    def __init__(
+        self,
+        profile: Profile | str | None = None,
+        *,
+        start_engine: bool = True,
+        sample_system: bool = True,
+        language: str | None = None,
+        store_path: Path | None = None,
+        fit_check: Callable[[Profile], str | None] = integrations.fit_verdict,
+    ) -> None:
+        super().__init__()
+        # Start multiprocessing's resource tracker now: once the app runs, sys.stderr is
+        # Textual's capture (fileno -1) and spawning the tracker then fails.
+        resource_tracker.ensure_running()
+        self.settings = load_settings()
+        self.texts = Texts(language or self.settings.language or detect_language())
+        self.start_engine = start_engine
+        self.fit_check = fit_check
+        self.sample_system = sample_system
+        self.startup_problem: str | None = self.settings.problem
+        self.profile: Profile | None = None
+        if isinstance(profile, Profile):
+            self.profile = profile
+        else:
+            try:
+                self.profile = load_profile(profile)
+            except WorkstationError as err:
+                self.startup_problem = str(err)
+        self.store = ConversationStore(store_path)
+        self.engine: Any = None  # EngineProcess or a remote engine with the same interface
+        self.engine_info: EngineInfo | None = None
+        self.loading: Profile | None = None
+        self.load_fraction = 0.0
+        self.generating = False
+        self.conversation_id: int | None = None
+        self.history = MetricsHistory(60)
+        self.cpu_history: deque[float] = deque(maxlen=60)
+        self.system: SystemSampled | None = None
+        self.last_metrics: TurnMetrics | None = None
+        self.pending_document: tuple[Path, str] | None = None
+        self.reply_view: MessageView | None = None
+        self.live_tokens = 0
+        self._t_first: float | None = None
+        self._t_last: float | None = None
+        self._search = ""
+        self._apply_language()
+
+    # --- set-up --------------------------------------------------------------------------
+    def get_default_screen(self) -> Screen[Any]:
+        self.chat_screen = ChatScreen()
+        return self.chat_screen
+
+    def on_mount(self) -> None:
+        if self.settings.keymap:
+            self.set_keymap(self.settings.keymap)
+        if self.sample_system:
+            self.set_interval(1.0, self._sample_system)
+
+    async def chat_ready(self) -> None:
+        """The chat screen is up: show the latest conversation and start loading the model."""
+        convs = self.store.list()
+        if convs:
+            await self.open_conversation(convs[0].id)
+        else:
+            await self.chat_screen.show_messages([])
+            await self.refresh_sidebar()
+        self.update_status()
+        if self.startup_problem:
+            self.notify(self.startup_problem, severity="error", timeout=10)
+        if self.start_engine and self.profile is not None:
+            self._begin_load(self.profile)
+
+    async def on_unmount(self) -> None:
+        engine, self.engine = self.engine, None
+        if engine is not None:
+            try:
+                engine.cancel()
+                engine.close()
+            except Exception:  # noqa: BLE001 - closing on the way out
+                pass
+        self.store.close()
+
+    # --- language --------------------------------------------------------------------------
+    def _apply_language(self) -> None:
+        """Relabel the bindings (footer, help) in the current language."""
+        for key, items in list(self._bindings.key_to_bindings.items()):
+            self._bindings.key_to_bindings[key] = [
+                dataclasses.replace(b, description=self.texts(BY_ID[b.id].label))
+                if b.id in BY_ID else b
+                for b in items
+            ]
+        self.sub_title = self.texts("app.subtitle")
+
+    def action_toggle_language(self) -> None:
+        langs = list(LANGUAGES)
+        new = langs[(langs.index(self.texts.lang) + 1) % len(langs)]
+        self.texts = Texts(new)
+        save_language(new)
+        self._apply_language()
+        self.refresh_bindings()
+        for screen in self.screen_stack:
+            relabel = getattr(screen, "relabel", None)
+            if callable(relabel):
+                relabel()
+        self.update_status()
+        self.notify(self.texts("lang.changed"))
+
+    # --- the command palette ---------------------------------------------------------------
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        for action in ACTIONS:
+            method = getattr(self, f"action_{action.action}")
+            key = self._keymap.get(action.id, action.key)
+            yield SystemCommand(
+                f"{self.texts(action.label)} ({key})",
+                self.texts(f"{action.label}.help"),
+                method,
+            )
+        yield from super().get_system_commands(screen)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """App actions wait while a dialog is open (the dialog owns the keys)."""
+        if isinstance(self.screen, ModalScreen) and action in {a.action for a in ACTIONS}:
+            return False
+        return True
+
+    # --- status --------------------------------------------------------------------------
+    def status_text(self) -> str:
+        t = self.texts
+        profile = self.profile
+        if profile is None:
+            return t("status.no_profile")
+        info = self.engine_info
+        model = info.model_name if info else (profile.model or profile.remote.model)
+        if info:
+            layers = t("status.layers", n=info.gpu_layers, total=info.n_layer)
+            kv = f"KV {info.type_k}/{info.type_v}"
+        else:
+            layers = t("status.layers_planned", n=profile.gpu_layers)
+            kv = f"KV {profile.kv_cache.k}/{profile.kv_cache.v}"
+        if self.loading is not None:
+            state = t("status.loading", name=self.loading.key, pct=f"{self.load_fraction * 100:.0f}")
+        elif self.generating:
+            state = t("status.generating")
+        elif self.engine is None:
+            state = t("status.not_loaded")
+        else:
+            state = t("status.ready")
+        return f" {profile.key} · {model} · {layers} · {kv} · {state}"
+
+    def update_status(self) -> None:
+        text = self.status_text()
+        for screen in self.screen_stack:
+            set_status = getattr(screen, "set_status", None)
+            if callable(set_status):
+                set_status(text)
+
+    def live_rate(self) -> float | None:
+        if self._t_first is None or self._t_last is None or self.live_tokens < 2:
+            return None
+        span = self._t_last - self._t_first
+        return (self.live_tokens - 1) / span if span > 0 else None
+
+    # --- conversations ---------------------------------------------------------------------
+    async def refresh_sidebar(self, search: str | None = None) -> None:
+        if search is not None:
+            self._search = search
+        await self.chat_screen.sidebar.show(self.store.list(self._search), self.conversation_id)
+
+    async def open_conversation(self, conversation_id: int) -> None:
+        if self.generating:
+            self.notify(self.texts("chat.busy"), severity="warning")
+            return
+        try:
+            conv = self.store.get(conversation_id)
+        except WorkstationError as err:
+            self.notify(str(err), severity="error")
+            return
+        self.conversation_id = conv.id
+        self.history = MetricsHistory(60)
+        for msg in conv.messages:
+            if msg.metrics:
+                self.history.add(TurnMetrics.from_dict(msg.metrics))
+        await self.chat_screen.show_messages(conv.messages)
+        await self.refresh_sidebar()
+        self.update_status()
+
+    async def action_new_conversation(self) -> None:
+        if self.generating:
+            self.notify(self.texts("chat.busy"), severity="warning")
+            return
+        self.conversation_id = None
+        self.history = MetricsHistory(60)
+        await self.chat_screen.show_messages([])
+        await self.refresh_sidebar()
+        self.chat_screen.focus_prompt()
+
+    def action_rename_conversation(self) -> None:
+        if self.conversation_id is None:
+            return
+        conv_id = self.conversation_id
+        current = self.store.get(conv_id, with_messages=False).title
+
+        async def renamed(title: str | None) -> None:
+            if title:
+                self.store.rename(conv_id, title)
+                await self.refresh_sidebar()
+
+        self.push_screen(TextPrompt(self.texts("conv.rename_title"), current), renamed)
+
+    def action_delete_conversation(self) -> None:
+        if self.conversation_id is None or self.generating:
+            return
+        conv_id = self.conversation_id
+        title = self.store.get(conv_id, with_messages=False).title
+
+        async def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.store.delete(conv_id)
+                await self.action_new_conversation()
+
+        self.push_screen(
+            ConfirmDialog(self.texts("conv.delete_q", title=title), self.texts("dialog.delete"),
+                          self.texts("dialog.cancel")),
+            confirmed,
+        )
+
+    def action_search_conversations(self) -> None:
+        self.chat_screen.sidebar.display = True
+        self.chat_screen.query_one("#search").focus()
+
+    def action_toggle_sidebar(self) -> None:
+        self.chat_screen.toggle_sidebar()
+
+    def action_export_conversation(self) -> None:
+        if self.conversation_id is None:
+            self.notify(self.texts("conv.nothing"), severity="warning")
+            return
+        conv_id = self.conversation_id
+        title = self.store.get(conv_id, with_messages=False).title
+        slug = re.sub(r"[^\w-]+", "-", title, flags=re.UNICODE).strip("-")[:60] or "conversation"
+        default = str(Path.cwd() / f"{slug}.md")
+
+        def chosen(path: str | None) -> None:
+            if not path:
+                return
+            try:
+                written = self.store.export_markdown(conv_id, Path(path).expanduser())
+            except WorkstationError as err:
+                self.notify(str(err), severity="error")
+                return
+            self.notify(self.texts("conv.exported", path=str(written)))
+
+        self.push_screen(TextPrompt(self.texts("conv.export_title"), default), chosen)
+
+    # --- chat ------------------------------------------------------------------------------
+    def action_toggle_editor(self) -> None:
+        self.chat_screen.toggle_editor()
+
+    def action_focus_prompt(self) -> None:
+        if self.screen is not self.chat_screen:
+            self.pop_screen()
+        self.chat_screen.focus_prompt()
+
+    def action_send(self) -> None:
+        if self.screen is not self.chat_screen:
+            return
+        self.run_worker(self.send(self.chat_screen.input_text()), group="send", exit_on_error=False)
+
+    async def send(self, text: str) -> None:
+        """Send ``text`` (with an attached document) as the user's next message."""
+        t = self.texts
+        if not text.strip() and self.pending_document is None:
+            return
+        if self.generating:
+            self.notify(t("chat.busy"), severity="warning")
+            return
+        if self.engine is None:
+            self.notify(t("chat.loading") if self.loading else t("chat.no_engine"), severity="warning")
+            return
+        content = text.strip()
+        if self.pending_document is not None:
+            path, doc = self.pending_document
+            content = f"{content}\n\n---\n{t('chat.document', name=path.name)}\n\n{doc}".strip()
+        if self.conversation_id is None:
+            title = (text.strip() or (self.pending_document[0].name if self.pending_document else ""))
+            conv = self.store.new(title[:48] or t("conv.untitled"), self.profile.key if self.profile else "")
+            self.conversation_id = conv.id
+            await self.refresh_sidebar()
+        # saved before the risky part: the engine may fail or crash from here on
+        self.store.add_message(self.conversation_id, "user", content)
+        self.pending_document = None
+        self.chat_screen.set_attachment(None)
+        self.chat_screen.clear_input()
+        await self.chat_screen.add_message("user", content)
+        self.reply_view = await self.chat_screen.add_message("assistant", "")
+        messages = [
+            {"role": m.role, "content": m.content} for m in self.store.messages(self.conversation_id)
+        ]
+        self.generating = True
+        self.live_tokens = 0
+        self._t_first = self._t_last = None
+        self.update_status()
+        self._generate(self.engine, messages)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="turn")
+    def _generate(self, engine: Any, messages: list[dict[str, str]]) -> None:
+        try:
+            for event in engine.stream_chat(messages):
+                if isinstance(event, TokenDelta):
+                    self.post_message(TokenStreamed(event.text))
+                elif isinstance(event, EngineTurnFinished):
+                    self.post_message(TurnFinished(event.text, event.metrics))
+        except WorkstationError as err:
+            self.post_message(EngineFailed(str(err)))
+        except Exception as err:  # noqa: BLE001 - a sentence in the app, never a traceback
+            self.post_message(EngineFailed(f"The turn failed: {type(err).__name__}: {err}"))
+
+    def action_stop(self) -> None:
+        if self.generating and self.engine is not None:
+            self.engine.cancel()
+        elif self.screen is not self.chat_screen and not isinstance(self.screen, ModalScreen):
+            self.pop_screen()
+
+    @on(TokenStreamed)
+    async def _token(self, event: TokenStreamed) -> None:
+        now = time.perf_counter()
+        if self._t_first is None:
+            self._t_first = now
+        self._t_last = now
+        self.live_tokens += 1
+        if self.reply_view is not None:
+            await self.reply_view.write(event.text)
+
+    @on(TurnFinished)
+    async def _finished(self, event: TurnFinished) -> None:
+        view, self.reply_view = self.reply_view, None
+        self.generating = False
+        metrics = event.metrics
+        self.last_metrics = metrics
+        self.history.add(metrics)
+        if view is not None:
+            await view.finish(event.text, metrics)
+        if self.conversation_id is not None and (event.text or metrics.stop_reason != "cancelled"):
+            self.store.add_message(self.conversation_id, "assistant", event.text, metrics.to_dict())
+        elif view is not None:
+            await view.remove()
+        self.update_status()
+        self._refresh_dashboard()
+
+    @on(EngineFailed)
+    async def _failed(self, event: EngineFailed) -> None:
+        self.notify(event.reason, title=self.texts("error.title"), severity="error", timeout=12)
+        if event.during == "load":
+            self.loading = None
+            self.chat_screen.set_load_progress(None)
+            self.update_status()
+            return
+        view, self.reply_view = self.reply_view, None
+        self.generating = False
+        if view is not None:
+            if view.content and self.conversation_id is not None:
+                self.store.add_message(self.conversation_id, "assistant", view.content)
+                await view.finish(view.content, TurnMetrics(stop_reason="cancelled"))
+            else:
+                await view.remove()
+        engine = self.engine
+        if engine is not None and not getattr(engine, "alive", True) and self.profile is not None:
+            # the child process died: bring the same profile back so the chat can go on
+            self.engine = None
+            self._begin_load(self.profile)
+        self.update_status()
+
+    # --- documents ------------------------------------------------------------------------
+    def action_attach(self) -> None:
+        def chosen(path: str | None) -> None:
+            if path:
+                self._read_document(Path(path).expanduser())
+
+        self.push_screen(
+            TextPrompt(self.texts("chat.attach_title"), placeholder="/path/report.pdf"), chosen
+        )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="document")
+    def _read_document(self, path: Path) -> None:
+        try:
+            text = integrations.read_document_text(path)
+        except WorkstationError as err:
+            self.post_message(TaskFailed(str(err)))
+            return
+        except Exception as err:  # noqa: BLE001
+            self.post_message(TaskFailed(f"{path} cannot be read: {type(err).__name__}: {err}"))
+            return
+        self.post_message(DocumentRead(str(path), text))
+
+    @on(DocumentRead)
+    def _document_read(self, event: DocumentRead) -> None:
+        text = event.text
+        if len(text) > MAX_DOCUMENT_CHARS:
+            text = text[:MAX_DOCUMENT_CHARS]
+            self.notify(self.texts("chat.doc_cut", n=MAX_DOCUMENT_CHARS), severity="warning")
+        path = Path(event.path)
+        self.pending_document = (path, text)
+        self.chat_screen.set_attachment(self.texts("chat.attached", name=path.name, n=len(text)))
+        self.chat_screen.focus_prompt()
+
+    @on(TaskFailed)
+    def _task_failed(self, event: TaskFailed) -> None:
+        self.notify(event.reason, title=self.texts("error.title"), severity="error", timeout=10)
+
+    async def start_document_chat(self, path: Path, summary: str) -> None:
+        """A new conversation that holds a summary, for follow-up questions."""
+        if self.generating:
+            self.notify(self.texts("chat.busy"), severity="warning")
+            return
+        conv = self.store.new(self.texts("summarize.conv_title", name=path.name),
+                              self.profile.key if self.profile else "")
+        self.store.add_message(conv.id, "user", self.texts("summarize.context", name=path.name,
+                                                           summary=summary))
+        self.store.add_message(conv.id, "assistant", summary)
+        while self.screen is not self.chat_screen:
+            self.pop_screen()
+        await self.open_conversation(conv.id)
+        self.chat_screen.focus_prompt()
+
+    # --- profiles -------------------------------------------------------------------------
+    def action_profiles(self) -> None:
+        def chosen(profile: Profile | None) -> None:
+            if profile is not None:
+                self.switch_profile(profile)
+
+        self.push_screen(ProfileMenu(self.profile.key if self.profile else None, self.fit_check), chosen)
+
+    def switch_profile(self, profile: Profile) -> None:
+        """Close the running engine, start ``profile``'s; on failure the old one comes back."""
+        if self.generating:
+            self.notify(self.texts("chat.busy"), severity="warning")
+            return
+        if self.loading is not None:
+            self.notify(self.texts("chat.loading"), severity="warning")
+            return
+        old_engine, old_profile = self.engine, self.profile
+        self.engine = None
+        self.engine_info = None
+        self.profile = profile
+        self._begin_load(profile, old_engine, old_profile)
+
+    def _begin_load(
+        self, profile: Profile, old_engine: Any = None, old_profile: Profile | None = None
+    ) -> None:
+        self.loading = profile
+        self.load_fraction = 0.0
+        self.chat_screen.set_load_progress(0.0)
+        self.update_status()
+        self._load(profile, old_engine, old_profile)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load")
+    def _load(self, profile: Profile, old_engine: Any, old_profile: Profile | None) -> None:
+        if old_engine is not None:
+            try:
+                old_engine.close()
+            except Exception:  # noqa: BLE001 - it is going away anyway
+                pass
+
+        def progress(p: Profile) -> Any:
+            return lambda f: self.post_message(LoadProgress(p, f))
+
+        try:
+            engine = _open_engine(profile, progress(profile))
+        except Exception as err:  # noqa: BLE001 - WorkstationError or a spawn failure
+            reason = str(err) if isinstance(err, WorkstationError) else f"{type(err).__name__}: {err}"
+            if old_profile is not None and old_engine is not None:
+                try:
+                    engine = _open_engine(old_profile, progress(old_profile))
+                except Exception as err2:  # noqa: BLE001
+                    reason = f"{reason} {err2}"
+                else:
+                    self.post_message(ProfileLoaded(engine, old_profile, restored=True, reason=reason))
+                    return
+            self.post_message(EngineFailed(reason, during="load"))
+            return
+        self.post_message(ProfileLoaded(engine, profile))
+
+    @on(LoadProgress)
+    def _load_progress(self, event: LoadProgress) -> None:
+        self.load_fraction = event.fraction
+        self.chat_screen.set_load_progress(event.fraction)
+        self.update_status()
+
+    @on(ProfileLoaded)
+    def _loaded(self, event: ProfileLoaded) -> None:
+        if not self.is_running:
+            event.engine.close()
+            return
+        self.engine = event.engine
+        self.profile = event.profile
+        self.engine_info = event.engine.info()
+        self.loading = None
+        self.chat_screen.set_load_progress(None)
+        if self.conversation_id is not None:
+            self.store.set_profile(self.conversation_id, event.profile.key)
+        if event.restored:
+            self.notify(
+                self.texts("profiles.failed", reason=event.reason, name=event.profile.key),
+                title=self.texts("error.title"), severity="error", timeout=15,
+            )
+        else:
+            self.notify(self.texts("profiles.loaded", name=event.profile.name))
+        self.update_status()
+
+    # --- screens --------------------------------------------------------------------------
+    def _show(self, screen_type: type[Screen[Any]]) -> None:
+        if isinstance(self.screen, screen_type):
+            self.pop_screen()
+            return
+        while self.screen is not self.chat_screen:
+            self.pop_screen()
+        self.push_screen(screen_type())
+        self.update_status()
+
+    def action_dashboard(self) -> None:
+        self._show(DashboardScreen)
+
+    def action_models(self) -> None:
+        self._show(ModelsScreen)
+
+    def action_summarize(self) -> None:
+        self._show(SummarizeScreen)
+
+    def _refresh_dashboard(self) -> None:
+        for screen in self.screen_stack:
+            if isinstance(screen, DashboardScreen):
+                screen.refresh_view()
+
+    # --- CPU, RAM, GPUs -------------------------------------------------------------------
+    def _sample_system(self) -> None:
+        self._sample_worker()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="sample")
+    def _sample_worker(self) -> None:
+        mem = psutil.virtual_memory()
+        cpu = psutil.cpu_percent(interval=None)
+        self.post_message(SystemSampled(cpu, mem.total - mem.available, mem.total,
+                                        integrations.gpu_readings()))
+
+    @on(SystemSampled)
+    def _sampled(self, event: SystemSampled) -> None:
+        self.system = event
+        self.cpu_history.append(event.cpu)
+        if isinstance(self.screen, DashboardScreen):
+            self.screen.refresh_view()
+
+    # --- a last net under every worker ----------------------------------------------------
+    @on(Worker.StateChanged)
+    def _worker_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            error = event.worker.error
+            reason = str(error) if isinstance(error, WorkstationError) else (
+                f"{type(error).__name__}: {error}"
+            )
+            self.notify(reason, title=self.texts("error.title"), severity="error", timeout=12)
+            if event.worker.group == "turn" or event.worker.group == "send":
+                self.generating = False
+                self.reply_view = None
+                self.update_status()
+
+
+__all__ = ["WorkstationApp", "Binding"]

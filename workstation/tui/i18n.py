@@ -1,0 +1,50 @@
+"""UI text in English and Turkish, from ``locales/<lang>.yaml``.
+
+The language comes from the settings, else from the locale (``LC_ALL``, ``LC_MESSAGES``,
+``LANG`` starting with ``tr`` gives Turkish), else English. A key missing in Turkish falls
+back to English, and a key missing everywhere shows as itself so nothing crashes.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+LOCALES_DIR = Path(__file__).parent / "locales"
+LANGUAGES = ("en", "tr")
+
+
+def detect_language(environ: dict[str, str] | None = None) -> str:
+    env = os.environ if environ is None else environ
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = env.get(name, "")
+        if value:
+            return "tr" if value.lower().startswith("tr") else "en"
+    return "en"
+
+
+@cache
+def _texts(lang: str) -> dict[str, str]:
+    path = LOCALES_DIR / f"{lang}.yaml"
+    data: Any = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else {}
+    return {str(k): str(v) for k, v in (data or {}).items()}
+
+
+class Texts:
+    """``texts("key", name=...)`` gives the text in the current language."""
+
+    def __init__(self, lang: str = "en") -> None:
+        self.lang = lang if lang in LANGUAGES else "en"
+
+    def __call__(self, key: str, **values: Any) -> str:
+        text = _texts(self.lang).get(key) or _texts("en").get(key) or key
+        if values:
+            try:
+                return text.format(**values)
+            except (KeyError, IndexError, ValueError):
+                return text
+        return text

@@ -1,0 +1,107 @@
+"""One message class per event that workers post to the app (workers never touch widgets)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual.message import Message
+
+from workstation.core.engine_process import EngineProcess
+from workstation.core.metrics import TurnMetrics
+from workstation.core.profiles import Profile
+
+
+class TokenStreamed(Message):
+    """A piece of the reply arrived."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class TurnFinished(Message):
+    """The reply ended (end of text, length, or cancelled: ``metrics.stop_reason``)."""
+
+    def __init__(self, text: str, metrics: TurnMetrics) -> None:
+        super().__init__()
+        self.text = text
+        self.metrics = metrics
+
+
+class EngineFailed(Message):
+    """A load or a turn failed; ``reason`` is one sentence for the user."""
+
+    def __init__(self, reason: str, during: str = "turn") -> None:
+        super().__init__()
+        self.reason = reason
+        self.during = during  # turn | load
+
+
+class LoadProgress(Message):
+    def __init__(self, profile: Profile, fraction: float) -> None:
+        super().__init__()
+        self.profile = profile
+        self.fraction = fraction
+
+
+class ProfileLoaded(Message):
+    """An engine is ready. ``restored`` is True when it is the previous profile brought back
+    after the new one failed to load (``reason`` says why)."""
+
+    def __init__(
+        self, engine: EngineProcess, profile: Profile, restored: bool = False, reason: str = ""
+    ) -> None:
+        super().__init__()
+        self.engine = engine
+        self.profile = profile
+        self.restored = restored
+        self.reason = reason
+
+
+@dataclass
+class GpuReading:
+    index: int
+    name: str
+    utilization: float | None  # percent
+    vram_used: int | None  # bytes
+    vram_total: int | None
+    temperature: float | None  # Celsius
+    power: float | None  # watts
+
+
+class SystemSampled(Message):
+    """CPU, RAM and GPUs now (sampled in a thread worker)."""
+
+    def __init__(self, cpu: float, ram_used: int, ram_total: int, gpus: list[GpuReading]) -> None:
+        super().__init__()
+        self.cpu = cpu
+        self.ram_used = ram_used
+        self.ram_total = ram_total
+        self.gpus = gpus
+
+
+class DocumentRead(Message):
+    def __init__(self, path: str, text: str) -> None:
+        super().__init__()
+        self.path = path
+        self.text = text
+
+
+class TaskFailed(Message):
+    """A background task other than the engine failed (a file, a pull, a fit check)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
+class Progress(Message):
+    """Progress of a long task on a screen (pull, summarize): done of total, with a label."""
+
+    def __init__(self, done: float, total: float | None, label: str = "", data: Any = None) -> None:
+        super().__init__()
+        self.done = done
+        self.total = total
+        self.label = label
+        self.data = data

@@ -1,0 +1,147 @@
+"""The main screen: conversations on the left, the chat on the right, status at the bottom."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, ProgressBar, Static, TextArea
+
+from workstation.core.store import StoredMessage
+from workstation.tui.widgets.conversation_list import ConversationList
+from workstation.tui.widgets.message_view import MessageView
+from workstation.tui.widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:
+    from workstation.tui.app import WorkstationApp
+
+
+class ChatScreen(Screen[None]):
+    @property
+    def wapp(self) -> WorkstationApp:
+        return cast("WorkstationApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        t = self.wapp.texts
+        yield Header()
+        with Horizontal(id="body"):
+            yield ConversationList(t, id="sidebar")
+            with Vertical(id="chat"):
+                yield VerticalScroll(id="log")
+                yield Static("", id="attachment", markup=False)
+                yield Input(placeholder=t("chat.placeholder"), id="prompt")
+                yield TextArea(id="editor", soft_wrap=True, show_line_numbers=False)
+        yield ProgressBar(total=1.0, show_eta=False, id="load-progress")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        self.query_one("#editor", TextArea).display = False
+        self.query_one("#attachment").display = False
+        self.query_one("#load-progress").display = False
+        self.query_one("#log", VerticalScroll).anchor()
+        self.query_one("#prompt", Input).focus()
+        await self.wapp.chat_ready()
+
+    # --- what the app calls --------------------------------------------------------------
+    @property
+    def log_view(self) -> VerticalScroll:
+        return self.query_one("#log", VerticalScroll)
+
+    @property
+    def sidebar(self) -> ConversationList:
+        return self.query_one(ConversationList)
+
+    async def show_messages(self, messages: list[StoredMessage]) -> None:
+        log = self.log_view
+        await log.remove_children()
+        t = self.wapp.texts
+        if not messages:
+            await log.mount(Static(t("chat.welcome"), id="welcome", markup=False))
+            return
+        await log.mount_all(
+            [MessageView(m.role, m.content, t, m.metrics) for m in messages if m.role != "system"]
+        )
+        log.scroll_end(animate=False)
+        log.anchor()
+
+    async def add_message(self, role: str, content: str) -> MessageView:
+        log = self.log_view
+        for welcome in log.query("#welcome"):
+            await welcome.remove()
+        view = MessageView(role, content, self.wapp.texts)
+        await log.mount(view)
+        log.anchor()
+        return view
+
+    def input_text(self) -> str:
+        editor = self.query_one("#editor", TextArea)
+        if editor.display:
+            return editor.text
+        return self.query_one("#prompt", Input).value
+
+    def clear_input(self) -> None:
+        self.query_one("#editor", TextArea).text = ""
+        self.query_one("#prompt", Input).value = ""
+
+    def toggle_editor(self) -> None:
+        editor = self.query_one("#editor", TextArea)
+        prompt = self.query_one("#prompt", Input)
+        if editor.display:
+            prompt.value = editor.text.replace("\n", " ")
+            editor.display = False
+            prompt.display = True
+            prompt.focus()
+        else:
+            editor.text = prompt.value
+            editor.display = True
+            prompt.display = False
+            editor.focus()
+
+    def focus_prompt(self) -> None:
+        editor = self.query_one("#editor", TextArea)
+        (editor if editor.display else self.query_one("#prompt", Input)).focus()
+
+    def set_attachment(self, text: str | None) -> None:
+        widget = self.query_one("#attachment", Static)
+        widget.update(text or "")
+        widget.display = bool(text)
+
+    def set_status(self, text: str) -> None:
+        for bar in self.query(StatusBar):
+            bar.update(text)
+
+    def set_load_progress(self, fraction: float | None) -> None:
+        bar = self.query_one("#load-progress", ProgressBar)
+        bar.display = fraction is not None
+        if fraction is not None:
+            bar.update(progress=fraction)
+
+    def toggle_sidebar(self) -> None:
+        self.sidebar.display = not self.sidebar.display
+
+    def relabel(self) -> None:
+        t = self.wapp.texts
+        self.query_one("#prompt", Input).placeholder = t("chat.placeholder")
+        self.sidebar.relabel(t)
+        for view in self.query(MessageView):
+            view.relabel(t)
+        for welcome in self.query("#welcome"):
+            cast(Static, welcome).update(t("chat.welcome"))
+
+    # --- events --------------------------------------------------------------------------
+    @on(Input.Submitted, "#prompt")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.wapp.action_send()
+
+    @on(ConversationList.Chosen)
+    async def _chosen(self, event: ConversationList.Chosen) -> None:
+        await self.wapp.open_conversation(event.conversation_id)
+
+    @on(ConversationList.SearchChanged)
+    async def _search(self, event: ConversationList.SearchChanged) -> None:
+        await self.wapp.refresh_sidebar(event.text)

@@ -1,0 +1,167 @@
+"""The live performance dashboard: per-turn timings, the KV cache, CPU, RAM and GPUs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Label, ProgressBar, Sparkline, Static
+
+from workstation.tui.integrations import human_bytes
+from workstation.tui.widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:
+    from workstation.tui.app import WorkstationApp
+
+
+class MetricRow(Horizontal):
+    """A label, a sparkline of the last turns, and the latest value."""
+
+    DEFAULT_CLASSES = "metric-row"
+
+    def __init__(self, key: str) -> None:
+        super().__init__(id=f"row-{key}")
+        self.key = key
+
+    def compose(self) -> ComposeResult:
+        yield Label("", classes="metric-name")
+        yield Sparkline([], classes="metric-spark")
+        yield Label("", classes="metric-value")
+
+    def set(self, name: str, values: list[float], value: str) -> None:
+        self.query_one(".metric-name", Label).update(name)
+        self.query_one(Sparkline).data = values or [0.0]
+        self.query_one(".metric-value", Label).update(value)
+
+
+class DashboardScreen(Screen[None]):
+    BINDINGS = [Binding("escape", "app.pop_screen", "back", show=False)]
+
+    @property
+    def wapp(self) -> WorkstationApp:
+        return cast("WorkstationApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(id="dashboard"):
+            yield Static("", id="live", markup=False)
+            yield MetricRow("ttft")
+            yield MetricRow("decode")
+            yield MetricRow("prompt")
+            yield MetricRow("tpot")
+            with Horizontal(id="kv-row", classes="metric-row"):
+                yield Label("", id="kv-name", classes="metric-name")
+                yield ProgressBar(total=1, show_eta=False, show_percentage=False, id="kv-bar")
+                yield Label("", id="kv-value", classes="metric-value")
+            yield Static("", id="cache-line", markup=False)
+            yield MetricRow("cpu")
+            yield Static("", id="ram-line", markup=False)
+            yield Vertical(id="gpus")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.set_status(self.wapp.status_text())
+        self.refresh_view()
+        self.set_interval(0.25, self._tick)
+
+    def _tick(self) -> None:
+        if self.wapp.generating:
+            self.refresh_view()
+
+    def relabel(self) -> None:
+        self.refresh_view()
+
+    def set_status(self, text: str) -> None:
+        for bar in self.query(StatusBar):
+            bar.update(text)
+
+    def refresh_view(self) -> None:
+        app = self.wapp
+        t = app.texts
+        hist = app.history
+        last = hist.turns[-1] if hist.turns else None
+
+        def series(name: str) -> list[float]:
+            return list(hist.windows[name].values)
+
+        live = app.live_rate()
+        if app.generating:
+            self.query_one("#live", Static).update(
+                t("dash.live", n=app.live_tokens, tps=f"{live:.1f}" if live else "…")
+            )
+        else:
+            self.query_one("#live", Static).update(t("dash.turns", n=len(hist.turns)))
+        decode = series("predicted_per_second")
+        if app.generating and live:
+            decode = [*decode, live]
+        self.query_one("#row-ttft", MetricRow).set(
+            t("dash.ttft"), series("ttft_ms"), f"{last.ttft_ms:.0f} ms" if last else "–"
+        )
+        self.query_one("#row-decode", MetricRow).set(
+            t("dash.decode"), decode,
+            f"{(live if app.generating and live else (last.predicted_per_second if last else 0)):.1f} tok/s"
+            if (last or live) else "–",
+        )
+        self.query_one("#row-prompt", MetricRow).set(
+            t("dash.prompt"), series("prompt_per_second"),
+            f"{last.prompt_per_second:.0f} tok/s" if last else "–",
+        )
+        self.query_one("#row-tpot", MetricRow).set(
+            t("dash.tpot"), series("predicted_per_token_ms"),
+            f"{last.predicted_per_token_ms:.1f} ms" if last else "–",
+        )
+        kv_used = last.kv_used if last else 0
+        kv_size = last.kv_size if last and last.kv_size else (app.engine_info.n_ctx if app.engine_info else 0)
+        self.query_one("#kv-name", Label).update(t("dash.kv"))
+        bar = self.query_one("#kv-bar", ProgressBar)
+        bar.update(total=max(kv_size, 1), progress=kv_used)
+        self.query_one("#kv-value", Label).update(f"{kv_used}/{kv_size}" if kv_size else "–")
+        if last:
+            total = last.prompt_n + last.cache_n
+            hits = t("dash.cache", hit=last.cache_n, total=total,
+                     pct=f"{(last.cache_n / total * 100) if total else 0:.0f}")
+            draft = (
+                t("dash.draft", pct=f"{last.draft_n_accepted / last.draft_n * 100:.0f}",
+                  acc=last.draft_n_accepted, n=last.draft_n)
+                if last.draft_n else t("dash.draft_off")
+            )
+            self.query_one("#cache-line", Static).update(f"{hits}   {draft}")
+        else:
+            self.query_one("#cache-line", Static).update(t("dash.no_turns"))
+        sample = app.system
+        cpu_hist = list(app.cpu_history)
+        self.query_one("#row-cpu", MetricRow).set(
+            t("dash.cpu"), cpu_hist, f"{sample.cpu:.0f} %" if sample else "–"
+        )
+        self.query_one("#ram-line", Static).update(
+            t("dash.ram", used=human_bytes(sample.ram_used), total=human_bytes(sample.ram_total))
+            if sample else t("dash.ram_unknown")
+        )
+        self._show_gpus()
+
+    def _show_gpus(self) -> None:
+        box = self.query_one("#gpus", Vertical)
+        sample = self.wapp.system
+        gpus = sample.gpus if sample else []
+        box.display = bool(gpus)
+        if not gpus:
+            return
+        lines = []
+        for g in gpus:
+            util = f"{g.utilization:.0f}" if g.utilization is not None else "?"
+            vram = (
+                f"{human_bytes(g.vram_used)}/{human_bytes(g.vram_total)}"
+                if g.vram_used is not None else "?"
+            )
+            temp = f"{g.temperature:.0f}°C" if g.temperature is not None else "?"
+            power = f"{g.power:.0f} W" if g.power is not None else "?"
+            lines.append(self.wapp.texts("dash.gpu", i=g.index, name=g.name, util=util,
+                                         vram=vram, temp=temp, power=power))
+        if not box.children:
+            box.mount(Static("\n".join(lines), id="gpu-lines", markup=False))
+        else:
+            cast(Static, box.children[0]).update("\n".join(lines))

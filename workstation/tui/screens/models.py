@@ -1,0 +1,205 @@
+"""The model manager: installed models with metadata, the catalog, pull, add, delete."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Label, ProgressBar, TabbedContent, TabPane
+
+from workstation.core.errors import WorkstationError
+from workstation.tui import integrations
+from workstation.tui.integrations import ModelRow, human_bytes
+from workstation.tui.messages import Progress, TaskFailed
+from workstation.tui.screens.dialogs import ConfirmDialog, TextPrompt
+
+if TYPE_CHECKING:
+    from workstation.tui.app import WorkstationApp
+
+
+class ModelsListed(Progress):
+    pass
+
+
+class ModelsScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "back", id="models.back"),
+        Binding("p", "pull", "pull", id="models.pull"),
+        Binding("a", "add", "add file", id="models.add"),
+        Binding("d", "delete", "delete", id="models.delete"),
+        Binding("r", "reload", "refresh", id="models.refresh"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.installed: list[ModelRow] = []
+        self.catalog: list[ModelRow] = []
+        self.busy = False
+
+    @property
+    def wapp(self) -> WorkstationApp:
+        return cast("WorkstationApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        t = self.wapp.texts
+        yield Header()
+        with TabbedContent(id="model-tabs"):
+            with TabPane(t("models.installed"), id="tab-installed"):
+                yield DataTable(id="installed", cursor_type="row", zebra_stripes=True)
+            with TabPane(t("models.catalog"), id="tab-catalog"):
+                yield DataTable(id="catalog", cursor_type="row", zebra_stripes=True)
+        yield Label("", id="model-task")
+        yield ProgressBar(total=1.0, id="pull-progress")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        t = self.wapp.texts
+        self.query_one("#installed", DataTable).add_columns(
+            t("models.col_name"), t("models.col_size"), t("models.col_details")
+        )
+        self.query_one("#catalog", DataTable).add_columns(
+            t("models.col_name"), t("models.col_size"), t("models.col_licence"), t("models.col_state")
+        )
+        self.query_one("#pull-progress").display = False
+        self.action_reload()
+
+    def relabel(self) -> None:
+        pass
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="models-list")
+    def action_reload(self) -> None:
+        try:
+            installed = integrations.installed_models()
+            catalog = integrations.catalog_models()
+        except WorkstationError as err:
+            self.post_message(TaskFailed(str(err)))
+            return
+        self.post_message(ModelsListed(0, None, data=(installed, catalog)))
+
+    @on(ModelsListed)
+    def _listed(self, event: ModelsListed) -> None:
+        event.stop()
+        self.installed, self.catalog = event.data
+        t = self.wapp.texts
+        table = self.query_one("#installed", DataTable)
+        table.clear()
+        for row in self.installed:
+            table.add_row(row.name, human_bytes(row.size_bytes), row.details or "–")
+        cat = self.query_one("#catalog", DataTable)
+        cat.clear()
+        for row in self.catalog:
+            state = t("models.installed_yes") if row.installed else t("models.installed_no")
+            cat.add_row(row.name, human_bytes(row.size_bytes), row.details, state)
+
+    def _active(self) -> str:
+        return self.query_one(TabbedContent).active
+
+    def _selected(self, table_id: str, rows: list[ModelRow]) -> ModelRow | None:
+        table = self.query_one(f"#{table_id}", DataTable)
+        if not rows or table.cursor_row < 0 or table.cursor_row >= len(rows):
+            return None
+        return rows[table.cursor_row]
+
+    # --- pull ----------------------------------------------------------------------------
+    def action_pull(self) -> None:
+        t = self.wapp.texts
+        if self._active() != "tab-catalog":
+            self.query_one(TabbedContent).active = "tab-catalog"
+            self.notify(t("models.pick_catalog"))
+            return
+        row = self._selected("catalog", self.catalog)
+        if row is None or self.busy:
+            return
+        if row.installed:
+            self.notify(t("models.already", name=row.name))
+            return
+        self.busy = True
+        self.query_one("#model-task", Label).update(t("models.pulling", name=row.name))
+        bar = self.query_one("#pull-progress", ProgressBar)
+        bar.display = True
+        bar.update(total=None, progress=0)
+        self._pull(row.name)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="models-pull")
+    def _pull(self, name: str) -> None:
+        try:
+            integrations.pull_model(name, lambda done, total: self.post_message(Progress(done, total)))
+        except WorkstationError as err:
+            self.post_message(TaskFailed(str(err)))
+            return
+        except Exception as err:  # noqa: BLE001 - one sentence, the screen stays usable
+            self.post_message(TaskFailed(f"The pull failed: {type(err).__name__}: {err}"))
+            return
+        self.post_message(Progress(1, 1, label="done"))
+
+    @on(Progress)
+    def _progress(self, event: Progress) -> None:
+        if isinstance(event, ModelsListed):
+            return
+        bar = self.query_one("#pull-progress", ProgressBar)
+        bar.update(total=event.total, progress=event.done)
+        if event.label == "done":
+            self.busy = False
+            bar.display = False
+            self.query_one("#model-task", Label).update(self.wapp.texts("models.pulled"))
+            self.action_reload()
+
+    @on(TaskFailed)
+    def _failed(self, event: TaskFailed) -> None:
+        event.stop()
+        self.busy = False
+        self.query_one("#pull-progress").display = False
+        self.query_one("#model-task", Label).update("")
+        self.notify(event.reason, severity="error", timeout=10)
+
+    # --- add and delete ------------------------------------------------------------------
+    def action_add(self) -> None:
+        t = self.wapp.texts
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self._add(Path(path).expanduser())
+
+        self.app.push_screen(TextPrompt(t("models.add_title"), placeholder="/path/model.gguf"), chosen)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="models-add")
+    def _add(self, path: Path) -> None:
+        try:
+            target = integrations.add_model(path)
+        except WorkstationError as err:
+            self.post_message(TaskFailed(str(err)))
+            return
+        except OSError as err:
+            self.post_message(TaskFailed(f"{path} cannot be copied ({err.strerror or err})."))
+            return
+        self.app.call_from_thread(self.notify, self.wapp.texts("models.added", name=target.name))
+        self.action_reload()
+
+    def action_delete(self) -> None:
+        t = self.wapp.texts
+        rows = self.installed if self._active() == "tab-installed" else self.catalog
+        table = "installed" if self._active() == "tab-installed" else "catalog"
+        row = self._selected(table, rows)
+        if row is None or row.path is None or not row.installed:
+            return
+        path = row.path
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                try:
+                    integrations.delete_model(path)
+                except WorkstationError as err:
+                    self.notify(str(err), severity="error")
+                    return
+                self.notify(t("models.deleted", name=path.name))
+                self.action_reload()
+
+        self.app.push_screen(
+            ConfirmDialog(t("models.delete_q", name=path.name, size=human_bytes(row.size_bytes)),
+                          t("dialog.delete"), t("dialog.cancel")),
+            confirmed,
+        )

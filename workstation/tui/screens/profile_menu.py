@@ -1,0 +1,112 @@
+"""Pick a profile: every profile with its fit verdict; broken files show their error."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Label, OptionList
+from textual.widgets.option_list import Option
+
+from workstation.core.errors import ProfileError
+from workstation.core.profiles import Profile, list_profiles
+from workstation.tui.integrations import fit_verdict
+
+if TYPE_CHECKING:
+    from workstation.tui.app import WorkstationApp
+
+
+class VerdictFound(Message):
+    def __init__(self, index: int, verdict: str | None) -> None:
+        super().__init__()
+        self.index = index
+        self.verdict = verdict
+
+
+class ProfileMenu(ModalScreen[Profile | None]):
+    BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
+
+    def __init__(
+        self, current: str | None, fit_check: Callable[[Profile], str | None] = fit_verdict
+    ) -> None:
+        super().__init__(classes="dialog-screen")
+        self.current = current
+        self.fit_check = fit_check
+        self.entries: list[Profile | ProfileError] = list_profiles()
+        self.verdicts: dict[int, str | None] = {}
+
+    @property
+    def wapp(self) -> WorkstationApp:
+        return cast("WorkstationApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        t = self.wapp.texts
+        with Vertical(classes="dialog wide", id="profile-menu"):
+            yield Label(t("profiles.title"), classes="dialog-title")
+            yield OptionList(*self._options(), id="profiles")
+            yield Label(t("profiles.hint"), classes="dialog-hint")
+
+    def _prompt(self, i: int, entry: Profile | ProfileError) -> Text:
+        t = self.wapp.texts
+        if isinstance(entry, ProfileError):
+            text = Text(t("profiles.broken"), style="bold")
+            text.append(f"\n  {entry}", style="italic")
+            return text
+        mark = "● " if entry.key == self.current else "  "
+        text = Text(f"{mark}{entry.name}", style="bold")
+        text.append(f"  ({entry.key})")
+        kv = f"{entry.kv_cache.k}/{entry.kv_cache.v}"
+        detail = f"\n  {entry.model or entry.remote.base_url} · ctx {entry.context} · KV {kv}"
+        if entry.speculative.mode != "off":
+            detail += f" · {entry.speculative.mode}"
+        text.append(detail)
+        if i in self.verdicts:
+            verdict = self.verdicts[i] or t("profiles.fit_unknown")
+        else:
+            verdict = t("profiles.fit_checking")
+        text.append(f"\n  {verdict}", style="italic")
+        return text
+
+    def _options(self) -> list[Option]:
+        return [
+            Option(self._prompt(i, e), id=str(i), disabled=isinstance(e, ProfileError))
+            for i, e in enumerate(self.entries)
+        ]
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        options.focus()
+        for i, entry in enumerate(self.entries):
+            if isinstance(entry, Profile) and entry.key == self.current:
+                options.highlighted = i
+        self._check_fit()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="fit")
+    def _check_fit(self) -> None:
+        for i, entry in enumerate(self.entries):
+            if isinstance(entry, Profile):
+                self.post_message(VerdictFound(i, self.fit_check(entry)))
+
+    @on(VerdictFound)
+    def _verdict(self, event: VerdictFound) -> None:
+        self.verdicts[event.index] = event.verdict
+        entry = self.entries[event.index]
+        self.query_one(OptionList).replace_option_prompt(
+            str(event.index), self._prompt(event.index, entry)
+        )
+
+    @on(OptionList.OptionSelected)
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        entry = self.entries[int(event.option.id or 0)]
+        if isinstance(entry, Profile):
+            self.dismiss(entry)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,147 @@
+"""Summarize a document: pick a file, watch progress per chunk, read the result, then ask
+follow-up questions about it in the chat."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Header, Input, Label, Markdown, ProgressBar
+
+from workstation.core.errors import WorkstationError
+from workstation.tui import integrations
+from workstation.tui.messages import Progress, TaskFailed
+
+if TYPE_CHECKING:
+    from workstation.tui.app import WorkstationApp
+
+
+class SummaryReady(Progress):
+    pass
+
+
+class SummarizeScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape", "back", "back", id="summarize.back"),
+        Binding("ctrl+r", "run", "summarize", id="summarize.run"),
+        Binding("ctrl+k", "ask", "ask in chat", id="summarize.ask"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.path: Path | None = None
+        self.summary = ""
+        self.running = False
+        self._cancel = threading.Event()
+
+    @property
+    def wapp(self) -> WorkstationApp:
+        return cast("WorkstationApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        t = self.wapp.texts
+        yield Header()
+        with Horizontal(id="summarize-bar"):
+            yield Input(placeholder=t("summarize.path"), id="summarize-path")
+            yield Button(t("summarize.run"), id="summarize-run", variant="primary")
+            yield Button(t("summarize.ask"), id="summarize-ask", disabled=True)
+        yield Label("", id="summarize-state")
+        yield ProgressBar(total=1, id="summarize-progress")
+        with VerticalScroll(id="summarize-result"):
+            yield Markdown("", id="summary")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#summarize-progress").display = False
+        if not integrations.summarize_available():
+            self.query_one("#summarize-state", Label).update(self.wapp.texts("summarize.missing"))
+        self.query_one("#summarize-path", Input).focus()
+
+    def relabel(self) -> None:
+        pass
+
+    @on(Input.Submitted, "#summarize-path")
+    @on(Button.Pressed, "#summarize-run")
+    def _run_pressed(self) -> None:
+        self.action_run()
+
+    @on(Button.Pressed, "#summarize-ask")
+    async def _ask_pressed(self) -> None:
+        await self.action_ask()
+
+    def action_run(self) -> None:
+        t = self.wapp.texts
+        raw = self.query_one("#summarize-path", Input).value.strip()
+        if not raw or self.running:
+            return
+        if self.wapp.engine is None or self.wapp.generating:
+            self.notify(t("chat.no_engine"), severity="warning")
+            return
+        self.path = Path(raw).expanduser()
+        self.running = True
+        self._cancel.clear()
+        self.query_one("#summarize-state", Label).update(t("summarize.reading", name=self.path.name))
+        bar = self.query_one("#summarize-progress", ProgressBar)
+        bar.display = True
+        bar.update(total=None, progress=0)
+        self.wapp.generating = True  # the engine is busy: the chat waits
+        self._summarize(self.path)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="summarize")
+    def _summarize(self, path: Path) -> None:
+        app = self.wapp
+        try:
+            summary = integrations.summarize(
+                path, app.profile, app.engine,  # type: ignore[arg-type]
+                lambda done, total: self.post_message(Progress(done, total)), self._cancel,
+            )
+        except WorkstationError as err:
+            self.post_message(TaskFailed(str(err)))
+            return
+        except Exception as err:  # noqa: BLE001 - one sentence, the screen stays usable
+            self.post_message(TaskFailed(f"The summary failed: {type(err).__name__}: {err}"))
+            return
+        self.post_message(SummaryReady(1, 1, data=summary))
+
+    @on(Progress)
+    async def _progress(self, event: Progress) -> None:
+        t = self.wapp.texts
+        bar = self.query_one("#summarize-progress", ProgressBar)
+        if isinstance(event, SummaryReady):
+            self.running = False
+            self.wapp.generating = False
+            self.summary = str(event.data)
+            bar.display = False
+            self.query_one("#summarize-state", Label).update(t("summarize.done"))
+            await self.query_one("#summary", Markdown).update(self.summary)
+            self.query_one("#summarize-ask", Button).disabled = False
+            return
+        bar.update(total=event.total or None, progress=event.done)
+        self.query_one("#summarize-state", Label).update(
+            t("summarize.chunk", done=int(event.done), total=int(event.total or 0))
+        )
+
+    @on(TaskFailed)
+    def _failed(self, event: TaskFailed) -> None:
+        event.stop()
+        self.running = False
+        self.wapp.generating = False
+        self.query_one("#summarize-progress").display = False
+        self.query_one("#summarize-state", Label).update("")
+        self.notify(event.reason, severity="error", timeout=10)
+
+    async def action_ask(self) -> None:
+        if not self.summary or self.path is None:
+            return
+        await self.wapp.start_document_chat(self.path, self.summary)
+
+    def action_back(self) -> None:
+        if self.running:
+            self._cancel.set()
+        self.app.pop_screen()

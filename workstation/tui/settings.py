@@ -1,0 +1,79 @@
+"""The TUI's settings: ``settings.yaml`` in the user's data directory.
+
+```yaml
+language: tr            # en | tr; absent: from the locale (LANG / LC_ALL)
+keymap:                 # action id -> key(s), see workstation/tui/actions.py
+  conv.new: ctrl+k
+  dashboard.toggle: f10,ctrl+d
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from workstation.core.atomic import write_text_atomic
+from workstation.core.paths import data_dir
+from workstation.tui.actions import BY_ID
+
+
+@dataclass
+class TuiSettings:
+    language: str | None = None
+    """UI language, ``en`` or ``tr``; ``None`` follows the locale."""
+    keymap: dict[str, str] = field(default_factory=dict)
+    """Action id to key(s), comma-separated, overriding the defaults."""
+    problem: str | None = None
+    """Why the file could not be used (shown once as a notification)."""
+
+
+def settings_path() -> Path:
+    return data_dir() / "settings.yaml"
+
+
+def load_settings(path: Path | None = None) -> TuiSettings:
+    path = path or settings_path()
+    if not path.exists():
+        return TuiSettings()
+    try:
+        data: Any = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return TuiSettings(problem=f"{path} cannot be read; using the default settings.")
+    if not isinstance(data, dict):
+        return TuiSettings(problem=f"{path} is not a mapping of settings; using the defaults.")
+    settings = TuiSettings()
+    lang = data.get("language")
+    if lang in ("en", "tr"):
+        settings.language = lang
+    keymap = data.get("keymap") or {}
+    if isinstance(keymap, dict):
+        unknown = [k for k in keymap if k not in BY_ID]
+        settings.keymap = {str(k): str(v) for k, v in keymap.items() if k in BY_ID}
+        if unknown:
+            settings.problem = (
+                f"{path}: unknown action ids in keymap: {', '.join(map(str, unknown))}; "
+                f"known ids are {', '.join(BY_ID)}."
+            )
+    return settings
+
+
+def save_language(lang: str, path: Path | None = None) -> None:
+    """Remember the UI language, keeping the rest of the file."""
+    path = path or settings_path()
+    data: dict[str, Any] = {}
+    if path.exists():
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+            if isinstance(loaded, dict):
+                data = loaded
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            return  # never overwrite a file the user must fix by hand
+    data["language"] = lang
+    try:
+        write_text_atomic(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    except OSError:
+        pass

@@ -1,0 +1,96 @@
+"""One chat message: who said it, the Markdown text, and under a reply its figures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from workstation.core.metrics import TurnMetrics
+from workstation.tui.i18n import Texts
+
+
+def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts) -> str:
+    """TTFT, tok/s, tokens, cache hits and draft acceptance of one reply, on one line."""
+    m = TurnMetrics.from_dict(metrics) if isinstance(metrics, dict) else metrics
+    prompt_total = m.prompt_n + m.cache_n
+    parts = [
+        texts("metric.ttft", ms=f"{m.ttft_ms:.0f}"),
+        texts("metric.tps", tps=f"{m.predicted_per_second:.1f}"),
+        texts("metric.tokens", n=m.predicted_n),
+        texts("metric.cache", hit=m.cache_n, total=prompt_total),
+    ]
+    if m.draft_n:
+        rate = m.draft_n_accepted / m.draft_n * 100
+        parts.append(texts("metric.draft", rate=f"{rate:.0f}", acc=m.draft_n_accepted, n=m.draft_n))
+    if m.stop_reason == "cancelled":
+        parts.append(texts("metric.stopped"))
+    elif m.stop_reason == "length":
+        parts.append(texts("metric.length"))
+    elif m.stop_reason == "context":
+        parts.append(texts("metric.context"))
+    return " · ".join(parts)
+
+
+class MessageView(Vertical):
+    """A message in the chat log; a reply can be streamed into it."""
+
+    DEFAULT_CLASSES = "message"
+
+    def __init__(
+        self,
+        role: str,
+        content: str,
+        texts: Texts,
+        metrics: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(classes=f"message {role}")
+        self.role = role
+        self.content = content
+        self.metrics = metrics
+        self.texts = texts
+        self._stream: MarkdownStream | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._role_label(), classes="role")
+        yield Markdown(self.content, classes="body")
+        yield Static(self._metrics_text(), classes="metrics")
+
+    def _role_label(self) -> str:
+        return self.texts(f"role.{self.role}")
+
+    def _metrics_text(self) -> str:
+        if self.role != "assistant":
+            return ""
+        if self.metrics is None:
+            return self.texts("chat.thinking")
+        return metrics_line(self.metrics, self.texts)
+
+    @property
+    def body(self) -> Markdown:
+        return self.query_one(".body", Markdown)
+
+    def relabel(self, texts: Texts) -> None:
+        self.texts = texts
+        self.query_one(".role", Static).update(self._role_label())
+        self.query_one(".metrics", Static).update(self._metrics_text())
+
+    async def write(self, text: str) -> None:
+        if self._stream is None:
+            self._stream = Markdown.get_stream(self.body)
+            self.query_one(".metrics", Static).update(self.texts("chat.streaming"))
+        self.content += text
+        await self._stream.write(text)
+
+    async def finish(self, text: str, metrics: TurnMetrics) -> None:
+        """End the stream, then render the whole reply once (closes any half-open fence)."""
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None
+        self.content = text
+        self.metrics = metrics.to_dict()
+        await self.body.update(text)
+        self.query_one(".metrics", Static).update(self._metrics_text())

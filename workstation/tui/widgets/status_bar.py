@@ -1,0 +1,12 @@
+"""The status line: profile, model, GPU layers, KV types, and what the engine is doing."""
+
+from __future__ import annotations
+
+from textual.widgets import Static
+
+
+class StatusBar(Static):
+    DEFAULT_CLASSES = "status-bar"
+
+    def __init__(self, text: str = "", id: str | None = None) -> None:  # noqa: A002
+        super().__init__(text, markup=False, id=id)
