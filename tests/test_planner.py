@@ -203,3 +203,14 @@ def test_engine_auto_layers_without_gpu(smollm2_path: Path) -> None:
         set_probe(None)
 
 
+
+
+def test_missing_catalog_model_says_how_to_get_it() -> None:
+    from workstation.core.catalog import resolve_model_path
+    from workstation.core.errors import ModelFileError
+
+    name = "phi-4-14b-q4_k_m"
+    if resolve_model_path(name).exists():
+        pytest.skip("the model is installed here")
+    with pytest.raises(ModelFileError, match=f"models pull {name}"):
+        plan_for_profile(make_profile(model=name))

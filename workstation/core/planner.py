@@ -367,8 +367,19 @@ def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None) -> Mem
     """
     from workstation.core import hardware
 
-    path = resolve_model_path(profile.model)
-    info = read_model_info(Path(path), check=False)
+    path = Path(resolve_model_path(profile.model))
+    if not path.exists():
+        from workstation.core.catalog import catalog_entry
+        from workstation.core.errors import ModelFileError
+
+        entry = catalog_entry(profile.model)
+        if entry is not None:
+            size = f" (about {entry['approx_size_gb']} GB)" if entry.get("approx_size_gb") else ""
+            raise ModelFileError(
+                f"The model {profile.model} is not downloaded yet; run 'workstation models pull "
+                f"{profile.model}'{size}."
+            )
+    info = read_model_info(path, check=False)
     if gpus is None:
         gpus = hardware.gpus()
     context = profile.context or info.context_length
