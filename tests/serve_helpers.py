@@ -1,0 +1,93 @@
+"""Start ``workstation serve`` as a real subprocess on a free loopback port (tests, bench)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class RunningServer:
+    base_url: str  # http://127.0.0.1:PORT/v1
+    root: str  # http://127.0.0.1:PORT
+    api_key: str | None
+    proc: subprocess.Popen[str]
+    profile_path: Path
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+    def metric(self, name: str) -> float:
+        text = httpx.get(f"{self.root}/metrics", headers=self.headers(), timeout=30).text
+        for line in text.splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+        raise KeyError(name)
+
+
+def write_profile(directory: Path, model: str | Path, **overrides: object) -> Path:
+    data: dict[str, object] = {
+        "name": "serve-test",
+        "model": str(model),
+        "context": 1024,
+        "threads": 1,
+        "gpu_layers": 0,
+        "sampling": {"temperature": 0.0, "max_tokens": 32, "seed": 1, "repeat_penalty": 1.0},
+        "system_prompt": "",
+    }
+    data.update(overrides)
+    path = directory / "serve-test.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+@contextmanager
+def serve(profile_path: Path, *args: str, api_key: str | None = None, start_timeout_s: float = 120) -> Iterator[RunningServer]:
+    cmd = [sys.executable, "-m", "workstation.cli", "serve", "-p", str(profile_path), "--port", "0", *args]
+    if api_key:
+        cmd += ["--api-key", api_key]
+    env = dict(os.environ)
+    env.pop("WORKSTATION_API_KEY", None)
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/v1", line)
+        if not match:
+            rest = proc.stderr.read() if proc.poll() is not None else ""
+            raise RuntimeError(f"serve did not start: {line}{rest}")
+        root = f"http://127.0.0.1:{match.group(1)}"
+        threading.Thread(target=proc.stderr.read, daemon=True).start()  # never let the pipe fill
+        deadline = time.monotonic() + start_timeout_s
+        while True:
+            try:
+                if httpx.get(f"{root}/health", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("serve did not answer /health")
+            time.sleep(0.2)
+        yield RunningServer(f"{root}/v1", root, api_key, proc, profile_path)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()

@@ -1,0 +1,212 @@
+"""``workstation serve`` on 127.0.0.1 with the official ``openai`` client (real model, real HTTP)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+from tests.serve_helpers import ROOT, RunningServer, serve, write_profile
+
+KEY = "test-key-123"
+QUESTION = [{"role": "user", "content": "Name three colours of the rainbow."}]
+
+
+@pytest.fixture(scope="module")
+def server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    profile = write_profile(tmp_path_factory.mktemp("serve"), smollm2_path)
+    with serve(profile, "--parallel", "4", "--queue", "2", "--max-body", "65536", api_key=KEY) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def client(server: RunningServer) -> openai.OpenAI:
+    return openai.OpenAI(base_url=server.base_url, api_key=KEY, max_retries=0, timeout=120)
+
+
+def test_models(client: openai.OpenAI) -> None:
+    models = client.models.list().data
+    assert [m.id for m in models] == ["serve-test"]
+
+
+def test_chat_non_stream_and_stream_agree(client: openai.OpenAI) -> None:
+    full = client.chat.completions.create(model="serve-test", messages=QUESTION, max_tokens=16, temperature=0)
+    text = full.choices[0].message.content
+    assert text and full.choices[0].finish_reason in ("stop", "length")
+    u = full.usage
+    assert u is not None and u.completion_tokens > 0 and u.prompt_tokens > 10
+    assert u.total_tokens == u.prompt_tokens + u.completion_tokens
+
+    stream = client.chat.completions.create(
+        model="serve-test", messages=QUESTION, max_tokens=16, temperature=0,
+        stream=True, stream_options={"include_usage": True},
+    )
+    deltas, finish, usage = [], None, None
+    for chunk in stream:
+        if chunk.usage is not None:
+            usage = chunk.usage
+        for choice in chunk.choices:
+            if choice.delta.content:
+                deltas.append(choice.delta.content)
+            finish = choice.finish_reason or finish
+    assert "".join(deltas) == text  # greedy: same reply both ways
+    assert finish == full.choices[0].finish_reason
+    assert usage is not None and usage.completion_tokens == u.completion_tokens
+    # the second identical request reused the first one's prompt from the KV cache
+    assert usage.prompt_tokens_details is not None and usage.prompt_tokens_details.cached_tokens > 0
+
+
+def test_stream_without_include_usage_has_no_usage(client: openai.OpenAI) -> None:
+    chunks = list(client.chat.completions.create(model="x", messages=QUESTION, max_tokens=4, stream=True))
+    assert chunks and all(c.usage is None for c in chunks)
+
+
+def test_completions(client: openai.OpenAI) -> None:
+    done = client.completions.create(model="x", prompt="The capital of France is", max_tokens=6, temperature=0)
+    assert done.choices[0].text and done.choices[0].finish_reason == "length"
+    assert done.usage is not None and done.usage.completion_tokens == 6
+    streamed = client.completions.create(
+        model="x", prompt="The capital of France is", max_tokens=6, temperature=0, stream=True
+    )
+    assert "".join(c.choices[0].text for c in streamed if c.choices) == done.choices[0].text
+
+
+def test_bad_requests_get_openai_errors(client: openai.OpenAI, server: RunningServer) -> None:
+    with pytest.raises(openai.BadRequestError) as exc:
+        client.chat.completions.create(model="x", messages=[], max_tokens=4)
+    assert "messages" in str(exc.value)
+    with pytest.raises(openai.BadRequestError) as exc:
+        client.chat.completions.create(model="x", messages=QUESTION, temperature=9)
+    assert "temperature" in str(exc.value)
+    r = httpx.post(f"{server.base_url}/chat/completions", content=b"{not json", headers=server.headers())
+    assert r.status_code == 400 and r.json()["error"]["message"] == "The request body is not valid JSON."
+    long_text = "lorem ipsum dolor " * 400  # far more tokens than the 1024 context
+    with pytest.raises(openai.BadRequestError) as exc:
+        client.completions.create(model="x", prompt=long_text, max_tokens=4)
+    assert "prompt" in str(exc.value) and "1023" in str(exc.value)
+    r = httpx.post(f"{server.base_url}/completions", json={"prompt": "x" * 70_000}, headers=server.headers())
+    assert r.status_code == 413 and "65536" in r.json()["error"]["message"]
+
+
+def test_wrong_or_missing_key(server: RunningServer) -> None:
+    wrong = openai.OpenAI(base_url=server.base_url, api_key="nope", max_retries=0)
+    with pytest.raises(openai.AuthenticationError):
+        wrong.chat.completions.create(model="x", messages=QUESTION, max_tokens=2)
+    r = httpx.get(f"{server.base_url}/models")
+    assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_api_key"
+    assert httpx.get(f"{server.root}/health").json()["status"] == "ok"  # health needs no key
+    assert httpx.get(f"{server.root}/metrics").status_code == 401
+
+
+def test_shared_system_prompt_is_copied_not_recomputed(client: openai.OpenAI) -> None:
+    system = {"role": "system", "content": "You answer questions about the office handbook. " * 25}
+    first = [system, {"role": "user", "content": "Write a long essay about printers."}]
+    second = [system, {"role": "user", "content": "What is a stapler?"}]
+    # keep the first request's slot busy, so the second lands in another slot and copies cells
+    busy = client.chat.completions.create(
+        model="x", messages=first, max_tokens=400, stream=True, extra_body={"ignore_eos": True}
+    )
+    try:
+        next(iter(busy))  # the role chunk
+        next(iter(busy))  # first token: the shared prefix is in the KV cache now
+        copied = client.chat.completions.create(model="x", messages=second, max_tokens=12, temperature=0)
+    finally:
+        busy.close()
+    cached = copied.usage.prompt_tokens_details.cached_tokens
+    assert cached > 200  # the system prompt, copied from the busy slot
+    assert copied.usage.prompt_tokens > cached
+    fresh = client.chat.completions.create(model="x", messages=second, max_tokens=12, temperature=0)
+    assert fresh.choices[0].message.content == copied.choices[0].message.content
+
+
+def test_four_concurrent_clients_complete(client: openai.OpenAI) -> None:
+    questions = ["What is a spreadsheet?", "Name a fruit.", "Say hello.", "What colour is the sky?"]
+    results: dict[int, tuple[str, str | None, int]] = {}
+
+    def ask(i: int) -> None:
+        parts, finish, usage = [], None, None
+        for chunk in client.chat.completions.create(
+            model="x", messages=[{"role": "user", "content": questions[i]}], max_tokens=20,
+            temperature=0, stream=True, stream_options={"include_usage": True},
+        ):
+            usage = chunk.usage or usage
+            for c in chunk.choices:
+                parts.append(c.delta.content or "")
+                finish = c.finish_reason or finish
+        results[i] = ("".join(parts), finish, usage.completion_tokens if usage else -1)
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert sorted(results) == [0, 1, 2, 3]
+    for text, finish, n in results.values():
+        assert text.strip() and finish in ("stop", "length") and 0 < n <= 20
+
+
+def test_full_queue_gets_429_and_disconnects_free_slots(server: RunningServer) -> None:
+    body = {"model": "x", "prompt": "Once upon a time", "max_tokens": 900, "stream": True, "ignore_eos": True}
+    url = f"{server.base_url}/completions"
+    clients = [httpx.Client(timeout=120, headers=server.headers()) for _ in range(6)]
+    streams, readers = [], []
+    try:
+        for c in clients[:4]:  # fill the 4 slots and wait until each is generating
+            s = c.send(c.build_request("POST", url, json=body), stream=True)
+            assert s.status_code == 200
+            lines = s.iter_lines()  # kept alive: a collected iterator closes its response
+            while not next(lines).startswith("data:"):
+                pass
+            streams.append(s)
+            readers.append(lines)
+        for c in clients[4:]:  # 2 wait in the queue (headers come at once)
+            s = c.send(c.build_request("POST", url, json=body), stream=True)
+            assert s.status_code == 200
+            streams.append(s)
+        assert server.metric("llamacpp:requests_processing") == 4
+        assert server.metric("llamacpp:requests_deferred") == 2
+        r = httpx.post(url, json=body, headers=server.headers())
+        assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1
+        assert r.json()["error"]["type"] == "rate_limit_error"
+    finally:
+        for s in streams:
+            s.close()
+        for c in clients:
+            c.close()
+    # the server notices the disconnects, cancels the generations and frees every slot
+    for _ in range(600):
+        if server.metric("llamacpp:requests_processing") == 0 and server.metric("llamacpp:requests_deferred") == 0:
+            break
+        threading.Event().wait(0.1)
+    assert server.metric("llamacpp:requests_processing") == 0
+    assert server.metric("llamacpp:requests_deferred") == 0
+    assert server.metric("workstation:requests_cancelled_total") >= 6
+
+
+def _serve_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "workstation.cli", "serve", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        env={**__import__("os").environ, "WORKSTATION_API_KEY": ""},
+    )
+
+
+def test_non_loopback_needs_a_key(server: RunningServer) -> None:
+    done = _serve_cli("-p", str(server.profile_path), "--host", "0.0.0.0", "--port", "0")
+    assert done.returncode != 0
+    assert "without an API key" in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_port_in_use_is_one_sentence(server: RunningServer) -> None:
+    port = server.root.rsplit(":", 1)[1]
+    done = _serve_cli("-p", str(server.profile_path), "--port", port)
+    assert done.returncode != 0
+    assert f"Port {port} on 127.0.0.1 is already in use" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1

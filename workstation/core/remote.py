@@ -1,0 +1,267 @@
+"""``backend: openai`` profiles: the engine interface over any OpenAI-compatible server.
+
+``RemoteEngine(profile)`` talks to ``profile.remote.base_url`` (vLLM, SGLang, llama-server,
+Ollama, ``workstation serve``) with streamed chat completions over httpx and measures the turn
+on the client side: ``ttft_ms`` is request to first visible text, ``predicted_n`` comes from the
+server's ``usage`` (asked for with ``stream_options.include_usage``) or, when a server sends
+none, from the number of content chunks. ``predicted_ms`` is the decode time from the first to
+the last token scaled to all ``predicted_n`` tokens (the first token's own time hides in TTFT),
+so ``predicted_per_second`` is the rate a user sees. ``cache_n`` is the server's
+``prompt_tokens_details.cached_tokens`` when it reports it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+from workstation.core.engine import EngineInfo, Message, TokenDelta, TurnEvent, TurnFinished
+from workstation.core.errors import EngineError, ProfileError
+from workstation.core.metrics import TurnMetrics
+from workstation.core.profiles import Profile, Sampling
+
+FINISH_TO_STOP = {"stop": "eos", "length": "length", "content_filter": "eos", "tool_calls": "eos"}
+
+
+def _error_text(response: httpx.Response) -> str:
+    try:
+        data = response.json()
+        message = data.get("error", {}).get("message") if isinstance(data, dict) else None
+        if isinstance(data, dict) and isinstance(data.get("error"), str):
+            message = data["error"]
+    except (ValueError, AttributeError):
+        message = None
+    return str(message or response.reason_phrase or "no message").rstrip(".")
+
+
+class RemoteEngine:
+    """Same interface as ``Engine``; ``cancel()`` may be called from any thread."""
+
+    def __init__(self, profile: Profile, *, check: bool = True) -> None:
+        if profile.backend != "openai":
+            raise EngineError(f"Profile '{profile.name}' is not an openai-backend profile.")
+        t0 = time.perf_counter()
+        self.profile = profile
+        remote = profile.remote
+        self.base_url = remote.base_url.rstrip("/")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ProfileError(
+                f"Profile '{profile.key}': remote.base_url must start with http:// or https://, "
+                f"not {remote.base_url!r}."
+            )
+        headers = {"Accept": "application/json"}
+        if remote.api_key_env:
+            key = os.environ.get(remote.api_key_env)
+            if not key:
+                raise ProfileError(
+                    f"Profile '{profile.key}' reads its API key from the environment variable "
+                    f"{remote.api_key_env}, which is not set."
+                )
+            headers["Authorization"] = f"Bearer {key}"
+        timeout = httpx.Timeout(remote.timeout_s, connect=min(10.0, remote.timeout_s))
+        self.client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+        self.model = remote.model
+        self.meta: dict[str, Any] = {}
+        self._cancel = threading.Event()
+        self._response: httpx.Response | None = None
+        if check or not self.model:
+            self._discover()
+        self.load_ms = (time.perf_counter() - t0) * 1000
+
+    def _discover(self) -> None:
+        """Reach the server once (clear error now rather than at the first turn)."""
+        try:
+            response = self.client.get("/models", timeout=min(10.0, self.profile.remote.timeout_s))
+        except httpx.HTTPError as err:
+            self.client.close()
+            raise EngineError(f"Cannot reach the server at {self.base_url}: {_reason(err)}.") from None
+        if response.status_code in (401, 403):
+            self.client.close()
+            raise EngineError(f"The server at {self.base_url} refused the API key: {_error_text(response)}.")
+        if response.status_code != 200:
+            # some servers have no /models; the first turn will tell
+            if not self.model:
+                self.client.close()
+                raise EngineError(
+                    f"The server at {self.base_url} lists no models (HTTP {response.status_code}); "
+                    "set remote.model in the profile."
+                )
+            return
+        try:
+            models = [m for m in response.json().get("data", []) if isinstance(m, dict)]
+        except (ValueError, AttributeError):
+            models = []
+        if not self.model:
+            if not models:
+                self.client.close()
+                raise EngineError(f"The server at {self.base_url} serves no models; set remote.model.")
+            self.model = str(models[0].get("id"))
+        for m in models:
+            if m.get("id") == self.model:
+                self.meta = m.get("meta") or {}
+
+    # --- the Engine interface ----------------------------------------------------------------
+    def info(self) -> EngineInfo:
+        return EngineInfo(
+            profile=self.profile.key,
+            model_name=self.model,
+            model_path=self.base_url,
+            n_ctx=int(self.meta.get("n_ctx", 0) or 0),
+            n_layer=0,
+            gpu_layers=0,
+            type_k="remote",
+            type_v="remote",
+            flash_attn=False,
+            threads=0,
+            load_ms=self.load_ms,
+            template_fallback=None,
+            speculative="remote",
+        )
+
+    def cancel(self) -> None:
+        self._cancel.set()
+        response = self._response
+        if response is not None:
+            try:
+                response.close()  # unblocks a read waiting on the socket; the server sees a disconnect
+            except Exception:  # noqa: BLE001 - closing from another thread is best effort
+                pass
+
+    def reset(self) -> None:
+        """Nothing to forget locally; the server keeps (or drops) its prefix cache itself."""
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __enter__(self) -> RemoteEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _payload(self, messages: list[Message], sampling: Sampling) -> dict[str, Any]:
+        if self.profile.system_prompt.strip() and not any(m["role"] == "system" for m in messages):
+            messages = [{"role": "system", "content": self.profile.system_prompt.strip()}, *messages]
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+            "max_tokens": sampling.max_tokens,
+        }
+        if sampling.seed is not None:
+            payload["seed"] = sampling.seed
+        return payload
+
+    def stream_chat(self, messages: list[Message], sampling: Sampling | None = None) -> Iterator[TurnEvent]:
+        if not messages or not str(messages[-1].get("content", "")).strip():
+            raise EngineError("The message is empty; type something to send.")
+        sampling = sampling or self.profile.sampling
+        payload = self._payload(messages, sampling)
+        self._cancel.clear()
+        t_request = time.perf_counter()
+        metrics = TurnMetrics(load_ms=self.load_ms)
+        parts: list[str] = []
+        n_chunks = 0
+        t_first = t_last = 0.0
+        finish: str | None = None
+        usage: dict[str, Any] | None = None
+        stop = "eos"
+        try:
+            with self.client.stream("POST", "/chat/completions", json=payload) as response:
+                self._response = response
+                if response.status_code != 200:
+                    response.read()
+                    raise EngineError(
+                        f"The server at {self.base_url} answered HTTP {response.status_code}: "
+                        f"{_error_text(response)}."
+                    )
+                for line in response.iter_lines():
+                    if self._cancel.is_set():
+                        stop = "cancelled"
+                        break
+                    if not line.startswith("data:"):
+                        continue
+                    data = line[5:].strip()
+                    if data == "[DONE]":
+                        break
+                    try:
+                        chunk = json.loads(data)
+                    except ValueError:
+                        continue
+                    if not isinstance(chunk, dict):
+                        continue
+                    if "error" in chunk:
+                        err = chunk["error"]
+                        msg = err.get("message") if isinstance(err, dict) else str(err)
+                        raise EngineError(f"The server stopped the reply: {str(msg).rstrip('.')}.")
+                    if chunk.get("usage"):
+                        usage = chunk["usage"]
+                    for choice in chunk.get("choices") or []:
+                        delta = choice.get("delta") or {}
+                        text = delta.get("content")
+                        if text:
+                            now = time.perf_counter()
+                            if not parts:
+                                t_first = now
+                                metrics.ttft_ms = (now - t_request) * 1000
+                            t_last = now
+                            n_chunks += 1
+                            parts.append(text)
+                            yield TokenDelta(text)
+                        if choice.get("finish_reason"):
+                            finish = choice["finish_reason"]
+        except httpx.HTTPError as err:
+            if not self._cancel.is_set():
+                raise EngineError(f"Lost the connection to {self.base_url}: {_reason(err)}.") from None
+            stop = "cancelled"
+        finally:
+            self._response = None
+        if self._cancel.is_set():
+            stop = "cancelled"
+        elif finish:
+            stop = FINISH_TO_STOP.get(finish, "eos")
+        now = time.perf_counter()
+        n = n_chunks
+        if usage:
+            n = int(usage.get("completion_tokens") or n_chunks)
+            prompt = int(usage.get("prompt_tokens") or 0)
+            cached = int(((usage.get("prompt_tokens_details") or {}).get("cached_tokens")) or 0)
+            metrics.cache_n = cached
+            metrics.prompt_n = max(0, prompt - cached)
+        metrics.predicted_n = n
+        if n > 1 and t_last > t_first:
+            metrics.predicted_ms = (t_last - t_first) * 1000 * n / (n - 1)
+        if metrics.ttft_ms:
+            metrics.prompt_ms = metrics.ttft_ms  # as seen from here: queue + prefill + first token
+        else:
+            metrics.ttft_ms = (now - t_request) * 1000
+        metrics.total_ms = (now - t_request) * 1000
+        metrics.stop_reason = stop
+        metrics.finish_rates()
+        yield TurnFinished("".join(parts), metrics)
+
+    def run_chat(self, messages: list[Message], sampling: Sampling | None = None) -> TurnFinished:
+        final: TurnFinished | None = None
+        for event in self.stream_chat(messages, sampling):
+            if isinstance(event, TurnFinished):
+                final = event
+        assert final is not None
+        return final
+
+
+def _reason(err: httpx.HTTPError) -> str:
+    if isinstance(err, httpx.ConnectError):
+        return "connection refused or host unreachable"
+    if isinstance(err, httpx.TimeoutException):
+        return "timed out"
+    text = str(err).strip().rstrip(".")
+    return text or type(err).__name__
