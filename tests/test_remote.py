@@ -1,0 +1,120 @@
+"""``backend: openai`` profiles: RemoteEngine against ``workstation serve`` itself."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.serve_helpers import RunningServer, serve, write_profile
+from workstation.core.engine import TokenDelta, TurnFinished
+from workstation.core.errors import EngineError, ProfileError
+from workstation.core.profiles import Profile, Sampling, profile_from_dict
+from workstation.core.remote import RemoteEngine
+
+KEY = "remote-test-key"
+HELLO = [{"role": "user", "content": "Name three colours of the rainbow."}]
+
+
+@pytest.fixture(scope="module")
+def server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    profile = write_profile(tmp_path_factory.mktemp("remote"), smollm2_path)
+    with serve(profile, "--parallel", "2", api_key=KEY) as srv:
+        yield srv
+
+
+def remote_profile(base_url: str, **remote: object) -> Profile:
+    data = {
+        "name": "remote-test",
+        "backend": "openai",
+        "remote": {"base_url": base_url, "api_key_env": "WS_REMOTE_TEST_KEY", "timeout_s": 120, **remote},
+        "sampling": {"temperature": 0.0, "max_tokens": 16, "repeat_penalty": 1.0},
+    }
+    return profile_from_dict(data, "<remote test profile>")
+
+
+@pytest.fixture
+def remote(server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[RemoteEngine]:
+    monkeypatch.setenv("WS_REMOTE_TEST_KEY", KEY)
+    engine = RemoteEngine(remote_profile(server.base_url))
+    yield engine
+    engine.close()
+
+
+def test_streams_a_turn_with_client_side_metrics(remote: RemoteEngine) -> None:
+    events = list(remote.stream_chat(HELLO))
+    deltas = [e for e in events if isinstance(e, TokenDelta)]
+    final = events[-1]
+    assert isinstance(final, TurnFinished) and deltas
+    assert "".join(d.text for d in deltas) == final.text and final.text.strip()
+    m = final.metrics
+    assert 0 < m.predicted_n <= 16  # from the server's usage
+    assert m.ttft_ms > 0 and m.total_ms >= m.ttft_ms
+    assert m.stop_reason in ("eos", "length")
+    if m.predicted_n > 1:
+        assert m.predicted_per_second > 0
+        assert m.predicted_per_second == pytest.approx(m.predicted_n / m.predicted_ms * 1000)
+    info = remote.info()
+    assert info.model_name == "serve-test"  # discovered from /v1/models
+    assert info.n_ctx == 1024 and info.profile == "remote-test"
+
+
+def test_same_reply_as_the_server_and_cache_reported(remote: RemoteEngine) -> None:
+    first = remote.run_chat(HELLO)
+    second = remote.run_chat(HELLO)
+    assert first.text == second.text  # greedy
+    assert second.metrics.cache_n > 0  # the server's cached_tokens
+    assert second.metrics.prompt_n + second.metrics.cache_n > second.metrics.cache_n
+
+
+def test_cancel_stops_the_stream(remote: RemoteEngine) -> None:
+    seen = 0
+    final = None
+    for event in remote.stream_chat(HELLO, Sampling(temperature=0.0, max_tokens=200)):
+        if isinstance(event, TokenDelta):
+            seen += 1
+            if seen == 2:
+                remote.cancel()
+        else:
+            final = event
+    assert final is not None and final.metrics.stop_reason == "cancelled"
+    assert final.metrics.predicted_n < 200
+    remote.reset()  # nothing to do, but part of the interface
+    assert remote.run_chat(HELLO).text  # usable again
+
+
+def test_missing_key_variable_is_one_sentence(server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("WS_REMOTE_TEST_KEY", raising=False)
+    with pytest.raises(ProfileError, match="WS_REMOTE_TEST_KEY, which is not set"):
+        RemoteEngine(remote_profile(server.base_url))
+
+
+def test_wrong_key_and_unreachable_server(server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WS_REMOTE_TEST_KEY", "wrong")
+    with pytest.raises(EngineError, match="refused the API key"):
+        RemoteEngine(remote_profile(server.base_url))
+    monkeypatch.setenv("WS_REMOTE_TEST_KEY", KEY)
+    with pytest.raises(EngineError, match="Cannot reach the server"):
+        RemoteEngine(remote_profile("http://127.0.0.1:9/v1", timeout_s=5))
+
+
+def test_chat_command_uses_the_remote_backend(
+    server: RunningServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    import yaml
+
+    from workstation.cli import main
+
+    monkeypatch.setenv("WS_REMOTE_TEST_KEY", KEY)
+    path = tmp_path / "remote.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "remote", "backend": "openai",
+        "remote": {"base_url": server.base_url, "api_key_env": "WS_REMOTE_TEST_KEY"},
+        "sampling": {"temperature": 0.0, "max_tokens": 8},
+    }))
+    assert main(["chat", "-p", str(path), "--json", "Say hello."]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["text"] and out["metrics"]["predicted_n"] > 0
