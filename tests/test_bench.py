@@ -1,0 +1,107 @@
+"""`workstation bench` on the real SmolLM2: llama-bench fields, replay, and the SQLite history."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from workstation.cli import main
+from workstation.core.bench import BenchInputError, read_replay_file
+from workstation.core.results import ResultRow, build_info, history, machine_info, save_run
+
+LLAMA_BENCH_FIELDS = (
+    "n_prompt", "n_gen", "avg_ts", "stddev_ts", "type_k", "type_v", "n_gpu_layers", "flash_attn",
+    "model_filename", "model_type", "model_size", "n_threads", "avg_ns", "stddev_ns", "samples_ns",
+    "samples_ts", "n_batch", "n_ubatch", "model_n_params", "cpu_info", "test_time", "build_commit",
+)
+
+
+@pytest.fixture
+def tiny_profile(tmp_path: Path, smollm2_path: Path) -> Path:
+    # one thread: two spinning threads crawl when other work shares the machine's 2 cores
+    path = tmp_path / "tiny.yaml"
+    path.write_text(
+        f"name: tiny\nmodel: {smollm2_path}\ncontext: 256\nthreads: 1\ngpu_layers: 0\n"
+        "kv_cache: {k: q8_0, v: f16}\nsystem_prompt: ''\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_bench_json_has_llama_bench_fields(tiny_profile: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["bench", "-p", str(tiny_profile), "--n-prompt", "64", "--n-gen", "16", "-r", "1", "--json"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    records = json.loads(out)
+    assert [(r["test"], r["n_prompt"], r["n_gen"]) for r in records] == [("pp64", 64, 0), ("tg16", 0, 16)]
+    for rec in records:
+        for name in LLAMA_BENCH_FIELDS:
+            assert name in rec, name
+        assert rec["type_k"] == "q8_0" and rec["type_v"] == "f16"
+        assert rec["n_threads"] == 1 and rec["n_gpu_layers"] == 0 and rec["flash_attn"] == 1
+        assert rec["model_filename"].endswith("SmolLM2-135M-Instruct.Q4_1.gguf")
+        assert "Q4_1" in rec["model_type"] and 50e6 < rec["model_size"] < 150e6
+        assert len(rec["samples_ns"]) == 1 and rec["stddev_ts"] == 0
+        # rates are counts over times: avg_ts is n tokens / the one sample
+        n = rec["n_prompt"] + rec["n_gen"]
+        assert rec["avg_ts"] == pytest.approx(n * 1e9 / rec["samples_ns"][0], rel=1e-6)
+        assert 0.1 < rec["avg_ts"] < 1e6
+        assert rec["ttft_ms"] > 0 and rec["chat_ts"] > 0
+        assert rec["acceptance"] is None and rec["speculative"] == "off"
+        assert rec["llama_cpp_python"]
+
+    # saved with machine and build info, and read back
+    saved = history(kind="bench", profile="tiny")
+    tests = [h.test for h in saved]
+    assert tests[:4] == ["pp64", "tg16", "ttft", "chat"]
+    pp = saved[0]
+    assert pp.value == pytest.approx(records[0]["avg_ts"])
+    assert pp.unit == "tok/s" and pp.machine["cpu_cores"] >= 1 and pp.machine["ram_bytes"] > 0
+    assert "gpus" in pp.machine and pp.build["llama_cpp_python"]
+
+
+def test_bench_table_and_replay(tiny_profile: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prompts = tmp_path / "prompts.txt"
+    prompts.write_text("Say hello.\n\nName a colour.\nJust one.\n", encoding="utf-8")
+    assert read_replay_file(prompts)[1][0]["content"] == "Name a colour.\nJust one."
+    rc = main(["bench", "-p", str(tiny_profile), "--replay", str(prompts), "--max-tokens", "4", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    (res,) = data
+    assert [p["index"] for p in res["prompts"]] == [1, 2]
+    assert all(p["predicted_n"] <= 4 and p["ttft_ms"] > 0 for p in res["prompts"])
+    assert res["summary"]["prompts"] == 2 and res["summary"]["ttft_ms_mean"] > 0
+    assert history(kind="bench", test="replay_ttft")
+
+
+def test_replay_file_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "p.jsonl"
+    bad.write_text('{"prompt": "ok"}\n{"text": 1}\n', encoding="utf-8")
+    with pytest.raises(BenchInputError, match="line 2 needs a 'prompt'"):
+        read_replay_file(bad)
+    good = tmp_path / "q.jsonl"
+    good.write_text('"plain"\n{"messages": [{"role": "user", "content": "hi"}]}\n', encoding="utf-8")
+    assert [m[-1]["content"] for m in read_replay_file(good)] == ["plain", "hi"]
+    assert main(["bench", "--replay", str(tmp_path / "missing.txt")]) == 1
+    err = capsys.readouterr().err
+    assert "does not exist" in err and "Traceback" not in err
+
+
+def test_bench_rejects_sizes_beyond_the_context(tiny_profile: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "-p", str(tiny_profile), "--n-prompt", "1000", "--n-gen", "0", "--no-ttft"]) == 1
+    assert "larger than profile 'tiny''s context of 256" in capsys.readouterr().err
+
+
+def test_results_round_trip() -> None:
+    run1 = save_run("eval", [ResultRow("a", "accuracy", 0.5, "ratio", "m.gguf", {"x": [1, "ü"]})], "eval -p a")
+    run2 = save_run("bench", [ResultRow("a", "pp8", 10.0, "tok/s"), ResultRow("b", "pp8", 20.0, "tok/s")])
+    everything = history()
+    assert [h.run_id for h in everything] == [run2, run2, run1]  # newest run first
+    assert [h.profile for h in everything[:2]] == ["a", "b"]  # saved order within a run
+    (acc,) = history(kind="eval")
+    assert acc.data == {"x": [1, "ü"]} and acc.command == "eval -p a" and acc.model == "m.gguf"
+    assert [h.value for h in history(profile="b")] == [20.0]
+    assert history(test="nothing") == []
+    assert machine_info()["cpu_model"] and isinstance(build_info()["build_flags"], list)

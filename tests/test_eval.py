@@ -1,0 +1,194 @@
+"""Task scoring rules, task-set validation, perplexity on the real SmolLM2, and `workstation eval`."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import make_profile
+from workstation.cli import main
+from workstation.core.engine import Engine
+from workstation.core.evaluate import (
+    EXAMPLE_TASKS,
+    EvalInputError,
+    Task,
+    TaskSetError,
+    load_task_set,
+    perplexity,
+    run_tasks,
+    score,
+    task_set_from_data,
+    text_perplexity,
+)
+from workstation.core.results import history
+
+
+@pytest.fixture(scope="module")
+def engine(smollm2_path: Path):  # noqa: ANN201
+    """SmolLM2 with one thread: two spinning threads crawl when other work shares the 2 cores."""
+    eng = Engine(make_profile(threads=1, context=512))
+    yield eng
+    eng.close()
+
+EASY = (
+    "The office opens at nine in the morning and closes at five in the afternoon. "
+    "Please save your documents on the shared drive and make a backup every Friday. "
+)
+
+
+def _task(match: str, answer: list[str], **kw: object) -> Task:
+    return Task(id="t", prompt="q", match=match, answer=answer, **kw)  # type: ignore[arg-type]
+
+
+# --- scoring rules -------------------------------------------------------------------------------
+def test_exact_rule() -> None:
+    t = _task("exact", ["Paris"])
+    assert score(t, "Paris")
+    assert score(t, "  paris. ")  # case, whitespace and final punctuation are ignored
+    assert score(t, "**Paris**")
+    assert not score(t, "Paris, France")
+    assert not score(t, "Lyon")
+    assert not score(_task("exact", ["Paris"], case_sensitive=True), "paris")
+    assert score(_task("exact", ["oui", "yes"]), "Yes!")  # any alternative counts
+
+
+def test_contains_rule() -> None:
+    t = _task("contains", ["Paris"])
+    assert score(t, "The capital of France is Paris.")
+    assert not score(t, "The capital of France is Lyon.")
+    # Turkish dotted capital I folds to i
+    assert score(_task("contains", ["istanbul"]), "En kalabalık şehir İstanbul'dur.")
+    assert score(_task("contains", ["Salı"]), "salı")
+    assert not score(_task("contains", ["Salı"]), "Çarşamba")
+
+
+def test_regex_rule() -> None:
+    t = _task("regex", [r"\b19\b"])
+    assert score(t, "12 + 7 = 19")
+    assert not score(t, "The answer is 119")
+    assert score(_task("regex", [r"^yes$"]), "Well\nYES\n")  # multiline, ignoring case
+    assert not score(_task("regex", [r"^yes$"], case_sensitive=True), "YES")
+
+
+def test_choice_rule() -> None:
+    t = _task("choice", ["B"], choices=["A", "B", "C"])
+    assert score(t, "B")
+    assert score(t, "The answer is B) apple.")
+    assert score(t, "It is a fruit, so B.")  # the article "a" is not choice A
+    assert not score(t, "A")
+    assert not score(t, "C) chair, not B")  # the first choice named counts
+    assert not score(t, "I do not know.")
+    words = _task("choice", ["negative"], choices=["positive", "negative"])
+    assert score(words, "Negative.")
+    assert not score(words, "Positive, not negative")
+    assert not score(words, "nonnegative")  # whole words only
+
+
+# --- task sets --------------------------------------------------------------------------------------
+def test_example_task_set_has_english_and_turkish() -> None:
+    ts = load_task_set(EXAMPLE_TASKS)
+    langs = {t.lang for t in ts.tasks}
+    assert {"en", "tr"} <= langs
+    assert {t.match for t in ts.tasks} == {"exact", "contains", "regex", "choice"}
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "tasks.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+GOOD = "  - {prompt: 'What is 2+2?', match: regex, answer: '4'}\n"
+
+
+def test_wrong_match_value_is_named(tmp_path: Path) -> None:
+    path = _write(tmp_path, "tasks:\n" + GOOD + "  - {id: q2, prompt: 'Capital?', match: fuzzy, answer: Paris}\n")
+    with pytest.raises(TaskSetError) as err:
+        load_task_set(path)
+    msg = str(err.value)
+    assert str(path) in msg and "task 2" in msg and "'q2'" in msg
+    assert "field 'match'" in msg and "exact, contains, regex, choice" in msg
+
+
+def test_unknown_and_missing_fields_are_named(tmp_path: Path) -> None:
+    path = _write(tmp_path, "tasks:\n  - {prompt: 'Capital?', match: exact, expected: Paris}\n")
+    with pytest.raises(TaskSetError, match=r"task 1: unknown field 'expected'; allowed fields are id, lang, prompt"):
+        load_task_set(path)
+    with pytest.raises(TaskSetError, match=r"task 1: field 'answer' is missing"):
+        task_set_from_data([{"prompt": "x", "match": "exact"}], "t.yaml")
+    with pytest.raises(TaskSetError, match=r"field 'answer' is 'D'; allowed values are A, B"):
+        task_set_from_data([{"prompt": "x", "match": "choice", "choices": ["A", "B"], "answer": "D"}], "t.yaml")
+    with pytest.raises(TaskSetError, match=r"not a valid regular expression"):
+        task_set_from_data([{"prompt": "x", "match": "regex", "answer": "("}], "t.yaml")
+
+
+def test_cli_reports_a_bad_task_set_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, "tasks:\n  - {prompt: 'Capital?', match: fuzzy, answer: Paris}\n")
+    assert main(["eval", "--tasks", str(path)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "field 'match'" in err and "Traceback" not in err
+
+
+# --- running on the real model ------------------------------------------------------------------------
+def test_run_tasks_scores_replies(engine: Engine) -> None:
+    ts = task_set_from_data(
+        [
+            {"id": "fr", "prompt": "What is the capital of France? Answer with one word.", "match": "contains", "answer": "Paris", "max_tokens": 12},
+            {"id": "never", "prompt": "Say hello.", "match": "exact", "answer": "zzzz-never", "max_tokens": 4},
+        ],
+        "inline",
+    )
+    result = run_tasks(engine, ts)
+    by_id = {r.id: r for r in result.results}
+    assert by_id["fr"].correct, by_id["fr"].reply
+    assert not by_id["never"].correct
+    assert result.accuracy == 0.5
+    assert result.gen_ts and result.gen_ts > 0
+
+
+def test_easy_text_has_lower_perplexity_than_shuffled(engine: Engine) -> None:
+    words = (EASY * 6).split()
+    shuffled = list(words)
+    random.Random(7).shuffle(shuffled)
+    easy = text_perplexity(engine.model, " ".join(words), n_ctx=128, max_chunks=1)
+    hard = text_perplexity(engine.model, " ".join(shuffled), n_ctx=128, max_chunks=1)
+    assert easy.n_chunks == hard.n_chunks == 1
+    assert easy.n_scored == 128 - 64 - 1  # the second half of the window, as llama-perplexity scores
+    assert 1.0 < easy.ppl < hard.ppl
+    assert easy.ppl * 3 < hard.ppl
+
+
+def test_perplexity_needs_one_window(engine: Engine) -> None:
+    with pytest.raises(EvalInputError, match="needs at least 128"):
+        perplexity(engine.model, [1, 2, 3], 128)
+
+
+def test_eval_cli_tasks_and_perplexity_json(
+    tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = tmp_path / "tiny.yaml"
+    profile.write_text(
+        f"name: tiny\nmodel: {smollm2_path}\ncontext: 256\nthreads: 1\ngpu_layers: 0\nsystem_prompt: ''\n",
+        encoding="utf-8",
+    )
+    tasks = _write(tmp_path, "tasks:\n  - {id: fr, lang: en, prompt: 'What is the capital of France?', "
+                             "match: contains, answer: Paris, max_tokens: 8}\n")
+    text = tmp_path / "text.txt"
+    text.write_text(EASY * 4, encoding="utf-8")
+    rc = main(["eval", "-p", str(profile), "--tasks", str(tasks), "--perplexity", str(text),
+               "--ctx", "64", "--chunks", "1", "--json"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    data = json.loads(out)
+    assert len(data) == 1
+    entry = data[0]
+    assert entry["profile"] == "tiny"
+    assert entry["tasks"]["n_tasks"] == 1 and entry["tasks"]["by_lang"]["en"]["n"] == 1
+    assert entry["perplexity"]["n_ctx"] == 64 and entry["perplexity"]["ppl"] > 1
+    assert entry["vs_first"]["speed_ratio"] == 1.0
+    saved = {h.test: h for h in history(kind="eval")}
+    assert {"accuracy", "perplexity"} <= set(saved)
+    assert saved["perplexity"].value == pytest.approx(entry["perplexity"]["ppl"])
