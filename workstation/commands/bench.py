@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -82,7 +83,7 @@ def _clear_progress() -> None:
 
 def run(args: argparse.Namespace) -> int:
     profiles = _profiles(args)
-    command = "bench " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else "bench"
+    command = command_line("bench", args)
     if args.replay is not None:
         prompts = read_replay_file(args.replay)
         if args.max_tokens < 1:
@@ -122,6 +123,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(format_bench(results))
     return 0
+
+
+def command_line(name: str, args: argparse.Namespace) -> str:
+    """The options a run used, for the history (``bench {"n_prompt": 512, ...}``)."""
+    opts = {k: v for k, v in vars(args).items() if k not in ("func", "command") and v not in (None, False)}
+    return f"{name} {json.dumps(opts, default=str, ensure_ascii=False)}"
 
 
 # --- tables ----------------------------------------------------------------------------------

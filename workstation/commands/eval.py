@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from workstation.commands import add_profile_arg, print_json, profile_refs
-from workstation.commands.bench import _clear_progress, _progress, _table
+from workstation.commands.bench import _clear_progress, _progress, _table, command_line
 from workstation.core.bench import check_local
 from workstation.core.engine import Engine
 from workstation.core.evaluate import (
@@ -161,8 +160,7 @@ def run(args: argparse.Namespace) -> int:
         _clear_progress()
     deltas = [compare(results[0], r) for r in results]
     if not args.no_save:
-        command = "eval " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else "eval"
-        save_run("eval", [row for r in results for row in result_rows(r)], command)
+        save_run("eval", [row for r in results for row in result_rows(r)], command_line("eval", args))
     if args.json:
         print_json([{**r.to_dict(), "vs_first": d} for r, d in zip(results, deltas, strict=True)])
         return 0
@@ -173,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"\n{r.profile}:")
                 print(_table(
                     ["task", "lang", "ok", "expected", "reply"],
-                    [[t.id, t.lang, "yes" if t.correct else "no", " | ".join(t.expected)[:30],
+                    [[t.id, t.lang, "yes" if t.correct else "no", " / ".join(t.expected)[:30],
                       " ".join(t.reply.split())[:60]] for t in r.tasks.results],
                     set(),
                 ))
