@@ -135,6 +135,8 @@ def _check_type(src: str, dotted: str, value: Any, expected: Any) -> Any:
     if value is None and "None" in exp:
         return None
     if "int | str" in exp:
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise ProfileError(f"{_where(src, dotted)} must be a whole number or a word such as auto, not {value!r}.")
         return value
     if exp.startswith("int"):
         if isinstance(value, bool) or not isinstance(value, int):
