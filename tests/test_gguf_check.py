@@ -128,21 +128,57 @@ print("LOADED layers", llama_cpp.llama_model_n_layer(model))
 """
 
 
-def _llama_cpp_load(path: Path) -> subprocess.CompletedProcess[str]:
-    """Load a GGUF with llama.cpp directly (no pre-flight) in a child process."""
+def _llama_cpp_load_all(paths: list[Path]) -> list[subprocess.CompletedProcess[str]]:
+    """Load each GGUF with llama.cpp directly (no pre-flight), each in its own child process."""
     env = {**os.environ, "GGML_NO_BACKTRACE": "1"}
-    return subprocess.run(
-        [sys.executable, "-c", _LOAD, str(path)], capture_output=True, text=True, timeout=120, env=env
-    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _LOAD, str(p)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=env)
+        for p in paths
+    ]
+    results = []
+    for proc in procs:
+        try:
+            out, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:  # a hang counts as a failure to load
+            proc.kill()
+            out, err = proc.communicate()
+        results.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+    return results
 
 
-def test_llama_cpp_aborts_on_a_hostile_file_that_the_preflight_refuses() -> None:
+# Hostile files on which llama.cpp 0.3.36 aborts the whole process (GGML_ASSERT -> SIGABRT) in
+# llama_model::load_hparams: file -> the assertion it prints.
+ABORTS = {
+    "block-count-huge.gguf": "GGML_ASSERT(hparams.n_layer_all > 0 && hparams.n_layer_all <= LLAMA_MAX_LAYERS) failed",
+    "block-count-zero.gguf": "GGML_ASSERT(hparams.n_layer_all > 0 && hparams.n_layer_all <= LLAMA_MAX_LAYERS) failed",
+    "expert-count-huge.gguf": "GGML_ASSERT(hparams.n_expert <= LLAMA_MAX_EXPERTS) failed",
+    "expert-used-above-count.gguf": "GGML_ASSERT(n_expert_used_max <= hparams.n_expert) failed",
+    "rope-scaling-unknown.gguf": "GGML_ASSERT(hparams.rope_scaling_type_train != LLAMA_ROPE_SCALING_TYPE_UNSPECIFIED) failed",
+}
+
+
+def test_llama_cpp_aborts_on_hostile_files_that_the_preflight_refuses() -> None:
+    names = [make_corpus.VALID, *ABORTS]
+    results = dict(zip(names, _llama_cpp_load_all([HOSTILE / n for n in names]), strict=True))
     # control: llama.cpp loads the tiny valid model
-    ok = _llama_cpp_load(VALID)
+    ok = results.pop(make_corpus.VALID)
     assert ok.returncode == 0 and "LOADED layers 1" in ok.stdout, ok.stderr[-2000:]
-    # a block count of 100000: llama.cpp's GGML_ASSERT aborts the whole process (SIGABRT)
-    crash = _llama_cpp_load(HOSTILE / "block-count-huge.gguf")
-    assert crash.returncode == -signal.SIGABRT, (crash.returncode, crash.stderr[-2000:])
-    assert "GGML_ASSERT(hparams.n_layer_all > 0 && hparams.n_layer_all <= LLAMA_MAX_LAYERS) failed" in crash.stderr
-    with pytest.raises(ModelFileError, match=r"block_count is 100000 .*at byte \d+"):
-        preflight(HOSTILE / "block-count-huge.gguf")
+    for name, crash in results.items():
+        # llama.cpp kills the whole process: in the app that would be the engine or the TUI
+        assert crash.returncode == -signal.SIGABRT, (name, crash.returncode, crash.stderr[-2000:])
+        assert ABORTS[name] in crash.stderr, name
+        with pytest.raises(ModelFileError, match=r"at byte \d+"):
+            preflight(HOSTILE / name)
+
+
+def test_preflight_memory_stays_small(smollm2_path: Path) -> None:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        preflight(smollm2_path)  # 98 MB, a 49k-string vocabulary and 48k merges
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20
