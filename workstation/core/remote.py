@@ -219,7 +219,7 @@ class RemoteEngine:
                             yield TokenDelta(text)
                         if choice.get("finish_reason"):
                             finish = choice["finish_reason"]
-        except httpx.HTTPError as err:
+        except (httpx.HTTPError, httpx.StreamError) as err:
             if not self._cancel.is_set():
                 raise EngineError(f"Lost the connection to {self.base_url}: {_reason(err)}.") from None
             stop = "cancelled"
@@ -258,7 +258,7 @@ class RemoteEngine:
         return final
 
 
-def _reason(err: httpx.HTTPError) -> str:
+def _reason(err: Exception) -> str:
     if isinstance(err, httpx.ConnectError):
         return "connection refused or host unreachable"
     if isinstance(err, httpx.TimeoutException):

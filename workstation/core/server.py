@@ -729,3 +729,82 @@ class BackgroundServer:
         self.server.should_exit = True
         self._thread.join(timeout=10)
         self.sock.close()
+
+
+class ServeProcess:
+    """``workstation serve`` in a child process, for an app that serves alongside its own chat.
+
+    The TUI keeps its engine in a child process; the API gets a process of its own (its own
+    copy of the model, continuous batching over its slots) so neither waits on the other.
+    ``ServeProcess(profile_ref, port=8088).url`` once it answers ``/health``; ``stop()``.
+    """
+
+    def __init__(
+        self,
+        profile_ref: str,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8088,
+        parallel: int = 4,
+        api_key: str | None = None,
+        start_timeout_s: float = 300.0,
+    ) -> None:
+        import os
+        import re
+        import subprocess
+        import sys
+        import threading
+
+        import httpx
+
+        check_host(host, api_key)
+        cmd = [sys.executable, "-m", "workstation.cli", "serve", "-p", profile_ref, "--host", host,
+               "--port", str(port), "--parallel", str(parallel)]
+        env = dict(os.environ)
+        if api_key:
+            env["WORKSTATION_API_KEY"] = api_key
+        self.proc = subprocess.Popen(
+            cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        assert self.proc.stderr is not None
+        first = self.proc.stderr.readline()
+        match = re.search(r"on (http://\S+/v1)", first)
+        if not match:
+            self.proc.wait(timeout=30)
+            reason = first.strip().removeprefix("workstation: ") or "it exited"
+            raise ServeError(f"The API server did not start: {reason}")
+        self.url = match.group(1)
+        self.log: list[str] = []
+        threading.Thread(target=self._drain, daemon=True).start()
+        root = self.url.removesuffix("/v1")
+        deadline = time.monotonic() + start_timeout_s
+        while True:
+            try:
+                if httpx.get(f"{root}/health", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise ServeError("The API server did not answer in time.")
+            time.sleep(0.2)
+
+    def _drain(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.log = [*self.log[-50:], line.rstrip()]
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self) -> None:
+        import subprocess
+
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()

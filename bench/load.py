@@ -1,0 +1,262 @@
+"""Load test for ``workstation serve``: N concurrent streaming clients, side by side.
+
+For each client count (1, 2, 4 by default) every client sends one streamed ``/v1/completions``
+request at the same moment with its own ~``--prompt-tokens`` prompt and ``max_tokens`` fixed
+with ``ignore_eos`` (so every reply is exactly ``--max-tokens`` long, like llama-batched-bench's
+pp128 + tg128). Reported per client count:
+
+  TTFT p50 / p95      request sent -> first token, ms (client side)
+  agg tok/s           aggregate decode rate in the window where every client is decoding
+                      (tokens streamed in it / its length), like llama-batched-bench's S_TG
+  e2e tok/s           all tokens / (last token - first request sent): prefill and queueing included
+  x1                  agg tok/s over the single-client figure of this same run
+  client min/mean     per-client decode tok/s (tokens after the first / own decode time)
+  errors, lost        failed requests; requests that did not bring exactly max_tokens tokens
+
+Goal (issue 9): agg at 4 clients >= 1.6x the single-client figure, no client below half the
+mean. Anchors on the 2-core dev machine (SmolLM2 Q4_1, 128+128): llama-batched-bench 73 / 96 /
+117 / 122 tok/s at 1 / 2 / 4 / 8 sequences, a plain Python loop 77 / 108 / 135 / 149.
+
+    .venv/bin/python bench/load.py -p office-cpu --clients 1,2,4 --max-tokens 128
+
+Starts its own ``workstation serve`` (``--parallel`` = the largest client count) on a free
+loopback port unless ``--url`` points at a running server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+TOPICS = ["printers", "spreadsheets", "meetings", "coffee machines", "filing cabinets", "email",
+          "staplers", "calendars", "desk chairs", "whiteboards", "phone calls", "reports"]
+
+
+def prompt_for(i: int, n_words: int) -> str:
+    topic = TOPICS[i % len(TOPICS)]
+    head = f"Client {i} asks about {topic}. "
+    body = (f"Here are some notes about {topic} in a busy office, collected from staff. " * 40).split()
+    return head + " ".join(body[: max(1, n_words)]) + f"\nNow write a long, detailed story about {topic}:"
+
+
+@dataclass
+class Result:
+    client: int
+    t_send: float = 0.0
+    t_first: float = 0.0
+    t_last: float = 0.0
+    tokens: int = 0
+    chunks: int = 0
+    prompt_tokens: int = 0
+    finish: str | None = None
+    error: str | None = None
+    server: dict = field(default_factory=dict)
+    stamps: list[float] = field(default_factory=list)  # arrival time of every text chunk
+
+    @property
+    def ttft_ms(self) -> float:
+        return (self.t_first - self.t_send) * 1000
+
+    @property
+    def decode_tps(self) -> float:
+        span = self.t_last - self.t_first
+        return (self.tokens - 1) / span if span > 0 and self.tokens > 1 else 0.0
+
+
+def one_request(url: str, headers: dict, i: int, prompt: str, max_tokens: int, start: threading.Barrier) -> Result:
+    res = Result(client=i)
+    body = {"model": "bench", "prompt": prompt, "max_tokens": max_tokens, "temperature": 0.0,
+            "stream": True, "stream_options": {"include_usage": True}, "ignore_eos": True}
+    with httpx.Client(timeout=600, headers=headers) as client:
+        start.wait()
+        res.t_send = time.perf_counter()
+        try:
+            with client.stream("POST", f"{url}/completions", json=body) as r:
+                if r.status_code != 200:
+                    r.read()
+                    res.error = f"HTTP {r.status_code}: {r.text[:200]}"
+                    return res
+                for line in r.iter_lines():
+                    if not line.startswith("data:"):
+                        continue
+                    data = line[5:].strip()
+                    if data == "[DONE]":
+                        break
+                    chunk = json.loads(data)
+                    if "error" in chunk:
+                        res.error = str(chunk["error"])
+                        break
+                    if chunk.get("usage"):
+                        res.tokens = chunk["usage"]["completion_tokens"]
+                        res.prompt_tokens = chunk["usage"]["prompt_tokens"]
+                    for c in chunk.get("choices") or []:
+                        if c.get("text"):
+                            now = time.perf_counter()
+                            if not res.chunks:
+                                res.t_first = now
+                            res.t_last = now
+                            res.chunks += 1
+                            res.stamps.append(now)
+                        if c.get("finish_reason"):
+                            res.finish = c["finish_reason"]
+                    if chunk.get("timings"):
+                        res.server = chunk["timings"]
+        except httpx.HTTPError as err:
+            res.error = f"{type(err).__name__}: {err}"
+    return res
+
+
+def run_level(url: str, headers: dict, n: int, args: argparse.Namespace, round_: int) -> dict:
+    start = threading.Barrier(n)
+    results: list[Result] = [Result(client=i) for i in range(n)]
+
+    def worker(i: int) -> None:
+        prompt = prompt_for(i + 100 * round_ + 1000 * n, args.prompt_words)
+        results[i] = one_request(url, headers, i, prompt, args.max_tokens, start)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    ok = [r for r in results if r.error is None and r.chunks]
+    errors = [r.error for r in results if r.error]
+    lost = sum(1 for r in results if r.error is None and (r.tokens != args.max_tokens or r.finish != "length"))
+    ttfts = sorted(r.ttft_ms for r in ok)
+    agg = e2e = 0.0
+    if ok:
+        # steady state: the window in which every client is decoding (llama-batched-bench's S_TG)
+        lo, hi = max(r.t_first for r in ok), min(r.t_last for r in ok)
+        in_window = sum(sum(1 for t in r.stamps if lo < t <= hi) for r in ok)
+        agg = in_window / (hi - lo) if hi > lo else 0.0
+        e2e = sum(r.tokens for r in ok) / (max(r.t_last for r in ok) - min(r.t_send for r in ok))
+    per = [r.decode_tps for r in ok]
+    return {
+        "clients": n,
+        "ttft_p50_ms": statistics.median(ttfts) if ttfts else 0.0,
+        "ttft_p95_ms": ttfts[min(len(ttfts) - 1, round(0.95 * (len(ttfts) - 1)))] if ttfts else 0.0,
+        "agg_tps": agg,
+        "e2e_tps": e2e,
+        "client_min_tps": min(per) if per else 0.0,
+        "client_mean_tps": statistics.fmean(per) if per else 0.0,
+        "server_tps_mean": statistics.fmean(r.server.get("predicted_per_second", 0.0) for r in ok) if ok else 0.0,
+        "prompt_tokens": statistics.fmean(r.prompt_tokens for r in ok) if ok else 0,
+        "errors": len(errors),
+        "error_samples": errors[:2],
+        "lost": lost,
+        "completed": len(ok),
+    }
+
+
+def start_server(args: argparse.Namespace, parallel: int) -> tuple[subprocess.Popen, str]:
+    from workstation.core.profiles import load_profile
+
+    profile = load_profile(args.profile)
+    data = profile.to_dict()
+    data.pop("source", None)
+    data["model"] = str(profile.model)
+    if args.threads:
+        data["threads"] = args.threads
+    data["context"] = max(512, args.prompt_words * 3 + args.max_tokens + 64)
+    tmp = Path(tempfile.mkdtemp(prefix="ws-load-")) / f"{profile.key}.yaml"
+    tmp.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    cmd = [sys.executable, "-m", "workstation.cli", "serve", "-p", str(tmp), "--port", "0",
+           "--parallel", str(parallel), "--queue", str(parallel * 2)]
+    env = {**os.environ}
+    env.pop("WORKSTATION_API_KEY", None)
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    m = re.search(r"http://127\.0\.0\.1:(\d+)/v1", line)
+    if not m:
+        proc.kill()
+        raise SystemExit(f"serve did not start: {line}{proc.stderr.read()}")
+    threading.Thread(target=proc.stderr.read, daemon=True).start()
+    url = f"http://127.0.0.1:{m.group(1)}/v1"
+    for _ in range(600):
+        try:
+            if httpx.get(url.removesuffix("/v1") + "/health", timeout=5).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    return proc, url
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("-p", "--profile", default="office-cpu")
+    ap.add_argument("--clients", default="1,2,4", help="comma-separated client counts")
+    ap.add_argument("--max-tokens", type=int, default=128)
+    ap.add_argument("--prompt-words", type=int, default=90, help="prompt length in words (~128 tokens)")
+    ap.add_argument("--rounds", type=int, default=1, help="runs per client count (the median is kept)")
+    ap.add_argument("--threads", type=int, help="override the profile's threads")
+    ap.add_argument("--url", help="use a running server (…/v1) instead of starting one")
+    ap.add_argument("--api-key", default=os.environ.get("WORKSTATION_API_KEY"))
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    levels = [int(x) for x in args.clients.split(",") if x.strip()]
+    headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
+    proc = None
+    if args.url:
+        url = args.url.rstrip("/")
+    else:
+        proc, url = start_server(args, max(levels))
+    try:
+        one_request(url, headers, 0, prompt_for(999, 8), 8, threading.Barrier(1))  # warm-up
+        rows = []
+        for n in levels:
+            runs = [run_level(url, headers, n, args, r) for r in range(args.rounds)]
+            runs.sort(key=lambda row: row["agg_tps"])
+            rows.append(runs[len(runs) // 2])
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=30)
+    base = rows[0]["agg_tps"] if rows and rows[0]["clients"] == 1 else 0.0
+    for row in rows:
+        row["speedup"] = row["agg_tps"] / base if base else 0.0
+        row["fair"] = row["client_min_tps"] >= 0.5 * row["client_mean_tps"] if row["client_mean_tps"] else False
+    if args.json:
+        json.dump({"max_tokens": args.max_tokens, "rows": rows}, sys.stdout, indent=2)
+        print()
+        return 0
+    print(f"workstation serve load test: {args.profile}, prompt ~{rows[0]['prompt_tokens']:.0f} tokens, "
+          f"{args.max_tokens} generated per client (ignore_eos), rounds {args.rounds}")
+    head = (f"{'clients':>7} {'TTFT p50':>9} {'TTFT p95':>9} {'agg tok/s':>9} {'x1':>5} "
+            f"{'e2e tok/s':>9} {'client min/mean':>15} {'fair':>4} {'errors':>6} {'lost':>4}")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        print(f"{r['clients']:>7} {r['ttft_p50_ms']:>7.0f}ms {r['ttft_p95_ms']:>7.0f}ms {r['agg_tps']:>9.1f} "
+              f"{r['speedup']:>4.2f}x {r['e2e_tps']:>9.1f} {r['client_min_tps']:>7.1f}/{r['client_mean_tps']:<7.1f} "
+              f"{'yes' if r['fair'] else 'NO':>4} {r['errors']:>6} {r['lost']:>4}")
+        for e in r["error_samples"]:
+            print(f"        error: {e}")
+    at4 = next((r for r in rows if r["clients"] == 4), None)
+    if at4 and base:
+        verdict = "met" if at4["speedup"] >= 1.6 and at4["fair"] else "NOT met"
+        print(f"goal (4 clients >= 1.6x one client, no client below half the mean): {verdict} "
+              f"({at4['speedup']:.2f}x)")
+    print("anchors (2-core dev machine): llama-batched-bench 73/96/117/122 tok/s at 1/2/4/8; "
+          "plain Python loop 77/108/135/149")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
