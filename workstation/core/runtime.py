@@ -32,6 +32,7 @@ _log_lock = threading.Lock()
 _echo_log = bool(os.environ.get("WORKSTATION_LLAMA_LOG"))
 _GGML_LOG_DEBUG, _GGML_LOG_CONT = 1, 5  # ggml_log_level: NONE, DEBUG, INFO, WARN, ERROR, CONT
 _last_kept = [False]
+_log_count = [0]  # lines ever appended (the deque drops old ones)
 
 
 @llama_cpp.llama_log_callback
@@ -44,6 +45,7 @@ def _log_callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
     line = text.decode("utf-8", errors="replace")
     with _log_lock:
         LLAMA_LOG.append(line)
+        _log_count[0] += 1
     if _echo_log:
         os.write(2, text)
 
@@ -170,10 +172,11 @@ class LoadedModel:
         cparams.type_v = settings.type_v
         cparams.no_perf = True
         with _log_lock:
-            log_mark = len(LLAMA_LOG)
+            log_mark = _log_count[0]
         ctx = llama_cpp.llama_init_from_model(self.model.model, cparams)
         with _log_lock:
-            self.context_log = list(LLAMA_LOG)[log_mark:]
+            new_lines = min(_log_count[0] - log_mark, len(LLAMA_LOG))
+            self.context_log = list(LLAMA_LOG)[len(LLAMA_LOG) - new_lines :]
         if ctx is None:
             why = last_log_error()
             self.model.close()
