@@ -13,7 +13,7 @@ import datetime
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
@@ -233,6 +233,7 @@ class ChatTemplate:
     bos_token: str = ""
     eos_token: str = ""
     fallback_reason: str | None = None  # set when the model's own template is not used
+    _compiled: jinja2.Template | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def for_model(cls, template: str | None, bos_token: str, eos_token: str) -> ChatTemplate:
@@ -248,9 +249,10 @@ class ChatTemplate:
     def render(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
         """The prompt text; TemplateError (one sentence) if the template fails, escapes, runs
         longer than RENDER_TIMEOUT_S or produces more than MAX_RENDERED_CHARS."""
-        env = _environment()
         try:
-            compiled = env.from_string(self.source)
+            if self._compiled is None:
+                self._compiled = _environment().from_string(self.source)
+            compiled = self._compiled
             with _Deadline(RENDER_TIMEOUT_S):
                 parts: list[str] = []
                 total = 0
