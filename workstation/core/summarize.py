@@ -63,6 +63,7 @@ class SummarizeOptions:
     map_tokens: int | None = None  # answer budget per chunk (default: from profile and context)
     reduce_tokens: int | None = None  # answer budget of a reduce step
     chunk_tokens: int | None = None  # cap a chunk's text below what the context allows
+    reduce_prompt_tokens: int | None = None  # cap a reduce prompt below what the context allows
     margin: int = 8  # tokens kept free in every prompt
 
 
@@ -275,17 +276,19 @@ def make_chunks(
         while j < len(pieces) and chars + (pieces[j][1] - pieces[j][0]) <= target:
             chars += pieces[j][1] - pieces[j][0]
             j += 1
+        grow = True  # once a chunk had to shrink it never grows again (no oscillation)
         while True:
             body = neutralize(text[pieces[i][0] : pieces[j - 1][1]])
             tokens = runner.prompt(_messages(MAP_INSTRUCTION, body, MAP_SUFFIX))
             if len(tokens) <= prompt_limit and len(tokens) - overhead <= budget:
                 # room left: try one more piece
-                if j < len(pieces):
+                if grow and j < len(pieces):
                     extra = (pieces[j][1] - pieces[j][0]) / ratio
                     if len(tokens) - overhead + extra <= budget * 0.98:
                         j += 1
                         continue
                 break
+            grow = False
             if j - i > 1:
                 over = len(tokens) - overhead - budget
                 drop_chars = max(1.0, over * ratio)
@@ -515,6 +518,8 @@ def _reduce(
     """Reduce the chunk summaries to one; hierarchical when they do not fit together."""
     items = [_Item(c.start, c.end, c.summary or "", c.cite) for c in chunks]
     limit = n_ctx - answer - options.margin
+    if options.reduce_prompt_tokens:
+        limit = min(limit, options.reduce_prompt_tokens)
     level = 1
     while True:
         tokens = runner.prompt(_messages(REDUCE_INSTRUCTION, _reduce_body(items), REDUCE_SUFFIX))

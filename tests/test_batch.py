@@ -1,0 +1,142 @@
+"""The overnight queue: a real `workstation batch` subprocess, killed with SIGKILL mid-run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+from conftest import make_profile
+from docmaker import SUBJECT_PARAGRAPHS, make_docx
+
+from workstation.core.batch_queue import DB_NAME, BatchQueue
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _profile_file(tmp_path: Path) -> Path:
+    data = make_profile(context=512, sampling={"max_tokens": 16}).to_dict()
+    data.pop("source", None)
+    path = tmp_path / "batch-profile.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def _status(db: Path) -> dict[str, str]:
+    if not db.exists():
+        return {}
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        try:
+            return dict(con.execute("SELECT path, status FROM files").fetchall())
+        finally:
+            con.close()
+    except sqlite3.OperationalError:
+        return {}
+
+
+def _batch(folder: Path, out: Path, prof: Path) -> list[str]:
+    return [sys.executable, "-m", "workstation.cli", "batch", str(folder), "-p", str(prof), "-o", str(out)]
+
+
+def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smollm2_path: Path) -> None:
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    for i in range(4):
+        paras = [SUBJECT_PARAGRAPHS[(i + k) % 6] for k in range(2)]
+        (folder / f"note{i}.txt").write_text("\n\n".join(paras), encoding="utf-8")
+    make_docx(folder / "memo.docx", [("Bees", [SUBJECT_PARAGRAPHS[0]])])
+    (folder / "broken.txt").write_bytes(bytes(range(256)) * 20)  # binary: must fail, queue goes on
+    (folder / "ignored.xlsx").write_bytes(b"x")
+    out = tmp_path / "out"
+    db = out / DB_NAME
+    prof = _profile_file(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    # run 1: kill -9 as soon as the first document is done
+    proc = subprocess.Popen(_batch(folder, out, prof), cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            if "done" in _status(db).values():
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    first = _status(db)
+    done_before = {p for p, s in first.items() if s == "done"}
+    assert done_before and len(done_before) < 5
+    mtimes = {p: (out / f"{p}.summary.md").stat().st_mtime_ns for p in done_before}
+
+    # run 2: finishes the rest, redoes nothing
+    rerun = subprocess.run(_batch(folder, out, prof), cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 1, rerun.stderr  # one document failed
+    final = _status(db)
+    expected = {"note0.txt", "note1.txt", "note2.txt", "note3.txt", "memo.docx", "broken.txt"}
+    assert set(final) == expected
+    assert final.pop("broken.txt") == "failed"
+    assert set(final.values()) == {"done"}
+
+    con = sqlite3.connect(db)
+    try:
+        reason = con.execute("SELECT reason FROM files WHERE path='broken.txt'").fetchone()[0]
+        done_events = dict(
+            con.execute("SELECT path, COUNT(*) FROM events WHERE event='done' GROUP BY path").fetchall()
+        )
+        started = dict(
+            con.execute("SELECT path, COUNT(*) FROM events WHERE event='started' GROUP BY path").fetchall()
+        )
+    finally:
+        con.close()
+    assert "broken.txt" in reason and "binary" in reason
+    assert done_events == {p: 1 for p in final}  # every document finished exactly once
+    for p in done_before:
+        assert started[p] == 1  # never started again after it was done
+        assert (out / f"{p}.summary.md").stat().st_mtime_ns == mtimes[p]
+
+    # every summary is whole; no temporary files are left behind
+    for p in final:
+        text = (out / f"{p}.summary.md").read_text(encoding="utf-8")
+        assert text.startswith(f"# Summary of {p}") and text.rstrip().endswith("s._")
+    assert not [f for f in out.rglob("*") if f.name.endswith(".tmp")]
+    assert not (out / "ignored.xlsx.summary.md").exists()
+
+    # run 3: nothing left to do, nothing redone
+    again = subprocess.run(_batch(folder, out, prof), cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert "0 pending" in again.stderr
+    assert _status(db) == {**final, "broken.txt": "failed"}
+
+
+def test_recover_marks_written_summaries_done_and_requeues_the_rest(tmp_path: Path) -> None:
+    folder, out = tmp_path / "in", tmp_path / "out"
+    folder.mkdir()
+    for name in ("a.txt", "b.txt"):
+        (folder / name).write_text("text", encoding="utf-8")
+    q = BatchQueue(out / DB_NAME)
+    try:
+        assert q.scan(folder, out) == 2
+        q.mark_running("a.txt")
+        q.mark_running("b.txt")
+        (out / "a.txt.summary.md").write_text("# Summary of a.txt\n", encoding="utf-8")  # written, not marked
+        assert q.recover(out) == 2
+        assert {r.path: r.status for r in q.rows()} == {"a.txt": "done", "b.txt": "pending"}
+        # a changed file is queued again; an unchanged one is not
+        time.sleep(0.01)
+        (folder / "a.txt").write_text("new text", encoding="utf-8")
+        assert q.scan(folder, out) == 1
+        assert q.next_pending() is not None
+    finally:
+        q.close()

@@ -1,0 +1,172 @@
+"""Document readers: real files made by pypdf / python-docx, encodings, and hostile files."""
+
+from __future__ import annotations
+
+import os
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+from docmaker import make_docx, make_docx_bomb, make_pdf
+
+from workstation.core.documents import DocumentError, Limits, read_document
+
+TURKISH = (
+    "Türkiye'nin başkenti Ankara'dır. İstanbul en büyük şehirdir. Öğretmen Şükrü Bey "
+    "ödevleri dağıttı; çocuklar ılık rüzgârda ağaçların gölgesinde şarkı söyledi.\n"
+)
+
+
+def test_pdf_pages_are_numbered(tmp_path: Path) -> None:
+    path = make_pdf(tmp_path / "report.pdf", ["First page about honeybees.", "Second page (hives).", "Third."])
+    doc = read_document(path)
+    assert doc.kind == "pdf" and doc.pages == 3
+    assert [s.number for s in doc.sections] == [1, 2, 3]
+    assert "honeybees" in doc.text[doc.sections[0].start : doc.sections[0].end]
+    assert "(hives)" in doc.text[doc.sections[1].start : doc.sections[1].end]
+    assert doc.cite(doc.sections[1].start, doc.sections[2].end) == "pp. 2–3"
+    assert doc.cite(doc.sections[0].start, doc.sections[0].end) == "p. 1"
+
+
+def test_scanned_pdf_has_a_clear_message(tmp_path: Path) -> None:
+    path = make_pdf(tmp_path / "scan.pdf", ["", ""], text_layer=False)
+    with pytest.raises(DocumentError, match=r"'scan\.pdf' has no text layer.*OCR"):
+        read_document(path)
+
+
+def test_docx_headings_become_sections(tmp_path: Path) -> None:
+    path = make_docx(
+        tmp_path / "memo.docx",
+        [("Introduction", ["Bees make honey.", "They live in hives."]), ("Costs", ["A hive costs 200 euros."])],
+    )
+    doc = read_document(path)
+    assert doc.kind == "docx"
+    assert [s.title for s in doc.sections] == ["Introduction", "Costs"]
+    costs = doc.sections[1]
+    assert "200 euros" in doc.text[costs.start : costs.end]
+    assert doc.cite(costs.start, costs.end) == "§ Costs"
+
+
+@pytest.mark.parametrize("encoding", ["cp1254", "iso-8859-9", "utf-8", "utf-8-sig", "utf-16", "utf-16-le-bom"])
+def test_turkish_text_in_common_encodings(tmp_path: Path, encoding: str) -> None:
+    text = TURKISH * 3
+    if encoding == "utf-16-le-bom":
+        data = b"\xff\xfe" + text.encode("utf-16-le")
+    else:
+        data = text.encode(encoding)
+    path = tmp_path / "metin.txt"
+    path.write_bytes(data)
+    doc = read_document(path)
+    assert doc.text == text
+
+
+def test_markdown_and_html_sections(tmp_path: Path) -> None:
+    md = tmp_path / "notes.md"
+    md.write_text("Intro line.\n\n# Bees\nHoney.\n\n## Hive\nWax.\n", encoding="utf-8")
+    doc = read_document(md)
+    assert [s.label for s in doc.sections] == ["section 1", "§ Bees", "§ Hive"]
+    assert doc.sections[0].start == 0 and doc.sections[-1].end == len(doc.text)
+
+    html = tmp_path / "page.html"
+    html.write_text(
+        "<html><head><title>x</title><script>var secret=1;</script></head><body>"
+        "<h1>Bees</h1><p>Honey <b>bees</b> live in hives.</p><h2>Wax</h2><ul><li>combs</li></ul>"
+        "</body></html>",
+        encoding="utf-8",
+    )
+    doc = read_document(html)
+    assert "secret" not in doc.text
+    assert [s.title for s in doc.sections] == ["Bees", "Wax"]
+    assert "Honey bees live in hives." in doc.text
+
+
+# --- hostile and broken files: a clear sentence naming the file, quickly -------------------
+def _fails_fast(path: Path, match: str, limits: Limits | None = None, isolate: bool = False) -> str:
+    t0 = time.monotonic()
+    with pytest.raises(DocumentError, match=match) as info:
+        read_document(path, limits, isolate=isolate)
+    elapsed = time.monotonic() - t0
+    message = str(info.value)
+    assert path.name in message and "\n" not in message
+    assert elapsed < 60  # generous: the point is "bounded", not a speed claim
+    return message
+
+
+def test_docx_zip_bomb_is_refused_before_unpacking(tmp_path: Path) -> None:
+    bomb = make_docx_bomb(tmp_path / "bomb.docx", size=48 << 20)  # ~50 KB on disk, 48 MiB inside
+    assert bomb.stat().st_size < 1 << 20
+    _fails_fast(bomb, r"zip bomb")
+    # the total declared size counts too, whatever the ratio
+    _fails_fast(bomb, r"unpack to more than", Limits(max_unzipped_bytes=16 << 20, max_zip_ratio=1e9))
+
+
+def test_docx_with_too_many_members(tmp_path: Path) -> None:
+    path = tmp_path / "many.docx"
+    with zipfile.ZipFile(path, "w") as zf:
+        for i in range(60):
+            zf.writestr(f"m{i}.xml", "<a/>")
+    _fails_fast(path, r"zip members", Limits(max_zip_members=50))
+
+
+def test_not_a_docx(tmp_path: Path) -> None:
+    path = tmp_path / "fake.docx"
+    path.write_bytes(b"PK\x03\x04 this is not really a zip file")
+    _fails_fast(path, r"not a valid DOCX")
+    path2 = tmp_path / "empty-zip.docx"
+    with zipfile.ZipFile(path2, "w") as zf:
+        zf.writestr("hello.txt", "hi")
+    _fails_fast(path2, r"not a valid DOCX")
+
+
+def test_truncated_pdf(tmp_path: Path) -> None:
+    full = make_pdf(tmp_path / "full.pdf", ["Some text on a page."] * 3)
+    data = full.read_bytes()
+    for frac in (0.2, 0.5, 0.9):
+        cut = tmp_path / f"cut{int(frac * 100)}.pdf"
+        cut.write_bytes(data[: int(len(data) * frac)])
+        _fails_fast(cut, r"damaged|truncated")
+    garbage = tmp_path / "garbage.pdf"
+    garbage.write_bytes(os.urandom(4096))
+    _fails_fast(garbage, r"not a PDF")
+
+
+def test_pdf_page_cap(tmp_path: Path) -> None:
+    path = make_pdf(tmp_path / "long.pdf", ["page"] * 12)
+    _fails_fast(path, r"12 pages, more than the limit of 10", Limits(max_pages=10))
+
+
+def test_binary_file_named_txt(tmp_path: Path) -> None:
+    path = tmp_path / "photo.txt"
+    path.write_bytes(bytes(range(256)) * 64)
+    _fails_fast(path, r"binary file")
+    noisy = tmp_path / "noise.txt"
+    noisy.write_bytes(os.urandom(20000).replace(b"\0", b"x"))
+    _fails_fast(noisy, r"binary|unknown text encoding")
+
+
+def test_huge_file_is_refused_without_reading(tmp_path: Path) -> None:
+    path = tmp_path / "huge.txt"
+    with path.open("wb") as f:  # sparse: 10 GiB apparent size, nothing written
+        f.truncate(10 * 2**30)
+    _fails_fast(path, r"10,240 MiB, more than the 64 MiB limit")
+
+
+def test_text_cap_and_misc(tmp_path: Path) -> None:
+    path = tmp_path / "big.md"
+    path.write_text("word " * 50_000, encoding="utf-8")
+    _fails_fast(path, r"more than 100,000 characters", Limits(max_text_chars=100_000))
+    _fails_fast(tmp_path / "missing.pdf", r"does not exist")
+    odd = tmp_path / "sheet.xlsx"
+    odd.write_bytes(b"x")
+    _fails_fast(odd, r"\.xlsx file; documents can be")
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    _fails_fast(empty, r"is empty")
+
+
+def test_isolated_reader_returns_the_same_document_and_bounds_bombs(tmp_path: Path) -> None:
+    path = make_docx(tmp_path / "memo.docx", [("Intro", ["Bees make honey."])])
+    assert read_document(path, isolate=True).text == read_document(path).text
+    bomb = make_docx_bomb(tmp_path / "bomb.docx", size=48 << 20)
+    _fails_fast(bomb, r"zip bomb", isolate=True)

@@ -1,0 +1,211 @@
+"""Summarization on the real SmolLM2 model: chunk sizes, coverage, prefix reuse, map-reduce.
+
+SmolLM2-135M is tiny, so the "mentions the subject" checks use documents whose subject word
+is in every paragraph (honeybees) or all over the text (the CPython licence: "Python",
+"license"), and look for it in what the *model* wrote (the chunk summaries and the overall
+summary), never in headings we add ourselves.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import make_profile
+from docmaker import SUBJECT_PARAGRAPHS, honeybee_text, make_pdf
+
+from workstation.core.documents import Document, read_document
+from workstation.core.summarize import (
+    MAP_INSTRUCTION,
+    MAP_SUFFIX,
+    SummarizeOptions,
+    SummaryProgress,
+    _messages,
+    _Runner,
+    make_chunks,
+    summarize_document,
+)
+
+CTX = 512
+MAX_TOKENS = 32
+
+
+@pytest.fixture(scope="module")
+def profile(smollm2_path: Path):
+    return make_profile(context=CTX, sampling={"max_tokens": MAX_TOKENS})
+
+
+@pytest.fixture(scope="module")
+def eng(profile) -> Iterator:
+    from workstation.core.engine import Engine
+
+    e = Engine(profile)
+    yield e
+    e.close()
+
+
+def real_long_text() -> Path:
+    """CPython's licence, shipped with every Python install (found at runtime)."""
+    path = Path(os.__file__).parent / "LICENSE.txt"
+    if not path.exists():
+        pytest.skip("this Python install ships no LICENSE.txt")
+    return path
+
+
+def _check_chunks(eng, doc: Document, answer: int) -> list:
+    chunks, prefix, budget = make_chunks(_Runner(eng, None), doc, CTX, answer, SummarizeOptions())
+    # every character is in exactly one chunk, in order: nothing lost between chunks
+    assert chunks[0].start == 0 and chunks[-1].end == len(doc.text)
+    for a, b in zip(chunks, chunks[1:], strict=False):
+        assert a.end == b.start
+    assert "".join(doc.text[c.start : c.end] for c in chunks) == doc.text
+    for c in chunks:
+        # prompt + answer fit the context, measured with the model's own template/tokenizer
+        real = len(eng.chat_prompt(_messages(MAP_INSTRUCTION, doc.text[c.start : c.end], MAP_SUFFIX)))
+        assert real == c.prompt_tokens
+        assert c.prompt_tokens + answer <= CTX
+        assert c.tokens <= budget
+    # chunks are filled, not tiny: all but the last hold at least half the budget
+    assert all(c.tokens >= budget // 2 for c in chunks[:-1])
+    doc_tokens = len(eng.model.tokenize(doc.text, add_special=False, parse_special=False))
+    assert len(chunks) >= -(-doc_tokens // budget)
+    assert prefix > 20  # the instruction prefix every chunk shares
+    return chunks
+
+
+def test_chunks_fit_the_context_and_cover_a_long_real_text(eng) -> None:
+    doc = read_document(real_long_text())
+    assert len(doc.text) > 10_000
+    chunks = _check_chunks(eng, doc, MAX_TOKENS)
+    assert len(chunks) >= 6
+    assert chunks[0].cite.startswith("lines 1–")
+
+
+def test_chunks_of_a_pdf_cite_pages(eng, tmp_path: Path) -> None:
+    pages = [" ".join(SUBJECT_PARAGRAPHS[i % 6] for i in range(k, k + 3)) for k in range(6)]
+    doc = read_document(make_pdf(tmp_path / "bees.pdf", pages))
+    chunks = _check_chunks(eng, doc, MAX_TOKENS)
+    assert len(chunks) >= 2
+    assert all(c.cite.startswith(("p. ", "pp. ")) for c in chunks)
+
+
+def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_path: Path) -> None:
+    pages = [" ".join(SUBJECT_PARAGRAPHS[(k + i) % 6] for i in range(2)) for k in range(4)]
+    doc = read_document(make_pdf(tmp_path / "bees.pdf", pages))
+    seen: list[SummaryProgress] = []
+    result = summarize_document(
+        eng, doc, profile, on_progress=seen.append, options=SummarizeOptions(chunk_tokens=120)
+    )
+    assert not result.cancelled
+    assert len(result.chunks) >= 3
+    # chunk k > 1 starts with the same instruction tokens: the KV cache serves them
+    assert result.prefix_tokens > 20
+    assert result.chunks[0].metrics.cache_n < result.prefix_tokens
+    for c in result.chunks[1:]:
+        assert c.metrics.cache_n >= result.prefix_tokens
+        assert c.metrics.prompt_n == c.prompt_tokens - c.metrics.cache_n
+    # the model's own words mention the subject
+    written = " ".join([result.overall, *(c.summary or "" for c in result.chunks)]).lower()
+    assert "bee" in written or "hive" in written or "honey" in written
+    # Markdown with a point per part citing its pages
+    md = result.summary
+    assert md.startswith("# Summary of bees.pdf")
+    for c in result.chunks:
+        assert f"- **{c.cite}** — " in md
+        assert c.cite.startswith(("p. ", "pp. "))
+    # progress: chunks done/total with an ETA from the measured speed
+    maps = [p for p in seen if p.stage == "map"]
+    assert [p.chunks_done for p in maps] == list(range(len(result.chunks) + 1))
+    assert all(p.chunks_total == len(result.chunks) for p in maps)
+    assert maps[1].eta_s is not None and maps[1].prompt_per_second
+    assert seen[-1].stage == "done"
+    t = result.totals
+    assert t["chunks_done"] == len(result.chunks) and t["calls"] == len(result.chunks) + len(result.reduce_steps)
+    assert t["cache_n"] >= result.prefix_tokens * (len(result.chunks) - 1)
+    json.dumps(result.to_dict())
+
+
+def test_summary_of_a_real_text_mentions_its_subject(eng, profile, tmp_path: Path) -> None:
+    text = real_long_text().read_text(encoding="utf-8")[:2500]
+    path = tmp_path / "LICENSE-part.txt"
+    path.write_text(text, encoding="utf-8")
+    result = summarize_document(eng, read_document(path), profile)
+    written = " ".join([result.overall, *(c.summary or "" for c in result.chunks)]).lower()
+    assert "python" in written or "licen" in written or "software" in written
+    assert len(result.chunks) >= 2  # longer than one context
+
+
+def test_hierarchical_reduce_when_summaries_do_not_fit(eng, profile, tmp_path: Path) -> None:
+    path = tmp_path / "bees.txt"
+    path.write_text(honeybee_text(1), encoding="utf-8")
+    doc = read_document(path)
+    # tiny chunks, and reduce prompts capped: the partial summaries cannot fit one reduce prompt
+    opts = SummarizeOptions(chunk_tokens=40, map_tokens=24, reduce_tokens=16, reduce_prompt_tokens=150)
+    result = summarize_document(eng, doc, profile, options=opts)
+    levels = [s.level for s in result.reduce_steps]
+    assert len(result.chunks) >= 6
+    assert max(levels) >= 2, [(s.level, s.inputs) for s in result.reduce_steps]
+    assert all(s.prompt_tokens <= 150 for s in result.reduce_steps)
+    assert result.reduce_steps[-1].inputs < len(result.chunks)
+    assert result.overall
+
+
+def test_cancel_keeps_the_finished_parts(eng, profile, tmp_path: Path) -> None:
+    path = tmp_path / "bees.txt"
+    path.write_text(honeybee_text(1), encoding="utf-8")
+    cancel = threading.Event()
+
+    def on_progress(p: SummaryProgress) -> None:
+        if p.stage == "map" and p.chunks_done == 1:
+            cancel.set()
+
+    result = summarize_document(
+        eng, read_document(path), profile, on_progress=on_progress, cancel=cancel,
+        options=SummarizeOptions(chunk_tokens=80),
+    )
+    assert result.cancelled
+    assert result.chunks[0].summary
+    assert all(c.summary is None for c in result.chunks[1:]) and len(result.chunks) >= 2
+    assert "Stopped after 1 of" in result.summary
+    assert f"- **{result.chunks[0].cite}**" in result.summary
+
+
+def test_engine_process_works_the_same(profile, tmp_path: Path) -> None:
+    from workstation.core.engine_process import EngineProcess
+
+    path = tmp_path / "bees.txt"
+    path.write_text("\n\n".join(SUBJECT_PARAGRAPHS[:3]), encoding="utf-8")
+    with EngineProcess(profile) as proc:
+        result = summarize_document(proc, str(path), profile, options=SummarizeOptions(chunk_tokens=50))
+    assert len(result.chunks) >= 2 and not result.cancelled
+    assert all(c.metrics.cache_n >= result.prefix_tokens for c in result.chunks[1:])
+
+
+def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> None:
+    import yaml
+
+    from workstation.cli import main
+
+    prof = tmp_path / "small.yaml"
+    data = profile.to_dict()
+    data.pop("source", None)
+    prof.write_text(yaml.safe_dump(data), encoding="utf-8")
+    doc = tmp_path / "bees.md"
+    doc.write_text("# Bees\n" + "\n\n".join(SUBJECT_PARAGRAPHS[:2]), encoding="utf-8")
+    out = tmp_path / "out.json"
+    assert main(["summarize", str(doc), "-p", str(prof), "--json", "-o", str(out), "--quiet"]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert {"summary", "chunks", "source", "totals", "metrics"} <= set(data)
+    assert data["source"].endswith("bees.md") and data["chunks"][0]["cite"] == "§ Bees"
+    assert data["metrics"]["prompt_n"] > 0
+
+    bad = tmp_path / "photo.txt"
+    bad.write_bytes(bytes(range(256)) * 10)
+    capsys.readouterr()
+    assert main(["summarize", str(bad), "-p", str(prof)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "photo.txt" in err and "binary" in err
