@@ -21,12 +21,12 @@ class UserAction:
     action: str  # method name on the app without the ``action_`` prefix
     label: str  # locale key; the help text is ``<label>.help``
     show: bool = False  # shown in the footer
-    priority: bool = False  # wins over the focused widget's own binding
+    priority: bool = True  # wins over the focused widget's own binding (TextArea uses f5-f7)
 
 
 ACTIONS: tuple[UserAction, ...] = (
-    UserAction("chat.send", "ctrl+s", "send", "action.send", priority=True),
-    UserAction("chat.stop", "escape", "stop", "action.stop", show=True),
+    UserAction("chat.send", "ctrl+s", "send", "action.send"),
+    UserAction("chat.stop", "escape", "stop", "action.stop", show=True, priority=False),
     UserAction("chat.editor", "ctrl+t", "toggle_editor", "action.editor"),
     UserAction("chat.attach", "ctrl+o", "attach", "action.attach"),
     UserAction("chat.focus", "ctrl+l", "focus_prompt", "action.focus"),
@@ -34,7 +34,7 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("conv.rename", "f2", "rename_conversation", "action.rename"),
     UserAction("conv.delete", "f8", "delete_conversation", "action.delete"),
     UserAction("conv.search", "ctrl+f", "search_conversations", "action.search"),
-    UserAction("conv.export", "ctrl+e", "export_conversation", "action.export"),
+    UserAction("conv.export", "f7", "export_conversation", "action.export"),
     UserAction("conv.sidebar", "ctrl+b", "toggle_sidebar", "action.sidebar"),
     UserAction("profile.menu", "f3", "profiles", "action.profiles", show=True),
     UserAction("models.open", "f4", "models", "action.models", show=True),

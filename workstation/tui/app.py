@@ -17,7 +17,6 @@ from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any
 
-import psutil
 from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -67,6 +66,16 @@ def _open_engine(profile: Profile, progress: Any) -> Any:
             ) from None
         return RemoteEngine(profile)
     return EngineProcess(profile, progress=progress)
+
+
+def _preflight(profile: Profile) -> None:
+    """Refuse a profile whose model file is missing or damaged before the running engine is
+    closed (cheap: reads the file's header, loads nothing)."""
+    if profile.backend != "llama":
+        return
+    from workstation.core.catalog import check_gguf, resolve_model_path
+
+    check_gguf(resolve_model_path(profile.model))
 
 
 class WorkstationApp(App[None]):
@@ -221,7 +230,9 @@ class WorkstationApp(App[None]):
             state = t("status.not_loaded")
         else:
             state = t("status.ready")
-        return f" {profile.key} · {model} · {layers} · {kv} · {state}"
+        if len(model) > 24:
+            model = model[:23] + "…"
+        return f" {state} │ {profile.key} · {model} · {layers} · {kv}"
 
     def update_status(self) -> None:
         text = self.status_text()
@@ -410,7 +421,6 @@ class WorkstationApp(App[None]):
     @on(TurnFinished)
     async def _finished(self, event: TurnFinished) -> None:
         view, self.reply_view = self.reply_view, None
-        self.generating = False
         metrics = event.metrics
         self.last_metrics = metrics
         self.history.add(metrics)
@@ -420,6 +430,7 @@ class WorkstationApp(App[None]):
             self.store.add_message(self.conversation_id, "assistant", event.text, metrics.to_dict())
         elif view is not None:
             await view.remove()
+        self.generating = False
         self.update_status()
         self._refresh_dashboard()
 
@@ -531,6 +542,12 @@ class WorkstationApp(App[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
     def _load(self, profile: Profile, old_engine: Any, old_profile: Profile | None) -> None:
+        if old_engine is not None and old_profile is not None:
+            try:
+                _preflight(profile)
+            except WorkstationError as err:  # the running engine was never touched
+                self.post_message(ProfileLoaded(old_engine, old_profile, restored=True, reason=str(err)))
+                return
         if old_engine is not None:
             try:
                 old_engine.close()
@@ -613,10 +630,7 @@ class WorkstationApp(App[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sample")
     def _sample_worker(self) -> None:
-        mem = psutil.virtual_memory()
-        cpu = psutil.cpu_percent(interval=None)
-        self.post_message(SystemSampled(cpu, mem.total - mem.available, mem.total,
-                                        integrations.gpu_readings()))
+        self.post_message(SystemSampled(*integrations.system_sample()))
 
     @on(SystemSampled)
     def _sampled(self, event: SystemSampled) -> None:

