@@ -12,6 +12,9 @@ pp128 + tg128). Reported per client count:
   x1                  agg tok/s over the single-client figure of this same run
   client min/mean     per-client decode tok/s (tokens after the first / own decode time)
   errors, lost        failed requests; requests that did not bring exactly max_tokens tokens
+  plain loop          reference measured right after each level in this process: a plain
+                      Python loop over the batch API, same N, model, threads (no HTTP, no
+                      scheduler), so "srv/plain" is a ratio under the same machine load
 
 Goal (issue 9): agg at 4 clients >= 1.6x the single-client figure, no client below half the
 mean. Anchors on the 2-core dev machine (SmolLM2 Q4_1, 128+128): llama-batched-bench 73 / 96 /
@@ -164,6 +167,60 @@ def run_level(url: str, headers: dict, n: int, args: argparse.Namespace, round_:
     }
 
 
+class PlainLoop:
+    """The reference: a plain Python loop over llama.cpp's batch API in this process (no HTTP),
+    N sequences decoded together, same model, threads and context layout as the server."""
+
+    def __init__(self, args: argparse.Namespace, n_max: int) -> None:
+        from workstation.core.catalog import resolve_model_path
+        from workstation.core.profiles import load_profile
+        from workstation.core.runtime import LoadedModel, RuntimeSettings
+
+        profile = load_profile(args.profile)
+        ctx = max(512, args.prompt_words * 3 + args.max_tokens + 64)
+        threads = args.threads or profile.resolved_threads()
+        self.model = LoadedModel(
+            resolve_model_path(profile.model),
+            RuntimeSettings(n_ctx=ctx * n_max, n_threads=threads, n_seq_max=n_max),
+        )
+
+    def tps(self, n: int, args: argparse.Namespace) -> float:
+        from workstation.core.profiles import Sampling
+        from workstation.core.runtime import Batch
+        from workstation.core.sampling import SamplerChain
+
+        m = self.model
+        m.clear_memory()
+        prompts = [m.tokenize(prompt_for(i + 5000, args.prompt_words)) for i in range(n)]
+        batch = Batch(max(m.n_batch, sum(len(p) for p in prompts)))
+        samplers = [SamplerChain(Sampling(temperature=0.0, repeat_penalty=1.0), m.n_vocab) for _ in range(n)]
+        try:
+            outs = []
+            for q, p in enumerate(prompts):
+                for j, tok in enumerate(p):
+                    k = batch.add(tok, j, q, j == len(p) - 1)
+                outs.append(k)
+            m.decode(batch)
+            pos = [len(p) for p in prompts]
+            toks = [samplers[q].sample(m.ctx, outs[q]) for q in range(n)]
+            t0 = time.perf_counter()
+            for _ in range(args.max_tokens - 1):
+                batch.clear()
+                outs = [batch.add(toks[q], pos[q], q, True) for q in range(n)]
+                m.decode(batch)
+                pos = [x + 1 for x in pos]
+                toks = [samplers[q].sample(m.ctx, outs[q]) for q in range(n)]
+            return n * (args.max_tokens - 1) / (time.perf_counter() - t0)
+        finally:
+            for smp in samplers:
+                smp.close()
+            batch.close()
+            m.clear_memory()
+
+    def close(self) -> None:
+        self.model.close()
+
+
 def start_server(args: argparse.Namespace, parallel: int) -> tuple[subprocess.Popen, str]:
     from workstation.core.profiles import load_profile
 
@@ -208,6 +265,8 @@ def main() -> int:
     ap.add_argument("--threads", type=int, help="override the profile's threads")
     ap.add_argument("--url", help="use a running server (…/v1) instead of starting one")
     ap.add_argument("--api-key", default=os.environ.get("WORKSTATION_API_KEY"))
+    ap.add_argument("--no-reference", action="store_true",
+                    help="skip the plain-loop reference measured after each server level")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     levels = [int(x) for x in args.clients.split(",") if x.strip()]
@@ -217,17 +276,23 @@ def main() -> int:
         url = args.url.rstrip("/")
     else:
         proc, url = start_server(args, max(levels))
+    ref = None if args.no_reference else PlainLoop(args, max(levels))
     try:
         one_request(url, headers, 0, prompt_for(999, 8), 8, threading.Barrier(1))  # warm-up
         rows = []
         for n in levels:
             runs = [run_level(url, headers, n, args, r) for r in range(args.rounds)]
             runs.sort(key=lambda row: row["agg_tps"])
-            rows.append(runs[len(runs) // 2])
+            row = runs[len(runs) // 2]
+            # the reference right after, so both see the same machine load
+            row["plain_tps"] = ref.tps(n, args) if ref else 0.0
+            rows.append(row)
     finally:
         if proc is not None:
             proc.terminate()
             proc.wait(timeout=30)
+        if ref is not None:
+            ref.close()
     base = rows[0]["agg_tps"] if rows and rows[0]["clients"] == 1 else 0.0
     for row in rows:
         row["speedup"] = row["agg_tps"] / base if base else 0.0
@@ -239,13 +304,15 @@ def main() -> int:
     print(f"workstation serve load test: {args.profile}, prompt ~{rows[0]['prompt_tokens']:.0f} tokens, "
           f"{args.max_tokens} generated per client (ignore_eos), rounds {args.rounds}")
     head = (f"{'clients':>7} {'TTFT p50':>9} {'TTFT p95':>9} {'agg tok/s':>9} {'x1':>5} "
-            f"{'e2e tok/s':>9} {'client min/mean':>15} {'fair':>4} {'errors':>6} {'lost':>4}")
+            f"{'e2e tok/s':>9} {'client min/mean':>15} {'fair':>4} {'errors':>6} {'lost':>4} "
+            f"{'plain loop':>10} {'srv/plain':>9}")
     print(head)
     print("-" * len(head))
     for r in rows:
         print(f"{r['clients']:>7} {r['ttft_p50_ms']:>7.0f}ms {r['ttft_p95_ms']:>7.0f}ms {r['agg_tps']:>9.1f} "
               f"{r['speedup']:>4.2f}x {r['e2e_tps']:>9.1f} {r['client_min_tps']:>7.1f}/{r['client_mean_tps']:<7.1f} "
-              f"{'yes' if r['fair'] else 'NO':>4} {r['errors']:>6} {r['lost']:>4}")
+              f"{'yes' if r['fair'] else 'NO':>4} {r['errors']:>6} {r['lost']:>4} "
+              f"{r['plain_tps']:>10.1f} {r['agg_tps'] / r['plain_tps'] if r['plain_tps'] else 0:>8.2f}x")
         for e in r["error_samples"]:
             print(f"        error: {e}")
     at4 = next((r for r in rows if r["clients"] == 4), None)

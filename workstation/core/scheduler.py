@@ -43,6 +43,7 @@ from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings
 from workstation.core.sampling import SamplerChain
 
 Message = dict[str, str]
+ADMIT_WINDOW_S = 0.005  # after an idle spell, wait this long for requests sent at the same time
 
 
 class QueueFull(WorkstationError):
@@ -336,12 +337,18 @@ class Scheduler:
         try:
             while True:
                 with self._cond:
+                    waited = False
                     while not self._stop and not self.waiting and not any(
                         s.req is not None for s in self.slots
                     ):
+                        waited = True
                         self._cond.wait()
                     if self._stop:
                         break
+                if waited and ADMIT_WINDOW_S:
+                    # woken from idle: clients that send together should prefill together
+                    time.sleep(ADMIT_WINDOW_S)
+                with self._cond:
                     admitted = self._take_waiting()
                 for slot, req in admitted:
                     self._start(slot, req)
