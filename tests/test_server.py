@@ -210,3 +210,17 @@ def test_port_in_use_is_one_sentence(server: RunningServer) -> None:
     assert done.returncode != 0
     assert f"Port {port} on 127.0.0.1 is already in use" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_serve_process_helper(server: RunningServer) -> None:
+    from workstation.core.server import ServeError, ServeProcess
+
+    with pytest.raises(ServeError, match="without an API key"):
+        ServeProcess(str(server.profile_path), host="0.0.0.0", port=0)
+    proc = ServeProcess(str(server.profile_path), port=0, parallel=1)
+    try:
+        assert proc.alive and proc.url.startswith("http://127.0.0.1:")
+        assert httpx.get(proc.url.removesuffix("/v1") + "/health").json()["status"] == "ok"
+    finally:
+        proc.stop()
+    assert not proc.alive
