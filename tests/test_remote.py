@@ -86,8 +86,10 @@ def test_cancel_stops_the_stream(remote: RemoteEngine) -> None:
 
 def test_missing_key_variable_is_one_sentence(server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("WS_REMOTE_TEST_KEY", raising=False)
-    with pytest.raises(ProfileError, match="WS_REMOTE_TEST_KEY, which is not set"):
+    with pytest.raises(EngineError, match="needs an API key; set the environment variable WS_REMOTE_TEST_KEY"):
         RemoteEngine(remote_profile(server.base_url))
+    with pytest.raises(ProfileError, match="must start with http"):
+        RemoteEngine(remote_profile("127.0.0.1:8088/v1"))
 
 
 def test_wrong_key_and_unreachable_server(server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -56,13 +56,11 @@ class RemoteEngine:
                 f"not {remote.base_url!r}."
             )
         headers = {"Accept": "application/json"}
-        if remote.api_key_env:
-            key = os.environ.get(remote.api_key_env)
-            if not key:
-                raise ProfileError(
-                    f"Profile '{profile.key}' reads its API key from the environment variable "
-                    f"{remote.api_key_env}, which is not set."
-                )
+        # a variable that is not set means no key (a local server without one); a server that
+        # wants one answers 401 and the error names the variable
+        key = os.environ.get(remote.api_key_env) if remote.api_key_env else None
+        self.has_key = bool(key)
+        if key:
             headers["Authorization"] = f"Bearer {key}"
         timeout = httpx.Timeout(remote.timeout_s, connect=min(10.0, remote.timeout_s))
         self.client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
@@ -83,7 +81,7 @@ class RemoteEngine:
             raise EngineError(f"Cannot reach the server at {self.base_url}: {_reason(err)}.") from None
         if response.status_code in (401, 403):
             self.client.close()
-            raise EngineError(f"The server at {self.base_url} refused the API key: {_error_text(response)}.")
+            raise EngineError(self._key_problem(response))
         if response.status_code != 200:
             # some servers have no /models; the first turn will tell
             if not self.model:
@@ -105,6 +103,13 @@ class RemoteEngine:
         for m in models:
             if m.get("id") == self.model:
                 self.meta = m.get("meta") or {}
+
+    def _key_problem(self, response: httpx.Response) -> str:
+        env = self.profile.remote.api_key_env
+        if not self.has_key:
+            where = f"set the environment variable {env}" if env else "set remote.api_key_env in the profile"
+            return f"The server at {self.base_url} needs an API key; {where}."
+        return f"The server at {self.base_url} refused the API key from {env}: {_error_text(response)}."
 
     # --- the Engine interface ----------------------------------------------------------------
     def info(self) -> EngineInfo:
@@ -178,6 +183,9 @@ class RemoteEngine:
         try:
             with self.client.stream("POST", "/chat/completions", json=payload) as response:
                 self._response = response
+                if response.status_code in (401, 403):
+                    response.read()
+                    raise EngineError(self._key_problem(response))
                 if response.status_code != 200:
                     response.read()
                     raise EngineError(
