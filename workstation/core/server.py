@@ -510,27 +510,30 @@ class OpenAIServer:
                 data["usage"] = None
             return data
 
+        def render(event: SchedulerEvent) -> tuple[bytes, bool]:
+            if isinstance(event, TokenDelta):
+                return _sse(chunk(event.text, None)), False
+            if isinstance(event, TurnFinished):
+                m = event.metrics
+                last = chunk(None, FINISH.get(m.stop_reason, "stop"))
+                last["timings"] = timings(m)
+                out = _sse(last)
+                if include_usage:
+                    out += _sse({"id": rid, "object": obj, "created": created, "model": model, "choices": [], "usage": usage(m)})
+                return out + b"data: [DONE]\n\n", True
+            error = {"message": event.message, "type": "server_error", "param": None, "code": None}
+            return _sse({"error": error}), True
+
         try:
             if chat:
                 yield _sse(chunk(None, None, role=True))
-            while True:
-                event = await q.get()
-                if isinstance(event, TokenDelta):
-                    yield _sse(chunk(event.text, None))
-                elif isinstance(event, TurnFinished):
-                    m = event.metrics
-                    last = chunk(None, FINISH.get(m.stop_reason, "stop"))
-                    last["timings"] = timings(m)
-                    yield _sse(last)
-                    if include_usage:
-                        yield _sse(
-                            {"id": rid, "object": obj, "created": created, "model": model, "choices": [], "usage": usage(m)}
-                        )
-                    yield b"data: [DONE]\n\n"
-                    return
-                else:
-                    yield _sse({"error": {"message": event.message, "type": "server_error", "param": None, "code": None}})
-                    return
+            done = False
+            while not done:
+                body, done = render(await q.get())
+                while not done and not q.empty():  # a slow reader gets what piled up in one write
+                    more, done = render(q.get_nowait())
+                    body += more
+                yield body
         finally:
             self.scheduler.cancel(req)  # no-op when it finished; frees the slot otherwise
 
