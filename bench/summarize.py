@@ -43,6 +43,7 @@ def main() -> int:
     ap.add_argument("--context", type=int, default=1024, help="context for the default profile")
     ap.add_argument("--max-tokens", type=int, default=48, help="answer budget per chunk")
     ap.add_argument("--chunks", type=int, default=6, help="use only the first N chunks' worth of text")
+    ap.add_argument("--threads", type=int, default=2, help="threads for the default profile")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
@@ -54,7 +55,7 @@ def main() -> int:
                 "name": "bench-summarize",
                 "model": "smollm2-135m-instruct-q4_1",
                 "context": args.context,
-                "threads": 2,
+                "threads": args.threads,
                 "gpu_layers": 0,
                 "sampling": {"temperature": 0.0, "max_tokens": args.max_tokens, "seed": 1},
             },

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _profile_file(tmp_path: Path) -> Path:
-    data = make_profile(context=512, sampling={"max_tokens": 16}).to_dict()
+    data = make_profile(context=512, threads=1, sampling={"max_tokens": 16}).to_dict()
     data.pop("source", None)
     path = tmp_path / "batch-profile.yaml"
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
