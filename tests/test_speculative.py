@@ -1,0 +1,198 @@
+"""Speculative decoding on real models: lossless greedy output, counters, sampling, compatibility.
+
+Target: a Q8_0 copy of SmolLM2 made here with llama.cpp's quantizer (cached under models/,
+ignored by git); draft: the packaged Q4_1 SmolLM2 (same vocabulary).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import make_profile
+from workstation.core.engine import Engine
+from workstation.core.errors import ModelFileError
+from workstation.core.profiles import Sampling
+from workstation.core.speculative import (
+    LookupDrafter,
+    ModelDrafter,
+    SpeculativeDecoder,
+    accept_or_resample,
+    best_draft_length,
+    sampling_distribution,
+)
+
+PASTE = (
+    "The committee met on Tuesday to review the budget for the coming year. It agreed to raise "
+    "the travel allowance by five percent, to freeze hiring until March, and to move the annual "
+    "meeting from Leeds to York. Members asked the treasurer to publish the accounts monthly."
+)
+QUOTE = [{"role": "user", "content": "Repeat this text exactly, word for word:\n\n" + PASTE}]
+PROMPTS = [
+    [{"role": "user", "content": "Name three colours of the rainbow."}],
+    QUOTE,
+    [{"role": "user", "content": "Write two sentences about the sea."}],
+    [{"role": "user", "content": "Summarize in one sentence:\n\n" + PASTE}],
+]
+MAX_TOKENS = 40
+
+
+@pytest.fixture(scope="session")
+def q8_path(smollm2_path: Path) -> Path:
+    from workstation.core.quantize import quantize_model
+
+    dest = smollm2_path.with_name("SmolLM2-135M-Instruct.Q8_0.gguf")
+    if not dest.exists():
+        quantize_model(smollm2_path, dest, "q8_0", allow_requantize=True)
+    return dest
+
+
+def _engine(model: Path, **spec: object) -> Engine:
+    return Engine(
+        make_profile(model=model, context=1024, speculative=spec, sampling={"max_tokens": MAX_TOKENS})
+    )
+
+
+@pytest.fixture(scope="module")
+def engines(q8_path: Path, smollm2_path: Path) -> Iterator[dict[str, Engine]]:
+    built = {
+        "off": _engine(q8_path, mode="off"),
+        "lookup": _engine(q8_path, mode="lookup", draft_tokens=6),
+        "draft": _engine(q8_path, mode="draft", draft_model=str(smollm2_path), draft_tokens=4),
+    }
+    for name in ("lookup", "draft"):  # draft every step: exercise verification, not the policy
+        dec = built[name].decoder
+        assert isinstance(dec, SpeculativeDecoder)
+        dec.adaptive = False
+    yield built
+    for eng in built.values():
+        eng.close()
+
+
+@pytest.fixture(scope="module")
+def plain_texts(engines: dict[str, Engine]) -> list[str]:
+    out = []
+    for prompt in PROMPTS:
+        engines["off"].reset()
+        out.append(engines["off"].run_chat(prompt).text)
+    return out
+
+
+@pytest.mark.parametrize("mode", ["lookup", "draft"])
+def test_greedy_output_equals_plain(mode: str, engines: dict[str, Engine], plain_texts: list[str]) -> None:
+    eng = engines[mode]
+    total_drafted = 0
+    for prompt, expected in zip(PROMPTS, plain_texts, strict=True):
+        eng.reset()
+        final = eng.run_chat(prompt)
+        m = final.metrics
+        assert final.text == expected, f"{mode} changed the greedy text for {prompt[0]['content'][:40]!r}"
+        assert 0 <= m.draft_n_accepted <= m.draft_n
+        total_drafted += m.draft_n
+        # the KV cache holds exactly prompt + reply (minus the last sampled token at most)
+        assert m.kv_used == len(eng.tokens)
+        assert m.kv_used in (m.prompt_n + m.cache_n + m.predicted_n, m.prompt_n + m.cache_n + m.predicted_n - 1)
+    assert total_drafted > 0
+
+
+def test_lookup_accepts_on_a_quoting_prompt(engines: dict[str, Engine]) -> None:
+    eng = engines["lookup"]
+    eng.reset()
+    m = eng.run_chat(QUOTE).metrics
+    assert m.draft_n > 0
+    assert m.draft_n_accepted > m.draft_n // 2, f"{m.draft_n_accepted}/{m.draft_n} accepted"
+
+
+def test_draft_model_cache_follows_turns(engines: dict[str, Engine], plain_texts: list[str]) -> None:
+    """Turn 2 reuses the draft's cache: its tokens stay a copy of the target's (prefix)."""
+    eng, off = engines["draft"], engines["off"]
+    dec = eng.decoder
+    assert isinstance(dec, SpeculativeDecoder) and isinstance(dec.drafter, ModelDrafter)
+    msgs = [*PROMPTS[0], {"role": "assistant", "content": plain_texts[0]}, {"role": "user", "content": "Two more?"}]
+    eng.reset()
+    eng.run_chat(PROMPTS[0])
+    t2 = eng.run_chat(msgs)
+    off.reset()
+    off.run_chat(PROMPTS[0])
+    assert t2.text == off.run_chat(msgs).text
+    assert t2.metrics.cache_n > 0
+    n = min(len(dec.drafter.tokens), len(eng.tokens))
+    assert n > len(eng.chat_prompt(msgs)) - 8
+    assert dec.drafter.tokens[: n - 8] == eng.tokens[: n - 8]
+
+
+def test_adaptive_decoder_is_lossless_too(engines: dict[str, Engine], plain_texts: list[str]) -> None:
+    dec = engines["lookup"].decoder
+    assert isinstance(dec, SpeculativeDecoder)
+    dec.adaptive = True
+    try:
+        engines["lookup"].reset()
+        assert engines["lookup"].run_chat(PROMPTS[1]).text == plain_texts[1]
+    finally:
+        dec.adaptive = False
+
+
+@pytest.mark.parametrize("mode", ["lookup", "draft"])
+def test_temperature_path_produces_text(mode: str, engines: dict[str, Engine]) -> None:
+    eng = engines[mode]
+    eng.reset()
+    s = Sampling(temperature=0.8, top_p=0.95, top_k=40, min_p=0.05, repeat_penalty=1.1, max_tokens=32, seed=7)
+    final = eng.run_chat(QUOTE, s)
+    m = final.metrics
+    assert final.text.strip()
+    assert "\ufffd" not in final.text
+    assert m.draft_n > 0 and 0 <= m.draft_n_accepted <= m.draft_n
+    assert m.kv_used == len(eng.tokens)
+
+
+def test_gemma_draft_for_smollm2_is_refused(smollm2_path: Path, gemma_path: Path) -> None:
+    with pytest.raises(ModelFileError, match=r"different vocabulary \(49152 vs 262144 tokens\)"):
+        Engine(make_profile(model=smollm2_path, speculative={"mode": "draft", "draft_model": str(gemma_path)}))
+
+
+# --- pure parts --------------------------------------------------------------------------------
+def test_acceptance_rule_keeps_the_target_distribution() -> None:
+    rng = np.random.default_rng(0)
+    p = np.array([0.5, 0.3, 0.15, 0.05])
+    q = np.array([0.1, 0.6, 0.1, 0.2])
+    counts = np.zeros(4)
+    n = 40_000
+    for _ in range(n):
+        d = int(rng.choice(4, p=q))
+        tok, _ok = accept_or_resample(p, q, d, rng)
+        counts[tok] += 1
+    assert np.abs(counts / n - p).max() < 0.01
+    counts[:] = 0
+    for _ in range(n):  # a copied (deterministic) draft
+        tok, _ok = accept_or_resample(p, None, 1, rng)
+        counts[tok] += 1
+    assert np.abs(counts / n - p).max() < 0.01
+
+
+def test_sampling_distribution_filters_like_the_chain() -> None:
+    logits = np.log(np.array([0.4, 0.3, 0.2, 0.06, 0.04], dtype=np.float32))
+    s = Sampling(temperature=1.0, top_k=4, top_p=0.85, min_p=0.0, repeat_penalty=1.0)
+    ids, p = sampling_distribution(logits, s, [])
+    assert list(ids) == [0, 1, 2]  # top-k 4, then top-p keeps until 0.9 >= 0.85
+    assert p == pytest.approx([0.4 / 0.9, 0.3 / 0.9, 0.2 / 0.9], rel=1e-5)
+    ids, _ = sampling_distribution(logits, Sampling(temperature=1.0, top_k=0, top_p=1.0, min_p=0.45), [])
+    assert list(ids) == [0, 1, 2]  # p >= 0.45 * 0.4
+
+
+def test_lookup_drafter_copies_what_followed() -> None:
+    lk = LookupDrafter(3)
+    text = [5, 6, 7, 8, 9, 10, 1, 2, 5, 6]
+    n, cand = lk.propose(text, 7, 4)
+    assert (n, cand) == (3, [8, 9, 10, 1])
+    n, cand = lk.propose([*text, 7, 3], 42, 4)
+    assert (n, cand) == (0, [])
+
+
+def test_draft_length_policy() -> None:
+    # verification nearly free, high acceptance: draft long
+    assert best_draft_length(0.95, 8, 10.0, 1.0, 0.0)[0] >= 6
+    # a draft token costs more than a plain step: never draft
+    assert best_draft_length(1.0, 8, 10.0, 3.0, 9.0)[0] == 0
