@@ -1,7 +1,7 @@
 """Speculative decoding, measured side by side in one run: ratios with it on against off.
 
 Usage:
-    .venv/bin/python bench/speculative.py [--runs 3] [--tokens 128] [--skip-library]
+    .venv/bin/python bench/speculative.py [--runs 3] [--tokens 128] [--threads 2] [--skip-library]
 
 Configurations, interleaved round by round (order rotating), medians reported:
 
@@ -95,13 +95,16 @@ class Series:
         return statistics.median(self.ttft) if self.ttft else float("nan")
 
 
+THREADS = 2
+
+
 def profile(model: Path, spec: dict[str, Any], tokens: int) -> Any:
     return profile_from_dict(
         {
             "name": "bench",
             "model": str(model),
             "context": 2048,
-            "threads": 2,
+            "threads": THREADS,
             "gpu_layers": 0,
             "speculative": spec,
             "sampling": {"temperature": 0.0, "max_tokens": tokens, "repeat_penalty": 1.0},
@@ -147,8 +150,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--tokens", type=int, default=128)
     ap.add_argument("--draft-tokens", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--skip-library", action="store_true", help="leave out llama-cpp-python's loop")
     args = ap.parse_args()
+    global THREADS
+    THREADS = args.threads
 
     q4 = ensure("smollm2-135m-instruct-q4_1")
     f16 = q4.with_name("SmolLM2-135M-Instruct.F16.gguf")
@@ -173,7 +179,7 @@ def main() -> None:
         from llama_cpp import Llama
         from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
-        common = {"model_path": str(q4), "n_ctx": 2048, "n_threads": 2, "n_threads_batch": 2,
+        common = {"model_path": str(q4), "n_ctx": 2048, "n_threads": THREADS, "n_threads_batch": THREADS,
                   "n_gpu_layers": 0, "flash_attn": True, "verbose": False}
         library["library plain"] = Llama(**common)
         library["library lookup"] = Llama(

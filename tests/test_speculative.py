@@ -34,10 +34,9 @@ QUOTE = [{"role": "user", "content": "Repeat this text exactly, word for word:\n
 PROMPTS = [
     [{"role": "user", "content": "Name three colours of the rainbow."}],
     QUOTE,
-    [{"role": "user", "content": "Write two sentences about the sea."}],
     [{"role": "user", "content": "Summarize in one sentence:\n\n" + PASTE}],
 ]
-MAX_TOKENS = 40
+MAX_TOKENS = 32
 
 
 @pytest.fixture(scope="session")
@@ -52,7 +51,10 @@ def q8_path(smollm2_path: Path) -> Path:
 
 def _engine(model: Path, **spec: object) -> Engine:
     return Engine(
-        make_profile(model=model, context=1024, speculative=spec, sampling={"max_tokens": MAX_TOKENS})
+        # one thread: on the shared 2 cores llama.cpp's spinning threads fight other processes
+        make_profile(
+            model=model, context=1024, threads=1, speculative=spec, sampling={"max_tokens": MAX_TOKENS}
+        )
     )
 
 
@@ -106,22 +108,27 @@ def test_lookup_accepts_on_a_quoting_prompt(engines: dict[str, Engine]) -> None:
     assert m.draft_n_accepted > m.draft_n // 2, f"{m.draft_n_accepted}/{m.draft_n} accepted"
 
 
-def test_draft_model_cache_follows_turns(engines: dict[str, Engine], plain_texts: list[str]) -> None:
-    """Turn 2 reuses the draft's cache: its tokens stay a copy of the target's (prefix)."""
+def test_draft_model_cache_follows_turns(engines: dict[str, Engine]) -> None:
+    """Turn 2 reuses the draft's cache: it decodes only what is new, and stays a copy of the target's."""
     eng, off = engines["draft"], engines["off"]
     dec = eng.decoder
     assert isinstance(dec, SpeculativeDecoder) and isinstance(dec.drafter, ModelDrafter)
-    msgs = [*PROMPTS[0], {"role": "assistant", "content": plain_texts[0]}, {"role": "user", "content": "Two more?"}]
+    short = Sampling(temperature=0.0, max_tokens=12, repeat_penalty=1.0)
     eng.reset()
-    eng.run_chat(PROMPTS[0])
-    t2 = eng.run_chat(msgs)
-    off.reset()
-    off.run_chat(PROMPTS[0])
-    assert t2.text == off.run_chat(msgs).text
+    t1 = eng.run_chat(QUOTE, short)
+    msgs = [*QUOTE, {"role": "assistant", "content": t1.text}, {"role": "user", "content": "Thanks."}]
+    before = dec.drafter.n_decoded
+    t2 = eng.run_chat(msgs, short)
+    new_tokens = len(eng.chat_prompt(msgs)) - len(eng.chat_prompt(QUOTE))
+    # catch-up of the new tokens, then at most 4 draft decodes per step for 12 steps
+    assert dec.drafter.n_decoded - before <= new_tokens + 1 + 12 * 4
+    assert new_tokens + 1 + 12 * 4 < len(eng.chat_prompt(msgs))  # a full re-prefill would not pass
     assert t2.metrics.cache_n > 0
-    n = min(len(dec.drafter.tokens), len(eng.tokens))
-    assert n > len(eng.chat_prompt(msgs)) - 8
-    assert dec.drafter.tokens[: n - 8] == eng.tokens[: n - 8]
+    n = len(eng.chat_prompt(msgs))
+    assert dec.drafter.tokens[:n] == eng.tokens[:n]
+    off.reset()
+    off.run_chat(QUOTE, short)
+    assert t2.text == off.run_chat(msgs, short).text
 
 
 def test_adaptive_decoder_is_lossless_too(engines: dict[str, Engine], plain_texts: list[str]) -> None:
@@ -139,7 +146,7 @@ def test_adaptive_decoder_is_lossless_too(engines: dict[str, Engine], plain_text
 def test_temperature_path_produces_text(mode: str, engines: dict[str, Engine]) -> None:
     eng = engines[mode]
     eng.reset()
-    s = Sampling(temperature=0.8, top_p=0.95, top_k=40, min_p=0.05, repeat_penalty=1.1, max_tokens=32, seed=7)
+    s = Sampling(temperature=0.8, top_p=0.95, top_k=40, min_p=0.05, repeat_penalty=1.1, max_tokens=24, seed=7)
     final = eng.run_chat(QUOTE, s)
     m = final.metrics
     assert final.text.strip()
@@ -159,17 +166,17 @@ def test_acceptance_rule_keeps_the_target_distribution() -> None:
     p = np.array([0.5, 0.3, 0.15, 0.05])
     q = np.array([0.1, 0.6, 0.1, 0.2])
     counts = np.zeros(4)
-    n = 40_000
+    n = 20_000
     for _ in range(n):
         d = int(rng.choice(4, p=q))
         tok, _ok = accept_or_resample(p, q, d, rng)
         counts[tok] += 1
-    assert np.abs(counts / n - p).max() < 0.01
+    assert np.abs(counts / n - p).max() < 0.012
     counts[:] = 0
     for _ in range(n):  # a copied (deterministic) draft
         tok, _ok = accept_or_resample(p, None, 1, rng)
         counts[tok] += 1
-    assert np.abs(counts / n - p).max() < 0.01
+    assert np.abs(counts / n - p).max() < 0.012
 
 
 def test_sampling_distribution_filters_like_the_chain() -> None:

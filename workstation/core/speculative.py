@@ -238,6 +238,7 @@ class ModelDrafter:
         self.tokens: list[int] = []  # what the draft's KV cache holds
         self.pp_time = _Recent()  # seconds per token of catch-up batches
         self.last_catch_up = 0.0  # seconds the last sync spent on a catch-up batch (>= 8 tokens)
+        self.n_decoded = 0  # tokens the draft model has decoded (catch-up and drafting)
 
     def pending(self, tokens: Sequence[int]) -> int:
         """How many tokens a sync to ``tokens + [last]`` would decode."""
@@ -264,6 +265,7 @@ class ModelDrafter:
                 idx = batch.add(tok, base + j, 0, start + j == len(todo) - 1)
             model.decode(batch)
             self.tokens.extend(chunk)
+        self.n_decoded += len(todo)
         self.last_catch_up = 0.0
         if len(todo) >= 8:
             self.last_catch_up = time.perf_counter() - t0
@@ -304,6 +306,7 @@ class ModelDrafter:
             batch.add(d, len(self.tokens), 0, True)
             model.decode(batch)
             self.tokens.append(d)
+            self.n_decoded += 1
             idx = 0
         return drafts, (qs if sampling is not None else None)
 
