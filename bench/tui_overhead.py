@@ -1,0 +1,104 @@
+"""Does rendering slow generation? Decode tok/s inside the TUI over the engine alone.
+
+The app runs headless (``run_test``) with its engine in a child process (as in real use),
+streaming each reply into the chat's Markdown view with the dashboard's sampling on. The
+bare side is ``Engine`` in this process with no UI. Both run the same turn (same prompt,
+greedy, same max tokens), interleaved, and the medians are compared. Goal: >= 0.95.
+
+    .venv/bin/python bench/tui_overhead.py [--runs 5] [--tokens 200] [--threads 2] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from workstation.core.engine import Engine  # noqa: E402
+from workstation.core.packaged_models import ensure  # noqa: E402
+from workstation.core.profiles import profile_from_dict  # noqa: E402
+
+PROMPT = "Write a long story about a lighthouse keeper who finds a message in a bottle."
+
+
+async def measure(args: argparse.Namespace) -> dict[str, object]:
+    from workstation.tui.app import WorkstationApp
+
+    model = ensure("smollm2-135m-instruct-q4_1")
+    profile = profile_from_dict(
+        {
+            "name": "bench",
+            "model": str(model),
+            "context": 2048,
+            "threads": args.threads,
+            "gpu_layers": 0,
+            "sampling": {"temperature": 0.0, "max_tokens": args.tokens, "seed": 1, "repeat_penalty": 1.0},
+            "system_prompt": "",
+        },
+        "<bench>",
+    )
+    bare = Engine(profile)
+    app = WorkstationApp(profile, sample_system=True, language="en")
+    in_app: list[float] = []
+    alone: list[float] = []
+    tokens: list[int] = []
+    async with app.run_test(size=(100, 30)) as pilot:
+        while app.engine is None:
+            if app.loading is None:
+                raise SystemExit("the app could not load the model")
+            await pilot.pause(0.1)
+        for _ in range(args.runs):
+            bare.reset()
+            m = bare.run_chat([{"role": "user", "content": PROMPT}]).metrics
+            alone.append(m.predicted_per_second)
+
+            await app.action_new_conversation()
+            await app.send(PROMPT)
+            while app.generating:
+                await pilot.pause(0.05)
+            assert app.last_metrics is not None
+            in_app.append(app.last_metrics.predicted_per_second)
+            tokens.append(app.last_metrics.predicted_n)
+    bare.close()
+    med_app, med_alone = statistics.median(in_app), statistics.median(alone)
+    return {
+        "runs": args.runs,
+        "threads": args.threads,
+        "tokens": tokens,
+        "app_tok_s": in_app,
+        "engine_tok_s": alone,
+        "app_median": med_app,
+        "engine_median": med_alone,
+        "ratio": med_app / med_alone if med_alone else 0.0,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--tokens", type=int, default=200)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    os.environ.setdefault("WORKSTATION_DATA", tempfile.mkdtemp(prefix="tui-bench-"))
+    result = asyncio.run(measure(args))
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(f"decode tok/s, median of {args.runs} interleaved turns of up to {args.tokens} tokens "
+              f"({args.threads} threads):")
+        print(f"  engine alone      {result['engine_median']:.1f}")
+        print(f"  inside the TUI    {result['app_median']:.1f}")
+        print(f"  ratio TUI/engine  {result['ratio']:.3f}  (goal >= 0.95)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
