@@ -53,6 +53,7 @@ from workstation.tui.settings import load_settings, save_language
 from workstation.tui.widgets.message_view import MessageView
 
 MAX_DOCUMENT_CHARS = 200_000
+STREAM_HZ = 12  # most screen updates a second while a reply streams
 
 
 def _open_engine(profile: Profile, progress: Any) -> Any:
@@ -391,15 +392,31 @@ class WorkstationApp(App[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="turn")
     def _generate(self, engine: Any, messages: list[dict[str, str]]) -> None:
+        # The first piece goes out at once (time to first token); later ones are batched to
+        # at most STREAM_HZ screen updates a second so rendering leaves the CPU to the engine.
+        pending: list[str] = []
+        last_post = 0.0
         try:
             for event in engine.stream_chat(messages):
                 if isinstance(event, TokenDelta):
-                    self.post_message(TokenStreamed(event.text))
+                    pending.append(event.text)
+                    now = time.perf_counter()
+                    if now - last_post >= 1.0 / STREAM_HZ:
+                        self.post_message(TokenStreamed("".join(pending), len(pending)))
+                        pending.clear()
+                        last_post = now
                 elif isinstance(event, EngineTurnFinished):
+                    if pending:
+                        self.post_message(TokenStreamed("".join(pending), len(pending)))
+                        pending.clear()
                     self.post_message(TurnFinished(event.text, event.metrics))
         except WorkstationError as err:
+            if pending:
+                self.post_message(TokenStreamed("".join(pending), len(pending)))
             self.post_message(EngineFailed(str(err)))
         except Exception as err:  # noqa: BLE001 - a sentence in the app, never a traceback
+            if pending:
+                self.post_message(TokenStreamed("".join(pending), len(pending)))
             self.post_message(EngineFailed(f"The turn failed: {type(err).__name__}: {err}"))
 
     def action_stop(self) -> None:
@@ -414,7 +431,7 @@ class WorkstationApp(App[None]):
         if self._t_first is None:
             self._t_first = now
         self._t_last = now
-        self.live_tokens += 1
+        self.live_tokens += event.count
         if self.reply_view is not None:
             await self.reply_view.write(event.text)
 

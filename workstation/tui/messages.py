@@ -13,11 +13,12 @@ from workstation.core.profiles import Profile
 
 
 class TokenStreamed(Message):
-    """A piece of the reply arrived."""
+    """A piece of the reply arrived (``count`` engine deltas, batched by the worker)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, count: int = 1) -> None:
         super().__init__()
         self.text = text
+        self.count = count
 
 
 class TurnFinished(Message):
