@@ -183,7 +183,8 @@ def main() -> None:
                   "n_gpu_layers": 0, "flash_attn": True, "verbose": False}
         library["library plain"] = Llama(**common)
         library["library lookup"] = Llama(
-            **common, draft_model=LlamaPromptLookupDecoding(max_ngram_size=3, num_pred_tokens=k)
+            **common, logits_all=True,  # its draft path needs it (n_batch rows overflow otherwise)
+            draft_model=LlamaPromptLookupDecoding(max_ngram_size=3, num_pred_tokens=k)
         )
 
     tasks: list[tuple[str, str, str]] = [  # (series name, engine/library key, prompt)
