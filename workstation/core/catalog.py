@@ -26,28 +26,6 @@ import yaml
 from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.paths import models_dir
 
-# Architectures the installed llama.cpp (llama-cpp-python 0.3.36's vendored llama.cpp,
-# src/llama-arch.cpp LLM_ARCH_NAMES) can load.
-LLAMA_CPP_ARCHITECTURES = frozenset(
-    """
-afmoe apertus arcee arctic arwkv7 baichuan bailingmoe bailingmoe2 bailingmoe3 bert bitnet
-bloom chameleon chatglm codeshell cogvlm cohere2 cohere2moe command-r dbrx deci deepseek
-deepseek2 deepseek2-ocr deepseek32 deepseek4 dflash dots1 dots3note dream eagle3 ernie4_5
-ernie4_5-moe eurobert exaone exaone-moe exaone4 falcon falcon-h1 gemma gemma-embedding
-gemma2 gemma3 gemma3n gemma4 gemma4-assistant glm-dsa glm4 glm4moe glm5-next gpt-oss gpt2
-gptj gptneox granite granite_swa granitehybrid granitemoe graniteswitch grok grovemoe
-hrm_text hunyuan-dense hunyuan-moe hunyuan_vl hy_v3 hy_v4 internlm2 jais jais2 jamba
-jina-bert-v2 jina-bert-v3 kimi-k3 kimi-linear laguna lfm2 lfm2moe llada llada-moe llama
-llama-embed llama4 maincoder mamba mamba2 maple mellum mimo2 minicpm minicpm3 minimax-01
-minimax-m2 minimax-m3 mistral3 mistral4 modern-bert mpt muse-glimmer nanbeige nemotron
-nemotron_h nemotron_h_moe neo-bert nomic-bert nomic-bert-moe olmo olmo2 olmoe openelm
-orion paddleocr pangu-embedded phi2 phi3 phimoe plamo plamo2 plamo3 plm pockettts qwen
-qwen2 qwen2moe qwen2vl qwen3 qwen35 qwen35moe qwen3moe qwen3next qwen3tts qwen3vl
-qwen3vlmoe qwen4exp refact rnd1 rwkv6 rwkv6qwen2 rwkv7 seed_oss smallthinker smollm3
-spark2_5 stablelm starcoder starcoder2 step35 t5 t5encoder talkie wavtokenizer-dec xverse
-""".split()
-)
-
 # Sliding-window attention as llama.cpp sets it up per architecture (src/models/<arch>.cpp:
 # load_swa_pattern(ml, n_pattern, dense_first)); a GGUF key
 # ``{arch}.attention.sliding_window_pattern`` overrides the default pattern.
@@ -138,7 +116,10 @@ class ModelInfo:
 
 
 def known_architectures() -> frozenset[str]:
-    return LLAMA_CPP_ARCHITECTURES
+    """The architectures the installed llama.cpp can run (asked of the library itself)."""
+    from workstation.core.gguf_check import known_architectures as from_library
+
+    return from_library()
 
 
 # --- catalog.yaml ------------------------------------------------------------------------------

@@ -59,8 +59,6 @@ class SummarizeScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#summarize-progress").display = False
-        if not integrations.summarize_available():
-            self.query_one("#summarize-state", Label).update(self.wapp.texts("summarize.missing"))
         self.query_one("#summarize-path", Input).focus()
 
     def relabel(self) -> None:
