@@ -492,7 +492,7 @@ class SpeculativeDecoder:
                 else:
                     k = self._choose(0, min(room, self.kmax))
                     pending = self.drafter.pending(state.tokens)
-                    catch_up = pending * self.drafter.pp_time.value(0.2 * self.t_plain.value(0.0))
+                    catch_up = pending * self.drafter.pp_time.value(0.1 * self.t_plain.value(0.0))
                     if k and self.adaptive and catch_up > 0.1 * (state.max_new - produced) * self.t_plain.value(0.0):
                         k = 0  # catching the draft up would cost more than this turn can win back
                     if k:
