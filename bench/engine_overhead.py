@@ -38,7 +38,7 @@ def bare_rate(llm: Llama, prompt_tokens: list[int], n: int) -> tuple[float, int]
 
 def engine_rate(engine: Engine | EngineProcess, n: int) -> tuple[float, int]:
     engine.reset()
-    sampling = Sampling(temperature=0.0, max_tokens=n, repeat_penalty=1.0)
+    sampling = Sampling(temperature=0.0, max_tokens=n, repeat_penalty=1.0, ignore_eos=True)
     times: list[float] = []
     predicted = 0
     for event in engine.stream_chat([{"role": "user", "content": PROMPT}], sampling):

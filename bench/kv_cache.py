@@ -11,7 +11,6 @@ fixed text, each also as a ratio to f16/f16.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -55,7 +54,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--ctx", type=int, default=4096)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--chunks", type=int, default=2, help="perplexity windows per run")
+    ap.add_argument("--chunks", type=int, default=1, help="perplexity windows per run")
     ap.add_argument("--gen", type=int, default=64)
     ap.add_argument("--models", default="smollm2,gemma")
     args = ap.parse_args()
@@ -71,9 +70,10 @@ def main() -> None:
             try:
                 tokens = model.tokenize(text, add_special=True, parse_special=False)
                 ppl = perplexity(model, tokens, args.ctx, max_chunks=args.chunks)
-                dec = statistics.median(decode_rate(model, tokens, args.ctx * 3 // 4, args.gen) for _ in range(3))
+                dec = decode_rate(model, tokens, args.ctx * 3 // 4, args.gen)
                 rows.append({"k": k, "v": v, "kv_bytes": sum(model.kv_cache_bytes), "pp": ppl.tokens_per_second,
                              "tg": dec, "ppl": ppl.ppl})
+                print(f"  measured {path.name} {k}/{v}", flush=True)
             finally:
                 model.close()
         base = rows[0]

@@ -348,7 +348,7 @@ class Engine:
         try:
             for token in gen:
                 t_last = time.perf_counter()
-                if model.is_eog(token):
+                if model.is_eog(token) and not sampling.ignore_eos:
                     stop = "eos"
                     break
                 reply.append(token)

@@ -64,6 +64,7 @@ class Sampling:
     repeat_penalty: float = 1.1
     max_tokens: int = 1024
     seed: int | None = None
+    ignore_eos: bool = False  # benchmarks: always generate max_tokens
 
 
 @dataclass
@@ -152,6 +153,8 @@ def _check_type(src: str, dotted: str, value: Any, expected: Any) -> Any:
         if not isinstance(value, str):
             raise ProfileError(f"{_where(src, dotted)} must be text, not {value!r}.")
         return value
+    if exp.startswith("bool") and not isinstance(value, bool):
+        raise ProfileError(f"{_where(src, dotted)} must be true or false, not {value!r}.")
     return value
 
 
