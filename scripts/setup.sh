@@ -11,6 +11,8 @@ CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/workstation
 DEV=0
 [ "${1:-}" = "--dev" ] && DEV=1
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+# pip, without this machine's notes about missing local index folders
+pip_quiet() { PYTHONWARNINGS=ignore "$@" 2> >(grep -v "^WARNING: Location '.*' is ignored" >&2); }
 
 if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
   echo "workstation needs Python 3.11 or newer; '$PY' is $("$PY" --version 2>&1)." >&2
@@ -21,7 +23,7 @@ fi
 if [ ! -x .venv/bin/python ]; then
   say "creating the virtual environment in .venv"
   "$PY" -m venv .venv
-  .venv/bin/python -m pip install -q --upgrade pip wheel >&2
+  pip_quiet .venv/bin/python -m pip install -q --upgrade pip wheel >&2
 fi
 VPY=$ROOT/.venv/bin/python
 
@@ -50,10 +52,10 @@ if [ ! -f "$stamp" ]; then
   if ! ls "$wheeldir"/llama_cpp_python-*.whl >/dev/null 2>&1; then
     say "building llama-cpp-python $LLAMA_VERSION (once, about 5-10 minutes) with CMAKE_ARGS=$CMAKE_ARGS"
     mkdir -p "$wheeldir"
-    "$VPY" -m pip wheel -q --no-deps --no-cache-dir --no-binary llama-cpp-python \
+    pip_quiet "$VPY" -m pip wheel -q --no-deps --no-cache-dir --no-binary llama-cpp-python \
       "llama-cpp-python==$LLAMA_VERSION" -w "$wheeldir" >&2
   fi
-  "$VPY" -m pip install -q --force-reinstall --no-deps "$wheeldir"/llama_cpp_python-*.whl >&2
+  pip_quiet "$VPY" -m pip install -q --force-reinstall --no-deps "$wheeldir"/llama_cpp_python-*.whl >&2
   touch "$stamp"
 fi
 
@@ -63,7 +65,7 @@ extra=""
 depstamp=.venv/.deps-$(cat pyproject.toml | sha256sum | cut -c1-16)$extra
 if [ ! -f "$depstamp" ]; then
   say "installing workstation$extra and its dependencies"
-  "$VPY" -m pip install -q -e ".$extra" >&2
+  pip_quiet "$VPY" -m pip install -q -e ".$extra" >&2
   touch "$depstamp"
 fi
 
