@@ -14,13 +14,16 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+if TYPE_CHECKING:
+    from workstation.core.runtime import LoadedModel
 
 # The plain template used when a model has none, or its own fails.
 FALLBACK_TEMPLATE = (
@@ -318,3 +321,25 @@ class _Deadline:
             fired = self.fired
         if fired:  # clear the exception if it has not been delivered yet
             ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.thread_id), None)
+
+
+def template_for(model: LoadedModel) -> ChatTemplate:
+    """The model's own chat template (or the visible fallback), with its BOS/EOS texts."""
+    return ChatTemplate.for_model(
+        model.metadata.get("tokenizer.chat_template"),
+        model.token_text(model.bos_token) if model.bos_token >= 0 else "",
+        model.token_text(model.eos_token) if model.eos_token >= 0 else "",
+    )
+
+
+def chat_prompt_tokens(model: LoadedModel, template: ChatTemplate, messages: list[dict[str, str]]) -> list[int]:
+    """The prompt tokens for ``messages``, with BOS added only when the template did not."""
+    from workstation.core.errors import EngineError
+
+    try:
+        text = template.render(messages, add_generation_prompt=True)
+    except TemplateError as err:
+        raise EngineError(f"The model's chat template could not be used: {err}.") from None
+    bos_text = template.bos_token
+    add_bos = model.add_bos and not (bos_text and text.startswith(bos_text))
+    return model.tokenize(text, add_special=add_bos, parse_special=True)

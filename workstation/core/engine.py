@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from workstation.core.catalog import resolve_model_path
-from workstation.core.chat_template import ChatTemplate, TemplateError
+from workstation.core.chat_template import chat_prompt_tokens, template_for
 from workstation.core.detokenizer import StreamDetokenizer
 from workstation.core.errors import EngineError
 from workstation.core.metrics import TurnMetrics
@@ -163,12 +163,7 @@ class Engine:
         )
         self.model = LoadedModel(path, self.settings, progress=progress)
         try:
-            meta = self.model.metadata
-            self.template = ChatTemplate.for_model(
-                meta.get("tokenizer.chat_template"),
-                self.model.token_text(self.model.bos_token) if self.model.bos_token >= 0 else "",
-                self.model.token_text(self.model.eos_token) if self.model.eos_token >= 0 else "",
-            )
+            self.template = template_for(self.model)
             self.batch = Batch(self.model.n_batch)
             self.decoder: Decoder = self._make_decoder()
         except BaseException:
@@ -226,13 +221,7 @@ class Engine:
         """The prompt tokens for ``messages`` (system prompt from the profile unless given)."""
         if self.profile.system_prompt.strip() and not any(m["role"] == "system" for m in messages):
             messages = [{"role": "system", "content": self.profile.system_prompt.strip()}, *messages]
-        try:
-            text = self.template.render(messages, add_generation_prompt=True)
-        except TemplateError as err:
-            raise EngineError(f"The model's chat template could not be used: {err}.") from None
-        bos_text = self.template.bos_token
-        add_bos = self.model.add_bos and not (bos_text and text.startswith(bos_text))
-        return self.model.tokenize(text, add_special=add_bos, parse_special=True)
+        return chat_prompt_tokens(self.model, self.template, messages)
 
     def fit_messages(self, messages: list[Message], reserve: int) -> list[int]:
         """Prompt tokens for the newest messages that fit the context with ``reserve`` left."""

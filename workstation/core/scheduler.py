@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from workstation.core.catalog import resolve_model_path
-from workstation.core.chat_template import ChatTemplate, TemplateError
+from workstation.core.chat_template import chat_prompt_tokens, template_for
 from workstation.core.detokenizer import StreamDetokenizer
 from workstation.core.engine import TokenDelta, TurnFinished, resolve_gpu_layers
 from workstation.core.errors import EngineError, WorkstationError
@@ -64,25 +64,6 @@ class RequestFailed:
 
 
 SchedulerEvent = TokenDelta | TurnFinished | RequestFailed
-
-
-def chat_prompt_tokens(model: LoadedModel, template: ChatTemplate, messages: list[Message]) -> list[int]:
-    """The prompt tokens for ``messages`` with the model's chat template (as ``Engine`` does)."""
-    try:
-        text = template.render(messages, add_generation_prompt=True)
-    except TemplateError as err:
-        raise EngineError(f"The model's chat template could not be used: {err}.") from None
-    bos_text = template.bos_token
-    add_bos = model.add_bos and not (bos_text and text.startswith(bos_text))
-    return model.tokenize(text, add_special=add_bos, parse_special=True)
-
-
-def template_for(model: LoadedModel) -> ChatTemplate:
-    return ChatTemplate.for_model(
-        model.metadata.get("tokenizer.chat_template"),
-        model.token_text(model.bos_token) if model.bos_token >= 0 else "",
-        model.token_text(model.eos_token) if model.eos_token >= 0 else "",
-    )
 
 
 class StopMatcher:

@@ -25,7 +25,7 @@ from textual.worker import Worker, WorkerState
 
 from workstation.core.engine import EngineInfo, TokenDelta
 from workstation.core.engine import TurnFinished as EngineTurnFinished
-from workstation.core.engine_process import EngineProcess
+from workstation.core.engine_host import open_engine
 from workstation.core.errors import WorkstationError
 from workstation.core.metrics import MetricsHistory, TurnMetrics
 from workstation.core.profiles import Profile, load_profile
@@ -54,19 +54,6 @@ from workstation.tui.widgets.message_view import MessageView
 
 MAX_DOCUMENT_CHARS = 200_000
 STREAM_HZ = 12  # most screen updates a second while a reply streams
-
-
-def _open_engine(profile: Profile, progress: Any) -> Any:
-    """A local engine in its child process, or a remote client for ``backend: openai``."""
-    if profile.backend == "openai":
-        try:
-            from workstation.core.remote import RemoteEngine  # type: ignore[import-not-found]
-        except ImportError:
-            raise WorkstationError(
-                f"Profile '{profile.key}' uses a remote server, which this build cannot reach yet."
-            ) from None
-        return RemoteEngine(profile)
-    return EngineProcess(profile, progress=progress)
 
 
 def _preflight(profile: Profile) -> None:
@@ -575,12 +562,12 @@ class WorkstationApp(App[None]):
             return lambda f: self.post_message(LoadProgress(p, f))
 
         try:
-            engine = _open_engine(profile, progress(profile))
+            engine = open_engine(profile, progress=progress(profile))
         except Exception as err:  # noqa: BLE001 - WorkstationError or a spawn failure
             reason = str(err) if isinstance(err, WorkstationError) else f"{type(err).__name__}: {err}"
             if old_profile is not None and old_engine is not None:
                 try:
-                    engine = _open_engine(old_profile, progress(old_profile))
+                    engine = open_engine(old_profile, progress=progress(old_profile))
                 except Exception as err2:  # noqa: BLE001
                     reason = f"{reason} {err2}"
                 else:
