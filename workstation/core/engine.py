@@ -46,6 +46,17 @@ class TurnFinished:
 TurnEvent = TokenDelta | TurnFinished
 
 
+def finished_turn(events: Iterator[TurnEvent]) -> TurnFinished:
+    """Run a streamed turn to its end and return its last event (tests, scripts, batch work)."""
+    final: TurnFinished | None = None
+    for event in events:
+        if isinstance(event, TurnFinished):
+            final = event
+    if final is None:
+        raise EngineError("The turn ended without a result.")
+    return final
+
+
 class CancelFlag(Protocol):
     def is_set(self) -> bool: ...
     def set(self) -> None: ...
@@ -383,9 +394,4 @@ class Engine:
 
     def run_chat(self, messages: list[Message], sampling: Sampling | None = None) -> TurnFinished:
         """A whole turn at once (tests, scripts)."""
-        final: TurnFinished | None = None
-        for event in self.stream_chat(messages, sampling):
-            if isinstance(event, TurnFinished):
-                final = event
-        assert final is not None
-        return final
+        return finished_turn(self.stream_chat(messages, sampling))

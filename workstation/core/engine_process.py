@@ -24,7 +24,14 @@ from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from typing import Any
 
-from workstation.core.engine import EngineInfo, Message, TokenDelta, TurnEvent, TurnFinished
+from workstation.core.engine import (
+    EngineInfo,
+    Message,
+    TokenDelta,
+    TurnEvent,
+    TurnFinished,
+    finished_turn,
+)
 from workstation.core.errors import EngineError, WorkstationError
 from workstation.core.metrics import TurnMetrics
 from workstation.core.profiles import Profile, Sampling, profile_from_dict
@@ -195,12 +202,7 @@ class EngineProcess:
         return self._stream("tokens", prompt, dataclasses.asdict(sampling) if sampling else None)
 
     def run_chat(self, messages: list[Message], sampling: Sampling | None = None) -> TurnFinished:
-        final: TurnFinished | None = None
-        for event in self.stream_chat(messages, sampling):
-            if isinstance(event, TurnFinished):
-                final = event
-        assert final is not None
-        return final
+        return finished_turn(self.stream_chat(messages, sampling))
 
     def close(self) -> None:
         if self._proc.is_alive():

@@ -21,7 +21,14 @@ from typing import Any
 
 import httpx
 
-from workstation.core.engine import EngineInfo, Message, TokenDelta, TurnEvent, TurnFinished
+from workstation.core.engine import (
+    EngineInfo,
+    Message,
+    TokenDelta,
+    TurnEvent,
+    TurnFinished,
+    finished_turn,
+)
 from workstation.core.errors import EngineError, ProfileError
 from workstation.core.metrics import TurnMetrics
 from workstation.core.profiles import Profile, Sampling
@@ -258,12 +265,7 @@ class RemoteEngine:
         yield TurnFinished("".join(parts), metrics)
 
     def run_chat(self, messages: list[Message], sampling: Sampling | None = None) -> TurnFinished:
-        final: TurnFinished | None = None
-        for event in self.stream_chat(messages, sampling):
-            if isinstance(event, TurnFinished):
-                final = event
-        assert final is not None
-        return final
+        return finished_turn(self.stream_chat(messages, sampling))
 
 
 def _reason(err: Exception) -> str:
