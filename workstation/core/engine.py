@@ -35,6 +35,7 @@ Message = dict[str, str]
 @dataclass
 class TokenDelta:
     text: str
+    tokens: int = 1  # how many generated tokens this piece of text covers
 
 
 @dataclass

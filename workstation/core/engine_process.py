@@ -7,9 +7,10 @@ interface as ``Engine`` (``info``, ``stream_chat``, ``stream_tokens``, ``cancel`
 ``close``), so callers do not care which side of the boundary the model is on.
 
 Protocol (pickled tuples over a ``multiprocessing`` pipe):
-  parent -> child  ("chat", messages, sampling|None) | ("tokens", ids, sampling|None)
+  parent -> child  ("chat", messages, sampling|None, interval_s)
+                   | ("tokens", ids, sampling|None, interval_s)
                    | ("tokenize_chat", messages) | ("reset",) | ("info",) | ("close",)
-  child -> parent  ("progress", fraction) | ("ready", info) | ("delta", text)
+  child -> parent  ("progress", fraction) | ("ready", info) | ("delta", text, n_tokens)
                    | ("done", text, metrics) | ("result", value) | ("error", message)
 Cancellation is a shared ``multiprocessing.Event`` the child checks per token and inside
 llama.cpp (abort callback), so it does not wait behind the pipe.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing as mp
 import threading
+import time
 from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from typing import Any
@@ -79,11 +81,7 @@ def _child_main(conn: Connection, cancel: Any, profile_data: dict[str, Any], sou
                     if kind == "chat"
                     else engine.stream_tokens(msg[1], sampling)
                 )
-                for event in events:
-                    if isinstance(event, TokenDelta):
-                        conn.send(("delta", event.text))
-                    else:
-                        conn.send(("done", event.text, event.metrics.to_dict()))
+                _send_events(conn, events, msg[3])
             else:
                 conn.send(("error", f"unknown request {kind!r}"))
         except WorkstationError as err:
@@ -92,6 +90,27 @@ def _child_main(conn: Connection, cancel: Any, profile_data: dict[str, Any], sou
             conn.send(("error", f"The turn failed: {type(err).__name__}: {err}"))
     engine.close()
     conn.close()
+
+
+def _send_events(conn: Connection, events: Iterator[TurnEvent], interval_s: float) -> None:
+    """Send a turn's events to the parent. With ``interval_s`` > 0 the first piece of text goes
+    out at once (time to first token) and later ones are gathered into at most one message per
+    ``interval_s``: each message wakes the parent, and on a machine whose cores all run
+    llama.cpp threads every wake-up costs decode speed."""
+    pending: list[str] = []
+    last_sent = 0.0
+    for event in events:
+        if isinstance(event, TokenDelta):
+            pending.append(event.text)
+            now = time.perf_counter()
+            if now - last_sent >= interval_s:
+                conn.send(("delta", "".join(pending), len(pending)))
+                pending.clear()
+                last_sent = now
+        else:
+            if pending:
+                conn.send(("delta", "".join(pending), len(pending)))
+            conn.send(("done", event.text, event.metrics.to_dict()))
 
 
 class EngineProcess:
@@ -104,6 +123,9 @@ class EngineProcess:
         start_timeout_s: float = 600.0,
     ) -> None:
         self.profile = profile
+        # > 0: the child gathers text into at most one message per this many seconds (the
+        # first piece always goes at once); a screen that redraws 12 times a second sets 1/12
+        self.stream_interval_s = 0.0
         self._cancel = _CTX.Event()
         self._lock = threading.Lock()
         parent, child = _CTX.Pipe()
@@ -188,7 +210,7 @@ class EngineProcess:
                 reply = self._recv()
                 kind = reply[0]
                 if kind == "delta":
-                    yield TokenDelta(reply[1])
+                    yield TokenDelta(reply[1], reply[2])
                 elif kind == "done":
                     yield TurnFinished(reply[1], TurnMetrics.from_dict(reply[2]))
                     return
@@ -196,10 +218,14 @@ class EngineProcess:
                     raise EngineError(reply[1])
 
     def stream_chat(self, messages: list[Message], sampling: Sampling | None = None) -> Iterator[TurnEvent]:
-        return self._stream("chat", messages, dataclasses.asdict(sampling) if sampling else None)
+        return self._stream(
+            "chat", messages, dataclasses.asdict(sampling) if sampling else None, self.stream_interval_s
+        )
 
     def stream_tokens(self, prompt: list[int], sampling: Sampling | None = None) -> Iterator[TurnEvent]:
-        return self._stream("tokens", prompt, dataclasses.asdict(sampling) if sampling else None)
+        return self._stream(
+            "tokens", prompt, dataclasses.asdict(sampling) if sampling else None, self.stream_interval_s
+        )
 
     def run_chat(self, messages: list[Message], sampling: Sampling | None = None) -> TurnFinished:
         return finished_turn(self.stream_chat(messages, sampling))

@@ -53,7 +53,7 @@ from workstation.tui.settings import load_settings, save_language
 from workstation.tui.widgets.message_view import MessageView
 
 MAX_DOCUMENT_CHARS = 200_000
-STREAM_HZ = 12  # most screen updates a second while a reply streams
+STREAM_HZ = 8  # most screen updates a second while a reply streams (see bench/tui_overhead.py)
 
 
 def _preflight(profile: Profile) -> None:
@@ -104,7 +104,7 @@ class WorkstationApp(App[None]):
         self.engine_info: EngineInfo | None = None
         self.loading: Profile | None = None
         self.load_fraction = 0.0
-        self.generating = False
+        self._generating = False
         self.conversation_id: int | None = None
         self.history = MetricsHistory(60)
         self.cpu_history: deque[float] = deque(maxlen=60)
@@ -117,6 +117,17 @@ class WorkstationApp(App[None]):
         self._t_last: float | None = None
         self._search = ""
         self._apply_language()
+
+    @property
+    def generating(self) -> bool:
+        """A reply is being generated."""
+        return self._generating
+
+    @generating.setter
+    def generating(self, value: bool) -> None:
+        self._generating = value
+        if hasattr(self, "chat_screen"):
+            self.chat_screen.set_busy(value)
 
     # --- set-up --------------------------------------------------------------------------
     def get_default_screen(self) -> Screen[Any]:
@@ -381,29 +392,38 @@ class WorkstationApp(App[None]):
     def _generate(self, engine: Any, messages: list[dict[str, str]]) -> None:
         # The first piece goes out at once (time to first token); later ones are batched to
         # at most STREAM_HZ screen updates a second so rendering leaves the CPU to the engine.
+        # An engine in a child process batches on its side already (fewer wake-ups here).
+        interval = 1.0 / STREAM_HZ
+        if hasattr(engine, "stream_interval_s"):
+            engine.stream_interval_s = interval
         pending: list[str] = []
+        count = 0
         last_post = 0.0
+
+        def flush() -> None:
+            nonlocal count
+            if pending:
+                self.post_message(TokenStreamed("".join(pending), count))
+                pending.clear()
+                count = 0
+
         try:
             for event in engine.stream_chat(messages):
                 if isinstance(event, TokenDelta):
                     pending.append(event.text)
+                    count += event.tokens
                     now = time.perf_counter()
-                    if now - last_post >= 1.0 / STREAM_HZ:
-                        self.post_message(TokenStreamed("".join(pending), len(pending)))
-                        pending.clear()
+                    if now - last_post >= 0.8 * interval:
+                        flush()
                         last_post = now
                 elif isinstance(event, EngineTurnFinished):
-                    if pending:
-                        self.post_message(TokenStreamed("".join(pending), len(pending)))
-                        pending.clear()
+                    flush()
                     self.post_message(TurnFinished(event.text, event.metrics))
         except WorkstationError as err:
-            if pending:
-                self.post_message(TokenStreamed("".join(pending), len(pending)))
+            flush()
             self.post_message(EngineFailed(str(err)))
         except Exception as err:  # noqa: BLE001 - a sentence in the app, never a traceback
-            if pending:
-                self.post_message(TokenStreamed("".join(pending), len(pending)))
+            flush()
             self.post_message(EngineFailed(f"The turn failed: {type(err).__name__}: {err}"))
 
     def action_stop(self) -> None:

@@ -13,7 +13,7 @@ from workstation.core.profiles import Profile
 
 
 class TokenStreamed(Message):
-    """A piece of the reply arrived (``count`` engine deltas, batched by the worker)."""
+    """A piece of the reply arrived (``count`` generated tokens, batched by the worker)."""
 
     def __init__(self, text: str, count: int = 1) -> None:
         super().__init__()

@@ -110,6 +110,14 @@ class ChatScreen(Screen[None]):
         widget.update(text or "")
         widget.display = bool(text)
 
+    def set_busy(self, busy: bool) -> None:
+        """While a reply streams the cursors stop blinking: each blink is a repaint, and every
+        repaint takes CPU from the engine on a small machine."""
+        if not self.is_mounted:
+            return
+        self.query_one("#prompt", Input).cursor_blink = not busy
+        self.query_one("#editor", TextArea).cursor_blink = not busy
+
     def set_status(self, text: str) -> None:
         for bar in self.query(StatusBar):
             bar.update(text)

@@ -11,6 +11,7 @@ from textual.widgets.markdown import MarkdownStream
 
 from workstation.core.metrics import TurnMetrics
 from workstation.tui.i18n import Texts
+from workstation.tui.widgets.streaming_text import StreamingText
 
 
 def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts) -> str:
@@ -36,7 +37,14 @@ def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts) -> str:
 
 
 class MessageView(Vertical):
-    """A message in the chat log; a reply can be streamed into it."""
+    """A message in the chat log; a reply can be streamed into it.
+
+    While a reply streams, finished paragraphs (text up to the last blank line) go into the
+    Markdown body and the paragraph still being written shows as plain text under it
+    (``StreamingText``): Markdown is laid out again once a paragraph, not on every update,
+    which keeps the screen's work small while the engine decodes. At the end the whole reply
+    is rendered as Markdown once.
+    """
 
     DEFAULT_CLASSES = "message"
 
@@ -53,10 +61,12 @@ class MessageView(Vertical):
         self.metrics = metrics
         self.texts = texts
         self._stream: MarkdownStream | None = None
+        self._tail = ""
 
     def compose(self) -> ComposeResult:
         yield Static(self._role_label(), classes="role")
         yield Markdown(self.content, classes="body")
+        yield StreamingText(classes="tail")
         yield Static(self._metrics_text(), classes="metrics")
 
     def _role_label(self) -> str:
@@ -78,18 +88,29 @@ class MessageView(Vertical):
         self.query_one(".role", Static).update(self._role_label())
         self.query_one(".metrics", Static).update(self._metrics_text())
 
+    @property
+    def tail(self) -> StreamingText:
+        return self.query_one(".tail", StreamingText)
+
     async def write(self, text: str) -> None:
         if self._stream is None:
             self._stream = Markdown.get_stream(self.body)
-            self.query_one(".metrics", Static).update(self.texts("chat.streaming"))
+            self.query_one(".metrics", Static).update(self.texts("chat.streaming"), layout=False)
         self.content += text
-        await self._stream.write(text)
+        self._tail += text
+        cut = self._tail.rfind("\n\n")
+        if cut >= 0:
+            done, self._tail = self._tail[: cut + 2], self._tail[cut + 2 :]
+            await self._stream.write(done)
+        self.tail.set_text(self._tail.lstrip("\n"), reflow=cut >= 0)
 
     async def finish(self, text: str, metrics: TurnMetrics) -> None:
         """End the stream, then render the whole reply once (closes any half-open fence)."""
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
+        self._tail = ""
+        self.tail.set_text("")
         self.content = text
         self.metrics = metrics.to_dict()
         await self.body.update(text)

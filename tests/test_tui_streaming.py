@@ -1,0 +1,95 @@
+"""Streaming a reply into the chat: the widget that keeps the screen's work small, and the
+message view that moves finished paragraphs into Markdown. Real Textual apps (run_test)."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Markdown
+
+from workstation.core.metrics import TurnMetrics
+from workstation.tui.i18n import Texts
+from workstation.tui.widgets import streaming_text
+from workstation.tui.widgets.message_view import MessageView
+from workstation.tui.widgets.streaming_text import StreamingText
+
+
+class _TextApp(App[None]):
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield StreamingText()
+
+
+async def test_streaming_text_lays_out_only_when_it_needs_more_lines(monkeypatch) -> None:
+    monkeypatch.setattr(streaming_text, "LAYOUT_HZ", 1000.0)  # no throttling in this test
+    app = _TextApp()
+    async with app.run_test(size=(40, 20)) as pilot:
+        text = app.query_one(StreamingText)
+        assert not text.display and text.size.height == 0
+        text.append("Hello")
+        await pilot.pause()
+        assert text.display and text.size.height >= 1
+        layouts = text.layouts
+        for word in [" a", " b", " c"]:  # still one line of 40 cells: repaint only
+            text.append(word)
+            await pilot.pause()
+        assert text.layouts == layouts
+        text.append(" word" * 12)  # 60 more cells: it needs more lines than it holds
+        await pilot.pause()
+        assert text.layouts == layouts + 1
+        height = text.size.height
+        lines = text.visual.get_height(text.styles, text.content_region.width)
+        assert lines == 2 and height == lines + streaming_text.HEADROOM
+        rendered = "".join(strip.text for strip in text.render_lines(text.region.reset_offset))
+        assert "Hello a b c word" in rendered
+        text.append(" x")  # grows into the held lines without a layout
+        await pilot.pause()
+        assert text.layouts == layouts + 1 and text.size.height == height
+        text.set_text("short", reflow=True)  # cut: the held lines are given back
+        await pilot.pause()
+        assert text.size.height == 1
+        text.set_text("")
+        await pilot.pause()
+        assert not text.display and text.size.height == 0
+
+
+async def test_streaming_text_throttles_layouts_but_shows_every_line(monkeypatch) -> None:
+    monkeypatch.setattr(streaming_text, "LAYOUT_HZ", 5.0)
+    monkeypatch.setattr(streaming_text, "HEADROOM", 0)
+    app = _TextApp()
+    async with app.run_test(size=(20, 30)) as pilot:
+        text = app.query_one(StreamingText)
+        for i in range(6):  # six new lines at once: one layout now, one when the wait is over
+            text.append(f"line {i}" if i == 0 else f"\nline {i}")
+            await pilot.pause()
+        assert text.layouts <= 3
+        await pilot.pause(0.4)
+        assert text.size.height == 6  # the last line shows once the throttle lets it
+
+
+class _ChatApp(App[None]):
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield MessageView("assistant", "", Texts("en"))
+
+
+async def test_message_view_moves_finished_paragraphs_into_markdown() -> None:
+    app = _ChatApp()
+    async with app.run_test(size=(60, 30)) as pilot:
+        view = app.query_one(MessageView)
+        await view.write("# Title\n\nFirst para")
+        await pilot.pause()
+        assert view.tail.text == "First para"
+        await view.write("graph **bold**.\n\nSecond")
+        await pilot.pause(0.2)
+        assert view.tail.text == "Second"
+        body = app.query_one(Markdown)
+        for _ in range(40):  # the Markdown stream appends from a task of its own
+            if "First paragraph" in body.source:
+                break
+            await pilot.pause(0.05)
+        assert "First paragraph **bold**." in body.source and "Second" not in body.source
+        await view.finish("# Title\n\nFirst paragraph **bold**.\n\nSecond one.", TurnMetrics(predicted_n=9))
+        await pilot.pause()
+        assert not view.tail.display and view.tail.text == ""
+        assert body.source.endswith("Second one.") and view.content.endswith("Second one.")
