@@ -233,3 +233,57 @@ def test_locales_have_the_same_keys() -> None:
     en = yaml.safe_load((root / "en.yaml").read_text(encoding="utf-8"))
     tr = yaml.safe_load((root / "tr.yaml").read_text(encoding="utf-8"))
     assert set(en) == set(tr)
+
+
+async def test_serve_the_api_alongside_the_chat(profiles: Path, tmp_path: Path) -> None:
+    """Ctrl+G: the profile's model moves into `workstation serve`; the chat becomes one of its
+    clients while an office tool (the openai client) uses the same server; Ctrl+G again brings
+    the chat's own engine back and the server stops."""
+    import asyncio
+
+    import httpx
+    import openai
+
+    from workstation.core.engine_process import EngineProcess
+    from workstation.core.remote import RemoteEngine
+
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db", api_port=0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: app.api is not None and app.engine is not None and app.loading is None)
+        api = app.api
+        assert isinstance(app.engine, RemoteEngine) and api.url in app.status_text()
+        await _send(pilot, app, "Say hello")
+        client = openai.OpenAI(base_url=api.url, api_key="unused")
+        tool = await asyncio.to_thread(
+            client.completions.create, model="a", prompt="The capital of France is", max_tokens=4, temperature=0
+        )
+        await until(pilot, lambda: not app.generating)
+        assert tool.usage.completion_tokens >= 1
+        assert _views(app)[-1].content.strip() and app.last_metrics.predicted_n >= 1
+        metrics = httpx.get(api.url.removesuffix("/v1") + "/metrics").text
+        served = next(line for line in metrics.splitlines() if line.startswith("workstation:requests_total"))
+        assert float(served.split()[-1]) >= 2  # the chat's request and the tool's, one server
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: app.api is None and app.engine is not None and app.loading is None)
+        assert isinstance(app.engine, EngineProcess) and not api.alive
+
+
+async def test_serve_on_a_port_in_use_says_so_and_the_chat_comes_back(profiles: Path, tmp_path: Path) -> None:
+    import socket
+
+    from workstation.core.engine_process import EngineProcess
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db", api_port=port)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await until(pilot, lambda: app.engine is not None)
+            await pilot.press("ctrl+g")
+            await until(pilot, lambda: app.loading is None and app.engine is not None)
+            assert app.api is None and isinstance(app.engine, EngineProcess)
+            said = " ".join(str(n.message) for n in app._notifications)
+            assert str(port) in said and "in use" in said

@@ -80,6 +80,7 @@ class WorkstationApp(App[None]):
         language: str | None = None,
         store_path: Path | None = None,
         fit_check: Callable[[Profile], str | None] = integrations.fit_verdict,
+        api_port: int = 8088,
     ) -> None:
         super().__init__()
         # Start multiprocessing's resource tracker now: once the app runs, sys.stderr is
@@ -101,6 +102,8 @@ class WorkstationApp(App[None]):
                 self.startup_problem = str(err)
         self.store = ConversationStore(store_path)
         self.engine: Any = None  # EngineProcess or a remote engine with the same interface
+        self.api: Any = None  # the API server (ServeProcess) while the chat is one of its clients
+        self.api_port = api_port
         self.engine_info: EngineInfo | None = None
         self.loading: Profile | None = None
         self.load_fraction = 0.0
@@ -162,6 +165,9 @@ class WorkstationApp(App[None]):
                 engine.close()
             except Exception:  # noqa: BLE001 - closing on the way out
                 pass
+        api, self.api = self.api, None
+        if api is not None:
+            api.stop()
         self.store.close()
 
     # --- language --------------------------------------------------------------------------
@@ -231,6 +237,8 @@ class WorkstationApp(App[None]):
             state = t("status.ready")
         if len(model) > 24:
             model = model[:23] + "…"
+        if self.api is not None:
+            return f" {state} │ {profile.key} · {t('status.api', url=self.api.url)}"
         return f" {state} │ {profile.key} · {model} · {layers} · {kv}"
 
     def update_status(self) -> None:
@@ -541,6 +549,53 @@ class WorkstationApp(App[None]):
 
         self.push_screen(ProfileMenu(self.profile.key if self.profile else None, self.fit_check), chosen)
 
+    # --- the API server alongside the chat ----------------------------------------------------
+    def action_serve(self) -> None:
+        """Start or stop the OpenAI-compatible API on 127.0.0.1 for the current profile. While
+        it runs the model is loaded once, in the server, and the chat is one of its clients."""
+        t = self.texts
+        if self.generating or self.loading is not None:
+            self.notify(t("chat.busy") if self.generating else t("chat.loading"), severity="warning")
+            return
+        profile = self.profile
+        if profile is None or profile.backend != "llama":
+            self.notify(t("serve.local_only"), severity="warning")
+            return
+        old_engine, self.engine, self.engine_info = self.engine, None, None
+        old_api, self.api = self.api, None
+        self.loading = profile
+        self.load_fraction = 0.0
+        self.update_status()
+        self._serve(profile, old_engine, old_api)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load")
+    def _serve(self, profile: Profile, old_engine: Any, old_api: Any) -> None:
+        if old_engine is not None:  # free the memory first: the server loads the model again
+            try:
+                old_engine.close()
+            except Exception:  # noqa: BLE001 - it is going away anyway
+                pass
+        reason = ""
+        if old_api is not None:
+            old_api.stop()
+        else:
+            try:
+                api, engine = integrations.start_api_server(profile, self.api_port)
+            except Exception as err:  # noqa: BLE001 - a sentence, and the chat comes back
+                reason = str(err) if isinstance(err, WorkstationError) else f"{type(err).__name__}: {err}"
+            else:
+                self.post_message(ProfileLoaded(engine, profile, api=api))
+                return
+        try:
+            engine = open_engine(profile, progress=lambda f: self.post_message(LoadProgress(profile, f)))
+        except Exception as err:  # noqa: BLE001
+            self.post_message(EngineFailed(f"{reason} {err}".strip(), during="load"))
+            return
+        if reason:
+            self.post_message(ProfileLoaded(engine, profile, restored=True, reason=reason))
+        else:
+            self.post_message(ProfileLoaded(engine, profile))
+
     def switch_profile(self, profile: Profile) -> None:
         """Close the running engine, start ``profile``'s; on failure the old one comes back."""
         if self.generating:
@@ -562,21 +617,28 @@ class WorkstationApp(App[None]):
         self.load_fraction = 0.0
         self.chat_screen.set_load_progress(0.0)
         self.update_status()
-        self._load(profile, old_engine, old_profile)
+        old_api, self.api = self.api, None
+        self._load(profile, old_engine, old_profile, old_api)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
-    def _load(self, profile: Profile, old_engine: Any, old_profile: Profile | None) -> None:
+    def _load(
+        self, profile: Profile, old_engine: Any, old_profile: Profile | None, old_api: Any = None
+    ) -> None:
         if old_engine is not None and old_profile is not None:
             try:
                 _preflight(profile)
             except WorkstationError as err:  # the running engine was never touched
-                self.post_message(ProfileLoaded(old_engine, old_profile, restored=True, reason=str(err)))
+                self.post_message(
+                    ProfileLoaded(old_engine, old_profile, restored=True, reason=str(err), api=old_api)
+                )
                 return
         if old_engine is not None:
             try:
                 old_engine.close()
             except Exception:  # noqa: BLE001 - it is going away anyway
                 pass
+        if old_api is not None:  # switching profile ends serving the old one
+            old_api.stop()
 
         def progress(p: Profile) -> Any:
             return lambda f: self.post_message(LoadProgress(p, f))
@@ -610,6 +672,7 @@ class WorkstationApp(App[None]):
             return
         self.engine = event.engine
         self.profile = event.profile
+        self.api = event.api
         self.engine_info = event.engine.info()
         self.loading = None
         self.chat_screen.set_load_progress(None)
@@ -620,6 +683,8 @@ class WorkstationApp(App[None]):
                 self.texts("profiles.failed", reason=event.reason, name=event.profile.key),
                 title=self.texts("error.title"), severity="error", timeout=15,
             )
+        elif event.api is not None:
+            self.notify(self.texts("serve.started", url=event.api.url), timeout=10)
         else:
             self.notify(self.texts("profiles.loaded", name=event.profile.name))
         self.update_status()

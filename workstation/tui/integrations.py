@@ -173,3 +173,42 @@ def delete_model(path: Path) -> None:
         path.unlink()
     except OSError as err:
         raise WorkstationError(f"{path} cannot be deleted ({err.strerror or err}).") from None
+
+
+# --- the API server alongside the chat ---------------------------------------------------
+def start_api_server(profile: Profile, port: int, parallel: int = 4) -> tuple[Any, Any]:
+    """Serve ``profile`` on 127.0.0.1:``port`` (``workstation serve`` in a child process) and
+    connect the chat to it: the model is loaded once and the chat is one more client of its
+    continuous batching. Returns (the server process, the chat's engine)."""
+    import tempfile
+
+    import yaml
+
+    from workstation.core.profiles import profile_from_dict
+    from workstation.core.remote import RemoteEngine
+    from workstation.core.server import ServeProcess
+
+    ref = str(profile.source) if profile.source else ""
+    if not ref:  # a profile made in code: hand the server a file of it
+        data = profile.to_dict()
+        data.pop("source", None)
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix="workstation-serve-", delete=False) as f:
+            yaml.safe_dump(data, f)
+        ref = f.name
+    serve = ServeProcess(ref, port=port, parallel=parallel)
+    try:
+        chat = profile_from_dict(
+            {
+                "name": profile.name,
+                "backend": "openai",
+                "remote": {"base_url": serve.url},
+                "sampling": profile.to_dict()["sampling"],
+                "system_prompt": profile.system_prompt,
+            },
+            f"<the API server of {profile.key}>",
+        )
+        engine = RemoteEngine(chat)
+    except BaseException:
+        serve.stop()
+        raise
+    return serve, engine

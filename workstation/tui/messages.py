@@ -51,13 +51,19 @@ class ProfileLoaded(Message):
     after the new one failed to load (``reason`` says why)."""
 
     def __init__(
-        self, engine: EngineProcess, profile: Profile, restored: bool = False, reason: str = ""
+        self,
+        engine: EngineProcess,
+        profile: Profile,
+        restored: bool = False,
+        reason: str = "",
+        api: Any = None,
     ) -> None:
         super().__init__()
         self.engine = engine
         self.profile = profile
         self.restored = restored
         self.reason = reason
+        self.api = api  # the API server the engine is a client of, if serving
 
 
 @dataclass
