@@ -15,6 +15,12 @@ pp128 + tg128). Reported per client count:
   plain loop          reference measured right after each level in this process: a plain
                       Python loop over the batch API, same N, model, threads (no HTTP, no
                       scheduler), so "srv/plain" is a ratio under the same machine load
+  in decode           share of the server's busy time spent inside llama_decode (its
+                      decode thread: the rest is Python between steps and waiting for the GIL)
+  llama.cpp           llama-batched-bench's S_TG for the same N, 128+128, run right after
+                      (when the binary from ../shared/tools/llama-anchors is there; see
+                      bench/anchors.py for where it is looked for): the machine's own ceiling
+                      for scaling, measured in this run rather than on another day
 
 Goal (issue 9): agg at 4 clients >= 1.6x the single-client figure, no client below half the
 mean. Anchors on the 2-core dev machine (SmolLM2 Q4_1, 128+128): llama-batched-bench 73 / 96 /
@@ -125,6 +131,32 @@ def one_request(url: str, headers: dict, i: int, prompt: str, max_tokens: int, s
     return res
 
 
+def server_counters(url: str, headers: dict) -> dict[str, float]:
+    """The server's own workstation:* counters from /metrics (empty for other servers)."""
+    try:
+        text = httpx.get(url.removesuffix("/v1") + "/metrics", headers=headers, timeout=10).text
+    except httpx.HTTPError:
+        return {}
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("workstation:"):
+            name, _, value = line.partition(" ")
+            try:
+                out[name.removeprefix("workstation:")] = float(value)
+            except ValueError:
+                pass
+    return out
+
+
+def batched_bench_tps(bin_dir: Path, model: Path, n: int, threads: int, pp: int = 128, tg: int = 128) -> float:
+    """llama-batched-bench's decode rate (S_TG) with ``n`` sequences of pp + tg tokens."""
+    cmd = [str(bin_dir / "llama-batched-bench"), "-m", str(model), "-c", str((pp + tg) * n + 64), "-b", "512",
+           "-ub", "512", "-npp", str(pp), "-ntg", str(tg), "-npl", str(n), "-t", str(threads), "-fa", "on"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=True).stdout
+    rows = [line.split("|") for line in out.splitlines() if line.startswith("|") and line.split("|")[1].strip().isdigit()]
+    return float(rows[-1][8]) if rows else 0.0
+
+
 def run_level(url: str, headers: dict, n: int, args: argparse.Namespace, round_: int) -> dict:
     start = threading.Barrier(n)
     results: list[Result] = [Result(client=i) for i in range(n)]
@@ -179,6 +211,7 @@ class PlainLoop:
         profile = load_profile(args.profile)
         ctx = max(512, args.prompt_words * 3 + args.max_tokens + 64)
         threads = args.threads or profile.resolved_threads()
+        self.threads = threads
         self.model = LoadedModel(
             resolve_model_path(profile.model),
             RuntimeSettings(n_ctx=ctx * n_max, n_threads=threads, n_seq_max=n_max),
@@ -277,15 +310,32 @@ def main() -> int:
     else:
         proc, url = start_server(args, max(levels))
     ref = None if args.no_reference else PlainLoop(args, max(levels))
+    anchor_bin = None
+    if not args.no_reference:
+        from anchors import default_bin
+
+        if (default_bin() / "llama-batched-bench").exists():
+            anchor_bin = default_bin()
     try:
         one_request(url, headers, 0, prompt_for(999, 8), 8, threading.Barrier(1))  # warm-up
         rows = []
         for n in levels:
+            before = server_counters(url, headers)
             runs = [run_level(url, headers, n, args, r) for r in range(args.rounds)]
+            after = server_counters(url, headers)
             runs.sort(key=lambda row: row["agg_tps"])
             row = runs[len(runs) // 2]
+            busy = after.get("busy_seconds_total", 0.0) - before.get("busy_seconds_total", 0.0)
+            decode = after.get("decode_seconds_total", 0.0) - before.get("decode_seconds_total", 0.0)
+            row["in_decode"] = decode / busy if busy > 0 else 0.0
             # the reference right after, so both see the same machine load
             row["plain_tps"] = ref.tps(n, args) if ref else 0.0
+            row["llama_tps"] = 0.0
+            if anchor_bin is not None and ref is not None:
+                row["llama_tps"] = batched_bench_tps(
+                    anchor_bin, ref.model.path, n, ref.threads, max(1, round(row["prompt_tokens"])),
+                    args.max_tokens,
+                )
             rows.append(row)
     finally:
         if proc is not None:
@@ -305,14 +355,15 @@ def main() -> int:
           f"{args.max_tokens} generated per client (ignore_eos), rounds {args.rounds}")
     head = (f"{'clients':>7} {'TTFT p50':>9} {'TTFT p95':>9} {'agg tok/s':>9} {'x1':>5} "
             f"{'e2e tok/s':>9} {'client min/mean':>15} {'fair':>4} {'errors':>6} {'lost':>4} "
-            f"{'plain loop':>10} {'srv/plain':>9}")
+            f"{'plain loop':>10} {'srv/plain':>9} {'llama.cpp':>9} {'in decode':>9}")
     print(head)
     print("-" * len(head))
     for r in rows:
         print(f"{r['clients']:>7} {r['ttft_p50_ms']:>7.0f}ms {r['ttft_p95_ms']:>7.0f}ms {r['agg_tps']:>9.1f} "
               f"{r['speedup']:>4.2f}x {r['e2e_tps']:>9.1f} {r['client_min_tps']:>7.1f}/{r['client_mean_tps']:<7.1f} "
               f"{'yes' if r['fair'] else 'NO':>4} {r['errors']:>6} {r['lost']:>4} "
-              f"{r['plain_tps']:>10.1f} {r['agg_tps'] / r['plain_tps'] if r['plain_tps'] else 0:>8.2f}x")
+              f"{r['plain_tps']:>10.1f} {r['agg_tps'] / r['plain_tps'] if r['plain_tps'] else 0:>8.2f}x "
+              f"{r['llama_tps']:>9.1f} {r['in_decode'] * 100:>8.1f}%")
         for e in r["error_samples"]:
             print(f"        error: {e}")
     at4 = next((r for r in rows if r["clients"] == 4), None)
@@ -320,6 +371,11 @@ def main() -> int:
         verdict = "met" if at4["speedup"] >= 1.6 and at4["fair"] else "NOT met"
         print(f"goal (4 clients >= 1.6x one client, no client below half the mean): {verdict} "
               f"({at4['speedup']:.2f}x)")
+        one = rows[0]
+        plain = at4["plain_tps"] / one["plain_tps"] if one["plain_tps"] else 0.0
+        llama = at4["llama_tps"] / one["llama_tps"] if one["llama_tps"] else 0.0
+        print(f"4 clients over 1 in this run: server {at4['speedup']:.2f}x, plain loop {plain:.2f}x, "
+              f"llama-batched-bench {llama:.2f}x" + ("" if one["llama_tps"] else " (binary not found)"))
     print("anchors (2-core dev machine): llama-batched-bench 73/96/117/122 tok/s at 1/2/4/8; "
           "plain Python loop 77/108/135/149")
     return 0

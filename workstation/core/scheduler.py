@@ -147,6 +147,8 @@ class SchedulerStats:
     requests_total: int = 0
     requests_rejected_total: int = 0
     requests_cancelled_total: int = 0
+    decode_seconds_total: float = 0.0  # inside llama_decode
+    busy_seconds_total: float = 0.0  # from one decode's start to the next's while slots are busy
 
 
 def _common_prefix(a: list[int], b: list[int], limit: int) -> int:
@@ -206,6 +208,7 @@ class Scheduler:
         self._ids = itertools.count(1)
         self._stop = False
         self._eog: np.ndarray | None = None
+        self._last_decode = 0.0  # start of the last decode while busy; 0 after an idle spell
         self._thread = threading.Thread(target=self._loop, name="workstation-decode", daemon=True)
         self._thread.start()
 
@@ -323,6 +326,7 @@ class Scheduler:
                         s.req is not None for s in self.slots
                     ):
                         waited = True
+                        self._last_decode = 0.0
                         self._cond.wait()
                     if self._stop:
                         break
@@ -440,6 +444,10 @@ class Scheduler:
             active.append(slot)
         if not active:
             return
+        t_decode = time.perf_counter()
+        if self._last_decode:
+            self.stats.busy_seconds_total += t_decode - self._last_decode
+        self._last_decode = t_decode
         try:
             model.decode(batch)
         except EngineError as err:
@@ -456,6 +464,7 @@ class Scheduler:
         self.stats.n_decode_total += 1
         self.stats.n_busy_slots_total += len(active)
         now = time.perf_counter()
+        self.stats.decode_seconds_total += now - t_decode
         for slot in active:
             if slot.prefilling:
                 slot.tokens.extend(slot.chunk)

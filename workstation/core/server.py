@@ -630,6 +630,9 @@ def prometheus_text(s: Scheduler) -> str:
         ("requests_rejected_total", "counter", "Requests refused because the queue was full.", st.requests_rejected_total),
         ("requests_cancelled_total", "counter", "Requests cancelled (client went away).", st.requests_cancelled_total),
         ("n_parallel", "gauge", "Slots (sequences) decoded together.", s.n_parallel),
+        ("decode_seconds_total", "counter", "Time inside llama_decode.", st.decode_seconds_total),
+        ("busy_seconds_total", "counter",
+         "Time from one decode to the next while requests are being processed.", st.busy_seconds_total),
     ]
     lines: list[str] = []
     for prefix, table in (("llamacpp", rows), ("workstation", extra)):
