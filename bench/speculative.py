@@ -5,7 +5,9 @@ Usage:
 
 Configurations, interleaved round by round (order rotating), medians reported:
 
-* (a) prompt lookup on SmolLM2 Q4_1: quoting a long pasted memo, and summarizing it;
+* (a) prompt lookup on SmolLM2 Q4_1: quoting a long pasted memo (paragraphs on one line, as
+  pasted from a document; and hard-wrapped, as pasted from a plain-text email), and
+  summarizing it;
 * (b) the draft pair on free writing: target SmolLM2 F16 (a copy made with llama.cpp's
   quantizer, cached under models/), draft SmolLM2 Q4_1; adaptive (the profile as a user runs
   it) and forced (draft_tokens every step, the raw cost of drafting on this machine);
@@ -19,6 +21,7 @@ KV cache can reuse an earlier round (TTFT includes the whole prefill every time)
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 import time
@@ -75,7 +78,11 @@ Kind regards,
 The Office Manager
 """
 
-QUOTE = "Copy the following memo exactly, word for word, without any changes:\n\n" + MEMO
+# the same memo as pasted from a document: each paragraph on one line (the memo above is
+# hard-wrapped like a plain-text email, which the model re-wraps as it copies)
+MEMO_PARAGRAPHS = re.sub(r"(?<=[^\n]{60})\n(?!\n)", " ", MEMO)
+QUOTE = "Copy the following memo exactly, word for word, without any changes:\n\n" + MEMO_PARAGRAPHS
+QUOTE_WRAPPED = "Copy the following memo exactly, word for word, without any changes:\n\n" + MEMO
 SUMMARIZE = "Summarize the following memo for a colleague who missed it:\n\n" + MEMO
 FREE = "Write a short story about a lighthouse keeper who finds a message in a bottle."
 
@@ -149,7 +156,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--tokens", type=int, default=128)
-    ap.add_argument("--draft-tokens", type=int, default=8)
+    ap.add_argument("--draft-tokens", type=int, default=16)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--skip-library", action="store_true", help="leave out llama-cpp-python's loop")
     args = ap.parse_args()
@@ -190,6 +197,8 @@ def main() -> None:
     tasks: list[tuple[str, str, str]] = [  # (series name, engine/library key, prompt)
         ("quote off", "off Q4_1", QUOTE),
         ("quote lookup", "lookup Q4_1", QUOTE),
+        ("quote wrapped off", "off Q4_1", QUOTE_WRAPPED),
+        ("quote wrapped lookup", "lookup Q4_1", QUOTE_WRAPPED),
         ("summarize off", "off Q4_1", SUMMARIZE),
         ("summarize lookup", "lookup Q4_1", SUMMARIZE),
         ("free off F16", "off F16", FREE),
@@ -235,6 +244,7 @@ def main() -> None:
     print(f"{'ratio (medians)':<44} {'decode':>8} {'TTFT':>8}")
     rows = [
         ("(a) lookup / off, quoting", "quote lookup", "quote off"),
+        ("(a) lookup / off, quoting hard-wrapped text", "quote wrapped lookup", "quote wrapped off"),
         ("(a) lookup / off, summarizing", "summarize lookup", "summarize off"),
         ("(b) draft adaptive / off, free writing", "free draft (adaptive)", "free off F16"),
         ("(b) draft forced k=4 / off, free writing", "free draft (forced k=4)", "free off F16"),

@@ -203,3 +203,24 @@ def test_draft_length_policy() -> None:
     assert best_draft_length(0.95, 8, 10.0, 1.0, 0.0)[0] >= 6
     # a draft token costs more than a plain step: never draft
     assert best_draft_length(1.0, 8, 10.0, 3.0, 9.0)[0] == 0
+
+
+def test_adaptive_lookup_drafts_grow_like_a_slow_start(engines: dict[str, Engine]) -> None:
+    """One token after a rejection, twice the last length after a fully accepted draft."""
+    eng = engines["lookup"]
+    dec = eng.decoder
+    assert isinstance(dec, SpeculativeDecoder)
+    dec.adaptive = True
+    try:
+        eng.reset()
+        eng.run_chat(QUOTE)
+    finally:
+        dec.adaptive = False
+    steps = dec.turn_steps
+    assert steps, "the cost model never let the lookup draft on a quoting prompt"
+    assert steps[0][0] == 1
+    for (drafted, accepted), (following, _) in zip(steps, steps[1:], strict=False):
+        limit = min(2 * drafted, dec.kmax) if accepted == drafted else 1
+        assert following <= limit, steps
+    if any(a == d for d, a in steps[:-1]):
+        assert max(d for d, _ in steps) >= 2, steps

@@ -28,6 +28,13 @@ each drafted token, and the acceptance rate (per n-gram length for lookup), and 
 picks the draft length with the best expected tokens per second, or a plain step when none
 beats plain decoding. A draft model that cannot pay even at 100% acceptance on this machine
 (a compute-bound CPU) is switched off for the session.
+
+Lookup drafts grow like a slow start: copied text is accepted in runs (a sentence quoted
+whole) broken at the places where the reply departs from the source, so a lookup step drafts
+1 token after a rejection and doubles the length after each fully accepted draft, up to
+``draft_tokens`` (the cost model above still decides whether to draft at all). Replayed on
+the quoting bench's greedy replies with the measured cost of a verified token (0.4-0.55 of a
+plain step on 2 cores) this gave 1.37-1.73x where a fixed 10-token draft gave 0.7-0.9x.
 """
 
 from __future__ import annotations
@@ -405,6 +412,7 @@ class SpeculativeDecoder:
         self.off_reason = ""
         self.session_drafted = 0
         self.session_accepted = 0
+        self.turn_steps: list[tuple[int, int]] = []  # (drafted, accepted) of this turn's drafts
         # False: draft the full draft_tokens every step (tests use it to exercise verification)
         self.adaptive = True
 
@@ -470,6 +478,8 @@ class SpeculativeDecoder:
 
         plain_this_turn = 0
         off_for_turn = False
+        run_k = 1  # lookup: the next draft length (slow start), doubled after full acceptance
+        self.turn_steps = []
         while True:
             room = min(state.max_new - produced - 1, model.n_ctx - len(state.tokens) - 2)
             drafts: list[int] = []
@@ -486,7 +496,8 @@ class SpeculativeDecoder:
                     if cand:
                         k = self._choose(cls, len(cand))
                         if k:
-                            drafts = cand[:k]
+                            # the cost model says drafting pays; the slow start says how far
+                            drafts = cand[:run_k] if self.adaptive else cand[:k]
                         else:
                             shadow = (cls, cand[0])
                 else:
@@ -567,6 +578,8 @@ class SpeculativeDecoder:
             self.session_drafted += len(drafts)
             self.session_accepted += n_acc
             self.acceptance[cls].update(n_acc, len(drafts))
+            run_k = min(run_k * 2, self.kmax) if n_acc == len(drafts) else 1
+            self.turn_steps.append((len(drafts), n_acc))
             self.draft_steps += 1
             self._judge_draft_model()
             for tok in out:
