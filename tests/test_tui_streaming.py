@@ -73,7 +73,10 @@ class _ChatApp(App[None]):
             yield MessageView("assistant", "", Texts("en"))
 
 
-async def test_message_view_moves_finished_paragraphs_into_markdown() -> None:
+async def test_message_view_moves_finished_paragraphs_into_markdown(monkeypatch) -> None:
+    from workstation.tui.widgets import message_view
+
+    monkeypatch.setattr(message_view, "MARKDOWN_EVERY_S", 0.0)
     app = _ChatApp()
     async with app.run_test(size=(60, 30)) as pilot:
         view = app.query_one(MessageView)
@@ -93,3 +96,16 @@ async def test_message_view_moves_finished_paragraphs_into_markdown() -> None:
         await pilot.pause()
         assert not view.tail.display and view.tail.text == ""
         assert body.source.endswith("Second one.") and view.content.endswith("Second one.")
+
+
+async def test_paragraphs_move_into_markdown_at_most_every_few_seconds() -> None:
+    app = _ChatApp()
+    async with app.run_test(size=(60, 30)) as pilot:
+        view = app.query_one(MessageView)
+        await view.write("One.\n\nTwo")
+        await view.write(".\n\nThree")  # at once: stays plain text until the interval is over
+        await pilot.pause()
+        assert view.tail.text == "Two.\n\nThree"
+        await view.finish("One.\n\nTwo.\n\nThree.", TurnMetrics(predicted_n=6))
+        await pilot.pause()
+        assert app.query_one(Markdown).source == "One.\n\nTwo.\n\nThree." and not view.tail.display

@@ -124,7 +124,7 @@ class EngineProcess:
     ) -> None:
         self.profile = profile
         # > 0: the child gathers text into at most one message per this many seconds (the
-        # first piece always goes at once); a screen that redraws 12 times a second sets 1/12
+        # first piece always goes at once); the TUI sets 1/STREAM_HZ, its screen's update rate
         self.stream_interval_s = 0.0
         self._cancel = _CTX.Event()
         self._lock = threading.Lock()

@@ -33,7 +33,7 @@ class MetricRow(Horizontal):
 
     def set(self, name: str, values: list[float], value: str) -> None:
         self.query_one(".metric-name", Label).update(name)
-        self.query_one(Sparkline).data = values or [0.0]
+        self.query_one(Sparkline).data = values  # none yet: a flat line, not a solid bar
         self.query_one(".metric-value", Label).update(value)
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.geometry import Size
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
@@ -36,14 +38,18 @@ def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts) -> str:
     return " · ".join(parts)
 
 
+MARKDOWN_EVERY_S = 2.0  # finished paragraphs move into the Markdown body at most this often
+
+
 class MessageView(Vertical):
     """A message in the chat log; a reply can be streamed into it.
 
     While a reply streams, finished paragraphs (text up to the last blank line) go into the
     Markdown body and the paragraph still being written shows as plain text under it
     (``StreamingText``): Markdown is laid out again once a paragraph, not on every update,
-    which keeps the screen's work small while the engine decodes. At the end the whole reply
-    is rendered as Markdown once.
+    which keeps the screen's work small while the engine decodes (at most every
+    ``MARKDOWN_EVERY_S``: each move lays the screen out twice). At the end the whole reply is
+    rendered as Markdown once.
     """
 
     DEFAULT_CLASSES = "message"
@@ -62,6 +68,7 @@ class MessageView(Vertical):
         self.texts = texts
         self._stream: MarkdownStream | None = None
         self._tail = ""
+        self._last_flush = 0.0
 
     def compose(self) -> ComposeResult:
         yield Static(self._role_label(), classes="role")
@@ -88,6 +95,12 @@ class MessageView(Vertical):
         self.query_one(".role", Static).update(self._role_label())
         self.query_one(".metrics", Static).update(self._metrics_text())
 
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        # no second layout pass when a reply grows (see StreamingText._size_updated)
+        return super()._size_updated(size, virtual_size, container_size, layout=False)
+
     @property
     def tail(self) -> StreamingText:
         return self.query_one(".tail", StreamingText)
@@ -99,9 +112,13 @@ class MessageView(Vertical):
         self.content += text
         self._tail += text
         cut = self._tail.rfind("\n\n")
-        if cut >= 0:
+        now = time.perf_counter()
+        if cut >= 0 and now - self._last_flush >= MARKDOWN_EVERY_S:
             done, self._tail = self._tail[: cut + 2], self._tail[cut + 2 :]
             await self._stream.write(done)
+            self._last_flush = now
+        else:
+            cut = -1
         self.tail.set_text(self._tail.lstrip("\n"), reflow=cut >= 0)
 
     async def finish(self, text: str, metrics: TurnMetrics) -> None:

@@ -39,6 +39,14 @@ class StreamingText(Static):
         self._layout_timer: Timer | None = None
         self.display = False
 
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        # Textual lays the whole screen out again when a widget's size changed in a layout
+        # pass (its virtual_size is a layout-reactive); this widget and the message around it
+        # do not scroll, so the pass that sized them already placed everything.
+        return super()._size_updated(size, virtual_size, container_size, layout=False)
+
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if not self.text:
             return 0
