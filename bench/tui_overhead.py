@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -30,6 +31,11 @@ from workstation.core.packaged_models import ensure  # noqa: E402
 from workstation.core.profiles import profile_from_dict  # noqa: E402
 
 PROMPT = "Write a long story about a lighthouse keeper who finds a message in a bottle."
+
+
+def _cpu_s() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 async def measure(args: argparse.Namespace) -> dict[str, object]:
@@ -53,6 +59,7 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
     in_app: list[float] = []
     alone: list[float] = []
     tokens: list[int] = []
+    ui_cpu: list[float] = []
     async with app.run_test(size=(100, 30)) as pilot:
         while app.engine is None:
             if app.loading is None:
@@ -64,10 +71,13 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
             alone.append(m.predicted_per_second)
 
             await app.action_new_conversation()
+            cpu0 = _cpu_s()
             await app.send(PROMPT)
             while app.generating:
                 await asyncio.sleep(0.05)
             assert app.last_metrics is not None
+            # this process is the app (the engine is in its child): its CPU is the UI's cost
+            ui_cpu.append((_cpu_s() - cpu0) / (app.last_metrics.total_ms / 1000))
             in_app.append(app.last_metrics.predicted_per_second)
             tokens.append(app.last_metrics.predicted_n)
     bare.close()
@@ -82,6 +92,7 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
         "engine_median": med_alone,
         "ratio": med_app / med_alone if med_alone else 0.0,
         # each app turn over the engine turn just before it: less sensitive to the machine's drift
+        "ui_cpu_share": statistics.median(ui_cpu),
         "paired_ratio": statistics.median([a / b for a, b in zip(in_app, alone, strict=True) if b]),
     }
 
@@ -104,6 +115,8 @@ def main() -> int:
         print(f"  inside the TUI    {result['app_median']:.1f}")
         print(f"  ratio TUI/engine  {result['ratio']:.3f}  (goal >= 0.95)")
         print(f"  paired ratio      {result['paired_ratio']:.3f}  (median of each turn over the one before)")
+        print(f"  UI CPU            {result['ui_cpu_share'] * 100:.1f}% of one core while a turn runs "
+              "(the app's process; the engine is in its child)")
     return 0
 
 
