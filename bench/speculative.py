@@ -241,7 +241,7 @@ def main() -> None:
         s = series[name]
         print(f"{name:<26} {s.med_tps():12.1f} {s.med_ttft():9.0f} {statistics.median(s.tokens):7.0f}  {acc(name)}")
     print()
-    print(f"{'ratio (medians)':<44} {'decode':>8} {'TTFT':>8}")
+    print(f"{'ratio (medians)':<44} {'decode':>8} {'TTFT':>8} {'paired':>8}")
     rows = [
         ("(a) lookup / off, quoting", "quote lookup", "quote off"),
         ("(a) lookup / off, quoting hard-wrapped text", "quote wrapped lookup", "quote wrapped off"),
@@ -252,8 +252,15 @@ def main() -> None:
         ("library lookup / library plain, quoting", "quote library lookup", "quote library plain"),
         ("our plain / library plain, quoting", "quote off", "quote library plain"),
     ]
+    def paired(a: str, b: str) -> str:
+        """Median over rounds of a/b within the round: robust to the machine's drift."""
+        if a not in series or b not in series:
+            return "-"
+        pairs = [x / y for x, y in zip(series[a].tps, series[b].tps, strict=True) if y]
+        return f"{statistics.median(pairs):.2f}x" if pairs else "-"
+
     for label, a, b in rows:
-        print(f"{label:<44} {ratio(a, b, Series.med_tps):>8} {ratio(a, b, Series.med_ttft):>8}")
+        print(f"{label:<44} {ratio(a, b, Series.med_tps):>8} {ratio(a, b, Series.med_ttft):>8} {paired(a, b):>8}")
     first = series["free draft (adaptive)"].tps[0] / series["free off F16"].tps[0]
     print(f"(b) draft adaptive / off, round 1 only (includes the probe)  {first:.2f}x")
     dec = engines["draft F16<-Q4_1"].decoder
