@@ -94,6 +94,7 @@ class Series:
     drafted: int = 0
     accepted: int = 0
     tokens: list[int] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
 
     def med_tps(self) -> float:
         return statistics.median(self.tps) if self.tps else float("nan")
@@ -130,6 +131,7 @@ def run_engine(eng: Engine, text: str, series: Series) -> None:
     series.drafted += m.draft_n
     series.accepted += m.draft_n_accepted
     series.tokens.append(m.predicted_n)
+    series.texts.append(final.text)
 
 
 def run_library(llm: Any, prompt: list[int], tokens: int, series: Series) -> None:
@@ -261,6 +263,13 @@ def main() -> None:
 
     for label, a, b in rows:
         print(f"{label:<44} {ratio(a, b, Series.med_tps):>8} {ratio(a, b, Series.med_ttft):>8} {paired(a, b):>8}")
+    same = [
+        (a, b) for _, a, b in rows[:3] if series[a].texts and len(series[a].texts) == len(series[b].texts)
+    ]
+    flips = sum(x != y for a, b in same for x, y in zip(series[a].texts, series[b].texts, strict=True))
+    turns = sum(len(series[a].texts) for a, _ in same)
+    print(f"greedy lookup text differs from plain decoding in {flips} of {turns} turns "
+          "(a near-tie decided differently by a batch of k+1 tokens than by one token)")
     first = series["free draft (adaptive)"].tps[0] / series["free off F16"].tps[0]
     print(f"(b) draft adaptive / off, round 1 only (includes the probe)  {first:.2f}x")
     dec = engines["draft F16<-Q4_1"].decoder
