@@ -51,7 +51,10 @@ def q8_path(smollm2_path: Path) -> Path:
 
 def _engine(model: Path, **spec: object) -> Engine:
     return Engine(
-        # one thread: on the shared 2 cores llama.cpp's spinning threads fight other processes
+        # one thread: llama.cpp's CPU backend then computes a one-token step bit for bit like a
+        # batch, so greedy text with speculation equals plain greedy text exactly; with 2 threads
+        # a one-token step differs (up to 0.55 in a logit) and near-ties flip in about 2 of 3
+        # turns of 64 tokens (bench/greedy_equality.py)
         make_profile(
             model=model, context=1024, threads=1, speculative=spec, sampling={"max_tokens": MAX_TOKENS}
         )
