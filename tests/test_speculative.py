@@ -208,11 +208,18 @@ def test_draft_length_policy() -> None:
     assert best_draft_length(1.0, 8, 10.0, 3.0, 9.0)[0] == 0
 
 
-def test_adaptive_lookup_drafts_grow_like_a_slow_start(engines: dict[str, Engine]) -> None:
-    """One token after a rejection, twice the last length after a fully accepted draft."""
+def test_adaptive_lookup_drafts_grow_like_a_slow_start(
+    engines: dict[str, Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the cost model asks for one token: one after a rejection, twice the last length
+    after a fully accepted draft (up to draft_tokens)."""
+    from workstation.core import speculative
+
     eng = engines["lookup"]
     dec = eng.decoder
     assert isinstance(dec, SpeculativeDecoder)
+    monkeypatch.setattr(dec, "_choose", lambda cls, kmax: 1)
+    monkeypatch.setattr(speculative, "BAIL_OUT_PLAIN_STEPS", 1e9)  # timing must not stop it here
     dec.adaptive = True
     try:
         eng.reset()
@@ -227,3 +234,28 @@ def test_adaptive_lookup_drafts_grow_like_a_slow_start(engines: dict[str, Engine
         assert following <= limit, steps
     if any(a == d for d, a in steps[:-1]):
         assert max(d for d, _ in steps) >= 2, steps
+
+
+def test_a_turn_whose_drafts_lose_time_stops_drafting(
+    engines: dict[str, Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Drafting that has cost more than BAIL_OUT_PLAIN_STEPS plain steps stops for the turn;
+    the text stays the greedy text."""
+    from workstation.core import speculative
+
+    eng = engines["lookup"]
+    dec = eng.decoder
+    assert isinstance(dec, SpeculativeDecoder)
+    monkeypatch.setattr(dec, "_choose", lambda cls, kmax: kmax)  # always draft all it can
+    monkeypatch.setattr(speculative, "BAIL_OUT_PLAIN_STEPS", -1e9)  # any step "loses": stop
+    before = dec.turns_bailed_out
+    dec.adaptive = True
+    try:
+        eng.reset()
+        text = eng.run_chat(QUOTE).text
+    finally:
+        dec.adaptive = False
+    assert dec.turns_bailed_out == before + 1
+    assert len(dec.turn_steps) == 1  # one draft step, then plain decoding to the end
+    eng.reset()
+    assert eng.run_chat(QUOTE).text == text

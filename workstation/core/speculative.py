@@ -29,12 +29,16 @@ picks the draft length with the best expected tokens per second, or a plain step
 beats plain decoding. A draft model that cannot pay even at 100% acceptance on this machine
 (a compute-bound CPU) is switched off for the session.
 
-Lookup drafts grow like a slow start: copied text is accepted in runs (a sentence quoted
-whole) broken at the places where the reply departs from the source, so a lookup step drafts
-1 token after a rejection and doubles the length after each fully accepted draft, up to
-``draft_tokens`` (the cost model above still decides whether to draft at all). Replayed on
-the quoting bench's greedy replies with the measured cost of a verified token (0.4-0.55 of a
-plain step on 2 cores) this gave 1.37-1.73x where a fixed 10-token draft gave 0.7-0.9x.
+Lookup drafts also grow like a slow start: copied text is accepted in runs (a sentence
+quoted whole) broken where the reply departs from the source, so the draft length doubles
+after each fully accepted draft, up to ``draft_tokens``, and falls back to the cost model's
+length after a rejection. Replayed on the quoting bench's greedy replies with the measured
+cost of a verified token (0.4-0.55 of a plain step on 2 cores), a pure slow start gave
+1.37-1.73x where a fixed 10-token draft gave 0.7-0.9x.
+
+A turn keeps an account of the time drafting saved against plain steps for the same tokens;
+once it has lost more than ``BAIL_OUT_PLAIN_STEPS`` plain steps, the turn decodes plainly to
+its end, which bounds what a bad guess can cost (a 38-token summary: at most about 4%).
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ if TYPE_CHECKING:
 PENALTY_LAST_N = 64  # the window SamplerChain gives llama.cpp's penalties sampler
 GREEDY_DRAFT_P_MIN = 0.6  # a greedy draft model stops drafting below this confidence
 MIN_GAIN = 1.03  # draft only when the expected speed-up beats plain decoding by this much
+BAIL_OUT_PLAIN_STEPS = 1.5  # a turn stops drafting once drafting has lost this many plain steps
 
 
 # --- the target's sampling distribution, as llama.cpp's chain computes it ----------------------
@@ -413,8 +418,10 @@ class SpeculativeDecoder:
         self.session_drafted = 0
         self.session_accepted = 0
         self.turn_steps: list[tuple[int, int]] = []  # (drafted, accepted) of this turn's drafts
+        self.turns_bailed_out = 0
         # False: draft the full draft_tokens every step (tests use it to exercise verification)
         self.adaptive = True
+        self.slow_start = True  # lookup: False drafts the cost model's length every step
 
     # stats a bench or a dashboard may show
     def stats(self) -> dict[str, float | int | str | bool]:
@@ -423,6 +430,7 @@ class SpeculativeDecoder:
             "t_verify_per_token_ms": self.t_verify.value(0.0) * 1000,
             "t_draft_per_token_ms": self.t_draft.value(0.0) * 1000,
             "draft_steps": self.draft_steps,
+            "turns_bailed_out": self.turns_bailed_out,
             "off_for_session": self.off_for_session,
             "off_reason": self.off_reason,
         }
@@ -480,6 +488,7 @@ class SpeculativeDecoder:
         plain_this_turn = 0
         off_for_turn = False
         run_k = 1  # lookup: the next draft length (slow start), doubled after full acceptance
+        saved = 0.0  # seconds drafting has saved this turn against plain steps (negative: lost)
         self.turn_steps = []
         while True:
             room = min(state.max_new - produced - 1, model.n_ctx - len(state.tokens) - 2)
@@ -498,7 +507,7 @@ class SpeculativeDecoder:
                         k = self._choose(cls, len(cand))
                         if k:
                             # the cost model says drafting pays; the slow start says how far
-                            drafts = cand[:run_k] if self.adaptive else cand[:k]
+                            drafts = cand[: max(k, run_k)] if self.adaptive and self.slow_start else cand[:k]
                         else:
                             shadow = (cls, cand[0])
                 else:
@@ -574,6 +583,12 @@ class SpeculativeDecoder:
             elapsed = time.perf_counter() - t0
             t_plain = self.t_plain.value(elapsed)
             self.t_verify.add(max(0.0, (elapsed - t_plain) / len(drafts)))
+            # what this step cost against plain steps for the same tokens; a turn whose drafts
+            # have lost more than BAIL_OUT_PLAIN_STEPS plain steps decodes plainly from here on
+            saved += len(out) * t_plain - elapsed - (self.t_draft.value(0.0) * len(drafts))
+            if self.adaptive and saved < -BAIL_OUT_PLAIN_STEPS * t_plain:
+                off_for_turn = True
+                self.turns_bailed_out += 1
             state.metrics.draft_n += len(drafts)
             state.metrics.draft_n_accepted += n_acc
             self.session_drafted += len(drafts)
