@@ -421,7 +421,6 @@ class SpeculativeDecoder:
         self.turns_bailed_out = 0
         # False: draft the full draft_tokens every step (tests use it to exercise verification)
         self.adaptive = True
-        self.slow_start = True  # lookup: False drafts the cost model's length every step
 
     # stats a bench or a dashboard may show
     def stats(self) -> dict[str, float | int | str | bool]:
@@ -507,7 +506,7 @@ class SpeculativeDecoder:
                         k = self._choose(cls, len(cand))
                         if k:
                             # the cost model says drafting pays; the slow start says how far
-                            drafts = cand[: max(k, run_k)] if self.adaptive and self.slow_start else cand[:k]
+                            drafts = cand[: max(k, run_k)] if self.adaptive else cand[:k]
                         else:
                             shadow = (cls, cand[0])
                 else:

@@ -66,6 +66,16 @@ def _preflight(profile: Profile) -> None:
     check_gguf(resolve_model_path(profile.model))
 
 
+def _close_quietly(engine: Any) -> None:
+    """Close an engine that is going away anyway (a failure to close changes nothing)."""
+    if engine is None:
+        return
+    try:
+        engine.close()
+    except Exception:  # noqa: BLE001
+        pass
+
+
 class WorkstationApp(App[None]):
     CSS_PATH = "workstation.tcss"
     TITLE = "workstation"
@@ -570,11 +580,7 @@ class WorkstationApp(App[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
     def _serve(self, profile: Profile, old_engine: Any, old_api: Any) -> None:
-        if old_engine is not None:  # free the memory first: the server loads the model again
-            try:
-                old_engine.close()
-            except Exception:  # noqa: BLE001 - it is going away anyway
-                pass
+        _close_quietly(old_engine)  # free the memory first: the server loads the model again
         reason = ""
         if old_api is not None:
             old_api.stop()
@@ -632,11 +638,7 @@ class WorkstationApp(App[None]):
                     ProfileLoaded(old_engine, old_profile, restored=True, reason=str(err), api=old_api)
                 )
                 return
-        if old_engine is not None:
-            try:
-                old_engine.close()
-            except Exception:  # noqa: BLE001 - it is going away anyway
-                pass
+        _close_quietly(old_engine)
         if old_api is not None:  # switching profile ends serving the old one
             old_api.stop()
 
