@@ -22,6 +22,7 @@ import resource
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -60,6 +61,7 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
     alone: list[float] = []
     tokens: list[int] = []
     ui_cpu: list[float] = []
+    decode_cpu: list[float] = []
     async with app.run_test(size=(100, 30)) as pilot:
         while app.engine is None:
             if app.loading is None:
@@ -73,11 +75,20 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
             await app.action_new_conversation()
             cpu0 = _cpu_s()
             await app.send(PROMPT)
+            # this process is the app (the engine is in its child): its CPU is the UI's cost.
+            # While decoding: from the first text on screen to the last (the reply's view is let
+            # go when the turn ends, before it is rendered as Markdown).
+            first: tuple[float, float] | None = None
+            last: tuple[float, float] | None = None
             while app.generating:
-                await asyncio.sleep(0.05)
+                if app.live_tokens and app.reply_view is not None:
+                    last = (_cpu_s(), time.perf_counter())
+                    first = first or last
+                await asyncio.sleep(0.02)
             assert app.last_metrics is not None
-            # this process is the app (the engine is in its child): its CPU is the UI's cost
             ui_cpu.append((_cpu_s() - cpu0) / (app.last_metrics.total_ms / 1000))
+            if first and last and last[1] > first[1]:
+                decode_cpu.append((last[0] - first[0]) / (last[1] - first[1]))
             in_app.append(app.last_metrics.predicted_per_second)
             tokens.append(app.last_metrics.predicted_n)
     bare.close()
@@ -93,6 +104,7 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
         "ratio": med_app / med_alone if med_alone else 0.0,
         # each app turn over the engine turn just before it: less sensitive to the machine's drift
         "ui_cpu_share": statistics.median(ui_cpu),
+        "ui_cpu_share_decoding": statistics.median(decode_cpu) if decode_cpu else 0.0,
         "paired_ratio": statistics.median([a / b for a, b in zip(in_app, alone, strict=True) if b]),
     }
 
@@ -115,7 +127,8 @@ def main() -> int:
         print(f"  inside the TUI    {result['app_median']:.1f}")
         print(f"  ratio TUI/engine  {result['ratio']:.3f}  (goal >= 0.95)")
         print(f"  paired ratio      {result['paired_ratio']:.3f}  (median of each turn over the one before)")
-        print(f"  UI CPU            {result['ui_cpu_share'] * 100:.1f}% of one core while a turn runs "
+        print(f"  UI CPU            {result['ui_cpu_share'] * 100:.1f}% of one core over a turn, "
+              f"{result['ui_cpu_share_decoding'] * 100:.1f}% while it decodes "
               "(the app's process; the engine is in its child)")
     return 0
 

@@ -3,11 +3,14 @@ message view that moves finished paragraphs into Markdown. Real Textual apps (ru
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
+from textual.geometry import Region
 from textual.widgets import Markdown
 
 from workstation.core.metrics import TurnMetrics
+from workstation.tui import pacing
 from workstation.tui.i18n import Texts
 from workstation.tui.widgets import streaming_text
 from workstation.tui.widgets.message_view import MessageView
@@ -38,17 +41,23 @@ async def test_streaming_text_lays_out_only_when_it_needs_more_lines(monkeypatch
         await pilot.pause()
         assert text.layouts == layouts + 1
         height = text.size.height
-        lines = text.visual.get_height(text.styles, text.content_region.width)
-        assert lines == 2 and height == lines + streaming_text.HEADROOM
+        lines = len(text.lines)
+        assert text.headroom() == 10  # half the 20 visible lines
+        assert lines == 2 and height == lines + 10
         rendered = "".join(strip.text for strip in text.render_lines(text.region.reset_offset))
         assert "Hello a b c word" in rendered
         text.append(" x")  # grows into the held lines without a layout
         await pilot.pause()
         assert text.layouts == layouts + 1 and text.size.height == height
-        text.set_text("short", reflow=True)  # cut: the held lines are given back
+        text.set_text("short", reflow=True)  # cut: it holds one line and the headroom
         await pilot.pause()
-        assert text.size.height == 1
-        text.set_text("")
+        assert text.size.height == 1 + 10
+        layouts = text.layouts
+        text.set_text("")  # emptied while streaming: it keeps its place
+        text.append("next")
+        await pilot.pause()
+        assert text.display and text.layouts == layouts
+        text.clear()  # the stream is over
         await pilot.pause()
         assert not text.display and text.size.height == 0
 
@@ -56,6 +65,7 @@ async def test_streaming_text_lays_out_only_when_it_needs_more_lines(monkeypatch
 async def test_streaming_text_throttles_layouts_but_shows_every_line(monkeypatch) -> None:
     monkeypatch.setattr(streaming_text, "LAYOUT_HZ", 5.0)
     monkeypatch.setattr(streaming_text, "HEADROOM", 0)
+    monkeypatch.setattr(streaming_text, "HEADROOM_SHARE", 0.0)
     app = _TextApp()
     async with app.run_test(size=(20, 30)) as pilot:
         text = app.query_one(StreamingText)
@@ -73,13 +83,11 @@ class _ChatApp(App[None]):
             yield MessageView("assistant", "", Texts("en"))
 
 
-async def test_message_view_moves_finished_paragraphs_into_markdown(monkeypatch) -> None:
-    from workstation.tui.widgets import message_view
-
-    monkeypatch.setattr(message_view, "MARKDOWN_EVERY_S", 0.0)
+async def test_message_view_moves_finished_paragraphs_into_markdown() -> None:
     app = _ChatApp()
     async with app.run_test(size=(60, 30)) as pilot:
         view = app.query_one(MessageView)
+        view.markdown_every_s = 0.0
         await view.write("# Title\n\nFirst para")
         await pilot.pause()
         assert view.tail.text == "First para"
@@ -92,6 +100,8 @@ async def test_message_view_moves_finished_paragraphs_into_markdown(monkeypatch)
                 break
             await pilot.pause(0.05)
         assert "First paragraph **bold**." in body.source and "Second" not in body.source
+        tail_height = view.tail.size.height
+        assert tail_height == 1 + view.tail.headroom()  # the tail gave back the moved lines
         await view.finish("# Title\n\nFirst paragraph **bold**.\n\nSecond one.", TurnMetrics(predicted_n=9))
         await pilot.pause()
         assert not view.tail.display and view.tail.text == ""
@@ -105,7 +115,57 @@ async def test_paragraphs_move_into_markdown_at_most_every_few_seconds() -> None
         await view.write("One.\n\nTwo")
         await view.write(".\n\nThree")  # at once: stays plain text until the interval is over
         await pilot.pause()
-        assert view.tail.text == "Two.\n\nThree"
+        assert view.tail.text == "One.\n\nTwo.\n\nThree"
         await view.finish("One.\n\nTwo.\n\nThree.", TurnMetrics(predicted_n=6))
         await pilot.pause()
         assert app.query_one(Markdown).source == "One.\n\nTwo.\n\nThree." and not view.tail.display
+
+
+def test_wrapping_words_and_long_words() -> None:
+    line = "The keeper climbed the stairs again, counting each step."
+    starts = streaming_text.wrap_starts(line, 20)
+    pieces = [line[a:b] for a, b in zip(starts, [*starts[1:], len(line)], strict=True)]
+    assert "".join(pieces) == line
+    assert pieces == ["The keeper climbed ", "the stairs again, ", "counting each step."]
+    assert streaming_text.wrap_starts("x" * 45, 20) == [0, 20, 40]  # a long word is cut
+    assert streaming_text.wrap_starts("", 20) == [0]
+
+
+async def test_streaming_text_wraps_and_paints_only_the_lines_that_changed() -> None:
+    app = _TextApp()
+    words = ("Bir deniz feneri bekçisi şişede bir mektup buldu; ünlü kıyılarda 🌊 yürüdü.\n" * 4).split(" ")
+    async with app.run_test(size=(30, 40)) as pilot:
+        text = app.query_one(StreamingText)
+        for word in words:  # as the engine streams: a word at a time
+            text.append(word + " ")
+        await pilot.pause()
+        streamed = text.lines
+        width = text.content_region.width
+        whole = []  # the whole text wrapped at once
+        for line in text.text.split("\n"):
+            starts = streaming_text.wrap_starts(line, width)
+            whole += [line[a:b] for a, b in zip(starts, [*starts[1:], len(line)], strict=True)]
+        assert streamed == whole and len(streamed) >= 12
+        assert all(cell_len(line.rstrip()) <= width for line in streamed)
+        rendered = [strip.text.rstrip() for strip in text.render_lines(text.region.reset_offset)]
+        assert rendered[: len(streamed)] == [line.rstrip() for line in streamed]
+
+        painted: list[Region] = []
+        original = text.refresh
+
+        def spy(*regions: Region, **kwargs: bool) -> StreamingText:
+            painted.extend(regions)
+            return original(*regions, **kwargs)
+
+        text.refresh = spy  # type: ignore[method-assign]
+        text.append("son")
+        assert painted and painted[-1].y == len(streamed) - 1 and painted[-1].height == 1
+
+
+def test_the_screen_gives_way_to_an_engine_on_every_core() -> None:
+    assert pacing.pace(2, True, cores=2) is pacing.BUSY_CPU
+    assert pacing.pace(4, True, cores=2) is pacing.BUSY_CPU
+    assert pacing.pace(1, True, cores=2) is pacing.FREE_CPU  # a core left for the screen
+    assert pacing.pace(8, False, cores=8) is pacing.FREE_CPU  # every layer on the GPU
+    busy, free = pacing.BUSY_CPU, pacing.FREE_CPU
+    assert busy.updates_hz < free.updates_hz and busy.markdown_every_s > free.markdown_every_s

@@ -30,7 +30,7 @@ from workstation.core.errors import WorkstationError
 from workstation.core.metrics import MetricsHistory, TurnMetrics
 from workstation.core.profiles import Profile, load_profile
 from workstation.core.store import ConversationStore
-from workstation.tui import integrations
+from workstation.tui import integrations, pacing
 from workstation.tui.actions import ACTIONS, BY_ID, bindings
 from workstation.tui.i18n import LANGUAGES, Texts, detect_language
 from workstation.tui.messages import (
@@ -53,7 +53,6 @@ from workstation.tui.settings import load_settings, save_language
 from workstation.tui.widgets.message_view import MessageView
 
 MAX_DOCUMENT_CHARS = 200_000
-STREAM_HZ = 8  # most screen updates a second while a reply streams (see bench/tui_overhead.py)
 
 
 def _preflight(profile: Profile) -> None:
@@ -258,6 +257,15 @@ class WorkstationApp(App[None]):
             if callable(set_status):
                 set_status(text)
 
+    def stream_pace(self) -> pacing.Pace:
+        """How much the screen does while a reply streams (see ``pacing``)."""
+        profile, info = self.profile, self.engine_info
+        if self.api is not None and profile is not None:  # our own server on this machine
+            return pacing.pace(profile.resolved_threads(), True)
+        if info is None or profile is None or profile.backend != "llama":
+            return pacing.FREE_CPU  # decoded on another machine
+        return pacing.pace(info.threads, info.gpu_layers < info.n_layer)
+
     def live_rate(self) -> float | None:
         if self._t_first is None or self._t_last is None or self.live_tokens < 2:
             return None
@@ -395,8 +403,9 @@ class WorkstationApp(App[None]):
         self.pending_document = None
         self.chat_screen.set_attachment(None)
         self.chat_screen.clear_input()
-        await self.chat_screen.add_message("user", content)
-        self.reply_view = await self.chat_screen.add_message("assistant", "")
+        pace = self.stream_pace()
+        self.reply_view = await self.chat_screen.add_exchange(content)
+        self.reply_view.markdown_every_s = pace.markdown_every_s
         messages = [
             {"role": m.role, "content": m.content} for m in self.store.messages(self.conversation_id)
         ]
@@ -404,14 +413,14 @@ class WorkstationApp(App[None]):
         self.live_tokens = 0
         self._t_first = self._t_last = None
         self.update_status()
-        self._generate(self.engine, messages)
+        self._generate(self.engine, messages, pace.updates_hz)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="turn")
-    def _generate(self, engine: Any, messages: list[dict[str, str]]) -> None:
+    def _generate(self, engine: Any, messages: list[dict[str, str]], hz: float) -> None:
         # The first piece goes out at once (time to first token); later ones are batched to
-        # at most STREAM_HZ screen updates a second so rendering leaves the CPU to the engine.
+        # at most ``hz`` screen updates a second so rendering leaves the CPU to the engine.
         # An engine in a child process batches on its side already (fewer wake-ups here).
-        interval = 1.0 / STREAM_HZ
+        interval = 1.0 / hz
         if hasattr(engine, "stream_interval_s"):
             engine.stream_interval_s = interval
         pending: list[str] = []

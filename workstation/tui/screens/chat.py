@@ -31,9 +31,12 @@ class ChatScreen(Screen[None]):
             yield ConversationList(t, id="sidebar")
             with Vertical(id="chat"):
                 yield VerticalScroll(id="log")
-                yield Static("", id="attachment", markup=False)
-                yield Input(placeholder=t("chat.placeholder"), id="prompt")
-                yield TextArea(id="editor", soft_wrap=True, show_line_numbers=False)
+                # in a box of their own: a repaint of the log then leaves them alone (Textual
+                # paints every widget whose container overlaps what changed)
+                with Vertical(id="composer"):
+                    yield Static("", id="attachment", markup=False)
+                    yield Input(placeholder=t("chat.placeholder"), id="prompt")
+                    yield TextArea(id="editor", soft_wrap=True, show_line_numbers=False)
         yield ProgressBar(total=1.0, show_eta=False, id="load-progress")
         yield StatusBar(id="status")
         yield Footer()
@@ -68,14 +71,18 @@ class ChatScreen(Screen[None]):
         log.scroll_end(animate=False)
         log.anchor()
 
-    async def add_message(self, role: str, content: str) -> MessageView:
+    async def add_exchange(self, question: str) -> MessageView:
+        """Show the user's message and an empty reply for the answer to stream into, in one
+        layout pass (each mount on its own costs a pass while the engine reads the prompt)."""
         log = self.log_view
-        for welcome in log.query("#welcome"):
-            await welcome.remove()
-        view = MessageView(role, content, self.wapp.texts)
-        await log.mount(view)
+        t = self.wapp.texts
+        reply = MessageView("assistant", "", t, streaming=True)
+        with self.app.batch_update():
+            for welcome in log.query("#welcome"):
+                await welcome.remove()
+            await log.mount_all([MessageView("user", question, t), reply])
         log.anchor()
-        return view
+        return reply
 
     def input_text(self) -> str:
         editor = self.query_one("#editor", TextArea)

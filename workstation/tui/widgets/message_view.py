@@ -9,10 +9,10 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.geometry import Size
 from textual.widgets import Markdown, Static
-from textual.widgets.markdown import MarkdownStream
 
 from workstation.core.metrics import TurnMetrics
 from workstation.tui.i18n import Texts
+from workstation.tui.pacing import FREE_CPU
 from workstation.tui.widgets.streaming_text import StreamingText
 
 
@@ -38,9 +38,6 @@ def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts) -> str:
     return " · ".join(parts)
 
 
-MARKDOWN_EVERY_S = 2.0  # finished paragraphs move into the Markdown body at most this often
-
-
 class MessageView(Vertical):
     """A message in the chat log; a reply can be streamed into it.
 
@@ -48,7 +45,7 @@ class MessageView(Vertical):
     Markdown body and the paragraph still being written shows as plain text under it
     (``StreamingText``): Markdown is laid out again once a paragraph, not on every update,
     which keeps the screen's work small while the engine decodes (at most every
-    ``MARKDOWN_EVERY_S``: each move lays the screen out twice). At the end the whole reply is
+    ``markdown_every_s``, which the app sets from ``pacing``). At the end the whole reply is
     rendered as Markdown once.
     """
 
@@ -60,13 +57,18 @@ class MessageView(Vertical):
         content: str,
         texts: Texts,
         metrics: dict[str, Any] | None = None,
+        *,
+        streaming: bool = False,
     ) -> None:
+        """``streaming``: a reply is about to stream into this view; it holds lines for it."""
         super().__init__(classes=f"message {role}")
+        self._open_stream = streaming
+        self.markdown_every_s = FREE_CPU.markdown_every_s
         self.role = role
         self.content = content
         self.metrics = metrics
         self.texts = texts
-        self._stream: MarkdownStream | None = None
+        self._streaming = False
         self._tail = ""
         self._last_flush = 0.0
 
@@ -75,6 +77,10 @@ class MessageView(Vertical):
         yield Markdown(self.content, classes="body")
         yield StreamingText(classes="tail")
         yield Static(self._metrics_text(), classes="metrics")
+
+    def on_mount(self) -> None:
+        if self._open_stream:
+            self.tail.open()
 
     def _role_label(self) -> str:
         return self.texts(f"role.{self.role}")
@@ -106,28 +112,28 @@ class MessageView(Vertical):
         return self.query_one(".tail", StreamingText)
 
     async def write(self, text: str) -> None:
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self.body)
+        now = time.perf_counter()
+        if not self._streaming:
+            self._streaming = True
+            self._last_flush = now  # the first move comes an interval after the first text
             self.query_one(".metrics", Static).update(self.texts("chat.streaming"), layout=False)
         self.content += text
         self._tail += text
         cut = self._tail.rfind("\n\n")
-        now = time.perf_counter()
-        if cut >= 0 and now - self._last_flush >= MARKDOWN_EVERY_S:
+        if cut >= 0 and now - self._last_flush >= self.markdown_every_s:
             done, self._tail = self._tail[: cut + 2], self._tail[cut + 2 :]
-            await self._stream.write(done)
             self._last_flush = now
-        else:
-            cut = -1
-        self.tail.set_text(self._tail.lstrip("\n"), reflow=cut >= 0)
+            with self.app.batch_update():  # the Markdown grows and the tail shrinks at once
+                await self.body.append(done)
+                self.tail.set_text(self._tail.lstrip("\n"), reflow=True)
+            return
+        self.tail.set_text(self._tail.lstrip("\n"))
 
     async def finish(self, text: str, metrics: TurnMetrics) -> None:
         """End the stream, then render the whole reply once (closes any half-open fence)."""
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
+        self._streaming = False
         self._tail = ""
-        self.tail.set_text("")
+        self.tail.clear()
         self.content = text
         self.metrics = metrics.to_dict()
         await self.body.update(text)
