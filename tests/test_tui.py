@@ -207,6 +207,24 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert app.screen is app.chat_screen
 
 
+async def test_system_readings_arrive_from_one_sampler_thread(
+    profiles: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workstation.tui import app as app_module
+
+    monkeypatch.setattr(app_module, "SAMPLE_EVERY_S", 0.05)
+    app = WorkstationApp("a", start_engine=False, sample_system=True, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: len(app.cpu_history) >= 3)
+        assert app.system is not None and app.system.ram_total > app.system.ram_used > 0
+        samplers = [w for w in app.workers if w.group == "sample"]
+        assert len(samplers) == 1  # one thread for the app's life, not a worker per reading
+        await pilot.press("f5")
+        await pilot.pause()
+        assert "CPU" in "".join(str(w.render()) for w in app.screen.query("Static"))
+    assert samplers[0].is_finished  # it stops with the app
+
+
 async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = tmp_path / "data"
     data.mkdir()

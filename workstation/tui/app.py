@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -53,6 +54,9 @@ from workstation.tui.settings import load_settings, save_language
 from workstation.tui.widgets.message_view import MessageView
 
 MAX_DOCUMENT_CHARS = 200_000
+
+
+SAMPLE_EVERY_S = 1.0  # CPU, RAM and GPU readings for the dashboard
 
 
 def _preflight(profile: Profile) -> None:
@@ -128,6 +132,7 @@ class WorkstationApp(App[None]):
         self._t_first: float | None = None
         self._t_last: float | None = None
         self._search = ""
+        self._stop_sampling = threading.Event()
         self._apply_language()
 
     @property
@@ -150,7 +155,7 @@ class WorkstationApp(App[None]):
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
         if self.sample_system:
-            self.set_interval(1.0, self._sample_system)
+            self._sample_loop()
 
     async def chat_ready(self) -> None:
         """The chat screen is up: show the latest conversation and start loading the model."""
@@ -167,6 +172,7 @@ class WorkstationApp(App[None]):
             self._begin_load(self.profile)
 
     async def on_unmount(self) -> None:
+        self._stop_sampling.set()
         engine, self.engine = self.engine, None
         if engine is not None:
             try:
@@ -725,12 +731,13 @@ class WorkstationApp(App[None]):
                 screen.refresh_view()
 
     # --- CPU, RAM, GPUs -------------------------------------------------------------------
-    def _sample_system(self) -> None:
-        self._sample_worker()
-
     @work(thread=True, exclusive=True, exit_on_error=False, group="sample")
-    def _sample_worker(self) -> None:
-        self.post_message(SystemSampled(*integrations.system_sample()))
+    def _sample_loop(self) -> None:
+        """Every second for the app's life, in one thread (a worker per sample cost the screen
+        three more messages a second, taken from the engine)."""
+        while not self._stop_sampling.is_set():
+            self.post_message(SystemSampled(*integrations.system_sample()))
+            self._stop_sampling.wait(SAMPLE_EVERY_S)
 
     @on(SystemSampled)
     def _sampled(self, event: SystemSampled) -> None:

@@ -119,7 +119,7 @@ class StreamingText(Widget):
         return self._reserved
 
     def render_line(self, y: int) -> Strip:
-        style = self.rich_style
+        style = self.visual_style.rich_style  # cached by Textual (rich_style is worked out per call)
         width = self.size.width
         if y >= len(self._lines) or not self.text:
             return Strip.blank(width, style)
