@@ -80,7 +80,7 @@ class DashboardScreen(Screen[None]):
             bar.update(text)
 
     def refresh_view(self) -> None:
-        if not self.is_mounted or not self.query("#live"):
+        if not self.query("#live"):
             return  # a reading can arrive while the screen is put up or taken down
         app = self.wapp
         t = app.texts
