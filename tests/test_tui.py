@@ -16,6 +16,7 @@ import yaml
 
 from workstation.tui.app import WorkstationApp
 from workstation.tui.i18n import Texts, detect_language
+from workstation.tui.messages import SystemSampled
 from workstation.tui.screens.dialogs import TextPrompt
 from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.widgets.message_view import MessageView
@@ -223,6 +224,9 @@ async def test_system_readings_arrive_from_one_sampler_thread(
         await pilot.pause()
         assert "CPU" in "".join(str(w.render()) for w in app.screen.query("Static"))
     assert samplers[0].is_finished  # it stops with the app
+    # a reading that arrives while the app shuts down (no screens left) is only kept
+    app._sampled(SystemSampled(5.0, 1, 2, []))
+    assert app.cpu_history[-1] == 5.0
 
 
 async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

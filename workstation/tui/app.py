@@ -743,8 +743,9 @@ class WorkstationApp(App[None]):
     def _sampled(self, event: SystemSampled) -> None:
         self.system = event
         self.cpu_history.append(event.cpu)
-        if isinstance(self.screen, DashboardScreen):
-            self.screen.refresh_view()
+        stack = self.screen_stack  # empty while the app shuts down; a reading may still come
+        if stack and isinstance(stack[-1], DashboardScreen):
+            stack[-1].refresh_view()
 
     # --- a last net under every worker ----------------------------------------------------
     @on(Worker.StateChanged)
