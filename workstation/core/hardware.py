@@ -178,6 +178,11 @@ def gpu_bandwidth_gbps(name: str) -> float:
     return DEFAULT_GPU_BANDWIDTH_GBPS
 
 
+def count_physical_cores() -> int:
+    """Physical CPU cores (logical ones where psutil cannot tell)."""
+    return psutil.cpu_count(logical=False) or os.cpu_count() or 1
+
+
 def cpu_bandwidth_gbps(physical_cores: int | None = None) -> float:
     """What a CPU decode can read per second (GB/s), an estimate; ``WORKSTATION_RAM_GBPS`` overrides."""
     env = os.environ.get("WORKSTATION_RAM_GBPS")
@@ -186,7 +191,7 @@ def cpu_bandwidth_gbps(physical_cores: int | None = None) -> float:
             return float(env)
         except ValueError:
             pass
-    cores = physical_cores or psutil.cpu_count(logical=False) or os.cpu_count() or 1
+    cores = physical_cores or count_physical_cores()
     return min(RAM_BANDWIDTH_GBPS, PER_CORE_BANDWIDTH_GBPS * cores)
 
 
@@ -268,7 +273,7 @@ def cpu_info() -> CpuInfo:
     model = model or platform.processor() or platform.machine()
     return CpuInfo(
         model=model,
-        physical_cores=psutil.cpu_count(logical=False) or os.cpu_count() or 1,
+        physical_cores=count_physical_cores(),
         logical_cores=psutil.cpu_count(logical=True) or os.cpu_count() or 1,
         flags=[f for f in SIMD_FLAGS if f in flags],
         architecture=platform.machine(),

@@ -102,9 +102,9 @@ class Profile:
     def resolved_threads(self) -> int:
         if isinstance(self.threads, int):
             return self.threads
-        import psutil
+        from workstation.core.hardware import count_physical_cores
 
-        return max(1, psutil.cpu_count(logical=False) or os.cpu_count() or 1)
+        return count_physical_cores()
 
     def resolved_flash_attn(self) -> bool:
         """Flash attention on or off; ``auto`` turns it on (the CPU and CUDA builds support it)."""

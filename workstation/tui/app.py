@@ -54,8 +54,6 @@ from workstation.tui.settings import load_settings, save_language
 from workstation.tui.widgets.message_view import MessageView
 
 MAX_DOCUMENT_CHARS = 200_000
-
-
 SAMPLE_EVERY_S = 1.0  # CPU, RAM and GPU readings for the dashboard
 
 

@@ -13,10 +13,9 @@ Measured with ``bench/tui_overhead.py``.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-import psutil
+from workstation.core.hardware import count_physical_cores
 
 
 @dataclass(frozen=True)
@@ -29,13 +28,9 @@ BUSY_CPU = Pace(updates_hz=4.0, markdown_every_s=10.0)
 FREE_CPU = Pace(updates_hz=12.0, markdown_every_s=1.0)
 
 
-def physical_cores() -> int:
-    return psutil.cpu_count(logical=False) or os.cpu_count() or 1
-
-
 def engine_fills_cpu(threads: int, layers_on_cpu: bool, cores: int | None = None) -> bool:
     """The engine has a thread on every physical core and work for them (layers on the CPU)."""
-    return layers_on_cpu and threads >= (cores if cores is not None else physical_cores())
+    return layers_on_cpu and threads >= (cores if cores is not None else count_physical_cores())
 
 
 def pace(threads: int, layers_on_cpu: bool, cores: int | None = None) -> Pace:
