@@ -25,7 +25,7 @@ import speculative as prompts  # noqa: E402
 from workstation.core.engine import Engine  # noqa: E402
 from workstation.core.packaged_models import ensure  # noqa: E402
 from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings  # noqa: E402
-from workstation.core.speculative import SpeculativeDecoder  # noqa: E402
+from workstation.core.speculative import SlotSpeculator  # noqa: E402
 
 
 def one_token_vs_batch(model: Path, threads: int) -> float:
@@ -66,7 +66,7 @@ def main() -> int:
         prompts.THREADS = threads
         plain = Engine(prompts.profile(model, {"mode": "off"}, args.tokens))
         lookup = Engine(prompts.profile(model, {"mode": "lookup", "draft_tokens": 4}, args.tokens))
-        assert isinstance(lookup.decoder, SpeculativeDecoder)
+        assert isinstance(lookup.decoder, SlotSpeculator)
         lookup.decoder.adaptive = False  # draft every step: the most batches
         differ = turns = 0
         try:

@@ -36,7 +36,7 @@ from workstation.core.engine import Engine  # noqa: E402
 from workstation.core.packaged_models import ensure  # noqa: E402
 from workstation.core.profiles import profile_from_dict  # noqa: E402
 from workstation.core.quantize import quantize_model  # noqa: E402
-from workstation.core.speculative import SpeculativeDecoder  # noqa: E402
+from workstation.core.speculative import SlotSpeculator  # noqa: E402
 
 MEMO = """\
 To: All staff
@@ -180,7 +180,7 @@ def main() -> None:
         "draft forced": Engine(profile(f16, {"mode": "draft", "draft_model": str(q4), "draft_tokens": 4}, n)),
     }
     forced = engines["draft forced"].decoder
-    assert isinstance(forced, SpeculativeDecoder)
+    assert isinstance(forced, SlotSpeculator)
     forced.adaptive = False
 
     library: dict[str, Any] = {}
@@ -273,11 +273,11 @@ def main() -> None:
     first = series["free draft (adaptive)"].tps[0] / series["free off F16"].tps[0]
     print(f"(b) draft adaptive / off, round 1 only (includes the probe)  {first:.2f}x")
     dec = engines["draft F16<-Q4_1"].decoder
-    if isinstance(dec, SpeculativeDecoder):
+    if isinstance(dec, SlotSpeculator):
         st = dec.stats()
         print(f"draft pair decision: {'off for the session: ' + str(st['off_reason']) if st['off_for_session'] else 'drafting'}")
     lk = engines["lookup Q4_1"].decoder
-    if isinstance(lk, SpeculativeDecoder):
+    if isinstance(lk, SlotSpeculator):
         print("lookup measurements: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in lk.stats().items()))
     for eng in engines.values():
         eng.close()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+import multiprocessing as mp
 from pathlib import Path
 
 from tests.conftest import make_profile
 from workstation.core.engine import Engine, TokenDelta, TurnFinished
-from workstation.core.engine_process import EngineProcess
+from workstation.core.engine_process import EngineProcess, _send_events
 
 MESSAGES = [{"role": "user", "content": "Name three colours of the rainbow and say why the sky is blue."}]
 
@@ -23,18 +25,38 @@ def _events(engine: object) -> tuple[list[TokenDelta], TurnFinished]:
     return deltas, done
 
 
-def test_child_gathers_pieces_without_losing_text_or_tokens(smollm2_path: Path) -> None:
+def test_child_process_turn_equals_the_local_turn(smollm2_path: Path) -> None:
     profile = make_profile(sampling={"max_tokens": 64})
     with Engine(profile) as local:
         local_deltas, local_done = _events(local)
     with EngineProcess(profile) as proc:
         each_deltas, each_done = _events(proc)
         proc.reset()
-        proc.stream_interval_s = 10.0  # one piece at once (first token), the rest at the end
+        proc.stream_interval_s = 10.0  # gathered: fewer pieces, the same text and token counts
         few_deltas, few_done = _events(proc)
     assert each_done.text == few_done.text == local_done.text
     assert len(each_deltas) == len(local_deltas) == local_done.metrics.predicted_n
     assert all(d.tokens == 1 for d in each_deltas)
-    assert len(few_deltas) == 2 and few_deltas[0].tokens == 1
+    assert few_deltas[0].tokens == 1  # the first piece goes out alone (time to first token)
     assert sum(d.tokens for d in few_deltas) == few_done.metrics.predicted_n
     assert "".join(d.text for d in few_deltas) == few_done.text
+
+
+def test_pieces_are_gathered_by_the_clock_not_lost(smollm2_path: Path) -> None:
+    """``_send_events`` driven by a clock the test controls: one tick per token, a message every
+    10 ticks, the first piece at once, the rest flushed with the end of the turn."""
+    with Engine(make_profile(sampling={"max_tokens": 47})) as local:
+        events = list(local.stream_chat(MESSAGES))
+    deltas = [e for e in events if isinstance(e, TokenDelta)]
+    assert len(deltas) > 21
+    parent, child = mp.Pipe()
+    _send_events(child, iter(events), 10.0, clock=itertools.count(0).__next__)
+    sent = []
+    while parent.poll():
+        sent.append(parent.recv())
+    pieces = [m for m in sent if m[0] == "delta"]
+    assert sent[-1][0] == "done" and sent[-1][1] == events[-1].text
+    n = len(deltas)
+    expected = [1] + [10] * ((n - 1) // 10) + ([(n - 1) % 10] if (n - 1) % 10 else [])
+    assert [m[2] for m in pieces] == expected
+    assert "".join(m[1] for m in pieces) == "".join(d.text for d in deltas)

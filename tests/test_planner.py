@@ -192,7 +192,7 @@ def test_plan_for_profile_uses_the_probe(smollm2_path: Path) -> None:
 
 
 def test_engine_auto_layers_without_gpu(smollm2_path: Path) -> None:
-    from workstation.core.engine import resolve_gpu_layers
+    from workstation.core.planner import resolve_gpu_layers
 
     try:
         set_probe(FakeGpuProbe())

@@ -19,7 +19,7 @@ from workstation.core.profiles import Sampling
 from workstation.core.speculative import (
     LookupDrafter,
     ModelDrafter,
-    SpeculativeDecoder,
+    SlotSpeculator,
     accept_or_resample,
     best_draft_length,
     sampling_distribution,
@@ -70,7 +70,7 @@ def engines(q8_path: Path, smollm2_path: Path) -> Iterator[dict[str, Engine]]:
     }
     for name in ("lookup", "draft"):  # draft every step: exercise verification, not the policy
         dec = built[name].decoder
-        assert isinstance(dec, SpeculativeDecoder)
+        assert isinstance(dec, SlotSpeculator)
         dec.adaptive = False
     yield built
     for eng in built.values():
@@ -115,7 +115,7 @@ def test_draft_model_cache_follows_turns(engines: dict[str, Engine]) -> None:
     """Turn 2 reuses the draft's cache: it decodes only what is new, and stays a copy of the target's."""
     eng, off = engines["draft"], engines["off"]
     dec = eng.decoder
-    assert isinstance(dec, SpeculativeDecoder) and isinstance(dec.drafter, ModelDrafter)
+    assert isinstance(dec, SlotSpeculator) and isinstance(dec.drafter, ModelDrafter)
     short = Sampling(temperature=0.0, max_tokens=12, repeat_penalty=1.0)
     eng.reset()
     t1 = eng.run_chat(QUOTE, short)
@@ -136,7 +136,7 @@ def test_draft_model_cache_follows_turns(engines: dict[str, Engine]) -> None:
 
 def test_adaptive_decoder_is_lossless_too(engines: dict[str, Engine], plain_texts: list[str]) -> None:
     dec = engines["lookup"].decoder
-    assert isinstance(dec, SpeculativeDecoder)
+    assert isinstance(dec, SlotSpeculator)
     dec.adaptive = True
     try:
         engines["lookup"].reset()
@@ -217,7 +217,7 @@ def test_adaptive_lookup_drafts_grow_like_a_slow_start(
 
     eng = engines["lookup"]
     dec = eng.decoder
-    assert isinstance(dec, SpeculativeDecoder)
+    assert isinstance(dec, SlotSpeculator)
     monkeypatch.setattr(dec, "_choose", lambda cls, kmax: 1)
     monkeypatch.setattr(speculative, "BAIL_OUT_PLAIN_STEPS", 1e9)  # timing must not stop it here
     dec.adaptive = True
@@ -245,7 +245,7 @@ def test_a_turn_whose_drafts_lose_time_stops_drafting(
 
     eng = engines["lookup"]
     dec = eng.decoder
-    assert isinstance(dec, SpeculativeDecoder)
+    assert isinstance(dec, SlotSpeculator)
     monkeypatch.setattr(dec, "_choose", lambda cls, kmax: kmax)  # always draft all it can
     monkeypatch.setattr(speculative, "BAIL_OUT_PLAIN_STEPS", -1e9)  # any step "loses": stop
     before = dec.turns_bailed_out

@@ -32,9 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _engine_factory(profile: Any) -> Any:
-    from workstation.core.engine import Engine
+    from workstation.core.engine_api import open_engine
 
-    return Engine(profile)
+    return open_engine(profile, child_process=False)
 
 
 def run(args: argparse.Namespace) -> int:

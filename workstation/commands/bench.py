@@ -53,7 +53,8 @@ def _profiles(args: argparse.Namespace) -> list[Profile]:
     profiles = []
     for ref in profile_refs(args):
         profile = load_profile(ref)
-        check_local(profile)
+        if args.replay is None:
+            check_local(profile)  # pp/tg read llama.cpp directly; a replay runs anywhere
         if args.threads is not None:
             if args.threads < 1:
                 from workstation.core.bench import BenchInputError

@@ -9,7 +9,7 @@ from types import FrameType
 
 from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.engine import TokenDelta, TurnFinished
-from workstation.core.engine_host import open_engine
+from workstation.core.engine_api import open_engine
 from workstation.core.errors import EngineError, TurnCancelled
 from workstation.core.profiles import load_profile
 

@@ -11,6 +11,7 @@ from workstation.commands import add_profile_arg, print_json, profile_refs
 from workstation.commands.bench import _clear_progress, _progress, _table, command_line
 from workstation.core.bench import check_local
 from workstation.core.engine import Engine
+from workstation.core.engine_api import open_engine
 from workstation.core.evaluate import (
     EXAMPLE_TASKS,
     EvalInputError,
@@ -107,7 +108,8 @@ def _profiles(args: argparse.Namespace) -> list[Profile]:
     out = []
     for ref in profile_refs(args):
         profile = load_profile(ref)
-        check_local(profile)
+        if args.perplexity is not None:
+            check_local(profile)  # perplexity reads the model's logits; task sets run anywhere
         if args.threads is not None:
             if args.threads < 1:
                 raise EvalInputError(f"--threads must be 1 or more, not {args.threads}.")
@@ -126,13 +128,14 @@ def evaluate_profile(
 ) -> ProfileEval:
     if ctx is not None and ctx > profile.context:
         profile.context = ctx  # the perplexity window must fit the loaded context
-    engine = Engine(profile)
+    engine = open_engine(profile, child_process=False)
     try:
         info = engine.info()
         result = ProfileEval(profile.key, info.model_path, info.type_k, info.type_v)
         if task_set is not None:
             result.tasks = run_tasks(engine, task_set, progress)
         if text is not None:
+            assert isinstance(engine, Engine)  # checked when the profiles were read
             engine.reset()
             result.ppl = text_perplexity(engine.model, text, ctx, chunks, progress)
             engine.reset()

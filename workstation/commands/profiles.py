@@ -7,9 +7,9 @@ from pathlib import Path
 
 from workstation.commands import print_json
 from workstation.core.errors import ProfileError
+from workstation.core.planner import effective_settings
 from workstation.core.profiles import (
     Profile,
-    effective_settings,
     list_profiles,
     load_profile,
     load_profile_file,

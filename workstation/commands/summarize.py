@@ -88,9 +88,9 @@ def run(args: argparse.Namespace) -> int:
         profile.sampling.max_tokens = args.max_tokens
     documents = [read_document(Path(f), isolate=True) for f in args.files]  # fail before loading
 
-    from workstation.core.engine import Engine
+    from workstation.core.engine_api import open_engine
 
-    engine = Engine(profile)
+    engine = open_engine(profile, child_process=False)
     cancel = threading.Event()
     previous = signal.getsignal(signal.SIGINT)
 

@@ -30,6 +30,7 @@ import llama_cpp
 import numpy as np
 
 from workstation.core.engine import Engine, TurnFinished
+from workstation.core.engine_api import ChatEngine, open_engine
 from workstation.core.errors import EngineError, WorkstationError
 from workstation.core.metrics import TurnMetrics
 from workstation.core.profiles import Profile, Sampling
@@ -329,7 +330,8 @@ def bench_profiles(
     for profile in profiles:
         if progress:
             progress(f"{profile.key}: loading {profile.model}")
-        engine = Engine(profile)
+        check_local(profile)
+        engine = Engine(profile)  # pp/tg drive llama.cpp directly, as llama-bench does
         try:
             results.append(bench_engine(engine, config, progress))
         finally:
@@ -443,7 +445,7 @@ def read_replay_file(path: Path) -> list[list[dict[str, str]]]:
 
 
 def replay_engine(
-    engine: Engine,
+    engine: ChatEngine,
     prompts: list[list[dict[str, str]]],
     max_tokens: int,
     progress: Progress | None = None,
@@ -462,7 +464,7 @@ def replay_engine(
                 final = event
         assert final is not None
         items.append(ReplayItem(i + 1, messages[-1]["content"], final.metrics))
-    return ReplayResult(engine.profile.key, str(engine.model.path), items)
+    return ReplayResult(engine.profile.key, engine.info().model_path, items)
 
 
 def replay_profiles(
@@ -472,7 +474,7 @@ def replay_profiles(
     progress: Progress | None = None,
 ) -> Iterator[ReplayResult]:
     for profile in profiles:
-        engine = Engine(profile)
+        engine = open_engine(profile, child_process=False)
         try:
             yield replay_engine(engine, prompts, max_tokens, progress)
         finally:
@@ -482,5 +484,6 @@ def replay_profiles(
 def check_local(profile: Profile) -> None:
     if profile.backend != "llama":
         raise EngineError(
-            f"Profile '{profile.key}' uses the {profile.backend} backend; bench measures local models only."
+            f"Profile '{profile.key}' uses the {profile.backend} backend; pp/tg and perplexity measure "
+            "a local model (a remote one can run 'bench --replay FILE' and 'eval --tasks')."
         )

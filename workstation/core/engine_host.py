@@ -8,29 +8,11 @@ The conversation lives in the caller, so it simply continues under the new model
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
+from workstation.core.engine_api import Progress, open_engine
 from workstation.core.errors import EngineError, WorkstationError
 from workstation.core.profiles import Profile
-
-Progress = Callable[[float], None]
-
-
-def open_engine(profile: Profile, *, child_process: bool = True, progress: Progress | None = None) -> Any:
-    """An engine for ``profile``: a remote client for ``backend: openai``, else a local model
-    (in a child process for interactive apps, in this process for one-shot commands)."""
-    if profile.backend == "openai":
-        from workstation.core.remote import RemoteEngine
-
-        return RemoteEngine(profile)
-    if child_process:
-        from workstation.core.engine_process import EngineProcess
-
-        return EngineProcess(profile, progress=progress)
-    from workstation.core.engine import Engine
-
-    return Engine(profile, progress=progress)
 
 
 class EngineHost:

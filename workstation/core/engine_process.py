@@ -3,15 +3,17 @@
 Measured on a 2-core machine: a Textual app that decodes in a thread of its own process runs
 at a third of bare speed (the GIL and llama.cpp's spinning threads fight the UI thread); the
 same app with the engine in a child process runs at 0.95x. ``EngineProcess`` has the same
-interface as ``Engine`` (``info``, ``stream_chat``, ``stream_tokens``, ``cancel``, ``reset``,
-``close``), so callers do not care which side of the boundary the model is on.
+interface as ``Engine`` (``ChatEngine`` in ``core/engine_api.py``, plus ``stream_tokens``), so
+callers do not care which side of the boundary the model is on.
 
 Protocol (pickled tuples over a ``multiprocessing`` pipe):
   parent -> child  ("chat", messages, sampling|None, interval_s)
                    | ("tokens", ids, sampling|None, interval_s)
+                   | ("many", conversations, sampling|None)
                    | ("tokenize_chat", messages) | ("reset",) | ("info",) | ("close",)
   child -> parent  ("progress", fraction) | ("ready", info) | ("delta", text, n_tokens)
-                   | ("done", text, metrics) | ("result", value) | ("error", message)
+                   | ("done", text, metrics) | ("item", index, text, metrics)
+                   | ("result", value) | ("error", message)
 Cancellation is a shared ``multiprocessing.Event`` the child checks per token and inside
 llama.cpp (abort callback), so it does not wait behind the pipe.
 """
@@ -22,11 +24,12 @@ import dataclasses
 import multiprocessing as mp
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
-from workstation.core.engine import (
+from workstation.core.errors import EngineError, WorkstationError
+from workstation.core.events import (
     EngineInfo,
     Message,
     TokenDelta,
@@ -34,7 +37,6 @@ from workstation.core.engine import (
     TurnFinished,
     finished_turn,
 )
-from workstation.core.errors import EngineError, WorkstationError
 from workstation.core.metrics import TurnMetrics
 from workstation.core.profiles import Profile, Sampling, profile_from_dict
 
@@ -74,6 +76,13 @@ def _child_main(conn: Connection, cancel: Any, profile_data: dict[str, Any], sou
                 conn.send(("result", None))
             elif kind == "tokenize_chat":
                 conn.send(("result", engine.chat_prompt(msg[1])))
+            elif kind == "many":
+                engine.run_many(
+                    msg[1],
+                    Sampling(**msg[2]) if msg[2] else None,
+                    lambda i, ev: conn.send(("item", i, ev.text, ev.metrics.to_dict())),
+                )
+                conn.send(("result", None))
             elif kind in ("chat", "tokens"):
                 sampling = Sampling(**msg[2]) if msg[2] else None
                 events = (
@@ -92,17 +101,22 @@ def _child_main(conn: Connection, cancel: Any, profile_data: dict[str, Any], sou
     conn.close()
 
 
-def _send_events(conn: Connection, events: Iterator[TurnEvent], interval_s: float) -> None:
+def _send_events(
+    conn: Connection,
+    events: Iterator[TurnEvent],
+    interval_s: float,
+    clock: Callable[[], float] = time.perf_counter,
+) -> None:
     """Send a turn's events to the parent. With ``interval_s`` > 0 the first piece of text goes
     out at once (time to first token) and later ones are gathered into at most one message per
     ``interval_s``: each message wakes the parent, and on a machine whose cores all run
     llama.cpp threads every wake-up costs decode speed."""
     pending: list[str] = []
-    last_sent = 0.0
+    last_sent = float("-inf")  # the first piece always goes out at once
     for event in events:
         if isinstance(event, TokenDelta):
             pending.append(event.text)
-            now = time.perf_counter()
+            now = clock()
             if now - last_sent >= interval_s:
                 conn.send(("delta", "".join(pending), len(pending)))
                 pending.clear()
@@ -198,6 +212,31 @@ class EngineProcess:
 
     def chat_prompt(self, messages: list[Message]) -> list[int]:
         return list(self._request("tokenize_chat", messages))
+
+    def count_prompt(self, messages: list[Message]) -> int:
+        return len(self.chat_prompt(messages))
+
+    def run_many(
+        self,
+        conversations: Sequence[list[Message]],
+        sampling: Sampling | None = None,
+        on_finished: Callable[[int, TurnFinished], None] | None = None,
+    ) -> list[TurnFinished]:
+        results: dict[int, TurnFinished] = {}
+        with self._lock:
+            self._cancel.clear()
+            self._conn.send(("many", list(conversations), dataclasses.asdict(sampling) if sampling else None))
+            while True:
+                reply = self._recv()
+                if reply[0] == "item":
+                    final = TurnFinished(reply[2], TurnMetrics.from_dict(reply[3]))
+                    results[reply[1]] = final
+                    if on_finished is not None:
+                        on_finished(reply[1], final)
+                elif reply[0] == "result":
+                    return [results[i] for i in sorted(results)]
+                elif reply[0] == "error":
+                    raise EngineError(reply[1])
 
     def cancel(self) -> None:
         self._cancel.set()

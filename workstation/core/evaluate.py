@@ -48,7 +48,7 @@ import llama_cpp
 import numpy as np
 import yaml
 
-from workstation.core.engine import Engine
+from workstation.core.engine_api import ChatEngine
 from workstation.core.errors import WorkstationError
 from workstation.core.profiles import Sampling
 from workstation.core.runtime import Batch, LoadedModel
@@ -321,7 +321,7 @@ class TasksScore:
         }
 
 
-def run_tasks(engine: Engine, task_set: TaskSet, progress: Progress | None = None) -> TasksScore:
+def run_tasks(engine: ChatEngine, task_set: TaskSet, progress: Progress | None = None) -> TasksScore:
     """Each task as a fresh conversation, greedy (temperature 0, no repeat penalty)."""
     results = []
     for i, task in enumerate(task_set.tasks, 1):

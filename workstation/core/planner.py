@@ -394,6 +394,38 @@ def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None) -> Mem
     )
 
 
+def resolve_gpu_layers(profile: Profile) -> int:
+    """``gpu_layers`` as a number: explicit values pass, ``all`` is every layer, ``auto`` asks the
+    plan (0 when there is no GPU)."""
+    gl = profile.gpu_layers
+    if isinstance(gl, int):
+        return gl
+    if gl == "all":
+        return 999
+    return plan_for_profile(profile).gpu_layers
+
+
+def effective_settings(profile: Profile) -> dict[str, Any]:
+    """What a run of ``profile`` will use once defaults and the memory plan are applied."""
+    data = profile.to_dict()
+    data["key"] = profile.key
+    data["threads"] = profile.resolved_threads()
+    data["flash_attn"] = "on" if profile.resolved_flash_attn() else "off"
+    if profile.backend != "llama":
+        return data
+    path = resolve_model_path(profile.model)
+    data["model_path"] = str(path)
+    data["model_installed"] = path.exists()
+    if profile.speculative.mode == "draft" and profile.speculative.draft_model:
+        draft = resolve_model_path(profile.speculative.draft_model)
+        data["speculative"]["draft_model_path"] = str(draft)
+        data["speculative"]["draft_model_installed"] = draft.exists()
+    if path.exists():
+        data["gpu_layers"] = resolve_gpu_layers(profile)
+        data["plan"] = plan_for_profile(profile).to_dict()
+    return data
+
+
 def human_bytes(n: float) -> str:
     if n >= GB:
         return f"{n / GB:.2f} GB"

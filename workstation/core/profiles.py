@@ -85,6 +85,7 @@ class Profile:
     context: int = 4096
     gpu_layers: int | str = "auto"
     threads: int | str = "auto"
+    parallel: int = 1  # slots: requests decoded together in one context (serve's --parallel wins)
     flash_attn: str = "auto"
     kv_cache: KVCache = field(default_factory=KVCache)
     speculative: Speculative = field(default_factory=Speculative)
@@ -203,6 +204,10 @@ def validate(profile: Profile, src: str) -> Profile:
         isinstance(th, int) and not 1 <= th <= 512
     ):
         raise ProfileError(f"{_where(src, 'threads')} is {th!r}; allowed values are auto or 1 to 512.")
+    if not 1 <= profile.parallel <= 64:
+        raise ProfileError(
+            f"{_where(src, 'parallel')} is {profile.parallel}; allowed values are 1 to 64 slots."
+        )
     _choice(src, "flash_attn", profile.flash_attn, FLASH_ATTN)
     _choice(src, "kv_cache.k", profile.kv_cache.k, list(KV_CACHE_TYPES))
     _choice(src, "kv_cache.v", profile.kv_cache.v, list(KV_CACHE_TYPES))
@@ -308,36 +313,3 @@ def save_profile(profile: Profile, path: Path) -> None:
     data = profile.to_dict()
     data.pop("source", None)
     write_text_atomic(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
-
-
-def effective_settings(profile: Profile) -> dict[str, Any]:
-    """What a run of ``profile`` will use once defaults and the memory plan are applied."""
-    data = profile.to_dict()
-    data["key"] = profile.key
-    data["threads"] = profile.resolved_threads()
-    data["flash_attn"] = "on" if profile.resolved_flash_attn() else "off"
-    if profile.backend != "llama":
-        return data
-    from workstation.core.catalog import resolve_model_path
-
-    path = resolve_model_path(profile.model)
-    data["model_path"] = str(path)
-    data["model_installed"] = path.exists()
-    if profile.speculative.mode == "draft" and profile.speculative.draft_model:
-        draft = resolve_model_path(profile.speculative.draft_model)
-        data["speculative"]["draft_model_path"] = str(draft)
-        data["speculative"]["draft_model_installed"] = draft.exists()
-    if isinstance(profile.gpu_layers, int):
-        data["gpu_layers"] = profile.gpu_layers
-    elif path.exists():
-        from workstation.core.engine import resolve_gpu_layers
-
-        data["gpu_layers"] = resolve_gpu_layers(profile)
-    try:
-        from workstation.core.planner import plan_for_profile
-
-        if path.exists():
-            data["plan"] = plan_for_profile(profile).to_dict()
-    except ImportError:
-        pass
-    return data

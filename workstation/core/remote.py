@@ -8,20 +8,33 @@ none, from the number of content chunks. ``predicted_ms`` is the decode time fro
 the last token scaled to all ``predicted_n`` tokens (the first token's own time hides in TTFT),
 so ``predicted_per_second`` is the rate a user sees. ``cache_n`` is the server's
 ``prompt_tokens_details.cached_tokens`` when it reports it.
+
+Every sampling field of the profile is sent: OpenAI's (temperature, top_p, max_tokens, seed)
+and llama-server's (top_k, min_p, repeat_penalty), which ``workstation serve``, llama-server and
+llama-cpp-python's server apply. Token counts (for summaries' chunking) come from the server's
+``/apply-template`` + ``/tokenize`` (``workstation serve`` and llama-server have them); other
+servers get a conservative estimate, ``ESTIMATE_BYTES_PER_TOKEN`` UTF-8 bytes a token plus
+``ESTIMATE_TOKENS_PER_MESSAGE`` for each message's template, which over-counts English (about 4
+bytes a token) and most other languages, so chunks stay inside the context.
+``run_many`` sends up to ``profile.parallel`` requests at once.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
 
-from workstation.core.engine import (
+from workstation.core.engine_api import with_system_prompt
+from workstation.core.errors import EngineError, ProfileError
+from workstation.core.events import (
     EngineInfo,
     Message,
     TokenDelta,
@@ -29,10 +42,11 @@ from workstation.core.engine import (
     TurnFinished,
     finished_turn,
 )
-from workstation.core.errors import EngineError, ProfileError
 from workstation.core.metrics import TurnMetrics
-from workstation.core.profiles import Profile, Sampling
+from workstation.core.profiles import Profile, Sampling, profile_from_dict
 
+ESTIMATE_BYTES_PER_TOKEN = 2.5
+ESTIMATE_TOKENS_PER_MESSAGE = 8
 FINISH_TO_STOP = {"stop": "eos", "length": "length", "content_filter": "eos", "tool_calls": "eos"}
 
 
@@ -74,7 +88,9 @@ class RemoteEngine:
         self.model = remote.model
         self.meta: dict[str, Any] = {}
         self._cancel = threading.Event()
-        self._response: httpx.Response | None = None
+        self._responses: set[httpx.Response] = set()
+        self._lock = threading.Lock()
+        self.exact_counts: bool | None = None  # the server tokenizes for us (None: not asked yet)
         if check or not self.model:
             self._discover()
         self.load_ms = (time.perf_counter() - t0) * 1000
@@ -124,7 +140,7 @@ class RemoteEngine:
             profile=self.profile.key,
             model_name=self.model,
             model_path=self.base_url,
-            n_ctx=int(self.meta.get("n_ctx", 0) or 0),
+            n_ctx=int(self.meta.get("n_ctx", 0) or 0) or self.profile.context,
             n_layer=0,
             gpu_layers=0,
             type_k="remote",
@@ -134,16 +150,48 @@ class RemoteEngine:
             load_ms=self.load_ms,
             template_fallback=None,
             speculative="remote",
+            parallel=self.profile.parallel,
         )
+
+    @property
+    def n_ctx(self) -> int:
+        return self.info().n_ctx
 
     def cancel(self) -> None:
         self._cancel.set()
-        response = self._response
-        if response is not None:
+        with self._lock:
+            responses = list(self._responses)
+        for response in responses:
             try:
                 response.close()  # unblocks a read waiting on the socket; the server sees a disconnect
             except Exception:  # noqa: BLE001 - closing from another thread is best effort
                 pass
+
+    # --- token counts ----------------------------------------------------------------------
+    @property
+    def _root(self) -> str:
+        """The server's root (llama-server's native endpoints live there, not under /v1)."""
+        return self.base_url.removesuffix("/v1")
+
+    def count_prompt(self, messages: list[Message]) -> int:
+        """Tokens of the chat prompt: the server's own count when it has ``/apply-template`` and
+        ``/tokenize``, else the conservative estimate in the module's docstring."""
+        messages = with_system_prompt(self.profile, messages)
+        if self.exact_counts is not False:
+            try:
+                rendered = self.client.post(f"{self._root}/apply-template", json={"messages": messages})
+                if rendered.status_code == 200:
+                    prompt = rendered.json()["prompt"]
+                    tokens = self.client.post(
+                        f"{self._root}/tokenize", json={"content": prompt, "add_special": True}
+                    )
+                    if tokens.status_code == 200:
+                        self.exact_counts = True
+                        return len(tokens.json()["tokens"])
+            except (httpx.HTTPError, ValueError, KeyError, TypeError):
+                pass
+            self.exact_counts = False
+        return estimate_tokens(messages)
 
     def reset(self) -> None:
         """Nothing to forget locally; the server keeps (or drops) its prefix cache itself."""
@@ -158,27 +206,50 @@ class RemoteEngine:
         self.close()
 
     def _payload(self, messages: list[Message], sampling: Sampling) -> dict[str, Any]:
-        if self.profile.system_prompt.strip() and not any(m["role"] == "system" for m in messages):
-            messages = [{"role": "system", "content": self.profile.system_prompt.strip()}, *messages]
         payload: dict[str, Any] = {
             "model": self.model,
-            "messages": messages,
+            "messages": with_system_prompt(self.profile, messages),
             "stream": True,
             "stream_options": {"include_usage": True},
             "temperature": sampling.temperature,
             "top_p": sampling.top_p,
+            "top_k": sampling.top_k,
+            "min_p": sampling.min_p,
+            "repeat_penalty": sampling.repeat_penalty,
             "max_tokens": sampling.max_tokens,
         }
         if sampling.seed is not None:
             payload["seed"] = sampling.seed
+        if sampling.ignore_eos:
+            payload["ignore_eos"] = True
         return payload
 
+    def run_many(
+        self,
+        conversations: Sequence[list[Message]],
+        sampling: Sampling | None = None,
+        on_finished: Callable[[int, TurnFinished], None] | None = None,
+    ) -> list[TurnFinished]:
+        """One turn per conversation, up to ``profile.parallel`` requests in flight."""
+        self._cancel.clear()
+
+        def one(i: int) -> TurnFinished:
+            final = finished_turn(self._turn(conversations[i], sampling or self.profile.sampling))
+            if on_finished is not None:
+                on_finished(i, final)
+            return final
+
+        with ThreadPoolExecutor(max_workers=max(1, self.profile.parallel)) as pool:
+            return list(pool.map(one, range(len(conversations))))
+
     def stream_chat(self, messages: list[Message], sampling: Sampling | None = None) -> Iterator[TurnEvent]:
+        self._cancel.clear()
+        return self._turn(messages, sampling or self.profile.sampling)
+
+    def _turn(self, messages: list[Message], sampling: Sampling) -> Iterator[TurnEvent]:
         if not messages or not str(messages[-1].get("content", "")).strip():
             raise EngineError("The message is empty; type something to send.")
-        sampling = sampling or self.profile.sampling
         payload = self._payload(messages, sampling)
-        self._cancel.clear()
         t_request = time.perf_counter()
         metrics = TurnMetrics(load_ms=self.load_ms)
         parts: list[str] = []
@@ -189,7 +260,8 @@ class RemoteEngine:
         stop = "eos"
         try:
             with self.client.stream("POST", "/chat/completions", json=payload) as response:
-                self._response = response
+                with self._lock:
+                    self._responses.add(response)
                 if response.status_code in (401, 403):
                     response.read()
                     raise EngineError(self._key_problem(response))
@@ -239,7 +311,8 @@ class RemoteEngine:
                 raise EngineError(f"Lost the connection to {self.base_url}: {_reason(err)}.") from None
             stop = "cancelled"
         finally:
-            self._response = None
+            with self._lock:
+                self._responses = {r for r in self._responses if not r.is_closed}
         if self._cancel.is_set():
             stop = "cancelled"
         elif finish:
@@ -266,6 +339,33 @@ class RemoteEngine:
 
     def run_chat(self, messages: list[Message], sampling: Sampling | None = None) -> TurnFinished:
         return finished_turn(self.stream_chat(messages, sampling))
+
+
+def client_profile(profile: Profile, base_url: str) -> Profile:
+    """The profile of a client of a server that serves ``profile`` (the TUI's Ctrl+G): the same
+    sampling, system prompt, context and slots, over HTTP."""
+    data = profile.to_dict()
+    return profile_from_dict(
+        {
+            "name": profile.name,
+            "backend": "openai",
+            "remote": {"base_url": base_url},
+            "context": profile.context,
+            "parallel": profile.parallel,
+            "sampling": data["sampling"],
+            "system_prompt": profile.system_prompt,
+        },
+        f"<the API server of {profile.key}>",
+    )
+
+
+def estimate_tokens(messages: list[Message]) -> int:
+    """A conservative token count for servers that cannot count for us (see the docstring)."""
+    return sum(
+        math.ceil(len(m.get("content", "").encode("utf-8")) / ESTIMATE_BYTES_PER_TOKEN)
+        + ESTIMATE_TOKENS_PER_MESSAGE
+        for m in messages
+    )
 
 
 def _reason(err: Exception) -> str:

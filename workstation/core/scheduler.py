@@ -1,22 +1,29 @@
-"""Continuous batching: several requests decoded together in ONE llama.cpp context.
+"""The one decode core: N slots over ONE llama.cpp context, one loop that calls ``llama_decode``.
 
-The scheduler owns a ``LoadedModel`` created with ``n_seq_max = N`` (a unified KV pool shared
-by N sequences, one per *slot*) and one decode-loop thread that is the only caller of the
-context. Each step builds one batch: one token for every slot that is generating, then prefill
-chunks for slots whose prompt is not in the KV cache yet, up to ``n_batch`` tokens. After the
-decode every slot samples with its own sampler chain at its own output index.
+Every generation is a request to a ``Scheduler``: a chat turn (CLI, TUI), each chunk of a
+summary, a batch file, an eval task turn, a bench TTFT turn and every API request of
+``serve``. ``Engine`` (``core/engine.py``) is a synchronous facade that drives the same loop
+from the caller's thread; ``serve`` runs it in a thread of its own (``threaded=True``) and
+submits from HTTP handlers.
 
-Prefix sharing: every slot remembers the tokens its KV cells hold. A new request first looks
-for the slot (busy or idle) whose cache shares the longest prefix with its prompt; a free slot
-with that prefix is reused as is, otherwise the cells are copied into a free slot with
-``llama_memory_seq_cp`` (no recompute). ``cache_n`` counts the tokens reused.
+Each step (``step``):
+1. **plan** (pure, ``core/slots.py``): admit waiting requests to free slots, settle which
+   cached cells each new request reuses (its own prefix, a copy from another slot, or a wait
+   for a slot prefilling the same prefix right now), let each generating slot's speculator
+   propose drafts, and fill one batch: every generating slot's sampled token and drafts, then
+   prompt chunks up to ``n_batch`` tokens;
+2. **decode** the batch (llama.cpp's abort callback is armed when it holds prompt chunks, so a
+   cancelled long prefill stops inside llama.cpp);
+3. **update**: each slot samples (or verifies its drafts) at its own output index with its
+   own sampler chain, and its text goes through an incremental UTF-8 detokenizer and its stop
+   strings to the request's ``sink``; limits (``max_tokens``, the slot's context, EOS, stop)
+   finish it with ``TurnMetrics``.
 
-Requests wait in a bounded FIFO queue while all slots are busy; when the queue is full,
-``submit`` raises ``QueueFull`` (the server answers 429 with Retry-After). A cancelled request
-(a client that went away) frees its slot at the next step.
-
-Events go to each request's ``sink`` (called from the decode thread; it must not block):
-``TokenDelta`` for text, then ``TurnFinished`` with ``TurnMetrics``, or ``RequestFailed``.
+A slot keeps its cells after a request (prefix reuse: the next turn of a conversation, the
+next chunk of a document with the same instruction). Requests wait in a bounded FIFO queue
+while all slots are busy (``QueueFull`` when it is full). Events go to each request's ``sink``,
+called from the decoding thread (it must not block): ``TokenDelta``, then ``TurnFinished``, or
+``RequestFailed``.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import itertools
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,15 +42,35 @@ import numpy as np
 from workstation.core.catalog import resolve_model_path
 from workstation.core.chat_template import chat_prompt_tokens, template_for
 from workstation.core.detokenizer import StreamDetokenizer
-from workstation.core.engine import TokenDelta, TurnFinished, resolve_gpu_layers
 from workstation.core.errors import EngineError, WorkstationError
+from workstation.core.events import (
+    CancelFlag,
+    Message,
+    RequestFailed,
+    SchedulerEvent,
+    TokenDelta,
+    TurnFinished,
+)
 from workstation.core.metrics import TurnMetrics
+from workstation.core.planner import resolve_gpu_layers
 from workstation.core.profiles import KV_CACHE_TYPES, Profile, Sampling
-from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings
+from workstation.core.runtime import Batch, DecodeAborted, LoadedModel, RuntimeSettings
 from workstation.core.sampling import SamplerChain
+from workstation.core.slots import (
+    BatchEntry,
+    Request,
+    Slot,
+    StepPlan,
+    admit,
+    plan_step,
+    settle_prefix,
+)
+from workstation.core.stop_strings import StopMatcher
 
-Message = dict[str, str]
 ADMIT_WINDOW_S = 0.005  # after an idle spell, wait this long for requests sent at the same time
+UNBOUNDED_QUEUE = 1 << 30
+
+__all__ = ["PromptTooLong", "QueueFull", "Request", "RequestFailed", "Scheduler", "SchedulerEvent"]
 
 
 class QueueFull(WorkstationError):
@@ -56,81 +83,6 @@ class QueueFull(WorkstationError):
 
 class PromptTooLong(EngineError):
     """The prompt does not fit one slot's context."""
-
-
-@dataclass
-class RequestFailed:
-    message: str
-
-
-SchedulerEvent = TokenDelta | TurnFinished | RequestFailed
-
-
-class StopMatcher:
-    """Stop strings over streamed text: holds back what could be the start of a stop string."""
-
-    def __init__(self, stops: list[str]) -> None:
-        self.stops = [s for s in stops if s]
-        self.held = ""
-
-    def push(self, text: str) -> tuple[str, bool]:
-        """Returns (text safe to emit, stopped)."""
-        if not self.stops:
-            return text, False
-        buf = self.held + text
-        cut = min((i for i in (buf.find(s) for s in self.stops) if i >= 0), default=-1)
-        if cut >= 0:
-            self.held = ""
-            return buf[:cut], True
-        keep = 0
-        for s in self.stops:
-            for n in range(min(len(s) - 1, len(buf)), 0, -1):
-                if buf.endswith(s[:n]):
-                    keep = max(keep, n)
-                    break
-        self.held = buf[len(buf) - keep :] if keep else ""
-        return buf[: len(buf) - keep], False
-
-    def flush(self) -> str:
-        out, self.held = self.held, ""
-        return out
-
-
-@dataclass
-class Request:
-    prompt: list[int]
-    sampling: Sampling
-    sink: Callable[[SchedulerEvent], None]
-    max_tokens: int
-    ignore_eos: bool = False
-    stop: list[str] = field(default_factory=list)
-    t_request: float = field(default_factory=time.perf_counter)
-    id: int = 0
-    cancelled: threading.Event = field(default_factory=threading.Event)
-
-    def cancel(self) -> None:
-        self.cancelled.set()
-
-
-@dataclass
-class _Slot:
-    seq: int
-    tokens: list[int] = field(default_factory=list)  # exactly what this sequence's KV cells hold
-    req: Request | None = None
-    prefilling: bool = False
-    pending: int = -1  # sampled, not yet decoded
-    out_index: int = -1  # batch output with this slot's logits after the current step
-    chunk: list[int] = field(default_factory=list)
-    sampler: SamplerChain | None = None
-    detok: StreamDetokenizer | None = None
-    stopper: StopMatcher | None = None
-    reply: list[int] = field(default_factory=list)
-    parts: list[str] = field(default_factory=list)
-    metrics: TurnMetrics | None = None
-    t_prefill: float = 0.0
-    t_gen: float = 0.0
-    t_last: float = 0.0
-    last_used: float = 0.0
 
 
 @dataclass
@@ -151,30 +103,39 @@ class SchedulerStats:
     busy_seconds_total: float = 0.0  # from one decode's start to the next's while slots are busy
 
 
-def _common_prefix(a: list[int], b: list[int], limit: int) -> int:
-    n = min(len(a), len(b), limit)
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+@dataclass
+class SlotRun:
+    """A slot's state for the request it serves now."""
+
+    sampler: SamplerChain
+    metrics: TurnMetrics
+    stopper: StopMatcher
+    detok: StreamDetokenizer = field(default_factory=StreamDetokenizer)
+    reply: list[int] = field(default_factory=list)
+    parts: list[str] = field(default_factory=list)
+    t_start: float = 0.0  # admitted: its prefill starts
+    t_first: float = 0.0  # first token sampled
+    t_last: float = 0.0  # last token sampled
 
 
 class Scheduler:
-    """N slots over one context, one decode thread. ``submit`` from any thread."""
+    """N slots over one context. ``submit`` from any thread; one thread calls ``step``."""
 
     def __init__(
         self,
         profile: Profile,
-        n_parallel: int = 4,
+        n_parallel: int | None = None,
         max_queue: int = 16,
         *,
         slot_context: int | None = None,
         progress: Callable[[float], None] | None = None,
+        threaded: bool = True,
     ) -> None:
         if profile.backend != "llama":
             raise EngineError(
-                f"Profile '{profile.name}' uses the {profile.backend} backend; serve needs a local model."
+                f"Profile '{profile.name}' uses the {profile.backend} backend, not a local model."
             )
+        n_parallel = n_parallel or profile.parallel
         if not 1 <= n_parallel <= 64:
             raise EngineError(f"--parallel is {n_parallel}; allowed values are 1 to 64.")
         t0 = time.perf_counter()
@@ -193,15 +154,22 @@ class Scheduler:
             n_seq_max=n_parallel,
         )
         self.model = LoadedModel(resolve_model_path(profile.model), self.settings, progress=progress)
+        self.draft_model: Any = None
+        self.slots = [Slot(seq=i) for i in range(n_parallel)]
         try:
             self.template = template_for(self.model)
             self.batch = Batch(self.model.n_batch, 1)
+            if profile.speculative.mode != "off":
+                from workstation.core.speculative import make_speculators
+
+                specs, self.draft_model = make_speculators(profile, self.model, n_parallel, self.slot_ctx)
+                for slot, spec in zip(self.slots, specs, strict=True):
+                    slot.spec = spec
         except BaseException:
             self.model.close()
             raise
         self.model_name = str(self.model.metadata.get("general.name", self.model.path.stem))
         self.load_ms = (time.perf_counter() - t0) * 1000
-        self.slots = [_Slot(seq=i) for i in range(n_parallel)]
         self.waiting: collections.deque[Request] = collections.deque()
         self.stats = SchedulerStats()
         self._cond = threading.Condition()
@@ -209,8 +177,11 @@ class Scheduler:
         self._stop = False
         self._eog: np.ndarray | None = None
         self._last_decode = 0.0  # start of the last decode while busy; 0 after an idle spell
-        self._thread = threading.Thread(target=self._loop, name="workstation-decode", daemon=True)
-        self._thread.start()
+        self.threaded = threaded
+        self._thread: threading.Thread | None = None
+        if threaded:
+            self._thread = threading.Thread(target=self._loop, name="workstation-decode", daemon=True)
+            self._thread.start()
 
     # --- public ----------------------------------------------------------------------------
     def chat_tokens(self, messages: list[Message]) -> list[int]:
@@ -229,13 +200,14 @@ class Scheduler:
         ignore_eos: bool = False,
         stop: list[str] | None = None,
         t_request: float | None = None,
+        cancelled: CancelFlag | None = None,
     ) -> Request:
         """Queue a request; raises PromptTooLong or QueueFull (nothing is queued then)."""
         if not prompt:
             raise EngineError("The prompt is empty.")
         if len(prompt) >= self.slot_ctx:
             raise PromptTooLong(
-                f"The prompt is {len(prompt)} tokens but this server holds at most "
+                f"The prompt is {len(prompt)} tokens but this profile's context holds at most "
                 f"{self.slot_ctx - 1} prompt tokens per request."
             )
         req = Request(
@@ -243,10 +215,12 @@ class Scheduler:
             sampling=sampling,
             sink=sink,
             max_tokens=max(1, max_tokens if max_tokens is not None else sampling.max_tokens),
-            ignore_eos=ignore_eos,
+            ignore_eos=ignore_eos or sampling.ignore_eos,
             stop=list(stop or []),
             t_request=t_request if t_request is not None else time.perf_counter(),
         )
+        if cancelled is not None:
+            req.cancelled = cancelled
         with self._cond:
             if self._stop:
                 raise EngineError("The server is shutting down.")
@@ -269,25 +243,63 @@ class Scheduler:
         with self._cond:
             self._cond.notify()
 
-    def stream(
-        self,
-        prompt: list[int],
-        sampling: Sampling,
-        **kwargs: Any,
-    ) -> Iterator[TokenDelta | TurnFinished]:
-        """Blocking iterator over one request's events (scripts, tests); closing it cancels."""
-        q: queue.Queue[SchedulerEvent] = queue.Queue()
-        req = self.submit(prompt, sampling, q.put, **kwargs)
+    def stream(self, prompt: list[int], sampling: Sampling, **kwargs: Any) -> Iterator[TokenDelta | TurnFinished]:
+        """Blocking iterator over one request's events; closing it early cancels the request."""
+        events: queue.SimpleQueue[SchedulerEvent] = queue.SimpleQueue()
+        req = self.submit(prompt, sampling, events.put, **kwargs)
         try:
             while True:
-                event = q.get()
+                event = self._next_event(events)
                 if isinstance(event, RequestFailed):
                     raise EngineError(event.message)
                 yield event
                 if isinstance(event, TurnFinished):
                     return
         finally:
-            self.cancel(req)
+            self._abandon(req)
+
+    def run_all(
+        self,
+        prompts: Sequence[list[int]],
+        sampling: Sampling,
+        on_finished: Callable[[int, TurnFinished], None] | None = None,
+        *,
+        cancelled: CancelFlag | None = None,
+    ) -> list[TurnFinished]:
+        """Submit every prompt at once (they run in parallel in free slots, sharing common
+        prefixes) and wait for all; ``on_finished(i, result)`` as each ends."""
+        events: queue.SimpleQueue[tuple[int, SchedulerEvent]] = queue.SimpleQueue()
+        reqs: list[Request] = []
+        try:
+            for i, prompt in enumerate(prompts):
+                reqs.append(
+                    self.submit(
+                        prompt, sampling, lambda e, i=i: events.put((i, e)), cancelled=cancelled
+                    )
+                )
+            results: list[TurnFinished | None] = [None] * len(reqs)
+            left = len(reqs)
+            while left:
+                i, event = self._next_event(events)
+                if isinstance(event, RequestFailed):
+                    raise EngineError(event.message)
+                if isinstance(event, TurnFinished):
+                    results[i] = event
+                    left -= 1
+                    if on_finished is not None:
+                        on_finished(i, event)
+            return [r for r in results if r is not None]
+        finally:
+            for req in reqs:
+                self._abandon(req)
+
+    def reset(self) -> None:
+        """Forget every slot's cached cells (no request may be running)."""
+        self.model.clear_memory()
+        for slot in self.slots:
+            slot.tokens = []
+            if slot.spec is not None:
+                slot.spec.forget()
 
     @property
     def requests_processing(self) -> int:
@@ -305,10 +317,19 @@ class Scheduler:
         with self._cond:
             self._stop = True
             self._cond.notify_all()
-        self._thread.join(timeout=30)
-        if not self._thread.is_alive():
-            self.batch.close()
-            self.model.close()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            if self._thread.is_alive():
+                return
+        else:
+            self._fail_all("The engine is closing.")
+        for slot in self.slots:
+            if slot.run is not None:
+                slot.run.sampler.close()
+        if self.draft_model is not None:
+            self.draft_model.close()
+        self.batch.close()
+        self.model.close()
 
     def __enter__(self) -> Scheduler:
         return self
@@ -316,7 +337,30 @@ class Scheduler:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # --- decode thread ---------------------------------------------------------------------
+    # --- driving the loop ------------------------------------------------------------------
+    def _next_event(self, events: queue.SimpleQueue[Any]) -> Any:
+        """The next event for a caller waiting on ``events``: a threaded scheduler delivers it;
+        otherwise the caller's thread runs steps until it arrives."""
+        if self.threaded:
+            return events.get()
+        while events.empty():
+            if not self.step() and events.empty():
+                raise EngineError("internal error: a request was lost by the scheduler.")
+        return events.get()
+
+    def _abandon(self, req: Request) -> None:
+        """A caller stopped waiting for ``req``: cancel it (at once when nothing else steps)."""
+        if self.threaded:
+            self.cancel(req)
+            return
+        with self._cond:
+            if req in self.waiting:
+                self.waiting.remove(req)
+                return
+        for slot in self.slots:
+            if slot.req is req:
+                self._finish(slot, "cancelled")
+
     def _loop(self) -> None:
         try:
             while True:
@@ -333,152 +377,173 @@ class Scheduler:
                 if waited and ADMIT_WINDOW_S:
                     # woken from idle: clients that send together should prefill together
                     time.sleep(ADMIT_WINDOW_S)
-                with self._cond:
-                    admitted = self._take_waiting()
-                for slot, req in admitted:
-                    self._start(slot, req)
-                self._drop_cancelled()
-                if not any(s.req is not None for s in self.slots):
-                    continue
-                self._step()
+                self.step()
         finally:
+            self._fail_all("The server is shutting down.")
+
+    def step(self) -> bool:
+        """One decode step; False when there was nothing to do. Never raises: a failure fails
+        the requests it touched (``RequestFailed``) and the slots start clean."""
+        try:
+            return self._step()
+        except Exception as err:  # noqa: BLE001 - every request must hear why, never a traceback
+            message = str(err) if isinstance(err, WorkstationError) else f"The engine failed: {type(err).__name__}: {err}"
             for slot in self.slots:
                 if slot.req is not None:
-                    self._fail(slot, "The server is shutting down.")
-            with self._cond:
-                left = list(self.waiting)
-                self.waiting.clear()
-            for req in left:
-                req.sink(RequestFailed("The server is shutting down."))
+                    self._fail(slot, message)
+            return True
 
-    def _take_waiting(self) -> list[tuple[_Slot, Request]]:
-        """Pair waiting requests (FIFO) with free slots; called with the lock held."""
-        out: list[tuple[_Slot, Request]] = []
-        free = [s for s in self.slots if s.req is None]
-        while free and self.waiting:
-            req = self.waiting.popleft()
-            if req.cancelled.is_set():
-                self.stats.requests_cancelled_total += 1
-                m = TurnMetrics(stop_reason="cancelled", kv_size=self.slot_ctx)
-                m.total_ms = (time.perf_counter() - req.t_request) * 1000
-                req.sink(TurnFinished("", m))
-                continue
-            slot = self._choose_slot(free, req.prompt)
-            free.remove(slot)
-            slot.req = req  # reserve it now so the counts stay right
-            out.append((slot, req))
-        return out
-
-    def _choose_slot(self, free: list[_Slot], prompt: list[int]) -> _Slot:
-        limit = len(prompt) - 1
-        best = max(self.slots, key=lambda s: _common_prefix(s.tokens, prompt, limit))
-        if best in free and _common_prefix(best.tokens, prompt, limit) > 0:
-            return best
-        return min(free, key=lambda s: s.last_used)  # least recently used loses its cache
-
-    def _start(self, slot: _Slot, req: Request) -> None:
-        model, prompt = self.model, req.prompt
-        limit = len(prompt) - 1  # at least one token is evaluated for the first logits
-        own = _common_prefix(slot.tokens, prompt, limit)
-        src, n_src = None, own
-        for other in self.slots:
-            if other is not slot:
-                n = _common_prefix(other.tokens, prompt, limit)
-                if n > n_src:
-                    src, n_src = other, n
-        if src is not None:
-            model.seq_rm(slot.seq, -1, -1)
-            model.seq_cp(src.seq, slot.seq, 0, n_src)
-            slot.tokens = prompt[:n_src]
-        elif own < len(slot.tokens):
-            if not model.seq_rm(slot.seq, own, -1):
-                model.seq_rm(slot.seq, -1, -1)
-                own = 0
-            slot.tokens = slot.tokens[:own]
-        now = time.perf_counter()
-        slot.req = req
-        slot.prefilling = True
-        slot.pending = -1
-        slot.reply = []
-        slot.parts = []
-        slot.sampler = SamplerChain(req.sampling, model.n_vocab)
-        slot.detok = StreamDetokenizer()
-        slot.stopper = StopMatcher(req.stop)
-        slot.metrics = TurnMetrics(load_ms=self.load_ms, kv_size=self.slot_ctx, cache_n=len(slot.tokens))
-        slot.t_prefill = now
-        slot.last_used = now
-        self.stats.cached_tokens_total += len(slot.tokens)
-
-    def _drop_cancelled(self) -> None:
+    def _step(self) -> bool:
+        with self._cond:
+            admitted, dropped = admit(self.slots, self.waiting)
+        for req in dropped:
+            self.stats.requests_cancelled_total += 1
+            m = TurnMetrics(stop_reason="cancelled", kv_size=self.slot_ctx)
+            m.total_ms = (time.perf_counter() - req.t_request) * 1000
+            req.sink(TurnFinished("", m))
+        for slot in admitted:
+            self._start(slot)
         for slot in self.slots:
             if slot.req is not None and slot.req.cancelled.is_set():
                 self.stats.requests_cancelled_total += 1
                 self._finish(slot, "cancelled")
+        self._settle()
+        self._propose()
+        plan = plan_step(self.slots, self.batch.capacity)
+        if not plan.entries:
+            return bool(admitted or dropped)
+        self._run(plan)
+        return True
 
-    def _step(self) -> None:
+    # --- plan ------------------------------------------------------------------------------
+    def _start(self, slot: Slot) -> None:
+        req = slot.req
+        assert req is not None
+        now = time.perf_counter()
+        sampler = SamplerChain(req.sampling, self.model.n_vocab)
+        slot.run = SlotRun(
+            sampler=sampler,
+            metrics=TurnMetrics(load_ms=self.load_ms, kv_size=self.slot_ctx),
+            stopper=StopMatcher(req.stop),
+            t_start=now,
+        )
+        slot.last_used = now
+        if slot.spec is not None:
+            slot.spec.begin_turn(sampler)
+
+    def _settle(self) -> None:
+        """Apply the cell reuse of fresh slots (oldest request first)."""
+        model = self.model
+        for slot in sorted((s for s in self.slots if s.fresh), key=lambda s: s.req.id if s.req else 0):
+            action = settle_prefix(slot, self.slots)
+            if action is None:
+                continue  # a slot admitted earlier is prefilling the same prefix: wait for it
+            slot.fresh = False
+            if action.copy_from is not None:
+                model.seq_rm(slot.seq, -1, -1)
+                model.seq_cp(action.copy_from.seq, slot.seq, 0, action.keep)
+                slot.tokens = action.copy_from.tokens[: action.keep]
+            elif action.keep < len(slot.tokens):
+                keep = action.keep
+                if not model.seq_rm(slot.seq, keep, -1):
+                    model.seq_rm(slot.seq, -1, -1)
+                    keep = 0
+                del slot.tokens[keep:]
+            slot.run.metrics.cache_n = len(slot.tokens)
+            self.stats.cached_tokens_total += len(slot.tokens)
+
+    def _propose(self) -> None:
+        for slot in self.slots:
+            slot.drafts = []
+            if slot.spec is None or not slot.generating:
+                continue
+            req, run = slot.req, slot.run
+            assert req is not None
+            left = req.max_tokens - len(run.reply)
+            room = min(left - 1, self.slot_ctx - len(slot.tokens) - 2)
+            try:
+                slot.drafts = slot.spec.propose(slot.tokens, slot.pending, room, left)
+            except EngineError:  # the draft model's own context failed: draft from scratch later
+                slot.spec.forget()
+
+    # --- decode ----------------------------------------------------------------------------
+    def _run(self, plan: StepPlan) -> None:
         batch, model = self.batch, self.model
         batch.clear()
-        active: list[_Slot] = []
-        for slot in self.slots:
-            slot.out_index = -1
-            slot.chunk = []
-            if slot.req is not None and not slot.prefilling:
-                slot.out_index = batch.add(slot.pending, len(slot.tokens), slot.seq, True)
-                active.append(slot)
-        budget = batch.capacity - batch.n_tokens
-        for slot in sorted(
-            (s for s in self.slots if s.req is not None and s.prefilling), key=lambda s: s.t_prefill
-        ):
-            if budget <= 0:
-                break
-            assert slot.req is not None
-            todo = slot.req.prompt[len(slot.tokens) :]
-            chunk = todo[:budget]
-            base = len(slot.tokens)
-            for j, tok in enumerate(chunk):
-                idx = batch.add(tok, base + j, slot.seq, j == len(todo) - 1)
-            if len(chunk) == len(todo):
-                slot.out_index = idx
-            slot.chunk = chunk
-            budget -= len(chunk)
-            active.append(slot)
-        if not active:
-            return
-        t_decode = time.perf_counter()
+        outputs: list[int] = []
+        for entry in plan.entries:
+            first = -1
+            last = len(entry.tokens) - 1
+            for j, tok in enumerate(entry.tokens):
+                want = entry.all_logits or (entry.ends_prompt and j == last)
+                idx = batch.add(tok, entry.pos + j, entry.slot.seq, want)
+                if want and first < 0:
+                    first = idx
+            outputs.append(first)
+        t0 = time.perf_counter()
         if self._last_decode:
-            self.stats.busy_seconds_total += t_decode - self._last_decode
-        self._last_decode = t_decode
+            self.stats.busy_seconds_total += t0 - self._last_decode
+        self._last_decode = t0
+        prefill = plan.has_prefill
+        if prefill:
+            entries = plan.entries
+            model.set_abort(lambda: all(e.slot.req is None or e.slot.req.cancelled.is_set() for e in entries))
         try:
-            model.decode(batch)
+            self._decode(plan)
+        except DecodeAborted:
+            for entry in plan.entries:
+                model.seq_rm(entry.slot.seq, len(entry.slot.tokens), -1)
+                if entry.slot.req is not None:
+                    self.stats.requests_cancelled_total += 1
+                    self._finish(entry.slot, "cancelled")
+            return
         except EngineError as err:
-            if not self._evict_idle():
-                for slot in active:
-                    self._fail(slot, str(err))
-                return
-            try:
-                model.decode(batch)
-            except EngineError as err2:
-                for slot in active:
-                    self._fail(slot, str(err2))
-                return
-        self.stats.n_decode_total += 1
-        self.stats.n_busy_slots_total += len(active)
+            for entry in plan.entries:
+                if entry.slot.req is not None:
+                    self._fail(entry.slot, str(err))
+            return
+        finally:
+            if prefill:
+                model.set_abort(None)
         now = time.perf_counter()
-        self.stats.decode_seconds_total += now - t_decode
-        for slot in active:
-            if slot.prefilling:
-                slot.tokens.extend(slot.chunk)
-                if slot.out_index < 0:
+        self.stats.n_decode_total += 1
+        self.stats.n_busy_slots_total += len(plan.entries)
+        self.stats.decode_seconds_total += now - t0
+        verified: list[tuple[Slot, int, int, int]] = []
+        for entry, idx in zip(plan.entries, outputs, strict=True):
+            slot = entry.slot
+            if slot.req is None:
+                continue
+            slot.tokens.extend(entry.tokens)
+            if not entry.all_logits:
+                if not entry.ends_prompt:
                     continue
                 slot.prefilling = False
-                slot.t_gen = now
-                assert slot.metrics is not None
-                slot.metrics.prompt_n = len(slot.req.prompt) - slot.metrics.cache_n  # type: ignore[union-attr]
-                slot.metrics.prompt_ms = (now - slot.t_prefill) * 1000
-            else:
-                slot.tokens.append(slot.pending)
-            self._sample(slot, now)
+                m = slot.run.metrics
+                m.prompt_n = len(slot.req.prompt) - m.cache_n
+                m.prompt_ms = (now - slot.run.t_start) * 1000
+            n_drafts = len(entry.tokens) - 1 if entry.all_logits else 0
+            n_acc, n_out = self._update(slot, idx, entry, n_drafts)
+            if n_drafts:
+                verified.append((slot, n_drafts, n_acc, n_out))
+        if any(s.spec is not None for s in self.slots) and not prefill:
+            seconds = time.perf_counter() - t0
+            self.slots[0].spec.costs.record(seconds, plan.n_generating, plan.n_drafts)
+            for slot, n_drafts, n_acc, n_out in verified:
+                slot.spec.after_step(seconds, n_drafts, n_acc, n_out)
 
+    def _decode(self, plan: StepPlan) -> None:
+        """llama_decode; when the KV pool is full, idle slots give their cells back once."""
+        try:
+            self.model.decode(self.batch)
+        except DecodeAborted:
+            raise
+        except EngineError:
+            if not self._evict_idle():
+                raise
+            self.model.decode(self.batch)
+
+    # --- update ----------------------------------------------------------------------------
     def _eog_tokens(self) -> np.ndarray:
         if self._eog is None:
             self._eog = np.array(
@@ -486,56 +551,84 @@ class Scheduler:
             )
         return self._eog
 
-    def _sample(self, slot: _Slot, now: float) -> None:
-        req, model = slot.req, self.model
-        assert req is not None and slot.sampler is not None and slot.detok is not None
-        assert slot.stopper is not None and slot.metrics is not None
+    def _update(self, slot: Slot, idx0: int, entry: BatchEntry, n_drafts: int) -> tuple[int, int]:
+        """Sample (or verify the drafts) at ``idx0``..; stream the text; finish at a limit.
+        Returns (drafts accepted, tokens produced)."""
+        req, run, model = slot.req, slot.run, self.model
+        assert req is not None
         if req.ignore_eos:
-            model.logits(slot.out_index)[self._eog_tokens()] = -np.inf
-        token = slot.sampler.sample(model.ctx, slot.out_index)
-        slot.t_last = now
-        if model.is_eog(token) and not req.ignore_eos:
-            self._finish(slot, "eos")
-            return
-        slot.reply.append(token)
-        text = slot.detok.push(model.piece(token))
-        if text:
-            text, stopped = slot.stopper.push(text)
+            for j in range(n_drafts + 1):
+                model.logits(idx0 + j)[self._eog_tokens()] = -np.inf
+        drafts = entry.tokens[1:] if n_drafts else []
+        if slot.spec is not None:
+            out, n_acc = slot.spec.verify(model, idx0, drafts)
+        else:
+            out, n_acc = [run.sampler.sample(model.ctx, idx0)], 0
+        if n_drafts:
+            keep = len(slot.tokens) - n_drafts + n_acc
+            model.seq_rm(slot.seq, keep, -1)
+            del slot.tokens[keep:]
+            run.metrics.draft_n += n_drafts
+            run.metrics.draft_n_accepted += n_acc
+        now = time.perf_counter()
+        if not run.t_first:
+            run.t_first = now
+        run.t_last = now
+        for tok in out:
+            if model.is_eog(tok) and not req.ignore_eos:
+                self._finish(slot, "eos")
+                return n_acc, len(out)
+            run.reply.append(tok)
+            text = run.detok.push(model.piece(tok))
             if text:
-                self._emit_text(slot, text)
-            if stopped:
-                self._finish(slot, "stop", flush=False)
-                return
-        if len(slot.reply) >= req.max_tokens:
-            self._finish(slot, "length")
-        elif len(slot.tokens) + 1 >= self.slot_ctx:
+                text, stopped = run.stopper.push(text)
+                if text:
+                    self._emit(slot, text)
+                if stopped:
+                    self._finish(slot, "stop", flush=False)
+                    return n_acc, len(out)
+            if len(run.reply) >= req.max_tokens:
+                self._finish(slot, "length")
+                return n_acc, len(out)
+        if len(slot.tokens) + 1 >= self.slot_ctx:
             self._finish(slot, "context")
         else:
-            slot.pending = token
+            slot.pending = out[-1]
+        return n_acc, len(out)
 
-    def _emit_text(self, slot: _Slot, text: str) -> None:
-        assert slot.req is not None and slot.metrics is not None
-        if not slot.parts:
-            slot.metrics.ttft_ms = (time.perf_counter() - slot.req.t_request) * 1000
-        slot.parts.append(text)
-        slot.req.sink(TokenDelta(text))
+    def _emit(self, slot: Slot, text: str) -> None:
+        req, run = slot.req, slot.run
+        assert req is not None
+        if not run.parts:
+            run.metrics.ttft_ms = (time.perf_counter() - req.t_request) * 1000
+        run.parts.append(text)
+        req.sink(TokenDelta(text))
 
-    def _finish(self, slot: _Slot, stop: str, flush: bool = True) -> None:
-        req, m = slot.req, slot.metrics
-        assert req is not None and m is not None
-        if flush and slot.detok is not None and slot.stopper is not None and stop != "cancelled":
-            tail = slot.stopper.push(slot.detok.flush())[0] + slot.stopper.flush()
+    def _finish(self, slot: Slot, stop: str, flush: bool = True) -> None:
+        req, run = slot.req, slot.run
+        assert req is not None
+        m = run.metrics
+        if flush and stop != "cancelled":
+            tail = run.stopper.push(run.detok.flush())[0] + run.stopper.flush()
             if tail:
-                self._emit_text(slot, tail)
+                self._emit(slot, tail)
         now = time.perf_counter()
         if slot.prefilling:
-            m.prompt_n = len(slot.tokens) - m.cache_n
-            m.prompt_ms = (now - slot.t_prefill) * 1000
-        else:
-            m.predicted_ms = (slot.t_last - slot.t_gen) * 1000
-        m.predicted_n = len(slot.reply)
-        if not slot.parts:
-            m.ttft_ms = ((slot.t_last or now) - req.t_request) * 1000
+            m.prompt_n = max(0, len(slot.tokens) - m.cache_n)
+            m.prompt_ms = (now - run.t_start) * 1000
+        n = len(run.reply)
+        m.predicted_n = n
+        if n > 1 and run.t_last > run.t_first:
+            # n tokens take n-1 decode steps after the first (sampled from the prompt's
+            # logits): the rate is (n-1) over their time, as llama.cpp's own counters give it
+            m.predicted_ms = (run.t_last - run.t_first) * 1000 * n / (n - 1)
+        if not run.parts:
+            m.ttft_ms = ((run.t_last or now) - req.t_request) * 1000
+        # the cells keep prompt + reply (a speculative step may have run ahead of a stop)
+        keep = len(req.prompt) + n
+        if len(slot.tokens) > keep and not slot.prefilling:
+            self.model.seq_rm(slot.seq, keep, -1)
+            del slot.tokens[keep:]
         m.total_ms = (now - req.t_request) * 1000
         m.kv_used = len(slot.tokens)
         m.stop_reason = stop
@@ -545,23 +638,37 @@ class Scheduler:
         self.stats.tokens_predicted_total += m.predicted_n
         self.stats.tokens_predicted_seconds_total += m.predicted_ms / 1000
         self._release(slot)
-        req.sink(TurnFinished("".join(slot.parts), m))
+        req.sink(TurnFinished("".join(run.parts), m))
 
-    def _fail(self, slot: _Slot, message: str) -> None:
+    def _fail(self, slot: Slot, message: str) -> None:
         req = slot.req
         self.model.seq_rm(slot.seq, -1, -1)
         slot.tokens = []
+        if slot.spec is not None:
+            slot.spec.forget()
         self._release(slot)
         if req is not None:
             req.sink(RequestFailed(message))
 
-    def _release(self, slot: _Slot) -> None:
-        if slot.sampler is not None:
-            slot.sampler.close()
-        slot.sampler = None
+    def _fail_all(self, message: str) -> None:
+        for slot in self.slots:
+            if slot.req is not None:
+                self._fail(slot, message)
+        with self._cond:
+            left = list(self.waiting)
+            self.waiting.clear()
+        for req in left:
+            req.sink(RequestFailed(message))
+
+    def _release(self, slot: Slot) -> None:
+        if slot.run is not None:
+            slot.run.sampler.close()
+        slot.run = None
         slot.req = None
         slot.prefilling = False
+        slot.fresh = False
         slot.pending = -1
+        slot.drafts = []
         slot.last_used = time.perf_counter()
         with self._cond:
             self._cond.notify()

@@ -1,9 +1,10 @@
 """Speculative decoding: a draft model or prompt lookup proposes tokens, the target verifies them.
 
-Both drafters plug into the engine's ``Decoder`` protocol. Each step the target model decodes
-the last accepted token plus ``k`` drafted tokens in ONE batch, with logits only at those
-``k + 1`` positions (the prompt's prefill is the engine's, unchanged), and keeps the longest
-prefix it agrees with:
+Each slot of the scheduler (``core/scheduler.py``) has its own ``SlotSpeculator``, as each of
+llama-server's slots carries its own speculative state. Before a step it proposes drafts; the
+scheduler puts the slot's last accepted token plus its ``k`` drafts into the step's ONE batch,
+next to every other slot's tokens, with logits only at those ``k + 1`` positions; after the
+step the speculator keeps the longest prefix the target agrees with:
 
 * temperature 0: a drafted token is accepted while it equals the target's own greedy choice
   (through the same llama.cpp sampler chain the plain decoder uses), so the text is the
@@ -16,14 +17,14 @@ prefix it agrees with:
 
 Drafters:
 
-* ``ModelDrafter``: a smaller GGUF with the same vocabulary, its own context and KV cache; its
-  cache follows the target's token list by prefix matching (across steps and turns), so only
-  tokens it has not seen are decoded.
+* ``ModelDrafter``: a smaller GGUF with the same vocabulary, loaded once per scheduler with one
+  sequence per slot; a slot's sequence follows the slot's token list by prefix matching (across
+  steps and turns), so only tokens it has not seen are decoded.
 * ``LookupDrafter``: copies what followed the most recent earlier occurrence of the last
   n-gram (n = ``ngram`` down to 1) of prompt + reply; an index keyed by n-gram makes a
   proposal O(n).
 
-Adaptive: the decoder measures a plain step, the extra cost of each verified token and of
+Adaptive: the scheduler measures a plain step (per number of generating slots), the extra cost of each verified token and of
 each drafted token, and the acceptance rate (per n-gram length for lookup), and each step
 picks the draft length with the best expected tokens per second, or a plain step when none
 beats plain decoding. A draft model that cannot pay even at 100% acceptance on this machine
@@ -43,26 +44,20 @@ its end, which bounds what a bad guess can cost (a 38-token summary: at most abo
 
 from __future__ import annotations
 
-import hashlib
 import math
 import statistics
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-import llama_cpp
 import numpy as np
-from llama_cpp import _internals as internals
 
-from workstation.core.catalog import check_gguf, resolve_model_path
+from workstation.core.catalog import read_model_info, resolve_model_path
 from workstation.core.errors import EngineError, ModelFileError
 from workstation.core.profiles import KV_CACHE_TYPES, Profile, Sampling, Speculative
-from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings, last_log_error
-
-if TYPE_CHECKING:
-    from workstation.core.engine import Decoder, GenerationState
+from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings
+from workstation.core.sampling import SamplerChain
 
 PENALTY_LAST_N = 64  # the window SamplerChain gives llama.cpp's penalties sampler
 GREEDY_DRAFT_P_MIN = 0.6  # a greedy draft model stops drafting below this confidence
@@ -143,66 +138,25 @@ def accept_or_resample(
 
 
 # --- compatibility of a draft model ------------------------------------------------------------
-def _vocab_fingerprint(vocab: llama_cpp.llama_vocab_p) -> tuple[int, str]:
-    n = llama_cpp.llama_vocab_n_tokens(vocab)
-    h = hashlib.sha256()
-    for i in range(n):
-        h.update(llama_cpp.llama_vocab_get_text(vocab, i) or b"")
-        h.update(b"\0%d\0" % llama_cpp.llama_vocab_get_attr(vocab, i))
-    return n, h.hexdigest()
-
-
-def _vocab_info(path: Path, want_n: int) -> tuple[int, str, int]:
-    """(n_vocab, tokenizer fingerprint, training context) of a GGUF, loading its vocabulary only;
-    the fingerprint is only computed (and otherwise "") when the size is ``want_n``."""
-    check_gguf(path)
-    params = llama_cpp.llama_model_default_params()
-    params.vocab_only = True
-    params.n_gpu_layers = 0
-    try:
-        model = internals.LlamaModel(path_model=str(path), params=params, verbose=True)
-    except ValueError:
-        why = last_log_error()
-        raise ModelFileError(
-            f"llama.cpp could not read the vocabulary of {path.name}" + (f": {why}." if why else ".")
-        ) from None
-    try:
-        n = llama_cpp.llama_vocab_n_tokens(model.vocab)
-        fp = _vocab_fingerprint(model.vocab)[1] if n == want_n else ""
-        return n, fp, int(llama_cpp.llama_model_n_ctx_train(model.model))
-    finally:
-        model.close()
-
-
-def check_draft_compatible(target: LoadedModel, draft_path: Path) -> None:
-    """Refuse a draft model that cannot draft for ``target``, in one plain sentence."""
-    try:  # the models helper's GGUF reader, when it exists
-        from workstation.core.catalog import read_model_info  # type: ignore[attr-defined]
-    except ImportError:
-        read_model_info = None
-    if read_model_info is not None:
-        info_t, info_d = read_model_info(target.path), read_model_info(draft_path)
-        n_t, fp_t = int(info_t.n_vocab), str(info_t.tokenizer_fingerprint)
-        n_d, fp_d = int(info_d.n_vocab), str(info_d.tokenizer_fingerprint)
-        ctx_d = None
-    else:
-        n_t = target.n_vocab
-        n_d, fp_d, ctx_d = _vocab_info(draft_path, n_t)
-        fp_t = _vocab_fingerprint(target.vocab)[1] if n_d == n_t else ""
+def check_draft_compatible(target: LoadedModel, draft_path: Path, context: int) -> None:
+    """Refuse a draft model that cannot draft for ``target`` at ``context`` tokens per request,
+    in one plain sentence (both GGUF headers are read; no weights are loaded)."""
+    info_t, info_d = read_model_info(target.path), read_model_info(draft_path)
+    n_t, n_d = int(info_t.n_vocab), int(info_d.n_vocab)
     if n_d != n_t:
         raise ModelFileError(
             f"The draft model {draft_path.name} uses a different vocabulary ({n_t} vs {n_d} tokens), "
             f"so it cannot draft for {target.path.name}."
         )
-    if fp_d != fp_t:
+    if info_d.tokenizer_fingerprint != info_t.tokenizer_fingerprint:
         raise ModelFileError(
             f"The draft model {draft_path.name} uses a different vocabulary (same size, {n_t} tokens, "
             f"but other token texts), so it cannot draft for {target.path.name}."
         )
-    if ctx_d is not None and 0 < ctx_d < target.n_ctx:
+    if 0 < info_d.context_length < context:
         raise ModelFileError(
-            f"The draft model {draft_path.name} was trained for {ctx_d} tokens of context but this "
-            f"profile uses {target.n_ctx}; lower the context or pick another draft model."
+            f"The draft model {draft_path.name} was trained for {info_d.context_length} tokens of "
+            f"context but this profile uses {context}; lower the context or pick another draft model."
         )
 
 
@@ -241,29 +195,46 @@ class LookupDrafter:
         return 0, []
 
 
-class ModelDrafter:
-    """A draft model whose KV cache (sequence 0) follows the target's tokens by prefix matching."""
+class DraftModel:
+    """The draft GGUF, loaded once per scheduler: one sequence per slot, one batch."""
 
     def __init__(self, model: LoadedModel) -> None:
         self.model = model
         self.batch = Batch(model.n_batch)
-        self.tokens: list[int] = []  # what the draft's KV cache holds
+
+    def close(self) -> None:
+        self.batch.close()
+        self.model.close()
+
+
+class ModelDrafter:
+    """One slot's drafting with the draft model: its sequence follows the slot's tokens by
+    prefix matching, so only tokens it has not seen are decoded."""
+
+    def __init__(self, shared: DraftModel, seq: int) -> None:
+        self.shared = shared
+        self.seq = seq
+        self.tokens: list[int] = []  # what this slot's sequence in the draft's KV cache holds
         self.pp_time = _Recent()  # seconds per token of catch-up batches
         self.last_catch_up = 0.0  # seconds the last sync spent on a catch-up batch (>= 8 tokens)
-        self.n_decoded = 0  # tokens the draft model has decoded (catch-up and drafting)
+        self.n_decoded = 0  # tokens the draft model has decoded for this slot
 
     def pending(self, tokens: Sequence[int]) -> int:
         """How many tokens a sync to ``tokens + [last]`` would decode."""
         return len(tokens) + 1 - _common_prefix(self.tokens, tokens)
 
+    def forget(self) -> None:
+        self.shared.model.seq_rm(self.seq, -1, -1)
+        self.tokens = []
+
     def sync(self, tokens: Sequence[int], last: int) -> int:
         """Make the draft's cache hold ``tokens + [last]``; returns the logits index of ``last``."""
-        model, batch = self.model, self.batch
+        model, batch, seq = self.shared.model, self.shared.batch, self.seq
         ctx = [*tokens, last]
         common = min(_common_prefix(self.tokens, ctx), len(ctx) - 1)
         if common < len(self.tokens):
-            if not model.seq_rm(0, common, -1):
-                model.seq_rm(0, -1, -1)
+            if not model.seq_rm(seq, common, -1):
+                model.seq_rm(seq, -1, -1)
                 common = 0
             del self.tokens[common:]
         todo = ctx[common:]
@@ -274,7 +245,7 @@ class ModelDrafter:
             batch.clear()
             base = len(self.tokens)
             for j, tok in enumerate(chunk):
-                idx = batch.add(tok, base + j, 0, start + j == len(todo) - 1)
+                idx = batch.add(tok, base + j, seq, start + j == len(todo) - 1)
             model.decode(batch)
             self.tokens.extend(chunk)
         self.n_decoded += len(todo)
@@ -295,7 +266,7 @@ class ModelDrafter:
     ) -> tuple[list[int], list[tuple[np.ndarray, np.ndarray]] | None]:
         """Up to ``k`` drafted tokens after ``tokens + [last]``; with ``sampling`` (temperature > 0)
         also the distribution q each was drawn from."""
-        model, batch = self.model, self.batch
+        model, batch = self.shared.model, self.shared.batch
         idx = self.sync(tokens, last)
         drafts: list[int] = []
         qs: list[tuple[np.ndarray, np.ndarray]] = []
@@ -315,16 +286,12 @@ class ModelDrafter:
             if j == k - 1 or model.is_eog(d):
                 break
             batch.clear()
-            batch.add(d, len(self.tokens), 0, True)
+            batch.add(d, len(self.tokens), self.seq, True)
             model.decode(batch)
             self.tokens.append(d)
             self.n_decoded += 1
             idx = 0
         return drafts, (qs if sampling is not None else None)
-
-    def close(self) -> None:
-        self.batch.close()
-        self.model.close()
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -394,21 +361,49 @@ def best_draft_length(a: float, kmax: int, t_plain: float, t_verify: float, t_dr
     return (best, best_gain) if best_gain >= MIN_GAIN else (0, best_gain)
 
 
-# --- the decoder ---------------------------------------------------------------------------------
-class SpeculativeDecoder:
-    """Implements the engine's ``Decoder`` protocol with a lookup or draft-model drafter."""
+# --- one slot's speculation ------------------------------------------------------------------------
+class SpecCosts:
+    """What a step costs here, measured by the scheduler and shared by its slots; keyed by how
+    many slots were generating in the step (a batch of 4 costs more than a batch of 1)."""
+
+    def __init__(self) -> None:
+        self._plain: dict[int, _Recent] = {}
+        self.t_verify = _Recent()  # extra seconds per verified draft token
+        self.t_draft = _Recent()  # seconds per drafted token (draft model; ~0 for lookup)
+        self.n_active = 1  # generating slots in the last step
+
+    def plain(self, n_active: int | None = None) -> _Recent:
+        n = n_active or self.n_active
+        if n not in self._plain:
+            self._plain[n] = _Recent()
+        return self._plain[n]
+
+    def record(self, seconds: float, n_active: int, n_drafts: int) -> None:
+        """One step with no prefill in it: ``n_active`` generating slots, ``n_drafts`` verified."""
+        self.n_active = n_active
+        if n_drafts == 0:
+            self.plain(n_active).add(seconds)
+            return
+        t_plain = self.plain(n_active).value(0.0)
+        if t_plain > 0.0:
+            self.t_verify.add(max(0.0, (seconds - t_plain) / n_drafts))
+
+
+class SlotSpeculator:
+    """One slot's speculative decoding: it proposes drafts before a step and verifies them from
+    the step's logits; the scheduler puts ``[last, *drafts]`` in the shared batch with logits at
+    each position. The adaptive policy (draft length, slow start, bail-out) is per slot; the
+    costs it weighs are the scheduler's ``SpecCosts``."""
 
     WARMUP_PLAIN_STEPS = 2  # per session, to measure a plain step before drafting
     PROBE_STEPS = 3  # draft steps before judging whether a draft model can ever pay here
 
-    def __init__(self, spec: Speculative, drafter: LookupDrafter | ModelDrafter) -> None:
+    def __init__(self, spec: Speculative, drafter: LookupDrafter | ModelDrafter, costs: SpecCosts) -> None:
         self.spec = spec
         self.kmax = spec.draft_tokens
         self.drafter = drafter
         self.lookup = isinstance(drafter, LookupDrafter)
-        self.t_plain = _Recent()  # seconds of a plain step (decode one + sample)
-        self.t_verify = _Recent()  # extra seconds per verified draft token
-        self.t_draft = _Recent()  # seconds per drafted token (draft model; ~0 for lookup)
+        self.costs = costs
         n_classes = drafter.ngram + 1 if isinstance(drafter, LookupDrafter) else 1
         priors = [0.8] if not self.lookup else [0.3, 0.35, 0.5, *([0.6] * n_classes)]
         self.acceptance = [_Acceptance(priors[i]) for i in range(n_classes)]
@@ -417,12 +412,25 @@ class SpeculativeDecoder:
         self.off_reason = ""
         self.session_drafted = 0
         self.session_accepted = 0
-        self.turn_steps: list[tuple[int, int]] = []  # (drafted, accepted) of this turn's drafts
         self.turns_bailed_out = 0
         # False: draft the full draft_tokens every step (tests use it to exercise verification)
         self.adaptive = True
+        self.turn_steps: list[tuple[int, int]] = []  # (drafted, accepted) of this turn's drafts
+        self.begin_turn(None)
 
-    # stats a bench or a dashboard may show
+    # the time a plain step takes now (the slot's view of the shared measurements)
+    @property
+    def t_plain(self) -> _Recent:
+        return self.costs.plain()
+
+    @property
+    def t_verify(self) -> _Recent:
+        return self.costs.t_verify
+
+    @property
+    def t_draft(self) -> _Recent:
+        return self.costs.t_draft
+
     def stats(self) -> dict[str, float | int | str | bool]:
         return {
             "t_plain_ms": self.t_plain.value(0.0) * 1000,
@@ -433,6 +441,27 @@ class SpeculativeDecoder:
             "off_for_session": self.off_for_session,
             "off_reason": self.off_reason,
         }
+
+    def begin_turn(self, sampler: SamplerChain | None) -> None:
+        self.sampler = sampler
+        settings = sampler.settings if sampler is not None else Sampling()
+        self.settings = settings
+        self.greedy = sampler.greedy if sampler is not None else True
+        self.rng = np.random.default_rng(settings.seed)
+        self.history: list[int] = []  # generated tokens (the penalties' window at temperature > 0)
+        self.plain_this_turn = 0
+        self.off_for_turn = False
+        self.run_k = 1  # lookup: the next draft length (slow start), doubled after full acceptance
+        self.saved = 0.0  # seconds drafting saved this turn against plain steps (negative: lost)
+        self.turn_steps = []
+        self.shadow: tuple[int, int] | None = None  # (n-gram class, proposed token) not drafted
+        self.cls = 0
+        self.qs: list[tuple[np.ndarray, np.ndarray]] | None = None
+
+    def forget(self) -> None:
+        """The slot's KV cache was cleared."""
+        if isinstance(self.drafter, ModelDrafter):
+            self.drafter.forget()
 
     def _choose(self, cls: int, kmax: int) -> int:
         if not self.adaptive:
@@ -464,147 +493,107 @@ class SpeculativeDecoder:
                 f"{t_plain * 1000:.1f} ms for a plain step: drafting cannot pay on this machine"
             )
 
-    def generate(self, state: GenerationState) -> Iterator[int]:
-        model, batch, sampler = state.model, state.batch, state.sampler
-        settings: Sampling = sampler.settings
-        greedy = sampler.greedy
-        rng = np.random.default_rng(settings.seed)
-        history: list[int] = []  # generated tokens (the penalties' window at temperature > 0)
+    def propose(self, tokens: list[int], last: int, room: int, left: int) -> list[int]:
+        """Drafts to verify after ``last`` (the slot's KV holds ``tokens``); [] for a plain step.
+        ``room``: drafts that fit this turn; ``left``: tokens this turn may still produce."""
+        self.shadow, self.cls, self.qs = None, 0, None
+        warm = not self.adaptive or (
+            len(self.t_plain) >= self.WARMUP_PLAIN_STEPS and self.plain_this_turn >= 1
+        )
+        if room < 1 or not warm or self.off_for_session or self.off_for_turn:
+            return []
+        t0 = time.perf_counter()
+        drafts: list[int] = []
+        if isinstance(self.drafter, LookupDrafter):
+            cls, cand = self.drafter.propose(tokens, last, min(room, self.kmax))
+            self.cls = cls
+            if cand:
+                k = self._choose(cls, len(cand))
+                if k:
+                    # the cost model says drafting pays; the slow start says how far
+                    drafts = cand[: max(k, self.run_k)] if self.adaptive else cand[:k]
+                else:
+                    self.shadow = (cls, cand[0])
+        else:
+            k = self._choose(0, min(room, self.kmax))
+            pending = self.drafter.pending(tokens)
+            t_plain = self.t_plain.value(0.0)
+            catch_up = pending * self.drafter.pp_time.value(0.1 * t_plain)
+            if k and self.adaptive and catch_up > 0.1 * left * t_plain:
+                k = 0  # catching the draft up would cost more than this turn can win back
+            if k:
+                drafts, self.qs = self.drafter.draft(
+                    tokens, last, k, None if self.greedy else self.settings, self.history, self.rng
+                )
+            else:
+                self.off_for_turn = True
+        if drafts:
+            spent = time.perf_counter() - t0
+            if isinstance(self.drafter, ModelDrafter):
+                spent -= self.drafter.last_catch_up  # a one-off, judged separately above
+            self.t_draft.add(max(0.0, spent) / len(drafts))
+        return drafts
+
+    def _pick(self, model: LoadedModel, i: int) -> int:
+        assert self.sampler is not None
+        if self.greedy:
+            return self.sampler.sample(model.ctx, i)
+        ids, p = sampling_distribution(model.logits(i), self.settings, self.history)
+        tok = _draw(p, self.rng, ids)
+        self.history.append(tok)
+        return tok
+
+    def verify(self, model: LoadedModel, idx0: int, drafts: list[int]) -> tuple[list[int], int]:
+        """(tokens produced, drafts accepted) from the logits at ``idx0 .. idx0 + len(drafts)``."""
+        if not drafts:
+            tok = self._pick(model, idx0)
+            if self.shadow is not None:  # what the lookup would have drafted, scored for free
+                self.acceptance[self.shadow[0]].update(int(tok == self.shadow[1]), 1)
+            self.plain_this_turn += 1
+            return [tok], 0
         n_vocab = model.n_vocab
-
-        def pick(i: int) -> int:
-            if greedy:
-                return sampler.sample(model.ctx, i)
-            ids, p = sampling_distribution(model.logits(i), settings, history)
-            tok = _draw(p, rng, ids)
-            history.append(tok)
-            return tok
-
-        last = pick(state.logits_index)
-        produced = 1
-        yield last  # the first token goes out before any drafting work (TTFT unchanged)
-
-        plain_this_turn = 0
-        off_for_turn = False
-        run_k = 1  # lookup: the next draft length (slow start), doubled after full acceptance
-        saved = 0.0  # seconds drafting has saved this turn against plain steps (negative: lost)
-        self.turn_steps = []
-        while True:
-            room = min(state.max_new - produced - 1, model.n_ctx - len(state.tokens) - 2)
-            drafts: list[int] = []
-            qs: list[tuple[np.ndarray, np.ndarray]] | None = None
-            shadow: tuple[int, int] | None = None  # (n-gram class, proposed token) not drafted
-            cls = 0
-            warm = not self.adaptive or (
-                len(self.t_plain) >= self.WARMUP_PLAIN_STEPS and plain_this_turn >= 1
-            )
-            if room >= 1 and warm and not self.off_for_session and not off_for_turn:
-                t0 = time.perf_counter()
-                if isinstance(self.drafter, LookupDrafter):
-                    cls, cand = self.drafter.propose(state.tokens, last, min(room, self.kmax))
-                    if cand:
-                        k = self._choose(cls, len(cand))
-                        if k:
-                            # the cost model says drafting pays; the slow start says how far
-                            drafts = cand[: max(k, run_k)] if self.adaptive else cand[:k]
-                        else:
-                            shadow = (cls, cand[0])
+        out: list[int] = []
+        n_acc = 0
+        for j in range(len(drafts) + 1):
+            d = drafts[j] if j < len(drafts) else -1
+            if self.greedy:
+                assert self.sampler is not None
+                tok = self.sampler.sample(model.ctx, idx0 + j)
+                ok = tok == d
+            else:
+                ids, p = sampling_distribution(model.logits(idx0 + j), self.settings, self.history)
+                if d < 0:
+                    tok, ok = _draw(p, self.rng, ids), False
                 else:
-                    k = self._choose(0, min(room, self.kmax))
-                    pending = self.drafter.pending(state.tokens)
-                    catch_up = pending * self.drafter.pp_time.value(0.1 * self.t_plain.value(0.0))
-                    if k and self.adaptive and catch_up > 0.1 * (state.max_new - produced) * self.t_plain.value(0.0):
-                        k = 0  # catching the draft up would cost more than this turn can win back
-                    if k:
-                        drafts, qs = self.drafter.draft(
-                            state.tokens, last, k, None if greedy else settings, history, rng
-                        )
-                    else:
-                        off_for_turn = True
-                if drafts:
-                    spent = time.perf_counter() - t0
-                    if isinstance(self.drafter, ModelDrafter):
-                        spent -= self.drafter.last_catch_up  # a one-off, judged separately above
-                    self.t_draft.add(max(0.0, spent) / len(drafts))
+                    q_dense = _dense(*self.qs[j], n_vocab) if self.qs is not None else None
+                    tok, ok = accept_or_resample(_dense(ids, p, n_vocab), q_dense, d, self.rng)
+                self.history.append(tok)
+            out.append(tok)
+            if not ok:
+                break
+            n_acc += 1
+            if model.is_eog(tok):
+                break
+        return out, n_acc
 
-            if not drafts:
-                # a plain step: decode ``last``, sample the next token from its logits
-                t0 = time.perf_counter()
-                batch.clear()
-                batch.add(last, len(state.tokens), 0, True)
-                model.decode(batch)
-                state.tokens.append(last)
-                tok = pick(0)
-                self.t_plain.add(time.perf_counter() - t0)
-                plain_this_turn += 1
-                if shadow is not None:  # what the lookup would have drafted, scored for free
-                    self.acceptance[shadow[0]].update(int(tok == shadow[1]), 1)
-                last = tok
-                produced += 1
-                yield tok
-                continue
-
-            # verify: ``last`` and the drafts in one batch, logits at each of those positions
-            t0 = time.perf_counter()
-            n0 = len(state.tokens)
-            batch.clear()
-            batch.add(last, n0, 0, True)
-            for j, d in enumerate(drafts):
-                batch.add(d, n0 + 1 + j, 0, True)
-            model.decode(batch)
-            state.tokens.append(last)
-            state.tokens.extend(drafts)
-            out: list[int] = []
-            n_acc = 0
-            for j in range(len(drafts) + 1):
-                d = drafts[j] if j < len(drafts) else -1
-                if greedy:
-                    tok = sampler.sample(model.ctx, j)
-                    ok = tok == d
-                else:
-                    ids, p = sampling_distribution(model.logits(j), settings, history)
-                    if d < 0:
-                        tok, ok = _draw(p, rng, ids), False
-                    else:
-                        q_dense = _dense(*qs[j], n_vocab) if qs is not None else None
-                        tok, ok = accept_or_resample(_dense(ids, p, n_vocab), q_dense, d, rng)
-                    history.append(tok)
-                out.append(tok)
-                if not ok:
-                    break
-                n_acc += 1
-                if model.is_eog(tok):
-                    break
-            keep = n0 + 1 + n_acc
-            if len(state.tokens) > keep:
-                model.seq_rm(0, keep, -1)
-                del state.tokens[keep:]
-            elapsed = time.perf_counter() - t0
-            t_plain = self.t_plain.value(elapsed)
-            self.t_verify.add(max(0.0, (elapsed - t_plain) / len(drafts)))
-            # what this step cost against plain steps for the same tokens; a turn whose drafts
-            # have lost more than BAIL_OUT_PLAIN_STEPS plain steps decodes plainly from here on
-            saved += len(out) * t_plain - elapsed - (self.t_draft.value(0.0) * len(drafts))
-            if self.adaptive and saved < -BAIL_OUT_PLAIN_STEPS * t_plain:
-                off_for_turn = True
-                self.turns_bailed_out += 1
-            state.metrics.draft_n += len(drafts)
-            state.metrics.draft_n_accepted += n_acc
-            self.session_drafted += len(drafts)
-            self.session_accepted += n_acc
-            self.acceptance[cls].update(n_acc, len(drafts))
-            run_k = min(run_k * 2, self.kmax) if n_acc == len(drafts) else 1
-            self.turn_steps.append((len(drafts), n_acc))
-            self.draft_steps += 1
-            self._judge_draft_model()
-            for tok in out:
-                produced += 1
-                yield tok
-            last = out[-1]
-
-    def close(self) -> None:
-        if isinstance(self.drafter, ModelDrafter):
-            self.drafter.close()
+    def after_step(self, seconds: float, n_drafts: int, n_acc: int, n_out: int) -> None:
+        """Account a verified draft: acceptance, slow start, and the turn's time saved or lost."""
+        if not n_drafts:
+            return
+        t_plain = self.t_plain.value(seconds)
+        # what this step cost against plain steps for the same tokens; a turn whose drafts
+        # have lost more than BAIL_OUT_PLAIN_STEPS plain steps decodes plainly from here on
+        self.saved += n_out * t_plain - seconds - (self.t_draft.value(0.0) * n_drafts)
+        if self.adaptive and self.saved < -BAIL_OUT_PLAIN_STEPS * t_plain:
+            self.off_for_turn = True
+            self.turns_bailed_out += 1
+        self.session_drafted += n_drafts
+        self.session_accepted += n_acc
+        self.acceptance[self.cls].update(n_acc, n_drafts)
+        self.run_k = min(self.run_k * 2, self.kmax) if n_acc == n_drafts else 1
+        self.turn_steps.append((n_drafts, n_acc))
+        self.draft_steps += 1
+        self._judge_draft_model()
 
 
 def _draft_gpu_layers(spec: Speculative, target: LoadedModel) -> int:
@@ -617,13 +606,13 @@ def _draft_gpu_layers(spec: Speculative, target: LoadedModel) -> int:
     return 999 if target.settings.n_gpu_layers > 0 else 0
 
 
-def load_draft_model(profile: Profile, target: LoadedModel) -> LoadedModel:
-    """The profile's draft model, checked against ``target`` before it is loaded."""
+def load_draft_model(profile: Profile, target: LoadedModel, slot_context: int) -> DraftModel:
+    """The profile's draft model with one sequence per slot, checked against ``target`` first."""
     spec = profile.speculative
     if not spec.draft_model:
         raise EngineError(f"Profile '{profile.name}' uses speculative mode draft but names no draft_model.")
     path = resolve_model_path(spec.draft_model)
-    check_draft_compatible(target, path)
+    check_draft_compatible(target, path, slot_context)
     ts = target.settings
     settings = RuntimeSettings(
         n_ctx=target.n_ctx,
@@ -632,16 +621,22 @@ def load_draft_model(profile: Profile, target: LoadedModel) -> LoadedModel:
         flash_attn=ts.flash_attn,
         type_k=KV_CACHE_TYPES["f16"],
         type_v=KV_CACHE_TYPES["f16"],
+        n_seq_max=ts.n_seq_max,
         n_batch=ts.n_batch,
     )
-    return LoadedModel(path, settings)
+    return DraftModel(LoadedModel(path, settings))
 
 
-def make_decoder(profile: Profile, target: LoadedModel) -> Decoder:
-    """The decoder for ``profile.speculative.mode`` (lookup or draft) over ``target``."""
+def make_speculators(
+    profile: Profile, target: LoadedModel, n_slots: int, slot_context: int
+) -> tuple[list[SlotSpeculator], DraftModel | None]:
+    """One speculator per slot for ``profile.speculative.mode`` (lookup or draft), and the draft
+    model they share (None for lookup)."""
     spec = profile.speculative
+    costs = SpecCosts()
     if spec.mode == "lookup":
-        return SpeculativeDecoder(spec, LookupDrafter(spec.ngram))
+        return [SlotSpeculator(spec, LookupDrafter(spec.ngram), costs) for _ in range(n_slots)], None
     if spec.mode == "draft":
-        return SpeculativeDecoder(spec, ModelDrafter(load_draft_model(profile, target)))
+        shared = load_draft_model(profile, target, slot_context)
+        return [SlotSpeculator(spec, ModelDrafter(shared, seq), costs) for seq in range(n_slots)], shared
     raise EngineError(f"Unknown speculative mode '{spec.mode}'; allowed values are off, draft, lookup.")

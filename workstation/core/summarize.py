@@ -4,32 +4,38 @@
    contiguous character spans (nothing is lost between chunks) so that every chunk's whole
    prompt — the chat template, the instruction, the chunk and the answer budget — fits the
    profile's context. Sizes are measured with the engine's own tokenizer and chat template
-   (``engine.chat_prompt``), so they are exact, not estimated.
-2. **Map.** Each chunk is summarized with the *same* instruction placed *before* the text, so
-   every chunk's prompt starts with identical tokens and the engine's KV prefix reuse serves
-   them: chunk k > 1 has ``cache_n`` = the prefix length and only prefills its own text.
+   (``engine.count_prompt``), so they are exact, not estimated (a remote server that cannot
+   count for us gets a conservative estimate: see ``core/remote.py``).
+2. **Map.** Every chunk is submitted at once (``engine.run_many``) and decoded in parallel in
+   the profile's slots (``parallel``). Each chunk is summarized with the *same* instruction
+   placed *before* the text, so every chunk's prompt starts with identical tokens and the
+   engine's KV prefix reuse serves them: a chunk after the first has ``cache_n`` >= the prefix
+   length and only prefills its own text.
 3. **Reduce.** The partial summaries, each labelled with the pages or sections it came from,
    are summarized into one; when they do not fit the context together they are reduced in
    groups first (hierarchically) until they do.
 
 The result is Markdown: an overall summary, then one point per part citing its pages or
 sections. Progress reports chunks done / total and an ETA from the measured prompt speed.
-Cancelling keeps every finished part. Works with ``Engine`` and ``EngineProcess`` alike.
+Cancelling keeps every finished part. Works with every ``ChatEngine`` (``core/engine_api.py``):
+in this process, in a child process, or a remote server (``backend: openai``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from workstation.core.documents import Document, read_document
-from workstation.core.engine import Message, TokenDelta, TurnFinished
+from workstation.core.engine_api import ChatEngine
 from workstation.core.errors import WorkstationError
+from workstation.core.events import Message, TokenDelta, TurnFinished
 from workstation.core.metrics import TurnMetrics
 from workstation.core.profiles import Profile, Sampling
 
@@ -47,15 +53,6 @@ REDUCE_SUFFIX = "\n\nEND OF SUMMARIES. Write the summary of the whole document."
 
 class SummarizeError(WorkstationError):
     """A document cannot be summarized with this profile (context too small, engine failed)."""
-
-
-class SummaryEngine(Protocol):
-    """What summarizing needs; ``Engine`` and ``EngineProcess`` both provide it."""
-
-    def chat_prompt(self, messages: list[Message]) -> list[int]: ...
-    def stream_tokens(self, prompt: list[int], sampling: Sampling | None = None) -> Any: ...
-    def cancel(self) -> None: ...
-    def info(self) -> Any: ...
 
 
 @dataclass
@@ -180,7 +177,7 @@ def split_spans(text: str, start: int, end: int, max_chars: int, level: int = 0)
 
 # --- the engine side -----------------------------------------------------------------------
 class _Runner:
-    def __init__(self, engine: SummaryEngine, cancel: Any) -> None:
+    def __init__(self, engine: ChatEngine, cancel: Any) -> None:
         self.engine = engine
         self.cancel = cancel
         self.calls: list[TurnMetrics] = []
@@ -193,13 +190,18 @@ class _Runner:
             return bool(c())
         return bool(c.is_set())
 
-    def prompt(self, messages: list[Message]) -> list[int]:
-        return list(self.engine.chat_prompt(messages))
+    def count(self, messages: list[Message]) -> int:
+        return int(self.engine.count_prompt(messages))
 
-    def run(self, tokens: list[int], sampling: Sampling) -> tuple[str, TurnMetrics]:
+    def tokens(self, messages: list[Message]) -> list[int] | None:
+        """The prompt's token ids where the engine has them locally (for the shared prefix)."""
+        chat_prompt = getattr(self.engine, "chat_prompt", None)
+        return list(chat_prompt(messages)) if chat_prompt is not None else None
+
+    def run(self, messages: list[Message], sampling: Sampling) -> tuple[str, TurnMetrics]:
         final: TurnFinished | None = None
         asked = False
-        for event in self.engine.stream_tokens(tokens, sampling):
+        for event in self.engine.stream_chat(messages, sampling):
             if isinstance(event, TurnFinished):
                 final = event
             elif isinstance(event, TokenDelta) and not asked and self.cancelled():
@@ -209,6 +211,34 @@ class _Runner:
             raise SummarizeError("The engine stopped without finishing a turn.")
         self.calls.append(final.metrics)
         return final.text.strip(), final.metrics
+
+    def run_many(
+        self,
+        conversations: list[list[Message]],
+        sampling: Sampling,
+        on_finished: Callable[[int, TurnFinished], None],
+    ) -> list[TurnFinished]:
+        """Every conversation at once; a watcher passes a cancel on to the engine meanwhile."""
+        done = threading.Event()
+
+        def watch() -> None:
+            while not done.wait(0.1):
+                if self.cancelled():
+                    self.engine.cancel()
+                    return
+
+        watcher = threading.Thread(target=watch, name="summarize-cancel", daemon=True)
+        watcher.start()
+
+        def finished(i: int, final: TurnFinished) -> None:
+            self.calls.append(final.metrics)
+            on_finished(i, final)
+
+        try:
+            return self.engine.run_many(conversations, sampling, finished)
+        finally:
+            done.set()
+            watcher.join()
 
 
 def _messages(instruction: str, body: str, suffix: str) -> list[Message]:
@@ -247,8 +277,8 @@ def make_chunks(
     runner: _Runner, document: Document, n_ctx: int, answer: int, options: SummarizeOptions
 ) -> tuple[list[Chunk], int, int]:
     """(chunks, prefix_tokens, chunk_budget): contiguous chunks whose prompts fit the context."""
-    empty = runner.prompt(_messages(MAP_INSTRUCTION, "", MAP_SUFFIX))
-    overhead = len(empty)
+    empty_messages = _messages(MAP_INSTRUCTION, "", MAP_SUFFIX)
+    overhead = runner.count(empty_messages)
     prompt_limit = n_ctx - answer - options.margin
     budget = prompt_limit - overhead
     if options.chunk_tokens:
@@ -261,14 +291,12 @@ def make_chunks(
     text = document.text
     # characters per token, measured on a sample of this document
     sample = neutralize(text[:8000])
-    sample_tokens = len(runner.prompt(_messages(MAP_INSTRUCTION, sample, MAP_SUFFIX))) - overhead
+    sample_tokens = runner.count(_messages(MAP_INSTRUCTION, sample, MAP_SUFFIX)) - overhead
     ratio = max(0.5, len(sample) / max(1, sample_tokens))
     piece_chars = max(16, int(budget * ratio * 0.5))
     pieces = split_spans(text, 0, len(text), piece_chars)
 
     chunks: list[Chunk] = []
-    prefix = 0
-    previous: list[int] | None = None
     i = 0
     while i < len(pieces):
         target = budget * ratio * 0.95
@@ -279,18 +307,18 @@ def make_chunks(
         grow = True  # once a chunk had to shrink it never grows again (no oscillation)
         while True:
             body = neutralize(text[pieces[i][0] : pieces[j - 1][1]])
-            tokens = runner.prompt(_messages(MAP_INSTRUCTION, body, MAP_SUFFIX))
-            if len(tokens) <= prompt_limit and len(tokens) - overhead <= budget:
+            n_prompt = runner.count(_messages(MAP_INSTRUCTION, body, MAP_SUFFIX))
+            if n_prompt <= prompt_limit and n_prompt - overhead <= budget:
                 # room left: try one more piece
                 if grow and j < len(pieces):
                     extra = (pieces[j][1] - pieces[j][0]) / ratio
-                    if len(tokens) - overhead + extra <= budget * 0.98:
+                    if n_prompt - overhead + extra <= budget * 0.98:
                         j += 1
                         continue
                 break
             grow = False
             if j - i > 1:
-                over = len(tokens) - overhead - budget
+                over = n_prompt - overhead - budget
                 drop_chars = max(1.0, over * ratio)
                 while j - i > 1 and drop_chars > 0:
                     j -= 1
@@ -304,24 +332,31 @@ def make_chunks(
                 pieces[i : i + 1] = sub
                 j = i + 1
         start, end = pieces[i][0], pieces[j - 1][1]
-        if previous is not None:
-            p = _common_prefix(previous, tokens)
-            prefix = p if prefix == 0 else min(prefix, p)
-        previous = tokens
         chunks.append(
             Chunk(
                 index=len(chunks) + 1,
                 start=start,
                 end=end,
-                tokens=len(tokens) - overhead,
-                prompt_tokens=len(tokens),
+                tokens=n_prompt - overhead,
+                prompt_tokens=n_prompt,
                 cite=document.cite(start, end),
             )
         )
         i = j
-    if len(chunks) == 1:
-        prefix = _common_prefix(empty, previous or [])
-    return chunks, prefix, budget
+    return chunks, _shared_prefix(runner, text, chunks, empty_messages), budget
+
+
+def _shared_prefix(runner: _Runner, text: str, chunks: list[Chunk], empty: list[Message]) -> int:
+    """Prompt tokens every chunk's prompt starts with (0 where the engine cannot tell)."""
+    first = runner.tokens(empty if len(chunks) == 1 else _chunk_messages(text, chunks[0]))
+    if first is None:
+        return 0
+    other = runner.tokens(_chunk_messages(text, chunks[-1])) if len(chunks) > 1 else first
+    return _common_prefix(first, other or [])
+
+
+def _chunk_messages(text: str, chunk: Chunk) -> list[Message]:
+    return _messages(MAP_INSTRUCTION, neutralize(text[chunk.start : chunk.end]), MAP_SUFFIX)
 
 
 # --- map-reduce -------------------------------------------------------------------------------
@@ -332,7 +367,7 @@ def _answer_budgets(profile: Profile, n_ctx: int, options: SummarizeOptions) -> 
     return map_tokens, reduce_tokens
 
 
-def _n_ctx(engine: SummaryEngine, profile: Profile) -> int:
+def _n_ctx(engine: ChatEngine, profile: Profile) -> int:
     try:
         return int(engine.info().n_ctx)
     except Exception:  # noqa: BLE001 - a remote engine may not know; trust the profile
@@ -386,14 +421,14 @@ def render_markdown(
 
 
 def summarize_document(
-    engine: SummaryEngine,
+    engine: ChatEngine,
     document: Document | str | Path,
     profile: Profile,
     on_progress: Callable[[SummaryProgress], None] | None = None,
     cancel: Any = None,
     options: SummarizeOptions | None = None,
 ) -> SummaryResult:
-    """Summarize ``document`` (a Document or a path) with ``engine`` (an Engine or EngineProcess).
+    """Summarize ``document`` (a Document or a path) with ``engine`` (any ``ChatEngine``).
 
     ``cancel``: anything with ``is_set()`` (a threading.Event) or a callable returning True to
     stop; finished parts are kept and the result says ``cancelled``. For an instant stop during
@@ -443,21 +478,23 @@ def summarize_document(
         return new_prompt / pps + (gen / tps if tps else 0.0)
 
     report("map", 0, total_calls, 0, n, None, f"{n} parts")
-    cancelled = False
-    for k, chunk in enumerate(chunks):
-        if runner.cancelled():
-            cancelled = True
-            break
-        body = neutralize(document.text[chunk.start : chunk.end])
-        tokens = runner.prompt(_messages(MAP_INSTRUCTION, body, MAP_SUFFIX))
-        text, metrics = runner.run(tokens, sampling_map)
-        chunk.metrics = metrics
-        if metrics.stop_reason == "cancelled":
-            cancelled = True
-            break
-        chunk.summary = _clean_summary(text) or "(the model returned nothing for this part)"
-        report("map", k + 1, total_calls, k + 1, n, eta(chunks[k + 1 :], est_reduce),
+    finished: list[int] = []
+
+    def map_done(k: int, final: TurnFinished) -> None:
+        chunk = chunks[k]
+        chunk.metrics = final.metrics
+        if final.metrics.stop_reason == "cancelled":
+            return
+        chunk.summary = _clean_summary(final.text) or "(the model returned nothing for this part)"
+        finished.append(k)
+        left = [c for c in chunks if c.summary is None]
+        report("map", len(finished), total_calls, len(finished), n, eta(left, est_reduce),
                f"part {k + 1} of {n} ({chunk.cite})")
+
+    cancelled = runner.cancelled()
+    if not cancelled:
+        runner.run_many([_chunk_messages(document.text, c) for c in chunks], sampling_map, map_done)
+        cancelled = len(finished) < n
 
     overall = ""
     steps: list[ReduceStep] = []
@@ -522,15 +559,16 @@ def _reduce(
         limit = min(limit, options.reduce_prompt_tokens)
     level = 1
     while True:
-        tokens = runner.prompt(_messages(REDUCE_INSTRUCTION, _reduce_body(items), REDUCE_SUFFIX))
-        if len(tokens) <= limit:
+        messages = _messages(REDUCE_INSTRUCTION, _reduce_body(items), REDUCE_SUFFIX)
+        n_prompt = runner.count(messages)
+        if n_prompt <= limit:
             if runner.cancelled():
                 return "", True
-            text, metrics = runner.run(tokens, sampling)
+            text, metrics = runner.run(messages, sampling)
             if metrics.stop_reason == "cancelled":
                 return "", True
             steps.append(ReduceStep(level, len(items), document.cite(0, len(document.text)),
-                                    len(tokens), _clean_summary(text), metrics))
+                                    n_prompt, _clean_summary(text), metrics))
             report(level, len(steps))
             return _clean_summary(text), False
         # group consecutive items so that each group's prompt fits, then reduce each group
@@ -538,7 +576,7 @@ def _reduce(
         current: list[_Item] = []
         for it in items:
             trial = [*current, it]
-            fits = len(runner.prompt(_messages(REDUCE_INSTRUCTION, _reduce_body(trial), REDUCE_SUFFIX))) <= limit
+            fits = runner.count(_messages(REDUCE_INSTRUCTION, _reduce_body(trial), REDUCE_SUFFIX)) <= limit
             if fits or not current:
                 current = trial
             else:
@@ -557,13 +595,14 @@ def _reduce(
                 continue
             if runner.cancelled():
                 return "", True
-            tokens = runner.prompt(_messages(REDUCE_INSTRUCTION, _reduce_body(group), REDUCE_SUFFIX))
-            text, metrics = runner.run(tokens, sampling)
+            messages = _messages(REDUCE_INSTRUCTION, _reduce_body(group), REDUCE_SUFFIX)
+            n_prompt = runner.count(messages)
+            text, metrics = runner.run(messages, sampling)
             if metrics.stop_reason == "cancelled":
                 return "", True
             start, end = group[0].start, group[-1].end
             cite = document.cite(start, end)
-            steps.append(ReduceStep(level, len(group), cite, len(tokens), _clean_summary(text), metrics))
+            steps.append(ReduceStep(level, len(group), cite, n_prompt, _clean_summary(text), metrics))
             report(level, len(steps))
             merged.append(_Item(start, end, _clean_summary(text) or group[0].text, cite))
         items = merged

@@ -26,7 +26,7 @@ from textual.worker import Worker, WorkerState
 
 from workstation.core.engine import EngineInfo, TokenDelta
 from workstation.core.engine import TurnFinished as EngineTurnFinished
-from workstation.core.engine_host import open_engine
+from workstation.core.engine_api import open_engine
 from workstation.core.errors import WorkstationError
 from workstation.core.metrics import MetricsHistory, TurnMetrics
 from workstation.core.profiles import Profile, load_profile

@@ -184,8 +184,7 @@ def start_api_server(profile: Profile, port: int, parallel: int = 4) -> tuple[An
 
     import yaml
 
-    from workstation.core.profiles import profile_from_dict
-    from workstation.core.remote import RemoteEngine
+    from workstation.core.remote import RemoteEngine, client_profile
     from workstation.core.server import ServeProcess
 
     ref = str(profile.source) if profile.source else ""
@@ -197,17 +196,7 @@ def start_api_server(profile: Profile, port: int, parallel: int = 4) -> tuple[An
         ref = f.name
     serve = ServeProcess(ref, port=port, parallel=parallel)
     try:
-        chat = profile_from_dict(
-            {
-                "name": profile.name,
-                "backend": "openai",
-                "remote": {"base_url": serve.url},
-                "sampling": profile.to_dict()["sampling"],
-                "system_prompt": profile.system_prompt,
-            },
-            f"<the API server of {profile.key}>",
-        )
-        engine = RemoteEngine(chat)
+        engine = RemoteEngine(client_profile(profile, serve.url))
     except BaseException:
         serve.stop()
         raise

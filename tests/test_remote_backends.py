@@ -1,0 +1,198 @@
+"""``backend: openai`` profiles do everything a local one does: chat, summaries, task sets.
+
+Against ``workstation serve`` (exact token counts through its ``/apply-template`` and
+``/tokenize``), against a server that is not ours (llama-cpp-python's own ``llama_cpp.server``:
+no ``/tokenize``, so a stated conservative estimate), and against a recording HTTP server that
+shows exactly what the chat sends when the TUI serves the API (Ctrl+G).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from docmaker import honeybee_text
+
+from tests.conftest import make_profile
+from tests.serve_helpers import RunningServer, serve, write_profile
+from workstation.core.documents import Document
+from workstation.core.evaluate import EXAMPLE_TASKS, load_task_set, run_tasks
+from workstation.core.profiles import Profile, profile_from_dict
+from workstation.core.remote import RemoteEngine, client_profile, estimate_tokens
+from workstation.core.summarize import SummarizeOptions, summarize_document
+
+HELLO = [{"role": "user", "content": "Name three colours of the rainbow."}]
+
+
+def remote_profile(base_url: str, context: int = 1024, parallel: int = 2) -> Profile:
+    return profile_from_dict(
+        {
+            "name": "remote-backend-test",
+            "backend": "openai",
+            "context": context,
+            "parallel": parallel,
+            "remote": {"base_url": base_url, "timeout_s": 300},
+            "sampling": {"temperature": 0.0, "max_tokens": 24, "repeat_penalty": 1.0, "seed": 1},
+        },
+        "<remote backend test>",
+    )
+
+
+def document() -> Document:
+    text = honeybee_text(3)
+    return Document(source="honeybees.txt", kind="text", text=text)
+
+
+def _summarize(engine: RemoteEngine, profile: Profile) -> Any:
+    return summarize_document(
+        engine, document(), profile, options=SummarizeOptions(map_tokens=24, reduce_tokens=32, chunk_tokens=300)
+    )
+
+
+# --- workstation serve --------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def ours(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    path = write_profile(tmp_path_factory.mktemp("remote-backends"), smollm2_path)
+    with serve(path, "--parallel", "2") as srv:
+        yield srv
+
+
+def test_summary_through_workstation_serve_counts_tokens_exactly(ours: RunningServer) -> None:
+    profile = remote_profile(ours.base_url)
+    with RemoteEngine(profile) as engine:
+        result = _summarize(engine, profile)
+        assert engine.exact_counts is True
+    assert len(result.chunks) > 1 and not result.cancelled
+    assert all(c.summary for c in result.chunks) and result.overall
+    for c in result.chunks:
+        m = c.metrics
+        assert m is not None
+        # the server's usage counts the same prompt the summarizer measured before sending it
+        assert m.prompt_n + m.cache_n == c.prompt_tokens
+    assert result.totals["cache_n"] > 0  # the chunks' shared instruction came from the KV cache
+
+
+def test_task_set_through_workstation_serve(ours: RunningServer) -> None:
+    with RemoteEngine(remote_profile(ours.base_url)) as engine:
+        score = run_tasks(engine, load_task_set(EXAMPLE_TASKS))
+    assert score.results and all(r.predicted_n > 0 for r in score.results)
+
+
+# --- a server that is not ours ---------------------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def foreign(smollm2_path: Path) -> Iterator[str]:
+    port = _free_port()
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path), "--n_ctx", "1024",
+           "--n_threads", "1", "--host", "127.0.0.1", "--port", str(port), "--verbose", "False"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{base}/models", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail("llama_cpp.server did not start")
+            time.sleep(0.3)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def test_summary_through_a_foreign_server_uses_the_stated_estimate(foreign: str) -> None:
+    profile = remote_profile(foreign, parallel=1)
+    with RemoteEngine(profile) as engine:
+        assert engine.count_prompt(HELLO) == estimate_tokens(HELLO)
+        assert engine.exact_counts is False  # it has no /tokenize
+        result = _summarize(engine, profile)
+    assert len(result.chunks) > 1 and not result.cancelled
+    assert all(c.summary for c in result.chunks) and result.overall
+    for c in result.chunks:
+        m = c.metrics
+        assert m is not None
+        # the estimate is conservative: the server's real count is never above it
+        assert m.prompt_n + m.cache_n <= c.prompt_tokens
+
+
+def test_task_set_through_a_foreign_server(foreign: str) -> None:
+    with RemoteEngine(remote_profile(foreign, parallel=1)) as engine:
+        score = run_tasks(engine, load_task_set(EXAMPLE_TASKS))
+    assert score.results and all(r.predicted_n > 0 for r in score.results)
+
+
+# --- what the chat sends while the TUI serves the API (Ctrl+G) ---------------------------------------
+class _Recorder(BaseHTTPRequestHandler):
+    bodies: list[dict[str, Any]] = []
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _json(self, status: int, data: object) -> None:
+        raw = json.dumps(data).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        self._json(200, {"object": "list", "data": [{"id": "recorder", "object": "model"}]})
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if not self.path.endswith("/chat/completions"):
+            self._json(404, {"error": {"message": "no such route"}})
+            return
+        _Recorder.bodies.append(body)
+        chunk = {"choices": [{"index": 0, "delta": {"content": "Red."}, "finish_reason": "stop"}]}
+        raw = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+
+def test_ctrl_g_chat_sends_every_sampling_field(smollm2_path: Path) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        local = make_profile(
+            system_prompt="Be brief.",
+            sampling={"temperature": 0.3, "top_p": 0.9, "top_k": 17, "min_p": 0.07,
+                      "repeat_penalty": 1.23, "max_tokens": 9, "seed": 5},
+        )
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        with RemoteEngine(client_profile(local, url)) as engine:
+            assert engine.run_chat(HELLO).text == "Red."
+    finally:
+        server.shutdown()
+    body = _Recorder.bodies[-1]
+    s = local.sampling
+    assert (body["temperature"], body["top_p"], body["top_k"]) == (s.temperature, s.top_p, s.top_k)
+    assert (body["min_p"], body["repeat_penalty"], body["max_tokens"], body["seed"]) == (
+        s.min_p, s.repeat_penalty, s.max_tokens, s.seed)
+    assert body["messages"][0] == {"role": "system", "content": "Be brief."}

@@ -1,0 +1,91 @@
+"""The one interface every engine offers, and the one factory that builds them.
+
+Three engines satisfy ``ChatEngine``:
+
+* ``Engine`` (``core/engine.py``): the model in this process, over the decode core;
+* ``EngineProcess`` (``core/engine_process.py``): the same in a child process (the TUI: a
+  Textual app decoding in its own process runs at a third of the speed);
+* ``RemoteEngine`` (``core/remote.py``): ``backend: openai``, any OpenAI-compatible server.
+
+Chat, summarize, batch, eval and the TUI take a ``ChatEngine`` from ``open_engine`` and never
+ask which one they got. Token counts are exact locally and against ``workstation serve`` (its
+``/tokenize``); other servers get a stated conservative estimate (``RemoteEngine``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol, runtime_checkable
+
+from workstation.core.events import EngineInfo, Message, TurnEvent, TurnFinished
+from workstation.core.profiles import Profile, Sampling
+
+Progress = Callable[[float], None]
+
+
+def with_system_prompt(profile: Profile, messages: list[Message]) -> list[Message]:
+    """``messages`` with the profile's system prompt first, unless they bring their own."""
+    if profile.system_prompt.strip() and not any(m["role"] == "system" for m in messages):
+        return [{"role": "system", "content": profile.system_prompt.strip()}, *messages]
+    return messages
+
+
+def answer_reserve(sampling: Sampling, n_ctx: int) -> int:
+    """Tokens kept free for the answer when fitting a conversation into the context."""
+    return min(sampling.max_tokens, max(16, n_ctx // 4))
+
+
+@runtime_checkable
+class ChatEngine(Protocol):
+    profile: Profile
+
+    def info(self) -> EngineInfo:
+        """What is loaded: model, context per request, layers, K/V types, slots."""
+        ...
+
+    def count_prompt(self, messages: list[Message]) -> int:
+        """Tokens the chat prompt for ``messages`` takes (system prompt included)."""
+        ...
+
+    def stream_chat(self, messages: list[Message], sampling: Sampling | None = None) -> Iterator[TurnEvent]:
+        """One assistant turn, streamed: ``TokenDelta`` pieces, then ``TurnFinished``."""
+        ...
+
+    def run_chat(self, messages: list[Message], sampling: Sampling | None = None) -> TurnFinished:
+        """One assistant turn at once."""
+        ...
+
+    def run_many(
+        self,
+        conversations: Sequence[list[Message]],
+        sampling: Sampling | None = None,
+        on_finished: Callable[[int, TurnFinished], None] | None = None,
+    ) -> list[TurnFinished]:
+        """One turn for each conversation, as many at once as the engine has slots."""
+        ...
+
+    def cancel(self) -> None:
+        """Stop the running turn(s) soon; safe from any thread."""
+        ...
+
+    def reset(self) -> None:
+        """Forget cached conversation state."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def open_engine(profile: Profile, *, child_process: bool = True, progress: Progress | None = None) -> ChatEngine:
+    """An engine for ``profile``: a remote client for ``backend: openai``, else a local model
+    (in a child process for interactive apps, in this process for one-shot commands)."""
+    if profile.backend == "openai":
+        from workstation.core.remote import RemoteEngine
+
+        return RemoteEngine(profile)
+    if child_process:
+        from workstation.core.engine_process import EngineProcess
+
+        return EngineProcess(profile, progress=progress)
+    from workstation.core.engine import Engine
+
+    return Engine(profile, progress=progress)

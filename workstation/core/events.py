@@ -1,0 +1,75 @@
+"""What a turn streams, and what every engine reports about itself.
+
+Shared by the decode core (``scheduler.py``), its synchronous facade (``engine.py``), the engine
+in a child process and the remote engine, so none of them imports another to speak.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from workstation.core.errors import EngineError
+from workstation.core.metrics import TurnMetrics
+
+Message = dict[str, str]
+
+
+@dataclass
+class TokenDelta:
+    text: str
+    tokens: int = 1  # how many generated tokens this piece of text covers
+
+
+@dataclass
+class TurnFinished:
+    text: str
+    metrics: TurnMetrics
+
+
+@dataclass
+class RequestFailed:
+    message: str
+
+
+TurnEvent = TokenDelta | TurnFinished
+SchedulerEvent = TokenDelta | TurnFinished | RequestFailed
+
+
+def finished_turn(events: Iterator[TurnEvent]) -> TurnFinished:
+    """Run a streamed turn to its end and return its last event (tests, scripts, batch work)."""
+    final: TurnFinished | None = None
+    for event in events:
+        if isinstance(event, TurnFinished):
+            final = event
+    if final is None:
+        raise EngineError("The turn ended without a result.")
+    return final
+
+
+class CancelFlag(Protocol):
+    def is_set(self) -> bool: ...
+    def set(self) -> None: ...
+    def clear(self) -> None: ...
+
+
+@dataclass
+class EngineInfo:
+    profile: str
+    model_name: str
+    model_path: str
+    n_ctx: int  # tokens one request may use (a slot's context)
+    n_layer: int
+    gpu_layers: int
+    type_k: str
+    type_v: str
+    flash_attn: bool
+    threads: int
+    load_ms: float
+    template_fallback: str | None
+    speculative: str
+    parallel: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)

@@ -1,0 +1,198 @@
+"""Slots, and the plan of one decode step. Pure Python: no model, so it is unit-tested alone.
+
+A slot is one sequence of the scheduler's llama.cpp context, as a ``server_slot`` is in
+llama-server: it remembers exactly which tokens its KV cells hold, the request it serves, and
+(when it generates) the token it sampled last and the drafts to verify with it.
+
+Planning decides, before each ``llama_decode`` (vLLM's ``schedule()``; applying the step's
+outputs is the scheduler's ``update`` half):
+
+* ``admit``: which waiting requests (FIFO) take which free slots. A request goes to the free
+  slot whose cache shares the longest prefix with its prompt, else to the least recently used.
+* ``settle_prefix``: which KV cells a new request reuses — its slot's own prefix, or a copy of
+  a longer prefix from another slot (``llama_memory_seq_cp``, no recompute), or it waits a step
+  for a slot admitted before it that is prefilling the same prefix right now (the map phase of a
+  summary submits every chunk at once; they share the instruction, so it is computed once).
+* ``plan_step``: which tokens go into the batch. Every generating slot puts its sampled token
+  and its drafts (logits at each); then prompt chunks fill what is left of the batch, in the
+  order requests came.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workstation.core.events import CancelFlag, SchedulerEvent
+from workstation.core.profiles import Sampling
+
+MIN_SHARED_WAIT = 16  # wait for another slot's prefill only when it would share this many tokens
+
+
+@dataclass(eq=False)
+class Request:
+    prompt: list[int]
+    sampling: Sampling
+    sink: Callable[[SchedulerEvent], None]
+    max_tokens: int
+    ignore_eos: bool = False
+    stop: list[str] = field(default_factory=list)
+    t_request: float = field(default_factory=time.perf_counter)
+    id: int = 0
+    cancelled: CancelFlag = field(default_factory=threading.Event)
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+
+
+@dataclass(eq=False)
+class Slot:
+    seq: int
+    tokens: list[int] = field(default_factory=list)  # exactly what this sequence's KV cells hold
+    req: Request | None = None
+    prefilling: bool = False
+    fresh: bool = False  # admitted; which cached cells it reuses is not settled yet
+    pending: int = -1  # sampled, not yet decoded
+    drafts: list[int] = field(default_factory=list)  # to verify with ``pending`` this step
+    last_used: float = 0.0
+    spec: Any = None  # the slot's SlotSpeculator (speculative profiles), kept across turns
+    run: Any = None  # the scheduler's state for the current request (sampler, text, metrics)
+
+    @property
+    def generating(self) -> bool:
+        return self.req is not None and not self.prefilling
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int], limit: int | None = None) -> int:
+    """Length of the common prefix of ``a`` and ``b`` (at most ``limit``)."""
+    m = min(len(a), len(b))
+    if limit is not None:
+        m = min(m, max(0, limit))
+    if a[:m] == b[:m]:
+        return m
+    lo, hi = 0, m  # a[:lo] == b[:lo], a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def choose_slot(slots: Sequence[Slot], free: Sequence[Slot], prompt: Sequence[int]) -> Slot:
+    """The free slot for ``prompt``: the one whose cache shares the longest prefix with it when
+    that slot is free, else the least recently used (it loses its cache)."""
+    limit = len(prompt) - 1
+    best = max(slots, key=lambda s: common_prefix(s.tokens, prompt, limit))
+    if best in free and common_prefix(best.tokens, prompt, limit) > 0:
+        return best
+    return min(free, key=lambda s: s.last_used)
+
+
+def admit(slots: Sequence[Slot], waiting: collections.deque[Request]) -> tuple[list[Slot], list[Request]]:
+    """Pair waiting requests (oldest first) with free slots. Returns (slots now serving a new
+    request, cancelled requests dropped from the queue). Mutates slots and ``waiting``."""
+    admitted: list[Slot] = []
+    dropped: list[Request] = []
+    free = [s for s in slots if s.req is None]
+    while free and waiting:
+        req = waiting.popleft()
+        if req.cancelled.is_set():
+            dropped.append(req)
+            continue
+        slot = choose_slot(slots, free, req.prompt)
+        free.remove(slot)
+        slot.req = req
+        slot.prefilling = True
+        slot.fresh = True
+        slot.pending = -1
+        slot.drafts = []
+        admitted.append(slot)
+    return admitted, dropped
+
+
+@dataclass
+class PrefixAction:
+    """What to do with a fresh slot's cells before it prefills."""
+
+    slot: Slot
+    keep: int  # cells of the slot's own cache kept (the rest are removed)
+    copy_from: Slot | None = None  # instead: the first ``keep`` cells are copied from this slot
+
+
+def settle_prefix(slot: Slot, slots: Sequence[Slot]) -> PrefixAction | None:
+    """How a fresh slot reuses cached cells; None: wait a step, a slot admitted earlier is
+    prefilling at least ``MIN_SHARED_WAIT`` more tokens of the same prefix right now."""
+    assert slot.req is not None
+    prompt = slot.req.prompt
+    limit = len(prompt) - 1  # at least one token is evaluated for the first logits
+    own = common_prefix(slot.tokens, prompt, limit)
+    src, n_src = None, own
+    for other in slots:
+        if other is not slot:
+            n = common_prefix(other.tokens, prompt, limit)
+            if n > n_src:
+                src, n_src = other, n
+    for other in slots:
+        if other is slot or other.req is None or not other.prefilling or other.req.id > slot.req.id:
+            continue
+        if common_prefix(other.req.prompt, prompt, limit) >= n_src + MIN_SHARED_WAIT:
+            return None
+    return PrefixAction(slot, n_src, src)
+
+
+@dataclass
+class BatchEntry:
+    slot: Slot
+    tokens: list[int]
+    pos: int  # position of tokens[0] in the slot's sequence
+    all_logits: bool  # generating: logits at every token (the sampled one and each draft)
+    ends_prompt: bool  # prefill: this chunk ends the prompt, logits at its last token
+
+
+@dataclass
+class StepPlan:
+    entries: list[BatchEntry] = field(default_factory=list)
+    n_tokens: int = 0
+
+    @property
+    def has_prefill(self) -> bool:
+        return any(not e.all_logits for e in self.entries)
+
+    @property
+    def n_generating(self) -> int:
+        return sum(1 for e in self.entries if e.all_logits)
+
+    @property
+    def n_drafts(self) -> int:
+        return sum(len(e.tokens) - 1 for e in self.entries if e.all_logits)
+
+
+def plan_step(slots: Sequence[Slot], capacity: int) -> StepPlan:
+    """The next batch: generating slots first (drafts cut to fit), then prompt chunks."""
+    plan = StepPlan()
+    for slot in slots:
+        if slot.generating:
+            room = capacity - plan.n_tokens - 1
+            if room < 0:
+                break
+            del slot.drafts[room:]
+            tokens = [slot.pending, *slot.drafts]
+            plan.entries.append(BatchEntry(slot, tokens, len(slot.tokens), True, False))
+            plan.n_tokens += len(tokens)
+    prefilling = [s for s in slots if s.req is not None and s.prefilling and not s.fresh]
+    for slot in sorted(prefilling, key=lambda s: s.req.id if s.req else 0):
+        budget = capacity - plan.n_tokens
+        if budget <= 0:
+            break
+        assert slot.req is not None
+        todo = slot.req.prompt[len(slot.tokens) :]
+        chunk = todo[:budget]
+        plan.entries.append(BatchEntry(slot, chunk, len(slot.tokens), False, len(chunk) == len(todo)))
+        plan.n_tokens += len(chunk)
+    return plan
