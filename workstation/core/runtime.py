@@ -170,7 +170,7 @@ class LoadedModel:
         )
         cparams.type_k = settings.type_k
         cparams.type_v = settings.type_v
-        cparams.no_perf = True
+        cparams.no_perf = False  # llama.cpp's own counters: the reference our rates are tested against
         with _log_lock:
             log_mark = _log_count[0]
         ctx = llama_cpp.llama_init_from_model(self.model.model, cparams)

@@ -1,0 +1,141 @@
+"""The decode core's planning half, without a model: admission, slot choice, prefix reuse,
+the batch plan, and stop strings."""
+
+from __future__ import annotations
+
+import collections
+
+from workstation.core.profiles import Sampling
+from workstation.core.slots import (
+    MIN_SHARED_WAIT,
+    Request,
+    Slot,
+    admit,
+    choose_slot,
+    common_prefix,
+    plan_step,
+    settle_prefix,
+)
+from workstation.core.stop_strings import StopMatcher
+
+
+def req(prompt: list[int], rid: int) -> Request:
+    return Request(prompt=prompt, sampling=Sampling(), sink=lambda e: None, max_tokens=8, id=rid)
+
+
+def test_common_prefix_with_limit() -> None:
+    assert common_prefix([1, 2, 3, 4], [1, 2, 3, 9]) == 3
+    assert common_prefix([1, 2, 3], [1, 2, 3]) == 3
+    assert common_prefix([1, 2, 3], [1, 2, 3], limit=2) == 2
+    assert common_prefix([], [1]) == 0
+    assert common_prefix([5, 2], [1, 2]) == 0
+    long = list(range(1000))
+    assert common_prefix(long, [*long[:777], -1]) == 777
+
+
+def test_a_free_slot_that_holds_the_prefix_is_chosen_else_the_least_recently_used() -> None:
+    a, b, c = Slot(0, [1, 2, 3], last_used=5.0), Slot(1, [7, 8], last_used=1.0), Slot(2, [], last_used=3.0)
+    assert choose_slot([a, b, c], [a, b, c], [1, 2, 3, 4]) is a
+    assert choose_slot([a, b, c], [a, b, c], [9, 9]) is b  # nothing shared: oldest use loses its cache
+    a.req = req([1], 1)  # the best cache is busy: take the least recently used free slot
+    assert choose_slot([a, b, c], [b, c], [1, 2, 3, 4]) is b
+
+
+def test_admission_is_fifo_skips_cancelled_and_leaves_the_rest_waiting() -> None:
+    slots = [Slot(0), Slot(1)]
+    first, gone, second, third = req([1, 2], 1), req([3], 2), req([4], 3), req([5], 4)
+    gone.cancel()
+    waiting = collections.deque([first, gone, second, third])
+    admitted, dropped = admit(slots, waiting)
+    assert [s.req for s in admitted] == [first, second]
+    assert dropped == [gone]
+    assert list(waiting) == [third]
+    assert all(s.prefilling and s.fresh for s in admitted)
+    assert admit(slots, waiting) == ([], [])  # no free slot: third keeps waiting
+
+
+def test_settle_keeps_its_own_prefix_or_copies_a_longer_one() -> None:
+    prompt = [1, 2, 3, 4, 5, 6]
+    own = Slot(0, [1, 2, 9, 9])
+    donor = Slot(1, [1, 2, 3, 4, 7])
+    own.req = req(prompt, 2)
+    action = settle_prefix(own, [own, donor])
+    assert action is not None and action.copy_from is donor and action.keep == 4
+    donor.tokens = [1, 8]
+    action = settle_prefix(own, [own, donor])
+    assert action is not None and action.copy_from is None and action.keep == 2
+    # a prompt wholly in the cache still evaluates its last token (for the first logits)
+    own.tokens = list(prompt)
+    action = settle_prefix(own, [own, donor])
+    assert action is not None and action.keep == len(prompt) - 1
+
+
+def test_a_request_waits_for_an_earlier_slot_prefilling_the_same_prefix() -> None:
+    shared = list(range(100, 160))
+    leader, follower = Slot(0), Slot(1)
+    leader.req, leader.prefilling = req([*shared, 1, 2], 1), True
+    follower.req, follower.prefilling = req([*shared, 3, 4], 2), True
+    assert settle_prefix(follower, [leader, follower]) is None  # wait: the leader computes it
+    assert settle_prefix(leader, [leader, follower]) is not None  # the earlier one never waits
+    leader.tokens = shared[:30]  # halfway: still worth waiting
+    assert settle_prefix(follower, [leader, follower]) is None
+    leader.tokens = shared[: 60 - MIN_SHARED_WAIT + 1]  # too little left to wait for: copy what is there
+    action = settle_prefix(follower, [leader, follower])
+    assert action is not None and action.copy_from is leader and action.keep == 60 - MIN_SHARED_WAIT + 1
+    leader.tokens = [*shared, 1]  # done: copy it
+    action = settle_prefix(follower, [leader, follower])
+    assert action is not None and action.copy_from is leader and action.keep == len(shared)
+    # too little in common to be worth a step's wait
+    other = Slot(2)
+    other.req, other.prefilling = req([*shared[: MIN_SHARED_WAIT - 1], 9], 3), True
+    fresh_leader = Slot(3)
+    fresh_leader.req, fresh_leader.prefilling = req([*shared[: MIN_SHARED_WAIT - 1], 8], 0), True
+    assert settle_prefix(other, [fresh_leader, other]) is not None
+
+
+def test_plan_puts_generating_slots_first_then_prompt_chunks_oldest_first() -> None:
+    gen = Slot(0, [1, 2, 3])
+    gen.req, gen.pending, gen.drafts = req([1, 2], 1), 42, [43, 44]
+    old = Slot(1, [5])
+    old.req, old.prefilling = req([5] + list(range(10)), 2), True
+    new = Slot(2)
+    new.req, new.prefilling = req(list(range(20)), 3), True
+    waiting_fresh = Slot(3)
+    waiting_fresh.req, waiting_fresh.prefilling, waiting_fresh.fresh = req([1], 4), True, True
+    plan = plan_step([new, waiting_fresh, old, gen], capacity=16)
+    first = plan.entries[0]
+    assert first.slot is gen and first.tokens == [42, 43, 44] and first.pos == 3 and first.all_logits
+    assert plan.entries[1].slot is old and plan.entries[1].tokens == list(range(10))
+    assert plan.entries[1].pos == 1 and plan.entries[1].ends_prompt
+    # what is left of the batch: a first chunk of the newer prompt, no logits yet
+    assert plan.entries[2].slot is new and plan.entries[2].tokens == list(range(3))
+    assert not plan.entries[2].ends_prompt and not plan.entries[2].all_logits
+    assert all(e.slot is not waiting_fresh for e in plan.entries)
+    assert plan.n_tokens == 16 and plan.n_drafts == 2 and plan.n_generating == 1 and plan.has_prefill
+
+
+def test_plan_cuts_drafts_to_the_batch() -> None:
+    slots = []
+    for i in range(3):
+        s = Slot(i, [1])
+        s.req, s.pending, s.drafts = req([1], i + 1), 7, [8, 9, 10]
+        slots.append(s)
+    plan = plan_step(slots, capacity=6)
+    assert [len(e.tokens) for e in plan.entries] == [4, 2]
+    assert plan.n_tokens == 6
+
+
+def test_stop_strings_hold_back_a_possible_start_and_cut_at_the_match() -> None:
+    m = StopMatcher(["</answer>", "\n\n"])
+    assert m.push("The total is 4") == ("The total is 4", False)
+    assert m.push("2 </ans") == ("2 ", False)  # "</ans" could start the stop string
+    assert m.push("wer> more") == ("", True)
+    m = StopMatcher(["STOP"])
+    assert m.push("no ST") == ("no ", False)
+    assert m.push("ring") == ("STring", False)  # it was not the stop string after all
+    assert m.flush() == ""
+    m = StopMatcher([])
+    assert m.push("anything") == ("anything", False)
+    m = StopMatcher(["\n\n"])
+    assert m.push("a\n") == ("a", False)
+    assert m.flush() == "\n"
