@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import kernel_physical_cores
 from workstation.cli import main
 from workstation.core import hardware
 from workstation.core.hardware import FakeGpuProbe, NvmlProbe
@@ -107,25 +108,10 @@ def test_bandwidth_table_matches_the_longest_name() -> None:
     assert hardware.gpu_bandwidth_gbps("Some Future Card") == hardware.DEFAULT_GPU_BANDWIDTH_GBPS
 
 
-def _cores_from_proc_cpuinfo() -> int | None:
-    """Physical cores as the kernel lists them: distinct (physical id, core id) pairs."""
-    try:
-        text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
-    except OSError:
-        return None
-    pairs = set()
-    for block in text.strip().split("\n\n"):
-        fields = dict(line.split(":", 1) for line in block.splitlines() if ":" in line)
-        fields = {k.strip(): v.strip() for k, v in fields.items()}
-        if "core id" in fields:
-            pairs.add((fields.get("physical id", "0"), fields["core id"]))
-    return len(pairs) or None
-
-
 def test_cpu_memory_and_sample() -> None:
     cpu = hardware.cpu_info()
     assert cpu.physical_cores >= 1 and cpu.logical_cores >= cpu.physical_cores and cpu.model
-    kernel = _cores_from_proc_cpuinfo()
+    kernel = kernel_physical_cores()
     if kernel is not None:  # Linux: the kernel's own list of cores
         assert hardware.count_physical_cores() == kernel == cpu.physical_cores
     mem = hardware.memory_info()

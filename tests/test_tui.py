@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from workstation.core.catalog import read_model_info, resolve_model_path
+from workstation.core.planner import plan_for_profile
+from workstation.core.profiles import load_profile
 from workstation.tui.app import WorkstationApp
 from workstation.tui.i18n import Texts, detect_language
 from workstation.tui.messages import SystemSampled
@@ -59,6 +62,10 @@ def profiles(tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch
     return folder
 
 
+def fit_model_path(key: str) -> Path:
+    return resolve_model_path(load_profile(key).model)
+
+
 def _views(app: WorkstationApp) -> list[MessageView]:
     return list(app.chat_screen.query(MessageView))
 
@@ -84,7 +91,10 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
-        assert "GPU layers 0/30" in app.status_text() and "ready" in app.status_text()
+        # the same count as `workstation fit` and llama.cpp (SmolLM2: 30 blocks + the output layer)
+        fit = plan_for_profile(load_profile("a"))
+        assert fit.total_layers == read_model_info(fit_model_path("a")).n_layer + 1 == 31
+        assert f"GPU layers 0/{fit.total_layers}" in app.status_text() and "ready" in app.status_text()
 
         # type, send, see streamed text and the reply's figures
         await _send(pilot, app, "Hello!")
