@@ -34,6 +34,21 @@ def gemma_path() -> Path:
     return ensure(GEMMA)
 
 
+def kernel_physical_cores() -> int | None:
+    """Physical cores as the kernel lists them: distinct (physical id, core id) pairs."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    pairs = set()
+    for block in text.strip().split("\n\n"):
+        fields = dict(line.split(":", 1) for line in block.splitlines() if ":" in line)
+        fields = {k.strip(): v.strip() for k, v in fields.items()}
+        if "core id" in fields:
+            pairs.add((fields.get("physical id", "0"), fields["core id"]))
+    return len(pairs) or None
+
+
 ProfileFactory = Callable[..., Profile]
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -106,10 +108,21 @@ def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smol
         assert started[p] == 1  # never started again after it was done
         assert (out / f"{p}.summary.md").stat().st_mtime_ns == mtimes[p]
 
-    # every summary is whole; no temporary files are left behind
+    # every summary is whole: its title, a point per part and the closing line, with as many
+    # parts as the queue recorded for it; no temporary files are left behind
+    con = sqlite3.connect(db)
+    try:
+        parts = {p: json.loads(r)["chunks"] for p, r in con.execute("SELECT path, result_json FROM files WHERE status='done'")}
+    finally:
+        con.close()
     for p in final:
         text = (out / f"{p}.summary.md").read_text(encoding="utf-8")
-        assert text.startswith(f"# Summary of {p}") and text.rstrip().endswith("s._")
+        n = parts[p]
+        assert n >= 1 and text.startswith(f"# Summary of {p}\n"), text
+        points = re.findall(r"^- \*\*(.+?)\*\* — (.+)$", text, re.M)
+        assert len(points) == n and all(summary.strip() for _cite, summary in points), text
+        assert re.search(rf"^_{n} of {n} parts, \d+ document tokens, \d+ model calls, [\d.]+ s\._\n\Z", text, re.M), text
+        assert "Stopped after" not in text
     assert not [f for f in out.rglob("*") if f.name.endswith(".tmp")]
     assert not (out / "ignored.xlsx.summary.md").exists()
 

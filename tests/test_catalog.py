@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import yaml
 from workstation.core import catalog
 from workstation.core.catalog import read_model_info
 from workstation.core.errors import ModelFileError
+from workstation.core.packaged_models import sha256_file
 
 TINY = Path(__file__).parent / "hostile" / "tiny-valid.gguf"
 
@@ -42,16 +44,21 @@ def test_gemma_metadata_sliding_window(gemma_path: Path) -> None:
     assert info.tokenizer_fingerprint != read_model_info(TINY).tokenizer_fingerprint
 
 
-def test_catalog_yaml_is_honest() -> None:
+def test_catalog_yaml_is_honest(smollm2_path: Path, gemma_path: Path) -> None:
     entries = catalog.catalog_entries()
-    names = {e["name"] for e in entries}
-    assert {"smollm2-135m-instruct-q4_1", "gemma-3-270m-q4_k_m"} <= names
+    by_name = {e["name"]: e for e in entries}
     for e in entries:
         assert e["file"].endswith(".gguf") and e.get("licence"), e["name"]
         src = str(e["source"])
         assert src.startswith(("pypi:", "https://")), e["name"]
         sha = e.get("sha256")
-        assert sha is None or (len(sha) == 64 and int(sha, 16) >= 0), e["name"]
+        assert sha is None or re.fullmatch(r"[0-9a-f]{64}", sha), e["name"]
+    # the two models that are here: the catalog's size and checksum are those of the real files
+    for name, path in (("smollm2-135m-instruct-q4_1", smollm2_path), ("gemma-3-270m-q4_k_m", gemma_path)):
+        entry = by_name[name]
+        assert entry["file"] == path.name and entry["size_bytes"] == path.stat().st_size, name
+        if entry.get("sha256"):
+            assert sha256_file(path) == entry["sha256"], name
     office = [e for e in entries if str(e["source"]).startswith("https://")]
     assert len(office) >= 3
     assert all("Q4_K_M" in e["file"] or "q4_k_m" in e["file"].lower() for e in office)

@@ -6,6 +6,7 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.conftest import make_profile
@@ -159,6 +160,49 @@ def test_easy_text_has_lower_perplexity_than_shuffled(engine: Engine) -> None:
     assert easy.n_scored == 128 - 64 - 1  # the second half of the window, as llama-perplexity scores
     assert 1.0 < easy.ppl < hard.ppl
     assert easy.ppl * 3 < hard.ppl
+
+
+def _reference_perplexity(
+    model_path: Path, text: str, n_ctx: int, n_chunks: int, flash_attn: bool
+) -> tuple[float, list[int], int]:
+    """llama-perplexity's recipe written out independently: llama-cpp-python's high-level
+    ``Llama`` (its own tokenizer call and eval loop, logits for every position) and a
+    float64 log-softmax in numpy over those logits. Returns (ppl, tokens, scored)."""
+    import llama_cpp
+
+    llm = llama_cpp.Llama(
+        str(model_path), n_ctx=n_ctx, n_batch=n_ctx, n_threads=1, logits_all=True, flash_attn=flash_attn, verbose=False
+    )
+    try:
+        tokens = llm.tokenize(text.encode("utf-8"), add_bos=True, special=False)
+        adds_bos = tokens[0] == llm.token_bos()  # the vocabulary says whether BOS leads a text
+        nll: list[float] = []
+        for i in range(n_chunks):
+            window = tokens[i * n_ctx : (i + 1) * n_ctx]
+            if adds_bos:  # as llama-perplexity: each window starts with BOS when the model uses one
+                window[0] = llm.token_bos()
+            llm.reset()
+            llm.eval(window)
+            logits = np.array(llm.scores[:n_ctx], dtype=np.float64)
+            log_probs = logits - logits.max(axis=1, keepdims=True)
+            log_probs -= np.log(np.exp(log_probs).sum(axis=1, keepdims=True))
+            for pos in range(n_ctx // 2, n_ctx - 1):  # the second half predicts the next token
+                nll.append(-log_probs[pos, tokens[i * n_ctx + pos + 1]])
+    finally:
+        llm.close()
+    return float(np.exp(np.mean(nll))), tokens, len(nll)
+
+
+def test_perplexity_equals_an_independent_log_softmax(engine: Engine, smollm2_path: Path) -> None:
+    """The figure `workstation eval --perplexity` prints is the one llama-perplexity's method gives."""
+    text = (EASY * 8) + " ".join(reversed((EASY * 4).split()))
+    flash = engine.info().flash_attn  # the same attention kernel on both sides
+    ref_ppl, ref_tokens, ref_scored = _reference_perplexity(smollm2_path, text, 128, 2, flash)
+    ours = text_perplexity(engine.model, text, n_ctx=128, max_chunks=2)
+    assert engine.model.tokenize(text, add_special=True, parse_special=False) == ref_tokens
+    assert (ours.n_chunks, ours.n_scored) == (2, ref_scored) == (2, 2 * 63)
+    assert ours.ppl == pytest.approx(ref_ppl, rel=1e-3)  # float32 logits, float64 sums on both sides
+    assert ours.ppl > 1.5  # a real figure, not a degenerate one
 
 
 def test_perplexity_needs_one_window(engine: Engine) -> None:

@@ -1,7 +1,8 @@
 """Bounded fuzz runs (hypothesis) over the parsers that read untrusted input: the GGUF
 pre-flight, the profile loader and the document readers. Only the module's own clear error may
-come out; never another exception, a hang or a crash. Each test reports how many cases ran
-(``pytest -s`` shows the counts)."""
+come out; never another exception, a hang or a crash. Each test counts its own cases and
+checks them itself (both refused and accepted inputs must occur, or the fuzzing proves
+little); ``pytest -s`` shows the counts."""
 
 from __future__ import annotations
 
@@ -19,13 +20,13 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from workstation.core.documents import DocumentError, Limits, read_document
 from workstation.core.errors import ModelFileError, ProfileError
 from workstation.core.gguf_check import preflight
 from workstation.core.profiles import load_profile_file, profile_from_dict
 
 HOSTILE = Path(__file__).parent / "hostile"
 VALID = (HOSTILE / "tiny-valid.gguf").read_bytes()
-RAN: Counter[str] = Counter()
 FUZZ = settings(
     max_examples=300,
     deadline=None,  # no timed assertions on a shared machine; the caps below bound each case
@@ -42,8 +43,8 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("fuzz")
 
 
-def _report(name: str) -> None:
-    print(f"\nfuzz {name}: {RAN[name]} cases")
+def _report(ran: Counter[str], name: str) -> None:
+    print(f"\nfuzz {name}: {ran[name]} cases, {ran[name + ' refused']} refused")
 
 
 # --- GGUF pre-flight
@@ -83,30 +84,31 @@ def _mutate(data: bytes, ops: list[tuple[Any, ...]]) -> bytes:
     return bytes(out)
 
 
-@FUZZ
-@given(ops=st.lists(mutation, min_size=1, max_size=4))
-def test_fuzz_gguf_preflight(work: Path, ops: list[tuple[Any, ...]]) -> None:
-    data = _mutate(VALID, ops)
-    path = work / "mutant.gguf"
-    path.write_bytes(data)
-    RAN["gguf"] += 1
-    try:
-        header = preflight(path)
-    except ModelFileError as err:
-        match = OFFSET.search(str(err))
-        assert match, str(err)
-        assert 0 <= int(match.group(1)) <= len(data)
-        RAN["gguf refused"] += 1
-        return
-    # accepted: then it really is well formed
-    for t in header.tensors:
-        assert header.data_offset + t.offset + t.nbytes <= len(data)
+def test_fuzz_gguf_preflight(work: Path) -> None:
+    ran: Counter[str] = Counter()
 
+    @FUZZ
+    @given(ops=st.lists(mutation, min_size=1, max_size=4))
+    def case(ops: list[tuple[Any, ...]]) -> None:
+        data = _mutate(VALID, ops)
+        path = work / "mutant.gguf"
+        path.write_bytes(data)
+        ran["gguf"] += 1
+        try:
+            header = preflight(path)
+        except ModelFileError as err:
+            match = OFFSET.search(str(err))
+            assert match, str(err)
+            assert 0 <= int(match.group(1)) <= len(data)
+            ran["gguf refused"] += 1
+            return
+        # accepted: then it really is well formed
+        for t in header.tensors:
+            assert header.data_offset + t.offset + t.nbytes <= len(data)
 
-def test_fuzz_gguf_report() -> None:
-    _report("gguf")
-    print(f"fuzz gguf refused: {RAN['gguf refused']}")
-    assert RAN["gguf"] >= 100
+    case()
+    _report(ran, "gguf")
+    assert ran["gguf"] >= 100 and 0 < ran["gguf refused"] < ran["gguf"]
 
 
 # --- profiles
@@ -143,25 +145,47 @@ def _random_mapping(rng: random.Random, depth: int = 0) -> dict[Any, Any]:
     return {k: _random_value(rng, depth) for k in keys}
 
 
+VALID_PROFILE = {"name": "x", "model": "m", "context": 2048, "gpu_layers": "auto", "threads": 2,
+                 "flash_attn": "auto", "kv_cache": {"k": "q8_0", "v": "q8_0"}, "speculative": {"mode": "off"},
+                 "sampling": {"temperature": 0.7, "top_p": 0.9, "max_tokens": 64, "seed": None}}
+
+
 def _random_profile(seed: int) -> Any:
     rng = random.Random(seed)
-    return _random_mapping(rng) if rng.random() < 0.9 else _random_value(rng)
+    roll = rng.random()
+    if roll < 0.4:  # a valid profile with one field changed: reaches the checks behind the first
+        data = {k: dict(v) if isinstance(v, dict) else v for k, v in VALID_PROFILE.items()}
+        key = rng.choice(list(data))
+        if isinstance(data[key], dict) and rng.random() < 0.7:
+            data[key][rng.choice(FIELDS)] = _random_value(rng, 2)
+        else:
+            data[key] = _random_value(rng, 2)
+        return data
+    return _random_mapping(rng) if roll < 0.9 else _random_value(rng)
 
 
-@FUZZ_MANY
-@given(seed=st.integers(0, 2**32))
-def test_fuzz_profile_from_dict(seed: int) -> None:
-    RAN["profile dict"] += 1
-    try:
-        profile = profile_from_dict(_random_profile(seed), "<fuzz>")
-    except ProfileError as err:
-        assert "\n" not in str(err)
-        return
-    # accepted: every setting has a type the engine can use
-    assert profile.threads == "auto" or type(profile.threads) is int
-    assert profile.gpu_layers in ("auto", "all") or type(profile.gpu_layers) is int
-    assert isinstance(profile.speculative.draft_gpu_layers, int | str)
-    assert type(profile.context) is int and isinstance(profile.sampling.temperature, float)
+def test_fuzz_profile_from_dict() -> None:
+    ran: Counter[str] = Counter()
+
+    @FUZZ_MANY
+    @given(seed=st.integers(0, 2**32))
+    def case(seed: int) -> None:
+        ran["profile dict"] += 1
+        try:
+            profile = profile_from_dict(_random_profile(seed), "<fuzz>")
+        except ProfileError as err:
+            assert "\n" not in str(err)
+            ran["profile dict refused"] += 1
+            return
+        # accepted: every setting has a type the engine can use
+        assert profile.threads == "auto" or type(profile.threads) is int
+        assert profile.gpu_layers in ("auto", "all") or type(profile.gpu_layers) is int
+        assert isinstance(profile.speculative.draft_gpu_layers, int | str)
+        assert type(profile.context) is int and isinstance(profile.sampling.temperature, float)
+
+    case()
+    _report(ran, "profile dict")
+    assert ran["profile dict"] >= 300 and 0 < ran["profile dict refused"] < ran["profile dict"]
 
 
 def _random_yaml(seed: int) -> bytes:
@@ -181,30 +205,27 @@ NASTY_YAML = ["a: &x [*x]", "a: !!python/object/apply:os.system [ls]", "&a [*a, 
               "x: &a [1]\ny: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nz: [*b,*b,*b,*b,*b,*b,*b,*b,*b]", "sampling: 3", ""]
 
 
-@settings(FUZZ, max_examples=300)
-@given(case=st.one_of(st.integers(0, 2**32), st.sampled_from(NASTY_YAML)))
-def test_fuzz_profile_file(work: Path, case: int | str) -> None:
-    RAN["profile yaml"] += 1
-    path = work / "fuzz.yaml"
-    path.write_bytes(case.encode() if isinstance(case, str) else _random_yaml(case))
-    try:
-        load_profile_file(path)
-    except ProfileError as err:
-        assert "\n" not in str(err)
+def test_fuzz_profile_file(work: Path) -> None:
+    ran: Counter[str] = Counter()
+
+    @settings(FUZZ, max_examples=300)
+    @given(case=st.one_of(st.integers(0, 2**32), st.sampled_from(NASTY_YAML)))
+    def one(case: int | str) -> None:
+        ran["profile yaml"] += 1
+        path = work / "fuzz.yaml"
+        path.write_bytes(case.encode() if isinstance(case, str) else _random_yaml(case))
+        try:
+            load_profile_file(path)
+        except ProfileError as err:
+            assert "\n" not in str(err)
+            ran["profile yaml refused"] += 1
+
+    one()
+    _report(ran, "profile yaml")
+    assert ran["profile yaml"] >= 200 and ran["profile yaml refused"] > 0
 
 
-def test_fuzz_profile_report() -> None:
-    _report("profile dict")
-    _report("profile yaml")
-    assert RAN["profile dict"] >= 300 and RAN["profile yaml"] >= 200
-
-
-# --- document readers (only when core/documents.py exists)
-
-try:
-    from workstation.core import documents
-except ImportError:  # pragma: no cover - the readers are another part of the project
-    documents = None
+# --- document readers
 
 
 def _seed_documents(folder: Path) -> dict[str, bytes]:
@@ -246,8 +267,6 @@ def _seed_documents(folder: Path) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def doc_seeds(work: Path) -> dict[str, bytes]:
-    if documents is None:
-        pytest.skip("core/documents.py is not there")
     return _seed_documents(work)
 
 
@@ -276,26 +295,25 @@ doc_ops = st.lists(
 )
 
 
-@settings(FUZZ, max_examples=300)
-@given(suffix=st.sampled_from([".pdf", ".docx", ".html", ".md", ".txt"]), ops=doc_ops,
-       raw=st.one_of(st.none(), st.binary(max_size=200)))
-def test_fuzz_read_document(work: Path, doc_seeds: dict[str, bytes], suffix: str, ops: list[tuple[Any, ...]],
-                            raw: bytes | None) -> None:
-    assert documents is not None
-    data = raw if raw is not None else _mutate_any(doc_seeds[suffix], ops)
-    path = work / f"fuzz{suffix}"
-    path.write_bytes(data)
-    RAN["documents"] += 1
-    try:
-        doc = documents.read_document(path, documents.Limits(timeout_s=10.0, max_file_bytes=1 << 20))
-    except documents.DocumentError as err:
-        assert "\n" not in str(err)
-        RAN["documents refused"] += 1
-        return
-    assert doc.text.strip()
+def test_fuzz_read_document(work: Path, doc_seeds: dict[str, bytes]) -> None:
+    ran: Counter[str] = Counter()
 
+    @settings(FUZZ, max_examples=300)
+    @given(suffix=st.sampled_from([".pdf", ".docx", ".html", ".md", ".txt"]), ops=doc_ops,
+           raw=st.one_of(st.none(), st.binary(max_size=200)))
+    def case(suffix: str, ops: list[tuple[Any, ...]], raw: bytes | None) -> None:
+        data = raw if raw is not None else _mutate_any(doc_seeds[suffix], ops)
+        path = work / f"fuzz{suffix}"
+        path.write_bytes(data)
+        ran["documents"] += 1
+        try:
+            doc = read_document(path, Limits(timeout_s=10.0, max_file_bytes=1 << 20))
+        except DocumentError as err:
+            assert "\n" not in str(err)
+            ran["documents refused"] += 1
+            return
+        assert doc.text.strip()
 
-def test_fuzz_documents_report(doc_seeds: dict[str, bytes]) -> None:
-    _report("documents")
-    print(f"fuzz documents refused: {RAN['documents refused']}")
-    assert RAN["documents"] >= 100
+    case()
+    _report(ran, "documents")
+    assert ran["documents"] >= 100 and 0 < ran["documents refused"] < ran["documents"]

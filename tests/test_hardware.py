@@ -1,49 +1,146 @@
-"""CPU, RAM and GPUs: the real NVML path (no GPU here is a normal answer) and the fake probe."""
+"""CPU, RAM and GPUs: the real ``NvmlProbe`` over a stand-in NVML library (the one layer faked
+here: this machine has no GPU), the real NVML where it is installed, and the hw command."""
 
 from __future__ import annotations
 
 import json
+import sys
+import types
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.conftest import kernel_physical_cores
 from workstation.cli import main
 from workstation.core import hardware
 from workstation.core.hardware import FakeGpuProbe, NvmlProbe
 
+GIB = 1024**3
 
-def test_nvml_without_gpu_is_an_empty_list() -> None:
+
+class _NvmlError(Exception):
+    pass
+
+
+def _fake_nvml(cards: list[dict[str, Any]], *, init_fails: bool = False) -> types.ModuleType:
+    """A module with pynvml's names that answers like NVML would for ``cards`` (each a dict
+    of name, total/used GiB, max memory clock MHz, bus width bits; ``broken`` fails its reads)."""
+    nv = types.ModuleType("pynvml")
+    nv.NVMLError = _NvmlError  # type: ignore[attr-defined]
+    nv.NVML_CLOCK_MEM = 2  # type: ignore[attr-defined]
+    nv.NVML_TEMPERATURE_GPU = 0  # type: ignore[attr-defined]
+
+    def init() -> None:
+        if init_fails:
+            raise _NvmlError("NVML Shared Library Not Found")
+
+    def card(h: int) -> dict[str, Any]:
+        if cards[h].get("broken"):
+            raise _NvmlError("GPU is lost")
+        return cards[h]
+
+    nv.nvmlInit = init  # type: ignore[attr-defined]
+    nv.nvmlSystemGetDriverVersion = lambda: b"550.54"  # type: ignore[attr-defined]
+    nv.nvmlDeviceGetCount = lambda: len(cards)  # type: ignore[attr-defined]
+    nv.nvmlDeviceGetHandleByIndex = lambda i: i  # type: ignore[attr-defined]
+    nv.nvmlDeviceGetName = lambda h: card(h)["name"].encode()  # type: ignore[attr-defined]
+    nv.nvmlDeviceGetMemoryInfo = lambda h: types.SimpleNamespace(  # type: ignore[attr-defined]
+        total=card(h)["total"] * GIB, used=card(h)["used"] * GIB, free=(card(h)["total"] - card(h)["used"]) * GIB
+    )
+    nv.nvmlDeviceGetMaxClockInfo = lambda h, _kind: card(h)["mem_clock_mhz"]  # type: ignore[attr-defined]
+    nv.nvmlDeviceGetMemoryBusWidth = lambda h: card(h)["bus_bits"]  # type: ignore[attr-defined]
+    nv.nvmlDeviceGetUtilizationRates = lambda h: types.SimpleNamespace(gpu=37, memory=12)  # type: ignore[attr-defined]
+    nv.nvmlDeviceGetTemperature = lambda h, _sensor: 61  # type: ignore[attr-defined]
+    nv.nvmlDeviceGetPowerUsage = lambda h: 215_500  # type: ignore[attr-defined]  # milliwatts
+
+    def no_power_limit(h: int) -> float:
+        raise _NvmlError("Not Supported")  # consumer cards often refuse some reads
+
+    nv.nvmlDeviceGetEnforcedPowerLimit = no_power_limit  # type: ignore[attr-defined]
+    return nv
+
+
+def test_nvml_probe_reads_cards_through_nvml(monkeypatch: pytest.MonkeyPatch) -> None:
+    cards = [
+        # RTX 4090: GDDR6X at 10501 MHz on a 384-bit bus, which NVIDIA publishes as 1008 GB/s
+        {"name": "NVIDIA GeForce RTX 4090", "total": 24, "used": 3, "mem_clock_mhz": 10501, "bus_bits": 384},
+        {"name": "NVIDIA GeForce RTX 3060", "broken": True},
+        # a card NVML gives no clocks for: the published table answers
+        {"name": "Tesla T4", "total": 16, "used": 1, "mem_clock_mhz": 0, "bus_bits": 0},
+    ]
+    monkeypatch.setitem(sys.modules, "pynvml", _fake_nvml(cards))
+    a, t4 = NvmlProbe().gpus()  # the lost card is left out, the others still come through
+    assert (a.index, a.name, t4.index, t4.name) == (0, "NVIDIA GeForce RTX 4090", 2, "Tesla T4")
+    assert a.vram_free == 21 * GIB and a.vram_used == 3 * GIB and a.driver == "550.54"
+    assert a.bandwidth_gbps == pytest.approx(hardware.GPU_BANDWIDTH_GBPS["RTX 4090"], rel=0.01)
+    assert t4.bandwidth_gbps == 320
+    assert (a.util_percent, a.mem_util_percent, a.temperature_c, a.power_w) == (37.0, 12.0, 61.0, 215.5)
+    assert a.power_limit_w is None  # not supported: left empty, not an error
+
+
+def test_no_nvml_library_or_driver_is_an_empty_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", _fake_nvml([], init_fails=True))
+    assert NvmlProbe().gpus() == []
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # nvidia-ml-py not installed: import fails
+    assert NvmlProbe().gpus() == []
+
+
+def test_real_nvml_agrees_with_the_driver() -> None:
+    """The real library: as many cards as NVML itself counts (none on a machine without a driver)."""
+    import pynvml
+
+    try:
+        pynvml.nvmlInit()
+        count = pynvml.nvmlDeviceGetCount()
+    except pynvml.NVMLError:
+        count = 0
     gpus = NvmlProbe().gpus()
-    assert isinstance(gpus, list)
-    for g in gpus:  # on a machine with a GPU the real values come through
+    assert len(gpus) == count
+    for g in gpus:
         assert g.vram_total > 0 and 0 <= g.vram_free <= g.vram_total and g.name
 
 
-def test_fake_probe_and_bandwidth_table() -> None:
-    probe = FakeGpuProbe.of(("NVIDIA GeForce RTX 4090", 24, 20), ("Tesla T4", 16, 15))
-    a, b = probe.gpus()
-    assert a.vram_total == 24 * 1024**3 and a.vram_used == 4 * 1024**3
-    assert a.bandwidth_gbps == 1008 and b.bandwidth_gbps == 320
-    assert hardware.gpu_bandwidth_gbps("NVIDIA GeForce RTX 4060 Ti") == 288
+def test_bandwidth_table_matches_the_longest_name() -> None:
+    assert hardware.gpu_bandwidth_gbps("NVIDIA GeForce RTX 4060 Ti") == 288  # not the RTX 4060's 272
+    assert hardware.gpu_bandwidth_gbps("NVIDIA GeForce RTX 4070 Ti SUPER") == 672
+    assert hardware.gpu_bandwidth_gbps("NVIDIA H100 80GB HBM3") == 2000
     assert hardware.gpu_bandwidth_gbps("Some Future Card") == hardware.DEFAULT_GPU_BANDWIDTH_GBPS
 
 
 def test_cpu_memory_and_sample() -> None:
     cpu = hardware.cpu_info()
     assert cpu.physical_cores >= 1 and cpu.logical_cores >= cpu.physical_cores and cpu.model
+    kernel = kernel_physical_cores()
+    if kernel is not None:  # Linux: the kernel's own list of cores
+        assert hardware.count_physical_cores() == kernel == cpu.physical_cores
     mem = hardware.memory_info()
     assert 0 < mem.available <= mem.total
+    meminfo = Path("/proc/meminfo")
+    if meminfo.exists():
+        total_kib = int(next(ln for ln in meminfo.read_text().splitlines() if ln.startswith("MemTotal:")).split()[1])
+        assert mem.total == total_kib * 1024
     s = hardware.sample(FakeGpuProbe.of(("RTX 3060", 12, 10)))
     assert 0 <= s.cpu_percent <= 100 and s.ram_total == mem.total and s.process_rss > 0
-    assert len(s.gpus) == 1 and s.gpus[0].vram_used == 2 * 1024**3
-    assert hardware.sample(FakeGpuProbe()).gpus == []
-    assert hardware.cpu_bandwidth_gbps(2) == 20.0
+    assert s.ram_used == s.ram_total - s.ram_available
+    (g,) = s.gpus
+    assert (g.vram_used, g.vram_total) == (2 * GIB, 12 * GIB)  # used = total - free
+    # a decode on the CPU reads at most what the cores and the RAM can stream
+    assert hardware.cpu_bandwidth_gbps(2) == 2 * hardware.PER_CORE_BANDWIDTH_GBPS
+    assert hardware.cpu_bandwidth_gbps(64) == hardware.RAM_BANDWIDTH_GBPS
 
 
 def test_hw_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     assert main(["hw"]) == 0
-    assert "CPU:" in capsys.readouterr().out
-    monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 4070", "vram_total_gb": 12, "vram_free_gb": 11}]))
+    out = capsys.readouterr().out
+    assert f"{hardware.cpu_info().physical_cores}" in out and "CPU:" in out
+    monkeypatch.setenv(
+        "WORKSTATION_FAKE_GPUS",
+        json.dumps([{"name": "RTX 4070", "vram_total_gb": 12, "vram_free_gb": 11}, {"name": "T4", "vram_total_gb": 16}]),
+    )
     assert main(["hw", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["cpu"]["physical_cores"] >= 1 and data["memory"]["total"] > 0
-    assert data["gpus"][0]["name"] == "RTX 4070" and data["gpus"][0]["bandwidth_gbps"] == 504
+    assert data["cpu"]["physical_cores"] == hardware.cpu_info().physical_cores and data["memory"]["total"] > 0
+    first, second = data["gpus"]
+    assert first["vram_used"] == 1 * GIB and first["bandwidth_gbps"] == 504
+    assert second["vram_free"] == 16 * GIB and second["bandwidth_gbps"] == 320  # free defaults to all of it

@@ -200,3 +200,22 @@ def test_fit_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyP
     out = capsys.readouterr().out
     assert "fits entirely on the GPU" in out and "tokens/s" in out and "estimate" in out
     assert main(["fit", "-p", "no-such-profile"]) == 1
+
+
+def test_fit_exits_non_zero_when_the_model_does_not_fit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, smollm2_path: Path
+) -> None:
+    """Every layer asked for on a card with 50 MB free: the verdict says so, the exit code is 2
+    (scripts test it), and the answer names how many layers would fit."""
+    prof = tmp_path / "all-on-gpu.yaml"
+    prof.write_text(f"name: all on GPU\nmodel: {smollm2_path}\ngpu_layers: 31\ncontext: 2048\n", encoding="utf-8")
+    monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 3050", "vram_total_gb": 4, "vram_free_gb": 0.05}]))
+    assert main(["fit", "-p", str(prof)]) == 2
+    out = capsys.readouterr().out
+    assert "does not fit: 31 layers on the GPU need" in out and "set gpu_layers to auto" in out
+    assert main(["fit", "-p", str(prof), "--json"]) == 2
+    data = json.loads(capsys.readouterr().out)
+    assert data["fits"] is False and data["gpu_layers"] == 31 and data["total_layers"] == 31
+    # the same profile where the card has room: 0
+    monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 3050", "vram_total_gb": 4, "vram_free_gb": 3.5}]))
+    assert main(["fit", "-p", str(prof)]) == 0

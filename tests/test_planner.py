@@ -205,12 +205,11 @@ def test_engine_auto_layers_without_gpu(smollm2_path: Path) -> None:
 
 
 
-def test_missing_catalog_model_says_how_to_get_it() -> None:
-    from workstation.core.catalog import resolve_model_path
+def test_missing_catalog_model_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from workstation.core.errors import ModelFileError
 
+    monkeypatch.setenv("WORKSTATION_MODELS", str(tmp_path))  # an empty models folder, on any machine
+    monkeypatch.setenv("WORKSTATION_MODEL_DIRS", "")
     name = "phi-4-14b-q4_k_m"
-    if resolve_model_path(name).exists():
-        pytest.skip("the model is installed here")
     with pytest.raises(ModelFileError, match=f"models pull {name}"):
         plan_for_profile(make_profile(model=name))

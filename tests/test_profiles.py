@@ -7,10 +7,11 @@ import json
 import os
 from pathlib import Path
 
+import gguf
 import psutil
 import pytest
 
-from tests.conftest import GEMMA, make_profile
+from tests.conftest import GEMMA, kernel_physical_cores, make_profile
 from workstation.cli import main
 from workstation.core.engine import Engine
 from workstation.core.engine_host import EngineHost
@@ -85,7 +86,11 @@ def test_quantized_v_needs_flash_attention(tmp_path: Path) -> None:
 
 def test_defaults_fit_the_machine() -> None:
     prof = profile_from_dict({"model": "m"})
-    assert prof.resolved_threads() == (psutil.cpu_count(logical=False) or os.cpu_count())
+    kernel = kernel_physical_cores()  # Linux's own list; elsewhere at least one, at most every core
+    if kernel is not None:
+        assert prof.resolved_threads() == kernel
+    assert 1 <= prof.resolved_threads() <= (os.cpu_count() or 1)
+    assert profile_from_dict({"model": "m", "threads": 3}).resolved_threads() == 3
     assert prof.gpu_layers == "auto" and prof.flash_attn == "auto"
 
 
@@ -134,7 +139,12 @@ def test_kv_cache_types_reach_llama_cpp_with_exact_byte_ratios(smollm2_path: Pat
         assert eng.run_chat([{"role": "user", "content": "Hi"}]).text.strip()
     finally:
         eng.close()
-    assert KV_CACHE_TYPES[k] in (1, 2, 8)
+
+
+def test_kv_cache_names_are_llama_cpp_types() -> None:
+    """Each name maps to ggml's own type number (the gguf package's enum, not a copy of ours)."""
+    for name, number in KV_CACHE_TYPES.items():
+        assert gguf.GGMLQuantizationType[name.upper()] == number, name
 
 
 def _rss_mib() -> float:
@@ -164,7 +174,12 @@ def test_switching_profiles_keeps_the_conversation(tmp_path: Path, gemma_path: P
         info = host.engine.info()
         assert info.n_ctx == 1024 and info.type_k == "q8_0"
         second = host.engine.run_chat(messages)
-        assert second.metrics.prompt_n > 0 and second.metrics.stop_reason in ("eos", "length")
+        assert second.metrics.stop_reason in ("eos", "length")
+        # the new model read the whole conversation: every token of its prompt was computed or
+        # reused, and that prompt is longer than the last message alone
+        whole = host.engine.chat_prompt(messages)
+        assert second.metrics.prompt_n + second.metrics.cache_n == len(whole)
+        assert len(whole) > len(host.engine.chat_prompt(messages[-1:])) + 10
     finally:
         host.close()
 

@@ -85,12 +85,39 @@ def test_chunks_fit_the_context_and_cover_a_long_real_text(eng) -> None:
     assert chunks[0].cite.startswith("lines 1–")
 
 
+def _marked_pages(n: int) -> list[str]:
+    """Pages whose every sentence starts with its page's marker: ``[P3]`` is on page 3 only."""
+    pages = []
+    for k in range(1, n + 1):
+        sentences = " ".join(SUBJECT_PARAGRAPHS[(k + i) % 6] for i in range(3)).split(". ")
+        pages.append(" ".join(f"[P{k}] {s.rstrip('.')}." for s in sentences))
+    return pages
+
+
+def _pages_read_from_markers(text: str, start: int, end: int) -> str:
+    """The citation a reader would write for text[start:end], from the markers alone: the page
+    of the last marker before the span (if the span begins mid-sentence) to the last inside it."""
+    import re
+
+    inside = [int(m) for m in re.findall(r"\[P(\d+)\]", text[start:end])]
+    before = re.findall(r"\[P(\d+)\]", text[:start])
+    first_marker = text.find("[P", start, end)
+    lead = text[start : first_marker if first_marker >= 0 else end]
+    pages = ([int(before[-1])] if before and lead.strip() else []) + inside
+    a, b = min(pages), max(pages)
+    return f"p. {a}" if a == b else f"pp. {a}–{b}"
+
+
 def test_chunks_of_a_pdf_cite_pages(eng, tmp_path: Path) -> None:
-    pages = [" ".join(SUBJECT_PARAGRAPHS[i % 6] for i in range(k, k + 3)) for k in range(6)]
-    doc = read_document(make_pdf(tmp_path / "bees.pdf", pages))
+    doc = read_document(make_pdf(tmp_path / "bees.pdf", _marked_pages(6)))
     chunks = _check_chunks(eng, doc, MAX_TOKENS)
-    assert len(chunks) >= 2
-    assert all(c.cite.startswith(("p. ", "pp. ")) for c in chunks)
+    small, _, _ = make_chunks(_Runner(eng, None), doc, CTX, MAX_TOKENS, SummarizeOptions(chunk_tokens=60))
+    assert len(chunks) >= 2 and len(small) >= 8
+    # chunks that end mid-page too (60 tokens is less than a page): the next one starts on it
+    assert any(not doc.text[c.end - 2 : c.end + 2].count("\n\n") for c in small[:-1])
+    for c in [*chunks, *small]:  # each chunk cites exactly the pages its text came from
+        assert c.cite == _pages_read_from_markers(doc.text, c.start, c.end), doc.text[c.start : c.end][:80]
+    assert chunks[0].cite.startswith(("p. 1", "pp. 1–")) and chunks[-1].cite.endswith("6")
 
 
 def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_path: Path) -> None:

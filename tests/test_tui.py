@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from workstation.core.catalog import read_model_info, resolve_model_path
+from workstation.core.planner import plan_for_profile
+from workstation.core.profiles import load_profile
 from workstation.tui.app import WorkstationApp
 from workstation.tui.i18n import Texts, detect_language
 from workstation.tui.messages import SystemSampled
@@ -59,6 +62,10 @@ def profiles(tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch
     return folder
 
 
+def fit_model_path(key: str) -> Path:
+    return resolve_model_path(load_profile(key).model)
+
+
 def _views(app: WorkstationApp) -> list[MessageView]:
     return list(app.chat_screen.query(MessageView))
 
@@ -84,7 +91,10 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
-        assert "GPU layers 0/30" in app.status_text() and "ready" in app.status_text()
+        # the same count as `workstation fit` and llama.cpp (SmolLM2: 30 blocks + the output layer)
+        fit = plan_for_profile(load_profile("a"))
+        assert fit.total_layers == read_model_info(fit_model_path("a")).n_layer + 1 == 31
+        assert f"GPU layers 0/{fit.total_layers}" in app.status_text() and "ready" in app.status_text()
 
         # type, send, see streamed text and the reply's figures
         await _send(pilot, app, "Hello!")
@@ -309,3 +319,55 @@ async def test_serve_on_a_port_in_use_says_so_and_the_chat_comes_back(profiles: 
             assert app.api is None and isinstance(app.engine, EngineProcess)
             said = " ".join(str(n.message) for n in app._notifications)
             assert str(port) in said and "in use" in said
+
+
+async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smollm2_path: Path) -> None:
+    """F4 lists what is really on disk and in the catalog; F6 summarizes a real document with
+    the loaded model, and a document that cannot be read is one message, the screen usable."""
+    from docmaker import SUBJECT_PARAGRAPHS
+    from textual.widgets import Button, DataTable, Input, Markdown, TabbedContent
+
+    from workstation.core.catalog import catalog_entries
+    from workstation.tui.screens.models import ModelsScreen
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.catalog))
+        models = app.screen
+        assert isinstance(models, ModelsScreen)
+        assert smollm2_path in [row.path for row in models.installed]
+        catalog = models.query_one("#catalog", DataTable)
+        assert catalog.row_count == len(catalog_entries())
+        states = {str(catalog.get_row_at(i)[0]): str(catalog.get_row_at(i)[3]) for i in range(catalog.row_count)}
+        assert states["smollm2-135m-instruct-q4_1"] == "yes" and states["llama-3.1-8b-instruct-q4_k_m"] == "no"
+        models.query_one(TabbedContent).active = "tab-catalog"
+        catalog.move_cursor(row=list(states).index("smollm2-135m-instruct-q4_1"))
+        await pilot.press("p")  # pull what is already here: said, nothing downloaded
+        await until(pilot, lambda: any("already installed" in str(n.message) for n in app._notifications))
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+
+        doc = tmp_path / "bees.md"
+        doc.write_text("# Bees\n\n" + "\n\n".join(SUBJECT_PARAGRAPHS[:2]), encoding="utf-8")
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        screen = app.screen
+        assert isinstance(screen, SummarizeScreen)
+        bad = tmp_path / "photo.txt"
+        bad.write_bytes(bytes(range(256)) * 10)
+        screen.query_one("#summarize-path", Input).value = str(bad)
+        await pilot.press("enter")
+        await until(pilot, lambda: not screen.running and any("photo.txt" in str(n.message) for n in app._notifications))
+        assert not app.generating and screen.summary == ""
+        screen.query_one("#summarize-path", Input).value = str(doc)
+        await pilot.press("enter")
+        await until(pilot, lambda: not screen.query_one("#summarize-ask", Button).disabled)
+        assert screen.summary.startswith("# Summary of bees.md") and "- **§ Bees** — " in screen.summary
+        assert screen.query_one("#summary", Markdown).source == screen.summary
+        assert not app.generating and "Done." in str(screen.query_one("#summarize-state").render())
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)

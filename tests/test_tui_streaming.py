@@ -17,6 +17,18 @@ from workstation.tui.widgets.message_view import MessageView
 from workstation.tui.widgets.streaming_text import StreamingText
 
 
+class FakeClock:
+    """The throttles' clock, moved by the test: no assertion depends on how fast this machine is."""
+
+    def __init__(self, step: float = 0.0) -> None:
+        self.now = 1000.0
+        self.step = step  # how far each reading moves it (0: it stands still until moved)
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
 class _TextApp(App[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
@@ -24,10 +36,10 @@ class _TextApp(App[None]):
 
 
 async def test_streaming_text_lays_out_only_when_it_needs_more_lines(monkeypatch) -> None:
-    monkeypatch.setattr(streaming_text, "LAYOUT_HZ", 1000.0)  # no throttling in this test
     app = _TextApp()
     async with app.run_test(size=(40, 20)) as pilot:
         text = app.query_one(StreamingText)
+        text.clock = FakeClock(step=60.0)  # every reading a minute later: never throttled here
         assert not text.display and text.size.height == 0
         text.append("Hello")
         await pilot.pause()
@@ -63,18 +75,28 @@ async def test_streaming_text_lays_out_only_when_it_needs_more_lines(monkeypatch
 
 
 async def test_streaming_text_throttles_layouts_but_shows_every_line(monkeypatch) -> None:
-    monkeypatch.setattr(streaming_text, "LAYOUT_HZ", 5.0)
+    monkeypatch.setattr(streaming_text, "LAYOUT_HZ", 0.001)  # a held layout waits 1000 s of the clock
     monkeypatch.setattr(streaming_text, "HEADROOM", 0)
     monkeypatch.setattr(streaming_text, "HEADROOM_SHARE", 0.0)
     app = _TextApp()
     async with app.run_test(size=(20, 30)) as pilot:
         text = app.query_one(StreamingText)
-        for i in range(6):  # six new lines at once: one layout now, one when the wait is over
-            text.append(f"line {i}" if i == 0 else f"\nline {i}")
+        clock = text.clock = FakeClock()
+        text.append("line 0")  # the first text lays out at once
+        await pilot.pause()
+        assert text.layouts == 1 and text.size.height == 1
+        for i in range(1, 6):  # five new lines within the interval: no layout, one held
+            text.append(f"\nline {i}")
             await pilot.pause()
-        assert text.layouts <= 3
-        await pilot.pause(0.4)
-        assert text.size.height == 6  # the last line shows once the throttle lets it
+        assert text.layouts == 1 and text.size.height == 1 and text._layout_timer is not None
+        assert len(text.lines) == 6  # the text itself is all there, wrapped
+        clock.now += 1000.0  # the interval is over: the next text lays out at once
+        text.append("\nline 6")
+        await pilot.pause()
+        assert text.layouts == 2 and text._layout_timer is None
+        assert text.size.height == 7  # every line shows
+        rendered = [strip.text.rstrip() for strip in text.render_lines(text.region.reset_offset)]
+        assert rendered == [f"line {i}" for i in range(7)]
 
 
 class _ChatApp(App[None]):
@@ -112,13 +134,24 @@ async def test_paragraphs_move_into_markdown_at_most_every_few_seconds() -> None
     app = _ChatApp()
     async with app.run_test(size=(60, 30)) as pilot:
         view = app.query_one(MessageView)
+        clock = view.clock = FakeClock()
+        view.markdown_every_s = 10.0
         await view.write("One.\n\nTwo")
-        await view.write(".\n\nThree")  # at once: stays plain text until the interval is over
+        clock.now += 9.9
+        await view.write(".\n\nThree")  # within the interval: stays plain text
         await pilot.pause()
         assert view.tail.text == "One.\n\nTwo.\n\nThree"
-        await view.finish("One.\n\nTwo.\n\nThree.", TurnMetrics(predicted_n=6))
+        body = app.query_one(Markdown)
+        clock.now += 0.2  # 10.1 s after the first text: the finished paragraphs move
+        await view.write(" more")
+        for _ in range(40):  # the Markdown stream appends from a task of its own
+            if body.source:
+                break
+            await pilot.pause(0.05)
+        assert view.tail.text == "Three more" and body.source.strip() == "One.\n\nTwo."
+        await view.finish("One.\n\nTwo.\n\nThree more.", TurnMetrics(predicted_n=6))
         await pilot.pause()
-        assert app.query_one(Markdown).source == "One.\n\nTwo.\n\nThree." and not view.tail.display
+        assert body.source == "One.\n\nTwo.\n\nThree more." and not view.tail.display
 
 
 def test_wrapping_words_and_long_words() -> None:

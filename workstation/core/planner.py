@@ -28,6 +28,13 @@ from workstation.core.hardware import GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth
 from workstation.core.profiles import KV_CACHE_TYPES, Profile
 
 MIB = 1024**2
+
+
+def offloadable_layers(n_layer: int) -> int:
+    """How many layers llama.cpp can put on a GPU (``n_gpu_layers`` at most): the repeating
+    layers and the output layer, as its own load log counts them ("offloaded 31/31 layers").
+    0 for a model that is not loaded here (``n_layer`` 0: a remote server)."""
+    return n_layer + 1 if n_layer > 0 else 0
 GB = 1024**3  # verdicts say "GB" in binary units, as cards are sold (a "24 GB" card has 24 GiB)
 GBPS = 1e9  # bandwidth tables are in decimal GB/s
 KV_PAD = 256  # llama.cpp pads the context (and the SWA cache) to 256 cells
@@ -205,7 +212,7 @@ def plan(
         ram_available = vm.available if ram_available is None else ram_available
         ram_total = vm.total if ram_total is None else ram_total
     n_layer = info.n_layer
-    total_layers = n_layer + 1
+    total_layers = offloadable_layers(n_layer)
     kv = kv_cache_per_layer(info, context, type_k, type_v, n_ubatch=n_ubatch, swa_full=swa_full)
     full_cells, swa_cells = kv_cells(info, context, n_ubatch, swa_full)
     comp = compute_bytes(info, context, n_ubatch=n_ubatch, flash_attn=flash_attn)

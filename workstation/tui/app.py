@@ -29,6 +29,7 @@ from workstation.core.engine import TurnFinished as EngineTurnFinished
 from workstation.core.engine_api import open_engine
 from workstation.core.errors import WorkstationError
 from workstation.core.metrics import MetricsHistory, TurnMetrics
+from workstation.core.planner import offloadable_layers
 from workstation.core.profiles import Profile, load_profile
 from workstation.core.store import ConversationStore
 from workstation.tui import integrations, pacing
@@ -235,7 +236,7 @@ class WorkstationApp(App[None]):
         info = self.engine_info
         model = info.model_name if info else (profile.model or profile.remote.model)
         if info:
-            layers = t("status.layers", n=info.gpu_layers, total=info.n_layer)
+            layers = t("status.layers", n=info.gpu_layers, total=offloadable_layers(info.n_layer))
             kv = f"KV {info.type_k}/{info.type_v}"
         else:
             layers = t("status.layers_planned", n=profile.gpu_layers)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from textual.app import ComposeResult
@@ -71,6 +72,7 @@ class MessageView(Vertical):
         self._streaming = False
         self._tail = ""
         self._last_flush = 0.0
+        self.clock: Callable[[], float] = time.perf_counter  # seconds; tests drive their own
 
     def compose(self) -> ComposeResult:
         yield Static(self._role_label(), classes="role")
@@ -112,7 +114,7 @@ class MessageView(Vertical):
         return self.query_one(".tail", StreamingText)
 
     async def write(self, text: str) -> None:
-        now = time.perf_counter()
+        now = self.clock()
         if not self._streaming:
             self._streaming = True
             self._last_flush = now  # the first move comes an interval after the first text

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -77,8 +78,9 @@ class StreamingText(Widget):
         self._width = 0
         self._open = 0  # where the last line starts in ``_wrapped``
         self._reserved = 0  # lines held for the text to grow into
-        self._last_layout = 0.0
+        self._last_layout = -1e9  # the first layout is never held back
         self._layout_timer: Timer | None = None
+        self.clock: Callable[[], float] = time.perf_counter  # seconds; tests drive their own
         self.display = False
 
     @property
@@ -152,7 +154,7 @@ class StreamingText(Widget):
             return
         if needed > self.content_region.height:
             self._reserved = needed + self.headroom()
-            wait = self._last_layout + 1.0 / LAYOUT_HZ - time.perf_counter()
+            wait = self._last_layout + 1.0 / LAYOUT_HZ - self.clock()
             if wait <= 0:
                 self._layout()
                 return
@@ -181,6 +183,6 @@ class StreamingText(Widget):
         if self._layout_timer is not None:
             self._layout_timer.stop()
             self._layout_timer = None
-        self._last_layout = time.perf_counter()
+        self._last_layout = self.clock()
         self.layouts += 1
         self.refresh(layout=True)

@@ -1,0 +1,173 @@
+"""The one-shot commands as a user runs them: `workstation chat` and its figures on stderr,
+and Ctrl+C (SIGINT) in `chat`, `summarize` and `batch`, sent to a real subprocess once its
+output shows that it is generating (never after a sleep): exit code 130, one sentence, what
+arrived kept, nothing half-written."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO
+
+import pytest
+import yaml
+from conftest import make_profile
+from docmaker import SUBJECT_PARAGRAPHS, honeybee_text
+
+from workstation.cli import main
+from workstation.core.batch_queue import DB_NAME
+
+ROOT = Path(__file__).resolve().parent.parent
+FIGURES = re.compile(
+    r"^TTFT (\d+) ms · ([\d.]+) tok/s · (\d+) tokens · prompt (\d+) \(\+(\d+) cached\) at (\d+) tok/s$", re.M
+)
+
+
+def _profile_file(tmp_path: Path, max_tokens: int, context: int = 1024) -> Path:
+    data = make_profile(context=context, threads=1, sampling={"max_tokens": max_tokens}).to_dict()
+    data.pop("source", None)
+    path = tmp_path / "cli-profile.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def test_chat_streams_the_reply_and_prints_its_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], smollm2_path: Path
+) -> None:
+    prof = _profile_file(tmp_path, max_tokens=12)
+    assert main(["chat", "-p", str(prof), "Name three colours."]) == 0
+    out, err = capsys.readouterr()
+    figures = FIGURES.search(err)
+    assert figures, err
+    ttft, tps, n, prompt, cached, _pps = figures.groups()
+    assert int(ttft) > 0 and float(tps) > 0 and 1 <= int(n) <= 12
+    # the same turn with --json: the same greedy reply, and the stderr figures were its counters
+    assert main(["chat", "-p", str(prof), "--json", "Name three colours."]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert out.rstrip("\n") == data["text"] and data["text"].strip()
+    m = data["metrics"]
+    assert (int(n), int(prompt) + int(cached)) == (m["predicted_n"], m["prompt_n"] + m["cache_n"])
+    assert m["stop_reason"] in ("eos", "length") and (m["stop_reason"] == "length") == (m["predicted_n"] == 12)
+
+
+class _Output:
+    """Everything a subprocess wrote to one pipe so far, read by a thread as it arrives."""
+
+    def __init__(self, pipe: IO[bytes]) -> None:
+        self.data = b""
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self._thread.start()
+
+    def _read(self, pipe: IO[bytes]) -> None:
+        while chunk := os.read(pipe.fileno(), 4096):
+            with self._lock:
+                self.data += chunk
+
+    @property
+    def text(self) -> str:
+        with self._lock:
+            return self.data.decode("utf-8", "replace")
+
+    def join(self) -> str:
+        self._thread.join(timeout=60)
+        return self.text
+
+
+def _run_until(args: list[str], ready: re.Pattern[str], on: str, limit_s: float = 300) -> tuple[int, str, str]:
+    """Start `workstation ARGS`, send SIGINT once stdout/stderr (``on``) matches ``ready``, and
+    return (exit code, stdout, stderr). The limit only guards against a hang."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workstation.cli", *args], cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = _Output(proc.stdout), _Output(proc.stderr)
+    watched = out if on == "stdout" else err
+    try:
+        deadline = time.monotonic() + limit_s
+        while not ready.search(watched.text):
+            assert proc.poll() is None, f"it ended before the signal: {err.text}"
+            assert time.monotonic() < deadline, f"never started generating: {err.text}"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return code, out.join(), err.join()
+
+
+def _one_sentence_and_no_traceback(err: str, sentence: str) -> None:
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    lines = [ln for ln in err.splitlines() if ln.startswith("workstation:")]
+    assert len(lines) == 1 and sentence in lines[0], err
+
+
+def test_ctrl_c_in_chat_keeps_what_arrived(tmp_path: Path, smollm2_path: Path) -> None:
+    prof = _profile_file(tmp_path, max_tokens=1500, context=2048)
+    code, out, err = _run_until(
+        ["chat", "-p", str(prof), "Write a very long story about a lighthouse keeper."],
+        re.compile(r"\S+\s+\S+\s+\S+\s+\S+"), on="stdout",  # a few words have streamed
+    )
+    assert code == 130
+    _one_sentence_and_no_traceback(err, "stopped; the reply above is what arrived before Ctrl-C")
+    figures = FIGURES.search(err)
+    assert figures and 4 <= int(figures.group(3)) < 1500, err  # stopped early, its figures still printed
+    assert len(out.split()) >= 4
+
+
+def test_ctrl_c_in_summarize_writes_a_whole_partial_summary(tmp_path: Path, smollm2_path: Path) -> None:
+    prof = _profile_file(tmp_path, max_tokens=24, context=512)
+    doc = tmp_path / "bees.txt"
+    doc.write_text(honeybee_text(8), encoding="utf-8")
+    out_md = tmp_path / "summary.md"
+    code, _out, err = _run_until(
+        ["summarize", str(doc), "-p", str(prof), "-o", str(out_md)],
+        re.compile(r"\] 1/(\d+) parts"), on="stderr",  # the first part is summarized
+    )
+    assert code == 130
+    _one_sentence_and_no_traceback(err, "stopped; the summary above covers only the parts finished")
+    total = int(re.search(r"\] 1/(\d+) parts", err).group(1))  # type: ignore[union-attr]
+    assert total >= 3
+    text = out_md.read_text(encoding="utf-8")
+    done = re.search(r"^> Stopped after (\d+) of (\d+) parts", text, re.M)
+    assert text.startswith("# Summary of bees.txt") and done, text
+    assert 1 <= int(done.group(1)) < int(done.group(2)) == total
+    assert text.count("\n- **") == int(done.group(1))  # a point for each finished part, no more
+    assert re.search(rf"^_{done.group(1)} of {total} parts, .* s\._$", text, re.M)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bees.txt", "cli-profile.yaml", "summary.md"]
+
+
+def test_ctrl_c_in_batch_leaves_the_document_pending(tmp_path: Path, smollm2_path: Path) -> None:
+    prof = _profile_file(tmp_path, max_tokens=16, context=512)
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "a.txt").write_text("\n\n".join(SUBJECT_PARAGRAPHS[:2]), encoding="utf-8")
+    (inbox / "b.txt").write_text(honeybee_text(8), encoding="utf-8")  # several parts
+    out = tmp_path / "out"
+    code, _out, err = _run_until(
+        ["batch", str(inbox), "-p", str(prof), "-o", str(out)],
+        re.compile(r"b\.txt: part 1/\d+"), on="stderr",  # b.txt's first part is summarized
+    )
+    assert code == 130
+    _one_sentence_and_no_traceback(err, "run the same command again to continue")
+    con = sqlite3.connect(out / DB_NAME)
+    try:
+        status = dict(con.execute("SELECT path, status FROM files").fetchall())
+    finally:
+        con.close()
+    assert status == {"a.txt": "done", "b.txt": "pending"}  # not left "running", not "failed"
+    assert (out / "a.txt.summary.md").read_text(encoding="utf-8").startswith("# Summary of a.txt")
+    assert sorted(p.name for p in out.iterdir() if p.name != DB_NAME and not p.name.startswith(DB_NAME)) == [
+        "a.txt.summary.md"
+    ]
