@@ -7,7 +7,7 @@ in a child process and the remote engine, so none of them imports another to spe
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from workstation.core.errors import EngineError
@@ -26,6 +26,7 @@ class TokenDelta:
 class TurnFinished:
     text: str
     metrics: TurnMetrics
+    tokens: list[int] = field(default_factory=list)  # the reply's token ids (local engines)
 
 
 @dataclass

@@ -638,7 +638,7 @@ class Scheduler:
         self.stats.tokens_predicted_total += m.predicted_n
         self.stats.tokens_predicted_seconds_total += m.predicted_ms / 1000
         self._release(slot)
-        req.sink(TurnFinished("".join(run.parts), m))
+        req.sink(TurnFinished("".join(run.parts), m, list(run.reply)))
 
     def _fail(self, slot: Slot, message: str) -> None:
         req = slot.req

@@ -351,8 +351,10 @@ def _shared_prefix(runner: _Runner, text: str, chunks: list[Chunk], empty: list[
     first = runner.tokens(empty if len(chunks) == 1 else _chunk_messages(text, chunks[0]))
     if first is None:
         return 0
-    other = runner.tokens(_chunk_messages(text, chunks[-1])) if len(chunks) > 1 else first
-    return _common_prefix(first, other or [])
+    prefix = len(first)
+    for chunk in chunks[1:]:  # the body's first token may merge with the instruction's last
+        prefix = min(prefix, _common_prefix(first, runner.tokens(_chunk_messages(text, chunk)) or []))
+    return prefix
 
 
 def _chunk_messages(text: str, chunk: Chunk) -> list[Message]:

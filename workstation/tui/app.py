@@ -269,7 +269,7 @@ class WorkstationApp(App[None]):
             return pacing.pace(profile.resolved_threads(), True)
         if info is None or profile is None or profile.backend != "llama":
             return pacing.FREE_CPU  # decoded on another machine
-        return pacing.pace(info.threads, info.gpu_layers < info.n_layer)
+        return pacing.pace(info.threads, info.gpu_layers < offloadable_layers(info.n_layer))
 
     def live_rate(self) -> float | None:
         if self._t_first is None or self._t_last is None or self.live_tokens < 2:
