@@ -84,7 +84,10 @@ def test_bad_requests_get_openai_errors(client: openai.OpenAI, server: RunningSe
     with pytest.raises(openai.BadRequestError) as exc:
         client.chat.completions.create(model="x", messages=QUESTION, temperature=9)
     assert "temperature" in str(exc.value)
-    r = httpx.post(f"{server.base_url}/chat/completions", content=b"{not json", headers=server.headers())
+    r = httpx.post(
+        f"{server.base_url}/chat/completions", content=b"{not json",
+        headers={**server.headers(), "Content-Type": "application/json"},
+    )
     assert r.status_code == 400 and r.json()["error"]["message"] == "The request body is not valid JSON."
     long_text = "lorem ipsum dolor " * 400  # far more tokens than the 1024 context
     with pytest.raises(openai.BadRequestError) as exc:
