@@ -66,7 +66,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from workstation.core.errors import WorkstationError
     from workstation.core.scheduler import Scheduler
-    from workstation.core.server import OpenAIServer, bind_socket, check_host, make_uvicorn
+    from workstation.core.server.process import (
+        OpenAIServer,
+        bind_socket,
+        check_host,
+        make_uvicorn,
+        run_server,
+    )
 
     api_key = args.api_key or os.environ.get("WORKSTATION_API_KEY") or None
     if not 1 <= args.parallel <= 64:
@@ -97,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     )
     server = make_uvicorn(app, options, log_level=args.log_level)
     try:
-        server.run(sockets=[sock])
+        run_server(server, sock)
     finally:
         scheduler.close()
         sock.close()

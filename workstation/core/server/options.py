@@ -15,8 +15,8 @@ MAX_CONNECTIONS_CEILING = 512
 
 
 def default_max_connections() -> int:
-    """Open connections allowed at once: 512, or fewer when the open-file limit is low, so
-    that the server never runs out of file descriptors (64 stay free for everything else)."""
+    """Open connections allowed at once: 512, or half of the open-file limit less 64 when that
+    is lower; the other half absorbs a burst of connections accepted before any is refused."""
     try:
         import resource
 
@@ -25,7 +25,7 @@ def default_max_connections() -> int:
         return MAX_CONNECTIONS_CEILING
     if soft == resource.RLIM_INFINITY:
         return MAX_CONNECTIONS_CEILING
-    return max(8, min(MAX_CONNECTIONS_CEILING, soft - 64))
+    return max(8, min(MAX_CONNECTIONS_CEILING, (soft - 64) // 2))
 
 
 @dataclass

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import ipaddress
+import logging
 import socket
 import time
 from typing import Any
@@ -16,6 +17,9 @@ from workstation.core.scheduler import Scheduler
 from workstation.core.server.app import OpenAIServer
 from workstation.core.server.connections import guarded_protocol
 from workstation.core.server.options import ServerOptions
+
+ACCEPT_BACKLOG = 128  # connections accepted in one go (uvicorn's default, 2048, can exhaust descriptors)
+log = logging.getLogger("uvicorn.error")
 
 
 class ServeError(WorkstationError):
@@ -76,9 +80,37 @@ def make_uvicorn(app: Any, options: ServerOptions, log_level: str = "warning") -
         lifespan="off",
         timeout_graceful_shutdown=3,
         timeout_keep_alive=5,
+        backlog=ACCEPT_BACKLOG,
         server_header=False,
     )
     return uvicorn.Server(config)
+
+
+def run_server(server: Any, sock: socket.socket) -> None:
+    """Run a uvicorn server on ``sock`` until it stops, with running out of file descriptors
+    logged as one line (asyncio logs a traceback per refused accept, then retries in a second)."""
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(_loop_error)
+        await server.serve(sockets=[sock])
+
+    asyncio.run(main())
+
+
+_last_fd_warning = [0.0]
+
+
+def _loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    exc = context.get("exception")
+    if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):
+        if time.monotonic() - _last_fd_warning[0] > 10:
+            _last_fd_warning[0] = time.monotonic()
+            log.warning(
+                "workstation: out of file descriptors, so new connections wait; raise the open-file "
+                "limit (ulimit -n) or lower --max-connections."
+            )
+        return
+    loop.default_exception_handler(context)
 
 
 class BackgroundServer:
@@ -101,7 +133,7 @@ class BackgroundServer:
         return f"http://{self.host}:{self.port}/v1"
 
     def _run(self) -> None:
-        asyncio.run(self.server.serve(sockets=[self.sock]))
+        run_server(self.server, self.sock)
 
     def start(self) -> BackgroundServer:
         self._thread.start()
