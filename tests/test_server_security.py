@@ -295,6 +295,15 @@ def test_inflight_body_bytes_are_capped(server: RunningServer) -> None:
     _still_serving(server)
 
 
+def test_headers_too_long_or_not_http_get_400(server: RunningServer) -> None:
+    long_header = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: " + b"a" * 20_000  # and still going
+    for data in (long_header, b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 not http\r\n\r\n"):
+        with _connect(server, data) as sock:
+            assert _raw_error(_read_all(sock), 400)["code"] == "bad_http"
+    assert httpx.get(f"{server.root}/health").status_code == 200
+    assert "Traceback" not in server.log_text()
+
+
 def test_oversized_declared_body_is_refused_before_reading(server: RunningServer) -> None:
     head = b"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
     with _connect(server, head + b"Content-Length: 9999999999\r\n\r\n{") as sock:

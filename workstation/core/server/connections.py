@@ -106,6 +106,10 @@ class GuardedH11Protocol(H11Protocol):
             )
         )
 
+    def send_400_response(self, msg: str) -> None:
+        """Not HTTP (h11 refused it, or the headers passed its 16 KiB limit): an error object."""
+        self.refuse(ApiError(400, "The request is not valid HTTP/1.1, or its headers are too long.", code="bad_http"))
+
     def refuse(self, error: ApiError) -> None:
         """Answer ``error`` and close; only while no request is being handled."""
         self._cancel_deadline()
