@@ -7,7 +7,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -15,6 +14,8 @@ from pathlib import Path
 
 import httpx
 import yaml
+
+from workstation.core.server.process import wait_until_healthy
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -100,16 +101,8 @@ def serve(
                 log.append(text.rstrip("\n"))
 
         threading.Thread(target=drain, daemon=True).start()
-        deadline = time.monotonic() + start_timeout_s
-        while True:
-            try:
-                if httpx.get(f"{root}/health", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("serve did not answer /health")
-            time.sleep(0.2)
+        if not wait_until_healthy(root, proc, start_timeout_s):
+            raise RuntimeError("serve did not answer /health")
         yield RunningServer(f"{root}/v1", root, api_key, proc, profile_path, log)
     finally:
         proc.terminate()

@@ -145,6 +145,23 @@ class BackgroundServer:
         self.sock.close()
 
 
+def wait_until_healthy(root: str, proc: Any, timeout_s: float) -> bool:
+    """Poll ``root/health`` until it answers 200 (True), or ``proc`` (a Popen) exits or
+    ``timeout_s`` passes (False)."""
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if httpx.get(f"{root}/health", timeout=5).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+
+
 class ServeProcess:
     """``workstation serve`` in a child process, for an app that serves alongside its own chat.
 
@@ -169,7 +186,6 @@ class ServeProcess:
         import sys
         import threading
 
-        import httpx
 
         check_host(host, api_key)
         cmd = [sys.executable, "-m", "workstation.cli", "serve", "-p", profile_ref, "--host", host,
@@ -191,17 +207,9 @@ class ServeProcess:
         self.log: list[str] = []
         threading.Thread(target=self._drain, daemon=True).start()
         root = self.url.removesuffix("/v1")
-        deadline = time.monotonic() + start_timeout_s
-        while True:
-            try:
-                if httpx.get(f"{root}/health", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise ServeError("The API server did not answer in time.")
-            time.sleep(0.2)
+        if not wait_until_healthy(root, self.proc, start_timeout_s):
+            self.stop()
+            raise ServeError("The API server did not answer in time.")
 
     def _drain(self) -> None:
         assert self.proc.stderr is not None
