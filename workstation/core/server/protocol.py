@@ -84,7 +84,7 @@ def decode_body(data: bytes) -> dict[str, Any]:
             raise bad(
                 f"{where} holds a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape); "
                 "text must be valid Unicode.",
-                where.split("[", 1)[0].split(".", 1)[0],
+                None if " " in where else where.split("[", 1)[0].split(".", 1)[0],
             )
     return body
 
