@@ -7,14 +7,15 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 import yaml
+
+from workstation.core.server.process import wait_until_healthy
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,6 +27,10 @@ class RunningServer:
     api_key: str | None
     proc: subprocess.Popen[str]
     profile_path: Path
+    log: list[str] = field(default_factory=list)  # the server's stderr, line by line
+
+    def log_text(self) -> str:
+        return "\n".join(self.log)
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
@@ -55,13 +60,31 @@ def write_profile(directory: Path, model: str | Path, **overrides: object) -> Pa
 
 
 @contextmanager
-def serve(profile_path: Path, *args: str, api_key: str | None = None, start_timeout_s: float = 120) -> Iterator[RunningServer]:
+def serve(
+    profile_path: Path,
+    *args: str,
+    api_key: str | None = None,
+    start_timeout_s: float = 120,
+    open_files: int | None = None,
+) -> Iterator[RunningServer]:
+    """``workstation serve`` on a free port; ``open_files`` lowers its RLIMIT_NOFILE."""
     cmd = [sys.executable, "-m", "workstation.cli", "serve", "-p", str(profile_path), "--port", "0", *args]
     if api_key:
         cmd += ["--api-key", api_key]
     env = dict(os.environ)
     env.pop("WORKSTATION_API_KEY", None)
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+
+    def limit_files() -> None:
+        import resource
+
+        if open_files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+        preexec_fn=limit_files if open_files is not None else None,
+    )
+    log: list[str] = []
     try:
         assert proc.stderr is not None
         line = proc.stderr.readline()
@@ -70,18 +93,17 @@ def serve(profile_path: Path, *args: str, api_key: str | None = None, start_time
             rest = proc.stderr.read() if proc.poll() is not None else ""
             raise RuntimeError(f"serve did not start: {line}{rest}")
         root = f"http://127.0.0.1:{match.group(1)}"
-        threading.Thread(target=proc.stderr.read, daemon=True).start()  # never let the pipe fill
-        deadline = time.monotonic() + start_timeout_s
-        while True:
-            try:
-                if httpx.get(f"{root}/health", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("serve did not answer /health")
-            time.sleep(0.2)
-        yield RunningServer(f"{root}/v1", root, api_key, proc, profile_path)
+        log.append(line.rstrip("\n"))
+        stderr = proc.stderr
+
+        def drain() -> None:  # never let the pipe fill; keep every line for the tests to read
+            for text in stderr:
+                log.append(text.rstrip("\n"))
+
+        threading.Thread(target=drain, daemon=True).start()
+        if not wait_until_healthy(root, proc, start_timeout_s):
+            raise RuntimeError("serve did not answer /health")
+        yield RunningServer(f"{root}/v1", root, api_key, proc, profile_path, log)
     finally:
         proc.terminate()
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -30,9 +31,11 @@ def client(server: RunningServer) -> openai.OpenAI:
     return openai.OpenAI(base_url=server.base_url, api_key=KEY, max_retries=0, timeout=120)
 
 
-def test_models(client: openai.OpenAI) -> None:
+def test_models(client: openai.OpenAI, server: RunningServer, smollm2_path: Path) -> None:
     models = client.models.list().data
     assert [m.id for m in models] == ["serve-test"]
+    text = httpx.get(f"{server.base_url}/models", headers=server.headers()).text
+    assert smollm2_path.name not in text and str(smollm2_path.parent) not in text  # the path is private
 
 
 def test_chat_non_stream_and_stream_agree(client: openai.OpenAI) -> None:
@@ -84,7 +87,10 @@ def test_bad_requests_get_openai_errors(client: openai.OpenAI, server: RunningSe
     with pytest.raises(openai.BadRequestError) as exc:
         client.chat.completions.create(model="x", messages=QUESTION, temperature=9)
     assert "temperature" in str(exc.value)
-    r = httpx.post(f"{server.base_url}/chat/completions", content=b"{not json", headers=server.headers())
+    r = httpx.post(
+        f"{server.base_url}/chat/completions", content=b"{not json",
+        headers={**server.headers(), "Content-Type": "application/json"},
+    )
     assert r.status_code == 400 and r.json()["error"]["message"] == "The request body is not valid JSON."
     long_text = "lorem ipsum dolor " * 400  # far more tokens than the 1024 context
     with pytest.raises(openai.BadRequestError) as exc:
@@ -224,3 +230,75 @@ def test_serve_process_helper(server: RunningServer) -> None:
     finally:
         proc.stop()
     assert not proc.alive
+
+
+# --- llama-server's native endpoints and small compatibility points (issue 17) -------------------
+def test_tokenize_detokenize_and_apply_template(server: RunningServer, client: openai.OpenAI) -> None:
+    h = server.headers()
+    text = "The capital of France is"
+    tokens = httpx.post(f"{server.root}/tokenize", json={"content": text}, headers=h).json()["tokens"]
+    assert tokens and all(isinstance(t, int) for t in tokens)
+    back = httpx.post(f"{server.root}/detokenize", json={"tokens": tokens}, headers=h).json()["content"]
+    assert back == text
+    # /tokenize with add_special counts what /v1/completions feeds the model (the remote engine
+    # counts tokens this way)
+    counted = httpx.post(f"{server.root}/tokenize", json={"content": text, "add_special": True}, headers=h).json()
+    done = client.completions.create(model="x", prompt=text, max_tokens=1, temperature=0)
+    assert done.usage is not None and done.usage.prompt_tokens == len(counted["tokens"])
+    # pieces: text, or the bytes of a piece that is not valid UTF-8 alone (an emoji split in bytes)
+    llama = "a llama \U0001f999"
+    pieces = httpx.post(f"{server.root}/tokenize", json={"content": llama, "with_pieces": True}, headers=h).json()
+    raw = b"".join(p["piece"].encode() if isinstance(p["piece"], str) else bytes(p["piece"]) for p in pieces["tokens"])
+    assert raw == llama.encode()
+    assert [p["id"] for p in pieces["tokens"]] == httpx.post(
+        f"{server.root}/tokenize", json={"content": llama}, headers=h).json()["tokens"]
+    # /apply-template renders what /v1/chat/completions tokenizes
+    prompt = httpx.post(f"{server.root}/apply-template", json={"messages": QUESTION}, headers=h).json()["prompt"]
+    assert QUESTION[0]["content"] in prompt
+    n_template = len(httpx.post(f"{server.root}/tokenize", json={"content": prompt}, headers=h).json()["tokens"])
+    chat = client.chat.completions.create(model="x", messages=QUESTION, max_tokens=1, temperature=0)
+    assert chat.usage is not None and chat.usage.prompt_tokens == n_template
+    # bad input: one sentence each
+    r = httpx.post(f"{server.root}/detokenize", json={"tokens": [10**9]}, headers=h)
+    assert r.status_code == 400 and r.json()["error"]["param"] == "tokens"
+    r = httpx.post(f"{server.root}/tokenize", json={"content": 5}, headers=h)
+    assert r.status_code == 400 and r.json()["error"]["param"] == "content"
+    assert httpx.post(f"{server.root}/tokenize", json={"content": "x"}).status_code == 401  # key needed
+
+
+def test_text_parts_are_joined_with_newlines(server: RunningServer) -> None:
+    parts = [{"type": "text", "text": "first part"}, {"type": "text", "text": "second part"}]
+    body = {"messages": [{"role": "user", "content": parts}]}
+    prompt = httpx.post(f"{server.root}/apply-template", json=body, headers=server.headers()).json()["prompt"]
+    assert "first part\nsecond part" in prompt
+
+
+def test_two_trailing_assistant_messages_are_refused(client: openai.OpenAI) -> None:
+    messages = [*QUESTION, {"role": "assistant", "content": "Red,"}, {"role": "assistant", "content": "green"}]
+    with pytest.raises(openai.BadRequestError, match="two assistant messages"):
+        client.chat.completions.create(model="x", messages=messages, max_tokens=2)  # type: ignore[arg-type]
+    one = client.chat.completions.create(model="x", messages=[*QUESTION, messages[2]], max_tokens=2)  # type: ignore[list-item]
+    assert one.choices[0].finish_reason in ("stop", "length")
+
+
+def test_x_api_key_header_is_accepted(server: RunningServer) -> None:
+    assert httpx.get(f"{server.base_url}/models", headers={"X-Api-Key": KEY}).status_code == 200
+    r = httpx.get(f"{server.base_url}/models", headers={"X-Api-Key": "wrong"})
+    assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_api_key"
+
+
+def test_busy_slots_metric_is_a_gauge(server: RunningServer) -> None:
+    text = httpx.get(f"{server.root}/metrics", headers=server.headers()).text
+    assert "# TYPE llamacpp:n_busy_slots_per_decode gauge" in text
+    assert "# TYPE llamacpp:prompt_tokens_total counter" in text
+
+
+def test_usage_chunk_carries_timings(server: RunningServer) -> None:
+    body = {"messages": QUESTION, "max_tokens": 5, "stream": True, "stream_options": {"include_usage": True}}
+    with httpx.stream("POST", f"{server.base_url}/chat/completions", json=body, headers=server.headers(),
+                      timeout=120) as r:
+        chunks = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: {")]
+    last = chunks[-1]
+    assert last["choices"] == [] and last["usage"]["completion_tokens"] > 0
+    assert last["timings"]["predicted_n"] == last["usage"]["completion_tokens"]
+    assert last["timings"]["prompt_n"] + last["timings"]["cache_n"] == last["usage"]["prompt_tokens"]

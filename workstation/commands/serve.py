@@ -8,6 +8,16 @@ import sys
 
 from workstation.commands import add_profile_arg, profile_ref
 from workstation.core.profiles import load_profile
+from workstation.core.server.options import (
+    DEFAULT_BODY_TIMEOUT_S,
+    DEFAULT_HEADER_TIMEOUT_S,
+    DEFAULT_MAX_BODY,
+    DEFAULT_MAX_INFLIGHT_BODY,
+    DEFAULT_MAX_MESSAGES,
+    DEFAULT_MAX_REQUESTS,
+    ServerOptions,
+    default_max_connections,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,7 +32,31 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="require 'Authorization: Bearer KEY' (default: env WORKSTATION_API_KEY); "
         "needed to bind anything but loopback",
     )
-    p.add_argument("--max-body", type=int, default=4 * 1024 * 1024, help="largest request body in bytes")
+    p.add_argument(
+        "--allowed-hosts", action="append", default=[], metavar="NAMES",
+        help="host names to answer for besides localhost and IP addresses, comma-separated "
+        "('.example.com' takes sub-domains, '*' any): a guard against DNS rebinding",
+    )
+    p.add_argument(
+        "--allowed-origins", action="append", default=[], metavar="ORIGINS",
+        help="web origins (https://host[:port]) whose pages may call the API besides loopback ones, "
+        "comma-separated ('*' any)",
+    )
+    p.add_argument("--max-body", type=int, default=DEFAULT_MAX_BODY, help="largest request body in bytes")
+    p.add_argument(
+        "--max-inflight-body", type=int, default=DEFAULT_MAX_INFLIGHT_BODY,
+        help=f"request body bytes read at once, all requests together (default {DEFAULT_MAX_INFLIGHT_BODY})",
+    )
+    p.add_argument("--max-messages", type=int, default=DEFAULT_MAX_MESSAGES,
+                   help=f"messages per chat request (default {DEFAULT_MAX_MESSAGES})")
+    p.add_argument("--max-requests", type=int,
+                   help="requests handled at once before 503 (default: 64, or more for a long --queue)")
+    p.add_argument("--max-connections", type=int,
+                   help="open connections at once (default: 512, fewer under a low open-file limit)")
+    p.add_argument("--header-timeout", type=float, default=DEFAULT_HEADER_TIMEOUT_S,
+                   help=f"seconds for a request's headers to arrive (default {DEFAULT_HEADER_TIMEOUT_S:g})")
+    p.add_argument("--body-timeout", type=float, default=DEFAULT_BODY_TIMEOUT_S,
+                   help=f"seconds for a request's body to arrive (default {DEFAULT_BODY_TIMEOUT_S:g})")
     p.add_argument("--max-prompt-tokens", type=int, help="longest prompt in tokens (default: the context)")
     p.add_argument("--model-id", help="model id shown by /v1/models (default: the profile's name)")
     p.add_argument("--log-level", default="warning", help="uvicorn log level (default warning)")
@@ -32,12 +66,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from workstation.core.errors import WorkstationError
     from workstation.core.scheduler import Scheduler
-    from workstation.core.server import (
+    from workstation.core.server.process import (
         OpenAIServer,
-        ServerOptions,
         bind_socket,
         check_host,
         make_uvicorn,
+        run_server,
     )
 
     api_key = args.api_key or os.environ.get("WORKSTATION_API_KEY") or None
@@ -47,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         raise WorkstationError(f"--port is {args.port}; allowed values are 0 to 65535.")
     if args.queue < 0:
         raise WorkstationError(f"--queue is {args.queue}; it must be 0 or more.")
+    options = server_options(args, api_key)
     profile = load_profile(profile_ref(args))
     check_host(args.host, api_key)
     sock = bind_socket(args.host, args.port)  # fail fast, before loading the model
@@ -56,12 +91,7 @@ def run(args: argparse.Namespace) -> int:
         sock.close()
         raise
     port = sock.getsockname()[1]
-    options = ServerOptions(
-        model_id=args.model_id or profile.key,
-        api_key=api_key,
-        max_body_bytes=args.max_body,
-        max_prompt_tokens=args.max_prompt_tokens,
-    )
+    options.model_id = args.model_id or profile.key
     app = OpenAIServer(scheduler, options).app
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(
@@ -71,10 +101,52 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    server = make_uvicorn(app, log_level=args.log_level)
+    server = make_uvicorn(app, options, log_level=args.log_level)
     try:
-        server.run(sockets=[sock])
+        run_server(server, sock)
     finally:
         scheduler.close()
         sock.close()
     return 0
+
+
+def _names(values: list[str]) -> tuple[str, ...]:
+    return tuple(name.strip() for value in values for name in value.split(",") if name.strip())
+
+
+def server_options(args: argparse.Namespace, api_key: str | None) -> ServerOptions:
+    """The limits and allow-lists from the command line, each checked (one sentence if wrong)."""
+    from workstation.core.errors import WorkstationError
+
+    def at_least(flag: str, value: float, low: float) -> None:
+        if value < low:
+            raise WorkstationError(f"{flag} is {value:g}; it must be {low:g} or more.")
+
+    at_least("--max-body", args.max_body, 1024)
+    at_least("--max-inflight-body", args.max_inflight_body, args.max_body)
+    at_least("--max-messages", args.max_messages, 1)
+    at_least("--header-timeout", args.header_timeout, 0.1)
+    at_least("--body-timeout", args.body_timeout, 0.1)
+    max_requests = args.max_requests or max(DEFAULT_MAX_REQUESTS, args.parallel + args.queue + 16)
+    at_least("--max-requests", max_requests, 1)
+    max_connections = args.max_connections or default_max_connections()
+    at_least("--max-connections", max_connections, 2)
+    for origin in _names(args.allowed_origins):
+        if origin != "*" and not origin.startswith(("http://", "https://")):
+            raise WorkstationError(
+                f"--allowed-origins has {origin!r}; an origin is written http(s)://host[:port], or '*'."
+            )
+    return ServerOptions(
+        model_id="",
+        api_key=api_key,
+        max_body_bytes=args.max_body,
+        max_prompt_tokens=args.max_prompt_tokens,
+        max_inflight_body_bytes=args.max_inflight_body,
+        max_messages=args.max_messages,
+        max_requests=max_requests,
+        max_connections=max_connections,
+        header_timeout_s=args.header_timeout,
+        body_timeout_s=args.body_timeout,
+        allowed_hosts=_names(args.allowed_hosts),
+        allowed_origins=_names(args.allowed_origins),
+    )

@@ -1,0 +1,312 @@
+"""Attacks on ``workstation serve`` (issue 16), each performed for real against a keyless server
+on loopback: the refusal is an OpenAI-shaped error object, nothing reaches the model, no
+traceback reaches the server's log, and ``/health`` answers afterwards."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.serve_helpers import RunningServer, serve, write_profile
+
+JSON = {"Content-Type": "application/json"}
+ASK = {"messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 1}
+OPEN_FILES = 256  # the server's open-file limit: its connection cap follows from it (192)
+
+
+@pytest.fixture(scope="module")
+def server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    profile = write_profile(tmp_path_factory.mktemp("serve-sec"), smollm2_path)
+    args = [
+        "--parallel", "2", "--queue", "2",
+        "--allowed-hosts", "office-pc", "--allowed-origins", "https://intranet.example",
+        "--max-body", "65536", "--max-inflight-body", "150000", "--max-messages", "64",
+        "--max-requests", "6", "--header-timeout", "1", "--body-timeout", "5",
+    ]
+    with serve(profile, *args, open_files=OPEN_FILES) as srv:
+        yield srv
+
+
+def _port(srv: RunningServer) -> int:
+    return int(srv.root.rsplit(":", 1)[1])
+
+
+def _metric(srv: RunningServer, name: str) -> float:
+    return srv.metric(name)
+
+
+def _wait_for(check: Callable[[], bool], what: str, timeout_s: float = 60) -> None:
+    """Poll until ``check`` holds (the server notices closed sockets asynchronously)."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never happened: {what}")
+        time.sleep(0.05)
+
+
+def _error(response: httpx.Response, status: int, code: str | None = None) -> dict[str, object]:
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"message", "type", "param", "code"}
+    assert isinstance(body["error"]["message"], str) and body["error"]["message"].endswith(".")
+    if code is not None:
+        assert body["error"]["code"] == code
+    return body["error"]
+
+
+def _raw_error(data: bytes, status: int) -> dict[str, object]:
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(f"HTTP/1.1 {status} ".encode()), data[:200]
+    assert b"connection: close" in head.lower()
+    error = json.loads(body)["error"]
+    assert set(error) == {"message", "type", "param", "code"}
+    return error
+
+
+def _still_serving(srv: RunningServer) -> None:
+    assert httpx.get(f"{srv.root}/health", timeout=30).json()["status"] == "ok"
+    log = srv.log_text()
+    assert "Traceback" not in log and "Exception" not in log and "Error" not in log, log
+
+
+def _connect(srv: RunningServer, first: bytes = b"") -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", _port(srv)), timeout=60)
+    if first:
+        sock.sendall(first)
+    return sock
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+def _generated(srv: RunningServer) -> float:
+    return _metric(srv, "workstation:requests_total")
+
+
+# --- 1. web pages on the user's machine --------------------------------------------------------
+def test_foreign_host_header_is_refused(server: RunningServer) -> None:
+    """DNS rebinding: a page of attacker.example re-points its name at 127.0.0.1 and reads
+    the answers; the Host header still says attacker.example."""
+    before = _generated(server)
+    for host in ("attacker.example", f"attacker.example:{_port(server)}", "127.0.0.1.attacker.example"):
+        _error(httpx.get(f"{server.base_url}/models", headers={"Host": host}), 403, "host_not_allowed")
+        r = httpx.post(f"{server.base_url}/chat/completions", json=ASK, headers={"Host": host})
+        _error(r, 403, "host_not_allowed")
+    assert _generated(server) == before
+    port = _port(server)
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}", "app.localhost", "office-pc",
+                 f"OFFICE-PC:{port}", "192.168.1.20:8088"):
+        assert httpx.get(f"{server.base_url}/models", headers={"Host": host}).status_code == 200, host
+    _still_serving(server)
+
+
+def test_cross_site_simple_post_is_refused(server: RunningServer) -> None:
+    """A page may POST text/plain or a form to any origin without a CORS preflight."""
+    before = _generated(server)
+    body = json.dumps(ASK).encode()
+    url = f"{server.base_url}/chat/completions"
+    r = httpx.post(url, content=body, headers={"Content-Type": "text/plain", "Origin": "https://evil.example"})
+    _error(r, 403, "origin_not_allowed")
+    assert "access-control-allow-origin" not in r.headers
+    _error(httpx.post(url, content=body, headers={"Content-Type": "text/plain"}), 415, "unsupported_media_type")
+    r = httpx.post(url, content=b"a=1", headers={"Content-Type": "application/x-www-form-urlencoded"})
+    _error(r, 415)
+    r = httpx.post(url, content=body, headers={**JSON, "Origin": "null"})  # sandboxed frames, file:// pages
+    _error(r, 403, "origin_not_allowed")
+    assert _generated(server) == before
+    _still_serving(server)
+
+
+def test_cors_preflight_answers_allowed_origins_only(server: RunningServer) -> None:
+    url = f"{server.base_url}/chat/completions"
+    ask = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}
+    for origin in ("https://intranet.example", "http://localhost:5173", "http://127.0.0.1:3000"):
+        r = httpx.options(url, headers={**ask, "Origin": origin})
+        assert r.status_code == 204, (origin, r.text)
+        assert r.headers["access-control-allow-origin"] == origin
+        assert "POST" in r.headers["access-control-allow-methods"]
+        assert "content-type" in r.headers["access-control-allow-headers"].lower()
+        assert "Origin" in r.headers["vary"]
+    r = httpx.options(url, headers={**ask, "Origin": "https://evil.example"})
+    _error(r, 403, "origin_not_allowed")
+    assert "access-control-allow-origin" not in r.headers
+    r = httpx.post(f"{server.root}/tokenize", json={"content": "hi"}, headers={"Origin": "https://intranet.example"})
+    assert r.status_code == 200 and r.headers["access-control-allow-origin"] == "https://intranet.example"
+    _still_serving(server)
+
+
+def test_models_do_not_reveal_the_file_path(server: RunningServer, smollm2_path: Path) -> None:
+    text = httpx.get(f"{server.base_url}/models").text
+    assert json.loads(text)["data"][0]["id"] == "serve-test"
+    assert str(smollm2_path.parent) not in text and smollm2_path.name not in text and ".gguf" not in text
+
+
+# --- 3. malformed JSON ---------------------------------------------------------------------------
+def test_deep_nesting_gets_400(server: RunningServer) -> None:
+    depth = 30_000  # json.loads raised RecursionError: a 500 and a long traceback
+    for key in ("messages", "prompt", "metadata"):
+        body = b'{"%s": ' % key.encode() + b"[" * depth + b"]" * depth + b"}"
+        r = httpx.post(f"{server.base_url}/chat/completions", content=body, headers=JSON)
+        assert "nests JSON more deeply" in str(_error(r, 400)["message"])
+    _still_serving(server)
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "param"),
+    [
+        ("/chat/completions", b'{"messages": [{"role": "user", "content": "hi \\ud800"}], "max_tokens": 1}', "messages"),
+        ("/chat/completions",
+         b'{"messages": [{"role": "user", "content": [{"type": "text", "text": "\\udfff"}]}]}', "messages"),
+        ("/completions", b'{"prompt": "The \\udc00 capital", "max_tokens": 1}', "prompt"),
+        # the model name used to fail only when the reply was written, after generating
+        ("/chat/completions", b'{"model": "x\\ud83e", "messages": [{"role": "user", "content": "hi"}]}', "model"),
+        ("/chat/completions", b'{"stop": ["\\ud800"], "messages": [{"role": "user", "content": "hi"}]}', "stop"),
+    ],
+)
+def test_lone_surrogate_gets_400_before_generating(server: RunningServer, path: str, body: bytes, param: str) -> None:
+    before = _generated(server)
+    error = _error(httpx.post(f"{server.base_url}{path}", content=body, headers=JSON), 400)
+    assert error["param"] == param and "surrogate" in str(error["message"])
+    assert _generated(server) == before
+    _still_serving(server)
+
+
+def test_a_surrogate_pair_is_valid_text(server: RunningServer) -> None:
+    body = b'{"messages": [{"role": "user", "content": "a llama: \\ud83e\\udd99"}], "max_tokens": 1}'
+    r = httpx.post(f"{server.base_url}/chat/completions", content=body, headers=JSON, timeout=120)
+    assert r.status_code == 200, r.text
+
+
+def test_too_many_messages_or_parts_get_400(server: RunningServer) -> None:
+    """120,000 empty messages cost 2 s of CPU per request before the cap."""
+    before = _generated(server)
+    many = {"messages": [{"role": "user", "content": ""}] * 65}
+    error = _error(httpx.post(f"{server.base_url}/chat/completions", json=many), 400)
+    assert "65 messages" in str(error["message"]) and "64" in str(error["message"])
+    parts = {"messages": [{"role": "user", "content": [{"type": "text", "text": ""}] * 65}]}
+    _error(httpx.post(f"{server.base_url}/chat/completions", json=parts), 400)
+    _error(httpx.post(f"{server.root}/apply-template", json=many), 400)
+    assert _generated(server) == before
+    _still_serving(server)
+
+
+# --- 2. resource exhaustion ----------------------------------------------------------------------
+def test_half_sent_headers_get_408_and_are_closed(server: RunningServer) -> None:
+    with _connect(server, b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty") as sock:
+        error = _raw_error(_read_all(sock), 408)  # _read_all returns once the server closes
+    assert error["code"] == "request_timeout"
+    # a kept-alive connection gets the same deadline for its next request's headers
+    with _connect(server, b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") as sock:
+        first = b""
+        while not first.endswith(b"}"):  # the whole first answer: headers, then the JSON body
+            first += sock.recv(65536)
+        assert first.startswith(b"HTTP/1.1 200")
+        sock.sendall(b"GET /health HTTP/1.1\r\nHo")
+        _raw_error(_read_all(sock), 408)
+    _still_serving(server)
+
+
+def test_slow_body_gets_408(server: RunningServer) -> None:
+    head = b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    with _connect(server, head + b"Content-Length: 1000\r\n\r\n" + b'{"messages": ') as sock:
+        data = _read_all(sock)
+    assert data.startswith(b"HTTP/1.1 408")
+    assert json.loads(data.partition(b"\r\n\r\n")[2])["error"]["code"] == "request_timeout"
+    _wait_for(lambda: _metric(server, "workstation:body_bytes_in_flight") == 0, "the body's bytes released")
+    _still_serving(server)
+
+
+def test_connection_flood_under_a_low_file_limit(server: RunningServer) -> None:
+    """More half-open connections than the server has file descriptors: the newest ones push
+    out the oldest idle ones (503 with an error object), so /health still answers."""
+    socks = []
+    answers: list[bytes] = []
+    try:
+        for _ in range(OPEN_FILES + 150):
+            socks.append(_connect(server, b"GET /health HTTP/1.1\r\n"))
+        for _ in range(3):
+            assert httpx.get(f"{server.root}/health", timeout=30).json()["status"] == "ok"
+        for s in socks:
+            s.settimeout(0.05)
+            with contextlib.suppress(OSError):  # still open, or reset
+                answers.append(s.recv(65536))
+    finally:
+        for s in socks:
+            s.close()
+    pushed_out = [a for a in answers if a.startswith(b"HTTP/1.1 503")]
+    assert len(pushed_out) > 100
+    assert _raw_error(pushed_out[0], 503)["code"] == "server_busy"
+    _still_serving(server)
+
+
+def test_request_cap_answers_503_and_health_still_answers(server: RunningServer) -> None:
+    head = b"POST /tokenize HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    socks = [_connect(server, head + b'{"content"') for _ in range(6)]  # each holds a request open
+    try:
+        _wait_for(lambda: _metric(server, "workstation:http_requests_in_flight") == 6, "6 requests in flight")
+        r = httpx.post(f"{server.root}/tokenize", json={"content": "hi"})
+        _error(r, 503, "server_busy")
+        assert r.headers["retry-after"] == "1"
+        assert httpx.get(f"{server.root}/health").status_code == 200
+    finally:
+        for s in socks:
+            s.close()
+    _wait_for(lambda: _metric(server, "workstation:http_requests_in_flight") == 0, "the requests ended")
+    assert httpx.post(f"{server.root}/tokenize", json={"content": "hi"}).status_code == 200
+    _still_serving(server)
+
+
+def test_inflight_body_bytes_are_capped(server: RunningServer) -> None:
+    """200 slow 3 MB bodies held 1.1 GB; now bodies being read share one budget (150000 here)."""
+
+    def post(length: int, sent: bytes) -> socket.socket:
+        head = (
+            b"POST /tokenize HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n" % length
+        )
+        return _connect(server, head + sent)
+
+    held = [post(60_000, b'{"content": "'), post(60_000, b'{"content": "')]
+    try:
+        _wait_for(lambda: _metric(server, "workstation:body_bytes_in_flight") == 120_000, "two bodies held")
+        with post(60_000, b'{"content": "') as third:
+            error = _raw_error(_read_all(third), 503)
+        assert error["code"] == "server_busy"
+        small = json.dumps({"content": "x" + " " * 19_000}).encode()  # fits beside the two
+        r = httpx.post(f"{server.root}/tokenize", content=small, headers=JSON)
+        assert r.status_code == 200 and r.json()["tokens"]
+    finally:
+        for s in held:
+            s.close()
+    _wait_for(lambda: _metric(server, "workstation:body_bytes_in_flight") == 0, "the bodies released")
+    big = json.dumps({"content": "y" * 60_000}).encode()
+    assert httpx.post(f"{server.root}/tokenize", content=big, headers=JSON, timeout=60).status_code == 200
+    _still_serving(server)
+
+
+def test_headers_too_long_or_not_http_get_400(server: RunningServer) -> None:
+    long_header = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: " + b"a" * 20_000  # and still going
+    for data in (long_header, b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 not http\r\n\r\n"):
+        with _connect(server, data) as sock:
+            assert _raw_error(_read_all(sock), 400)["code"] == "bad_http"
+    assert httpx.get(f"{server.root}/health").status_code == 200
+    assert "Traceback" not in server.log_text()
+
+
+def test_oversized_declared_body_is_refused_before_reading(server: RunningServer) -> None:
+    head = b"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    with _connect(server, head + b"Content-Length: 9999999999\r\n\r\n{") as sock:
+        error = _raw_error(_read_all(sock), 413)
+    assert "65536" in str(error["message"])
+    _still_serving(server)

@@ -1,0 +1,499 @@
+"""The routes over the continuous-batching scheduler (Starlette), with server-sent events.
+
+OpenAI's ``GET /v1/models``, ``POST /v1/chat/completions`` and ``POST /v1/completions``
+(streamed or not; ``usage`` always, and in a stream as a last chunk with llama-server's
+``timings`` when ``stream_options.include_usage`` is set; the same routes answer without
+``/v1``), llama-server's ``POST /tokenize``, ``/detokenize`` and ``/apply-template``,
+``GET /health`` and ``GET /metrics``. With an API key every route but ``/health`` needs
+``Authorization: Bearer KEY`` or ``X-Api-Key: KEY``. A client that disconnects cancels its
+generation and frees its slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from workstation.core.chat_template import TemplateError
+from workstation.core.engine import TokenDelta, TurnFinished
+from workstation.core.errors import EngineError
+from workstation.core.scheduler import (
+    PromptTooLong,
+    QueueFull,
+    RequestFailed,
+    Scheduler,
+    SchedulerEvent,
+)
+from workstation.core.scheduler import Request as SchedRequest
+from workstation.core.server.guard import InflightBodies, RequestGuard
+from workstation.core.server.options import ServerOptions
+from workstation.core.server.prometheus import prometheus_text
+from workstation.core.server.protocol import (
+    FINISH,
+    ApiError,
+    GenParams,
+    bad,
+    busy,
+    decode_body,
+    flag,
+    parse_messages,
+    parse_model,
+    parse_params,
+    parse_prompt,
+    parse_text,
+    parse_token_ids,
+    sse,
+    timings,
+    usage,
+)
+
+
+# --- streaming response --------------------------------------------------------------------------
+class SSEResponse(Response):
+    """Server-sent events from an async iterator; a client disconnect calls ``on_disconnect``."""
+
+    def __init__(self, events: AsyncIterator[bytes], on_disconnect: Callable[[], None]) -> None:
+        self.status_code = 200
+        self.background = None
+        self.raw_headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"cache-control", b"no-cache"),
+            (b"x-accel-buffering", b"no"),
+        ]
+        self.events = events
+        self.on_disconnect = on_disconnect
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        watch = asyncio.create_task(_watch_disconnect(receive, self.on_disconnect))
+        try:
+            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+            async for chunk in self.events:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except OSError:
+            self.on_disconnect()
+        finally:
+            watch.cancel()
+            with contextlib.suppress(BaseException):
+                await self.events.aclose()  # type: ignore[attr-defined]
+
+
+async def _watch_disconnect(receive: Receive, on_disconnect: Callable[[], None]) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            on_disconnect()
+            return
+
+
+# --- the app -----------------------------------------------------------------------------------
+class OpenAIServer:
+    """``OpenAIServer(scheduler, options).app``: the ASGI app, its routes behind RequestGuard."""
+
+    def __init__(self, scheduler: Scheduler, options: ServerOptions) -> None:
+        self.scheduler = scheduler
+        self.options = options
+        self.created = int(time.time())
+        self.bodies = InflightBodies(options.max_inflight_body_bytes)
+        routes = [
+            Route("/health", self.health, methods=["GET"]),
+            Route("/metrics", self.metrics, methods=["GET"]),
+            Route("/tokenize", self.tokenize, methods=["POST"]),
+            Route("/detokenize", self.detokenize, methods=["POST"]),
+            Route("/apply-template", self.apply_template, methods=["POST"]),
+        ]
+        for prefix in ("/v1", ""):
+            routes += [
+                Route(f"{prefix}/models", self.models, methods=["GET"]),
+                Route(f"{prefix}/chat/completions", self.chat, methods=["POST"]),
+                Route(f"{prefix}/completions", self.completions, methods=["POST"]),
+            ]
+        starlette = Starlette(
+            routes=routes,
+            exception_handlers={  # type: ignore[dict-item]
+                404: self._not_found,
+                405: self._not_allowed,
+                Exception: self._failed,
+            },
+        )
+        self.guard = RequestGuard(starlette, options)
+        self.app: ASGIApp = self.guard
+
+    # --- helpers -------------------------------------------------------------------------------
+    async def _not_found(self, request: Request, exc: Exception) -> Response:
+        return ApiError(404, f"There is no route {request.url.path}.", code="not_found").response()
+
+    async def _not_allowed(self, request: Request, exc: Exception) -> Response:
+        return ApiError(405, f"{request.method} is not allowed on {request.url.path}.").response()
+
+    async def _failed(self, request: Request, exc: Exception) -> Response:
+        # the answer to a bug; RequestGuard logs it in one line
+        return ApiError(500, "The server failed to handle this request.", type_="server_error").response()
+
+    def _auth(self, request: Request) -> None:
+        key = self.options.api_key
+        if not key:
+            return
+        header = request.headers.get("authorization", "")
+        given = header[7:].strip() if header.lower().startswith("bearer ") else ""
+        given = given or request.headers.get("x-api-key", "").strip()
+        if not given or not hmac.compare_digest(given.encode(), key.encode()):
+            raise ApiError(
+                401,
+                "Incorrect or missing API key; send 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'.",
+                code="invalid_api_key",
+            )
+
+    @contextlib.asynccontextmanager
+    async def _json_body(self, request: Request) -> AsyncIterator[dict[str, Any]]:
+        """The body as a JSON object, read within ``body_timeout_s``, its bytes counted against
+        ``max_inflight_body_bytes`` until the block ends (the caller parses and tokenizes in it)."""
+        limit = self.options.max_body_bytes
+        too_big = ApiError(
+            413,
+            f"The request body is larger than this server's limit of {limit} bytes.",
+            headers={"Connection": "close"},
+        )
+        full = busy("This server is reading as many request bodies as it can hold; try again shortly.")
+        declared = request.headers.get("content-length", "")
+        held = 0
+        try:
+            if declared.isdigit():
+                if int(declared) > limit:
+                    raise too_big
+                if not self.bodies.take(int(declared)):
+                    raise full
+                held = int(declared)
+            chunks: list[bytes] = []
+            size = 0
+            try:
+                async with asyncio.timeout(self.options.body_timeout_s):
+                    async for chunk in request.stream():
+                        size += len(chunk)
+                        if size > limit:
+                            raise too_big
+                        if size > held:
+                            if not self.bodies.take(size - held):
+                                raise full
+                            held = size
+                        chunks.append(chunk)
+            except TimeoutError:
+                raise ApiError(
+                    408,
+                    f"The request body did not arrive within {self.options.body_timeout_s:g} seconds.",
+                    code="request_timeout",
+                    headers={"Connection": "close"},
+                ) from None
+            except ClientDisconnect:
+                raise ApiError(400, "The client went away before sending the whole body.") from None
+            data = b"".join(chunks)
+            del chunks
+            body = decode_body(data)
+            del data
+            yield body
+        finally:
+            self.bodies.give(held)
+
+    def _check_prompt(self, prompt: list[int]) -> None:
+        limit = self.options.max_prompt_tokens or (self.scheduler.slot_ctx - 1)
+        limit = min(limit, self.scheduler.slot_ctx - 1)
+        if len(prompt) > limit:
+            raise ApiError(
+                400,
+                f"The prompt is {len(prompt)} tokens but this server accepts at most {limit} "
+                "prompt tokens per request.",
+                param="messages",
+                code="context_length_exceeded",
+            )
+
+    def _submit(
+        self, prompt: list[int], params: GenParams, t_request: float
+    ) -> tuple[SchedRequest, asyncio.Queue[SchedulerEvent]]:
+        loop = asyncio.get_running_loop()
+        q: asyncio.Queue[SchedulerEvent] = asyncio.Queue()
+
+        def sink(event: SchedulerEvent) -> None:
+            loop.call_soon_threadsafe(q.put_nowait, event)
+
+        room = self.scheduler.slot_ctx - len(prompt)
+        max_tokens = min(params.max_tokens or params.sampling.max_tokens, room)
+        try:
+            req = self.scheduler.submit(
+                prompt,
+                params.sampling,
+                sink,
+                max_tokens=max_tokens,
+                ignore_eos=params.ignore_eos,
+                stop=params.stop,
+                t_request=t_request,
+            )
+        except QueueFull as err:
+            raise ApiError(
+                429,
+                str(err),
+                type_="rate_limit_error",
+                code="server_busy",
+                headers={"Retry-After": str(err.retry_after_s)},
+            ) from None
+        except PromptTooLong as err:
+            raise ApiError(400, str(err), code="context_length_exceeded") from None
+        except EngineError as err:
+            raise ApiError(503, str(err), type_="server_error") from None
+        return req, q
+
+    async def _prompt_tokens(self, body: dict[str, Any], chat: bool) -> list[int]:
+        try:
+            if chat:
+                messages = parse_messages(body, self.options.max_messages)
+                return await run_in_threadpool(self.scheduler.chat_tokens, messages)
+            raw = parse_prompt(body, self.scheduler.model.n_vocab)
+            if isinstance(raw, str):
+                return await run_in_threadpool(self.scheduler.text_tokens, raw)
+            return raw
+        except EngineError as err:
+            raise bad(str(err)) from None
+
+    async def _handle(self, request: Request, chat: bool) -> Response:
+        t_request = time.perf_counter()
+        try:
+            self._auth(request)
+            async with self._json_body(request) as body:  # every field is checked before submitting
+                params = parse_params(body, self.scheduler.profile.sampling)
+                model = parse_model(body, self.options.model_id)
+                prompt = await self._prompt_tokens(body, chat)
+                self._check_prompt(prompt)
+                req, q = self._submit(prompt, params, t_request)
+        except ApiError as err:
+            return err.response()
+        rid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24]
+        if params.stream:
+            return SSEResponse(
+                self._stream_events(req, q, rid, model, chat, params.include_usage),
+                lambda: self.scheduler.cancel(req),
+            )
+        return await self._collect(request, req, q, rid, model, chat)
+
+    async def _collect(
+        self,
+        request: Request,
+        req: SchedRequest,
+        q: asyncio.Queue[SchedulerEvent],
+        rid: str,
+        model: str,
+        chat: bool,
+    ) -> Response:
+        watch = asyncio.create_task(_watch_disconnect(request.receive, lambda: self.scheduler.cancel(req)))
+        try:
+            while True:
+                event = await q.get()
+                if isinstance(event, RequestFailed):
+                    return ApiError(500, event.message, type_="server_error").response()
+                if isinstance(event, TurnFinished):
+                    break
+        except asyncio.CancelledError:
+            self.scheduler.cancel(req)
+            raise
+        finally:
+            watch.cancel()
+        m = event.metrics
+        choice: dict[str, Any] = {"index": 0, "finish_reason": FINISH.get(m.stop_reason, "stop"), "logprobs": None}
+        if chat:
+            choice["message"] = {"role": "assistant", "content": event.text}
+        else:
+            choice["text"] = event.text
+        return JSONResponse(
+            {
+                "id": rid,
+                "object": "chat.completion" if chat else "text_completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [choice],
+                "usage": usage(m),
+                "timings": timings(m),
+                "system_fingerprint": "workstation",
+            }
+        )
+
+    async def _stream_events(
+        self,
+        req: SchedRequest,
+        q: asyncio.Queue[SchedulerEvent],
+        rid: str,
+        model: str,
+        chat: bool,
+        include_usage: bool,
+    ) -> AsyncIterator[bytes]:
+        created = int(time.time())
+        obj = "chat.completion.chunk" if chat else "text_completion"
+
+        def chunk(delta_text: str | None, finish: str | None, role: bool = False) -> dict[str, Any]:
+            choice: dict[str, Any] = {"index": 0, "finish_reason": finish, "logprobs": None}
+            if chat:
+                delta: dict[str, Any] = {}
+                if role:
+                    delta["role"] = "assistant"
+                    delta["content"] = ""
+                if delta_text is not None:
+                    delta["content"] = delta_text
+                choice["delta"] = delta
+            else:
+                choice["text"] = delta_text or ""
+            data: dict[str, Any] = {"id": rid, "object": obj, "created": created, "model": model, "choices": [choice]}
+            if include_usage:
+                data["usage"] = None
+            return data
+
+        def render(event: SchedulerEvent) -> tuple[bytes, bool]:
+            if isinstance(event, TokenDelta):
+                return sse(chunk(event.text, None)), False
+            if isinstance(event, TurnFinished):
+                m = event.metrics
+                last = chunk(None, FINISH.get(m.stop_reason, "stop"))
+                last["timings"] = timings(m)
+                out = sse(last)
+                if include_usage:  # llama-server's usage chunk carries the timings too
+                    out += sse({
+                        "id": rid, "object": obj, "created": created, "model": model, "choices": [],
+                        "usage": usage(m), "timings": timings(m),
+                    })
+                return out + b"data: [DONE]\n\n", True
+            error = {"message": event.message, "type": "server_error", "param": None, "code": None}
+            return sse({"error": error}), True
+
+        try:
+            if chat:
+                yield sse(chunk(None, None, role=True))
+            done = False
+            while not done:
+                body, done = render(await q.get())
+                while not done and not q.empty():  # a slow reader gets what piled up in one write
+                    more, done = render(q.get_nowait())
+                    body += more
+                yield body
+        finally:
+            self.scheduler.cancel(req)  # no-op when it finished; frees the slot otherwise
+
+    # --- routes --------------------------------------------------------------------------------
+    async def health(self, request: Request) -> Response:
+        s = self.scheduler
+        return JSONResponse(
+            {
+                "status": "ok",
+                "slots_idle": s.n_parallel - s.requests_processing,
+                "slots_processing": s.requests_processing,
+                "requests_deferred": s.requests_deferred,
+            }
+        )
+
+    async def models(self, request: Request) -> Response:
+        try:
+            self._auth(request)
+        except ApiError as err:
+            return err.response()
+        s = self.scheduler
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": [
+                    {
+                        "id": self.options.model_id,
+                        "object": "model",
+                        "created": self.created,
+                        "owned_by": "workstation",
+                        "meta": {  # never the model's file path: it tells a caller about the machine
+                            "model_name": s.model_name,
+                            "n_ctx": s.slot_ctx,
+                            "n_parallel": s.n_parallel,
+                            "n_vocab": s.model.n_vocab,
+                        },
+                    }
+                ],
+            }
+        )
+
+    async def chat(self, request: Request) -> Response:
+        return await self._handle(request, chat=True)
+
+    async def completions(self, request: Request) -> Response:
+        return await self._handle(request, chat=False)
+
+    async def tokenize(self, request: Request) -> Response:
+        """llama-server's ``/tokenize``: ``content``, ``add_special`` (false), ``parse_special``
+        (true), ``with_pieces`` (false) -> ``{"tokens": [id, ...]}`` or ``[{"id", "piece"}]``,
+        a piece being text, or its bytes as a list when they are not valid UTF-8 alone."""
+        model = self.scheduler.model
+        try:
+            self._auth(request)
+            async with self._json_body(request) as body:
+                content = parse_text(body, "content")
+                add_special = flag(body, "add_special", False)
+                parse_special = flag(body, "parse_special", True)
+                with_pieces = flag(body, "with_pieces", False)
+                tokens = await run_in_threadpool(model.tokenize, content, add_special, parse_special)
+        except ApiError as err:
+            return err.response()
+        if not with_pieces:
+            return JSONResponse({"tokens": tokens})
+        pieces = await run_in_threadpool(lambda: [_piece(model, t) for t in tokens])
+        return JSONResponse({"tokens": [{"id": t, "piece": p} for t, p in zip(tokens, pieces, strict=True)]})
+
+    async def detokenize(self, request: Request) -> Response:
+        """llama-server's ``/detokenize``: ``tokens`` -> ``{"content": text}``."""
+        try:
+            self._auth(request)
+            async with self._json_body(request) as body:
+                tokens = parse_token_ids(body.get("tokens"), "tokens", self.scheduler.model.n_vocab)
+        except ApiError as err:
+            return err.response()
+        text = await run_in_threadpool(self.scheduler.model.detokenize, tokens)
+        return JSONResponse({"content": text})
+
+    async def apply_template(self, request: Request) -> Response:
+        """llama-server's ``/apply-template``: ``messages`` -> ``{"prompt": text}``, the text the
+        model's chat template makes of them (with the assistant's turn opened)."""
+        try:
+            self._auth(request)
+            async with self._json_body(request) as body:
+                messages = parse_messages(body, self.options.max_messages)
+                try:
+                    prompt = await run_in_threadpool(self.scheduler.template.render, messages, True)
+                except TemplateError as err:
+                    raise bad(f"The model's chat template could not be used: {err}.", "messages") from None
+        except ApiError as err:
+            return err.response()
+        return JSONResponse({"prompt": prompt})
+
+    async def metrics(self, request: Request) -> Response:
+        try:
+            self._auth(request)
+        except ApiError as err:
+            return err.response()
+        rows = [
+            ("http_requests_in_flight", "gauge", "HTTP requests being handled (/health aside).", self.guard.in_flight),
+            ("body_bytes_in_flight", "gauge", "Request body bytes being read or parsed.", self.bodies.used),
+        ]
+        return PlainTextResponse(
+            prometheus_text(self.scheduler, rows), media_type="text/plain; version=0.0.4"
+        )
+
+
+def _piece(model: Any, token: int) -> str | list[int]:
+    """One token's text, or its bytes when they are not valid UTF-8 on their own (llama-server's
+    shape). Uses the model's raw piece when it has one; detokenized text otherwise."""
+    raw = model.piece(token, True) if hasattr(model, "piece") else model.detokenize([token]).encode("utf-8")
+    try:
+        return bytes(raw).decode("utf-8")
+    except UnicodeDecodeError:
+        return list(raw)

@@ -1,0 +1,211 @@
+"""The checks every HTTP request passes before a route sees it, as one ASGI middleware.
+
+A keyless server on loopback must not be usable by web pages the user happens to visit (what
+Ollama learnt): a foreign ``Host`` header (DNS rebinding) gets 403, a foreign ``Origin`` gets
+403 (allowed ones get proper CORS answers, preflight included), and a POST must be
+``application/json``, which a page cannot send cross-origin without a preflight. It also caps
+the requests handled at once, so a crowd of slow clients cannot starve ``/health``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import traceback
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from workstation.core.server.options import ServerOptions
+from workstation.core.server.protocol import ApiError, busy
+
+CORS_METHODS = "GET, POST, OPTIONS"
+CORS_HEADERS = "Authorization, Content-Type, X-Api-Key"
+UNMETERED = frozenset({"/health", "/metrics"})  # answered even when the request cap is reached
+log = logging.getLogger("uvicorn.error")
+
+
+def _is_loopback_name(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def host_name(host_header: str) -> str:
+    """The name in a Host header, without port, brackets or a trailing dot, lower case."""
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host[1:]
+    if host.count(":") == 1:
+        host = host.split(":", 1)[0]
+    return host.rstrip(".")
+
+
+def _name_listed(name: str, allowed: Iterable[str]) -> bool:
+    for entry in allowed:
+        entry = entry.strip().lower().rstrip(".")
+        if entry == "*" or entry == name or (entry.startswith(".") and (name.endswith(entry) or name == entry[1:])):
+            return True
+    return False
+
+
+def host_allowed(host_header: str | None, allowed: Iterable[str]) -> bool:
+    """Loopback names, any IP literal (DNS rebinding needs a name) and the listed names."""
+    if host_header is None:  # HTTP/1.0 without Host: not a browser
+        return True
+    name = host_name(host_header)
+    if _is_loopback_name(name):
+        return True
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        pass
+    return _name_listed(name, allowed)
+
+
+def origin_allowed(origin: str, allowed: Iterable[str]) -> bool:
+    """Origins on loopback (any port, http or https) and the listed ones; never ``null``."""
+    origin = origin.strip().lower().rstrip("/")
+    listed = [a.strip().lower().rstrip("/") for a in allowed]
+    if "*" in listed or origin in listed:
+        return True
+    try:
+        parts = urlsplit(origin)
+        name = parts.hostname
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and name is not None and _is_loopback_name(name)
+
+
+class InflightBodies:
+    """Bytes of request bodies being read or parsed at once, across all requests; the event
+    loop is the only user, so no lock."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+
+    def take(self, n: int) -> bool:
+        if self.used + n > self.limit:
+            return False
+        self.used += n
+        return True
+
+    def give(self, n: int) -> None:
+        self.used -= n
+
+
+class RequestGuard:
+    """Host, Origin (CORS), content type and the request cap, before the app; an exception
+    that escapes the app is one line in the log (its traceback at debug level only)."""
+
+    def __init__(self, app: ASGIApp, options: ServerOptions) -> None:
+        self.app = app
+        self.options = options
+        self.in_flight = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        method = scope["method"]
+        origin = headers.get("origin")
+        refusal = self._refusal(scope, headers, origin)
+        if refusal is not None:
+            await self._answer(refusal.response(), scope, receive, send)
+            return
+        if origin is not None and method == "OPTIONS" and "access-control-request-method" in headers:
+            await self._answer(self._preflight(origin), scope, receive, send)
+            return
+        metered = scope["path"] not in UNMETERED
+        if metered and self.in_flight >= self.options.max_requests:
+            await self._answer(
+                busy(f"This server is handling {self.in_flight} requests, its limit; try again shortly.").response(),
+                scope,
+                receive,
+                send,
+                origin,
+            )
+            return
+        if method == "POST":
+            media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+            if media != "application/json":
+                error = ApiError(
+                    415,
+                    "A POST body must be JSON sent with 'Content-Type: application/json'.",
+                    code="unsupported_media_type",
+                    headers={"Connection": "close"},
+                )
+                await self._answer(error.response(), scope, receive, send, origin)
+                return
+        if metered:
+            self.in_flight += 1
+        started = False
+
+        async def send_cors(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                if origin is not None:
+                    _add_cors(MutableHeaders(scope=message), origin)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_cors)
+        except Exception as err:  # noqa: BLE001 - a bug answers 500 and logs one line, not a traceback
+            log.warning("workstation: %s %s failed: %s: %s", method, scope["path"], type(err).__name__, err)
+            log.debug("%s", traceback.format_exc())
+            if not started:
+                error = ApiError(500, "The server failed to handle this request.", type_="server_error")
+                await error.response()(scope, receive, send)
+        finally:
+            if metered:
+                self.in_flight -= 1
+
+    def _refusal(self, scope: Scope, headers: Headers, origin: str | None) -> ApiError | None:
+        if not host_allowed(headers.get("host"), self.options.allowed_hosts):
+            return ApiError(
+                403,
+                f"This server does not answer for the host name {host_name(headers['host'])!r}; "
+                "the operator can allow it with --allowed-hosts.",
+                code="host_not_allowed",
+                headers={"Connection": "close"},
+            )
+        if origin is not None and not origin_allowed(origin, self.options.allowed_origins):
+            return ApiError(
+                403,
+                f"Requests from the web origin {origin!r} are not allowed; "
+                "the operator can allow it with --allowed-origins.",
+                code="origin_not_allowed",
+                headers={"Connection": "close"},
+            )
+        return None
+
+    def _preflight(self, origin: str) -> Response:
+        response = Response(status_code=204)
+        _add_cors(response.headers, origin)
+        response.headers["Access-Control-Allow-Methods"] = CORS_METHODS
+        response.headers["Access-Control-Allow-Headers"] = CORS_HEADERS
+        response.headers["Access-Control-Max-Age"] = "600"
+        return response
+
+    async def _answer(
+        self, response: Response, scope: Scope, receive: Receive, send: Send, origin: str | None = None
+    ) -> None:
+        if origin is not None:
+            _add_cors(response.headers, origin)
+        await response(scope, receive, send)
+
+
+def _add_cors(headers: MutableHeaders, origin: str) -> None:
+    headers["Access-Control-Allow-Origin"] = origin
+    headers["Access-Control-Expose-Headers"] = "Retry-After"
+    headers.add_vary_header("Origin")

@@ -1,0 +1,232 @@
+"""Binding and running: the loopback rule (a key off loopback), the listening socket, uvicorn
+with this server's connection guard, and the server in a thread (BackgroundServer) or a child
+process (ServeProcess)."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import ipaddress
+import logging
+import socket
+import time
+from typing import Any
+
+from workstation.core.errors import WorkstationError
+from workstation.core.scheduler import Scheduler
+from workstation.core.server.app import OpenAIServer
+from workstation.core.server.connections import guarded_protocol
+from workstation.core.server.options import ServerOptions
+
+ACCEPT_BACKLOG = 128  # connections accepted in one go (uvicorn's default, 2048, can exhaust descriptors)
+log = logging.getLogger("uvicorn.error")
+
+
+class ServeError(WorkstationError):
+    """The server cannot start (port in use, unsafe host)."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_host(host: str, api_key: str | None) -> None:
+    if not is_loopback(host) and not api_key:
+        raise ServeError(
+            f"Refusing to serve on {host} without an API key; set --api-key or WORKSTATION_API_KEY, "
+            "or bind 127.0.0.1."
+        )
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening socket, or one clear sentence when the port is taken or the host is wrong."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror:
+        raise ServeError(f"Cannot bind to {host}: no such address on this machine.") from None
+    family, _, _, _, addr = infos[0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(addr)
+        sock.listen(2048)
+    except OSError as err:
+        sock.close()
+        if err.errno == errno.EADDRINUSE:
+            raise ServeError(
+                f"Port {port} on {host} is already in use; stop the other server or choose another with --port."
+            ) from None
+        if err.errno == errno.EACCES:
+            raise ServeError(f"Not allowed to bind port {port} on {host}; choose a port above 1023.") from None
+        raise ServeError(f"Cannot bind {host}:{port}: {err.strerror}.") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def make_uvicorn(app: Any, options: ServerOptions, log_level: str = "warning") -> Any:
+    """uvicorn over h11 with the header deadline and connection cap of ``options``."""
+    import uvicorn
+
+    config = uvicorn.Config(
+        app,
+        http=guarded_protocol(options.header_timeout_s, options.max_connections),
+        log_level=log_level,
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=3,
+        timeout_keep_alive=5,
+        backlog=ACCEPT_BACKLOG,
+        server_header=False,
+    )
+    return uvicorn.Server(config)
+
+
+def run_server(server: Any, sock: socket.socket) -> None:
+    """Run a uvicorn server on ``sock`` until it stops, with running out of file descriptors
+    logged as one line (asyncio logs a traceback per refused accept, then retries in a second)."""
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(_loop_error)
+        await server.serve(sockets=[sock])
+
+    asyncio.run(main())
+
+
+_last_fd_warning = [0.0]
+
+
+def _loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    exc = context.get("exception")
+    if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):
+        if time.monotonic() - _last_fd_warning[0] > 10:
+            _last_fd_warning[0] = time.monotonic()
+            log.warning(
+                "workstation: out of file descriptors, so new connections wait; raise the open-file "
+                "limit (ulimit -n) or lower --max-connections."
+            )
+        return
+    loop.default_exception_handler(context)
+
+
+class BackgroundServer:
+    """The API served from a thread of this process (for an app that wants to serve alongside).
+
+    ``BackgroundServer(scheduler, options, host, port).start()``; ``url``; ``stop()``.
+    """
+
+    def __init__(self, scheduler: Scheduler, options: ServerOptions, host: str = "127.0.0.1", port: int = 8088) -> None:
+        import threading
+
+        check_host(host, options.api_key)
+        self.sock = bind_socket(host, port)
+        self.host, self.port = host, self.sock.getsockname()[1]
+        self.server = make_uvicorn(OpenAIServer(scheduler, options).app, options)
+        self._thread = threading.Thread(target=self._run, name="workstation-serve", daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def _run(self) -> None:
+        run_server(self.server, self.sock)
+
+    def start(self) -> BackgroundServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self._thread.join(timeout=10)
+        self.sock.close()
+
+
+def wait_until_healthy(root: str, proc: Any, timeout_s: float) -> bool:
+    """Poll ``root/health`` until it answers 200 (True), or ``proc`` (a Popen) exits or
+    ``timeout_s`` passes (False)."""
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if httpx.get(f"{root}/health", timeout=5).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+
+
+class ServeProcess:
+    """``workstation serve`` in a child process, for an app that serves alongside its own chat.
+
+    The TUI keeps its engine in a child process; the API gets a process of its own (its own
+    copy of the model, continuous batching over its slots) so neither waits on the other.
+    ``ServeProcess(profile_ref, port=8088).url`` once it answers ``/health``; ``stop()``.
+    """
+
+    def __init__(
+        self,
+        profile_ref: str,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8088,
+        parallel: int = 4,
+        api_key: str | None = None,
+        start_timeout_s: float = 300.0,
+    ) -> None:
+        import os
+        import re
+        import subprocess
+        import sys
+        import threading
+
+
+        check_host(host, api_key)
+        cmd = [sys.executable, "-m", "workstation.cli", "serve", "-p", profile_ref, "--host", host,
+               "--port", str(port), "--parallel", str(parallel)]
+        env = dict(os.environ)
+        if api_key:
+            env["WORKSTATION_API_KEY"] = api_key
+        self.proc = subprocess.Popen(
+            cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        assert self.proc.stderr is not None
+        first = self.proc.stderr.readline()
+        match = re.search(r"on (http://\S+/v1)", first)
+        if not match:
+            self.proc.wait(timeout=30)
+            reason = first.strip().removeprefix("workstation: ") or "it exited"
+            raise ServeError(f"The API server did not start: {reason}")
+        self.url = match.group(1)
+        self.log: list[str] = []
+        threading.Thread(target=self._drain, daemon=True).start()
+        root = self.url.removesuffix("/v1")
+        if not wait_until_healthy(root, self.proc, start_timeout_s):
+            self.stop()
+            raise ServeError("The API server did not answer in time.")
+
+    def _drain(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.log = [*self.log[-50:], line.rstrip()]
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self) -> None:
+        import subprocess
+
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()

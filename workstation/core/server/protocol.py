@@ -1,0 +1,317 @@
+"""The wire format: request bodies parsed into typed parameters, the OpenAI error object, and
+the pieces of a response (``usage``, llama-server's ``timings``, server-sent events).
+
+Everything a client sends is checked here before anything is tokenized or submitted: a body
+that is not JSON, nests too deeply, holds a lone UTF-16 surrogate anywhere, has too many
+messages or a field of the wrong type gets a 400 with one sentence, never an exception.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.responses import JSONResponse
+
+from workstation.core.metrics import TurnMetrics
+from workstation.core.profiles import Sampling
+
+ROLES = ("system", "developer", "user", "assistant", "tool")
+FINISH = {"eos": "stop", "stop": "stop", "length": "length", "context": "length", "cancelled": "stop"}
+
+
+class ApiError(Exception):
+    """An error answered as OpenAI-style JSON: ``{"error": {"message", "type", "param", "code"}}``."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        type_: str = "invalid_request_error",
+        param: str | None = None,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.type = type_
+        self.param = param
+        self.code = code
+        self.headers = headers or {}
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+
+    def response(self) -> JSONResponse:
+        return JSONResponse(self.body(), status_code=self.status, headers=self.headers)
+
+
+def bad(message: str, param: str | None = None) -> ApiError:
+    return ApiError(400, message, param=param)
+
+
+def busy(message: str) -> ApiError:
+    """503 for a limit that frees itself soon; the client may retry after a second."""
+    return ApiError(
+        503, message, type_="server_error", code="server_busy", headers={"Retry-After": "1", "Connection": "close"}
+    )
+
+
+# --- the body as a whole -------------------------------------------------------------------------
+# A lone surrogate can only arrive as a \uD800-\uDFFF escape (UTF-8 cannot encode one), so a body
+# without such an escape needs no walk.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def decode_body(data: bytes) -> dict[str, Any]:
+    """The JSON object in ``data``; ApiError(400) when it is not one, or holds text that is not
+    valid Unicode (a lone surrogate would fail later, when the text is tokenized or echoed)."""
+    try:
+        body = json.loads(data)
+    except RecursionError:
+        raise bad("The request body nests JSON more deeply than this server reads.") from None
+    except (ValueError, UnicodeDecodeError):
+        raise bad("The request body is not valid JSON.") from None
+    if not isinstance(body, dict):
+        raise bad("The request body must be a JSON object.")
+    if _SURROGATE_ESCAPE.search(data):
+        where = lone_surrogate_path(body)
+        if where is not None:
+            raise bad(
+                f"{where} holds a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape); "
+                "text must be valid Unicode.",
+                None if " " in where else where.split("[", 1)[0].split(".", 1)[0],
+            )
+    return body
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def lone_surrogate_path(value: Any) -> str | None:
+    """Where in ``value`` (parsed JSON) a string or key holds a lone surrogate, as
+    ``messages[2].content``; None when nowhere. Iterative, so any depth is safe."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if not _is_unicode(item):
+                return path or "the body"
+        elif isinstance(item, dict):
+            for key, sub in item.items():
+                if not _is_unicode(key):
+                    return f"{path}.<key>" if path else "a key"
+                stack.append((sub, f"{path}.{key}" if path else key))
+        elif isinstance(item, list):
+            stack.extend((sub, f"{path}[{i}]") for i, sub in enumerate(item) if isinstance(sub, str | list | dict))
+    return None
+
+
+# --- generation parameters -----------------------------------------------------------------------
+@dataclass
+class GenParams:
+    sampling: Sampling
+    max_tokens: int | None
+    stop: list[str]
+    ignore_eos: bool
+    stream: bool
+    include_usage: bool
+
+
+def _number(body: dict[str, Any], name: str, lo: float, hi: float) -> float | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise bad(f"'{name}' must be a number.", name)
+    if not lo <= value <= hi:  # also refuses NaN
+        raise bad(f"'{name}' is {value}; allowed values are {lo:g} to {hi:g}.", name)
+    return float(value)
+
+
+def _integer(body: dict[str, Any], name: str, lo: int, hi: int) -> int | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise bad(f"'{name}' must be a whole number.", name)
+    if not lo <= value <= hi:
+        raise bad(f"'{name}' is {value}; allowed values are {lo} to {hi}.", name)
+    return value
+
+
+def flag(body: dict[str, Any], name: str, default: bool) -> bool:
+    value = body.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise bad(f"'{name}' must be true or false.", name)
+    return value
+
+
+def parse_model(body: dict[str, Any], default: str) -> str:
+    """The ``model`` the client named (echoed in the reply), or the server's own id."""
+    model = body.get("model")
+    if model is None or model == "":
+        return default
+    if not isinstance(model, str):
+        raise bad("'model' must be a string.", "model")
+    return model
+
+
+def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
+    s = dataclasses.replace(default)
+    if (v := _number(body, "temperature", 0.0, 5.0)) is not None:
+        s.temperature = v
+    if (v := _number(body, "top_p", 0.0, 1.0)) is not None:
+        s.top_p = v if v > 0 else 1e-6
+    if (v := _number(body, "min_p", 0.0, 1.0)) is not None:
+        s.min_p = v
+    if (k := _integer(body, "top_k", 0, 1_000_000)) is not None:
+        s.top_k = k
+    if (v := _number(body, "repeat_penalty", 0.01, 10.0)) is not None:
+        s.repeat_penalty = v
+    for name in ("frequency_penalty", "presence_penalty"):
+        _number(body, name, -2.0, 2.0)  # accepted for compatibility, not applied
+    seed = body.get("seed")
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise bad("'seed' must be a whole number.", "seed")
+        s.seed = seed & 0xFFFFFFFF
+    max_tokens = _integer(body, "max_completion_tokens", 1, 10_000_000)
+    if max_tokens is None:
+        max_tokens = _integer(body, "max_tokens", 1, 10_000_000)
+    n = _integer(body, "n", 1, 128)
+    if n not in (None, 1):
+        raise bad("Only n=1 is supported; send several requests instead.", "n")
+    stop = body.get("stop")
+    if stop is None:
+        stops: list[str] = []
+    elif isinstance(stop, str):
+        stops = [stop]
+    elif isinstance(stop, list) and all(isinstance(x, str) for x in stop) and len(stop) <= 16:
+        stops = list(stop)
+    else:
+        raise bad("'stop' must be a string or a list of up to 16 strings.", "stop")
+    ignore_eos = flag(body, "ignore_eos", False)
+    stream = flag(body, "stream", False)
+    opts = body.get("stream_options") or {}
+    if not isinstance(opts, dict):
+        raise bad("'stream_options' must be an object.", "stream_options")
+    include_usage = flag(opts, "include_usage", False) if opts else False
+    return GenParams(s, max_tokens, stops, ignore_eos, stream, include_usage)
+
+
+# --- prompts -------------------------------------------------------------------------------------
+def _content_text(content: Any, i: int, parts_left: list[int]) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts_left[0] -= len(content)
+        if parts_left[0] < 0:
+            raise bad("The messages have more content parts than this server accepts.", "messages")
+        texts = []
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            else:
+                raise bad(f"messages[{i}].content has a part this server cannot read (only text).", "messages")
+        return "\n".join(texts)  # as llama-server joins text parts
+    raise bad(f"messages[{i}].content must be a string or a list of text parts.", "messages")
+
+
+def parse_messages(body: dict[str, Any], max_messages: int) -> list[dict[str, str]]:
+    """The chat turns as {role, content} with text content; at most ``max_messages`` messages
+    and as many text parts in all; no two assistant messages at the end (llama-server's rule:
+    one trailing assistant message is a reply to continue)."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise bad("'messages' is required: a non-empty list of {role, content} objects.", "messages")
+    if len(messages) > max_messages:
+        raise bad(
+            f"'messages' has {len(messages)} messages; this server accepts at most {max_messages}.", "messages"
+        )
+    parts_left = [max_messages]
+    out = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            raise bad(f"messages[{i}] must be an object with 'role' and 'content'.", "messages")
+        role = m.get("role")
+        if role not in ROLES:
+            shown = role if isinstance(role, str | int | float | bool) or role is None else type(role).__name__
+            raise bad(f"messages[{i}].role is {shown!r}; allowed roles are {', '.join(ROLES)}.", "messages")
+        text = _content_text(m.get("content"), i, parts_left)
+        out.append({"role": "system" if role == "developer" else role, "content": text})
+    if len(out) >= 2 and out[-1]["role"] == out[-2]["role"] == "assistant":
+        raise bad("The messages end with two assistant messages; at most one may come last.", "messages")
+    return out
+
+
+def parse_token_ids(value: Any, name: str, n_vocab: int) -> list[int]:
+    """A list of token ids, each in 0..n_vocab-1."""
+    if not isinstance(value, list) or not all(isinstance(t, int) and not isinstance(t, bool) for t in value):
+        raise bad(f"'{name}' must be a list of token ids (whole numbers).", name)
+    if any(not 0 <= t < n_vocab for t in value):
+        raise bad(f"'{name}' has a token id outside 0..{n_vocab - 1}.", name)
+    return list(value)
+
+
+def parse_prompt(body: dict[str, Any], n_vocab: int) -> str | list[int]:
+    prompt = body.get("prompt")
+    if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str | list):
+        prompt = prompt[0]
+    if isinstance(prompt, str):
+        if not prompt:
+            raise bad("'prompt' is empty.", "prompt")
+        return prompt
+    if isinstance(prompt, list) and prompt and all(isinstance(t, int) and not isinstance(t, bool) for t in prompt):
+        return parse_token_ids(prompt, "prompt", n_vocab)
+    raise bad("'prompt' is required: a string (or a list of token ids); one prompt per request.", "prompt")
+
+
+def parse_text(body: dict[str, Any], name: str) -> str:
+    value = body.get(name)
+    if not isinstance(value, str):
+        raise bad(f"'{name}' is required: a string.", name)
+    return value
+
+
+# --- response pieces -----------------------------------------------------------------------------
+def timings(m: TurnMetrics) -> dict[str, Any]:
+    return {
+        "cache_n": m.cache_n,
+        "prompt_n": m.prompt_n,
+        "prompt_ms": round(m.prompt_ms, 3),
+        "prompt_per_token_ms": round(m.prompt_ms / m.prompt_n, 3) if m.prompt_n else 0.0,
+        "prompt_per_second": round(m.prompt_per_second, 3),
+        "predicted_n": m.predicted_n,
+        "predicted_ms": round(m.predicted_ms, 3),
+        "predicted_per_token_ms": round(m.predicted_per_token_ms, 3),
+        "predicted_per_second": round(m.predicted_per_second, 3),
+        "ttft_ms": round(m.ttft_ms, 3),
+    }
+
+
+def usage(m: TurnMetrics) -> dict[str, Any]:
+    prompt = m.prompt_n + m.cache_n
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": m.predicted_n,
+        "total_tokens": prompt + m.predicted_n,
+        "prompt_tokens_details": {"cached_tokens": m.cache_n},
+    }
+
+
+def sse(data: Any) -> bytes:
+    return b"data: " + json.dumps(data, ensure_ascii=False).encode("utf-8") + b"\n\n"
