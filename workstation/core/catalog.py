@@ -21,8 +21,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.paths import models_dir
 
@@ -132,8 +130,17 @@ def catalog_entries(directory: Path | None = None) -> list[dict[str, Any]]:
         path = PROJECT_DIR / "models" / "catalog.yaml"
         if not path.exists():
             return []
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    return list(data.get("models") or [])
+    from workstation.core.profiles import YamlError, load_yaml
+
+    try:
+        data = load_yaml(path.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError) as err:
+        raise WorkstationError(f"The model catalog {path} cannot be read ({err}).") from None
+    except YamlError as err:
+        raise WorkstationError(f"The model catalog {path} {err}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("models") or [], list):
+        raise WorkstationError(f"The model catalog {path} must be a mapping with a list under 'models'.")
+    return [entry for entry in data.get("models") or [] if isinstance(entry, dict)]
 
 
 def catalog_entry(name: str) -> dict[str, Any] | None:
