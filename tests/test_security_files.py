@@ -190,3 +190,149 @@ def test_migration_killed_half_way_leaves_a_usable_file(tmp_path: Path, step: st
     else:
         assert store.get(store.new("works").id).title == "works"
     store.close()
+
+
+# --- batch queue: hostile queue rows, stale summaries, two runs (issue 16.6) ------------------
+
+
+def _batch_profile(context: int = 512) -> object:
+    from conftest import make_profile
+
+    return make_profile(context=context, threads=1, sampling={"max_tokens": 8})
+
+
+def _batch_profile_file(tmp_path: Path) -> Path:
+    import yaml
+
+    path = tmp_path / "batch-profile.yaml"
+    data = _batch_profile().to_dict()  # type: ignore[attr-defined]
+    data.pop("source", None)
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def _engine_factory(profile: object) -> object:
+    from workstation.core.engine import Engine
+
+    return Engine(profile)  # type: ignore[arg-type]
+
+
+def test_queue_rows_naming_paths_outside_are_refused(tmp_path: Path, smollm2_path: Path) -> None:
+    """A queue file edited to name `../secret.txt`, or to send a summary to `../../x`, cannot
+    make the batch read outside the folder or write outside the output folder."""
+    import sqlite3
+
+    from workstation.core.batch_queue import DB_NAME, BatchQueue, run_batch
+
+    folder, out = tmp_path / "inbox", tmp_path / "out"
+    folder.mkdir()
+    (folder / "memo.txt").write_text("The printer on floor two is fixed.", encoding="utf-8")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("salary list", encoding="utf-8")
+    (folder / "link.txt").symlink_to(secret)  # a link out of the folder is not a document in it
+    queue = BatchQueue(out / DB_NAME)
+    assert queue.scan(folder, out) == 1  # memo.txt only
+    queue.close()
+    with sqlite3.connect(out / DB_NAME) as db:
+        db.execute(
+            "INSERT INTO files (path, size, mtime_ns, status, output, added_at) "
+            "VALUES ('../secret.txt', 1, 1, 'pending', '../../stolen.md', 0)"
+        )
+        db.execute("UPDATE files SET output = '../../escaped.md' WHERE path = 'memo.txt'")
+
+    counts = run_batch(folder, out, _batch_profile(), _engine_factory)
+    assert counts == {"pending": 0, "running": 0, "done": 1, "failed": 1}
+    with sqlite3.connect(out / DB_NAME) as db:
+        reason = db.execute("SELECT reason FROM files WHERE path = '../secret.txt'").fetchone()[0]
+    assert "not a document in" in reason and "Traceback" not in reason
+    assert (out / "memo.txt.summary.md").is_file()  # the summary went where the scan says
+    written = {p for p in tmp_path.rglob("*") if p.is_file()} - {secret}
+    assert all(p.is_relative_to(folder) or p.is_relative_to(out) for p in written), written
+    assert not (out / "secret.txt.summary.md").exists() and not (out / "link.txt.summary.md").exists()
+    assert secret.read_text(encoding="utf-8") == "salary list"
+
+
+def test_stale_summary_of_an_edited_document_is_not_taken_after_sigkill(
+    tmp_path: Path, smollm2_path: Path
+) -> None:
+    """Summarize a document, edit it, start the batch again and SIGKILL it while it works on
+    the edited document: the next run redoes it instead of keeping the old summary."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from workstation.core.batch_queue import DB_NAME, BatchQueue, run_batch
+
+    folder, out = tmp_path / "inbox", tmp_path / "out"
+    folder.mkdir()
+    doc = folder / "memo.txt"
+    doc.write_text("The canteen opens at eight.", encoding="utf-8")
+    assert run_batch(folder, out, _batch_profile(), _engine_factory)["done"] == 1
+    summary = out / "memo.txt.summary.md"
+    old = summary.read_text(encoding="utf-8")
+    doc.write_text("The canteen is closed for repairs until March. " * 5, encoding="utf-8")
+    os.utime(doc, ns=(doc.stat().st_mtime_ns + 10**9,) * 2)
+
+    # a real run, killed by SIGKILL the moment it starts on the edited document
+    killer = (
+        "import os, signal, sys\n"
+        "from pathlib import Path\n"
+        "from workstation.core.batch_queue import run_batch\n"
+        "from workstation.core.profiles import load_profile_file\n"
+        "def on_event(ev):\n"
+        "    if ev.kind == 'file-start':\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n"
+        "run_batch(Path(sys.argv[1]), Path(sys.argv[2]), load_profile_file(Path(sys.argv[3])),\n"
+        "          lambda p: None, on_event)\n"
+    )
+    prof = _batch_profile_file(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", killer, str(folder), str(out), str(prof)], capture_output=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    queue = BatchQueue(out / DB_NAME)
+    assert {r.path: r.status for r in queue.rows()} == {"memo.txt": "running"}
+    assert queue.recover(out) == 1
+    assert {r.path: r.status for r in queue.rows()} == {"memo.txt": "pending"}  # not 'done'
+    queue.close()
+    assert summary.read_text(encoding="utf-8") == old  # nothing lost meanwhile
+    assert run_batch(folder, out, _batch_profile(), _engine_factory)["done"] == 1
+    assert summary.stat().st_mtime_ns > doc.stat().st_mtime_ns - 10**9
+
+
+def test_second_batch_run_on_the_same_folder_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """While one run holds the queue, a second `workstation batch` says so and exits 1."""
+    import subprocess
+    import sys
+
+    from workstation.cli import main
+
+    folder, out = tmp_path / "inbox", tmp_path / "out"
+    folder.mkdir()
+    (folder / "a.txt").write_text("text", encoding="utf-8")
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys\nfrom pathlib import Path\nfrom workstation.core.batch_queue import BatchLock\n"
+         "lock = BatchLock(Path(sys.argv[1]))\nprint('held', flush=True)\nsys.stdin.read()\n", str(out)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert main(["batch", str(folder), "-o", str(out), "-p", str(_batch_profile_file(tmp_path))]) == 1
+        err = capsys.readouterr().err.strip()
+        assert "Another batch run" in err and f"process {holder.pid}" in err and len(err.splitlines()) == 1
+    finally:
+        holder.communicate("")
+    # once it has gone, a run may start (and claims rows one at a time)
+    from workstation.core.batch_queue import DB_NAME, BatchLock, BatchQueue
+
+    lock = BatchLock(out)
+    lock.release()
+    q1, q2 = BatchQueue(out / DB_NAME), BatchQueue(out / DB_NAME)
+    try:
+        q1.scan(folder, out)
+        first = q1.claim_next(out)
+        assert first is not None and first.path == "a.txt"
+        assert q2.claim_next(out) is None  # already claimed by the other queue
+    finally:
+        q1.close()
+        q2.close()
