@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.core.atomic import write_text_atomic
-from workstation.core.documents import SUPPORTED_SUFFIXES, read_document
+from workstation.core.documents import SUPPORTED_SUFFIXES, looks_like_document, read_document
 from workstation.core.errors import WorkstationError
 
 DB_NAME = ".workstation-batch.sqlite"
@@ -172,8 +172,10 @@ class BatchQueue:
         queued = 0
         found: list[tuple[str, int, int]] = []
         for path in sorted(root.rglob("*")):
-            if not path.is_file() or path.suffix.lower() not in SUPPORTED_SUFFIXES:
+            if not path.is_file():
                 continue
+            if path.suffix.lower() not in SUPPORTED_SUFFIXES and (path.suffix or not looks_like_document(path)):
+                continue  # other suffixes are other programs' files; a suffix-less one is sniffed
             rel_parts = path.relative_to(root).parts
             if any(p.startswith(".") for p in rel_parts):
                 continue
