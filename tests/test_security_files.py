@@ -341,13 +341,9 @@ def test_second_batch_run_on_the_same_folder_is_refused(tmp_path: Path, capsys: 
 
 # --- files and downloads (issue 16.7) ----------------------------------------------------------
 
+import test_models_cli  # noqa: E402
 
-@pytest.fixture
-def models_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "models"
-    home.mkdir()
-    monkeypatch.setenv("WORKSTATION_MODELS", str(home))
-    return home
+models_home = test_models_cli.models_home  # the shared fixture: an empty models/ folder
 
 
 @pytest.fixture
