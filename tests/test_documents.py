@@ -184,8 +184,9 @@ def test_text_cap_and_misc(tmp_path: Path) -> None:
     _fails_fast(path, r"more than 100,000 characters", Limits(max_text_chars=100_000))
     _fails_fast(tmp_path / "missing.pdf", r"does not exist")
     odd = tmp_path / "sheet.xlsx"
-    odd.write_bytes(b"x")
-    _fails_fast(odd, r"\.xlsx file; documents can be")
+    with zipfile.ZipFile(odd, "w") as zf:  # a spreadsheet: a ZIP, but not a Word document
+        zf.writestr("xl/workbook.xml", "<workbook/>")
+    _fails_fast(odd, r"ZIP archive, not a Word document")
     empty = tmp_path / "empty.txt"
     empty.write_bytes(b"")
     _fails_fast(empty, r"is empty")
@@ -196,3 +197,51 @@ def test_isolated_reader_returns_the_same_document_and_bounds_bombs(tmp_path: Pa
     assert read_document(path, isolate=True).text == read_document(path).text
     bomb = make_docx_bomb(tmp_path / "bomb.docx", size=48 << 20)
     _fails_fast(bomb, r"zip bomb", isolate=True)
+
+
+def test_documents_are_recognised_by_content(tmp_path: Path) -> None:
+    """Issue 15: a suffix-less text file reads as text, a PDF renamed .txt as a PDF, HTML
+    without a suffix as HTML, a Word file without its suffix as DOCX; binary is refused."""
+    license_file = tmp_path / "LICENSE"
+    license_file.write_text("Permission is hereby granted, free of charge.\n", encoding="utf-8")
+    doc = read_document(license_file)
+    assert doc.kind == "text" and "Permission is hereby granted" in doc.text
+
+    pdf = make_pdf(tmp_path / "report.pdf", ["Bees make honey in the hive."])
+    renamed = tmp_path / "report.txt"
+    renamed.write_bytes(pdf.read_bytes())
+    as_pdf = read_document(renamed)
+    assert as_pdf.kind == "pdf" and "Bees make honey" in as_pdf.text and "%PDF" not in as_pdf.text
+
+    page = tmp_path / "export"
+    page.write_text("<!DOCTYPE html><html><body><h1>Minutes</h1><p>Budget approved.</p></body></html>")
+    html = read_document(page)
+    assert html.kind == "html" and "Budget approved." in html.text and "<p>" not in html.text
+
+    word = make_docx(tmp_path / "memo.docx", [("Intro", ["Bees make honey."])])
+    bare = tmp_path / "memo"
+    bare.write_bytes(word.read_bytes())
+    assert read_document(bare).text == read_document(word).text
+
+    blob = tmp_path / "firmware"
+    blob.write_bytes(bytes(range(256)) * 64)
+    with pytest.raises(DocumentError, match=r"^'firmware' is a binary file, not text\.$"):
+        read_document(blob)
+    _fails_fast(blob, r"binary file", isolate=True)
+
+
+def test_batch_scan_takes_suffix_less_documents_only(tmp_path: Path) -> None:
+    from workstation.core.batch_queue import DB_NAME, BatchQueue
+
+    folder, out = tmp_path / "in", tmp_path / "out"
+    folder.mkdir()
+    (folder / "README").write_text("How to book a meeting room.\n", encoding="utf-8")
+    (folder / "core-dump").write_bytes(bytes(range(256)) * 8)
+    (folder / "notes.txt").write_text("Notes.", encoding="utf-8")
+    (folder / "data.sqlite").write_bytes(b"SQLite format 3\x00")
+    queue = BatchQueue(out / DB_NAME)
+    try:
+        assert queue.scan(folder, out) == 2
+        assert queue.found == {"README", "notes.txt"}
+    finally:
+        queue.close()

@@ -124,7 +124,11 @@ model = llama_cpp.llama_model_load_from_file(sys.argv[1].encode(), params)
 if not model:
     print("REFUSED")
     sys.exit(3)
-print("LOADED layers", llama_cpp.llama_model_n_layer(model))
+print("LOADED layers", llama_cpp.llama_model_n_layer(model), flush=True)
+# what every load in the app does next: tokenize a prompt
+vocab = llama_cpp.llama_model_get_vocab(model)
+buf = (llama_cpp.llama_token * 64)()
+print("TOKENIZED", llama_cpp.llama_tokenize(vocab, b"hi\\n", 3, buf, 64, True, True))
 """
 
 
@@ -155,6 +159,11 @@ ABORTS = {
     "expert-count-huge.gguf": "GGML_ASSERT(hparams.n_expert <= LLAMA_MAX_EXPERTS) failed",
     "expert-used-above-count.gguf": "GGML_ASSERT(n_expert_used_max <= hparams.n_expert) failed",
     "rope-scaling-unknown.gguf": "GGML_ASSERT(hparams.rope_scaling_type_train != LLAMA_ROPE_SCALING_TYPE_UNSPECIFIED) failed",
+    # llama_vocab::impl::load and the tokenizer (llama-vocab.cpp)
+    "vocab-duplicate-token.gguf": "GGML_ASSERT(id_to_token.size() == token_to_id.size()) failed",
+    "vocab-empty-token-collides.gguf": "GGML_ASSERT(id_to_token.size() == token_to_id.size()) failed",
+    "vocab-byte-token-in-wordpiece.gguf": "llama-vocab.cpp:3207: fatal error",
+    "vocab-none.gguf": "GGML_ASSERT(tokenizer && \"Tokenizer not initialized",
 }
 
 
@@ -163,7 +172,7 @@ def test_llama_cpp_aborts_on_hostile_files_that_the_preflight_refuses() -> None:
     results = dict(zip(names, _llama_cpp_load_all([HOSTILE / n for n in names]), strict=True))
     # control: llama.cpp loads the tiny valid model
     ok = results.pop(make_corpus.VALID)
-    assert ok.returncode == 0 and "LOADED layers 1" in ok.stdout, ok.stderr[-2000:]
+    assert ok.returncode == 0 and "LOADED layers 1" in ok.stdout and "TOKENIZED" in ok.stdout, ok.stderr[-2000:]
     for name, crash in results.items():
         # llama.cpp kills the whole process: in the app that would be the engine or the TUI
         assert crash.returncode == -signal.SIGABRT, (name, crash.returncode, crash.stderr[-2000:])

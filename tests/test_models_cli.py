@@ -30,6 +30,8 @@ class _Server:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.ranges: list[str | None] = []
+        self.cut: int | None = None  # send only this many bytes of the next body, then hang up
+        self.lying_range = False  # answer a Range request with bytes from the start
         owner = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -46,7 +48,7 @@ class _Server:
                 owner.ranges.append(rng)
                 start = 0
                 if rng and rng.startswith("bytes="):
-                    start = int(rng[6:].split("-")[0])
+                    start = 0 if owner.lying_range else int(rng[6:].split("-")[0])
                     self.send_response(206)
                     self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
                 else:
@@ -54,6 +56,9 @@ class _Server:
                 body = data[start:]
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
+                if owner.cut is not None:
+                    body, owner.cut = body[: owner.cut], None
+                    self.close_connection = True
                 self.wfile.write(body)
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -132,10 +137,13 @@ def test_pull_https_style_resume_and_verify(
     data = TINY.read_bytes()
     sha = hashlib.sha256(data).hexdigest()
     # a download that stopped half-way: the next pull asks for the rest with Range
-    (models_home / ".tiny.gguf.part").write_bytes(data[:7000])
+    server.cut = 7000
+    assert main(["models", "pull", f"{server.url}/tiny.gguf", "--sha256", sha]) == 1
+    assert "run the same command again to resume" in capsys.readouterr().err
+    assert (models_home / ".tiny.gguf.part").stat().st_size == 7000
     assert main(["models", "pull", f"{server.url}/tiny.gguf", "--sha256", sha, "--json"]) == 0
     captured = capsys.readouterr()
-    assert server.ranges == ["bytes=7000-"]
+    assert server.ranges == [None, "bytes=7000-"]
     assert "downloading tiny.gguf" in captured.err
     assert json.loads(captured.out)["info"]["architecture"] == "llama"
     assert _sha(models_home / "tiny.gguf") == sha

@@ -31,8 +31,21 @@ GOOD_TEMPLATE = (
 ESCAPE_TEMPLATE = "{{ ''.__class__.__mro__[1].__subclasses__() }}{% for m in messages %}{{ m['content'] }}{% endfor %}"
 
 
-def write_tiny(path: Path, overrides: dict[str, Any] | None = None, template: str = GOOD_TEMPLATE) -> None:
-    """A tiny llama model; ``overrides`` replaces or adds metadata (key -> (value, type name))."""
+TINY_TOKENS = ["<unk>", "<s>", "</s>", "<0x0A>"] + ["\u2581"] + [chr(ord("a") + i) for i in range(26)] + ["\u2581a"]
+TINY_TYPES = [2, 3, 3, 6] + [1] * (N_VOCAB - 4)
+
+
+def write_tiny(
+    path: Path,
+    overrides: dict[str, Any] | None = None,
+    template: str = GOOD_TEMPLATE,
+    *,
+    tokenizer: str = "llama",
+    tokens: list[str] | None = None,
+    types: list[int] | None = None,
+) -> None:
+    """A tiny llama model; ``overrides`` adds metadata (key -> (value, type name)); the
+    vocabulary (tokenizer model, token texts, token types) can be replaced whole."""
     import gguf
 
     overrides = overrides or {}
@@ -49,10 +62,10 @@ def write_tiny(path: Path, overrides: dict[str, Any] | None = None, template: st
     w.add_layer_norm_rms_eps(1e-5)
     w.add_vocab_size(N_VOCAB)
     w.add_file_type(1)
-    w.add_tokenizer_model("llama")
-    tokens = ["<unk>", "<s>", "</s>", "<0x0A>"] + ["\u2581"] + [chr(ord("a") + i) for i in range(26)] + ["\u2581a"]
-    assert len(tokens) == N_VOCAB
-    types = [2, 3, 3, 6] + [1] * (N_VOCAB - 4)
+    w.add_tokenizer_model(tokenizer)
+    tokens = TINY_TOKENS if tokens is None else tokens
+    types = TINY_TYPES if types is None else types
+    assert len(tokens) == len(types) == N_VOCAB
     w.add_token_list(tokens)
     w.add_token_scores([0.0] * 4 + [-float(i) for i in range(N_VOCAB - 4)])
     w.add_token_types(types)
@@ -243,6 +256,23 @@ WRITER_VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
 }
 
 
+def _vocab_with(changes: dict[int, str]) -> list[str]:
+    tokens = list(TINY_TOKENS)
+    for i, text in changes.items():
+        tokens[i] = text
+    return tokens
+
+
+# vocabularies llama.cpp's loader (or its first tokenize) aborts on: name -> (write_tiny
+# keyword arguments, expected word)
+VOCAB_VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
+    "vocab-duplicate-token": ({"tokens": _vocab_with({31: "a"})}, "repeats token"),
+    "vocab-empty-token-collides": ({"tokens": _vocab_with({5: "", 31: "[EMPTY_5]"})}, "[EMPTY_5]"),
+    "vocab-byte-token-in-wordpiece": ({"tokenizer": "bert"}, "byte token"),
+    "vocab-none": ({"tokenizer": "no_vocab"}, "no vocabulary"),
+}
+
+
 def build(out: Path = HERE) -> dict[str, str]:
     """Write the corpus; returns hostile file name -> expected word."""
     out.mkdir(parents=True, exist_ok=True)
@@ -256,6 +286,10 @@ def build(out: Path = HERE) -> dict[str, str]:
     tmp = out / "_tmp.gguf"
     for name, (overrides, word) in WRITER_VARIANTS.items():
         write_tiny(tmp, overrides)
+        tmp.replace(out / f"{name}.gguf")
+        expected[f"{name}.gguf"] = word
+    for name, (kwargs, word) in VOCAB_VARIANTS.items():
+        write_tiny(tmp, **kwargs)
         tmp.replace(out / f"{name}.gguf")
         expected[f"{name}.gguf"] = word
     # a structurally valid GGUF whose chat template reaches for Python internals

@@ -5,17 +5,25 @@ State lives in SQLite (WAL, synchronous=FULL) next to the summaries, one row per
 temporary file, fsync, rename) *before* the row is marked done, so after a ``kill -9`` at any
 moment the next run finds either
 
-* a ``running`` row whose summary file exists: it was finished, only the bookkeeping was cut
-  off; it is marked done without being redone, or
-* a ``running`` row without a summary file: it is queued again (nothing half-written exists),
+* a ``running`` row whose summary file was written by that attempt (it differs from the file,
+  if any, that was there when the attempt began): it was finished, only the bookkeeping was
+  cut off; it is marked done without being redone, or
+* a ``running`` row without such a file: it is queued again (nothing half-written exists; a
+  summary of an older version of the document is never taken for the new one),
 
 and never redoes a ``done`` document (unless the file changed on disk since). A document that
 cannot be read or summarized is marked ``failed`` with its one-sentence reason and the queue
 goes on; ``retry_failed=True`` queues those again.
+
+Nothing in the queue file is trusted for a path: every document and summary path is derived
+again from this run's scan of the folder, and anything that resolves outside the folder (or
+the output folder) is refused. One run at a time holds ``.workstation-batch.lock`` in the
+output folder, and rows are claimed in one transaction.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sqlite3
@@ -27,10 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from workstation.core.atomic import write_text_atomic
-from workstation.core.documents import SUPPORTED_SUFFIXES, read_document
+from workstation.core.documents import SUPPORTED_SUFFIXES, looks_like_document, read_document
 from workstation.core.errors import WorkstationError
 
 DB_NAME = ".workstation-batch.sqlite"
+LOCK_NAME = ".workstation-batch.lock"
 SUMMARY_SUFFIX = ".summary.md"
 
 _SCHEMA = """
@@ -45,7 +54,8 @@ CREATE TABLE IF NOT EXISTS files (
     added_at REAL NOT NULL,
     started_at REAL,
     finished_at REAL,
-    result_json TEXT
+    result_json TEXT,
+    prior_output TEXT               -- the summary file present when the attempt began
 );
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -78,9 +88,51 @@ def output_name(rel: str) -> str:
     return rel + SUMMARY_SUFFIX
 
 
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` resolves (symbolic links followed) to ``folder`` or below it."""
+    resolved, base = path.resolve(), folder.resolve()
+    return resolved == base or base in resolved.parents
+
+
+def _fingerprint(path: Path) -> str | None:
+    """Identity of a summary file: an atomic write always makes a new inode."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+
+
+class BatchLock:
+    """One batch run per output folder: an exclusive ``flock`` held for the whole run (the
+    kernel drops it when the process dies, even by SIGKILL)."""
+
+    def __init__(self, outdir: Path) -> None:
+        outdir.mkdir(parents=True, exist_ok=True)
+        self.path = outdir / LOCK_NAME
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(self._fd, 32, 0).decode("ascii", "replace").strip() or "another process"
+            os.close(self._fd)
+            raise BatchError(
+                f"Another batch run (process {holder}) is already working on '{outdir}'; "
+                "wait for it to finish or stop it first."
+            ) from None
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, str(os.getpid()).encode(), 0)
+
+    def release(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
 class BatchQueue:
     def __init__(self, db_path: Path) -> None:
         self.db_path = db_path
+        self.found: set[str] = set()  # documents seen by the last scan()
         db_path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(str(db_path), timeout=30, isolation_level=None)
@@ -88,6 +140,9 @@ class BatchQueue:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.executescript(_SCHEMA)
+            columns = {r["name"] for r in self.db.execute("PRAGMA table_info(files)")}
+            if "prior_output" not in columns:  # a queue made by an older workstation
+                self.db.execute("ALTER TABLE files ADD COLUMN prior_output TEXT")
         except sqlite3.DatabaseError as err:
             raise BatchError(f"The batch queue '{db_path}' cannot be opened ({err}).") from None
 
@@ -112,21 +167,23 @@ class BatchQueue:
 
     # --- state changes --------------------------------------------------------------------
     def scan(self, root: Path, outdir: Path, retry_failed: bool = False) -> int:
-        """Queue the folder's documents (new or changed ones); returns how many were queued."""
+        """Queue the folder's documents (new or changed ones); returns how many were queued.
+        ``self.found`` is then the set of documents this scan saw: the only paths a run uses."""
         queued = 0
-        outdir_resolved = outdir.resolve()
         found: list[tuple[str, int, int]] = []
         for path in sorted(root.rglob("*")):
-            if not path.is_file() or path.suffix.lower() not in SUPPORTED_SUFFIXES:
+            if not path.is_file():
                 continue
+            if path.suffix.lower() not in SUPPORTED_SUFFIXES and (path.suffix or not looks_like_document(path)):
+                continue  # other suffixes are other programs' files; a suffix-less one is sniffed
             rel_parts = path.relative_to(root).parts
             if any(p.startswith(".") for p in rel_parts):
                 continue
-            resolved = path.resolve()
-            if resolved == outdir_resolved or outdir_resolved in resolved.parents:
+            if not _inside(path, root) or _inside(path, outdir):  # a link out, or our own output
                 continue
             st = path.stat()
             found.append((path.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
+        self.found = {rel for rel, _, _ in found}
         with self._tx() as db:
             for rel, size, mtime in found:
                 row = db.execute("SELECT status, size, mtime_ns FROM files WHERE path = ?", (rel,)).fetchone()
@@ -152,12 +209,14 @@ class BatchQueue:
         return queued
 
     def recover(self, outdir: Path) -> int:
-        """Rows left 'running' by a killed run: done if their summary exists, else pending."""
+        """Rows left 'running' by a killed run: done if that attempt wrote its summary (a file
+        that is not the one found when the attempt began), else pending."""
         n = 0
         with self._tx() as db:
-            for row in db.execute("SELECT path, output FROM files WHERE status='running'").fetchall():
-                out = outdir / row["output"]
-                if out.is_file():
+            for row in db.execute("SELECT path, prior_output FROM files WHERE status='running'").fetchall():
+                out = outdir / output_name(row["path"])
+                now = _fingerprint(out) if _inside(out, outdir) else None
+                if now is not None and now != row["prior_output"]:
                     db.execute(
                         "UPDATE files SET status='done', finished_at=? WHERE path=?", (time.time(), row["path"])
                     )
@@ -175,13 +234,32 @@ class BatchQueue:
         ).fetchone()
         return QueueRow.from_row(row) if row else None
 
-    def mark_running(self, path: str) -> None:
+    def claim_next(self, outdir: Path) -> QueueRow | None:
+        """Take the next pending row and mark it running in one transaction, so two queues on
+        one file never take the same document."""
         with self._tx() as db:
-            db.execute(
-                "UPDATE files SET status='running', attempts=attempts+1, started_at=? WHERE path=?",
-                (time.time(), path),
-            )
-            self._event(path, "started")
+            row = db.execute(
+                "SELECT * FROM files WHERE status='pending' ORDER BY added_at, path LIMIT 1"
+            ).fetchone()
+            if row is None:
+                return None
+            self._start(row["path"], outdir)
+        claimed = QueueRow.from_row(row)
+        claimed.status = "running"
+        return claimed
+
+    def mark_running(self, path: str, outdir: Path | None = None) -> None:
+        with self._tx():
+            self._start(path, outdir)
+
+    def _start(self, path: str, outdir: Path | None) -> None:
+        prior = _fingerprint(outdir / output_name(path)) if outdir is not None else None
+        self.db.execute(
+            "UPDATE files SET status='running', attempts=attempts+1, started_at=?, prior_output=? "
+            "WHERE path=?",
+            (time.time(), prior, path),
+        )
+        self._event(path, "started")
 
     def mark_done(self, path: str, result: dict[str, Any]) -> None:
         with self._tx() as db:
@@ -253,7 +331,12 @@ def run_batch(
     if not root.is_dir():
         raise BatchError(f"'{root}' is not a folder.")
     emit = on_event or (lambda _e: None)
-    queue = BatchQueue(outdir / DB_NAME)
+    lock = BatchLock(outdir)
+    try:
+        queue = BatchQueue(outdir / DB_NAME)
+    except BaseException:
+        lock.release()
+        raise
     engine = None
     try:
         queue.recover(outdir)
@@ -262,13 +345,13 @@ def run_batch(
         while True:
             if cancel is not None and cancel.is_set():
                 break
-            row = queue.next_pending()
+            row = queue.claim_next(outdir)
             if row is None:
                 break
-            queue.mark_running(row.path)
             emit(BatchEvent("file-start", row.path, counts=queue.counts()))
             try:
-                document = read_document(root / row.path, isolate=True)
+                source, out = _paths_for(row.path, queue.found, root, outdir)
+                document = read_document(source, isolate=True)
                 if engine is None:
                     engine = engine_factory(profile)
                 result = summarize_document(
@@ -279,7 +362,6 @@ def run_batch(
                 if result.cancelled:
                     queue.mark_pending(row.path, "stopped by the user")
                     break
-                out = outdir / (row.output or output_name(row.path))
                 write_text_atomic(out, result.summary)
                 _fsync_dir(out.parent)
                 queue.mark_done(row.path, {"totals": result.totals, "chunks": len(result.chunks)})
@@ -301,3 +383,18 @@ def run_batch(
         if engine is not None:
             engine.close()
         queue.close()
+        lock.release()
+
+
+def _paths_for(rel: str, found: set[str], root: Path, outdir: Path) -> tuple[Path, Path]:
+    """The document and summary paths for a queue row, derived from this run's scan (never
+    from the queue file); BatchError if the row is not a document the scan found or either
+    path would resolve outside its folder."""
+    source, out = root / rel, outdir / output_name(rel)
+    if rel not in found or not _inside(source, root):
+        raise BatchError(
+            f"'{rel}' is not a document in '{root}' (the queue file names it, the folder does not); skipped."
+        )
+    if not _inside(out.parent, outdir):
+        raise BatchError(f"The summary of '{rel}' would be written outside '{outdir}'; skipped.")
+    return source, out

@@ -21,8 +21,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.paths import models_dir
 
@@ -132,8 +130,17 @@ def catalog_entries(directory: Path | None = None) -> list[dict[str, Any]]:
         path = PROJECT_DIR / "models" / "catalog.yaml"
         if not path.exists():
             return []
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    return list(data.get("models") or [])
+    from workstation.core.profiles import YamlError, load_yaml
+
+    try:
+        data = load_yaml(path.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError) as err:
+        raise WorkstationError(f"The model catalog {path} cannot be read ({err}).") from None
+    except YamlError as err:
+        raise WorkstationError(f"The model catalog {path} {err}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("models") or [], list):
+        raise WorkstationError(f"The model catalog {path} must be a mapping with a list under 'models'.")
+    return [entry for entry in data.get("models") or [] if isinstance(entry, dict)]
 
 
 def catalog_entry(name: str) -> dict[str, Any] | None:
@@ -567,14 +574,35 @@ def find_installed(ref: str) -> Path:
     return path
 
 
+def _plain_model_name(name: str) -> str:
+    """A name for a file directly under models/: no folders, no leading dot, nothing hidden."""
+    name = name.removesuffix(".gguf")
+    if (
+        not name
+        or name in (".", "..")
+        or name.startswith(".")
+        or any(c in name for c in ("/", "\\", os.sep, "\0"))
+        or any(ord(c) < 32 for c in name)
+        or len(name.encode("utf-8")) > 200
+    ):
+        shown = name if len(name) <= 60 else name[:60] + "..."
+        raise WorkstationError(
+            f"The model name {shown!r} is not a plain file name; use letters, digits, '-', '_' and "
+            "'.', without folders."
+        )
+    return name
+
+
 def add_model(src: Path, *, name: str | None = None, link: bool = False) -> Path:
     """Check ``src`` and copy (or symlink) it into models/ atomically; returns the new path."""
     src = Path(src).expanduser()
     read_model_info(src)
     dest_dir = models_dir()
     dest_dir.mkdir(parents=True, exist_ok=True)
-    filename = (name or src.stem) + ".gguf" if name else src.name
+    filename = _plain_model_name(name) + ".gguf" if name else src.name
     dest = dest_dir / filename
+    if dest.resolve().parent != dest_dir.resolve():
+        raise WorkstationError(f"The model name {filename!r} would be written outside {dest_dir}.")
     if dest.exists():
         if dest.resolve() == src.resolve():
             return dest
@@ -628,8 +656,6 @@ def download(
 ) -> Path:
     """Download ``url`` to ``dest``: resume a partial ``.part`` file with a Range request, verify
     sha256 (when known) and the GGUF header, then move it into place atomically."""
-    import urllib.error
-    import urllib.request
     from urllib.parse import urlparse
 
     parsed = urlparse(url)
@@ -637,51 +663,15 @@ def download(
         raise WorkstationError(f"Cannot download '{url}': only https:// (or http://) addresses are supported.")
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(f".{dest.name}.part")
-    have = part.stat().st_size if part.exists() else 0
-    request = urllib.request.Request(url, headers={"User-Agent": "workstation/0.1"})
-    if have:
-        request.add_header("Range", f"bytes={have}-")
-    try:
-        resp = urllib.request.urlopen(request, timeout=timeout)  # noqa: S310 - scheme checked
-    except urllib.error.HTTPError as err:
-        if err.code == 416 and have:  # already complete
-            resp = None
-        else:
-            raise WorkstationError(f"The download of {url} failed: the server answered {err.code} {err.reason}.") from None
-    except (urllib.error.URLError, OSError) as err:
-        reason = getattr(err, "reason", err)
-        raise WorkstationError(f"The download of {url} failed: {reason}.") from None
-    if resp is not None:
-        with resp:
-            status = resp.status
-            length = resp.headers.get("Content-Length")
-            if status == 206:
-                mode = "ab"
-                total = have + int(length) if length else None
-            else:
-                mode, have = "wb", 0
-                total = int(length) if length else None
-            done = have
-            try:
-                with part.open(mode) as out:
-                    while True:
-                        block = resp.read(1 << 20)
-                        if not block:
-                            break
-                        out.write(block)
-                        done += len(block)
-                        if progress:
-                            progress(done, total)
-                    out.flush()
-                    os.fsync(out.fileno())
-            except OSError as err:
-                raise WorkstationError(
-                    f"The download of {url} stopped at {done:,} bytes ({err}); run the same command again to resume."
-                ) from None
-            if total is not None and done < total:
-                raise WorkstationError(
-                    f"The download of {url} stopped at {done:,} of {total:,} bytes; run the same command again to resume."
-                )
+    about = _PartialDownload(dest.with_name(f".{dest.name}.part.json"))
+    if part.exists() and about.read().get("url") != url:
+        part.unlink()  # left by another address (or by an older workstation): not ours to resume
+    for _attempt in range(2):
+        if _fetch(url, part, about, progress, timeout):
+            break
+    else:
+        raise WorkstationError(f"The download of {url} could not be resumed; run the same command again.")
+    about.remove()
     if sha256:
         from workstation.core.packaged_models import sha256_file
 
@@ -697,8 +687,118 @@ def download(
     except ModelFileError as err:
         part.unlink(missing_ok=True)
         raise ModelFileError(f"The download of {dest.name} is not a usable model ({err}); it was removed.") from None
+    if dest.exists():
+        part.unlink(missing_ok=True)
+        raise WorkstationError(f"A model named {dest.name} appeared in {dest.parent} meanwhile; it was kept.")
     os.replace(part, dest)
     return dest
+
+
+class _PartialDownload:
+    """What a ``.part`` file is a part of: its URL and the validators the server gave (ETag,
+    Last-Modified, total size), kept beside it so that a resume asks for the same bytes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def read(self) -> dict[str, Any]:
+        import json
+
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def write(self, data: dict[str, Any]) -> None:
+        import json
+
+        from workstation.core.atomic import write_text_atomic
+
+        write_text_atomic(self.path, json.dumps(data))
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def _content_range(value: str | None) -> tuple[int | None, int | None]:
+    """(first byte, total size) from ``Content-Range: bytes A-B/T`` or ``bytes */T``."""
+    import re
+
+    m = re.fullmatch(r"\s*bytes\s+(?:(\d+)-\d+|\*)/(\d+|\*)\s*", value or "")
+    if not m:
+        return None, None
+    first = int(m.group(1)) if m.group(1) is not None else None
+    total = int(m.group(2)) if m.group(2) != "*" else None
+    return first, total
+
+
+def _fetch(
+    url: str, part: Path, about: _PartialDownload, progress: ProgressFn | None, timeout: float
+) -> bool:
+    """One request: append to ``part`` (or start it); False when the partial file had to be
+    dropped (the server's range did not match it) and the caller should start again."""
+    import urllib.error
+    import urllib.request
+
+    have = part.stat().st_size if part.exists() else 0
+    known = about.read() if have else {}
+    request = urllib.request.Request(url, headers={"User-Agent": "workstation/0.1"})
+    if have:
+        request.add_header("Range", f"bytes={have}-")
+        validator = known.get("etag") if not str(known.get("etag", "W/")).startswith("W/") else known.get("last_modified")
+        if validator:
+            request.add_header("If-Range", str(validator))  # changed upstream: the server sends it all
+    try:
+        resp = urllib.request.urlopen(request, timeout=timeout)  # noqa: S310 - scheme checked
+    except urllib.error.HTTPError as err:
+        if err.code == 416 and have:
+            _, total = _content_range(err.headers.get("Content-Range"))
+            if total == have and known.get("total") in (None, have):
+                return True  # already complete
+            part.unlink()
+            return False
+        raise WorkstationError(f"The download of {url} failed: the server answered {err.code} {err.reason}.") from None
+    except (urllib.error.URLError, OSError) as err:
+        reason = getattr(err, "reason", err)
+        raise WorkstationError(f"The download of {url} failed: {reason}.") from None
+    with resp:
+        length = resp.headers.get("Content-Length")
+        if resp.status == 206:
+            first, total = _content_range(resp.headers.get("Content-Range"))
+            if first != have or (known.get("total") is not None and total != known.get("total")):
+                part.unlink()  # not the bytes we asked for, or another file now
+                return False
+            mode = "ab"
+        else:
+            mode, have = "wb", 0
+            total = int(length) if length else None
+            about.write({
+                "url": url, "etag": resp.headers.get("ETag"),
+                "last_modified": resp.headers.get("Last-Modified"), "total": total,
+            })
+        done = have
+        try:
+            with part.open(mode) as out:
+                while True:
+                    block = resp.read(1 << 20)
+                    if not block:
+                        break
+                    out.write(block)
+                    done += len(block)
+                    if progress:
+                        progress(done, total)
+                out.flush()
+                os.fsync(out.fileno())
+        except OSError as err:
+            raise WorkstationError(
+                f"The download of {url} stopped at {done:,} bytes ({err}); run the same command again to resume."
+            ) from None
+        if total is not None and done < total:
+            raise WorkstationError(
+                f"The download of {url} stopped at {done:,} of {total:,} bytes; run the same command again to resume."
+            )
+    return True
 
 
 def pull(ref: str, *, sha256: str | None = None, progress: bool = True) -> Path:
@@ -726,11 +826,17 @@ def pull(ref: str, *, sha256: str | None = None, progress: bool = True) -> Path:
         filename = Path(unquote(urlparse(url).path)).name
     if not filename.endswith(".gguf"):
         raise WorkstationError(f"'{url}' does not point to a .gguf file.")
-    dest = models_dir() / filename
-    if dest.exists() and sha256:
+    dest = models_dir() / _plain_model_name(filename)
+    dest = dest.with_name(dest.name + ".gguf")
+    if dest.exists():
         from workstation.core.packaged_models import sha256_file
 
-        if sha256_file(dest) == sha256:
+        if sha256 and sha256_file(dest) == sha256.lower():
             return dest
+        why = "its sha256 differs from the expected one" if sha256 else "no sha256 is known to compare it with"
+        raise WorkstationError(
+            f"A model named {dest.name} is already in {dest.parent} and {why}, so it was kept "
+            "(remove it first to download it again)."
+        )
     show = _stderr_progress(f"downloading {filename}") if progress else None
     return download(url, dest, sha256=sha256, progress=show)

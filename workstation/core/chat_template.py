@@ -332,8 +332,20 @@ def template_for(model: LoadedModel) -> ChatTemplate:
     )
 
 
+# Private-use characters that mark where each message's content sits in a rendered prompt.
+_OPEN, _CLOSE = "\ue000", "\ue001"
+_MARKS = re.compile(f"[{_OPEN}{_CLOSE}]")
+
+
 def chat_prompt_tokens(model: LoadedModel, template: ChatTemplate, messages: list[dict[str, str]]) -> list[int]:
-    """The prompt tokens for ``messages``, with BOS added only when the template did not."""
+    """The prompt tokens for ``messages``, with BOS added only when the template did not.
+
+    Message content is text, never control tokens: the template's own ``<|im_start|>`` and
+    the like are parsed as special tokens, while the same strings typed by a user (or found
+    in a document) stay ordinary text. When no content holds such a string, the rendered
+    prompt is tokenized in one piece exactly as before; otherwise the prompt is rendered
+    with each content marked and the marked spans are tokenized with special tokens off.
+    """
     from workstation.core.errors import EngineError
 
     try:
@@ -342,4 +354,49 @@ def chat_prompt_tokens(model: LoadedModel, template: ChatTemplate, messages: lis
         raise EngineError(f"The model's chat template could not be used: {err}.") from None
     bos_text = template.bos_token
     add_bos = model.add_bos and not (bos_text and text.startswith(bos_text))
-    return model.tokenize(text, add_special=add_bos, parse_special=True)
+    if not any(_has_control_text(model, m["content"]) for m in messages):
+        return model.tokenize(text, add_special=add_bos, parse_special=True)
+    return _tokenize_marked(model, template, messages, add_bos)
+
+
+def _has_control_text(model: LoadedModel, content: str) -> bool:
+    """Whether ``content`` holds the text of a control token (it tokenizes differently when
+    special tokens are parsed)."""
+    if not content:
+        return False
+    return model.tokenize(content, add_special=False, parse_special=True) != model.tokenize(
+        content, add_special=False, parse_special=False
+    )
+
+
+def _tokenize_marked(
+    model: LoadedModel, template: ChatTemplate, messages: list[dict[str, str]], add_bos: bool
+) -> list[int]:
+    """Render with every content between _OPEN and _CLOSE; tokenize the template's text with
+    special tokens parsed and the contents as plain text."""
+    from workstation.core.errors import EngineError
+
+    if any(_MARKS.search(m["content"]) for m in messages):
+        # the marks themselves in content would confuse the split; they are private-use
+        # characters no one types, so drop them from the content
+        messages = [{**m, "content": _MARKS.sub("", m["content"])} for m in messages]
+    marked = [{**m, "content": f"{_OPEN}{m['content']}{_CLOSE}"} for m in messages]
+    try:
+        text = template.render(marked, add_generation_prompt=True)
+    except TemplateError as err:
+        raise EngineError(f"The model's chat template could not be used: {err}.") from None
+    pieces = _MARKS.split(text)
+    kinds = _MARKS.findall(text)
+    # a well-behaved template keeps each content whole: the marks alternate open, close
+    if kinds != [_OPEN, _CLOSE] * (len(kinds) // 2):
+        raise EngineError(
+            "A message contains the text of the model's control tokens, and this model's chat "
+            "template rewrites message content, so it cannot be sent safely; remove those tokens."
+        )
+    tokens: list[int] = []
+    for i, piece in enumerate(pieces):
+        if not piece:
+            continue
+        is_content = i % 2 == 1
+        tokens += model.tokenize(piece, add_special=add_bos and not tokens, parse_special=not is_content)
+    return tokens

@@ -440,6 +440,55 @@ def _read_html(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
     return Document(str(path), "html", builder.text(), builder.sections, soup.original_encoding)
 
 
+# --- what a file is, by its content ---------------------------------------------------------------
+_SNIFF_BYTES = 8192
+_HTML_START = re.compile(rb"\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html[\s>]|head[\s>]|body[\s>])", re.I | re.S)
+
+
+def document_kind(path: Path, head: bytes) -> str:
+    """``pdf``, ``docx``, ``html`` or ``text`` for a file whose first bytes are ``head``:
+    the content's signature decides (a PDF renamed ``.txt`` is a PDF; a ``LICENSE`` with no
+    suffix is text); without one, the suffix, then an HTML start, then text. DocumentError (one sentence) for an archive
+    that is not a Word document. Binary data is refused later, when decoding it as text."""
+    if b"%PDF-" in head[:1024]:
+        return "pdf"
+    if head.startswith(b"PK\x03\x04"):
+        if path.suffix.lower() == ".docx":
+            return "docx"  # the DOCX reader's own checks (bombs, member counts) decide
+        try:
+            with zipfile.ZipFile(path) as zf:
+                is_docx = "word/document.xml" in zf.namelist()
+        except (zipfile.BadZipFile, OSError, ValueError):
+            is_docx = False
+        if not is_docx:
+            raise DocumentError(f"'{path.name}' is a ZIP archive, not a Word document or text.")
+        return "docx"
+    suffix = path.suffix.lower()
+    if suffix in (".pdf", ".docx"):
+        return suffix[1:]  # no signature: the reader for that format says what is wrong
+    if suffix in HTML_SUFFIXES or _HTML_START.match(head.lstrip(b"\xef\xbb\xbf")):
+        return "html"
+    return "text"
+
+
+def looks_like_document(path: Path) -> bool:
+    """Whether a file without a known suffix reads as a document (for folder scans): a PDF,
+    a Word file, HTML, or text without NUL bytes."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(_SNIFF_BYTES)
+        kind = document_kind(path, head)
+    except (OSError, DocumentError):
+        return False
+    if kind != "text":
+        return True
+    try:
+        text, _ = decode_text(head, path.name)
+    except DocumentError:
+        return False
+    return bool(text.strip()) and not _looks_binary(text)
+
+
 # --- entry points ---------------------------------------------------------------------------
 def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bool = False) -> Document:
     """The text of ``path`` with its pages/sections; ``DocumentError`` when it cannot be read.
@@ -456,10 +505,6 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
         raise DocumentError(f"'{path}' does not exist.")
     if path.is_dir():
         raise DocumentError(f"'{path}' is a folder, not a document.")
-    suffix = path.suffix.lower()
-    if suffix not in SUPPORTED_SUFFIXES:
-        allowed = ", ".join(sorted({s for s in SUPPORTED_SUFFIXES}))
-        raise DocumentError(f"'{name}' is a {suffix or 'suffix-less'} file; documents can be {allowed}.")
     try:
         size = path.stat().st_size
     except OSError as err:
@@ -473,16 +518,17 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
         raise DocumentError(f"'{name}' is empty.")
     deadline = time.monotonic() + limits.timeout_s
     try:
-        data = path.read_bytes() if suffix != ".docx" else b""
+        data = path.read_bytes()
     except OSError as err:
         raise DocumentError(f"'{name}' cannot be read ({err.strerror}).") from None
+    kind = document_kind(path, data[:_SNIFF_BYTES])
     try:
-        if suffix in TEXT_SUFFIXES:
+        if kind == "text":
             doc = _read_text(path, data, limits, deadline)
-        elif suffix == ".pdf":
+        elif kind == "pdf":
             doc = _read_pdf(path, data, limits, deadline)
-        elif suffix == ".docx":
-            doc = _read_docx(path, data, limits, deadline)
+        elif kind == "docx":
+            doc = _read_docx(path, b"", limits, deadline)
         else:
             doc = _read_html(path, data, limits, deadline)
     except MemoryError:

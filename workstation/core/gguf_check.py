@@ -31,6 +31,7 @@ import ctypes
 import functools
 import importlib.util
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -228,8 +229,12 @@ def preflight(path: Path) -> GGUFHeader:
         raise ModelFileError(f"The model file {path} cannot be read ({err.strerror or err}).") from None
 
 
-def _read_value(r: _Reader, vtype: int, key: str, start: int, counter: list[int]) -> Any:
-    """Read (or skip) one value of ``vtype``; returns it when small enough to keep, else None."""
+def _read_value(
+    r: _Reader, vtype: int, key: str, start: int, counter: list[int],
+    arrays: dict[str, tuple[int, int, int]] | None = None,
+) -> Any:
+    """Read (or skip) one value of ``vtype``; returns it when small enough to keep, else None.
+    For an array, ``arrays[key]`` gets (element type, count, offset of its first element)."""
     fmt = _SCALAR_FORMATS.get(vtype)
     if fmt is not None:
         size = struct.calcsize(fmt)
@@ -248,6 +253,8 @@ def _read_value(r: _Reader, vtype: int, key: str, start: int, counter: list[int]
             raise _Bad(f"array '{key}' has an unknown element type {etype}", at)
         if count > MAX_ARRAY_ELEMENTS:
             raise _Bad(f"array '{key}' claims {count} elements (the limit is {MAX_ARRAY_ELEMENTS})", at)
+        if arrays is not None:
+            arrays[key] = (etype, count, r.pos)
         if etype == _STR:
             counter[0] += count
             if counter[0] > MAX_TOTAL_STRING_ELEMENTS:
@@ -289,6 +296,7 @@ def _parse(path: Path, f: BinaryIO, size: int) -> GGUFHeader:
     metadata: dict[str, Any] = {}
     types: dict[str, tuple[int, int]] = {}  # key -> (value type, offset of the key)
     counter = [0]
+    arrays: dict[str, tuple[int, int, int]] = {}
     for _ in range(n_kv):
         start = r.pos
         raw_key = r.string(MAX_KEY_BYTES, "a metadata key")
@@ -303,7 +311,7 @@ def _parse(path: Path, f: BinaryIO, size: int) -> GGUFHeader:
         vstart = r.pos
         vtype = r.u32(f"the value type of '{key}'")
         types[key] = (vtype, start)
-        value = _read_value(r, vtype, key, vstart, counter)
+        value = _read_value(r, vtype, key, vstart, counter, arrays)
         if value is not None:
             metadata[key] = value
 
@@ -380,6 +388,7 @@ def _parse(path: Path, f: BinaryIO, size: int) -> GGUFHeader:
 
     arch = _check_architecture(metadata, types)
     _check_hparams(arch, metadata, types)
+    _check_vocab(r, metadata, types, arrays)
     return GGUFHeader(path, version, arch, alignment, data_offset, size, metadata, tensors)
 
 
@@ -449,6 +458,88 @@ def _check_hparams(arch: str, metadata: dict[str, Any], types: dict[str, tuple[i
         vtype, at = types[key]
         if vtype != _STR or metadata.get(key) not in ROPE_SCALING_TYPES:
             raise _Bad(f"{key} must be one of {', '.join(ROPE_SCALING_TYPES)}", at)
+
+
+# --- the vocabulary, as llama_vocab::impl::load (llama-vocab.cpp) will read it
+
+TOKEN_TYPE_BYTE = 6  # llama.h's LLAMA_TOKEN_TYPE_BYTE
+
+
+def _vocab_words(r: _Reader, count: int, pos: int) -> Iterator[tuple[int, int, bytes]]:
+    """(index, file offset, text) of each token, empty ones renamed as llama.cpp does."""
+    r.pos = pos
+    for i in range(count):
+        at = r.pos
+        word = r.string(MAX_STRING_BYTES, f"token {i} of the vocabulary")
+        yield i, at, word or b"[EMPTY_%d]" % i
+
+
+def _check_vocab(
+    r: _Reader, metadata: dict[str, Any], types: dict[str, tuple[int, int]],
+    arrays: dict[str, tuple[int, int, int]],
+) -> None:
+    """What llama.cpp's vocabulary loader (and the tokenizer built from it) would abort the
+    whole process on, instead of returning an error:
+
+    * two tokens with the same text (``GGML_ASSERT(id_to_token.size() == token_to_id.size())``;
+      an empty token counts as ``[EMPTY_<index>]``, so it can collide with a token of that text);
+    * a vocabulary of type ``no_vocab``/``none``: it loads, then the first tokenize aborts
+      (``GGML_ASSERT(tokenizer && ...)``), and this app always tokenizes;
+    * a byte token (type 6) in a WordPiece (``bert``) vocabulary: building the token-to-piece
+      cache at load reaches ``token_to_byte``, which has ``GGML_ABORT`` for that type.
+
+    Everything else in that loader that file contents can reach throws a C++ exception, which
+    llama.cpp turns into a load error (wrong key types, short score/type arrays, unknown
+    tokenizer models, malformed byte tokens, bad merges, out-of-range special token ids, which
+    it disables with a warning).
+    """
+    import numpy as np
+
+    model = metadata.get("tokenizer.ggml.model")
+    if model in ("no_vocab", "none"):
+        raise _Bad(
+            f"tokenizer.ggml.model is '{model}': the model has no vocabulary, so it cannot read or write text",
+            types["tokenizer.ggml.model"][1],
+        )
+    found = arrays.get("tokenizer.ggml.tokens")
+    if found is not None and found[0] == _STR and found[1] > 1:
+        _, count, pos = found
+        hashes = np.empty(count, dtype=np.int64)
+        for i, _at, word in _vocab_words(r, count, pos):
+            hashes[i] = hash(word)  # per-process salt: collisions cannot be crafted
+        ordered = np.sort(hashes)
+        same = np.flatnonzero(ordered[1:] == ordered[:-1])
+        if same.size:
+            seen: dict[bytes, int] = {}
+            twins = set(ordered[same].tolist())
+            for i, at, word in _vocab_words(r, count, pos):
+                if hash(word) not in twins:
+                    continue
+                if word in seen:
+                    text = word.decode("utf-8", "replace")
+                    shown = text if len(text) <= 40 and text.isprintable() else repr(text[:40])
+                    raise _Bad(
+                        f"vocabulary token {i} ('{shown}') repeats token {seen[word]}, which makes llama.cpp abort",
+                        at,
+                    )
+                seen[word] = i
+    token_types = arrays.get("tokenizer.ggml.token_type")
+    if model == "bert" and token_types is not None and token_types[0] == _I32:
+        _, count, pos = token_types
+        done = 0
+        while done < count:
+            n = min(count - done, _CHUNK // 4)
+            r.pos = pos + 4 * done
+            block = np.frombuffer(r.raw(4 * n, "the token types"), dtype="<i4")
+            hits = np.flatnonzero(block == TOKEN_TYPE_BYTE)
+            if hits.size:
+                i = done + int(hits[0])
+                raise _Bad(
+                    f"vocabulary token {i} is a byte token, which a WordPiece ('bert') vocabulary "
+                    "cannot have (llama.cpp aborts on it)",
+                    pos + 4 * i,
+                )
+            done += n
 
 
 # --- the architectures the installed llama.cpp knows

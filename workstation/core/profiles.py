@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import reprlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,18 @@ def _where(src: str, dotted: str) -> str:
     return f"{src}: field '{dotted}'"
 
 
+MAX_QUOTED_CHARS = 60  # an error message quotes at most this much of a bad value
+_SHORT_REPR = reprlib.Repr()
+_SHORT_REPR.maxstring = _SHORT_REPR.maxother = MAX_QUOTED_CHARS
+_SHORT_REPR.maxlist = _SHORT_REPR.maxdict = 4
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)`` for an error message, cut short if long (a bad value can be huge)."""
+    text = _SHORT_REPR.repr(value)
+    return text if len(text) <= 2 * MAX_QUOTED_CHARS else text[: 2 * MAX_QUOTED_CHARS] + "..."
+
+
 def _check_type(src: str, dotted: str, value: Any, expected: Any) -> Any:
     """Coerce/validate one scalar against the dataclass annotation (as a string)."""
     exp = str(expected)
@@ -138,30 +151,30 @@ def _check_type(src: str, dotted: str, value: Any, expected: Any) -> Any:
         return None
     if "int | str" in exp:
         if isinstance(value, bool) or not isinstance(value, int | str):
-            raise ProfileError(f"{_where(src, dotted)} must be a whole number or a word such as auto, not {value!r}.")
+            raise ProfileError(f"{_where(src, dotted)} must be a whole number or a word such as auto, not {_shown(value)}.")
         return value
     if exp.startswith("int"):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ProfileError(f"{_where(src, dotted)} must be a whole number, not {value!r}.")
+            raise ProfileError(f"{_where(src, dotted)} must be a whole number, not {_shown(value)}.")
         return value
     if exp.startswith("float"):
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ProfileError(f"{_where(src, dotted)} must be a number, not {value!r}.")
+            raise ProfileError(f"{_where(src, dotted)} must be a number, not {_shown(value)}.")
         return float(value)
     if exp.startswith("str"):
         if isinstance(value, bool):  # YAML 1.1 reads a bare on/off as a boolean
             return "on" if value else "off"
         if not isinstance(value, str):
-            raise ProfileError(f"{_where(src, dotted)} must be text, not {value!r}.")
+            raise ProfileError(f"{_where(src, dotted)} must be text, not {_shown(value)}.")
         return value
     if exp.startswith("bool") and not isinstance(value, bool):
-        raise ProfileError(f"{_where(src, dotted)} must be true or false, not {value!r}.")
+        raise ProfileError(f"{_where(src, dotted)} must be true or false, not {_shown(value)}.")
     return value
 
 
 def _build(cls: type, data: Any, src: str, prefix: str) -> Any:
     if not isinstance(data, dict):
-        raise ProfileError(f"{_where(src, prefix)} must be a mapping of settings, not {data!r}.")
+        raise ProfileError(f"{_where(src, prefix)} must be a mapping of settings, not {_shown(data)}.")
     fields = {f.name: f for f in dataclasses.fields(cls)}
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
@@ -179,7 +192,7 @@ def _build(cls: type, data: Any, src: str, prefix: str) -> Any:
 def _choice(src: str, dotted: str, value: Any, allowed: tuple[str, ...] | list[str]) -> None:
     if value not in allowed:
         raise ProfileError(
-            f"{_where(src, dotted)} is {value!r}; allowed values are {', '.join(allowed)}."
+            f"{_where(src, dotted)} is {_shown(value)}; allowed values are {', '.join(allowed)}."
         )
 
 
@@ -197,13 +210,13 @@ def validate(profile: Profile, src: str) -> Profile:
         isinstance(gl, int) and gl < 0
     ):
         raise ProfileError(
-            f"{_where(src, 'gpu_layers')} is {gl!r}; allowed values are auto, all, or 0 and up."
+            f"{_where(src, 'gpu_layers')} is {_shown(gl)}; allowed values are auto, all, or 0 and up."
         )
     th = profile.threads
     if isinstance(th, str) and th != "auto" or isinstance(th, bool) or (
         isinstance(th, int) and not 1 <= th <= 512
     ):
-        raise ProfileError(f"{_where(src, 'threads')} is {th!r}; allowed values are auto or 1 to 512.")
+        raise ProfileError(f"{_where(src, 'threads')} is {_shown(th)}; allowed values are auto or 1 to 512.")
     if not 1 <= profile.parallel <= 64:
         raise ProfileError(
             f"{_where(src, 'parallel')} is {profile.parallel}; allowed values are 1 to 64 slots."
@@ -257,18 +270,54 @@ def profile_from_dict(data: Any, src: str = "<profile>", source: Path | None = N
 def load_profile_file(path: Path) -> Profile:
     src = str(path)
     try:
+        if path.stat().st_size > MAX_YAML_BYTES:
+            raise ProfileError(f"Profile file {src} is larger than {MAX_YAML_BYTES // 1024} KiB; a profile is a few lines.")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ProfileError(f"Profile file {src} does not exist.") from None
     except (OSError, UnicodeDecodeError) as err:
         raise ProfileError(f"Profile file {src} cannot be read ({err}).") from None
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
+    except YamlError as err:
+        raise ProfileError(f"{src} {err}") from None
+    return profile_from_dict(data, src, source=path)
+
+
+MAX_YAML_BYTES = 1024 * 1024
+
+
+class YamlError(ValueError):
+    """A YAML text that is refused: the message completes "FILE ..." as one sentence."""
+
+
+class _PlainLoader(yaml.SafeLoader):
+    """PyYAML's safe loader without aliases: ``*name`` can make a few lines expand to
+    gigabytes (an alias bomb), and a settings file has no use for them."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(
+                None, None, "uses a YAML alias (*name), which settings files may not use", mark
+            )
+        return super().compose_node(parent, index)
+
+
+def load_yaml(text: str) -> Any:
+    """Settings YAML (profiles, the model catalog): safe types only, no aliases, at most
+    MAX_YAML_BYTES; YamlError (one sentence, with the line) otherwise."""
+    if len(text) > MAX_YAML_BYTES:
+        raise YamlError(f"is larger than {MAX_YAML_BYTES // 1024} KiB, too large for a settings file.")
+    try:
+        return yaml.load(text, Loader=_PlainLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
-        raise ProfileError(f"{src} is not valid YAML{where}.") from None
-    return profile_from_dict(data, src, source=path)
+        problem = getattr(err, "problem", None) or ""
+        if problem.startswith("uses a YAML alias"):
+            raise YamlError(f"{problem}{where}.") from None
+        raise YamlError(f"is not valid YAML{where}.") from None
 
 
 def profile_paths(directory: Path | None = None) -> list[Path]:

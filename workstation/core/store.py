@@ -20,17 +20,18 @@ from workstation.core.paths import data_dir
 
 DB_NAME = "conversations.sqlite3"
 
-# Index i upgrades schema version i to i + 1.
+# Index i upgrades schema version i to i + 1. The first step says IF NOT EXISTS so that a file
+# left half-made by an older workstation (tables, but user_version 0) is completed, not refused.
 _MIGRATIONS: tuple[str, ...] = (
     """
-    CREATE TABLE conversations (
+    CREATE TABLE IF NOT EXISTS conversations (
         id INTEGER PRIMARY KEY,
         title TEXT NOT NULL,
         profile TEXT NOT NULL DEFAULT '',
         created REAL NOT NULL,
         updated REAL NOT NULL
     );
-    CREATE TABLE messages (
+    CREATE TABLE IF NOT EXISTS messages (
         id INTEGER PRIMARY KEY,
         conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
         role TEXT NOT NULL,
@@ -38,7 +39,7 @@ _MIGRATIONS: tuple[str, ...] = (
         metrics TEXT,
         created REAL NOT NULL
     );
-    CREATE INDEX messages_by_conversation ON messages(conversation_id, id);
+    CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation_id, id);
     """,
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -89,9 +90,18 @@ class ConversationStore:
                 f"(schema {version}, this one knows {SCHEMA_VERSION})."
             )
         for step in range(version, SCHEMA_VERSION):
-            with self._db:
-                self._db.executescript(_MIGRATIONS[step])
-                self._db.execute(f"PRAGMA user_version = {step + 1}")
+            # One transaction per step, the version bump inside it: a step that fails or is
+            # killed half-way leaves the file exactly as it was before the step (SQLite's DDL
+            # is transactional). executescript() runs in autocommit mode, so BEGIN/COMMIT are
+            # spelled out; the with-block would not cover its statements.
+            try:
+                self._db.executescript(
+                    f"BEGIN IMMEDIATE;\n{_MIGRATIONS[step]}\nPRAGMA user_version = {step + 1};\nCOMMIT;"
+                )
+            except sqlite3.Error:
+                if self._db.in_transaction:
+                    self._db.rollback()
+                raise
 
     @property
     def schema_version(self) -> int:
