@@ -1,17 +1,22 @@
-"""``workstation eval -p P ... [--tasks F] [--perplexity TEXT] [--json]``: quality and speed."""
+"""``workstation eval -p P ... [--tasks F] [--perplexity TEXT] [--kld DOC...] [--json]``: quality and speed."""
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from workstation.commands import add_profile_arg, print_json, profile_refs
 from workstation.commands.bench import _clear_progress, _progress, _table, command_line
 from workstation.core.bench import check_local
+from workstation.core.catalog import read_model_info, resolve_model_path
+from workstation.core.documents import read_document
 from workstation.core.engine import Engine
 from workstation.core.engine_api import open_engine
+from workstation.core.errors import WorkstationError
 from workstation.core.evaluate import (
     EXAMPLE_TASKS,
     EvalInputError,
@@ -23,8 +28,21 @@ from workstation.core.evaluate import (
     run_tasks,
     text_perplexity,
 )
+from workstation.core.kld import (
+    DEFAULT_TOP_K,
+    DEFAULT_WINDOW,
+    KLDResult,
+    ReferenceLogits,
+    build_reference,
+    check_same_vocabulary,
+    compare_to_reference,
+    key_path,
+    load_reference,
+    reference_key,
+)
 from workstation.core.profiles import Profile, load_profile
 from workstation.core.results import ResultRow, save_run
+from workstation.core.runtime import LoadedModel
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,9 +57,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_profile_arg(p, multiple=True)
     p.add_argument("--tasks", type=Path, metavar="FILE", help="YAML task set to score")
     p.add_argument("--perplexity", type=Path, metavar="TEXT", help="text file to measure perplexity on")
+    p.add_argument("--kld", type=Path, nargs="+", action="extend", metavar="DOC",
+                   help="what each profile after the first loses against it (the reference): KL "
+                   "divergence, same top token and perplexity change on these documents (txt, md, "
+                   "pdf, docx, html), one row per document; the reference's logits are cached")
     p.add_argument("--ctx", type=int, metavar="N",
-                   help="perplexity window in tokens (default: the profile's context)")
-    p.add_argument("--chunks", type=int, metavar="N", help="score at most N perplexity windows")
+                   help="perplexity window in tokens (default: the profile's context; "
+                   f"{DEFAULT_WINDOW} for --kld)")
+    p.add_argument("--chunks", type=int, metavar="N", help="score at most N windows per text")
+    p.add_argument("--top-k", type=int, default=DEFAULT_TOP_K, metavar="K",
+                   help=f"log-probabilities the KLD reference keeps per token (default {DEFAULT_TOP_K})")
     p.add_argument("-t", "--threads", type=int, metavar="N", help="threads instead of the profile's")
     p.add_argument("-v", "--verbose", action="store_true", help="also list every task's reply")
     p.add_argument("--no-save", action="store_true", help="do not save the results to the history")
@@ -57,13 +82,22 @@ class ProfileEval:
     type_v: str
     tasks: TasksScore | None = None
     ppl: PerplexityResult | None = None
+    kld: list[KLDResult] = field(default_factory=list)  # a candidate: one per document
+    references: list[ReferenceRow] = field(default_factory=list)  # the reference: one per document
 
     @property
     def speed(self) -> float | None:
-        """The speed used for "x faster": generation tok/s on the tasks, else perplexity tok/s."""
+        """The speed used for "x faster": generation tok/s on the tasks, else perplexity tok/s,
+        else the KL divergence pass's tok/s over all documents."""
         if self.tasks is not None and self.tasks.gen_ts:
             return self.tasks.gen_ts
-        return self.ppl.tokens_per_second if self.ppl is not None else None
+        if self.ppl is not None:
+            return self.ppl.tokens_per_second
+        passes = [(k.n_chunks * k.n_ctx, k.seconds) for k in self.kld] or [
+            (r.n_tokens, r.seconds) for r in self.references
+        ]
+        seconds = sum(t for _, t in passes)
+        return sum(n for n, _ in passes) / seconds if seconds > 0 else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -73,7 +107,49 @@ class ProfileEval:
             "type_v": self.type_v,
             "tasks": self.tasks.to_dict() if self.tasks else None,
             "perplexity": self.ppl.to_dict() if self.ppl else None,
+            "kld": [k.to_dict() for k in self.kld] if self.kld else None,
+            "kld_reference": [r.to_dict() for r in self.references] if self.references else None,
         }
+
+
+@dataclass
+class ReferenceRow:
+    """The reference profile's own figures on one document (from its cached pass)."""
+
+    document: str
+    ppl: float
+    ppl_stderr: float
+    n_ctx: int
+    n_chunks: int
+    seconds: float
+    top_k: int
+    cache_path: str
+    cache_bytes: int
+    cache_bytes_per_1k_tokens: float
+    cache_reused: bool
+
+    @property
+    def n_tokens(self) -> int:
+        return self.n_ctx * self.n_chunks
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.n_tokens / self.seconds if self.seconds > 0 else 0.0
+
+    @classmethod
+    def of(cls, document: str, ref: ReferenceLogits) -> ReferenceRow:
+        m = ref.meta
+        return cls(
+            document=document, ppl=float(m["ppl"]), ppl_stderr=float(m["ppl_stderr"]), n_ctx=ref.n_ctx,
+            n_chunks=ref.n_chunks, seconds=float(m["seconds"]), top_k=int(m["top_k"]),
+            cache_path=str(ref.path), cache_bytes=ref.size_bytes,
+            cache_bytes_per_1k_tokens=ref.bytes_per_1k_tokens, cache_reused=ref.reused,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["tokens_per_second"] = round(self.tokens_per_second, 3)
+        return d
 
 
 def compare(base: ProfileEval, other: ProfileEval) -> dict[str, Any]:
@@ -108,14 +184,32 @@ def _profiles(args: argparse.Namespace) -> list[Profile]:
     out = []
     for ref in profile_refs(args):
         profile = load_profile(ref)
-        if args.perplexity is not None:
-            check_local(profile)  # perplexity reads the model's logits; task sets run anywhere
+        if args.perplexity is not None or args.kld:
+            check_local(profile)  # perplexity and KLD read the model's logits; task sets run anywhere
         if args.threads is not None:
             if args.threads < 1:
                 raise EvalInputError(f"--threads must be 1 or more, not {args.threads}.")
             profile.threads = args.threads
         out.append(profile)
     return out
+
+
+@dataclass
+class KLDPlan:
+    """What ``--kld`` compares on: the documents (name, text), the window and what is cached."""
+
+    documents: list[tuple[str, str]]
+    n_ctx: int = DEFAULT_WINDOW
+    max_chunks: int | None = None
+    top_k: int = DEFAULT_TOP_K
+
+
+def read_kld_documents(paths: list[Path]) -> list[tuple[str, str]]:
+    """Each document's text through the readers (isolated: the files come from outside)."""
+    return [(Path(p).name, read_document(Path(p), isolate=True).text) for p in paths]
+
+
+ModelWork = Callable[[LoadedModel, "ProfileEval"], None]
 
 
 def evaluate_profile(
@@ -125,23 +219,92 @@ def evaluate_profile(
     ctx: int | None,
     chunks: int | None,
     progress: Any = None,
+    model_work: ModelWork | None = None,
+    window: int | None = None,
 ) -> ProfileEval:
-    if ctx is not None and ctx > profile.context:
-        profile.context = ctx  # the perplexity window must fit the loaded context
+    """Load ``profile`` once and run what was asked: tasks, perplexity, then ``model_work``
+    (a KLD pass) on the loaded model; ``window`` is the KLD window the context must hold."""
+    needed = max(ctx or 0, window or 0)
+    if needed > profile.context:
+        profile.context = needed  # the perplexity / KLD window must fit the loaded context
     engine = open_engine(profile, child_process=False)
     try:
         info = engine.info()
         result = ProfileEval(profile.key, info.model_path, info.type_k, info.type_v)
         if task_set is not None:
             result.tasks = run_tasks(engine, task_set, progress)
-        if text is not None:
+        if text is not None or model_work is not None:
             assert isinstance(engine, Engine)  # checked when the profiles were read
             engine.reset()
-            result.ppl = text_perplexity(engine.model, text, ctx, chunks, progress)
-            engine.reset()
+            if text is not None:
+                result.ppl = text_perplexity(engine.model, text, ctx, chunks, progress)
+                engine.reset()
+            if model_work is not None:
+                model_work(engine.model, result)
+                engine.reset()
         return result
     finally:
         engine.close()
+
+
+def _build_references(
+    plan: KLDPlan, keys: list[dict[str, Any]], cached: list[ReferenceLogits | None],
+    refs: list[ReferenceLogits], progress: Any, model: LoadedModel, result: ProfileEval,
+) -> None:
+    for (name, text), key, ref in zip(plan.documents, keys, cached, strict=True):
+        if ref is None:
+            ref = build_reference(model, text, key, progress=progress)
+        refs.append(ref)
+        result.references.append(ReferenceRow.of(name, ref))
+
+
+def _compare_candidate(
+    plan: KLDPlan, refs: list[ReferenceLogits], progress: Any, model: LoadedModel, result: ProfileEval
+) -> None:
+    for (name, _), ref in zip(plan.documents, refs, strict=True):
+        result.kld.append(compare_to_reference(model, ref, name, progress))
+
+
+def evaluate_profiles(
+    profiles: list[Profile],
+    task_set: TaskSet | None = None,
+    text: str | None = None,
+    ctx: int | None = None,
+    chunks: int | None = None,
+    plan: KLDPlan | None = None,
+    progress: Any = None,
+) -> list[ProfileEval]:
+    """Every profile in turn, one loaded at a time. With a KLD plan the first profile is the
+    reference: its pass is read from the cache when there is one (and then, with nothing else
+    to run, it is not even loaded), and each later profile is compared with it."""
+    if plan is None:
+        return [evaluate_profile(p, task_set, text, ctx, chunks, progress) for p in profiles]
+    if len(profiles) < 2:
+        raise EvalInputError(
+            "--kld compares profiles with a reference: give the reference first and at least one "
+            "candidate, as -p REFERENCE -p CANDIDATE."
+        )
+    reference = profiles[0]
+    ref_path = resolve_model_path(reference.model)
+    for candidate in profiles[1:]:  # refuse a mismatch before any model is loaded
+        check_same_vocabulary(ref_path, resolve_model_path(candidate.model))
+    kv = (reference.kv_cache.k, reference.kv_cache.v)
+    keys = [reference_key(ref_path, kv, t, plan.n_ctx, plan.max_chunks, plan.top_k) for _, t in plan.documents]
+    cached = [load_reference(key_path(k), k) for k in keys]
+    refs: list[ReferenceLogits] = []
+    results = []
+    if all(c is not None for c in cached) and task_set is None and text is None:
+        first = ProfileEval(reference.key, str(ref_path), *kv)
+        refs.extend(c for c in cached if c is not None)
+        first.references = [ReferenceRow.of(name, r) for (name, _), r in zip(plan.documents, refs, strict=True)]
+    else:
+        work = partial(_build_references, plan, keys, cached, refs, progress)
+        first = evaluate_profile(reference, task_set, text, ctx, chunks, progress, work, plan.n_ctx)
+    results.append(first)
+    for candidate in profiles[1:]:
+        work = partial(_compare_candidate, plan, refs, progress)
+        results.append(evaluate_profile(candidate, task_set, text, ctx, chunks, progress, work, plan.n_ctx))
+    return results
 
 
 def run(args: argparse.Namespace) -> int:
@@ -149,16 +312,19 @@ def run(args: argparse.Namespace) -> int:
         raise EvalInputError(f"--ctx must be 16 or more, not {args.ctx}.")
     if args.chunks is not None and args.chunks < 1:
         raise EvalInputError(f"--chunks must be 1 or more, not {args.chunks}.")
+    if args.top_k < 1:
+        raise EvalInputError(f"--top-k must be 1 or more, not {args.top_k}.")
     task_path = args.tasks
-    if task_path is None and args.perplexity is None:
+    if task_path is None and args.perplexity is None and not args.kld:
         task_path = EXAMPLE_TASKS
     task_set = load_task_set(task_path) if task_path is not None else None
     text = read_text(args.perplexity) if args.perplexity is not None else None
+    plan = None
+    if args.kld:
+        plan = KLDPlan(read_kld_documents(args.kld), args.ctx or DEFAULT_WINDOW, args.chunks, args.top_k)
     profiles = _profiles(args)
-    results = []
     try:
-        for profile in profiles:
-            results.append(evaluate_profile(profile, task_set, text, args.ctx, args.chunks, _progress(args)))
+        results = evaluate_profiles(profiles, task_set, text, args.ctx, args.chunks, plan, _progress(args))
     finally:
         _clear_progress()
     deltas = [compare(results[0], r) for r in results]
@@ -181,6 +347,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _model_facts(model: str) -> dict[str, Any]:
+    """File type and size of a profile's model, for the quality-vs-memory chart."""
+    try:
+        info = read_model_info(model, check=False)
+    except (OSError, WorkstationError):
+        return {}
+    return {"file_type": info.file_type, "model_bytes": info.file_size, "weights_bytes": info.weights_bytes}
+
+
 def result_rows(r: ProfileEval) -> list[ResultRow]:
     rows = []
     if r.tasks:
@@ -190,7 +365,29 @@ def result_rows(r: ProfileEval) -> list[ResultRow]:
     if r.ppl:
         rows.append(ResultRow(r.profile, "perplexity", r.ppl.ppl, "ppl", r.model, r.ppl.to_dict()))
         rows.append(ResultRow(r.profile, "ppl_ts", r.ppl.tokens_per_second, "tok/s", r.model, {}))
+    if r.kld or r.references:
+        facts = {**_model_facts(r.model), "type_k": r.type_k, "type_v": r.type_v}
+        for ref in r.references:  # the reference loses nothing against itself
+            rows.append(ResultRow(r.profile, "kld_mean", 0.0, "nats", r.model,
+                                  {**ref.to_dict(), **facts, "reference": True}))
+        for k in r.kld:
+            rows.append(ResultRow(r.profile, "kld_mean", k.kld_mean, "nats", r.model,
+                                  {**k.to_dict(), **facts, "reference": False}))
     return rows
+
+
+def _kld_cells(r: ProfileEval, j: int) -> list[str]:
+    """document, KLD mean, KLD p99, same top, perplexity, Δppl, KLD tok/s for document ``j``."""
+    if r.references:
+        ref = r.references[j]
+        return [ref.document, "(reference)", "-", "-", f"{ref.ppl:.4f} ± {ref.ppl_stderr:.4f}", "-",
+                f"{ref.tokens_per_second:.1f}" + (" (cached)" if ref.cache_reused else "")]
+    if r.kld:
+        k = r.kld[j]
+        return [k.document, f"{k.kld_mean:.6f} ± {k.kld_stderr:.6f}", f"{k.kld_p99:.4f}",
+                f"{k.same_top * 100:.2f} ± {k.same_top_stderr * 100:.2f}%", f"{k.ppl:.4f} ± {k.ppl_stderr:.4f}",
+                f"{_signed(k.ppl_delta_pct)}%", f"{k.tokens_per_second:.1f}"]
+    return ["-"] * 7
 
 
 def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str:
@@ -202,32 +399,46 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str
                     langs.append(lang)
     has_tasks = any(r.tasks for r in results)
     has_ppl = any(r.ppl for r in results)
+    n_docs = max((len(r.kld) or len(r.references) for r in results), default=0)
     header = ["profile", "model", "K/V"]
     if has_tasks:
         header += ["accuracy", *langs, "gen tok/s", "TTFT ms"]
     if has_ppl:
         header += ["perplexity", "ppl tok/s"]
+    if n_docs:
+        header += ["document", "KLD mean", "KLD p99", "same top", "KLD ppl", "Δppl", "KLD tok/s"]
     header.append(f"vs {results[0].profile}")
     rows = []
     for r, d in zip(results, deltas, strict=True):
-        row = [r.profile, Path(r.model).name, f"{r.type_k}/{r.type_v}"]
-        if has_tasks:
-            if r.tasks:
-                by = r.tasks.by_lang()
-                row.append(f"{r.tasks.accuracy * 100:.1f}% ({r.tasks.correct}/{len(r.tasks.results)})")
-                row += [f"{by[lang][0]}/{by[lang][1]}" if lang in by else "-" for lang in langs]
-                row.append(f"{r.tasks.gen_ts:.1f}" if r.tasks.gen_ts else "-")
-                row.append(f"{r.tasks.ttft_ms:.0f}" if r.tasks.ttft_ms is not None else "-")
+        for j in range(max(1, n_docs)):
+            row = [r.profile, Path(r.model).name, f"{r.type_k}/{r.type_v}"]
+            if has_tasks:
+                if r.tasks and j == 0:
+                    by = r.tasks.by_lang()
+                    row.append(f"{r.tasks.accuracy * 100:.1f}% ({r.tasks.correct}/{len(r.tasks.results)})")
+                    row += [f"{by[lang][0]}/{by[lang][1]}" if lang in by else "-" for lang in langs]
+                    row.append(f"{r.tasks.gen_ts:.1f}" if r.tasks.gen_ts else "-")
+                    row.append(f"{r.tasks.ttft_ms:.0f}" if r.tasks.ttft_ms is not None else "-")
+                else:
+                    row += ["-" if j == 0 else ""] * (3 + len(langs))
+            if has_ppl:
+                if r.ppl and j == 0:
+                    row += [f"{r.ppl.ppl:.4f} ± {r.ppl.ppl_stderr:.4f}", f"{r.ppl.tokens_per_second:.1f}"]
+                else:
+                    row += ["-" if j == 0 else ""] * 2
+            if n_docs:
+                row += _kld_cells(r, j)
+            if r is results[0]:
+                row.append("(baseline)")
+            elif j == 0:
+                row.append(describe(d))
             else:
-                row += ["-"] * (3 + len(langs))
-        if has_ppl:
-            if r.ppl:
-                row += [f"{r.ppl.ppl:.4f} ± {r.ppl.ppl_stderr:.4f}", f"{r.ppl.tokens_per_second:.1f}"]
-            else:
-                row += ["-", "-"]
-        row.append("(baseline)" if r is results[0] else describe(d))
-        rows.append(row)
-    right = {i for i, h in enumerate(header) if h not in ("profile", "model", "K/V") and not h.startswith("vs ")}
+                ratio = r.kld[j].tokens_per_second / results[0].references[j].tokens_per_second \
+                    if r.kld and results[0].references and results[0].references[j].seconds > 0 else 0.0
+                row.append(describe({"accuracy_delta_pts": None, "perplexity_delta_pct": None, "speed_ratio": ratio}))
+            rows.append(row)
+    left = ("profile", "model", "K/V", "document")
+    right = {i for i, h in enumerate(header) if h not in left and not h.startswith("vs ")}
     table = _table(header, rows, right)
     notes = []
     for r in results:
@@ -237,4 +448,14 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str
                 f"({r.ppl.n_scored} tokens scored)."
             )
             break
+    if results[0].references:
+        refs = results[0].references
+        reused = sum(ref.cache_reused for ref in refs)
+        notes.append(
+            f"KL divergence against {results[0].profile} in windows of {refs[0].n_ctx} tokens; the "
+            f"reference keeps its top {refs[0].top_k} log-probabilities per scored token: "
+            f"{sum(ref.cache_bytes for ref in refs) / 2**20:.1f} MiB cached "
+            f"({refs[0].cache_bytes_per_1k_tokens / 2**10:.0f} KiB per 1,000 tokens), "
+            f"{reused} of {len(refs)} document(s) read from the cache."
+        )
     return "\n".join([table, *notes])

@@ -47,6 +47,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--allow-requantize", action="store_true",
                    help="allow a source that is already quantized (quality cannot come back)")
     q.add_argument("--threads", type=int, default=0, help="quantizer threads (0 = all)")
+    q.add_argument("--kld", type=Path, nargs="+", action="extend", metavar="DOC",
+                   help="then measure what the quantization costs on these documents: KL divergence, "
+                   "same top token and perplexity change against the source (asked for when interactive)")
+    q.add_argument("--ctx", type=int, metavar="N", help="window in tokens for --kld (default 512)")
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(action=run_quantize)
 
@@ -188,11 +192,78 @@ def run_quantize(args: argparse.Namespace) -> int:
         dest = models_dir() / f"{stem}.{key.upper()}.gguf"
     if dest.resolve() == src.resolve():
         raise WorkstationError("The output would overwrite the source model; choose another -o path.")
+    from workstation.commands.eval import read_kld_documents
+
+    if args.ctx is not None and args.ctx < 16:
+        raise WorkstationError(f"--ctx must be 16 or more, not {args.ctx}.")
+    documents = read_kld_documents(args.kld) if args.kld else None  # a bad document fails first
     print(f"quantizing {src.name} -> {dest.name} ...", file=sys.stderr)
     quantize_model(src, dest, key, allow_requantize=args.allow_requantize, threads=args.threads)
     out = catalog.read_model_info(dest)
-    if args.json:
-        print_json({"path": str(dest), "source": str(src), "type": key, "info": out.to_dict()})
-    else:
+    if not args.json:
         print(f"wrote {dest} ({out.file_type}, {_size(out.file_size)})")
+    if documents is None and not args.json:
+        documents = _ask_for_kld_documents(src)
+    kld = _quantization_loss(src, dest, documents, args) if documents else None
+    if args.json:
+        print_json({"path": str(dest), "source": str(src), "type": key, "info": out.to_dict(), "kld": kld})
     return 0
+
+
+def _ask_for_kld_documents(src: Path) -> list[tuple[str, str]] | None:
+    """The offer after quantizing: measure the loss on a document of the user's (interactive only)."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        print(
+            f"To see what this quantization costs on your own documents, add --kld DOC "
+            f"(KL divergence against {src.name}).",
+            file=sys.stderr,
+        )
+        return None
+    from workstation.commands.eval import read_kld_documents
+
+    while True:
+        sys.stderr.write(
+            f"Measure what it costs on one of your documents (KL divergence against {src.name})?\n"
+            "Document path (txt, pdf, docx, html), or Enter to skip: "
+        )
+        sys.stderr.flush()
+        answer = sys.stdin.readline().strip()
+        if not answer:
+            return None
+        try:
+            return read_kld_documents([Path(answer).expanduser()])
+        except WorkstationError as err:
+            print(f"workstation: {err}", file=sys.stderr)
+
+
+def _quantization_loss(
+    src: Path, dest: Path, documents: list[tuple[str, str]], args: argparse.Namespace
+) -> list[dict[str, object]]:
+    """KL divergence of the new copy against its source on ``documents``: prints the eval table
+    (or returns the JSON entries) and saves the figures to the history like ``eval --kld``."""
+    from workstation.commands.bench import _clear_progress, _progress, command_line
+    from workstation.commands.eval import (
+        KLDPlan,
+        compare,
+        evaluate_profiles,
+        format_eval,
+        result_rows,
+    )
+    from workstation.core.kld import DEFAULT_WINDOW
+    from workstation.core.profiles import profile_from_dict
+    from workstation.core.results import save_run
+
+    window = args.ctx or DEFAULT_WINDOW
+    profiles = [
+        profile_from_dict({"name": path.stem, "model": str(path), "context": window, "system_prompt": ""}, "<model>")
+        for path in (src, dest)
+    ]
+    try:
+        results = evaluate_profiles(profiles, plan=KLDPlan(documents, window), progress=_progress(args))
+    finally:
+        _clear_progress()
+    save_run("eval", [row for r in results for row in result_rows(r)], command_line("models quantize", args))
+    deltas = [compare(results[0], r) for r in results]
+    if not args.json:
+        print(format_eval(results, deltas))
+    return [{**r.to_dict(), "vs_first": d} for r, d in zip(results, deltas, strict=True)]

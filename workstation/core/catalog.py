@@ -519,6 +519,16 @@ def _build_info(
     )
 
 
+def vocabulary_difference(a: ModelInfo, b: ModelInfo) -> str | None:
+    """Why token ids of model ``a`` do not mean the same as those of ``b`` (completes "X uses
+    ..."), or None when both read the same vocabulary (size and token texts)."""
+    if int(a.n_vocab) != int(b.n_vocab):
+        return f"a different vocabulary ({a.n_vocab} vs {b.n_vocab} tokens)"
+    if a.tokenizer_fingerprint != b.tokenizer_fingerprint:
+        return f"a different vocabulary (same size, {a.n_vocab} tokens, but other token texts)"
+    return None
+
+
 # --- installed models -------------------------------------------------------------------------
 @dataclass
 class InstalledModel:

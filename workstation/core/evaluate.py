@@ -39,7 +39,8 @@ import math
 import re
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -377,40 +378,57 @@ def _nll_rows(logits: np.ndarray, targets: np.ndarray) -> np.ndarray:
     return np.log(sum_exp) - picked
 
 
-def perplexity(
-    model: LoadedModel,
-    tokens: list[int],
-    n_ctx: int,
-    max_chunks: int | None = None,
-    progress: Progress | None = None,
-) -> PerplexityResult:
-    """llama-perplexity's figure for ``tokens`` (already tokenized with BOS) in windows of n_ctx."""
+@dataclass
+class ScoredLogits:
+    """The logits of some scored positions of one window, as ``scored_logits`` yields them."""
+
+    window: int  # 0-based window index
+    positions: list[int]  # positions in the window (n_ctx/2 .. n_ctx-2)
+    logits: np.ndarray  # [len(positions), n_vocab] float32, a view of llama.cpp's buffer
+    targets: np.ndarray  # the token that follows each position (int64)
+    last: bool  # the window's last scored rows
+
+
+def count_windows(n_tokens: int, n_ctx: int, model_ctx: int, max_chunks: int | None, what: str) -> int:
+    """How many whole windows of ``n_ctx`` tokens a text gives; EvalInputError when none."""
     if n_ctx < 16:
-        raise EvalInputError(f"The perplexity window must be at least 16 tokens, not {n_ctx}.")
-    if n_ctx > model.n_ctx:
+        raise EvalInputError(f"The {what} window must be at least 16 tokens, not {n_ctx}.")
+    if n_ctx > model_ctx:
         raise EvalInputError(
-            f"The perplexity window of {n_ctx} tokens is larger than the loaded context of {model.n_ctx}."
+            f"The {what} window of {n_ctx} tokens is larger than the loaded context of {model_ctx}."
         )
-    n_chunk = len(tokens) // n_ctx
+    n_chunk = n_tokens // n_ctx
     if max_chunks is not None:
         n_chunk = min(n_chunk, max_chunks)
     if n_chunk < 1:
         raise EvalInputError(
-            f"The text is only {len(tokens)} tokens; perplexity with a window of {n_ctx} needs at "
+            f"The text is only {n_tokens} tokens; {what} with a window of {n_ctx} needs at "
             f"least {n_ctx} (use a longer text or a smaller --ctx)."
         )
+    return n_chunk
+
+
+def scored_logits(
+    model: LoadedModel,
+    tokens: Sequence[int],
+    n_ctx: int,
+    n_chunk: int,
+    progress: Progress | None = None,
+    what: str = "perplexity",
+) -> Iterator[ScoredLogits]:
+    """llama-perplexity's window loop: each of ``n_chunk`` windows of ``n_ctx`` tokens from an
+    empty KV cache, its first token replaced by BOS when the model adds one, logits only for
+    the second half (positions n_ctx/2 .. n_ctx-2, each predicting the next token). Yields
+    the logits batch by batch; each view is valid only until the next item is asked for.
+    Use it inside ``contextlib.closing`` so the batch and the KV cache are released."""
     first = n_ctx // 2
     n_batch = model.n_batch
     bos = model.bos_token if model.add_bos else None
     batch = Batch(n_batch)
-    nll = nll2 = 0.0
-    count = 0
-    chunk_ppl = []
-    t0 = time.perf_counter()
     try:
         for i in range(n_chunk):
             if progress:
-                progress(f"perplexity chunk {i + 1}/{n_chunk}")
+                progress(f"{what} window {i + 1}/{n_chunk}")
             start = i * n_ctx
             chunk = list(tokens[start : start + n_ctx])
             if bos is not None:
@@ -428,19 +446,51 @@ def perplexity(
                 model.decode(batch)
                 if not out_pos:
                     continue
-                n_out = len(out_pos)
                 ptr = llama_cpp.llama_get_logits(model.ctx)
-                all_logits = np.ctypeslib.as_array(ptr, shape=(n_out, model.n_vocab))
-                targets = np.array([tokens[start + p + 1] for p in out_pos], dtype=np.int64)
-                for r0 in range(0, n_out, 128):
-                    values = _nll_rows(all_logits[r0 : r0 + 128], targets[r0 : r0 + 128])
-                    nll += float(values.sum())
-                    nll2 += float((values * values).sum())
-                    count += len(values)
-            chunk_ppl.append(math.exp(nll / count))
+                yield ScoredLogits(
+                    window=i,
+                    positions=out_pos,
+                    logits=np.ctypeslib.as_array(ptr, shape=(len(out_pos), model.n_vocab)),
+                    targets=np.array([tokens[start + p + 1] for p in out_pos], dtype=np.int64),
+                    last=out_pos[-1] == n_ctx - 2,
+                )
     finally:
         batch.close()
         model.clear_memory()
+
+
+def mean_and_uncertainty(total: float, total2: float, count: int) -> tuple[float, float]:
+    """The mean of ``count`` values from their sum and sum of squares, and the standard error
+    of that mean, as llama-perplexity prints them (no uncertainty from 10 values or fewer)."""
+    if count < 1:
+        return 0.0, 0.0
+    mean = total / count
+    var = total2 / count - mean * mean
+    return mean, math.sqrt(var / (count - 1)) if var > 0 and count > 10 else 0.0
+
+
+def perplexity(
+    model: LoadedModel,
+    tokens: list[int],
+    n_ctx: int,
+    max_chunks: int | None = None,
+    progress: Progress | None = None,
+) -> PerplexityResult:
+    """llama-perplexity's figure for ``tokens`` (already tokenized with BOS) in windows of n_ctx."""
+    n_chunk = count_windows(len(tokens), n_ctx, model.n_ctx, max_chunks, "perplexity")
+    nll = nll2 = 0.0
+    count = 0
+    chunk_ppl = []
+    t0 = time.perf_counter()
+    with closing(scored_logits(model, tokens, n_ctx, n_chunk, progress)) as windows:
+        for rows in windows:
+            for r0 in range(0, len(rows.targets), 128):
+                values = _nll_rows(rows.logits[r0 : r0 + 128], rows.targets[r0 : r0 + 128])
+                nll += float(values.sum())
+                nll2 += float((values * values).sum())
+                count += len(values)
+            if rows.last:
+                chunk_ppl.append(math.exp(nll / count))
     seconds = time.perf_counter() - t0
     mean = nll / count
     var = nll2 / count - mean * mean

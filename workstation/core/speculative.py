@@ -53,7 +53,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workstation.core.catalog import read_model_info, resolve_model_path
+from workstation.core.catalog import read_model_info, resolve_model_path, vocabulary_difference
 from workstation.core.errors import EngineError, ModelFileError
 from workstation.core.profiles import KV_CACHE_TYPES, Profile, Sampling, Speculative
 from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings
@@ -142,17 +142,9 @@ def check_draft_compatible(target: LoadedModel, draft_path: Path, context: int) 
     """Refuse a draft model that cannot draft for ``target`` at ``context`` tokens per request,
     in one plain sentence (both GGUF headers are read; no weights are loaded)."""
     info_t, info_d = read_model_info(target.path), read_model_info(draft_path)
-    n_t, n_d = int(info_t.n_vocab), int(info_d.n_vocab)
-    if n_d != n_t:
-        raise ModelFileError(
-            f"The draft model {draft_path.name} uses a different vocabulary ({n_t} vs {n_d} tokens), "
-            f"so it cannot draft for {target.path.name}."
-        )
-    if info_d.tokenizer_fingerprint != info_t.tokenizer_fingerprint:
-        raise ModelFileError(
-            f"The draft model {draft_path.name} uses a different vocabulary (same size, {n_t} tokens, "
-            f"but other token texts), so it cannot draft for {target.path.name}."
-        )
+    why = vocabulary_difference(info_t, info_d)
+    if why:
+        raise ModelFileError(f"The draft model {draft_path.name} uses {why}, so it cannot draft for {target.path.name}.")
     if 0 < info_d.context_length < context:
         raise ModelFileError(
             f"The draft model {draft_path.name} was trained for {info_d.context_length} tokens of "

@@ -1,0 +1,386 @@
+"""Quantization loss as KL divergence: a requantized copy of the packaged SmolLM2 against the
+original, checked against an independent full-vocabulary numpy computation; the reference
+cache; vocabulary refusal; documents through the readers; the offer after `models quantize`."""
+
+from __future__ import annotations
+
+import inspect
+import io
+import json
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import make_profile
+from tests.docmaker import make_docx
+from workstation.cli import main
+from workstation.core.engine import Engine
+from workstation.core.kld import (
+    VocabularyMismatch,
+    build_reference,
+    check_same_vocabulary,
+    compare_to_reference,
+    key_path,
+    load_reference,
+    reference_key,
+)
+from workstation.core.results import history
+
+WINDOW = 128
+KV = ("f16", "f16")
+
+
+def english_text() -> str:
+    """Varied English prose that every machine has: stdlib module docstrings, in a fixed order."""
+    import argparse
+    import csv
+    import logging
+
+    return "\n\n".join(inspect.getdoc(m) or "" for m in (argparse, logging, csv))
+
+
+TURKISH = (
+    "Toplantı salı günü saat onda başlayacak. Lütfen raporlarınızı pazartesi akşamına kadar "
+    "paylaşılan klasöre yükleyin. Bütçe tablosunda geçen yılın harcamaları ile bu yılın planı "
+    "yan yana gösterilmeli; farklar yüzde beşi aşıyorsa kısa bir açıklama ekleyin. İstanbul "
+    "ofisindeki arkadaşlarımız görüntülü bağlantıyla katılacak, bu yüzden sunumları önceden "
+    "gönderin. Müşteri sözleşmelerinin yenilenme tarihleri ayrı bir listede toplanacak ve "
+    "hukuk birimi her maddeyi tek tek kontrol edecek. Öğle yemeği şirket tarafından karşılanacak. "
+) * 3
+
+
+@pytest.fixture(scope="module")
+def q4_0_path(smollm2_path: Path) -> Path:
+    """The packaged Q4_1 model requantized to Q4_0 by llama.cpp's quantizer (kept beside it)."""
+    from workstation.core.quantize import quantize_model
+
+    dest = smollm2_path.with_name("SmolLM2-135M-Instruct.Q4_0.gguf")
+    if not dest.exists():
+        quantize_model(smollm2_path, dest, "q4_0", allow_requantize=True)
+    return dest
+
+
+def _engine(model: Path) -> Engine:
+    return Engine(make_profile(model=model, threads=1, context=WINDOW))
+
+
+@pytest.fixture(scope="module")
+def reference(smollm2_path: Path) -> Iterator[Engine]:
+    eng = _engine(smollm2_path)
+    yield eng
+    eng.close()
+
+
+@pytest.fixture(scope="module")
+def candidate(q4_0_path: Path) -> Iterator[Engine]:
+    eng = _engine(q4_0_path)
+    yield eng
+    eng.close()
+
+
+def _full_vocabulary_kld(
+    ref_path: Path, cand_path: Path, text: str, n_ctx: int, n_chunks: int, flash_attn: bool
+) -> dict[str, float]:
+    """The same figures written out independently: llama-cpp-python's high-level ``Llama``
+    (its own tokenizer call and eval loop, logits for every position) for both models, and a
+    float64 log-softmax over the whole vocabulary in numpy."""
+    import llama_cpp
+
+    def window_logits(path: Path) -> tuple[list[int], list[np.ndarray]]:
+        llm = llama_cpp.Llama(str(path), n_ctx=n_ctx, n_batch=n_ctx, n_threads=1, logits_all=True,
+                              flash_attn=flash_attn, verbose=False)
+        try:
+            tokens = llm.tokenize(text.encode("utf-8"), add_bos=True, special=False)
+            out = []
+            for i in range(n_chunks):
+                window = tokens[i * n_ctx : (i + 1) * n_ctx]
+                window[0] = llm.token_bos()  # SmolLM2 adds BOS: each window starts with it
+                llm.reset()
+                llm.eval(window)
+                out.append(np.array(llm.scores[n_ctx // 2 : n_ctx - 1], dtype=np.float64))
+        finally:
+            llm.close()
+        return tokens, out
+
+    def log_softmax(x: np.ndarray) -> np.ndarray:
+        x = x - x.max(axis=1, keepdims=True)
+        return x - np.log(np.exp(x).sum(axis=1, keepdims=True))
+
+    tokens, ref_windows = window_logits(ref_path)
+    _, cand_windows = window_logits(cand_path)
+    kld, same, nll_p, nll_q = [], [], [], []
+    for i, (lr, lc) in enumerate(zip(ref_windows, cand_windows, strict=True)):
+        lp, lq = log_softmax(lr), log_softmax(lc)
+        kld.extend((np.exp(lp) * (lp - lq)).sum(axis=1))
+        same.extend(lr.argmax(axis=1) == lc.argmax(axis=1))
+        targets = [tokens[i * n_ctx + pos + 1] for pos in range(n_ctx // 2, n_ctx - 1)]
+        nll_p.extend(-lp[np.arange(len(targets)), targets])
+        nll_q.extend(-lq[np.arange(len(targets)), targets])
+    return {
+        "kld_mean": float(np.mean(kld)),
+        "kld_p99": float(np.percentile(kld, 99)),
+        "same_top": float(np.mean(same)),
+        "ppl": float(np.exp(np.mean(nll_q))),
+        "ref_ppl": float(np.exp(np.mean(nll_p))),
+        "n": len(kld),
+    }
+
+
+def test_requantized_copy_loses_what_an_independent_computation_says(
+    reference: Engine, candidate: Engine, smollm2_path: Path, q4_0_path: Path, tmp_path: Path
+) -> None:
+    text = english_text()
+    key = reference_key(smollm2_path, KV, text, WINDOW, 3, 256)
+    ref = build_reference(reference.model, text, key, tmp_path)
+    ours = compare_to_reference(candidate.model, ref, "docstrings")
+    flash = reference.info().flash_attn
+    theirs = _full_vocabulary_kld(smollm2_path, q4_0_path, text, WINDOW, 3, flash)
+    assert ours.n_scored == theirs["n"] == 3 * (WINDOW - 1 - WINDOW // 2)
+    assert ours.kld_mean > 0.001  # a real loss ...
+    assert ours.same_top < 1.0  # ... that changes some top tokens
+    assert ours.kld_mean == pytest.approx(theirs["kld_mean"], rel=1e-2)  # top-256 + rest vs all 49,152
+    assert ours.kld_p99 == pytest.approx(theirs["kld_p99"], rel=1e-2)
+    assert ours.same_top == pytest.approx(theirs["same_top"], abs=1.5 / ours.n_scored)  # one near-tie
+    assert ours.ppl == pytest.approx(theirs["ppl"], rel=1e-3)
+    assert ours.ref_ppl == pytest.approx(theirs["ref_ppl"], rel=1e-3)
+    assert ours.ppl_delta_pct == pytest.approx((theirs["ppl"] / theirs["ref_ppl"] - 1) * 100, abs=0.2)
+    assert ours.kld_stderr > 0 and ours.kld_max >= ours.kld_p99 >= ours.kld_median > 0
+
+
+def test_the_original_against_itself_loses_nothing(reference: Engine, smollm2_path: Path, tmp_path: Path) -> None:
+    text = english_text()
+    key = reference_key(smollm2_path, KV, text, WINDOW, 2, 64)
+    ref = build_reference(reference.model, text, key, tmp_path)
+    same = compare_to_reference(reference.model, ref, "self")
+    assert same.kld_mean == 0.0 and same.kld_max == 0.0
+    assert same.same_top == 1.0
+    assert same.ppl == pytest.approx(same.ref_ppl, rel=1e-12)
+    assert same.ppl > 1.5
+
+
+def test_different_vocabularies_are_refused_in_one_sentence(
+    smollm2_path: Path, gemma_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(VocabularyMismatch, match="different vocabulary"):
+        check_same_vocabulary(smollm2_path, gemma_path)
+    doc = tmp_path / "memo.txt"
+    doc.write_text(english_text(), encoding="utf-8")
+    rc = main(["eval", "-p", str(_profile_file(tmp_path, "smol", smollm2_path)),
+               "-p", str(_profile_file(tmp_path, "gemma", gemma_path)), "--kld", str(doc), "--no-save"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 1
+    assert "\n" not in err and "Traceback" not in err
+    assert gemma_path.name in err and "different vocabulary" in err and "cannot be compared" in err
+    assert not any(Path(os.environ["WORKSTATION_DATA"], "kld").glob("*.kldref"))  # nothing was run
+
+
+def test_cache_key_follows_the_text_and_the_model(q4_0_path: Path, tmp_path: Path) -> None:
+    model = tmp_path / "copy.gguf"
+    shutil.copyfile(q4_0_path, model)
+    key = reference_key(model, KV, "some text", WINDOW, None, 256)
+    assert key == reference_key(model, KV, "some text", WINDOW, None, 256)
+    assert key_path(key) != key_path(reference_key(model, KV, "some other text", WINDOW, None, 256))
+    assert key_path(key) != key_path(reference_key(model, ("q8_0", "q8_0"), "some text", WINDOW, None, 256))
+    st = model.stat()
+    os.utime(model, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # the file was rewritten
+    assert key_path(key) != key_path(reference_key(model, KV, "some text", WINDOW, None, 256))
+
+
+def _profile_file(tmp_path: Path, name: str, model: Path) -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(
+        f"name: {name}\nmodel: {model}\ncontext: {WINDOW}\nthreads: 1\ngpu_layers: 0\nsystem_prompt: ''\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _eval_kld(capsys: pytest.CaptureFixture[str], profiles: list[Path], docs: list[Path]) -> list[dict]:
+    args = ["eval"]
+    for p in profiles:
+        args += ["-p", str(p)]
+    rc = main([*args, "--kld", *map(str, docs), "--ctx", "64", "--chunks", "2", "--json"])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    return json.loads(captured.out)
+
+
+def test_eval_kld_reuses_the_reference_and_invalidates_it(
+    smollm2_path: Path, q4_0_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref_model = tmp_path / "reference.gguf"
+    shutil.copyfile(smollm2_path, ref_model)
+    ref, cand = _profile_file(tmp_path, "orig", ref_model), _profile_file(tmp_path, "q4_0", q4_0_path)
+    doc = tmp_path / "memo.txt"
+    doc.write_text(english_text(), encoding="utf-8")
+
+    first = _eval_kld(capsys, [ref, cand], [doc])
+    reference = first[0]["kld_reference"][0]
+    assert reference["cache_reused"] is False
+    cache = Path(reference["cache_path"])
+    assert cache.exists() and cache.stat().st_size == reference["cache_bytes"]
+    written = cache.stat().st_mtime_ns
+    loss = first[1]["kld"][0]
+    assert loss["kld_mean"] > 0 and loss["same_top"] < 1 and loss["cache_reused"] is False
+
+    again = _eval_kld(capsys, [ref, cand], [doc])  # adding a candidate later: only its own pass
+    assert again[0]["kld_reference"][0]["cache_reused"] is True
+    assert again[0]["kld_reference"][0]["cache_path"] == str(cache) and cache.stat().st_mtime_ns == written
+    assert again[1]["kld"][0]["kld_mean"] == pytest.approx(loss["kld_mean"], rel=1e-9)
+
+    doc.write_text(english_text() + "\n\nOne more paragraph.", encoding="utf-8")  # the text changed
+    changed = _eval_kld(capsys, [ref, cand], [doc])
+    assert changed[0]["kld_reference"][0]["cache_reused"] is False
+    assert changed[0]["kld_reference"][0]["cache_path"] != str(cache)
+
+    st = ref_model.stat()
+    os.utime(ref_model, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # the model changed
+    touched = _eval_kld(capsys, [ref, cand], [doc])
+    assert touched[0]["kld_reference"][0]["cache_reused"] is False
+
+    damaged = Path(touched[0]["kld_reference"][0]["cache_path"])
+    damaged.write_bytes(damaged.read_bytes()[:-10])  # a cut-off cache file is recomputed
+    key_file = damaged
+    healed = _eval_kld(capsys, [ref, cand], [doc])
+    assert healed[0]["kld_reference"][0]["cache_reused"] is False
+    assert Path(healed[0]["kld_reference"][0]["cache_path"]) == key_file
+    assert healed[1]["kld"][0]["kld_mean"] == pytest.approx(touched[1]["kld"][0]["kld_mean"], rel=1e-9)
+
+
+def test_load_reference_refuses_another_key(reference: Engine, smollm2_path: Path, tmp_path: Path) -> None:
+    text = english_text()
+    key = reference_key(smollm2_path, KV, text, WINDOW, 1, 32)
+    built = build_reference(reference.model, text, key, tmp_path)
+    assert load_reference(built.path, key) is not None
+    assert load_reference(built.path, {**key, "top_k": 64}) is None
+
+
+def test_one_row_per_document_in_any_format(
+    smollm2_path: Path, q4_0_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref, cand = _profile_file(tmp_path, "orig", smollm2_path), _profile_file(tmp_path, "q4_0", q4_0_path)
+    english = make_docx(tmp_path / "policy.docx", [("Policy", english_text().split("\n\n")[:6])])
+    turkish = tmp_path / "duyuru.html"
+    turkish.write_text(f"<html><body><h1>Duyuru</h1><p>{TURKISH}</p></body></html>", encoding="utf-8")
+    rc = main(["eval", "-p", str(ref), "-p", str(cand), "--kld", str(english), str(turkish),
+               "--ctx", "64", "--chunks", "2"])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    lines = captured.out.splitlines()
+    header = lines[0]
+    assert "KLD mean" in header and "same top" in header and "Δppl" in header
+    rows = [line for line in lines[2:] if line.startswith("| ")]
+    assert len(rows) == 4  # two profiles x two documents
+    q4_rows = [r for r in rows if r.startswith("| q4_0")]
+    assert {"policy.docx", "duyuru.html"} == {r.split("|")[4].strip() for r in q4_rows}
+    assert all("(reference)" in r for r in rows if r.startswith("| orig"))
+    assert "KiB per 1,000 tokens" in captured.out
+    saved = [h for h in history(kind="eval", test="kld_mean")]
+    assert len(saved) == 4
+    losses = {h.data["document"]: h for h in saved if not h.data["reference"]}
+    assert set(losses) == {"policy.docx", "duyuru.html"}
+    assert all(h.value and h.value > 0 and h.data["file_type"] == "Q4_0" for h in losses.values())
+
+
+def test_quantize_offers_the_kld_and_runs_it(
+    smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = tmp_path / "memo.txt"
+    doc.write_text(english_text(), encoding="utf-8")
+    out = tmp_path / "copy.Q4_0.gguf"
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Terminal("no-such-file.txt\n" + str(doc) + "\n"))
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    rc = main(["models", "quantize", str(smollm2_path), "-t", "q4_0", "--allow-requantize", "-o", str(out),
+               "--ctx", "64"])
+    printed = capsys.readouterr().out
+    asked = sys.stderr.getvalue()
+    assert rc == 0
+    assert asked.count("Measure what it costs") == 2  # a missing file is said and asked again
+    assert "no-such-file.txt" in asked
+    assert f"wrote {out}" in printed and "KLD mean" in printed and "(reference)" in printed
+    row = next(line for line in printed.splitlines() if line.startswith("| copy.Q4_0"))
+    assert "memo.txt" in row
+
+
+def test_quantize_with_kld_prints_json(
+    smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = tmp_path / "memo.txt"
+    doc.write_text(english_text(), encoding="utf-8")
+    out = tmp_path / "copy.Q8_0.gguf"
+    rc = main(["models", "quantize", str(smollm2_path), "-t", "q8_0", "--allow-requantize", "-o", str(out),
+               "--kld", str(doc), "--ctx", "64", "--json"])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    data = json.loads(captured.out)
+    assert data["path"] == str(out)
+    ref, cand = data["kld"]
+    assert ref["kld_reference"][0]["document"] == "memo.txt"
+    assert cand["model_filename"] == str(out)
+    assert 0 < cand["kld"][0]["kld_mean"] < 0.05  # Q8_0 of a Q4_1 model: close, not identical
+
+
+# --- the TUI's chart -------------------------------------------------------------------------------
+def test_bar_scales_in_eighths() -> None:
+    from workstation.tui.screens.quantization import bar
+
+    assert bar(2.0, 2.0, 16) == "█" * 16
+    assert bar(1.0, 2.0, 16) == "█" * 8
+    assert bar(1.0, 64.0, 4) == "▌"  # half a cell
+    assert bar(0.0, 2.0) == "" and bar(1.0, 0.0) == ""
+
+
+async def test_quantization_screen_charts_the_newest_kld_run(
+    smollm2_path: Path, q4_0_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from textual.widgets import DataTable, Static
+
+    from workstation.tui.app import WorkstationApp
+    from workstation.tui.screens.quantization import QuantizationScreen
+
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    ref, cand = _profile_file(folder, "orig", smollm2_path), _profile_file(folder, "q4_0", q4_0_path)
+    monkeypatch.setenv("WORKSTATION_PROFILES", str(folder))
+    app = WorkstationApp("orig", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(140, 30)) as pilot:  # nothing saved yet: the screen says how
+        await pilot.press("f12")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, QuantizationScreen)
+        assert "No KL divergence results yet" in str(app.screen.query_one("#quality-title", Static).render())
+
+    doc = tmp_path / "memo.txt"
+    doc.write_text(english_text(), encoding="utf-8")
+    data = _eval_kld(capsys, [ref, cand], [doc])
+    loss = data[1]["kld"][0]
+    app = WorkstationApp("orig", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(140, 30)) as pilot:
+        await pilot.press("f12")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        chart = str(app.screen.query_one("#quality-chart", Static).render())
+        lines = chart.splitlines()
+        assert "KL divergence" in lines[0] and "memory" in lines[0] and "speed" in lines[0]
+        orig = next(line for line in lines if line.startswith("orig Q4_1"))
+        q4 = next(line for line in lines if line.startswith("q4_0 Q4_0"))
+        assert "reference" in orig and "100.0%" in orig
+        assert f"{loss['kld_mean']:.4f}" in q4 and f"{loss['same_top'] * 100:.1f}%" in q4
+        assert "█" in q4.split(f"{loss['kld_mean']:.4f}")[1]  # the loss bar (the largest loss fills it)
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == 1
+        assert table.get_row_at(0)[:2] == ["q4_0", "memo.txt"]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is app.chat_screen

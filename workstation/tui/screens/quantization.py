@@ -1,0 +1,123 @@
+"""What each quantization costs, as a chart: KL divergence against the reference beside the
+model's memory and speed, from the newest saved ``eval --kld`` (or ``models quantize --kld``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from workstation.core.kld import QuantizationPoint, quantization_points
+from workstation.core.results import HistoryEntry, history
+from workstation.tui.i18n import Texts
+from workstation.tui.integrations import human_bytes
+
+if TYPE_CHECKING:
+    from workstation.tui.app import WorkstationApp
+
+BAR_WIDTH = 16
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+def bar(value: float, top: float, width: int = BAR_WIDTH) -> str:
+    """A horizontal bar of ``value`` on a scale where ``top`` fills ``width`` cells (eighths)."""
+    if top <= 0 or value <= 0:
+        return ""
+    eighths = round(min(value / top, 1.0) * width * 8)
+    full, part = divmod(eighths, 8)
+    return "█" * full + (_EIGHTHS[part] if part else "")
+
+
+def loss_chart(points: list[QuantizationPoint], texts: Texts) -> str:
+    """One line per quantization: memory, speed and KL divergence as bars on shared scales."""
+    top_mem = max(p.model_bytes for p in points)
+    top_speed = max(p.tokens_per_second for p in points)
+    top_kld = max(p.kld_mean for p in points)
+    name_w = max(len(f"{p.profile} {p.file_type}") for p in points)
+    head = (
+        f"{'':<{name_w}}  {texts('quality.memory'):<{BAR_WIDTH + 9}}  {texts('quality.speed'):<{BAR_WIDTH + 9}}  "
+        f"{texts('quality.kld'):<{BAR_WIDTH + 10}}  {texts('quality.same_top')}"
+    )
+    lines = [head]
+    for p in points:
+        loss = texts("quality.reference") if p.reference else f"{p.kld_mean:.4f}"
+        lines.append(
+            f"{p.profile + ' ' + p.file_type:<{name_w}}  "
+            f"{human_bytes(p.model_bytes):>8} {bar(p.model_bytes, top_mem):<{BAR_WIDTH}}  "
+            f"{p.tokens_per_second:>8.0f} {bar(p.tokens_per_second, top_speed):<{BAR_WIDTH}}  "
+            f"{loss:>9} {bar(p.kld_mean, top_kld):<{BAR_WIDTH}}  "
+            f"{p.same_top * 100:6.1f}%"
+        )
+    return "\n".join(lines)
+
+
+class QualityLoaded(Message):
+    def __init__(self, created: str, points: list[QuantizationPoint], entries: list[HistoryEntry]) -> None:
+        super().__init__()
+        self.created = created
+        self.points = points
+        self.entries = entries
+
+
+class QuantizationScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "back", id="quality.back"),
+        Binding("r", "reload", "refresh", id="quality.refresh"),
+    ]
+
+    @property
+    def wapp(self) -> WorkstationApp:
+        return cast("WorkstationApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(id="quality"):
+            yield Static("", id="quality-title", markup=False)
+            yield Static("", id="quality-chart", markup=False)
+            yield DataTable(id="quality-documents", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        t = self.wapp.texts
+        self.query_one(DataTable).add_columns(
+            t("quality.col_profile"), t("quality.col_document"), t("quality.kld"), "p99",
+            t("quality.same_top"), "Δppl",
+        )
+        self.action_reload()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="quality")
+    def action_reload(self) -> None:
+        entries = history(kind="eval", test="kld_mean", limit=500)
+        created, points = quantization_points(entries)
+        run = [e for e in entries if entries and e.run_id == entries[0].run_id]
+        self.post_message(QualityLoaded(created, points, run))
+
+    @on(QualityLoaded)
+    def _loaded(self, msg: QualityLoaded) -> None:
+        t = self.wapp.texts
+        title = self.query_one("#quality-title", Static)
+        chart = self.query_one("#quality-chart", Static)
+        table = self.query_one(DataTable)
+        table.clear()
+        if not msg.points:
+            title.update(t("quality.empty"))
+            chart.update("")
+            return
+        reference = next((p.profile for p in msg.points if p.reference), msg.points[0].profile)
+        title.update(t("quality.title", reference=reference, when=msg.created, n=len(msg.points[0].documents)))
+        chart.update(loss_chart(msg.points, t))
+        for e in msg.entries:
+            d = e.data
+            if d.get("reference"):
+                continue
+            table.add_row(
+                e.profile, str(d.get("document", "")), f"{float(d.get('kld_mean', 0)):.5f}",
+                f"{float(d.get('kld_p99', 0)):.4f}", f"{float(d.get('same_top', 0)) * 100:.2f}%",
+                f"{float(d.get('ppl_delta_pct', 0)):+.2f}%",
+            )
