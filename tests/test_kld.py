@@ -384,3 +384,16 @@ async def test_quantization_screen_charts_the_newest_kld_run(
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is app.chat_screen
+
+
+def test_a_document_shorter_than_the_window_is_named(
+    smollm2_path: Path, q4_0_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref, cand = _profile_file(tmp_path, "orig", smollm2_path), _profile_file(tmp_path, "q4_0", q4_0_path)
+    long, short = tmp_path / "long.txt", tmp_path / "note.txt"
+    long.write_text(english_text(), encoding="utf-8")
+    short.write_text("Lunch is at noon.", encoding="utf-8")
+    rc = main(["eval", "-p", str(ref), "-p", str(cand), "--kld", str(long), str(short), "--ctx", "64", "--no-save"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 1 and "\n" not in err
+    assert "note.txt" in err and "needs at least 64" in err

@@ -253,7 +253,10 @@ def _build_references(
 ) -> None:
     for (name, text), key, ref in zip(plan.documents, keys, cached, strict=True):
         if ref is None:
-            ref = build_reference(model, text, key, progress=progress)
+            try:
+                ref = build_reference(model, text, key, progress=progress)
+            except EvalInputError as err:  # which document is too short
+                raise EvalInputError(f"{name}: {err}") from None
         refs.append(ref)
         result.references.append(ReferenceRow.of(name, ref))
 

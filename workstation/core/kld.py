@@ -78,7 +78,7 @@ class VocabularyMismatch(EvalInputError):
 
 def check_same_vocabulary(reference: Path, candidate: Path) -> None:
     """Refuse, in one sentence, a candidate whose token ids mean other tokens (GGUF headers only)."""
-    why = vocabulary_difference(read_model_info(reference), read_model_info(candidate))
+    why = vocabulary_difference(read_model_info(candidate), read_model_info(reference))
     if why:
         raise VocabularyMismatch(
             f"{candidate.name} uses {why} than the reference {reference.name}, so their "
@@ -270,7 +270,7 @@ def build_reference(
     progress: Progress | None = None,
 ) -> ReferenceLogits:
     """Run the reference pass over ``text`` and write its cache file (atomically)."""
-    n_ctx, top_k = int(key["n_ctx"]), int(key["top_k"])
+    n_ctx, top_k = int(key["n_ctx"]), min(int(key["top_k"]), model.n_vocab)
     tokens = model.tokenize(text, add_special=True, parse_special=False)
     n_text_tokens = len(tokens)
     n_chunk = count_windows(n_text_tokens, n_ctx, model.n_ctx, key["max_chunks"], "KL divergence")
