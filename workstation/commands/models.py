@@ -255,7 +255,8 @@ def _quantization_loss(
 
     window = args.ctx or DEFAULT_WINDOW
     profiles = [
-        profile_from_dict({"name": path.stem, "model": str(path), "context": window, "system_prompt": ""}, "<model>")
+        profile_from_dict({"name": path.stem, "model": str(path), "context": max(window, 256), "system_prompt": ""},
+                          "<model>")
         for path in (src, dest)
     ]
     try:
