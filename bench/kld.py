@@ -151,7 +151,8 @@ def main() -> int:
 
         n_tokens = args.ctx * ours.n_chunks
         print(f"ours: reference pass {ours.ref_seconds:.2f} s, candidate pass {ours.seconds:.2f} s "
-              f"(candidate / reference {ours.seconds / ours.ref_seconds:.3f}); cache "
+              f"(candidate / reference {ours.seconds / ours.ref_seconds:.3f}; llama_decode alone "
+              f"{ours.decode_seconds / ours.ref_decode_seconds:.3f}); cache "
               f"{ours.cache_bytes / 2**20:.2f} MiB = {ours.cache_bytes_per_1k_tokens / 2**10:.1f} KiB per 1,000 tokens")
         if exact is not None:
             print(f"top-{args.top_k} + rest mean KLD {ours.kld_mean:.6f} vs whole vocabulary {exact:.6f}: "

@@ -93,8 +93,8 @@ class ProfileEval:
             return self.tasks.gen_ts
         if self.ppl is not None:
             return self.ppl.tokens_per_second
-        passes = [(k.n_chunks * k.n_ctx, k.seconds) for k in self.kld] or [
-            (r.n_tokens, r.seconds) for r in self.references
+        passes = [(k.n_chunks * k.n_ctx, k.decode_seconds) for k in self.kld] or [
+            (r.n_tokens, r.decode_seconds) for r in self.references
         ]
         seconds = sum(t for _, t in passes)
         return sum(n for n, _ in passes) / seconds if seconds > 0 else None
@@ -122,6 +122,7 @@ class ReferenceRow:
     n_ctx: int
     n_chunks: int
     seconds: float
+    decode_seconds: float
     top_k: int
     cache_path: str
     cache_bytes: int
@@ -134,14 +135,16 @@ class ReferenceRow:
 
     @property
     def tokens_per_second(self) -> float:
-        return self.n_tokens / self.seconds if self.seconds > 0 else 0.0
+        """Prompt-processing speed over the windows (llama_decode time, as for a candidate)."""
+        return self.n_tokens / self.decode_seconds if self.decode_seconds > 0 else 0.0
 
     @classmethod
     def of(cls, document: str, ref: ReferenceLogits) -> ReferenceRow:
         m = ref.meta
         return cls(
             document=document, ppl=float(m["ppl"]), ppl_stderr=float(m["ppl_stderr"]), n_ctx=ref.n_ctx,
-            n_chunks=ref.n_chunks, seconds=float(m["seconds"]), top_k=int(m["top_k"]),
+            n_chunks=ref.n_chunks, seconds=float(m["seconds"]), decode_seconds=float(m["decode_seconds"]),
+            top_k=int(m["top_k"]),
             cache_path=str(ref.path), cache_bytes=ref.size_bytes,
             cache_bytes_per_1k_tokens=ref.bytes_per_1k_tokens, cache_reused=ref.reused,
         )
@@ -437,7 +440,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str
                 row.append(describe(d))
             else:
                 ratio = r.kld[j].tokens_per_second / results[0].references[j].tokens_per_second \
-                    if r.kld and results[0].references and results[0].references[j].seconds > 0 else 0.0
+                    if r.kld and results[0].references and results[0].references[j].decode_seconds > 0 else 0.0
                 row.append(describe({"accuracy_delta_pts": None, "perplexity_delta_pct": None, "speed_ratio": ratio}))
             rows.append(row)
     left = ("profile", "model", "K/V", "document")

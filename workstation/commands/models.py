@@ -46,7 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("-o", "--output", help="output path (default: models/<name>.<TYPE>.gguf)")
     q.add_argument("--allow-requantize", action="store_true",
                    help="allow a source that is already quantized (quality cannot come back)")
-    q.add_argument("--threads", type=int, default=0, help="quantizer threads (0 = all)")
+    q.add_argument("--threads", type=int, default=0,
+                   help="quantizer threads, and the --kld passes' (0 = all; the profile default for --kld)")
     q.add_argument("--kld", type=Path, nargs="+", action="extend", metavar="DOC",
                    help="then measure what the quantization costs on these documents: KL divergence, "
                    "same top token and perplexity change against the source (asked for when interactive)")
@@ -255,8 +256,8 @@ def _quantization_loss(
 
     window = args.ctx or DEFAULT_WINDOW
     profiles = [
-        profile_from_dict({"name": path.stem, "model": str(path), "context": max(window, 256), "system_prompt": ""},
-                          "<model>")
+        profile_from_dict({"name": path.stem, "model": str(path), "context": max(window, 256), "system_prompt": "",
+                           "threads": args.threads or "auto"}, "<model>")
         for path in (src, dest)
     ]
     try:

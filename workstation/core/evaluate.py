@@ -387,6 +387,7 @@ class ScoredLogits:
     logits: np.ndarray  # [len(positions), n_vocab] float32, a view of llama.cpp's buffer
     targets: np.ndarray  # the token that follows each position (int64)
     last: bool  # the window's last scored rows
+    decode_seconds: float  # llama_decode time since the previous item (the model's own speed)
 
 
 def count_windows(n_tokens: int, n_ctx: int, model_ctx: int, max_chunks: int | None, what: str) -> int:
@@ -425,6 +426,7 @@ def scored_logits(
     n_batch = model.n_batch
     bos = model.bos_token if model.add_bos else None
     batch = Batch(n_batch)
+    decode_s = 0.0
     try:
         for i in range(n_chunk):
             if progress:
@@ -443,7 +445,9 @@ def scored_logits(
                     batch.add(chunk[pos], pos, 0, want)
                     if want:
                         out_pos.append(pos)
+                t0 = time.perf_counter()
                 model.decode(batch)
+                decode_s += time.perf_counter() - t0
                 if not out_pos:
                     continue
                 ptr = llama_cpp.llama_get_logits(model.ctx)
@@ -453,7 +457,9 @@ def scored_logits(
                     logits=np.ctypeslib.as_array(ptr, shape=(len(out_pos), model.n_vocab)),
                     targets=np.array([tokens[start + p + 1] for p in out_pos], dtype=np.int64),
                     last=out_pos[-1] == n_ctx - 2,
+                    decode_seconds=decode_s,
                 )
+                decode_s = 0.0
     finally:
         batch.close()
         model.clear_memory()

@@ -72,6 +72,7 @@ _HEADER = struct.Struct("<8sQQ")  # magic, metadata offset, metadata length
 DEFAULT_TOP_K = 512
 DEFAULT_WINDOW = 512  # llama-perplexity's default -c
 _ROW_BUDGET = 1 << 22  # float64 values per block of rows (32 MiB)
+_META_FIGURES = ("n_ctx", "n_chunks", "n_vocab", "top_k", "ppl", "ppl_stderr", "seconds", "decode_seconds")
 
 
 class VocabularyMismatch(EvalInputError):
@@ -273,6 +274,8 @@ def load_reference(path: Path, key: dict[str, Any]) -> ReferenceLogits | None:
             meta = json.loads(f.read(meta_len).decode("utf-8"))
         if meta.get("key") != key:
             return None
+        for name in _META_FIGURES:
+            float(meta[name])  # a file from an older version lacks one: computed again
         dtype = _record_dtype(int(meta["top_k"]))
         n_rec, n_tok = int(meta["n_records"]), int(meta["n_tokens"])
         if _HEADER.size + n_rec * dtype.itemsize + n_tok * 4 != meta_off:
@@ -300,7 +303,7 @@ def build_reference(
     dest = key_path(key, directory)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.part")
-    nll = nll2 = 0.0
+    nll = nll2 = decode_seconds = 0.0
     count = 0
     t0 = time.perf_counter()
     try:
@@ -309,6 +312,7 @@ def build_reference(
             with closing(scored_logits(model, tokens, n_ctx, n_chunk, progress, "reference")) as windows:
                 step = _block_rows(model.n_vocab)
                 for rows in windows:
+                    decode_seconds += rows.decode_seconds
                     for r0 in range(0, len(rows.targets), step):
                         rec = _reference_records(rows.logits[r0 : r0 + step], rows.targets[r0 : r0 + step], top_k)
                         f.write(rec.tobytes())
@@ -335,6 +339,7 @@ def build_reference(
                 "ppl": math.exp(mean),
                 "ppl_stderr": math.exp(mean) * unc,
                 "seconds": seconds,
+                "decode_seconds": decode_seconds,
             }
             _finish(f, meta)
         os.replace(tmp, dest)
@@ -380,8 +385,10 @@ class KLDResult:
     n_chunks: int
     n_scored: int
     top_k: int
-    seconds: float
-    ref_seconds: float
+    seconds: float  # the whole candidate pass (decoding, KLD, reading the cache)
+    ref_seconds: float  # the whole reference pass (decoding, top-k, writing the cache)
+    decode_seconds: float  # llama_decode alone: the model's speed
+    ref_decode_seconds: float
     cache_bytes: int
     cache_bytes_per_1k_tokens: float
     cache_reused: bool
@@ -392,11 +399,12 @@ class KLDResult:
 
     @property
     def tokens_per_second(self) -> float:
-        return self.n_chunks * self.n_ctx / self.seconds if self.seconds > 0 else 0.0
+        """The candidate's prompt-processing speed over the windows (llama_decode time)."""
+        return self.n_chunks * self.n_ctx / self.decode_seconds if self.decode_seconds > 0 else 0.0
 
     @property
     def ref_tokens_per_second(self) -> float:
-        return self.n_chunks * self.n_ctx / self.ref_seconds if self.ref_seconds > 0 else 0.0
+        return self.n_chunks * self.n_ctx / self.ref_decode_seconds if self.ref_decode_seconds > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
@@ -428,9 +436,11 @@ def compare_to_reference(
     per_window = n_ctx - 1 - n_ctx // 2
     step = _block_rows(model.n_vocab)
     sums = _Sums()
+    decode_seconds = 0.0
     t0 = time.perf_counter()
     with closing(scored_logits(model, tokens, n_ctx, n_chunk, progress, "KL divergence")) as windows:
         for rows in windows:
+            decode_seconds += rows.decode_seconds
             base = rows.window * per_window + (rows.positions[0] - n_ctx // 2)
             for r0 in range(0, len(rows.targets), step):
                 r1 = min(len(rows.targets), r0 + step)
@@ -466,6 +476,8 @@ def compare_to_reference(
         top_k=int(ref.meta["top_k"]),
         seconds=seconds,
         ref_seconds=float(ref.meta["seconds"]),
+        decode_seconds=decode_seconds,
+        ref_decode_seconds=float(ref.meta["decode_seconds"]),
         cache_bytes=ref.size_bytes,
         cache_bytes_per_1k_tokens=ref.bytes_per_1k_tokens,
         cache_reused=ref.reused,
@@ -512,7 +524,7 @@ def quantization_points(entries: list[HistoryEntry]) -> tuple[str, list[Quantiza
         for r in rows:
             n_ctx, n_chunks = int(r.data.get("n_ctx", 0)), int(r.data.get("n_chunks", 0))
             weights.append(int(r.data.get("n_scored", n_chunks * (n_ctx - 1 - n_ctx // 2))))
-            seconds += float(r.data.get("seconds", 0.0))
+            seconds += float(r.data.get("decode_seconds", 0.0))
             tokens += n_ctx * n_chunks
         first = rows[0].data
         points.append(QuantizationPoint(
