@@ -395,7 +395,7 @@ def test_a_document_shorter_than_the_window_is_named(
     long, short = tmp_path / "long.txt", tmp_path / "note.txt"
     long.write_text(english_text(), encoding="utf-8")
     short.write_text("Lunch is at noon.", encoding="utf-8")
-    rc = main(["eval", "-p", str(ref), "-p", str(cand), "--kld", str(long), str(short), "--ctx", "64", "--no-save"])
+    rc = main(["eval", "-p", str(ref), "-p", str(cand), "--kld", str(long), str(short), "--ctx", "64", "--chunks", "1", "--no-save"])
     err = capsys.readouterr().err.strip()
     assert rc == 1 and "\n" not in err
     assert "note.txt" in err and "needs at least 64" in err
