@@ -34,6 +34,17 @@ def gemma_path() -> Path:
     return ensure(GEMMA)
 
 
+def requantized_copy(src: Path, qtype: str) -> Path:
+    """``src`` requantized to ``qtype`` by llama.cpp's quantizer, kept beside it and reused
+    (``SmolLM2-135M-Instruct.Q4_1.gguf`` -> ``SmolLM2-135M-Instruct.Q8_0.gguf``)."""
+    from workstation.core.quantize import quantize_model
+
+    dest = src.with_name(f"{src.name.rsplit('.', 2)[0]}.{qtype.upper()}.gguf")
+    if not dest.exists():
+        quantize_model(src, dest, qtype, allow_requantize=True)
+    return dest
+
+
 def kernel_physical_cores() -> int | None:
     """Physical cores as the kernel lists them: distinct (physical id, core id) pairs."""
     try:

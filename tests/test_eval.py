@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import make_profile
+from tests.llama_reference import scored_positions, window_log_probs
 from workstation.cli import main
 from workstation.core.engine import Engine
 from workstation.core.evaluate import (
@@ -165,31 +166,14 @@ def test_easy_text_has_lower_perplexity_than_shuffled(engine: Engine) -> None:
 def _reference_perplexity(
     model_path: Path, text: str, n_ctx: int, n_chunks: int, flash_attn: bool
 ) -> tuple[float, list[int], int]:
-    """llama-perplexity's recipe written out independently: llama-cpp-python's high-level
-    ``Llama`` (its own tokenizer call and eval loop, logits for every position) and a
-    float64 log-softmax in numpy over those logits. Returns (ppl, tokens, scored)."""
-    import llama_cpp
-
-    llm = llama_cpp.Llama(
-        str(model_path), n_ctx=n_ctx, n_batch=n_ctx, n_threads=1, logits_all=True, flash_attn=flash_attn, verbose=False
-    )
-    try:
-        tokens = llm.tokenize(text.encode("utf-8"), add_bos=True, special=False)
-        adds_bos = tokens[0] == llm.token_bos()  # the vocabulary says whether BOS leads a text
-        nll: list[float] = []
-        for i in range(n_chunks):
-            window = tokens[i * n_ctx : (i + 1) * n_ctx]
-            if adds_bos:  # as llama-perplexity: each window starts with BOS when the model uses one
-                window[0] = llm.token_bos()
-            llm.reset()
-            llm.eval(window)
-            logits = np.array(llm.scores[:n_ctx], dtype=np.float64)
-            log_probs = logits - logits.max(axis=1, keepdims=True)
-            log_probs -= np.log(np.exp(log_probs).sum(axis=1, keepdims=True))
-            for pos in range(n_ctx // 2, n_ctx - 1):  # the second half predicts the next token
-                nll.append(-log_probs[pos, tokens[i * n_ctx + pos + 1]])
-    finally:
-        llm.close()
+    """llama-perplexity's recipe written out independently (tests/llama_reference.py): the
+    mean NLL of the scored positions over float64 log-softmaxes. Returns (ppl, tokens, scored)."""
+    tokens, windows = window_log_probs(model_path, text, n_ctx, n_chunks, flash_attn)
+    nll = [
+        -log_probs[pos, tokens[i * n_ctx + pos + 1]]
+        for i, log_probs in enumerate(windows)
+        for pos in scored_positions(n_ctx)
+    ]
     return float(np.exp(np.mean(nll))), tokens, len(nll)
 
 

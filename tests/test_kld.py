@@ -16,8 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import make_profile
+from tests.conftest import make_profile, requantized_copy
 from tests.docmaker import make_docx
+from tests.llama_reference import scored_positions, window_log_probs
 from workstation.cli import main
 from workstation.core.engine import Engine
 from workstation.core.kld import (
@@ -56,13 +57,8 @@ TURKISH = (
 
 @pytest.fixture(scope="module")
 def q4_0_path(smollm2_path: Path) -> Path:
-    """The packaged Q4_1 model requantized to Q4_0 by llama.cpp's quantizer (kept beside it)."""
-    from workstation.core.quantize import quantize_model
-
-    dest = smollm2_path.with_name("SmolLM2-135M-Instruct.Q4_0.gguf")
-    if not dest.exists():
-        quantize_model(smollm2_path, dest, "q4_0", allow_requantize=True)
-    return dest
+    """The packaged Q4_1 model requantized to Q4_0 (a real, visible loss)."""
+    return requantized_copy(smollm2_path, "q4_0")
 
 
 def _engine(model: Path) -> Engine:
@@ -86,41 +82,17 @@ def candidate(q4_0_path: Path) -> Iterator[Engine]:
 def _full_vocabulary_kld(
     ref_path: Path, cand_path: Path, text: str, n_ctx: int, n_chunks: int, flash_attn: bool
 ) -> dict[str, float]:
-    """The same figures written out independently: llama-cpp-python's high-level ``Llama``
-    (its own tokenizer call and eval loop, logits for every position) for both models, and a
-    float64 log-softmax over the whole vocabulary in numpy."""
-    import llama_cpp
-
-    def window_logits(path: Path) -> tuple[list[int], list[np.ndarray]]:
-        llm = llama_cpp.Llama(str(path), n_ctx=n_ctx, n_batch=n_ctx, n_threads=1, logits_all=True,
-                              flash_attn=flash_attn, verbose=False)
-        try:
-            tokens = llm.tokenize(text.encode("utf-8"), add_bos=True, special=False)
-            adds_bos = tokens[0] == llm.token_bos()  # the vocabulary says whether BOS leads a text
-            out = []
-            for i in range(n_chunks):
-                window = tokens[i * n_ctx : (i + 1) * n_ctx]
-                if adds_bos:  # as llama-perplexity: each window starts with BOS when the model uses one
-                    window[0] = llm.token_bos()
-                llm.reset()
-                llm.eval(window)
-                out.append(np.array(llm.scores[n_ctx // 2 : n_ctx - 1], dtype=np.float64))
-        finally:
-            llm.close()
-        return tokens, out
-
-    def log_softmax(x: np.ndarray) -> np.ndarray:
-        x = x - x.max(axis=1, keepdims=True)
-        return x - np.log(np.exp(x).sum(axis=1, keepdims=True))
-
-    tokens, ref_windows = window_logits(ref_path)
-    _, cand_windows = window_logits(cand_path)
+    """The same figures written out independently (tests/llama_reference.py: llama-cpp-python's
+    high-level ``Llama`` for both models), the KLD summed over the whole vocabulary."""
+    tokens, ref_windows = window_log_probs(ref_path, text, n_ctx, n_chunks, flash_attn)
+    _, cand_windows = window_log_probs(cand_path, text, n_ctx, n_chunks, flash_attn)
+    scored = scored_positions(n_ctx)
     kld, same, nll_p, nll_q = [], [], [], []
-    for i, (lr, lc) in enumerate(zip(ref_windows, cand_windows, strict=True)):
-        lp, lq = log_softmax(lr), log_softmax(lc)
+    for i, (lp_all, lq_all) in enumerate(zip(ref_windows, cand_windows, strict=True)):
+        lp, lq = lp_all[scored], lq_all[scored]
         kld.extend((np.exp(lp) * (lp - lq)).sum(axis=1))
-        same.extend(lr.argmax(axis=1) == lc.argmax(axis=1))
-        targets = [tokens[i * n_ctx + pos + 1] for pos in range(n_ctx // 2, n_ctx - 1)]
+        same.extend(lp.argmax(axis=1) == lq.argmax(axis=1))
+        targets = [tokens[i * n_ctx + pos + 1] for pos in scored]
         nll_p.extend(-lp[np.arange(len(targets)), targets])
         nll_q.extend(-lq[np.arange(len(targets)), targets])
     return {

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import make_profile
+from tests.conftest import make_profile, requantized_copy
 from workstation.core.engine import Engine
 from workstation.core.errors import ModelFileError
 from workstation.core.profiles import Sampling
@@ -41,12 +41,7 @@ MAX_TOKENS = 32
 
 @pytest.fixture(scope="session")
 def q8_path(smollm2_path: Path) -> Path:
-    from workstation.core.quantize import quantize_model
-
-    dest = smollm2_path.with_name("SmolLM2-135M-Instruct.Q8_0.gguf")
-    if not dest.exists():
-        quantize_model(smollm2_path, dest, "q8_0", allow_requantize=True)
-    return dest
+    return requantized_copy(smollm2_path, "q8_0")
 
 
 def _engine(model: Path, **spec: object) -> Engine:
