@@ -85,6 +85,9 @@ QUOTE = "Copy the following memo exactly, word for word, without any changes:\n\
 QUOTE_WRAPPED = "Copy the following memo exactly, word for word, without any changes:\n\n" + MEMO
 SUMMARIZE = "Summarize the following memo for a colleague who missed it:\n\n" + MEMO
 FREE = "Write a short story about a lighthouse keeper who finds a message in a bottle."
+# little to copy: speculation that does not pay must cost nothing here
+COUNT = "Count from 1 to 100, one number per line, and say nothing else."
+SHORT = "Give three tips for writing a polite e-mail to a customer who paid late."
 
 
 @dataclass
@@ -203,6 +206,10 @@ def main() -> None:
         ("quote wrapped lookup", "lookup Q4_1", QUOTE_WRAPPED),
         ("summarize off", "off Q4_1", SUMMARIZE),
         ("summarize lookup", "lookup Q4_1", SUMMARIZE),
+        ("count off", "off Q4_1", COUNT),
+        ("count lookup", "lookup Q4_1", COUNT),
+        ("tips off", "off Q4_1", SHORT),
+        ("tips lookup", "lookup Q4_1", SHORT),
         ("free off F16", "off F16", FREE),
         ("free draft (adaptive)", "draft F16<-Q4_1", FREE),
         ("free draft (forced k=4)", "draft forced", FREE),
@@ -248,6 +255,8 @@ def main() -> None:
         ("(a) lookup / off, quoting", "quote lookup", "quote off"),
         ("(a) lookup / off, quoting hard-wrapped text", "quote wrapped lookup", "quote wrapped off"),
         ("(a) lookup / off, summarizing", "summarize lookup", "summarize off"),
+        ("(a) lookup / off, counting (little to copy)", "count lookup", "count off"),
+        ("(a) lookup / off, tips (little to copy)", "tips lookup", "tips off"),
         ("(b) draft adaptive / off, free writing", "free draft (adaptive)", "free off F16"),
         ("(b) draft forced k=4 / off, free writing", "free draft (forced k=4)", "free off F16"),
         ("ours lookup / library lookup, quoting", "quote lookup", "quote library lookup"),
@@ -264,7 +273,7 @@ def main() -> None:
     for label, a, b in rows:
         print(f"{label:<44} {ratio(a, b, Series.med_tps):>8} {ratio(a, b, Series.med_ttft):>8} {paired(a, b):>8}")
     same = [
-        (a, b) for _, a, b in rows[:3] if series[a].texts and len(series[a].texts) == len(series[b].texts)
+        (a, b) for _, a, b in rows[:5] if series[a].texts and len(series[a].texts) == len(series[b].texts)
     ]
     flips = sum(x != y for a, b in same for x, y in zip(series[a].texts, series[b].texts, strict=True))
     turns = sum(len(series[a].texts) for a, _ in same)
