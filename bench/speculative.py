@@ -32,6 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.anchors import default_bin  # noqa: E402
 from workstation.core.engine import Engine  # noqa: E402
 from workstation.core.packaged_models import ensure  # noqa: E402
 from workstation.core.profiles import profile_from_dict  # noqa: E402
@@ -157,6 +158,26 @@ def run_library(llm: Any, prompt: list[int], tokens: int, series: Series) -> Non
     series.tokens.append(n)
 
 
+def run_speculative_simple(bin_dir: Path, model: Path, prompt_text: str, tokens: int, series: Series) -> None:
+    """llama.cpp's own ``llama-speculative-simple --spec-type ngram-mod`` on the same prompt text
+    (the chat template already applied), greedy: its decode speed and draft counts."""
+    import subprocess
+
+    cmd = [str(bin_dir / "llama-speculative-simple"), "-m", str(model), "-p", prompt_text, "-n", str(tokens),
+           "-t", str(THREADS), "-fa", "on", "--spec-type", "ngram-mod", "--temp", "0", "-c", "2048"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600).stderr
+    speed = re.search(r"decoded\s+(\d+) tokens in\s+([\d.]+) seconds, speed:\s+([\d.]+)", out)
+    if not speed:
+        raise SystemExit("llama-speculative-simple gave no figures:\n" + out[-2000:])
+    series.tps.append(float(speed.group(3)))
+    series.ttft.append(float("nan"))
+    series.tokens.append(int(speed.group(1)))
+    drafted = re.search(r"n_drafted\s*=\s*(\d+)", out)
+    accepted = re.search(r"n_accept\s*=\s*(\d+)", out)
+    series.drafted += int(drafted.group(1)) if drafted else 0
+    series.accepted += int(accepted.group(1)) if accepted else 0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
@@ -164,6 +185,7 @@ def main() -> None:
     ap.add_argument("--draft-tokens", type=int, default=16)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--skip-library", action="store_true", help="leave out llama-cpp-python's loop")
+    ap.add_argument("--bin", type=Path, default=default_bin(), help="folder with llama-speculative-simple")
     args = ap.parse_args()
     global THREADS
     THREADS = args.threads
@@ -216,8 +238,12 @@ def main() -> None:
     ]
     if library:
         tasks += [("quote library plain", "library plain", QUOTE), ("quote library lookup", "library lookup", QUOTE)]
+    have_simple = (args.bin / "llama-speculative-simple").exists()
+    if have_simple:
+        tasks.append(("quote llama ngram-mod", "llama ngram-mod", QUOTE))
     series = {name: Series() for name, _, _ in tasks}
     chat_tokens = engines["off Q4_1"].chat_prompt
+    template = engines["off Q4_1"].core.template
 
     for r in range(args.runs):
         order = tasks[r % len(tasks) :] + tasks[: r % len(tasks)]
@@ -226,6 +252,9 @@ def main() -> None:
             t0 = time.perf_counter()
             if key in engines:
                 run_engine(engines[key], text_r, series[name])
+            elif key == "llama ngram-mod":
+                prompt_text = template.render([{"role": "user", "content": text_r}], True)
+                run_speculative_simple(args.bin, q4, prompt_text, n, series[name])
             else:
                 prompt = chat_tokens([{"role": "user", "content": text_r}])
                 run_library(library[key], prompt, n, series[name])
@@ -259,6 +288,7 @@ def main() -> None:
         ("(a) lookup / off, tips (little to copy)", "tips lookup", "tips off"),
         ("(b) draft adaptive / off, free writing", "free draft (adaptive)", "free off F16"),
         ("(b) draft forced k=4 / off, free writing", "free draft (forced k=4)", "free off F16"),
+        ("ours lookup / llama-speculative-simple ngram-mod", "quote lookup", "quote llama ngram-mod"),
         ("ours lookup / library lookup, quoting", "quote lookup", "quote library lookup"),
         ("library lookup / library plain, quoting", "quote library lookup", "quote library plain"),
         ("our plain / library plain, quoting", "quote off", "quote library plain"),

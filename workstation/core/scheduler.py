@@ -440,8 +440,11 @@ class Scheduler:
                 continue  # a slot admitted earlier is prefilling the same prefix: wait for it
             slot.fresh = False
             if action.copy_from is not None:
+                # each sequence has its own KV stream: llama.cpp copies a whole stream (at the
+                # next decode), then the cells past the shared prefix are dropped
                 model.seq_rm(slot.seq, -1, -1)
-                model.seq_cp(action.copy_from.seq, slot.seq, 0, action.keep)
+                model.seq_cp(action.copy_from.seq, slot.seq, -1, -1)
+                model.seq_rm(slot.seq, action.keep, -1)
                 slot.tokens = action.copy_from.tokens[: action.keep]
             elif action.keep < len(slot.tokens):
                 keep = action.keep
