@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _engine_factory(profile: Any) -> Any:
     from workstation.core.engine_api import open_engine
 
-    return open_engine(profile, child_process=False)
+    return open_engine(profile, child_process=False, concurrent=profile.parallel > 1)
 
 
 def run(args: argparse.Namespace) -> int:

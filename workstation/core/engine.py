@@ -6,6 +6,9 @@ chat, summaries, batch, eval and bench turns go through exactly the loop ``serve
 (speculation, stop strings, prefix reuse, metrics exist once). Slot 0's KV cache is kept
 between turns, so turn N only prefills what is new (``cache_n`` counts the reused tokens).
 
+``Engine(profile, concurrent=True)`` runs the scheduler in a thread of its own instead, so
+several threads may run turns at once (``batch`` keeps ``parallel`` documents in flight).
+
 ``Engine`` runs in the calling process (``workstation chat``, summarize, batch, eval, bench).
 The TUI uses ``EngineProcess`` (``core/engine_process.py``), the same interface with the
 engine in a child process; ``backend: openai`` profiles use ``RemoteEngine``. All three
@@ -25,6 +28,7 @@ from workstation.core.events import (
     CancelFlag,
     EngineInfo,
     Message,
+    RunningTurns,
     TokenDelta,
     TurnEvent,
     TurnFinished,
@@ -38,7 +42,8 @@ __all__ = ["Engine", "EngineInfo", "Message", "TokenDelta", "TurnEvent", "TurnFi
 
 
 class Engine:
-    """A model loaded for one profile. Not thread-safe, except ``cancel()``."""
+    """A model loaded for one profile. One caller at a time, except ``cancel()`` — or, with
+    ``concurrent=True``, any number of threads running turns at once."""
 
     def __init__(
         self,
@@ -46,11 +51,13 @@ class Engine:
         *,
         cancel_flag: CancelFlag | None = None,
         progress: Callable[[float], None] | None = None,
+        concurrent: bool = False,
     ) -> None:
         self.profile = profile
         self.cancel_flag: CancelFlag = cancel_flag or threading.Event()
-        self.core = Scheduler(profile, max_queue=UNBOUNDED_QUEUE, progress=progress, threaded=False)
+        self.core = Scheduler(profile, max_queue=UNBOUNDED_QUEUE, progress=progress, threaded=concurrent)
         self.load_ms = self.core.load_ms
+        self.turns = RunningTurns(self.cancel_flag)
 
     @property
     def model(self) -> LoadedModel:
@@ -153,10 +160,10 @@ class Engine:
             raise EngineError(
                 f"The prompt is {len(prompt)} tokens but this profile's context holds {self.n_ctx}."
             )
-        self.cancel_flag.clear()
-        yield from self.core.stream(
-            prompt, sampling, t_request=t_request, stop=stop, cancelled=self.cancel_flag
-        )
+        with self.turns.turn():
+            yield from self.core.stream(
+                prompt, sampling, t_request=t_request, stop=stop, cancelled=self.cancel_flag
+            )
 
     def run_chat(self, messages: list[Message], sampling: Sampling | None = None) -> TurnFinished:
         """A whole turn at once (tests, scripts)."""
@@ -173,5 +180,5 @@ class Engine:
         sampling = sampling or self.profile.sampling
         reserve = answer_reserve(sampling, self.n_ctx)
         prompts = [self.fit_messages(list(c), reserve) for c in conversations]
-        self.cancel_flag.clear()
-        return self.core.run_all(prompts, sampling, on_finished, cancelled=self.cancel_flag)
+        with self.turns.turn():
+            return self.core.run_all(prompts, sampling, on_finished, cancelled=self.cancel_flag)

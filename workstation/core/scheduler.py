@@ -404,7 +404,7 @@ class Scheduler:
         for slot in admitted:
             self._start(slot)
         for slot in self.slots:
-            if slot.req is not None and slot.req.cancelled.is_set():
+            if slot.req is not None and slot.req.is_cancelled():
                 self.stats.requests_cancelled_total += 1
                 self._finish(slot, "cancelled")
         self._settle()
@@ -490,7 +490,7 @@ class Scheduler:
         prefill = plan.has_prefill
         if prefill:
             entries = plan.entries
-            model.set_abort(lambda: all(e.slot.req is None or e.slot.req.cancelled.is_set() for e in entries))
+            model.set_abort(lambda: all(e.slot.req is None or e.slot.req.is_cancelled() for e in entries))
         try:
             self._decode(plan)
         except DecodeAborted:
