@@ -27,6 +27,9 @@ class TurnMetrics:
     kv_size: int = 0
     total_ms: float = 0.0  # wall clock of the whole turn
     stop_reason: str = ""  # eos | length | context | cancelled
+    n_threads: int = 0  # decode threads the turn ended with (0: not a local engine)
+    threads_reason: str = ""  # fixed | idle | busy | gpu (core/thread_policy.py)
+    cpu_others: float = 0.0  # cores other programs kept busy when the threads were chosen
 
     def finish_rates(self) -> None:
         """Derive the rates from counts and times (rates always equal counts over times)."""

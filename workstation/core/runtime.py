@@ -268,6 +268,14 @@ class LoadedModel:
         # a cast to a fixed-size row costs ~2 us; np.ctypeslib.as_array builds a type each call
         return np.frombuffer(ctypes.cast(ptr, self._logits_row).contents, dtype=np.float32)
 
+    def set_threads(self, n_threads: int, n_threads_batch: int) -> None:
+        """Threads for one-token steps and for prompt batches, on the live context."""
+        llama_cpp.llama_set_n_threads(self.ctx, n_threads, n_threads_batch)
+
+    @property
+    def threads(self) -> tuple[int, int]:
+        return int(llama_cpp.llama_n_threads(self.ctx)), int(llama_cpp.llama_n_threads_batch(self.ctx))
+
     # --- KV cache ----------------------------------------------------------------------------
     def seq_rm(self, seq_id: int, p0: int, p1: int = -1) -> bool:
         return bool(llama_cpp.llama_memory_seq_rm(self.mem, seq_id, p0, p1))

@@ -66,6 +66,7 @@ from workstation.core.slots import (
     settle_prefix,
 )
 from workstation.core.stop_strings import StopMatcher
+from workstation.core.thread_policy import RECHECK_TOKENS, ThreadChoice, ThreadGovernor
 
 ADMIT_WINDOW_S = 0.005  # after an idle spell, wait this long for requests sent at the same time
 UNBOUNDED_QUEUE = 1 << 30
@@ -169,6 +170,15 @@ class Scheduler:
             self.model.close()
             raise
         self.model_name = str(self.model.metadata.get("general.name", self.model.path.stem))
+        # threads: auto follows the machine's load (core/thread_policy.py); a number stays
+        self.governor: ThreadGovernor | None = None
+        if profile.threads == "auto":
+            import llama_cpp
+
+            gpu_all = bool(llama_cpp.llama_supports_gpu_offload()) and self.gpu_layers > self.model.n_layer
+            self.governor = ThreadGovernor(self.settings.n_threads, gpu_all_layers=gpu_all)
+            self._apply_threads(self.governor.current)
+        self._since_thread_check = 0  # tokens generated since the governor last looked
         self.load_ms = (time.perf_counter() - t0) * 1000
         self.waiting: collections.deque[Request] = collections.deque()
         self.stats = SchedulerStats()
@@ -401,6 +411,11 @@ class Scheduler:
             m = TurnMetrics(stop_reason="cancelled", kv_size=self.slot_ctx)
             m.total_ms = (time.perf_counter() - req.t_request) * 1000
             req.sink(TurnFinished("", m))
+        if self.governor is not None and (admitted or self._since_thread_check >= RECHECK_TOKENS):
+            self._since_thread_check = 0
+            choice = self.governor.check()
+            if choice is not None:
+                self._apply_threads(choice)
         for slot in admitted:
             self._start(slot)
         for slot in self.slots:
@@ -414,6 +429,16 @@ class Scheduler:
             return bool(admitted or dropped)
         self._run(plan)
         return True
+
+    def _apply_threads(self, choice: ThreadChoice) -> None:
+        self.model.set_threads(choice.decode, choice.batch)
+
+    @property
+    def thread_choice(self) -> ThreadChoice:
+        if self.governor is not None:
+            return self.governor.current
+        n = self.settings.n_threads
+        return ThreadChoice(n, n, "fixed", 0.0)
 
     # --- plan ------------------------------------------------------------------------------
     def _start(self, slot: Slot) -> None:
@@ -577,6 +602,7 @@ class Scheduler:
         if not run.t_first:
             run.t_first = now
         run.t_last = now
+        self._since_thread_check += len(out)
         for tok in out:
             if model.is_eog(tok) and not req.ignore_eos:
                 self._finish(slot, "eos")
@@ -635,6 +661,8 @@ class Scheduler:
         m.total_ms = (now - req.t_request) * 1000
         m.kv_used = len(slot.tokens)
         m.stop_reason = stop
+        threads = self.thread_choice
+        m.n_threads, m.threads_reason, m.cpu_others = threads.decode, threads.reason, round(threads.others, 2)
         m.finish_rates()
         self.stats.prompt_tokens_total += m.prompt_n
         self.stats.prompt_seconds_total += m.prompt_ms / 1000
