@@ -30,7 +30,7 @@ def test_every_core_when_idle_one_fewer_for_each_busy_core() -> None:
     idle = choose_threads(2, 0.0)
     assert (idle.decode, idle.batch, idle.reason) == (2, 2, "idle")
     busy = choose_threads(2, 1.0)
-    assert (busy.decode, busy.batch, busy.reason) == (1, 2, "busy")  # prefill keeps every core
+    assert (busy.decode, busy.batch, busy.reason) == (1, 1, "busy")  # prefill too (measured)
     assert choose_threads(2, 3.7).decode == 1  # never below one
     assert choose_threads(8, 2.0).decode == 6
     assert choose_threads(8, 0.7).decode == 7  # most of a core is a busy core
@@ -104,7 +104,7 @@ def test_auto_threads_give_way_to_a_busy_core_and_come_back(auto_engine: Engine)
     m = final.metrics
     assert m.threads_reason == "busy" and m.n_threads < physical
     assert m.cpu_others > 0.6
-    assert auto_engine.model.threads == (m.n_threads, physical)  # set on the live context
+    assert auto_engine.model.threads == (m.n_threads, m.n_threads)  # set on the live context
 
 
 def test_a_fixed_thread_count_is_never_changed(smollm2_path: Path) -> None:

@@ -13,9 +13,10 @@ profile with a fixed number keeps it.
   sample, and how many of those were this process's own (the engine's threads).
 * ``ThreadGovernor`` ties them to one engine and keeps the decision log.
 
-Prompt processing (``n_threads_batch``) stays on every core: a prefill is one long batch of
-matrix work that a stalled thread delays less than the many short steps of decoding. With every
-layer on a GPU one decode thread is enough (the CPU only feeds it).
+Prompt processing (``n_threads_batch``) follows the same count: one might expect a long prefill
+batch to want every core, but measured here (bench/threads.py, one core busy) a 2-thread
+prefill ran at 141-147 tok/s and a 1-thread one at 197. With every layer on a GPU one decode
+thread is enough (the CPU only feeds it).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def choose_threads(physical: int, others: float, *, gpu_all_layers: bool = False
         return ThreadChoice(1, physical, "gpu", others)
     busy = max(0, math.floor(others + 1 - BUSY_SLACK)) if others > 0 else 0
     decode = max(1, physical - busy)
-    return ThreadChoice(decode, physical, "busy" if decode < physical else "idle", others)
+    return ThreadChoice(decode, decode, "busy" if decode < physical else "idle", others)
 
 
 @dataclass
