@@ -28,6 +28,7 @@ COMMANDS = (
     "bench",
     "eval",
     "serve",
+    "cache",
 )
 
 

@@ -17,6 +17,7 @@ satisfy ``ChatEngine`` (``core/engine_api.py``) and are built by ``open_engine``
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -34,11 +35,15 @@ from workstation.core.events import (
     TurnFinished,
     finished_turn,
 )
+from workstation.core.kv_state import KvStateStore
 from workstation.core.profiles import Profile, Sampling
 from workstation.core.runtime import LoadedModel
 from workstation.core.scheduler import UNBOUNDED_QUEUE, Scheduler
 
 __all__ = ["Engine", "EngineInfo", "Message", "TokenDelta", "TurnEvent", "TurnFinished", "finished_turn"]
+
+
+log = logging.getLogger(__name__)
 
 
 class Engine:
@@ -52,10 +57,16 @@ class Engine:
         cancel_flag: CancelFlag | None = None,
         progress: Callable[[float], None] | None = None,
         concurrent: bool = False,
+        keep_state: bool = False,
     ) -> None:
         self.profile = profile
         self.cancel_flag: CancelFlag = cancel_flag or threading.Event()
-        self.core = Scheduler(profile, max_queue=UNBOUNDED_QUEUE, progress=progress, threaded=concurrent)
+        # keep_state: conversations' KV cells are saved to disk when left (reset, close) and
+        # restored when a prompt starts with them again (core/kv_state.py)
+        store = KvStateStore() if keep_state else None
+        self.core = Scheduler(
+            profile, max_queue=UNBOUNDED_QUEUE, progress=progress, threaded=concurrent, kv_store=store
+        )
         self.load_ms = self.core.load_ms
         self.turns = RunningTurns(self.cancel_flag)
 
@@ -100,10 +111,20 @@ class Engine:
         self.cancel_flag.set()
 
     def reset(self) -> None:
-        """Forget the KV cache (a new conversation)."""
+        """Forget the KV cache (a new conversation); with ``keep_state`` it is saved first."""
+        self.save_state()
         self.core.reset()
 
+    def save_state(self) -> int:
+        """Save the slots' cells to disk (``keep_state`` engines; else nothing): states saved."""
+        try:
+            return self.core.save_states()
+        except OSError as err:  # a full disk must not cost the conversation: it is in SQLite
+            log.warning("Could not save the KV state: %s", err)
+            return 0
+
     def close(self) -> None:
+        self.save_state()
         self.core.close()
 
     def __enter__(self) -> Engine:

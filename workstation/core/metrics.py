@@ -15,6 +15,7 @@ class TurnMetrics:
     ttft_ms: float = 0.0  # wall clock, request to first visible token
     prompt_n: int = 0  # prompt tokens evaluated this turn
     cache_n: int = 0  # prompt tokens reused from the KV cache
+    restored_n: int = 0  # of cache_n: tokens restored from a state saved on disk
     prompt_ms: float = 0.0
     prompt_per_second: float = 0.0
     predicted_n: int = 0
@@ -58,7 +59,9 @@ class TurnMetrics:
             f"TTFT {self.ttft_ms:.0f} ms",
             f"{self.predicted_per_second:.1f} tok/s",
             f"{self.predicted_n} tokens",
-            f"prompt {self.prompt_n} (+{self.cache_n} cached) at {self.prompt_per_second:.0f} tok/s",
+            f"prompt {self.prompt_n} (+{self.cache_n} cached"
+            + (f", {self.restored_n} of them from disk" if self.restored_n else "")
+            + f") at {self.prompt_per_second:.0f} tok/s",
         ]
         if self.draft_n:
             parts.append(f"draft {self.draft_n_accepted}/{self.draft_n} accepted")

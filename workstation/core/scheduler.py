@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import logging
 import queue
 import threading
 import time
@@ -51,6 +52,14 @@ from workstation.core.events import (
     TokenDelta,
     TurnFinished,
 )
+from workstation.core.kv_state import (
+    MIN_RESTORE_TOKENS,
+    KvStateError,
+    KvStateStore,
+    StateKey,
+    read_sequence,
+    write_sequence,
+)
 from workstation.core.metrics import TurnMetrics
 from workstation.core.planner import resolve_gpu_layers
 from workstation.core.profiles import KV_CACHE_TYPES, Profile, Sampling
@@ -68,6 +77,7 @@ from workstation.core.slots import (
 from workstation.core.stop_strings import StopMatcher
 from workstation.core.thread_policy import RECHECK_TOKENS, ThreadChoice, ThreadGovernor
 
+log = logging.getLogger(__name__)
 ADMIT_WINDOW_S = 0.005  # after an idle spell, wait this long for requests sent at the same time
 UNBOUNDED_QUEUE = 1 << 30
 
@@ -131,6 +141,7 @@ class Scheduler:
         slot_context: int | None = None,
         progress: Callable[[float], None] | None = None,
         threaded: bool = True,
+        kv_store: KvStateStore | None = None,
     ) -> None:
         if profile.backend != "llama":
             raise EngineError(
@@ -179,6 +190,11 @@ class Scheduler:
             self.governor = ThreadGovernor(self.settings.n_threads, gpu_all_layers=gpu_all)
             self._apply_threads(self.governor.current)
         self._since_thread_check = 0  # tokens generated since the governor last looked
+        # saved KV states on disk (core/kv_state.py): restored into a fresh slot, saved on leave
+        self.kv_store = kv_store
+        self.state_key = StateKey.for_model(
+            self.model.path, profile.kv_cache.k, profile.kv_cache.v, self.slot_ctx
+        )
         self.load_ms = (time.perf_counter() - t0) * 1000
         self.waiting: collections.deque[Request] = collections.deque()
         self.stats = SchedulerStats()
@@ -464,7 +480,12 @@ class Scheduler:
             if action is None:
                 continue  # a slot admitted earlier is prefilling the same prefix: wait for it
             slot.fresh = False
-            if action.copy_from is not None:
+            if self.kv_store is not None and len(slot.tokens) - action.keep >= MIN_RESTORE_TOKENS:
+                self._save_slot(slot)  # another conversation takes the slot: keep this one on disk
+            restored = self._restore(slot, action.keep) if self.kv_store is not None else 0
+            if restored:
+                pass  # the slot's cells are now a saved state's prefix, longer than any slot's
+            elif action.copy_from is not None:
                 # each sequence has its own KV stream: llama.cpp copies a whole stream (at the
                 # next decode), then the cells past the shared prefix are dropped
                 model.seq_rm(slot.seq, -1, -1)
@@ -478,7 +499,54 @@ class Scheduler:
                     keep = 0
                 del slot.tokens[keep:]
             slot.run.metrics.cache_n = len(slot.tokens)
+            slot.run.metrics.restored_n = restored
             self.stats.cached_tokens_total += len(slot.tokens)
+
+    def _restore(self, slot: Slot, in_memory: int) -> int:
+        """Restore a saved state that shares more of the prompt than any slot's cells do;
+        the tokens restored (0: none, or a file that could not be used)."""
+        assert self.kv_store is not None and slot.req is not None
+        found = self.kv_store.best(self.state_key, slot.req.prompt, in_memory + MIN_RESTORE_TOKENS)
+        if found is None:
+            return 0
+        entry, n = found
+        try:
+            data = self.kv_store.load(self.state_key, entry)
+        except KvStateError as err:  # the slot's own cells are untouched
+            log.warning("Ignored a saved KV state: %s; the prompt is read as usual.", err)
+            return 0
+        if not write_sequence(self.model, slot.seq, data):  # the sequence is empty now
+            log.warning("Ignored a saved KV state: llama.cpp could not load %s.", entry.path.name)
+            slot.tokens = []
+            return 0
+        self.model.seq_rm(slot.seq, n, -1)
+        slot.tokens = entry.tokens[:n]
+        if self.model.seq_pos_max(slot.seq) + 1 != n:  # not what the file said it held
+            log.warning("Ignored a saved KV state: %s holds other cells than its header says.", entry.path.name)
+            self.model.seq_rm(slot.seq, -1, -1)
+            slot.tokens = []
+            return 0
+        if slot.spec is not None:
+            slot.spec.forget()
+        return n
+
+    def save_states(self) -> int:
+        """Save every idle slot's cells to the store (leaving a conversation, closing)."""
+        if self.kv_store is None:
+            return 0
+        saved = 0
+        for slot in self.slots:
+            if slot.req is None and len(slot.tokens) >= MIN_RESTORE_TOKENS:
+                self._save_slot(slot)
+                saved += 1
+        return saved
+
+    def _save_slot(self, slot: Slot) -> None:
+        assert self.kv_store is not None
+        try:
+            self.kv_store.save(self.state_key, list(slot.tokens), read_sequence(self.model, slot.seq))
+        except OSError as err:  # a full disk costs only the speed-up
+            log.warning("Could not save a KV state: %s", err)
 
     def _propose(self) -> None:
         for slot in self.slots:
