@@ -3,8 +3,9 @@
 ``Engine`` owns a ``Scheduler`` (``core/scheduler.py``) with ``profile.parallel`` slots and no
 thread of its own: iterating a turn runs the scheduler's steps in the caller's thread, so the
 chat, summaries, batch, eval and bench turns go through exactly the loop ``serve`` runs
-(speculation, stop strings, prefix reuse, metrics exist once). Slot 0's KV cache is kept
-between turns, so turn N only prefills what is new (``cache_n`` counts the reused tokens).
+(speculation, stop strings, prefix reuse, metrics exist once). The slots' KV cells are kept
+between turns and a new prompt goes to the slot that holds most of it, so turn N of a
+conversation only prefills what is new (``cache_n`` counts the reused tokens).
 
 ``Engine(profile, concurrent=True)`` runs the scheduler in a thread of its own instead, so
 several threads may run turns at once (``batch`` keeps ``parallel`` documents in flight).

@@ -228,17 +228,23 @@ class EngineProcess:
         on_finished: Callable[[int, TurnFinished], None] | None = None,
     ) -> list[TurnFinished]:
         results: dict[int, TurnFinished] = {}
-        with self._lock:
-            self._cancel.clear()
+        failure: BaseException | None = None
+        with self._lock:  # the child clears the cancel flag when its turns start
             self._conn.send(("many", list(conversations), dataclasses.asdict(sampling) if sampling else None))
-            while True:
+            while True:  # read to the end even if a callback fails: the pipe stays in step
                 reply = self._recv()
                 if reply[0] == "item":
                     final = TurnFinished(reply[2], TurnMetrics.from_dict(reply[3]))
                     results[reply[1]] = final
-                    if on_finished is not None:
-                        on_finished(reply[1], final)
+                    if on_finished is not None and failure is None:
+                        try:
+                            on_finished(reply[1], final)
+                        except Exception as err:  # noqa: BLE001 - raised once the pipe is drained
+                            failure = err
+                            self.cancel()
                 elif reply[0] == "result":
+                    if failure is not None:
+                        raise failure
                     return [results[i] for i in sorted(results)]
                 elif reply[0] == "error":
                     raise EngineError(reply[1])

@@ -251,6 +251,9 @@ class RemoteEngine:
         if not messages or not str(messages[-1].get("content", "")).strip():
             raise EngineError("The message is empty; type something to send.")
         payload = self._payload(messages, sampling)
+        if self._cancel.is_set():  # cancelled before it was sent: nothing to ask the server
+            yield TurnFinished("", TurnMetrics(load_ms=self.load_ms, stop_reason="cancelled"))
+            return
         t_request = time.perf_counter()
         metrics = TurnMetrics(load_ms=self.load_ms)
         parts: list[str] = []

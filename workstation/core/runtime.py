@@ -105,13 +105,6 @@ class Batch:
         self.n_tokens = i + 1
         return i
 
-    def add_seqs(self, token: int, pos: int, seq_ids: Sequence[int], logits: bool = False) -> int:
-        i = self.add(token, pos, seq_ids[0], logits)
-        for j, s in enumerate(seq_ids):
-            self._batch.seq_id[i][j] = s
-        self._batch.n_seq_id[i] = len(seq_ids)
-        return i
-
     @property
     def raw(self) -> llama_cpp.llama_batch:
         self._batch.n_tokens = self.n_tokens
@@ -193,7 +186,6 @@ class LoadedModel:
         self.n_ctx = llama_cpp.llama_n_ctx(ctx)
         self.n_batch = cparams.n_batch
         self.metadata = self.model.metadata()
-        self._piece_buf = ctypes.create_string_buffer(256)
         self._logits_row = ctypes.POINTER(ctypes.c_float * self.n_vocab)
         self._abort_flag: Callable[[], bool] | None = None
         self._abort_cb = llama_cpp.ggml_abort_callback(self._abort_check)
@@ -216,12 +208,14 @@ class LoadedModel:
         return self.model.tokenize(text.encode("utf-8"), add_special, parse_special)
 
     def piece(self, token: int, special: bool = False) -> bytes:
-        n = llama_cpp.llama_token_to_piece(self.vocab, token, self._piece_buf, 256, 0, special)
+        # a buffer per call: serve's HTTP threads detokenize while the decode thread streams
+        # (a shared buffer, filled with the GIL released, handed one caller another's bytes)
+        buf = ctypes.create_string_buffer(256)
+        n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, 256, 0, special)
         if n < 0:
             buf = ctypes.create_string_buffer(-n)
             n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, -n, 0, special)
-            return buf.raw[:n]
-        return self._piece_buf.raw[:n]
+        return buf.raw[:n]
 
     def detokenize(self, tokens: Sequence[int], special: bool = False) -> str:
         return b"".join(self.piece(t, special) for t in tokens).decode("utf-8", errors="replace")
@@ -258,9 +252,6 @@ class LoadedModel:
             raise EngineError("The context is full: no room in the KV cache for these tokens.")
         if rc != 0:
             raise EngineError(f"llama.cpp failed to decode a batch (code {rc}).")
-
-    def logits_ptr(self, i: int) -> ctypes._Pointer:  # type: ignore[type-arg]
-        return llama_cpp.llama_get_logits_ith(self.ctx, i)
 
     def logits(self, i: int) -> np.ndarray:
         """A numpy view of the logits for batch output ``i`` (valid until the next decode)."""

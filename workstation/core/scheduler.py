@@ -127,6 +127,17 @@ class SlotRun:
     t_start: float = 0.0  # admitted: its prefill starts
     t_first: float = 0.0  # first token sampled
     t_last: float = 0.0  # last token sampled
+    unsent: int = 0  # reply tokens not yet covered by a TokenDelta (held UTF-8 bytes, stop text)
+
+
+def _deliver(req: Request, event: SchedulerEvent) -> None:
+    """Hand ``event`` to the request's sink; a sink that fails (a client's event loop already
+    closed) loses its own events, never the decoding thread."""
+    try:
+        req.sink(event)
+    except Exception as err:  # noqa: BLE001 - one caller's failure must not stop the others
+        req.dropped = True
+        log.warning("A request's events could not be delivered (%s: %s); it is dropped.", type(err).__name__, err)
 
 
 class Scheduler:
@@ -250,6 +261,8 @@ class Scheduler:
         with self._cond:
             if self._stop:
                 raise EngineError("The server is shutting down.")
+            if self._thread is not None and not self._thread.is_alive():
+                raise EngineError("The engine stopped; load the profile again.")
             busy = sum(1 for s in self.slots if s.req is not None)
             if busy + len(self.waiting) >= self.n_parallel + self.max_queue:
                 self.stats.requests_rejected_total += 1
@@ -265,9 +278,18 @@ class Scheduler:
         return req
 
     def cancel(self, req: Request) -> None:
+        """Cancel one request: a waiting one leaves the queue at once (its place is free)."""
         req.cancel()
         with self._cond:
+            queued = req in self.waiting
+            if queued:
+                self.waiting.remove(req)
             self._cond.notify()
+        if queued:
+            self.stats.requests_cancelled_total += 1
+            m = TurnMetrics(stop_reason="cancelled", kv_size=self.slot_ctx)
+            m.total_ms = (time.perf_counter() - req.t_request) * 1000
+            _deliver(req, TurnFinished("", m))
 
     def stream(self, prompt: list[int], sampling: Sampling, **kwargs: Any) -> Iterator[TokenDelta | TurnFinished]:
         """Blocking iterator over one request's events; closing it early cancels the request."""
@@ -408,8 +430,8 @@ class Scheduler:
             self._fail_all("The server is shutting down.")
 
     def step(self) -> bool:
-        """One decode step; False when there was nothing to do. Never raises: a failure fails
-        the requests it touched (``RequestFailed``) and the slots start clean."""
+        """One decode step; False when there was nothing to do. Never raises: an unexpected
+        failure fails every running request (``RequestFailed``) and the slots start clean."""
         try:
             return self._step()
         except Exception as err:  # noqa: BLE001 - every request must hear why, never a traceback
@@ -426,7 +448,7 @@ class Scheduler:
             self.stats.requests_cancelled_total += 1
             m = TurnMetrics(stop_reason="cancelled", kv_size=self.slot_ctx)
             m.total_ms = (time.perf_counter() - req.t_request) * 1000
-            req.sink(TurnFinished("", m))
+            _deliver(req, TurnFinished("", m))
         if self.governor is not None and (admitted or self._since_thread_check >= RECHECK_TOKENS):
             self._since_thread_check = 0
             choice = self.governor.check()
@@ -585,7 +607,9 @@ class Scheduler:
             entries = plan.entries
             model.set_abort(lambda: all(e.slot.req is None or e.slot.req.is_cancelled() for e in entries))
         try:
-            self._decode(plan)
+            # each slot has its own KV stream of slot_ctx cells and never outgrows it (the
+            # "context" limit), so a failure here is not a full pool that eviction could fix
+            model.decode(batch)
         except DecodeAborted:
             for entry in plan.entries:
                 model.seq_rm(entry.slot.seq, len(entry.slot.tokens), -1)
@@ -622,22 +646,12 @@ class Scheduler:
             n_acc, n_out = self._update(slot, idx, entry, n_drafts)
             if n_drafts:
                 verified.append((slot, n_drafts, n_acc, n_out))
-        if any(s.spec is not None for s in self.slots) and not prefill:
+        if any(s.spec is not None for s in self.slots):
             seconds = time.perf_counter() - t0
-            self.slots[0].spec.costs.record(seconds, plan.n_generating, plan.n_drafts)
+            if not prefill:  # a step with prompt chunks in it says nothing about a step's cost
+                self.slots[0].spec.costs.record(seconds, plan.n_generating, plan.n_drafts)
             for slot, n_drafts, n_acc, n_out in verified:
-                slot.spec.after_step(seconds, n_drafts, n_acc, n_out)
-
-    def _decode(self, plan: StepPlan) -> None:
-        """llama_decode; when the KV pool is full, idle slots give their cells back once."""
-        try:
-            self.model.decode(self.batch)
-        except DecodeAborted:
-            raise
-        except EngineError:
-            if not self._evict_idle():
-                raise
-            self.model.decode(self.batch)
+                slot.spec.after_step(seconds, n_drafts, n_acc, n_out, timed=not prefill)
 
     # --- update ----------------------------------------------------------------------------
     def _eog_tokens(self) -> np.ndarray:
@@ -667,15 +681,17 @@ class Scheduler:
             run.metrics.draft_n += n_drafts
             run.metrics.draft_n_accepted += n_acc
         now = time.perf_counter()
-        if not run.t_first:
-            run.t_first = now
-        run.t_last = now
         self._since_thread_check += len(out)
         for tok in out:
             if model.is_eog(tok) and not req.ignore_eos:
                 self._finish(slot, "eos")
                 return n_acc, len(out)
+            # the reply's tokens' times (an EOS is not one: its step would count one more)
+            if not run.t_first:
+                run.t_first = now
+            run.t_last = now
             run.reply.append(tok)
+            run.unsent += 1
             text = run.detok.push(model.piece(tok))
             if text:
                 text, stopped = run.stopper.push(text)
@@ -699,7 +715,8 @@ class Scheduler:
         if not run.parts:
             run.metrics.ttft_ms = (time.perf_counter() - req.t_request) * 1000
         run.parts.append(text)
-        req.sink(TokenDelta(text))
+        _deliver(req, TokenDelta(text, max(1, run.unsent)))
+        run.unsent = 0
 
     def _finish(self, slot: Slot, stop: str, flush: bool = True) -> None:
         req, run = slot.req, slot.run
@@ -710,8 +727,8 @@ class Scheduler:
             if tail:
                 self._emit(slot, tail)
         now = time.perf_counter()
-        if slot.prefilling:
-            m.prompt_n = max(0, len(slot.tokens) - m.cache_n)
+        if slot.prefilling:  # a fresh slot has not touched its cells for this request yet
+            m.prompt_n = 0 if slot.fresh else max(0, len(slot.tokens) - m.cache_n)
             m.prompt_ms = (now - run.t_start) * 1000
         n = len(run.reply)
         m.predicted_n = n
@@ -737,7 +754,7 @@ class Scheduler:
         self.stats.tokens_predicted_total += m.predicted_n
         self.stats.tokens_predicted_seconds_total += m.predicted_ms / 1000
         self._release(slot)
-        req.sink(TurnFinished("".join(run.parts), m, list(run.reply)))
+        _deliver(req, TurnFinished("".join(run.parts), m, list(run.reply)))
 
     def _fail(self, slot: Slot, message: str) -> None:
         req = slot.req
@@ -747,7 +764,7 @@ class Scheduler:
             slot.spec.forget()
         self._release(slot)
         if req is not None:
-            req.sink(RequestFailed(message))
+            _deliver(req, RequestFailed(message))
 
     def _fail_all(self, message: str) -> None:
         for slot in self.slots:
@@ -757,7 +774,7 @@ class Scheduler:
             left = list(self.waiting)
             self.waiting.clear()
         for req in left:
-            req.sink(RequestFailed(message))
+            _deliver(req, RequestFailed(message))
 
     def _release(self, slot: Slot) -> None:
         if slot.run is not None:
@@ -771,13 +788,3 @@ class Scheduler:
         slot.last_used = time.perf_counter()
         with self._cond:
             self._cond.notify()
-
-    def _evict_idle(self) -> bool:
-        """Free the cached cells of idle slots (the KV pool ran out); True if any were freed."""
-        freed = False
-        for slot in self.slots:
-            if slot.req is None and slot.tokens:
-                self.model.seq_rm(slot.seq, -1, -1)
-                slot.tokens = []
-                freed = True
-        return freed

@@ -589,17 +589,19 @@ class SlotSpeculator:
                 break
         return out, n_acc
 
-    def after_step(self, seconds: float, n_drafts: int, n_acc: int, n_out: int) -> None:
-        """Account a verified draft: acceptance, slow start, and the turn's time saved or lost."""
+    def after_step(self, seconds: float, n_drafts: int, n_acc: int, n_out: int, timed: bool = True) -> None:
+        """Account a verified draft: acceptance, slow start, and (``timed``: the step held no
+        prompt chunks, so its time is this decoding's) the turn's time saved or lost."""
         if not n_drafts:
             return
-        t_plain = self.t_plain.value(seconds)
-        # what this step cost against plain steps for the same tokens; a turn whose drafts
-        # have lost more than BAIL_OUT_PLAIN_STEPS plain steps decodes plainly from here on
-        self.saved += n_out * t_plain - seconds - (self.t_draft.value(0.0) * n_drafts)
-        if self.adaptive and self.saved < -BAIL_OUT_PLAIN_STEPS * t_plain:
-            self.off_for_turn = True
-            self.turns_bailed_out += 1
+        if timed:
+            t_plain = self.t_plain.value(seconds)
+            # what this step cost against plain steps for the same tokens; a turn whose drafts
+            # have lost more than BAIL_OUT_PLAIN_STEPS plain steps decodes plainly from here on
+            self.saved += n_out * t_plain - seconds - (self.t_draft.value(0.0) * n_drafts)
+            if self.adaptive and self.saved < -BAIL_OUT_PLAIN_STEPS * t_plain:
+                self.off_for_turn = True
+                self.turns_bailed_out += 1
         self.session_drafted += n_drafts
         self.session_accepted += n_acc
         self.acceptance[self.cls].update(n_acc, n_drafts)

@@ -30,7 +30,7 @@ import psutil
 
 RECHECK_TOKENS = 256  # a long generation looks at the machine again after this many tokens
 MIN_WINDOW_S = 0.2  # a load measured over less time than this is not trusted; the last one is
-BUSY_SLACK = 0.35  # cores: other programs' load below one core plus this is not a busy core
+BUSY_SLACK = 0.35  # other programs' load counts as a busy core from 0.35 of a core (2 from 1.35)
 
 
 @dataclass(frozen=True)
