@@ -92,6 +92,21 @@ class Context:
         path.write_text(json.dumps(data, indent=1), encoding="utf-8")
         return path
 
+    def resume(self, key: str, fresh: bool = False) -> None:
+        """Take the results of an earlier call with the same build: its finished steps are not
+        run again (a call cut short by its time limit is continued by the same command)."""
+        path = self.work / "results.json"
+        if path.exists() and not fresh:
+            old = json.loads(path.read_text())
+            if old.get("resume_key") == key:
+                self.results["steps"] = old.get("steps", {})
+        self.results["resume_key"] = key
+
+    def save(self) -> None:
+        tmp = self.work / ".results.json.tmp"
+        tmp.write_text(json.dumps(self.results, default=str))
+        tmp.replace(self.work / "results.json")
+
     def close(self) -> None:
         for proc in self.procs:
             if proc.poll() is None:
@@ -106,6 +121,10 @@ class StepError(Exception):
 def step(ctx: Context, name: str, fn: Callable[[Context], dict[str, Any]], min_left: float = 20) -> None:
     from .report import write_report
 
+    done = ctx.results["steps"].get(name)
+    if done and done.get("ok"):
+        print(f"[gpu-check] {name}: done in an earlier call", flush=True)
+        return
     rec: dict[str, Any] = {"ok": False}
     t0 = time.monotonic()
     if ctx.left() < min_left:
@@ -124,6 +143,7 @@ def step(ctx: Context, name: str, fn: Callable[[Context], dict[str, Any]], min_l
             rec["traceback"] = traceback.format_exc()[-2000:]
     rec["seconds"] = round(time.monotonic() - t0, 1)
     ctx.results["steps"][name] = rec
+    ctx.save()
     print(f"[gpu-check] {name}: {'ok' if rec['ok'] else rec.get('error') or rec.get('skipped')} "
           f"({rec['seconds']} s)", flush=True)
     write_report(ctx.results, ctx.out)
@@ -140,8 +160,15 @@ def environment(ctx: Context) -> dict[str, Any]:
         v = subprocess.run(["nvcc", "--version"], capture_output=True, text=True, timeout=30)
         rec["nvcc"] = (v.stdout.strip().splitlines() or [""])[-1]
     rec["hw"] = ctx.cli_json("hw", "--json", timeout=60)
-    ctx.results["threads"] = int(rec["hw"]["cpu"]["physical_cores"])
+    rec["threads"] = int(rec["hw"]["cpu"]["physical_cores"])
     return rec
+
+
+def threads(ctx: Context) -> str:
+    """The threads every run uses: the physical cores `workstation hw` counts (the profiles'
+    `threads: auto`), so llama.cpp's tools run with the same number."""
+    env = ctx.results["steps"].get("environment") or {}
+    return str(env.get("threads") or os.cpu_count() or 2)
 
 
 def nvml_used(pids: set[int]) -> dict[str, int | None]:
@@ -262,7 +289,7 @@ def _half(total_layers: int) -> int:
 def bench(ctx: Context) -> dict[str, Any]:
     reps = "1" if ctx.quick else "5"
     n_prompt, n_gen = ("64", "16") if ctx.quick else ("512", "128")
-    threads = str(ctx.results.get("threads") or os.cpu_count() or 2)
+    n_threads = threads(ctx)
     rows = []
     for name, path in ctx.models.items():
         full = ctx.profile(f"bench-{name}-full", path, gpu_layers="all")
@@ -270,12 +297,12 @@ def bench(ctx: Context) -> dict[str, Any]:
         total = int(plan["total_layers"])
         half = ctx.profile(f"bench-{name}-half", path, gpu_layers=_half(total))
         recs = ctx.cli_json("bench", "-p", str(full), "-p", str(half), "--json", "--no-save", "-r", reps,
-                            "--n-prompt", n_prompt, "--n-gen", n_gen, "-t", threads, timeout=400)
+                            "--n-prompt", n_prompt, "--n-gen", n_gen, "-t", n_threads, timeout=400)
         for ngl, prof in ((total, full), (_half(total), half)):
             ours = {r["test"]: r for r in recs if r["profile"] == prof.stem}
             lb = subprocess.run(
                 [str(ctx.bin / "llama-bench"), "-m", str(path), "-p", n_prompt, "-n", n_gen, "-ngl", str(ngl),
-                 "-fa", "1", "-ctk", "f16", "-ctv", "f16", "-t", threads, "-r", reps, "-o", "json"],
+                 "-fa", "1", "-ctk", "f16", "-ctv", "f16", "-t", n_threads, "-r", reps, "-o", "json"],
                 capture_output=True, text=True, timeout=max(5, min(300, ctx.left())), env=ctx.env)
             if lb.returncode != 0:
                 raise StepError(f"llama-bench exited {lb.returncode}: {lb.stderr.strip()[-200:]}")
@@ -291,7 +318,7 @@ def bench(ctx: Context) -> dict[str, Any]:
             row["chat_ts"] = tg.get("chat_ts")
             rows.append(row)
     return {"rows": rows, "n_prompt": int(n_prompt), "n_gen": int(n_gen), "repetitions": int(reps),
-            "threads": int(threads)}
+            "threads": int(n_threads)}
 
 
 def serve_scaling(ctx: Context) -> dict[str, Any]:
@@ -341,9 +368,8 @@ def rendered_prompt(ctx: Context, model: Path, text: str) -> str:
 
 
 def speculative_simple(ctx: Context, model: Path, prompt: str, n: int, extra: list[str]) -> dict[str, Any]:
-    threads = str(ctx.results.get("threads") or 2)
     cmd = [str(ctx.bin / "llama-speculative-simple"), "-m", str(model), "-p", prompt, "-n", str(n),
-           "--temp", "0", "-c", "4096", "-ngl", "99", "-fa", "on", "-t", threads, "--no-warmup", *extra]
+           "--temp", "0", "-c", "4096", "-ngl", "99", "-fa", "on", "-t", threads(ctx), "--no-warmup", *extra]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=max(5, min(240, ctx.left())), env=ctx.env)
     text = proc.stdout + proc.stderr
     m, a = _SPEC.search(text), _ACCEPT.search(text)

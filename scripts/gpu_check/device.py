@@ -224,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="dry run on this machine: CUDA off, the kit read in place, prepare's CPU build reused")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions and tokens (a dry run of every step)")
     ap.add_argument("--budget", type=float, default=560, help="seconds this call may take in all (default 560)")
+    ap.add_argument("--fresh", action="store_true", help="run every step again (default: continue an earlier call)")
     ap.add_argument("--out", type=Path, help="where the report goes (default $OUT, else .gpu-check/out)")
     args = ap.parse_args(argv)
     t0 = time.monotonic()
@@ -256,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ctx = Context(work=work, out=out, site=stage.site, bin=Path(build["bin"]), models=models,
                   cuda=cuda, quick=args.quick, deadline=deadline - 20)
+    ctx.resume(f"{build.get('key')}|quick={args.quick}", fresh=args.fresh)
     ctx.results["build"] = build
     ctx.results["kit"] = {"llama_version": manifest.llama_version, "calls": manifest.calls,
                           "cpu_build": manifest.cpu_build}
