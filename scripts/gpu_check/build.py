@@ -43,6 +43,52 @@ def cpu_has_amx() -> bool:
         return False
 
 
+def _first(patterns: list[str], roots: list[Path]) -> Path | None:
+    for root in roots:
+        for pattern in patterns:
+            hits = sorted(root.glob(pattern))
+            if hits:
+                return hits[0]
+    return None
+
+
+def cuda_library_args() -> tuple[list[str], list[str], list[str]]:
+    """(CMake arguments, library folders the programs need at run time, notes) for the CUDA
+    libraries CMake's FindCUDAToolkit would miss. A toolkit assembled from pip wheels (as on this
+    project's machines) has nvcc but neither cuBLAS nor the driver's stub; cuBLAS then comes from
+    the Python packages (PyTorch's nvidia-cublas: nvidia/cu13/lib and include), libcuda from
+    the driver's folder, and without one the build leaves out the VMM pool (GGML_CUDA_NO_VMM)."""
+    toolkits = [Path(p) for p in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda") if p]
+    args: list[str] = []
+    lib_dirs: list[str] = []
+    notes: list[str] = []
+    if _first(["lib64/libcublas.so*", "targets/*/lib/libcublas.so*"], toolkits) is None:
+        import sys
+
+        extra = [Path(p) for p in os.environ.get("GPU_CHECK_CUBLAS_ROOT", "").split(os.pathsep) if p]
+        sites = extra + [Path(p) / "nvidia" for p in sys.path if p and (Path(p) / "nvidia").is_dir()]
+        lib = _first(["lib/libcublas.so.*", "*/lib/libcublas.so.*"], sites)
+        lt = _first(["lib/libcublasLt.so.*", "*/lib/libcublasLt.so.*"], sites)
+        inc = _first(["include/cublas_v2.h", "*/include/cublas_v2.h"], sites)
+        if lib and lt and inc:
+            args += [f"-DCUDA_cublas_LIBRARY={lib}", f"-DCUDA_cublasLt_LIBRARY={lt}",
+                     f"-DCMAKE_CUDA_FLAGS=-I{inc.parent}"]
+            lib_dirs.append(str(lib.parent))
+            notes.append(f"cuBLAS from the Python packages: {lib.parent}")
+        else:
+            notes.append("no cuBLAS found in the toolkit or the Python packages")
+    drivers = [Path("/usr/local/nvidia/lib64"), Path("/usr/lib/x86_64-linux-gnu"), Path("/usr/lib64"),
+               *(t / "lib64" / "stubs" for t in toolkits), *(t / "targets/x86_64-linux/lib/stubs" for t in toolkits)]
+    if _first(["libcuda.so", "stubs/libcuda.so"], [t / "lib64" for t in toolkits]) is None:
+        driver = _first(["libcuda.so", "libcuda.so.1"], drivers)
+        if driver is not None:
+            args.append(f"-DCUDA_cuda_driver_LIBRARY={driver}")
+        else:
+            args.append("-DGGML_CUDA_NO_VMM=ON")
+            notes.append("no libcuda to link: built without the VMM memory pool (GGML_CUDA_NO_VMM)")
+    return args, lib_dirs, notes
+
+
 def cmake_args(site: Path, prefix: Path, cuda: bool, arch: str | None = None) -> list[str]:
     args = [
         "-DCMAKE_BUILD_TYPE=Release",
@@ -57,6 +103,7 @@ def cmake_args(site: Path, prefix: Path, cuda: bool, arch: str | None = None) ->
     ]
     if cuda:
         args.append(f"-DCMAKE_CUDA_ARCHITECTURES={arch or cuda_arch()}")
+        args += cuda_library_args()[0]
     if cpu_has_amx():
         args += [f"-DCMAKE_C_FLAGS={NO_AMX}", f"-DCMAKE_CXX_FLAGS={NO_AMX}"]
     if shutil.which("ninja"):
@@ -79,12 +126,17 @@ def unpack(archive: Path, dest: Path) -> Path:
 
 
 def build(src: Path, work: Path, *, cuda: bool, version: str, jobs: int | None = None,
-          configure_only: bool = False, log: Any = None) -> dict[str, Any]:
-    """Configure, build and install into ``work/site``; returns what was done and how long it
-    took. A second call with the same source and flags is a no-op (the result is cached)."""
+          configure_only: bool = False, log: Any = None, arch: str | None = None,
+          targets: list[str] | None = None) -> dict[str, Any]:
+    """Configure, build (``targets``, default all) and install into ``work/site``; returns what
+    was done and how long it took. A second call with the same source and flags is a no-op."""
     site, prefix, bdir = work / "site", work / "prefix", work / "build"
-    args = cmake_args(site, prefix, cuda)
-    key = json.dumps({"src": str(src), "args": args, "configure_only": configure_only})
+    args = cmake_args(site, prefix, cuda, arch)
+    extra_libs, notes = cuda_library_args()[1:] if cuda else ([], [])
+    what: dict[str, Any] = {"src": str(src), "args": args, "configure_only": configure_only}
+    if targets:
+        what["targets"] = targets
+    key = json.dumps(what)
     done = work / "build.json"
     if done.exists():
         prev = json.loads(done.read_text())
@@ -93,7 +145,9 @@ def build(src: Path, work: Path, *, cuda: bool, version: str, jobs: int | None =
     jobs = jobs or os.cpu_count() or 2
     t0 = time.monotonic()
     steps: list[tuple[str, list[str]]] = [("configure", ["cmake", "-S", str(src), "-B", str(bdir), *args])]
-    if not configure_only:
+    if targets:
+        steps.append(("build", ["cmake", "--build", str(bdir), "-j", str(jobs), "--target", *targets]))
+    elif not configure_only:
         steps += [("build", ["cmake", "--build", str(bdir), "-j", str(jobs)]),
                   ("install", ["cmake", "--install", str(bdir)])]
     timings: dict[str, float] = {}
@@ -108,9 +162,9 @@ def build(src: Path, work: Path, *, cuda: bool, version: str, jobs: int | None =
     result: dict[str, Any] = {
         "key": key, "rc": rc, "failed_step": None if rc == 0 else name, "cuda": cuda,
         "cmake_args": args, "jobs": jobs, "seconds": round(time.monotonic() - t0, 1), **timings,
-        "configure_only": configure_only,
+        "configure_only": configure_only or bool(targets), "lib_dirs": extra_libs, "notes": notes,
     }
-    if rc == 0 and not configure_only:
+    if rc == 0 and not configure_only and not targets:
         _package(src, site, version)
         result["bin"] = str(tool_dir(bdir))
         result["tools"] = {t: (tool_dir(bdir) / t).exists() for t in TOOLS}

@@ -37,6 +37,7 @@ class Context:
     cuda: bool
     quick: bool
     deadline: float
+    lib_dirs: list[str] = field(default_factory=list)  # e.g. cuBLAS from the Python packages
     results: dict[str, Any] = field(default_factory=lambda: {"steps": {}})
     procs: list[subprocess.Popen] = field(default_factory=list)
 
@@ -53,6 +54,8 @@ class Context:
             "LLAMA_ANCHORS_BIN": str(self.bin),
             "PYTHONUNBUFFERED": "1",
         }
+        if self.lib_dirs:
+            self.env["LD_LIBRARY_PATH"] = os.pathsep.join([*self.lib_dirs, os.environ.get("LD_LIBRARY_PATH", "")])
         self.env.pop("WORKSTATION_API_KEY", None)
         self.log = (self.work / "steps.log").open("a")
 

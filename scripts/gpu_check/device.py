@@ -256,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     from .report import write_report
 
     ctx = Context(work=work, out=out, site=stage.site, bin=Path(build["bin"]), models=models,
-                  cuda=cuda, quick=args.quick, deadline=deadline - 20)
+                  cuda=cuda, quick=args.quick, deadline=deadline - 20, lib_dirs=build.get("lib_dirs") or [])
     ctx.resume(f"{build.get('key')}|quick={args.quick}", fresh=args.fresh)
     ctx.results["build"] = build
     ctx.results["kit"] = {"llama_version": manifest.llama_version, "calls": manifest.calls,

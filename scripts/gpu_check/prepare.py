@@ -289,6 +289,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if not cpu or cpu.get("rc") == 0 else 1
 
 
+H200_ARCH = "90"  # the lent GPUs are H200s (compute capability 9.0)
+# one kernel file compiled here with the device's flags: proves nvcc, cuBLAS's headers and the
+# trimmed CUDA sources work together without an hour of compiling
+CUDA_PROBE = "vendor/llama.cpp/ggml/src/ggml-cuda/CMakeFiles/ggml-cuda.dir/acc.cu.o"
+
+
 def cpu_build(archive: Path, version: str, jobs: int | None) -> dict[str, object]:
     """Build the trimmed archive for the CPU here (cached per archive), and configure it with
     CUDA where this machine has nvcc (configure only: compiling the kernels takes an hour on 2 cores)."""
@@ -305,9 +311,12 @@ def cpu_build(archive: Path, version: str, jobs: int | None) -> dict[str, object
         cwork = KIT / "cuda-configure"
         cwork.mkdir(exist_ok=True)
         with (cwork / "build.log").open("a") as log:
-            cres = builder.build(src, cwork, cuda=True, version=version, configure_only=True, log=log)
-        say(f"  CUDA configure with nvcc here: rc {cres['rc']}")
-        out["cuda_configure_rc"] = cres["rc"]
+            cres = builder.build(src, cwork, cuda=True, version=version, log=log, arch=H200_ARCH,
+                                 targets=[CUDA_PROBE] if shutil.which("ninja") else None, configure_only=True)
+        say(f"  CUDA for sm_{H200_ARCH} with nvcc here (configure and one kernel file): rc {cres['rc']}"
+            + "".join(f"; {n}" for n in cres.get("notes") or [])
+            + (f"; see {cwork / 'build.log'}" if cres["rc"] else ""))
+        out["cuda_probe"] = {k: cres.get(k) for k in ("rc", "failed_step", "seconds", "notes")}
     return out
 
 
