@@ -60,7 +60,7 @@ def cuda_library_args() -> tuple[list[str], list[str], list[str]]:
     the driver's folder, and without one the build leaves out the VMM pool (GGML_CUDA_NO_VMM)."""
     toolkits = [Path(p) for p in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda") if p]
     args: list[str] = []
-    lib_dirs: list[str] = []
+    lib_dirs = [str(t / "lib64") for t in toolkits if (t / "lib64").is_dir()]  # libcudart at run time
     notes: list[str] = []
     if _first(["lib64/libcublas.so*", "targets/*/lib/libcublas.so*"], toolkits) is None:
         import sys

@@ -78,9 +78,12 @@ def markdown(results: dict[str, Any]) -> str:
     env = steps.get("environment") or {}
     build = results.get("build") or {}
     lines = ["# GPU check", ""]
-    lines.append(f"Device: {env.get('nvidia_smi') or 'no NVIDIA GPU (CUDA off: a dry run)'}; "
-                 f"{env.get('nvcc') or ''}; Python {env.get('python', '?')}; llama-cpp-python "
-                 f"{(results.get('kit') or {}).get('llama_version', '?')}.")
+    device = [env.get("nvidia_smi") or "no NVIDIA GPU (CUDA off: a dry run)", env.get("nvcc"),
+              f"Python {env.get('python', '?')}",
+              f"llama-cpp-python {(results.get('kit') or {}).get('llama_version', '?')}"]
+    lines.append("Device: " + "; ".join(d for d in device if d) + ".")
+    for note in build.get("notes") or []:
+        lines.append(f"Build note: {note}.")
     lines.append(f"Build: {_f(build.get('seconds'), '{:.0f}')} s (configure {_f(build.get('configure_s'), '{:.0f}')}, "
                  f"compile {_f(build.get('build_s'), '{:.0f}')}), CUDA {'on' if build.get('cuda') else 'off'}, "
                  f"{build.get('jobs', '?')} jobs; whole call {_f(results.get('wall_s'), '{:.0f}')} s.")
