@@ -218,9 +218,12 @@ class PlainLoop:
         ctx = max(512, args.prompt_words * 3 + args.max_tokens + 64)
         threads = args.threads or profile.resolved_threads()
         self.threads = threads
+        from workstation.core.planner import resolve_gpu_layers
+
         self.model = LoadedModel(
             resolve_model_path(profile.model),
-            RuntimeSettings(n_ctx=ctx * n_max, n_threads=threads, n_seq_max=n_max),
+            RuntimeSettings(n_ctx=ctx * n_max, n_threads=threads, n_seq_max=n_max,
+                            n_gpu_layers=resolve_gpu_layers(profile)),  # on a GPU, the server's layers
         )
 
     def tps(self, n: int, args: argparse.Namespace) -> float:

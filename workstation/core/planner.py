@@ -19,6 +19,7 @@ src/llama-context.cpp, llama-kv-cache.cpp and llama-kv-cache-iswa.cpp):
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,6 +155,7 @@ class MemoryPlan:
     speed_note: str
     devices: list[DevicePlan] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    draft: dict[str, Any] | None = None  # the draft model's share (already in the totals above)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -389,16 +391,77 @@ def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None) -> Mem
     info = read_model_info(path, check=False)
     if gpus is None:
         gpus = hardware.gpus()
+    return plan_with_draft(profile, info, gpus)
+
+
+def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo]) -> MemoryPlan:
+    """The target's plan, with the profile's draft model (``speculative.mode: draft``) counted in.
+
+    The draft loads as the engine loads it (speculative.load_draft_model): the target's context,
+    f16 K/V, and with ``draft_gpu_layers: auto`` all of it on the GPU when the target uses one,
+    else none. Its GPU share is taken off the GPUs' free memory before the target's layers are
+    chosen, so ``gpu_layers: auto`` leaves it room; a draft file that is not there yet is only
+    named in a note.
+    """
     context = profile.context or info.context_length
-    return plan(
-        info,
-        context=context,
-        type_k=profile.kv_cache.k,
-        type_v=profile.kv_cache.v,
-        gpu_layers=profile.gpu_layers,
-        gpus=gpus,
-        flash_attn=profile.resolved_flash_attn(),
-    )
+    flash = profile.resolved_flash_attn()
+
+    def target(on: list[GpuInfo]) -> MemoryPlan:
+        return plan(info, context=context, type_k=profile.kv_cache.k, type_v=profile.kv_cache.v,
+                    gpu_layers=profile.gpu_layers, gpus=on, flash_attn=flash)
+
+    spec = profile.speculative
+    if spec.mode != "draft" or not spec.draft_model:
+        return target(gpus)
+    draft_path = Path(resolve_model_path(spec.draft_model))
+    if not draft_path.exists():
+        result = target(gpus)
+        result.notes.append(f"the draft model {spec.draft_model} is not downloaded yet, so it is not counted")
+        return result
+    dinfo = read_model_info(draft_path, check=False)
+    asked = spec.draft_gpu_layers
+
+    def draft(on: list[GpuInfo], layers: int | str) -> MemoryPlan:
+        return plan(dinfo, context=context, gpu_layers=layers, gpus=on, flash_attn=flash)
+
+    d = draft(gpus, "all" if asked == "auto" else asked)
+    left = [dataclasses.replace(g) for g in gpus]
+    for dev in d.devices:
+        if dev.kind == "gpu" and dev.layers:
+            g = next(x for x in left if x.index == dev.index)
+            g.vram_free = max(0, g.vram_free - dev.need_bytes)
+    result = target(left)
+    if asked == "auto" and result.gpu_layers == 0 and d.gpu_layers:
+        d = draft(gpus, 0)  # the engine keeps the draft off a GPU the target does not use
+    for dev in result.devices:
+        same = next((x for x in d.devices if x.kind == dev.kind and x.index == dev.index), None)
+        if same is not None and (same.layers or same.kind == "cpu"):
+            dev.weights_bytes += same.weights_bytes
+            dev.kv_cache_bytes += same.kv_cache_bytes
+            dev.compute_bytes += same.compute_bytes
+        dev.free_bytes = next((g.vram_free for g in gpus if g.index == dev.index), dev.free_bytes)
+    result.vram_free = sum(g.vram_free for g in gpus)
+    result.weights_bytes += d.weights_bytes
+    result.kv_cache_bytes += d.kv_cache_bytes
+    result.compute_bytes += d.compute_bytes
+    result.total_bytes += d.total_bytes
+    result.gpu_bytes += d.gpu_bytes
+    result.cpu_bytes += d.cpu_bytes
+    if result.cpu_bytes > max(0, result.ram_available - RAM_RESERVE_BYTES) or not d.fits:
+        result.fits, result.placement = False, "none"
+        result.verdict = f"does not fit with its draft model: {result.verdict}"
+    elif result.fits:
+        result.verdict += (f"; with its draft model {_gb(result.gpu_bytes)} GB on the GPU and "
+                           f"{_gb(result.cpu_bytes)} GB in RAM")
+    where = "on the GPU" if d.gpu_layers else "on the CPU"
+    share = (f"draft model {dinfo.name}: {_gb(d.weights_bytes)} GB of weights and "
+             f"{_gb(d.kv_cache_bytes)} GB of f16 K/V {where}")
+    result.notes.append(f"counts the {share}")
+    result.draft = {"model": spec.draft_model, "path": str(draft_path), "gpu_layers": d.gpu_layers,
+                    "total_layers": d.total_layers, "weights_bytes": d.weights_bytes,
+                    "kv_cache_bytes": d.kv_cache_bytes, "compute_bytes": d.compute_bytes,
+                    "gpu_bytes": d.gpu_bytes, "cpu_bytes": d.cpu_bytes}
+    return result
 
 
 def resolve_gpu_layers(profile: Profile) -> int:
