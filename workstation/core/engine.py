@@ -97,7 +97,7 @@ class Engine:
             model_path=str(model.path),
             n_ctx=self.core.slot_ctx,
             n_layer=model.n_layer,
-            gpu_layers=min(self.core.gpu_layers, model.n_layer + 1),
+            gpu_layers=min(self.core.gpu_layers, model.n_layer + 1) if model.gpu_offload else 0,
             type_k=self.profile.kv_cache.k,
             type_v=self.profile.kv_cache.v,
             flash_attn=settings.flash_attn,

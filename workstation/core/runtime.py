@@ -239,6 +239,11 @@ class LoadedModel:
         return bool(llama_cpp.llama_vocab_get_add_bos(self.vocab))
 
     @property
+    def gpu_offload(self) -> bool:
+        """This build of llama.cpp can put layers on a GPU (without one, gpu_layers is moot)."""
+        return bool(llama_cpp.llama_supports_gpu_offload())
+
+    @property
     def n_layer(self) -> int:
         return llama_cpp.llama_model_n_layer(self.model.model)
 

@@ -195,9 +195,7 @@ class Scheduler:
         # threads: auto follows the machine's load (core/thread_policy.py); a number stays
         self.governor: ThreadGovernor | None = None
         if profile.threads == "auto":
-            import llama_cpp
-
-            gpu_all = bool(llama_cpp.llama_supports_gpu_offload()) and self.gpu_layers > self.model.n_layer
+            gpu_all = self.model.gpu_offload and self.gpu_layers > self.model.n_layer
             self.governor = ThreadGovernor(self.settings.n_threads, gpu_all_layers=gpu_all)
             self._apply_threads(self.governor.current)
         self._since_thread_check = 0  # tokens generated since the governor last looked
