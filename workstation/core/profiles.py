@@ -172,7 +172,10 @@ def _check_type(src: str, dotted: str, value: Any, expected: Any) -> Any:
     return value
 
 
-def _build(cls: type, data: Any, src: str, prefix: str) -> Any:
+def _build(cls: type, data: Any, src: str, prefix: str, sections: dict[str, type] | None = None) -> Any:
+    """A dataclass from a YAML mapping: unknown fields and wrong types are refused in one
+    sentence; ``sections`` names the fields that are nested dataclasses (a profile's by default)."""
+    sections = _SECTIONS if sections is None else sections
     if not isinstance(data, dict):
         raise ProfileError(f"{_where(src, prefix)} must be a mapping of settings, not {_shown(data)}.")
     fields = {f.name: f for f in dataclasses.fields(cls)}
@@ -182,8 +185,8 @@ def _build(cls: type, data: Any, src: str, prefix: str) -> Any:
         if key not in fields or key == "source":
             allowed = ", ".join(n for n in fields if n != "source")
             raise ProfileError(f"{src}: unknown field '{dotted}'; allowed fields are {allowed}.")
-        if key in _SECTIONS:
-            kwargs[key] = _build(_SECTIONS[key], value, src, dotted)
+        if key in sections:
+            kwargs[key] = _build(sections[key], value, src, dotted, sections)
         else:
             kwargs[key] = _check_type(src, dotted, value, fields[key].type)
     return cls(**kwargs)
@@ -362,3 +365,7 @@ def save_profile(profile: Profile, path: Path) -> None:
     data = profile.to_dict()
     data.pop("source", None)
     write_text_atomic(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+
+
+# The same checks for other settings files (workloads): a YAML mapping into a dataclass.
+build_settings = _build
