@@ -22,7 +22,13 @@ import numpy as np
 from workstation.core.catalog import ModelInfo, read_model_info
 from workstation.core.model_shapes import active_params
 from workstation.core.results import ResultRow, history, save_run
-from workstation.core.speed_model import DecodePoint, SpeedConstants, default_cpu, fit_cpu, leave_one_out
+from workstation.core.speed_model import (
+    DecodePoint,
+    SpeedConstants,
+    default_cpu,
+    fit_cpu,
+    leave_one_out,
+)
 
 Progress = Callable[[float, str], None]  # (fraction done, what is running)
 SLOTS = (1, 2, 4)

@@ -92,7 +92,7 @@ def check(model: LoadedModel) -> MemoryCheck:
     if not allocated["kv_cache"]:
         allocated["kv_cache"] = sum(model.kv_cache_bytes)
     allocated["total"] = sum(allocated.values()) + sum(buffers.get("output", {}).values())
-    estimated = {"weights": p.weights_bytes, "kv_cache": p.kv_cache_bytes, "compute": p.compute_bytes,
+    estimated = {"weights": p.weights_bytes + p.repack_bytes, "kv_cache": p.kv_cache_bytes, "compute": p.compute_bytes,
                  "total": p.total_bytes}
     settings = {"n_ctx": model.n_ctx, "n_gpu_layers": s.n_gpu_layers, "gpu_layers_planned": p.gpu_layers,
                 "type_k": _type_name(s.type_k), "type_v": _type_name(s.type_v), "flash_attn": s.flash_attn,

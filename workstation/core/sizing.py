@@ -30,7 +30,13 @@ from typing import Any
 from workstation.core.catalog import ModelInfo
 from workstation.core.gpu_table import GpuSpec, find_spec, sizing_specs
 from workstation.core.hardware import GpuInfo
-from workstation.core.model_shapes import QUANT_BPW, active_params, at_quantization, candidate_models, catalog_model
+from workstation.core.model_shapes import (
+    QUANT_BPW,
+    active_params,
+    at_quantization,
+    candidate_models,
+    catalog_model,
+)
 from workstation.core.planner import GB, GPU_RESERVE_BYTES, GPU_RESERVE_FRACTION, plan
 from workstation.core.speed_model import SpeedConstants, gpu_constants
 from workstation.core.workload import Workload

@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from workstation.core.errors import ProfileError
-from workstation.core.profiles import KV_CACHE_TYPES, MAX_YAML_BYTES, YamlError, build_settings, load_yaml
+from workstation.core.profiles import (
+    KV_CACHE_TYPES,
+    MAX_YAML_BYTES,
+    YamlError,
+    build_settings,
+    load_yaml,
+)
 
 WORKLOADS_DIR = Path(__file__).resolve().parent.parent / "data" / "workloads"
 
