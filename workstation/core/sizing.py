@@ -85,6 +85,7 @@ class SizingOption:
     aggregate_tps: float = 0.0
     ttft_s: float = math.inf
     busy_slots: float = 0.0  # sequences decoding together at the busy hour
+    chats_per_hour: float = 0.0  # the most chats an hour it can take with every slot busy
     utilization: float = 0.0
     docs_per_night: int = 0
     quality: float | None = None
@@ -108,7 +109,7 @@ class SizingOption:
         d = asdict(self)
         d["need_bytes"] = self.need_bytes
         d["ttft_s"] = None if math.isinf(self.ttft_s) else round(self.ttft_s, 3)
-        for k in ("tps_per_person", "tps_single", "aggregate_tps", "busy_slots", "utilization"):
+        for k in ("tps_per_person", "tps_single", "aggregate_tps", "busy_slots", "utilization", "chats_per_hour"):
             d[k] = round(d[k], 3)
         return d
 
@@ -199,7 +200,9 @@ def load_figures(speed: SpeedConstants, cost: ModelCost, w: Workload, slots: int
         ttft = wait + w.prompt_tokens / pp + step(busy)
     single = 1 / step(1)
     return {"tps": tps, "single": single, "busy": busy, "util": util, "ttft": ttft,
-            "aggregate": slots / step(slots), "pp": pp, "step_slots": step(slots)}
+            "aggregate": slots / step(slots), "pp": pp, "step_slots": step(slots),
+            # every slot busy: each chat's prompt is read alone, its reply shares the steps
+            "capacity": 3600 / (w.prompt_tokens / pp + w.reply_tokens * step(slots) / slots)}
 
 
 def docs_per_night(speed: SpeedConstants, cost: ModelCost, w: Workload, slots: int) -> int:
@@ -272,6 +275,7 @@ def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant
     f = load_figures(machine.speed, cost, w, slots)
     opt.tps_per_person, opt.tps_single, opt.busy_slots = f["tps"], f["single"], f["busy"]
     opt.utilization, opt.ttft_s, opt.aggregate_tps = f["util"], f["ttft"], f["aggregate"]
+    opt.chats_per_hour = f["capacity"]
     opt.docs_per_night = docs_per_night(machine.speed, cost, w, slots)
     if w.quality.tasks:
         acc = quality.get(_file_name(model)) if opt.on_disk else None
@@ -285,12 +289,15 @@ def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant
             opt.quality_note = "not measured"
     else:
         opt.quality_note = "no quality floor asked"
-    if opt.utilization >= 1:
-        opt.misses.append("overloaded at the busy hour")
-    if opt.tps_per_person < w.latency.tokens_per_second:
-        opt.misses.append(f"{opt.tps_per_person:.1f} tokens/s per person < {w.latency.tokens_per_second:g}")
-    if opt.ttft_s > w.latency.ttft_s:
-        opt.misses.append(f"first token {_secs(opt.ttft_s)} > {w.latency.ttft_s:g} s")
+    if opt.utilization >= 1:  # speed and wait mean nothing when the queue grows without end
+        opt.tps_per_person = 0.0
+        opt.misses.append(f"overloaded: takes at most {opt.chats_per_hour:.0f} chats an hour, "
+                          f"the busy hour brings {w.chats_per_second * 3600:.0f}")
+    else:
+        if opt.tps_per_person < w.latency.tokens_per_second:
+            opt.misses.append(f"{opt.tps_per_person:.1f} tokens/s per person < {w.latency.tokens_per_second:g}")
+        if opt.ttft_s > w.latency.ttft_s:
+            opt.misses.append(f"first token {_secs(opt.ttft_s)} > {w.latency.ttft_s:g} s")
     if opt.docs_per_night < w.documents_per_day:
         opt.misses.append(f"{opt.docs_per_night} documents per night < {w.documents_per_day}")
     opt.meets = not opt.misses
@@ -311,8 +318,10 @@ def rank_key(o: SizingOption) -> tuple[Any, ...]:
 
 
 def closeness_key(o: SizingOption) -> tuple[Any, ...]:
-    """For a workload nothing meets: the fitting options that come closest first."""
-    return (not o.fits, len(o.misses), -o.tps_per_person, o.ttft_s, o.machine, o.model, o.quant, o.kv_type, o.slots)
+    """For a workload nothing meets: the fitting options that take the most chats an hour
+    first (a load problem is solved by capacity), then the fewest misses."""
+    return (not o.fits, -round(o.chats_per_hour, 1), len(o.misses), -o.tps_per_person, o.machine, o.model,
+            o.quant, o.kv_type, o.slots)
 
 
 @dataclass
@@ -368,7 +377,9 @@ class SizingResult:
         people = self.people_served(c)
         served = (f"it would serve {people} people at these targets" if people else
                   "it misses the targets even for one person")
-        return (f"Nothing meets this workload ({w.people} people). Closest: {c.summary()} "
+        what = (f"{c.machine}: {c.model} {c.quant}, K/V {c.kv_type}, {c.slots} slot{'s' if c.slots != 1 else ''}"
+                if c.utilization >= 1 else c.summary())
+        return (f"Nothing meets this workload ({w.people} people). Closest: {what} "
                 f"(misses: {'; '.join(c.misses)}); {served}.")
 
     def people_served(self, o: SizingOption) -> int:

@@ -59,6 +59,7 @@ class SizingScreen(Screen[None]):
         super().__init__()
         self.workload_ref = workload_ref
         self.compute = compute or size_here
+        self.data: dict[str, Any] | None = None  # what the charts draw, once the sizing is done
 
     @property
     def wapp(self) -> WorkstationApp:
@@ -96,7 +97,7 @@ class SizingScreen(Screen[None]):
     def _ready(self, event: SizingReady) -> None:
         t = self.wapp.texts
         self.query_one("#sizing-headline", Static).update(event.headline)
-        data = event.data
+        data = self.data = event.data
         people = self.query_one("#people-plot", PlotextPlot)
         plt = people.plt
         plt.clear_data()
