@@ -138,6 +138,10 @@ def markdown_report(result: SizingResult, out: Path, top: int = 15) -> list[Path
     lines += [f"## {title}", "", f"{len(result.meeting)} of {len(result.options)} options meet every target. "
               "Ranked by price (this machine first), then model size, bits per weight, K/V precision, speed.", ""]
     lines += [markdown_table(HEADER, [_row(i, o) for i, o in enumerate(table_rows(result, top), 1)]), ""]
+    per_machine = result.best_per_machine(8)
+    if per_machine:
+        lines += ["## The best option on each machine", "",
+                  markdown_table(HEADER, [_row(i, o) for i, o in enumerate(per_machine, 1)]), ""]
     lines += ["## Charts", "", f"![tokens/s per person against people]({charts_dir.name}/{PEOPLE_PNG})", "",
               f"![memory stack per option]({charts_dir.name}/{MEMORY_PNG})", ""]
     cal = result.calibration

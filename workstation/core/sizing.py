@@ -408,6 +408,7 @@ class SizingResult:
             "meets": bool(self.meeting),
             "best": self.best.to_dict() if self.best else None,
             "options": [o.to_dict() for o in (self.meeting or sorted(self.options, key=closeness_key))[:top]],
+            "best_per_machine": [o.to_dict() for o in self.best_per_machine(8)],
             "n_options": len(self.options),
             "n_meeting": len(self.meeting),
             "calibration": self.calibration,
