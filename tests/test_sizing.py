@@ -203,3 +203,25 @@ def test_progress_bar_has_an_eta() -> None:
     assert bar.line(0.0, "loading", now=bar.t0) == "[..........]   0%  loading  ETA --:--"
     assert bar.line(0.5, "decode x2", now=bar.t0 + 30) == "[#####.....]  50%  decode x2  ETA 0:30"
     assert bar.line(0.25, "x", now=bar.t0 + 60).endswith("ETA 3:00")
+
+
+def test_erlang_c_matches_the_closed_forms() -> None:
+    from workstation.core.sizing import erlang_c
+
+    assert erlang_c(1, 0.5) == pytest.approx(0.5)  # M/M/1: the chance to wait is the load
+    assert erlang_c(2, 1.0) == pytest.approx(1 / 3)  # M/M/2 at one erlang
+    assert erlang_c(4, 0.0) == 0.0 and erlang_c(4, 4.0) == 1.0
+
+
+def test_models_not_on_disk_are_planned_from_their_shapes() -> None:
+    from workstation.core.model_shapes import QUANT_BPW, catalog_model
+
+    found = catalog_model("llama-3.1-8b-instruct-q4_k_m")
+    assert found is not None
+    info, on_disk = found
+    if on_disk:
+        pytest.skip("the file is on disk here")
+    assert 7.9e9 < info.parameter_count < 8.1e9  # Llama 3.1 8B
+    gb = info.weights_bytes / 1024**3
+    assert 4.5 < gb < 5.0 and info.file_type == "Q4_K_M"  # the published file is 4.58 GiB
+    assert QUANT_BPW["Q8_0"] > QUANT_BPW["Q4_K_M"]

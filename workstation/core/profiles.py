@@ -270,21 +270,27 @@ def profile_from_dict(data: Any, src: str = "<profile>", source: Path | None = N
     return validate(profile, src)
 
 
-def load_profile_file(path: Path) -> Profile:
+def read_settings_file(path: Path, what: str = "Profile file", error: type[ProfileError] = ProfileError,
+                       hint: str = "a profile is a few lines") -> Any:
+    """The YAML data of a settings file (a profile, a workload); ``error`` with one sentence
+    naming the file when it is missing, unreadable, too large or not valid YAML."""
     src = str(path)
     try:
         if path.stat().st_size > MAX_YAML_BYTES:
-            raise ProfileError(f"Profile file {src} is larger than {MAX_YAML_BYTES // 1024} KiB; a profile is a few lines.")
+            raise error(f"{what} {src} is larger than {MAX_YAML_BYTES // 1024} KiB; {hint}.")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ProfileError(f"Profile file {src} does not exist.") from None
+        raise error(f"{what} {src} does not exist.") from None
     except (OSError, UnicodeDecodeError) as err:
-        raise ProfileError(f"Profile file {src} cannot be read ({err}).") from None
+        raise error(f"{what} {src} cannot be read ({err}).") from None
     try:
-        data = load_yaml(text)
+        return load_yaml(text)
     except YamlError as err:
-        raise ProfileError(f"{src} {err}") from None
-    return profile_from_dict(data, src, source=path)
+        raise error(f"{src} {err}") from None
+
+
+def load_profile_file(path: Path) -> Profile:
+    return profile_from_dict(read_settings_file(path), str(path), source=path)
 
 
 MAX_YAML_BYTES = 1024 * 1024

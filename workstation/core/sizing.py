@@ -24,6 +24,7 @@ fastest per person, the fewest slots. Deterministic for the same inputs.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -343,15 +344,7 @@ class SizingResult:
         return self.meeting[0] if self.meeting else None
 
     def best_per_machine(self, n: int = 5) -> list[SizingOption]:
-        seen: set[str] = set()
-        out = []
-        for o in self.options:
-            if o.meets and o.machine not in seen:
-                seen.add(o.machine)
-                out.append(o)
-            if len(out) >= n:
-                break
-        return out
+        return first_per_machine(self.options, n, lambda o: o.meets)
 
     def headline(self) -> str:
         b = self.best
@@ -463,14 +456,19 @@ def chart_options(result: SizingResult, n: int = 4) -> list[SizingOption]:
     best = result.best_per_machine(n)
     if best:
         return best
+    return first_per_machine(sorted(result.options, key=closeness_key), n, lambda o: o.fits)
+
+
+def first_per_machine(options: list[SizingOption], n: int, keep: Callable[[SizingOption], bool]) -> list[SizingOption]:
+    """The first option of each machine that ``keep`` accepts, in order, at most ``n``."""
     seen: set[str] = set()
     out = []
-    for o in sorted(result.options, key=closeness_key):
-        if o.fits and o.machine not in seen:
+    for o in options:
+        if keep(o) and o.machine not in seen:
             seen.add(o.machine)
             out.append(o)
-        if len(out) >= n:
-            break
+            if len(out) >= n:
+                break
     return out
 
 

@@ -16,13 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.core.errors import ProfileError
-from workstation.core.profiles import (
-    KV_CACHE_TYPES,
-    MAX_YAML_BYTES,
-    YamlError,
-    build_settings,
-    load_yaml,
-)
+from workstation.core.profiles import KV_CACHE_TYPES, build_settings, read_settings_file
 
 WORKLOADS_DIR = Path(__file__).resolve().parent.parent / "data" / "workloads"
 
@@ -167,17 +161,5 @@ def load_workload(ref: str) -> Workload:
         else:
             names = ", ".join(p.stem for p in shipped_workloads())
             raise WorkloadError(f"No workload file or shipped workload named '{ref}'; shipped ones are {names}.")
-    src = str(path)
-    try:
-        if path.stat().st_size > MAX_YAML_BYTES:
-            raise WorkloadError(f"Workload file {src} is larger than {MAX_YAML_BYTES // 1024} KiB.")
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise WorkloadError(f"Workload file {src} does not exist.") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise WorkloadError(f"Workload file {src} cannot be read ({err}).") from None
-    try:
-        data = load_yaml(text)
-    except YamlError as err:
-        raise WorkloadError(f"{src} {err}") from None
-    return workload_from_dict(data, src)
+    data = read_settings_file(path, "Workload file", WorkloadError, "a workload is a few lines")
+    return workload_from_dict(data, str(path))

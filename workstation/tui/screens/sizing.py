@@ -15,10 +15,11 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 from textual_plotext import PlotextPlot
+
+from workstation.tui.messages import Progress, TaskFailed
 
 if TYPE_CHECKING:
     from workstation.core.sizing import SizingResult
@@ -38,17 +39,8 @@ def size_here(workload_ref: str) -> SizingResult:
     return size(workload, candidate_machines(workload, local), cal, memory_check.history_summary())
 
 
-class SizingReady(Message):
-    def __init__(self, headline: str, data: dict[str, Any]) -> None:
-        super().__init__()
-        self.headline = headline
-        self.data = data
-
-
-class SizingFailed(Message):
-    def __init__(self, error: str) -> None:
-        super().__init__()
-        self.error = error
+class SizingReady(Progress):
+    """The sizing is done: ``label`` is its headline, ``data`` what the charts draw."""
 
 
 class SizingScreen(Screen[None]):
@@ -85,18 +77,18 @@ class SizingScreen(Screen[None]):
 
         try:
             result = self.compute(self.workload_ref)
-            self.post_message(SizingReady(result.headline(), chart_data(result)))
+            self.post_message(SizingReady(1, 1, result.headline(), chart_data(result)))
         except WorkstationError as err:
-            self.post_message(SizingFailed(str(err)))
+            self.post_message(TaskFailed(str(err)))
 
-    @on(SizingFailed)
-    def _failed(self, event: SizingFailed) -> None:
-        self.query_one("#sizing-headline", Static).update(event.error)
+    @on(TaskFailed)
+    def _failed(self, event: TaskFailed) -> None:
+        self.query_one("#sizing-headline", Static).update(event.reason)
 
     @on(SizingReady)
     def _ready(self, event: SizingReady) -> None:
         t = self.wapp.texts
-        self.query_one("#sizing-headline", Static).update(event.headline)
+        self.query_one("#sizing-headline", Static).update(event.label)
         data = self.data = event.data
         people = self.query_one("#people-plot", PlotextPlot)
         plt = people.plt
