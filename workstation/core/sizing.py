@@ -193,7 +193,9 @@ def load_figures(speed: SpeedConstants, cost: ModelCost, w: Workload, slots: int
     tps = (1 - prefill_share) / step(busy)
     t_full = w.prompt_tokens / pp + w.reply_tokens * step(slots) / (1 - prefill_share)
     offered = lam * t_full
-    util = offered / slots
+    # every slot busy: each chat's prompt is read alone, its reply shares the steps
+    capacity = 1 / (w.prompt_tokens / pp + w.reply_tokens * step(slots) / slots)  # chats/s
+    util = max(offered / slots, lam / capacity)
     if util >= 1:
         ttft = math.inf
     else:
@@ -202,8 +204,7 @@ def load_figures(speed: SpeedConstants, cost: ModelCost, w: Workload, slots: int
     single = 1 / step(1)
     return {"tps": tps, "single": single, "busy": busy, "util": util, "ttft": ttft,
             "aggregate": slots / step(slots), "pp": pp, "step_slots": step(slots),
-            # every slot busy: each chat's prompt is read alone, its reply shares the steps
-            "capacity": 3600 / (w.prompt_tokens / pp + w.reply_tokens * step(slots) / slots)}
+            "capacity": capacity * 3600}
 
 
 def docs_per_night(speed: SpeedConstants, cost: ModelCost, w: Workload, slots: int) -> int:
