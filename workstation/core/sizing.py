@@ -291,6 +291,8 @@ def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant
             opt.quality_note = "not measured"
     else:
         opt.quality_note = "no quality floor asked"
+    if opt.params < w.quality.min_params_b * 1e9:
+        opt.misses.append(f"smaller than {w.quality.min_params_b:g}B weights")
     if opt.utilization >= 1:  # speed and wait mean nothing when the queue grows without end
         opt.tps_per_person = 0.0
         opt.misses.append(f"overloaded: takes at most {opt.chats_per_hour:.0f} chats an hour, "

@@ -35,6 +35,7 @@ class Latency:
 class Quality:
     tasks: str | None = None  # the eval task set's name (as `eval --tasks` saved it), or none
     max_loss: float = 0.05  # accuracy points below the best model measured on that set
+    min_params_b: float = 0.0  # smallest model proposed (billions of weights): a proxy where eval measured nothing
 
 
 @dataclass
@@ -129,6 +130,7 @@ def workload_from_dict(data: Any, src: str = "<workload>") -> Workload:
     _positive(src, "night_hours", w.night_hours)
     _positive(src, "latency.ttft_s", w.latency.ttft_s)
     _positive(src, "latency.tokens_per_second", w.latency.tokens_per_second)
+    _positive(src, "quality.min_params_b", w.quality.min_params_b, zero_ok=True)
     if not 0 <= w.quality.max_loss <= 1:
         raise WorkloadError(f"{src}: field 'quality.max_loss' is {w.quality.max_loss}; allowed values are 0 to 1.")
     if w.context and w.context < w.prompt_tokens + w.reply_tokens:
