@@ -34,6 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--measure", action="store_true",
                    help="first measure this machine (decode with 1, 2 and 4 slots, prompt speed, "
                    "memory at 3 contexts x 3 K/V types) for both packaged models")
+    p.add_argument("-t", "--threads", type=int, metavar="N",
+                   help="threads for --measure (default: the physical cores)")
     p.set_defaults(func=run)
 
 
@@ -92,11 +94,13 @@ def run(args: argparse.Namespace) -> int:
         raise WorkstationError("Give a workload (a YAML file or a shipped name such as office-20), or --measure.")
     if args.top < 1:
         raise WorkstationError(f"--top must be 1 or more, not {args.top}.")
+    if args.threads is not None and args.threads < 1:
+        raise WorkstationError(f"--threads must be 1 or more, not {args.threads}.")
     workload = load_workload(args.workload) if args.workload else None
     if args.measure:
         bar = ProgressBar()
         try:
-            calibration.measure(_packaged_paths(), progress=bar)
+            calibration.measure(_packaged_paths(), threads=args.threads, progress=bar)
         finally:
             bar.finish()
     speed, cal = calibration.this_machine()

@@ -52,7 +52,7 @@ class Measured:
     test: str
 
 
-def measure(paths: list[Path], *, n_gen: int = 32, repetitions: int = 2, n_prompt: int = 256,
+def measure(paths: list[Path], *, n_gen: int = 24, repetitions: int = 2, n_prompt: int = 256,
             memory: bool = True, threads: int | None = None, progress: Progress | None = None) -> list[Measured]:
     """Decode with 1, 2 and 4 sequences and read one prompt per model; save; return the figures."""
     from workstation.core.bench import run_pp, run_tg
