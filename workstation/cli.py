@@ -29,6 +29,7 @@ COMMANDS = (
     "bench",
     "eval",
     "serve",
+    "cache",
 )
 
 

@@ -107,13 +107,6 @@ class Batch:
         self.n_tokens = i + 1
         return i
 
-    def add_seqs(self, token: int, pos: int, seq_ids: Sequence[int], logits: bool = False) -> int:
-        i = self.add(token, pos, seq_ids[0], logits)
-        for j, s in enumerate(seq_ids):
-            self._batch.seq_id[i][j] = s
-        self._batch.n_seq_id[i] = len(seq_ids)
-        return i
-
     @property
     def raw(self) -> llama_cpp.llama_batch:
         self._batch.n_tokens = self.n_tokens
@@ -164,7 +157,11 @@ class LoadedModel:
         cparams.n_batch = min(settings.n_batch, settings.n_ctx)
         cparams.n_ubatch = min(settings.n_batch, settings.n_ctx)
         cparams.n_seq_max = settings.n_seq_max
-        cparams.kv_unified = settings.n_seq_max > 1
+        # one KV stream per sequence (not one unified pool): a sequence's attention then reads
+        # only its own cells. In a unified pool every token attends over the used range of ALL
+        # sequences (masked), so 4 slots made each token's attention ~4x dearer and a 4-slot
+        # summary ran at 0.97x of 1 slot; llama-batched-bench's default is split streams too.
+        cparams.kv_unified = False
         cparams.n_threads = settings.n_threads
         cparams.n_threads_batch = settings.n_threads
         cparams.flash_attn_type = (
@@ -195,7 +192,7 @@ class LoadedModel:
         self.n_ctx = llama_cpp.llama_n_ctx(ctx)
         self.n_batch = cparams.n_batch
         self.metadata = self.model.metadata()
-        self._piece_buf = ctypes.create_string_buffer(256)
+        self._logits_row = ctypes.POINTER(ctypes.c_float * self.n_vocab)
         self._abort_flag: Callable[[], bool] | None = None
         self._abort_cb = llama_cpp.ggml_abort_callback(self._abort_check)
         self._no_abort = llama_cpp.ggml_abort_callback()
@@ -230,12 +227,14 @@ class LoadedModel:
         return self.model.tokenize(text.encode("utf-8"), add_special, parse_special)
 
     def piece(self, token: int, special: bool = False) -> bytes:
-        n = llama_cpp.llama_token_to_piece(self.vocab, token, self._piece_buf, 256, 0, special)
+        # a buffer per call: serve's HTTP threads detokenize while the decode thread streams
+        # (a shared buffer, filled with the GIL released, handed one caller another's bytes)
+        buf = ctypes.create_string_buffer(256)
+        n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, 256, 0, special)
         if n < 0:
             buf = ctypes.create_string_buffer(-n)
             n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, -n, 0, special)
-            return buf.raw[:n]
-        return self._piece_buf.raw[:n]
+        return buf.raw[:n]
 
     def detokenize(self, tokens: Sequence[int], special: bool = False) -> str:
         return b"".join(self.piece(t, special) for t in tokens).decode("utf-8", errors="replace")
@@ -273,13 +272,19 @@ class LoadedModel:
         if rc != 0:
             raise EngineError(f"llama.cpp failed to decode a batch (code {rc}).")
 
-    def logits_ptr(self, i: int) -> ctypes._Pointer:  # type: ignore[type-arg]
-        return llama_cpp.llama_get_logits_ith(self.ctx, i)
-
     def logits(self, i: int) -> np.ndarray:
         """A numpy view of the logits for batch output ``i`` (valid until the next decode)."""
         ptr = llama_cpp.llama_get_logits_ith(self.ctx, i)
-        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
+        # a cast to a fixed-size row costs ~2 us; np.ctypeslib.as_array builds a type each call
+        return np.frombuffer(ctypes.cast(ptr, self._logits_row).contents, dtype=np.float32)
+
+    def set_threads(self, n_threads: int, n_threads_batch: int) -> None:
+        """Threads for one-token steps and for prompt batches, on the live context."""
+        llama_cpp.llama_set_n_threads(self.ctx, n_threads, n_threads_batch)
+
+    @property
+    def threads(self) -> tuple[int, int]:
+        return int(llama_cpp.llama_n_threads(self.ctx)), int(llama_cpp.llama_n_threads_batch(self.ctx))
 
     # --- KV cache ----------------------------------------------------------------------------
     def seq_rm(self, seq_id: int, p0: int, p1: int = -1) -> bool:

@@ -608,7 +608,7 @@ class WorkstationApp(App[None]):
                 self.post_message(ProfileLoaded(engine, profile, api=api))
                 return
         try:
-            engine = open_engine(profile, progress=lambda f: self.post_message(LoadProgress(profile, f)))
+            engine = open_engine(profile, progress=lambda f: self.post_message(LoadProgress(profile, f)), keep_state=True)
         except Exception as err:  # noqa: BLE001
             self.post_message(EngineFailed(f"{reason} {err}".strip(), during="load"))
             return
@@ -661,12 +661,12 @@ class WorkstationApp(App[None]):
             return lambda f: self.post_message(LoadProgress(p, f))
 
         try:
-            engine = open_engine(profile, progress=progress(profile))
+            engine = open_engine(profile, progress=progress(profile), keep_state=True)
         except Exception as err:  # noqa: BLE001 - WorkstationError or a spawn failure
             reason = str(err) if isinstance(err, WorkstationError) else f"{type(err).__name__}: {err}"
             if old_profile is not None and old_engine is not None:
                 try:
-                    engine = open_engine(old_profile, progress=progress(old_profile))
+                    engine = open_engine(old_profile, progress=progress(old_profile), keep_state=True)
                 except Exception as err2:  # noqa: BLE001
                     reason = f"{reason} {err2}"
                 else:

@@ -147,7 +147,12 @@ class DashboardScreen(Screen[None]):
                   acc=last.draft_n_accepted, n=last.draft_n)
                 if last.draft_n else t("dash.draft_off")
             )
-            self.query_one("#cache-line", Static).update(f"{hits}\n{draft}")
+            lines = [hits, draft]
+            if last.threads_reason:
+                cores = app.engine_info.threads if app.engine_info else last.n_threads
+                lines.append(t(f"dash.threads.{last.threads_reason}", n=last.n_threads, cores=cores,
+                               others=f"{last.cpu_others:.1f}"))
+            self.query_one("#cache-line", Static).update("\n".join(lines))
         else:
             self.query_one("#cache-line", Static).update(t("dash.no_turns"))
         sample = app.system
