@@ -22,6 +22,7 @@ COMMANDS = (
     "models",
     "profiles",
     "fit",
+    "size",
     "hw",
     "summarize",
     "batch",

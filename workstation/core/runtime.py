@@ -65,6 +65,8 @@ def last_log_error() -> str | None:
 
 
 _KV_SIZE_RE = re.compile(r"llama_kv_cache: size =.*K \(\w+\):\s*([\d.]+) MiB, V \(\w+\):\s*([\d.]+) MiB")
+# "load_tensors:   CPU_Mapped model buffer size =    98.45 MiB", "... CUDA0 compute buffer size = ..."
+_BUFFER_RE = re.compile(r"(\S+)\s+(model|KV|compute|output) buffer size =\s*([\d.]+) MiB")
 
 
 @dataclass
@@ -128,6 +130,8 @@ class LoadedModel:
         check_gguf(path)
         self.path = path
         self.settings = settings
+        with _log_lock:
+            load_mark = _log_count[0]
         mparams = llama_cpp.llama_model_default_params()
         mparams.n_gpu_layers = settings.n_gpu_layers
         mparams.use_mmap = settings.use_mmap
@@ -174,6 +178,8 @@ class LoadedModel:
         with _log_lock:
             new_lines = min(_log_count[0] - log_mark, len(LLAMA_LOG))
             self.context_log = list(LLAMA_LOG)[len(LLAMA_LOG) - new_lines :]
+            load_lines = min(_log_count[0] - load_mark, len(LLAMA_LOG))
+            self.load_log = list(LLAMA_LOG)[len(LLAMA_LOG) - load_lines :]  # model and context
         if ctx is None:
             why = last_log_error()
             self.model.close()
@@ -191,6 +197,7 @@ class LoadedModel:
         self._abort_cb = llama_cpp.ggml_abort_callback(self._abort_check)
         self._no_abort = llama_cpp.ggml_abort_callback()
         self.closed = False
+        _record_load(self)
 
     @property
     def kv_cache_bytes(self) -> tuple[int, int]:
@@ -202,6 +209,18 @@ class LoadedModel:
                 k += float(match.group(1))
                 v += float(match.group(2))
         return round(k * 2**20), round(v * 2**20)
+
+    @property
+    def buffers(self) -> dict[str, dict[str, int]]:
+        """What llama.cpp reported allocating, by kind (model, KV, compute, output) and buffer
+        (CPU_Mapped, CPU, CUDA0, CUDA_Host, ...), in bytes (its log has MiB with 2 decimals)."""
+        out: dict[str, dict[str, int]] = {}
+        for line in self.load_log:
+            match = _BUFFER_RE.search(line)
+            if match:
+                kind = out.setdefault(match.group(2), {})
+                kind[match.group(1)] = kind.get(match.group(1), 0) + round(float(match.group(3)) * 2**20)
+        return out
 
     # --- tokens ------------------------------------------------------------------------------
     def tokenize(self, text: str, add_special: bool = True, parse_special: bool = True) -> list[int]:
@@ -302,6 +321,21 @@ class LoadedModel:
         self.closed = True
         llama_cpp.llama_free(self.ctx)
         self.model.close()
+
+
+def _record_load(model: LoadedModel) -> None:
+    """Every load puts the planner's estimate beside what llama.cpp allocated in the history
+    (``core/memory_check.py``); a failure to record never fails the load."""
+    if os.environ.get("WORKSTATION_NO_LOAD_RECORD"):
+        return
+    try:
+        from workstation.core.memory_check import record_load
+
+        record_load(model)
+    except Exception as err:  # noqa: BLE001 - the history is a by-product of loading
+        with _log_lock:
+            LLAMA_LOG.append(f"workstation: the load was not recorded in the history ({err})\n")
+            _log_count[0] += 1
 
 
 class DecodeAborted(Exception):

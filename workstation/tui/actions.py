@@ -40,6 +40,7 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("models.open", "f4", "models", "action.models", show=True),
     UserAction("dashboard.toggle", "f5", "dashboard", "action.dashboard", show=True),
     UserAction("summarize.open", "f6", "summarize", "action.summarize"),
+    UserAction("sizing.open", "f10", "sizing", "action.sizing"),
     UserAction("api.serve", "ctrl+g", "serve", "action.serve"),
     UserAction("lang.toggle", "f9", "toggle_language", "action.language"),
 )

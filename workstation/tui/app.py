@@ -50,6 +50,7 @@ from workstation.tui.screens.dashboard import DashboardScreen
 from workstation.tui.screens.dialogs import ConfirmDialog, TextPrompt
 from workstation.tui.screens.models import ModelsScreen
 from workstation.tui.screens.profile_menu import ProfileMenu
+from workstation.tui.screens.sizing import SizingScreen
 from workstation.tui.screens.summarize import SummarizeScreen
 from workstation.tui.settings import load_settings, save_language
 from workstation.tui.widgets.message_view import MessageView
@@ -723,6 +724,9 @@ class WorkstationApp(App[None]):
 
     def action_summarize(self) -> None:
         self._show(SummarizeScreen)
+
+    def action_sizing(self) -> None:
+        self._show(SizingScreen)
 
     def _refresh_dashboard(self) -> None:
         for screen in self.screen_stack:
