@@ -51,9 +51,12 @@ def default_bin() -> Path:
     return root / llama_cpp.__version__ / "src" / "vendor" / "llama.cpp" / "build" / "bin"
 
 
-def llama_bench(bin_dir: Path, model: Path, n_prompt: int, n_gen: int, threads: int, reps: int) -> dict[str, float]:
+def llama_bench(
+    bin_dir: Path, model: Path, n_prompt: int, n_gen: int, threads: int, reps: int, depth: int = 0
+) -> dict[str, float]:
+    """llama-bench's pp/tg figures; ``depth``: tokens already in the context (its ``-d``)."""
     cmd = [str(bin_dir / "llama-bench"), "-m", str(model), "-p", str(n_prompt), "-n", str(n_gen),
-           "-t", str(threads), "-fa", "1", "-r", str(reps), "-o", "json"]
+           "-t", str(threads), "-fa", "1", "-r", str(reps), "-d", str(depth), "-o", "json"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     figures = {}
     for rec in json.loads(out):

@@ -148,13 +148,19 @@ def server_counters(url: str, headers: dict) -> dict[str, float]:
     return out
 
 
-def batched_bench_tps(bin_dir: Path, model: Path, n: int, threads: int, pp: int = 128, tg: int = 128) -> float:
-    """llama-batched-bench's decode rate (S_TG) with ``n`` sequences of pp + tg tokens."""
+BATCHED_BENCH_COLUMNS = {"S_PP": 6, "S_TG": 8, "S": 10}  # t/s columns of its table
+
+
+def batched_bench_tps(
+    bin_dir: Path, model: Path, n: int, threads: int, pp: int = 128, tg: int = 128, column: str = "S_TG"
+) -> float:
+    """llama-batched-bench's rate with ``n`` sequences of pp + tg tokens: decode (S_TG), prompt
+    (S_PP) or both together (S, all tokens over the whole time)."""
     cmd = [str(bin_dir / "llama-batched-bench"), "-m", str(model), "-c", str((pp + tg) * n + 64), "-b", "512",
            "-ub", "512", "-npp", str(pp), "-ntg", str(tg), "-npl", str(n), "-t", str(threads), "-fa", "on"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=True).stdout
     rows = [line.split("|") for line in out.splitlines() if line.startswith("|") and line.split("|")[1].strip().isdigit()]
-    return float(rows[-1][8]) if rows else 0.0
+    return float(rows[-1][BATCHED_BENCH_COLUMNS[column]]) if rows else 0.0
 
 
 def run_level(url: str, headers: dict, n: int, args: argparse.Namespace, round_: int) -> dict:
@@ -212,9 +218,12 @@ class PlainLoop:
         ctx = max(512, args.prompt_words * 3 + args.max_tokens + 64)
         threads = args.threads or profile.resolved_threads()
         self.threads = threads
+        from workstation.core.planner import resolve_gpu_layers
+
         self.model = LoadedModel(
             resolve_model_path(profile.model),
-            RuntimeSettings(n_ctx=ctx * n_max, n_threads=threads, n_seq_max=n_max),
+            RuntimeSettings(n_ctx=ctx * n_max, n_threads=threads, n_seq_max=n_max,
+                            n_gpu_layers=resolve_gpu_layers(profile)),  # on a GPU, the server's layers
         )
 
     def tps(self, n: int, args: argparse.Namespace) -> float:

@@ -32,6 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.anchors import default_bin  # noqa: E402
 from workstation.core.engine import Engine  # noqa: E402
 from workstation.core.packaged_models import ensure  # noqa: E402
 from workstation.core.profiles import profile_from_dict  # noqa: E402
@@ -85,6 +86,9 @@ QUOTE = "Copy the following memo exactly, word for word, without any changes:\n\
 QUOTE_WRAPPED = "Copy the following memo exactly, word for word, without any changes:\n\n" + MEMO
 SUMMARIZE = "Summarize the following memo for a colleague who missed it:\n\n" + MEMO
 FREE = "Write a short story about a lighthouse keeper who finds a message in a bottle."
+# little to copy: speculation that does not pay must cost nothing here
+COUNT = "Count from 1 to 100, one number per line, and say nothing else."
+SHORT = "Give three tips for writing a polite e-mail to a customer who paid late."
 
 
 @dataclass
@@ -154,6 +158,26 @@ def run_library(llm: Any, prompt: list[int], tokens: int, series: Series) -> Non
     series.tokens.append(n)
 
 
+def run_speculative_simple(bin_dir: Path, model: Path, prompt_text: str, tokens: int, series: Series) -> None:
+    """llama.cpp's own ``llama-speculative-simple --spec-type ngram-mod`` on the same prompt text
+    (the chat template already applied), greedy: its decode speed and draft counts."""
+    import subprocess
+
+    cmd = [str(bin_dir / "llama-speculative-simple"), "-m", str(model), "-p", prompt_text, "-n", str(tokens),
+           "-t", str(THREADS), "-fa", "on", "--spec-type", "ngram-mod", "--temp", "0", "-c", "2048"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600).stderr
+    speed = re.search(r"decoded\s+(\d+) tokens in\s+([\d.]+) seconds, speed:\s+([\d.]+)", out)
+    if not speed:
+        raise SystemExit("llama-speculative-simple gave no figures:\n" + out[-2000:])
+    series.tps.append(float(speed.group(3)))
+    series.ttft.append(float("nan"))
+    series.tokens.append(int(speed.group(1)))
+    drafted = re.search(r"n_drafted\s*=\s*(\d+)", out)
+    accepted = re.search(r"n_accept\s*=\s*(\d+)", out)
+    series.drafted += int(drafted.group(1)) if drafted else 0
+    series.accepted += int(accepted.group(1)) if accepted else 0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
@@ -161,6 +185,7 @@ def main() -> None:
     ap.add_argument("--draft-tokens", type=int, default=16)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--skip-library", action="store_true", help="leave out llama-cpp-python's loop")
+    ap.add_argument("--bin", type=Path, default=default_bin(), help="folder with llama-speculative-simple")
     args = ap.parse_args()
     global THREADS
     THREADS = args.threads
@@ -203,14 +228,22 @@ def main() -> None:
         ("quote wrapped lookup", "lookup Q4_1", QUOTE_WRAPPED),
         ("summarize off", "off Q4_1", SUMMARIZE),
         ("summarize lookup", "lookup Q4_1", SUMMARIZE),
+        ("count off", "off Q4_1", COUNT),
+        ("count lookup", "lookup Q4_1", COUNT),
+        ("tips off", "off Q4_1", SHORT),
+        ("tips lookup", "lookup Q4_1", SHORT),
         ("free off F16", "off F16", FREE),
         ("free draft (adaptive)", "draft F16<-Q4_1", FREE),
         ("free draft (forced k=4)", "draft forced", FREE),
     ]
     if library:
         tasks += [("quote library plain", "library plain", QUOTE), ("quote library lookup", "library lookup", QUOTE)]
+    have_simple = (args.bin / "llama-speculative-simple").exists()
+    if have_simple:
+        tasks.append(("quote llama ngram-mod", "llama ngram-mod", QUOTE))
     series = {name: Series() for name, _, _ in tasks}
     chat_tokens = engines["off Q4_1"].chat_prompt
+    template = engines["off Q4_1"].core.template
 
     for r in range(args.runs):
         order = tasks[r % len(tasks) :] + tasks[: r % len(tasks)]
@@ -219,6 +252,9 @@ def main() -> None:
             t0 = time.perf_counter()
             if key in engines:
                 run_engine(engines[key], text_r, series[name])
+            elif key == "llama ngram-mod":
+                prompt_text = template.render([{"role": "user", "content": text_r}], True)
+                run_speculative_simple(args.bin, q4, prompt_text, n, series[name])
             else:
                 prompt = chat_tokens([{"role": "user", "content": text_r}])
                 run_library(library[key], prompt, n, series[name])
@@ -248,8 +284,11 @@ def main() -> None:
         ("(a) lookup / off, quoting", "quote lookup", "quote off"),
         ("(a) lookup / off, quoting hard-wrapped text", "quote wrapped lookup", "quote wrapped off"),
         ("(a) lookup / off, summarizing", "summarize lookup", "summarize off"),
+        ("(a) lookup / off, counting (little to copy)", "count lookup", "count off"),
+        ("(a) lookup / off, tips (little to copy)", "tips lookup", "tips off"),
         ("(b) draft adaptive / off, free writing", "free draft (adaptive)", "free off F16"),
         ("(b) draft forced k=4 / off, free writing", "free draft (forced k=4)", "free off F16"),
+        ("ours lookup / llama-speculative-simple ngram-mod", "quote lookup", "quote llama ngram-mod"),
         ("ours lookup / library lookup, quoting", "quote lookup", "quote library lookup"),
         ("library lookup / library plain, quoting", "quote library lookup", "quote library plain"),
         ("our plain / library plain, quoting", "quote off", "quote library plain"),
@@ -264,7 +303,7 @@ def main() -> None:
     for label, a, b in rows:
         print(f"{label:<44} {ratio(a, b, Series.med_tps):>8} {ratio(a, b, Series.med_ttft):>8} {paired(a, b):>8}")
     same = [
-        (a, b) for _, a, b in rows[:3] if series[a].texts and len(series[a].texts) == len(series[b].texts)
+        (a, b) for _, a, b in rows[:5] if series[a].texts and len(series[a].texts) == len(series[b].texts)
     ]
     flips = sum(x != y for a, b in same for x, y in zip(series[a].texts, series[b].texts, strict=True))
     turns = sum(len(series[a].texts) for a, _ in same)

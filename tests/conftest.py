@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-# Tests never touch the user's real data directory.
-os.environ.setdefault("WORKSTATION_DATA", str(Path(__file__).parent / ".data-unused"))
+# Tests never touch the user's real data directory, nor the checkout: a model loaded by a
+# module-scoped fixture (before the per-test folder below) records its memory check somewhere.
+os.environ.setdefault("WORKSTATION_DATA", tempfile.mkdtemp(prefix="workstation-tests-"))
 
 from workstation.core.packaged_models import ensure  # noqa: E402
 from workstation.core.profiles import Profile, profile_from_dict  # noqa: E402

@@ -153,3 +153,37 @@ def test_recover_marks_written_summaries_done_and_requeues_the_rest(tmp_path: Pa
         assert q.next_pending() is not None
     finally:
         q.close()
+
+
+def test_a_profile_with_slots_keeps_several_documents_in_flight(tmp_path: Path, smollm2_path: Path) -> None:
+    """parallel: 2 -> two documents are summarized at once over one engine; all are done, each
+    summary written once, and never more than two at a time."""
+    import threading
+
+    from workstation.commands.batch import _engine_factory
+    from workstation.core.batch_queue import BatchEvent, output_name, run_batch
+
+    folder, out = tmp_path / "inbox", tmp_path / "out"
+    folder.mkdir()
+    for i in range(4):
+        (folder / f"memo{i}.txt").write_text(" ".join(SUBJECT_PARAGRAPHS[i:i + 2]), encoding="utf-8")
+    profile = make_profile(context=512, threads=1, parallel=2, sampling={"max_tokens": 16})
+    running: set[str] = set()
+    most = 0
+    lock = threading.Lock()
+
+    def on_event(ev: BatchEvent) -> None:
+        nonlocal most
+        with lock:
+            if ev.kind == "file-start" and ev.path:
+                running.add(ev.path)
+                most = max(most, len(running))
+            elif ev.kind in ("file-done", "file-failed") and ev.path:
+                running.discard(ev.path)
+
+    counts = run_batch(folder, out, profile, _engine_factory, on_event)
+    assert counts == {"pending": 0, "running": 0, "done": 4, "failed": 0}
+    assert most == 2
+    for i in range(4):
+        text = (out / output_name(f"memo{i}.txt")).read_text(encoding="utf-8")
+        assert text.startswith("# Summary of memo") and text.count("# Summary of") == 1

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import os
 import re
+import struct
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
-from workstation.core import catalog
-from workstation.core.catalog import read_model_info
+from workstation.core import catalog, gguf_check
+from workstation.core.catalog import ModelInfo, read_model_info
 from workstation.core.errors import ModelFileError
 from workstation.core.packaged_models import sha256_file
 
-TINY = Path(__file__).parent / "hostile" / "tiny-valid.gguf"
+HOSTILE = Path(__file__).parent / "hostile"
+TINY = HOSTILE / "tiny-valid.gguf"
+sys.path.insert(0, str(HOSTILE))
+import make_corpus  # noqa: E402
 
 
 def test_smollm2_metadata(smollm2_path: Path) -> None:
@@ -100,15 +109,159 @@ def test_damaged_files_give_one_clear_error(tmp_path: Path, smollm2_path: Path) 
         assert "\n" not in str(err.value)
 
 
-def test_parser_without_preflight_catches_truncation(tmp_path: Path) -> None:
+def test_check_false_still_runs_the_preflight(tmp_path: Path) -> None:
+    # the pre-flight is the only reader of the header: check=False (kept for its callers)
+    # refuses what the pre-flight refuses, with its byte offset
     cut = tmp_path / "cut.gguf"
     cut.write_bytes(TINY.read_bytes()[:-100])
-    with pytest.raises(ModelFileError, match="truncated"):
+    with pytest.raises(ModelFileError, match=r"past the end of the file.*\(at byte \d+\)\.$"):
         read_model_info(cut, check=False)
     unknown = tmp_path / "u.gguf"
     unknown.write_bytes(TINY.read_bytes().replace(b"llama", b"frobn"))
-    with pytest.raises(ModelFileError, match="architecture 'frobn'"):
+    with pytest.raises(ModelFileError, match=r"architecture 'frobn'.*\(at byte \d+\)"):
         read_model_info(unknown, check=False)
+    # a file that makes llama.cpp abort the process is refused too (the catalog's own parser,
+    # gone now, read it without complaint)
+    with pytest.raises(ModelFileError, match="block_count"):
+        read_model_info(HOSTILE / "block-count-huge.gguf", check=False)
+
+
+def test_header_read_once_per_file_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: list[Path] = []
+    real_preflight = gguf_check.preflight
+
+    def counting_preflight(path: Path) -> gguf_check.GGUFHeader:
+        reads.append(Path(path))
+        return real_preflight(path)
+
+    monkeypatch.setattr(gguf_check, "preflight", counting_preflight)
+    model = tmp_path / "tiny.gguf"
+    model.write_bytes(TINY.read_bytes())
+    first = read_model_info(model)
+    catalog.check_gguf(model)  # the check before a load: the same read, not a second one
+    assert read_model_info(model, check=False) is first
+    assert len(reads) == 1
+    st = model.stat()
+    os.utime(model, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # another version of the file
+    second = read_model_info(model)
+    assert len(reads) == 2 and second is not first and second == first
+    # a refused file is read again each time: nothing about it is remembered
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes((HOSTILE / "block-count-huge.gguf").read_bytes())
+    for _ in range(2):
+        with pytest.raises(ModelFileError, match="block_count"):
+            catalog.check_gguf(bad)
+    assert len(reads) == 4
+
+
+def test_odd_metadata_values_fall_back_without_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "odd.gguf"
+    long_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}" + " " * 5000
+    make_corpus.write_tiny(path, {
+        "llama.attention.key_length": (float("nan"), "FLOAT32"),  # not a number of dimensions
+        "llama.context_length": (2048.0, "FLOAT32"),  # a whole number written as a float
+        "general.license": (7, "UINT32"),
+        "general.name": (["not", "a", "name"], "ARRAY"),
+    }, template=long_template)
+    header = gguf_check.preflight(path)
+    assert "tokenizer.chat_template" not in header.metadata  # too long for the pre-flight to keep
+    info = read_model_info(path)
+    assert info.head_dim == make_corpus.N_EMBD // make_corpus.N_HEAD
+    assert info.head_dim_v == info.head_dim
+    assert info.context_length == 2048
+    assert info.licence is None and info.name == "odd"
+    assert info.has_chat_template  # known from where the template lies, not from its text
+    assert info.n_vocab == make_corpus.N_VOCAB
+    assert info.tokenizer_fingerprint == read_model_info(TINY).tokenizer_fingerprint
+
+
+# --- every ModelInfo field against the gguf package's own reader ------------------------------
+def _expected_from_gguf_package(path: Path) -> dict[str, Any]:
+    """ModelInfo's fields for one of the two packaged models, read with gguf.GGUFReader and
+    llama.cpp's rules written out again here (not the catalog's code)."""
+    import gguf
+
+    reader = gguf.GGUFReader(path)
+
+    def value(key: str, default: Any = None) -> Any:
+        found = reader.get_field(key)
+        return default if found is None else found.contents()
+
+    arch = value("general.architecture")
+    assert arch in ("llama", "gemma3"), arch
+    n_layer = value(f"{arch}.block_count")
+    n_embd = value(f"{arch}.embedding_length")
+    n_head = value(f"{arch}.attention.head_count")
+    head_count_kv = value(f"{arch}.attention.head_count_kv", n_head)
+    kv_per_layer = list(head_count_kv) if isinstance(head_count_kv, list) else [head_count_kv] * n_layer
+    head_dim = value(f"{arch}.attention.key_length", n_embd // n_head)
+    tokens = reader.get_field("tokenizer.ggml.tokens")
+    texts = [tokens.parts[i].tobytes() for i in tokens.data]
+    tokenizer_model = value("tokenizer.ggml.model", "")
+    # the vocabulary as the file stores it: each token's text after its 8-byte length
+    stored = b"".join(struct.pack("<Q", len(text)) + text for text in texts)
+    fingerprint = hashlib.sha256(tokenizer_model.encode() + stored).hexdigest()[:16]
+    if arch == "gemma3":  # llama.cpp's gemma3: five sliding-window layers, then a global one
+        window: int | None = value("gemma3.attention.sliding_window")
+        swa = [il % 6 < 5 for il in range(n_layer)]
+    else:
+        window, swa = None, [False] * n_layer
+
+    def padded(n: int) -> int:
+        return -(-n // reader.alignment) * reader.alignment
+
+    layer_bytes = [0] * n_layer
+    input_bytes = output_bytes = 0
+    tensor_types: dict[str, int] = {}
+    for t in reader.tensors:
+        tensor_types[t.tensor_type.name] = tensor_types.get(t.tensor_type.name, 0) + int(t.n_bytes)
+        layer = re.match(r"blk\.(\d+)\.", t.name)
+        if layer:
+            layer_bytes[int(layer.group(1))] += padded(int(t.n_bytes))
+        elif t.name.startswith("token_embd."):
+            input_bytes += padded(int(t.n_bytes))
+        else:
+            output_bytes += padded(int(t.n_bytes))
+    template = value("tokenizer.chat_template", "")
+    return {
+        "path": str(path),
+        "name": value("general.name") or path.stem,
+        "architecture": arch,
+        "parameter_count": sum(int(t.n_elements) for t in reader.tensors),
+        "file_type": gguf.LlamaFileType(value("general.file_type")).name.removeprefix("MOSTLY_"),
+        "file_size": path.stat().st_size,
+        "context_length": value(f"{arch}.context_length"),
+        "n_layer": n_layer,
+        "n_head": n_head,
+        "n_head_kv": kv_per_layer[0],
+        "head_dim": head_dim,
+        "head_dim_v": value(f"{arch}.attention.value_length", head_dim),
+        "n_embd": n_embd,
+        "n_ff": value(f"{arch}.feed_forward_length"),
+        "n_vocab": value(f"{arch}.vocab_size", len(texts)),
+        "tokenizer_model": tokenizer_model,
+        "tokenizer_fingerprint": fingerprint,
+        "sliding_window": window,
+        "swa_layers": swa,
+        "has_chat_template": bool(template),
+        "licence": value("general.license"),
+        "size_label": value("general.size_label"),
+        "n_head_kv_per_layer": kv_per_layer,
+        "layer_bytes": layer_bytes,
+        "input_bytes": input_bytes,
+        "output_bytes": output_bytes,
+        "tied_embeddings": all(t.name != "output.weight" for t in reader.tensors),
+        "weights_bytes": sum(padded(int(t.n_bytes)) for t in reader.tensors),
+        "tensor_types": tensor_types,
+    }
+
+
+@pytest.mark.parametrize("model", ["smollm2_path", "gemma_path"])
+def test_every_model_info_field_matches_the_gguf_package(model: str, request: pytest.FixtureRequest) -> None:
+    path: Path = request.getfixturevalue(model)
+    expected = _expected_from_gguf_package(path)
+    assert set(expected) == {f.name for f in dataclasses.fields(ModelInfo)}  # no field left out
+    assert dataclasses.asdict(read_model_info(path)) == expected
 
 
 def test_catalog_file_parses() -> None:

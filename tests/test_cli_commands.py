@@ -23,7 +23,7 @@ from conftest import make_profile
 from docmaker import SUBJECT_PARAGRAPHS, honeybee_text
 
 from workstation.cli import main
-from workstation.core.batch_queue import DB_NAME
+from workstation.core.batch_queue import DB_NAME, LOCK_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES = re.compile(
@@ -168,6 +168,6 @@ def test_ctrl_c_in_batch_leaves_the_document_pending(tmp_path: Path, smollm2_pat
         con.close()
     assert status == {"a.txt": "done", "b.txt": "pending"}  # not left "running", not "failed"
     assert (out / "a.txt.summary.md").read_text(encoding="utf-8").startswith("# Summary of a.txt")
-    assert sorted(p.name for p in out.iterdir() if p.name != DB_NAME and not p.name.startswith(DB_NAME)) == [
-        "a.txt.summary.md"
-    ]
+    # the queue and its lock file stay; nothing half-written is left
+    kept = (DB_NAME, LOCK_NAME)
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(kept)) == ["a.txt.summary.md"]

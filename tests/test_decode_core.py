@@ -12,6 +12,7 @@ depend on what else was in the batch).
 from __future__ import annotations
 
 import queue
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +162,63 @@ def test_turns_run_together_equal_turns_run_one_by_one(reference: Engine) -> Non
         reference.reset()
         alone = reference.run_chat(conv, GREEDY)
         _same_up_to_near_ties(reference, reference.chat_prompt(conv), alone.tokens, t.tokens)
+
+
+def test_a_failing_sink_or_a_cancelled_waiting_request_costs_no_one_else(smollm2_path: Path) -> None:
+    """A caller whose events cannot be delivered (a closed event loop) is dropped, the decode
+    thread lives on; a request cancelled while it waits frees its queue place at once."""
+    from workstation.core.scheduler import QueueFull
+
+    with Scheduler(make_profile(threads=1, context=512), n_parallel=1, max_queue=1) as sched:
+        prompt = _prompts(sched)[0]
+
+        def broken(event: object) -> None:
+            raise RuntimeError("Event loop is closed")
+
+        sched.submit(prompt, GREEDY, broken)
+        for _ in range(30000):  # the broken caller is dropped at its first event
+            if not sched.waiting and sched.requests_processing == 0:
+                break
+            threading.Event().wait(0.01)
+        events: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        first = sched.submit(prompt, Sampling(temperature=0.0, max_tokens=400, repeat_penalty=1.0,
+                                               ignore_eos=True), events.put)
+        waiting: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        second = sched.submit(prompt, GREEDY, waiting.put)
+        with pytest.raises(QueueFull):
+            sched.submit(prompt, GREEDY, lambda e: None)
+        sched.cancel(second)
+        done = waiting.get(timeout=5)  # at once, while the first still decodes
+        assert isinstance(done, TurnFinished) and done.metrics.stop_reason == "cancelled"
+        third = sched.submit(prompt, GREEDY, lambda e: None)  # its place was free
+        sched.cancel(third)
+        sched.cancel(first)
+        while not isinstance(events.get(timeout=300), TurnFinished):
+            pass
+        assert sched._thread is not None and sched._thread.is_alive()
+        again = list(sched.stream(prompt, GREEDY))
+        assert isinstance(again[-1], TurnFinished) and again[-1].text
+
+
+def test_pieces_are_right_while_another_thread_detokenizes(smollm2_path: Path) -> None:
+    """serve's HTTP threads call piece() while the decode thread streams (a shared buffer
+    handed one caller another's bytes)."""
+    with Engine(make_profile(threads=1, context=512)) as eng:
+        model = eng.model
+        expected = {t: model.piece(t) for t in range(0, 4000, 7)}
+        wrong: list[int] = []
+        stop = threading.Event()
+
+        def hammer() -> None:
+            while not stop.is_set():
+                model.detokenize(list(range(1000, 1400)))
+
+        other = threading.Thread(target=hammer)
+        other.start()
+        try:
+            for _ in range(5):
+                wrong += [t for t, piece in expected.items() if model.piece(t) != piece]
+        finally:
+            stop.set()
+            other.join()
+        assert wrong == []

@@ -22,12 +22,14 @@ COMMANDS = (
     "models",
     "profiles",
     "fit",
+    "size",
     "hw",
     "summarize",
     "batch",
     "bench",
     "eval",
     "serve",
+    "cache",
 )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from dataclasses import dataclass
 from types import FrameType
 
 from workstation.commands import add_profile_arg, print_json, profile_ref
@@ -12,6 +13,7 @@ from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.engine_api import open_engine
 from workstation.core.errors import EngineError, TurnCancelled
 from workstation.core.profiles import load_profile
+from workstation.core.store import ConversationStore
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--temperature", type=float, help="0 for greedy (repeatable) output")
     p.add_argument("--seed", type=int, help="random seed for sampling")
     p.add_argument("--system", help="system prompt instead of the profile's")
+    p.add_argument("-c", "--conversation", metavar="NAME",
+                   help="continue (or start) the saved conversation NAME, which the app lists too; "
+                        "its KV cache is kept on disk, so the next turn reads only the new message")
     p.set_defaults(func=run)
 
 
@@ -41,9 +46,14 @@ def run(args: argparse.Namespace) -> int:
     messages = []
     if args.system is not None:
         messages.append({"role": "system", "content": args.system})
+    conversation = None
+    if args.conversation is not None:
+        conversation = _conversation(args.conversation, profile.key)
+        messages += [{"role": m.role, "content": m.content} for m in conversation.store.messages(conversation.id)]
+        conversation.store.add_message(conversation.id, "user", text)  # kept even if the turn fails
     messages.append({"role": "user", "content": text})
 
-    engine = open_engine(profile, child_process=False)
+    engine = open_engine(profile, child_process=False, keep_state=conversation is not None)
     previous = signal.getsignal(signal.SIGINT)
 
     def _on_sigint(_sig: int, _frame: FrameType | None) -> None:
@@ -64,6 +74,10 @@ def run(args: argparse.Namespace) -> int:
         engine.close()
     assert final is not None
     m = final.metrics
+    if conversation is not None:
+        if final.text:
+            conversation.store.add_message(conversation.id, "assistant", final.text, m.to_dict())
+        conversation.store.close()
     if args.json:
         print_json({"text": final.text, "profile": profile.key, "metrics": m.to_dict()})
     else:
@@ -73,3 +87,20 @@ def run(args: argparse.Namespace) -> int:
     if m.stop_reason == "cancelled":
         raise TurnCancelled("stopped; the reply above is what arrived before Ctrl-C.")
     return 0
+
+
+@dataclass
+class _Conversation:
+    store: ConversationStore
+    id: int
+
+
+def _conversation(name: str, profile_key: str) -> _Conversation:
+    """The saved conversation titled ``name`` (the newest such), or a new one."""
+    name = name.strip()
+    if not name:
+        raise EngineError("A conversation needs a name; give one after -c.")
+    store = ConversationStore()
+    found = [c for c in store.list(search=name) if c.title == name]
+    conv = found[0] if found else store.new(title=name, profile=profile_key)
+    return _Conversation(store, conv.id)

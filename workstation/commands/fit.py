@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.planner import human_bytes, plan_for_profile
-from workstation.core.profiles import load_profile
+from workstation.core.profiles import Profile, load_profile
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -14,6 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_profile_arg(p)
     p.add_argument("--context", type=int, help="plan for this context instead of the profile's")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.add_argument("--check", action="store_true",
+                   help="load the profile and print the estimate beside what llama.cpp allocated")
     p.set_defaults(func=run)
 
 
@@ -29,6 +32,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(msg)
         return 0
+    if args.check:
+        return check(profile, args.json)
     plan = plan_for_profile(profile)
     if args.json:
         print_json({"profile": profile.key, **plan.to_dict()})
@@ -49,3 +54,35 @@ def run(args: argparse.Namespace) -> int:
     for note in plan.notes:
         print(f"  note:      {note}")
     return 0 if plan.fits else 2
+
+
+def check(profile: Profile, as_json: bool) -> int:
+    """Load ``profile`` as the app does; print estimate, allocation and difference."""
+    from workstation.core.engine import Engine
+    from workstation.core.memory_check import COMPONENTS
+    from workstation.core.memory_check import check as memory_check
+
+    engine = Engine(profile)  # the load itself records the check in the history
+    try:
+        mc = memory_check(engine.model)
+    finally:
+        engine.close()
+    if as_json:
+        print_json({"profile": profile.key, **mc.to_dict()})
+        return 0
+    s = mc.settings
+    print(f"{profile.key}: {Path(mc.model).name}, context {s['n_ctx']:,}, K/V {s['type_k']}/{s['type_v']}, "
+          f"{s['n_gpu_layers']} GPU layers, flash attention {'on' if s['flash_attn'] else 'off'}")
+    print(f"  {'':<10} {'estimated':>12} {'allocated':>12} {'difference':>12}")
+    for c in COMPONENTS:
+        pct = mc.diff_pct(c)
+        print(f"  {c.replace('_', ' '):<10} {human_bytes(mc.estimated[c]):>12} {human_bytes(mc.allocated[c]):>12} "
+              f"{_signed(mc.diff(c)):>12}" + (f"  ({pct:+.1f}% of allocated)" if pct is not None else ""))
+    if mc.vram_process is not None and mc.vram_estimated is not None:
+        print(f"  VRAM (NVML, this process): {human_bytes(mc.vram_process)}; estimated on the GPU "
+              f"{human_bytes(mc.vram_estimated)} (NVML also counts the CUDA context)")
+    return 0
+
+
+def _signed(n: int) -> str:
+    return ("-" if n < 0 else "+") + human_bytes(abs(n))

@@ -19,6 +19,9 @@ Nothing in the queue file is trusted for a path: every document and summary path
 again from this run's scan of the folder, and anything that resolves outside the folder (or
 the output folder) is refused. One run at a time holds ``.workstation-batch.lock`` in the
 output folder, and rows are claimed in one transaction.
+
+A profile with ``parallel: N`` keeps up to N documents in flight: each is summarized in a worker
+thread over the one engine, whose slots then decode their chunks side by side.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -325,9 +329,12 @@ def run_batch(
     retry_failed: bool = False,
     cancel: Any = None,
 ) -> dict[str, int]:
-    """Work through ``root``'s queue; returns the final counts by status."""
-    from workstation.core.summarize import summarize_document
+    """Work through ``root``'s queue; returns the final counts by status.
 
+    Up to ``profile.parallel`` documents are in flight at once (each in a worker thread over
+    the one engine, which then decodes their chunks side by side in its slots); only this
+    thread touches the queue and writes summaries. ``on_event`` may be called from workers.
+    """
     if not root.is_dir():
         raise BatchError(f"'{root}' is not a folder.")
     emit = on_event or (lambda _e: None)
@@ -337,53 +344,92 @@ def run_batch(
     except BaseException:
         lock.release()
         raise
-    engine = None
+    width = max(1, int(getattr(profile, "parallel", 1) or 1))
+    engine: Any = None
+    in_flight: dict[Future[Any], tuple[QueueRow, Path]] = {}
+    pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="batch")
     try:
         queue.recover(outdir)
         queue.scan(root, outdir, retry_failed=retry_failed)
         emit(BatchEvent("start", counts=queue.counts()))
+        stopping = False
         while True:
-            if cancel is not None and cancel.is_set():
-                break
-            row = queue.claim_next(outdir)
-            if row is None:
-                break
-            emit(BatchEvent("file-start", row.path, counts=queue.counts()))
-            try:
-                source, out = _paths_for(row.path, queue.found, root, outdir)
-                document = read_document(source, isolate=True)
-                if engine is None:
-                    engine = engine_factory(profile)
-                result = summarize_document(
-                    engine, document, profile,
-                    on_progress=lambda p, _path=row.path: emit(BatchEvent("progress", _path, progress=p)),
-                    cancel=cancel,
-                )
-                if result.cancelled:
-                    queue.mark_pending(row.path, "stopped by the user")
+            while not stopping and len(in_flight) < width:
+                if cancel is not None and cancel.is_set():
+                    stopping = True
                     break
-                write_text_atomic(out, result.summary)
-                _fsync_dir(out.parent)
-                queue.mark_done(row.path, {"totals": result.totals, "chunks": len(result.chunks)})
-                emit(BatchEvent("file-done", row.path, str(out), counts=queue.counts()))
-            except WorkstationError as err:
-                queue.mark_failed(row.path, str(err))
-                emit(BatchEvent("file-failed", row.path, str(err), counts=queue.counts()))
-            except KeyboardInterrupt:
-                queue.mark_pending(row.path, "stopped by the user")
-                raise
-            except Exception as err:  # noqa: BLE001 - one bad file must not stop the night
-                reason = f"'{row.path}' failed: {type(err).__name__}: {err}"
-                queue.mark_failed(row.path, reason)
-                emit(BatchEvent("file-failed", row.path, reason, counts=queue.counts()))
+                row = queue.claim_next(outdir)
+                if row is None:
+                    break
+                emit(BatchEvent("file-start", row.path, counts=queue.counts()))
+                try:
+                    source, out = _paths_for(row.path, queue.found, root, outdir)
+                    if engine is None:
+                        engine = engine_factory(profile)
+                except WorkstationError as err:
+                    queue.mark_failed(row.path, str(err))
+                    emit(BatchEvent("file-failed", row.path, str(err), counts=queue.counts()))
+                    continue
+                job = pool.submit(_summarize_file, engine, source, profile, row.path, emit, cancel)
+                in_flight[job] = (row, out)
+            if not in_flight:
+                break
+            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            for job in done:
+                row, out = in_flight.pop(job)
+                stopping |= _settle_file(queue, row, out, job, emit)
         counts = queue.counts()
         emit(BatchEvent("finish", counts=counts))
         return counts
+    except BaseException:
+        # Ctrl+C or worse: stop the documents in flight and put them back in the queue
+        if engine is not None:
+            engine.cancel()
+        for row, _out in in_flight.values():
+            queue.mark_pending(row.path, "stopped by the user")
+        raise
     finally:
+        pool.shutdown(wait=True)
         if engine is not None:
             engine.close()
         queue.close()
         lock.release()
+
+
+def _summarize_file(
+    engine: Any, source: Path, profile: Any, rel: str, emit: Callable[[BatchEvent], None], cancel: Any
+) -> Any:
+    from workstation.core.summarize import summarize_document
+
+    document = read_document(source, isolate=True)
+    return summarize_document(
+        engine, document, profile,
+        on_progress=lambda p: emit(BatchEvent("progress", rel, progress=p)),
+        cancel=cancel,
+    )
+
+
+def _settle_file(
+    queue: BatchQueue, row: QueueRow, out: Path, job: Future[Any], emit: Callable[[BatchEvent], None]
+) -> bool:
+    """Record a finished document (summary written atomically first); True when it was stopped."""
+    try:
+        result = job.result()
+        if result.cancelled:
+            queue.mark_pending(row.path, "stopped by the user")
+            return True
+        write_text_atomic(out, result.summary)
+        _fsync_dir(out.parent)
+        queue.mark_done(row.path, {"totals": result.totals, "chunks": len(result.chunks)})
+        emit(BatchEvent("file-done", row.path, str(out), counts=queue.counts()))
+    except WorkstationError as err:
+        queue.mark_failed(row.path, str(err))
+        emit(BatchEvent("file-failed", row.path, str(err), counts=queue.counts()))
+    except Exception as err:  # noqa: BLE001 - one bad file must not stop the night
+        reason = f"'{row.path}' failed: {type(err).__name__}: {err}"
+        queue.mark_failed(row.path, reason)
+        emit(BatchEvent("file-failed", row.path, reason, counts=queue.counts()))
+    return False
 
 
 def _paths_for(rel: str, found: set[str], root: Path, outdir: Path) -> tuple[Path, Path]:

@@ -247,15 +247,20 @@ def run_pp(model: LoadedModel, batch: Batch, n_prompt: int, rng: np.random.Gener
     return time.perf_counter_ns() - t0
 
 
-def run_tg(model: LoadedModel, batch: Batch, n_gen: int, rng: np.random.Generator) -> int:
-    """One generation run, one token per decode, from an empty cache; returns nanoseconds."""
-    tokens = rng.integers(0, model.n_vocab, size=n_gen).tolist()
-    tokens[0] = _first_token(model, rng)
+def run_tg(model: LoadedModel, batch: Batch, n_gen: int, rng: np.random.Generator, n_seq: int = 1) -> int:
+    """One generation run, one token per decode, from an empty cache; returns nanoseconds.
+
+    With ``n_seq`` > 1 that many sequences decode together (one token each per decode, as the
+    scheduler's slots do; the context needs ``n_seq_max`` >= ``n_seq``)."""
+    tokens = rng.integers(0, model.n_vocab, size=n_gen * n_seq).tolist()
+    first = _first_token(model, rng)
+    tokens[:n_seq] = [first] * n_seq
     model.clear_memory()
     t0 = time.perf_counter_ns()
-    for pos, token in enumerate(tokens):
+    for pos in range(n_gen):
         batch.clear()
-        batch.add(token, pos, 0, True)
+        for seq in range(n_seq):
+            batch.add(tokens[pos * n_seq + seq], pos, seq, True)
         model.decode(batch)
         llama_cpp.llama_synchronize(model.ctx)
     return time.perf_counter_ns() - t0

@@ -1,19 +1,21 @@
 """Models on disk: find a model by catalog name or path, read a GGUF's metadata, list, import.
 
-``read_model_info(path)`` reads the GGUF header with a small bounds-checked parser over an
-mmap of the file (the ``gguf`` package's ``GGUFReader`` builds a numpy view per vocabulary
-entry and took 25 s on Gemma 3's 262k-token vocabulary here, and importing it 0.4 s; this
-reads Gemma's header in about 0.1 s). The result is cached per (path, size, mtime), so the
-planner can ask for it on every load.
+``read_model_info(path)`` builds a ``ModelInfo`` from the header that the pre-flight
+(``gguf_check.preflight``, bounded and safe on hostile files) returns: the app has one GGUF
+reader and one ggml type table (``gguf_check.GGML_TYPES``; ``GGML_TYPES`` here is a view of
+it with the names upper-cased, as ``ModelInfo.tensor_types`` and the planner spell them).
+The ``gguf`` package's ``GGUFReader`` is not used: it builds a numpy view per vocabulary entry
+and took 25 s on Gemma 3's 262k-token vocabulary here; the pre-flight reads that header in
+about 0.1 s. The result is cached per version of the file, so the planner can ask for it on
+every load, and ``check_gguf`` before llama.cpp opens the file costs a ``stat`` after that.
 """
 
 from __future__ import annotations
 
 import hashlib
-import mmap
+import math
 import os
 import shutil
-import struct
 import sys
 import threading
 from collections.abc import Callable
@@ -21,7 +23,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workstation.core import gguf_check
 from workstation.core.errors import ModelFileError, WorkstationError
+from workstation.core.gguf_check import GGUFHeader, ValueSpan
 from workstation.core.paths import models_dir
 
 # Sliding-window attention as llama.cpp sets it up per architecture (src/models/<arch>.cpp:
@@ -46,23 +50,11 @@ SWA_ARCHITECTURES: dict[str, tuple[int, bool, int]] = {
     "plamo3": (8, False, 0),
 }
 
-_GGUF_MAGIC = b"GGUF"
-# value type -> struct format (None: string / array)
-_SCALARS: dict[int, str] = {
-    0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d",
+# ggml types, id -> (name as ModelInfo shows it: Q4_K, IQ2_XXS, BF16, block size, bytes per
+# block): the pre-flight's table (checked against the installed ggml), names upper-cased.
+GGML_TYPES: dict[int, tuple[str, int, int]] = {
+    type_id: (name.upper(), block, size) for type_id, (name, block, size) in gguf_check.GGML_TYPES.items()
 }
-_STRING, _ARRAY = 8, 9
-_KEEP_ARRAY = 4096  # numeric arrays up to this many elements are decoded
-
-
-@dataclass
-class TensorInfo:
-    name: str
-    ggml_type: str
-    shape: tuple[int, ...]
-    n_elements: int
-    n_bytes: int
-    offset: int  # from the start of the data section
 
 
 @dataclass
@@ -115,9 +107,7 @@ class ModelInfo:
 
 def known_architectures() -> frozenset[str]:
     """The architectures the installed llama.cpp can run (asked of the library itself)."""
-    from workstation.core.gguf_check import known_architectures as from_library
-
-    return from_library()
+    return gguf_check.known_architectures()
 
 
 # --- catalog.yaml ------------------------------------------------------------------------------
@@ -178,112 +168,12 @@ def resolve_model_path(ref: str) -> Path:
 
 
 def check_gguf(path: Path) -> None:
-    """Refuse a file that is missing, damaged or hostile before llama.cpp sees it."""
-    from workstation.core.gguf_check import preflight
-
-    preflight(path)
-
-
-# --- the GGUF header parser -------------------------------------------------------------------
-class _Bad(Exception):
-    def __init__(self, what: str, offset: int) -> None:
-        super().__init__(what)
-        self.what = what
-        self.offset = offset
+    """Refuse a file that is missing, damaged or hostile before llama.cpp sees it: the
+    pre-flight, once per version of the file (it is what ``read_model_info`` reads)."""
+    read_model_info(path)
 
 
-class _Cursor:
-    def __init__(self, buf: mmap.mmap | bytes) -> None:
-        self.buf = buf
-        self.size = len(buf)
-        self.pos = 0
-
-    def need(self, n: int, what: str) -> None:
-        if n < 0 or self.pos + n > self.size:
-            raise _Bad(f"the file ends inside {what}", self.pos)
-
-    def unpack(self, fmt: str, what: str) -> Any:
-        n = struct.calcsize(fmt)
-        self.need(n, what)
-        (value,) = struct.unpack_from(fmt, self.buf, self.pos)
-        self.pos += n
-        return value
-
-    def string(self, what: str) -> bytes:
-        n = self.unpack("<Q", what)
-        self.need(n, what)
-        value = self.buf[self.pos : self.pos + n]
-        self.pos += n
-        return bytes(value)
-
-    def skip_strings(self, count: int, what: str) -> None:
-        """Walk ``count`` length-prefixed strings (the vocabulary) without building them."""
-        buf, pos, size = self.buf, self.pos, self.size
-        unpack = struct.Struct("<Q").unpack_from
-        for _ in range(count):
-            if pos + 8 > size:
-                self.pos = pos
-                raise _Bad(f"the file ends inside {what}", pos)
-            pos += 8 + unpack(buf, pos)[0]
-        if pos > size:
-            raise _Bad(f"the file ends inside {what}", self.pos)
-        self.pos = pos
-
-
-@dataclass
-class _Span:
-    """An array value kept as its raw byte range (and decoded when short)."""
-
-    item_type: int
-    count: int
-    start: int
-    end: int
-    values: list[Any] | None
-
-
-def _read_value(cur: _Cursor, vtype: int, key: str) -> Any:
-    if vtype in _SCALARS:
-        return cur.unpack(_SCALARS[vtype], f"the value of {key}")
-    if vtype == _STRING:
-        return cur.string(f"the value of {key}").decode("utf-8", errors="replace")
-    if vtype == _ARRAY:
-        item_type = cur.unpack("<I", f"the array type of {key}")
-        count = cur.unpack("<Q", f"the array length of {key}")
-        start = cur.pos
-        if item_type == _STRING:
-            cur.skip_strings(count, f"the array {key}")
-            values: list[Any] | None = None
-            if count <= 64:
-                sub = _Cursor(cur.buf)
-                sub.pos = start
-                values = [sub.string(key).decode("utf-8", "replace") for _ in range(count)]
-            return _Span(item_type, count, start, cur.pos, values)
-        if item_type not in _SCALARS:
-            raise _Bad(f"the array {key} has an unsupported element type {item_type}", start)
-        fmt = _SCALARS[item_type]
-        width = struct.calcsize(fmt)
-        cur.need(count * width, f"the array {key}")
-        values = None
-        if count <= _KEEP_ARRAY:
-            values = list(struct.unpack_from("<" + fmt[1] * count, cur.buf, start))
-        cur.pos += count * width
-        return _Span(item_type, count, start, cur.pos, values)
-    raise _Bad(f"the key {key} has an unknown value type {vtype}", cur.pos)
-
-
-# ggml types: id -> (name, block size, bytes per block) (ggml.h of the installed llama.cpp)
-GGML_TYPES: dict[int, tuple[str, int, int]] = {
-    0: ("F32", 1, 4), 1: ("F16", 1, 2), 2: ("Q4_0", 32, 18), 3: ("Q4_1", 32, 20),
-    6: ("Q5_0", 32, 22), 7: ("Q5_1", 32, 24), 8: ("Q8_0", 32, 34), 9: ("Q8_1", 32, 36),
-    10: ("Q2_K", 256, 84), 11: ("Q3_K", 256, 110), 12: ("Q4_K", 256, 144),
-    13: ("Q5_K", 256, 176), 14: ("Q6_K", 256, 210), 15: ("Q8_K", 256, 292),
-    16: ("IQ2_XXS", 256, 66), 17: ("IQ2_XS", 256, 74), 18: ("IQ3_XXS", 256, 98),
-    19: ("IQ1_S", 256, 50), 20: ("IQ4_NL", 32, 18), 21: ("IQ3_S", 256, 110),
-    22: ("IQ2_S", 256, 82), 23: ("IQ4_XS", 256, 136), 24: ("I8", 1, 1), 25: ("I16", 1, 2),
-    26: ("I32", 1, 4), 27: ("I64", 1, 8), 28: ("F64", 1, 8), 29: ("IQ1_M", 256, 56),
-    30: ("BF16", 1, 2), 34: ("TQ1_0", 256, 54), 35: ("TQ2_0", 256, 66),
-    39: ("MXFP4", 32, 17), 40: ("NVFP4", 64, 36), 41: ("Q1_0", 128, 18), 42: ("Q2_0", 64, 18),
-}
+# --- ModelInfo from the pre-flight's header ---------------------------------------------------
 # general.file_type -> name (llama.h's llama_ftype)
 FILE_TYPES: dict[int, str] = {
     0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K",
@@ -304,170 +194,160 @@ def _file_type_name(code: int | None, tensor_types: dict[str, int]) -> str:
     return "unknown"
 
 
-_cache: dict[tuple[str, int, int], ModelInfo] = {}
+# one ModelInfo per version of a file: (real path, device, inode, size, mtime, ctime) -> info
+_cache: dict[tuple[Any, ...], ModelInfo] = {}
 _cache_lock = threading.Lock()
 
 
-def read_model_info(path: Path | str, *, check: bool = True) -> ModelInfo:
-    """Read a GGUF's metadata and tensor table; ModelFileError for anything wrong with it."""
-    path = Path(path)
-    if check:
-        check_gguf(path)
+def _file_version(path: Path) -> tuple[Any, ...]:
+    """What tells one version of a file from another. The ctime is in it because a file
+    rewritten in place gets a new one even when its old modification time is put back."""
     try:
         st = path.stat()
+        real = str(path.resolve())
     except FileNotFoundError:
         raise ModelFileError(
             f"The model file {path} does not exist; run 'workstation models list' to see what is installed."
         ) from None
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    except (OSError, RuntimeError) as err:
+        raise ModelFileError(f"The model file {path} cannot be read ({getattr(err, 'strerror', None) or err}).") from None
+    return (real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def read_model_info(path: Path | str, *, check: bool = True) -> ModelInfo:
+    """Read a GGUF's metadata and tensor table; ModelFileError for anything wrong with it.
+
+    The header is read by the pre-flight (``gguf_check.preflight``), the app's one GGUF reader,
+    so every file is checked; ``check`` is kept for the callers that pass it and changes
+    nothing. The header is read once per version of the file (the result is cached), so the
+    planner can ask on every load and ``check_gguf`` before it costs a ``stat``.
+    """
+    path = Path(path)
+    version = _file_version(path)
     with _cache_lock:
-        hit = _cache.get(key)
+        hit = _cache.get(version)
     if hit is not None:
         return hit
-    try:
-        with path.open("rb") as f:
-            if st.st_size < 24:
-                raise _Bad("the file is too short to be a GGUF model", 0)
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-                info = _parse(path, buf, st.st_size)
-    except _Bad as bad:
-        raise ModelFileError(f"{path.name} is not a usable GGUF model: {bad.what} (at byte {bad.offset}).") from None
-    except (OSError, ValueError) as err:
-        raise ModelFileError(f"The model file {path} cannot be read ({err}).") from None
-    with _cache_lock:
-        _cache[key] = info
+    header = gguf_check.preflight(path)
+    info = _model_info(path, header)
+    if _file_version(path) == version:  # not changed while it was read
+        with _cache_lock:
+            _cache[version] = info
     return info
 
 
-def _parse(path: Path, buf: mmap.mmap, file_size: int) -> ModelInfo:
-    cur = _Cursor(buf)
-    if bytes(buf[:4]) != _GGUF_MAGIC:
-        raise _Bad("it does not start with 'GGUF' (it is not a GGUF file)", 0)
-    cur.pos = 4
-    version = cur.unpack("<I", "the header")
-    if version not in (2, 3):
-        raise _Bad(f"GGUF version {version} is not supported (2 or 3 are)", 4)
-    n_tensors = cur.unpack("<Q", "the header")
-    n_kv = cur.unpack("<Q", "the header")
-    if n_tensors > 1_000_000 or n_kv > 1_000_000:
-        raise _Bad("the header's counts are impossible", 8)
-    meta: dict[str, Any] = {}
-    for _ in range(n_kv):
-        k = cur.string("a metadata key").decode("utf-8", "replace")
-        vtype = cur.unpack("<I", f"the type of {k}")
-        meta[k] = _read_value(cur, vtype, k)
-    tensors: list[TensorInfo] = []
-    for _ in range(n_tensors):
-        name = cur.string("a tensor name").decode("utf-8", "replace")
-        n_dims = cur.unpack("<I", f"tensor {name}")
-        if not 1 <= n_dims <= 4:
-            raise _Bad(f"tensor {name} has {n_dims} dimensions", cur.pos)
-        shape = tuple(cur.unpack("<Q", f"tensor {name}") for _ in range(n_dims))
-        ttype = cur.unpack("<I", f"tensor {name}")
-        offset = cur.unpack("<Q", f"tensor {name}")
-        if ttype not in GGML_TYPES:
-            raise _Bad(f"tensor {name} has an unknown ggml type {ttype}", cur.pos)
-        tname, block, tsize = GGML_TYPES[ttype]
-        n_el = 1
-        for d in shape:
-            n_el *= d
-        if shape[0] % block:
-            raise _Bad(f"tensor {name}'s rows do not fit its type's block size", cur.pos)
-        tensors.append(TensorInfo(name, tname, shape, n_el, n_el // block * tsize, offset))
-    align_v = meta.get("general.alignment", 32)
-    alignment = align_v if isinstance(align_v, int) and align_v > 0 else 32
-    data_start = (cur.pos + alignment - 1) // alignment * alignment
-    need = max((t.offset + t.n_bytes for t in tensors), default=0)
-    if data_start + need > file_size:
-        raise _Bad(
-            f"the file is truncated: it has {file_size} bytes but its tensors need {data_start + need}",
-            file_size,
-        )
-    arch = meta.get("general.architecture")
-    if not isinstance(arch, str) or not arch:
-        raise _Bad("the file does not name its architecture (general.architecture)", 0)
-    if arch not in known_architectures():
-        raise _Bad(f"its architecture '{arch}' is not one llama.cpp can run", 0)
-    return _build_info(path, meta, tensors, buf, file_size, alignment, arch)
-
-
-def _int(meta: dict[str, Any], key: str, default: int = 0) -> int:
-    value = meta.get(key, default)
-    if isinstance(value, _Span):
-        vals = value.values or []
-        return int(max(vals)) if vals else default
+def _whole(value: Any) -> int | None:
+    """A metadata number as an int (a float truncated); None for anything else."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        return default
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     return int(value)
 
 
-def _per_layer(meta: dict[str, Any], key: str, n_layer: int, default: int) -> list[int]:
+def _int(meta: dict[str, Any], key: str, default: int = 0) -> int:
+    """A hyper-parameter; for a per-layer array (kept by the pre-flight as a list) its largest."""
     value = meta.get(key)
-    if isinstance(value, _Span) and value.values is not None:
-        vals = [int(v) for v in value.values]
+    if isinstance(value, list):
+        numbers = [n for n in map(_whole, value) if n is not None]
+        return max(numbers) if numbers else default
+    number = _whole(value)
+    return default if number is None else number
+
+
+def _per_layer(meta: dict[str, Any], key: str, n_layer: int, default: int) -> list[int]:
+    """A hyper-parameter for each layer: a list padded with its last value, or one number."""
+    value = meta.get(key)
+    if isinstance(value, list):
+        vals = [default if n is None else n for n in map(_whole, value)]
         return (vals + [vals[-1] if vals else default] * n_layer)[:n_layer]
     if isinstance(value, int) and not isinstance(value, bool):
         return [value] * n_layer
     return [default] * n_layer
 
 
-def _build_info(
-    path: Path,
-    meta: dict[str, Any],
-    tensors: list[TensorInfo],
-    buf: mmap.mmap,
-    file_size: int,
-    alignment: int,
-    arch: str,
-) -> ModelInfo:
-    a = arch
+def _text(meta: dict[str, Any], key: str) -> str | None:
+    value = meta.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _vocabulary_fingerprint(path: Path, tokenizer_model: str, tokens: ValueSpan | None) -> str:
+    """sha256 over the tokenizer model's name and the token texts as stored (each with its
+    length), first 16 hex digits; "" without a vocabulary. Two models whose token ids mean the
+    same text have the same fingerprint."""
+    if tokens is None:
+        return ""
+    digest = hashlib.sha256(tokenizer_model.encode())
+    try:
+        with path.open("rb") as f:
+            f.seek(tokens.start)
+            left = tokens.end - tokens.start
+            while left > 0:
+                block = f.read(min(left, 1 << 20))
+                if not block:
+                    raise ModelFileError(f"The model file {path} changed while it was read; try again.")
+                digest.update(block)
+                left -= len(block)
+    except OSError as err:
+        raise ModelFileError(f"The model file {path} cannot be read ({err.strerror or err}).") from None
+    return digest.hexdigest()[:16]
+
+
+def _swa_layers(meta: dict[str, Any], arch: str, n_layer: int) -> tuple[int | None, list[bool]]:
+    """(sliding window or None, which layers use it) as llama.cpp sets them up."""
+    swa_layers = [False] * n_layer
+    if arch not in SWA_ARCHITECTURES:
+        return None, swa_layers
+    pattern, dense_first, default_window = SWA_ARCHITECTURES[arch]
+    window = _int(meta, f"{arch}.attention.sliding_window", default_window)
+    if window <= 0:
+        return None, swa_layers
+    pat = meta.get(f"{arch}.attention.sliding_window_pattern")
+    if isinstance(pat, list):
+        vals = [bool(v) for v in pat]
+        return window, (vals + [False] * n_layer)[:n_layer]
+    if isinstance(pat, int) and not isinstance(pat, bool):
+        pattern = pat
+    for il in range(n_layer):
+        if pattern == 0:
+            swa_layers[il] = True
+        elif dense_first:
+            swa_layers[il] = il % pattern != 0
+        else:
+            swa_layers[il] = il % pattern < pattern - 1
+    return window, swa_layers
+
+
+def _model_info(path: Path, header: GGUFHeader) -> ModelInfo:
+    meta = header.metadata
+    a = header.architecture
     n_layer = _int(meta, f"{a}.block_count")
     n_embd = _int(meta, f"{a}.embedding_length")
     n_head = _int(meta, f"{a}.attention.head_count")
     n_head_kv_list = _per_layer(meta, f"{a}.attention.head_count_kv", n_layer, n_head)
     head_dim = _int(meta, f"{a}.attention.key_length", n_embd // n_head if n_head else 0)
     head_dim_v = _int(meta, f"{a}.attention.value_length", head_dim)
-    tokens = meta.get("tokenizer.ggml.tokens")
-    n_vocab = _int(meta, f"{a}.vocab_size", tokens.count if isinstance(tokens, _Span) else 0)
-    tok_model = meta.get("tokenizer.ggml.model", "")
-    digest = hashlib.sha256(str(tok_model).encode())
-    if isinstance(tokens, _Span):
-        digest.update(buf[tokens.start : tokens.end])
-    fingerprint = digest.hexdigest()[:16] if isinstance(tokens, _Span) else ""
+    tokens = header.spans.get("tokenizer.ggml.tokens")
+    if tokens is not None and not tokens.is_array:
+        tokens = None
+    n_vocab = _int(meta, f"{a}.vocab_size", tokens.count if tokens is not None else 0)
+    tok_model = str(meta.get("tokenizer.ggml.model", ""))
+    template = header.spans.get("tokenizer.chat_template")
+    swa_window, swa_layers = _swa_layers(meta, a, n_layer)
 
-    swa_window: int | None = None
-    swa_layers = [False] * n_layer
-    if a in SWA_ARCHITECTURES:
-        pattern, dense_first, default_window = SWA_ARCHITECTURES[a]
-        window = _int(meta, f"{a}.attention.sliding_window", default_window)
-        if window > 0:
-            swa_window = window
-            pat = meta.get(f"{a}.attention.sliding_window_pattern")
-            if isinstance(pat, _Span) and pat.values is not None:
-                vals = [bool(v) for v in pat.values]
-                swa_layers = (vals + [False] * n_layer)[:n_layer]
-            else:
-                if isinstance(pat, int) and not isinstance(pat, bool):
-                    pattern = pat
-                for il in range(n_layer):
-                    if pattern == 0:
-                        swa_layers[il] = True
-                    elif dense_first:
-                        swa_layers[il] = il % pattern != 0
-                    else:
-                        swa_layers[il] = il % pattern < pattern - 1
-
+    alignment = header.alignment
     layer_bytes = [0] * n_layer
     input_bytes = output_bytes = 0
     tensor_types: dict[str, int] = {}
     has_output = False
     total = 0
     params = 0
-    for t in tensors:
-        padded = (t.n_bytes + alignment - 1) // alignment * alignment
+    for t in header.tensors:
+        type_name = GGML_TYPES[t.ggml_type][0]
+        padded = (t.nbytes + alignment - 1) // alignment * alignment
         total += padded
-        params += t.n_elements
-        tensor_types[t.ggml_type] = tensor_types.get(t.ggml_type, 0) + t.n_bytes
+        params += math.prod(t.shape)
+        tensor_types[type_name] = tensor_types.get(type_name, 0) + t.nbytes
         if t.name.startswith("blk."):
             try:
                 il = int(t.name.split(".", 2)[1])
@@ -482,16 +362,13 @@ def _build_info(
             if t.name == "output.weight":
                 has_output = True
             output_bytes += padded
-    size_label = meta.get("general.size_label")
-    licence = meta.get("general.license")
-    name = meta.get("general.name") or path.stem
     return ModelInfo(
         path=str(path),
-        name=str(name),
+        name=_text(meta, "general.name") or path.stem,
         architecture=a,
         parameter_count=params,
         file_type=_file_type_name(meta.get("general.file_type"), tensor_types),
-        file_size=file_size,
+        file_size=header.file_size,
         context_length=_int(meta, f"{a}.context_length"),
         n_layer=n_layer,
         n_head=n_head,
@@ -501,14 +378,13 @@ def _build_info(
         n_embd=n_embd,
         n_ff=_int(meta, f"{a}.feed_forward_length"),
         n_vocab=n_vocab,
-        tokenizer_model=str(tok_model),
-        tokenizer_fingerprint=fingerprint,
+        tokenizer_model=tok_model,
+        tokenizer_fingerprint=_vocabulary_fingerprint(path, tok_model, tokens),
         sliding_window=swa_window,
         swa_layers=swa_layers,
-        has_chat_template=isinstance(meta.get("tokenizer.chat_template"), str)
-        and bool(meta.get("tokenizer.chat_template")),
-        licence=str(licence) if isinstance(licence, str) else None,
-        size_label=str(size_label) if isinstance(size_label, str) else None,
+        has_chat_template=template is not None and not template.is_array and template.count > 0,
+        licence=_text(meta, "general.license"),
+        size_label=_text(meta, "general.size_label"),
         n_head_kv_per_layer=n_head_kv_list,
         layer_bytes=layer_bytes,
         input_bytes=input_bytes,

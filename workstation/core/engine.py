@@ -3,8 +3,12 @@
 ``Engine`` owns a ``Scheduler`` (``core/scheduler.py``) with ``profile.parallel`` slots and no
 thread of its own: iterating a turn runs the scheduler's steps in the caller's thread, so the
 chat, summaries, batch, eval and bench turns go through exactly the loop ``serve`` runs
-(speculation, stop strings, prefix reuse, metrics exist once). Slot 0's KV cache is kept
-between turns, so turn N only prefills what is new (``cache_n`` counts the reused tokens).
+(speculation, stop strings, prefix reuse, metrics exist once). The slots' KV cells are kept
+between turns and a new prompt goes to the slot that holds most of it, so turn N of a
+conversation only prefills what is new (``cache_n`` counts the reused tokens).
+
+``Engine(profile, concurrent=True)`` runs the scheduler in a thread of its own instead, so
+several threads may run turns at once (``batch`` keeps ``parallel`` documents in flight).
 
 ``Engine`` runs in the calling process (``workstation chat``, summarize, batch, eval, bench).
 The TUI uses ``EngineProcess`` (``core/engine_process.py``), the same interface with the
@@ -14,6 +18,7 @@ satisfy ``ChatEngine`` (``core/engine_api.py``) and are built by ``open_engine``
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -25,11 +30,13 @@ from workstation.core.events import (
     CancelFlag,
     EngineInfo,
     Message,
+    RunningTurns,
     TokenDelta,
     TurnEvent,
     TurnFinished,
     finished_turn,
 )
+from workstation.core.kv_state import KvStateStore
 from workstation.core.profiles import Profile, Sampling
 from workstation.core.runtime import LoadedModel
 from workstation.core.scheduler import UNBOUNDED_QUEUE, Scheduler
@@ -37,8 +44,12 @@ from workstation.core.scheduler import UNBOUNDED_QUEUE, Scheduler
 __all__ = ["Engine", "EngineInfo", "Message", "TokenDelta", "TurnEvent", "TurnFinished", "finished_turn"]
 
 
+log = logging.getLogger(__name__)
+
+
 class Engine:
-    """A model loaded for one profile. Not thread-safe, except ``cancel()``."""
+    """A model loaded for one profile. One caller at a time, except ``cancel()`` — or, with
+    ``concurrent=True``, any number of threads running turns at once."""
 
     def __init__(
         self,
@@ -46,11 +57,19 @@ class Engine:
         *,
         cancel_flag: CancelFlag | None = None,
         progress: Callable[[float], None] | None = None,
+        concurrent: bool = False,
+        keep_state: bool = False,
     ) -> None:
         self.profile = profile
         self.cancel_flag: CancelFlag = cancel_flag or threading.Event()
-        self.core = Scheduler(profile, max_queue=UNBOUNDED_QUEUE, progress=progress, threaded=False)
+        # keep_state: conversations' KV cells are saved to disk when left (reset, close) and
+        # restored when a prompt starts with them again (core/kv_state.py)
+        store = KvStateStore() if keep_state else None
+        self.core = Scheduler(
+            profile, max_queue=UNBOUNDED_QUEUE, progress=progress, threaded=concurrent, kv_store=store
+        )
         self.load_ms = self.core.load_ms
+        self.turns = RunningTurns(self.cancel_flag)
 
     @property
     def model(self) -> LoadedModel:
@@ -78,7 +97,7 @@ class Engine:
             model_path=str(model.path),
             n_ctx=self.core.slot_ctx,
             n_layer=model.n_layer,
-            gpu_layers=min(self.core.gpu_layers, model.n_layer + 1),
+            gpu_layers=min(self.core.gpu_layers, model.n_layer + 1) if model.gpu_offload else 0,
             type_k=self.profile.kv_cache.k,
             type_v=self.profile.kv_cache.v,
             flash_attn=settings.flash_attn,
@@ -93,10 +112,20 @@ class Engine:
         self.cancel_flag.set()
 
     def reset(self) -> None:
-        """Forget the KV cache (a new conversation)."""
+        """Forget the KV cache (a new conversation); with ``keep_state`` it is saved first."""
+        self.save_state()
         self.core.reset()
 
+    def save_state(self) -> int:
+        """Save the slots' cells to disk (``keep_state`` engines; else nothing): states saved."""
+        try:
+            return self.core.save_states()
+        except OSError as err:  # a full disk must not cost the conversation: it is in SQLite
+            log.warning("Could not save the KV state: %s", err)
+            return 0
+
     def close(self) -> None:
+        self.save_state()
         self.core.close()
 
     def __enter__(self) -> Engine:
@@ -153,10 +182,10 @@ class Engine:
             raise EngineError(
                 f"The prompt is {len(prompt)} tokens but this profile's context holds {self.n_ctx}."
             )
-        self.cancel_flag.clear()
-        yield from self.core.stream(
-            prompt, sampling, t_request=t_request, stop=stop, cancelled=self.cancel_flag
-        )
+        with self.turns.turn():
+            yield from self.core.stream(
+                prompt, sampling, t_request=t_request, stop=stop, cancelled=self.cancel_flag
+            )
 
     def run_chat(self, messages: list[Message], sampling: Sampling | None = None) -> TurnFinished:
         """A whole turn at once (tests, scripts)."""
@@ -173,5 +202,5 @@ class Engine:
         sampling = sampling or self.profile.sampling
         reserve = answer_reserve(sampling, self.n_ctx)
         prompts = [self.fit_messages(list(c), reserve) for c in conversations]
-        self.cancel_flag.clear()
-        return self.core.run_all(prompts, sampling, on_finished, cancelled=self.cancel_flag)
+        with self.turns.turn():
+            return self.core.run_all(prompts, sampling, on_finished, cancelled=self.cancel_flag)

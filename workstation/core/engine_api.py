@@ -75,17 +75,29 @@ class ChatEngine(Protocol):
     def close(self) -> None: ...
 
 
-def open_engine(profile: Profile, *, child_process: bool = True, progress: Progress | None = None) -> ChatEngine:
+def open_engine(
+    profile: Profile,
+    *,
+    child_process: bool = True,
+    progress: Progress | None = None,
+    concurrent: bool = False,
+    keep_state: bool = False,
+) -> ChatEngine:
     """An engine for ``profile``: a remote client for ``backend: openai``, else a local model
-    (in a child process for interactive apps, in this process for one-shot commands)."""
+    (in a child process for interactive apps, in this process for one-shot commands).
+    ``concurrent``: several threads will run turns at once (a remote engine always allows it;
+    a local one then runs its decode loop in a thread of its own). ``keep_state``: a local
+    engine saves conversations' KV cells to disk when they are left, and restores them."""
     if profile.backend == "openai":
         from workstation.core.remote import RemoteEngine
 
         return RemoteEngine(profile)
     if child_process:
+        if concurrent:
+            raise ValueError("an engine in a child process runs one turn at a time")
         from workstation.core.engine_process import EngineProcess
 
-        return EngineProcess(profile, progress=progress)
+        return EngineProcess(profile, progress=progress, keep_state=keep_state)
     from workstation.core.engine import Engine
 
-    return Engine(profile, progress=progress)
+    return Engine(profile, progress=progress, concurrent=concurrent, keep_state=keep_state)

@@ -43,7 +43,9 @@ from workstation.core.profiles import Profile, Sampling, profile_from_dict
 _CTX = mp.get_context("spawn")
 
 
-def _child_main(conn: Connection, cancel: Any, profile_data: dict[str, Any], source: str | None) -> None:
+def _child_main(
+    conn: Connection, cancel: Any, profile_data: dict[str, Any], source: str | None, keep_state: bool = False
+) -> None:
     import signal
     from pathlib import Path
 
@@ -52,7 +54,9 @@ def _child_main(conn: Connection, cancel: Any, profile_data: dict[str, Any], sou
 
     try:
         profile = profile_from_dict(profile_data, source or "<profile>", Path(source) if source else None)
-        engine = Engine(profile, cancel_flag=cancel, progress=lambda f: conn.send(("progress", f)))
+        engine = Engine(
+            profile, cancel_flag=cancel, progress=lambda f: conn.send(("progress", f)), keep_state=keep_state
+        )
     except WorkstationError as err:
         conn.send(("error", str(err)))
         return
@@ -135,6 +139,7 @@ class EngineProcess:
         profile: Profile,
         progress: Callable[[float], None] | None = None,
         start_timeout_s: float = 600.0,
+        keep_state: bool = False,
     ) -> None:
         self.profile = profile
         # > 0: the child gathers text into at most one message per this many seconds (the
@@ -147,7 +152,7 @@ class EngineProcess:
         data.pop("source", None)
         self._proc = _CTX.Process(
             target=_child_main,
-            args=(child, self._cancel, data, str(profile.source) if profile.source else None),
+            args=(child, self._cancel, data, str(profile.source) if profile.source else None, keep_state),
             daemon=True,
             name="workstation-engine",
         )
@@ -223,17 +228,23 @@ class EngineProcess:
         on_finished: Callable[[int, TurnFinished], None] | None = None,
     ) -> list[TurnFinished]:
         results: dict[int, TurnFinished] = {}
-        with self._lock:
-            self._cancel.clear()
+        failure: BaseException | None = None
+        with self._lock:  # the child clears the cancel flag when its turns start
             self._conn.send(("many", list(conversations), dataclasses.asdict(sampling) if sampling else None))
-            while True:
+            while True:  # read to the end even if a callback fails: the pipe stays in step
                 reply = self._recv()
                 if reply[0] == "item":
                     final = TurnFinished(reply[2], TurnMetrics.from_dict(reply[3]))
                     results[reply[1]] = final
-                    if on_finished is not None:
-                        on_finished(reply[1], final)
+                    if on_finished is not None and failure is None:
+                        try:
+                            on_finished(reply[1], final)
+                        except Exception as err:  # noqa: BLE001 - raised once the pipe is drained
+                            failure = err
+                            self.cancel()
                 elif reply[0] == "result":
+                    if failure is not None:
+                        raise failure
                     return [results[i] for i in sorted(results)]
                 elif reply[0] == "error":
                     raise EngineError(reply[1])

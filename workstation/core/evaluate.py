@@ -47,11 +47,10 @@ from typing import Any
 
 import llama_cpp
 import numpy as np
-import yaml
 
 from workstation.core.engine_api import ChatEngine
 from workstation.core.errors import WorkstationError
-from workstation.core.profiles import Sampling
+from workstation.core.profiles import Sampling, YamlError, load_yaml
 from workstation.core.runtime import Batch, LoadedModel
 
 MATCH_KINDS = ("exact", "contains", "regex", "choice")
@@ -205,11 +204,9 @@ def load_task_set(path: Path) -> TaskSet:
     except (OSError, UnicodeDecodeError) as err:
         raise TaskSetError(f"Task set {src} cannot be read ({err}).") from None
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise TaskSetError(f"{src} is not valid YAML{where}.") from None
+        data = load_yaml(text)  # task sets get passed around an office: no alias bombs
+    except YamlError as err:
+        raise TaskSetError(f"{src} {err}") from None
     return task_set_from_data(data, src)
 
 

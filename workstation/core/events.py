@@ -6,6 +6,8 @@ in a child process and the remote engine, so none of them imports another to spe
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -53,6 +55,28 @@ class CancelFlag(Protocol):
     def is_set(self) -> bool: ...
     def set(self) -> None: ...
     def clear(self) -> None: ...
+
+
+class RunningTurns:
+    """Counts an engine's turns in flight around one cancel flag: a turn starts uncancelled,
+    unless other turns are running and were just cancelled (threads share one engine)."""
+
+    def __init__(self, flag: CancelFlag) -> None:
+        self.flag = flag
+        self.n = 0
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def turn(self) -> Iterator[None]:
+        with self._lock:
+            if self.n == 0:
+                self.flag.clear()
+            self.n += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.n -= 1
 
 
 @dataclass

@@ -19,6 +19,10 @@ aligned offset, its bytes inside the data section, and no two tensors overlappin
 hyper-parameters that llama.cpp checks with an assertion that aborts the whole process instead
 of returning an error (block count, expert counts, RoPE scaling type).
 
+The header it returns keeps the small values, every tensor record, and where each text and
+array value lies in the file (``spans``); the catalog builds its ``ModelInfo`` from it, so this
+is the one reader of GGUF headers in the app.
+
 The architectures llama.cpp knows are asked from the installed library itself: libllama.so
 exports ``llm_arch_name(llm_arch)``, which is called through ctypes for each enum value (the
 list is cached per process). Where that symbol cannot be found, the fallback accepts a name
@@ -74,8 +78,9 @@ _TYPE_NAMES = (
 _INT_TYPES = (_U8, _I8, _U16, _I16, _U32, _I32, _U64, _I64)
 
 # ggml types of the installed llama.cpp (ggml.h, GGML_TYPE_COUNT = 43): id -> (name, block
-# size, bytes per block). Removed types (4, 5, 31-33, 36-38) are absent. A test checks this
-# table against libggml-base's ggml_blck_size / ggml_type_size.
+# size, bytes per block), the app's one table of them (the catalog shows the names upper-cased).
+# Removed types (4, 5, 31-33, 36-38) are absent. A test checks this table against
+# libggml-base's ggml_blck_size / ggml_type_size.
 GGML_TYPES: dict[int, tuple[str, int, int]] = {
     0: ("f32", 1, 4), 1: ("f16", 1, 2), 2: ("q4_0", 32, 18), 3: ("q4_1", 32, 20),
     6: ("q5_0", 32, 22), 7: ("q5_1", 32, 24), 8: ("q8_0", 32, 34), 9: ("q8_1", 32, 36),
@@ -102,6 +107,23 @@ class TensorEntry:
     info_offset: int  # where its record starts in the file
 
 
+@dataclass(frozen=True)
+class ValueSpan:
+    """Where a text or array value lies in the file, checked to be inside it: ``start`` is the
+    first byte of the text (after its length) or the first element of the array (after its
+    element type and count), ``end`` one past the last byte."""
+
+    value_type: int  # GGUF value type: 8 (STRING) or 9 (ARRAY)
+    item_type: int  # an array's element type; 8 for a text
+    count: int  # elements of an array, bytes of a text
+    start: int
+    end: int
+
+    @property
+    def is_array(self) -> bool:
+        return self.value_type == _ARR
+
+
 @dataclass
 class GGUFHeader:
     """What the pre-flight read: enough to describe the file without trusting it further."""
@@ -114,6 +136,7 @@ class GGUFHeader:
     file_size: int
     metadata: dict[str, Any] = field(default_factory=dict)  # small scalars and short arrays
     tensors: list[TensorEntry] = field(default_factory=list)
+    spans: dict[str, ValueSpan] = field(default_factory=dict)  # every text and array value
 
 
 class _Bad(Exception):
@@ -231,10 +254,10 @@ def preflight(path: Path) -> GGUFHeader:
 
 def _read_value(
     r: _Reader, vtype: int, key: str, start: int, counter: list[int],
-    arrays: dict[str, tuple[int, int, int]] | None = None,
+    spans: dict[str, ValueSpan] | None = None,
 ) -> Any:
     """Read (or skip) one value of ``vtype``; returns it when small enough to keep, else None.
-    For an array, ``arrays[key]`` gets (element type, count, offset of its first element)."""
+    A text or array value also gets ``spans[key]``: where it lies in the file."""
     fmt = _SCALAR_FORMATS.get(vtype)
     if fmt is not None:
         size = struct.calcsize(fmt)
@@ -242,6 +265,8 @@ def _read_value(
         return bool(value) if vtype == _BOOL else value
     if vtype == _STR:
         raw = r.string(MAX_STRING_BYTES, f"the text value of '{key}'")
+        if spans is not None:
+            spans[key] = ValueSpan(_STR, _STR, len(raw), r.pos - len(raw), r.pos)
         return raw.decode("utf-8", errors="replace") if len(raw) <= KEPT_STRING_BYTES else None
     if vtype == _ARR:
         at = r.pos
@@ -253,27 +278,35 @@ def _read_value(
             raise _Bad(f"array '{key}' has an unknown element type {etype}", at)
         if count > MAX_ARRAY_ELEMENTS:
             raise _Bad(f"array '{key}' claims {count} elements (the limit is {MAX_ARRAY_ELEMENTS})", at)
-        if arrays is not None:
-            arrays[key] = (etype, count, r.pos)
-        if etype == _STR:
-            counter[0] += count
-            if counter[0] > MAX_TOTAL_STRING_ELEMENTS:
-                raise _Bad(f"array '{key}' brings the text elements to more than {MAX_TOTAL_STRING_ELEMENTS}", at)
-            if count * 8 > r.size - r.pos:
-                raise _Bad(f"array '{key}' claims {count} text elements, past the end of the file", at)
-            r.skip_string_array(count, f"array '{key}'")
-            return None
-        efmt = _SCALAR_FORMATS[etype]
-        esize = struct.calcsize(efmt)
-        nbytes = count * esize
-        if r.pos + nbytes > r.size:
-            raise _Bad(f"array '{key}' claims {count} elements, past the end of the file", at)
-        if count <= KEPT_ARRAY_ELEMENTS:
-            data = r.raw(nbytes, f"array '{key}'")
-            return list(struct.unpack(f"<{count}{efmt[1]}", data))
-        r.skip(nbytes, f"array '{key}'")
-        return None
+        first = r.pos
+        value = _read_array(r, etype, count, key, at, counter)
+        if spans is not None:
+            spans[key] = ValueSpan(_ARR, etype, count, first, r.pos)
+        return value
     raise _Bad(f"key '{key}' has an unknown value type {vtype}", start)
+
+
+def _read_array(r: _Reader, etype: int, count: int, key: str, at: int, counter: list[int]) -> list[Any] | None:
+    """The elements of an array whose type and count were read and checked: a numeric array up
+    to KEPT_ARRAY_ELEMENTS long is returned, anything else skipped (None)."""
+    if etype == _STR:
+        counter[0] += count
+        if counter[0] > MAX_TOTAL_STRING_ELEMENTS:
+            raise _Bad(f"array '{key}' brings the text elements to more than {MAX_TOTAL_STRING_ELEMENTS}", at)
+        if count * 8 > r.size - r.pos:
+            raise _Bad(f"array '{key}' claims {count} text elements, past the end of the file", at)
+        r.skip_string_array(count, f"array '{key}'")
+        return None
+    efmt = _SCALAR_FORMATS[etype]
+    esize = struct.calcsize(efmt)
+    nbytes = count * esize
+    if r.pos + nbytes > r.size:
+        raise _Bad(f"array '{key}' claims {count} elements, past the end of the file", at)
+    if count <= KEPT_ARRAY_ELEMENTS:
+        data = r.raw(nbytes, f"array '{key}'")
+        return list(struct.unpack(f"<{count}{efmt[1]}", data))
+    r.skip(nbytes, f"array '{key}'")
+    return None
 
 
 def _parse(path: Path, f: BinaryIO, size: int) -> GGUFHeader:
@@ -296,7 +329,7 @@ def _parse(path: Path, f: BinaryIO, size: int) -> GGUFHeader:
     metadata: dict[str, Any] = {}
     types: dict[str, tuple[int, int]] = {}  # key -> (value type, offset of the key)
     counter = [0]
-    arrays: dict[str, tuple[int, int, int]] = {}
+    spans: dict[str, ValueSpan] = {}
     for _ in range(n_kv):
         start = r.pos
         raw_key = r.string(MAX_KEY_BYTES, "a metadata key")
@@ -311,7 +344,7 @@ def _parse(path: Path, f: BinaryIO, size: int) -> GGUFHeader:
         vstart = r.pos
         vtype = r.u32(f"the value type of '{key}'")
         types[key] = (vtype, start)
-        value = _read_value(r, vtype, key, vstart, counter, arrays)
+        value = _read_value(r, vtype, key, vstart, counter, spans)
         if value is not None:
             metadata[key] = value
 
@@ -388,8 +421,8 @@ def _parse(path: Path, f: BinaryIO, size: int) -> GGUFHeader:
 
     arch = _check_architecture(metadata, types)
     _check_hparams(arch, metadata, types)
-    _check_vocab(r, metadata, types, arrays)
-    return GGUFHeader(path, version, arch, alignment, data_offset, size, metadata, tensors)
+    _check_vocab(r, metadata, types, spans)
+    return GGUFHeader(path, version, arch, alignment, data_offset, size, metadata, tensors, spans)
 
 
 def _check_architecture(metadata: dict[str, Any], types: dict[str, tuple[int, int]]) -> str:
@@ -476,7 +509,7 @@ def _vocab_words(r: _Reader, count: int, pos: int) -> Iterator[tuple[int, int, b
 
 def _check_vocab(
     r: _Reader, metadata: dict[str, Any], types: dict[str, tuple[int, int]],
-    arrays: dict[str, tuple[int, int, int]],
+    spans: dict[str, ValueSpan],
 ) -> None:
     """What llama.cpp's vocabulary loader (and the tokenizer built from it) would abort the
     whole process on, instead of returning an error:
@@ -501,9 +534,9 @@ def _check_vocab(
             f"tokenizer.ggml.model is '{model}': the model has no vocabulary, so it cannot read or write text",
             types["tokenizer.ggml.model"][1],
         )
-    found = arrays.get("tokenizer.ggml.tokens")
-    if found is not None and found[0] == _STR and found[1] > 1:
-        _, count, pos = found
+    found = spans.get("tokenizer.ggml.tokens")
+    if found is not None and found.is_array and found.item_type == _STR and found.count > 1:
+        count, pos = found.count, found.start
         hashes = np.empty(count, dtype=np.int64)
         for i, _at, word in _vocab_words(r, count, pos):
             hashes[i] = hash(word)  # per-process salt: collisions cannot be crafted
@@ -523,9 +556,9 @@ def _check_vocab(
                         at,
                     )
                 seen[word] = i
-    token_types = arrays.get("tokenizer.ggml.token_type")
-    if model == "bert" and token_types is not None and token_types[0] == _I32:
-        _, count, pos = token_types
+    token_types = spans.get("tokenizer.ggml.token_type")
+    if model == "bert" and token_types is not None and token_types.is_array and token_types.item_type == _I32:
+        count, pos = token_types.count, token_types.start
         done = 0
         while done < count:
             n = min(count - done, _CHUNK // 4)

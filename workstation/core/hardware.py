@@ -19,6 +19,8 @@ from typing import Any, Protocol
 
 import psutil
 
+from workstation.core.gpu_table import find_spec, gpu_specs
+
 GIB = 1024**3
 
 
@@ -148,21 +150,9 @@ def _nvml_bandwidth(nv: Any, handle: Any) -> float | None:
     return round(clock_mhz * 1e6 * 2 * bus_bits / 8 / 1e9, 1)
 
 
-# Published peak memory bandwidth (GB/s) of common NVIDIA cards (vendor spec sheets); matched
-# by substring, longest key first. An estimate of what a decode can read per second.
-GPU_BANDWIDTH_GBPS: dict[str, float] = {
-    "H200": 4800, "H100 SXM": 3350, "H100 NVL": 3900, "H100": 2000, "A100-SXM4-80GB": 2039,
-    "A100 80GB": 1935, "A100": 1555, "L40S": 864, "L40": 864, "L4": 300, "A10G": 600, "A10": 600,
-    "T4": 320, "V100": 900, "A40": 696, "A6000": 768, "RTX 6000 Ada": 960, "A5000": 768,
-    "A4500": 640, "A4000": 448, "A2000": 288,
-    "RTX 5090": 1792, "RTX 5080": 960, "RTX 5070 Ti": 896, "RTX 5070": 672, "RTX 5060 Ti": 448,
-    "RTX 5060": 448, "RTX 4090": 1008, "RTX 4080 SUPER": 736, "RTX 4080": 717,
-    "RTX 4070 Ti SUPER": 672, "RTX 4070 Ti": 504, "RTX 4070 SUPER": 504, "RTX 4070": 504,
-    "RTX 4060 Ti": 288, "RTX 4060": 272, "RTX 3090 Ti": 1008, "RTX 3090": 936,
-    "RTX 3080 Ti": 912, "RTX 3080": 760, "RTX 3070 Ti": 608, "RTX 3070": 448,
-    "RTX 3060 Ti": 448, "RTX 3060": 360, "RTX 3050": 224, "RTX 2080 Ti": 616, "RTX 2080": 448,
-    "RTX 2070": 448, "RTX 2060": 336, "GTX 1080 Ti": 484, "GTX 1660": 192,
-}
+# Published peak memory bandwidth (GB/s) of common NVIDIA cards: the shipped GPU table
+# (workstation/data/gpus.yaml, also what `size` proposes); matched by substring, longest first.
+GPU_BANDWIDTH_GBPS: dict[str, float] = {s.match: s.bandwidth_gbps for s in gpu_specs()}
 DEFAULT_GPU_BANDWIDTH_GBPS = 250.0  # an unknown card: a cautious mid-range figure
 # CPU RAM: a decode on the CPU reads the weights through the cores; a dual-channel DDR4/DDR5
 # desktop streams 40-80 GB/s in total, and one core sustains roughly 10 GB/s. Estimates.
@@ -171,11 +161,8 @@ PER_CORE_BANDWIDTH_GBPS = 10.0
 
 
 def gpu_bandwidth_gbps(name: str) -> float:
-    low = name.lower()
-    for key in sorted(GPU_BANDWIDTH_GBPS, key=len, reverse=True):
-        if key.lower() in low:
-            return GPU_BANDWIDTH_GBPS[key]
-    return DEFAULT_GPU_BANDWIDTH_GBPS
+    spec = find_spec(name)
+    return spec.bandwidth_gbps if spec else DEFAULT_GPU_BANDWIDTH_GBPS
 
 
 def count_physical_cores() -> int:

@@ -15,6 +15,7 @@ class TurnMetrics:
     ttft_ms: float = 0.0  # wall clock, request to first visible token
     prompt_n: int = 0  # prompt tokens evaluated this turn
     cache_n: int = 0  # prompt tokens reused from the KV cache
+    restored_n: int = 0  # of cache_n: tokens restored from a state saved on disk
     prompt_ms: float = 0.0
     prompt_per_second: float = 0.0
     predicted_n: int = 0
@@ -27,6 +28,9 @@ class TurnMetrics:
     kv_size: int = 0
     total_ms: float = 0.0  # wall clock of the whole turn
     stop_reason: str = ""  # eos | length | context | cancelled
+    n_threads: int = 0  # decode threads the turn ended with (0: not a local engine)
+    threads_reason: str = ""  # fixed | idle | busy | gpu (core/thread_policy.py)
+    cpu_others: float = 0.0  # cores other programs kept busy when the threads were chosen
 
     def finish_rates(self) -> None:
         """Derive the rates from counts and times (rates always equal counts over times)."""
@@ -55,7 +59,9 @@ class TurnMetrics:
             f"TTFT {self.ttft_ms:.0f} ms",
             f"{self.predicted_per_second:.1f} tok/s",
             f"{self.predicted_n} tokens",
-            f"prompt {self.prompt_n} (+{self.cache_n} cached) at {self.prompt_per_second:.0f} tok/s",
+            f"prompt {self.prompt_n} (+{self.cache_n} cached"
+            + (f", {self.restored_n} of them from disk" if self.restored_n else "")
+            + f") at {self.prompt_per_second:.0f} tok/s",
         ]
         if self.draft_n:
             parts.append(f"draft {self.draft_n_accepted}/{self.draft_n} accepted")

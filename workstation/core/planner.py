@@ -19,6 +19,7 @@ src/llama-context.cpp, llama-kv-cache.cpp and llama-kv-cache-iswa.cpp):
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,17 +88,46 @@ def kv_cache_per_layer(
 
 
 def compute_bytes(info: ModelInfo, context: int, *, n_ubatch: int = 512, flash_attn: bool = True) -> int:
-    """An estimate of llama.cpp's compute buffer (the graph's scratch memory) for one device.
+    """An estimate of llama.cpp's compute buffer (the graph's scratch memory) for one device:
+    the logits of one micro-batch (``n_ubatch * n_vocab`` floats) and one hidden and one FFN
+    activation per token; without flash attention, the attention scores too.
 
-    Measured on the CPU here it came within a few percent above llama.cpp's own figure
-    (SmolLM2: 102.5 MiB reported; Gemma 3 270M: 514.5 MiB).
+    Measured on the CPU here it came within 3% of llama.cpp's own figure at 1024-8192 tokens
+    and f16/q8_0/q4_0 K/V (SmolLM2: 98.3-102.7 MiB reported, 100.1 estimated; Gemma 3 270M:
+    514.5 reported, 517.3 estimated).
     """
     ub = min(n_ubatch, _pad(context or info.context_length or 4096, KV_PAD))
-    est = 4 * ub * (info.n_vocab + 4 * info.n_embd + 2 * info.n_ff)
+    est = 4 * ub * (info.n_vocab + info.n_embd + info.n_ff)
     if not flash_attn:
         n_ctx = _pad(context or info.context_length or 4096, KV_PAD)
         est += 4 * ub * n_ctx * max(info.n_head, 1)
     return est
+
+
+# Weight types llama.cpp's CPU backend repacks into an interleaved copy for faster matrix
+# products (ggml-cpu's repack buffer, "CPU_REPACK model buffer size" in its log), by the SIMD
+# feature that enables it. The mapped file stays mapped, so these bytes come on top.
+REPACK_TYPES: dict[str, tuple[str, ...]] = {
+    "avx2": ("Q4_0", "Q4_K", "IQ4_NL"),
+    "asimd": ("Q4_0", "Q4_K", "IQ4_NL"),
+}
+
+
+def cpu_repack_bytes(info: ModelInfo, cpu_share: float, cpu_flags: list[str] | None = None) -> int:
+    """Bytes of the repacked copies of the weights on the CPU (``cpu_share``: the part of the
+    repeating layers there, 0..1). The token embedding is only looked up, never repacked."""
+    if cpu_share <= 0 or not info.tensor_types:
+        return 0
+    if cpu_flags is None:
+        from workstation.core.hardware import cpu_info
+
+        cpu_flags = cpu_info().flags
+    types = {t for flag, ts in REPACK_TYPES.items() if flag in cpu_flags for t in ts}
+    total = sum(b for t, b in info.tensor_types.items() if t in types)
+    n_emb = info.n_vocab * info.n_embd
+    if n_emb and info.input_bytes and abs(info.input_bytes / n_emb - 18 / 32) < 0.01:
+        total -= info.input_bytes  # a Q4_0/Q4_K embedding (4.5 bits a weight) stays mapped
+    return max(0, int(total * cpu_share))
 
 
 @dataclass
@@ -154,6 +184,8 @@ class MemoryPlan:
     speed_note: str
     devices: list[DevicePlan] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    draft: dict[str, Any] | None = None  # the draft model's share (already in the totals above)
+    repack_bytes: int = 0  # repacked copies of CPU-resident weights (in total_bytes, not weights_bytes)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -202,6 +234,7 @@ def plan(
     n_ubatch: int = 512,
     swa_full: bool = True,
     physical_cores: int | None = None,
+    cpu_flags: list[str] | None = None,
 ) -> MemoryPlan:
     """The memory plan for ``info`` on these GPUs and this much free RAM."""
     import psutil
@@ -269,13 +302,14 @@ def plan(
     cpu = devices[-1]
     gpu_devs = [d for d in devices if d.kind == "gpu" and d.layers]
     gpu_bytes = sum(d.need_bytes for d in gpu_devs)
-    cpu_bytes = cpu.need_bytes
+    repack = cpu_repack_bytes(info, (n_layer - min(n, n_layer)) / n_layer if n_layer else 0.0, cpu_flags)
+    cpu_bytes = cpu.need_bytes + repack
     vram_free = sum(g.vram_free for g in gpus)
     vram_total = sum(g.vram_total for g in gpus)
     weights = info.weights_bytes
     kv_total = sum(kv)
     comp_total = sum(d.compute_bytes for d in devices)
-    total = weights + kv_total + comp_total
+    total = weights + kv_total + comp_total + repack
     cpu_ok = cpu_bytes <= ram_room
     fits = gpu_ok and cpu_ok
     where = "GPU" if len(gpus) == 1 else f"{len(gpus)} GPUs"
@@ -363,6 +397,7 @@ def plan(
         speed_note=speed_note,
         devices=devices,
         notes=notes,
+        repack_bytes=repack,
     )
 
 
@@ -389,16 +424,77 @@ def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None) -> Mem
     info = read_model_info(path, check=False)
     if gpus is None:
         gpus = hardware.gpus()
+    return plan_with_draft(profile, info, gpus)
+
+
+def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo]) -> MemoryPlan:
+    """The target's plan, with the profile's draft model (``speculative.mode: draft``) counted in.
+
+    The draft loads as the engine loads it (speculative.load_draft_model): the target's context,
+    f16 K/V, and with ``draft_gpu_layers: auto`` all of it on the GPU when the target uses one,
+    else none. Its GPU share is taken off the GPUs' free memory before the target's layers are
+    chosen, so ``gpu_layers: auto`` leaves it room; a draft file that is not there yet is only
+    named in a note.
+    """
     context = profile.context or info.context_length
-    return plan(
-        info,
-        context=context,
-        type_k=profile.kv_cache.k,
-        type_v=profile.kv_cache.v,
-        gpu_layers=profile.gpu_layers,
-        gpus=gpus,
-        flash_attn=profile.resolved_flash_attn(),
-    )
+    flash = profile.resolved_flash_attn()
+
+    def target(on: list[GpuInfo]) -> MemoryPlan:
+        return plan(info, context=context, type_k=profile.kv_cache.k, type_v=profile.kv_cache.v,
+                    gpu_layers=profile.gpu_layers, gpus=on, flash_attn=flash)
+
+    spec = profile.speculative
+    if spec.mode != "draft" or not spec.draft_model:
+        return target(gpus)
+    draft_path = Path(resolve_model_path(spec.draft_model))
+    if not draft_path.exists():
+        result = target(gpus)
+        result.notes.append(f"the draft model {spec.draft_model} is not downloaded yet, so it is not counted")
+        return result
+    dinfo = read_model_info(draft_path, check=False)
+    asked = spec.draft_gpu_layers
+
+    def draft(on: list[GpuInfo], layers: int | str) -> MemoryPlan:
+        return plan(dinfo, context=context, gpu_layers=layers, gpus=on, flash_attn=flash)
+
+    d = draft(gpus, "all" if asked == "auto" else asked)
+    left = [dataclasses.replace(g) for g in gpus]
+    for dev in d.devices:
+        if dev.kind == "gpu" and dev.layers:
+            g = next(x for x in left if x.index == dev.index)
+            g.vram_free = max(0, g.vram_free - dev.need_bytes)
+    result = target(left)
+    if asked == "auto" and result.gpu_layers == 0 and d.gpu_layers:
+        d = draft(gpus, 0)  # the engine keeps the draft off a GPU the target does not use
+    for dev in result.devices:
+        same = next((x for x in d.devices if x.kind == dev.kind and x.index == dev.index), None)
+        if same is not None and (same.layers or same.kind == "cpu"):
+            dev.weights_bytes += same.weights_bytes
+            dev.kv_cache_bytes += same.kv_cache_bytes
+            dev.compute_bytes += same.compute_bytes
+        dev.free_bytes = next((g.vram_free for g in gpus if g.index == dev.index), dev.free_bytes)
+    result.vram_free = sum(g.vram_free for g in gpus)
+    result.weights_bytes += d.weights_bytes
+    result.kv_cache_bytes += d.kv_cache_bytes
+    result.compute_bytes += d.compute_bytes
+    result.total_bytes += d.total_bytes
+    result.gpu_bytes += d.gpu_bytes
+    result.cpu_bytes += d.cpu_bytes
+    if result.cpu_bytes > max(0, result.ram_available - RAM_RESERVE_BYTES) or not d.fits:
+        result.fits, result.placement = False, "none"
+        result.verdict = f"does not fit with its draft model: {result.verdict}"
+    elif result.fits:
+        result.verdict += (f"; with its draft model {_gb(result.gpu_bytes)} GB on the GPU and "
+                           f"{_gb(result.cpu_bytes)} GB in RAM")
+    where = "on the GPU" if d.gpu_layers else "on the CPU"
+    share = (f"draft model {dinfo.name}: {_gb(d.weights_bytes)} GB of weights and "
+             f"{_gb(d.kv_cache_bytes)} GB of f16 K/V {where}")
+    result.notes.append(f"counts the {share}")
+    result.draft = {"model": spec.draft_model, "path": str(draft_path), "gpu_layers": d.gpu_layers,
+                    "total_layers": d.total_layers, "weights_bytes": d.weights_bytes,
+                    "kv_cache_bytes": d.kv_cache_bytes, "compute_bytes": d.compute_bytes,
+                    "gpu_bytes": d.gpu_bytes, "cpu_bytes": d.cpu_bytes}
+    return result
 
 
 def resolve_gpu_layers(profile: Profile) -> int:
@@ -443,6 +539,7 @@ __all__ = [
     "DevicePlan",
     "MemoryPlan",
     "compute_bytes",
+    "cpu_repack_bytes",
     "human_bytes",
     "kv_cache_per_layer",
     "kv_cells",

@@ -172,7 +172,10 @@ def _check_type(src: str, dotted: str, value: Any, expected: Any) -> Any:
     return value
 
 
-def _build(cls: type, data: Any, src: str, prefix: str) -> Any:
+def _build(cls: type, data: Any, src: str, prefix: str, sections: dict[str, type] | None = None) -> Any:
+    """A dataclass from a YAML mapping: unknown fields and wrong types are refused in one
+    sentence; ``sections`` names the fields that are nested dataclasses (a profile's by default)."""
+    sections = _SECTIONS if sections is None else sections
     if not isinstance(data, dict):
         raise ProfileError(f"{_where(src, prefix)} must be a mapping of settings, not {_shown(data)}.")
     fields = {f.name: f for f in dataclasses.fields(cls)}
@@ -182,8 +185,8 @@ def _build(cls: type, data: Any, src: str, prefix: str) -> Any:
         if key not in fields or key == "source":
             allowed = ", ".join(n for n in fields if n != "source")
             raise ProfileError(f"{src}: unknown field '{dotted}'; allowed fields are {allowed}.")
-        if key in _SECTIONS:
-            kwargs[key] = _build(_SECTIONS[key], value, src, dotted)
+        if key in sections:
+            kwargs[key] = _build(sections[key], value, src, dotted, sections)
         else:
             kwargs[key] = _check_type(src, dotted, value, fields[key].type)
     return cls(**kwargs)
@@ -267,21 +270,27 @@ def profile_from_dict(data: Any, src: str = "<profile>", source: Path | None = N
     return validate(profile, src)
 
 
-def load_profile_file(path: Path) -> Profile:
+def read_settings_file(path: Path, what: str = "Profile file", error: type[ProfileError] = ProfileError,
+                       hint: str = "a profile is a few lines") -> Any:
+    """The YAML data of a settings file (a profile, a workload); ``error`` with one sentence
+    naming the file when it is missing, unreadable, too large or not valid YAML."""
     src = str(path)
     try:
         if path.stat().st_size > MAX_YAML_BYTES:
-            raise ProfileError(f"Profile file {src} is larger than {MAX_YAML_BYTES // 1024} KiB; a profile is a few lines.")
+            raise error(f"{what} {src} is larger than {MAX_YAML_BYTES // 1024} KiB; {hint}.")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ProfileError(f"Profile file {src} does not exist.") from None
+        raise error(f"{what} {src} does not exist.") from None
     except (OSError, UnicodeDecodeError) as err:
-        raise ProfileError(f"Profile file {src} cannot be read ({err}).") from None
+        raise error(f"{what} {src} cannot be read ({err}).") from None
     try:
-        data = load_yaml(text)
+        return load_yaml(text)
     except YamlError as err:
-        raise ProfileError(f"{src} {err}") from None
-    return profile_from_dict(data, src, source=path)
+        raise error(f"{src} {err}") from None
+
+
+def load_profile_file(path: Path) -> Profile:
+    return profile_from_dict(read_settings_file(path), str(path), source=path)
 
 
 MAX_YAML_BYTES = 1024 * 1024
@@ -362,3 +371,7 @@ def save_profile(profile: Profile, path: Path) -> None:
     data = profile.to_dict()
     data.pop("source", None)
     write_text_atomic(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+
+
+# The same checks for other settings files (workloads): a YAML mapping into a dataclass.
+build_settings = _build

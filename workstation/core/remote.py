@@ -37,6 +37,7 @@ from workstation.core.errors import EngineError, ProfileError
 from workstation.core.events import (
     EngineInfo,
     Message,
+    RunningTurns,
     TokenDelta,
     TurnEvent,
     TurnFinished,
@@ -88,6 +89,7 @@ class RemoteEngine:
         self.model = remote.model
         self.meta: dict[str, Any] = {}
         self._cancel = threading.Event()
+        self.turns = RunningTurns(self._cancel)
         self._responses: set[httpx.Response] = set()
         self._lock = threading.Lock()
         self.exact_counts: bool | None = None  # the server tokenizes for us (None: not asked yet)
@@ -231,7 +233,6 @@ class RemoteEngine:
         on_finished: Callable[[int, TurnFinished], None] | None = None,
     ) -> list[TurnFinished]:
         """One turn per conversation, up to ``profile.parallel`` requests in flight."""
-        self._cancel.clear()
 
         def one(i: int) -> TurnFinished:
             final = finished_turn(self._turn(conversations[i], sampling or self.profile.sampling))
@@ -239,17 +240,20 @@ class RemoteEngine:
                 on_finished(i, final)
             return final
 
-        with ThreadPoolExecutor(max_workers=max(1, self.profile.parallel)) as pool:
+        with self.turns.turn(), ThreadPoolExecutor(max_workers=max(1, self.profile.parallel)) as pool:
             return list(pool.map(one, range(len(conversations))))
 
     def stream_chat(self, messages: list[Message], sampling: Sampling | None = None) -> Iterator[TurnEvent]:
-        self._cancel.clear()
-        return self._turn(messages, sampling or self.profile.sampling)
+        with self.turns.turn():
+            yield from self._turn(messages, sampling or self.profile.sampling)
 
     def _turn(self, messages: list[Message], sampling: Sampling) -> Iterator[TurnEvent]:
         if not messages or not str(messages[-1].get("content", "")).strip():
             raise EngineError("The message is empty; type something to send.")
         payload = self._payload(messages, sampling)
+        if self._cancel.is_set():  # cancelled before it was sent: nothing to ask the server
+            yield TurnFinished("", TurnMetrics(load_ms=self.load_ms, stop_reason="cancelled"))
+            return
         t_request = time.perf_counter()
         metrics = TurnMetrics(load_ms=self.load_ms)
         parts: list[str] = []

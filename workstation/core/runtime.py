@@ -65,6 +65,8 @@ def last_log_error() -> str | None:
 
 
 _KV_SIZE_RE = re.compile(r"llama_kv_cache: size =.*K \(\w+\):\s*([\d.]+) MiB, V \(\w+\):\s*([\d.]+) MiB")
+# "load_tensors:   CPU_Mapped model buffer size =    98.45 MiB", "... CUDA0 compute buffer size = ..."
+_BUFFER_RE = re.compile(r"(\S+)\s+(model|KV|compute|output) buffer size =\s*([\d.]+) MiB")
 
 
 @dataclass
@@ -105,13 +107,6 @@ class Batch:
         self.n_tokens = i + 1
         return i
 
-    def add_seqs(self, token: int, pos: int, seq_ids: Sequence[int], logits: bool = False) -> int:
-        i = self.add(token, pos, seq_ids[0], logits)
-        for j, s in enumerate(seq_ids):
-            self._batch.seq_id[i][j] = s
-        self._batch.n_seq_id[i] = len(seq_ids)
-        return i
-
     @property
     def raw(self) -> llama_cpp.llama_batch:
         self._batch.n_tokens = self.n_tokens
@@ -135,6 +130,8 @@ class LoadedModel:
         check_gguf(path)
         self.path = path
         self.settings = settings
+        with _log_lock:
+            load_mark = _log_count[0]
         mparams = llama_cpp.llama_model_default_params()
         mparams.n_gpu_layers = settings.n_gpu_layers
         mparams.use_mmap = settings.use_mmap
@@ -160,7 +157,11 @@ class LoadedModel:
         cparams.n_batch = min(settings.n_batch, settings.n_ctx)
         cparams.n_ubatch = min(settings.n_batch, settings.n_ctx)
         cparams.n_seq_max = settings.n_seq_max
-        cparams.kv_unified = settings.n_seq_max > 1
+        # one KV stream per sequence (not one unified pool): a sequence's attention then reads
+        # only its own cells. In a unified pool every token attends over the used range of ALL
+        # sequences (masked), so 4 slots made each token's attention ~4x dearer and a 4-slot
+        # summary ran at 0.97x of 1 slot; llama-batched-bench's default is split streams too.
+        cparams.kv_unified = False
         cparams.n_threads = settings.n_threads
         cparams.n_threads_batch = settings.n_threads
         cparams.flash_attn_type = (
@@ -177,6 +178,8 @@ class LoadedModel:
         with _log_lock:
             new_lines = min(_log_count[0] - log_mark, len(LLAMA_LOG))
             self.context_log = list(LLAMA_LOG)[len(LLAMA_LOG) - new_lines :]
+            load_lines = min(_log_count[0] - load_mark, len(LLAMA_LOG))
+            self.load_log = list(LLAMA_LOG)[len(LLAMA_LOG) - load_lines :]  # model and context
         if ctx is None:
             why = last_log_error()
             self.model.close()
@@ -189,11 +192,12 @@ class LoadedModel:
         self.n_ctx = llama_cpp.llama_n_ctx(ctx)
         self.n_batch = cparams.n_batch
         self.metadata = self.model.metadata()
-        self._piece_buf = ctypes.create_string_buffer(256)
+        self._logits_row = ctypes.POINTER(ctypes.c_float * self.n_vocab)
         self._abort_flag: Callable[[], bool] | None = None
         self._abort_cb = llama_cpp.ggml_abort_callback(self._abort_check)
         self._no_abort = llama_cpp.ggml_abort_callback()
         self.closed = False
+        _record_load(self)
 
     @property
     def kv_cache_bytes(self) -> tuple[int, int]:
@@ -206,17 +210,31 @@ class LoadedModel:
                 v += float(match.group(2))
         return round(k * 2**20), round(v * 2**20)
 
+    @property
+    def buffers(self) -> dict[str, dict[str, int]]:
+        """What llama.cpp reported allocating, by kind (model, KV, compute, output) and buffer
+        (CPU_Mapped, CPU, CUDA0, CUDA_Host, ...), in bytes (its log has MiB with 2 decimals)."""
+        out: dict[str, dict[str, int]] = {}
+        for line in self.load_log:
+            match = _BUFFER_RE.search(line)
+            if match:
+                kind = out.setdefault(match.group(2), {})
+                kind[match.group(1)] = kind.get(match.group(1), 0) + round(float(match.group(3)) * 2**20)
+        return out
+
     # --- tokens ------------------------------------------------------------------------------
     def tokenize(self, text: str, add_special: bool = True, parse_special: bool = True) -> list[int]:
         return self.model.tokenize(text.encode("utf-8"), add_special, parse_special)
 
     def piece(self, token: int, special: bool = False) -> bytes:
-        n = llama_cpp.llama_token_to_piece(self.vocab, token, self._piece_buf, 256, 0, special)
+        # a buffer per call: serve's HTTP threads detokenize while the decode thread streams
+        # (a shared buffer, filled with the GIL released, handed one caller another's bytes)
+        buf = ctypes.create_string_buffer(256)
+        n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, 256, 0, special)
         if n < 0:
             buf = ctypes.create_string_buffer(-n)
             n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, -n, 0, special)
-            return buf.raw[:n]
-        return self._piece_buf.raw[:n]
+        return buf.raw[:n]
 
     def detokenize(self, tokens: Sequence[int], special: bool = False) -> str:
         return b"".join(self.piece(t, special) for t in tokens).decode("utf-8", errors="replace")
@@ -240,6 +258,11 @@ class LoadedModel:
         return bool(llama_cpp.llama_vocab_get_add_bos(self.vocab))
 
     @property
+    def gpu_offload(self) -> bool:
+        """This build of llama.cpp can put layers on a GPU (without one, gpu_layers is moot)."""
+        return bool(llama_cpp.llama_supports_gpu_offload())
+
+    @property
     def n_layer(self) -> int:
         return llama_cpp.llama_model_n_layer(self.model.model)
 
@@ -254,13 +277,19 @@ class LoadedModel:
         if rc != 0:
             raise EngineError(f"llama.cpp failed to decode a batch (code {rc}).")
 
-    def logits_ptr(self, i: int) -> ctypes._Pointer:  # type: ignore[type-arg]
-        return llama_cpp.llama_get_logits_ith(self.ctx, i)
-
     def logits(self, i: int) -> np.ndarray:
         """A numpy view of the logits for batch output ``i`` (valid until the next decode)."""
         ptr = llama_cpp.llama_get_logits_ith(self.ctx, i)
-        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
+        # a cast to a fixed-size row costs ~2 us; np.ctypeslib.as_array builds a type each call
+        return np.frombuffer(ctypes.cast(ptr, self._logits_row).contents, dtype=np.float32)
+
+    def set_threads(self, n_threads: int, n_threads_batch: int) -> None:
+        """Threads for one-token steps and for prompt batches, on the live context."""
+        llama_cpp.llama_set_n_threads(self.ctx, n_threads, n_threads_batch)
+
+    @property
+    def threads(self) -> tuple[int, int]:
+        return int(llama_cpp.llama_n_threads(self.ctx)), int(llama_cpp.llama_n_threads_batch(self.ctx))
 
     # --- KV cache ----------------------------------------------------------------------------
     def seq_rm(self, seq_id: int, p0: int, p1: int = -1) -> bool:
@@ -292,6 +321,21 @@ class LoadedModel:
         self.closed = True
         llama_cpp.llama_free(self.ctx)
         self.model.close()
+
+
+def _record_load(model: LoadedModel) -> None:
+    """Every load puts the planner's estimate beside what llama.cpp allocated in the history
+    (``core/memory_check.py``); a failure to record never fails the load."""
+    if os.environ.get("WORKSTATION_NO_LOAD_RECORD"):
+        return
+    try:
+        from workstation.core.memory_check import record_load
+
+        record_load(model)
+    except Exception as err:  # noqa: BLE001 - the history is a by-product of loading
+        with _log_lock:
+            LLAMA_LOG.append(f"workstation: the load was not recorded in the history ({err})\n")
+            _log_count[0] += 1
 
 
 class DecodeAborted(Exception):

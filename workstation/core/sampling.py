@@ -53,9 +53,6 @@ class SamplerChain:
             return int(np.frombuffer(ctypes.cast(ptr, self._row).contents, dtype=np.float32).argmax())
         return int(llama_cpp.llama_sampler_sample(self.chain, ctx, i))
 
-    def accept(self, token: int) -> None:
-        llama_cpp.llama_sampler_accept(self.chain, token)
-
     def close(self) -> None:
         if self.chain is not None:
             llama_cpp.llama_sampler_free(self.chain)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import logging
 import queue
 import threading
 import time
@@ -51,6 +52,14 @@ from workstation.core.events import (
     TokenDelta,
     TurnFinished,
 )
+from workstation.core.kv_state import (
+    MIN_RESTORE_TOKENS,
+    KvStateError,
+    KvStateStore,
+    StateKey,
+    read_sequence,
+    write_sequence,
+)
 from workstation.core.metrics import TurnMetrics
 from workstation.core.planner import resolve_gpu_layers
 from workstation.core.profiles import KV_CACHE_TYPES, Profile, Sampling
@@ -66,7 +75,9 @@ from workstation.core.slots import (
     settle_prefix,
 )
 from workstation.core.stop_strings import StopMatcher
+from workstation.core.thread_policy import RECHECK_TOKENS, ThreadChoice, ThreadGovernor
 
+log = logging.getLogger(__name__)
 ADMIT_WINDOW_S = 0.005  # after an idle spell, wait this long for requests sent at the same time
 UNBOUNDED_QUEUE = 1 << 30
 
@@ -116,6 +127,17 @@ class SlotRun:
     t_start: float = 0.0  # admitted: its prefill starts
     t_first: float = 0.0  # first token sampled
     t_last: float = 0.0  # last token sampled
+    unsent: int = 0  # reply tokens not yet covered by a TokenDelta (held UTF-8 bytes, stop text)
+
+
+def _deliver(req: Request, event: SchedulerEvent) -> None:
+    """Hand ``event`` to the request's sink; a sink that fails (a client's event loop already
+    closed) loses its own events, never the decoding thread."""
+    try:
+        req.sink(event)
+    except Exception as err:  # noqa: BLE001 - one caller's failure must not stop the others
+        req.dropped = True
+        log.warning("A request's events could not be delivered (%s: %s); it is dropped.", type(err).__name__, err)
 
 
 class Scheduler:
@@ -130,6 +152,7 @@ class Scheduler:
         slot_context: int | None = None,
         progress: Callable[[float], None] | None = None,
         threaded: bool = True,
+        kv_store: KvStateStore | None = None,
     ) -> None:
         if profile.backend != "llama":
             raise EngineError(
@@ -169,6 +192,18 @@ class Scheduler:
             self.model.close()
             raise
         self.model_name = str(self.model.metadata.get("general.name", self.model.path.stem))
+        # threads: auto follows the machine's load (core/thread_policy.py); a number stays
+        self.governor: ThreadGovernor | None = None
+        if profile.threads == "auto":
+            gpu_all = self.model.gpu_offload and self.gpu_layers > self.model.n_layer
+            self.governor = ThreadGovernor(self.settings.n_threads, gpu_all_layers=gpu_all)
+            self._apply_threads(self.governor.current)
+        self._since_thread_check = 0  # tokens generated since the governor last looked
+        # saved KV states on disk (core/kv_state.py): restored into a fresh slot, saved on leave
+        self.kv_store = kv_store
+        self.state_key = StateKey.for_model(
+            self.model.path, profile.kv_cache.k, profile.kv_cache.v, self.slot_ctx
+        )
         self.load_ms = (time.perf_counter() - t0) * 1000
         self.waiting: collections.deque[Request] = collections.deque()
         self.stats = SchedulerStats()
@@ -224,6 +259,8 @@ class Scheduler:
         with self._cond:
             if self._stop:
                 raise EngineError("The server is shutting down.")
+            if self._thread is not None and not self._thread.is_alive():
+                raise EngineError("The engine stopped; load the profile again.")
             busy = sum(1 for s in self.slots if s.req is not None)
             if busy + len(self.waiting) >= self.n_parallel + self.max_queue:
                 self.stats.requests_rejected_total += 1
@@ -239,9 +276,18 @@ class Scheduler:
         return req
 
     def cancel(self, req: Request) -> None:
+        """Cancel one request: a waiting one leaves the queue at once (its place is free)."""
         req.cancel()
         with self._cond:
+            queued = req in self.waiting
+            if queued:
+                self.waiting.remove(req)
             self._cond.notify()
+        if queued:
+            self.stats.requests_cancelled_total += 1
+            m = TurnMetrics(stop_reason="cancelled", kv_size=self.slot_ctx)
+            m.total_ms = (time.perf_counter() - req.t_request) * 1000
+            _deliver(req, TurnFinished("", m))
 
     def stream(self, prompt: list[int], sampling: Sampling, **kwargs: Any) -> Iterator[TokenDelta | TurnFinished]:
         """Blocking iterator over one request's events; closing it early cancels the request."""
@@ -382,8 +428,8 @@ class Scheduler:
             self._fail_all("The server is shutting down.")
 
     def step(self) -> bool:
-        """One decode step; False when there was nothing to do. Never raises: a failure fails
-        the requests it touched (``RequestFailed``) and the slots start clean."""
+        """One decode step; False when there was nothing to do. Never raises: an unexpected
+        failure fails every running request (``RequestFailed``) and the slots start clean."""
         try:
             return self._step()
         except Exception as err:  # noqa: BLE001 - every request must hear why, never a traceback
@@ -400,11 +446,16 @@ class Scheduler:
             self.stats.requests_cancelled_total += 1
             m = TurnMetrics(stop_reason="cancelled", kv_size=self.slot_ctx)
             m.total_ms = (time.perf_counter() - req.t_request) * 1000
-            req.sink(TurnFinished("", m))
+            _deliver(req, TurnFinished("", m))
+        if self.governor is not None and (admitted or self._since_thread_check >= RECHECK_TOKENS):
+            self._since_thread_check = 0
+            choice = self.governor.check()
+            if choice is not None:
+                self._apply_threads(choice)
         for slot in admitted:
             self._start(slot)
         for slot in self.slots:
-            if slot.req is not None and slot.req.cancelled.is_set():
+            if slot.req is not None and slot.req.is_cancelled():
                 self.stats.requests_cancelled_total += 1
                 self._finish(slot, "cancelled")
         self._settle()
@@ -414,6 +465,16 @@ class Scheduler:
             return bool(admitted or dropped)
         self._run(plan)
         return True
+
+    def _apply_threads(self, choice: ThreadChoice) -> None:
+        self.model.set_threads(choice.decode, choice.batch)
+
+    @property
+    def thread_choice(self) -> ThreadChoice:
+        if self.governor is not None:
+            return self.governor.current
+        n = self.settings.n_threads
+        return ThreadChoice(n, n, "fixed", 0.0)
 
     # --- plan ------------------------------------------------------------------------------
     def _start(self, slot: Slot) -> None:
@@ -439,9 +500,17 @@ class Scheduler:
             if action is None:
                 continue  # a slot admitted earlier is prefilling the same prefix: wait for it
             slot.fresh = False
-            if action.copy_from is not None:
+            if self.kv_store is not None and len(slot.tokens) - action.keep >= MIN_RESTORE_TOKENS:
+                self._save_slot(slot)  # another conversation takes the slot: keep this one on disk
+            restored = self._restore(slot, action.keep) if self.kv_store is not None else 0
+            if restored:
+                pass  # the slot's cells are now a saved state's prefix, longer than any slot's
+            elif action.copy_from is not None:
+                # each sequence has its own KV stream: llama.cpp copies a whole stream (at the
+                # next decode), then the cells past the shared prefix are dropped
                 model.seq_rm(slot.seq, -1, -1)
-                model.seq_cp(action.copy_from.seq, slot.seq, 0, action.keep)
+                model.seq_cp(action.copy_from.seq, slot.seq, -1, -1)
+                model.seq_rm(slot.seq, action.keep, -1)
                 slot.tokens = action.copy_from.tokens[: action.keep]
             elif action.keep < len(slot.tokens):
                 keep = action.keep
@@ -450,7 +519,54 @@ class Scheduler:
                     keep = 0
                 del slot.tokens[keep:]
             slot.run.metrics.cache_n = len(slot.tokens)
+            slot.run.metrics.restored_n = restored
             self.stats.cached_tokens_total += len(slot.tokens)
+
+    def _restore(self, slot: Slot, in_memory: int) -> int:
+        """Restore a saved state that shares more of the prompt than any slot's cells do;
+        the tokens restored (0: none, or a file that could not be used)."""
+        assert self.kv_store is not None and slot.req is not None
+        found = self.kv_store.best(self.state_key, slot.req.prompt, in_memory + MIN_RESTORE_TOKENS)
+        if found is None:
+            return 0
+        entry, n = found
+        try:
+            data = self.kv_store.load(self.state_key, entry)
+        except KvStateError as err:  # the slot's own cells are untouched
+            log.warning("Ignored a saved KV state: %s; the prompt is read as usual.", err)
+            return 0
+        if not write_sequence(self.model, slot.seq, data):  # the sequence is empty now
+            log.warning("Ignored a saved KV state: llama.cpp could not load %s.", entry.path.name)
+            slot.tokens = []
+            return 0
+        self.model.seq_rm(slot.seq, n, -1)
+        slot.tokens = entry.tokens[:n]
+        if self.model.seq_pos_max(slot.seq) + 1 != n:  # not what the file said it held
+            log.warning("Ignored a saved KV state: %s holds other cells than its header says.", entry.path.name)
+            self.model.seq_rm(slot.seq, -1, -1)
+            slot.tokens = []
+            return 0
+        if slot.spec is not None:
+            slot.spec.forget()
+        return n
+
+    def save_states(self) -> int:
+        """Save every idle slot's cells to the store (leaving a conversation, closing)."""
+        if self.kv_store is None:
+            return 0
+        saved = 0
+        for slot in self.slots:
+            if slot.req is None and len(slot.tokens) >= MIN_RESTORE_TOKENS:
+                self._save_slot(slot)
+                saved += 1
+        return saved
+
+    def _save_slot(self, slot: Slot) -> None:
+        assert self.kv_store is not None
+        try:
+            self.kv_store.save(self.state_key, list(slot.tokens), read_sequence(self.model, slot.seq))
+        except OSError as err:  # a full disk costs only the speed-up
+            log.warning("Could not save a KV state: %s", err)
 
     def _propose(self) -> None:
         for slot in self.slots:
@@ -487,9 +603,11 @@ class Scheduler:
         prefill = plan.has_prefill
         if prefill:
             entries = plan.entries
-            model.set_abort(lambda: all(e.slot.req is None or e.slot.req.cancelled.is_set() for e in entries))
+            model.set_abort(lambda: all(e.slot.req is None or e.slot.req.is_cancelled() for e in entries))
         try:
-            self._decode(plan)
+            # each slot has its own KV stream of slot_ctx cells and never outgrows it (the
+            # "context" limit), so a failure here is not a full pool that eviction could fix
+            model.decode(batch)
         except DecodeAborted:
             for entry in plan.entries:
                 model.seq_rm(entry.slot.seq, len(entry.slot.tokens), -1)
@@ -526,22 +644,12 @@ class Scheduler:
             n_acc, n_out = self._update(slot, idx, entry, n_drafts)
             if n_drafts:
                 verified.append((slot, n_drafts, n_acc, n_out))
-        if any(s.spec is not None for s in self.slots) and not prefill:
+        if any(s.spec is not None for s in self.slots):
             seconds = time.perf_counter() - t0
-            self.slots[0].spec.costs.record(seconds, plan.n_generating, plan.n_drafts)
+            if not prefill:  # a step with prompt chunks in it says nothing about a step's cost
+                self.slots[0].spec.costs.record(seconds, plan.n_generating, plan.n_drafts)
             for slot, n_drafts, n_acc, n_out in verified:
-                slot.spec.after_step(seconds, n_drafts, n_acc, n_out)
-
-    def _decode(self, plan: StepPlan) -> None:
-        """llama_decode; when the KV pool is full, idle slots give their cells back once."""
-        try:
-            self.model.decode(self.batch)
-        except DecodeAborted:
-            raise
-        except EngineError:
-            if not self._evict_idle():
-                raise
-            self.model.decode(self.batch)
+                slot.spec.after_step(seconds, n_drafts, n_acc, n_out, timed=not prefill)
 
     # --- update ----------------------------------------------------------------------------
     def _eog_tokens(self) -> np.ndarray:
@@ -571,14 +679,17 @@ class Scheduler:
             run.metrics.draft_n += n_drafts
             run.metrics.draft_n_accepted += n_acc
         now = time.perf_counter()
-        if not run.t_first:
-            run.t_first = now
-        run.t_last = now
+        self._since_thread_check += len(out)
         for tok in out:
             if model.is_eog(tok) and not req.ignore_eos:
                 self._finish(slot, "eos")
                 return n_acc, len(out)
+            # the reply's tokens' times (an EOS is not one: its step would count one more)
+            if not run.t_first:
+                run.t_first = now
+            run.t_last = now
             run.reply.append(tok)
+            run.unsent += 1
             text = run.detok.push(model.piece(tok))
             if text:
                 text, stopped = run.stopper.push(text)
@@ -602,7 +713,8 @@ class Scheduler:
         if not run.parts:
             run.metrics.ttft_ms = (time.perf_counter() - req.t_request) * 1000
         run.parts.append(text)
-        req.sink(TokenDelta(text))
+        _deliver(req, TokenDelta(text, max(1, run.unsent)))
+        run.unsent = 0
 
     def _finish(self, slot: Slot, stop: str, flush: bool = True) -> None:
         req, run = slot.req, slot.run
@@ -613,8 +725,8 @@ class Scheduler:
             if tail:
                 self._emit(slot, tail)
         now = time.perf_counter()
-        if slot.prefilling:
-            m.prompt_n = max(0, len(slot.tokens) - m.cache_n)
+        if slot.prefilling:  # a fresh slot has not touched its cells for this request yet
+            m.prompt_n = 0 if slot.fresh else max(0, len(slot.tokens) - m.cache_n)
             m.prompt_ms = (now - run.t_start) * 1000
         n = len(run.reply)
         m.predicted_n = n
@@ -632,13 +744,15 @@ class Scheduler:
         m.total_ms = (now - req.t_request) * 1000
         m.kv_used = len(slot.tokens)
         m.stop_reason = stop
+        threads = self.thread_choice
+        m.n_threads, m.threads_reason, m.cpu_others = threads.decode, threads.reason, round(threads.others, 2)
         m.finish_rates()
         self.stats.prompt_tokens_total += m.prompt_n
         self.stats.prompt_seconds_total += m.prompt_ms / 1000
         self.stats.tokens_predicted_total += m.predicted_n
         self.stats.tokens_predicted_seconds_total += m.predicted_ms / 1000
         self._release(slot)
-        req.sink(TurnFinished("".join(run.parts), m, list(run.reply)))
+        _deliver(req, TurnFinished("".join(run.parts), m, list(run.reply)))
 
     def _fail(self, slot: Slot, message: str) -> None:
         req = slot.req
@@ -648,7 +762,7 @@ class Scheduler:
             slot.spec.forget()
         self._release(slot)
         if req is not None:
-            req.sink(RequestFailed(message))
+            _deliver(req, RequestFailed(message))
 
     def _fail_all(self, message: str) -> None:
         for slot in self.slots:
@@ -658,7 +772,7 @@ class Scheduler:
             left = list(self.waiting)
             self.waiting.clear()
         for req in left:
-            req.sink(RequestFailed(message))
+            _deliver(req, RequestFailed(message))
 
     def _release(self, slot: Slot) -> None:
         if slot.run is not None:
@@ -672,13 +786,3 @@ class Scheduler:
         slot.last_used = time.perf_counter()
         with self._cond:
             self._cond.notify()
-
-    def _evict_idle(self) -> bool:
-        """Free the cached cells of idle slots (the KV pool ran out); True if any were freed."""
-        freed = False
-        for slot in self.slots:
-            if slot.req is None and slot.tokens:
-                self.model.seq_rm(slot.seq, -1, -1)
-                slot.tokens = []
-                freed = True
-        return freed

@@ -43,10 +43,16 @@ class Request:
     stop: list[str] = field(default_factory=list)
     t_request: float = field(default_factory=time.perf_counter)
     id: int = 0
+    # the caller's cancel flag: an engine's Esc, shared by every request of that engine
     cancelled: CancelFlag = field(default_factory=threading.Event)
+    dropped: bool = False  # this request alone is cancelled (its client went away)
 
     def cancel(self) -> None:
-        self.cancelled.set()
+        """Cancel this request only (not others that share its ``cancelled`` flag)."""
+        self.dropped = True
+
+    def is_cancelled(self) -> bool:
+        return self.dropped or self.cancelled.is_set()
 
 
 @dataclass(eq=False)
@@ -102,7 +108,7 @@ def admit(slots: Sequence[Slot], waiting: collections.deque[Request]) -> tuple[l
     free = [s for s in slots if s.req is None]
     while free and waiting:
         req = waiting.popleft()
-        if req.cancelled.is_set():
+        if req.is_cancelled():
             dropped.append(req)
             continue
         slot = choose_slot(slots, free, req.prompt)

@@ -35,7 +35,12 @@ quoted whole) broken where the reply departs from the source, so the draft lengt
 after each fully accepted draft, up to ``draft_tokens``, and falls back to the cost model's
 length after a rejection. Replayed on the quoting bench's greedy replies with the measured
 cost of a verified token (0.4-0.55 of a plain step on 2 cores), a pure slow start gave
-1.37-1.73x where a fixed 10-token draft gave 0.7-0.9x.
+1.37-1.73x where a fixed 10-token draft gave 0.7-0.9x. Lookup drafts only once its proposals
+(scored for free while decoding plainly) matched ``LOOKUP_STREAK`` tokens in a row, and again
+after each rejection: on text with little to copy, n-grams match now and then but never for long,
+and each rejected draft cost a verification (measured: lookup at 0.95-0.97x of plain on a summary
+and on tips without the streak; with it 0.96-1.00x, and quoting gained: 1.19x against 1.03x;
+a streak of 3 gave 0.98-1.00x on those but lost the hard-wrapped quote, 1.00x against 1.18x).
 
 A turn keeps an account of the time drafting saved against plain steps for the same tokens;
 once it has lost more than ``BAIL_OUT_PLAIN_STEPS`` plain steps, the turn decodes plainly to
@@ -63,6 +68,7 @@ PENALTY_LAST_N = 64  # the window SamplerChain gives llama.cpp's penalties sampl
 GREEDY_DRAFT_P_MIN = 0.6  # a greedy draft model stops drafting below this confidence
 MIN_GAIN = 1.03  # draft only when the expected speed-up beats plain decoding by this much
 BAIL_OUT_PLAIN_STEPS = 1.5  # a turn stops drafting once drafting has lost this many plain steps
+LOOKUP_STREAK = 2  # lookup drafts only after its proposals matched this many tokens in a row
 
 
 # --- the target's sampling distribution, as llama.cpp's chain computes it ----------------------
@@ -444,6 +450,7 @@ class SlotSpeculator:
         self.plain_this_turn = 0
         self.off_for_turn = False
         self.run_k = 1  # lookup: the next draft length (slow start), doubled after full acceptance
+        self.streak = 0  # lookup: proposals that matched the reply in a row (shadow or drafted)
         self.saved = 0.0  # seconds drafting saved this turn against plain steps (negative: lost)
         self.turn_steps = []
         self.shadow: tuple[int, int] | None = None  # (n-gram class, proposed token) not drafted
@@ -500,7 +507,9 @@ class SlotSpeculator:
             cls, cand = self.drafter.propose(tokens, last, min(room, self.kmax))
             self.cls = cls
             if cand:
-                k = self._choose(cls, len(cand))
+                # text with little to copy matches an n-gram now and then, never for long: wait
+                # for a streak before paying for verification (copied text comes in runs)
+                k = self._choose(cls, len(cand)) if self.streak >= LOOKUP_STREAK or not self.adaptive else 0
                 if k:
                     # the cost model says drafting pays; the slow start says how far
                     drafts = cand[: max(k, self.run_k)] if self.adaptive else cand[:k]
@@ -540,7 +549,11 @@ class SlotSpeculator:
         if not drafts:
             tok = self._pick(model, idx0)
             if self.shadow is not None:  # what the lookup would have drafted, scored for free
-                self.acceptance[self.shadow[0]].update(int(tok == self.shadow[1]), 1)
+                hit = tok == self.shadow[1]
+                self.acceptance[self.shadow[0]].update(int(hit), 1)
+                self.streak = self.streak + 1 if hit else 0
+            else:
+                self.streak = 0
             self.plain_this_turn += 1
             return [tok], 0
         n_vocab = model.n_vocab
@@ -568,21 +581,24 @@ class SlotSpeculator:
                 break
         return out, n_acc
 
-    def after_step(self, seconds: float, n_drafts: int, n_acc: int, n_out: int) -> None:
-        """Account a verified draft: acceptance, slow start, and the turn's time saved or lost."""
+    def after_step(self, seconds: float, n_drafts: int, n_acc: int, n_out: int, timed: bool = True) -> None:
+        """Account a verified draft: acceptance, slow start, and (``timed``: the step held no
+        prompt chunks, so its time is this decoding's) the turn's time saved or lost."""
         if not n_drafts:
             return
-        t_plain = self.t_plain.value(seconds)
-        # what this step cost against plain steps for the same tokens; a turn whose drafts
-        # have lost more than BAIL_OUT_PLAIN_STEPS plain steps decodes plainly from here on
-        self.saved += n_out * t_plain - seconds - (self.t_draft.value(0.0) * n_drafts)
-        if self.adaptive and self.saved < -BAIL_OUT_PLAIN_STEPS * t_plain:
-            self.off_for_turn = True
-            self.turns_bailed_out += 1
+        if timed:
+            t_plain = self.t_plain.value(seconds)
+            # what this step cost against plain steps for the same tokens; a turn whose drafts
+            # have lost more than BAIL_OUT_PLAIN_STEPS plain steps decodes plainly from here on
+            self.saved += n_out * t_plain - seconds - (self.t_draft.value(0.0) * n_drafts)
+            if self.adaptive and self.saved < -BAIL_OUT_PLAIN_STEPS * t_plain:
+                self.off_for_turn = True
+                self.turns_bailed_out += 1
         self.session_drafted += n_drafts
         self.session_accepted += n_acc
         self.acceptance[self.cls].update(n_acc, n_drafts)
         self.run_k = min(self.run_k * 2, self.kmax) if n_acc == n_drafts else 1
+        self.streak = self.streak + n_acc if n_acc == n_drafts else 0
         self.turn_steps.append((n_drafts, n_acc))
         self.draft_steps += 1
         self._judge_draft_model()

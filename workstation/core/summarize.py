@@ -222,10 +222,11 @@ class _Runner:
         done = threading.Event()
 
         def watch() -> None:
+            # again every 0.1 s while it holds: a turn that starts after the first cancel (the
+            # engine clears its flag when no turn runs) must still see it
             while not done.wait(0.1):
                 if self.cancelled():
                     self.engine.cancel()
-                    return
 
         watcher = threading.Thread(target=watch, name="summarize-cancel", daemon=True)
         watcher.start()

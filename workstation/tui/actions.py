@@ -41,6 +41,7 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("dashboard.toggle", "f5", "dashboard", "action.dashboard", show=True),
     UserAction("summarize.open", "f6", "summarize", "action.summarize"),
     UserAction("quality.open", "f12", "quality", "action.quality"),
+    UserAction("sizing.open", "f10", "sizing", "action.sizing"),
     UserAction("api.serve", "ctrl+g", "serve", "action.serve"),
     UserAction("lang.toggle", "f9", "toggle_language", "action.language"),
 )

@@ -51,6 +51,7 @@ from workstation.tui.screens.dialogs import ConfirmDialog, TextPrompt
 from workstation.tui.screens.models import ModelsScreen
 from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.screens.quantization import QuantizationScreen
+from workstation.tui.screens.sizing import SizingScreen
 from workstation.tui.screens.summarize import SummarizeScreen
 from workstation.tui.settings import load_settings, save_language
 from workstation.tui.widgets.message_view import MessageView
@@ -608,7 +609,7 @@ class WorkstationApp(App[None]):
                 self.post_message(ProfileLoaded(engine, profile, api=api))
                 return
         try:
-            engine = open_engine(profile, progress=lambda f: self.post_message(LoadProgress(profile, f)))
+            engine = open_engine(profile, progress=lambda f: self.post_message(LoadProgress(profile, f)), keep_state=True)
         except Exception as err:  # noqa: BLE001
             self.post_message(EngineFailed(f"{reason} {err}".strip(), during="load"))
             return
@@ -661,12 +662,12 @@ class WorkstationApp(App[None]):
             return lambda f: self.post_message(LoadProgress(p, f))
 
         try:
-            engine = open_engine(profile, progress=progress(profile))
+            engine = open_engine(profile, progress=progress(profile), keep_state=True)
         except Exception as err:  # noqa: BLE001 - WorkstationError or a spawn failure
             reason = str(err) if isinstance(err, WorkstationError) else f"{type(err).__name__}: {err}"
             if old_profile is not None and old_engine is not None:
                 try:
-                    engine = open_engine(old_profile, progress=progress(old_profile))
+                    engine = open_engine(old_profile, progress=progress(old_profile), keep_state=True)
                 except Exception as err2:  # noqa: BLE001
                     reason = f"{reason} {err2}"
                 else:
@@ -727,6 +728,9 @@ class WorkstationApp(App[None]):
 
     def action_quality(self) -> None:
         self._show(QuantizationScreen)
+
+    def action_sizing(self) -> None:
+        self._show(SizingScreen)
 
     def _refresh_dashboard(self) -> None:
         for screen in self.screen_stack:

@@ -18,6 +18,7 @@ import yaml
 
 from workstation.core.atomic import write_text_atomic
 from workstation.core.paths import data_dir
+from workstation.core.profiles import YamlError, load_yaml
 from workstation.tui.actions import BY_ID
 
 
@@ -40,8 +41,8 @@ def load_settings(path: Path | None = None) -> TuiSettings:
     if not path.exists():
         return TuiSettings()
     try:
-        data: Any = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data: Any = load_yaml(path.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, YamlError):
         return TuiSettings(problem=f"{path} cannot be read; using the default settings.")
     if not isinstance(data, dict):
         return TuiSettings(problem=f"{path} is not a mapping of settings; using the defaults.")
@@ -67,10 +68,10 @@ def save_language(lang: str, path: Path | None = None) -> None:
     data: dict[str, Any] = {}
     if path.exists():
         try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+            loaded = load_yaml(path.read_text(encoding="utf-8"))
             if isinstance(loaded, dict):
                 data = loaded
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        except (OSError, UnicodeDecodeError, YamlError):
             return  # never overwrite a file the user must fix by hand
     data["language"] = lang
     try:

@@ -300,6 +300,9 @@ def timings(m: TurnMetrics) -> dict[str, Any]:
         "predicted_per_token_ms": round(m.predicted_per_token_ms, 3),
         "predicted_per_second": round(m.predicted_per_second, 3),
         "ttft_ms": round(m.ttft_ms, 3),
+        # speculative decoding (llama-server's names): tokens drafted and accepted for this reply
+        "draft_n": m.draft_n,
+        "draft_n_accepted": m.draft_n_accepted,
     }
 
 

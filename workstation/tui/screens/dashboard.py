@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -17,8 +18,14 @@ if TYPE_CHECKING:
     from workstation.tui.app import WorkstationApp
 
 
+def axis_value(v: float) -> str:
+    """A number for an axis label: whole above 10, one decimal below."""
+    return f"{v:.0f}" if abs(v) >= 10 else f"{v:.1f}"
+
+
 class MetricRow(Horizontal):
-    """A label, a sparkline of the last turns, and the latest value."""
+    """A label (with the span the sparkline covers), the y axis (top and bottom value with
+    its unit), a sparkline of the last turns, and the latest value."""
 
     DEFAULT_CLASSES = "metric-row"
 
@@ -28,17 +35,24 @@ class MetricRow(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Label("", classes="metric-name")
+        yield Label("", classes="metric-axis")
         yield Sparkline([], classes="metric-spark")
         yield Label("", classes="metric-value")
 
-    def set(self, name: str, values: list[float], value: str) -> None:
-        self.query_one(".metric-name", Label).update(name)
+    def set(self, name: str, values: list[float], value: str, unit: str = "", span: str = "") -> None:
+        self.query_one(".metric-name", Label).update(f"{name}\n{span}" if span and values else name)
+        axis = ""
+        if values:
+            # Textual's Sparkline scales from the smallest value shown to the largest
+            axis = f"{axis_value(max(values))} {unit}\n{axis_value(min(values))} {unit}"
+        self.query_one(".metric-axis", Label).update(axis)
         self.query_one(Sparkline).data = values  # none yet: a flat line, not a solid bar
         self.query_one(".metric-value", Label).update(value)
 
 
 class DashboardScreen(Screen[None]):
     BINDINGS = [Binding("escape", "app.pop_screen", "back", show=False)]
+    _memory_for: str | None = "-"  # the model the memory line was read for
 
     @property
     def wapp(self) -> WorkstationApp:
@@ -59,6 +73,7 @@ class DashboardScreen(Screen[None]):
             yield Static("", id="cache-line", markup=False)
             yield MetricRow("cpu")
             yield Static("", id="ram-line", markup=False)
+            yield Static("", id="memory-line", markup=False)
             yield Vertical(id="gpus")
         yield StatusBar(id="status")
         yield Footer()
@@ -100,21 +115,22 @@ class DashboardScreen(Screen[None]):
         decode = series("predicted_per_second")
         if app.generating and live:
             decode = [*decode, live]
+        turns_span = t("dash.axis_turns", n=len(series("ttft_ms")))
         self.query_one("#row-ttft", MetricRow).set(
-            t("dash.ttft"), series("ttft_ms"), f"{last.ttft_ms:.0f} ms" if last else "–"
+            t("dash.ttft"), series("ttft_ms"), f"{last.ttft_ms:.0f} ms" if last else "–", "ms", turns_span
         )
         self.query_one("#row-decode", MetricRow).set(
             t("dash.decode"), decode,
             f"{(live if app.generating and live else (last.predicted_per_second if last else 0)):.1f} tok/s"
-            if (last or live) else "–",
+            if (last or live) else "–", "tok/s", turns_span,
         )
         self.query_one("#row-prompt", MetricRow).set(
             t("dash.prompt"), series("prompt_per_second"),
-            f"{last.prompt_per_second:.0f} tok/s" if last else "–",
+            f"{last.prompt_per_second:.0f} tok/s" if last else "–", "tok/s", turns_span,
         )
         self.query_one("#row-tpot", MetricRow).set(
             t("dash.tpot"), series("predicted_per_token_ms"),
-            f"{last.predicted_per_token_ms:.1f} ms" if last else "–",
+            f"{last.predicted_per_token_ms:.1f} ms" if last else "–", "ms", turns_span,
         )
         kv_used = last.kv_used if last else 0
         kv_size = last.kv_size if last and last.kv_size else (app.engine_info.n_ctx if app.engine_info else 0)
@@ -131,19 +147,50 @@ class DashboardScreen(Screen[None]):
                   acc=last.draft_n_accepted, n=last.draft_n)
                 if last.draft_n else t("dash.draft_off")
             )
-            self.query_one("#cache-line", Static).update(f"{hits}\n{draft}")
+            lines = [hits, draft]
+            if last.threads_reason:
+                cores = app.engine_info.threads if app.engine_info else last.n_threads
+                lines.append(t(f"dash.threads.{last.threads_reason}", n=last.n_threads, cores=cores,
+                               others=f"{last.cpu_others:.1f}"))
+            self.query_one("#cache-line", Static).update("\n".join(lines))
         else:
             self.query_one("#cache-line", Static).update(t("dash.no_turns"))
         sample = app.system
         cpu_hist = list(app.cpu_history)
         self.query_one("#row-cpu", MetricRow).set(
-            t("dash.cpu"), cpu_hist, f"{sample.cpu:.0f} %" if sample else "–"
+            t("dash.cpu"), cpu_hist, f"{sample.cpu:.0f} %" if sample else "–", "%",
+            t("dash.axis_seconds", n=len(cpu_hist)),
         )
         self.query_one("#ram-line", Static).update(
             t("dash.ram", used=human_bytes(sample.ram_used), total=human_bytes(sample.ram_total))
             if sample else t("dash.ram_unknown")
         )
         self._show_gpus()
+        model_path = app.engine_info.model_path if app.engine_info else None
+        if model_path != self._memory_for:
+            self._memory_for = model_path
+            self.load_memory_check(model_path)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="memory-check")
+    def load_memory_check(self, model_path: str | None) -> None:
+        """The newest load's estimate beside llama.cpp's allocation (the history, SQLite)."""
+        from workstation.core.memory_check import latest
+
+        found = latest(model_path) if model_path else None
+        self.app.call_from_thread(self._show_memory, found)
+
+    def _show_memory(self, found: dict[str, Any] | None) -> None:
+        if not self.query("#memory-line"):
+            return
+        t = self.wapp.texts
+        total = (found or {}).get("components", {}).get("total")
+        if not total or not total.get("allocated"):
+            self.query_one("#memory-line", Static).update(t("dash.memory_none"))
+            return
+        pct = total.get("diff_pct")
+        self.query_one("#memory-line", Static).update(t(
+            "dash.memory", est=human_bytes(total["estimated"]), alloc=human_bytes(total["allocated"]),
+            pct=f"{pct:+.1f}%" if pct is not None else "?"))
 
     def _show_gpus(self) -> None:
         box = self.query_one("#gpus", Vertical)

@@ -1,0 +1,463 @@
+"""The measurements of the GPU check, each through the product's public surface: `workstation
+hw/fit/bench/serve/chat/models` as subprocesses, bench/load.py (which starts `workstation serve`),
+the TUI through Textual's headless pilot (tui_turn.py), and llama.cpp's own tools built from the
+same source for the same cases. One step failing is recorded and the next one runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .kit import ROOT
+
+SMOLLM2 = "smollm2-135m-instruct-q4_1"
+GEMMA = "gemma-3-270m-q4_k_m"
+MIB = 2**20
+_BUFFER = re.compile(r"(\S+) (model|KV|compute|output|RS) buffer size =\s*([\d.]+) MiB")
+_SPEC = re.compile(r"decoded\s+(\d+) tokens in\s+([\d.]+) seconds, speed:\s+([\d.]+) t/s")
+_ACCEPT = re.compile(r"accept\s*=\s*([\d.]+)%")
+
+
+@dataclass
+class Context:
+    work: Path
+    out: Path
+    site: Path
+    bin: Path
+    models: dict[str, Path]
+    cuda: bool
+    quick: bool
+    deadline: float
+    lib_dirs: list[str] = field(default_factory=list)  # e.g. cuBLAS from the Python packages
+    results: dict[str, Any] = field(default_factory=lambda: {"steps": {}})
+    procs: list[subprocess.Popen] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.profiles = self.work / "profiles"
+        self.profiles.mkdir(parents=True, exist_ok=True)
+        (self.work / "data").mkdir(exist_ok=True)
+        self.env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(self.site), str(ROOT)]),
+            "WORKSTATION_MODELS": str(self.models[next(iter(self.models))].parent),
+            "WORKSTATION_DATA": str(self.work / "data"),
+            "XDG_CACHE_HOME": str(self.work / "cache"),
+            "LLAMA_ANCHORS_BIN": str(self.bin),
+            "PYTHONUNBUFFERED": "1",
+        }
+        if self.lib_dirs:
+            self.env["LD_LIBRARY_PATH"] = os.pathsep.join([*self.lib_dirs, os.environ.get("LD_LIBRARY_PATH", "")])
+        self.env.pop("WORKSTATION_API_KEY", None)
+        self.log = (self.work / "steps.log").open("a")
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def run(self, cmd: list[str], timeout: float, **kw: Any) -> subprocess.CompletedProcess[str]:
+        limit = max(5.0, min(timeout, self.left()))
+        print(f"$ {' '.join(cmd)}", file=self.log, flush=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, env=self.env,
+                              cwd=ROOT, **kw)
+        self.log.write(proc.stderr[-4000:])
+        self.log.flush()
+        return proc
+
+    def cli(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        return self.run([sys.executable, "-m", "workstation.cli", *args], timeout)
+
+    def cli_json(self, *args: str, timeout: float = 300, ok: tuple[int, ...] = (0,)) -> Any:
+        proc = self.cli(*args, timeout=timeout)
+        if proc.returncode not in ok:
+            raise StepError(f"workstation {' '.join(args[:2])} exited {proc.returncode}: "
+                            f"{(proc.stderr.strip().splitlines() or [''])[-1]}")
+        return json.loads(proc.stdout)
+
+    def profile(self, key: str, model: Path, **over: Any) -> Path:
+        """A profile file for one case (JSON is YAML); ``over`` replaces top-level fields."""
+        data: dict[str, Any] = {
+            "name": key, "model": str(model), "context": 4096, "gpu_layers": "all", "threads": "auto",
+            "flash_attn": "on", "kv_cache": {"k": "f16", "v": "f16"}, "speculative": {"mode": "off"},
+            "sampling": {"temperature": 0.0, "top_p": 1.0, "top_k": 40, "min_p": 0.0,
+                         "repeat_penalty": 1.0, "max_tokens": 256, "seed": 1},
+            "system_prompt": "",
+        }
+        data.update(over)
+        path = self.profiles / f"{key}.yaml"
+        path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        return path
+
+    def resume(self, key: str, fresh: bool = False) -> None:
+        """Take the results of an earlier call with the same build: its finished steps are not
+        run again (a call cut short by its time limit is continued by the same command)."""
+        path = self.work / "results.json"
+        if path.exists() and not fresh:
+            old = json.loads(path.read_text())
+            if old.get("resume_key") == key:
+                self.results["steps"] = old.get("steps", {})
+        self.results["resume_key"] = key
+
+    def save(self) -> None:
+        tmp = self.work / ".results.json.tmp"
+        tmp.write_text(json.dumps(self.results, default=str))
+        tmp.replace(self.work / "results.json")
+
+    def close(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+        self.log.close()
+
+
+class StepError(Exception):
+    """A step's own failure, said in one line."""
+
+
+def step(ctx: Context, name: str, fn: Callable[[Context], dict[str, Any]], min_left: float = 20) -> None:
+    from .report import write_report
+
+    done = ctx.results["steps"].get(name)
+    if done and done.get("ok"):
+        print(f"[gpu-check] {name}: done in an earlier call", flush=True)
+        return
+    rec: dict[str, Any] = {"ok": False}
+    t0 = time.monotonic()
+    if ctx.left() < min_left:
+        rec["skipped"] = f"no time left ({ctx.left():.0f} s)"
+    else:
+        print(f"[gpu-check] {name} ...", flush=True)
+        try:
+            rec.update(fn(ctx))
+            rec["ok"] = True
+        except subprocess.TimeoutExpired as err:
+            rec["error"] = f"timed out after {err.timeout:.0f} s: {' '.join(map(str, err.cmd))[:200]}"
+        except StepError as err:
+            rec["error"] = str(err)
+        except Exception as err:  # noqa: BLE001 - one step's bug must not lose the others
+            rec["error"] = f"{type(err).__name__}: {err}"
+            rec["traceback"] = traceback.format_exc()[-2000:]
+    rec["seconds"] = round(time.monotonic() - t0, 1)
+    ctx.results["steps"][name] = rec
+    ctx.save()
+    print(f"[gpu-check] {name}: {'ok' if rec['ok'] else rec.get('error') or rec.get('skipped')} "
+          f"({rec['seconds']} s)", flush=True)
+    write_report(ctx.results, ctx.out)
+
+
+# --- steps ---------------------------------------------------------------------------------------
+def environment(ctx: Context) -> dict[str, Any]:
+    rec: dict[str, Any] = {"python": sys.version.split()[0], "cuda": ctx.cuda}
+    if ctx.cuda:
+        q = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total,compute_cap,"
+                            "clocks.max.sm,power.limit", "--format=csv,noheader"],
+                           capture_output=True, text=True, timeout=30)
+        rec["nvidia_smi"] = q.stdout.strip()
+        v = subprocess.run(["nvcc", "--version"], capture_output=True, text=True, timeout=30)
+        rec["nvcc"] = (v.stdout.strip().splitlines() or [""])[-1]
+    rec["hw"] = ctx.cli_json("hw", "--json", timeout=60)
+    rec["threads"] = int(rec["hw"]["cpu"]["physical_cores"])
+    return rec
+
+
+def threads(ctx: Context) -> str:
+    """The threads every run uses: the physical cores `workstation hw` counts (the profiles'
+    `threads: auto`), so llama.cpp's tools run with the same number."""
+    env = ctx.results["steps"].get("environment") or {}
+    return str(env.get("threads") or os.cpu_count() or 2)
+
+
+def nvml_used(pids: set[int]) -> dict[str, int | None]:
+    """NVML: GPU memory of these processes, and of the whole first GPU (None without NVML)."""
+    try:
+        import pynvml as nv
+
+        nv.nvmlInit()
+    except Exception:  # noqa: BLE001 - no NVML: a CPU machine
+        return {"process_bytes": None, "device_used_bytes": None}
+    try:
+        h = nv.nvmlDeviceGetHandleByIndex(0)
+        used = int(nv.nvmlDeviceGetMemoryInfo(h).used)
+        procs = nv.nvmlDeviceGetComputeRunningProcesses(h)
+        mine = sum(int(p.usedGpuMemory or 0) for p in procs if p.pid in pids)
+        return {"process_bytes": mine if procs else None, "device_used_bytes": used}
+    finally:
+        nv.nvmlShutdown()
+
+
+def _children(pid: int) -> set[int]:
+    try:
+        import psutil
+
+        return {pid, *(c.pid for c in psutil.Process(pid).children(recursive=True))}
+    except Exception:  # noqa: BLE001
+        return {pid}
+
+
+def serve_once(ctx: Context, profile: Path, parallel: int = 1) -> tuple[dict[str, Any], str]:
+    """Start `workstation serve` on a free port with llama.cpp's log on, wait until healthy,
+    read NVML, stop it; returns (NVML figures, the server's stderr)."""
+    import urllib.request
+
+    env = {**ctx.env, "WORKSTATION_LLAMA_LOG": "1"}
+    cmd = [sys.executable, "-m", "workstation.cli", "serve", "-p", str(profile), "--port", "0",
+           "--parallel", str(parallel)]
+    errf = (ctx.work / "serve.err").open("w+")
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=errf, text=True)
+    ctx.procs.append(proc)
+    try:
+        url = None
+        limit = time.monotonic() + min(180, ctx.left())
+        while time.monotonic() < limit and proc.poll() is None:
+            errf.seek(0)
+            m = re.search(r"http://127\.0\.0\.1:(\d+)/v1", errf.read())
+            if m:
+                url = f"http://127.0.0.1:{m.group(1)}"
+                try:
+                    if urllib.request.urlopen(url + "/health", timeout=5).status == 200:
+                        break
+                except OSError:
+                    pass
+            time.sleep(0.3)
+        else:
+            errf.seek(0)
+            raise StepError(f"serve did not come up: {errf.read().strip()[-300:]}")
+        time.sleep(0.5)
+        figures = nvml_used(_children(proc.pid))
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        errf.seek(0)
+        text = errf.read()
+        errf.close()
+    return figures, text
+
+
+def llama_buffers(log: str) -> dict[str, int]:
+    """Bytes llama.cpp reported allocating, per device name (CUDA0, CUDA_Host, CPU, CPU_Mapped)."""
+    out: dict[str, int] = {}
+    for dev, _kind, mib in _BUFFER.findall(log):
+        out[dev] = out.get(dev, 0) + round(float(mib) * MIB)
+    return out
+
+
+def fit_vs_vram(ctx: Context) -> dict[str, Any]:
+    contexts = (2048,) if ctx.quick else (2048, 8192, 32768)
+    cases = []
+    for name, path in ctx.models.items():
+        for n_ctx in contexts:
+            for kv in ("f16", "q8_0"):
+                key = f"vram-{name}-{n_ctx}-{kv}"
+                prof = ctx.profile(key, path, context=n_ctx, kv_cache={"k": kv, "v": kv})
+                plan = ctx.cli_json("fit", "-p", str(prof), "--json", timeout=60, ok=(0, 2))
+                gpu_est = sum(d["need_bytes"] for d in plan["devices"] if d["kind"] == "gpu")
+                cpu_est = sum(d["need_bytes"] for d in plan["devices"] if d["kind"] == "cpu")
+                nvml, log = serve_once(ctx, prof)
+                bufs = llama_buffers(log)
+                gpu_llama = sum(v for k, v in bufs.items() if k.startswith("CUDA") and "Host" not in k)
+                cases.append({
+                    "model": name, "context": n_ctx, "kv": kv, "gpu_layers": plan["gpu_layers"],
+                    "total_layers": plan["total_layers"], "fit_gpu_bytes": gpu_est,
+                    "fit_cpu_bytes": cpu_est, "fit_kv_bytes": plan["kv_cache_bytes"],
+                    "llama_buffers": bufs, "llama_gpu_bytes": gpu_llama, **nvml,
+                })
+    # the CUDA context and libraries: what NVML sees beyond llama.cpp's own buffers, at its least
+    overheads = [c["process_bytes"] - c["llama_gpu_bytes"] for c in cases if c["process_bytes"]]
+    floor = min(overheads) if overheads else None
+    for c in cases:
+        if c["llama_gpu_bytes"]:
+            c["fit_over_llama"] = round(c["fit_gpu_bytes"] / c["llama_gpu_bytes"], 4)
+        if c["process_bytes"] and floor is not None:
+            c["fit_over_nvml_less_context"] = round(c["fit_gpu_bytes"] / max(1, c["process_bytes"] - floor), 4)
+        cpu_llama = sum(v for k, v in c["llama_buffers"].items() if k.startswith("CPU"))
+        if not ctx.cuda and cpu_llama:
+            c["fit_cpu_over_llama"] = round(c["fit_cpu_bytes"] / cpu_llama, 4)
+    return {"cases": cases, "context_overhead_bytes": floor}
+
+
+def _half(total_layers: int) -> int:
+    return max(1, total_layers // 2)
+
+
+def bench(ctx: Context) -> dict[str, Any]:
+    reps = "1" if ctx.quick else "5"
+    n_prompt, n_gen = ("64", "16") if ctx.quick else ("512", "128")
+    n_threads = threads(ctx)
+    rows = []
+    for name, path in ctx.models.items():
+        full = ctx.profile(f"bench-{name}-full", path, gpu_layers="all")
+        plan = ctx.cli_json("fit", "-p", str(full), "--json", timeout=60, ok=(0, 2))
+        total = int(plan["total_layers"])
+        half = ctx.profile(f"bench-{name}-half", path, gpu_layers=_half(total))
+        recs = ctx.cli_json("bench", "-p", str(full), "-p", str(half), "--json", "--no-save", "-r", reps,
+                            "--n-prompt", n_prompt, "--n-gen", n_gen, "-t", n_threads, timeout=400)
+        for ngl, prof in ((total, full), (_half(total), half)):
+            ours = {r["test"]: r for r in recs if r["profile"] == prof.stem}
+            lb = subprocess.run(
+                [str(ctx.bin / "llama-bench"), "-m", str(path), "-p", n_prompt, "-n", n_gen, "-ngl", str(ngl),
+                 "-fa", "1", "-ctk", "f16", "-ctv", "f16", "-t", n_threads, "-r", reps, "-o", "json"],
+                capture_output=True, text=True, timeout=max(5, min(300, ctx.left())), env=ctx.env)
+            if lb.returncode != 0:
+                raise StepError(f"llama-bench exited {lb.returncode}: {lb.stderr.strip()[-200:]}")
+            theirs = {(f"pp{r['n_prompt']}" if r["n_prompt"] else f"tg{r['n_gen']}"): r for r in json.loads(lb.stdout)}
+            row: dict[str, Any] = {"model": name, "n_gpu_layers": ngl, "total_layers": total}
+            for test in (f"pp{n_prompt}", f"tg{n_gen}"):
+                if test in ours and test in theirs:
+                    row[f"{test}_ours_ts"] = ours[test]["avg_ts"]
+                    row[f"{test}_llama_bench_ts"] = theirs[test]["avg_ts"]
+                    row[f"{test}_ratio"] = round(ours[test]["avg_ts"] / theirs[test]["avg_ts"], 4)
+            tg = ours.get(f"tg{n_gen}", {})
+            row["ttft_ms"] = tg.get("ttft_ms")
+            row["chat_ts"] = tg.get("chat_ts")
+            rows.append(row)
+    return {"rows": rows, "n_prompt": int(n_prompt), "n_gen": int(n_gen), "repetitions": int(reps),
+            "threads": int(n_threads)}
+
+
+def serve_scaling(ctx: Context) -> dict[str, Any]:
+    path = ctx.models[SMOLLM2]
+    prof = ctx.profile("serve-smollm2", path, gpu_layers="all")
+    clients, tokens = ("1,2", "16") if ctx.quick else ("1,4,16", "128")
+    cmd = [sys.executable, str(ROOT / "bench" / "load.py"), "-p", str(prof), "--clients", clients,
+           "--max-tokens", tokens, "--json"]
+    if ctx.quick:
+        cmd.append("--no-reference")
+    proc = ctx.run(cmd, timeout=300)
+    if proc.returncode != 0:
+        raise StepError(f"bench/load.py exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
+    data = json.loads(proc.stdout)
+    rows = data["rows"]
+    by_n = {r["clients"]: r for r in rows}
+    one, top = by_n.get(1), by_n.get(max(by_n))
+    scaling = round(top["agg_tps"] / one["agg_tps"], 3) if one and top and one["agg_tps"] else None
+    return {"rows": rows, "scaling_top_over_1": scaling, "top_clients": max(by_n)}
+
+
+def quote_prompt(ctx: Context) -> str:
+    """The quoting task of bench/speculative.py (one copy of the text, read from there)."""
+    code = "import sys; sys.path.insert(0, 'bench'); from speculative import QUOTE; print(QUOTE, end='')"
+    proc = ctx.run([sys.executable, "-c", code], timeout=120)
+    if proc.returncode != 0:
+        raise StepError(f"could not read the quoting prompt: {proc.stderr.strip()[-200:]}")
+    return proc.stdout
+
+
+def rendered_prompt(ctx: Context, model: Path, text: str) -> str:
+    """The prompt as our chat template renders it, for llama.cpp's tools (same tokens)."""
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from workstation.core.runtime import LoadedModel, RuntimeSettings\n"
+        "from workstation.core.chat_template import template_for, chat_prompt_tokens\n"
+        "m = LoadedModel(Path(sys.argv[1]), RuntimeSettings(n_ctx=512, n_gpu_layers=0))\n"
+        "toks = chat_prompt_tokens(m, template_for(m), [{'role': 'user', 'content': sys.stdin.read()}])\n"
+        "if toks and toks[0] == m.bos_token: toks = toks[1:]\n"
+        "sys.stdout.write(m.detokenize(toks, special=True))\n"
+    )
+    proc = ctx.run([sys.executable, "-c", code, str(model)], timeout=120, input=text)
+    if proc.returncode != 0:
+        raise StepError(f"could not render the prompt: {proc.stderr.strip()[-200:]}")
+    return proc.stdout
+
+
+def speculative_simple(ctx: Context, model: Path, prompt: str, n: int, extra: list[str]) -> dict[str, Any]:
+    cmd = [str(ctx.bin / "llama-speculative-simple"), "-m", str(model), "-p", prompt, "-n", str(n),
+           "--temp", "0", "-c", "4096", "-ngl", "99", "-fa", "on", "-t", threads(ctx), *extra]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=max(5, min(240, ctx.left())), env=ctx.env)
+    text = proc.stdout + proc.stderr
+    m, a = _SPEC.search(text), _ACCEPT.search(text)
+    if proc.returncode != 0 or not m:
+        raise StepError(f"llama-speculative-simple exited {proc.returncode}: {text.strip()[-300:]}")
+    return {"decoded": int(m.group(1)), "seconds": float(m.group(2)), "tps": float(m.group(3)),
+            "accept_percent": float(a.group(1)) if a else None}
+
+
+def speculative(ctx: Context) -> dict[str, Any]:
+    small = ctx.models[SMOLLM2]
+    rounds = 1 if ctx.quick else 3
+    max_tokens = 64 if ctx.quick else 512
+    quote = quote_prompt(ctx)
+    if ctx.quick:
+        quote = quote[:600]  # a dry run on a busy CPU: the same path with a short text
+    replay = ctx.work / "quote.jsonl"
+    replay.write_text("".join(json.dumps({"messages": [{"role": "user", "content": f"({i + 1}) {quote}"}]}) + "\n"
+                              for i in range(rounds)), encoding="utf-8")
+    # the same-vocabulary pair: SmolLM2 F16 (made here by the product's quantizer) drafted by Q4_1
+    f16 = small.with_name(small.stem.replace("Q4_1", "F16") + ".gguf")
+    if not f16.exists():
+        ctx.cli_json("models", "quantize", str(small), "--type", "f16", "--allow-requantize", "-o", str(f16),
+                     "--json", timeout=180)
+    sampling = {"temperature": 0.0, "top_p": 1.0, "top_k": 40, "min_p": 0.0, "repeat_penalty": 1.0,
+                "max_tokens": max_tokens, "seed": 1}
+    profs = {
+        "off": ctx.profile("quote-off", small, sampling=sampling),
+        "lookup": ctx.profile("quote-lookup", small, sampling=sampling,
+                              speculative={"mode": "lookup", "draft_tokens": 16, "ngram": 3}),
+        "pair-off": ctx.profile("pair-off", f16, sampling=sampling),
+        "pair-draft": ctx.profile("pair-draft", f16, sampling=sampling,
+                                  speculative={"mode": "draft", "draft_model": str(small), "draft_tokens": 6}),
+    }
+    args = ["bench", "--replay", str(replay), "--max-tokens", str(max_tokens), "--json", "--no-save"]
+    for p in profs.values():
+        args += ["-p", str(p)]
+    replays = ctx.cli_json(*args, timeout=400)
+    summary = {r["profile"]: r["summary"] for r in replays}
+    tps = {k: summary.get(p.stem, {}).get("predicted_per_second") for k, p in profs.items()}
+    rec: dict[str, Any] = {"replay": {k: summary.get(p.stem) for k, p in profs.items()}, "tps": tps}
+    if tps["off"] and tps["lookup"]:
+        rec["lookup_over_off"] = round(tps["lookup"] / tps["off"], 3)
+    if tps["pair-off"] and tps["pair-draft"]:
+        rec["draft_over_off"] = round(tps["pair-draft"] / tps["pair-off"], 3)
+    prompt = rendered_prompt(ctx, small, f"(1) {quote}")
+    rec["llama_ngram_mod"] = speculative_simple(ctx, small, prompt, max_tokens, ["--spec-type", "ngram-mod"])
+    rec["llama_draft"] = speculative_simple(
+        ctx, f16, prompt, max_tokens, ["--spec-type", "draft-simple", "-md", str(small), "-ngld", "99",
+                                       "--spec-draft-n-max", "6"])
+    if tps["lookup"]:
+        rec["lookup_over_llama_ngram_mod"] = round(tps["lookup"] / rec["llama_ngram_mod"]["tps"], 3)
+    if tps["pair-draft"]:
+        rec["draft_over_llama_draft"] = round(tps["pair-draft"] / rec["llama_draft"]["tps"], 3)
+    # the packaged pair: the larger packaged model drafted by the smaller, where vocabularies match
+    if GEMMA in ctx.models:
+        prof = ctx.profile("packaged-pair", ctx.models[GEMMA], sampling={**sampling, "max_tokens": 16},
+                           speculative={"mode": "draft", "draft_model": str(small), "draft_tokens": 6})
+        proc = ctx.cli("chat", "-p", str(prof), "--json", "Hello", timeout=120)
+        said = (proc.stderr.strip().splitlines() or [""])[-1]
+        rec["packaged_pair"] = {"target": GEMMA, "draft": SMOLLM2, "exit": proc.returncode,
+                                "ran": proc.returncode == 0, "message": said[:400]}
+    return rec
+
+
+def tui(ctx: Context) -> dict[str, Any]:
+    prof = ctx.profile("tui-smollm2", ctx.models[SMOLLM2], gpu_layers="all",
+                       sampling={"temperature": 0.0, "top_p": 1.0, "top_k": 40, "min_p": 0.0,
+                                 "repeat_penalty": 1.0, "max_tokens": 64, "seed": 1})
+    proc = ctx.run([sys.executable, str(Path(__file__).with_name("tui_turn.py")), str(prof)], timeout=180)
+    if proc.returncode != 0:
+        raise StepError(f"the TUI turn failed ({proc.returncode}): {proc.stderr.strip()[-300:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+STEPS: list[tuple[str, Callable[[Context], dict[str, Any]]]] = [
+    ("environment", environment),
+    ("fit_vs_vram", fit_vs_vram),
+    ("bench", bench),
+    ("speculative", speculative),
+    ("serve_scaling", serve_scaling),
+    ("tui", tui),
+]
+
+
+def run_all(ctx: Context) -> None:
+    for name, fn in STEPS:
+        step(ctx, name, fn)

@@ -1,0 +1,93 @@
+"""`fit` counts a profile's draft model: its weights, its f16 K/V at the target's context, and
+the room it takes on the GPU before the target's layers are chosen (real GGUF headers, fake GPUs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import GEMMA, SMOLLM2, make_profile
+from workstation.core.catalog import read_model_info
+from workstation.core.hardware import FakeGpuProbe, set_probe
+from workstation.core.planner import kv_cache_per_layer, plan_for_profile
+
+GIB = 1024**3
+DRAFT = {"mode": "draft", "draft_model": SMOLLM2, "draft_tokens": 6}
+
+
+@pytest.fixture
+def probe():  # noqa: ANN201
+    yield set_probe
+    set_probe(None)
+
+
+def test_no_gpu_counts_the_draft_in_ram(smollm2_path: Path, gemma_path: Path, probe) -> None:
+    probe(FakeGpuProbe())
+    alone = plan_for_profile(make_profile(model=GEMMA, context=2048))
+    paired = plan_for_profile(make_profile(model=GEMMA, context=2048, speculative=DRAFT))
+    draft = read_model_info(smollm2_path)
+    draft_kv = sum(kv_cache_per_layer(draft, 2048, "f16", "f16"))
+    assert alone.draft is None
+    assert paired.weights_bytes == alone.weights_bytes + draft.weights_bytes
+    assert paired.kv_cache_bytes == alone.kv_cache_bytes + draft_kv
+    assert paired.cpu_bytes > alone.cpu_bytes + draft.weights_bytes
+    assert paired.draft is not None and paired.draft["gpu_layers"] == 0
+    assert paired.fits and any("draft model" in n for n in paired.notes)
+
+
+def test_draft_goes_to_the_gpu_with_the_target(gemma_path: Path, smollm2_path: Path, probe) -> None:
+    probe(FakeGpuProbe.of(("RTX 4060", 8, 7.5)))
+    alone = plan_for_profile(make_profile(model=GEMMA, gpu_layers="auto"))
+    paired = plan_for_profile(make_profile(model=GEMMA, gpu_layers="auto", speculative=DRAFT))
+    assert alone.placement == paired.placement == "gpu"
+    assert paired.draft is not None and paired.draft["gpu_layers"] == paired.draft["total_layers"]
+    gpu_alone = next(d for d in alone.devices if d.kind == "gpu")
+    gpu_paired = next(d for d in paired.devices if d.kind == "gpu")
+    assert gpu_paired.need_bytes == gpu_alone.need_bytes + paired.draft["gpu_bytes"]
+    assert gpu_paired.free_bytes == gpu_alone.free_bytes  # the card's real free memory is shown
+
+
+def test_auto_layers_leave_room_for_the_draft(gemma_path: Path, smollm2_path: Path, probe) -> None:
+    """A card on which the target alone fits entirely but not beside its draft: auto gives the
+    target fewer layers once the draft is counted, and the pair still fits."""
+    probe(FakeGpuProbe.of(("big", 80, 79)))
+    alone = plan_for_profile(make_profile(model=GEMMA, gpu_layers="auto"))
+    paired = plan_for_profile(make_profile(model=GEMMA, gpu_layers="auto", speculative=DRAFT))
+    assert paired.draft is not None
+    target_gpu = next(d for d in alone.devices if d.kind == "gpu").need_bytes
+    total = 2 * GIB
+    usable = target_gpu + paired.draft["gpu_bytes"] // 2
+    free = usable + 512 * 1024**2 + int(0.03 * total)
+    probe(FakeGpuProbe.of(("tight", total / GIB, free / GIB)))
+    alone = plan_for_profile(make_profile(model=GEMMA, gpu_layers="auto"))
+    paired = plan_for_profile(make_profile(model=GEMMA, gpu_layers="auto", speculative=DRAFT))
+    assert alone.gpu_layers == alone.total_layers
+    assert 0 < paired.gpu_layers < alone.gpu_layers
+    assert paired.fits and paired.draft is not None and paired.draft["gpu_layers"] > 0
+
+
+def test_fit_json_reports_the_draft(tmp_path: Path, smollm2_path: Path, probe,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from workstation.cli import main
+
+    probe(FakeGpuProbe())
+    path = tmp_path / "pair.yaml"
+    path.write_text(yaml.safe_dump({"name": "pair", "model": SMOLLM2, "context": 2048,
+                                    "speculative": DRAFT}), encoding="utf-8")
+    assert main(["fit", "-p", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["draft"]["model"] == SMOLLM2
+    assert data["weights_bytes"] == 2 * read_model_info(smollm2_path).weights_bytes
+    assert main(["fit", "-p", str(path)]) == 0
+    assert "draft model" in capsys.readouterr().out
+
+
+def test_missing_draft_file_is_named_not_counted(tmp_path: Path, smollm2_path: Path, probe) -> None:
+    probe(FakeGpuProbe())
+    missing = {"mode": "draft", "draft_model": str(tmp_path / "absent.gguf")}
+    p = plan_for_profile(make_profile(speculative=missing))
+    assert p.draft is None and p.weights_bytes == read_model_info(smollm2_path).weights_bytes
+    assert any("not downloaded" in n for n in p.notes)

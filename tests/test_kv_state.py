@@ -1,0 +1,136 @@
+"""Conversations keep their KV cache on disk: restored after a restart, never trusted blindly.
+
+Real SmolLM2 at 1 thread (a restored prefix and a recomputed one then give the same greedy
+text), real files; a damaged, truncated, foreign or other-model state file is ignored with one
+warning and a normal prefill.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import make_profile
+from workstation.core.engine import Engine
+from workstation.core.kv_state import KvStateStore, StateKey
+from workstation.core.profiles import Sampling
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTE = (
+    "Meeting notes. The committee met on Tuesday to review the budget for the coming year. It "
+    "agreed to raise the travel allowance by five percent, to freeze hiring until March, and to "
+    "move the annual meeting from Leeds to York. Members asked the treasurer to publish the "
+    "accounts monthly and to report on the new printers, which need a staff card from next month."
+)
+FIRST = [{"role": "user", "content": NOTE + "\n\nWhat did the committee decide about hiring?"}]
+GREEDY = Sampling(temperature=0.0, max_tokens=12, repeat_penalty=1.0)
+
+
+def _profile():  # noqa: ANN202
+    return make_profile(threads=1, context=1024)
+
+
+def _second(first_reply: str) -> list[dict[str, str]]:
+    return [*FIRST, {"role": "assistant", "content": first_reply}, {"role": "user", "content": "And the meeting?"}]
+
+
+@pytest.fixture
+def saved(smollm2_path: Path) -> tuple[str, str]:
+    """One turn in an engine that keeps state, closed (state saved); the reply and the answer
+    to the next turn computed without any cache."""
+    with Engine(_profile(), keep_state=True) as eng:
+        first = eng.run_chat(FIRST, GREEDY).text
+    with Engine(_profile()) as cold:
+        expected = cold.run_chat(_second(first), GREEDY).text
+    return first, expected
+
+
+def _state_files() -> list[Path]:
+    return sorted(KvStateStore().folder.glob("*.kv"))
+
+
+def test_a_reopened_conversation_restores_its_cells(saved: tuple[str, str]) -> None:
+    first, expected = saved
+    assert len(_state_files()) == 1
+    with Engine(_profile(), keep_state=True) as eng:
+        n_prompt = len(eng.chat_prompt(_second(first)))
+        final = eng.run_chat(_second(first), GREEDY)
+        m = final.metrics
+        assert m.restored_n > 60 and m.cache_n == m.restored_n
+        assert m.prompt_n + m.cache_n == n_prompt and m.prompt_n < 30  # only the new message
+        assert final.text == expected  # the same greedy answer as without the cache
+        assert eng.model.seq_pos_max(0) + 1 == len(eng.tokens)
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "foreign", "other-model"])
+def test_a_damaged_or_foreign_state_is_ignored(
+    damage: str, saved: tuple[str, str], caplog: pytest.LogCaptureFixture, smollm2_path: Path
+) -> None:
+    first, expected = saved
+    (path,) = _state_files()
+    data = path.read_bytes()
+    if damage == "flip":
+        path.write_bytes(data[:-100] + bytes([data[-100] ^ 0xFF]) + data[-99:])
+    elif damage == "truncate":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "foreign":
+        path.write_bytes(b"GGUF" + bytes(range(256)) * 10)
+    else:  # a state saved for another model file, renamed to look like this one's
+        header_end = data.index(b"}") + 1
+        start = data.index(b"{")
+        header = json.loads(data[start:header_end])
+        header["key"] = "0" * 16
+        raw = json.dumps(header).encode()
+        path.write_bytes(data[: start - 8] + len(raw).to_bytes(8, "little") + raw + data[header_end:])
+    with caplog.at_level(logging.WARNING), Engine(_profile(), keep_state=True) as eng:
+        final = eng.run_chat(_second(first), GREEDY)
+    assert final.metrics.restored_n == 0 and final.text == expected
+    if damage != "foreign":  # a foreign file is not even listed as a state
+        assert "Ignored a saved KV state" in caplog.text
+
+
+def test_the_budget_evicts_the_least_recently_used(tmp_path: Path) -> None:
+    key = StateKey("m.gguf:1:1", "f16", "f16", 1024)
+    store = KvStateStore(tmp_path, budget=3000)
+    a = store.save(key, [1, 2, 3], b"a" * 1000)
+    b = store.save(key, [7, 8, 9], b"b" * 1000)
+    assert a.exists() and b.exists()
+    c = store.save(key, [4, 5, 6], b"c" * 1000)  # over the budget: the oldest goes
+    assert not a.exists() and b.exists() and c.exists()
+    longer = store.save(key, [7, 8, 9, 10], b"d" * 900)  # a later turn supersedes its prefix
+    assert not b.exists() and longer.exists()
+    assert store.best(key, [7, 8, 9, 10, 11, 12], 2) is not None
+    assert store.best(StateKey("other.gguf:1:1", "f16", "f16", 1024), [7, 8, 9, 10, 11], 2) is None
+
+
+def test_chat_c_continues_a_conversation_across_two_processes(smollm2_path: Path, tmp_path: Path) -> None:
+    prof = tmp_path / "p.yaml"
+    data = _profile().to_dict()
+    data.pop("source", None)
+    prof.write_text(yaml.safe_dump(data), encoding="utf-8")
+
+    def chat(text: str) -> dict:
+        out = subprocess.run(
+            [sys.executable, "-m", "workstation.cli", "chat", "-p", str(prof), "-c", "committee",
+             "--max-tokens", "12", "--temperature", "0", "--json", text],
+            cwd=ROOT, capture_output=True, text=True, timeout=300,
+        )
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    one = chat(FIRST[0]["content"])
+    two = chat("And the meeting?")
+    assert one["metrics"]["restored_n"] == 0
+    assert two["metrics"]["restored_n"] > 60  # the first process's cells, from disk
+    assert two["metrics"]["prompt_n"] < 30
+    with Engine(_profile()) as cold:  # the same answer as recomputing the whole conversation
+        assert two["text"] == cold.run_chat(_second(one["text"]), GREEDY).text
+    listed = subprocess.run([sys.executable, "-m", "workstation.cli", "cache", "list", "--json"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert json.loads(listed.stdout)["states"]

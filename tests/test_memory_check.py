@@ -1,0 +1,87 @@
+"""Estimated against allocated memory: every load records both; ``fit --check`` prints them.
+
+Real loads of both packaged models (llama.cpp's own buffer sizes are the reference). The
+sizes are deterministic, so the 5% bound is a real check, not a timing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import make_profile
+from workstation.cli import main
+from workstation.core.memory_check import COMPONENTS, check, history_summary, latest
+from workstation.core.profiles import KV_CACHE_TYPES
+from workstation.core.results import history
+from workstation.core.runtime import LoadedModel, RuntimeSettings
+
+CONTEXTS = (1024, 4096, 8192)
+KV_TYPES = ("f16", "q8_0", "q4_0")
+
+
+@pytest.mark.parametrize("model", ["smollm2", "gemma"])
+def test_estimates_within_5_percent_at_3_contexts_and_3_kv_types(model: str, smollm2_path: Path,
+                                                                 gemma_path: Path) -> None:
+    path = smollm2_path if model == "smollm2" else gemma_path
+    worst = 0.0
+    for ctx in CONTEXTS:
+        for kv in KV_TYPES:
+            m = LoadedModel(path, RuntimeSettings(n_ctx=ctx, n_threads=1, type_k=KV_CACHE_TYPES[kv],
+                                                  type_v=KV_CACHE_TYPES[kv]))
+            try:
+                mc = check(m)
+            finally:
+                m.close()
+            cells = " ".join(
+                f"{c} {mc.estimated[c] / 2**20:7.2f}/{mc.allocated[c] / 2**20:7.2f} MiB ({mc.diff_pct(c):+.1f}%)"
+                for c in COMPONENTS)
+            print(f"{path.name} ctx {ctx:>5} K/V {kv:<5} estimated/allocated: {cells}")
+            for c in COMPONENTS:
+                assert mc.allocated[c] > 0
+                assert abs(mc.diff_pct(c)) <= 5, (c, ctx, kv, mc.to_dict())
+                worst = max(worst, abs(mc.diff_pct(c)))
+    print(f"{path.name}: worst difference {worst:.2f}%")
+
+
+def test_every_load_is_recorded_in_the_history(smollm2_path: Path) -> None:
+    from workstation.core.engine import Engine
+
+    engine = Engine(make_profile(context=2048, kv_cache={"k": "q8_0", "v": "q8_0"}))
+    engine.close()
+    rows = [h for h in history(kind="load") if Path(h.model).name == smollm2_path.name]
+    assert sorted(h.test for h in rows) == sorted(f"mem_{c}" for c in COMPONENTS)
+    total = next(h for h in rows if h.test == "mem_total")
+    assert total.data["settings"]["type_k"] == "q8_0" and total.data["settings"]["n_ctx"] >= 2048
+    assert total.value == total.data["allocated"] > 0 and total.data["estimated"] > 0
+    assert total.data["buffers"]["KV"]  # llama.cpp's own figure per buffer
+    got = latest(rows[0].model)
+    assert got is not None and got["components"]["kv_cache"]["allocated"] > 0
+    summary = history_summary()
+    assert summary["loads"] >= 1 and set(summary["components"]) == set(COMPONENTS)
+
+
+def test_fit_check_json_fields(smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prof = tmp_path / "p.yaml"
+    prof.write_text(yaml.safe_dump({"name": "p", "model": "smollm2-135m-instruct-q4_1", "context": 4096,
+                                    "threads": 1, "gpu_layers": 0, "kv_cache": {"k": "q8_0", "v": "q4_0"}}))
+    assert main(["fit", "-p", str(prof), "--check", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["profile"] == "p" and Path(data["model"]).name == smollm2_path.name
+    assert set(data["estimated"]) == set(data["allocated"]) == set(data["diff_pct"]) == set(COMPONENTS)
+    assert data["settings"]["type_k"] == "q8_0" and data["settings"]["type_v"] == "q4_0"
+    assert data["settings"]["n_ctx"] == 4096 and data["vram_process"] is None  # no GPU here
+    assert abs(data["diff_pct"]["kv_cache"]) <= 5
+    assert data["buffers"]["model"] and data["buffers"]["compute"]
+
+
+def test_fit_check_prints_both_and_the_difference(smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fit", "-p", "office-cpu", "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "estimated" in out and "allocated" in out and "difference" in out
+    for word in ("weights", "kv cache", "compute", "total"):
+        assert word in out
+    assert "% of allocated" in out

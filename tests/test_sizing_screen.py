@@ -1,0 +1,72 @@
+"""The sizing screen (F10) and the dashboard's axes, in the real TUI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.test_tui_snapshots import make_app, settle
+from workstation.core.sizing import SizingResult, candidate_machines, size
+from workstation.core.workload import load_workload
+from workstation.tui.app import WorkstationApp
+from workstation.tui.screens.dashboard import MetricRow, axis_value
+from workstation.tui.screens.sizing import SizingScreen
+
+
+def table_only(ref: str) -> SizingResult:
+    """The shipped GPU table only: the same on every machine (this machine's CPU is left out)."""
+    w = load_workload(ref)
+    return size(w, candidate_machines(w, []))
+
+
+@pytest.fixture
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, smollm2_path: Path) -> WorkstationApp:
+    return make_app(tmp_path, monkeypatch)
+
+
+def test_sizing_screen_snapshot(snap_compare, app: WorkstationApp) -> None:
+    async def open_sizing(pilot) -> None:
+        await pilot.app.push_screen(SizingScreen(compute=table_only))
+        await settle(pilot)
+
+    assert snap_compare(app, run_before=open_sizing, terminal_size=(120, 36))
+
+
+async def test_f10_opens_the_sizing_screen_and_draws_both_charts(app: WorkstationApp) -> None:
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("f10")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = pilot.app.screen
+        assert isinstance(screen, SizingScreen)
+        headline = str(screen.query_one("#sizing-headline").content)
+        assert "Sizing the workload" not in headline and ("tokens/s" in headline or "Nothing meets" in headline)
+        assert screen.data is not None and screen.data["series"] and screen.data["memory"]
+        assert all(len(s["values"]) == len(screen.data["people"]) for s in screen.data["series"])
+        await pilot.press("escape")
+        assert not isinstance(pilot.app.screen, SizingScreen)
+
+
+async def test_a_bad_workload_shows_its_error(app: WorkstationApp) -> None:
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.app.push_screen(SizingScreen("no-such-office"))
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "No workload file or shipped workload named 'no-such-office'" in str(
+            pilot.app.screen.query_one("#sizing-headline").content)
+
+
+async def test_dashboard_sparklines_have_axes_with_units(app: WorkstationApp) -> None:
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f5")
+        await pilot.pause()
+        row = pilot.app.screen.query_one("#row-decode", MetricRow)
+        row.set("Decode tok/s", [12.0, 80.5, 40.0], "40.0 tok/s", "tok/s", "last 3 turns")
+        await pilot.pause()
+        assert str(row.query_one(".metric-axis").content) == "80 tok/s\n12 tok/s"
+        assert str(row.query_one(".metric-name").content) == "Decode tok/s\nlast 3 turns"
+        row.set("Decode tok/s", [], "–", "tok/s", "last 0 turns")
+        await pilot.pause()
+        assert str(row.query_one(".metric-axis").content) == ""
+    assert axis_value(3.14) == "3.1" and axis_value(123.4) == "123"

@@ -1,0 +1,153 @@
+"""threads: auto follows the machine's load; a fixed number never changes.
+
+The rule is a pure function of the measured load (tested without a model); the engine is tested
+for real with a busy-loop process keeping a core busy, and the dashboard shows the decision.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import make_profile
+from workstation.core.engine import Engine
+from workstation.core.hardware import count_physical_cores
+from workstation.core.profiles import Sampling
+from workstation.core.thread_policy import CpuLoad, LoadSampler, ThreadGovernor, choose_threads
+
+HELLO = [{"role": "user", "content": "Name three colours of the rainbow."}]
+SHORT = Sampling(temperature=0.0, max_tokens=8, repeat_penalty=1.0)
+
+
+def test_every_core_when_idle_one_fewer_for_each_busy_core() -> None:
+    assert choose_threads(2, 0.2).decode == 2  # a light background is no busy core
+    idle = choose_threads(2, 0.0)
+    assert (idle.decode, idle.batch, idle.reason) == (2, 2, "idle")
+    busy = choose_threads(2, 1.0)
+    assert (busy.decode, busy.batch, busy.reason) == (1, 1, "busy")  # prefill too (measured)
+    assert choose_threads(2, 3.7).decode == 1  # never below one
+    assert choose_threads(8, 2.0).decode == 6
+    assert choose_threads(8, 0.7).decode == 7  # most of a core is a busy core
+    assert choose_threads(8, 0.3).decode == 8
+    gpu = choose_threads(8, 0.0, gpu_all_layers=True)
+    assert (gpu.decode, gpu.batch, gpu.reason) == (1, 8, "gpu")
+    assert "other programs keep 1.0 cores busy" in busy.describe()
+
+
+class ScriptedLoad(LoadSampler):
+    """psutil's counters replaced by a script of loads (the governor's logic, no machine)."""
+
+    def __init__(self, loads: list[CpuLoad | None]) -> None:
+        self.loads = loads
+        self.recent = None
+
+    def sample(self) -> CpuLoad | None:
+        return self.loads.pop(0)
+
+
+def test_governor_changes_only_when_the_count_changes_and_logs_each_change() -> None:
+    loads = [CpuLoad(2.0, 1.9, 1.0), CpuLoad(1.4, 0.4, 1.0), CpuLoad(1.5, 0.3, 1.0), None, CpuLoad(0.1, 0.0, 1.0)]
+    gov = ThreadGovernor(2, sampler=ScriptedLoad(loads))
+    assert gov.check() is None  # our own threads kept the cores busy: nobody else
+    first = gov.check()
+    assert first is not None and first.decode == 1 and first.others == pytest.approx(1.0)
+    assert gov.check() is None  # still one busy core: no change, no log line
+    assert gov.current.others == pytest.approx(1.2)
+    assert gov.check() is None  # no trustworthy window yet
+    back = gov.check()
+    assert back is not None and back.decode == 2 and back.reason == "idle"
+    assert [c.decode for _, c in gov.log] == [1, 2]
+
+
+def test_load_sampler_sees_a_busy_loop_in_another_process() -> None:
+    sampler = LoadSampler()
+    time.sleep(0.3)
+    sampler.sample()
+    with busy_loop():
+        time.sleep(1.0)
+        load = sampler.sample()
+    assert load is not None and load.others > 0.6  # most of a core, not ours
+    assert load.own < 0.3
+
+
+class busy_loop:  # noqa: N801 - used as a context manager
+    """A plain busy loop in another process, as another program keeping one core busy."""
+
+    def __enter__(self) -> subprocess.Popen[bytes]:
+        self.proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        return self.proc
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture
+def auto_engine(smollm2_path: Path) -> Iterator[Engine]:
+    with Engine(make_profile(threads="auto")) as eng:
+        yield eng
+
+
+@pytest.mark.skipif(count_physical_cores() < 2, reason="needs a core to spare")
+def test_auto_threads_give_way_to_a_busy_core_and_come_back(auto_engine: Engine) -> None:
+    physical = count_physical_cores()
+    auto_engine.run_chat(HELLO, SHORT)  # a first turn: the sampler's window starts
+    with busy_loop():
+        time.sleep(1.0)
+        final = auto_engine.run_chat(HELLO, SHORT)
+    m = final.metrics
+    assert m.threads_reason == "busy" and m.n_threads < physical
+    assert m.cpu_others > 0.6
+    assert auto_engine.model.threads == (m.n_threads, m.n_threads)  # set on the live context
+
+
+def test_a_fixed_thread_count_is_never_changed(smollm2_path: Path) -> None:
+    with Engine(make_profile(threads=2)) as eng, busy_loop():
+        time.sleep(0.5)
+        final = eng.run_chat(HELLO, SHORT)
+        assert eng.core.governor is None
+        assert eng.model.threads == (2, 2)
+    assert (final.metrics.n_threads, final.metrics.threads_reason) == (2, "fixed")
+
+
+async def test_dashboard_shows_the_thread_decision(tmp_path: Path, smollm2_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from textual.widgets import Static
+
+    from workstation.tui.app import WorkstationApp
+    from workstation.tui.screens.dashboard import DashboardScreen
+
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    data = make_profile(threads="auto", sampling={"max_tokens": 6}).to_dict()
+    data.pop("source", None)
+    (folder / "auto.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    monkeypatch.setenv("WORKSTATION_PROFILES", str(folder))
+    app = WorkstationApp("auto", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(3000):
+            if app.engine is not None:
+                break
+            await pilot.pause(0.05)
+        await pilot.click("#prompt")
+        await pilot.press(*"Hi", "enter")
+        for _ in range(3000):
+            if app.history.turns and not app.generating:
+                break
+            await pilot.pause(0.05)
+        last = app.history.turns[-1]
+        await pilot.press("f5")
+        for _ in range(200):
+            if isinstance(app.screen, DashboardScreen):
+                break
+            await pilot.pause(0.05)
+        await pilot.pause(0.2)
+        text = str(app.screen.query_one("#cache-line", Static).content)
+    assert last.threads_reason in ("idle", "busy")
+    assert f"Threads: {last.n_threads}" in text

@@ -1,0 +1,43 @@
+"""``workstation cache list|clear [--json]``: the KV states kept on disk (core/kv_state.py)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from workstation.commands import print_json
+from workstation.core.kv_state import KvStateStore
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("cache", help="conversations' KV caches kept on disk: list or clear them")
+    verbs = p.add_subparsers(dest="verb", metavar="list|clear", required=True)
+    for verb, text in (("list", "each saved state: tokens, size, last used"), ("clear", "delete them all")):
+        v = verbs.add_parser(verb, help=text)
+        v.add_argument("--json", action="store_true")
+        v.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    store = KvStateStore()
+    if args.verb == "clear":
+        n = store.clear()
+        if args.json:
+            print_json({"removed": n, "folder": str(store.folder)})
+        else:
+            print(f"Removed {n} saved KV states from {store.folder}.")
+        return 0
+    entries = sorted(store.entries(), key=lambda e: e.last_used, reverse=True)
+    total = sum(e.n_bytes for e in entries)
+    if args.json:
+        print_json({
+            "folder": str(store.folder), "budget_bytes": store.budget, "bytes": total,
+            "states": [{"file": e.path.name, "tokens": len(e.tokens), "bytes": e.n_bytes,
+                        "last_used": e.last_used} for e in entries],
+        })
+        return 0
+    for e in entries:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.last_used))
+        print(f"{len(e.tokens):>7} tokens  {e.n_bytes / 2**20:8.1f} MiB  {when}  {e.path.name}")
+    print(f"{len(entries)} saved states, {total / 2**20:.1f} of {store.budget / 2**20:.0f} MiB, in {store.folder}")
+    return 0

@@ -1,0 +1,142 @@
+"""``workstation size WORKLOAD [--json] [-o report.md] [--measure]``: size the office.
+
+From a workload (people, chats per hour, prompt and reply lengths, documents, latency and
+quality wanted) to ranked options: which GPU, which model and quantization, which K/V type,
+how many slots, and the speed each person gets. ``--measure`` first runs the short benches
+that calibrate this machine (with a progress bar and an ETA).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from workstation.commands import print_json
+from workstation.core.errors import ModelFileError, WorkstationError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "size",
+        help="from a workload to a machine, model and quantization, with expected speeds",
+        description="Rank every candidate GPU (and this machine) x catalog model x quantization x "
+        "K/V type x slots for a workload: fits or not, tokens/s per person and time to first token "
+        "at the busy hour, documents per night, quality where eval measured it. WORKLOAD is a YAML "
+        "file or a shipped one by name (office-20).",
+    )
+    p.add_argument("workload", nargs="?", metavar="WORKLOAD", help="workload YAML, or a shipped name (office-20)")
+    p.add_argument("--json", action="store_true", help="print the ranking as JSON")
+    p.add_argument("-o", "--output", type=Path, metavar="REPORT.md",
+                   help="write a Markdown report with PNG charts (in REPORT-charts/)")
+    p.add_argument("--top", type=int, default=10, metavar="N", help="options listed (default 10)")
+    p.add_argument("--measure", action="store_true",
+                   help="first measure this machine (decode with 1, 2 and 4 slots, prompt speed, "
+                   "memory at 3 contexts x 3 K/V types) for both packaged models")
+    p.add_argument("-t", "--threads", type=int, metavar="N",
+                   help="threads for --measure (default: the physical cores)")
+    p.set_defaults(func=run)
+
+
+class ProgressBar:
+    """``[#######.......]  45%  what  ETA 0:12`` on stderr (a terminal), rewritten in place."""
+
+    def __init__(self, stream: object = None, width: int = 28) -> None:
+        self.stream = stream or sys.stderr
+        self.width = width
+        self.t0 = time.monotonic()
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+
+    def line(self, fraction: float, what: str, now: float | None = None) -> str:
+        fraction = min(max(fraction, 0.0), 1.0)
+        elapsed = (now if now is not None else time.monotonic()) - self.t0
+        filled = int(round(fraction * self.width))
+        eta = "ETA --:--"
+        if fraction > 0.02:
+            left = int(elapsed / fraction * (1 - fraction))
+            eta = f"ETA {left // 60}:{left % 60:02d}"
+        return f"[{'#' * filled}{'.' * (self.width - filled)}] {fraction * 100:3.0f}%  {what}  {eta}"
+
+    def __call__(self, fraction: float, what: str) -> None:
+        text = self.line(fraction, what)
+        if self.tty:
+            self.stream.write(f"\r\033[K{text}")  # type: ignore[attr-defined]
+        else:
+            self.stream.write(text + "\n")  # type: ignore[attr-defined]
+        self.stream.flush()  # type: ignore[attr-defined]
+
+    def finish(self) -> None:
+        if self.tty:
+            self.stream.write("\r\033[K")  # type: ignore[attr-defined]
+            self.stream.flush()  # type: ignore[attr-defined]
+
+
+def _packaged_paths() -> list[Path]:
+    from workstation.core.catalog import resolve_model_path
+    from workstation.core.packaged_models import PACKAGED_MODELS
+
+    paths = []
+    for name in PACKAGED_MODELS:
+        path = resolve_model_path(name)
+        if not path.exists():
+            raise ModelFileError(f"The packaged model {name} is not installed; run 'workstation models pull {name}'.")
+        paths.append(path)
+    return paths
+
+
+def run(args: argparse.Namespace) -> int:
+    from workstation.core import calibration, hardware, memory_check
+    from workstation.core.sizing import candidate_machines, local_machines, size
+    from workstation.core.workload import load_workload
+
+    if args.workload is None and not args.measure:
+        raise WorkstationError("Give a workload (a YAML file or a shipped name such as office-20), or --measure.")
+    if args.top < 1:
+        raise WorkstationError(f"--top must be 1 or more, not {args.top}.")
+    if args.threads is not None and args.threads < 1:
+        raise WorkstationError(f"--threads must be 1 or more, not {args.threads}.")
+    workload = load_workload(args.workload) if args.workload else None
+    if args.measure:
+        bar = ProgressBar()
+        try:
+            calibration.measure(_packaged_paths(), threads=args.threads, progress=bar)
+        finally:
+            bar.finish()
+    speed, cal = calibration.this_machine()
+    if workload is None:  # --measure alone: what was measured and how far off the model is
+        if args.json:
+            print_json({"calibration": cal, "memory_estimates_here": memory_check.history_summary()})
+        else:
+            print(format_calibration(cal))
+            print(memory_check.describe_history(memory_check.history_summary()))
+        return 0
+    report = hardware.report()
+    local = local_machines(speed, report.gpus, report.memory.available, report.memory.total,
+                           report.cpu_bandwidth_gbps)
+    result = size(workload, candidate_machines(workload, local), cal, memory_check.history_summary())
+    if args.output is not None:
+        from workstation.core.size_report import markdown_report
+
+        written = markdown_report(result, args.output)
+        print(f"wrote {', '.join(str(p) for p in written)}", file=sys.stderr)
+    if args.json:
+        print_json(result.to_dict(top=args.top))
+    else:
+        from workstation.core.size_report import text_report
+
+        if args.measure:
+            print(format_calibration(cal) + "\n")
+        print(text_report(result, args.top))
+    return 0 if result.meeting else 2
+
+
+def format_calibration(cal: dict) -> str:
+    lines = [f"This machine's speed model: {cal['source']}."]
+    if cal.get("checks"):
+        lines.append("model                          slots  measured tok/s  predicted (left out)  error")
+        for c in cal["checks"]:
+            lines.append(f"{c['model']:<30} {c['slots']:>5}  {c['measured_tps']:>14.1f}  "
+                         f"{c['predicted_tps']:>20.1f}  {c['error_pct']:+5.1f}%")
+        lines.append(f"mean error {cal['mean_abs_error_pct']}%")
+    return "\n".join(lines)

@@ -1,0 +1,174 @@
+"""This machine's decode and prompt speed, measured, and the speed model fitted to it.
+
+``measure`` (``workstation size --measure``) loads each packaged model once with 4 sequences
+and decodes with 1, 2 and 4 of them together (``bench.run_tg``, llama-bench's tg on several
+sequences), reads one prompt (``bench.run_pp``) and saves the figures in the history (kind
+``calibrate``). It also loads each model at 3 contexts x 3 K/V types, so the history holds the
+planner's estimate beside llama.cpp's allocation for each (every load records it).
+``this_machine`` fits ``speed_model`` to the saved figures, plus ``bench``'s tg/pp figures of a
+single sequence, and reports each point's error with that point left out of the fit.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workstation.core.catalog import ModelInfo, read_model_info
+from workstation.core.model_shapes import active_params
+from workstation.core.results import ResultRow, history, save_run
+from workstation.core.speed_model import (
+    DecodePoint,
+    SpeedConstants,
+    default_cpu,
+    fit_cpu,
+    leave_one_out,
+)
+
+Progress = Callable[[float, str], None]  # (fraction done, what is running)
+SLOTS = (1, 2, 4)
+MEMORY_CONTEXTS = (1024, 4096, 8192)
+MEMORY_KV = ("f16", "q8_0", "q4_0")
+
+
+def _cpu_cost(info: ModelInfo) -> tuple[float, int, float]:
+    from workstation.core.planner import plan
+
+    p = plan(info, context=512, gpu_layers=0, gpus=[], ram_available=2**40, ram_total=2**40)
+    return float(p.decode_bytes_per_token), info.n_layer, float(active_params(info))
+
+
+@dataclass
+class Measured:
+    model: str
+    path: str
+    n_seq: int
+    tps: float  # aggregate tokens/s (tg) or prompt tokens/s (pp)
+    test: str
+
+
+def measure(paths: list[Path], *, n_gen: int = 24, repetitions: int = 2, n_prompt: int = 256,
+            memory: bool = True, threads: int | None = None, progress: Progress | None = None) -> list[Measured]:
+    """Decode with 1, 2 and 4 sequences and read one prompt per model; save; return the figures."""
+    from workstation.core.bench import run_pp, run_tg
+    from workstation.core.hardware import count_physical_cores
+    from workstation.core.profiles import KV_CACHE_TYPES
+    from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings
+
+    say = progress or (lambda _f, _m: None)
+    threads = threads or count_physical_cores()
+    # work units: a decode step of n_seq sequences ~ (1 + n_seq / 4); a load ~ 4 steps
+    per_model = 4 + n_prompt / 64 + sum(repetitions * n_gen * (1 + b / 4) for b in SLOTS)
+    mem_units = 4.0 * len(MEMORY_CONTEXTS) * len(MEMORY_KV) if memory else 0.0
+    total = len(paths) * (per_model + mem_units)
+    done = 0.0
+    out: list[Measured] = []
+    rng = np.random.default_rng(1234)
+    for path in paths:
+        name = path.stem
+        say(done / total, f"{name}: loading")
+        settings = RuntimeSettings(n_ctx=max(SLOTS) * max(256, n_gen + 16), n_threads=threads,
+                                   n_seq_max=max(SLOTS), n_batch=max(n_prompt, 32))
+        model = LoadedModel(path, settings)
+        batch = Batch(max(model.n_batch, max(SLOTS)), max(SLOTS))
+        try:
+            done += 4
+            say(done / total, f"{name}: prompt {n_prompt}")
+            run_pp(model, batch, min(n_prompt, model.n_batch), rng)  # warm-up
+            ns = run_pp(model, batch, min(n_prompt, model.n_batch), rng)
+            out.append(Measured(name, str(path), 1, min(n_prompt, model.n_batch) * 1e9 / ns, f"pp{n_prompt}"))
+            done += n_prompt / 64
+            for b in SLOTS:
+                run_tg(model, batch, 2, rng, b)  # warm-up
+                rates = []
+                for r in range(repetitions):
+                    say(done / total, f"{name}: decode x{b}, run {r + 1}/{repetitions}")
+                    ns = run_tg(model, batch, n_gen, rng, b)
+                    rates.append(n_gen * b * 1e9 / ns)
+                    done += n_gen * (1 + b / 4)
+                out.append(Measured(name, str(path), b, float(np.mean(rates)), f"tg{n_gen}x{b}"))
+        finally:
+            batch.close()
+            model.close()
+        if memory:
+            for ctx in MEMORY_CONTEXTS:
+                for kv in MEMORY_KV:
+                    say(done / total, f"{name}: memory at {ctx} tokens, K/V {kv}")
+                    m = LoadedModel(path, RuntimeSettings(n_ctx=ctx, n_threads=threads, type_k=KV_CACHE_TYPES[kv],
+                                                          type_v=KV_CACHE_TYPES[kv]))
+                    m.close()  # the load itself recorded estimate and allocation
+                    done += 4
+    say(1.0, "done")
+    rows = [ResultRow(m.model, m.test, m.tps, "tok/s", m.path, {"n_seq": m.n_seq, "threads": threads})
+            for m in out]
+    save_run("calibrate", rows, "size --measure")
+    return out
+
+
+def _points(entries: list[Any]) -> tuple[list[DecodePoint], list[tuple[float, float]], list[str]]:
+    """Decode points and prompt figures from history entries (newest first: the first of each
+    model, test and sequence count wins)."""
+    seen: set[tuple[str, str, int]] = set()
+    points: list[DecodePoint] = []
+    pp: list[tuple[float, float]] = []
+    used: list[str] = []
+    for e in entries:
+        if e.value is None or not e.value > 0:
+            continue
+        test = e.test
+        n_seq = int(e.data.get("n_seq", 1)) if e.kind == "calibrate" else 1
+        if not (test.startswith("tg") or test.startswith("pp")):
+            continue
+        if e.kind == "bench" and (e.data.get("records") or [{}])[0].get("n_gpu_layers", 0):
+            continue  # a GPU run is not this CPU
+        path = Path(e.model)
+        key = (path.name, test[:2], n_seq)
+        if key in seen or not path.exists():
+            continue
+        seen.add(key)
+        info = read_model_info(path, check=False)
+        w, n_layer, act = _cpu_cost(info)
+        if test.startswith("tg"):
+            points.append(DecodePoint(path.stem, w, n_layer, act, n_seq, float(e.value) / n_seq))
+        else:
+            pp.append((act, float(e.value)))
+        used.append(f"{path.stem} {test}" + (f" x{n_seq}" if n_seq > 1 else ""))
+    return points, pp, used
+
+
+def this_machine() -> tuple[SpeedConstants, dict[str, Any]]:
+    """The CPU's constants, fitted to this machine's saved figures (or the defaults), and a
+    report of how they were calibrated and how far off they are here."""
+    entries = history(kind="calibrate", limit=500) + history(kind="bench", limit=500)
+    points, pp, used = _points(entries)
+    models = {p.model for p in points}
+    if len(points) >= 3:
+        source = (f"fitted to {len(points)} decode figures measured here ({', '.join(sorted(models))}; "
+                  f"{'size --measure' if any(e.kind == 'calibrate' for e in entries) else 'bench'})")
+        constants = fit_cpu(points, pp, source)
+        checks = leave_one_out(points) if len(points) >= 4 else []
+    else:
+        constants = default_cpu()
+        checks = []
+    rows = []
+    for p, pred in checks:
+        fitted = constants.decode_tps(p.weights_read, p.n_layer, p.active_params, p.batch)
+        rows.append({"model": p.model, "slots": p.batch, "measured_tps": round(p.tps_per_seq * p.batch, 2),
+                     "predicted_tps": round(pred * p.batch, 2), "fitted_tps": round(fitted * p.batch, 2),
+                     "error_pct": round((pred / p.tps_per_seq - 1) * 100, 1)})
+    errs = [abs(r["error_pct"]) for r in rows]
+    report = {
+        "source": constants.source,
+        "constants": constants.to_dict(),
+        "figures_used": used,
+        "checks": rows,
+        "mean_abs_error_pct": round(float(np.mean(errs)), 1) if errs else None,
+        "measured_here": bool(points),
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    return constants, report

@@ -1,0 +1,222 @@
+"""KV state on disk: a slot's cells saved, so a reopened conversation answers at once.
+
+Re-reading a 4,000-token history costs 15-30 s of prefill on a small CPU. When a conversation is
+left (another conversation, another profile, quitting, the end of ``chat -c``), the engine saves
+its slot's sequence state (llama.cpp's ``llama_state_seq_get_data``) here; when a prompt later
+starts with the same tokens, the scheduler restores the longest saved prefix into the slot
+(``llama_state_seq_set_data``) and prefills only the rest (``restored_n`` counts those tokens,
+inside ``cache_n``).
+
+A state is only valid for the same model file, K/V types and context: those make up the
+``StateKey``, and the exact tokens are stored with the state. Files are written atomically
+(temporary file, fsync, rename). Each holds a magic line, a JSON header (key, tokens, byte count,
+sha256 of the state) and the state bytes; a file that is foreign, truncated, corrupt or made for
+another model is ignored with one warning in the log (logger "workstation.core.kv_state") and a normal prefill follows (never a
+crash, never a wrong answer). The folder keeps to a byte budget (``WORKSTATION_KV_CACHE_MB``,
+default 2048), evicting the least recently used files.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import logging
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workstation.core.atomic import write_bytes_atomic
+from workstation.core.errors import WorkstationError
+from workstation.core.paths import data_dir
+
+MAGIC = b"WORKSTATION-KV 1\n"
+DEFAULT_BUDGET_MB = 2048
+MIN_RESTORE_TOKENS = 64  # a restore must save at least this many tokens of prefill
+
+
+class KvStateError(WorkstationError):
+    """A state file that cannot be used (foreign, truncated, corrupt, another model)."""
+
+
+@dataclass(frozen=True)
+class StateKey:
+    model: str  # the model file's identity: name, size and modification time
+    type_k: str
+    type_v: str
+    n_ctx: int
+
+    @classmethod
+    def for_model(cls, path: Path, type_k: str, type_v: str, n_ctx: int) -> StateKey:
+        st = path.stat()
+        return cls(f"{path.name}:{st.st_size}:{st.st_mtime_ns}", type_k, type_v, n_ctx)
+
+    @property
+    def digest(self) -> str:
+        text = json.dumps([self.model, self.type_k, self.type_v, self.n_ctx])
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass
+class SavedState:
+    path: Path
+    key_digest: str
+    tokens: list[int]
+    n_bytes: int
+    last_used: float
+
+
+def default_folder() -> Path:
+    return data_dir() / "kv-cache"
+
+
+def budget_bytes() -> int:
+    try:
+        return max(0, int(os.environ.get("WORKSTATION_KV_CACHE_MB", DEFAULT_BUDGET_MB))) * 2**20
+    except ValueError:
+        return DEFAULT_BUDGET_MB * 2**20
+
+
+def tokens_digest(tokens: list[int]) -> str:
+    return hashlib.sha256(b"".join(struct.pack("<i", t) for t in tokens)).hexdigest()
+
+
+log = logging.getLogger(__name__)
+
+
+def read_sequence(model: Any, seq: int) -> bytes:
+    """A sequence's state as llama.cpp serializes it (cells, positions, K/V data)."""
+    import llama_cpp
+
+    size = int(llama_cpp.llama_state_seq_get_size(model.ctx, seq))
+    buf = (ctypes.c_ubyte * size)()
+    n = int(llama_cpp.llama_state_seq_get_data(model.ctx, buf, size, seq))
+    return bytes(buf)[:n]
+
+
+def write_sequence(model: Any, seq: int, data: bytes) -> bool:
+    """Load ``data`` into sequence ``seq`` (emptied first); False when llama.cpp refuses it."""
+    import llama_cpp
+
+    model.seq_rm(seq, -1, -1)
+    buf = (ctypes.c_ubyte * len(data)).from_buffer_copy(data)
+    ok = int(llama_cpp.llama_state_seq_set_data(model.ctx, buf, len(data), seq)) > 0
+    if not ok:
+        model.seq_rm(seq, -1, -1)
+    return ok
+
+
+class KvStateStore:
+    def __init__(self, folder: Path | None = None, budget: int | None = None) -> None:
+        self.folder = folder or default_folder()
+        self.budget = budget_bytes() if budget is None else budget
+
+    def _path(self, key: StateKey, tokens: list[int]) -> Path:
+        return self.folder / f"{key.digest}-{tokens_digest(tokens)[:24]}.kv"
+
+    def save(self, key: StateKey, tokens: list[int], state: bytes) -> Path:
+        header = json.dumps(
+            {"key": key.digest, "model": key.model, "type_k": key.type_k, "type_v": key.type_v,
+             "n_ctx": key.n_ctx, "tokens": tokens, "n_bytes": len(state),
+             "sha256": hashlib.sha256(state).hexdigest()}
+        ).encode()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self._path(key, tokens)
+        write_bytes_atomic(path, MAGIC + struct.pack("<Q", len(header)) + header + state)
+        for older in self.entries(key):  # an earlier turn of the same conversation: superseded
+            if older.path != path and tokens[: len(older.tokens)] == older.tokens:
+                older.path.unlink(missing_ok=True)
+        self.evict()
+        return path
+
+    def _header(self, path: Path) -> tuple[dict[str, Any], int]:
+        """(header, offset of the state bytes); KvStateError for anything but our own format."""
+        try:
+            with path.open("rb") as f:
+                if f.read(len(MAGIC)) != MAGIC:
+                    raise KvStateError(f"{path.name} is not a workstation KV state file")
+                raw = f.read(8)
+                if len(raw) != 8:
+                    raise KvStateError(f"{path.name} is truncated")
+                (n,) = struct.unpack("<Q", raw)
+                if n > 64 * 2**20:
+                    raise KvStateError(f"{path.name} has an impossible header")
+                header = json.loads(f.read(n))
+        except (OSError, ValueError, UnicodeDecodeError) as err:
+            raise KvStateError(f"{path.name} cannot be read ({err})") from None
+        if not isinstance(header, dict) or not isinstance(header.get("tokens"), list):
+            raise KvStateError(f"{path.name} has a damaged header")
+        return header, len(MAGIC) + 8 + n
+
+    def entries(self, key: StateKey | None = None) -> list[SavedState]:
+        """Saved states (for ``key`` only when given); unreadable files are skipped."""
+        out = []
+        if not self.folder.is_dir():
+            return out
+        for path in self.folder.glob("*.kv"):
+            if key is not None and not path.name.startswith(key.digest + "-"):
+                continue
+            try:
+                header, _ = self._header(path)
+                st = path.stat()
+            except (KvStateError, OSError):
+                continue
+            out.append(SavedState(path, str(header.get("key")), [int(t) for t in header["tokens"]],
+                                  st.st_size, st.st_mtime))
+        return out
+
+    def best(self, key: StateKey, prompt: list[int], at_least: int) -> tuple[SavedState, int] | None:
+        """The saved state sharing the longest prefix with ``prompt`` (> ``at_least`` tokens)."""
+        from workstation.core.slots import common_prefix
+
+        best: tuple[SavedState, int] | None = None
+        limit = len(prompt) - 1  # one token is always evaluated for the first logits
+        for entry in self.entries(key):
+            n = common_prefix(entry.tokens, prompt, limit)
+            if n > at_least and (best is None or n > best[1]):
+                best = (entry, n)
+        return best
+
+    def load(self, key: StateKey, entry: SavedState) -> bytes:
+        """The state bytes, checked against the key, the byte count and the checksum."""
+        header, offset = self._header(entry.path)
+        if header.get("key") != key.digest or header.get("model") != key.model:
+            raise KvStateError(f"{entry.path.name} was saved for another model or settings")
+        try:
+            data = entry.path.read_bytes()[offset:]
+        except OSError as err:
+            raise KvStateError(f"{entry.path.name} cannot be read ({err})") from None
+        if len(data) != header.get("n_bytes"):
+            raise KvStateError(f"{entry.path.name} is truncated")
+        if hashlib.sha256(data).hexdigest() != header.get("sha256"):
+            raise KvStateError(f"{entry.path.name} is corrupt")
+        os.utime(entry.path)  # recently used: evicted last
+        return data
+
+    def evict(self) -> list[Path]:
+        """Remove the least recently used files until the folder fits the budget."""
+        files = []
+        for path in self.folder.glob("*.kv"):
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            files.append((st.st_mtime, st.st_size, path))
+        total = sum(size for _, size, _ in files)
+        removed = []
+        for _, size, path in sorted(files):
+            if total <= self.budget:
+                break
+            path.unlink(missing_ok=True)
+            total -= size
+            removed.append(path)
+        return removed
+
+    def clear(self) -> int:
+        n = 0
+        for path in self.folder.glob("*.kv"):
+            path.unlink(missing_ok=True)
+            n += 1
+        return n

@@ -1,0 +1,170 @@
+"""The ``size`` report: plain text for the terminal, Markdown with PNG charts for a file.
+
+Charts are drawn with matplotlib's Agg backend (no display, no system libraries): tokens/s
+per person against the number of people for the best options, and the memory stack (weights,
+K/V cache, compute buffers) of each against its card's memory. The TUI draws the same
+``sizing.chart_data`` in the terminal.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+from typing import Any
+
+from workstation.core.atomic import write_bytes_atomic, write_text_atomic
+from workstation.core.memory_check import describe_history
+from workstation.core.sizing import SizingOption, SizingResult, chart_data, closeness_key
+from workstation.core.speed_model import gpu_check
+
+PEOPLE_PNG = "people.png"
+MEMORY_PNG = "memory.png"
+
+
+def _gb(n: float) -> str:
+    return f"{n / 1024**3:.1f}"
+
+
+def _ttft(o: SizingOption) -> str:
+    return "overloaded" if math.isinf(o.ttft_s) else f"{o.ttft_s:.1f} s"
+
+
+def _row(i: int, o: SizingOption) -> list[str]:
+    price = "here" if o.here else (f"${o.price_usd:,.0f}" if o.price_usd else "-")
+    return [str(i), o.machine, price, o.model, o.quant, o.kv_type, str(o.slots),
+            f"{_gb(o.need_bytes)}/{_gb(o.memory_bytes)} GB", f"{o.tps_per_person:.1f}", _ttft(o),
+            str(o.docs_per_night), o.quality_note, "yes" if o.meets else "; ".join(o.misses)]
+
+
+HEADER = ["#", "machine", "price", "model", "quant", "K/V", "slots", "memory", "tok/s/person",
+          "TTFT", "docs/night", "quality", "meets"]
+
+
+def table_rows(result: SizingResult, top: int) -> list[SizingOption]:
+    return result.meeting[:top] if result.meeting else sorted(result.options, key=closeness_key)[:top]
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(c.replace("|", "/") for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def text_report(result: SizingResult, top: int = 10) -> str:
+    """The terminal's version: the headline, the ranked table, calibration in two lines."""
+    rows = [_row(i, o) for i, o in enumerate(table_rows(result, top), 1)]
+    widths = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(HEADER)]
+    fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()  # noqa: E731
+    out = [result.headline(), "", fmt(HEADER), *(fmt(r) for r in rows), ""]
+    cal = result.calibration
+    if cal:
+        out.append(f"This machine's speed: {cal.get('source', '')}"
+                   + (f"; off by {cal['mean_abs_error_pct']}% on average here (each figure left out of the fit)"
+                      if cal.get("mean_abs_error_pct") is not None else ""))
+    out.append("GPU speeds: a bandwidth model fitted to published llama-bench figures (see --json or -o for each).")
+    out.append(describe_history(result.memory_history))
+    if result.skipped_models:
+        out.append(f"Not considered (no known shape): {', '.join(result.skipped_models)}.")
+    return "\n".join(out)
+
+
+def write_charts(data: dict[str, Any], folder: Path) -> list[Path]:
+    """The two PNG charts into ``folder``; returns their paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
+    for s in data["series"]:
+        ax.plot(data["people"], s["values"], marker="o", markersize=3, label=s["label"])
+    ax.axhline(data["target_tps"], color="grey", linestyle="--", linewidth=1, label="target")
+    ax.axvline(data["workload_people"], color="grey", linestyle=":", linewidth=1)
+    ax.set_xlabel("people in the office (busy hour)")
+    ax.set_ylabel("tokens/s per person")
+    ax.set_title("Reply speed each person gets")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    paths.append(_save(fig, folder / PEOPLE_PNG))
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
+    labels = [m["label"] for m in data["memory"]]
+    x = list(range(len(labels)))
+    bottom = [0.0] * len(labels)
+    for key, name in (("weights", "weights"), ("kv_cache", "K/V cache"), ("compute", "compute buffers")):
+        vals = [m[key] for m in data["memory"]]
+        ax.bar(x, vals, bottom=bottom, label=name)
+        bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
+    ax.scatter(x, [m["capacity"] for m in data["memory"]], marker="_", s=900, color="black", label="card memory")
+    ax.set_xticks(x, labels, rotation=15, ha="right", fontsize=7)
+    ax.set_ylabel("GB")
+    ax.set_title("Memory stack per option")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    paths.append(_save(fig, folder / MEMORY_PNG))
+    plt.close(fig)
+    return paths
+
+
+def _save(fig: Any, path: Path) -> Path:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    write_bytes_atomic(path, buf.getvalue())
+    return path
+
+
+def markdown_report(result: SizingResult, out: Path, top: int = 15) -> list[Path]:
+    """The Markdown report at ``out`` with its charts beside it (``<stem>-people.png``, ...)."""
+    charts_dir = out.parent / f"{out.stem}-charts"
+    charts = write_charts(chart_data(result), charts_dir)
+    w = result.workload
+    lines = [f"# Sizing: {w.name}", "", f"**{result.headline()}**", ""]
+    lines += ["## The workload", "", markdown_table(["what", "value"], [
+        ["people", str(w.people)], ["chats per person per hour (busy hour)", f"{w.chats_per_person_per_hour:g}"],
+        ["prompt / reply tokens", f"{w.prompt_tokens} / {w.reply_tokens}"],
+        ["context per slot", f"{w.slot_context:,} tokens"],
+        ["documents per day", f"{w.documents_per_day} of {w.document_tokens:,} tokens, {w.night_hours:g} h a night"],
+        ["latency wanted", f"first token within {w.latency.ttft_s:g} s, {w.latency.tokens_per_second:g} tokens/s per person"],
+        ["quality floor", f"at most {w.quality.max_loss:.0%} below the best on '{w.quality.tasks}'"
+         if w.quality.tasks else "none"],
+    ]), ""]
+    title = "Ranked options" if result.meeting else "Nothing meets the workload: the closest options"
+    lines += [f"## {title}", "", f"{len(result.meeting)} of {len(result.options)} options meet every target. "
+              "Ranked by price (this machine first), then model size, bits per weight, K/V precision, speed.", ""]
+    lines += [markdown_table(HEADER, [_row(i, o) for i, o in enumerate(table_rows(result, top), 1)]), ""]
+    per_machine = result.best_per_machine(8)
+    if per_machine:
+        lines += ["## The best option on each machine", "",
+                  markdown_table(HEADER, [_row(i, o) for i, o in enumerate(per_machine, 1)]), ""]
+    lines += ["## Charts", "", f"![tokens/s per person against people]({charts_dir.name}/{PEOPLE_PNG})", "",
+              f"![memory stack per option]({charts_dir.name}/{MEMORY_PNG})", ""]
+    cal = result.calibration
+    lines += ["## How the speeds were calibrated", "",
+              "Decode: each step reads the weights once for all the sequences decoding together and each "
+              "sequence's K/V cells, plus a little compute per token; prompts are compute-bound.", ""]
+    if cal:
+        lines += [f"**This machine (CPU):** {cal.get('source', '')}.", ""]
+        if cal.get("checks"):
+            lines += ["Each measured figure beside the prediction of a fit that left it out:", "",
+                      markdown_table(["model", "slots", "measured tok/s", "predicted tok/s", "error"],
+                                     [[c["model"], str(c["slots"]), f"{c['measured_tps']:.1f}",
+                                       f"{c['predicted_tps']:.1f}", f"{c['error_pct']:+.1f}%"] for c in cal["checks"]]), ""]
+    lines += ["**GPUs:** fitted to published llama-bench figures (rows marked fit) and checked against others:", "",
+              markdown_table(["GPU", "model", "test", "published tok/s", "predicted", "error", "role", "source"],
+                             [[r["gpu"], r["model"], r["test"], f"{r['published']:.1f}", f"{r['predicted']:.1f}",
+                               f"{r['error_pct']:+.1f}%", r["role"], r["source"]] for r in gpu_check()]), ""]
+    lines += ["## Memory estimates on this machine", "", describe_history(result.memory_history), ""]
+    lines += ["## Assumptions", "",
+              "- Chats arrive at random (Poisson) at the busy hour's rate; a wait for a slot is Erlang C.",
+              "- A GPU option holds the whole model, K/V cache and compute buffers on the card (flash attention on).",
+              "- Models not on disk are planned from their published shapes at the quantization's average bits "
+              "per weight; quality is 'not measured' unless `workstation eval` saved a score for that file.",
+              "- Documents are summarized map-reduce: chunks of the slot's context, one summary each.", ""]
+    write_text_atomic(out, "\n".join(lines))
+    return [out, *charts]

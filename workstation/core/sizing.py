@@ -1,0 +1,493 @@
+"""``workstation size``: from a workload to a machine, a model, a quantization and settings.
+
+For each candidate machine (the GPUs of the shipped table, this machine's CPU as measured, and
+any GPU NVML reports here) x catalog model x weight quantization x K/V type x slots:
+
+* **fits** - the planner (``planner.plan``) on that card's memory; a GPU option must hold the
+  whole model (a partly offloaded model is no office server);
+* **speed at load** - ``speed_model``: the busy hour's chats arrive at ``people x chats per
+  hour``; each holds a slot for its prefill and its reply, so ``1 + arrival rate x reply time``
+  sequences decode together (Little's law, solved as a fixed point, at most ``slots``); a
+  person then reads ``1 / t_step(B)`` tokens/s, less the share of time spent reading other
+  people's prompts. Waiting for a free slot is Erlang C over the slots;
+* **TTFT at load** - the wait for a slot, the prompt read, one step;
+* **documents per night** - each document's prompt read (map-reduce chunks) and its summaries
+  decoded ``slots`` at a time over ``night_hours``;
+* **quality** - the ``eval`` history's accuracy on the workload's task set for that model
+  file, "not measured" otherwise.
+
+Ranking, among the options that meet every target: the cheapest machine (this machine costs
+nothing), then the largest model, the most bits per weight, the least quantized K/V, the
+fastest per person, the fewest slots. Deterministic for the same inputs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from workstation.core.catalog import ModelInfo
+from workstation.core.gpu_table import GpuSpec, find_spec, sizing_specs
+from workstation.core.hardware import GpuInfo
+from workstation.core.model_shapes import (
+    QUANT_BPW,
+    active_params,
+    at_quantization,
+    candidate_models,
+    catalog_model,
+)
+from workstation.core.planner import GB, GPU_RESERVE_BYTES, GPU_RESERVE_FRACTION, plan
+from workstation.core.speed_model import SpeedConstants, gpu_constants
+from workstation.core.workload import Workload
+
+DEFAULT_QUANTS = ("Q4_K_M", "Q5_K_M", "Q8_0")
+DEFAULT_KV = ("f16", "q8_0", "q4_0")
+DEFAULT_SLOTS = (1, 2, 4, 8)
+HOST_RAM = 64 * GB  # the PC a proposed GPU sits in (only the token embeddings stay in RAM)
+KV_BITS = {"f32": 32, "f16": 16, "bf16": 16, "q8_0": 8.5, "q5_1": 6, "q5_0": 5.5, "q4_1": 5, "q4_0": 4.5, "iq4_nl": 4.5}
+THIS_MACHINE = "this machine (CPU)"
+
+
+@dataclass
+class Machine:
+    name: str
+    kind: str  # gpu | cpu
+    memory_bytes: int  # VRAM, or RAM available now
+    bandwidth_gbps: float
+    price_usd: float | None  # None: unknown; 0: already here
+    speed: SpeedConstants
+    here: bool = False  # this machine (measured), not a table row
+    gpu: GpuInfo | None = None
+    ram_total: int = 0
+
+
+@dataclass
+class SizingOption:
+    machine: str
+    machine_kind: str
+    here: bool
+    price_usd: float | None
+    model: str
+    quant: str
+    kv_type: str
+    slots: int
+    context: int  # tokens per slot
+    on_disk: bool
+    fits: bool
+    memory_verdict: str
+    weights_bytes: int = 0
+    kv_cache_bytes: int = 0
+    compute_bytes: int = 0
+    memory_bytes: int = 0  # what the card has
+    tps_per_person: float = 0.0
+    tps_single: float = 0.0  # one person alone
+    aggregate_tps: float = 0.0
+    ttft_s: float = math.inf
+    busy_slots: float = 0.0  # sequences decoding together at the busy hour
+    chats_per_hour: float = 0.0  # the most chats an hour it can take with every slot busy
+    utilization: float = 0.0
+    docs_per_night: int = 0
+    quality: float | None = None
+    quality_loss: float | None = None
+    quality_note: str = "not measured"
+    meets: bool = False
+    misses: list[str] = field(default_factory=list)
+    params: int = 0
+
+    @property
+    def need_bytes(self) -> int:
+        return self.weights_bytes + self.kv_cache_bytes + self.compute_bytes
+
+    def summary(self) -> str:
+        where = self.machine if not self.here else "this machine's CPU"
+        return (f"{where}: {self.model} {self.quant}, K/V {self.kv_type}, {self.slots} slot"
+                f"{'s' if self.slots != 1 else ''}: {self.tps_per_person:.1f} tokens/s per person, "
+                f"first token in {_secs(self.ttft_s)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["need_bytes"] = self.need_bytes
+        d["ttft_s"] = None if math.isinf(self.ttft_s) else round(self.ttft_s, 3)
+        for k in ("tps_per_person", "tps_single", "aggregate_tps", "busy_slots", "utilization", "chats_per_hour"):
+            d[k] = round(d[k], 3)
+        return d
+
+
+def _secs(s: float) -> str:
+    if math.isinf(s):
+        return "never (overloaded)"
+    return f"{s:.1f} s" if s >= 1 else f"{s * 1000:.0f} ms"
+
+
+# --- machines -----------------------------------------------------------------------------------
+def table_machine(spec: GpuSpec) -> Machine:
+    gpu = GpuInfo(0, spec.name, spec.vram_bytes, spec.vram_bytes, 0, bandwidth_gbps=spec.bandwidth_gbps)
+    return Machine(spec.name, "gpu", spec.vram_bytes, spec.bandwidth_gbps, spec.price_usd,
+                   gpu_constants(spec), gpu=gpu)
+
+
+def local_machines(cpu_speed: SpeedConstants, gpus: list[GpuInfo], ram_available: int, ram_total: int,
+                   cpu_bandwidth: float) -> list[Machine]:
+    """This machine: its CPU (calibrated here) and each GPU NVML reports, at its free memory now."""
+    out = [Machine(THIS_MACHINE, "cpu", ram_available, cpu_bandwidth, 0.0, cpu_speed, here=True,
+                   ram_total=ram_total)]
+    for g in gpus:
+        spec = find_spec(g.name) or GpuSpec(g.name, g.name, g.vram_total / GB, g.bandwidth_gbps or 250, 50)
+        out.append(Machine(f"this machine's {g.name}", "gpu", g.vram_free, g.bandwidth_gbps or spec.bandwidth_gbps,
+                           0.0, gpu_constants(spec), here=True, gpu=g))
+    return out
+
+
+def candidate_machines(workload: Workload, local: list[Machine]) -> list[Machine]:
+    wanted = [w.lower() for w in workload.candidates.gpus]
+    table = [table_machine(s) for s in sizing_specs()
+             if not wanted or any(w in s.name.lower() or w in s.match.lower() for w in wanted)]
+    return [*local, *table]
+
+
+# --- the load model -----------------------------------------------------------------------------
+def erlang_c(servers: int, load: float) -> float:
+    """Probability an arrival waits (M/M/c) with ``load`` erlangs offered to ``servers``."""
+    if load <= 0:
+        return 0.0
+    if load >= servers:
+        return 1.0
+    term, total = 1.0, 1.0
+    for k in range(1, servers):
+        term *= load / k
+        total += term
+    last = term * load / servers * servers / (servers - load)
+    return last / (total + last)
+
+
+@dataclass
+class ModelCost:
+    """What one decode and one prompt cost for a model on a machine."""
+
+    weights_read: float
+    n_layer: int
+    active: float
+    kv_per_token: float  # K/V bytes of one cell, all layers
+
+
+def load_figures(speed: SpeedConstants, cost: ModelCost, w: Workload, slots: int) -> dict[str, float]:
+    """Per-person speed, TTFT, busy sequences and utilization at the busy hour."""
+    lam = w.chats_per_second
+    pp = speed.prefill_tps(cost.active)
+    fill = w.prompt_tokens + w.reply_tokens / 2  # cells a reply reads on average
+
+    def step(b: float) -> float:
+        return speed.step_seconds(cost.weights_read, cost.n_layer, cost.active, max(1, round(b)),
+                                  cost.kv_per_token * fill)
+
+    prefill_share = min(0.999, lam * w.prompt_tokens / pp)  # time spent reading prompts
+    busy = 1.0
+    for _ in range(60):
+        t_reply = w.reply_tokens * step(busy) / (1 - prefill_share)
+        new = min(float(slots), 1.0 + lam * t_reply)
+        if abs(new - busy) < 1e-4:
+            break
+        busy = 0.5 * (busy + new)
+    tps = (1 - prefill_share) / step(busy)
+    t_full = w.prompt_tokens / pp + w.reply_tokens * step(slots) / (1 - prefill_share)
+    offered = lam * t_full
+    # every slot busy: each chat's prompt is read alone, its reply shares the steps
+    capacity = 1 / (w.prompt_tokens / pp + w.reply_tokens * step(slots) / slots)  # chats/s
+    util = max(offered / slots, lam / capacity)
+    if util >= 1:
+        ttft = math.inf
+    else:
+        wait = erlang_c(slots, offered) * t_full / (slots - offered)
+        ttft = wait + w.prompt_tokens / pp + step(busy)
+    single = 1 / step(1)
+    return {"tps": tps, "single": single, "busy": busy, "util": util, "ttft": ttft,
+            "aggregate": slots / step(slots), "pp": pp, "step_slots": step(slots),
+            "capacity": capacity * 3600}
+
+
+def docs_per_night(speed: SpeedConstants, cost: ModelCost, w: Workload, slots: int) -> int:
+    usable = max(512, w.slot_context - w.summary_tokens - 256)
+    chunks = max(1, math.ceil(w.document_tokens / usable))
+    gen = chunks * w.summary_tokens + (w.summary_tokens if chunks > 1 else 0)
+    read = w.document_tokens + (chunks * w.summary_tokens if chunks > 1 else 0)
+    pp = speed.prefill_tps(cost.active)
+    step = speed.step_seconds(cost.weights_read, cost.n_layer, cost.active, slots,
+                              cost.kv_per_token * min(w.document_tokens, usable))
+    per_doc = read / pp + gen * step / slots
+    return int(w.night_hours * 3600 / per_doc)
+
+
+# --- quality from the eval history ----------------------------------------------------------------
+def measured_quality(task_set: str | None) -> dict[str, float]:
+    """Accuracy by model file name on ``task_set`` (newest run first wins)."""
+    if not task_set:
+        return {}
+    from pathlib import Path
+
+    from workstation.core.results import history
+
+    out: dict[str, float] = {}
+    for e in history(kind="eval", test="accuracy", limit=2000):
+        if e.data.get("task_set") != task_set or e.value is None:
+            continue
+        out.setdefault(Path(e.model).name, float(e.value))
+    return out
+
+
+# --- options ----------------------------------------------------------------------------------------
+def _quants(info: ModelInfo, wanted: list[str]) -> list[str]:
+    quants = list(wanted or DEFAULT_QUANTS)
+    if info.file_type and info.file_type.upper() in QUANT_BPW and info.file_type.upper() not in quants and not wanted:
+        quants.append(info.file_type.upper())
+    return quants
+
+
+def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant: str, kv: str,
+             slots: int, w: Workload, quality: dict[str, float], best_quality: float | None) -> SizingOption:
+    q_info = at_quantization(info, quant)
+    ctx = w.slot_context
+    opt = SizingOption(machine.name, machine.kind, machine.here, machine.price_usd, model, quant, kv,
+                       slots, ctx, on_disk and q_info is info, False, "", memory_bytes=machine.memory_bytes,
+                       params=q_info.parameter_count)
+    if machine.kind == "gpu":
+        assert machine.gpu is not None
+        usable = machine.gpu.vram_free - GPU_RESERVE_BYTES - int(GPU_RESERVE_FRACTION * machine.gpu.vram_total)
+        if q_info.weights_bytes > usable:
+            opt.weights_bytes = q_info.weights_bytes
+            opt.memory_verdict = (f"does not fit: the weights alone take {q_info.weights_bytes / GB:.1f} GB "
+                                  f"of {usable / GB:.1f} GB usable")
+            opt.misses.append("does not fit")
+            return opt
+        p = plan(q_info, context=ctx * slots, type_k=kv, type_v=kv, gpu_layers="all", gpus=[machine.gpu],
+                 ram_available=HOST_RAM, ram_total=HOST_RAM)
+        opt.fits = p.fits and p.placement == "gpu"
+    else:
+        p = plan(q_info, context=ctx * slots, type_k=kv, type_v=kv, gpu_layers=0, gpus=[],
+                 ram_available=machine.memory_bytes, ram_total=machine.ram_total or machine.memory_bytes)
+        opt.fits = p.fits
+    opt.memory_verdict = p.verdict
+    opt.weights_bytes, opt.kv_cache_bytes, opt.compute_bytes = p.weights_bytes, p.kv_cache_bytes, p.compute_bytes
+    if not opt.fits:
+        opt.misses.append("does not fit")
+        return opt
+    cost = ModelCost(p.decode_bytes_per_token, q_info.n_layer, active_params(q_info),
+                     p.kv_cache_bytes / max(1, p.kv_cells))
+    f = load_figures(machine.speed, cost, w, slots)
+    opt.tps_per_person, opt.tps_single, opt.busy_slots = f["tps"], f["single"], f["busy"]
+    opt.utilization, opt.ttft_s, opt.aggregate_tps = f["util"], f["ttft"], f["aggregate"]
+    opt.chats_per_hour = f["capacity"]
+    opt.docs_per_night = docs_per_night(machine.speed, cost, w, slots)
+    if w.quality.tasks:
+        acc = quality.get(_file_name(model)) if opt.on_disk else None
+        if acc is not None:
+            opt.quality = acc
+            opt.quality_loss = (best_quality - acc) if best_quality is not None else 0.0
+            opt.quality_note = f"{acc:.0%} on '{w.quality.tasks}'"
+            if opt.quality_loss > w.quality.max_loss + 1e-9:
+                opt.misses.append(f"quality {opt.quality_loss * 100:.0f} points below the best")
+        else:
+            opt.quality_note = "not measured"
+    else:
+        opt.quality_note = "no quality floor asked"
+    if opt.params < w.quality.min_params_b * 1e9:
+        opt.misses.append(f"smaller than {w.quality.min_params_b:g}B weights")
+    if opt.utilization >= 1:  # speed and wait mean nothing when the queue grows without end
+        opt.tps_per_person = 0.0
+        opt.misses.append(f"overloaded: takes at most {opt.chats_per_hour:.0f} chats an hour, "
+                          f"the busy hour brings {w.chats_per_second * 3600:.0f}")
+    else:
+        if opt.tps_per_person < w.latency.tokens_per_second:
+            opt.misses.append(f"{opt.tps_per_person:.1f} tokens/s per person < {w.latency.tokens_per_second:g}")
+        if opt.ttft_s > w.latency.ttft_s:
+            opt.misses.append(f"first token {_secs(opt.ttft_s)} > {w.latency.ttft_s:g} s")
+    if opt.docs_per_night < w.documents_per_day:
+        opt.misses.append(f"{opt.docs_per_night} documents per night < {w.documents_per_day}")
+    opt.meets = not opt.misses
+    return opt
+
+
+def _file_name(model: str) -> str:
+    from workstation.core.catalog import catalog_entry
+
+    entry = catalog_entry(model) or {}
+    return str(entry.get("file", model))
+
+
+def rank_key(o: SizingOption) -> tuple[Any, ...]:
+    price = 0.0 if o.here else (o.price_usd if o.price_usd is not None else 1e9)
+    return (not o.meets, price, -o.params, -QUANT_BPW.get(o.quant, 0), -KV_BITS.get(o.kv_type, 0),
+            -round(o.tps_per_person, 3), o.slots, o.machine, o.model)
+
+
+def closeness_key(o: SizingOption) -> tuple[Any, ...]:
+    """For a workload nothing meets: the fitting options that take the most chats an hour
+    first (a load problem is solved by capacity), then the fewest misses."""
+    return (not o.fits, -round(o.chats_per_hour, 1), len(o.misses), -o.tps_per_person, o.machine, o.model,
+            o.quant, o.kv_type, o.slots)
+
+
+@dataclass
+class SizingResult:
+    workload: Workload
+    options: list[SizingOption]  # ranked: meeting ones first
+    calibration: dict[str, Any]
+    memory_history: dict[str, Any]
+    skipped_models: list[str]
+    _machines: list[Machine] = field(default_factory=list)  # for "what if" re-evaluation
+    _infos: dict[str, tuple[ModelInfo, bool]] = field(default_factory=dict)
+
+    @property
+    def meeting(self) -> list[SizingOption]:
+        return [o for o in self.options if o.meets]
+
+    @property
+    def best(self) -> SizingOption | None:
+        return self.meeting[0] if self.meeting else None
+
+    def best_per_machine(self, n: int = 5) -> list[SizingOption]:
+        return first_per_machine(self.options, n, lambda o: o.meets)
+
+    def headline(self) -> str:
+        b = self.best
+        w = self.workload
+        if b is not None:
+            where = "This machine's CPU is enough" if b.here and b.machine_kind == "cpu" else (
+                f"Use {b.machine}" if b.here else
+                f"Buy a {b.machine}" + (f" (about ${b.price_usd:,.0f})" if b.price_usd else ""))
+            return (f"{where}: run {b.model} at {b.quant} with a {b.kv_type} K/V cache and "
+                    f"{b.slots} slot{'s' if b.slots != 1 else ''}; each of {w.people} people gets about "
+                    f"{b.tps_per_person:.0f} tokens/s at the busy hour, the first token in {_secs(b.ttft_s)}, "
+                    f"and {b.docs_per_night} documents fit in a night.")
+        return self.nothing_fits()
+
+    def nothing_fits(self) -> str:
+        w = self.workload
+        close = sorted(self.options, key=closeness_key)
+        fitting = [o for o in close if o.fits]
+        if not fitting:
+            return (f"Nothing meets this workload: no candidate model fits any candidate machine "
+                    f"at {w.slot_context:,} tokens per slot; try a smaller context or more memory.")
+        c = fitting[0]
+        people = self.people_served(c)
+        served = (f"it would serve {people} people at these targets" if people else
+                  "it misses the targets even for one person")
+        what = (f"{c.machine}: {c.model} {c.quant}, K/V {c.kv_type}, {c.slots} slot{'s' if c.slots != 1 else ''}"
+                if c.utilization >= 1 else c.summary())
+        return (f"Nothing meets this workload ({w.people} people). Closest: {what} "
+                f"(misses: {'; '.join(c.misses)}); {served}.")
+
+    def people_served(self, o: SizingOption) -> int:
+        """The most people ``o`` serves at the workload's targets (0: not even one)."""
+        lo, hi = 0, max(1, self.workload.people)
+        while self._meets_with(o, hi) and hi < 100_000:
+            lo, hi = hi, hi * 2
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if self._meets_with(o, mid) else (lo, mid)
+        return lo
+
+    def _meets_with(self, o: SizingOption, people: int) -> bool:
+        machine = next((m for m in self._machines if m.name == o.machine), None)
+        info = self._infos.get(o.model)
+        if machine is None or info is None:
+            return False
+        w = self.workload.with_people(people)
+        again = evaluate(machine, o.model, info[0], info[1], o.quant, o.kv_type, o.slots, w, {}, None)
+        return not [m for m in again.misses if not m.startswith("quality")]
+
+    def to_dict(self, top: int = 20) -> dict[str, Any]:
+        return {
+            "workload": self.workload.to_dict(),
+            "headline": self.headline(),
+            "meets": bool(self.meeting),
+            "best": self.best.to_dict() if self.best else None,
+            "options": [o.to_dict() for o in (self.meeting or sorted(self.options, key=closeness_key))[:top]],
+            "best_per_machine": [o.to_dict() for o in self.best_per_machine(8)],
+            "n_options": len(self.options),
+            "n_meeting": len(self.meeting),
+            "calibration": self.calibration,
+            "memory_estimates_here": self.memory_history,
+            "skipped_models": self.skipped_models,
+        }
+
+
+def size(workload: Workload, machines: list[Machine], calibration: dict[str, Any] | None = None,
+         memory_history: dict[str, Any] | None = None) -> SizingResult:
+    """Every option for ``workload`` on ``machines``, ranked."""
+    c = workload.candidates
+    quality = measured_quality(workload.quality.tasks)
+    best_quality = max(quality.values()) if quality else None
+    infos: dict[str, tuple[ModelInfo, bool]] = {}
+    skipped = []
+    for name in candidate_models(c.models):
+        found = catalog_model(name)
+        if found is None:
+            skipped.append(name)
+            continue
+        infos[name] = found
+    options = []
+    for m in machines:
+        for name, (info, on_disk) in infos.items():
+            for quant in _quants(info, c.quantizations):
+                for kv in c.kv_types or DEFAULT_KV:
+                    for slots in c.slots or DEFAULT_SLOTS:
+                        options.append(evaluate(m, name, info, on_disk, quant, kv, slots, workload,
+                                                quality, best_quality))
+    options.sort(key=rank_key)
+    result = SizingResult(workload, options, calibration or {}, memory_history or {}, skipped)
+    result._machines = machines
+    result._infos = infos
+    return result
+
+
+def people_curve(result: SizingResult, option: SizingOption, people: list[int]) -> list[float]:
+    """Tokens/s per person for ``option`` with each number of people (0 where overloaded)."""
+    machine = next(m for m in result._machines if m.name == option.machine)
+    info, on_disk = result._infos[option.model]
+    out = []
+    for n in people:
+        o = evaluate(machine, option.model, info, on_disk, option.quant, option.kv_type, option.slots,
+                     result.workload.with_people(n), {}, None)
+        out.append(0.0 if o.utilization >= 1 else round(o.tps_per_person, 2))
+    return out
+
+
+def chart_options(result: SizingResult, n: int = 4) -> list[SizingOption]:
+    """The options the charts show: the best on each machine (the closest when none meets)."""
+    best = result.best_per_machine(n)
+    if best:
+        return best
+    return first_per_machine(sorted(result.options, key=closeness_key), n, lambda o: o.fits)
+
+
+def first_per_machine(options: list[SizingOption], n: int, keep: Callable[[SizingOption], bool]) -> list[SizingOption]:
+    """The first option of each machine that ``keep`` accepts, in order, at most ``n``."""
+    seen: set[str] = set()
+    out = []
+    for o in options:
+        if keep(o) and o.machine not in seen:
+            seen.add(o.machine)
+            out.append(o)
+            if len(out) >= n:
+                break
+    return out
+
+
+def chart_data(result: SizingResult, n: int = 4) -> dict[str, Any]:
+    """What the charts draw (PNG and terminal alike): tokens/s per person against the number
+    of people for the best options, and each option's memory stack against its card."""
+    opts = chart_options(result, n)
+    top = max(2 * result.workload.people, 10)
+    people = sorted({max(1, round(top * k / 16)) for k in range(1, 17)})
+    series = [{"label": _label(o), "values": people_curve(result, o, people)} for o in opts]
+    memory = [{"label": _label(o), "weights": o.weights_bytes / GB, "kv_cache": o.kv_cache_bytes / GB,
+               "compute": o.compute_bytes / GB, "capacity": o.memory_bytes / GB} for o in opts]
+    return {"people": people, "series": series, "memory": memory,
+            "target_tps": result.workload.latency.tokens_per_second, "workload_people": result.workload.people}
+
+
+def _label(o: SizingOption) -> str:
+    where = "CPU here" if o.here and o.machine_kind == "cpu" else o.machine.replace("GeForce ", "")
+    return f"{where}: {o.model.split('-instruct')[0].split('-it')[0]} {o.quant} {o.kv_type} x{o.slots}"

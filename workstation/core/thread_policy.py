@@ -1,0 +1,123 @@
+"""How many threads the engine uses, chosen from what else runs on the machine now.
+
+llama.cpp's threads wait for each other at every step, so one core kept busy by another program
+stalls them all. Measured on the 2-core machine (SmolLM2 Q4_1, 150 tokens, greedy): idle, 2
+threads gave 75 tok/s and 1 thread 42; with ONE core kept busy by another process, 2 threads fell
+to 23-25 tok/s while 1 thread gave 48-55. So with ``threads: auto`` the decode thread count is
+the physical cores other programs leave free, chosen at the start of every turn and again every
+``RECHECK_TOKENS`` generated tokens, and set on the live context (``llama_set_n_threads``). A
+profile with a fixed number keeps it.
+
+* ``choose_threads`` is the rule, a pure function of the measured load.
+* ``LoadSampler`` measures, with psutil, how many cores the machine spent busy since its last
+  sample, and how many of those were this process's own (the engine's threads).
+* ``ThreadGovernor`` ties them to one engine and keeps the decision log.
+
+Prompt processing (``n_threads_batch``) follows the same count: one might expect a long prefill
+batch to want every core, but measured here (bench/threads.py, one core busy) a 2-thread
+prefill ran at 141-147 tok/s and a 1-thread one at 197. With every layer on a GPU one decode
+thread is enough (the CPU only feeds it).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from dataclasses import dataclass
+
+import psutil
+
+RECHECK_TOKENS = 256  # a long generation looks at the machine again after this many tokens
+MIN_WINDOW_S = 0.2  # a load measured over less time than this is not trusted; the last one is
+BUSY_SLACK = 0.35  # other programs' load counts as a busy core from 0.35 of a core (2 from 1.35)
+
+
+@dataclass(frozen=True)
+class ThreadChoice:
+    decode: int  # llama.cpp's n_threads (one token per step)
+    batch: int  # n_threads_batch (prompt processing)
+    reason: str  # fixed | idle | busy | gpu
+    others: float  # cores other programs kept busy when it was chosen
+
+    def describe(self) -> str:
+        if self.reason == "fixed":
+            return f"{self.decode} threads, as the profile says"
+        if self.reason == "gpu":
+            return "1 decode thread: every layer is on the GPU"
+        if self.reason == "busy":
+            return f"{self.decode} decode threads: other programs keep {self.others:.1f} cores busy"
+        return f"{self.decode} threads: the machine is idle"
+
+
+def choose_threads(physical: int, others: float, *, gpu_all_layers: bool = False) -> ThreadChoice:
+    """Decode threads for ``physical`` cores when other programs keep ``others`` cores busy."""
+    physical = max(1, physical)
+    if gpu_all_layers:
+        return ThreadChoice(1, physical, "gpu", others)
+    busy = max(0, math.floor(others + 1 - BUSY_SLACK)) if others > 0 else 0
+    decode = max(1, physical - busy)
+    return ThreadChoice(decode, decode, "busy" if decode < physical else "idle", others)
+
+
+@dataclass
+class CpuLoad:
+    busy: float  # cores busy on the whole machine over the window
+    own: float  # cores this process used over the window
+    seconds: float
+
+    @property
+    def others(self) -> float:
+        return max(0.0, self.busy - self.own)
+
+
+class LoadSampler:
+    """Busy cores on the machine and in this process between two calls (psutil's counters)."""
+
+    def __init__(self) -> None:
+        self._proc = psutil.Process()
+        self._last = self._read()
+        self.recent: CpuLoad | None = None
+
+    def _read(self) -> tuple[float, float, float]:
+        t = psutil.cpu_times()
+        idle = t.idle + getattr(t, "iowait", 0.0)
+        busy = sum(t) - idle
+        own = sum(self._proc.cpu_times()[:2])
+        return time.monotonic(), busy, own
+
+    def sample(self) -> CpuLoad | None:
+        """The load since the last sample (None until a window of MIN_WINDOW_S has passed: the
+        last trusted one is kept in ``recent``)."""
+        now = self._read()
+        dt = now[0] - self._last[0]
+        if dt < MIN_WINDOW_S:
+            return self.recent
+        load = CpuLoad(busy=(now[1] - self._last[1]) / dt, own=(now[2] - self._last[2]) / dt, seconds=dt)
+        self._last = now
+        self.recent = load
+        return load
+
+
+class ThreadGovernor:
+    """The thread choice of one engine with ``threads: auto``; ``check`` says what to set."""
+
+    def __init__(self, physical: int, gpu_all_layers: bool = False, sampler: LoadSampler | None = None) -> None:
+        self.physical = physical
+        self.gpu_all_layers = gpu_all_layers
+        self.sampler = sampler or LoadSampler()
+        self.current = choose_threads(physical, 0.0, gpu_all_layers=gpu_all_layers)
+        self.log: deque[tuple[float, ThreadChoice]] = deque(maxlen=100)
+
+    def check(self) -> ThreadChoice | None:
+        """A new choice when the load calls for another thread count, else None."""
+        load = self.sampler.sample()
+        if load is None:
+            return None
+        choice = choose_threads(self.physical, load.others, gpu_all_layers=self.gpu_all_layers)
+        if (choice.decode, choice.batch) == (self.current.decode, self.current.batch):
+            self.current = choice  # the same counts; keep the latest reading for the dashboard
+            return None
+        self.current = choice
+        self.log.append((time.time(), choice))
+        return choice
