@@ -7,8 +7,12 @@ llama-server: it remembers exactly which tokens its KV cells hold, the request i
 Planning decides, before each ``llama_decode`` (vLLM's ``schedule()``; applying the step's
 outputs is the scheduler's ``update`` half):
 
-* ``admit``: which waiting requests (FIFO) take which free slots. A request goes to the free
-  slot whose cache shares the longest prefix with its prompt, else to the least recently used.
+* ``admit``: which waiting requests take which free slots. Between owners (the server's API
+  keys) admission goes round by round: the next free slot goes to the owner holding the fewest
+  slots, ties to the one whose oldest waiting request came first; an owner at its
+  ``max_parallel`` waits. One owner's requests (and requests without an owner) are admitted in
+  the order they came. A request goes to the free slot whose cache shares the longest prefix
+  with its prompt, else to the least recently used.
 * ``settle_prefix``: which KV cells a new request reuses — its slot's own prefix, or a copy of
   a longer prefix from another slot (``llama_memory_seq_cp``, no recompute), or it waits a step
   for a slot admitted before it that is prefilling the same prefix right now (the map phase of a
@@ -33,6 +37,15 @@ from workstation.core.profiles import Sampling
 MIN_SHARED_WAIT = 16  # wait for another slot's prefill only when it would share this many tokens
 
 
+@dataclass(frozen=True)
+class Owner:
+    """Who a request is for (an API key's name), for fair admission: ``max_parallel`` caps the
+    slots its requests hold at once (0: no cap)."""
+
+    name: str
+    max_parallel: int = 0
+
+
 @dataclass(eq=False)
 class Request:
     prompt: list[int]
@@ -44,6 +57,7 @@ class Request:
     t_request: float = field(default_factory=time.perf_counter)
     id: int = 0
     cancelled: CancelFlag = field(default_factory=threading.Event)
+    owner: Owner | None = None  # None: one shared line, first come first served
 
     def cancel(self) -> None:
         self.cancelled.set()
@@ -95,16 +109,26 @@ def choose_slot(slots: Sequence[Slot], free: Sequence[Slot], prompt: Sequence[in
 
 
 def admit(slots: Sequence[Slot], waiting: collections.deque[Request]) -> tuple[list[Slot], list[Request]]:
-    """Pair waiting requests (oldest first) with free slots. Returns (slots now serving a new
-    request, cancelled requests dropped from the queue). Mutates slots and ``waiting``."""
+    """Pair waiting requests with free slots, round by round between owners (see the module's
+    docstring). Returns (slots now serving a new request, cancelled requests dropped from the
+    queue). Mutates slots and ``waiting``; the requests left keep their order."""
     admitted: list[Slot] = []
     dropped: list[Request] = []
     free = [s for s in slots if s.req is None]
+    if not free or not waiting:
+        return admitted, dropped
+    if any(r.cancelled.is_set() for r in waiting):
+        dropped = [r for r in waiting if r.cancelled.is_set()]
+        kept = [r for r in waiting if not r.cancelled.is_set()]
+        waiting.clear()
+        waiting.extend(kept)
+    held: dict[str | None, int] = collections.Counter(_owner_name(s.req) for s in slots if s.req is not None)
     while free and waiting:
-        req = waiting.popleft()
-        if req.cancelled.is_set():
-            dropped.append(req)
-            continue
+        req = _next_turn(waiting, held)
+        if req is None:  # every owner left waiting is at its cap
+            break
+        waiting.remove(req)
+        held[_owner_name(req)] += 1
         slot = choose_slot(slots, free, req.prompt)
         free.remove(slot)
         slot.req = req
@@ -114,6 +138,30 @@ def admit(slots: Sequence[Slot], waiting: collections.deque[Request]) -> tuple[l
         slot.drafts = []
         admitted.append(slot)
     return admitted, dropped
+
+
+def _owner_name(req: Request) -> str | None:
+    return req.owner.name if req.owner is not None else None
+
+
+def _next_turn(waiting: Sequence[Request], held: dict[str | None, int]) -> Request | None:
+    """The oldest waiting request of the owner whose turn it is: the fewest slots held, then
+    the oldest waiting request; owners at their ``max_parallel`` are skipped."""
+    best: Request | None = None
+    best_held = 0
+    seen: set[str | None] = set()
+    for req in waiting:  # oldest first, so each owner's first request is its oldest
+        name = _owner_name(req)
+        if name in seen:
+            continue
+        seen.add(name)
+        n = held.get(name, 0)
+        cap = req.owner.max_parallel if req.owner is not None else 0
+        if cap and n >= cap:
+            continue
+        if best is None or n < best_held:
+            best, best_held = req, n
+    return best
 
 
 @dataclass
