@@ -28,6 +28,9 @@ COMMANDS = (
     "bench",
     "eval",
     "serve",
+    "keys",
+    "usage",
+    "audit",
 )
 
 
