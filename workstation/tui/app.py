@@ -51,6 +51,7 @@ from workstation.tui.screens.dialogs import ConfirmDialog, TextPrompt
 from workstation.tui.screens.models import ModelsScreen
 from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.screens.summarize import SummarizeScreen
+from workstation.tui.screens.usage import UsageScreen
 from workstation.tui.settings import load_settings, save_language
 from workstation.tui.widgets.message_view import MessageView
 
@@ -723,6 +724,9 @@ class WorkstationApp(App[None]):
 
     def action_summarize(self) -> None:
         self._show(SummarizeScreen)
+
+    def action_usage(self) -> None:
+        self._show(UsageScreen)
 
     def _refresh_dashboard(self) -> None:
         for screen in self.screen_stack:
