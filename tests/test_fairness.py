@@ -46,6 +46,21 @@ def test_a_freed_slot_goes_to_the_person_holding_fewest() -> None:
     assert [r.id for r in waiting] == [4, 5]
 
 
+def test_with_one_slot_the_people_take_turns() -> None:
+    """A finished request's slot goes to the person admitted least recently, not to the
+    oldest request: Bob does not wait behind Alice's whole backlog."""
+    slot = Slot(0)
+    a1, a2, a3, b1, b2 = req(1, ALICE), req(2, ALICE), req(3, ALICE), req(4, BOB), req(5, BOB)
+    waiting = collections.deque([a1, a2, a3, b1, b2])
+    order = []
+    while waiting:
+        admitted, _ = admit([slot], waiting)
+        assert len(admitted) == 1
+        order.append(slot.req.id)
+        finish(slot)
+    assert order == [1, 4, 2, 5, 3]
+
+
 def test_max_parallel_caps_one_owner_and_leaves_slots_to_others() -> None:
     capped = Owner("alice", max_parallel=2)
     slots = [Slot(i) for i in range(4)]
