@@ -276,7 +276,7 @@ def start_server(args: argparse.Namespace, parallel: int, data: Path | None = No
     tmp = Path(tempfile.mkdtemp(prefix="ws-load-")) / f"{profile.key}.yaml"
     tmp.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     cmd = [sys.executable, "-m", "workstation.cli", "serve", "-p", str(tmp), "--port", "0",
-           "--parallel", str(parallel), "--queue", str(max(parallel * 2, getattr(args, "flood", 0) + parallel))]
+           "--parallel", str(parallel), "--queue", str(args.flood + parallel if args.two_keys else parallel * 2)]
     env = {**os.environ}
     env.pop("WORKSTATION_API_KEY", None)
     env["WORKSTATION_DATA"] = str(data or tempfile.mkdtemp(prefix="ws-load-data-"))  # never the user's usage

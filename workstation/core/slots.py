@@ -9,7 +9,7 @@ outputs is the scheduler's ``update`` half):
 
 * ``admit``: which waiting requests take which free slots. Between owners (the server's API
   keys) admission goes round by round: the next free slot goes to the owner holding the fewest
-  slots, ties to the one whose oldest waiting request came first; an owner at its
+  slots, ties to the one admitted least recently (then to the oldest request); an owner at its
   ``max_parallel`` waits. One owner's requests (and requests without an owner) are admitted in
   the order they came. A request goes to the free slot whose cache shares the longest prefix
   with its prompt, else to the least recently used.
@@ -75,6 +75,8 @@ class Slot:
     last_used: float = 0.0
     spec: Any = None  # the slot's SlotSpeculator (speculative profiles), kept across turns
     run: Any = None  # the scheduler's state for the current request (sampler, text, metrics)
+    owner: str | None = None  # whose request it was given last (``admit``'s memory of turns)
+    turn: int = 0  # when: admissions are numbered 1, 2, ... across the slots
 
     @property
     def generating(self) -> bool:
@@ -123,15 +125,25 @@ def admit(slots: Sequence[Slot], waiting: collections.deque[Request]) -> tuple[l
         waiting.clear()
         waiting.extend(kept)
     held: dict[str | None, int] = collections.Counter(_owner_name(s.req) for s in slots if s.req is not None)
+    last_turn: dict[str | None, int] = {}
+    for s in slots:
+        if s.turn > last_turn.get(s.owner, 0):
+            last_turn[s.owner] = s.turn
+    turn = max((s.turn for s in slots), default=0)
     while free and waiting:
-        req = _next_turn(waiting, held)
+        req = _next_turn(waiting, held, last_turn)
         if req is None:  # every owner left waiting is at its cap
             break
         waiting.remove(req)
-        held[_owner_name(req)] += 1
+        name = _owner_name(req)
+        held[name] = held.get(name, 0) + 1
+        turn += 1
+        last_turn[name] = turn
         slot = choose_slot(slots, free, req.prompt)
         free.remove(slot)
         slot.req = req
+        slot.owner = name
+        slot.turn = turn
         slot.prefilling = True
         slot.fresh = True
         slot.pending = -1
@@ -144,11 +156,14 @@ def _owner_name(req: Request) -> str | None:
     return req.owner.name if req.owner is not None else None
 
 
-def _next_turn(waiting: Sequence[Request], held: dict[str | None, int]) -> Request | None:
+def _next_turn(
+    waiting: Sequence[Request], held: dict[str | None, int], last_turn: dict[str | None, int]
+) -> Request | None:
     """The oldest waiting request of the owner whose turn it is: the fewest slots held, then
-    the oldest waiting request; owners at their ``max_parallel`` are skipped."""
+    the least recently admitted, then the oldest waiting request; owners at their
+    ``max_parallel`` are skipped."""
     best: Request | None = None
-    best_held = 0
+    best_key = (0, 0)
     seen: set[str | None] = set()
     for req in waiting:  # oldest first, so each owner's first request is its oldest
         name = _owner_name(req)
@@ -159,8 +174,9 @@ def _next_turn(waiting: Sequence[Request], held: dict[str | None, int]) -> Reque
         cap = req.owner.max_parallel if req.owner is not None else 0
         if cap and n >= cap:
             continue
-        if best is None or n < best_held:
-            best, best_held = req, n
+        key = (n, last_turn.get(name, 0))
+        if best is None or key < best_key:
+            best, best_key = req, key
     return best
 
 

@@ -293,7 +293,11 @@ class OpenAIServer:
             if ticket is not None:
                 self.accounts.finish(ticket, err.status)
             return err.response()
-        except BaseException:
+        except asyncio.CancelledError:
+            if ticket is not None:
+                self.accounts.finish(ticket, CLIENT_GONE)
+            raise
+        except Exception:
             if ticket is not None:
                 self.accounts.finish(ticket, 500)
             raise
