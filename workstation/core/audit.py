@@ -66,12 +66,13 @@ def trail_files(directory: Path) -> list[Path]:
     return [*rotated, current] if current.exists() else rotated
 
 
-def _last_line(path: Path) -> bytes | None:
+def _tail_lines(path: Path) -> list[bytes]:
+    """The last lines of ``path`` (up to 64 KiB of them), last first."""
     with open(path, "rb") as f:
         size = f.seek(0, os.SEEK_END)
         f.seek(max(0, size - _TAIL))
         lines = [line for line in f.read().split(b"\n") if line.strip()]
-    return lines[-1] if lines else None
+    return lines[::-1]
 
 
 class AuditTrail:
@@ -90,17 +91,15 @@ class AuditTrail:
         self._head: tuple[int, str] = (0, GENESIS)
 
     def _read_head(self) -> tuple[int, str]:
+        """(seq, hash) of the newest valid line. A line cut short by a crash is skipped (verify
+        reports it); the chain goes on from the line before it."""
         for path in reversed(trail_files(self.directory)):
-            raw = _last_line(path)
-            if raw is None:
-                continue
-            try:
-                entry = json.loads(raw)
-                return int(entry["seq"]), str(entry["hash"])
-            except (ValueError, KeyError, TypeError):
-                raise AuditError(
-                    f"The last line of {path} is not an audit line; run 'workstation audit verify'."
-                ) from None
+            for raw in _tail_lines(path):
+                try:
+                    entry = json.loads(raw)
+                    return int(entry["seq"]), str(entry["hash"])
+                except (ValueError, KeyError, TypeError):
+                    continue
         return 0, GENESIS
 
     def append(self, entries: Sequence[dict[str, Any]]) -> list[tuple[int, str]]:
@@ -113,10 +112,13 @@ class AuditTrail:
         try:
             with open(self.directory / LOCK, "ab") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-                with open(path, "ab") as f:
+                with open(path, "ab+") as f:
                     size = os.fstat(f.fileno()).st_size
                     if size != self._known_size:  # another process wrote (or rotated) since
                         self._head = self._read_head()
+                        if size and os.pread(f.fileno(), 1, size - 1) != b"\n":
+                            f.write(b"\n")  # a line cut short by a crash stays a line of its own
+                            size += 1
                     seq, prev = self._head
                     lines: list[bytes] = []
                     for entry in entries:

@@ -11,12 +11,14 @@ batches, off the event loop. ``flush`` waits for it (tests, shutdown).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hmac
+import logging
 import queue
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +31,7 @@ from workstation.core.server.protocol import ApiError
 from workstation.core.slots import Owner
 from workstation.core.usage import SHARED, UNKNOWN, UsageLog, UsageRecord
 
+log = logging.getLogger("uvicorn.error")
 BAD_KEY = "Incorrect or missing API key; send 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'."
 
 
@@ -231,10 +234,8 @@ class Accounts:
             items = [x for x in batch if x is not None]
             try:
                 if items:
-                    self._write(items)
-            except Exception as err:  # noqa: BLE001 - one failed write must not stop accounting
-                self.write_errors += 1
-                self.last_write_error = str(err)
+                    with self._guard("the accounts"):
+                        self._write(items)
             finally:
                 for _ in batch:
                     self._pending.task_done()
@@ -242,20 +243,37 @@ class Accounts:
                 return
 
     def _write(self, items: list[tuple[UsageRecord, dict[str, Any]]]) -> None:
+        """The audit lines, then the usage rows (with the audit line each became) and the keys'
+        last use. A part that fails is logged and the others are still written."""
         t0 = time.perf_counter()
         records = [record for record, _ in items]
         if self.audit is not None:
-            for record, (seq, digest) in zip(records, self.audit.append([line for _, line in items]), strict=True):
-                record.audit_seq, record.audit_hash = seq, digest
+            with self._guard("the audit trail"):
+                heads = self.audit.append([line for _, line in items])
+                for record, (seq, digest) in zip(records, heads, strict=True):
+                    record.audit_seq, record.audit_hash = seq, digest
         if self.usage is not None:
-            self.usage.add(records)
+            with self._guard("the usage file"):
+                self.usage.add(records)
         if self.keys is not None:
             last: dict[str, float] = {}
             for r in records:
                 if r.key not in (SHARED, UNKNOWN):
                     last[r.key] = max(last.get(r.key, 0.0), r.t)
-            self.keys.touch(last)
+            with self._guard("the keys' last use"):
+                self.keys.touch(last)
         self.metrics.writer_seconds += time.perf_counter() - t0
+
+    @contextlib.contextmanager
+    def _guard(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except Exception as err:  # noqa: BLE001 - one failed write must not stop the others
+            self.write_errors += 1
+            message = f"workstation: could not write {what}: {err}"
+            if message != self.last_write_error:  # once per distinct problem, not per request
+                log.warning(message)
+            self.last_write_error = message
 
     def flush(self) -> None:
         """Wait until every finished request is written."""
