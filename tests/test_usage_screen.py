@@ -1,4 +1,4 @@
-"""The TUI's Usage screen (F10) over a real usage file: tokens per day and per person as bar
+"""The TUI's Usage screen (F12) over a real usage file: tokens per day and per person as bar
 charts, and the table by person; and the bar chart's drawing."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ async def test_usage_screen_charts_days_and_people(tmp_path: Path) -> None:
     app = WorkstationApp(None, start_engine=False, sample_system=False, language="en",
                          store_path=tmp_path / "conversations.sqlite3")
     async with app.run_test(size=(100, 40)) as pilot:
-        await pilot.press("f10")
+        await pilot.press("f12")
         for _ in range(400):
             await pilot.pause(0.02)
             if isinstance(app.screen, UsageScreen) and app.screen.overview is not None:

@@ -41,7 +41,7 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("dashboard.toggle", "f5", "dashboard", "action.dashboard", show=True),
     UserAction("summarize.open", "f6", "summarize", "action.summarize"),
     UserAction("api.serve", "ctrl+g", "serve", "action.serve"),
-    UserAction("usage.open", "f10", "usage", "action.usage"),
+    UserAction("usage.open", "f12", "usage", "action.usage"),
     UserAction("lang.toggle", "f9", "toggle_language", "action.language"),
 )
 
