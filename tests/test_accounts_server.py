@@ -191,10 +191,11 @@ def test_usage_equals_the_responses_and_quota_resets_at_midnight(
     assert main(["audit", "verify"]) == 0
     assert "intact: 7 lines" in capsys.readouterr().out
     raw = path.read_text(encoding="utf-8").splitlines()
-    raw[4] = raw[4].replace('"status":200', '"status":500')
+    assert '"who":"bob"' in raw[1] and '"status":200' in raw[1]
+    raw[1] = raw[1].replace('"status":200', '"status":500')
     path.write_text("\n".join(raw) + "\n", encoding="utf-8")
     assert main(["audit", "verify"]) == 1
-    assert f"{CURRENT} line 5 was changed" in capsys.readouterr().out
+    assert f"{CURRENT} line 2 was changed" in capsys.readouterr().out
     # cutting the last line is found too: the usage file knows the newest line
     path.write_text("\n".join(path.read_text(encoding="utf-8").splitlines()[:-1]) + "\n", encoding="utf-8")
     assert main(["audit", "verify"]) == 1
@@ -276,7 +277,7 @@ class Streamer(threading.Thread):
 def test_max_parallel_leaves_the_free_slot_to_another_person(scheduler: Scheduler) -> None:
     with office(scheduler, {"alice": {"max_parallel": 1}, "bob": {}}) as o:
         order: list[str] = []
-        a1 = Streamer(o.client("alice"), "a1", 160, order)
+        a1 = Streamer(o.client("alice"), "a1", 300, order)
         a1.start()
         assert a1.first.wait(120)
         a2 = Streamer(o.client("alice"), "a2", 8, order)
@@ -288,7 +289,7 @@ def test_max_parallel_leaves_the_free_slot_to_another_person(scheduler: Schedule
         a1.join(180)
         a2.join(180)
         assert a1.error is None and a2.error is None
-        assert (a1.tokens, a2.tokens) == (160, 8)
+        assert (a1.tokens, a2.tokens) == (300, 8)
         assert order == ["a1", "a2"]
 
 
@@ -299,7 +300,7 @@ def test_people_take_turns_for_one_slot(smollm2_path: Path) -> None:
         one, {"alice": {}, "bob": {}}
     ) as o:
         order: list[str] = []
-        a1 = Streamer(o.client("alice"), "a1", 64, order)
+        a1 = Streamer(o.client("alice"), "a1", 400, order)
         a1.start()
         assert a1.first.wait(120)
         rest = []
