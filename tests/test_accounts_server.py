@@ -75,13 +75,6 @@ def office(
         PROFILE, keys=ring, usage=UsageLog(), audit=AuditTrail(), audit_content=audit_content, clock=clock
     )
     server = BackgroundServer(scheduler, ServerOptions(model_id=PROFILE), port=0, accounts=accounts).start()
-    root = server.url.removesuffix("/v1")
-    for _ in range(500):
-        try:
-            if httpx.get(f"{root}/health", timeout=5).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.02)
     try:
         yield Office(server.url, accounts, clock, scheduler, keys)
     finally:

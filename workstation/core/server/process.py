@@ -146,8 +146,14 @@ class BackgroundServer:
     def _run(self) -> None:
         run_server(self.server, self.sock)
 
-    def start(self) -> BackgroundServer:
+    def start(self, timeout_s: float = 30.0) -> BackgroundServer:
+        """Start serving; returns once uvicorn accepts connections."""
         self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self.server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise ServeError("The API server did not start.")
+            time.sleep(0.01)
         return self
 
     def stop(self) -> None:
