@@ -94,6 +94,7 @@ class Accounts:
         self._writer: threading.Thread | None = None
         self.write_errors = 0
         self.last_write_error = ""
+        self._protected = False
         if usage is not None or audit is not None:
             self._writer = threading.Thread(target=self._write_loop, name="workstation-accounts", daemon=True)
             self._writer.start()
@@ -101,8 +102,11 @@ class Accounts:
     # --- the request path ------------------------------------------------------------------
     @property
     def protected(self) -> bool:
-        """Whether a request needs a key: a shared key, or any person's key was ever made."""
-        return bool(self.shared_key) or (self.keys is not None and self.keys.any_keys())
+        """Whether a request needs a key: a shared key, or any person's key was ever made
+        (keys are never deleted, only revoked, so once true it stays true)."""
+        if not self._protected:
+            self._protected = bool(self.shared_key) or (self.keys is not None and self.keys.any_keys())
+        return self._protected
 
     def authenticate(self, headers: Mapping[str, str], client: str = "") -> Caller:
         t0 = time.perf_counter()
