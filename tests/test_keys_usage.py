@@ -165,3 +165,29 @@ def test_parse_since_reads_dates_and_times() -> None:
     assert parse_since("2026-03-01") == day_start(parse_since("2026-03-01T13:00"))
     with pytest.raises(UsageError):
         parse_since("yesterday")
+
+
+# --- the per-key metrics ---------------------------------------------------------------------------
+def test_histograms_are_cumulative_and_labels_escaped() -> None:
+    from workstation.core.metrics import TurnMetrics
+    from workstation.core.server.prometheus import ServerMetrics
+
+    metrics = ServerMetrics()
+    for ttft_ms in (70.0, 300.0, 20000.0):
+        m = TurnMetrics(ttft_ms=ttft_ms, predicted_n=4, predicted_per_token_ms=12.0)
+        metrics.observe('off"ice', "alice", 200, m, ttft_ms / 1000 + 1, 10, 4)
+    metrics.observe('off"ice', "bob", 429, None, 0.001, 0, 0)
+    text = metrics.text()
+    name = "workstation:time_to_first_token_seconds"
+    buckets = {
+        line.split('le="')[1].split('"')[0]: int(line.rsplit(" ", 1)[1])
+        for line in text.splitlines() if line.startswith(f"{name}_bucket")
+    }
+    assert buckets["0.05"] == 0 and buckets["0.1"] == 1 and buckets["0.25"] == 1 and buckets["0.5"] == 2
+    assert buckets["10.0"] == 2 and buckets["30.0"] == 3 and buckets["+Inf"] == 3
+    assert f'{name}_sum{{profile="off\\"ice"}} 20.37' in text
+    assert f'{name}_count{{profile="off\\"ice"}} 3' in text
+    assert 'workstation:request_duration_seconds_count{profile="off\\"ice"} 4' in text
+    assert 'workstation:key_requests_total{key="bob",status="429"} 1' in text
+    assert 'workstation:key_prompt_tokens_total{key="alice"} 30' in text
+    assert 'workstation:key_completion_tokens_total{key="alice"} 12' in text
