@@ -34,7 +34,7 @@ also prints the server's accounting cost per request (keys, quota, counters on t
 path; audit line and usage row in the writer thread), from its ``/metrics``.
 
 ``--two-keys`` (issue 19) measures fairness between people instead: keys ``alice`` and ``bob``
-(``--max-parallel`` slots each, default half of ``--parallel``); bob's TTFT alone, then with
+(``--max-parallel`` slots each; by default the server's own cap, ``--parallel`` - 1); bob's TTFT alone, then with
 alice sending ``--flood`` long requests at once; goal: bob's TTFT within 2x of alone. The
 accounting cost printed then is the one with keys (compare with a plain run: without keys).
 
@@ -319,7 +319,7 @@ def print_accounting(before: dict[str, float], after: dict[str, float], with_key
     return {"with_keys": with_keys, "request_path_us": path_us, "writer_us": writer_us, "requests": n}
 
 
-def make_keys(data: Path, max_parallel: int) -> dict[str, str]:
+def make_keys(data: Path, max_parallel: int | None) -> dict[str, str]:
     """Keys for alice and bob in the server's data folder (the ring the server will read)."""
     from workstation.core.keys import KeyRing
 
@@ -342,7 +342,7 @@ def wait_busy(url: str, headers: dict, n: int) -> None:
 
 def two_keys(args: argparse.Namespace) -> int:
     data = Path(tempfile.mkdtemp(prefix="ws-load-keys-"))
-    keys = make_keys(data, args.max_parallel or max(1, args.parallel // 2))
+    keys = make_keys(data, args.max_parallel)
     alice = {"Authorization": f"Bearer {keys['alice']}"}
     bob = {"Authorization": f"Bearer {keys['bob']}"}
     proc, url = start_server(args, args.parallel, data)
@@ -381,7 +381,8 @@ def two_keys(args: argparse.Namespace) -> int:
         proc.wait(timeout=30)
     a, b = statistics.median(alone), statistics.median(loaded)
     ratio = b / a if a else 0.0
-    print(f"two keys: --parallel {args.parallel}, max-parallel {args.max_parallel or max(1, args.parallel // 2)} per key, "
+    cap = args.max_parallel or max(1, args.parallel - 1)
+    print(f"two keys: --parallel {args.parallel}, {cap} slots at most per key, "
           f"alice floods {args.flood} x {args.max_tokens} tokens, bob asks for {args.bob_tokens}; rounds {args.rounds}")
     print(f"bob's TTFT alone {a:.0f} ms, with alice's flood {b:.0f} ms: {ratio:.2f}x "
           f"(goal within 2x: {'met' if ratio <= 2 else 'NOT met'})")
@@ -407,7 +408,7 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--two-keys", action="store_true", help="fairness between two people's keys (issue 19)")
     ap.add_argument("--parallel", type=int, default=4, help="--two-keys: the server's slots")
-    ap.add_argument("--max-parallel", type=int, help="--two-keys: slots per key (default half of --parallel)")
+    ap.add_argument("--max-parallel", type=int, help="--two-keys: slots per key (default: the server's, --parallel - 1)")
     ap.add_argument("--flood", type=int, default=10, help="--two-keys: alice's requests sent at once")
     ap.add_argument("--bob-tokens", type=int, default=16, help="--two-keys: bob's max_tokens")
     args = ap.parse_args()

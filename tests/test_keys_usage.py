@@ -191,3 +191,21 @@ def test_histograms_are_cumulative_and_labels_escaped() -> None:
     assert 'workstation:key_requests_total{key="bob",status="429"} 1' in text
     assert 'workstation:key_prompt_tokens_total{key="alice"} 30' in text
     assert 'workstation:key_completion_tokens_total{key="alice"} 12' in text
+
+
+def test_a_key_without_its_own_cap_gets_the_servers(tmp_path: Path) -> None:
+    from workstation.core.server.accounts import Accounts
+    from workstation.core.server.protocol import ApiError
+
+    ring = KeyRing(tmp_path / "keys.sqlite3")
+    _, free = ring.add("alice")
+    _, capped = ring.add("bob", max_parallel=1)
+    accounts = Accounts("office", keys=ring, default_max_parallel=3)
+    alice = accounts.authenticate({"authorization": f"Bearer {free}"})
+    bob = accounts.authenticate({"x-api-key": capped})
+    assert alice.owner is not None and (alice.owner.name, alice.owner.max_parallel) == ("alice", 3)
+    assert bob.owner is not None and bob.owner.max_parallel == 1
+    with pytest.raises(ApiError) as caught:
+        accounts.authenticate({})
+    assert caught.value.status == 401
+    accounts.close()

@@ -33,6 +33,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--parallel", type=int, default=4, help="requests decoded together (slots)")
     p.add_argument("--queue", type=int, default=16, help="requests that may wait for a slot")
     p.add_argument(
+        "--key-max-parallel", type=int, metavar="K",
+        help="slots one person's key may hold at once unless the key sets its own "
+        "(default: --parallel - 1, so someone else always finds a slot; 0: no cap)",
+    )
+    p.add_argument(
         "--api-key",
         help="require 'Authorization: Bearer KEY' (default: env WORKSTATION_API_KEY); "
         "needed to bind anything but loopback",
@@ -97,8 +102,11 @@ def run(args: argparse.Namespace) -> int:
     options = server_options(args, api_key)
     if args.audit_max_bytes < 4096:
         raise WorkstationError(f"--audit-max-bytes is {args.audit_max_bytes}; it must be 4096 or more.")
+    key_cap = args.parallel - 1 if args.key_max_parallel is None else args.key_max_parallel
+    if not 0 <= key_cap <= 64:
+        raise WorkstationError(f"--key-max-parallel is {key_cap}; allowed values are 0 to 64.")
     profile = load_profile(profile_ref(args))
-    accounts = open_accounts(profile.key, api_key, args.audit_content, args.audit_max_bytes)
+    accounts = open_accounts(profile.key, api_key, args.audit_content, args.audit_max_bytes, key_cap)
     try:
         check_host(args.host, api_key, accounts.protected)
         sock = bind_socket(args.host, args.port)  # fail fast, before loading the model
@@ -134,7 +142,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def open_accounts(profile: str, api_key: str | None, audit_content: bool, audit_max_bytes: int) -> Accounts:
+def open_accounts(
+    profile: str, api_key: str | None, audit_content: bool, audit_max_bytes: int, key_max_parallel: int
+) -> Accounts:
     """People's keys, the usage file and the audit trail in the data folder."""
     from workstation.core.audit import AuditTrail
     from workstation.core.keys import KeyRing
@@ -148,7 +158,10 @@ def open_accounts(profile: str, api_key: str | None, audit_content: bool, audit_
     except BaseException:
         keys.close()
         raise
-    return Accounts(profile, shared_key=api_key, keys=keys, usage=usage, audit=audit, audit_content=audit_content)
+    return Accounts(
+        profile, shared_key=api_key, keys=keys, usage=usage, audit=audit, audit_content=audit_content,
+        default_max_parallel=key_max_parallel,
+    )
 
 
 def _names(values: list[str]) -> tuple[str, ...]:

@@ -40,13 +40,7 @@ class Caller:
     name: str  # the key's name, SHARED or UNKNOWN
     client: str = ""
     key: ApiKey | None = None
-
-    @property
-    def owner(self) -> Owner | None:
-        """Whose turn it is for slots; the shared key and an open server form one line."""
-        if self.key is None:
-            return None
-        return Owner(self.key.name, self.key.max_parallel or 0)
+    owner: Owner | None = None  # whose turn it is for slots; None: the shared line
 
 
 @dataclass
@@ -79,9 +73,11 @@ class Accounts:
         usage: UsageLog | None = None,
         audit: AuditTrail | None = None,
         audit_content: bool = False,
+        default_max_parallel: int = 0,
         clock: Clock = time.time,
     ) -> None:
         self.profile = profile
+        self.default_max_parallel = default_max_parallel  # for keys without their own (0: none)
         self.shared_key = shared_key
         self.keys = keys
         self.usage = usage
@@ -124,7 +120,8 @@ class Accounts:
             if key is not None:
                 if key.revoked is not None:
                     raise ApiError(401, f"The API key '{key.name}' was revoked.", code="invalid_api_key")
-                return Caller(key.name, client, key)
+                cap = key.max_parallel or self.default_max_parallel
+                return Caller(key.name, client, key, Owner(key.name, cap))
         if self.protected:
             raise ApiError(401, BAD_KEY, code="invalid_api_key")
         return Caller(SHARED, client)
