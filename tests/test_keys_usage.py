@@ -180,7 +180,7 @@ def test_histograms_are_cumulative_and_labels_escaped() -> None:
     text = metrics.text()
     name = "workstation:time_to_first_token_seconds"
     buckets = {
-        line.split('le="')[1].split('"')[0]: int(line.rsplit(" ", 1)[1])
+        line.split(',le="')[1].split('"')[0]: int(line.rsplit(" ", 1)[1])
         for line in text.splitlines() if line.startswith(f"{name}_bucket")
     }
     assert buckets["0.05"] == 0 and buckets["0.1"] == 1 and buckets["0.25"] == 1 and buckets["0.5"] == 2
