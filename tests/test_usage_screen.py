@@ -19,7 +19,8 @@ from workstation.tui.widgets.bar_chart import BarChart, bar, bar_lines
 def test_bars_scale_to_the_largest_value() -> None:
     assert bar(10, 10, 8) == "█" * 8
     assert bar(5, 10, 8) == "█" * 4
-    assert bar(1, 16, 1) == "▌"  # an eighth-block remainder
+    assert bar(8, 16, 1) == "▌"  # half a cell: the four-eighths block
+    assert bar(1, 1000, 1) == "▏"  # never less than an eighth for a value above zero
     assert bar(0, 10, 8) == "" and bar(3, 0, 8) == ""
     lines = bar_lines([("alice", 3000), ("bob", 1000)], width=40, unit=" tok")
     assert lines[0].startswith("alice") and lines[0].endswith("3,000 tok")
