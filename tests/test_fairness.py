@@ -1,5 +1,6 @@
 """Fair admission between API keys, in the pure planner (``slots.admit``), without a model:
-round by round between owners, at most ``max_parallel`` slots per owner, FIFO within one."""
+round by round between owners, at most ``max_parallel`` slots per owner, FIFO within one
+(requests without an owner: ``test_slots.py::test_admission_is_fifo_skips_cancelled_...``)."""
 
 from __future__ import annotations
 
@@ -91,17 +92,6 @@ def test_three_owners_take_turns_and_each_keeps_its_own_order() -> None:
     for owner in (ALICE, BOB):
         mine = [i for i in ids if order[i - 1].owner == owner]
         assert mine == sorted(mine)
-
-
-def test_requests_without_an_owner_stay_first_come_first_served() -> None:
-    slots = [Slot(0), Slot(1)]
-    first, gone, second, third = req(1, None), req(2, None), req(3, None), req(4, None)
-    gone.cancel()
-    waiting = collections.deque([first, gone, second, third])
-    admitted, dropped = admit(slots, waiting)
-    assert [s.req for s in admitted] == [first, second]
-    assert dropped == [gone]
-    assert list(waiting) == [third]
 
 
 def test_a_cancelled_request_of_a_capped_owner_is_dropped_not_counted() -> None:
