@@ -263,7 +263,7 @@ class PlainLoop:
         self.model.close()
 
 
-def start_server(args: argparse.Namespace, parallel: int, data: Path | None = None) -> tuple[subprocess.Popen, str]:
+def start_server(args: argparse.Namespace, parallel: int, data_dir: Path | None = None) -> tuple[subprocess.Popen, str]:
     from workstation.core.profiles import load_profile
 
     profile = load_profile(args.profile)
@@ -279,7 +279,7 @@ def start_server(args: argparse.Namespace, parallel: int, data: Path | None = No
            "--parallel", str(parallel), "--queue", str(args.flood + parallel if args.two_keys else parallel * 2)]
     env = {**os.environ}
     env.pop("WORKSTATION_API_KEY", None)
-    env["WORKSTATION_DATA"] = str(data or tempfile.mkdtemp(prefix="ws-load-data-"))  # never the user's usage
+    env["WORKSTATION_DATA"] = str(data_dir or tempfile.mkdtemp(prefix="ws-load-data-"))  # never the user's usage
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     line = proc.stderr.readline()
