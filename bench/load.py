@@ -35,7 +35,8 @@ path; audit line and usage row in the writer thread), from its ``/metrics``.
 
 ``--two-keys`` (issue 19) measures fairness between people instead: keys ``alice`` and ``bob``
 (``--max-parallel`` slots each; by default the server's own cap, ``--parallel`` - 1); bob's TTFT alone, then with
-alice sending ``--flood`` long requests at once; goal: bob's TTFT within 2x of alone. The
+alice sending ``--flood`` long requests at once (bob sends once her admitted ones are decoding);
+goal: bob's TTFT within 2x of alone. The
 accounting cost printed then is the one with keys (compare with a plain run: without keys).
 
     .venv/bin/python bench/load.py -p office-cpu --two-keys --parallel 4 --flood 10
@@ -97,7 +98,8 @@ class Result:
         return (self.tokens - 1) / span if span > 0 and self.tokens > 1 else 0.0
 
 
-def one_request(url: str, headers: dict, i: int, prompt: str, max_tokens: int, start: threading.Barrier) -> Result:
+def one_request(url: str, headers: dict, i: int, prompt: str, max_tokens: int, start: threading.Barrier,
+                first: threading.Event | None = None) -> Result:
     res = Result(client=i)
     body = {"model": "bench", "prompt": prompt, "max_tokens": max_tokens, "temperature": 0.0,
             "stream": True, "stream_options": {"include_usage": True}, "ignore_eos": True}
@@ -128,6 +130,8 @@ def one_request(url: str, headers: dict, i: int, prompt: str, max_tokens: int, s
                             now = time.perf_counter()
                             if not res.chunks:
                                 res.t_first = now
+                                if first is not None:
+                                    first.set()
                             res.t_last = now
                             res.chunks += 1
                             res.stamps.append(now)
@@ -357,15 +361,21 @@ def two_keys(args: argparse.Namespace) -> int:
             alone.append(res.ttft_ms)
             start = threading.Barrier(args.flood)
             flood: list[Result] = []
+            firsts = [threading.Event() for _ in range(args.flood)]
 
-            def send(i: int, r: int = r, start: threading.Barrier = start, flood: list[Result] = flood) -> None:
+            def send(i: int, r: int = r, start: threading.Barrier = start, flood: list[Result] = flood,
+                     firsts: list[threading.Event] = firsts) -> None:
                 prompt = prompt_for(8000 + 100 * r + i, args.prompt_words)
-                flood.append(one_request(url, alice, i, prompt, args.max_tokens, start))
+                flood.append(one_request(url, alice, i, prompt, args.max_tokens, start, firsts[i]))
 
             threads = [threading.Thread(target=send, args=(i,)) for i in range(args.flood)]
             for t in threads:
                 t.start()
             wait_busy(url, bob, args.flood)
+            # bob comes once alice's admitted requests are decoding (her long requests are running)
+            cap = min(args.flood, args.max_parallel or max(1, args.parallel - 1))
+            while sum(e.is_set() for e in firsts) < cap:
+                time.sleep(0.005)
             res = one_request(url, bob, 2, prompt_for(9000 + r, args.prompt_words), args.bob_tokens, threading.Barrier(1))
             if res.error:
                 raise SystemExit(f"bob under load failed: {res.error}")
