@@ -374,7 +374,7 @@ def two_keys(args: argparse.Namespace) -> int:
             wait_busy(url, bob, args.flood)
             # bob comes once alice's admitted requests are decoding (her long requests are running)
             cap = min(args.flood, args.max_parallel or max(1, args.parallel - 1))
-            while sum(e.is_set() for e in firsts) < cap:
+            while sum(e.is_set() for e in firsts) < cap and any(t.is_alive() for t in threads):
                 time.sleep(0.005)
             res = one_request(url, bob, 2, prompt_for(9000 + r, args.prompt_words), args.bob_tokens, threading.Barrier(1))
             if res.error:
