@@ -29,7 +29,17 @@ mean. Anchors on the 2-core dev machine (SmolLM2 Q4_1, 128+128): llama-batched-b
     .venv/bin/python bench/load.py -p office-cpu --clients 1,2,4 --max-tokens 128
 
 Starts its own ``workstation serve`` (``--parallel`` = the largest client count) on a free
-loopback port unless ``--url`` points at a running server.
+loopback port, with a fresh data folder, unless ``--url`` points at a running server. Each run
+also prints the server's accounting cost per request (keys, quota, counters on the request
+path; audit line and usage row in the writer thread), from its ``/metrics``.
+
+``--two-keys`` (issue 19) measures fairness between people instead: keys ``alice`` and ``bob``
+(``--max-parallel`` slots each; by default the server's own cap, ``--parallel`` - 1); bob's TTFT alone, then with
+alice sending ``--flood`` long requests at once (bob sends once her admitted ones are decoding);
+goal: bob's TTFT within 2x of alone. The
+accounting cost printed then is the one with keys (compare with a plain run: without keys).
+
+    .venv/bin/python bench/load.py -p office-cpu --two-keys --parallel 4 --flood 10
 """
 
 from __future__ import annotations
@@ -88,7 +98,8 @@ class Result:
         return (self.tokens - 1) / span if span > 0 and self.tokens > 1 else 0.0
 
 
-def one_request(url: str, headers: dict, i: int, prompt: str, max_tokens: int, start: threading.Barrier) -> Result:
+def one_request(url: str, headers: dict, i: int, prompt: str, max_tokens: int, start: threading.Barrier,
+                first: threading.Event | None = None) -> Result:
     res = Result(client=i)
     body = {"model": "bench", "prompt": prompt, "max_tokens": max_tokens, "temperature": 0.0,
             "stream": True, "stream_options": {"include_usage": True}, "ignore_eos": True}
@@ -119,6 +130,8 @@ def one_request(url: str, headers: dict, i: int, prompt: str, max_tokens: int, s
                             now = time.perf_counter()
                             if not res.chunks:
                                 res.t_first = now
+                                if first is not None:
+                                    first.set()
                             res.t_last = now
                             res.chunks += 1
                             res.stamps.append(now)
@@ -263,7 +276,7 @@ class PlainLoop:
         self.model.close()
 
 
-def start_server(args: argparse.Namespace, parallel: int) -> tuple[subprocess.Popen, str]:
+def start_server(args: argparse.Namespace, parallel: int, data_dir: Path | None = None) -> tuple[subprocess.Popen, str]:
     from workstation.core.profiles import load_profile
 
     profile = load_profile(args.profile)
@@ -276,9 +289,10 @@ def start_server(args: argparse.Namespace, parallel: int) -> tuple[subprocess.Po
     tmp = Path(tempfile.mkdtemp(prefix="ws-load-")) / f"{profile.key}.yaml"
     tmp.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     cmd = [sys.executable, "-m", "workstation.cli", "serve", "-p", str(tmp), "--port", "0",
-           "--parallel", str(parallel), "--queue", str(parallel * 2)]
+           "--parallel", str(parallel), "--queue", str(args.flood + parallel if args.two_keys else parallel * 2)]
     env = {**os.environ}
     env.pop("WORKSTATION_API_KEY", None)
+    env["WORKSTATION_DATA"] = str(data_dir or tempfile.mkdtemp(prefix="ws-load-data-"))  # never the user's usage
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     line = proc.stderr.readline()
@@ -297,6 +311,107 @@ def start_server(args: argparse.Namespace, parallel: int) -> tuple[subprocess.Po
     return proc, url
 
 
+def accounting_cost(before: dict[str, float], after: dict[str, float]) -> tuple[float, float, int]:
+    """(µs per request on the request path, µs per request in the writer thread, requests)
+    between two readings of the server's counters."""
+    n = int(after.get("accounting_requests_total", 0) - before.get("accounting_requests_total", 0))
+    if n <= 0:
+        return 0.0, 0.0, 0
+    path = after.get("accounting_seconds_total", 0) - before.get("accounting_seconds_total", 0)
+    writer = after.get("accounting_writer_seconds_total", 0) - before.get("accounting_writer_seconds_total", 0)
+    return path / n * 1e6, writer / n * 1e6, n
+
+
+def print_accounting(before: dict[str, float], after: dict[str, float], with_keys: bool) -> dict:
+    path_us, writer_us, n = accounting_cost(before, after)
+    if n:
+        print(f"accounting cost {'with' if with_keys else 'without'} keys: {path_us:.0f} µs per request on the "
+              f"request path, {writer_us:.0f} µs per request in the writer thread (audit + usage), over {n} requests")
+    else:
+        print("accounting cost: not reported by this server")
+    return {"with_keys": with_keys, "request_path_us": path_us, "writer_us": writer_us, "requests": n}
+
+
+def make_keys(data: Path, max_parallel: int | None) -> dict[str, str]:
+    """Keys for alice and bob in the server's data folder (the ring the server will read)."""
+    from workstation.core.keys import KeyRing
+
+    ring = KeyRing(data / "keys.sqlite3")
+    try:
+        return {name: ring.add(name, max_parallel=max_parallel)[1] for name in ("alice", "bob")}
+    finally:
+        ring.close()
+
+
+def wait_busy(url: str, headers: dict, n: int) -> None:
+    """Until the server holds ``n`` requests (processing or waiting)."""
+    for _ in range(3000):
+        h = httpx.get(url.removesuffix("/v1") + "/health", headers=headers, timeout=10).json()
+        if h["slots_processing"] + h["requests_deferred"] >= n:
+            return
+        time.sleep(0.01)
+    raise SystemExit("the flood never reached the server")
+
+
+def two_keys(args: argparse.Namespace) -> int:
+    data = Path(tempfile.mkdtemp(prefix="ws-load-keys-"))
+    keys = make_keys(data, args.max_parallel)
+    alice = {"Authorization": f"Bearer {keys['alice']}"}
+    bob = {"Authorization": f"Bearer {keys['bob']}"}
+    proc, url = start_server(args, args.parallel, data)
+    try:
+        one_request(url, bob, 0, prompt_for(999, 8), 8, threading.Barrier(1))  # warm-up
+        before = server_counters(url, bob)
+        alone, loaded = [], []
+        for r in range(args.rounds):
+            res = one_request(url, bob, 1, prompt_for(7000 + r, args.prompt_words), args.bob_tokens, threading.Barrier(1))
+            if res.error:
+                raise SystemExit(f"bob alone failed: {res.error}")
+            alone.append(res.ttft_ms)
+            start = threading.Barrier(args.flood)
+            flood: list[Result] = []
+            firsts = [threading.Event() for _ in range(args.flood)]
+
+            def send(i: int, r: int = r, start: threading.Barrier = start, flood: list[Result] = flood,
+                     firsts: list[threading.Event] = firsts) -> None:
+                prompt = prompt_for(8000 + 100 * r + i, args.prompt_words)
+                flood.append(one_request(url, alice, i, prompt, args.max_tokens, start, firsts[i]))
+
+            threads = [threading.Thread(target=send, args=(i,)) for i in range(args.flood)]
+            for t in threads:
+                t.start()
+            wait_busy(url, bob, args.flood)
+            # bob comes once alice's admitted requests are decoding (her long requests are running)
+            cap = min(args.flood, args.max_parallel or max(1, args.parallel - 1))
+            while sum(e.is_set() for e in firsts) < cap and any(t.is_alive() for t in threads):
+                time.sleep(0.005)
+            res = one_request(url, bob, 2, prompt_for(9000 + r, args.prompt_words), args.bob_tokens, threading.Barrier(1))
+            if res.error:
+                raise SystemExit(f"bob under load failed: {res.error}")
+            loaded.append(res.ttft_ms)
+            for t in threads:
+                t.join()
+            errors = [x.error for x in flood if x.error]
+            if errors:
+                raise SystemExit(f"alice's flood failed: {errors[0]}")
+        after = server_counters(url, bob)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    a, b = statistics.median(alone), statistics.median(loaded)
+    ratio = b / a if a else 0.0
+    cap = args.max_parallel or max(1, args.parallel - 1)
+    print(f"two keys: --parallel {args.parallel}, {cap} slots at most per key, "
+          f"alice floods {args.flood} x {args.max_tokens} tokens, bob asks for {args.bob_tokens}; rounds {args.rounds}")
+    print(f"bob's TTFT alone {a:.0f} ms, with alice's flood {b:.0f} ms: {ratio:.2f}x "
+          f"(goal within 2x: {'met' if ratio <= 2 else 'NOT met'})")
+    cost = print_accounting(before, after, with_keys=True)
+    if args.json:
+        json.dump({"ttft_alone_ms": alone, "ttft_loaded_ms": loaded, "ratio": ratio, "accounting": cost}, sys.stdout, indent=2)
+        print()
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-p", "--profile", default="office-cpu")
@@ -310,7 +425,14 @@ def main() -> int:
     ap.add_argument("--no-reference", action="store_true",
                     help="skip the plain-loop reference measured after each server level")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--two-keys", action="store_true", help="fairness between two people's keys (issue 19)")
+    ap.add_argument("--parallel", type=int, default=4, help="--two-keys: the server's slots")
+    ap.add_argument("--max-parallel", type=int, help="--two-keys: slots per key (default: the server's, --parallel - 1)")
+    ap.add_argument("--flood", type=int, default=10, help="--two-keys: alice's requests sent at once")
+    ap.add_argument("--bob-tokens", type=int, default=16, help="--two-keys: bob's max_tokens")
     args = ap.parse_args()
+    if args.two_keys:
+        return two_keys(args)
     levels = [int(x) for x in args.clients.split(",") if x.strip()]
     headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
     proc = None
@@ -327,6 +449,7 @@ def main() -> int:
             anchor_bin = default_bin()
     try:
         one_request(url, headers, 0, prompt_for(999, 8), 8, threading.Barrier(1))  # warm-up
+        first = server_counters(url, headers)
         rows = []
         for n in levels:
             before = server_counters(url, headers)
@@ -346,6 +469,7 @@ def main() -> int:
                     args.max_tokens,
                 )
             rows.append(row)
+        last = server_counters(url, headers)
     finally:
         if proc is not None:
             proc.terminate()
@@ -357,7 +481,9 @@ def main() -> int:
         row["speedup"] = row["agg_tps"] / base if base else 0.0
         row["fair"] = row["client_min_tps"] >= 0.5 * row["client_mean_tps"] if row["client_mean_tps"] else False
     if args.json:
-        json.dump({"max_tokens": args.max_tokens, "rows": rows}, sys.stdout, indent=2)
+        path_us, writer_us, n = accounting_cost(first, last)
+        accounting = {"with_keys": bool(args.api_key), "request_path_us": path_us, "writer_us": writer_us, "requests": n}
+        json.dump({"max_tokens": args.max_tokens, "rows": rows, "accounting": accounting}, sys.stdout, indent=2)
         print()
         return 0
     print(f"workstation serve load test: {args.profile}, prompt ~{rows[0]['prompt_tokens']:.0f} tokens, "
@@ -387,6 +513,7 @@ def main() -> int:
               f"llama-batched-bench {llama:.2f}x" + ("" if one["llama_tps"] else " (binary not found)"))
     print("anchors (2-core dev machine): llama-batched-bench 73/96/117/122 tok/s at 1/2/4/8; "
           "plain Python loop 77/108/135/149")
+    print_accounting(first, last, with_keys=False)
     return 0
 
 

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -66,13 +67,16 @@ def serve(
     api_key: str | None = None,
     start_timeout_s: float = 120,
     open_files: int | None = None,
+    data: Path | None = None,
 ) -> Iterator[RunningServer]:
-    """``workstation serve`` on a free port; ``open_files`` lowers its RLIMIT_NOFILE."""
+    """``workstation serve`` on a free port; ``open_files`` lowers its RLIMIT_NOFILE. Its data
+    folder (keys, usage, audit trail) is ``data``, else a fresh temporary folder."""
     cmd = [sys.executable, "-m", "workstation.cli", "serve", "-p", str(profile_path), "--port", "0", *args]
     if api_key:
         cmd += ["--api-key", api_key]
     env = dict(os.environ)
     env.pop("WORKSTATION_API_KEY", None)
+    env["WORKSTATION_DATA"] = str(data or tempfile.mkdtemp(prefix="ws-serve-data-"))
 
     def limit_files() -> None:
         import resource

@@ -30,6 +30,9 @@ COMMANDS = (
     "eval",
     "serve",
     "cache",
+    "keys",
+    "usage",
+    "audit",
 )
 
 

@@ -36,3 +36,16 @@ def profile_refs(args: argparse.Namespace) -> list[str | None]:
 def print_json(data: Any) -> None:
     json.dump(data, sys.stdout, ensure_ascii=False, indent=2, default=str)
     sys.stdout.write("\n")
+
+
+def text_table(header: list[str], rows: list[list[str]], right: set[int]) -> str:
+    """A Markdown-style table; columns in ``right`` are right-aligned."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(
+            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ) + " |"
+
+    sep = "| " + " | ".join(("-" * (w - 1) + ":") if i in right else "-" * w for i, w in enumerate(widths)) + " |"
+    return "\n".join([line(header), sep, *(line(r) for r in rows)])

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from workstation.commands import add_profile_arg, print_json, profile_refs
+from workstation.commands import text_table as _table
 from workstation.core.bench import (
     BenchConfig,
     ProfileBench,
@@ -133,18 +134,6 @@ def command_line(name: str, args: argparse.Namespace) -> str:
 
 
 # --- tables ----------------------------------------------------------------------------------
-def _table(header: list[str], rows: list[list[str]], right: set[int]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(
-            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ) + " |"
-
-    sep = "| " + " | ".join(("-" * (w - 1) + ":") if i in right else "-" * w for i, w in enumerate(widths)) + " |"
-    return "\n".join([line(header), sep, *(line(r) for r in rows)])
-
-
 def _size(n: int) -> str:
     return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.2f} MiB"
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from workstation.commands import add_profile_arg, profile_ref
+from workstation.core.audit import DEFAULT_MAX_BYTES as DEFAULT_AUDIT_MAX_BYTES
 from workstation.core.profiles import load_profile
 from workstation.core.server.options import (
     DEFAULT_BODY_TIMEOUT_S,
@@ -19,6 +21,9 @@ from workstation.core.server.options import (
     default_max_connections,
 )
 
+if TYPE_CHECKING:
+    from workstation.core.server.accounts import Accounts
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help="serve the profile's model as an OpenAI-compatible API")
@@ -27,6 +32,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=8088, help="port (default 8088; 0 picks a free one)")
     p.add_argument("--parallel", type=int, default=4, help="requests decoded together (slots)")
     p.add_argument("--queue", type=int, default=16, help="requests that may wait for a slot")
+    p.add_argument(
+        "--key-max-parallel", type=int, metavar="K",
+        help="slots one person's key may hold at once unless the key sets its own "
+        "(default: --parallel - 1, so someone else always finds a slot; 0: no cap)",
+    )
     p.add_argument(
         "--api-key",
         help="require 'Authorization: Bearer KEY' (default: env WORKSTATION_API_KEY); "
@@ -59,6 +69,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"seconds for a request's body to arrive (default {DEFAULT_BODY_TIMEOUT_S:g})")
     p.add_argument("--max-prompt-tokens", type=int, help="longest prompt in tokens (default: the context)")
     p.add_argument("--model-id", help="model id shown by /v1/models (default: the profile's name)")
+    p.add_argument(
+        "--audit-content", action="store_true",
+        help="keep each request's messages and the reply in the audit trail (off: counts only)",
+    )
+    p.add_argument(
+        "--audit-max-bytes", type=int, default=DEFAULT_AUDIT_MAX_BYTES, metavar="N",
+        help=f"start a new audit file past this size; the chain runs on (default {DEFAULT_AUDIT_MAX_BYTES})",
+    )
     p.add_argument("--log-level", default="warning", help="uvicorn log level (default warning)")
     p.set_defaults(func=run)
 
@@ -82,22 +100,35 @@ def run(args: argparse.Namespace) -> int:
     if args.queue < 0:
         raise WorkstationError(f"--queue is {args.queue}; it must be 0 or more.")
     options = server_options(args, api_key)
+    if args.audit_max_bytes < 4096:
+        raise WorkstationError(f"--audit-max-bytes is {args.audit_max_bytes}; it must be 4096 or more.")
+    key_cap = args.parallel - 1 if args.key_max_parallel is None else args.key_max_parallel
+    if not 0 <= key_cap <= 64:
+        raise WorkstationError(f"--key-max-parallel is {key_cap}; allowed values are 0 to 64.")
     profile = load_profile(profile_ref(args))
-    check_host(args.host, api_key)
-    sock = bind_socket(args.host, args.port)  # fail fast, before loading the model
+    accounts = open_accounts(profile.key, api_key, args.audit_content, args.audit_max_bytes, key_cap)
+    try:
+        check_host(args.host, api_key, accounts.protected)
+        sock = bind_socket(args.host, args.port)  # fail fast, before loading the model
+    except BaseException:
+        accounts.close()
+        raise
     try:
         scheduler = Scheduler(profile, n_parallel=args.parallel, max_queue=args.queue)
     except BaseException:
         sock.close()
+        accounts.close()
         raise
     port = sock.getsockname()[1]
     options.model_id = args.model_id or profile.key
-    app = OpenAIServer(scheduler, options).app
+    app = OpenAIServer(scheduler, options, accounts).app
     host = f"[{args.host}]" if ":" in args.host else args.host
+    people = len(accounts.keys.list()) if accounts.keys is not None else 0
     print(
         f"workstation: serving {profile.key} ({scheduler.model_name}) on http://{host}:{port}/v1 "
         f"with {args.parallel} slots of {scheduler.slot_ctx} tokens"
-        + (", API key required" if api_key else ""),
+        + (", API key required" if accounts.protected else "")
+        + (f", {people} people's keys" if people else ""),
         file=sys.stderr,
         flush=True,
     )
@@ -107,7 +138,30 @@ def run(args: argparse.Namespace) -> int:
     finally:
         scheduler.close()
         sock.close()
+        accounts.close()
     return 0
+
+
+def open_accounts(
+    profile: str, api_key: str | None, audit_content: bool, audit_max_bytes: int, key_max_parallel: int
+) -> Accounts:
+    """People's keys, the usage file and the audit trail in the data folder."""
+    from workstation.core.audit import AuditTrail
+    from workstation.core.keys import KeyRing
+    from workstation.core.server.accounts import Accounts
+    from workstation.core.usage import UsageLog
+
+    keys = KeyRing()
+    try:
+        usage = UsageLog()
+        audit = AuditTrail(max_bytes=audit_max_bytes)
+    except BaseException:
+        keys.close()
+        raise
+    return Accounts(
+        profile, shared_key=api_key, keys=keys, usage=usage, audit=audit, audit_content=audit_content,
+        default_max_parallel=key_max_parallel,
+    )
 
 
 def _names(values: list[str]) -> tuple[str, ...]:

@@ -67,6 +67,7 @@ from workstation.core.runtime import Batch, DecodeAborted, LoadedModel, RuntimeS
 from workstation.core.sampling import SamplerChain
 from workstation.core.slots import (
     BatchEntry,
+    Owner,
     Request,
     Slot,
     StepPlan,
@@ -236,8 +237,10 @@ class Scheduler:
         stop: list[str] | None = None,
         t_request: float | None = None,
         cancelled: CancelFlag | None = None,
+        owner: Owner | None = None,
     ) -> Request:
-        """Queue a request; raises PromptTooLong or QueueFull (nothing is queued then)."""
+        """Queue a request; raises PromptTooLong or QueueFull (nothing is queued then).
+        ``owner`` (an API key) takes turns with other owners for slots (``slots.admit``)."""
         if not prompt:
             raise EngineError("The prompt is empty.")
         if len(prompt) >= self.slot_ctx:
@@ -253,6 +256,7 @@ class Scheduler:
             ignore_eos=ignore_eos or sampling.ignore_eos,
             stop=list(stop or []),
             t_request=t_request if t_request is not None else time.perf_counter(),
+            owner=owner,
         )
         if cancelled is not None:
             req.cancelled = cancelled

@@ -7,8 +7,12 @@ llama-server: it remembers exactly which tokens its KV cells hold, the request i
 Planning decides, before each ``llama_decode`` (vLLM's ``schedule()``; applying the step's
 outputs is the scheduler's ``update`` half):
 
-* ``admit``: which waiting requests (FIFO) take which free slots. A request goes to the free
-  slot whose cache shares the longest prefix with its prompt, else to the least recently used.
+* ``admit``: which waiting requests take which free slots. Between owners (the server's API
+  keys) admission goes round by round: the next free slot goes to the owner holding the fewest
+  slots, ties to the one admitted least recently (then to the oldest request); an owner at its
+  ``max_parallel`` waits. One owner's requests (and requests without an owner) are admitted in
+  the order they came. A request goes to the free slot whose cache shares the longest prefix
+  with its prompt, else to the least recently used.
 * ``settle_prefix``: which KV cells a new request reuses — its slot's own prefix, or a copy of
   a longer prefix from another slot (``llama_memory_seq_cp``, no recompute), or it waits a step
   for a slot admitted before it that is prefilling the same prefix right now (the map phase of a
@@ -33,6 +37,15 @@ from workstation.core.profiles import Sampling
 MIN_SHARED_WAIT = 16  # wait for another slot's prefill only when it would share this many tokens
 
 
+@dataclass(frozen=True)
+class Owner:
+    """Who a request is for (an API key's name), for fair admission: ``max_parallel`` caps the
+    slots its requests hold at once (0: no cap)."""
+
+    name: str
+    max_parallel: int = 0
+
+
 @dataclass(eq=False)
 class Request:
     prompt: list[int]
@@ -46,6 +59,7 @@ class Request:
     # the caller's cancel flag: an engine's Esc, shared by every request of that engine
     cancelled: CancelFlag = field(default_factory=threading.Event)
     dropped: bool = False  # this request alone is cancelled (its client went away)
+    owner: Owner | None = None  # None: one shared line, first come first served
 
     def cancel(self) -> None:
         """Cancel this request only (not others that share its ``cancelled`` flag)."""
@@ -67,6 +81,8 @@ class Slot:
     last_used: float = 0.0
     spec: Any = None  # the slot's SlotSpeculator (speculative profiles), kept across turns
     run: Any = None  # the scheduler's state for the current request (sampler, text, metrics)
+    owner: str | None = None  # whose request it was given last (``admit``'s memory of turns)
+    turn: int = 0  # when: admissions are numbered 1, 2, ... across the slots
 
     @property
     def generating(self) -> bool:
@@ -101,25 +117,73 @@ def choose_slot(slots: Sequence[Slot], free: Sequence[Slot], prompt: Sequence[in
 
 
 def admit(slots: Sequence[Slot], waiting: collections.deque[Request]) -> tuple[list[Slot], list[Request]]:
-    """Pair waiting requests (oldest first) with free slots. Returns (slots now serving a new
-    request, cancelled requests dropped from the queue). Mutates slots and ``waiting``."""
+    """Pair waiting requests with free slots, round by round between owners (see the module's
+    docstring). Returns (slots now serving a new request, cancelled requests dropped from the
+    queue). Mutates slots and ``waiting``; the requests left keep their order."""
     admitted: list[Slot] = []
     dropped: list[Request] = []
     free = [s for s in slots if s.req is None]
+    if not free or not waiting:
+        return admitted, dropped
+    if any(r.is_cancelled() for r in waiting):
+        dropped = [r for r in waiting if r.is_cancelled()]
+        kept = [r for r in waiting if not r.is_cancelled()]
+        waiting.clear()
+        waiting.extend(kept)
+    held: dict[str | None, int] = collections.Counter(_owner_name(s.req) for s in slots if s.req is not None)
+    last_turn: dict[str | None, int] = {}
+    for s in slots:
+        if s.turn > last_turn.get(s.owner, 0):
+            last_turn[s.owner] = s.turn
+    turn = max((s.turn for s in slots), default=0)
     while free and waiting:
-        req = waiting.popleft()
-        if req.is_cancelled():
-            dropped.append(req)
-            continue
+        req = _next_turn(waiting, held, last_turn)
+        if req is None:  # every owner left waiting is at its cap
+            break
+        waiting.remove(req)
+        name = _owner_name(req)
+        held[name] = held.get(name, 0) + 1
+        turn += 1
+        last_turn[name] = turn
         slot = choose_slot(slots, free, req.prompt)
         free.remove(slot)
         slot.req = req
+        slot.owner = name
+        slot.turn = turn
         slot.prefilling = True
         slot.fresh = True
         slot.pending = -1
         slot.drafts = []
         admitted.append(slot)
     return admitted, dropped
+
+
+def _owner_name(req: Request) -> str | None:
+    return req.owner.name if req.owner is not None else None
+
+
+def _next_turn(
+    waiting: Sequence[Request], held: dict[str | None, int], last_turn: dict[str | None, int]
+) -> Request | None:
+    """The oldest waiting request of the owner whose turn it is: the fewest slots held, then
+    the least recently admitted, then the oldest waiting request; owners at their
+    ``max_parallel`` are skipped."""
+    best: Request | None = None
+    best_key = (0, 0)
+    seen: set[str | None] = set()
+    for req in waiting:  # oldest first, so each owner's first request is its oldest
+        name = _owner_name(req)
+        if name in seen:
+            continue
+        seen.add(name)
+        n = held.get(name, 0)
+        cap = req.owner.max_parallel if req.owner is not None else 0
+        if cap and n >= cap:
+            continue
+        key = (n, last_turn.get(name, 0))
+        if best is None or key < best_key:
+            best, best_key = req, key
+    return best
 
 
 @dataclass

@@ -8,7 +8,6 @@ and ``_MIGRATIONS`` upgrades an older file step by step. Export writes Markdown 
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 from workstation.core.atomic import write_text_atomic
 from workstation.core.errors import WorkstationError
 from workstation.core.paths import data_dir
+from workstation.core.sqlite_schema import SchemaError, open_database, schema_version
 
 DB_NAME = "conversations.sqlite3"
 
@@ -74,38 +74,13 @@ class ConversationStore:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or data_dir() / DB_NAME
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path)
-            self._db.execute("PRAGMA foreign_keys = ON")
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._migrate()
-        except sqlite3.Error as err:
-            raise StoreError(f"The conversation database {self.path} cannot be opened ({err}).") from None
-
-    def _migrate(self) -> None:
-        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"The conversation database {self.path} was written by a newer workstation "
-                f"(schema {version}, this one knows {SCHEMA_VERSION})."
-            )
-        for step in range(version, SCHEMA_VERSION):
-            # One transaction per step, the version bump inside it: a step that fails or is
-            # killed half-way leaves the file exactly as it was before the step (SQLite's DDL
-            # is transactional). executescript() runs in autocommit mode, so BEGIN/COMMIT are
-            # spelled out; the with-block would not cover its statements.
-            try:
-                self._db.executescript(
-                    f"BEGIN IMMEDIATE;\n{_MIGRATIONS[step]}\nPRAGMA user_version = {step + 1};\nCOMMIT;"
-                )
-            except sqlite3.Error:
-                if self._db.in_transaction:
-                    self._db.rollback()
-                raise
+            self._db = open_database(self.path, _MIGRATIONS, f"The conversation database {self.path}")
+        except SchemaError as err:
+            raise StoreError(str(err)) from None
 
     @property
     def schema_version(self) -> int:
-        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        return schema_version(self._db)
 
     def close(self) -> None:
         self._db.close()

@@ -43,6 +43,7 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("quality.open", "f12", "quality", "action.quality"),
     UserAction("sizing.open", "f10", "sizing", "action.sizing"),
     UserAction("api.serve", "ctrl+g", "serve", "action.serve"),
+    UserAction("usage.open", "f11", "usage", "action.usage"),
     UserAction("lang.toggle", "f9", "toggle_language", "action.language"),
 )
 

@@ -53,6 +53,7 @@ from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.screens.quantization import QuantizationScreen
 from workstation.tui.screens.sizing import SizingScreen
 from workstation.tui.screens.summarize import SummarizeScreen
+from workstation.tui.screens.usage import UsageScreen
 from workstation.tui.settings import load_settings, save_language
 from workstation.tui.widgets.message_view import MessageView
 
@@ -731,6 +732,9 @@ class WorkstationApp(App[None]):
 
     def action_sizing(self) -> None:
         self._show(SizingScreen)
+
+    def action_usage(self) -> None:
+        self._show(UsageScreen)
 
     def _refresh_dashboard(self) -> None:
         for screen in self.screen_stack:

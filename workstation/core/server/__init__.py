@@ -1,6 +1,7 @@
 """An OpenAI-compatible HTTP API over the continuous-batching scheduler (Starlette + uvicorn).
 
-One job per module: ``protocol`` (request bodies into typed parameters, the OpenAI error
+One job per module: ``accounts`` (people's keys, profile limits, tokens per day, usage and the
+audit trail), ``protocol`` (request bodies into typed parameters, the OpenAI error
 object, response pieces), ``app`` (the routes and server-sent events), ``guard`` (Host, Origin
 and CORS, content type, the request cap), ``connections`` (header deadline, connection cap),
 ``prometheus`` (``/metrics``), ``options`` (what the operator sets) and ``process`` (binding,
@@ -16,6 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from workstation.core.server.accounts import Accounts
     from workstation.core.server.app import OpenAIServer, SSEResponse
     from workstation.core.server.options import DEFAULT_MAX_BODY, ServerOptions
     from workstation.core.server.process import (
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     )
 
 _WHERE = {
+    "Accounts": "accounts",
     "OpenAIServer": "app",
     "SSEResponse": "app",
     "DEFAULT_MAX_BODY": "options",
@@ -56,7 +59,7 @@ _WHERE = {
     "parse_prompt": "protocol",
 }
 __all__ = [
-    "DEFAULT_MAX_BODY", "ApiError", "BackgroundServer", "GenParams", "OpenAIServer", "SSEResponse",
+    "DEFAULT_MAX_BODY", "Accounts", "ApiError", "BackgroundServer", "GenParams", "OpenAIServer", "SSEResponse",
     "ServeError", "ServeProcess", "ServerOptions", "bind_socket", "check_host", "is_loopback",
     "make_uvicorn", "parse_messages", "parse_params", "parse_prompt", "prometheus_text",
 ]

@@ -4,16 +4,17 @@ OpenAI's ``GET /v1/models``, ``POST /v1/chat/completions`` and ``POST /v1/comple
 (streamed or not; ``usage`` always, and in a stream as a last chunk with llama-server's
 ``timings`` when ``stream_options.include_usage`` is set; the same routes answer without
 ``/v1``), llama-server's ``POST /tokenize``, ``/detokenize`` and ``/apply-template``,
-``GET /health`` and ``GET /metrics``. With an API key every route but ``/health`` needs
-``Authorization: Bearer KEY`` or ``X-Api-Key: KEY``. A client that disconnects cancels its
-generation and frees its slot.
+``GET /health`` and ``GET /metrics``. With an API key, or once a person's key exists
+(``workstation keys add``), every route but ``/health`` needs ``Authorization: Bearer KEY`` or
+``X-Api-Key: KEY``; ``Accounts`` (``accounts.py``) checks the key, its profiles and its tokens
+for today, and accounts for every generation request. A client that disconnects cancels its
+generation and frees its slot (its tokens so far are still counted).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -37,6 +38,7 @@ from workstation.core.scheduler import (
     SchedulerEvent,
 )
 from workstation.core.scheduler import Request as SchedRequest
+from workstation.core.server.accounts import Accounts, Caller, Ticket
 from workstation.core.server.guard import InflightBodies, RequestGuard
 from workstation.core.server.options import ServerOptions
 from workstation.core.server.prometheus import prometheus_text
@@ -58,6 +60,10 @@ from workstation.core.server.protocol import (
     timings,
     usage,
 )
+from workstation.core.slots import Owner
+from workstation.core.usage import UNKNOWN
+
+CLIENT_GONE = 499  # the status recorded for a request whose client left first (nginx's)
 
 
 # --- streaming response --------------------------------------------------------------------------
@@ -100,11 +106,15 @@ async def _watch_disconnect(receive: Receive, on_disconnect: Callable[[], None])
 
 # --- the app -----------------------------------------------------------------------------------
 class OpenAIServer:
-    """``OpenAIServer(scheduler, options).app``: the ASGI app, its routes behind RequestGuard."""
+    """``OpenAIServer(scheduler, options, accounts).app``: the ASGI app, its routes behind
+    RequestGuard. Without ``accounts`` only ``options.api_key`` is checked and nothing is
+    recorded."""
 
-    def __init__(self, scheduler: Scheduler, options: ServerOptions) -> None:
+    def __init__(self, scheduler: Scheduler, options: ServerOptions, accounts: Accounts | None = None) -> None:
         self.scheduler = scheduler
         self.options = options
+        self.accounts = accounts or Accounts(scheduler.profile.key, shared_key=options.api_key)
+        self._late: set[asyncio.Task[None]] = set()  # accounting of requests whose client left
         self.created = int(time.time())
         self.bodies = InflightBodies(options.max_inflight_body_bytes)
         routes = [
@@ -142,19 +152,11 @@ class OpenAIServer:
         # the answer to a bug; RequestGuard logs it in one line
         return ApiError(500, "The server failed to handle this request.", type_="server_error").response()
 
-    def _auth(self, request: Request) -> None:
-        key = self.options.api_key
-        if not key:
-            return
-        header = request.headers.get("authorization", "")
-        given = header[7:].strip() if header.lower().startswith("bearer ") else ""
-        given = given or request.headers.get("x-api-key", "").strip()
-        if not given or not hmac.compare_digest(given.encode(), key.encode()):
-            raise ApiError(
-                401,
-                "Incorrect or missing API key; send 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'.",
-                code="invalid_api_key",
-            )
+    def _auth(self, request: Request) -> Caller:
+        """The caller (ApiError 401 or 403 when the key is wrong or limited to other profiles)."""
+        caller = self.accounts.authenticate(request.headers, _client(request))
+        self.accounts.check_profile(caller)
+        return caller
 
     @contextlib.asynccontextmanager
     async def _json_body(self, request: Request) -> AsyncIterator[dict[str, Any]]:
@@ -219,7 +221,7 @@ class OpenAIServer:
             )
 
     def _submit(
-        self, prompt: list[int], params: GenParams, t_request: float
+        self, prompt: list[int], params: GenParams, t_request: float, owner: Owner | None
     ) -> tuple[SchedRequest, asyncio.Queue[SchedulerEvent]]:
         loop = asyncio.get_running_loop()
         q: asyncio.Queue[SchedulerEvent] = asyncio.Queue()
@@ -238,6 +240,7 @@ class OpenAIServer:
                 ignore_eos=params.ignore_eos,
                 stop=params.stop,
                 t_request=t_request,
+                owner=owner,
             )
         except QueueFull as err:
             raise ApiError(
@@ -253,12 +256,14 @@ class OpenAIServer:
             raise ApiError(503, str(err), type_="server_error") from None
         return req, q
 
-    async def _prompt_tokens(self, body: dict[str, Any], chat: bool) -> list[int]:
+    async def _prompt_tokens(self, body: dict[str, Any], chat: bool, ticket: Ticket) -> list[int]:
         try:
             if chat:
                 messages = parse_messages(body, self.options.max_messages)
+                self.accounts.keep_content(ticket, {"messages": messages})
                 return await run_in_threadpool(self.scheduler.chat_tokens, messages)
             raw = parse_prompt(body, self.scheduler.model.n_vocab)
+            self.accounts.keep_content(ticket, {"prompt": raw})
             if isinstance(raw, str):
                 return await run_in_threadpool(self.scheduler.text_tokens, raw)
             return raw
@@ -267,23 +272,68 @@ class OpenAIServer:
 
     async def _handle(self, request: Request, chat: bool) -> Response:
         t_request = time.perf_counter()
+        route = "chat" if chat else "completions"
+        ticket: Ticket | None = None
         try:
-            self._auth(request)
+            try:
+                caller = self.accounts.authenticate(request.headers, _client(request))
+            except ApiError:
+                ticket = self.accounts.begin(Caller(UNKNOWN, _client(request)), route)
+                raise
+            ticket = self.accounts.begin(caller, route)
+            self.accounts.check_profile(caller)
+            self.accounts.check_quota(caller)
             async with self._json_body(request) as body:  # every field is checked before submitting
                 params = parse_params(body, self.scheduler.profile.sampling)
                 model = parse_model(body, self.options.model_id)
-                prompt = await self._prompt_tokens(body, chat)
+                prompt = await self._prompt_tokens(body, chat, ticket)
                 self._check_prompt(prompt)
-                req, q = self._submit(prompt, params, t_request)
+                req, q = self._submit(prompt, params, t_request, caller.owner)
         except ApiError as err:
+            if ticket is not None:
+                self.accounts.finish(ticket, err.status)
             return err.response()
+        except asyncio.CancelledError:
+            if ticket is not None:
+                self.accounts.finish(ticket, CLIENT_GONE)
+            raise
+        except Exception:
+            if ticket is not None:
+                self.accounts.finish(ticket, 500)
+            raise
         rid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24]
         if params.stream:
             return SSEResponse(
-                self._stream_events(req, q, rid, model, chat, params.include_usage),
+                self._stream_events(req, q, rid, model, chat, params.include_usage, ticket),
                 lambda: self.scheduler.cancel(req),
             )
-        return await self._collect(request, req, q, rid, model, chat)
+        return await self._collect(request, req, q, rid, model, chat, ticket)
+
+    def _account_later(self, ticket: Ticket, q: asyncio.Queue[SchedulerEvent]) -> None:
+        """The client left before its answer: account for the request when the scheduler says
+        how far it got (the tokens it generated still count)."""
+
+        async def wait() -> None:
+            try:
+                async with asyncio.timeout(600):
+                    while True:
+                        event = await q.get()
+                        if isinstance(event, TurnFinished):
+                            self.accounts.finish(ticket, CLIENT_GONE, event.metrics, event.text)
+                            return
+                        if isinstance(event, RequestFailed):
+                            self.accounts.finish(ticket, 500)
+                            return
+            except TimeoutError:
+                self.accounts.finish(ticket, CLIENT_GONE)
+
+        task = asyncio.get_running_loop().create_task(wait())
+        self._late.add(task)
+        task.add_done_callback(self._late.discard)
+
+    def _finished(self, ticket: Ticket, event: TurnFinished) -> None:
+        status = CLIENT_GONE if event.metrics.stop_reason == "cancelled" else 200
+        self.accounts.finish(ticket, status, event.metrics, event.text)
 
     async def _collect(
         self,
@@ -293,20 +343,24 @@ class OpenAIServer:
         rid: str,
         model: str,
         chat: bool,
+        ticket: Ticket,
     ) -> Response:
         watch = asyncio.create_task(_watch_disconnect(request.receive, lambda: self.scheduler.cancel(req)))
         try:
             while True:
                 event = await q.get()
                 if isinstance(event, RequestFailed):
+                    self.accounts.finish(ticket, 500)
                     return ApiError(500, event.message, type_="server_error").response()
                 if isinstance(event, TurnFinished):
                     break
         except asyncio.CancelledError:
             self.scheduler.cancel(req)
+            self._account_later(ticket, q)
             raise
         finally:
             watch.cancel()
+        self._finished(ticket, event)
         m = event.metrics
         choice: dict[str, Any] = {"index": 0, "finish_reason": FINISH.get(m.stop_reason, "stop"), "logprobs": None}
         if chat:
@@ -334,6 +388,7 @@ class OpenAIServer:
         model: str,
         chat: bool,
         include_usage: bool,
+        ticket: Ticket,
     ) -> AsyncIterator[bytes]:
         created = int(time.time())
         obj = "chat.completion.chunk" if chat else "text_completion"
@@ -359,6 +414,7 @@ class OpenAIServer:
             if isinstance(event, TokenDelta):
                 return sse(chunk(event.text, None)), False
             if isinstance(event, TurnFinished):
+                self._finished(ticket, event)
                 m = event.metrics
                 last = chunk(None, FINISH.get(m.stop_reason, "stop"))
                 last["timings"] = timings(m)
@@ -369,6 +425,7 @@ class OpenAIServer:
                         "usage": usage(m), "timings": timings(m),
                     })
                 return out + b"data: [DONE]\n\n", True
+            self.accounts.finish(ticket, 500)
             error = {"message": event.message, "type": "server_error", "param": None, "code": None}
             return sse({"error": error}), True
 
@@ -384,6 +441,8 @@ class OpenAIServer:
                 yield body
         finally:
             self.scheduler.cancel(req)  # no-op when it finished; frees the slot otherwise
+            if not ticket.done:
+                self._account_later(ticket, q)
 
     # --- routes --------------------------------------------------------------------------------
     async def health(self, request: Request) -> Response:
@@ -485,8 +544,13 @@ class OpenAIServer:
             ("body_bytes_in_flight", "gauge", "Request body bytes being read or parsed.", self.bodies.used),
         ]
         return PlainTextResponse(
-            prometheus_text(self.scheduler, rows), media_type="text/plain; version=0.0.4"
+            prometheus_text(self.scheduler, rows) + self.accounts.metrics.text(),
+            media_type="text/plain; version=0.0.4",
         )
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client is not None else ""
 
 
 def _piece(model: Any, token: int) -> str | list[int]:

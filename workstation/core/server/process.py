@@ -14,6 +14,7 @@ from typing import Any
 
 from workstation.core.errors import WorkstationError
 from workstation.core.scheduler import Scheduler
+from workstation.core.server.accounts import Accounts
 from workstation.core.server.app import OpenAIServer
 from workstation.core.server.connections import guarded_protocol
 from workstation.core.server.options import ServerOptions
@@ -35,11 +36,12 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_host(host: str, api_key: str | None) -> None:
-    if not is_loopback(host) and not api_key:
+def check_host(host: str, api_key: str | None, person_keys: bool = False) -> None:
+    """Off loopback a key is required: the shared ``--api-key`` or people's keys."""
+    if not is_loopback(host) and not api_key and not person_keys:
         raise ServeError(
             f"Refusing to serve on {host} without an API key; set --api-key or WORKSTATION_API_KEY, "
-            "or bind 127.0.0.1."
+            "make people's keys with 'workstation keys add NAME', or bind 127.0.0.1."
         )
 
 
@@ -116,16 +118,25 @@ def _loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> Non
 class BackgroundServer:
     """The API served from a thread of this process (for an app that wants to serve alongside).
 
-    ``BackgroundServer(scheduler, options, host, port).start()``; ``url``; ``stop()``.
+    ``BackgroundServer(scheduler, options, host, port, accounts=...).start()``; ``url``;
+    ``stop()``.
     """
 
-    def __init__(self, scheduler: Scheduler, options: ServerOptions, host: str = "127.0.0.1", port: int = 8088) -> None:
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        options: ServerOptions,
+        host: str = "127.0.0.1",
+        port: int = 8088,
+        accounts: Accounts | None = None,
+    ) -> None:
         import threading
 
-        check_host(host, options.api_key)
+        check_host(host, options.api_key, accounts is not None and accounts.protected)
         self.sock = bind_socket(host, port)
         self.host, self.port = host, self.sock.getsockname()[1]
-        self.server = make_uvicorn(OpenAIServer(scheduler, options).app, options)
+        self.openai = OpenAIServer(scheduler, options, accounts)
+        self.server = make_uvicorn(self.openai.app, options)
         self._thread = threading.Thread(target=self._run, name="workstation-serve", daemon=True)
 
     @property
@@ -135,8 +146,14 @@ class BackgroundServer:
     def _run(self) -> None:
         run_server(self.server, self.sock)
 
-    def start(self) -> BackgroundServer:
+    def start(self, timeout_s: float = 30.0) -> BackgroundServer:
+        """Start serving; returns once uvicorn accepts connections."""
         self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self.server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise ServeError("The API server did not start.")
+            time.sleep(0.01)
         return self
 
     def stop(self) -> None:

@@ -1,0 +1,310 @@
+"""The office server's accounts over real HTTP with the official ``openai`` client and several
+people's keys: quotas and their reset (the clock injected), revocation, profile limits, the
+per-key slot cap, turns between people, usage totals equal to the responses' ``usage``, the
+per-key metrics, and a tampered audit line found by ``workstation audit verify``.
+
+The server runs in a thread of the test (``BackgroundServer``) over one real SmolLM2 scheduler,
+with ``Accounts`` on the test's own data folder.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+from conftest import make_profile
+
+from workstation.cli import main
+from workstation.core.audit import CURRENT, AuditTrail, audit_dir
+from workstation.core.keys import KeyRing
+from workstation.core.quota import day_start, next_day_start
+from workstation.core.scheduler import Scheduler
+from workstation.core.server.accounts import Accounts
+from workstation.core.server.options import ServerOptions
+from workstation.core.server.process import BackgroundServer
+from workstation.core.usage import UsageLog
+
+QUESTION = [{"role": "user", "content": "Name three colours of the rainbow."}]
+PROFILE = "test"  # make_profile's name: the profile the server serves
+pytestmark = pytest.mark.timeout(900)  # a shared 2-core machine can be very slow; nothing here is timed
+
+
+class Clock:
+    def __init__(self, t: float) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@dataclass
+class Office:
+    url: str
+    accounts: Accounts
+    clock: Clock
+    scheduler: Scheduler
+    keys: dict[str, str]
+
+    def client(self, name: str) -> openai.OpenAI:
+        return openai.OpenAI(base_url=self.url, api_key=self.keys[name], max_retries=0, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def scheduler(smollm2_path: Path) -> Iterator[Scheduler]:
+    s = Scheduler(make_profile(), n_parallel=2, max_queue=16, slot_context=512)
+    yield s
+    s.close()
+
+
+@contextmanager
+def office(
+    scheduler: Scheduler, people: dict[str, dict[str, object]], audit_content: bool = False
+) -> Iterator[Office]:
+    """A server over ``scheduler`` whose key file holds ``people`` (name -> KeyRing.add options)."""
+    ring = KeyRing()
+    keys = {name: ring.add(name, **opts)[1] for name, opts in people.items()}  # type: ignore[arg-type]
+    clock = Clock(day_start(time.time()) + 12 * 3600)  # noon today
+    accounts = Accounts(
+        PROFILE, keys=ring, usage=UsageLog(), audit=AuditTrail(), audit_content=audit_content, clock=clock
+    )
+    server = BackgroundServer(scheduler, ServerOptions(model_id=PROFILE), port=0, accounts=accounts).start()
+    try:
+        yield Office(server.url, accounts, clock, scheduler, keys)
+    finally:
+        server.stop()
+        accounts.close()
+
+
+def chat(client: openai.OpenAI, stream: bool = False, max_tokens: int = 8) -> int:
+    """One chat request; returns the ``usage.total_tokens`` the client was told."""
+    if not stream:
+        reply = client.chat.completions.create(model=PROFILE, messages=QUESTION, max_tokens=max_tokens, temperature=0)
+        assert reply.usage is not None
+        return reply.usage.total_tokens
+    total = 0
+    for chunk in client.chat.completions.create(
+        model=PROFILE, messages=QUESTION, max_tokens=max_tokens, temperature=0,
+        stream=True, stream_options={"include_usage": True},
+    ):
+        if chunk.usage is not None:
+            total = chunk.usage.total_tokens
+    assert total > 0
+    return total
+
+
+def wait_for(condition: Callable[[], bool], what: str) -> None:
+    """Wait (bounded) for a state of the server; never asserts on time."""
+    for _ in range(6000):
+        if condition():
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"the server never reached: {what}")
+
+
+def metric(text: str, line_start: str) -> float:
+    for line in text.splitlines():
+        if line.startswith(line_start + " "):
+            return float(line.rsplit(" ", 1)[1])
+    raise KeyError(line_start)
+
+
+# --- quotas, usage, metrics, audit -----------------------------------------------------------------
+def test_usage_equals_the_responses_and_quota_resets_at_midnight(
+    scheduler: Scheduler, capsys: pytest.CaptureFixture[str]
+) -> None:
+    people = {"alice": {"tokens_per_day": 1}, "bob": {}}
+    with office(scheduler, people) as o:
+        alice, bob = o.client("alice"), o.client("bob")
+        told = {"alice": chat(alice), "bob": chat(bob) + chat(bob, stream=True)}
+        completions = o.client("bob").completions.create(model=PROFILE, prompt="Once upon a time", max_tokens=6)
+        assert completions.usage is not None
+        told["bob"] += completions.usage.total_tokens
+
+        # alice used her day: 429 in OpenAI's shape, saying when it resets
+        with pytest.raises(openai.RateLimitError) as caught:
+            chat(alice, stream=True)
+        err = caught.value
+        body = err.response.json()
+        assert set(body["error"]) == {"message", "type", "param", "code"}
+        assert body["error"]["code"] == "insufficient_quota"
+        assert f"has used {told['alice']} of its 1 tokens for today" in body["error"]["message"]
+        reset = next_day_start(o.clock.t)
+        assert time.strftime("%Y-%m-%dT%H:%M", time.localtime(reset)) in body["error"]["message"]
+        assert int(err.response.headers["retry-after"]) == int(reset - o.clock.t)
+        told["bob"] += chat(bob)  # bob is not held back by alice's quota
+
+        o.clock.t = reset + 60  # the next day: alice's quota is back
+        next_day = chat(alice)
+        told["alice"] += next_day
+
+        o.accounts.flush()
+        usage = UsageLog()
+        rows = {r.group: r for r in usage.summary("person")}
+        assert rows["alice"].tokens == told["alice"] and rows["alice"].requests == 3
+        assert rows["alice"].errors == 1
+        assert rows["bob"].tokens == told["bob"] and rows["bob"].requests == 4 and rows["bob"].errors == 0
+        assert [r.tokens for r in usage.summary("day")] == [told["alice"] - next_day + told["bob"], next_day]
+        records = usage.records()
+        usage.close()
+        assert main(["usage", "--json"]) == 0
+        printed = {r["group"]: r["tokens"] for r in json.loads(capsys.readouterr().out)["rows"]}
+        assert printed == told
+
+        # the per-key counters and the latency histograms on /metrics
+        text = httpx.get(f"{o.url.removesuffix('/v1')}/metrics", headers={"Authorization": f"Bearer {o.keys['bob']}"}).text
+        assert metric(text, 'workstation:key_requests_total{key="alice",status="429"}') == 1
+        assert metric(text, 'workstation:key_requests_total{key="alice",status="200"}') == 2
+        assert metric(text, 'workstation:key_requests_total{key="bob",status="200"}') == 4
+        prompt = metric(text, 'workstation:key_prompt_tokens_total{key="bob"}')
+        completion = metric(text, 'workstation:key_completion_tokens_total{key="bob"}')
+        assert prompt + completion == told["bob"]
+        answered = [r for r in records if r.status == 200 and r.completion_tokens]
+        assert len(answered) == 6
+        assert metric(text, f'workstation:time_to_first_token_seconds_count{{profile="{PROFILE}"}}') == 6
+        assert metric(text, f'workstation:time_per_output_token_seconds_count{{profile="{PROFILE}"}}') == sum(
+            1 for r in answered if r.completion_tokens > 1
+        )
+        assert metric(text, f'workstation:request_duration_seconds_count{{profile="{PROFILE}"}}') == 7
+        assert metric(text, f'workstation:request_duration_seconds_bucket{{profile="{PROFILE}",le="+Inf"}}') == 7
+        assert metric(text, "workstation:accounting_requests_total") == 7
+
+    # the audit trail: one line per request, counts only (no content unless turned on)
+    path = audit_dir() / CURRENT
+    lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    assert [x["who"] for x in lines].count("alice") == 3 and len(lines) == 7
+    assert "rainbow" not in path.read_text(encoding="utf-8")
+    assert sum(x["prompt_tokens"] + x["completion_tokens"] for x in lines if x["who"] == "bob") == told["bob"]
+    assert main(["audit", "verify"]) == 0
+    assert "intact: 7 lines" in capsys.readouterr().out
+    raw = path.read_text(encoding="utf-8").splitlines()
+    assert '"who":"bob"' in raw[1] and '"status":200' in raw[1]
+    raw[1] = raw[1].replace('"status":200', '"status":500')
+    path.write_text("\n".join(raw) + "\n", encoding="utf-8")
+    assert main(["audit", "verify"]) == 1
+    assert f"{CURRENT} line 2 was changed" in capsys.readouterr().out
+    # cutting the last line is found too: the usage file knows the newest line
+    path.write_text("\n".join(path.read_text(encoding="utf-8").splitlines()[:-1]) + "\n", encoding="utf-8")
+    assert main(["audit", "verify"]) == 1
+    assert "1 line removed after" in capsys.readouterr().out
+
+
+def test_audit_content_only_when_turned_on(scheduler: Scheduler) -> None:
+    with office(scheduler, {"erin": {}}, audit_content=True) as o:
+        o.client("erin").chat.completions.create(model=PROFILE, messages=QUESTION, max_tokens=4, temperature=0)
+        o.accounts.flush()
+    line = json.loads((audit_dir() / CURRENT).read_text(encoding="utf-8").splitlines()[-1])
+    assert line["who"] == "erin" and line["messages"] == QUESTION and isinstance(line["reply"], str)
+
+
+# --- revocation and profile limits ---------------------------------------------------------------
+def test_a_revoked_key_fails_on_its_next_request(scheduler: Scheduler, capsys: pytest.CaptureFixture[str]) -> None:
+    with office(scheduler, {"bob": {}, "carol": {}}) as o:
+        bob = o.client("bob")
+        assert chat(bob) > 0
+        assert main(["keys", "revoke", "bob"]) == 0  # the command, on the same data folder
+        with pytest.raises(openai.AuthenticationError) as caught:
+            chat(bob)
+        assert caught.value.response.json()["error"]["message"] == "The API key 'bob' was revoked."
+        with pytest.raises(openai.AuthenticationError):
+            bob.models.list()
+        assert chat(o.client("carol")) > 0
+        wrong = openai.OpenAI(base_url=o.url, api_key="ws-not-a-key", max_retries=0)
+        with pytest.raises(openai.AuthenticationError):
+            chat(wrong)
+        o.accounts.flush()
+        rows = {r.group: r for r in UsageLog().summary("person")}
+        assert rows["(unknown)"].requests == 2 and rows["(unknown)"].errors == 2
+        assert rows["bob"].requests == 1
+        # every key revoked: the server stays closed, it does not open to everyone
+        assert main(["keys", "revoke", "carol"]) == 0
+        anyone = httpx.post(f"{o.url}/chat/completions", json={"messages": QUESTION, "max_tokens": 2})
+        assert anyone.status_code == 401
+
+
+def test_a_key_limited_to_other_profiles_cannot_reach_this_one(scheduler: Scheduler) -> None:
+    people = {"dave": {"profiles": ["big-model"]}, "erin": {"profiles": ["big-model", PROFILE]}}
+    with office(scheduler, people) as o:
+        with pytest.raises(openai.PermissionDeniedError) as caught:
+            chat(o.client("dave"))
+        error = caught.value.response.json()["error"]
+        assert error["code"] == "profile_not_allowed" and "big-model" in error["message"]
+        with pytest.raises(openai.PermissionDeniedError):
+            o.client("dave").models.list()
+        assert chat(o.client("erin")) > 0
+
+
+# --- slots: a cap per key, and turns between people ----------------------------------------------
+class Streamer(threading.Thread):
+    """One streamed completion in a thread; ``first`` is set at its first token."""
+
+    def __init__(self, client: openai.OpenAI, name: str, max_tokens: int, order: list[str]) -> None:
+        super().__init__(daemon=True)
+        self.client, self.name_, self.max_tokens, self.order = client, name, max_tokens, order
+        self.first = threading.Event()
+        self.tokens = 0
+        self.error: Exception | None = None
+
+    def run(self) -> None:
+        try:
+            stream = self.client.completions.create(
+                model=PROFILE, prompt=f"{self.name_} writes a long story about the office:", max_tokens=self.max_tokens,
+                temperature=0, stream=True, stream_options={"include_usage": True}, extra_body={"ignore_eos": True},
+            )
+            for chunk in stream:
+                if chunk.choices and chunk.choices[0].text and not self.first.is_set():
+                    self.order.append(self.name_)
+                    self.first.set()
+                if chunk.usage is not None:
+                    self.tokens = chunk.usage.completion_tokens
+        except Exception as err:  # noqa: BLE001 - the test reports it
+            self.error = err
+
+
+def test_max_parallel_leaves_the_free_slot_to_another_person(scheduler: Scheduler) -> None:
+    with office(scheduler, {"alice": {"max_parallel": 1}, "bob": {}}) as o:
+        order: list[str] = []
+        a1 = Streamer(o.client("alice"), "a1", 64, order)
+        a1.start()
+        assert a1.first.wait(600)
+        a2 = Streamer(o.client("alice"), "a2", 8, order)
+        a2.start()
+        wait_for(lambda: scheduler.requests_deferred == 1, "alice's second request waiting")
+        assert scheduler.requests_processing == 1  # a slot is free, but alice is at her cap
+        assert chat(o.client("bob"), max_tokens=4) > 0  # bob takes the free slot at once
+        assert not a2.first.is_set()  # alice's second request has not started: a1 holds her slot
+        a1.join(600)
+        a2.join(600)
+        assert a1.error is None and a2.error is None
+        assert (a1.tokens, a2.tokens) == (64, 8)
+        assert order == ["a1", "a2"]
+
+
+def test_people_take_turns_for_one_slot(smollm2_path: Path) -> None:
+    """One slot; alice holds it and queues two more; bob queues one after them: bob's request
+    goes second, before alice's backlog."""
+    with Scheduler(make_profile(), n_parallel=1, max_queue=8, slot_context=512) as one, office(
+        one, {"alice": {}, "bob": {}}
+    ) as o:
+        order: list[str] = []
+        a1 = Streamer(o.client("alice"), "a1", 64, order)
+        a1.start()
+        assert a1.first.wait(600)
+        rest = []
+        for name, who in (("a2", "alice"), ("a3", "alice"), ("b1", "bob")):
+            s = Streamer(o.client(who), name, 4, order)
+            s.start()
+            rest.append(s)
+            n = len(rest)
+            wait_for(lambda n=n: one.requests_deferred == n, f"{n} requests waiting")
+        for s in (a1, *rest):
+            s.join(600)
+            assert s.error is None
+        assert order == ["a1", "b1", "a2", "a3"]

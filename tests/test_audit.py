@@ -1,0 +1,147 @@
+"""The audit trail: a hash chain of JSON lines that ``verify`` checks, across rotated files,
+with a changed, inserted or removed line named; and ``workstation audit verify``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from workstation.cli import main
+from workstation.core.audit import CURRENT, GENESIS, AuditTrail, line_hash, trail_files, verify
+
+
+def entry(i: int) -> dict[str, object]:
+    return {"who": f"person{i % 3}", "profile": "office", "route": "chat", "status": 200,
+            "prompt_tokens": 10 + i, "cached_tokens": 0, "completion_tokens": i, "client": "127.0.0.1"}
+
+
+def write(directory: Path, n: int, max_bytes: int = 1 << 20) -> list[tuple[int, str]]:
+    trail = AuditTrail(directory, max_bytes=max_bytes)
+    out: list[tuple[int, str]] = []
+    for i in range(0, n, 3):  # batches of up to three lines, as the writer thread appends them
+        out += trail.append([entry(j) for j in range(i, min(n, i + 3))])
+    return out
+
+
+def lines_of(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def test_lines_chain_each_to_the_one_before(tmp_path: Path) -> None:
+    heads = write(tmp_path, 7)
+    lines = [json.loads(x) for x in lines_of(tmp_path / CURRENT)]
+    assert [x["seq"] for x in lines] == list(range(1, 8))
+    assert lines[0]["prev"] == GENESIS
+    for before, after in zip(lines, lines[1:], strict=False):
+        assert after["prev"] == before["hash"] == line_hash(before)
+    assert heads[-1] == (7, lines[-1]["hash"])
+    report = verify(tmp_path, heads[-1])
+    assert report.ok and report.lines == 7 and report.files == 1
+
+
+def test_a_new_writer_continues_the_chain(tmp_path: Path) -> None:
+    """A second writer (a restarted server, or another server on the same data folder) picks
+    up the head from the file."""
+    first = AuditTrail(tmp_path)
+    first.append([entry(0), entry(1)])
+    second = AuditTrail(tmp_path)
+    second.append([entry(2)])
+    first.append([entry(3)])  # the first writer sees the file grew and re-reads the head
+    seqs = [json.loads(x)["seq"] for x in lines_of(tmp_path / CURRENT)]
+    assert seqs == [1, 2, 3, 4]
+    assert verify(tmp_path).ok
+
+
+def _rewrite(path: Path, lines: list[str]) -> None:
+    path.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+
+
+def test_a_changed_line_is_named(tmp_path: Path) -> None:
+    write(tmp_path, 6)
+    path = tmp_path / CURRENT
+    lines = lines_of(path)
+    lines[2] = lines[2].replace('"status":200', '"status":201')
+    _rewrite(path, lines)
+    assert verify(tmp_path).problems == [f"{CURRENT} line 3 was changed: its content does not match its hash."]
+
+
+def test_a_changed_line_with_its_hash_recomputed_is_named(tmp_path: Path) -> None:
+    write(tmp_path, 6)
+    path = tmp_path / CURRENT
+    lines = lines_of(path)
+    forged = json.loads(lines[3])
+    forged["completion_tokens"] = 0
+    forged["hash"] = line_hash(forged)
+    lines[3] = json.dumps(forged, sort_keys=True, separators=(",", ":"))
+    _rewrite(path, lines)
+    problems = verify(tmp_path).problems
+    assert problems == [f"{CURRENT} line 4 was changed: the next line's link to it does not match."]
+
+
+def test_an_inserted_line_is_named(tmp_path: Path) -> None:
+    write(tmp_path, 5)
+    path = tmp_path / CURRENT
+    lines = lines_of(path)
+    before = json.loads(lines[1])
+    fake = {**entry(99), "seq": 3, "prev": before["hash"]}  # well forged: links to line 2
+    fake["hash"] = line_hash(fake)
+    lines.insert(2, json.dumps(fake, sort_keys=True, separators=(",", ":")))
+    _rewrite(path, lines)
+    problems = verify(tmp_path).problems
+    assert len(problems) == 1 and problems[0].startswith(f"{CURRENT} line 3 inserted")
+
+
+def test_a_removed_line_is_named(tmp_path: Path) -> None:
+    write(tmp_path, 6)
+    path = tmp_path / CURRENT
+    lines = lines_of(path)
+    del lines[3]
+    _rewrite(path, lines)
+    assert verify(tmp_path).problems == [f"1 line removed before {CURRENT} line 4 (seq 4 to 4 are missing)."]
+
+
+def test_lines_cut_from_the_end_are_found_with_the_known_head(tmp_path: Path) -> None:
+    heads = write(tmp_path, 6)
+    path = tmp_path / CURRENT
+    _rewrite(path, lines_of(path)[:4])
+    assert verify(tmp_path).ok  # the chain alone cannot tell
+    assert verify(tmp_path, heads[-1]).problems == [
+        f"2 lines removed after {CURRENT} line 4: the usage file records seq 6."
+    ]
+
+
+def test_rotation_keeps_the_chain_across_files(tmp_path: Path) -> None:
+    write(tmp_path, 60, max_bytes=4096)
+    files = trail_files(tmp_path)
+    assert len(files) >= 3 and files[-1].name == CURRENT and files[0].name == "audit-000001.jsonl"
+    assert all(f.stat().st_size <= 4096 for f in files)
+    first_of_second = json.loads(lines_of(files[1])[0])
+    last_of_first = json.loads(lines_of(files[0])[-1])
+    assert first_of_second["prev"] == last_of_first["hash"]
+    assert first_of_second["seq"] == last_of_first["seq"] + 1
+    report = verify(tmp_path)
+    assert report.ok and report.lines == 60 and report.files == len(files)
+    # a whole rotated file removed is found as the lines it held
+    n = len(lines_of(files[1]))
+    files[1].unlink()
+    problems = verify(tmp_path).problems
+    assert len(problems) == 1
+    assert problems[0].startswith(f"{n} lines removed before {files[2].name} line 1")
+
+
+def test_audit_verify_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path, 4)
+    assert main(["audit", "verify", "--dir", str(tmp_path)]) == 0
+    assert "intact: 4 lines" in capsys.readouterr().out
+    path = tmp_path / CURRENT
+    lines = lines_of(path)
+    lines[1] = lines[1].replace('"who":"person1"', '"who":"someone"')
+    _rewrite(path, lines)
+    assert main(["audit", "verify", "--dir", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{CURRENT} line 2 was changed" in out
+    assert main(["audit", "verify", "--dir", str(tmp_path), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["ok"] is False and data["lines"] == 4

@@ -1,0 +1,211 @@
+"""People's keys, tokens per day and the usage file, without a model: real SQLite files in the
+test's data folder, the clock injected, and the ``keys`` and ``usage`` commands."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from workstation.cli import main
+from workstation.core.keys import KeyRing, KeyRingError
+from workstation.core.paths import data_dir
+from workstation.core.quota import DailyQuota, day_start, next_day_start
+from workstation.core.usage import UsageError, UsageLog, UsageRecord, parse_since
+
+
+# --- keys ----------------------------------------------------------------------------------------
+def test_a_key_is_stored_as_a_digest_and_found_by_the_key(tmp_path: Path) -> None:
+    ring = KeyRing(tmp_path / "keys.sqlite3")
+    key, secret = ring.add("alice", tokens_per_day=1000, max_parallel=2, profiles=["office-cpu", "office-gpu"])
+    assert secret.startswith("ws-") and len(secret) > 40
+    found = ring.find(secret)
+    assert found is not None and found.name == "alice"
+    assert (found.tokens_per_day, found.max_parallel, found.profiles) == (1000, 2, ("office-cpu", "office-gpu"))
+    assert found.allows("office-gpu") and not found.allows("big-model")
+    assert ring.find(secret[:-1] + ("A" if secret[-1] != "A" else "B")) is None
+    ring.close()
+    raw = (tmp_path / "keys.sqlite3").read_bytes()
+    assert secret.encode() not in raw  # only the digest is kept
+    with sqlite3.connect(tmp_path / "keys.sqlite3") as db:
+        assert db.execute("SELECT hash FROM keys").fetchone()[0] != secret
+
+
+def test_one_active_key_per_name_and_revocation(tmp_path: Path) -> None:
+    ring = KeyRing(tmp_path / "keys.sqlite3")
+    _, first = ring.add("bob")
+    with pytest.raises(KeyRingError, match="already has a key"):
+        ring.add("bob")
+    with pytest.raises(KeyRingError, match="not allowed"):
+        ring.add("bob smith")
+    with pytest.raises(KeyRingError, match="--max-parallel"):
+        ring.add("carol", max_parallel=0)
+    revoked = ring.revoke("bob")
+    assert revoked.revoked is not None
+    found = ring.find(first)
+    assert found is not None and found.revoked is not None  # the server says "revoked"
+    _, second = ring.add("bob")  # a new key for the same person
+    assert ring.find(second) is not None and ring.find(second).revoked is None
+    assert [k.name for k in ring.list()] == ["bob"]
+    assert len(ring.list(include_revoked=True)) == 2
+    with pytest.raises(KeyRingError, match="no active key named 'nobody'"):
+        ring.revoke("nobody")
+    ring.revoke("bob")
+    assert ring.any_keys()  # revoking every key must not open the server
+
+
+def test_keys_commands_print_the_key_once(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["keys", "add", "alice", "--tokens-per-day", "5000", "--max-parallel", "2", "--profiles", "a,b"]) == 0
+    out, err = capsys.readouterr()
+    secret = out.strip()
+    assert secret.startswith("ws-") and "not shown again" in err
+    assert main(["keys", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert "alice" in listed and "5,000" in listed and "a,b" in listed and secret not in listed
+    assert main(["keys", "list", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["keys"][0]["name"] == "alice" and "key" not in data["keys"][0]
+    assert main(["keys", "add", "alice"]) == 1
+    assert "already has a key" in capsys.readouterr().err
+    assert main(["keys", "revoke", "alice"]) == 0
+    assert main(["keys", "list"]) == 0
+    assert "No keys yet" in capsys.readouterr().out
+    assert main(["keys", "revoke", "alice"]) == 1
+    assert "no active key" in capsys.readouterr().err
+
+
+# --- tokens per day --------------------------------------------------------------------------------
+class Clock:
+    def __init__(self, t: float) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_quota_counts_today_and_resets_at_local_midnight() -> None:
+    noon = day_start(time.time()) + 12 * 3600
+    clock = Clock(noon)
+    quota = DailyQuota(clock, lambda since: {"alice": 40} if since == day_start(noon) else {})
+    assert quota.used("alice") == 40  # today's earlier use comes from the usage file
+    assert quota.check("alice", 100) is None
+    quota.charge("alice", 70, noon)
+    over = quota.check("alice", 100)
+    assert over is not None and over.used == 110 and over.limit == 100
+    assert over.resets_at == next_day_start(noon)
+    assert over.retry_after_s(noon) == int(next_day_start(noon) - noon)
+    assert quota.check("alice", None) is None  # no limit
+    assert quota.check("bob", 100) is None
+    clock.t = next_day_start(noon) + 1  # a second after midnight: a new day
+    assert quota.used("alice") == 0
+    assert quota.check("alice", 100) is None
+    quota.charge("alice", 5, noon)  # a request begun yesterday does not count today
+    assert quota.used("alice") == 0
+
+
+# --- the usage file --------------------------------------------------------------------------------
+def record(t: float, key: str, prompt: int, completion: int, status: int = 200, profile: str = "office") -> UsageRecord:
+    return UsageRecord(t=t, key=key, profile=profile, route="chat", prompt_tokens=prompt, cached_tokens=prompt // 2,
+                       completion_tokens=completion, ttft_ms=100.0, decode_tps=20.0, status=status,
+                       duration_ms=500.0, client="127.0.0.1")
+
+
+def test_usage_summaries_by_person_profile_and_day(tmp_path: Path) -> None:
+    log = UsageLog(tmp_path / "usage.sqlite3")
+    today = day_start(time.time()) + 10 * 3600
+    yesterday = today - 86400
+    log.add([
+        record(yesterday, "alice", 10, 5),
+        record(today, "alice", 20, 7),
+        record(today, "bob", 30, 9, profile="big"),
+        record(today, "bob", 0, 0, status=429),
+    ])
+    by_person = {r.group: r for r in log.summary("person")}
+    assert by_person["alice"].tokens == 42 and by_person["alice"].requests == 2
+    assert by_person["bob"].requests == 2 and by_person["bob"].errors == 1 and by_person["bob"].tokens == 39
+    assert by_person["bob"].cached_tokens == 15
+    assert {r.group: r.tokens for r in log.summary("profile")} == {"office": 42, "big": 39}
+    days = log.summary("day")
+    assert [r.tokens for r in days] == [15, 66]
+    assert {r.group for r in log.summary("person", since=today - 3600)} == {"alice", "bob"}
+    assert log.summary("person", since=today - 3600)[0].tokens == 27
+    assert log.tokens_by_key(day_start(today)) == {"alice": 27, "bob": 39}
+    daily = log.daily_by_person()
+    assert sum(n for _, _, n in daily) == 81 and len(daily) == 3
+    with pytest.raises(UsageError, match="--by"):
+        log.summary("month")
+    log.close()
+
+
+def test_usage_command_table_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["usage"]) == 0
+    assert "No requests recorded" in capsys.readouterr().out
+    log = UsageLog(data_dir() / "usage.sqlite3")
+    now = time.time()
+    log.add([record(now, "alice", 100, 50), record(now, "bob", 10, 1), record(now - 40 * 86400, "alice", 7, 7)])
+    log.close()
+    assert main(["usage", "--json"]) == 0
+    rows = {r["group"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert rows["alice"]["tokens"] == 164 and rows["bob"]["tokens"] == 11
+    since = time.strftime("%Y-%m-%d", time.localtime(now - 86400))
+    assert main(["usage", "--since", since, "--json"]) == 0
+    rows = {r["group"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert rows["alice"]["tokens"] == 150
+    assert main(["usage", "--by", "profile"]) == 0
+    out = capsys.readouterr().out
+    assert "office" in out and "175" in out
+    assert main(["usage", "--since", "last tuesday"]) == 1
+    assert "--since is 'last tuesday'" in capsys.readouterr().err
+
+
+def test_parse_since_reads_dates_and_times() -> None:
+    assert parse_since("2026-03-01") == day_start(parse_since("2026-03-01T13:00"))
+    with pytest.raises(UsageError):
+        parse_since("yesterday")
+
+
+# --- the per-key metrics ---------------------------------------------------------------------------
+def test_histograms_are_cumulative_and_labels_escaped() -> None:
+    from workstation.core.metrics import TurnMetrics
+    from workstation.core.server.prometheus import ServerMetrics
+
+    metrics = ServerMetrics()
+    for ttft_ms in (70.0, 300.0, 20000.0):
+        m = TurnMetrics(ttft_ms=ttft_ms, predicted_n=4, predicted_per_token_ms=12.0)
+        metrics.observe('off"ice', "alice", 200, m, ttft_ms / 1000 + 1, 10, 4)
+    metrics.observe('off"ice', "bob", 429, None, 0.001, 0, 0)
+    text = metrics.text()
+    name = "workstation:time_to_first_token_seconds"
+    buckets = {
+        line.split(',le="')[1].split('"')[0]: int(line.rsplit(" ", 1)[1])
+        for line in text.splitlines() if line.startswith(f"{name}_bucket")
+    }
+    assert buckets["0.05"] == 0 and buckets["0.1"] == 1 and buckets["0.25"] == 1 and buckets["0.5"] == 2
+    assert buckets["10.0"] == 2 and buckets["30.0"] == 3 and buckets["+Inf"] == 3
+    assert f'{name}_sum{{profile="off\\"ice"}} 20.37' in text
+    assert f'{name}_count{{profile="off\\"ice"}} 3' in text
+    assert 'workstation:request_duration_seconds_count{profile="off\\"ice"} 4' in text
+    assert 'workstation:key_requests_total{key="bob",status="429"} 1' in text
+    assert 'workstation:key_prompt_tokens_total{key="alice"} 30' in text
+    assert 'workstation:key_completion_tokens_total{key="alice"} 12' in text
+
+
+def test_a_key_without_its_own_cap_gets_the_servers(tmp_path: Path) -> None:
+    from workstation.core.server.accounts import Accounts
+    from workstation.core.server.protocol import ApiError
+
+    ring = KeyRing(tmp_path / "keys.sqlite3")
+    _, free = ring.add("alice")
+    _, capped = ring.add("bob", max_parallel=1)
+    accounts = Accounts("office", keys=ring, default_max_parallel=3)
+    alice = accounts.authenticate({"authorization": f"Bearer {free}"})
+    bob = accounts.authenticate({"x-api-key": capped})
+    assert alice.owner is not None and (alice.owner.name, alice.owner.max_parallel) == ("alice", 3)
+    assert bob.owner is not None and bob.owner.max_parallel == 1
+    with pytest.raises(ApiError) as caught:
+        accounts.authenticate({})
+    assert caught.value.status == 401
+    accounts.close()

@@ -1,0 +1,48 @@
+"""``workstation audit verify``: check the server's audit trail (a hash chain of JSON lines)."""
+
+from __future__ import annotations
+
+import argparse
+
+from workstation.commands import print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("audit", help="check the server's audit trail")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
+    v = verbs.add_parser("verify", help="find changed, inserted or removed lines; exit 1 if any")
+    v.add_argument("--dir", help="the audit folder (default: audit/ in the data folder)")
+    v.add_argument("--json", action="store_true")
+    v.set_defaults(func=run_verify)
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from workstation.core.audit import AuditError, audit_dir, verify
+    from workstation.core.usage import open_usage_if_present
+
+    directory = Path(args.dir) if args.dir else audit_dir()
+    log = open_usage_if_present() if not args.dir else None
+    try:
+        head = log.last_audit() if log is not None else None
+    finally:
+        if log is not None:
+            log.close()
+    try:
+        report = verify(directory, head)
+    except OSError as err:
+        raise AuditError(f"The audit trail in {directory} cannot be read ({err.strerror or err}).") from None
+    if args.json:
+        print_json({"dir": str(directory), **report.to_dict()})
+        return 0 if report.ok else 1
+    if not report.files:
+        print(f"No audit trail in {directory} yet.")
+        return 0
+    if report.ok:
+        print(f"The audit trail is intact: {report.lines:,} lines in {report.files} file(s), in {directory}.")
+        return 0
+    print(f"The audit trail in {directory} was tampered with ({len(report.problems)} problem(s)):")
+    for problem in report.problems:
+        print(f"  {problem}")
+    return 1

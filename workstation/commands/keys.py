@@ -1,0 +1,103 @@
+"""``workstation keys add|list|revoke``: one API key per person for ``workstation serve``."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+
+from workstation.commands import print_json, text_table
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("keys", help="API keys per person for serve: add, list, revoke")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
+    add = verbs.add_parser("add", help="make a key for a person and print it (once)")
+    add.add_argument("name", help="the person's name, as usage and the audit trail show it")
+    add.add_argument("--tokens-per-day", type=int, metavar="N", help="prompt + generated tokens a day (default: no limit)")
+    add.add_argument("--max-parallel", type=int, metavar="K", help="slots the key may hold at once (default: no cap)")
+    add.add_argument("--profiles", metavar="A,B", default="", help="profiles the key may use (default: any)")
+    add.add_argument("--json", action="store_true")
+    add.set_defaults(func=run_add)
+    ls = verbs.add_parser("list", help="keys with their limits and last use (never the key)")
+    ls.add_argument("--all", action="store_true", help="revoked keys too")
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(func=run_list)
+    rv = verbs.add_parser("revoke", help="revoke a person's key; a running server refuses it at once")
+    rv.add_argument("name")
+    rv.set_defaults(func=run_revoke)
+
+
+def _when(t: float | None) -> str:
+    return dt.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M") if t else "never"
+
+
+def run_add(args: argparse.Namespace) -> int:
+    from workstation.core.keys import KeyRing
+    from workstation.core.profiles import profile_paths
+
+    profiles = [p.strip() for p in args.profiles.split(",") if p.strip()]
+    ring = KeyRing()
+    try:
+        key, secret = ring.add(
+            args.name, tokens_per_day=args.tokens_per_day, max_parallel=args.max_parallel, profiles=profiles
+        )
+    finally:
+        ring.close()
+    known = {p.stem for p in profile_paths()}
+    for name in key.profiles:
+        if name not in known:
+            print(f"workstation: note: there is no profile '{name}' in the profiles folder (yet).", file=sys.stderr)
+    if args.json:
+        print_json({**key.to_dict(), "key": secret})
+        return 0
+    print(secret)
+    print(
+        f"workstation: the key for '{key.name}' is above; hand it over now, it is not shown again.",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    from workstation.core.keys import KeyRing
+
+    ring = KeyRing()
+    try:
+        keys = ring.list(include_revoked=args.all)
+    finally:
+        ring.close()
+    if args.json:
+        print_json({"keys": [k.to_dict() for k in keys]})
+        return 0
+    if not keys:
+        print("No keys yet; make one with: workstation keys add NAME")
+        return 0
+    header = ["name", "created", "last used", "tokens/day", "max parallel", "profiles"]
+    if args.all:
+        header.append("revoked")
+    rows = []
+    for k in keys:
+        row = [
+            k.name, _when(k.created), _when(k.last_used),
+            f"{k.tokens_per_day:,}" if k.tokens_per_day else "no limit",
+            str(k.max_parallel) if k.max_parallel else "no cap",
+            ",".join(k.profiles) or "any",
+        ]
+        if args.all:
+            row.append(_when(k.revoked) if k.revoked else "")
+        rows.append(row)
+    print(text_table(header, rows, {3, 4}))
+    return 0
+
+
+def run_revoke(args: argparse.Namespace) -> int:
+    from workstation.core.keys import KeyRing
+
+    ring = KeyRing()
+    try:
+        key = ring.revoke(args.name)
+    finally:
+        ring.close()
+    print(f"Revoked the key of '{key.name}'; a running server refuses it from its next request.")
+    return 0

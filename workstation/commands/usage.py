@@ -1,0 +1,47 @@
+"""``workstation usage``: what each person, profile or day used of ``workstation serve``."""
+
+from __future__ import annotations
+
+import argparse
+
+from workstation.commands import print_json, text_table
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("usage", help="requests and tokens served, by person, profile or day")
+    p.add_argument("--since", metavar="DATE", help="from this day (YYYY-MM-DD) or time (YYYY-MM-DDTHH:MM)")
+    p.add_argument("--by", choices=("person", "profile", "day"), default="person", help="one row per (default person)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from workstation.core.usage import open_usage_if_present, parse_since
+
+    since = parse_since(args.since) if args.since else None
+    log = open_usage_if_present()
+    rows = []
+    if log is not None:
+        try:
+            rows = log.summary(args.by, since)
+        finally:
+            log.close()
+    if args.json:
+        print_json({"by": args.by, "since": since, "rows": [r.to_dict() for r in rows]})
+        return 0
+    if not rows:
+        print("No requests recorded" + (f" since {args.since}" if args.since else "") + ".")
+        return 0
+    header = [args.by, "requests", "errors", "prompt", "cached", "generated", "total tokens", "TTFT ms", "tok/s"]
+    table = [
+        [r.group, f"{r.requests:,}", f"{r.errors:,}", f"{r.prompt_tokens:,}", f"{r.cached_tokens:,}",
+         f"{r.completion_tokens:,}", f"{r.tokens:,}", f"{r.ttft_ms:.0f}", f"{r.decode_tps:.1f}"]
+        for r in rows
+    ]
+    total = [
+        "all", f"{sum(r.requests for r in rows):,}", f"{sum(r.errors for r in rows):,}",
+        f"{sum(r.prompt_tokens for r in rows):,}", f"{sum(r.cached_tokens for r in rows):,}",
+        f"{sum(r.completion_tokens for r in rows):,}", f"{sum(r.tokens for r in rows):,}", "", "",
+    ]
+    print(text_table(header, [*table, total], set(range(1, 9))))
+    return 0

@@ -1,0 +1,251 @@
+"""The audit trail: append-only JSON lines, each holding the hash of the line before it.
+
+A line (keys sorted, no spaces) holds ``seq`` (1, 2, ...), ``time`` (UTC), ``who`` (the key's
+name), ``profile``, ``route``, ``status``, the token counts, ``client`` (address), ``prev`` (the
+``hash`` of the line before; 64 zeros for the first) and ``hash``: the SHA-256 of the line
+written without its ``hash``. Message content (``messages``/``prompt`` and ``reply``) is there
+only when the operator turns it on (``serve --audit-content``).
+
+``audit.jsonl`` in the data folder's ``audit/`` is the current file; when it would grow past
+``max_bytes`` it is renamed ``audit-000001.jsonl`` (the next number) and a new one starts whose
+first line's ``prev`` is the last hash of the file before, so the chain runs across files.
+Appends hold an exclusive ``flock`` on ``audit.lock`` and read the chain's head from the files
+when another process wrote since, so two servers on one data folder keep one chain.
+
+``verify`` walks every file and names each line that was changed, inserted or removed; the
+newest line the usage file knows of (``UsageLog.last_audit``) shows lines cut from the end.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workstation.core.errors import WorkstationError
+from workstation.core.paths import data_dir
+
+GENESIS = "0" * 64
+CURRENT = "audit.jsonl"
+LOCK = "audit.lock"  # held while appending, so writers in several processes keep one chain
+ROTATED = re.compile(r"audit-(\d{6,})\.jsonl")
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+_TAIL = 64 * 1024  # bytes read from a file's end to find its last line
+
+
+class AuditError(WorkstationError):
+    """The audit trail cannot be written or read."""
+
+
+def canonical(entry: dict[str, Any]) -> bytes:
+    return json.dumps(entry, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def line_hash(entry: dict[str, Any]) -> str:
+    """The hash of a line: SHA-256 of the line without its ``hash`` field."""
+    return hashlib.sha256(canonical({k: v for k, v in entry.items() if k != "hash"})).hexdigest()
+
+
+def audit_dir() -> Path:
+    return data_dir() / "audit"
+
+
+def trail_files(directory: Path) -> list[Path]:
+    """The rotated files oldest first, then the current one (when they exist)."""
+    rotated = sorted(
+        (p for p in directory.glob("audit-*.jsonl") if ROTATED.fullmatch(p.name)),
+        key=lambda p: int(ROTATED.fullmatch(p.name).group(1)),  # type: ignore[union-attr]
+    )
+    current = directory / CURRENT
+    return [*rotated, current] if current.exists() else rotated
+
+
+def _tail_lines(path: Path) -> list[bytes]:
+    """The last lines of ``path`` (up to 64 KiB of them), last first."""
+    with open(path, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - _TAIL))
+        lines = [line for line in f.read().split(b"\n") if line.strip()]
+    return lines[::-1]
+
+
+class AuditTrail:
+    """Appends lines to the trail in ``directory`` (one writer thread per process)."""
+
+    def __init__(self, directory: Path | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self.directory = directory or audit_dir()
+        self.max_bytes = max(4096, max_bytes)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            with open(self.directory / CURRENT, "ab"):
+                pass
+        except OSError as err:
+            raise AuditError(f"The audit trail in {self.directory} cannot be written ({err.strerror or err}).") from None
+        self._known_size = -1  # the current file's size after our last append
+        self._head: tuple[int, str] = (0, GENESIS)
+
+    def _read_head(self) -> tuple[int, str]:
+        """(seq, hash) of the newest valid line. A line cut short by a crash is skipped (verify
+        reports it); the chain goes on from the line before it."""
+        for path in reversed(trail_files(self.directory)):
+            for raw in _tail_lines(path):
+                try:
+                    entry = json.loads(raw)
+                    return int(entry["seq"]), str(entry["hash"])
+                except (ValueError, KeyError, TypeError):
+                    continue
+        return 0, GENESIS
+
+    def append(self, entries: Sequence[dict[str, Any]]) -> list[tuple[int, str]]:
+        """Chain and write ``entries`` (each gets ``seq``, ``prev``, ``hash``); returns (seq, hash)
+        of each."""
+        if not entries:
+            return []
+        path = self.directory / CURRENT
+        out: list[tuple[int, str]] = []
+        try:
+            with open(self.directory / LOCK, "ab") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+                with open(path, "ab+") as f:
+                    size = os.fstat(f.fileno()).st_size
+                    if size != self._known_size:  # another process wrote (or rotated) since
+                        self._head = self._read_head()
+                        if size and os.pread(f.fileno(), 1, size - 1) != b"\n":
+                            f.write(b"\n")  # a line cut short by a crash stays a line of its own
+                            size += 1
+                    seq, prev = self._head
+                    lines: list[bytes] = []
+                    for entry in entries:
+                        seq += 1
+                        full = {**entry, "seq": seq, "prev": prev}
+                        full["hash"] = prev = line_hash(full)
+                        lines.append(canonical(full) + b"\n")
+                        out.append((seq, prev))
+                    data = b"".join(lines)
+                    if size and size + len(data) > self.max_bytes:
+                        os.fsync(f.fileno())
+                        self._rotate(path)
+                        size = 0
+                with open(path, "ab") as f:
+                    f.write(data)
+                    f.flush()
+                    self._known_size = size + len(data)
+                self._head = (seq, prev)
+        except OSError as err:
+            raise AuditError(f"The audit trail in {self.directory} cannot be written ({err.strerror or err}).") from None
+        return out
+
+    def _rotate(self, path: Path) -> None:
+        numbers = [int(m.group(1)) for p in self.directory.glob("audit-*.jsonl") if (m := ROTATED.fullmatch(p.name))]
+        os.rename(path, self.directory / f"audit-{max(numbers, default=0) + 1:06d}.jsonl")
+        fd = os.open(self.directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+# --- verification ----------------------------------------------------------------------------
+@dataclass
+class AuditReport:
+    files: int = 0
+    lines: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "files": self.files, "lines": self.lines, "problems": self.problems}
+
+
+@dataclass
+class _Line:
+    where: str  # "audit.jsonl line 7"
+    entry: dict[str, Any] | None
+    hash_ok: bool
+
+
+def _read_lines(files: Sequence[Path]) -> Iterator[_Line]:
+    for path in files:
+        with open(path, "rb") as f:
+            for number, raw in enumerate(f, 1):
+                where = f"{path.name} line {number}"
+                try:
+                    entry = json.loads(raw)
+                    if not isinstance(entry, dict) or not isinstance(entry.get("seq"), int):
+                        raise ValueError
+                    if not isinstance(entry.get("prev"), str) or not isinstance(entry.get("hash"), str):
+                        raise ValueError
+                except ValueError:
+                    yield _Line(where, None, False)
+                    continue
+                yield _Line(where, entry, line_hash(entry) == entry["hash"])
+
+
+def verify(directory: Path | None = None, known_head: tuple[int, str] | None = None) -> AuditReport:
+    """Check the chain in ``directory``; ``known_head`` (the newest (seq, hash) recorded elsewhere)
+    shows lines removed from the end."""
+    directory = directory or audit_dir()
+    files = trail_files(directory) if directory.exists() else []
+    report = AuditReport(files=len(files))
+    lines = list(_read_lines(files))
+    report.lines = len(lines)
+    problems = report.problems
+    seen: dict[str, int] = {}  # hash -> index of the line holding it
+    prev_hash: str | None = GENESIS
+    expected = 1
+    last_ok: int | None = None  # index of the last line the chain accepted
+    for i, line in enumerate(lines):
+        entry = line.entry
+        if entry is None:
+            problems.append(f"{line.where} is not an audit line (changed, or cut short).")
+            prev_hash = None
+            continue
+        if prev_hash is not None and entry["prev"] != prev_hash:
+            nxt = lines[i + 1].entry if i + 1 < len(lines) else None
+            if nxt is not None and nxt["prev"] == prev_hash:
+                problems.append(f"{line.where} was inserted: the line after it links to the line before it.")
+                continue  # the chain goes on from the line before
+            if entry["prev"] in seen and seen[entry["prev"]] < i - 1:
+                first = seen[entry["prev"]] + 1
+                span = lines[first].where if first == i - 1 else f"{lines[first].where} to {lines[i - 1].where}"
+                problems.append(f"{span} inserted: {line.where} links to {lines[first - 1].where}.")
+            elif entry["seq"] > expected:
+                missing = entry["seq"] - expected
+                problems.append(
+                    f"{missing} line{'s' if missing > 1 else ''} removed before {line.where} "
+                    f"(seq {expected} to {entry['seq'] - 1} are missing)."
+                )
+            elif last_ok is not None:
+                problems.append(f"{lines[last_ok].where} was changed: the next line's link to it does not match.")
+            else:
+                problems.append(f"{line.where} does not link to the start of the trail.")
+        elif prev_hash is not None and entry["seq"] != expected:
+            problems.append(f"{line.where} has seq {entry['seq']}, expected {expected}.")
+        if not line.hash_ok:
+            problems.append(f"{line.where} was changed: its content does not match its hash.")
+        seen[entry["hash"]] = i
+        prev_hash = entry["hash"]
+        expected = entry["seq"] + 1
+        last_ok = i
+    if known_head is not None:
+        seq, digest = known_head
+        last = lines[last_ok].entry if last_ok is not None else None
+        last_seq = last["seq"] if last else 0
+        if last_seq < seq:
+            after = f"after {lines[last_ok].where}" if last_ok is not None else "from the start"
+            problems.append(
+                f"{seq - last_seq} line{'s' if seq - last_seq > 1 else ''} removed {after}: "
+                f"the usage file records seq {seq}."
+            )
+        elif last is not None and last_seq == seq and last["hash"] != digest:
+            problems.append(f"{lines[last_ok].where} was changed: the usage file records another hash for it.")
+    return report

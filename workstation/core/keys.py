@@ -1,0 +1,196 @@
+"""API keys per person for ``workstation serve``: each with a name and its own limits.
+
+A key is 32 random bytes shown once, when it is made (``ws-`` and 43 URL-safe characters);
+only its SHA-256 is stored (a random 256-bit secret needs no salt or slow hash: nothing can be
+guessed from the digest). The ring lives in ``keys.sqlite3`` in the data folder, so
+``workstation keys revoke`` in one terminal reaches a running server at its next request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import os
+import re
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workstation.core.errors import WorkstationError
+from workstation.core.paths import data_dir
+from workstation.core.sqlite_schema import SchemaError, open_database
+
+DB_NAME = "keys.sqlite3"
+KEY_PREFIX = "ws-"
+NAME_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
+NAME_HELP = "1 to 64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit"
+
+_MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE keys (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        hash TEXT NOT NULL UNIQUE,
+        created REAL NOT NULL,
+        last_used REAL,
+        revoked REAL,
+        tokens_per_day INTEGER,
+        max_parallel INTEGER,
+        profiles TEXT NOT NULL DEFAULT ''
+    );
+    CREATE UNIQUE INDEX keys_active_name ON keys(name) WHERE revoked IS NULL;
+    """,
+)
+_COLUMNS = "name, created, last_used, revoked, tokens_per_day, max_parallel, profiles"
+
+
+class KeyRingError(WorkstationError):
+    """A key cannot be made, found or revoked."""
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """One person's key as stored (never the key itself)."""
+
+    name: str
+    created: float
+    last_used: float | None = None
+    revoked: float | None = None
+    tokens_per_day: int | None = None  # prompt + generated tokens a day; None: no limit
+    max_parallel: int | None = None  # slots held at once; None: no cap
+    profiles: tuple[str, ...] = ()  # profiles it may use; empty: any
+
+    def allows(self, profile: str) -> bool:
+        return not self.profiles or profile in self.profiles
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "created": self.created,
+            "last_used": self.last_used,
+            "revoked": self.revoked,
+            "tokens_per_day": self.tokens_per_day,
+            "max_parallel": self.max_parallel,
+            "profiles": list(self.profiles),
+        }
+
+
+def key_digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def check_name(name: str) -> str:
+    if not NAME_RULE.fullmatch(name):
+        raise KeyRingError(f"The key name {name!r} is not allowed; a name is {NAME_HELP}.")
+    return name
+
+
+def _row(row: Sequence[Any]) -> ApiKey:
+    name, created, last_used, revoked, per_day, parallel, profiles = row
+    return ApiKey(
+        name, created, last_used, revoked, per_day, parallel, tuple(p for p in profiles.split(",") if p)
+    )
+
+
+class KeyRing:
+    """The keys file. Safe to share between threads (one connection behind a lock)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or data_dir() / DB_NAME
+        fresh = not self.path.exists()
+        try:
+            self._db = open_database(self.path, _MIGRATIONS, f"The key file {self.path}", check_same_thread=False)
+        except SchemaError as err:
+            raise KeyRingError(str(err)) from None
+        if fresh:
+            with contextlib.suppress(OSError):
+                os.chmod(self.path, 0o600)
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def add(
+        self,
+        name: str,
+        *,
+        tokens_per_day: int | None = None,
+        max_parallel: int | None = None,
+        profiles: Iterable[str] = (),
+        now: float | None = None,
+    ) -> tuple[ApiKey, str]:
+        """A new key for ``name``: (what is stored, the key to hand over once)."""
+        check_name(name)
+        if tokens_per_day is not None and tokens_per_day < 1:
+            raise KeyRingError(f"--tokens-per-day is {tokens_per_day}; it must be 1 or more.")
+        if max_parallel is not None and not 1 <= max_parallel <= 64:
+            raise KeyRingError(f"--max-parallel is {max_parallel}; allowed values are 1 to 64.")
+        names = tuple(dict.fromkeys(p.strip() for p in profiles if p.strip()))
+        for p in names:
+            if "," in p:
+                raise KeyRingError(f"The profile name {p!r} holds a comma; list profiles as a,b.")
+        secret = KEY_PREFIX + secrets.token_urlsafe(32)
+        key = ApiKey(name, time.time() if now is None else now, None, None, tokens_per_day, max_parallel, names)
+        try:
+            with self._lock, self._db:
+                self._db.execute(
+                    "INSERT INTO keys(name, hash, created, tokens_per_day, max_parallel, profiles) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (name, key_digest(secret), key.created, tokens_per_day, max_parallel, ",".join(names)),
+                )
+        except sqlite3.IntegrityError:
+            raise KeyRingError(
+                f"'{name}' already has a key; revoke it first (workstation keys revoke {name})."
+            ) from None
+        return key, secret
+
+    def list(self, include_revoked: bool = False) -> list[ApiKey]:
+        where = "" if include_revoked else " WHERE revoked IS NULL"
+        with self._lock:
+            rows = self._db.execute(f"SELECT {_COLUMNS} FROM keys{where} ORDER BY name, created").fetchall()
+        return [_row(r) for r in rows]
+
+    def revoke(self, name: str, now: float | None = None) -> ApiKey:
+        with self._lock, self._db:
+            cur = self._db.execute(
+                "UPDATE keys SET revoked = ? WHERE name = ? AND revoked IS NULL",
+                (time.time() if now is None else now, name),
+            )
+        if cur.rowcount == 0:
+            known = ", ".join(k.name for k in self.list()) or "none"
+            raise KeyRingError(f"There is no active key named '{name}'; active keys: {known}.")
+        return next(k for k in self.list(include_revoked=True) if k.name == name and k.revoked)
+
+    def find(self, secret: str) -> ApiKey | None:
+        """The key whose digest matches ``secret`` (revoked ones too: the caller says so)."""
+        if not secret.startswith(KEY_PREFIX):
+            return None
+        digest = key_digest(secret)
+        with self._lock:
+            row = self._db.execute(f"SELECT {_COLUMNS}, hash FROM keys WHERE hash = ?", (digest,)).fetchone()
+        if row is None or not hmac.compare_digest(row[-1], digest):
+            return None
+        return _row(row[:-1])
+
+    def any_keys(self) -> bool:
+        """Whether any key was ever made (revoked ones count: revoking the last key must not
+        open the server to everyone)."""
+        with self._lock:
+            return self._db.execute("SELECT 1 FROM keys LIMIT 1").fetchone() is not None
+
+    def touch(self, last_used: dict[str, float]) -> None:
+        """Record when each named key was last used (one transaction)."""
+        if not last_used:
+            return
+        with self._lock, self._db:
+            self._db.executemany(
+                "UPDATE keys SET last_used = MAX(COALESCE(last_used, 0), ?) WHERE name = ? AND revoked IS NULL",
+                [(t, name) for name, t in last_used.items()],
+            )

@@ -1,0 +1,82 @@
+"""Tokens per day per key: what each key used today, and when its day ends.
+
+A day is the server's local calendar day; the quota resets at local midnight. The clock is
+injected (tests move it past midnight instead of waiting). Today's counts start from the usage
+file, so a restarted server remembers what each person already used.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+Clock = Callable[[], float]  # seconds since the epoch
+
+
+def day_start(t: float) -> float:
+    """Local midnight at the start of the day holding ``t``."""
+    local = dt.datetime.fromtimestamp(t).astimezone()
+    return local.replace(hour=0, minute=0, second=0, microsecond=0).timestamp()
+
+
+def next_day_start(t: float) -> float:
+    """Local midnight at the end of the day holding ``t`` (23 or 25 hours away on DST days)."""
+    local = dt.datetime.fromtimestamp(t).astimezone()
+    tomorrow = local.date() + dt.timedelta(days=1)
+    return dt.datetime.combine(tomorrow, dt.time()).astimezone().timestamp()
+
+
+@dataclass(frozen=True)
+class OverQuota:
+    used: int
+    limit: int
+    resets_at: float  # seconds since the epoch
+
+    def retry_after_s(self, now: float) -> int:
+        return max(1, int(self.resets_at - now + 0.999))
+
+    def resets_text(self) -> str:
+        return dt.datetime.fromtimestamp(self.resets_at).astimezone().isoformat(timespec="minutes")
+
+
+class DailyQuota:
+    """Tokens used today per key name; thread-safe."""
+
+    def __init__(self, clock: Clock = time.time, used_since: Callable[[float], dict[str, int]] | None = None) -> None:
+        self.clock = clock
+        self._used_since = used_since
+        self._lock = threading.Lock()
+        self._day = -1.0
+        self._used: dict[str, int] = {}
+
+    def _today(self, now: float) -> None:
+        start = day_start(now)
+        if start != self._day:
+            self._day = start
+            self._used = dict(self._used_since(start)) if self._used_since else {}
+
+    def used(self, name: str) -> int:
+        with self._lock:
+            self._today(self.clock())
+            return self._used.get(name, 0)
+
+    def check(self, name: str, limit: int | None) -> OverQuota | None:
+        """None while ``name`` is under ``limit`` today (no limit: always)."""
+        now = self.clock()
+        with self._lock:
+            self._today(now)
+            used = self._used.get(name, 0)
+        if limit is None or used < limit:
+            return None
+        return OverQuota(used, limit, next_day_start(now))
+
+    def charge(self, name: str, tokens: int, when: float) -> None:
+        """Count ``tokens`` for ``name`` on the day of ``when`` (a request that began before
+        midnight counts for the day it began; a day already past is not counted again)."""
+        with self._lock:
+            self._today(self.clock())
+            if day_start(when) == self._day:
+                self._used[name] = self._used.get(name, 0) + tokens

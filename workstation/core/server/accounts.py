@@ -1,0 +1,290 @@
+"""Who calls the server and what they used: per-person keys, profile limits, tokens per day,
+the usage file, the audit trail and the per-key Prometheus counters.
+
+``Accounts`` answers four questions on the request path, each in microseconds:
+``authenticate`` (which key, or 401), ``check_profile`` (403 for a key limited to other
+profiles), ``check_quota`` (429 with when it resets) and
+``owner`` (the key's turn and cap for slots, ``slots.admit``); ``finish`` counts the tokens
+and hands the record to a writer thread, which appends the audit lines and the usage rows in
+batches, off the event loop. ``flush`` waits for it (tests, shutdown).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hmac
+import logging
+import queue
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from workstation.core.audit import AuditTrail
+from workstation.core.keys import ApiKey, KeyRing
+from workstation.core.metrics import TurnMetrics
+from workstation.core.quota import Clock, DailyQuota
+from workstation.core.server.prometheus import ServerMetrics
+from workstation.core.server.protocol import ApiError
+from workstation.core.slots import Owner
+from workstation.core.usage import SHARED, UNKNOWN, UsageLog, UsageRecord
+
+log = logging.getLogger("uvicorn.error")
+BAD_KEY = "Incorrect or missing API key; send 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'."
+
+
+@dataclass(frozen=True)
+class Caller:
+    name: str  # the key's name, SHARED or UNKNOWN
+    client: str = ""
+    key: ApiKey | None = None
+    owner: Owner | None = None  # whose turn it is for slots; None: the shared line
+
+
+@dataclass
+class Ticket:
+    """One generation request from arrival to its answer."""
+
+    caller: Caller
+    route: str  # chat | completions
+    t: float  # the accounts' clock at arrival (seconds since the epoch)
+    t0: float = field(default_factory=time.perf_counter)
+    content: dict[str, Any] | None = None  # for the audit trail, when content is kept
+    done: bool = False
+
+
+def given_key(headers: Mapping[str, str]) -> str:
+    header = headers.get("authorization", "")
+    given = header[7:].strip() if header.lower().startswith("bearer ") else ""
+    return given or headers.get("x-api-key", "").strip()
+
+
+class Accounts:
+    """The server's accounting; every part optional (none: only the shared key is checked)."""
+
+    def __init__(
+        self,
+        profile: str,
+        *,
+        shared_key: str | None = None,
+        keys: KeyRing | None = None,
+        usage: UsageLog | None = None,
+        audit: AuditTrail | None = None,
+        audit_content: bool = False,
+        default_max_parallel: int = 0,
+        clock: Clock = time.time,
+    ) -> None:
+        self.profile = profile
+        self.default_max_parallel = default_max_parallel  # for keys without their own (0: none)
+        self.shared_key = shared_key
+        self.keys = keys
+        self.usage = usage
+        self.audit = audit
+        self.audit_content = audit_content and audit is not None
+        self.clock = clock
+        self.quota = DailyQuota(clock, usage.tokens_by_key if usage is not None else None)
+        self.metrics = ServerMetrics()
+        self._pending: queue.Queue[tuple[UsageRecord, dict[str, Any]] | None] = queue.Queue()
+        self._writer: threading.Thread | None = None
+        self.write_errors = 0
+        self.last_write_error = ""
+        self._protected = False
+        if usage is not None or audit is not None:
+            self._writer = threading.Thread(target=self._write_loop, name="workstation-accounts", daemon=True)
+            self._writer.start()
+
+    # --- the request path ------------------------------------------------------------------
+    @property
+    def protected(self) -> bool:
+        """Whether a request needs a key: a shared key, or any person's key was ever made
+        (keys are never deleted, only revoked, so once true it stays true)."""
+        if not self._protected:
+            self._protected = bool(self.shared_key) or (self.keys is not None and self.keys.any_keys())
+        return self._protected
+
+    def authenticate(self, headers: Mapping[str, str], client: str = "") -> Caller:
+        t0 = time.perf_counter()
+        try:
+            return self._authenticate(headers, client)
+        finally:
+            self.metrics.accounting_seconds += time.perf_counter() - t0
+
+    def _authenticate(self, headers: Mapping[str, str], client: str) -> Caller:
+        given = given_key(headers)
+        if given and self.shared_key and hmac.compare_digest(given.encode(), self.shared_key.encode()):
+            return Caller(SHARED, client)
+        if given and self.keys is not None:
+            key = self.keys.find(given)
+            if key is not None:
+                if key.revoked is not None:
+                    raise ApiError(401, f"The API key '{key.name}' was revoked.", code="invalid_api_key")
+                cap = key.max_parallel or self.default_max_parallel
+                return Caller(key.name, client, key, Owner(key.name, cap))
+        if self.protected:
+            raise ApiError(401, BAD_KEY, code="invalid_api_key")
+        return Caller(SHARED, client)
+
+    def check_profile(self, caller: Caller) -> None:
+        """ApiError(403) when the caller's key is limited to other profiles."""
+        key = caller.key
+        if key is not None and not key.allows(self.profile):
+            raise ApiError(
+                403,
+                f"The key '{key.name}' may use the profiles {', '.join(key.profiles)}; "
+                f"this server serves '{self.profile}'.",
+                type_="permission_error",
+                code="profile_not_allowed",
+            )
+
+    def check_quota(self, caller: Caller) -> None:
+        """ApiError(429) when the caller's key used its tokens for today."""
+        if caller.key is None or caller.key.tokens_per_day is None:
+            return
+        t0 = time.perf_counter()
+        over = self.quota.check(caller.name, caller.key.tokens_per_day)
+        self.metrics.accounting_seconds += time.perf_counter() - t0
+        if over is None:
+            return
+        now = self.clock()
+        wait = over.retry_after_s(now)
+        raise ApiError(
+            429,
+            f"The key '{caller.name}' has used {over.used} of its {over.limit} tokens for today; "
+            f"the quota resets at {over.resets_text()}.",
+            type_="insufficient_quota",
+            code="insufficient_quota",
+            headers={
+                "Retry-After": str(wait),
+                "X-RateLimit-Limit-Tokens": str(over.limit),
+                "X-RateLimit-Remaining-Tokens": "0",
+                "X-RateLimit-Reset-Tokens": f"{wait}s",
+            },
+        )
+
+    def begin(self, caller: Caller, route: str) -> Ticket:
+        return Ticket(caller, route, self.clock())
+
+    def keep_content(self, ticket: Ticket, content: dict[str, Any]) -> None:
+        """The request's messages or prompt, for the audit trail when content is kept."""
+        if self.audit_content:
+            ticket.content = content
+
+    def finish(
+        self, ticket: Ticket, status: int, m: TurnMetrics | None = None, reply: str | None = None
+    ) -> None:
+        """Account for a request once: tokens against the quota, counters, the usage row and
+        audit line (queued for the writer thread)."""
+        if ticket.done:
+            return
+        ticket.done = True
+        t0 = time.perf_counter()
+        duration_s = t0 - ticket.t0
+        prompt = (m.prompt_n + m.cache_n) if m is not None else 0
+        cached = m.cache_n if m is not None else 0
+        completion = m.predicted_n if m is not None else 0
+        caller = ticket.caller
+        if caller.key is not None and prompt + completion:
+            self.quota.charge(caller.name, prompt + completion, ticket.t)
+        self.metrics.observe(self.profile, caller.name, status, m, duration_s, prompt, completion)
+        if self._writer is not None:
+            record = UsageRecord(
+                t=ticket.t,
+                key=caller.name,
+                profile=self.profile,
+                route=ticket.route,
+                prompt_tokens=prompt,
+                cached_tokens=cached,
+                completion_tokens=completion,
+                ttft_ms=round(m.ttft_ms, 3) if m is not None else 0.0,
+                decode_tps=round(m.predicted_per_second, 3) if m is not None else 0.0,
+                status=status,
+                duration_ms=round(duration_s * 1000, 3),
+                client=caller.client,
+            )
+            line: dict[str, Any] = {
+                "time": dt.datetime.fromtimestamp(ticket.t, dt.UTC).isoformat(timespec="milliseconds"),
+                "who": caller.name,
+                "profile": self.profile,
+                "route": ticket.route,
+                "status": status,
+                "prompt_tokens": prompt,
+                "cached_tokens": cached,
+                "completion_tokens": completion,
+                "client": caller.client,
+            }
+            if self.audit_content and ticket.content is not None:
+                line.update(ticket.content)
+                if reply is not None:
+                    line["reply"] = reply
+            self._pending.put((record, line))
+        self.metrics.accounting_seconds += time.perf_counter() - t0
+        self.metrics.accounted += 1
+
+    # --- the writer thread -----------------------------------------------------------------
+    def _write_loop(self) -> None:
+        while True:
+            item = self._pending.get()
+            batch = [item]
+            while True:  # whatever else is waiting goes in the same transaction
+                try:
+                    batch.append(self._pending.get_nowait())
+                except queue.Empty:
+                    break
+            items = [x for x in batch if x is not None]
+            try:
+                if items:
+                    with self._guard("the accounts"):
+                        self._write(items)
+            finally:
+                for _ in batch:
+                    self._pending.task_done()
+            if len(items) < len(batch):
+                return
+
+    def _write(self, items: list[tuple[UsageRecord, dict[str, Any]]]) -> None:
+        """The audit lines, then the usage rows (with the audit line each became) and the keys'
+        last use. A part that fails is logged and the others are still written."""
+        t0 = time.perf_counter()
+        records = [record for record, _ in items]
+        if self.audit is not None:
+            with self._guard("the audit trail"):
+                heads = self.audit.append([line for _, line in items])
+                for record, (seq, digest) in zip(records, heads, strict=True):
+                    record.audit_seq, record.audit_hash = seq, digest
+        if self.usage is not None:
+            with self._guard("the usage file"):
+                self.usage.add(records)
+        if self.keys is not None:
+            last: dict[str, float] = {}
+            for r in records:
+                if r.key not in (SHARED, UNKNOWN):
+                    last[r.key] = max(last.get(r.key, 0.0), r.t)
+            with self._guard("the keys' last use"):
+                self.keys.touch(last)
+        self.metrics.writer_seconds += time.perf_counter() - t0
+
+    @contextlib.contextmanager
+    def _guard(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except Exception as err:  # noqa: BLE001 - one failed write must not stop the others
+            self.write_errors += 1
+            message = f"workstation: could not write {what}: {err}"
+            if message != self.last_write_error:  # once per distinct problem, not per request
+                log.warning(message)
+            self.last_write_error = message
+
+    def flush(self) -> None:
+        """Wait until every finished request is written."""
+        if self._writer is not None and self._writer.is_alive():
+            self._pending.join()
+
+    def close(self) -> None:
+        if self._writer is not None and self._writer.is_alive():
+            self._pending.put(None)
+            self._writer.join(timeout=30)
+        for part in (self.usage, self.keys):
+            if part is not None:
+                part.close()

@@ -1,0 +1,71 @@
+"""SQLite files of our own (stdlib ``sqlite3``): opened in WAL mode and brought to the current
+schema by numbered migrations, the version kept in ``PRAGMA user_version``.
+
+Used by the conversation store and the server's accounts (keys and usage), so every file is
+migrated the same way: one transaction per step with the version bump inside it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+from workstation.core.errors import WorkstationError
+
+
+class SchemaError(WorkstationError):
+    """A database file cannot be opened or brought to this version's schema."""
+
+
+def schema_version(db: sqlite3.Connection) -> int:
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(db: sqlite3.Connection, migrations: Sequence[str], what: str) -> None:
+    """Run ``migrations[v:]`` on a file at schema version ``v`` (index i upgrades i to i + 1).
+
+    ``what`` names the file in the error, as "The conversation database /path". A file from a
+    newer workstation is refused (SchemaError), never downgraded."""
+    version = schema_version(db)
+    if version > len(migrations):
+        raise SchemaError(
+            f"{what} was written by a newer workstation "
+            f"(schema {version}, this one knows {len(migrations)})."
+        )
+    for step in range(version, len(migrations)):
+        # One transaction per step, the version bump inside it: a step that fails or is
+        # killed half-way leaves the file exactly as it was before the step (SQLite's DDL
+        # is transactional). executescript() runs in autocommit mode, so BEGIN/COMMIT are
+        # spelled out; the with-block would not cover its statements.
+        try:
+            db.executescript(
+                f"BEGIN IMMEDIATE;\n{migrations[step]}\nPRAGMA user_version = {step + 1};\nCOMMIT;"
+            )
+        except sqlite3.Error:
+            if db.in_transaction:
+                db.rollback()
+            raise
+
+
+def open_database(
+    path: Path, migrations: Sequence[str], what: str, *, check_same_thread: bool = True
+) -> sqlite3.Connection:
+    """``path`` opened (its folder made), in WAL mode with foreign keys on, at the current schema.
+    Raises SchemaError with one sentence naming ``what`` when it cannot be used."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path, check_same_thread=check_same_thread)
+    except (OSError, sqlite3.Error) as err:
+        raise SchemaError(f"{what} cannot be opened ({err}).") from None
+    try:
+        db.execute("PRAGMA foreign_keys = ON")
+        db.execute("PRAGMA journal_mode = WAL")
+        migrate(db, migrations, what)
+    except sqlite3.Error as err:
+        db.close()
+        raise SchemaError(f"{what} cannot be opened ({err}).") from None
+    except BaseException:
+        db.close()
+        raise
+    return db

@@ -1,0 +1,200 @@
+"""Every request ``serve`` answered, one row each, in ``usage.sqlite3`` (stdlib ``sqlite3``),
+and the summaries ``workstation usage`` and the TUI's Usage screen show.
+
+A row: when, which key (its name; ``(shared)`` for the single ``--api-key`` or an open server,
+``(unknown)`` for a key that was refused), profile, route, prompt / cached / generated tokens,
+TTFT, decode tok/s, HTTP status, duration, client address, and the audit line it was written
+as (``audit_seq``, ``audit_hash``: ``audit verify`` uses the newest to see lines cut from the
+end of the trail).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections.abc import Iterable
+from dataclasses import astuple, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from workstation.core.errors import WorkstationError
+from workstation.core.paths import data_dir
+from workstation.core.sqlite_schema import SchemaError, open_database
+
+DB_NAME = "usage.sqlite3"
+SHARED = "(shared)"  # the single --api-key, or a server without keys
+UNKNOWN = "(unknown)"  # a key that was refused (missing, wrong or revoked)
+GROUPS = {"person": "key", "profile": "profile", "day": "date(t, 'unixepoch', 'localtime')"}
+
+_MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE requests (
+        id INTEGER PRIMARY KEY,
+        t REAL NOT NULL,
+        key TEXT NOT NULL,
+        profile TEXT NOT NULL,
+        route TEXT NOT NULL,
+        prompt_tokens INTEGER NOT NULL,
+        cached_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        ttft_ms REAL NOT NULL,
+        decode_tps REAL NOT NULL,
+        status INTEGER NOT NULL,
+        duration_ms REAL NOT NULL,
+        client TEXT NOT NULL,
+        audit_seq INTEGER NOT NULL DEFAULT 0,
+        audit_hash TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX requests_by_time ON requests(t);
+    CREATE INDEX requests_by_key ON requests(key, t);
+    """,
+)
+
+
+class UsageError(WorkstationError):
+    """The usage file cannot be used, or a question about it is malformed."""
+
+
+@dataclass
+class UsageRecord:
+    t: float  # seconds since the epoch, when the request arrived
+    key: str
+    profile: str
+    route: str  # chat | completions
+    prompt_tokens: int = 0  # OpenAI's: evaluated + cached
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    ttft_ms: float = 0.0
+    decode_tps: float = 0.0
+    status: int = 200
+    duration_ms: float = 0.0
+    client: str = ""
+    audit_seq: int = 0
+    audit_hash: str = ""
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+_RECORD_COLUMNS = ", ".join(f.name for f in fields(UsageRecord))
+
+
+@dataclass
+class UsageRow:
+    """One line of a summary."""
+
+    group: str
+    requests: int
+    errors: int  # answered with a status of 400 or more
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+    ttft_ms: float  # mean over successful requests
+    decode_tps: float  # mean over successful requests that generated more than one token
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "tokens": self.tokens}
+
+
+def parse_since(text: str) -> float:
+    """``YYYY-MM-DD`` (local midnight) or an ISO date and time, as seconds since the epoch."""
+    try:
+        when = dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise UsageError(
+            f"--since is {text!r}; write a date as YYYY-MM-DD or a time as YYYY-MM-DDTHH:MM."
+        ) from None
+    if when.tzinfo is None:
+        when = when.astimezone()  # local time
+    return when.timestamp()
+
+
+class UsageLog:
+    """The usage file. Safe to share between threads (one connection behind a lock)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or data_dir() / DB_NAME
+        try:
+            self._db = open_database(self.path, _MIGRATIONS, f"The usage file {self.path}", check_same_thread=False)
+            self._db.execute("PRAGMA synchronous = NORMAL")  # WAL: durable at checkpoints, never corrupt
+        except SchemaError as err:
+            raise UsageError(str(err)) from None
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def add(self, records: Iterable[UsageRecord]) -> None:
+        """Store records in one transaction."""
+        marks = ", ".join("?" * len(fields(UsageRecord)))
+        with self._lock, self._db:
+            self._db.executemany(
+                f"INSERT INTO requests({_RECORD_COLUMNS}) VALUES ({marks})", [astuple(r) for r in records]
+            )
+
+    def records(self, since: float | None = None) -> list[UsageRecord]:
+        where, args = ("WHERE t >= ?", (since,)) if since is not None else ("", ())
+        with self._lock:
+            rows = self._db.execute(f"SELECT {_RECORD_COLUMNS} FROM requests {where} ORDER BY id", args).fetchall()
+        return [UsageRecord(*r) for r in rows]
+
+    def tokens_by_key(self, since: float) -> dict[str, int]:
+        """Prompt + generated tokens per key since ``since`` (the quota's day so far)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT key, SUM(prompt_tokens + completion_tokens) FROM requests WHERE t >= ? GROUP BY key",
+                (since,),
+            ).fetchall()
+        return {key: int(n or 0) for key, n in rows}
+
+    def summary(self, by: str = "person", since: float | None = None) -> list[UsageRow]:
+        """One row per person (key), profile or local day, in that order of names or days."""
+        if by not in GROUPS:
+            raise UsageError(f"--by is {by!r}; allowed values are {', '.join(GROUPS)}.")
+        group = GROUPS[by]
+        where, args = ("WHERE t >= ?", (since,)) if since is not None else ("", ())
+        ok = "status < 400"
+        sql = (
+            f"SELECT {group} AS g, COUNT(*), SUM(status >= 400), SUM(prompt_tokens), SUM(cached_tokens), "
+            f"SUM(completion_tokens), AVG(CASE WHEN {ok} THEN ttft_ms END), "
+            f"AVG(CASE WHEN {ok} AND completion_tokens > 1 THEN decode_tps END) "
+            f"FROM requests {where} GROUP BY g ORDER BY g"
+        )
+        with self._lock:
+            rows = self._db.execute(sql, args).fetchall()
+        return [
+            UsageRow(str(g), n, int(err or 0), int(p or 0), int(c or 0), int(gen or 0), float(tt or 0), float(tps or 0))
+            for g, n, err, p, c, gen, tt, tps in rows
+        ]
+
+    def daily_by_person(self, since: float | None = None) -> list[tuple[str, str, int]]:
+        """(local day, key, prompt + generated tokens), by day then key: the Usage screen's chart."""
+        where, args = ("WHERE t >= ?", (since,)) if since is not None else ("", ())
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT date(t, 'unixepoch', 'localtime') AS d, key, SUM(prompt_tokens + completion_tokens) "
+                f"FROM requests {where} GROUP BY d, key ORDER BY d, key",
+                args,
+            ).fetchall()
+        return [(d, k, int(n or 0)) for d, k, n in rows]
+
+    def last_audit(self) -> tuple[int, str] | None:
+        """The newest audit line a request was written as: (seq, hash); None if none."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT audit_seq, audit_hash FROM requests WHERE audit_seq > 0 ORDER BY audit_seq DESC LIMIT 1"
+            ).fetchone()
+        return (int(row[0]), str(row[1])) if row else None
+
+
+def open_usage_if_present(path: Path | None = None) -> UsageLog | None:
+    """The usage file when one exists (readers must not create it)."""
+    path = path or data_dir() / DB_NAME
+    return UsageLog(path) if path.exists() else None
+

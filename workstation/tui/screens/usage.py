@@ -1,0 +1,125 @@
+"""The Usage screen: what the office's server answered, from the usage file ``serve`` writes:
+tokens per day and per person as bar charts, and a table by person."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from workstation.core.errors import WorkstationError
+from workstation.core.quota import day_start
+from workstation.core.usage import UsageRow, open_usage_if_present
+from workstation.tui.messages import TaskFailed
+from workstation.tui.widgets.bar_chart import BarChart
+
+if TYPE_CHECKING:
+    from workstation.tui.app import WorkstationApp
+
+DAYS = 14  # the charts and the table cover this many days, today included
+
+
+@dataclass
+class UsageOverview:
+    by_day: list[tuple[str, int]]  # (YYYY-MM-DD, tokens), oldest first
+    by_person: list[tuple[str, int]]  # (key, tokens), most first
+    rows: list[UsageRow]  # one per person
+
+
+def read_overview(days: int = DAYS, now: float | None = None) -> UsageOverview:
+    """The last ``days`` local days of the usage file (empty when there is none)."""
+    log = open_usage_if_present()
+    if log is None:
+        return UsageOverview([], [], [])
+    since = day_start((now or time.time()) - (days - 1) * 86400)
+    try:
+        daily = log.daily_by_person(since)
+        rows = log.summary("person", since)
+    finally:
+        log.close()
+    per_day: dict[str, int] = {}
+    for day, _key, tokens in daily:
+        per_day[day] = per_day.get(day, 0) + tokens
+    people = sorted(((r.group, r.tokens) for r in rows), key=lambda kv: (-kv[1], kv[0]))
+    return UsageOverview(sorted(per_day.items()), people, rows)
+
+
+class UsageRead(Message):
+    def __init__(self, overview: UsageOverview) -> None:
+        super().__init__()
+        self.overview = overview
+
+
+class UsageScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "back", id="usage.back"),
+        Binding("r", "reload", "refresh", id="usage.refresh"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.overview: UsageOverview | None = None
+
+    @property
+    def wapp(self) -> WorkstationApp:
+        return cast("WorkstationApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        t = self.wapp.texts
+        yield Header()
+        with VerticalScroll(id="usage"):
+            yield Static(t("usage.loading"), id="usage-total", markup=False)
+            yield BarChart(t("usage.per_day", days=DAYS), id="usage-days")
+            yield BarChart(t("usage.per_person", days=DAYS), id="usage-people")
+            yield DataTable(id="usage-table", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        t = self.wapp.texts
+        self.query_one("#usage-table", DataTable).add_columns(
+            t("usage.col_person"), t("usage.col_requests"), t("usage.col_errors"), t("usage.col_prompt"),
+            t("usage.col_generated"), t("usage.col_ttft"), t("usage.col_tps"),
+        )
+        self.action_reload()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="usage-read")
+    def action_reload(self) -> None:
+        try:
+            overview = read_overview()
+        except WorkstationError as err:
+            self.post_message(TaskFailed(str(err)))
+            return
+        self.post_message(UsageRead(overview))
+
+    @on(UsageRead)
+    def _read(self, event: UsageRead) -> None:
+        event.stop()
+        t = self.wapp.texts
+        ov = self.overview = event.overview
+        total = sum(tokens for _, tokens in ov.by_day)
+        requests = sum(r.requests for r in ov.rows)
+        self.query_one("#usage-total", Static).update(
+            t("usage.total", days=DAYS, requests=f"{requests:,}", tokens=f"{total:,}")
+        )
+        self.query_one("#usage-days", BarChart).show(ov.by_day, t("usage.none"))
+        self.query_one("#usage-people", BarChart).show(ov.by_person, t("usage.none"))
+        table = self.query_one("#usage-table", DataTable)
+        table.clear()
+        for r in ov.rows:
+            table.add_row(
+                r.group, f"{r.requests:,}", f"{r.errors:,}", f"{r.prompt_tokens:,}",
+                f"{r.completion_tokens:,}", f"{r.ttft_ms:.0f}", f"{r.decode_tps:.1f}",
+            )
+
+    @on(TaskFailed)
+    def _failed(self, event: TaskFailed) -> None:
+        event.stop()
+        self.notify(event.reason, title=self.wapp.texts("error.title"), severity="error")

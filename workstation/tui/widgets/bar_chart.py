@@ -1,0 +1,55 @@
+"""A horizontal bar chart in text: one labelled bar per row, eighth-block precision."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual.widgets import Static
+
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+def bar(value: float, top: float, width: int) -> str:
+    """A bar of ``value`` where ``top`` fills ``width`` cells."""
+    if top <= 0 or value <= 0 or width <= 0:
+        return ""
+    eighths = max(1, round(value / top * width * 8))
+    full, part = divmod(min(eighths, width * 8), 8)
+    return "█" * full + (_EIGHTHS[part] if part else "")
+
+
+def bar_lines(rows: Sequence[tuple[str, int]], width: int, unit: str = "") -> list[str]:
+    """``label  ████▌ 1,234 unit`` per row; the largest value fills the bar width."""
+    if not rows:
+        return []
+    label_w = min(24, max(len(label) for label, _ in rows))
+    value_w = max(len(f"{value:,}") for _, value in rows)
+    top = max(value for _, value in rows)
+    room = max(4, width - label_w - value_w - len(unit) - 4)
+    return [
+        f"{label[:label_w]:<{label_w}}  {bar(value, top, room):<{room}} {value:>{value_w},}{unit}"
+        for label, value in rows
+    ]
+
+
+class BarChart(Static):
+    """A titled bar chart; ``show(rows)`` redraws it at the widget's width."""
+
+    def __init__(self, title: str, unit: str = "", **kwargs: object) -> None:
+        super().__init__("", markup=False, **kwargs)  # type: ignore[arg-type]
+        self.title = title
+        self.unit = unit
+        self.rows: list[tuple[str, int]] = []
+
+    def show(self, rows: Sequence[tuple[str, int]], empty: str = "") -> None:
+        self.rows = list(rows)
+        self._draw(empty)
+
+    def _draw(self, empty: str = "") -> None:
+        width = max(30, self.size.width or 80)
+        lines = bar_lines(self.rows, width, self.unit) or [empty]
+        self.update("\n".join([self.title, *lines]))
+
+    def on_resize(self) -> None:
+        if self.rows:
+            self._draw()
