@@ -61,7 +61,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     profile = load_profile(profile_ref(args))
-    _yield_to_people()
     cancel = threading.Event()
     previous = signal.getsignal(signal.SIGINT)
 
@@ -70,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
     def on_event(ev: BatchEvent) -> None:
         if ev.kind == "start" and ev.counts is not None:
+            _yield_to_people()  # once this run holds the folder (a refused run says one sentence)
             print(f"batch: {_counts_line(ev.counts)}", file=sys.stderr)
         elif ev.kind == "file-start":
             print(f"batch: summarizing {ev.path}", file=sys.stderr)
