@@ -63,6 +63,7 @@ from workstation.core.errors import EngineError, ModelFileError
 from workstation.core.profiles import KV_CACHE_TYPES, Profile, Sampling, Speculative
 from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings
 from workstation.core.sampling import SamplerChain
+from workstation.core.slots import common_prefix
 
 PENALTY_LAST_N = 64  # the window SamplerChain gives llama.cpp's penalties sampler
 GREEDY_DRAFT_P_MIN = 0.6  # a greedy draft model stops drafting below this confidence
@@ -219,7 +220,7 @@ class ModelDrafter:
 
     def pending(self, tokens: Sequence[int]) -> int:
         """How many tokens a sync to ``tokens + [last]`` would decode."""
-        return len(tokens) + 1 - _common_prefix(self.tokens, tokens)
+        return len(tokens) + 1 - common_prefix(self.tokens, tokens)
 
     def forget(self) -> None:
         self.shared.model.seq_rm(self.seq, -1, -1)
@@ -229,7 +230,7 @@ class ModelDrafter:
         """Make the draft's cache hold ``tokens + [last]``; returns the logits index of ``last``."""
         model, batch, seq = self.shared.model, self.shared.batch, self.seq
         ctx = [*tokens, last]
-        common = min(_common_prefix(self.tokens, ctx), len(ctx) - 1)
+        common = min(common_prefix(self.tokens, ctx), len(ctx) - 1)
         if common < len(self.tokens):
             if not model.seq_rm(seq, common, -1):
                 model.seq_rm(seq, -1, -1)
@@ -290,20 +291,6 @@ class ModelDrafter:
             self.n_decoded += 1
             idx = 0
         return drafts, (qs if sampling is not None else None)
-
-
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    m = min(len(a), len(b))
-    if a[:m] == b[:m]:
-        return m
-    lo, hi = 0, m  # a[:lo] == b[:lo], a[:hi] != b[:hi]
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
 
 
 # --- measurements ----------------------------------------------------------------------------------
