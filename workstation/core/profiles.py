@@ -69,6 +69,23 @@ class Sampling:
 
 
 @dataclass
+class Constraints:
+    """What one request asks beyond the profile's sampling settings (the API's fields, never a
+    profile's): a GBNF grammar the reply must match (``""``: none), a bias added to chosen
+    tokens' logits, and how many most likely tokens to report with each reply token."""
+
+    grammar: str = ""
+    logit_bias: dict[int, float] = field(default_factory=dict)
+    n_probs: int = 0
+
+    @property
+    def active(self) -> bool:
+        """True when the reply's tokens depend on more than the sampling settings (drafting
+        and the argmax shortcut are off then)."""
+        return bool(self.grammar or self.logit_bias)
+
+
+@dataclass
 class Remote:
     """Settings for ``backend: openai``."""
 

@@ -14,14 +14,15 @@ import random
 import llama_cpp
 import numpy as np
 
-from workstation.core.profiles import Sampling
+from workstation.core.profiles import Constraints, Sampling
 
 
 class SamplerChain:
     """Owns a llama_sampler chain; ``sample(ctx, i)`` picks the next token from output ``i``."""
 
-    def __init__(self, settings: Sampling, n_vocab: int) -> None:
+    def __init__(self, settings: Sampling, n_vocab: int, constraints: Constraints | None = None) -> None:
         self.settings = settings
+        self.constraints = constraints or Constraints()
         params = llama_cpp.llama_sampler_chain_default_params()
         params.no_perf = True
         chain = llama_cpp.llama_sampler_chain_init(params)
@@ -43,7 +44,7 @@ class SamplerChain:
         self.chain = chain
         self.greedy = settings.temperature <= 0.0
         # argmax needs no chain: nothing in it keeps state (no penalty history)
-        self.argmax = self.greedy and settings.repeat_penalty == 1.0
+        self.argmax = self.greedy and settings.repeat_penalty == 1.0 and not self.constraints.active
         self._row = ctypes.POINTER(ctypes.c_float * n_vocab)
 
     def sample(self, ctx: llama_cpp.llama_context_p, i: int) -> int:

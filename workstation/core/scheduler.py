@@ -62,7 +62,7 @@ from workstation.core.kv_state import (
 )
 from workstation.core.metrics import TurnMetrics
 from workstation.core.planner import resolve_gpu_layers
-from workstation.core.profiles import KV_CACHE_TYPES, Profile, Sampling
+from workstation.core.profiles import KV_CACHE_TYPES, Constraints, Profile, Sampling
 from workstation.core.runtime import Batch, DecodeAborted, LoadedModel, RuntimeSettings
 from workstation.core.sampling import SamplerChain
 from workstation.core.slots import (
@@ -238,6 +238,7 @@ class Scheduler:
         t_request: float | None = None,
         cancelled: CancelFlag | None = None,
         owner: Owner | None = None,
+        constraints: Constraints | None = None,
     ) -> Request:
         """Queue a request; raises PromptTooLong or QueueFull (nothing is queued then).
         ``owner`` (an API key) takes turns with other owners for slots (``slots.admit``)."""
@@ -257,6 +258,7 @@ class Scheduler:
             stop=list(stop or []),
             t_request=t_request if t_request is not None else time.perf_counter(),
             owner=owner,
+            constraints=constraints or Constraints(),
         )
         if cancelled is not None:
             req.cancelled = cancelled
@@ -485,7 +487,7 @@ class Scheduler:
         req = slot.req
         assert req is not None
         now = time.perf_counter()
-        sampler = SamplerChain(req.sampling, self.model.n_vocab)
+        sampler = SamplerChain(req.sampling, self.model.n_vocab, req.constraints)
         slot.run = SlotRun(
             sampler=sampler,
             metrics=TurnMetrics(load_ms=self.load_ms, kv_size=self.slot_ctx),

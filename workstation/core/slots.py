@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workstation.core.events import CancelFlag, SchedulerEvent
-from workstation.core.profiles import Sampling
+from workstation.core.profiles import Constraints, Sampling
 
 MIN_SHARED_WAIT = 16  # wait for another slot's prefill only when it would share this many tokens
 
@@ -60,6 +60,7 @@ class Request:
     cancelled: CancelFlag = field(default_factory=threading.Event)
     dropped: bool = False  # this request alone is cancelled (its client went away)
     owner: Owner | None = None  # None: one shared line, first come first served
+    constraints: Constraints = field(default_factory=Constraints)  # grammar, logit bias, n_probs
 
     def cancel(self) -> None:
         """Cancel this request only (not others that share its ``cancelled`` flag)."""
