@@ -76,6 +76,22 @@ def test_load_sampler_sees_a_busy_loop_in_another_process() -> None:
     assert load.own < 0.3
 
 
+def test_the_load_is_the_last_seconds_not_the_average_since_the_last_turn() -> None:
+    """A server that waited out another program's busy spell must start its next turn with every
+    core: the sampler with its ticker sees the quiet second, one without sees the old average."""
+    fresh, stale = LoadSampler(), LoadSampler(ticker=False)
+    try:
+        with busy_loop():
+            time.sleep(2.0)
+        time.sleep(1.5)
+        now, then = fresh.sample(), stale.sample()
+        assert now is not None and then is not None
+        assert now.seconds < 1.6 and then.seconds > 3.0
+        assert then.others - now.others > 0.3  # the busy spell is in the old average only
+    finally:
+        fresh.close()
+
+
 class busy_loop:  # noqa: N801 - used as a context manager
     """A plain busy loop in another process, as another program keeping one core busy."""
 

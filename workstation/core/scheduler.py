@@ -366,6 +366,8 @@ class Scheduler:
         return sum(len(s.tokens) for s in self.slots)
 
     def close(self) -> None:
+        if self.governor is not None:
+            self.governor.close()
         with self._cond:
             self._stop = True
             self._cond.notify_all()

@@ -22,6 +22,7 @@ thread is enough (the CPU only feeds it).
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ import psutil
 
 RECHECK_TOKENS = 256  # a long generation looks at the machine again after this many tokens
 MIN_WINDOW_S = 0.2  # a load measured over less time than this is not trusted; the last one is
+WINDOW_S = 1.0  # the load that decides is the last second's, not the average since the last turn
+TICK_S = 0.25  # how often the sampler's own thread notes the counters (so a window is at hand)
 BUSY_SLACK = 0.35  # other programs' load counts as a busy core from 0.35 of a core (2 from 1.35)
 
 
@@ -72,12 +75,22 @@ class CpuLoad:
 
 
 class LoadSampler:
-    """Busy cores on the machine and in this process between two calls (psutil's counters)."""
+    """Busy cores on the machine and in this process over the last second (psutil's counters).
 
-    def __init__(self) -> None:
+    A small thread notes the counters every ``TICK_S``, so a turn that starts after minutes of
+    quiet is judged by the last second, not by the average since the previous turn (which
+    remembered a finished busy spell: a server that had waited out another program's burst
+    started its next 4-client batch on 1 thread, measured 1.05x of one client instead of 1.7x).
+    Without the thread (``ticker=False``) the window runs from the previous ``sample``."""
+
+    def __init__(self, ticker: bool = True) -> None:
         self._proc = psutil.Process()
-        self._last = self._read()
+        self._readings: deque[tuple[float, float, float]] = deque([self._read()], maxlen=8)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
         self.recent: CpuLoad | None = None
+        if ticker:
+            threading.Thread(target=self._tick, name="cpu-load", daemon=True).start()
 
     def _read(self) -> tuple[float, float, float]:
         t = psutil.cpu_times()
@@ -86,17 +99,31 @@ class LoadSampler:
         own = sum(self._proc.cpu_times()[:2])
         return time.monotonic(), busy, own
 
+    def _tick(self) -> None:
+        while not self._stop.wait(TICK_S):
+            reading = self._read()
+            with self._lock:
+                self._readings.append(reading)
+
     def sample(self) -> CpuLoad | None:
-        """The load since the last sample (None until a window of MIN_WINDOW_S has passed: the
-        last trusted one is kept in ``recent``)."""
+        """The load over the last ``WINDOW_S`` (or since the oldest reading, when younger); None
+        until a window of MIN_WINDOW_S has passed: the last trusted one is kept in ``recent``."""
         now = self._read()
-        dt = now[0] - self._last[0]
-        if dt < MIN_WINDOW_S:
-            return self.recent
-        load = CpuLoad(busy=(now[1] - self._last[1]) / dt, own=(now[2] - self._last[2]) / dt, seconds=dt)
-        self._last = now
+        with self._lock:
+            base = self._readings[0]
+            for reading in self._readings:  # oldest first: the youngest at least WINDOW_S old
+                if now[0] - reading[0] >= WINDOW_S:
+                    base = reading
+            dt = now[0] - base[0]
+            if dt < MIN_WINDOW_S:
+                return self.recent
+            self._readings.append(now)
+        load = CpuLoad(busy=(now[1] - base[1]) / dt, own=(now[2] - base[2]) / dt, seconds=dt)
         self.recent = load
         return load
+
+    def close(self) -> None:
+        self._stop.set()
 
 
 class ThreadGovernor:
@@ -121,3 +148,6 @@ class ThreadGovernor:
         self.current = choice
         self.log.append((time.time(), choice))
         return choice
+
+    def close(self) -> None:
+        self.sampler.close()
