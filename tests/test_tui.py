@@ -155,6 +155,43 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert app2.engine is None and "not loaded" in app2.status_text()
 
 
+async def test_a_reopened_conversation_answers_from_its_saved_state(profiles: Path, smollm2_path: Path) -> None:
+    """Quit, start again, reopen the conversation: the first turn restores the saved KV cells
+    (restored_n > 0) and gives the greedy answer of the same turn with nothing saved."""
+    from workstation.core.engine import Engine
+    from workstation.core.profiles import Sampling, load_profile
+
+    long_message = "Our office moves to the third floor in May; desks go by team. " * 8
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        app.chat_screen.query_one("#prompt").value = long_message  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await until(pilot, lambda: app.generating)
+        await until(pilot, lambda: not app.generating)
+        conv_id = app.conversation_id
+        assert app.last_metrics is not None and app.last_metrics.restored_n == 0
+    # quitting saved the conversation's cells (the engine closes with the app)
+
+    app2 = WorkstationApp("a", sample_system=False, language="en")
+    async with app2.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app2.engine is not None and len(_views(app2)) == 2)
+        assert app2.conversation_id == conv_id
+        await _send(pilot, app2, "And the printers?")
+        await until(pilot, lambda: not app2.generating)
+        m = app2.last_metrics
+        assert m is not None and m.restored_n > 0 and m.cache_n == m.restored_n
+        assert "from disk" in str(_views(app2)[-1].query_one(".metrics").render())
+        restored_answer = _views(app2)[-1].content
+        messages = [{"role": x.role, "content": x.content} for x in app2.store.messages(conv_id)][:-1]
+
+    profile = load_profile("a")
+    with Engine(profile) as cold:  # nothing saved, nothing restored: the whole prompt is read
+        final = cold.run_chat(messages, Sampling(**{**profile.sampling.__dict__}))
+    assert final.metrics.restored_n == 0
+    assert final.text.strip() == restored_answer.strip()
+
+
 async def test_send_without_model_and_bad_profile_keep_the_app_usable(profiles: Path) -> None:
     app = WorkstationApp("no-such-profile", sample_system=False, language="en")
     async with app.run_test(size=(80, 24)) as pilot:
@@ -369,5 +406,20 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert screen.summary.startswith("# Summary of bees.md") and "- **§ Bees** — " in screen.summary
         assert screen.query_one("#summary", Markdown).source == screen.summary
         assert not app.generating and "Done." in str(screen.query_one("#summarize-state").render())
-        await pilot.press("escape")
-        await until(pilot, lambda: app.screen is app.chat_screen)
+        # ask in the chat: the new conversation holds the document and the summary the engine
+        # made of it (one part), so a question starts from the summary's KV cells
+        follow_up = list(screen.follow_up)
+        assert [m["role"] for m in follow_up] == ["user", "assistant"]
+        assert SUBJECT_PARAGRAPHS[1][:40] in follow_up[0]["content"]
+        document_prompt = len(app.engine.chat_prompt(follow_up[:1]))  # the summary's prompt
+        await pilot.press("ctrl+k")
+        await until(pilot, lambda: app.screen is app.chat_screen and len(_views(app)) == 2)
+        assert [(m.role, m.content) for m in app.store.messages(app.conversation_id)] == [
+            (m["role"], m["content"]) for m in follow_up
+        ]
+        await _send(pilot, app, "Who?")
+        await until(pilot, lambda: not app.generating)
+        m = app.last_metrics
+        assert m is not None and m.stop_reason != "cancelled"
+        assert m.cache_n > document_prompt  # the document's prompt and the summary's tokens
+        assert m.prompt_n < 16  # the question, in the chat template

@@ -74,6 +74,7 @@ class Chunk:
     cite: str  # "pp. 3–4", "§ Methods", "lines 10–80"
     summary: str | None = None
     metrics: TurnMetrics | None = None
+    reply: str = ""  # the model's reply as generated (``summary`` is it cleaned up)
 
     def to_dict(self) -> dict[str, Any]:
         data = {k: v for k, v in dataclasses.asdict(self).items() if k != "metrics"}
@@ -120,6 +121,11 @@ class SummaryResult:
     n_ctx: int
     prefix_tokens: int  # prompt tokens identical for every chunk (served by the KV cache)
     chunk_budget: int  # most tokens of text one chunk may hold
+    # The conversation the summary's KV cells hold when the document fit in one part: the
+    # prompt with the whole document, then the reply. Questions appended to it start from those
+    # cells (still in the engine, or restored from disk after a restart) and prefill only
+    # themselves. Empty when the document took several parts: only the summary can follow then.
+    follow_up: list[Message] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -488,6 +494,7 @@ def summarize_document(
         chunk.metrics = final.metrics
         if final.metrics.stop_reason == "cancelled":
             return
+        chunk.reply = final.text
         chunk.summary = _clean_summary(final.text) or "(the model returned nothing for this part)"
         finished.append(k)
         left = [c for c in chunks if c.summary is None]
@@ -501,9 +508,13 @@ def summarize_document(
 
     overall = ""
     steps: list[ReduceStep] = []
+    follow_up: list[Message] = []
     if not cancelled:
         if n == 1:
             overall = chunks[0].summary or ""
+            if chunks[0].reply.strip():
+                follow_up = [*_chunk_messages(document.text, chunks[0]),
+                             {"role": "assistant", "content": chunks[0].reply}]
         else:
             overall, cancelled = _reduce(
                 runner, document, chunks, steps, n_ctx, reduce_tokens, sampling_reduce, options,
@@ -528,6 +539,7 @@ def summarize_document(
         n_ctx=n_ctx,
         prefix_tokens=prefix_tokens,
         chunk_budget=budget,
+        follow_up=follow_up,
     )
 
 

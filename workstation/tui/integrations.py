@@ -8,12 +8,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workstation.core import catalog, hardware
 from workstation.core.errors import WorkstationError
 from workstation.core.profiles import Profile
 from workstation.tui.messages import GpuReading
+
+if TYPE_CHECKING:
+    from workstation.core.summarize import SummaryResult
 
 
 # --- planner ----------------------------------------------------------------------------
@@ -63,14 +66,14 @@ def summarize(
     engine: Any,
     progress: Callable[[int, int], None],
     cancel: Any = None,
-) -> str:
-    """The Markdown summary of one document, calling ``progress(done, total)`` per model call."""
+) -> SummaryResult:
+    """One document's summary (``.summary`` is Markdown), calling ``progress(done, total)`` per
+    model call."""
     from workstation.core.summarize import summarize_document
 
-    result = summarize_document(
+    return summarize_document(
         engine, path, profile, on_progress=lambda p: progress(p.done, p.total), cancel=cancel
     )
-    return result.summary
 
 
 # --- models -----------------------------------------------------------------------------

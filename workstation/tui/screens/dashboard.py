@@ -142,6 +142,8 @@ class DashboardScreen(Screen[None]):
             total = last.prompt_n + last.cache_n
             hits = t("dash.cache", hit=last.cache_n, total=total,
                      pct=f"{(last.cache_n / total * 100) if total else 0:.0f}")
+            if last.restored_n:
+                hits += " · " + t("dash.restored", n=last.restored_n)
             draft = (
                 t("dash.draft", pct=f"{last.draft_n_accepted / last.draft_n * 100:.0f}",
                   acc=last.draft_n_accepted, n=last.draft_n)

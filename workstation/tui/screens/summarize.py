@@ -30,13 +30,16 @@ class SummarizeScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "back", "back", id="summarize.back"),
         Binding("ctrl+r", "run", "summarize", id="summarize.run"),
-        Binding("ctrl+k", "ask", "ask in chat", id="summarize.ask"),
+        # priority: the path field keeps the focus, and a text field's own Ctrl+K deletes to the
+        # end of the line (the key did nothing a user could see)
+        Binding("ctrl+k", "ask", "ask in chat", id="summarize.ask", priority=True),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.path: Path | None = None
         self.summary = ""
+        self.follow_up: list[dict[str, str]] = []  # the document and its summary, in one part
         self.running = False
         self._cancel = threading.Event()
 
@@ -95,7 +98,7 @@ class SummarizeScreen(Screen[None]):
     def _summarize(self, path: Path) -> None:
         app = self.wapp
         try:
-            summary = integrations.summarize(
+            result = integrations.summarize(
                 path, app.profile, app.engine,  # type: ignore[arg-type]
                 lambda done, total: self.post_message(Progress(done, total)), self._cancel,
             )
@@ -105,7 +108,7 @@ class SummarizeScreen(Screen[None]):
         except Exception as err:  # noqa: BLE001 - one sentence, the screen stays usable
             self.post_message(TaskFailed(f"The summary failed: {type(err).__name__}: {err}"))
             return
-        self.post_message(SummaryReady(1, 1, data=summary))
+        self.post_message(SummaryReady(1, 1, data=result))
 
     @on(Progress)
     async def _progress(self, event: Progress) -> None:
@@ -114,7 +117,8 @@ class SummarizeScreen(Screen[None]):
         if isinstance(event, SummaryReady):
             self.running = False
             self.wapp.generating = False
-            self.summary = str(event.data)
+            self.summary = event.data.summary
+            self.follow_up = list(event.data.follow_up)
             bar.display = False
             self.query_one("#summarize-state", Label).update(t("summarize.done"))
             await self.query_one("#summary", Markdown).update(self.summary)
@@ -137,7 +141,7 @@ class SummarizeScreen(Screen[None]):
     async def action_ask(self) -> None:
         if not self.summary or self.path is None:
             return
-        await self.wapp.start_document_chat(self.path, self.summary)
+        await self.wapp.start_document_chat(self.path, self.summary, self.follow_up)
 
     def action_back(self) -> None:
         if self.running:

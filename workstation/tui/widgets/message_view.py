@@ -27,6 +27,8 @@ def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts) -> str:
         texts("metric.tokens", n=m.predicted_n),
         texts("metric.cache", hit=m.cache_n, total=prompt_total),
     ]
+    if m.restored_n:  # part of cache_n: read back from a saved KV state, not kept in memory
+        parts[-1] += f" ({texts('metric.restored', n=m.restored_n)})"
     if m.draft_n:
         rate = m.draft_n_accepted / m.draft_n * 100
         parts.append(texts("metric.draft", rate=f"{rate:.0f}", acc=m.draft_n_accepted, n=m.draft_n))
