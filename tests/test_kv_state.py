@@ -134,3 +134,29 @@ def test_chat_c_continues_a_conversation_across_two_processes(smollm2_path: Path
     listed = subprocess.run([sys.executable, "-m", "workstation.cli", "cache", "list", "--json"],
                             cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert json.loads(listed.stdout)["states"]
+
+
+def test_summarize_c_saves_a_document_conversation_that_chat_c_continues(smollm2_path: Path, tmp_path: Path) -> None:
+    """``summarize FILE -c NAME`` leaves the document and its summary as a conversation whose
+    KV cells are on disk: ``chat -c NAME`` in another process reads only the question."""
+    prof = tmp_path / "p.yaml"
+    data = _profile().to_dict()
+    data.pop("source", None)
+    prof.write_text(yaml.safe_dump(data), encoding="utf-8")
+    doc = tmp_path / "minutes.txt"
+    doc.write_text(NOTE * 2, encoding="utf-8")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "workstation.cli", *args], cwd=ROOT,
+                              capture_output=True, text=True, timeout=300)
+
+    made = cli("summarize", "-p", str(prof), "--max-tokens", "16", "--quiet", str(doc), "-c", "minutes")
+    assert made.returncode == 0, made.stderr
+    asked = cli("chat", "-p", str(prof), "-c", "minutes", "--max-tokens", "8", "--temperature", "0",
+                "--json", "Where is the annual meeting?")
+    assert asked.returncode == 0, asked.stderr
+    m = json.loads(asked.stdout)["metrics"]
+    assert m["restored_n"] > 100 and m["prompt_n"] < 30  # the document came from disk
+
+    two = cli("summarize", "-p", str(prof), str(doc), str(doc), "-c", "x")
+    assert two.returncode != 0 and "one file" in two.stderr and "Traceback" not in two.stderr

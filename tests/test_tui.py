@@ -408,7 +408,8 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert not app.generating and "Done." in str(screen.query_one("#summarize-state").render())
         # ask in the chat: the new conversation holds the document and the summary the engine
         # made of it (one part), so a question starts from the summary's KV cells
-        follow_up = list(screen.follow_up)
+        assert screen.result is not None
+        follow_up = list(screen.result.follow_up)
         assert [m["role"] for m in follow_up] == ["user", "assistant"]
         assert SUBJECT_PARAGRAPHS[1][:40] in follow_up[0]["content"]
         document_prompt = len(app.engine.chat_prompt(follow_up[:1]))  # the summary's prompt

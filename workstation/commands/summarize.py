@@ -17,7 +17,13 @@ from workstation.core.atomic import write_text_atomic
 from workstation.core.documents import read_document
 from workstation.core.errors import TurnCancelled
 from workstation.core.profiles import load_profile
-from workstation.core.summarize import SummaryProgress, SummaryResult, summarize_document
+from workstation.core.store import ConversationStore
+from workstation.core.summarize import (
+    SummarizeError,
+    SummaryProgress,
+    SummaryResult,
+    summarize_document,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,7 +34,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print summary, chunks, source and metrics as JSON")
     p.add_argument("--max-tokens", type=int, help="longest summary of one part, in tokens")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    p.add_argument("-c", "--conversation", metavar="NAME",
+                   help="save a conversation NAME holding the document and its summary, for "
+                        "follow-up questions (workstation chat -c NAME \"...\"; the app lists it "
+                        "too); a document that fits in one part keeps its KV cache on disk, so a "
+                        "question reads only itself")
     p.set_defaults(func=run)
+
+
+CONTEXT_INTRO = "Here is a summary of the document {name}. Answer my questions about it."
 
 
 def _fmt_eta(seconds: float | None) -> str:
@@ -82,15 +96,30 @@ def _result_json(result: SummaryResult, profile_key: str) -> dict[str, Any]:
     return data
 
 
+def _save_conversation(name: str, profile_key: str, result: SummaryResult, doc_name: str) -> None:
+    """The conversation ``chat -c NAME`` continues (saved before the engine closes and keeps
+    the summary's KV cells on disk)."""
+    store = ConversationStore()
+    try:
+        conv = store.new(title=name, profile=profile_key)
+        for message in result.conversation(CONTEXT_INTRO.format(name=doc_name)):
+            store.add_message(conv.id, message["role"], message["content"])
+    finally:
+        store.close()
+
+
 def run(args: argparse.Namespace) -> int:
     profile = load_profile(profile_ref(args))
     if args.max_tokens is not None:
         profile.sampling.max_tokens = args.max_tokens
+    name = (args.conversation or "").strip()
+    if args.conversation is not None and (not name or len(args.files) != 1):
+        raise SummarizeError("-c NAME saves the conversation of one document: give one file and a name.")
     documents = [read_document(Path(f), isolate=True) for f in args.files]  # fail before loading
 
     from workstation.core.engine_api import open_engine
 
-    engine = open_engine(profile, child_process=False)
+    engine = open_engine(profile, child_process=False, keep_state=bool(name))
     cancel = threading.Event()
     previous = signal.getsignal(signal.SIGINT)
 
@@ -107,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
                 break
             bar = None if args.quiet else ProgressBar(doc.name)
             results.append(summarize_document(engine, doc, profile, on_progress=bar, cancel=cancel))
+        if name and results and not results[0].cancelled:
+            _save_conversation(name, profile.key, results[0], documents[0].name)
     finally:
         signal.signal(signal.SIGINT, previous)
         engine.close()
@@ -134,6 +165,9 @@ def run(args: argparse.Namespace) -> int:
                 f"(+{int(t['cache_n'])} cached), {int(t['predicted_n'])} generated, {wall:.1f} s in all",
                 file=sys.stderr,
             )
+        if name and results and not results[0].cancelled:
+            print(f'Saved as the conversation "{name}": ask about it with workstation chat -c "{name}" "..."',
+                  file=sys.stderr)
     if cancel.is_set() or any(r.cancelled for r in results):
         raise TurnCancelled("stopped; the summary above covers only the parts finished before Ctrl-C.")
     return 0

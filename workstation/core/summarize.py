@@ -127,6 +127,14 @@ class SummaryResult:
     # themselves. Empty when the document took several parts: only the summary can follow then.
     follow_up: list[Message] = field(default_factory=list)
 
+    def conversation(self, intro: str) -> list[Message]:
+        """The conversation for follow-up questions: ``follow_up`` when the document fit in one
+        part, else ``intro`` (which says a summary follows) with the summary, then the summary."""
+        if self.follow_up:
+            return list(self.follow_up)
+        return [{"role": "user", "content": f"{intro}\n\n{self.summary}"},
+                {"role": "assistant", "content": self.summary}]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "source": self.source,

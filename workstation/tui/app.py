@@ -553,23 +553,18 @@ class WorkstationApp(App[None]):
     def _task_failed(self, event: TaskFailed) -> None:
         self.notify(event.reason, title=self.texts("error.title"), severity="error", timeout=10)
 
-    async def start_document_chat(self, path: Path, summary: str, follow_up: list[dict[str, str]] | None = None) -> None:
-        """A new conversation for follow-up questions: the whole document and the summary the
-        engine made of it when it fit in one part (``follow_up``: its KV cells are still in the
-        engine, and saved with the conversation, so a question prefills only itself), else the
-        summary alone."""
+    async def start_document_chat(self, path: Path, messages: list[dict[str, str]]) -> None:
+        """A new conversation for follow-up questions about a summarized document
+        (``SummaryResult.conversation``: the whole document and its summary when it fit in one
+        part, whose KV cells are still in the engine and saved with the conversation, so a
+        question prefills only itself; else the summary)."""
         if self.generating:
             self.notify(self.texts("chat.busy"), severity="warning")
             return
         conv = self.store.new(self.texts("summarize.conv_title", name=path.name),
                               self.profile.key if self.profile else "")
-        if follow_up:
-            for message in follow_up:
-                self.store.add_message(conv.id, message["role"], message["content"])
-        else:
-            self.store.add_message(conv.id, "user", self.texts("summarize.context", name=path.name,
-                                                               summary=summary))
-            self.store.add_message(conv.id, "assistant", summary)
+        for message in messages:
+            self.store.add_message(conv.id, message["role"], message["content"])
         while self.screen is not self.chat_screen:
             self.pop_screen()
         await self.open_conversation(conv.id)

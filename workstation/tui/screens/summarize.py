@@ -19,6 +19,7 @@ from workstation.tui import integrations
 from workstation.tui.messages import Progress, TaskFailed
 
 if TYPE_CHECKING:
+    from workstation.core.summarize import SummaryResult
     from workstation.tui.app import WorkstationApp
 
 
@@ -39,7 +40,7 @@ class SummarizeScreen(Screen[None]):
         super().__init__()
         self.path: Path | None = None
         self.summary = ""
-        self.follow_up: list[dict[str, str]] = []  # the document and its summary, in one part
+        self.result: SummaryResult | None = None
         self.running = False
         self._cancel = threading.Event()
 
@@ -117,8 +118,8 @@ class SummarizeScreen(Screen[None]):
         if isinstance(event, SummaryReady):
             self.running = False
             self.wapp.generating = False
+            self.result = event.data
             self.summary = event.data.summary
-            self.follow_up = list(event.data.follow_up)
             bar.display = False
             self.query_one("#summarize-state", Label).update(t("summarize.done"))
             await self.query_one("#summary", Markdown).update(self.summary)
@@ -141,7 +142,10 @@ class SummarizeScreen(Screen[None]):
     async def action_ask(self) -> None:
         if not self.summary or self.path is None:
             return
-        await self.wapp.start_document_chat(self.path, self.summary, self.follow_up)
+        if self.result is None:
+            return
+        intro = self.wapp.texts("summarize.context", name=self.path.name)
+        await self.wapp.start_document_chat(self.path, self.result.conversation(intro))
 
     def action_back(self) -> None:
         if self.running:
