@@ -160,3 +160,37 @@ def test_summarize_c_saves_a_document_conversation_that_chat_c_continues(smollm2
 
     two = cli("summarize", "-p", str(prof), str(doc), str(doc), "-c", "x")
     assert two.returncode != 0 and "one file" in two.stderr and "Traceback" not in two.stderr
+
+
+def test_serve_keeps_long_prompts_on_disk_for_other_slots_and_restarts(smollm2_path: Path, tmp_path: Path) -> None:
+    """serve's prompt cache: a long prompt pushed out of its slot by another is saved and
+    restored for the next request that starts the same way, and its cells survive a restart."""
+    import httpx
+    from serve_helpers import serve, write_profile
+
+    prof = write_profile(tmp_path, smollm2_path)
+    data = tmp_path / "data"
+
+    def ask(url: str, system: str, question: str) -> dict:
+        body = {"messages": [{"role": "system", "content": system}, {"role": "user", "content": question}],
+                "max_tokens": 4, "temperature": 0}
+        r = httpx.post(f"{url}/chat/completions", json=body, timeout=120)
+        assert r.status_code == 200, r.text
+        return r.json()["timings"]
+
+    minutes, other = NOTE * 4, NOTE.replace("committee", "board").upper() * 3
+    with serve(prof, "--parallel", "1", data=data) as srv:
+        assert ask(srv.base_url, minutes, "Hiring?")["restored_n"] == 0
+        assert ask(srv.base_url, other, "Hiring?")["restored_n"] == 0  # takes the slot: minutes saved
+        back = ask(srv.base_url, minutes, "And the printers?")
+        assert back["restored_n"] > 250 and back["prompt_n"] < 30
+    assert list((data / "kv-cache").glob("*.kv"))
+    with serve(prof, "--parallel", "1", data=data) as srv:  # a restart
+        again = ask(srv.base_url, minutes, "Where is the meeting?")
+        assert again["restored_n"] > 250 and again["prompt_n"] < 30
+
+    plain = tmp_path / "plain"
+    with serve(prof, "--parallel", "1", "--no-prompt-cache", data=plain) as srv:
+        ask(srv.base_url, minutes, "Hiring?")
+        ask(srv.base_url, other, "Hiring?")
+    assert not list(plain.glob("kv-cache/*.kv"))

@@ -24,6 +24,10 @@ from workstation.core.server.options import (
 if TYPE_CHECKING:
     from workstation.core.server.accounts import Accounts
 
+# a slot's cells are saved to disk from this many tokens: long system prompts and documents,
+# not every short chat (each save is a file of about 22 KB a token for SmolLM2 at f16)
+PROMPT_CACHE_MIN_TOKENS = 256
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help="serve the profile's model as an OpenAI-compatible API")
@@ -78,11 +82,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"start a new audit file past this size; the chain runs on (default {DEFAULT_AUDIT_MAX_BYTES})",
     )
     p.add_argument("--log-level", default="warning", help="uvicorn log level (default warning)")
+    p.add_argument(
+        "--no-prompt-cache", action="store_true",
+        help="do not keep long prompts' KV cache on disk (by default a slot's cells of "
+             f"{PROMPT_CACHE_MIN_TOKENS}+ tokens are saved when another prompt takes the slot and "
+             "at shutdown, and restored for prompts that start the same way, also after a restart; "
+             "the folder's budget is WORKSTATION_KV_CACHE_MB, see workstation cache list)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from workstation.core.errors import WorkstationError
+    from workstation.core.kv_state import KvStateStore
     from workstation.core.scheduler import Scheduler
     from workstation.core.server.process import (
         OpenAIServer,
@@ -114,7 +126,11 @@ def run(args: argparse.Namespace) -> int:
         accounts.close()
         raise
     try:
-        scheduler = Scheduler(profile, n_parallel=args.parallel, max_queue=args.queue)
+        scheduler = Scheduler(
+            profile, n_parallel=args.parallel, max_queue=args.queue,
+            kv_store=None if args.no_prompt_cache else KvStateStore(),
+            min_save_tokens=PROMPT_CACHE_MIN_TOKENS,
+        )
     except BaseException:
         sock.close()
         accounts.close()

@@ -125,8 +125,7 @@ class Engine:
             return 0
 
     def close(self) -> None:
-        self.save_state()
-        self.core.close()
+        self.core.close()  # saves the slots' cells first (keep_state)
 
     def __enter__(self) -> Engine:
         return self

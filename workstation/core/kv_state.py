@@ -167,6 +167,12 @@ class KvStateStore:
                                   st.st_size, st.st_mtime))
         return out
 
+    def covers(self, key: StateKey, tokens: list[int]) -> bool:
+        """True when a saved state holds ``tokens`` already (as all or the start of its own):
+        saving them again would write the same cells twice."""
+        n = len(tokens)
+        return any(len(e.tokens) >= n and e.tokens[:n] == tokens for e in self.entries(key))
+
     def best(self, key: StateKey, prompt: list[int], at_least: int) -> tuple[SavedState, int] | None:
         """The saved state sharing the longest prefix with ``prompt`` (> ``at_least`` tokens)."""
         from workstation.core.slots import common_prefix

@@ -29,6 +29,7 @@ called from the decoding thread (it must not block): ``TokenDelta``, then ``Turn
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import itertools
 import logging
 import queue
@@ -154,6 +155,7 @@ class Scheduler:
         progress: Callable[[float], None] | None = None,
         threaded: bool = True,
         kv_store: KvStateStore | None = None,
+        min_save_tokens: int = MIN_RESTORE_TOKENS,
     ) -> None:
         if profile.backend != "llama":
             raise EngineError(
@@ -200,8 +202,13 @@ class Scheduler:
             self.governor = ThreadGovernor(self.settings.n_threads, gpu_all_layers=gpu_all)
             self._apply_threads(self.governor.current)
         self._since_thread_check = 0  # tokens generated since the governor last looked
-        # saved KV states on disk (core/kv_state.py): restored into a fresh slot, saved on leave
+        # saved KV states on disk (core/kv_state.py): restored into a fresh slot; a slot's cells
+        # of at least ``min_save_tokens`` are saved when another prompt takes the slot and when
+        # the scheduler closes. The decode thread only copies the cells out (about 25 us a
+        # token); the file is written by a writer thread (about 100 us a token).
         self.kv_store = kv_store
+        self.min_save_tokens = max(MIN_RESTORE_TOKENS, min_save_tokens)
+        self._writer: concurrent.futures.ThreadPoolExecutor | None = None
         self.state_key = StateKey.for_model(
             self.model.path, profile.kv_cache.k, profile.kv_cache.v, self.slot_ctx
         )
@@ -377,6 +384,7 @@ class Scheduler:
                 return
         else:
             self._fail_all("The engine is closing.")
+        self.save_states()  # the slots' cells, for the next start (with a store)
         for slot in self.slots:
             if slot.run is not None:
                 slot.run.sampler.close()
@@ -508,7 +516,8 @@ class Scheduler:
             if action is None:
                 continue  # a slot admitted earlier is prefilling the same prefix: wait for it
             slot.fresh = False
-            if self.kv_store is not None and len(slot.tokens) - action.keep >= MIN_RESTORE_TOKENS:
+            if (self.kv_store is not None and len(slot.tokens) - action.keep >= MIN_RESTORE_TOKENS
+                    and len(slot.tokens) >= self.min_save_tokens):
                 self._save_slot(slot)  # another conversation takes the slot: keep this one on disk
             restored = self._restore(slot, action.keep) if self.kv_store is not None else 0
             if restored:
@@ -559,22 +568,41 @@ class Scheduler:
         return n
 
     def save_states(self) -> int:
-        """Save every idle slot's cells to the store (leaving a conversation, closing)."""
+        """Save every idle slot's cells to the store (leaving a conversation, closing) and wait
+        until the files are written: states saved."""
         if self.kv_store is None:
             return 0
         saved = 0
         for slot in self.slots:
-            if slot.req is None and len(slot.tokens) >= MIN_RESTORE_TOKENS:
-                self._save_slot(slot)
-                saved += 1
+            if slot.req is None and len(slot.tokens) >= self.min_save_tokens:
+                saved += self._save_slot(slot)
+        self._wait_for_writes()
         return saved
 
-    def _save_slot(self, slot: Slot) -> None:
-        assert self.kv_store is not None
+    def _save_slot(self, slot: Slot) -> bool:
+        """Copy the slot's cells out and have the writer thread put them on disk (not when a
+        saved state holds them already)."""
+        store = self.kv_store
+        assert store is not None
+        tokens = list(slot.tokens)
+        if store.covers(self.state_key, tokens):
+            return False
+        data = read_sequence(self.model, slot.seq)
+        if self._writer is None:
+            self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kv-writer")
+        self._writer.submit(self._write_state, store, tokens, data)
+        return True
+
+    def _write_state(self, store: KvStateStore, tokens: list[int], data: bytes) -> None:
         try:
-            self.kv_store.save(self.state_key, list(slot.tokens), read_sequence(self.model, slot.seq))
+            store.save(self.state_key, tokens, data)
         except OSError as err:  # a full disk costs only the speed-up
             log.warning("Could not save a KV state: %s", err)
+
+    def _wait_for_writes(self) -> None:
+        if self._writer is not None:
+            self._writer.shutdown(wait=True)
+            self._writer = None
 
     def _propose(self) -> None:
         for slot in self.slots:

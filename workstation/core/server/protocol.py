@@ -291,6 +291,7 @@ def parse_text(body: dict[str, Any], name: str) -> str:
 def timings(m: TurnMetrics) -> dict[str, Any]:
     return {
         "cache_n": m.cache_n,
+        "restored_n": m.restored_n,  # of cache_n: read back from the prompt cache on disk
         "prompt_n": m.prompt_n,
         "prompt_ms": round(m.prompt_ms, 3),
         "prompt_per_token_ms": round(m.prompt_ms / m.prompt_n, 3) if m.prompt_n else 0.0,
