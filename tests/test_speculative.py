@@ -254,3 +254,29 @@ def test_a_turn_whose_drafts_lose_time_stops_drafting(
     assert len(dec.turn_steps) == 1  # one draft step, then plain decoding to the end
     eng.reset()
     assert eng.run_chat(QUOTE).text == text
+
+
+def test_the_draft_vocabulary_rule_is_llama_cpps() -> None:
+    """A draft may differ from its target by padding at the end of the vocabulary (Qwen2.5 0.5B
+    has 151,936 tokens, 14B 152,064), never by a token text from id 5 on."""
+    from workstation.core.catalog import draft_token_difference
+
+    words = [b"<unk>", b"<s>", b"</s>", b"<pad>", b"<mask>"] + [b"w%d" % i for i in range(300)]
+    padded = words + [b"[PAD%d]" % i for i in range(128)]
+    assert draft_token_difference(padded, words) is None
+    assert draft_token_difference(words, padded) is None
+    assert "434 vs 304 tokens" in (draft_token_difference(padded + [b"x"], words[:-1]) or "")
+    special = [b"<|endoftext|>"] + words[1:]  # the first ids are special tokens: not compared
+    assert draft_token_difference(special, words) is None
+    other = words[:40] + [b"zz"] + words[41:]
+    assert "token 40 is 'zz' there, not 'w35'" in (draft_token_difference(words, other) or "")
+
+
+def test_a_draft_with_the_same_vocabulary_in_another_quantization_is_accepted(smollm2_path: Path) -> None:
+    from workstation.core.catalog import draft_vocabulary_difference, read_model_info
+    from workstation.core.gguf_check import token_texts
+
+    q8 = smollm2_path.with_name("SmolLM2-135M-Instruct.Q8_0.gguf")
+    assert draft_vocabulary_difference(read_model_info(smollm2_path), read_model_info(q8)) is None
+    texts = token_texts(smollm2_path)
+    assert len(texts) == read_model_info(smollm2_path).n_vocab and texts[:2] == token_texts(q8)[:2]

@@ -405,6 +405,39 @@ def vocabulary_difference(a: ModelInfo, b: ModelInfo) -> str | None:
     return None
 
 
+# llama.cpp's rule for a draft model (common/speculative.cpp, common_speculative_are_compatible):
+# the vocabularies may differ in size by padding (Qwen2.5 0.5B has 151,936 tokens, 14B 152,064),
+# and the token texts must agree from id 5 on (the first ids are special tokens)
+DRAFT_VOCAB_MAX_SIZE_DIFFERENCE = 128
+DRAFT_VOCAB_CHECK_START_TOKEN_ID = 5
+
+
+def draft_token_difference(target: list[bytes], draft: list[bytes]) -> str | None:
+    """llama.cpp's draft rule over two vocabularies' token texts (completes "X uses ..."), or
+    None when the draft's token ids mean the same text as the target's."""
+    if abs(len(target) - len(draft)) > DRAFT_VOCAB_MAX_SIZE_DIFFERENCE:
+        return f"a different vocabulary ({len(target)} vs {len(draft)} tokens)"
+    for i in range(DRAFT_VOCAB_CHECK_START_TOKEN_ID, min(len(target), len(draft))):
+        if target[i] != draft[i]:
+            shown = draft[i].decode("utf-8", "replace")[:20]
+            return f"a different vocabulary (token {i} is {shown!r} there, not {target[i].decode('utf-8', 'replace')[:20]!r})"
+    return None
+
+
+def draft_vocabulary_difference(target: ModelInfo, draft: ModelInfo) -> str | None:
+    """Why ``draft`` cannot draft for ``target`` (completes "the draft model uses ..."), or None:
+    the same vocabulary, or one that differs only as llama.cpp allows (padding at the end)."""
+    if vocabulary_difference(target, draft) is None:
+        return None
+    if abs(int(target.n_vocab) - int(draft.n_vocab)) > DRAFT_VOCAB_MAX_SIZE_DIFFERENCE:
+        return f"a different vocabulary ({target.n_vocab} vs {draft.n_vocab} tokens)"
+    if target.tokenizer_model != draft.tokenizer_model:
+        return f"a different tokenizer ({draft.tokenizer_model} vs {target.tokenizer_model})"
+    from workstation.core.gguf_check import token_texts
+
+    return draft_token_difference(token_texts(Path(target.path)), token_texts(Path(draft.path)))
+
+
 # --- installed models -------------------------------------------------------------------------
 @dataclass
 class InstalledModel:

@@ -252,6 +252,22 @@ def preflight(path: Path) -> GGUFHeader:
         raise ModelFileError(f"The model file {path} cannot be read ({err.strerror or err}).") from None
 
 
+def token_texts(path: Path) -> list[bytes]:
+    """The vocabulary's token texts in id order (an empty one named as llama.cpp names it);
+    [] for a file without one. The file is checked by ``preflight`` first."""
+    header = preflight(path)
+    span = header.spans.get("tokenizer.ggml.tokens")
+    if span is None or not span.is_array:
+        return []
+    try:
+        with Path(path).open("rb") as f:
+            return [word for _, _, word in _vocab_words(_Reader(f, header.file_size), span.count, span.start)]
+    except _Bad as bad:
+        raise _fail(Path(path), bad.what, bad.offset) from None
+    except OSError as err:
+        raise ModelFileError(f"The model file {path} cannot be read ({err.strerror or err}).") from None
+
+
 def _read_value(
     r: _Reader, vtype: int, key: str, start: int, counter: list[int],
     spans: dict[str, ValueSpan] | None = None,

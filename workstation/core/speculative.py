@@ -58,7 +58,11 @@ from pathlib import Path
 
 import numpy as np
 
-from workstation.core.catalog import read_model_info, resolve_model_path, vocabulary_difference
+from workstation.core.catalog import (
+    draft_vocabulary_difference,
+    read_model_info,
+    resolve_model_path,
+)
 from workstation.core.errors import EngineError, ModelFileError
 from workstation.core.profiles import KV_CACHE_TYPES, Profile, Sampling, Speculative
 from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings
@@ -149,7 +153,7 @@ def check_draft_compatible(target: LoadedModel, draft_path: Path, context: int) 
     """Refuse a draft model that cannot draft for ``target`` at ``context`` tokens per request,
     in one plain sentence (both GGUF headers are read; no weights are loaded)."""
     info_t, info_d = read_model_info(target.path), read_model_info(draft_path)
-    why = vocabulary_difference(info_t, info_d)
+    why = draft_vocabulary_difference(info_t, info_d)
     if why:
         raise ModelFileError(f"The draft model {draft_path.name} uses {why}, so it cannot draft for {target.path.name}.")
     if 0 < info_d.context_length < context:
@@ -197,9 +201,12 @@ class LookupDrafter:
 class DraftModel:
     """The draft GGUF, loaded once per scheduler: one sequence per slot, one batch."""
 
-    def __init__(self, model: LoadedModel) -> None:
+    def __init__(self, model: LoadedModel, n_target_vocab: int | None = None) -> None:
         self.model = model
         self.batch = Batch(model.n_batch)
+        # token ids both vocabularies have (llama.cpp lets them differ by padding at the end):
+        # the draft proposes only these, and a target token past the draft's stops drafting
+        self.n_common = min(model.n_vocab, n_target_vocab or model.n_vocab)
 
     def close(self) -> None:
         self.batch.close()
@@ -237,6 +244,8 @@ class ModelDrafter:
                 common = 0
             del self.tokens[common:]
         todo = ctx[common:]
+        if todo and max(todo) >= model.n_vocab:
+            raise EngineError("a token the draft model's vocabulary does not have")
         t0 = time.perf_counter()
         idx = 0
         for start in range(0, len(todo), model.n_batch):
@@ -271,7 +280,7 @@ class ModelDrafter:
         qs: list[tuple[np.ndarray, np.ndarray]] = []
         hist = list(history)
         for j in range(k):
-            x = model.logits(idx)
+            x = model.logits(idx)[: self.shared.n_common]
             if sampling is None:
                 d = int(np.argmax(x))
                 if j > 0 and 1.0 / float(np.exp(x - x[d]).sum()) < GREEDY_DRAFT_P_MIN:
@@ -619,7 +628,7 @@ def load_draft_model(profile: Profile, target: LoadedModel, slot_context: int) -
         n_seq_max=ts.n_seq_max,
         n_batch=ts.n_batch,
     )
-    return DraftModel(LoadedModel(path, settings))
+    return DraftModel(LoadedModel(path, settings), target.n_vocab)
 
 
 def make_speculators(
