@@ -308,3 +308,45 @@ def test_people_take_turns_for_one_slot(smollm2_path: Path) -> None:
             s.join(600)
             assert s.error is None
         assert order == ["a1", "b1", "a2", "a3"]
+
+
+def test_a_full_queue_gives_a_place_to_a_person_holding_none(smollm2_path: Path) -> None:
+    """One slot, two places in the queue, both held by alice: bob's request still gets in, and
+    alice's newest gives way (429 with Retry-After, as a full queue answers); with one place each nobody is pushed out."""
+    with Scheduler(make_profile(), n_parallel=1, max_queue=2, slot_context=512) as one, office(
+        one, {"alice": {}, "bob": {}}
+    ) as o:
+        a1 = Streamer(o.client("alice"), "a1", 160, [])
+        a1.start()
+        assert a1.first.wait(600)
+        results: dict[str, httpx.Response] = {}
+
+        def send(name: str, who: str) -> threading.Thread:
+            def run() -> None:
+                results[name] = httpx.post(
+                    f"{o.url}/completions", headers={"Authorization": f"Bearer {o.keys[who]}"},
+                    json={"model": PROFILE, "prompt": f"{name} says", "max_tokens": 4, "temperature": 0},
+                    timeout=600,
+                )
+
+            t = threading.Thread(target=run, daemon=True)
+            t.start()
+            return t
+
+        threads = [send("a2", "alice")]
+        wait_for(lambda: one.requests_deferred == 1, "a2 waiting")
+        threads.append(send("a3", "alice"))
+        wait_for(lambda: one.requests_deferred == 2, "a3 waiting: the queue is full")
+        threads.append(send("b1", "bob"))
+        threads[1].join(600)  # a3 gave its place to bob's request at once
+        pushed = results["a3"]
+        assert pushed.status_code == 429 and int(pushed.headers["Retry-After"]) >= 1
+        assert "gave its place" in pushed.json()["error"]["message"]
+        assert one.requests_deferred == 2  # a2 and b1
+        threads.append(send("a4", "alice"))  # one place each now: refused, nobody pushed out
+        threads[-1].join(600)
+        assert results["a4"].status_code == 429 and "slots are busy" in results["a4"].json()["error"]["message"]
+        for t in threads:
+            t.join(600)
+        a1.join(600)
+        assert results["a2"].status_code == 200 and results["b1"].status_code == 200

@@ -104,3 +104,14 @@ def test_a_cancelled_request_of_a_capped_owner_is_dropped_not_counted() -> None:
     assert dropped == [a1]
     assert [s.req for s in admitted] == [a2]
     assert not waiting
+
+
+def test_a_full_queue_pushes_out_the_newest_request_of_the_person_holding_most() -> None:
+    from workstation.core.slots import queue_victim
+
+    waiting = [req(1, ALICE), req(2, ALICE), req(3, BOB), req(4, ALICE)]
+    assert queue_victim(waiting, BOB).id == 4  # alice holds 3, bob 1: her newest gives way
+    assert queue_victim(waiting, Owner("carol")).id == 4
+    assert queue_victim(waiting, ALICE) is None  # nobody gives way to the person holding most
+    assert queue_victim([req(1, ALICE), req(2, BOB)], Owner("carol")) is None  # one each: fair
+    assert queue_victim(waiting, None) is None  # no people's keys: first come, first served

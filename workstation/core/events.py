@@ -34,6 +34,8 @@ class TurnFinished:
 @dataclass
 class RequestFailed:
     message: str
+    status: int = 500  # the HTTP status a server answers with (429: the queue gave its place away)
+    retry_after_s: int = 0
 
 
 TurnEvent = TokenDelta | TurnFinished

@@ -74,6 +74,7 @@ from workstation.core.slots import (
     StepPlan,
     admit,
     plan_step,
+    queue_victim,
     settle_prefix,
 )
 from workstation.core.stop_strings import StopMatcher
@@ -275,17 +276,28 @@ class Scheduler:
             if self._thread is not None and not self._thread.is_alive():
                 raise EngineError("The engine stopped; load the profile again.")
             busy = sum(1 for s in self.slots if s.req is not None)
+            victim = None
             if busy + len(self.waiting) >= self.n_parallel + self.max_queue:
+                victim = queue_victim(self.waiting, owner)
+                if victim is None:
+                    self.stats.requests_rejected_total += 1
+                    raise QueueFull(
+                        f"All {self.n_parallel} slots are busy and {len(self.waiting)} requests are "
+                        "waiting; try again shortly.",
+                        retry_after_s=max(1, min(30, len(self.waiting) + 1)),
+                    )
+                self.waiting.remove(victim)
                 self.stats.requests_rejected_total += 1
-                raise QueueFull(
-                    f"All {self.n_parallel} slots are busy and {len(self.waiting)} requests are "
-                    "waiting; try again shortly.",
-                    retry_after_s=max(1, min(30, len(self.waiting) + 1)),
-                )
             req.id = next(self._ids)
             self.stats.requests_total += 1
             self.waiting.append(req)
             self._cond.notify()
+        if victim is not None:  # outside the lock: a sink may take its time
+            _deliver(victim, RequestFailed(
+                "The queue is full and your requests held the most places in it; this one gave "
+                "its place to someone else's. Try again shortly.",
+                status=429, retry_after_s=max(1, min(30, len(self.waiting) + 1)),
+            ))
         return req
 
     def cancel(self, req: Request) -> None:

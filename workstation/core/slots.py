@@ -117,6 +117,22 @@ def choose_slot(slots: Sequence[Slot], free: Sequence[Slot], prompt: Sequence[in
     return min(free, key=lambda s: s.last_used)
 
 
+def queue_victim(waiting: Sequence[Request], owner: Owner | None) -> Request | None:
+    """When the queue is full and ``owner`` asks for a place: the request that gives way to it,
+    the newest of the person holding the most places (at least two more than ``owner`` holds;
+    the longest-queue-drop rule), so one person's backlog never shuts another out. None: the
+    new request is refused instead (no owners, or nobody holds more than their share)."""
+    if owner is None:
+        return None
+    held = collections.Counter(r.owner.name for r in waiting if r.owner is not None)
+    if not held:
+        return None
+    top, n = max(held.items(), key=lambda item: item[1])
+    if top == owner.name or n < held.get(owner.name, 0) + 2:
+        return None
+    return next(r for r in reversed(waiting) if r.owner is not None and r.owner.name == top)
+
+
 def admit(slots: Sequence[Slot], waiting: collections.deque[Request]) -> tuple[list[Slot], list[Request]]:
     """Pair waiting requests with free slots, round by round between owners (see the module's
     docstring). Returns (slots now serving a new request, cancelled requests dropped from the

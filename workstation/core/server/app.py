@@ -243,13 +243,7 @@ class OpenAIServer:
                 owner=owner,
             )
         except QueueFull as err:
-            raise ApiError(
-                429,
-                str(err),
-                type_="rate_limit_error",
-                code="server_busy",
-                headers={"Retry-After": str(err.retry_after_s)},
-            ) from None
+            raise queue_full(str(err), err.retry_after_s) from None
         except PromptTooLong as err:
             raise ApiError(400, str(err), code="context_length_exceeded") from None
         except EngineError as err:
@@ -322,7 +316,7 @@ class OpenAIServer:
                             self.accounts.finish(ticket, CLIENT_GONE, event.metrics, event.text)
                             return
                         if isinstance(event, RequestFailed):
-                            self.accounts.finish(ticket, 500)
+                            self.accounts.finish(ticket, event.status)
                             return
             except TimeoutError:
                 self.accounts.finish(ticket, CLIENT_GONE)
@@ -350,8 +344,8 @@ class OpenAIServer:
             while True:
                 event = await q.get()
                 if isinstance(event, RequestFailed):
-                    self.accounts.finish(ticket, 500)
-                    return ApiError(500, event.message, type_="server_error").response()
+                    self.accounts.finish(ticket, event.status)
+                    return _failed_response(event)
                 if isinstance(event, TurnFinished):
                     break
         except asyncio.CancelledError:
@@ -425,9 +419,8 @@ class OpenAIServer:
                         "usage": usage(m), "timings": timings(m),
                     })
                 return out + b"data: [DONE]\n\n", True
-            self.accounts.finish(ticket, 500)
-            error = {"message": event.message, "type": "server_error", "param": None, "code": None}
-            return sse({"error": error}), True
+            self.accounts.finish(ticket, event.status)
+            return sse(_failed_response(event, body_only=True)), True
 
         try:
             if chat:
@@ -547,6 +540,21 @@ class OpenAIServer:
             prometheus_text(self.scheduler, rows) + self.accounts.metrics.text(),
             media_type="text/plain; version=0.0.4",
         )
+
+
+def queue_full(message: str, retry_after_s: int) -> ApiError:
+    return ApiError(429, message, type_="rate_limit_error", code="server_busy",
+                    headers={"Retry-After": str(max(1, retry_after_s))})
+
+
+def _failed_response(event: RequestFailed, body_only: bool = False) -> Any:
+    """The error for a request the scheduler gave up on: 429 with Retry-After, as for a full
+    queue, when it gave its queue place to another person's request; else 500."""
+    if event.status == 429:
+        error = queue_full(event.message, event.retry_after_s)
+    else:
+        error = ApiError(event.status, event.message, type_="server_error")
+    return error.body() if body_only else error.response()
 
 
 def _client(request: Request) -> str:
