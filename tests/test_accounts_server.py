@@ -34,6 +34,7 @@ from workstation.core.usage import UsageLog
 
 QUESTION = [{"role": "user", "content": "Name three colours of the rainbow."}]
 PROFILE = "test"  # make_profile's name: the profile the server serves
+OPERATOR = "operator-key-for-the-tests"  # serve --api-key: the administrator's own key
 pytestmark = pytest.mark.timeout(900)  # a shared 2-core machine can be very slow; nothing here is timed
 
 
@@ -73,7 +74,8 @@ def office(
     keys = {name: ring.add(name, **opts)[1] for name, opts in people.items()}  # type: ignore[arg-type]
     clock = Clock(day_start(time.time()) + 12 * 3600)  # noon today
     accounts = Accounts(
-        PROFILE, keys=ring, usage=UsageLog(), audit=AuditTrail(), audit_content=audit_content, clock=clock
+        PROFILE, shared_key=OPERATOR, keys=ring, usage=UsageLog(), audit=AuditTrail(),
+        audit_content=audit_content, clock=clock,
     )
     server = BackgroundServer(scheduler, ServerOptions(model_id=PROFILE), port=0, accounts=accounts).start()
     try:
@@ -158,8 +160,13 @@ def test_usage_equals_the_responses_and_quota_resets_at_midnight(
         printed = {r["group"]: r["tokens"] for r in json.loads(capsys.readouterr().out)["rows"]}
         assert printed == told
 
-        # the per-key counters and the latency histograms on /metrics
-        text = httpx.get(f"{o.url.removesuffix('/v1')}/metrics", headers={"Authorization": f"Bearer {o.keys['bob']}"}).text
+        # the per-key counters and the latency histograms on /metrics: the operator sees what
+        # each person used; a person's own key sees the totals only
+        metrics_url = f"{o.url.removesuffix('/v1')}/metrics"
+        as_bob = httpx.get(metrics_url, headers={"Authorization": f"Bearer {o.keys['bob']}"}).text
+        assert "key_requests_total" not in as_bob and "key_prompt_tokens_total" not in as_bob
+        assert metric(as_bob, "workstation:accounting_requests_total") == 7
+        text = httpx.get(metrics_url, headers={"Authorization": f"Bearer {OPERATOR}"}).text
         assert metric(text, 'workstation:key_requests_total{key="alice",status="429"}') == 1
         assert metric(text, 'workstation:key_requests_total{key="alice",status="200"}') == 2
         assert metric(text, 'workstation:key_requests_total{key="bob",status="200"}') == 4

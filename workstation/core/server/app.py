@@ -529,7 +529,7 @@ class OpenAIServer:
 
     async def metrics(self, request: Request) -> Response:
         try:
-            self._auth(request)
+            caller = self._auth(request)
         except ApiError as err:
             return err.response()
         rows = [
@@ -537,7 +537,8 @@ class OpenAIServer:
             ("body_bytes_in_flight", "gauge", "Request body bytes being read or parsed.", self.bodies.used),
         ]
         return PlainTextResponse(
-            prometheus_text(self.scheduler, rows) + self.accounts.metrics.text(),
+            # what each person used: for the operator's key (or an open server), not for a person's
+            prometheus_text(self.scheduler, rows) + self.accounts.metrics.text(per_key=caller.key is None),
             media_type="text/plain; version=0.0.4",
         )
 

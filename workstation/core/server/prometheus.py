@@ -142,18 +142,14 @@ class ServerMetrics:
             if m.predicted_n > 1:
                 self.tpot.observe(profile, m.predicted_per_token_ms / 1000)
 
-    def text(self, prefix: str = "workstation") -> str:
+    def text(self, prefix: str = "workstation", per_key: bool = True) -> str:
+        """The histograms and accounting counters; the per-key counters only with ``per_key``
+        (the operator's view: one person's key must not read what the others used)."""
         lines: list[str] = []
         for hist in (self.ttft, self.tpot, self.duration):
             lines += hist.lines(prefix)
-        name = f"{prefix}:key_requests_total"
-        lines += [f"# HELP {name} Generation requests per key and HTTP status.", f"# TYPE {name} counter"]
-        for (key, status), n in sorted(self.key_requests.items()):
-            lines.append(f'{name}{{key="{_label(key)}",status="{status}"}} {n}')
-        for kind, table in (("prompt", self.key_prompt_tokens), ("completion", self.key_completion_tokens)):
-            name = f"{prefix}:key_{kind}_tokens_total"
-            lines += [f"# HELP {name} {kind.title()} tokens per key.", f"# TYPE {name} counter"]
-            lines += [f'{name}{{key="{_label(key)}"}} {n}' for key, n in sorted(table.items())]
+        if per_key:
+            lines += self._key_lines(prefix)
         for name, help_, value in (
             ("accounting_requests_total", "Generation requests accounted.", self.accounted),
             ("accounting_seconds_total", "Accounting time on the request path (keys, quota, counters).",
@@ -164,3 +160,14 @@ class ServerMetrics:
             full = f"{prefix}:{name}"
             lines += [f"# HELP {full} {help_}", f"# TYPE {full} counter", f"{full} {_num(value)}"]
         return "\n".join(lines) + "\n"
+
+    def _key_lines(self, prefix: str) -> list[str]:
+        name = f"{prefix}:key_requests_total"
+        lines = [f"# HELP {name} Generation requests per key and HTTP status.", f"# TYPE {name} counter"]
+        for (key, status), n in sorted(self.key_requests.items()):
+            lines.append(f'{name}{{key="{_label(key)}",status="{status}"}} {n}')
+        for kind, table in (("prompt", self.key_prompt_tokens), ("completion", self.key_completion_tokens)):
+            name = f"{prefix}:key_{kind}_tokens_total"
+            lines += [f"# HELP {name} {kind.title()} tokens per key.", f"# TYPE {name} counter"]
+            lines += [f'{name}{{key="{_label(key)}"}} {n}' for key, n in sorted(table.items())]
+        return lines
