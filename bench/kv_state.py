@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from workstation.core.catalog import read_model_info, resolve_model_path  # noqa: E402
 from workstation.core.engine import Engine  # noqa: E402
 from workstation.core.kv_state import KvStateStore, read_sequence, write_sequence  # noqa: E402
+from workstation.core.planner import kv_cache_per_layer  # noqa: E402
 from workstation.core.profiles import Sampling, profile_from_dict  # noqa: E402
 from workstation.core.summarize import summarize_document  # noqa: E402
 
@@ -163,12 +164,14 @@ def main() -> None:
             t_load = time.perf_counter() - t0
             k_bytes, v_bytes = eng.model.kv_cache_bytes
             per_token = (k_bytes + v_bytes) / eng.model.n_ctx
+            planned = sum(kv_cache_per_layer(info, 256, k, v)) / 256  # the planner's bytes a token
             store = KvStateStore(Path(tempfile.mkdtemp()))
             t0 = time.perf_counter()
             store.save(eng.core.state_key, list(eng.tokens), data)
             t_file = time.perf_counter() - t0
         print(f"  K/V {k}/{v}: {n} tokens, state {len(data) / 2**20:.2f} MiB against llama.cpp's K/V "
-              f"{per_token * n / 2**20:.2f} MiB for as many cells ({info.n_layer} layers); "
+              f"{per_token * n / 2**20:.2f} MiB and the planner's {planned * n / 2**20:.2f} MiB for as many "
+              f"cells ({info.n_layer} layers); "
               f"serialize {t_save * 1e6 / n:.0f} us, restore {t_load * 1e6 / n:.0f} us, "
               f"write the file {t_file * 1e6 / n:.0f} us per token ({'ok' if ok else 'FAILED'})")
 
