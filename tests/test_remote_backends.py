@@ -13,13 +13,11 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from docmaker import honeybee_text
 
@@ -29,6 +27,7 @@ from workstation.core.documents import Document
 from workstation.core.evaluate import EXAMPLE_TASKS, load_task_set, run_tasks
 from workstation.core.profiles import Profile, profile_from_dict
 from workstation.core.remote import RemoteEngine, client_profile, estimate_tokens
+from workstation.core.server.process import wait_until_healthy
 from workstation.core.summarize import SummarizeOptions, summarize_document
 
 HELLO = [{"role": "user", "content": "Name three colours of the rainbow."}]
@@ -103,16 +102,8 @@ def foreign(smollm2_path: Path) -> Iterator[str]:
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}/v1"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{base}/models", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail("llama_cpp.server did not start")
-            time.sleep(0.3)
+        if not wait_until_healthy(base, proc, 120, path="/models"):  # it has no /health
+            pytest.fail("llama_cpp.server did not start")
         yield base
     finally:
         proc.terminate()

@@ -162,15 +162,15 @@ class BackgroundServer:
         self.sock.close()
 
 
-def wait_until_healthy(root: str, proc: Any, timeout_s: float) -> bool:
-    """Poll ``root/health`` until it answers 200 (True), or ``proc`` (a Popen) exits or
+def wait_until_healthy(root: str, proc: Any, timeout_s: float, path: str = "/health") -> bool:
+    """Poll ``root + path`` until it answers 200 (True), or ``proc`` (a Popen) exits or
     ``timeout_s`` passes (False)."""
     import httpx
 
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            if httpx.get(f"{root}/health", timeout=5).status_code == 200:
+            if httpx.get(f"{root}{path}", timeout=5).status_code == 200:
                 return True
         except httpx.HTTPError:
             pass
