@@ -198,13 +198,13 @@ def test_eval_kld_reuses_the_reference_and_invalidates_it(
     assert reference["cache_reused"] is False
     cache = Path(reference["cache_path"])
     assert cache.exists() and cache.stat().st_size == reference["cache_bytes"]
-    written = cache.stat().st_mtime_ns
+    written = cache.stat().st_ino  # a rewrite is a new file (written aside, then renamed)
     loss = first[1]["kld"][0]
     assert loss["kld_mean"] > 0 and loss["same_top"] < 1 and loss["cache_reused"] is False
 
     again = _eval_kld(capsys, [ref, cand], [doc])  # adding a candidate later: only its own pass
     assert again[0]["kld_reference"][0]["cache_reused"] is True
-    assert again[0]["kld_reference"][0]["cache_path"] == str(cache) and cache.stat().st_mtime_ns == written
+    assert again[0]["kld_reference"][0]["cache_path"] == str(cache) and cache.stat().st_ino == written
     assert again[1]["kld"][0]["kld_mean"] == pytest.approx(loss["kld_mean"], rel=1e-9)
 
     doc.write_text(english_text() + "\n\nOne more paragraph.", encoding="utf-8")  # the text changed
@@ -232,6 +232,18 @@ def test_load_reference_refuses_another_key(reference: Engine, smollm2_path: Pat
     built = build_reference(reference.model, text, key, tmp_path)
     assert load_reference(built.path, key) is not None
     assert load_reference(built.path, {**key, "top_k": 64}) is None
+
+
+def test_the_reference_cache_keeps_to_its_budget(
+    reference: Engine, smollm2_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """WORKSTATION_KLD_CACHE_MB: a new reference pushes out the least recently used ones; the
+    one just made always stays."""
+    text = english_text()
+    first = build_reference(reference.model, text, reference_key(smollm2_path, KV, text, WINDOW, 1, 32), tmp_path)
+    monkeypatch.setenv("WORKSTATION_KLD_CACHE_MB", "0")
+    second = build_reference(reference.model, text, reference_key(smollm2_path, KV, text, WINDOW, 1, 16), tmp_path)
+    assert second.path.exists() and not first.path.exists()
 
 
 def test_one_row_per_document_in_any_format(

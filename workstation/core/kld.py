@@ -43,6 +43,7 @@ text or a rewritten model file makes a new reference; a damaged cache file is re
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -57,6 +58,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from workstation.core.catalog import read_model_info, vocabulary_difference
+from workstation.core.disk_budget import budget_from_env, evict_least_recent
 from workstation.core.evaluate import (
     EvalInputError,
     Progress,
@@ -89,6 +91,9 @@ def check_same_vocabulary(reference: Path, candidate: Path) -> None:
             f"{candidate.name} uses {why} than the reference {reference.name}, so their "
             "next-token distributions cannot be compared."
         )
+
+
+DEFAULT_CACHE_MB = 1024  # reference logits kept; WORKSTATION_KLD_CACHE_MB changes it
 
 
 def cache_dir() -> Path:
@@ -286,6 +291,8 @@ def load_reference(path: Path, key: dict[str, Any]) -> ReferenceLogits | None:
         tokens = np.memmap(path, dtype="<i4", mode="r", offset=_HEADER.size + n_rec * dtype.itemsize, shape=(n_tok,))
     except (OSError, ValueError, KeyError, TypeError, struct.error):
         return None
+    with contextlib.suppress(OSError):
+        os.utime(path)  # used now: the budget removes it last
     return ReferenceLogits(path, meta, np.asarray(tokens), records, reused=True)
 
 
@@ -347,6 +354,8 @@ def build_reference(
         os.replace(tmp, dest)
     finally:
         tmp.unlink(missing_ok=True)
+    # the folder keeps to its budget: older references go, the one just made stays
+    evict_least_recent(dest.parent, "*.kldref", budget_from_env("WORKSTATION_KLD_CACHE_MB", DEFAULT_CACHE_MB), keep=dest)
     ref = load_reference(dest, key)
     if ref is None:  # pragma: no cover - only if the disk lost what was just written
         raise EvalInputError(f"The reference cache {dest} could not be read back after writing it.")

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.core.atomic import write_bytes_atomic
+from workstation.core.disk_budget import budget_from_env, evict_least_recent
 from workstation.core.errors import WorkstationError
 from workstation.core.paths import data_dir
 
@@ -73,10 +74,7 @@ def default_folder() -> Path:
 
 
 def budget_bytes() -> int:
-    try:
-        return max(0, int(os.environ.get("WORKSTATION_KV_CACHE_MB", DEFAULT_BUDGET_MB))) * 2**20
-    except ValueError:
-        return DEFAULT_BUDGET_MB * 2**20
+    return budget_from_env("WORKSTATION_KV_CACHE_MB", DEFAULT_BUDGET_MB)
 
 
 def tokens_digest(tokens: list[int]) -> str:
@@ -203,22 +201,7 @@ class KvStateStore:
 
     def evict(self) -> list[Path]:
         """Remove the least recently used files until the folder fits the budget."""
-        files = []
-        for path in self.folder.glob("*.kv"):
-            try:
-                st = path.stat()
-            except OSError:
-                continue
-            files.append((st.st_mtime, st.st_size, path))
-        total = sum(size for _, size, _ in files)
-        removed = []
-        for _, size, path in sorted(files):
-            if total <= self.budget:
-                break
-            path.unlink(missing_ok=True)
-            total -= size
-            removed.append(path)
-        return removed
+        return evict_least_recent(self.folder, "*.kv", self.budget)
 
     def clear(self) -> int:
         n = 0

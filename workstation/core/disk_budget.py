@@ -1,0 +1,42 @@
+"""A folder of cache files kept to a byte budget: the least recently used go first.
+
+Used by the KV states on disk (``kv_state.py``) and the KL-divergence reference logits
+(``kld.py``); a file's modification time is its last use (readers touch the files they use).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def budget_from_env(name: str, default_mb: int) -> int:
+    """Bytes from the environment variable ``name`` (in MiB), else ``default_mb``."""
+    try:
+        return max(0, int(os.environ.get(name, default_mb))) * 2**20
+    except ValueError:
+        return default_mb * 2**20
+
+
+def evict_least_recent(folder: Path, pattern: str, budget: int, keep: Path | None = None) -> list[Path]:
+    """Remove the least recently used files matching ``pattern`` until those left fit in
+    ``budget`` bytes; ``keep`` (the file just written) stays even alone over it. The paths
+    removed."""
+    files = []
+    for path in folder.glob(pattern):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        files.append((st.st_mtime, st.st_size, path))
+    total = sum(size for _, size, _ in files)
+    removed = []
+    for _, size, path in sorted(files):
+        if total <= budget:
+            break
+        if path == keep:
+            continue
+        path.unlink(missing_ok=True)
+        total -= size
+        removed.append(path)
+    return removed
