@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import llama_cpp
 import openai
 import pytest
 from conftest import make_profile
@@ -25,9 +26,16 @@ from workstation.core.evaluate import TaskSetError, run_tasks, task_set_from_dat
 from workstation.core.grammar import GrammarError, compile_grammar
 from workstation.core.profiles import Constraints, Sampling, profile_from_dict
 from workstation.core.remote import RemoteEngine
+from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings
+from workstation.core.sampling import SamplerChain
 from workstation.core.server.protocol import ApiError
 from workstation.core.server.structured import parse_output_format
-from workstation.core.structured_output import SchemaError, check_reply, schema_constraints
+from workstation.core.structured_output import (
+    SchemaError,
+    check_reply,
+    schema_constraints,
+    schema_grammar,
+)
 
 YES_NO = 'root ::= "yes" | "no"'
 ASK = [{"role": "user", "content": "Is the sky blue on a clear day? Answer yes or no."}]
@@ -98,6 +106,40 @@ def test_schema_reply_parses_and_validates(engine: Engine) -> None:
     short = engine.run_chat(INVOICE, greedy(5), constraints=schema_constraints(SCHEMA))
     assert short.metrics.stop_reason == "length" and short.text.startswith("{")
     assert not check_reply(short.text, SCHEMA).valid
+
+
+def test_greedy_under_a_grammar_is_llama_cpps_own_choice(smollm2_path: Path) -> None:
+    """Our shortcut (the most likely tokens asked one by one, the vocabulary masked only when
+    none is allowed) against llama.cpp's own chain with the grammar sampler in it, token by
+    token on the same logits."""
+    model = LoadedModel(smollm2_path, RuntimeSettings(n_ctx=512, n_threads=1))
+    batch = Batch(512)
+    grammar = schema_grammar(SCHEMA)
+    ours = SamplerChain(greedy(80), model.n_vocab, Constraints(grammar=grammar),
+                        grammar=compile_grammar(model.vocab, grammar).take())
+    ref = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
+    llama_cpp.llama_sampler_chain_add(ref, compile_grammar(model.vocab, grammar).take())
+    llama_cpp.llama_sampler_chain_add(ref, llama_cpp.llama_sampler_init_greedy())
+    try:
+        tokens = model.tokenize("Invoice 4711 from ACME, urgent: 3 boxes of paper (sku P-10). As JSON:\n")
+        for pos, tok in enumerate(tokens):
+            batch.add(tok, pos, 0, pos == len(tokens) - 1)
+        reply: list[int] = []
+        for pos in range(len(tokens), len(tokens) + 80):
+            model.decode(batch)
+            mine = ours.sample(model.ctx, batch.n_tokens - 1)
+            assert mine == llama_cpp.llama_sampler_sample(ref, model.ctx, batch.n_tokens - 1), model.detokenize(reply)
+            if model.is_eog(mine):
+                break
+            reply.append(mine)
+            batch.clear()
+            batch.add(mine, pos, 0, True)
+        assert model.detokenize(reply).startswith('{ "vendor": "')  # 80 equal tokens into the reply
+    finally:
+        ours.close()
+        llama_cpp.llama_sampler_free(ref)
+        batch.close()
+        model.close()
 
 
 def test_bad_grammar_is_refused_at_submit_and_nothing_is_queued(engine: Engine) -> None:

@@ -12,7 +12,10 @@ token is first chosen as if there were no grammar (numpy's argmax when greedy, e
 chain) and checked against the grammar alone; only when the grammar rejects it are all the
 candidates masked by the grammar and the choice made again among what is left. Masking every
 token of the vocabulary is the expensive part (each candidate's text is matched against the
-grammar's stacks), and most tokens a model picks in a JSON reply are already valid.
+grammar's stacks), and most tokens a model picks in a JSON reply are already valid. Greedy
+decoding goes one step further: the next most likely tokens are asked one by one, in order
+(``GREEDY_CHECKS`` of them), and the first the grammar allows is the argmax over the allowed
+tokens, the very token masking would give; the whole vocabulary is masked only when none is.
 
 llama.cpp aborts the process when a grammar is asked to accept a token it does not allow (an
 end-of-generation token before the grammar is complete, or any token once it is), so a token
@@ -41,6 +44,8 @@ from workstation.core.runtime import log_mark, log_since
 
 # llama_token_data {int32 id; float logit; float p}: 12 bytes, no padding
 TOKEN_DATA = np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")])
+# greedy: the most likely tokens asked one by one before the whole vocabulary is masked
+GREEDY_CHECKS = 32
 _ROOT = b"root"
 
 
@@ -210,24 +215,41 @@ class GrammarSampling:
         llama_cpp.llama_sampler_apply(self.grammar, self.cand.one_ref)
         return bool(np.isfinite(one["logit"][0]))
 
+    def _greedy_allowed(self, row: np.ndarray) -> int:
+        """The most likely token the grammar allows among the ``GREEDY_CHECKS`` most likely
+        (ties: the lowest id, as argmax and llama.cpp's greedy sampler choose); -1 if none."""
+        token = int(row.argmax())
+        if self.allows(token):
+            return token
+        k = min(GREEDY_CHECKS, len(row) - 1)
+        top = np.argpartition(-row, k)[:k]
+        for t in top[np.lexsort((top, -row[top]))]:
+            if t == token or row[t] == -np.inf:
+                continue
+            if self.allows(int(t)):
+                return int(t)
+        return -1
+
     def sample(self, logits: np.ndarray) -> int:
         """The next token from ``logits`` (a row of the batch's output), accepted by the grammar
         and the chain; GrammarStuck when the grammar allows no token."""
         cand = self.cand
         avoid = self.avoid_eog
-        # 1. as if unconstrained, then ask the grammar about that one token
+        # 1. as if unconstrained, then ask the grammar about that one token (greedy: the next
+        # most likely ones too, in order)
         if self.argmax:
+            row = logits
             if avoid is not None and len(avoid):
                 row = logits.copy()
                 row[avoid] = -np.inf
-                token = int(row.argmax())
-            else:
-                token = int(logits.argmax())
+            token = self._greedy_allowed(row)
         else:
             cand.fill(logits, avoid)
             llama_cpp.llama_sampler_apply(self.chain, cand.ref)
             token, _ = cand.selected()
-        if not self.allows(token):
+            if not self.allows(token):
+                token = -1
+        if token < 0:
             # 2. the grammar masks every candidate, then the chain chooses among what is left
             cand.fill(logits, avoid)
             llama_cpp.llama_sampler_apply(self.grammar, cand.ref)
