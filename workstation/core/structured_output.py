@@ -15,6 +15,7 @@ structured.py``), ``workstation chat --json-schema FILE`` and eval tasks with a 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -97,14 +98,38 @@ def _converter_message(err: Exception) -> str:
 
 def schema_grammar(schema: Any) -> str:
     """The GBNF grammar for replies that follow ``schema`` (checked first); SchemaError when
-    the schema is not valid or cannot be converted."""
-    check_schema(schema)
+    the schema is not valid or cannot be converted. The last ``CACHED_SCHEMAS`` conversions are
+    kept (a tool sends the same schema with every request; a 50-property schema takes tens of
+    milliseconds to check and convert)."""
+    if not isinstance(schema, dict):
+        check_schema(schema)  # says what it is instead
     try:
-        return json_schema_to_gbnf(json.dumps(schema))
+        text = json.dumps(schema)
+    except (TypeError, ValueError) as err:
+        raise SchemaError(f"The JSON schema holds a value JSON cannot write: {_clip(str(err))}.") from None
+    except RecursionError:
+        raise SchemaError("The JSON schema nests more deeply than can be checked.") from None
+    return _grammar_of(text)
+
+
+CACHED_SCHEMAS = 64
+
+
+@functools.lru_cache(maxsize=CACHED_SCHEMAS)
+def _grammar_of(text: str) -> str:
+    """``schema_grammar`` of the schema written as ``text`` (errors are not cached)."""
+    check_schema(json.loads(text))
+    try:
+        return json_schema_to_gbnf(text)
     except RecursionError:
         raise SchemaError("The JSON schema nests or refers to itself too deeply to become a grammar.") from None
     except Exception as err:  # noqa: BLE001 - the converter asserts and raises anything; say it in one sentence
         raise SchemaError(f"The JSON schema cannot be turned into a grammar: {_converter_message(err)}.") from None
+
+
+def clear_schema_cache() -> None:
+    """Forget the kept conversions (bench: the cold cost)."""
+    _grammar_of.cache_clear()
 
 
 def schema_constraints(schema: Any) -> Constraints:
