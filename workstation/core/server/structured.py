@@ -97,7 +97,10 @@ def parse_output_format(body: dict[str, Any]) -> OutputFormat:
             found.append(OutputFormat("grammar", grammar, None, "grammar"))
     if len(found) > 1:
         names = " and ".join(f"'{f.param}'" for f in found)
-        raise bad(f"{names} both constrain the reply; send only one of them.", found[-1].param)
+        raise bad(
+            f"{names} {'both' if len(found) == 2 else 'all'} constrain the reply; send only one of them.",
+            found[-1].param,
+        )
     return found[0] if found else OutputFormat()
 
 
