@@ -149,6 +149,13 @@ def test_bad_grammar_is_refused_at_submit_and_nothing_is_queued(engine: Engine) 
     assert "\n" not in str(err.value)
     with pytest.raises(GrammarError, match="root"):
         engine.core.submit(prompt, greedy(4), lambda e: None, constraints=Constraints(grammar='answer ::= "a"'))
+    # 30000 nested groups overflowed llama.cpp's recursive parser (a segfault): refused first
+    deep = "root ::= " + "(" * 30000 + '"a"' + ")" * 30000
+    with pytest.raises(GrammarError, match="nests groups 30000 deep"):
+        engine.core.submit(prompt, greedy(4), lambda e: None, constraints=Constraints(grammar=deep))
+    sneaky = 'root ::= "a" # a comment ends at a carriage return\r' + "(" * 300 + '"b"' + ")" * 300
+    with pytest.raises(GrammarError, match="nests groups 300 deep"):
+        engine.core.submit(prompt, greedy(4), lambda e: None, constraints=Constraints(grammar=sneaky))
     assert engine.core.requests_deferred == 0
 
 

@@ -46,6 +46,9 @@ from workstation.core.runtime import log_mark, log_since
 TOKEN_DATA = np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")])
 # greedy: the most likely tokens asked one by one before the whole vocabulary is masked
 GREEDY_CHECKS = 32
+# llama.cpp's GBNF parser recurses once per nested group: 20000 nested "(" overflowed an 8 MiB
+# stack (a segfault, the whole server gone); real grammars nest a few levels
+MAX_NESTING = 200
 _ROOT = b"root"
 
 
@@ -138,6 +141,30 @@ class CompiledGrammar:
             self._finalizer()
 
 
+def nesting_depth(text: str) -> int:
+    """How deeply ``text`` (GBNF) nests groups: "(" outside literals, character classes and
+    comments. A scan of the brackets only, to refuse what would overflow llama.cpp's parser."""
+    depth = deepest = 0
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "\"[":
+            close = '"' if c == '"' else "]"
+            i += 1
+            while i < n and text[i] != close:
+                i += 2 if text[i] == "\\" else 1
+        elif c == "#":
+            while i < n and text[i] not in "\r\n":  # llama.cpp ends a comment at either
+                i += 1
+        elif c == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c == ")":
+            depth = max(0, depth - 1)
+        i += 1
+    return deepest
+
+
 def compile_grammar(vocab: Any, text: str) -> CompiledGrammar:
     """``text`` (GBNF, start rule ``root``) compiled for ``vocab`` (``LoadedModel.vocab``);
     GrammarError when llama.cpp cannot parse it."""
@@ -145,6 +172,8 @@ def compile_grammar(vocab: Any, text: str) -> CompiledGrammar:
         raise GrammarError("The grammar is empty; it needs at least a rule named root.")
     if "\x00" in text:
         raise GrammarError("The grammar holds a NUL character.")
+    if (depth := nesting_depth(text)) > MAX_NESTING:
+        raise GrammarError(f"The grammar nests groups {depth} deep; at most {MAX_NESTING} levels are accepted.")
     mark = log_mark()
     with _stderr_captured() as printed:
         handle = llama_cpp.llama_sampler_init_grammar(vocab, text.encode("utf-8"), _ROOT)
