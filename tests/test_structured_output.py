@@ -69,6 +69,15 @@ SCHEMA: dict[str, Any] = {
 }
 
 
+# a schema with a short reply, where the field, not the schema, is what a test is about
+ANSWER: dict[str, Any] = {
+    "type": "object",
+    "properties": {"answer": {"enum": ["yes", "no"]}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+
+
 def greedy(max_tokens: int, **kw: Any) -> Sampling:
     return Sampling(temperature=0.0, repeat_penalty=1.0, max_tokens=max_tokens, seed=1, **kw)
 
@@ -287,10 +296,10 @@ def test_llama_server_fields_on_completions(server: RunningServer) -> None:
     }, timeout=120)
     assert r.status_code == 200 and r.json()["choices"][0]["text"] in ("yes", "no")
     r = httpx.post(f"{server.base_url}/chat/completions", json={
-        "messages": INVOICE, "max_tokens": 160, "temperature": 0, "json_schema": SCHEMA,
+        "messages": ASK, "max_tokens": 40, "temperature": 0, "json_schema": ANSWER,
     }, timeout=120)
     assert r.status_code == 200
-    assert_follows_schema(r.json()["choices"][0]["message"]["content"])
+    assert check_reply(r.json()["choices"][0]["message"]["content"], ANSWER).valid
 
 
 @pytest.mark.parametrize(
@@ -319,8 +328,8 @@ def test_remote_engine_sends_the_schema(server: RunningServer) -> None:
         "<remote>",
     )
     with RemoteEngine(profile) as remote:
-        final = remote.run_chat(INVOICE, greedy(160), constraints=schema_constraints(SCHEMA))
-    assert_follows_schema(final.text)
+        final = remote.run_chat(ASK, greedy(40), constraints=schema_constraints(ANSWER))
+    assert check_reply(final.text, ANSWER).valid, final.text
 
 
 # --- chat --json-schema, eval --------------------------------------------------------------------
@@ -352,12 +361,15 @@ def test_chat_json_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str], sm
 
 def test_eval_task_with_a_schema(engine: Engine) -> None:
     tasks = task_set_from_data({"tasks": [
-        {"id": "invoice", "prompt": INVOICE[0]["content"], "max_tokens": 160, "json_schema": SCHEMA},
-        {"id": "cut", "prompt": INVOICE[0]["content"], "max_tokens": 4, "json_schema": SCHEMA},
+        {"id": "sky", "prompt": ASK[0]["content"], "max_tokens": 40, "json_schema": ANSWER},
+        {"id": "cut", "prompt": ASK[0]["content"], "max_tokens": 3, "json_schema": ANSWER},
+        {"id": "and-match", "prompt": ASK[0]["content"], "max_tokens": 40, "json_schema": ANSWER,
+         "match": "contains", "answer": "maybe"},
     ]}, "<tasks>")
     results = run_tasks(engine, tasks).results
     assert results[0].correct and results[0].schema_error is None
-    assert_follows_schema(results[0].reply)
+    assert check_reply(results[0].reply, ANSWER).valid
     assert not results[1].correct and results[1].schema_error
+    assert results[2].reply == results[0].reply and not results[2].correct  # valid, but not "maybe"
     with pytest.raises(TaskSetError, match=r"task 1.*'json_schema'.*not valid"):
         task_set_from_data({"tasks": [{"prompt": "x", "json_schema": {"type": "strin"}}]}, "<tasks>")
