@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-from jsonschema.exceptions import best_match
 from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
 
 from workstation.core.errors import WorkstationError
@@ -62,6 +60,8 @@ def check_schema(schema: Any) -> dict[str, Any]:
     else SchemaError naming what is wrong."""
     if not isinstance(schema, dict):
         raise SchemaError(f"The JSON schema must be an object, not {_json_type(schema)}.")
+    import jsonschema  # 50 ms: only when a schema is used, not for every command line
+
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         cls.check_schema(schema)
@@ -176,8 +176,10 @@ def check_reply(text: str, schema: dict[str, Any] | None) -> ReplyCheck:
         if not isinstance(value, dict):
             return ReplyCheck(False, f"the reply is {_json_type(value)}, not a JSON object", value)
         return ReplyCheck(True, "", value)
+    import jsonschema
+
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    error = best_match(cls(schema).iter_errors(value))
+    error = jsonschema.exceptions.best_match(cls(schema).iter_errors(value))
     if error is not None:
         where = _location(error.absolute_path)
         return ReplyCheck(False, (f"{where}: " if where else "") + _clip(error.message), value)
