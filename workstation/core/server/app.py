@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from workstation.core.chat_template import TemplateError
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.errors import EngineError
+from workstation.core.grammar import GrammarError
 from workstation.core.scheduler import (
     PromptTooLong,
     QueueFull,
@@ -60,6 +61,7 @@ from workstation.core.server.protocol import (
     timings,
     usage,
 )
+from workstation.core.server.structured import grammar_refused
 from workstation.core.slots import Owner
 from workstation.core.usage import UNKNOWN
 
@@ -241,7 +243,10 @@ class OpenAIServer:
                 stop=params.stop,
                 t_request=t_request,
                 owner=owner,
+                constraints=params.output.constraints() if params.output else None,
             )
+        except GrammarError as err:
+            raise grammar_refused(params.output, str(err)) from None
         except QueueFull as err:
             raise queue_full(str(err), err.retry_after_s) from None
         except PromptTooLong as err:
