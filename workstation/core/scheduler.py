@@ -314,6 +314,7 @@ class Scheduler:
             self.waiting.append(req)
             self._cond.notify()
         if victim is not None:  # outside the lock: a sink may take its time
+            _discard(victim)
             _deliver(victim, RequestFailed(
                 "The queue is full and your requests held the most places in it; this one gave "
                 "its place to someone else's. Try again shortly.",
