@@ -53,6 +53,19 @@ def _log_callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
 llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
 
 
+def log_mark() -> int:
+    """A mark in llama.cpp's log: ``log_since(mark)`` returns the lines logged after it."""
+    with _log_lock:
+        return _log_count[0]
+
+
+def log_since(mark: int) -> list[str]:
+    """llama.cpp's log lines after ``mark`` (those the ring buffer still holds)."""
+    with _log_lock:
+        n = min(_log_count[0] - mark, len(LLAMA_LOG))
+        return list(LLAMA_LOG)[len(LLAMA_LOG) - n :] if n > 0 else []
+
+
 def last_log_error() -> str | None:
     """The most recent llama.cpp log line that reads like an error, without its prefix."""
     with _log_lock:

@@ -4,23 +4,40 @@ Plain greedy decoding (temperature 0, no repeat penalty) skips the chain: llama.
 copies all n_vocab logits into a candidate array before picking the largest (116 us a token
 for SmolLM2's 49152 tokens on the 2-core machine), while numpy's argmax over the same logits
 takes 9 us. Both take the first of equal maxima, so the token is the same.
+
+A request with a grammar (``Constraints.grammar``, compiled at submit: ``core/grammar.py``)
+samples through ``GrammarSampling``: the chain picks, llama.cpp's grammar sampler allows or
+refuses, and only a refused pick masks the whole vocabulary by the grammar.
 """
 
 from __future__ import annotations
 
 import ctypes
 import random
+from typing import Any
 
 import llama_cpp
 import numpy as np
 
+from workstation.core.grammar import GrammarSampling
 from workstation.core.profiles import Constraints, Sampling
 
 
 class SamplerChain:
     """Owns a llama_sampler chain; ``sample(ctx, i)`` picks the next token from output ``i``."""
 
-    def __init__(self, settings: Sampling, n_vocab: int, constraints: Constraints | None = None) -> None:
+    def __init__(
+        self,
+        settings: Sampling,
+        n_vocab: int,
+        constraints: Constraints | None = None,
+        *,
+        grammar: Any = None,
+        avoid_eog: np.ndarray | None = None,
+    ) -> None:
+        """``grammar``: a compiled grammar sampler (``CompiledGrammar.take()``), owned by this
+        chain from now on; ``avoid_eog``: with a grammar, end-of-generation tokens to avoid
+        while the grammar allows anything else (``ignore_eos``: a complete grammar still ends)."""
         self.settings = settings
         self.constraints = constraints or Constraints()
         params = llama_cpp.llama_sampler_chain_default_params()
@@ -46,15 +63,25 @@ class SamplerChain:
         # argmax needs no chain: nothing in it keeps state (no penalty history)
         self.argmax = self.greedy and settings.repeat_penalty == 1.0 and not self.constraints.active
         self._row = ctypes.POINTER(ctypes.c_float * n_vocab)
+        self.grammar: GrammarSampling | None = None
+        if grammar is not None:
+            plain = self.greedy and settings.repeat_penalty == 1.0 and not self.constraints.logit_bias
+            self.grammar = GrammarSampling(grammar, chain, n_vocab, plain, avoid_eog)
 
     def sample(self, ctx: llama_cpp.llama_context_p, i: int) -> int:
         """Sample from batch output ``i`` and record the token in the chain's history."""
-        if self.argmax:
+        if self.argmax or self.grammar is not None:
             ptr = llama_cpp.llama_get_logits_ith(ctx, i)
-            return int(np.frombuffer(ctypes.cast(ptr, self._row).contents, dtype=np.float32).argmax())
+            row = np.frombuffer(ctypes.cast(ptr, self._row).contents, dtype=np.float32)
+            if self.grammar is not None:
+                return self.grammar.sample(row)
+            return int(row.argmax())
         return int(llama_cpp.llama_sampler_sample(self.chain, ctx, i))
 
     def close(self) -> None:
+        if self.grammar is not None:
+            self.grammar.close()
+            self.grammar = None
         if self.chain is not None:
             llama_cpp.llama_sampler_free(self.chain)
             self.chain = None

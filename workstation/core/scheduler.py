@@ -29,6 +29,7 @@ called from the decoding thread (it must not block): ``TokenDelta``, then ``Turn
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import logging
 import queue
@@ -52,6 +53,7 @@ from workstation.core.events import (
     TokenDelta,
     TurnFinished,
 )
+from workstation.core.grammar import GrammarError, GrammarStuck, compile_grammar
 from workstation.core.kv_state import (
     MIN_RESTORE_TOKENS,
     KvStateError,
@@ -82,7 +84,7 @@ log = logging.getLogger(__name__)
 ADMIT_WINDOW_S = 0.005  # after an idle spell, wait this long for requests sent at the same time
 UNBOUNDED_QUEUE = 1 << 30
 
-__all__ = ["PromptTooLong", "QueueFull", "Request", "RequestFailed", "Scheduler", "SchedulerEvent"]
+__all__ = ["GrammarError", "PromptTooLong", "QueueFull", "Request", "RequestFailed", "Scheduler", "SchedulerEvent"]
 
 
 class QueueFull(WorkstationError):
@@ -129,6 +131,21 @@ class SlotRun:
     t_first: float = 0.0  # first token sampled
     t_last: float = 0.0  # last token sampled
     unsent: int = 0  # reply tokens not yet covered by a TokenDelta (held UTF-8 bytes, stop text)
+
+
+def _discard(req: Request) -> None:
+    """``req`` leaves without ever starting: free what was compiled for it."""
+    if req.grammar is not None:
+        req.grammar.close()
+
+
+@contextlib.contextmanager
+def _discarded_on_error(req: Request) -> Iterator[None]:
+    try:
+        yield
+    except BaseException:
+        _discard(req)
+        raise
 
 
 def _deliver(req: Request, event: SchedulerEvent) -> None:
@@ -240,8 +257,10 @@ class Scheduler:
         owner: Owner | None = None,
         constraints: Constraints | None = None,
     ) -> Request:
-        """Queue a request; raises PromptTooLong or QueueFull (nothing is queued then).
-        ``owner`` (an API key) takes turns with other owners for slots (``slots.admit``)."""
+        """Queue a request; raises PromptTooLong, GrammarError or QueueFull (nothing is queued
+        then). ``owner`` (an API key) takes turns with other owners for slots (``slots.admit``).
+        ``constraints.grammar`` is compiled here, once (a grammar that does not parse is refused
+        now, never in the decoding thread)."""
         if not prompt:
             raise EngineError("The prompt is empty.")
         if len(prompt) >= self.slot_ctx:
@@ -262,7 +281,9 @@ class Scheduler:
         )
         if cancelled is not None:
             req.cancelled = cancelled
-        with self._cond:
+        if req.constraints.grammar:
+            req.grammar = compile_grammar(self.model.vocab, req.constraints.grammar)
+        with _discarded_on_error(req), self._cond:
             if self._stop:
                 raise EngineError("The server is shutting down.")
             if self._thread is not None and not self._thread.is_alive():
@@ -290,6 +311,7 @@ class Scheduler:
                 self.waiting.remove(req)
             self._cond.notify()
         if queued:
+            _discard(req)
             self.stats.requests_cancelled_total += 1
             m = TurnMetrics(stop_reason="cancelled", kv_size=self.slot_ctx)
             m.total_ms = (time.perf_counter() - req.t_request) * 1000
@@ -408,6 +430,7 @@ class Scheduler:
         with self._cond:
             if req in self.waiting:
                 self.waiting.remove(req)
+                _discard(req)
                 return
         for slot in self.slots:
             if slot.req is req:
@@ -449,6 +472,7 @@ class Scheduler:
         with self._cond:
             admitted, dropped = admit(self.slots, self.waiting)
         for req in dropped:
+            _discard(req)
             self.stats.requests_cancelled_total += 1
             m = TurnMetrics(stop_reason="cancelled", kv_size=self.slot_ctx)
             m.total_ms = (time.perf_counter() - req.t_request) * 1000
@@ -487,7 +511,10 @@ class Scheduler:
         req = slot.req
         assert req is not None
         now = time.perf_counter()
-        sampler = SamplerChain(req.sampling, self.model.n_vocab, req.constraints)
+        grammar = req.grammar.take() if req.grammar is not None else None
+        # ignore_eos under a grammar: avoid ending while the grammar allows anything else
+        avoid = self._eog_tokens() if grammar is not None and req.ignore_eos else None
+        sampler = SamplerChain(req.sampling, self.model.n_vocab, req.constraints, grammar=grammar, avoid_eog=avoid)
         slot.run = SlotRun(
             sampler=sampler,
             metrics=TurnMetrics(load_ms=self.load_ms, kv_size=self.slot_ctx),
@@ -579,6 +606,8 @@ class Scheduler:
             slot.drafts = []
             if slot.spec is None or not slot.generating:
                 continue
+            if slot.req is not None and slot.req.constraints.active:
+                continue  # drafts are verified by a numpy sampler that knows no grammar or bias
             req, run = slot.req, slot.run
             assert req is not None
             left = req.max_tokens - len(run.reply)
@@ -670,14 +699,19 @@ class Scheduler:
         Returns (drafts accepted, tokens produced)."""
         req, run, model = slot.req, slot.run, self.model
         assert req is not None
-        if req.ignore_eos:
+        constrained = req.constraints.active
+        if req.ignore_eos and run.sampler.grammar is None:  # a grammar decides when it may end
             for j in range(n_drafts + 1):
                 model.logits(idx0 + j)[self._eog_tokens()] = -np.inf
         drafts = entry.tokens[1:] if n_drafts else []
-        if slot.spec is not None:
-            out, n_acc = slot.spec.verify(model, idx0, drafts)
-        else:
-            out, n_acc = [run.sampler.sample(model.ctx, idx0)], 0
+        try:
+            if slot.spec is not None and not constrained:
+                out, n_acc = slot.spec.verify(model, idx0, drafts)
+            else:
+                out, n_acc = [run.sampler.sample(model.ctx, idx0)], 0
+        except GrammarStuck as err:
+            self._fail(slot, str(err))
+            return 0, 0
         if n_drafts:
             keep = len(slot.tokens) - n_drafts + n_acc
             model.seq_rm(slot.seq, keep, -1)
@@ -687,7 +721,7 @@ class Scheduler:
         now = time.perf_counter()
         self._since_thread_check += len(out)
         for tok in out:
-            if model.is_eog(tok) and not req.ignore_eos:
+            if model.is_eog(tok) and (not req.ignore_eos or run.sampler.grammar is not None):
                 self._finish(slot, "eos")
                 return n_acc, len(out)
             # the reply's tokens' times (an EOS is not one: its step would count one more)
@@ -778,6 +812,7 @@ class Scheduler:
             left = list(self.waiting)
             self.waiting.clear()
         for req in left:
+            _discard(req)
             _deliver(req, RequestFailed(message))
 
     def _release(self, slot: Slot) -> None:

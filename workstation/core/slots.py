@@ -61,6 +61,7 @@ class Request:
     dropped: bool = False  # this request alone is cancelled (its client went away)
     owner: Owner | None = None  # None: one shared line, first come first served
     constraints: Constraints = field(default_factory=Constraints)  # grammar, logit bias, n_probs
+    grammar: Any = None  # constraints.grammar compiled at submit (core/grammar.py), until started
 
     def cancel(self) -> None:
         """Cancel this request only (not others that share its ``cancelled`` flag)."""
