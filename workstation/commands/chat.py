@@ -1,4 +1,8 @@
-"""``workstation chat -p PROFILE "text"``: one turn, streamed to stdout."""
+"""``workstation chat -p PROFILE "text"``: one turn, streamed to stdout.
+
+``--json-schema FILE``: the reply is generated under the schema's grammar and checked against
+the schema afterwards; a reply that does not validate (cut short by ``--max-tokens``) is still
+printed, then one sentence on stderr says why it does not, and the exit code is 1."""
 
 from __future__ import annotations
 
@@ -6,14 +10,16 @@ import argparse
 import signal
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 
 from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.engine_api import open_engine
-from workstation.core.errors import EngineError, TurnCancelled
+from workstation.core.errors import EngineError, TurnCancelled, WorkstationError
 from workstation.core.profiles import load_profile
 from workstation.core.store import ConversationStore
+from workstation.core.structured_output import check_reply, load_schema_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,6 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--temperature", type=float, help="0 for greedy (repeatable) output")
     p.add_argument("--seed", type=int, help="random seed for sampling")
     p.add_argument("--system", help="system prompt instead of the profile's")
+    p.add_argument("--json-schema", metavar="FILE", type=Path,
+                   help="a JSON schema file: the reply is JSON that follows it (exit 1 if it does not)")
     p.add_argument("-c", "--conversation", metavar="NAME",
                    help="continue (or start) the saved conversation NAME, which the app lists too; "
                         "its KV cache is kept on disk, so the next turn reads only the new message")
@@ -35,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     text = sys.stdin.read() if args.text == "-" else args.text
     if not text.strip():
         raise EngineError("The message is empty; type something to send.")
+    constraints = load_schema_file(args.json_schema) if args.json_schema is not None else None
     profile = load_profile(profile_ref(args))
     s = profile.sampling
     if args.max_tokens is not None:
@@ -62,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, _on_sigint)
     try:
         final: TurnFinished | None = None
-        for event in engine.stream_chat(messages, s):
+        for event in engine.stream_chat(messages, s, constraints=constraints):
             if isinstance(event, TokenDelta):
                 if not args.json:
                     sys.stdout.write(event.text)
@@ -78,14 +87,22 @@ def run(args: argparse.Namespace) -> int:
         if final.text:
             conversation.store.add_message(conversation.id, "assistant", final.text, m.to_dict())
         conversation.store.close()
+    check = check_reply(final.text, constraints.json_schema) if constraints is not None else None
     if args.json:
-        print_json({"text": final.text, "profile": profile.key, "metrics": m.to_dict()})
+        out = {"text": final.text, "profile": profile.key, "metrics": m.to_dict()}
+        if check is not None:
+            out["valid"] = check.valid
+            out["schema_error"] = check.error or None
+        print_json(out)
     else:
         sys.stdout.write("\n")
         sys.stdout.flush()
         print(m.summary_line(), file=sys.stderr)
     if m.stop_reason == "cancelled":
         raise TurnCancelled("stopped; the reply above is what arrived before Ctrl-C.")
+    if check is not None and not check.valid:
+        why = " (the reply was cut short: raise --max-tokens)" if m.stop_reason in ("length", "context") else ""
+        raise WorkstationError(f"The reply does not follow {args.json_schema.name}: {check.error}{why}.")
     return 0
 
 

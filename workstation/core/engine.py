@@ -37,7 +37,7 @@ from workstation.core.events import (
     finished_turn,
 )
 from workstation.core.kv_state import KvStateStore
-from workstation.core.profiles import Profile, Sampling
+from workstation.core.profiles import Constraints, Profile, Sampling
 from workstation.core.runtime import LoadedModel
 from workstation.core.scheduler import UNBOUNDED_QUEUE, Scheduler
 
@@ -161,12 +161,14 @@ class Engine:
             del kept[droppable[0]]
 
     # --- turns -----------------------------------------------------------------------------
-    def stream_chat(self, messages: list[Message], sampling: Sampling | None = None) -> Iterator[TurnEvent]:
+    def stream_chat(
+        self, messages: list[Message], sampling: Sampling | None = None, *, constraints: Constraints | None = None
+    ) -> Iterator[TurnEvent]:
         """Stream one assistant turn for ``messages`` (the last one is the user's)."""
         t_request = time.perf_counter()
         sampling = sampling or self.profile.sampling
         tokens = self.fit_messages(messages, answer_reserve(sampling, self.n_ctx))
-        yield from self.stream_tokens(tokens, sampling, t_request=t_request)
+        yield from self.stream_tokens(tokens, sampling, t_request=t_request, constraints=constraints)
 
     def stream_tokens(
         self,
@@ -175,6 +177,7 @@ class Engine:
         *,
         t_request: float | None = None,
         stop: list[str] | None = None,
+        constraints: Constraints | None = None,
     ) -> Iterator[TurnEvent]:
         """Stream a continuation of ``prompt`` (token ids), reusing the KV cache's common prefix."""
         sampling = sampling or self.profile.sampling
@@ -184,12 +187,15 @@ class Engine:
             )
         with self.turns.turn():
             yield from self.core.stream(
-                prompt, sampling, t_request=t_request, stop=stop, cancelled=self.cancel_flag
+                prompt, sampling, t_request=t_request, stop=stop, cancelled=self.cancel_flag,
+                constraints=constraints,
             )
 
-    def run_chat(self, messages: list[Message], sampling: Sampling | None = None) -> TurnFinished:
+    def run_chat(
+        self, messages: list[Message], sampling: Sampling | None = None, *, constraints: Constraints | None = None
+    ) -> TurnFinished:
         """A whole turn at once (tests, scripts)."""
-        return finished_turn(self.stream_chat(messages, sampling))
+        return finished_turn(self.stream_chat(messages, sampling, constraints=constraints))
 
     def run_many(
         self,

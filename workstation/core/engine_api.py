@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
 from workstation.core.events import EngineInfo, Message, TurnEvent, TurnFinished
-from workstation.core.profiles import Profile, Sampling
+from workstation.core.profiles import Constraints, Profile, Sampling
 
 Progress = Callable[[float], None]
 
@@ -47,11 +47,16 @@ class ChatEngine(Protocol):
         """Tokens the chat prompt for ``messages`` takes (system prompt included)."""
         ...
 
-    def stream_chat(self, messages: list[Message], sampling: Sampling | None = None) -> Iterator[TurnEvent]:
-        """One assistant turn, streamed: ``TokenDelta`` pieces, then ``TurnFinished``."""
+    def stream_chat(
+        self, messages: list[Message], sampling: Sampling | None = None, *, constraints: Constraints | None = None
+    ) -> Iterator[TurnEvent]:
+        """One assistant turn, streamed: ``TokenDelta`` pieces, then ``TurnFinished``.
+        ``constraints``: a grammar (or JSON schema) the reply must follow, and the like."""
         ...
 
-    def run_chat(self, messages: list[Message], sampling: Sampling | None = None) -> TurnFinished:
+    def run_chat(
+        self, messages: list[Message], sampling: Sampling | None = None, *, constraints: Constraints | None = None
+    ) -> TurnFinished:
         """One assistant turn at once."""
         ...
 

@@ -7,7 +7,7 @@ interface as ``Engine`` (``ChatEngine`` in ``core/engine_api.py``, plus ``stream
 callers do not care which side of the boundary the model is on.
 
 Protocol (pickled tuples over a ``multiprocessing`` pipe):
-  parent -> child  ("chat", messages, sampling|None, interval_s)
+  parent -> child  ("chat", messages, sampling|None, interval_s, constraints|None)
                    | ("tokens", ids, sampling|None, interval_s)
                    | ("many", conversations, sampling|None)
                    | ("tokenize_chat", messages) | ("reset",) | ("info",) | ("close",)
@@ -38,7 +38,7 @@ from workstation.core.events import (
     finished_turn,
 )
 from workstation.core.metrics import TurnMetrics
-from workstation.core.profiles import Profile, Sampling, profile_from_dict
+from workstation.core.profiles import Constraints, Profile, Sampling, profile_from_dict
 
 _CTX = mp.get_context("spawn")
 
@@ -90,7 +90,7 @@ def _child_main(
             elif kind in ("chat", "tokens"):
                 sampling = Sampling(**msg[2]) if msg[2] else None
                 events = (
-                    engine.stream_chat(msg[1], sampling)
+                    engine.stream_chat(msg[1], sampling, constraints=Constraints(**msg[4]) if msg[4] else None)
                     if kind == "chat"
                     else engine.stream_tokens(msg[1], sampling)
                 )
@@ -267,9 +267,15 @@ class EngineProcess:
                 elif kind == "error":
                     raise EngineError(reply[1])
 
-    def stream_chat(self, messages: list[Message], sampling: Sampling | None = None) -> Iterator[TurnEvent]:
+    def stream_chat(
+        self, messages: list[Message], sampling: Sampling | None = None, *, constraints: Constraints | None = None
+    ) -> Iterator[TurnEvent]:
         return self._stream(
-            "chat", messages, dataclasses.asdict(sampling) if sampling else None, self.stream_interval_s
+            "chat",
+            messages,
+            dataclasses.asdict(sampling) if sampling else None,
+            self.stream_interval_s,
+            dataclasses.asdict(constraints) if constraints else None,
         )
 
     def stream_tokens(self, prompt: list[int], sampling: Sampling | None = None) -> Iterator[TurnEvent]:
@@ -277,8 +283,10 @@ class EngineProcess:
             "tokens", prompt, dataclasses.asdict(sampling) if sampling else None, self.stream_interval_s
         )
 
-    def run_chat(self, messages: list[Message], sampling: Sampling | None = None) -> TurnFinished:
-        return finished_turn(self.stream_chat(messages, sampling))
+    def run_chat(
+        self, messages: list[Message], sampling: Sampling | None = None, *, constraints: Constraints | None = None
+    ) -> TurnFinished:
+        return finished_turn(self.stream_chat(messages, sampling, constraints=constraints))
 
     def close(self) -> None:
         if self._proc.is_alive():

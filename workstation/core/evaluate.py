@@ -13,6 +13,12 @@ Task sets are YAML::
         match: choice
         choices: [A, B, C]
         answer: B
+      - id: invoice
+        prompt: "Extract the invoice number and total from: Invoice 4711, total 99.50 EUR."
+        json_schema:            # the answer is generated under this schema's grammar
+          type: object
+          properties: {number: {type: string}, total: {type: number}}
+          required: [number, total]
 
 Scoring rules (``score``):
 
@@ -24,7 +30,11 @@ Scoring rules (``score``):
   ``case_sensitive``);
 * choice: the first of ``choices`` the reply names as a whole word is the model's pick, and
   it must be ``answer``; one-character labels (A, B, C) match case-sensitively so the article
-  "a" is not read as choice A.
+  "a" is not read as choice A;
+* json_schema (a task with a ``json_schema``, ``core/structured_output.py``): the reply is
+  generated under the schema's grammar and is correct when it parses and validates against the
+  schema (``valid``); ``match`` and ``answer`` are then optional, and when given the reply must
+  also match them.
 
 Perplexity follows llama.cpp's ``llama-perplexity`` (tools/perplexity/perplexity.cpp): the
 text is tokenized once (BOS added when the model adds one, special tokens not parsed),
@@ -50,11 +60,15 @@ import numpy as np
 
 from workstation.core.engine_api import ChatEngine
 from workstation.core.errors import WorkstationError
-from workstation.core.profiles import Sampling, YamlError, load_yaml
+from workstation.core.profiles import Constraints, Sampling, YamlError, load_yaml
 from workstation.core.runtime import Batch, LoadedModel
+from workstation.core.structured_output import SchemaError, check_reply, schema_constraints
 
 MATCH_KINDS = ("exact", "contains", "regex", "choice")
-TASK_FIELDS = ("id", "lang", "prompt", "match", "answer", "choices", "case_sensitive", "max_tokens", "system")
+TASK_FIELDS = (
+    "id", "lang", "prompt", "match", "answer", "choices", "case_sensitive", "max_tokens", "system", "json_schema",
+)
+SCHEMA_MATCH = "json_schema"  # the match rule of a task scored by its schema alone
 DEFAULT_MAX_TOKENS = 64
 EXAMPLE_TASKS = Path(__file__).resolve().parent.parent / "data" / "tasks-example.yaml"
 
@@ -80,6 +94,7 @@ class Task:
     case_sensitive: bool = False
     max_tokens: int = DEFAULT_MAX_TOKENS
     system: str | None = None
+    constraints: Constraints | None = None  # from the task's json_schema
 
 
 @dataclass
@@ -113,6 +128,14 @@ def _task_from_dict(data: Any, src: str, index: int) -> Task:
             raise TaskSetError(
                 f"{where}: unknown field '{key}'; allowed fields are {', '.join(TASK_FIELDS)}."
             )
+    constraints = None
+    if data.get("json_schema") is not None:
+        try:
+            constraints = schema_constraints(data["json_schema"])
+        except SchemaError as err:
+            raise TaskSetError(f"{where}: field 'json_schema': {err}") from None
+        if data.get("match") is None and data.get("answer") is None:
+            data = {**data, "match": SCHEMA_MATCH, "answer": "valid JSON"}
     for key in ("prompt", "match", "answer"):
         if key not in data or data[key] is None:
             raise TaskSetError(f"{where}: field '{key}' is missing.")
@@ -120,7 +143,7 @@ def _task_from_dict(data: Any, src: str, index: int) -> Task:
     if not isinstance(prompt, str) or not prompt.strip():
         raise TaskSetError(f"{where}: field 'prompt' must be non-empty text.")
     match = data["match"]
-    if match not in MATCH_KINDS:
+    if match not in MATCH_KINDS and not (match == SCHEMA_MATCH and constraints is not None):
         raise TaskSetError(
             f"{where}: field 'match' is {match!r}; allowed values are {', '.join(MATCH_KINDS)}."
         )
@@ -171,6 +194,7 @@ def _task_from_dict(data: Any, src: str, index: int) -> Task:
         case_sensitive=case_sensitive,
         max_tokens=max_tokens,
         system=system,
+        constraints=constraints,
     )
 
 
@@ -234,8 +258,13 @@ def picked_choice(reply: str, choices: list[str], case_sensitive: bool = False) 
 
 
 def score(task: Task, reply: str) -> bool:
-    """Whether ``reply`` answers ``task`` correctly under its match rule."""
+    """Whether ``reply`` answers ``task`` correctly under its match rule (and, with a schema,
+    is valid against it)."""
+    if task.constraints is not None and not check_reply(reply, task.constraints.json_schema).valid:
+        return False
     cs = task.case_sensitive
+    if task.match == SCHEMA_MATCH:
+        return True
     if task.match == "exact":
         got = normalize(reply, cs)
         return any(got == normalize(a, cs) for a in task.answer)
@@ -264,6 +293,7 @@ class TaskResult:
     predicted_ms: float
     prompt_n: int
     prompt_ms: float
+    schema_error: str | None = None  # a task with a json_schema: why the reply is not valid
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -331,14 +361,17 @@ def run_tasks(engine: ChatEngine, task_set: TaskSet, progress: Progress | None =
         messages.append({"role": "user", "content": task.prompt})
         sampling = Sampling(temperature=0.0, max_tokens=task.max_tokens, repeat_penalty=1.0, seed=0)
         engine.reset()
-        final = engine.run_chat(messages, sampling)
+        final = engine.run_chat(messages, sampling, constraints=task.constraints)
         m = final.metrics
+        schema_error = None
+        if task.constraints is not None:
+            schema_error = check_reply(final.text, task.constraints.json_schema).error or None
         results.append(
             TaskResult(
                 id=task.id, lang=task.lang, correct=score(task, final.text), reply=final.text,
                 expected=task.answer if task.match != "choice" else [task.answer[0]], match=task.match,
                 ttft_ms=m.ttft_ms, predicted_n=m.predicted_n, predicted_ms=m.predicted_ms,
-                prompt_n=m.prompt_n, prompt_ms=m.prompt_ms,
+                prompt_n=m.prompt_n, prompt_ms=m.prompt_ms, schema_error=schema_error,
             )
         )
     engine.reset()

@@ -70,8 +70,9 @@ class CompiledGrammar:
         self._finalizer = weakref.finalize(self, llama_cpp.llama_sampler_free, handle)
 
     @property
-    def taken(self) -> bool:
-        return self._handle is None
+    def live(self) -> bool:
+        """Held here: neither handed to a sampler chain nor freed."""
+        return self._handle is not None
 
     def take(self) -> Any:
         """The sampler; the caller frees it from now on (``GrammarSampling.close``)."""

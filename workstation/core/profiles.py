@@ -72,11 +72,14 @@ class Sampling:
 class Constraints:
     """What one request asks beyond the profile's sampling settings (the API's fields, never a
     profile's): a GBNF grammar the reply must match (``""``: none), a bias added to chosen
-    tokens' logits, and how many most likely tokens to report with each reply token."""
+    tokens' logits, and how many most likely tokens to report with each reply token.
+    ``json_schema``: the schema ``grammar`` was made from (``core/structured_output.py``), so a
+    remote server can be asked for it as ``response_format``."""
 
     grammar: str = ""
     logit_bias: dict[int, float] = field(default_factory=dict)
     n_probs: int = 0
+    json_schema: dict[str, Any] | None = None
 
     @property
     def active(self) -> bool:

@@ -44,7 +44,7 @@ from workstation.core.events import (
     finished_turn,
 )
 from workstation.core.metrics import TurnMetrics
-from workstation.core.profiles import Profile, Sampling, profile_from_dict
+from workstation.core.profiles import Constraints, Profile, Sampling, profile_from_dict
 
 ESTIMATE_BYTES_PER_TOKEN = 2.5
 ESTIMATE_TOKENS_PER_MESSAGE = 8
@@ -60,6 +60,22 @@ def _error_text(response: httpx.Response) -> str:
     except (ValueError, AttributeError):
         message = None
     return str(message or response.reason_phrase or "no message").rstrip(".")
+
+
+def constraint_fields(constraints: Constraints) -> dict[str, Any]:
+    """The request fields that ask a server for ``constraints``: a JSON schema as OpenAI's
+    ``response_format`` (vLLM, SGLang, llama-server, Ollama and ``workstation serve`` read it), any
+    other grammar as llama-server's ``grammar`` (GBNF; ``workstation serve`` reads it too)."""
+    if constraints.json_schema is not None:
+        return {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": constraints.json_schema},
+            }
+        }
+    if constraints.grammar:
+        return {"grammar": constraints.grammar}
+    return {}
 
 
 class RemoteEngine:
@@ -207,7 +223,9 @@ class RemoteEngine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _payload(self, messages: list[Message], sampling: Sampling) -> dict[str, Any]:
+    def _payload(
+        self, messages: list[Message], sampling: Sampling, constraints: Constraints | None = None
+    ) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": with_system_prompt(self.profile, messages),
@@ -224,6 +242,8 @@ class RemoteEngine:
             payload["seed"] = sampling.seed
         if sampling.ignore_eos:
             payload["ignore_eos"] = True
+        if constraints is not None:
+            payload.update(constraint_fields(constraints))
         return payload
 
     def run_many(
@@ -243,14 +263,18 @@ class RemoteEngine:
         with self.turns.turn(), ThreadPoolExecutor(max_workers=max(1, self.profile.parallel)) as pool:
             return list(pool.map(one, range(len(conversations))))
 
-    def stream_chat(self, messages: list[Message], sampling: Sampling | None = None) -> Iterator[TurnEvent]:
+    def stream_chat(
+        self, messages: list[Message], sampling: Sampling | None = None, *, constraints: Constraints | None = None
+    ) -> Iterator[TurnEvent]:
         with self.turns.turn():
-            yield from self._turn(messages, sampling or self.profile.sampling)
+            yield from self._turn(messages, sampling or self.profile.sampling, constraints)
 
-    def _turn(self, messages: list[Message], sampling: Sampling) -> Iterator[TurnEvent]:
+    def _turn(
+        self, messages: list[Message], sampling: Sampling, constraints: Constraints | None = None
+    ) -> Iterator[TurnEvent]:
         if not messages or not str(messages[-1].get("content", "")).strip():
             raise EngineError("The message is empty; type something to send.")
-        payload = self._payload(messages, sampling)
+        payload = self._payload(messages, sampling, constraints)
         if self._cancel.is_set():  # cancelled before it was sent: nothing to ask the server
             yield TurnFinished("", TurnMetrics(load_ms=self.load_ms, stop_reason="cancelled"))
             return
@@ -341,8 +365,10 @@ class RemoteEngine:
         metrics.finish_rates()
         yield TurnFinished("".join(parts), metrics)
 
-    def run_chat(self, messages: list[Message], sampling: Sampling | None = None) -> TurnFinished:
-        return finished_turn(self.stream_chat(messages, sampling))
+    def run_chat(
+        self, messages: list[Message], sampling: Sampling | None = None, *, constraints: Constraints | None = None
+    ) -> TurnFinished:
+        return finished_turn(self.stream_chat(messages, sampling, constraints=constraints))
 
 
 def client_profile(profile: Profile, base_url: str) -> Profile:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workstation.core.chat_template import ChatTemplate, TemplateError
-from workstation.core.errors import WorkstationError
+from workstation.core.structured_output import schema_grammar
 
 GENERIC, HERMES, LLAMA3 = "generic", "hermes", "llama3"
 # llama.cpp's words for the generic format's system message
@@ -38,10 +38,6 @@ GENERIC_INSTRUCTION = (
     "user's request"
 )
 TOOLS_INTRO = "You can call any of the following tools to satisfy the user's requests: "
-
-
-class ToolSchemaError(WorkstationError):
-    """A JSON schema that cannot be turned into a grammar."""
 
 
 # --- what a request asks for ---------------------------------------------------------------------
@@ -143,20 +139,6 @@ def _tool_support(source: str, bos: str, eos: str) -> ToolSupport:
 
 
 # --- grammars ------------------------------------------------------------------------------------
-def schema_grammar(schema: Mapping[str, Any]) -> str:
-    """GBNF for JSON matching ``schema`` (llama.cpp's converter, shipped by llama-cpp-python);
-    ToolSchemaError with one sentence when it cannot be converted."""
-    from llama_cpp.llama_grammar import json_schema_to_gbnf
-
-    try:
-        return json_schema_to_gbnf(json.dumps(schema))
-    except RecursionError:
-        raise ToolSchemaError("the schema nests too deeply") from None
-    except Exception as err:  # noqa: BLE001 - the converter raises anything from KeyError to AssertionError
-        detail = str(err) or type(err).__name__
-        raise ToolSchemaError(f"the schema cannot be used ({detail})") from None
-
-
 _DEF_REF = re.compile(r"^#/(\$defs|definitions)/")
 
 
@@ -288,7 +270,8 @@ def _example(parallel: bool) -> str:
 
 def tool_prompt(template: ChatTemplate, messages: Sequence[Mapping[str, Any]], request: ToolRequest | None) -> ToolPrompt:
     """The messages and tools to render for ``request`` (None: no tools), the grammar for the
-    reply and its format. ToolSchemaError when a tool's schema cannot make a grammar."""
+    reply and its format. SchemaError (structured_output) when the tools' schemas cannot make
+    a grammar together."""
     support = tool_support(template)
     parallel = request.parallel if request is not None else False
     history = _history(messages, support, parallel)

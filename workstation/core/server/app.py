@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from workstation.core.chat_template import TemplateError
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.errors import EngineError
+from workstation.core.grammar import GrammarError
 from workstation.core.profiles import Constraints
 from workstation.core.scheduler import (
     PromptTooLong,
@@ -61,15 +62,11 @@ from workstation.core.server.protocol import (
     timings,
     usage,
 )
+from workstation.core.server.structured import grammar_refused
 from workstation.core.server.tool_protocol import call_deltas, parse_tool_request
 from workstation.core.slots import Owner
-from workstation.core.tool_calls import (
-    ReplyReader,
-    ToolPrompt,
-    ToolRequest,
-    ToolSchemaError,
-    tool_prompt,
-)
+from workstation.core.structured_output import SchemaError
+from workstation.core.tool_calls import ReplyReader, ToolPrompt, ToolRequest, tool_prompt
 from workstation.core.usage import UNKNOWN
 
 CLIENT_GONE = 499  # the status recorded for a request whose client left first (nginx's)
@@ -250,8 +247,11 @@ class OpenAIServer:
                 stop=params.stop,
                 t_request=t_request,
                 owner=owner,
-                constraints=Constraints(grammar=grammar) if grammar else None,
+                # a tool call's grammar, or the reply format's (never both: tool_protocol refuses)
+                constraints=Constraints(grammar=grammar) if grammar else params.output.constraints() if params.output else None,
             )
+        except GrammarError as err:
+            raise grammar_refused(params.output, str(err)) from None
         except QueueFull as err:
             raise ApiError(
                 429,
@@ -280,8 +280,8 @@ class OpenAIServer:
             if isinstance(raw, str):
                 return await run_in_threadpool(self.scheduler.text_tokens, raw), None
             return raw, None
-        except ToolSchemaError as err:
-            raise bad(f"The tools cannot be used together: {err}.", "tools") from None
+        except SchemaError as err:
+            raise bad(f"The tools cannot be used together: {err}", "tools") from None
         except EngineError as err:
             raise bad(str(err)) from None
 
@@ -307,7 +307,7 @@ class OpenAIServer:
                 model = parse_model(body, self.options.model_id)
                 if not chat and body.get("tools") is not None:
                     raise bad("'tools' are for /v1/chat/completions; /v1/completions takes none.", "tools")
-                tools = parse_tool_request(body) if chat else None
+                tools = parse_tool_request(body, params.output) if chat else None
                 prompt, plan = await self._prompt_tokens(body, chat, ticket, tools)
                 self._check_prompt(prompt)
                 req, q = self._submit(prompt, params, t_request, caller.owner, plan.grammar if plan else "")
@@ -587,8 +587,8 @@ class OpenAIServer:
 
                 try:
                     prompt = await run_in_threadpool(render)
-                except ToolSchemaError as err:
-                    raise bad(f"The tools cannot be used together: {err}.", "tools") from None
+                except SchemaError as err:
+                    raise bad(f"The tools cannot be used together: {err}", "tools") from None
                 except TemplateError as err:
                     raise bad(f"The model's chat template could not be used: {err}.", "messages") from None
         except ApiError as err:

@@ -12,12 +12,15 @@ import dataclasses
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.responses import JSONResponse
 
 from workstation.core.metrics import TurnMetrics
 from workstation.core.profiles import Sampling
+
+if TYPE_CHECKING:
+    from workstation.core.server.structured import OutputFormat
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 FINISH = {"eos": "stop", "stop": "stop", "length": "length", "context": "length", "cancelled": "stop"}
@@ -125,6 +128,7 @@ class GenParams:
     ignore_eos: bool
     stream: bool
     include_usage: bool
+    output: OutputFormat | None = None  # response_format, json_schema, grammar (server/structured.py)
 
 
 def _number(body: dict[str, Any], name: str, lo: float, hi: float) -> float | None:
@@ -208,7 +212,14 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
     if not isinstance(opts, dict):
         raise bad("'stream_options' must be an object.", "stream_options")
     include_usage = flag(opts, "include_usage", False) if opts else False
-    return GenParams(s, max_tokens, stops, ignore_eos, stream, include_usage)
+    return GenParams(s, max_tokens, stops, ignore_eos, stream, include_usage, _output_format(body))
+
+
+def _output_format(body: dict[str, Any]) -> OutputFormat:
+    # imported here: it builds on ApiError above
+    from workstation.core.server.structured import parse_output_format
+
+    return parse_output_format(body)
 
 
 # --- prompts -------------------------------------------------------------------------------------

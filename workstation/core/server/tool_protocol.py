@@ -11,19 +11,13 @@ import re
 from typing import Any
 
 from workstation.core.server.protocol import bad, flag
-from workstation.core.tool_calls import (
-    FunctionTool,
-    ToolCall,
-    ToolRequest,
-    ToolSchemaError,
-    schema_grammar,
-)
+from workstation.core.server.structured import OutputFormat
+from workstation.core.structured_output import SchemaError, schema_grammar
+from workstation.core.tool_calls import FunctionTool, ToolCall, ToolRequest
 
 MAX_TOOLS = 128  # OpenAI's limit
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _CHOICES = ("auto", "none", "required")
-# request fields that constrain the reply in another way
-_OTHER_CONSTRAINTS = ("grammar", "json_schema")
 
 
 def _tool(item: Any, i: int) -> FunctionTool:
@@ -42,8 +36,8 @@ def _tool(item: Any, i: int) -> FunctionTool:
         raise bad(f"{where}.function.parameters must be a JSON schema of type 'object'.", "tools")
     try:
         schema_grammar(params)
-    except ToolSchemaError as err:
-        raise bad(f"{where}.function.parameters is not a JSON schema this server can use: {err}.", "tools") from None
+    except SchemaError as err:
+        raise bad(f"{where}.function.parameters: {err}", "tools") from None
     spec = {"type": "function", "function": {**function, "parameters": params}}
     return FunctionTool(name, params, spec)
 
@@ -70,8 +64,10 @@ def _choice(value: Any, names: list[str]) -> tuple[str, str | None]:
     return "function", name
 
 
-def parse_tool_request(body: dict[str, Any]) -> ToolRequest | None:
-    """The request's tools and how they may be used; None when it sends none (or an empty list)."""
+def parse_tool_request(body: dict[str, Any], output: OutputFormat | None = None) -> ToolRequest | None:
+    """The request's tools and how they may be used; None when it sends none (or an empty list).
+    ``output`` (the reply format asked for, server/structured.py) cannot constrain a reply that
+    may call a tool."""
     for old in ("functions", "function_call"):
         if old in body:
             raise bad(f"'{old}' is OpenAI's retired form of tools; send 'tools' and 'tool_choice' instead.", old)
@@ -90,13 +86,10 @@ def parse_tool_request(body: dict[str, Any]) -> ToolRequest | None:
     if not tools:
         return None
     request = ToolRequest(tuple(tools), choice, function, parallel)
-    if request.active:
-        fmt = body.get("response_format")
-        other = [k for k in _OTHER_CONSTRAINTS if body.get(k)]
-        if isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema"):
-            other.append("response_format")
-        if other:
-            raise bad(f"'{other[0]}' cannot be combined with tools; send tool_choice 'none' or leave it out.", other[0])
+    if request.active and output is not None and output.grammar:
+        raise bad(
+            f"'{output.param}' cannot be combined with tools; send tool_choice 'none' or leave it out.", output.param
+        )
     return request
 
 

@@ -1,0 +1,276 @@
+"""Structured output (issue 17, item 1): a grammar or JSON schema constrains the reply through
+llama.cpp's grammar sampler, in the engine, the server (the official ``openai`` client and
+llama-server's fields), ``chat --json-schema``, eval tasks and a ``speculative: lookup`` profile.
+Real SmolLM2, real HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+from conftest import make_profile
+
+from tests.serve_helpers import RunningServer, serve, write_profile
+from workstation.cli import main
+from workstation.core.engine import Engine
+from workstation.core.evaluate import TaskSetError, run_tasks, task_set_from_data
+from workstation.core.grammar import GrammarError
+from workstation.core.profiles import Constraints, Sampling, profile_from_dict
+from workstation.core.remote import RemoteEngine
+from workstation.core.server.protocol import ApiError
+from workstation.core.server.structured import parse_output_format
+from workstation.core.structured_output import SchemaError, check_reply, schema_constraints
+
+YES_NO = 'root ::= "yes" | "no"'
+ASK = [{"role": "user", "content": "Is the sky blue on a clear day? Answer yes or no."}]
+INVOICE = [{"role": "user", "content": "Invoice 4711 from ACME, urgent: 3 boxes of paper (sku P-10). "
+            "Give it as JSON."}]
+# nested object, array of objects, enum, required fields; short strings keep replies short
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "vendor": {"type": "string", "maxLength": 12},
+        "priority": {"enum": ["low", "normal", "urgent"]},
+        "lines": {
+            "type": "array",
+            "maxItems": 2,
+            "items": {
+                "type": "object",
+                "properties": {"sku": {"type": "string", "maxLength": 8}, "qty": {"type": "integer"}},
+                "required": ["sku", "qty"],
+                "additionalProperties": False,
+            },
+        },
+        "address": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "maxLength": 10}},
+            "required": ["city"],
+            "additionalProperties": False,
+        },
+    },
+    "required": ["vendor", "priority", "lines", "address"],
+    "additionalProperties": False,
+}
+
+
+def greedy(max_tokens: int, **kw: Any) -> Sampling:
+    return Sampling(temperature=0.0, repeat_penalty=1.0, max_tokens=max_tokens, seed=1, **kw)
+
+
+def assert_follows_schema(text: str) -> dict[str, Any]:
+    check = check_reply(text, SCHEMA)
+    assert check.valid, (check.error, text)
+    assert check.value["priority"] in ("low", "normal", "urgent")
+    assert isinstance(check.value["address"]["city"], str)
+    return check.value
+
+
+# --- the engine ----------------------------------------------------------------------------------
+def test_grammar_decides_the_reply_and_its_end(engine: Engine) -> None:
+    free = engine.run_chat(ASK, greedy(12))
+    final = engine.run_chat(ASK, greedy(12), constraints=Constraints(grammar=YES_NO))
+    assert final.text in ("yes", "no") and final.text != free.text
+    assert final.metrics.stop_reason == "eos"  # the complete grammar allowed only an end
+    # ignore_eos does not keep a complete grammar going: it still ends, long before max_tokens
+    forced = engine.run_chat(ASK, greedy(30, ignore_eos=True), constraints=Constraints(grammar=YES_NO))
+    assert forced.text in ("yes", "no") and forced.metrics.stop_reason == "eos"
+
+
+def test_ignore_eos_with_an_open_grammar_runs_to_max_tokens(engine: Engine) -> None:
+    final = engine.run_chat(ASK, greedy(6, ignore_eos=True), constraints=Constraints(grammar='root ::= [a-z ]*'))
+    assert re.fullmatch(r"[a-z ]*", final.text) and final.metrics.predicted_n == 6
+    assert final.metrics.stop_reason == "length"
+
+
+def test_schema_reply_parses_and_validates(engine: Engine) -> None:
+    final = engine.run_chat(INVOICE, greedy(160), constraints=schema_constraints(SCHEMA))
+    assert final.metrics.stop_reason == "eos", final.text
+    assert_follows_schema(final.text)
+    # cut short by max_tokens: the text is what it is, reported as not valid (and why)
+    short = engine.run_chat(INVOICE, greedy(5), constraints=schema_constraints(SCHEMA))
+    assert short.metrics.stop_reason == "length" and short.text.startswith("{")
+    assert not check_reply(short.text, SCHEMA).valid
+
+
+def test_bad_grammar_is_refused_at_submit_and_nothing_is_queued(engine: Engine) -> None:
+    prompt = engine.chat_prompt(ASK)
+    with pytest.raises(GrammarError, match=r"not valid GBNF: .+") as err:
+        engine.core.submit(prompt, greedy(4), lambda e: None, constraints=Constraints(grammar='root ::= "a" ('))
+    assert "\n" not in str(err.value)
+    with pytest.raises(GrammarError, match="root"):
+        engine.core.submit(prompt, greedy(4), lambda e: None, constraints=Constraints(grammar='answer ::= "a"'))
+    assert engine.core.requests_deferred == 0
+
+
+def test_a_grammar_is_freed_when_its_request_never_starts(engine: Engine) -> None:
+    prompt = engine.chat_prompt(ASK)
+    req = engine.core.submit(prompt, greedy(4), lambda e: None, constraints=Constraints(grammar=YES_NO))
+    assert req.grammar is not None and req.grammar.live
+    engine.core.cancel(req)  # still waiting: it leaves the queue, its grammar is freed
+    assert not req.grammar.live and engine.core.requests_deferred == 0
+
+
+def test_grammar_on_a_lookup_profile_matches(smollm2_path: Path) -> None:
+    """Lookup drafts are verified by a numpy sampler that knows no grammar: a constrained turn
+    must not draft, greedy or not."""
+    text = "alpha beta gamma delta alpha beta gamma delta alpha beta gamma delta"
+    ask = [{"role": "user", "content": f"Repeat exactly: {text}"}]
+    grammar = 'root ::= "[" [a-z]+ (" " [a-z]+)* "]"'
+    with Engine(make_profile(speculative={"mode": "lookup", "draft_tokens": 4})) as eng:
+        eng.decoder.adaptive = False  # draft every step it can: the constrained turn must not
+        free = eng.run_chat(ask, greedy(24))
+        assert free.metrics.draft_n > 0  # the profile does draft on this prompt
+        for sampling in (greedy(24), Sampling(temperature=0.9, top_k=40, min_p=0.0, max_tokens=24, seed=3)):
+            final = eng.run_chat(ask, sampling, constraints=Constraints(grammar=grammar))
+            assert re.fullmatch(r"\[[a-z]+( [a-z]+)*\]?", final.text), final.text
+            assert final.metrics.draft_n == 0
+
+
+# --- schemas, requests ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("schema", "said"),
+    [
+        ([1, 2], "must be an object, not an array"),
+        ({"type": "strin"}, "not valid at type"),
+        ({"$ref": "#/$defs/missing"}, "'/$defs/missing' points to nothing"),
+        ({"type": "object", "properties": {"a": {"$ref": "https://example.com/s.json"}}}, "remote schema"),
+    ],
+)
+def test_a_bad_schema_is_one_sentence_naming_what_is_wrong(schema: Any, said: str) -> None:
+    with pytest.raises(SchemaError) as err:
+        schema_constraints(schema)
+    assert said in str(err.value) and "\n" not in str(err.value)
+
+
+def test_request_fields_parse_into_one_grammar() -> None:
+    fmt = parse_output_format({"response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": SCHEMA, "strict": True}}})
+    assert fmt.kind == "json_schema" and fmt.schema == SCHEMA and "root ::=" in fmt.grammar
+    assert parse_output_format({"response_format": {"type": "text"}}).grammar == ""
+    assert parse_output_format({"response_format": {"type": "json_object"}}).kind == "json_object"
+    assert parse_output_format({"grammar": YES_NO}).param == "grammar"
+    for body, param in (
+        ({"response_format": {"type": "yaml"}}, "response_format"),
+        ({"response_format": {"type": "json_schema", "json_schema": {"schema": SCHEMA, "strict": "yes"}}}, "response_format"),
+        ({"json_schema": {"type": "strin"}}, "json_schema"),
+        ({"grammar": 5}, "grammar"),
+        ({"grammar": YES_NO, "json_schema": SCHEMA}, "grammar"),
+        ({"grammar": YES_NO, "response_format": {"type": "json_object"}}, "grammar"),
+    ):
+        with pytest.raises(ApiError) as err:
+            parse_output_format(body)
+        assert err.value.status == 400 and err.value.param == param, body
+
+
+# --- the server ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    profile = write_profile(tmp_path_factory.mktemp("structured"), smollm2_path)
+    with serve(profile) as srv:
+        yield srv
+
+
+def test_openai_client_json_schema_round_trip(server: RunningServer) -> None:
+    client = openai.OpenAI(base_url=server.base_url, api_key="none", max_retries=0, timeout=120)
+    fmt: Any = {"type": "json_schema", "json_schema": {"name": "invoice", "schema": SCHEMA, "strict": True}}
+    done = client.chat.completions.create(
+        model="x", messages=INVOICE, max_tokens=160, temperature=0, response_format=fmt  # type: ignore[arg-type]
+    )
+    text = done.choices[0].message.content or ""
+    assert done.choices[0].finish_reason == "stop"
+    assert_follows_schema(text)
+    stream = client.chat.completions.create(
+        model="x", messages=INVOICE, max_tokens=160, temperature=0, response_format=fmt, stream=True  # type: ignore[arg-type]
+    )
+    assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == text
+    obj = client.chat.completions.create(
+        model="x", messages=INVOICE, max_tokens=120, temperature=0, response_format={"type": "json_object"}
+    )
+    assert isinstance(json.loads(obj.choices[0].message.content or ""), dict)
+
+
+def test_llama_server_fields_on_completions(server: RunningServer) -> None:
+    r = httpx.post(f"{server.base_url}/completions", json={
+        "prompt": "Is water wet? Answer:", "max_tokens": 8, "temperature": 0, "grammar": YES_NO,
+    }, timeout=120)
+    assert r.status_code == 200 and r.json()["choices"][0]["text"] in ("yes", "no")
+    r = httpx.post(f"{server.base_url}/chat/completions", json={
+        "messages": INVOICE, "max_tokens": 160, "temperature": 0, "json_schema": SCHEMA,
+    }, timeout=120)
+    assert r.status_code == 200
+    assert_follows_schema(r.json()["choices"][0]["message"]["content"])
+
+
+@pytest.mark.parametrize(
+    ("fields", "param", "said"),
+    [
+        ({"grammar": 'root ::= "a" ('}, "grammar", "not valid GBNF"),
+        ({"grammar": 'answer ::= "a"'}, "grammar", "root"),
+        ({"json_schema": {"type": "strin"}}, "json_schema", "not valid"),
+        ({"response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"$ref": "#/nope"}}}},
+         "response_format", "$ref"),
+        ({"grammar": YES_NO, "json_schema": SCHEMA}, "grammar", "only one"),
+    ],
+)
+def test_invalid_constraints_get_400_naming_the_field(
+    server: RunningServer, fields: dict[str, Any], param: str, said: str
+) -> None:
+    r = httpx.post(f"{server.base_url}/chat/completions", json={"messages": ASK, "max_tokens": 4, **fields}, timeout=60)
+    assert r.status_code == 400, r.text
+    error = r.json()["error"]
+    assert error["param"] == param and said in error["message"] and error["type"] == "invalid_request_error"
+
+
+def test_remote_engine_sends_the_schema(server: RunningServer) -> None:
+    profile = profile_from_dict(
+        {"name": "remote", "backend": "openai", "remote": {"base_url": server.base_url, "timeout_s": 120}},
+        "<remote>",
+    )
+    with RemoteEngine(profile) as remote:
+        final = remote.run_chat(INVOICE, greedy(160), constraints=schema_constraints(SCHEMA))
+    assert_follows_schema(final.text)
+
+
+# --- chat --json-schema, eval --------------------------------------------------------------------
+def test_chat_json_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str], smollm2_path: Path) -> None:
+    import yaml
+
+    data = make_profile(context=1024, threads=1, sampling={"max_tokens": 160}).to_dict()
+    data.pop("source", None)
+    prof = tmp_path / "p.yaml"
+    prof.write_text(yaml.safe_dump(data), encoding="utf-8")
+    schema = tmp_path / "invoice.json"
+    schema.write_text(json.dumps(SCHEMA), encoding="utf-8")
+    assert main(["chat", "-p", str(prof), "--json", "--json-schema", str(schema), INVOICE[0]["content"]]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["valid"] is True and out["schema_error"] is None
+    assert_follows_schema(out["text"])
+    # cut short: printed, then one sentence and exit 1
+    assert main(["chat", "-p", str(prof), "--max-tokens", "4", "--json-schema", str(schema), "hi"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.startswith("{") and "cut short" in captured.err and "Traceback" not in captured.err
+    # a missing or invalid schema file: one sentence, before any model loads
+    assert main(["chat", "-p", str(prof), "--json-schema", str(tmp_path / "nope.json"), "hi"]) == 1
+    assert "nope.json does not exist" in capsys.readouterr().err
+    schema.write_text('{"type": "strin"}', encoding="utf-8")
+    assert main(["chat", "-p", str(prof), "--json-schema", str(schema), "hi"]) == 1
+    err = capsys.readouterr().err
+    assert "invoice.json" in err and "not valid" in err and err.count("\n") == 1
+
+
+def test_eval_task_with_a_schema(engine: Engine) -> None:
+    tasks = task_set_from_data({"tasks": [
+        {"id": "invoice", "prompt": INVOICE[0]["content"], "max_tokens": 160, "json_schema": SCHEMA},
+        {"id": "cut", "prompt": INVOICE[0]["content"], "max_tokens": 4, "json_schema": SCHEMA},
+    ]}, "<tasks>")
+    results = run_tasks(engine, tasks).results
+    assert results[0].correct and results[0].schema_error is None
+    assert_follows_schema(results[0].reply)
+    assert not results[1].correct and results[1].schema_error
+    with pytest.raises(TaskSetError, match=r"task 1.*'json_schema'.*not valid"):
+        task_set_from_data({"tasks": [{"prompt": "x", "json_schema": {"type": "strin"}}]}, "<tasks>")
