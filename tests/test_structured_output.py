@@ -188,9 +188,11 @@ def test_openai_client_json_schema_round_trip(server: RunningServer) -> None:
         model="x", messages=INVOICE, max_tokens=160, temperature=0, response_format=fmt, stream=True  # type: ignore[arg-type]
     )
     assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == text
+    person = [{"role": "user", "content": 'Reply with a JSON object with keys "name" and "age" for Ann, 31.'}]
     obj = client.chat.completions.create(
-        model="x", messages=INVOICE, max_tokens=120, temperature=0, response_format={"type": "json_object"}
+        model="x", messages=person, max_tokens=40, temperature=0, response_format={"type": "json_object"}
     )
+    assert obj.choices[0].finish_reason == "stop"
     assert isinstance(json.loads(obj.choices[0].message.content or ""), dict)
 
 

@@ -22,9 +22,15 @@ is only accepted after the grammar has allowed it; when it allows none, the requ
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import os
 import re
+import sys
+import tempfile
+import threading
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 import llama_cpp
@@ -47,12 +53,45 @@ class GrammarStuck(EngineError):
     or no token of this model's vocabulary spells what the grammar needs next)."""
 
 
+_stderr_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _stderr_captured() -> Iterator[list[str]]:
+    """File descriptor 2 into a temporary file for a moment: llama.cpp's grammar parser prints
+    its reason there (``fprintf(stderr, ...)``, not through the log callback). The list gets
+    what arrived; the caller keeps it (a failed parse) or ``_give_back`` writes it out."""
+    captured: list[str] = []
+    with _stderr_lock, tempfile.TemporaryFile() as tmp:
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield captured
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            captured.append(tmp.read().decode("utf-8", errors="replace"))
+
+
+def _give_back(captured: list[str]) -> None:
+    """Write what another thread printed while stderr was captured to the real stderr."""
+    text = "".join(captured)
+    if text:
+        os.write(2, text.encode("utf-8"))
+
+
 def _parse_message(lines: list[str]) -> str:
-    """llama.cpp's reason from its log lines ("expecting name at ...", "Undefined rule ...")."""
+    """llama.cpp's reason from what it printed ("expecting ')' at ...", "Undefined rule ...")."""
     for line in lines:
-        match = re.search(r"error parsing grammar: (.+)", line)
+        match = re.search(r"error parsing grammar: (.*)", line)
         if match:
-            return match.group(1).strip()
+            why = match.group(1).strip()
+            if why.endswith(" at"):
+                why += " the end of the grammar"
+            return why if len(why) <= 120 else why[:117] + "..."
     for line in lines:
         low = line.lower()
         if "grammar" in low and ("error" in low or "invalid" in low or "unsupported" in low or "does not" in low):
@@ -96,10 +135,13 @@ def compile_grammar(vocab: Any, text: str) -> CompiledGrammar:
     if "\x00" in text:
         raise GrammarError("The grammar holds a NUL character.")
     mark = log_mark()
-    handle = llama_cpp.llama_sampler_init_grammar(vocab, text.encode("utf-8"), _ROOT)
+    with _stderr_captured() as printed:
+        handle = llama_cpp.llama_sampler_init_grammar(vocab, text.encode("utf-8"), _ROOT)
     if not handle:
-        why = _parse_message(log_since(mark))
+        lines = "".join(printed).splitlines() + log_since(mark)
+        why = _parse_message(lines)
         raise GrammarError("The grammar is not valid GBNF" + (f": {why}." if why else "."))
+    _give_back(printed)
     return CompiledGrammar(handle, text)
 
 
