@@ -66,7 +66,13 @@ from workstation.core.server.structured import grammar_refused
 from workstation.core.server.tool_protocol import call_deltas, parse_tool_request
 from workstation.core.slots import Owner
 from workstation.core.structured_output import SchemaError
-from workstation.core.tool_calls import ReplyReader, ToolPrompt, ToolRequest, tool_prompt
+from workstation.core.tool_calls import (
+    ReplyReader,
+    ToolPrompt,
+    ToolRequest,
+    read_reply,
+    tool_prompt,
+)
 from workstation.core.usage import UNKNOWN
 
 CLIENT_GONE = 499  # the status recorded for a request whose client left first (nginx's)
@@ -390,9 +396,7 @@ class OpenAIServer:
         if chat:
             choice["message"] = {"role": "assistant", "content": event.text}
             if reply_format:  # the reply may hold tool calls
-                reader = ReplyReader(reply_format)
-                piece = reader.push(event.text)
-                piece += reader.finish()
+                piece = read_reply(reply_format, event.text)
                 choice["message"]["content"] = piece.content if piece.content or not piece.calls else None
                 if piece.calls:
                     choice["message"]["tool_calls"] = [c.as_openai() for c in piece.calls]
