@@ -13,10 +13,14 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from llama_cpp import LlamaGrammar
 
 from tests.serve_helpers import RunningServer, serve, write_profile
 from workstation.core.chat_template import FALLBACK_TEMPLATE, ChatTemplate
+from workstation.core.server.protocol import ApiError
+from workstation.core.server.tool_protocol import parse_tool_fields, parse_tool_request
 from workstation.core.tool_calls import (
     GENERIC,
     HERMES,
@@ -202,6 +206,38 @@ def test_bad_tools_get_one_sentence(server: RunningServer, extra: dict[str, Any]
     error = r.json()["error"]
     assert r.status_code == 400 and error["param"] == param and words in error["message"], error
     assert error["message"].count(". ") == 0 and "Traceback" not in r.text
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats() | st.sampled_from(["object", "function", "f", "#/x", ""]),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(
+        st.sampled_from(["type", "function", "name", "parameters", "properties", "required", "$schema", "$ref", "id"]),
+        inner,
+        max_size=4,
+    ),
+    max_leaves=12,
+)
+
+
+@given(tool=JSON, choice=JSON, params=JSON)
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+def test_any_json_in_tool_fields_is_a_result_or_one_sentence(tool: Any, choice: Any, params: Any) -> None:
+    good = {"type": "function", "function": {"name": "f", "parameters": params}}
+    for body in ({"tools": [good, tool], "tool_choice": choice}, {"tools": tool, "parallel_tool_calls": choice}):
+        try:
+            parse_tool_request(body)
+        except ApiError as err:
+            assert err.status == 400 and err.message.endswith(".")
+    for message in (
+        {"role": "assistant", "tool_calls": tool},
+        {"role": "assistant", "tool_calls": [{"type": choice, "function": params, "id": tool}]},
+        {"role": "tool", "tool_call_id": choice, "name": params},
+    ):
+        try:
+            parse_tool_fields(message, 0)
+        except ApiError as err:
+            assert err.status == 400
 
 
 def test_tools_on_completions_are_refused(client: openai.OpenAI, server: RunningServer) -> None:
