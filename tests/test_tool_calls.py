@@ -317,6 +317,19 @@ def test_templates_without_tool_support_get_the_generic_format(local: Any) -> No
     LlamaGrammar.from_string(plan.grammar, verbose=False)
 
 
+def test_generic_format_without_a_system_role_opens_the_first_user_turn() -> None:
+    no_system = ChatTemplate(
+        "{% for m in messages %}{% if m.role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+        "<start_of_turn>{{ m.role }}\n{{ m.content }}<end_of_turn>\n{% endfor %}<start_of_turn>model\n"
+    )
+    assert not tool_support(no_system).system_role and tool_support(ChatTemplate(FALLBACK_TEMPLATE)).system_role
+    plan = tool_prompt(no_system, ASK, _request(WEATHER))
+    assert [m["role"] for m in plan.messages] == ["user"]
+    assert plan.messages[0]["content"].startswith("Respond in JSON format")
+    assert plan.messages[0]["content"].endswith("\n\n" + ASK[0]["content"])
+    assert "get_weather" in no_system.render(plan.messages, True, plan.tools)
+
+
 def test_forced_hermes_call_from_a_real_model(local: Any) -> None:
     """The Hermes grammar on SmolLM2's own prompt: the reply is a <tool_call> block that the
     reader turns into the named call with arguments matching its schema."""

@@ -91,6 +91,7 @@ class ToolSupport:
     tool_calls: bool  # renders assistant messages' ``tool_calls``
     object_arguments: bool  # wants a call's arguments as an object, not JSON text
     format: str  # the reply format: hermes | llama3 | generic
+    system_role: bool = True  # renders a system message (else its text joins the first user turn)
 
 
 _PROBE_TOOL = "probe_tool_e1f7"
@@ -135,7 +136,9 @@ def _tool_support(source: str, bos: str, eos: str) -> ToolSupport:
             fmt = HERMES
         elif "<|start_header_id|>" in source and ("<|python_tag|>" in source or '"parameters"' in source):
             fmt = LLAMA3
-    return ToolSupport(tools, calls, bool(as_object and not as_text), fmt)
+    system = {"role": "system", "content": _PROBE_TOOL}
+    system_role = _PROBE_TOOL in _try_render(template, [system, _PROBE_USER])
+    return ToolSupport(tools, calls, bool(as_object and not as_text), fmt, system_role)
 
 
 # --- grammars ------------------------------------------------------------------------------------
@@ -213,11 +216,18 @@ class ToolPrompt:
     format: str  # how to read the reply ("" when it is plain text)
 
 
-def _add_system(messages: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
-    if messages and messages[0]["role"] == "system":
-        first = messages[0]
-        return [{**first, "content": f"{first['content']}\n\n{text}"}, *messages[1:]]
-    return [{"role": "system", "content": text}, *messages]
+def _add_system(messages: list[dict[str, Any]], text: str, system_role: bool) -> list[dict[str, Any]]:
+    """``text`` added to the system message (llama.cpp's ``add_system``), or, when the template
+    has no system role, put at the start of the first user message (minja's polyfill)."""
+    if system_role:
+        if messages and messages[0]["role"] == "system":
+            first = messages[0]
+            return [{**first, "content": f"{first['content']}\n\n{text}"}, *messages[1:]]
+        return [{"role": "system", "content": text}, *messages]
+    for i, m in enumerate(messages):
+        if m["role"] == "user":
+            return [*messages[:i], {**m, "content": f"{text}\n\n{m['content']}"}, *messages[i + 1 :]]
+    return [{"role": "user", "content": text}, *messages]
 
 
 def _arguments_object(text: str) -> Any:
@@ -288,7 +298,7 @@ def tool_prompt(template: ChatTemplate, messages: Sequence[Mapping[str, Any]], r
             f"\n\nExample tool call syntax:\n\n{_example(request.parallel)}"
         )
     grammar = schema_grammar(generic_schema(request))
-    return ToolPrompt(_add_system(history, system), specs if support.tools else None, grammar, GENERIC)
+    return ToolPrompt(_add_system(history, system, support.system_role), specs if support.tools else None, grammar, GENERIC)
 
 
 # --- reading the reply ---------------------------------------------------------------------------
