@@ -15,12 +15,14 @@ import httpx
 import openai
 import pytest
 from conftest import make_profile
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.serve_helpers import RunningServer, serve, write_profile
 from workstation.cli import main
 from workstation.core.engine import Engine
 from workstation.core.evaluate import TaskSetError, run_tasks, task_set_from_data
-from workstation.core.grammar import GrammarError
+from workstation.core.grammar import GrammarError, compile_grammar
 from workstation.core.profiles import Constraints, Sampling, profile_from_dict
 from workstation.core.remote import RemoteEngine
 from workstation.core.server.protocol import ApiError
@@ -165,6 +167,40 @@ def test_request_fields_parse_into_one_grammar() -> None:
         with pytest.raises(ApiError) as err:
             parse_output_format(body)
         assert err.value.status == 400 and err.value.param == param, body
+
+
+_LEAF = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=True), st.text(max_size=8))
+_KEYS = st.sampled_from(["type", "properties", "items", "required", "enum", "const", "$ref", "pattern", "maxLength",
+                         "minItems", "additionalProperties", "anyOf", "allOf", "$defs", "format", "minimum"])
+_SCHEMA = st.recursive(
+    st.one_of(_LEAF, st.sampled_from(["object", "array", "string", "integer", "strin", "#/$defs/a", "#/x", "^a+$", "a("])),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS | st.text(max_size=4), inner, max_size=4),
+    max_leaves=12,
+)
+_BODY = st.fixed_dictionaries({}, optional={
+    "response_format": _SCHEMA | st.fixed_dictionaries(
+        {"type": st.sampled_from(["text", "json_object", "json_schema", "x"])},
+        optional={"json_schema": _SCHEMA | st.fixed_dictionaries({}, optional={"name": _LEAF, "schema": _SCHEMA}),
+                  "schema": _SCHEMA},
+    ),
+    "json_schema": _SCHEMA,
+    "grammar": _LEAF,
+})
+
+
+@given(body=_BODY)
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+def test_fuzzed_fields_are_a_grammar_or_one_400(engine: Engine, body: dict[str, Any]) -> None:
+    """Odd schemas and fields never raise anything but a 400 with one sentence, and a schema
+    that is accepted becomes a grammar llama.cpp compiles."""
+    try:
+        fmt = parse_output_format(body)
+    except ApiError as err:
+        assert err.status == 400 and err.param in body and "\n" not in err.message
+        return
+    if fmt.grammar and fmt.kind != "grammar":
+        compile_grammar(engine.model.vocab, fmt.grammar).close()
 
 
 # --- the server ---------------------------------------------------------------------------------

@@ -62,18 +62,24 @@ def _stderr_captured() -> Iterator[list[str]]:
     its reason there (``fprintf(stderr, ...)``, not through the log callback). The list gets
     what arrived; the caller keeps it (a failed parse) or ``_give_back`` writes it out."""
     captured: list[str] = []
-    with _stderr_lock, tempfile.TemporaryFile() as tmp:
-        with contextlib.suppress(Exception):
-            sys.stderr.flush()
-        saved = os.dup(2)
-        os.dup2(tmp.fileno(), 2)
+    with _stderr_lock:
         try:
+            tmp = tempfile.TemporaryFile()
+        except OSError:  # no room for a temporary file: the reason goes unsaid, nothing fails
             yield captured
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            tmp.seek(0)
-            captured.append(tmp.read().decode("utf-8", errors="replace"))
+            return
+        with tmp:
+            with contextlib.suppress(Exception):
+                sys.stderr.flush()
+            saved = os.dup(2)
+            os.dup2(tmp.fileno(), 2)
+            try:
+                yield captured
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+                tmp.seek(0)
+                captured.append(tmp.read().decode("utf-8", errors="replace"))
 
 
 def _give_back(captured: list[str]) -> None:
