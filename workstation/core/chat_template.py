@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import ctypes
 import datetime
+import json
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -224,8 +225,6 @@ def _environment() -> ImmutableSandboxedEnvironment:
 
 
 def _tojson(value: Any, indent: int | None = None, **_: Any) -> str:
-    import json
-
     _check_size(value)
     return json.dumps(value, ensure_ascii=False, indent=indent)
 
@@ -249,9 +248,17 @@ class ChatTemplate:
             return cls(FALLBACK_TEMPLATE, bos_token, eos_token, f"its template failed: {err}")
         return chat
 
-    def render(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
+    def render(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        add_generation_prompt: bool = True,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> str:
         """The prompt text; TemplateError (one sentence) if the template fails, escapes, runs
-        longer than RENDER_TIMEOUT_S or produces more than MAX_RENDERED_CHARS."""
+        longer than RENDER_TIMEOUT_S or produces more than MAX_RENDERED_CHARS. ``tools`` (OpenAI
+        function tools) and the messages' ``tool_calls``, ``tool_call_id`` and ``name`` reach
+        the template as HF transformers' ``apply_chat_template`` passes them."""
+        extra = {} if tools is None else {"tools": tools}
         try:
             if self._compiled is None:
                 self._compiled = _environment().from_string(self.source)
@@ -260,10 +267,11 @@ class ChatTemplate:
                 parts: list[str] = []
                 total = 0
                 for chunk in compiled.generate(
-                    messages=[{"role": m["role"], "content": m["content"]} for m in messages],
+                    messages=[_template_message(m) for m in messages],
                     add_generation_prompt=add_generation_prompt,
                     bos_token=self.bos_token,
                     eos_token=self.eos_token,
+                    **extra,
                 ):
                     total += len(chunk)
                     if total > MAX_RENDERED_CHARS:
@@ -281,6 +289,14 @@ class ChatTemplate:
         except Exception as err:  # noqa: BLE001 - any template bug becomes one sentence
             raise TemplateError(f"the chat template failed ({type(err).__name__}: {err})") from None
         return text
+
+
+_MESSAGE_FIELDS = ("role", "content", "tool_calls", "tool_call_id", "name")
+
+
+def _template_message(m: Mapping[str, Any]) -> dict[str, Any]:
+    """What a template sees of one message: its role and content, and its tool fields when set."""
+    return {k: m[k] for k in _MESSAGE_FIELDS if k in m}
 
 
 class _RenderTimeout(BaseException):
@@ -337,8 +353,14 @@ _OPEN, _CLOSE = "\ue000", "\ue001"
 _MARKS = re.compile(f"[{_OPEN}{_CLOSE}]")
 
 
-def chat_prompt_tokens(model: LoadedModel, template: ChatTemplate, messages: list[dict[str, str]]) -> list[int]:
-    """The prompt tokens for ``messages``, with BOS added only when the template did not.
+def chat_prompt_tokens(
+    model: LoadedModel,
+    template: ChatTemplate,
+    messages: Sequence[Mapping[str, Any]],
+    tools: list[dict[str, Any]] | None = None,
+) -> list[int]:
+    """The prompt tokens for ``messages`` (and ``tools``, rendered by the template), with BOS
+    added only when the template did not.
 
     Message content is text, never control tokens: the template's own ``<|im_start|>`` and
     the like are parsed as special tokens, while the same strings typed by a user (or found
@@ -349,14 +371,21 @@ def chat_prompt_tokens(model: LoadedModel, template: ChatTemplate, messages: lis
     from workstation.core.errors import EngineError
 
     try:
-        text = template.render(messages, add_generation_prompt=True)
+        text = template.render(messages, add_generation_prompt=True, tools=tools)
     except TemplateError as err:
         raise EngineError(f"The model's chat template could not be used: {err}.") from None
     bos_text = template.bos_token
     add_bos = model.add_bos and not (bos_text and text.startswith(bos_text))
+    # tool definitions and calls are rendered by the template itself, not as marked content:
+    # control-token text in them is refused rather than parsed as the template's own tokens
+    calls = [m["tool_calls"] for m in messages if m.get("tool_calls")]
+    if (tools or calls) and _has_control_text(model, json.dumps([tools, calls], ensure_ascii=False)):
+        raise EngineError(
+            "A tool definition or tool call contains the text of the model's control tokens; remove those tokens."
+        )
     if not any(_has_control_text(model, m["content"]) for m in messages):
         return model.tokenize(text, add_special=add_bos, parse_special=True)
-    return _tokenize_marked(model, template, messages, add_bos)
+    return _tokenize_marked(model, template, messages, add_bos, tools)
 
 
 def _has_control_text(model: LoadedModel, content: str) -> bool:
@@ -370,7 +399,11 @@ def _has_control_text(model: LoadedModel, content: str) -> bool:
 
 
 def _tokenize_marked(
-    model: LoadedModel, template: ChatTemplate, messages: list[dict[str, str]], add_bos: bool
+    model: LoadedModel,
+    template: ChatTemplate,
+    messages: Sequence[Mapping[str, Any]],
+    add_bos: bool,
+    tools: list[dict[str, Any]] | None = None,
 ) -> list[int]:
     """Render with every content between _OPEN and _CLOSE; tokenize the template's text with
     special tokens parsed and the contents as plain text."""
@@ -382,7 +415,7 @@ def _tokenize_marked(
         messages = [{**m, "content": _MARKS.sub("", m["content"])} for m in messages]
     marked = [{**m, "content": f"{_OPEN}{m['content']}{_CLOSE}"} for m in messages]
     try:
-        text = template.render(marked, add_generation_prompt=True)
+        text = template.render(marked, add_generation_prompt=True, tools=tools)
     except TemplateError as err:
         raise EngineError(f"The model's chat template could not be used: {err}.") from None
     pieces = _MARKS.split(text)

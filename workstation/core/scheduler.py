@@ -245,8 +245,8 @@ class Scheduler:
             self._thread.start()
 
     # --- public ----------------------------------------------------------------------------
-    def chat_tokens(self, messages: list[Message]) -> list[int]:
-        return chat_prompt_tokens(self.model, self.template, messages)
+    def chat_tokens(self, messages: list[Message], tools: list[dict[str, Any]] | None = None) -> list[int]:
+        return chat_prompt_tokens(self.model, self.template, messages, tools)
 
     def text_tokens(self, text: str) -> list[int]:
         return self.model.tokenize(text, add_special=self.model.add_bos, parse_special=True)

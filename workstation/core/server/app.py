@@ -31,6 +31,7 @@ from workstation.core.chat_template import TemplateError
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.errors import EngineError
 from workstation.core.grammar import GrammarError
+from workstation.core.profiles import Constraints
 from workstation.core.scheduler import (
     PromptTooLong,
     QueueFull,
@@ -62,7 +63,16 @@ from workstation.core.server.protocol import (
     usage,
 )
 from workstation.core.server.structured import grammar_refused
+from workstation.core.server.tool_protocol import call_deltas, parse_tool_request
 from workstation.core.slots import Owner
+from workstation.core.structured_output import SchemaError
+from workstation.core.tool_calls import (
+    ReplyReader,
+    ToolPrompt,
+    ToolRequest,
+    read_reply,
+    tool_prompt,
+)
 from workstation.core.usage import UNKNOWN
 
 CLIENT_GONE = 499  # the status recorded for a request whose client left first (nginx's)
@@ -223,7 +233,7 @@ class OpenAIServer:
             )
 
     def _submit(
-        self, prompt: list[int], params: GenParams, t_request: float, owner: Owner | None
+        self, prompt: list[int], params: GenParams, t_request: float, owner: Owner | None, grammar: str = ""
     ) -> tuple[SchedRequest, asyncio.Queue[SchedulerEvent]]:
         loop = asyncio.get_running_loop()
         q: asyncio.Queue[SchedulerEvent] = asyncio.Queue()
@@ -243,7 +253,8 @@ class OpenAIServer:
                 stop=params.stop,
                 t_request=t_request,
                 owner=owner,
-                constraints=params.output.constraints() if params.output else None,
+                # a tool call's grammar, or the reply format's (never both: tool_protocol refuses)
+                constraints=Constraints(grammar=grammar) if grammar else params.output.constraints() if params.output else None,
             )
         except GrammarError as err:
             raise grammar_refused(params.output, str(err)) from None
@@ -255,19 +266,28 @@ class OpenAIServer:
             raise ApiError(503, str(err), type_="server_error") from None
         return req, q
 
-    async def _prompt_tokens(self, body: dict[str, Any], chat: bool, ticket: Ticket) -> list[int]:
+    async def _prompt_tokens(
+        self, body: dict[str, Any], chat: bool, ticket: Ticket, tools: ToolRequest | None = None
+    ) -> tuple[list[int], ToolPrompt | None]:
+        """The prompt's tokens and, for a chat, what its tools made of it (core/tool_calls.py)."""
         try:
             if chat:
                 messages = parse_messages(body, self.options.max_messages)
                 self.accounts.keep_content(ticket, {"messages": messages})
-                return await run_in_threadpool(self.scheduler.chat_tokens, messages)
+                return await run_in_threadpool(self._chat_prompt, messages, tools)
             raw = parse_prompt(body, self.scheduler.model.n_vocab)
             self.accounts.keep_content(ticket, {"prompt": raw})
             if isinstance(raw, str):
-                return await run_in_threadpool(self.scheduler.text_tokens, raw)
-            return raw
+                return await run_in_threadpool(self.scheduler.text_tokens, raw), None
+            return raw, None
+        except SchemaError as err:
+            raise bad(f"The tools cannot be used together: {err}", "tools") from None
         except EngineError as err:
             raise bad(str(err)) from None
+
+    def _chat_prompt(self, messages: list[dict[str, Any]], tools: ToolRequest | None) -> tuple[list[int], ToolPrompt]:
+        plan = tool_prompt(self.scheduler.template, messages, tools)
+        return self.scheduler.chat_tokens(plan.messages, plan.tools), plan
 
     async def _handle(self, request: Request, chat: bool) -> Response:
         t_request = time.perf_counter()
@@ -285,9 +305,12 @@ class OpenAIServer:
             async with self._json_body(request) as body:  # every field is checked before submitting
                 params = parse_params(body, self.scheduler.profile.sampling)
                 model = parse_model(body, self.options.model_id)
-                prompt = await self._prompt_tokens(body, chat, ticket)
+                if not chat and body.get("tools") is not None:
+                    raise bad("'tools' are for /v1/chat/completions; /v1/completions takes none.", "tools")
+                tools = parse_tool_request(body, params.output) if chat else None
+                prompt, plan = await self._prompt_tokens(body, chat, ticket, tools)
                 self._check_prompt(prompt)
-                req, q = self._submit(prompt, params, t_request, caller.owner)
+                req, q = self._submit(prompt, params, t_request, caller.owner, plan.grammar if plan else "")
         except ApiError as err:
             if ticket is not None:
                 self.accounts.finish(ticket, err.status)
@@ -301,12 +324,13 @@ class OpenAIServer:
                 self.accounts.finish(ticket, 500)
             raise
         rid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24]
+        reply_format = plan.format if plan else ""
         if params.stream:
             return SSEResponse(
-                self._stream_events(req, q, rid, model, chat, params.include_usage, ticket),
+                self._stream_events(req, q, rid, model, chat, params.include_usage, ticket, reply_format),
                 lambda: self.scheduler.cancel(req),
             )
-        return await self._collect(request, req, q, rid, model, chat, ticket)
+        return await self._collect(request, req, q, rid, model, chat, ticket, reply_format)
 
     def _account_later(self, ticket: Ticket, q: asyncio.Queue[SchedulerEvent]) -> None:
         """The client left before its answer: account for the request when the scheduler says
@@ -343,6 +367,7 @@ class OpenAIServer:
         model: str,
         chat: bool,
         ticket: Ticket,
+        reply_format: str = "",
     ) -> Response:
         watch = asyncio.create_task(_watch_disconnect(request.receive, lambda: self.scheduler.cancel(req)))
         try:
@@ -364,6 +389,12 @@ class OpenAIServer:
         choice: dict[str, Any] = {"index": 0, "finish_reason": FINISH.get(m.stop_reason, "stop"), "logprobs": None}
         if chat:
             choice["message"] = {"role": "assistant", "content": event.text}
+            if reply_format:  # the reply may hold tool calls
+                piece = read_reply(reply_format, event.text)
+                choice["message"]["content"] = piece.content if piece.content or not piece.calls else None
+                if piece.calls:
+                    choice["message"]["tool_calls"] = [c.as_openai() for c in piece.calls]
+                    choice["finish_reason"] = "tool_calls"
         else:
             choice["text"] = event.text
         return JSONResponse(
@@ -388,6 +419,7 @@ class OpenAIServer:
         chat: bool,
         include_usage: bool,
         ticket: Ticket,
+        reply_format: str = "",
     ) -> AsyncIterator[bytes]:
         created = int(time.time())
         obj = "chat.completion.chunk" if chat else "text_completion"
@@ -409,15 +441,34 @@ class OpenAIServer:
                 data["usage"] = None
             return data
 
+        reader = ReplyReader(reply_format) if reply_format else None
+        calls_sent = 0
+
+        def tool_chunks(text: str, final: bool) -> bytes:
+            """Text and calls the reader lets out: text that cannot be a call, calls whole."""
+            nonlocal calls_sent
+            assert reader is not None
+            piece = reader.finish() if final else reader.push(text)
+            out = sse(chunk(piece.content, None)) if piece.content else b""
+            if piece.calls:
+                calls = chunk(None, None)
+                calls["choices"][0]["delta"]["tool_calls"] = call_deltas(piece.calls, calls_sent)
+                calls_sent += len(piece.calls)
+                out += sse(calls)
+            return out
+
         def render(event: SchedulerEvent) -> tuple[bytes, bool]:
             if isinstance(event, TokenDelta):
+                if reader is not None:
+                    return tool_chunks(event.text, final=False), False
                 return sse(chunk(event.text, None)), False
             if isinstance(event, TurnFinished):
                 self._finished(ticket, event)
                 m = event.metrics
-                last = chunk(None, FINISH.get(m.stop_reason, "stop"))
+                held = tool_chunks("", final=True) if reader is not None else b""
+                last = chunk(None, "tool_calls" if calls_sent else FINISH.get(m.stop_reason, "stop"))
                 last["timings"] = timings(m)
-                out = sse(last)
+                out = held + sse(last)
                 if include_usage:  # llama-server's usage chunk carries the timings too
                     out += sse({
                         "id": rid, "object": obj, "created": created, "model": model, "choices": [],
@@ -436,7 +487,8 @@ class OpenAIServer:
                 while not done and not q.empty():  # a slow reader gets what piled up in one write
                     more, done = render(q.get_nowait())
                     body += more
-                yield body
+                if body:  # a reply that may be a tool call is held back
+                    yield body
         finally:
             self.scheduler.cancel(req)  # no-op when it finished; frees the slot otherwise
             if not ticket.done:
@@ -518,14 +570,22 @@ class OpenAIServer:
         return JSONResponse({"content": text})
 
     async def apply_template(self, request: Request) -> Response:
-        """llama-server's ``/apply-template``: ``messages`` -> ``{"prompt": text}``, the text the
-        model's chat template makes of them (with the assistant's turn opened)."""
+        """llama-server's ``/apply-template``: ``messages`` (and ``tools``) -> ``{"prompt": text}``,
+        the text the model's chat template makes of them (with the assistant's turn opened)."""
         try:
             self._auth(request)
             async with self._json_body(request) as body:
                 messages = parse_messages(body, self.options.max_messages)
+                tools = parse_tool_request(body)
+
+                def render() -> str:
+                    plan = tool_prompt(self.scheduler.template, messages, tools)
+                    return self.scheduler.template.render(plan.messages, True, plan.tools)
+
                 try:
-                    prompt = await run_in_threadpool(self.scheduler.template.render, messages, True)
+                    prompt = await run_in_threadpool(render)
+                except SchemaError as err:
+                    raise bad(f"The tools cannot be used together: {err}", "tools") from None
                 except TemplateError as err:
                     raise bad(f"The model's chat template could not be used: {err}.", "messages") from None
         except ApiError as err:

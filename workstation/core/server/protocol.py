@@ -242,10 +242,13 @@ def _content_text(content: Any, i: int, parts_left: list[int]) -> str:
     raise bad(f"messages[{i}].content must be a string or a list of text parts.", "messages")
 
 
-def parse_messages(body: dict[str, Any], max_messages: int) -> list[dict[str, str]]:
-    """The chat turns as {role, content} with text content; at most ``max_messages`` messages
-    and as many text parts in all; no two assistant messages at the end (llama-server's rule:
-    one trailing assistant message is a reply to continue)."""
+def parse_messages(body: dict[str, Any], max_messages: int) -> list[dict[str, Any]]:
+    """The chat turns as {role, content} with text content (and their tool fields, see
+    ``tool_protocol.parse_tool_fields``); at most ``max_messages`` messages and as many text
+    parts in all; no two assistant messages at the end (llama-server's rule: one trailing
+    assistant message is a reply to continue)."""
+    from workstation.core.server.tool_protocol import parse_tool_fields
+
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise bad("'messages' is required: a non-empty list of {role, content} objects.", "messages")
@@ -263,7 +266,7 @@ def parse_messages(body: dict[str, Any], max_messages: int) -> list[dict[str, st
             shown = role if isinstance(role, str | int | float | bool) or role is None else type(role).__name__
             raise bad(f"messages[{i}].role is {shown!r}; allowed roles are {', '.join(ROLES)}.", "messages")
         text = _content_text(m.get("content"), i, parts_left)
-        out.append({"role": "system" if role == "developer" else role, "content": text})
+        out.append({"role": "system" if role == "developer" else role, "content": text, **parse_tool_fields(m, i)})
     if len(out) >= 2 and out[-1]["role"] == out[-2]["role"] == "assistant":
         raise bad("The messages end with two assistant messages; at most one may come last.", "messages")
     return out

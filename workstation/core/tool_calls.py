@@ -1,0 +1,498 @@
+"""Tool calls: OpenAI function tools rendered into the prompt, and calls read back from the reply.
+
+What a template can do is found the way llama.cpp's chat templates find it (minja's
+capability probe, ``common/chat.cpp``): render a few probe conversations and look for the
+probe's text in the output. Three reply formats follow from it:
+
+- ``hermes``: the template renders ``tools`` and past ``tool_calls`` and wraps calls in
+  ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` (Hermes 2 Pro, Qwen 2.5/3, ...);
+- ``llama3``: Llama 3.1+ templates: the reply is one JSON object ``{"name", "parameters"}``;
+- ``generic``: every other template (SmolLM2's, the ChatML fallback, ...): llama-server's
+  generic format. The system message asks for JSON, the tools are described in it when the
+  template cannot render them, past calls and tool results are rendered as JSON text, and the
+  reply is held by a grammar to ``{"tool_call": {"name", "arguments"}}`` (``{"tool_calls":
+  [...]}`` with parallel calls) or ``{"response": "..."}``.
+
+With ``tool_choice: required`` or a named function a grammar allows only a call (of that
+function) whose arguments match the function's ``parameters`` schema; with ``none`` the tools
+stay out of the prompt and the reply is text.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workstation.core.chat_template import ChatTemplate, TemplateError
+from workstation.core.structured_output import schema_grammar
+
+GENERIC, HERMES, LLAMA3 = "generic", "hermes", "llama3"
+# llama.cpp's words for the generic format's system message
+GENERIC_INSTRUCTION = (
+    "Respond in JSON format, either with `{key}` (a request to call tools) or with `response` reply to the "
+    "user's request"
+)
+TOOLS_INTRO = "You can call any of the following tools to satisfy the user's requests: "
+
+
+# --- what a request asks for ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class FunctionTool:
+    name: str
+    parameters: dict[str, Any]
+    spec: dict[str, Any]  # the tool as the client sent it ({type: function, function: {...}})
+
+
+@dataclass(frozen=True)
+class ToolRequest:
+    """``tools``, ``tool_choice`` (auto | none | required | function) and ``parallel_tool_calls``."""
+
+    tools: tuple[FunctionTool, ...]
+    choice: str = "auto"
+    function: str | None = None  # the named function when choice == "function"
+    parallel: bool = False
+
+    @property
+    def active(self) -> bool:
+        """Whether the reply may (or must) call a tool."""
+        return bool(self.tools) and self.choice != "none"
+
+    @property
+    def forced(self) -> bool:
+        return self.choice in ("required", "function")
+
+    @property
+    def callable(self) -> tuple[FunctionTool, ...]:
+        """The tools the reply may call: the named one only when one is named."""
+        if self.choice == "function":
+            return tuple(t for t in self.tools if t.name == self.function)
+        return self.tools
+
+
+@dataclass
+class ToolCall:
+    name: str
+    arguments: str  # JSON text, as OpenAI sends it
+    id: str = field(default_factory=lambda: "call_" + uuid.uuid4().hex[:24])
+
+    def as_openai(self) -> dict[str, Any]:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+# --- what a template can do ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class ToolSupport:
+    tools: bool  # renders the ``tools`` it is given
+    tool_calls: bool  # renders assistant messages' ``tool_calls``
+    object_arguments: bool  # wants a call's arguments as an object, not JSON text
+    format: str  # the reply format: hermes | llama3 | generic
+    system_role: bool = True  # renders a system message (else its text joins the first user turn)
+
+
+_PROBE_TOOL = "probe_tool_e1f7"
+_PROBE_ARG = "argument_probe_e1f7"
+_PROBE_USER = {"role": "user", "content": "Hello"}
+
+
+def _probe_spec() -> dict[str, Any]:
+    params = {"type": "object", "properties": {"arg": {"type": "string"}}, "required": ["arg"]}
+    return {"type": "function", "function": {"name": _PROBE_TOOL, "description": "A tool.", "parameters": params}}
+
+
+def _probe_call(arguments: Any) -> dict[str, Any]:
+    call = {"id": "call_1___", "type": "function", "function": {"name": "probe", "arguments": arguments}}
+    return {"role": "assistant", "content": "", "tool_calls": [call]}
+
+
+def _try_render(template: ChatTemplate, messages: list[dict[str, Any]], **kwargs: Any) -> str:
+    try:
+        return template.render(messages, **kwargs)
+    except TemplateError:
+        return ""
+
+
+def tool_support(template: ChatTemplate) -> ToolSupport:
+    """What ``template`` does with tools (computed once per template text)."""
+    return _tool_support(template.source, template.bos_token, template.eos_token)
+
+
+@functools.lru_cache(maxsize=16)
+def _tool_support(source: str, bos: str, eos: str) -> ToolSupport:
+    template = ChatTemplate(source, bos, eos)
+    tools = _PROBE_TOOL in _try_render(template, [_PROBE_USER], tools=[_probe_spec()])
+    args = {_PROBE_ARG: "value"}
+    needle = re.compile(f"[\"']{_PROBE_ARG}[\"']:")
+    as_text = needle.search(_try_render(template, [_PROBE_USER, _probe_call(json.dumps(args))], add_generation_prompt=False))
+    as_object = needle.search(_try_render(template, [_PROBE_USER, _probe_call(args)], add_generation_prompt=False))
+    calls = bool(as_text or as_object)
+    fmt = GENERIC
+    if tools and calls:
+        if "<tool_call>" in source:
+            fmt = HERMES
+        elif "<|start_header_id|>" in source and ("<|python_tag|>" in source or '"parameters"' in source):
+            fmt = LLAMA3
+    system = {"role": "system", "content": _PROBE_TOOL}
+    system_role = _PROBE_TOOL in _try_render(template, [system, _PROBE_USER])
+    return ToolSupport(tools, calls, bool(as_object and not as_text), fmt, system_role)
+
+
+# --- grammars ------------------------------------------------------------------------------------
+_DEF_REF = re.compile(r"^#/(\$defs|definitions)/")
+
+
+def _moved_refs(value: Any, prefix: str) -> Any:
+    """``value`` with its local ``#/$defs/X`` references pointing at ``#/$defs/{prefix}X``."""
+    if isinstance(value, list):
+        return [_moved_refs(v, prefix) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: _moved_refs(v, prefix) for k, v in value.items()}
+    if isinstance(out.get("$ref"), str):
+        out["$ref"] = _DEF_REF.sub(f"#/$defs/{prefix}", out["$ref"])
+    return out
+
+
+def _calls_schema(tools: Sequence[FunctionTool], args_key: str = "arguments") -> dict[str, Any]:
+    """One call of any of ``tools``: ``{"name": const, args_key: parameters}``. The tools'
+    ``$defs`` move to the root (a reference is resolved from the schema's root), renamed per tool."""
+    calls, defs = [], {}
+    for i, tool in enumerate(tools):
+        params = _moved_refs(tool.parameters, f"t{i}-")
+        for key in ("$defs", "definitions"):
+            defs.update({f"t{i}-{name}": d for name, d in (params.pop(key, None) or {}).items()})
+        calls.append({
+            "type": "object",
+            "properties": {"name": {"type": "string", "const": tool.name}, args_key: params},
+            "required": ["name", args_key],
+        })
+    schema = calls[0] if len(calls) == 1 else {"anyOf": calls}
+    return {**schema, "$defs": defs} if defs else schema
+
+
+def generic_schema(request: ToolRequest) -> dict[str, Any]:
+    """llama-server's generic reply schema: a call (or calls) or, unless a call is forced, a
+    response."""
+    call = _calls_schema(request.callable)
+    defs = call.pop("$defs", None)
+    if request.parallel:
+        calls: dict[str, Any] = {
+            "type": "object",
+            "properties": {"tool_calls": {"type": "array", "items": call, "minItems": 1}},
+            "required": ["tool_calls"],
+        }
+    else:
+        calls = {"type": "object", "properties": {"tool_call": call}, "required": ["tool_call"]}
+    schema = calls
+    if not request.forced:
+        response = {"type": "object", "properties": {"response": {"type": "string"}}, "required": ["response"]}
+        schema = {"anyOf": [calls, response]}
+    return {**schema, "$defs": defs} if defs else schema
+
+
+def _native_grammar(fmt: str, request: ToolRequest) -> str:
+    """The grammar of a forced call in a native format."""
+    if fmt == LLAMA3:
+        return schema_grammar(_calls_schema(request.callable, "parameters"))
+    body = schema_grammar(_calls_schema(request.callable))
+    body = re.sub(r"^root ::=", "tool-call-body ::=", body, count=1, flags=re.M)
+    block = '"<tool_call>" "\\n"? tool-call-body "\\n"? "</tool_call>"'
+    root = f"root ::= {block} (\"\\n\" {block})*" if request.parallel else f"root ::= {block}"
+    return f"{root}\n{body}"
+
+
+# --- the prompt ----------------------------------------------------------------------------------
+@dataclass
+class ToolPrompt:
+    """What to render and how to read the reply."""
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None  # for the template (None: the template gets none)
+    grammar: str  # GBNF the reply must match ("" when free)
+    format: str  # how to read the reply ("" when it is plain text)
+
+
+def _add_system(messages: list[dict[str, Any]], text: str, system_role: bool) -> list[dict[str, Any]]:
+    """``text`` added to the system message (llama.cpp's ``add_system``), or, when the template
+    has no system role, put at the start of the first user message (minja's polyfill)."""
+    if system_role:
+        if messages and messages[0]["role"] == "system":
+            first = messages[0]
+            return [{**first, "content": f"{first['content']}\n\n{text}"}, *messages[1:]]
+        return [{"role": "system", "content": text}, *messages]
+    for i, m in enumerate(messages):
+        if m["role"] == "user":
+            return [*messages[:i], {**m, "content": f"{text}\n\n{m['content']}"}, *messages[i + 1 :]]
+    return [{"role": "user", "content": text}, *messages]
+
+
+def _arguments_object(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _generic_calls_text(calls: list[dict[str, Any]], content: str, parallel: bool) -> str:
+    """A past assistant turn's calls as the generic format writes them."""
+    items = [{"name": c["function"]["name"], "arguments": _arguments_object(c["function"]["arguments"])} for c in calls]
+    obj: dict[str, Any] = {"tool_call": items[0]} if len(items) == 1 and not parallel else {"tool_calls": items}
+    if content:
+        obj["content"] = content
+    return json.dumps(obj, indent=2, ensure_ascii=False)
+
+
+def _history(messages: Sequence[Mapping[str, Any]], support: ToolSupport, parallel: bool) -> list[dict[str, Any]]:
+    """The conversation as this template can take it: past calls and tool results written as
+    JSON text when it cannot render them (minja's polyfill), arguments as objects when it wants
+    them so."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        msg = dict(m)
+        if msg.get("tool_calls"):
+            if not support.tool_calls:
+                msg["content"] = _generic_calls_text(msg.pop("tool_calls"), msg.get("content") or "", parallel)
+            elif support.object_arguments:
+                msg["tool_calls"] = [
+                    {**c, "function": {**c["function"], "arguments": _arguments_object(c["function"]["arguments"])}}
+                    for c in msg["tool_calls"]
+                ]
+        if msg["role"] == "tool" and not support.tool_calls:
+            response: dict[str, Any] = {}
+            if msg.get("name"):
+                response["tool"] = msg["name"]
+            response["content"] = msg.get("content") or ""
+            if msg.get("tool_call_id"):
+                response["tool_call_id"] = msg["tool_call_id"]
+            msg = {"role": "user", "content": json.dumps({"tool_response": response}, indent=2, ensure_ascii=False)}
+        out.append(msg)
+    return out
+
+
+def _example(parallel: bool) -> str:
+    call = {"name": "tool_name", "arguments": {"arg1": "some_value"}}
+    return json.dumps({"tool_calls": [call]} if parallel else {"tool_call": call}, indent=2)
+
+
+def tool_prompt(template: ChatTemplate, messages: Sequence[Mapping[str, Any]], request: ToolRequest | None) -> ToolPrompt:
+    """The messages and tools to render for ``request`` (None: no tools), the grammar for the
+    reply and its format. SchemaError (structured_output) when the tools' schemas cannot make
+    a grammar together."""
+    support = tool_support(template)
+    parallel = request.parallel if request is not None else False
+    history = _history(messages, support, parallel)
+    if request is None or not request.active:
+        return ToolPrompt(history, None, "", "")
+    specs = [t.spec for t in request.tools]
+    if support.format != GENERIC:
+        grammar = _native_grammar(support.format, request) if request.forced else ""
+        return ToolPrompt(history, specs, grammar, support.format)
+    system = GENERIC_INSTRUCTION.format(key="tool_calls" if request.parallel else "tool_call")
+    if not support.tools:
+        system += (
+            f"\n\n{TOOLS_INTRO}{json.dumps(specs, indent=2, ensure_ascii=False)}"
+            f"\n\nExample tool call syntax:\n\n{_example(request.parallel)}"
+        )
+    grammar = schema_grammar(generic_schema(request))
+    return ToolPrompt(_add_system(history, system, support.system_role), specs if support.tools else None, grammar, GENERIC)
+
+
+# --- reading the reply ---------------------------------------------------------------------------
+def _call_from(obj: Any, args_keys: tuple[str, ...] = ("arguments",)) -> ToolCall | None:
+    if not isinstance(obj, dict) or not isinstance(obj.get("name"), str) or not obj["name"]:
+        return None
+    for key in args_keys:
+        if key in obj:
+            args = obj[key]
+            text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+            return ToolCall(obj["name"], text)
+    return None
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+@dataclass
+class ReplyPiece:
+    """What a reply reader has for the client now: text, and calls that are complete."""
+
+    content: str = ""
+    calls: list[ToolCall] = field(default_factory=list)
+
+    def __iadd__(self, other: ReplyPiece) -> ReplyPiece:
+        self.content += other.content
+        self.calls += other.calls
+        return self
+
+
+class ReplyReader:
+    """Reads a reply as it streams: ``push(text)`` returns what can be sent now (text that
+    cannot be part of a call, calls once complete); ``finish()`` the rest. The text of what
+    might still become a call is held back."""
+
+    _GENERIC_HEAD = re.compile(r'\s*\{\s*"(response|tool_calls?)"\s*:\s*')
+    _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
+
+    def __init__(self, fmt: str) -> None:
+        self.format = fmt
+        self.buffer = ""  # text not yet sent or read
+        self.mode = ""  # generic, llama3: "" undecided | "response" | "text" | "call" | "done"
+        self.calls = 0  # calls read so far
+
+    def push(self, text: str) -> ReplyPiece:
+        self.buffer += text
+        return self._read(final=False)
+
+    def finish(self) -> ReplyPiece:
+        return self._read(final=True)
+
+    def _read(self, final: bool) -> ReplyPiece:
+        if self.format == GENERIC:
+            return self._generic(final)
+        if self.format == HERMES:
+            return self._hermes(final)
+        if self.format == LLAMA3:
+            return self._llama3(final)
+        return self._plain()
+
+    def _plain(self) -> ReplyPiece:
+        text, self.buffer = self.buffer, ""
+        return ReplyPiece(text)
+
+    # generic: {"response": "..."} streams its string as it comes; a call is read whole
+    def _generic(self, final: bool) -> ReplyPiece:
+        if not self.mode:
+            head = self._GENERIC_HEAD.match(self.buffer)
+            if head and head.group(1) == "response" and self.buffer[head.end() :][:1] == '"':
+                self.mode, self.buffer = "response", self.buffer[head.end() + 1 :]
+            elif head and head.group(1) != "response":
+                self.mode = "call"
+            elif not self._could_start_generic():
+                self.mode = "text"
+        if self.mode == "response":
+            return ReplyPiece(self._response_text(final))
+        if self.mode == "text":
+            return self._plain()
+        if self.mode == "done":
+            self.buffer = ""  # what follows the response string: its closing brace
+            return ReplyPiece()
+        if not final:
+            return ReplyPiece()
+        # a call, or still undecided at the end: read the whole reply
+        self.mode = "done"
+        obj = _json(self.buffer)
+        if isinstance(obj, dict):
+            if isinstance(obj.get("tool_calls"), list) and obj["tool_calls"]:
+                calls = [_call_from(c) for c in obj["tool_calls"]]
+                if all(c is not None for c in calls):
+                    self.buffer = ""
+                    return ReplyPiece("", [c for c in calls if c is not None])
+            elif (call := _call_from(obj.get("tool_call"))) is not None:
+                self.buffer = ""
+                return ReplyPiece("", [call])
+            elif isinstance(obj.get("response"), str):
+                self.buffer = ""
+                return ReplyPiece(obj["response"])
+        return self._plain()  # not what the grammar allows (cut short): the text as it is
+
+    def _could_start_generic(self) -> bool:
+        text = self.buffer.lstrip()
+        if not text:
+            return True
+        if not text.startswith("{"):
+            return False
+        rest = text[1:].lstrip()
+        return any(key.startswith(rest) or rest.startswith(key) for key in ('"response"', '"tool_call'))
+
+    def _response_text(self, final: bool) -> str:
+        """The response string decoded as far as it is whole (an escape once it is complete);
+        the buffer keeps what is not decoded yet."""
+        raw, i, end = self.buffer, 0, len(self.buffer)
+        while i < end and raw[i] != '"':
+            if raw[i] != "\\":
+                i += 1
+                continue
+            width = 6 if raw[i + 1 : i + 2] == "u" else 2
+            if width == 6 and re.fullmatch(r"[dD][89abAB]", raw[i + 2 : i + 4]):
+                width = 12  # a high surrogate waits for its low half
+            if i + width > end:
+                break
+            i += width
+        closed = i < end and raw[i] == '"'
+        text, self.buffer = raw[:i], raw[i + 1 :] if closed else raw[i:]
+        if closed or final:
+            self.mode = "done"
+            if not closed:
+                text, self.buffer = raw, ""
+        decoded = _json(f'"{text}"')
+        return decoded if isinstance(decoded, str) else text
+
+    # hermes: text streams; <tool_call>{...}</tool_call> blocks become calls
+    def _hermes(self, final: bool) -> ReplyPiece:
+        out = ReplyPiece()
+        while True:
+            start = self.buffer.find(self._OPEN)
+            if start < 0:
+                keep = 0 if final else _partial_suffix(self.buffer, self._OPEN)
+                out.content += self._hermes_text(self.buffer[: len(self.buffer) - keep])
+                self.buffer = self.buffer[len(self.buffer) - keep :]
+                return out
+            stop = self.buffer.find(self._CLOSE, start)
+            if stop < 0 and not final:
+                out.content += self._hermes_text(self.buffer[:start])
+                self.buffer = self.buffer[start:]
+                return out
+            out.content += self._hermes_text(self.buffer[:start])
+            end = stop if stop >= 0 else len(self.buffer)
+            after = end + len(self._CLOSE) if stop >= 0 else end
+            call = _call_from(_json(self.buffer[start + len(self._OPEN) : end].strip()))
+            if call is None:  # not a call after all: its text is content
+                out.content += self.buffer[start:after]
+            else:
+                out.calls.append(call)
+                self.calls += 1
+            self.buffer = self.buffer[after:]
+
+    def _hermes_text(self, text: str) -> str:
+        """Text between and after calls is dropped when it is only white space."""
+        return "" if self.calls and not text.strip() else text
+
+    # llama3: a reply that opens with "{" may be a call; it is read whole at the end
+    def _llama3(self, final: bool) -> ReplyPiece:
+        if self.mode == "text":
+            return self._plain()
+        stripped = self.buffer.lstrip()
+        if stripped and not stripped.startswith("{"):
+            self.mode = "text"
+            return self._plain()
+        if not final:
+            return ReplyPiece()
+        call = _call_from(_json(stripped), ("parameters", "arguments"))
+        if call is not None:
+            self.buffer = ""
+            return ReplyPiece("", [call])
+        return self._plain()
+
+
+def _partial_suffix(text: str, marker: str) -> int:
+    """How many characters at the end of ``text`` could begin ``marker``."""
+    for n in range(min(len(marker) - 1, len(text)), 0, -1):
+        if marker.startswith(text[-n:]):
+            return n
+    return 0
+
+
+def read_reply(fmt: str, text: str) -> ReplyPiece:
+    """A whole reply's text and calls."""
+    reader = ReplyReader(fmt)
+    piece = reader.push(text)
+    piece += reader.finish()
+    return piece
