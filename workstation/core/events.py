@@ -22,6 +22,7 @@ Message = dict[str, str]
 class TokenDelta:
     text: str
     tokens: int = 1  # how many generated tokens this piece of text covers
+    ids: list[int] = field(default_factory=list)  # their ids (the scheduler's; may be empty)
 
 
 @dataclass

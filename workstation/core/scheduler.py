@@ -35,8 +35,9 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -81,6 +82,7 @@ from workstation.core.thread_policy import RECHECK_TOKENS, ThreadChoice, ThreadG
 log = logging.getLogger(__name__)
 ADMIT_WINDOW_S = 0.005  # after an idle spell, wait this long for requests sent at the same time
 UNBOUNDED_QUEUE = 1 << 30
+T = TypeVar("T")
 
 __all__ = ["PromptTooLong", "QueueFull", "Request", "RequestFailed", "Scheduler", "SchedulerEvent"]
 
@@ -209,6 +211,7 @@ class Scheduler:
         self.waiting: collections.deque[Request] = collections.deque()
         self.stats = SchedulerStats()
         self._cond = threading.Condition()
+        self._chores: collections.deque[tuple[Callable[[], Any], Future[Any]]] = collections.deque()
         self._ids = itertools.count(1)
         self._stop = False
         self._eog: np.ndarray | None = None
@@ -239,11 +242,15 @@ class Scheduler:
         cancelled: CancelFlag | None = None,
         owner: Owner | None = None,
         constraints: Constraints | None = None,
+        id_slot: int = -1,
     ) -> Request:
         """Queue a request; raises PromptTooLong or QueueFull (nothing is queued then).
-        ``owner`` (an API key) takes turns with other owners for slots (``slots.admit``)."""
+        ``owner`` (an API key) takes turns with other owners for slots (``slots.admit``);
+        ``id_slot`` >= 0 waits for that slot (llama-server's ``id_slot``)."""
         if not prompt:
             raise EngineError("The prompt is empty.")
+        if not -1 <= id_slot < self.n_parallel:
+            raise EngineError(f"id_slot is {id_slot}; this server has slots 0 to {self.n_parallel - 1} (-1: any).")
         if len(prompt) >= self.slot_ctx:
             raise PromptTooLong(
                 f"The prompt is {len(prompt)} tokens but this profile's context holds at most "
@@ -259,6 +266,7 @@ class Scheduler:
             t_request=t_request if t_request is not None else time.perf_counter(),
             owner=owner,
             constraints=constraints or Constraints(),
+            id_slot=id_slot,
         )
         if cancelled is not None:
             req.cancelled = cancelled
@@ -294,6 +302,38 @@ class Scheduler:
             m = TurnMetrics(stop_reason="cancelled", kv_size=self.slot_ctx)
             m.total_ms = (time.perf_counter() - req.t_request) * 1000
             _deliver(req, TurnFinished("", m))
+
+    def between_steps(self, chore: Callable[[], T]) -> Future[T]:
+        """Run ``chore`` on the decoding thread between two steps (at once in the caller's
+        thread when the scheduler is not threaded), so it may read and change slots and the
+        KV cache safely; its result or exception comes in the returned Future."""
+        done: Future[T] = Future()
+        if not self.threaded:
+            self._run_chore(chore, done)
+            return done
+        with self._cond:
+            if self._stop or (self._thread is not None and not self._thread.is_alive()):
+                raise EngineError("The engine stopped; load the profile again.")
+            self._chores.append((chore, done))
+            self._cond.notify()
+        return done
+
+    @staticmethod
+    def _run_chore(chore: Callable[[], Any], done: Future[Any]) -> None:
+        if not done.set_running_or_notify_cancel():
+            return
+        try:
+            done.set_result(chore())
+        except BaseException as err:  # noqa: BLE001 - the caller hears it through its Future
+            done.set_exception(err)
+
+    def _run_chores(self) -> None:
+        while True:
+            with self._cond:
+                if not self._chores:
+                    return
+                chore, done = self._chores.popleft()
+            self._run_chore(chore, done)
 
     def stream(self, prompt: list[int], sampling: Sampling, **kwargs: Any) -> Iterator[TokenDelta | TurnFinished]:
         """Blocking iterator over one request's events; closing it early cancels the request."""
@@ -418,7 +458,7 @@ class Scheduler:
             while True:
                 with self._cond:
                     waited = False
-                    while not self._stop and not self.waiting and not any(
+                    while not self._stop and not self.waiting and not self._chores and not any(
                         s.req is not None for s in self.slots
                     ):
                         waited = True
@@ -446,6 +486,7 @@ class Scheduler:
             return True
 
     def _step(self) -> bool:
+        self._run_chores()
         with self._cond:
             admitted, dropped = admit(self.slots, self.waiting)
         for req in dropped:
@@ -719,7 +760,8 @@ class Scheduler:
         if not run.parts:
             run.metrics.ttft_ms = (time.perf_counter() - req.t_request) * 1000
         run.parts.append(text)
-        _deliver(req, TokenDelta(text, max(1, run.unsent)))
+        ids = run.reply[len(run.reply) - run.unsent :] if run.unsent else []
+        _deliver(req, TokenDelta(text, max(1, run.unsent), ids))
         run.unsent = 0
 
     def _finish(self, slot: Slot, stop: str, flush: bool = True) -> None:
@@ -777,8 +819,13 @@ class Scheduler:
         with self._cond:
             left = list(self.waiting)
             self.waiting.clear()
+            chores = list(self._chores)
+            self._chores.clear()
         for req in left:
             _deliver(req, RequestFailed(message))
+        for _, done in chores:
+            if done.set_running_or_notify_cancel():
+                done.set_exception(EngineError(message))
 
     def _release(self, slot: Slot) -> None:
         if slot.run is not None:

@@ -4,7 +4,9 @@ OpenAI's ``GET /v1/models``, ``POST /v1/chat/completions`` and ``POST /v1/comple
 (streamed or not; ``usage`` always, and in a stream as a last chunk with llama-server's
 ``timings`` when ``stream_options.include_usage`` is set; the same routes answer without
 ``/v1``), llama-server's ``POST /tokenize``, ``/detokenize`` and ``/apply-template``,
-``GET /health`` and ``GET /metrics``. With an API key, or once a person's key exists
+``GET /health`` and ``GET /metrics`` (off with ``serve --no-metrics``); llama-server's
+``/completion``, ``/props`` and ``/slots`` live in ``native.py``. An option llama-server has
+and this server does not implement is refused by name on every route (``unsupported.py``). With an API key, or once a person's key exists
 (``workstation keys add``), every route but ``/health`` needs ``Authorization: Bearer KEY`` or
 ``X-Api-Key: KEY``; ``Accounts`` (``accounts.py``) checks the key, its profiles and its tokens
 for today, and accounts for every generation request. A client that disconnects cancels its
@@ -18,7 +20,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -60,8 +62,12 @@ from workstation.core.server.protocol import (
     timings,
     usage,
 )
+from workstation.core.server.unsupported import refuse_unsupported
 from workstation.core.slots import Owner
 from workstation.core.usage import UNKNOWN
+
+if TYPE_CHECKING:
+    from workstation.core.server.native import NativeRoutes
 
 CLIENT_GONE = 499  # the status recorded for a request whose client left first (nginx's)
 
@@ -117,9 +123,13 @@ class OpenAIServer:
         self._late: set[asyncio.Task[None]] = set()  # accounting of requests whose client left
         self.created = int(time.time())
         self.bodies = InflightBodies(options.max_inflight_body_bytes)
+        from workstation.core.server.native import NativeRoutes
+
+        self.native = NativeRoutes(self)  # llama-server's /completion, /props, /slots
         routes = [
             Route("/health", self.health, methods=["GET"]),
-            Route("/metrics", self.metrics, methods=["GET"]),
+            *([Route("/metrics", self.metrics, methods=["GET"])] if options.metrics else []),
+            *self.native.routes(),
             Route("/tokenize", self.tokenize, methods=["POST"]),
             Route("/detokenize", self.detokenize, methods=["POST"]),
             Route("/apply-template", self.apply_template, methods=["POST"]),
@@ -231,6 +241,12 @@ class OpenAIServer:
 
         room = self.scheduler.slot_ctx - len(prompt)
         max_tokens = min(params.max_tokens or params.sampling.max_tokens, room)
+        if params.id_slot >= self.scheduler.n_parallel:
+            raise bad(
+                f"'id_slot' is {params.id_slot}; this server has slots 0 to {self.scheduler.n_parallel - 1} "
+                "(-1: any).",
+                "id_slot",
+            )
         try:
             req = self.scheduler.submit(
                 prompt,
@@ -241,6 +257,8 @@ class OpenAIServer:
                 stop=params.stop,
                 t_request=t_request,
                 owner=owner,
+                constraints=params.constraints,
+                id_slot=params.id_slot,
             )
         except QueueFull as err:
             raise ApiError(
@@ -270,9 +288,9 @@ class OpenAIServer:
         except EngineError as err:
             raise bad(str(err)) from None
 
-    async def _handle(self, request: Request, chat: bool) -> Response:
+    async def _handle(self, request: Request, chat: bool, native: NativeRoutes | None = None) -> Response:
         t_request = time.perf_counter()
-        route = "chat" if chat else "completions"
+        route = "chat" if chat else "completion" if native is not None else "completions"
         ticket: Ticket | None = None
         try:
             try:
@@ -284,9 +302,13 @@ class OpenAIServer:
             self.accounts.check_profile(caller)
             self.accounts.check_quota(caller)
             async with self._json_body(request) as body:  # every field is checked before submitting
+                refuse_unsupported(body)
                 params = parse_params(body, self.scheduler.profile.sampling)
                 model = parse_model(body, self.options.model_id)
-                prompt = await self._prompt_tokens(body, chat, ticket)
+                extra = native.parse(body, params) if native is not None else None
+                prompt = await (
+                    native.prompt_tokens(body, ticket) if native is not None else self._prompt_tokens(body, chat, ticket)
+                )
                 self._check_prompt(prompt)
                 req, q = self._submit(prompt, params, t_request, caller.owner)
         except ApiError as err:
@@ -301,6 +323,8 @@ class OpenAIServer:
             if ticket is not None:
                 self.accounts.finish(ticket, 500)
             raise
+        if native is not None and extra is not None:
+            return await native.respond(request, extra, req, q, params, model, ticket)
         rid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24]
         if params.stream:
             return SSEResponse(
@@ -335,16 +359,11 @@ class OpenAIServer:
         status = CLIENT_GONE if event.metrics.stop_reason == "cancelled" else 200
         self.accounts.finish(ticket, status, event.metrics, event.text)
 
-    async def _collect(
-        self,
-        request: Request,
-        req: SchedRequest,
-        q: asyncio.Queue[SchedulerEvent],
-        rid: str,
-        model: str,
-        chat: bool,
-        ticket: Ticket,
-    ) -> Response:
+    async def _finished_event(
+        self, request: Request, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket
+    ) -> TurnFinished | Response:
+        """Wait for the request's end (a client that leaves cancels it) and account for it; the
+        TurnFinished, or the error response when it failed."""
         watch = asyncio.create_task(_watch_disconnect(request.receive, lambda: self.scheduler.cancel(req)))
         try:
             while True:
@@ -361,6 +380,21 @@ class OpenAIServer:
         finally:
             watch.cancel()
         self._finished(ticket, event)
+        return event
+
+    async def _collect(
+        self,
+        request: Request,
+        req: SchedRequest,
+        q: asyncio.Queue[SchedulerEvent],
+        rid: str,
+        model: str,
+        chat: bool,
+        ticket: Ticket,
+    ) -> Response:
+        event = await self._finished_event(request, req, q, ticket)
+        if not isinstance(event, TurnFinished):
+            return event
         m = event.metrics
         choice: dict[str, Any] = {"index": 0, "finish_reason": FINISH.get(m.stop_reason, "stop"), "logprobs": None}
         if chat:
@@ -462,22 +496,19 @@ class OpenAIServer:
         except ApiError as err:
             return err.response()
         s = self.scheduler
+        meta = {  # never the model's file path: it tells a caller about the machine
+            "model_name": s.model_name,
+            "n_ctx": s.slot_ctx,
+            "n_parallel": s.n_parallel,
+            "n_vocab": s.model.n_vocab,
+        }
+        names = [self.options.model_id, *(a for a in self.options.aliases if a != self.options.model_id)]
         return JSONResponse(
             {
                 "object": "list",
                 "data": [
-                    {
-                        "id": self.options.model_id,
-                        "object": "model",
-                        "created": self.created,
-                        "owned_by": "workstation",
-                        "meta": {  # never the model's file path: it tells a caller about the machine
-                            "model_name": s.model_name,
-                            "n_ctx": s.slot_ctx,
-                            "n_parallel": s.n_parallel,
-                            "n_vocab": s.model.n_vocab,
-                        },
-                    }
+                    {"id": name, "object": "model", "created": self.created, "owned_by": "workstation", "meta": meta}
+                    for name in names
                 ],
             }
         )
