@@ -1,7 +1,8 @@
 """llama-server's native routes, in its request and response shapes, so its clients work unchanged.
 
 ``POST /completion``: ``prompt`` (text, token ids, or both mixed), ``n_predict`` (-1: until the
-slot's context is full; 0: only read the prompt into the cache), ``stream``, ``return_tokens``,
+slot's context is full; 0: only read the prompt into the cache; absent: the profile's
+``max_tokens``), ``stream``, ``return_tokens``,
 ``id_slot``, ``n_probs`` and every sampling field the OpenAI routes take (``protocol.parse_params``)
 -> ``content``, ``tokens``, ``stop``, ``stop_type``, ``stopping_word``, ``tokens_predicted``,
 ``tokens_evaluated``, ``tokens_cached``, ``truncated``, ``generation_settings``, ``timings``,
