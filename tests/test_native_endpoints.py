@@ -130,7 +130,9 @@ def test_props_and_slots(server: RunningServer, smollm2_path: Path) -> None:
 
     body = {"prompt": "Once upon a time", "n_predict": 400, "ignore_eos": True, "stream": True, "id_slot": 1}
     with httpx.stream("POST", f"{server.root}/completion", json=body, headers=server.headers(), timeout=120) as r:
-        next(line for line in r.iter_lines() if line.startswith("data:"))  # generating now
+        lines = r.iter_lines()  # kept alive: a collected iterator closes its response
+        while not next(lines).startswith("data:"):
+            pass  # generating now
         slots = httpx.get(f"{server.root}/slots", headers=server.headers(), timeout=60).json()
         busy = httpx.post(f"{server.root}/slots/1?action=save", json={"filename": "busy.bin"},
                           headers=server.headers(), timeout=60)

@@ -506,8 +506,9 @@ class OpenAIServer:
         return JSONResponse(
             {
                 "object": "list",
-                "data": [
-                    {"id": name, "object": "model", "created": self.created, "owned_by": "workstation", "meta": meta}
+                "data": [  # each alias is a model id a client can pick (llama-server lists them in "aliases")
+                    {"id": name, "object": "model", "created": self.created, "owned_by": "workstation",
+                     "aliases": names, "meta": meta}
                     for name in names
                 ],
             }
@@ -540,14 +541,16 @@ class OpenAIServer:
         return JSONResponse({"tokens": [{"id": t, "piece": p} for t, p in zip(tokens, pieces, strict=True)]})
 
     async def detokenize(self, request: Request) -> Response:
-        """llama-server's ``/detokenize``: ``tokens`` -> ``{"content": text}``."""
+        """llama-server's ``/detokenize``: ``tokens`` -> ``{"content": text}`` (special tokens
+        included as their text)."""
         try:
             self._auth(request)
             async with self._json_body(request) as body:
                 tokens = parse_token_ids(body.get("tokens"), "tokens", self.scheduler.model.n_vocab)
         except ApiError as err:
             return err.response()
-        text = await run_in_threadpool(self.scheduler.model.detokenize, tokens)
+        # special tokens as their text, as llama-server's /detokenize gives them
+        text = await run_in_threadpool(self.scheduler.model.detokenize, tokens, True)
         return JSONResponse({"content": text})
 
     async def apply_template(self, request: Request) -> Response:

@@ -71,10 +71,13 @@ def generation_settings(
     ignore_eos: bool,
     stream: bool,
     constraints: Constraints,
+    speculative: str = "none",
+    full: bool = True,
 ) -> dict[str, Any]:
-    """llama-server's ``generation_settings`` (a slot's ``params``): the settings used, with
-    the options this server does not implement at the values that leave them off."""
-    return {
+    """llama-server's ``generation_settings`` (``full``; a slot's ``params`` and ``/props``
+    leave out stop, logit bias and grammar, as it does): the settings used, with the options
+    this server does not implement at the values that leave them off (``unsupported.py``)."""
+    out: dict[str, Any] = {
         "seed": sampling.seed if sampling.seed is not None else 0xFFFFFFFF,
         "temperature": sampling.temperature,
         "dynatemp_range": 0.0,
@@ -93,24 +96,36 @@ def generation_settings(
         "dry_multiplier": 0.0,
         "dry_base": 1.75,
         "dry_allowed_length": 2,
-        "dry_penalty_last_n": -1,
-        "mirostat": 0,
-        "mirostat_tau": 5.0,
-        "mirostat_eta": 0.1,
-        "stop": list(stop),
+        "dry_penalty_last_n": 64,
+    }
+    if full:
+        out["dry_sequence_breakers"] = ["\n", ":", '"', "*"]
+    out |= {"mirostat": 0, "mirostat_tau": 5.0, "mirostat_eta": 0.1, "adaptive_target": -1.0, "adaptive_decay": 0.9}
+    if full:
+        out["stop"] = list(stop)
+    out |= {
         "max_tokens": n_predict,
         "n_predict": n_predict,
         "n_keep": 0,
         "n_discard": 0,
         "ignore_eos": ignore_eos,
         "stream": stream,
-        "logit_bias": [[t, b] for t, b in sorted(constraints.logit_bias.items())],
-        "n_probs": constraints.n_probs,
-        "min_keep": 0,
-        "grammar": constraints.grammar,
-        "samplers": OUR_SAMPLERS if sampling.repeat_penalty != 1.0 else OUR_SAMPLERS[1:],
+    }
+    if full:
+        out["logit_bias"] = [[t, b] for t, b in sorted(constraints.logit_bias.items())]
+    out |= {"n_probs": constraints.n_probs, "min_keep": 0}
+    if full:
+        out |= {"grammar": constraints.grammar, "grammar_lazy": False, "grammar_triggers": [], "preserved_tokens": []}
+    return out | {
+        "chat_format": "Content-only",
+        "reasoning_format": "none",
+        "reasoning_in_content": False,
+        "generation_prompt": "",
+        "samplers": OUR_SAMPLERS,
+        "speculative.types": speculative,
         "timings_per_token": False,
         "post_sampling_probs": False,
+        "backend_sampling": False,
         "lora": [],
     }
 
@@ -130,6 +145,8 @@ class NativeRoutes:
         self.scheduler = server.scheduler
         folder = server.options.slot_save_path
         self.slot_files = SlotFiles(server.scheduler, folder) if folder is not None else None
+        mode = server.scheduler.profile.speculative.mode
+        self.speculative = {"off": "none", "lookup": "ngram"}.get(mode, mode)
 
     def routes(self) -> list[Route]:
         return [
@@ -232,6 +249,7 @@ class NativeRoutes:
                 ignore_eos=req.ignore_eos,
                 stream=params.stream,
                 constraints=req.constraints,
+                speculative=self.speculative,
             ),
             "prompt": lm.detokenize(req.prompt, special=True),
             "has_new_line": "\n" in content,
@@ -298,7 +316,7 @@ class NativeRoutes:
             "default_generation_settings": {
                 "params": generation_settings(
                     sampling, n_predict=sampling.max_tokens, stop=[], ignore_eos=sampling.ignore_eos,
-                    stream=False, constraints=Constraints(),
+                    stream=False, constraints=Constraints(), speculative=self.speculative, full=False,
                 ),
                 "n_ctx": s.slot_ctx,
             },
@@ -309,6 +327,7 @@ class NativeRoutes:
             "endpoint_slots": True,
             "endpoint_props": False,
             "endpoint_metrics": self.server.options.metrics,
+            "ui": False,
             "chat_template": s.template.source,
             "chat_template_caps": {},
             "bos_token": s.template.bos_token,
@@ -326,23 +345,21 @@ class NativeRoutes:
         req, run = slot.req, slot.run
         row: dict[str, Any] = {
             "id": slot.seq,
-            "id_task": req.id if req is not None else -1,
             "n_ctx": s.slot_ctx,
             "speculative": slot.spec is not None,
             "is_processing": req is not None,
-            "n_prompt_tokens": len(req.prompt) if req is not None else len(slot.tokens),
-            "n_cached_tokens": len(slot.tokens),
+            "id_task": req.id if req is not None else -1,
+            "n_prompt_tokens": len(slot.tokens),  # the cells it holds, as llama-server counts them
+            "n_prompt_tokens_processed": run.metrics.prompt_n if run is not None else 0,
+            "n_prompt_tokens_cache": run.metrics.cache_n if run is not None else 0,
         }
-        if req is None:
-            sampling, n_predict, stop, ignore_eos, constraints = (
-                s.profile.sampling, s.profile.sampling.max_tokens, [], False, Constraints()
-            )
+        if req is None:  # llama-server shows the last task's; this server shows the defaults
+            sampling, n_predict, ignore_eos, constraints = s.profile.sampling, -1, False, Constraints()
         else:
-            sampling, n_predict, stop, ignore_eos, constraints = (
-                req.sampling, req.max_tokens, req.stop, req.ignore_eos, req.constraints
-            )
+            sampling, n_predict, ignore_eos, constraints = req.sampling, req.max_tokens, req.ignore_eos, req.constraints
         row["params"] = generation_settings(
-            sampling, n_predict=n_predict, stop=stop, ignore_eos=ignore_eos, stream=False, constraints=constraints
+            sampling, n_predict=n_predict, stop=[], ignore_eos=ignore_eos, stream=False, constraints=constraints,
+            speculative=self.speculative, full=False,
         )
         n_decoded = len(run.reply) if run is not None else 0
         row["next_token"] = [{
