@@ -40,6 +40,7 @@ from workstation.core.scheduler import (
 from workstation.core.scheduler import Request as SchedRequest
 from workstation.core.server.accounts import Accounts, Caller, Ticket
 from workstation.core.server.guard import InflightBodies, RequestGuard
+from workstation.core.server.logprobs import ProbsAsked, parse_token_fields
 from workstation.core.server.options import ServerOptions
 from workstation.core.server.prometheus import prometheus_text
 from workstation.core.server.protocol import (
@@ -61,6 +62,7 @@ from workstation.core.server.protocol import (
     usage,
 )
 from workstation.core.slots import Owner
+from workstation.core.token_probs import TokenProb
 from workstation.core.usage import UNKNOWN
 
 CLIENT_GONE = 499  # the status recorded for a request whose client left first (nginx's)
@@ -241,6 +243,7 @@ class OpenAIServer:
                 stop=params.stop,
                 t_request=t_request,
                 owner=owner,
+                constraints=params.constraints,
             )
         except QueueFull as err:
             raise ApiError(
@@ -285,6 +288,7 @@ class OpenAIServer:
             self.accounts.check_quota(caller)
             async with self._json_body(request) as body:  # every field is checked before submitting
                 params = parse_params(body, self.scheduler.profile.sampling)
+                probs = await run_in_threadpool(parse_token_fields, body, chat, self.scheduler.model, params)
                 model = parse_model(body, self.options.model_id)
                 prompt = await self._prompt_tokens(body, chat, ticket)
                 self._check_prompt(prompt)
@@ -304,10 +308,10 @@ class OpenAIServer:
         rid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24]
         if params.stream:
             return SSEResponse(
-                self._stream_events(req, q, rid, model, chat, params.include_usage, ticket),
+                self._stream_events(req, q, rid, model, chat, params.include_usage, ticket, probs),
                 lambda: self.scheduler.cancel(req),
             )
-        return await self._collect(request, req, q, rid, model, chat, ticket)
+        return await self._collect(request, req, q, rid, model, chat, ticket, probs)
 
     def _account_later(self, ticket: Ticket, q: asyncio.Queue[SchedulerEvent]) -> None:
         """The client left before its answer: account for the request when the scheduler says
@@ -344,6 +348,7 @@ class OpenAIServer:
         model: str,
         chat: bool,
         ticket: Ticket,
+        probs: ProbsAsked | None = None,
     ) -> Response:
         watch = asyncio.create_task(_watch_disconnect(request.receive, lambda: self.scheduler.cancel(req)))
         try:
@@ -367,6 +372,9 @@ class OpenAIServer:
             choice["message"] = {"role": "assistant", "content": event.text}
         else:
             choice["text"] = event.text
+        extra: dict[str, Any] = {}
+        if probs is not None:
+            probs.add_to(choice, extra, event.probs, self.scheduler.model)
         return JSONResponse(
             {
                 "id": rid,
@@ -377,6 +385,7 @@ class OpenAIServer:
                 "usage": usage(m),
                 "timings": timings(m),
                 "system_fingerprint": "workstation",
+                **extra,
             }
         )
 
@@ -389,11 +398,15 @@ class OpenAIServer:
         chat: bool,
         include_usage: bool,
         ticket: Ticket,
+        probs: ProbsAsked | None = None,
     ) -> AsyncIterator[bytes]:
         created = int(time.time())
         obj = "chat.completion.chunk" if chat else "text_completion"
+        sent = 0  # records sent with deltas; the final event's records past these go in the last chunk
 
-        def chunk(delta_text: str | None, finish: str | None, role: bool = False) -> dict[str, Any]:
+        def chunk(
+            delta_text: str | None, finish: str | None, role: bool = False, records: list[TokenProb] | None = None
+        ) -> dict[str, Any]:
             choice: dict[str, Any] = {"index": 0, "finish_reason": finish, "logprobs": None}
             if chat:
                 delta: dict[str, Any] = {}
@@ -406,17 +419,21 @@ class OpenAIServer:
             else:
                 choice["text"] = delta_text or ""
             data: dict[str, Any] = {"id": rid, "object": obj, "created": created, "model": model, "choices": [choice]}
+            if probs is not None and records:
+                probs.add_to(choice, data, records, self.scheduler.model)
             if include_usage:
                 data["usage"] = None
             return data
 
         def render(event: SchedulerEvent) -> tuple[bytes, bool]:
+            nonlocal sent
             if isinstance(event, TokenDelta):
-                return sse(chunk(event.text, None)), False
+                sent += len(event.probs)
+                return sse(chunk(event.text, None, records=event.probs)), False
             if isinstance(event, TurnFinished):
                 self._finished(ticket, event)
                 m = event.metrics
-                last = chunk(None, FINISH.get(m.stop_reason, "stop"))
+                last = chunk(None, FINISH.get(m.stop_reason, "stop"), records=event.probs[sent:])
                 last["timings"] = timings(m)
                 out = sse(last)
                 if include_usage:  # llama-server's usage chunk carries the timings too

@@ -11,13 +11,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.responses import JSONResponse
 
 from workstation.core.metrics import TurnMetrics
-from workstation.core.profiles import Sampling
+from workstation.core.profiles import Constraints, Sampling
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 FINISH = {"eos": "stop", "stop": "stop", "length": "length", "context": "length", "cancelled": "stop"}
@@ -125,6 +125,7 @@ class GenParams:
     ignore_eos: bool
     stream: bool
     include_usage: bool
+    constraints: Constraints = field(default_factory=Constraints)  # grammar, logit bias, n_probs
 
 
 def _number(body: dict[str, Any], name: str, lo: float, hi: float) -> float | None:
