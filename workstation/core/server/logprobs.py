@@ -181,18 +181,21 @@ def _pieces(vocab: Vocabulary) -> Callable[[int], tuple[str, list[int]]]:
     return piece
 
 
+def _entries(probs: Sequence[TokenProb], vocab: Vocabulary, top: int, ids: bool) -> list[dict[str, Any]]:
+    """One ``{[id,] token, logprob, bytes, top_logprobs: [...]}`` per token (OpenAI's chat
+    shape; llama-server's adds the token ids)."""
+    piece = _pieces(vocab)
+
+    def entry(token: int, logprob: float) -> dict[str, Any]:
+        text, raw = piece(token)
+        return {**({"id": token} if ids else {}), "token": text, "logprob": logprob, "bytes": raw}
+
+    return [{**entry(p.token, p.logprob), "top_logprobs": [entry(t, lp) for t, lp in p.top[:top]]} for p in probs]
+
+
 def chat_content(probs: Sequence[TokenProb], vocab: Vocabulary, top: int) -> list[dict[str, Any]]:
     """OpenAI's ``choices[].logprobs.content``."""
-    piece = _pieces(vocab)
-    out = []
-    for p in probs:
-        text, raw = piece(p.token)
-        alts = []
-        for tok, lp in p.top[:top]:
-            t, b = piece(tok)
-            alts.append({"token": t, "logprob": lp, "bytes": b})
-        out.append({"token": text, "logprob": p.logprob, "bytes": raw, "top_logprobs": alts})
-    return out
+    return _entries(probs, vocab, top, ids=False)
 
 
 def legacy_logprobs(probs: Sequence[TokenProb], vocab: Vocabulary, top: int) -> dict[str, Any]:
@@ -213,13 +216,4 @@ def legacy_logprobs(probs: Sequence[TokenProb], vocab: Vocabulary, top: int) -> 
 
 def completion_probabilities(probs: Sequence[TokenProb], vocab: Vocabulary, top: int) -> list[dict[str, Any]]:
     """llama-server's ``completion_probabilities`` (``/completion`` with ``n_probs``)."""
-    piece = _pieces(vocab)
-    out = []
-    for p in probs:
-        text, raw = piece(p.token)
-        alts = []
-        for tok, lp in p.top[:top]:
-            t, b = piece(tok)
-            alts.append({"id": tok, "token": t, "bytes": b, "logprob": lp})
-        out.append({"id": p.token, "token": text, "bytes": raw, "logprob": p.logprob, "top_logprobs": alts})
-    return out
+    return _entries(probs, vocab, top, ids=True)
