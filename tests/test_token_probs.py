@@ -230,7 +230,6 @@ def test_completions_legacy_logprobs_and_n_probs(server: RunningServer) -> None:
         ("completions", {"logprobs": 21}, "logprobs"),
         ("completions", {"logprobs": True}, "logprobs"),
         ("completions", {"n_probs": -1}, "n_probs"),
-        ("completions", {"post_sampling_probs": True, "n_probs": 2}, "post_sampling_probs"),
         ("chat/completions", {"logit_bias": {"999999": 1}}, "logit_bias"),
         ("chat/completions", {"logit_bias": {"5": 101}}, "logit_bias"),
         ("completions", {"logit_bias": [[5]]}, "logit_bias"),

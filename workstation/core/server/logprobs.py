@@ -14,7 +14,7 @@ Asked with
   logprob}]}]``, the shape of its ``/completion``.
 
 The values are log-probabilities of the raw logits (see ``core/token_probs.py``);
-``post_sampling_probs: true`` (llama-server: probabilities after the sampler chain) is refused.
+``post_sampling_probs: true`` (llama-server: probabilities after the sampler chain) is not offered.
 
 ``logit_bias`` (chat and completions) takes OpenAI's ``{"token id": bias}`` and llama-server's
 shapes: ``[[id, bias], ...]``, ``[["text", bias], ...]`` or ``{"text": bias}`` (every token of the
@@ -93,12 +93,8 @@ def parse_token_fields(body: dict[str, Any], chat: bool, vocab: Vocabulary, para
 
 
 def parse_probs(body: dict[str, Any], chat: bool) -> ProbsAsked | None:
-    if flag(body, "post_sampling_probs", False):
-        raise bad(
-            "'post_sampling_probs' is not supported by this server: probabilities are those of the "
-            "raw logits, before the sampler chain.",
-            "post_sampling_probs",
-        )
+    """What to render (None: nothing). ``post_sampling_probs: true`` is refused with llama-server's
+    other options this server does not implement (``server/unsupported.py``, branch ``native``)."""
     n_probs = _integer(body, "n_probs", 0, MAX_N_PROBS)
     if chat:
         wanted = flag(body, "logprobs", False)
