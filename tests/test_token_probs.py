@@ -19,6 +19,7 @@ from tests.serve_helpers import RunningServer, serve, write_profile
 from workstation.core.events import TokenDelta, TurnFinished
 from workstation.core.profiles import Constraints, Sampling
 from workstation.core.scheduler import Scheduler
+from workstation.core.server.logprobs import parse_logit_bias
 from workstation.core.token_probs import TokenProb
 
 QUESTION = [{"role": "user", "content": "Name three colours of the rainbow."}]
@@ -147,6 +148,17 @@ def test_logit_bias_plus_100_forces_a_token(sched: Scheduler, prompt: list[int])
     for sampling in (GREEDY, sampled):
         _, final = turn(sched, prompt, sampling, constraints=Constraints(logit_bias={forced: 100.0}), max_tokens=1)
         assert final.tokens == [forced]
+
+
+def test_logit_bias_shapes(sched: Scheduler) -> None:
+    vocab = sched.model
+    words = vocab.tokenize(" Hello world", False, False)
+    assert len(words) == 2
+    assert parse_logit_bias({"42": 5, "7": -100}, vocab) == {42: 5.0, 7: -math.inf}  # OpenAI's
+    assert parse_logit_bias([[42, 1.5], [7, False]], vocab) == {42: 1.5, 7: -math.inf}  # llama-server's
+    assert parse_logit_bias([[" Hello world", -0.5]], vocab) == dict.fromkeys(words, -0.5)
+    assert parse_logit_bias({" Hello world": 2}, vocab) == dict.fromkeys(words, 2.0)
+    assert parse_logit_bias(None, vocab) == {}
 
 
 def test_drafted_tokens_report_their_own_logits(sched: Scheduler) -> None:

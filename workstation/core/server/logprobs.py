@@ -95,7 +95,7 @@ def parse_token_fields(body: dict[str, Any], chat: bool, vocab: Vocabulary, para
 def parse_probs(body: dict[str, Any], chat: bool) -> ProbsAsked | None:
     """What to render (None: nothing). ``post_sampling_probs: true`` is refused with llama-server's
     other options this server does not implement (``server/unsupported.py``, branch ``native``)."""
-    n_probs = _integer(body, "n_probs", 0, MAX_N_PROBS)
+    n_probs = _integer(body, "n_probs", 0, MAX_N_PROBS) or None  # 0: none, as in llama-server
     if chat:
         wanted = flag(body, "logprobs", False)
         top = _integer(body, "top_logprobs", 0, MAX_TOP_LOGPROBS)
