@@ -725,7 +725,7 @@ class Scheduler:
         if not run.parts:
             run.metrics.ttft_ms = (time.perf_counter() - req.t_request) * 1000
         run.parts.append(text)
-        _deliver(req, TokenDelta(text, max(1, run.unsent), run.probs.take(text) if run.probs is not None else []))
+        _deliver(req, TokenDelta(text, max(1, run.unsent), probs=run.probs.take(text) if run.probs is not None else []))
         run.unsent = 0
 
     def _finish(self, slot: Slot, stop: str, flush: bool = True) -> None:
@@ -765,7 +765,7 @@ class Scheduler:
         self.stats.tokens_predicted_seconds_total += m.predicted_ms / 1000
         self._release(slot)
         probs = run.probs.final(stopped=stop == "stop") if run.probs is not None else []
-        _deliver(req, TurnFinished("".join(run.parts), m, list(run.reply), probs))
+        _deliver(req, TurnFinished("".join(run.parts), m, list(run.reply), probs=probs))
 
     def _fail(self, slot: Slot, message: str) -> None:
         req = slot.req
