@@ -119,6 +119,19 @@ def test_unsupported_options_are_refused_by_name(server: RunningServer) -> None:
     assert r.status_code == 400 and r.json()["error"]["param"] == "id_slot"
 
 
+def test_n_probs_gives_completion_probabilities(server: RunningServer) -> None:
+    body = {"prompt": PROMPT, "n_predict": 3, "n_probs": 2, "return_tokens": True}
+    out = post(server, "/completion", body).json()
+    probs = out["completion_probabilities"]
+    assert [p["id"] for p in probs] == out["tokens"]
+    assert all(len(p["top_logprobs"]) == 2 and p["top_logprobs"][0]["id"] == p["id"] for p in probs)  # greedy
+    chunks = [json.loads(line[6:]) for line in events(server, body)]
+    streamed = [p for c in chunks[:-1] for p in c.get("completion_probabilities", [])]
+    assert [p["id"] for p in streamed] == out["tokens"]
+    r = post(server, "/completion", {"prompt": PROMPT, "logprobs": 2})
+    assert r.status_code == 400 and r.json()["error"]["param"] == "logprobs"
+
+
 def test_props_and_slots(server: RunningServer, smollm2_path: Path) -> None:
     props = httpx.get(f"{server.root}/props", headers=server.headers()).json()
     assert props["total_slots"] == 2 and props["default_generation_settings"]["n_ctx"] == 1024

@@ -78,6 +78,7 @@ from workstation.core.slots import (
 )
 from workstation.core.stop_strings import StopMatcher
 from workstation.core.thread_policy import RECHECK_TOKENS, ThreadChoice, ThreadGovernor
+from workstation.core.token_probs import ReplyProbs
 
 log = logging.getLogger(__name__)
 ADMIT_WINDOW_S = 0.005  # after an idle spell, wait this long for requests sent at the same time
@@ -131,6 +132,7 @@ class SlotRun:
     t_first: float = 0.0  # first token sampled
     t_last: float = 0.0  # last token sampled
     unsent: int = 0  # reply tokens not yet covered by a TokenDelta (held UTF-8 bytes, stop text)
+    probs: ReplyProbs | None = None  # the reply tokens' probabilities (Constraints.n_probs > 0)
 
 
 def _deliver(req: Request, event: SchedulerEvent) -> None:
@@ -534,6 +536,7 @@ class Scheduler:
             metrics=TurnMetrics(load_ms=self.load_ms, kv_size=self.slot_ctx),
             stopper=StopMatcher(req.stop),
             t_start=now,
+            probs=ReplyProbs(req.constraints.n_probs) if req.constraints.n_probs > 0 else None,
         )
         slot.last_used = now
         if slot.spec is not None:
@@ -727,7 +730,7 @@ class Scheduler:
             run.metrics.draft_n_accepted += n_acc
         now = time.perf_counter()
         self._since_thread_check += len(out)
-        for tok in out:
+        for j, tok in enumerate(out):
             if model.is_eog(tok) and not req.ignore_eos:
                 self._finish(slot, "eos")
                 return n_acc, len(out)
@@ -738,6 +741,9 @@ class Scheduler:
             run.reply.append(tok)
             run.unsent += 1
             text = run.detok.push(model.piece(tok))
+            if run.probs is not None:  # out[j] was sampled (or verified) at output idx0 + j
+                run.probs.record(model.logits(idx0 + j), tok)
+                run.probs.decoded(text)
             if text:
                 text, stopped = run.stopper.push(text)
                 if text:
@@ -761,7 +767,8 @@ class Scheduler:
             run.metrics.ttft_ms = (time.perf_counter() - req.t_request) * 1000
         run.parts.append(text)
         ids = run.reply[len(run.reply) - run.unsent :] if run.unsent else []
-        _deliver(req, TokenDelta(text, max(1, run.unsent), ids))
+        probs = run.probs.take(text) if run.probs is not None else []
+        _deliver(req, TokenDelta(text, max(1, run.unsent), ids, probs=probs))
         run.unsent = 0
 
     def _finish(self, slot: Slot, stop: str, flush: bool = True) -> None:
@@ -800,7 +807,8 @@ class Scheduler:
         self.stats.tokens_predicted_total += m.predicted_n
         self.stats.tokens_predicted_seconds_total += m.predicted_ms / 1000
         self._release(slot)
-        _deliver(req, TurnFinished("".join(run.parts), m, list(run.reply)))
+        probs = run.probs.final(stopped=stop == "stop") if run.probs is not None else []
+        _deliver(req, TurnFinished("".join(run.parts), m, list(run.reply), probs=probs))
 
     def _fail(self, slot: Slot, message: str) -> None:
         req = slot.req

@@ -42,6 +42,7 @@ from workstation.core.scheduler import (
 from workstation.core.scheduler import Request as SchedRequest
 from workstation.core.server.accounts import Accounts, Caller, Ticket
 from workstation.core.server.guard import InflightBodies, RequestGuard
+from workstation.core.server.logprobs import ProbsAsked, parse_token_fields
 from workstation.core.server.options import ServerOptions
 from workstation.core.server.prometheus import prometheus_text
 from workstation.core.server.protocol import (
@@ -64,6 +65,7 @@ from workstation.core.server.protocol import (
 )
 from workstation.core.server.unsupported import refuse_unsupported
 from workstation.core.slots import Owner
+from workstation.core.token_probs import TokenProb
 from workstation.core.usage import UNKNOWN
 
 if TYPE_CHECKING:
@@ -304,6 +306,7 @@ class OpenAIServer:
             async with self._json_body(request) as body:  # every field is checked before submitting
                 refuse_unsupported(body)
                 params = parse_params(body, self.scheduler.profile.sampling)
+                probs = await run_in_threadpool(parse_token_fields, body, chat, self.scheduler.model, params)
                 model = parse_model(body, self.options.model_id)
                 extra = native.parse(body, params) if native is not None else None
                 prompt = await (
@@ -324,14 +327,14 @@ class OpenAIServer:
                 self.accounts.finish(ticket, 500)
             raise
         if native is not None and extra is not None:
-            return await native.respond(request, extra, req, q, params, model, ticket)
+            return await native.respond(request, extra, req, q, params, model, ticket, probs)
         rid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24]
         if params.stream:
             return SSEResponse(
-                self._stream_events(req, q, rid, model, chat, params.include_usage, ticket),
+                self._stream_events(req, q, rid, model, chat, params.include_usage, ticket, probs),
                 lambda: self.scheduler.cancel(req),
             )
-        return await self._collect(request, req, q, rid, model, chat, ticket)
+        return await self._collect(request, req, q, rid, model, chat, ticket, probs)
 
     def _account_later(self, ticket: Ticket, q: asyncio.Queue[SchedulerEvent]) -> None:
         """The client left before its answer: account for the request when the scheduler says
@@ -391,6 +394,7 @@ class OpenAIServer:
         model: str,
         chat: bool,
         ticket: Ticket,
+        probs: ProbsAsked | None = None,
     ) -> Response:
         event = await self._finished_event(request, req, q, ticket)
         if not isinstance(event, TurnFinished):
@@ -401,6 +405,9 @@ class OpenAIServer:
             choice["message"] = {"role": "assistant", "content": event.text}
         else:
             choice["text"] = event.text
+        extra: dict[str, Any] = {}
+        if probs is not None:
+            probs.add_to(choice, extra, event.probs, self.scheduler.model)
         return JSONResponse(
             {
                 "id": rid,
@@ -411,6 +418,7 @@ class OpenAIServer:
                 "usage": usage(m),
                 "timings": timings(m),
                 "system_fingerprint": "workstation",
+                **extra,
             }
         )
 
@@ -423,11 +431,15 @@ class OpenAIServer:
         chat: bool,
         include_usage: bool,
         ticket: Ticket,
+        probs: ProbsAsked | None = None,
     ) -> AsyncIterator[bytes]:
         created = int(time.time())
         obj = "chat.completion.chunk" if chat else "text_completion"
+        sent = 0  # records sent with deltas; the final event's records past these go in the last chunk
 
-        def chunk(delta_text: str | None, finish: str | None, role: bool = False) -> dict[str, Any]:
+        def chunk(
+            delta_text: str | None, finish: str | None, role: bool = False, records: list[TokenProb] | None = None
+        ) -> dict[str, Any]:
             choice: dict[str, Any] = {"index": 0, "finish_reason": finish, "logprobs": None}
             if chat:
                 delta: dict[str, Any] = {}
@@ -440,17 +452,21 @@ class OpenAIServer:
             else:
                 choice["text"] = delta_text or ""
             data: dict[str, Any] = {"id": rid, "object": obj, "created": created, "model": model, "choices": [choice]}
+            if probs is not None and records:
+                probs.add_to(choice, data, records, self.scheduler.model)
             if include_usage:
                 data["usage"] = None
             return data
 
         def render(event: SchedulerEvent) -> tuple[bytes, bool]:
+            nonlocal sent
             if isinstance(event, TokenDelta):
-                return sse(chunk(event.text, None)), False
+                sent += len(event.probs)
+                return sse(chunk(event.text, None, records=event.probs)), False
             if isinstance(event, TurnFinished):
                 self._finished(ticket, event)
                 m = event.metrics
-                last = chunk(None, FINISH.get(m.stop_reason, "stop"))
+                last = chunk(None, FINISH.get(m.stop_reason, "stop"), records=event.probs[sent:])
                 last["timings"] = timings(m)
                 out = sse(last)
                 if include_usage:  # llama-server's usage chunk carries the timings too

@@ -33,6 +33,7 @@ import workstation
 from workstation.core.errors import EngineError
 from workstation.core.events import RequestFailed, SchedulerEvent, TokenDelta, TurnFinished
 from workstation.core.profiles import Constraints, Sampling
+from workstation.core.server.logprobs import ProbsAsked, completion_probabilities
 from workstation.core.server.protocol import (
     ApiError,
     GenParams,
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
     from workstation.core.server.accounts import Ticket
     from workstation.core.server.app import OpenAIServer
 
-MAX_N_PROBS = 100
 STOP_TYPE = {"eos": "eos", "stop": "word", "length": "limit", "context": "limit", "cancelled": "none"}
 OUR_SAMPLERS = ["penalties", "top_k", "top_p", "min_p", "temperature"]
 
@@ -165,9 +165,8 @@ class NativeRoutes:
         n_predict = _integer(body, "n_predict", -1, 10_000_000)
         if n_predict is not None:
             params.max_tokens = self.scheduler.slot_ctx if n_predict == -1 else max(1, n_predict)
-        n_probs = _integer(body, "n_probs", 0, MAX_N_PROBS)
-        if n_probs:  # the probabilities themselves are rendered by the probs code (issue 17, item 3)
-            params.constraints = dataclasses.replace(params.constraints, n_probs=n_probs)
+        if body.get("logprobs") is not None:  # parse_token_fields reads it as the legacy completions field
+            raise bad("'logprobs' is not a /completion field; ask for 'n_probs' instead.", "logprobs")
         return NativeRequest(prompt_only=n_predict == 0, return_tokens=flag(body, "return_tokens", False))
 
     async def prompt_tokens(self, body: dict[str, Any], ticket: Ticket) -> list[int]:
@@ -206,17 +205,25 @@ class NativeRoutes:
         params: GenParams,
         model: str,
         ticket: Ticket,
+        probs: ProbsAsked | None,
     ) -> Response:
+        """The answer to a submitted ``/completion``; ``probs``: what ``n_probs`` asked
+        (``completion_probabilities``, rendered by ``logprobs.py``)."""
         from workstation.core.server.app import SSEResponse
 
+        n_probs = probs.n_probs or 0 if probs is not None else 0
         if params.stream:
             return SSEResponse(
-                self._stream(native, req, q, params, model, ticket), lambda: self.scheduler.cancel(req)
+                self._stream(native, req, q, params, model, ticket, n_probs), lambda: self.scheduler.cancel(req)
             )
         event = await self.server._finished_event(request, req, q, ticket)
         if not isinstance(event, TurnFinished):
             return event
         final = await run_in_threadpool(self._final, native, req, params, model, event, False)
+        if n_probs and not native.prompt_only:
+            final["completion_probabilities"] = await run_in_threadpool(
+                completion_probabilities, event.probs, self.scheduler.model, n_probs
+            )
         return JSONResponse(final)
 
     def _final(
@@ -268,6 +275,7 @@ class NativeRoutes:
         params: GenParams,
         model: str,
         ticket: Ticket,
+        n_probs: int,
     ) -> AsyncIterator[bytes]:
         n_decoded = 0
         done = False
@@ -278,10 +286,15 @@ class NativeRoutes:
                 n_decoded += event.tokens
                 if native.prompt_only:
                     return b""
-                return sse({
+                chunk = {
                     "index": 0, "content": event.text, "tokens": list(event.ids), "stop": False,
                     "id_slot": req.id_slot, "tokens_predicted": n_decoded, "tokens_evaluated": len(req.prompt),
-                })
+                }
+                if n_probs and event.probs:
+                    chunk["completion_probabilities"] = completion_probabilities(
+                        event.probs, self.scheduler.model, n_probs
+                    )
+                return sse(chunk)
             done = True
             if isinstance(event, TurnFinished):
                 self.server._finished(ticket, event)

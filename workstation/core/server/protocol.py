@@ -126,7 +126,7 @@ class GenParams:
     stream: bool
     include_usage: bool
     id_slot: int = -1  # llama-server's: the slot to run in (-1: any free one)
-    constraints: Constraints = field(default_factory=Constraints)
+    constraints: Constraints = field(default_factory=Constraints)  # grammar, logit bias, n_probs
 
 
 def _number(body: dict[str, Any], name: str, lo: float, hi: float) -> float | None:
