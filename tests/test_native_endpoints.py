@@ -139,6 +139,9 @@ def test_props_and_slots(server: RunningServer, smollm2_path: Path) -> None:
     assert props["model_path"] == smollm2_path.name  # the file's name, never its folder
     assert "{%" in props["chat_template"] and props["modalities"]["vision"] is False
     assert props["build_info"]
+    # /detokenize gives special tokens as their text, as llama-server does
+    bos = post(server, "/tokenize", {"content": props["bos_token"]}).json()["tokens"]
+    assert len(bos) == 1 and post(server, "/detokenize", {"tokens": bos}).json()["content"] == props["bos_token"]
     assert httpx.get(f"{server.root}/props").status_code == 401
 
     body = {"prompt": "Once upon a time", "n_predict": 400, "ignore_eos": True, "stream": True, "id_slot": 1}

@@ -63,6 +63,19 @@ class NativeRequest:
     return_tokens: bool
 
 
+@dataclass
+class Submitted:
+    """A ``/completion`` handed to the scheduler: what its answer is made from."""
+
+    native: NativeRequest
+    req: SchedRequest
+    q: asyncio.Queue[SchedulerEvent]
+    params: GenParams
+    model: str
+    ticket: Ticket
+    n_probs: int  # top tokens per reply token in completion_probabilities (0: none)
+
+
 def generation_settings(
     sampling: Sampling,
     *,
@@ -211,25 +224,21 @@ class NativeRoutes:
         (``completion_probabilities``, rendered by ``logprobs.py``)."""
         from workstation.core.server.app import SSEResponse
 
-        n_probs = probs.n_probs or 0 if probs is not None else 0
+        sub = Submitted(native, req, q, params, model, ticket, probs.n_probs or 0 if probs is not None else 0)
         if params.stream:
-            return SSEResponse(
-                self._stream(native, req, q, params, model, ticket, n_probs), lambda: self.scheduler.cancel(req)
-            )
+            return SSEResponse(self._stream(sub), lambda: self.scheduler.cancel(req))
         event = await self.server._finished_event(request, req, q, ticket)
         if not isinstance(event, TurnFinished):
             return event
-        final = await run_in_threadpool(self._final, native, req, params, model, event, False)
-        if n_probs and not native.prompt_only:
+        final = await run_in_threadpool(self._final, sub, event, False)
+        if sub.n_probs and not native.prompt_only:
             final["completion_probabilities"] = await run_in_threadpool(
-                completion_probabilities, event.probs, self.scheduler.model, n_probs
+                completion_probabilities, event.probs, self.scheduler.model, sub.n_probs
             )
         return JSONResponse(final)
 
-    def _final(
-        self, native: NativeRequest, req: SchedRequest, params: GenParams, model: str, event: TurnFinished,
-        streamed: bool,
-    ) -> dict[str, Any]:
+    def _final(self, sub: Submitted, event: TurnFinished, streamed: bool) -> dict[str, Any]:
+        native, req = sub.native, sub.req
         m = event.metrics
         lm = self.scheduler.model
         content = "" if native.prompt_only else event.text
@@ -246,15 +255,15 @@ class NativeRoutes:
             "tokens": list(event.tokens) if native.return_tokens and not streamed and not native.prompt_only else [],
             "id_slot": req.id_slot,
             "stop": True,
-            "model": model,
+            "model": sub.model,
             "tokens_predicted": shown.predicted_n,
             "tokens_evaluated": len(req.prompt),
             "generation_settings": generation_settings(
-                params.sampling,
+                sub.params.sampling,
                 n_predict=0 if native.prompt_only else req.max_tokens,
                 stop=req.stop,
                 ignore_eos=req.ignore_eos,
-                stream=params.stream,
+                stream=sub.params.stream,
                 constraints=req.constraints,
                 speculative=self.speculative,
             ),
@@ -267,16 +276,8 @@ class NativeRoutes:
             "timings": timings(shown),
         }
 
-    async def _stream(
-        self,
-        native: NativeRequest,
-        req: SchedRequest,
-        q: asyncio.Queue[SchedulerEvent],
-        params: GenParams,
-        model: str,
-        ticket: Ticket,
-        n_probs: int,
-    ) -> AsyncIterator[bytes]:
+    async def _stream(self, sub: Submitted) -> AsyncIterator[bytes]:
+        req, q, ticket = sub.req, sub.q, sub.ticket
         n_decoded = 0
         done = False
 
@@ -284,21 +285,21 @@ class NativeRoutes:
             nonlocal n_decoded, done
             if isinstance(event, TokenDelta):
                 n_decoded += event.tokens
-                if native.prompt_only:
+                if sub.native.prompt_only:
                     return b""
                 chunk = {
                     "index": 0, "content": event.text, "tokens": list(event.ids), "stop": False,
                     "id_slot": req.id_slot, "tokens_predicted": n_decoded, "tokens_evaluated": len(req.prompt),
                 }
-                if n_probs and event.probs:
+                if sub.n_probs and event.probs:
                     chunk["completion_probabilities"] = completion_probabilities(
-                        event.probs, self.scheduler.model, n_probs
+                        event.probs, self.scheduler.model, sub.n_probs
                     )
                 return sse(chunk)
             done = True
             if isinstance(event, TurnFinished):
                 self.server._finished(ticket, event)
-                return sse(await run_in_threadpool(self._final, native, req, params, model, event, True))
+                return sse(await run_in_threadpool(self._final, sub, event, True))
             assert isinstance(event, RequestFailed)
             self.server.accounts.finish(ticket, 500)
             return sse({"error": {"message": event.message, "type": "server_error", "param": None, "code": None}})
