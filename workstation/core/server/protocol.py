@@ -211,7 +211,7 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
         raise bad("'stream_options' must be an object.", "stream_options")
     include_usage = flag(opts, "include_usage", False) if opts else False
     id_slot = _integer(body, "id_slot", -1, 63)
-    return GenParams(s, max_tokens, stops, ignore_eos, stream, include_usage, -1 if id_slot is None else id_slot)
+    return GenParams(s, max_tokens, stops, ignore_eos, stream, include_usage, id_slot=-1 if id_slot is None else id_slot)
 
 
 # --- prompts -------------------------------------------------------------------------------------
