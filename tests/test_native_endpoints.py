@@ -82,6 +82,12 @@ def test_completion_plain_and_streamed(server: RunningServer) -> None:
     by_ids = post(server, "/completion", {"prompt": prompt_ids, "n_predict": 6}).json()
     assert by_ids["content"] == out["content"]
 
+    # token ids and text mixed: each text part tokenized in place (BOS only for a leading text)
+    head = post(server, "/tokenize", {"content": "The capital of"}).json()["tokens"]
+    tail = post(server, "/tokenize", {"content": " France is"}).json()["tokens"]
+    mixed = post(server, "/completion", {"prompt": [*head, " France is"], "n_predict": 1}).json()
+    assert mixed["tokens_evaluated"] == len(head) + len(tail) and mixed["prompt"].endswith("The capital of France is")
+
     # a stop word ends the reply before it, and is named
     word = out["content"].split()[-1]
     stopped = post(server, "/completion", {"prompt": PROMPT, "n_predict": 6, "stop": [word]}).json()
