@@ -84,6 +84,19 @@ CHAT = st.fixed_dictionaries({"messages": st.lists(MESSAGE, max_size=4) | JSON_V
 COMPLETION = st.fixed_dictionaries(
     {"prompt": TEXT | st.lists(st.integers(-5, 60_000), max_size=6) | JSON_VALUE}, optional=COMMON
 )
+NATIVE = st.fixed_dictionaries(  # llama-server's /completion (n_predict -1 would run to the context's end)
+    {"prompt": TEXT | st.lists(st.integers(-5, 60_000) | TEXT, max_size=6) | JSON_VALUE},
+    optional={
+        **COMMON,
+        "n_predict": st.sampled_from([0, 1, 2, -2, 2**40, "2", 1.5, None, True]),
+        "n_probs": FEW_TOKENS,
+        "id_slot": FEW_TOKENS,
+        "return_tokens": LEAF,
+        "cache_prompt": LEAF,
+        "mirostat": LEAF,
+        "samplers": st.one_of(TEXT, JSON_VALUE),
+    },
+)
 TOKENIZE = st.fixed_dictionaries(
     {"content": TEXT | JSON_VALUE},
     optional={"add_special": LEAF, "parse_special": LEAF, "with_pieces": LEAF},
@@ -93,6 +106,7 @@ TEMPLATE = st.fixed_dictionaries({"messages": st.lists(MESSAGE, max_size=4) | JS
 REQUESTS = st.one_of(
     st.tuples(st.just("/v1/chat/completions"), CHAT),
     st.tuples(st.just("/v1/completions"), COMPLETION),
+    st.tuples(st.just("/completion"), NATIVE),
     st.tuples(st.just("/tokenize"), TOKENIZE),
     st.tuples(st.just("/detokenize"), DETOKENIZE),
     st.tuples(st.just("/apply-template"), TEMPLATE),
@@ -109,7 +123,9 @@ def _check_answer(response: httpx.Response) -> str:
     if response.headers["content-type"].startswith("text/event-stream"):
         events = [line for line in response.text.split("\n\n") if line]
         assert all(e.startswith("data: ") for e in events)
-        assert events[-1] == "data: [DONE]" or "error" in json.loads(events[-1][6:])
+        last = "{}" if events[-1] == "data: [DONE]" else events[-1][6:]
+        # OpenAI's streams end with [DONE], llama-server's /completion with its final object
+        assert events[-1] == "data: [DONE]" or "error" in json.loads(last) or json.loads(last).get("stop") is True
         return "200 stream"
     response.json()
     return "200"

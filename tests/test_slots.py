@@ -139,3 +139,17 @@ def test_stop_strings_hold_back_a_possible_start_and_cut_at_the_match() -> None:
     m = StopMatcher(["\n\n"])
     assert m.push("a\n") == ("a", False)
     assert m.flush() == "\n"
+
+
+def test_a_request_for_a_busy_slot_waits_and_lets_others_pass() -> None:
+    slots = [Slot(0), Slot(1)]
+    slots[1].req = req([9], 1)  # slot 1 is busy
+    pinned, other = req([1, 2], 2), req([3], 3)
+    pinned.id_slot = 1
+    waiting = collections.deque([pinned, other])
+    admitted, _ = admit(slots, waiting)
+    assert [(s.seq, s.req) for s in admitted] == [(0, other)] and list(waiting) == [pinned]
+    assert other.id_slot == 0  # admission records the slot it got
+    slots[1].req = None
+    admitted, _ = admit(slots, waiting)
+    assert [(s.seq, s.req) for s in admitted] == [(1, pinned)]

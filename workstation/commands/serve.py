@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workstation.commands import add_profile_arg, profile_ref
@@ -32,7 +33,10 @@ PROMPT_CACHE_MIN_TOKENS = 256
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help="serve the profile's model as an OpenAI-compatible API")
     add_profile_arg(p)
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument(
+        "--host", action="append", default=[], metavar="ADDRESSES",
+        help="address to bind (default 127.0.0.1); several: comma-separated or --host repeated",
+    )
     p.add_argument("--port", type=int, default=8088, help="port (default 8088; 0 picks a free one)")
     p.add_argument("--parallel", type=int, default=4, help="requests decoded together (slots)")
     p.add_argument("--queue", type=int, default=16, help="requests that may wait for a slot")
@@ -74,6 +78,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-prompt-tokens", type=int, help="longest prompt in tokens (default: the context)")
     p.add_argument("--model-id", help="model id shown by /v1/models (default: the profile's name)")
     p.add_argument(
+        "--alias", action="append", default=[], metavar="NAME",
+        help="another model id /v1/models lists for this model (repeatable, or comma-separated)",
+    )
+    p.add_argument(
+        "--no-metrics", action="store_true",
+        help="turn GET /metrics off (on by default; llama-server has it off unless --metrics)",
+    )
+    p.add_argument(
+        "--slot-save-path", metavar="DIR",
+        help="folder for POST /slots/{id}?action=save|restore|erase files (off without it, as in llama-server)",
+    )
+    p.add_argument(
         "--audit-content", action="store_true",
         help="keep each request's messages and the reply in the audit trail (off: counts only)",
     )
@@ -98,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     from workstation.core.scheduler import Scheduler
     from workstation.core.server.process import (
         OpenAIServer,
-        bind_socket,
+        bind_sockets,
         check_host,
         make_uvicorn,
         run_server,
@@ -119,9 +135,11 @@ def run(args: argparse.Namespace) -> int:
         raise WorkstationError(f"--key-max-parallel is {key_cap}; allowed values are 0 to 64.")
     profile = load_profile(profile_ref(args))
     accounts = open_accounts(profile.key, api_key, args.audit_content, args.audit_max_bytes, key_cap)
+    hosts = list(dict.fromkeys(_names(args.host))) or ["127.0.0.1"]
     try:
-        check_host(args.host, api_key, accounts.protected)
-        sock = bind_socket(args.host, args.port)  # fail fast, before loading the model
+        for host in hosts:
+            check_host(host, api_key, accounts.protected)
+        socks = bind_sockets(hosts, args.port)  # fail fast, before loading the model
     except BaseException:
         accounts.close()
         raise
@@ -132,16 +150,17 @@ def run(args: argparse.Namespace) -> int:
             min_save_tokens=PROMPT_CACHE_MIN_TOKENS,
         )
     except BaseException:
-        sock.close()
+        for sock in socks:
+            sock.close()
         accounts.close()
         raise
-    port = sock.getsockname()[1]
+    port = socks[0].getsockname()[1]
     options.model_id = args.model_id or profile.key
     app = OpenAIServer(scheduler, options, accounts).app
-    host = f"[{args.host}]" if ":" in args.host else args.host
+    urls = " and ".join(f"http://{f'[{h}]' if ':' in h else h}:{port}/v1" for h in hosts)
     people = len(accounts.keys.list()) if accounts.keys is not None else 0
     print(
-        f"workstation: serving {profile.key} ({scheduler.model_name}) on http://{host}:{port}/v1 "
+        f"workstation: serving {profile.key} ({scheduler.model_name}) on {urls} "
         f"with {args.parallel} slots of {scheduler.slot_ctx} tokens"
         + (", API key required" if accounts.protected else "")
         + (f", {people} people's keys" if people else ""),
@@ -150,10 +169,11 @@ def run(args: argparse.Namespace) -> int:
     )
     server = make_uvicorn(app, options, log_level=args.log_level)
     try:
-        run_server(server, sock)
+        run_server(server, socks)
     finally:
         scheduler.close()
-        sock.close()
+        for sock in socks:
+            sock.close()
         accounts.close()
     return 0
 
@@ -219,4 +239,23 @@ def server_options(args: argparse.Namespace, api_key: str | None) -> ServerOptio
         body_timeout_s=args.body_timeout,
         allowed_hosts=_names(args.allowed_hosts),
         allowed_origins=_names(args.allowed_origins),
+        aliases=tuple(dict.fromkeys(_names(args.alias))),
+        metrics=not args.no_metrics,
+        slot_save_path=slot_folder(args.slot_save_path),
     )
+
+
+def slot_folder(value: str | None) -> Path | None:
+    """The --slot-save-path folder, created if missing; one sentence when it cannot be."""
+    from workstation.core.errors import WorkstationError
+
+    if value is None:
+        return None
+    folder = Path(value).expanduser()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise WorkstationError(f"--slot-save-path {value}: cannot use this folder ({err.strerror}).") from None
+    if not folder.is_dir():
+        raise WorkstationError(f"--slot-save-path {value} is not a folder.")
+    return folder.resolve()

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from workstation.core.errors import EngineError
 from workstation.core.metrics import TurnMetrics
+from workstation.core.token_probs import TokenProb
 
 Message = dict[str, str]
 
@@ -22,6 +23,8 @@ Message = dict[str, str]
 class TokenDelta:
     text: str
     tokens: int = 1  # how many generated tokens this piece of text covers
+    ids: list[int] = field(default_factory=list)  # their ids (the scheduler's; may be empty)
+    probs: list[TokenProb] = field(default_factory=list)  # of the tokens whose text starts here (n_probs)
 
 
 @dataclass
@@ -29,6 +32,7 @@ class TurnFinished:
     text: str
     metrics: TurnMetrics
     tokens: list[int] = field(default_factory=list)  # the reply's token ids (local engines)
+    probs: list[TokenProb] = field(default_factory=list)  # the reply's tokens' probabilities (n_probs)
 
 
 @dataclass

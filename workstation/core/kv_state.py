@@ -106,6 +106,57 @@ def write_sequence(model: Any, seq: int, data: bytes) -> bool:
     return ok
 
 
+def encode_state(key: StateKey, tokens: list[int], state: bytes) -> bytes:
+    """A state file's bytes: the magic line, the JSON header (key, tokens, byte count, sha256)
+    and llama.cpp's sequence state."""
+    header = json.dumps(
+        {"key": key.digest, "model": key.model, "type_k": key.type_k, "type_v": key.type_v,
+         "n_ctx": key.n_ctx, "tokens": tokens, "n_bytes": len(state),
+         "sha256": hashlib.sha256(state).hexdigest()}
+    ).encode()
+    return MAGIC + struct.pack("<Q", len(header)) + header + state
+
+
+def read_header(path: Path) -> tuple[dict[str, Any], int]:
+    """(header, offset of the state bytes); KvStateError for anything but our own format."""
+    try:
+        with path.open("rb") as f:
+            if f.read(len(MAGIC)) != MAGIC:
+                raise KvStateError(f"{path.name} is not a workstation KV state file")
+            raw = f.read(8)
+            if len(raw) != 8:
+                raise KvStateError(f"{path.name} is truncated")
+            (n,) = struct.unpack("<Q", raw)
+            if n > 64 * 2**20:
+                raise KvStateError(f"{path.name} has an impossible header")
+            header = json.loads(f.read(n))
+    except (OSError, ValueError, UnicodeDecodeError) as err:
+        raise KvStateError(f"{path.name} cannot be read ({err})") from None
+    if not isinstance(header, dict) or not isinstance(header.get("tokens"), list):
+        raise KvStateError(f"{path.name} has a damaged header")
+    return header, len(MAGIC) + 8 + n
+
+
+def read_state_file(path: Path, key: StateKey) -> tuple[list[int], bytes]:
+    """The tokens and state bytes of a file made by ``encode_state``, checked against ``key``,
+    the byte count and the checksum; KvStateError (one sentence) otherwise."""
+    header, offset = read_header(path)
+    if header.get("key") != key.digest or header.get("model") != key.model:
+        raise KvStateError(f"{path.name} was saved for another model or settings")
+    try:
+        data = path.read_bytes()[offset:]
+    except OSError as err:
+        raise KvStateError(f"{path.name} cannot be read ({err})") from None
+    if len(data) != header.get("n_bytes"):
+        raise KvStateError(f"{path.name} is truncated")
+    if hashlib.sha256(data).hexdigest() != header.get("sha256"):
+        raise KvStateError(f"{path.name} is corrupt")
+    tokens = header["tokens"]
+    if not all(isinstance(t, int) and not isinstance(t, bool) for t in tokens):
+        raise KvStateError(f"{path.name} has a damaged header")
+    return tokens, data
+
+
 class KvStateStore:
     def __init__(self, folder: Path | None = None, budget: int | None = None) -> None:
         self.folder = folder or default_folder()
@@ -115,38 +166,14 @@ class KvStateStore:
         return self.folder / f"{key.digest}-{tokens_digest(tokens)[:24]}.kv"
 
     def save(self, key: StateKey, tokens: list[int], state: bytes) -> Path:
-        header = json.dumps(
-            {"key": key.digest, "model": key.model, "type_k": key.type_k, "type_v": key.type_v,
-             "n_ctx": key.n_ctx, "tokens": tokens, "n_bytes": len(state),
-             "sha256": hashlib.sha256(state).hexdigest()}
-        ).encode()
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self._path(key, tokens)
-        write_bytes_atomic(path, MAGIC + struct.pack("<Q", len(header)) + header + state)
+        write_bytes_atomic(path, encode_state(key, tokens, state))
         for older in self.entries(key):  # an earlier turn of the same conversation: superseded
             if older.path != path and tokens[: len(older.tokens)] == older.tokens:
                 older.path.unlink(missing_ok=True)
         self.evict()
         return path
-
-    def _header(self, path: Path) -> tuple[dict[str, Any], int]:
-        """(header, offset of the state bytes); KvStateError for anything but our own format."""
-        try:
-            with path.open("rb") as f:
-                if f.read(len(MAGIC)) != MAGIC:
-                    raise KvStateError(f"{path.name} is not a workstation KV state file")
-                raw = f.read(8)
-                if len(raw) != 8:
-                    raise KvStateError(f"{path.name} is truncated")
-                (n,) = struct.unpack("<Q", raw)
-                if n > 64 * 2**20:
-                    raise KvStateError(f"{path.name} has an impossible header")
-                header = json.loads(f.read(n))
-        except (OSError, ValueError, UnicodeDecodeError) as err:
-            raise KvStateError(f"{path.name} cannot be read ({err})") from None
-        if not isinstance(header, dict) or not isinstance(header.get("tokens"), list):
-            raise KvStateError(f"{path.name} has a damaged header")
-        return header, len(MAGIC) + 8 + n
 
     def entries(self, key: StateKey | None = None) -> list[SavedState]:
         """Saved states (for ``key`` only when given); unreadable files are skipped."""
@@ -157,7 +184,7 @@ class KvStateStore:
             if key is not None and not path.name.startswith(key.digest + "-"):
                 continue
             try:
-                header, _ = self._header(path)
+                header, _ = read_header(path)
                 st = path.stat()
             except (KvStateError, OSError):
                 continue
@@ -185,17 +212,7 @@ class KvStateStore:
 
     def load(self, key: StateKey, entry: SavedState) -> bytes:
         """The state bytes, checked against the key, the byte count and the checksum."""
-        header, offset = self._header(entry.path)
-        if header.get("key") != key.digest or header.get("model") != key.model:
-            raise KvStateError(f"{entry.path.name} was saved for another model or settings")
-        try:
-            data = entry.path.read_bytes()[offset:]
-        except OSError as err:
-            raise KvStateError(f"{entry.path.name} cannot be read ({err})") from None
-        if len(data) != header.get("n_bytes"):
-            raise KvStateError(f"{entry.path.name} is truncated")
-        if hashlib.sha256(data).hexdigest() != header.get("sha256"):
-            raise KvStateError(f"{entry.path.name} is corrupt")
+        _, data = read_state_file(entry.path, key)
         os.utime(entry.path)  # recently used: evicted last
         return data
 

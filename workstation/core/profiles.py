@@ -219,14 +219,20 @@ def _choice(src: str, dotted: str, value: Any, allowed: tuple[str, ...] | list[s
         )
 
 
+# llama.cpp runs any context of 1 cell and up (it keeps at least 256 cells per sequence in
+# memory, padded); a slot needs one prompt token and one reply token, so 2 is the floor here.
+MIN_CONTEXT = 2
+
+
 def validate(profile: Profile, src: str) -> Profile:
     """Check values that the types alone do not catch; returns the profile."""
     _choice(src, "backend", profile.backend, BACKENDS)
     if profile.backend == "llama" and not profile.model:
         raise ProfileError(f"{src}: field 'model' is missing; give a catalog name or a .gguf path.")
-    if profile.context < 256 or profile.context > 1_048_576:
+    if profile.context < MIN_CONTEXT or profile.context > 1_048_576:
         raise ProfileError(
-            f"{_where(src, 'context')} is {profile.context}; allowed values are 256 to 1048576 tokens."
+            f"{_where(src, 'context')} is {profile.context}; allowed values are {MIN_CONTEXT} to 1048576 "
+            "tokens (a context must hold a prompt token and a reply token)."
         )
     gl = profile.gpu_layers
     if isinstance(gl, str) and gl not in ("auto", "all") or isinstance(gl, bool) or (

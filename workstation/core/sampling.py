@@ -44,6 +44,12 @@ class SamplerChain:
         params.no_perf = True
         chain = llama_cpp.llama_sampler_chain_init(params)
         add = llama_cpp.llama_sampler_chain_add
+        if self.constraints.logit_bias:  # first, as in llama-server: every later step sees the bias
+            bias = self.constraints.logit_bias
+            entries = (llama_cpp.llama_logit_bias * len(bias))(
+                *(llama_cpp.llama_logit_bias(tok, value) for tok, value in bias.items())
+            )  # llama.cpp copies them
+            add(chain, llama_cpp.llama_sampler_init_logit_bias(n_vocab, len(bias), entries))
         if settings.repeat_penalty != 1.0:
             add(chain, llama_cpp.llama_sampler_init_penalties(n_vocab, 64, settings.repeat_penalty, 0.0, 0.0))
         if settings.temperature <= 0.0:

@@ -37,8 +37,9 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -81,10 +82,12 @@ from workstation.core.slots import (
 )
 from workstation.core.stop_strings import StopMatcher
 from workstation.core.thread_policy import RECHECK_TOKENS, ThreadChoice, ThreadGovernor
+from workstation.core.token_probs import ReplyProbs
 
 log = logging.getLogger(__name__)
 ADMIT_WINDOW_S = 0.005  # after an idle spell, wait this long for requests sent at the same time
 UNBOUNDED_QUEUE = 1 << 30
+T = TypeVar("T")
 
 __all__ = ["GrammarError", "PromptTooLong", "QueueFull", "Request", "RequestFailed", "Scheduler", "SchedulerEvent"]
 
@@ -133,6 +136,7 @@ class SlotRun:
     t_first: float = 0.0  # first token sampled
     t_last: float = 0.0  # last token sampled
     unsent: int = 0  # reply tokens not yet covered by a TokenDelta (held UTF-8 bytes, stop text)
+    probs: ReplyProbs | None = None  # the reply tokens' probabilities (Constraints.n_probs > 0)
 
 
 def _discard(req: Request) -> None:
@@ -234,6 +238,7 @@ class Scheduler:
         self.waiting: collections.deque[Request] = collections.deque()
         self.stats = SchedulerStats()
         self._cond = threading.Condition()
+        self._chores: collections.deque[tuple[Callable[[], Any], Future[Any]]] = collections.deque()
         self._ids = itertools.count(1)
         self._stop = False
         self._eog: np.ndarray | None = None
@@ -264,13 +269,17 @@ class Scheduler:
         cancelled: CancelFlag | None = None,
         owner: Owner | None = None,
         constraints: Constraints | None = None,
+        id_slot: int = -1,
     ) -> Request:
         """Queue a request; raises PromptTooLong, GrammarError or QueueFull (nothing is queued
-        then). ``owner`` (an API key) takes turns with other owners for slots (``slots.admit``).
+        then). ``owner`` (an API key) takes turns with other owners for slots (``slots.admit``);
+        ``id_slot`` >= 0 waits for that slot (llama-server's ``id_slot``).
         ``constraints.grammar`` is compiled here, once (a grammar that does not parse is refused
         now, never in the decoding thread)."""
         if not prompt:
             raise EngineError("The prompt is empty.")
+        if not -1 <= id_slot < self.n_parallel:
+            raise EngineError(f"id_slot is {id_slot}; this server has slots 0 to {self.n_parallel - 1} (-1: any).")
         if len(prompt) >= self.slot_ctx:
             raise PromptTooLong(
                 f"The prompt is {len(prompt)} tokens but this profile's context holds at most "
@@ -286,6 +295,7 @@ class Scheduler:
             t_request=t_request if t_request is not None else time.perf_counter(),
             owner=owner,
             constraints=constraints or Constraints(),
+            id_slot=id_slot,
         )
         if cancelled is not None:
             req.cancelled = cancelled
@@ -336,6 +346,38 @@ class Scheduler:
             m = TurnMetrics(stop_reason="cancelled", kv_size=self.slot_ctx)
             m.total_ms = (time.perf_counter() - req.t_request) * 1000
             _deliver(req, TurnFinished("", m))
+
+    def between_steps(self, chore: Callable[[], T]) -> Future[T]:
+        """Run ``chore`` on the decoding thread between two steps (at once in the caller's
+        thread when the scheduler is not threaded), so it may read and change slots and the
+        KV cache safely; its result or exception comes in the returned Future."""
+        done: Future[T] = Future()
+        if not self.threaded:
+            self._run_chore(chore, done)
+            return done
+        with self._cond:
+            if self._stop or (self._thread is not None and not self._thread.is_alive()):
+                raise EngineError("The engine stopped; load the profile again.")
+            self._chores.append((chore, done))
+            self._cond.notify()
+        return done
+
+    @staticmethod
+    def _run_chore(chore: Callable[[], Any], done: Future[Any]) -> None:
+        if not done.set_running_or_notify_cancel():
+            return
+        try:
+            done.set_result(chore())
+        except BaseException as err:  # noqa: BLE001 - the caller hears it through its Future
+            done.set_exception(err)
+
+    def _run_chores(self) -> None:
+        while True:
+            with self._cond:
+                if not self._chores:
+                    return
+                chore, done = self._chores.popleft()
+            self._run_chore(chore, done)
 
     def stream(self, prompt: list[int], sampling: Sampling, **kwargs: Any) -> Iterator[TokenDelta | TurnFinished]:
         """Blocking iterator over one request's events; closing it early cancels the request."""
@@ -464,7 +506,7 @@ class Scheduler:
             while True:
                 with self._cond:
                     waited = False
-                    while not self._stop and not self.waiting and not any(
+                    while not self._stop and not self.waiting and not self._chores and not any(
                         s.req is not None for s in self.slots
                     ):
                         waited = True
@@ -492,6 +534,7 @@ class Scheduler:
             return True
 
     def _step(self) -> bool:
+        self._run_chores()
         with self._cond:
             admitted, dropped = admit(self.slots, self.waiting)
         for req in dropped:
@@ -543,6 +586,7 @@ class Scheduler:
             metrics=TurnMetrics(load_ms=self.load_ms, kv_size=self.slot_ctx),
             stopper=StopMatcher(req.stop),
             t_start=now,
+            probs=ReplyProbs(req.constraints.n_probs) if req.constraints.n_probs > 0 else None,
         )
         slot.last_used = now
         if slot.spec is not None:
@@ -763,7 +807,7 @@ class Scheduler:
             run.metrics.draft_n_accepted += n_acc
         now = time.perf_counter()
         self._since_thread_check += len(out)
-        for tok in out:
+        for j, tok in enumerate(out):
             if model.is_eog(tok) and (not req.ignore_eos or run.sampler.grammar is not None):
                 self._finish(slot, "eos")
                 return n_acc, len(out)
@@ -774,6 +818,9 @@ class Scheduler:
             run.reply.append(tok)
             run.unsent += 1
             text = run.detok.push(model.piece(tok))
+            if run.probs is not None:  # out[j] was sampled (or verified) at output idx0 + j
+                run.probs.record(model.logits(idx0 + j), tok)
+                run.probs.decoded(text)
             if text:
                 text, stopped = run.stopper.push(text)
                 if text:
@@ -796,7 +843,9 @@ class Scheduler:
         if not run.parts:
             run.metrics.ttft_ms = (time.perf_counter() - req.t_request) * 1000
         run.parts.append(text)
-        _deliver(req, TokenDelta(text, max(1, run.unsent)))
+        ids = run.reply[len(run.reply) - run.unsent :] if run.unsent else []
+        probs = run.probs.take(text) if run.probs is not None else []
+        _deliver(req, TokenDelta(text, max(1, run.unsent), ids, probs=probs))
         run.unsent = 0
 
     def _finish(self, slot: Slot, stop: str, flush: bool = True) -> None:
@@ -835,7 +884,8 @@ class Scheduler:
         self.stats.tokens_predicted_total += m.predicted_n
         self.stats.tokens_predicted_seconds_total += m.predicted_ms / 1000
         self._release(slot)
-        _deliver(req, TurnFinished("".join(run.parts), m, list(run.reply)))
+        probs = run.probs.final(stopped=stop == "stop") if run.probs is not None else []
+        _deliver(req, TurnFinished("".join(run.parts), m, list(run.reply), probs=probs))
 
     def _fail(self, slot: Slot, message: str) -> None:
         req = slot.req
@@ -854,9 +904,14 @@ class Scheduler:
         with self._cond:
             left = list(self.waiting)
             self.waiting.clear()
+            chores = list(self._chores)
+            self._chores.clear()
         for req in left:
             _discard(req)
             _deliver(req, RequestFailed(message))
+        for _, done in chores:
+            if done.set_running_or_notify_cancel():
+                done.set_exception(EngineError(message))
 
     def _release(self, slot: Slot) -> None:
         if slot.run is not None:

@@ -62,6 +62,7 @@ class Request:
     owner: Owner | None = None  # None: one shared line, first come first served
     constraints: Constraints = field(default_factory=Constraints)  # grammar, logit bias, n_probs
     grammar: Any = None  # constraints.grammar compiled at submit (core/grammar.py), until started
+    id_slot: int = -1  # the slot it must run in (-1: any); ``admit`` sets the one it got
 
     def cancel(self) -> None:
         """Cancel this request only (not others that share its ``cancelled`` flag)."""
@@ -155,15 +156,19 @@ def admit(slots: Sequence[Slot], waiting: collections.deque[Request]) -> tuple[l
             last_turn[s.owner] = s.turn
     turn = max((s.turn for s in slots), default=0)
     while free and waiting:
-        req = _next_turn(waiting, held, last_turn)
-        if req is None:  # every owner left waiting is at its cap
+        req = _next_turn(waiting, held, last_turn, {s.seq for s in free})
+        if req is None:  # every owner left waiting is at its cap (or waits for a busy slot)
             break
         waiting.remove(req)
         name = _owner_name(req)
         held[name] = held.get(name, 0) + 1
         turn += 1
         last_turn[name] = turn
-        slot = choose_slot(slots, free, req.prompt)
+        if req.id_slot >= 0:
+            slot = next(s for s in free if s.seq == req.id_slot)
+        else:
+            slot = choose_slot(slots, free, req.prompt)
+        req.id_slot = slot.seq
         free.remove(slot)
         slot.req = req
         slot.owner = name
@@ -181,15 +186,17 @@ def _owner_name(req: Request) -> str | None:
 
 
 def _next_turn(
-    waiting: Sequence[Request], held: dict[str | None, int], last_turn: dict[str | None, int]
+    waiting: Sequence[Request], held: dict[str | None, int], last_turn: dict[str | None, int], free: set[int]
 ) -> Request | None:
     """The oldest waiting request of the owner whose turn it is: the fewest slots held, then
     the least recently admitted, then the oldest waiting request; owners at their
-    ``max_parallel`` are skipped."""
+    ``max_parallel`` are skipped, and so are requests waiting for a slot that is not free."""
     best: Request | None = None
     best_key = (0, 0)
     seen: set[str | None] = set()
     for req in waiting:  # oldest first, so each owner's first request is its oldest
+        if req.id_slot >= 0 and req.id_slot not in free:
+            continue
         name = _owner_name(req)
         if name in seen:
             continue

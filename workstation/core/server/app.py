@@ -4,7 +4,9 @@ OpenAI's ``GET /v1/models``, ``POST /v1/chat/completions`` and ``POST /v1/comple
 (streamed or not; ``usage`` always, and in a stream as a last chunk with llama-server's
 ``timings`` when ``stream_options.include_usage`` is set; the same routes answer without
 ``/v1``), llama-server's ``POST /tokenize``, ``/detokenize`` and ``/apply-template``,
-``GET /health`` and ``GET /metrics``. With an API key, or once a person's key exists
+``GET /health`` and ``GET /metrics`` (off with ``serve --no-metrics``); llama-server's
+``/completion``, ``/props`` and ``/slots`` live in ``native.py``. An option llama-server has
+and this server does not implement is refused by name on every route (``unsupported.py``). With an API key, or once a person's key exists
 (``workstation keys add``), every route but ``/health`` needs ``Authorization: Bearer KEY`` or
 ``X-Api-Key: KEY``; ``Accounts`` (``accounts.py``) checks the key, its profiles and its tokens
 for today, and accounts for every generation request. A client that disconnects cancels its
@@ -15,10 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -31,7 +34,6 @@ from workstation.core.chat_template import TemplateError
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.errors import EngineError
 from workstation.core.grammar import GrammarError
-from workstation.core.profiles import Constraints
 from workstation.core.scheduler import (
     PromptTooLong,
     QueueFull,
@@ -42,6 +44,7 @@ from workstation.core.scheduler import (
 from workstation.core.scheduler import Request as SchedRequest
 from workstation.core.server.accounts import Accounts, Caller, Ticket
 from workstation.core.server.guard import InflightBodies, RequestGuard
+from workstation.core.server.logprobs import ProbsAsked, parse_token_fields
 from workstation.core.server.options import ServerOptions
 from workstation.core.server.prometheus import prometheus_text
 from workstation.core.server.protocol import (
@@ -64,8 +67,10 @@ from workstation.core.server.protocol import (
 )
 from workstation.core.server.structured import grammar_refused
 from workstation.core.server.tool_protocol import call_deltas, parse_tool_request
+from workstation.core.server.unsupported import refuse_unsupported
 from workstation.core.slots import Owner
 from workstation.core.structured_output import SchemaError
+from workstation.core.token_probs import TokenProb
 from workstation.core.tool_calls import (
     ReplyReader,
     ToolPrompt,
@@ -74,6 +79,9 @@ from workstation.core.tool_calls import (
     tool_prompt,
 )
 from workstation.core.usage import UNKNOWN
+
+if TYPE_CHECKING:
+    from workstation.core.server.native import NativeRoutes
 
 CLIENT_GONE = 499  # the status recorded for a request whose client left first (nginx's)
 
@@ -129,9 +137,13 @@ class OpenAIServer:
         self._late: set[asyncio.Task[None]] = set()  # accounting of requests whose client left
         self.created = int(time.time())
         self.bodies = InflightBodies(options.max_inflight_body_bytes)
+        from workstation.core.server.native import NativeRoutes
+
+        self.native = NativeRoutes(self)  # llama-server's /completion, /props, /slots
         routes = [
             Route("/health", self.health, methods=["GET"]),
-            Route("/metrics", self.metrics, methods=["GET"]),
+            *([Route("/metrics", self.metrics, methods=["GET"])] if options.metrics else []),
+            *self.native.routes(),
             Route("/tokenize", self.tokenize, methods=["POST"]),
             Route("/detokenize", self.detokenize, methods=["POST"]),
             Route("/apply-template", self.apply_template, methods=["POST"]),
@@ -243,6 +255,12 @@ class OpenAIServer:
 
         room = self.scheduler.slot_ctx - len(prompt)
         max_tokens = min(params.max_tokens or params.sampling.max_tokens, room)
+        if params.id_slot >= self.scheduler.n_parallel:
+            raise bad(
+                f"'id_slot' is {params.id_slot}; this server has slots 0 to {self.scheduler.n_parallel - 1} "
+                "(-1: any).",
+                "id_slot",
+            )
         try:
             req = self.scheduler.submit(
                 prompt,
@@ -253,8 +271,11 @@ class OpenAIServer:
                 stop=params.stop,
                 t_request=t_request,
                 owner=owner,
-                # a tool call's grammar, or the reply format's (never both: tool_protocol refuses)
-                constraints=Constraints(grammar=grammar) if grammar else params.output.constraints() if params.output else None,
+                # a tool call's grammar, or the reply format's (never both: tool_protocol refuses),
+                # with the logit bias and probabilities asked for
+                constraints=dataclasses.replace(params.constraints, grammar=grammar) if grammar
+                else params.all_constraints(),
+                id_slot=params.id_slot,
             )
         except GrammarError as err:
             raise grammar_refused(params.output, str(err)) from None
@@ -289,9 +310,9 @@ class OpenAIServer:
         plan = tool_prompt(self.scheduler.template, messages, tools)
         return self.scheduler.chat_tokens(plan.messages, plan.tools), plan
 
-    async def _handle(self, request: Request, chat: bool) -> Response:
+    async def _handle(self, request: Request, chat: bool, native: NativeRoutes | None = None) -> Response:
         t_request = time.perf_counter()
-        route = "chat" if chat else "completions"
+        route = "chat" if chat else "completion" if native is not None else "completions"
         ticket: Ticket | None = None
         try:
             try:
@@ -303,12 +324,19 @@ class OpenAIServer:
             self.accounts.check_profile(caller)
             self.accounts.check_quota(caller)
             async with self._json_body(request) as body:  # every field is checked before submitting
+                refuse_unsupported(body)
                 params = parse_params(body, self.scheduler.profile.sampling)
+                probs = await run_in_threadpool(parse_token_fields, body, chat, self.scheduler.model, params)
                 model = parse_model(body, self.options.model_id)
                 if not chat and body.get("tools") is not None:
-                    raise bad("'tools' are for /v1/chat/completions; /v1/completions takes none.", "tools")
+                    raise bad("'tools' are for /v1/chat/completions; a completion takes none.", "tools")
                 tools = parse_tool_request(body, params.output) if chat else None
-                prompt, plan = await self._prompt_tokens(body, chat, ticket, tools)
+                extra = native.parse(body, params) if native is not None else None
+                plan: ToolPrompt | None = None
+                if native is not None:
+                    prompt = await native.prompt_tokens(body, ticket)
+                else:
+                    prompt, plan = await self._prompt_tokens(body, chat, ticket, tools)
                 self._check_prompt(prompt)
                 req, q = self._submit(prompt, params, t_request, caller.owner, plan.grammar if plan else "")
         except ApiError as err:
@@ -323,14 +351,16 @@ class OpenAIServer:
             if ticket is not None:
                 self.accounts.finish(ticket, 500)
             raise
+        if native is not None and extra is not None:
+            return await native.respond(request, extra, req, q, params, model, ticket, probs)
         rid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24]
         reply_format = plan.format if plan else ""
         if params.stream:
             return SSEResponse(
-                self._stream_events(req, q, rid, model, chat, params.include_usage, ticket, reply_format),
+                self._stream_events(req, q, rid, model, chat, params.include_usage, ticket, probs, reply_format),
                 lambda: self.scheduler.cancel(req),
             )
-        return await self._collect(request, req, q, rid, model, chat, ticket, reply_format)
+        return await self._collect(request, req, q, rid, model, chat, ticket, probs, reply_format)
 
     def _account_later(self, ticket: Ticket, q: asyncio.Queue[SchedulerEvent]) -> None:
         """The client left before its answer: account for the request when the scheduler says
@@ -358,17 +388,11 @@ class OpenAIServer:
         status = CLIENT_GONE if event.metrics.stop_reason == "cancelled" else 200
         self.accounts.finish(ticket, status, event.metrics, event.text)
 
-    async def _collect(
-        self,
-        request: Request,
-        req: SchedRequest,
-        q: asyncio.Queue[SchedulerEvent],
-        rid: str,
-        model: str,
-        chat: bool,
-        ticket: Ticket,
-        reply_format: str = "",
-    ) -> Response:
+    async def _finished_event(
+        self, request: Request, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket
+    ) -> TurnFinished | Response:
+        """Wait for the request's end (a client that leaves cancels it) and account for it; the
+        TurnFinished, or the error response when it failed."""
         watch = asyncio.create_task(_watch_disconnect(request.receive, lambda: self.scheduler.cancel(req)))
         try:
             while True:
@@ -385,6 +409,23 @@ class OpenAIServer:
         finally:
             watch.cancel()
         self._finished(ticket, event)
+        return event
+
+    async def _collect(
+        self,
+        request: Request,
+        req: SchedRequest,
+        q: asyncio.Queue[SchedulerEvent],
+        rid: str,
+        model: str,
+        chat: bool,
+        ticket: Ticket,
+        probs: ProbsAsked | None = None,
+        reply_format: str = "",
+    ) -> Response:
+        event = await self._finished_event(request, req, q, ticket)
+        if not isinstance(event, TurnFinished):
+            return event
         m = event.metrics
         choice: dict[str, Any] = {"index": 0, "finish_reason": FINISH.get(m.stop_reason, "stop"), "logprobs": None}
         if chat:
@@ -397,6 +438,9 @@ class OpenAIServer:
                     choice["finish_reason"] = "tool_calls"
         else:
             choice["text"] = event.text
+        extra: dict[str, Any] = {}
+        if probs is not None:
+            probs.add_to(choice, extra, event.probs, self.scheduler.model)
         return JSONResponse(
             {
                 "id": rid,
@@ -407,6 +451,7 @@ class OpenAIServer:
                 "usage": usage(m),
                 "timings": timings(m),
                 "system_fingerprint": "workstation",
+                **extra,
             }
         )
 
@@ -419,12 +464,16 @@ class OpenAIServer:
         chat: bool,
         include_usage: bool,
         ticket: Ticket,
+        probs: ProbsAsked | None = None,
         reply_format: str = "",
     ) -> AsyncIterator[bytes]:
         created = int(time.time())
         obj = "chat.completion.chunk" if chat else "text_completion"
+        sent = 0  # records sent with deltas; the final event's records past these go in the last chunk
 
-        def chunk(delta_text: str | None, finish: str | None, role: bool = False) -> dict[str, Any]:
+        def chunk(
+            delta_text: str | None, finish: str | None, role: bool = False, records: list[TokenProb] | None = None
+        ) -> dict[str, Any]:
             choice: dict[str, Any] = {"index": 0, "finish_reason": finish, "logprobs": None}
             if chat:
                 delta: dict[str, Any] = {}
@@ -437,6 +486,8 @@ class OpenAIServer:
             else:
                 choice["text"] = delta_text or ""
             data: dict[str, Any] = {"id": rid, "object": obj, "created": created, "model": model, "choices": [choice]}
+            if probs is not None and records:
+                probs.add_to(choice, data, records, self.scheduler.model)
             if include_usage:
                 data["usage"] = None
             return data
@@ -458,15 +509,18 @@ class OpenAIServer:
             return out
 
         def render(event: SchedulerEvent) -> tuple[bytes, bool]:
+            nonlocal sent
             if isinstance(event, TokenDelta):
-                if reader is not None:
+                if reader is not None:  # tool calls: probabilities come with the last chunk
                     return tool_chunks(event.text, final=False), False
-                return sse(chunk(event.text, None)), False
+                sent += len(event.probs)
+                return sse(chunk(event.text, None, records=event.probs)), False
             if isinstance(event, TurnFinished):
                 self._finished(ticket, event)
                 m = event.metrics
                 held = tool_chunks("", final=True) if reader is not None else b""
-                last = chunk(None, "tool_calls" if calls_sent else FINISH.get(m.stop_reason, "stop"))
+                finish = "tool_calls" if calls_sent else FINISH.get(m.stop_reason, "stop")
+                last = chunk(None, finish, records=event.probs[sent:])
                 last["timings"] = timings(m)
                 out = held + sse(last)
                 if include_usage:  # llama-server's usage chunk carries the timings too
@@ -512,22 +566,20 @@ class OpenAIServer:
         except ApiError as err:
             return err.response()
         s = self.scheduler
+        meta = {  # never the model's file path: it tells a caller about the machine
+            "model_name": s.model_name,
+            "n_ctx": s.slot_ctx,
+            "n_parallel": s.n_parallel,
+            "n_vocab": s.model.n_vocab,
+        }
+        names = [self.options.model_id, *(a for a in self.options.aliases if a != self.options.model_id)]
         return JSONResponse(
             {
                 "object": "list",
-                "data": [
-                    {
-                        "id": self.options.model_id,
-                        "object": "model",
-                        "created": self.created,
-                        "owned_by": "workstation",
-                        "meta": {  # never the model's file path: it tells a caller about the machine
-                            "model_name": s.model_name,
-                            "n_ctx": s.slot_ctx,
-                            "n_parallel": s.n_parallel,
-                            "n_vocab": s.model.n_vocab,
-                        },
-                    }
+                "data": [  # each alias is a model id a client can pick (llama-server lists them in "aliases")
+                    {"id": name, "object": "model", "created": self.created, "owned_by": "workstation",
+                     "aliases": names, "meta": meta}
+                    for name in names
                 ],
             }
         )
@@ -559,14 +611,16 @@ class OpenAIServer:
         return JSONResponse({"tokens": [{"id": t, "piece": p} for t, p in zip(tokens, pieces, strict=True)]})
 
     async def detokenize(self, request: Request) -> Response:
-        """llama-server's ``/detokenize``: ``tokens`` -> ``{"content": text}``."""
+        """llama-server's ``/detokenize``: ``tokens`` -> ``{"content": text}`` (special tokens
+        included as their text)."""
         try:
             self._auth(request)
             async with self._json_body(request) as body:
                 tokens = parse_token_ids(body.get("tokens"), "tokens", self.scheduler.model.n_vocab)
         except ApiError as err:
             return err.response()
-        text = await run_in_threadpool(self.scheduler.model.detokenize, tokens)
+        # special tokens as their text, as llama-server's /detokenize gives them
+        text = await run_in_threadpool(self.scheduler.model.detokenize, tokens, True)
         return JSONResponse({"content": text})
 
     async def apply_template(self, request: Request) -> Response:

@@ -4,6 +4,7 @@ lists each limit with its default and the test that proves it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 DEFAULT_MAX_BODY = 4 * 1024 * 1024  # one request body
 DEFAULT_MAX_INFLIGHT_BODY = 32 * 1024 * 1024  # all bodies being read or parsed at once
@@ -45,3 +46,6 @@ class ServerOptions:
     allowed_hosts: tuple[str, ...] = ()
     # Browser origins accepted besides loopback ones ("*" accepts any), as "https://host[:port]".
     allowed_origins: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()  # more model ids /v1/models lists (serve --alias)
+    metrics: bool = True  # GET /metrics (serve --no-metrics turns it off)
+    slot_save_path: Path | None = None  # POST /slots/{id}?action=... files (serve --slot-save-path)

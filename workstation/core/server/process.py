@@ -70,6 +70,21 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def bind_sockets(hosts: list[str], port: int) -> list[socket.socket]:
+    """A listening socket per host, all on one port (``port`` 0: the first host's free port);
+    one clear sentence, and none left open, when one cannot be bound."""
+    socks: list[socket.socket] = []
+    try:
+        for host in hosts:
+            socks.append(bind_socket(host, port))
+            port = socks[0].getsockname()[1]
+    except BaseException:
+        for sock in socks:
+            sock.close()
+        raise
+    return socks
+
+
 def make_uvicorn(app: Any, options: ServerOptions, log_level: str = "warning") -> Any:
     """uvicorn over h11 with the header deadline and connection cap of ``options``."""
     import uvicorn
@@ -88,13 +103,14 @@ def make_uvicorn(app: Any, options: ServerOptions, log_level: str = "warning") -
     return uvicorn.Server(config)
 
 
-def run_server(server: Any, sock: socket.socket) -> None:
-    """Run a uvicorn server on ``sock`` until it stops, with running out of file descriptors
-    logged as one line (asyncio logs a traceback per refused accept, then retries in a second)."""
+def run_server(server: Any, socks: list[socket.socket]) -> None:
+    """Run a uvicorn server on ``socks`` (one per address) until it stops, with running out of
+    file descriptors logged as one line (asyncio logs a traceback per refused accept, then
+    retries in a second)."""
 
     async def main() -> None:
         asyncio.get_running_loop().set_exception_handler(_loop_error)
-        await server.serve(sockets=[sock])
+        await server.serve(sockets=socks)
 
     asyncio.run(main())
 
@@ -144,7 +160,7 @@ class BackgroundServer:
         return f"http://{self.host}:{self.port}/v1"
 
     def _run(self) -> None:
-        run_server(self.server, self.sock)
+        run_server(self.server, [self.sock])
 
     def start(self, timeout_s: float = 30.0) -> BackgroundServer:
         """Start serving; returns once uvicorn accepts connections."""

@@ -11,13 +11,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from starlette.responses import JSONResponse
 
 from workstation.core.metrics import TurnMetrics
-from workstation.core.profiles import Sampling
+from workstation.core.profiles import Constraints, Sampling
 
 if TYPE_CHECKING:
     from workstation.core.server.structured import OutputFormat
@@ -129,6 +129,17 @@ class GenParams:
     stream: bool
     include_usage: bool
     output: OutputFormat | None = None  # response_format, json_schema, grammar (server/structured.py)
+    id_slot: int = -1  # llama-server's: the slot to run in (-1: any free one)
+    # logit bias and n_probs (server/logprobs.py); the grammar comes from ``output``
+    constraints: Constraints = field(default_factory=Constraints)
+
+    def all_constraints(self) -> Constraints:
+        """What the request asks beyond sampling: the output format's grammar with the logit
+        bias and probabilities asked for."""
+        if self.output is None:
+            return self.constraints
+        shape = self.output.constraints()
+        return dataclasses.replace(self.constraints, grammar=shape.grammar, json_schema=shape.json_schema)
 
 
 def _number(body: dict[str, Any], name: str, lo: float, hi: float) -> float | None:
@@ -185,7 +196,7 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
     if (v := _number(body, "repeat_penalty", 0.01, 10.0)) is not None:
         s.repeat_penalty = v
     for name in ("frequency_penalty", "presence_penalty"):
-        _number(body, name, -2.0, 2.0)  # accepted for compatibility, not applied
+        _number(body, name, -2.0, 2.0)  # only 0 gets here (server/unsupported.py refuses the rest)
     seed = body.get("seed")
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, int):
@@ -212,7 +223,9 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
     if not isinstance(opts, dict):
         raise bad("'stream_options' must be an object.", "stream_options")
     include_usage = flag(opts, "include_usage", False) if opts else False
-    return GenParams(s, max_tokens, stops, ignore_eos, stream, include_usage, _output_format(body))
+    id_slot = _integer(body, "id_slot", -1, 63)
+    return GenParams(s, max_tokens, stops, ignore_eos, stream, include_usage, _output_format(body),
+                     id_slot=-1 if id_slot is None else id_slot)
 
 
 def _output_format(body: dict[str, Any]) -> OutputFormat:

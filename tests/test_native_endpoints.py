@@ -1,0 +1,220 @@
+"""llama-server's native endpoints on a real ``workstation serve`` (real model, real HTTP):
+``/completion`` plain and streamed, ``/props``, ``/slots``, slot files, refused options,
+aliases, ``--no-metrics``, two addresses and a per-slot context below 256 (issue 17)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.serve_helpers import RunningServer, serve, write_profile
+
+KEY = "native-key"
+PROMPT = "The capital of France is"
+
+
+@pytest.fixture(scope="module")
+def saves(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("slot-saves")
+
+
+@pytest.fixture(scope="module")
+def server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory, saves: Path) -> Iterator[RunningServer]:
+    profile = write_profile(tmp_path_factory.mktemp("native"), smollm2_path)
+    with serve(
+        profile, "--parallel", "2", "--slot-save-path", str(saves), "--alias", "office-model",
+        "--alias", "gpt-4o-mini,office-model", api_key=KEY,
+    ) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def small(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """No metrics, two loopback addresses, slots of 128 tokens, no slot save folder."""
+    profile = write_profile(tmp_path_factory.mktemp("small"), smollm2_path, context=128)
+    with serve(profile, "--parallel", "1", "--no-metrics", "--host", "127.0.0.1,127.0.0.2") as srv:
+        yield srv
+
+
+def post(server: RunningServer, path: str, body: dict[str, Any]) -> httpx.Response:
+    return httpx.post(f"{server.root}{path}", json=body, headers=server.headers(), timeout=120)
+
+
+def events(server: RunningServer, body: dict[str, Any]) -> list[str]:
+    with httpx.stream("POST", f"{server.root}/completion", json={**body, "stream": True},
+                      headers=server.headers(), timeout=120) as r:
+        assert r.status_code == 200
+        return [line for line in r.iter_lines() if line]
+
+
+def test_completion_plain_and_streamed(server: RunningServer) -> None:
+    done = post(server, "/completion", {"prompt": PROMPT, "n_predict": 6, "return_tokens": True})
+    assert done.status_code == 200
+    out = done.json()
+    assert out["stop"] is True and out["stop_type"] == "limit" and out["stopping_word"] == ""
+    assert out["content"] and out["tokens_predicted"] == 6 and len(out["tokens"]) == 6
+    assert out["truncated"] is False and out["model"] == "serve-test" and out["id_slot"] in (0, 1)
+    prompt_ids = post(server, "/tokenize", {"content": PROMPT, "add_special": True}).json()["tokens"]
+    assert out["tokens_evaluated"] == len(prompt_ids)
+    assert PROMPT in out["prompt"]
+    assert out["generation_settings"]["n_predict"] == 6 and out["generation_settings"]["temperature"] == 0.0
+    assert out["timings"]["predicted_n"] == 6
+    assert out["timings"]["prompt_n"] + out["timings"]["cache_n"] == len(prompt_ids)
+    assert post(server, "/detokenize", {"tokens": out["tokens"]}).json()["content"] == out["content"]
+    assert out["has_new_line"] == ("\n" in out["content"])
+
+    lines = events(server, {"prompt": PROMPT, "n_predict": 6})
+    assert all(line.startswith("data: {") for line in lines)  # no [DONE]: llama-server's native stream
+    chunks = [json.loads(line[6:]) for line in lines]
+    *partial, last = chunks
+    assert partial and all(c["stop"] is False for c in partial)
+    assert "".join(c["content"] for c in partial) == out["content"]
+    assert [t for c in partial for t in c["tokens"]] == out["tokens"]
+    assert last["stop"] is True and last["content"] == "" and last["tokens_predicted"] == 6
+    assert last["timings"]["cache_n"] > 0  # the same prompt again: read from the slot's cache
+
+    # the prompt as token ids answers the same
+    by_ids = post(server, "/completion", {"prompt": prompt_ids, "n_predict": 6}).json()
+    assert by_ids["content"] == out["content"]
+
+    # token ids and text mixed: each text part tokenized in place (BOS only for a leading text)
+    head = post(server, "/tokenize", {"content": "The capital of"}).json()["tokens"]
+    tail = post(server, "/tokenize", {"content": " France is"}).json()["tokens"]
+    mixed = post(server, "/completion", {"prompt": [*head, " France is"], "n_predict": 1}).json()
+    assert mixed["tokens_evaluated"] == len(head) + len(tail) and mixed["prompt"].endswith("The capital of France is")
+
+    # a stop word ends the reply before it, and is named
+    word = out["content"].split()[-1]
+    stopped = post(server, "/completion", {"prompt": PROMPT, "n_predict": 6, "stop": [word]}).json()
+    assert stopped["stop_type"] == "word" and stopped["stopping_word"] == word
+    assert stopped["content"] == out["content"][: out["content"].index(word)]
+
+    # n_predict 0 reads the prompt and generates nothing
+    none = post(server, "/completion", {"prompt": PROMPT, "n_predict": 0}).json()
+    assert none["content"] == "" and none["tokens_predicted"] == 0
+
+
+def test_unsupported_options_are_refused_by_name(server: RunningServer) -> None:
+    for body, name in [
+        ({"prompt": PROMPT, "mirostat": 2}, "mirostat"),
+        ({"prompt": PROMPT, "typical_p": 0.5}, "typical_p"),
+        ({"prompt": PROMPT, "cache_prompt": False}, "cache_prompt"),
+        ({"prompt": PROMPT, "samplers": ["temperature", "top_k"]}, "samplers"),
+    ]:
+        r = post(server, "/completion", body)
+        assert r.status_code == 400, body
+        err = r.json()["error"]
+        assert f"'{name}' is not supported by this server" in err["message"] and err["param"] == name
+    chat = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}
+    for extra, name in [({"dry_multiplier": 0.8}, "dry_multiplier"), ({"frequency_penalty": 0.5}, "frequency_penalty")]:
+        r = post(server, "/v1/chat/completions", {**chat, **extra})
+        assert r.status_code == 400 and r.json()["error"]["param"] == name
+    # the values llama-server's clients send by default leave those options off: accepted
+    defaults = {"mirostat": 0, "typical_p": 1.0, "cache_prompt": True, "dry_multiplier": 0.0, "dry_base": 1.75,
+                "samplers": ["penalties", "dry", "top_n_sigma", "top_k", "typ_p", "top_p", "min_p", "xtc",
+                             "temperature"], "n_probs": 2}
+    assert post(server, "/completion", {"prompt": PROMPT, "n_predict": 2, **defaults}).status_code == 200
+    r = post(server, "/completion", {"prompt": PROMPT, "n_probs": -1})
+    assert r.status_code == 400 and r.json()["error"]["param"] == "n_probs"
+    r = post(server, "/completion", {"prompt": PROMPT, "id_slot": 2})
+    assert r.status_code == 400 and r.json()["error"]["param"] == "id_slot"
+
+
+def test_n_probs_gives_completion_probabilities(server: RunningServer) -> None:
+    body = {"prompt": PROMPT, "n_predict": 3, "n_probs": 2, "return_tokens": True}
+    out = post(server, "/completion", body).json()
+    probs = out["completion_probabilities"]
+    assert [p["id"] for p in probs] == out["tokens"]
+    assert all(len(p["top_logprobs"]) == 2 and p["top_logprobs"][0]["id"] == p["id"] for p in probs)  # greedy
+    chunks = [json.loads(line[6:]) for line in events(server, body)]
+    streamed = [p for c in chunks[:-1] for p in c.get("completion_probabilities", [])]
+    assert [p["id"] for p in streamed] == out["tokens"]
+    r = post(server, "/completion", {"prompt": PROMPT, "logprobs": 2})
+    assert r.status_code == 400 and r.json()["error"]["param"] == "logprobs"
+
+
+def test_props_and_slots(server: RunningServer, smollm2_path: Path) -> None:
+    props = httpx.get(f"{server.root}/props", headers=server.headers()).json()
+    assert props["total_slots"] == 2 and props["default_generation_settings"]["n_ctx"] == 1024
+    assert props["default_generation_settings"]["params"]["temperature"] == 0.0
+    assert props["model_path"] == smollm2_path.name  # the file's name, never its folder
+    assert "{%" in props["chat_template"] and props["modalities"]["vision"] is False
+    assert props["build_info"]
+    # /detokenize gives special tokens as their text, as llama-server does
+    bos = post(server, "/tokenize", {"content": props["bos_token"]}).json()["tokens"]
+    assert len(bos) == 1 and post(server, "/detokenize", {"tokens": bos}).json()["content"] == props["bos_token"]
+    assert httpx.get(f"{server.root}/props").status_code == 401
+
+    body = {"prompt": "Once upon a time", "n_predict": 400, "ignore_eos": True, "stream": True, "id_slot": 1}
+    with httpx.stream("POST", f"{server.root}/completion", json=body, headers=server.headers(), timeout=120) as r:
+        lines = r.iter_lines()  # kept alive: a collected iterator closes its response
+        while not next(lines).startswith("data:"):
+            pass  # generating now
+        slots = httpx.get(f"{server.root}/slots", headers=server.headers(), timeout=60).json()
+        busy = httpx.post(f"{server.root}/slots/1?action=save", json={"filename": "busy.bin"},
+                          headers=server.headers(), timeout=60)
+    assert [s["id"] for s in slots] == [0, 1]
+    assert slots[1]["is_processing"] is True and slots[1]["id_task"] > 0 and slots[0]["is_processing"] is False
+    assert slots[1]["params"]["n_predict"] == 400 and slots[1]["params"]["ignore_eos"] is True
+    assert slots[1]["next_token"][0]["n_decoded"] >= 1 and slots[1]["n_ctx"] == 1024
+    assert busy.status_code == 409 and busy.json()["error"]["code"] == "slot_busy"
+
+
+def test_slot_save_erase_restore_continues_the_same(server: RunningServer, saves: Path) -> None:
+    prompt = "A note about the office kettle: it"  # a prompt no other test sends
+    first = post(server, "/completion", {"prompt": prompt, "n_predict": 8, "id_slot": 0}).json()
+    assert first["id_slot"] == 0
+    url = f"{server.root}/slots/0"
+    h = server.headers()
+    saved = httpx.post(f"{url}?action=save", json={"filename": "kettle.bin"}, headers=h, timeout=60).json()
+    assert saved["id_slot"] == 0 and saved["filename"] == "kettle.bin"
+    assert saved["n_saved"] >= first["tokens_evaluated"] and saved["n_written"] > 0
+    assert (saves / "kettle.bin").stat().st_size == saved["n_written"] and "save_ms" in saved["timings"]
+    erased = httpx.post(f"{url}?action=erase", json={}, headers=h, timeout=60).json()
+    assert erased == {"id_slot": 0, "n_erased": saved["n_saved"]}
+    restored = httpx.post(f"{url}?action=restore", json={"filename": "kettle.bin"}, headers=h, timeout=60).json()
+    assert restored["n_restored"] == saved["n_saved"] > 0 and restored["n_read"] == saved["n_written"]
+    again = post(server, "/completion", {"prompt": prompt, "n_predict": 8, "id_slot": 0}).json()
+    assert again["content"] == first["content"]
+    assert again["timings"]["cache_n"] == again["tokens_evaluated"] - 1  # all but the last from the file
+
+    # names stay inside the folder; bad files and bad requests get one sentence each
+    for name in ["../escape.bin", "/tmp/escape.bin", "sub/x.bin", "..", "", "a\\b", 5]:
+        r = httpx.post(f"{url}?action=save", json={"filename": name}, headers=h, timeout=60)
+        assert r.status_code == 400 and r.json()["error"]["param"] == "filename", name
+    assert not (saves.parent / "escape.bin").exists() and not Path("/tmp/escape.bin").exists()
+    (saves / "junk.bin").write_bytes(b"not a state file")
+    r = httpx.post(f"{url}?action=restore", json={"filename": "junk.bin"}, headers=h, timeout=60)
+    assert r.status_code == 400 and "junk.bin" in r.json()["error"]["message"]
+    r = httpx.post(f"{url}?action=restore", json={"filename": "missing.bin"}, headers=h, timeout=60)
+    assert r.status_code == 400 and "missing.bin" in r.json()["error"]["message"]
+    assert httpx.post(f"{server.root}/slots/7?action=erase", json={}, headers=h).json()["error"]["param"] == "id_slot"
+    assert httpx.post(f"{url}?action=dance", json={}, headers=h).json()["error"]["param"] == "action"
+
+
+def test_aliases_are_listed_and_accepted(server: RunningServer) -> None:
+    models = httpx.get(f"{server.base_url}/models", headers=server.headers()).json()["data"]
+    assert [m["id"] for m in models] == ["serve-test", "office-model", "gpt-4o-mini"]
+    r = post(server, "/v1/chat/completions",
+             {"model": "office-model", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2})
+    assert r.status_code == 200 and r.json()["model"] == "office-model"
+
+
+def test_no_metrics_two_addresses_and_a_small_slot_context(small: RunningServer) -> None:
+    port = small.root.rsplit(":", 1)[1]
+    assert "http://127.0.0.2:" + port in small.log[0]
+    for host in ("127.0.0.1", "127.0.0.2"):
+        assert httpx.get(f"http://{host}:{port}/health", timeout=30).json()["status"] == "ok"
+        r = httpx.get(f"http://{host}:{port}/metrics", timeout=30)
+        assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+    assert httpx.get(f"{small.root}/props", timeout=30).json()["default_generation_settings"]["n_ctx"] == 128
+    done = httpx.post("http://127.0.0.2:" + port + "/completion", json={"prompt": PROMPT, "n_predict": 4},
+                      timeout=120).json()
+    assert done["tokens_predicted"] == 4 and done["content"]
+    r = httpx.post(f"{small.root}/slots/0?action=save", json={"filename": "x.bin"}, timeout=30)
+    assert r.status_code == 501 and "--slot-save-path" in r.json()["error"]["message"]

@@ -1,0 +1,134 @@
+"""llama-server's request options this server does not implement: refused by name, never dropped.
+
+Clients written for llama-server (its web UI, its bindings) send many sampler options with
+their default values. A value that leaves an option off (``mirostat: 0``, ``typical_p: 1``,
+``cache_prompt: true``) changes nothing here and is accepted; any other value gets a 400 that
+names the option and the value it may have. An option that only tunes another one
+(``mirostat_tau``, ``dry_base``, ``xtc_threshold``, ``dynatemp_exponent``) is accepted whatever
+its value: it does nothing while that option is off, as in llama-server. One list, checked on
+``/completion`` and on the OpenAI routes alike (``refuse_unsupported``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from workstation.core.server.protocol import bad
+
+
+def _equal(*values: Any) -> Callable[[Any], bool]:
+    def off(value: Any) -> bool:
+        return any(value == v and isinstance(value, bool) == isinstance(v, bool) for v in values)
+
+    return off
+
+
+def _not_positive(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value <= 0
+
+
+def _empty(value: Any) -> bool:
+    return value in ([], {}, "", False)
+
+
+# option -> (is the value one that leaves it off?, how to say which values are accepted)
+OFF: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "mirostat": (_equal(0), "0"),
+    "typical_p": (_equal(1), "1"),
+    "dynatemp_range": (_equal(0), "0"),
+    "dry_multiplier": (_equal(0), "0"),
+    "xtc_probability": (_equal(0), "0"),
+    "top_n_sigma": (_not_positive, "-1"),
+    "adaptive_target": (lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v < 0, "-1"),
+    "presence_penalty": (_equal(0), "0"),
+    "frequency_penalty": (_equal(0), "0"),
+    "repeat_last_n": (_equal(64), "64 (the window this server's repeat penalty uses)"),
+    "min_keep": (_equal(0), "0"),
+    "n_indent": (_equal(0), "0"),
+    "n_keep": (_equal(0, -1), "0 or -1 (this server never shifts the context)"),
+    "n_discard": (_equal(0), "0"),
+    "n_cmpl": (_equal(1), "1"),
+    "best_of": (_equal(1), "1"),
+    "n_cache_reuse": (_equal(0), "0"),
+    "t_max_prompt_ms": (_not_positive, "0"),
+    "t_max_predict_ms": (_not_positive, "0"),
+    "cache_prompt": (_equal(True), "true (this server always reuses a cached prefix)"),
+    "timings_per_token": (_equal(False), "false"),
+    "return_progress": (_equal(False), "false"),
+    "post_sampling_probs": (_equal(False), "false"),
+    "verbose": (_equal(False), "false"),
+    "backend_sampling": (_equal(False), "false"),
+    "echo": (_equal(False), "false"),
+    "suffix": (_empty, "an empty string"),
+    "sse_ping_interval": (_equal(-1), "-1"),
+    "response_fields": (_empty, "an empty list"),
+    "lora": (_empty, "an empty list"),
+    "grammar_lazy": (_equal(False), "false"),
+    "grammar_triggers": (_empty, "an empty list"),
+    "preserved_tokens": (_empty, "an empty list"),
+    "reasoning_format": (_equal("none"), "'none'"),
+    "reasoning_budget": (_equal(-1), "-1"),
+    "chat_template_kwargs": (_empty, "an empty object"),
+}
+NEVER = (  # per-request speculative settings: a profile's ``speculative`` decides them here
+    "speculative.n_max",
+    "speculative.n_min",
+    "speculative.p_min",
+    "speculative.type",
+    "speculative.ngram_size_n",
+    "speculative.ngram_size_m",
+    "speculative.ngram_min_hits",
+)
+
+# llama-server's sampler names and letters; ``samplers`` is accepted when it names this server's
+# order (top_k, top_p, min_p, temperature; the repeat penalty first), leaving out or listing
+# samplers whose own option is off (see OFF)
+SAMPLER_LETTERS = {
+    "d": "dry", "k": "top_k", "y": "typ_p", "p": "top_p", "s": "top_n_sigma", "m": "min_p",
+    "t": "temperature", "x": "xtc", "i": "infill", "e": "penalties", "a": "adaptive_p",
+}
+SAMPLER_ALIASES = {"typical_p": "typ_p", "typical": "typ_p", "nucleus": "top_p", "temp": "temperature",
+                   "top_n": "top_n_sigma", "penalty": "penalties", "repetition": "penalties"}
+OUR_ORDER = ["top_k", "top_p", "min_p", "temperature"]
+INERT_SAMPLERS = {"penalties", "dry", "typ_p", "top_n_sigma", "xtc", "adaptive_p"}
+
+
+def _sampler_names(value: Any) -> list[str] | None:
+    if isinstance(value, str):
+        if any(c not in SAMPLER_LETTERS for c in value):
+            return None
+        return [SAMPLER_LETTERS[c] for c in value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        names = [v.strip().lower().replace("-", "_") for v in value]
+        return [SAMPLER_ALIASES.get(n, n) for n in names]
+    return None
+
+
+def _samplers_match(value: Any) -> bool:
+    names = _sampler_names(value)
+    if names is None:
+        return False
+    return [n for n in names if n not in INERT_SAMPLERS] == OUR_ORDER
+
+
+def refuse_unsupported(body: dict[str, Any]) -> None:
+    """ApiError(400) naming the first option in ``body`` that this server does not implement
+    with a value that would change the reply (see the module's docstring)."""
+    for name, value in body.items():
+        if value is None:
+            continue
+        if name in OFF:
+            off, allowed = OFF[name]
+            if not off(value):
+                raise bad(
+                    f"'{name}' is not supported by this server; leave it out or send {allowed}.", name
+                )
+        elif name in NEVER:
+            raise bad(f"'{name}' is not supported by this server; the profile's speculative settings apply.", name)
+        elif name == "samplers" and not _samplers_match(value):
+            raise bad(
+                f"'samplers' is not supported by this server beyond its own order ({', '.join(OUR_ORDER)}); "
+                "leave it out.",
+                name,
+            )
