@@ -290,6 +290,21 @@ def test_openai_client_json_schema_round_trip(server: RunningServer) -> None:
     assert isinstance(json.loads(obj.choices[0].message.content or ""), dict)
 
 
+def test_a_grammar_with_logprobs_and_a_logit_bias(server: RunningServer) -> None:
+    """The reply format's grammar, the probabilities and the bias asked for in one request all
+    reach the sampler: the reply keeps to the grammar, each of its tokens has a logprob, and a
+    banned answer is never given."""
+    body: dict[str, Any] = {"prompt": "Is water wet? Answer:", "max_tokens": 8, "temperature": 0,
+                            "grammar": YES_NO, "logprobs": 2}
+    free = httpx.post(f"{server.base_url}/completions", json=body, timeout=120).json()["choices"][0]
+    assert free["text"] in ("yes", "no")
+    assert len(free["logprobs"]["tokens"]) == len(free["logprobs"]["token_logprobs"]) >= 1
+    first = httpx.post(f"{server.root}/tokenize", json={"content": free["text"]}, timeout=30).json()["tokens"][0]
+    banned = httpx.post(f"{server.base_url}/completions", json={**body, "logit_bias": {str(first): -100}},
+                        timeout=120).json()["choices"][0]
+    assert banned["text"] in ("yes", "no") and banned["text"] != free["text"]
+
+
 def test_llama_server_fields_on_completions(server: RunningServer) -> None:
     r = httpx.post(f"{server.base_url}/completions", json={
         "prompt": "Is water wet? Answer:", "max_tokens": 8, "temperature": 0, "grammar": YES_NO,

@@ -207,7 +207,8 @@ class NativeRoutes:
             if not tokens:
                 raise bad("'prompt' is empty.", "prompt")
             return tokens
-        return await self.server._prompt_tokens(body, False, ticket)
+        tokens, _ = await self.server._prompt_tokens(body, False, ticket)  # a completion has no tools
+        return tokens
 
     async def respond(
         self,
