@@ -162,6 +162,8 @@ def test_bad_grammar_is_refused_at_submit_and_nothing_is_queued(engine: Engine) 
     deep = "root ::= " + "(" * 30000 + '"a"' + ")" * 30000
     with pytest.raises(GrammarError, match="nests groups 30000 deep"):
         engine.core.submit(prompt, greedy(4), lambda e: None, constraints=Constraints(grammar=deep))
+    in_text = 'root ::= "' + "(" * 300 + '" [(]* # ' + "(" * 300 + "\n"  # brackets in text are not groups
+    engine.core.cancel(engine.core.submit(prompt, greedy(4), lambda e: None, constraints=Constraints(grammar=in_text)))
     sneaky = 'root ::= "a" # a comment ends at a carriage return\r' + "(" * 300 + '"b"' + ")" * 300
     with pytest.raises(GrammarError, match="nests groups 300 deep"):
         engine.core.submit(prompt, greedy(4), lambda e: None, constraints=Constraints(grammar=sneaky))
