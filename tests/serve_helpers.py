@@ -117,3 +117,21 @@ def serve(
             proc.wait()
         if proc.stderr is not None:
             proc.stderr.close()
+
+
+def served_module(name: str, *args: str):  # noqa: ANN201 - a pytest fixture
+    """A module-scoped ``server`` fixture: ``workstation serve`` on SmolLM2 with ``args``."""
+    import pytest
+
+    @pytest.fixture(scope="module")
+    def server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+        with serve(write_profile(tmp_path_factory.mktemp(name), smollm2_path), *args) as srv:
+            yield srv
+
+    return server
+
+
+def openai_client(server: RunningServer):  # noqa: ANN201 - openai.OpenAI (imported here: optional)
+    import openai
+
+    return openai.OpenAI(base_url=server.base_url, api_key=server.api_key or "none", max_retries=0, timeout=120)

@@ -7,19 +7,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import llama_cpp
-import openai
 import pytest
 from conftest import make_profile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.serve_helpers import RunningServer, serve, write_profile
+from tests.serve_helpers import RunningServer, openai_client, served_module
 from workstation.cli import main
 from workstation.core.engine import Engine
 from workstation.core.evaluate import TaskSetError, run_tasks, task_set_from_data
@@ -264,15 +262,11 @@ def test_fuzzed_fields_are_a_grammar_or_one_400(engine: Engine, body: dict[str, 
 
 
 # --- the server ---------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    profile = write_profile(tmp_path_factory.mktemp("structured"), smollm2_path)
-    with serve(profile) as srv:
-        yield srv
+server = served_module("structured")
 
 
 def test_openai_client_json_schema_round_trip(server: RunningServer) -> None:
-    client = openai.OpenAI(base_url=server.base_url, api_key="none", max_retries=0, timeout=120)
+    client = openai_client(server)
     fmt: Any = {"type": "json_schema", "json_schema": {"name": "invoice", "schema": SCHEMA, "strict": True}}
     done = client.chat.completions.create(
         model="x", messages=INVOICE, max_tokens=160, temperature=0, response_format=fmt  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ import openai
 import pytest
 
 from tests.conftest import make_profile
-from tests.serve_helpers import RunningServer, serve, write_profile
+from tests.serve_helpers import RunningServer, openai_client, served_module
 from workstation.core.events import TokenDelta, TurnFinished
 from workstation.core.profiles import Constraints, Sampling
 from workstation.core.scheduler import Scheduler
@@ -177,16 +177,12 @@ def test_drafted_tokens_report_their_own_logits(sched: Scheduler) -> None:
 
 
 # --- over HTTP ---------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    profile = write_profile(tmp_path_factory.mktemp("serve-probs"), smollm2_path)
-    with serve(profile, "--parallel", "1") as srv:
-        yield srv
+server = served_module("serve-probs", "--parallel", "1")
 
 
 @pytest.fixture(scope="module")
 def client(server: RunningServer) -> openai.OpenAI:
-    return openai.OpenAI(base_url=server.base_url, api_key="none", max_retries=0, timeout=120)
+    return openai_client(server)
 
 
 def test_openai_client_reads_chat_logprobs_streamed_or_not(client: openai.OpenAI) -> None:

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from llama_cpp import LlamaGrammar
 
-from tests.serve_helpers import RunningServer, serve, write_profile
+from tests.serve_helpers import RunningServer, openai_client, served_module
 from workstation.core.chat_template import FALLBACK_TEMPLATE, ChatTemplate
 from workstation.core.server.protocol import ApiError
 from workstation.core.server.tool_protocol import parse_tool_fields, parse_tool_request
@@ -64,16 +64,12 @@ TIME = {
 ASK = [{"role": "user", "content": "What is the weather like in Paris today?"}]
 
 
-@pytest.fixture(scope="module")
-def server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    profile = write_profile(tmp_path_factory.mktemp("tools"), smollm2_path)
-    with serve(profile, "--parallel", "1") as srv:
-        yield srv
+server = served_module("tools", "--parallel", "1")
 
 
 @pytest.fixture(scope="module")
 def client(server: RunningServer) -> openai.OpenAI:
-    return openai.OpenAI(base_url=server.base_url, api_key="none", max_retries=0, timeout=120)
+    return openai_client(server)
 
 
 FORCED: dict[str, Any] = dict(model="x", messages=ASK, tools=[WEATHER], tool_choice="required", max_tokens=80, temperature=0)
