@@ -179,7 +179,7 @@ def main() -> int:
     for kind in kinds:
         print(f"{kind:<12} {out['tok_s'][kind]:>8.2f} {out['ratio_vs_free'][kind]:>7.3f}x "
               f"{out['tokens_per_turn'][kind]:>7}")
-    print(f"schema replies valid: {out['schema_replies_valid']}")
+    print(f"schema replies valid: {out['schema_replies_valid']} (a reply cut at --tokens is unfinished JSON)")
     ls = out["large_schema"]
     print(f"large schema ({ls['properties']} properties -> {ls['grammar_rules']} rules, {ls['grammar_chars']} chars): "
           f"check + convert {ls['convert_ms']:.2f} ms (the same schema again: {ls['convert_again_ms']:.3f} ms), "
