@@ -23,3 +23,14 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
 
 def write_text_atomic(path: Path, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def read_text_file(path: Path, what: str, error: type[Exception]) -> str:
+    """The UTF-8 text of a file the user named (``what``: "Task set", "Replay file", ...);
+    ``error`` with one sentence naming the file when it is missing or unreadable."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{what} {path} does not exist.") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise error(f"{what} {path} cannot be read ({err}).") from None

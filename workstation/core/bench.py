@@ -29,6 +29,7 @@ from typing import Any
 import llama_cpp
 import numpy as np
 
+from workstation.core.atomic import read_text_file
 from workstation.core.engine import Engine, TurnFinished
 from workstation.core.engine_api import ChatEngine, open_engine
 from workstation.core.errors import EngineError, WorkstationError
@@ -412,12 +413,7 @@ class ReplayResult:
 def read_replay_file(path: Path) -> list[list[dict[str, str]]]:
     """Prompts from a text file (separated by blank lines) or JSONL (``{"prompt": ...}``,
     ``{"messages": [...]}`` or a JSON string per line), each as chat messages."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BenchInputError(f"Replay file {path} does not exist.") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise BenchInputError(f"Replay file {path} cannot be read ({err}).") from None
+    text = read_text_file(path, "Replay file", BenchInputError)
     prompts: list[list[dict[str, str]]] = []
     if path.suffix.lower() in (".jsonl", ".ndjson"):
         for n, line in enumerate(text.splitlines(), 1):

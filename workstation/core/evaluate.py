@@ -58,6 +58,7 @@ from typing import Any
 import llama_cpp
 import numpy as np
 
+from workstation.core.atomic import read_text_file
 from workstation.core.engine_api import ChatEngine
 from workstation.core.errors import WorkstationError
 from workstation.core.profiles import Constraints, Sampling, YamlError, load_yaml
@@ -221,12 +222,7 @@ def task_set_from_data(data: Any, src: str) -> TaskSet:
 
 def load_task_set(path: Path) -> TaskSet:
     src = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TaskSetError(f"Task set {src} does not exist.") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise TaskSetError(f"Task set {src} cannot be read ({err}).") from None
+    text = read_text_file(path, "Task set", TaskSetError)
     try:
         data = load_yaml(text)  # task sets get passed around an office: no alias bombs
     except YamlError as err:

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from workstation.core.atomic import read_text_file
 from workstation.core.errors import ProfileError
 from workstation.core.paths import profiles_dir
 
@@ -302,13 +303,12 @@ def read_settings_file(path: Path, what: str = "Profile file", error: type[Profi
     naming the file when it is missing, unreadable, too large or not valid YAML."""
     src = str(path)
     try:
-        if path.stat().st_size > MAX_YAML_BYTES:
-            raise error(f"{what} {src} is larger than {MAX_YAML_BYTES // 1024} KiB; {hint}.")
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise error(f"{what} {src} does not exist.") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise error(f"{what} {src} cannot be read ({err}).") from None
+        too_large = path.stat().st_size > MAX_YAML_BYTES
+    except OSError:
+        too_large = False  # said in one sentence by read_text_file
+    if too_large:
+        raise error(f"{what} {src} is larger than {MAX_YAML_BYTES // 1024} KiB; {hint}.")
+    text = read_text_file(path, what, error)
     try:
         return load_yaml(text)
     except YamlError as err:

@@ -24,6 +24,7 @@ from typing import Any
 
 from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
 
+from workstation.core.atomic import read_text_file
 from workstation.core.errors import WorkstationError
 from workstation.core.profiles import Constraints
 
@@ -140,12 +141,7 @@ def schema_constraints(schema: Any) -> Constraints:
 def load_schema_file(path: Path) -> Constraints:
     """The constraints of the JSON schema in ``path`` (CLI): SchemaError naming the file when it
     is missing, unreadable, not JSON or not a schema that can become a grammar."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SchemaError(f"The JSON schema file {path} does not exist.") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise SchemaError(f"The JSON schema file {path} cannot be read: {err}.") from None
+    text = read_text_file(path, "The JSON schema file", SchemaError)
     try:
         schema = json.loads(text)
     except ValueError as err:
