@@ -200,6 +200,7 @@ def test_grammar_on_a_lookup_profile_matches(smollm2_path: Path) -> None:
         ({"type": "strin"}, "not valid at type"),
         ({"$ref": "#/$defs/missing"}, "'/$defs/missing' points to nothing"),
         ({"type": "object", "properties": {"a": {"$ref": "https://example.com/s.json"}}}, "remote schema"),
+        ({"$schema": [1], "type": "object"}, "$schema must be a string"),  # was a TypeError: a 500
     ],
 )
 def test_a_bad_schema_is_one_sentence_naming_what_is_wrong(schema: Any, said: str) -> None:

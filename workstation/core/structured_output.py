@@ -61,6 +61,8 @@ def check_schema(schema: Any) -> dict[str, Any]:
     else SchemaError naming what is wrong."""
     if not isinstance(schema, dict):
         raise SchemaError(f"The JSON schema must be an object, not {_json_type(schema)}.")
+    if not isinstance(schema.get("$schema", ""), str):  # jsonschema looks its dialect up by it
+        raise SchemaError("The JSON schema's $schema must be a string (the schema's dialect).")
     import jsonschema  # 50 ms: only when a schema is used, not for every command line
 
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)

@@ -34,8 +34,6 @@ def _tool(item: Any, i: int) -> FunctionTool:
     params = function.get("parameters", {"type": "object", "properties": {}})
     if not isinstance(params, dict) or params.get("type", "object") != "object":
         raise bad(f"{where}.function.parameters must be a JSON schema of type 'object'.", "tools")
-    if not isinstance(params.get("$schema", ""), str):  # jsonschema looks it up as a key
-        raise bad(f"{where}.function.parameters.$schema must be a string (the schema's dialect).", "tools")
     try:
         schema_grammar(params)
     except SchemaError as err:
