@@ -11,19 +11,16 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, ProgressBar, Static, TextArea
 
 from workstation.core.store import StoredMessage
+from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.conversation_list import ConversationList
 from workstation.tui.widgets.message_view import MessageView
 from workstation.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
-    from workstation.tui.app import WorkstationApp
+    pass
 
 
-class ChatScreen(Screen[None]):
-    @property
-    def wapp(self) -> WorkstationApp:
-        return cast("WorkstationApp", self.app)
-
+class ChatScreen(AppScreen, Screen[None]):
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
         yield Header()

@@ -12,10 +12,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, ProgressBar, Sparkline, Static
 
 from workstation.tui.integrations import human_bytes
+from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
-    from workstation.tui.app import WorkstationApp
+    pass
 
 
 def axis_value(v: float) -> str:
@@ -50,13 +51,9 @@ class MetricRow(Horizontal):
         self.query_one(".metric-value", Label).update(value)
 
 
-class DashboardScreen(Screen[None]):
+class DashboardScreen(AppScreen, Screen[None]):
     BINDINGS = [Binding("escape", "app.pop_screen", "back", show=False)]
     _memory_for: str | None = "-"  # the model the memory line was read for
-
-    @property
-    def wapp(self) -> WorkstationApp:
-        return cast("WorkstationApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -15,17 +15,18 @@ from workstation.core.errors import WorkstationError
 from workstation.tui import integrations
 from workstation.tui.integrations import ModelRow, human_bytes
 from workstation.tui.messages import Progress, TaskFailed
+from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.dialogs import ConfirmDialog, TextPrompt
 
 if TYPE_CHECKING:
-    from workstation.tui.app import WorkstationApp
+    pass
 
 
 class ModelsListed(Progress):
     pass
 
 
-class ModelsScreen(Screen[None]):
+class ModelsScreen(AppScreen, Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "back", id="models.back"),
         Binding("p", "pull", "pull", id="models.pull"),
@@ -39,10 +40,6 @@ class ModelsScreen(Screen[None]):
         self.installed: list[ModelRow] = []
         self.catalog: list[ModelRow] = []
         self.busy = False
-
-    @property
-    def wapp(self) -> WorkstationApp:
-        return cast("WorkstationApp", self.app)
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts

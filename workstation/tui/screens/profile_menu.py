@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -18,9 +18,10 @@ from textual.widgets.option_list import Option
 from workstation.core.errors import ProfileError
 from workstation.core.profiles import Profile, list_profiles
 from workstation.tui.integrations import fit_verdict
+from workstation.tui.screens.app_screen import AppScreen
 
 if TYPE_CHECKING:
-    from workstation.tui.app import WorkstationApp
+    pass
 
 
 class VerdictFound(Message):
@@ -30,7 +31,7 @@ class VerdictFound(Message):
         self.verdict = verdict
 
 
-class ProfileMenu(ModalScreen[Profile | None]):
+class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
 
     def __init__(
@@ -41,10 +42,6 @@ class ProfileMenu(ModalScreen[Profile | None]):
         self.fit_check = fit_check
         self.entries: list[Profile | ProfileError] = list_profiles()
         self.verdicts: dict[int, str | None] = {}
-
-    @property
-    def wapp(self) -> WorkstationApp:
-        return cast("WorkstationApp", self.app)
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts

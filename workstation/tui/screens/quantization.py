@@ -3,7 +3,7 @@ model's memory and speed, from the newest saved ``eval --kld`` (or ``models quan
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -17,9 +17,10 @@ from workstation.core.kld import QuantizationPoint, quantization_points
 from workstation.core.results import HistoryEntry, history
 from workstation.tui.i18n import Texts
 from workstation.tui.integrations import human_bytes
+from workstation.tui.screens.app_screen import AppScreen
 
 if TYPE_CHECKING:
-    from workstation.tui.app import WorkstationApp
+    pass
 
 BAR_WIDTH = 16
 _EIGHTHS = " ▏▎▍▌▋▊▉"
@@ -65,15 +66,11 @@ class QualityLoaded(Message):
         self.entries = entries
 
 
-class QuantizationScreen(Screen[None]):
+class QuantizationScreen(AppScreen, Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "back", id="quality.back"),
         Binding("r", "reload", "refresh", id="quality.refresh"),
     ]
-
-    @property
-    def wapp(self) -> WorkstationApp:
-        return cast("WorkstationApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()

@@ -9,7 +9,7 @@ sizing runs in a thread worker and comes back as a message.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -20,10 +20,10 @@ from textual.widgets import Footer, Header, Static
 from textual_plotext import PlotextPlot
 
 from workstation.tui.messages import Progress, TaskFailed
+from workstation.tui.screens.app_screen import AppScreen
 
 if TYPE_CHECKING:
     from workstation.core.sizing import SizingResult
-    from workstation.tui.app import WorkstationApp
 
 
 def size_here(workload_ref: str) -> SizingResult:
@@ -43,7 +43,7 @@ class SizingReady(Progress):
     """The sizing is done: ``label`` is its headline, ``data`` what the charts draw."""
 
 
-class SizingScreen(Screen[None]):
+class SizingScreen(AppScreen, Screen[None]):
     BINDINGS = [Binding("escape", "app.pop_screen", "back", id="sizing.back")]
 
     def __init__(self, workload_ref: str = "office-20",
@@ -52,10 +52,6 @@ class SizingScreen(Screen[None]):
         self.workload_ref = workload_ref
         self.compute = compute or size_here
         self.data: dict[str, Any] | None = None  # what the charts draw, once the sizing is done
-
-    @property
-    def wapp(self) -> WorkstationApp:
-        return cast("WorkstationApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -17,17 +17,17 @@ from textual.widgets import Button, Footer, Header, Input, Label, Markdown, Prog
 from workstation.core.errors import WorkstationError
 from workstation.tui import integrations
 from workstation.tui.messages import Progress, TaskFailed
+from workstation.tui.screens.app_screen import AppScreen
 
 if TYPE_CHECKING:
     from workstation.core.summarize import SummaryResult
-    from workstation.tui.app import WorkstationApp
 
 
 class SummaryReady(Progress):
     pass
 
 
-class SummarizeScreen(Screen[None]):
+class SummarizeScreen(AppScreen, Screen[None]):
     BINDINGS = [
         Binding("escape", "back", "back", id="summarize.back"),
         Binding("ctrl+r", "run", "summarize", id="summarize.run"),
@@ -43,10 +43,6 @@ class SummarizeScreen(Screen[None]):
         self.result: SummaryResult | None = None
         self.running = False
         self._cancel = threading.Event()
-
-    @property
-    def wapp(self) -> WorkstationApp:
-        return cast("WorkstationApp", self.app)
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -19,10 +19,11 @@ from workstation.core.errors import WorkstationError
 from workstation.core.quota import day_start
 from workstation.core.usage import UsageRow, open_usage_if_present
 from workstation.tui.messages import TaskFailed
+from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.bar_chart import BarChart
 
 if TYPE_CHECKING:
-    from workstation.tui.app import WorkstationApp
+    pass
 
 DAYS = 14  # the charts and the table cover this many days, today included
 
@@ -58,7 +59,7 @@ class UsageRead(Message):
         self.overview = overview
 
 
-class UsageScreen(Screen[None]):
+class UsageScreen(AppScreen, Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "back", id="usage.back"),
         Binding("r", "reload", "refresh", id="usage.refresh"),
@@ -67,10 +68,6 @@ class UsageScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self.overview: UsageOverview | None = None
-
-    @property
-    def wapp(self) -> WorkstationApp:
-        return cast("WorkstationApp", self.app)
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
