@@ -161,6 +161,9 @@ class KvStateStore:
     def __init__(self, folder: Path | None = None, budget: int | None = None) -> None:
         self.folder = folder or default_folder()
         self.budget = budget_bytes() if budget is None else budget
+        # headers already read, by file and its (size, inode): a prompt's lookup reads only new
+        # files (every request of a server looks, in the decoding thread)
+        self._known: dict[Path, tuple[tuple[int, int], str, list[int]]] = {}
 
     def _path(self, key: StateKey, tokens: list[int]) -> Path:
         return self.folder / f"{key.digest}-{tokens_digest(tokens)[:24]}.kv"
@@ -180,16 +183,23 @@ class KvStateStore:
         out = []
         if not self.folder.is_dir():
             return out
+        known: dict[Path, tuple[tuple[int, int], str, list[int]]] = {}
         for path in self.folder.glob("*.kv"):
             if key is not None and not path.name.startswith(key.digest + "-"):
                 continue
             try:
-                header, _ = read_header(path)
                 st = path.stat()
+                ident = (st.st_size, st.st_ino)  # a rewrite is a new file (written aside, renamed)
+                seen = self._known.get(path)
+                if seen is None or seen[0] != ident:
+                    header, _ = read_header(path)
+                    seen = (ident, str(header.get("key")), [int(t) for t in header["tokens"]])
             except (KvStateError, OSError):
                 continue
-            out.append(SavedState(path, str(header.get("key")), [int(t) for t in header["tokens"]],
-                                  st.st_size, st.st_mtime))
+            known[path] = seen
+            out.append(SavedState(path, seen[1], seen[2], st.st_size, st.st_mtime))
+        prefix = "" if key is None else key.digest + "-"  # what this look saw, removed files dropped
+        self._known = {p: v for p, v in self._known.items() if not p.name.startswith(prefix)} | known
         return out
 
     def covers(self, key: StateKey, tokens: list[int]) -> bool:
