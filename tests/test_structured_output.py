@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from tests.serve_helpers import RunningServer, openai_client, served_module
 from workstation.cli import main
 from workstation.core.engine import Engine
+from workstation.core.errors import EngineError
 from workstation.core.evaluate import TaskSetError, run_tasks, task_set_from_data
 from workstation.core.grammar import GrammarError, compile_grammar
 from workstation.core.profiles import Constraints, Sampling, profile_from_dict
@@ -300,6 +301,39 @@ def test_a_grammar_with_logprobs_and_a_logit_bias(server: RunningServer) -> None
     banned = httpx.post(f"{server.base_url}/completions", json={**body, "logit_bias": {str(first): -100}},
                         timeout=120).json()["choices"][0]
     assert banned["text"] in ("yes", "no") and banned["text"] != free["text"]
+
+
+# a grammar whose one way forward the logit bias bans: nothing is left to generate
+STUCK = {"prompt": "Say a letter:", "max_tokens": 4, "temperature": 0, "grammar": 'root ::= "q"',
+         "logit_bias": [["q", False]]}
+
+
+def test_a_grammar_its_logit_bias_makes_impossible_is_a_400_in_one_sentence(server: RunningServer) -> None:
+    """The request's own settings leave no token: the client is told so as a bad request (not a
+    server error), whole or mid-stream, on OpenAI's and llama-server's routes; the server goes on."""
+    r = httpx.post(f"{server.base_url}/completions", json=STUCK, timeout=120)
+    assert r.status_code == 400, r.text
+    error = r.json()["error"]
+    assert error["type"] == "invalid_request_error" and "allow no token" in error["message"]
+    assert "\n" not in error["message"]
+    for url, body in ((f"{server.base_url}/completions", STUCK), (f"{server.root}/completion",
+                      {**STUCK, "n_predict": 4})):
+        with httpx.stream("POST", url, json={**body, "stream": True}, timeout=120) as s:
+            events = [json.loads(line[6:]) for line in s.iter_lines() if line.startswith("data: {")]
+        assert events[-1]["error"]["type"] == "invalid_request_error", (url, events)
+        assert "allow no token" in events[-1]["error"]["message"]
+    ok = httpx.post(f"{server.base_url}/completions", json={**STUCK, "logit_bias": {}}, timeout=120)
+    assert ok.status_code == 200 and ok.json()["choices"][0]["text"] == "q"
+
+
+def test_an_impossible_grammar_is_one_sentence_from_the_engine(engine: Engine) -> None:
+    """The local engine (chat, the TUI, batch) gets the same sentence as an EngineError."""
+    q = engine.model.tokenize("q", False, False)
+    assert len(q) == 1
+    with pytest.raises(EngineError, match="allow no token"):
+        engine.run_chat(ASK, greedy(4), constraints=Constraints(grammar='root ::= "q"',
+                                                                logit_bias={q[0]: float("-inf")}))
+    assert engine.run_chat(ASK, greedy(4), constraints=Constraints(grammar='root ::= "q"')).text == "q"
 
 
 def test_llama_server_fields_on_completions(server: RunningServer) -> None:

@@ -796,8 +796,8 @@ class Scheduler:
                 out, n_acc = slot.spec.verify(model, idx0, drafts)
             else:
                 out, n_acc = [run.sampler.sample(model.ctx, idx0)], 0
-        except GrammarStuck as err:
-            self._fail(slot, str(err))
+        except GrammarStuck as err:  # the request's own constraints contradict each other: a 400
+            self._fail(slot, str(err), status=400)
             return 0, 0
         if n_drafts:
             keep = len(slot.tokens) - n_drafts + n_acc
@@ -887,7 +887,7 @@ class Scheduler:
         probs = run.probs.final(stopped=stop == "stop") if run.probs is not None else []
         _deliver(req, TurnFinished("".join(run.parts), m, list(run.reply), probs=probs))
 
-    def _fail(self, slot: Slot, message: str) -> None:
+    def _fail(self, slot: Slot, message: str, status: int = 500) -> None:
         req = slot.req
         self.model.seq_rm(slot.seq, -1, -1)
         slot.tokens = []
@@ -895,7 +895,7 @@ class Scheduler:
             slot.spec.forget()
         self._release(slot)
         if req is not None:
-            _deliver(req, RequestFailed(message))
+            _deliver(req, RequestFailed(message, status))
 
     def _fail_all(self, message: str) -> None:
         for slot in self.slots:

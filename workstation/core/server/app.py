@@ -54,6 +54,7 @@ from workstation.core.server.protocol import (
     bad,
     busy,
     decode_body,
+    failed_response,
     flag,
     parse_messages,
     parse_model,
@@ -61,6 +62,7 @@ from workstation.core.server.protocol import (
     parse_prompt,
     parse_text,
     parse_token_ids,
+    queue_full,
     sse,
     timings,
     usage,
@@ -399,7 +401,7 @@ class OpenAIServer:
                 event = await q.get()
                 if isinstance(event, RequestFailed):
                     self.accounts.finish(ticket, event.status)
-                    return _failed_response(event)
+                    return failed_response(event)
                 if isinstance(event, TurnFinished):
                     break
         except asyncio.CancelledError:
@@ -530,7 +532,7 @@ class OpenAIServer:
                     })
                 return out + b"data: [DONE]\n\n", True
             self.accounts.finish(ticket, event.status)
-            return sse(_failed_response(event, body_only=True)), True
+            return sse(failed_response(event, body_only=True)), True
 
         try:
             if chat:
@@ -660,21 +662,6 @@ class OpenAIServer:
             prometheus_text(self.scheduler, rows) + self.accounts.metrics.text(per_key=caller.key is None),
             media_type="text/plain; version=0.0.4",
         )
-
-
-def queue_full(message: str, retry_after_s: int) -> ApiError:
-    return ApiError(429, message, type_="rate_limit_error", code="server_busy",
-                    headers={"Retry-After": str(max(1, retry_after_s))})
-
-
-def _failed_response(event: RequestFailed, body_only: bool = False) -> Any:
-    """The error for a request the scheduler gave up on: 429 with Retry-After, as for a full
-    queue, when it gave its queue place to another person's request; else 500."""
-    if event.status == 429:
-        error = queue_full(event.message, event.retry_after_s)
-    else:
-        error = ApiError(event.status, event.message, type_="server_error")
-    return error.body() if body_only else error.response()
 
 
 def _client(request: Request) -> str:

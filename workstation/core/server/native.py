@@ -39,6 +39,7 @@ from workstation.core.server.protocol import (
     GenParams,
     _integer,
     bad,
+    failed_response,
     flag,
     sse,
     timings,
@@ -302,8 +303,8 @@ class NativeRoutes:
                 self.server._finished(ticket, event)
                 return sse(await run_in_threadpool(self._final, sub, event, True))
             assert isinstance(event, RequestFailed)
-            self.server.accounts.finish(ticket, 500)
-            return sse({"error": {"message": event.message, "type": "server_error", "param": None, "code": None}})
+            self.server.accounts.finish(ticket, event.status)
+            return sse(failed_response(event, body_only=True))
 
         try:
             while not done:

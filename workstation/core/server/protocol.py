@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.responses import JSONResponse
 
+from workstation.core.events import RequestFailed
 from workstation.core.metrics import TurnMetrics
 from workstation.core.profiles import Constraints, Sampling
 
@@ -346,3 +347,21 @@ def usage(m: TurnMetrics) -> dict[str, Any]:
 
 def sse(data: Any) -> bytes:
     return b"data: " + json.dumps(data, ensure_ascii=False).encode("utf-8") + b"\n\n"
+
+
+def queue_full(message: str, retry_after_s: int) -> ApiError:
+    return ApiError(429, message, type_="rate_limit_error", code="server_busy",
+                    headers={"Retry-After": str(max(1, retry_after_s))})
+
+
+def failed_response(event: RequestFailed, body_only: bool = False) -> Any:
+    """The error for a request the scheduler gave up on: 429 with Retry-After, as for a full
+    queue, when it gave its queue place to another person's request; 400 when the request's own
+    settings left nothing to generate (a grammar that its logit bias makes impossible); else 500."""
+    if event.status == 429:
+        error = queue_full(event.message, event.retry_after_s)
+    elif event.status < 500:
+        error = ApiError(event.status, event.message)
+    else:
+        error = ApiError(event.status, event.message, type_="server_error")
+    return error.body() if body_only else error.response()
