@@ -11,6 +11,7 @@ import json
 import logging
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -18,8 +19,10 @@ import yaml
 
 from tests.conftest import make_profile
 from workstation.core.engine import Engine
-from workstation.core.kv_state import KvStateStore, StateKey
+from workstation.core.events import TokenDelta, TurnFinished, finished_turn
+from workstation.core.kv_state import KvStateStore, SavedState, StateKey
 from workstation.core.profiles import Sampling
+from workstation.core.scheduler import Scheduler
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTE = (
@@ -93,6 +96,59 @@ def test_a_damaged_or_foreign_state_is_ignored(
     assert final.metrics.restored_n == 0 and final.text == expected
     if damage != "foreign":  # a foreign file is not even listed as a state
         assert "Ignored a saved KV state" in caplog.text
+
+
+def test_the_other_slots_decode_while_a_saved_state_is_read() -> None:
+    """A saved state is read and checked by a reader thread: a slot that is generating goes on
+    while another slot's state is read, and that slot then answers from its restored cells as
+    it would from a cold prefill. The file read is held up until the other slot has decoded."""
+    with Scheduler(_profile(), n_parallel=2, threaded=False, kv_store=KvStateStore()) as sched:
+        first = finished_turn(sched.stream(sched.chat_tokens(FIRST), GREEDY)).text
+    with Scheduler(_profile(), n_parallel=2, threaded=False) as cold:
+        expected = finished_turn(cold.stream(cold.chat_tokens(_second(first)), GREEDY)).text
+    store = KvStateStore()
+    gate, readers = threading.Event(), []
+    real_load = store.load
+
+    def held_load(key: StateKey, entry: SavedState) -> bytes:
+        readers.append(threading.current_thread().name)
+        assert gate.wait(120)
+        return real_load(key, entry)
+
+    store.load = held_load  # type: ignore[method-assignment]
+    with Scheduler(_profile(), n_parallel=2, threaded=False, kv_store=store) as sched:
+        a_events: list[object] = []
+        b_events: list[object] = []
+        other = sched.chat_tokens([{"role": "user", "content": "Count from one to fifty in words."}])
+        sched.submit(other, Sampling(temperature=0.0, max_tokens=40, repeat_penalty=1.0), a_events.append,
+                     ignore_eos=True)
+        while not any(isinstance(e, TokenDelta) for e in a_events):
+            sched.step()
+        sched.submit(sched.chat_tokens(_second(first)), GREEDY, b_events.append)
+        a_before = sum(isinstance(e, TokenDelta) for e in a_events)
+        for _ in range(4):
+            assert sched.step()
+        assert readers and readers[0].startswith("kv-reader") and not b_events  # B waits for its file
+        assert sum(isinstance(e, TokenDelta) for e in a_events) >= a_before + 4  # A went on meanwhile
+        gate.set()
+        while not any(isinstance(e, TurnFinished) for e in b_events):
+            sched.step()
+    (done,) = [e for e in b_events if isinstance(e, TurnFinished)]
+    assert done.metrics.restored_n > 60 and done.text == expected
+
+
+def test_a_state_is_kept_for_the_same_number_of_slots(
+    saved: tuple[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """llama.cpp refuses a sequence state made in a context with another number of KV streams
+    (slots): such a state is not offered, read or warned about; one slot's states stay valid."""
+    first, _ = saved
+    (path,) = _state_files()
+    with caplog.at_level(logging.WARNING), Scheduler(_profile(), n_parallel=2, kv_store=KvStateStore()) as two:
+        done = finished_turn(two.stream(two.chat_tokens(_second(first)), GREEDY))
+        assert done.metrics.restored_n == 0 and "Ignored a saved KV state" not in caplog.text
+        one = StateKey.for_model(two.model.path, "f16", "f16", 1024)
+        assert path.name.startswith(one.digest + "-") and two.state_key.digest != one.digest
 
 
 def test_the_budget_evicts_the_least_recently_used(tmp_path: Path) -> None:

@@ -7,8 +7,9 @@ starts with the same tokens, the scheduler restores the longest saved prefix int
 (``llama_state_seq_set_data``) and prefills only the rest (``restored_n`` counts those tokens,
 inside ``cache_n``).
 
-A state is only valid for the same model file, K/V types and context: those make up the
-``StateKey``, and the exact tokens are stored with the state. Files are written atomically
+A state is only valid for the same model file, K/V types, context per slot and number of slots
+(llama.cpp's sequence state records how many KV streams its context had, and refuses another
+count): those make up the ``StateKey``, and the exact tokens are stored with the state. Files are written atomically
 (temporary file, fsync, rename). Each holds a magic line, a JSON header (key, tokens, byte count,
 sha256 of the state) and the state bytes; a file that is foreign, truncated, corrupt or made for
 another model is ignored with one warning in the log (logger "workstation.core.kv_state") and a normal prefill follows (never a
@@ -47,17 +48,20 @@ class StateKey:
     model: str  # the model file's identity: name, size and modification time
     type_k: str
     type_v: str
-    n_ctx: int
+    n_ctx: int  # per slot
+    n_stream: int = 1  # the context's slots, each a KV stream of its own
 
     @classmethod
-    def for_model(cls, path: Path, type_k: str, type_v: str, n_ctx: int) -> StateKey:
+    def for_model(cls, path: Path, type_k: str, type_v: str, n_ctx: int, n_stream: int = 1) -> StateKey:
         st = path.stat()
-        return cls(f"{path.name}:{st.st_size}:{st.st_mtime_ns}", type_k, type_v, n_ctx)
+        return cls(f"{path.name}:{st.st_size}:{st.st_mtime_ns}", type_k, type_v, n_ctx, n_stream)
 
     @property
     def digest(self) -> str:
-        text = json.dumps([self.model, self.type_k, self.type_v, self.n_ctx])
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        fields: list[object] = [self.model, self.type_k, self.type_v, self.n_ctx]
+        if self.n_stream != 1:  # one slot keeps the digest states were saved under before
+            fields.append(self.n_stream)
+        return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -111,7 +115,7 @@ def encode_state(key: StateKey, tokens: list[int], state: bytes) -> bytes:
     and llama.cpp's sequence state."""
     header = json.dumps(
         {"key": key.digest, "model": key.model, "type_k": key.type_k, "type_v": key.type_v,
-         "n_ctx": key.n_ctx, "tokens": tokens, "n_bytes": len(state),
+         "n_ctx": key.n_ctx, "n_stream": key.n_stream, "tokens": tokens, "n_bytes": len(state),
          "sha256": hashlib.sha256(state).hexdigest()}
     ).encode()
     return MAGIC + struct.pack("<Q", len(header)) + header + state

@@ -60,6 +60,7 @@ from workstation.core.kv_state import (
     MIN_RESTORE_TOKENS,
     KvStateError,
     KvStateStore,
+    SavedState,
     StateKey,
     read_sequence,
     write_sequence,
@@ -85,6 +86,17 @@ from workstation.core.thread_policy import RECHECK_TOKENS, ThreadChoice, ThreadG
 from workstation.core.token_probs import ReplyProbs
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class PendingRestore:
+    """A saved state being read and checked by the reader thread for a fresh slot."""
+
+    entry: SavedState
+    n: int  # the prompt's tokens it holds
+    data: Future[bytes]
+
+
 ADMIT_WINDOW_S = 0.005  # after an idle spell, wait this long for requests sent at the same time
 UNBOUNDED_QUEUE = 1 << 30
 T = TypeVar("T")
@@ -231,8 +243,9 @@ class Scheduler:
         self.kv_store = kv_store
         self.min_save_tokens = max(MIN_RESTORE_TOKENS, min_save_tokens)
         self._writer: concurrent.futures.ThreadPoolExecutor | None = None
+        self._reader: concurrent.futures.ThreadPoolExecutor | None = None
         self.state_key = StateKey.for_model(
-            self.model.path, profile.kv_cache.k, profile.kv_cache.v, self.slot_ctx
+            self.model.path, profile.kv_cache.k, profile.kv_cache.v, self.slot_ctx, n_parallel
         )
         self.load_ms = (time.perf_counter() - t0) * 1000
         self.waiting: collections.deque[Request] = collections.deque()
@@ -593,17 +606,24 @@ class Scheduler:
             slot.spec.begin_turn(sampler)
 
     def _settle(self) -> None:
-        """Apply the cell reuse of fresh slots (oldest request first)."""
+        """Apply the cell reuse of fresh slots (oldest request first). A saved state on disk is
+        read and checked by a reader thread: the other slots go on decoding meanwhile, and the
+        slot settles when its state is in memory (at once when no other slot has work)."""
         model = self.model
         for slot in sorted((s for s in self.slots if s.fresh), key=lambda s: s.req.id if s.req else 0):
             action = settle_prefix(slot, self.slots)
             if action is None:
                 continue  # a slot admitted earlier is prefilling the same prefix: wait for it
+            if self.kv_store is not None and slot.restoring is None:
+                if len(slot.tokens) - action.keep >= MIN_RESTORE_TOKENS and len(slot.tokens) >= self.min_save_tokens:
+                    self._save_slot(slot)  # another conversation takes the slot: keep this one on disk
+                slot.restoring = self._start_restore(slot, action.keep)
+            pending = slot.restoring
+            if pending is not None and not pending.data.done() and self._others_have_work(slot):
+                continue  # the others decode while the file is read
+            slot.restoring = None
             slot.fresh = False
-            if (self.kv_store is not None and len(slot.tokens) - action.keep >= MIN_RESTORE_TOKENS
-                    and len(slot.tokens) >= self.min_save_tokens):
-                self._save_slot(slot)  # another conversation takes the slot: keep this one on disk
-            restored = self._restore(slot, action.keep) if self.kv_store is not None else 0
+            restored = self._restore(slot, pending, action.keep) if pending is not None else 0
             if restored:
                 pass  # the slot's cells are now a saved state's prefix, longer than any slot's
             elif action.copy_from is not None:
@@ -623,16 +643,30 @@ class Scheduler:
             slot.run.metrics.restored_n = restored
             self.stats.cached_tokens_total += len(slot.tokens)
 
-    def _restore(self, slot: Slot, in_memory: int) -> int:
-        """Restore a saved state that shares more of the prompt than any slot's cells do;
-        the tokens restored (0: none, or a file that could not be used)."""
+    def _others_have_work(self, slot: Slot) -> bool:
+        return any(s is not slot and s.req is not None and not s.fresh for s in self.slots)
+
+    def _start_restore(self, slot: Slot, in_memory: int) -> PendingRestore | None:
+        """Start reading the saved state that shares more of the prompt than any slot's cells
+        do (None: there is none)."""
         assert self.kv_store is not None and slot.req is not None
         found = self.kv_store.best(self.state_key, slot.req.prompt, in_memory + MIN_RESTORE_TOKENS)
         if found is None:
-            return 0
+            return None
+        if self._reader is None:
+            self._reader = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kv-reader")
         entry, n = found
+        return PendingRestore(entry, n, self._reader.submit(self.kv_store.load, self.state_key, entry))
+
+    def _restore(self, slot: Slot, pending: PendingRestore, in_memory: int) -> int:
+        """Load a saved state read by ``_start_restore`` into the slot, when it still shares more
+        of the prompt than the slots' cells do; the tokens restored (0: none, or a file that could
+        not be used)."""
+        entry, n = pending.entry, pending.n
+        if n <= in_memory + MIN_RESTORE_TOKENS:
+            return 0  # while it was read, another slot came to hold as much: copy that instead
         try:
-            data = self.kv_store.load(self.state_key, entry)
+            data = pending.data.result()
         except KvStateError as err:  # the slot's own cells are untouched
             log.warning("Ignored a saved KV state: %s; the prompt is read as usual.", err)
             return 0
@@ -687,6 +721,9 @@ class Scheduler:
         if self._writer is not None:
             self._writer.shutdown(wait=True)
             self._writer = None
+        if self._reader is not None:  # a state being read for a request that ended unanswered
+            self._reader.shutdown(wait=True)
+            self._reader = None
 
     def _propose(self) -> None:
         for slot in self.slots:
@@ -920,6 +957,7 @@ class Scheduler:
         slot.req = None
         slot.prefilling = False
         slot.fresh = False
+        slot.restoring = None
         slot.pending = -1
         slot.drafts = []
         slot.last_used = time.perf_counter()
