@@ -19,6 +19,7 @@ default 2048), evicting the least recently used files.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import json
@@ -227,7 +228,8 @@ class KvStateStore:
     def load(self, key: StateKey, entry: SavedState) -> bytes:
         """The state bytes, checked against the key, the byte count and the checksum."""
         _, data = read_state_file(entry.path, key)
-        os.utime(entry.path)  # recently used: evicted last
+        with contextlib.suppress(OSError):  # evicted meanwhile: the bytes are read already
+            os.utime(entry.path)  # recently used: evicted last
         return data
 
     def evict(self) -> list[Path]:
