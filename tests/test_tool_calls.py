@@ -1,6 +1,7 @@
 """Tool calls: ``tools``/``tool_choice`` through ``workstation serve`` with the official ``openai``
 client (real SmolLM2, whose template has no tool support: llama-server's generic format), a
-Hermes-style template that renders tools itself, and the reply readers on real model-format text.
+Hermes-style and a Mistral-style template that render tools themselves, and the reply readers on
+real model-format text.
 """
 
 from __future__ import annotations
@@ -25,10 +26,12 @@ from workstation.core.tool_calls import (
     GENERIC,
     HERMES,
     LLAMA3,
+    MISTRAL,
     FunctionTool,
     ReplyPiece,
     ReplyReader,
     ToolRequest,
+    mistral_id,
     read_reply,
     tool_prompt,
     tool_support,
@@ -364,6 +367,90 @@ def test_control_token_text_in_a_tool_is_refused_or_kept_as_text(local: Any) -> 
     assert len(im_end) == 1 and tokens.count(im_end[0]) == 2  # the system and user turns' own ends
 
 
+# written for these tests in the manner of Mistral Nemo's template: tools listed before the last
+# user turn, past calls after [TOOL_CALLS], results in [TOOL_RESULTS], and, like the original, an
+# error for a call id that is not 9 letters and digits
+MISTRAL_TEMPLATE = """{{ bos_token }}
+{%- for message in messages %}
+{%- if message.role == "user" %}
+{%- if tools and loop.last %}[AVAILABLE_TOOLS]{{ tools | tojson }}[/AVAILABLE_TOOLS]{% endif -%}
+[INST]{{ message.content }}[/INST]
+{%- elif message.role == "assistant" and message.tool_calls %}[TOOL_CALLS][
+{%- for tc in message.tool_calls %}
+{%- if not (tc.id is string and tc.id | length == 9) %}{{ raise_exception("Tool call IDs should be alphanumeric strings with length 9!") }}{% endif -%}
+{"name": "{{ tc.function.name }}", "arguments": {{ tc.function.arguments | tojson }}, "id": "{{ tc.id }}"}
+{%- if not loop.last %}, {% endif %}
+{%- endfor %}]{{ eos_token }}
+{%- elif message.role == "tool" %}
+{%- if not (message.tool_call_id is string and message.tool_call_id | length == 9) %}{{ raise_exception("Tool call IDs should be alphanumeric strings with length 9!") }}{% endif -%}
+[TOOL_RESULTS]{"content": {{ message.content | tojson }}, "call_id": "{{ message.tool_call_id }}"}[/TOOL_RESULTS]
+{%- elif message.role == "assistant" %}{{ message.content }}{{ eos_token }}
+{%- endif %}
+{%- endfor %}"""
+
+
+def test_a_mistral_template_gets_its_own_format_and_short_call_ids() -> None:
+    template = ChatTemplate(MISTRAL_TEMPLATE, "<s>", "</s>")
+    support = tool_support(template)
+    assert support.tools and support.tool_calls and support.format == MISTRAL
+    long_id = "call_9f8e7d6c5b4a39281706f5e4"  # what OpenAI's clients send back
+    history = [
+        *ASK,
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": long_id, "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris", "unit": "celsius"}'}}
+        ]},
+        {"role": "tool", "content": "21 degrees", "tool_call_id": long_id},
+        {"role": "user", "content": "And the time?"},
+    ]
+    with pytest.raises(Exception, match="length 9"):  # the template as the client's ids would meet it
+        template.render(history, True, [WEATHER])
+    plan = tool_prompt(template, history, _request(WEATHER, TIME))
+    text = template.render(plan.messages, True, plan.tools)
+    short = mistral_id(long_id)
+    assert len(short) == 9 and short.isalnum() and mistral_id(long_id) == short and mistral_id("a1b2c3d4e") == "a1b2c3d4e"
+    assert f'"id": "{short}"' in text and f'"call_id": "{short}"' in text  # the call and its result stay paired
+    assert text.index("[AVAILABLE_TOOLS]") > text.index("[TOOL_RESULTS]") and '"get_time"' in text
+    assert plan.format == MISTRAL and plan.grammar == "" and plan.markers == ("[TOOL_CALLS]",)
+    forced = tool_prompt(template, ASK, _request(WEATHER, TIME, choice="function", function="get_time"))
+    assert forced.grammar.startswith('root ::= "[TOOL_CALLS]"') and "get_time" in forced.grammar
+    assert "get_weather" not in forced.grammar
+    LlamaGrammar.from_string(forced.grammar, verbose=False)  # llama.cpp compiles it
+
+
+def test_forced_mistral_call_from_a_real_model(local: Any) -> None:
+    """The Mistral grammar on SmolLM2's own prompt: [TOOL_CALLS] and an array of one call whose
+    arguments match the schema and whose id is 9 letters and digits, read back into that call."""
+    from workstation.core.chat_template import chat_prompt_tokens
+    from workstation.core.profiles import Constraints
+
+    plan = tool_prompt(ChatTemplate(MISTRAL_TEMPLATE, "<s>", "</s>"), ASK, _request(WEATHER, choice="required"))
+    core = local.core
+    prompt = chat_prompt_tokens(core.model, core.template, ASK)
+    events = list(core.stream(prompt, local.profile.sampling, max_tokens=80, constraints=Constraints(grammar=plan.grammar)))
+    text = events[-1].text
+    assert text.startswith("[TOOL_CALLS][") and text.rstrip().endswith("]"), text
+    piece = read_reply(MISTRAL, text)
+    assert piece.content == "" and [c.name for c in piece.calls] == ["get_weather"]
+    _matches_weather(piece.calls[0].arguments)
+    assert piece.calls[0].id == json.loads(text[len("[TOOL_CALLS]"):])[0]["id"]  # the model's own id, sent back
+
+
+def test_a_formats_marker_streams_as_text_where_it_is_a_control_token(local: Any) -> None:
+    """A control token streams as nothing, unless the request preserves it (a tool format's
+    marker that the model has as one token, as Mistral's [TOOL_CALLS] is): SmolLM2's
+    <|im_start|>, made the only way forward by a grammar and a bias."""
+    from workstation.core.profiles import Constraints, Sampling
+
+    marker = local.core.marker_tokens(["<|im_start|>", "not one token"])
+    assert len(marker) == 1
+    greedy = Sampling(temperature=0.0, max_tokens=6, repeat_penalty=1.0)
+    ask = dict(grammar='root ::= "<|im_start|>" "ok"', logit_bias=dict.fromkeys(marker, 50.0))
+    hidden = local.run_chat(ASK, greedy, constraints=Constraints(**ask))
+    shown = local.run_chat(ASK, greedy, constraints=Constraints(**ask, preserved_tokens=marker))
+    assert hidden.tokens[0] in marker and hidden.tokens == shown.tokens
+    assert hidden.text == "ok" and shown.text == "<|im_start|>ok"
+
+
 # --- reading replies ---------------------------------------------------------------------------------
 def _streamed(fmt: str, text: str, step: int) -> tuple[ReplyPiece, list[str]]:
     reader, whole, parts = ReplyReader(fmt), ReplyPiece(), []
@@ -402,6 +489,28 @@ def test_native_replies_are_read_into_calls(step: int) -> None:
     assert _streamed(LLAMA3, "It is sunny {mostly}.", step)[0].content == "It is sunny {mostly}."
     broken = "Text <tool_call> not json </tool_call> end"
     assert _streamed(HERMES, broken, step)[0] == ReplyPiece(broken)  # nothing is lost
+
+
+# Mistral Nemo's reply: text, then [TOOL_CALLS] and the calls as one JSON array with their ids
+MISTRAL_REPLY = (
+    'Let me check. [TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}, '
+    '"id": "a1B2c3D4e"}, {"name": "get_time", "arguments": {"zone": "CET", "hours24": true}}]'
+)
+
+
+@pytest.mark.parametrize("step", [1, 5, 1000])
+def test_mistral_replies_are_read_into_calls_with_their_ids(step: int) -> None:
+    whole, parts = _streamed(MISTRAL, MISTRAL_REPLY, step)
+    assert whole.content == "Let me check. " and all("[" not in p for p in parts)  # the marker never leaked
+    assert [(c.name, json.loads(c.arguments)) for c in whole.calls] == [
+        ("get_weather", {"city": "Paris", "unit": "celsius"}), ("get_time", {"zone": "CET", "hours24": True}),
+    ]
+    assert whole.calls[0].id == "a1B2c3D4e"  # the model's id, which its template wants back
+    made = whole.calls[1].id
+    assert len(made) == 9 and made.isalnum() and mistral_id(made) == made  # one of that shape when it wrote none
+    assert _streamed(MISTRAL, "Sunny [brackets] are text.", step)[0] == ReplyPiece("Sunny [brackets] are text.")
+    cut = "[TOOL_CALLS][{" + '"name": "get_wea'
+    assert _streamed(MISTRAL, cut, step)[0] == ReplyPiece(cut)  # cut short: nothing is lost
 
 
 @pytest.mark.parametrize("step", [1, 3, 1000])

@@ -75,12 +75,15 @@ class Constraints:
     profile's): a GBNF grammar the reply must match (``""``: none), a bias added to chosen
     tokens' logits, and how many most likely tokens to report with each reply token.
     ``json_schema``: the schema ``grammar`` was made from (``core/structured_output.py``), so a
-    remote server can be asked for it as ``response_format``."""
+    remote server can be asked for it as ``response_format``. ``preserved_tokens``: control
+    tokens streamed as their text (a tool-call format's markers, llama.cpp's
+    ``preserved_tokens``); other control tokens stream as nothing."""
 
     grammar: str = ""
     logit_bias: dict[int, float] = field(default_factory=dict)
     n_probs: int = 0
     json_schema: dict[str, Any] | None = None
+    preserved_tokens: frozenset[int] = frozenset()
 
     @property
     def active(self) -> bool:

@@ -269,6 +269,12 @@ class Scheduler:
     def text_tokens(self, text: str) -> list[int]:
         return self.model.tokenize(text, add_special=self.model.add_bos, parse_special=True)
 
+    def marker_tokens(self, markers: Sequence[str]) -> frozenset[int]:
+        """The tokens that are these markers whole in this model's vocabulary (a tool-call
+        format's markers, to stream as text: ``Constraints.preserved_tokens``)."""
+        ids = (self.model.tokenize(m, add_special=False, parse_special=True) for m in markers)
+        return frozenset(t[0] for t in ids if len(t) == 1)
+
     def submit(
         self,
         prompt: list[int],
@@ -854,7 +860,7 @@ class Scheduler:
             run.t_last = now
             run.reply.append(tok)
             run.unsent += 1
-            text = run.detok.push(model.piece(tok))
+            text = run.detok.push(model.piece(tok, tok in req.constraints.preserved_tokens))
             if run.probs is not None:  # out[j] was sampled (or verified) at output idx0 + j
                 run.probs.record(model.logits(idx0 + j), tok)
                 run.probs.decoded(text)

@@ -7,6 +7,10 @@ probe's text in the output. Three reply formats follow from it:
 - ``hermes``: the template renders ``tools`` and past ``tool_calls`` and wraps calls in
   ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` (Hermes 2 Pro, Qwen 2.5/3, ...);
 - ``llama3``: Llama 3.1+ templates: the reply is one JSON object ``{"name", "parameters"}``;
+- ``mistral``: Mistral Nemo / Mistral 7B v0.3 templates (``[TOOL_CALLS]``): the reply is
+  ``[TOOL_CALLS]`` and a JSON array of ``{"name", "arguments", "id"}``, with ids of 9 letters and
+  digits (its template refuses others, so a client's ids are shortened in the history, the same
+  way each time);
 - ``generic``: every other template (SmolLM2's, the ChatML fallback, ...): llama-server's
   generic format. The system message asks for JSON, the tools are described in it when the
   template cannot render them, past calls and tool results are rendered as JSON text, and the
@@ -21,6 +25,7 @@ stay out of the prompt and the reply is text.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 import uuid
@@ -31,7 +36,12 @@ from typing import Any
 from workstation.core.chat_template import ChatTemplate, TemplateError
 from workstation.core.structured_output import schema_grammar
 
-GENERIC, HERMES, LLAMA3 = "generic", "hermes", "llama3"
+GENERIC, HERMES, LLAMA3, MISTRAL = "generic", "hermes", "llama3", "mistral"
+MISTRAL_CALLS = "[TOOL_CALLS]"
+# what a native format's reply is read by: streamed as text even where the model has them as
+# control tokens (llama.cpp's ``preserved_tokens``)
+MARKERS = {HERMES: ("<tool_call>", "</tool_call>"), MISTRAL: (MISTRAL_CALLS,)}
+_MISTRAL_ID = re.compile(r"[a-zA-Z0-9]{9}")
 # llama.cpp's words for the generic format's system message
 GENERIC_INSTRUCTION = (
     "Respond in JSON format, either with `{key}` (a request to call tools) or with `response` reply to the "
@@ -90,7 +100,7 @@ class ToolSupport:
     tools: bool  # renders the ``tools`` it is given
     tool_calls: bool  # renders assistant messages' ``tool_calls``
     object_arguments: bool  # wants a call's arguments as an object, not JSON text
-    format: str  # the reply format: hermes | llama3 | generic
+    format: str  # the reply format: hermes | llama3 | mistral | generic
     system_role: bool = True  # renders a system message (else its text joins the first user turn)
 
 
@@ -136,6 +146,8 @@ def _tool_support(source: str, bos: str, eos: str) -> ToolSupport:
             fmt = HERMES
         elif "<|start_header_id|>" in source and ("<|python_tag|>" in source or '"parameters"' in source):
             fmt = LLAMA3
+        elif MISTRAL_CALLS in source:
+            fmt = MISTRAL
     system = {"role": "system", "content": _PROBE_TOOL}
     system_role = _PROBE_TOOL in _try_render(template, [system, _PROBE_USER])
     return ToolSupport(tools, calls, bool(as_object and not as_text), fmt, system_role)
@@ -157,9 +169,12 @@ def _moved_refs(value: Any, prefix: str) -> Any:
     return out
 
 
-def _calls_schema(tools: Sequence[FunctionTool], args_key: str = "arguments") -> dict[str, Any]:
-    """One call of any of ``tools``: ``{"name": const, args_key: parameters}``. The tools'
-    ``$defs`` move to the root (a reference is resolved from the schema's root), renamed per tool."""
+def _calls_schema(
+    tools: Sequence[FunctionTool], args_key: str = "arguments", extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """One call of any of ``tools``: ``{"name": const, args_key: parameters}`` (and the ``extra``
+    properties, required too). The tools' ``$defs`` move to the root (a reference is resolved
+    from the schema's root), renamed per tool."""
     calls, defs = [], {}
     for i, tool in enumerate(tools):
         params = _moved_refs(tool.parameters, f"t{i}-")
@@ -167,8 +182,8 @@ def _calls_schema(tools: Sequence[FunctionTool], args_key: str = "arguments") ->
             defs.update({f"t{i}-{name}": d for name, d in (params.pop(key, None) or {}).items()})
         calls.append({
             "type": "object",
-            "properties": {"name": {"type": "string", "const": tool.name}, args_key: params},
-            "required": ["name", args_key],
+            "properties": {"name": {"type": "string", "const": tool.name}, args_key: params, **(extra or {})},
+            "required": ["name", args_key, *(extra or {})],
         })
     schema = calls[0] if len(calls) == 1 else {"anyOf": calls}
     return {**schema, "$defs": defs} if defs else schema
@@ -198,6 +213,15 @@ def _native_grammar(fmt: str, request: ToolRequest) -> str:
     """The grammar of a forced call in a native format."""
     if fmt == LLAMA3:
         return schema_grammar(_calls_schema(request.callable, "parameters"))
+    if fmt == MISTRAL:  # llama.cpp's Mistral Nemo grammar: the calls as one JSON array
+        call = _calls_schema(request.callable, extra={"id": {"type": "string", "pattern": f"^{_MISTRAL_ID.pattern}$"}})
+        defs = call.pop("$defs", None)
+        array: dict[str, Any] = {"type": "array", "items": call, "minItems": 1}
+        if not request.parallel:
+            array["maxItems"] = 1
+        body = schema_grammar({**array, "$defs": defs} if defs else array)
+        body = re.sub(r"^root ::=", "tool-calls ::=", body, count=1, flags=re.M)
+        return f"root ::= {json.dumps(MISTRAL_CALLS)} tool-calls\n{body}"
     body = schema_grammar(_calls_schema(request.callable))
     body = re.sub(r"^root ::=", "tool-call-body ::=", body, count=1, flags=re.M)
     block = '"<tool_call>" "\\n"? tool-call-body "\\n"? "</tool_call>"'
@@ -214,6 +238,7 @@ class ToolPrompt:
     tools: list[dict[str, Any]] | None  # for the template (None: the template gets none)
     grammar: str  # GBNF the reply must match ("" when free)
     format: str  # how to read the reply ("" when it is plain text)
+    markers: tuple[str, ...] = ()  # the reply format's markers (to stream as text: ``MARKERS``)
 
 
 def _add_system(messages: list[dict[str, Any]], text: str, system_role: bool) -> list[dict[str, Any]]:
@@ -246,13 +271,26 @@ def _generic_calls_text(calls: list[dict[str, Any]], content: str, parallel: boo
     return json.dumps(obj, indent=2, ensure_ascii=False)
 
 
+def mistral_id(call_id: str) -> str:
+    """A call id as Mistral's templates take it (9 letters and digits): kept when it is one,
+    else the same 9 characters of its hash each time (a call and its result stay paired)."""
+    if _MISTRAL_ID.fullmatch(call_id):
+        return call_id
+    return hashlib.sha256(call_id.encode()).hexdigest()[:9]
+
+
 def _history(messages: Sequence[Mapping[str, Any]], support: ToolSupport, parallel: bool) -> list[dict[str, Any]]:
     """The conversation as this template can take it: past calls and tool results written as
     JSON text when it cannot render them (minja's polyfill), arguments as objects when it wants
-    them so."""
+    them so, ids as Mistral's templates want them."""
     out: list[dict[str, Any]] = []
     for m in messages:
         msg = dict(m)
+        if support.format == MISTRAL:
+            if msg.get("tool_calls"):
+                msg["tool_calls"] = [{**c, "id": mistral_id(str(c.get("id") or ""))} for c in msg["tool_calls"]]
+            if msg["role"] == "tool" and msg.get("tool_call_id"):
+                msg["tool_call_id"] = mistral_id(str(msg["tool_call_id"]))
         if msg.get("tool_calls"):
             if not support.tool_calls:
                 msg["content"] = _generic_calls_text(msg.pop("tool_calls"), msg.get("content") or "", parallel)
@@ -290,7 +328,7 @@ def tool_prompt(template: ChatTemplate, messages: Sequence[Mapping[str, Any]], r
     specs = [t.spec for t in request.tools]
     if support.format != GENERIC:
         grammar = _native_grammar(support.format, request) if request.forced else ""
-        return ToolPrompt(history, specs, grammar, support.format)
+        return ToolPrompt(history, specs, grammar, support.format, MARKERS.get(support.format, ()))
     system = GENERIC_INSTRUCTION.format(key="tool_calls" if request.parallel else "tool_call")
     if not support.tools:
         system += (
@@ -302,14 +340,20 @@ def tool_prompt(template: ChatTemplate, messages: Sequence[Mapping[str, Any]], r
 
 
 # --- reading the reply ---------------------------------------------------------------------------
-def _call_from(obj: Any, args_keys: tuple[str, ...] = ("arguments",)) -> ToolCall | None:
+def _call_from(obj: Any, args_keys: tuple[str, ...] = ("arguments",), mistral: bool = False) -> ToolCall | None:
+    """A call from its JSON object; ``mistral``: with the id the model wrote (9 letters and
+    digits; one of that shape is made up when it wrote none), which its template wants back."""
     if not isinstance(obj, dict) or not isinstance(obj.get("name"), str) or not obj["name"]:
         return None
     for key in args_keys:
         if key in obj:
             args = obj[key]
             text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-            return ToolCall(obj["name"], text)
+            if not mistral:
+                return ToolCall(obj["name"], text)
+            given = obj.get("id")
+            own = given if isinstance(given, str) and _MISTRAL_ID.fullmatch(given) else uuid.uuid4().hex[:9]
+            return ToolCall(obj["name"], text, own)
     return None
 
 
@@ -361,6 +405,8 @@ class ReplyReader:
             return self._hermes(final)
         if self.format == LLAMA3:
             return self._llama3(final)
+        if self.format == MISTRAL:
+            return self._mistral(final)
         return self._plain()
 
     def _plain(self) -> ReplyPiece:
@@ -480,6 +526,29 @@ class ReplyReader:
             self.buffer = ""
             return ReplyPiece("", [call])
         return self._plain()
+
+
+    # mistral: text streams; [TOOL_CALLS] and a JSON array of calls are read whole at the end
+    def _mistral(self, final: bool) -> ReplyPiece:
+        if self.mode == "call":
+            if not final:
+                return ReplyPiece()
+            self.mode = "done"
+            items = _json(self.buffer[len(MISTRAL_CALLS) :].strip())
+            calls = [_call_from(c, mistral=True) for c in items] if isinstance(items, list) and items else [None]
+            if all(c is not None for c in calls):
+                self.buffer = ""
+                return ReplyPiece("", [c for c in calls if c is not None])
+            return self._plain()  # not calls after all (cut short): the text as it is
+        start = self.buffer.find(MISTRAL_CALLS)
+        if start >= 0:
+            piece = ReplyPiece(self.buffer[:start])
+            self.buffer, self.mode = self.buffer[start:], "call"
+            piece += self._mistral(final)
+            return piece
+        keep = 0 if final else _partial_suffix(self.buffer, MISTRAL_CALLS)
+        text, self.buffer = self.buffer[: len(self.buffer) - keep], self.buffer[len(self.buffer) - keep :]
+        return ReplyPiece(text)
 
 
 def _partial_suffix(text: str, marker: str) -> int:

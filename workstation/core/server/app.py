@@ -247,7 +247,8 @@ class OpenAIServer:
             )
 
     def _submit(
-        self, prompt: list[int], params: GenParams, t_request: float, owner: Owner | None, grammar: str = ""
+        self, prompt: list[int], params: GenParams, t_request: float, owner: Owner | None,
+        plan: ToolPrompt | None = None,
     ) -> tuple[SchedRequest, asyncio.Queue[SchedulerEvent]]:
         loop = asyncio.get_running_loop()
         q: asyncio.Queue[SchedulerEvent] = asyncio.Queue()
@@ -263,6 +264,12 @@ class OpenAIServer:
                 "(-1: any).",
                 "id_slot",
             )
+        constraints = params.all_constraints()  # the reply format's grammar, the logit bias, probabilities
+        if plan is not None:
+            if plan.grammar:  # a tool call's grammar (never with a reply format: tool_protocol refuses)
+                constraints = dataclasses.replace(params.constraints, grammar=plan.grammar)
+            # the tool-call format's markers stream as text, also where they are control tokens
+            constraints = dataclasses.replace(constraints, preserved_tokens=self.scheduler.marker_tokens(plan.markers))
         try:
             req = self.scheduler.submit(
                 prompt,
@@ -273,10 +280,7 @@ class OpenAIServer:
                 stop=params.stop,
                 t_request=t_request,
                 owner=owner,
-                # a tool call's grammar, or the reply format's (never both: tool_protocol refuses),
-                # with the logit bias and probabilities asked for
-                constraints=dataclasses.replace(params.constraints, grammar=grammar) if grammar
-                else params.all_constraints(),
+                constraints=constraints,
                 id_slot=params.id_slot,
             )
         except GrammarError as err:
@@ -340,7 +344,7 @@ class OpenAIServer:
                 else:
                     prompt, plan = await self._prompt_tokens(body, chat, ticket, tools)
                 self._check_prompt(prompt)
-                req, q = self._submit(prompt, params, t_request, caller.owner, plan.grammar if plan else "")
+                req, q = self._submit(prompt, params, t_request, caller.owner, plan)
         except ApiError as err:
             if ticket is not None:
                 self.accounts.finish(ticket, err.status)
