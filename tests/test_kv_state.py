@@ -21,7 +21,7 @@ from tests.conftest import make_profile
 from workstation.core.engine import Engine
 from workstation.core.events import TokenDelta, TurnFinished, finished_turn
 from workstation.core.kv_state import KvStateStore, SavedState, StateKey
-from workstation.core.profiles import Sampling
+from workstation.core.profiles import Constraints, Sampling
 from workstation.core.scheduler import Scheduler
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -135,6 +135,66 @@ def test_the_other_slots_decode_while_a_saved_state_is_read() -> None:
             sched.step()
     (done,) = [e for e in b_events if isinstance(e, TurnFinished)]
     assert done.metrics.restored_n > 60 and done.text == expected
+
+
+def test_a_slot_being_copied_from_restores_only_after_the_copy() -> None:
+    """llama.cpp copies a slot's cells to another at the next decode: a restore into the source
+    slot in the same step would hand the copier the restored cells under its prefix's
+    positions. X (pinned to slot 0) copies the shared prefix from slot 1 in the step where Y's
+    state for slot 1 arrives; X still answers what the shared text says."""
+    shared = NOTE.replace("Meeting notes.", "The secret password is BANANA. I repeat: the secret password is BANANA.")
+    greedy = Sampling(temperature=0.0, max_tokens=4, repeat_penalty=1.0)
+    profile = make_profile(threads=1, context=1024)
+
+    def run(sched: Scheduler, prompt: list[int], **kw: object) -> TurnFinished:
+        events: list[object] = []
+        sched.submit(prompt, greedy, events.append, constraints=Constraints(n_probs=1), **kw)
+        while not any(isinstance(e, TurnFinished) for e in events):
+            sched.step()
+        return next(e for e in events if isinstance(e, TurnFinished))
+
+    ask_x = shared + " Question: what is the secret password? Answer: the secret password is"
+    recipe = ("Recipe. Preheat the oven to two hundred degrees. Mix flour, sugar, butter and three eggs in a "
+              "large bowl until smooth, then add a pinch of salt and a spoon of baking powder. Pour the batter "
+              "into a greased tin and bake for forty minutes, until a knife comes out clean. Let it cool before "
+              "slicing. Question: how long does it bake? Answer:")
+    with Scheduler(profile, n_parallel=2, threaded=False) as cold:
+        expected = run(cold, cold.text_tokens(ask_x))
+    with Scheduler(profile, n_parallel=2, threaded=False, kv_store=KvStateStore()) as first:
+        run(first, first.text_tokens(recipe))  # saved at close
+    store = KvStateStore()
+    gate = threading.Event()
+    real_load = store.load
+
+    def held_load(key: StateKey, entry: SavedState) -> bytes:
+        assert gate.wait(120)
+        return real_load(key, entry)
+
+    store.load = held_load  # type: ignore[method-assignment]
+    with Scheduler(profile, n_parallel=2, threaded=False, kv_store=store) as sched:
+        run(sched, sched.text_tokens(shared + " Question: where is the meeting? Answer:"), id_slot=1)
+        b_events: list[object] = []
+        count = sched.text_tokens("Count from one to one hundred: one, two, three,")
+        sched.submit(count, Sampling(temperature=0.0, max_tokens=6, repeat_penalty=1.0), b_events.append,
+                     ignore_eos=True, id_slot=0)
+        while not any(isinstance(e, TokenDelta) for e in b_events):
+            sched.step()
+        x_events: list[object] = []
+        y_events: list[object] = []
+        sched.submit(sched.text_tokens(ask_x), greedy, x_events.append, id_slot=0, constraints=Constraints(n_probs=1))
+        sched.submit(sched.text_tokens(recipe), greedy, y_events.append)  # slot 1: its state is read
+        while not any(isinstance(e, TurnFinished) for e in b_events):
+            sched.step()
+        assert sched.slots[1].restoring is not None
+        gate.set()
+        sched.slots[1].restoring.data.result()  # Y's state is in memory when X takes slot 0
+        while not (any(isinstance(e, TurnFinished) for e in x_events) and any(isinstance(e, TurnFinished) for e in y_events)):
+            sched.step()
+    x = next(e for e in x_events if isinstance(e, TurnFinished))
+    y = next(e for e in y_events if isinstance(e, TurnFinished))
+    assert y.metrics.restored_n > 60 and x.metrics.cache_n > 60  # both happened
+    assert x.tokens[0] == expected.tokens[0]  # " BANANA", not what the recipe's cells would say
+    assert abs(x.probs[0].logprob - expected.probs[0].logprob) < 0.3
 
 
 def test_a_state_is_kept_for_the_same_number_of_slots(

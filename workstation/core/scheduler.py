@@ -616,6 +616,7 @@ class Scheduler:
         read and checked by a reader thread: the other slots go on decoding meanwhile, and the
         slot settles when its state is in memory (at once when no other slot has work)."""
         model = self.model
+        sources: set[int] = set()  # slots copied from in this pass: llama.cpp copies at the next decode
         for slot in sorted((s for s in self.slots if s.fresh), key=lambda s: s.req.id if s.req else 0):
             action = settle_prefix(slot, self.slots)
             if action is None:
@@ -627,6 +628,8 @@ class Scheduler:
             pending = slot.restoring
             if pending is not None and not pending.data.done() and self._others_have_work(slot):
                 continue  # the others decode while the file is read
+            if pending is not None and slot.seq in sources:
+                continue  # restoring now would overwrite the cells another slot is copying
             slot.restoring = None
             slot.fresh = False
             restored = self._restore(slot, pending, action.keep) if pending is not None else 0
@@ -637,6 +640,7 @@ class Scheduler:
                 # next decode), then the cells past the shared prefix are dropped
                 model.seq_rm(slot.seq, -1, -1)
                 model.seq_cp(action.copy_from.seq, slot.seq, -1, -1)
+                sources.add(action.copy_from.seq)
                 model.seq_rm(slot.seq, action.keep, -1)
                 slot.tokens = action.copy_from.tokens[: action.keep]
             elif action.keep < len(slot.tokens):
