@@ -511,6 +511,10 @@ def test_mistral_replies_are_read_into_calls_with_their_ids(step: int) -> None:
     assert _streamed(MISTRAL, "Sunny [brackets] are text.", step)[0] == ReplyPiece("Sunny [brackets] are text.")
     cut = "[TOOL_CALLS][{" + '"name": "get_wea'
     assert _streamed(MISTRAL, cut, step)[0] == ReplyPiece(cut)  # cut short: nothing is lost
+    one = ' \n[TOOL_CALLS] {"name": "get_time", "arguments": {"zone": "UTC"}} Done.'
+    alone, _ = _streamed(MISTRAL, one, step)  # one object, not an array; text after it
+    assert alone.content == "Done." and [(c.name, c.arguments) for c in alone.calls] == [("get_time", '{"zone": "UTC"}')]
+    assert _streamed(MISTRAL, "  \n", step)[0] == ReplyPiece("  \n")  # white space alone is the reply
 
 
 @pytest.mark.parametrize("step", [1, 3, 1000])

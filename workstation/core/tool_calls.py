@@ -390,6 +390,7 @@ class ReplyReader:
         self.buffer = ""  # text not yet sent or read
         self.mode = ""  # generic, llama3: "" undecided | "response" | "text" | "call" | "done"
         self.calls = 0  # calls read so far
+        self.sent_text = False  # mistral: text before any call was sent
 
     def push(self, text: str) -> ReplyPiece:
         self.buffer += text
@@ -528,26 +529,36 @@ class ReplyReader:
         return self._plain()
 
 
-    # mistral: text streams; [TOOL_CALLS] and a JSON array of calls are read whole at the end
+    # mistral: text streams; [TOOL_CALLS] and its JSON calls (an array, or one object) are read
+    # whole at the end; white space alone before them is not content
     def _mistral(self, final: bool) -> ReplyPiece:
         if self.mode == "call":
             if not final:
                 return ReplyPiece()
             self.mode = "done"
-            items = _json(self.buffer[len(MISTRAL_CALLS) :].strip())
+            rest = self.buffer[len(MISTRAL_CALLS) :].lstrip()
+            try:
+                items, end = json.JSONDecoder().raw_decode(rest)
+            except ValueError:
+                return self._plain()  # not calls after all (cut short): the text as it is
+            items = [items] if isinstance(items, dict) else items
             calls = [_call_from(c, mistral=True) for c in items] if isinstance(items, list) and items else [None]
-            if all(c is not None for c in calls):
-                self.buffer = ""
-                return ReplyPiece("", [c for c in calls if c is not None])
-            return self._plain()  # not calls after all (cut short): the text as it is
+            if any(c is None for c in calls):
+                return self._plain()
+            self.buffer = ""
+            return ReplyPiece(rest[end:].strip(), [c for c in calls if c is not None])
         start = self.buffer.find(MISTRAL_CALLS)
         if start >= 0:
-            piece = ReplyPiece(self.buffer[:start])
+            before = self.buffer[:start]
+            piece = ReplyPiece(before if before.strip() or self.sent_text else "")
             self.buffer, self.mode = self.buffer[start:], "call"
             piece += self._mistral(final)
             return piece
         keep = 0 if final else _partial_suffix(self.buffer, MISTRAL_CALLS)
+        if not final and not self.sent_text and not self.buffer[: len(self.buffer) - keep].strip():
+            keep = len(self.buffer)  # leading white space: content only if text follows
         text, self.buffer = self.buffer[: len(self.buffer) - keep], self.buffer[len(self.buffer) - keep :]
+        self.sent_text = self.sent_text or bool(text)
         return ReplyPiece(text)
 
 
