@@ -89,29 +89,35 @@ def tokens_digest(tokens: list[int]) -> str:
 log = logging.getLogger(__name__)
 
 
-def read_sequence(model: Any, seq: int) -> bytes:
+# a sequence's state in memory: llama.cpp's own buffer (saving) or the bytes read from a file;
+# the decode thread copies neither (tens of MB for a few thousand tokens)
+StateBytes = bytes | bytearray | memoryview
+
+
+def read_sequence(model: Any, seq: int) -> memoryview:
     """A sequence's state as llama.cpp serializes it (cells, positions, K/V data)."""
     import llama_cpp
 
     size = int(llama_cpp.llama_state_seq_get_size(model.ctx, seq))
     buf = (ctypes.c_ubyte * size)()
     n = int(llama_cpp.llama_state_seq_get_data(model.ctx, buf, size, seq))
-    return bytes(buf)[:n]
+    return memoryview(buf).cast("B")[:n]
 
 
-def write_sequence(model: Any, seq: int, data: bytes) -> bool:
+def write_sequence(model: Any, seq: int, data: StateBytes) -> bool:
     """Load ``data`` into sequence ``seq`` (emptied first); False when llama.cpp refuses it."""
     import llama_cpp
 
     model.seq_rm(seq, -1, -1)
-    buf = (ctypes.c_ubyte * len(data)).from_buffer_copy(data)
+    array = ctypes.c_ubyte * len(data)
+    buf = array.from_buffer_copy(data) if isinstance(data, bytes) else array.from_buffer(data)
     ok = int(llama_cpp.llama_state_seq_set_data(model.ctx, buf, len(data), seq)) > 0
     if not ok:
         model.seq_rm(seq, -1, -1)
     return ok
 
 
-def encode_state(key: StateKey, tokens: list[int], state: bytes) -> bytes:
+def encode_state(key: StateKey, tokens: list[int], state: StateBytes) -> bytes:
     """A state file's bytes: the magic line, the JSON header (key, tokens, byte count, sha256)
     and llama.cpp's sequence state."""
     header = json.dumps(
@@ -142,18 +148,23 @@ def read_header(path: Path) -> tuple[dict[str, Any], int]:
     return header, len(MAGIC) + 8 + n
 
 
-def read_state_file(path: Path, key: StateKey) -> tuple[list[int], bytes]:
+def read_state_file(path: Path, key: StateKey) -> tuple[list[int], bytearray]:
     """The tokens and state bytes of a file made by ``encode_state``, checked against ``key``,
     the byte count and the checksum; KvStateError (one sentence) otherwise."""
     header, offset = read_header(path)
     if header.get("key") != key.digest or header.get("model") != key.model:
         raise KvStateError(f"{path.name} was saved for another model or settings")
+    n = header.get("n_bytes")
     try:
-        data = path.read_bytes()[offset:]
+        with path.open("rb") as f:
+            if not isinstance(n, int) or n < 0 or os.fstat(f.fileno()).st_size - offset != n:
+                raise KvStateError(f"{path.name} is truncated")
+            f.seek(offset)
+            data = bytearray(n)
+            if f.readinto(data) != n:
+                raise KvStateError(f"{path.name} is truncated")
     except OSError as err:
         raise KvStateError(f"{path.name} cannot be read ({err})") from None
-    if len(data) != header.get("n_bytes"):
-        raise KvStateError(f"{path.name} is truncated")
     if hashlib.sha256(data).hexdigest() != header.get("sha256"):
         raise KvStateError(f"{path.name} is corrupt")
     tokens = header["tokens"]
@@ -173,7 +184,7 @@ class KvStateStore:
     def _path(self, key: StateKey, tokens: list[int]) -> Path:
         return self.folder / f"{key.digest}-{tokens_digest(tokens)[:24]}.kv"
 
-    def save(self, key: StateKey, tokens: list[int], state: bytes) -> Path:
+    def save(self, key: StateKey, tokens: list[int], state: StateBytes) -> Path:
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self._path(key, tokens)
         write_bytes_atomic(path, encode_state(key, tokens, state))
@@ -225,7 +236,7 @@ class KvStateStore:
                 best = (entry, n)
         return best
 
-    def load(self, key: StateKey, entry: SavedState) -> bytes:
+    def load(self, key: StateKey, entry: SavedState) -> bytearray:
         """The state bytes, checked against the key, the byte count and the checksum."""
         _, data = read_state_file(entry.path, key)
         with contextlib.suppress(OSError):  # evicted meanwhile: the bytes are read already

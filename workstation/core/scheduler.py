@@ -61,6 +61,7 @@ from workstation.core.kv_state import (
     KvStateError,
     KvStateStore,
     SavedState,
+    StateBytes,
     StateKey,
     read_sequence,
     write_sequence,
@@ -94,7 +95,7 @@ class PendingRestore:
 
     entry: SavedState
     n: int  # the prompt's tokens it holds
-    data: Future[bytes]
+    data: Future[bytearray]
 
 
 ADMIT_WINDOW_S = 0.005  # after an idle spell, wait this long for requests sent at the same time
@@ -721,7 +722,7 @@ class Scheduler:
         self._writer.submit(self._write_state, store, tokens, data)
         return True
 
-    def _write_state(self, store: KvStateStore, tokens: list[int], data: bytes) -> None:
+    def _write_state(self, store: KvStateStore, tokens: list[int], data: StateBytes) -> None:
         try:
             store.save(self.state_key, tokens, data)
         except OSError as err:  # a full disk costs only the speed-up

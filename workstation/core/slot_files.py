@@ -24,6 +24,7 @@ from workstation.core.atomic import write_bytes_atomic
 from workstation.core.errors import WorkstationError
 from workstation.core.kv_state import (
     KvStateError,
+    StateBytes,
     encode_state,
     read_sequence,
     read_state_file,
@@ -114,7 +115,7 @@ class SlotFiles:
         path = self.path(name)
         t0 = time.perf_counter()
 
-        def grab() -> tuple[list[int], bytes]:
+        def grab() -> tuple[list[int], StateBytes]:
             slot = self._slot(id_slot)
             return list(slot.tokens), read_sequence(self.scheduler.model, slot.seq)
 
