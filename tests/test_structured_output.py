@@ -100,6 +100,21 @@ def test_grammar_decides_the_reply_and_its_end(engine: Engine) -> None:
     assert forced.text in ("yes", "no") and forced.metrics.stop_reason == "eos"
 
 
+def test_schema_strings_hold_no_raw_control_characters(engine: Engine) -> None:
+    """A string in a schema's reply never holds a raw line break (not JSON), even when the
+    model wants one badly: here a bias pushes the line-break token hard."""
+    newline = engine.model.tokenize("\n", False, False)
+    assert len(newline) == 1
+    city = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    shape = schema_constraints(city)
+    constraints = Constraints(grammar=shape.grammar, json_schema=city, logit_bias={newline[0]: 20.0})
+    reply = engine.run_chat([{"role": "user", "content": "Name a city in France."}], greedy(40),
+                            constraints=constraints)
+    assert not any(ord(c) < 0x20 for c in reply.text), reply.text
+    if reply.metrics.stop_reason == "eos":
+        assert check_reply(reply.text, city).valid
+
+
 def test_ignore_eos_with_an_open_grammar_runs_to_max_tokens(engine: Engine) -> None:
     final = engine.run_chat(ASK, greedy(6, ignore_eos=True), constraints=Constraints(grammar='root ::= [a-z ]*'))
     assert re.fullmatch(r"[a-z ]*", final.text) and final.metrics.predicted_n == 6

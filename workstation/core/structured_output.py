@@ -123,11 +123,25 @@ def _grammar_of(text: str) -> str:
     """``schema_grammar`` of the schema written as ``text`` (errors are not cached)."""
     check_schema(json.loads(text))
     try:
-        return json_schema_to_gbnf(text)
+        return _json_safe_strings(json_schema_to_gbnf(text))
     except RecursionError:
         raise SchemaError("The JSON schema nests or refers to itself too deeply to become a grammar.") from None
     except Exception as err:  # noqa: BLE001 - the converter asserts and raises anything; say it in one sentence
         raise SchemaError(f"The JSON schema cannot be turned into a grammar: {_converter_message(err)}.") from None
+
+
+# llama-cpp-python's converter lets a string hold any character but '"' and '\\', control
+# characters too (a line break inside a string: not JSON); llama.cpp's own converter excludes
+# them. A pattern's "." (any character but a line break) gets the same JSON-safe class.
+_JSON_CHAR = r'[^"\\\x7F\x00-\x1F]'
+_LOOSE_CHAR = (r'char ::= [^"\\] |', f"char ::= {_JSON_CHAR} |")
+_LOOSE_DOT = (r"dot ::= [^\x0A\x0D]", f"dot ::= {_JSON_CHAR}")
+
+
+def _json_safe_strings(grammar: str) -> str:
+    for loose, safe in (_LOOSE_CHAR, _LOOSE_DOT):
+        grammar = re.sub(f"^{re.escape(loose)}", lambda _m, safe=safe: safe, grammar, count=1, flags=re.M)
+    return grammar
 
 
 def clear_schema_cache() -> None:
@@ -168,7 +182,7 @@ def check_reply(text: str, schema: dict[str, Any] | None) -> ReplyCheck:
     try:
         value = json.loads(text)
     except ValueError as err:
-        reason = err.msg if isinstance(err, json.JSONDecodeError) else str(err)
+        reason = f"{err.msg} (line {err.lineno}, column {err.colno})" if isinstance(err, json.JSONDecodeError) else str(err)
         return ReplyCheck(False, f"the reply is not JSON: {reason}")
     if schema is None:
         if not isinstance(value, dict):
