@@ -418,6 +418,8 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert [(m.role, m.content) for m in app.store.messages(app.conversation_id)] == [
             (m["role"], m["content"]) for m in follow_up
         ]
+        summary_view = _views(app)[1]  # a saved reply without figures: no "waiting" label on it
+        assert str(summary_view.query_one(".metrics").render()) == ""
         await _send(pilot, app, "Who?")
         await until(pilot, lambda: not app.generating)
         m = app.last_metrics

@@ -92,8 +92,8 @@ class MessageView(Vertical):
     def _metrics_text(self) -> str:
         if self.role != "assistant":
             return ""
-        if self.metrics is None:
-            return self.texts("chat.thinking")
+        if self.metrics is None:  # a reply about to stream; a saved message without figures shows none
+            return self.texts("chat.thinking") if self._open_stream else ""
         return metrics_line(self.metrics, self.texts)
 
     @property
