@@ -356,6 +356,7 @@ async def test_serve_on_a_port_in_use_says_so_and_the_chat_comes_back(profiles: 
             assert app.api is None and isinstance(app.engine, EngineProcess)
             said = " ".join(str(n.message) for n in app._notifications)
             assert str(port) in said and "in use" in said
+            assert "API could not start" in said and "tui --port" in said and "new profile" not in said
 
 
 async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smollm2_path: Path) -> None:

@@ -12,12 +12,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_profile_arg(p)
     p.add_argument("--lang", choices=("en", "tr"), help="interface language (default: from the locale)")
     p.add_argument("--no-load", action="store_true", help="start without loading a model")
+    p.add_argument("--port", type=int, default=8088,
+                   help="port of the API that Ctrl+G serves on 127.0.0.1 (default 8088)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from workstation.tui.app import WorkstationApp
 
-    app = WorkstationApp(profile_ref(args), language=args.lang, start_engine=not args.no_load)
+    if not 1 <= args.port <= 65535:
+        raise SystemExit(f"workstation: --port is {args.port}; allowed values are 1 to 65535.")
+    app = WorkstationApp(profile_ref(args), language=args.lang, start_engine=not args.no_load, api_port=args.port)
     app.run()
     return 0

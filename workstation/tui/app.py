@@ -617,7 +617,7 @@ class WorkstationApp(App[None]):
             self.post_message(EngineFailed(f"{reason} {err}".strip(), during="load"))
             return
         if reason:
-            self.post_message(ProfileLoaded(engine, profile, restored=True, reason=reason))
+            self.post_message(ProfileLoaded(engine, profile, restored=True, reason=reason, serve_failed=True))
         else:
             self.post_message(ProfileLoaded(engine, profile))
 
@@ -701,7 +701,8 @@ class WorkstationApp(App[None]):
             self.store.set_profile(self.conversation_id, event.profile.key)
         if event.restored:
             self.notify(
-                self.texts("profiles.failed", reason=event.reason, name=event.profile.key),
+                self.texts("serve.failed" if event.serve_failed else "profiles.failed",
+                           reason=event.reason, name=event.profile.key),
                 title=self.texts("error.title"), severity="error", timeout=15,
             )
         elif event.api is not None:

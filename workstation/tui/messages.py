@@ -48,7 +48,8 @@ class LoadProgress(Message):
 
 class ProfileLoaded(Message):
     """An engine is ready. ``restored`` is True when it is the previous profile brought back
-    after the new one failed to load (``reason`` says why)."""
+    after the new one failed to load, or the chat's own engine after the API could not start
+    (``serve_failed``); ``reason`` says why."""
 
     def __init__(
         self,
@@ -57,8 +58,10 @@ class ProfileLoaded(Message):
         restored: bool = False,
         reason: str = "",
         api: Any = None,
+        serve_failed: bool = False,
     ) -> None:
         super().__init__()
+        self.serve_failed = serve_failed
         self.engine = engine
         self.profile = profile
         self.restored = restored
