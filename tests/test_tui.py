@@ -276,6 +276,30 @@ async def test_system_readings_arrive_from_one_sampler_thread(
     assert app.cpu_history[-1] == 5.0
 
 
+async def test_dashboard_kv_gauge_is_the_loaded_engines(profiles: Path, tmp_path: Path) -> None:
+    """A conversation whose last turn ran with an 8192-token context, reopened on a profile of
+    another context: the KV gauge shows the loaded engine's context, not the old turn's use."""
+    from workstation.core.metrics import TurnMetrics
+    from workstation.core.store import ConversationStore
+
+    db = tmp_path / "c.db"
+    store = ConversationStore(db)
+    conv = store.new("weekly", "long-documents")
+    store.add_message(conv.id, "user", "hi")
+    store.add_message(conv.id, "assistant", "Hello.", TurnMetrics(kv_size=8192, kv_used=172).to_dict())
+    store.close()
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=db)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None and app.engine_info is not None)
+        await app.open_conversation(conv.id)
+        await pilot.press("f5")
+        await until(pilot, lambda: bool(app.screen.query("#kv-value")))
+        n_ctx = app.engine_info.n_ctx
+        assert n_ctx != 8192
+        app.screen.refresh_view()
+        assert str(app.screen.query_one("#kv-value").render()) == f"0/{n_ctx}"
+
+
 async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = tmp_path / "data"
     data.mkdir()

@@ -129,8 +129,10 @@ class DashboardScreen(AppScreen, Screen[None]):
             t("dash.tpot"), series("predicted_per_token_ms"),
             f"{last.predicted_per_token_ms:.1f} ms" if last else "–", "ms", turns_span,
         )
-        kv_used = last.kv_used if last else 0
-        kv_size = last.kv_size if last and last.kv_size else (app.engine_info.n_ctx if app.engine_info else 0)
+        # the loaded engine's context; a last turn run with another (a conversation reopened on
+        # another profile) says nothing of this cache's use
+        kv_size = app.engine_info.n_ctx if app.engine_info else (last.kv_size if last else 0)
+        kv_used = last.kv_used if last and last.kv_size == kv_size else 0
         self.query_one("#kv-name", Label).update(t("dash.kv"))
         bar = self.query_one("#kv-bar", ProgressBar)
         bar.update(total=max(kv_size, 1), progress=kv_used)
