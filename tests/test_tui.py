@@ -242,6 +242,9 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert any(t.startswith("Profiles (f3)") for t in titles)
         assert any(t.startswith("Dashboard (f5)") for t in titles)
+        assert [t for t in titles if t.startswith("Quit")] == ["Quit (ctrl+q)"]  # one, with its key
+        footer = {key for key, b in app.active_bindings.items() if b.binding.show}
+        assert "ctrl+q" in footer
         await pilot.press("f9")
         await pilot.pause()
         assert app.texts.lang == "tr"

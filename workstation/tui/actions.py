@@ -45,7 +45,9 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("api.serve", "ctrl+g", "serve", "action.serve"),
     UserAction("usage.open", "f11", "usage", "action.usage"),
     UserAction("lang.toggle", "f9", "toggle_language", "action.language"),
+    UserAction("app.quit", "ctrl+q", "quit", "action.quit", show=True),
 )
+ALWAYS = frozenset({"quit"})  # actions a dialog does not hold back
 
 BY_ID = {a.id: a for a in ACTIONS}
 

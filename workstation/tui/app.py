@@ -33,7 +33,7 @@ from workstation.core.planner import offloadable_layers
 from workstation.core.profiles import Profile, load_profile
 from workstation.core.store import ConversationStore
 from workstation.tui import integrations, pacing
-from workstation.tui.actions import ACTIONS, BY_ID, bindings
+from workstation.tui.actions import ACTIONS, ALWAYS, BY_ID, bindings
 from workstation.tui.i18n import LANGUAGES, Texts, detect_language
 from workstation.tui.messages import (
     DocumentRead,
@@ -222,11 +222,12 @@ class WorkstationApp(App[None]):
                 self.texts(f"{action.label}.help"),
                 method,
             )
-        yield from super().get_system_commands(screen)
+        # Textual's own, less its Quit: ours above shows the key
+        yield from (c for c in super().get_system_commands(screen) if c.callback != self.action_quit)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """App actions wait while a dialog is open (the dialog owns the keys)."""
-        if isinstance(self.screen, ModalScreen) and action in {a.action for a in ACTIONS}:
+        if isinstance(self.screen, ModalScreen) and action in {a.action for a in ACTIONS} - ALWAYS:
             return False
         return True
 
