@@ -140,10 +140,12 @@ class GGUFHeader:
 
 
 class _Bad(Exception):
-    def __init__(self, what: str, offset: int) -> None:
+    def __init__(self, what: str, offset: int, cut: bool = False) -> None:
+        """``cut``: what is wrong is that the file ends too soon (an interrupted download)."""
         super().__init__(what)
         self.what = what
         self.offset = offset
+        self.cut = cut
 
 
 class _Reader:
@@ -159,7 +161,7 @@ class _Reader:
     def _fill(self, n: int, what: str) -> int:
         """Make [pos, pos + n) readable; returns the index of pos in ``self.buf``."""
         if self.pos + n > self.size:
-            raise _Bad(f"the file ends inside {what} ({n} bytes needed, {self.size - self.pos} left)", self.pos)
+            raise _Bad(f"the file ends inside {what} ({n} bytes needed, {self.size - self.pos} left)", self.pos, cut=True)
         i = self.pos - self.buf_start
         if i < 0 or i + n > len(self.buf):
             self.f.seek(self.pos)
@@ -188,7 +190,7 @@ class _Reader:
 
     def skip(self, n: int, what: str) -> None:
         if n < 0 or self.pos + n > self.size:
-            raise _Bad(f"{what} runs past the end of the file", self.pos)
+            raise _Bad(f"{what} runs past the end of the file", self.pos, cut=True)
         self.pos += n
 
     def string(self, cap: int, what: str) -> bytes:
@@ -197,7 +199,7 @@ class _Reader:
         if n > cap:
             raise _Bad(f"{what} claims {n} bytes (the limit is {cap})", start)
         if self.pos + n > self.size:
-            raise _Bad(f"{what} claims {n} bytes, past the end of the file", start)
+            raise _Bad(f"{what} claims {n} bytes, past the end of the file", start, cut=True)
         return self.raw(n, what)
 
     def skip_string_array(self, count: int, what: str) -> None:
@@ -222,15 +224,18 @@ class _Reader:
                     break
             pos = base + i
             if pos > self.size:
-                raise _Bad(f"an element of {what} runs past the end of the file", base + j)
+                raise _Bad(f"an element of {what} runs past the end of the file", base + j, cut=True)
             self.pos = pos
 
 
 _U64_STRUCT = struct.Struct("<Q")
 
 
-def _fail(path: Path, what: str, offset: int) -> ModelFileError:
-    return ModelFileError(f"{path} is not a usable GGUF model: {what} (at byte {offset}).")
+def _fail(path: Path, bad: _Bad) -> ModelFileError:
+    message = f"{path} is not a usable GGUF model: {bad.what} (at byte {bad.offset})."
+    if bad.cut:
+        message += " The file is incomplete, as an interrupted download leaves it: download it again."
+    return ModelFileError(message)
 
 
 def preflight(path: Path) -> GGUFHeader:
@@ -247,7 +252,7 @@ def preflight(path: Path) -> GGUFHeader:
             size = path.stat().st_size
             return _parse(path, f, size)
     except _Bad as bad:
-        raise _fail(path, bad.what, bad.offset) from None
+        raise _fail(path, bad) from None
     except OSError as err:
         raise ModelFileError(f"The model file {path} cannot be read ({err.strerror or err}).") from None
 
@@ -263,7 +268,7 @@ def token_texts(path: Path) -> list[bytes]:
         with Path(path).open("rb") as f:
             return [word for _, _, word in _vocab_words(_Reader(f, header.file_size), span.count, span.start)]
     except _Bad as bad:
-        raise _fail(Path(path), bad.what, bad.offset) from None
+        raise _fail(Path(path), bad) from None
     except OSError as err:
         raise ModelFileError(f"The model file {path} cannot be read ({err.strerror or err}).") from None
 
@@ -310,14 +315,14 @@ def _read_array(r: _Reader, etype: int, count: int, key: str, at: int, counter: 
         if counter[0] > MAX_TOTAL_STRING_ELEMENTS:
             raise _Bad(f"array '{key}' brings the text elements to more than {MAX_TOTAL_STRING_ELEMENTS}", at)
         if count * 8 > r.size - r.pos:
-            raise _Bad(f"array '{key}' claims {count} text elements, past the end of the file", at)
+            raise _Bad(f"array '{key}' claims {count} text elements, past the end of the file", at, cut=True)
         r.skip_string_array(count, f"array '{key}'")
         return None
     efmt = _SCALAR_FORMATS[etype]
     esize = struct.calcsize(efmt)
     nbytes = count * esize
     if r.pos + nbytes > r.size:
-        raise _Bad(f"array '{key}' claims {count} elements, past the end of the file", at)
+        raise _Bad(f"array '{key}' claims {count} elements, past the end of the file", at, cut=True)
     if count <= KEPT_ARRAY_ELEMENTS:
         data = r.raw(nbytes, f"array '{key}'")
         return list(struct.unpack(f"<{count}{efmt[1]}", data))
@@ -327,7 +332,9 @@ def _read_array(r: _Reader, etype: int, count: int, key: str, at: int, counter: 
 
 def _parse(path: Path, f: BinaryIO, size: int) -> GGUFHeader:
     r = _Reader(f, size)
-    if size < 4 or r.raw(4, "the magic") != GGUF_MAGIC:
+    if size < 4:
+        raise _Bad(f"it holds {size} bytes, too few to start with 'GGUF'", 0, cut=True)
+    if r.raw(4, "the magic") != GGUF_MAGIC:
         raise _Bad("it does not start with 'GGUF', so it is not a GGUF file", 0)
     version = r.u32("the version")
     if version not in SUPPORTED_VERSIONS:
@@ -340,7 +347,7 @@ def _parse(path: Path, f: BinaryIO, size: int) -> GGUFHeader:
         raise _Bad(f"it claims {n_kv} metadata entries (the limit is {MAX_KV})", 16)
     # each key-value pair needs at least 13 bytes, each tensor record at least 33
     if n_kv * 13 + n_tensors * 33 > size - r.pos:
-        raise _Bad(f"it claims {n_kv} metadata entries and {n_tensors} tensors, more than the file can hold", 8)
+        raise _Bad(f"it claims {n_kv} metadata entries and {n_tensors} tensors, more than the file can hold", 8, cut=True)
 
     metadata: dict[str, Any] = {}
     types: dict[str, tuple[int, int]] = {}  # key -> (value type, offset of the key)
@@ -421,7 +428,7 @@ def _parse(path: Path, f: BinaryIO, size: int) -> GGUFHeader:
     if n_tensors:
         data_offset += -data_offset % alignment
         if data_offset > size:
-            raise _Bad("the tensor data section starts past the end of the file", r.pos)
+            raise _Bad("the tensor data section starts past the end of the file", r.pos, cut=True)
     data_size = size - data_offset
     prev: TensorEntry | None = None
     for t in sorted(tensors, key=lambda t: (t.offset, t.info_offset)):
@@ -430,6 +437,7 @@ def _parse(path: Path, f: BinaryIO, size: int) -> GGUFHeader:
                 f"tensor '{t.name}' needs {t.nbytes} bytes at data offset {t.offset}, "
                 f"past the end of the file (the data section holds {data_size})",
                 t.info_offset,
+                cut=True,
             )
         if prev is not None and t.offset < prev.offset + prev.nbytes:
             raise _Bad(f"tensors '{prev.name}' and '{t.name}' overlap in the data section", t.info_offset)
