@@ -160,8 +160,9 @@ def run(args: argparse.Namespace) -> int:
         for r in results:
             t = r.totals
             print(
-                f"{Path(r.source).name}: {len(r.chunks)} parts, {int(t['document_tokens'])} document tokens "
-                f"at {t['document_tokens_per_second']:.0f} tok/s, prompt {int(t['prompt_n'])} "
+                f"{Path(r.source).name}: {len(r.chunks)} part{'s' if len(r.chunks) != 1 else ''}, "
+                f"{int(t['document_tokens'])} document tokens read and summarized at "
+                f"{t['document_tokens_per_second']:.0f} tok/s, prompt {int(t['prompt_n'])} "
                 f"(+{int(t['cache_n'])} cached), {int(t['predicted_n'])} generated, {wall:.1f} s in all",
                 file=sys.stderr,
             )

@@ -411,6 +411,10 @@ def _totals(calls: list[TurnMetrics], chunks: list[Chunk], wall_ms: float) -> di
     return t
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def render_markdown(
     document: Document, overall: str, chunks: list[Chunk], cancelled: bool, totals: dict[str, float]
 ) -> str:
@@ -425,14 +429,14 @@ def render_markdown(
     if overall:
         where = document.cite(0, len(document.text))
         lines += [f"{overall} ({where})", ""]
-    if done:
+    if done and not (len(done) == 1 and overall.strip() == (done[0].summary or "").strip()):
         lines += ["## Points by part", ""]
         for c in done:
             lines.append(f"- **{c.cite}** — {c.summary or '(no summary)'}")
         lines.append("")
     lines.append(
         f"_{len(done)} of {len(chunks)} parts, {int(totals['document_tokens'])} document tokens, "
-        f"{int(totals['calls'])} model calls, {totals['total_ms'] / 1000:.1f} s._"
+        f"{_count(int(totals['calls']), 'model call')}, {totals['total_ms'] / 1000:.1f} s._"
     )
     return "\n".join(lines) + "\n"
 
