@@ -164,6 +164,13 @@ def test_binary_file_named_txt(tmp_path: Path) -> None:
     _fails_fast(noisy, r"binary|unknown text encoding")
 
 
+def test_a_pipe_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    """A named pipe with nobody writing would block a read for ever: one sentence at once."""
+    fifo = tmp_path / "notes.txt"
+    os.mkfifo(fifo)
+    _fails_fast(fifo, r"not a regular file")
+
+
 def test_huge_file_is_refused_without_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "huge.txt"
     with path.open("wb") as f:  # sparse: 10 GiB apparent size, nothing written

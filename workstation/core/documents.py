@@ -505,6 +505,8 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
         raise DocumentError(f"'{path}' does not exist.")
     if path.is_dir():
         raise DocumentError(f"'{path}' is a folder, not a document.")
+    if not path.is_file():  # a pipe, a device, a socket: reading it could wait for ever
+        raise DocumentError(f"'{path}' is not a regular file (a pipe or a device), so it cannot be read as a document.")
     try:
         size = path.stat().st_size
     except OSError as err:
