@@ -6,16 +6,13 @@ import argparse
 
 from workstation.commands import print_json
 from workstation.core import hardware
+from workstation.core.planner import human_bytes
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("hw", help="this PC's CPU, memory and GPUs now")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run)
-
-
-def _gb(n: float) -> str:
-    return f"{n / 1e9:.1f} GB"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     c, m = rep.cpu, rep.memory
     print(f"CPU:    {c.model} ({c.physical_cores} cores, {c.logical_cores} threads, {c.architecture})")
     print(f"        features: {' '.join(c.flags) or 'none detected'}")
-    print(f"Memory: {_gb(m.available)} free of {_gb(m.total)}; decode bandwidth about "
+    print(f"Memory: {human_bytes(m.available)} free of {human_bytes(m.total)}; decode bandwidth about "
           f"{rep.cpu_bandwidth_gbps:.0f} GB/s (estimate)")
     if not rep.gpus:
         print("GPUs:   none found (no NVIDIA GPU or driver); models run on the CPU")
@@ -38,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
             extra.append(f"{g.temperature_c:.0f} °C")
         if g.power_w is not None:
             extra.append(f"{g.power_w:.0f} W" + (f" of {g.power_limit_w:.0f} W" if g.power_limit_w else ""))
-        print(f"GPU {g.index}:  {g.name}: {_gb(g.vram_free)} free of {_gb(g.vram_total)} VRAM"
+        print(f"GPU {g.index}:  {g.name}: {human_bytes(g.vram_free)} free of {human_bytes(g.vram_total)} VRAM"
               + (f"; {', '.join(extra)}" if extra else "")
               + (f"; ~{g.bandwidth_gbps:.0f} GB/s" if g.bandwidth_gbps else ""))
     return 0

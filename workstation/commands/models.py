@@ -65,10 +65,6 @@ def run(args: argparse.Namespace) -> int:
     return int(action(args) or 0)
 
 
-def _size(n: int) -> str:
-    return f"{n / 1e9:.2f} GB" if n >= 1e9 else f"{n / 1e6:.0f} MB"
-
-
 def _params(n: int) -> str:
     return f"{n / 1e9:.1f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
 
@@ -91,19 +87,18 @@ def run_list(args: argparse.Namespace) -> int:
         print("  (none) - try 'workstation models pull smollm2-135m-instruct-q4_1'")
     for m in installed:
         if m.info is None:
-            print(f"  {m.name:<36} {_size(m.size_bytes):>9}  DAMAGED: {m.error}")
+            print(f"  {m.name:<36} {catalog.file_size_text(m.size_bytes):>9}  DAMAGED: {m.error}")
             continue
         i = m.info
         chat = "chat" if i.has_chat_template else "base"
         print(
-            f"  {m.name:<36} {_size(m.size_bytes):>9}  {i.architecture:<8} {_params(i.parameter_count):>6} "
+            f"  {m.name:<36} {catalog.file_size_text(m.size_bytes):>9}  {i.architecture:<8} {_params(i.parameter_count):>6} "
             f"{i.file_type:<7} ctx {i.context_length:<6} {chat}"
         )
     if available:
         print("Known models to download ('workstation models pull NAME'):")
         for e in available:
-            size = e.get("size_bytes")
-            shown = _size(int(size)) if size else f"~{e['approx_size_gb']} GB" if e.get("approx_size_gb") else "?"
+            shown = catalog.file_size_text(e.get("size_bytes"), e.get("approx_size_gb"))
             print(f"  {e.get('name', '?'):<36} {shown:>9}  {e.get('licence', '')}")
     return 0
 
@@ -120,7 +115,7 @@ def run_inspect(args: argparse.Namespace) -> int:
         ("architecture", info.architecture),
         ("parameters", f"{_params(info.parameter_count)} ({info.parameter_count:,})"),
         ("file type", info.file_type),
-        ("file size", _size(info.file_size)),
+        ("file size", catalog.file_size_text(info.file_size)),
         ("context length", f"{info.context_length:,}"),
         ("layers", str(info.n_layer)),
         ("attention heads", f"{info.n_head} (KV heads {info.n_head_kv}, head dim {info.head_dim})"),
@@ -142,7 +137,7 @@ def run_add(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"path": str(dest), "info": info.to_dict()})
     else:
-        print(f"added {dest.name} ({info.architecture}, {info.file_type}, {_size(info.file_size)}) to {dest.parent}")
+        print(f"added {dest.name} ({info.architecture}, {info.file_type}, {catalog.file_size_text(info.file_size)}) to {dest.parent}")
     return 0
 
 
@@ -158,7 +153,7 @@ def run_pull(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"path": str(path), "info": info.to_dict()})
     else:
-        print(f"ready: {path} ({info.file_type}, {_size(info.file_size)})")
+        print(f"ready: {path} ({info.file_type}, {catalog.file_size_text(info.file_size)})")
     return 0
 
 
@@ -202,7 +197,7 @@ def run_quantize(args: argparse.Namespace) -> int:
     quantize_model(src, dest, key, allow_requantize=args.allow_requantize, threads=args.threads)
     out = catalog.read_model_info(dest)
     if not args.json:
-        print(f"wrote {dest} ({out.file_type}, {_size(out.file_size)})")
+        print(f"wrote {dest} ({out.file_type}, {catalog.file_size_text(out.file_size)})")
     if documents is None and not args.json:
         documents = _ask_for_kld_documents(src)
     kld = _quantization_loss(src, dest, documents, args) if documents else None

@@ -167,6 +167,17 @@ def resolve_model_path(ref: str) -> Path:
     return direct
 
 
+def file_size_text(n: int | None, approx_gb: float | None = None) -> str:
+    """A file's size as downloads state it (decimal units: 4.92 GB, 351 MB, 12 KB); a catalog
+    model's approximate size ("~4.9 GB") where the exact one is not known; else "?"."""
+    if n:
+        for scale, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "KB")):
+            if n >= scale:
+                return f"{n / scale:.2f} {unit}" if unit == "GB" else f"{n / scale:.0f} {unit}"
+        return f"{n} B"
+    return f"~{approx_gb} GB" if approx_gb else "?"
+
+
 def check_gguf(path: Path) -> None:
     """Refuse a file that is missing, damaged or hostile before llama.cpp sees it: the
     pre-flight, once per version of the file (it is what ``read_model_info`` reads)."""

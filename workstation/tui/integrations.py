@@ -85,20 +85,13 @@ class ModelRow:
     details: str  # architecture, parameters, quantization, context ... or licence
     installed: bool
     source: str = ""
+    approx_gb: float | None = None  # a catalog model's size where the exact one is not known
+
+    @property
+    def size_text(self) -> str:
+        return catalog.file_size_text(self.size_bytes, self.approx_gb)
 
 
-def _human_bytes(n: int | None) -> str:
-    if not n:
-        return "?"
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if size < 1000 or unit == "TB":
-            return f"{size:.0f} {unit}" if unit in ("B", "KB") else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{n} B"
-
-
-human_bytes = _human_bytes
 
 
 def _model_details(info: catalog.ModelInfo | None) -> str:
@@ -140,6 +133,7 @@ def catalog_models() -> list[ModelRow]:
                 name=str(entry.get("name", file)),
                 path=path,
                 size_bytes=entry.get("size_bytes"),
+                approx_gb=entry.get("approx_size_gb"),
                 details=str(entry.get("licence") or entry.get("license") or "licence unknown"),
                 installed=bool(path and path.exists()),
                 source=str(entry.get("source") or ""),

@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, ProgressBar, Sparkline, Static
 
-from workstation.tui.integrations import human_bytes
+from workstation.core.planner import human_bytes
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.status_bar import StatusBar
 

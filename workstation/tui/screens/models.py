@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Footer, Header, Label, ProgressBar, Tabbe
 
 from workstation.core.errors import WorkstationError
 from workstation.tui import integrations
-from workstation.tui.integrations import ModelRow, human_bytes
+from workstation.tui.integrations import ModelRow
 from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.dialogs import ConfirmDialog, TextPrompt
@@ -85,12 +85,12 @@ class ModelsScreen(AppScreen, Screen[None]):
         table = self.query_one("#installed", DataTable)
         table.clear()
         for row in self.installed:
-            table.add_row(row.name, human_bytes(row.size_bytes), row.details or "–")
+            table.add_row(row.name, row.size_text, row.details or "–")
         cat = self.query_one("#catalog", DataTable)
         cat.clear()
         for row in self.catalog:
             state = t("models.installed_yes") if row.installed else t("models.installed_no")
-            cat.add_row(row.name, human_bytes(row.size_bytes), row.details, state)
+            cat.add_row(row.name, row.size_text, row.details, state)
 
     def _active(self) -> str:
         return self.query_one(TabbedContent).active
@@ -196,7 +196,7 @@ class ModelsScreen(AppScreen, Screen[None]):
                 self.action_reload()
 
         self.app.push_screen(
-            ConfirmDialog(t("models.delete_q", name=path.name, size=human_bytes(row.size_bytes)),
+            ConfirmDialog(t("models.delete_q", name=path.name, size=row.size_text),
                           t("dialog.delete"), t("dialog.cancel")),
             confirmed,
         )

@@ -14,9 +14,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from workstation.core.kld import QuantizationPoint, quantization_points
+from workstation.core.planner import human_bytes
 from workstation.core.results import HistoryEntry, history
 from workstation.tui.i18n import Texts
-from workstation.tui.integrations import human_bytes
 from workstation.tui.screens.app_screen import AppScreen
 
 if TYPE_CHECKING:
