@@ -368,7 +368,7 @@ def plan(
         else "no speed estimate"
     )
     return MemoryPlan(
-        model=info.name,
+        model=Path(info.path).stem,  # the file, as 'models list' and profiles name it
         path=info.path,
         architecture=info.architecture,
         file_type=info.file_type,

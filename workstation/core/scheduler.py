@@ -229,7 +229,7 @@ class Scheduler:
         except BaseException:
             self.model.close()
             raise
-        self.model_name = str(self.model.metadata.get("general.name", self.model.path.stem))
+        self.model_name = self.model.path.stem  # the file, as 'models list' and profiles name it
         # threads: auto follows the machine's load (core/thread_policy.py); a number stays
         self.governor: ThreadGovernor | None = None
         if profile.threads == "auto":
