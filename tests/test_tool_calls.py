@@ -410,6 +410,16 @@ def test_a_mistral_template_gets_its_own_format_and_short_call_ids() -> None:
     assert len(short) == 9 and short.isalnum() and mistral_id(long_id) == short and mistral_id("a1b2c3d4e") == "a1b2c3d4e"
     assert f'"id": "{short}"' in text and f'"call_id": "{short}"' in text  # the call and its result stay paired
     assert text.index("[AVAILABLE_TOOLS]") > text.index("[TOOL_RESULTS]") and '"get_time"' in text
+    # two calls sent back without ids: each gets its own, and the results, in order, the same
+    two = {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "", "type": "function", "function": {"name": "get_time", "arguments": '{"zone": "UTC", "hours24": true}'}},
+        {"id": "", "type": "function", "function": {"name": "get_time", "arguments": '{"zone": "CET", "hours24": true}'}},
+    ]}
+    results = [{"role": "tool", "content": "12:00"}, {"role": "tool", "content": "13:00"}]
+    unnamed = tool_prompt(template, [*ASK, two, *results, {"role": "user", "content": "Thanks."}], _request(TIME))
+    ids = [c["id"] for c in unnamed.messages[1]["tool_calls"]]
+    assert len(set(ids)) == 2 and [m["tool_call_id"] for m in unnamed.messages[2:4]] == ids
+    template.render(unnamed.messages, True, unnamed.tools)  # the template takes them
     assert plan.format == MISTRAL and plan.grammar == "" and plan.markers == ("[TOOL_CALLS]",)
     forced = tool_prompt(template, ASK, _request(WEATHER, TIME, choice="function", function="get_time"))
     assert forced.grammar.startswith('root ::= "[TOOL_CALLS]"') and "get_time" in forced.grammar

@@ -284,13 +284,22 @@ def _history(messages: Sequence[Mapping[str, Any]], support: ToolSupport, parall
     JSON text when it cannot render them (minja's polyfill), arguments as objects when it wants
     them so, ids as Mistral's templates want them."""
     out: list[dict[str, Any]] = []
+    unnamed: list[str] = []  # ids given to past calls that came without one, not yet answered
     for m in messages:
         msg = dict(m)
         if support.format == MISTRAL:
             if msg.get("tool_calls"):
-                msg["tool_calls"] = [{**c, "id": mistral_id(str(c.get("id") or ""))} for c in msg["tool_calls"]]
-            if msg["role"] == "tool" and msg.get("tool_call_id"):
-                msg["tool_call_id"] = mistral_id(str(msg["tool_call_id"]))
+                calls = []
+                for c in msg["tool_calls"]:
+                    call_id = str(c.get("id") or "")
+                    if not call_id:  # a call sent back without its id: its result, in order, gets the same
+                        call_id = f"{len(unnamed) + 1:09d}"
+                        unnamed.append(call_id)
+                    calls.append({**c, "id": mistral_id(call_id)})
+                msg["tool_calls"] = calls
+            if msg["role"] == "tool":
+                result_of = str(msg.get("tool_call_id") or "") or (unnamed.pop(0) if unnamed else "")
+                msg["tool_call_id"] = mistral_id(result_of)
         if msg.get("tool_calls"):
             if not support.tool_calls:
                 msg["content"] = _generic_calls_text(msg.pop("tool_calls"), msg.get("content") or "", parallel)
