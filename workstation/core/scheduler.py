@@ -482,6 +482,8 @@ class Scheduler:
         else:
             self._fail_all("The engine is closing.")
         self.save_states()  # the slots' cells, for the next start (with a store)
+        if self._reader is not None:  # a state may still be read for a request that ended unanswered
+            self._reader.shutdown(wait=True)
         for slot in self.slots:
             if slot.run is not None:
                 slot.run.sampler.close()
@@ -732,9 +734,6 @@ class Scheduler:
         if self._writer is not None:
             self._writer.shutdown(wait=True)
             self._writer = None
-        if self._reader is not None:  # a state being read for a request that ended unanswered
-            self._reader.shutdown(wait=True)
-            self._reader = None
 
     def _propose(self) -> None:
         for slot in self.slots:
