@@ -196,6 +196,37 @@ def test_quantize(smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixt
     assert json.loads(captured.out)["info"]["file_type"] == "Q8_0"
 
 
+def test_a_missing_model_says_how_to_get_it_and_the_advice_works(
+    models_home: Path, smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A profile's missing model names the command that gets it: a catalog model is pulled,
+    a quantized copy of an installed model (the draft pair's target) is made with the very
+    command the sentence gives, after which the profile loads; anything else points at the list."""
+    monkeypatch.setenv("WORKSTATION_FAKE_GPUS", "[]")
+    (models_home / smollm2_path.name).symlink_to(smollm2_path)
+    profile = tmp_path / "pair.yaml"
+    profile.write_text("model: SmolLM2-135M-Instruct.Q8_0.gguf\ncontext: 512\nthreads: 1\n")
+    assert main(["fit", "-p", str(profile)]) == 1
+    err = capsys.readouterr().err
+    assert "SmolLM2-135M-Instruct.Q8_0.gguf is not made yet" in err
+    command = err.split("'workstation ", 1)[1].split("'", 1)[0]
+    assert command == "models quantize smollm2-135m-instruct-q4_1 --type q8_0 --allow-requantize"
+    assert main([*command.split(), "--threads", "2"]) == 0
+    capsys.readouterr()
+    assert main(["fit", "-p", str(profile), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["model"] == "SmolLM2-135M-Instruct.Q8_0"
+
+    profile.write_text("model: llama-3.1-8b-instruct-q4_k_m\n")
+    assert main(["fit", "-p", str(profile)]) == 1
+    assert "run 'workstation models pull llama-3.1-8b-instruct-q4_k_m' (about" in capsys.readouterr().err
+    # a type no installed model is a copy of, and a name that is no type, get the plain sentence
+    for name in ("SmolLM2-135M-Base.Q8_0.gguf", "SmolLM2-135M-Instruct.v2.gguf"):
+        profile.write_text(f"model: {name}\n")
+        assert main(["fit", "-p", str(profile)]) == 1
+        assert "run 'workstation models list' to see what is installed" in capsys.readouterr().err
+
+
 def test_fit_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, smollm2_path: Path) -> None:
     monkeypatch.setenv("WORKSTATION_FAKE_GPUS", "[]")
     assert main(["fit", "-p", "office-cpu", "--json"]) == 0

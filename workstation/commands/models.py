@@ -10,6 +10,7 @@ from workstation.commands import print_json
 from workstation.core import catalog
 from workstation.core.errors import WorkstationError
 from workstation.core.paths import models_dir
+from workstation.core.planner import layers_text, offloadable_layers
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -117,7 +118,7 @@ def run_inspect(args: argparse.Namespace) -> int:
         ("file type", info.file_type),
         ("file size", catalog.file_size_text(info.file_size)),
         ("context length", f"{info.context_length:,}"),
-        ("layers", str(info.n_layer)),
+        ("layers", f"{layers_text(info.n_layer)}; gpu_layers counts {offloadable_layers(info.n_layer)}"),
         ("attention heads", f"{info.n_head} (KV heads {info.n_head_kv}, head dim {info.head_dim})"),
         ("embedding width", str(info.n_embd)),
         ("vocabulary", f"{info.n_vocab:,} ({info.tokenizer_model}, fingerprint {info.tokenizer_fingerprint})"),
@@ -180,12 +181,7 @@ def run_quantize(args: argparse.Namespace) -> int:
     if args.output:
         dest = Path(args.output).expanduser()
     else:
-        stem = src.stem
-        for suffix in (f".{info.file_type}", f"-{info.file_type}", f"_{info.file_type}"):
-            if stem.lower().endswith(suffix.lower()):
-                stem = stem[: -len(suffix)]
-                break
-        dest = models_dir() / f"{stem}.{key.upper()}.gguf"
+        dest = models_dir() / catalog.quantized_copy_name(src, info.file_type, key)
     if dest.resolve() == src.resolve():
         raise WorkstationError("The output would overwrite the source model; choose another -o path.")
     from workstation.commands.eval import read_kld_documents

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import re
 import shutil
 import sys
 import threading
@@ -178,6 +179,54 @@ def file_size_text(n: int | None, approx_gb: float | None = None) -> str:
     return f"~{approx_gb} GB" if approx_gb else "?"
 
 
+def quantized_copy_name(src: Path, file_type: str, type_name: str) -> str:
+    """The file name ``models quantize`` gives a copy of ``src`` (whose type is ``file_type``)
+    at ``type_name``: the source's name without its type, then ``.Q8_0.gguf`` (say)."""
+    stem = src.stem
+    for suffix in (f".{file_type}", f"-{file_type}", f"_{file_type}"):
+        if stem.lower().endswith(suffix.lower()):
+            stem = stem[: -len(suffix)]
+            break
+    return f"{stem}.{type_name.upper()}.gguf"
+
+
+def _made_by_quantizing(missing: Path) -> tuple[InstalledModel, str] | None:
+    """The installed model whose ``models quantize`` copy would be the missing file, and the type."""
+    type_name = missing.stem.rpartition(".")[2]
+    if not re.fullmatch(r"(B?F16|F32|I?Q\d\w*)", type_name, re.IGNORECASE):
+        return None
+    for item in list_installed():
+        if item.info is not None and quantized_copy_name(Path(item.path), item.info.file_type, type_name) == missing.name:
+            return item, type_name
+    return None
+
+
+def missing_model_error(path: Path) -> ModelFileError:
+    """One sentence for a model file that is not there, saying how to get it: a catalog model
+    is pulled, a quantized copy of an installed model (the draft pair's target) is made."""
+    path = Path(path)
+    in_models = path.parent.resolve() == models_dir().resolve()
+    entry = next((e for e in catalog_entries() if e.get("file") == path.name), None) if in_models else None
+    if entry is not None:
+        size = f" (about {entry['approx_size_gb']} GB)" if entry.get("approx_size_gb") else ""
+        return ModelFileError(
+            f"The model {entry.get('name')} is not downloaded yet; run 'workstation models pull "
+            f"{entry.get('name')}'{size}."
+        )
+    source = _made_by_quantizing(path) if in_models else None
+    if source is not None:
+        item, type_name = source
+        assert item.info is not None
+        requantize = "" if item.info.file_type in ("F32", "F16", "BF16") else " --allow-requantize"
+        return ModelFileError(
+            f"The model file {path.name} is not made yet; make it from {item.name} with 'workstation "
+            f"models quantize {item.name} --type {type_name.lower()}{requantize}'."
+        )
+    return ModelFileError(
+        f"The model file {path} does not exist; run 'workstation models list' to see what is installed."
+    )
+
+
 def check_gguf(path: Path) -> None:
     """Refuse a file that is missing, damaged or hostile before llama.cpp sees it: the
     pre-flight, once per version of the file (it is what ``read_model_info`` reads)."""
@@ -217,9 +266,7 @@ def _file_version(path: Path) -> tuple[Any, ...]:
         st = path.stat()
         real = str(path.resolve())
     except FileNotFoundError:
-        raise ModelFileError(
-            f"The model file {path} does not exist; run 'workstation models list' to see what is installed."
-        ) from None
+        raise missing_model_error(path) from None
     except (OSError, RuntimeError) as err:
         raise ModelFileError(f"The model file {path} cannot be read ({getattr(err, 'strerror', None) or err}).") from None
     return (real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)

@@ -36,6 +36,14 @@ def offloadable_layers(n_layer: int) -> int:
     layers and the output layer, as its own load log counts them ("offloaded 31/31 layers").
     0 for a model that is not loaded here (``n_layer`` 0: a remote server)."""
     return n_layer + 1 if n_layer > 0 else 0
+
+
+def layers_text(n_layer: int) -> str:
+    """A model's layers as a person reads them beside ``gpu_layers`` and llama.cpp's "31/31"
+    (which count the output layer): "30 layers (+1 output)"."""
+    return f"{n_layer} layers (+1 output)" if n_layer > 0 else "no layers"
+
+
 GB = 1024**3  # verdicts say "GB" in binary units, as cards are sold (a "24 GB" card has 24 GiB)
 GBPS = 1e9  # bandwidth tables are in decimal GB/s
 KV_PAD = 256  # llama.cpp pads the context (and the SWA cache) to 256 cells
@@ -409,19 +417,7 @@ def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None) -> Mem
     """
     from workstation.core import hardware
 
-    path = Path(resolve_model_path(profile.model))
-    if not path.exists():
-        from workstation.core.catalog import catalog_entry
-        from workstation.core.errors import ModelFileError
-
-        entry = catalog_entry(profile.model)
-        if entry is not None:
-            size = f" (about {entry['approx_size_gb']} GB)" if entry.get("approx_size_gb") else ""
-            raise ModelFileError(
-                f"The model {profile.model} is not downloaded yet; run 'workstation models pull "
-                f"{profile.model}'{size}."
-            )
-    info = read_model_info(path, check=False)
+    info = read_model_info(resolve_model_path(profile.model), check=False)  # a missing file says how to get it
     if gpus is None:
         gpus = hardware.gpus()
     return plan_with_draft(profile, info, gpus)
