@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from workstation.core import catalog, hardware
 from workstation.core.errors import WorkstationError
+from workstation.core.planner import layers_text
 from workstation.core.profiles import Profile
 from workstation.tui.messages import GpuReading
 
@@ -101,7 +102,7 @@ def _model_details(info: catalog.ModelInfo | None) -> str:
     params = info.parameter_count
     if params:
         parts.append(f"{params / 1e9:.2f}B" if params >= 1e9 else f"{params / 1e6:.0f}M")
-    parts += [info.file_type, f"ctx {info.context_length}", f"{info.n_layer} layers"]
+    parts += [info.file_type, f"ctx {info.context_length}", layers_text(info.n_layer)]
     if not info.has_chat_template:
         parts.append("no chat template")
     return " · ".join(p for p in parts if p)
