@@ -64,7 +64,7 @@ async def test_dashboard_sparklines_have_axes_with_units(app: WorkstationApp) ->
         row = pilot.app.screen.query_one("#row-decode", MetricRow)
         row.set("Decode tok/s", [12.0, 80.5, 40.0], "40.0 tok/s", "tok/s", "last 3 turns")
         await pilot.pause()
-        assert str(row.query_one(".metric-axis").content) == "80 tok/s\n12 tok/s"
+        assert str(row.query_one(".metric-axis").content) == "max 80 tok/s\nmin 12 tok/s"
         assert str(row.query_one(".metric-name").content) == "Decode tok/s\nlast 3 turns"
         row.set("Decode tok/s", [], "–", "tok/s", "last 0 turns")
         await pilot.pause()

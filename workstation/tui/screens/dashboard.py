@@ -16,7 +16,7 @@ from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
-    pass
+    from workstation.tui.app import WorkstationApp
 
 
 def axis_value(v: float) -> str:
@@ -25,8 +25,8 @@ def axis_value(v: float) -> str:
 
 
 class MetricRow(Horizontal):
-    """A label (with the span the sparkline covers), the y axis (top and bottom value with
-    its unit), a sparkline of the last turns, and the latest value."""
+    """A label (with the span the sparkline covers), the y axis (the largest and smallest value
+    shown, with its unit), a sparkline of the last turns, and the latest value."""
 
     DEFAULT_CLASSES = "metric-row"
 
@@ -44,8 +44,11 @@ class MetricRow(Horizontal):
         self.query_one(".metric-name", Label).update(f"{name}\n{span}" if span and values else name)
         axis = ""
         if values:
-            # Textual's Sparkline scales from the smallest value shown to the largest
-            axis = f"{axis_value(max(values))} {unit}\n{axis_value(min(values))} {unit}"
+            # Textual's Sparkline scales from the smallest value shown to the largest; the axis
+            # says so, so that its numbers are not read as the latest value (on the right)
+            t = cast("WorkstationApp", self.app).texts
+            axis = (f"{t('dash.axis_max', v=axis_value(max(values)))} {unit}\n"
+                    f"{t('dash.axis_min', v=axis_value(min(values)))} {unit}")
         self.query_one(".metric-axis", Label).update(axis)
         self.query_one(Sparkline).data = values  # none yet: a flat line, not a solid bar
         self.query_one(".metric-value", Label).update(value)
