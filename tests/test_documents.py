@@ -171,6 +171,31 @@ def test_a_pipe_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
     _fails_fast(fifo, r"not a regular file")
 
 
+def test_an_unreadable_document_is_one_sentence_for_a_user_without_rights(tmp_path: Path) -> None:
+    """A file the user may not read (mode 000) through the real CLI in a process of its own:
+    as root, without the capabilities that let root read anything, so the kernel refuses it
+    as it refuses an office user; one sentence naming the file and the reason, exit 1."""
+    import shutil
+    import subprocess
+    import sys
+
+    doc = tmp_path / "salaries.txt"
+    doc.write_text("Confidential figures for March.\n", encoding="utf-8")
+    doc.chmod(0)
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("setpriv (util-linux) is needed to drop root's right to read any file")
+        prefix = [setpriv, "--bounding-set", "-dac_override,-dac_read_search", "--"]
+    code = "import sys; from workstation.cli import main; sys.exit(main(sys.argv[1:]))"
+    done = subprocess.run([*prefix, sys.executable, "-c", code, "summarize", str(doc)],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "WORKSTATION_DATA": str(tmp_path / "data")})
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip() == "workstation: 'salaries.txt' cannot be read (Permission denied)."
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
 def test_huge_file_is_refused_without_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "huge.txt"
     with path.open("wb") as f:  # sparse: 10 GiB apparent size, nothing written
