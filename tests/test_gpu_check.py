@@ -104,12 +104,18 @@ def test_models_cut_into_parts_come_back_whole_and_damage_is_named(tmp_path: Pat
     assert stage.missing_parts(got) == [2, 3]  # 2 was damaged and removed, 3 never came
     assert not (stage.parts / parts[1].file).exists()
     # the next calls bring them again
+    # part 2 alone: model-a (calls 1-2) is whole and can be checked with --now; model-b is not
     part2.parent.mkdir(parents=True, exist_ok=True)
     part2.write_bytes(good2)
+    stage.stash()
+    assert stage.missing_parts(got) == [3]
+    assert stage.whole_models(got, [3]) == ["model-a"] and stage.whole_models(got, [2, 3]) == []
+    assert list(stage.assemble_models(got, ["model-a"])) == ["model-a"]
     part3.parent.mkdir(parents=True, exist_ok=True)
     part3.write_bytes(good3)
     stage.stash()
     assert stage.missing_parts(got) == []
+    assert stage.whole_models(got, []) == ["model-a", "model-b"]
     models = stage.assemble_models(got)
     assert models["model-a"].read_bytes() == a.read_bytes()
     assert models["model-b"].read_bytes() == b.read_bytes()

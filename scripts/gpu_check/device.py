@@ -80,12 +80,21 @@ class Stage:
             missing.append(part.call)
         return sorted(set(missing))
 
-    def assemble_models(self, manifest: Manifest) -> dict[str, Path]:
-        """The models, cut back out of the parts' byte stream and checked by sha256."""
+    def whole_models(self, manifest: Manifest, missing: list[int]) -> list[str]:
+        """The models every part of which is here (``missing``: the calls whose part is not)."""
+        return [m.name for m in manifest.models
+                if not any(p.call in missing and p.offset < m.offset + m.size and m.offset < p.offset + p.size
+                           for p in manifest.parts)]
+
+    def assemble_models(self, manifest: Manifest, names: list[str] | None = None) -> dict[str, Path]:
+        """The models (``names``, default all), cut back out of the parts' byte stream and
+        checked by sha256."""
         models_dir = self.work / "models"
         models_dir.mkdir(exist_ok=True)
         out: dict[str, Path] = {}
         for m in manifest.models:
+            if names is not None and m.name not in names:
+                continue
             dest = models_dir / m.file
             stamp = dest.with_suffix(".verified")
             if not (dest.exists() and stamp.exists() and stamp.read_text() == m.sha256):
@@ -225,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="fewer repetitions and tokens (a dry run of every step)")
     ap.add_argument("--budget", type=float, default=560, help="seconds this call may take in all (default 560)")
     ap.add_argument("--fresh", action="store_true", help="run every step again (default: continue an earlier call)")
+    ap.add_argument("--now", action="store_true",
+                    help="check the models that are whole already instead of waiting for the other calls' parts "
+                         "(after the machine went back between calls: the first model alone)")
     ap.add_argument("--out", type=Path, help="where the report goes (default $OUT, else .gpu-check/out)")
     args = ap.parse_args(argv)
     t0 = time.monotonic()
@@ -239,14 +251,24 @@ def main(argv: list[str] | None = None) -> int:
     stage.check_requirements()
     sys.path[:0] = [str(stage.site), str(ROOT)]  # the package's own helpers from here on
     missing = stage.missing_parts(manifest)
-    stage.start_build(manifest, cuda, background=bool(missing))
-    if missing:
+    whole = stage.whole_models(manifest, missing)
+    now = bool(missing) and args.now and bool(whole)
+    stage.start_build(manifest, cuda, background=bool(missing) and not now)
+    if missing and not now:
         calls = {c["call"]: c for c in device_calls(manifest)}
         say(f"waiting for the parts of calls {', '.join(map(str, missing))}; make the next call now "
             "(the machine stays warm only 30 s):")
         print(json.dumps(calls[missing[0]]))
+        if whole:
+            say(f"whole already: {', '.join(whole)}; the same command with --now checks them without waiting")
         return 0
-    models = stage.assemble_models(manifest)
+    if args.now and missing and not whole:
+        say("--now: no model is whole yet, so there is nothing to check; make the next call")
+        return 0
+    models = stage.assemble_models(manifest, whole if now else None)
+    if now:
+        say(f"--now: checking {', '.join(whole)}; not here: "
+            f"{', '.join(m.name for m in manifest.models if m.name not in whole)}")
     build = stage.wait_build(deadline - 60)
     if build.get("rc") != 0:
         tail = stage.build_log.read_text(errors="replace")[-3000:]
@@ -257,10 +279,11 @@ def main(argv: list[str] | None = None) -> int:
 
     ctx = Context(work=work, out=out, site=stage.site, bin=Path(build["bin"]), models=models,
                   cuda=cuda, quick=args.quick, deadline=deadline - 20, lib_dirs=build.get("lib_dirs") or [])
-    ctx.resume(f"{build.get('key')}|quick={args.quick}", fresh=args.fresh)
+    ctx.resume(f"{build.get('key')}|quick={args.quick}|{','.join(models)}", fresh=args.fresh)
     ctx.results["build"] = build
     ctx.results["kit"] = {"llama_version": manifest.llama_version, "calls": manifest.calls,
-                          "cpu_build": manifest.cpu_build}
+                          "cpu_build": manifest.cpu_build,
+                          "models_not_here": [m.name for m in manifest.models if m.name not in models]}
     try:
         run_all(ctx)  # writes the report after every step: a call cut short still brings it back
     finally:

@@ -82,6 +82,9 @@ def markdown(results: dict[str, Any]) -> str:
               f"Python {env.get('python', '?')}",
               f"llama-cpp-python {(results.get('kit') or {}).get('llama_version', '?')}"]
     lines.append("Device: " + "; ".join(d for d in device if d) + ".")
+    absent = (results.get("kit") or {}).get("models_not_here") or []
+    if absent:
+        lines.append(f"Checked without {', '.join(absent)} (run with --now: its parts never came).")
     for note in build.get("notes") or []:
         lines.append(f"Build note: {note}.")
     lines.append(f"Build: {_f(build.get('seconds'), '{:.0f}')} s (configure {_f(build.get('configure_s'), '{:.0f}')}, "
