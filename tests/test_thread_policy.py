@@ -79,6 +79,11 @@ def test_load_sampler_sees_a_busy_loop_in_another_process() -> None:
 def test_the_load_is_the_last_seconds_not_the_average_since_the_last_turn() -> None:
     """A server that waited out another program's busy spell must start its next turn with every
     core: the sampler with its ticker sees the quiet second, one without sees the old average."""
+    probe = LoadSampler(ticker=False)
+    time.sleep(1.0)
+    before = probe.sample()
+    if before is not None and before.others > 0.5:
+        pytest.skip(f"other programs keep {before.others:.1f} cores busy already: no quiet second to see")
     fresh, stale = LoadSampler(), LoadSampler(ticker=False)
     try:
         with busy_loop():
