@@ -47,7 +47,7 @@ class ScriptedLoad(LoadSampler):
         self.loads = loads
         self.recent = None
 
-    def sample(self) -> CpuLoad | None:
+    def sample(self, wait: bool = False) -> CpuLoad | None:
         return self.loads.pop(0)
 
 
@@ -126,6 +126,21 @@ def test_auto_threads_give_way_to_a_busy_core_and_come_back(auto_engine: Engine)
     assert m.threads_reason == "busy" and m.n_threads < physical
     assert m.cpu_others > 0.6
     assert auto_engine.model.threads == (m.n_threads, m.n_threads)  # set on the live context
+
+
+@pytest.mark.skipif(count_physical_cores() < 2, reason="needs a core to spare")
+def test_a_fresh_engine_sees_a_busy_core_at_its_first_turn(smollm2_path: Path) -> None:
+    """A one-shot 'chat' loads and answers one turn: its first turn must already give way (the
+    load is its window), not start on every core and never look again (short replies are under
+    RECHECK_TOKENS)."""
+    physical = count_physical_cores()
+    with busy_loop():
+        time.sleep(0.5)
+        with Engine(make_profile(threads="auto")) as eng:
+            final = eng.run_chat(HELLO, SHORT)
+    m = final.metrics
+    assert (m.threads_reason, m.n_threads) == ("busy", physical - 1), m
+    assert m.cpu_others > 0.6
 
 
 def test_a_fixed_thread_count_is_never_changed(smollm2_path: Path) -> None:

@@ -83,7 +83,7 @@ from workstation.core.slots import (
     settle_prefix,
 )
 from workstation.core.stop_strings import StopMatcher
-from workstation.core.thread_policy import RECHECK_TOKENS, ThreadChoice, ThreadGovernor
+from workstation.core.thread_policy import RECHECK_TOKENS, LoadSampler, ThreadChoice, ThreadGovernor
 from workstation.core.token_probs import ReplyProbs
 
 log = logging.getLogger(__name__)
@@ -214,7 +214,14 @@ class Scheduler:
             type_v=KV_CACHE_TYPES[profile.kv_cache.v],
             n_seq_max=n_parallel,
         )
-        self.model = LoadedModel(resolve_model_path(profile.model), self.settings, progress=progress)
+        # threads: auto measures the machine's load from before the load on (core/thread_policy.py)
+        sampler = LoadSampler() if profile.threads == "auto" else None
+        try:
+            self.model = LoadedModel(resolve_model_path(profile.model), self.settings, progress=progress)
+        except BaseException:
+            if sampler is not None:
+                sampler.close()
+            raise
         self.draft_model: Any = None
         self.slots = [Slot(seq=i) for i in range(n_parallel)]
         try:
@@ -228,13 +235,15 @@ class Scheduler:
                     slot.spec = spec
         except BaseException:
             self.model.close()
+            if sampler is not None:
+                sampler.close()
             raise
         self.model_name = self.model.path.stem  # the file, as 'models list' and profiles name it
         # threads: auto follows the machine's load (core/thread_policy.py); a number stays
         self.governor: ThreadGovernor | None = None
-        if profile.threads == "auto":
+        if sampler is not None:
             gpu_all = self.model.gpu_offload and self.gpu_layers > self.model.n_layer
-            self.governor = ThreadGovernor(self.settings.n_threads, gpu_all_layers=gpu_all)
+            self.governor = ThreadGovernor(self.settings.n_threads, gpu_all_layers=gpu_all, sampler=sampler)
             self._apply_threads(self.governor.current)
         self._since_thread_check = 0  # tokens generated since the governor last looked
         # saved KV states on disk (core/kv_state.py): restored into a fresh slot; a slot's cells

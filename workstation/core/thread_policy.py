@@ -105,9 +105,11 @@ class LoadSampler:
             with self._lock:
                 self._readings.append(reading)
 
-    def sample(self) -> CpuLoad | None:
+    def sample(self, wait: bool = False) -> CpuLoad | None:
         """The load over the last ``WINDOW_S`` (or since the oldest reading, when younger); None
-        until a window of MIN_WINDOW_S has passed: the last trusted one is kept in ``recent``."""
+        until a window of MIN_WINDOW_S has passed: the last trusted one is kept in ``recent``.
+        With ``wait``, a sampler that has no trusted reading yet waits out the rest of its first
+        window (at most MIN_WINDOW_S) rather than answer None."""
         now = self._read()
         with self._lock:
             base = self._readings[0]
@@ -115,8 +117,12 @@ class LoadSampler:
                 if now[0] - reading[0] >= WINDOW_S:
                     base = reading
             dt = now[0] - base[0]
-            if dt < MIN_WINDOW_S:
+            if dt < MIN_WINDOW_S and not (wait and self.recent is None):
                 return self.recent
+        if dt < MIN_WINDOW_S:
+            time.sleep(MIN_WINDOW_S - dt)
+            return self.sample()
+        with self._lock:
             self._readings.append(now)
         load = CpuLoad(busy=(now[1] - base[1]) / dt, own=(now[2] - base[2]) / dt, seconds=dt)
         self.recent = load
@@ -130,6 +136,8 @@ class ThreadGovernor:
     """The thread choice of one engine with ``threads: auto``; ``check`` says what to set."""
 
     def __init__(self, physical: int, gpu_all_layers: bool = False, sampler: LoadSampler | None = None) -> None:
+        """``sampler``: one started before the model loaded, so that the load is the first
+        turn's window (a one-shot ``chat`` decides at once, from the seconds it loaded in)."""
         self.physical = physical
         self.gpu_all_layers = gpu_all_layers
         self.sampler = sampler or LoadSampler()
@@ -137,8 +145,9 @@ class ThreadGovernor:
         self.log: deque[tuple[float, ThreadChoice]] = deque(maxlen=100)
 
     def check(self) -> ThreadChoice | None:
-        """A new choice when the load calls for another thread count, else None."""
-        load = self.sampler.sample()
+        """A new choice when the load calls for another thread count, else None. The first
+        check waits for a trusted window (the turn would otherwise start on every core)."""
+        load = self.sampler.sample(wait=True)
         if load is None:
             return None
         choice = choose_threads(self.physical, load.others, gpu_all_layers=self.gpu_all_layers)
