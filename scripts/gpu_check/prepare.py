@@ -158,7 +158,9 @@ def make_source_archive(sdist: Path, version: str, work: Path, out_dir: Path) ->
 # the image, never carried; their version floors are checked there before the build starts.
 # Every pure-Python dependency travels, so textual's floors (rich, pygments, ...) hold whatever
 # versions the image has.
-IMAGE_PROVIDED = {"numpy", "psutil", "pyyaml", "lxml", "markupsafe", "charset-normalizer"}
+IMAGE_PROVIDED = {"numpy", "psutil", "pyyaml", "lxml", "markupsafe", "charset-normalizer",
+                  # the sizing report's charts: 24 MiB of wheels that would take a call's room
+                  "matplotlib", "pillow", "fonttools", "kiwisolver", "contourpy"}
 PLATFORM_TAGS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64",
                  "manylinux2014_x86_64", "manylinux1_x86_64")
 
