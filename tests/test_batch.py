@@ -16,6 +16,7 @@ import yaml
 from conftest import make_profile
 from docmaker import SUBJECT_PARAGRAPHS, make_docx
 
+from workstation.core.atomic import UMASK
 from workstation.core.batch_queue import DB_NAME, BatchQueue
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,6 +117,9 @@ def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smol
     finally:
         con.close()
     for p in final:
+        # the mode any program's saved file gets (0644 under the usual umask), not mkstemp's 0600,
+        # so colleagues sharing the output folder can read the summaries
+        assert (out / f"{p}.summary.md").stat().st_mode & 0o777 == 0o666 & ~UMASK
         text = (out / f"{p}.summary.md").read_text(encoding="utf-8")
         n = parts[p]
         assert n >= 1 and text.startswith(f"# Summary of {p}\n"), text

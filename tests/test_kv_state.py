@@ -61,6 +61,7 @@ def _state_files() -> list[Path]:
 def test_a_reopened_conversation_restores_its_cells(saved: tuple[str, str]) -> None:
     first, expected = saved
     assert len(_state_files()) == 1
+    assert _state_files()[0].stat().st_mode & 0o777 == 0o600  # a conversation's text: its owner's only
     with Engine(_profile(), keep_state=True) as eng:
         n_prompt = len(eng.chat_prompt(_second(first)))
         final = eng.run_chat(_second(first), GREEDY)

@@ -7,10 +7,29 @@ import tempfile
 from pathlib import Path
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+UMASK = _umask()  # the process's, read once (os.umask can only be read by setting it)
+
+
+def write_bytes_atomic(path: Path, data: bytes, *, private: bool = False) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder. The file gets the
+    mode a plain ``open`` would give it (an existing file keeps its own), so a summary in a
+    shared folder is readable by the others there, as a file saved by any program is;
+    ``private`` keeps it to its owner (0600: saved KV caches hold a conversation's text)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        if not private:
+            try:
+                mode = path.stat().st_mode & 0o7777
+            except OSError:
+                mode = 0o666 & ~UMASK
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as out:
             out.write(data)
             out.flush()

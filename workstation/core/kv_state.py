@@ -187,7 +187,7 @@ class KvStateStore:
     def save(self, key: StateKey, tokens: list[int], state: StateBytes) -> Path:
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self._path(key, tokens)
-        write_bytes_atomic(path, encode_state(key, tokens, state))
+        write_bytes_atomic(path, encode_state(key, tokens, state), private=True)
         for older in self.entries(key):  # an earlier turn of the same conversation: superseded
             if older.path != path and tokens[: len(older.tokens)] == older.tokens:
                 older.path.unlink(missing_ok=True)

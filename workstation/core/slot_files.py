@@ -122,7 +122,7 @@ class SlotFiles:
         tokens, state = self._between_steps(grab)
         data = encode_state(self.scheduler.state_key, tokens, state)
         self.folder.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(path, data)
+        write_bytes_atomic(path, data, private=True)
         return SlotResult(id_slot, path.name, len(tokens), len(data), (time.perf_counter() - t0) * 1000)
 
     def restore(self, id_slot: int, name: object) -> SlotResult:
