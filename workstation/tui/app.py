@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from textual import on, work
 from textual.app import App, SystemCommand
@@ -253,10 +254,13 @@ class WorkstationApp(App[None]):
             state = t("status.not_loaded")
         else:
             state = t("status.ready")
-        if len(model) > 24:
-            model = model[:23] + "…"
+        if len(model) > 24:  # the end says the quantization (….Q4_1 / ….Q8_0): keep it
+            model = model[:10] + "…" + model[-13:]
         if self.api is not None:
             return f" {state} │ {profile.key} · {t('status.api', url=self.api.url)}"
+        if profile.backend != "llama":  # a server's model: no layers or K/V of ours to show
+            server = urlsplit(profile.remote.base_url).netloc or profile.remote.base_url
+            return f" {state} │ {profile.key} · {t('status.remote', model=model or '?', server=server)}"
         return f" {state} │ {profile.key} · {model} · {layers} · {kv}"
 
     def update_status(self) -> None:
