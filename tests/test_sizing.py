@@ -20,6 +20,7 @@ from workstation.core.sizing import (
     SizingResult,
     candidate_machines,
     chart_data,
+    model_family,
     size,
     table_machine,
 )
@@ -27,6 +28,14 @@ from workstation.core.speed_model import PUBLISHED, gpu_check
 from workstation.core.workload import WorkloadError, load_workload, workload_from_dict
 
 BIG_MODELS = ["llama-3.1-8b-instruct-q4_k_m", "qwen2.5-14b-instruct-q4_k_m", "gemma-2-9b-it-q4_k_m"]
+
+
+def test_an_option_names_its_model_without_the_catalog_files_quantization() -> None:
+    """'llama-3.1-8b-instruct-q4_k_m ... Q5_K_M' read as a contradiction: the option's own
+    quantization stands beside the model's name."""
+    assert model_family("llama-3.1-8b-instruct-q4_k_m") == "llama-3.1-8b-instruct"
+    assert model_family("SmolLM2-135M-Instruct.Q8_0") == "SmolLM2-135M-Instruct"
+    assert model_family("gemma-3-270m-f16") == "gemma-3-270m" and model_family("phi-4") == "phi-4"
 
 
 def table_only(workload_ref: str = "office-20", **over: object) -> SizingResult:
@@ -85,7 +94,7 @@ def test_the_example_workload_ranks_stably_and_its_best_meets_every_target() -> 
     same_card = [o for o in first.meeting if o.machine == best.machine]
     assert max(o.params for o in same_card) == best.params
     line = first.headline()
-    assert best.machine in line and best.model in line and best.quant in line and best.kv_type in line
+    assert best.machine in line and model_family(best.model) in line and best.quant in line and best.kv_type in line
     assert f"{best.slots} slot" in line and "tokens/s" in line
 
 

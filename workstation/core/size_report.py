@@ -15,7 +15,14 @@ from typing import Any
 
 from workstation.core.atomic import write_bytes_atomic, write_text_atomic
 from workstation.core.memory_check import describe_history
-from workstation.core.sizing import SizingOption, SizingResult, chart_data, closeness_key
+from workstation.core.sizing import (
+    RANKING,
+    SizingOption,
+    SizingResult,
+    chart_data,
+    closeness_key,
+    model_family,
+)
 from workstation.core.speed_model import gpu_check
 
 PEOPLE_PNG = "people.png"
@@ -32,7 +39,7 @@ def _ttft(o: SizingOption) -> str:
 
 def _row(i: int, o: SizingOption) -> list[str]:
     price = "here" if o.here else (f"${o.price_usd:,.0f}" if o.price_usd else "-")
-    return [str(i), o.machine, price, o.model, o.quant, o.kv_type, str(o.slots),
+    return [str(i), o.machine, price, model_family(o.model), o.quant, o.kv_type, str(o.slots),
             f"{_gb(o.need_bytes)}/{_gb(o.memory_bytes)} GB", f"{o.tps_per_person:.1f}", _ttft(o),
             str(o.docs_per_night), o.quality_note, "yes" if o.meets else "; ".join(o.misses)]
 
@@ -56,7 +63,7 @@ def text_report(result: SizingResult, top: int = 10) -> str:
     rows = [_row(i, o) for i, o in enumerate(table_rows(result, top), 1)]
     widths = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(HEADER)]
     fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()  # noqa: E731
-    out = [result.headline(), "", fmt(HEADER), *(fmt(r) for r in rows), ""]
+    out = [result.headline(), "", fmt(HEADER), *(fmt(r) for r in rows), "", RANKING if result.meeting else ""]
     cal = result.calibration
     if cal:
         out.append(f"This machine's speed: {cal.get('source', '')}"
@@ -136,7 +143,7 @@ def markdown_report(result: SizingResult, out: Path, top: int = 15) -> list[Path
     ]), ""]
     title = "Ranked options" if result.meeting else "Nothing meets the workload: the closest options"
     lines += [f"## {title}", "", f"{len(result.meeting)} of {len(result.options)} options meet every target. "
-              "Ranked by price (this machine first), then model size, bits per weight, K/V precision, speed.", ""]
+              + RANKING, ""]
     lines += [markdown_table(HEADER, [_row(i, o) for i, o in enumerate(table_rows(result, top), 1)]), ""]
     per_machine = result.best_per_machine(8)
     if per_machine:

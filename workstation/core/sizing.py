@@ -24,6 +24,7 @@ fastest per person, the fewest slots. Deterministic for the same inputs.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -77,7 +78,7 @@ class SizingOption:
     on_disk: bool
     fits: bool
     memory_verdict: str
-    weights_bytes: int = 0
+    weights_bytes: int = 0  # these three: what goes in memory_bytes (a card's share, or all in RAM)
     kv_cache_bytes: int = 0
     compute_bytes: int = 0
     memory_bytes: int = 0  # what the card has
@@ -102,7 +103,7 @@ class SizingOption:
 
     def summary(self) -> str:
         where = self.machine if not self.here else "this machine's CPU"
-        return (f"{where}: {self.model} {self.quant}, K/V {self.kv_type}, {self.slots} slot"
+        return (f"{where}: {model_family(self.model)} {self.quant}, K/V {self.kv_type}, {self.slots} slot"
                 f"{'s' if self.slots != 1 else ''}: {self.tps_per_person:.1f} tokens/s per person, "
                 f"first token in {_secs(self.ttft_s)}")
 
@@ -268,7 +269,12 @@ def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant
                  ram_available=machine.memory_bytes, ram_total=machine.ram_total or machine.memory_bytes)
         opt.fits = p.fits
     opt.memory_verdict = p.verdict
-    opt.weights_bytes, opt.kv_cache_bytes, opt.compute_bytes = p.weights_bytes, p.kv_cache_bytes, p.compute_bytes
+    # what must fit in this machine's memory, as the verdict counts it: on a card, its share
+    # (llama.cpp keeps the token embeddings in RAM); on a CPU, everything and the repacked weights
+    on_it = [d for d in p.devices if d.kind == machine.kind]
+    opt.weights_bytes = sum(d.weights_bytes for d in on_it)
+    opt.kv_cache_bytes = sum(d.kv_cache_bytes for d in on_it)
+    opt.compute_bytes = sum(d.compute_bytes for d in on_it) + (p.repack_bytes if machine.kind == "cpu" else 0)
     if not opt.fits:
         opt.misses.append("does not fit")
         return opt
@@ -356,7 +362,7 @@ class SizingResult:
             where = "This machine's CPU is enough" if b.here and b.machine_kind == "cpu" else (
                 f"Use {b.machine}" if b.here else
                 f"Buy a {b.machine}" + (f" (about ${b.price_usd:,.0f})" if b.price_usd else ""))
-            return (f"{where}: run {b.model} at {b.quant} with a {b.kv_type} K/V cache and "
+            return (f"{where}: run {model_family(b.model)} at {b.quant} with a {b.kv_type} K/V cache and "
                     f"{b.slots} slot{'s' if b.slots != 1 else ''}; each of {w.people} people gets about "
                     f"{b.tps_per_person:.0f} tokens/s at the busy hour, the first token in {_secs(b.ttft_s)}, "
                     f"and {b.docs_per_night} documents fit in a night.")
@@ -488,6 +494,15 @@ def chart_data(result: SizingResult, n: int = 4) -> dict[str, Any]:
             "target_tps": result.workload.latency.tokens_per_second, "workload_people": result.workload.people}
 
 
+RANKING = "Ranked by price (this machine first), then model size, bits per weight, K/V precision, speed."
+
+
+def model_family(model: str) -> str:
+    """A catalog name without its quantization ('llama-3.1-8b-instruct-q4_k_m' ->
+    'llama-3.1-8b-instruct'): an option shows its own beside it."""
+    return re.sub(r"[-_.](i?q\d\w*|b?f16|f32)$", "", model, flags=re.IGNORECASE) or model
+
+
 def _label(o: SizingOption) -> str:
     where = "CPU here" if o.here and o.machine_kind == "cpu" else o.machine.replace("GeForce ", "")
-    return f"{where}: {o.model.split('-instruct')[0].split('-it')[0]} {o.quant} {o.kv_type} x{o.slots}"
+    return f"{where}: {model_family(o.model).split('-instruct')[0].split('-it')[0]} {o.quant} {o.kv_type} x{o.slots}"

@@ -137,7 +137,7 @@ DESIGN_ANCHORS = [DecodePoint(**_SMOLLM2, batch=b, tps_per_seq=agg / b) for b, a
 @lru_cache(maxsize=1)
 def default_cpu() -> SpeedConstants:
     return fit_cpu(DESIGN_ANCHORS, [(134.5e6, 279.0)],
-                   "not measured here: DESIGN.md's 2-core anchors (run 'workstation size --measure')")
+                   "not measured here: figures of a 2-core reference PC (run 'workstation size --measure' to measure this one)")
 
 
 # --- GPUs: published llama-bench figures ---------------------------------------------------------
