@@ -372,6 +372,49 @@ async def test_serve_the_api_alongside_the_chat(profiles: Path, tmp_path: Path) 
         assert isinstance(app.engine, EngineProcess) and not api.alive
 
 
+async def test_serve_with_peoples_keys_needs_a_key_but_the_chat_works(profiles: Path, tmp_path: Path) -> None:
+    """Once a person's key exists (``workstation keys add``), Ctrl+G still serves: the API answers
+    over HTTP with the same rules as ``workstation serve`` (no key: 401; the person's key: an
+    answer; /health open), the chat keeps talking to it, and the notice says clients need a key."""
+    import asyncio
+
+    import httpx
+
+    from workstation.core.keys import KeyRing
+    from workstation.core.remote import RemoteEngine
+
+    ring = KeyRing()  # the test's own data folder (conftest), which the served child reads too
+    _, secret = ring.add("alice", tokens_per_day=1000)
+    ring.close()
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db", api_port=0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: app.loading is None and app.engine is not None)
+        said = " ".join(str(n.message) for n in app._notifications)
+        assert app.api is not None, said
+        api = app.api
+        assert isinstance(app.engine, RemoteEngine) and api.url.startswith("http://127.0.0.1:")
+        assert "could not start" not in said and "Traceback" not in said
+        assert api.url in said and "Clients need their API key" in said
+        root = api.url.removesuffix("/v1")
+        body = {"model": "a", "prompt": "The capital of France is", "max_tokens": 4, "temperature": 0}
+        assert (await asyncio.to_thread(httpx.get, f"{root}/health")).status_code == 200
+        bare = await asyncio.to_thread(httpx.post, f"{api.url}/completions", json=body, timeout=120)
+        assert bare.status_code == 401
+        keyed = await asyncio.to_thread(
+            httpx.post, f"{api.url}/completions", json=body, timeout=120,
+            headers={"Authorization": f"Bearer {secret}"},
+        )
+        assert keyed.status_code == 200 and keyed.json()["usage"]["completion_tokens"] >= 1
+        await _send(pilot, app, "Say hello")  # the chat is a client too, without alice's key
+        await until(pilot, lambda: not app.generating)
+        assert _views(app)[-1].content.strip() and app.last_metrics.predicted_n >= 1
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: app.api is None and app.engine is not None and app.loading is None)
+        assert not api.alive
+
+
 async def test_serve_on_a_port_in_use_says_so_and_the_chat_comes_back(profiles: Path, tmp_path: Path) -> None:
     import socket
 

@@ -81,7 +81,7 @@ def constraint_fields(constraints: Constraints) -> dict[str, Any]:
 class RemoteEngine:
     """Same interface as ``Engine``; ``cancel()`` may be called from any thread."""
 
-    def __init__(self, profile: Profile, *, check: bool = True) -> None:
+    def __init__(self, profile: Profile, *, check: bool = True, api_key: str | None = None) -> None:
         if profile.backend != "openai":
             raise EngineError(f"Profile '{profile.name}' is not an openai-backend profile.")
         t0 = time.perf_counter()
@@ -95,8 +95,9 @@ class RemoteEngine:
             )
         headers = {"Accept": "application/json"}
         # a variable that is not set means no key (a local server without one); a server that
-        # wants one answers 401 and the error names the variable
-        key = os.environ.get(remote.api_key_env) if remote.api_key_env else None
+        # wants one answers 401 and the error names the variable. ``api_key``: the key itself
+        # (the TUI's chat on the server it started), used instead of the variable
+        key = api_key or (os.environ.get(remote.api_key_env) if remote.api_key_env else None)
         self.has_key = bool(key)
         if key:
             headers["Authorization"] = f"Bearer {key}"
@@ -150,7 +151,8 @@ class RemoteEngine:
         if not self.has_key:
             where = f"set the environment variable {env}" if env else "set remote.api_key_env in the profile"
             return f"The server at {self.base_url} needs an API key; {where}."
-        return f"The server at {self.base_url} refused the API key from {env}: {_error_text(response)}."
+        source = f" from {env}" if env else ""
+        return f"The server at {self.base_url} refused the API key{source}: {_error_text(response)}."
 
     # --- the Engine interface ----------------------------------------------------------------
     def info(self) -> EngineInfo:

@@ -711,7 +711,8 @@ class WorkstationApp(App[None]):
                 title=self.texts("error.title"), severity="error", timeout=15,
             )
         elif event.api is not None:
-            self.notify(self.texts("serve.started", url=event.api.url), timeout=10)
+            started = "serve.started_keys" if event.api.protected else "serve.started"
+            self.notify(self.texts(started, url=event.api.url), timeout=10)
         else:
             self.notify(self.texts("profiles.loaded", name=event.profile.name))
         self.update_status()

@@ -192,10 +192,34 @@ def start_api_server(profile: Profile, port: int, parallel: int = 4) -> tuple[An
         with tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix="workstation-serve-", delete=False) as f:
             yaml.safe_dump(data, f)
         ref = f.name
-    serve = ServeProcess(ref, port=port, parallel=parallel)
+    key = _chat_key()
+    serve = ServeProcess(ref, port=port, parallel=parallel, api_key=key)
     try:
-        engine = RemoteEngine(client_profile(profile, serve.url))
+        engine = RemoteEngine(client_profile(profile, serve.url), api_key=key)
     except BaseException:
         serve.stop()
         raise
     return serve, engine
+
+
+def _chat_key() -> str | None:
+    """The key the chat sends to the API it starts, as the server's shared key: the user's
+    WORKSTATION_API_KEY when set (``workstation serve`` requires it then, and office tools keep
+    using it); else, once people's keys exist (the server then wants a key from every client), a
+    random one for this server only, so the chat needs no person's key; else none (an open
+    server on loopback, as ``workstation serve`` without keys)."""
+    import os
+    import secrets
+
+    from workstation.core.keys import DB_NAME, KeyRing
+    from workstation.core.paths import data_dir
+
+    if os.environ.get("WORKSTATION_API_KEY"):
+        return os.environ["WORKSTATION_API_KEY"]
+    if not (data_dir() / DB_NAME).exists():  # no key was ever made (and none is made by asking)
+        return None
+    ring = KeyRing()
+    try:
+        return secrets.token_urlsafe(32) if ring.any_keys() else None
+    finally:
+        ring.close()

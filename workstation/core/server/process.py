@@ -237,6 +237,7 @@ class ServeProcess:
             reason = first.strip().removeprefix("workstation: ") or "it exited"
             raise ServeError(f"The API server did not start: {reason}")
         self.url = match.group(1)
+        self.protected = "API key required" in first  # clients need a key (serve's first line says so)
         self.log: list[str] = []
         threading.Thread(target=self._drain, daemon=True).start()
         root = self.url.removesuffix("/v1")
