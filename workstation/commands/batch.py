@@ -1,7 +1,10 @@
 """``workstation batch DIR [-p P] [-o OUTDIR]``: the overnight summarization queue.
 
 Resumable: run it again after any stop (Ctrl-C, kill -9, power cut) and it continues where
-it stopped; finished documents are never redone, summaries are never half-written.
+it stopped; finished documents are never redone, summaries are never half-written. When the
+server cannot be reached (or the model cannot be loaded) the run stops the same way, with that
+reason and exit status 75, and fails no document. A run that ends with failed documents says
+how to try them again (``--retry-failed``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from types import FrameType
 from typing import Any
 
 from workstation.commands import add_profile_arg, print_json, profile_ref
-from workstation.core.batch_queue import DB_NAME, BatchEvent, BatchQueue, run_batch
+from workstation.core.batch_queue import DB_NAME, BatchEvent, BatchQueue, BatchStopped, run_batch
 from workstation.core.errors import TurnCancelled
 from workstation.core.profiles import load_profile
 
@@ -58,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
             for r in rows:
                 print(f"{r.status:8} {r.path}" + (f" — {r.reason}" if r.reason else ""))
             print(_counts_line(counts))
+            if counts.get("failed"):
+                print(_retry_line(counts["failed"], see_why=False))
         return 0
 
     profile = load_profile(profile_ref(args))
@@ -69,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
 
     def on_event(ev: BatchEvent) -> None:
         if ev.kind == "start" and ev.counts is not None:
-            _yield_to_people()  # once this run holds the folder (a refused run says one sentence)
+            if profile.backend != "openai":  # a remote profile's work is on the server
+                _yield_to_people()  # once this run holds the folder (a refused run says one sentence)
             print(f"batch: {_counts_line(ev.counts)}", file=sys.stderr)
         elif ev.kind == "file-start":
             print(f"batch: summarizing {ev.path}", file=sys.stderr)
@@ -77,24 +83,55 @@ def run(args: argparse.Namespace) -> int:
             print(f"batch: done {ev.path} -> {ev.detail}", file=sys.stderr)
         elif ev.kind == "file-failed":
             print(f"batch: failed {ev.path}: {ev.detail}", file=sys.stderr)
+        elif ev.kind == "file-pending":
+            print(f"batch: {ev.path} is back in the queue (not failed)", file=sys.stderr)
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "map":
             p = ev.progress
             eta = f", ETA {p.eta_s:.0f} s" if p.eta_s is not None else ""
             print(f"batch:   {ev.path}: part {p.chunks_done}/{p.chunks_total}{eta}", file=sys.stderr)
 
     signal.signal(signal.SIGINT, _on_sigint)
+    stopped: BatchStopped | None = None
     try:
         counts = run_batch(root, outdir, profile, _engine_factory, on_event,
                            retry_failed=args.retry_failed, cancel=cancel)
+    except BatchStopped as err:
+        stopped, counts = err, err.counts
     finally:
         signal.signal(signal.SIGINT, previous)
     if args.json:
         print_json({"counts": counts, "output": str(outdir)})
     else:
         print(f"batch: {_counts_line(counts)}; summaries in {outdir}", file=sys.stderr)
+    again = "run the same command again to continue where it stopped" + _also_retry(counts)
+    if stopped is not None:  # the server (or the engine), not the documents: nothing failed for it
+        raise BatchStopped(
+            f"stopped: {stopped.reason} {_documents(counts['pending'], 'is', 'are')} still pending "
+            f"(none was marked failed); {again}.",
+            counts,
+        )
     if cancel.is_set():
-        raise TurnCancelled("stopped; run the same command again to continue where it stopped.")
-    return 1 if counts.get("failed") else 0
+        raise TurnCancelled(f"stopped; {again}.")
+    if counts.get("failed"):
+        print(f"batch: {_retry_line(counts['failed'])}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _documents(n: int, one: str = "", many: str = "") -> str:
+    """'1 document is', '3 documents are' (or without the verb)."""
+    return f"{n} document{'' if n == 1 else 's'}" + (f" {one if n == 1 else many}" if one else "")
+
+
+def _retry_line(failed: int, see_why: bool = True) -> str:
+    why = " (see why with --status)" if see_why else ""
+    return (f"{_documents(failed)} failed{why}; to try {'it' if failed == 1 else 'them'} again, "
+            "run the batch with --retry-failed.")
+
+
+def _also_retry(counts: dict[str, int]) -> str:
+    failed = counts.get("failed", 0)
+    return f" (add --retry-failed to also try the {_documents(failed)} that failed)" if failed else ""
 
 
 BATCH_NICENESS = 10

@@ -13,7 +13,11 @@ moment the next run finds either
 
 and never redoes a ``done`` document (unless the file changed on disk since). A document that
 cannot be read or summarized is marked ``failed`` with its one-sentence reason and the queue
-goes on; ``retry_failed=True`` queues those again.
+goes on; ``retry_failed=True`` queues those again. A failure that is not a document's own — the
+engine cannot be opened (the server cannot be reached, the model cannot be loaded) or the
+server stops answering (``BackendUnreachable``) — fails no document: the documents in flight
+finish or go back to ``pending``, no new one is started, and ``run_batch`` raises
+``BatchStopped`` with the reason, so the next run continues where this one stopped.
 
 Nothing in the queue file is trusted for a path: every document and summary path is derived
 again from this run's scan of the folder, and anything that resolves outside the folder (or
@@ -40,7 +44,7 @@ from typing import Any
 
 from workstation.core.atomic import write_text_atomic
 from workstation.core.documents import SUPPORTED_SUFFIXES, looks_like_document, read_document
-from workstation.core.errors import WorkstationError
+from workstation.core.errors import BackendUnreachable, WorkstationError
 
 DB_NAME = ".workstation-batch.sqlite"
 LOCK_NAME = ".workstation-batch.lock"
@@ -73,6 +77,19 @@ CREATE TABLE IF NOT EXISTS events (
 
 class BatchError(WorkstationError):
     """The batch folder or its queue cannot be used."""
+
+
+class BatchStopped(BatchError):
+    """The run stopped with documents still pending, for a reason that is no document's fault
+    (``reason``: the engine's own sentence); ``counts`` is the queue then. Exit status 75
+    (EX_TEMPFAIL): nothing is lost, run again later."""
+
+    exit_code = 75
+
+    def __init__(self, reason: str, counts: dict[str, int]) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.counts = counts
 
 
 @dataclass
@@ -313,7 +330,7 @@ def _fsync_dir(path: Path) -> None:
 
 @dataclass
 class BatchEvent:
-    kind: str  # start | file-start | file-done | file-failed | progress | finish
+    kind: str  # start | file-start | file-done | file-failed | file-pending | progress | finish
     path: str | None = None
     detail: str = ""
     counts: dict[str, int] | None = None
@@ -334,6 +351,8 @@ def run_batch(
     Up to ``profile.parallel`` documents are in flight at once (each in a worker thread over
     the one engine, which then decodes their chunks side by side in its slots); only this
     thread touches the queue and writes summaries. ``on_event`` may be called from workers.
+    ``BatchStopped`` when the engine cannot be opened or its server cannot be reached (the
+    documents not done stay pending; none is marked failed for it).
     """
     if not root.is_dir():
         raise BatchError(f"'{root}' is not a folder.")
@@ -353,6 +372,7 @@ def run_batch(
         queue.scan(root, outdir, retry_failed=retry_failed)
         emit(BatchEvent("start", counts=queue.counts()))
         stopping = False
+        outage: WorkstationError | None = None  # why the engine cannot go on (no document's fault)
         while True:
             while not stopping and len(in_flight) < width:
                 if cancel is not None and cancel.is_set():
@@ -364,12 +384,17 @@ def run_batch(
                 emit(BatchEvent("file-start", row.path, counts=queue.counts()))
                 try:
                     source, out = _paths_for(row.path, queue.found, root, outdir)
-                    if engine is None:
-                        engine = engine_factory(profile)
                 except WorkstationError as err:
                     queue.mark_failed(row.path, str(err))
                     emit(BatchEvent("file-failed", row.path, str(err), counts=queue.counts()))
                     continue
+                if engine is None:
+                    try:
+                        engine = engine_factory(profile)
+                    except WorkstationError as err:  # the engine's problem, not this document's
+                        _put_back(queue, row, err, emit)
+                        outage, stopping = err, True
+                        break
                 job = pool.submit(_summarize_file, engine, source, profile, row.path, emit, cancel)
                 in_flight[job] = (row, out)
             if not in_flight:
@@ -377,9 +402,14 @@ def run_batch(
             done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
             for job in done:
                 row, out = in_flight.pop(job)
-                stopping |= _settle_file(queue, row, out, job, emit)
+                try:
+                    stopping |= _settle_file(queue, row, out, job, emit)
+                except BackendUnreachable as err:  # the others in flight finish or come back too
+                    outage, stopping = outage or err, True
         counts = queue.counts()
-        emit(BatchEvent("finish", counts=counts))
+        emit(BatchEvent("finish", str(outage or ""), counts=counts))
+        if outage is not None:
+            raise BatchStopped(str(outage), counts) from outage
         return counts
     except BaseException:
         # Ctrl+C or worse: stop the documents in flight and put them back in the queue
@@ -412,7 +442,8 @@ def _summarize_file(
 def _settle_file(
     queue: BatchQueue, row: QueueRow, out: Path, job: Future[Any], emit: Callable[[BatchEvent], None]
 ) -> bool:
-    """Record a finished document (summary written atomically first); True when it was stopped."""
+    """Record a finished document (summary written atomically first); True when it was stopped.
+    ``BackendUnreachable`` (re-raised) puts the document back in the queue instead."""
     try:
         result = job.result()
         if result.cancelled:
@@ -422,6 +453,9 @@ def _settle_file(
         _fsync_dir(out.parent)
         queue.mark_done(row.path, {"totals": result.totals, "chunks": len(result.chunks)})
         emit(BatchEvent("file-done", row.path, str(out), counts=queue.counts()))
+    except BackendUnreachable as err:  # the server, not this document: it waits for the next run
+        _put_back(queue, row, err, emit)
+        raise
     except WorkstationError as err:
         queue.mark_failed(row.path, str(err))
         emit(BatchEvent("file-failed", row.path, str(err), counts=queue.counts()))
@@ -430,6 +464,12 @@ def _settle_file(
         queue.mark_failed(row.path, reason)
         emit(BatchEvent("file-failed", row.path, reason, counts=queue.counts()))
     return False
+
+
+def _put_back(queue: BatchQueue, row: QueueRow, err: WorkstationError, emit: Callable[[BatchEvent], None]) -> None:
+    """A document that could not be worked on for the engine's sake: pending again, not failed."""
+    queue.mark_pending(row.path, str(err))
+    emit(BatchEvent("file-pending", row.path, str(err), counts=queue.counts()))
 
 
 def _paths_for(rel: str, found: set[str], root: Path, outdir: Path) -> tuple[Path, Path]:

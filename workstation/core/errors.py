@@ -21,6 +21,11 @@ class EngineError(WorkstationError):
     """The engine could not run a turn (bad prompt, context full, engine stopped)."""
 
 
+class BackendUnreachable(EngineError):
+    """The engine's server cannot be reached: the connection was refused, timed out or lost.
+    Not the fault of what was asked; the same request may work once the server is back."""
+
+
 class TurnCancelled(WorkstationError):
     """The user stopped a turn."""
 

@@ -33,7 +33,7 @@ from typing import Any
 import httpx
 
 from workstation.core.engine_api import with_system_prompt
-from workstation.core.errors import EngineError, ProfileError
+from workstation.core.errors import BackendUnreachable, EngineError, ProfileError
 from workstation.core.events import (
     EngineInfo,
     Message,
@@ -120,7 +120,7 @@ class RemoteEngine:
             response = self.client.get("/models", timeout=min(10.0, self.profile.remote.timeout_s))
         except httpx.HTTPError as err:
             self.client.close()
-            raise EngineError(f"Cannot reach the server at {self.base_url}: {_reason(err)}.") from None
+            raise BackendUnreachable(f"Cannot reach the server at {self.base_url}: {_reason(err)}.") from None
         if response.status_code in (401, 403):
             self.client.close()
             raise EngineError(self._key_problem(response))
@@ -338,7 +338,7 @@ class RemoteEngine:
                             finish = choice["finish_reason"]
         except (httpx.HTTPError, httpx.StreamError) as err:
             if not self._cancel.is_set():
-                raise EngineError(f"Lost the connection to {self.base_url}: {_reason(err)}.") from None
+                raise BackendUnreachable(f"Lost the connection to {self.base_url}: {_reason(err)}.") from None
             stop = "cancelled"
         finally:
             with self._lock:

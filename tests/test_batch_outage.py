@@ -1,0 +1,161 @@
+"""The overnight queue when the server is down: nothing is marked failed, the run stops with
+the reason and the next run (server back) does the rest. Real `workstation serve` processes on
+127.0.0.1 and real `workstation batch` runs; nothing of the HTTP layer is faked."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from docmaker import SUBJECT_PARAGRAPHS
+
+from tests.serve_helpers import serve, write_profile
+from workstation.core.batch_queue import DB_NAME
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY_ENV = "WS_BATCH_OUTAGE_TEST_KEY"  # never set: the test server takes no key
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _desk_profile(tmp_path: Path, base_url: str) -> Path:
+    """A desk PC's profile, like profiles/office-server.yaml."""
+    path = tmp_path / "desk.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "desk", "backend": "openai",
+        "remote": {"base_url": base_url, "api_key_env": KEY_ENV, "timeout_s": 120},
+        "sampling": {"temperature": 0.0, "max_tokens": 16, "repeat_penalty": 1.0},
+    }), encoding="utf-8")
+    return path
+
+
+def _inbox(tmp_path: Path) -> Path:
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    for i in range(2):
+        (folder / f"note{i}.txt").write_text(SUBJECT_PARAGRAPHS[i], encoding="utf-8")
+    (folder / "broken.txt").write_bytes(bytes(range(256)) * 20)  # binary: the document's own fault
+    return folder
+
+
+def _rows(db: Path) -> dict[str, tuple[str, str | None]]:
+    con = sqlite3.connect(db)
+    try:
+        return {p: (s, r) for p, s, r in con.execute("SELECT path, status, reason FROM files")}
+    finally:
+        con.close()
+
+
+def _events(db: Path, kind: str) -> int:
+    con = sqlite3.connect(db)
+    try:
+        return int(con.execute("SELECT COUNT(*) FROM events WHERE event=?", (kind,)).fetchone()[0])
+    finally:
+        con.close()
+
+
+def _batch(folder: Path, out: Path, prof: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop(KEY_ENV, None)
+    return subprocess.run(
+        [sys.executable, "-m", "workstation.cli", "batch", str(folder), "-p", str(prof), "-o", str(out)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+
+
+def _last_line(stderr: str) -> str:
+    return stderr.strip().splitlines()[-1]
+
+
+def test_server_down_leaves_the_queue_pending_and_the_next_run_does_it(tmp_path: Path, smollm2_path: Path) -> None:
+    port = _free_port()  # nothing listens here yet
+    base_url = f"http://127.0.0.1:{port}/v1"
+    folder, out = _inbox(tmp_path), tmp_path / "out"
+    desk = _desk_profile(tmp_path, base_url)
+
+    # the server is down: the run stops, says why, and fails no document
+    down = _batch(folder, out, desk)
+    assert down.returncode == 75, down.stderr  # EX_TEMPFAIL: try again later
+    last = _last_line(down.stderr)
+    assert f"Cannot reach the server at {base_url}" in last, down.stderr
+    assert "3 documents are still pending" in last and "none was marked failed" in last, last
+    assert "run the same command again to continue where it stopped" in last, last
+    assert "low priority" not in down.stderr  # the work is on the server, not this computer
+    assert {p: s for p, (s, _r) in _rows(out / DB_NAME).items()} == dict.fromkeys(
+        ("note0.txt", "note1.txt", "broken.txt"), "pending"
+    )
+    assert _events(out / DB_NAME, "failed") == 0
+
+    # the server is back on that port: the same command does every document; the broken one
+    # fails (its own fault) and the last line says how to try it again
+    with serve(write_profile(tmp_path, smollm2_path), "--port", str(port)) as server:
+        assert server.base_url == base_url
+        back = _batch(folder, out, desk)
+        assert back.returncode == 1, back.stderr
+        rows = _rows(out / DB_NAME)
+        assert {p: s for p, (s, _r) in rows.items()} == {
+            "note0.txt": "done", "note1.txt": "done", "broken.txt": "failed"
+        }, back.stderr
+        assert "binary" in (rows["broken.txt"][1] or "")
+        for name in ("note0.txt", "note1.txt"):
+            assert (out / f"{name}.summary.md").read_text(encoding="utf-8").startswith(f"# Summary of {name}\n")
+        assert "--retry-failed" in _last_line(back.stderr), back.stderr
+        assert "1 document failed" in _last_line(back.stderr)
+
+        # nothing left to do but the failed one: the run says so, and how to retry it
+        again = _batch(folder, out, desk)
+        assert again.returncode == 1
+        assert "0 pending, 0 running, 2 done, 1 failed" in again.stderr
+        assert "run the batch with --retry-failed" in _last_line(again.stderr), again.stderr
+
+
+def test_server_lost_mid_run_puts_the_rest_back_in_the_queue(tmp_path: Path, smollm2_path: Path) -> None:
+    """The server goes away after the first document: the one that was being summarized and
+    the rest stay pending (not failed), run_batch raises BatchStopped naming the server."""
+    import pytest
+
+    from workstation.commands.batch import _engine_factory
+    from workstation.core.batch_queue import BatchEvent, BatchStopped, run_batch
+    from workstation.core.profiles import load_profile_file
+
+    folder, out = tmp_path / "inbox", tmp_path / "out"
+    folder.mkdir()
+    for i in range(3):
+        (folder / f"memo{i}.txt").write_text(SUBJECT_PARAGRAPHS[i], encoding="utf-8")
+    with serve(write_profile(tmp_path, smollm2_path)) as server:
+        profile = load_profile_file(_desk_profile(tmp_path, server.base_url))
+
+        def on_event(ev: BatchEvent) -> None:
+            if ev.kind == "file-done" and server.proc.poll() is None:  # the server crashes
+                server.proc.kill()
+                server.proc.wait(timeout=30)
+
+        with pytest.raises(BatchStopped) as stop:
+            run_batch(folder, out, profile, _engine_factory, on_event)
+    assert f"Lost the connection to {server.base_url}" in str(stop.value)
+    assert stop.value.counts == {"pending": 2, "running": 0, "done": 1, "failed": 0}
+    assert stop.value.exit_code == 75
+    assert _events(out / DB_NAME, "failed") == 0
+
+
+def test_a_model_that_cannot_be_loaded_fails_no_document(tmp_path: Path) -> None:
+    """The local engine cannot be loaded (not a GGUF file): the same stop, every file pending."""
+    folder, out = _inbox(tmp_path), tmp_path / "out"
+    model = tmp_path / "not-a-model.gguf"
+    model.write_bytes(b"\0" * 4096)
+    prof = tmp_path / "local.yaml"
+    prof.write_text(yaml.safe_dump({"name": "local", "model": str(model), "threads": 1}), encoding="utf-8")
+    run = _batch(folder, out, prof)
+    assert run.returncode == 75, run.stderr
+    last = _last_line(run.stderr)
+    assert str(model) in last and "none was marked failed" in last, last
+    assert {s for s, _r in _rows(out / DB_NAME).values()} == {"pending"}
