@@ -36,6 +36,9 @@ def test_no_gpu_counts_the_draft_in_ram(smollm2_path: Path, gemma_path: Path, pr
     assert paired.cpu_bytes > alone.cpu_bytes + draft.weights_bytes
     assert paired.draft is not None and paired.draft["gpu_layers"] == 0
     assert paired.fits and any("draft model" in n for n in paired.notes)
+    # a machine without a GPU is told of RAM alone, not of "0.0 GB on the GPU"
+    assert f"with its draft model {paired.cpu_bytes / GIB:.1f} GB in RAM" in paired.verdict
+    assert "GPU" not in paired.verdict
 
 
 def test_draft_goes_to_the_gpu_with_the_target(gemma_path: Path, smollm2_path: Path, probe) -> None:

@@ -479,9 +479,9 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo]) -> M
     if result.cpu_bytes > max(0, result.ram_available - RAM_RESERVE_BYTES) or not d.fits:
         result.fits, result.placement = False, "none"
         result.verdict = f"does not fit with its draft model: {result.verdict}"
-    elif result.fits:
-        result.verdict += (f"; with its draft model {_gb(result.gpu_bytes)} GB on the GPU and "
-                           f"{_gb(result.cpu_bytes)} GB in RAM")
+    elif result.fits:  # the target's verdict counted the target alone: say the pair's whole need
+        on_gpu = f"{_gb(result.gpu_bytes)} GB on the GPU and " if result.gpu_bytes else ""
+        result.verdict += f"; with its draft model {on_gpu}{_gb(result.cpu_bytes)} GB in RAM"
     where = "on the GPU" if d.gpu_layers else "on the CPU"
     share = (f"draft model {dinfo.name}: {_gb(d.weights_bytes)} GB of weights and "
              f"{_gb(d.kv_cache_bytes)} GB of f16 K/V {where}")
