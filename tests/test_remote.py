@@ -120,3 +120,25 @@ def test_chat_command_uses_the_remote_backend(
     assert main(["chat", "-p", str(path), "--json", "Say hello."]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["text"] and out["metrics"]["predicted_n"] > 0
+
+
+def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answers(
+    server: RunningServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`profiles check` on a desk PC's profile names the server and asks it, instead of local
+    settings (GPU layers, K/V types) that are the server's business."""
+    import yaml
+
+    from workstation.cli import main
+
+    monkeypatch.setenv("WS_REMOTE_TEST_KEY", KEY)
+    path = tmp_path / "desk.yaml"
+    for base_url, answer in ((server.base_url, "answers now, serving "),
+                             ("http://127.0.0.1:9/v1", "does not answer now: Cannot reach the server")):
+        path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
+                                        "remote": {"base_url": base_url, "api_key_env": "WS_REMOTE_TEST_KEY"}}))
+        assert main(["profiles", "check", str(path)]) == 0
+        out = capsys.readouterr().out
+        assert f"server           {base_url}" in out and answer in out, out
+        assert "WS_REMOTE_TEST_KEY (set)" in out
+        assert "gpu_layers" not in out and "kv_cache" not in out

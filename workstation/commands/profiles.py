@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from workstation.commands import print_json
-from workstation.core.errors import ProfileError
+from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.planner import effective_settings
 from workstation.core.profiles import (
     Profile,
@@ -62,11 +63,13 @@ def run_list(args: argparse.Namespace) -> int:
         print_json({"profiles": rows, "errors": errors})
         return 0
     width = max([len(str(r["key"])) for r in rows] + [7])
-    print(f"{'PROFILE':<{width}}  {'MODEL':<30} {'CTX':>6}  {'K/V':<11} {'SPEC':<6}  STATUS")
+    model_width = max([len(str(r["model"])) for r in rows] + [30])
+    print(f"{'PROFILE':<{width}}  {'MODEL':<{model_width}} {'CTX':>6}  {'K/V':<11} {'SPEC':<6}  STATUS")
     for r in rows:
+        local = r["backend"] == "llama"  # a remote profile's context and K/V are the server's
         print(
-            f"{r['key']!s:<{width}}  {str(r['model'])[:30]:<30} {r['context']!s:>6}  "
-            f"{r['kv_cache']!s:<11} {r['speculative']!s:<6}  {r['status']}"
+            f"{r['key']!s:<{width}}  {str(r['model']) or '-':<{model_width}} {r['context'] if local else '-'!s:>6}  "
+            f"{r['kv_cache'] if local else '-'!s:<11} {r['speculative']!s:<6}  {r['status']}"
             + (f" — {r['fit']}" if r["fit"] else "")
         )
     for err in errors:
@@ -79,6 +82,8 @@ def run_check(args: argparse.Namespace) -> int:
     path = Path(ref)
     profile = load_profile_file(path) if path.suffix in (".yaml", ".yml") else load_profile(ref)
     eff = effective_settings(profile)
+    if profile.backend == "openai":
+        return _check_remote(profile, eff, args.json)
     if args.json:
         print_json(eff)
         return 0
@@ -91,4 +96,36 @@ def run_check(args: argparse.Namespace) -> int:
     print(f"  {'speculative':<16} {eff['speculative']['mode']}")
     if eff.get("plan"):
         print(f"  {'fit':<16} {eff['plan'].get('verdict')}")
+    return 0
+
+
+def _check_remote(profile: Profile, eff: dict[str, object], as_json: bool) -> int:
+    """A desk PC's profile: the server it uses, and whether that server answers now (the
+    model, context and K/V cache are the server's, so they are not shown as ours)."""
+    from workstation.core.remote import RemoteEngine
+
+    remote = profile.remote
+    server: dict[str, object] = {"base_url": remote.base_url, "reachable": False}
+    try:
+        engine = RemoteEngine(profile)
+    except WorkstationError as err:
+        server["error"] = str(err)
+    else:
+        server.update(reachable=True, model=engine.model or None)
+        engine.close()
+    if as_json:
+        print_json({**eff, "server": server})
+        return 0
+    key = remote.api_key_env
+    print(f"{profile.key}: valid ({profile.name})")
+    print(f"  {'backend':<16} openai (a server does the work)")
+    print(f"  {'server':<16} {remote.base_url}")
+    print(f"  {'model':<16} {remote.model or 'the first the server lists'}")
+    print(f"  {'api key':<16} "
+          + (f"from {key} ({'set' if os.environ.get(key) else 'not set in this shell'})" if key else "none"))
+    print(f"  {'timeout':<16} {remote.timeout_s:g} s")
+    print(f"  {'speculative':<16} {profile.speculative.mode}")
+    answer = (f"answers now, serving {server['model']}" if server["reachable"] and server.get("model")
+              else "answers now" if server["reachable"] else f"does not answer now: {server['error']}")
+    print(f"  {'server check':<16} {answer}")
     return 0
