@@ -581,7 +581,7 @@ class WorkstationApp(App[None]):
             if profile is not None:
                 self.switch_profile(profile)
 
-        self.push_screen(ProfileMenu(self.profile.key if self.profile else None, self.fit_check), chosen)
+        self.push_screen(ProfileMenu(self.profile, self.fit_check), chosen)
 
     # --- the API server alongside the chat ----------------------------------------------------
     def action_serve(self) -> None:

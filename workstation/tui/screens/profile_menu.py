@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -24,6 +25,12 @@ if TYPE_CHECKING:
     pass
 
 
+def _same_file(a: Profile, b: Profile) -> bool:
+    if a.source is None or b.source is None:
+        return a.key == b.key
+    return Path(a.source).resolve() == Path(b.source).resolve()
+
+
 class VerdictFound(Message):
     def __init__(self, index: int, verdict: str | None) -> None:
         super().__init__()
@@ -35,12 +42,19 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
 
     def __init__(
-        self, current: str | None, fit_check: Callable[[Profile], str | None] = fit_verdict
+        self, current: str | Profile | None, fit_check: Callable[[Profile], str | None] = fit_verdict
     ) -> None:
+        """``current``: the running profile (or its key). One loaded from a file outside
+        profiles/ (``-p PATH``) is listed first, so that it can be loaded again (a desk PC's
+        profile whose server was down when the app started)."""
         super().__init__(classes="dialog-screen")
-        self.current = current
+        self.current = current.key if isinstance(current, Profile) else current
         self.fit_check = fit_check
         self.entries: list[Profile | ProfileError] = list_profiles()
+        if isinstance(current, Profile) and not any(
+            isinstance(e, Profile) and _same_file(e, current) for e in self.entries
+        ):
+            self.entries.insert(0, current)
         self.verdicts: dict[int, str | None] = {}
 
     def compose(self) -> ComposeResult:
@@ -59,8 +73,12 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         mark = "● " if entry.key == self.current else "  "
         text = Text(f"{mark}{entry.name}", style="bold")
         text.append(f"  ({entry.key})")
+        if entry.backend != "llama":  # the server's context and K/V are not the profile's to say
+            text.append(f"\n  {entry.remote.model or entry.remote.base_url}")
+            text.append(f"\n  {t('profiles.remote', url=entry.remote.base_url)}", style="italic")
+            return text
         kv = f"{entry.kv_cache.k}/{entry.kv_cache.v}"
-        detail = f"\n  {entry.model or entry.remote.base_url} · ctx {entry.context} · KV {kv}"
+        detail = f"\n  {entry.model} · ctx {entry.context} · KV {kv}"
         if entry.speculative.mode != "off":
             detail += f" · {entry.speculative.mode}"
         text.append(detail)

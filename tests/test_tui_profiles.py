@@ -1,4 +1,4 @@
-"""The status line says what the loaded profile runs on, in words that fit its backend."""
+"""The status line and the profile menu (F3) for a desk PC's profile and long model names."""
 
 from __future__ import annotations
 
@@ -49,3 +49,31 @@ async def test_a_remote_profile_names_its_server_not_local_settings(folder: Path
         text = app.status_text()
     assert "desk · office-model on 127.0.0.1:9" in text, text
     assert "GPU layers" not in text and "KV " not in text
+
+
+async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(folder: Path, tmp_path: Path) -> None:
+    """`workstation -p desk.yaml` with the office server down: F3 lists that file first (it is
+    not in profiles/), as a server's profile, and choosing it tries the server again."""
+    from workstation.core.profiles import load_profile_file
+    from workstation.tui.screens.profile_menu import ProfileMenu
+
+    _write(folder, "office-cpu-like", {"model": "nowhere.gguf"})
+    desk = tmp_path / "desk.yaml"
+    desk.write_text(yaml.safe_dump({"name": "Desk", "backend": "openai",
+                                    "remote": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}))
+    app = WorkstationApp(load_profile_file(desk), sample_system=False, language="en")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: app.loading is None)
+        failures = sum("Cannot reach the server" in n.message for n in app._notifications)
+        assert app.engine is None and failures == 1
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+        menu = app.screen
+        assert isinstance(menu, ProfileMenu)
+        first = menu.entries[0]
+        assert not isinstance(first, Exception) and first.source == desk and len(menu.entries) == 2
+        prompt = str(menu._prompt(0, first))
+        assert "runs on the server at http://127.0.0.1:9/v1" in prompt and "KV" not in prompt
+        await pilot.press("enter")
+        await until(pilot, lambda: not isinstance(app.screen, ProfileMenu) and app.loading is None)
+        await until(pilot, lambda: sum("Cannot reach the server" in n.message for n in app._notifications) == 2)
