@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add = verbs.add_parser("add", help="make a key for a person and print it (once)")
     add.add_argument("name", help="the person's name, as usage and the audit trail show it")
     add.add_argument("--tokens-per-day", type=int, metavar="N", help="prompt + generated tokens a day (default: no limit)")
-    add.add_argument("--max-parallel", type=int, metavar="K", help="slots the key may hold at once (default: no cap)")
+    add.add_argument("--max-parallel", type=int, metavar="K", help="slots the key may hold at once (default: the server's --key-max-parallel, one fewer than its slots)")
     add.add_argument("--profiles", metavar="A,B", default="", help="profiles the key may use (default: any)")
     add.add_argument("--json", action="store_true")
     add.set_defaults(func=run_add)
@@ -81,7 +81,7 @@ def run_list(args: argparse.Namespace) -> int:
         row = [
             k.name, _when(k.created), _when(k.last_used),
             f"{k.tokens_per_day:,}" if k.tokens_per_day else "no limit",
-            str(k.max_parallel) if k.max_parallel else "no cap",
+            str(k.max_parallel) if k.max_parallel else "server default",
             ",".join(k.profiles) or "any",
         ]
         if args.all:

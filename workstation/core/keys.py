@@ -63,7 +63,7 @@ class ApiKey:
     last_used: float | None = None
     revoked: float | None = None
     tokens_per_day: int | None = None  # prompt + generated tokens a day; None: no limit
-    max_parallel: int | None = None  # slots held at once; None: no cap
+    max_parallel: int | None = None  # slots held at once; None: the server's default (serve --key-max-parallel)
     profiles: tuple[str, ...] = ()  # profiles it may use; empty: any
 
     def allows(self, profile: str) -> bool:
