@@ -213,3 +213,17 @@ def test_missing_catalog_model_says_how_to_get_it(tmp_path: Path, monkeypatch: p
     name = "phi-4-14b-q4_k_m"
     with pytest.raises(ModelFileError, match=f"models pull {name}"):
         plan_for_profile(make_profile(model=name))
+
+
+def test_settings_that_work_against_the_user_are_named(smollm2_path: Path) -> None:
+    """More threads than cores, and a context past the model's training, load fine and are
+    'valid', but cost speed or quality: the plan says so (fit and profiles check print it)."""
+    from workstation.core.hardware import count_physical_cores
+
+    cores = count_physical_cores()
+    trained = read_model_info(smollm2_path).context_length
+    odd = plan_for_profile(make_profile(threads=cores + 1, context=trained * 2), gpus=[])
+    assert any(f"threads is {cores + 1} but this PC has {cores} physical cores" in n for n in odd.notes)
+    assert any(f"trained for {trained:,}: past that its answers degrade" in n for n in odd.notes)
+    usual = plan_for_profile(make_profile(threads=cores, context=trained), gpus=[])
+    assert not any("threads is" in n or "trained for" in n for n in usual.notes)

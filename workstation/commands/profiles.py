@@ -96,6 +96,8 @@ def run_check(args: argparse.Namespace) -> int:
     print(f"  {'speculative':<16} {eff['speculative']['mode']}")
     if eff.get("plan"):
         print(f"  {'fit':<16} {eff['plan'].get('verdict')}")
+        for note in eff["plan"].get("notes") or []:
+            print(f"  {'note':<16} {note}")
     return 0
 
 

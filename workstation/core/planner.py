@@ -420,7 +420,26 @@ def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None) -> Mem
     info = read_model_info(resolve_model_path(profile.model), check=False)  # a missing file says how to get it
     if gpus is None:
         gpus = hardware.gpus()
-    return plan_with_draft(profile, info, gpus)
+    result = plan_with_draft(profile, info, gpus)
+    result.notes += setting_warnings(profile, info)
+    return result
+
+
+def setting_warnings(profile: Profile, info: ModelInfo) -> list[str]:
+    """Settings that load but work against the user: more threads than cores (llama.cpp's
+    threads wait for each other at every step, so the extra ones only stall it), and a
+    context past what the model was trained for (llama.cpp warns too: answers degrade there)."""
+    from workstation.core.hardware import count_physical_cores
+
+    out = []
+    cores = count_physical_cores()
+    if isinstance(profile.threads, int) and profile.threads > cores:
+        out.append(f"threads is {profile.threads} but this PC has {cores} physical cores: more threads than "
+                   f"cores make llama.cpp slower, not faster; use {cores} or auto")
+    if info.context_length and profile.context > info.context_length:
+        out.append(f"context is {profile.context:,} tokens but {Path(info.path).stem} was trained for "
+                   f"{info.context_length:,}: past that its answers degrade")
+    return out
 
 
 def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo]) -> MemoryPlan:
