@@ -250,7 +250,13 @@ def test_chat_c_continues_a_conversation_across_two_processes(smollm2_path: Path
         assert two["text"] == cold.run_chat(_second(one["text"]), GREEDY).text
     listed = subprocess.run([sys.executable, "-m", "workstation.cli", "cache", "list", "--json"],
                             cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert json.loads(listed.stdout)["states"]
+    states = json.loads(listed.stdout)["states"]
+    profile = _profile()
+    assert states and {(s["model"], s["kv_types"]) for s in states} == {
+        (smollm2_path.name, f"{profile.kv_cache.k}/{profile.kv_cache.v}")}
+    table = subprocess.run([sys.executable, "-m", "workstation.cli", "cache", "list"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60).stdout
+    assert "MODEL" in table.splitlines()[0] and smollm2_path.name in table.splitlines()[1]
 
 
 def test_summarize_c_saves_a_document_conversation_that_chat_c_continues(smollm2_path: Path, tmp_path: Path) -> None:

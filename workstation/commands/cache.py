@@ -33,11 +33,16 @@ def run(args: argparse.Namespace) -> int:
         print_json({
             "folder": str(store.folder), "budget_bytes": store.budget, "bytes": total,
             "states": [{"file": e.path.name, "tokens": len(e.tokens), "bytes": e.n_bytes,
-                        "last_used": e.last_used} for e in entries],
+                        "last_used": e.last_used, "model": e.model, "kv_types": e.kv_types} for e in entries],
         })
         return 0
+    if entries:
+        width = max(len(e.model) for e in entries) if entries else 5
+        print(f"{'TOKENS':>7}  {'SIZE':>12}  {'LAST USED':<16}  {'MODEL':<{width}}  {'K/V':<9}  FILE")
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.last_used))
-        print(f"{len(e.tokens):>7} tokens  {e.n_bytes / 2**20:8.1f} MiB  {when}  {e.path.name}")
-    print(f"{len(entries)} saved states, {total / 2**20:.1f} of {store.budget / 2**20:.0f} MiB, in {store.folder}")
+        print(f"{len(e.tokens):>7}  {e.n_bytes / 2**20:8.1f} MiB  {when:<16}  {e.model:<{width}}  {e.kv_types:<9}  "
+              f"{e.path.name}")
+    print(f"{len(entries)} saved states, {total / 2**20:.1f} of {store.budget / 2**20:.0f} MiB, in {store.folder}; "
+          "the least recently used go first when it is full ('workstation cache clear' empties it)")
     return 0

@@ -72,6 +72,8 @@ class SavedState:
     tokens: list[int]
     n_bytes: int
     last_used: float
+    model: str = ""  # the model file's name
+    kv_types: str = ""  # "f16/f16"
 
 
 def default_folder() -> Path:
@@ -179,7 +181,8 @@ class KvStateStore:
         self.budget = budget_bytes() if budget is None else budget
         # headers already read, by file and its (size, inode): a prompt's lookup reads only new
         # files (every request of a server looks, in the decoding thread)
-        self._known: dict[Path, tuple[tuple[int, int], str, list[int]]] = {}
+        # per file: (size, inode), key digest, tokens, model file, K/V types (read once a version)
+        self._known: dict[Path, tuple[tuple[int, int], str, list[int], str, str]] = {}
 
     def _path(self, key: StateKey, tokens: list[int]) -> Path:
         return self.folder / f"{key.digest}-{tokens_digest(tokens)[:24]}.kv"
@@ -199,7 +202,7 @@ class KvStateStore:
         out = []
         if not self.folder.is_dir():
             return out
-        known: dict[Path, tuple[tuple[int, int], str, list[int]]] = {}
+        known: dict[Path, tuple[tuple[int, int], str, list[int], str, str]] = {}
         for path in self.folder.glob("*.kv"):
             if key is not None and not path.name.startswith(key.digest + "-"):
                 continue
@@ -209,11 +212,13 @@ class KvStateStore:
                 seen = self._known.get(path)
                 if seen is None or seen[0] != ident:
                     header, _ = read_header(path)
-                    seen = (ident, str(header.get("key")), [int(t) for t in header["tokens"]])
+                    seen = (ident, str(header.get("key")), [int(t) for t in header["tokens"]],
+                            str(header.get("model", "")).split(":", 1)[0],
+                            f"{header.get('type_k', '?')}/{header.get('type_v', '?')}")
             except (KvStateError, OSError):
                 continue
             known[path] = seen
-            out.append(SavedState(path, seen[1], seen[2], st.st_size, st.st_mtime))
+            out.append(SavedState(path, seen[1], seen[2], st.st_size, st.st_mtime, seen[3], seen[4]))
         prefix = "" if key is None else key.digest + "-"  # what this look saw, removed files dropped
         self._known = {p: v for p, v in self._known.items() if not p.name.startswith(prefix)} | known
         return out
