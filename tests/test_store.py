@@ -78,3 +78,29 @@ def test_store_does_not_import_textual() -> None:
 
     code = "import sys, workstation.core.store; assert 'textual' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_an_unanswered_message_joins_the_next_so_roles_alternate(tmp_path: Path) -> None:
+    """A turn that failed (the server was down) leaves a user message without a reply; the next
+    turn's prompt keeps it, joined to the new message, because Gemma's (and Mistral's) templates
+    refuse two user messages in a row and the conversation could not go on."""
+    from test_chat_template import GEMMA3
+
+    from workstation.core.chat_template import ChatTemplate
+
+    store = ConversationStore(tmp_path / "c.sqlite3")
+    conv = store.new("Printers")
+    store.add_message(conv.id, "user", "Where is the printer?")
+    store.add_message(conv.id, "assistant", "On the third floor.")
+    store.add_message(conv.id, "user", "Are you there?")  # its turn failed: no reply was saved
+    gemma = ChatTemplate.for_model(GEMMA3, "<bos>", "<eos>")
+    raw = [{"role": m.role, "content": m.content} for m in store.messages(conv.id)]
+    with pytest.raises(Exception, match="alternate"):
+        gemma.render([*raw, {"role": "user", "content": "And the toner?"}])
+    prompt = store.prompt_messages(conv.id, then="And the toner?")
+    assert [m["role"] for m in prompt] == ["user", "assistant", "user"]
+    assert prompt[-1]["content"] == "Are you there?\n\nAnd the toner?"
+    assert "Are you there?\n\nAnd the toner?" in gemma.render(prompt)
+    store.add_message(conv.id, "user", "And the toner?")
+    assert store.prompt_messages(conv.id) == prompt  # the saved conversation reads the same
+    assert len(store.messages(conv.id)) == 4  # nothing the user typed is dropped from the record

@@ -58,9 +58,10 @@ def run(args: argparse.Namespace) -> int:
     conversation = None
     if args.conversation is not None:
         conversation = _conversation(args.conversation, profile.key)
-        messages += [{"role": m.role, "content": m.content} for m in conversation.store.messages(conversation.id)]
+        messages += conversation.store.prompt_messages(conversation.id, then=text)
         conversation.store.add_message(conversation.id, "user", text)  # kept even if the turn fails
-    messages.append({"role": "user", "content": text})
+    else:
+        messages.append({"role": "user", "content": text})
 
     engine = open_engine(profile, child_process=False, keep_state=conversation is not None)
     previous = signal.getsignal(signal.SIGINT)

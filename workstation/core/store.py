@@ -174,6 +174,20 @@ class ConversationStore:
             for mid, role, content, metrics, created in rows
         ]
 
+    def prompt_messages(self, conversation_id: int, then: str | None = None) -> list[dict[str, str]]:
+        """The conversation as the model reads it (``then``: the user's next message, not saved
+        here). A user message that got no reply (its turn failed: the server was down) is kept,
+        joined to the next user message, so that roles alternate: Gemma's and Mistral's chat
+        templates refuse two user messages in a row, and the conversation could go no further."""
+        out: list[dict[str, str]] = []
+        stored = [(m.role, m.content) for m in self.messages(conversation_id)]
+        for role, content in stored + ([("user", then)] if then is not None else []):
+            if out and role == "user" and out[-1]["role"] == "user":
+                out[-1]["content"] = f"{out[-1]['content']}\n\n{content}"
+            else:
+                out.append({"role": role, "content": content})
+        return out
+
     # --- export -------------------------------------------------------------------------
     def to_markdown(self, conversation_id: int) -> str:
         conv = self.get(conversation_id)

@@ -419,9 +419,7 @@ class WorkstationApp(App[None]):
         pace = self.stream_pace()
         self.reply_view = await self.chat_screen.add_exchange(content)
         self.reply_view.markdown_every_s = pace.markdown_every_s
-        messages = [
-            {"role": m.role, "content": m.content} for m in self.store.messages(self.conversation_id)
-        ]
+        messages = self.store.prompt_messages(self.conversation_id)
         self.generating = True
         self.live_tokens = 0
         self._t_first = self._t_last = None
