@@ -277,3 +277,8 @@ def test_batch_scan_takes_suffix_less_documents_only(tmp_path: Path) -> None:
         assert queue.found == {"README", "notes.txt"}
     finally:
         queue.close()
+
+
+def test_a_folder_points_at_batch(tmp_path: Path) -> None:
+    with pytest.raises(DocumentError, match=r"is a folder, not a document; 'workstation batch .*' summarizes every"):
+        read_document(tmp_path)

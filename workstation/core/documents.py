@@ -504,7 +504,7 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
     if not path.exists():
         raise DocumentError(f"'{path}' does not exist.")
     if path.is_dir():
-        raise DocumentError(f"'{path}' is a folder, not a document.")
+        raise DocumentError(f"'{path}' is a folder, not a document; 'workstation batch {path}' summarizes every document in it.")
     if not path.is_file():  # a pipe, a device, a socket: reading it could wait for ever
         raise DocumentError(f"'{path}' is not a regular file (a pipe or a device), so it cannot be read as a document.")
     try:
