@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -39,6 +40,10 @@ def size_here(workload_ref: str) -> SizingResult:
     return size(workload, candidate_machines(workload, local), cal, memory_check.history_summary())
 
 
+SERIES_COLORS = ("cyan", "magenta", "yellow", "green", "red", "blue")  # plotext's and Rich's names alike
+STACK_COLORS = ("blue", "green", "red")  # weights, K/V cache, compute
+
+
 class SizingReady(Progress):
     """The sizing is done: ``label`` is its headline, ``data`` what the charts draw."""
 
@@ -61,6 +66,7 @@ class SizingScreen(AppScreen, Screen[None]):
             with Horizontal(id="sizing-charts"):
                 yield PlotextPlot(id="people-plot")
                 yield PlotextPlot(id="memory-plot")
+            yield Static("", id="sizing-legend")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -93,9 +99,17 @@ class SizingScreen(AppScreen, Screen[None]):
         plt.title(t("sizing.people_title"))
         plt.xlabel(t("sizing.people_x"))
         plt.ylabel(t("sizing.people_y"))
-        for s in data["series"]:
-            plt.plot(data["people"], s["values"], label=s["label"], marker="braille")
+        # the legends are text below the charts: plotext drops its own when a chart is narrow
+        # (80 columns) and draws it over the top line when it is not
+        legend = Text()
+        for i, s in enumerate(data["series"]):
+            color = SERIES_COLORS[i % len(SERIES_COLORS)]
+            plt.plot(data["people"], s["values"], marker="braille", color=color)
+            legend.append("━━ ", style=color)
+            legend.append(f"{s['label']}   ")
         plt.hline(data["target_tps"])
+        target = f"{data['target_tps']:g}"
+        legend.append(f"── {t('sizing.target', tps=target)}", style="dim")
         people.refresh()
         memory = self.query_one("#memory-plot", PlotextPlot)
         plt = memory.plt
@@ -108,6 +122,13 @@ class SizingScreen(AppScreen, Screen[None]):
             names = [str(i + 1) for i in range(len(rows))]
             plt.stacked_bar(names, [[r["weights"] for r in rows], [r["kv_cache"] for r in rows],
                                     [r["compute"] for r in rows]],
-                            labels=[t("sizing.weights"), t("sizing.kv"), t("sizing.compute")])
-            plt.xlabel("  ".join(f"{i + 1}: {r['label']} ({r['capacity']:.0f} GB)" for i, r in enumerate(rows)))
+                            color=list(STACK_COLORS))
+            legend.append(f"\n{t('sizing.memory_key')}: ")
+            for color, part in zip(STACK_COLORS, (t("sizing.weights"), t("sizing.kv"), t("sizing.compute")),
+                                   strict=True):
+                legend.append("██ ", style=color)
+                legend.append(f"{part}  ")
+            for i, r in enumerate(rows):
+                legend.append(f"\n  {i + 1}: {r['label']} ({r['capacity']:.0f} GB)")
         memory.refresh()
+        self.query_one("#sizing-legend", Static).update(legend)
