@@ -217,6 +217,16 @@ def test_a_missing_model_says_how_to_get_it_and_the_advice_works(
     assert main(["fit", "-p", str(profile), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["model"] == "SmolLM2-135M-Instruct.Q8_0"
 
+    # of several copies, the one with the most bits is the source; a type 'models quantize'
+    # cannot make gets the plain sentence, not a command that would fail
+    (models_home / "SmolLM2-135M-Instruct.Q4_0.gguf").symlink_to(smollm2_path)  # named as a copy, holds Q4_1
+    profile.write_text("model: SmolLM2-135M-Instruct.Q6_K.gguf\n")
+    assert main(["fit", "-p", str(profile)]) == 1
+    assert "models quantize SmolLM2-135M-Instruct.Q8_0 --type q6_k --allow-requantize" in capsys.readouterr().err
+    profile.write_text("model: SmolLM2-135M-Instruct.Q5_1.gguf\n")
+    assert main(["fit", "-p", str(profile)]) == 1
+    assert "run 'workstation models list' to see what is installed" in capsys.readouterr().err
+
     profile.write_text("model: llama-3.1-8b-instruct-q4_k_m\n")
     assert main(["fit", "-p", str(profile)]) == 1
     assert "run 'workstation models pull llama-3.1-8b-instruct-q4_k_m' (about" in capsys.readouterr().err

@@ -179,6 +179,13 @@ def file_size_text(n: int | None, approx_gb: float | None = None) -> str:
     return f"~{approx_gb} GB" if approx_gb else "?"
 
 
+# the types 'models quantize' makes, from the most bits to the fewest (llama.cpp's
+# LLAMA_FTYPE_MOSTLY_<NAME>; quantize.py maps them), and a name's quantization suffix
+QUANTIZE_TYPES = ("f16", "bf16", "q8_0", "q6_k", "q5_k_m", "q5_0", "q4_k_m", "q4_k_s", "q4_1", "q4_0",
+                  "iq4_nl", "q3_k_m", "q2_k")
+QUANT_SUFFIX = re.compile(r"[-_.](i?q\d\w*|b?f16|f32)$", re.IGNORECASE)
+
+
 def quantized_copy_name(src: Path, file_type: str, type_name: str) -> str:
     """The file name ``models quantize`` gives a copy of ``src`` (whose type is ``file_type``)
     at ``type_name``: the source's name without its type, then ``.Q8_0.gguf`` (say)."""
@@ -191,14 +198,18 @@ def quantized_copy_name(src: Path, file_type: str, type_name: str) -> str:
 
 
 def _made_by_quantizing(missing: Path) -> tuple[InstalledModel, str] | None:
-    """The installed model whose ``models quantize`` copy would be the missing file, and the type."""
+    """The installed model whose ``models quantize`` copy would be the missing file, and the
+    type: of several copies of the model, an unquantized one, else the one with the most bits
+    (the largest file), since requantizing cannot bring back what a quantization lost."""
     type_name = missing.stem.rpartition(".")[2]
-    if not re.fullmatch(r"(B?F16|F32|I?Q\d\w*)", type_name, re.IGNORECASE):
+    if type_name.lower() not in QUANTIZE_TYPES:
         return None
-    for item in list_installed():
-        if item.info is not None and quantized_copy_name(Path(item.path), item.info.file_type, type_name) == missing.name:
-            return item, type_name
-    return None
+    sources = [item for item in list_installed() if item.info is not None
+               and quantized_copy_name(Path(item.path), item.info.file_type, type_name) == missing.name]
+    if not sources:
+        return None
+    best = max(sources, key=lambda i: (i.info is not None and i.info.file_type in ("F32", "F16", "BF16"), i.size_bytes))
+    return best, type_name
 
 
 def missing_model_error(path: Path) -> ModelFileError:

@@ -13,23 +13,11 @@ from pathlib import Path
 
 import llama_cpp
 
-from workstation.core.catalog import check_gguf
+from workstation.core.catalog import QUANTIZE_TYPES, check_gguf
 from workstation.core.errors import WorkstationError
 
-FTYPES: dict[str, int] = {
-    "f16": llama_cpp.LLAMA_FTYPE_MOSTLY_F16,
-    "bf16": llama_cpp.LLAMA_FTYPE_MOSTLY_BF16,
-    "q8_0": llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0,
-    "q6_k": llama_cpp.LLAMA_FTYPE_MOSTLY_Q6_K,
-    "q5_k_m": llama_cpp.LLAMA_FTYPE_MOSTLY_Q5_K_M,
-    "q5_0": llama_cpp.LLAMA_FTYPE_MOSTLY_Q5_0,
-    "q4_k_m": llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_K_M,
-    "q4_k_s": llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_K_S,
-    "q4_1": llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_1,
-    "q4_0": llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_0,
-    "iq4_nl": llama_cpp.LLAMA_FTYPE_MOSTLY_IQ4_NL,
-    "q3_k_m": llama_cpp.LLAMA_FTYPE_MOSTLY_Q3_K_M,
-    "q2_k": llama_cpp.LLAMA_FTYPE_MOSTLY_Q2_K,
+FTYPES: dict[str, int] = {  # the catalog's list, in its order: llama.cpp's ftype for each
+    name: getattr(llama_cpp, f"LLAMA_FTYPE_MOSTLY_{name.upper()}") for name in QUANTIZE_TYPES
 }
 
 

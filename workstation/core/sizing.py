@@ -24,12 +24,11 @@ fastest per person, the fewest slots. Deterministic for the same inputs.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from workstation.core.catalog import ModelInfo
+from workstation.core.catalog import QUANT_SUFFIX, ModelInfo
 from workstation.core.gpu_table import GpuSpec, find_spec, sizing_specs
 from workstation.core.hardware import GpuInfo
 from workstation.core.model_shapes import (
@@ -500,7 +499,7 @@ RANKING = "Ranked by price (this machine first), then model size, bits per weigh
 def model_family(model: str) -> str:
     """A catalog name without its quantization ('llama-3.1-8b-instruct-q4_k_m' ->
     'llama-3.1-8b-instruct'): an option shows its own beside it."""
-    return re.sub(r"[-_.](i?q\d\w*|b?f16|f32)$", "", model, flags=re.IGNORECASE) or model
+    return QUANT_SUFFIX.sub("", model) or model
 
 
 def _label(o: SizingOption) -> str:
