@@ -10,13 +10,15 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 import yaml
 from conftest import make_profile
 from docmaker import SUBJECT_PARAGRAPHS, make_docx
 
-from workstation.core.atomic import UMASK
+from workstation.core.atomic import umask
 from workstation.core.batch_queue import DB_NAME, BatchQueue
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +49,16 @@ def _batch(folder: Path, out: Path, prof: Path) -> list[str]:
     return [sys.executable, "-m", "workstation.cli", "batch", str(folder), "-p", str(prof), "-o", str(out)]
 
 
-def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smollm2_path: Path) -> None:
+@pytest.fixture
+def usual_umask() -> Iterator[None]:
+    """The umask most desks have (022), so that a summary's mode says something: under 077 a
+    plain file is 0600 too."""
+    previous = os.umask(0o022)
+    yield
+    os.umask(previous)
+
+
+def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smollm2_path: Path, usual_umask: None) -> None:
     folder = tmp_path / "inbox"
     folder.mkdir()
     for i in range(4):
@@ -119,7 +130,7 @@ def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smol
     for p in final:
         # the mode any program's saved file gets (0644 under the usual umask), not mkstemp's 0600,
         # so colleagues sharing the output folder can read the summaries
-        assert (out / f"{p}.summary.md").stat().st_mode & 0o777 == 0o666 & ~UMASK
+        assert (out / f"{p}.summary.md").stat().st_mode & 0o777 == 0o644 == 0o666 & ~umask()
         text = (out / f"{p}.summary.md").read_text(encoding="utf-8")
         n = parts[p]
         assert n >= 1 and text.startswith(f"# Summary of {p}\n"), text

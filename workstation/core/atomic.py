@@ -7,13 +7,17 @@ import tempfile
 from pathlib import Path
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-UMASK = _umask()  # the process's, read once (os.umask can only be read by setting it)
+def umask() -> int:
+    """The process's umask, read from /proc (os.umask can only read it by setting it, which
+    would change it for a moment for every thread creating files)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o022  # the usual one, where /proc does not say
 
 
 def write_bytes_atomic(path: Path, data: bytes, *, private: bool = False) -> None:
@@ -26,9 +30,9 @@ def write_bytes_atomic(path: Path, data: bytes, *, private: bool = False) -> Non
     try:
         if not private:
             try:
-                mode = path.stat().st_mode & 0o7777
+                mode = path.stat().st_mode & 0o777  # setuid/setgid/sticky go, as a plain write drops them
             except OSError:
-                mode = 0o666 & ~UMASK
+                mode = 0o666 & ~umask()
             os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as out:
             out.write(data)

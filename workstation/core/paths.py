@@ -22,9 +22,19 @@ def profiles_dir() -> Path:
 
 
 def data_dir() -> Path:
-    """Per-user data: conversations, bench results (``WORKSTATION_DATA`` overrides it)."""
-    path = Path(os.environ.get("WORKSTATION_DATA") or user_data_dir("workstation", appauthor=False))
-    path.mkdir(parents=True, exist_ok=True)
+    """Per-user data: conversations, bench results (``WORKSTATION_DATA`` overrides it). The
+    folder is its owner's alone (0700): conversations, saved KV caches and an audit trail with
+    content hold what people wrote. The default folder is made so again if it was looser; a
+    folder named by WORKSTATION_DATA keeps the mode its owner gave it."""
+    chosen = os.environ.get("WORKSTATION_DATA")
+    path = Path(chosen or user_data_dir("workstation", appauthor=False))
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not chosen:
+        try:
+            if path.stat().st_mode & 0o077:
+                path.chmod(0o700)
+        except OSError:
+            pass  # not ours to change: it stays as it is
     return path
 
 
