@@ -139,7 +139,7 @@ def test_a_fresh_engine_sees_a_busy_core_at_its_first_turn(smollm2_path: Path) -
         with Engine(make_profile(threads="auto")) as eng:
             final = eng.run_chat(HELLO, SHORT)
     m = final.metrics
-    assert (m.threads_reason, m.n_threads) == ("busy", physical - 1), m
+    assert m.threads_reason == "busy" and m.n_threads <= physical - 1, m
     assert m.cpu_others > 0.6
 
 

@@ -74,6 +74,16 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(folder:
         assert not isinstance(first, Exception) and first.source == desk and len(menu.entries) == 2
         prompt = str(menu._prompt(0, first))
         assert "runs on the server at http://127.0.0.1:9/v1" in prompt and "KV" not in prompt
+        await pilot.press("escape")
+        # the user fixes the file's port: F3 lists it as the file says now, and loads that
+        desk.write_text(yaml.safe_dump({"name": "Desk", "backend": "openai",
+                                        "remote": {"base_url": "http://127.0.0.1:7/v1", "model": "m"}}))
+        await until(pilot, lambda: not isinstance(app.screen, ProfileMenu))
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+        fixed = app.screen.entries[0]  # type: ignore[attr-defined]
+        assert not isinstance(fixed, Exception) and fixed.remote.base_url == "http://127.0.0.1:7/v1"
         await pilot.press("enter")
         await until(pilot, lambda: not isinstance(app.screen, ProfileMenu) and app.loading is None)
-        await until(pilot, lambda: sum("Cannot reach the server" in n.message for n in app._notifications) == 2)
+        await until(pilot, lambda: any("127.0.0.1:7/v1" in n.message for n in app._notifications))
+        assert app.profile is not None and app.profile.remote.base_url == "http://127.0.0.1:7/v1"

@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
 
     def on_event(ev: BatchEvent) -> None:
         if ev.kind == "start" and ev.counts is not None:
-            if profile.backend != "openai":  # a remote profile's work is on the server
+            if profile.backend == "llama":  # a remote profile's work is on the server
                 _yield_to_people()  # once this run holds the folder (a refused run says one sentence)
             print(f"batch: {_counts_line(ev.counts)}", file=sys.stderr)
         elif ev.kind == "file-start":

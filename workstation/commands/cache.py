@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         })
         return 0
     if entries:
-        width = max(len(e.model) for e in entries) if entries else 5
+        width = max(5, *(len(e.model) for e in entries))
         print(f"{'TOKENS':>7}  {'SIZE':>12}  {'LAST USED':<16}  {'MODEL':<{width}}  {'K/V':<9}  FILE")
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.last_used))

@@ -254,9 +254,10 @@ def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant
     if machine.kind == "gpu":
         assert machine.gpu is not None
         usable = machine.gpu.vram_free - GPU_RESERVE_BYTES - int(GPU_RESERVE_FRACTION * machine.gpu.vram_total)
-        if q_info.weights_bytes > usable:
-            opt.weights_bytes = q_info.weights_bytes
-            opt.memory_verdict = (f"does not fit: the weights alone take {q_info.weights_bytes / GB:.1f} GB "
+        on_card = q_info.weights_bytes - q_info.input_bytes  # the token embeddings stay in RAM, at the least
+        if on_card > usable:
+            opt.weights_bytes = on_card
+            opt.memory_verdict = (f"does not fit: the weights alone take {on_card / GB:.1f} GB "
                                   f"of {usable / GB:.1f} GB usable")
             opt.misses.append("does not fit")
             return opt

@@ -17,12 +17,22 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from workstation.core.errors import ProfileError
-from workstation.core.profiles import Profile, list_profiles
+from workstation.core.profiles import Profile, list_profiles, load_profile_file
 from workstation.tui.integrations import fit_verdict
 from workstation.tui.screens.app_screen import AppScreen
 
 if TYPE_CHECKING:
     pass
+
+
+def _read_again(profile: Profile) -> Profile | ProfileError:
+    """A profile file from outside profiles/, read again; its error if it is broken now."""
+    if profile.source is None:
+        return profile
+    try:
+        return load_profile_file(Path(profile.source))
+    except ProfileError as err:
+        return err
 
 
 def _same_file(a: Profile, b: Profile) -> bool:
@@ -48,14 +58,19 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         profiles/ (``-p PATH``) is listed first, so that it can be loaded again (a desk PC's
         profile whose server was down when the app started)."""
         super().__init__(classes="dialog-screen")
-        self.current = current.key if isinstance(current, Profile) else current
+        self.current = current
         self.fit_check = fit_check
         self.entries: list[Profile | ProfileError] = list_profiles()
         if isinstance(current, Profile) and not any(
             isinstance(e, Profile) and _same_file(e, current) for e in self.entries
         ):
-            self.entries.insert(0, current)
+            self.entries.insert(0, _read_again(current))  # as the file says now (the user may have fixed it)
         self.verdicts: dict[int, str | None] = {}
+
+    def _is_current(self, entry: Profile) -> bool:
+        if isinstance(self.current, Profile):
+            return _same_file(entry, self.current)
+        return entry.key == self.current
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -70,11 +85,12 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             text = Text(t("profiles.broken"), style="bold")
             text.append(f"\n  {entry}", style="italic")
             return text
-        mark = "● " if entry.key == self.current else "  "
+        mark = "● " if self._is_current(entry) else "  "
         text = Text(f"{mark}{entry.name}", style="bold")
         text.append(f"  ({entry.key})")
         if entry.backend != "llama":  # the server's context and K/V are not the profile's to say
-            text.append(f"\n  {entry.remote.model or entry.remote.base_url}")
+            if entry.remote.model:
+                text.append(f"\n  {entry.remote.model}")
             text.append(f"\n  {t('profiles.remote', url=entry.remote.base_url)}", style="italic")
             return text
         kv = f"{entry.kv_cache.k}/{entry.kv_cache.v}"
@@ -99,7 +115,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         options = self.query_one(OptionList)
         options.focus()
         for i, entry in enumerate(self.entries):
-            if isinstance(entry, Profile) and entry.key == self.current:
+            if isinstance(entry, Profile) and self._is_current(entry):
                 options.highlighted = i
         self._check_fit()
 
