@@ -709,7 +709,8 @@ class WorkstationApp(App[None]):
                 title=self.texts("error.title"), severity="error", timeout=15,
             )
         elif event.api is not None:
-            started = "serve.started_keys" if event.api.protected else "serve.started"
+            started = ("serve.started" if not event.api.protected else
+                       "serve.started_keys" if integrations.people_keys_exist() else "serve.started_shared_key")
             self.notify(self.texts(started, url=event.api.url), timeout=10)
         else:
             self.notify(self.texts("profiles.loaded", name=event.profile.name))

@@ -202,6 +202,20 @@ def start_api_server(profile: Profile, port: int, parallel: int = 4) -> tuple[An
     return serve, engine
 
 
+def people_keys_exist() -> bool:
+    """Whether 'workstation keys add' has made a person's key (none is made by asking)."""
+    from workstation.core.keys import DB_NAME, KeyRing
+    from workstation.core.paths import data_dir
+
+    if not (data_dir() / DB_NAME).exists():
+        return False
+    ring = KeyRing()
+    try:
+        return ring.any_keys()
+    finally:
+        ring.close()
+
+
 def _chat_key() -> str | None:
     """The key the chat sends to the API it starts, as the server's shared key: the user's
     WORKSTATION_API_KEY when set (``workstation serve`` requires it then, and office tools keep
@@ -211,15 +225,6 @@ def _chat_key() -> str | None:
     import os
     import secrets
 
-    from workstation.core.keys import DB_NAME, KeyRing
-    from workstation.core.paths import data_dir
-
     if os.environ.get("WORKSTATION_API_KEY"):
         return os.environ["WORKSTATION_API_KEY"]
-    if not (data_dir() / DB_NAME).exists():  # no key was ever made (and none is made by asking)
-        return None
-    ring = KeyRing()
-    try:
-        return secrets.token_urlsafe(32) if ring.any_keys() else None
-    finally:
-        ring.close()
+    return secrets.token_urlsafe(32) if people_keys_exist() else None
