@@ -159,3 +159,128 @@ def test_a_model_that_cannot_be_loaded_fails_no_document(tmp_path: Path) -> None
     last = _last_line(run.stderr)
     assert str(model) in last and "none was marked failed" in last, last
     assert {s for s, _r in _rows(out / DB_NAME).values()} == {"pending"}
+
+
+class _DroppingServer:
+    """An OpenAI-style server on 127.0.0.1 that lists a model, starts every reply and then drops
+    the connection (as a server that crashes on a document does); ``timeout_s`` > 0 instead
+    sends the headers and then nothing, so the client's read times out."""
+
+    def __init__(self, stall: bool = False) -> None:
+        import http.server
+        import json
+        import threading
+
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                body = json.dumps({"object": "list", "data": [{"id": "m", "object": "model"}]}).encode()
+                if self.path.rstrip("/") != "/v1/models":
+                    body = b"{}"
+                    self.send_response(404)
+                else:
+                    self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self) -> None:  # noqa: N802
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                owner.replies += 1
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                if stall:
+                    owner.release.wait(30)
+                    return
+                chunk = b'data: {"choices": [{"delta": {"content": "The"}}]}\n\n'
+                self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                self.wfile.flush()
+                self.close_connection = True  # gone mid-reply, no closing chunk
+
+        self.replies = 0
+        self.release = threading.Event()
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_a_document_the_server_goes_away_on_each_time_fails_at_its_third_try(tmp_path: Path) -> None:
+    """A document that brings the server down (the connection drops mid-reply, every time) is put
+    back twice, then marked failed, so that the rest of the queue is not held up behind it."""
+    from workstation.core.batch_queue import MAX_ATTEMPTS
+
+    folder, out = tmp_path / "inbox", tmp_path / "out"
+    folder.mkdir()
+    (folder / "heavy.txt").write_text(SUBJECT_PARAGRAPHS[0], encoding="utf-8")
+    server = _DroppingServer()
+    try:
+        desk = _desk_profile(tmp_path, server.base_url)
+        for attempt in range(1, MAX_ATTEMPTS):
+            run = _batch(folder, out, desk)
+            assert run.returncode == 75, run.stderr
+            assert "Lost the connection" in _last_line(run.stderr)
+            assert _rows(out / DB_NAME)["heavy.txt"][0] == "pending", attempt
+        last = _batch(folder, out, desk)
+        status, reason = _rows(out / DB_NAME)["heavy.txt"]
+        assert status == "failed" and f"try {MAX_ATTEMPTS} at this document" in (reason or ""), last.stderr
+        assert server.replies == MAX_ATTEMPTS
+    finally:
+        server.close()
+
+
+def test_a_server_down_for_nights_uses_no_document_tries(tmp_path: Path) -> None:
+    """Runs that never reach the server do not count as tries: after them, the document still
+    has its tries when the server is back."""
+    from workstation.core.batch_queue import BatchQueue
+
+    folder, out = tmp_path / "inbox", tmp_path / "out"
+    folder.mkdir()
+    (folder / "memo.txt").write_text(SUBJECT_PARAGRAPHS[1], encoding="utf-8")
+    desk = _desk_profile(tmp_path, f"http://127.0.0.1:{_free_port()}/v1")
+    for _ in range(3):
+        assert _batch(folder, out, desk).returncode == 75
+    queue = BatchQueue(out / DB_NAME)
+    try:
+        (row,) = queue.rows()
+    finally:
+        queue.close()
+    assert (row.status, row.attempts) == ("pending", 0)
+
+
+def test_a_server_that_answers_nothing_in_time_fails_that_document(tmp_path: Path) -> None:
+    """A read time-out after the server took the request is the request's fault (too long for
+    it), not an outage: that document fails with the time-out named, and the queue goes on."""
+    folder, out = tmp_path / "inbox", tmp_path / "out"
+    folder.mkdir()
+    (folder / "long.txt").write_text(SUBJECT_PARAGRAPHS[2], encoding="utf-8")
+    server = _DroppingServer(stall=True)
+    try:
+        desk = _desk_profile(tmp_path, server.base_url)
+        data = yaml.safe_load(desk.read_text(encoding="utf-8"))
+        data["remote"]["timeout_s"] = 1
+        desk.write_text(yaml.safe_dump(data), encoding="utf-8")
+        run = _batch(folder, out, desk)
+        status, reason = _rows(out / DB_NAME)["long.txt"]
+        assert run.returncode == 1 and status == "failed", run.stderr
+        assert "sent nothing for 1 s (remote.timeout_s in the profile)" in (reason or "")
+    finally:
+        server.close()

@@ -79,6 +79,9 @@ class BatchError(WorkstationError):
     """The batch folder or its queue cannot be used."""
 
 
+MAX_ATTEMPTS = 3  # a document on which the server went away this many times is marked failed
+
+
 class BatchStopped(BatchError):
     """The run stopped with documents still pending, for a reason that is no document's fault
     (``reason``: the engine's own sentence); ``counts`` is the queue then. Exit status 75
@@ -267,6 +270,7 @@ class BatchQueue:
             self._start(row["path"], outdir)
         claimed = QueueRow.from_row(row)
         claimed.status = "running"
+        claimed.attempts += 1  # as _start counted it: this is that try
         return claimed
 
     def mark_running(self, path: str, outdir: Path | None = None) -> None:
@@ -298,9 +302,14 @@ class BatchQueue:
             )
             self._event(path, "failed", reason)
 
-    def mark_pending(self, path: str, why: str) -> None:
+    def mark_pending(self, path: str, why: str, *, tried: bool = True) -> None:
+        """Back in the queue; ``tried=False``: the document was never worked on (the engine
+        could not be opened), so its claim does not count as a try."""
         with self._tx() as db:
-            db.execute("UPDATE files SET status='pending' WHERE path=?", (path,))
+            if tried:
+                db.execute("UPDATE files SET status='pending' WHERE path=?", (path,))
+            else:
+                db.execute("UPDATE files SET status='pending', attempts=MAX(0, attempts-1) WHERE path=?", (path,))
             self._event(path, "requeued", why)
 
     # --- reading ----------------------------------------------------------------------------
@@ -392,7 +401,7 @@ def run_batch(
                     try:
                         engine = engine_factory(profile)
                     except WorkstationError as err:  # the engine's problem, not this document's
-                        _put_back(queue, row, err, emit)
+                        _put_back(queue, row, err, emit, tried=False)
                         outage, stopping = err, True
                         break
                 job = pool.submit(_summarize_file, engine, source, profile, row.path, emit, cancel)
@@ -454,7 +463,14 @@ def _settle_file(
         queue.mark_done(row.path, {"totals": result.totals, "chunks": len(result.chunks)})
         emit(BatchEvent("file-done", row.path, str(out), counts=queue.counts()))
     except BackendUnreachable as err:  # the server, not this document: it waits for the next run
-        _put_back(queue, row, err, emit)
+        if row.attempts < MAX_ATTEMPTS:
+            _put_back(queue, row, err, emit)
+            raise
+        # the server went away on this very document each time (it may bring the server down):
+        # it fails, so that the rest of the queue is not held up behind it night after night
+        reason = f"{err} This was try {row.attempts} at this document, so it is not tried again."
+        queue.mark_failed(row.path, reason)
+        emit(BatchEvent("file-failed", row.path, reason, counts=queue.counts()))
         raise
     except WorkstationError as err:
         queue.mark_failed(row.path, str(err))
@@ -466,9 +482,10 @@ def _settle_file(
     return False
 
 
-def _put_back(queue: BatchQueue, row: QueueRow, err: WorkstationError, emit: Callable[[BatchEvent], None]) -> None:
+def _put_back(queue: BatchQueue, row: QueueRow, err: WorkstationError, emit: Callable[[BatchEvent], None],
+              *, tried: bool = True) -> None:
     """A document that could not be worked on for the engine's sake: pending again, not failed."""
-    queue.mark_pending(row.path, str(err))
+    queue.mark_pending(row.path, str(err), tried=tried)
     emit(BatchEvent("file-pending", row.path, str(err), counts=queue.counts()))
 
 

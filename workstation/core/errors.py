@@ -22,8 +22,9 @@ class EngineError(WorkstationError):
 
 
 class BackendUnreachable(EngineError):
-    """The engine's server cannot be reached: the connection was refused, timed out or lost.
-    Not the fault of what was asked; the same request may work once the server is back."""
+    """The engine's server cannot take the request now: the connection was refused, could not
+    be made in time or was lost, or the server said it is busy, over its quota or down behind a
+    proxy (429, 502, 503, 504). Not the fault of what was asked; it may work later."""
 
 
 class TurnCancelled(WorkstationError):

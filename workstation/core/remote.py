@@ -297,7 +297,9 @@ class RemoteEngine:
                     raise EngineError(self._key_problem(response))
                 if response.status_code != 200:
                     response.read()
-                    raise EngineError(
+                    # busy, over its quota, or down behind a proxy: the same request may work later
+                    later = response.status_code in (429, 502, 503, 504)
+                    raise (BackendUnreachable if later else EngineError)(
                         f"The server at {self.base_url} answered HTTP {response.status_code}: "
                         f"{_error_text(response)}."
                     )
@@ -336,6 +338,13 @@ class RemoteEngine:
                             yield TokenDelta(text)
                         if choice.get("finish_reason"):
                             finish = choice["finish_reason"]
+        except httpx.ReadTimeout:
+            if not self._cancel.is_set():  # it answers, but not this request in time: the request's fault
+                raise EngineError(
+                    f"The server at {self.base_url} sent nothing for {self.profile.remote.timeout_s:g} s "
+                    "(remote.timeout_s in the profile); the request may be too long for it."
+                ) from None
+            stop = "cancelled"
         except (httpx.HTTPError, httpx.StreamError) as err:
             if not self._cancel.is_set():
                 raise BackendUnreachable(f"Lost the connection to {self.base_url}: {_reason(err)}.") from None
