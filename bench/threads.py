@@ -8,8 +8,10 @@ decode and prompt tok/s (medians), auto over the best fixed count, and the decis
 
 Goal (issue): auto >= 0.9x of the best fixed count at every load, and >= 0.97x of all cores
 when idle. Run it on an otherwise quiet machine: the load it measures is the machine's.
+``--fresh`` loads a new engine for every turn, as a one-shot ``workstation chat`` does: its first
+turn must already give way (the load it loaded in is its window).
 
-    .venv/bin/python bench/threads.py [--rounds 3] [--tokens 128] [--loads 0,1,2]
+    .venv/bin/python bench/threads.py [--rounds 3] [--tokens 128] [--loads 0,1,2] [--fresh]
 """
 
 from __future__ import annotations
@@ -50,11 +52,20 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--tokens", type=int, default=128)
     ap.add_argument("--loads", default="0,1,2", help="busy cores to try")
+    ap.add_argument("--fresh", action="store_true", help="a new engine for every turn (a one-shot chat)")
     args = ap.parse_args()
     physical = count_physical_cores()
     names: list[int | str] = ["auto", *range(1, physical + 1)]
-    engines = {n: Engine(profile(n)) for n in names}
-    print(f"{physical} physical cores; {args.tokens} tokens a turn, {args.rounds} rounds per load")
+    engines = {} if args.fresh else {n: Engine(profile(n)) for n in names}
+
+    def one_turn(n: int | str, r: int) -> tuple[float, float, str]:
+        if not args.fresh:
+            return turn(engines[n], args.tokens, r)
+        with Engine(profile(n)) as engine:  # loaded beside the busy loops, then one turn
+            return turn(engine, args.tokens, r)
+
+    print(f"{physical} physical cores; {args.tokens} tokens a turn, {args.rounds} rounds per load"
+          + ("; a fresh engine every turn" if args.fresh else ""))
     for load in (int(x) for x in args.loads.split(",")):
         loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(load)]
         try:
@@ -65,7 +76,7 @@ def main() -> None:
             for r in range(args.rounds):
                 order = names[r % len(names):] + names[: r % len(names)]
                 for n in order:
-                    d, p, note = turn(engines[n], args.tokens, r)
+                    d, p, note = one_turn(n, r)
                     decode[n].append(d)
                     prompt[n].append(p)
                     if n == "auto":
@@ -87,7 +98,7 @@ def main() -> None:
         if load == 0:
             print(f"  auto / all cores, idle: decode {med_d['auto'] / med_d[physical]:.2f}x")
         print(f"  auto's decisions (decode threads at the end of each turn): {'; '.join(decisions)}")
-    gov = engines["auto"].core.governor
+    gov = engines["auto"].core.governor if "auto" in engines else None
     if gov is not None:
         print("\ndecision log: " + "; ".join(f"{time.strftime('%H:%M:%S', time.localtime(t))} "
                                              f"{c.describe()}" for t, c in gov.log))
