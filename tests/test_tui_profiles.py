@@ -87,3 +87,31 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(folder:
         await until(pilot, lambda: not isinstance(app.screen, ProfileMenu) and app.loading is None)
         await until(pilot, lambda: any("127.0.0.1:7/v1" in n.message for n in app._notifications))
         assert app.profile is not None and app.profile.remote.base_url == "http://127.0.0.1:7/v1"
+
+
+async def test_an_error_naming_a_file_with_brackets_is_shown_as_written(folder: Path, tmp_path: Path) -> None:
+    """A path with '[/bold]' in it, named by an error: the toast shows it as written (it was read
+    as markup: text in brackets vanished, and a closing tag with no opening one raised while the
+    toast was drawn, which took the app down and left it hanging on a blank screen)."""
+    from textual.content import Content
+    from textual.markup import MarkupError
+    from textual.widgets import Input
+
+    from workstation.tui.screens.dialogs import TextPrompt
+
+    _write(folder, "a", {"model": "nowhere.gguf"})
+    app = WorkstationApp("a", sample_system=True, language="en", start_engine=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: isinstance(app.screen, TextPrompt))
+        app.screen.query_one(Input).value = str(tmp_path / "[/bold]nope.txt")
+        await pilot.press("enter")
+        await until(pilot, lambda: any("[/bold]nope.txt" in n.message for n in app._notifications))
+        note = next(n for n in app._notifications if "[/bold]nope.txt" in n.message)
+        assert note.markup is False  # the toast draws the text as it is
+        with pytest.raises(MarkupError):  # what drawing it as markup did
+            Content.from_markup(note.message)
+        app.notify("no item named '[Content_Types].xml'")
+        assert all(n.markup is False for n in app._notifications)
+        await pilot.pause(0.3)  # the toasts are drawn: the app is still up
+    assert app._exception is None

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
@@ -173,6 +174,12 @@ class WorkstationApp(App[None]):
             self.notify(self.startup_problem, severity="error", timeout=10)
         if self.start_engine and self.profile is not None:
             self._begin_load(self.profile)
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """A toast, as plain text unless ``markup``: messages name files and quote servers, and
+        a '[/' in a path was read as markup; a markup error took the whole app down."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     async def on_unmount(self) -> None:
         self._stop_sampling.set()
@@ -754,7 +761,9 @@ class WorkstationApp(App[None]):
     def _sample_loop(self) -> None:
         """Every second for the app's life, in one thread (a worker per sample cost the screen
         three more messages a second, taken from the engine)."""
-        while not self._stop_sampling.is_set():
+        # Textual's shutdown (a crash's too) waits for the workers before the app unmounts, so
+        # the loop also ends when the app stops running, not only when on_unmount says so
+        while not self._stop_sampling.is_set() and getattr(self, "_running", True):
             self.post_message(SystemSampled(*integrations.system_sample()))
             self._stop_sampling.wait(SAMPLE_EVERY_S)
 

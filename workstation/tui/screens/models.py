@@ -49,7 +49,7 @@ class ModelsScreen(AppScreen, Screen[None]):
                 yield DataTable(id="installed", cursor_type="row", zebra_stripes=True)
             with TabPane(t("models.catalog"), id="tab-catalog"):
                 yield DataTable(id="catalog", cursor_type="row", zebra_stripes=True)
-        yield Label("", id="model-task")
+        yield Label("", id="model-task", markup=False)
         yield ProgressBar(total=1.0, id="pull-progress")
         yield Footer()
 

@@ -51,7 +51,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             yield Input(placeholder=t("summarize.path"), id="summarize-path")
             yield Button(t("summarize.run"), id="summarize-run", variant="primary")
             yield Button(t("summarize.ask"), id="summarize-ask", disabled=True)
-        yield Label("", id="summarize-state")
+        yield Label("", id="summarize-state", markup=False)
         yield ProgressBar(total=1, id="summarize-progress")
         with VerticalScroll(id="summarize-result"):
             yield Markdown("", id="summary")
