@@ -136,7 +136,7 @@ def test_ctrl_c_in_summarize_writes_a_whole_partial_summary(tmp_path: Path, smol
         re.compile(r"\] 1/(\d+) parts"), on="stderr",  # the first part is summarized
     )
     assert code == 130
-    _one_sentence_and_no_traceback(err, "stopped; the summary above covers only the parts finished")
+    _one_sentence_and_no_traceback(err, f"stopped; the summary in {out_md} covers only the parts finished")
     total = int(re.search(r"\] 1/(\d+) parts", err).group(1))  # type: ignore[union-attr]
     assert total >= 3
     text = out_md.read_text(encoding="utf-8")
@@ -146,6 +146,26 @@ def test_ctrl_c_in_summarize_writes_a_whole_partial_summary(tmp_path: Path, smol
     assert text.count("\n- **") == int(done.group(1))  # a point for each finished part, no more
     assert re.search(rf"^_{done.group(1)} of {total} parts, .* s\._$", text, re.M)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bees.txt", "cli-profile.yaml", "summary.md"]
+
+
+def test_ctrl_c_before_any_part_leaves_an_earlier_summary_alone(tmp_path: Path, smollm2_path: Path) -> None:
+    """Stopped before the first part is done: there is nothing to write, so the summary an
+    earlier run left in the output file stays (it was replaced by an empty 'stopped' stub)."""
+    prof = _profile_file(tmp_path, max_tokens=400, context=512)
+    doc = tmp_path / "bees.txt"
+    doc.write_text(honeybee_text(8), encoding="utf-8")
+    out_md = tmp_path / "summary.md"
+    out_md.write_text("# Summary of bees.txt\n\nLast night's whole summary.\n", encoding="utf-8")
+    before = out_md.read_bytes()
+    code, _out, err = _run_until(
+        ["summarize", str(doc), "-p", str(prof), "-o", str(out_md)],
+        re.compile(r"\] 0/(\d+) parts"), on="stderr",  # reading, nothing summarized yet
+    )
+    assert code == 130
+    _one_sentence_and_no_traceback(err, f"stopped before any part was summarized, so nothing was written. "
+                                         f"{out_md} was left as it was.")
+    assert out_md.read_bytes() == before
+    assert "tok/s" not in err  # no figures for work that was not done
 
 
 def test_ctrl_c_in_batch_leaves_the_document_pending(tmp_path: Path, smollm2_path: Path) -> None:

@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-CONTEXT_INTRO = "Here is a summary of the document {name}. Answer my questions about it."
+CONTEXT_INTRO = "Summarize the document {name}; then answer my questions about it."
 
 
 def _fmt_eta(seconds: float | None) -> str:
@@ -142,6 +142,11 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, previous)
         engine.close()
     wall = time.perf_counter() - t0
+    stopped = cancel.is_set() or any(r.cancelled for r in results)
+    if stopped and not any(c.summary is not None for r in results for c in r.chunks):
+        # nothing to show: an earlier summary in the output file is worth more than an empty one
+        kept = f" {args.output} was left as it was." if args.output and Path(args.output).exists() else ""
+        raise TurnCancelled(f"stopped before any part was summarized, so nothing was written.{kept}")
 
     if args.json:
         items = [_result_json(r, profile.key) for r in results]
@@ -169,6 +174,8 @@ def run(args: argparse.Namespace) -> int:
         if name and results and not results[0].cancelled:
             print(f'Saved as the conversation "{name}": ask about it with workstation chat -c "{name}" "..."',
                   file=sys.stderr)
-    if cancel.is_set() or any(r.cancelled for r in results):
-        raise TurnCancelled("stopped; the summary above covers only the parts finished before Ctrl-C.")
+    if stopped:
+        where = args.output if args.output else "above"
+        raise TurnCancelled(f"stopped; the summary {'in ' if args.output else ''}{where} covers only the parts "
+                            "finished before Ctrl-C.")
     return 0

@@ -129,11 +129,11 @@ class SummaryResult:
 
     def conversation(self, intro: str) -> list[Message]:
         """The conversation for follow-up questions: ``follow_up`` when the document fit in one
-        part, else ``intro`` (which says a summary follows) with the summary, then the summary."""
+        part, else ``intro`` (the user asking for the summary) and the summary as the reply: the
+        summary once (it stood in both messages, twice the context for nothing)."""
         if self.follow_up:
             return list(self.follow_up)
-        return [{"role": "user", "content": f"{intro}\n\n{self.summary}"},
-                {"role": "assistant", "content": self.summary}]
+        return [{"role": "user", "content": intro}, {"role": "assistant", "content": self.summary}]
 
     def to_dict(self) -> dict[str, Any]:
         return {
