@@ -505,3 +505,27 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert m is not None and m.stop_reason != "cancelled"
         assert m.cache_n > document_prompt  # the document's prompt and the summary's tokens
         assert m.prompt_n < 16  # the question, in the chat template
+
+
+async def test_quitting_mid_reply_keeps_the_reply_so_far(profiles: Path, tmp_path: Path) -> None:
+    """Ctrl+Q while a reply streams stops it and saves what arrived, as Esc does (it was thrown
+    away, although the palette says quitting saves the conversations)."""
+    from workstation.core.store import ConversationStore
+
+    db = tmp_path / "c.db"
+    app = WorkstationApp("b", sample_system=False, language="en", store_path=db)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await _send(pilot, app, "Write a long story about a stapler.")
+        await until(pilot, lambda: app.live_tokens >= 5)
+        conv_id = app.conversation_id
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: not app.is_running, steps=200)
+    store = ConversationStore(db)
+    try:
+        messages = store.messages(conv_id)
+    finally:
+        store.close()
+    assert [m.role for m in messages] == ["user", "assistant"]
+    assert len(messages[1].content.split()) >= 3
+    assert (messages[1].metrics or {}).get("stop_reason") == "cancelled"

@@ -137,6 +137,7 @@ class WorkstationApp(App[None]):
         self._t_last: float | None = None
         self._search = ""
         self._stop_sampling = threading.Event()
+        self._quit_after_turn = False  # Ctrl+Q while a reply streams: quit once it is saved
         self._apply_language()
 
     @property
@@ -471,6 +472,16 @@ class WorkstationApp(App[None]):
             flush()
             self.post_message(EngineFailed(f"The turn failed: {type(err).__name__}: {err}"))
 
+    async def action_quit(self) -> None:
+        """Quit. A reply still streaming is stopped first and kept as far as it came, as Esc
+        keeps it (the end of the cancelled turn saves it, then the app exits; 5 s at most)."""
+        if self.generating and self.engine is not None and not self._quit_after_turn:
+            self._quit_after_turn = True
+            self.engine.cancel()
+            self.set_timer(5.0, self.exit)
+            return
+        self.exit()
+
     def action_stop(self) -> None:
         if self.generating and self.engine is not None:
             self.engine.cancel()
@@ -500,6 +511,9 @@ class WorkstationApp(App[None]):
         elif view is not None:
             await view.remove()
         self.generating = False
+        if self._quit_after_turn:
+            self.exit()
+            return
         self.update_status()
         self._refresh_dashboard()
 
