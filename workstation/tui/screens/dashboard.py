@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any, cast
 
 from textual import work
@@ -57,6 +58,7 @@ class MetricRow(Horizontal):
 class DashboardScreen(AppScreen, Screen[None]):
     BINDINGS = [Binding("escape", "app.pop_screen", "back", show=False)]
     _memory_for: str | None = "-"  # the model the memory line was read for
+    _drawn_at = 0.0  # when the live redraw last ran (time.monotonic)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -84,7 +86,11 @@ class DashboardScreen(AppScreen, Screen[None]):
         self.set_interval(0.25, self._tick)
 
     def _tick(self) -> None:
-        if self.wapp.generating:
+        if not self.wapp.generating:
+            return
+        now = time.monotonic()
+        if now - self._drawn_at >= self.wapp.stream_pace().dashboard_every_s:  # gives way to the engine
+            self._drawn_at = now
             self.refresh_view()
 
     def relabel(self) -> None:
