@@ -115,6 +115,11 @@ def test_inspect_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture[str], s
         assert err.startswith("workstation: ") and "\n" not in err and "Traceback" not in err, err
     assert main(["models", "inspect", "no-such-model"]) == 1
     assert "models list" in capsys.readouterr().err
+    # a file named by its path but not called .gguf: what it is, not "there is no model here"
+    letter = tmp_path / "letter.docx"
+    letter.write_bytes(b"PK\x03\x04 not a model")
+    assert main(["models", "inspect", str(letter)]) == 1
+    assert "is not a usable GGUF model" in capsys.readouterr().err
 
 
 def test_add(models_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -155,6 +155,8 @@ def resolve_model_path(ref: str) -> Path:
     as_path = Path(ref).expanduser()
     if as_path.suffix == ".gguf" and (as_path.is_absolute() or as_path.exists() or "/" in ref):
         return as_path
+    if "/" in ref and as_path.is_file():  # a file named by its path: the GGUF check says what it is
+        return as_path
     for entry in catalog_entries():
         if entry.get("name") == ref:
             return models_dir() / str(entry["file"])
