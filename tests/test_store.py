@@ -104,3 +104,15 @@ def test_an_unanswered_message_joins_the_next_so_roles_alternate(tmp_path: Path)
     store.add_message(conv.id, "user", "And the toner?")
     assert store.prompt_messages(conv.id) == prompt  # the saved conversation reads the same
     assert len(store.messages(conv.id)) == 4  # nothing the user typed is dropped from the record
+
+
+def test_a_title_is_one_line(tmp_path: Path) -> None:
+    """A tab or line break in a name (chat -c "$(printf 'tab\\there')") showed as two rows in the
+    list, like two conversations: titles are one line, of a bounded length."""
+    store = ConversationStore(tmp_path / "c.sqlite3")
+    conv = store.new("tab\there\nand\x07 bell")
+    assert store.get(conv.id).title == "tab here and bell"
+    store.rename(conv.id, "x" * 500)
+    assert len(store.get(conv.id).title) == 120
+    with pytest.raises(StoreError):
+        store.rename(conv.id, "\t\n")

@@ -18,7 +18,7 @@ from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.engine_api import open_engine
 from workstation.core.errors import EngineError, TurnCancelled, WorkstationError
 from workstation.core.profiles import load_profile
-from workstation.core.store import ConversationStore
+from workstation.core.store import ConversationStore, clean_title
 from workstation.core.structured_output import check_reply, load_schema_file
 
 
@@ -115,7 +115,7 @@ class _Conversation:
 
 def _conversation(name: str, profile_key: str) -> _Conversation:
     """The saved conversation titled ``name`` (the newest such), or a new one."""
-    name = name.strip()
+    name = clean_title(name)  # as the store keeps titles, so the same name finds it again
     if not name:
         raise EngineError("A conversation needs a name; give one after -c.")
     store = ConversationStore()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,17 @@ class Conversation:
     messages: list[StoredMessage] = field(default_factory=list)
 
 
+MAX_TITLE_CHARS = 120
+
+
+def clean_title(title: str) -> str:
+    """A title as one line: tabs, line breaks and other control characters become spaces (a
+    tab showed as two rows in the list, like two conversations), runs of spaces one, at most
+    MAX_TITLE_CHARS characters."""
+    flat = "".join(" " if unicodedata.category(c)[0] == "C" else c for c in title)
+    return " ".join(flat.split())[:MAX_TITLE_CHARS]
+
+
 class ConversationStore:
     """One SQLite file of conversations. Use from one thread (the UI's)."""
 
@@ -87,6 +99,7 @@ class ConversationStore:
 
     # --- conversations ------------------------------------------------------------------
     def new(self, title: str = "New conversation", profile: str = "") -> Conversation:
+        title = clean_title(title) or "New conversation"
         now = time.time()
         with self._db:
             cur = self._db.execute(
@@ -125,7 +138,7 @@ class ConversationStore:
         return [Conversation(*row) for row in rows]
 
     def rename(self, conversation_id: int, title: str) -> None:
-        title = title.strip()
+        title = clean_title(title)
         if not title:
             raise StoreError("A conversation needs a title; type one.")
         with self._db:

@@ -117,7 +117,8 @@ class DashboardScreen(AppScreen, Screen[None]):
                 t("dash.live", n=app.live_tokens, tps=f"{live:.1f}" if live else "…")
             )
         else:
-            self.query_one("#live", Static).update(t("dash.turns", n=len(hist.turns)))
+            n = len(hist.turns)
+            self.query_one("#live", Static).update(t("dash.turns_one") if n == 1 else t("dash.turns", n=n))
         decode = series("predicted_per_second")
         if app.generating and live:
             decode = [*decode, live]
