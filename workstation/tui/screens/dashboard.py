@@ -122,7 +122,8 @@ class DashboardScreen(AppScreen, Screen[None]):
         decode = series("predicted_per_second")
         if app.generating and live:
             decode = [*decode, live]
-        turns_span = t("dash.axis_turns", n=len(series("ttft_ms")))
+        n_turns = len(series("ttft_ms"))
+        turns_span = t("dash.axis_turn_one") if n_turns == 1 else t("dash.axis_turns", n=n_turns)
         self.query_one("#row-ttft", MetricRow).set(
             t("dash.ttft"), series("ttft_ms"), f"{last.ttft_ms:.0f} ms" if last else "–", "ms", turns_span
         )
