@@ -166,7 +166,7 @@ def run_quantize(args: argparse.Namespace) -> int:
     key = args.qtype.lower()
     if key not in FTYPES:
         raise WorkstationError(f"Unknown quantization type '{args.qtype}'; allowed: {', '.join(FTYPES)}.")
-    quantized = info.file_type not in ("F32", "F16", "BF16")
+    quantized = info.file_type not in catalog.UNQUANTIZED
     if quantized and not args.allow_requantize:
         raise WorkstationError(
             f"{src.name} is already quantized ({info.file_type}); requantizing cannot bring back what "

@@ -185,6 +185,7 @@ def file_size_text(n: int | None, approx_gb: float | None = None) -> str:
 # LLAMA_FTYPE_MOSTLY_<NAME>; quantize.py maps them), and a name's quantization suffix
 QUANTIZE_TYPES = ("f16", "bf16", "q8_0", "q6_k", "q5_k_m", "q5_0", "q4_k_m", "q4_k_s", "q4_1", "q4_0",
                   "iq4_nl", "q3_k_m", "q2_k")
+UNQUANTIZED = frozenset({"F32", "F16", "BF16"})  # file types that lost nothing to quantization
 QUANT_SUFFIX = re.compile(r"[-_.](i?q\d\w*|b?f16|f32)$", re.IGNORECASE)
 
 
@@ -210,7 +211,7 @@ def _made_by_quantizing(missing: Path) -> tuple[InstalledModel, str] | None:
                and quantized_copy_name(Path(item.path), item.info.file_type, type_name) == missing.name]
     if not sources:
         return None
-    best = max(sources, key=lambda i: (i.info is not None and i.info.file_type in ("F32", "F16", "BF16"), i.size_bytes))
+    best = max(sources, key=lambda i: (i.info is not None and i.info.file_type in UNQUANTIZED, i.size_bytes))
     return best, type_name
 
 
@@ -230,7 +231,7 @@ def missing_model_error(path: Path) -> ModelFileError:
     if source is not None:
         item, type_name = source
         assert item.info is not None
-        requantize = "" if item.info.file_type in ("F32", "F16", "BF16") else " --allow-requantize"
+        requantize = "" if item.info.file_type in UNQUANTIZED else " --allow-requantize"
         return ModelFileError(
             f"The model file {path.name} is not made yet; make it from {item.name} with 'workstation "
             f"models quantize {item.name} --type {type_name.lower()}{requantize}'."
