@@ -227,9 +227,20 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         await pilot.press("enter")
         await until(pilot, lambda: app.store.get(first.id).title == "Q3 report")
 
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: app.conversation_id is None and not _views(app))
         await pilot.press("ctrl+f")
+        await pilot.press(*"nothing like it")
+        await pilot.press("enter")  # no match: said, and the box keeps the focus
+        await until(pilot, lambda: any("No conversation matches" in str(n.message) for n in app._notifications))
+        assert app.conversation_id is None and app.focused is app.chat_screen.query_one("#search")
+        app.chat_screen.query_one("#search").value = ""
         await pilot.press(*"sales")
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 1)
+        await pilot.press("enter")  # the one match opens, as in a quick-open box
+        await until(pilot, lambda: app.conversation_id == first.id)
+        assert [v.content for v in _views(app)] == ["Summarize the sales figures"]
+        await until(pilot, lambda: app.focused is app.chat_screen.query_one("#prompt"))
 
         await pilot.press("f8")
         await pilot.pause()

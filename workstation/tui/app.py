@@ -317,6 +317,17 @@ class WorkstationApp(App[None]):
         await self.refresh_sidebar()
         self.update_status()
 
+    async def open_first_match(self, search: str) -> None:
+        """Enter in the search box: open the newest conversation that matches (the list's
+        first), as a quick-open box does; with none, say so and stay in the box."""
+        matches = self.store.list(search)
+        if not matches:
+            self.notify(self.texts("sidebar.no_match", text=search.strip()), severity="warning")
+            return
+        self._search = search
+        await self.open_conversation(matches[0].id)
+        self.chat_screen.focus_prompt()
+
     async def action_new_conversation(self) -> None:
         if self.generating:
             self.notify(self.texts("chat.busy"), severity="warning")

@@ -157,3 +157,7 @@ class ChatScreen(AppScreen, Screen[None]):
     @on(ConversationList.SearchChanged)
     async def _search(self, event: ConversationList.SearchChanged) -> None:
         await self.wapp.refresh_sidebar(event.text)
+
+    @on(ConversationList.SearchSubmitted)
+    async def _search_submitted(self, event: ConversationList.SearchSubmitted) -> None:
+        await self.wapp.open_first_match(event.text)

@@ -19,7 +19,8 @@ class ConversationItem(ListItem):
 
 
 class ConversationList(Vertical):
-    """Posts ``Chosen`` when the user opens a conversation and ``SearchChanged`` as they type."""
+    """Posts ``Chosen`` when the user opens a conversation, ``SearchChanged`` as they type and
+    ``SearchSubmitted`` on Enter in the search box."""
 
     class Chosen(Message):
         def __init__(self, conversation_id: int) -> None:
@@ -27,6 +28,13 @@ class ConversationList(Vertical):
             self.conversation_id = conversation_id
 
     class SearchChanged(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    class SearchSubmitted(Message):
+        """Enter in the search box: open the first match."""
+
         def __init__(self, text: str) -> None:
             super().__init__()
             self.text = text
@@ -70,4 +78,4 @@ class ConversationList(Vertical):
     @on(Input.Submitted, "#search")
     def _search_done(self, event: Input.Submitted) -> None:
         event.stop()
-        self.query_one(ListView).focus()
+        self.post_message(self.SearchSubmitted(event.value))
