@@ -236,3 +236,8 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     assert main(["summarize", str(bad), "-p", str(prof)]) == 1
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "photo.txt" in err and "binary" in err
+    # several files: every one that cannot be read is named in the one sentence, before loading
+    assert main(["summarize", str(bad), str(doc), str(tmp_path / "gone.pdf"), "-p", str(prof)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "2 of 3 documents cannot be read" in err
+    assert "photo.txt" in err and "gone.pdf" in err and "bees.md" not in err

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.atomic import write_text_atomic
-from workstation.core.documents import read_document
+from workstation.core.documents import Document, DocumentError, read_document
 from workstation.core.errors import TurnCancelled
 from workstation.core.profiles import load_profile
 from workstation.core.store import ConversationStore
@@ -108,6 +108,27 @@ def _save_conversation(name: str, profile_key: str, result: SummaryResult, doc_n
         store.close()
 
 
+def _read_all(files: list[str]) -> list[Document]:
+    """Every document, or one ``DocumentError`` that names each file that cannot be read (it
+    stopped at the first, so a list of ten took ten runs to fix)."""
+    documents: list[Document] = []
+    errors: list[DocumentError] = []
+    for name in files:
+        try:
+            documents.append(read_document(Path(name), isolate=True))
+        except DocumentError as err:
+            errors.append(err)
+    if not errors:
+        return documents
+    if len(files) == 1:
+        raise errors[0]
+    problems = [str(err).rstrip(".") for err in errors]
+    raise DocumentError(
+        f"{len(problems)} of {len(files)} documents cannot be read, so nothing was summarized: "
+        + "; ".join(problems) + "."
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     profile = load_profile(profile_ref(args))
     if args.max_tokens is not None:
@@ -115,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     name = (args.conversation or "").strip()
     if args.conversation is not None and (not name or len(args.files) != 1):
         raise SummarizeError("-c NAME saves the conversation of one document: give one file and a name.")
-    documents = [read_document(Path(f), isolate=True) for f in args.files]  # fail before loading
+    documents = _read_all(args.files)  # fail before loading, naming every file that cannot be read
 
     from workstation.core.engine_api import open_engine
 
