@@ -148,16 +148,19 @@ def test_server_lost_mid_run_puts_the_rest_back_in_the_queue(tmp_path: Path, smo
 
 
 def test_a_model_that_cannot_be_loaded_fails_no_document(tmp_path: Path) -> None:
-    """The local engine cannot be loaded (not a GGUF file): the same stop, every file pending."""
+    """The local engine cannot be loaded (not a GGUF file): the same stop, every file pending,
+    but exit status 1: running again later will not help until the model is fixed."""
     folder, out = _inbox(tmp_path), tmp_path / "out"
     model = tmp_path / "not-a-model.gguf"
     model.write_bytes(b"\0" * 4096)
     prof = tmp_path / "local.yaml"
     prof.write_text(yaml.safe_dump({"name": "local", "model": str(model), "threads": 1}), encoding="utf-8")
     run = _batch(folder, out, prof)
-    assert run.returncode == 75, run.stderr
+    assert run.returncode == 1, run.stderr
     last = _last_line(run.stderr)
     assert str(model) in last and "none was marked failed" in last, last
+    assert "fix that, then run the same command again" in last, last
+    assert not (out / ".workstation-batch.lock").exists()  # the run ended: its lock file went
     assert {s for s, _r in _rows(out / DB_NAME).values()} == {"pending"}
 
 

@@ -324,10 +324,12 @@ def test_second_batch_run_on_the_same_folder_is_refused(tmp_path: Path, capsys: 
     finally:
         holder.communicate("")
     # once it has gone, a run may start (and claims rows one at a time)
-    from workstation.core.batch_queue import DB_NAME, BatchLock, BatchQueue
+    from workstation.core.batch_queue import DB_NAME, LOCK_NAME, BatchLock, BatchQueue
 
+    assert (out / LOCK_NAME).exists()  # the holder died holding it: the file stays, unlocked
     lock = BatchLock(out)
     lock.release()
+    assert not (out / LOCK_NAME).exists()  # a run that ends takes its lock file away
     q1, q2 = BatchQueue(out / DB_NAME), BatchQueue(out / DB_NAME)
     try:
         q1.scan(folder, out)

@@ -2,8 +2,8 @@
 
 Resumable: run it again after any stop (Ctrl-C, kill -9, power cut) and it continues where
 it stopped; finished documents are never redone, summaries are never half-written. When the
-server cannot be reached (or the model cannot be loaded) the run stops the same way, with that
-reason and exit status 75, and fails no document. A run that ends with failed documents says
+server cannot be reached the run stops the same way, with that reason and exit status 75,
+and fails no document; a model that cannot be loaded stops it so too, with exit status 1. A run that ends with failed documents says
 how to try them again (``--retry-failed``).
 """
 
@@ -105,10 +105,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"batch: {_counts_line(counts)}; summaries in {outdir}", file=sys.stderr)
     again = "run the same command again to continue where it stopped" + _also_retry(counts)
     if stopped is not None:  # the server (or the engine), not the documents: nothing failed for it
+        fix = "" if stopped.temporary else "fix that, then "
         raise BatchStopped(
             f"stopped: {stopped.reason} {_documents(counts['pending'], 'is', 'are')} still pending "
-            f"(none was marked failed); {again}.",
-            counts,
+            f"(none was marked failed); {fix}{again}.",
+            counts, stopped.temporary,
         )
     if cancel.is_set():
         raise TurnCancelled(f"stopped; {again}.")

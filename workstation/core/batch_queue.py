@@ -30,6 +30,7 @@ thread over the one engine, whose slots then decode their chunks side by side.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -84,15 +85,17 @@ MAX_ATTEMPTS = 3  # a document on which the server went away this many times is 
 
 class BatchStopped(BatchError):
     """The run stopped with documents still pending, for a reason that is no document's fault
-    (``reason``: the engine's own sentence); ``counts`` is the queue then. Exit status 75
-    (EX_TEMPFAIL): nothing is lost, run again later."""
+    (``reason``: the engine's own sentence); ``counts`` is the queue then. ``temporary``: the
+    server cannot take requests now, exit status 75 (EX_TEMPFAIL: nothing is lost, run again
+    later); else (a model that cannot be loaded) 1, as running again will not help until the
+    profile or the model is fixed."""
 
-    exit_code = 75
-
-    def __init__(self, reason: str, counts: dict[str, int]) -> None:
+    def __init__(self, reason: str, counts: dict[str, int], temporary: bool = True) -> None:
         super().__init__(reason)
         self.reason = reason
         self.counts = counts
+        self.temporary = temporary
+        self.exit_code = 75 if temporary else 1
 
 
 @dataclass
@@ -129,26 +132,38 @@ def _fingerprint(path: Path) -> str | None:
 
 class BatchLock:
     """One batch run per output folder: an exclusive ``flock`` held for the whole run (the
-    kernel drops it when the process dies, even by SIGKILL)."""
+    kernel drops it when the process dies, even by SIGKILL). A run that ends removes the file
+    (colleagues reading the summaries asked what it was); one that dies leaves it, unlocked.
+    The file is removed while still locked, and a run that locked a file just removed so tries
+    the new one, so two runs never both hold a lock."""
 
     def __init__(self, outdir: Path) -> None:
         outdir.mkdir(parents=True, exist_ok=True)
         self.path = outdir / LOCK_NAME
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(self._fd, 32, 0).decode("ascii", "replace").strip() or "another process"
-            os.close(self._fd)
-            raise BatchError(
-                f"Another batch run (process {holder}) is already working on '{outdir}'; "
-                "wait for it to finish or stop it first."
-            ) from None
+        while True:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(self._fd, 32, 0).decode("ascii", "replace").strip() or "another process"
+                os.close(self._fd)
+                raise BatchError(
+                    f"Another batch run (process {holder}) is already working on '{outdir}'; "
+                    "wait for it to finish or stop it first."
+                ) from None
+            try:
+                if os.stat(self.path).st_ino == os.fstat(self._fd).st_ino:
+                    break  # the file at the path is the one locked
+            except FileNotFoundError:
+                pass
+            os.close(self._fd)  # the run before removed it as it ended: lock the new one
         os.ftruncate(self._fd, 0)
         os.pwrite(self._fd, str(os.getpid()).encode(), 0)
 
     def release(self) -> None:
         if self._fd >= 0:
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
             os.close(self._fd)
             self._fd = -1
 
@@ -418,7 +433,7 @@ def run_batch(
         counts = queue.counts()
         emit(BatchEvent("finish", str(outage or ""), counts=counts))
         if outage is not None:
-            raise BatchStopped(str(outage), counts) from outage
+            raise BatchStopped(str(outage), counts, isinstance(outage, BackendUnreachable)) from outage
         return counts
     except BaseException:
         # Ctrl+C or worse: stop the documents in flight and put them back in the queue
