@@ -540,3 +540,78 @@ async def test_quitting_mid_reply_keeps_the_reply_so_far(profiles: Path, tmp_pat
     assert [m.role for m in messages] == ["user", "assistant"]
     assert len(messages[1].content.split()) >= 3
     assert (messages[1].metrics or {}).get("stop_reason") == "cancelled"
+
+
+async def test_a_summary_goes_on_behind_the_chat_until_stopped(profiles: Path, tmp_path: Path) -> None:
+    """Esc on F6 goes back to the chat and the summary goes on (it was cancelled without a
+    word): the status line and the chat say so, F6 shows the same run, Ctrl+X stops it keeping
+    the parts done; a summary that ends behind the chat says it is ready."""
+    from docmaker import honeybee_text
+    from textual.widgets import Button, Input, Markdown
+
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    long_doc = tmp_path / "hive.txt"
+    long_doc.write_text(honeybee_text(14), encoding="utf-8")
+    short_doc = tmp_path / "bees.txt"
+    short_doc.write_text(honeybee_text(4), encoding="utf-8")  # a few parts: still running at Esc
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        screen = app.screen
+        assert isinstance(screen, SummarizeScreen)
+        screen.query_one("#summarize-path", Input).value = str(long_doc)
+        await pilot.press("enter")
+        await until(pilot, lambda: screen.running)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        said = lambda: " ".join(str(n.message) for n in app._notifications)  # noqa: E731
+        assert screen.running and "summary of hive.txt goes on" in said()
+        assert "summarizing hive.txt" in app.status_text()
+        await _send_text(pilot, "Hello?")
+        await until(pilot, lambda: "A summary of hive.txt is being made" in said())
+        assert app.conversation_id is None  # the message waited: nothing was sent or saved
+        await pilot.press("escape")  # in the chat Esc stops replies, not a summary
+        await pilot.pause(0.2)
+        assert screen.running and not screen._cancel.is_set()
+        await pilot.press("f6")
+        await until(pilot, lambda: app.screen is screen)  # the same run, not a new screen
+        await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))
+        await pilot.press("ctrl+x")
+        await until(pilot, lambda: not screen.running)
+        assert screen.result is not None and screen.result.cancelled
+        done = sum(1 for c in screen.result.chunks if c.summary is not None)
+        assert 1 <= done < len(screen.result.chunks)
+        assert f"Stopped after {done} of {len(screen.result.chunks)} parts" in str(
+            screen.query_one("#summarize-state").render())
+        assert screen.query_one("#summary", Markdown).source == screen.summary != ""
+        assert not app.generating and app.summarizing is None and "summarizing" not in app.status_text()
+
+        screen.query_one("#summarize-path", Input).value = str(short_doc)
+        await pilot.press("enter")
+        await until(pilot, lambda: screen.running)
+        await pilot.press("escape")
+        await until(pilot, lambda: not screen.running)
+        assert app.screen is app.chat_screen and "The summary of bees.txt is ready" in said()
+        await pilot.press("f6")
+        await until(pilot, lambda: app.screen is screen)
+        assert screen.result is not None and not screen.result.cancelled
+        assert not screen.query_one("#summarize-ask", Button).disabled
+
+        screen.query_one("#summarize-path", Input).value = str(long_doc)
+        await pilot.press("enter")
+        await until(pilot, lambda: screen.running)
+        await pilot.press("ctrl+q")  # quitting mid-summary stops it and quits, without a hang
+        for _ in range(200):
+            if app._exit:
+                break
+            await pilot.pause(0.05)
+        assert app._exit and screen._cancel.is_set()
+
+
+async def _send_text(pilot, text: str) -> None:
+    await pilot.click("#prompt")
+    await pilot.press(*text)
+    await pilot.press("enter")

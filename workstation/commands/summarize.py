@@ -22,6 +22,7 @@ from workstation.core.summarize import (
     SummarizeError,
     SummaryProgress,
     SummaryResult,
+    eta_text,
     summarize_document,
 )
 
@@ -45,17 +46,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 CONTEXT_INTRO = "Summarize the document {name}; then answer my questions about it."
 
 
-def _fmt_eta(seconds: float | None) -> str:
-    if seconds is None:
-        return "ETA …"
-    seconds = int(round(seconds))
-    if seconds >= 3600:
-        return f"ETA {seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    if seconds >= 60:
-        return f"ETA {seconds // 60}m{seconds % 60:02d}s"
-    return f"ETA {seconds}s"
-
-
 class ProgressBar:
     """One line on stderr, redrawn in place on a terminal; plain lines otherwise."""
 
@@ -76,7 +66,7 @@ class ProgressBar:
         else:
             line = (
                 f"{self.name}: [{bar}] {p.chunks_done}/{p.chunks_total} parts · {p.stage}"
-                f"{speed} · {_fmt_eta(p.eta_s)}"
+                f"{speed} · {eta_text(p.eta_s)}"
             )
         if line == self.last:
             return

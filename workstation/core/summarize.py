@@ -109,6 +109,18 @@ class SummaryProgress:
     message: str = ""
 
 
+def eta_text(seconds: float | None) -> str:
+    """'ETA 1m05s' ('ETA …' before the first part has been measured)."""
+    if seconds is None:
+        return "ETA …"
+    seconds = int(round(seconds))
+    if seconds >= 3600:
+        return f"ETA {seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    if seconds >= 60:
+        return f"ETA {seconds // 60}m{seconds % 60:02d}s"
+    return f"ETA {seconds}s"
+
+
 @dataclass
 class SummaryResult:
     source: str

@@ -125,6 +125,8 @@ class WorkstationApp(App[None]):
         self.loading: Profile | None = None
         self.load_fraction = 0.0
         self._generating = False
+        self.summarizing: str | None = None  # the document a summary (F6) is being made of
+        self._kept: dict[type[Screen[Any]], Screen[Any]] = {}  # screens with KEEP_ALIVE
         self.conversation_id: int | None = None
         self.history = MetricsHistory(60)
         self.cpu_history: deque[float] = deque(maxlen=60)
@@ -256,6 +258,8 @@ class WorkstationApp(App[None]):
             kv = f"KV {profile.kv_cache.k}/{profile.kv_cache.v}"
         if self.loading is not None:
             state = t("status.loading", name=self.loading.key, pct=f"{self.load_fraction * 100:.0f}")
+        elif self.summarizing is not None:
+            state = t("status.summarizing", name=self.summarizing)
         elif self.generating:
             state = t("status.generating")
         elif self.engine is None:
@@ -270,6 +274,12 @@ class WorkstationApp(App[None]):
             server = urlsplit(profile.remote.base_url).netloc or profile.remote.base_url
             return f" {state} │ {profile.key} · {t('status.remote', model=model or '?', server=server)}"
         return f" {state} │ {profile.key} · {model} · {layers} · {kv}"
+
+    def busy_text(self) -> str:
+        """Why the chat cannot take a message now (a reply, or a summary going on)."""
+        if self.summarizing is not None:
+            return self.texts("chat.busy_summary", name=self.summarizing)
+        return self.texts("chat.busy")
 
     def update_status(self) -> None:
         text = self.status_text()
@@ -301,7 +311,7 @@ class WorkstationApp(App[None]):
 
     async def open_conversation(self, conversation_id: int) -> None:
         if self.generating:
-            self.notify(self.texts("chat.busy"), severity="warning")
+            self.notify(self.busy_text(), severity="warning")
             return
         try:
             conv = self.store.get(conversation_id)
@@ -330,7 +340,7 @@ class WorkstationApp(App[None]):
 
     async def action_new_conversation(self) -> None:
         if self.generating:
-            self.notify(self.texts("chat.busy"), severity="warning")
+            self.notify(self.busy_text(), severity="warning")
             return
         self.conversation_id = None
         self.history = MetricsHistory(60)
@@ -416,7 +426,7 @@ class WorkstationApp(App[None]):
         if not text.strip() and self.pending_document is None:
             return
         if self.generating:
-            self.notify(t("chat.busy"), severity="warning")
+            self.notify(self.busy_text(), severity="warning")
             return
         if self.engine is None:
             self.notify(t("chat.loading") if self.loading else t("chat.no_engine"), severity="warning")
@@ -486,6 +496,10 @@ class WorkstationApp(App[None]):
     async def action_quit(self) -> None:
         """Quit. A reply still streaming is stopped first and kept as far as it came, as Esc
         keeps it (the end of the cancelled turn saves it, then the app exits; 5 s at most)."""
+        if self.summarizing is not None:  # the parts done are not saved anywhere: stop, quit
+            self.summarize_screen().action_stop()
+            self.exit()
+            return
         if self.generating and self.engine is not None and not self._quit_after_turn:
             self._quit_after_turn = True
             self.engine.cancel()
@@ -494,7 +508,12 @@ class WorkstationApp(App[None]):
         self.exit()
 
     def action_stop(self) -> None:
-        if self.generating and self.engine is not None:
+        if self.summarizing is not None:  # Esc stops replies; a summary only on its own screen
+            if self.screen is self.chat_screen:
+                self.notify(self.busy_text(), severity="warning")
+            elif not isinstance(self.screen, ModalScreen):
+                self.pop_screen()
+        elif self.generating and self.engine is not None:
             self.engine.cancel()
         elif self.screen is not self.chat_screen and not isinstance(self.screen, ModalScreen):
             self.pop_screen()
@@ -594,7 +613,7 @@ class WorkstationApp(App[None]):
         part, whose KV cells are still in the engine and saved with the conversation, so a
         question prefills only itself; else the summary)."""
         if self.generating:
-            self.notify(self.texts("chat.busy"), severity="warning")
+            self.notify(self.busy_text(), severity="warning")
             return
         conv = self.store.new(self.texts("summarize.conv_title", name=path.name),
                               self.profile.key if self.profile else "")
@@ -619,7 +638,7 @@ class WorkstationApp(App[None]):
         it runs the model is loaded once, in the server, and the chat is one of its clients."""
         t = self.texts
         if self.generating or self.loading is not None:
-            self.notify(t("chat.busy") if self.generating else t("chat.loading"), severity="warning")
+            self.notify(self.busy_text() if self.generating else t("chat.loading"), severity="warning")
             return
         profile = self.profile
         if profile is None or profile.backend != "llama":
@@ -659,7 +678,7 @@ class WorkstationApp(App[None]):
     def switch_profile(self, profile: Profile) -> None:
         """Close the running engine, start ``profile``'s; on failure the old one comes back."""
         if self.generating:
-            self.notify(self.texts("chat.busy"), severity="warning")
+            self.notify(self.busy_text(), severity="warning")
             return
         if self.loading is not None:
             self.notify(self.texts("chat.loading"), severity="warning")
@@ -755,8 +774,24 @@ class WorkstationApp(App[None]):
             return
         while self.screen is not self.chat_screen:
             self.pop_screen()
-        self.push_screen(screen_type())
+        self.push_screen(self._kept_screen(screen_type))
         self.update_status()
+
+    def _kept_screen(self, screen_type: type[Screen[Any]]) -> Screen[Any]:
+        """A new screen, or for a ``KEEP_ALIVE`` one the same screen each time (installed, so
+        popping it keeps it and its work)."""
+        if not getattr(screen_type, "KEEP_ALIVE", False):
+            return screen_type()
+        if screen_type not in self._kept:
+            screen = screen_type()
+            self.install_screen(screen, name=f"kept-{screen_type.__name__}")
+            self._kept[screen_type] = screen
+        return self._kept[screen_type]
+
+    def summarize_screen(self) -> SummarizeScreen:
+        screen = self._kept_screen(SummarizeScreen)
+        assert isinstance(screen, SummarizeScreen)
+        return screen
 
     def action_dashboard(self) -> None:
         self._show(DashboardScreen)

@@ -17,7 +17,7 @@ from workstation.core.profiles import Profile
 from workstation.tui.messages import GpuReading
 
 if TYPE_CHECKING:
-    from workstation.core.summarize import SummaryResult
+    from workstation.core.summarize import SummaryProgress, SummaryResult
 
 
 # --- planner ----------------------------------------------------------------------------
@@ -65,16 +65,13 @@ def summarize(
     path: Path,
     profile: Profile,
     engine: Any,
-    progress: Callable[[int, int], None],
+    progress: Callable[[SummaryProgress], None],
     cancel: Any = None,
 ) -> SummaryResult:
-    """One document's summary (``.summary`` is Markdown), calling ``progress(done, total)`` per
-    model call."""
+    """One document's summary (``.summary`` is Markdown), calling ``progress`` per model call."""
     from workstation.core.summarize import summarize_document
 
-    return summarize_document(
-        engine, path, profile, on_progress=lambda p: progress(p.done, p.total), cancel=cancel
-    )
+    return summarize_document(engine, path, profile, on_progress=progress, cancel=cancel)
 
 
 # --- models -----------------------------------------------------------------------------

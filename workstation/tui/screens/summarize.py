@@ -1,5 +1,9 @@
-"""Summarize a document: pick a file, watch progress per chunk, read the result, then ask
-follow-up questions about it in the chat."""
+"""Summarize a document: pick a file, watch progress per part, read the result, then ask
+follow-up questions about it in the chat.
+
+The app keeps one of these screens for its life: Esc goes back to the chat while a summary goes
+on (the status line says so, and a notice says when it is ready); F6 comes back to it. Only
+Ctrl+X (or the Stop button) stops a summary, keeping the parts already done."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, Label, Markdown, ProgressBar
 
 from workstation.core.errors import WorkstationError
+from workstation.core.summarize import SummaryProgress, eta_text
 from workstation.tui import integrations
 from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
@@ -28,9 +33,13 @@ class SummaryReady(Progress):
 
 
 class SummarizeScreen(AppScreen, Screen[None]):
+    KEEP_ALIVE = True  # the app pushes the same screen each time: a summary outlives leaving it
     BINDINGS = [
         Binding("escape", "back", "back", id="summarize.back"),
         Binding("ctrl+r", "run", "summarize", id="summarize.run"),
+        # priority: the path field keeps the focus and has Ctrl+X (cut); while nothing runs the
+        # stop is not allowed (check_action), so the key is the field's again
+        Binding("ctrl+x", "stop", "stop the summary", id="summarize.stop", priority=True),
         # priority: the path field keeps the focus, and a text field's own Ctrl+K deletes to the
         # end of the line (the key did nothing a user could see)
         Binding("ctrl+k", "ask", "ask in chat", id="summarize.ask", priority=True),
@@ -64,10 +73,32 @@ class SummarizeScreen(AppScreen, Screen[None]):
     def relabel(self) -> None:
         pass
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop":
+            return self.running  # in the footer only while a summary runs
+        return True
+
+    def _set_running(self, running: bool) -> None:
+        t = self.wapp.texts
+        self.running = running
+        self.wapp.generating = running  # the engine is busy: the chat waits
+        self.wapp.summarizing = self.path.name if running and self.path else None
+        run = self.query_one("#summarize-run", Button)
+        run.label = t("summarize.stop") if running else t("summarize.run")
+        run.variant = "error" if running else "primary"
+        self.refresh_bindings()
+        self.wapp.update_status()
+
     @on(Input.Submitted, "#summarize-path")
+    def _path_submitted(self) -> None:
+        self.action_run()
+
     @on(Button.Pressed, "#summarize-run")
     def _run_pressed(self) -> None:
-        self.action_run()
+        if self.running:
+            self.action_stop()
+        else:
+            self.action_run()
 
     @on(Button.Pressed, "#summarize-ask")
     async def _ask_pressed(self) -> None:
@@ -82,14 +113,25 @@ class SummarizeScreen(AppScreen, Screen[None]):
             self.notify(t("chat.no_engine"), severity="warning")
             return
         self.path = Path(raw).expanduser()
-        self.running = True
         self._cancel.clear()
+        self.summary, self.result = "", None
+        self.query_one("#summarize-ask", Button).disabled = True
         self.query_one("#summarize-state", Label).update(t("summarize.reading", name=self.path.name))
         bar = self.query_one("#summarize-progress", ProgressBar)
         bar.display = True
         bar.update(total=None, progress=0)
-        self.wapp.generating = True  # the engine is busy: the chat waits
+        self._set_running(True)
         self._summarize(self.path)
+
+    def action_stop(self) -> None:
+        """Stop the running summary; the parts already done are kept and shown."""
+        if not self.running or self._cancel.is_set():
+            return
+        self._cancel.set()
+        engine = self.wapp.engine
+        if engine is not None:
+            engine.cancel()  # at once, even in the middle of reading a part
+        self.query_one("#summarize-state", Label).update(self.wapp.texts("summarize.stopping"))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="summarize")
     def _summarize(self, path: Path) -> None:
@@ -97,7 +139,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         try:
             result = integrations.summarize(
                 path, app.profile, app.engine,  # type: ignore[arg-type]
-                lambda done, total: self.post_message(Progress(done, total)), self._cancel,
+                lambda p: self.post_message(Progress(p.done, p.total, data=p)), self._cancel,
             )
         except WorkstationError as err:
             self.post_message(TaskFailed(str(err)))
@@ -111,26 +153,40 @@ class SummarizeScreen(AppScreen, Screen[None]):
     async def _progress(self, event: Progress) -> None:
         t = self.wapp.texts
         bar = self.query_one("#summarize-progress", ProgressBar)
+        state = self.query_one("#summarize-state", Label)
         if isinstance(event, SummaryReady):
-            self.running = False
-            self.wapp.generating = False
+            self._set_running(False)
             self.result = event.data
             self.summary = event.data.summary
             bar.display = False
-            self.query_one("#summarize-state", Label).update(t("summarize.done"))
+            done = sum(1 for c in event.data.chunks if c.summary is not None)
+            if event.data.cancelled:
+                state.update(t("summarize.stopped", done=done, total=len(event.data.chunks)))
+            else:
+                state.update(t("summarize.done"))
             await self.query_one("#summary", Markdown).update(self.summary)
-            self.query_one("#summarize-ask", Button).disabled = False
+            self.query_one("#summarize-ask", Button).disabled = not self.summary
+            if self.app.screen is not self and self.path is not None:
+                self.app.notify(t("summarize.ready", name=self.path.name), timeout=10)
             return
         bar.update(total=event.total or None, progress=event.done)
-        self.query_one("#summarize-state", Label).update(
-            t("summarize.chunk", done=int(event.done), total=int(event.total or 0))
-        )
+        if self._cancel.is_set():
+            return  # "stopping…" stays until it has
+        p = event.data
+        if isinstance(p, SummaryProgress) and p.stage == "map":
+            state.update(t("summarize.parts", done=p.chunks_done, total=p.chunks_total, eta=eta_text(p.eta_s)))
+        elif isinstance(p, SummaryProgress) and p.stage not in ("chunking", "done", "cancelled"):
+            state.update(t("summarize.combining", total=p.chunks_total))
+        self.wapp.update_status()
+
+    def progress_text(self) -> str:
+        """The status line's words for a summary going on behind another screen."""
+        return str(self.query_one("#summarize-state", Label).render())
 
     @on(TaskFailed)
     def _failed(self, event: TaskFailed) -> None:
         event.stop()
-        self.running = False
-        self.wapp.generating = False
+        self._set_running(False)
         self.query_one("#summarize-progress").display = False
         self.query_one("#summarize-state", Label).update("")
         self.notify(event.reason, severity="error", timeout=10)
@@ -144,6 +200,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         await self.wapp.start_document_chat(self.path, self.result.conversation(intro))
 
     def action_back(self) -> None:
-        if self.running:
-            self._cancel.set()
+        """Back to the chat; a running summary goes on (F6 shows it again)."""
         self.app.pop_screen()
+        if self.running and self.path is not None:
+            self.app.notify(self.wapp.texts("summarize.goes_on", name=self.path.name))
