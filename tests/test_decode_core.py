@@ -134,10 +134,10 @@ def test_speculative_slots_draft_and_keep_the_plain_greedy_text(plain: Scheduler
 
 def _summary(parallel: int) -> Any:
     profile = make_profile(threads=1, context=512, parallel=parallel, sampling={"max_tokens": 24})
-    doc = Document(source="honeybees.txt", kind="text", text=honeybee_text(4))
+    doc = Document(source="honeybees.txt", kind="text", text=honeybee_text(1))
     with Engine(profile) as eng:
         decodes_before = eng.core.stats.n_decode_total
-        result = summarize_document(eng, doc, profile, options=SummarizeOptions(map_tokens=24, chunk_tokens=200))
+        result = summarize_document(eng, doc, profile, options=SummarizeOptions(map_tokens=16, chunk_tokens=60))
         return result, eng.core.stats.n_decode_total - decodes_before
 
 
