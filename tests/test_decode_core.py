@@ -98,9 +98,17 @@ def _prompts(sched: Scheduler) -> list[list[int]]:
     return [sched.chat_tokens([{"role": "user", "content": p}]) for p in PROMPTS]
 
 
-def test_greedy_replies_decoded_together_equal_decoded_alone(plain: Scheduler, reference: Engine) -> None:
+@pytest.fixture(scope="module")
+def alone(plain: Scheduler) -> list[TurnFinished]:
+    """PROMPTS' greedy replies, each decoded alone in the 4-slot scheduler (the reference the
+    batched and the speculative runs are held to; decoded once for both)."""
+    return _alone(plain, _prompts(plain))
+
+
+def test_greedy_replies_decoded_together_equal_decoded_alone(
+    plain: Scheduler, reference: Engine, alone: list[TurnFinished]
+) -> None:
     prompts = _prompts(plain)
-    alone = _alone(plain, prompts)
     plain.reset()
     decodes_before = plain.stats.n_decode_total
     together = _together(plain, prompts)
@@ -112,9 +120,11 @@ def test_greedy_replies_decoded_together_equal_decoded_alone(plain: Scheduler, r
     assert plain.stats.n_decode_total - decodes_before < tokens * 0.6
 
 
-def test_speculative_slots_draft_and_keep_the_plain_greedy_text(plain: Scheduler, reference: Engine) -> None:
+def test_speculative_slots_draft_and_keep_the_plain_greedy_text(
+    plain: Scheduler, reference: Engine, alone: list[TurnFinished]
+) -> None:
     prompts = _prompts(plain)
-    expected = _alone(plain, prompts)
+    expected = alone
     profile = make_profile(threads=1, context=512, speculative={"mode": "lookup", "draft_tokens": 6})
     with Scheduler(profile, n_parallel=4) as sched:
         for slot in sched.slots:
@@ -153,15 +163,16 @@ def test_summary_map_phase_runs_in_parallel_slots_sharing_the_instruction(smollm
     assert [c.prompt_tokens for c in four.chunks] == [c.prompt_tokens for c in one.chunks]
 
 
-def test_turns_run_together_equal_turns_run_one_by_one(reference: Engine) -> None:
+def test_turns_run_together_equal_turns_run_one_by_one(
+    plain: Scheduler, reference: Engine, alone: list[TurnFinished]
+) -> None:
     """``run_many`` (the summary's map phase, a batch) against the same turns one at a time."""
     conversations = [[{"role": "user", "content": p}] for p in PROMPTS]
+    assert [reference.chat_prompt(c) for c in conversations] == _prompts(plain)  # alone's prompts
     with Engine(make_profile(threads=1, context=512, parallel=4)) as eng:
         together = eng.run_many(conversations, GREEDY)
-    for conv, t in zip(conversations, together, strict=True):
-        reference.reset()
-        alone = reference.run_chat(conv, GREEDY)
-        _same_up_to_near_ties(reference, reference.chat_prompt(conv), alone.tokens, t.tokens)
+    for conv, a, t in zip(conversations, alone, together, strict=True):
+        _same_up_to_near_ties(reference, reference.chat_prompt(conv), a.tokens, t.tokens)
 
 
 def test_a_failing_sink_or_a_cancelled_waiting_request_costs_no_one_else(smollm2_path: Path) -> None:

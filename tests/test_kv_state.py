@@ -301,7 +301,7 @@ def test_serve_keeps_long_prompts_on_disk_for_other_slots_and_restarts(smollm2_p
         assert r.status_code == 200, r.text
         return r.json()["timings"]
 
-    minutes, other = NOTE * 4, NOTE.replace("committee", "board").upper() * 3
+    minutes, other = NOTE * 4, "Answer in one word."  # any other prompt takes the one slot
     with serve(prof, "--parallel", "1", data=data) as srv:
         assert ask(srv.base_url, minutes, "Hiring?")["restored_n"] == 0
         assert ask(srv.base_url, other, "Hiring?")["restored_n"] == 0  # takes the slot: minutes saved
