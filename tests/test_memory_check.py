@@ -15,6 +15,7 @@ import yaml
 from tests.conftest import make_profile
 from workstation.cli import main
 from workstation.core.memory_check import COMPONENTS, check, history_summary, latest
+from workstation.core.planner import human_bytes
 from workstation.core.profiles import KV_CACHE_TYPES
 from workstation.core.results import history
 from workstation.core.runtime import LoadedModel, RuntimeSettings
@@ -85,3 +86,31 @@ def test_fit_check_prints_both_and_the_difference(smollm2_path: Path, capsys: py
     for word in ("weights", "kv cache", "compute", "total"):
         assert word in out
     assert "% of allocated" in out
+
+
+def test_fit_check_counts_the_draft_model(smollm2_path: Path, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A draft pair loads two models: ``fit --check`` shows the draft's estimate beside its
+    allocation too, and both together (it showed the target alone)."""
+    prof = tmp_path / "pair.yaml"
+    prof.write_text(yaml.safe_dump({
+        "name": "pair", "model": str(smollm2_path), "context": 1024, "threads": 1, "gpu_layers": 0,
+        "speculative": {"mode": "draft", "draft_model": str(smollm2_path), "draft_tokens": 4},
+    }))
+    assert main(["fit", "-p", str(prof), "--check", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    draft = data["draft"]
+    assert draft is not None and Path(draft["model"]).name == smollm2_path.name
+    assert draft["settings"]["type_k"] == "f16" and draft["settings"]["n_ctx"] == 1024  # the target's
+    assert draft["allocated"]["weights"] > 0 and abs(draft["diff_pct"]["kv_cache"]) <= 5
+    assert main(["fit", "-p", str(prof), "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "draft model:" in out and "both models:" in out
+    both = data["allocated"]["total"] + draft["allocated"]["total"]
+    assert human_bytes(both) in out.split("both models:")[1]
+    # a profile without a draft says nothing of one
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(yaml.safe_dump({"name": "plain", "model": str(smollm2_path), "context": 1024,
+                                     "threads": 1, "gpu_layers": 0}))
+    assert main(["fit", "-p", str(plain), "--check", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["draft"] is None

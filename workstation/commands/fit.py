@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.planner import human_bytes, plan_for_profile
 from workstation.core.profiles import Profile, load_profile
+
+if TYPE_CHECKING:
+    from workstation.core.memory_check import MemoryCheck
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -57,21 +61,38 @@ def run(args: argparse.Namespace) -> int:
 
 
 def check(profile: Profile, as_json: bool) -> int:
-    """Load ``profile`` as the app does; print estimate, allocation and difference."""
+    """Load ``profile`` as the app does; print estimate, allocation and difference, for the
+    draft model too when the profile speculates with one (it left the draft out)."""
     from workstation.core.engine import Engine
-    from workstation.core.memory_check import COMPONENTS
     from workstation.core.memory_check import check as memory_check
 
     engine = Engine(profile)  # the load itself records the check in the history
     try:
         mc = memory_check(engine.model)
+        draft = engine.core.draft_model
+        mc_draft = memory_check(draft.model) if draft is not None else None
     finally:
         engine.close()
     if as_json:
-        print_json({"profile": profile.key, **mc.to_dict()})
+        print_json({"profile": profile.key, **mc.to_dict(),
+                    "draft": mc_draft.to_dict() if mc_draft is not None else None})
         return 0
+    _print_check(profile.key, mc)
+    if mc_draft is not None:
+        _print_check("draft model", mc_draft)
+        est = mc.estimated["total"] + mc_draft.estimated["total"]
+        got = mc.allocated["total"] + mc_draft.allocated["total"]
+        pct = f"  ({(est - got) / got * 100:+.1f}% of allocated)" if got else ""
+        print(f"  both models: estimated {human_bytes(est)}, allocated {human_bytes(got)}, "
+              f"difference {_signed(est - got)}{pct}")
+    return 0
+
+
+def _print_check(title: str, mc: MemoryCheck) -> None:
+    from workstation.core.memory_check import COMPONENTS
+
     s = mc.settings
-    print(f"{profile.key}: {Path(mc.model).name}, context {s['n_ctx']:,}, K/V {s['type_k']}/{s['type_v']}, "
+    print(f"{title}: {Path(mc.model).name}, context {s['n_ctx']:,}, K/V {s['type_k']}/{s['type_v']}, "
           f"{s['n_gpu_layers']} GPU layers, flash attention {'on' if s['flash_attn'] else 'off'}")
     print(f"  {'':<10} {'estimated':>12} {'allocated':>12} {'difference':>12}")
     for c in COMPONENTS:
@@ -81,7 +102,6 @@ def check(profile: Profile, as_json: bool) -> int:
     if mc.vram_process is not None and mc.vram_estimated is not None:
         print(f"  VRAM (NVML, this process): {human_bytes(mc.vram_process)}; estimated on the GPU "
               f"{human_bytes(mc.vram_estimated)} (NVML also counts the CUDA context)")
-    return 0
 
 
 def _signed(n: int) -> str:
