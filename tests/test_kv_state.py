@@ -72,6 +72,23 @@ def test_a_reopened_conversation_restores_its_cells(saved: tuple[str, str]) -> N
         assert eng.model.seq_pos_max(0) + 1 == len(eng.tokens)
 
 
+def test_forgetting_a_conversation_drops_its_cells_and_its_files(smollm2_path: Path) -> None:
+    """A deleted conversation's cells go: its files on disk (any owner's stay), and the slot's
+    copy in memory, which closing the engine would have saved again."""
+    mine, other = "conversation:/tmp/c.db:1", "conversation:/tmp/c.db:2"
+    other_turn = [{"role": "user", "content": NOTE.replace("committee", "board") + " Hiring?"}]
+    with Engine(_profile(), keep_state=True) as eng:
+        finished_turn(eng.stream_chat(other_turn, GREEDY, tag=other))
+        finished_turn(eng.stream_chat(FIRST, GREEDY, tag=mine))  # takes the slot: other's cells saved
+        assert eng.save_state() == 1  # mine, while its cells stay in the slot
+        assert sorted(e.tag for e in KvStateStore().entries()) == [mine, other]
+        assert eng.forget(mine) == 1
+        assert eng.tokens == [] and eng.model.seq_pos_max(0) < 0
+        assert [e.tag for e in KvStateStore().entries()] == [other]
+    assert [e.tag for e in KvStateStore().entries()] == [other]  # closing saved nothing of mine
+    assert KvStateStore().forget(other) == 1 and not _state_files()
+
+
 @pytest.mark.parametrize("damage", ["flip", "truncate", "foreign", "other-model"])
 def test_a_damaged_or_foreign_state_is_ignored(
     damage: str, saved: tuple[str, str], caplog: pytest.LogCaptureFixture, smollm2_path: Path
@@ -254,9 +271,11 @@ def test_chat_c_continues_a_conversation_across_two_processes(smollm2_path: Path
     profile = _profile()
     assert states and {(s["model"], s["kv_types"]) for s in states} == {
         (smollm2_path.name, f"{profile.kv_cache.k}/{profile.kv_cache.v}")}
+    assert {s["conversation"] for s in states} == {"committee"}  # whose cells, by its title
     table = subprocess.run([sys.executable, "-m", "workstation.cli", "cache", "list"],
                            cwd=ROOT, capture_output=True, text=True, timeout=60).stdout
     assert "MODEL" in table.splitlines()[0] and smollm2_path.name in table.splitlines()[1]
+    assert "CONVERSATION" in table.splitlines()[0] and "committee" in table.splitlines()[1]
 
 
 def test_summarize_c_saves_a_document_conversation_that_chat_c_continues(smollm2_path: Path, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from workstation.core.catalog import read_model_info, resolve_model_path
+from workstation.core.kv_state import KvStateStore
 from workstation.core.planner import plan_for_profile
 from workstation.core.profiles import load_profile
 from workstation.tui.app import WorkstationApp
@@ -187,6 +188,26 @@ async def test_a_reopened_conversation_answers_from_its_saved_state(profiles: Pa
         assert "from disk" in str(_views(app2)[-1].query_one(".metrics").render())
         restored_answer = _views(app2)[-1].content
         history = [{"role": x.role, "content": x.content} for x in app2.store.messages(conv_id)]
+
+        # another conversation takes the slot: this one's cells go to disk, under its tag
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: app2.conversation_id is None)
+        app2.chat_screen.query_one("#prompt").value = "The canteen closes at two on Fridays. " * 10  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await until(pilot, lambda: app2.generating)
+        await until(pilot, lambda: not app2.generating)
+        other_tag = app2.cells_tag(app2.conversation_id)  # type: ignore[arg-type]
+        tag = app2.cells_tag(conv_id)  # type: ignore[arg-type]
+        assert tag in {e.tag for e in KvStateStore().entries()}
+        # deleting the conversation deletes its saved cells (they hold its text as tokens)
+        await app2.open_conversation(conv_id)  # type: ignore[arg-type]
+        await pilot.press("f8")
+        await pilot.pause()
+        await pilot.press("y")
+        await until(pilot, lambda: conv_id not in [c.id for c in app2.store.list()])
+        await until(pilot, lambda: tag not in {e.tag for e in KvStateStore().entries()})
+    # the other conversation's cells, saved as the app closed, are all that is left
+    assert {e.tag for e in KvStateStore().entries()} == {other_tag}
 
     profile = load_profile("a")
     sampling = Sampling(**{**profile.sampling.__dict__})

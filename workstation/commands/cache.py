@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 from workstation.commands import print_json
-from workstation.core.kv_state import KvStateStore
+from workstation.core.errors import WorkstationError
+from workstation.core.kv_state import KvStateStore, SavedState, tagged_conversation
+from workstation.core.store import ConversationStore
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,20 +32,45 @@ def run(args: argparse.Namespace) -> int:
         return 0
     entries = sorted(store.entries(), key=lambda e: e.last_used, reverse=True)
     total = sum(e.n_bytes for e in entries)
+    titles = _conversation_titles(entries)
     if args.json:
         print_json({
             "folder": str(store.folder), "budget_bytes": store.budget, "bytes": total,
             "states": [{"file": e.path.name, "tokens": len(e.tokens), "bytes": e.n_bytes,
-                        "last_used": e.last_used, "model": e.model, "kv_types": e.kv_types} for e in entries],
+                        "last_used": e.last_used, "model": e.model, "kv_types": e.kv_types,
+                        "conversation": titles.get(e.tag)} for e in entries],
         })
         return 0
     if entries:
         width = max(5, *(len(e.model) for e in entries))
-        print(f"{'TOKENS':>7}  {'SIZE':>12}  {'LAST USED':<16}  {'MODEL':<{width}}  {'K/V':<9}  FILE")
+        print(f"{'TOKENS':>7}  {'SIZE':>12}  {'LAST USED':<16}  {'MODEL':<{width}}  {'K/V':<9}  CONVERSATION")
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.last_used))
+        title = titles.get(e.tag) or "-"
         print(f"{len(e.tokens):>7}  {e.n_bytes / 2**20:8.1f} MiB  {when:<16}  {e.model:<{width}}  {e.kv_types:<9}  "
-              f"{e.path.name}")
+              f"{title[:40]}")
     print(f"{len(entries)} saved states, {total / 2**20:.1f} of {store.budget / 2**20:.0f} MiB, in {store.folder}; "
           "the least recently used go first when it is full ('workstation cache clear' empties it)")
     return 0
+
+
+def _conversation_titles(entries: list[SavedState]) -> dict[str | None, str]:
+    """Each conversation tag's title ('-' in the list: a summary's or a server's prompt)."""
+    titles: dict[str | None, str] = {}
+    stores: dict[Path, ConversationStore | None] = {}
+    for e in entries:
+        found = tagged_conversation(e.tag)
+        if found is None or e.tag in titles:
+            continue
+        db, conversation_id = found
+        if db not in stores:
+            stores[db] = ConversationStore(db) if db.is_file() else None
+        store = stores[db]
+        try:
+            titles[e.tag] = store.get(conversation_id, with_messages=False).title if store else "(deleted)"
+        except WorkstationError:
+            titles[e.tag] = "(deleted)"
+    for store in stores.values():
+        if store is not None:
+            store.close()
+    return titles

@@ -17,6 +17,7 @@ from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.engine_api import open_engine
 from workstation.core.errors import EngineError, TurnCancelled, WorkstationError
+from workstation.core.kv_state import conversation_tag
 from workstation.core.profiles import load_profile
 from workstation.core.store import ConversationStore, clean_title
 from workstation.core.structured_output import check_reply, load_schema_file
@@ -72,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, _on_sigint)
     try:
         final: TurnFinished | None = None
-        for event in engine.stream_chat(messages, s, constraints=constraints):
+        tag = conversation_tag(conversation.store.path, conversation.id) if conversation is not None else None
+        for event in engine.stream_chat(messages, s, constraints=constraints, tag=tag):
             if isinstance(event, TokenDelta):
                 if not args.json:
                     sys.stdout.write(event.text)

@@ -116,6 +116,10 @@ class Engine:
         self.save_state()
         self.core.reset()
 
+    def forget(self, tag: str) -> int:
+        """A saved conversation was deleted: drop its cells here and its saved states on disk."""
+        return self.core.forget(tag)
+
     def save_state(self) -> int:
         """Save the slots' cells to disk (``keep_state`` engines; else nothing): states saved."""
         try:
@@ -161,13 +165,15 @@ class Engine:
 
     # --- turns -----------------------------------------------------------------------------
     def stream_chat(
-        self, messages: list[Message], sampling: Sampling | None = None, *, constraints: Constraints | None = None
+        self, messages: list[Message], sampling: Sampling | None = None, *,
+        constraints: Constraints | None = None, tag: str | None = None,
     ) -> Iterator[TurnEvent]:
-        """Stream one assistant turn for ``messages`` (the last one is the user's)."""
+        """Stream one assistant turn for ``messages`` (the last one is the user's); ``tag``: the
+        saved conversation they are (its cells are saved with it, and ``forget`` deletes them)."""
         t_request = time.perf_counter()
         sampling = sampling or self.profile.sampling
         tokens = self.fit_messages(messages, answer_reserve(sampling, self.n_ctx))
-        yield from self.stream_tokens(tokens, sampling, t_request=t_request, constraints=constraints)
+        yield from self.stream_tokens(tokens, sampling, t_request=t_request, constraints=constraints, tag=tag)
 
     def stream_tokens(
         self,
@@ -177,6 +183,7 @@ class Engine:
         t_request: float | None = None,
         stop: list[str] | None = None,
         constraints: Constraints | None = None,
+        tag: str | None = None,
     ) -> Iterator[TurnEvent]:
         """Stream a continuation of ``prompt`` (token ids), reusing the KV cache's common prefix."""
         sampling = sampling or self.profile.sampling
@@ -187,7 +194,7 @@ class Engine:
         with self.turns.turn():
             yield from self.core.stream(
                 prompt, sampling, t_request=t_request, stop=stop, cancelled=self.cancel_flag,
-                constraints=constraints,
+                constraints=constraints, tag=tag,
             )
 
     def run_chat(

@@ -48,10 +48,17 @@ class ChatEngine(Protocol):
         ...
 
     def stream_chat(
-        self, messages: list[Message], sampling: Sampling | None = None, *, constraints: Constraints | None = None
+        self, messages: list[Message], sampling: Sampling | None = None, *,
+        constraints: Constraints | None = None, tag: str | None = None,
     ) -> Iterator[TurnEvent]:
         """One assistant turn, streamed: ``TokenDelta`` pieces, then ``TurnFinished``.
-        ``constraints``: a grammar (or JSON schema) the reply must follow, and the like."""
+        ``constraints``: a grammar (or JSON schema) the reply must follow, and the like.
+        ``tag``: the saved conversation these messages are (``kv_state.conversation_tag``)."""
+        ...
+
+    def forget(self, tag: str) -> int:
+        """A saved conversation was deleted: drop the cells kept for it (in memory and its
+        saved states on disk); the files deleted (0 for a server's engine)."""
         ...
 
     def run_chat(

@@ -78,6 +78,8 @@ def _child_main(
             elif kind == "reset":
                 engine.reset()
                 conn.send(("result", None))
+            elif kind == "forget":
+                conn.send(("result", engine.forget(msg[1])))
             elif kind == "tokenize_chat":
                 conn.send(("result", engine.chat_prompt(msg[1])))
             elif kind == "many":
@@ -90,7 +92,8 @@ def _child_main(
             elif kind in ("chat", "tokens"):
                 sampling = Sampling(**msg[2]) if msg[2] else None
                 events = (
-                    engine.stream_chat(msg[1], sampling, constraints=Constraints(**msg[4]) if msg[4] else None)
+                    engine.stream_chat(msg[1], sampling, constraints=Constraints(**msg[4]) if msg[4] else None,
+                                       tag=msg[5])
                     if kind == "chat"
                     else engine.stream_tokens(msg[1], sampling)
                 )
@@ -268,7 +271,8 @@ class EngineProcess:
                     raise EngineError(reply[1])
 
     def stream_chat(
-        self, messages: list[Message], sampling: Sampling | None = None, *, constraints: Constraints | None = None
+        self, messages: list[Message], sampling: Sampling | None = None, *,
+        constraints: Constraints | None = None, tag: str | None = None,
     ) -> Iterator[TurnEvent]:
         return self._stream(
             "chat",
@@ -276,7 +280,12 @@ class EngineProcess:
             dataclasses.asdict(sampling) if sampling else None,
             self.stream_interval_s,
             dataclasses.asdict(constraints) if constraints else None,
+            tag,
         )
+
+    def forget(self, tag: str) -> int:
+        """A saved conversation was deleted: its cells in the child and its states on disk."""
+        return int(self._request("forget", tag))
 
     def stream_tokens(self, prompt: list[int], sampling: Sampling | None = None) -> Iterator[TurnEvent]:
         return self._stream(

@@ -74,6 +74,21 @@ class SavedState:
     last_used: float
     model: str = ""  # the model file's name
     kv_types: str = ""  # "f16/f16"
+    tag: str | None = None  # whose cells: a saved conversation (``conversation_tag``), or None
+
+
+def conversation_tag(store_path: Path, conversation_id: int) -> str:
+    """The tag of a saved conversation's cells: deleting the conversation deletes them too (a
+    state holds the conversation's text as tokens)."""
+    return f"conversation:{store_path.resolve()}:{conversation_id}"
+
+
+def tagged_conversation(tag: str | None) -> tuple[Path, int] | None:
+    """(conversation database, conversation id) of a ``conversation_tag``; None for others."""
+    if not tag or not tag.startswith("conversation:"):
+        return None
+    path, _, number = tag.removeprefix("conversation:").rpartition(":")
+    return (Path(path), int(number)) if path and number.isdigit() else None
 
 
 def default_folder() -> Path:
@@ -119,13 +134,13 @@ def write_sequence(model: Any, seq: int, data: StateBytes) -> bool:
     return ok
 
 
-def encode_state(key: StateKey, tokens: list[int], state: StateBytes) -> bytes:
-    """A state file's bytes: the magic line, the JSON header (key, tokens, byte count, sha256)
-    and llama.cpp's sequence state."""
+def encode_state(key: StateKey, tokens: list[int], state: StateBytes, tag: str | None = None) -> bytes:
+    """A state file's bytes: the magic line, the JSON header (key, tokens, byte count, sha256,
+    the owner's tag) and llama.cpp's sequence state."""
     header = json.dumps(
         {"key": key.digest, "model": key.model, "type_k": key.type_k, "type_v": key.type_v,
          "n_ctx": key.n_ctx, "n_stream": key.n_stream, "tokens": tokens, "n_bytes": len(state),
-         "sha256": hashlib.sha256(state).hexdigest()}
+         "sha256": hashlib.sha256(state).hexdigest(), "tag": tag}
     ).encode()
     return MAGIC + struct.pack("<Q", len(header)) + header + state
 
@@ -181,16 +196,16 @@ class KvStateStore:
         self.budget = budget_bytes() if budget is None else budget
         # headers already read, by file and its (size, inode): a prompt's lookup reads only new
         # files (every request of a server looks, in the decoding thread)
-        # per file: (size, inode), key digest, tokens, model file, K/V types (read once a version)
-        self._known: dict[Path, tuple[tuple[int, int], str, list[int], str, str]] = {}
+        # per file: (size, inode), key digest, tokens, model file, K/V types, tag (read once a version)
+        self._known: dict[Path, tuple[tuple[int, int], str, list[int], str, str, str | None]] = {}
 
     def _path(self, key: StateKey, tokens: list[int]) -> Path:
         return self.folder / f"{key.digest}-{tokens_digest(tokens)[:24]}.kv"
 
-    def save(self, key: StateKey, tokens: list[int], state: StateBytes) -> Path:
+    def save(self, key: StateKey, tokens: list[int], state: StateBytes, tag: str | None = None) -> Path:
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self._path(key, tokens)
-        write_bytes_atomic(path, encode_state(key, tokens, state), private=True)
+        write_bytes_atomic(path, encode_state(key, tokens, state, tag), private=True)
         for older in self.entries(key):  # an earlier turn of the same conversation: superseded
             if older.path != path and tokens[: len(older.tokens)] == older.tokens:
                 older.path.unlink(missing_ok=True)
@@ -202,7 +217,7 @@ class KvStateStore:
         out = []
         if not self.folder.is_dir():
             return out
-        known: dict[Path, tuple[tuple[int, int], str, list[int], str, str]] = {}
+        known: dict[Path, tuple[tuple[int, int], str, list[int], str, str, str | None]] = {}
         for path in self.folder.glob("*.kv"):
             if key is not None and not path.name.startswith(key.digest + "-"):
                 continue
@@ -214,20 +229,34 @@ class KvStateStore:
                     header, _ = read_header(path)
                     seen = (ident, str(header.get("key")), [int(t) for t in header["tokens"]],
                             str(header.get("model", "")).split(":", 1)[0],
-                            f"{header.get('type_k', '?')}/{header.get('type_v', '?')}")
+                            f"{header.get('type_k', '?')}/{header.get('type_v', '?')}",
+                            header.get("tag") if isinstance(header.get("tag"), str) else None)
             except (KvStateError, OSError):
                 continue
             known[path] = seen
-            out.append(SavedState(path, seen[1], seen[2], st.st_size, st.st_mtime, seen[3], seen[4]))
+            out.append(SavedState(path, seen[1], seen[2], st.st_size, st.st_mtime, seen[3], seen[4], seen[5]))
         prefix = "" if key is None else key.digest + "-"  # what this look saw, removed files dropped
         self._known = {p: v for p, v in self._known.items() if not p.name.startswith(prefix)} | known
         return out
 
-    def covers(self, key: StateKey, tokens: list[int]) -> bool:
-        """True when a saved state holds ``tokens`` already (as all or the start of its own):
-        saving them again would write the same cells twice."""
+    def covers(self, key: StateKey, tokens: list[int], tag: str | None = None) -> bool:
+        """True when a saved state with the same ``tag`` holds ``tokens`` already (as all or the
+        start of its own): saving them again would write the same cells twice. Another owner's
+        copy does not count: the new one supersedes it (``save``), so that deleting the new
+        owner's conversation deletes those cells too (a document's summary, then questions)."""
         n = len(tokens)
-        return any(len(e.tokens) >= n and e.tokens[:n] == tokens for e in self.entries(key))
+        return any(
+            len(e.tokens) >= n and e.tokens[:n] == tokens and e.tag == tag for e in self.entries(key)
+        )
+
+    def forget(self, tag: str) -> int:
+        """Delete every state saved with ``tag`` (any model): the files deleted."""
+        n = 0
+        for entry in self.entries():
+            if entry.tag == tag:
+                entry.path.unlink(missing_ok=True)
+                n += 1
+        return n
 
     def best(self, key: StateKey, prompt: list[int], at_least: int) -> tuple[SavedState, int] | None:
         """The saved state sharing the longest prefix with ``prompt`` (> ``at_least`` tokens)."""

@@ -266,10 +266,15 @@ class RemoteEngine:
             return list(pool.map(one, range(len(conversations))))
 
     def stream_chat(
-        self, messages: list[Message], sampling: Sampling | None = None, *, constraints: Constraints | None = None
+        self, messages: list[Message], sampling: Sampling | None = None, *,
+        constraints: Constraints | None = None, tag: str | None = None,  # noqa: ARG002
     ) -> Iterator[TurnEvent]:
+        """``tag``: a server keeps no cells of ours by conversation, so it is not sent."""
         with self.turns.turn():
             yield from self._turn(messages, sampling or self.profile.sampling, constraints)
+
+    def forget(self, tag: str) -> int:  # noqa: ARG002 - the server's cells are not ours to delete
+        return 0
 
     def _turn(
         self, messages: list[Message], sampling: Sampling, constraints: Constraints | None = None

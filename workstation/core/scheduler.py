@@ -299,10 +299,12 @@ class Scheduler:
         owner: Owner | None = None,
         constraints: Constraints | None = None,
         id_slot: int = -1,
+        tag: str | None = None,
     ) -> Request:
         """Queue a request; raises PromptTooLong, GrammarError or QueueFull (nothing is queued
         then). ``owner`` (an API key) takes turns with other owners for slots (``slots.admit``);
-        ``id_slot`` >= 0 waits for that slot (llama-server's ``id_slot``).
+        ``id_slot`` >= 0 waits for that slot (llama-server's ``id_slot``); ``tag`` names whose
+        cells the slot then holds (a saved conversation: ``forget`` deletes them).
         ``constraints.grammar`` is compiled here, once (a grammar that does not parse is refused
         now, never in the decoding thread)."""
         if not prompt:
@@ -325,6 +327,7 @@ class Scheduler:
             owner=owner,
             constraints=constraints or Constraints(),
             id_slot=id_slot,
+            tag=tag,
         )
         if cancelled is not None:
             req.cancelled = cancelled
@@ -463,8 +466,24 @@ class Scheduler:
         self.model.clear_memory()
         for slot in self.slots:
             slot.tokens = []
+            slot.tag = None
             if slot.spec is not None:
                 slot.spec.forget()
+
+    def forget(self, tag: str) -> int:
+        """A conversation was deleted: drop the idle slots' cells made for ``tag`` (they would
+        be saved at close) and delete its saved states: the files deleted. (No request of that
+        conversation may be running.)"""
+        with self._cond:
+            for slot in self.slots:
+                if slot.tag == tag and slot.req is None:
+                    self.model.seq_rm(slot.seq, -1, -1)
+                    slot.tokens = []
+                    slot.tag = None
+                    if slot.spec is not None:
+                        slot.spec.forget()
+        self._wait_for_writes()  # a state of it may be on its way to disk
+        return self.kv_store.forget(tag) if self.kv_store is not None else 0
 
     @property
     def requests_processing(self) -> int:
@@ -637,6 +656,7 @@ class Scheduler:
                 if len(slot.tokens) - action.keep >= MIN_RESTORE_TOKENS and len(slot.tokens) >= self.min_save_tokens:
                     self._save_slot(slot)  # another conversation takes the slot: keep this one on disk
                 slot.restoring = self._start_restore(slot, action.keep)
+            slot.tag = slot.req.tag if slot.req is not None else None  # its cells are the new request's now
             pending = slot.restoring
             if pending is not None and not pending.data.done() and self._others_have_work(slot):
                 continue  # the others decode while the file is read
@@ -725,17 +745,17 @@ class Scheduler:
         store = self.kv_store
         assert store is not None
         tokens = list(slot.tokens)
-        if store.covers(self.state_key, tokens):
+        if store.covers(self.state_key, tokens, slot.tag):
             return False
         data = read_sequence(self.model, slot.seq)
         if self._writer is None:
             self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kv-writer")
-        self._writer.submit(self._write_state, store, tokens, data)
+        self._writer.submit(self._write_state, store, tokens, data, slot.tag)
         return True
 
-    def _write_state(self, store: KvStateStore, tokens: list[int], data: StateBytes) -> None:
+    def _write_state(self, store: KvStateStore, tokens: list[int], data: StateBytes, tag: str | None) -> None:
         try:
-            store.save(self.state_key, tokens, data)
+            store.save(self.state_key, tokens, data, tag)
         except OSError as err:  # a full disk costs only the speed-up
             log.warning("Could not save a KV state: %s", err)
 

@@ -63,6 +63,7 @@ class Request:
     constraints: Constraints = field(default_factory=Constraints)  # grammar, logit bias, n_probs
     grammar: Any = None  # constraints.grammar compiled at submit (core/grammar.py), until started
     id_slot: int = -1  # the slot it must run in (-1: any); ``admit`` sets the one it got
+    tag: str | None = None  # whose cells these become (a saved conversation): kept with a saved state
 
     def cancel(self) -> None:
         """Cancel this request only (not others that share its ``cancelled`` flag)."""
@@ -87,6 +88,7 @@ class Slot:
     run: Any = None  # the scheduler's state for the current request (sampler, text, metrics)
     owner: str | None = None  # whose request it was given last (``admit``'s memory of turns)
     turn: int = 0  # when: admissions are numbered 1, 2, ... across the slots
+    tag: str | None = None  # whose cells ``tokens`` are (the tag of the request that made them)
 
     @property
     def generating(self) -> bool:

@@ -30,6 +30,7 @@ from workstation.core.engine import EngineInfo, TokenDelta
 from workstation.core.engine import TurnFinished as EngineTurnFinished
 from workstation.core.engine_api import open_engine
 from workstation.core.errors import WorkstationError
+from workstation.core.kv_state import KvStateStore, conversation_tag
 from workstation.core.metrics import MetricsHistory, TurnMetrics
 from workstation.core.planner import offloadable_layers
 from workstation.core.profiles import Profile, load_profile
@@ -370,6 +371,7 @@ class WorkstationApp(App[None]):
         async def confirmed(yes: bool | None) -> None:
             if yes:
                 self.store.delete(conv_id)
+                self._forget_cells(self.cells_tag(conv_id))
                 await self.action_new_conversation()
 
         self.push_screen(
@@ -377,6 +379,16 @@ class WorkstationApp(App[None]):
                           self.texts("dialog.cancel")),
             confirmed,
         )
+
+    def _forget_cells(self, tag: str) -> None:
+        """A deleted conversation's KV cells go too: in the engine (they would be saved when
+        it closes) and on disk, whichever profile saved them (a state holds the text)."""
+        try:
+            if self.engine is not None and not self.generating:
+                self.engine.forget(tag)
+            KvStateStore().forget(tag)  # states saved by other profiles' models
+        except (WorkstationError, OSError) as err:
+            self.notify(self.texts("conv.cells_kept", reason=str(err)), severity="warning")
 
     def action_search_conversations(self) -> None:
         self.chat_screen.sidebar.display = True
@@ -453,10 +465,14 @@ class WorkstationApp(App[None]):
         self.live_tokens = 0
         self._t_first = self._t_last = None
         self.update_status()
-        self._generate(self.engine, messages, pace.updates_hz)
+        self._generate(self.engine, messages, pace.updates_hz, self.cells_tag(self.conversation_id))
+
+    def cells_tag(self, conversation_id: int) -> str:
+        """The tag the engine keeps this conversation's KV cells under (deleted with it)."""
+        return conversation_tag(self.store.path, conversation_id)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="turn")
-    def _generate(self, engine: Any, messages: list[dict[str, str]], hz: float) -> None:
+    def _generate(self, engine: Any, messages: list[dict[str, str]], hz: float, tag: str) -> None:
         # The first piece goes out at once (time to first token); later ones are batched to
         # at most ``hz`` screen updates a second so rendering leaves the CPU to the engine.
         # An engine in a child process batches on its side already (fewer wake-ups here).
@@ -475,7 +491,7 @@ class WorkstationApp(App[None]):
                 count = 0
 
         try:
-            for event in engine.stream_chat(messages):
+            for event in engine.stream_chat(messages, tag=tag):
                 if isinstance(event, TokenDelta):
                     pending.append(event.text)
                     count += event.tokens
