@@ -19,6 +19,7 @@ import yaml
 
 from tests.conftest import make_profile
 from workstation.core.engine import Engine
+from workstation.core.errors import EngineError
 from workstation.core.events import TokenDelta, TurnFinished, finished_turn
 from workstation.core.kv_state import KvStateStore, SavedState, StateKey
 from workstation.core.profiles import Constraints, Sampling
@@ -87,6 +88,30 @@ def test_forgetting_a_conversation_drops_its_cells_and_its_files(smollm2_path: P
         assert [e.tag for e in KvStateStore().entries()] == [other]
     assert [e.tag for e in KvStateStore().entries()] == [other]  # closing saved nothing of mine
     assert KvStateStore().forget(other) == 1 and not _state_files()
+
+
+def test_a_long_documents_parts_are_not_saved_a_one_part_document_is(smollm2_path: Path) -> None:
+    """The parts of a document summarized in several were each saved as a state (up to the whole
+    context each: GBs for an 8B model) that nobody comes back to; only a document in one part,
+    which questions continue from, is kept."""
+    from docmaker import honeybee_text
+
+    from workstation.core.documents import Document
+    from workstation.core.summarize import SummarizeOptions, summarize_document
+
+    profile = make_profile(threads=1, context=1024, sampling={"max_tokens": 8})
+    long_doc = Document(source="hive.txt", kind="text", text=honeybee_text(1))
+    with Engine(profile, keep_state=True) as eng:
+        parts = summarize_document(eng, long_doc, profile, options=SummarizeOptions(chunk_tokens=60))
+        assert len(parts.chunks) >= 3 and parts.reduce_steps and not parts.cancelled
+        assert min(c.metrics.prompt_n + c.metrics.cache_n for c in parts.chunks) >= 64  # long enough to save
+        one = summarize_document(eng, Document(source="note.txt", kind="text", text=NOTE), profile)
+        assert len(one.chunks) == 1 and one.follow_up
+        document_prompt = eng.chat_prompt(one.follow_up[:1])
+    (kept,) = KvStateStore().entries()  # saved as the engine closed: the one-part document
+    assert kept.tokens[: len(document_prompt)] == document_prompt
+    with pytest.raises(EngineError, match="closed"):  # a closed engine says so (it crashed)
+        eng.chat_prompt(one.follow_up[:1])
 
 
 @pytest.mark.parametrize("damage", ["flip", "truncate", "foreign", "other-model"])

@@ -208,6 +208,8 @@ class Engine:
         conversations: Sequence[list[Message]],
         sampling: Sampling | None = None,
         on_finished: Callable[[int, TurnFinished], None] | None = None,
+        *,
+        tag: str | None = None,
     ) -> list[TurnFinished]:
         """One turn for each conversation, decoded together in the profile's slots (they share
         common prefixes in the KV cache); results in order, ``on_finished`` as each ends."""
@@ -215,4 +217,4 @@ class Engine:
         reserve = answer_reserve(sampling, self.n_ctx)
         prompts = [self.fit_messages(list(c), reserve) for c in conversations]
         with self.turns.turn():
-            return self.core.run_all(prompts, sampling, on_finished, cancelled=self.cancel_flag)
+            return self.core.run_all(prompts, sampling, on_finished, cancelled=self.cancel_flag, tag=tag)

@@ -72,8 +72,11 @@ class ChatEngine(Protocol):
         conversations: Sequence[list[Message]],
         sampling: Sampling | None = None,
         on_finished: Callable[[int, TurnFinished], None] | None = None,
+        *,
+        tag: str | None = None,
     ) -> list[TurnFinished]:
-        """One turn for each conversation, as many at once as the engine has slots."""
+        """One turn for each conversation, as many at once as the engine has slots (``tag``:
+        as for ``stream_chat``; ``kv_state.NOT_KEPT`` for cells never to be saved)."""
         ...
 
     def cancel(self) -> None:

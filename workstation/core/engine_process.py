@@ -7,10 +7,10 @@ interface as ``Engine`` (``ChatEngine`` in ``core/engine_api.py``, plus ``stream
 callers do not care which side of the boundary the model is on.
 
 Protocol (pickled tuples over a ``multiprocessing`` pipe):
-  parent -> child  ("chat", messages, sampling|None, interval_s, constraints|None)
+  parent -> child  ("chat", messages, sampling|None, interval_s, constraints|None, tag|None)
                    | ("tokens", ids, sampling|None, interval_s)
-                   | ("many", conversations, sampling|None)
-                   | ("tokenize_chat", messages) | ("reset",) | ("info",) | ("close",)
+                   | ("many", conversations, sampling|None, tag|None)
+                   | ("tokenize_chat", messages) | ("forget", tag) | ("reset",) | ("info",) | ("close",)
   child -> parent  ("progress", fraction) | ("ready", info) | ("delta", text, n_tokens)
                    | ("done", text, metrics) | ("item", index, text, metrics)
                    | ("result", value) | ("error", message)
@@ -87,6 +87,7 @@ def _child_main(
                     msg[1],
                     Sampling(**msg[2]) if msg[2] else None,
                     lambda i, ev: conn.send(("item", i, ev.text, ev.metrics.to_dict())),
+                    tag=msg[3],
                 )
                 conn.send(("result", None))
             elif kind in ("chat", "tokens"):
@@ -229,11 +230,13 @@ class EngineProcess:
         conversations: Sequence[list[Message]],
         sampling: Sampling | None = None,
         on_finished: Callable[[int, TurnFinished], None] | None = None,
+        *,
+        tag: str | None = None,
     ) -> list[TurnFinished]:
         results: dict[int, TurnFinished] = {}
         failure: BaseException | None = None
         with self._lock:  # the child clears the cancel flag when its turns start
-            self._conn.send(("many", list(conversations), dataclasses.asdict(sampling) if sampling else None))
+            self._conn.send(("many", list(conversations), dataclasses.asdict(sampling) if sampling else None, tag))
             while True:  # read to the end even if a callback fails: the pipe stays in step
                 reply = self._recv()
                 if reply[0] == "item":

@@ -77,6 +77,9 @@ class SavedState:
     tag: str | None = None  # whose cells: a saved conversation (``conversation_tag``), or None
 
 
+NOT_KEPT = "not-kept"  # the tag of cells nobody comes back to (a long document's parts): never saved
+
+
 def conversation_tag(store_path: Path, conversation_id: int) -> str:
     """The tag of a saved conversation's cells: deleting the conversation deletes them too (a
     state holds the conversation's text as tokens)."""

@@ -253,6 +253,8 @@ class RemoteEngine:
         conversations: Sequence[list[Message]],
         sampling: Sampling | None = None,
         on_finished: Callable[[int, TurnFinished], None] | None = None,
+        *,
+        tag: str | None = None,  # noqa: ARG002 - a server keeps no cells of ours
     ) -> list[TurnFinished]:
         """One turn per conversation, up to ``profile.parallel`` requests in flight."""
 

@@ -237,6 +237,8 @@ class LoadedModel:
 
     # --- tokens ------------------------------------------------------------------------------
     def tokenize(self, text: str, add_special: bool = True, parse_special: bool = True) -> list[int]:
+        if self.closed:  # llama.cpp would read the freed vocabulary: a segmentation fault
+            raise EngineError("The model is closed; load the profile again.")
         return self.model.tokenize(text.encode("utf-8"), add_special, parse_special)
 
     def piece(self, token: int, special: bool = False) -> bytes:

@@ -58,6 +58,7 @@ from workstation.core.events import (
 from workstation.core.grammar import GrammarError, GrammarStuck, compile_grammar
 from workstation.core.kv_state import (
     MIN_RESTORE_TOKENS,
+    NOT_KEPT,
     KvStateError,
     KvStateStore,
     SavedState,
@@ -433,6 +434,7 @@ class Scheduler:
         on_finished: Callable[[int, TurnFinished], None] | None = None,
         *,
         cancelled: CancelFlag | None = None,
+        tag: str | None = None,
     ) -> list[TurnFinished]:
         """Submit every prompt at once (they run in parallel in free slots, sharing common
         prefixes) and wait for all; ``on_finished(i, result)`` as each ends."""
@@ -442,7 +444,7 @@ class Scheduler:
             for i, prompt in enumerate(prompts):
                 reqs.append(
                     self.submit(
-                        prompt, sampling, lambda e, i=i: events.put((i, e)), cancelled=cancelled
+                        prompt, sampling, lambda e, i=i: events.put((i, e)), cancelled=cancelled, tag=tag
                     )
                 )
             results: list[TurnFinished | None] = [None] * len(reqs)
@@ -745,7 +747,7 @@ class Scheduler:
         store = self.kv_store
         assert store is not None
         tokens = list(slot.tokens)
-        if store.covers(self.state_key, tokens, slot.tag):
+        if slot.tag == NOT_KEPT or store.covers(self.state_key, tokens, slot.tag):
             return False
         data = read_sequence(self.model, slot.seq)
         if self._writer is None:

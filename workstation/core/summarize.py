@@ -36,6 +36,7 @@ from workstation.core.documents import Document, read_document
 from workstation.core.engine_api import ChatEngine
 from workstation.core.errors import WorkstationError
 from workstation.core.events import Message, TokenDelta, TurnFinished
+from workstation.core.kv_state import NOT_KEPT
 from workstation.core.metrics import TurnMetrics
 from workstation.core.profiles import Profile, Sampling
 
@@ -207,6 +208,7 @@ class _Runner:
         self.engine = engine
         self.cancel = cancel
         self.calls: list[TurnMetrics] = []
+        self.tag: str | None = None  # NOT_KEPT for a long document's parts and reduce steps
 
     def cancelled(self) -> bool:
         c = self.cancel
@@ -227,7 +229,7 @@ class _Runner:
     def run(self, messages: list[Message], sampling: Sampling) -> tuple[str, TurnMetrics]:
         final: TurnFinished | None = None
         asked = False
-        for event in self.engine.stream_chat(messages, sampling):
+        for event in self.engine.stream_chat(messages, sampling, tag=self.tag):
             if isinstance(event, TurnFinished):
                 final = event
             elif isinstance(event, TokenDelta) and not asked and self.cancelled():
@@ -262,7 +264,7 @@ class _Runner:
             on_finished(i, final)
 
         try:
-            return self.engine.run_many(conversations, sampling, finished)
+            return self.engine.run_many(conversations, sampling, finished, tag=self.tag)
         finally:
             done.set()
             watcher.join()
@@ -489,6 +491,10 @@ def summarize_document(
     report("chunking", 0, 0, 0, 0, None, f"measuring {document.name}")
     chunks, prefix_tokens, budget = make_chunks(runner, document, n_ctx, map_tokens, options)
     n = len(chunks)
+    # a document in one part is kept on disk (its questions start from those cells); the parts of
+    # a longer one and their reduce steps are not: nobody comes back to them, and each was a
+    # state file of up to the whole context (tens of MiB for SmolLM2, GBs for an 8B model)
+    runner.tag = None if n == 1 else NOT_KEPT
     est_reduce = 0 if n == 1 else max(1, -(-n * map_tokens // max(1, budget)))
     total_calls = n + est_reduce
     sampling_map = dataclasses.replace(profile.sampling, max_tokens=map_tokens)
