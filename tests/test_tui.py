@@ -251,6 +251,10 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         await pilot.press("ctrl+n")
         await until(pilot, lambda: app.conversation_id is None and not _views(app))
         await pilot.press("ctrl+f")
+        await pilot.press("enter")  # nothing typed: Enter goes down to the list, as before
+        await until(pilot, lambda: app.focused is app.chat_screen.query_one("#conversations"))
+        assert app.conversation_id is None
+        await pilot.press("ctrl+f")
         await pilot.press(*"nothing like it")
         await pilot.press("enter")  # no match: said, and the box keeps the focus
         await until(pilot, lambda: any("No conversation matches" in str(n.message) for n in app._notifications))
@@ -283,9 +287,15 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert [t for t in titles if t.startswith("Quit")] == ["Quit (ctrl+q)"]  # one, with its key
         footer = {key for key, b in app.active_bindings.items() if b.binding.show}
         assert "ctrl+q" in footer
+        await pilot.press("f6")  # the summarize screen, kept by the app once made
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
         await pilot.press("f9")
         await pilot.pause()
         assert app.texts.lang == "tr"
+        kept = app.summarize_screen()  # relabelled although it was not showing
+        assert kept.query_one("#summarize-path").placeholder == app.texts("summarize.path") != "Path of the document to summarize"
         assert "yüklü değil" in app.status_text()
         assert any(t.startswith("Profiller (f3)") for t in (c.title for c in app.get_system_commands(app.screen)))
         await pilot.press("f5")
@@ -575,7 +585,8 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(profiles: Path, t
     long_doc = tmp_path / "hive.txt"
     long_doc.write_text(honeybee_text(14), encoding="utf-8")
     short_doc = tmp_path / "bees.txt"
-    short_doc.write_text(honeybee_text(4), encoding="utf-8")  # a few parts: still running at Esc
+    # not the long one's start (its cells would make this one all but free): still running at Esc
+    short_doc.write_text("\n\n".join(reversed(honeybee_text(4).split("\n\n"))), encoding="utf-8")
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
@@ -589,14 +600,15 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(profiles: Path, t
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
         said = lambda: " ".join(str(n.message) for n in app._notifications)  # noqa: E731
-        assert screen.running and "summary of hive.txt goes on" in said()
+        await until(pilot, lambda: "summary of hive.txt goes on" in said())  # notices are messages
+        assert screen.running
         assert "summarizing hive.txt" in app.status_text()
         await _send_text(pilot, "Hello?")
         await until(pilot, lambda: "A summary of hive.txt is being made" in said())
         assert app.conversation_id is None  # the message waited: nothing was sent or saved
         await pilot.press("escape")  # in the chat Esc stops replies, not a summary
         await pilot.pause(0.2)
-        assert screen.running and not screen._cancel.is_set()
+        assert screen.running and not screen._cancel.is_set() and not app.engine._cancel.is_set()
         await pilot.press("f6")
         await until(pilot, lambda: app.screen is screen)  # the same run, not a new screen
         await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))
@@ -615,21 +627,25 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(profiles: Path, t
         await until(pilot, lambda: screen.running)
         await pilot.press("escape")
         await until(pilot, lambda: not screen.running)
-        assert app.screen is app.chat_screen and "The summary of bees.txt is ready" in said()
+        await until(pilot, lambda: "The summary of bees.txt is ready" in said())  # a message to the app
+        assert app.screen is app.chat_screen
         await pilot.press("f6")
         await until(pilot, lambda: app.screen is screen)
         assert screen.result is not None and not screen.result.cancelled
         assert not screen.query_one("#summarize-ask", Button).disabled
+        summary = screen.query_one("#summary", Markdown)  # drawn now that it shows
+        await until(pilot, lambda: summary.source == screen.summary and len(summary.children) > 0)
 
         screen.query_one("#summarize-path", Input).value = str(long_doc)
         await pilot.press("enter")
         await until(pilot, lambda: screen.running)
+        worker = next(w for w in screen.workers if w.group == "summarize" and not w.is_finished)
         await pilot.press("ctrl+q")  # quitting mid-summary stops it and quits, without a hang
-        for _ in range(200):
-            if app._exit:
+        for _ in range(200):  # the summary's thread ends soon (Textual's shutdown waits for it)
+            if worker.is_finished:
                 break
             await pilot.pause(0.05)
-        assert app._exit and screen._cancel.is_set()
+        assert app._exit and screen._cancel.is_set() and worker.is_finished
 
 
 async def _send_text(pilot, text: str) -> None:

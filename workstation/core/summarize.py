@@ -110,16 +110,17 @@ class SummaryProgress:
     message: str = ""
 
 
-def eta_text(seconds: float | None) -> str:
-    """'ETA 1m05s' ('ETA …' before the first part has been measured)."""
+def eta_text(seconds: float | None, word: str = "ETA") -> str:
+    """'ETA 1m05s' ('ETA …' before the first part has been measured); ``word`` in the UI's
+    language."""
     if seconds is None:
-        return "ETA …"
+        return f"{word} …"
     seconds = int(round(seconds))
     if seconds >= 3600:
-        return f"ETA {seconds // 3600}h{seconds % 3600 // 60:02d}m"
+        return f"{word} {seconds // 3600}h{seconds % 3600 // 60:02d}m"
     if seconds >= 60:
-        return f"ETA {seconds // 60}m{seconds % 60:02d}s"
-    return f"ETA {seconds}s"
+        return f"{word} {seconds // 60}m{seconds % 60:02d}s"
+    return f"{word} {seconds}s"
 
 
 @dataclass

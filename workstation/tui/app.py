@@ -217,7 +217,8 @@ class WorkstationApp(App[None]):
         save_language(new)
         self._apply_language()
         self.refresh_bindings()
-        for screen in self.screen_stack:
+        kept = [s for s in self._kept.values() if s not in self.screen_stack]  # kept, not shown
+        for screen in [*self.screen_stack, *kept]:
             relabel = getattr(screen, "relabel", None)
             if callable(relabel):
                 relabel()
@@ -337,7 +338,8 @@ class WorkstationApp(App[None]):
             return
         self._search = search
         await self.open_conversation(matches[0].id)
-        self.chat_screen.focus_prompt()
+        if self.conversation_id == matches[0].id:  # not while a reply or a summary runs
+            self.chat_screen.focus_prompt()
 
     async def action_new_conversation(self) -> None:
         if self.generating:

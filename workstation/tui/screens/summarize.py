@@ -71,7 +71,11 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.query_one("#summarize-path", Input).focus()
 
     def relabel(self) -> None:
-        pass
+        """F9: the app keeps this screen, so it takes the new language itself."""
+        t = self.wapp.texts
+        self.query_one("#summarize-path", Input).placeholder = t("summarize.path")
+        self.query_one("#summarize-run", Button).label = t("summarize.stop") if self.running else t("summarize.run")
+        self.query_one("#summarize-ask", Button).label = t("summarize.ask")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
@@ -164,24 +168,22 @@ class SummarizeScreen(AppScreen, Screen[None]):
                 state.update(t("summarize.stopped", done=done, total=len(event.data.chunks)))
             else:
                 state.update(t("summarize.done"))
-            await self.query_one("#summary", Markdown).update(self.summary)
-            self.query_one("#summarize-ask", Button).disabled = not self.summary
+            self.query_one("#summarize-ask", Button).disabled = done == 0
             if self.app.screen is not self and self.path is not None:
                 self.app.notify(t("summarize.ready", name=self.path.name), timeout=10)
+            # last: behind another screen the Markdown's blocks mount only once it shows again
+            await self.query_one("#summary", Markdown).update(self.summary)
             return
         bar.update(total=event.total or None, progress=event.done)
         if self._cancel.is_set():
             return  # "stopping…" stays until it has
         p = event.data
         if isinstance(p, SummaryProgress) and p.stage == "map":
-            state.update(t("summarize.parts", done=p.chunks_done, total=p.chunks_total, eta=eta_text(p.eta_s)))
+            eta = eta_text(p.eta_s, t("summarize.eta"))
+            state.update(t("summarize.parts", done=p.chunks_done, total=p.chunks_total, eta=eta))
         elif isinstance(p, SummaryProgress) and p.stage not in ("chunking", "done", "cancelled"):
             state.update(t("summarize.combining", total=p.chunks_total))
         self.wapp.update_status()
-
-    def progress_text(self) -> str:
-        """The status line's words for a summary going on behind another screen."""
-        return str(self.query_one("#summarize-state", Label).render())
 
     @on(TaskFailed)
     def _failed(self, event: TaskFailed) -> None:

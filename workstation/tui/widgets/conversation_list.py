@@ -78,4 +78,7 @@ class ConversationList(Vertical):
     @on(Input.Submitted, "#search")
     def _search_done(self, event: Input.Submitted) -> None:
         event.stop()
-        self.post_message(self.SearchSubmitted(event.value))
+        if event.value.strip():
+            self.post_message(self.SearchSubmitted(event.value))
+        else:  # nothing typed: to the list, to walk it with the arrows
+            self.query_one(ListView).focus()
