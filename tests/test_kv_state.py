@@ -108,8 +108,12 @@ def test_a_long_documents_parts_are_not_saved_a_one_part_document_is(smollm2_pat
         one = summarize_document(eng, Document(source="note.txt", kind="text", text=NOTE), profile)
         assert len(one.chunks) == 1 and one.follow_up
         document_prompt = eng.chat_prompt(one.follow_up[:1])
+        # a conversation made of it claims its cells: saved with its tag, deleted with it
+        assert eng.claim_cells("conversation:/tmp/c.db:7:1.0", one.follow_up[:1]) == 1
+        assert eng.claim_cells("conversation:/tmp/c.db:8:1.0", one.follow_up[:1]) == 0  # owned now
     (kept,) = KvStateStore().entries()  # saved as the engine closed: the one-part document
     assert kept.tokens[: len(document_prompt)] == document_prompt
+    assert kept.tag == "conversation:/tmp/c.db:7:1.0"
     with pytest.raises(EngineError, match="closed"):  # a closed engine says so (it crashed)
         eng.chat_prompt(one.follow_up[:1])
 
@@ -324,6 +328,8 @@ def test_summarize_c_saves_a_document_conversation_that_chat_c_continues(smollm2
     assert asked.returncode == 0, asked.stderr
     m = json.loads(asked.stdout)["metrics"]
     assert m["restored_n"] > 100 and m["prompt_n"] < 30  # the document came from disk
+    listed = json.loads(cli("cache", "list", "--json").stdout)["states"]
+    assert listed and {s["conversation"] for s in listed} == {"minutes"}  # the document's cells too
 
     two = cli("summarize", "-p", str(prof), str(doc), str(doc), "-c", "x")
     assert two.returncode != 0 and "one file" in two.stderr and "Traceback" not in two.stderr

@@ -55,21 +55,29 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _conversation_titles(entries: list[SavedState]) -> dict[str | None, str]:
-    """Each conversation tag's title ('-' in the list: a summary's or a server's prompt)."""
+    """Each conversation tag's title ('-' in the list: a summary's or a server's prompt;
+    "(deleted)" for a conversation no longer there, or a database that cannot be read)."""
     titles: dict[str | None, str] = {}
     stores: dict[Path, ConversationStore | None] = {}
     for e in entries:
         found = tagged_conversation(e.tag)
         if found is None or e.tag in titles:
             continue
-        db, conversation_id = found
+        db, conversation_id, created = found
         if db not in stores:
-            stores[db] = ConversationStore(db) if db.is_file() else None
+            try:
+                stores[db] = ConversationStore(db) if db.is_file() else None
+            except (WorkstationError, OSError):
+                stores[db] = None
         store = stores[db]
-        try:
-            titles[e.tag] = store.get(conversation_id, with_messages=False).title if store else "(deleted)"
-        except WorkstationError:
-            titles[e.tag] = "(deleted)"
+        titles[e.tag] = "(deleted)"
+        if store is not None:
+            try:
+                conv = store.get(conversation_id, with_messages=False)
+            except WorkstationError:
+                continue
+            if abs(conv.created - created) < 1e-5:  # not a later conversation given its number
+                titles[e.tag] = conv.title
     for store in stores.values():
         if store is not None:
             store.close()

@@ -73,7 +73,10 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, _on_sigint)
     try:
         final: TurnFinished | None = None
-        tag = conversation_tag(conversation.store.path, conversation.id) if conversation is not None else None
+        tag = None
+        if conversation is not None:
+            created = conversation.store.get(conversation.id, with_messages=False).created
+            tag = conversation_tag(conversation.store.path, conversation.id, created)
         for event in engine.stream_chat(messages, s, constraints=constraints, tag=tag):
             if isinstance(event, TokenDelta):
                 if not args.json:

@@ -78,6 +78,7 @@ def check(profile: Profile, as_json: bool) -> int:
                     "draft": mc_draft.to_dict() if mc_draft is not None else None})
         return 0
     _print_check(profile.key, mc)
+    vram_estimated = mc.vram_estimated
     if mc_draft is not None:
         _print_check("draft model", mc_draft)
         est = mc.estimated["total"] + mc_draft.estimated["total"]
@@ -85,6 +86,11 @@ def check(profile: Profile, as_json: bool) -> int:
         pct = f"  ({(est - got) / got * 100:+.1f}% of allocated)" if got else ""
         print(f"  both models: estimated {human_bytes(est)}, allocated {human_bytes(got)}, "
               f"difference {_signed(est - got)}{pct}")
+        if vram_estimated is not None or mc_draft.vram_estimated is not None:
+            vram_estimated = (vram_estimated or 0) + (mc_draft.vram_estimated or 0)
+    if mc.vram_process is not None and vram_estimated is not None:  # NVML sees the process: both
+        print(f"  VRAM (NVML, this process): {human_bytes(mc.vram_process)}; estimated on the GPU "
+              f"{human_bytes(vram_estimated)} (NVML also counts the CUDA context)")
     return 0
 
 
@@ -99,9 +105,6 @@ def _print_check(title: str, mc: MemoryCheck) -> None:
         pct = mc.diff_pct(c)
         print(f"  {c.replace('_', ' '):<10} {human_bytes(mc.estimated[c]):>12} {human_bytes(mc.allocated[c]):>12} "
               f"{_signed(mc.diff(c)):>12}" + (f"  ({pct:+.1f}% of allocated)" if pct is not None else ""))
-    if mc.vram_process is not None and mc.vram_estimated is not None:
-        print(f"  VRAM (NVML, this process): {human_bytes(mc.vram_process)}; estimated on the GPU "
-              f"{human_bytes(mc.vram_estimated)} (NVML also counts the CUDA context)")
 
 
 def _signed(n: int) -> str:

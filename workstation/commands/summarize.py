@@ -16,6 +16,7 @@ from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.atomic import write_text_atomic
 from workstation.core.documents import Document, DocumentError, read_document
 from workstation.core.errors import TurnCancelled
+from workstation.core.kv_state import conversation_tag
 from workstation.core.profiles import load_profile
 from workstation.core.store import ConversationStore
 from workstation.core.summarize import (
@@ -86,14 +87,16 @@ def _result_json(result: SummaryResult, profile_key: str) -> dict[str, Any]:
     return data
 
 
-def _save_conversation(name: str, profile_key: str, result: SummaryResult, doc_name: str) -> None:
+def _save_conversation(name: str, profile_key: str, result: SummaryResult, doc_name: str, engine: Any) -> None:
     """The conversation ``chat -c NAME`` continues (saved before the engine closes and keeps
-    the summary's KV cells on disk)."""
+    the summary's KV cells on disk, as that conversation's: deleted with it)."""
     store = ConversationStore()
     try:
         conv = store.new(title=name, profile=profile_key)
-        for message in result.conversation(CONTEXT_INTRO.format(name=doc_name)):
+        messages = result.conversation(CONTEXT_INTRO.format(name=doc_name))
+        for message in messages:
             store.add_message(conv.id, message["role"], message["content"])
+        engine.claim_cells(conversation_tag(store.path, conv.id, conv.created), messages[:1])
     finally:
         store.close()
 
@@ -148,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
             bar = None if args.quiet else ProgressBar(doc.name)
             results.append(summarize_document(engine, doc, profile, on_progress=bar, cancel=cancel))
         if name and results and not results[0].cancelled:
-            _save_conversation(name, profile.key, results[0], documents[0].name)
+            _save_conversation(name, profile.key, results[0], documents[0].name, engine)
     finally:
         signal.signal(signal.SIGINT, previous)
         engine.close()

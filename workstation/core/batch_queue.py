@@ -140,7 +140,7 @@ class BatchLock:
     def __init__(self, outdir: Path) -> None:
         outdir.mkdir(parents=True, exist_ok=True)
         self.path = outdir / LOCK_NAME
-        while True:
+        for _attempt in range(20):
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
                 fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -152,11 +152,14 @@ class BatchLock:
                     "wait for it to finish or stop it first."
                 ) from None
             try:
-                if os.stat(self.path).st_ino == os.fstat(self._fd).st_ino:
+                at_path, held = os.stat(self.path), os.fstat(self._fd)
+                if (at_path.st_dev, at_path.st_ino) == (held.st_dev, held.st_ino):
                     break  # the file at the path is the one locked
             except FileNotFoundError:
                 pass
             os.close(self._fd)  # the run before removed it as it ended: lock the new one
+        else:  # inode numbers that change under us (some network file systems)
+            raise BatchError(f"Cannot lock '{self.path}': the file keeps changing under this run.")
         os.ftruncate(self._fd, 0)
         os.pwrite(self._fd, str(os.getpid()).encode(), 0)
 

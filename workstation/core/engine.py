@@ -120,6 +120,11 @@ class Engine:
         """A saved conversation was deleted: drop its cells here and its saved states on disk."""
         return self.core.forget(tag)
 
+    def claim_cells(self, tag: str, messages: list[Message]) -> int:
+        """A conversation was made of what the engine just did (a document's summary): the
+        cells that begin with ``messages``' prompt are that conversation's from now on."""
+        return self.core.claim(tag, self.chat_prompt(messages))
+
     def save_state(self) -> int:
         """Save the slots' cells to disk (``keep_state`` engines; else nothing): states saved."""
         try:

@@ -61,6 +61,11 @@ class ChatEngine(Protocol):
         saved states on disk); the files deleted (0 for a server's engine)."""
         ...
 
+    def claim_cells(self, tag: str, messages: list[Message]) -> int:
+        """The cells beginning with ``messages``' prompt that belong to no conversation (a
+        document just summarized) become ``tag``'s; the slots claimed (0 for a server's)."""
+        ...
+
     def run_chat(
         self, messages: list[Message], sampling: Sampling | None = None, *, constraints: Constraints | None = None
     ) -> TurnFinished:

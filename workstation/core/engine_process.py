@@ -10,7 +10,8 @@ Protocol (pickled tuples over a ``multiprocessing`` pipe):
   parent -> child  ("chat", messages, sampling|None, interval_s, constraints|None, tag|None)
                    | ("tokens", ids, sampling|None, interval_s)
                    | ("many", conversations, sampling|None, tag|None)
-                   | ("tokenize_chat", messages) | ("forget", tag) | ("reset",) | ("info",) | ("close",)
+                   | ("tokenize_chat", messages) | ("forget", tag) | ("claim", tag, messages)
+                   | ("reset",) | ("info",) | ("close",)
   child -> parent  ("progress", fraction) | ("ready", info) | ("delta", text, n_tokens)
                    | ("done", text, metrics) | ("item", index, text, metrics)
                    | ("result", value) | ("error", message)
@@ -80,6 +81,8 @@ def _child_main(
                 conn.send(("result", None))
             elif kind == "forget":
                 conn.send(("result", engine.forget(msg[1])))
+            elif kind == "claim":
+                conn.send(("result", engine.claim_cells(msg[1], msg[2])))
             elif kind == "tokenize_chat":
                 conn.send(("result", engine.chat_prompt(msg[1])))
             elif kind == "many":
@@ -289,6 +292,9 @@ class EngineProcess:
     def forget(self, tag: str) -> int:
         """A saved conversation was deleted: its cells in the child and its states on disk."""
         return int(self._request("forget", tag))
+
+    def claim_cells(self, tag: str, messages: list[Message]) -> int:
+        return int(self._request("claim", tag, messages))
 
     def stream_tokens(self, prompt: list[int], sampling: Sampling | None = None) -> Iterator[TurnEvent]:
         return self._stream(

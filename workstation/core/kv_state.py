@@ -80,18 +80,24 @@ class SavedState:
 NOT_KEPT = "not-kept"  # the tag of cells nobody comes back to (a long document's parts): never saved
 
 
-def conversation_tag(store_path: Path, conversation_id: int) -> str:
+def conversation_tag(store_path: Path, conversation_id: int, created: float) -> str:
     """The tag of a saved conversation's cells: deleting the conversation deletes them too (a
-    state holds the conversation's text as tokens)."""
-    return f"conversation:{store_path.resolve()}:{conversation_id}"
+    state holds the conversation's text as tokens). With the time it was made: SQLite gives a
+    deleted conversation's number to the next one."""
+    return f"conversation:{store_path.resolve()}:{conversation_id}:{created:.6f}"
 
 
-def tagged_conversation(tag: str | None) -> tuple[Path, int] | None:
-    """(conversation database, conversation id) of a ``conversation_tag``; None for others."""
+def tagged_conversation(tag: str | None) -> tuple[Path, int, float] | None:
+    """(conversation database, conversation id, time made) of a ``conversation_tag``; None for
+    other tags."""
     if not tag or not tag.startswith("conversation:"):
         return None
-    path, _, number = tag.removeprefix("conversation:").rpartition(":")
-    return (Path(path), int(number)) if path and number.isdigit() else None
+    rest, _, created = tag.removeprefix("conversation:").rpartition(":")
+    path, _, number = rest.rpartition(":")
+    try:
+        return (Path(path), int(number), float(created)) if path else None
+    except ValueError:
+        return None
 
 
 def default_folder() -> Path:

@@ -128,7 +128,8 @@ class RemoteEngine:
             # some servers have no /models; the first turn will tell
             if not self.model:
                 self.client.close()
-                raise EngineError(
+                later = response.status_code in (429, 502, 503, 504)  # busy or down: may work later
+                raise (BackendUnreachable if later else EngineError)(
                     f"The server at {self.base_url} lists no models (HTTP {response.status_code}); "
                     "set remote.model in the profile."
                 )
@@ -276,6 +277,9 @@ class RemoteEngine:
             yield from self._turn(messages, sampling or self.profile.sampling, constraints)
 
     def forget(self, tag: str) -> int:  # noqa: ARG002 - the server's cells are not ours to delete
+        return 0
+
+    def claim_cells(self, tag: str, messages: list[Message]) -> int:  # noqa: ARG002
         return 0
 
     def _turn(

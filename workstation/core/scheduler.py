@@ -254,6 +254,7 @@ class Scheduler:
         self.kv_store = kv_store
         self.min_save_tokens = max(MIN_RESTORE_TOKENS, min_save_tokens)
         self._writer: concurrent.futures.ThreadPoolExecutor | None = None
+        self._forgotten: set[str] = set()  # tags of deleted conversations: their cells are never saved
         self._reader: concurrent.futures.ThreadPoolExecutor | None = None
         self.state_key = StateKey.for_model(
             self.model.path, profile.kv_cache.k, profile.kv_cache.v, self.slot_ctx, n_parallel
@@ -474,9 +475,11 @@ class Scheduler:
 
     def forget(self, tag: str) -> int:
         """A conversation was deleted: drop the idle slots' cells made for ``tag`` (they would
-        be saved at close) and delete its saved states: the files deleted. (No request of that
-        conversation may be running.)"""
-        with self._cond:
+        be saved at close), never save cells of that tag again, and delete its saved states:
+        the files deleted."""
+
+        def drop() -> None:
+            self._forgotten.add(tag)
             for slot in self.slots:
                 if slot.tag == tag and slot.req is None:
                     self.model.seq_rm(slot.seq, -1, -1)
@@ -484,8 +487,25 @@ class Scheduler:
                     slot.tag = None
                     if slot.spec is not None:
                         slot.spec.forget()
-        self._wait_for_writes()  # a state of it may be on its way to disk
+
+        self.between_steps(drop).result()  # on the decoding thread: it owns the slots
+        self.between_steps(self._wait_for_writes).result()  # a state of it may be on its way to disk
         return self.kv_store.forget(tag) if self.kv_store is not None else 0
+
+    def claim(self, tag: str, prompt: list[int]) -> int:
+        """The idle cells that begin with ``prompt`` and belong to nobody (a document just
+        summarized) now belong to ``tag`` (the conversation made of it): saved with it, deleted
+        with it. The slots claimed."""
+
+        def take() -> int:
+            n = 0
+            for slot in self.slots:
+                if slot.req is None and slot.tag is None and prompt and slot.tokens[: len(prompt)] == prompt:
+                    slot.tag = tag
+                    n += 1
+            return n
+
+        return self.between_steps(take).result()
 
     @property
     def requests_processing(self) -> int:
@@ -747,7 +767,7 @@ class Scheduler:
         store = self.kv_store
         assert store is not None
         tokens = list(slot.tokens)
-        if slot.tag == NOT_KEPT or store.covers(self.state_key, tokens, slot.tag):
+        if slot.tag == NOT_KEPT or slot.tag in self._forgotten or store.covers(self.state_key, tokens, slot.tag):
             return False
         data = read_sequence(self.model, slot.seq)
         if self._writer is None:

@@ -367,13 +367,17 @@ class WorkstationApp(App[None]):
     def action_delete_conversation(self) -> None:
         if self.conversation_id is None or self.generating:
             return
+        if self.loading is not None:  # the old engine, closing, saves its cells: wait for it
+            self.notify(self.texts("chat.loading"), severity="warning")
+            return
         conv_id = self.conversation_id
         title = self.store.get(conv_id, with_messages=False).title
+        tag = self.cells_tag(conv_id)
 
         async def confirmed(yes: bool | None) -> None:
             if yes:
                 self.store.delete(conv_id)
-                self._forget_cells(self.cells_tag(conv_id))
+                self._forget_cells(self.engine, tag)
                 await self.action_new_conversation()
 
         self.push_screen(
@@ -382,15 +386,22 @@ class WorkstationApp(App[None]):
             confirmed,
         )
 
-    def _forget_cells(self, tag: str) -> None:
+    @work(thread=True, exit_on_error=False, group="forget")
+    def _forget_cells(self, engine: Any, tag: str) -> None:
         """A deleted conversation's KV cells go too: in the engine (they would be saved when
-        it closes) and on disk, whichever profile saved them (a state holds the text)."""
+        it closes) and on disk, whichever profile saved them (a state holds the text). In a
+        thread: the engine may first finish writing a state of it."""
+        if engine is not None:
+            try:
+                engine.forget(tag)
+            except (WorkstationError, OSError):
+                pass  # an engine that died saves nothing more; the files go below
         try:
-            if self.engine is not None and not self.generating:
-                self.engine.forget(tag)
             KvStateStore().forget(tag)  # states saved by other profiles' models
-        except (WorkstationError, OSError) as err:
-            self.notify(self.texts("conv.cells_kept", reason=str(err)), severity="warning")
+        except OSError as err:
+            self.call_from_thread(
+                self.notify, self.texts("conv.cells_kept", reason=str(err)), severity="warning"
+            )
 
     def action_search_conversations(self) -> None:
         self.chat_screen.sidebar.display = True
@@ -471,7 +482,8 @@ class WorkstationApp(App[None]):
 
     def cells_tag(self, conversation_id: int) -> str:
         """The tag the engine keeps this conversation's KV cells under (deleted with it)."""
-        return conversation_tag(self.store.path, conversation_id)
+        created = self.store.get(conversation_id, with_messages=False).created
+        return conversation_tag(self.store.path, conversation_id, created)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="turn")
     def _generate(self, engine: Any, messages: list[dict[str, str]], hz: float, tag: str) -> None:
@@ -637,6 +649,11 @@ class WorkstationApp(App[None]):
                               self.profile.key if self.profile else "")
         for message in messages:
             self.store.add_message(conv.id, message["role"], message["content"])
+        if self.engine is not None:  # the summary's cells are this conversation's: deleted with it
+            try:
+                self.engine.claim_cells(self.cells_tag(conv.id), messages[:1])
+            except WorkstationError:
+                pass  # the engine went away: the next question reads the document again
         while self.screen is not self.chat_screen:
             self.pop_screen()
         await self.open_conversation(conv.id)
