@@ -285,6 +285,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert any(t.startswith("Profiles (f3)") for t in titles)
         assert any(t.startswith("Dashboard (f5)") for t in titles)
         assert [t for t in titles if t.startswith("Quit")] == ["Quit (ctrl+q)"]  # one, with its key
+        assert "Theme" in titles and "Screenshot" in titles  # Textual's own, as Textual words them
         footer = {key for key, b in app.active_bindings.items() if b.binding.show}
         assert "ctrl+q" in footer
         await pilot.press("f6")  # the summarize screen, kept by the app once made
@@ -297,7 +298,9 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         kept = app.summarize_screen()  # relabelled although it was not showing
         assert kept.query_one("#summarize-path").placeholder == app.texts("summarize.path") != "Path of the document to summarize"
         assert "yüklü değil" in app.status_text()
-        assert any(t.startswith("Profiller (f3)") for t in (c.title for c in app.get_system_commands(app.screen)))
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert any(t.startswith("Profiller (f3)") for t in titles)
+        assert "Tema" in titles and "Ekran görüntüsü" in titles and "Theme" not in titles  # Textual's too
         await pilot.press("f5")
         await pilot.pause()
         assert type(app.screen).__name__ == "DashboardScreen"

@@ -235,8 +235,22 @@ class WorkstationApp(App[None]):
                 self.texts(f"{action.label}.help"),
                 method,
             )
-        # Textual's own, less its Quit: ours above shows the key
-        yield from (c for c in super().get_system_commands(screen) if c.callback != self.action_quit)
+        # Textual's own, less its Quit (ours above shows the key), in the app's language
+        for c in super().get_system_commands(screen):
+            if c.callback != self.action_quit:
+                yield self._translated(c)
+
+    def _translated(self, command: SystemCommand) -> SystemCommand:
+        """One of Textual's palette commands in the app's language (``palette.<Title>`` and its
+        ``.help``; Keys has a help to show and one to hide); as Textual words it where the
+        locale has no text for it (English, a command a later Textual adds)."""
+        title = command.title
+        key = f"palette.{title}"
+        if title == "Keys":
+            key += ".hide" if command.help.startswith("Hide") else ".show"
+        if self.texts(key) == key or self.texts.lang == "en":
+            return command
+        return SystemCommand(self.texts(key), self.texts(f"{key}.help"), command.callback, command.discover)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """App actions wait while a dialog is open (the dialog owns the keys)."""
