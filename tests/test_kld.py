@@ -358,7 +358,7 @@ async def test_quantization_screen_charts_the_newest_kld_run(
         await pilot.pause()
         chart = str(app.screen.query_one("#quality-chart", Static).render())
         lines = chart.splitlines()
-        assert "KL divergence" in lines[0] and "memory" in lines[0] and "speed" in lines[0]
+        assert "KL divergence" in lines[0] and "memory" in lines[0] and "reading (tok/s)" in lines[0]
         orig = next(line for line in lines if line.startswith("orig Q4_1"))
         q4 = next(line for line in lines if line.startswith("q4_0 Q4_0"))
         assert "reference" in orig and "100.0%" in orig
@@ -367,6 +367,11 @@ async def test_quantization_screen_charts_the_newest_kld_run(
         table = app.screen.query_one(DataTable)
         assert table.row_count == 1
         assert table.get_row_at(0)[:2] == ["q4_0", "memo.txt"]
+        await pilot.resize_terminal(80, 30)  # narrower bars: no line wraps
+        await pilot.pause()
+        narrow = str(app.screen.query_one("#quality-chart", Static).render()).splitlines()
+        assert max(len(line) for line in narrow) <= 80 and max(len(line) for line in lines) > 80
+        assert f"{loss['kld_mean']:.4f}" in next(line for line in narrow if line.startswith("q4_0 Q4_0"))
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is app.chat_screen

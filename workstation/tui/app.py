@@ -36,7 +36,7 @@ from workstation.core.planner import offloadable_layers
 from workstation.core.profiles import Profile, load_profile
 from workstation.core.store import ConversationStore
 from workstation.tui import integrations, pacing
-from workstation.tui.actions import ACTIONS, ALWAYS, BY_ID, bindings
+from workstation.tui.actions import ACTIONS, ALWAYS, BY_ID, CHAT_ONLY, bindings
 from workstation.tui.i18n import LANGUAGES, Texts, detect_language
 from workstation.tui.messages import (
     DocumentRead,
@@ -253,8 +253,12 @@ class WorkstationApp(App[None]):
         return SystemCommand(self.texts(key), self.texts(f"{key}.help"), command.callback, command.discover)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """App actions wait while a dialog is open (the dialog owns the keys)."""
+        """App actions wait while a dialog is open (the dialog owns the keys). The chat's own
+        (stop a reply, a new conversation) are off elsewhere, and out of those screens' footers:
+        F4's footer was cut at 100 columns, and showed Esc twice (back, and stop)."""
         if isinstance(self.screen, ModalScreen) and action in {a.action for a in ACTIONS} - ALWAYS:
+            return False
+        if action in CHAT_ONLY and self.screen is not getattr(self, "chat_screen", None):
             return False
         return True
 
@@ -552,15 +556,11 @@ class WorkstationApp(App[None]):
         self.exit()
 
     def action_stop(self) -> None:
+        """Esc in the chat (every other screen has its own Esc: back)."""
         if self.summarizing is not None:  # Esc stops replies; a summary only on its own screen
-            if self.screen is self.chat_screen:
-                self.notify(self.busy_text(), severity="warning")
-            elif not isinstance(self.screen, ModalScreen):
-                self.pop_screen()
+            self.notify(self.busy_text(), severity="warning")
         elif self.generating and self.engine is not None:
             self.engine.cancel()
-        elif self.screen is not self.chat_screen and not isinstance(self.screen, ModalScreen):
-            self.pop_screen()
 
     @on(TokenStreamed)
     async def _token(self, event: TokenStreamed) -> None:

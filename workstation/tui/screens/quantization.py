@@ -35,24 +35,28 @@ def bar(value: float, top: float, width: int = BAR_WIDTH) -> str:
     return "█" * full + (_EIGHTHS[part] if part else "")
 
 
-def loss_chart(points: list[QuantizationPoint], texts: Texts) -> str:
-    """One line per quantization: memory, speed and KL divergence as bars on shared scales."""
+def loss_chart(points: list[QuantizationPoint], texts: Texts, width: int = 120) -> str:
+    """One line per quantization: memory, speed and KL divergence as bars on shared scales,
+    the bars as wide as ``width`` columns allow (16 cells at most: at 100 columns the lines
+    wrapped)."""
     top_mem = max(p.model_bytes for p in points)
     top_speed = max(p.tokens_per_second for p in points)
     top_kld = max(p.kld_mean for p in points)
     name_w = max(len(f"{p.profile} {p.file_type}") for p in points)
+    fixed = name_w + 2 + 9 + 2 + 9 + 2 + 10 + 2 + 7 + 2  # names, figures, gaps, "same top", margin
+    bw = max(3, min(BAR_WIDTH, (width - fixed) // 3))
     head = (
-        f"{'':<{name_w}}  {texts('quality.memory'):<{BAR_WIDTH + 9}}  {texts('quality.speed'):<{BAR_WIDTH + 9}}  "
-        f"{texts('quality.kld'):<{BAR_WIDTH + 10}}  {texts('quality.same_top')}"
+        f"{'':<{name_w}}  {texts('quality.memory'):<{bw + 9}}  {texts('quality.speed'):<{bw + 9}}  "
+        f"{texts('quality.kld'):<{bw + 10}}  {texts('quality.same_top')}"
     )
     lines = [head]
     for p in points:
         loss = texts("quality.reference") if p.reference else f"{p.kld_mean:.4f}"
         lines.append(
             f"{p.profile + ' ' + p.file_type:<{name_w}}  "
-            f"{human_bytes(p.model_bytes):>8} {bar(p.model_bytes, top_mem):<{BAR_WIDTH}}  "
-            f"{p.tokens_per_second:>8.0f} {bar(p.tokens_per_second, top_speed):<{BAR_WIDTH}}  "
-            f"{loss:>9} {bar(p.kld_mean, top_kld):<{BAR_WIDTH}}  "
+            f"{human_bytes(p.model_bytes):>8} {bar(p.model_bytes, top_mem, bw):<{bw}}  "
+            f"{p.tokens_per_second:>8.0f} {bar(p.tokens_per_second, top_speed, bw):<{bw}}  "
+            f"{loss:>9} {bar(p.kld_mean, top_kld, bw):<{bw}}  "
             f"{p.same_top * 100:6.1f}%"
         )
     return "\n".join(lines)
@@ -71,6 +75,14 @@ class QuantizationScreen(AppScreen, Screen[None]):
         Binding("escape", "app.pop_screen", "back", id="quality.back"),
         Binding("r", "reload", "refresh", id="quality.refresh"),
     ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._points: list[QuantizationPoint] = []
+
+    def on_resize(self) -> None:
+        if self._points:  # the bars follow the terminal's width
+            self.query_one("#quality-chart", Static).update(loss_chart(self._points, self.wapp.texts, self.size.width))
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -108,7 +120,8 @@ class QuantizationScreen(AppScreen, Screen[None]):
             return
         reference = next((p.profile for p in msg.points if p.reference), msg.points[0].profile)
         title.update(t("quality.title", reference=reference, when=msg.created, n=len(msg.points[0].documents)))
-        chart.update(loss_chart(msg.points, t))
+        self._points = msg.points
+        chart.update(loss_chart(msg.points, t, self.size.width))
         for e in msg.entries:
             d = e.data
             if d.get("reference"):
