@@ -237,13 +237,23 @@ class ServeProcess:
             reason = first.strip().removeprefix("workstation: ") or "it exited"
             raise ServeError(f"The API server did not start: {reason}")
         self.url = match.group(1)
-        self.protected = "API key required" in first  # clients need a key (serve's first line says so)
         self.log: list[str] = []
         threading.Thread(target=self._drain, daemon=True).start()
         root = self.url.removesuffix("/v1")
         if not wait_until_healthy(root, self.proc, start_timeout_s):
             self.stop()
             raise ServeError("The API server did not answer in time.")
+        self.protected = self.needs_key()
+
+    def needs_key(self) -> bool:
+        """Whether clients need an API key now, as the server itself answers a request without
+        one (people's keys can be made while it runs; serve's first line was read before)."""
+        import httpx
+
+        try:
+            return httpx.get(f"{self.url}/models", timeout=5.0).status_code in (401, 403)
+        except httpx.HTTPError:
+            return False
 
     def _drain(self) -> None:
         assert self.proc.stderr is not None
