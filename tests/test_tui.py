@@ -586,10 +586,10 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(profiles: Path, t
     from workstation.tui.screens.summarize import SummarizeScreen
 
     long_doc = tmp_path / "hive.txt"
-    long_doc.write_text(honeybee_text(14), encoding="utf-8")
+    long_doc.write_text(honeybee_text(8), encoding="utf-8")  # two parts at 1024 tokens
     short_doc = tmp_path / "bees.txt"
     # not the long one's start (its cells would make this one all but free): still running at Esc
-    short_doc.write_text("\n\n".join(reversed(honeybee_text(4).split("\n\n"))), encoding="utf-8")
+    short_doc.write_text("\n\n".join(reversed(honeybee_text(2).split("\n\n"))), encoding="utf-8")
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
