@@ -10,7 +10,10 @@ The bench waits for the end of a turn with ``asyncio.sleep``, not ``pilot.pause`
 makes every widget of the screen process a message and repaints, 20 times a second, which is
 the test harness's cost, not the app's (it took 0.25 s of CPU per 3-second turn).
 
-    .venv/bin/python bench/tui_overhead.py [--runs 5] [--tokens 200] [--threads 2] [--json]
+With ``--dashboard`` each app turn streams while the dashboard (F5) is open, as a user
+watching the figures sees it: its charts redraw (once a second beside an engine on every core).
+
+    .venv/bin/python bench/tui_overhead.py [--runs 5] [--tokens 200] [--threads 2] [--dashboard] [--json]
 """
 
 from __future__ import annotations
@@ -81,6 +84,8 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
             await app.action_new_conversation()
             cpu0 = _cpu_s()
             await app.send(PROMPT)
+            if args.dashboard:
+                app.action_dashboard()  # F5 while the reply streams
             # this process is the app (the engine is in its child): its CPU is the UI's cost.
             # While decoding: from the first text on screen to the last (the reply's view is let
             # go when the turn ends, before it is rendered as Markdown).
@@ -97,6 +102,8 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
                 decode_cpu.append((last[0] - first[0]) / (last[1] - first[1]))
             in_app.append(app.last_metrics.predicted_per_second)
             tokens.append(app.last_metrics.predicted_n)
+            if args.dashboard:
+                app.action_dashboard()  # F5 again: back to the chat
             if i % 2 == 1:
                 alone.append(_bare_turn(bare))
     bare.close()
@@ -104,6 +111,7 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
     return {
         "runs": args.runs,
         "threads": args.threads,
+        "dashboard": args.dashboard,
         "tokens": tokens,
         "app_tok_s": in_app,
         "engine_tok_s": alone,
@@ -122,6 +130,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--tokens", type=int, default=200)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--dashboard", action="store_true", help="the dashboard (F5) open while each reply streams")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     os.environ.setdefault("WORKSTATION_DATA", tempfile.mkdtemp(prefix="tui-bench-"))
@@ -129,8 +138,9 @@ def main() -> int:
     if args.json:
         print(json.dumps(result, indent=2))
     else:
+        where = ", the dashboard (F5) open" if args.dashboard else ""
         print(f"decode tok/s, median of {args.runs} interleaved turns of up to {args.tokens} tokens "
-              f"({args.threads} threads):")
+              f"({args.threads} threads{where}):")
         print(f"  engine alone      {result['engine_median']:.1f}")
         print(f"  inside the TUI    {result['app_median']:.1f}")
         print(f"  ratio TUI/engine  {result['ratio']:.3f}  (goal >= 0.95)")
