@@ -266,11 +266,15 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         await until(pilot, lambda: app.conversation_id == first.id)
         assert [v.content for v in _views(app)] == ["Summarize the sales figures"]
         await until(pilot, lambda: app.focused is app.chat_screen.query_one("#prompt"))
+        # the filter is done with: the box empties and every conversation is listed again
+        assert app.chat_screen.query_one("#search").value == ""
+        await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 2)
 
         await pilot.press("f8")
         await pilot.pause()
         await pilot.press("y")
         await until(pilot, lambda: [c.id for c in app.store.list()] == [second.id])
+        await until(pilot, lambda: any('Deleted "Q3 report"' in str(n.message) for n in app._notifications))
 
         await pilot.press("ctrl+n")
         await pilot.pause()
@@ -640,6 +644,16 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(profiles: Path, t
         await until(pilot, lambda: summary.source == screen.summary and len(summary.children) > 0)
 
         screen.query_one("#summarize-path", Input).value = str(long_doc)
+        await pilot.press("enter")
+        await until(pilot, lambda: screen.running)
+        await pilot.press("ctrl+x")  # before any part is done: nothing to show or to ask about
+        await until(pilot, lambda: not screen.running)
+        assert "Stopped before any part" in str(screen.query_one("#summarize-state").render())
+        assert screen.summary == "" and screen.query_one("#summary", Markdown).source == ""
+        await pilot.press("ctrl+k")
+        await pilot.pause()
+        assert app.screen is screen and screen.query_one("#summarize-ask", Button).disabled
+
         await pilot.press("enter")
         await until(pilot, lambda: screen.running)
         worker = next(w for w in screen.workers if w.group == "summarize" and not w.is_finished)

@@ -24,6 +24,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
+from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
 from workstation.core.engine import EngineInfo, TokenDelta
@@ -354,10 +355,16 @@ class WorkstationApp(App[None]):
         if not matches:
             self.notify(self.texts("sidebar.no_match", text=search.strip()), severity="warning")
             return
-        self._search = search
         await self.open_conversation(matches[0].id)
         if self.conversation_id == matches[0].id:  # not while a reply or a summary runs
+            await self.clear_search()  # the filter done with: every conversation listed again
             self.chat_screen.focus_prompt()
+
+    async def clear_search(self) -> None:
+        """Empty the search box and list every conversation (a filter left on hid the ones
+        opened or made next, and a deleted match left the list empty)."""
+        self.chat_screen.query_one("#search", Input).value = ""
+        await self.refresh_sidebar("")
 
     async def action_new_conversation(self) -> None:
         if self.generating:
@@ -396,7 +403,9 @@ class WorkstationApp(App[None]):
             if yes:
                 self.store.delete(conv_id)
                 self._forget_cells(self.engine, tag)
+                await self.clear_search()
                 await self.action_new_conversation()
+                self.notify(self.texts("conv.deleted", title=title))
 
         self.push_screen(
             ConfirmDialog(self.texts("conv.delete_q", title=title), self.texts("dialog.delete"),

@@ -153,6 +153,8 @@ class ChatScreen(AppScreen, Screen[None]):
     @on(ConversationList.Chosen)
     async def _chosen(self, event: ConversationList.Chosen) -> None:
         await self.wapp.open_conversation(event.conversation_id)
+        if self.wapp.conversation_id == event.conversation_id:
+            self.focus_prompt()  # to type the next message at once, as after a search
 
     @on(ConversationList.SearchChanged)
     async def _search(self, event: ConversationList.SearchChanged) -> None:

@@ -94,21 +94,21 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.wapp.update_status()
 
     @on(Input.Submitted, "#summarize-path")
-    def _path_submitted(self) -> None:
-        self.action_run()
+    async def _path_submitted(self) -> None:
+        await self.action_run()
 
     @on(Button.Pressed, "#summarize-run")
-    def _run_pressed(self) -> None:
+    async def _run_pressed(self) -> None:
         if self.running:
             self.action_stop()
         else:
-            self.action_run()
+            await self.action_run()
 
     @on(Button.Pressed, "#summarize-ask")
     async def _ask_pressed(self) -> None:
         await self.action_ask()
 
-    def action_run(self) -> None:
+    async def action_run(self) -> None:
         t = self.wapp.texts
         raw = self.query_one("#summarize-path", Input).value.strip()
         if not raw or self.running:
@@ -120,6 +120,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._cancel.clear()
         self.summary, self.result = "", None
         self.query_one("#summarize-ask", Button).disabled = True
+        await self.query_one("#summary", Markdown).update("")  # not the last document's under the new one
         self.query_one("#summarize-state", Label).update(t("summarize.reading", name=self.path.name))
         bar = self.query_one("#summarize-progress", ProgressBar)
         bar.display = True
@@ -161,10 +162,14 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if isinstance(event, SummaryReady):
             self._set_running(False)
             self.result = event.data
-            self.summary = event.data.summary
             bar.display = False
             done = sum(1 for c in event.data.chunks if c.summary is not None)
-            if event.data.cancelled:
+            # stopped before a part was done: nothing to show or to ask about (the Markdown
+            # said "the points below cover nothing", and Ctrl+K made a conversation of it)
+            self.summary = event.data.summary if done else ""
+            if event.data.cancelled and not done:
+                state.update(t("summarize.stopped_none"))
+            elif event.data.cancelled:
                 state.update(t("summarize.stopped", done=done, total=len(event.data.chunks)))
             else:
                 state.update(t("summarize.done"))
