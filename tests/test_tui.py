@@ -305,6 +305,20 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert any(t.startswith("Profiller (f3)") for t in titles)
         assert "Tema" in titles and "Ekran görüntüsü" in titles and "Theme" not in titles  # Textual's too
+        await pilot.press("ctrl+p")  # the palette's search box too
+        await pilot.pause()
+        assert app.screen.query_one("CommandInput").placeholder == "Komut ara…"
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("f4")  # a screen's own keys in its footer
+        await pilot.pause()
+        shown = {b.binding.description for b in app.active_bindings.values() if b.binding.show}
+        assert {"indir", "dosya ekle", "geri", "sil", "yenile"} <= shown, shown
+        assert "pull" not in shown
+        palette = next(b for b in app._bindings.key_to_bindings["ctrl+p"] if b.action == "command_palette")
+        assert palette.description == "komutlar"
+        await pilot.press("escape")
+        await pilot.pause()
         await pilot.press("f5")
         await pilot.pause()
         assert type(app.screen).__name__ == "DashboardScreen"

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.command import CommandPalette
 from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input
@@ -49,6 +50,7 @@ from workstation.tui.messages import (
     TokenStreamed,
     TurnFinished,
 )
+from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.chat import ChatScreen
 from workstation.tui.screens.dashboard import DashboardScreen
 from workstation.tui.screens.dialogs import ConfirmDialog, TextPrompt
@@ -205,8 +207,9 @@ class WorkstationApp(App[None]):
         """Relabel the bindings (footer, help) in the current language."""
         for key, items in list(self._bindings.key_to_bindings.items()):
             self._bindings.key_to_bindings[key] = [
-                dataclasses.replace(b, description=self.texts(BY_ID[b.id].label))
-                if b.id in BY_ID else b
+                dataclasses.replace(b, description=self.texts(BY_ID[b.id].label)) if b.id in BY_ID
+                else dataclasses.replace(b, description=self.texts("binding.palette"))
+                if b.action == "command_palette" else b
                 for b in items
             ]
         self.sub_title = self.texts("app.subtitle")
@@ -223,10 +226,17 @@ class WorkstationApp(App[None]):
             relabel = getattr(screen, "relabel", None)
             if callable(relabel):
                 relabel()
+            if isinstance(screen, AppScreen):
+                screen.translate_bindings()
         self.update_status()
         self.notify(self.texts("lang.changed"))
 
     # --- the command palette ---------------------------------------------------------------
+    def action_command_palette(self) -> None:
+        """Textual's palette, its search box in the app's language."""
+        if self.use_command_palette and not CommandPalette.is_open(self):
+            self.push_screen(CommandPalette(id="--command-palette", placeholder=self.texts("palette.search")))
+
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         for action in ACTIONS:
             method = getattr(self, f"action_{action.action}")
@@ -832,7 +842,10 @@ class WorkstationApp(App[None]):
             return
         while self.screen is not self.chat_screen:
             self.pop_screen()
-        self.push_screen(self._kept_screen(screen_type))
+        screen = self._kept_screen(screen_type)
+        if isinstance(screen, AppScreen):
+            screen.translate_bindings()
+        self.push_screen(screen)
         self.update_status()
 
     def _kept_screen(self, screen_type: type[Screen[Any]]) -> Screen[Any]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+import dataclasses
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from workstation.tui.app import WorkstationApp
@@ -15,3 +16,16 @@ class AppScreen:
     @property
     def wapp(self) -> WorkstationApp:
         return cast("WorkstationApp", self.app)  # type: ignore[attr-defined]
+
+    def translate_bindings(self) -> None:
+        """The screen's keys, as the footer shows them, in the app's language (the locale's
+        ``binding.<id>``; a binding without one keeps its English words)."""
+        texts = self.wapp.texts
+        bindings: Any = self._bindings  # type: ignore[attr-defined]
+        for key, items in list(bindings.key_to_bindings.items()):
+            bindings.key_to_bindings[key] = [
+                dataclasses.replace(b, description=texts(f"binding.{b.id}"))
+                if b.id and texts(f"binding.{b.id}") != f"binding.{b.id}" else b
+                for b in items
+            ]
+        self.refresh_bindings()  # type: ignore[attr-defined]
