@@ -903,8 +903,8 @@ class WorkstationApp(App[None]):
         self.system = event
         self.cpu_history.append(event.cpu)
         stack = self.screen_stack  # empty while the app shuts down; a reading may still come
-        if stack and isinstance(stack[-1], DashboardScreen):
-            stack[-1].refresh_view()
+        if stack and isinstance(stack[-1], DashboardScreen) and not self.generating:
+            stack[-1].refresh_view()  # while a reply streams, the dashboard's own pace redraws it
 
     # --- a last net under every worker ----------------------------------------------------
     @on(Worker.StateChanged)

@@ -41,7 +41,15 @@ class MetricRow(Horizontal):
         yield Sparkline([], classes="metric-spark")
         yield Label("", classes="metric-value")
 
+    _shown: tuple[object, ...] | None = None  # what the row shows: the same again draws nothing
+
     def set(self, name: str, values: list[float], value: str, unit: str = "", span: str = "") -> None:
+        # every update of a label lays the screen out again; beside a decoding engine only the
+        # live row changes, and the others' redraws took CPU from it
+        shown = (name, tuple(values), value, unit, span)
+        if shown == self._shown:
+            return
+        self._shown = shown
         self.query_one(".metric-name", Label).update(f"{name}\n{span}" if span and values else name)
         axis = ""
         if values:
@@ -59,6 +67,10 @@ class DashboardScreen(AppScreen, Screen[None]):
     BINDINGS = [Binding("escape", "app.pop_screen", "back", show=False)]
     _memory_for: str | None = "-"  # the model the memory line was read for
     _drawn_at = 0.0  # when the live redraw last ran (time.monotonic)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._texts: dict[str, str] = {}  # what each line shows (``_put``)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -100,6 +112,12 @@ class DashboardScreen(AppScreen, Screen[None]):
         for bar in self.query(StatusBar):
             bar.update(text)
 
+    def _put(self, selector: str, text: str) -> None:
+        """Update a label or a line only when its text changes (each update is a layout)."""
+        if self._texts.get(selector) != text:
+            self._texts[selector] = text
+            self.query_one(selector, Static).update(text)
+
     def refresh_view(self) -> None:
         if not self.query("#live"):
             return  # a reading can arrive while the screen is put up or taken down
@@ -113,12 +131,10 @@ class DashboardScreen(AppScreen, Screen[None]):
 
         live = app.live_rate()
         if app.generating:
-            self.query_one("#live", Static).update(
-                t("dash.live", n=app.live_tokens, tps=f"{live:.1f}" if live else "…")
-            )
+            self._put("#live", t("dash.live", n=app.live_tokens, tps=f"{live:.1f}" if live else "…"))
         else:
             n = len(hist.turns)
-            self.query_one("#live", Static).update(t("dash.turns_one") if n == 1 else t("dash.turns", n=n))
+            self._put("#live", t("dash.turns_one") if n == 1 else t("dash.turns", n=n))
         decode = series("predicted_per_second")
         if app.generating and live:
             decode = [*decode, live]
@@ -144,10 +160,10 @@ class DashboardScreen(AppScreen, Screen[None]):
         # another profile) says nothing of this cache's use
         kv_size = app.engine_info.n_ctx if app.engine_info else (last.kv_size if last else 0)
         kv_used = last.kv_used if last and last.kv_size == kv_size else 0
-        self.query_one("#kv-name", Label).update(t("dash.kv"))
+        self._put("#kv-name", t("dash.kv"))
         bar = self.query_one("#kv-bar", ProgressBar)
         bar.update(total=max(kv_size, 1), progress=kv_used)
-        self.query_one("#kv-value", Label).update(f"{kv_used}/{kv_size}" if kv_size else "–")
+        self._put("#kv-value", f"{kv_used}/{kv_size}" if kv_size else "–")
         if last:
             total = last.prompt_n + last.cache_n
             hits = t("dash.cache", hit=last.cache_n, total=total,
@@ -164,19 +180,17 @@ class DashboardScreen(AppScreen, Screen[None]):
                 cores = app.engine_info.threads if app.engine_info else last.n_threads
                 lines.append(t(f"dash.threads.{last.threads_reason}", n=last.n_threads, cores=cores,
                                others=f"{last.cpu_others:.1f}"))
-            self.query_one("#cache-line", Static).update("\n".join(lines))
+            self._put("#cache-line", "\n".join(lines))
         else:
-            self.query_one("#cache-line", Static).update(t("dash.no_turns"))
+            self._put("#cache-line", t("dash.no_turns"))
         sample = app.system
         cpu_hist = list(app.cpu_history)
         self.query_one("#row-cpu", MetricRow).set(
             t("dash.cpu"), cpu_hist, f"{sample.cpu:.0f} %" if sample else "–", "%",
             t("dash.axis_seconds", n=len(cpu_hist)),
         )
-        self.query_one("#ram-line", Static).update(
-            t("dash.ram", used=human_bytes(sample.ram_used), total=human_bytes(sample.ram_total))
-            if sample else t("dash.ram_unknown")
-        )
+        self._put("#ram-line", t("dash.ram", used=human_bytes(sample.ram_used), total=human_bytes(sample.ram_total))
+                  if sample else t("dash.ram_unknown"))
         self._show_gpus()
         model_path = app.engine_info.model_path if app.engine_info else None
         if model_path != self._memory_for:
