@@ -76,6 +76,9 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
             if app.loading is None:
                 raise SystemExit("the app could not load the model")
             await pilot.pause(0.1)
+        if args.dashboard:
+            app.action_dashboard()  # F5, open through every round, as a user watching it
+            await pilot.pause(0.5)
         for i in range(args.runs):
             # ABBA: the engine alone first in even rounds, the app first in odd ones, so a
             # machine that slows down (or speeds up) through a round favours neither side
@@ -84,8 +87,6 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
             await app.action_new_conversation()
             cpu0 = _cpu_s()
             await app.send(PROMPT)
-            if args.dashboard:
-                app.action_dashboard()  # F5 while the reply streams
             # this process is the app (the engine is in its child): its CPU is the UI's cost.
             # While decoding: from the first text on screen to the last (the reply's view is let
             # go when the turn ends, before it is rendered as Markdown).
@@ -102,8 +103,6 @@ async def measure(args: argparse.Namespace) -> dict[str, object]:
                 decode_cpu.append((last[0] - first[0]) / (last[1] - first[1]))
             in_app.append(app.last_metrics.predicted_per_second)
             tokens.append(app.last_metrics.predicted_n)
-            if args.dashboard:
-                app.action_dashboard()  # F5 again: back to the chat
             if i % 2 == 1:
                 alone.append(_bare_turn(bare))
     bare.close()

@@ -50,7 +50,8 @@ class MetricRow(Horizontal):
         if shown == self._shown:
             return
         self._shown = shown
-        self.query_one(".metric-name", Label).update(f"{name}\n{span}" if span and values else name)
+        # the labels have a fixed size (workstation.tcss): no layout for a new value
+        self.query_one(".metric-name", Label).update(f"{name}\n{span}" if span and values else name, layout=False)
         axis = ""
         if values:
             # Textual's Sparkline scales from the smallest value shown to the largest; the axis
@@ -58,9 +59,9 @@ class MetricRow(Horizontal):
             t = cast("WorkstationApp", self.app).texts
             axis = (f"{t('dash.axis_max', v=axis_value(max(values)))} {unit}\n"
                     f"{t('dash.axis_min', v=axis_value(min(values)))} {unit}")
-        self.query_one(".metric-axis", Label).update(axis)
+        self.query_one(".metric-axis", Label).update(axis, layout=False)
         self.query_one(Sparkline).data = values  # none yet: a flat line, not a solid bar
-        self.query_one(".metric-value", Label).update(value)
+        self.query_one(".metric-value", Label).update(value, layout=False)
 
 
 class DashboardScreen(AppScreen, Screen[None]):
@@ -113,10 +114,13 @@ class DashboardScreen(AppScreen, Screen[None]):
             bar.update(text)
 
     def _put(self, selector: str, text: str) -> None:
-        """Update a label or a line only when its text changes (each update is a layout)."""
-        if self._texts.get(selector) != text:
+        """Update a label or a line only when its text changes, and lay the screen out again
+        only when its number of lines does (the rest of the screen stays where it is)."""
+        before = self._texts.get(selector)
+        if before != text:
             self._texts[selector] = text
-            self.query_one(selector, Static).update(text)
+            same_height = before is not None and before.count("\n") == text.count("\n")
+            self.query_one(selector, Static).update(text, layout=not same_height)
 
     def refresh_view(self) -> None:
         if not self.query("#live"):
