@@ -305,6 +305,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert any(t.startswith("Profiller (f3)") for t in titles)
         assert "Tema" in titles and "Ekran görüntüsü" in titles and "Theme" not in titles  # Textual's too
+        assert any(t.startswith("Yeni (") for t in titles)  # in the chat, its own keys are offered
         await pilot.press("ctrl+p")  # the palette's search box too
         await pilot.pause()
         assert app.screen.query_one("CommandInput").placeholder == "Komut ara…"
@@ -315,6 +316,9 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         shown = {b.binding.description for b in app.active_bindings.values() if b.binding.show}
         assert {"indir", "dosya ekle", "geri", "sil", "yenile"} <= shown, shown
         assert "pull" not in shown
+        elsewhere = [c.title for c in app.get_system_commands(app.screen)]  # the chat's own keys stay there
+        assert not any(t.startswith(("Yeni (", "Durdur (")) for t in elsewhere)
+        assert any(t.startswith("Modeller (") for t in elsewhere)
         palette = next(b for b in app._bindings.key_to_bindings["ctrl+p"] if b.action == "command_palette")
         assert palette.description == "komutlar"
         await pilot.press("escape")

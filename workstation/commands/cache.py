@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import time
 from pathlib import Path
 
@@ -74,7 +75,7 @@ def _conversation_titles(entries: list[SavedState]) -> dict[str | None, str]:
         if store is not None:
             try:
                 conv = store.get(conversation_id, with_messages=False)
-            except WorkstationError:
+            except (WorkstationError, sqlite3.Error):
                 continue
             if abs(conv.created - created) < 1e-5:  # not a later conversation given its number
                 titles[e.tag] = conv.title

@@ -15,7 +15,7 @@ from typing import Any, TextIO
 from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.atomic import write_text_atomic
 from workstation.core.documents import Document, DocumentError, read_document
-from workstation.core.errors import TurnCancelled
+from workstation.core.errors import TurnCancelled, WorkstationError
 from workstation.core.kv_state import conversation_tag
 from workstation.core.profiles import load_profile
 from workstation.core.store import ConversationStore
@@ -96,7 +96,10 @@ def _save_conversation(name: str, profile_key: str, result: SummaryResult, doc_n
         messages = result.conversation(CONTEXT_INTRO.format(name=doc_name))
         for message in messages:
             store.add_message(conv.id, message["role"], message["content"])
-        engine.claim_cells(conversation_tag(store.path, conv.id, conv.created), messages[:1])
+        try:  # only what a later delete removes: never worth the summary
+            engine.claim_cells(conversation_tag(store.path, conv.id, conv.created), messages[:1])
+        except WorkstationError:
+            pass
     finally:
         store.close()
 

@@ -128,8 +128,12 @@ class RemoteEngine:
             # some servers have no /models; the first turn will tell
             if not self.model:
                 self.client.close()
-                later = response.status_code in (429, 502, 503, 504)  # busy or down: may work later
-                raise (BackendUnreachable if later else EngineError)(
+                if response.status_code in (429, 502, 503, 504):  # busy or down: may work later
+                    raise BackendUnreachable(
+                        f"The server at {self.base_url} is busy or down (HTTP {response.status_code}); "
+                        "try again later."
+                    )
+                raise EngineError(
                     f"The server at {self.base_url} lists no models (HTTP {response.status_code}); "
                     "set remote.model in the profile."
                 )

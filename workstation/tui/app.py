@@ -239,6 +239,8 @@ class WorkstationApp(App[None]):
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         for action in ACTIONS:
+            if action.action in CHAT_ONLY and screen is not self.chat_screen:
+                continue  # as their keys: the chat's own (see check_action)
             method = getattr(self, f"action_{action.action}")
             key = self._keymap.get(action.id, action.key)
             yield SystemCommand(
@@ -685,7 +687,7 @@ class WorkstationApp(App[None]):
         if self.engine is not None:  # the summary's cells are this conversation's: deleted with it
             try:
                 self.engine.claim_cells(self.cells_tag(conv.id), messages[:1])
-            except WorkstationError:
+            except (WorkstationError, OSError):
                 pass  # the engine went away: the next question reads the document again
         while self.screen is not self.chat_screen:
             self.pop_screen()

@@ -246,8 +246,8 @@ class ServeProcess:
         self.protected = self.needs_key()
 
     def needs_key(self) -> bool:
-        """Whether clients need an API key now, as the server itself answers a request without
-        one (people's keys can be made while it runs; serve's first line was read before)."""
+        """Whether clients need an API key, as the server itself answers a request without one
+        at the moment of asking (False when it cannot be asked)."""
         import httpx
 
         try:

@@ -113,14 +113,12 @@ class DashboardScreen(AppScreen, Screen[None]):
         for bar in self.query(StatusBar):
             bar.update(text)
 
-    def _put(self, selector: str, text: str) -> None:
-        """Update a label or a line only when its text changes, and lay the screen out again
-        only when its number of lines does (the rest of the screen stays where it is)."""
-        before = self._texts.get(selector)
-        if before != text:
+    def _put(self, selector: str, text: str, one_line: bool = False) -> None:
+        """Update a label or a line only when its text changes; a ``one_line`` one (a fixed
+        height, too short to wrap) without laying the screen out again."""
+        if self._texts.get(selector) != text:
             self._texts[selector] = text
-            same_height = before is not None and before.count("\n") == text.count("\n")
-            self.query_one(selector, Static).update(text, layout=not same_height)
+            self.query_one(selector, Static).update(text, layout=not one_line)
 
     def refresh_view(self) -> None:
         if not self.query("#live"):
@@ -135,10 +133,10 @@ class DashboardScreen(AppScreen, Screen[None]):
 
         live = app.live_rate()
         if app.generating:
-            self._put("#live", t("dash.live", n=app.live_tokens, tps=f"{live:.1f}" if live else "…"))
+            self._put("#live", t("dash.live", n=app.live_tokens, tps=f"{live:.1f}" if live else "…"), one_line=True)
         else:
             n = len(hist.turns)
-            self._put("#live", t("dash.turns_one") if n == 1 else t("dash.turns", n=n))
+            self._put("#live", t("dash.turns_one") if n == 1 else t("dash.turns", n=n), one_line=True)
         decode = series("predicted_per_second")
         if app.generating and live:
             decode = [*decode, live]
@@ -164,10 +162,10 @@ class DashboardScreen(AppScreen, Screen[None]):
         # another profile) says nothing of this cache's use
         kv_size = app.engine_info.n_ctx if app.engine_info else (last.kv_size if last else 0)
         kv_used = last.kv_used if last and last.kv_size == kv_size else 0
-        self._put("#kv-name", t("dash.kv"))
+        self._put("#kv-name", t("dash.kv"), one_line=True)
         bar = self.query_one("#kv-bar", ProgressBar)
         bar.update(total=max(kv_size, 1), progress=kv_used)
-        self._put("#kv-value", f"{kv_used}/{kv_size}" if kv_size else "–")
+        self._put("#kv-value", f"{kv_used}/{kv_size}" if kv_size else "–", one_line=True)
         if last:
             total = last.prompt_n + last.cache_n
             hits = t("dash.cache", hit=last.cache_n, total=total,
@@ -243,4 +241,4 @@ class DashboardScreen(AppScreen, Screen[None]):
         if not box.children:
             box.mount(Static("\n".join(lines), id="gpu-lines", markup=False))
         else:
-            cast(Static, box.children[0]).update("\n".join(lines))
+            self._put("#gpu-lines", "\n".join(lines))

@@ -117,6 +117,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             self.notify(t("chat.no_engine"), severity="warning")
             return
         self.path = Path(raw).expanduser()
+        self.running = True  # before the first await: Enter, the button and Ctrl+R start one run
         self._cancel.clear()
         self.summary, self.result = "", None
         self.query_one("#summarize-ask", Button).disabled = True
