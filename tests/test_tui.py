@@ -598,7 +598,9 @@ async def test_quitting_mid_reply_keeps_the_reply_so_far(profiles: Path, tmp_pat
     assert (messages[1].metrics or {}).get("stop_reason") == "cancelled"
 
 
-async def test_a_summary_goes_on_behind_the_chat_until_stopped(profiles: Path, tmp_path: Path) -> None:
+async def test_a_summary_goes_on_behind_the_chat_until_stopped(
+    profiles: Path, tmp_path: Path, smollm2_path: Path
+) -> None:
     """Esc on F6 goes back to the chat and the summary goes on (it was cancelled without a
     word): the status line and the chat say so, F6 shows the same run, Ctrl+X stops it keeping
     the parts done; a summary that ends behind the chat says it is ready."""
@@ -607,12 +609,13 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(profiles: Path, t
 
     from workstation.tui.screens.summarize import SummarizeScreen
 
+    _profile(profiles / "small.yaml", str(smollm2_path), context=512)  # short parts: a quicker test
     long_doc = tmp_path / "hive.txt"
-    long_doc.write_text(honeybee_text(8), encoding="utf-8")  # two parts at 1024 tokens
+    long_doc.write_text(honeybee_text(3), encoding="utf-8")  # two parts at 512 tokens
     short_doc = tmp_path / "bees.txt"
     # not the long one's start (its cells would make this one all but free): still running at Esc
-    short_doc.write_text("\n\n".join(reversed(honeybee_text(2).split("\n\n"))), encoding="utf-8")
-    app = WorkstationApp("a", sample_system=False, language="en")
+    short_doc.write_text("\n\n".join(reversed(honeybee_text(1).split("\n\n"))), encoding="utf-8")
+    app = WorkstationApp("small", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         await pilot.press("f6")
