@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_tui import type_message
 
 from tests.conftest import make_profile
 from workstation.core.engine import Engine
@@ -171,8 +172,7 @@ async def test_dashboard_shows_the_thread_decision(tmp_path: Path, smollm2_path:
             if app.engine is not None:
                 break
             await pilot.pause(0.05)
-        await pilot.click("#prompt")
-        await pilot.press(*"Hi", "enter")
+        await type_message(pilot, "Hi")
         for _ in range(3000):
             if app.history.turns and not app.generating:
                 break

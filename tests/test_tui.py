@@ -71,10 +71,19 @@ def _views(app: WorkstationApp) -> list[MessageView]:
     return list(app.chat_screen.query(MessageView))
 
 
-async def _send(pilot, app: WorkstationApp, text: str) -> None:
-    await pilot.click("#prompt")
+async def type_message(pilot, text: str) -> None:
+    """Click the message box, type ``text`` and press Enter, as a person does. The layout is
+    settled first: the pilot aims at where the box was drawn last, and a load bar that has
+    just gone moves it down a row (the click then lands in the chat log, which takes the
+    keys)."""
+    await pilot.pause()
+    assert await pilot.click("#prompt"), "the click did not land on the message box"
     await pilot.press(*text)
     await pilot.press("enter")
+
+
+async def _send(pilot, app: WorkstationApp, text: str) -> None:
+    await type_message(pilot, text)
     await until(pilot, lambda: app.generating)
 
 
@@ -224,8 +233,7 @@ async def test_send_without_model_and_bad_profile_keep_the_app_usable(profiles: 
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert any("no profile named" in n.message for n in app._notifications)
-        await pilot.click("#prompt")
-        await pilot.press(*"hi", "enter")
+        await type_message(pilot, "hi")
         await pilot.pause()
         assert any("No model is loaded" in n.message for n in app._notifications)
         assert app.chat_screen.input_text() == "hi"  # nothing lost
@@ -631,7 +639,7 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         await until(pilot, lambda: "summary of hive.txt goes on" in said())  # notices are messages
         assert screen.running
         assert "summarizing hive.txt" in app.status_text()
-        await _send_text(pilot, "Hello?")
+        await type_message(pilot, "Hello?")
         await until(pilot, lambda: "A summary of hive.txt is being made" in said())
         assert app.conversation_id is None  # the message waited: nothing was sent or saved
         await pilot.press("escape")  # in the chat Esc stops replies, not a summary
@@ -684,9 +692,3 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
                 break
             await pilot.pause(0.05)
         assert app._exit and screen._cancel.is_set() and worker.is_finished
-
-
-async def _send_text(pilot, text: str) -> None:
-    await pilot.click("#prompt")
-    await pilot.press(*text)
-    await pilot.press("enter")
