@@ -47,6 +47,35 @@ def requantized_copy(src: Path, qtype: str) -> Path:
     return dest
 
 
+# A reasoning model's template (DeepSeek-R1's, Qwen3's with thinking on) opens the thinking
+# block itself: the generation prompt ends with "<think>" and the reply starts inside it.
+THINKING_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}"
+)
+
+
+@pytest.fixture(scope="session")
+def thinking_model_path(smollm2_path: Path) -> Path:
+    """SmolLM2 with a reasoning model's chat template (``THINKING_TEMPLATE``), written by the
+    ``gguf`` package's own ``gguf_new_metadata`` once and kept in models/variants/ (where
+    ``models list`` does not look)."""
+    import subprocess
+    import sys
+
+    dest = smollm2_path.parent / "variants" / f"{smollm2_path.stem}.thinking.gguf"
+    if not dest.exists():
+        dest.parent.mkdir(exist_ok=True)
+        part = dest.with_suffix(".part")
+        subprocess.run(
+            [sys.executable, "-m", "gguf.scripts.gguf_new_metadata", "--chat-template", THINKING_TEMPLATE,
+             "--force", str(smollm2_path), str(part)],
+            check=True, capture_output=True,
+        )
+        part.replace(dest)
+    return dest
+
+
 def kernel_physical_cores() -> int | None:
     """Physical cores as the kernel lists them: distinct (physical id, core id) pairs."""
     try:

@@ -56,7 +56,8 @@ def test_pieces_are_gathered_by_the_clock_not_lost(smollm2_path: Path) -> None:
         sent.append(parent.recv())
     pieces = [m for m in sent if m[0] == "delta"]
     assert sent[-1][0] == "done" and sent[-1][1] == events[-1].text
-    n = len(deltas)
-    expected = [1] + [10] * ((n - 1) // 10) + ([(n - 1) % 10] if (n - 1) % 10 else [])
-    assert [m[2] for m in pieces] == expected
+    # the pieces group the deltas 1, 10, 10, ..., the rest; each says how many tokens it covers
+    groups = [deltas[:1]] + [deltas[i : i + 10] for i in range(1, len(deltas), 10)]
+    assert [m[2] for m in pieces] == [sum(d.tokens for d in g) for g in groups]
+    assert sum(m[2] for m in pieces) == events[-1].metrics.predicted_n
     assert "".join(m[1] for m in pieces) == "".join(d.text for d in deltas)

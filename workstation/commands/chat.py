@@ -77,25 +77,31 @@ def run(args: argparse.Namespace) -> int:
         if conversation is not None:
             created = conversation.store.get(conversation.id, with_messages=False).created
             tag = conversation_tag(conversation.store.path, conversation.id, created)
+        thinking = _ThinkingOut()
         for event in engine.stream_chat(messages, s, constraints=constraints, tag=tag):
             if isinstance(event, TokenDelta):
                 if not args.json:
+                    thinking.write(event.reasoning, answer=bool(event.text))
                     sys.stdout.write(event.text)
                     sys.stdout.flush()
             else:
                 final = event
+        if not args.json:
+            thinking.write("", answer=True)
     finally:
         signal.signal(signal.SIGINT, previous)
         engine.close()
     assert final is not None
     m = final.metrics
     if conversation is not None:
-        if final.text:
-            conversation.store.add_message(conversation.id, "assistant", final.text, m.to_dict())
+        if final.text or final.reasoning:
+            conversation.store.add_message(
+                conversation.id, "assistant", final.text, m.to_dict(), reasoning=final.reasoning
+            )
         conversation.store.close()
     check = check_reply(final.text, constraints.json_schema) if constraints is not None else None
     if args.json:
-        out = {"text": final.text, "profile": profile.key, "metrics": m.to_dict()}
+        out = {"text": final.text, "reasoning": final.reasoning, "profile": profile.key, "metrics": m.to_dict()}
         if check is not None:
             out["valid"] = check.valid
             out["schema_error"] = check.error or None
@@ -110,6 +116,28 @@ def run(args: argparse.Namespace) -> int:
         why = " (the reply was cut short: raise --max-tokens)" if m.stop_reason in ("length", "context") else ""
         raise WorkstationError(f"The reply does not follow {args.json_schema.name}: {check.error}{why}.")
     return 0
+
+
+class _ThinkingOut:
+    """A reasoning model's thinking goes to stderr (dimmed on a terminal), so that stdout is
+    the answer alone (``workstation chat "..." > answer.txt``)."""
+
+    def __init__(self) -> None:
+        self.open = False
+        self.dim = sys.stderr.isatty()
+
+    def write(self, text: str, answer: bool) -> None:
+        if text:
+            if not self.open:
+                self.open = True
+                sys.stderr.write("\x1b[2m" if self.dim else "")
+                sys.stderr.write("Thinking: ")
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        if answer and self.open:
+            self.open = False
+            sys.stderr.write("\x1b[0m\n" if self.dim else "\n")
+            sys.stderr.flush()
 
 
 @dataclass

@@ -178,7 +178,9 @@ class Engine:
         t_request = time.perf_counter()
         sampling = sampling or self.profile.sampling
         tokens = self.fit_messages(messages, answer_reserve(sampling, self.n_ctx))
-        yield from self.stream_tokens(tokens, sampling, t_request=t_request, constraints=constraints, tag=tag)
+        yield from self.stream_tokens(
+            tokens, sampling, t_request=t_request, constraints=constraints, tag=tag, reasoning=True
+        )
 
     def stream_tokens(
         self,
@@ -189,8 +191,10 @@ class Engine:
         stop: list[str] | None = None,
         constraints: Constraints | None = None,
         tag: str | None = None,
+        reasoning: bool = False,
     ) -> Iterator[TurnEvent]:
-        """Stream a continuation of ``prompt`` (token ids), reusing the KV cache's common prefix."""
+        """Stream a continuation of ``prompt`` (token ids), reusing the KV cache's common prefix;
+        ``reasoning``: it is a chat reply, whose thinking streams apart (``TokenDelta.reasoning``)."""
         sampling = sampling or self.profile.sampling
         if len(prompt) >= self.n_ctx:
             raise EngineError(
@@ -199,7 +203,7 @@ class Engine:
         with self.turns.turn():
             yield from self.core.stream(
                 prompt, sampling, t_request=t_request, stop=stop, cancelled=self.cancel_flag,
-                constraints=constraints, tag=tag,
+                constraints=constraints, tag=tag, reasoning=reasoning,
             )
 
     def run_chat(
@@ -222,4 +226,6 @@ class Engine:
         reserve = answer_reserve(sampling, self.n_ctx)
         prompts = [self.fit_messages(list(c), reserve) for c in conversations]
         with self.turns.turn():
-            return self.core.run_all(prompts, sampling, on_finished, cancelled=self.cancel_flag, tag=tag)
+            return self.core.run_all(
+                prompts, sampling, on_finished, cancelled=self.cancel_flag, tag=tag, reasoning=True
+            )

@@ -12,8 +12,8 @@ Protocol (pickled tuples over a ``multiprocessing`` pipe):
                    | ("many", conversations, sampling|None, tag|None)
                    | ("tokenize_chat", messages) | ("forget", tag) | ("claim", tag, messages)
                    | ("reset",) | ("info",) | ("close",)
-  child -> parent  ("progress", fraction) | ("ready", info) | ("delta", text, n_tokens)
-                   | ("done", text, metrics) | ("item", index, text, metrics)
+  child -> parent  ("progress", fraction) | ("ready", info) | ("delta", text, n_tokens, reasoning)
+                   | ("done", text, metrics, reasoning) | ("item", index, text, metrics, reasoning)
                    | ("result", value) | ("error", message)
 Cancellation is a shared ``multiprocessing.Event`` the child checks per token and inside
 llama.cpp (abort callback), so it does not wait behind the pipe.
@@ -89,7 +89,7 @@ def _child_main(
                 engine.run_many(
                     msg[1],
                     Sampling(**msg[2]) if msg[2] else None,
-                    lambda i, ev: conn.send(("item", i, ev.text, ev.metrics.to_dict())),
+                    lambda i, ev: conn.send(("item", i, ev.text, ev.metrics.to_dict(), ev.reasoning)),
                     tag=msg[3],
                 )
                 conn.send(("result", None))
@@ -122,20 +122,26 @@ def _send_events(
     out at once (time to first token) and later ones are gathered into at most one message per
     ``interval_s``: each message wakes the parent, and on a machine whose cores all run
     llama.cpp threads every wake-up costs decode speed."""
-    pending: list[str] = []
+    pending: list[TokenDelta] = []
     last_sent = float("-inf")  # the first piece always goes out at once
+
+    def send_pending() -> None:
+        text = "".join(d.text for d in pending)
+        thought = "".join(d.reasoning for d in pending)
+        conn.send(("delta", text, sum(d.tokens for d in pending), thought))
+        pending.clear()
+
     for event in events:
         if isinstance(event, TokenDelta):
-            pending.append(event.text)
+            pending.append(event)
             now = clock()
             if now - last_sent >= interval_s:
-                conn.send(("delta", "".join(pending), len(pending)))
-                pending.clear()
+                send_pending()
                 last_sent = now
         else:
             if pending:
-                conn.send(("delta", "".join(pending), len(pending)))
-            conn.send(("done", event.text, event.metrics.to_dict()))
+                send_pending()
+            conn.send(("done", event.text, event.metrics.to_dict(), event.reasoning))
 
 
 class EngineProcess:
@@ -243,7 +249,7 @@ class EngineProcess:
             while True:  # read to the end even if a callback fails: the pipe stays in step
                 reply = self._recv()
                 if reply[0] == "item":
-                    final = TurnFinished(reply[2], TurnMetrics.from_dict(reply[3]))
+                    final = TurnFinished(reply[2], TurnMetrics.from_dict(reply[3]), reasoning=reply[4])
                     results[reply[1]] = final
                     if on_finished is not None and failure is None:
                         try:
@@ -269,9 +275,9 @@ class EngineProcess:
                 reply = self._recv()
                 kind = reply[0]
                 if kind == "delta":
-                    yield TokenDelta(reply[1], reply[2])
+                    yield TokenDelta(reply[1], reply[2], reasoning=reply[3])
                 elif kind == "done":
-                    yield TurnFinished(reply[1], TurnMetrics.from_dict(reply[2]))
+                    yield TurnFinished(reply[1], TurnMetrics.from_dict(reply[2]), reasoning=reply[3])
                     return
                 elif kind == "error":
                     raise EngineError(reply[1])

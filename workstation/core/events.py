@@ -21,10 +21,11 @@ Message = dict[str, str]
 
 @dataclass
 class TokenDelta:
-    text: str
+    text: str  # the answer's text (a reasoning model's thinking is in ``reasoning``)
     tokens: int = 1  # how many generated tokens this piece of text covers
     ids: list[int] = field(default_factory=list)  # their ids (the scheduler's; may be empty)
     probs: list[TokenProb] = field(default_factory=list)  # of the tokens whose text starts here (n_probs)
+    reasoning: str = ""  # thinking that came with these tokens (core/reasoning.py)
 
 
 @dataclass
@@ -33,6 +34,7 @@ class TurnFinished:
     metrics: TurnMetrics
     tokens: list[int] = field(default_factory=list)  # the reply's token ids (local engines)
     probs: list[TokenProb] = field(default_factory=list)  # the reply's tokens' probabilities (n_probs)
+    reasoning: str = ""  # a reasoning model's thinking before the answer (not part of ``text``)
 
 
 @dataclass

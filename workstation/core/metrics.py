@@ -31,6 +31,8 @@ class TurnMetrics:
     n_threads: int = 0  # decode threads the turn ended with (0: not a local engine)
     threads_reason: str = ""  # fixed | idle | busy | gpu (core/thread_policy.py)
     cpu_others: float = 0.0  # cores other programs kept busy when the threads were chosen
+    reasoning_n: int = 0  # of predicted_n: tokens a reasoning model spent thinking
+    reasoning_ms: float = 0.0  # from its first token to the end of its thinking
 
     def finish_rates(self) -> None:
         """Derive the rates from counts and times (rates always equal counts over times)."""

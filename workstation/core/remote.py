@@ -45,6 +45,7 @@ from workstation.core.events import (
 )
 from workstation.core.metrics import TurnMetrics
 from workstation.core.profiles import Constraints, Profile, Sampling, profile_from_dict
+from workstation.core.reasoning import ThinkingSplitter
 
 ESTIMATE_BYTES_PER_TOKEN = 2.5
 ESTIMATE_TOKENS_PER_MESSAGE = 8
@@ -298,6 +299,8 @@ class RemoteEngine:
         t_request = time.perf_counter()
         metrics = TurnMetrics(load_ms=self.load_ms)
         parts: list[str] = []
+        thoughts: list[str] = []
+        split = ThinkingSplitter()  # for a server that leaves <think> in the content
         n_chunks = 0
         t_first = t_last = 0.0
         finish: str | None = None
@@ -341,16 +344,24 @@ class RemoteEngine:
                         usage = chunk["usage"]
                     for choice in chunk.get("choices") or []:
                         delta = choice.get("delta") or {}
-                        text = delta.get("content")
-                        if text:
+                        # a reasoning model's thinking: as its own field (llama-server, vLLM,
+                        # DeepSeek: reasoning_content; Ollama, OpenRouter: reasoning) or inline
+                        thought = _text(delta.get("reasoning_content")) or _text(delta.get("reasoning"))
+                        inline, text = split.push(_text(delta.get("content")))
+                        thought += inline
+                        if text or thought:
                             now = time.perf_counter()
-                            if not parts:
+                            if not n_chunks:
                                 t_first = now
                                 metrics.ttft_ms = (now - t_request) * 1000
                             t_last = now
                             n_chunks += 1
+                            if thought:
+                                thoughts.append(thought)
+                                metrics.reasoning_n += 1
+                                metrics.reasoning_ms = (now - t_first) * 1000
                             parts.append(text)
-                            yield TokenDelta(text)
+                            yield TokenDelta(text, reasoning=thought)
                         if choice.get("finish_reason"):
                             finish = choice["finish_reason"]
         except httpx.ReadTimeout:
@@ -367,6 +378,11 @@ class RemoteEngine:
         finally:
             with self._lock:
                 self._responses = {r for r in self._responses if not r.is_closed}
+        thought, text = split.flush()
+        if thought or text:
+            thoughts.append(thought)
+            parts.append(text)
+            yield TokenDelta(text, reasoning=thought)
         if self._cancel.is_set():
             stop = "cancelled"
         elif finish:
@@ -377,6 +393,9 @@ class RemoteEngine:
             n = int(usage.get("completion_tokens") or n_chunks)
             prompt = int(usage.get("prompt_tokens") or 0)
             cached = int(((usage.get("prompt_tokens_details") or {}).get("cached_tokens")) or 0)
+            details = usage.get("completion_tokens_details") or {}
+            if isinstance(details, dict) and details.get("reasoning_tokens"):
+                metrics.reasoning_n = int(details["reasoning_tokens"])
             metrics.cache_n = cached
             metrics.prompt_n = max(0, prompt - cached)
         metrics.predicted_n = n
@@ -389,7 +408,7 @@ class RemoteEngine:
         metrics.total_ms = (now - t_request) * 1000
         metrics.stop_reason = stop
         metrics.finish_rates()
-        yield TurnFinished("".join(parts), metrics)
+        yield TurnFinished("".join(parts), metrics, reasoning="".join(thoughts).strip())
 
     def run_chat(
         self, messages: list[Message], sampling: Sampling | None = None, *, constraints: Constraints | None = None
@@ -422,6 +441,11 @@ def estimate_tokens(messages: list[Message]) -> int:
         + ESTIMATE_TOKENS_PER_MESSAGE
         for m in messages
     )
+
+
+def _text(value: Any) -> str:
+    """A chunk's text field: the text, or nothing for a missing or odd value."""
+    return value if isinstance(value, str) else ""
 
 
 def _reason(err: Exception) -> str:

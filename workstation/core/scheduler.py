@@ -31,6 +31,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import contextlib
+import dataclasses
 import itertools
 import logging
 import queue
@@ -70,6 +71,7 @@ from workstation.core.kv_state import (
 from workstation.core.metrics import TurnMetrics
 from workstation.core.planner import resolve_gpu_layers
 from workstation.core.profiles import KV_CACHE_TYPES, Constraints, Profile, Sampling
+from workstation.core.reasoning import CLOSE, OPEN, ThinkingSplitter, opens_thinking
 from workstation.core.runtime import Batch, DecodeAborted, LoadedModel, RuntimeSettings
 from workstation.core.sampling import SamplerChain
 from workstation.core.slots import (
@@ -151,6 +153,10 @@ class SlotRun:
     t_last: float = 0.0  # last token sampled
     unsent: int = 0  # reply tokens not yet covered by a TokenDelta (held UTF-8 bytes, stop text)
     probs: ReplyProbs | None = None  # the reply tokens' probabilities (Constraints.n_probs > 0)
+    thinking: ThinkingSplitter | None = None  # the request's ``reasoning``: thinking apart from the answer
+    thought: list[str] = field(default_factory=list)  # the thinking streamed so far
+    held_thinking: bool = False  # the tokens held back (``unsent``) include thinking
+    emitted: bool = False  # a TokenDelta went out (time to first token)
 
 
 def _discard(req: Request) -> None:
@@ -302,13 +308,15 @@ class Scheduler:
         constraints: Constraints | None = None,
         id_slot: int = -1,
         tag: str | None = None,
+        reasoning: bool = False,
     ) -> Request:
         """Queue a request; raises PromptTooLong, GrammarError or QueueFull (nothing is queued
         then). ``owner`` (an API key) takes turns with other owners for slots (``slots.admit``);
         ``id_slot`` >= 0 waits for that slot (llama-server's ``id_slot``); ``tag`` names whose
         cells the slot then holds (a saved conversation: ``forget`` deletes them).
         ``constraints.grammar`` is compiled here, once (a grammar that does not parse is refused
-        now, never in the decoding thread)."""
+        now, never in the decoding thread). ``reasoning``: a chat reply, whose thinking (a
+        reasoning model's ``<think>`` block) streams apart from its answer."""
         if not prompt:
             raise EngineError("The prompt is empty.")
         if not -1 <= id_slot < self.n_parallel:
@@ -330,7 +338,11 @@ class Scheduler:
             constraints=constraints or Constraints(),
             id_slot=id_slot,
             tag=tag,
+            reasoning=reasoning,
         )
+        if reasoning:  # the tags stream as text, also where they are control tokens
+            marks = req.constraints.preserved_tokens | self.marker_tokens([OPEN, CLOSE])
+            req.constraints = dataclasses.replace(req.constraints, preserved_tokens=marks)
         if cancelled is not None:
             req.cancelled = cancelled
         if req.constraints.grammar:
@@ -436,16 +448,19 @@ class Scheduler:
         *,
         cancelled: CancelFlag | None = None,
         tag: str | None = None,
+        reasoning: bool = False,
     ) -> list[TurnFinished]:
         """Submit every prompt at once (they run in parallel in free slots, sharing common
-        prefixes) and wait for all; ``on_finished(i, result)`` as each ends."""
+        prefixes) and wait for all; ``on_finished(i, result)`` as each ends (``reasoning``: as
+        for ``submit``)."""
         events: queue.SimpleQueue[tuple[int, SchedulerEvent]] = queue.SimpleQueue()
         reqs: list[Request] = []
         try:
             for i, prompt in enumerate(prompts):
                 reqs.append(
                     self.submit(
-                        prompt, sampling, lambda e, i=i: events.put((i, e)), cancelled=cancelled, tag=tag
+                        prompt, sampling, lambda e, i=i: events.put((i, e)), cancelled=cancelled, tag=tag,
+                        reasoning=reasoning,
                     )
                 )
             results: list[TurnFinished | None] = [None] * len(reqs)
@@ -659,6 +674,7 @@ class Scheduler:
             stopper=StopMatcher(req.stop),
             t_start=now,
             probs=ReplyProbs(req.constraints.n_probs) if req.constraints.n_probs > 0 else None,
+            thinking=ThinkingSplitter(self._opens_thinking(req.prompt)) if req.reasoning else None,
         )
         slot.last_used = now
         if slot.spec is not None:
@@ -935,25 +951,52 @@ class Scheduler:
             slot.pending = out[-1]
         return n_acc, len(out)
 
-    def _emit(self, slot: Slot, text: str) -> None:
+    def _opens_thinking(self, prompt: list[int]) -> bool:
+        """Whether the chat template opened the thinking block at the end of ``prompt``."""
+        return opens_thinking(self.model.detokenize(prompt[-8:], special=True))
+
+    def _emit(self, slot: Slot, text: str, last: bool = False) -> None:
+        """Stream ``text`` of the reply (``last``: the reply ends; what was held comes out)."""
         req, run = slot.req, slot.run
         assert req is not None
-        if not run.parts:
-            run.metrics.ttft_ms = (time.perf_counter() - req.t_request) * 1000
-        run.parts.append(text)
-        ids = run.reply[len(run.reply) - run.unsent :] if run.unsent else []
         probs = run.probs.take(text) if run.probs is not None else []
-        _deliver(req, TokenDelta(text, max(1, run.unsent), ids, probs=probs))
+        thought = ""
+        split = run.thinking
+        if split is not None:
+            was = split.thinking
+            thought, text = split.push(text)
+            if last:
+                more, tail = split.flush()
+                thought, text = thought + more, text + tail
+            thinking = was or split.thinking or run.held_thinking
+            if thinking:
+                run.metrics.reasoning_ms = (time.perf_counter() - (run.t_first or req.t_request)) * 1000
+            if not (thought or text or probs):
+                run.held_thinking = thinking  # held: its tokens go with the next piece
+                return
+            run.held_thinking = False
+            if thinking or thought:
+                run.metrics.reasoning_n += run.unsent
+            if thought:
+                run.thought.append(thought)
+        if not run.emitted:
+            run.emitted = True
+            run.metrics.ttft_ms = (time.perf_counter() - req.t_request) * 1000
+        if text:
+            run.parts.append(text)
+        ids = run.reply[len(run.reply) - run.unsent :] if run.unsent else []
+        _deliver(req, TokenDelta(text, max(1, run.unsent), ids, probs=probs, reasoning=thought))
         run.unsent = 0
 
     def _finish(self, slot: Slot, stop: str, flush: bool = True) -> None:
         req, run = slot.req, slot.run
         assert req is not None
         m = run.metrics
+        tail = ""
         if flush and stop != "cancelled":
             tail = run.stopper.push(run.detok.flush())[0] + run.stopper.flush()
-            if tail:
-                self._emit(slot, tail)
+        if tail or run.thinking is not None:
+            self._emit(slot, tail, last=True)
         now = time.perf_counter()
         if slot.prefilling:  # a fresh slot has not touched its cells for this request yet
             m.prompt_n = 0 if slot.fresh else max(0, len(slot.tokens) - m.cache_n)
@@ -964,7 +1007,7 @@ class Scheduler:
             # n tokens take n-1 decode steps after the first (sampled from the prompt's
             # logits): the rate is (n-1) over their time, as llama.cpp's own counters give it
             m.predicted_ms = (run.t_last - run.t_first) * 1000 * n / (n - 1)
-        if not run.parts:
+        if not run.emitted:
             m.ttft_ms = ((run.t_last or now) - req.t_request) * 1000
         # the cells keep prompt + reply (a speculative step may have run ahead of a stop)
         keep = len(req.prompt) + n
@@ -983,7 +1026,8 @@ class Scheduler:
         self.stats.tokens_predicted_seconds_total += m.predicted_ms / 1000
         self._release(slot)
         probs = run.probs.final(stopped=stop == "stop") if run.probs is not None else []
-        _deliver(req, TurnFinished("".join(run.parts), m, list(run.reply), probs=probs))
+        reasoning = "".join(run.thought).strip()
+        _deliver(req, TurnFinished("".join(run.parts), m, list(run.reply), probs=probs, reasoning=reasoning))
 
     def _fail(self, slot: Slot, message: str, status: int = 500) -> None:
         req = slot.req

@@ -64,6 +64,7 @@ class Request:
     grammar: Any = None  # constraints.grammar compiled at submit (core/grammar.py), until started
     id_slot: int = -1  # the slot it must run in (-1: any); ``admit`` sets the one it got
     tag: str | None = None  # whose cells these become (a saved conversation): kept with a saved state
+    reasoning: bool = False  # a reply's thinking streams apart from its answer (core/reasoning.py)
 
     def cancel(self) -> None:
         """Cancel this request only (not others that share its ``cancelled`` flag)."""

@@ -9,15 +9,17 @@ class StopMatcher:
     def __init__(self, stops: list[str]) -> None:
         self.stops = [s for s in stops if s]
         self.held = ""
+        self.after = ""  # once a stop matched: the text that came after it in the same push
 
     def push(self, text: str) -> tuple[str, bool]:
         """Returns (text safe to emit, stopped)."""
         if not self.stops:
             return text, False
         buf = self.held + text
-        cut = min((i for i in (buf.find(s) for s in self.stops) if i >= 0), default=-1)
-        if cut >= 0:
-            self.held = ""
+        found = [(i, s) for s, i in ((s, buf.find(s)) for s in self.stops) if i >= 0]
+        if found:
+            cut, stop = min(found)
+            self.held, self.after = "", buf[cut + len(stop) :]
             return buf[:cut], True
         keep = 0
         for s in self.stops:

@@ -42,6 +42,8 @@ _MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation_id, id);
     """,
+    # a reasoning model's thinking before its answer: shown, never read back to the model
+    "ALTER TABLE messages ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';",
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 
@@ -57,6 +59,7 @@ class StoredMessage:
     content: str
     metrics: dict[str, Any] | None = None
     created: float = 0.0
+    reasoning: str = ""  # a reasoning model's thinking (not part of ``content``)
 
 
 @dataclass
@@ -163,28 +166,29 @@ class ConversationStore:
         role: str,
         content: str,
         metrics: dict[str, Any] | None = None,
+        reasoning: str = "",
     ) -> StoredMessage:
         now = time.time()
         with self._db:
             cur = self._db.execute(
-                "INSERT INTO messages(conversation_id, role, content, metrics, created) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (conversation_id, role, content, json.dumps(metrics) if metrics else None, now),
+                "INSERT INTO messages(conversation_id, role, content, metrics, created, reasoning) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (conversation_id, role, content, json.dumps(metrics) if metrics else None, now, reasoning),
             )
             self._db.execute(
                 "UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation_id)
             )
-        return StoredMessage(int(cur.lastrowid or 0), role, content, metrics, now)
+        return StoredMessage(int(cur.lastrowid or 0), role, content, metrics, now, reasoning)
 
     def messages(self, conversation_id: int) -> list[StoredMessage]:
         rows = self._db.execute(
-            "SELECT id, role, content, metrics, created FROM messages "
+            "SELECT id, role, content, metrics, created, reasoning FROM messages "
             "WHERE conversation_id = ? ORDER BY id",
             (conversation_id,),
         ).fetchall()
         return [
-            StoredMessage(mid, role, content, json.loads(metrics) if metrics else None, created)
-            for mid, role, content, metrics, created in rows
+            StoredMessage(mid, role, content, json.loads(metrics) if metrics else None, created, reasoning)
+            for mid, role, content, metrics, created, reasoning in rows
         ]
 
     def prompt_messages(self, conversation_id: int, then: str | None = None) -> list[dict[str, str]]:
@@ -209,7 +213,10 @@ class ConversationStore:
             lines += [f"Profile: `{conv.profile}`", ""]
         names = {"user": "You", "assistant": "Assistant", "system": "System"}
         for msg in conv.messages:
-            lines += [f"## {names.get(msg.role, msg.role.title())}", "", msg.content.rstrip(), ""]
+            lines += [f"## {names.get(msg.role, msg.role.title())}", ""]
+            if msg.reasoning:  # folded, as the chat shows it (GitHub and most viewers fold <details>)
+                lines += ["<details><summary>Thinking</summary>", "", msg.reasoning.rstrip(), "", "</details>", ""]
+            lines += [msg.content.rstrip(), ""]
             if msg.metrics:
                 m = msg.metrics
                 lines += [

@@ -526,7 +526,11 @@ def summarize_document(
         if final.metrics.stop_reason == "cancelled":
             return
         chunk.reply = final.text
-        chunk.summary = _clean_summary(final.text) or "(the model returned nothing for this part)"
+        nothing = (  # a reasoning model may spend the part's whole budget thinking
+            "(the model spent all its tokens for this part thinking and wrote no summary)"
+            if final.reasoning else "(the model returned nothing for this part)"
+        )
+        chunk.summary = _clean_summary(final.text) or nothing
         finished.append(k)
         left = [c for c in chunks if c.summary is None]
         report("map", len(finished), total_calls, len(finished), n, eta(left, est_reduce),

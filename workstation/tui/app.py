@@ -533,20 +533,23 @@ class WorkstationApp(App[None]):
         if hasattr(engine, "stream_interval_s"):
             engine.stream_interval_s = interval
         pending: list[str] = []
+        thought: list[str] = []
         count = 0
         last_post = 0.0
 
         def flush() -> None:
             nonlocal count
-            if pending:
-                self.post_message(TokenStreamed("".join(pending), count))
+            if pending or thought:
+                self.post_message(TokenStreamed("".join(pending), count, "".join(thought)))
                 pending.clear()
+                thought.clear()
                 count = 0
 
         try:
             for event in engine.stream_chat(messages, tag=tag):
                 if isinstance(event, TokenDelta):
                     pending.append(event.text)
+                    thought.append(event.reasoning)
                     count += event.tokens
                     now = time.perf_counter()
                     if now - last_post >= 0.8 * interval:
@@ -554,7 +557,7 @@ class WorkstationApp(App[None]):
                         last_post = now
                 elif isinstance(event, EngineTurnFinished):
                     flush()
-                    self.post_message(TurnFinished(event.text, event.metrics))
+                    self.post_message(TurnFinished(event.text, event.metrics, event.reasoning))
         except WorkstationError as err:
             flush()
             self.post_message(EngineFailed(str(err)))
@@ -591,7 +594,10 @@ class WorkstationApp(App[None]):
         self._t_last = now
         self.live_tokens += event.count
         if self.reply_view is not None:
-            await self.reply_view.write(event.text)
+            if event.reasoning:
+                self.reply_view.think(event.reasoning, event.count)
+            if event.text:
+                await self.reply_view.write(event.text)
 
     @on(TurnFinished)
     async def _finished(self, event: TurnFinished) -> None:
@@ -600,9 +606,13 @@ class WorkstationApp(App[None]):
         self.last_metrics = metrics
         self.history.add(metrics)
         if view is not None:
-            await view.finish(event.text, metrics)
-        if self.conversation_id is not None and (event.text or metrics.stop_reason != "cancelled"):
-            self.store.add_message(self.conversation_id, "assistant", event.text, metrics.to_dict())
+            await view.finish(event.text, metrics, event.reasoning)
+        if self.conversation_id is not None and (
+            event.text or event.reasoning or metrics.stop_reason != "cancelled"
+        ):
+            self.store.add_message(
+                self.conversation_id, "assistant", event.text, metrics.to_dict(), reasoning=event.reasoning
+            )
         elif view is not None:
             await view.remove()
         self.generating = False
@@ -623,9 +633,9 @@ class WorkstationApp(App[None]):
         view, self.reply_view = self.reply_view, None
         self.generating = False
         if view is not None:
-            if view.content and self.conversation_id is not None:
-                self.store.add_message(self.conversation_id, "assistant", view.content)
-                await view.finish(view.content, TurnMetrics(stop_reason="cancelled"))
+            if (view.content or view.reasoning) and self.conversation_id is not None:
+                self.store.add_message(self.conversation_id, "assistant", view.content, reasoning=view.reasoning)
+                await view.finish(view.content, TurnMetrics(stop_reason="cancelled"), view.reasoning)
             else:
                 await view.remove()
         engine = self.engine

@@ -13,21 +13,24 @@ from workstation.core.profiles import Profile
 
 
 class TokenStreamed(Message):
-    """A piece of the reply arrived (``count`` generated tokens, batched by the worker)."""
+    """A piece of the reply arrived (``count`` generated tokens, batched by the worker);
+    ``reasoning``: a reasoning model's thinking that came with it."""
 
-    def __init__(self, text: str, count: int = 1) -> None:
+    def __init__(self, text: str, count: int = 1, reasoning: str = "") -> None:
         super().__init__()
         self.text = text
         self.count = count
+        self.reasoning = reasoning
 
 
 class TurnFinished(Message):
     """The reply ended (end of text, length, or cancelled: ``metrics.stop_reason``)."""
 
-    def __init__(self, text: str, metrics: TurnMetrics) -> None:
+    def __init__(self, text: str, metrics: TurnMetrics, reasoning: str = "") -> None:
         super().__init__()
         self.text = text
         self.metrics = metrics
+        self.reasoning = reasoning
 
 
 class EngineFailed(Message):

@@ -248,8 +248,10 @@ class OpenAIServer:
 
     def _submit(
         self, prompt: list[int], params: GenParams, t_request: float, owner: Owner | None,
-        plan: ToolPrompt | None = None,
+        plan: ToolPrompt | None = None, chat: bool = False,
     ) -> tuple[SchedRequest, asyncio.Queue[SchedulerEvent]]:
+        """Queue the request (``chat``: a chat reply, whose thinking is told apart unless
+        ``reasoning_format`` is "none"; a completion's text is the text)."""
         loop = asyncio.get_running_loop()
         q: asyncio.Queue[SchedulerEvent] = asyncio.Queue()
 
@@ -282,6 +284,7 @@ class OpenAIServer:
                 owner=owner,
                 constraints=constraints,
                 id_slot=params.id_slot,
+                reasoning=chat and params.reasoning,
             )
         except GrammarError as err:
             raise grammar_refused(params.output, str(err)) from None
@@ -344,7 +347,7 @@ class OpenAIServer:
                 else:
                     prompt, plan = await self._prompt_tokens(body, chat, ticket, tools)
                 self._check_prompt(prompt)
-                req, q = self._submit(prompt, params, t_request, caller.owner, plan)
+                req, q = self._submit(prompt, params, t_request, caller.owner, plan, chat=chat and native is None)
         except ApiError as err:
             if ticket is not None:
                 self.accounts.finish(ticket, err.status)
@@ -436,6 +439,8 @@ class OpenAIServer:
         choice: dict[str, Any] = {"index": 0, "finish_reason": FINISH.get(m.stop_reason, "stop"), "logprobs": None}
         if chat:
             choice["message"] = {"role": "assistant", "content": event.text}
+            if event.reasoning:  # llama-server's (and DeepSeek's) field for the thinking
+                choice["message"]["reasoning_content"] = event.reasoning
             if reply_format:  # the reply may hold tool calls
                 piece = read_reply(reply_format, event.text)
                 choice["message"]["content"] = piece.content if piece.content or not piece.calls else None
@@ -478,7 +483,8 @@ class OpenAIServer:
         sent = 0  # records sent with deltas; the final event's records past these go in the last chunk
 
         def chunk(
-            delta_text: str | None, finish: str | None, role: bool = False, records: list[TokenProb] | None = None
+            delta_text: str | None, finish: str | None, role: bool = False, records: list[TokenProb] | None = None,
+            thought: str = "",
         ) -> dict[str, Any]:
             choice: dict[str, Any] = {"index": 0, "finish_reason": finish, "logprobs": None}
             if chat:
@@ -488,6 +494,8 @@ class OpenAIServer:
                     delta["content"] = ""
                 if delta_text is not None:
                     delta["content"] = delta_text
+                if thought:
+                    delta["reasoning_content"] = thought
                 choice["delta"] = delta
             else:
                 choice["text"] = delta_text or ""
@@ -518,9 +526,11 @@ class OpenAIServer:
             nonlocal sent
             if isinstance(event, TokenDelta):
                 if reader is not None:  # tool calls: probabilities come with the last chunk
-                    return tool_chunks(event.text, final=False), False
+                    thinking = sse(chunk(None, None, thought=event.reasoning)) if event.reasoning else b""
+                    return thinking + tool_chunks(event.text, final=False), False
                 sent += len(event.probs)
-                return sse(chunk(event.text, None, records=event.probs)), False
+                text = event.text if event.text or not event.reasoning else None
+                return sse(chunk(text, None, records=event.probs, thought=event.reasoning)), False
             if isinstance(event, TurnFinished):
                 self._finished(ticket, event)
                 m = event.metrics

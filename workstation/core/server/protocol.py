@@ -133,6 +133,9 @@ class GenParams:
     id_slot: int = -1  # llama-server's: the slot to run in (-1: any free one)
     # logit bias and n_probs (server/logprobs.py); the grammar comes from ``output``
     constraints: Constraints = field(default_factory=Constraints)
+    # a chat reply's thinking goes in ``reasoning_content`` (llama-server's reasoning_format
+    # "auto"/"deepseek"); False ("none"): it stays in the content, tags and all
+    reasoning: bool = True
 
     def all_constraints(self) -> Constraints:
         """What the request asks beyond sampling: the output format's grammar with the logit
@@ -225,8 +228,20 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
         raise bad("'stream_options' must be an object.", "stream_options")
     include_usage = flag(opts, "include_usage", False) if opts else False
     id_slot = _integer(body, "id_slot", -1, 63)
+    reasoning = body.get("reasoning_format", "auto")
+    if reasoning not in REASONING_FORMATS:
+        raise bad(
+            f"'reasoning_format' is {json.dumps(reasoning)}; this server takes "
+            + ", ".join(f"'{f}'" for f in REASONING_FORMATS) + ".",
+            "reasoning_format",
+        )
     return GenParams(s, max_tokens, stops, ignore_eos, stream, include_usage, _output_format(body),
-                     id_slot=-1 if id_slot is None else id_slot)
+                     id_slot=-1 if id_slot is None else id_slot, reasoning=reasoning != "none")
+
+
+# llama-server's names: "auto" and "deepseek" put the thinking in reasoning_content, "none"
+# leaves it in the content
+REASONING_FORMATS = ("auto", "deepseek", "none")
 
 
 def _output_format(body: dict[str, Any]) -> OutputFormat:
@@ -342,6 +357,7 @@ def usage(m: TurnMetrics) -> dict[str, Any]:
         "completion_tokens": m.predicted_n,
         "total_tokens": prompt + m.predicted_n,
         "prompt_tokens_details": {"cached_tokens": m.cache_n},
+        "completion_tokens_details": {"reasoning_tokens": m.reasoning_n},
     }
 
 

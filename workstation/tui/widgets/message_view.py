@@ -9,7 +9,7 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.geometry import Size
-from textual.widgets import Markdown, Static
+from textual.widgets import Collapsible, Markdown, Static
 
 from workstation.core.metrics import TurnMetrics
 from workstation.tui.i18n import Texts
@@ -50,6 +50,10 @@ class MessageView(Vertical):
     which keeps the screen's work small while the engine decodes (at most every
     ``markdown_every_s``, which the app sets from ``pacing``). At the end the whole reply is
     rendered as Markdown once.
+
+    A reasoning model's thinking goes in a folded block above the answer ("Thinking… 120
+    tokens" while it thinks, "Thought for 8.2 s · 340 tokens" after); Enter on it or a click
+    unfolds it. Folded, its text is not drawn, so thinking costs the screen next to nothing.
     """
 
     DEFAULT_CLASSES = "message"
@@ -62,9 +66,13 @@ class MessageView(Vertical):
         metrics: dict[str, Any] | None = None,
         *,
         streaming: bool = False,
+        reasoning: str = "",
     ) -> None:
-        """``streaming``: a reply is about to stream into this view; it holds lines for it."""
+        """``streaming``: a reply is about to stream into this view; it holds lines for it.
+        ``reasoning``: a saved reply's thinking."""
         super().__init__(classes=f"message {role}")
+        self.reasoning = reasoning
+        self._thought_tokens = 0  # while thinking streams
         self._open_stream = streaming
         self.markdown_every_s = FREE_CPU.markdown_every_s
         self.role = role
@@ -78,7 +86,12 @@ class MessageView(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(self._role_label(), classes="role")
-        yield Markdown(self.content, classes="body")
+        thought = Collapsible(
+            Static(self.reasoning, classes="thought-text", markup=False), title=self._thought_title(), classes="thought"
+        )
+        thought.display = bool(self.reasoning)
+        yield thought
+        yield Markdown(self._shown_body(), classes="body")
         yield StreamingText(classes="tail")
         yield Static(self._metrics_text(), classes="metrics")
 
@@ -93,8 +106,44 @@ class MessageView(Vertical):
         if self.role != "assistant":
             return ""
         if self.metrics is None:  # a reply about to stream; a saved message without figures shows none
-            return self.texts("chat.thinking") if self._open_stream else ""
+            return self.texts("chat.waiting") if self._open_stream else ""
         return metrics_line(self.metrics, self.texts)
+
+    def _shown_body(self) -> str:
+        """The reply's text; for a reply that was all thinking, cut by its limit, why."""
+        m = TurnMetrics.from_dict(self.metrics) if self.metrics else None
+        if m is not None and not self.content.strip() and self.reasoning and m.stop_reason in ("length", "context"):
+            return self.texts("chat.thought_only", n=m.predicted_n)
+        return self.content
+
+    def _thought_title(self) -> str:
+        if self.metrics is None:
+            if self._thought_tokens:
+                return self.texts("thought.live", n=self._thought_tokens)
+            return self.texts("thought.saved")
+        m = TurnMetrics.from_dict(self.metrics)
+        if m.reasoning_n:
+            return self.texts("thought.done", s=f"{m.reasoning_ms / 1000:.1f}", n=m.reasoning_n)
+        return self.texts("thought.saved")
+
+    @property
+    def thought(self) -> Collapsible:
+        return self.query_one(".thought", Collapsible)
+
+    def think(self, text: str, tokens: int) -> None:
+        """More of the thinking streamed (``tokens``: about how many it took)."""
+        self.reasoning += text
+        self._thought_tokens += tokens
+        block = self.thought
+        if not block.display:
+            block.display = True
+            self.query_one(".metrics", Static).update(self.texts("chat.streaming"), layout=False)
+        block.title = self._thought_title()
+        if not block.collapsed:
+            self.query_one(".thought-text", Static).update(self.reasoning)
+
+    def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
+        self.query_one(".thought-text", Static).update(self.reasoning)
 
     @property
     def body(self) -> Markdown:
@@ -104,6 +153,7 @@ class MessageView(Vertical):
         self.texts = texts
         self.query_one(".role", Static).update(self._role_label())
         self.query_one(".metrics", Static).update(self._metrics_text())
+        self.thought.title = self._thought_title()
 
     def _size_updated(
         self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
@@ -133,12 +183,18 @@ class MessageView(Vertical):
             return
         self.tail.set_text(self._tail.lstrip("\n"))
 
-    async def finish(self, text: str, metrics: TurnMetrics) -> None:
-        """End the stream, then render the whole reply once (closes any half-open fence)."""
+    async def finish(self, text: str, metrics: TurnMetrics, reasoning: str = "") -> None:
+        """End the stream, then render the whole reply once (closes any half-open fence). A
+        reply that was all thinking, cut by its token limit, says so where the answer goes."""
         self._streaming = False
         self._tail = ""
         self.tail.clear()
         self.content = text
         self.metrics = metrics.to_dict()
-        await self.body.update(text)
+        self.reasoning = reasoning or self.reasoning
+        block = self.thought
+        block.display = bool(self.reasoning)
+        block.title = self._thought_title()
+        self.query_one(".thought-text", Static).update(self.reasoning)
+        await self.body.update(self._shown_body())
         self.query_one(".metrics", Static).update(self._metrics_text())
