@@ -48,10 +48,13 @@ def requantized_copy(src: Path, qtype: str) -> Path:
 
 
 # A reasoning model's template (DeepSeek-R1's, Qwen3's with thinking on) opens the thinking
-# block itself: the generation prompt ends with "<think>" and the reply starts inside it.
+# block itself: the generation prompt ends with "<think>" and the reply starts inside it. With
+# enable_thinking false it writes an empty block instead, as Qwen3's does.
 THINKING_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n"
+    "{% if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>\n\n"
+    "{% else %}<think>\n{% endif %}{% endif %}"
 )
 
 
@@ -60,10 +63,12 @@ def thinking_model_path(smollm2_path: Path) -> Path:
     """SmolLM2 with a reasoning model's chat template (``THINKING_TEMPLATE``), written by the
     ``gguf`` package's own ``gguf_new_metadata`` once and kept in models/variants/ (where
     ``models list`` does not look)."""
+    import hashlib
     import subprocess
     import sys
 
-    dest = smollm2_path.parent / "variants" / f"{smollm2_path.stem}.thinking.gguf"
+    digest = hashlib.sha256(THINKING_TEMPLATE.encode()).hexdigest()[:8]
+    dest = smollm2_path.parent / "variants" / f"{smollm2_path.stem}.thinking-{digest}.gguf"
     if not dest.exists():
         dest.parent.mkdir(exist_ok=True)
         part = dest.with_suffix(".part")

@@ -112,6 +112,16 @@ def test_a_template_that_opens_the_block_starts_the_reply_inside_it(thinking_mod
     assert answered.reasoning and answered.text.strip() and "think>" not in answered.text
 
 
+def test_thinking_off_asks_the_template_for_an_answer_at_once(thinking_model_path: Path) -> None:
+    """``thinking: false`` in a profile is the template's ``enable_thinking`` (Qwen3's switch):
+    the prompt closes an empty block itself and the reply is all answer."""
+    with Engine(make_profile(thinking_model_path, thinking=False, sampling={"max_tokens": 10})) as e:
+        prompt = e.model.detokenize(e.chat_prompt(QUESTION), special=True)
+        reply = e.run_chat(QUESTION)
+    assert prompt.endswith("<think>\n\n</think>\n\n")
+    assert reply.reasoning == "" and reply.text.strip() and reply.metrics.reasoning_n == 0
+
+
 @pytest.fixture(scope="module")
 def server(thinking_model_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     path = write_profile(tmp_path_factory.mktemp("reasoning-serve"), thinking_model_path)
@@ -151,6 +161,25 @@ def test_serve_puts_the_thinking_in_reasoning_content(server: RunningServer) -> 
 
     refused = _chat(server, reasoning_format="deepseek-legacy")
     assert refused.status_code == 400 and "'reasoning_format'" in refused.json()["error"]["message"]
+
+
+def test_serve_takes_chat_template_kwargs_and_reasoning_budget(server: RunningServer) -> None:
+    """llama-server's two ways to turn thinking off for one request: Qwen3's enable_thinking in
+    chat_template_kwargs, and reasoning_budget 0; /apply-template renders the same prompt."""
+    plain = {"messages": QUESTION, "max_tokens": 8, "temperature": 0}
+    for extra in ({"chat_template_kwargs": {"enable_thinking": False}}, {"reasoning_budget": 0}):
+        reply = httpx.post(f"{server.base_url}/chat/completions", json={**plain, **extra}, timeout=120).json()
+        message = reply["choices"][0]["message"]
+        assert "reasoning_content" not in message and message["content"].strip()
+        rendered = httpx.post(f"{server.root}/apply-template", json={**plain, **extra}, timeout=60).json()
+        assert rendered["prompt"].endswith("<think>\n\n</think>\n\n")
+    thinking = httpx.post(f"{server.root}/apply-template", json=plain, timeout=60).json()
+    assert thinking["prompt"].endswith("<think>\n")
+    for bad, word in (({"chat_template_kwargs": {"messages": []}}, "cannot set"),
+                      ({"chat_template_kwargs": {"x": [1]}}, "must be true, false"),
+                      ({"reasoning_budget": 100}, "'reasoning_budget' is 100")):
+        refused = httpx.post(f"{server.base_url}/chat/completions", json={**plain, **bad}, timeout=60)
+        assert refused.status_code == 400 and word in refused.json()["error"]["message"]
 
 
 def test_the_remote_engine_reads_our_servers_thinking(server: RunningServer) -> None:

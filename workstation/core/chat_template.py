@@ -32,6 +32,8 @@ FALLBACK_TEMPLATE = (
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 MAX_RENDERED_CHARS = 4_000_000
+# what render passes itself: a template variable from a request or a profile cannot replace it
+RESERVED_VARIABLES = frozenset({"messages", "add_generation_prompt", "bos_token", "eos_token", "tools"})
 RENDER_TIMEOUT_S = 2.0  # a real template renders in milliseconds
 
 
@@ -253,12 +255,16 @@ class ChatTemplate:
         messages: Sequence[Mapping[str, Any]],
         add_generation_prompt: bool = True,
         tools: list[dict[str, Any]] | None = None,
+        variables: Mapping[str, Any] | None = None,
     ) -> str:
         """The prompt text; TemplateError (one sentence) if the template fails, escapes, runs
         longer than RENDER_TIMEOUT_S or produces more than MAX_RENDERED_CHARS. ``tools`` (OpenAI
         function tools) and the messages' ``tool_calls``, ``tool_call_id`` and ``name`` reach
-        the template as HF transformers' ``apply_chat_template`` passes them."""
-        extra = {} if tools is None else {"tools": tools}
+        the template as HF transformers' ``apply_chat_template`` passes them. ``variables``:
+        more of its inputs (``chat_template_kwargs``: Qwen3's ``enable_thinking``)."""
+        extra = {k: v for k, v in (variables or {}).items() if k not in RESERVED_VARIABLES}
+        if tools is not None:
+            extra["tools"] = tools
         try:
             if self._compiled is None:
                 self._compiled = _environment().from_string(self.source)
@@ -358,9 +364,10 @@ def chat_prompt_tokens(
     template: ChatTemplate,
     messages: Sequence[Mapping[str, Any]],
     tools: list[dict[str, Any]] | None = None,
+    variables: Mapping[str, Any] | None = None,
 ) -> list[int]:
-    """The prompt tokens for ``messages`` (and ``tools``, rendered by the template), with BOS
-    added only when the template did not.
+    """The prompt tokens for ``messages`` (and ``tools``, rendered by the template, with its
+    other inputs ``variables``), with BOS added only when the template did not.
 
     Message content is text, never control tokens: the template's own ``<|im_start|>`` and
     the like are parsed as special tokens, while the same strings typed by a user (or found
@@ -371,7 +378,7 @@ def chat_prompt_tokens(
     from workstation.core.errors import EngineError
 
     try:
-        text = template.render(messages, add_generation_prompt=True, tools=tools)
+        text = template.render(messages, add_generation_prompt=True, tools=tools, variables=variables)
     except TemplateError as err:
         raise EngineError(f"The model's chat template could not be used: {err}.") from None
     bos_text = template.bos_token
@@ -385,7 +392,7 @@ def chat_prompt_tokens(
         )
     if not any(_has_control_text(model, m["content"]) for m in messages):
         return model.tokenize(text, add_special=add_bos, parse_special=True)
-    return _tokenize_marked(model, template, messages, add_bos, tools)
+    return _tokenize_marked(model, template, messages, add_bos, tools, variables)
 
 
 def _has_control_text(model: LoadedModel, content: str) -> bool:
@@ -404,6 +411,7 @@ def _tokenize_marked(
     messages: Sequence[Mapping[str, Any]],
     add_bos: bool,
     tools: list[dict[str, Any]] | None = None,
+    variables: Mapping[str, Any] | None = None,
 ) -> list[int]:
     """Render with every content between _OPEN and _CLOSE; tokenize the template's text with
     special tokens parsed and the contents as plain text."""
@@ -415,7 +423,7 @@ def _tokenize_marked(
         messages = [{**m, "content": _MARKS.sub("", m["content"])} for m in messages]
     marked = [{**m, "content": f"{_OPEN}{m['content']}{_CLOSE}"} for m in messages]
     try:
-        text = template.render(marked, add_generation_prompt=True, tools=tools)
+        text = template.render(marked, add_generation_prompt=True, tools=tools, variables=variables)
     except TemplateError as err:
         raise EngineError(f"The model's chat template could not be used: {err}.") from None
     pieces = _MARKS.split(text)

@@ -116,9 +116,16 @@ class Profile:
     speculative: Speculative = field(default_factory=Speculative)
     sampling: Sampling = field(default_factory=Sampling)
     system_prompt: str = ""
+    # false: a reasoning model is asked not to think (its template's enable_thinking, as
+    # Qwen3's has; llama-server's reasoning budget 0); models that always think still do
+    thinking: bool = True
     remote: Remote = field(default_factory=Remote)
     description: str = ""
     source: Path | None = None  # the YAML file it came from
+
+    def template_variables(self) -> dict[str, Any]:
+        """What the chat template is given besides the messages (llama.cpp passes the same)."""
+        return {"enable_thinking": self.thinking}
 
     @property
     def key(self) -> str:

@@ -205,7 +205,7 @@ class RemoteEngine:
         messages = with_system_prompt(self.profile, messages)
         if self.exact_counts is not False:
             try:
-                rendered = self.client.post(f"{self._root}/apply-template", json={"messages": messages})
+                rendered = self.client.post(f"{self._root}/apply-template", json={"messages": messages, **self._template_fields()})
                 if rendered.status_code == 200:
                     prompt = rendered.json()["prompt"]
                     tokens = self.client.post(
@@ -246,6 +246,7 @@ class RemoteEngine:
             "repeat_penalty": sampling.repeat_penalty,
             "max_tokens": sampling.max_tokens,
         }
+        payload.update(self._template_fields())
         if sampling.seed is not None:
             payload["seed"] = sampling.seed
         if sampling.ignore_eos:
@@ -253,6 +254,11 @@ class RemoteEngine:
         if constraints is not None:
             payload.update(constraint_fields(constraints))
         return payload
+
+    def _template_fields(self) -> dict[str, Any]:
+        """``thinking: false`` as llama-server, vLLM and ``workstation serve`` take it (sent only
+        then: a server that knows no such field is asked nothing new)."""
+        return {} if self.profile.thinking else {"chat_template_kwargs": {"enable_thinking": False}}
 
     def run_many(
         self,
@@ -429,6 +435,7 @@ def client_profile(profile: Profile, base_url: str) -> Profile:
             "parallel": profile.parallel,
             "sampling": data["sampling"],
             "system_prompt": profile.system_prompt,
+            "thinking": profile.thinking,
         },
         f"<the API server of {profile.key}>",
     )

@@ -281,8 +281,17 @@ class Scheduler:
             self._thread.start()
 
     # --- public ----------------------------------------------------------------------------
-    def chat_tokens(self, messages: list[Message], tools: list[dict[str, Any]] | None = None) -> list[int]:
-        return chat_prompt_tokens(self.model, self.template, messages, tools)
+    def chat_tokens(
+        self, messages: list[Message], tools: list[dict[str, Any]] | None = None,
+        variables: dict[str, Any] | None = None,
+    ) -> list[int]:
+        """The chat prompt's tokens; ``variables`` go to the template over the profile's
+        (``Profile.template_variables``: whether a reasoning model thinks)."""
+        return chat_prompt_tokens(self.model, self.template, messages, tools, self.template_variables(variables))
+
+    def template_variables(self, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The chat template's inputs besides the messages: the profile's, then a request's."""
+        return {**self.profile.template_variables(), **(variables or {})}
 
     def text_tokens(self, text: str) -> list[int]:
         return self.model.tokenize(text, add_special=self.model.add_bos, parse_special=True)

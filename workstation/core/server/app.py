@@ -60,6 +60,7 @@ from workstation.core.server.protocol import (
     parse_model,
     parse_params,
     parse_prompt,
+    parse_template_variables,
     parse_text,
     parse_token_ids,
     queue_full,
@@ -303,8 +304,9 @@ class OpenAIServer:
         try:
             if chat:
                 messages = parse_messages(body, self.options.max_messages)
+                variables = parse_template_variables(body)
                 self.accounts.keep_content(ticket, {"messages": messages})
-                return await run_in_threadpool(self._chat_prompt, messages, tools)
+                return await run_in_threadpool(self._chat_prompt, messages, tools, variables)
             raw = parse_prompt(body, self.scheduler.model.n_vocab)
             self.accounts.keep_content(ticket, {"prompt": raw})
             if isinstance(raw, str):
@@ -315,9 +317,11 @@ class OpenAIServer:
         except EngineError as err:
             raise bad(str(err)) from None
 
-    def _chat_prompt(self, messages: list[dict[str, Any]], tools: ToolRequest | None) -> tuple[list[int], ToolPrompt]:
+    def _chat_prompt(
+        self, messages: list[dict[str, Any]], tools: ToolRequest | None, variables: dict[str, Any]
+    ) -> tuple[list[int], ToolPrompt]:
         plan = tool_prompt(self.scheduler.template, messages, tools)
-        return self.scheduler.chat_tokens(plan.messages, plan.tools), plan
+        return self.scheduler.chat_tokens(plan.messages, plan.tools, variables), plan
 
     async def _handle(self, request: Request, chat: bool, native: NativeRoutes | None = None) -> Response:
         t_request = time.perf_counter()
@@ -647,10 +651,11 @@ class OpenAIServer:
             async with self._json_body(request) as body:
                 messages = parse_messages(body, self.options.max_messages)
                 tools = parse_tool_request(body)
+                variables = self.scheduler.template_variables(parse_template_variables(body))
 
                 def render() -> str:
                     plan = tool_prompt(self.scheduler.template, messages, tools)
-                    return self.scheduler.template.render(plan.messages, True, plan.tools)
+                    return self.scheduler.template.render(plan.messages, True, plan.tools, variables)
 
                 try:
                     prompt = await run_in_threadpool(render)

@@ -242,6 +242,42 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
 # llama-server's names: "auto" and "deepseek" put the thinking in reasoning_content, "none"
 # leaves it in the content
 REASONING_FORMATS = ("auto", "deepseek", "none")
+MAX_TEMPLATE_VARIABLES = 16
+
+
+def parse_template_variables(body: dict[str, Any]) -> dict[str, Any]:
+    """A request's own chat template inputs: ``chat_template_kwargs`` (names to true/false,
+    numbers or short text; Qwen3's ``enable_thinking``), and llama-server's ``reasoning_budget``
+    (-1: no limit; 0: no thinking, which is ``enable_thinking: false``)."""
+    from workstation.core.chat_template import RESERVED_VARIABLES
+
+    raw = body.get("chat_template_kwargs")
+    out: dict[str, Any] = {}
+    if raw is not None:
+        if not isinstance(raw, dict) or len(raw) > MAX_TEMPLATE_VARIABLES:
+            raise bad(
+                f"'chat_template_kwargs' must be an object of at most {MAX_TEMPLATE_VARIABLES} names.",
+                "chat_template_kwargs",
+            )
+        for name, value in raw.items():
+            if not name.isidentifier() or name in RESERVED_VARIABLES:
+                raise bad(f"'chat_template_kwargs' cannot set {json.dumps(name)[:60]}.", "chat_template_kwargs")
+            if not isinstance(value, bool | int | float | str) or isinstance(value, str) and len(value) > 200:
+                raise bad(
+                    f"'chat_template_kwargs.{name}' must be true, false, a number or a short text.",
+                    "chat_template_kwargs",
+                )
+            out[name] = value
+    budget = body.get("reasoning_budget")
+    if budget is not None:
+        if budget not in (-1, 0) or isinstance(budget, bool):
+            raise bad(
+                f"'reasoning_budget' is {json.dumps(budget)[:60]}; this server takes -1 (no limit) or 0 (no thinking).",
+                "reasoning_budget",
+            )
+        if budget == 0:
+            out["enable_thinking"] = False
+    return out
 
 
 def _output_format(body: dict[str, Any]) -> OutputFormat:

@@ -67,8 +67,6 @@ OFF: dict[str, tuple[Callable[[Any], bool], str]] = {
     "grammar_lazy": (_equal(False), "false"),
     "grammar_triggers": (_empty, "an empty list"),
     "preserved_tokens": (_empty, "an empty list"),
-    "reasoning_budget": (_equal(-1), "-1"),
-    "chat_template_kwargs": (_empty, "an empty object"),
 }
 NEVER = (  # per-request speculative settings: a profile's ``speculative`` decides them here
     "speculative.n_max",
