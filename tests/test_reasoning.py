@@ -55,10 +55,9 @@ words = st.text(st.characters(codec="utf-8", exclude_characters="<>"), max_size=
 @given(words, words, st.lists(st.integers(1, 5), max_size=30))
 def test_a_block_is_told_apart_however_the_text_is_cut(thought: str, answer: str, cuts: list[int]) -> None:
     got_thought, got_answer = _split(f"<think>\n{thought}</think>\n\n{answer}", cuts)
-    assert got_thought.strip() == thought.strip()
-    assert got_answer == answer.lstrip()
+    assert (got_thought, got_answer) == (thought.strip(), answer.lstrip())
     opened_thought, opened_answer = _split(f"{thought}</think>{answer}", cuts, opened=True)
-    assert (opened_thought, opened_answer.strip()) == (thought, answer.strip())
+    assert (opened_thought, opened_answer) == (thought.strip(), answer.lstrip())
 
 
 @given(words, st.lists(st.integers(1, 5), max_size=30))
@@ -88,18 +87,25 @@ def test_the_engine_streams_the_thinking_beside_the_answer(engine: Engine) -> No
     deltas = [e for e in events if isinstance(e, TokenDelta)]
     assert isinstance(final, TurnFinished) and final.reasoning and final.text.strip()
     assert "".join(d.text for d in deltas) == final.text and "<" not in final.text
-    assert "".join(d.reasoning for d in deltas).strip() == final.reasoning
+    assert "".join(d.reasoning for d in deltas) == final.reasoning  # streamed = kept
     assert sum(d.tokens for d in deltas) == final.metrics.predicted_n
     m = final.metrics
-    assert 0 < m.reasoning_n < m.predicted_n and 0 < m.reasoning_ms <= m.total_ms
+    assert 0 < m.reasoning_ms <= m.total_ms
     # the thinking came first: no answer text before the last piece of thinking
     last_thought = max(i for i, d in enumerate(deltas) if d.reasoning)
     assert not any(d.text for d in deltas[:last_thought])
     raw = finished_turn(
         engine.stream_tokens(engine.chat_prompt(QUESTION), constraints=Constraints(grammar=GRAMMAR))
     )
-    assert raw.reasoning == "" and raw.text == f"<think>{final.reasoning}</think>\n{final.text}"
-    assert raw.metrics.reasoning_n == 0
+    assert raw.reasoning == "" and raw.metrics.reasoning_n == 0 and raw.tokens == final.tokens
+    block, _, rest = raw.text.partition("</think>")
+    assert block.startswith("<think>") and block[len("<think>") :].strip() == final.reasoning
+    assert rest.lstrip() == final.text
+    # reasoning_n: the tokens up to the one that ends "</think>", with or without logprobs
+    closing = next(k for k in range(len(raw.tokens)) if "</think>" in engine.model.detokenize(raw.tokens[: k + 1]))
+    assert m.reasoning_n == closing + 1 < m.predicted_n
+    with_probs = engine.run_chat(QUESTION, constraints=Constraints(grammar=GRAMMAR, n_probs=2))
+    assert with_probs.metrics.reasoning_n == m.reasoning_n and with_probs.reasoning == final.reasoning
 
 
 def test_a_template_that_opens_the_block_starts_the_reply_inside_it(thinking_model_path: Path) -> None:
@@ -110,6 +116,15 @@ def test_a_template_that_opens_the_block_starts_the_reply_inside_it(thinking_mod
     assert cut.text == "" and cut.reasoning and cut.metrics.stop_reason == "length"
     assert cut.metrics.reasoning_n == cut.metrics.predicted_n == 10
     assert answered.reasoning and answered.text.strip() and "think>" not in answered.text
+
+
+def test_a_grammar_that_cannot_close_the_block_is_the_answer(thinking_model_path: Path) -> None:
+    """A JSON schema or a tool call after a template that opened the block: the reply the
+    grammar makes is the answer (else a schema reply came back empty, all of it "thinking")."""
+    grammar = r'root ::= "{\"answer\": " [0-9] [0-9]? "}"'
+    with Engine(make_profile(thinking_model_path, sampling={"max_tokens": 16})) as e:
+        reply = e.run_chat(QUESTION, constraints=Constraints(grammar=grammar))
+    assert reply.reasoning == "" and json.loads(reply.text)["answer"] >= 0 and reply.metrics.reasoning_n == 0
 
 
 def test_thinking_off_asks_the_template_for_an_answer_at_once(thinking_model_path: Path) -> None:
@@ -153,11 +168,12 @@ def test_serve_puts_the_thinking_in_reasoning_content(server: RunningServer) -> 
                 for choice in json.loads(line[6:])["choices"]:
                     thought += choice["delta"].get("reasoning_content") or ""
                     answer += choice["delta"].get("content") or ""
-    assert (thought.strip(), answer) == (message["reasoning_content"], message["content"])
+    assert (thought, answer) == (message["reasoning_content"], message["content"])
 
     raw = _chat(server, reasoning_format="none").json()["choices"][0]["message"]
     assert "reasoning_content" not in raw
-    assert raw["content"] == f"{message['reasoning_content']}</think>\n{message['content']}"
+    block, _, rest = raw["content"].partition("</think>")
+    assert (block.strip(), rest.lstrip()) == (message["reasoning_content"], message["content"])
 
     refused = _chat(server, reasoning_format="deepseek-legacy")
     assert refused.status_code == 400 and "'reasoning_format'" in refused.json()["error"]["message"]
@@ -253,9 +269,10 @@ def test_the_chat_command_prints_the_answer_and_keeps_the_thinking(
             "sampling": {"temperature": 0.0, "max_tokens": 8, "seed": 1, "repeat_penalty": 1.0}}
     (folder / "thinker.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
     monkeypatch.setenv("WORKSTATION_PROFILES", str(folder))
-    assert main(["chat", "-p", "thinker", "-c", "maths", "What is two plus two?"]) == 0
+    assert main(["chat", "-p", "thinker", "-c", "maths", "What is two plus two?"]) == 1
     out, err = capsys.readouterr()
     assert out.strip() == "" and "Thinking: " in err
+    assert "spent all 8 tokens of its limit thinking and gave no answer; raise --max-tokens" in err
     store = ConversationStore()
     conv = next(c for c in store.list() if c.title == "maths")
     reply = store.messages(conv.id)[-1]

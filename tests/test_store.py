@@ -116,3 +116,39 @@ def test_a_title_is_one_line(tmp_path: Path) -> None:
     assert len(store.get(conv.id).title) == 120
     with pytest.raises(StoreError):
         store.rename(conv.id, "\t\n")
+
+
+def test_an_old_file_opened_by_many_at_once_is_upgraded_once(tmp_path: Path) -> None:
+    """The TUI and ``chat -c`` may open a file of the previous schema at the same moment: each
+    step runs once (an ALTER TABLE run twice fails), and every opener gets a usable store."""
+    import threading
+
+    from workstation.core.store import _MIGRATIONS
+
+    path = tmp_path / "c.sqlite3"
+    old = sqlite3.connect(path)
+    old.executescript(_MIGRATIONS[0])
+    old.execute("PRAGMA user_version = 1")
+    old.execute("INSERT INTO conversations(title, created, updated) VALUES ('Before', 0, 0)")
+    old.execute("INSERT INTO messages(conversation_id, role, content, created) VALUES (1, 'user', 'Hi', 0)")
+    old.commit()
+    old.close()
+    start = threading.Barrier(8)
+    errors: list[Exception] = []
+
+    def open_it() -> None:
+        start.wait()
+        try:
+            ConversationStore(path).close()
+        except Exception as err:  # noqa: BLE001 - collected for the assertion
+            errors.append(err)
+
+    threads = [threading.Thread(target=open_it) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    store = ConversationStore(path)
+    assert store.schema_version == SCHEMA_VERSION
+    assert [(m.content, m.reasoning) for m in store.messages(1)] == [("Hi", "")]  # old rows kept

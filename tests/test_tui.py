@@ -21,7 +21,7 @@ from workstation.core.profiles import load_profile
 from workstation.tui.app import WorkstationApp
 from workstation.tui.i18n import Texts, detect_language
 from workstation.tui.messages import SystemSampled
-from workstation.tui.screens.dialogs import TextPrompt
+from workstation.tui.screens.dialogs import ConfirmDialog, TextPrompt
 from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.widgets.message_view import MessageView
 
@@ -80,6 +80,14 @@ async def type_message(pilot, text: str) -> None:
     assert await pilot.click("#prompt"), "the click did not land on the message box"
     await pilot.press(*text)
     await pilot.press("enter")
+
+
+async def delete_with_f8(pilot, app: WorkstationApp) -> None:
+    """F8, then "y" once the question is on screen (on a busy machine one pause is not enough,
+    and a "y" before it would be typed into the message box)."""
+    await pilot.press("f8")
+    await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+    await pilot.press("y")
 
 
 async def _send(pilot, app: WorkstationApp, text: str) -> None:
@@ -210,9 +218,7 @@ async def test_a_reopened_conversation_answers_from_its_saved_state(profiles: Pa
         assert tag in {e.tag for e in KvStateStore().entries()}
         # deleting the conversation deletes its saved cells (they hold its text as tokens)
         await app2.open_conversation(conv_id)  # type: ignore[arg-type]
-        await pilot.press("f8")
-        await pilot.pause()
-        await pilot.press("y")
+        await delete_with_f8(pilot, app2)
         await until(pilot, lambda: conv_id not in [c.id for c in app2.store.list()])
         await until(pilot, lambda: tag not in {e.tag for e in KvStateStore().entries()})
     # the other conversation's cells, saved as the app closed, are all that is left
@@ -278,9 +284,7 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         assert app.chat_screen.query_one("#search").value == ""
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 2)
 
-        await pilot.press("f8")
-        await pilot.pause()
-        await pilot.press("y")
+        await delete_with_f8(pilot, app)
         await until(pilot, lambda: [c.id for c in app.store.list()] == [second.id])
         await until(pilot, lambda: any('Deleted "Q3 report"' in str(n.message) for n in app._notifications))
 

@@ -112,6 +112,16 @@ def run(args: argparse.Namespace) -> int:
         print(m.summary_line(), file=sys.stderr)
     if m.stop_reason == "cancelled":
         raise TurnCancelled("stopped; the reply above is what arrived before Ctrl-C.")
+    if not final.text.strip() and final.reasoning and m.stop_reason in ("length", "context"):
+        if m.stop_reason == "length":
+            raise WorkstationError(
+                f"The model spent all {m.predicted_n} tokens of its limit thinking and gave no answer; "
+                "raise --max-tokens (or sampling.max_tokens in the profile), or set thinking: false in it."
+            )
+        raise WorkstationError(
+            "The context filled up while the model was thinking, before it answered; use a profile "
+            "with a longer context, or set thinking: false in it."
+        )
     if check is not None and not check.valid:
         why = " (the reply was cut short: raise --max-tokens)" if m.stop_reason in ("length", "context") else ""
         raise WorkstationError(f"The reply does not follow {args.json_schema.name}: {check.error}{why}.")

@@ -25,13 +25,17 @@ def opens_thinking(prompt_tail: str) -> bool:
 
 class ThinkingSplitter:
     """Feed it a reply's text as it streams; it returns (thinking, answer) pieces. Text that
-    could still be the start of a tag is held back until it is known."""
+    could still be the start of a tag is held back until it is known, and so is blank space
+    at the end of the thinking so far: the thinking streamed is exactly the thinking kept
+    (no blank lines around it), and the answer after the block starts at its first word."""
 
     def __init__(self, opened: bool = False) -> None:
         self.phase = "thinking" if opened else "start"  # start -> thinking -> answer
         self._head = ""  # the reply so far, while it may still open a block
         self._close = StopMatcher([CLOSE])
-        self._trim = False  # the answer's leading blank lines after the block are dropped
+        self._lead = True  # the thinking's leading blank space is dropped
+        self._blank = ""  # blank space at the end of the thinking so far, held
+        self._trim = False  # the answer's leading blank space after the block is dropped
 
     @property
     def thinking(self) -> bool:
@@ -41,24 +45,37 @@ class ThinkingSplitter:
         if self.phase == "start":
             self._head += text
             head = self._head.lstrip()
-            if not head or OPEN.startswith(head):
+            if not head:  # blank space before anything: an answer's, and a block may still come
+                text, self._head = self._head, ""
+                return "", text
+            if OPEN.startswith(head):
                 return "", ""  # may still become "<think>"
             if not head.startswith(OPEN):  # an answer, exactly as it came
                 self.phase, text, self._head = "answer", self._head, ""
                 return "", text
             self.phase, self._head = "thinking", ""
-            text = head[len(OPEN) :].lstrip("\n")
+            text = head[len(OPEN) :]
         thought = ""
         if self.phase == "thinking":
             thought, closed = self._close.push(text)
+            thought = self._thought(thought)
             if not closed:
                 return thought, ""
-            self.phase, self._trim = "answer", True
+            self.phase, self._trim, self._blank = "answer", True, ""
             text = self._close.after
         if self._trim:
             text = text.lstrip()
             self._trim = not text
         return thought, text
+
+    def _thought(self, text: str) -> str:
+        if self._lead:
+            text = text.lstrip()
+            self._lead = not text
+        text = self._blank + text
+        body = text.rstrip()
+        self._blank = text[len(body) :]
+        return body
 
     def flush(self) -> tuple[str, str]:
         """The end of the reply: what was held back (a reply cut off mid-thought keeps it)."""
@@ -66,5 +83,7 @@ class ThinkingSplitter:
             head, self._head = self._head, ""
             return "", head
         if self.phase == "thinking":
-            return self._close.flush(), ""
+            thought = self._thought(self._close.flush())
+            self._blank = ""
+            return thought, ""
         return "", ""

@@ -155,7 +155,8 @@ class SlotRun:
     probs: ReplyProbs | None = None  # the reply tokens' probabilities (Constraints.n_probs > 0)
     thinking: ThinkingSplitter | None = None  # the request's ``reasoning``: thinking apart from the answer
     thought: list[str] = field(default_factory=list)  # the thinking streamed so far
-    held_thinking: bool = False  # the tokens held back (``unsent``) include thinking
+    unpushed: int = 0  # reply tokens whose text has not reached ``thinking`` yet
+    start_n: int = 0  # tokens pushed while it was not known yet whether a block opens
     emitted: bool = False  # a TokenDelta went out (time to first token)
 
 
@@ -683,7 +684,7 @@ class Scheduler:
             stopper=StopMatcher(req.stop),
             t_start=now,
             probs=ReplyProbs(req.constraints.n_probs) if req.constraints.n_probs > 0 else None,
-            thinking=ThinkingSplitter(self._opens_thinking(req.prompt)) if req.reasoning else None,
+            thinking=ThinkingSplitter(self._opens_thinking(req)) if req.reasoning else None,
         )
         slot.last_used = now
         if slot.spec is not None:
@@ -940,6 +941,7 @@ class Scheduler:
             run.t_last = now
             run.reply.append(tok)
             run.unsent += 1
+            run.unpushed += 1
             text = run.detok.push(model.piece(tok, tok in req.constraints.preserved_tokens))
             if run.probs is not None:  # out[j] was sampled (or verified) at output idx0 + j
                 run.probs.record(model.logits(idx0 + j), tok)
@@ -960,9 +962,28 @@ class Scheduler:
             slot.pending = out[-1]
         return n_acc, len(out)
 
-    def _opens_thinking(self, prompt: list[int]) -> bool:
-        """Whether the chat template opened the thinking block at the end of ``prompt``."""
-        return opens_thinking(self.model.detokenize(prompt[-8:], special=True))
+    def _opens_thinking(self, req: Request) -> bool:
+        """Whether the chat template opened the thinking block at the end of the prompt. Not
+        under a grammar that cannot close it (a JSON schema, a tool call): the reply is then
+        the answer the grammar makes, never thinking."""
+        grammar = req.constraints.grammar
+        if grammar and CLOSE not in grammar:
+            return False
+        return opens_thinking(self.model.detokenize(req.prompt[-16:], special=True))
+
+    @staticmethod
+    def _count_thinking(run: SlotRun, before: str, after: str, thought: bool, answer: bool) -> None:
+        """``reasoning_n``: the tokens whose text went into the thinking block (its tags too),
+        counted as their text is split, whether or not it is sent yet."""
+        n, run.unpushed = run.unpushed, 0
+        if before == "thinking":
+            run.metrics.reasoning_n += n
+        elif before == "start":
+            run.start_n += n
+            if after == "thinking" or thought:
+                run.metrics.reasoning_n += run.start_n
+            if after != "start" or answer:  # decided, or blank space let out as the answer's
+                run.start_n = 0
 
     def _emit(self, slot: Slot, text: str, last: bool = False) -> None:
         """Stream ``text`` of the reply (``last``: the reply ends; what was held comes out)."""
@@ -972,20 +993,16 @@ class Scheduler:
         thought = ""
         split = run.thinking
         if split is not None:
-            was = split.thinking
+            before = split.phase
             thought, text = split.push(text)
             if last:
                 more, tail = split.flush()
                 thought, text = thought + more, text + tail
-            thinking = was or split.thinking or run.held_thinking
-            if thinking:
+            self._count_thinking(run, before, split.phase, bool(thought), bool(text))
+            if before == "thinking":
                 run.metrics.reasoning_ms = (time.perf_counter() - (run.t_first or req.t_request)) * 1000
             if not (thought or text or probs):
-                run.held_thinking = thinking  # held: its tokens go with the next piece
-                return
-            run.held_thinking = False
-            if thinking or thought:
-                run.metrics.reasoning_n += run.unsent
+                return  # held: its tokens go with the next piece
             if thought:
                 run.thought.append(thought)
         if not run.emitted:
@@ -1035,7 +1052,7 @@ class Scheduler:
         self.stats.tokens_predicted_seconds_total += m.predicted_ms / 1000
         self._release(slot)
         probs = run.probs.final(stopped=stop == "stop") if run.probs is not None else []
-        reasoning = "".join(run.thought).strip()
+        reasoning = "".join(run.thought)
         _deliver(req, TurnFinished("".join(run.parts), m, list(run.reply), probs=probs, reasoning=reasoning))
 
     def _fail(self, slot: Slot, message: str, status: int = 500) -> None:

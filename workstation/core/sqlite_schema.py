@@ -36,16 +36,36 @@ def migrate(db: sqlite3.Connection, migrations: Sequence[str], what: str) -> Non
     for step in range(version, len(migrations)):
         # One transaction per step, the version bump inside it: a step that fails or is
         # killed half-way leaves the file exactly as it was before the step (SQLite's DDL
-        # is transactional). executescript() runs in autocommit mode, so BEGIN/COMMIT are
-        # spelled out; the with-block would not cover its statements.
+        # is transactional). The version is read again once the write lock is held: another
+        # process opening the same file at the same moment (the TUI and `chat -c` after an
+        # upgrade) may have done the step meanwhile, and an ALTER TABLE cannot run twice.
         try:
-            db.executescript(
-                f"BEGIN IMMEDIATE;\n{migrations[step]}\nPRAGMA user_version = {step + 1};\nCOMMIT;"
-            )
+            db.execute("BEGIN IMMEDIATE")
+            if schema_version(db) <= step:
+                for statement in _statements(migrations[step]):
+                    db.execute(statement)
+                db.execute(f"PRAGMA user_version = {step + 1}")
+            db.commit()
         except sqlite3.Error:
             if db.in_transaction:
                 db.rollback()
             raise
+
+
+def _statements(script: str) -> list[str]:
+    """A migration's SQL statements, one by one (``sqlite3.complete_statement`` says where
+    each ends, semicolons in strings and triggers included)."""
+    out: list[str] = []
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            if pending.strip():
+                out.append(pending.strip())
+            pending = ""
+    if pending.strip():
+        out.append(pending.strip())
+    return out
 
 
 def open_database(

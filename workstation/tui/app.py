@@ -595,7 +595,7 @@ class WorkstationApp(App[None]):
         self.live_tokens += event.count
         if self.reply_view is not None:
             if event.reasoning:
-                self.reply_view.think(event.reasoning, event.count)
+                await self.reply_view.think(event.reasoning, event.count)
             if event.text:
                 await self.reply_view.write(event.text)
 

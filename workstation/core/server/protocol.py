@@ -228,7 +228,7 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
         raise bad("'stream_options' must be an object.", "stream_options")
     include_usage = flag(opts, "include_usage", False) if opts else False
     id_slot = _integer(body, "id_slot", -1, 63)
-    reasoning = body.get("reasoning_format", "auto")
+    reasoning = body.get("reasoning_format") or "auto"
     if reasoning not in REASONING_FORMATS:
         raise bad(
             f"'reasoning_format' is {json.dumps(reasoning)}; this server takes "

@@ -16,6 +16,8 @@ from workstation.tui.i18n import Texts
 from workstation.tui.pacing import FREE_CPU
 from workstation.tui.widgets.streaming_text import StreamingText
 
+THINKING_TITLE_EVERY_S = 0.5
+
 
 def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts) -> str:
     """TTFT, tok/s, tokens, cache hits and draft acceptance of one reply, on one line."""
@@ -73,6 +75,7 @@ class MessageView(Vertical):
         super().__init__(classes=f"message {role}")
         self.reasoning = reasoning
         self._thought_tokens = 0  # while thinking streams
+        self._title_at = 0.0  # when the thinking block's title was last redrawn
         self._open_stream = streaming
         self.markdown_every_s = FREE_CPU.markdown_every_s
         self.role = role
@@ -86,11 +89,8 @@ class MessageView(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(self._role_label(), classes="role")
-        thought = Collapsible(
-            Static(self.reasoning, classes="thought-text", markup=False), title=self._thought_title(), classes="thought"
-        )
-        thought.display = bool(self.reasoning)
-        yield thought
+        if self.reasoning:  # only then: a block in every message would double the widgets
+            yield self._thought_block()
         yield Markdown(self._shown_body(), classes="body")
         yield StreamingText(classes="tail")
         yield Static(self._metrics_text(), classes="metrics")
@@ -112,8 +112,11 @@ class MessageView(Vertical):
     def _shown_body(self) -> str:
         """The reply's text; for a reply that was all thinking, cut by its limit, why."""
         m = TurnMetrics.from_dict(self.metrics) if self.metrics else None
-        if m is not None and not self.content.strip() and self.reasoning and m.stop_reason in ("length", "context"):
-            return self.texts("chat.thought_only", n=m.predicted_n)
+        if m is not None and not self.content.strip() and self.reasoning:
+            if m.stop_reason == "length":
+                return self.texts("chat.thought_only", n=m.predicted_n)
+            if m.stop_reason == "context":
+                return self.texts("chat.thought_context")
         return self.content
 
     def _thought_title(self) -> str:
@@ -126,19 +129,37 @@ class MessageView(Vertical):
             return self.texts("thought.done", s=f"{m.reasoning_ms / 1000:.1f}", n=m.reasoning_n)
         return self.texts("thought.saved")
 
-    @property
-    def thought(self) -> Collapsible:
-        return self.query_one(".thought", Collapsible)
+    def _thought_block(self) -> Collapsible:
+        text = Static(self.reasoning, classes="thought-text", markup=False)
+        return Collapsible(text, title=self._thought_title(), classes="thought")
 
-    def think(self, text: str, tokens: int) -> None:
-        """More of the thinking streamed (``tokens``: about how many it took)."""
+    @property
+    def thought(self) -> Collapsible | None:
+        """The folded thinking block (None: no thinking)."""
+        found = self.query(".thought")
+        return found.first(Collapsible) if found else None
+
+    async def _shown_thought(self) -> Collapsible:
+        block = self.thought
+        if block is None:
+            block = self._thought_block()
+            await self.mount(block, after=self.query_one(".role"))
+        return block
+
+    async def think(self, text: str, tokens: int) -> None:
+        """More of the thinking streamed (``tokens``: about how many it took). Its count in the
+        title is redrawn at most every ``THINKING_TITLE_EVERY_S`` (a title change is a layout)."""
         self.reasoning += text
         self._thought_tokens += tokens
-        block = self.thought
-        if not block.display:
-            block.display = True
+        now = self.clock()
+        first = self.thought is None
+        block = await self._shown_thought()
+        if first:
+            self._title_at = now
             self.query_one(".metrics", Static).update(self.texts("chat.streaming"), layout=False)
-        block.title = self._thought_title()
+        elif now - self._title_at >= THINKING_TITLE_EVERY_S:
+            self._title_at = now
+            block.title = self._thought_title()
         if not block.collapsed:
             self.query_one(".thought-text", Static).update(self.reasoning)
 
@@ -153,7 +174,8 @@ class MessageView(Vertical):
         self.texts = texts
         self.query_one(".role", Static).update(self._role_label())
         self.query_one(".metrics", Static).update(self._metrics_text())
-        self.thought.title = self._thought_title()
+        if (block := self.thought) is not None:
+            block.title = self._thought_title()
 
     def _size_updated(
         self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
@@ -192,9 +214,9 @@ class MessageView(Vertical):
         self.content = text
         self.metrics = metrics.to_dict()
         self.reasoning = reasoning or self.reasoning
-        block = self.thought
-        block.display = bool(self.reasoning)
-        block.title = self._thought_title()
-        self.query_one(".thought-text", Static).update(self.reasoning)
+        if self.reasoning:
+            block = await self._shown_thought()
+            block.title = self._thought_title()
+            self.query_one(".thought-text", Static).update(self.reasoning)
         await self.body.update(self._shown_body())
         self.query_one(".metrics", Static).update(self._metrics_text())
