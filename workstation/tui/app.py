@@ -129,6 +129,7 @@ class WorkstationApp(App[None]):
         self.loading: Profile | None = None
         self.load_fraction = 0.0
         self._generating = False
+        self._drafts: dict[int | None, str] = {}  # half-typed messages of conversations not open
         self.summarizing: str | None = None  # the document a summary (F6) is being made of
         self._kept: dict[type[Screen[Any]], Screen[Any]] = {}  # screens with KEEP_ALIVE
         self.conversation_id: int | None = None
@@ -351,6 +352,7 @@ class WorkstationApp(App[None]):
         except WorkstationError as err:
             self.notify(str(err), severity="error")
             return
+        self._keep_draft(conv.id)
         self.conversation_id = conv.id
         self.history = MetricsHistory(60)
         for msg in conv.messages:
@@ -382,11 +384,24 @@ class WorkstationApp(App[None]):
         if self.generating:
             self.notify(self.busy_text(), severity="warning")
             return
+        self._keep_draft(None)
         self.conversation_id = None
         self.history = MetricsHistory(60)
         await self.chat_screen.show_messages([])
         await self.refresh_sidebar()
         self.chat_screen.focus_prompt()
+
+    def _keep_draft(self, going_to: int | None) -> None:
+        """A half-typed message stays with its conversation, as in a mail or chat app: it is
+        kept when another conversation opens (or a new one starts) and comes back with it."""
+        if going_to == self.conversation_id:
+            return
+        draft = self.chat_screen.input_text()
+        if draft.strip():
+            self._drafts[self.conversation_id] = draft
+        else:
+            self._drafts.pop(self.conversation_id, None)
+        self.chat_screen.set_input(self._drafts.pop(going_to, ""))
 
     def action_rename_conversation(self) -> None:
         if self.conversation_id is None:
@@ -417,6 +432,7 @@ class WorkstationApp(App[None]):
                 self._forget_cells(self.engine, tag)
                 await self.clear_search()
                 await self.action_new_conversation()
+                self._drafts.pop(conv_id, None)
                 self.notify(self.texts("conv.deleted", title=title))
 
         self.push_screen(

@@ -87,6 +87,16 @@ class ChatScreen(AppScreen, Screen[None]):
             return editor.text
         return self.query_one("#prompt", Input).value
 
+    def set_input(self, text: str) -> None:
+        """Put ``text`` in the message box (the multi-line editor when it has line breaks)."""
+        editor = self.query_one("#editor", TextArea)
+        if "\n" in text and not editor.display:
+            self.toggle_editor()
+        if editor.display:
+            editor.text = text
+        else:
+            self.query_one("#prompt", Input).value = text
+
     def clear_input(self) -> None:
         self.query_one("#editor", TextArea).text = ""
         self.query_one("#prompt", Input).value = ""
