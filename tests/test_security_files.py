@@ -167,14 +167,21 @@ def test_migration_killed_half_way_leaves_a_usable_file(tmp_path: Path, step: st
     import subprocess
     import sys
 
-    from workstation.core.store import SCHEMA_VERSION, ConversationStore
+    from workstation.core.store import _MIGRATIONS, SCHEMA_VERSION, ConversationStore
 
     db = tmp_path / "conversations.sqlite3"
     if step == "second":  # a file at version 1 holding a conversation
-        store = ConversationStore(db)
-        conv = store.new("kept")
-        store.add_message(conv.id, "user", "hello")
-        store.close()
+        with sqlite3.connect(db) as old:
+            old.executescript(_MIGRATIONS[0])
+            old.execute("PRAGMA user_version = 1")
+            conv_id = old.execute(
+                "INSERT INTO conversations(title, created, updated) VALUES ('kept', 0, 0)"
+            ).lastrowid
+            old.execute(
+                "INSERT INTO messages(conversation_id, role, content, created) VALUES (?, 'user', 'hello', 0)",
+                (conv_id,),
+            )
+        old.close()
     proc = subprocess.run([sys.executable, "-c", _KILLED_MIGRATION, str(db), step], capture_output=True)
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
     with sqlite3.connect(db) as raw:
@@ -187,7 +194,7 @@ def test_migration_killed_half_way_leaves_a_usable_file(tmp_path: Path, step: st
     store = ConversationStore(db)
     assert store.schema_version == SCHEMA_VERSION
     if step == "second":
-        assert [m.content for m in store.get(conv.id).messages] == ["hello"]
+        assert [m.content for m in store.get(conv_id).messages] == ["hello"]
     else:
         assert store.get(store.new("works").id).title == "works"
     store.close()
