@@ -124,14 +124,21 @@ def catalog_entries(directory: Path | None = None) -> list[dict[str, Any]]:
     from workstation.core.profiles import YamlError, load_yaml
 
     try:
-        data = load_yaml(path.read_text(encoding="utf-8")) or {}
+        stat = path.stat()
+        key = (str(path), stat.st_mtime_ns, stat.st_size)
+        if _catalog_read[0] != key:  # parsed once per change of the file (``size`` asks 250 times)
+            data = load_yaml(path.read_text(encoding="utf-8")) or {}
+            if not isinstance(data, dict) or not isinstance(data.get("models") or [], list):
+                raise WorkstationError(f"The model catalog {path} must be a mapping with a list under 'models'.")
+            _catalog_read[:] = [key, [entry for entry in data.get("models") or [] if isinstance(entry, dict)]]
     except (OSError, UnicodeDecodeError) as err:
         raise WorkstationError(f"The model catalog {path} cannot be read ({err}).") from None
     except YamlError as err:
         raise WorkstationError(f"The model catalog {path} {err}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("models") or [], list):
-        raise WorkstationError(f"The model catalog {path} must be a mapping with a list under 'models'.")
-    return [entry for entry in data.get("models") or [] if isinstance(entry, dict)]
+    return [dict(entry) for entry in _catalog_read[1]]
+
+
+_catalog_read: list[Any] = [None, []]  # (path, mtime, size) of the catalog last parsed, its entries
 
 
 def catalog_entry(name: str) -> dict[str, Any] | None:

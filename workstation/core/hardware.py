@@ -9,6 +9,7 @@ the command line too, so ``workstation fit`` can answer "what if I had this card
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -165,8 +166,10 @@ def gpu_bandwidth_gbps(name: str) -> float:
     return spec.bandwidth_gbps if spec else DEFAULT_GPU_BANDWIDTH_GBPS
 
 
+@functools.cache
 def count_physical_cores() -> int:
-    """Physical CPU cores (logical ones where psutil cannot tell)."""
+    """Physical CPU cores (logical ones where psutil cannot tell); read once (psutil reads
+    /proc/cpuinfo each time, and ``size`` plans thousands of options)."""
     return psutil.cpu_count(logical=False) or os.cpu_count() or 1
 
 
