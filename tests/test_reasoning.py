@@ -256,19 +256,25 @@ def test_the_remote_engine_reads_other_servers_thinking(style: str) -> None:
     assert "".join(e.text for e in events if isinstance(e, TokenDelta)) == "Four."
 
 
-def test_the_chat_command_prints_the_answer_and_keeps_the_thinking(
-    thinking_model_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """stdout is the answer alone; the thinking goes to stderr, into --json, and into the saved
-    conversation, whose next prompt leaves it out."""
-    from workstation.cli import main
-
+@pytest.fixture
+def thinker(thinking_model_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A profile named "thinker" for the thinking model, 8 tokens a reply, in its own folder."""
     folder = tmp_path / "profiles"
     folder.mkdir()
     data = {"name": "Thinker", "model": str(thinking_model_path), "context": 1024, "threads": 1,
             "sampling": {"temperature": 0.0, "max_tokens": 8, "seed": 1, "repeat_penalty": 1.0}}
     (folder / "thinker.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
     monkeypatch.setenv("WORKSTATION_PROFILES", str(folder))
+    return "thinker"
+
+
+def test_the_chat_command_prints_the_answer_and_keeps_the_thinking(
+    thinker: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """stdout is the answer alone; the thinking goes to stderr, into --json, and into the saved
+    conversation, whose next prompt leaves it out."""
+    from workstation.cli import main
+
     assert main(["chat", "-p", "thinker", "-c", "maths", "What is two plus two?"]) == 1
     out, err = capsys.readouterr()
     assert out.strip() == "" and "Thinking: " in err
@@ -285,9 +291,7 @@ def test_the_chat_command_prints_the_answer_and_keeps_the_thinking(
     assert shown["metrics"]["reasoning_n"] == shown["metrics"]["predicted_n"] > 0
 
 
-async def test_the_chat_folds_the_thinking_and_says_when_no_answer_came(
-    thinking_model_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_the_chat_folds_the_thinking_and_says_when_no_answer_came(thinker: str, tmp_path: Path) -> None:
     """The TUI: the thinking streams into a folded block above the answer ("Thought for 1.2 s ·
     8 tokens"), Enter on it unfolds it; a reply that was all thinking says so where the answer
     goes; the thinking is saved, shown again when the conversation is reopened, and never read
@@ -298,13 +302,7 @@ async def test_the_chat_folds_the_thinking_and_says_when_no_answer_came(
     from workstation.tui.app import WorkstationApp
     from workstation.tui.widgets.message_view import MessageView
 
-    folder = tmp_path / "profiles"
-    folder.mkdir()
-    data = {"name": "Thinker", "model": str(thinking_model_path), "context": 1024, "threads": 1,
-            "sampling": {"temperature": 0.0, "max_tokens": 8, "seed": 1, "repeat_penalty": 1.0}}
-    (folder / "thinker.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
-    monkeypatch.setenv("WORKSTATION_PROFILES", str(folder))
-    app = WorkstationApp("thinker", sample_system=False, language="en", store_path=tmp_path / "c.db")
+    app = WorkstationApp(thinker, sample_system=False, language="en", store_path=tmp_path / "c.db")
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         await type_message(pilot, "What is two plus two?")
