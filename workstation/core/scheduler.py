@@ -274,6 +274,7 @@ class Scheduler:
         self._ids = itertools.count(1)
         self._stop = False
         self._eog: np.ndarray | None = None
+        self._think_tokens: frozenset[int] | None = None  # <think> and </think> where they are one token
         self._last_decode = 0.0  # start of the last decode while busy; 0 after an idle spell
         self.threaded = threaded
         self._thread: threading.Thread | None = None
@@ -351,7 +352,9 @@ class Scheduler:
             reasoning=reasoning,
         )
         if reasoning:  # the tags stream as text, also where they are control tokens
-            marks = req.constraints.preserved_tokens | self.marker_tokens([OPEN, CLOSE])
+            if self._think_tokens is None:
+                self._think_tokens = self.marker_tokens([OPEN, CLOSE])
+            marks = req.constraints.preserved_tokens | self._think_tokens
             req.constraints = dataclasses.replace(req.constraints, preserved_tokens=marks)
         if cancelled is not None:
             req.cancelled = cancelled
