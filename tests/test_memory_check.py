@@ -77,6 +77,7 @@ def test_fit_check_json_fields(smollm2_path: Path, tmp_path: Path, capsys: pytes
     assert data["settings"]["n_ctx"] == 4096 and data["vram_process"] is None  # no GPU here
     assert abs(data["diff_pct"]["kv_cache"]) <= 5
     assert data["buffers"]["model"] and data["buffers"]["compute"]
+    assert "holds" in data["verdict"]  # the same sentence as the text output
 
 
 def test_fit_check_prints_both_and_the_difference(smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -86,6 +87,17 @@ def test_fit_check_prints_both_and_the_difference(smollm2_path: Path, capsys: py
     for word in ("weights", "kv cache", "compute", "total"):
         assert word in out
     assert "% of allocated" in out
+    # one sentence says what it means: within 5%, fit's answer holds
+    verdict = next(line for line in out.splitlines() if line.strip().startswith("verdict:"))
+    assert "of what llama.cpp allocated, so what 'workstation fit' says for this profile holds" in verdict
+
+
+def test_fit_check_verdicts() -> None:
+    from workstation.commands.fit import check_verdict
+
+    assert "within 2.0%" in check_verdict(102, 100) and "holds" in check_verdict(98, 100)
+    assert "errs on the safe side" in check_verdict(120, 100)
+    assert "allocated 20.0% more than estimated: keep that much more memory free" in check_verdict(80, 100)
 
 
 def test_fit_check_counts_the_draft_model(smollm2_path: Path, tmp_path: Path,

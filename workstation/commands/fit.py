@@ -73,16 +73,17 @@ def check(profile: Profile, as_json: bool) -> int:
         mc_draft = memory_check(draft.model) if draft is not None else None
     finally:
         engine.close()
+    est = mc.estimated["total"] + (mc_draft.estimated["total"] if mc_draft is not None else 0)
+    got = mc.allocated["total"] + (mc_draft.allocated["total"] if mc_draft is not None else 0)
     if as_json:
         print_json({"profile": profile.key, **mc.to_dict(),
-                    "draft": mc_draft.to_dict() if mc_draft is not None else None})
+                    "draft": mc_draft.to_dict() if mc_draft is not None else None,
+                    "verdict": check_verdict(est, got)})
         return 0
     _print_check(profile.key, mc)
     vram_estimated = mc.vram_estimated
     if mc_draft is not None:
         _print_check("draft model", mc_draft)
-        est = mc.estimated["total"] + mc_draft.estimated["total"]
-        got = mc.allocated["total"] + mc_draft.allocated["total"]
         pct = f"  ({(est - got) / got * 100:+.1f}% of allocated)" if got else ""
         print(f"  both models: estimated {human_bytes(est)}, allocated {human_bytes(got)}, "
               f"difference {_signed(est - got)}{pct}")
@@ -91,7 +92,26 @@ def check(profile: Profile, as_json: bool) -> int:
     if mc.vram_process is not None and vram_estimated is not None:  # NVML sees the process: both
         print(f"  VRAM (NVML, this process): {human_bytes(mc.vram_process)}; estimated on the GPU "
               f"{human_bytes(vram_estimated)} (NVML also counts the CUDA context)")
+    print(f"  verdict: {check_verdict(est, got)}")
     return 0
+
+
+CLOSE_ENOUGH_PCT = 5.0  # the planner's promise, kept by tests/test_memory_check.py
+
+
+def check_verdict(estimated: int, allocated: int) -> str:
+    """What ``fit --check`` found, in one sentence: can ``fit``'s answer be trusted here?"""
+    if not allocated:
+        return "llama.cpp reported no allocation to compare with."
+    pct = (estimated - allocated) / allocated * 100
+    if abs(pct) <= CLOSE_ENOUGH_PCT:
+        return (f"the estimate is within {abs(pct):.1f}% of what llama.cpp allocated, so what "
+                "'workstation fit' says for this profile holds.")
+    if pct > 0:
+        return (f"the estimate is {pct:.1f}% above what llama.cpp allocated: 'workstation fit' errs "
+                "on the safe side for this profile.")
+    return (f"llama.cpp allocated {-pct:.1f}% more than estimated: keep that much more memory free "
+            "than 'workstation fit' asks for this profile.")
 
 
 def _print_check(title: str, mc: MemoryCheck) -> None:
