@@ -25,7 +25,9 @@ def test_round_trip_and_search(tmp_path: Path) -> None:
     assert [m.role for m in conv.messages] == ["user", "assistant"]
     assert conv.messages[1].metrics == {"ttft_ms": 120.0, "predicted_n": 7}
     assert [c.id for c in store.list()] == [b.id, a.id]  # newest activity first
-    assert [c.title for c in store.list("travel")] == ["Budget 2025"]  # message text
+    assert [(c.title, c.match) for c in store.list("travel")] == [  # message text, and why
+        ("Budget 2025", "What is the travel budget?")]
+    assert [c.match for c in store.list("budget")] == [""]  # the title says why already
     assert [c.title for c in store.list("holiday")] == ["Holiday plan"]  # title
     assert [c.title for c in store.list("tatil")] == ["Holiday plan"]  # Turkish text
 

@@ -290,6 +290,8 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         app.chat_screen.query_one("#search").value = ""
         await pilot.press(*"sales")
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 1)
+        # the title does not say why it matched: the words around the match do
+        assert str(app.chat_screen.sidebar.query_one(".match").render()) == "Summarize the sales figures"
         await pilot.press("enter")  # the one match opens, as in a quick-open box
         await until(pilot, lambda: app.conversation_id == first.id)
         assert [v.content for v in _views(app)] == ["Summarize the sales figures"]

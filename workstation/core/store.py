@@ -70,6 +70,7 @@ class Conversation:
     created: float = 0.0
     updated: float = 0.0
     messages: list[StoredMessage] = field(default_factory=list)
+    match: str = ""  # from a search: the words around where a message matched (not the title)
 
 
 MAX_TITLE_CHARS = 120
@@ -79,8 +80,29 @@ def clean_title(title: str) -> str:
     """A title as one line: tabs, line breaks and other control characters become spaces (a
     tab showed as two rows in the list, like two conversations), runs of spaces one, at most
     MAX_TITLE_CHARS characters."""
-    flat = "".join(" " if unicodedata.category(c)[0] == "C" else c for c in title)
-    return " ".join(flat.split())[:MAX_TITLE_CHARS]
+    return one_line(title)[:MAX_TITLE_CHARS]
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: control characters (tabs, line breaks) and runs of spaces become one space."""
+    flat = "".join(" " if unicodedata.category(c)[0] == "C" else c for c in text)
+    return " ".join(flat.split())
+
+
+SNIPPET_BEFORE, SNIPPET_CHARS = 10, 40
+
+
+def match_snippet(text: str, needle: str) -> str:
+    """The words around ``needle`` in ``text``, on one line (why a search found a conversation)."""
+    flat = one_line(text[:100_000])
+    at = flat.casefold().find(needle.casefold())
+    # from the start when the match shows there; else from a word just before it
+    start = 0 if at + len(needle) <= SNIPPET_CHARS - SNIPPET_BEFORE else at - SNIPPET_BEFORE
+    if start:  # begin at a word
+        space = flat.find(" ", start, max(start, at))
+        start = space + 1 if space >= 0 else start
+    piece = flat[start : start + SNIPPET_CHARS]
+    return ("…" if start else "") + piece + ("…" if start + SNIPPET_CHARS < len(flat) else "")
 
 
 class ConversationStore:
@@ -126,13 +148,22 @@ class ConversationStore:
     def list(self, search: str = "") -> list[Conversation]:
         """Conversations, newest first; ``search`` matches titles and message text."""
         if search.strip():
-            pattern = f"%{search.strip()}%"
-            rows = self._db.execute(
-                "SELECT id, title, profile, created, updated FROM conversations c WHERE title LIKE ? "
-                "OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.content LIKE ?) "
-                "ORDER BY updated DESC, id DESC",
+            needle = search.strip()
+            pattern = f"%{needle}%"
+            found = self._db.execute(
+                "SELECT * FROM (SELECT id, title, profile, created, updated, "
+                "(SELECT content FROM messages m WHERE m.conversation_id = c.id AND m.content LIKE ? "
+                "ORDER BY m.id LIMIT 1) AS hit FROM conversations c) "
+                "WHERE title LIKE ? OR hit IS NOT NULL ORDER BY updated DESC, id DESC",
                 (pattern, pattern),
             ).fetchall()
+            out = []
+            for *row, hit in found:
+                conv = Conversation(*row)
+                if hit and needle.casefold() not in conv.title.casefold():
+                    conv.match = match_snippet(hit, needle)
+                out.append(conv)
+            return out
         else:
             rows = self._db.execute(
                 "SELECT id, title, profile, created, updated FROM conversations "

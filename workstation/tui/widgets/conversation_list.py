@@ -13,8 +13,14 @@ from workstation.tui.i18n import Texts
 
 
 class ConversationItem(ListItem):
+    """A conversation in the list: its title and, found by a search in its messages, the
+    words around the match (why it is listed)."""
+
     def __init__(self, conversation: Conversation) -> None:
-        super().__init__(Label(conversation.title, markup=False))
+        labels = [Label(conversation.title, markup=False)]
+        if conversation.match:
+            labels.append(Label(conversation.match, markup=False, classes="match"))
+        super().__init__(*labels)
         self.conversation_id = conversation.id
 
 
