@@ -28,6 +28,7 @@ def test_round_trip_and_search(tmp_path: Path) -> None:
     assert [(c.title, c.match) for c in store.list("travel")] == [  # message text, and why
         ("Budget 2025", "What is the travel budget?")]
     assert [c.match for c in store.list("budget")] == [""]  # the title says why already
+    assert store.list("%") == [] and store.list("_") == []  # typed as they are, not wildcards
     assert [c.title for c in store.list("holiday")] == ["Holiday plan"]  # title
     assert [c.title for c in store.list("tatil")] == ["Holiday plan"]  # Turkish text
 

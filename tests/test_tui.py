@@ -262,19 +262,23 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         await pilot.press("enter")
         await until(pilot, lambda: app.store.get(first.id).title == "Q3 report")
 
-        # a half-typed message stays with its conversation
+        # a half-typed message stays with its conversation, and so does an attached document
         app.chat_screen.query_one("#prompt").value = "Also the margins for"  # type: ignore[attr-defined]
+        app._attach((Path("margins.txt"), "Q3: 12%"))
         await app.open_conversation(second.id)
-        assert app.chat_screen.input_text() == ""
+        assert app.chat_screen.input_text() == "" and app.pending_document is None
         app.chat_screen.set_input("Soup on\nFridays?")
         await app.open_conversation(first.id)
         assert app.chat_screen.input_text() == "Also the margins for"
+        assert app.pending_document == (Path("margins.txt"), "Q3: 12%")
+        assert "margins.txt" in str(app.chat_screen.query_one("#attachment").render())
         await app.open_conversation(second.id)
         assert app.chat_screen.input_text() == "Soup on\nFridays?"  # in the multi-line editor
         app.chat_screen.clear_input()
         app.chat_screen.toggle_editor()
         await app.open_conversation(first.id)
         app.chat_screen.clear_input()
+        app._attach(None)
 
         await pilot.press("ctrl+n")
         await until(pilot, lambda: app.conversation_id is None and not _views(app))

@@ -78,7 +78,7 @@ def check(profile: Profile, as_json: bool) -> int:
     if as_json:
         print_json({"profile": profile.key, **mc.to_dict(),
                     "draft": mc_draft.to_dict() if mc_draft is not None else None,
-                    "verdict": check_verdict(est, got)})
+                    "verdict": check_verdict(est, got, _worst(mc, mc_draft))})
         return 0
     _print_check(profile.key, mc)
     vram_estimated = mc.vram_estimated
@@ -92,26 +92,39 @@ def check(profile: Profile, as_json: bool) -> int:
     if mc.vram_process is not None and vram_estimated is not None:  # NVML sees the process: both
         print(f"  VRAM (NVML, this process): {human_bytes(mc.vram_process)}; estimated on the GPU "
               f"{human_bytes(vram_estimated)} (NVML also counts the CUDA context)")
-    print(f"  verdict: {check_verdict(est, got)}")
+    print(f"  verdict: {check_verdict(est, got, _worst(mc, mc_draft))}")
     return 0
 
 
 CLOSE_ENOUGH_PCT = 5.0  # the planner's promise, kept by tests/test_memory_check.py
 
 
-def check_verdict(estimated: int, allocated: int) -> str:
-    """What ``fit --check`` found, in one sentence: can ``fit``'s answer be trusted here?"""
-    if not allocated:
+def _worst(*checks: MemoryCheck | None) -> tuple[str, float] | None:
+    """The component whose estimate is furthest off (name, percent of its allocation)."""
+    from workstation.core.memory_check import COMPONENTS
+
+    found = [(c.replace("_", " "), pct) for mc in checks if mc is not None for c in COMPONENTS
+             if c != "total" and (pct := mc.diff_pct(c)) is not None]
+    return max(found, key=lambda f: abs(f[1]), default=None)
+
+
+def check_verdict(estimated: int, allocated: int, worst: tuple[str, float] | None = None) -> str:
+    """What ``fit --check`` found, in one sentence: can ``fit``'s answer be trusted here?
+    ``worst``: the component furthest off, named when it is off by more than the promise."""
+    if not allocated or not estimated:
         return "llama.cpp reported no allocation to compare with."
     pct = (estimated - allocated) / allocated * 100
+    part = ""
+    if worst is not None and abs(worst[1]) > CLOSE_ENOUGH_PCT:
+        part = f" (the {worst[0]} estimate alone is off by {worst[1]:+.1f}%)"
     if abs(pct) <= CLOSE_ENOUGH_PCT:
-        return (f"the estimate is within {abs(pct):.1f}% of what llama.cpp allocated, so what "
+        return (f"the estimate is within {abs(pct):.1f}% of what llama.cpp allocated{part}, so what "
                 "'workstation fit' says for this profile holds.")
     if pct > 0:
-        return (f"the estimate is {pct:.1f}% above what llama.cpp allocated: 'workstation fit' errs "
-                "on the safe side for this profile.")
-    return (f"llama.cpp allocated {-pct:.1f}% more than estimated: keep that much more memory free "
-            "than 'workstation fit' asks for this profile.")
+        return (f"the estimate is {pct:.1f}% above what llama.cpp allocated{part}: 'workstation fit' "
+                "errs on the safe side for this profile.")
+    return (f"llama.cpp allocated {human_bytes(allocated - estimated)} more than estimated{part}: keep "
+            "that much more memory free than 'workstation fit' asks for this profile.")
 
 
 def _print_check(title: str, mc: MemoryCheck) -> None:

@@ -123,22 +123,26 @@ def catalog_entries(directory: Path | None = None) -> list[dict[str, Any]]:
             return []
     from workstation.core.profiles import YamlError, load_yaml
 
+    global _catalog_read
     try:
         stat = path.stat()
-        key = (str(path), stat.st_mtime_ns, stat.st_size)
-        if _catalog_read[0] != key:  # parsed once per change of the file (``size`` asks 250 times)
+        key = (str(path), stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size)
+        read_key, entries = _catalog_read  # one tuple: a thread never pairs a key with other entries
+        if read_key != key:  # parsed once per change of the file (``size`` asks 250 times)
             data = load_yaml(path.read_text(encoding="utf-8")) or {}
             if not isinstance(data, dict) or not isinstance(data.get("models") or [], list):
                 raise WorkstationError(f"The model catalog {path} must be a mapping with a list under 'models'.")
-            _catalog_read[:] = [key, [entry for entry in data.get("models") or [] if isinstance(entry, dict)]]
+            entries = [entry for entry in data.get("models") or [] if isinstance(entry, dict)]
+            _catalog_read = (key, entries)
     except (OSError, UnicodeDecodeError) as err:
         raise WorkstationError(f"The model catalog {path} cannot be read ({err}).") from None
     except YamlError as err:
         raise WorkstationError(f"The model catalog {path} {err}") from None
-    return [dict(entry) for entry in _catalog_read[1]]
+    return [dict(entry) for entry in entries]
 
 
-_catalog_read: list[Any] = [None, []]  # (path, mtime, size) of the catalog last parsed, its entries
+# the catalog file last parsed (path, inode, mtime, ctime, size) and its entries
+_catalog_read: tuple[tuple[Any, ...] | None, list[dict[str, Any]]] = (None, [])
 
 
 def catalog_entry(name: str) -> dict[str, Any] | None:

@@ -8,6 +8,7 @@ and ``_MIGRATIONS`` upgrades an older file step by step. Export writes Markdown 
 from __future__ import annotations
 
 import json
+import re
 import time
 import unicodedata
 from dataclasses import dataclass, field
@@ -93,16 +94,34 @@ SNIPPET_BEFORE, SNIPPET_CHARS = 10, 40
 
 
 def match_snippet(text: str, needle: str) -> str:
-    """The words around ``needle`` in ``text``, on one line (why a search found a conversation)."""
-    flat = one_line(text[:100_000])
-    at = flat.casefold().find(needle.casefold())
+    """The words around ``needle`` in ``text``, on one line (why a search found a conversation);
+    "" when the text holds no such words. Only the text near the match is flattened (a
+    message can be a whole document, and the list is searched as the user types)."""
+    words = needle.split()
+    if not words:
+        return ""
+    rx = re.compile(r"\s+".join(map(re.escape, words)), re.IGNORECASE)
+    found = rx.search(text)
+    if found is None:
+        return ""
+    lo = max(0, found.start() - 4 * SNIPPET_CHARS)
+    flat = one_line(text[lo : found.end() + 4 * SNIPPET_CHARS])
+    hit = rx.search(flat)
+    if hit is None:  # not after flattening (cannot happen: \s+ spans what one_line joins)
+        return ""
     # from the start when the match shows there; else from a word just before it
-    start = 0 if at + len(needle) <= SNIPPET_CHARS - SNIPPET_BEFORE else at - SNIPPET_BEFORE
-    if start:  # begin at a word
-        space = flat.find(" ", start, max(start, at))
+    start = 0 if lo == 0 and hit.end() <= SNIPPET_CHARS - SNIPPET_BEFORE else max(0, hit.start() - SNIPPET_BEFORE)
+    if start:
+        space = flat.find(" ", start, hit.start())
         start = space + 1 if space >= 0 else start
     piece = flat[start : start + SNIPPET_CHARS]
-    return ("…" if start else "") + piece + ("…" if start + SNIPPET_CHARS < len(flat) else "")
+    more = start + SNIPPET_CHARS < len(flat) or found.end() + 4 * SNIPPET_CHARS < len(text)
+    return ("…" if start or lo else "") + piece + ("…" if more else "")
+
+
+def _like(needle: str) -> str:
+    """A LIKE pattern that finds ``needle`` as typed (its % and _ are not wildcards)."""
+    return "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 class ConversationStore:
@@ -148,13 +167,13 @@ class ConversationStore:
     def list(self, search: str = "") -> list[Conversation]:
         """Conversations, newest first; ``search`` matches titles and message text."""
         if search.strip():
-            needle = search.strip()
-            pattern = f"%{needle}%"
+            needle = one_line(search)
+            pattern = _like(needle)
             found = self._db.execute(
                 "SELECT * FROM (SELECT id, title, profile, created, updated, "
-                "(SELECT content FROM messages m WHERE m.conversation_id = c.id AND m.content LIKE ? "
+                "(SELECT content FROM messages m WHERE m.conversation_id = c.id AND m.content LIKE ? ESCAPE '\\' "
                 "ORDER BY m.id LIMIT 1) AS hit FROM conversations c) "
-                "WHERE title LIKE ? OR hit IS NOT NULL ORDER BY updated DESC, id DESC",
+                "WHERE title LIKE ? ESCAPE '\\' OR hit IS NOT NULL ORDER BY updated DESC, id DESC",
                 (pattern, pattern),
             ).fetchall()
             out = []

@@ -129,7 +129,8 @@ class WorkstationApp(App[None]):
         self.loading: Profile | None = None
         self.load_fraction = 0.0
         self._generating = False
-        self._drafts: dict[int | None, str] = {}  # half-typed messages of conversations not open
+        # half-typed messages (and attached documents) of the conversations not open
+        self._drafts: dict[int | None, tuple[str, tuple[Path, str] | None]] = {}
         self.summarizing: str | None = None  # the document a summary (F6) is being made of
         self._kept: dict[type[Screen[Any]], Screen[Any]] = {}  # screens with KEEP_ALIVE
         self.conversation_id: int | None = None
@@ -397,11 +398,13 @@ class WorkstationApp(App[None]):
         if going_to == self.conversation_id:
             return
         draft = self.chat_screen.input_text()
-        if draft.strip():
-            self._drafts[self.conversation_id] = draft
+        if draft.strip() or self.pending_document is not None:  # an attached document goes with it
+            self._drafts[self.conversation_id] = (draft, self.pending_document)
         else:
             self._drafts.pop(self.conversation_id, None)
-        self.chat_screen.set_input(self._drafts.pop(going_to, ""))
+        text, document = self._drafts.pop(going_to, ("", None))
+        self.chat_screen.set_input(text)
+        self._attach(document)
 
     def action_rename_conversation(self) -> None:
         if self.conversation_id is None:
@@ -515,16 +518,18 @@ class WorkstationApp(App[None]):
         if self.pending_document is not None:
             path, doc = self.pending_document
             content = f"{content}\n\n---\n{t('chat.document', name=path.name)}\n\n{doc}".strip()
-        if self.conversation_id is None:
+        made = self.conversation_id is None
+        if made:
             title = (text.strip() or (self.pending_document[0].name if self.pending_document else ""))
             conv = self.store.new(title[:48] or t("conv.untitled"), self.profile.key if self.profile else "")
             self.conversation_id = conv.id
-            await self.refresh_sidebar()
-        # saved before the risky part: the engine may fail or crash from here on
+        # saved before the risky part: the engine may fail or crash from here on; no await
+        # before the box is cleared, so that a Ctrl+N cannot keep the sent text as a draft
         self.store.add_message(self.conversation_id, "user", content)
-        self.pending_document = None
-        self.chat_screen.set_attachment(None)
+        self._attach(None)
         self.chat_screen.clear_input()
+        if made:
+            await self.refresh_sidebar()
         pace = self.stream_pace()
         self.reply_view = await self.chat_screen.add_exchange(content)
         self.reply_view.markdown_every_s = pace.markdown_every_s
@@ -690,9 +695,15 @@ class WorkstationApp(App[None]):
             text = text[:MAX_DOCUMENT_CHARS]
             self.notify(self.texts("chat.doc_cut", n=MAX_DOCUMENT_CHARS), severity="warning")
         path = Path(event.path)
-        self.pending_document = (path, text)
-        self.chat_screen.set_attachment(self.texts("chat.attached", name=path.name, n=len(text)))
+        self._attach((path, text))
         self.chat_screen.focus_prompt()
+
+    def _attach(self, document: tuple[Path, str] | None) -> None:
+        """``document`` goes with the next message (None: nothing attached)."""
+        self.pending_document = document
+        self.chat_screen.set_attachment(
+            self.texts("chat.attached", name=document[0].name, n=len(document[1])) if document else None
+        )
 
     @on(TaskFailed)
     def _task_failed(self, event: TaskFailed) -> None:
