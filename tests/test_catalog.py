@@ -180,8 +180,21 @@ def _expected_from_gguf_package(path: Path) -> dict[str, Any]:
     """ModelInfo's fields for one of the two packaged models, read with gguf.GGUFReader and
     llama.cpp's rules written out again here (not the catalog's code)."""
     import gguf
+    import numpy as np
 
-    reader = gguf.GGUFReader(path)
+    class InMemoryReader(gguf.GGUFReader):
+        """The package's reader over a plain array view of its memory map: the same bytes and
+        parse, without numpy's memmap bookkeeping on each of gemma's 786k small reads (22 s -> 7 s)."""
+
+        @property
+        def data(self) -> Any:
+            return self._plain
+
+        @data.setter
+        def data(self, mapped: Any) -> None:
+            self._plain = np.asarray(mapped)
+
+    reader = InMemoryReader(path)
 
     def value(key: str, default: Any = None) -> Any:
         found = reader.get_field(key)
