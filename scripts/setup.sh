@@ -63,7 +63,8 @@ fi
 extra=""
 [ "$DEV" = 1 ] && extra="[dev]"
 depstamp=.venv/.deps-$(cat pyproject.toml | sha256sum | cut -c1-16)$extra
-if [ ! -f "$depstamp" ]; then
+# a --dev install has everything a plain one needs
+if [ ! -f "$depstamp" ] && { [ "$DEV" = 1 ] || [ ! -f "$depstamp[dev]" ]; }; then
   say "installing workstation$extra and its dependencies"
   pip_quiet "$VPY" -m pip install -q -e ".$extra" >&2
   touch "$depstamp"

@@ -13,6 +13,8 @@ import pytest
 # Tests never touch the user's real data directory, nor the checkout: a model loaded by a
 # module-scoped fixture (before the per-test folder below) records its memory check somewhere.
 os.environ.setdefault("WORKSTATION_DATA", tempfile.mkdtemp(prefix="workstation-tests-"))
+# advice names the command that started us; a shell opened from ./run.sh must not change it
+os.environ.pop("WORKSTATION_COMMAND", None)
 
 from workstation.core.packaged_models import ensure  # noqa: E402
 from workstation.core.profiles import Profile, profile_from_dict  # noqa: E402

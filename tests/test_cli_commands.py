@@ -191,3 +191,31 @@ def test_ctrl_c_in_batch_leaves_the_document_pending(tmp_path: Path, smollm2_pat
     # the queue and its lock file stay; nothing half-written is left
     kept = (DB_NAME, LOCK_NAME)
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(kept)) == ["a.txt.summary.md"]
+
+
+def test_run_sh_reads_documents_from_where_it_was_started_and_advises_itself(tmp_path: Path) -> None:
+    """``~/workstation/run.sh summarize report.txt`` from another folder reads that folder's
+    file (run.sh used to change into the checkout first), and advice names the command as it
+    was typed, so pasting it back into the same terminal works (``workstation`` alone is not on
+    the PATH after set-up)."""
+    docs = tmp_path / "Documents"
+    docs.mkdir()
+    (docs / "note.txt").write_text(honeybee_text(1), encoding="utf-8")
+    typed = os.path.relpath(ROOT / "run.sh", docs)  # e.g. ../../../work/main/run.sh
+    env = {k: v for k, v in os.environ.items() if k != "WORKSTATION_COMMAND"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([typed, *args], cwd=docs, env=env, capture_output=True, text=True, timeout=300)
+
+    done = run("summarize", "note.txt", "--json", "--quiet", "--max-tokens", "16")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (docs / result["source"]).resolve() == (docs / "note.txt").resolve() and result["summary"].strip()
+
+    missing = run("models", "inspect", "no-such-model")
+    assert missing.returncode == 1 and "Traceback" not in missing.stderr
+    advice = re.search(r"run '([^']+)' to see what is installed", missing.stderr)
+    assert advice and advice.group(1) == f"{typed} models list", missing.stderr
+    pasted = subprocess.run(advice.group(1).split(), cwd=docs, env=env, capture_output=True, text=True, timeout=300)
+    assert pasted.returncode == 0 and "smollm2-135m-instruct-q4_1" in pasted.stdout, pasted.stderr
+    assert f"({typed} models pull NAME)" in pasted.stdout.replace("'", "")

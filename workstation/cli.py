@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from workstation.core.errors import WorkstationError
+from workstation.core.invocation import command
 
 # Sub-commands in the order `--help` lists them; each module has register(subparsers).
 COMMANDS = (
@@ -38,7 +39,7 @@ COMMANDS = (
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="workstation",
+        prog=command(),
         description="Run local LLMs on this PC: chat, summarize, benchmark and serve.",
     )
     parser.add_argument("-p", "--profile", help="profile name (in profiles/) or path to a YAML file")

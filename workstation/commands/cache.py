@@ -9,6 +9,7 @@ from pathlib import Path
 
 from workstation.commands import print_json
 from workstation.core.errors import WorkstationError
+from workstation.core.invocation import cli
 from workstation.core.kv_state import KvStateStore, SavedState, tagged_conversation
 from workstation.core.store import ConversationStore
 
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{len(e.tokens):>7}  {e.n_bytes / 2**20:8.1f} MiB  {when:<16}  {e.model:<{width}}  {e.kv_types:<9}  "
               f"{title[:40]}")
     print(f"{len(entries)} saved states, {total / 2**20:.1f} of {store.budget / 2**20:.0f} MiB, in {store.folder}; "
-          "the least recently used go first when it is full ('workstation cache clear' empties it)")
+          f"the least recently used go first when it is full ('{cli('cache clear')}' empties it)")
     return 0
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workstation.commands import add_profile_arg, print_json, profile_ref
+from workstation.core.invocation import cli
 from workstation.core.planner import human_bytes, plan_for_profile
 from workstation.core.profiles import Profile, load_profile
 
@@ -119,12 +120,12 @@ def check_verdict(estimated: int, allocated: int, worst: tuple[str, float] | Non
         part = f" (the {worst[0]} estimate alone is off by {worst[1]:+.1f}%)"
     if abs(pct) <= CLOSE_ENOUGH_PCT:
         return (f"the estimate is within {abs(pct):.1f}% of what llama.cpp allocated{part}, so what "
-                "'workstation fit' says for this profile holds.")
+                f"'{cli('fit')}' says for this profile holds.")
     if pct > 0:
-        return (f"the estimate is {pct:.1f}% above what llama.cpp allocated{part}: 'workstation fit' "
+        return (f"the estimate is {pct:.1f}% above what llama.cpp allocated{part}: '{cli('fit')}' "
                 "errs on the safe side for this profile.")
     return (f"llama.cpp allocated {human_bytes(allocated - estimated)} more than estimated{part}: keep "
-            "that much more memory free than 'workstation fit' asks for this profile.")
+            f"that much more memory free than '{cli('fit')}' asks for this profile.")
 
 
 def _print_check(title: str, mc: MemoryCheck) -> None:

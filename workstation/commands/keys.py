@@ -7,6 +7,7 @@ import datetime as dt
 import sys
 
 from workstation.commands import print_json, text_table
+from workstation.core.invocation import cli
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -71,7 +72,7 @@ def run_list(args: argparse.Namespace) -> int:
         print_json({"keys": [k.to_dict() for k in keys]})
         return 0
     if not keys:
-        print("No keys yet; make one with: workstation keys add NAME")
+        print(f"No keys yet; make one with: {cli('keys add NAME')}")
         return 0
     header = ["name", "created", "last used", "tokens/day", "max parallel", "profiles"]
     if args.all:

@@ -9,6 +9,7 @@ from pathlib import Path
 from workstation.commands import print_json
 from workstation.core import catalog
 from workstation.core.errors import WorkstationError
+from workstation.core.invocation import cli
 from workstation.core.paths import models_dir
 from workstation.core.planner import layers_text, offloadable_layers
 
@@ -85,7 +86,7 @@ def run_list(args: argparse.Namespace) -> int:
         return 0
     print(f"Installed in {models_dir()}:")
     if not installed:
-        print("  (none) - try 'workstation models pull smollm2-135m-instruct-q4_1'")
+        print(f"  (none) - try '{cli('models pull smollm2-135m-instruct-q4_1')}'")
     for m in installed:
         if m.info is None:
             print(f"  {m.name:<36} {catalog.file_size_text(m.size_bytes):>9}  DAMAGED: {m.error}")
@@ -97,7 +98,7 @@ def run_list(args: argparse.Namespace) -> int:
             f"{i.file_type:<7} ctx {i.context_length:<6} {chat}"
         )
     if available:
-        print("Known models to download ('workstation models pull NAME'):")
+        print(f"Known models to download ('{cli('models pull NAME')}'):")
         for e in available:
             shown = catalog.file_size_text(e.get("size_bytes"), e.get("approx_size_gb"))
             print(f"  {e.get('name', '?'):<36} {shown:>9}  {e.get('licence', '')}")

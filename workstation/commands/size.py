@@ -15,6 +15,7 @@ from pathlib import Path
 
 from workstation.commands import print_json
 from workstation.core.errors import ModelFileError, WorkstationError
+from workstation.core.invocation import cli
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -80,7 +81,7 @@ def _packaged_paths() -> list[Path]:
     for name in PACKAGED_MODELS:
         path = resolve_model_path(name)
         if not path.exists():
-            raise ModelFileError(f"The packaged model {name} is not installed; run 'workstation models pull {name}'.")
+            raise ModelFileError(f"The packaged model {name} is not installed; run '{cli(f'models pull {name}')}'.")
         paths.append(path)
     return paths
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import signal
 import sys
 import threading
@@ -16,6 +17,7 @@ from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.atomic import write_text_atomic
 from workstation.core.documents import Document, DocumentError, read_document
 from workstation.core.errors import TurnCancelled, WorkstationError
+from workstation.core.invocation import cli
 from workstation.core.kv_state import conversation_tag
 from workstation.core.profiles import load_profile
 from workstation.core.store import ConversationStore
@@ -189,7 +191,8 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         if name and results and not results[0].cancelled:
-            print(f'Saved as the conversation "{name}": ask about it with workstation chat -c "{name}" "..."',
+            follow_up = cli(f"chat -c {shlex.quote(name)} " + '"..."')
+            print(f'Saved as the conversation "{name}": ask about it with {follow_up}',
                   file=sys.stderr)
     if stopped:
         where = args.output if args.output else "above"

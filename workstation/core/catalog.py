@@ -27,6 +27,7 @@ from typing import Any
 from workstation.core import gguf_check
 from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.gguf_check import GGUFHeader, ValueSpan
+from workstation.core.invocation import cli
 from workstation.core.paths import models_dir
 
 # Sliding-window attention as llama.cpp sets it up per architecture (src/models/<arch>.cpp:
@@ -235,8 +236,8 @@ def missing_model_error(path: Path) -> ModelFileError:
     if entry is not None:
         size = f" (about {entry['approx_size_gb']} GB)" if entry.get("approx_size_gb") else ""
         return ModelFileError(
-            f"The model {entry.get('name')} is not downloaded yet; run 'workstation models pull "
-            f"{entry.get('name')}'{size}."
+            f"The model {entry.get('name')} is not downloaded yet; run '{cli('models pull ' + str(entry.get('name')))}'"
+            f"{size}."
         )
     source = _made_by_quantizing(path) if in_models else None
     if source is not None:
@@ -244,11 +245,11 @@ def missing_model_error(path: Path) -> ModelFileError:
         assert item.info is not None
         requantize = "" if item.info.file_type in UNQUANTIZED else " --allow-requantize"
         return ModelFileError(
-            f"The model file {path.name} is not made yet; make it from {item.name} with 'workstation "
+            f"The model file {path.name} is not made yet; make it from {item.name} with '{cli()} "
             f"models quantize {item.name} --type {type_name.lower()}{requantize}'."
         )
     return ModelFileError(
-        f"The model file {path} does not exist; run 'workstation models list' to see what is installed."
+        f"The model file {path} does not exist; run '{cli('models list')}' to see what is installed."
     )
 
 
@@ -571,7 +572,7 @@ def find_installed(ref: str) -> Path:
     path = resolve_model_path(ref)
     if not path.exists():
         raise ModelFileError(
-            f"There is no model '{ref}' here; run 'workstation models list' to see what is installed."
+            f"There is no model '{ref}' here; run '{cli('models list')}' to see what is installed."
         )
     return path
 

@@ -36,6 +36,7 @@ from workstation.core.events import (
     TurnFinished,
     finished_turn,
 )
+from workstation.core.invocation import cli
 from workstation.core.kv_state import KvStateStore
 from workstation.core.profiles import Constraints, Profile, Sampling
 from workstation.core.runtime import LoadedModel
@@ -164,7 +165,7 @@ class Engine:
             if not droppable:
                 raise EngineError(
                     f"The message is {len(tokens)} tokens but this profile's context holds "
-                    f"{n_ctx}; shorten it or use 'workstation summarize' for long documents."
+                    f"{n_ctx}; shorten it or use '{cli('summarize')}' for long documents."
                 )
             del kept[droppable[0]]
 

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from workstation.core.errors import ModelFileError
+from workstation.core.invocation import cli
 
 GGUF_MAGIC = b"GGUF"
 SUPPORTED_VERSIONS = (2, 3)
@@ -243,7 +244,7 @@ def preflight(path: Path) -> GGUFHeader:
     path = Path(path)
     if not path.exists():
         raise ModelFileError(
-            f"The model file {path} does not exist; run 'workstation models list' to see what is installed."
+            f"The model file {path} does not exist; run '{cli('models list')}' to see what is installed."
         )
     if not path.is_file():
         raise ModelFileError(f"The model path {path} is not a file.")

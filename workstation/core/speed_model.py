@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from workstation.core.gpu_table import GpuSpec, find_spec
+from workstation.core.invocation import cli
 
 GIB = 1024**3
 
@@ -137,7 +138,7 @@ DESIGN_ANCHORS = [DecodePoint(**_SMOLLM2, batch=b, tps_per_seq=agg / b) for b, a
 @lru_cache(maxsize=1)
 def default_cpu() -> SpeedConstants:
     return fit_cpu(DESIGN_ANCHORS, [(134.5e6, 279.0)],
-                   "not measured here: figures of a 2-core reference PC (run 'workstation size --measure' to measure this one)")
+                   f"not measured here: figures of a 2-core reference PC (run '{cli('size --measure')}' to measure this one)")
 
 
 # --- GPUs: published llama-bench figures ---------------------------------------------------------

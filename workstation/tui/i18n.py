@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from workstation.core.invocation import command
+
 LOCALES_DIR = Path(__file__).parent / "locales"
 LANGUAGES = ("en", "tr")
 
@@ -42,6 +44,8 @@ class Texts:
 
     def __call__(self, key: str, **values: Any) -> str:
         text = _texts(self.lang).get(key) or _texts("en").get(key) or key
+        if "{cmd}" in text:  # advice naming a command: the one that started us (./run.sh ...)
+            values.setdefault("cmd", command())
         if values:
             try:
                 return text.format(**values)

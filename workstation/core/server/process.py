@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from workstation.core.errors import WorkstationError
+from workstation.core.invocation import cli
 from workstation.core.scheduler import Scheduler
 from workstation.core.server.accounts import Accounts
 from workstation.core.server.app import OpenAIServer
@@ -41,7 +42,7 @@ def check_host(host: str, api_key: str | None, person_keys: bool = False) -> Non
     if not is_loopback(host) and not api_key and not person_keys:
         raise ServeError(
             f"Refusing to serve on {host} without an API key; set --api-key or WORKSTATION_API_KEY, "
-            "make people's keys with 'workstation keys add NAME', or bind 127.0.0.1."
+            f"make people's keys with '{cli('keys add NAME')}', or bind 127.0.0.1."
         )
 
 

@@ -1,0 +1,37 @@
+"""The command a person typed to start workstation, for advice that names a command.
+
+``./run.sh`` exports ``WORKSTATION_COMMAND`` as the user typed it (``./run.sh``,
+``~/workstation/run.sh``), so "run './run.sh models list'" works when pasted back into the
+same terminal; ``workstation`` alone is not on the PATH after set-up. Run as
+``.venv/bin/workstation`` it names that path; as an installed ``workstation`` on the PATH
+(or from Python), ``workstation``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+ENV = "WORKSTATION_COMMAND"
+
+
+def command() -> str:
+    """The words that start workstation in the user's terminal."""
+    chosen = os.environ.get(ENV, "").strip()
+    if chosen:
+        return shlex.quote(chosen)
+    typed = sys.argv[0] if sys.argv else ""
+    if Path(typed).name != "workstation":
+        return "workstation"
+    on_path = shutil.which("workstation")
+    if on_path and Path(on_path).resolve() == Path(typed).resolve():
+        return "workstation"
+    return shlex.quote(typed)
+
+
+def cli(rest: str = "") -> str:
+    """``cli("models list")`` -> ``./run.sh models list`` (or whatever started us)."""
+    return f"{command()} {rest}".rstrip()
