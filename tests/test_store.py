@@ -155,3 +155,22 @@ def test_an_old_file_opened_by_many_at_once_is_upgraded_once(tmp_path: Path) -> 
     store = ConversationStore(path)
     assert store.schema_version == SCHEMA_VERSION
     assert [(m.content, m.reasoning) for m in store.messages(1)] == [("Hi", "")]  # old rows kept
+
+
+def test_drafts_are_kept_per_conversation_and_go_with_it(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    store = ConversationStore(path)
+    report, menu = store.new("Report"), store.new("Menu")
+    store.save_draft(report.id, "Also the margins for", (Path("/docs/margins.txt"), "Q3: 12%"))
+    store.save_draft(menu.id, "Soup?")
+    store.save_draft(None, "A new idea")
+    store.save_draft(menu.id, "Soup on Fridays?")  # the newer text replaces the older
+    store.save_draft(menu.id + 100, "nowhere")  # its conversation is gone: nothing kept
+    store.close()
+    again = ConversationStore(path)
+    assert again.drafts() == {report.id: ("Also the margins for", (Path("/docs/margins.txt"), "Q3: 12%")),
+                              menu.id: ("Soup on Fridays?", None), None: ("A new idea", None)}
+    again.save_draft(None, "  \n")  # nothing typed any more: no draft
+    again.save_draft(menu.id, "", (Path("menu.pdf"), "Soup"))  # a document alone is a draft
+    again.delete(report.id)  # also from another process: the database itself removes it
+    assert again.drafts() == {menu.id: ("", (Path("menu.pdf"), "Soup"))}

@@ -76,10 +76,15 @@ async def type_message(pilot, text: str) -> None:
     settled first: the pilot aims at where the box was drawn last, and a load bar that has
     just gone moves it down a row (the click then lands in the chat log, which takes the
     keys)."""
+    await type_message_only(pilot, text)
+    await pilot.press("enter")
+
+
+async def type_message_only(pilot, text: str) -> None:
+    """Click the message box and type ``text`` after what is there, without sending it."""
     await pilot.pause()
     assert await pilot.click("#prompt"), "the click did not land on the message box"
-    await pilot.press(*text)
-    await pilot.press("enter")
+    await pilot.press("end", *text)
 
 
 async def delete_with_f8(pilot, app: WorkstationApp) -> None:
@@ -114,8 +119,13 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert fit.total_layers == read_model_info(fit_model_path("a")).n_layer + 1 == 31
         assert f"GPU layers 0/{fit.total_layers}" in app.status_text() and "ready" in app.status_text()
 
-        # type, send, see streamed text and the reply's figures
-        await _send(pilot, app, "Hello!")
+        # type (kept as the new conversation's draft once typing pauses), send (the draft
+        # goes), see streamed text and the reply's figures
+        await type_message_only(pilot, "Hello!")
+        await until(pilot, lambda: app.store.drafts() == {None: ("Hello!", None)})
+        await pilot.press("enter")
+        await until(pilot, lambda: app.generating)
+        assert app.store.drafts() == {}
         await until(pilot, lambda: not app.generating)
         views = _views(app)
         assert [v.role for v in views] == ["user", "assistant"]
@@ -311,6 +321,45 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         await pilot.press("ctrl+n")
         await pilot.pause()
         assert app.conversation_id is None
+
+
+async def test_drafts_survive_quitting(profiles: Path) -> None:
+    """What is typed and not sent comes back after a restart, in its own conversation, with
+    its attached document; Ctrl+Q keeps even what was typed the instant before; a deleted
+    conversation's draft goes with it."""
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    report = app.store.new("Quarterly report")
+    menu = app.store.new("Lunch menu")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.conversation_id == menu.id)
+        await type_message_only(pilot, "Soup on Fridays?")
+        await app.open_conversation(report.id)
+        await type_message_only(pilot, "Also the margins for")
+        app._attach((Path("margins.txt"), "Q3: 12%"))
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: app.conversation_id is None)
+        await type_message_only(pilot, "A new idea")
+        await pilot.press("ctrl+q")  # at once: no pause for the typing to settle
+    assert not app.is_running
+
+    again = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with again.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: again.conversation_id == menu.id)  # the newest, as before
+        assert again.chat_screen.input_text() == "Soup on Fridays?" and again.pending_document is None
+        await again.open_conversation(report.id)
+        assert again.chat_screen.input_text() == "Also the margins for"
+        assert again.pending_document == (Path("margins.txt"), "Q3: 12%")
+        assert "margins.txt" in str(again.chat_screen.query_one("#attachment").render())
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: again.conversation_id is None)
+        assert again.chat_screen.input_text() == "A new idea"
+        # a closed terminal does not say goodbye: what is typed is on disk a second later
+        await type_message_only(pilot, " for the team")
+        await until(pilot, lambda: again.store.drafts().get(None) == ("A new idea for the team", None))
+        await again.open_conversation(report.id)
+        await delete_with_f8(pilot, again)
+        await until(pilot, lambda: report.id not in {c.id for c in again.store.list()})
+        assert set(again.store.drafts()) == {menu.id, None}
 
 
 async def test_language_switch_and_palette(profiles: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import time
 import unicodedata
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from workstation.core.paths import data_dir
 from workstation.core.sqlite_schema import SchemaError, open_database, schema_version
 
 DB_NAME = "conversations.sqlite3"
+Draft = tuple[Path, str]  # a document attached to a message not sent yet: its path and text
 
 # Index i upgrades schema version i to i + 1. The first step says IF NOT EXISTS so that a file
 # left half-made by an older workstation (tables, but user_version 0) is completed, not refused.
@@ -45,6 +47,20 @@ _MIGRATIONS: tuple[str, ...] = (
     """,
     # a reasoning model's thinking before its answer: shown, never read back to the model
     "ALTER TABLE messages ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';",
+    # a half-typed message per conversation (0: the one not started yet) and its attached
+    # document, so quitting or a closed terminal keeps it; gone with its conversation
+    """
+    CREATE TABLE drafts (
+        conversation_id INTEGER PRIMARY KEY,
+        text TEXT NOT NULL,
+        document_path TEXT,
+        document_text TEXT,
+        updated REAL NOT NULL
+    );
+    CREATE TRIGGER drafts_go_with_their_conversation AFTER DELETE ON conversations BEGIN
+        DELETE FROM drafts WHERE conversation_id = old.id;
+    END;
+    """,
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 
@@ -208,6 +224,34 @@ class ConversationStore:
     def delete(self, conversation_id: int) -> None:
         with self._db:
             self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+
+    # --- drafts -------------------------------------------------------------------------
+    def save_draft(self, conversation_id: int | None, text: str, document: Draft | None = None) -> None:
+        """Keep ``text`` (and an attached document) as the draft of ``conversation_id`` (None:
+        the conversation not started yet); nothing to keep removes the draft."""
+        key = conversation_id or 0
+        try:
+            with self._db:
+                if not text.strip() and document is None:
+                    self._db.execute("DELETE FROM drafts WHERE conversation_id = ?", (key,))
+                else:
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO drafts(conversation_id, text, document_path, document_text, "
+                        "updated) SELECT ?, ?, ?, ?, ? WHERE ? = 0 OR EXISTS "
+                        "(SELECT 1 FROM conversations WHERE id = ?)",
+                        (key, text, str(document[0]) if document else None, document[1] if document else None,
+                         time.time(), key, key),
+                    )
+        except sqlite3.Error as err:
+            raise StoreError(f"The draft could not be saved in {self.path} ({err}).") from None
+
+    def drafts(self) -> dict[int | None, tuple[str, Draft | None]]:
+        """Every kept draft by conversation (None: the conversation not started yet)."""
+        rows = self._db.execute(
+            "SELECT conversation_id, text, document_path, document_text FROM drafts"
+        ).fetchall()
+        return {(key or None): (text, (Path(path), doc) if path is not None else None)
+                for key, text, path, doc in rows}
 
     # --- messages -----------------------------------------------------------------------
     def add_message(

@@ -25,6 +25,7 @@ from textual.binding import Binding
 from textual.command import CommandPalette
 from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
@@ -129,8 +130,11 @@ class WorkstationApp(App[None]):
         self.loading: Profile | None = None
         self.load_fraction = 0.0
         self._generating = False
-        # half-typed messages (and attached documents) of the conversations not open
-        self._drafts: dict[int | None, tuple[str, tuple[Path, str] | None]] = {}
+        # half-typed messages (and attached documents) of the conversations not open; the
+        # store keeps them too (and the open one's), so quitting or a closed terminal loses none
+        self._drafts: dict[int | None, tuple[str, tuple[Path, str] | None]] = self.store.drafts()
+        self._draft_shown = False  # the box holds the open conversation's draft
+        self._draft_timer: Timer | None = None
         self.summarizing: str | None = None  # the document a summary (F6) is being made of
         self._kept: dict[type[Screen[Any]], Screen[Any]] = {}  # screens with KEEP_ALIVE
         self.conversation_id: int | None = None
@@ -176,6 +180,7 @@ class WorkstationApp(App[None]):
         if convs:
             await self.open_conversation(convs[0].id)
         else:
+            self._keep_draft(None)
             await self.chat_screen.show_messages([])
             await self.refresh_sidebar()
         self.update_status()
@@ -394,17 +399,42 @@ class WorkstationApp(App[None]):
 
     def _keep_draft(self, going_to: int | None) -> None:
         """A half-typed message stays with its conversation, as in a mail or chat app: it is
-        kept when another conversation opens (or a new one starts) and comes back with it."""
-        if going_to == self.conversation_id:
-            return
-        draft = self.chat_screen.input_text()
-        if draft.strip() or self.pending_document is not None:  # an attached document goes with it
-            self._drafts[self.conversation_id] = (draft, self.pending_document)
-        else:
-            self._drafts.pop(self.conversation_id, None)
+        kept when another conversation opens (or a new one starts) and comes back with it,
+        also after a restart."""
+        if self._draft_shown:
+            if going_to == self.conversation_id:
+                return
+            draft = self.save_draft()
+            if draft is not None:  # an attached document goes with it
+                self._drafts[self.conversation_id] = draft
+            else:
+                self._drafts.pop(self.conversation_id, None)
+        self._draft_shown = True
         text, document = self._drafts.pop(going_to, ("", None))
         self.chat_screen.set_input(text)
         self._attach(document)
+
+    def save_draft(self) -> tuple[str, tuple[Path, str] | None] | None:
+        """The box's text and attached document saved as the open conversation's draft (None:
+        nothing to keep, and nothing kept). A draft that cannot be saved stays on screen."""
+        if self._draft_timer is not None:
+            self._draft_timer.stop()
+            self._draft_timer = None
+        if not self._draft_shown:
+            return None
+        text = self.chat_screen.input_text()
+        draft = (text, self.pending_document) if text.strip() or self.pending_document is not None else None
+        try:
+            self.store.save_draft(self.conversation_id, *(draft or ("", None)))
+        except WorkstationError as err:
+            self.notify(str(err), severity="warning")
+        return draft
+
+    def draft_edited(self) -> None:
+        """The box changed: save the draft once typing pauses for a second."""
+        if self._draft_timer is not None:
+            self._draft_timer.stop()
+        self._draft_timer = self.set_timer(1.0, self.save_draft)
 
     def action_rename_conversation(self) -> None:
         if self.conversation_id is None:
@@ -528,6 +558,9 @@ class WorkstationApp(App[None]):
         self.store.add_message(self.conversation_id, "user", content)
         self._attach(None)
         self.chat_screen.clear_input()
+        self.save_draft()  # sent: no draft left (a new conversation's was kept under None)
+        if made:
+            self.store.save_draft(None, "")
         if made:
             await self.refresh_sidebar()
         pace = self.stream_pace()
@@ -588,7 +621,9 @@ class WorkstationApp(App[None]):
 
     async def action_quit(self) -> None:
         """Quit. A reply still streaming is stopped first and kept as far as it came, as Esc
-        keeps it (the end of the cancelled turn saves it, then the app exits; 5 s at most)."""
+        keeps it (the end of the cancelled turn saves it, then the app exits; 5 s at most).
+        What is typed in the box is kept as its conversation's draft."""
+        self.save_draft()
         if self.summarizing is not None:  # the parts done are not saved anywhere: stop, quit
             self.summarize_screen().action_stop()
             self.exit()

@@ -155,6 +155,11 @@ class ChatScreen(AppScreen, Screen[None]):
             cast(Static, welcome).update(t("chat.welcome"))
 
     # --- events --------------------------------------------------------------------------
+    @on(Input.Changed, "#prompt")
+    @on(TextArea.Changed, "#editor")
+    def _edited(self) -> None:
+        self.wapp.draft_edited()
+
     @on(Input.Submitted, "#prompt")
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
