@@ -765,3 +765,16 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
                 break
             await pilot.pause(0.05)
         assert app._exit and screen._cancel.is_set() and worker.is_finished
+
+
+def test_the_summary_eta_speaks_the_ui_language() -> None:
+    from workstation.core.summarize import eta_text
+
+    def eta(lang: str, seconds: float | None) -> str:
+        t = Texts(lang)
+        formats = (t("summarize.eta_hours"), t("summarize.eta_minutes"), t("summarize.eta_seconds"))
+        return eta_text(seconds, t("summarize.eta"), formats)
+
+    assert [eta("en", s) for s in (None, 7, 65, 3725)] == ["ETA …", "ETA 7s", "ETA 1m05s", "ETA 1h02m"]
+    # Turkish abbreviates hour, minute and second as sa, dk and sn (the thinking time says sn too)
+    assert [eta("tr", s) for s in (7, 65, 3725)] == ["kalan 7 sn", "kalan 1 dk 05 sn", "kalan 1 sa 02 dk"]

@@ -110,17 +110,21 @@ class SummaryProgress:
     message: str = ""
 
 
-def eta_text(seconds: float | None, word: str = "ETA") -> str:
-    """'ETA 1m05s' ('ETA …' before the first part has been measured); ``word`` in the UI's
-    language."""
+ETA_FORMATS = ("{h}h{m:02d}m", "{m}m{s:02d}s", "{s}s")  # hours, minutes, seconds (English)
+
+
+def eta_text(seconds: float | None, word: str = "ETA", formats: tuple[str, str, str] = ETA_FORMATS) -> str:
+    """'ETA 1m05s' ('ETA …' before the first part has been measured); ``word`` and the
+    ``formats`` of an hour, a minute and a second in the UI's language ('kalan 1 dk 05 sn')."""
     if seconds is None:
         return f"{word} …"
-    seconds = int(round(seconds))
-    if seconds >= 3600:
-        return f"{word} {seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    if seconds >= 60:
-        return f"{word} {seconds // 60}m{seconds % 60:02d}s"
-    return f"{word} {seconds}s"
+    total = int(round(seconds))
+    h, m, s = total // 3600, total % 3600 // 60, total % 60
+    if total >= 3600:
+        return f"{word} {formats[0].format(h=h, m=m, s=s)}"
+    if total >= 60:
+        return f"{word} {formats[1].format(h=h, m=m, s=s)}"
+    return f"{word} {formats[2].format(h=h, m=m, s=s)}"
 
 
 @dataclass

@@ -185,7 +185,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
             return  # "stopping…" stays until it has
         p = event.data
         if isinstance(p, SummaryProgress) and p.stage == "map":
-            eta = eta_text(p.eta_s, t("summarize.eta"))
+            formats = (t("summarize.eta_hours"), t("summarize.eta_minutes"), t("summarize.eta_seconds"))
+            eta = eta_text(p.eta_s, t("summarize.eta"), formats)
             state.update(t("summarize.parts", done=p.chunks_done, total=p.chunks_total, eta=eta))
         elif isinstance(p, SummaryProgress) and p.stage not in ("chunking", "done", "cancelled"):
             state.update(t("summarize.combining", total=p.chunks_total))
