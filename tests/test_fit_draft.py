@@ -11,6 +11,7 @@ import yaml
 
 from tests.conftest import GEMMA, SMOLLM2, make_profile
 from workstation.core.catalog import read_model_info
+from workstation.core.errors import ModelFileError
 from workstation.core.hardware import FakeGpuProbe, set_probe
 from workstation.core.planner import kv_cache_per_layer, plan_for_profile
 
@@ -94,3 +95,33 @@ def test_missing_draft_file_is_named_not_counted(tmp_path: Path, smollm2_path: P
     p = plan_for_profile(make_profile(speculative=missing))
     assert p.draft is None and p.weights_bytes == read_model_info(smollm2_path).weights_bytes
     assert any("not downloaded" in n for n in p.notes)
+
+
+def test_fit_before_downloading_plans_from_the_published_shape(
+        tmp_path: Path, smollm2_path: Path, probe, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`fit -p gpu-qwen3-8b` answers "will it fit" before a 5 GB download, from the catalog's
+    published shape. The shape's plan is held to the file's: SmolLM2 planned with its file on
+    disk and again with the file gone agree on K/V to the byte and on weights within 3%."""
+    from workstation.cli import main
+
+    probe(FakeGpuProbe.of(("RTX 4060 Ti", 16, 15.0)))
+    on_disk = plan_for_profile(make_profile(model=SMOLLM2, context=4096, gpu_layers="auto"))
+    monkeypatch.setenv("WORKSTATION_MODELS", str(tmp_path / "empty"))  # nothing downloaded
+    shaped = plan_for_profile(make_profile(model=SMOLLM2, context=4096, gpu_layers="auto"), not_downloaded=True)
+    assert shaped.kv_cache_bytes == on_disk.kv_cache_bytes and shaped.total_layers == on_disk.total_layers
+    assert abs(shaped.weights_bytes - on_disk.weights_bytes) <= 0.03 * on_disk.weights_bytes
+    assert shaped.notes[0].startswith(f"{SMOLLM2} is not downloaded yet: planned from its published shape")
+    with pytest.raises(ModelFileError, match="not downloaded yet"):  # only fit asks for the shape
+        plan_for_profile(make_profile(model=SMOLLM2, context=4096))
+
+    assert main(["fit", "-p", "gpu-qwen3-8b", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["downloaded"] is False and data["fits"] and data["placement"] == "gpu"
+    assert data["gpu_layers"] == data["total_layers"] == 37  # Qwen3 8B: 36 blocks + the output
+    assert data["draft"]["model"] == "qwen3-0.6b-q4_k_m" and data["draft"]["gpu_layers"] == 29
+    assert "models pull qwen3-8b-q4_k_m' downloads it, about 5.0 GB" in data["notes"][0]
+    probe(FakeGpuProbe.of(("RTX 3050", 6, 5.5)))  # too small for all of it: auto offloads part
+    assert main(["fit", "-p", "gpu-qwen3-8b"]) == 0
+    out = capsys.readouterr().out
+    assert "not downloaded yet" in out and "GPU layers:" in out and " of 37 " in out

@@ -10,6 +10,7 @@ from pathlib import Path
 import gguf
 import psutil
 import pytest
+import yaml
 
 from tests.conftest import GEMMA, kernel_physical_cores, make_profile
 from workstation.cli import main
@@ -194,3 +195,16 @@ def test_failed_switch_keeps_the_previous_profile_running(tmp_path: Path, smollm
         assert host.engine.run_chat([{"role": "user", "content": "Hi"}]).text.strip()
     finally:
         host.close()
+
+
+def test_profiles_check_says_whether_a_reasoning_model_thinks(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], smollm2_path: Path) -> None:
+    assert main(["profiles", "check", "gpu-qwen3-8b"]) == 0
+    assert "thinking         on (the model thinks before it answers)" in capsys.readouterr().out
+    quick = tmp_path / "quick.yaml"
+    data = yaml.safe_load((PROJECT / "profiles" / "gpu-qwen3-8b.yaml").read_text(encoding="utf-8"))
+    quick.write_text(yaml.safe_dump({**data, "thinking": False}), encoding="utf-8")
+    assert main(["profiles", "check", str(quick)]) == 0
+    assert "thinking         off (a reasoning model answers at once)" in capsys.readouterr().out
+    assert main(["profiles", "check", "office-cpu"]) == 0  # not a reasoning model: not mentioned
+    assert "thinking" not in capsys.readouterr().out

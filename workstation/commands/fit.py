@@ -39,9 +39,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.check:
         return check(profile, args.json)
-    plan = plan_for_profile(profile)
+    plan = plan_for_profile(profile, not_downloaded=True)
     if args.json:
-        print_json({"profile": profile.key, **plan.to_dict()})
+        print_json({"profile": profile.key, **plan.to_dict(), "downloaded": bool(plan.path)})
         return 0 if plan.fits else 2
     print(f"{profile.key}: {plan.model} ({plan.architecture}, {plan.file_type}), context {plan.context:,}, "
           f"K/V {plan.type_k}/{plan.type_v}")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from workstation.commands import print_json
 from workstation.core.errors import ProfileError, WorkstationError
+from workstation.core.model_shapes import thinks_first
 from workstation.core.planner import effective_settings
 from workstation.core.profiles import (
     Profile,
@@ -94,6 +95,9 @@ def run_check(args: argparse.Namespace) -> int:
     kv = eff["kv_cache"]
     print(f"  {'kv_cache':<16} K {kv['k']}, V {kv['v']}")
     print(f"  {'speculative':<16} {eff['speculative']['mode']}")
+    if not profile.thinking or thinks_first(profile.model):
+        print(f"  {'thinking':<16} " + ("on (the model thinks before it answers)" if profile.thinking
+                                       else "off (a reasoning model answers at once)"))
     if eff.get("plan"):
         print(f"  {'fit':<16} {eff['plan'].get('verdict')}")
         for note in eff["plan"].get("notes") or []:

@@ -114,6 +114,11 @@ def catalog_model(name: str) -> tuple[ModelInfo, bool] | None:
     return at_quantization(dataclasses.replace(info, file_type=""), info.file_type), False
 
 
+def thinks_first(name: str) -> bool:
+    """A reasoning model (``reasoning: true`` in the catalog): it thinks before it answers."""
+    return any(e.get("name") == name and e.get("reasoning") for e in catalog_entries())
+
+
 def candidate_models(names: list[str] | None = None) -> list[str]:
     """Catalog names ``size`` considers: the ones asked for, else every chat model."""
     if names:

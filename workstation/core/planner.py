@@ -376,7 +376,7 @@ def plan(
         else "no speed estimate"
     )
     return MemoryPlan(
-        model=Path(info.path).stem,  # the file, as 'models list' and profiles name it
+        model=Path(info.path).stem or info.name,  # the file, as 'models list' and profiles name it
         path=info.path,
         architecture=info.architecture,
         file_type=info.file_type,
@@ -409,20 +409,43 @@ def plan(
     )
 
 
-def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None) -> MemoryPlan:
+def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None, *,
+                     not_downloaded: bool = False) -> MemoryPlan:
     """The plan for a profile on this machine (NVML for the GPUs unless ``gpus`` is given).
 
     Fast (the GGUF header is cached) and never raises for a missing GPU; a missing or damaged
-    model file raises ModelFileError.
+    model file raises ModelFileError. With ``not_downloaded``, a catalog model not downloaded
+    yet (the target or the draft) is planned from its published shape, as ``size`` plans it,
+    and a note says so: "will it fit" before a 5 GB download.
     """
     from workstation.core import hardware
 
-    info = read_model_info(resolve_model_path(profile.model), check=False)  # a missing file says how to get it
+    info, note = _model_info(profile.model, not_downloaded)
     if gpus is None:
         gpus = hardware.gpus()
-    result = plan_with_draft(profile, info, gpus)
+    result = plan_with_draft(profile, info, gpus, not_downloaded=not_downloaded)
+    if note:
+        result.notes.insert(0, note)
     result.notes += setting_warnings(profile, info)
     return result
+
+
+def _model_info(ref: str, not_downloaded: bool) -> tuple[ModelInfo, str]:
+    """The model's info from its file, else (``not_downloaded``) from the catalog's published
+    shape with a note that says how to download it; a missing file otherwise says how to get it."""
+    path = Path(resolve_model_path(ref))
+    if not_downloaded and not path.exists():
+        from workstation.core.catalog import catalog_entries
+        from workstation.core.invocation import cli
+        from workstation.core.model_shapes import catalog_model
+
+        shaped = catalog_model(ref)
+        if shaped is not None:
+            entry = next((e for e in catalog_entries() if e.get("name") == ref), {})
+            size = f", about {entry['approx_size_gb']} GB" if entry.get("approx_size_gb") else ""
+            return shaped[0], (f"{ref} is not downloaded yet: planned from its published shape at "
+                               f"{shaped[0].file_type}; '{cli('models pull ' + ref)}' downloads it{size}")
+    return read_model_info(path, check=False), ""
 
 
 def setting_warnings(profile: Profile, info: ModelInfo) -> list[str]:
@@ -442,14 +465,15 @@ def setting_warnings(profile: Profile, info: ModelInfo) -> list[str]:
     return out
 
 
-def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo]) -> MemoryPlan:
+def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
+                    not_downloaded: bool = False) -> MemoryPlan:
     """The target's plan, with the profile's draft model (``speculative.mode: draft``) counted in.
 
     The draft loads as the engine loads it (speculative.load_draft_model): the target's context,
     f16 K/V, and with ``draft_gpu_layers: auto`` all of it on the GPU when the target uses one,
     else none. Its GPU share is taken off the GPUs' free memory before the target's layers are
     chosen, so ``gpu_layers: auto`` leaves it room; a draft file that is not there yet is only
-    named in a note.
+    named in a note (with ``not_downloaded``, a catalog draft is counted from its published shape).
     """
     context = profile.context or info.context_length
     flash = profile.resolved_flash_attn()
@@ -462,11 +486,16 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo]) -> M
     if spec.mode != "draft" or not spec.draft_model:
         return target(gpus)
     draft_path = Path(resolve_model_path(spec.draft_model))
-    if not draft_path.exists():
+    shaped = None
+    if not draft_path.exists() and not_downloaded:
+        from workstation.core.model_shapes import catalog_model
+
+        shaped = catalog_model(spec.draft_model)
+    if not draft_path.exists() and shaped is None:
         result = target(gpus)
         result.notes.append(f"the draft model {spec.draft_model} is not downloaded yet, so it is not counted")
         return result
-    dinfo = read_model_info(draft_path, check=False)
+    dinfo = shaped[0] if shaped is not None else read_model_info(draft_path, check=False)
     asked = spec.draft_gpu_layers
 
     def draft(on: list[GpuInfo], layers: int | str) -> MemoryPlan:
@@ -504,7 +533,8 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo]) -> M
     where = "on the GPU" if d.gpu_layers else "on the CPU"
     share = (f"draft model {dinfo.name}: {_gb(d.weights_bytes)} GB of weights and "
              f"{_gb(d.kv_cache_bytes)} GB of f16 K/V {where}")
-    result.notes.append(f"counts the {share}")
+    result.notes.append(f"counts the {share}" + (
+        " (planned from its published shape: it is not downloaded yet)" if shaped is not None else ""))
     result.draft = {"model": spec.draft_model, "path": str(draft_path), "gpu_layers": d.gpu_layers,
                     "total_layers": d.total_layers, "weights_bytes": d.weights_bytes,
                     "kv_cache_bytes": d.kv_cache_bytes, "compute_bytes": d.compute_bytes,

@@ -20,7 +20,6 @@ from workstation.core.sizing import (
     SizingOption,
     SizingResult,
     chart_data,
-    closeness_key,
     model_family,
 )
 from workstation.core.speed_model import gpu_check
@@ -49,7 +48,7 @@ HEADER = ["#", "machine", "price", "model", "quant", "K/V", "slots", "memory", "
 
 
 def table_rows(result: SizingResult, top: int) -> list[SizingOption]:
-    return result.meeting[:top] if result.meeting else sorted(result.options, key=closeness_key)[:top]
+    return result.shown(top)
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:
@@ -71,6 +70,8 @@ def text_report(result: SizingResult, top: int = 10) -> str:
                       if cal.get("mean_abs_error_pct") is not None else ""))
     out.append("GPU speeds: a bandwidth model fitted to published llama-bench figures (see --json or -o for each).")
     out.append(describe_history(result.memory_history))
+    if result.reasoning_note(top):
+        out.append(result.reasoning_note(top))
     if result.skipped_models:
         out.append(f"Not considered (no known shape): {', '.join(result.skipped_models)}.")
     return "\n".join(out)
@@ -145,6 +146,8 @@ def markdown_report(result: SizingResult, out: Path, top: int = 15) -> list[Path
     lines += [f"## {title}", "", f"{len(result.meeting)} of {len(result.options)} options meet every target. "
               + RANKING, ""]
     lines += [markdown_table(HEADER, [_row(i, o) for i, o in enumerate(table_rows(result, top), 1)]), ""]
+    if result.reasoning_note(top):
+        lines += [result.reasoning_note(top), ""]
     per_machine = result.best_per_machine(8)
     if per_machine:
         lines += ["## The best option on each machine", "",

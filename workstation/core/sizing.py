@@ -37,6 +37,7 @@ from workstation.core.model_shapes import (
     at_quantization,
     candidate_models,
     catalog_model,
+    thinks_first,
 )
 from workstation.core.planner import GB, GPU_RESERVE_BYTES, GPU_RESERVE_FRACTION, plan
 from workstation.core.speed_model import SpeedConstants, gpu_constants
@@ -352,6 +353,10 @@ class SizingResult:
     def best(self) -> SizingOption | None:
         return self.meeting[0] if self.meeting else None
 
+    def shown(self, top: int) -> list[SizingOption]:
+        """The options a report lists: those meeting the workload, else the closest ones."""
+        return self.meeting[:top] if self.meeting else sorted(self.options, key=closeness_key)[:top]
+
     def best_per_machine(self, n: int = 5) -> list[SizingOption]:
         return first_per_machine(self.options, n, lambda o: o.meets)
 
@@ -362,7 +367,8 @@ class SizingResult:
             where = "This machine's CPU is enough" if b.here and b.machine_kind == "cpu" else (
                 f"Use {b.machine}" if b.here else
                 f"Buy a {b.machine}" + (f" (about ${b.price_usd:,.0f})" if b.price_usd else ""))
-            return (f"{where}: run {model_family(b.model)} at {b.quant} with a {b.kv_type} K/V cache and "
+            thinking = " with thinking off" if thinks_first(b.model) else ""
+            return (f"{where}: run {model_family(b.model)}{thinking} at {b.quant} with a {b.kv_type} K/V cache and "
                     f"{b.slots} slot{'s' if b.slots != 1 else ''}; each of {w.people} people gets about "
                     f"{b.tps_per_person:.0f} tokens/s at the busy hour, the first token in {_secs(b.ttft_s)}, "
                     f"and {b.docs_per_night} documents fit in a night.")
@@ -409,14 +415,29 @@ class SizingResult:
             "headline": self.headline(),
             "meets": bool(self.meeting),
             "best": self.best.to_dict() if self.best else None,
-            "options": [o.to_dict() for o in (self.meeting or sorted(self.options, key=closeness_key))[:top]],
+            "options": [o.to_dict() for o in self.shown(top)],
             "best_per_machine": [o.to_dict() for o in self.best_per_machine(8)],
             "n_options": len(self.options),
             "n_meeting": len(self.meeting),
             "calibration": self.calibration,
             "memory_estimates_here": self.memory_history,
             "skipped_models": self.skipped_models,
+            "reasoning_models": self.reasoning_models(top),
         }
+
+    def reasoning_models(self, top: int = 20) -> list[str]:
+        """The reasoning models among the options shown: their figures are for thinking off."""
+        return sorted({o.model for o in self.shown(top) + self.best_per_machine(8) if thinks_first(o.model)})
+
+    def reasoning_note(self, top: int = 20) -> str:
+        """One sentence on the reasoning models shown ('' when none is)."""
+        names = [model_family(m) for m in self.reasoning_models(top)]
+        if not names:
+            return ""
+        which = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        return (f"{which} think{'s' if len(names) == 1 else ''} before answering: these figures are for "
+                "thinking off ('thinking: false' in the profile); with thinking on, a reply first spends "
+                "hundreds to thousands of tokens thinking, so answers take several times longer.")
 
 
 def size(workload: Workload, machines: list[Machine], calibration: dict[str, Any] | None = None,
