@@ -121,6 +121,12 @@ def test_fit_before_downloading_plans_from_the_published_shape(
     assert data["gpu_layers"] == data["total_layers"] == 37  # Qwen3 8B: 36 blocks + the output
     assert data["draft"]["model"] == "qwen3-0.6b-q4_k_m" and data["draft"]["gpu_layers"] == 29
     assert "models pull qwen3-8b-q4_k_m' downloads it, about 5.0 GB" in data["notes"][0]
+    # the profile menu (F3) says the same before the download, and how to download
+    from workstation.core.profiles import load_profile
+    from workstation.tui.integrations import fit_verdict
+
+    verdict = fit_verdict(load_profile("gpu-qwen3-8b"))
+    assert verdict and verdict.startswith("not downloaded yet (F4, then p, downloads it); once it is: fits entirely on the GPU")
     probe(FakeGpuProbe.of(("RTX 3050", 6, 5.5)))  # too small for all of it: auto offloads part
     assert main(["fit", "-p", "gpu-qwen3-8b"]) == 0
     out = capsys.readouterr().out

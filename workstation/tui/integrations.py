@@ -28,9 +28,12 @@ def fit_verdict(profile: Profile) -> str | None:
     from workstation.core.planner import plan_for_profile
 
     try:
-        return str(plan_for_profile(profile).verdict)
+        plan = plan_for_profile(profile, not_downloaded=True)
     except WorkstationError as err:
         return str(err)
+    if not plan.path:  # a catalog model not downloaded yet, planned from its published shape
+        return f"not downloaded yet (F4, then p, downloads it); once it is: {plan.verdict}"
+    return str(plan.verdict)
 
 
 # --- hardware ---------------------------------------------------------------------------
