@@ -12,6 +12,8 @@ import logging
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -335,6 +337,14 @@ def test_summarize_c_saves_a_document_conversation_that_chat_c_continues(smollm2
     assert two.returncode != 0 and "one file" in two.stderr and "Traceback" not in two.stderr
 
 
+def wait_for(condition: Callable[[], bool], limit_s: float = 60) -> None:
+    """Until ``condition`` holds (a state is written by the server's writer thread)."""
+    end = time.monotonic() + limit_s
+    while not condition():
+        assert time.monotonic() < end, "the condition did not come true"
+        time.sleep(0.05)
+
+
 def test_serve_keeps_long_prompts_on_disk_for_other_slots_and_restarts(smollm2_path: Path, tmp_path: Path) -> None:
     """serve's prompt cache: a long prompt pushed out of its slot by another is saved and
     restored for the next request that starts the same way, and its cells survive a restart."""
@@ -361,6 +371,28 @@ def test_serve_keeps_long_prompts_on_disk_for_other_slots_and_restarts(smollm2_p
     with serve(prof, "--parallel", "1", data=data) as srv:  # a restart
         again = ask(srv.base_url, minutes, "Where is the meeting?")
         assert again["restored_n"] > 250 and again["prompt_n"] < 30
+
+        # the TUI's chat through the server it started (Ctrl+G) names its conversation: the
+        # cells are saved under its tag, and deleting the conversation deletes them there too
+        from workstation.core.profiles import load_profile_file
+        from workstation.core.remote import RemoteEngine, client_profile
+
+        tag = f"conversation:{tmp_path / 'c.sqlite3'}:7:1.5"
+        store = KvStateStore(data / "kv-cache")
+        chat = RemoteEngine(client_profile(load_profile_file(prof), srv.base_url), own_server=True)
+        with chat:
+            budget = [{"role": "system", "content": NOTE * 4 + " The budget."}, {"role": "user", "content": "Who?"}]
+            assert finished_turn(chat.stream_chat(budget, tag=tag)).text
+            ask(srv.base_url, other, "Hiring?")  # takes the slot: the conversation's cells are saved
+            wait_for(lambda: tag in {e.tag for e in store.entries()})
+            assert chat.forget(tag) == 1 and tag not in {e.tag for e in store.entries()}
+        foreign = RemoteEngine(client_profile(load_profile_file(prof), srv.base_url))
+        assert foreign._payload(budget, Sampling(), tag=tag).get("conversation_tag") is None  # told to ours only
+        assert foreign.forget(tag) == 0
+        foreign.close()
+        bad = httpx.post(f"{srv.base_url}/chat/completions", timeout=60,
+                         json={"messages": budget, "max_tokens": 1, "conversation_tag": "a\nb"})
+        assert bad.status_code == 400 and bad.json()["error"]["param"] == "conversation_tag"
 
     plain = tmp_path / "plain"
     with serve(prof, "--parallel", "1", "--no-prompt-cache", data=plain) as srv:

@@ -82,7 +82,11 @@ def constraint_fields(constraints: Constraints) -> dict[str, Any]:
 class RemoteEngine:
     """Same interface as ``Engine``; ``cancel()`` may be called from any thread."""
 
-    def __init__(self, profile: Profile, *, check: bool = True, api_key: str | None = None) -> None:
+    def __init__(self, profile: Profile, *, check: bool = True, api_key: str | None = None,
+                 own_server: bool = False) -> None:
+        """``own_server``: the ``workstation serve`` this app started (Ctrl+G): a turn names its
+        conversation (``conversation_tag``) and ``forget`` reaches the server's cells, so a
+        deleted conversation leaves nothing of itself in the server's slots or on disk."""
         if profile.backend != "openai":
             raise EngineError(f"Profile '{profile.name}' is not an openai-backend profile.")
         t0 = time.perf_counter()
@@ -111,6 +115,7 @@ class RemoteEngine:
         self._responses: set[httpx.Response] = set()
         self._lock = threading.Lock()
         self.exact_counts: bool | None = None  # the server tokenizes for us (None: not asked yet)
+        self.own_server = own_server
         if check or not self.model:
             self._discover()
         self.load_ms = (time.perf_counter() - t0) * 1000
@@ -232,7 +237,8 @@ class RemoteEngine:
         self.close()
 
     def _payload(
-        self, messages: list[Message], sampling: Sampling, constraints: Constraints | None = None
+        self, messages: list[Message], sampling: Sampling, constraints: Constraints | None = None,
+        tag: str | None = None,
     ) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "model": self.model,
@@ -253,6 +259,8 @@ class RemoteEngine:
             payload["ignore_eos"] = True
         if constraints is not None:
             payload.update(constraint_fields(constraints))
+        if tag and self.own_server:
+            payload["conversation_tag"] = tag
         return payload
 
     def _template_fields(self) -> dict[str, Any]:
@@ -266,12 +274,12 @@ class RemoteEngine:
         sampling: Sampling | None = None,
         on_finished: Callable[[int, TurnFinished], None] | None = None,
         *,
-        tag: str | None = None,  # noqa: ARG002 - a server keeps no cells of ours
+        tag: str | None = None,
     ) -> list[TurnFinished]:
         """One turn per conversation, up to ``profile.parallel`` requests in flight."""
 
         def one(i: int) -> TurnFinished:
-            final = finished_turn(self._turn(conversations[i], sampling or self.profile.sampling))
+            final = finished_turn(self._turn(conversations[i], sampling or self.profile.sampling, tag=tag))
             if on_finished is not None:
                 on_finished(i, final)
             return final
@@ -281,24 +289,36 @@ class RemoteEngine:
 
     def stream_chat(
         self, messages: list[Message], sampling: Sampling | None = None, *,
-        constraints: Constraints | None = None, tag: str | None = None,  # noqa: ARG002
+        constraints: Constraints | None = None, tag: str | None = None,
     ) -> Iterator[TurnEvent]:
-        """``tag``: a server keeps no cells of ours by conversation, so it is not sent."""
+        """``tag``: whose conversation it is, told to our own server only (another server keeps
+        no cells of ours by conversation)."""
         with self.turns.turn():
-            yield from self._turn(messages, sampling or self.profile.sampling, constraints)
+            yield from self._turn(messages, sampling or self.profile.sampling, constraints, tag=tag)
 
-    def forget(self, tag: str) -> int:  # noqa: ARG002 - the server's cells are not ours to delete
-        return 0
+    def forget(self, tag: str) -> int:
+        """A deleted conversation's cells on our own server (``/cells/forget``): how many saved
+        states went. Another server's cells are not ours to delete: 0."""
+        if not self.own_server:
+            return 0
+        try:
+            response = self.client.post(f"{self._root}/cells/forget", json={"tag": tag})
+            if response.status_code == 200:
+                return int(response.json().get("forgotten") or 0)
+        except (httpx.HTTPError, ValueError, TypeError, AttributeError):
+            pass
+        raise EngineError(f"The server at {self.base_url} could not forget the conversation's saved cells.")
 
     def claim_cells(self, tag: str, messages: list[Message]) -> int:  # noqa: ARG002
         return 0
 
     def _turn(
-        self, messages: list[Message], sampling: Sampling, constraints: Constraints | None = None
+        self, messages: list[Message], sampling: Sampling, constraints: Constraints | None = None,
+        tag: str | None = None,
     ) -> Iterator[TurnEvent]:
         if not messages or not str(messages[-1].get("content", "")).strip():
             raise EngineError("The message is empty; type something to send.")
-        payload = self._payload(messages, sampling, constraints)
+        payload = self._payload(messages, sampling, constraints, tag)
         if self._cancel.is_set():  # cancelled before it was sent: nothing to ask the server
             yield TurnFinished("", TurnMetrics(load_ms=self.load_ms, stop_reason="cancelled"))
             return

@@ -195,7 +195,7 @@ def start_api_server(profile: Profile, port: int, parallel: int = 4) -> tuple[An
     key = _chat_key()
     serve = ServeProcess(ref, port=port, parallel=parallel, api_key=key)
     try:
-        engine = RemoteEngine(client_profile(profile, serve.url), api_key=key)
+        engine = RemoteEngine(client_profile(profile, serve.url), api_key=key, own_server=True)
     except BaseException:
         serve.stop()
         raise

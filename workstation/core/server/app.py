@@ -60,6 +60,7 @@ from workstation.core.server.protocol import (
     parse_model,
     parse_params,
     parse_prompt,
+    parse_tag,
     parse_template_variables,
     parse_text,
     parse_token_ids,
@@ -150,6 +151,7 @@ class OpenAIServer:
             Route("/tokenize", self.tokenize, methods=["POST"]),
             Route("/detokenize", self.detokenize, methods=["POST"]),
             Route("/apply-template", self.apply_template, methods=["POST"]),
+            Route("/cells/forget", self.forget_cells, methods=["POST"]),
         ]
         for prefix in ("/v1", ""):
             routes += [
@@ -286,6 +288,7 @@ class OpenAIServer:
                 constraints=constraints,
                 id_slot=params.id_slot,
                 reasoning=chat and params.reasoning,
+                tag=params.tag,
             )
         except GrammarError as err:
             raise grammar_refused(params.output, str(err)) from None
@@ -609,6 +612,23 @@ class OpenAIServer:
 
     async def completions(self, request: Request) -> Response:
         return await self._handle(request, chat=False)
+
+    async def forget_cells(self, request: Request) -> Response:
+        """Ours: ``{"tag": ...}`` -> ``{"forgotten": n}``. A conversation deleted in the TUI
+        whose chat went through this server: its cells leave the slots (they would be saved
+        at shutdown) and its saved states the disk. The server's own key only (or none set),
+        not a person's."""
+        try:
+            caller = self._auth(request)
+            if caller.key is not None:
+                raise ApiError(403, "Only the server's own key may forget saved cells.", type_="permission_error")
+            async with self._json_body(request) as body:
+                tag = parse_tag(body, "tag", required=True)
+            assert tag is not None
+            forgotten = await run_in_threadpool(self.scheduler.forget, tag)
+        except ApiError as err:
+            return err.response()
+        return JSONResponse({"forgotten": forgotten})
 
     async def tokenize(self, request: Request) -> Response:
         """llama-server's ``/tokenize``: ``content``, ``add_special`` (false), ``parse_special``

@@ -136,6 +136,9 @@ class GenParams:
     # a chat reply's thinking goes in ``reasoning_content`` (llama-server's reasoning_format
     # "auto"/"deepseek"); False ("none"): it stays in the content, tags and all
     reasoning: bool = True
+    # ``conversation_tag`` (ours): whose conversation the prompt is, so its saved KV cells are
+    # deleted with it (the TUI's chat through the server it started with Ctrl+G)
+    tag: str | None = None
 
     def all_constraints(self) -> Constraints:
         """What the request asks beyond sampling: the output format's grammar with the logit
@@ -236,7 +239,21 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
             "reasoning_format",
         )
     return GenParams(s, max_tokens, stops, ignore_eos, stream, include_usage, _output_format(body),
-                     id_slot=-1 if id_slot is None else id_slot, reasoning=reasoning != "none")
+                     id_slot=-1 if id_slot is None else id_slot, reasoning=reasoning != "none",
+                     tag=parse_tag(body))
+
+
+MAX_TAG_CHARS = 1024
+
+
+def parse_tag(body: dict[str, Any], name: str = "conversation_tag", required: bool = False) -> str | None:
+    """A conversation's tag for its saved cells: a string of printable characters."""
+    value = body.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value or len(value) > MAX_TAG_CHARS or not value.isprintable():
+        raise bad(f"'{name}' must be a string of 1 to {MAX_TAG_CHARS} printable characters.", name)
+    return value
 
 
 # llama-server's names: "auto" and "deepseek" put the thinking in reasoning_content, "none"
