@@ -515,6 +515,8 @@ async def test_serve_the_api_alongside_the_chat(profiles: Path, tmp_path: Path) 
         metrics = httpx.get(api.url.removesuffix("/v1") + "/metrics").text
         served = next(line for line in metrics.splitlines() if line.startswith("workstation:requests_total"))
         assert float(served.split()[-1]) >= 2  # the chat's request and the tool's, one server
+        # F8 reaches the server's cells with the chat's key (a short chat: none were saved)
+        assert app.engine.own_server and app.engine.forget(app.cells_tag(app.conversation_id)) == 0
         await pilot.press("ctrl+g")
         await until(pilot, lambda: app.api is None and app.engine is not None and app.loading is None)
         assert isinstance(app.engine, EngineProcess) and not api.alive
