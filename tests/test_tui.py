@@ -325,7 +325,8 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
 
 async def test_drafts_survive_quitting(profiles: Path) -> None:
     """What is typed and not sent comes back after a restart, in its own conversation, with
-    its attached document; Ctrl+Q keeps even what was typed the instant before; a deleted
+    its attached document; Ctrl+Q keeps even what was typed the instant before; the app opens
+    where it was left, and the list says which conversations hold a draft; a deleted
     conversation's draft goes with it."""
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     report = app.store.new("Quarterly report")
@@ -342,15 +343,34 @@ async def test_drafts_survive_quitting(profiles: Path) -> None:
         await pilot.press("ctrl+q")  # at once: no pause for the typing to settle
     assert not app.is_running
 
+    def drafts_listed(a: WorkstationApp) -> dict[str, str]:
+        out = {}
+        for item in a.chat_screen.sidebar.query("ConversationItem"):
+            labels = [str(label.render()) for label in item.query("Label")]
+            marks = [text for text, label in zip(labels, item.query("Label"), strict=True) if label.has_class("draft")]
+            if marks:
+                out[labels[0]] = marks[0]
+        return out
+
     again = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with again.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: again.conversation_id == menu.id)  # the newest, as before
+        await until(pilot, lambda: again.chat_screen.input_text() == "A new idea")  # where it was left
+        assert again.conversation_id is None
+        assert drafts_listed(again) == {"Quarterly report": "Draft: Also the margins for",
+                                        "Lunch menu": "Draft: Soup on Fridays?"}
+        await again.open_conversation(menu.id)
         assert again.chat_screen.input_text() == "Soup on Fridays?" and again.pending_document is None
+        assert drafts_listed(again) == {"Quarterly report": "Draft: Also the margins for",
+                                        "New conversation": "Draft: A new idea"}
         await again.open_conversation(report.id)
         assert again.chat_screen.input_text() == "Also the margins for"
         assert again.pending_document == (Path("margins.txt"), "Q3: 12%")
         assert "margins.txt" in str(again.chat_screen.query_one("#attachment").render())
-        await pilot.press("ctrl+n")
+        # the new conversation's draft is listed at the top: choosing it brings the draft back
+        listed = again.chat_screen.sidebar.query_one("#conversations")
+        listed.focus()
+        listed.index = 0  # type: ignore[attr-defined]
+        await pilot.press("enter")
         await until(pilot, lambda: again.conversation_id is None)
         assert again.chat_screen.input_text() == "A new idea"
         # a closed terminal does not say goodbye: what is typed is on disk a second later

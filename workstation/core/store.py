@@ -48,7 +48,8 @@ _MIGRATIONS: tuple[str, ...] = (
     # a reasoning model's thinking before its answer: shown, never read back to the model
     "ALTER TABLE messages ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';",
     # a half-typed message per conversation (0: the one not started yet) and its attached
-    # document, so quitting or a closed terminal keeps it; gone with its conversation
+    # document, so quitting or a closed terminal keeps it; gone with its conversation. And
+    # which conversation was open, so the app starts where it was left.
     """
     CREATE TABLE drafts (
         conversation_id INTEGER PRIMARY KEY,
@@ -60,6 +61,7 @@ _MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER drafts_go_with_their_conversation AFTER DELETE ON conversations BEGIN
         DELETE FROM drafts WHERE conversation_id = old.id;
     END;
+    CREATE TABLE app_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     """,
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -244,6 +246,27 @@ class ConversationStore:
                     )
         except sqlite3.Error as err:
             raise StoreError(f"The draft could not be saved in {self.path} ({err}).") from None
+
+    def set_open(self, conversation_id: int | None) -> None:
+        """Remember which conversation is open (None: a new one), for the next start."""
+        try:
+            with self._db:
+                self._db.execute("INSERT OR REPLACE INTO app_state(key, value) VALUES ('open', ?)",
+                                 (str(conversation_id or 0),))
+        except sqlite3.Error:
+            pass  # only where the next start opens
+
+    def last_open(self) -> int | None | bool:
+        """The conversation open when the app last ran: its id, None for a new one, False when
+        unknown or deleted since (the newest opens then)."""
+        row = self._db.execute("SELECT value FROM app_state WHERE key = 'open'").fetchone()
+        if row is None or not str(row[0]).isdigit():
+            return False
+        key = int(row[0])
+        if key == 0:
+            return None
+        found = self._db.execute("SELECT 1 FROM conversations WHERE id = ?", (key,)).fetchone()
+        return key if found else False
 
     def drafts(self) -> dict[int | None, tuple[str, Draft | None]]:
         """Every kept draft by conversation (None: the conversation not started yet)."""

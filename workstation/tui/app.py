@@ -175,9 +175,13 @@ class WorkstationApp(App[None]):
             self._sample_loop()
 
     async def chat_ready(self) -> None:
-        """The chat screen is up: show the latest conversation and start loading the model."""
+        """The chat screen is up: show the conversation open when the app was left (else the
+        newest) and start loading the model."""
         convs = self.store.list()
-        if convs:
+        last = self.store.last_open()
+        if last is not False and last is not None:
+            await self.open_conversation(last)
+        elif convs and last is False:
             await self.open_conversation(convs[0].id)
         else:
             self._keep_draft(None)
@@ -347,7 +351,8 @@ class WorkstationApp(App[None]):
     async def refresh_sidebar(self, search: str | None = None) -> None:
         if search is not None:
             self._search = search
-        await self.chat_screen.sidebar.show(self.store.list(self._search), self.conversation_id)
+        await self.chat_screen.sidebar.show(self.store.list(self._search), self.conversation_id,
+                                            {k: v[0] for k, v in self._drafts.items()})
 
     async def open_conversation(self, conversation_id: int) -> None:
         if self.generating:
@@ -360,6 +365,7 @@ class WorkstationApp(App[None]):
             return
         self._keep_draft(conv.id)
         self.conversation_id = conv.id
+        self.store.set_open(conv.id)
         self.history = MetricsHistory(60)
         for msg in conv.messages:
             if msg.metrics:
@@ -392,6 +398,7 @@ class WorkstationApp(App[None]):
             return
         self._keep_draft(None)
         self.conversation_id = None
+        self.store.set_open(None)
         self.history = MetricsHistory(60)
         await self.chat_screen.show_messages([])
         await self.refresh_sidebar()
@@ -553,6 +560,7 @@ class WorkstationApp(App[None]):
             title = (text.strip() or (self.pending_document[0].name if self.pending_document else ""))
             conv = self.store.new(title[:48] or t("conv.untitled"), self.profile.key if self.profile else "")
             self.conversation_id = conv.id
+            self.store.set_open(conv.id)
         # saved before the risky part: the engine may fail or crash from here on; no await
         # before the box is cleared, so that a Ctrl+N cannot keep the sent text as a draft
         self.store.add_message(self.conversation_id, "user", content)

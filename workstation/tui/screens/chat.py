@@ -167,6 +167,9 @@ class ChatScreen(AppScreen, Screen[None]):
 
     @on(ConversationList.Chosen)
     async def _chosen(self, event: ConversationList.Chosen) -> None:
+        if event.conversation_id is None:  # the new conversation's draft
+            await self.wapp.action_new_conversation()
+            return
         await self.wapp.open_conversation(event.conversation_id)
         if self.wapp.conversation_id == event.conversation_id:
             self.focus_prompt()  # to type the next message at once, as after a search

@@ -8,7 +8,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, Label, ListItem, ListView
 
-from workstation.core.store import Conversation
+from workstation.core.store import Conversation, one_line
 from workstation.tui.i18n import Texts
 
 
@@ -16,12 +16,18 @@ class ConversationItem(ListItem):
     """A conversation in the list: its title and, found by a search in its messages, the
     words around the match (why it is listed)."""
 
-    def __init__(self, conversation: Conversation) -> None:
-        labels = [Label(conversation.title, markup=False)]
-        if conversation.match:
+    def __init__(self, conversation: Conversation | None, draft: str = "", texts: Texts | None = None) -> None:
+        """``conversation`` None: the new conversation not started yet, listed while it holds
+        a draft; ``draft``: what is typed and not sent there."""
+        t = texts or Texts()
+        title = conversation.title if conversation is not None else t("sidebar.new_draft")
+        labels = [Label(title, markup=False)]
+        if conversation is not None and conversation.match:
             labels.append(Label(conversation.match, markup=False, classes="match"))
+        if draft.strip():
+            labels.append(Label(t("sidebar.draft", text=one_line(draft)), markup=False, classes="draft"))
         super().__init__(*labels)
-        self.conversation_id = conversation.id
+        self.conversation_id = conversation.id if conversation is not None else None
 
 
 class ConversationList(Vertical):
@@ -29,7 +35,7 @@ class ConversationList(Vertical):
     ``SearchSubmitted`` on Enter in the search box."""
 
     class Chosen(Message):
-        def __init__(self, conversation_id: int) -> None:
+        def __init__(self, conversation_id: int | None) -> None:
             super().__init__()
             self.conversation_id = conversation_id
 
@@ -58,11 +64,16 @@ class ConversationList(Vertical):
         self.texts = texts
         self.query_one("#search", Input).placeholder = texts("sidebar.search")
 
-    async def show(self, conversations: list[Conversation], current: int | None) -> None:
+    async def show(self, conversations: list[Conversation], current: int | None,
+                   drafts: dict[int | None, str] | None = None) -> None:
+        """The list; a conversation not open that holds a draft says so under its title (the
+        new conversation too, at the top, while it holds one and another is open)."""
+        drafts = {k: v for k, v in (drafts or {}).items() if k != current and v.strip()}
         view = self.query_one(ListView)
         self._filling = True
         await view.clear()
-        items = [ConversationItem(c) for c in conversations]
+        items = [ConversationItem(None, drafts[None], self.texts)] if None in drafts else []
+        items += [ConversationItem(c, drafts.get(c.id, ""), self.texts) for c in conversations]
         await view.extend(items)
         for i, item in enumerate(items):
             if item.conversation_id == current:
@@ -74,7 +85,7 @@ class ConversationList(Vertical):
     def _chosen(self, event: ListView.Selected) -> None:
         event.stop()
         if isinstance(event.item, ConversationItem) and not self._filling:
-            self.post_message(self.Chosen(event.item.conversation_id))
+            self.post_message(self.Chosen(event.item.conversation_id))  # None: the new conversation
 
     @on(Input.Changed, "#search")
     def _search(self, event: Input.Changed) -> None:
