@@ -219,3 +219,33 @@ def test_run_sh_reads_documents_from_where_it_was_started_and_advises_itself(tmp
     pasted = subprocess.run(advice.group(1).split(), cwd=docs, env=env, capture_output=True, text=True, timeout=300)
     assert pasted.returncode == 0 and "smollm2-135m-instruct-q4_1" in pasted.stdout, pasted.stderr
     assert f"({typed} models pull NAME)" in pasted.stdout.replace("'", "")
+
+
+def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
+        smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A mistyped ``-c`` name used to start an empty conversation silently, and the question
+    about a summarized document was answered without it."""
+    from workstation.core.store import ConversationStore
+
+    assert main(["conversations"]) == 0
+    assert "No saved conversations yet" in capsys.readouterr().out
+    store = ConversationStore()
+    budget = store.new("Budget notes")
+    store.add_message(budget.id, "user", "The budget for 2027 is 40,000 euros.")
+    store.add_message(budget.id, "assistant", "Noted.")
+    store.close()
+    chat = ["chat", "--max-tokens", "2", "--temperature", "0"]
+
+    assert main([*chat, "-c", "Budget note", "How much?"]) == 1
+    err = capsys.readouterr().err
+    assert 'There is no conversation named "Budget note"; did you mean "Budget notes"? Add --new' in err
+    assert main([*chat, "-c", "budget NOTES", "How much?"]) == 0  # the same name, case aside
+    assert "Started a new conversation" not in capsys.readouterr().err
+    assert main([*chat, "-c", "Budget note", "--new", "Hello"]) == 0
+    assert 'Started a new conversation "Budget note"' in capsys.readouterr().err
+
+    assert main(["conversations", "--json"]) == 0
+    listed = {c["title"]: c["messages"] for c in json.loads(capsys.readouterr().out)["conversations"]}
+    assert listed == {"Budget notes": 4, "Budget note": 2}
+    assert main(["conversations"]) == 0
+    assert "| Budget notes |        4 |" in capsys.readouterr().out

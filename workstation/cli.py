@@ -20,6 +20,7 @@ from workstation.core.invocation import command
 COMMANDS = (
     "tui",
     "chat",
+    "conversations",
     "models",
     "profiles",
     "fit",

@@ -7,6 +7,7 @@ printed, then one sentence on stderr says why it does not, and the exit code is 
 from __future__ import annotations
 
 import argparse
+import difflib
 import signal
 import sys
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.engine_api import open_engine
 from workstation.core.errors import EngineError, TurnCancelled, WorkstationError
+from workstation.core.invocation import cli
 from workstation.core.kv_state import conversation_tag
 from workstation.core.profiles import load_profile
 from workstation.core.store import ConversationStore, clean_title
@@ -36,7 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a JSON schema file: the reply is JSON that follows it (exit 1 if it does not)")
     p.add_argument("-c", "--conversation", metavar="NAME",
                    help="continue (or start) the saved conversation NAME, which the app lists too; "
-                        "its KV cache is kept on disk, so the next turn reads only the new message")
+                        "its KV cache is kept on disk, so the next turn reads only the new message; a name "
+                        "close to a saved one is refused as a likely typo ('conversations' lists them)")
+    p.add_argument("--new", action="store_true",
+                   help="with -c: start a new conversation NAME even if one of a similar name exists")
     p.set_defaults(func=run)
 
 
@@ -58,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         messages.append({"role": "system", "content": args.system})
     conversation = None
     if args.conversation is not None:
-        conversation = _conversation(args.conversation, profile.key)
+        conversation = _conversation(args.conversation, profile.key, new=args.new)
         messages += conversation.store.prompt_messages(conversation.id, then=text)
         conversation.store.add_message(conversation.id, "user", text)  # kept even if the turn fails
     else:
@@ -156,12 +161,27 @@ class _Conversation:
     id: int
 
 
-def _conversation(name: str, profile_key: str) -> _Conversation:
-    """The saved conversation titled ``name`` (the newest such), or a new one."""
+def _conversation(name: str, profile_key: str, new: bool = False) -> _Conversation:
+    """The saved conversation titled ``name`` (the newest such; case aside), or a new one. A
+    name close to a saved one is refused unless ``new``: a typo would start an empty
+    conversation, and the question would be answered without what it was about."""
     name = clean_title(name)  # as the store keeps titles, so the same name finds it again
     if not name:
         raise EngineError("A conversation needs a name; give one after -c.")
     store = ConversationStore()
-    found = [c for c in store.list(search=name) if c.title == name]
-    conv = found[0] if found else store.new(title=name, profile=profile_key)
+    titles = [c for c in store.list() if not new]
+    found = ([c for c in titles if c.title == name]
+             or [c for c in titles if c.title.casefold() == name.casefold()])
+    if found:
+        return _Conversation(store, found[0].id)
+    close = difflib.get_close_matches(name.casefold(), [c.title.casefold() for c in titles], n=1, cutoff=0.75)
+    if close:
+        similar = next(c.title for c in titles if c.title.casefold() == close[0])
+        store.close()
+        raise EngineError(
+            f"There is no conversation named \"{name}\"; did you mean \"{similar}\"? Add --new to "
+            f"start a conversation named \"{name}\" ('{cli('conversations')}' lists them)."
+        )
+    conv = store.new(title=name, profile=profile_key)
+    print(f'Started a new conversation "{name}"; continue it with -c "{name}".', file=sys.stderr)
     return _Conversation(store, conv.id)

@@ -208,6 +208,11 @@ class ConversationStore:
             ).fetchall()
         return [Conversation(*row) for row in rows]
 
+    def message_counts(self) -> dict[int, int]:
+        """Messages per conversation (one without any is absent)."""
+        rows = self._db.execute("SELECT conversation_id, COUNT(*) FROM messages GROUP BY conversation_id")
+        return {int(cid): int(n) for cid, n in rows}
+
     def rename(self, conversation_id: int, title: str) -> None:
         title = clean_title(title)
         if not title:
