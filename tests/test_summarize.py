@@ -8,6 +8,7 @@ summary), never in headings we add ourselves.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -229,6 +230,14 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     assert {"summary", "chunks", "source", "totals", "metrics"} <= set(data)
     assert data["source"].endswith("bees.md") and data["chunks"][0]["cite"] == "§ Bees"
     assert data["metrics"]["prompt_n"] > 0
+    # a summary by a model under 1B parameters says to check its facts; gemma 270M is one too
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "out.md")]) == 0
+    err = capsys.readouterr().err
+    assert "Check names, dates and figures against the document:" in err and "is a very small model" in err
+    from workstation.core.summarize import millions, small_model
+
+    assert small_model(profile) is not None and millions(small_model(profile)[1]).endswith("M")
+    assert small_model(dataclasses.replace(profile, backend="openai")) is None  # nothing known of a server's model
 
     bad = tmp_path / "photo.txt"
     bad.write_bytes(bytes(range(256)) * 10)

@@ -26,6 +26,8 @@ from workstation.core.summarize import (
     SummaryProgress,
     SummaryResult,
     eta_text,
+    millions,
+    small_model,
     summarize_document,
 )
 
@@ -190,6 +192,11 @@ def run(args: argparse.Namespace) -> int:
                 f"(+{int(t['cache_n'])} cached), {int(t['predicted_n'])} generated, {wall:.1f} s in all",
                 file=sys.stderr,
             )
+        small = small_model(profile)
+        if small is not None and any(c.summary for r in results for c in r.chunks):
+            print(f"Check names, dates and figures against the document: {small[0]} is a very small "
+                  f"model ({millions(small[1])} parameters) and gets them wrong; a larger one ('{cli('models list')}') "
+                  "summarizes more faithfully.", file=sys.stderr)
         if name and results and not results[0].cancelled:
             follow_up = cli(f"chat -c {shlex.quote(name)} " + '"..."')
             print(f'Saved as the conversation "{name}": ask about it with {follow_up}',

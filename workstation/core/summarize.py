@@ -110,6 +110,31 @@ class SummaryProgress:
     message: str = ""
 
 
+SMALL_MODEL_PARAMS = 1_000_000_000  # below this, a summary's names, dates and figures go astray
+
+
+def small_model(profile: Profile) -> tuple[str, int] | None:
+    """(the model's name, its parameter count) when the profile runs a model too small to trust
+    with a document's facts (SmolLM2 135M, the default, swaps names and invents dates); None
+    for a larger or a remote one."""
+    if profile.backend != "llama":
+        return None
+    from workstation.core.catalog import read_model_info, resolve_model_path
+
+    try:
+        info = read_model_info(resolve_model_path(profile.model), check=False)
+    except WorkstationError:
+        return None
+    if not 0 < info.parameter_count < SMALL_MODEL_PARAMS:
+        return None
+    return Path(info.path).stem, info.parameter_count
+
+
+def millions(n: int) -> str:
+    """135_000_000 -> '135M'."""
+    return f"{n / 1e6:.0f}M"
+
+
 ETA_FORMATS = ("{h}h{m:02d}m", "{m}m{s:02d}s", "{s}s")  # hours, minutes, seconds (English)
 
 

@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, Label, Markdown, ProgressBar
 
 from workstation.core.errors import WorkstationError
-from workstation.core.summarize import SummaryProgress, eta_text
+from workstation.core.summarize import SummaryProgress, eta_text, millions, small_model
 from workstation.tui import integrations
 from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
@@ -173,7 +173,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
             elif event.data.cancelled:
                 state.update(t("summarize.stopped", done=done, total=len(event.data.chunks)))
             else:
-                state.update(t("summarize.done"))
+                small = small_model(self.wapp.profile) if self.wapp.profile is not None else None
+                state.update(t("summarize.done") + ("" if small is None else "\n" + t(
+                    "summarize.small_model", name=small[0], n=millions(small[1]))))
             self.query_one("#summarize-ask", Button).disabled = done == 0
             if self.app.screen is not self and self.path is not None:
                 self.app.notify(t("summarize.ready", name=self.path.name), timeout=10)
