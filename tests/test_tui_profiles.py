@@ -115,3 +115,27 @@ async def test_an_error_naming_a_file_with_brackets_is_shown_as_written(folder: 
         assert all(n.markup is False for n in app._notifications)
         await pilot.pause(0.3)  # the toasts are drawn: the app is still up
     assert app._exception is None
+
+
+@pytest.mark.parametrize("size", [(120, 35), (80, 24)])
+async def test_f3_shows_the_running_profile_and_the_hint_once_every_verdict_is_in(size: tuple[int, int]) -> None:
+    """The shipped profiles: each verdict adds lines above the highlighted (running) profile,
+    which went out of view, so Enter loaded a profile the user could not see; at 80x24 the
+    hint under the list was cut off."""
+    from workstation.tui.screens.profile_menu import ProfileMenu
+
+    app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu)
+                    and len(app.screen.verdicts) == sum(1 for e in app.screen.entries if hasattr(e, "key")))
+        await pilot.pause()
+        menu = app.screen
+        assert isinstance(menu, ProfileMenu)
+        current = menu.entries[menu.query_one("#profiles").highlighted]  # type: ignore[attr-defined]
+        assert getattr(current, "key", None) == "office-cpu"
+        options = menu.query_one("#profiles")
+        in_view = "\n".join(options.render_line(y).text for y in range(options.size.height))
+        assert f"● {current.name}" in in_view, in_view  # type: ignore[union-attr]
+        dialog, hint = menu.query_one("#profile-menu"), menu.query_one(".dialog-hint")
+        assert hint.region.height and hint.region.bottom <= dialog.region.bottom - 1  # inside the border

@@ -129,9 +129,11 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
     def _verdict(self, event: VerdictFound) -> None:
         self.verdicts[event.index] = event.verdict
         entry = self.entries[event.index]
-        self.query_one(OptionList).replace_option_prompt(
-            str(event.index), self._prompt(event.index, entry)
-        )
+        options = self.query_one(OptionList)
+        options.replace_option_prompt(str(event.index), self._prompt(event.index, entry))
+        # a verdict adds lines above the highlighted profile and pushed it out of view: Enter
+        # would load a profile the user cannot see
+        options.scroll_to_highlight()
 
     @on(OptionList.OptionSelected)
     def _selected(self, event: OptionList.OptionSelected) -> None:
