@@ -284,6 +284,9 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         assert "margins.txt" in str(app.chat_screen.query_one("#attachment").render())
         await app.open_conversation(second.id)
         assert app.chat_screen.input_text() == "Soup on\nFridays?"  # in the multi-line editor
+        editor = app.chat_screen.query_one("#editor")
+        await pilot.pause()  # where Enter adds a line, the editor's frame says how to send
+        assert editor.display and "Ctrl+S" in app.export_screenshot()
         app.chat_screen.clear_input()
         app.chat_screen.toggle_editor()
         await app.open_conversation(first.id)

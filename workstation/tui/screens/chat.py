@@ -39,7 +39,9 @@ class ChatScreen(AppScreen, Screen[None]):
         yield Footer()
 
     async def on_mount(self) -> None:
-        self.query_one("#editor", TextArea).display = False
+        editor = self.query_one("#editor", TextArea)
+        editor.display = False
+        editor.border_subtitle = self.wapp.texts("chat.editor_hint")  # Enter adds a line here
         self.query_one("#attachment").display = False
         self.query_one("#load-progress").display = False
         self.query_one("#log", VerticalScroll).anchor()
@@ -148,6 +150,7 @@ class ChatScreen(AppScreen, Screen[None]):
     def relabel(self) -> None:
         t = self.wapp.texts
         self.query_one("#prompt", Input).placeholder = t("chat.placeholder")
+        self.query_one("#editor", TextArea).border_subtitle = t("chat.editor_hint")
         self.sidebar.relabel(t)
         for view in self.query(MessageView):
             view.relabel(t)
