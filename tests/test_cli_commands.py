@@ -249,3 +249,20 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
     assert listed == {"Budget notes": 4, "Budget note": 2}
     assert main(["conversations"]) == 0
     assert "| Budget notes |        4 |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args,sentence", [
+    (["sumarize", "notes.txt"], "There is no command 'sumarize'; did you mean 'summarize'? ('workstation --help' lists them)."),
+    (["models", "pul", "x"], "There is no command 'models pul'; did you mean 'models pull'?"),
+    (["chat", "--temperature", "hot", "hi"], "--temperature must be a number, not 'hot' (see 'workstation chat --help')."),
+    (["chat"], "'workstation chat' needs TEXT (see 'workstation chat --help')."),
+    (["models", "list", "--jsn"], "--jsn is not an option of this command; did you mean '--json'?"),
+    (["usage", "--by", "persn"], "--by cannot be 'persn'; did you mean 'person'?"),
+])
+def test_a_command_line_mistake_is_one_sentence(args: list[str], sentence: str,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(args)
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("workstation: ") and sentence in err, err

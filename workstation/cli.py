@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from workstation.commands.parser import CommandParser
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import command
 
@@ -39,7 +40,7 @@ COMMANDS = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog=command(),
         description="Run local LLMs on this PC: chat, summarize, benchmark and serve.",
     )
