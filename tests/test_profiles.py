@@ -100,6 +100,17 @@ def test_missing_profile_lists_available() -> None:
         load_profile("no-such-profile")
 
 
+def test_a_shipped_profiles_file_name_finds_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`-p long-documents.yaml` from any folder: the file in profiles/ (a file of that name in
+    the folder the command runs in still wins)."""
+    monkeypatch.chdir(tmp_path)
+    assert load_profile("long-documents.yaml").source == PROJECT / "profiles" / "long-documents.yaml"
+    write(tmp_path, "name: Mine\nmodel: x.gguf\n", "long-documents.yaml")
+    assert load_profile("long-documents.yaml").name == "Mine"
+    with pytest.raises(ProfileError, match="does not exist"):
+        load_profile("no-such-profile.yaml")
+
+
 def test_profiles_check_json_shows_effective_settings(capsys: pytest.CaptureFixture[str], smollm2_path: Path) -> None:
     assert main(["profiles", "check", "office-cpu", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -386,6 +386,9 @@ def load_profile(ref: str | None) -> Profile:
     ref = ref or os.environ.get("WORKSTATION_PROFILE") or DEFAULT_PROFILE
     as_path = Path(ref).expanduser()
     if as_path.suffix in (".yaml", ".yml") or os.sep in ref:
+        shipped = profiles_dir() / as_path.name
+        if not as_path.exists() and os.sep not in ref and shipped.exists():
+            return load_profile_file(shipped)  # 'long-documents.yaml': the file in profiles/
         return load_profile_file(as_path)
     candidate = profiles_dir() / f"{ref}.yaml"
     if candidate.exists():
