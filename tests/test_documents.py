@@ -214,7 +214,12 @@ def test_text_cap_and_misc(tmp_path: Path) -> None:
     path = tmp_path / "big.md"
     path.write_text("word " * 50_000, encoding="utf-8")
     _fails_fast(path, r"more than 100,000 characters", Limits(max_text_chars=100_000))
-    _fails_fast(tmp_path / "missing.pdf", r"does not exist")
+    _fails_fast(tmp_path / "missing.pdf", r"does not exist\.$")
+    with pytest.MonkeyPatch.context() as mp:  # a name typed alone: where it was looked for
+        mp.chdir(tmp_path)
+        with pytest.raises(DocumentError) as missing:
+            read_document("notes.txt")
+    assert str(missing.value) == f"'notes.txt' does not exist in {tmp_path}."
     odd = tmp_path / "sheet.xlsx"
     with zipfile.ZipFile(odd, "w") as zf:  # a spreadsheet: a ZIP, but not a Word document
         zf.writestr("xl/workbook.xml", "<workbook/>")

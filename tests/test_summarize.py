@@ -234,6 +234,7 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "out.md")]) == 0
     err = capsys.readouterr().err
     assert "Check names, dates and figures against the document:" in err and "is a very small model" in err
+    assert f"Wrote the summary to {tmp_path / 'out.md'}." in err  # -o says where it went
     from workstation.core.summarize import millions, small_model
 
     assert small_model(profile) is not None and millions(small_model(profile)[1]).endswith("M")

@@ -543,6 +543,7 @@ async def test_serve_the_api_alongside_the_chat(profiles: Path, tmp_path: Path) 
         await pilot.press("ctrl+g")
         await until(pilot, lambda: app.api is None and app.engine is not None and app.loading is None)
         assert isinstance(app.engine, EngineProcess) and not api.alive
+        await until(pilot, lambda: any("The API is no longer served" in n.message for n in app._notifications))
 
 
 async def test_serve_with_peoples_keys_needs_a_key_but_the_chat_works(profiles: Path, tmp_path: Path) -> None:

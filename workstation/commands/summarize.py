@@ -180,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
         markdown = "\n".join(r.summary for r in results)
         if args.output:
             write_text_atomic(Path(args.output), markdown)
+            if not args.quiet:
+                print(f"Wrote the summary to {Path(args.output).resolve()}.", file=sys.stderr)
         else:
             sys.stdout.write(markdown)
     if not args.quiet:

@@ -503,7 +503,8 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
     path = Path(path)
     name = path.name
     if not path.exists():
-        raise DocumentError(f"'{path}' does not exist.")
+        where = "" if path.is_absolute() else f" in {Path.cwd()}"  # the folder it was looked for in
+        raise DocumentError(f"'{path}' does not exist{where}.")
     if path.is_dir():
         raise DocumentError(f"'{path}' is a folder, not a document; '{cli(f'batch {path}')}' summarizes every document in it.")
     if not path.is_file():  # a pipe, a device, a socket: reading it could wait for ever

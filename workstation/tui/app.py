@@ -823,7 +823,7 @@ class WorkstationApp(App[None]):
         if reason:
             self.post_message(ProfileLoaded(engine, profile, restored=True, reason=reason, serve_failed=True))
         else:
-            self.post_message(ProfileLoaded(engine, profile))
+            self.post_message(ProfileLoaded(engine, profile, serve_stopped=old_api is not None))
 
     def switch_profile(self, profile: Profile) -> None:
         """Close the running engine, start ``profile``'s; on failure the old one comes back."""
@@ -913,6 +913,8 @@ class WorkstationApp(App[None]):
             started = ("serve.started" if not event.api.protected else
                        "serve.started_keys" if integrations.people_keys_exist() else "serve.started_shared_key")
             self.notify(self.texts(started, url=event.api.url), timeout=10)
+        elif event.serve_stopped:
+            self.notify(self.texts("serve.stopped", name=event.profile.name))
         else:
             self.notify(self.texts("profiles.loaded", name=event.profile.name))
         self.update_status()

@@ -62,9 +62,11 @@ class ProfileLoaded(Message):
         reason: str = "",
         api: Any = None,
         serve_failed: bool = False,
+        serve_stopped: bool = False,
     ) -> None:
         super().__init__()
         self.serve_failed = serve_failed
+        self.serve_stopped = serve_stopped  # Ctrl+G again: the API stopped, the chat's own engine is back
         self.engine = engine
         self.profile = profile
         self.restored = restored
