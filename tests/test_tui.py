@@ -674,6 +674,8 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert [(m.role, m.content) for m in app.store.messages(app.conversation_id)] == [
             (m["role"], m["content"]) for m in follow_up
         ]
+        # the chat shows what was asked, not the model's instructions around the document
+        assert _views(app)[0].content == "Summarize the document bees.md; then answer my questions about it."
         summary_view = _views(app)[1]  # a saved reply without figures: no "waiting" label on it
         assert str(summary_view.query_one(".metrics").render()) == ""
         await _send(pilot, app, "Who?")

@@ -99,7 +99,7 @@ def _save_conversation(name: str, profile_key: str, result: SummaryResult, doc_n
         conv = store.new(title=name, profile=profile_key)
         messages = result.conversation(CONTEXT_INTRO.format(name=doc_name))
         for message in messages:
-            store.add_message(conv.id, message["role"], message["content"])
+            store.add_message(conv.id, message["role"], message["content"], shown=message.get("shown", ""))
         try:  # only what a later delete removes: never worth the summary
             engine.claim_cells(conversation_tag(store.path, conv.id, conv.created), messages[:1])
         except WorkstationError:

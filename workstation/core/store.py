@@ -49,7 +49,9 @@ _MIGRATIONS: tuple[str, ...] = (
     "ALTER TABLE messages ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';",
     # a half-typed message per conversation (0: the one not started yet) and its attached
     # document, so quitting or a closed terminal keeps it; gone with its conversation. And
-    # which conversation was open, so the app starts where it was left.
+    # which conversation was open, so the app starts where it was left. And what the chat shows
+    # of a message instead of its text ('' the text): a summarized document's prompt reads
+    # "Summarize the document notes.txt; ..." there, not the model's instructions and the text.
     """
     CREATE TABLE drafts (
         conversation_id INTEGER PRIMARY KEY,
@@ -62,6 +64,7 @@ _MIGRATIONS: tuple[str, ...] = (
         DELETE FROM drafts WHERE conversation_id = old.id;
     END;
     CREATE TABLE app_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    ALTER TABLE messages ADD COLUMN shown TEXT NOT NULL DEFAULT '';
     """,
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -79,6 +82,7 @@ class StoredMessage:
     metrics: dict[str, Any] | None = None
     created: float = 0.0
     reasoning: str = ""  # a reasoning model's thinking (not part of ``content``)
+    shown: str = ""  # what the chat shows instead of ``content`` ('': the content)
 
 
 @dataclass
@@ -289,28 +293,29 @@ class ConversationStore:
         content: str,
         metrics: dict[str, Any] | None = None,
         reasoning: str = "",
+        shown: str = "",
     ) -> StoredMessage:
         now = time.time()
         with self._db:
             cur = self._db.execute(
-                "INSERT INTO messages(conversation_id, role, content, metrics, created, reasoning) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (conversation_id, role, content, json.dumps(metrics) if metrics else None, now, reasoning),
+                "INSERT INTO messages(conversation_id, role, content, metrics, created, reasoning, shown) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (conversation_id, role, content, json.dumps(metrics) if metrics else None, now, reasoning, shown),
             )
             self._db.execute(
                 "UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation_id)
             )
-        return StoredMessage(int(cur.lastrowid or 0), role, content, metrics, now, reasoning)
+        return StoredMessage(int(cur.lastrowid or 0), role, content, metrics, now, reasoning, shown)
 
     def messages(self, conversation_id: int) -> list[StoredMessage]:
         rows = self._db.execute(
-            "SELECT id, role, content, metrics, created, reasoning FROM messages "
+            "SELECT id, role, content, metrics, created, reasoning, shown FROM messages "
             "WHERE conversation_id = ? ORDER BY id",
             (conversation_id,),
         ).fetchall()
         return [
-            StoredMessage(mid, role, content, json.loads(metrics) if metrics else None, created, reasoning)
-            for mid, role, content, metrics, created, reasoning in rows
+            StoredMessage(mid, role, content, json.loads(metrics) if metrics else None, created, reasoning, shown)
+            for mid, role, content, metrics, created, reasoning, shown in rows
         ]
 
     def prompt_messages(self, conversation_id: int, then: str | None = None) -> list[dict[str, str]]:

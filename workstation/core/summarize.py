@@ -174,8 +174,8 @@ class SummaryResult:
         """The conversation for follow-up questions: ``follow_up`` when the document fit in one
         part, else ``intro`` (the user asking for the summary) and the summary as the reply: the
         summary once (it stood in both messages, twice the context for nothing)."""
-        if self.follow_up:
-            return list(self.follow_up)
+        if self.follow_up:  # the chat shows ``intro`` for the prompt (its "shown"), not the instructions
+            return [{**self.follow_up[0], "shown": intro}, *self.follow_up[1:]]
         return [{"role": "user", "content": intro}, {"role": "assistant", "content": self.summary}]
 
     def to_dict(self) -> dict[str, Any]:

@@ -763,7 +763,7 @@ class WorkstationApp(App[None]):
         conv = self.store.new(self.texts("summarize.conv_title", name=path.name),
                               self.profile.key if self.profile else "")
         for message in messages:
-            self.store.add_message(conv.id, message["role"], message["content"])
+            self.store.add_message(conv.id, message["role"], message["content"], shown=message.get("shown", ""))
         if self.engine is not None:  # the summary's cells are this conversation's: deleted with it
             try:
                 self.engine.claim_cells(self.cells_tag(conv.id), messages[:1])

@@ -65,7 +65,8 @@ class ChatScreen(AppScreen, Screen[None]):
             await log.mount(Static(t("chat.welcome"), id="welcome", markup=False))
             return
         await log.mount_all(
-            [MessageView(m.role, m.content, t, m.metrics, reasoning=m.reasoning) for m in messages if m.role != "system"]
+            [MessageView(m.role, m.shown or m.content, t, m.metrics, reasoning=m.reasoning)
+             for m in messages if m.role != "system"]
         )
         log.scroll_end(animate=False)
         log.anchor()
