@@ -394,6 +394,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert any(t.startswith("Dashboard (f5)") for t in titles)
         assert [t for t in titles if t.startswith("Quit")] == ["Quit (ctrl+q)"]  # one, with its key
         assert "Theme" in titles and "Screenshot" in titles  # Textual's own, as Textual words them
+        assert any(t.startswith("Language: Türkçe") for t in titles)  # found by "language" too
         footer = {key for key, b in app.active_bindings.items() if b.binding.show}
         assert "ctrl+q" in footer
         await pilot.press("f6")  # the summarize screen, kept by the app once made
