@@ -173,10 +173,13 @@ def describe_history(summary: dict[str, Any]) -> str:
     if not summary.get("loads"):
         return "No model loads recorded on this machine yet: nothing to compare the estimates with."
     parts = []
-    for c in COMPONENTS:
+    for c in COMPONENTS[:-1]:
         s = summary["components"].get(c)
         if s:
-            parts.append(f"{c.replace('_', ' ')} {s['mean_abs_pct']:.1f}% on average, at worst "
-                         f"{s['worst_pct']:+.1f}% ({s['worst_model']})")
-    return (f"Over {summary['loads']} model loads on this machine the planner's estimates were off by: "
-            + "; ".join(parts) + " (estimate against what llama.cpp allocated).")
+            parts.append(f"{c.replace('_', ' ')} {s['mean_abs_pct']:.1f}% (at worst {s['worst_pct']:+.1f}%, "
+                         f"{s['worst_model']})")
+    total = summary["components"].get("total")
+    lead = (f"Memory needs were checked against {summary['loads']} real model loads on this machine: "
+            + (f"the estimates were off by {total['mean_abs_pct']:.1f}% on average (at worst "
+               f"{total['worst_pct']:+.1f}%)" if total else "see the parts below"))
+    return lead + (f". By part: {'; '.join(parts)}." if parts else ".")

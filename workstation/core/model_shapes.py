@@ -120,7 +120,8 @@ def thinks_first(name: str) -> bool:
 
 
 def candidate_models(names: list[str] | None = None) -> list[str]:
-    """Catalog names ``size`` considers: the ones asked for, else every chat model."""
+    """Catalog names ``size`` considers: the ones asked for, else every chat model but the
+    draft models (too small to answer an office on their own; they speed up their family's)."""
     if names:
         return list(names)
-    return [str(e["name"]) for e in catalog_entries() if e.get("chat")]
+    return [str(e["name"]) for e in catalog_entries() if e.get("chat") and not e.get("draft")]

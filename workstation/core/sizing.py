@@ -515,7 +515,8 @@ def chart_data(result: SizingResult, n: int = 4) -> dict[str, Any]:
             "target_tps": result.workload.latency.tokens_per_second, "workload_people": result.workload.people}
 
 
-RANKING = "Ranked by price (this machine first), then model size, bits per weight, K/V precision, speed."
+RANKING = ("Ranked by price (a machine you already have comes first when it is enough), then model "
+           "size, bits per weight, K/V precision, speed.")
 
 
 def model_family(model: str) -> str:
