@@ -131,11 +131,14 @@ def test_docx_with_too_many_members(tmp_path: Path) -> None:
 def test_not_a_docx(tmp_path: Path) -> None:
     path = tmp_path / "fake.docx"
     path.write_bytes(b"PK\x03\x04 this is not really a zip file")
-    _fails_fast(path, r"not a valid DOCX")
+    _fails_fast(path, r"'fake.docx' is not a real DOCX file: its content is something else \(perhaps a file renamed")
+    letter = tmp_path / "letter.docx"  # a text file saved under a Word name
+    letter.write_text("Dear colleague, the invoice is attached.", encoding="utf-8")
+    _fails_fast(letter, r"open it in its program and save it as DOCX again")
     path2 = tmp_path / "empty-zip.docx"
     with zipfile.ZipFile(path2, "w") as zf:
         zf.writestr("hello.txt", "hi")
-    _fails_fast(path2, r"not a valid DOCX")
+    _fails_fast(path2, r"'empty-zip.docx' is a zip archive but not a Word document")
 
 
 def test_truncated_pdf(tmp_path: Path) -> None:

@@ -273,3 +273,19 @@ def test_fit_exits_non_zero_when_the_model_does_not_fit(
     # the same profile where the card has room: 0
     monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 3050", "vram_total_gb": 4, "vram_free_gb": 3.5}]))
     assert main(["fit", "-p", str(prof)]) == 0
+
+
+def test_pull_offline_says_the_host_cannot_be_reached(
+    models_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """This machine is never offline: the resolver's answer on an offline PC stands in (it was
+    shown as '[Errno -2] Name or service not known')."""
+    import socket
+
+    def offline(*_args: object, **_kwargs: object) -> None:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", offline)
+    assert main(["models", "pull", "https://huggingface.co/o/r/resolve/main/m.gguf"]) == 1
+    err = capsys.readouterr().err
+    assert "huggingface.co cannot be reached from this PC (no network" in err and "Errno" not in err

@@ -741,7 +741,9 @@ def _fetch(
 ) -> bool:
     """One request: append to ``part`` (or start it); False when the partial file had to be
     dropped (the server's range did not match it) and the caller should start again."""
+    import socket
     import urllib.error
+    import urllib.parse
     import urllib.request
 
     have = part.stat().st_size if part.exists() else 0
@@ -764,6 +766,12 @@ def _fetch(
         raise WorkstationError(f"The download of {url} failed: the server answered {err.code} {err.reason}.") from None
     except (urllib.error.URLError, OSError) as err:
         reason = getattr(err, "reason", err)
+        host = urllib.parse.urlsplit(url).hostname or url
+        if isinstance(reason, socket.gaierror):  # the name could not be looked up
+            raise WorkstationError(
+                f"The download failed: {host} cannot be reached from this PC (no network, or the "
+                "name cannot be looked up). Check the connection and try again."
+            ) from None
         raise WorkstationError(f"The download of {url} failed: {reason}.") from None
     with resp:
         length = resp.headers.get("Content-Length")

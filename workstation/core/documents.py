@@ -321,7 +321,12 @@ def check_zip(path: Path, limits: Limits, what: str = "DOCX") -> None:
     try:
         with zipfile.ZipFile(path) as zf:
             infos = zf.infolist()
-    except (zipfile.BadZipFile, OSError, ValueError) as err:
+    except zipfile.BadZipFile:  # a DOCX is a zip: this one is something else with the name
+        raise DocumentError(
+            f"'{name}' is not a real {what} file: its content is something else (perhaps a file "
+            f"renamed to .{what.lower()}); open it in its program and save it as {what} again."
+        ) from None
+    except (OSError, ValueError) as err:
         raise DocumentError(f"'{name}' is not a valid {what} file ({_short(err)}).") from None
     if len(infos) > limits.max_zip_members:
         raise DocumentError(
@@ -354,6 +359,11 @@ def _read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
         from docx.text.paragraph import Paragraph
 
         doc = docx.Document(str(path))
+    except KeyError:  # a zip without Word's parts ([Content_Types].xml, word/document.xml)
+        raise DocumentError(
+            f"'{name}' is a zip archive but not a Word document; open it in its program and save "
+            "it as DOCX again."
+        ) from None
     except Exception as err:  # noqa: BLE001 - python-docx/lxml raise many types
         raise DocumentError(f"'{name}' is not a valid DOCX file ({_short(err)}).") from None
     builder = _Builder(name, limits, deadline)
