@@ -65,7 +65,7 @@ extra=""
 depstamp=.venv/.deps-$(cat pyproject.toml | sha256sum | cut -c1-16)$extra
 # a --dev install has everything a plain one needs
 if [ ! -f "$depstamp" ] && { [ "$DEV" = 1 ] || [ ! -f "$depstamp[dev]" ]; }; then
-  say "installing workstation$extra and its dependencies"
+  say "installing workstation$extra and its dependencies (about a minute, once)"
   pip_quiet "$VPY" -m pip install -q -e ".$extra" >&2
   touch "$depstamp"
 fi
