@@ -248,6 +248,23 @@ def test_a_key_limited_to_other_profiles_cannot_reach_this_one(scheduler: Schedu
         assert chat(o.client("erin")) > 0
 
 
+def test_a_persons_key_cannot_tag_or_forget_saved_cells(scheduler: Scheduler) -> None:
+    """conversation_tag and /cells/forget are for the server's own clients (the TUI's chat,
+    with the shared key): a person's key is refused both, the shared key is not."""
+    import httpx
+
+    with office(scheduler, {"frank": {}}) as o:
+        root = o.url.removesuffix("/v1")
+        tag = "conversation:/tmp/c.sqlite3:1:1.0"
+        for key, status in ((o.keys["frank"], 403), (OPERATOR, 200)):
+            headers = {"Authorization": f"Bearer {key}"}
+            body = {"model": PROFILE, "messages": QUESTION, "max_tokens": 1, "conversation_tag": tag}
+            tagged = httpx.post(f"{o.url}/chat/completions", json=body, headers=headers, timeout=600)
+            forgot = httpx.post(f"{root}/cells/forget", json={"tag": tag}, headers=headers, timeout=600)
+            assert (tagged.status_code, forgot.status_code) == (status, status), (tagged.text, forgot.text)
+        assert forgot.json() == {"forgotten": 0}
+
+
 # --- slots: a cap per key, and turns between people ----------------------------------------------
 class Streamer(threading.Thread):
     """One streamed completion in a thread; ``first`` is set at its first token."""

@@ -255,9 +255,11 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
     (["sumarize", "notes.txt"], "There is no command 'sumarize'; did you mean 'summarize'? ('workstation --help' lists them)."),
     (["models", "pul", "x"], "There is no command 'models pul'; did you mean 'models pull'?"),
     (["chat", "--temperature", "hot", "hi"], "--temperature must be a number, not 'hot' (see 'workstation chat --help')."),
-    (["chat"], "'workstation chat' needs TEXT (see 'workstation chat --help')."),
+    (["chat"], "'workstation chat' needs text (see 'workstation chat --help')."),
     (["models", "list", "--jsn"], "--jsn is not an option of this command; did you mean '--json'?"),
     (["usage", "--by", "persn"], "--by cannot be 'persn'; did you mean 'person'?"),
+    (["models", "quantize", "x"], "'workstation models quantize' needs --type"),  # typed back as it is
+    (["cache"], "'workstation cache' needs list|clear"),
 ])
 def test_a_command_line_mistake_is_one_sentence(args: list[str], sentence: str,
                                                 capsys: pytest.CaptureFixture[str]) -> None:

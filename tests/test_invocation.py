@@ -15,8 +15,32 @@ from workstation.tui.i18n import Texts
 def test_run_sh_as_typed_wins_and_is_quoted_for_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WORKSTATION_COMMAND", "./run.sh")
     assert invocation.cli("models list") == "./run.sh models list"
-    monkeypatch.setenv("WORKSTATION_COMMAND", "/home/ayşe/my files/run.sh")
-    assert invocation.cli("fit") == "'/home/ayşe/my files/run.sh' fit"  # pasted back, one word
+    monkeypatch.setenv("WORKSTATION_COMMAND", "python -m workstation")  # as given: it runs as it is
+    assert invocation.cli("fit") == "python -m workstation fit"
+    assert invocation.shell_word("/home/ayşe/my files/run.sh") == "/home/ayşe/my\\ files/run.sh"  # one word
+
+
+def test_run_sh_names_itself_as_one_pasteable_word(tmp_path: Path) -> None:
+    """What run.sh exports, for a checkout in a folder with a space, started as 'bash run.sh'."""
+    import shutil
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    checkout = tmp_path / "my tools"
+    (checkout / "scripts").mkdir(parents=True)
+    (checkout / ".venv" / "bin").mkdir(parents=True)
+    shutil.copy(root / "run.sh", checkout / "run.sh")
+    (checkout / "scripts" / "setup.sh").write_text("#!/bin/sh\n", encoding="utf-8")
+    (checkout / "scripts" / "setup.sh").chmod(0o755)
+    shown = checkout / ".venv" / "bin" / "workstation"  # stands in for the app: says what it was given
+    shown.write_text('#!/bin/sh\nprintf "%s|%s" "$WORKSTATION_COMMAND" "$PWD"\n', encoding="utf-8")
+    shown.chmod(0o755)
+    env = {"PATH": "/usr/bin:/bin", "CDPATH": str(tmp_path)}
+    out = subprocess.run(["bash", "run.sh"], cwd=checkout, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout == f"./run.sh|{checkout}"
+    out = subprocess.run(["bash", str(checkout / "run.sh")], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, check=True)
+    assert out.stdout == f"{str(checkout).replace(' ', chr(92) + ' ')}/run.sh|{tmp_path}"
 
 
 def test_the_venv_script_is_named_by_its_path_unless_it_is_on_the_path(

@@ -13,6 +13,8 @@ import re
 import sys
 from typing import NoReturn
 
+from workstation.core.invocation import command
+
 _CHOICE = re.compile(r"argument (?P<name>[^:]+): invalid choice: '?(?P<value>[^'\s]*)'?")
 _TYPED = re.compile(r"argument (?P<name>[^:]+): invalid (?P<kind>int|float) value: '(?P<value>[^']*)'")
 _REQUIRED = "the following arguments are required: "
@@ -23,8 +25,7 @@ class CommandParser(argparse.ArgumentParser):
     """The command line's parser; sub-commands' parsers are of this class too."""
 
     def error(self, message: str) -> NoReturn:
-        self.print_usage = lambda file=None: None  # type: ignore[method-assign] - one line, no usage block
-        sys.stderr.write(f"workstation: {self.sentence(message)}\n")
+        sys.stderr.write(f"workstation: {self.sentence(message)}\n")  # one line, no usage block
         raise SystemExit(2)
 
     def sentence(self, message: str) -> str:
@@ -35,7 +36,7 @@ class CommandParser(argparse.ArgumentParser):
             action = self._action(name)
             choices = [str(c) for c in action.choices] if action is not None and action.choices else []
             if isinstance(action, argparse._SubParsersAction):  # a command, or a command's verb
-                before = self.prog.partition(" ")[2]  # 'models' of './run.sh models'
+                before = self.prog.removeprefix(command()).strip()  # 'models' of './run.sh models'
                 what = f"There is no command '{f'{before} ' if before else ''}{value}'"
                 guess = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
                 if guess:
@@ -50,8 +51,8 @@ class CommandParser(argparse.ArgumentParser):
             kind = "a whole number" if found["kind"] == "int" else "a number"
             return f"{found['name']} must be {kind}, not '{found['value']}' (see {help_})."
         if message.startswith(_REQUIRED):
-            missing = message.removeprefix(_REQUIRED)
-            return f"'{self.prog}' needs {missing.upper()} (see {help_})."
+            missing = message.removeprefix(_REQUIRED)  # as written: '-t/--type', 'list|clear', 'text'
+            return f"'{self.prog}' needs {missing} (see {help_})."
         if message.startswith(_UNKNOWN):
             extra = message.removeprefix(_UNKNOWN).split()
             guess = difflib.get_close_matches(extra[0], self._options(), n=1, cutoff=0.6) if extra else []

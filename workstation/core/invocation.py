@@ -10,7 +10,6 @@ same terminal; ``workstation`` alone is not on the PATH after set-up. Run as
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -19,17 +18,23 @@ ENV = "WORKSTATION_COMMAND"
 
 
 def command() -> str:
-    """The words that start workstation in the user's terminal."""
+    """The words that start workstation in the user's terminal, ready to paste."""
     chosen = os.environ.get(ENV, "").strip()
     if chosen:
-        return shlex.quote(chosen)
+        return chosen  # run.sh quoted it for the shell already (printf %q)
     typed = sys.argv[0] if sys.argv else ""
     if Path(typed).name != "workstation":
         return "workstation"
     on_path = shutil.which("workstation")
     if on_path and Path(on_path).resolve() == Path(typed).resolve():
         return "workstation"
-    return shlex.quote(typed)
+    return shell_word(typed)
+
+
+def shell_word(text: str) -> str:
+    """``text`` as one shell word, its spaces and quotes escaped with backslashes (as bash's
+    ``printf %q`` writes it), so advice around it can stay in single quotes."""
+    return "".join(c if c.isalnum() or c in "-_./+=:,@%^" else "\\" + c for c in text)
 
 
 def cli(rest: str = "") -> str:

@@ -92,6 +92,9 @@ from workstation.core.token_probs import ReplyProbs
 log = logging.getLogger(__name__)
 
 
+MAX_FORGOTTEN = 4096  # deleted conversations' tags kept so their cells are never saved again
+
+
 @dataclass
 class PendingRestore:
     """A saved state being read and checked by the reader thread for a fresh slot."""
@@ -507,6 +510,8 @@ class Scheduler:
         the files deleted."""
 
         def drop() -> None:
+            if len(self._forgotten) >= MAX_FORGOTTEN:  # bounded: a tag is one deleted conversation
+                self._forgotten.pop()
             self._forgotten.add(tag)
             for slot in self.slots:
                 if slot.tag == tag and slot.req is None:

@@ -342,6 +342,9 @@ class OpenAIServer:
             async with self._json_body(request) as body:  # every field is checked before submitting
                 refuse_unsupported(body)
                 params = parse_params(body, self.scheduler.profile.sampling)
+                if params.tag is not None and caller.key is not None:
+                    raise ApiError(403, "'conversation_tag' is for the server's own clients, not a person's key.",
+                                   type_="permission_error", param="conversation_tag")
                 probs = await run_in_threadpool(parse_token_fields, body, chat, self.scheduler.model, params)
                 model = parse_model(body, self.options.model_id)
                 if not chat and body.get("tools") is not None:
@@ -616,8 +619,10 @@ class OpenAIServer:
     async def forget_cells(self, request: Request) -> Response:
         """Ours: ``{"tag": ...}`` -> ``{"forgotten": n}``. A conversation deleted in the TUI
         whose chat went through this server: its cells leave the slots (they would be saved
-        at shutdown) and its saved states the disk. The server's own key only (or none set),
-        not a person's."""
+        at shutdown) and its saved states the disk. For the server's shared key (which the
+        TUI's chat and office tools hold), or anyone on a server without keys; never for a
+        person's key. It deletes cache files only: the worst a caller can do is make a prompt
+        read again."""
         try:
             caller = self._auth(request)
             if caller.key is not None:

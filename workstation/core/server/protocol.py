@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -243,16 +244,18 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
                      tag=parse_tag(body))
 
 
-MAX_TAG_CHARS = 1024
+MAX_TAG_CHARS = 8192  # a tag holds the conversation database's path
 
 
 def parse_tag(body: dict[str, Any], name: str = "conversation_tag", required: bool = False) -> str | None:
-    """A conversation's tag for its saved cells: a string of printable characters."""
+    """A conversation's tag for its saved cells: a string without control characters (it
+    holds a path, which may hold any other character)."""
     value = body.get(name)
     if value is None and not required:
         return None
-    if not isinstance(value, str) or not value or len(value) > MAX_TAG_CHARS or not value.isprintable():
-        raise bad(f"'{name}' must be a string of 1 to {MAX_TAG_CHARS} printable characters.", name)
+    if (not isinstance(value, str) or not value or len(value) > MAX_TAG_CHARS
+            or any(unicodedata.category(c) == "Cc" for c in value)):
+        raise bad(f"'{name}' must be a string of 1 to {MAX_TAG_CHARS} characters, none of them control characters.", name)
     return value
 
 
