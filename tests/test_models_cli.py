@@ -233,8 +233,11 @@ def test_a_missing_model_says_how_to_get_it_and_the_advice_works(
     assert "run 'workstation models list' to see what is installed" in capsys.readouterr().err
 
     profile.write_text("model: llama-3.1-8b-instruct-q4_k_m\n")
-    assert main(["fit", "-p", str(profile)]) == 1
+    assert main(["fit", "-p", str(profile), "--check"]) == 1  # loading it: the sentence says how to get it
     assert "run 'workstation models pull llama-3.1-8b-instruct-q4_k_m' (about" in capsys.readouterr().err
+    assert main(["fit", "-p", str(profile)]) == 0  # planning it: from its published shape, and said so
+    assert ("llama-3.1-8b-instruct-q4_k_m is not downloaded yet: planned from its published shape at Q4_K_M; "
+            "'workstation models pull llama-3.1-8b-instruct-q4_k_m' downloads it, about 4.9 GB") in capsys.readouterr().out
     # a type no installed model is a copy of, and a name that is no type, get the plain sentence
     for name in ("SmolLM2-135M-Base.Q8_0.gguf", "SmolLM2-135M-Instruct.v2.gguf"):
         profile.write_text(f"model: {name}\n")

@@ -234,3 +234,34 @@ def test_models_not_on_disk_are_planned_from_their_shapes() -> None:
     gb = info.weights_bytes / 1024**3
     assert 4.5 < gb < 5.0 and info.file_type == "Q4_K_M"  # the published file is 4.58 GiB
     assert QUANT_BPW["Q8_0"] > QUANT_BPW["Q4_K_M"]
+
+
+def test_a_reasoning_model_is_sized_with_thinking_off_and_draft_models_are_not_proposed() -> None:
+    from workstation.core.model_shapes import candidate_models, thinks_first
+    from workstation.core.size_report import text_report
+
+    names = candidate_models()
+    assert "qwen3-8b-q4_k_m" in names and "qwen3-4b-q4_k_m" in names
+    assert not {"qwen3-0.6b-q4_k_m", "llama-3.2-1b-instruct-q4_k_m", "qwen2.5-0.5b-instruct-q4_k_m"} & set(names)
+    assert thinks_first("qwen3-8b-q4_k_m") and thinks_first("models/Qwen_Qwen3-8B-Q4_K_M.gguf")
+    assert not thinks_first("llama-3.1-8b-instruct-q4_k_m")
+    only = table_only(candidates={"models": ["qwen3-8b-q4_k_m"]})
+    assert only.best is not None and "run qwen3-8b with thinking off at " in only.headline()
+    assert only.to_dict()["reasoning_models"] == ["qwen3-8b-q4_k_m"]
+    assert only.reasoning_note().startswith("qwen3-8b thinks before answering: these figures are for thinking off")
+    plain = table_only(candidates={"models": ["llama-3.1-8b-instruct-q4_k_m"]})
+    assert plain.reasoning_note() == "" and "thinking" not in plain.headline()
+    assert "thinks before answering" in text_report(only) and "thinks before answering" not in text_report(plain)
+
+
+def test_the_memory_check_line_leads_with_the_total() -> None:
+    from workstation.core.memory_check import describe_history
+
+    one = {"total_pct": 0.0, "mean_abs_pct": 0.7, "worst_pct": -1.1, "worst_model": "a.gguf"}
+    part = {"mean_abs_pct": 2.0, "worst_pct": -2.3, "worst_model": "a.gguf"}
+    line = describe_history({"loads": 12, "components": {"total": one, "compute": part}})
+    assert line == ("Memory needs were checked against 12 real model loads on this machine: the estimates "
+                    "were off by 0.7% on average (at worst -1.1%). By part: compute 2.0% (at worst -2.3%, a.gguf).")
+    assert describe_history({"loads": 3, "components": {}}) == (
+        "Memory needs were checked against 3 real model loads on this machine.")
+    assert describe_history({"loads": 0}).startswith("No model loads recorded")

@@ -251,3 +251,18 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "2 of 3 documents cannot be read" in err
     assert "photo.txt" in err and "gone.pdf" in err and "bees.md" not in err
+
+
+def test_the_progress_bar_writes_to_stderr_as_it_is_when_it_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its stream was bound when the module was imported: a test's capture closed since (or a
+    redirected stderr) made a summary fail with 'I/O operation on closed file'."""
+    import io
+    import sys
+
+    from workstation.commands.summarize import ProgressBar
+    from workstation.core.summarize import SummaryProgress
+
+    now = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", now)
+    ProgressBar("notes.txt")(SummaryProgress("map", 1, 2, 1, 2, 3.0, 100.0))
+    assert now.getvalue().startswith("notes.txt: [") and "1/2 parts" in now.getvalue()

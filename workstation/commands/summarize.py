@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import signal
 import sys
 import threading
@@ -17,7 +16,7 @@ from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.atomic import write_text_atomic
 from workstation.core.documents import Document, DocumentError, read_document
 from workstation.core.errors import TurnCancelled, WorkstationError
-from workstation.core.invocation import cli
+from workstation.core.invocation import cli, shell_word
 from workstation.core.kv_state import conversation_tag
 from workstation.core.profiles import load_profile
 from workstation.core.store import ConversationStore
@@ -54,9 +53,10 @@ CONTEXT_INTRO = "Summarize the document {name}; then answer my questions about i
 class ProgressBar:
     """One line on stderr, redrawn in place on a terminal; plain lines otherwise."""
 
-    def __init__(self, name: str, stream: TextIO = sys.stderr, width: int = 24) -> None:
-        self.name, self.stream, self.width = name, stream, width
-        self.tty = stream.isatty()
+    def __init__(self, name: str, stream: TextIO | None = None, width: int = 24) -> None:
+        # sys.stderr as it is now (a default bound at import kept a stream closed since)
+        self.name, self.stream, self.width = name, stream or sys.stderr, width
+        self.tty = self.stream.isatty()
         self.last = ""
 
     def __call__(self, p: SummaryProgress) -> None:
@@ -200,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
                   f"model ({millions(small[1])} parameters) and gets them wrong; a larger one ('{cli('models list')}') "
                   "summarizes more faithfully.", file=sys.stderr)
         if name and results and not results[0].cancelled:
-            follow_up = cli(f"chat -c {shlex.quote(name)} " + '"..."')
+            follow_up = cli(f"chat -c {shell_word(name)} " + '"..."')
             print(f'Saved as the conversation "{name}": ask about it with {follow_up}',
                   file=sys.stderr)
     if stopped:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.core.errors import WorkstationError
-from workstation.core.invocation import cli
+from workstation.core.invocation import cli, shell_word
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".text", ".rst")
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
@@ -516,7 +516,7 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
         where = "" if path.is_absolute() else f" in {Path.cwd()}"  # the folder it was looked for in
         raise DocumentError(f"'{path}' does not exist{where}.")
     if path.is_dir():
-        raise DocumentError(f"'{path}' is a folder, not a document; '{cli(f'batch {path}')}' summarizes every document in it.")
+        raise DocumentError(f"'{path}' is a folder, not a document; '{cli('batch ' + shell_word(str(path)))}' summarizes every document in it.")
     if not path.is_file():  # a pipe, a device, a socket: reading it could wait for ever
         raise DocumentError(f"'{path}' is not a regular file (a pipe or a device), so it cannot be read as a document.")
     try:

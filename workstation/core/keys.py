@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.core.errors import WorkstationError
-from workstation.core.invocation import cli
+from workstation.core.invocation import cli, shell_word
 from workstation.core.paths import data_dir
 from workstation.core.sqlite_schema import SchemaError, open_database
 
@@ -148,7 +148,7 @@ class KeyRing:
                 )
         except sqlite3.IntegrityError:
             raise KeyRingError(
-                f"'{name}' already has a key; revoke it first ({cli(f'keys revoke {name}')})."
+                f"'{name}' already has a key; revoke it first ({cli('keys revoke ' + shell_word(name))})."
             ) from None
         return key, secret
 

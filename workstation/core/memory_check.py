@@ -179,7 +179,8 @@ def describe_history(summary: dict[str, Any]) -> str:
             parts.append(f"{c.replace('_', ' ')} {s['mean_abs_pct']:.1f}% (at worst {s['worst_pct']:+.1f}%, "
                          f"{s['worst_model']})")
     total = summary["components"].get("total")
-    lead = (f"Memory needs were checked against {summary['loads']} real model loads on this machine: "
-            + (f"the estimates were off by {total['mean_abs_pct']:.1f}% on average (at worst "
-               f"{total['worst_pct']:+.1f}%)" if total else "see the parts below"))
+    lead = f"Memory needs were checked against {summary['loads']} real model loads on this machine"
+    if total:
+        lead += (f": the estimates were off by {total['mean_abs_pct']:.1f}% on average (at worst "
+                 f"{total['worst_pct']:+.1f}%)")
     return lead + (f". By part: {'; '.join(parts)}." if parts else ".")

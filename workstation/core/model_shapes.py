@@ -14,7 +14,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from workstation.core.catalog import ModelInfo, catalog_entries, read_model_info, resolve_model_path
+from workstation.core.catalog import (
+    ModelInfo,
+    catalog_entries,
+    catalog_entry,
+    read_model_info,
+    resolve_model_path,
+)
 from workstation.core.errors import ProfileError
 
 SHAPES_PATH = Path(__file__).resolve().parent.parent / "data" / "model_shapes.yaml"
@@ -100,7 +106,7 @@ def _from_shape(name: str, shape: dict[str, Any]) -> ModelInfo:
 
 def catalog_model(name: str) -> tuple[ModelInfo, bool] | None:
     """(the model's info, whether the file is on disk), or None for a model with no known shape."""
-    entry = next((e for e in catalog_entries() if e.get("name") == name), None)
+    entry = catalog_entry(name)
     path = resolve_model_path(name)
     if path.exists():
         info = read_model_info(path, check=False)
@@ -114,9 +120,11 @@ def catalog_model(name: str) -> tuple[ModelInfo, bool] | None:
     return at_quantization(dataclasses.replace(info, file_type=""), info.file_type), False
 
 
-def thinks_first(name: str) -> bool:
-    """A reasoning model (``reasoning: true`` in the catalog): it thinks before it answers."""
-    return any(e.get("name") == name and e.get("reasoning") for e in catalog_entries())
+def thinks_first(ref: str) -> bool:
+    """A reasoning model (``reasoning: true`` in the catalog): it thinks before it answers.
+    ``ref``: a catalog name, or a path to (or the name of) the catalog's file."""
+    entry = catalog_entry(ref) or next((e for e in catalog_entries() if e.get("file") == Path(ref).name), None)
+    return bool(entry and entry.get("reasoning"))
 
 
 def candidate_models(names: list[str] | None = None) -> list[str]:

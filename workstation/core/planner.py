@@ -435,13 +435,13 @@ def _model_info(ref: str, not_downloaded: bool) -> tuple[ModelInfo, str]:
     shape with a note that says how to download it; a missing file otherwise says how to get it."""
     path = Path(resolve_model_path(ref))
     if not_downloaded and not path.exists():
-        from workstation.core.catalog import catalog_entries
+        from workstation.core.catalog import catalog_entry
         from workstation.core.invocation import cli
         from workstation.core.model_shapes import catalog_model
 
         shaped = catalog_model(ref)
         if shaped is not None:
-            entry = next((e for e in catalog_entries() if e.get("name") == ref), {})
+            entry = catalog_entry(ref) or {}
             size = f", about {entry['approx_size_gb']} GB" if entry.get("approx_size_gb") else ""
             return shaped[0], (f"{ref} is not downloaded yet: planned from its published shape at "
                                f"{shaped[0].file_type}; '{cli('models pull ' + ref)}' downloads it{size}")

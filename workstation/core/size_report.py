@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.core.atomic import write_bytes_atomic, write_text_atomic
+from workstation.core.invocation import cli
 from workstation.core.memory_check import describe_history
 from workstation.core.sizing import (
     RANKING,
@@ -174,7 +175,7 @@ def markdown_report(result: SizingResult, out: Path, top: int = 15) -> list[Path
               "- Chats arrive at random (Poisson) at the busy hour's rate; a wait for a slot is Erlang C.",
               "- A GPU option holds the whole model, K/V cache and compute buffers on the card (flash attention on).",
               "- Models not on disk are planned from their published shapes at the quantization's average bits "
-              "per weight; quality is 'not measured' unless `workstation eval` saved a score for that file.",
+              f"per weight; quality is 'not measured' unless `{cli('eval')}` saved a score for that file.",
               "- Documents are summarized map-reduce: chunks of the slot's context, one summary each.", ""]
     write_text_atomic(out, "\n".join(lines))
     return [out, *charts]

@@ -351,8 +351,9 @@ class WorkstationApp(App[None]):
     async def refresh_sidebar(self, search: str | None = None) -> None:
         if search is not None:
             self._search = search
-        await self.chat_screen.sidebar.show(self.store.list(self._search), self.conversation_id,
-                                            {k: v[0] for k, v in self._drafts.items()})
+        marks = {k: text.strip() or (f"📎 {doc[0].name}" if doc else "") for k, (text, doc) in self._drafts.items()
+                 if k is not None or not self._search.strip()}  # the new conversation matches no search
+        await self.chat_screen.sidebar.show(self.store.list(self._search), self.conversation_id, marks)
 
     async def open_conversation(self, conversation_id: int) -> None:
         if self.generating:
@@ -431,11 +432,16 @@ class WorkstationApp(App[None]):
             return None
         text = self.chat_screen.input_text()
         draft = (text, self.pending_document) if text.strip() or self.pending_document is not None else None
+        self._store_draft(self.conversation_id, *(draft or ("", None)))
+        return draft
+
+    def _store_draft(self, conversation_id: int | None, text: str, document: tuple[Path, str] | None) -> None:
+        """The store's ``save_draft``; a database that cannot take it (full disk, locked) is
+        said once in a toast, and nothing else stops: the text stays on screen."""
         try:
-            self.store.save_draft(self.conversation_id, *(draft or ("", None)))
+            self.store.save_draft(conversation_id, text, document)
         except WorkstationError as err:
             self.notify(str(err), severity="warning")
-        return draft
 
     def draft_edited(self) -> None:
         """The box changed: save the draft once typing pauses for a second."""
@@ -568,7 +574,7 @@ class WorkstationApp(App[None]):
         self.chat_screen.clear_input()
         self.save_draft()  # sent: no draft left (a new conversation's was kept under None)
         if made:
-            self.store.save_draft(None, "")
+            self._store_draft(None, "", None)
         if made:
             await self.refresh_sidebar()
         pace = self.stream_pace()
@@ -742,8 +748,12 @@ class WorkstationApp(App[None]):
         self.chat_screen.focus_prompt()
 
     def _attach(self, document: tuple[Path, str] | None) -> None:
-        """``document`` goes with the next message (None: nothing attached)."""
+        """``document`` goes with the next message (None: nothing attached); part of the draft,
+        saved with it."""
+        changed = document != self.pending_document
         self.pending_document = document
+        if changed and self._draft_shown:
+            self.draft_edited()
         self.chat_screen.set_attachment(
             self.texts("chat.attached", name=document[0].name, n=len(document[1])) if document else None
         )
