@@ -126,7 +126,7 @@ def test_fit_before_downloading_plans_from_the_published_shape(
     from workstation.tui.integrations import fit_verdict
 
     verdict = fit_verdict(load_profile("gpu-qwen3-8b"))
-    assert verdict and verdict.startswith("not downloaded yet (F4, then p, downloads it); once it is: fits entirely on the GPU")
+    assert verdict and verdict.startswith("Not downloaded yet: F4, then p, downloads it. Once it is: fits entirely on the GPU")
     probe(FakeGpuProbe.of(("RTX 3050", 6, 5.5)))  # too small for all of it: auto offloads part
     assert main(["fit", "-p", "gpu-qwen3-8b"]) == 0
     out = capsys.readouterr().out

@@ -32,7 +32,7 @@ def fit_verdict(profile: Profile) -> str | None:
     except WorkstationError as err:
         return str(err)
     if not plan.path:  # a catalog model not downloaded yet, planned from its published shape
-        return f"not downloaded yet (F4, then p, downloads it); once it is: {plan.verdict}"
+        return f"Not downloaded yet: F4, then p, downloads it. Once it is: {plan.verdict}"
     return str(plan.verdict)
 
 
