@@ -93,7 +93,10 @@ class MessageView(Vertical):
             yield self._thought_block()
         yield Markdown(self._shown_body(), classes="body")
         yield StreamingText(classes="tail")
-        yield Static(self._metrics_text(), classes="metrics")
+        figures = Static(self._metrics_text(), classes="metrics")
+        if self.role == "assistant":  # what the figures mean, in words, under the mouse
+            figures.tooltip = self.texts("metric.help")
+        yield figures
 
     def on_mount(self) -> None:
         if self._open_stream:
@@ -173,7 +176,10 @@ class MessageView(Vertical):
     def relabel(self, texts: Texts) -> None:
         self.texts = texts
         self.query_one(".role", Static).update(self._role_label())
-        self.query_one(".metrics", Static).update(self._metrics_text())
+        figures = self.query_one(".metrics", Static)
+        figures.update(self._metrics_text())
+        if self.role == "assistant":
+            figures.tooltip = texts("metric.help")
         if (block := self.thought) is not None:
             block.title = self._thought_title()
 
