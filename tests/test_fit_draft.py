@@ -14,6 +14,7 @@ from workstation.core.catalog import read_model_info
 from workstation.core.errors import ModelFileError
 from workstation.core.hardware import FakeGpuProbe, set_probe
 from workstation.core.planner import kv_cache_per_layer, plan_for_profile
+from workstation.tui.i18n import Texts
 
 GIB = 1024**3
 DRAFT = {"mode": "draft", "draft_model": SMOLLM2, "draft_tokens": 6}
@@ -127,7 +128,14 @@ def test_fit_before_downloading_plans_from_the_published_shape(
 
     verdict = fit_verdict(load_profile("gpu-qwen3-8b"))
     assert verdict and verdict.startswith("Not downloaded yet: F4, then p, downloads it. Once it is: fits entirely on the GPU")
+    assert "; with its draft model " in verdict and " GB on the GPU and " in verdict
+    turkish = fit_verdict(load_profile("gpu-qwen3-8b"), Texts("tr"))  # F3 in the Turkish UI
+    assert turkish and turkish.startswith("Henüz indirilmedi: F4, ardından p, indirir. İndirilince: tamamen GPU belleğine sığar")
+    assert "; taslak modeliyle birlikte GPU'da " in turkish and " RAM'de " in turkish
+    assert [n for n in verdict.split() if n[0].isdigit()] == [n for n in turkish.split() if n[0].isdigit()]
     probe(FakeGpuProbe.of(("RTX 3050", 6, 5.5)))  # too small for all of it: auto offloads part
     assert main(["fit", "-p", "gpu-qwen3-8b"]) == 0
     out = capsys.readouterr().out
     assert "not downloaded yet" in out and "GPU layers:" in out and " of 37 " in out
+    partial = fit_verdict(load_profile("gpu-qwen3-8b"), Texts("tr"))
+    assert partial and "36 katmanın " in partial and "kalanı CPU'da: çalışır ama daha yavaş" in partial

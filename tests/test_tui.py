@@ -16,7 +16,7 @@ import yaml
 
 from workstation.core.catalog import read_model_info, resolve_model_path
 from workstation.core.kv_state import KvStateStore
-from workstation.core.planner import plan_for_profile
+from workstation.core.planner import VERDICTS, plan_for_profile
 from workstation.core.profiles import load_profile
 from workstation.tui.app import WorkstationApp
 from workstation.tui.i18n import Texts, detect_language
@@ -507,7 +507,19 @@ def test_locales_have_the_same_keys() -> None:
     root = Path(__file__).parent.parent / "workstation" / "tui" / "locales"
     en = yaml.safe_load((root / "en.yaml").read_text(encoding="utf-8"))
     tr = yaml.safe_load((root / "tr.yaml").read_text(encoding="utf-8"))
-    assert set(en) == set(tr)
+    assert set(en) == set(tr) - set(VERDICTS)  # the planner's verdicts have their English in the planner
+
+
+def test_every_fit_verdict_is_translated_with_its_values() -> None:
+    """Turkish says each of the planner's verdict phrases, with the same blanks to fill."""
+    import string
+
+    tr = Texts("tr")
+    for key, english in VERDICTS.items():
+        turkish = tr.get(key)
+        assert turkish is not None, key
+        blanks = {f for _, f, _, _ in string.Formatter().parse(english) if f}
+        assert {f for _, f, _, _ in string.Formatter().parse(turkish) if f} == blanks, key
 
 
 async def test_serve_the_api_alongside_the_chat(profiles: Path, tmp_path: Path) -> None:

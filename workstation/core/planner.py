@@ -52,6 +52,40 @@ GPU_RESERVE_FRACTION = 0.03  # and a little more on big cards (fragmentation, di
 RAM_RESERVE_BYTES = 1024 * MIB  # leave the OS and the office apps room
 
 
+# A verdict is a list of phrases, each a key and its values (a value may be a phrase itself), so
+# that the TUI can say it in Turkish; the English, which the command line and JSON print, is here.
+Phrase = tuple[str, dict[str, Any]]
+VERDICTS: dict[str, str] = {
+    "fit.gpu_too_small": ("does not fit: {layers} layers on the {where} need {need} GB of VRAM, "
+                          "{usable} GB is usable; set gpu_layers to auto ({auto} layers fit)"),
+    "fit.too_big": "does not fit: needs {need} GB, this machine has {have} GB free",
+    "fit.context_hint": " (the {context}-token context alone takes {kv} GB; try a smaller context or q8_0 K/V)",
+    "fit.gpu": "fits entirely on the {where}: {used} of {total} GB",
+    "fit.partial": ("{layers} of {n_layer} layers on the {where} ({used} of {total} GB), "
+                    "the rest on the CPU: it runs, more slowly"),
+    "fit.cpu": "runs on the CPU{why}: needs {need} GB of the {free} GB of memory free",
+    "fit.cpu_layers_zero": " (gpu_layers is 0)",
+    "fit.cpu_no_room": " (no room on the GPU)",
+    "fit.where_one": "GPU",
+    "fit.where_many": "{n} GPUs",
+    "fit.draft_too_big": "does not fit with its draft model: ",
+    "fit.draft_pair": "; with its draft model {on_gpu}{ram} GB in RAM",
+    "fit.draft_on_gpu": "{gpu} GB on the GPU and ",
+}
+
+
+def say(phrases: list[Phrase], lookup: Any = None) -> str:
+    """The verdict's words: each phrase's text from ``lookup(key)`` (a translation, None where
+    there is none) or the English above, its values filled in (phrases among them first)."""
+
+    def one(key: str, values: dict[str, Any]) -> str:
+        text = (lookup(key) if lookup else None) or VERDICTS[key]
+        filled = {k: one(*v) if isinstance(v, tuple) else v for k, v in values.items()}
+        return text.format(**filled) if filled else text
+
+    return "".join(one(key, values) for key, values in phrases)
+
+
 def _pad(n: int, to: int) -> int:
     return (n + to - 1) // to * to
 
@@ -181,7 +215,7 @@ class MemoryPlan:
     requested_gpu_layers: int | str
     fits: bool
     placement: str  # gpu (all on GPUs) | partial | cpu | none (does not fit)
-    verdict: str
+    verdict: str  # in English: say(verdict_phrases)
     gpu_bytes: int
     cpu_bytes: int
     vram_free: int
@@ -194,9 +228,11 @@ class MemoryPlan:
     notes: list[str] = field(default_factory=list)
     draft: dict[str, Any] | None = None  # the draft model's share (already in the totals above)
     repack_bytes: int = 0  # repacked copies of CPU-resident weights (in total_bytes, not weights_bytes)
+    verdict_phrases: list[Phrase] = field(default_factory=list)  # the verdict, to be translated
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        del data["verdict_phrases"]
         data["devices"] = [d.to_dict() for d in self.devices]
         return data
 
@@ -320,7 +356,8 @@ def plan(
     total = weights + kv_total + comp_total + repack
     cpu_ok = cpu_bytes <= ram_room
     fits = gpu_ok and cpu_ok
-    where = "GPU" if len(gpus) == 1 else f"{len(gpus)} GPUs"
+    where: Phrase = ("fit.where_one", {}) if len(gpus) == 1 else ("fit.where_many", {"n": len(gpus)})
+    phrases: list[Phrase]
     if not fits:
         placement = "none"
         have = ram_room + sum(_gpu_usable(g) for g in gpus)
@@ -328,30 +365,24 @@ def plan(
         if not gpu_ok:
             usable = sum(_gpu_usable(g) for g in gpus)
             auto_n = next((c for c in range(total_layers, -1, -1) if split(c)[1]), 0)
-            verdict = (
-                f"does not fit: {n} layers on the {where} need {_gb(gpu_bytes)} GB of VRAM, "
-                f"{_gb(usable)} GB is usable; set gpu_layers to auto ({auto_n} layers fit)"
-            )
+            phrases = [("fit.gpu_too_small", {"layers": n, "where": where, "need": _gb(gpu_bytes),
+                                              "usable": _gb(usable), "auto": auto_n})]
         else:
-            verdict = f"does not fit: needs {_gb(need)} GB, this machine has {_gb(have)} GB free"
+            phrases = [("fit.too_big", {"need": _gb(need), "have": _gb(have)})]
             if kv_total > weights / 2:
-                verdict += f" (the {context}-token context alone takes {_gb(kv_total)} GB; try a smaller context or q8_0 K/V)"
+                phrases.append(("fit.context_hint", {"context": context, "kv": _gb(kv_total)}))
     elif n >= total_layers and gpus:
         placement = "gpu"
-        verdict = f"fits entirely on the {where}: {_gb(gpu_bytes)} of {_gb(vram_total)} GB"
+        phrases = [("fit.gpu", {"where": where, "used": _gb(gpu_bytes), "total": _gb(vram_total)})]
     elif n > 0:
         placement = "partial"
-        verdict = (
-            f"{min(n, n_layer)} of {n_layer} layers on the {where} ({_gb(gpu_bytes)} of "
-            f"{_gb(vram_total)} GB), the rest on the CPU: it runs, more slowly"
-        )
+        phrases = [("fit.partial", {"layers": min(n, n_layer), "n_layer": n_layer, "where": where,
+                                    "used": _gb(gpu_bytes), "total": _gb(vram_total)})]
     else:
         placement = "cpu"
-        why = "" if not gpus else " (gpu_layers is 0)" if isinstance(gpu_layers, int) else " (no room on the GPU)"
-        verdict = (
-            f"runs on the CPU{why}: needs {_gb(cpu_bytes)} GB of the {_gb(ram_available)} GB "
-            "of memory free"
-        )
+        why: Any = "" if not gpus else (
+            ("fit.cpu_layers_zero", {}) if isinstance(gpu_layers, int) else ("fit.cpu_no_room", {}))
+        phrases = [("fit.cpu", {"why": why, "need": _gb(cpu_bytes), "free": _gb(ram_available)})]
 
     # Decode: every token reads each used device's weights (the output matrix included, the
     # token embeddings only one row) and the KV cache filled so far.
@@ -394,7 +425,8 @@ def plan(
         requested_gpu_layers=requested,
         fits=fits,
         placement=placement,
-        verdict=verdict,
+        verdict=say(phrases),
+        verdict_phrases=phrases,
         gpu_bytes=gpu_bytes,
         cpu_bytes=cpu_bytes,
         vram_free=vram_free,
@@ -526,10 +558,11 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
     result.cpu_bytes += d.cpu_bytes
     if result.cpu_bytes > max(0, result.ram_available - RAM_RESERVE_BYTES) or not d.fits:
         result.fits, result.placement = False, "none"
-        result.verdict = f"does not fit with its draft model: {result.verdict}"
+        result.verdict_phrases.insert(0, ("fit.draft_too_big", {}))
     elif result.fits:  # the target's verdict counted the target alone: say the pair's whole need
-        on_gpu = f"{_gb(result.gpu_bytes)} GB on the GPU and " if result.gpu_bytes else ""
-        result.verdict += f"; with its draft model {on_gpu}{_gb(result.cpu_bytes)} GB in RAM"
+        on_gpu: Any = ("fit.draft_on_gpu", {"gpu": _gb(result.gpu_bytes)}) if result.gpu_bytes else ""
+        result.verdict_phrases.append(("fit.draft_pair", {"on_gpu": on_gpu, "ram": _gb(result.cpu_bytes)}))
+    result.verdict = say(result.verdict_phrases)
     where = "on the GPU" if d.gpu_layers else "on the CPU"
     share = (f"draft model {dinfo.name}: {_gb(d.weights_bytes)} GB of weights and "
              f"{_gb(d.kv_cache_bytes)} GB of f16 K/V {where}")

@@ -101,7 +101,7 @@ class WorkstationApp(App[None]):
         sample_system: bool = True,
         language: str | None = None,
         store_path: Path | None = None,
-        fit_check: Callable[[Profile], str | None] = integrations.fit_verdict,
+        fit_check: Callable[[Profile, Texts], str | None] = integrations.fit_verdict,
         api_port: int = 8088,
     ) -> None:
         super().__init__()

@@ -42,6 +42,11 @@ class Texts:
     def __init__(self, lang: str = "en") -> None:
         self.lang = lang if lang in LANGUAGES else "en"
 
+    def get(self, key: str) -> str | None:
+        """The text for ``key`` in the current language, None where it has none (the caller
+        then has its own English: the planner's verdicts)."""
+        return _texts(self.lang).get(key)
+
     def __call__(self, key: str, **values: Any) -> str:
         text = _texts(self.lang).get(key) or _texts("en").get(key) or key
         if "{cmd}" in text:  # advice naming a command: the one that started us (./run.sh ...)

@@ -14,6 +14,7 @@ from workstation.core import catalog, hardware
 from workstation.core.errors import WorkstationError
 from workstation.core.planner import layers_text
 from workstation.core.profiles import Profile
+from workstation.tui.i18n import Texts
 from workstation.tui.messages import GpuReading
 
 if TYPE_CHECKING:
@@ -21,19 +22,21 @@ if TYPE_CHECKING:
 
 
 # --- planner ----------------------------------------------------------------------------
-def fit_verdict(profile: Profile) -> str | None:
-    """The planner's verdict for the profile (None for a remote backend)."""
+def fit_verdict(profile: Profile, texts: Texts | None = None) -> str | None:
+    """The planner's verdict for the profile in the UI's language (None for a remote backend)."""
     if profile.backend != "llama":
         return None
-    from workstation.core.planner import plan_for_profile
+    from workstation.core.planner import plan_for_profile, say
 
+    t = texts or Texts()
     try:
         plan = plan_for_profile(profile, not_downloaded=True)
     except WorkstationError as err:
         return str(err)
+    verdict = say(plan.verdict_phrases, t.get)
     if not plan.path:  # a catalog model not downloaded yet, planned from its published shape
-        return f"Not downloaded yet: F4, then p, downloads it. Once it is: {plan.verdict}"
-    return str(plan.verdict)
+        return t("profiles.not_downloaded", verdict=verdict)
+    return verdict
 
 
 # --- hardware ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from textual.widgets.option_list import Option
 
 from workstation.core.errors import ProfileError
 from workstation.core.profiles import Profile, list_profiles, load_profile_file
+from workstation.tui.i18n import Texts
 from workstation.tui.integrations import fit_verdict
 from workstation.tui.screens.app_screen import AppScreen
 
@@ -52,7 +53,8 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
 
     def __init__(
-        self, current: str | Profile | None, fit_check: Callable[[Profile], str | None] = fit_verdict
+        self, current: str | Profile | None,
+        fit_check: Callable[[Profile, Texts], str | None] = fit_verdict,
     ) -> None:
         """``current``: the running profile (or its key). One loaded from a file outside
         profiles/ (``-p PATH``) is listed first, so that it can be loaded again (a desk PC's
@@ -123,7 +125,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
     def _check_fit(self) -> None:
         for i, entry in enumerate(self.entries):
             if isinstance(entry, Profile):
-                self.post_message(VerdictFound(i, self.fit_check(entry)))
+                self.post_message(VerdictFound(i, self.fit_check(entry, self.wapp.texts)))
 
     @on(VerdictFound)
     def _verdict(self, event: VerdictFound) -> None:
