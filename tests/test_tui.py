@@ -644,7 +644,7 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert smollm2_path in [row.path for row in models.installed]
         catalog = models.query_one("#catalog", DataTable)
         assert catalog.row_count == len(catalog_entries())
-        states = {str(catalog.get_row_at(i)[0]): str(catalog.get_row_at(i)[3]) for i in range(catalog.row_count)}
+        states = {str(catalog.get_row_at(i)[0]): str(catalog.get_row_at(i)[2]) for i in range(catalog.row_count)}
         sizes = {str(catalog.get_row_at(i)[0]): str(catalog.get_row_at(i)[1]) for i in range(catalog.row_count)}
         assert sizes["llama-3.1-8b-instruct-q4_k_m"] == "~4.9 GB"  # as 'models list' says it, not "?"
         assert states["smollm2-135m-instruct-q4_1"] == "yes" and states["llama-3.1-8b-instruct-q4_k_m"] == "no"

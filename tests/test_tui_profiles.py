@@ -139,3 +139,51 @@ async def test_f3_shows_the_running_profile_and_the_hint_once_every_verdict_is_i
         assert f"● {current.name}" in in_view, in_view  # type: ignore[union-attr]
         dialog, hint = menu.query_one("#profile-menu"), menu.query_one(".dialog-hint")
         assert hint.region.height and hint.region.bottom <= dialog.region.bottom - 1  # inside the border
+
+
+@pytest.mark.parametrize("language", ["en", "tr"])
+async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(language: str) -> None:
+    """At 80 columns the table cuts a model's details: the line under it says them uncut, the
+    catalog's description, and whether the model fits this PC at a chat's context — a catalog
+    model before it is downloaded too (planned from its published shape), in the UI's language."""
+    from textual.widgets import DataTable, Static, TabbedContent
+
+    from workstation.core.hardware import FakeGpuProbe, set_probe
+    from workstation.tui.screens.models import ModelsScreen
+
+    set_probe(FakeGpuProbe.of(("RTX 4060 Ti", 16, 15.0)))
+    try:
+        app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language=language)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("f4")
+            await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.catalog))
+            models = app.screen
+            assert isinstance(models, ModelsScreen)
+            detail = models.query_one("#model-detail", Static)
+            first = models.installed[0]
+            await until(pilot, lambda: first.name in models.fits)
+            text = str(detail.render())
+            assert text.startswith(f"{first.name} · {first.size_text} · {first.details}"), text
+            assert (" katman" if language == "tr" else " layers") in first.details
+            said = ("Bu bilgisayarda 8,192 token'lık bağlamla: tamamen GPU belleğine sığar"
+                    if language == "tr" else "At an 8,192-token context on this PC: fits entirely on the GPU")
+            assert said in text, text
+            models.query_one(TabbedContent).active = "tab-catalog"
+            catalog = models.query_one("#catalog", DataTable)
+            names = [row.name for row in models.catalog]
+            catalog.move_cursor(row=names.index("qwen2.5-14b-instruct-q4_k_m"))
+            await until(pilot, lambda: "qwen2.5-14b-instruct-q4_k_m" in models.fits)
+            text = str(detail.render())
+            assert ("Belgelerde, tablolarda" if language == "tr" else "Strong at documents") in text.splitlines()[1]
+            assert said.split(":")[0] in text and ("tamamen GPU" if language == "tr" else "fits entirely") in text
+            assert ("token (bellek bant" if language == "tr" else "tokens/s (an estimate") in text
+            set_probe(FakeGpuProbe.of(("RTX 3050", 6, 5.5)))  # too small for all of it
+            models.fits.clear()
+            catalog.move_cursor(row=names.index("qwen2.5-14b-instruct-q4_k_m") - 1)
+            catalog.move_cursor(row=names.index("qwen2.5-14b-instruct-q4_k_m"))
+            await until(pilot, lambda: "qwen2.5-14b-instruct-q4_k_m" in models.fits)
+            partial = models.fits["qwen2.5-14b-instruct-q4_k_m"]
+            assert ("48 katmanın " if language == "tr" else " of 48 layers on the GPU") in partial, partial
+            assert detail.region.bottom <= models.query_one("#model-task").region.y  # drawn, not under the footer
+    finally:
+        set_probe(None)

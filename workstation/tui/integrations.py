@@ -6,13 +6,12 @@ thread workers.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workstation.core import catalog, hardware
 from workstation.core.errors import WorkstationError
-from workstation.core.planner import layers_text
 from workstation.core.profiles import Profile
 from workstation.tui.i18n import Texts
 from workstation.tui.messages import GpuReading
@@ -90,6 +89,7 @@ class ModelRow:
     installed: bool
     source: str = ""
     approx_gb: float | None = None  # a catalog model's size where the exact one is not known
+    description: dict[str, str] = field(default_factory=dict)  # the catalog's, by language ("en", "tr")
 
     @property
     def size_text(self) -> str:
@@ -98,36 +98,49 @@ class ModelRow:
 
 
 
-def _model_details(info: catalog.ModelInfo | None) -> str:
+def _model_details(info: catalog.ModelInfo | None, texts: Texts) -> str:
     if info is None:
         return ""
     parts = [info.architecture]
     params = info.parameter_count
     if params:
         parts.append(f"{params / 1e9:.2f}B" if params >= 1e9 else f"{params / 1e6:.0f}M")
-    parts += [info.file_type, f"ctx {info.context_length}", layers_text(info.n_layer)]
+    parts += [info.file_type, f"ctx {info.context_length}", texts("models.layers", n=info.n_layer)]
     if not info.has_chat_template:
-        parts.append("no chat template")
+        parts.append(texts("models.no_template"))
     return " · ".join(p for p in parts if p)
 
 
-def installed_models() -> list[ModelRow]:
-    """Models on disk with their GGUF metadata (a damaged file shows its error)."""
+def _descriptions(entry: dict[str, Any]) -> dict[str, str]:
+    """A catalog entry's description in each language it has (``description``, ``description_tr``)."""
+    out = {"en": str(entry.get("description") or "")}
+    out.update({k.removeprefix("description_"): str(v) for k, v in entry.items()
+                if k.startswith("description_") and v})
+    return {k: v for k, v in out.items() if v}
+
+
+def installed_models(texts: Texts | None = None) -> list[ModelRow]:
+    """Models on disk with their GGUF metadata (a damaged file shows its error), and the
+    catalog's description of those that are in it."""
+    t = texts or Texts()
+    described = {str(e.get("file")): _descriptions(e) for e in catalog.catalog_entries() if e.get("file")}
     return [
         ModelRow(
             name=item.name,
             path=Path(item.path),
             size_bytes=item.size_bytes,
-            details=item.error or _model_details(item.info),
+            details=item.error or _model_details(item.info, t),
             installed=True,
+            description=described.get(Path(item.path).name, {}),
         )
         for item in catalog.list_installed()
     ]
 
 
-def catalog_models() -> list[ModelRow]:
+def catalog_models(texts: Texts | None = None) -> list[ModelRow]:
     from workstation.core.paths import models_dir
 
+    t = texts or Texts()
     rows = []
     for entry in catalog.catalog_entries():
         file = str(entry.get("file") or "")
@@ -138,12 +151,41 @@ def catalog_models() -> list[ModelRow]:
                 path=path,
                 size_bytes=entry.get("size_bytes"),
                 approx_gb=entry.get("approx_size_gb"),
-                details=str(entry.get("licence") or entry.get("license") or "licence unknown"),
+                details=str(entry.get("licence") or entry.get("license") or t("models.licence_unknown")),
                 installed=bool(path and path.exists()),
                 source=str(entry.get("source") or ""),
+                description=_descriptions(entry),
             )
         )
     return rows
+
+
+FIT_CONTEXT = 8192  # F4 says whether a model fits at a chat's context, as a profile would load it
+
+
+def model_fit(row: ModelRow, texts: Texts) -> str:
+    """Whether ``row``'s model fits this PC at an 8k context (f16 K/V, ``gpu_layers: auto``),
+    and at most how fast it decodes, in the UI's language; a catalog model not downloaded
+    yet is planned from its published shape ("" for one without a known shape)."""
+    from workstation.core.model_shapes import catalog_model
+    from workstation.core.planner import plan, say
+
+    try:
+        if row.installed and row.path is not None:
+            info = catalog.read_model_info(row.path, check=False)
+        else:
+            shaped = catalog_model(row.name)
+            if shaped is None:
+                return ""
+            info = shaped[0]
+        context = min(FIT_CONTEXT, info.context_length or FIT_CONTEXT)
+        p = plan(info, context=context, gpus=hardware.gpus())
+    except WorkstationError as err:
+        return str(err)
+    text = texts("models.fit", context=f"{context:,}", verdict=say(p.verdict_phrases, texts.get))
+    if p.fits and p.decode_tps_bound:
+        text += " " + texts("models.speed", tps=f"{p.decode_tps_bound:.0f}")
+    return text
 
 
 def pull_model(name: str, progress: Callable[[float, float | None], None]) -> None:

@@ -8,8 +8,18 @@ from typing import TYPE_CHECKING
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Label, ProgressBar, TabbedContent, TabPane
+from textual.widgets import (
+    DataTable,
+    Footer,
+    Header,
+    Label,
+    ProgressBar,
+    Static,
+    TabbedContent,
+    TabPane,
+)
 
 from workstation.core.errors import WorkstationError
 from workstation.tui import integrations
@@ -26,6 +36,15 @@ class ModelsListed(Progress):
     pass
 
 
+class FitFound(Message):
+    """Whether a model fits this PC, in a sentence ("" where that cannot be worked out)."""
+
+    def __init__(self, name: str, fit: str) -> None:
+        super().__init__()
+        self.name = name
+        self.fit = fit
+
+
 class ModelsScreen(AppScreen, Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "back", id="models.back"),
@@ -40,6 +59,7 @@ class ModelsScreen(AppScreen, Screen[None]):
         self.installed: list[ModelRow] = []
         self.catalog: list[ModelRow] = []
         self.busy = False
+        self.fits: dict[str, str] = {}  # model name -> whether it fits this PC, once worked out
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -49,6 +69,7 @@ class ModelsScreen(AppScreen, Screen[None]):
                 yield DataTable(id="installed", cursor_type="row", zebra_stripes=True)
             with TabPane(t("models.catalog"), id="tab-catalog"):
                 yield DataTable(id="catalog", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="model-detail", markup=False)
         yield Label("", id="model-task", markup=False)
         yield ProgressBar(total=1.0, id="pull-progress")
         yield Footer()
@@ -59,7 +80,7 @@ class ModelsScreen(AppScreen, Screen[None]):
             t("models.col_name"), t("models.col_size"), t("models.col_details")
         )
         self.query_one("#catalog", DataTable).add_columns(
-            t("models.col_name"), t("models.col_size"), t("models.col_licence"), t("models.col_state")
+            t("models.col_name"), t("models.col_size"), t("models.col_state"), t("models.col_licence")
         )
         self.query_one("#pull-progress").display = False
         self.action_reload()
@@ -70,8 +91,8 @@ class ModelsScreen(AppScreen, Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="models-list")
     def action_reload(self) -> None:
         try:
-            installed = integrations.installed_models()
-            catalog = integrations.catalog_models()
+            installed = integrations.installed_models(self.wapp.texts)
+            catalog = integrations.catalog_models(self.wapp.texts)
         except WorkstationError as err:
             self.post_message(TaskFailed(str(err)))
             return
@@ -90,7 +111,49 @@ class ModelsScreen(AppScreen, Screen[None]):
         cat.clear()
         for row in self.catalog:
             state = t("models.installed_yes") if row.installed else t("models.installed_no")
-            cat.add_row(row.name, row.size_text, row.details, state)
+            cat.add_row(row.name, row.size_text, state, row.details)  # the licence last: a narrow terminal cuts it
+        self.fits.clear()  # a model pulled, added or deleted changes what fits beside it
+        self._show_detail()
+
+    # --- the highlighted model, in full ----------------------------------------------------
+    def _highlighted(self) -> ModelRow | None:
+        if self._active() == "tab-catalog":
+            return self._selected("catalog", self.catalog)
+        return self._selected("installed", self.installed)
+
+    @on(DataTable.RowHighlighted)
+    @on(TabbedContent.TabActivated)
+    def _show_detail(self) -> None:
+        """Under the table: the highlighted model's details uncut (the table cuts them on a
+        narrow terminal), the catalog's description, and whether it fits this PC."""
+        row = self._highlighted()
+        detail = self.query_one("#model-detail", Static)
+        if row is None:
+            detail.update("")
+            return
+        t = self.wapp.texts
+        lines = [f"{row.name} · {row.size_text} · {row.details}"]
+        description = row.description.get(t.lang) or row.description.get("en")
+        if description:
+            lines.append(description)
+        if row.name in self.fits:
+            if self.fits[row.name]:
+                lines.append(self.fits[row.name])
+        else:
+            lines.append(t("models.fit_checking"))
+            self._work_out_fit(row)
+        detail.update("\n".join(lines))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="models-fit")
+    def _work_out_fit(self, row: ModelRow) -> None:
+        self.post_message(FitFound(row.name, integrations.model_fit(row, self.wapp.texts)))
+
+    @on(FitFound)
+    def _fit_found(self, event: FitFound) -> None:
+        self.fits[event.name] = event.fit
+        row = self._highlighted()
+        if row is not None and row.name == event.name:
+            self._show_detail()
 
     def _active(self) -> str:
         return self.query_one(TabbedContent).active
