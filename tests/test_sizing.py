@@ -16,6 +16,7 @@ import pytest
 from workstation.cli import main
 from workstation.core.errors import WorkstationError
 from workstation.core.gpu_table import find_spec, sizing_specs
+from workstation.core.phrases import say
 from workstation.core.sizing import (
     SizingResult,
     candidate_machines,
@@ -26,6 +27,7 @@ from workstation.core.sizing import (
 )
 from workstation.core.speed_model import PUBLISHED, gpu_check
 from workstation.core.workload import WorkloadError, load_workload, workload_from_dict
+from workstation.tui.i18n import Texts
 
 BIG_MODELS = ["llama-3.1-8b-instruct-q4_k_m", "qwen2.5-14b-instruct-q4_k_m", "gemma-2-9b-it-q4_k_m"]
 
@@ -46,6 +48,19 @@ def table_only(workload_ref: str = "office-20", **over: object) -> SizingResult:
         data.update(over)
         w = workload_from_dict(data, "<test>")
     return size(w, candidate_machines(w, []))
+
+
+def test_the_headline_says_the_same_figures_in_turkish() -> None:
+    r = table_only()
+    assert r.best is not None
+    english, turkish = r.headline(), say(r.headline_phrases(), Texts("tr").get)
+    assert english.startswith(f"Buy a {r.best.machine} (about $") and turkish.startswith(f"Bir {r.best.machine} alın (yaklaşık $")
+    assert f"yoğun saatte {r.workload.people} kişinin her biri saniyede yaklaşık {r.best.tps_per_person:.0f} token alır" in turkish
+
+    def figures(text: str) -> list[str]:
+        return sorted(w.strip("(),.;$") for w in text.split() if w.strip("(),.;$")[:1].isdigit())
+
+    assert figures(english) == figures(turkish)
 
 
 def test_office_20_is_found_by_name_and_checked() -> None:
@@ -116,6 +131,9 @@ def test_a_workload_nothing_meets_says_so_and_names_what_would(capsys: pytest.Ca
     assert 0 < served < 5000 and f"it would serve {served} people" in line
     # and that many people really are served by it, one more are not
     assert r._meets_with(closest, served) and not r._meets_with(closest, served + 1)
+    turkish = say(r.headline_phrases(), Texts("tr").get)  # F10 in the Turkish UI
+    assert turkish.startswith("Bu iş yükünü (5000 kişi) karşılayan seçenek yok. En yakını: ")
+    assert closest.machine in turkish and f"bu hedeflerle {served} kişiye hizmet verebilir" in turkish
     path = tmp_path / "busy.yaml"
     path.write_text(json.dumps({**{k: v for k, v in r.workload.to_dict().items() if k != "source"}}), encoding="utf-8")
     assert main(["size", str(path), "--json"]) == 2

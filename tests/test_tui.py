@@ -16,7 +16,8 @@ import yaml
 
 from workstation.core.catalog import read_model_info, resolve_model_path
 from workstation.core.kv_state import KvStateStore
-from workstation.core.planner import VERDICTS, plan_for_profile
+from workstation.core.phrases import ENGLISH
+from workstation.core.planner import plan_for_profile
 from workstation.core.profiles import load_profile
 from workstation.tui.app import WorkstationApp
 from workstation.tui.i18n import Texts, detect_language
@@ -507,15 +508,17 @@ def test_locales_have_the_same_keys() -> None:
     root = Path(__file__).parent.parent / "workstation" / "tui" / "locales"
     en = yaml.safe_load((root / "en.yaml").read_text(encoding="utf-8"))
     tr = yaml.safe_load((root / "tr.yaml").read_text(encoding="utf-8"))
-    assert set(en) == set(tr) - set(VERDICTS)  # the planner's verdicts have their English in the planner
+    assert set(en) == set(tr) - set(ENGLISH)  # the core's sentences have their English in core/phrases.py
+    assert not set(en) & set(ENGLISH)
 
 
-def test_every_fit_verdict_is_translated_with_its_values() -> None:
-    """Turkish says each of the planner's verdict phrases, with the same blanks to fill."""
+def test_every_core_phrase_is_translated_with_its_values() -> None:
+    """Turkish says each of the core's phrases (fit verdicts, the sizing headline), with the
+    same blanks to fill."""
     import string
 
     tr = Texts("tr")
-    for key, english in VERDICTS.items():
+    for key, english in ENGLISH.items():
         turkish = tr.get(key)
         assert turkish is not None, key
         blanks = {f for _, f, _, _ in string.Formatter().parse(english) if f}

@@ -26,6 +26,7 @@ from typing import Any
 
 from workstation.core.catalog import GGML_TYPES, ModelInfo, read_model_info, resolve_model_path
 from workstation.core.hardware import GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth_gbps
+from workstation.core.phrases import Phrase, say
 from workstation.core.profiles import KV_CACHE_TYPES, Profile
 
 MIB = 1024**2
@@ -50,40 +51,6 @@ KV_PAD = 256  # llama.cpp pads the context (and the SWA cache) to 256 cells
 GPU_RESERVE_BYTES = 512 * MIB  # CUDA context, cuBLAS workspace, the driver
 GPU_RESERVE_FRACTION = 0.03  # and a little more on big cards (fragmentation, display)
 RAM_RESERVE_BYTES = 1024 * MIB  # leave the OS and the office apps room
-
-
-# A verdict is a list of phrases, each a key and its values (a value may be a phrase itself), so
-# that the TUI can say it in Turkish; the English, which the command line and JSON print, is here.
-Phrase = tuple[str, dict[str, Any]]
-VERDICTS: dict[str, str] = {
-    "fit.gpu_too_small": ("does not fit: {layers} layers on the {where} need {need} GB of VRAM, "
-                          "{usable} GB is usable; set gpu_layers to auto ({auto} layers fit)"),
-    "fit.too_big": "does not fit: needs {need} GB, this machine has {have} GB free",
-    "fit.context_hint": " (the {context}-token context alone takes {kv} GB; try a smaller context or q8_0 K/V)",
-    "fit.gpu": "fits entirely on the {where}: {used} of {total} GB",
-    "fit.partial": ("{layers} of {n_layer} layers on the {where} ({used} of {total} GB), "
-                    "the rest on the CPU: it runs, more slowly"),
-    "fit.cpu": "runs on the CPU{why}: needs {need} GB of the {free} GB of memory free",
-    "fit.cpu_layers_zero": " (gpu_layers is 0)",
-    "fit.cpu_no_room": " (no room on the GPU)",
-    "fit.where_one": "GPU",
-    "fit.where_many": "{n} GPUs",
-    "fit.draft_too_big": "does not fit with its draft model: ",
-    "fit.draft_pair": "; with its draft model {on_gpu}{ram} GB in RAM",
-    "fit.draft_on_gpu": "{gpu} GB on the GPU and ",
-}
-
-
-def say(phrases: list[Phrase], lookup: Any = None) -> str:
-    """The verdict's words: each phrase's text from ``lookup(key)`` (a translation, None where
-    there is none) or the English above, its values filled in (phrases among them first)."""
-
-    def one(key: str, values: dict[str, Any]) -> str:
-        text = (lookup(key) if lookup else None) or VERDICTS[key]
-        filled = {k: one(*v) if isinstance(v, tuple) else v for k, v in values.items()}
-        return text.format(**filled) if filled else text
-
-    return "".join(one(key, values) for key, values in phrases)
 
 
 def _pad(n: int, to: int) -> int:

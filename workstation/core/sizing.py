@@ -39,6 +39,7 @@ from workstation.core.model_shapes import (
     catalog_model,
     thinks_first,
 )
+from workstation.core.phrases import Phrase, say
 from workstation.core.planner import GB, GPU_RESERVE_BYTES, GPU_RESERVE_FRACTION, plan
 from workstation.core.speed_model import SpeedConstants, gpu_constants
 from workstation.core.workload import Workload
@@ -114,6 +115,10 @@ class SizingOption:
         for k in ("tps_per_person", "tps_single", "aggregate_tps", "busy_slots", "utilization", "chats_per_hour"):
             d[k] = round(d[k], 3)
         return d
+
+
+def _slots(n: int) -> Phrase:
+    return ("headline.slot" if n == 1 else "headline.slots", {"n": n})
 
 
 def _secs(s: float) -> str:
@@ -361,34 +366,39 @@ class SizingResult:
         return first_per_machine(self.options, n, lambda o: o.meets)
 
     def headline(self) -> str:
+        return say(self.headline_phrases())
+
+    def headline_phrases(self) -> list[Phrase]:
+        """The headline as phrases (core/phrases.py), for the TUI to say in its language."""
         b = self.best
         w = self.workload
-        if b is not None:
-            where = "This machine's CPU is enough" if b.here and b.machine_kind == "cpu" else (
-                f"Use {b.machine}" if b.here else
-                f"Buy a {b.machine}" + (f" (about ${b.price_usd:,.0f})" if b.price_usd else ""))
-            thinking = " with thinking off" if thinks_first(b.model) else ""
-            return (f"{where}: run {model_family(b.model)}{thinking} at {b.quant} with a {b.kv_type} K/V cache and "
-                    f"{b.slots} slot{'s' if b.slots != 1 else ''}; each of {w.people} people gets about "
-                    f"{b.tps_per_person:.0f} tokens/s at the busy hour, the first token in {_secs(b.ttft_s)}, "
-                    f"and {b.docs_per_night} documents fit in a night.")
-        return self.nothing_fits()
+        if b is None:
+            return self.nothing_fits()
+        where: Phrase = ("headline.here_cpu", {}) if b.here and b.machine_kind == "cpu" else (
+            ("headline.use", {"machine": b.machine}) if b.here else
+            ("headline.buy_priced", {"machine": b.machine, "price": f"{b.price_usd:,.0f}"}) if b.price_usd else
+            ("headline.buy", {"machine": b.machine}))
+        return [("headline.best", {
+            "where": where, "model": model_family(b.model), "quant": b.quant, "kv": b.kv_type,
+            "thinking": ("headline.thinking_off", {}) if thinks_first(b.model) else "",
+            "slots": _slots(b.slots), "people": w.people, "tps": f"{b.tps_per_person:.0f}",
+            "ttft": _secs(b.ttft_s), "docs": b.docs_per_night})]
 
-    def nothing_fits(self) -> str:
+    def nothing_fits(self) -> list[Phrase]:
         w = self.workload
         close = sorted(self.options, key=closeness_key)
         fitting = [o for o in close if o.fits]
         if not fitting:
-            return (f"Nothing meets this workload: no candidate model fits any candidate machine "
-                    f"at {w.slot_context:,} tokens per slot; try a smaller context or more memory.")
+            return [("headline.nothing_fits", {"context": f"{w.slot_context:,}"})]
         c = fitting[0]
         people = self.people_served(c)
-        served = (f"it would serve {people} people at these targets" if people else
-                  "it misses the targets even for one person")
-        what = (f"{c.machine}: {c.model} {c.quant}, K/V {c.kv_type}, {c.slots} slot{'s' if c.slots != 1 else ''}"
-                if c.utilization >= 1 else c.summary())
-        return (f"Nothing meets this workload ({w.people} people). Closest: {what} "
-                f"(misses: {'; '.join(c.misses)}); {served}.")
+        served: Phrase = ("headline.would_serve", {"people": people}) if people else ("headline.misses_one", {})
+        what: Phrase | str = (
+            ("headline.closest_what", {"machine": c.machine, "model": c.model, "quant": c.quant,
+                                       "kv": c.kv_type, "slots": _slots(c.slots)})
+            if c.utilization >= 1 else c.summary())
+        return [("headline.closest", {"people": w.people, "what": what, "misses": "; ".join(c.misses),
+                                      "served": served})]
 
     def people_served(self, o: SizingOption) -> int:
         """The most people ``o`` serves at the workload's targets (0: not even one)."""

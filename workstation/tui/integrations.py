@@ -25,7 +25,8 @@ def fit_verdict(profile: Profile, texts: Texts | None = None) -> str | None:
     """The planner's verdict for the profile in the UI's language (None for a remote backend)."""
     if profile.backend != "llama":
         return None
-    from workstation.core.planner import plan_for_profile, say
+    from workstation.core.phrases import say
+    from workstation.core.planner import plan_for_profile
 
     t = texts or Texts()
     try:
@@ -168,7 +169,8 @@ def model_fit(row: ModelRow, texts: Texts) -> str:
     and at most how fast it decodes, in the UI's language; a catalog model not downloaded
     yet is planned from its published shape ("" for one without a known shape)."""
     from workstation.core.model_shapes import catalog_model
-    from workstation.core.planner import plan, say
+    from workstation.core.phrases import say
+    from workstation.core.planner import plan
 
     try:
         if row.installed and row.path is not None:

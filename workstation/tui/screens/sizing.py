@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 from textual_plotext import PlotextPlot
 
+from workstation.core.phrases import say
 from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
 
@@ -79,7 +80,7 @@ class SizingScreen(AppScreen, Screen[None]):
 
         try:
             result = self.compute(self.workload_ref)
-            self.post_message(SizingReady(1, 1, result.headline(), chart_data(result)))
+            self.post_message(SizingReady(1, 1, say(result.headline_phrases(), self.wapp.texts.get), chart_data(result)))
         except WorkstationError as err:
             self.post_message(TaskFailed(str(err)))
 
