@@ -187,3 +187,28 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             assert detail.region.bottom <= models.query_one("#model-task").region.y  # drawn, not under the footer
     finally:
         set_probe(None)
+
+
+async def test_the_office_server_down_and_a_model_not_downloaded_are_said_in_turkish(folder: Path) -> None:
+    """A desk PC whose office server is down, then a profile whose model is not downloaded
+    yet: the Turkish UI says both in Turkish (the command line keeps its English)."""
+    from workstation.core.errors import WorkstationError
+    from workstation.core.profiles import load_profile
+    from workstation.core.remote import RemoteEngine
+
+    _write(folder, "desk", {"backend": "openai",
+                            "remote": {"base_url": "http://127.0.0.1:9/v1", "model": "office-model"}})
+    _write(folder, "later", {"model": "qwen3-8b-q4_k_m"})
+    with pytest.raises(WorkstationError) as down:
+        RemoteEngine(load_profile("desk"))
+    assert str(down.value) == "Cannot reach the server at http://127.0.0.1:9/v1: connection refused or host unreachable."
+    app = WorkstationApp("desk", sample_system=False, language="tr")
+    async with app.run_test(size=(120, 30)) as pilot:
+        def said(text: str) -> bool:
+            return any(text in str(n.message) for n in app._notifications)
+
+        await until(pilot, lambda: said("http://127.0.0.1:9/v1 adresindeki sunucuya ulaşılamıyor: "
+                                        "bağlantı reddedildi ya da sunucuya erişilemiyor."))
+        app.switch_profile(load_profile("later"))
+        await until(pilot, lambda: said("qwen3-8b-q4_k_m modeli henüz indirilmedi; '")
+                    and said("models pull qwen3-8b-q4_k_m' çalıştırın (yaklaşık 5.0 GB)."))

@@ -29,6 +29,7 @@ from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.gguf_check import GGUFHeader, ValueSpan
 from workstation.core.invocation import cli
 from workstation.core.paths import models_dir
+from workstation.core.phrases import Phrase
 
 # Sliding-window attention as llama.cpp sets it up per architecture (src/models/<arch>.cpp:
 # load_swa_pattern(ml, n_pattern, dense_first)); a GGUF key
@@ -234,23 +235,19 @@ def missing_model_error(path: Path) -> ModelFileError:
     in_models = path.parent.resolve() == models_dir().resolve()
     entry = next((e for e in catalog_entries() if e.get("file") == path.name), None) if in_models else None
     if entry is not None:
-        size = f" (about {entry['approx_size_gb']} GB)" if entry.get("approx_size_gb") else ""
-        return ModelFileError(
-            f"The model {entry.get('name')} is not downloaded yet; run '{cli('models pull ' + str(entry.get('name')))}'"
-            f"{size}."
-        )
+        size: Phrase | str = ("model.about_gb", {"gb": entry["approx_size_gb"]}) if entry.get("approx_size_gb") else ""
+        name = str(entry.get("name"))
+        return ModelFileError(said=[("model.not_downloaded", {"name": name, "command": cli("models pull " + name),
+                                                               "size": size})])
     source = _made_by_quantizing(path) if in_models else None
     if source is not None:
         item, type_name = source
         assert item.info is not None
         requantize = "" if item.info.file_type in UNQUANTIZED else " --allow-requantize"
-        return ModelFileError(
-            f"The model file {path.name} is not made yet; make it from {item.name} with '{cli()} "
-            f"models quantize {item.name} --type {type_name.lower()}{requantize}'."
-        )
-    return ModelFileError(
-        f"The model file {path} does not exist; run '{cli('models list')}' to see what is installed."
-    )
+        return ModelFileError(said=[("model.not_made", {
+            "file": path.name, "source": item.name,
+            "command": f"{cli()} models quantize {item.name} --type {type_name.lower()}{requantize}"})])
+    return ModelFileError(said=[("model.missing", {"path": str(path), "command": cli("models list")})])
 
 
 def check_gguf(path: Path) -> None:

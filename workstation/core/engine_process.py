@@ -14,7 +14,7 @@ Protocol (pickled tuples over a ``multiprocessing`` pipe):
                    | ("reset",) | ("info",) | ("close",)
   child -> parent  ("progress", fraction) | ("ready", info) | ("delta", text, n_tokens, reasoning)
                    | ("done", text, metrics, reasoning) | ("item", index, text, metrics, reasoning)
-                   | ("result", value) | ("error", message)
+                   | ("result", value) | ("error", message[, phrases])
 Cancellation is a shared ``multiprocessing.Event`` the child checks per token and inside
 llama.cpp (abort callback), so it does not wait behind the pipe.
 """
@@ -59,7 +59,7 @@ def _child_main(
             profile, cancel_flag=cancel, progress=lambda f: conn.send(("progress", f)), keep_state=keep_state
         )
     except WorkstationError as err:
-        conn.send(("error", str(err)))
+        conn.send(("error", str(err), err.said))
         return
     except Exception as err:  # noqa: BLE001 - reported as one sentence, never a traceback
         conn.send(("error", f"The engine could not start: {type(err).__name__}: {err}"))
@@ -105,7 +105,7 @@ def _child_main(
             else:
                 conn.send(("error", f"unknown request {kind!r}"))
         except WorkstationError as err:
-            conn.send(("error", str(err)))
+            conn.send(("error", str(err), err.said))
         except Exception as err:  # noqa: BLE001
             conn.send(("error", f"The turn failed: {type(err).__name__}: {err}"))
     engine.close()
@@ -142,6 +142,12 @@ def _send_events(
             if pending:
                 send_pending()
             conn.send(("done", event.text, event.metrics.to_dict(), event.reasoning))
+
+
+def _failed(reply: tuple[Any, ...]) -> EngineError:
+    """The child's ("error", message[, phrases]) as the error to raise here, its phrases kept
+    so that the TUI can say it in its language."""
+    return EngineError(reply[1], said=reply[2] if len(reply) > 2 else None)
 
 
 class EngineProcess:
@@ -186,7 +192,7 @@ class EngineProcess:
                 break
             elif msg[0] == "error":
                 self._kill()
-                raise EngineError(msg[1])
+                raise _failed(msg)
 
     def _recv(self) -> tuple[Any, ...]:
         try:
@@ -222,7 +228,7 @@ class EngineProcess:
             self._conn.send(msg)
             reply = self._recv()
         if reply[0] == "error":
-            raise EngineError(reply[1])
+            raise _failed(reply)
         return reply[1]
 
     def reset(self) -> None:
@@ -262,7 +268,7 @@ class EngineProcess:
                         raise failure
                     return [results[i] for i in sorted(results)]
                 elif reply[0] == "error":
-                    raise EngineError(reply[1])
+                    raise _failed(reply)
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -280,7 +286,7 @@ class EngineProcess:
                     yield TurnFinished(reply[1], TurnMetrics.from_dict(reply[2]), reasoning=reply[3])
                     return
                 elif kind == "error":
-                    raise EngineError(reply[1])
+                    raise _failed(reply)
 
     def stream_chat(
         self, messages: list[Message], sampling: Sampling | None = None, *,

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from workstation.core.phrases import Phrase, say
+
 
 class WorkstationError(Exception):
-    """A problem the user can act on; ``str(err)`` is one clear sentence."""
+    """A problem the user can act on; ``str(err)`` is one clear sentence.
+
+    Raised with ``said=[(key, values), ...]`` (core/phrases.py) instead of a message, the
+    sentence is in English for the command line and the TUI says it in its own language."""
 
     exit_code: int = 1
+
+    def __init__(self, *args: object, said: list[Phrase] | None = None) -> None:
+        super().__init__(*(args or ((say(said),) if said else ())))
+        self.said = said or []
 
 
 class ModelFileError(WorkstationError):

@@ -243,9 +243,7 @@ def preflight(path: Path) -> GGUFHeader:
     """Check a GGUF file; raise ModelFileError (what is wrong, at which byte) or return its header."""
     path = Path(path)
     if not path.exists():
-        raise ModelFileError(
-            f"The model file {path} does not exist; run '{cli('models list')}' to see what is installed."
-        )
+        raise ModelFileError(said=[("model.missing", {"path": str(path), "command": cli("models list")})])
     if not path.is_file():
         raise ModelFileError(f"The model path {path} is not a file.")
     try:

@@ -48,6 +48,29 @@ ENGLISH: dict[str, str] = {
     "headline.closest_what": "{machine}: {model} {quant}, K/V {kv}, {slots}",
     "headline.would_serve": "it would serve {people} people at these targets",
     "headline.misses_one": "it misses the targets even for one person",
+    # the office server, seen from a desk PC (remote.RemoteEngine)
+    "remote.unreachable": "Cannot reach the server at {url}: {reason}.",
+    "remote.lost": "Lost the connection to {url}: {reason}.",
+    "remote.refused": "connection refused or host unreachable",
+    "remote.timed_out": "timed out",
+    "remote.busy": "The server at {url} is busy or down (HTTP {status}); try again later.",
+    "remote.lists_no_models": "The server at {url} lists no models (HTTP {status}); set remote.model in the profile.",
+    "remote.no_models": "The server at {url} serves no models; set remote.model.",
+    "remote.needs_key": "The server at {url} needs an API key; set the environment variable {env}.",
+    "remote.needs_key_env": "The server at {url} needs an API key; set remote.api_key_env in the profile.",
+    "remote.key_refused": "The server at {url} refused the API key{source}: {message}.",
+    "remote.key_from": " from {env}",
+    "remote.answered": "The server at {url} answered HTTP {status}: {message}.",
+    "remote.stopped_reply": "The server stopped the reply: {message}.",
+    "remote.silent": ("The server at {url} sent nothing for {seconds} s (remote.timeout_s in the profile); "
+                      "the request may be too long for it."),
+    "remote.cannot_forget": "The server at {url} could not forget the conversation's saved cells.",
+    "remote.empty": "The message is empty; type something to send.",
+    # a profile's model file (catalog.missing_model_error)
+    "model.not_downloaded": "The model {name} is not downloaded yet; run '{command}'{size}.",
+    "model.about_gb": " (about {gb} GB)",
+    "model.not_made": "The model file {file} is not made yet; make it from {source} with '{command}'.",
+    "model.missing": "The model file {path} does not exist; run '{command}' to see what is installed.",
 }
 
 

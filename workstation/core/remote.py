@@ -44,6 +44,7 @@ from workstation.core.events import (
     finished_turn,
 )
 from workstation.core.metrics import TurnMetrics
+from workstation.core.phrases import Phrase
 from workstation.core.profiles import Constraints, Profile, Sampling, profile_from_dict
 from workstation.core.reasoning import ThinkingSplitter
 
@@ -126,23 +127,19 @@ class RemoteEngine:
             response = self.client.get("/models", timeout=min(10.0, self.profile.remote.timeout_s))
         except httpx.HTTPError as err:
             self.client.close()
-            raise BackendUnreachable(f"Cannot reach the server at {self.base_url}: {_reason(err)}.") from None
+            raise BackendUnreachable(said=[("remote.unreachable", {"url": self.base_url, "reason": _reason(err)})]) from None
         if response.status_code in (401, 403):
             self.client.close()
-            raise EngineError(self._key_problem(response))
+            raise self._key_problem(response)
         if response.status_code != 200:
             # some servers have no /models; the first turn will tell
             if not self.model:
                 self.client.close()
                 if response.status_code in (429, 502, 503, 504):  # busy or down: may work later
-                    raise BackendUnreachable(
-                        f"The server at {self.base_url} is busy or down (HTTP {response.status_code}); "
-                        "try again later."
-                    )
-                raise EngineError(
-                    f"The server at {self.base_url} lists no models (HTTP {response.status_code}); "
-                    "set remote.model in the profile."
-                )
+                    raise BackendUnreachable(said=[("remote.busy", {"url": self.base_url,
+                                                                     "status": response.status_code})])
+                raise EngineError(said=[("remote.lists_no_models", {"url": self.base_url,
+                                                                    "status": response.status_code})])
             return
         try:
             models = [m for m in response.json().get("data", []) if isinstance(m, dict)]
@@ -151,19 +148,20 @@ class RemoteEngine:
         if not self.model:
             if not models:
                 self.client.close()
-                raise EngineError(f"The server at {self.base_url} serves no models; set remote.model.")
+                raise EngineError(said=[("remote.no_models", {"url": self.base_url})])
             self.model = str(models[0].get("id"))
         for m in models:
             if m.get("id") == self.model:
                 self.meta = m.get("meta") or {}
 
-    def _key_problem(self, response: httpx.Response) -> str:
+    def _key_problem(self, response: httpx.Response) -> EngineError:
         env = self.profile.remote.api_key_env
         if not self.has_key:
-            where = f"set the environment variable {env}" if env else "set remote.api_key_env in the profile"
-            return f"The server at {self.base_url} needs an API key; {where}."
-        source = f" from {env}" if env else ""
-        return f"The server at {self.base_url} refused the API key{source}: {_error_text(response)}."
+            return EngineError(said=[("remote.needs_key", {"url": self.base_url, "env": env}) if env
+                                     else ("remote.needs_key_env", {"url": self.base_url})])
+        source = ("remote.key_from", {"env": env}) if env else ""
+        return EngineError(said=[("remote.key_refused", {"url": self.base_url, "source": source,
+                                                         "message": _error_text(response)})])
 
     # --- the Engine interface ----------------------------------------------------------------
     def info(self) -> EngineInfo:
@@ -307,7 +305,7 @@ class RemoteEngine:
                 return int(response.json().get("forgotten") or 0)
         except (httpx.HTTPError, ValueError, TypeError, AttributeError):
             pass
-        raise EngineError(f"The server at {self.base_url} could not forget the conversation's saved cells.")
+        raise EngineError(said=[("remote.cannot_forget", {"url": self.base_url})])
 
     def claim_cells(self, tag: str, messages: list[Message]) -> int:  # noqa: ARG002
         return 0
@@ -317,7 +315,7 @@ class RemoteEngine:
         tag: str | None = None,
     ) -> Iterator[TurnEvent]:
         if not messages or not str(messages[-1].get("content", "")).strip():
-            raise EngineError("The message is empty; type something to send.")
+            raise EngineError(said=[("remote.empty", {})])
         payload = self._payload(messages, sampling, constraints, tag)
         if self._cancel.is_set():  # cancelled before it was sent: nothing to ask the server
             yield TurnFinished("", TurnMetrics(load_ms=self.load_ms, stop_reason="cancelled"))
@@ -338,15 +336,13 @@ class RemoteEngine:
                     self._responses.add(response)
                 if response.status_code in (401, 403):
                     response.read()
-                    raise EngineError(self._key_problem(response))
+                    raise self._key_problem(response)
                 if response.status_code != 200:
                     response.read()
                     # busy, over its quota, or down behind a proxy: the same request may work later
                     later = response.status_code in (429, 502, 503, 504)
-                    raise (BackendUnreachable if later else EngineError)(
-                        f"The server at {self.base_url} answered HTTP {response.status_code}: "
-                        f"{_error_text(response)}."
-                    )
+                    raise (BackendUnreachable if later else EngineError)(said=[("remote.answered", {
+                        "url": self.base_url, "status": response.status_code, "message": _error_text(response)})])
                 for line in response.iter_lines():
                     if self._cancel.is_set():
                         stop = "cancelled"
@@ -365,7 +361,7 @@ class RemoteEngine:
                     if "error" in chunk:
                         err = chunk["error"]
                         msg = err.get("message") if isinstance(err, dict) else str(err)
-                        raise EngineError(f"The server stopped the reply: {str(msg).rstrip('.')}.")
+                        raise EngineError(said=[("remote.stopped_reply", {"message": str(msg).rstrip(".")})])
                     if chunk.get("usage"):
                         usage = chunk["usage"]
                     for choice in chunk.get("choices") or []:
@@ -392,14 +388,12 @@ class RemoteEngine:
                             finish = choice["finish_reason"]
         except httpx.ReadTimeout:
             if not self._cancel.is_set():  # it answers, but not this request in time: the request's fault
-                raise EngineError(
-                    f"The server at {self.base_url} sent nothing for {self.profile.remote.timeout_s:g} s "
-                    "(remote.timeout_s in the profile); the request may be too long for it."
-                ) from None
+                raise EngineError(said=[("remote.silent", {"url": self.base_url,
+                                                           "seconds": f"{self.profile.remote.timeout_s:g}"})]) from None
             stop = "cancelled"
         except (httpx.HTTPError, httpx.StreamError) as err:
             if not self._cancel.is_set():
-                raise BackendUnreachable(f"Lost the connection to {self.base_url}: {_reason(err)}.") from None
+                raise BackendUnreachable(said=[("remote.lost", {"url": self.base_url, "reason": _reason(err)})]) from None
             stop = "cancelled"
         finally:
             with self._lock:
@@ -475,10 +469,10 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _reason(err: Exception) -> str:
+def _reason(err: Exception) -> Phrase | str:
     if isinstance(err, httpx.ConnectError):
-        return "connection refused or host unreachable"
+        return ("remote.refused", {})
     if isinstance(err, httpx.TimeoutException):
-        return "timed out"
+        return ("remote.timed_out", {})
     text = str(err).strip().rstrip(".")
     return text or type(err).__name__

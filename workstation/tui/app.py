@@ -121,7 +121,7 @@ class WorkstationApp(App[None]):
             try:
                 self.profile = load_profile(profile)
             except WorkstationError as err:
-                self.startup_problem = str(err)
+                self.startup_problem = self.texts.error(err)
         self.store = ConversationStore(store_path)
         self.engine: Any = None  # EngineProcess or a remote engine with the same interface
         self.api: Any = None  # the API server (ServeProcess) while the chat is one of its clients
@@ -362,7 +362,7 @@ class WorkstationApp(App[None]):
         try:
             conv = self.store.get(conversation_id)
         except WorkstationError as err:
-            self.notify(str(err), severity="error")
+            self.notify(self.texts.error(err), severity="error")
             return
         self._keep_draft(conv.id)
         self.conversation_id = conv.id
@@ -441,7 +441,7 @@ class WorkstationApp(App[None]):
         try:
             self.store.save_draft(conversation_id, text, document)
         except WorkstationError as err:
-            self.notify(str(err), severity="warning")
+            self.notify(self.texts.error(err), severity="warning")
 
     def draft_edited(self) -> None:
         """The box changed: save the draft once typing pauses for a second."""
@@ -501,7 +501,7 @@ class WorkstationApp(App[None]):
             KvStateStore().forget(tag)  # states saved by other profiles' models
         except OSError as err:
             self.call_from_thread(
-                self.notify, self.texts("conv.cells_kept", reason=str(err)), severity="warning"
+                self.notify, self.texts("conv.cells_kept", reason=self.texts.error(err)), severity="warning"
             )
 
     def action_search_conversations(self) -> None:
@@ -526,7 +526,7 @@ class WorkstationApp(App[None]):
             try:
                 written = self.store.export_markdown(conv_id, Path(path).expanduser())
             except WorkstationError as err:
-                self.notify(str(err), severity="error")
+                self.notify(self.texts.error(err), severity="error")
                 return
             self.notify(self.texts("conv.exported", path=str(written)))
 
@@ -628,7 +628,7 @@ class WorkstationApp(App[None]):
                     self.post_message(TurnFinished(event.text, event.metrics, event.reasoning))
         except WorkstationError as err:
             flush()
-            self.post_message(EngineFailed(str(err)))
+            self.post_message(EngineFailed(self.texts.error(err)))
         except Exception as err:  # noqa: BLE001 - a sentence in the app, never a traceback
             flush()
             self.post_message(EngineFailed(f"The turn failed: {type(err).__name__}: {err}"))
@@ -730,7 +730,7 @@ class WorkstationApp(App[None]):
         try:
             text = integrations.read_document_text(path)
         except WorkstationError as err:
-            self.post_message(TaskFailed(str(err)))
+            self.post_message(TaskFailed(self.texts.error(err)))
             return
         except Exception as err:  # noqa: BLE001
             self.post_message(TaskFailed(f"{path} cannot be read: {type(err).__name__}: {err}"))
@@ -821,14 +821,14 @@ class WorkstationApp(App[None]):
             try:
                 api, engine = integrations.start_api_server(profile, self.api_port)
             except Exception as err:  # noqa: BLE001 - a sentence, and the chat comes back
-                reason = str(err) if isinstance(err, WorkstationError) else f"{type(err).__name__}: {err}"
+                reason = self.texts.error(err) if isinstance(err, WorkstationError) else f"{type(err).__name__}: {err}"
             else:
                 self.post_message(ProfileLoaded(engine, profile, api=api))
                 return
         try:
             engine = open_engine(profile, progress=lambda f: self.post_message(LoadProgress(profile, f)), keep_state=True)
         except Exception as err:  # noqa: BLE001
-            self.post_message(EngineFailed(f"{reason} {err}".strip(), during="load"))
+            self.post_message(EngineFailed(f"{reason} {self.texts.error(err)}".strip(), during="load"))
             return
         if reason:
             self.post_message(ProfileLoaded(engine, profile, restored=True, reason=reason, serve_failed=True))
@@ -868,7 +868,7 @@ class WorkstationApp(App[None]):
                 _preflight(profile)
             except WorkstationError as err:  # the running engine was never touched
                 self.post_message(
-                    ProfileLoaded(old_engine, old_profile, restored=True, reason=str(err), api=old_api)
+                    ProfileLoaded(old_engine, old_profile, restored=True, reason=self.texts.error(err), api=old_api)
                 )
                 return
         _close_quietly(old_engine)
@@ -881,12 +881,12 @@ class WorkstationApp(App[None]):
         try:
             engine = open_engine(profile, progress=progress(profile), keep_state=True)
         except Exception as err:  # noqa: BLE001 - WorkstationError or a spawn failure
-            reason = str(err) if isinstance(err, WorkstationError) else f"{type(err).__name__}: {err}"
+            reason = self.texts.error(err) if isinstance(err, WorkstationError) else f"{type(err).__name__}: {err}"
             if old_profile is not None and old_engine is not None:
                 try:
                     engine = open_engine(old_profile, progress=progress(old_profile), keep_state=True)
                 except Exception as err2:  # noqa: BLE001
-                    reason = f"{reason} {err2}"
+                    reason = f"{reason} {self.texts.error(err2)}"
                 else:
                     self.post_message(ProfileLoaded(engine, old_profile, restored=True, reason=reason))
                     return
@@ -1005,7 +1005,7 @@ class WorkstationApp(App[None]):
     def _worker_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:
             error = event.worker.error
-            reason = str(error) if isinstance(error, WorkstationError) else (
+            reason = self.texts.error(error) if isinstance(error, WorkstationError) else (
                 f"{type(error).__name__}: {error}"
             )
             self.notify(reason, title=self.texts("error.title"), severity="error", timeout=12)

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from workstation.core.invocation import command
+from workstation.core.phrases import say
 
 LOCALES_DIR = Path(__file__).parent / "locales"
 LANGUAGES = ("en", "tr")
@@ -46,6 +47,13 @@ class Texts:
         """The text for ``key`` in the current language, None where it has none (the caller
         then has its own English: the planner's verdicts)."""
         return _texts(self.lang).get(key)
+
+    def error(self, err: BaseException) -> str:
+        """An error's sentence in the current language: a ``WorkstationError`` raised with
+        phrases (``said=``) is translated where this language has them, anything else is
+        ``str(err)``."""
+        said = getattr(err, "said", None)
+        return say(said, self.get) if said else str(err)
 
     def __call__(self, key: str, **values: Any) -> str:
         text = _texts(self.lang).get(key) or _texts("en").get(key) or key

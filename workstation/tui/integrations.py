@@ -32,7 +32,7 @@ def fit_verdict(profile: Profile, texts: Texts | None = None) -> str | None:
     try:
         plan = plan_for_profile(profile, not_downloaded=True)
     except WorkstationError as err:
-        return str(err)
+        return t.error(err)
     verdict = say(plan.verdict_phrases, t.get)
     if not plan.path:  # a catalog model not downloaded yet, planned from its published shape
         return t("profiles.not_downloaded", verdict=verdict)
@@ -183,7 +183,7 @@ def model_fit(row: ModelRow, texts: Texts) -> str:
         context = min(FIT_CONTEXT, info.context_length or FIT_CONTEXT)
         p = plan(info, context=context, gpus=hardware.gpus())
     except WorkstationError as err:
-        return str(err)
+        return texts.error(err)
     text = texts("models.fit", context=f"{context:,}", verdict=say(p.verdict_phrases, texts.get))
     if p.fits and p.decode_tps_bound:
         text += " " + texts("models.speed", tps=f"{p.decode_tps_bound:.0f}")

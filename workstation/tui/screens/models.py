@@ -94,7 +94,7 @@ class ModelsScreen(AppScreen, Screen[None]):
             installed = integrations.installed_models(self.wapp.texts)
             catalog = integrations.catalog_models(self.wapp.texts)
         except WorkstationError as err:
-            self.post_message(TaskFailed(str(err)))
+            self.post_message(TaskFailed(self.wapp.texts.error(err)))
             return
         self.post_message(ModelsListed(0, None, data=(installed, catalog)))
 
@@ -189,7 +189,7 @@ class ModelsScreen(AppScreen, Screen[None]):
         try:
             integrations.pull_model(name, lambda done, total: self.post_message(Progress(done, total)))
         except WorkstationError as err:
-            self.post_message(TaskFailed(str(err)))
+            self.post_message(TaskFailed(self.wapp.texts.error(err)))
             return
         except Exception as err:  # noqa: BLE001 - one sentence, the screen stays usable
             self.post_message(TaskFailed(f"The pull failed: {type(err).__name__}: {err}"))
@@ -231,7 +231,7 @@ class ModelsScreen(AppScreen, Screen[None]):
         try:
             target = integrations.add_model(path)
         except WorkstationError as err:
-            self.post_message(TaskFailed(str(err)))
+            self.post_message(TaskFailed(self.wapp.texts.error(err)))
             return
         except OSError as err:
             self.post_message(TaskFailed(f"{path} cannot be copied ({err.strerror or err})."))
@@ -253,7 +253,7 @@ class ModelsScreen(AppScreen, Screen[None]):
                 try:
                     integrations.delete_model(path)
                 except WorkstationError as err:
-                    self.notify(str(err), severity="error")
+                    self.notify(self.wapp.texts.error(err), severity="error")
                     return
                 self.notify(t("models.deleted", name=path.name))
                 self.action_reload()

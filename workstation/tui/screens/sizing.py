@@ -82,7 +82,7 @@ class SizingScreen(AppScreen, Screen[None]):
             result = self.compute(self.workload_ref)
             self.post_message(SizingReady(1, 1, say(result.headline_phrases(), self.wapp.texts.get), chart_data(result)))
         except WorkstationError as err:
-            self.post_message(TaskFailed(str(err)))
+            self.post_message(TaskFailed(self.wapp.texts.error(err)))
 
     @on(TaskFailed)
     def _failed(self, event: TaskFailed) -> None:

@@ -148,7 +148,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
                 lambda p: self.post_message(Progress(p.done, p.total, data=p)), self._cancel,
             )
         except WorkstationError as err:
-            self.post_message(TaskFailed(str(err)))
+            self.post_message(TaskFailed(self.wapp.texts.error(err)))
             return
         except Exception as err:  # noqa: BLE001 - one sentence, the screen stays usable
             self.post_message(TaskFailed(f"The summary failed: {type(err).__name__}: {err}"))

@@ -92,7 +92,7 @@ class UsageScreen(AppScreen, Screen[None]):
         try:
             overview = read_overview()
         except WorkstationError as err:
-            self.post_message(TaskFailed(str(err)))
+            self.post_message(TaskFailed(self.wapp.texts.error(err)))
             return
         self.post_message(UsageRead(overview))
 
