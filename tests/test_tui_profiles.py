@@ -103,7 +103,7 @@ async def test_an_error_naming_a_file_with_brackets_is_shown_as_written(folder: 
     app = WorkstationApp("a", sample_system=True, language="en", start_engine=False)
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.press("ctrl+o")
-        await until(pilot, lambda: isinstance(app.screen, TextPrompt))
+        await until(pilot, lambda: isinstance(app.screen, TextPrompt) and bool(app.screen.query(Input)))
         app.screen.query_one(Input).value = str(tmp_path / "[/bold]nope.txt")
         await pilot.press("enter")
         await until(pilot, lambda: any("[/bold]nope.txt" in n.message for n in app._notifications))
@@ -212,3 +212,28 @@ async def test_the_office_server_down_and_a_model_not_downloaded_are_said_in_tur
         app.switch_profile(load_profile("later"))
         await until(pilot, lambda: said("qwen3-8b-q4_k_m modeli henüz indirilmedi; '")
                     and said("models pull qwen3-8b-q4_k_m' çalıştırın (yaklaşık 5.0 GB)."))
+
+
+async def test_a_document_that_cannot_be_read_is_said_in_turkish(folder: Path, tmp_path: Path) -> None:
+    """Ctrl+O with a file that is not a document: the reader runs in a child process, and its
+    sentence still comes back in the UI's language."""
+    from textual.widgets import Input
+
+    from workstation.tui.screens.dialogs import TextPrompt
+
+    photo = tmp_path / "fotoğraf.txt"
+    photo.write_bytes(bytes(range(256)) * 10)
+    app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: isinstance(app.screen, TextPrompt) and bool(app.screen.query(Input)))
+        app.screen.query_one(Input).value = str(photo)
+        await pilot.press("enter")
+        await until(pilot, lambda: any("'fotoğraf.txt' ikili bir dosya, metin değil." in str(n.message)
+                                       for n in app._notifications))
+        app.action_attach()
+        await until(pilot, lambda: isinstance(app.screen, TextPrompt) and bool(app.screen.query(Input)))
+        app.screen.query_one(Input).value = "yok.docx"
+        await pilot.press("enter")
+        await until(pilot, lambda: any(f"'yok.docx' yok ({Path.cwd()} klasöründe arandı)." in str(n.message)
+                                       for n in app._notifications))

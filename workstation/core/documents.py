@@ -21,6 +21,7 @@ from typing import Any
 
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
+from workstation.core.phrases import Phrase
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".text", ".rst")
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
@@ -191,7 +192,7 @@ def decode_text(data: bytes, name: str) -> tuple[str, str]:
                 raise DocumentError(f"'{name}' starts like {enc} text but is not valid {enc}.") from None
     if b"\x00" in data[:65536]:
         # UTF-16 without a BOM is rare; a NUL byte almost always means a binary file.
-        raise DocumentError(f"'{name}' is a binary file, not text.")
+        raise DocumentError(said=[("doc.binary", {"name": name})])
     try:
         return data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
@@ -203,7 +204,7 @@ def decode_text(data: bytes, name: str) -> tuple[str, str]:
 
     best = from_bytes(data[: 4 * 2**20]).best()
     if best is None:
-        raise DocumentError(f"'{name}' is a binary file or uses an unknown text encoding.")
+        raise DocumentError(said=[("doc.binary_or_encoding", {"name": name})])
     enc = best.encoding
     try:
         text = data.decode(enc)
@@ -226,7 +227,7 @@ _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
 def _read_text(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
     text, encoding = decode_text(data, path.name)
     if _looks_binary(text):
-        raise DocumentError(f"'{path.name}' is a binary file, not text.")
+        raise DocumentError(said=[("doc.binary", {"name": path.name})])
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if len(text) > limits.max_text_chars:
         raise DocumentError(
@@ -268,7 +269,7 @@ def _read_pdf(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
             except Exception:  # noqa: BLE001 - any failure means we cannot open it
                 ok = 0
             if not ok:
-                raise DocumentError(f"'{name}' is a password-protected PDF; save an unprotected copy.")
+                raise DocumentError(said=[("doc.password_pdf", {"name": name})])
         n_pages = len(reader.pages)
     except DocumentError:
         raise
@@ -298,9 +299,7 @@ def _read_pdf(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
     if not text.strip():
         if failed == n_pages:
             raise DocumentError(f"'{name}' is a damaged PDF: no page could be read.")
-        raise DocumentError(
-            f"'{name}' has no text layer (probably a scanned PDF); run it through OCR first."
-        )
+        raise DocumentError(said=[("doc.scanned_pdf", {"name": name})])
     return Document(str(path), "pdf", text, builder.sections)
 
 
@@ -322,10 +321,7 @@ def check_zip(path: Path, limits: Limits, what: str = "DOCX") -> None:
         with zipfile.ZipFile(path) as zf:
             infos = zf.infolist()
     except zipfile.BadZipFile:  # a DOCX is a zip: this one is something else with the name
-        raise DocumentError(
-            f"'{name}' is not a real {what} file: its content is something else (perhaps a file "
-            f"renamed to .{what.lower()}); open it in its program and save it as {what} again."
-        ) from None
+        raise DocumentError(said=[("doc.renamed", {"name": name, "what": what, "suffix": what.lower()})]) from None
     except (OSError, ValueError) as err:
         raise DocumentError(f"'{name}' is not a valid {what} file ({_short(err)}).") from None
     if len(infos) > limits.max_zip_members:
@@ -360,10 +356,7 @@ def _read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
 
         doc = docx.Document(str(path))
     except KeyError:  # a zip without Word's parts ([Content_Types].xml, word/document.xml)
-        raise DocumentError(
-            f"'{name}' is a zip archive but not a Word document; open it in its program and save "
-            "it as DOCX again."
-        ) from None
+        raise DocumentError(said=[("doc.zip_not_word", {"name": name})]) from None
     except Exception as err:  # noqa: BLE001 - python-docx/lxml raise many types
         raise DocumentError(f"'{name}' is not a valid DOCX file ({_short(err)}).") from None
     builder = _Builder(name, limits, deadline)
@@ -399,7 +392,7 @@ def _read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
     except Exception as err:  # noqa: BLE001
         raise DocumentError(f"'{name}' is a damaged DOCX file ({_short(err)}).") from None
     if not builder.text().strip():
-        raise DocumentError(f"'{name}' contains no text.")
+        raise DocumentError(said=[("doc.no_text", {"name": name})])
     return Document(str(path), "docx", builder.text(), builder.sections)
 
 
@@ -447,7 +440,7 @@ def _read_html(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
         if text:
             builder.add(text)
     if not builder.text().strip():
-        raise DocumentError(f"'{name}' contains no text.")
+        raise DocumentError(said=[("doc.no_text", {"name": name})])
     return Document(str(path), "html", builder.text(), builder.sections, soup.original_encoding)
 
 
@@ -472,7 +465,7 @@ def document_kind(path: Path, head: bytes) -> str:
         except (zipfile.BadZipFile, OSError, ValueError):
             is_docx = False
         if not is_docx:
-            raise DocumentError(f"'{path.name}' is a ZIP archive, not a Word document or text.")
+            raise DocumentError(said=[("doc.zip", {"name": path.name})])
         return "docx"
     suffix = path.suffix.lower()
     if suffix in (".pdf", ".docx"):
@@ -513,10 +506,10 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
     path = Path(path)
     name = path.name
     if not path.exists():
-        where = "" if path.is_absolute() else f" in {Path.cwd()}"  # the folder it was looked for in
-        raise DocumentError(f"'{path}' does not exist{where}.")
+        where: Phrase | str = "" if path.is_absolute() else ("doc.in_folder", {"folder": str(Path.cwd())})
+        raise DocumentError(said=[("doc.missing", {"path": str(path), "where": where})])  # where it was looked for
     if path.is_dir():
-        raise DocumentError(f"'{path}' is a folder, not a document; '{cli('batch ' + shell_word(str(path)))}' summarizes every document in it.")
+        raise DocumentError(said=[("doc.folder", {"path": str(path), "command": cli("batch " + shell_word(str(path)))})])
     if not path.is_file():  # a pipe, a device, a socket: reading it could wait for ever
         raise DocumentError(f"'{path}' is not a regular file (a pipe or a device), so it cannot be read as a document.")
     try:
@@ -524,12 +517,10 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
     except OSError as err:
         raise DocumentError(f"'{name}' cannot be read ({err.strerror}).") from None
     if size > limits.max_file_bytes:
-        raise DocumentError(
-            f"'{name}' is {size / 2**20:,.0f} MiB, more than the {limits.max_file_bytes / 2**20:,.0f} MiB "
-            "limit for one document."
-        )
+        raise DocumentError(said=[("doc.too_big", {"name": name, "mib": f"{size / 2**20:,.0f}",
+                                                   "limit": f"{limits.max_file_bytes / 2**20:,.0f}"})])
     if size == 0:
-        raise DocumentError(f"'{name}' is empty.")
+        raise DocumentError(said=[("doc.empty", {"name": name})])
     deadline = time.monotonic() + limits.timeout_s
     try:
         data = path.read_bytes()
@@ -550,7 +541,7 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
     except RecursionError:
         raise DocumentError(f"'{name}' is nested too deeply to read safely.") from None
     if not doc.text.strip():
-        raise DocumentError(f"'{name}' contains no text.")
+        raise DocumentError(said=[("doc.no_text", {"name": name})])
     return doc
 
 
@@ -565,7 +556,7 @@ def _isolated_child(conn: Any, path: str, limits: Limits) -> None:
     try:
         conn.send(("ok", read_document(path, limits)))
     except WorkstationError as err:
-        conn.send(("error", str(err)))
+        conn.send(("error", (str(err), err.said)))
     except MemoryError:
         conn.send(("error", f"'{Path(path).name}' needs more than "
                             f"{limits.max_memory_bytes // 2**20} MiB of memory to read."))
@@ -603,5 +594,6 @@ def _read_isolated(path: Path, limits: Limits) -> Document:
         proc.join(5)
         parent.close()
     if status == "error":
-        raise DocumentError(value)
+        message, said = value if isinstance(value, tuple) else (value, None)
+        raise DocumentError(message, said=said)
     return value

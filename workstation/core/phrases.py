@@ -71,6 +71,21 @@ ENGLISH: dict[str, str] = {
     "model.about_gb": " (about {gb} GB)",
     "model.not_made": "The model file {file} is not made yet; make it from {source} with '{command}'.",
     "model.missing": "The model file {path} does not exist; run '{command}' to see what is installed.",
+    # a document that cannot be read (documents.read_document)
+    "doc.missing": "'{path}' does not exist{where}.",
+    "doc.in_folder": " in {folder}",
+    "doc.folder": "'{path}' is a folder, not a document; '{command}' summarizes every document in it.",
+    "doc.too_big": "'{name}' is {mib} MiB, more than the {limit} MiB limit for one document.",
+    "doc.empty": "'{name}' is empty.",
+    "doc.binary": "'{name}' is a binary file, not text.",
+    "doc.binary_or_encoding": "'{name}' is a binary file or uses an unknown text encoding.",
+    "doc.password_pdf": "'{name}' is a password-protected PDF; save an unprotected copy.",
+    "doc.scanned_pdf": "'{name}' has no text layer (probably a scanned PDF); run it through OCR first.",
+    "doc.renamed": ("'{name}' is not a real {what} file: its content is something else (perhaps a file "
+                    "renamed to .{suffix}); open it in its program and save it as {what} again."),
+    "doc.zip_not_word": "'{name}' is a zip archive but not a Word document; open it in its program and save it as DOCX again.",
+    "doc.zip": "'{name}' is a ZIP archive, not a Word document or text.",
+    "doc.no_text": "'{name}' contains no text.",
 }
 
 
