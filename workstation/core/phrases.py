@@ -4,7 +4,9 @@ A sentence is a list of phrases, each a key and its values (a value may be a phr
 ``[("fit.gpu", {"where": ("fit.where_one", {}), "used": "5.2", "total": "24.0"})]``. The
 command line and JSON print it in English with ``say(phrases)``; the TUI passes its locale's
 lookup (``say(phrases, texts.get)``), and Turkish lives in ``tui/locales/tr.yaml`` under the
-same keys. English is here, in one place: the planner's verdicts and the sizing headline.
+same keys. English is here, in one place: the planner's verdicts, the sizing headline, and
+the errors a person meets most (``WorkstationError(said=...)``: the office server, a model
+file, a document).
 """
 
 from __future__ import annotations
