@@ -28,8 +28,10 @@ from workstation.core.summarize import (
     _messages,
     _Runner,
     make_chunks,
+    render_markdown,
     summarize_document,
 )
+from workstation.tui.i18n import Texts
 
 CTX = 512
 MAX_TOKENS = 32
@@ -155,6 +157,12 @@ def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_pa
     assert t["chunks_done"] == len(result.chunks) and t["calls"] == len(result.chunks) + len(result.reduce_steps)
     assert t["cache_n"] >= result.prefix_tokens * (len(result.chunks) - 1)
     json.dumps(result.to_dict())
+    # the same summary as the Turkish UI shows it: the model's words, the Markdown around them in Turkish
+    turkish = render_markdown(doc, result.overall, result.chunks, result.cancelled, t, Texts("tr").get)
+    assert turkish.startswith("# bees.pdf özeti\n") and "## Bölüm bölüm noktalar\n" in turkish
+    assert turkish.endswith(f"_{len(result.chunks)} bölümün {len(result.chunks)} tanesi, {int(t['document_tokens'])} "
+                            f"belge token'ı, {int(t['calls'])} model çağrısı, {t['total_ms'] / 1000:.1f} sn._\n")
+    assert all(f"- **{c.cite}** — {c.summary}" in turkish for c in result.chunks)
 
 
 def test_summary_of_a_real_text_mentions_its_subject(eng, profile, tmp_path: Path) -> None:

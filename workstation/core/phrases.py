@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 Phrase = tuple[str, dict[str, Any]]
+Lookup = Callable[[str], str | None]  # a translation by key (the TUI's Texts.get), None: English
 
 ENGLISH: dict[str, str] = {
     # the memory plan's verdict (planner.plan)
@@ -88,10 +89,19 @@ ENGLISH: dict[str, str] = {
     "doc.zip_not_word": "'{name}' is a zip archive but not a Word document; open it in its program and save it as DOCX again.",
     "doc.zip": "'{name}' is a ZIP archive, not a Word document or text.",
     "doc.no_text": "'{name}' contains no text.",
+    # a summary's Markdown around the model's words (summarize.render_markdown)
+    "summary.title": "Summary of {name}",
+    "summary.stopped": "Stopped after {done} of {total} parts; the points below cover {cover} only.",
+    "summary.nothing": "nothing",
+    "summary.points": "Points by part",
+    "summary.none": "(no summary)",
+    "summary.footer": "{done} of {total} parts, {tokens} document tokens, {calls}, {seconds} s.",
+    "summary.call": "{n} model call",
+    "summary.calls": "{n} model calls",
 }
 
 
-def say(phrases: list[Phrase], lookup: Callable[[str], str | None] | None = None) -> str:
+def say(phrases: list[Phrase], lookup: Lookup | None = None) -> str:
     """The sentence's words: each phrase's text from ``lookup(key)`` (a translation, None where
     there is none) or the English above, its values filled in (phrases among them first)."""
 

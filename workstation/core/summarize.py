@@ -38,16 +38,18 @@ from workstation.core.errors import WorkstationError
 from workstation.core.events import Message, TokenDelta, TurnFinished
 from workstation.core.kv_state import NOT_KEPT
 from workstation.core.metrics import TurnMetrics
+from workstation.core.phrases import Lookup, say
 from workstation.core.profiles import Profile, Sampling
 
 MAP_INSTRUCTION = (
     "Summarize the following part of a document in two or three short sentences. "
-    "Say what it is about and keep the important names and numbers.\n\nTEXT:\n"
+    "Say what it is about and keep the important names and numbers. Write in the language "
+    "of the text.\n\nTEXT:\n"
 )
 MAP_SUFFIX = "\n\nEND OF TEXT. Write the summary of this text."
 REDUCE_INSTRUCTION = (
     "Here are summaries of consecutive parts of one document. Write a short summary of the "
-    "whole document in a few sentences.\n\nSUMMARIES:\n"
+    "whole document in a few sentences, in the language of the summaries.\n\nSUMMARIES:\n"
 )
 REDUCE_SUFFIX = "\n\nEND OF SUMMARIES. Write the summary of the whole document."
 
@@ -455,33 +457,33 @@ def _totals(calls: list[TurnMetrics], chunks: list[Chunk], wall_ms: float) -> di
     return t
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 def render_markdown(
-    document: Document, overall: str, chunks: list[Chunk], cancelled: bool, totals: dict[str, float]
+    document: Document, overall: str, chunks: list[Chunk], cancelled: bool, totals: dict[str, float],
+    lookup: Lookup | None = None,
 ) -> str:
-    lines = [f"# Summary of {document.name}", ""]
+    """The summary as Markdown: its title, the overall summary, the points by part and what it
+    took, in English or (``lookup``: the TUI's locale) the UI's language."""
+    def t(key: str, **values: Any) -> str:
+        return say([(key, values)], lookup)
+
+    lines = ["# " + t("summary.title", name=document.name), ""]
     done = [c for c in chunks if c.summary is not None]
     if cancelled:
-        cover = document.cite(done[0].start, done[-1].end) if done else "nothing"
-        lines += [
-            f"> Stopped after {len(done)} of {len(chunks)} parts; the points below cover {cover} only.",
-            "",
-        ]
+        cover = document.cite(done[0].start, done[-1].end) if done else t("summary.nothing")
+        lines += ["> " + t("summary.stopped", done=len(done), total=len(chunks), cover=cover), ""]
     if overall:
         where = document.cite(0, len(document.text))
         lines += [f"{overall} ({where})", ""]
     if done and not (len(done) == 1 and overall.strip() == (done[0].summary or "").strip()):
-        lines += ["## Points by part", ""]
+        lines += ["## " + t("summary.points"), ""]
         for c in done:
-            lines.append(f"- **{c.cite}** — {c.summary or '(no summary)'}")
+            lines.append(f"- **{c.cite}** — {c.summary or t('summary.none')}")
         lines.append("")
-    lines.append(
-        f"_{len(done)} of {len(chunks)} parts, {int(totals['document_tokens'])} document tokens, "
-        f"{_count(int(totals['calls']), 'model call')}, {totals['total_ms'] / 1000:.1f} s._"
-    )
+    calls = int(totals["calls"])
+    lines.append("_" + t("summary.footer", done=len(done), total=len(chunks),
+                         tokens=int(totals["document_tokens"]),
+                         calls=("summary.call" if calls == 1 else "summary.calls", {"n": calls}),
+                         seconds=f"{totals['total_ms'] / 1000:.1f}") + "_")
     return "\n".join(lines) + "\n"
 
 
@@ -492,6 +494,7 @@ def summarize_document(
     on_progress: Callable[[SummaryProgress], None] | None = None,
     cancel: Any = None,
     options: SummarizeOptions | None = None,
+    lookup: Lookup | None = None,
 ) -> SummaryResult:
     """Summarize ``document`` (a Document or a path) with ``engine`` (any ``ChatEngine``).
 
@@ -589,7 +592,7 @@ def summarize_document(
             )
     wall_ms = (time.perf_counter() - t0) * 1000
     totals = _totals(runner.calls, chunks, wall_ms)
-    summary = render_markdown(document, overall, chunks, cancelled, totals)
+    summary = render_markdown(document, overall, chunks, cancelled, totals, lookup)
     done_calls = len(runner.calls)
     report("cancelled" if cancelled else "done", done_calls, done_calls, totals["chunks_done"], n, 0.0)
     return SummaryResult(

@@ -73,11 +73,13 @@ def summarize(
     engine: Any,
     progress: Callable[[SummaryProgress], None],
     cancel: Any = None,
+    texts: Texts | None = None,
 ) -> SummaryResult:
     """One document's summary (``.summary`` is Markdown), calling ``progress`` per model call."""
     from workstation.core.summarize import summarize_document
 
-    return summarize_document(engine, path, profile, on_progress=progress, cancel=cancel)
+    return summarize_document(engine, path, profile, on_progress=progress, cancel=cancel,
+                              lookup=(texts or Texts()).get)
 
 
 # --- models -----------------------------------------------------------------------------

@@ -145,7 +145,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         try:
             result = integrations.summarize(
                 path, app.profile, app.engine,  # type: ignore[arg-type]
-                lambda p: self.post_message(Progress(p.done, p.total, data=p)), self._cancel,
+                lambda p: self.post_message(Progress(p.done, p.total, data=p)), self._cancel, app.texts,
             )
         except WorkstationError as err:
             self.post_message(TaskFailed(self.wapp.texts.error(err)))
