@@ -174,3 +174,50 @@ def test_drafts_are_kept_per_conversation_and_go_with_it(tmp_path: Path) -> None
     again.save_draft(menu.id, "", (Path("menu.pdf"), "Soup"))  # a document alone is a draft
     again.delete(report.id)  # also from another process: the database itself removes it
     assert again.drafts() == {menu.id: ("", (Path("menu.pdf"), "Soup"))}
+
+
+def test_a_file_from_a_build_before_schema_3_was_finished_is_completed(tmp_path: Path) -> None:
+    """A build from the middle of schema 3's work wrote version 3 with the drafts table only:
+    opening it crashed the app (no such table: app_state; no such column: shown). It is
+    completed now, its conversations, messages and drafts kept."""
+    path = tmp_path / "c.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript("""
+        CREATE TABLE conversations (id INTEGER PRIMARY KEY, title TEXT NOT NULL, profile TEXT NOT NULL DEFAULT '',
+                                    created REAL NOT NULL, updated REAL NOT NULL);
+        CREATE TABLE messages (id INTEGER PRIMARY KEY,
+                               conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+                               role TEXT NOT NULL, content TEXT NOT NULL, metrics TEXT, created REAL NOT NULL,
+                               reasoning TEXT NOT NULL DEFAULT '');
+        CREATE TABLE drafts (conversation_id INTEGER PRIMARY KEY, text TEXT NOT NULL, document_path TEXT,
+                             document_text TEXT, updated REAL NOT NULL);
+        INSERT INTO conversations VALUES (1, 'Budget', '', 1.0, 1.0);
+        INSERT INTO messages(conversation_id, role, content, created) VALUES (1, 'user', 'Hi', 1.0);
+        INSERT INTO drafts VALUES (1, 'half typed', NULL, NULL, 1.0);
+        PRAGMA user_version = 3;
+    """)
+    db.close()
+    store = ConversationStore(path)
+    assert store.schema_version == SCHEMA_VERSION
+    assert store.last_open() is False  # nothing remembered yet, and no error
+    store.set_open(1)
+    store.add_message(1, "assistant", "Hello", shown="Hello!")
+    assert [(m.content, m.shown) for m in store.messages(1)] == [("Hi", ""), ("Hello", "Hello!")]
+    assert store.drafts()[1][0] == "half typed" and store.last_open() == 1
+    store.delete(1)
+    assert store.drafts() == {}  # the trigger the repair added empties it with its conversation
+    store.close()
+    # and a file the finished step 3 made is left as it was
+    fresh = tmp_path / "fresh.sqlite3"
+    ConversationStore(fresh).close()
+    tables = {r[0] for r in sqlite3.connect(fresh).execute("SELECT name FROM sqlite_master")}
+    assert {"drafts", "app_state", "drafts_go_with_their_conversation"} <= tables
+
+
+def test_a_damaged_database_is_one_sentence_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    store = ConversationStore(path)
+    store.new("Budget")
+    store._db.execute("DROP TABLE app_state")  # whatever made it so: the table is not there
+    with pytest.raises(StoreError, match=r"^The conversation database .*c\.sqlite3 cannot be used \(no such table: app_state\)\.$"):
+        store.last_open()

@@ -19,6 +19,7 @@ from workstation.core.kv_state import KvStateStore
 from workstation.core.phrases import ENGLISH
 from workstation.core.planner import plan_for_profile
 from workstation.core.profiles import load_profile
+from workstation.core.store import ConversationStore
 from workstation.tui.app import WorkstationApp
 from workstation.tui.i18n import Texts, detect_language
 from workstation.tui.messages import SystemSampled
@@ -326,6 +327,26 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         await pilot.press("ctrl+n")
         await pilot.pause()
         assert app.conversation_id is None
+
+
+async def test_a_damaged_conversation_database_is_said_and_left_alone(profiles: Path, tmp_path: Path) -> None:
+    """A database the app cannot use (here a table gone) stopped the app with a traceback: it
+    is said in a sentence now, the file is left as it is, and this session's chat still works."""
+    import sqlite3
+
+    path = tmp_path / "c.db"
+    ConversationStore(path).new("Budget")
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE app_state")
+    before = path.read_bytes()
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: any("cannot be used (no such table: app_state). This session's conversations "
+                                       "are kept in memory only" in str(n.message) for n in app._notifications))
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert app._exception is None and app.store.list() == []
+    assert path.read_bytes() == before
 
 
 async def test_drafts_survive_quitting(profiles: Path) -> None:

@@ -7,26 +7,45 @@ and ``_MIGRATIONS`` upgrades an older file step by step. Export writes Markdown 
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import re
 import sqlite3
 import time
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from workstation.core.atomic import write_text_atomic
 from workstation.core.errors import WorkstationError
 from workstation.core.paths import data_dir
-from workstation.core.sqlite_schema import SchemaError, open_database, schema_version
+from workstation.core.sqlite_schema import Migration, SchemaError, open_database, schema_version
 
 DB_NAME = "conversations.sqlite3"
+T = TypeVar("T")
+R = TypeVar("R")
 Draft = tuple[Path, str]  # a document attached to a message not sent yet: its path and text
+
+
+def _complete_version_3(db: sqlite3.Connection) -> None:
+    """Builds from before schema step 3 was finished wrote files at version 3 holding the drafts
+    table only (no app_state, no messages.shown): complete them. On a file the finished step
+    made, this finds nothing to do."""
+    db.execute("CREATE TABLE IF NOT EXISTS drafts (conversation_id INTEGER PRIMARY KEY, text TEXT NOT NULL, "
+               "document_path TEXT, document_text TEXT, updated REAL NOT NULL)")
+    db.execute("CREATE TRIGGER IF NOT EXISTS drafts_go_with_their_conversation AFTER DELETE ON conversations "
+               "BEGIN DELETE FROM drafts WHERE conversation_id = old.id; END")
+    db.execute("CREATE TABLE IF NOT EXISTS app_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    if "shown" not in {row[1] for row in db.execute("PRAGMA table_info(messages)")}:
+        db.execute("ALTER TABLE messages ADD COLUMN shown TEXT NOT NULL DEFAULT ''")
+
 
 # Index i upgrades schema version i to i + 1. The first step says IF NOT EXISTS so that a file
 # left half-made by an older workstation (tables, but user_version 0) is completed, not refused.
-_MIGRATIONS: tuple[str, ...] = (
+_MIGRATIONS: tuple[Migration, ...] = (
     """
     CREATE TABLE IF NOT EXISTS conversations (
         id INTEGER PRIMARY KEY,
@@ -66,7 +85,9 @@ _MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE app_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     ALTER TABLE messages ADD COLUMN shown TEXT NOT NULL DEFAULT '';
     """,
+    _complete_version_3,  # a shipped step never changes: a later one repairs
 )
+
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 
@@ -146,6 +167,27 @@ def _like(needle: str) -> str:
     return "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
+def _in_plain_words(cls: type[T]) -> type[T]:
+    """Every public method of ``cls``: an SQLite error (a damaged, locked or foreign file, a full
+    disk) comes out as one StoreError sentence naming the file, never a traceback."""
+    for name, method in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.isfunction(method):
+            setattr(cls, name, _plainly(method))
+    return cls
+
+
+def _plainly(method: Callable[..., R]) -> Callable[..., R]:
+    @functools.wraps(method)
+    def run(self: ConversationStore, *args: Any, **kwargs: Any) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as err:
+            raise StoreError(f"The conversation database {self.path} cannot be used ({err}).") from None
+
+    return run
+
+
+@_in_plain_words
 class ConversationStore:
     """One SQLite file of conversations. Use from one thread (the UI's)."""
 

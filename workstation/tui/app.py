@@ -177,8 +177,13 @@ class WorkstationApp(App[None]):
     async def chat_ready(self) -> None:
         """The chat screen is up: show the conversation open when the app was left (else the
         newest) and start loading the model."""
-        convs = self.store.list()
-        last = self.store.last_open()
+        try:
+            convs = self.store.list()
+            last = self.store.last_open()
+        except WorkstationError as err:  # a damaged file: left as it is, and the chat still works
+            self.notify(self.texts("store.unusable", reason=self.texts.error(err)), severity="error", timeout=20)
+            self.store = ConversationStore(Path(":memory:"))
+            convs, last = [], None
         if last is not False and last is not None:
             await self.open_conversation(last)
         elif convs and last is False:
