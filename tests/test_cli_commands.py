@@ -256,7 +256,11 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
     (["models", "pul", "x"], "There is no command 'models pul'; did you mean 'models pull'?"),
     (["chat", "--temperature", "hot", "hi"], "--temperature must be a number, not 'hot' (see 'workstation chat --help')."),
     (["chat"], "'workstation chat' needs text (see 'workstation chat --help')."),
-    (["models", "list", "--jsn"], "--jsn is not an option of this command; did you mean '--json'?"),
+    (["models", "list", "--jsn"], "--jsn is not an option of 'workstation models list'; did you mean '--json'?"),
+    # an option of another command: where it belongs, never the same string back as a guess
+    (["--no-load"], "--no-load is not an option of 'workstation'; did you mean 'workstation tui --no-load'?"),
+    (["profiles", "check", "-p", "office-cpu"],
+     "-p is not an option of 'workstation profiles check'; it takes PROFILE (see 'workstation profiles check --help')."),
     (["usage", "--by", "persn"], "--by cannot be 'persn'; did you mean 'person'?"),
     (["models", "quantize", "x"], "'workstation models quantize' needs --type"),  # typed back as it is
     (["cache"], "'workstation cache' needs list|clear"),

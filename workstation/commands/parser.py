@@ -11,7 +11,8 @@ import argparse
 import difflib
 import re
 import sys
-from typing import NoReturn
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from workstation.core.invocation import command
 
@@ -54,23 +55,57 @@ class CommandParser(argparse.ArgumentParser):
             missing = message.removeprefix(_REQUIRED)  # as written: '-t/--type', 'list|clear', 'text'
             return f"'{self.prog}' needs {missing} (see {help_})."
         if message.startswith(_UNKNOWN):
-            extra = message.removeprefix(_UNKNOWN).split()
-            guess = difflib.get_close_matches(extra[0], self._options(), n=1, cutoff=0.6) if extra else []
-            hint = f"; did you mean '{guess[0]}'?" if guess else ""
-            return f"{' '.join(extra)} is not an option of this command{hint} (see its --help)."
+            return self._unknown(message.removeprefix(_UNKNOWN).split())
         text = message.removeprefix("argument ")
         return f"{text[:1].upper()}{text[1:].rstrip('.')} (see {help_})."
 
-    def _options(self) -> list[str]:
-        """Every option string here and in the sub-commands (argparse reports a sub-command's
-        unknown option from the top parser)."""
-        out: list[str] = []
+    def parse_known_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        self._argv = list(sys.argv[1:] if args is None else args)  # which command a mistake is in
+        return super().parse_known_args(args, namespace)
+
+    def _unknown(self, extra: list[str]) -> str:
+        """Options argparse did not take, said against the command they were typed to (argparse
+        reports a sub-command's from the top parser): a near miss among its own options, else
+        the one command that has it, else what the command takes."""
+        here = self._command(getattr(self, "_argv", []))
+        first = extra[0] if extra else ""
+        own = [o for a in here._actions for o in a.option_strings]
+        guess = difflib.get_close_matches(first, [o for o in own if o != first], n=1, cutoff=0.6)
+        owners = [p.prog for p in self._parsers() if first in {o for a in p._actions for o in a.option_strings}
+                  and p is not here]
+        takes = [a.metavar or a.dest for a in here._actions if not a.option_strings
+                 and not isinstance(a, argparse._SubParsersAction)]
+        if guess:
+            hint = f"; did you mean '{guess[0]}'?"
+        elif len(owners) == 1:
+            hint = f"; did you mean '{owners[0]} {first}'?"
+        elif takes:
+            hint = f"; it takes {' '.join(str(t).upper() for t in takes)}"
+        else:
+            hint = ""
+        return f"{' '.join(extra)} is not an option of '{here.prog}'{hint} (see '{here.prog} --help')."
+
+    def _subcommands(self) -> dict[str, CommandParser]:
         for action in self._actions:
-            out += action.option_strings
             if isinstance(action, argparse._SubParsersAction):
-                for sub in action.choices.values():
-                    out += sub._options() if isinstance(sub, CommandParser) else []
-        return sorted(set(out))
+                return {k: v for k, v in action.choices.items() if isinstance(v, CommandParser)}
+        return {}
+
+    def _parsers(self) -> list[CommandParser]:
+        """This parser and every sub-command's, depth first."""
+        out: list[CommandParser] = [self]
+        for sub in dict.fromkeys(self._subcommands().values()):  # aliases share a parser
+            out += sub._parsers()
+        return out
+
+    def _command(self, argv: list[str]) -> CommandParser:
+        """The sub-command's parser that ``argv`` names ('profiles check ...': that one)."""
+        parser = self
+        for token in argv:
+            subs = parser._subcommands()
+            if not token.startswith("-") and token in subs:
+                parser = subs[token]
+        return parser
 
     def _action(self, name: str) -> argparse.Action | None:
         """The argument argparse names ``name`` in its message ('COMMAND', '--kv', '-p/--profile')."""
