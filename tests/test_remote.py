@@ -133,12 +133,33 @@ def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answer
 
     monkeypatch.setenv("WS_REMOTE_TEST_KEY", KEY)
     path = tmp_path / "desk.yaml"
-    for base_url, answer in ((server.base_url, "answers now, serving "),
-                             ("http://127.0.0.1:9/v1", "does not answer now: Cannot reach the server")):
-        path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
-                                        "remote": {"base_url": base_url, "api_key_env": "WS_REMOTE_TEST_KEY"}}))
-        assert main(["profiles", "check", str(path)]) == 0
+    for base_url, model, answer, code in (
+        (server.base_url, "", "answers now, serving ", 0),
+        ("http://127.0.0.1:9/v1", "", "does not answer now: Cannot reach the server", 1),
+        (server.base_url, "gpt-4", "answers, but it serves ", 1),  # a model the server does not have
+    ):
+        remote = {"base_url": base_url, "api_key_env": "WS_REMOTE_TEST_KEY", **({"model": model} if model else {})}
+        path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai", "remote": remote}))
+        assert main(["profiles", "check", str(path)]) == code
         out = capsys.readouterr().out
         assert f"server           {base_url}" in out and answer in out, out
         assert "WS_REMOTE_TEST_KEY (set)" in out
         assert "gpu_layers" not in out and "kv_cache" not in out
+    assert ", not gpt-4; set remote.model to one of those" in out
+    monkeypatch.setenv("WS_REMOTE_TEST_KEY", "ws-not-a-key-we-gave")  # refused: it answered, and said no
+    path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
+                                    "remote": {"base_url": server.base_url, "api_key_env": "WS_REMOTE_TEST_KEY"}}))
+    assert main(["profiles", "check", str(path)]) == 1
+    assert "answers, but: The server at " in capsys.readouterr().out
+    monkeypatch.setenv("WS_REMOTE_TEST_KEY", f"  {KEY}\n")  # pasted with spaces and a line break around it
+    assert main(["profiles", "check", str(path)]) == 0
+    monkeypatch.setenv("WS_REMOTE_TEST_KEY", f"{KEY[:4]} {KEY[4:]}")  # a space inside: not a key
+    assert main(["profiles", "check", str(path)]) == 1
+    assert "not asked: The API key in WS_REMOTE_TEST_KEY is not a key: it holds a space" in capsys.readouterr().out
+    # a server address without http:// is a mistake in the file: refused as the profile is read
+    path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai", "remote": {"base_url": "127.0.0.1:8088"}}))
+    assert main(["profiles", "check", str(path)]) == 1
+    assert "field 'remote.base_url' is '127.0.0.1:8088'; it must start with http:// or https://" in capsys.readouterr().err
+    path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai", "remote": {"api_key": KEY}}))
+    assert main(["profiles", "check", str(path)]) == 1
+    assert "remote.api_key is not a profile field: the key stays out of the file" in capsys.readouterr().err

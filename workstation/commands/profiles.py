@@ -108,20 +108,36 @@ def run_check(args: argparse.Namespace) -> int:
 def _check_remote(profile: Profile, eff: dict[str, object], as_json: bool) -> int:
     """A desk PC's profile: the server it uses, and whether that server answers now (the
     model, context and K/V cache are the server's, so they are not shown as ours)."""
+    from workstation.core.errors import BackendUnreachable, ProfileError
     from workstation.core.remote import RemoteEngine
 
     remote = profile.remote
-    server: dict[str, object] = {"base_url": remote.base_url, "reachable": False}
+    server: dict[str, object] = {"base_url": remote.base_url, "reachable": False, "ok": False}
     try:
         engine = RemoteEngine(profile)
-    except WorkstationError as err:
+    except BackendUnreachable as err:  # down, busy, or not there
         server["error"] = str(err)
+        answer = f"does not answer now: {err}"
+    except ProfileError as err:  # not asked: what it would send is wrong (a mangled key)
+        server["error"] = str(err)
+        answer = f"not asked: {err}"
+    except WorkstationError as err:  # it answered, and said no (a key refused, no models)
+        server.update(reachable=True, error=str(err))
+        answer = f"answers, but: {err}"
     else:
-        server.update(reachable=True, model=engine.model or None)
         engine.close()
+        server.update(reachable=True, model=engine.model or None, listed=engine.listed)
+        if engine.listed and engine.model not in engine.listed:
+            server["error"] = (f"it serves {', '.join(engine.listed)}, not {engine.model}; set remote.model to "
+                               "one of those (or leave it out for the first)")
+            answer = f"answers, but {server['error']}"
+        else:
+            server["ok"] = True
+            answer = f"answers now, serving {engine.model}" if engine.model else "answers now"
+    code = 0 if server["ok"] else 1  # scripts can tell a desk PC that cannot work now
     if as_json:
         print_json({**eff, "server": server})
-        return 0
+        return code
     key = remote.api_key_env
     print(f"{profile.key}: valid ({profile.name})")
     print(f"  {'backend':<16} openai (a server does the work)")
@@ -131,7 +147,5 @@ def _check_remote(profile: Profile, eff: dict[str, object], as_json: bool) -> in
           + (f"from {key} ({'set' if os.environ.get(key) else 'not set in this shell'})" if key else "none"))
     print(f"  {'timeout':<16} {remote.timeout_s:g} s")
     print(f"  {'speculative':<16} {profile.speculative.mode}")
-    answer = (f"answers now, serving {server['model']}" if server["reachable"] and server.get("model")
-              else "answers now" if server["reachable"] else f"does not answer now: {server['error']}")
     print(f"  {'server check':<16} {answer}")
-    return 0
+    return code

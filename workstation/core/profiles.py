@@ -213,6 +213,12 @@ def _build(cls: type, data: Any, src: str, prefix: str, sections: dict[str, type
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
         dotted = f"{prefix}.{key}" if prefix else str(key)
+        if dotted == "remote.api_key":  # a key is a person's secret: not in a file others read
+            raise ProfileError(
+                f"{src}: remote.api_key is not a profile field: the key stays out of the file; put it in "
+                "an environment variable and name that with remote.api_key_env (as in api_key_env: "
+                "WORKSTATION_API_KEY)."
+            )
         if key not in fields or key == "source":
             allowed = ", ".join(n for n in fields if n != "source")
             raise ProfileError(f"{src}: unknown field '{dotted}'; allowed fields are {allowed}.")
@@ -260,6 +266,11 @@ def validate(profile: Profile, src: str) -> Profile:
     if not 1 <= profile.parallel <= 64:
         raise ProfileError(
             f"{_where(src, 'parallel')} is {profile.parallel}; allowed values are 1 to 64 slots."
+        )
+    if profile.backend == "openai" and not profile.remote.base_url.startswith(("http://", "https://")):
+        raise ProfileError(
+            f"{_where(src, 'remote.base_url')} is {_shown(profile.remote.base_url)}; it must start with "
+            "http:// or https://, as in http://office-pc:8088/v1."
         )
     _choice(src, "flash_attn", profile.flash_attn, FLASH_ATTN)
     _choice(src, "kv_cache.k", profile.kv_cache.k, list(KV_CACHE_TYPES))

@@ -93,17 +93,17 @@ class RemoteEngine:
         t0 = time.perf_counter()
         self.profile = profile
         remote = profile.remote
-        self.base_url = remote.base_url.rstrip("/")
-        if not self.base_url.startswith(("http://", "https://")):
-            raise ProfileError(
-                f"Profile '{profile.key}': remote.base_url must start with http:// or https://, "
-                f"not {remote.base_url!r}."
-            )
+        self.base_url = remote.base_url.rstrip("/")  # its http(s):// checked with the profile
         headers = {"Accept": "application/json"}
         # a variable that is not set means no key (a local server without one); a server that
         # wants one answers 401 and the error names the variable. ``api_key``: the key itself
         # (the TUI's chat on the server it started), used instead of the variable
-        key = api_key or (os.environ.get(remote.api_key_env) if remote.api_key_env else None)
+        key = (api_key or (os.environ.get(remote.api_key_env) if remote.api_key_env else None) or "").strip()
+        if key and (not key.isprintable() or " " in key or not key.isascii()):
+            raise ProfileError(  # pasted with a line break or a space inside, or with typographic quotes
+                f"The API key in {remote.api_key_env or 'the profile'} is not a key: it holds a space, a line "
+                "break or a character a key never has; copy it again from where it was given."
+            )
         self.has_key = bool(key)
         if key:
             headers["Authorization"] = f"Bearer {key}"
@@ -111,6 +111,7 @@ class RemoteEngine:
         self.client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
         self.model = remote.model
         self.meta: dict[str, Any] = {}
+        self.listed: list[str] = []  # the models the server's /models names (empty: it has no list)
         self._cancel = threading.Event()
         self.turns = RunningTurns(self._cancel)
         self._responses: set[httpx.Response] = set()
@@ -150,6 +151,7 @@ class RemoteEngine:
                 self.client.close()
                 raise EngineError(said=[("remote.no_models", {"url": self.base_url})])
             self.model = str(models[0].get("id"))
+        self.listed = [str(m.get("id")) for m in models if m.get("id")]
         for m in models:
             if m.get("id") == self.model:
                 self.meta = m.get("meta") or {}
