@@ -119,10 +119,32 @@ def metric(text: str, line_start: str) -> float:
 
 
 # --- quotas, usage, metrics, audit -----------------------------------------------------------------
+def test_a_request_cannot_take_a_key_past_its_day(scheduler: Scheduler) -> None:
+    """The quota was checked only before a request began: a long document went thousands of
+    tokens past it. Now the prompt and the reply's room are held out of what is left: a reply
+    stops where the day's tokens end, and a prompt larger than what is left is refused."""
+    prompt = len(scheduler.chat_tokens(QUESTION))
+    with office(scheduler, {"carol": {"tokens_per_day": prompt + 3}, "dan": {"tokens_per_day": prompt - 1}}) as o:
+        carol = o.client("carol")
+        reply = carol.chat.completions.create(model=PROFILE, messages=QUESTION, max_tokens=50, temperature=0)
+        assert reply.usage is not None and reply.usage.prompt_tokens == prompt
+        assert reply.usage.completion_tokens <= 3 and reply.usage.total_tokens <= prompt + 3
+        assert reply.choices[0].finish_reason in ("length", "stop")
+        assert o.accounts.quota.used("carol") == reply.usage.total_tokens  # and nothing is left held
+        assert o.accounts.quota._held.get("carol", 0) == 0
+        with pytest.raises(openai.RateLimitError) as caught:  # a prompt larger than the day: refused whole
+            chat(o.client("dan"))
+        assert (f"This request's prompt is {prompt} tokens, but the key 'dan' has {prompt - 1} of its "
+                f"{prompt - 1} tokens left for today") in str(caught.value)
+        assert o.accounts.quota.used("dan") == 0 and o.accounts.quota._held.get("dan", 0) == 0
+
+
+
 def test_usage_equals_the_responses_and_quota_resets_at_midnight(
     scheduler: Scheduler, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    people = {"alice": {"tokens_per_day": 1}, "bob": {}}
+    prompt = len(scheduler.chat_tokens(QUESTION))
+    people = {"alice": {"tokens_per_day": prompt + 9}, "bob": {}}  # one question's worth, and a token
     with office(scheduler, people) as o:
         alice, bob = o.client("alice"), o.client("bob")
         told = {"alice": chat(alice), "bob": chat(bob) + chat(bob, stream=True)}
@@ -137,7 +159,10 @@ def test_usage_equals_the_responses_and_quota_resets_at_midnight(
         body = err.response.json()
         assert set(body["error"]) == {"message", "type", "param", "code"}
         assert body["error"]["code"] == "insufficient_quota"
-        assert f"has used {told['alice']} of its 1 tokens for today" in body["error"]["message"]
+        left = prompt + 9 - told["alice"]
+        assert (f"This request's prompt is {prompt} tokens, but the key 'alice' has {left} of its {prompt + 9} "
+                "tokens left for today; the quota resets at ") in body["error"]["message"]
+        assert err.response.headers["x-ratelimit-remaining-tokens"] == str(left)
         reset = next_day_start(o.clock.t)
         assert time.strftime("%Y-%m-%dT%H:%M", time.localtime(reset)) in body["error"]["message"]
         assert int(err.response.headers["retry-after"]) == int(reset - o.clock.t)

@@ -51,6 +51,7 @@ class DailyQuota:
         self._lock = threading.Lock()
         self._day = -1.0
         self._used: dict[str, int] = {}
+        self._held: dict[str, int] = {}  # tokens requests still running may use (see ``hold``)
 
     def _today(self, now: float) -> None:
         start = day_start(now)
@@ -72,6 +73,26 @@ class DailyQuota:
         if limit is None or used < limit:
             return None
         return OverQuota(used, limit, next_day_start(now))
+
+    def hold(self, name: str, limit: int, prompt: int, reply: int) -> int | OverQuota:
+        """Set aside, for a request about to run, its ``prompt`` and at most ``reply`` tokens of
+        answer out of what ``name`` has left today (requests already running hold theirs):
+        the reply tokens held, fewer than asked when little is left, or OverQuota when not even
+        the prompt and one reply token fit. ``release`` gives the hold back when it ends."""
+        now = self.clock()
+        with self._lock:
+            self._today(now)
+            used = self._used.get(name, 0) + self._held.get(name, 0)
+            left = limit - used - prompt
+            if left < 1:
+                return OverQuota(used, limit, next_day_start(now))
+            reply = min(reply, left)
+            self._held[name] = self._held.get(name, 0) + prompt + reply
+        return reply
+
+    def release(self, name: str, tokens: int) -> None:
+        with self._lock:
+            self._held[name] = max(0, self._held.get(name, 0) - tokens)
 
     def charge(self, name: str, tokens: int, when: float) -> None:
         """Count ``tokens`` for ``name`` on the day of ``when`` (a request that began before

@@ -25,7 +25,7 @@ from typing import Any
 from workstation.core.audit import AuditTrail
 from workstation.core.keys import ApiKey, KeyRing
 from workstation.core.metrics import TurnMetrics
-from workstation.core.quota import Clock, DailyQuota
+from workstation.core.quota import Clock, DailyQuota, OverQuota
 from workstation.core.server.prometheus import ServerMetrics
 from workstation.core.server.protocol import ApiError
 from workstation.core.slots import Owner
@@ -53,6 +53,7 @@ class Ticket:
     t0: float = field(default_factory=time.perf_counter)
     content: dict[str, Any] | None = None  # for the audit trail, when content is kept
     done: bool = False
+    held: int = 0  # tokens of the caller's quota set aside while it runs
 
 
 def given_key(headers: Mapping[str, str]) -> str:
@@ -145,20 +146,37 @@ class Accounts:
         t0 = time.perf_counter()
         over = self.quota.check(caller.name, caller.key.tokens_per_day)
         self.metrics.accounting_seconds += time.perf_counter() - t0
-        if over is None:
-            return
-        now = self.clock()
-        wait = over.retry_after_s(now)
-        raise ApiError(
+        if over is not None:
+            raise self._over(caller, over, f"The key '{caller.name}' has used {over.used} of its {over.limit} "
+                                           "tokens for today")
+
+    def hold_quota(self, ticket: Ticket, prompt: int, reply: int) -> int:
+        """The reply tokens a request may generate within its key's quota (``reply`` without
+        one): its prompt and those are held until it ends, so a long document, or requests
+        side by side, cannot take the key past its day. ApiError(429) when not even the prompt
+        fits in what is left."""
+        caller = ticket.caller
+        if caller.key is None or caller.key.tokens_per_day is None:
+            return reply
+        held = self.quota.hold(caller.name, caller.key.tokens_per_day, prompt, reply)
+        if isinstance(held, OverQuota):
+            left = max(0, held.limit - held.used)
+            raise self._over(caller, held, f"This request's prompt is {prompt} tokens, but the key "
+                                           f"'{caller.name}' has {left} of its {held.limit} tokens left for today")
+        ticket.held = prompt + held
+        return held
+
+    def _over(self, caller: Caller, over: OverQuota, what: str) -> ApiError:
+        wait = over.retry_after_s(self.clock())
+        return ApiError(
             429,
-            f"The key '{caller.name}' has used {over.used} of its {over.limit} tokens for today; "
-            f"the quota resets at {over.resets_text()}.",
+            f"{what}; the quota resets at {over.resets_text()}.",
             type_="insufficient_quota",
             code="insufficient_quota",
             headers={
                 "Retry-After": str(wait),
                 "X-RateLimit-Limit-Tokens": str(over.limit),
-                "X-RateLimit-Remaining-Tokens": "0",
+                "X-RateLimit-Remaining-Tokens": str(max(0, over.limit - over.used)),
                 "X-RateLimit-Reset-Tokens": f"{wait}s",
             },
         )
@@ -185,6 +203,8 @@ class Accounts:
         cached = m.cache_n if m is not None else 0
         completion = m.predicted_n if m is not None else 0
         caller = ticket.caller
+        if ticket.held:
+            self.quota.release(caller.name, ticket.held)
         if caller.key is not None and prompt + completion:
             self.quota.charge(caller.name, prompt + completion, ticket.t)
         self.metrics.observe(self.profile, caller.name, status, m, duration_s, prompt, completion)

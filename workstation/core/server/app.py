@@ -357,6 +357,10 @@ class OpenAIServer:
                 else:
                     prompt, plan = await self._prompt_tokens(body, chat, ticket, tools)
                 self._check_prompt(prompt)
+                wanted = min(params.max_tokens or params.sampling.max_tokens, self.scheduler.slot_ctx - len(prompt))
+                held = self.accounts.hold_quota(ticket, len(prompt), wanted)  # within the key's day
+                if held < wanted:
+                    params = dataclasses.replace(params, max_tokens=held)
                 req, q = self._submit(prompt, params, t_request, caller.owner, plan, chat=chat and native is None)
         except ApiError as err:
             if ticket is not None:
