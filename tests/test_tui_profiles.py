@@ -237,3 +237,40 @@ async def test_a_document_that_cannot_be_read_is_said_in_turkish(folder: Path, t
         await pilot.press("enter")
         await until(pilot, lambda: any(f"'yok.docx' yok ({Path.cwd()} klasöründe arandı)." in str(n.message)
                                        for n in app._notifications))
+
+
+async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, smollm2_path: Path) -> None:
+    """The app started while the office server was down: sending once the server is back used
+    to say "No model is loaded; press F3". It tries the server again, the message stays in the
+    box, and Enter then sends it. A server that goes away later shows as unreachable, not ready."""
+    import socket
+
+    from test_tui import type_message
+
+    from tests.serve_helpers import serve, write_profile
+    from workstation.tui.widgets.message_view import MessageView
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    _write(folder, "desk", {"backend": "openai", "remote": {"base_url": f"http://127.0.0.1:{port}/v1"}})
+    app = WorkstationApp("desk", sample_system=False, language="en", store_path=tmp_path / "c.db")
+    async with app.run_test(size=(120, 30)) as pilot:
+        def said(text: str) -> bool:
+            return any(text in str(n.message) for n in app._notifications)
+
+        await until(pilot, lambda: app.loading is None and said("Cannot reach the server"))
+        assert app.engine is None and " not loaded │ desk" in app.status_text()
+        with serve(write_profile(tmp_path, smollm2_path), "--port", str(port)):
+            await type_message(pilot, "Say hi")
+            await until(pilot, lambda: said("Trying desk again; send once it is loaded"))
+            await until(pilot, lambda: app.engine is not None and app.loading is None)
+            assert app.chat_screen.input_text() == "Say hi"
+            await pilot.press("enter")
+            await until(pilot, lambda: app.generating)
+            await until(pilot, lambda: not app.generating)
+            replies = list(app.chat_screen.query(MessageView))
+            assert replies[-1].content.strip() and " ready │ desk" in app.status_text()
+        await type_message(pilot, "And again")  # the server is gone now
+        await until(pilot, lambda: not app.generating and app.unreachable)
+        assert " server unreachable (the next message tries again) │ desk" in app.status_text()

@@ -32,7 +32,7 @@ from textual.worker import Worker, WorkerState
 from workstation.core.engine import EngineInfo, TokenDelta
 from workstation.core.engine import TurnFinished as EngineTurnFinished
 from workstation.core.engine_api import open_engine
-from workstation.core.errors import WorkstationError
+from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.kv_state import KvStateStore, conversation_tag
 from workstation.core.metrics import MetricsHistory, TurnMetrics
 from workstation.core.planner import offloadable_layers
@@ -129,6 +129,7 @@ class WorkstationApp(App[None]):
         self.engine_info: EngineInfo | None = None
         self.loading: Profile | None = None
         self.load_fraction = 0.0
+        self.unreachable = False  # the last turn could not reach the engine's server
         self._generating = False
         # half-typed messages (and attached documents) of the conversations not open; the
         # store keeps them too (and the open one's), so quitting or a closed terminal loses none
@@ -313,6 +314,8 @@ class WorkstationApp(App[None]):
             state = t("status.generating")
         elif self.engine is None:
             state = t("status.not_loaded")
+        elif self.unreachable:  # the last turn found the server gone: not "ready"
+            state = t("status.unreachable")
         else:
             state = t("status.ready")
         if len(model) > 24:  # the end says the quantization (….Q4_1 / ….Q8_0): keep it
@@ -559,6 +562,11 @@ class WorkstationApp(App[None]):
         if self.generating:
             self.notify(self.busy_text(), severity="warning")
             return
+        if self.engine is None and self.loading is None and self.profile is not None:
+            # its load failed (the office server was down, say): try again; the text stays in the box
+            self.notify(t("chat.retrying", name=self.profile.name), severity="warning")
+            self._begin_load(self.profile)
+            return
         if self.engine is None:
             self.notify(t("chat.loading") if self.loading else t("chat.no_engine"), severity="warning")
             return
@@ -633,7 +641,7 @@ class WorkstationApp(App[None]):
                     self.post_message(TurnFinished(event.text, event.metrics, event.reasoning))
         except WorkstationError as err:
             flush()
-            self.post_message(EngineFailed(self.texts.error(err)))
+            self.post_message(EngineFailed(self.texts.error(err), unreachable=isinstance(err, BackendUnreachable)))
         except Exception as err:  # noqa: BLE001 - a sentence in the app, never a traceback
             flush()
             self.post_message(EngineFailed(f"The turn failed: {type(err).__name__}: {err}"))
@@ -677,6 +685,7 @@ class WorkstationApp(App[None]):
     @on(TurnFinished)
     async def _finished(self, event: TurnFinished) -> None:
         view, self.reply_view = self.reply_view, None
+        self.unreachable = False
         metrics = event.metrics
         self.last_metrics = metrics
         self.history.add(metrics)
@@ -700,6 +709,7 @@ class WorkstationApp(App[None]):
     @on(EngineFailed)
     async def _failed(self, event: EngineFailed) -> None:
         self.notify(event.reason, title=self.texts("error.title"), severity="error", timeout=12)
+        self.unreachable = event.unreachable
         if event.during == "load":
             self.loading = None
             self.chat_screen.set_load_progress(None)
@@ -912,6 +922,7 @@ class WorkstationApp(App[None]):
             return
         self.engine = event.engine
         self.profile = event.profile
+        self.unreachable = False
         self.api = event.api
         self.engine_info = event.engine.info()
         self.loading = None
