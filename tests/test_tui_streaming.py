@@ -74,6 +74,40 @@ async def test_streaming_text_lays_out_only_when_it_needs_more_lines(monkeypatch
         assert not text.display and text.size.height == 0
 
 
+class _ReplyApp(App[None]):
+    """A reply in the chat log: the streaming text inside a message that grows with it."""
+
+    def compose(self) -> ComposeResult:
+        from textual.containers import Vertical
+        from textual.widgets import Static
+
+        with VerticalScroll(), Vertical(id="message"):
+            yield Static("\n".join(f"paragraph {i}" for i in range(60)))
+            yield StreamingText()
+
+    def on_mount(self) -> None:
+        self.query_one("#message").styles.height = "auto"
+
+
+async def test_a_long_reply_holds_half_the_visible_chat_not_half_of_itself() -> None:
+    """The headroom came from the nearest widget with children (the message, 60 lines and
+    growing), so a long reply held 30 blank lines: the whole visible chat went blank while it
+    streamed. It is half of what the scrolling log shows."""
+    app = _ReplyApp()
+    async with app.run_test(size=(40, 20)) as pilot:
+        text = app.query_one(StreamingText)
+        await pilot.pause()
+        assert app.query_one("#message").size.height >= 60
+        assert text.headroom() == 10  # half the 20 visible lines
+        text.clock = FakeClock(step=60.0)
+        text.open()  # a reply is about to stream, as MessageView does
+        await pilot.pause()
+        assert text.size.height == 10  # held for the reply: 10 lines, not 30
+        text.append("the line being written " * 30)  # more lines than it holds: it grows
+        await pilot.pause()
+        assert text.size.height == len(text.lines) + 10
+
+
 async def test_streaming_text_throttles_layouts_but_shows_every_line(monkeypatch) -> None:
     monkeypatch.setattr(streaming_text, "LAYOUT_HZ", 0.001)  # a held layout waits 1000 s of the clock
     monkeypatch.setattr(streaming_text, "HEADROOM", 0)

@@ -129,9 +129,12 @@ class StreamingText(Widget):
         return Strip([Segment(line, style)], cell_len(line)).crop_extend(0, width, style)
 
     def headroom(self) -> int:
-        """Lines to hold under the text when it grows."""
+        """Lines to hold under the text when it grows: a share of what the scrolling container
+        around it shows. (Textual's ``is_scrollable`` is true of any widget with children: the
+        message around this one, whose height grows with the reply; half of that held a long
+        reply's whole screen blank.)"""
         for node in self.ancestors:
-            if isinstance(node, Widget) and node.is_scrollable:
+            if isinstance(node, Widget) and node.styles.overflow_y in ("auto", "scroll"):
                 return max(HEADROOM, int(node.scrollable_content_region.height * HEADROOM_SHARE))
         return HEADROOM
 
