@@ -236,3 +236,19 @@ def test_the_screen_gives_way_to_an_engine_on_every_core() -> None:
     assert pacing.pace(8, False, cores=8) is pacing.FREE_CPU  # every layer on the GPU
     busy, free = pacing.BUSY_CPU, pacing.FREE_CPU
     assert busy.updates_hz < free.updates_hz and busy.markdown_every_s > free.markdown_every_s
+
+
+def test_a_reply_cut_off_shows_the_figures_it_has_and_no_row_of_zeros() -> None:
+    """A reply stopped before any figure was known (the server went away) said "TTFT 0 ms ·
+    0.0 tok/s · 0 tokens · cache 0/0"; one Esc-stopped before the server sent its counts said
+    "cache 0/0". Only what is known is shown."""
+    from workstation.tui.widgets.message_view import metrics_line
+
+    t = Texts("en")
+    assert metrics_line(TurnMetrics(stop_reason="cancelled"), t) == "stopped"
+    cut = TurnMetrics(ttft_ms=320, predicted_n=40, predicted_per_second=40.0, stop_reason="cancelled")
+    assert metrics_line(cut, t) == "TTFT 320 ms · 40.0 tok/s · 40 tokens · stopped"
+    assert "prompt" not in cut.summary_line()
+    whole = TurnMetrics(ttft_ms=320, predicted_n=40, predicted_per_second=40.0, prompt_n=10, cache_n=30)
+    assert metrics_line(whole, t) == "TTFT 320 ms · 40.0 tok/s · 40 tokens · cache 30/40"
+    assert "prompt 10 (+30 cached)" in whole.summary_line()

@@ -61,10 +61,11 @@ class TurnMetrics:
             f"TTFT {self.ttft_ms:.0f} ms",
             f"{self.predicted_per_second:.1f} tok/s",
             f"{self.predicted_n} tokens",
-            f"prompt {self.prompt_n} (+{self.cache_n} cached"
-            + (f", {self.restored_n} of them from disk" if self.restored_n else "")
-            + f") at {self.prompt_per_second:.0f} tok/s",
         ]
+        if self.prompt_n + self.cache_n:  # a reply stopped before a server said its counts: none known
+            parts.append(f"prompt {self.prompt_n} (+{self.cache_n} cached"
+                         + (f", {self.restored_n} of them from disk" if self.restored_n else "")
+                         + f") at {self.prompt_per_second:.0f} tok/s")
         if self.draft_n:
             parts.append(f"draft {self.draft_n_accepted}/{self.draft_n} accepted")
         return " · ".join(parts)

@@ -56,6 +56,7 @@ ENGLISH: dict[str, str] = {
     "remote.lost": "Lost the connection to {url}: {reason}.",
     "remote.refused": "connection refused or host unreachable",
     "remote.timed_out": "timed out",
+    "remote.closed": "the server closed the connection in the middle of the reply (it stopped or restarted)",
     "remote.busy": "The server at {url} is busy or down (HTTP {status}); try again later.",
     "remote.lists_no_models": "The server at {url} lists no models (HTTP {status}); set remote.model in the profile.",
     "remote.no_models": "The server at {url} serves no models; set remote.model.",

@@ -476,5 +476,7 @@ def _reason(err: Exception) -> Phrase | str:
         return ("remote.refused", {})
     if isinstance(err, httpx.TimeoutException):
         return ("remote.timed_out", {})
+    if isinstance(err, httpx.RemoteProtocolError):  # "peer closed connection without sending complete message body"
+        return ("remote.closed", {})
     text = str(err).strip().rstrip(".")
     return text or type(err).__name__

@@ -22,15 +22,18 @@ THINKING_TITLE_EVERY_S = 0.5
 def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts) -> str:
     """TTFT, tok/s, tokens, cache hits and draft acceptance of one reply, on one line."""
     m = TurnMetrics.from_dict(metrics) if isinstance(metrics, dict) else metrics
+    if m.stop_reason == "cancelled" and not (m.predicted_n or m.ttft_ms):
+        return texts("metric.stopped")  # cut off before any figure was known: no row of zeros
     prompt_total = m.prompt_n + m.cache_n
     parts = [
         texts("metric.ttft", ms=f"{m.ttft_ms:.0f}"),
         texts("metric.tps", tps=f"{m.predicted_per_second:.1f}"),
         texts("metric.tokens", n=m.predicted_n),
-        texts("metric.cache", hit=m.cache_n, total=prompt_total),
     ]
-    if m.restored_n:  # part of cache_n: read back from a saved KV state, not kept in memory
-        parts[-1] += f" ({texts('metric.restored', n=m.restored_n)})"
+    if prompt_total:  # a server stopped before it said its prompt counts: none shown, not 0/0
+        parts.append(texts("metric.cache", hit=m.cache_n, total=prompt_total))
+        if m.restored_n:  # part of cache_n: read back from a saved KV state, not kept in memory
+            parts[-1] += f" ({texts('metric.restored', n=m.restored_n)})"
     if m.draft_n:
         rate = m.draft_n_accepted / m.draft_n * 100
         parts.append(texts("metric.draft", rate=f"{rate:.0f}", acc=m.draft_n_accepted, n=m.draft_n))
