@@ -184,6 +184,9 @@ def test_usage_equals_the_responses_and_quota_resets_at_midnight(
         assert main(["usage", "--json"]) == 0
         printed = {r["group"]: r["tokens"] for r in json.loads(capsys.readouterr().out)["rows"]}
         assert printed == told
+        assert main(["keys", "list", "--json"]) == 0  # what each key used today, beside its limit
+        today = {k["name"]: k["tokens_today"] for k in json.loads(capsys.readouterr().out)["keys"]}
+        assert today["bob"] == told["bob"]  # (alice's next-day request is in the test clock's tomorrow)
 
         # the per-key counters and the latency histograms on /metrics: the operator sees what
         # each person used; a person's own key sees the totals only
@@ -399,3 +402,39 @@ def test_a_full_queue_gives_a_place_to_a_person_holding_none(smollm2_path: Path)
             t.join(600)
         a1.join(600)
         assert results["a2"].status_code == 200 and results["b1"].status_code == 200
+
+
+async def test_a_person_sees_what_is_left_of_their_day_on_a_desk_pc(
+    scheduler: Scheduler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """F11 on a desk PC said "0 requests" and advised serving the API, right after using the
+    office server. It now says what the person's key used today and what is left; the
+    server's /usage/today says it to the key's owner only (the operator sees every key)."""
+    import yaml
+    from test_tui import until
+
+    from workstation.core.profiles import load_profile_file
+    from workstation.tui.app import WorkstationApp
+    from workstation.tui.screens.usage import UsageScreen
+
+    with office(scheduler, {"alice": {"tokens_per_day": 5000}, "bob": {}}) as o:
+        used = chat(o.client("alice"))
+        root = o.url.removesuffix("/v1")
+        mine = httpx.get(f"{root}/usage/today", headers={"Authorization": f"Bearer {o.keys['alice']}"}).json()
+        assert (mine["key"], mine["tokens"], mine["tokens_per_day"], mine["left"]) == ("alice", used, 5000, 5000 - used)
+        everyone = httpx.get(f"{root}/usage/today", headers={"Authorization": f"Bearer {OPERATOR}"}).json()
+        assert {k["key"]: k["tokens"] for k in everyone["keys"]} == {"alice": used, "bob": 0}
+        assert httpx.get(f"{root}/usage/today", headers={"Authorization": "Bearer nope"}).status_code == 401
+
+        monkeypatch.setenv("WS_DESK_KEY", o.keys["alice"])
+        desk = tmp_path / "desk.yaml"
+        desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
+                                        "remote": {"base_url": o.url, "api_key_env": "WS_DESK_KEY"}}))
+        app = WorkstationApp(load_profile_file(desk), sample_system=False, language="en",
+                             store_path=tmp_path / "c.db")
+        async with app.run_test(size=(110, 34)) as pilot:
+            await until(pilot, lambda: app.engine is not None and app.loading is None)
+            await pilot.press("f11")
+            await until(pilot, lambda: isinstance(app.screen, UsageScreen) and app.screen.overview is not None)
+            line = str(app.screen.query_one("#usage-server").render())
+            assert f"you used {used:,} of your 5,000 tokens today; {5000 - used:,} are left until 00:00" in line, line

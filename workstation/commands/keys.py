@@ -68,19 +68,22 @@ def run_list(args: argparse.Namespace) -> int:
         keys = ring.list(include_revoked=args.all)
     finally:
         ring.close()
+    today = _used_today()
     if args.json:
-        print_json({"keys": [k.to_dict() for k in keys]})
+        print_json({"keys": [{**k.to_dict(), "tokens_today": today.get(k.name, 0)} for k in keys]})
         return 0
     if not keys:
         print(f"No keys yet; make one with: {cli('keys add NAME')}")
         return 0
-    header = ["name", "created", "last used", "tokens/day", "max parallel", "profiles"]
+    header = ["name", "created", "last used", "today", "tokens/day", "max parallel", "profiles"]
     if args.all:
         header.append("revoked")
     rows = []
     for k in keys:
+        used = today.get(k.name, 0)
+        over = " (over)" if k.tokens_per_day and used > k.tokens_per_day else ""
         row = [
-            k.name, _when(k.created), _when(k.last_used),
+            k.name, _when(k.created), _when(k.last_used), f"{used:,}{over}",
             f"{k.tokens_per_day:,}" if k.tokens_per_day else "no limit",
             str(k.max_parallel) if k.max_parallel else "server default",
             ",".join(k.profiles) or "any",
@@ -88,8 +91,24 @@ def run_list(args: argparse.Namespace) -> int:
         if args.all:
             row.append(_when(k.revoked) if k.revoked else "")
         rows.append(row)
-    print(text_table(header, rows, {3, 4}))
+    print(text_table(header, rows, {3, 4, 5}))
     return 0
+
+
+def _used_today() -> dict[str, int]:
+    """Tokens each key used today (local day), from the server's usage file (none: empty)."""
+    import time
+
+    from workstation.core.quota import day_start
+    from workstation.core.usage import open_usage_if_present
+
+    log = open_usage_if_present()
+    if log is None:
+        return {}
+    try:
+        return {r.group: r.tokens for r in log.summary("person", day_start(time.time()))}
+    finally:
+        log.close()
 
 
 def run_revoke(args: argparse.Namespace) -> int:

@@ -29,6 +29,11 @@ def next_day_start(t: float) -> float:
     return dt.datetime.combine(tomorrow, dt.time()).astimezone().timestamp()
 
 
+def minute_text(t: float) -> str:
+    """``t`` as local time to the minute, with its UTC offset: 2026-12-03T00:00+03:00."""
+    return dt.datetime.fromtimestamp(t).astimezone().isoformat(timespec="minutes")
+
+
 @dataclass(frozen=True)
 class OverQuota:
     used: int
@@ -39,7 +44,7 @@ class OverQuota:
         return max(1, int(self.resets_at - now + 0.999))
 
     def resets_text(self) -> str:
-        return dt.datetime.fromtimestamp(self.resets_at).astimezone().isoformat(timespec="minutes")
+        return minute_text(self.resets_at)
 
 
 class DailyQuota:

@@ -309,6 +309,16 @@ class RemoteEngine:
             pass
         raise EngineError(said=[("remote.cannot_forget", {"url": self.base_url})])
 
+    def usage_today(self) -> dict[str, Any] | None:
+        """What this key used today on a workstation server (``/usage/today``: tokens,
+        tokens_per_day, left, resets_at); None from another server or when it does not answer."""
+        try:
+            response = self.client.get(f"{self._root}/usage/today", timeout=min(10.0, self.profile.remote.timeout_s))
+            data = response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
     def claim_cells(self, tag: str, messages: list[Message]) -> int:  # noqa: ARG002
         return 0
 

@@ -25,7 +25,7 @@ from typing import Any
 from workstation.core.audit import AuditTrail
 from workstation.core.keys import ApiKey, KeyRing
 from workstation.core.metrics import TurnMetrics
-from workstation.core.quota import Clock, DailyQuota, OverQuota
+from workstation.core.quota import Clock, DailyQuota, OverQuota, minute_text, next_day_start
 from workstation.core.server.prometheus import ServerMetrics
 from workstation.core.server.protocol import ApiError
 from workstation.core.slots import Owner
@@ -180,6 +180,21 @@ class Accounts:
                 "X-RateLimit-Reset-Tokens": f"{wait}s",
             },
         )
+
+    def today(self, caller: Caller) -> dict[str, Any]:
+        """What keys used today against their daily quota: a person's key sees its own, the
+        server's shared key (or anyone on a server without keys) every key's."""
+        reset = minute_text(next_day_start(self.clock()))
+
+        def one(name: str, limit: int | None) -> dict[str, Any]:
+            used = self.quota.used(name)
+            return {"key": name, "tokens": used, "tokens_per_day": limit,
+                    "left": None if limit is None else max(0, limit - used)}
+
+        if caller.key is not None:
+            return {**one(caller.name, caller.key.tokens_per_day), "resets_at": reset}
+        keys = self.keys.list() if self.keys is not None else []
+        return {"keys": [one(k.name, k.tokens_per_day) for k in keys], "resets_at": reset}
 
     def begin(self, caller: Caller, route: str) -> Ticket:
         return Ticket(caller, route, self.clock())

@@ -152,6 +152,7 @@ class OpenAIServer:
             Route("/detokenize", self.detokenize, methods=["POST"]),
             Route("/apply-template", self.apply_template, methods=["POST"]),
             Route("/cells/forget", self.forget_cells, methods=["POST"]),
+            Route("/usage/today", self.usage_today, methods=["GET"]),
         ]
         for prefix in ("/v1", ""):
             routes += [
@@ -638,6 +639,16 @@ class OpenAIServer:
         except ApiError as err:
             return err.response()
         return JSONResponse({"forgotten": forgotten})
+
+    async def usage_today(self, request: Request) -> Response:
+        """Ours: what the caller's key used today of its daily quota (``tokens``,
+        ``tokens_per_day``, ``left``, ``resets_at``): a desk PC's Usage screen shows it. The
+        server's shared key gets every key's (``keys: [...]``)."""
+        try:
+            caller = self._auth(request)
+        except ApiError as err:
+            return err.response()
+        return JSONResponse(await run_in_threadpool(self.accounts.today, caller))
 
     async def tokenize(self, request: Request) -> Response:
         """llama-server's ``/tokenize``: ``content``, ``add_special`` (false), ``parse_special``

@@ -1,11 +1,14 @@
 """The Usage screen: what the office's server answered, from the usage file ``serve`` writes:
-tokens per day and per person as bar charts, and a table by person."""
+tokens per day and per person as bar charts, and a table by person. On a desk PC (a profile
+with ``backend: openai``) it says first what the person's key used today on the office server
+and what is left of its daily quota (the server's ``/usage/today``)."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -16,8 +19,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from workstation.core.errors import WorkstationError
+from workstation.core.profiles import Profile
 from workstation.core.quota import day_start
 from workstation.core.usage import UsageRow, open_usage_if_present
+from workstation.tui.i18n import Texts
 from workstation.tui.messages import TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.bar_chart import BarChart
@@ -54,9 +59,30 @@ def read_overview(days: int = DAYS, now: float | None = None) -> UsageOverview:
 
 
 class UsageRead(Message):
-    def __init__(self, overview: UsageOverview) -> None:
+    def __init__(self, overview: UsageOverview, server: str = "") -> None:
         super().__init__()
         self.overview = overview
+        self.server = server  # a desk PC: what the office server says this key used today
+
+
+def server_today(engine: Any, profile: Profile, texts: Texts) -> str:
+    """A desk PC's line: what its key used today on the office server, in a sentence."""
+    server = urlsplit(profile.remote.base_url).netloc or profile.remote.base_url
+    if engine is None or not hasattr(engine, "usage_today"):
+        return texts("usage.server_down", server=server)
+    data = engine.usage_today()
+    if data is None:
+        return texts("usage.server_unknown", server=server)
+    until = str(data.get("resets_at") or "")[11:16]  # HH:MM of its local ISO time
+    if "keys" in data:  # the server's own key: everyone's
+        people = ", ".join(
+            f"{k['key']} {k['tokens']:,}" + (f"/{k['tokens_per_day']:,}" if k.get("tokens_per_day") else "")
+            for k in data["keys"]) or "–"
+        return texts("usage.server_all", server=server, people=people)
+    if data.get("tokens_per_day"):
+        return texts("usage.server_today_limit", server=server, tokens=f"{data['tokens']:,}",
+                     limit=f"{data['tokens_per_day']:,}", left=f"{data['left']:,}", resets=until)
+    return texts("usage.server_today", server=server, tokens=f"{data.get('tokens', 0):,}")
 
 
 class UsageScreen(AppScreen, Screen[None]):
@@ -73,6 +99,7 @@ class UsageScreen(AppScreen, Screen[None]):
         t = self.wapp.texts
         yield Header()
         with VerticalScroll(id="usage"):
+            yield Static("", id="usage-server", markup=False)
             yield Static(t("usage.loading"), id="usage-total", markup=False)
             yield BarChart(t("usage.per_day", days=DAYS), id="usage-days")
             yield BarChart(t("usage.per_person", days=DAYS), id="usage-people")
@@ -89,12 +116,15 @@ class UsageScreen(AppScreen, Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="usage-read")
     def action_reload(self) -> None:
+        app = self.wapp
         try:
             overview = read_overview()
         except WorkstationError as err:
-            self.post_message(TaskFailed(self.wapp.texts.error(err)))
+            self.post_message(TaskFailed(app.texts.error(err)))
             return
-        self.post_message(UsageRead(overview))
+        desk = app.profile is not None and app.profile.backend == "openai" and app.api is None
+        server = server_today(app.engine, app.profile, app.texts) if desk and app.profile else ""
+        self.post_message(UsageRead(overview, server))
 
     @on(UsageRead)
     def _read(self, event: UsageRead) -> None:
@@ -106,8 +136,12 @@ class UsageScreen(AppScreen, Screen[None]):
         self.query_one("#usage-total", Static).update(
             t("usage.total", days=DAYS, requests=f"{requests:,}", tokens=f"{total:,}")
         )
-        self.query_one("#usage-days", BarChart).show(ov.by_day, t("usage.none"))
-        self.query_one("#usage-people", BarChart).show(ov.by_person, t("usage.none"))
+        server = self.query_one("#usage-server", Static)
+        server.update(event.server)
+        server.display = bool(event.server)
+        none = t("usage.desk_none") if event.server else t("usage.none")  # a desk PC serves no one itself
+        self.query_one("#usage-days", BarChart).show(ov.by_day, none)
+        self.query_one("#usage-people", BarChart).show(ov.by_person, none)
         table = self.query_one("#usage-table", DataTable)
         table.clear()
         for r in ov.rows:
