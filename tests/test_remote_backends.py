@@ -91,10 +91,29 @@ def test_summary_through_workstation_serve_counts_tokens_exactly(ours: RunningSe
     assert result.totals["cache_n"] > 0  # the chunks' shared instruction came from the KV cache
 
 
-def test_task_set_through_workstation_serve(ours: RunningServer) -> None:
+def test_task_set_through_workstation_serve(ours: RunningServer, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
     with RemoteEngine(remote_profile(ours.base_url)) as engine:
         score = run_tasks(engine, _english_tasks())
     assert len(score.results) == 6 and all(r.predicted_n > 0 for r in score.results)
+    # `eval` on a desk profile names the server's model and host (it said "v1", the URL's end),
+    # and tasks without a language are counted under "no lang", not an unnamed "-"
+    import yaml
+
+    from workstation.cli import main
+
+    desk, tasks = tmp_path / "desk.yaml", tmp_path / "tasks.yaml"
+    desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai", "remote": {"base_url": ours.base_url},
+                                    "sampling": {"temperature": 0.0, "max_tokens": 8}}), encoding="utf-8")
+    tasks.write_text(yaml.safe_dump({"name": "two", "tasks": [
+        {"prompt": "What is the capital of France? One word.", "match": "contains", "answer": "Paris"},
+        {"lang": "en", "prompt": "Say yes.", "match": "contains", "answer": "yes"},
+    ]}), encoding="utf-8")
+    assert main(["eval", "-p", str(desk), "--tasks", str(tasks)]) in (0, 1)
+    out = capsys.readouterr().out
+    host = ours.base_url.split("//", 1)[1].split("/", 1)[0]
+    assert f"@{host}" in out and " v1 " not in out, out
+    assert "no lang" in out.splitlines()[0] or any("no lang" in line for line in out.splitlines()[:3]), out
 
 
 # --- a server that is not ours ---------------------------------------------------------------------

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from workstation.commands import add_profile_arg, print_json, profile_refs
 from workstation.commands.bench import _clear_progress, _progress, _table, command_line
@@ -233,7 +234,10 @@ def evaluate_profile(
     engine = open_engine(profile, child_process=False)
     try:
         info = engine.info()
-        result = ProfileEval(profile.key, info.model_path, info.type_k, info.type_v)
+        # a server's model is named with its host ("office-cpu@office-pc:8088"), a file by its name
+        model = info.model_path if profile.backend == "llama" else (
+            f"{info.model_name}@{urlsplit(info.model_path).netloc or info.model_path}")
+        result = ProfileEval(profile.key, model, info.type_k, info.type_v)
         if task_set is not None:
             result.tasks = run_tasks(engine, task_set, progress)
         if text is not None or model_work is not None:
@@ -408,7 +412,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str
     n_docs = max((len(r.kld) or len(r.references) for r in results), default=0)
     header = ["profile", "model", "K/V"]
     if has_tasks:
-        header += ["accuracy", *langs, "gen tok/s", "TTFT ms"]
+        header += ["accuracy", *(lang if lang != "-" else "no lang" for lang in langs), "gen tok/s", "TTFT ms"]
     if has_ppl:
         header += ["perplexity", "ppl tok/s"]
     if n_docs:
