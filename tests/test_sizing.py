@@ -193,6 +193,8 @@ def test_more_people_never_get_more_speed_each() -> None:
 
 
 def test_report_writes_markdown_and_valid_pngs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["size", "office-20", "-o", str(tmp_path / "nowhere" / "r.md")]) == 1  # a folder not there: said
+    assert "the folder " in capsys.readouterr().err and not (tmp_path / "nowhere").exists()
     out = tmp_path / "report.md"
     assert main(["size", "office-20", "-o", str(out)]) == 0
     text = out.read_text(encoding="utf-8")

@@ -48,6 +48,7 @@ def test_export_markdown(tmp_path: Path) -> None:
     conv = store.new("Notes", "office-cpu")
     store.add_message(conv.id, "user", "Hi")
     store.add_message(conv.id, "assistant", "Hello!\n\n```py\nprint(1)\n```", {"ttft_ms": 50, "predicted_per_second": 70.5, "predicted_n": 9})
+    (tmp_path / "out").mkdir()
     out = store.export_markdown(conv.id, tmp_path / "out" / "notes.md")
     text = out.read_text(encoding="utf-8")
     assert text.startswith("# Notes\n")
@@ -55,8 +56,11 @@ def test_export_markdown(tmp_path: Path) -> None:
     assert "## Assistant\n\nHello!" in text and "print(1)" in text
     assert "70.5 tok/s" in text
     assert list((tmp_path / "out").iterdir()) == [out]  # no temp file left behind
-    with pytest.raises(StoreError):
-        store.export_markdown(conv.id, tmp_path / "c.sqlite3" / "x.md")  # not a folder
+    with pytest.raises(StoreError, match=r"c\.sqlite3/x\.md: .*c\.sqlite3 is a file, not a folder\.$"):
+        store.export_markdown(conv.id, tmp_path / "c.sqlite3" / "x.md")  # said "(File exists)"
+    with pytest.raises(StoreError, match=r"the folder .*/nowhere does not exist\.$"):  # a typo is said, not made
+        store.export_markdown(conv.id, tmp_path / "nowhere" / "x.md")
+    assert not (tmp_path / "nowhere").exists()
 
 
 def test_newer_schema_is_refused(tmp_path: Path) -> None:

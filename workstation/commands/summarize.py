@@ -13,7 +13,7 @@ from types import FrameType
 from typing import Any, TextIO
 
 from workstation.commands import add_profile_arg, print_json, profile_ref
-from workstation.core.atomic import write_text_atomic
+from workstation.core.atomic import write_named_file
 from workstation.core.documents import Document, DocumentError, read_document
 from workstation.core.errors import TurnCancelled, WorkstationError
 from workstation.core.invocation import cli, shell_word
@@ -173,13 +173,14 @@ def run(args: argparse.Namespace) -> int:
         items = [_result_json(r, profile.key) for r in results]
         payload: Any = items[0] if len(items) == 1 else {"documents": items}
         if args.output:
-            write_text_atomic(Path(args.output), json.dumps(payload, ensure_ascii=False, indent=2, default=str) + "\n")
+            write_named_file(Path(args.output), json.dumps(payload, ensure_ascii=False, indent=2, default=str) + "\n",
+                             WorkstationError)
         else:
             print_json(payload)
     else:
         markdown = "\n".join(r.summary for r in results)
         if args.output:
-            write_text_atomic(Path(args.output), markdown)
+            write_named_file(Path(args.output), markdown, WorkstationError)
             if not args.quiet:
                 print(f"Wrote the summary to {Path(args.output).resolve()}.", file=sys.stderr)
         else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -20,12 +21,15 @@ def umask() -> int:
     return 0o022  # the usual one, where /proc does not say
 
 
-def write_bytes_atomic(path: Path, data: bytes, *, private: bool = False) -> None:
+def write_bytes_atomic(path: Path, data: bytes, *, private: bool = False, make_folders: bool = True) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder. The file gets the
     mode a plain ``open`` would give it (an existing file keeps its own), so a summary in a
     shared folder is readable by the others there, as a file saved by any program is;
-    ``private`` keeps it to its owner (0600: saved KV caches hold a conversation's text)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ``private`` keeps it to its owner (0600: saved KV caches hold a conversation's text).
+    ``make_folders``: make the folders on the way (the data folder's files; a file a person
+    named goes only where its folder already is: ``write_named_file``)."""
+    if make_folders:
+        path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         if not private:
@@ -46,6 +50,33 @@ def write_bytes_atomic(path: Path, data: bytes, *, private: bool = False) -> Non
 
 def write_text_atomic(path: Path, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_named_file(path: Path, data: str | bytes, error: type[Exception]) -> None:
+    """Write a file a person named (an export, ``-o``), atomically, into a folder that exists:
+    a typo in a folder's name is said, not made. ``error`` with one sentence when it cannot."""
+    try:
+        write_bytes_atomic(path, data.encode("utf-8") if isinstance(data, str) else data, make_folders=False)
+    except OSError as err:
+        raise error(f"Cannot write {path}: {write_problem(path, err)}.") from None
+
+
+def write_problem(path: Path, err: OSError) -> str:
+    """Why ``path`` cannot be written, in words a person can act on."""
+    for folder in path.parents:
+        if folder.exists():
+            if not folder.is_dir():
+                return f"{folder} is a file, not a folder"
+            break
+    if isinstance(err, FileNotFoundError):
+        return f"the folder {path.parent} does not exist"
+    if isinstance(err, PermissionError):
+        return f"there is no permission to write in {path.parent}"
+    if err.errno == errno.ENOSPC:
+        return "the disk is full"
+    if isinstance(err, IsADirectoryError) or path.is_dir():
+        return "that is a folder; give a file name"
+    return err.strerror or str(err)
 
 
 def read_text_file(path: Path, what: str, error: type[Exception]) -> str:

@@ -13,7 +13,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from workstation.core.atomic import write_bytes_atomic, write_text_atomic
+from workstation.core.atomic import write_bytes_atomic, write_named_file, write_problem
+from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.memory_check import describe_history
 from workstation.core.sizing import (
@@ -124,12 +125,14 @@ def write_charts(data: dict[str, Any], folder: Path) -> list[Path]:
 def _save(fig: Any, path: Path) -> Path:
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
-    write_bytes_atomic(path, buf.getvalue())
+    write_bytes_atomic(path, buf.getvalue())  # in the report's own charts folder
     return path
 
 
 def markdown_report(result: SizingResult, out: Path, top: int = 15) -> list[Path]:
     """The Markdown report at ``out`` with its charts beside it (``<stem>-people.png``, ...)."""
+    if not out.parent.is_dir():  # a typo in the folder is said, not made (nor its charts folder)
+        raise WorkstationError(f"Cannot write {out}: {write_problem(out, FileNotFoundError())}.")
     charts_dir = out.parent / f"{out.stem}-charts"
     charts = write_charts(chart_data(result), charts_dir)
     w = result.workload
@@ -177,5 +180,5 @@ def markdown_report(result: SizingResult, out: Path, top: int = 15) -> list[Path
               "- Models not on disk are planned from their published shapes at the quantization's average bits "
               f"per weight; quality is 'not measured' unless `{cli('eval')}` saved a score for that file.",
               "- Documents are summarized map-reduce: chunks of the slot's context, one summary each.", ""]
-    write_text_atomic(out, "\n".join(lines))
+    write_named_file(out, "\n".join(lines), WorkstationError)
     return [out, *charts]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from workstation.core.atomic import write_text_atomic
+from workstation.core.atomic import write_named_file
 from workstation.core.errors import WorkstationError
 from workstation.core.paths import data_dir
 from workstation.core.sqlite_schema import Migration, SchemaError, open_database, schema_version
@@ -399,8 +399,5 @@ class ConversationStore:
     def export_markdown(self, conversation_id: int, path: Path) -> Path:
         """Write the conversation to ``path`` as Markdown (atomically); returns the path."""
         text = self.to_markdown(conversation_id)
-        try:
-            write_text_atomic(path, text)
-        except OSError as err:
-            raise StoreError(f"Cannot write {path} ({err.strerror or err}).") from None
+        write_named_file(path, text, StoreError)
         return path
