@@ -99,7 +99,7 @@ def test_a_removed_line_is_named(tmp_path: Path) -> None:
     lines = lines_of(path)
     del lines[3]
     _rewrite(path, lines)
-    assert verify(tmp_path).problems == [f"1 line removed before {CURRENT} line 4 (seq 4 to 4 are missing)."]
+    assert verify(tmp_path).problems == [f"1 line removed before {CURRENT} line 4 (seq 4 is missing)."]
 
 
 def test_lines_cut_from_the_end_are_found_with_the_known_head(tmp_path: Path) -> None:

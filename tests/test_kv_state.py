@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import subprocess
 import sys
 import threading
@@ -399,3 +400,19 @@ def test_serve_keeps_long_prompts_on_disk_for_other_slots_and_restarts(smollm2_p
         ask(srv.base_url, minutes, "Hiring?")
         ask(srv.base_url, other, "Hiring?")
     assert not list(plain.glob("kv-cache/*.kv"))
+
+
+@pytest.mark.parametrize("value", ["abc", "-5", "1.5"])
+def test_a_budget_that_is_not_a_size_is_said(value: str, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """WORKSTATION_KV_CACHE_MB=abc was ignored and -5 became a budget of nothing."""
+    from workstation.cli import main
+    from workstation.core.errors import WorkstationError
+
+    monkeypatch.setenv("WORKSTATION_KV_CACHE_MB", value)
+    with pytest.raises(WorkstationError, match=rf"^WORKSTATION_KV_CACHE_MB is '{re.escape(value)}'; it must be a whole number of MiB"):
+        KvStateStore()
+    assert main(["cache", "list"]) == 1
+    assert "WORKSTATION_KV_CACHE_MB is " in capsys.readouterr().err
+    monkeypatch.setenv("WORKSTATION_KV_CACHE_MB", "0")
+    assert KvStateStore().budget == 0

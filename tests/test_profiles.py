@@ -63,7 +63,8 @@ def test_bare_off_in_yaml_means_off(tmp_path: Path) -> None:
         ("model: m\nspeculative: {mode: draft}\n", ["speculative.draft_model is missing"]),
         ("model: m\nspeculative: {mode: magic}\n", ["'speculative.mode'", "off, draft, lookup"]),
         ("name: x\n", ["'model' is missing"]),
-        ("model: [unclosed\n", ["not valid YAML", "line"]),
+        ("model: [unclosed\n", ["not valid YAML at line 1."]),  # found at the end: the last line, not line 2
+        ("model: m\nsampling: {temperature: 0.1\n", ["not valid YAML at line 2."]),
         ("- just\n- a list\n", ["must be a YAML mapping"]),
     ],
 )

@@ -40,9 +40,11 @@ def run_verify(args: argparse.Namespace) -> int:
         print(f"No audit trail in {directory} yet.")
         return 0
     if report.ok:
-        print(f"The audit trail is intact: {report.lines:,} lines in {report.files} file(s), in {directory}.")
+        files = f"{report.files} file" + ("s" if report.files != 1 else "")
+        print(f"The audit trail is intact: {report.lines:,} lines in {files}, in {directory}.")
         return 0
-    print(f"The audit trail in {directory} was tampered with ({len(report.problems)} problem(s)):")
+    n = len(report.problems)
+    print(f"The audit trail in {directory} was tampered with ({n} problem{'s' if n != 1 else ''}):")
     for problem in report.problems:
         print(f"  {problem}")
     return 1

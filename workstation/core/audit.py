@@ -220,10 +220,8 @@ def verify(directory: Path | None = None, known_head: tuple[int, str] | None = N
                 problems.append(f"{span} inserted: {line.where} links to {lines[first - 1].where}.")
             elif entry["seq"] > expected:
                 missing = entry["seq"] - expected
-                problems.append(
-                    f"{missing} line{'s' if missing > 1 else ''} removed before {line.where} "
-                    f"(seq {expected} to {entry['seq'] - 1} are missing)."
-                )
+                gone = f"seq {expected} is missing" if missing == 1 else f"seq {expected} to {entry['seq'] - 1} are missing"
+                problems.append(f"{missing} line{'s' if missing > 1 else ''} removed before {line.where} ({gone}).")
             elif last_ok is not None:
                 problems.append(f"{lines[last_ok].where} was changed: the next line's link to it does not match.")
             else:

@@ -9,13 +9,23 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from workstation.core.errors import WorkstationError
+
 
 def budget_from_env(name: str, default_mb: int) -> int:
-    """Bytes from the environment variable ``name`` (in MiB), else ``default_mb``."""
-    try:
-        return max(0, int(os.environ.get(name, default_mb))) * 2**20
-    except ValueError:
+    """Bytes from the environment variable ``name`` (in MiB), else ``default_mb``; a value that
+    is not a whole number of 0 and up is refused in a sentence (it was ignored, or -5 was 0)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
         return default_mb * 2**20
+    try:
+        mb = int(raw)
+    except ValueError:
+        mb = -1
+    if mb < 0:
+        raise WorkstationError(f"{name} is {raw!r}; it must be a whole number of MiB, 0 and up "
+                               f"(0 keeps nothing on disk; unset, it is {default_mb}).")
+    return mb * 2**20
 
 
 def evict_least_recent(folder: Path, pattern: str, budget: int, keep: Path | None = None) -> list[Path]:

@@ -369,7 +369,8 @@ def load_yaml(text: str) -> Any:
         return yaml.load(text, Loader=_PlainLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
+        lines = max(1, len(text.splitlines()))  # a problem found at the end is on the last line, not after it
+        where = f" at line {min(mark.line + 1, lines)}" if mark else ""
         problem = getattr(err, "problem", None) or ""
         if problem.startswith("uses a YAML alias"):
             raise YamlError(f"{problem}{where}.") from None

@@ -507,7 +507,7 @@ class WorkstationApp(App[None]):
                 pass  # an engine that died saves nothing more; the files go below
         try:
             KvStateStore().forget(tag)  # states saved by other profiles' models
-        except OSError as err:
+        except (OSError, WorkstationError) as err:
             self.call_from_thread(
                 self.notify, self.texts("conv.cells_kept", reason=self.texts.error(err)), severity="warning"
             )
