@@ -22,6 +22,7 @@ from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.batch_queue import DB_NAME, BatchEvent, BatchQueue, BatchStopped, run_batch
 from workstation.core.errors import TurnCancelled
 from workstation.core.profiles import load_profile
+from workstation.core.summarize import eta_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -87,8 +88,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"batch: {ev.path} is back in the queue (not failed)", file=sys.stderr)
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "map":
             p = ev.progress
-            eta = f", ETA {p.eta_s:.0f} s" if p.eta_s is not None else ""
-            print(f"batch:   {ev.path}: part {p.chunks_done}/{p.chunks_total}{eta}", file=sys.stderr)
+            eta = f", {eta_text(p.eta_s)}" if p.eta_s is not None else ""
+            print(f"batch:   {ev.path}: {p.chunks_done} of {p.chunks_total} parts done{eta}", file=sys.stderr)
 
     signal.signal(signal.SIGINT, _on_sigint)
     stopped: BatchStopped | None = None

@@ -50,6 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 CONTEXT_INTRO = "Summarize the document {name}; then answer my questions about it."
 
 
+STAGE_WORDS = {"map": "summarizing the parts", "reduce": "joining their summaries"}
+
+
 class ProgressBar:
     """One line on stderr, redrawn in place on a terminal; plain lines otherwise."""
 
@@ -66,11 +69,13 @@ class ProgressBar:
         speed = f" · {p.prompt_per_second:.0f} tok/s prompt" if p.prompt_per_second else ""
         if p.stage == "chunking":
             line = f"{self.name}: reading and measuring…"
-        elif p.stage in ("done", "cancelled"):
-            line = f"{self.name}: [{'#' * self.width}] {p.chunks_done}/{p.chunks_total} parts {p.stage}"
+        elif p.stage == "done":
+            line = f"{self.name}: [{'#' * self.width}] {p.chunks_done}/{p.chunks_total} parts done"
+        elif p.stage == "cancelled":  # the bar as far as it got, not full
+            line = f"{self.name}: [{bar}] {p.chunks_done}/{p.chunks_total} parts, then stopped"
         else:
             line = (
-                f"{self.name}: [{bar}] {p.chunks_done}/{p.chunks_total} parts · {p.stage}"
+                f"{self.name}: [{bar}] {p.chunks_done}/{p.chunks_total} parts · {STAGE_WORDS.get(p.stage, p.stage)}"
                 f"{speed} · {eta_text(p.eta_s)}"
             )
         if line == self.last:
