@@ -304,7 +304,8 @@ class WorkstationApp(App[None]):
             layers = t("status.layers", n=info.gpu_layers, total=offloadable_layers(info.n_layer))
             kv = f"KV {info.type_k}/{info.type_v}"
         else:
-            layers = t("status.layers_planned", n=profile.gpu_layers)
+            n = profile.gpu_layers
+            layers = t("status.layers_planned", n=t(f"status.gpu_{n}") if n in ("auto", "all") else n)
             kv = f"KV {profile.kv_cache.k}/{profile.kv_cache.v}"
         if self.loading is not None:
             state = t("status.loading", name=self.loading.key, pct=f"{self.load_fraction * 100:.0f}")

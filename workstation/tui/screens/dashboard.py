@@ -141,18 +141,19 @@ class DashboardScreen(AppScreen, Screen[None]):
         if app.generating and live:
             decode = [*decode, live]
         n_turns = len(series("ttft_ms"))
+        tps = t("unit.tps")
         turns_span = t("dash.axis_turn_one") if n_turns == 1 else t("dash.axis_turns", n=n_turns)
         self.query_one("#row-ttft", MetricRow).set(
             t("dash.ttft"), series("ttft_ms"), f"{last.ttft_ms:.0f} ms" if last else "–", "ms", turns_span
         )
         self.query_one("#row-decode", MetricRow).set(
             t("dash.decode"), decode,
-            f"{(live if app.generating and live else (last.predicted_per_second if last else 0)):.1f} tok/s"
-            if (last or live) else "–", "tok/s", turns_span,
+            f"{(live if app.generating and live else (last.predicted_per_second if last else 0)):.1f} {tps}"
+            if (last or live) else "–", tps, turns_span,
         )
         self.query_one("#row-prompt", MetricRow).set(
             t("dash.prompt"), series("prompt_per_second"),
-            f"{last.prompt_per_second:.0f} tok/s" if last else "–", "tok/s", turns_span,
+            f"{last.prompt_per_second:.0f} {tps}" if last else "–", tps, turns_span,
         )
         self.query_one("#row-tpot", MetricRow).set(
             t("dash.tpot"), series("predicted_per_token_ms"),
