@@ -166,12 +166,19 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert app.profile.key == "b"
         assert any("could not be loaded" in n.message for n in app._notifications)
 
-        # export to Markdown through the dialog
-        await pilot.press("f7")
-        await until(pilot, lambda: isinstance(app.screen, TextPrompt))
+        # export to Markdown through the dialog: a folder that is not there is said (a typo is
+        # not made into a folder), then one that is
         out = tmp_path / "export" / "chat.md"
-        app.screen.query_one("#answer").value = str(out)  # type: ignore[attr-defined]
-        await pilot.press("enter")
+        for ready in (False, True):
+            if ready:
+                out.parent.mkdir()
+            await pilot.press("f7")
+            await until(pilot, lambda: isinstance(app.screen, TextPrompt))
+            app.screen.query_one("#answer").value = str(out)  # type: ignore[attr-defined]
+            await pilot.press("enter")
+            if not ready:
+                await until(pilot, lambda: any(f"the folder {out.parent} does not exist" in str(n.message)
+                                               for n in app._notifications))
         await until(pilot, out.exists)
         text = out.read_text(encoding="utf-8")
         assert "## You\n\nHello!" in text and partial.strip()[:20] in text

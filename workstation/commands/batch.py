@@ -52,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     if args.status:
         queue = BatchQueue(outdir / DB_NAME)
         try:
+            queue.scan(root, outdir)  # as the next run will see it: documents added since are listed too
             rows = queue.rows()
             counts = queue.counts()
         finally:
