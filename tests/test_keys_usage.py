@@ -13,7 +13,7 @@ import pytest
 from workstation.cli import main
 from workstation.core.keys import KeyRing, KeyRingError
 from workstation.core.paths import data_dir
-from workstation.core.quota import DailyQuota, day_start, next_day_start
+from workstation.core.quota import DailyQuota, OverQuota, day_start, next_day_start
 from workstation.core.usage import UsageError, UsageLog, UsageRecord, parse_since
 
 
@@ -104,6 +104,25 @@ def test_quota_counts_today_and_resets_at_local_midnight() -> None:
     assert quota.check("alice", 100) is None
     quota.charge("alice", 5, noon)  # a request begun yesterday does not count today
     assert quota.used("alice") == 0
+
+
+def test_requests_running_hold_their_share_of_the_day() -> None:
+    """A request holds its prompt and reply room while it runs: a second one gets what is left,
+    a third that does not fit is told the holds are the reason (not the day), and a hold given
+    back makes room again; a hold never outlives its day."""
+    noon = day_start(time.time()) + 12 * 3600
+    clock = Clock(noon)
+    quota = DailyQuota(clock)
+    assert quota.hold("alice", 100, 10, 50) == 50  # the reply room asked
+    assert quota.hold("alice", 100, 10, 50) == 30  # what is left of the day
+    over = quota.hold("alice", 100, 10, 50)
+    assert isinstance(over, OverQuota) and over.used == 0 and over.held == 100
+    quota.release("alice", 60)
+    quota.charge("alice", 25, noon)  # the first one ended: it used 25 of the 60 it held
+    assert quota.hold("alice", 100, 10, 50) == 25  # 100 - 25 used - 40 still held - 10 of prompt
+    assert quota.used("alice") == 25
+    clock.t = next_day_start(noon) + 1
+    assert quota.hold("alice", 100, 10, 50) == 50  # a new day: nothing used, nothing held
 
 
 # --- the usage file --------------------------------------------------------------------------------

@@ -88,7 +88,7 @@ def test_missing_key_variable_is_one_sentence(server: RunningServer, monkeypatch
     monkeypatch.delenv("WS_REMOTE_TEST_KEY", raising=False)
     with pytest.raises(EngineError, match="needs an API key; set the environment variable WS_REMOTE_TEST_KEY"):
         RemoteEngine(remote_profile(server.base_url))
-    with pytest.raises(ProfileError, match="must start with http"):
+    with pytest.raises(ProfileError, match="must be a server.s address starting with http"):
         RemoteEngine(remote_profile("127.0.0.1:8088/v1"))
 
 
@@ -159,7 +159,7 @@ def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answer
     # a server address without http:// is a mistake in the file: refused as the profile is read
     path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai", "remote": {"base_url": "127.0.0.1:8088"}}))
     assert main(["profiles", "check", str(path)]) == 1
-    assert "field 'remote.base_url' is '127.0.0.1:8088'; it must start with http:// or https://" in capsys.readouterr().err
+    assert "field 'remote.base_url' is '127.0.0.1:8088'; it must be a server's address starting with http://" in capsys.readouterr().err
     path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai", "remote": {"api_key": KEY}}))
     assert main(["profiles", "check", str(path)]) == 1
     assert "remote.api_key is not a profile field: the key stays out of the file" in capsys.readouterr().err

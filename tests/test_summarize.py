@@ -275,5 +275,5 @@ def test_the_progress_bar_writes_to_stderr_as_it_is_when_it_starts(monkeypatch: 
     ProgressBar("notes.txt")(SummaryProgress("map", 1, 2, 1, 2, 3.0, 100.0))
     assert now.getvalue().startswith("notes.txt: [") and "1/2 parts · summarizing the parts" in now.getvalue()
     stopped = io.StringIO()
-    ProgressBar("notes.txt", stopped, width=8)(SummaryProgress("cancelled", 1, 4, 1, 4, None, None))
+    ProgressBar("notes.txt", stopped, width=8)(SummaryProgress("cancelled", 1, 1, 1, 4, None, None))  # as sent
     assert stopped.getvalue() == "notes.txt: [##------] 1/4 parts, then stopped\n"  # it said a full bar

@@ -337,18 +337,14 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
 
 
 async def test_a_damaged_conversation_database_is_said_and_left_alone(profiles: Path, tmp_path: Path) -> None:
-    """A database the app cannot use (here a table gone) stopped the app with a traceback: it
-    is said in a sentence now, the file is left as it is, and this session's chat still works."""
-    import sqlite3
-
+    """A conversation file the app cannot use (here not a database at all) stopped the app:
+    it is said in a sentence now, the file is left as it is, and this session's chat works."""
     path = tmp_path / "c.db"
-    ConversationStore(path).new("Budget")
-    with sqlite3.connect(path) as db:
-        db.execute("DROP TABLE app_state")
+    path.write_bytes(b"these are not the conversations you are looking for\n" * 200)
     before = path.read_bytes()
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: any("cannot be used (no such table: app_state). This session's conversations "
+        await until(pilot, lambda: any("cannot be opened (file is not a database). This session's conversations "
                                        "are kept in memory only" in str(n.message) for n in app._notifications))
         await pilot.press("ctrl+n")
         await pilot.pause()
@@ -491,7 +487,6 @@ async def test_dashboard_kv_gauge_is_the_loaded_engines(profiles: Path, tmp_path
     """A conversation whose last turn ran with an 8192-token context, reopened on a profile of
     another context: the KV gauge shows the loaded engine's context, not the old turn's use."""
     from workstation.core.metrics import TurnMetrics
-    from workstation.core.store import ConversationStore
 
     db = tmp_path / "c.db"
     store = ConversationStore(db)
@@ -734,7 +729,6 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
 async def test_quitting_mid_reply_keeps_the_reply_so_far(profiles: Path, tmp_path: Path) -> None:
     """Ctrl+Q while a reply streams stops it and saves what arrived, as Esc does (it was thrown
     away, although the palette says quitting saves the conversations)."""
-    from workstation.core.store import ConversationStore
 
     db = tmp_path / "c.db"
     app = WorkstationApp("b", sample_system=False, language="en", store_path=db)

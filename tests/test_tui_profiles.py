@@ -166,7 +166,7 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             assert text.startswith(f"{first.name} · {first.size_text} · {first.details}"), text
             assert (" katman" if language == "tr" else " layers") in first.details
             said = ("Bu bilgisayarda 8,192 token'lık bağlamla: tamamen GPU belleğine sığar"
-                    if language == "tr" else "At an 8,192-token context on this PC: fits entirely on the GPU")
+                    if language == "tr" else "At a context of 8,192 tokens on this PC: fits entirely on the GPU")
             assert said in text, text
             models.query_one(TabbedContent).active = "tab-catalog"
             catalog = models.query_one("#catalog", DataTable)

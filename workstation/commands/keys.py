@@ -99,16 +99,20 @@ def _used_today() -> dict[str, int]:
     """Tokens each key used today (local day), from the server's usage file (none: empty)."""
     import time
 
+    from workstation.core.errors import WorkstationError
     from workstation.core.quota import day_start
     from workstation.core.usage import open_usage_if_present
 
-    log = open_usage_if_present()
-    if log is None:
-        return {}
     try:
-        return {r.group: r.tokens for r in log.summary("person", day_start(time.time()))}
-    finally:
-        log.close()
+        log = open_usage_if_present()
+        if log is None:
+            return {}
+        try:
+            return {r.group: r.tokens for r in log.summary("person", day_start(time.time()))}
+        finally:
+            log.close()
+    except WorkstationError:  # a damaged usage file is the usage command's to say: keys still list
+        return {}
 
 
 def run_revoke(args: argparse.Namespace) -> int:

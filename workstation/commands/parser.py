@@ -59,15 +59,18 @@ class CommandParser(argparse.ArgumentParser):
         text = message.removeprefix("argument ")
         return f"{text[:1].upper()}{text[1:].rstrip('.')} (see {help_})."
 
+    entered: CommandParser | None = None  # the innermost parser argparse ran: the command typed
+
     def parse_known_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
-        self._argv = list(sys.argv[1:] if args is None else args)  # which command a mistake is in
+        CommandParser.entered = self  # a sub-command's parser runs after its parent's
         return super().parse_known_args(args, namespace)
 
     def _unknown(self, extra: list[str]) -> str:
         """Options argparse did not take, said against the command they were typed to (argparse
         reports a sub-command's from the top parser): a near miss among its own options, else
         the one command that has it, else what the command takes."""
-        here = self._command(getattr(self, "_argv", []))
+        entered = CommandParser.entered
+        here = entered if entered is not None and entered in self._parsers() else self
         first = extra[0] if extra else ""
         own = [o for a in here._actions for o in a.option_strings]
         guess = difflib.get_close_matches(first, [o for o in own if o != first], n=1, cutoff=0.6)
@@ -97,15 +100,6 @@ class CommandParser(argparse.ArgumentParser):
         for sub in dict.fromkeys(self._subcommands().values()):  # aliases share a parser
             out += sub._parsers()
         return out
-
-    def _command(self, argv: list[str]) -> CommandParser:
-        """The sub-command's parser that ``argv`` names ('profiles check ...': that one)."""
-        parser = self
-        for token in argv:
-            subs = parser._subcommands()
-            if not token.startswith("-") and token in subs:
-                parser = subs[token]
-        return parser
 
     def _action(self, name: str) -> argparse.Action | None:
         """The argument argparse names ``name`` in its message ('COMMAND', '--kv', '-p/--profile')."""

@@ -13,7 +13,7 @@ from types import FrameType
 from typing import Any, TextIO
 
 from workstation.commands import add_profile_arg, print_json, profile_ref
-from workstation.core.atomic import write_named_file
+from workstation.core.atomic import write_named_file, write_problem
 from workstation.core.documents import Document, DocumentError, read_document
 from workstation.core.errors import TurnCancelled, WorkstationError
 from workstation.core.invocation import cli, shell_word
@@ -71,8 +71,9 @@ class ProgressBar:
             line = f"{self.name}: reading and measuring…"
         elif p.stage == "done":
             line = f"{self.name}: [{'#' * self.width}] {p.chunks_done}/{p.chunks_total} parts done"
-        elif p.stage == "cancelled":  # the bar as far as it got, not full
-            line = f"{self.name}: [{bar}] {p.chunks_done}/{p.chunks_total} parts, then stopped"
+        elif p.stage == "cancelled":  # the bar as far as the parts got (its calls all ended: done == total)
+            part = int(self.width * min(p.chunks_done, p.chunks_total) / max(p.chunks_total, 1))
+            line = f"{self.name}: [{'#' * part}{'-' * (self.width - part)}] {p.chunks_done}/{p.chunks_total} parts, then stopped"
         else:
             line = (
                 f"{self.name}: [{bar}] {p.chunks_done}/{p.chunks_total} parts · {STAGE_WORDS.get(p.stage, p.stage)}"
@@ -142,6 +143,9 @@ def run(args: argparse.Namespace) -> int:
     if args.conversation is not None and (not name or len(args.files) != 1):
         raise SummarizeError("-c NAME saves the conversation of one document: give one file and a name.")
     documents = _read_all(args.files)  # fail before loading, naming every file that cannot be read
+    if args.output and not Path(args.output).parent.is_dir():  # before the work, not after it
+        out = Path(args.output)
+        raise SummarizeError(f"Cannot write {out}: {write_problem(out, FileNotFoundError())}.")
 
     from workstation.core.engine_api import open_engine
 

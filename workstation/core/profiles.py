@@ -13,6 +13,7 @@ import reprlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -267,10 +268,12 @@ def validate(profile: Profile, src: str) -> Profile:
         raise ProfileError(
             f"{_where(src, 'parallel')} is {profile.parallel}; allowed values are 1 to 64 slots."
         )
-    if profile.backend == "openai" and not profile.remote.base_url.startswith(("http://", "https://")):
+    profile.remote.base_url = profile.remote.base_url.strip()  # a paste's spaces
+    parts = urlsplit(profile.remote.base_url)
+    if profile.backend == "openai" and (parts.scheme.lower() not in ("http", "https") or not parts.netloc):
         raise ProfileError(
-            f"{_where(src, 'remote.base_url')} is {_shown(profile.remote.base_url)}; it must start with "
-            "http:// or https://, as in http://office-pc:8088/v1."
+            f"{_where(src, 'remote.base_url')} is {_shown(profile.remote.base_url)}; it must be a server's "
+            "address starting with http:// or https://, as in http://office-pc:8088/v1."
         )
     _choice(src, "flash_attn", profile.flash_attn, FLASH_ATTN)
     _choice(src, "kv_cache.k", profile.kv_cache.k, list(KV_CACHE_TYPES))

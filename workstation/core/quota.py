@@ -39,6 +39,7 @@ class OverQuota:
     used: int
     limit: int
     resets_at: float  # seconds since the epoch
+    held: int = 0  # of the rest, what requests still running hold
 
     def retry_after_s(self, now: float) -> int:
         return max(1, int(self.resets_at - now + 0.999))
@@ -63,6 +64,7 @@ class DailyQuota:
         if start != self._day:
             self._day = start
             self._used = dict(self._used_since(start)) if self._used_since else {}
+            self._held = {}  # a hold never outlives its day (one a lost request never gave back)
 
     def used(self, name: str) -> int:
         with self._lock:
@@ -83,16 +85,17 @@ class DailyQuota:
         """Set aside, for a request about to run, its ``prompt`` and at most ``reply`` tokens of
         answer out of what ``name`` has left today (requests already running hold theirs):
         the reply tokens held, fewer than asked when little is left, or OverQuota when not even
-        the prompt and one reply token fit. ``release`` gives the hold back when it ends."""
+        the prompt and one reply token fit (``held`` says how much of the day running requests
+        hold: they may give it back in seconds). ``release`` gives the hold back when it ends."""
         now = self.clock()
         with self._lock:
             self._today(now)
-            used = self._used.get(name, 0) + self._held.get(name, 0)
-            left = limit - used - prompt
+            used, held = self._used.get(name, 0), self._held.get(name, 0)
+            left = limit - used - held - prompt
             if left < 1:
-                return OverQuota(used, limit, next_day_start(now))
+                return OverQuota(used, limit, next_day_start(now), held)
             reply = min(reply, left)
-            self._held[name] = self._held.get(name, 0) + prompt + reply
+            self._held[name] = held + prompt + reply
         return reply
 
     def release(self, name: str, tokens: int) -> None:

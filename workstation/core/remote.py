@@ -405,7 +405,8 @@ class RemoteEngine:
             stop = "cancelled"
         except (httpx.HTTPError, httpx.StreamError) as err:
             if not self._cancel.is_set():
-                raise BackendUnreachable(said=[("remote.lost", {"url": self.base_url, "reason": _reason(err)})]) from None
+                raise BackendUnreachable(said=[("remote.lost", {"url": self.base_url,
+                                                                 "reason": _reason(err, mid_reply=True)})]) from None
             stop = "cancelled"
         finally:
             with self._lock:
@@ -481,12 +482,12 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _reason(err: Exception) -> Phrase | str:
+def _reason(err: Exception, mid_reply: bool = False) -> Phrase | str:
     if isinstance(err, httpx.ConnectError):
         return ("remote.refused", {})
     if isinstance(err, httpx.TimeoutException):
         return ("remote.timed_out", {})
-    if isinstance(err, httpx.RemoteProtocolError):  # "peer closed connection without sending complete message body"
+    if mid_reply and isinstance(err, httpx.RemoteProtocolError):  # "peer closed connection without sending ..."
         return ("remote.closed", {})
     text = str(err).strip().rstrip(".")
     return text or type(err).__name__

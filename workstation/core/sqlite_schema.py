@@ -8,13 +8,10 @@ migrated the same way: one transaction per step with the version bump inside it.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from workstation.core.errors import WorkstationError
-
-# A step is SQL, or a function that runs in the step's transaction (a repair that looks first).
-Migration = str | Callable[[sqlite3.Connection], None]
 
 
 class SchemaError(WorkstationError):
@@ -25,7 +22,7 @@ def schema_version(db: sqlite3.Connection) -> int:
     return int(db.execute("PRAGMA user_version").fetchone()[0])
 
 
-def migrate(db: sqlite3.Connection, migrations: Sequence[Migration], what: str) -> None:
+def migrate(db: sqlite3.Connection, migrations: Sequence[str], what: str) -> None:
     """Run ``migrations[v:]`` on a file at schema version ``v`` (index i upgrades i to i + 1).
 
     ``what`` names the file in the error, as "The conversation database /path". A file from a
@@ -45,12 +42,8 @@ def migrate(db: sqlite3.Connection, migrations: Sequence[Migration], what: str) 
         try:
             db.execute("BEGIN IMMEDIATE")
             if schema_version(db) <= step:
-                todo = migrations[step]
-                if callable(todo):
-                    todo(db)
-                else:
-                    for statement in _statements(todo):
-                        db.execute(statement)
+                for statement in _statements(migrations[step]):
+                    db.execute(statement)
                 db.execute(f"PRAGMA user_version = {step + 1}")
             db.commit()
         except sqlite3.Error:
@@ -76,7 +69,7 @@ def _statements(script: str) -> list[str]:
 
 
 def open_database(
-    path: Path, migrations: Sequence[Migration], what: str, *, check_same_thread: bool = True
+    path: Path, migrations: Sequence[str], what: str, *, check_same_thread: bool = True
 ) -> sqlite3.Connection:
     """``path`` opened (its folder made), in WAL mode with foreign keys on, at the current schema.
     Raises SchemaError with one sentence naming ``what`` when it cannot be used."""

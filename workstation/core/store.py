@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from workstation.core.atomic import write_named_file
 from workstation.core.errors import WorkstationError
 from workstation.core.paths import data_dir
-from workstation.core.sqlite_schema import Migration, SchemaError, open_database, schema_version
+from workstation.core.sqlite_schema import SchemaError, open_database, schema_version
 
 DB_NAME = "conversations.sqlite3"
 T = TypeVar("T")
@@ -32,8 +32,23 @@ Draft = tuple[Path, str]  # a document attached to a message not sent yet: its p
 
 def _complete_version_3(db: sqlite3.Connection) -> None:
     """Builds from before schema step 3 was finished wrote files at version 3 holding the drafts
-    table only (no app_state, no messages.shown): complete them. On a file the finished step
-    made, this finds nothing to do."""
+    table only (no app_state, no messages.shown): complete them, keeping version 3 (a later
+    step would make the released build refuse the file as "newer"). Cheap when nothing is
+    missing: two reads, no write."""
+    names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    columns = {row[1] for row in db.execute("PRAGMA table_info(messages)")}
+    if {"drafts", "drafts_go_with_their_conversation", "app_state"} <= names and "shown" in columns:
+        return
+    db.execute("BEGIN IMMEDIATE")  # another process may complete it at the same moment: look again
+    try:
+        _add_missing_version_3(db)
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
+
+
+def _add_missing_version_3(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE IF NOT EXISTS drafts (conversation_id INTEGER PRIMARY KEY, text TEXT NOT NULL, "
                "document_path TEXT, document_text TEXT, updated REAL NOT NULL)")
     db.execute("CREATE TRIGGER IF NOT EXISTS drafts_go_with_their_conversation AFTER DELETE ON conversations "
@@ -45,7 +60,7 @@ def _complete_version_3(db: sqlite3.Connection) -> None:
 
 # Index i upgrades schema version i to i + 1. The first step says IF NOT EXISTS so that a file
 # left half-made by an older workstation (tables, but user_version 0) is completed, not refused.
-_MIGRATIONS: tuple[Migration, ...] = (
+_MIGRATIONS: tuple[str, ...] = (
     """
     CREATE TABLE IF NOT EXISTS conversations (
         id INTEGER PRIMARY KEY,
@@ -85,7 +100,6 @@ _MIGRATIONS: tuple[Migration, ...] = (
     CREATE TABLE app_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     ALTER TABLE messages ADD COLUMN shown TEXT NOT NULL DEFAULT '';
     """,
-    _complete_version_3,  # a shipped step never changes: a later one repairs
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -197,6 +211,12 @@ class ConversationStore:
             self._db = open_database(self.path, _MIGRATIONS, f"The conversation database {self.path}")
         except SchemaError as err:
             raise StoreError(str(err)) from None
+        if schema_version(self._db) == 3:
+            try:
+                _complete_version_3(self._db)
+            except sqlite3.Error as err:
+                self._db.close()
+                raise StoreError(f"The conversation database {self.path} cannot be used ({err}).") from None
 
     @property
     def schema_version(self) -> int:

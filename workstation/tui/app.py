@@ -78,6 +78,12 @@ def _preflight(profile: Profile) -> None:
     check_gguf(resolve_model_path(profile.model))
 
 
+def _connection_lost(err: WorkstationError) -> bool:
+    """The engine's server could not be reached or went away mid-reply (not: it answered busy
+    or over the key's quota, which BackendUnreachable covers too)."""
+    return isinstance(err, BackendUnreachable) and bool(err.said) and err.said[0][0] in ("remote.unreachable", "remote.lost")
+
+
 def _close_quietly(engine: Any) -> None:
     """Close an engine that is going away anyway (a failure to close changes nothing)."""
     if engine is None:
@@ -122,7 +128,14 @@ class WorkstationApp(App[None]):
                 self.profile = load_profile(profile)
             except WorkstationError as err:
                 self.startup_problem = self.texts.error(err)
-        self.store = ConversationStore(store_path)
+        self.store_problem: str | None = None  # the conversation file could not be used (said at start)
+        try:
+            self.store = ConversationStore(store_path)
+            drafts = self.store.drafts()
+        except WorkstationError as err:  # damaged, not a database, from a newer version: left as it is
+            self.store_problem = self.texts("store.unusable", reason=self.texts.error(err))
+            self.store = ConversationStore(Path(":memory:"))
+            drafts = {}
         self.engine: Any = None  # EngineProcess or a remote engine with the same interface
         self.api: Any = None  # the API server (ServeProcess) while the chat is one of its clients
         self.api_port = api_port
@@ -130,10 +143,11 @@ class WorkstationApp(App[None]):
         self.loading: Profile | None = None
         self.load_fraction = 0.0
         self.unreachable = False  # the last turn could not reach the engine's server
+        self.load_failed = False  # the last load failed (a desk PC then tries its server again on send)
         self._generating = False
         # half-typed messages (and attached documents) of the conversations not open; the
         # store keeps them too (and the open one's), so quitting or a closed terminal loses none
-        self._drafts: dict[int | None, tuple[str, tuple[Path, str] | None]] = self.store.drafts()
+        self._drafts: dict[int | None, tuple[str, tuple[Path, str] | None]] = drafts
         self._draft_shown = False  # the box holds the open conversation's draft
         self._draft_timer: Timer | None = None
         self.summarizing: str | None = None  # the document a summary (F6) is being made of
@@ -182,9 +196,11 @@ class WorkstationApp(App[None]):
             convs = self.store.list()
             last = self.store.last_open()
         except WorkstationError as err:  # a damaged file: left as it is, and the chat still works
-            self.notify(self.texts("store.unusable", reason=self.texts.error(err)), severity="error", timeout=20)
+            self.store_problem = self.texts("store.unusable", reason=self.texts.error(err))
             self.store = ConversationStore(Path(":memory:"))
             convs, last = [], None
+        if self.store_problem:
+            self.notify(self.store_problem, severity="error", timeout=20)
         if last is not False and last is not None:
             await self.open_conversation(last)
         elif convs and last is False:
@@ -563,7 +579,8 @@ class WorkstationApp(App[None]):
         if self.generating:
             self.notify(self.busy_text(), severity="warning")
             return
-        if self.engine is None and self.loading is None and self.profile is not None:
+        if self.engine is None and self.loading is None and self.load_failed and self.profile is not None \
+                and self.profile.backend == "openai":
             # its load failed (the office server was down, say): try again; the text stays in the box
             self.notify(t("chat.retrying", name=self.profile.name), severity="warning")
             self._begin_load(self.profile)
@@ -642,7 +659,7 @@ class WorkstationApp(App[None]):
                     self.post_message(TurnFinished(event.text, event.metrics, event.reasoning))
         except WorkstationError as err:
             flush()
-            self.post_message(EngineFailed(self.texts.error(err), unreachable=isinstance(err, BackendUnreachable)))
+            self.post_message(EngineFailed(self.texts.error(err), unreachable=_connection_lost(err)))
         except Exception as err:  # noqa: BLE001 - a sentence in the app, never a traceback
             flush()
             self.post_message(EngineFailed(f"The turn failed: {type(err).__name__}: {err}"))
@@ -712,6 +729,7 @@ class WorkstationApp(App[None]):
         self.notify(event.reason, title=self.texts("error.title"), severity="error", timeout=12)
         self.unreachable = event.unreachable
         if event.during == "load":
+            self.load_failed = True
             self.loading = None
             self.chat_screen.set_load_progress(None)
             self.update_status()
@@ -923,7 +941,7 @@ class WorkstationApp(App[None]):
             return
         self.engine = event.engine
         self.profile = event.profile
-        self.unreachable = False
+        self.unreachable = self.load_failed = False
         self.api = event.api
         self.engine_info = event.engine.info()
         self.loading = None

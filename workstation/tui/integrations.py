@@ -186,6 +186,8 @@ def model_fit(row: ModelRow, texts: Texts) -> str:
         p = plan(info, context=context, gpus=hardware.gpus())
     except WorkstationError as err:
         return texts.error(err)
+    except Exception:  # noqa: BLE001 - a file gone since the list was read: no verdict, never a stuck line
+        return ""
     text = texts("models.fit", context=f"{context:,}", verdict=say(p.verdict_phrases, texts.get))
     if p.fits and p.decode_tps_bound:
         text += " " + texts("models.speed", tps=f"{p.decode_tps_bound:.0f}")

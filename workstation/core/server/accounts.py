@@ -161,6 +161,13 @@ class Accounts:
         held = self.quota.hold(caller.name, caller.key.tokens_per_day, prompt, reply)
         if isinstance(held, OverQuota):
             left = max(0, held.limit - held.used)
+            if held.held and prompt < left:  # it fits the day: the key's own requests running hold the rest
+                raise ApiError(
+                    429, f"The key '{caller.name}' has {left} of its {held.limit} tokens left today, but its "
+                         f"requests still running hold {held.held} of them; try again when they end.",
+                    type_="insufficient_quota", code="rate_limit_exceeded",
+                    headers={"Retry-After": "2", "X-RateLimit-Limit-Tokens": str(held.limit),
+                             "X-RateLimit-Remaining-Tokens": str(max(0, left - held.held))})
             raise self._over(caller, held, f"This request's prompt is {prompt} tokens, but the key "
                                            f"'{caller.name}' has {left} of its {held.limit} tokens left for today")
         ticket.held = prompt + held

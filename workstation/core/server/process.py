@@ -235,8 +235,10 @@ class ServeProcess:
         match = re.search(r"on (http://\S+/v1)", first)
         if not match:
             self.proc.wait(timeout=30)
-            reason = first.strip().removeprefix("workstation: ")  # its own sentence ("Port 8088 ... is in use")
-            raise ServeError(reason or "The API server exited before it started.")
+            line = first.strip()
+            if line.startswith("workstation: "):  # its own sentence ("Port 8088 ... is in use")
+                raise ServeError(line.removeprefix("workstation: "))
+            raise ServeError(f"The API server did not start: {line or 'it exited'}.".replace("..", "."))
         self.url = match.group(1)
         self.log: list[str] = []
         threading.Thread(target=self._drain, daemon=True).start()

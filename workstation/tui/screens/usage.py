@@ -123,7 +123,10 @@ class UsageScreen(AppScreen, Screen[None]):
             self.post_message(TaskFailed(app.texts.error(err)))
             return
         desk = app.profile is not None and app.profile.backend == "openai" and app.api is None
-        server = server_today(app.engine, app.profile, app.texts) if desk and app.profile else ""
+        try:
+            server = server_today(app.engine, app.profile, app.texts) if desk and app.profile else ""
+        except Exception:  # noqa: BLE001 - an odd answer or an engine closed by a profile switch
+            server = app.texts("usage.server_unknown", server=app.profile.remote.base_url if app.profile else "")
         self.post_message(UsageRead(overview, server))
 
     @on(UsageRead)
