@@ -306,7 +306,7 @@ async def test_the_chat_folds_the_thinking_and_says_when_no_answer_came(thinker:
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         await type_message(pilot, "What is two plus two?")
-        await until(pilot, lambda: app.generating)
+        await until(pilot, lambda: app.generating or app.last_metrics is not None)  # begun (or a fast one over)
         await until(pilot, lambda: not app.generating)
         view = list(app.chat_screen.query(MessageView))[-1]
         block = view.thought

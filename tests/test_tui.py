@@ -98,8 +98,11 @@ async def delete_with_f8(pilot, app: WorkstationApp) -> None:
 
 
 async def _send(pilot, app: WorkstationApp, text: str) -> None:
+    """Type and send ``text``; returns once its turn has started (a short reply from cached
+    cells can end between two looks, so a new exchange on screen counts too)."""
+    before = len(_views(app))
     await type_message(pilot, text)
-    await until(pilot, lambda: app.generating)
+    await until(pilot, lambda: app.generating or len(_views(app)) >= before + 2)
 
 
 async def _choose_profile(pilot, app: WorkstationApp, key: str) -> None:
@@ -126,7 +129,7 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         await type_message_only(pilot, "Hello!")
         await until(pilot, lambda: app.store.drafts() == {None: ("Hello!", None)})
         await pilot.press("enter")
-        await until(pilot, lambda: app.generating)
+        await until(pilot, lambda: app.generating or app.last_metrics is not None)  # begun (or a fast one over)
         assert app.store.drafts() == {}
         await until(pilot, lambda: not app.generating)
         views = _views(app)
@@ -208,7 +211,7 @@ async def test_a_reopened_conversation_answers_from_its_saved_state(profiles: Pa
         await until(pilot, lambda: app.engine is not None)
         app.chat_screen.query_one("#prompt").value = long_message  # type: ignore[attr-defined]
         await pilot.press("enter")
-        await until(pilot, lambda: app.generating)
+        await until(pilot, lambda: app.generating or app.last_metrics is not None)  # begun (or a fast one over)
         await until(pilot, lambda: not app.generating)
         conv_id = app.conversation_id
         assert app.last_metrics is not None and app.last_metrics.restored_n == 0
