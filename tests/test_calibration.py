@@ -15,10 +15,10 @@ from workstation.cli import main
 from workstation.core import calibration
 
 
-@pytest.mark.timeout(600)  # 20 loads and 6 decode runs on one thread of a busy machine
+@pytest.mark.timeout(600)  # 20 loads and 6 decode runs on a busy machine
 def test_size_measure_on_the_command_line(smollm2_path: Path, gemma_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["size", "--measure", "--threads", "1", "--json"]) == 0
+    assert main(["size", "--measure", "--threads", "2", "--json"]) == 0
     captured = capsys.readouterr()
     data = json.loads(captured.out)
     assert len(data["calibration"]["checks"]) == 6

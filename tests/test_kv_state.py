@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -47,14 +48,28 @@ def _second(first_reply: str) -> list[dict[str, str]]:
     return [*FIRST, {"role": "assistant", "content": first_reply}, {"role": "user", "content": "And the meeting?"}]
 
 
-@pytest.fixture
-def saved(smollm2_path: Path) -> tuple[str, str]:
-    """One turn in an engine that keeps state, closed (state saved); the reply and the answer
-    to the next turn computed without any cache."""
-    with Engine(_profile(), keep_state=True) as eng:
-        first = eng.run_chat(FIRST, GREEDY).text
+@pytest.fixture(scope="module")
+def _saved_once(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    """One turn in an engine that keeps state, closed (state saved) in a data folder of its
+    own; the reply and the answer to the next turn computed without any cache. Made once: the
+    tests that damage or read the state get copies."""
+    data = tmp_path_factory.mktemp("saved-state")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WORKSTATION_DATA", str(data))
+        with Engine(_profile(), keep_state=True) as eng:
+            first = eng.run_chat(FIRST, GREEDY).text
+        folder = KvStateStore().folder
     with Engine(_profile()) as cold:
         expected = cold.run_chat(_second(first), GREEDY).text
+    return folder, first, expected
+
+
+@pytest.fixture
+def saved(_saved_once: tuple[Path, str, str]) -> tuple[str, str]:
+    """The saved state, copied into this test's data folder (its mode kept)."""
+    folder, first, expected = _saved_once
+    here = KvStateStore().folder
+    shutil.copytree(folder, here)
     return first, expected
 
 
