@@ -120,6 +120,27 @@ def test_profiles_check_json_shows_effective_settings(capsys: pytest.CaptureFixt
     assert isinstance(data["gpu_layers"], int)
     assert data["model_installed"] is True
     assert Path(data["model_path"]) == smollm2_path
+    assert data["ready"] is True and data["not_ready"] is None
+
+
+def test_profiles_check_exits_1_when_the_profile_cannot_run_here(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        smollm2_path: Path) -> None:
+    """Valid is not enough for a script: a profile whose draft model is missing, or that does not
+    fit this machine, exits 1 with the reason (as a desk PC's profile does when its server is down)."""
+    drafted = tmp_path / "drafted.yaml"
+    drafted.write_text(f"name: drafted\nmodel: {smollm2_path}\n"
+                       f"speculative: {{mode: draft, draft_model: {tmp_path / 'gone.gguf'}}}\n", encoding="utf-8")
+    assert main(["profiles", "check", str(drafted), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["ready"] is False and "gone.gguf does not exist" in data["not_ready"]
+    crowded = tmp_path / "all-on-gpu.yaml"
+    crowded.write_text(f"name: all on GPU\nmodel: {smollm2_path}\ngpu_layers: 31\n", encoding="utf-8")
+    monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 3050", "vram_total_gb": 4, "vram_free_gb": 0.05}]))
+    assert main(["profiles", "check", str(crowded)]) == 1
+    assert "ready            no: does not fit: 31 layers on the GPU need" in capsys.readouterr().out
+    monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 3050", "vram_total_gb": 4, "vram_free_gb": 3.5}]))
+    assert main(["profiles", "check", str(crowded)]) == 0
 
 
 def test_profiles_check_bad_file_exits_nonzero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -211,12 +232,15 @@ def test_failed_switch_keeps_the_previous_profile_running(tmp_path: Path, smollm
 
 def test_profiles_check_says_whether_a_reasoning_model_thinks(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], smollm2_path: Path) -> None:
-    assert main(["profiles", "check", "gpu-qwen3-8b"]) == 0
-    assert "thinking         on (the model thinks before it answers)" in capsys.readouterr().out
+    assert main(["profiles", "check", "gpu-qwen3-8b"]) == 1  # valid, but its model is not downloaded
+    out = capsys.readouterr().out
+    assert "thinking         on (the model thinks before it answers)" in out
+    assert "ready            no: The model qwen3-8b-q4_k_m is not downloaded yet; run '" in out
     quick = tmp_path / "quick.yaml"
     data = yaml.safe_load((PROJECT / "profiles" / "gpu-qwen3-8b.yaml").read_text(encoding="utf-8"))
     quick.write_text(yaml.safe_dump({**data, "thinking": False}), encoding="utf-8")
-    assert main(["profiles", "check", str(quick)]) == 0
+    assert main(["profiles", "check", str(quick)]) == 1
     assert "thinking         off (a reasoning model answers at once)" in capsys.readouterr().out
     assert main(["profiles", "check", "office-cpu"]) == 0  # not a reasoning model: not mentioned
-    assert "thinking" not in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "thinking" not in out and "ready            yes" in out

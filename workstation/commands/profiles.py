@@ -1,10 +1,12 @@
-"""``workstation profiles list|check``: what profiles exist, and whether one is valid."""
+"""``workstation profiles list|check``: what profiles exist, whether one is valid, and whether it
+can run now (exit 1 when it cannot: its model is missing, it does not fit, its server is down)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 from pathlib import Path
+from typing import Any
 
 from workstation.commands import print_json
 from workstation.core.errors import ProfileError, WorkstationError
@@ -85,9 +87,11 @@ def run_check(args: argparse.Namespace) -> int:
     eff = effective_settings(profile)
     if profile.backend == "openai":
         return _check_remote(profile, eff, args.json)
+    not_ready = _not_ready(eff)
+    code = 1 if not_ready else 0  # scripts can tell a profile that cannot run here now
     if args.json:
-        print_json(eff)
-        return 0
+        print_json({**eff, "ready": not not_ready, "not_ready": not_ready})
+        return code
     print(f"{profile.key}: valid ({profile.name})")
     for key in ("backend", "model_path", "model_installed", "context", "gpu_layers", "threads", "flash_attn"):
         if key in eff:
@@ -102,7 +106,24 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"  {'fit':<16} {eff['plan'].get('verdict')}")
         for note in eff["plan"].get("notes") or []:
             print(f"  {'note':<16} {note}")
-    return 0
+    print(f"  {'ready':<16} " + (f"no: {not_ready}" if not_ready else "yes, it can run on this machine now"))
+    return code
+
+
+def _not_ready(eff: dict[str, Any]) -> str | None:
+    """Why a valid local profile cannot run here now, in one sentence (None: it can): its model
+    or draft is not installed, or it does not fit this machine's memory."""
+    from workstation.core.catalog import missing_model_error
+
+    if not eff.get("model_installed"):
+        return str(missing_model_error(Path(str(eff["model_path"]))))
+    spec = eff.get("speculative") or {}
+    if spec.get("draft_model_path") and not spec.get("draft_model_installed"):
+        return str(missing_model_error(Path(str(spec["draft_model_path"]))))  # names the draft file
+    plan = eff.get("plan") or {}
+    if plan and not plan.get("fits"):
+        return str(plan.get("verdict"))
+    return None
 
 
 def _check_remote(profile: Profile, eff: dict[str, object], as_json: bool) -> int:
