@@ -438,3 +438,12 @@ async def test_a_person_sees_what_is_left_of_their_day_on_a_desk_pc(
             await until(pilot, lambda: isinstance(app.screen, UsageScreen) and app.screen.overview is not None)
             line = str(app.screen.query_one("#usage-server").render())
             assert f"you used {used:,} of your 5,000 tokens today; {5000 - used:,} are left until 00:00" in line, line
+            assert "hold" not in line
+            # a reply still being written: what it set aside is said, and given back when it ends
+            assert o.accounts.quota.hold("alice", 5000, 100, 50) == 50
+            await pilot.press("r")
+            await until(pilot, lambda: "hold 150 of them" in str(app.screen.query_one("#usage-server").render()))
+            mine = httpx.get(f"{root}/usage/today", headers={"Authorization": f"Bearer {o.keys['alice']}"}).json()
+            assert (mine["held"], mine["left"]) == (150, 5000 - used)
+            o.accounts.quota.release("alice", 150)
+            assert httpx.get(f"{root}/usage/today", headers={"Authorization": f"Bearer {o.keys['alice']}"}).json()["held"] == 0

@@ -71,6 +71,12 @@ class DailyQuota:
             self._today(self.clock())
             return self._used.get(name, 0)
 
+    def held(self, name: str) -> int:
+        """Tokens that requests of ``name`` still running have set aside (see ``hold``)."""
+        with self._lock:
+            self._today(self.clock())
+            return self._held.get(name, 0)
+
     def check(self, name: str, limit: int | None) -> OverQuota | None:
         """None while ``name`` is under ``limit`` today (no limit: always)."""
         now = self.clock()

@@ -189,13 +189,16 @@ class Accounts:
         )
 
     def today(self, caller: Caller) -> dict[str, Any]:
-        """What keys used today against their daily quota: a person's key sees its own, the
-        server's shared key (or anyone on a server without keys) every key's."""
+        """What keys used today against their daily quota, and what requests still running hold
+        of it: a person's key sees its own, the server's shared key (or anyone on a server
+        without keys) every key's."""
         reset = minute_text(next_day_start(self.clock()))
 
         def one(name: str, limit: int | None) -> dict[str, Any]:
-            used = self.quota.used(name)
-            return {"key": name, "tokens": used, "tokens_per_day": limit,
+            used, held = self.quota.used(name), self.quota.held(name)
+            # held: set aside by replies still being written (counted as used once they end;
+            # what they do not use comes back): a new request has left - held to work with
+            return {"key": name, "tokens": used, "tokens_per_day": limit, "held": held,
                     "left": None if limit is None else max(0, limit - used)}
 
         if caller.key is not None:

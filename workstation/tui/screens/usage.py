@@ -79,10 +79,11 @@ def server_today(engine: Any, profile: Profile, texts: Texts) -> str:
             f"{k['key']} {k['tokens']:,}" + (f"/{k['tokens_per_day']:,}" if k.get("tokens_per_day") else "")
             for k in data["keys"]) or "–"
         return texts("usage.server_all", server=server, people=people)
+    held = texts("usage.server_held", held=f"{data['held']:,}") if data.get("held") else ""
     if data.get("tokens_per_day"):
         return texts("usage.server_today_limit", server=server, tokens=f"{data['tokens']:,}",
-                     limit=f"{data['tokens_per_day']:,}", left=f"{data['left']:,}", resets=until)
-    return texts("usage.server_today", server=server, tokens=f"{data.get('tokens', 0):,}")
+                     limit=f"{data['tokens_per_day']:,}", left=f"{data['left']:,}", resets=until) + held
+    return texts("usage.server_today", server=server, tokens=f"{data.get('tokens', 0):,}") + held
 
 
 class UsageScreen(AppScreen, Screen[None]):
