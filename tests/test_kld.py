@@ -246,6 +246,22 @@ def test_the_reference_cache_keeps_to_its_budget(
     assert second.path.exists() and not first.path.exists()
 
 
+def test_a_bad_cache_budget_is_said_before_any_model_loads(
+    smollm2_path: Path, q4_0_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A mistyped WORKSTATION_KLD_CACHE_MB was refused only after the reference pass (minutes
+    for an 8B model) had run and been thrown away."""
+    doc = tmp_path / "memo.txt"
+    doc.write_text(english_text(), encoding="utf-8")
+    monkeypatch.setenv("WORKSTATION_KLD_CACHE_MB", "1GB")
+    rc = main(["eval", "-p", str(_profile_file(tmp_path, "orig", smollm2_path)),
+               "-p", str(_profile_file(tmp_path, "q4_0", q4_0_path)), "--kld", str(doc), "--no-save"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 1 and "\n" not in err and "WORKSTATION_KLD_CACHE_MB is '1GB'" in err
+    assert not any(Path(os.environ["WORKSTATION_DATA"], "kld").glob("*.kldref*"))  # nothing was run
+
+
 def test_one_row_per_document_in_any_format(
     smollm2_path: Path, q4_0_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

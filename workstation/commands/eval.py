@@ -35,6 +35,7 @@ from workstation.core.kld import (
     KLDResult,
     ReferenceLogits,
     build_reference,
+    cache_budget,
     check_same_vocabulary,
     compare_to_reference,
     key_path,
@@ -298,6 +299,7 @@ def evaluate_profiles(
     ref_path = resolve_model_path(reference.model)
     for candidate in profiles[1:]:  # refuse a mismatch before any model is loaded
         check_same_vocabulary(ref_path, resolve_model_path(candidate.model))
+    cache_budget()  # and a bad WORKSTATION_KLD_CACHE_MB (it was read after the reference pass)
     kv = (reference.kv_cache.k, reference.kv_cache.v)
     keys = [reference_key(ref_path, kv, t, plan.n_ctx, plan.max_chunks, plan.top_k) for _, t in plan.documents]
     cached = [load_reference(key_path(k), k) for k in keys]

@@ -296,6 +296,12 @@ def load_reference(path: Path, key: dict[str, Any]) -> ReferenceLogits | None:
     return ReferenceLogits(path, meta, np.asarray(tokens), records, reused=True)
 
 
+def cache_budget() -> int:
+    """Bytes of reference logits kept on disk (WORKSTATION_KLD_CACHE_MB); a bad value is
+    refused in a sentence. Read before any model loads, and again once a reference is written."""
+    return budget_from_env("WORKSTATION_KLD_CACHE_MB", DEFAULT_CACHE_MB)
+
+
 def build_reference(
     model: LoadedModel,
     text: str,
@@ -355,7 +361,7 @@ def build_reference(
     finally:
         tmp.unlink(missing_ok=True)
     # the folder keeps to its budget: older references go, the one just made stays
-    evict_least_recent(dest.parent, "*.kldref", budget_from_env("WORKSTATION_KLD_CACHE_MB", DEFAULT_CACHE_MB), keep=dest)
+    evict_least_recent(dest.parent, "*.kldref", cache_budget(), keep=dest)
     ref = load_reference(dest, key)
     if ref is None:  # pragma: no cover - only if the disk lost what was just written
         raise EvalInputError(f"The reference cache {dest} could not be read back after writing it.")
