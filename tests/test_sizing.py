@@ -63,6 +63,18 @@ def test_the_headline_says_the_same_figures_in_turkish() -> None:
     assert figures(english) == figures(turkish)
 
 
+def test_every_target_missed_is_said_in_turkish_too() -> None:
+    """The closest option's misses were English inside the Turkish sentence (F10)."""
+    r = table_only(latency={"tokens_per_second": 5000, "ttft_s": 0.001}, documents_per_day=10**6)
+    english, turkish = r.headline(), say(r.headline_phrases(), Texts("tr").get)
+    closest = english.split("(misses: ")[1]
+    assert closest.count(";") == 4 and "tokens/s per person < 5000" in closest and "documents per night" in closest
+    assert "kişi başına saniyede" in turkish and "gecede" in turkish and "ilk token" in turkish
+    for word in ("tokens/s", "documents", "first token", "misses", "slots", "smaller"):
+        assert word not in turkish, word
+    assert sorted(w for w in english.split() if w[:1].isdigit()) == sorted(w for w in turkish.split() if w[:1].isdigit())
+
+
 def test_office_20_is_found_by_name_and_checked() -> None:
     w = load_workload("office-20")
     assert w.people == 20 and w.latency.tokens_per_second > 0 and w.slot_context >= w.prompt_tokens + w.reply_tokens
@@ -134,6 +146,7 @@ def test_a_workload_nothing_meets_says_so_and_names_what_would(capsys: pytest.Ca
     turkish = say(r.headline_phrases(), Texts("tr").get)  # F10 in the Turkish UI
     assert turkish.startswith("Bu iş yükünü (5000 kişi) karşılayan seçenek yok. En yakını: ")
     assert closest.machine in turkish and f"bu hedeflerle {served} kişiye hizmet verebilir" in turkish
+    assert "(eksikleri: aşırı yüklü: saatte en çok" in turkish and "overloaded" not in turkish  # what it misses too
     path = tmp_path / "busy.yaml"
     path.write_text(json.dumps({**{k: v for k, v in r.workload.to_dict().items() if k != "source"}}), encoding="utf-8")
     assert main(["size", str(path), "--json"]) == 2

@@ -55,7 +55,7 @@ class ProgressBar:
         filled = int(round(fraction * self.width))
         eta = "ETA --:--"
         if fraction > 0.02:
-            left = int(elapsed / fraction * (1 - fraction))
+            left = round(elapsed / fraction * (1 - fraction))  # (t0 + 60) - t0 may be 59.99999
             eta = f"ETA {left // 60}:{left % 60:02d}"
         return f"[{'#' * filled}{'.' * (self.width - filled)}] {fraction * 100:3.0f}%  {what}  {eta}"
 

@@ -1,6 +1,7 @@
 """What the core says in sentences that the TUI shows in Turkish too.
 
-A sentence is a list of phrases, each a key and its values (a value may be a phrase itself):
+A sentence is a list of phrases, each a key and its values (a value may be a phrase itself, or
+a list of phrases):
 ``[("fit.gpu", {"where": ("fit.where_one", {}), "used": "5.2", "total": "24.0"})]``. The
 command line and JSON print it in English with ``say(phrases)``; the TUI passes its locale's
 lookup (``say(phrases, texts.get)``), and Turkish lives in ``tui/locales/tr.yaml`` under the
@@ -51,6 +52,18 @@ ENGLISH: dict[str, str] = {
     "headline.closest_what": "{machine}: {model} {quant}, K/V {kv}, {slots}",
     "headline.would_serve": "it would serve {people} people at these targets",
     "headline.misses_one": "it misses the targets even for one person",
+    "headline.this_cpu": "this machine's CPU",
+    "headline.never": "never (overloaded)",
+    "headline.summary": "{where}: {model} {quant}, K/V {kv}, {slots}: {tps} tokens/s per person, first token in {ttft}",
+    # the targets an option misses (sizing.SizingOption.miss)
+    "miss.no_fit": "does not fit",
+    "miss.quality": "quality {points} points below the best",
+    "miss.params": "smaller than {billions}B weights",
+    "miss.overloaded": "overloaded: takes at most {most} chats an hour, the busy hour brings {busy}",
+    "miss.tps": "{tps} tokens/s per person < {goal}",
+    "miss.ttft": "first token {ttft} > {goal} s",
+    "miss.docs": "{docs} documents per night < {goal}",
+    "miss.and": "; ",
     # the office server, seen from a desk PC (remote.RemoteEngine)
     "remote.unreachable": "Cannot reach the server at {url}: {reason}.",
     "remote.lost": "Lost the connection to {url}: {reason}.",
@@ -108,7 +121,14 @@ def say(phrases: list[Phrase], lookup: Lookup | None = None) -> str:
 
     def one(key: str, values: dict[str, Any]) -> str:
         text = (lookup(key) if lookup else None) or ENGLISH[key]
-        filled = {k: one(*v) if isinstance(v, tuple) else v for k, v in values.items()}
+        filled = {k: fill(v) for k, v in values.items()}
         return text.format(**filled) if filled else text
+
+    def fill(value: Any) -> Any:  # a phrase, or a list of them (a sentence within the sentence)
+        if isinstance(value, tuple):
+            return one(*value)
+        if isinstance(value, list):
+            return "".join(one(*v) for v in value)
+        return value
 
     return "".join(one(key, values) for key, values in phrases)

@@ -95,21 +95,31 @@ class SizingOption:
     quality_loss: float | None = None
     quality_note: str = "not measured"
     meets: bool = False
-    misses: list[str] = field(default_factory=list)
+    misses: list[str] = field(default_factory=list)  # in English: say(miss_phrases) each
     params: int = 0
+    miss_phrases: list[Phrase] = field(default_factory=list)  # the misses, to be translated
+
+    def miss(self, key: str, **values: Any) -> None:
+        """One more target this option misses (``miss.*`` in phrases.ENGLISH)."""
+        self.miss_phrases.append((key, values))
+        self.misses.append(say([(key, values)]))
 
     @property
     def need_bytes(self) -> int:
         return self.weights_bytes + self.kv_cache_bytes + self.compute_bytes
 
+    def summary_phrase(self) -> Phrase:
+        where: Phrase | str = ("headline.this_cpu", {}) if self.here else self.machine
+        return ("headline.summary", {"where": where, "model": model_family(self.model), "quant": self.quant,
+                                     "kv": self.kv_type, "slots": _slots(self.slots),
+                                     "tps": f"{self.tps_per_person:.1f}", "ttft": _secs(self.ttft_s)})
+
     def summary(self) -> str:
-        where = self.machine if not self.here else "this machine's CPU"
-        return (f"{where}: {model_family(self.model)} {self.quant}, K/V {self.kv_type}, {self.slots} slot"
-                f"{'s' if self.slots != 1 else ''}: {self.tps_per_person:.1f} tokens/s per person, "
-                f"first token in {_secs(self.ttft_s)}")
+        return say([self.summary_phrase()])
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        del d["miss_phrases"]
         d["need_bytes"] = self.need_bytes
         d["ttft_s"] = None if math.isinf(self.ttft_s) else round(self.ttft_s, 3)
         for k in ("tps_per_person", "tps_single", "aggregate_tps", "busy_slots", "utilization", "chats_per_hour"):
@@ -121,9 +131,9 @@ def _slots(n: int) -> Phrase:
     return ("headline.slot" if n == 1 else "headline.slots", {"n": n})
 
 
-def _secs(s: float) -> str:
+def _secs(s: float) -> Phrase | str:
     if math.isinf(s):
-        return "never (overloaded)"
+        return ("headline.never", {})
     return f"{s:.1f} s" if s >= 1 else f"{s * 1000:.0f} ms"
 
 
@@ -265,7 +275,7 @@ def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant
             opt.weights_bytes = on_card
             opt.memory_verdict = (f"does not fit: the weights alone take {on_card / GB:.1f} GB "
                                   f"of {usable / GB:.1f} GB usable")
-            opt.misses.append("does not fit")
+            opt.miss("miss.no_fit")
             return opt
         p = plan(q_info, context=ctx * slots, type_k=kv, type_v=kv, gpu_layers="all", gpus=[machine.gpu],
                  ram_available=HOST_RAM, ram_total=HOST_RAM)
@@ -282,7 +292,7 @@ def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant
     opt.kv_cache_bytes = sum(d.kv_cache_bytes for d in on_it)
     opt.compute_bytes = sum(d.compute_bytes for d in on_it) + (p.repack_bytes if machine.kind == "cpu" else 0)
     if not opt.fits:
-        opt.misses.append("does not fit")
+        opt.miss("miss.no_fit")
         return opt
     cost = ModelCost(p.decode_bytes_per_token, q_info.n_layer, active_params(q_info),
                      p.kv_cache_bytes / max(1, p.kv_cells))
@@ -298,24 +308,23 @@ def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant
             opt.quality_loss = (best_quality - acc) if best_quality is not None else 0.0
             opt.quality_note = f"{acc:.0%} on '{w.quality.tasks}'"
             if opt.quality_loss > w.quality.max_loss + 1e-9:
-                opt.misses.append(f"quality {opt.quality_loss * 100:.0f} points below the best")
+                opt.miss("miss.quality", points=f"{opt.quality_loss * 100:.0f}")
         else:
             opt.quality_note = "not measured"
     else:
         opt.quality_note = "no quality floor asked"
     if opt.params < w.quality.min_params_b * 1e9:
-        opt.misses.append(f"smaller than {w.quality.min_params_b:g}B weights")
+        opt.miss("miss.params", billions=f"{w.quality.min_params_b:g}")
     if opt.utilization >= 1:  # speed and wait mean nothing when the queue grows without end
         opt.tps_per_person = 0.0
-        opt.misses.append(f"overloaded: takes at most {opt.chats_per_hour:.0f} chats an hour, "
-                          f"the busy hour brings {w.chats_per_second * 3600:.0f}")
+        opt.miss("miss.overloaded", most=f"{opt.chats_per_hour:.0f}", busy=f"{w.chats_per_second * 3600:.0f}")
     else:
         if opt.tps_per_person < w.latency.tokens_per_second:
-            opt.misses.append(f"{opt.tps_per_person:.1f} tokens/s per person < {w.latency.tokens_per_second:g}")
+            opt.miss("miss.tps", tps=f"{opt.tps_per_person:.1f}", goal=f"{w.latency.tokens_per_second:g}")
         if opt.ttft_s > w.latency.ttft_s:
-            opt.misses.append(f"first token {_secs(opt.ttft_s)} > {w.latency.ttft_s:g} s")
+            opt.miss("miss.ttft", ttft=_secs(opt.ttft_s), goal=f"{w.latency.ttft_s:g}")
     if opt.docs_per_night < w.documents_per_day:
-        opt.misses.append(f"{opt.docs_per_night} documents per night < {w.documents_per_day}")
+        opt.miss("miss.docs", docs=opt.docs_per_night, goal=w.documents_per_day)
     opt.meets = not opt.misses
     return opt
 
@@ -396,9 +405,9 @@ class SizingResult:
         what: Phrase | str = (
             ("headline.closest_what", {"machine": c.machine, "model": c.model, "quant": c.quant,
                                        "kv": c.kv_type, "slots": _slots(c.slots)})
-            if c.utilization >= 1 else c.summary())
-        return [("headline.closest", {"people": w.people, "what": what, "misses": "; ".join(c.misses),
-                                      "served": served})]
+            if c.utilization >= 1 else c.summary_phrase())
+        misses = [part for i, m in enumerate(c.miss_phrases) for part in ([("miss.and", {})] if i else []) + [m]]
+        return [("headline.closest", {"people": w.people, "what": what, "misses": misses, "served": served})]
 
     def people_served(self, o: SizingOption) -> int:
         """The most people ``o`` serves at the workload's targets (0: not even one)."""
@@ -417,7 +426,7 @@ class SizingResult:
             return False
         w = self.workload.with_people(people)
         again = evaluate(machine, o.model, info[0], info[1], o.quant, o.kv_type, o.slots, w, {}, None)
-        return not [m for m in again.misses if not m.startswith("quality")]
+        return not [key for key, _ in again.miss_phrases if key != "miss.quality"]
 
     def to_dict(self, top: int = 20) -> dict[str, Any]:
         return {
