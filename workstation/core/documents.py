@@ -21,7 +21,7 @@ from typing import Any
 
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
-from workstation.core.phrases import Phrase
+from workstation.core.phrases import Phrase, say
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".text", ".rst")
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
@@ -88,19 +88,23 @@ class Document:
 
     def cite(self, start: int, end: int) -> str:
         """Where the span [start, end) came from: 'pp. 3–5', '§ Methods', or 'lines 10–42'."""
+        return say([self.cite_phrase(start, end)])
+
+    def cite_phrase(self, start: int, end: int) -> Phrase:
+        """``cite`` as a phrase (the TUI says 's. 3–5' and 'satır 10–42' in Turkish)."""
         secs = self.sections_in(start, end)
         if secs and secs[0].kind == "page":
             a, b = secs[0].number, secs[-1].number
-            return f"p. {a}" if a == b else f"pp. {a}–{b}"
+            return ("cite.page", {"n": a}) if a == b else ("cite.pages", {"a": a, "b": b})
         titled = [s for s in secs if s.title]
         if titled:
             names = [s.label for s in titled]
             if len(names) > 3:
                 names = [names[0], "…", names[-1]]
-            return "; ".join(names)
+            return ("cite.named", {"names": "; ".join(names)})
         first = self.text.count("\n", 0, start) + 1
         last = first + self.text.count("\n", start, max(start, end - 1))
-        return f"line {first}" if first == last else f"lines {first}–{last}"
+        return ("cite.line", {"n": first}) if first == last else ("cite.lines", {"a": first, "b": last})
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -110,6 +110,12 @@ ENGLISH: dict[str, str] = {
     "summary.points": "Points by part",
     "summary.none": "(no summary)",
     "summary.footer": "{done} of {total} parts, {tokens} document tokens, {calls}, {seconds} s.",
+    # where a part of a document came from (documents.Document.cite)
+    "cite.page": "p. {n}",
+    "cite.pages": "pp. {a}–{b}",
+    "cite.named": "{names}",
+    "cite.line": "line {n}",
+    "cite.lines": "lines {a}–{b}",
     "summary.call": "{n} model call",
     "summary.calls": "{n} model calls",
 }

@@ -466,18 +466,20 @@ def render_markdown(
     def t(key: str, **values: Any) -> str:
         return say([(key, values)], lookup)
 
+    def cite(start: int, end: int) -> str:
+        return say([document.cite_phrase(start, end)], lookup)
+
     lines = ["# " + t("summary.title", name=document.name), ""]
     done = [c for c in chunks if c.summary is not None]
     if cancelled:
-        cover = document.cite(done[0].start, done[-1].end) if done else t("summary.nothing")
+        cover = cite(done[0].start, done[-1].end) if done else t("summary.nothing")
         lines += ["> " + t("summary.stopped", done=len(done), total=len(chunks), cover=cover), ""]
     if overall:
-        where = document.cite(0, len(document.text))
-        lines += [f"{overall} ({where})", ""]
+        lines += [f"{overall} ({cite(0, len(document.text))})", ""]
     if done and not (len(done) == 1 and overall.strip() == (done[0].summary or "").strip()):
         lines += ["## " + t("summary.points"), ""]
         for c in done:
-            lines.append(f"- **{c.cite}** — {c.summary or t('summary.none')}")
+            lines.append(f"- **{cite(c.start, c.end)}** — {c.summary or t('summary.none')}")
         lines.append("")
     calls = int(totals["calls"])
     lines.append("_" + t("summary.footer", done=len(done), total=len(chunks),
