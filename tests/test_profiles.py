@@ -157,6 +157,22 @@ def test_profiles_list_marks_missing_models(capsys: pytest.CaptureFixture[str]) 
     assert rows["gpu-llama31-8b"]["status"] == "model not installed"
 
 
+def test_profiles_list_does_not_call_a_profile_that_does_not_fit_ready(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        smollm2_path: Path) -> None:
+    """It said 'ready — does not fit: ...'."""
+    (tmp_path / "all-on-gpu.yaml").write_text(f"name: all on GPU\nmodel: {smollm2_path}\ngpu_layers: 31\n",
+                                              encoding="utf-8")
+    monkeypatch.setenv("WORKSTATION_PROFILES", str(tmp_path))
+    monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 3050", "vram_total_gb": 4, "vram_free_gb": 0.05}]))
+    assert main(["profiles", "list"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("all-on-gpu "))
+    assert "does not fit — does not fit: 31 layers" in line and "ready" not in line
+    monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 3050", "vram_total_gb": 4, "vram_free_gb": 3.5}]))
+    assert main(["profiles", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["profiles"][0]["status"] == "ready"
+
+
 @pytest.mark.parametrize("k,v", [("f16", "f16"), ("q8_0", "q8_0"), ("q8_0", "q4_0"), ("q4_0", "q4_0")])
 def test_kv_cache_types_reach_llama_cpp_with_exact_byte_ratios(smollm2_path: Path, k: str, v: str) -> None:
     """llama.cpp allocates K and V with the requested types: bytes per element are exactly

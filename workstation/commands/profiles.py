@@ -34,12 +34,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _row(profile: Profile) -> dict[str, object]:
     eff = effective_settings(profile)
-    status = "ready"
-    if profile.backend == "llama" and not eff.get("model_installed"):
-        status = "model not installed"
-    elif profile.backend == "openai":
-        status = f"remote: {profile.remote.base_url}"
     plan = eff.get("plan") or {}
+    status = "ready"  # a local profile that can run here now ('profiles check' says why not)
+    if profile.backend == "openai":
+        status = f"remote: {profile.remote.base_url}"
+    elif not eff.get("model_installed"):
+        status = "model not installed"
+    elif _not_ready(eff):
+        status = "does not fit" if plan and not plan.get("fits") else "draft model not installed"
     return {
         "key": profile.key,
         "name": profile.name,
