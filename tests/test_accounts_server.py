@@ -404,6 +404,47 @@ def test_a_full_queue_gives_a_place_to_a_person_holding_none(smollm2_path: Path)
         assert results["a2"].status_code == 200 and results["b1"].status_code == 200
 
 
+def test_a_desk_pc_says_why_the_server_refused_in_its_own_language(
+    scheduler: Scheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A desk PC showed the server's English 429 text inside its Turkish UI. The refusal's
+    OpenAI-style code and rate-limit headers now make a sentence of the desk's language: the
+    day used up (with when it ends, on the desk's clock), the rest held by the person's own
+    requests still running."""
+    from workstation.core.errors import BackendUnreachable
+    from workstation.core.events import finished_turn
+    from workstation.core.remote import RemoteEngine
+    from workstation.tui.i18n import Texts
+
+    prompt = len(scheduler.chat_tokens(QUESTION))
+    with office(scheduler, {"erin": {"tokens_per_day": prompt - 1}, "fay": {"tokens_per_day": 10_000}}) as o:
+        def desk(name: str) -> RemoteEngine:
+            monkeypatch.setenv("WS_DESK_KEY", o.keys[name])
+            return RemoteEngine(make_profile(backend="openai", model="", remote={
+                "base_url": o.url, "api_key_env": "WS_DESK_KEY"}))
+
+        erin = desk("erin")
+        before = time.time()
+        with pytest.raises(BackendUnreachable) as caught:
+            finished_turn(erin.stream_chat(QUESTION))
+        erin.close()
+        wait = next_day_start(o.clock()) - o.clock()  # the server's clock is noon today
+        told = str(caught.value)
+        assert told.startswith(f"The server at {o.url} says your key has used its {prompt - 1:,} tokens for today; "
+                               "it can answer again at ")
+        assert told[-6:-1] in {time.strftime("%H:%M", time.localtime(t + wait)) for t in (before, time.time())}
+        turkish = Texts("tr").error(caught.value)
+        assert f"anahtarınızın bugünkü {prompt - 1:,} token'ını kullandığını söylüyor; saat {told[-6:-1]}" in turkish
+
+        assert o.accounts.quota.hold("fay", 10_000, 10_000 - prompt // 2, 0) == 0  # her other requests
+        fay = desk("fay")
+        with pytest.raises(BackendUnreachable) as caught:
+            finished_turn(fay.stream_chat(QUESTION))
+        fay.close()
+        assert "says your requests still running hold the rest of your tokens for today" in str(caught.value)
+        assert "hâlâ süren isteklerinizin" in Texts("tr").error(caught.value)
+
+
 async def test_a_person_sees_what_is_left_of_their_day_on_a_desk_pc(
     scheduler: Scheduler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -163,3 +164,24 @@ def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answer
     path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai", "remote": {"api_key": KEY}}))
     assert main(["profiles", "check", str(path)]) == 1
     assert "remote.api_key is not a profile field: the key stays out of the file" in capsys.readouterr().err
+
+
+def test_a_refusal_reads_its_code_and_headers() -> None:
+    """Every slot busy (``server_busy``, as ``workstation serve`` and the OpenAI API answer a
+    full queue) says when to try again; an answer without a known code keeps the server's words."""
+    import httpx
+
+    from workstation.core.phrases import say
+    from workstation.core.remote import answered_phrase
+
+    url = "http://office:8088/v1"
+    busy = httpx.Response(429, headers={"Retry-After": "7"},
+                          json={"error": {"message": "All 4 slots are busy", "code": "server_busy"}})
+    assert say([answered_phrase(url, busy)]) == f"The server at {url} is busy with other people's requests; try again in 7 s."
+    other = httpx.Response(429, json={"error": {"message": "Slow down.", "code": "something_else"}})
+    assert say([answered_phrase(url, other)]) == f"The server at {url} answered HTTP 429: Slow down."
+    quota = httpx.Response(429, headers={"Retry-After": "3600", "X-RateLimit-Limit-Tokens": "50000"},
+                           json={"error": {"message": "...", "code": "insufficient_quota"}})
+    noon = 1_700_000_000.0
+    assert say([answered_phrase(url, quota, now=noon)]).endswith(
+        f"used its 50,000 tokens for today; it can answer again at {time.strftime('%H:%M', time.localtime(noon + 3600))}.")

@@ -78,6 +78,11 @@ ENGLISH: dict[str, str] = {
     "remote.key_refused": "The server at {url} refused the API key{source}: {message}.",
     "remote.key_from": " from {env}",
     "remote.answered": "The server at {url} answered HTTP {status}: {message}.",
+    "remote.day_used": ("The server at {url} says your key has used its {limit} tokens for today; "
+                        "it can answer again at {resets}."),
+    "remote.day_held": ("The server at {url} says your requests still running hold the rest of your "
+                        "tokens for today; send again when they have finished."),
+    "remote.all_busy": "The server at {url} is busy with other people's requests; try again in {seconds} s.",
     "remote.stopped_reply": "The server stopped the reply: {message}.",
     "remote.silent": ("The server at {url} sent nothing for {seconds} s (remote.timeout_s in the profile); "
                       "the request may be too long for it."),

@@ -64,6 +64,40 @@ def _error_text(response: httpx.Response) -> str:
     return str(message or response.reason_phrase or "no message").rstrip(".")
 
 
+def _error_code(response: httpx.Response) -> str | None:
+    try:
+        data = response.json()
+        code = data.get("error", {}).get("code") if isinstance(data, dict) else None
+    except (ValueError, AttributeError):
+        return None
+    return code if isinstance(code, str) else None
+
+
+def _seconds_header(response: httpx.Response, name: str) -> int | None:
+    try:
+        return max(0, int(float(response.headers.get(name, "").removesuffix("s"))))
+    except ValueError:
+        return None
+
+
+def answered_phrase(url: str, response: httpx.Response, now: float | None = None) -> Phrase:
+    """What a server's refusal means, as a phrase the desk PC's language says: a key's day used
+    up (with when it resets, on this PC's clock), its own requests holding the rest, or every
+    slot busy, read from the OpenAI-style error code and rate-limit headers; any other answer
+    in the server's own words."""
+    code, wait = _error_code(response), _seconds_header(response, "Retry-After")
+    if response.status_code == 429 and code == "insufficient_quota" and wait is not None:
+        at = time.localtime((time.time() if now is None else now) + wait)
+        limit = response.headers.get("X-RateLimit-Limit-Tokens", "")
+        return ("remote.day_used", {"url": url, "limit": f"{int(limit):,}" if limit.isdigit() else "?",
+                                    "resets": time.strftime("%H:%M", at)})
+    if response.status_code == 429 and code == "rate_limit_exceeded":
+        return ("remote.day_held", {"url": url})
+    if response.status_code == 429 and code == "server_busy":
+        return ("remote.all_busy", {"url": url, "seconds": wait or 1})
+    return ("remote.answered", {"url": url, "status": response.status_code, "message": _error_text(response)})
+
+
 def constraint_fields(constraints: Constraints) -> dict[str, Any]:
     """The request fields that ask a server for ``constraints``: a JSON schema as OpenAI's
     ``response_format`` (vLLM, SGLang, llama-server, Ollama and ``workstation serve`` read it), any
@@ -353,8 +387,7 @@ class RemoteEngine:
                     response.read()
                     # busy, over its quota, or down behind a proxy: the same request may work later
                     later = response.status_code in (429, 502, 503, 504)
-                    raise (BackendUnreachable if later else EngineError)(said=[("remote.answered", {
-                        "url": self.base_url, "status": response.status_code, "message": _error_text(response)})])
+                    raise (BackendUnreachable if later else EngineError)(said=[answered_phrase(self.base_url, response)])
                 for line in response.iter_lines():
                     if self._cancel.is_set():
                         stop = "cancelled"
