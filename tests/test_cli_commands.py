@@ -258,7 +258,7 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
     (["chat"], "'workstation chat' needs text (see 'workstation chat --help')."),
     (["models", "list", "--jsn"], "--jsn is not an option of 'workstation models list'; did you mean '--json'?"),
     # an option of another command: where it belongs, never the same string back as a guess
-    (["--no-load"], "--no-load is not an option of 'workstation'; did you mean 'workstation tui --no-load'?"),
+    (["--measure"], "--measure is not an option of 'workstation'; did you mean 'workstation size --measure'?"),
     (["profiles", "check", "-p", "office-cpu"],
      "-p is not an option of 'workstation profiles check'; it takes PROFILE (see 'workstation profiles check --help')."),
     (["usage", "--by", "persn"], "--by cannot be 'persn'; did you mean 'person'?"),
@@ -272,6 +272,21 @@ def test_a_command_line_mistake_is_one_sentence(args: list[str], sentence: str,
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("workstation: ") and sentence in err, err
+
+
+def test_the_apps_own_options_need_no_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """`./run.sh --lang tr` said "There is no command 'tr'": the app is the default command, so
+    its options work without 'tui' before them; a command's own options still need the command."""
+    from workstation.cli import _starts_the_tui, build_parser
+
+    parser = build_parser()
+    for argv in (["--lang", "tr"], ["-p", "office-cpu", "--no-load"], ["--profile=office-cpu", "--lang=en"]):
+        assert _starts_the_tui(parser, argv), argv
+    for argv in (["--help"], ["chat", "--lang", "tr"], ["-p", "office-cpu", "chat", "hi"], ["--measure"], []):
+        assert not _starts_the_tui(parser, argv), argv
+    with pytest.raises(SystemExit) as stopped:
+        main(["--lang", "tr", "--help"])
+    assert stopped.value.code == 0 and "interface language" in capsys.readouterr().out
 
 
 def test_batch_status_lists_documents_added_since_the_last_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -54,9 +54,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _starts_the_tui(parser: argparse.ArgumentParser, argv: list[str]) -> bool:
+    """``./run.sh --lang tr`` and ``./run.sh -p P --no-load``: the app's own options with no
+    command before them (the command is optional, the app the default)."""
+    words = iter(argv)
+    for word in words:
+        if word in ("-p", "--profile"):
+            next(words, None)
+            continue
+        if word.startswith("--profile="):
+            continue
+        if not word.startswith("-") or word in ("-h", "--help"):
+            return False
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return word.split("=", 1)[0] in sub.choices["tui"]._option_string_actions
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
+    if _starts_the_tui(parser, argv):
+        argv = ["tui", *argv]
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["tui", *argv])
