@@ -216,6 +216,14 @@ def test_port_in_use_is_one_sentence(server: RunningServer) -> None:
     assert done.returncode != 0
     assert f"Port {port} on 127.0.0.1 is already in use" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    # the TUI's Ctrl+G says it in Turkish too (it was English inside the Turkish sentence)
+    from workstation.core.server.process import ServeError, bind_socket
+    from workstation.tui.i18n import Texts
+
+    with pytest.raises(ServeError) as caught:
+        bind_socket("127.0.0.1", int(port))
+    assert str(caught.value) in done.stderr
+    assert Texts("tr").error(caught.value).startswith(f"127.0.0.1 üzerindeki {port} numaralı bağlantı noktası zaten")
 
 
 def test_serve_process_helper(server: RunningServer) -> None:

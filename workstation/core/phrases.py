@@ -65,6 +65,10 @@ ENGLISH: dict[str, str] = {
     "miss.docs": "{docs} documents per night < {goal}",
     "miss.and": "; ",
     # the office server, seen from a desk PC (remote.RemoteEngine)
+    # the API cannot start (server.process.bind_socket)
+    "serve.port_in_use": "Port {port} on {host} is already in use; stop the other server or choose another with --port.",
+    "serve.port_denied": "Not allowed to bind port {port} on {host}; choose a port above 1023.",
+    "serve.no_address": "Cannot bind to {host}: no such address on this machine.",
     "remote.unreachable": "Cannot reach the server at {url}: {reason}.",
     "remote.lost": "Lost the connection to {url}: {reason}.",
     "remote.refused": "connection refused or host unreachable",

@@ -51,7 +51,7 @@ def bind_socket(host: str, port: int) -> socket.socket:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror:
-        raise ServeError(f"Cannot bind to {host}: no such address on this machine.") from None
+        raise ServeError(said=[("serve.no_address", {"host": host})]) from None
     family, _, _, _, addr = infos[0]
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -61,11 +61,9 @@ def bind_socket(host: str, port: int) -> socket.socket:
     except OSError as err:
         sock.close()
         if err.errno == errno.EADDRINUSE:
-            raise ServeError(
-                f"Port {port} on {host} is already in use; stop the other server or choose another with --port."
-            ) from None
+            raise ServeError(said=[("serve.port_in_use", {"port": port, "host": host})]) from None
         if err.errno == errno.EACCES:
-            raise ServeError(f"Not allowed to bind port {port} on {host}; choose a port above 1023.") from None
+            raise ServeError(said=[("serve.port_denied", {"port": port, "host": host})]) from None
         raise ServeError(f"Cannot bind {host}:{port}: {err.strerror}.") from None
     sock.set_inheritable(True)
     return sock
