@@ -61,6 +61,14 @@ def test_export_markdown(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match=r"the folder .*/nowhere does not exist\.$"):  # a typo is said, not made
         store.export_markdown(conv.id, tmp_path / "nowhere" / "x.md")
     assert not (tmp_path / "nowhere").exists()
+    with pytest.raises(StoreError) as caught:  # said "the folder /proc does not exist"
+        store.export_markdown(conv.id, Path("/proc/x.md"))
+    assert str(caught.value) == "Cannot write /proc/x.md: the folder /proc does not take new files."
+    from workstation.tui.i18n import Texts
+
+    with pytest.raises(StoreError) as caught:  # F7 in the Turkish UI says it in Turkish
+        store.export_markdown(conv.id, tmp_path / "nowhere" / "x.md")
+    assert Texts("tr").error(caught.value) == f"{tmp_path / 'nowhere' / 'x.md'} yazılamıyor: {tmp_path / 'nowhere'} klasörü yok."
 
 
 def test_newer_schema_is_refused(tmp_path: Path) -> None:

@@ -7,6 +7,9 @@ import os
 import tempfile
 from pathlib import Path
 
+from workstation.core.errors import WorkstationError
+from workstation.core.phrases import Phrase
+
 
 def umask() -> int:
     """The process's umask, read from /proc (os.umask can only read it by setting it, which
@@ -52,31 +55,38 @@ def write_text_atomic(path: Path, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
-def write_named_file(path: Path, data: str | bytes, error: type[Exception]) -> None:
+def write_named_file(path: Path, data: str | bytes, error: type[WorkstationError]) -> None:
     """Write a file a person named (an export, ``-o``), atomically, into a folder that exists:
     a typo in a folder's name is said, not made. ``error`` with one sentence when it cannot."""
     try:
         write_bytes_atomic(path, data.encode("utf-8") if isinstance(data, str) else data, make_folders=False)
     except OSError as err:
-        raise error(f"Cannot write {path}: {write_problem(path, err)}.") from None
+        raise error(said=cannot_write(path, err)) from None
 
 
-def write_problem(path: Path, err: OSError) -> str:
+def cannot_write(path: Path, err: OSError) -> list[Phrase]:
+    """"Cannot write PATH: why." as phrases (the TUI says it in its language)."""
+    return [("file.cannot_write", {"path": str(path), "why": write_problem(path, err)})]
+
+
+def write_problem(path: Path, err: OSError) -> Phrase:
     """Why ``path`` cannot be written, in words a person can act on."""
     for folder in path.parents:
         if folder.exists():
             if not folder.is_dir():
-                return f"{folder} is a file, not a folder"
+                return ("file.not_a_folder", {"folder": str(folder)})
             break
     if isinstance(err, FileNotFoundError):
-        return f"the folder {path.parent} does not exist"
+        if path.parent.is_dir():  # /proc, /sys: the folder is there and takes no new files
+            return ("file.no_new_files", {"folder": str(path.parent)})
+        return ("file.no_folder", {"folder": str(path.parent)})
     if isinstance(err, PermissionError):
-        return f"there is no permission to write in {path.parent}"
+        return ("file.no_permission", {"folder": str(path.parent)})
     if err.errno == errno.ENOSPC:
-        return "the disk is full"
+        return ("file.disk_full", {})
     if isinstance(err, IsADirectoryError) or path.is_dir():
-        return "that is a folder; give a file name"
-    return err.strerror or str(err)
+        return ("file.is_a_folder", {})
+    return ("file.os_says", {"reason": err.strerror or str(err)})
 
 
 def read_text_file(path: Path, what: str, error: type[Exception]) -> str:

@@ -65,6 +65,15 @@ ENGLISH: dict[str, str] = {
     "miss.docs": "{docs} documents per night < {goal}",
     "miss.and": "; ",
     # the office server, seen from a desk PC (remote.RemoteEngine)
+    # a file a person named cannot be written (atomic.cannot_write: an export, -o)
+    "file.cannot_write": "Cannot write {path}: {why}.",
+    "file.not_a_folder": "{folder} is a file, not a folder",
+    "file.no_folder": "the folder {folder} does not exist",
+    "file.no_new_files": "the folder {folder} does not take new files",
+    "file.no_permission": "there is no permission to write in {folder}",
+    "file.disk_full": "the disk is full",
+    "file.is_a_folder": "that is a folder; give a file name",
+    "file.os_says": "{reason}",
     # the API cannot start (server.process.bind_socket)
     "serve.port_in_use": "Port {port} on {host} is already in use; stop the other server or choose another with --port.",
     "serve.port_denied": "Not allowed to bind port {port} on {host}; choose a port above 1023.",
