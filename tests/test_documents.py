@@ -239,6 +239,27 @@ def test_isolated_reader_returns_the_same_document_and_bounds_bombs(tmp_path: Pa
     _fails_fast(bomb, r"zip bomb", isolate=True)
 
 
+def test_every_document_problem_is_said_in_turkish_too(tmp_path: Path) -> None:
+    """Ctrl+O in the Turkish UI showed "'fake.pdf' is not a PDF file" and the zip-bomb and
+    size sentences in English: each is a phrase now, carried out of the isolated reader too."""
+    from workstation.tui.i18n import Texts
+
+    turkish = Texts("tr")
+    fake = tmp_path / "fake.pdf"
+    fake.write_text("just text", encoding="utf-8")
+    bomb = make_docx_bomb(tmp_path / "bomb.docx", size=48 << 20)
+    pages = make_pdf(tmp_path / "long.pdf", [f"Page {i} about bees." for i in range(4)])
+    for path, isolate, limits, english, words in (
+            (fake, False, None, "'fake.pdf' is not a PDF file (no %PDF header).", "'fake.pdf' bir PDF dosyası değil"),
+            (bomb, True, None, "zip bomb", "zip bombası"),
+            (pages, True, Limits(max_pages=2), "'long.pdf' has 4 pages, more than the limit of 2", "'long.pdf' 4 sayfa; sınır 2")):
+        with pytest.raises(DocumentError) as caught:
+            read_document(path, limits, isolate=isolate)
+        assert english in str(caught.value)
+        said = turkish.error(caught.value)
+        assert words in said and said != str(caught.value)
+
+
 def test_documents_are_recognised_by_content(tmp_path: Path) -> None:
     """Issue 15: a suffix-less text file reads as text, a PDF renamed .txt as a PDF, HTML
     without a suffix as HTML, a Word file without its suffix as DOCX; binary is refused."""

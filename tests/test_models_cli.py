@@ -292,3 +292,10 @@ def test_pull_offline_says_the_host_cannot_be_reached(
     assert main(["models", "pull", "https://huggingface.co/o/r/resolve/main/m.gguf"]) == 1
     err = capsys.readouterr().err
     assert "huggingface.co cannot be reached from this PC (no network" in err and "Errno" not in err
+    from workstation.core.catalog import pull
+    from workstation.core.errors import WorkstationError
+    from workstation.tui.i18n import Texts
+
+    with pytest.raises(WorkstationError) as caught:  # F4's p in the Turkish UI
+        pull("https://huggingface.co/o/r/resolve/main/m.gguf")
+    assert Texts("tr").error(caught.value).startswith("İndirme başarısız oldu: huggingface.co adresine bu bilgisayardan")

@@ -6,11 +6,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from test_tui import until
 from textual.widgets import DataTable
 
 from workstation.core.paths import data_dir
 from workstation.core.quota import day_start
-from workstation.core.usage import UsageLog, UsageRecord
+from workstation.core.usage import SHARED, UsageLog, UsageRecord
 from workstation.tui.app import WorkstationApp
 from workstation.tui.screens.usage import UsageScreen
 from workstation.tui.widgets.bar_chart import BarChart, bar, bar_lines
@@ -43,6 +44,7 @@ async def test_usage_screen_charts_days_and_people(tmp_path: Path) -> None:
         _record(today - 2 * 86400, "alice", 1000, 200),
         _record(today, "alice", 300, 100),
         _record(today, "bob", 50, 25),
+        _record(today, SHARED, 10, 5),  # the server's single key
         _record(today - 40 * 86400, "carol", 9999, 1),  # older than the screen's window
     ])
     log.close()
@@ -58,12 +60,18 @@ async def test_usage_screen_charts_days_and_people(tmp_path: Path) -> None:
         assert isinstance(screen, UsageScreen) and screen.overview is not None
         days = screen.query_one("#usage-days", BarChart)
         people = screen.query_one("#usage-people", BarChart)
-        assert [n for _, n in days.rows] == [1200, 475]
-        assert people.rows == [("alice", 1600), ("bob", 75)]
+        assert [n for _, n in days.rows] == [1200, 490]
+        assert people.rows == [("alice", 1600), ("bob", 75), ("(shared key)", 15)]
         drawn = str(people.content)
         assert "alice" in drawn and "1,600" in drawn and "carol" not in drawn
         table = screen.query_one("#usage-table", DataTable)
-        assert table.row_count == 2
-        assert [str(c) for c in table.get_row_at(0)[:2]] == ["alice", "2"]
+        assert table.row_count == 3
+        rows = {str(table.get_row_at(i)[0]): str(table.get_row_at(i)[1]) for i in range(3)}
+        assert rows == {"alice": "2", "bob": "1", "(shared key)": "1"}
         await pilot.press("escape")
         assert app.screen is app.chat_screen
+        await pilot.press("f9")  # Turkish: the shared key too
+        await until(pilot, lambda: app.texts.lang == "tr")
+        await pilot.press("f11")
+        await until(pilot, lambda: isinstance(app.screen, UsageScreen) and app.screen.overview is not None)
+        assert ("(ortak anahtar)", 15) in app.screen.query_one("#usage-people", BarChart).rows

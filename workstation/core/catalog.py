@@ -760,16 +760,13 @@ def _fetch(
                 return True  # already complete
             part.unlink()
             return False
-        raise WorkstationError(f"The download of {url} failed: the server answered {err.code} {err.reason}.") from None
+        raise WorkstationError(said=[("pull.http", {"url": url, "code": err.code, "reason": err.reason})]) from None
     except (urllib.error.URLError, OSError) as err:
         reason = getattr(err, "reason", err)
         host = urllib.parse.urlsplit(url).hostname or url
         if isinstance(reason, socket.gaierror):  # the name could not be looked up
-            raise WorkstationError(
-                f"The download failed: {host} cannot be reached from this PC (no network, or the "
-                "name cannot be looked up). Check the connection and try again."
-            ) from None
-        raise WorkstationError(f"The download of {url} failed: {reason}.") from None
+            raise WorkstationError(said=[("pull.offline", {"host": host})]) from None
+        raise WorkstationError(said=[("pull.failed", {"url": url, "reason": reason})]) from None
     with resp:
         length = resp.headers.get("Content-Length")
         if resp.status == 206:

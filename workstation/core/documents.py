@@ -132,10 +132,7 @@ class _Builder:
 
     def add(self, text: str, title: str | None = None, number: int | None = None) -> None:
         if time.monotonic() > self.deadline:
-            raise DocumentError(
-                f"Reading '{self.name}' took longer than {self.limits.timeout_s:.0f} s; "
-                "the file is too large or too complex."
-            )
+            raise DocumentError(said=[("doc.too_slow", {"name": self.name, "seconds": f"{self.limits.timeout_s:.0f}"})])
         text = text.strip("\n")
         if self.parts:
             self.parts.append("\n\n")
@@ -144,10 +141,7 @@ class _Builder:
         self.parts.append(text)
         self.length += len(text)
         if self.length > self.limits.max_text_chars:
-            raise DocumentError(
-                f"'{self.name}' holds more than {self.limits.max_text_chars:,} characters of text, "
-                "more than this workstation reads from one document."
-            )
+            raise DocumentError(said=[("doc.too_much_text", {"name": self.name, "chars": f"{self.limits.max_text_chars:,}"})])
         self.sections.append(
             Section(start, self.length, number or len(self.sections) + 1, title, self.kind)
         )
@@ -193,7 +187,7 @@ def decode_text(data: bytes, name: str) -> tuple[str, str]:
             try:
                 return data.decode(enc), enc
             except UnicodeDecodeError:
-                raise DocumentError(f"'{name}' starts like {enc} text but is not valid {enc}.") from None
+                raise DocumentError(said=[("doc.bad_encoding", {"name": name, "enc": enc})]) from None
     if b"\x00" in data[:65536]:
         # UTF-16 without a BOM is rare; a NUL byte almost always means a binary file.
         raise DocumentError(said=[("doc.binary", {"name": name})])
@@ -213,7 +207,7 @@ def decode_text(data: bytes, name: str) -> tuple[str, str]:
     try:
         text = data.decode(enc)
     except (UnicodeDecodeError, LookupError):
-        raise DocumentError(f"'{name}' uses an unknown text encoding.") from None
+        raise DocumentError(said=[("doc.unknown_encoding", {"name": name})]) from None
     return text, enc
 
 
@@ -234,10 +228,7 @@ def _read_text(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
         raise DocumentError(said=[("doc.binary", {"name": path.name})])
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if len(text) > limits.max_text_chars:
-        raise DocumentError(
-            f"'{path.name}' holds more than {limits.max_text_chars:,} characters of text, "
-            "more than this workstation reads from one document."
-        )
+        raise DocumentError(said=[("doc.too_much_text", {"name": path.name, "chars": f"{limits.max_text_chars:,}"})])
     kind = "markdown" if path.suffix.lower() in (".md", ".markdown") else "text"
     sections: list[Section] = []
     if kind == "markdown":
@@ -264,7 +255,7 @@ def _read_pdf(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     name = path.name
     if not data.lstrip()[:1024].startswith(b"%PDF") and b"%PDF-" not in data[:1024]:
-        raise DocumentError(f"'{name}' is not a PDF file (no %PDF header).")
+        raise DocumentError(said=[("doc.not_pdf", {"name": name})])
     try:
         reader = PdfReader(io.BytesIO(data), strict=False)
         if reader.is_encrypted:
@@ -278,15 +269,14 @@ def _read_pdf(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
     except DocumentError:
         raise
     except RecursionError:
-        raise DocumentError(f"'{name}' is a damaged PDF (its page tree nests too deeply).") from None
+        raise DocumentError(said=[("doc.pdf_nested", {"name": name})]) from None
     except Exception as err:  # noqa: BLE001 - pypdf raises many types on damaged files
-        raise DocumentError(f"'{name}' is a damaged or truncated PDF ({_short(err)}).") from None
+        raise DocumentError(said=[("doc.pdf_damaged", {"name": name, "detail": _short(err)})]) from None
     if n_pages == 0:
-        raise DocumentError(f"'{name}' is a damaged or truncated PDF (no pages found).")
+        raise DocumentError(said=[("doc.pdf_no_pages", {"name": name})])
     if n_pages > limits.max_pages:
-        raise DocumentError(
-            f"'{name}' has {n_pages:,} pages, more than the limit of {limits.max_pages:,}; split it first."
-        )
+        raise DocumentError(said=[("doc.too_many_pages", {"name": name, "pages": f"{n_pages:,}",
+                                                          "limit": f"{limits.max_pages:,}"})])
     builder = _Builder(name, limits, deadline, kind="page")
     failed = 0
     for number in range(1, n_pages + 1):
@@ -302,7 +292,7 @@ def _read_pdf(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
     text = builder.text()
     if not text.strip():
         if failed == n_pages:
-            raise DocumentError(f"'{name}' is a damaged PDF: no page could be read.")
+            raise DocumentError(said=[("doc.pdf_unreadable", {"name": name})])
         raise DocumentError(said=[("doc.scanned_pdf", {"name": name})])
     return Document(str(path), "pdf", text, builder.sections)
 
@@ -327,27 +317,19 @@ def check_zip(path: Path, limits: Limits, what: str = "DOCX") -> None:
     except zipfile.BadZipFile:  # a DOCX is a zip: this one is something else with the name
         raise DocumentError(said=[("doc.renamed", {"name": name, "what": what, "suffix": what.lower()})]) from None
     except (OSError, ValueError) as err:
-        raise DocumentError(f"'{name}' is not a valid {what} file ({_short(err)}).") from None
+        raise DocumentError(said=[("doc.invalid", {"name": name, "what": what, "detail": _short(err)})]) from None
     if len(infos) > limits.max_zip_members:
-        raise DocumentError(
-            f"'{name}' holds {len(infos):,} zip members, more than the limit of "
-            f"{limits.max_zip_members:,}; it is not a normal {what} file."
-        )
+        raise DocumentError(said=[("doc.zip_members", {"name": name, "members": f"{len(infos):,}",
+                                                       "limit": f"{limits.max_zip_members:,}", "what": what})])
     total = 0
     for info in infos:
         total += info.file_size
         if total > limits.max_unzipped_bytes:
-            raise DocumentError(
-                f"'{name}' would unpack to more than {limits.max_unzipped_bytes // 2**20} MiB "
-                f"(a zip bomb?); it was not opened."
-            )
+            raise DocumentError(said=[("doc.zip_bomb_size", {"name": name, "mib": limits.max_unzipped_bytes // 2**20})])
         if info.file_size > 2**20:
             ratio = info.file_size / max(1, info.compress_size)
             if ratio > limits.max_zip_ratio:
-                raise DocumentError(
-                    f"'{name}' contains a member compressed {ratio:,.0f} to 1 (a zip bomb?); "
-                    "it was not opened."
-                )
+                raise DocumentError(said=[("doc.zip_bomb_ratio", {"name": name, "ratio": f"{ratio:,.0f}"})])
 
 
 def _read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
@@ -362,7 +344,7 @@ def _read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
     except KeyError:  # a zip without Word's parts ([Content_Types].xml, word/document.xml)
         raise DocumentError(said=[("doc.zip_not_word", {"name": name})]) from None
     except Exception as err:  # noqa: BLE001 - python-docx/lxml raise many types
-        raise DocumentError(f"'{name}' is not a valid DOCX file ({_short(err)}).") from None
+        raise DocumentError(said=[("doc.invalid", {"name": name, "what": "DOCX", "detail": _short(err)})]) from None
     builder = _Builder(name, limits, deadline)
     title: str | None = None
     lines: list[str] = []
@@ -394,7 +376,7 @@ def _read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
     except DocumentError:
         raise
     except Exception as err:  # noqa: BLE001
-        raise DocumentError(f"'{name}' is a damaged DOCX file ({_short(err)}).") from None
+        raise DocumentError(said=[("doc.docx_damaged", {"name": name, "detail": _short(err)})]) from None
     if not builder.text().strip():
         raise DocumentError(said=[("doc.no_text", {"name": name})])
     return Document(str(path), "docx", builder.text(), builder.sections)
@@ -406,11 +388,11 @@ def _read_html(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
 
     name = path.name
     if b"\x00" in data[:65536] and not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        raise DocumentError(f"'{name}' is a binary file, not HTML.")
+        raise DocumentError(said=[("doc.binary_not_html", {"name": name})])
     try:
         soup = BeautifulSoup(data, "html.parser")
     except Exception as err:  # noqa: BLE001
-        raise DocumentError(f"'{name}' is not readable HTML ({_short(err)}).") from None
+        raise DocumentError(said=[("doc.bad_html", {"name": name, "detail": _short(err)})]) from None
     for tag in soup(["script", "style", "noscript", "template", "svg", "head"]):
         tag.decompose()
     builder = _Builder(name, limits, deadline)
@@ -498,6 +480,12 @@ def looks_like_document(path: Path) -> bool:
 
 
 # --- entry points ---------------------------------------------------------------------------
+def _cannot_read(name: str, err: OSError) -> list[Phrase]:
+    if isinstance(err, PermissionError):
+        return [("doc.no_permission", {"name": name})]
+    return [("doc.unreadable", {"name": name, "reason": err.strerror or str(err)})]
+
+
 def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bool = False) -> Document:
     """The text of ``path`` with its pages/sections; ``DocumentError`` when it cannot be read.
 
@@ -515,11 +503,11 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
     if path.is_dir():
         raise DocumentError(said=[("doc.folder", {"path": str(path), "command": cli("batch " + shell_word(str(path)))})])
     if not path.is_file():  # a pipe, a device, a socket: reading it could wait for ever
-        raise DocumentError(f"'{path}' is not a regular file (a pipe or a device), so it cannot be read as a document.")
+        raise DocumentError(said=[("doc.not_regular", {"path": str(path)})])
     try:
         size = path.stat().st_size
     except OSError as err:
-        raise DocumentError(f"'{name}' cannot be read ({err.strerror}).") from None
+        raise DocumentError(said=_cannot_read(name, err)) from None
     if size > limits.max_file_bytes:
         raise DocumentError(said=[("doc.too_big", {"name": name, "mib": f"{size / 2**20:,.0f}",
                                                    "limit": f"{limits.max_file_bytes / 2**20:,.0f}"})])
@@ -529,7 +517,7 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
     try:
         data = path.read_bytes()
     except OSError as err:
-        raise DocumentError(f"'{name}' cannot be read ({err.strerror}).") from None
+        raise DocumentError(said=_cannot_read(name, err)) from None
     kind = document_kind(path, data[:_SNIFF_BYTES])
     try:
         if kind == "text":
@@ -541,9 +529,9 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
         else:
             doc = _read_html(path, data, limits, deadline)
     except MemoryError:
-        raise DocumentError(f"'{name}' needs more memory to read than is available.") from None
+        raise DocumentError(said=[("doc.no_memory", {"name": name})]) from None
     except RecursionError:
-        raise DocumentError(f"'{name}' is nested too deeply to read safely.") from None
+        raise DocumentError(said=[("doc.too_nested", {"name": name})]) from None
     if not doc.text.strip():
         raise DocumentError(said=[("doc.no_text", {"name": name})])
     return doc
@@ -580,18 +568,12 @@ def _read_isolated(path: Path, limits: Limits) -> Document:
     try:
         # spawn start-up (a fresh interpreter) is not the document's fault: allow for it.
         if not parent.poll(limits.timeout_s + 30):
-            raise DocumentError(
-                f"Reading '{path.name}' took longer than {limits.timeout_s:.0f} s and was stopped; "
-                "the file is too large or too complex."
-            )
+            raise DocumentError(said=[("doc.too_slow", {"name": path.name, "seconds": f"{limits.timeout_s:.0f}"})])
         try:
             status, value = parent.recv()
         except (EOFError, OSError):
             proc.join(5)
-            raise DocumentError(
-                f"Reading '{path.name}' crashed the document reader (exit code {proc.exitcode}); "
-                "the file is damaged or hostile."
-            ) from None
+            raise DocumentError(said=[("doc.reader_crashed", {"name": path.name, "code": proc.exitcode})]) from None
     finally:
         if proc.is_alive():
             proc.kill()

@@ -662,7 +662,7 @@ class WorkstationApp(App[None]):
             self.post_message(EngineFailed(self.texts.error(err), unreachable=_connection_lost(err)))
         except Exception as err:  # noqa: BLE001 - a sentence in the app, never a traceback
             flush()
-            self.post_message(EngineFailed(f"The turn failed: {type(err).__name__}: {err}"))
+            self.post_message(EngineFailed(self.texts("error.turn_failed", what=f"{type(err).__name__}: {err}")))
 
     async def action_quit(self) -> None:
         """Quit. A reply still streaming is stopped first and kept as far as it came, as Esc

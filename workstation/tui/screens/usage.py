@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from workstation.core.errors import WorkstationError
 from workstation.core.profiles import Profile
 from workstation.core.quota import day_start
-from workstation.core.usage import UsageRow, open_usage_if_present
+from workstation.core.usage import SHARED, UsageRow, open_usage_if_present
 from workstation.tui.i18n import Texts
 from workstation.tui.messages import TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
@@ -145,12 +145,15 @@ class UsageScreen(AppScreen, Screen[None]):
         server.display = bool(event.server)
         none = t("usage.desk_none") if event.server else t("usage.none")  # a desk PC serves no one itself
         self.query_one("#usage-days", BarChart).show(ov.by_day, none)
-        self.query_one("#usage-people", BarChart).show(ov.by_person, none)
+        def who(key: str) -> str:  # the shared key (or a server without keys), in this language
+            return t("usage.shared") if key == SHARED else key
+
+        self.query_one("#usage-people", BarChart).show([(who(k), n) for k, n in ov.by_person], none)
         table = self.query_one("#usage-table", DataTable)
         table.clear()
         for r in ov.rows:
             table.add_row(
-                r.group, f"{r.requests:,}", f"{r.errors:,}", f"{r.prompt_tokens:,}",
+                who(r.group), f"{r.requests:,}", f"{r.errors:,}", f"{r.prompt_tokens:,}",
                 f"{r.completion_tokens:,}", f"{r.ttft_ms:.0f}", f"{r.decode_tps:.1f}",
             )
 
