@@ -83,6 +83,23 @@ def test_hostile_file_is_refused_with_offset(name: str, expected: dict[str, str]
         assert not advice  # whole but wrong: downloading it again would not help
 
 
+def test_a_file_that_is_not_a_model_is_said_in_turkish_too(tmp_path: Path) -> None:
+    """F4's 'a' (add a model) in the Turkish UI: the sentence around the technical detail, and
+    the commonest case (not a GGUF file at all), are Turkish."""
+    from workstation.tui.i18n import Texts
+
+    notes = tmp_path / "notes.gguf"
+    notes.write_text("Meeting notes, not a model.", encoding="utf-8")
+    with pytest.raises(ModelFileError) as caught:
+        preflight(notes)
+    assert str(caught.value) == f"{notes} is not a usable GGUF model: it does not start with 'GGUF', so it is not a GGUF file (at byte 0)."
+    assert Texts("tr").error(caught.value) == (f"{notes} kullanılabilir bir GGUF modeli değil: 'GGUF' ile başlamıyor, "
+                                               "yani bir GGUF dosyası değil (0. baytta).")
+    with pytest.raises(ModelFileError) as caught:
+        check_gguf(HOSTILE / "truncated-inside-vocab.gguf")
+    assert Texts("tr").error(caught.value).endswith(" Dosya eksik, yarıda kalmış bir indirmenin bıraktığı gibi: yeniden indirin.")
+
+
 def test_missing_and_directory(tmp_path: Path) -> None:
     with pytest.raises(ModelFileError, match="does not exist"):
         preflight(tmp_path / "nope.gguf")

@@ -42,6 +42,7 @@ from typing import Any, BinaryIO
 
 from workstation.core.errors import ModelFileError
 from workstation.core.invocation import cli
+from workstation.core.phrases import Phrase
 
 GGUF_MAGIC = b"GGUF"
 SUPPORTED_VERSIONS = (2, 3)
@@ -141,8 +142,10 @@ class GGUFHeader:
 
 
 class _Bad(Exception):
-    def __init__(self, what: str, offset: int, cut: bool = False) -> None:
-        """``cut``: what is wrong is that the file ends too soon (an interrupted download)."""
+    def __init__(self, what: str | Phrase, offset: int, cut: bool = False) -> None:
+        """``cut``: what is wrong is that the file ends too soon (an interrupted download).
+        ``what`` is a phrase where a person meets it (not a GGUF file at all), else the
+        technical detail in English."""
         super().__init__(what)
         self.what = what
         self.offset = offset
@@ -233,10 +236,8 @@ _U64_STRUCT = struct.Struct("<Q")
 
 
 def _fail(path: Path, bad: _Bad) -> ModelFileError:
-    message = f"{path} is not a usable GGUF model: {bad.what} (at byte {bad.offset})."
-    if bad.cut:
-        message += " The file is incomplete, as an interrupted download leaves it: download it again."
-    return ModelFileError(message)
+    return ModelFileError(said=[("gguf.unusable", {"path": str(path), "what": bad.what, "offset": bad.offset,
+                                                   "cut": ("gguf.cut", {}) if bad.cut else ""})])
 
 
 def preflight(path: Path) -> GGUFHeader:
@@ -245,7 +246,7 @@ def preflight(path: Path) -> GGUFHeader:
     if not path.exists():
         raise ModelFileError(said=[("model.missing", {"path": str(path), "command": cli("models list")})])
     if not path.is_file():
-        raise ModelFileError(f"The model path {path} is not a file.")
+        raise ModelFileError(said=[("gguf.not_a_file", {"path": str(path)})])
     try:
         with path.open("rb") as f:
             size = path.stat().st_size
@@ -253,7 +254,7 @@ def preflight(path: Path) -> GGUFHeader:
     except _Bad as bad:
         raise _fail(path, bad) from None
     except OSError as err:
-        raise ModelFileError(f"The model file {path} cannot be read ({err.strerror or err}).") from None
+        raise ModelFileError(said=[("gguf.unreadable", {"path": str(path), "reason": err.strerror or str(err)})]) from None
 
 
 def token_texts(path: Path) -> list[bytes]:
@@ -269,7 +270,7 @@ def token_texts(path: Path) -> list[bytes]:
     except _Bad as bad:
         raise _fail(Path(path), bad) from None
     except OSError as err:
-        raise ModelFileError(f"The model file {path} cannot be read ({err.strerror or err}).") from None
+        raise ModelFileError(said=[("gguf.unreadable", {"path": str(path), "reason": err.strerror or str(err)})]) from None
 
 
 def _read_value(
@@ -332,9 +333,9 @@ def _read_array(r: _Reader, etype: int, count: int, key: str, at: int, counter: 
 def _parse(path: Path, f: BinaryIO, size: int) -> GGUFHeader:
     r = _Reader(f, size)
     if size < 4:
-        raise _Bad(f"it holds {size} bytes, too few to start with 'GGUF'", 0, cut=True)
+        raise _Bad(("gguf.too_small", {"size": size}), 0, cut=True)
     if r.raw(4, "the magic") != GGUF_MAGIC:
-        raise _Bad("it does not start with 'GGUF', so it is not a GGUF file", 0)
+        raise _Bad(("gguf.not_gguf", {}), 0)
     version = r.u32("the version")
     if version not in SUPPORTED_VERSIONS:
         raise _Bad(f"GGUF version {version} is not supported (only 2 and 3)", 4)

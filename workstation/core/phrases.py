@@ -102,6 +102,13 @@ ENGLISH: dict[str, str] = {
     "remote.cannot_forget": "The server at {url} could not forget the conversation's saved cells.",
     "remote.empty": "The message is empty; type something to send.",
     # a profile's model file (catalog.missing_model_error)
+    # a model file that llama.cpp would refuse (gguf_check.preflight)
+    "gguf.unusable": "{path} is not a usable GGUF model: {what} (at byte {offset}).{cut}",
+    "gguf.cut": " The file is incomplete, as an interrupted download leaves it: download it again.",
+    "gguf.not_gguf": "it does not start with 'GGUF', so it is not a GGUF file",
+    "gguf.too_small": "it holds {size} bytes, too few to start with 'GGUF'",
+    "gguf.not_a_file": "The model path {path} is not a file.",
+    "gguf.unreadable": "The model file {path} cannot be read ({reason}).",
     "pull.http": "The download of {url} failed: the server answered {code} {reason}.",
     "pull.offline": ("The download failed: {host} cannot be reached from this PC (no network, or the name "
                      "cannot be looked up). Check the connection and try again."),
