@@ -334,9 +334,26 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         await until(pilot, lambda: [c.id for c in app.store.list()] == [second.id])
         await until(pilot, lambda: any('Deleted "Q3 report"' in str(n.message) for n in app._notifications))
 
+        # in Turkish the question is answered with e/h (evet, hayır); "y" is not an answer there
+        await pilot.press("f9")
+        await until(pilot, lambda: app.texts.lang == "tr")
+        await app.open_conversation(second.id)
+        for keys, kept in ((("y", "h"), True), (("e",), False)):
+            await pilot.press("f8")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            for key in keys:
+                await pilot.press(key)
+                if key == "y":
+                    await pilot.pause()
+                    assert isinstance(app.screen, ConfirmDialog)
+            await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
+            await until(pilot, lambda kept=kept: bool(app.store.list()) is kept)
+
         await pilot.press("ctrl+n")
         await pilot.pause()
         assert app.conversation_id is None
+        await pilot.press("f8")  # nothing open: said, not silently nothing
+        await until(pilot, lambda: any("Açık bir sohbet yok" in str(n.message) for n in app._notifications))
 
 
 async def test_a_damaged_conversation_database_is_said_and_left_alone(profiles: Path, tmp_path: Path) -> None:

@@ -476,6 +476,7 @@ class WorkstationApp(App[None]):
 
     def action_rename_conversation(self) -> None:
         if self.conversation_id is None:
+            self.notify(self.texts("conv.none_open"), severity="warning")
             return
         conv_id = self.conversation_id
         current = self.store.get(conv_id, with_messages=False).title
@@ -488,7 +489,11 @@ class WorkstationApp(App[None]):
         self.push_screen(TextPrompt(self.texts("conv.rename_title"), current), renamed)
 
     def action_delete_conversation(self) -> None:
-        if self.conversation_id is None or self.generating:
+        if self.conversation_id is None:
+            self.notify(self.texts("conv.none_open"), severity="warning")
+            return
+        if self.generating:
+            self.notify(self.texts("chat.busy"), severity="warning")
             return
         if self.loading is not None:  # the old engine, closing, saves its cells: wait for it
             self.notify(self.texts("chat.loading"), severity="warning")
@@ -508,7 +513,7 @@ class WorkstationApp(App[None]):
 
         self.push_screen(
             ConfirmDialog(self.texts("conv.delete_q", title=title), self.texts("dialog.delete"),
-                          self.texts("dialog.cancel")),
+                          self.texts("dialog.cancel"), self.texts.yes_no_keys()),
             confirmed,
         )
 

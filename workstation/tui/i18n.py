@@ -55,6 +55,10 @@ class Texts:
         said = getattr(err, "said", None)
         return say(said, self.get) if said else str(err)
 
+    def yes_no_keys(self) -> tuple[str, str]:
+        """The keys that answer a yes/no question: y/n, in Turkish e/h (evet, hayır)."""
+        return self("dialog.yes_key"), self("dialog.no_key")
+
     def __call__(self, key: str, **values: Any) -> str:
         text = _texts(self.lang).get(key) or _texts("en").get(key) or key
         if "{cmd}" in text:  # advice naming a command: the one that started us (./run.sh ...)

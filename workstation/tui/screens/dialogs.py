@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -11,17 +11,21 @@ from textual.widgets import Button, Input, Label
 
 
 class ConfirmDialog(ModalScreen[bool]):
-    BINDINGS = [
-        Binding("escape", "cancel", "cancel", show=False),
-        Binding("y", "confirm", "yes", show=False),
-        Binding("n", "cancel", "no", show=False),
-    ]
+    """Yes or no; ``keys`` answer it from the keyboard in the UI's language (y/n, e/h)."""
 
-    def __init__(self, question: str, yes: str, no: str) -> None:
+    BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
+
+    def __init__(self, question: str, yes: str, no: str, keys: tuple[str, str] = ("y", "n")) -> None:
         super().__init__(classes="dialog-screen")
         self.question = question
         self.yes = yes
         self.no = no
+        self.keys = keys
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key in self.keys:
+            event.stop()
+            self.dismiss(event.key == self.keys[0])
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):

@@ -260,6 +260,6 @@ class ModelsScreen(AppScreen, Screen[None]):
 
         self.app.push_screen(
             ConfirmDialog(t("models.delete_q", name=path.name, size=row.size_text),
-                          t("dialog.delete"), t("dialog.cancel")),
+                          t("dialog.delete"), t("dialog.cancel"), t.yes_no_keys()),
             confirmed,
         )
