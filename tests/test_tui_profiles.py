@@ -51,13 +51,15 @@ async def test_a_remote_profile_names_its_server_not_local_settings(folder: Path
     assert "GPU layers" not in text and "KV " not in text
 
 
-async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(folder: Path, tmp_path: Path) -> None:
+async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
+        folder: Path, tmp_path: Path, smollm2_path: Path) -> None:
     """`workstation -p desk.yaml` with the office server down: F3 lists that file first (it is
-    not in profiles/), as a server's profile, and choosing it tries the server again."""
+    not in profiles/), as a server's profile, and choosing it tries the server again; after a
+    switch to another profile it is still there (it dropped out of the menu)."""
     from workstation.core.profiles import load_profile_file
     from workstation.tui.screens.profile_menu import ProfileMenu
 
-    _write(folder, "office-cpu-like", {"model": "nowhere.gguf"})
+    _write(folder, "office-cpu-like", {"model": str(smollm2_path)})
     desk = tmp_path / "desk.yaml"
     desk.write_text(yaml.safe_dump({"name": "Desk", "backend": "openai",
                                     "remote": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}))
@@ -87,6 +89,14 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(folder:
         await until(pilot, lambda: not isinstance(app.screen, ProfileMenu) and app.loading is None)
         await until(pilot, lambda: any("127.0.0.1:7/v1" in n.message for n in app._notifications))
         assert app.profile is not None and app.profile.remote.base_url == "http://127.0.0.1:7/v1"
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+        await pilot.press("down", "enter")  # the local profile
+        await until(pilot, lambda: app.profile.key == "office-cpu-like" and app.engine is not None)
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+        listed = app.screen.entries  # type: ignore[attr-defined]
+        assert [getattr(e, "source", None) for e in listed] == [desk, folder / "office-cpu-like.yaml"]
 
 
 async def test_an_error_naming_a_file_with_brackets_is_shown_as_written(folder: Path, tmp_path: Path) -> None:

@@ -128,6 +128,7 @@ class WorkstationApp(App[None]):
                 self.profile = load_profile(profile)
             except WorkstationError as err:
                 self.startup_problem = self.texts.error(err)
+        self.started_profile = self.profile  # -p PATH outside profiles/ stays in F3 after a switch
         self.store_problem: str | None = None  # the conversation file could not be used (said at start)
         try:
             self.store = ConversationStore(store_path)
@@ -829,7 +830,7 @@ class WorkstationApp(App[None]):
             if profile is not None:
                 self.switch_profile(profile)
 
-        self.push_screen(ProfileMenu(self.profile, self.fit_check), chosen)
+        self.push_screen(ProfileMenu(self.profile, self.fit_check, also=self.started_profile), chosen)
 
     # --- the API server alongside the chat ----------------------------------------------------
     def action_serve(self) -> None:

@@ -55,18 +55,21 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
     def __init__(
         self, current: str | Profile | None,
         fit_check: Callable[[Profile, Texts], str | None] = fit_verdict,
+        also: Profile | None = None,
     ) -> None:
         """``current``: the running profile (or its key). One loaded from a file outside
         profiles/ (``-p PATH``) is listed first, so that it can be loaded again (a desk PC's
-        profile whose server was down when the app started)."""
+        profile whose server was down when the app started); so is ``also``, the one the app
+        started with, after a switch to another."""
         super().__init__(classes="dialog-screen")
         self.current = current
         self.fit_check = fit_check
         self.entries: list[Profile | ProfileError] = list_profiles()
-        if isinstance(current, Profile) and not any(
-            isinstance(e, Profile) and _same_file(e, current) for e in self.entries
-        ):
-            self.entries.insert(0, _read_again(current))  # as the file says now (the user may have fixed it)
+        for outside in (also, current):
+            if not isinstance(outside, Profile):
+                continue
+            if not any(isinstance(e, Profile) and _same_file(e, outside) for e in self.entries):
+                self.entries.insert(0, _read_again(outside))  # as the file says now (the user may have fixed it)
         self.verdicts: dict[int, str | None] = {}
 
     def _is_current(self, entry: Profile) -> bool:
