@@ -270,10 +270,11 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
             return any(text in str(n.message) for n in app._notifications)
 
         await until(pilot, lambda: app.loading is None and said("Cannot reach the server"))
-        assert app.engine is None and " not loaded │ desk" in app.status_text()
+        # not "not loaded" (a server's model is not ours to load), nor "? on …" with no remote.model
+        assert app.engine is None and f" not connected │ desk · the server's model on 127.0.0.1:{port}" in app.status_text()
         with serve(write_profile(tmp_path, smollm2_path), "--port", str(port)):
             await type_message(pilot, "Say hi")
-            await until(pilot, lambda: said("Trying desk again; send once it is loaded"))
+            await until(pilot, lambda: said("Trying the server of desk again; send once it answers"))
             await until(pilot, lambda: app.engine is not None and app.loading is None)
             assert app.chat_screen.input_text() == "Say hi"
             await pilot.press("enter")

@@ -330,8 +330,8 @@ class WorkstationApp(App[None]):
             state = t("status.summarizing", name=self.summarizing)
         elif self.generating:
             state = t("status.generating")
-        elif self.engine is None:
-            state = t("status.not_loaded")
+        elif self.engine is None:  # a server's profile is not loaded: it is not connected
+            state = t("status.not_loaded" if profile.backend == "llama" else "status.not_connected")
         elif self.unreachable:  # the last turn found the server gone: not "ready"
             state = t("status.unreachable")
         else:
@@ -342,7 +342,9 @@ class WorkstationApp(App[None]):
             return f" {state} │ {profile.key} · {t('status.api', url=self.api.url)}"
         if profile.backend != "llama":  # a server's model: no layers or K/V of ours to show
             server = urlsplit(profile.remote.base_url).netloc or profile.remote.base_url
-            return f" {state} │ {profile.key} · {t('status.remote', model=model or '?', server=server)}"
+            if not model:  # remote.model left out: the server's first, once it has said
+                return f" {state} │ {profile.key} · {t('status.remote_any', server=server)}"
+            return f" {state} │ {profile.key} · {t('status.remote', model=model, server=server)}"
         return f" {state} │ {profile.key} · {model} · {layers} · {kv}"
 
     def busy_text(self) -> str:
@@ -588,7 +590,8 @@ class WorkstationApp(App[None]):
         if self.engine is None and self.loading is None and self.load_failed and self.profile is not None \
                 and self.profile.backend == "openai":
             # its load failed (the office server was down, say): try again; the text stays in the box
-            self.notify(t("chat.retrying", name=self.profile.name), severity="warning")
+            self.notify(t("chat.retrying" if self.profile.backend == "llama" else "chat.retrying_server",
+                          name=self.profile.name), severity="warning")
             self._begin_load(self.profile)
             return
         if self.engine is None:
