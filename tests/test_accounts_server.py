@@ -408,41 +408,45 @@ def test_a_desk_pc_says_why_the_server_refused_in_its_own_language(
     scheduler: Scheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A desk PC showed the server's English 429 text inside its Turkish UI. The refusal's
-    OpenAI-style code and rate-limit headers now make a sentence of the desk's language: the
-    day used up (with when it ends, on the desk's clock), the rest held by the person's own
-    requests still running."""
+    OpenAI-style error and rate-limit headers now make a sentence of the desk's language: the
+    day used up (with when it ends, on the desk's clock), a message longer than what is left,
+    the rest held by the person's own requests still running."""
     from workstation.core.errors import BackendUnreachable
     from workstation.core.events import finished_turn
     from workstation.core.remote import RemoteEngine
     from workstation.tui.i18n import Texts
 
     prompt = len(scheduler.chat_tokens(QUESTION))
-    with office(scheduler, {"erin": {"tokens_per_day": prompt - 1}, "fay": {"tokens_per_day": 10_000}}) as o:
-        def desk(name: str) -> RemoteEngine:
+    people = {"erin": {"tokens_per_day": prompt - 1}, "fay": {"tokens_per_day": 10_000}, "gil": {"tokens_per_day": 900}}
+    with office(scheduler, people) as o:
+        def refusal(name: str) -> BackendUnreachable:
             monkeypatch.setenv("WS_DESK_KEY", o.keys[name])
-            return RemoteEngine(make_profile(backend="openai", model="", remote={
+            desk = RemoteEngine(make_profile(backend="openai", model="", remote={
                 "base_url": o.url, "api_key_env": "WS_DESK_KEY"}))
+            with pytest.raises(BackendUnreachable) as caught:
+                finished_turn(desk.stream_chat(QUESTION))
+            desk.close()
+            return caught.value
 
-        erin = desk("erin")
-        before = time.time()
-        with pytest.raises(BackendUnreachable) as caught:
-            finished_turn(erin.stream_chat(QUESTION))
-        erin.close()
         wait = next_day_start(o.clock()) - o.clock()  # the server's clock is noon today
-        told = str(caught.value)
-        assert told.startswith(f"The server at {o.url} says your key has used its {prompt - 1:,} tokens for today; "
-                               "it can answer again at ")
-        assert told[-6:-1] in {time.strftime("%H:%M", time.localtime(t + wait)) for t in (before, time.time())}
-        turkish = Texts("tr").error(caught.value)
-        assert f"anahtarınızın bugünkü {prompt - 1:,} token'ını kullandığını söylüyor; saat {told[-6:-1]}" in turkish
+        o.accounts.quota.charge("gil", 900, o.clock())  # gil's day is used up
+        before = time.time()
+        told = refusal("gil")
+        english = str(told)
+        assert english.startswith(f"The server at {o.url} says your key has used its 900 tokens for today; "
+                                  "it can answer again at ")
+        resets = english[-6:-1]
+        assert resets in {time.strftime("%H:%M", time.localtime(t + wait)) for t in (before, time.time())}
+        assert f"anahtarınızın bugünkü 900 token'ını kullandığını söylüyor; saat {resets}" in Texts("tr").error(told)
+
+        told = refusal("erin")  # her message is longer than her whole day: not "used up"
+        assert f"says this message is longer than the {prompt - 1:,} tokens your key has left today" in str(told)
+        assert "bu mesajın anahtarınızın bugün kalan" in Texts("tr").error(told)
 
         assert o.accounts.quota.hold("fay", 10_000, 10_000 - prompt // 2, 0) == 0  # her other requests
-        fay = desk("fay")
-        with pytest.raises(BackendUnreachable) as caught:
-            finished_turn(fay.stream_chat(QUESTION))
-        fay.close()
-        assert "says your requests still running hold the rest of your tokens for today" in str(caught.value)
-        assert "hâlâ süren isteklerinizin" in Texts("tr").error(caught.value)
+        told = refusal("fay")
+        assert "says your requests still running hold the rest of your tokens for today" in str(told)
+        assert "hâlâ süren isteklerinizin" in Texts("tr").error(told)
 
 
 async def test_a_person_sees_what_is_left_of_their_day_on_a_desk_pc(

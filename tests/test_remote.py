@@ -180,6 +180,12 @@ def test_a_refusal_reads_its_code_and_headers() -> None:
     assert say([answered_phrase(url, busy)]) == f"The server at {url} is busy with other people's requests; try again in 7 s."
     other = httpx.Response(429, json={"error": {"message": "Slow down.", "code": "something_else"}})
     assert say([answered_phrase(url, other)]) == f"The server at {url} answered HTTP 429: Slow down."
+    # OpenAI's per-minute limit has the code workstation's held day has: its own words stay
+    per_minute = httpx.Response(429, headers={"Retry-After": "20"}, json={"error": {
+        "message": "Rate limit reached; try again in 20s", "type": "tokens", "code": "rate_limit_exceeded"}})
+    assert say([answered_phrase(url, per_minute)]).endswith("answered HTTP 429: Rate limit reached; try again in 20s.")
+    odd = httpx.Response(429, headers={"Retry-After": "inf"}, json={"error": {"code": "server_busy"}})
+    assert say([answered_phrase(url, odd)]).endswith("try again in 1 s.")  # not an OverflowError
     quota = httpx.Response(429, headers={"Retry-After": "3600", "X-RateLimit-Limit-Tokens": "50000"},
                            json={"error": {"message": "...", "code": "insufficient_quota"}})
     noon = 1_700_000_000.0

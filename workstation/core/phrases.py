@@ -93,6 +93,8 @@ ENGLISH: dict[str, str] = {
     "remote.answered": "The server at {url} answered HTTP {status}: {message}.",
     "remote.day_used": ("The server at {url} says your key has used its {limit} tokens for today; "
                         "it can answer again at {resets}."),
+    "remote.prompt_too_big": ("The server at {url} says this message is longer than the {left} tokens your key "
+                              "has left today; send a shorter one, or wait until {resets}."),
     "remote.day_held": ("The server at {url} says your requests still running hold the rest of your "
                         "tokens for today; send again when they have finished."),
     "remote.all_busy": "The server at {url} is busy with other people's requests; try again in {seconds} s.",

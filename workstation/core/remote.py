@@ -64,34 +64,44 @@ def _error_text(response: httpx.Response) -> str:
     return str(message or response.reason_phrase or "no message").rstrip(".")
 
 
-def _error_code(response: httpx.Response) -> str | None:
+def _error_fields(response: httpx.Response) -> tuple[str | None, str | None]:
+    """The OpenAI-style error's ``code`` and ``type`` (None where it has none)."""
     try:
         data = response.json()
-        code = data.get("error", {}).get("code") if isinstance(data, dict) else None
+        error = data.get("error") if isinstance(data, dict) else None
     except (ValueError, AttributeError):
-        return None
-    return code if isinstance(code, str) else None
+        return None, None
+    if not isinstance(error, dict):
+        return None, None
+    code, type_ = error.get("code"), error.get("type")
+    return (code if isinstance(code, str) else None), (type_ if isinstance(type_, str) else None)
 
 
-def _seconds_header(response: httpx.Response, name: str) -> int | None:
+def _whole_header(response: httpx.Response, name: str) -> int | None:
+    """A header's whole number of 0 and up ('3', '3s', '2.5'); None when it is not one."""
     try:
-        return max(0, int(float(response.headers.get(name, "").removesuffix("s"))))
+        value = float(response.headers.get(name, "").removesuffix("s"))
     except ValueError:
         return None
+    return max(0, int(value)) if math.isfinite(value) and value < 10**9 else None
 
 
 def answered_phrase(url: str, response: httpx.Response, now: float | None = None) -> Phrase:
-    """What a server's refusal means, as a phrase the desk PC's language says: a key's day used
-    up (with when it resets, on this PC's clock), its own requests holding the rest, or every
-    slot busy, read from the OpenAI-style error code and rate-limit headers; any other answer
-    in the server's own words."""
-    code, wait = _error_code(response), _seconds_header(response, "Retry-After")
+    """What a server's refusal means, as a phrase the desk PC's language says, read from the
+    OpenAI-style error and rate-limit headers ``workstation serve`` sends: a key's day used up
+    (with when it resets, on this PC's clock), a message longer than what is left of the day,
+    the person's own running requests holding the rest, or every slot busy. Anything else
+    (another server's per-minute limit too) in the server's own words."""
+    code, type_ = _error_fields(response)
+    wait = _whole_header(response, "Retry-After")
+    limit = _whole_header(response, "X-RateLimit-Limit-Tokens")
+    left = _whole_header(response, "X-RateLimit-Remaining-Tokens")
     if response.status_code == 429 and code == "insufficient_quota" and wait is not None:
-        at = time.localtime((time.time() if now is None else now) + wait)
-        limit = response.headers.get("X-RateLimit-Limit-Tokens", "")
-        return ("remote.day_used", {"url": url, "limit": f"{int(limit):,}" if limit.isdigit() else "?",
-                                    "resets": time.strftime("%H:%M", at)})
-    if response.status_code == 429 and code == "rate_limit_exceeded":
+        resets = time.strftime("%H:%M", time.localtime((time.time() if now is None else now) + wait))
+        if left:  # some of the day is left, less than this message needs
+            return ("remote.prompt_too_big", {"url": url, "left": f"{left:,}", "resets": resets})
+        return ("remote.day_used", {"url": url, "limit": f"{limit:,}" if limit is not None else "?", "resets": resets})
+    if response.status_code == 429 and code == "rate_limit_exceeded" and type_ == "insufficient_quota":
         return ("remote.day_held", {"url": url})
     if response.status_code == 429 and code == "server_busy":
         return ("remote.all_busy", {"url": url, "seconds": wait or 1})
