@@ -260,6 +260,10 @@ def test_a_bad_cache_budget_is_said_before_any_model_loads(
     err = capsys.readouterr().err.strip()
     assert rc == 1 and "\n" not in err and "WORKSTATION_KLD_CACHE_MB is '1GB'" in err
     assert not any(Path(os.environ["WORKSTATION_DATA"], "kld").glob("*.kldref*"))  # nothing was run
+    out = tmp_path / "q8.gguf"  # nor is a quantization that would be measured with it
+    rc = main(["models", "quantize", str(smollm2_path), "-t", "q8_0", "--allow-requantize", "-o", str(out),
+               "--kld", str(doc)])
+    assert rc == 1 and "WORKSTATION_KLD_CACHE_MB is '1GB'" in capsys.readouterr().err and not out.exists()
 
 
 def test_one_row_per_document_in_any_format(

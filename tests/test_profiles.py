@@ -167,7 +167,7 @@ def test_profiles_list_does_not_call_a_profile_that_does_not_fit_ready(
     monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 3050", "vram_total_gb": 4, "vram_free_gb": 0.05}]))
     assert main(["profiles", "list"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("all-on-gpu "))
-    assert "does not fit — does not fit: 31 layers" in line and "ready" not in line
+    assert "  does not fit: 31 layers" in line and "ready" not in line and line.count("does not fit") == 1
     monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 3050", "vram_total_gb": 4, "vram_free_gb": 3.5}]))
     assert main(["profiles", "list", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["profiles"][0]["status"] == "ready"

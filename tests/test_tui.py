@@ -341,6 +341,8 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         for keys, kept in ((("y", "h"), True), (("e",), False)):
             await pilot.press("f8")
             await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            labels = [str(b.label) for b in app.screen.query("Button")]
+            assert labels == ["Sil (e)", "Vazgeç (h)"], labels
             for key in keys:
                 await pilot.press(key)
                 if key == "y":

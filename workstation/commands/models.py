@@ -190,6 +190,10 @@ def run_quantize(args: argparse.Namespace) -> int:
     if args.ctx is not None and args.ctx < 16:
         raise WorkstationError(f"--ctx must be 16 or more, not {args.ctx}.")
     documents = read_kld_documents(args.kld) if args.kld else None  # a bad document fails first
+    if documents:
+        from workstation.core.kld import cache_budget
+
+        cache_budget()  # and a bad WORKSTATION_KLD_CACHE_MB, before minutes of quantizing
     print(f"quantizing {src.name} -> {dest.name} ...", file=sys.stderr)
     quantize_model(src, dest, key, allow_requantize=args.allow_requantize, threads=args.threads)
     out = catalog.read_model_info(dest)

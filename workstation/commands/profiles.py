@@ -40,8 +40,10 @@ def _row(profile: Profile) -> dict[str, object]:
         status = f"remote: {profile.remote.base_url}"
     elif not eff.get("model_installed"):
         status = "model not installed"
-    elif _not_ready(eff):
-        status = "does not fit" if plan and not plan.get("fits") else "draft model not installed"
+    elif (eff.get("speculative") or {}).get("draft_model_path") and not eff["speculative"].get("draft_model_installed"):
+        status = "draft model not installed"  # the order 'profiles check' says them in
+    elif plan and not plan.get("fits"):
+        status = "does not fit"
     return {
         "key": profile.key,
         "name": profile.name,
@@ -74,8 +76,9 @@ def run_list(args: argparse.Namespace) -> int:
         local = r["backend"] == "llama"  # a remote profile's context and K/V are the server's
         print(
             f"{r['key']!s:<{width}}  {str(r['model']) or '-':<{model_width}} {r['context'] if local else '-'!s:>6}  "
-            f"{r['kv_cache'] if local else '-'!s:<11} {r['speculative']!s:<6}  {r['status']}"
-            + (f" — {r['fit']}" if r["fit"] else "")
+            f"{r['kv_cache'] if local else '-'!s:<11} {r['speculative']!s:<6}  "
+            + (str(r["fit"]) if r["status"] == "does not fit" else  # the verdict says it first
+               f"{r['status']}" + (f" — {r['fit']}" if r["fit"] else ""))
         )
     for err in errors:
         print(f"broken: {err}")

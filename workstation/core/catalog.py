@@ -291,7 +291,8 @@ def _file_version(path: Path) -> tuple[Any, ...]:
     except FileNotFoundError:
         raise missing_model_error(path) from None
     except (OSError, RuntimeError) as err:
-        raise ModelFileError(f"The model file {path} cannot be read ({getattr(err, 'strerror', None) or err}).") from None
+        raise ModelFileError(said=[("gguf.unreadable", {"path": str(path),
+                                                         "reason": getattr(err, "strerror", None) or str(err)})]) from None
     return (real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
@@ -370,7 +371,7 @@ def _vocabulary_fingerprint(path: Path, tokenizer_model: str, tokens: ValueSpan 
                 digest.update(block)
                 left -= len(block)
     except OSError as err:
-        raise ModelFileError(f"The model file {path} cannot be read ({err.strerror or err}).") from None
+        raise ModelFileError(said=[("gguf.unreadable", {"path": str(path), "reason": err.strerror or str(err)})]) from None
     return digest.hexdigest()[:16]
 
 
@@ -678,15 +679,12 @@ def download(
         got = sha256_file(part)
         if got.lower() != sha256.lower():
             part.unlink(missing_ok=True)
-            raise ModelFileError(
-                f"The download of {dest.name} has sha256 {got[:12]}…, expected {sha256[:12]}…; "
-                "the damaged file was removed."
-            )
+            raise ModelFileError(said=[("pull.bad_sha256", {"name": dest.name, "got": got[:12], "expected": sha256[:12]})])
     try:
         read_model_info(part)
     except ModelFileError as err:
         part.unlink(missing_ok=True)
-        raise ModelFileError(f"The download of {dest.name} is not a usable model ({err}); it was removed.") from None
+        raise ModelFileError(said=[("pull.not_a_model", {"name": dest.name, "why": err.said or str(err)})]) from None
     if dest.exists():
         part.unlink(missing_ok=True)
         raise WorkstationError(f"A model named {dest.name} appeared in {dest.parent} meanwhile; it was kept.")

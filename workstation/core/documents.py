@@ -132,7 +132,7 @@ class _Builder:
 
     def add(self, text: str, title: str | None = None, number: int | None = None) -> None:
         if time.monotonic() > self.deadline:
-            raise DocumentError(said=[("doc.too_slow", {"name": self.name, "seconds": f"{self.limits.timeout_s:.0f}"})])
+            raise DocumentError(said=[("doc.too_slow_here", {"name": self.name, "seconds": f"{self.limits.timeout_s:.0f}"})])
         text = text.strip("\n")
         if self.parts:
             self.parts.append("\n\n")
@@ -550,10 +550,11 @@ def _isolated_child(conn: Any, path: str, limits: Limits) -> None:
     except WorkstationError as err:
         conn.send(("error", (str(err), err.said)))
     except MemoryError:
-        conn.send(("error", f"'{Path(path).name}' needs more than "
-                            f"{limits.max_memory_bytes // 2**20} MiB of memory to read."))
+        said: list[Phrase] = [("doc.reader_memory", {"name": Path(path).name, "mib": limits.max_memory_bytes // 2**20})]
+        conn.send(("error", (say(said), said)))
     except BaseException as err:  # noqa: BLE001 - reported as one sentence
-        conn.send(("error", f"'{Path(path).name}' could not be read ({type(err).__name__}: {_short(err)})."))
+        said = [("doc.reader_failed", {"name": Path(path).name, "detail": f"{type(err).__name__}: {_short(err)}"})]
+        conn.send(("error", (say(said), said)))
     finally:
         conn.close()
 

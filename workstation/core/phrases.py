@@ -64,7 +64,6 @@ ENGLISH: dict[str, str] = {
     "miss.ttft": "first token {ttft} > {goal} s",
     "miss.docs": "{docs} documents per night < {goal}",
     "miss.and": "; ",
-    # the office server, seen from a desk PC (remote.RemoteEngine)
     # a file a person named cannot be written (atomic.cannot_write: an export, -o)
     "file.cannot_write": "Cannot write {path}: {why}.",
     "file.not_a_folder": "{folder} is a file, not a folder",
@@ -78,6 +77,7 @@ ENGLISH: dict[str, str] = {
     "serve.port_in_use": "Port {port} on {host} is already in use; stop the other server or choose another with --port.",
     "serve.port_denied": "Not allowed to bind port {port} on {host}; choose a port above 1023.",
     "serve.no_address": "Cannot bind to {host}: no such address on this machine.",
+    # the office server, seen from a desk PC (remote.RemoteEngine)
     "remote.unreachable": "Cannot reach the server at {url}: {reason}.",
     "remote.lost": "Lost the connection to {url}: {reason}.",
     "remote.refused": "connection refused or host unreachable",
@@ -103,7 +103,6 @@ ENGLISH: dict[str, str] = {
                       "the request may be too long for it."),
     "remote.cannot_forget": "The server at {url} could not forget the conversation's saved cells.",
     "remote.empty": "The message is empty; type something to send.",
-    # a profile's model file (catalog.missing_model_error)
     # a model file that llama.cpp would refuse (gguf_check.preflight)
     "gguf.unusable": "{path} is not a usable GGUF model: {what} (at byte {offset}).{cut}",
     "gguf.cut": " The file is incomplete, as an interrupted download leaves it: download it again.",
@@ -111,10 +110,14 @@ ENGLISH: dict[str, str] = {
     "gguf.too_small": "it holds {size} bytes, too few to start with 'GGUF'",
     "gguf.not_a_file": "The model path {path} is not a file.",
     "gguf.unreadable": "The model file {path} cannot be read ({reason}).",
+    # a model download (catalog.pull)
     "pull.http": "The download of {url} failed: the server answered {code} {reason}.",
     "pull.offline": ("The download failed: {host} cannot be reached from this PC (no network, or the name "
                      "cannot be looked up). Check the connection and try again."),
     "pull.failed": "The download of {url} failed: {reason}.",
+    "pull.bad_sha256": "The download of {name} has sha256 {got}…, expected {expected}…; the damaged file was removed.",
+    "pull.not_a_model": "The download of {name} is not a usable model ({why}); it was removed.",
+    # a profile's model file (catalog.missing_model_error)
     "model.not_downloaded": "The model {name} is not downloaded yet; run '{command}'{size}.",
     "model.about_gb": " (about {gb} GB)",
     "model.not_made": "The model file {file} is not made yet; make it from {source} with '{command}'.",
@@ -150,6 +153,9 @@ ENGLISH: dict[str, str] = {
     "doc.unreadable": "'{name}' cannot be read ({reason}).",
     "doc.no_memory": "'{name}' needs more memory to read than is available.",
     "doc.too_nested": "'{name}' is nested too deeply to read safely.",
+    "doc.reader_memory": "'{name}' needs more than {mib} MiB of memory to read.",
+    "doc.reader_failed": "'{name}' could not be read ({detail}).",
+    "doc.too_slow_here": "Reading '{name}' took longer than {seconds} s; the file is too large or too complex.",
     "doc.too_slow": "Reading '{name}' took longer than {seconds} s and was stopped; the file is too large or too complex.",
     "doc.too_much_text": "'{name}' holds more than {chars} characters of text, more than this workstation reads from one document.",
     "doc.too_many_pages": "'{name}' has {pages} pages, more than the limit of {limit}; split it first.",

@@ -31,8 +31,8 @@ class ConfirmDialog(ModalScreen[bool]):
         with Vertical(classes="dialog"):
             yield Label(self.question, classes="dialog-title", markup=False)
             with Horizontal(classes="dialog-buttons"):
-                yield Button(self.yes, variant="error", id="yes")
-                yield Button(self.no, id="no")
+                yield Button(f"{self.yes} ({self.keys[0]})", variant="error", id="yes")  # the key says itself
+                yield Button(f"{self.no} ({self.keys[1]})", id="no")
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()

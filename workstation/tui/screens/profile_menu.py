@@ -65,9 +65,11 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         self.current = current
         self.fit_check = fit_check
         self.entries: list[Profile | ProfileError] = list_profiles()
+        seen: list[Profile] = []  # the started profile and the running one may be one file
         for outside in (also, current):
-            if not isinstance(outside, Profile):
+            if not isinstance(outside, Profile) or any(_same_file(outside, o) for o in seen):
                 continue
+            seen.append(outside)
             if not any(isinstance(e, Profile) and _same_file(e, outside) for e in self.entries):
                 self.entries.insert(0, _read_again(outside))  # as the file says now (the user may have fixed it)
         self.verdicts: dict[int, str | None] = {}
