@@ -285,3 +285,35 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
         await type_message(pilot, "And again")  # the server is gone now
         await until(pilot, lambda: not app.generating and app.unreachable)
         assert " server unreachable (the next message tries again) │ desk" in app.status_text()
+
+
+async def test_f3_names_and_describes_each_profile_in_the_uis_language(folder: Path, smollm2_path: Path) -> None:
+    """F3 showed every profile's English name to a Turkish user, and no one's description:
+    ``name_tr``/``description_tr`` (as the catalog's ``description_tr``) are shown in Turkish,
+    the English ones otherwise, and the loaded notice names the profile the same way."""
+    from workstation.tui.screens.profile_menu import ProfileMenu
+
+    _write(folder, "office", {"model": str(smollm2_path), "name": "Office CPU", "name_tr": "Ofis CPU'su",
+                              "description": "The default.\n  A tiny model.", "description_tr": "Varsayılan."})
+    _write(folder, "plain", {"model": str(smollm2_path), "name": "Plain"})
+    async def look(lang: str, name: str, about: str) -> None:
+        app = WorkstationApp("office", sample_system=False, language=lang)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await until(pilot, lambda: app.engine is not None and app.loading is None)
+            await pilot.press("f3")
+            await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+            menu = app.screen
+            assert isinstance(menu, ProfileMenu)
+            first, second = (str(menu._prompt(i, e)) for i, e in enumerate(menu.entries))
+            assert first.startswith(f"● {name}  (office)\n  {about}\n  "), first
+            assert second.startswith("  Plain  (plain)\n  ") and "\n  \n" not in second  # none: no empty line
+            await pilot.press("down", "enter")
+            await until(pilot, lambda: app.profile.key == "plain" and app.loading is None)
+            await pilot.press("f3")
+            await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+            await pilot.press("up", "enter")
+            await until(pilot, lambda: app.profile.key == "office" and app.loading is None)
+            await until(pilot, lambda: any(name in str(n.message) for n in app._notifications))
+
+    await look("en", "Office CPU", "The default. A tiny model.")
+    await look("tr", "Ofis CPU'su", "Varsayılan.")

@@ -122,7 +122,17 @@ class Profile:
     thinking: bool = True
     remote: Remote = field(default_factory=Remote)
     description: str = ""
+    name_tr: str = ""  # the name and description the Turkish UI shows (empty: the English ones)
+    description_tr: str = ""
     source: Path | None = None  # the YAML file it came from
+
+    def title(self, lang: str = "en") -> str:
+        """The profile's name in the UI's language (``name_tr`` in Turkish where it has one)."""
+        return (self.name_tr if lang == "tr" else "") or self.name
+
+    def about(self, lang: str = "en") -> str:
+        """What the profile is for, in the UI's language, on one line."""
+        return " ".join(((self.description_tr if lang == "tr" else "") or self.description).split())
 
     def template_variables(self) -> dict[str, Any]:
         """What the chat template is given besides the messages (llama.cpp passes the same)."""

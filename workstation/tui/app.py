@@ -590,7 +590,7 @@ class WorkstationApp(App[None]):
         if self.engine is None and self.loading is None and self.load_failed and self.profile is not None \
                 and self.profile.backend == "openai":
             # its load failed (the office server was down, say): try again; the text stays in the box
-            self.notify(t("chat.retrying_server", name=self.profile.name), severity="warning")  # a server's profile
+            self.notify(t("chat.retrying_server", name=self.profile.title(t.lang)), severity="warning")  # a server's profile
             self._begin_load(self.profile)
             return
         if self.engine is None:
@@ -967,9 +967,9 @@ class WorkstationApp(App[None]):
                        "serve.started_keys" if integrations.people_keys_exist() else "serve.started_shared_key")
             self.notify(self.texts(started, url=event.api.url), timeout=10)
         elif event.serve_stopped:
-            self.notify(self.texts("serve.stopped", name=event.profile.name))
+            self.notify(self.texts("serve.stopped", name=event.profile.title(self.texts.lang)))
         else:
-            self.notify(self.texts("profiles.loaded", name=event.profile.name))
+            self.notify(self.texts("profiles.loaded", name=event.profile.title(self.texts.lang)))
         self.update_status()
 
     # --- screens --------------------------------------------------------------------------

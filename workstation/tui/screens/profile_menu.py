@@ -93,8 +93,10 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             text.append(f"\n  {entry}", style="italic")
             return text
         mark = "● " if self._is_current(entry) else "  "
-        text = Text(f"{mark}{entry.name}", style="bold")
+        text = Text(f"{mark}{entry.title(t.lang)}", style="bold")
         text.append(f"  ({entry.key})")
+        if entry.about(t.lang):
+            text.append(f"\n  {entry.about(t.lang)}")
         if entry.backend != "llama":  # the server's context and K/V are not the profile's to say
             if entry.remote.model:
                 text.append(f"\n  {entry.remote.model}")
