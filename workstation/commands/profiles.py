@@ -35,15 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _row(profile: Profile) -> dict[str, object]:
     eff = effective_settings(profile)
     plan = eff.get("plan") or {}
-    status = "ready"  # a local profile that can run here now ('profiles check' says why not)
-    if profile.backend == "openai":
-        status = f"remote: {profile.remote.base_url}"
-    elif not eff.get("model_installed"):
-        status = "model not installed"
-    elif (eff.get("speculative") or {}).get("draft_model_path") and not eff["speculative"].get("draft_model_installed"):
-        status = "draft model not installed"  # the order 'profiles check' says them in
-    elif plan and not plan.get("fits"):
-        status = "does not fit"
+    # a local profile: ready, or why not in short ('profiles check' says it in a sentence)
+    status = f"remote: {profile.remote.base_url}" if profile.backend == "openai" else _readiness(eff)[0]
     return {
         "key": profile.key,
         "name": profile.name,
@@ -92,7 +85,7 @@ def run_check(args: argparse.Namespace) -> int:
     eff = effective_settings(profile)
     if profile.backend == "openai":
         return _check_remote(profile, eff, args.json)
-    not_ready = _not_ready(eff)
+    not_ready = _readiness(eff)[1]
     code = 1 if not_ready else 0  # scripts can tell a profile that cannot run here now
     if args.json:
         print_json({**eff, "ready": not not_ready, "not_ready": not_ready})
@@ -115,20 +108,21 @@ def run_check(args: argparse.Namespace) -> int:
     return code
 
 
-def _not_ready(eff: dict[str, Any]) -> str | None:
-    """Why a valid local profile cannot run here now, in one sentence (None: it can): its model
-    or draft is not installed, or it does not fit this machine's memory."""
+def _readiness(eff: dict[str, Any]) -> tuple[str, str | None]:
+    """Whether a valid local profile can run here now: ('ready', None), or a short status for
+    'profiles list' and the one sentence 'profiles check' says (its model or draft is not
+    installed, or it does not fit this machine's memory)."""
     from workstation.core.catalog import missing_model_error
 
     if not eff.get("model_installed"):
-        return str(missing_model_error(Path(str(eff["model_path"]))))
+        return "model not installed", str(missing_model_error(Path(str(eff["model_path"]))))
     spec = eff.get("speculative") or {}
-    if spec.get("draft_model_path") and not spec.get("draft_model_installed"):
-        return str(missing_model_error(Path(str(spec["draft_model_path"]))))  # names the draft file
+    if spec.get("draft_model_path") and not spec.get("draft_model_installed"):  # names the draft file
+        return "draft model not installed", str(missing_model_error(Path(str(spec["draft_model_path"]))))
     plan = eff.get("plan") or {}
     if plan and not plan.get("fits"):
-        return str(plan.get("verdict"))
-    return None
+        return "does not fit", str(plan.get("verdict"))
+    return "ready", None
 
 
 def _check_remote(profile: Profile, eff: dict[str, object], as_json: bool) -> int:
