@@ -374,6 +374,25 @@ async def test_a_damaged_conversation_database_is_said_and_left_alone(profiles: 
     assert path.read_bytes() == before
 
 
+async def test_any_way_out_keeps_the_draft_and_a_late_draft_timer_is_harmless(profiles: Path) -> None:
+    """The app leaving by another way than Ctrl+Q (the end of a turn it was told to quit after)
+    keeps what is typed; the draft's one-second timer firing after the screens are gone did
+    raise (no '#editor') and showed a traceback on the way out."""
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    report = app.store.new("Quarterly report")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.conversation_id == report.id)
+        await type_message_only(pilot, "Half a thought")
+        assert app._draft_timer is not None  # pending: it fires a second after typing stops
+        app.exit()
+    assert app._exception is None
+    assert app.save_draft() is None  # what the late timer runs: nothing left to read, no error
+
+    again = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with again.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: again.chat_screen.input_text() == "Half a thought")
+
+
 async def test_drafts_survive_quitting(profiles: Path) -> None:
     """What is typed and not sent comes back after a restart, in its own conversation, with
     its attached document; Ctrl+Q keeps even what was typed the instant before; the app opens

@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from rich.console import RenderableType
 from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.command import CommandPalette
+from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
@@ -222,7 +224,15 @@ class WorkstationApp(App[None]):
         a '[/' in a path was read as markup; a markup error took the whole app down."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
+    def exit(self, result: None = None, return_code: int = 0, message: RenderableType | None = None) -> None:
+        """Every way out keeps what is typed in the box as its conversation's draft, while the
+        box is still there (a draft's timer firing later finds no screen and does nothing)."""
+        self.save_draft()
+        super().exit(result, return_code, message)
+
     async def on_unmount(self) -> None:
+        if self._draft_timer is not None:
+            self._draft_timer.stop()
         self._stop_sampling.set()
         engine, self.engine = self.engine, None
         if engine is not None:
@@ -458,7 +468,10 @@ class WorkstationApp(App[None]):
             self._draft_timer = None
         if not self._draft_shown:
             return None
-        text = self.chat_screen.input_text()
+        try:
+            text = self.chat_screen.input_text()
+        except NoMatches:  # on the way out, after the screens are gone: exit() kept it
+            return None
         draft = (text, self.pending_document) if text.strip() or self.pending_document is not None else None
         self._store_draft(self.conversation_id, *(draft or ("", None)))
         return draft
