@@ -83,6 +83,11 @@ def thinking_model_path(smollm2_path: Path) -> Path:
     return dest
 
 
+def as_turkish(figure: str) -> str:
+    """A figure as English writes it (1,599.5) the Turkish way (1.599,5): the separators swapped."""
+    return figure.translate(str.maketrans(".,", ",."))
+
+
 def kernel_physical_cores() -> int | None:
     """Physical cores as the kernel lists them: distinct (physical id, core id) pairs."""
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import GEMMA, SMOLLM2, make_profile
+from tests.conftest import GEMMA, SMOLLM2, as_turkish, make_profile
 from workstation.core.catalog import read_model_info
 from workstation.core.errors import ModelFileError
 from workstation.core.hardware import FakeGpuProbe, set_probe
@@ -132,7 +132,11 @@ def test_fit_before_downloading_plans_from_the_published_shape(
     turkish = fit_verdict(load_profile("gpu-qwen3-8b"), Texts("tr"))  # F3 in the Turkish UI
     assert turkish and turkish.startswith("Henüz indirilmedi: F4, ardından p, indirir. İndirilince: tamamen GPU belleğine sığar")
     assert "; taslak modeliyle birlikte GPU'da " in turkish and " RAM'de " in turkish
-    assert [n for n in verdict.split() if n[0].isdigit()] == [n for n in turkish.split() if n[0].isdigit()]
+    # the same figures, written the Turkish way: 5,2 GB (a decimal comma), not 5.2
+    english_figures = [n for n in verdict.split() if n[0].isdigit()]
+    assert any("." in n for n in english_figures)
+    assert [as_turkish(n) for n in english_figures] == [
+        n for n in turkish.split() if n[0].isdigit()]
     probe(FakeGpuProbe.of(("RTX 3050", 6, 5.5)))  # too small for all of it: auto offloads part
     assert main(["fit", "-p", "gpu-qwen3-8b"]) == 0
     out = capsys.readouterr().out

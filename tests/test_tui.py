@@ -568,6 +568,25 @@ def test_language_from_locale() -> None:
     assert Texts("tr")("no.such.key") == "no.such.key"
 
 
+def test_turkish_writes_numbers_with_its_own_separators() -> None:
+    """8,192 tokens and 23.0 GB were shown as English writes them in the Turkish UI: a value
+    that is wholly a number (with its unit) takes the language's separators, in the UI's
+    sentences, the core's phrases and figures shown alone; names holding numbers do not."""
+    from workstation.core.phrases import say
+
+    tr, en = Texts("tr"), Texts("en")
+    assert tr("models.fit", context="8,192", verdict="-") == "Bu bilgisayarda 8.192 token'lık bağlamla: -."
+    assert en("models.fit", context="8,192", verdict="-").startswith("At a context of 8,192 tokens")
+    assert [tr.number(v) for v in ("1,234,567.89", "23.0 GB", "-1.5%", "+0.25%", "40 W")] == [
+        "1.234.567,89", "23,0 GB", "-1,5%", "+0,25%", "40 W"]
+    for name in ("Llama 3.1 8B", "127.0.0.1", "8080", "q8_0", "v1.2.3", "12:30", "3.5 Sonnet"):
+        assert tr.number(name) == name == en.number(name)
+    verdict = [("fit.gpu", {"where": ("fit.where_one", {}), "used": "5.2", "total": "24.0"})]
+    assert say(verdict) == "fits entirely on the GPU: 5.2 of 24.0 GB"
+    assert say(verdict, tr.get) == "tamamen GPU belleğine sığar: 5,2 / 24,0 GB"
+    assert say(verdict, en.get) == say(verdict)
+
+
 def test_locales_have_the_same_keys() -> None:
     root = Path(__file__).parent.parent / "workstation" / "tui" / "locales"
     en = yaml.safe_load((root / "en.yaml").read_text(encoding="utf-8"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -175,7 +176,7 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             text = str(detail.render())
             assert text.startswith(f"{first.name} · {first.size_text} · {first.details}"), text
             assert (" katman" if language == "tr" else " layers") in first.details
-            said = ("Bu bilgisayarda 8,192 token'lık bağlamla: tamamen GPU belleğine sığar"
+            said = ("Bu bilgisayarda 8.192 token'lık bağlamla: tamamen GPU belleğine sığar"
                     if language == "tr" else "At a context of 8,192 tokens on this PC: fits entirely on the GPU")
             assert said in text, text
             models.query_one(TabbedContent).active = "tab-catalog"
@@ -296,7 +297,7 @@ async def test_f3_names_and_describes_each_profile_in_the_uis_language(folder: P
     _write(folder, "office", {"model": str(smollm2_path), "name": "Office CPU", "name_tr": "Ofis CPU'su",
                               "description": "The default.\n  A tiny model.", "description_tr": "Varsayılan."})
     _write(folder, "plain", {"model": str(smollm2_path), "name": "Plain"})
-    async def look(lang: str, name: str, about: str) -> None:
+    async def look(lang: str, name: str, about: str, decimal: str) -> None:
         app = WorkstationApp("office", sample_system=False, language=lang)
         async with app.run_test(size=(120, 30)) as pilot:
             await until(pilot, lambda: app.engine is not None and app.loading is None)
@@ -306,6 +307,7 @@ async def test_f3_names_and_describes_each_profile_in_the_uis_language(folder: P
             assert isinstance(menu, ProfileMenu)
             first, second = (str(menu._prompt(i, e)) for i, e in enumerate(menu.entries))
             assert first.startswith(f"● {name}  (office)\n  {about}\n  "), first
+            assert re.search(rf" \d+{re.escape(decimal)}\d GB", first), first  # the verdict's figures too
             assert second.startswith("  Plain  (plain)\n  ") and "\n  \n" not in second  # none: no empty line
             await pilot.press("down", "enter")
             await until(pilot, lambda: app.profile.key == "plain" and app.loading is None)
@@ -315,5 +317,5 @@ async def test_f3_names_and_describes_each_profile_in_the_uis_language(folder: P
             await until(pilot, lambda: app.profile.key == "office" and app.loading is None)
             await until(pilot, lambda: any(name in str(n.message) for n in app._notifications))
 
-    await look("en", "Office CPU", "The default. A tiny model.")
-    await look("tr", "Ofis CPU'su", "Varsayılan.")
+    await look("en", "Office CPU", "The default. A tiny model.", ".")
+    await look("tr", "Ofis CPU'su", "Varsayılan.", ",")

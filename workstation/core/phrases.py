@@ -12,6 +12,7 @@ file, a document).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -177,14 +178,33 @@ ENGLISH: dict[str, str] = {
     "cite.named": "{names}",
     "cite.line": "line {n}",
     "cite.lines": "lines {a}–{b}",
+    "unit.s": "{n} s",
+    "unit.ms": "{n} ms",
     "summary.call": "{n} model call",
     "summary.calls": "{n} model calls",
 }
 
 
+# a number as English writes it, perhaps with its unit: 8,192 / 23.0 GB / -1.5% / 120 ms (and
+# 8192: nothing to change there)
+_ENGLISH_NUMBER = re.compile(
+    r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?: ?(?:%|[KMGT]i?B|B|ms|s|W|°C|tok/s))?")
+
+
+def local_number(text: str, lookup: Lookup | None) -> str:
+    """``text``, where it is wholly a number written the English way (and its unit), with the
+    separators of ``lookup``'s language (``number.thousands`` and ``number.decimal``: Turkish writes 8.192
+    and 23,0); anything else (a name, a path, a version inside a name) as it is."""
+    if lookup is None or not _ENGLISH_NUMBER.fullmatch(text):
+        return text
+    marks = {",": lookup("number.thousands"), ".": lookup("number.decimal")}
+    return "".join(marks.get(c) or c for c in text)
+
+
 def say(phrases: list[Phrase], lookup: Lookup | None = None) -> str:
     """The sentence's words: each phrase's text from ``lookup(key)`` (a translation, None where
-    there is none) or the English above, its values filled in (phrases among them first)."""
+    there is none) or the English above, its values filled in (phrases among them first, and
+    numbers written the lookup's language's way: ``local_number``)."""
 
     def one(key: str, values: dict[str, Any]) -> str:
         text = (lookup(key) if lookup else None) or ENGLISH[key]
@@ -196,6 +216,8 @@ def say(phrases: list[Phrase], lookup: Lookup | None = None) -> str:
             return one(*value)
         if isinstance(value, list):
             return "".join(one(*v) for v in value)
+        if isinstance(value, str):
+            return local_number(value, lookup)
         return value
 
     return "".join(one(key, values) for key, values in phrases)

@@ -131,10 +131,10 @@ def _slots(n: int) -> Phrase:
     return ("headline.slot" if n == 1 else "headline.slots", {"n": n})
 
 
-def _secs(s: float) -> Phrase | str:
+def _secs(s: float) -> Phrase:
     if math.isinf(s):
         return ("headline.never", {})
-    return f"{s:.1f} s" if s >= 1 else f"{s * 1000:.0f} ms"
+    return ("unit.s", {"n": f"{s:.1f}"}) if s >= 1 else ("unit.ms", {"n": f"{s * 1000:.0f}"})
 
 
 # --- machines -----------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from workstation.core.invocation import command
-from workstation.core.phrases import say
+from workstation.core.phrases import local_number, say
 
 LOCALES_DIR = Path(__file__).parent / "locales"
 LANGUAGES = ("en", "tr")
@@ -55,6 +55,12 @@ class Texts:
         said = getattr(err, "said", None)
         return say(said, self.get) if said else str(err)
 
+    def number(self, text: str) -> str:
+        """A number written the English way (``f"{n:,}"``, ``f"{x:.1f}"``) as this language
+        writes it: 8.192 and 23,0 in Turkish. Values given to ``texts(key, ...)`` and
+        ``say(..., texts.get)`` get this already; it is for figures shown outside a sentence."""
+        return local_number(text, self.get)
+
     def yes_no_keys(self) -> tuple[str, str]:
         """The keys that answer a yes/no question: y/n, in Turkish e/h (evet, hayır)."""
         return self("dialog.yes_key"), self("dialog.no_key")
@@ -64,6 +70,7 @@ class Texts:
         if "{cmd}" in text:  # advice naming a command: the one that started us (./run.sh ...)
             values.setdefault("cmd", command())
         if values:
+            values = {k: self.number(v) if isinstance(v, str) else v for k, v in values.items()}
             try:
                 return text.format(**values)
             except (KeyError, IndexError, ValueError):

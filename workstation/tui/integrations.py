@@ -107,7 +107,7 @@ def _model_details(info: catalog.ModelInfo | None, texts: Texts) -> str:
     parts = [info.architecture]
     params = info.parameter_count
     if params:
-        parts.append(f"{params / 1e9:.2f}B" if params >= 1e9 else f"{params / 1e6:.0f}M")
+        parts.append(texts.number(f"{params / 1e9:.2f}B") if params >= 1e9 else f"{params / 1e6:.0f}M")
     parts += [info.file_type, f"ctx {info.context_length}", texts("models.layers", n=info.n_layer)]
     if not info.has_chat_template:
         parts.append(texts("models.no_template"))

@@ -144,20 +144,21 @@ class DashboardScreen(AppScreen, Screen[None]):
         tps = t("unit.tps")
         turns_span = t("dash.axis_turn_one") if n_turns == 1 else t("dash.axis_turns", n=n_turns)
         self.query_one("#row-ttft", MetricRow).set(
-            t("dash.ttft"), series("ttft_ms"), f"{last.ttft_ms:.0f} ms" if last else "–", "ms", turns_span
+            t("dash.ttft"), series("ttft_ms"), t.number(f"{last.ttft_ms:.0f} ms") if last else "–", "ms", turns_span
         )
         self.query_one("#row-decode", MetricRow).set(
             t("dash.decode"), decode,
-            f"{(live if app.generating and live else (last.predicted_per_second if last else 0)):.1f} {tps}"
+            t.number(f"{(live if app.generating and live else (last.predicted_per_second if last else 0)):.1f}")
+            + f" {tps}"
             if (last or live) else "–", tps, turns_span,
         )
         self.query_one("#row-prompt", MetricRow).set(
             t("dash.prompt"), series("prompt_per_second"),
-            f"{last.prompt_per_second:.0f} {tps}" if last else "–", tps, turns_span,
+            t.number(f"{last.prompt_per_second:.0f}") + f" {tps}" if last else "–", tps, turns_span,
         )
         self.query_one("#row-tpot", MetricRow).set(
             t("dash.tpot"), series("predicted_per_token_ms"),
-            f"{last.predicted_per_token_ms:.1f} ms" if last else "–", "ms", turns_span,
+            t.number(f"{last.predicted_per_token_ms:.1f} ms") if last else "–", "ms", turns_span,
         )
         # the loaded engine's context; a last turn run with another (a conversation reopened on
         # another profile) says nothing of this cache's use
@@ -189,7 +190,7 @@ class DashboardScreen(AppScreen, Screen[None]):
         sample = app.system
         cpu_hist = list(app.cpu_history)
         self.query_one("#row-cpu", MetricRow).set(
-            t("dash.cpu"), cpu_hist, f"{sample.cpu:.0f} %" if sample else "–", "%",
+            t("dash.cpu"), cpu_hist, t.number(f"{sample.cpu:.0f} %") if sample else "–", "%",
             t("dash.axis_seconds", n=len(cpu_hist)),
         )
         self._put("#ram-line", t("dash.ram", used=human_bytes(sample.ram_used), total=human_bytes(sample.ram_total))
@@ -229,14 +230,15 @@ class DashboardScreen(AppScreen, Screen[None]):
         if not gpus:
             return
         lines = []
+        num = self.wapp.texts.number
         for g in gpus:
             util = f"{g.utilization:.0f}" if g.utilization is not None else "?"
             vram = (
-                f"{human_bytes(g.vram_used)}/{human_bytes(g.vram_total)}"
+                f"{num(human_bytes(g.vram_used))}/{num(human_bytes(g.vram_total))}"
                 if g.vram_used is not None else "?"
             )
-            temp = f"{g.temperature:.0f}°C" if g.temperature is not None else "?"
-            power = f"{g.power:.0f} W" if g.power is not None else "?"
+            temp = num(f"{g.temperature:.0f}°C") if g.temperature is not None else "?"
+            power = num(f"{g.power:.0f} W") if g.power is not None else "?"
             lines.append(self.wapp.texts("dash.gpu", i=g.index, name=g.name, util=util,
                                          vram=vram, temp=temp, power=power))
         if not box.children:

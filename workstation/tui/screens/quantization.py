@@ -51,13 +51,14 @@ def loss_chart(points: list[QuantizationPoint], texts: Texts, width: int = 120) 
     )
     lines = [head]
     for p in points:
-        loss = texts("quality.reference") if p.reference else f"{p.kld_mean:.4f}"
+        num = texts.number
+        loss = texts("quality.reference") if p.reference else num(f"{p.kld_mean:.4f}")
         lines.append(
             f"{p.profile + ' ' + p.file_type:<{name_w}}  "
-            f"{human_bytes(p.model_bytes):>8} {bar(p.model_bytes, top_mem, bw):<{bw}}  "
-            f"{p.tokens_per_second:>8.0f} {bar(p.tokens_per_second, top_speed, bw):<{bw}}  "
+            f"{num(human_bytes(p.model_bytes)):>8} {bar(p.model_bytes, top_mem, bw):<{bw}}  "
+            f"{num(f'{p.tokens_per_second:.0f}'):>8} {bar(p.tokens_per_second, top_speed, bw):<{bw}}  "
             f"{loss:>9} {bar(p.kld_mean, top_kld, bw):<{bw}}  "
-            f"{p.same_top * 100:6.1f}%"
+            f"{num(f'{p.same_top * 100:.1f}%'):>7}"
         )
     return "\n".join(lines)
 
@@ -126,8 +127,6 @@ class QuantizationScreen(AppScreen, Screen[None]):
             d = e.data
             if d.get("reference"):
                 continue
-            table.add_row(
-                e.profile, str(d.get("document", "")), f"{float(d.get('kld_mean', 0)):.5f}",
-                f"{float(d.get('kld_p99', 0)):.4f}", f"{float(d.get('same_top', 0)) * 100:.2f}%",
-                f"{float(d.get('ppl_delta_pct', 0)):+.2f}%",
-            )
+            table.add_row(e.profile, str(d.get("document", "")), *(t.number(f) for f in (
+                f"{float(d.get('kld_mean', 0)):.5f}", f"{float(d.get('kld_p99', 0)):.4f}",
+                f"{float(d.get('same_top', 0)) * 100:.2f}%", f"{float(d.get('ppl_delta_pct', 0)):+.2f}%")))

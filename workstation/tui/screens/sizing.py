@@ -130,6 +130,7 @@ class SizingScreen(AppScreen, Screen[None]):
                 legend.append("██ ", style=color)
                 legend.append(f"{part}  ")
             for i, r in enumerate(rows):
-                legend.append(f"\n  {i + 1}: {r['label']} ({r['capacity']:.0f} GB)")
+                capacity = t.number(f"{r['capacity']:.0f} GB")
+                legend.append(f"\n  {i + 1}: {r['label']} ({capacity})")
         memory.refresh()
         self.query_one("#sizing-legend", Static).update(legend)

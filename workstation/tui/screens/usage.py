@@ -75,8 +75,11 @@ def server_today(engine: Any, profile: Profile, texts: Texts) -> str:
         return texts("usage.server_unknown", server=server)
     until = str(data.get("resets_at") or "")[11:16]  # HH:MM of its local ISO time
     if "keys" in data:  # the server's own key: everyone's
+        def tokens(n: int) -> str:
+            return texts.number(f"{n:,}")
+
         people = ", ".join(
-            f"{k['key']} {k['tokens']:,}" + (f"/{k['tokens_per_day']:,}" if k.get("tokens_per_day") else "")
+            f"{k['key']} {tokens(k['tokens'])}" + (f"/{tokens(k['tokens_per_day'])}" if k.get("tokens_per_day") else "")
             for k in data["keys"]) or "–"
         return texts("usage.server_all", server=server, people=people)
     held = texts("usage.server_held", held=f"{data['held']:,}") if data.get("held") else ""
@@ -102,8 +105,8 @@ class UsageScreen(AppScreen, Screen[None]):
         with VerticalScroll(id="usage"):
             yield Static("", id="usage-server", markup=False)
             yield Static(t("usage.loading"), id="usage-total", markup=False)
-            yield BarChart(t("usage.per_day", days=DAYS), id="usage-days")
-            yield BarChart(t("usage.per_person", days=DAYS), id="usage-people")
+            yield BarChart(t("usage.per_day", days=DAYS), number=t.number, id="usage-days")
+            yield BarChart(t("usage.per_person", days=DAYS), number=t.number, id="usage-people")
             yield DataTable(id="usage-table", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
@@ -152,10 +155,9 @@ class UsageScreen(AppScreen, Screen[None]):
         table = self.query_one("#usage-table", DataTable)
         table.clear()
         for r in ov.rows:
-            table.add_row(
-                who(r.group), f"{r.requests:,}", f"{r.errors:,}", f"{r.prompt_tokens:,}",
-                f"{r.completion_tokens:,}", f"{r.ttft_ms:.0f}", f"{r.decode_tps:.1f}",
-            )
+            table.add_row(who(r.group), *(t.number(f) for f in (
+                f"{r.requests:,}", f"{r.errors:,}", f"{r.prompt_tokens:,}",
+                f"{r.completion_tokens:,}", f"{r.ttft_ms:.0f}", f"{r.decode_tps:.1f}")))
 
     @on(TaskFailed)
     def _failed(self, event: TaskFailed) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from textual.widgets import Static
 
@@ -18,27 +18,32 @@ def bar(value: float, top: float, width: int) -> str:
     return "█" * full + (_EIGHTHS[part] if part else "")
 
 
-def bar_lines(rows: Sequence[tuple[str, int]], width: int, unit: str = "") -> list[str]:
-    """``label  ████▌ 1,234 unit`` per row; the largest value fills the bar width."""
+def bar_lines(rows: Sequence[tuple[str, int]], width: int, unit: str = "",
+              number: Callable[[str], str] = str) -> list[str]:
+    """``label  ████▌ 1,234 unit`` per row (the figure as ``number`` writes it: the UI
+    language's separators); the largest value fills the bar width."""
     if not rows:
         return []
     label_w = min(24, max(len(label) for label, _ in rows))
-    value_w = max(len(f"{value:,}") for _, value in rows)
+    figures = [number(f"{value:,}") for _, value in rows]
+    value_w = max(len(f) for f in figures)
     top = max(value for _, value in rows)
     room = max(4, width - label_w - value_w - len(unit) - 4)
     return [
-        f"{label[:label_w]:<{label_w}}  {bar(value, top, room):<{room}} {value:>{value_w},}{unit}"
-        for label, value in rows
+        f"{label[:label_w]:<{label_w}}  {bar(value, top, room):<{room}} {figure:>{value_w}}{unit}"
+        for (label, value), figure in zip(rows, figures, strict=True)
     ]
 
 
 class BarChart(Static):
     """A titled bar chart; ``show(rows)`` redraws it at the widget's width."""
 
-    def __init__(self, title: str, unit: str = "", **kwargs: object) -> None:
+    def __init__(self, title: str, unit: str = "", number: Callable[[str], str] = str,
+                 **kwargs: object) -> None:
         super().__init__("", markup=False, **kwargs)  # type: ignore[arg-type]
         self.title = title
         self.unit = unit
+        self.number = number  # a figure in the UI's language (Texts.number)
         self.rows: list[tuple[str, int]] = []
 
     def show(self, rows: Sequence[tuple[str, int]], empty: str = "") -> None:
@@ -47,7 +52,7 @@ class BarChart(Static):
 
     def _draw(self, empty: str = "") -> None:
         width = max(30, self.size.width or 80)
-        lines = bar_lines(self.rows, width, self.unit) or [empty]
+        lines = bar_lines(self.rows, width, self.unit, self.number) or [empty]
         self.update("\n".join([self.title, *lines]))
 
     def on_resize(self) -> None:
