@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from workstation.core.catalog import read_model_info, resolve_model_path
-from workstation.core.kv_state import KvStateStore
+from workstation.core.kv_state import NOT_KEPT, KvStateStore
 from workstation.core.phrases import ENGLISH
 from workstation.core.planner import plan_for_profile
 from workstation.core.profiles import load_profile
@@ -371,6 +371,8 @@ async def test_a_damaged_conversation_database_is_said_and_left_alone(profiles: 
         await pilot.press("ctrl+n")
         await pilot.pause()
         assert app._exception is None and app.store.list() == []
+        kept = app.store.new("Only this session")
+        assert app.cells_tag(kept.id) == NOT_KEPT  # its KV cells are not left on disk after it
     assert path.read_bytes() == before
 
 

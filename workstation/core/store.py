@@ -222,6 +222,11 @@ class ConversationStore:
     def schema_version(self) -> int:
         return schema_version(self._db)
 
+    @property
+    def in_memory(self) -> bool:
+        """Kept in memory only (the file could not be used): gone when it is closed."""
+        return str(self.path) == ":memory:"
+
     def close(self) -> None:
         self._db.close()
 

@@ -35,7 +35,7 @@ from workstation.core.engine import EngineInfo, TokenDelta
 from workstation.core.engine import TurnFinished as EngineTurnFinished
 from workstation.core.engine_api import open_engine
 from workstation.core.errors import BackendUnreachable, WorkstationError
-from workstation.core.kv_state import KvStateStore, conversation_tag
+from workstation.core.kv_state import NOT_KEPT, KvStateStore, conversation_tag
 from workstation.core.metrics import MetricsHistory, TurnMetrics
 from workstation.core.planner import offloadable_layers
 from workstation.core.profiles import Profile, load_profile
@@ -538,6 +538,8 @@ class WorkstationApp(App[None]):
         """A deleted conversation's KV cells go too: in the engine (they would be saved when
         it closes) and on disk, whichever profile saved them (a state holds the text). In a
         thread: the engine may first finish writing a state of it."""
+        if tag == NOT_KEPT:  # a conversation in memory only: nothing on disk, and the cells
+            return  # of that tag are the other conversations' too
         if engine is not None:
             try:
                 engine.forget(tag)
@@ -640,7 +642,10 @@ class WorkstationApp(App[None]):
         self._generate(self.engine, messages, pace.updates_hz, self.cells_tag(self.conversation_id))
 
     def cells_tag(self, conversation_id: int) -> str:
-        """The tag the engine keeps this conversation's KV cells under (deleted with it)."""
+        """The tag the engine keeps this conversation's KV cells under (deleted with it); none
+        kept on disk for a conversation that lives in memory only (gone when the app closes)."""
+        if self.store.in_memory:
+            return NOT_KEPT
         created = self.store.get(conversation_id, with_messages=False).created
         return conversation_tag(self.store.path, conversation_id, created)
 
