@@ -427,6 +427,9 @@ async def test_drafts_survive_quitting(profiles: Path) -> None:
     again = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with again.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: again.chat_screen.input_text() == "A new idea")  # where it was left
+        await pilot.press("!")  # typing goes on where the draft ends (it was all selected: replaced)
+        assert again.chat_screen.input_text() == "A new idea!"
+        await pilot.press("backspace")
         assert again.conversation_id is None
         assert drafts_listed(again) == {"Quarterly report": "Draft: Also the margins for",
                                         "Lunch menu": "Draft: Soup on Fridays?"}

@@ -32,7 +32,7 @@ class ChatScreen(AppScreen, Screen[None]):
                 # paints every widget whose container overlaps what changed)
                 with Vertical(id="composer"):
                     yield Static("", id="attachment", markup=False)
-                    yield Input(placeholder=t("chat.placeholder"), id="prompt")
+                    yield Input(placeholder=t("chat.placeholder"), id="prompt", select_on_focus=False)
                     yield TextArea(id="editor", soft_wrap=True, show_line_numbers=False)
         yield ProgressBar(total=1.0, show_eta=False, id="load-progress")
         yield StatusBar(id="status")
