@@ -23,7 +23,7 @@ from workstation.core.store import ConversationStore
 from workstation.tui.app import WorkstationApp
 from workstation.tui.i18n import Texts, detect_language
 from workstation.tui.messages import SystemSampled
-from workstation.tui.screens.dialogs import ConfirmDialog, TextPrompt
+from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog, TextPrompt
 from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.widgets.message_view import MessageView
 
@@ -468,7 +468,14 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert "Theme" in titles and "Screenshot" in titles  # Textual's own, as Textual words them
         assert any(t.startswith("Language: Türkçe") for t in titles)  # found by "language" too
         footer = {key for key, b in app.active_bindings.items() if b.binding.show}
-        assert "ctrl+q" in footer
+        assert "ctrl+q" in footer and "f1" in footer and "f10" not in footer  # the footer has room for few
+        assert [t for t in titles if t.startswith(("Keys", "Help"))] == ["Help (f1)"]  # not Textual's Keys too
+        await pilot.press("f1")  # every key, those the footer has no room for too, with what it does
+        await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        rows = {key: (name, what) for key, name, what in app.screen.rows}
+        assert rows["F10"] == ("Size the office", Texts("en")("action.sizing.help")) and "Ctrl+N" in rows
+        await pilot.press("f1")
+        await until(pilot, lambda: app.screen is app.chat_screen)
         await pilot.press("f6")  # the summarize screen, kept by the app once made
         await pilot.pause()
         await pilot.press("escape")
@@ -490,6 +497,14 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         await pilot.pause()
         await pilot.press("f4")  # a screen's own keys in its footer
         await pilot.pause()
+        await pilot.press("f1")  # and first in F1's list, in the UI's language; not the chat's own
+        await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        keys = app.screen
+        assert keys.rows[0] == ("Esc", "geri", "") and ("p", "indir", "") in keys.rows
+        assert not any(name in ("Yeni", "Durdur", "Gönder") for _, name, _ in keys.rows)  # the chat's
+        assert str(keys.query_one(".dialog-title").render()) == "Tuşlar"
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, KeysDialog))
         shown = {b.binding.description for b in app.active_bindings.values() if b.binding.show}
         assert {"indir", "dosya ekle", "geri", "sil", "yenile"} <= shown, shown
         assert "pull" not in shown

@@ -25,6 +25,7 @@ class UserAction:
 
 
 ACTIONS: tuple[UserAction, ...] = (
+    UserAction("app.help", "f1", "help", "action.help", show=True),
     UserAction("chat.send", "ctrl+s", "send", "action.send"),
     UserAction("chat.stop", "escape", "stop", "action.stop", show=True, priority=False),
     UserAction("chat.editor", "ctrl+t", "toggle_editor", "action.editor"),

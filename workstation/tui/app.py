@@ -56,7 +56,7 @@ from workstation.tui.messages import (
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.chat import ChatScreen
 from workstation.tui.screens.dashboard import DashboardScreen
-from workstation.tui.screens.dialogs import ConfirmDialog, TextPrompt
+from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog, TextPrompt
 from workstation.tui.screens.models import ModelsScreen
 from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.screens.quantization import QuantizationScreen
@@ -94,6 +94,13 @@ def _close_quietly(engine: Any) -> None:
         engine.close()
     except Exception:  # noqa: BLE001
         pass
+
+
+def _key_text(key: str) -> str:
+    """A key as people write it: Ctrl+N, F3, Esc."""
+    names = {"escape": "Esc", "enter": "Enter", "delete": "Del", "tab": "Tab", "ctrl": "Ctrl", "shift": "Shift"}
+    return "+".join(names.get(part, part.upper() if len(part) > 1 or "+" in key else part)
+                    for part in key.split("+"))
 
 
 class WorkstationApp(App[None]):
@@ -275,6 +282,22 @@ class WorkstationApp(App[None]):
         self.update_status()
         self.notify(self.texts("lang.changed"))
 
+    def action_help(self) -> None:
+        """F1: every key of this screen and what it does, the screen's own first, in the UI's
+        language (the footer has room for a few; Textual's keys panel began with thirty of the
+        text box's editing keys)."""
+        own = [b for bs in self.screen._bindings.key_to_bindings.values() for b in bs if b.show and b.description]
+        rows = [(_key_text(b.key), b.description, "") for b in own]
+        in_chat = self.screen is self.chat_screen
+        for action in ACTIONS:
+            if self.check_action(action.action, ()) is False or (
+                    not in_chat and action.id.startswith(("chat.", "conv."))):  # the chat's keys
+                continue
+            key = self._keymap.get(action.id, action.key)
+            rows.append((_key_text(key), self.texts(action.label), self.texts(f"{action.label}.help")))
+        rows.append(("Ctrl+P", self.texts("binding.palette"), self.texts("keys.palette")))
+        self.push_screen(KeysDialog(self.texts("keys.title"), rows, self.texts("keys.hint")))
+
     # --- the command palette ---------------------------------------------------------------
     def action_command_palette(self) -> None:
         """Textual's palette, its search box in the app's language."""
@@ -292,9 +315,9 @@ class WorkstationApp(App[None]):
                 self.texts(f"{action.label}.help"),
                 method,
             )
-        # Textual's own, less its Quit (ours above shows the key), in the app's language
+        # Textual's own, less its Quit and Keys (ours above show the key), in the app's language
         for c in super().get_system_commands(screen):
-            if c.callback != self.action_quit:
+            if c.callback != self.action_quit and c.title != "Keys":
                 yield self._translated(c)
 
     def _translated(self, command: SystemCommand) -> SystemCommand:

@@ -1,13 +1,15 @@
-"""Small modal dialogs that return a value with ``dismiss``: confirm, and ask for text."""
+"""Small modal dialogs that return a value with ``dismiss``: confirm, ask for text, and the
+keys (F1)."""
 
 from __future__ import annotations
 
+from rich.table import Table
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label
+from textual.widgets import Button, Input, Label, Static
 
 
 class ConfirmDialog(ModalScreen[bool]):
@@ -70,4 +72,33 @@ class TextPrompt(ModalScreen[str | None]):
         self.dismiss(event.value.strip() or None)
 
     def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class KeysDialog(ModalScreen[None]):
+    """Every key of the screen it opened over and what it does (F1): the footer has room for a
+    few. ``rows``: (key as shown, name, what it does); Esc or F1 closes it."""
+
+    BINDINGS = [Binding("escape,f1", "close", "close", show=False)]
+
+    def __init__(self, title: str, rows: list[tuple[str, str, str]], hint: str) -> None:
+        super().__init__(classes="dialog-screen")
+        self.title_text = title
+        self.rows = rows
+        self.hint = hint
+
+    def compose(self) -> ComposeResult:
+        table = Table(show_header=False, box=None, padding=(0, 1), expand=True)
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column(no_wrap=True)
+        table.add_column(style="dim", ratio=1)
+        for key, name, what in self.rows:
+            table.add_row(key, name, what)
+        with Vertical(classes="dialog wide"):
+            yield Label(self.title_text, classes="dialog-title", markup=False)
+            with VerticalScroll(id="keys"):
+                yield Static(table, id="keys-table")
+            yield Label(self.hint, classes="dialog-hint", markup=False)
+
+    def action_close(self) -> None:
         self.dismiss(None)
