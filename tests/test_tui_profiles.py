@@ -179,6 +179,7 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             said = ("Bu bilgisayarda 8.192 token'lık bağlamla: tamamen GPU belleğine sığar"
                     if language == "tr" else "At a context of 8,192 tokens on this PC: fits entirely on the GPU")
             assert said in text, text
+            assert app.focused is models.query_one("#installed", DataTable)  # the arrows move in the list
             models.query_one(TabbedContent).active = "tab-catalog"
             catalog = models.query_one("#catalog", DataTable)
             names = [row.name for row in models.catalog]

@@ -83,6 +83,7 @@ class ModelsScreen(AppScreen, Screen[None]):
             t("models.col_name"), t("models.col_size"), t("models.col_state"), t("models.col_licence")
         )
         self.query_one("#pull-progress").display = False
+        self.query_one("#installed", DataTable).focus()  # the arrows move in the list at once (not the tabs)
         self.action_reload()
 
     def relabel(self) -> None:
