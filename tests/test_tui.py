@@ -590,16 +590,19 @@ def test_language_from_locale() -> None:
 
 def test_turkish_writes_numbers_with_its_own_separators() -> None:
     """8,192 tokens and 23.0 GB were shown as English writes them in the Turkish UI: a value
-    that is wholly a number (with its unit) takes the language's separators, in the UI's
+    that is wholly a number (with its unit) takes the language's separators (and Turkish
+    writes %78, as its sentences around such figures did), in the UI's
     sentences, the core's phrases and figures shown alone; names holding numbers do not."""
     from workstation.core.phrases import say
 
     tr, en = Texts("tr"), Texts("en")
     assert tr("models.fit", context="8,192", verdict="-") == "Bu bilgisayarda 8.192 token'lık bağlamla: -."
     assert en("models.fit", context="8,192", verdict="-").startswith("At a context of 8,192 tokens")
-    assert [tr.number(v) for v in ("1,234,567.89", "23.0 GB", "-1.5%", "+0.25%", "40 W")] == [
-        "1.234.567,89", "23,0 GB", "-1,5%", "+0,25%", "40 W"]
-    for name in ("Llama 3.1 8B", "127.0.0.1", "8080", "q8_0", "v1.2.3", "12:30", "3.5 Sonnet"):
+    assert [tr.number(v) for v in ("1,234,567.89", "23.0 GB", "-1.5%", "+0.25%", "40 W", "~4.9 GB", "100 %",
+                                   "35.7 token/sn")] == [
+        "1.234.567,89", "23,0 GB", "-%1,5", "+%0,25", "40 W", "~4,9 GB", "%100", "35,7 token/sn"]
+    assert en.number("100 %") == "100%" and en.number("~4.9 GB") == "~4.9 GB"
+    for name in ("Llama 3.1 8B", "127.0.0.1", "8080", "q8_0", "v1.2.3", "12:30", "3.5 Haiku", "2,500 Dollars"):
         assert tr.number(name) == name == en.number(name)
     verdict = [("fit.gpu", {"where": ("fit.where_one", {}), "used": "5.2", "total": "24.0"})]
     assert say(verdict) == "fits entirely on the GPU: 5.2 of 24.0 GB"

@@ -185,20 +185,29 @@ ENGLISH: dict[str, str] = {
 }
 
 
-# a number as English writes it, perhaps with its unit: 8,192 / 23.0 GB / -1.5% / 120 ms (and
-# 8192: nothing to change there)
+# a number as English writes it, perhaps with its unit: 8,192 / 23.0 GB / -1.5% / 120 ms /
+# ~4.9 GB (and 8192: nothing to change there)
 _ENGLISH_NUMBER = re.compile(
-    r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?: ?(?:%|[KMGT]i?B|B|ms|s|W|°C|tok/s))?")
+    r"(?P<about>~?)(?P<sign>[-+]?)(?P<n>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
+    r"(?P<unit>(?: ?(?:%|°C|[KMGT]i?B|B|ms|sn|s|W|tok/s|token/sn))?)")  # the units we write
+# (a title like "2,500 Dollars" or "3.5 Haiku" is a name, not a figure)
 
 
 def local_number(text: str, lookup: Lookup | None) -> str:
-    """``text``, where it is wholly a number written the English way (and its unit), with the
-    separators of ``lookup``'s language (``number.thousands`` and ``number.decimal``: Turkish writes 8.192
-    and 23,0); anything else (a name, a path, a version inside a name) as it is."""
-    if lookup is None or not _ENGLISH_NUMBER.fullmatch(text):
+    """``text``, where it is wholly a number written the English way (perhaps about, ~, and
+    with its unit), with the separators of ``lookup``'s language (``number.thousands`` and
+    ``number.decimal``: Turkish writes 8.192 and 23,0) and its way with a percentage
+    (``number.percent``: Turkish writes %78 and +%0,6); anything else (a name, a path, a
+    version inside a name) as it is."""
+    found = _ENGLISH_NUMBER.fullmatch(text) if lookup is not None else None
+    if found is None or lookup is None:
         return text
     marks = {",": lookup("number.thousands"), ".": lookup("number.decimal")}
-    return "".join(marks.get(c) or c for c in text)
+    number = "".join(marks.get(c) or c for c in found["n"])
+    percent = lookup("number.percent")
+    if found["unit"].strip() == "%" and percent:
+        return found["about"] + found["sign"] + percent.format(n=number)
+    return found["about"] + found["sign"] + number + found["unit"]
 
 
 def say(phrases: list[Phrase], lookup: Lookup | None = None) -> str:

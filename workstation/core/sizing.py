@@ -324,7 +324,7 @@ def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant
         if opt.ttft_s > w.latency.ttft_s:
             opt.miss("miss.ttft", ttft=_secs(opt.ttft_s), goal=f"{w.latency.ttft_s:g}")
     if opt.docs_per_night < w.documents_per_day:
-        opt.miss("miss.docs", docs=opt.docs_per_night, goal=w.documents_per_day)
+        opt.miss("miss.docs", docs=f"{opt.docs_per_night:,}", goal=f"{w.documents_per_day:,}")
     opt.meets = not opt.misses
     return opt
 
@@ -391,7 +391,7 @@ class SizingResult:
             "where": where, "model": model_family(b.model), "quant": b.quant, "kv": b.kv_type,
             "thinking": ("headline.thinking_off", {}) if thinks_first(b.model) else "",
             "slots": _slots(b.slots), "people": w.people, "tps": f"{b.tps_per_person:.0f}",
-            "ttft": _secs(b.ttft_s), "docs": b.docs_per_night})]
+            "ttft": _secs(b.ttft_s), "docs": f"{b.docs_per_night:,}"})]
 
     def nothing_fits(self) -> list[Phrase]:
         w = self.workload

@@ -57,8 +57,8 @@ class MetricRow(Horizontal):
             # Textual's Sparkline scales from the smallest value shown to the largest; the axis
             # says so, so that its numbers are not read as the latest value (on the right)
             t = cast("WorkstationApp", self.app).texts
-            axis = (f"{t('dash.axis_max', v=axis_value(max(values)))} {unit}\n"
-                    f"{t('dash.axis_min', v=axis_value(min(values)))} {unit}")
+            axis = (t("dash.axis_max", v=f"{axis_value(max(values))} {unit}".rstrip()) + "\n"
+                    + t("dash.axis_min", v=f"{axis_value(min(values))} {unit}".rstrip()))
         self.query_one(".metric-axis", Label).update(axis, layout=False)
         self.query_one(Sparkline).data = values  # none yet: a flat line, not a solid bar
         self.query_one(".metric-value", Label).update(value, layout=False)

@@ -107,12 +107,12 @@ class ModelsScreen(AppScreen, Screen[None]):
         table = self.query_one("#installed", DataTable)
         table.clear()
         for row in self.installed:
-            table.add_row(row.name, row.size_text, row.details or "–")
+            table.add_row(row.name, t.number(row.size_text), row.details or "–")
         cat = self.query_one("#catalog", DataTable)
         cat.clear()
         for row in self.catalog:
             state = t("models.installed_yes") if row.installed else t("models.installed_no")
-            cat.add_row(row.name, row.size_text, state, row.details)  # the licence last: a narrow terminal cuts it
+            cat.add_row(row.name, t.number(row.size_text), state, row.details)  # the licence last: a narrow terminal cuts it
         self.fits.clear()  # a model pulled, added or deleted changes what fits beside it
         self._show_detail()
 
@@ -133,7 +133,7 @@ class ModelsScreen(AppScreen, Screen[None]):
             detail.update("")
             return
         t = self.wapp.texts
-        lines = [f"{row.name} · {row.size_text} · {row.details}"]
+        lines = [f"{row.name} · {t.number(row.size_text)} · {row.details}"]
         description = row.description.get(t.lang) or row.description.get("en")
         if description:
             lines.append(description)

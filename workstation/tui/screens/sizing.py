@@ -8,6 +8,7 @@ sizing runs in a thread worker and comes back as a message.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,24 @@ def size_here(workload_ref: str) -> SizingResult:
     r = hardware.report()
     local = local_machines(speed, r.gpus, r.memory.available, r.memory.total, r.cpu_bandwidth_gbps)
     return size(workload, candidate_machines(workload, local), cal, memory_check.history_summary())
+
+
+def _ticks(lo: float, hi: float, n: int = 5, whole: bool = False) -> list[float]:
+    """About ``n`` round figures from ``lo`` to ``hi`` for an axis (1, 2 or 5 times a power
+    of ten apart; whole numbers only where ``whole``)."""
+    if hi <= lo:
+        return [lo]
+    raw = (hi - lo) / max(n - 1, 1)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    if whole:
+        step = max(1.0, math.ceil(step))
+    first = math.ceil(lo / step) * step
+    return [first + i * step for i in range(int((hi - first) / step + 1e-9) + 1)]
+
+
+def _tick_text(value: float) -> str:
+    return f"{value:.0f}" if value == int(value) else f"{value:g}"
 
 
 SERIES_COLORS = ("cyan", "magenta", "yellow", "green", "red", "blue")  # plotext's and Rich's names alike
@@ -109,6 +128,12 @@ class SizingScreen(AppScreen, Screen[None]):
             legend.append("━━ ", style=color)
             legend.append(f"{s['label']}   ")
         plt.hline(data["target_tps"])
+        # the axes' figures as the UI writes numbers; people are whole (plotext wrote 11.5)
+        xs = _ticks(min(data["people"], default=0), max(data["people"], default=1), whole=True)
+        plt.xticks(xs, [t.number(f"{x:.0f}") for x in xs])
+        values = [v for s in data["series"] for v in s["values"]] + [data["target_tps"]]
+        ys = _ticks(min(values), max(values))
+        plt.yticks(ys, [t.number(_tick_text(y)) for y in ys])
         target = f"{data['target_tps']:g}"
         legend.append(f"── {t('sizing.target', tps=target)}", style="dim")
         people.refresh()
@@ -124,6 +149,8 @@ class SizingScreen(AppScreen, Screen[None]):
             plt.stacked_bar(names, [[r["weights"] for r in rows], [r["kv_cache"] for r in rows],
                                     [r["compute"] for r in rows]],
                             color=list(STACK_COLORS))
+            ys = _ticks(0, max(r["weights"] + r["kv_cache"] + r["compute"] for r in rows))
+            plt.yticks(ys, [t.number(_tick_text(y)) for y in ys])
             legend.append(f"\n{t('sizing.memory_key')}: ")
             for color, part in zip(STACK_COLORS, (t("sizing.weights"), t("sizing.kv"), t("sizing.compute")),
                                    strict=True):
