@@ -480,9 +480,14 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         await pilot.pause()
         await pilot.press("escape")
         await pilot.pause()
+        app._attach((Path("memo.txt"), "Meeting at ten"))
         await pilot.press("f9")
         await pilot.pause()
         assert app.texts.lang == "tr"
+        attached = str(app.chat_screen.query_one("#attachment").render())
+        assert attached == app.texts("chat.attached", name="memo.txt", n=14) != Texts("en")(
+            "chat.attached", name="memo.txt", n=14)  # it stayed in English
+        app._attach(None)
         kept = app.summarize_screen()  # relabelled although it was not showing
         assert kept.query_one("#summarize-path").placeholder == app.texts("summarize.path") != "Path of the document to summarize"
         assert "yüklü değil" in app.status_text()

@@ -279,6 +279,7 @@ class WorkstationApp(App[None]):
                 relabel()
             if isinstance(screen, AppScreen):
                 screen.translate_bindings()
+        self._attach(self.pending_document)  # its line says itself in the new language
         self.update_status()
         self.notify(self.texts("lang.changed"))
 
