@@ -259,8 +259,9 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
     (["models", "list", "--jsn"], "--jsn is not an option of 'workstation models list'; did you mean '--json'?"),
     # an option of another command: where it belongs, never the same string back as a guess
     (["--measure"], "--measure is not an option of 'workstation'; did you mean 'workstation size --measure'?"),
-    (["profiles", "check", "-p", "office-cpu"],
-     "-p is not an option of 'workstation profiles check'; it takes PROFILE (see 'workstation profiles check --help')."),
+    (["models", "inspect", "-p", "office-cpu"],
+     "-p is not an option of 'workstation models inspect'; it takes MODEL (see 'workstation models inspect --help')."),
+    (["profiles", "check"], "'workstation profiles check' needs PROFILE (see 'workstation profiles check --help')."),
     (["usage", "--by", "persn"], "--by cannot be 'persn'; did you mean 'person'?"),
     (["models", "quantize", "x"], "'workstation models quantize' needs --type"),  # typed back as it is
     (["cache"], "'workstation cache' needs list|clear"),
@@ -272,6 +273,16 @@ def test_a_command_line_mistake_is_one_sentence(args: list[str], sentence: str,
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("workstation: ") and sentence in err, err
+
+
+@pytest.mark.parametrize("args", [["-p", "office-cpu", "profiles", "check"], ["profiles", "check", "-p", "office-cpu"],
+                                  ["profiles", "check", "office-cpu"]])
+def test_profiles_check_takes_the_profile_as_every_command_does(args: list[str],
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """`./run.sh -p P profiles check` said "needs profile": -p was taken for the app, and
+    check wanted its name after it only."""
+    assert main([*args, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["name"] == "Office CPU — SmolLM2 135M"
 
 
 def test_the_apps_own_options_need_no_command(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from workstation.commands import print_json
+from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.model_shapes import thinks_first
 from workstation.core.planner import effective_settings
@@ -27,9 +27,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=run_list)
     chk = verbs.add_parser("check", help="validate a profile and show its effective settings")
-    chk.add_argument("profile", help="profile name or path to a YAML file")
+    # the name after check, or -p as every other command takes it (before or after check)
+    chk.add_argument("name", nargs="?", metavar="PROFILE", help="profile name or path to a YAML file")
+    add_profile_arg(chk)
     chk.add_argument("--json", action="store_true")
-    chk.set_defaults(func=run_check)
+    chk.set_defaults(func=run_check, usage_error=chk.error)
 
 
 def _row(profile: Profile) -> dict[str, object]:
@@ -79,7 +81,9 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    ref: str = args.profile
+    ref = args.name or profile_ref(args)
+    if ref is None:
+        args.usage_error("the following arguments are required: PROFILE")
     path = Path(ref)
     profile = load_profile_file(path) if path.suffix in (".yaml", ".yml") else load_profile(ref)
     eff = effective_settings(profile)
