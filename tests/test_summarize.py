@@ -161,7 +161,7 @@ def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_pa
     turkish = render_markdown(doc, result.overall, result.chunks, result.cancelled, t, Texts("tr").get)
     assert turkish.startswith("# bees.pdf özeti\n") and "## Bölüm bölüm noktalar\n" in turkish
     seconds = f"{t['total_ms'] / 1000:.1f}".replace(".", ",")  # 12,3 sn: Turkish writes a decimal comma
-    assert turkish.endswith(f"_{len(result.chunks)} bölümün {len(result.chunks)} tanesi, {int(t['document_tokens'])} "
+    assert turkish.endswith(f"_{len(result.chunks)}/{len(result.chunks)} bölüm, {int(t['document_tokens'])} "
                             f"belge token'ı, {int(t['calls'])} model çağrısı, {seconds} sn._\n")
     turkish_cite = {"p. ": "s. ", "pp. ": "s. "}  # the pages cited the Turkish way too
     assert all(f"- **{turkish_cite[c.cite.split()[0] + ' ']}{c.cite.split()[1]}** — {c.summary}" in turkish
