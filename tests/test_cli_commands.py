@@ -262,6 +262,8 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
     (["models", "inspect", "-p", "office-cpu"],
      "-p is not an option of 'workstation models inspect'; it takes MODEL (see 'workstation models inspect --help')."),
     (["profiles", "check"], "'workstation profiles check' needs PROFILE (see 'workstation profiles check --help')."),
+    (["profiles", "check", "office-cpu", "-p", "long-documents"],
+     "PROFILE: 'office-cpu' and -p 'long-documents' name two profiles; give one"),
     (["usage", "--by", "persn"], "--by cannot be 'persn'; did you mean 'person'?"),
     (["models", "quantize", "x"], "'workstation models quantize' needs --type"),  # typed back as it is
     (["cache"], "'workstation cache' needs list|clear"),

@@ -583,6 +583,12 @@ async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch:
         await pilot.press("f10")
         await pilot.pause()
         assert type(app.screen).__name__ == "DashboardScreen"
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        await pilot.press("f1")  # F1's list says the keys as the keymap made them
+        await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        names = {key: name for key, name, _ in app.screen.rows}
+        assert names["F10"] == "Dashboard" and "F5" not in names, names
 
 
 def test_language_from_locale() -> None:
@@ -609,6 +615,10 @@ def test_turkish_writes_numbers_with_its_own_separators() -> None:
     assert en.number("100 %") == "100%" and en.number("~4.9 GB") == "~4.9 GB"
     for name in ("Llama 3.1 8B", "127.0.0.1", "8080", "q8_0", "v1.2.3", "12:30", "3.5 Haiku", "2,500 Dollars"):
         assert tr.number(name) == name == en.number(name)
+    # people's words given to a sentence are never taken for a figure: a title "2,500", a draft "1.5"
+    assert tr("conv.delete_q", title="2,500").startswith('"2,500"') and tr("sidebar.draft", text="1.5").endswith("1.5")
+    unreadable = say([("doc.unreadable", {"name": "2,500", "reason": "1.5"})], tr.get)
+    assert "'2,500'" in unreadable and "(1.5)" in unreadable, unreadable
     verdict = [("fit.gpu", {"where": ("fit.where_one", {}), "used": "5.2", "total": "24.0"})]
     assert say(verdict) == "fits entirely on the GPU: 5.2 of 24.0 GB"
     assert say(verdict, tr.get) == "tamamen GPU belleğine sığar: 5,2 / 24,0 GB"

@@ -186,6 +186,10 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             catalog.move_cursor(row=names.index("qwen2.5-14b-instruct-q4_k_m"))
             await until(pilot, lambda: "qwen2.5-14b-instruct-q4_k_m" in models.fits)
             text = str(detail.render())
+            size = next(row.size_text for row in models.catalog if row.name == "qwen2.5-14b-instruct-q4_k_m")
+            assert re.fullmatch(r"~\d+\.\d GB", size), size  # a figure with a decimal point, in English
+            shown = size.replace(".", ",") if language == "tr" else size  # ~9,0 GB in Turkish
+            assert text.startswith(f"qwen2.5-14b-instruct-q4_k_m · {shown} · "), text
             assert ("Belgelerde, tablolarda" if language == "tr" else "Strong at documents") in text.splitlines()[1]
             assert said.split(":")[0] in text and ("tamamen GPU" if language == "tr" else "fits entirely") in text
             assert ("token (bellek bant" if language == "tr" else "tokens/s (an estimate") in text

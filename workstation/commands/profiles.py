@@ -84,6 +84,9 @@ def run_check(args: argparse.Namespace) -> int:
     ref = args.name or profile_ref(args)
     if ref is None:
         args.usage_error("the following arguments are required: PROFILE")
+    if args.name and profile_ref(args) not in (None, args.name):
+        args.usage_error(f"argument PROFILE: '{args.name}' and -p '{profile_ref(args)}' name two profiles; "
+                         "give one")
     path = Path(ref)
     profile = load_profile_file(path) if path.suffix in (".yaml", ".yml") else load_profile(ref)
     eff = effective_settings(profile)

@@ -198,7 +198,7 @@ def local_number(text: str, lookup: Lookup | None) -> str:
     with its unit), with the separators of ``lookup``'s language (``number.thousands`` and
     ``number.decimal``: Turkish writes 8.192 and 23,0) and its way with a percentage
     (``number.percent``: Turkish writes %78 and +%0,6); anything else (a name, a path, a
-    version inside a name) as it is."""
+    version inside a name) as it is. Once: 8.192 given again reads as English 8 point 192."""
     found = _ENGLISH_NUMBER.fullmatch(text) if lookup is not None else None
     if found is None or lookup is None:
         return text
@@ -210,6 +210,21 @@ def local_number(text: str, lookup: Lookup | None) -> str:
     return found["about"] + found["sign"] + number + found["unit"]
 
 
+# values that are people's words or names (a conversation titled "2,500", a draft reading
+# "1.5", a file, a model, a server): written as they are, never taken for a figure
+WORDS = frozenset({
+    "title", "text", "name", "names", "path", "file", "folder", "what", "reason", "why", "server", "url",
+    "host", "model", "source", "message", "detail", "machine", "command", "cmd", "code", "env", "suffix",
+    "status", "verdict", "reference", "members", "label", "query", "profile", "key",
+})
+
+
+def local_value(name: str, value: Any, lookup: Lookup | None) -> Any:
+    """A value given to a sentence as ``name``: a figure in the lookup's language's writing
+    (``local_number``); people's words (``WORDS``) and anything not a string as they are."""
+    return local_number(value, lookup) if isinstance(value, str) and name not in WORDS else value
+
+
 def say(phrases: list[Phrase], lookup: Lookup | None = None) -> str:
     """The sentence's words: each phrase's text from ``lookup(key)`` (a translation, None where
     there is none) or the English above, its values filled in (phrases among them first, and
@@ -217,16 +232,14 @@ def say(phrases: list[Phrase], lookup: Lookup | None = None) -> str:
 
     def one(key: str, values: dict[str, Any]) -> str:
         text = (lookup(key) if lookup else None) or ENGLISH[key]
-        filled = {k: fill(v) for k, v in values.items()}
+        filled = {k: fill(k, v) for k, v in values.items()}
         return text.format(**filled) if filled else text
 
-    def fill(value: Any) -> Any:  # a phrase, or a list of them (a sentence within the sentence)
+    def fill(name: str, value: Any) -> Any:  # a phrase, or a list of them (a sentence within the sentence)
         if isinstance(value, tuple):
             return one(*value)
         if isinstance(value, list):
             return "".join(one(*v) for v in value)
-        if isinstance(value, str):
-            return local_number(value, lookup)
-        return value
+        return local_value(name, value, lookup)
 
     return "".join(one(key, values) for key, values in phrases)

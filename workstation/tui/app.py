@@ -98,8 +98,11 @@ def _close_quietly(engine: Any) -> None:
 
 def _key_text(key: str) -> str:
     """A key as people write it: Ctrl+N, F3, Esc."""
-    names = {"escape": "Esc", "enter": "Enter", "delete": "Del", "tab": "Tab", "ctrl": "Ctrl", "shift": "Shift"}
-    return "+".join(names.get(part, part.upper() if len(part) > 1 or "+" in key else part)
+    names = {"escape": "Esc", "delete": "Del", "pageup": "PgUp", "pagedown": "PgDn"}
+    if len(key) == 1:
+        return key  # p, d: as typed
+    return "+".join(names.get(part) or (part.upper() if re.fullmatch(r"f\d+", part) or len(part) == 1
+                                        else part.capitalize())
                     for part in key.split("+"))
 
 
@@ -287,16 +290,19 @@ class WorkstationApp(App[None]):
         """F1: every key of this screen and what it does, the screen's own first, in the UI's
         language (the footer has room for a few; Textual's keys panel began with thirty of the
         text box's editing keys)."""
-        own = [b for bs in self.screen._bindings.key_to_bindings.values() for b in bs if b.show and b.description]
-        rows = [(_key_text(b.key), b.description, "") for b in own]
-        in_chat = self.screen is self.chat_screen
-        for action in ACTIONS:
-            if self.check_action(action.action, ()) is False or (
-                    not in_chat and action.id.startswith(("chat.", "conv."))):  # the chat's keys
+        rows: list[tuple[str, str, str]] = []
+        for key, active in self.screen.active_bindings.items():  # the keymap and check_action applied
+            b = active.binding
+            if not active.enabled or b.system:
                 continue
-            key = self._keymap.get(action.id, action.key)
-            rows.append((_key_text(key), self.texts(action.label), self.texts(f"{action.label}.help")))
-        rows.append(("Ctrl+P", self.texts("binding.palette"), self.texts("keys.palette")))
+            if b.id in BY_ID:
+                label = BY_ID[b.id].label
+                rows.append((_key_text(key), self.texts(label), self.texts(f"{label}.help")))
+            elif b.action == "command_palette":
+                rows.append((_key_text(key), self.texts("binding.palette").capitalize(), self.texts("keys.palette")))
+            elif active.node is self.screen and b.description and (b.show or b.id):  # the screen's own
+                # (F4's p, pull; not Textual's Tab, focus next)
+                rows.append((_key_text(key), b.description, ""))  # (the screen comes before the app)
         self.push_screen(KeysDialog(self.texts("keys.title"), rows, self.texts("keys.hint")))
 
     # --- the command palette ---------------------------------------------------------------
@@ -323,12 +329,10 @@ class WorkstationApp(App[None]):
 
     def _translated(self, command: SystemCommand) -> SystemCommand:
         """One of Textual's palette commands in the app's language (``palette.<Title>`` and its
-        ``.help``; Keys has a help to show and one to hide); as Textual words it where the
+        ``.help``); as Textual words it where the
         locale has no text for it (English, a command a later Textual adds)."""
         title = command.title
         key = f"palette.{title}"
-        if title == "Keys":
-            key += ".hide" if command.help.startswith("Hide") else ".show"
         if self.texts(key) == key or self.texts.lang == "en":
             return command
         return SystemCommand(self.texts(key), self.texts(f"{key}.help"), command.callback, command.discover)

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from workstation.core.invocation import command
-from workstation.core.phrases import local_number, say
+from workstation.core.phrases import local_number, local_value, say
 
 LOCALES_DIR = Path(__file__).parent / "locales"
 LANGUAGES = ("en", "tr")
@@ -70,7 +70,7 @@ class Texts:
         if "{cmd}" in text:  # advice naming a command: the one that started us (./run.sh ...)
             values.setdefault("cmd", command())
         if values:
-            values = {k: self.number(v) if isinstance(v, str) else v for k, v in values.items()}
+            values = {k: local_value(k, v, self.get) for k, v in values.items()}
             try:
                 return text.format(**values)
             except (KeyError, IndexError, ValueError):

@@ -45,15 +45,17 @@ def size_here(workload_ref: str) -> SizingResult:
 def _ticks(lo: float, hi: float, n: int = 5, whole: bool = False) -> list[float]:
     """About ``n`` round figures from ``lo`` to ``hi`` for an axis (1, 2 or 5 times a power
     of ten apart; whole numbers only where ``whole``)."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return []  # nothing to mark on an axis of no size
     if hi <= lo:
-        return [lo]
+        return [lo + 0.0]  # (+ 0.0: not -0)
     raw = (hi - lo) / max(n - 1, 1)
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
     if whole:
         step = max(1.0, math.ceil(step))
     first = math.ceil(lo / step) * step
-    return [first + i * step for i in range(int((hi - first) / step + 1e-9) + 1)]
+    return [first + i * step + 0.0 for i in range(int((hi - first) / step + 1e-9) + 1)]
 
 
 def _tick_text(value: float) -> str:
