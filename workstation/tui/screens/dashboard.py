@@ -148,13 +148,12 @@ class DashboardScreen(AppScreen, Screen[None]):
         )
         self.query_one("#row-decode", MetricRow).set(
             t("dash.decode"), decode,
-            t.number(f"{(live if app.generating and live else (last.predicted_per_second if last else 0)):.1f}")
-            + f" {tps}"
+            t.number(f"{(live if app.generating and live else (last.predicted_per_second if last else 0)):.1f} {tps}")
             if (last or live) else "–", tps, turns_span,
         )
         self.query_one("#row-prompt", MetricRow).set(
             t("dash.prompt"), series("prompt_per_second"),
-            t.number(f"{last.prompt_per_second:.0f}") + f" {tps}" if last else "–", tps, turns_span,
+            t.number(f"{last.prompt_per_second:.0f} {tps}") if last else "–", tps, turns_span,
         )
         self.query_one("#row-tpot", MetricRow).set(
             t("dash.tpot"), series("predicted_per_token_ms"),

@@ -50,8 +50,8 @@ def loss_chart(points: list[QuantizationPoint], texts: Texts, width: int = 120) 
         f"{texts('quality.kld'):<{bw + 10}}  {texts('quality.same_top')}"
     )
     lines = [head]
+    num = texts.number
     for p in points:
-        num = texts.number
         loss = texts("quality.reference") if p.reference else num(f"{p.kld_mean:.4f}")
         lines.append(
             f"{p.profile + ' ' + p.file_type:<{name_w}}  "
