@@ -159,7 +159,9 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
     model before it is downloaded too (planned from its published shape), in the UI's language."""
     from textual.widgets import DataTable, Static, TabbedContent
 
+    from workstation.core.catalog import read_model_info
     from workstation.core.hardware import FakeGpuProbe, set_probe
+    from workstation.core.planner import offloadable_layers
     from workstation.tui.screens.models import ModelsScreen
 
     set_probe(FakeGpuProbe.of(("RTX 4060 Ti", 16, 15.0)))
@@ -175,7 +177,9 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             await until(pilot, lambda: first.name in models.fits)
             text = str(detail.render())
             assert text.startswith(f"{first.name} · {first.size_text} · {first.details}"), text
-            assert (" katman" if language == "tr" else " layers") in first.details
+            # the layers llama.cpp can put on the GPU, as the status bar ("GPU layers 0/31") and fit count them
+            n_layer = read_model_info(first.path).n_layer
+            assert f" · {offloadable_layers(n_layer)} {'katman' if language == 'tr' else 'layers'}" in first.details
             said = ("Bu bilgisayarda 8.192 token'lık bağlamla: tamamen GPU belleğine sığar"
                     if language == "tr" else "At a context of 8,192 tokens on this PC: fits entirely on the GPU")
             assert said in text, text

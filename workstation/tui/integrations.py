@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from workstation.core import catalog, hardware
 from workstation.core.errors import WorkstationError
+from workstation.core.planner import offloadable_layers
 from workstation.core.profiles import Profile
 from workstation.tui.i18n import Texts
 from workstation.tui.messages import GpuReading
@@ -108,7 +109,7 @@ def _model_details(info: catalog.ModelInfo | None, texts: Texts) -> str:
     params = info.parameter_count
     if params:
         parts.append(texts.number(f"{params / 1e9:.2f}B") if params >= 1e9 else f"{params / 1e6:.0f}M")
-    parts += [info.file_type, f"ctx {info.context_length}", texts("models.layers", n=info.n_layer)]
+    parts += [info.file_type, f"ctx {info.context_length}", texts("models.layers", n=offloadable_layers(info.n_layer))]
     if not info.has_chat_template:
         parts.append(texts("models.no_template"))
     return " · ".join(p for p in parts if p)
