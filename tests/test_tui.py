@@ -799,7 +799,7 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         state = str(screen.query_one("#summarize-state").render())
         assert not app.generating and "Done." in state
         # SmolLM2 135M swaps names and invents dates: the user is told to check them
-        assert "Check names, dates and figures against the document: SmolLM2-135M-Instruct.Q4_1 is a very small model (135M parameters)" in state
+        assert "Check names, dates and figures against the document: smollm2-135m-instruct-q4_1 is a very small model (135M parameters)" in state
         # ask in the chat: the new conversation holds the document and the summary the engine
         # made of it (one part), so a question starts from the summary's KV cells
         assert screen.result is not None

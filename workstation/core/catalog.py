@@ -541,9 +541,23 @@ class InstalledModel:
         }
 
 
+def _names_by_file() -> dict[str, str]:
+    return {str(e.get("file")): str(e.get("name")) for e in catalog_entries() if e.get("file")}
+
+
+def installed_name(path: Path) -> str:
+    """The name a model file goes by everywhere (``models list``, profiles, the status bar, the
+    server): the catalog's name for a catalog model's file, else the file name without .gguf."""
+    try:
+        by_file = _names_by_file()
+    except WorkstationError:  # a damaged catalog is said where it is read, not here
+        by_file = {}
+    return by_file.get(path.name, path.stem)
+
+
 def list_installed(with_info: bool = True) -> list[InstalledModel]:
     """Every ``*.gguf`` under models/ (and the extra folders); a damaged file carries its error."""
-    by_file = {str(e.get("file")): str(e.get("name")) for e in catalog_entries() if e.get("file")}
+    by_file = _names_by_file()
     seen: set[Path] = set()
     result: list[InstalledModel] = []
     for directory in model_dirs():

@@ -94,7 +94,7 @@ class Engine:
         model, settings = self.model, self.core.settings
         return EngineInfo(
             profile=self.profile.key,
-            model_name=model.path.stem,  # the file, as 'models list' and profiles name it (general.name can mislead)
+            model_name=self.core.model_name,  # as 'models list' and profiles name it (general.name can mislead)
             model_path=str(model.path),
             n_ctx=self.core.slot_ctx,
             n_layer=model.n_layer,

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workstation.core.catalog import installed_name
 from workstation.core.results import ResultRow, history, save_run
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ def check(model: LoadedModel) -> MemoryCheck:
 
 
 def result_rows(mc: MemoryCheck) -> list[ResultRow]:
-    name = Path(mc.model).stem
+    name = installed_name(Path(mc.model))
     rows = []
     for c in COMPONENTS:
         data = {"estimated": mc.estimated[c], "allocated": mc.allocated[c], "diff_pct": mc.diff_pct(c),

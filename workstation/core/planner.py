@@ -24,7 +24,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workstation.core.catalog import GGML_TYPES, ModelInfo, read_model_info, resolve_model_path
+from workstation.core.catalog import (
+    GGML_TYPES,
+    ModelInfo,
+    installed_name,
+    read_model_info,
+    resolve_model_path,
+)
 from workstation.core.hardware import GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth_gbps
 from workstation.core.phrases import Phrase, say
 from workstation.core.profiles import KV_CACHE_TYPES, Profile
@@ -374,7 +380,7 @@ def plan(
         else "no speed estimate"
     )
     return MemoryPlan(
-        model=Path(info.path).stem or info.name,  # the file, as 'models list' and profiles name it
+        model=installed_name(Path(info.path)) or info.name,  # as 'models list' and profiles name it
         path=info.path,
         architecture=info.architecture,
         file_type=info.file_type,
@@ -459,7 +465,7 @@ def setting_warnings(profile: Profile, info: ModelInfo) -> list[str]:
         out.append(f"threads is {profile.threads} but this PC has {cores} physical cores: more threads than "
                    f"cores make llama.cpp slower, not faster; use {cores} or auto")
     if info.context_length and profile.context > info.context_length:
-        out.append(f"context is {profile.context:,} tokens but {Path(info.path).stem} was trained for "
+        out.append(f"context is {profile.context:,} tokens but {installed_name(Path(info.path))} was trained for "
                    f"{info.context_length:,}: past that its answers degrade")
     return out
 

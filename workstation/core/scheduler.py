@@ -44,7 +44,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from workstation.core.catalog import resolve_model_path
+from workstation.core.catalog import installed_name, resolve_model_path
 from workstation.core.chat_template import chat_prompt_tokens, template_for
 from workstation.core.detokenizer import StreamDetokenizer
 from workstation.core.errors import EngineError, WorkstationError
@@ -249,7 +249,7 @@ class Scheduler:
             if sampler is not None:
                 sampler.close()
             raise
-        self.model_name = self.model.path.stem  # the file, as 'models list' and profiles name it
+        self.model_name = installed_name(self.model.path)  # as 'models list' and profiles name it
         # threads: auto follows the machine's load (core/thread_policy.py); a number stays
         self.governor: ThreadGovernor | None = None
         if sampler is not None:

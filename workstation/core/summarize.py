@@ -121,7 +121,7 @@ def small_model(profile: Profile) -> tuple[str, int] | None:
     for a larger or a remote one."""
     if profile.backend != "llama":
         return None
-    from workstation.core.catalog import read_model_info, resolve_model_path
+    from workstation.core.catalog import installed_name, read_model_info, resolve_model_path
 
     try:
         info = read_model_info(resolve_model_path(profile.model), check=False)
@@ -129,7 +129,7 @@ def small_model(profile: Profile) -> tuple[str, int] | None:
         return None
     if not 0 < info.parameter_count < SMALL_MODEL_PARAMS:
         return None
-    return Path(info.path).stem, info.parameter_count
+    return installed_name(Path(info.path)), info.parameter_count
 
 
 def millions(n: int) -> str:
