@@ -148,6 +148,12 @@ async def test_f3_shows_the_running_profile_and_the_hint_once_every_verdict_is_i
         options = menu.query_one("#profiles")
         in_view = "\n".join(options.render_line(y).text for y in range(options.size.height))
         assert f"● {current.name}" in in_view, in_view  # type: ignore[union-attr]
+        # the top line is a profile's name, never the last lines of one whose name is cut off
+        titles = [f"{e.name}  ({e.key})" for e in menu.entries if hasattr(e, "key")]  # type: ignore[union-attr]
+        top = options.render_line(0).text.strip().removeprefix("● ")
+        assert options.scroll_y > 0 and top in titles, (top, in_view)
+        await pilot.press("up", "up", "up", "down", "down", "down", "down")  # the arrows keep it so
+        assert options.render_line(0).text.strip().removeprefix("● ") in titles, options.scroll_y
         dialog, hint = menu.query_one("#profile-menu"), menu.query_one(".dialog-hint")
         assert hint.region.height and hint.region.bottom <= dialog.region.bottom - 1  # inside the border
 

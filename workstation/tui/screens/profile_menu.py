@@ -49,6 +49,21 @@ class VerdictFound(Message):
         self.verdict = verdict
 
 
+class ProfileList(OptionList):
+    """The profiles, scrolled a whole profile at a time: a profile several lines tall is never
+    shown without its name at the top of the list (its last lines orphaned above the highlight)."""
+
+    def scroll_to_highlight(self, top: bool = False) -> None:
+        super().scroll_to_highlight(top=top)
+        starts = sorted(getattr(self, "_index_to_line", {}).values())  # Textual's layout of the options
+        if self.highlighted is None or not starts:
+            return
+        highlight = self._index_to_line.get(self.highlighted)
+        below = [y for y in starts if y >= self.scroll_y]
+        if highlight is not None and below and below[0] <= highlight:
+            self.scroll_to(y=below[0], animate=False, immediate=True)
+
+
 class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
 
@@ -83,7 +98,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         t = self.wapp.texts
         with Vertical(classes="dialog wide", id="profile-menu"):
             yield Label(t("profiles.title"), classes="dialog-title")
-            yield OptionList(*self._options(), id="profiles")
+            yield ProfileList(*self._options(), id="profiles")
             yield Label(t("profiles.hint"), classes="dialog-hint")
 
     def _prompt(self, i: int, entry: Profile | ProfileError) -> Text:
