@@ -528,6 +528,39 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert app.screen is app.chat_screen
 
 
+@pytest.mark.parametrize("language", ["en", "tr"])
+async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profiles: Path, language: str) -> None:
+    """At 80 columns the chat's footer cut F5 (Dashboard) under the palette's key. Esc (stop)
+    is there while a reply streams, in the place of Ctrl+N (new), which waits for it to end."""
+    from textual.widgets._footer import FooterKey
+
+    app = WorkstationApp("b", sample_system=False, language=language)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+
+        async def footer() -> list[tuple[str, int, int]]:
+            await pilot.pause()
+            keys = app.chat_screen.query(FooterKey)
+            return [(k.action, k.region.x, k.region.right) for k in keys if k.region.width]
+
+        def fits(keys: list[tuple[str, int, int]]) -> bool:  # side by side, inside the screen
+            ends = sorted((x, right) for _, x, right in keys)
+            return ends[-1][1] <= 80 and all(a[1] <= b[0] for a, b in zip(ends, ends[1:], strict=False))
+
+        idle = await footer()
+        assert {"dashboard", "new_conversation", "command_palette"} <= {a for a, _, _ in idle}, idle
+        assert "stop" not in {a for a, _, _ in idle} and fits(idle), idle
+        await _send(pilot, app, "Write a long story about a dragon.")
+        await until(pilot, lambda: app.live_tokens >= 3)
+        streaming = await footer()
+        assert app.generating and {"stop", "dashboard"} <= {a for a, _, _ in streaming}, streaming
+        assert "new_conversation" not in {a for a, _, _ in streaming} and fits(streaming), streaming
+        await pilot.press("escape")  # still stops the reply
+        await until(pilot, lambda: not app.generating)
+        assert app.last_metrics is not None and app.last_metrics.stop_reason == "cancelled"
+        assert "new_conversation" in {a for a, _, _ in await footer()}
+
+
 async def test_system_readings_arrive_from_one_sampler_thread(
     profiles: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
