@@ -561,6 +561,98 @@ async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profile
         assert "new_conversation" in {a for a, _, _ in await footer()}
 
 
+async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl+O (and F6's Choose, F4's add) open a folder tree of the files that can be used, as an
+    office app's Open dialog; typing a path was the only way, which office staff do not know."""
+    from textual.widgets import Input
+
+    from workstation.tui.screens.file_picker import FilePicker, FileTree
+    from workstation.tui.screens.models import ModelsScreen
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    docs = tmp_path / "docs"
+    (docs / "old").mkdir(parents=True)
+    (docs / "notes.txt").write_text("Meeting at ten.\n", encoding="utf-8")
+    (docs / "Report.MD").write_text("# Q3\n\nMargins rose.\n", encoding="utf-8")
+    (docs / "photo.png").write_bytes(b"\x89PNG\r\n")
+    (docs / ".secret.txt").write_text("hidden\n", encoding="utf-8")
+    (docs / "old" / "2019.txt").write_text("Old minutes.\n", encoding="utf-8")
+    monkeypatch.chdir(docs)  # the folder the app is started from
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        async def picker() -> tuple[FilePicker, FileTree]:
+            await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(FileTree)))
+            screen = app.screen
+            assert isinstance(screen, FilePicker)
+            tree = screen.query_one(FileTree)
+            await until(pilot, lambda: bool(tree.root.children) and not tree.loading)
+            return screen, tree
+
+        def names(tree: FileTree) -> list[str]:
+            return [str(node.label) for node in tree.root.children]
+
+        await pilot.press("ctrl+o")
+        screen, tree = await picker()
+        assert Path(tree.path) == docs
+        assert names(tree) == ["old", "notes.txt", "Report.MD"]  # folders first; no photo, nothing hidden
+        hint, dialog = screen.query_one(".dialog-hint"), screen.query_one("#file-picker")
+        inside = dialog.region.shrink((1, 1, 1, 1))  # inside the border: wrapped, not cut
+        assert hint.region.height >= 2 and inside.contains_region(hint.region), (hint.region, inside)
+        assert ".pdf .docx" in str(hint.render())
+        await pilot.press("down", "down")  # the folder's own line, old/, notes.txt
+        assert tree.cursor_node is not None and str(tree.cursor_node.label) == "notes.txt"
+        assert screen.query_one("#picker-path", Input).value == str(docs / "notes.txt")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.pending_document is not None)
+        assert app.pending_document == (docs / "notes.txt", "Meeting at ten.\n")
+        assert "notes.txt" in str(app.chat_screen.query_one("#attachment").render())
+
+        monkeypatch.chdir(tmp_path)  # the next one starts where the last pick was
+        app.action_attach()
+        screen, tree = await picker()
+        assert Path(tree.path) == docs
+        await pilot.press("backspace")  # the folder above
+        await until(pilot, lambda: Path(tree.path) == tmp_path and "docs" in names(tree))
+        path_line = screen.query_one("#picker-path", Input)
+        path_line.focus()
+        path_line.value = "docs/old"  # a folder typed: shown; in the folder shown, as a name alone is
+        await pilot.press("enter")
+        await until(pilot, lambda: Path(tree.path) == docs / "old" and names(tree) == ["2019.txt"])
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        assert app.pending_document == (docs / "notes.txt", "Meeting at ten.\n")  # cancelled: kept
+
+        await pilot.press("f6")  # the summary's document, from the same dialog
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        summarize = app.screen
+        await pilot.press("ctrl+o")  # the key, or the Choose… button
+        await picker()
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is summarize)
+        assert await pilot.click("#summarize-browse")
+        screen, tree = await picker()
+        assert str(screen.query_one(".dialog-title").render()) == "Choose the document to summarize"
+        path_line = screen.query_one("#picker-path", Input)
+        path_line.focus()
+        path_line.value = "Report.MD"
+        await pilot.press("enter")
+        await until(pilot, lambda: app.screen is summarize)
+        assert summarize.query_one("#summarize-path", Input).value == str(docs / "Report.MD")
+        await until(pilot, lambda: any("No model" in str(n.message) for n in app._notifications))  # it ran
+        await pilot.press("escape")
+
+        await pilot.press("f4")  # a model file: .gguf files only
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen))
+        (docs / "mine.Q4_0.gguf").write_bytes(b"GGUF")
+        await pilot.press("a")
+        screen, tree = await picker()
+        assert str(screen.query_one(".dialog-title").render()) == "Add a GGUF model file"
+        assert names(tree) == ["old", "mine.Q4_0.gguf"]
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen))
+
+
 async def test_system_readings_arrive_from_one_sampler_thread(
     profiles: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

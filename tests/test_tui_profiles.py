@@ -108,14 +108,15 @@ async def test_an_error_naming_a_file_with_brackets_is_shown_as_written(folder: 
     from textual.markup import MarkupError
     from textual.widgets import Input
 
-    from workstation.tui.screens.dialogs import TextPrompt
+    from workstation.tui.screens.file_picker import FilePicker
 
     _write(folder, "a", {"model": "nowhere.gguf"})
     app = WorkstationApp("a", sample_system=True, language="en", start_engine=False)
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.press("ctrl+o")
-        await until(pilot, lambda: isinstance(app.screen, TextPrompt) and bool(app.screen.query(Input)))
+        await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(Input)))
         app.screen.query_one(Input).value = str(tmp_path / "[/bold]nope.txt")
+        app.screen.query_one(Input).focus()
         await pilot.press("enter")
         await until(pilot, lambda: any("[/bold]nope.txt" in n.message for n in app._notifications))
         note = next(n for n in app._notifications if "[/bold]nope.txt" in n.message)
@@ -245,23 +246,25 @@ async def test_a_document_that_cannot_be_read_is_said_in_turkish(folder: Path, t
     sentence still comes back in the UI's language."""
     from textual.widgets import Input
 
-    from workstation.tui.screens.dialogs import TextPrompt
+    from workstation.tui.screens.file_picker import FilePicker
 
     photo = tmp_path / "fotoğraf.txt"
     photo.write_bytes(bytes(range(256)) * 10)
     app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="tr")
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("ctrl+o")
-        await until(pilot, lambda: isinstance(app.screen, TextPrompt) and bool(app.screen.query(Input)))
+        await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(Input)))
         app.screen.query_one(Input).value = str(photo)
+        app.screen.query_one(Input).focus()
         await pilot.press("enter")
         await until(pilot, lambda: any("'fotoğraf.txt' ikili bir dosya, metin değil." in str(n.message)
                                        for n in app._notifications))
         app.action_attach()
-        await until(pilot, lambda: isinstance(app.screen, TextPrompt) and bool(app.screen.query(Input)))
-        app.screen.query_one(Input).value = "yok.docx"
+        await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(Input)))
+        app.screen.query_one(Input).value = "yok.docx"  # a name alone: in the folder shown, the last one's
+        app.screen.query_one(Input).focus()
         await pilot.press("enter")
-        await until(pilot, lambda: any(f"'yok.docx' yok ({Path.cwd()} klasöründe arandı)." in str(n.message)
+        await until(pilot, lambda: any(f"'{tmp_path / 'yok.docx'}' yok." in str(n.message)
                                        for n in app._notifications))
 
 

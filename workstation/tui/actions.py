@@ -49,7 +49,7 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("app.quit", "ctrl+q", "quit", "action.quit", show=True),
 )
 ALWAYS = frozenset({"quit"})  # actions a dialog does not hold back
-CHAT_ONLY = frozenset({"stop", "new_conversation", "send", "toggle_editor"})  # off (and out of the footer) on other screens
+CHAT_ONLY = frozenset({"stop", "new_conversation", "send", "toggle_editor", "attach"})  # off (and out of the footer) on other screens
 
 BY_ID = {a.id: a for a in ACTIONS}
 

@@ -9,6 +9,7 @@ relays the child's tokens. Every message is stored in SQLite the moment it exist
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
 import threading
 import time
@@ -57,6 +58,7 @@ from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.chat import ChatScreen
 from workstation.tui.screens.dashboard import DashboardScreen
 from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog, TextPrompt
+from workstation.tui.screens.file_picker import FilePicker
 from workstation.tui.screens.models import ModelsScreen
 from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.screens.quantization import QuantizationScreen
@@ -94,6 +96,14 @@ def _close_quietly(engine: Any) -> None:
         engine.close()
     except Exception:  # noqa: BLE001
         pass
+
+
+def _start_folder() -> Path:
+    """The folder the app was started from (gone if it was deleted since: then home)."""
+    try:
+        return Path.cwd()
+    except OSError:
+        return Path.home()
 
 
 def _key_text(key: str) -> str:
@@ -164,6 +174,7 @@ class WorkstationApp(App[None]):
         self._draft_shown = False  # the box holds the open conversation's draft
         self._draft_timer: Timer | None = None
         self.summarizing: str | None = None  # the document a summary (F6) is being made of
+        self.last_folder = _start_folder()  # where the Open dialog starts (pick_file)
         self._kept: dict[type[Screen[Any]], Screen[Any]] = {}  # screens with KEEP_ALIVE
         self.conversation_id: int | None = None
         self.history = MetricsHistory(60)
@@ -813,13 +824,20 @@ class WorkstationApp(App[None]):
 
     # --- documents ------------------------------------------------------------------------
     def action_attach(self) -> None:
-        def chosen(path: str | None) -> None:
-            if path:
-                self._read_document(Path(path).expanduser())
+        self.pick_file(self.texts("chat.attach_title"), "document", self._read_document)
 
-        self.push_screen(
-            TextPrompt(self.texts("chat.attach_title"), placeholder="/path/report.pdf"), chosen
-        )
+    def pick_file(self, title: str, kind: str, chosen: Callable[[Path], object]) -> None:
+        """The Open dialog (Ctrl+O, F6, F4's add), starting where the last pick was (at first,
+        the folder the app was started from, as ``workstation summarize FILE`` reads from)."""
+
+        async def picked(path: Path | None) -> None:
+            if path is not None:
+                self.last_folder = path.parent
+                done = chosen(path)
+                if inspect.isawaitable(done):
+                    await done
+
+        self.push_screen(FilePicker(title, self.last_folder, kind), picked)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="document")
     def _read_document(self, path: Path) -> None:

@@ -26,7 +26,7 @@ from workstation.tui import integrations
 from workstation.tui.integrations import ModelRow
 from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
-from workstation.tui.screens.dialogs import ConfirmDialog, TextPrompt
+from workstation.tui.screens.dialogs import ConfirmDialog
 
 if TYPE_CHECKING:
     pass
@@ -219,13 +219,7 @@ class ModelsScreen(AppScreen, Screen[None]):
 
     # --- add and delete ------------------------------------------------------------------
     def action_add(self) -> None:
-        t = self.wapp.texts
-
-        def chosen(path: str | None) -> None:
-            if path:
-                self._add(Path(path).expanduser())
-
-        self.app.push_screen(TextPrompt(t("models.add_title"), placeholder="/path/model.gguf"), chosen)
+        self.wapp.pick_file(self.wapp.texts("models.add_title"), "model", self._add)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="models-add")
     def _add(self, path: Path) -> None:

@@ -43,6 +43,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         # priority: the path field keeps the focus, and a text field's own Ctrl+K deletes to the
         # end of the line (the key did nothing a user could see)
         Binding("ctrl+k", "ask", "ask in chat", id="summarize.ask", priority=True),
+        Binding("ctrl+o", "browse", "choose a file", id="summarize.browse", show=False),  # the Choose… button says it
     ]
 
     def __init__(self) -> None:
@@ -58,6 +59,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         yield Header()
         with Horizontal(id="summarize-bar"):
             yield Input(placeholder=t("summarize.path"), id="summarize-path")
+            yield Button(t("summarize.browse"), id="summarize-browse")
             yield Button(t("summarize.run"), id="summarize-run", variant="primary")
             yield Button(t("summarize.ask"), id="summarize-ask", disabled=True)
         yield Label("", id="summarize-state", markup=False)
@@ -76,6 +78,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.query_one("#summarize-path", Input).placeholder = t("summarize.path")
         self.query_one("#summarize-run", Button).label = t("summarize.stop") if self.running else t("summarize.run")
         self.query_one("#summarize-ask", Button).label = t("summarize.ask")
+        self.query_one("#summarize-browse", Button).label = t("summarize.browse")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
@@ -92,6 +95,19 @@ class SummarizeScreen(AppScreen, Screen[None]):
         run.variant = "error" if running else "primary"
         self.refresh_bindings()
         self.wapp.update_status()
+
+    @on(Button.Pressed, "#summarize-browse")
+    def action_browse(self) -> None:
+        """Ctrl+O or the button: the Open dialog; the file chosen is summarized."""
+        if self.running:
+            self.notify(self.wapp.busy_text(), severity="warning")
+            return
+
+        async def chosen(path: Path) -> None:
+            self.query_one("#summarize-path", Input).value = str(path)
+            await self.action_run()
+
+        self.wapp.pick_file(self.wapp.texts("summarize.browse_title"), "document", chosen)
 
     @on(Input.Submitted, "#summarize-path")
     async def _path_submitted(self) -> None:
