@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
+from textual.screen import Screen
 
 from workstation.core.catalog import read_model_info, resolve_model_path
 from workstation.core.kv_state import NOT_KEPT, KvStateStore
@@ -528,24 +530,56 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert app.screen is app.chat_screen
 
 
+def footer_keys(screen: Screen[Any]) -> list[tuple[str, int, int]]:
+    """The keys a screen's footer shows: (action, first column, column after the last)."""
+    from textual.widgets._footer import FooterKey
+
+    return [(k.action, k.region.x, k.region.right) for k in screen.query(FooterKey) if k.region.width]
+
+
+def fits(keys: list[tuple[str, int, int]], width: int = 80) -> bool:
+    """The footer's keys side by side, none over another, all inside the screen."""
+    ends = sorted((x, right) for _, x, right in keys)
+    return ends[-1][1] <= width and all(a[1] <= b[0] for a, b in zip(ends, ends[1:], strict=False))
+
+
+@pytest.mark.parametrize("language", ["en", "tr"])
+async def test_every_screens_footer_fits_80_columns_with_its_own_keys_first(profiles: Path, language: str) -> None:
+    """F4, F6, F11 and F12 ran past 80 columns (the app's F3-F5 after the screen's keys, the
+    palette's key drawn over them) and F4 named itself; the dashboard showed no way back but F5.
+    Every screen but the chat shows its own keys, then Help and Quit; F1 lists the rest, which
+    still work there."""
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language=language)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for key in ("f4", "f5", "f6", "f10", "f11", "f12"):
+            await pilot.press(key)
+            await until(pilot, lambda: app.screen is not app.chat_screen)
+            await pilot.pause()
+            keys = footer_keys(app.screen)
+            actions = [a for a, _, _ in keys]
+            back = "back" if key == "f6" else "app.pop_screen"  # F6's Esc leaves its summary running
+            assert fits(keys) and actions[0] in (back, "ask"), (key, keys)
+            assert {"help", "quit", back} <= set(actions), (key, actions)
+            assert not {"profiles", "models", "dashboard", "command_palette"} & set(actions), (key, actions)
+            await pilot.press("f3")  # the app's keys still work there
+            await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+            await pilot.press("escape")
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is app.chat_screen)
+        assert {"profiles", "models", "dashboard", "command_palette"} <= {a for a, _, _ in footer_keys(app.screen)}
+
+
 @pytest.mark.parametrize("language", ["en", "tr"])
 async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profiles: Path, language: str) -> None:
     """At 80 columns the chat's footer cut F5 (Dashboard) under the palette's key. Esc (stop)
     is there while a reply streams, in the place of Ctrl+N (new), which waits for it to end."""
-    from textual.widgets._footer import FooterKey
-
     app = WorkstationApp("b", sample_system=False, language=language)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: app.engine is not None)
 
         async def footer() -> list[tuple[str, int, int]]:
             await pilot.pause()
-            keys = app.chat_screen.query(FooterKey)
-            return [(k.action, k.region.x, k.region.right) for k in keys if k.region.width]
-
-        def fits(keys: list[tuple[str, int, int]]) -> bool:  # side by side, inside the screen
-            ends = sorted((x, right) for _, x, right in keys)
-            return ends[-1][1] <= 80 and all(a[1] <= b[0] for a, b in zip(ends, ends[1:], strict=False))
+            return footer_keys(app.chat_screen)
 
         idle = await footer()
         assert {"dashboard", "new_conversation", "command_palette"} <= {a for a, _, _ in idle}, idle

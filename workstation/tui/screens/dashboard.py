@@ -10,10 +10,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Label, ProgressBar, Sparkline, Static
+from textual.widgets import Header, Label, ProgressBar, Sparkline, Static
 
 from workstation.core.planner import human_bytes
 from workstation.tui.screens.app_screen import AppScreen
+from workstation.tui.widgets.screen_footer import ScreenFooter
 from workstation.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ class MetricRow(Horizontal):
 
 
 class DashboardScreen(AppScreen, Screen[None]):
-    BINDINGS = [Binding("escape", "app.pop_screen", "back", show=False)]
+    BINDINGS = [Binding("escape", "app.pop_screen", "back", id="dashboard.back")]
     _memory_for: str | None = "-"  # the model the memory line was read for
     _drawn_at = 0.0  # when the live redraw last ran (time.monotonic)
 
@@ -91,7 +92,7 @@ class DashboardScreen(AppScreen, Screen[None]):
             yield Static("", id="memory-line", markup=False)
             yield Vertical(id="gpus")
         yield StatusBar(id="status")
-        yield Footer()
+        yield ScreenFooter()
 
     def on_mount(self) -> None:
         self.set_status(self.wapp.status_text())

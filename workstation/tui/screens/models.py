@@ -12,7 +12,6 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import (
     DataTable,
-    Footer,
     Header,
     Label,
     ProgressBar,
@@ -27,6 +26,7 @@ from workstation.tui.integrations import ModelRow
 from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.dialogs import ConfirmDialog
+from workstation.tui.widgets.screen_footer import ScreenFooter
 
 if TYPE_CHECKING:
     pass
@@ -72,7 +72,7 @@ class ModelsScreen(AppScreen, Screen[None]):
         yield Static("", id="model-detail", markup=False)
         yield Label("", id="model-task", markup=False)
         yield ProgressBar(total=1.0, id="pull-progress")
-        yield Footer()
+        yield ScreenFooter()
 
     def on_mount(self) -> None:
         t = self.wapp.texts

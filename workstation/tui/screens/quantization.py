@@ -11,13 +11,14 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from workstation.core.kld import QuantizationPoint, quantization_points
 from workstation.core.planner import human_bytes
 from workstation.core.results import HistoryEntry, history
 from workstation.tui.i18n import Texts
 from workstation.tui.screens.app_screen import AppScreen
+from workstation.tui.widgets.screen_footer import ScreenFooter
 
 if TYPE_CHECKING:
     pass
@@ -91,7 +92,7 @@ class QuantizationScreen(AppScreen, Screen[None]):
             yield Static("", id="quality-title", markup=False)
             yield Static("", id="quality-chart", markup=False)
             yield DataTable(id="quality-documents", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield ScreenFooter()
 
     def on_mount(self) -> None:
         t = self.wapp.texts

@@ -18,12 +18,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 from textual_plotext import PlotextPlot
 
 from workstation.core.phrases import say
 from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
+from workstation.tui.widgets.screen_footer import ScreenFooter
 
 if TYPE_CHECKING:
     from workstation.core.sizing import SizingResult
@@ -89,7 +90,7 @@ class SizingScreen(AppScreen, Screen[None]):
                 yield PlotextPlot(id="people-plot")
                 yield PlotextPlot(id="memory-plot")
             yield Static("", id="sizing-legend")
-        yield Footer()
+        yield ScreenFooter()
 
     def on_mount(self) -> None:
         self.run_sizing()

@@ -16,13 +16,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Header, Input, Label, Markdown, ProgressBar
+from textual.widgets import Button, Header, Input, Label, Markdown, ProgressBar
 
 from workstation.core.errors import WorkstationError
 from workstation.core.summarize import SummaryProgress, eta_text, millions, small_model
 from workstation.tui import integrations
 from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
+from workstation.tui.widgets.screen_footer import ScreenFooter
 
 if TYPE_CHECKING:
     from workstation.core.summarize import SummaryResult
@@ -66,7 +67,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         yield ProgressBar(total=1, id="summarize-progress")
         with VerticalScroll(id="summarize-result"):
             yield Markdown("", id="summary")
-        yield Footer()
+        yield ScreenFooter()
 
     def on_mount(self) -> None:
         self.query_one("#summarize-progress").display = False

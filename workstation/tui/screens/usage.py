@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from workstation.core.errors import WorkstationError
 from workstation.core.profiles import Profile
@@ -26,6 +26,7 @@ from workstation.tui.i18n import Texts
 from workstation.tui.messages import TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.bar_chart import BarChart
+from workstation.tui.widgets.screen_footer import ScreenFooter
 
 if TYPE_CHECKING:
     pass
@@ -108,7 +109,7 @@ class UsageScreen(AppScreen, Screen[None]):
             yield BarChart(t("usage.per_day", days=DAYS), number=t.number, id="usage-days")
             yield BarChart(t("usage.per_person", days=DAYS), number=t.number, id="usage-people")
             yield DataTable(id="usage-table", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield ScreenFooter()
 
     def on_mount(self) -> None:
         t = self.wapp.texts
