@@ -589,6 +589,10 @@ async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profile
         streaming = await footer()
         assert app.generating and {"stop", "dashboard"} <= {a for a, _, _ in streaming}, streaming
         assert "new_conversation" not in {a for a, _, _ in streaming} and fits(streaming), streaming
+        conversation = app.conversation_id
+        await pilot.press("ctrl+n")  # not in the footer now, and still says why it waits
+        await until(pilot, lambda: any(n.message == app.busy_text() for n in app._notifications))
+        assert app.generating and app.conversation_id == conversation
         await pilot.press("escape")  # still stops the reply
         await until(pilot, lambda: not app.generating)
         assert app.last_metrics is not None and app.last_metrics.stop_reason == "cancelled"

@@ -201,7 +201,7 @@ class WorkstationApp(App[None]):
         self._generating = value
         if hasattr(self, "chat_screen"):
             self.chat_screen.set_busy(value)
-        self.refresh_bindings()  # Esc (stop) or Ctrl+N (new) in the footer: see check_action
+        self.refresh_bindings()  # Esc (stop) or Ctrl+N (new) in the chat's footer (ChatFooter)
 
     # --- set-up --------------------------------------------------------------------------
     def get_default_screen(self) -> Screen[Any]:
@@ -356,13 +356,6 @@ class WorkstationApp(App[None]):
         if isinstance(self.screen, ModalScreen) and action in {a.action for a in ACTIONS} - ALWAYS:
             return False
         if action in CHAT_ONLY and self.screen is not getattr(self, "chat_screen", None):
-            return False
-        # Esc (stop) while a reply streams, Ctrl+N (new) while none does: one or the other in the
-        # footer, as a chat app's Stop button takes the place of its New one (at 80 columns
-        # both cut F5 off)
-        if action == "stop" and not self.generating:
-            return False
-        if action == "new_conversation" and self.generating:
             return False
         return True
 

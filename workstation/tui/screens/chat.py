@@ -8,12 +8,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, ProgressBar, Static, TextArea
+from textual.widgets import Header, Input, ProgressBar, Static, TextArea
 
 from workstation.core.store import StoredMessage
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.conversation_list import ConversationList
 from workstation.tui.widgets.message_view import MessageView
+from workstation.tui.widgets.screen_footer import ChatFooter
 from workstation.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ class ChatScreen(AppScreen, Screen[None]):
                     yield TextArea(id="editor", soft_wrap=True, show_line_numbers=False)
         yield ProgressBar(total=1.0, show_eta=False, id="load-progress")
         yield StatusBar(id="status")
-        yield Footer()
+        yield ChatFooter()
 
     async def on_mount(self) -> None:
         editor = self.query_one("#editor", TextArea)

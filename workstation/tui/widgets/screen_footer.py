@@ -1,28 +1,51 @@
-"""The footer of every screen but the chat: the screen's own keys, then Help (F1) and Quit.
+"""Footers that show the keys that matter on their screen, and fit 80 columns.
 
-At 80 columns the full footer ran past the screen on F4, F6, F11 and F12 (the app's F3, F4 and
-F5 after the screen's keys, the palette's key over them), and F4 named itself (F4 Models). The
-keys still work there; F1 lists every one of them, with the palette's."""
+Every screen but the chat shows its own keys, then Help (F1) and Quit: the full footer ran past
+the screen on F4, F6, F11 and F12 (the app's F3, F4 and F5 after the screen's keys, the
+palette's key over them), and F4 named itself (F4 Models). The chat shows Esc (stop) while a
+reply streams, in the place of Ctrl+N (new). The keys left out still work; F1 lists them all."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
 
 from textual.app import ComposeResult
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
+if TYPE_CHECKING:
+    from workstation.tui.app import WorkstationApp
+
 ELSEWHERE = frozenset({"profiles", "models", "dashboard"})  # the chat's footer shows these
 
 
 class ScreenFooter(Footer):
-    def __init__(self) -> None:
-        super().__init__(show_command_palette=False)
+    """A screen's footer without the app's keys that the chat's footer shows, nor the palette's."""
+
+    def __init__(self, *, show_command_palette: bool = False) -> None:
+        super().__init__(show_command_palette=show_command_palette)
+
+    def left_out(self) -> frozenset[str]:
+        """The actions whose keys are not shown now."""
+        return ELSEWHERE
 
     def compose(self) -> ComposeResult:
-        shown = 0
+        left_out, shown = self.left_out(), 0
         for widget in super().compose():
-            if isinstance(widget, FooterKey) and widget.action in ELSEWHERE:
+            if isinstance(widget, FooterKey) and widget.action in left_out:
                 continue
-            shown += 1
+            shown += not widget.has_class("-command-palette")  # docked on the right, not a column
             yield widget
-        if shown:
-            self.styles.grid_size_columns = shown
+        self.styles.grid_size_columns = max(shown, 1)
+
+
+class ChatFooter(ScreenFooter):
+    """The chat's: the app's keys and the palette's, and Esc (stop) or Ctrl+N (new) as a reply
+    streams or not (the app refreshes the bindings when that changes)."""
+
+    def __init__(self) -> None:
+        super().__init__(show_command_palette=True)
+
+    def left_out(self) -> frozenset[str]:
+        generating = cast("WorkstationApp", self.app).generating
+        return frozenset({"new_conversation" if generating else "stop"})
