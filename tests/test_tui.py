@@ -508,7 +508,8 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         await until(pilot, lambda: isinstance(app.screen, KeysDialog))
         keys = app.screen
         assert keys.rows[0] == ("Esc", "geri", "") and ("p", "indir", "") in keys.rows
-        assert not any(name in ("Yeni", "Durdur", "Gönder") for _, name, _ in keys.rows)  # the chat's
+        assert not any(name in ("Yeni", "Durdur", "Gönder", "Adlandır", "İstem") for _, name, _ in keys.rows)  # the chat's
+        assert not any(key in ("F2", "F8", "Ctrl+L") for key, _, _ in keys.rows)  # they act on the chat's conversation
         assert str(keys.query_one(".dialog-title").render()) == "Tuşlar"
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, KeysDialog))
@@ -593,6 +594,13 @@ async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profile
         await pilot.press("ctrl+n")  # not in the footer now, and still says why it waits
         await until(pilot, lambda: any(n.message == app.busy_text() for n in app._notifications))
         assert app.generating and app.conversation_id == conversation
+        await pilot.press("f6")  # F6's Choose… says the model is busy (it said none was loaded)
+        await until(pilot, lambda: app.screen is not app.chat_screen)
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: sum(n.message == app.busy_text() for n in app._notifications) == 2)
+        assert not any("No model" in n.message for n in app._notifications)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
         await pilot.press("escape")  # still stops the reply
         await until(pilot, lambda: not app.generating)
         assert app.last_metrics is not None and app.last_metrics.stop_reason == "cancelled"
@@ -630,33 +638,75 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         def names(tree: FileTree) -> list[str]:
             return [str(node.label) for node in tree.root.children]
 
+        def inside_dialog(screen: FilePicker, widget: Any) -> bool:  # inside the border: wrapped, not cut
+            return bool(screen.query_one("#file-picker").region.shrink((1, 1, 1, 1)).contains_region(widget.region))
+
         await pilot.press("ctrl+o")
         screen, tree = await picker()
         assert Path(tree.path) == docs
         assert names(tree) == ["old", "notes.txt", "Report.MD"]  # folders first; no photo, nothing hidden
-        hint, dialog = screen.query_one(".dialog-hint"), screen.query_one("#file-picker")
-        inside = dialog.region.shrink((1, 1, 1, 1))  # inside the border: wrapped, not cut
-        assert hint.region.height >= 2 and inside.contains_region(hint.region), (hint.region, inside)
-        assert ".pdf .docx" in str(hint.render())
-        await pilot.press("down", "down")  # the folder's own line, old/, notes.txt
-        assert tree.cursor_node is not None and str(tree.cursor_node.label) == "notes.txt"
-        assert screen.query_one("#picker-path", Input).value == str(docs / "notes.txt")
+        path_line = screen.query_one("#picker-path", Input)
+        assert path_line.value == f"{docs}/"
+        for size in ((80, 24), (80, 18)):  # the hint inside the border, wrapped and not cut
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            hint = screen.query_one(".dialog-hint")
+            assert hint.region.height >= 2 and inside_dialog(screen, hint), (size, hint.region)
+            assert tree.region.height >= 3, size
+        assert ".markdown .text .rst .pdf .docx" in str(hint.render())  # as many as the tree shows
+        assert tree.cursor_node is not None and str(tree.cursor_node.label) == "old"
+        await pilot.press("enter", "down")  # Enter opens a folder in the tree; down to its file
+        await until(pilot, lambda: tree.cursor_node is not None and str(tree.cursor_node.label) == "2019.txt")
+        assert path_line.value == str(docs / "old" / "2019.txt")  # the line follows the tree
+        await pilot.press("backspace")  # out of old/ (it went above docs/): closed, the cursor on it
+        await until(pilot, lambda: tree.cursor_node is not None and str(tree.cursor_node.label) == "old")
+        assert Path(tree.path) == docs and not tree.cursor_node.is_expanded
+        await pilot.press("enter", "down")
+        await until(pilot, lambda: tree.cursor_node is not None and str(tree.cursor_node.label) == "2019.txt")
         await pilot.press("enter")
         await until(pilot, lambda: app.pending_document is not None)
-        assert app.pending_document == (docs / "notes.txt", "Meeting at ten.\n")
-        assert "notes.txt" in str(app.chat_screen.query_one("#attachment").render())
+        assert app.pending_document == (docs / "old" / "2019.txt", "Old minutes.\n")
+        assert "2019.txt" in str(app.chat_screen.query_one("#attachment").render())
 
-        monkeypatch.chdir(tmp_path)  # the next one starts where the last pick was
+        app.action_attach()  # the next one starts where the last pick was, not where the app began
+        screen, tree = await picker()
+        path_line = screen.query_one("#picker-path", Input)
+        assert Path(tree.path) == docs / "old" and names(tree) == ["2019.txt"]
+        await pilot.press("backspace")  # the folder above; the path line says it
+        await until(pilot, lambda: Path(tree.path) == docs and "notes.txt" in names(tree))
+        assert path_line.value == f"{docs}/"
+        await pilot.press(*"notes.tx")  # typing in the list types in the line, after the folder
+        assert path_line.has_focus and path_line.value == str(docs / "notes.tx")
+        tree.focus()
+        path_line.focus()  # and back: the line is not selected all (one key emptied it)
+        await pilot.press("end", "t")
+        assert path_line.value == str(docs / "notes.txt")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.pending_document is not None and app.pending_document[0].name == "notes.txt")
+        assert app.pending_document == (docs / "notes.txt", "Meeting at ten.\n")
+
         app.action_attach()
         screen, tree = await picker()
-        assert Path(tree.path) == docs
-        await pilot.press("backspace")  # the folder above
+        await pilot.press("backspace")
         await until(pilot, lambda: Path(tree.path) == tmp_path and "docs" in names(tree))
         path_line = screen.query_one("#picker-path", Input)
         path_line.focus()
         path_line.value = "docs/old"  # a folder typed: shown; in the folder shown, as a name alone is
         await pilot.press("enter")
         await until(pilot, lambda: Path(tree.path) == docs / "old" and names(tree) == ["2019.txt"])
+        assert path_line.value == str(docs / "old" / "2019.txt")  # its first file, highlighted
+        path_line.focus()
+        path_line.value = "~no_such_user_here/x.txt"  # raised in expanduser and took the app down
+        await pilot.press("enter")  # not there: said in the dialog, which stays for another try
+        problem = screen.query_one("#picker-problem")
+        await until(pilot, lambda: problem.display)
+        assert str(problem.render()) == f"There is no '{docs / 'old' / '~no_such_user_here' / 'x.txt'}'. " \
+            "Type another path, or pick from the list."
+        assert app.screen is screen and inside_dialog(screen, problem)
+        await pilot.press("backspace")  # a step elsewhere clears it
+        tree.focus()
+        await pilot.press("backspace")
+        await until(pilot, lambda: Path(tree.path) == docs and not problem.display)
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
         assert app.pending_document == (docs / "notes.txt", "Meeting at ten.\n")  # cancelled: kept
@@ -671,6 +721,7 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         assert await pilot.click("#summarize-browse")
         screen, tree = await picker()
         assert str(screen.query_one(".dialog-title").render()) == "Choose the document to summarize"
+        assert Path(tree.path) == docs  # where the last pick was (a path not there is none)
         path_line = screen.query_one("#picker-path", Input)
         path_line.focus()
         path_line.value = "Report.MD"

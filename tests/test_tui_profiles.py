@@ -113,11 +113,16 @@ async def test_an_error_naming_a_file_with_brackets_is_shown_as_written(folder: 
     _write(folder, "a", {"model": "nowhere.gguf"})
     app = WorkstationApp("a", sample_system=True, language="en", start_engine=False)
     async with app.run_test(size=(120, 30)) as pilot:
-        await pilot.press("ctrl+o")
+        await pilot.press("ctrl+o")  # the Open dialog says a path that is not there itself
         await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(Input)))
         app.screen.query_one(Input).value = str(tmp_path / "[/bold]nope.txt")
         app.screen.query_one(Input).focus()
         await pilot.press("enter")
+        problem = app.screen.query_one("#picker-problem")
+        await until(pilot, lambda: problem.display)
+        assert str(problem.render()).startswith(f"There is no '{tmp_path / '[/bold]nope.txt'}'.")  # as written
+        await pilot.press("escape")
+        app._read_document(tmp_path / "[/bold]nope.txt")  # reader's toast names it (gone since the pick)
         await until(pilot, lambda: any("[/bold]nope.txt" in n.message for n in app._notifications))
         note = next(n for n in app._notifications if "[/bold]nope.txt" in n.message)
         assert note.markup is False  # the toast draws the text as it is
@@ -263,9 +268,10 @@ async def test_a_document_that_cannot_be_read_is_said_in_turkish(folder: Path, t
         await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(Input)))
         app.screen.query_one(Input).value = "yok.docx"  # a name alone: in the folder shown, the last one's
         app.screen.query_one(Input).focus()
-        await pilot.press("enter")
-        await until(pilot, lambda: any(f"'{tmp_path / 'yok.docx'}' yok." in str(n.message)
-                                       for n in app._notifications))
+        await pilot.press("enter")  # said in the dialog, in Turkish
+        problem = app.screen.query_one("#picker-problem")
+        await until(pilot, lambda: problem.display)
+        assert str(problem.render()) == f"'{tmp_path / 'yok.docx'}' yok. Başka bir yol yazın ya da listeden seçin."
 
 
 async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, smollm2_path: Path) -> None:

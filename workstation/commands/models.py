@@ -10,7 +10,7 @@ from workstation.commands import print_json
 from workstation.core import catalog
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
-from workstation.core.paths import models_dir
+from workstation.core.paths import models_dir, typed_path
 from workstation.core.planner import layers_text, offloadable_layers
 
 
@@ -180,7 +180,7 @@ def run_quantize(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if args.output:
-        dest = Path(args.output).expanduser()
+        dest = typed_path(args.output)
     else:
         dest = models_dir() / catalog.quantized_copy_name(src, info.file_type, key)
     if dest.resolve() == src.resolve():
@@ -228,7 +228,7 @@ def _ask_for_kld_documents(src: Path) -> list[tuple[str, str]] | None:
         if not answer:
             return None
         try:
-            return read_kld_documents([Path(answer).expanduser()])
+            return read_kld_documents([typed_path(answer)])
         except WorkstationError as err:
             print(f"workstation: {err}", file=sys.stderr)
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from workstation.commands import add_profile_arg, profile_ref
 from workstation.core.audit import DEFAULT_MAX_BYTES as DEFAULT_AUDIT_MAX_BYTES
+from workstation.core.paths import typed_path
 from workstation.core.profiles import load_profile
 from workstation.core.server.options import (
     DEFAULT_BODY_TIMEOUT_S,
@@ -251,7 +252,7 @@ def slot_folder(value: str | None) -> Path | None:
 
     if value is None:
         return None
-    folder = Path(value).expanduser()
+    folder = typed_path(value)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:

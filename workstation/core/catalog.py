@@ -28,7 +28,7 @@ from workstation.core import gguf_check
 from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.gguf_check import GGUFHeader, ValueSpan
 from workstation.core.invocation import cli
-from workstation.core.paths import models_dir
+from workstation.core.paths import models_dir, typed_path
 from workstation.core.phrases import Phrase
 
 # Sliding-window attention as llama.cpp sets it up per architecture (src/models/<arch>.cpp:
@@ -159,13 +159,13 @@ def model_dirs() -> list[Path]:
     dirs = [models_dir()]
     for extra in os.environ.get("WORKSTATION_MODEL_DIRS", "").split(os.pathsep):
         if extra.strip():
-            dirs.append(Path(extra.strip()).expanduser())
+            dirs.append(typed_path(extra.strip()))
     return dirs
 
 
 def resolve_model_path(ref: str) -> Path:
     """A catalog name, a file name under models/, or a path -> the GGUF's path (may not exist)."""
-    as_path = Path(ref).expanduser()
+    as_path = typed_path(ref)
     if as_path.suffix == ".gguf" and (as_path.is_absolute() or as_path.exists() or "/" in ref):
         return as_path
     if "/" in ref and as_path.is_file():  # a file named by its path: the GGUF check says what it is
@@ -542,7 +542,7 @@ class InstalledModel:
 
 
 def _names_by_file() -> dict[str, str]:
-    return {str(e.get("file")): str(e.get("name")) for e in catalog_entries() if e.get("file")}
+    return {str(e["file"]): str(e["name"]) for e in catalog_entries() if e.get("file") and e.get("name")}
 
 
 def installed_name(path: Path) -> str:
@@ -610,7 +610,7 @@ def _plain_model_name(name: str) -> str:
 
 def add_model(src: Path, *, name: str | None = None, link: bool = False) -> Path:
     """Check ``src`` and copy (or symlink) it into models/ atomically; returns the new path."""
-    src = Path(src).expanduser()
+    src = typed_path(src)
     read_model_info(src)
     dest_dir = models_dir()
     dest_dir.mkdir(parents=True, exist_ok=True)

@@ -44,3 +44,13 @@ def cache_dir() -> Path:
     path = base / "workstation"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def typed_path(text: str | os.PathLike[str]) -> Path:
+    """A path a person typed or set, ``~`` and ``~user`` expanded where they can be; as typed
+    where not (``~nobody/x`` raised RuntimeError: the caller's "not found" says it instead)."""
+    path = Path(text)
+    try:
+        return path.expanduser()
+    except RuntimeError:  # no such user, or no home directory to expand to
+        return path

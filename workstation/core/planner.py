@@ -537,7 +537,7 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
         result.verdict_phrases.append(("fit.draft_pair", {"on_gpu": on_gpu, "ram": _gb(result.cpu_bytes)}))
     result.verdict = say(result.verdict_phrases)
     where = "on the GPU" if d.gpu_layers else "on the CPU"
-    share = (f"draft model {dinfo.name}: {_gb(d.weights_bytes)} GB of weights and "
+    share = (f"draft model {installed_name(draft_path)}: {_gb(d.weights_bytes)} GB of weights and "
              f"{_gb(d.kv_cache_bytes)} GB of f16 K/V {where}")
     result.notes.append(f"counts the {share}" + (
         " (planned from its published shape: it is not downloaded yet)" if shaped is not None else ""))

@@ -19,7 +19,7 @@ import yaml
 
 from workstation.core.atomic import read_text_file
 from workstation.core.errors import ProfileError
-from workstation.core.paths import profiles_dir
+from workstation.core.paths import profiles_dir, typed_path
 
 # GGML type ids llama.cpp accepts for the K and V caches.
 KV_CACHE_TYPES: dict[str, int] = {
@@ -409,7 +409,7 @@ def list_profiles(directory: Path | None = None) -> list[Profile | ProfileError]
 def load_profile(ref: str | None) -> Profile:
     """A profile by name (a file in profiles/ or a profile's ``name``) or by path to YAML."""
     ref = ref or os.environ.get("WORKSTATION_PROFILE") or DEFAULT_PROFILE
-    as_path = Path(ref).expanduser()
+    as_path = typed_path(ref)
     if as_path.suffix in (".yaml", ".yml") or os.sep in ref:
         shipped = profiles_dir() / as_path.name
         if not as_path.exists() and os.sep not in ref and shipped.exists():

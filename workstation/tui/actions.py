@@ -49,7 +49,11 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("app.quit", "ctrl+q", "quit", "action.quit", show=True),
 )
 ALWAYS = frozenset({"quit"})  # actions a dialog does not hold back
-CHAT_ONLY = frozenset({"stop", "new_conversation", "send", "toggle_editor", "attach"})  # off (and out of the footer) on other screens
+# the chat's own: off on other screens, and out of their footer, F1 list and palette (F1 on F6
+# listed F2 rename and F8 delete, which act on the chat's conversation)
+CHAT_ONLY = frozenset({"stop", "new_conversation", "send", "toggle_editor", "attach", "focus_prompt",
+                       "rename_conversation", "delete_conversation", "search_conversations",
+                       "export_conversation", "toggle_sidebar"})
 
 BY_ID = {a.id: a for a in ACTIONS}
 

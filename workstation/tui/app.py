@@ -38,6 +38,7 @@ from workstation.core.engine_api import open_engine
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.kv_state import NOT_KEPT, KvStateStore, conversation_tag
 from workstation.core.metrics import MetricsHistory, TurnMetrics
+from workstation.core.paths import typed_path
 from workstation.core.planner import offloadable_layers
 from workstation.core.profiles import Profile, load_profile
 from workstation.core.store import ConversationStore
@@ -58,7 +59,7 @@ from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.chat import ChatScreen
 from workstation.tui.screens.dashboard import DashboardScreen
 from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog, TextPrompt
-from workstation.tui.screens.file_picker import FilePicker
+from workstation.tui.screens.file_picker import FilePicker, start_folder
 from workstation.tui.screens.models import ModelsScreen
 from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.screens.quantization import QuantizationScreen
@@ -612,7 +613,7 @@ class WorkstationApp(App[None]):
             if not path:
                 return
             try:
-                written = self.store.export_markdown(conv_id, Path(path).expanduser())
+                written = self.store.export_markdown(conv_id, typed_path(path))
             except WorkstationError as err:
                 self.notify(self.texts.error(err), severity="error")
                 return
@@ -830,7 +831,7 @@ class WorkstationApp(App[None]):
                 if inspect.isawaitable(done):
                     await done
 
-        self.push_screen(FilePicker(title, self.last_folder, kind), picked)
+        self.push_screen(FilePicker(title, start_folder(self.last_folder), kind), picked)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="document")
     def _read_document(self, path: Path) -> None:

@@ -5,17 +5,19 @@ as an office app's Open dialog. Returns the chosen path; what it holds is the ca
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DirectoryTree, Input, Label, Tree
+from textual.widgets import DirectoryTree, Input, Label, Static, Tree
 
 from workstation.core.documents import SUPPORTED_SUFFIXES
+from workstation.core.paths import typed_path
 from workstation.tui.screens.app_screen import AppScreen
 
 KINDS: dict[str, tuple[str, ...]] = {  # what a picker shows and lets pick, by kind
@@ -24,21 +26,52 @@ KINDS: dict[str, tuple[str, ...]] = {  # what a picker shows and lets pick, by k
 }
 
 
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # no right to look: the reader says so
+        return True
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # no right to look
+        return False
+
+
 class FileTree(DirectoryTree):
-    """Folders and the files with one of ``suffixes``; hidden ones (.cache, .venv) left out."""
+    """The folders and the files with one of ``suffixes`` in one folder (its own line left out:
+    the path line says it); hidden ones (.cache, .venv) left out. Backspace: the folder above."""
 
     BINDINGS = [Binding("backspace", "up", "the folder above", show=False)]
 
     def __init__(self, path: Path, suffixes: Iterable[str], **kwargs: object) -> None:
         self.suffixes = frozenset(s.lower() for s in suffixes)
         super().__init__(path, **kwargs)  # type: ignore[arg-type]
+        self.show_root = False  # Enter on it folded the whole list away
 
     def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
         return [p for p in paths
-                if not p.name.startswith(".") and (self._safe_is_dir(p) or p.suffix.lower() in self.suffixes)]
+                if not p.name.startswith(".") and (p.suffix.lower() in self.suffixes or _is_folder(p))]
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded) -> None:  # type: ignore[type-arg]
+        """A folder's list is in (at first, or after Backspace): the cursor on its first line,
+        so Enter and the arrows work at once (without a root line there was no cursor)."""
+        if event.node is self.root and self.cursor_line < 0 and self.root.children:
+            self.cursor_line = 0
 
     def action_up(self) -> None:
-        here = Path(self.path).expanduser().resolve()
+        """Out of the folder the cursor is in: a folder opened in the list closes, with the
+        cursor on it (it went two levels up, above the folder shown); at the top of the list,
+        the folder above the one shown."""
+        node = self.cursor_node
+        if node is not None and node.parent is not None and node.parent is not self.root:
+            folder = node.parent
+            folder.collapse()
+            self.move_cursor(folder)
+            return
+        here = Path(os.path.normpath(Path(self.path).absolute()))  # a linked folder's own parent
         if here.parent != here:
             self.path = here.parent
 
@@ -54,38 +87,70 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         """``kind``: what may be picked, a key of ``KINDS`` ("document", "model")."""
         super().__init__(classes="dialog-screen")
         self.title_text = title
-        self.start = _existing_folder(start)
-        self.kind = kind
+        self.start = start
         self.suffixes = KINDS[kind]
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
         with Vertical(classes="dialog wide", id="file-picker"):
             yield Label(self.title_text, classes="dialog-title", markup=False)
-            yield Input(_folder_text(self.start), placeholder=t("picker.path"), id="picker-path")
+            # select_on_focus off: a Backspace to mend one letter emptied the line
+            yield Input(_folder_text(self.start), placeholder=t("picker.path"), id="picker-path",
+                        select_on_focus=False)
             yield FileTree(self.start, self.suffixes, id="picker-tree")
-            yield Label(t("picker.hint", kinds=t(f"picker.kind.{self.kind}")), classes="dialog-hint", markup=False)
+            yield Static("", id="picker-problem", markup=False)
+            yield Label(t("picker.hint", kinds=" ".join(self.suffixes)), classes="dialog-hint", markup=False)
 
     def on_mount(self) -> None:
-        self.query_one(FileTree).focus()
+        tree = self.query_one(FileTree)
+        self.watch(tree, "path", self._folder_shown, init=False)
+        self._problem("")
+        tree.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing in the list types in the path line (it had to be reached with Tab first,
+        which nothing said): a name goes after the folder shown; a / or ~ starts a path."""
+        tree = self.query_one(FileTree)
+        char = event.character
+        if not tree.has_focus or not event.is_printable or not char or char == " ":
+            return
+        event.stop()
+        event.prevent_default()
+        line = self.query_one("#picker-path", Input)
+        line.value = (char if char in "/~" else _folder_text(Path(tree.path)) + char)
+        line.cursor_position = len(line.value)
+        line.focus()
+
+    def _problem(self, text: str) -> None:
+        """A path typed that is not there, said inside the dialog (it closed it, and the app said
+        so once the dialog was gone)."""
+        problem = self.query_one("#picker-problem", Static)
+        problem.update(text)
+        problem.display = bool(text)
 
     @property
     def folder(self) -> Path:
         """The folder the tree shows now."""
         return Path(self.query_one(FileTree).path)
 
+    def _folder_shown(self, path: str | Path) -> None:
+        """The path line says the folder the tree shows (after Backspace, or a folder typed)."""
+        self.query_one("#picker-path", Input).value = _folder_text(Path(path))
+        self._problem("")
+
     @on(Tree.NodeHighlighted, "#picker-tree")
     def _highlighted(self, event: Tree.NodeHighlighted) -> None:  # type: ignore[type-arg]
-        """The path line follows the tree: Tab then Enter picks what is highlighted."""
-        entry = event.node.data
-        if entry is not None and self.query_one(FileTree).has_focus:
-            path = Path(entry.path)
-            self.query_one("#picker-path", Input).value = _folder_text(path) if path.is_dir() else str(path)
+        """The path line follows the files highlighted in the tree (Tab then Enter picks one);
+        on a folder's line it says the folder shown, for a name to be typed after it."""
+        entry, tree = event.node.data, self.query_one(FileTree)
+        if entry is not None and tree.has_focus:
+            opens = event.node.allow_expand  # a folder: no look at the disk here
+            self.query_one("#picker-path", Input).value = _folder_text(Path(tree.path)) if opens else str(entry.path)
 
     @on(DirectoryTree.FileSelected, "#picker-tree")
     def _file_selected(self, event: DirectoryTree.FileSelected) -> None:
         event.stop()
-        self.dismiss(Path(event.path))
+        self._pick(Path(event.path))
 
     @on(Input.Submitted, "#picker-path")
     def _typed(self, event: Input.Submitted) -> None:
@@ -93,25 +158,31 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         raw = event.value.strip()
         if not raw:
             return
-        path = Path(raw).expanduser()
+        path = typed_path(raw)
         if not path.is_absolute():  # a name typed alone is in the folder shown
             path = self.folder / path
-        if path.is_dir():
+        if _is_folder(path):
             self.query_one(FileTree).path = path
-            event.input.value = _folder_text(path)
             self.query_one(FileTree).focus()
+        elif _exists(path):
+            self._pick(path)  # what it holds is the caller's reader's to say
         else:
-            self.dismiss(path)  # a file, or none: the caller's reader says what is wrong
+            self._problem(self.wapp.texts("picker.missing", path=str(path)))
+
+    def _pick(self, path: Path) -> None:
+        if self.is_current:  # once: a second Enter or click on its way would close the screen below
+            self.dismiss(path)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
 
 
-def _existing_folder(path: Path) -> Path:
-    """``path`` if it is a folder, else the nearest folder above it that is there."""
-    path = path.expanduser().absolute()
+def start_folder(path: Path) -> Path:
+    """``path`` if it is a folder, else the nearest folder above it that is there (the last
+    pick's may be gone), else home."""
+    path = typed_path(path).absolute()
     for folder in (path, *path.parents):
-        if folder.is_dir():
+        if _is_folder(folder):
             return folder
     return Path.home()
 

@@ -20,6 +20,7 @@ from textual.widgets import (
     TabPane,
 )
 
+from workstation.core.catalog import installed_name
 from workstation.core.errors import WorkstationError
 from workstation.tui import integrations
 from workstation.tui.integrations import ModelRow
@@ -231,7 +232,7 @@ class ModelsScreen(AppScreen, Screen[None]):
         except OSError as err:
             self.post_message(TaskFailed(f"{path} cannot be copied ({err.strerror or err})."))
             return
-        self.app.call_from_thread(self.notify, self.wapp.texts("models.added", name=target.name))
+        self.app.call_from_thread(self.notify, self.wapp.texts("models.added", name=installed_name(target)))  # as the list names it
         self.action_reload()
 
     def action_delete(self) -> None:
@@ -250,11 +251,11 @@ class ModelsScreen(AppScreen, Screen[None]):
                 except WorkstationError as err:
                     self.notify(self.wapp.texts.error(err), severity="error")
                     return
-                self.notify(t("models.deleted", name=path.name))
+                self.notify(t("models.deleted", name=row.name))
                 self.action_reload()
 
         self.app.push_screen(
-            ConfirmDialog(t("models.delete_q", name=path.name, size=row.size_text),
+            ConfirmDialog(t("models.delete_q", name=row.name, size=row.size_text),  # as the list names it
                           t("dialog.delete"), t("dialog.cancel"), t.yes_no_keys()),
             confirmed,
         )

@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Header, Input, Label, Markdown, ProgressBar
 
 from workstation.core.errors import WorkstationError
+from workstation.core.paths import typed_path
 from workstation.core.summarize import SummaryProgress, eta_text, millions, small_model
 from workstation.tui import integrations
 from workstation.tui.messages import Progress, TaskFailed
@@ -100,7 +101,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
     @on(Button.Pressed, "#summarize-browse")
     def action_browse(self) -> None:
         """Ctrl+O or the button: the Open dialog; the file chosen is summarized."""
-        if self.running:
+        if self.running or self.wapp.generating:  # said before a file is looked for, not after
             self.notify(self.wapp.busy_text(), severity="warning")
             return
 
@@ -130,10 +131,13 @@ class SummarizeScreen(AppScreen, Screen[None]):
         raw = self.query_one("#summarize-path", Input).value.strip()
         if not raw or self.running:
             return
-        if self.wapp.engine is None or self.wapp.generating:
+        if self.wapp.generating:  # a reply in the chat: the model is busy, not missing
+            self.notify(self.wapp.busy_text(), severity="warning")
+            return
+        if self.wapp.engine is None:
             self.notify(t("chat.no_engine"), severity="warning")
             return
-        self.path = Path(raw).expanduser()
+        self.path = typed_path(raw)
         self.running = True  # before the first await: Enter, the button and Ctrl+R start one run
         self._cancel.clear()
         self.summary, self.result = "", None
