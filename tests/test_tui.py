@@ -491,7 +491,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
             "chat.attached", name="memo.txt", n=14)  # it stayed in English
         app._attach(None)
         kept = app.summarize_screen()  # relabelled although it was not showing
-        assert kept.query_one("#summarize-path").placeholder == app.texts("summarize.path") != "Path of the document to summarize"
+        assert kept.query_one("#summarize-path").placeholder == app.texts("summarize.path") != "Document to summarize"
         assert "yüklü değil" in app.status_text()
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert any(t.startswith("Profiller (f3)") for t in titles)

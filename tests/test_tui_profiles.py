@@ -28,7 +28,10 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 async def test_a_long_model_name_keeps_its_quantization(folder: Path, tmp_path: Path, smollm2_path: Path) -> None:
     """Two copies of one model differ only at the end of their names (….Q4_1, ….Q8_0): a name
-    too long for the line loses its middle, never its end."""
+    too long for the line loses its middle, never its end; and only when the line is too long
+    (it was cut at 120 columns too)."""
+    from workstation.tui.widgets.status_bar import StatusBar
+
     long = tmp_path / "SmolLM2-135M-Instruct-office-edition.Q4_1.gguf"
     long.symlink_to(smollm2_path)
     _write(folder, "long", {"model": str(long)})
@@ -36,7 +39,12 @@ async def test_a_long_model_name_keeps_its_quantization(folder: Path, tmp_path: 
     async with app.run_test(size=(120, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         text = app.status_text()
-    assert "SmolLM2-13…" in text and "edition.Q4_1 ·" in text, text
+        assert " · SmolLM2-135M-Instruct-office-edition.Q4_1 · GPU layers 0/31 · KV f16/f16" in text, text
+        await pilot.resize_terminal(80, 24)
+        bar = app.chat_screen.query_one(StatusBar)
+        await until(pilot, lambda: "SmolLM2-13…" in str(bar.render()))
+        text = str(bar.render())
+    assert "SmolLM2-13…" in text and "edition.Q4_1 ·" in text and len(text.rstrip()) <= 80, text
 
 
 async def test_a_remote_profile_names_its_server_not_local_settings(folder: Path) -> None:

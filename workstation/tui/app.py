@@ -387,16 +387,21 @@ class WorkstationApp(App[None]):
             state = t("status.unreachable")
         else:
             state = t("status.ready")
-        if len(model) > 24:  # the end says the quantization (….Q4_1 / ….Q8_0): keep it
-            model = model[:10] + "…" + model[-13:]
         if self.api is not None:
             return f" {state} │ {profile.key} · {t('status.api', url=self.api.url)}"
-        if profile.backend != "llama":  # a server's model: no layers or K/V of ours to show
-            server = urlsplit(profile.remote.base_url).netloc or profile.remote.base_url
-            if not model:  # remote.model left out: the server's first, once it has said
-                return f" {state} │ {profile.key} · {t('status.remote_any', server=server)}"
-            return f" {state} │ {profile.key} · {t('status.remote', model=model, server=server)}"
-        return f" {state} │ {profile.key} · {model} · {layers} · {kv}"
+        server = urlsplit(profile.remote.base_url).netloc or profile.remote.base_url
+
+        def line(model: str) -> str:
+            if profile.backend != "llama":  # a server's model: no layers or K/V of ours to show
+                if not model:  # remote.model left out: the server's first, once it has said
+                    return f" {state} │ {profile.key} · {t('status.remote_any', server=server)}"
+                return f" {state} │ {profile.key} · {t('status.remote', model=model, server=server)}"
+            return f" {state} │ {profile.key} · {model} · {layers} · {kv}"
+
+        full = line(model)
+        if len(model) > 24 and len(full) > self.size.width:  # the end says the quantization
+            return line(model[:10] + "…" + model[-13:])  # (….Q4_1 / ….Q8_0): keep it
+        return full
 
     def busy_text(self) -> str:
         """Why the chat cannot take a message now (a reply, or a summary going on)."""

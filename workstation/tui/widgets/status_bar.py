@@ -10,3 +10,9 @@ class StatusBar(Static):
 
     def __init__(self, text: str = "", id: str | None = None) -> None:  # noqa: A002
         super().__init__(text, markup=False, id=id)
+
+    def on_resize(self) -> None:
+        """A long model name is cut only where the line has no room for it: said again."""
+        update = getattr(self.app, "update_status", None)
+        if callable(update):
+            update()
