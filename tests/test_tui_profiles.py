@@ -351,3 +351,25 @@ async def test_f3_names_and_describes_each_profile_in_the_uis_language(folder: P
 
     await look("en", "Office CPU", "The default. A tiny model.", ".")
     await look("tr", "Ofis CPU'su", "Varsayılan.", ",")
+
+
+async def test_f9_on_f4_relabels_the_list() -> None:
+    """F9 while F4 shows: the tabs, the columns and the rows follow the new language (they stayed
+    in English, the Turkish details under English columns)."""
+    from textual.widgets import DataTable, TabbedContent
+
+    from workstation.tui.screens.models import ModelsScreen
+
+    app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 24)) as pilot:
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.installed))
+        models = app.screen
+        table = models.query_one("#installed", DataTable)
+        labels = lambda: [str(c.label) for c in table.columns.values()]  # noqa: E731
+        assert labels() == ["Name", "Size", "Details"] and " layers" in str(table.get_row_at(0)[2])
+        await pilot.press("f9")
+        await until(pilot, lambda: labels() == ["Ad", "Boyut", "Ayrıntılar"] and table.row_count > 0
+                    and " katman" in str(table.get_row_at(0)[2]))
+        assert str(models.query_one(TabbedContent).get_tab("tab-installed").label) == "Kurulu"
+        assert table.row_count == len(models.installed)

@@ -76,19 +76,28 @@ class ModelsScreen(AppScreen, Screen[None]):
         yield ScreenFooter()
 
     def on_mount(self) -> None:
-        t = self.wapp.texts
-        self.query_one("#installed", DataTable).add_columns(
-            t("models.col_name"), t("models.col_size"), t("models.col_details")
-        )
-        self.query_one("#catalog", DataTable).add_columns(
-            t("models.col_name"), t("models.col_size"), t("models.col_state"), t("models.col_licence")
-        )
+        self._columns()
         self.query_one("#pull-progress").display = False
         self.query_one("#installed", DataTable).focus()  # the arrows move in the list at once (not the tabs)
         self.action_reload()
 
+    def _columns(self) -> None:
+        t = self.wapp.texts
+        installed, catalog = self.query_one("#installed", DataTable), self.query_one("#catalog", DataTable)
+        installed.clear(columns=True)
+        catalog.clear(columns=True)
+        installed.add_columns(t("models.col_name"), t("models.col_size"), t("models.col_details"))
+        catalog.add_columns(t("models.col_name"), t("models.col_size"), t("models.col_state"), t("models.col_licence"))
+
     def relabel(self) -> None:
-        pass
+        """F9 while the list shows: its tabs, columns, rows (sizes, details) and the line under
+        it in the new language (they stayed in the old one, the columns out of line)."""
+        t = self.wapp.texts
+        tabs = self.query_one(TabbedContent)
+        tabs.get_tab("tab-installed").label = t("models.installed")  # type: ignore[assignment]
+        tabs.get_tab("tab-catalog").label = t("models.catalog")  # type: ignore[assignment]
+        self._columns()
+        self.action_reload()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="models-list")
     def action_reload(self) -> None:
