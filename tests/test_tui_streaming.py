@@ -252,3 +252,16 @@ def test_a_reply_cut_off_shows_the_figures_it_has_and_no_row_of_zeros() -> None:
     whole = TurnMetrics(ttft_ms=320, predicted_n=40, predicted_per_second=40.0, prompt_n=10, cache_n=30)
     assert metrics_line(whole, t) == "TTFT 320 ms · 40.0 tok/s · 40 tokens · cache 30/40"
     assert "prompt 10 (+30 cached)" in whole.summary_line()
+
+
+def test_a_replys_figures_have_thousands_separators_in_the_uis_language() -> None:
+    """A long prompt's figures read 1904 ms and cache 693/1003; they are written as the UI's
+    language writes them: 1,904 in English, 1.904 in Turkish (and 1.234,5 token/sn)."""
+    from workstation.tui.widgets.message_view import metrics_line
+
+    m = TurnMetrics(ttft_ms=1904, predicted_n=1500, predicted_per_second=1234.5, prompt_n=310, cache_n=693,
+                    restored_n=1200, draft_n=2000, draft_n_accepted=1500)
+    assert metrics_line(m, Texts("en")) == ("TTFT 1,904 ms · 1,234.5 tok/s · 1,500 tokens · cache 693/1,003 "
+                                            "(1,200 from disk) · draft 75% (1,500/2,000)")
+    tr = metrics_line(m, Texts("tr"))
+    assert "TTFT 1.904 ms" in tr and "1.234,5 token/sn" in tr and "1.500 token" in tr and "693/1.003" in tr, tr

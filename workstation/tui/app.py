@@ -868,7 +868,7 @@ class WorkstationApp(App[None]):
         if changed and self._draft_shown:
             self.draft_edited()
         self.chat_screen.set_attachment(
-            self.texts("chat.attached", name=document[0].name, n=len(document[1])) if document else None
+            self.texts("chat.attached", name=document[0].name, n=f"{len(document[1]):,}") if document else None
         )
 
     @on(TaskFailed)

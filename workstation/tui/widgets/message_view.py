@@ -25,18 +25,19 @@ def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts) -> str:
     if m.stop_reason == "cancelled" and not (m.predicted_n or m.ttft_ms):
         return texts("metric.stopped")  # cut off before any figure was known: no row of zeros
     prompt_total = m.prompt_n + m.cache_n
+    # figures with thousands separators, in the UI language's way (TTFT 1,904 ms; 1.904 ms)
     parts = [
-        texts("metric.ttft", ms=f"{m.ttft_ms:.0f}"),
-        texts("metric.tps", tps=f"{m.predicted_per_second:.1f}"),
-        texts("metric.tokens", n=m.predicted_n),
+        texts("metric.ttft", ms=f"{m.ttft_ms:,.0f}"),
+        texts("metric.tps", tps=f"{m.predicted_per_second:,.1f}"),
+        texts("metric.tokens", n=f"{m.predicted_n:,}"),
     ]
     if prompt_total:  # a server stopped before it said its prompt counts: none shown, not 0/0
-        parts.append(texts("metric.cache", hit=m.cache_n, total=prompt_total))
+        parts.append(texts("metric.cache", hit=f"{m.cache_n:,}", total=f"{prompt_total:,}"))
         if m.restored_n:  # part of cache_n: read back from a saved KV state, not kept in memory
-            parts[-1] += f" ({texts('metric.restored', n=m.restored_n)})"
+            parts[-1] += f" ({texts('metric.restored', n=f'{m.restored_n:,}')})"
     if m.draft_n:
         rate = m.draft_n_accepted / m.draft_n * 100
-        parts.append(texts("metric.draft", rate=f"{rate:.0f}", acc=m.draft_n_accepted, n=m.draft_n))
+        parts.append(texts("metric.draft", rate=f"{rate:.0f}", acc=f"{m.draft_n_accepted:,}", n=f"{m.draft_n:,}"))
     if m.stop_reason == "cancelled":
         parts.append(texts("metric.stopped"))
     elif m.stop_reason == "length":
