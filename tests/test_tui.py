@@ -8,6 +8,7 @@ app.workers, never with sleeps.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -1103,6 +1104,11 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         await pilot.press("f6")
         await until(pilot, lambda: app.screen is screen)  # the same run, not a new screen
         await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))
+        # the time so far, ticking: a part takes a while and nothing else on the screen moved
+        state = lambda: str(screen.query_one("#summarize-state").render())  # noqa: E731
+        assert re.search(r" · \d+(m\d\ds)?s? so far$", state()), state()
+        first = state()
+        await until(pilot, lambda: state() != first and "so far" in state())
         await pilot.press("ctrl+x")
         await until(pilot, lambda: not screen.running)
         assert screen.result is not None and screen.result.cancelled

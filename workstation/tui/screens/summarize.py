@@ -8,6 +8,7 @@ Ctrl+X (or the Stop button) stops a summary, keeping the parts already done."""
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Button, Header, Input, Label, Markdown, ProgressBar
 
 from workstation.core.errors import WorkstationError
@@ -55,6 +57,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.result: SummaryResult | None = None
         self.running = False
         self._cancel = threading.Event()
+        self._said = ""  # the state line while a summary runs, without the time so far
+        self._started = 0.0
+        self._clock: Timer | None = None
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -90,6 +95,12 @@ class SummarizeScreen(AppScreen, Screen[None]):
     def _set_running(self, running: bool) -> None:
         t = self.wapp.texts
         self.running = running
+        if self._clock is not None:
+            self._clock.stop()
+            self._clock = None
+        if running:  # the time so far, each second: a part takes a while and nothing else moves
+            self._started = time.monotonic()
+            self._clock = self.set_interval(1.0, self._tick)
         self.wapp.generating = running  # the engine is busy: the chat waits
         self.wapp.summarizing = self.path.name if running and self.path else None
         run = self.query_one("#summarize-run", Button)
@@ -143,12 +154,26 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.summary, self.result = "", None
         self.query_one("#summarize-ask", Button).disabled = True
         await self.query_one("#summary", Markdown).update("")  # not the last document's under the new one
-        self.query_one("#summarize-state", Label).update(t("summarize.reading", name=self.path.name))
+        self._said = t("summarize.reading", name=self.path.name)
         bar = self.query_one("#summarize-progress", ProgressBar)
         bar.display = True
         bar.update(total=None, progress=0)
         self._set_running(True)
+        self._say(self._said)
         self._summarize(self.path)
+
+    def _say(self, text: str) -> None:
+        """The state line while a summary runs, with the time it has taken so far."""
+        self._said = text
+        self._tick()
+
+    def _tick(self) -> None:
+        if not self.running:
+            return
+        t = self.wapp.texts
+        formats = (t("summarize.eta_hours"), t("summarize.eta_minutes"), t("summarize.eta_seconds"))
+        so_far = eta_text(time.monotonic() - self._started, "", formats).strip()
+        self.query_one("#summarize-state", Label).update(f"{self._said} · {t('summarize.so_far', time=so_far)}")
 
     def action_stop(self) -> None:
         """Stop the running summary; the parts already done are kept and shown."""
@@ -158,7 +183,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         engine = self.wapp.engine
         if engine is not None:
             engine.cancel()  # at once, even in the middle of reading a part
-        self.query_one("#summarize-state", Label).update(self.wapp.texts("summarize.stopping"))
+        self._say(self.wapp.texts("summarize.stopping"))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="summarize")
     def _summarize(self, path: Path) -> None:
@@ -210,9 +235,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if isinstance(p, SummaryProgress) and p.stage == "map":
             formats = (t("summarize.eta_hours"), t("summarize.eta_minutes"), t("summarize.eta_seconds"))
             eta = eta_text(p.eta_s, t("summarize.eta"), formats)
-            state.update(t("summarize.parts", done=p.chunks_done, total=p.chunks_total, eta=eta))
+            self._say(t("summarize.parts", done=p.chunks_done, total=p.chunks_total, eta=eta))
         elif isinstance(p, SummaryProgress) and p.stage not in ("chunking", "done", "cancelled"):
-            state.update(t("summarize.combining", total=p.chunks_total))
+            self._say(t("summarize.combining", total=p.chunks_total))
         self.wapp.update_status()
 
     @on(TaskFailed)
