@@ -685,6 +685,8 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         await pilot.press("enter")
         await until(pilot, lambda: app.pending_document is not None and app.pending_document[0].name == "notes.txt")
         assert app.pending_document == (docs / "notes.txt", "Meeting at ten.\n")
+        assert any(n.message.startswith("notes.txt takes the place of 2019.txt: one document goes with a message")
+                   for n in app._notifications)  # it was replaced without a word
 
         app.action_attach()
         screen, tree = await picker()

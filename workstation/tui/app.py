@@ -857,6 +857,9 @@ class WorkstationApp(App[None]):
             text = text[:MAX_DOCUMENT_CHARS]
             self.notify(self.texts("chat.doc_cut", n=MAX_DOCUMENT_CHARS), severity="warning")
         path = Path(event.path)
+        before = self.pending_document
+        if before is not None and before[0] != path:  # one document goes with a message: said
+            self.notify(self.texts("chat.doc_replaced", name=path.name, old=before[0].name), severity="warning")
         self._attach((path, text))
         self.chat_screen.focus_prompt()
 
