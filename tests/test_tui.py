@@ -508,7 +508,8 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         await pilot.press("f1")  # and first in F1's list, in the UI's language; not the chat's own
         await until(pilot, lambda: isinstance(app.screen, KeysDialog))
         keys = app.screen
-        assert keys.rows[0] == ("Esc", "geri", "") and ("p", "indir", "") in keys.rows
+        assert keys.rows[0] == ("Esc", "Geri", "Sohbete dön")  # named as the app's keys are, with what it does
+        assert ("p", "İndir", "Vurgulanan katalog modelini indir") in keys.rows  # a Turkish capital İ
         assert not any(name in ("Yeni", "Durdur", "Gönder", "Adlandır", "İstem") for _, name, _ in keys.rows)  # the chat's
         assert not any(key in ("F2", "F8", "Ctrl+L") for key, _, _ in keys.rows)  # they act on the chat's conversation
         assert str(keys.query_one(".dialog-title").render()) == "Tuşlar"

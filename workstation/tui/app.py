@@ -312,10 +312,12 @@ class WorkstationApp(App[None]):
                 label = BY_ID[b.id].label
                 rows.append((_key_text(key), self.texts(label), self.texts(f"{label}.help")))
             elif b.action == "command_palette":
-                rows.append((_key_text(key), self.texts("binding.palette").capitalize(), self.texts("keys.palette")))
+                rows.append((_key_text(key), self.texts.capital(self.texts("binding.palette")), self.texts("keys.palette")))
             elif active.node is self.screen and b.description and (b.show or b.id):  # the screen's own
-                # (F4's p, pull; not Textual's Tab, focus next)
-                rows.append((_key_text(key), b.description, ""))  # (the screen comes before the app)
+                # (F4's p, pull; not Textual's Tab, focus next); named as the app's are, with what it does
+                what = self.texts(f"binding.{b.id}.help") if b.id else ""
+                what = "" if what == f"binding.{b.id}.help" else what
+                rows.append((_key_text(key), self.texts.capital(b.description), what))
         self.push_screen(KeysDialog(self.texts("keys.title"), rows, self.texts("keys.hint")))
 
     # --- the command palette ---------------------------------------------------------------

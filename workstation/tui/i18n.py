@@ -61,6 +61,14 @@ class Texts:
         ``say(..., texts.get)`` get this already; it is for figures shown outside a sentence."""
         return local_number(text, self.get)
 
+    def capital(self, text: str) -> str:
+        """``text`` with a capital first letter, as this language writes it (Turkish: indir ->
+        İndir, ısıt -> Isıt; str.capitalize() wrote Indir and lowered the rest)."""
+        if not text:
+            return text
+        first = {"i": "İ", "ı": "I"}.get(text[0], text[0].upper()) if self.lang == "tr" else text[0].upper()
+        return first + text[1:]
+
     def yes_no_keys(self) -> tuple[str, str]:
         """The keys that answer a yes/no question: y/n, in Turkish e/h (evet, hayır)."""
         return self("dialog.yes_key"), self("dialog.no_key")
