@@ -613,6 +613,7 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl+O (and F6's Choose, F4's add) open a folder tree of the files that can be used, as an
     office app's Open dialog; typing a path was the only way, which office staff do not know."""
+    from textual import events
     from textual.widgets import Input
 
     from workstation.tui.screens.file_picker import FilePicker, FileTree
@@ -674,9 +675,24 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         screen, tree = await picker()
         path_line = screen.query_one("#picker-path", Input)
         assert Path(tree.path) == docs / "old" and names(tree) == ["2019.txt"]
-        await pilot.press("backspace")  # the folder above; the path line says it
+        await pilot.press("backspace")  # the folder above, the cursor on the one left; the line says it
         await until(pilot, lambda: Path(tree.path) == docs and "notes.txt" in names(tree))
+        await until(pilot, lambda: tree.cursor_node is not None and str(tree.cursor_node.label) == "old")
         assert path_line.value == f"{docs}/"
+        for key in "notes.md":  # keys that arrive at once, before the line has the focus: all kept
+            tree.post_message(events.Key(key, key))
+        await until(pilot, lambda: path_line.has_focus and path_line.value == f"{docs}/notes.md")
+        tree.focus()
+        await pilot.pause()
+        tree.post_message(events.Paste(f"{docs / 'old' / '2019.txt'}\n"))  # a path pasted in the list
+        await until(pilot, lambda: path_line.has_focus and path_line.value == str(docs / "old" / "2019.txt"))
+        path_line.value = f"{docs}/"
+        path_line.cursor_position = len(path_line.value)
+        path_line.post_message(events.Paste(str(docs / "Report.MD")))  # pasted in the line: the whole path
+        await until(pilot, lambda: path_line.value == str(docs / "Report.MD"))
+        path_line.value = f"{docs}/"
+        tree.focus()
+        await pilot.pause()
         await pilot.press(*"notes.tx")  # typing in the list types in the line, after the folder
         assert path_line.has_focus and path_line.value == str(docs / "notes.tx")
         tree.focus()

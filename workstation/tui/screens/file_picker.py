@@ -48,6 +48,7 @@ class FileTree(DirectoryTree):
 
     def __init__(self, path: Path, suffixes: Iterable[str], **kwargs: object) -> None:
         self.suffixes = frozenset(s.lower() for s in suffixes)
+        self._left = ""  # the folder Backspace went up from, for the cursor to land on
         super().__init__(path, **kwargs)  # type: ignore[arg-type]
         self.show_root = False  # Enter on it folded the whole list away
 
@@ -59,7 +60,12 @@ class FileTree(DirectoryTree):
         """A folder's list is in (at first, or after Backspace): the cursor on its first line,
         so Enter and the arrows work at once (without a root line there was no cursor)."""
         if event.node is self.root and self.cursor_line < 0 and self.root.children:
-            self.cursor_line = 0
+            left = [n for n in self.root.children if n.data is not None and Path(n.data.path).name == self._left]
+            self._left = ""
+            if left:  # up from a folder: the cursor on it, as a file manager does
+                self.move_cursor(left[0])
+            else:
+                self.cursor_line = 0
 
     def action_up(self) -> None:
         """Out of the folder the cursor is in: a folder opened in the list closes, with the
@@ -73,7 +79,25 @@ class FileTree(DirectoryTree):
             return
         here = Path(os.path.normpath(Path(self.path).absolute()))  # a linked folder's own parent
         if here.parent != here:
+            self._left = here.name
             self.path = here.parent
+
+
+def _starts_a_path(text: str) -> bool:
+    return text.startswith(("/", "~", "\\")) or (len(text) > 2 and text[1:3] in (":\\", ":/"))
+
+
+class PathLine(Input):
+    """The dialog's path line: a whole path pasted takes the place of the folder written there
+    (it went after it: /docs//docs/plan.txt)."""
+
+    def on_paste(self, event: events.Paste) -> None:  # before Input's own, which would insert it
+        pasted = event.text.strip().splitlines()[0] if event.text.strip() else ""
+        if _starts_a_path(pasted):
+            event.prevent_default()
+            event.stop()
+            self.value = pasted
+            self.cursor_position = len(pasted)
 
 
 class FilePicker(AppScreen, ModalScreen[Path | None]):
@@ -89,14 +113,15 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         self.title_text = title
         self.start = start
         self.suffixes = KINDS[kind]
+        self._typing = False  # keys typed in the list are on their way to the path line
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
         with Vertical(classes="dialog wide", id="file-picker"):
             yield Label(self.title_text, classes="dialog-title", markup=False)
             # select_on_focus off: a Backspace to mend one letter emptied the line
-            yield Input(_folder_text(self.start), placeholder=t("picker.path"), id="picker-path",
-                        select_on_focus=False)
+            yield PathLine(_folder_text(self.start), placeholder=t("picker.path"), id="picker-path",
+                           select_on_focus=False)
             yield FileTree(self.start, self.suffixes, id="picker-tree")
             yield Static("", id="picker-problem", markup=False)
             yield Label(t("picker.hint", kinds=" ".join(self.suffixes)), classes="dialog-hint", markup=False)
@@ -117,9 +142,29 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         event.stop()
         event.prevent_default()
         line = self.query_one("#picker-path", Input)
-        line.value = (char if char in "/~" else _folder_text(Path(tree.path)) + char)
+        if self._typing:  # the keys after the first reach the list until the line has the focus
+            line.value += char
+        else:
+            line.value = char if char in "/~" else _folder_text(Path(tree.path)) + char
+            self._typing = True
         line.cursor_position = len(line.value)
         line.focus()
+
+    def on_paste(self, event: events.Paste) -> None:
+        """A path pasted while the list has the focus goes to the path line (it was lost)."""
+        pasted = event.text.strip().splitlines()[0] if event.text.strip() else ""
+        if not pasted:
+            return
+        event.stop()
+        line = self.query_one("#picker-path", Input)
+        line.value = pasted if _starts_a_path(pasted) else _folder_text(self.folder) + pasted
+        line.cursor_position = len(line.value)
+        line.focus()
+
+    @on(events.DescendantFocus)
+    def _focused(self, event: events.DescendantFocus) -> None:
+        if isinstance(event.widget, FileTree):
+            self._typing = False  # back in the list: the next key starts a new path
 
     def _problem(self, text: str) -> None:
         """A path typed that is not there, said inside the dialog (it closed it, and the app said
