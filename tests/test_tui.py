@@ -488,8 +488,8 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         await pilot.pause()
         assert app.texts.lang == "tr"
         attached = str(app.chat_screen.query_one("#attachment").render())
-        assert attached == app.texts("chat.attached", name="memo.txt", n=14) != Texts("en")(
-            "chat.attached", name="memo.txt", n=14)  # it stayed in English
+        assert attached == app.texts("chat.attached", name="memo.txt", n=14, remove="Ctrl+R") != Texts("en")(
+            "chat.attached", name="memo.txt", n=14, remove="Ctrl+R")  # it stayed in English
         app._attach(None)
         kept = app.summarize_screen()  # relabelled although it was not showing
         assert kept.query_one("#summarize-path").placeholder == app.texts("summarize.path") != "Document to summarize"
@@ -730,6 +730,11 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
         assert app.pending_document == (docs / "notes.txt", "Meeting at ten.\n")  # cancelled: kept
+        assert "(Ctrl+R removes it)" in str(app.chat_screen.query_one("#attachment").render())
+        await pilot.press("ctrl+r")  # it could only be sent or replaced
+        await until(pilot, lambda: app.pending_document is None)
+        assert any(n.message == "notes.txt will not go with your next message." for n in app._notifications)
+        assert not app.chat_screen.query_one("#attachment").display
 
         await pilot.press("f6")  # the summary's document, from the same dialog
         await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
@@ -749,6 +754,8 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         await until(pilot, lambda: app.screen is summarize)
         assert summarize.query_one("#summarize-path", Input).value == str(docs / "Report.MD")
         await until(pilot, lambda: any("No model" in str(n.message) for n in app._notifications))  # it ran
+        await pilot.press("ctrl+r")  # F6's own Ctrl+R (the chat's removes an attachment)
+        await until(pilot, lambda: sum("No model" in str(n.message) for n in app._notifications) == 2)
         await pilot.press("escape")
 
         await pilot.press("f4")  # a model file: .gguf files only

@@ -30,6 +30,7 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("chat.stop", "escape", "stop", "action.stop", show=True, priority=False),
     UserAction("chat.editor", "ctrl+t", "toggle_editor", "action.editor"),
     UserAction("chat.attach", "ctrl+o", "attach", "action.attach"),
+    UserAction("chat.detach", "ctrl+r", "detach", "action.detach"),
     UserAction("chat.focus", "ctrl+l", "focus_prompt", "action.focus"),
     UserAction("conv.new", "ctrl+n", "new_conversation", "action.new", show=True),
     UserAction("conv.rename", "f2", "rename_conversation", "action.rename"),
@@ -51,7 +52,7 @@ ACTIONS: tuple[UserAction, ...] = (
 ALWAYS = frozenset({"quit"})  # actions a dialog does not hold back
 # the chat's own: off on other screens, and out of their footer, F1 list and palette (F1 on F6
 # listed F2 rename and F8 delete, which act on the chat's conversation)
-CHAT_ONLY = frozenset({"stop", "new_conversation", "send", "toggle_editor", "attach", "focus_prompt",
+CHAT_ONLY = frozenset({"stop", "new_conversation", "send", "toggle_editor", "attach", "detach", "focus_prompt",
                        "rename_conversation", "delete_conversation", "search_conversations",
                        "export_conversation", "toggle_sidebar"})
 

@@ -827,6 +827,13 @@ class WorkstationApp(App[None]):
     def action_attach(self) -> None:
         self.pick_file(self.texts("chat.attach_title"), "document", self._read_document)
 
+    def action_detach(self) -> None:
+        """Take the attached document off the next message (it could only be sent or replaced)."""
+        if self.pending_document is not None:
+            name = self.pending_document[0].name
+            self._attach(None)
+            self.notify(self.texts("chat.detached", name=name))
+
     def pick_file(self, title: str, kind: str, chosen: Callable[[Path], object]) -> None:
         """The Open dialog (Ctrl+O, F6, F4's add), starting where the last pick was (at first,
         the folder the app was started from, as ``workstation summarize FILE`` reads from)."""
@@ -873,7 +880,8 @@ class WorkstationApp(App[None]):
         if changed and self._draft_shown:
             self.draft_edited()
         self.chat_screen.set_attachment(
-            self.texts("chat.attached", name=document[0].name, n=f"{len(document[1]):,}") if document else None
+            self.texts("chat.attached", name=document[0].name, n=f"{len(document[1]):,}",
+                       remove=_key_text(self._keymap.get("chat.detach", BY_ID["chat.detach"].key))) if document else None
         )
 
     @on(TaskFailed)
