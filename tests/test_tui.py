@@ -739,6 +739,8 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         await pilot.press("f6")  # the summary's document, from the same dialog
         await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
         summarize = app.screen
+        # a blank screen said nothing of what to do
+        assert str(summarize.query_one("#summarize-state").render()).startswith("Choose… (Ctrl+O) picks a document")
         await pilot.press("ctrl+o")  # the key, or the Choose… button
         await picker()
         await pilot.press("escape")

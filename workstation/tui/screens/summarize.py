@@ -69,7 +69,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             yield Button(t("summarize.browse"), id="summarize-browse")
             yield Button(t("summarize.run"), id="summarize-run", variant="primary")
             yield Button(t("summarize.ask"), id="summarize-ask", disabled=True)
-        yield Label("", id="summarize-state", markup=False)
+        yield Label(t("summarize.idle"), id="summarize-state", markup=False)  # what to do, until a run says more
         yield ProgressBar(total=1, id="summarize-progress")
         with VerticalScroll(id="summarize-result"):
             yield Markdown("", id="summary")
@@ -86,6 +86,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.query_one("#summarize-run", Button).label = t("summarize.stop") if self.running else t("summarize.run")
         self.query_one("#summarize-ask", Button).label = t("summarize.ask")
         self.query_one("#summarize-browse", Button).label = t("summarize.browse")
+        if not self.running and self.result is None:
+            self.query_one("#summarize-state", Label).update(t("summarize.idle"))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
@@ -245,7 +247,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         event.stop()
         self._set_running(False)
         self.query_one("#summarize-progress").display = False
-        self.query_one("#summarize-state", Label).update("")
+        self.query_one("#summarize-state", Label).update(self.wapp.texts("summarize.idle"))  # the toast says what went wrong
         self.notify(event.reason, severity="error", timeout=10)
 
     async def action_ask(self) -> None:
