@@ -42,9 +42,15 @@ async def test_a_long_model_name_keeps_its_quantization(folder: Path, tmp_path: 
         assert " · SmolLM2-135M-Instruct-office-edition.Q4_1 · GPU layers 0/31 · KV f16/f16" in text, text
         await pilot.resize_terminal(80, 24)
         bar = app.chat_screen.query_one(StatusBar)
-        await until(pilot, lambda: "SmolLM2-13…" in str(bar.render()))
+        await until(pilot, lambda: "…" in str(bar.render()))
         text = str(bar.render())
-    assert "SmolLM2-13…" in text and "edition.Q4_1 ·" in text and len(text.rstrip()) <= 80, text
+        assert text.startswith(" ready │ long · SmolLM2-") and "…" in text and "edition.Q4_1 · GPU layers 0/31 · KV f16/f16" in text
+        assert len(text.rstrip()) <= 80, text
+        app.generating = True  # a longer state word: the name gives up more, the K/V types stay
+        text = app.status_text()
+        assert text.startswith(" generating │ long · SmolLM2") and text.endswith("edition.Q4_1 · GPU layers 0/31 · KV f16/f16")
+        assert len(text) <= 80, text
+        app.generating = False
 
 
 async def test_a_remote_profile_names_its_server_not_local_settings(folder: Path) -> None:

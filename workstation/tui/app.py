@@ -401,8 +401,10 @@ class WorkstationApp(App[None]):
             return f" {state} │ {profile.key} · {model} · {layers} · {kv}"
 
         full = line(model)
-        if len(model) > 24 and len(full) > self.size.width:  # the end says the quantization
-            return line(model[:10] + "…" + model[-13:])  # (….Q4_1 / ….Q8_0): keep it
+        if len(model) > 12 and len(full) > self.size.width:  # cut to fit the line ("generating"
+            keep = max(self.size.width - (len(full) - len(model)), 12)  # cut the K/V types off)
+            tail = min(13, keep - 5)  # the end says the quantization (….Q4_1 / ….Q8_0): kept
+            return line(model[: keep - 1 - tail] + "…" + model[-tail:])
         return full
 
     def busy_text(self) -> str:
