@@ -770,6 +770,14 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, ModelsScreen))
 
+    monkeypatch.chdir(tmp_path)  # started again from elsewhere: the dialog opens where the last pick was
+    again = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with again.run_test(size=(80, 24)) as pilot:
+        app = again
+        await pilot.press("ctrl+o")
+        screen, tree = await picker()
+        assert Path(tree.path) == docs
+
 
 async def test_system_readings_arrive_from_one_sampler_thread(
     profiles: Path, monkeypatch: pytest.MonkeyPatch

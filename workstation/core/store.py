@@ -323,22 +323,31 @@ class ConversationStore:
         except sqlite3.Error as err:
             raise StoreError(f"The draft could not be saved in {self.path} ({err}).") from None
 
-    def set_open(self, conversation_id: int | None) -> None:
-        """Remember which conversation is open (None: a new one), for the next start."""
+    def remember(self, key: str, value: str) -> None:
+        """Keep ``value`` under ``key`` for the next start (the open conversation, the folder
+        the last document was picked from); a database that cannot take it loses only that."""
         try:
             with self._db:
-                self._db.execute("INSERT OR REPLACE INTO app_state(key, value) VALUES ('open', ?)",
-                                 (str(conversation_id or 0),))
+                self._db.execute("INSERT OR REPLACE INTO app_state(key, value) VALUES (?, ?)", (key, value))
         except sqlite3.Error:
-            pass  # only where the next start opens
+            pass
+
+    def recalled(self, key: str) -> str | None:
+        """What ``remember`` kept under ``key``; None when nothing was."""
+        row = self._db.execute("SELECT value FROM app_state WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_open(self, conversation_id: int | None) -> None:
+        """Remember which conversation is open (None: a new one), for the next start."""
+        self.remember("open", str(conversation_id or 0))
 
     def last_open(self) -> int | None | bool:
         """The conversation open when the app last ran: its id, None for a new one, False when
         unknown or deleted since (the newest opens then)."""
-        row = self._db.execute("SELECT value FROM app_state WHERE key = 'open'").fetchone()
-        if row is None or not str(row[0]).isdigit():
+        value = self.recalled("open")
+        if value is None or not value.isdigit():
             return False
-        key = int(row[0])
+        key = int(value)
         if key == 0:
             return None
         found = self._db.execute("SELECT 1 FROM conversations WHERE id = ?", (key,)).fetchone()

@@ -156,10 +156,11 @@ class WorkstationApp(App[None]):
         try:
             self.store = ConversationStore(store_path)
             drafts = self.store.drafts()
+            remembered = self.store.recalled("folder")  # the last document's folder, for the Open dialog
         except WorkstationError as err:  # damaged, not a database, from a newer version: left as it is
             self.store_problem = self.texts("store.unusable", reason=self.texts.error(err))
             self.store = ConversationStore(Path(":memory:"))
-            drafts = {}
+            drafts, remembered = {}, None
         self.engine: Any = None  # EngineProcess or a remote engine with the same interface
         self.api: Any = None  # the API server (ServeProcess) while the chat is one of its clients
         self.api_port = api_port
@@ -175,7 +176,9 @@ class WorkstationApp(App[None]):
         self._draft_shown = False  # the box holds the open conversation's draft
         self._draft_timer: Timer | None = None
         self.summarizing: str | None = None  # the document a summary (F6) is being made of
-        self.last_folder = _start_folder()  # where the Open dialog starts (pick_file)
+        # where the Open dialog starts (pick_file): where the last pick was, also before a
+        # restart; at first, the folder the app was started from
+        self.last_folder = Path(remembered) if remembered else _start_folder()
         self._kept: dict[type[Screen[Any]], Screen[Any]] = {}  # screens with KEEP_ALIVE
         self.conversation_id: int | None = None
         self.history = MetricsHistory(60)
@@ -843,6 +846,7 @@ class WorkstationApp(App[None]):
         async def picked(path: Path | None) -> None:
             if path is not None:
                 self.last_folder = path.parent
+                self.store.remember("folder", str(path.parent))  # where the next start's dialog opens
                 done = chosen(path)
                 if inspect.isawaitable(done):
                     await done
