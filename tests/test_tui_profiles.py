@@ -379,3 +379,24 @@ async def test_f9_on_f4_relabels_the_list() -> None:
                     and " katman" in str(table.get_row_at(0)[2]))
         assert str(models.query_one(TabbedContent).get_tab("tab-installed").label) == "Kurulu"
         assert table.row_count == len(models.installed)
+
+
+async def test_a_long_conversation_title_ends_with_an_ellipsis_and_gets_room_on_a_wide_screen() -> None:
+    """The sidebar cut a long title mid-word without a sign, and stayed 22 columns wide at 120."""
+    from workstation.core.store import ConversationStore
+    from workstation.tui.widgets.conversation_list import ConversationItem
+
+    store = ConversationStore()
+    conv = store.new("When is the move and who packs the boxes of the finance team")
+    store.add_message(conv.id, "user", "Hello")
+    shown = {}
+    for width in (80, 120):
+        app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="en")
+        async with app.run_test(size=(width, 30)) as pilot:
+            await until(pilot, lambda app=app: bool(app.chat_screen.query(ConversationItem)))
+            await pilot.pause()
+            title = app.chat_screen.query(ConversationItem).first().query("Label").first()
+            shown[width] = title.render_line(0).text.rstrip()
+    assert shown[80].endswith("…") and shown[120].endswith("…"), shown
+    assert "When is the move and who packs the boxes".startswith(shown[80][:-1]), shown
+    assert len(shown[120]) > len(shown[80]), shown
