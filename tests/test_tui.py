@@ -1051,6 +1051,11 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert not app.generating and "Done." in state
         # SmolLM2 135M swaps names and invents dates: the user is told to check them
         assert "Check names, dates and figures against the document: smollm2-135m-instruct-q4_1 is a very small model (135M parameters)" in state
+        await pilot.press("f9")  # the line says itself again in Turkish (it stayed in English)
+        await until(pilot, lambda: str(screen.query_one("#summarize-state").render()).startswith("Bitti."))
+        assert "smollm2-135m-instruct-q4_1" in str(screen.query_one("#summarize-state").render())
+        await pilot.press("f9")
+        await until(pilot, lambda: str(screen.query_one("#summarize-state").render()) == state)
         # ask in the chat: the new conversation holds the document and the summary the engine
         # made of it (one part), so a question starts from the summary's KV cells
         assert screen.result is not None

@@ -60,6 +60,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._said = ""  # the state line while a summary runs, without the time so far
         self._started = 0.0
         self._clock: Timer | None = None
+        self._small: tuple[str, int] | None = None  # the model too small to trust with facts, if so
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -86,8 +87,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.query_one("#summarize-run", Button).label = t("summarize.stop") if self.running else t("summarize.run")
         self.query_one("#summarize-ask", Button).label = t("summarize.ask")
         self.query_one("#summarize-browse", Button).label = t("summarize.browse")
-        if not self.running and self.result is None:
-            self.query_one("#summarize-state", Label).update(t("summarize.idle"))
+        if not self.running:  # what to do, or how the last summary ended (its text is the model's)
+            self.query_one("#summarize-state", Label).update(self._result_text())
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
@@ -203,6 +204,20 @@ class SummarizeScreen(AppScreen, Screen[None]):
             return
         self.post_message(SummaryReady(1, 1, data=result))
 
+    def _result_text(self) -> str:
+        """The state line once a summary has ended, in the UI's language (F9 says it again)."""
+        t, result = self.wapp.texts, self.result
+        if result is None:
+            return t("summarize.idle")
+        done = sum(1 for c in result.chunks if c.summary is not None)
+        if result.cancelled and not done:
+            return t("summarize.stopped_none")
+        if result.cancelled:
+            return t("summarize.stopped", done=done, total=len(result.chunks))
+        small = self._small
+        return t("summarize.done") + ("" if small is None else "\n" + t(
+            "summarize.small_model", name=small[0], n=millions(small[1])))
+
     @on(Progress)
     async def _progress(self, event: Progress) -> None:
         t = self.wapp.texts
@@ -216,14 +231,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
             # stopped before a part was done: nothing to show or to ask about (the Markdown
             # said "the points below cover nothing", and Ctrl+K made a conversation of it)
             self.summary = event.data.summary if done else ""
-            if event.data.cancelled and not done:
-                state.update(t("summarize.stopped_none"))
-            elif event.data.cancelled:
-                state.update(t("summarize.stopped", done=done, total=len(event.data.chunks)))
-            else:
-                small = small_model(self.wapp.profile) if self.wapp.profile is not None else None
-                state.update(t("summarize.done") + ("" if small is None else "\n" + t(
-                    "summarize.small_model", name=small[0], n=millions(small[1]))))
+            self._small = small_model(self.wapp.profile) if self.wapp.profile is not None else None
+            state.update(self._result_text())
             self.query_one("#summarize-ask", Button).disabled = done == 0
             if self.app.screen is not self and self.path is not None:
                 self.app.notify(t("summarize.ready", name=self.path.name), timeout=10)
