@@ -624,7 +624,7 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
     (docs / "old").mkdir(parents=True)
     (docs / "notes.txt").write_text("Meeting at ten.\n", encoding="utf-8")
     (docs / "Report.MD").write_text("# Q3\n\nMargins rose.\n", encoding="utf-8")
-    (docs / "photo.png").write_bytes(b"\x89PNG\r\n")
+    (docs / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
     (docs / ".secret.txt").write_text("hidden\n", encoding="utf-8")
     (docs / "old" / "2019.txt").write_text("Old minutes.\n", encoding="utf-8")
     monkeypatch.chdir(docs)  # the folder the app is started from
@@ -723,6 +723,10 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         assert str(problem.render()) == f"There is no '{docs / 'old' / '~no_such_user_here' / 'x.txt'}'. " \
             "Type another path, or pick from the list."
         assert app.screen is screen and inside_dialog(screen, problem)
+        path_line.value = str(docs / "photo.png")  # there, and no document: said, the dialog stays
+        await pilot.press("enter")
+        await until(pilot, lambda: str(problem.render()) == "'photo.png' is a binary file, not text.")
+        assert app.screen is screen and app.pending_document == (docs / "notes.txt", "Meeting at ten.\n")
         await pilot.press("backspace")  # a step elsewhere clears it
         tree.focus()
         await pilot.press("backspace")
@@ -767,6 +771,10 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         screen, tree = await picker()
         assert str(screen.query_one(".dialog-title").render()) == "Add a GGUF model file"
         assert names(tree) == ["old", "mine.Q4_0.gguf"]
+        await pilot.press("down", "enter")  # not a usable model: said in the dialog, nothing copied
+        problem = screen.query_one("#picker-problem")
+        await until(pilot, lambda: "is not a usable GGUF model" in str(problem.render()))
+        assert app.screen is screen
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, ModelsScreen))
 

@@ -135,14 +135,15 @@ async def test_an_error_naming_a_file_with_brackets_is_shown_as_written(folder: 
         problem = app.screen.query_one("#picker-problem")
         await until(pilot, lambda: problem.display)
         assert str(problem.render()).startswith(f"There is no '{tmp_path / '[/bold]nope.txt'}'.")  # as written
+        (tmp_path / "[").mkdir()
+        (tmp_path / "[/bold]nope.txt").write_bytes(bytes(range(256)) * 10)  # there now, and no document
+        await pilot.press("enter")
+        await until(pilot, lambda: "binary" in str(problem.render()))
+        assert str(problem.render()) == "'bold]nope.txt' is a binary file, not text."  # as written
+        with pytest.raises(MarkupError):  # what drawing such a name as markup does
+            Content.from_markup("[/bold]nope.txt")
         await pilot.press("escape")
-        app._read_document(tmp_path / "[/bold]nope.txt")  # reader's toast names it (gone since the pick)
-        await until(pilot, lambda: any("[/bold]nope.txt" in n.message for n in app._notifications))
-        note = next(n for n in app._notifications if "[/bold]nope.txt" in n.message)
-        assert note.markup is False  # the toast draws the text as it is
-        with pytest.raises(MarkupError):  # what drawing it as markup did
-            Content.from_markup(note.message)
-        app.notify("no item named '[Content_Types].xml'")
+        app.notify("no item named '[Content_Types].xml'")  # a toast draws the text as it is
         assert all(n.markup is False for n in app._notifications)
         await pilot.pause(0.3)  # the toasts are drawn: the app is still up
     assert app._exception is None
@@ -275,17 +276,17 @@ async def test_a_document_that_cannot_be_read_is_said_in_turkish(folder: Path, t
         await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(Input)))
         app.screen.query_one(Input).value = str(photo)
         app.screen.query_one(Input).focus()
-        await pilot.press("enter")
-        await until(pilot, lambda: any("'fotoğraf.txt' ikili bir dosya, metin değil." in str(n.message)
-                                       for n in app._notifications))
-        app.action_attach()
-        await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(Input)))
-        app.screen.query_one(Input).value = "yok.docx"  # a name alone: in the folder shown, the last one's
+        await pilot.press("enter")  # said in the dialog, which stays for another pick
+        problem = app.screen.query_one("#picker-problem")
+        await until(pilot, lambda: str(problem.render()) == "'fotoğraf.txt' ikili bir dosya, metin değil.")
+        assert isinstance(app.screen, FilePicker) and app.pending_document is None
+        app.screen.query_one(Input).value = "yok.docx"  # a name alone: in the folder shown
         app.screen.query_one(Input).focus()
         await pilot.press("enter")  # said in the dialog, in Turkish
         problem = app.screen.query_one("#picker-problem")
         await until(pilot, lambda: problem.display)
-        assert str(problem.render()) == f"'{tmp_path / 'yok.docx'}' yok. Başka bir yol yazın ya da listeden seçin."
+        shown = app.screen.folder  # type: ignore[attr-defined]
+        assert str(problem.render()) == f"'{shown / 'yok.docx'}' yok. Başka bir yol yazın ya da listeden seçin."
 
 
 async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, smollm2_path: Path) -> None:

@@ -830,7 +830,9 @@ class WorkstationApp(App[None]):
 
     # --- documents ------------------------------------------------------------------------
     def action_attach(self) -> None:
-        self.pick_file(self.texts("chat.attach_title"), "document", self._read_document)
+        self.pick_file(self.texts("chat.attach_title"), "document",
+                       lambda path, text: self.post_message(DocumentRead(str(path), text)),
+                       load=integrations.read_document_text)  # a file that is no document: said in the dialog
 
     def action_detach(self) -> None:
         """Take the attached document off the next message (it could only be sent or replaced)."""
@@ -839,31 +841,22 @@ class WorkstationApp(App[None]):
             self._attach(None)
             self.notify(self.texts("chat.detached", name=name))
 
-    def pick_file(self, title: str, kind: str, chosen: Callable[[Path], object]) -> None:
+    def pick_file(self, title: str, kind: str, chosen: Callable[..., object],
+                  load: Callable[[Path], Any] | None = None) -> None:
         """The Open dialog (Ctrl+O, F6, F4's add), starting where the last pick was (at first,
-        the folder the app was started from, as ``workstation summarize FILE`` reads from)."""
+        the folder the app was started from, as ``workstation summarize FILE`` reads from).
+        ``chosen(path)``, or with ``load`` (see FilePicker) ``chosen(path, loaded)``."""
+        picker = FilePicker(title, start_folder(self.last_folder), kind, load)
 
         async def picked(path: Path | None) -> None:
             if path is not None:
                 self.last_folder = path.parent
                 self.store.remember("folder", str(path.parent))  # where the next start's dialog opens
-                done = chosen(path)
+                done = chosen(path) if load is None else chosen(path, picker.loaded)
                 if inspect.isawaitable(done):
                     await done
 
-        self.push_screen(FilePicker(title, start_folder(self.last_folder), kind), picked)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="document")
-    def _read_document(self, path: Path) -> None:
-        try:
-            text = integrations.read_document_text(path)
-        except WorkstationError as err:
-            self.post_message(TaskFailed(self.texts.error(err)))
-            return
-        except Exception as err:  # noqa: BLE001
-            self.post_message(TaskFailed(f"{path} cannot be read: {type(err).__name__}: {err}"))
-            return
-        self.post_message(DocumentRead(str(path), text))
+        self.push_screen(picker, picked)
 
     @on(DocumentRead)
     def _document_read(self, event: DocumentRead) -> None:

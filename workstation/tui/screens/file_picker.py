@@ -6,10 +6,11 @@ as an office app's Open dialog. Returns the chosen path; what it holds is the ca
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
-from textual import events, on
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -17,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DirectoryTree, Input, Label, Static, Tree
 
 from workstation.core.documents import SUPPORTED_SUFFIXES
+from workstation.core.errors import WorkstationError
 from workstation.core.paths import typed_path
 from workstation.tui.screens.app_screen import AppScreen
 
@@ -107,12 +109,17 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
 
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
 
-    def __init__(self, title: str, start: Path, kind: str) -> None:
-        """``kind``: what may be picked, a key of ``KINDS`` ("document", "model")."""
+    def __init__(self, title: str, start: Path, kind: str, load: Callable[[Path], Any] | None = None) -> None:
+        """``kind``: what may be picked, a key of ``KINDS`` ("document", "model"). ``load``: read
+        the file picked before the dialog closes (in a thread); what it raises (a photo named
+        .txt, a text file named .gguf) is said in the dialog, which stays for another pick, and
+        what it returns is ``loaded``."""
         super().__init__(classes="dialog-screen")
         self.title_text = title
         self.start = start
         self.suffixes = KINDS[kind]
+        self.load = load
+        self.loaded: Any = None
         self._typing = False  # keys typed in the list are on their way to the path line
 
     def compose(self) -> ComposeResult:
@@ -166,12 +173,14 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         if isinstance(event.widget, FileTree):
             self._typing = False  # back in the list: the next key starts a new path
 
-    def _problem(self, text: str) -> None:
-        """A path typed that is not there, said inside the dialog (it closed it, and the app said
-        so once the dialog was gone)."""
+    def _problem(self, text: str, error: bool = True) -> None:
+        """A path typed that is not there, or a file that is not what it should be, said inside
+        the dialog (it closed it, and the app said so once the dialog was gone); ``error``
+        False: a word on what is going on (reading a file)."""
         problem = self.query_one("#picker-problem", Static)
         problem.update(text)
         problem.display = bool(text)
+        problem.set_class(not error, "-busy")
 
     @property
     def folder(self) -> Path:
@@ -215,7 +224,30 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
             self._problem(self.wapp.texts("picker.missing", path=str(path)))
 
     def _pick(self, path: Path) -> None:
-        if self.is_current:  # once: a second Enter or click on its way would close the screen below
+        if not self.is_current:  # once: a second Enter or click on its way would close the screen below
+            return
+        if self.load is None:
+            self.dismiss(path)
+            return
+        self._problem(self.wapp.texts("picker.reading", name=path.name), error=False)
+        self._load(path)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="picker-load")
+    def _load(self, path: Path) -> None:
+        assert self.load is not None
+        try:
+            loaded = self.load(path)
+        except WorkstationError as err:
+            self.app.call_from_thread(self._problem, self.wapp.texts.error(err))
+            return
+        except Exception as err:  # noqa: BLE001 - one sentence in the dialog, never a traceback
+            self.app.call_from_thread(self._problem, f"{path.name} cannot be read: {type(err).__name__}: {err}")
+            return
+        self.app.call_from_thread(self._loaded, path, loaded)
+
+    def _loaded(self, path: Path, loaded: Any) -> None:
+        if self.is_current:  # not after Esc
+            self.loaded = loaded
             self.dismiss(path)
 
     def action_cancel(self) -> None:

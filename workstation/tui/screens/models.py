@@ -20,7 +20,7 @@ from textual.widgets import (
     TabPane,
 )
 
-from workstation.core.catalog import installed_name
+from workstation.core.catalog import installed_name, read_model_info
 from workstation.core.errors import WorkstationError
 from workstation.tui import integrations
 from workstation.tui.integrations import ModelRow
@@ -229,7 +229,9 @@ class ModelsScreen(AppScreen, Screen[None]):
 
     # --- add and delete ------------------------------------------------------------------
     def action_add(self) -> None:
-        self.wapp.pick_file(self.wapp.texts("models.add_title"), "model", self._add)
+        # a file that is no GGUF model is said in the dialog (the header read; the copy after)
+        self.wapp.pick_file(self.wapp.texts("models.add_title"), "model", lambda path, _info: self._add(path),
+                            load=read_model_info)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="models-add")
     def _add(self, path: Path) -> None:
