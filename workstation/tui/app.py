@@ -99,14 +99,6 @@ def _close_quietly(engine: Any) -> None:
         pass
 
 
-def _start_folder() -> Path:
-    """The folder the app was started from (gone if it was deleted since: then home)."""
-    try:
-        return Path.cwd()
-    except OSError:
-        return Path.home()
-
-
 def _key_text(key: str) -> str:
     """A key as people write it: Ctrl+N, F3, Esc."""
     names = {"escape": "Esc", "delete": "Del", "pageup": "PgUp", "pagedown": "PgDn"}
@@ -178,7 +170,7 @@ class WorkstationApp(App[None]):
         self.summarizing: str | None = None  # the document a summary (F6) is being made of
         # where the Open dialog starts (pick_file): where the last pick was, also before a
         # restart; at first, the folder the app was started from
-        self.last_folder = Path(remembered) if remembered else _start_folder()
+        self.last_folder: Path | None = Path(remembered) if remembered else None
         self._kept: dict[type[Screen[Any]], Screen[Any]] = {}  # screens with KEEP_ALIVE
         self.conversation_id: int | None = None
         self.history = MetricsHistory(60)

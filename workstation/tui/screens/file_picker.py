@@ -254,10 +254,14 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         self.dismiss(None)
 
 
-def start_folder(path: Path) -> Path:
-    """``path`` if it is a folder, else the nearest folder above it that is there (the last
-    pick's may be gone), else home."""
-    path = typed_path(path).absolute()
+def start_folder(path: Path | None) -> Path:
+    """Where the dialog opens: ``path`` (the last pick's folder) if it is a folder, else the
+    nearest folder above it that is there (it may be gone); with none, the folder the app was
+    started from; home where neither is there."""
+    try:
+        path = typed_path(path).absolute() if path is not None else Path.cwd()
+    except OSError:  # the folder started from was deleted since
+        return Path.home()
     for folder in (path, *path.parents):
         if _is_folder(folder):
             return folder

@@ -170,12 +170,16 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._said = text
         self._tick()
 
+    def _time_formats(self) -> tuple[str, str, str]:
+        """An hour, a minute and a second as the UI's language writes them (1m05s, 1 dk 05 sn)."""
+        t = self.wapp.texts
+        return t("summarize.eta_hours"), t("summarize.eta_minutes"), t("summarize.eta_seconds")
+
     def _tick(self) -> None:
         if not self.running:
             return
         t = self.wapp.texts
-        formats = (t("summarize.eta_hours"), t("summarize.eta_minutes"), t("summarize.eta_seconds"))
-        so_far = eta_text(time.monotonic() - self._started, "", formats).strip()
+        so_far = eta_text(time.monotonic() - self._started, "", self._time_formats()).strip()
         self.query_one("#summarize-state", Label).update(f"{self._said} · {t('summarize.so_far', time=so_far)}")
 
     def action_stop(self) -> None:
@@ -244,8 +248,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             return  # "stopping…" stays until it has
         p = event.data
         if isinstance(p, SummaryProgress) and p.stage == "map":
-            formats = (t("summarize.eta_hours"), t("summarize.eta_minutes"), t("summarize.eta_seconds"))
-            eta = eta_text(p.eta_s, t("summarize.eta"), formats)
+            eta = eta_text(p.eta_s, t("summarize.eta"), self._time_formats())
             self._say(t("summarize.parts", done=p.chunks_done, total=p.chunks_total, eta=eta))
         elif isinstance(p, SummaryProgress) and p.stage not in ("chunking", "done", "cancelled"):
             self._say(t("summarize.combining", total=p.chunks_total))
@@ -256,7 +259,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         event.stop()
         self._set_running(False)
         self.query_one("#summarize-progress").display = False
-        self.query_one("#summarize-state", Label).update(self.wapp.texts("summarize.idle"))  # the toast says what went wrong
+        self.query_one("#summarize-state", Label).update(self._result_text())  # what to do; the toast says what went wrong
         self.notify(event.reason, severity="error", timeout=10)
 
     async def action_ask(self) -> None:
