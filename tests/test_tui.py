@@ -679,9 +679,9 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         await until(pilot, lambda: Path(tree.path) == docs and "notes.txt" in names(tree))
         await until(pilot, lambda: tree.cursor_node is not None and str(tree.cursor_node.label) == "old")
         assert path_line.value == f"{docs}/"
-        for key in "notes.md":  # keys that arrive at once, before the line has the focus: all kept
-            tree.post_message(events.Key(key, key))
-        await until(pilot, lambda: path_line.has_focus and path_line.value == f"{docs}/notes.md")
+        for key in "my notes.md":  # keys that arrive at once, before the line has the focus: all kept
+            tree.post_message(events.Key("space" if key == " " else key, key))
+        await until(pilot, lambda: path_line.has_focus and path_line.value == f"{docs}/my notes.md")
         tree.focus()
         await pilot.pause()
         tree.post_message(events.Paste(f"{docs / 'old' / '2019.txt'}\n"))  # a path pasted in the list

@@ -144,8 +144,8 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         which nothing said): a name goes after the folder shown; a / or ~ starts a path."""
         tree = self.query_one(FileTree)
         char = event.character
-        if not tree.has_focus or not event.is_printable or not char or char == " ":
-            return
+        if not tree.has_focus or not event.is_printable or not char or (char == " " and not self._typing):
+            return  # a space starts nothing (the list's own key), but goes into a name being typed
         event.stop()
         event.prevent_default()
         line = self.query_one("#picker-path", Input)
