@@ -166,6 +166,25 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert [m.role for m in stored] == ["user", "assistant", "user", "assistant"]
         assert stored[-1].content == partial
 
+        # Esc before the first token (a long message is still being read): the reply says it
+        # was stopped before it began, and is kept so (it vanished, the question left unanswered)
+        app.chat_screen.query_one("#prompt").value = "Desks go by team on the third floor. " * 60  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await until(pilot, lambda: app.generating)
+        await pilot.pause(0.2)
+        assert app.live_tokens == 0
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.generating)
+        assert app.live_tokens == 0 and app.last_metrics is not None and app.last_metrics.stop_reason == "cancelled"
+        unanswered = _views(app)[-1]
+        assert unanswered.role == "assistant" and "Stopped before the reply began" in unanswered.body.source
+        assert str(unanswered.query_one(".metrics").render()) == "stopped"
+        assert [m.role for m in app.store.messages(conv_id)][-2:] == ["user", "assistant"]
+        # the model is not shown an empty reply: the next question joins the unanswered one
+        said = app.store.prompt_messages(conv_id, then="And the kitchen?")
+        assert [m["role"] for m in said] == ["user", "assistant", "user", "assistant", "user"]
+        assert said[-1]["content"].endswith("third floor.\n\nAnd the kitchen?")
+
         # a profile that fails to load: a message, and the previous profile runs again
         await _choose_profile(pilot, app, "broken")
         await until(pilot, lambda: app.loading is None and app.engine is not None)
@@ -188,12 +207,14 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         await until(pilot, out.exists)
         text = out.read_text(encoding="utf-8")
         assert "## You\n\nHello!" in text and partial.strip()[:20] in text
+        assert text.rstrip().endswith("## Assistant\n\n*Stopped before the reply began.*")
 
     # the conversation survives a restart (same WORKSTATION_DATA), without loading a model
     app2 = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with app2.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: len(_views(app2)) == 4)
+        await until(pilot, lambda: len(_views(app2)) == 6)
         assert app2.conversation_id == conv_id
+        assert "Stopped before the reply began" in _views(app2)[-1].body.source
         assert _views(app2)[1].content == reply.content
         assert "TTFT" in str(_views(app2)[1].query_one(".metrics").render())
         assert app2.engine is None and "not loaded" in app2.status_text()

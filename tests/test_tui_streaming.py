@@ -246,6 +246,9 @@ def test_a_reply_cut_off_shows_the_figures_it_has_and_no_row_of_zeros() -> None:
 
     t = Texts("en")
     assert metrics_line(TurnMetrics(stop_reason="cancelled"), t) == "stopped"
+    # Esc while the prompt was read: its "TTFT" was only the time until Esc, and no token came
+    early = TurnMetrics(ttft_ms=501, prompt_n=0, cache_n=66, stop_reason="cancelled")
+    assert metrics_line(early, t) == "stopped"
     cut = TurnMetrics(ttft_ms=320, predicted_n=40, predicted_per_second=40.0, stop_reason="cancelled")
     assert metrics_line(cut, t) == "TTFT 320 ms · 40.0 tok/s · 40 tokens · stopped"
     assert "prompt" not in cut.summary_line()

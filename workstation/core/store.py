@@ -398,9 +398,14 @@ class ConversationStore:
         """The conversation as the model reads it (``then``: the user's next message, not saved
         here). A user message that got no reply (its turn failed: the server was down) is kept,
         joined to the next user message, so that roles alternate: Gemma's and Mistral's chat
-        templates refuse two user messages in a row, and the conversation could go no further."""
+        templates refuse two user messages in a row, and the conversation could go no further.
+        A reply with no words (stopped before its first token, or all thinking) is left out the
+        same way: the model is not shown itself saying nothing."""
         out: list[dict[str, str]] = []
-        stored = [(m.role, m.content) for m in self.messages(conversation_id)]
+        stored = [
+            (m.role, m.content) for m in self.messages(conversation_id)
+            if m.role != "assistant" or m.content.strip()
+        ]
         for role, content in stored + ([("user", then)] if then is not None else []):
             if out and role == "user" and out[-1]["role"] == "user":
                 out[-1]["content"] = f"{out[-1]['content']}\n\n{content}"
@@ -419,9 +424,13 @@ class ConversationStore:
             lines += [f"## {names.get(msg.role, msg.role.title())}", ""]
             if msg.reasoning:  # folded, as the chat shows it (GitHub and most viewers fold <details>)
                 lines += ["<details><summary>Thinking</summary>", "", msg.reasoning.rstrip(), "", "</details>", ""]
+            m = msg.metrics or {}
+            if msg.role == "assistant" and not msg.content.strip() and not msg.reasoning:
+                if m.get("stop_reason") == "cancelled":  # as the chat shows it
+                    lines += ["*Stopped before the reply began.*", ""]
+                continue
             lines += [msg.content.rstrip(), ""]
-            if msg.metrics:
-                m = msg.metrics
+            if m:
                 lines += [
                     f"*TTFT {float(m.get('ttft_ms', 0)):.0f} ms · "
                     f"{float(m.get('predicted_per_second', 0)):.1f} tok/s · "

@@ -778,16 +778,12 @@ class WorkstationApp(App[None]):
         metrics = event.metrics
         self.last_metrics = metrics
         self.history.add(metrics)
-        if view is not None:
+        if view is not None:  # stopped before its first token: it says so, and is kept so
             await view.finish(event.text, metrics, event.reasoning)
-        if self.conversation_id is not None and (
-            event.text or event.reasoning or metrics.stop_reason != "cancelled"
-        ):
+        if self.conversation_id is not None:  # (the model never reads an empty reply: prompt_messages)
             self.store.add_message(
                 self.conversation_id, "assistant", event.text, metrics.to_dict(), reasoning=event.reasoning
             )
-        elif view is not None:
-            await view.remove()
         self.generating = False
         if self._quit_after_turn:
             self.exit()

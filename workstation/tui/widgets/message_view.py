@@ -22,8 +22,10 @@ THINKING_TITLE_EVERY_S = 0.5
 def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts) -> str:
     """TTFT, tok/s, tokens, cache hits and draft acceptance of one reply, on one line."""
     m = TurnMetrics.from_dict(metrics) if isinstance(metrics, dict) else metrics
-    if m.stop_reason == "cancelled" and not (m.predicted_n or m.ttft_ms):
-        return texts("metric.stopped")  # cut off before any figure was known: no row of zeros
+    if m.stop_reason == "cancelled" and not m.predicted_n:
+        # cut off before its first token: no row of zeros, and no "TTFT" that was only the
+        # time until Esc, nor the cache figures of a prompt read in part
+        return texts("metric.stopped")
     prompt_total = m.prompt_n + m.cache_n
     # figures with thousands separators, in the UI language's way (TTFT 1,904 ms; 1.904 ms)
     parts = [
@@ -119,6 +121,8 @@ class MessageView(Vertical):
     def _shown_body(self) -> str:
         """The reply's text; for a reply that was all thinking, cut by its limit, why."""
         m = TurnMetrics.from_dict(self.metrics) if self.metrics else None
+        if m is not None and not self.content.strip() and not self.reasoning and m.stop_reason == "cancelled":
+            return self.texts("chat.stopped_before")  # Esc or Ctrl+Q before the first token
         if m is not None and not self.content.strip() and self.reasoning:
             if m.stop_reason == "length":
                 return self.texts("chat.thought_only", n=m.predicted_n)
