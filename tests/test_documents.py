@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from docmaker import make_docx, make_docx_bomb, make_pdf
 
-from workstation.core.documents import DocumentError, Limits, read_document
+from workstation.core.documents import DocumentError, Limits, decode_text, read_document
 
 TURKISH = (
     "Türkiye'nin başkenti Ankara'dır. İstanbul en büyük şehirdir. Öğretmen Şükrü Bey "
@@ -165,6 +165,15 @@ def test_binary_file_named_txt(tmp_path: Path) -> None:
     noisy = tmp_path / "noise.txt"
     noisy.write_bytes(os.urandom(20000).replace(b"\0", b"x"))
     _fails_fast(noisy, r"binary|unknown text encoding")
+    # too short for the share of control characters to tell: a cut PNG was read as UTF-16
+    # text ('襐乇ഊ'), a cut JPEG as some single-byte text
+    for name, data in (("cut.txt", b"\x89PNG\r\n"), ("cut.md", b"\xff\xd8\xff\xe0ab")):
+        (tmp_path / name).write_bytes(data)
+        _fails_fast(tmp_path / name, r"binary file")
+    with pytest.raises(DocumentError, match="binary"):  # no BOM, no NUL: a UTF-16 guess is no text
+        decode_text(b"\x80\x81\x82\x83", "x")
+    # while a short text in a single-byte code page still reads
+    assert decode_text("çalışma odası".encode("cp1254"), "x") == ("çalışma odası", "cp1254")
 
 
 def test_a_pipe_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
