@@ -731,6 +731,15 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         await pilot.press("backspace")
         await until(pilot, lambda: Path(tree.path) == tmp_path and "docs" in names(tree))
         path_line = screen.query_one("#picker-path", Input)
+        (tmp_path / "empty").mkdir()
+        path_line.focus()
+        path_line.value = "empty"  # a folder with nothing to pick: the list says so (it was blank)
+        await pilot.press("enter")
+        problem = screen.query_one("#picker-problem")
+        await until(pilot, lambda: Path(tree.path) == tmp_path / "empty" and problem.display)
+        assert str(problem.render()).startswith("Nothing to open in this folder.") and problem.has_class("-busy")
+        await pilot.press("backspace")  # the list has the focus: the folder above, and the note gone
+        await until(pilot, lambda: Path(tree.path) == tmp_path and "docs" in names(tree) and not problem.display)
         path_line.focus()
         path_line.value = "docs/old"  # a folder typed: shown; in the folder shown, as a name alone is
         await pilot.press("enter")
@@ -806,6 +815,22 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         await pilot.press("ctrl+o")
         screen, tree = await picker()
         assert Path(tree.path) == docs
+
+
+def test_an_empty_list_in_the_open_dialog_says_why(tmp_path: Path) -> None:
+    """The tree shows a blank list for a folder it cannot open (it swallows the error) and for
+    one with nothing usable; the dialog says which (root reads any folder: a missing one here)."""
+    from workstation.tui.screens.file_picker import empty_folder_note
+
+    (tmp_path / "photo.png").write_bytes(b"\x89PNG")
+    (tmp_path / ".hidden.txt").write_text("x", encoding="utf-8")
+    usable = frozenset({".txt"})
+    assert empty_folder_note(tmp_path, usable) == ("picker.empty", False, {})
+    (tmp_path / "notes.TXT").write_text("x", encoding="utf-8")
+    assert empty_folder_note(tmp_path, usable) is None
+    assert empty_folder_note(tmp_path / "gone", usable) == ("picker.unreadable", True, {"why": "No such file or directory"})
+    assert empty_folder_note(tmp_path / "notes.TXT", usable) == ("picker.unreadable", True, {"why": "Not a directory"})
+    assert Texts("en")("picker.unreadable", why="Not a directory").startswith("This folder cannot be opened (Not a")
 
 
 async def test_system_readings_arrive_from_one_sampler_thread(

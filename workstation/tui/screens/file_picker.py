@@ -42,6 +42,12 @@ def _is_folder(path: Path) -> bool:
         return False
 
 
+def usable_paths(paths: Iterable[Path], suffixes: frozenset[str]) -> list[Path]:
+    """The folders and the files with one of ``suffixes`` (lower case) of ``paths``, hidden ones
+    left out."""
+    return [p for p in paths if not p.name.startswith(".") and (p.suffix.lower() in suffixes or _is_folder(p))]
+
+
 class FileTree(DirectoryTree):
     """The folders and the files with one of ``suffixes`` in one folder (its own line left out:
     the path line says it); hidden ones (.cache, .venv) left out. Backspace: the folder above."""
@@ -55,8 +61,7 @@ class FileTree(DirectoryTree):
         self.show_root = False  # Enter on it folded the whole list away
 
     def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
-        return [p for p in paths
-                if not p.name.startswith(".") and (p.suffix.lower() in self.suffixes or _is_folder(p))]
+        return usable_paths(paths, self.suffixes)
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded) -> None:  # type: ignore[type-arg]
         """A folder's list is in (at first, or after Backspace): the cursor on its first line,
@@ -137,6 +142,7 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         tree = self.query_one(FileTree)
         self.watch(tree, "path", self._folder_shown, init=False)
         self._problem("")
+        self._look(self.start)
         tree.focus()
 
     def on_key(self, event: events.Key) -> None:
@@ -191,6 +197,20 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         """The path line says the folder the tree shows (after Backspace, or a folder typed)."""
         self.query_one("#picker-path", Input).value = _folder_text(Path(path))
         self._problem("")
+        self._look(Path(path))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="picker-look")
+    def _look(self, folder: Path) -> None:
+        """An empty list says why: nothing usable in the folder, or a folder that cannot be
+        opened (the tree showed a blank list: it swallows the error)."""
+        note = empty_folder_note(folder, frozenset(s.lower() for s in self.suffixes))
+        if note is not None:
+            self.app.call_from_thread(self._empty_folder, folder, *note)
+
+    def _empty_folder(self, folder: Path, key: str, error: bool, values: dict[str, str]) -> None:
+        problem = self.query_one("#picker-problem", Static)
+        if self.folder == folder and not problem.display:  # still shown; nothing else said
+            self._problem(self.wapp.texts(key, **values), error=error)
 
     @on(Tree.NodeHighlighted, "#picker-tree")
     def _highlighted(self, event: Tree.NodeHighlighted) -> None:  # type: ignore[type-arg]
@@ -252,6 +272,20 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def empty_folder_note(folder: Path, suffixes: frozenset[str]) -> tuple[str, bool, dict[str, str]] | None:
+    """Why the list of ``folder`` is empty (the text's key, whether it is an error, its values),
+    or None when it holds a folder or a file with one of ``suffixes`` (lower case)."""
+    try:
+        with os.scandir(folder) as entries:
+            if usable_paths((Path(e.path) for e in entries), suffixes):
+                return None
+    except PermissionError:
+        return "picker.no_permission", True, {}
+    except OSError as err:
+        return "picker.unreadable", True, {"why": err.strerror or type(err).__name__}
+    return "picker.empty", False, {}
 
 
 def start_folder(path: Path | None) -> Path:
