@@ -531,6 +531,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         keys = app.screen
         assert keys.rows[0] == ("Esc", "Geri", "Sohbete dön")  # named as the app's keys are, with what it does
         assert ("p", "İndir", "Vurgulanan katalog modelini indir") in keys.rows  # a Turkish capital İ
+        assert ("Left/Right", "Diğer liste", "Kurulu modeller ile katalog arasında geç") in keys.rows  # one row
         assert not any(name in ("Yeni", "Durdur", "Gönder", "Adlandır", "İstem") for _, name, _ in keys.rows)  # the chat's
         assert not any(key in ("F2", "F8", "Ctrl+L") for key, _, _ in keys.rows)  # they act on the chat's conversation
         assert str(keys.query_one(".dialog-title").render()) == "Tuşlar"

@@ -211,8 +211,18 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
                     if language == "tr" else "At a context of 8,192 tokens on this PC: fits entirely on the GPU")
             assert said in text, text
             assert app.focused is models.query_one("#installed", DataTable)  # the arrows move in the list
-            models.query_one(TabbedContent).active = "tab-catalog"
             catalog = models.query_one("#catalog", DataTable)
+            # Right shows the catalog, its list ready for Up and Down (the tabs took the arrows
+            # only once reached with Shift+Tab); Left goes back, and Right again
+            await pilot.press("right")
+            assert models.query_one(TabbedContent).active == "tab-catalog" and app.focused is catalog
+            await pilot.press("down")
+            assert catalog.cursor_row == 1
+            await pilot.press("left")
+            assert models.query_one(TabbedContent).active == "tab-installed"
+            assert app.focused is models.query_one("#installed", DataTable)
+            await pilot.press("right")
+            assert models.query_one(TabbedContent).active == "tab-catalog" and app.focused is catalog
             names = [row.name for row in models.catalog]
             catalog.move_cursor(row=names.index("qwen2.5-14b-instruct-q4_k_m"))
             await until(pilot, lambda: "qwen2.5-14b-instruct-q4_k_m" in models.fits)

@@ -299,6 +299,8 @@ class WorkstationApp(App[None]):
         language (the footer has room for a few; Textual's keys panel began with thirty of the
         text box's editing keys)."""
         rows: list[tuple[str, str, str]] = []
+        later: list[tuple[str, str, str]] = []  # keys that take priority (F4's Left, Right) after the rest
+        ids: dict[str, int] = {}  # a binding of several keys: one row (Left/Right)
         for key, active in self.screen.active_bindings.items():  # the keymap and check_action applied
             b = active.binding
             if not active.enabled or b.system:
@@ -312,8 +314,15 @@ class WorkstationApp(App[None]):
                 # (F4's p, pull; not Textual's Tab, focus next); named as the app's are, with what it does
                 what = self.texts(f"binding.{b.id}.help") if b.id else ""
                 what = "" if what == f"binding.{b.id}.help" else what
-                rows.append((_key_text(key), self.texts.capital(b.description), what))
-        self.push_screen(KeysDialog(self.texts("keys.title"), rows, self.texts("keys.hint")))
+                into = later if b.priority else rows
+                if b.id and b.id in ids:
+                    at = ids[b.id]
+                    into[at] = (f"{into[at][0]}/{_key_text(key)}", *into[at][1:])
+                    continue
+                if b.id:
+                    ids[b.id] = len(into)
+                into.append((_key_text(key), self.texts.capital(b.description), what))
+        self.push_screen(KeysDialog(self.texts("keys.title"), rows + later, self.texts("keys.hint")))
 
     # --- the command palette ---------------------------------------------------------------
     def action_command_palette(self) -> None:

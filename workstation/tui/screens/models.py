@@ -53,6 +53,8 @@ class ModelsScreen(AppScreen, Screen[None]):
         Binding("a", "add", "add file", id="models.add"),
         Binding("d", "delete", "delete", id="models.delete"),
         Binding("r", "reload", "refresh", id="models.refresh"),
+        # the tabs took the arrows only once reached with Shift+Tab, which nothing said
+        Binding("left,right", "other_list", "other list", id="models.tabs", show=False, priority=True),
     ]
 
     def __init__(self) -> None:
@@ -165,6 +167,12 @@ class ModelsScreen(AppScreen, Screen[None]):
         row = self._highlighted()
         if row is not None and row.name == event.name:
             self._show_detail()
+
+    def action_other_list(self) -> None:
+        """Left or Right: the other tab (installed, catalog), its list ready for the arrows."""
+        tabs = self.query_one(TabbedContent)
+        tabs.active = "tab-catalog" if tabs.active == "tab-installed" else "tab-installed"
+        self.query_one("#catalog" if tabs.active == "tab-catalog" else "#installed", DataTable).focus()
 
     def _active(self) -> str:
         return self.query_one(TabbedContent).active
