@@ -13,6 +13,7 @@ import pytest
 
 from workstation.cli import main
 from workstation.core import calibration
+from workstation.core.catalog import installed_name
 
 
 @pytest.mark.timeout(600)  # 20 loads and 6 decode runs on a busy machine
@@ -39,7 +40,7 @@ def test_size_measure_on_the_command_line(smollm2_path: Path, gemma_path: Path,
     for c in report["checks"]:
         assert math.isfinite(c["error_pct"]) and c["predicted_tps"] > 0
     assert sorted((c["model"], c["slots"]) for c in report["checks"]) == sorted(
-        (p.stem, b) for p in (smollm2_path, gemma_path) for b in calibration.SLOTS)
+        (installed_name(p), b) for p in (smollm2_path, gemma_path) for b in calibration.SLOTS)
     # more sequences decode more tokens per step in total, by the fitted model too
     agg = [speed.decode_tps(1e8, 30, 1.3e8, b) * b for b in (1, 2, 4)]
     assert agg == sorted(agg)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from workstation.core.catalog import ModelInfo, read_model_info
+from workstation.core.catalog import ModelInfo, installed_name, read_model_info
 from workstation.core.model_shapes import active_params
 from workstation.core.results import ResultRow, history, save_run
 from workstation.core.speed_model import (
@@ -70,7 +70,7 @@ def measure(paths: list[Path], *, n_gen: int = 24, repetitions: int = 2, n_promp
     out: list[Measured] = []
     rng = np.random.default_rng(1234)
     for path in paths:
-        name = path.stem
+        name = installed_name(path)  # as memory-check rows and `models list` name it
         say(done / total, f"{name}: loading")
         settings = RuntimeSettings(n_ctx=max(SLOTS) * max(256, n_gen + 16), n_threads=threads,
                                    n_seq_max=max(SLOTS), n_batch=max(n_prompt, 32))
@@ -134,10 +134,10 @@ def _points(entries: list[Any]) -> tuple[list[DecodePoint], list[tuple[float, fl
         info = read_model_info(path, check=False)
         w, n_layer, act = _cpu_cost(info)
         if test.startswith("tg"):
-            points.append(DecodePoint(path.stem, w, n_layer, act, n_seq, float(e.value) / n_seq))
+            points.append(DecodePoint(installed_name(path), w, n_layer, act, n_seq, float(e.value) / n_seq))
         else:
             pp.append((act, float(e.value)))
-        used.append(f"{path.stem} {test}" + (f" x{n_seq}" if n_seq > 1 else ""))
+        used.append(f"{installed_name(path)} {test}" + (f" x{n_seq}" if n_seq > 1 else ""))
     return points, pp, used
 
 
