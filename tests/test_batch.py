@@ -173,6 +173,33 @@ def test_recover_marks_written_summaries_done_and_requeues_the_rest(tmp_path: Pa
         q.close()
 
 
+@pytest.mark.parametrize("where", ["the documents' folder", "a folder above it", "a folder inside it"])
+def test_summaries_kept_with_the_documents_are_the_only_files_left_out(tmp_path: Path, where: str) -> None:
+    """`batch DIR -o DIR` (or a folder above DIR) found nothing to do and said 0 pending: every
+    document was inside the output folder, so taken for the run's own output. Only summaries
+    are; a folder of their own (DIR/summaries, the default) still holds no documents."""
+    folder = tmp_path / "docs"
+    (folder / "2024").mkdir(parents=True)
+    (folder / "a.txt").write_text("text", encoding="utf-8")
+    (folder / "2024" / "b.md").write_text("# B\n\ntext", encoding="utf-8")
+    out = {"the documents' folder": folder, "a folder above it": tmp_path,
+           "a folder inside it": folder / "summaries"}[where]
+    (folder / "a.txt.summary.md").write_text("# Summary of a.txt\n", encoding="utf-8")  # a run's output
+    if where == "a folder inside it":
+        out.mkdir()
+        (out / "notes.txt").write_text("text", encoding="utf-8")
+    q = BatchQueue(out / DB_NAME)
+    try:
+        queued = q.scan(folder, out)
+        names = sorted(r.path for r in q.rows())
+    finally:
+        q.close()
+    if where == "a folder inside it":  # its own folder: nothing in it is read; a.txt.summary.md is the user's
+        assert names == ["2024/b.md", "a.txt", "a.txt.summary.md"] and queued == 3
+    else:
+        assert names == ["2024/b.md", "a.txt"] and queued == 2
+
+
 def test_a_profile_with_slots_keeps_several_documents_in_flight(tmp_path: Path, smollm2_path: Path) -> None:
     """parallel: 2 -> two documents are summarized at once over one engine; all are done, each
     summary written once, and never more than two at a time."""

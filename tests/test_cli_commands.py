@@ -314,3 +314,28 @@ def test_batch_status_lists_documents_added_since_the_last_run(tmp_path: Path, c
     assert main(["batch", str(inbox), "--status"]) == 0
     out = capsys.readouterr().out
     assert "pending  a.txt" in out and "pending  b.txt" in out and "2 pending" in out, out
+
+
+def test_an_output_file_that_would_lose_work_is_refused_before_the_model_loads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], smollm2_path: Path
+) -> None:
+    """`summarize copy.txt -o copy.txt` wrote the summary over the document it summarized, and
+    `-o outdir/` (not made yet) wrote a file named outdir; `size -o reports/` the same."""
+    prof = _profile_file(tmp_path, max_tokens=16)
+    doc, other = tmp_path / "copy.txt", tmp_path / "notes.md"
+    doc.write_text("The canteen closes at two.\n", encoding="utf-8")
+    other.write_text("# Notes\n\nDesks by team.\n", encoding="utf-8")
+    before = doc.read_bytes()
+    for files, out, why in (
+        ([doc], doc, "it is one of the files read, and would be replaced; give another file name"),
+        ([other, doc], Path(os.path.relpath(doc)), "it is one of the files read, and would be replaced"),
+        ([doc], f"{tmp_path / 'outdir'}/", "that is a folder; give a file name"),
+    ):
+        assert main(["summarize", *map(str, files), "-p", str(prof), "-o", str(out)]) == 1
+        err = capsys.readouterr().err
+        assert f"Cannot write {str(out).rstrip('/')}: {why}" in err and "Traceback" not in err, err
+        assert err.count("\n") == 1 and "loading" not in err.lower()
+    assert doc.read_bytes() == before and not (tmp_path / "outdir").exists()
+    assert main(["size", "office-20", "-o", f"{tmp_path / 'reports'}/"]) == 1
+    assert "that is a folder; give a file name" in capsys.readouterr().err
+    assert not (tmp_path / "reports").exists() and not (tmp_path / "reports-charts").exists()

@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("workload", nargs="?", metavar="WORKLOAD", help="workload YAML, or a shipped name (office-20)")
     p.add_argument("--json", action="store_true", help="print the ranking as JSON")
-    p.add_argument("-o", "--output", type=Path, metavar="REPORT.md",
+    p.add_argument("-o", "--output", metavar="REPORT.md",
                    help="write a Markdown report with PNG charts (in REPORT-charts/)")
     p.add_argument("--top", type=int, default=10, metavar="N", help="options listed (default 10)")
     p.add_argument("--measure", action="store_true",
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output is not None:
         from workstation.core.size_report import markdown_report
 
-        written = markdown_report(result, args.output)
+        written = markdown_report(result, args.output)  # as typed: "reports/" is a folder
         print(f"wrote {', '.join(str(p) for p in written)}", file=sys.stderr)
     if args.json:
         print_json(result.to_dict(top=args.top))

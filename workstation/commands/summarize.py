@@ -13,7 +13,7 @@ from types import FrameType
 from typing import Any, TextIO
 
 from workstation.commands import add_profile_arg, print_json, profile_ref
-from workstation.core.atomic import cannot_write, write_named_file
+from workstation.core.atomic import named_output, write_named_file
 from workstation.core.documents import Document, DocumentError, read_document
 from workstation.core.errors import TurnCancelled, WorkstationError
 from workstation.core.invocation import cli, shell_word
@@ -143,8 +143,8 @@ def run(args: argparse.Namespace) -> int:
     if args.conversation is not None and (not name or len(args.files) != 1):
         raise SummarizeError("-c NAME saves the conversation of one document: give one file and a name.")
     documents = _read_all(args.files)  # fail before loading, naming every file that cannot be read
-    if args.output and not Path(args.output).parent.is_dir():  # before the work, not after it
-        raise SummarizeError(said=cannot_write(Path(args.output), FileNotFoundError()))
+    if args.output:  # before the work, not after it
+        args.output = str(named_output(args.output, [Path(f) for f in args.files], SummarizeError))
 
     from workstation.core.engine_api import open_engine
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from workstation.core.errors import WorkstationError
@@ -64,6 +65,26 @@ def write_named_file(path: Path, data: str | bytes, error: type[WorkstationError
         raise error(said=cannot_write(path, err)) from None
 
 
+def named_output(text: str, reads: Iterable[Path] = (), error: type[WorkstationError] = WorkstationError) -> Path:
+    """The file a person named for a command's output (``-o``), checked before any work: its
+    folder is there (a typo is said, not made), it is no folder (``outdir/``, not yet made, was
+    written as a file named outdir), and it is none of the files the command ``reads`` (a
+    summary written over its own document replaced it)."""
+    path = Path(text)
+    if text.endswith(("/", "\\")) or path.is_dir():
+        raise error(said=cannot_write(path, IsADirectoryError()))
+    if not path.parent.is_dir():
+        raise error(said=cannot_write(path, FileNotFoundError()))
+    for read in reads:
+        try:
+            same = path.exists() and path.samefile(read)
+        except OSError:
+            same = False
+        if same:
+            raise error(said=[("file.cannot_write", {"path": str(path), "why": ("file.is_input", {})})])
+    return path
+
+
 def cannot_write(path: Path, err: OSError) -> list[Phrase]:
     """"Cannot write PATH: why." as phrases (the TUI says it in its language)."""
     return [("file.cannot_write", {"path": str(path), "why": write_problem(path, err)})]
@@ -71,6 +92,8 @@ def cannot_write(path: Path, err: OSError) -> list[Phrase]:
 
 def write_problem(path: Path, err: OSError) -> Phrase:
     """Why ``path`` cannot be written, in words a person can act on."""
+    if isinstance(err, IsADirectoryError):  # also one not made yet (a name ending in /)
+        return ("file.is_a_folder", {})
     for folder in path.parents:
         if folder.exists():
             if not folder.is_dir():

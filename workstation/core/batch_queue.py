@@ -213,6 +213,10 @@ class BatchQueue:
         ``self.found`` is then the set of documents this scan saw: the only paths a run uses."""
         queued = 0
         found: list[tuple[str, int, int]] = []
+        # summaries kept in a folder of their own (DIR/summaries): nothing in it is a document;
+        # kept beside the documents (-o DIR, or a folder above it: every document was skipped
+        # as "our own output", and the run did nothing): only the summaries are ours
+        beside = _inside(root, outdir)
         for path in sorted(root.rglob("*")):
             if not path.is_file():
                 continue
@@ -221,7 +225,9 @@ class BatchQueue:
             rel_parts = path.relative_to(root).parts
             if any(p.startswith(".") for p in rel_parts):
                 continue
-            if not _inside(path, root) or _inside(path, outdir):  # a link out, or our own output
+            if not _inside(path, root):  # a link out
+                continue
+            if _inside(path, outdir) and (path.name.endswith(SUMMARY_SUFFIX) or not beside):  # our own output
                 continue
             st = path.stat()
             found.append((path.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))

@@ -73,6 +73,7 @@ ENGLISH: dict[str, str] = {
     "file.no_permission": "there is no permission to write in {folder}",
     "file.disk_full": "the disk is full",
     "file.is_a_folder": "that is a folder; give a file name",
+    "file.is_input": "it is one of the files read, and would be replaced; give another file name",
     "file.os_says": "{reason}",
     # the API cannot start (server.process.bind_socket)
     "serve.port_in_use": "Port {port} on {host} is already in use; stop the other server or choose another with --port.",

@@ -13,7 +13,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from workstation.core.atomic import cannot_write, write_bytes_atomic, write_named_file
+from workstation.core.atomic import named_output, write_bytes_atomic, write_named_file
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.memory_check import describe_history
@@ -129,10 +129,9 @@ def _save(fig: Any, path: Path) -> Path:
     return path
 
 
-def markdown_report(result: SizingResult, out: Path, top: int = 15) -> list[Path]:
+def markdown_report(result: SizingResult, named: Path | str, top: int = 15) -> list[Path]:
     """The Markdown report at ``out`` with its charts beside it (``<stem>-people.png``, ...)."""
-    if not out.parent.is_dir():  # a typo in the folder is said, not made (nor its charts folder)
-        raise WorkstationError(said=cannot_write(out, FileNotFoundError()))
+    out = named_output(str(named))  # a typo in the folder is said, not made (nor its charts folder)
     charts_dir = out.parent / f"{out.stem}-charts"
     charts = write_charts(chart_data(result), charts_dir)
     w = result.workload
