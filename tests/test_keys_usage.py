@@ -41,6 +41,10 @@ def test_one_active_key_per_name_and_revocation(tmp_path: Path) -> None:
         ring.add("bob")
     with pytest.raises(KeyRingError, match="not allowed"):
         ring.add("bob smith")
+    for bad in ("_bob", "-bob", "bob/x", "a" * 65):
+        with pytest.raises(KeyRingError, match="not allowed"):
+            ring.add(bad)
+    ring.add("ayşe.yılmaz")  # a Turkish name: "letters", as the rule says (only a-z were)
     with pytest.raises(KeyRingError, match="--max-parallel"):
         ring.add("carol", max_parallel=0)
     revoked = ring.revoke("bob")
@@ -49,8 +53,8 @@ def test_one_active_key_per_name_and_revocation(tmp_path: Path) -> None:
     assert found is not None and found.revoked is not None  # the server says "revoked"
     _, second = ring.add("bob")  # a new key for the same person
     assert ring.find(second) is not None and ring.find(second).revoked is None
-    assert [k.name for k in ring.list()] == ["bob"]
-    assert len(ring.list(include_revoked=True)) == 2
+    assert [k.name for k in ring.list()] == ["ayşe.yılmaz", "bob"]
+    assert len(ring.list(include_revoked=True)) == 3
     with pytest.raises(KeyRingError, match="no active key named 'nobody'"):
         ring.revoke("nobody")
     ring.revoke("bob")
@@ -62,6 +66,7 @@ def test_keys_commands_print_the_key_once(capsys: pytest.CaptureFixture[str]) ->
     out, err = capsys.readouterr()
     secret = out.strip()
     assert secret.startswith("ws-") and "not shown again" in err
+    assert "this is the first key, so from now on serve" in err and "WORKSTATION_API_KEY" in err
     assert main(["keys", "list"]) == 0
     listed = capsys.readouterr().out
     assert "alice" in listed and "5,000" in listed and "a,b" in listed and secret not in listed
@@ -70,9 +75,16 @@ def test_keys_commands_print_the_key_once(capsys: pytest.CaptureFixture[str]) ->
     assert data["keys"][0]["name"] == "alice" and "key" not in data["keys"][0]
     assert main(["keys", "add", "alice"]) == 1
     assert "already has a key" in capsys.readouterr().err
+    assert main(["keys", "add", "bob"]) == 0
+    assert "first key" not in capsys.readouterr().err  # said once, with the first
+    assert main(["keys", "revoke", "bob"]) == 0
+    assert "last key" not in capsys.readouterr().out
+    # the last key revoked: the server stays closed (revoked keys count); it said "No keys yet"
     assert main(["keys", "revoke", "alice"]) == 0
+    assert "That was the last key in use. serve refuses every request until a key is made" in capsys.readouterr().out
     assert main(["keys", "list"]) == 0
-    assert "No keys yet" in capsys.readouterr().out
+    listed = capsys.readouterr().out
+    assert listed.startswith("No key is in use (2 revoked: ") and "keys add NAME" in listed, listed
     assert main(["keys", "revoke", "alice"]) == 1
     assert "no active key" in capsys.readouterr().err
 

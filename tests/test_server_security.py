@@ -105,8 +105,10 @@ def test_foreign_host_header_is_refused(server: RunningServer) -> None:
         _error(r, 403, "host_not_allowed")
     assert _generated(server) == before
     port = _port(server)
+    # this PC's own name too, as colleagues type it (it was refused without --allowed-hosts)
+    own = socket.gethostname().lower().split(".")[0]
     for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}", "app.localhost", "office-pc",
-                 f"OFFICE-PC:{port}", "192.168.1.20:8088"):
+                 f"OFFICE-PC:{port}", "192.168.1.20:8088", f"{own}:{port}", f"{own}.local"):
         assert httpx.get(f"{server.base_url}/models", headers={"Host": host}).status_code == 200, host
     _still_serving(server)
 
@@ -310,3 +312,17 @@ def test_oversized_declared_body_is_refused_before_reading(server: RunningServer
         error = _raw_error(_read_all(sock), 413)
     assert "65536" in str(error["message"])
     _still_serving(server)
+
+
+def test_a_server_on_every_address_names_the_ones_colleagues_can_type() -> None:
+    """`serve --host 0.0.0.0` said "on http://0.0.0.0:8088/v1", no address to hand out."""
+    import ipaddress
+
+    from workstation.commands.serve import addresses_for
+
+    assert addresses_for(["127.0.0.1"]) == [] and addresses_for(["192.168.1.20"]) == []
+    found = addresses_for(["0.0.0.0"])
+    assert found[0] == socket.gethostname()
+    for address in found[1:]:
+        ip = ipaddress.ip_address(address)
+        assert ip.version == 4 and not ip.is_loopback, address

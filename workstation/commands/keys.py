@@ -40,6 +40,7 @@ def run_add(args: argparse.Namespace) -> int:
     profiles = [p.strip() for p in args.profiles.split(",") if p.strip()]
     ring = KeyRing()
     try:
+        first = not ring.any_keys()
         key, secret = ring.add(
             args.name, tokens_per_day=args.tokens_per_day, max_parallel=args.max_parallel, profiles=profiles
         )
@@ -57,7 +58,16 @@ def run_add(args: argparse.Namespace) -> int:
         f"workstation: the key for '{key.name}' is above; hand it over now, it is not shown again.",
         file=sys.stderr,
     )
+    if first:  # a running server wanted no key a moment ago: the desk PCs it served now get 401
+        print(FIRST_KEY, file=sys.stderr)
     return 0
+
+
+FIRST_KEY = (
+    "workstation: this is the first key, so from now on serve (a running one too) answers only "
+    "requests that carry a key: on each desk PC set WORKSTATION_API_KEY to that person's key "
+    "(the office-server profile reads it from there)."
+)
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -66,14 +76,18 @@ def run_list(args: argparse.Namespace) -> int:
     ring = KeyRing()
     try:
         keys = ring.list(include_revoked=args.all)
+        revoked = len(ring.list(include_revoked=True)) - len(ring.list())
     finally:
         ring.close()
     today = _used_today()
     if args.json:
         print_json({"keys": [{**k.to_dict(), "tokens_today": today.get(k.name, 0)} for k in keys]})
         return 0
-    if not keys:
+    if not keys and not revoked:
         print(f"No keys yet; make one with: {cli('keys add NAME')}")
+        return 0
+    if not keys:  # revoked ones still count: serve is closed, not open to all (and said nowhere)
+        print(f"No key is in use ({revoked} revoked: {cli('keys list --all')}). {_all_revoked()}")
         return 0
     header = ["name", "created", "last used", "today", "tokens/day", "max parallel", "profiles"]
     if args.all:
@@ -121,7 +135,15 @@ def run_revoke(args: argparse.Namespace) -> int:
     ring = KeyRing()
     try:
         key = ring.revoke(args.name)
+        left = len(ring.list())
     finally:
         ring.close()
     print(f"Revoked the key of '{key.name}'; a running server refuses it from its next request.")
+    if not left:
+        print(f"That was the last key in use. {_all_revoked()}")
     return 0
+
+
+def _all_revoked() -> str:
+    return ("serve refuses every request until a key is made: revoked keys still count, so the "
+            f"server is not opened to everyone. Make one with: {cli('keys add NAME')}")

@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING
 
 from workstation.commands import add_profile_arg, profile_ref
 from workstation.core.audit import DEFAULT_MAX_BYTES as DEFAULT_AUDIT_MAX_BYTES
+from workstation.core.invocation import cli
 from workstation.core.paths import typed_path
 from workstation.core.profiles import load_profile
+from workstation.core.server.guard import own_names
 from workstation.core.server.options import (
     DEFAULT_BODY_TIMEOUT_S,
     DEFAULT_HEADER_TIMEOUT_S,
@@ -158,13 +160,19 @@ def run(args: argparse.Namespace) -> int:
     port = socks[0].getsockname()[1]
     options.model_id = args.model_id or profile.key
     app = OpenAIServer(scheduler, options, accounts).app
-    urls = " and ".join(f"http://{f'[{h}]' if ':' in h else h}:{port}/v1" for h in hosts)
+    urls = " and ".join(_url(h, port) for h in hosts)
+    others = [_url(h, port) for h in addresses_for(hosts)]
+    if others:  # "0.0.0.0" is no address to hand out: the ones colleagues can type
+        urls += f" (colleagues reach it at {', '.join(others)})"
     people = len(accounts.keys.list()) if accounts.keys is not None else 0
+    closed = accounts.keys is not None and not people and accounts.keys.any_keys() and not api_key
     print(
         f"workstation: serving {profile.key} ({scheduler.model_name}) on {urls} "
         f"with {args.parallel} slots of {scheduler.slot_ctx} tokens"
         + (", API key required" if accounts.protected else "")
-        + (f", {people} people's keys" if people else ""),
+        + (f", {people} person's key" if people == 1 else f", {people} people's keys" if people else "")
+        + (f"; every key is revoked, so no request is answered until one is made ({cli('keys add NAME')})"
+           if closed else ""),
         file=sys.stderr,
         flush=True,
     )
@@ -205,6 +213,40 @@ def _names(values: list[str]) -> tuple[str, ...]:
     return tuple(name.strip() for value in values for name in value.split(",") if name.strip())
 
 
+def _url(host: str, port: int) -> str:
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/v1"
+
+
+def addresses_for(hosts: list[str]) -> list[str]:
+    """What other PCs can type for a server bound to every address (0.0.0.0, ::): this PC's
+    name, then its network addresses (loopback and link-local left out); none for others."""
+    import ipaddress
+    import socket
+
+    import psutil
+
+    families = {"0.0.0.0": socket.AF_INET, "::": socket.AF_INET6}
+    wanted = {families[h] for h in hosts if h in families}
+    if not wanted:
+        return []
+    found = [socket.gethostname()]
+    try:
+        interfaces = psutil.net_if_addrs()
+    except OSError:
+        interfaces = {}
+    for addrs in interfaces.values():
+        for a in addrs:
+            if a.family not in wanted:
+                continue
+            try:
+                ip = ipaddress.ip_address(a.address.split("%")[0])
+            except ValueError:
+                continue
+            if not (ip.is_loopback or ip.is_link_local):
+                found.append(str(ip))
+    return list(dict.fromkeys(found))
+
+
 def server_options(args: argparse.Namespace, api_key: str | None) -> ServerOptions:
     """The limits and allow-lists from the command line, each checked (one sentence if wrong)."""
     from workstation.core.errors import WorkstationError
@@ -238,7 +280,7 @@ def server_options(args: argparse.Namespace, api_key: str | None) -> ServerOptio
         max_connections=max_connections,
         header_timeout_s=args.header_timeout,
         body_timeout_s=args.body_timeout,
-        allowed_hosts=_names(args.allowed_hosts),
+        allowed_hosts=(*_names(args.allowed_hosts), *own_names()),  # the PC's own name was refused (403)
         allowed_origins=_names(args.allowed_origins),
         aliases=tuple(dict.fromkeys(_names(args.alias))),
         metrics=not args.no_metrics,

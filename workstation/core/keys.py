@@ -29,7 +29,7 @@ from workstation.core.sqlite_schema import SchemaError, open_database
 
 DB_NAME = "keys.sqlite3"
 KEY_PREFIX = "ws-"
-NAME_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
+NAME_RULE = re.compile(r"[^\W_][\w.@-]{0,63}")  # letters of any language (ayşe, müdür), not only a-z
 NAME_HELP = "1 to 64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit"
 
 _MIGRATIONS: tuple[str, ...] = (

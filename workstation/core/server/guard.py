@@ -55,6 +55,20 @@ def _name_listed(name: str, allowed: Iterable[str]) -> bool:
     return False
 
 
+def own_names() -> tuple[str, ...]:
+    """This machine's own names (vm, vm.office.lan, vm.local): the names colleagues type for it,
+    answered for without --allowed-hosts (a rebinding attacker's name is never one of them)."""
+    import socket
+
+    names: list[str] = []
+    for name in (socket.gethostname(), socket.getfqdn()):
+        name = name.strip().lower().rstrip(".")
+        if name and not _is_loopback_name(name):
+            short = name.split(".")[0]
+            names += [name, short, f"{short}.local"]
+    return tuple(dict.fromkeys(names))
+
+
 def host_allowed(host_header: str | None, allowed: Iterable[str]) -> bool:
     """Loopback names, any IP literal (DNS rebinding needs a name) and the listed names."""
     if host_header is None:  # HTTP/1.0 without Host: not a browser
