@@ -339,3 +339,38 @@ def test_an_output_file_that_would_lose_work_is_refused_before_the_model_loads(
     assert main(["size", "office-20", "-o", f"{tmp_path / 'reports'}/"]) == 1
     assert "that is a folder; give a file name" in capsys.readouterr().err
     assert not (tmp_path / "reports").exists() and not (tmp_path / "reports-charts").exists()
+
+
+def test_chat_c_goes_on_with_the_conversations_own_profile(
+        smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`chat -c NAME` without -p ran a saved conversation on the default profile, unsaid (a desk
+    PC's conversation with the office server went on with the local model)."""
+    from workstation.core.store import ConversationStore
+
+    store = ConversationStore()
+    quotes = store.new("Quotes", profile="quoting-lookup")
+    gone = store.new("Old one", profile="no-such-profile")
+    store.close()
+    chat = ["chat", "--max-tokens", "2", "--temperature", "0", "--json"]
+
+    assert main([*chat, "-c", "Quotes", "Hello"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["profile"] == "quoting-lookup"
+    assert "Continuing with quoting-lookup, this conversation's profile (-p chooses another)." in err
+    assert main([*chat, "-p", "office-cpu", "-c", "Quotes", "Hello"]) == 0  # -p: that one, kept from now on
+    out, err = capsys.readouterr()
+    assert json.loads(out)["profile"] == "office-cpu"
+    assert "Continuing with office-cpu (this conversation was with quoting-lookup)." in err
+    assert main([*chat, "-c", "Quotes", "Hello"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["profile"] == "office-cpu" and "Continuing" not in err
+    assert main([*chat, "-c", "Old one", "Hello"]) == 0  # its profile is gone: the default, said
+    out, err = capsys.readouterr()
+    assert json.loads(out)["profile"] == "office-cpu"
+    assert "This conversation was with no-such-profile, which cannot be used now (" in err
+    store = ConversationStore()
+    try:
+        assert store.get(quotes.id, with_messages=False).profile == "office-cpu"
+        assert store.get(gone.id, with_messages=False).profile == "no-such-profile"
+    finally:
+        store.close()

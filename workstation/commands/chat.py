@@ -20,7 +20,7 @@ from workstation.core.engine_api import open_engine
 from workstation.core.errors import EngineError, TurnCancelled, WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.kv_state import conversation_tag
-from workstation.core.profiles import load_profile
+from workstation.core.profiles import Profile, load_profile
 from workstation.core.store import ConversationStore, clean_title
 from workstation.core.structured_output import check_reply, load_schema_file
 
@@ -51,6 +51,10 @@ def run(args: argparse.Namespace) -> int:
         raise EngineError("The message is empty; type something to send.")
     constraints = load_schema_file(args.json_schema) if args.json_schema is not None else None
     profile = load_profile(profile_ref(args))
+    conversation = None
+    if args.conversation is not None:
+        conversation = _conversation(args.conversation, profile.key, new=args.new)
+        profile = _conversation_profile(conversation, profile, chosen=profile_ref(args) is not None)
     s = profile.sampling
     if args.max_tokens is not None:
         s.max_tokens = args.max_tokens
@@ -61,9 +65,7 @@ def run(args: argparse.Namespace) -> int:
     messages = []
     if args.system is not None:
         messages.append({"role": "system", "content": args.system})
-    conversation = None
-    if args.conversation is not None:
-        conversation = _conversation(args.conversation, profile.key, new=args.new)
+    if conversation is not None:
         messages += conversation.store.prompt_messages(conversation.id, then=text)
         conversation.store.add_message(conversation.id, "user", text)  # kept even if the turn fails
     else:
@@ -159,6 +161,28 @@ class _ThinkingOut:
 class _Conversation:
     store: ConversationStore
     id: int
+
+
+def _conversation_profile(conversation: _Conversation, profile: Profile, chosen: bool) -> Profile:
+    """The profile a saved conversation goes on with: its own when no -p is given (it went on
+    with the default one, unsaid: a desk PC's conversation with the office server ran on the
+    local model); -p's when given, kept as the conversation's from then on. Each change said."""
+    store, cid = conversation.store, conversation.id
+    saved = store.get(cid, with_messages=False).profile
+    if not saved or saved == profile.key:
+        return profile
+    if chosen:
+        store.set_profile(cid, profile.key)
+        print(f"Continuing with {profile.key} (this conversation was with {saved}).", file=sys.stderr)
+        return profile
+    try:
+        own = load_profile(saved)
+    except WorkstationError as err:
+        print(f"This conversation was with {saved}, which cannot be used now ({str(err).rstrip('.')}); "
+              f"continuing with {profile.key}.", file=sys.stderr)
+        return profile
+    print(f"Continuing with {own.key}, this conversation's profile (-p chooses another).", file=sys.stderr)
+    return own
 
 
 def _conversation(name: str, profile_key: str, new: bool = False) -> _Conversation:
