@@ -266,7 +266,8 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
      "PROFILE: 'office-cpu' and -p 'long-documents' name two profiles; give one"),
     (["usage", "--by", "persn"], "--by cannot be 'persn'; did you mean 'person'?"),
     (["models", "quantize", "x"], "'workstation models quantize' needs --type"),  # typed back as it is
-    (["cache"], "'workstation cache' needs list|clear"),
+    (["keys", "revoke"], "'workstation keys revoke' needs name"),
+    (["cache", "lst"], "There is no command 'cache lst'; did you mean 'cache list'?"),
 ])
 def test_a_command_line_mistake_is_one_sentence(args: list[str], sentence: str,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
@@ -275,6 +276,16 @@ def test_a_command_line_mistake_is_one_sentence(args: list[str], sentence: str,
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("workstation: ") and sentence in err, err
+
+
+@pytest.mark.parametrize("group,said", [(["profiles"], "office-cpu"), (["keys"], "No keys yet"),
+                                        (["cache"], "saved states, "), (["audit"], "audit trail")])
+def test_a_command_group_alone_does_its_usual_verb(group: list[str], said: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`models` alone listed the models, while `profiles`, `keys` and `cache` alone said "needs
+    VERB" (exit 2): each lists now, and `audit` alone verifies (its one verb)."""
+    assert main(group) == 0
+    assert said in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("args", [["-p", "office-cpu", "profiles", "check"], ["profiles", "check", "-p", "office-cpu"],

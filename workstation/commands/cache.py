@@ -16,7 +16,8 @@ from workstation.core.store import ConversationStore
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("cache", help="conversations' KV caches kept on disk: list or clear them")
-    verbs = p.add_subparsers(dest="verb", metavar="list|clear", required=True)
+    verbs = p.add_subparsers(dest="verb", metavar="list|clear")
+    p.set_defaults(func=run, json=False)  # 'cache' alone lists, as 'models' alone does
     for verb, text in (("list", "each saved state: tokens, size, last used"), ("clear", "delete them all")):
         v = verbs.add_parser(verb, help=text)
         v.add_argument("--json", action="store_true")

@@ -12,7 +12,8 @@ from workstation.core.invocation import cli
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("keys", help="API keys per person for serve: add, list, revoke")
-    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
+    verbs = p.add_subparsers(dest="verb", metavar="VERB")
+    p.set_defaults(func=run_list, all=False, json=False)  # 'keys' alone lists, as 'models' alone does
     add = verbs.add_parser("add", help="make a key for a person and print it (once)")
     add.add_argument("name", help="the person's name, as usage and the audit trail show it")
     add.add_argument("--tokens-per-day", type=int, metavar="N", help="prompt + generated tokens a day (default: no limit)")

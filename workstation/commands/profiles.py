@@ -22,7 +22,8 @@ from workstation.core.profiles import (
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("profiles", help="list and check profiles")
-    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
+    verbs = p.add_subparsers(dest="verb", metavar="VERB")
+    p.set_defaults(func=run_list, json=False)  # 'profiles' alone lists, as 'models' alone does
     ls = verbs.add_parser("list", help="every profile, its model and whether it is installed")
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=run_list)
