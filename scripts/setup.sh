@@ -10,7 +10,11 @@ PY=${PYTHON:-python3}
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/workstation
 DEV=0
 [ "${1:-}" = "--dev" ] && DEV=1
-say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+if [ -t 2 ]; then  # bold on a terminal; plain in a pipe or a log (it showed the escape codes)
+  say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+else
+  say() { printf '[setup] %s\n' "$*" >&2; }
+fi
 # pip, without this machine's notes about missing local index folders
 pip_quiet() { PYTHONWARNINGS=ignore "$@" 2> >(grep -v "^WARNING: Location '.*' is ignored" >&2); }
 
