@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import http.server
 import json
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -134,6 +135,24 @@ def test_add(models_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert main(["models", "add", str(bad)]) == 1
     assert "GGUF" in capsys.readouterr().err
     assert sorted(p.name for p in models_home.iterdir()) == ["tiny-valid.gguf"]
+
+
+def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """"added tiny.gguf" and nothing more: -p takes only profiles, and nothing said how to make one."""
+    from workstation.core.catalog import find_installed
+    from workstation.core.profiles import load_profile
+
+    monkeypatch.setenv("WORKSTATION_PROFILES", str(tmp_path / "profiles"))
+    (tmp_path / "profiles").mkdir()
+    assert main(["models", "add", str(TINY), "--name", "tiny"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("added tiny.gguf")
+    made = re.search(r"a file (\S+) holding the line '(model: tiny)'", err)
+    assert made and Path(made.group(1)) == tmp_path / "profiles" / "tiny.yaml", err
+    assert "workstation fit -p tiny" in err and "workstation -p tiny" in err
+    Path(made.group(1)).write_text(made.group(2) + "\n", encoding="utf-8")  # as it says: that is enough
+    assert find_installed(load_profile("tiny").model) == models_home / "tiny.gguf"
 
 
 def test_pull_https_style_resume_and_verify(

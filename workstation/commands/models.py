@@ -140,7 +140,19 @@ def run_add(args: argparse.Namespace) -> int:
         print_json({"path": str(dest), "info": info.to_dict()})
     else:
         print(f"added {dest.name} ({info.architecture}, {info.file_type}, {catalog.file_size_text(info.file_size)}) to {dest.parent}")
+        print(_how_to_use(catalog.installed_name(dest)), file=sys.stderr)
     return 0
+
+
+def _how_to_use(name: str) -> str:
+    """What to do next with a model just added: -p takes profiles, and nothing said so."""
+    from workstation.core.invocation import shell_word
+    from workstation.core.paths import profiles_dir
+
+    profile = profiles_dir() / f"{name}.yaml"
+    return (f"workstation: to use it, make a profile: a file {profile} holding the line 'model: {name}' "
+            f"(the other settings have defaults; see office-cpu.yaml beside it), then: "
+            f"{cli('fit -p ' + shell_word(name))} and {cli('-p ' + shell_word(name))}")
 
 
 def run_pull(args: argparse.Namespace) -> int:
