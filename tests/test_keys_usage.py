@@ -14,7 +14,7 @@ from workstation.cli import main
 from workstation.core.keys import KeyRing, KeyRingError
 from workstation.core.paths import data_dir
 from workstation.core.quota import DailyQuota, OverQuota, day_start, next_day_start
-from workstation.core.usage import UsageError, UsageLog, UsageRecord, parse_since
+from workstation.core.usage import SHARED, UNKNOWN, UsageError, UsageLog, UsageRecord, parse_since
 
 
 # --- keys ----------------------------------------------------------------------------------------
@@ -190,6 +190,17 @@ def test_usage_command_table_and_json(capsys: pytest.CaptureFixture[str]) -> Non
     assert "office" in out and "175" in out
     assert main(["usage", "--since", "last tuesday"]) == 1
     assert "--since is 'last tuesday'" in capsys.readouterr().err
+    # refused requests only: no speed to show ("-", not TTFT 0 and 0.0 tok/s), and the two
+    # groups that are no person's name are explained under the table
+    log = UsageLog(data_dir() / "usage.sqlite3")
+    log.add([record(now, UNKNOWN, 0, 0, status=401), record(now, SHARED, 10, 5)])
+    log.close()
+    assert main(["usage"]) == 0
+    out = capsys.readouterr().out
+    refused = next(line for line in out.splitlines() if line.startswith(f"| {UNKNOWN}"))
+    assert refused.replace(" ", "").endswith("|-|-|"), refused
+    assert "(unknown): requests refused for a missing, wrong or revoked key" in out
+    assert "(shared): the operator's --api-key, or a server without people's keys" in out
 
 
 def test_parse_since_reads_dates_and_times() -> None:

@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workstation.core.usage import open_usage_if_present, parse_since
+    from workstation.core.usage import SHARED, UNKNOWN, open_usage_if_present, parse_since
 
     since = parse_since(args.since) if args.since else None
     log = open_usage_if_present()
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     header = [args.by, "requests", "errors", "prompt", "cached", "generated", "total tokens", "TTFT ms", "tok/s"]
     table = [
         [r.group, f"{r.requests:,}", f"{r.errors:,}", f"{r.prompt_tokens:,}", f"{r.cached_tokens:,}",
-         f"{r.completion_tokens:,}", f"{r.tokens:,}", f"{r.ttft_ms:.0f}", f"{r.decode_tps:.1f}"]
+         f"{r.completion_tokens:,}", f"{r.tokens:,}", *r.speed_texts()]
         for r in rows
     ]
     total = [
@@ -44,4 +44,9 @@ def run(args: argparse.Namespace) -> int:
         f"{sum(r.completion_tokens for r in rows):,}", f"{sum(r.tokens for r in rows):,}", "", "",
     ]
     print(text_table(header, [*table, total], set(range(1, 9))))
+    groups = {r.group for r in rows}
+    for name, meaning in ((SHARED, "the operator's --api-key, or a server without people's keys"),
+                          (UNKNOWN, "requests refused for a missing, wrong or revoked key")):
+        if name in groups:  # named nowhere else
+            print(f"{name}: {meaning}")
     return 0

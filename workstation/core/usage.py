@@ -100,6 +100,12 @@ class UsageRow:
     def to_dict(self) -> dict[str, Any]:
         return {**self.__dict__, "tokens": self.tokens}
 
+    def speed_texts(self) -> tuple[str, str]:
+        """TTFT (ms) and tok/s as a table shows them: "-" where no request measured one (all
+        failed, or none generated two tokens), not a figure of 0."""
+        return (f"{self.ttft_ms:,.0f}" if self.ttft_ms > 0 else "-",
+                f"{self.decode_tps:,.1f}" if self.decode_tps > 0 else "-")
+
 
 def parse_since(text: str) -> float:
     """``YYYY-MM-DD`` (local midnight) or an ISO date and time, as seconds since the epoch."""

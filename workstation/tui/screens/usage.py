@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Header, Static
 from workstation.core.errors import WorkstationError
 from workstation.core.profiles import Profile
 from workstation.core.quota import day_start
-from workstation.core.usage import SHARED, UsageRow, open_usage_if_present
+from workstation.core.usage import SHARED, UNKNOWN, UsageRow, open_usage_if_present
 from workstation.tui.i18n import Texts
 from workstation.tui.messages import TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
@@ -149,8 +149,8 @@ class UsageScreen(AppScreen, Screen[None]):
         server.display = bool(event.server)
         none = t("usage.desk_none") if event.server else t("usage.none")  # a desk PC serves no one itself
         self.query_one("#usage-days", BarChart).show(ov.by_day, none)
-        def who(key: str) -> str:  # the shared key (or a server without keys), in this language
-            return t("usage.shared") if key == SHARED else key
+        def who(key: str) -> str:  # the shared key (or a server without keys), a refused one, in this language
+            return t("usage.shared") if key == SHARED else t("usage.unknown") if key == UNKNOWN else key
 
         self.query_one("#usage-people", BarChart).show([(who(k), n) for k, n in ov.by_person], none)
         table = self.query_one("#usage-table", DataTable)
@@ -158,7 +158,7 @@ class UsageScreen(AppScreen, Screen[None]):
         for r in ov.rows:
             table.add_row(who(r.group), *(t.number(f) for f in (
                 f"{r.requests:,}", f"{r.errors:,}", f"{r.prompt_tokens:,}",
-                f"{r.completion_tokens:,}", f"{r.ttft_ms:.0f}", f"{r.decode_tps:.1f}")))
+                f"{r.completion_tokens:,}", *r.speed_texts())))
 
     @on(TaskFailed)
     def _failed(self, event: TaskFailed) -> None:
