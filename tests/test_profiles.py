@@ -58,7 +58,12 @@ def test_bare_off_in_yaml_means_off(tmp_path: Path) -> None:
         ("model: m\nflash_attn: maybe\n", ["'flash_attn'", "'maybe'", "auto, on, off"]),
         ("model: m\nbackend: cloud\n", ["'backend'", "'cloud'", "llama, openai"]),
         ("model: m\ncolour: red\n", ["unknown field 'colour'", "kv_cache", "sampling"]),
-        ("model: m\nsampling: {temprature: 0.1}\n", ["unknown field 'sampling.temprature'", "temperature"]),
+        ("model: m\nsampling: {temprature: 0.1}\n", ["unknown field 'sampling.temprature'; did you mean 'temperature'?"]),
+        ("model: m\ncontex: 2048\n", ["unknown field 'contex'; did you mean 'context'?"]),
+        # a section's field at the top: where it goes (it only listed the top's fields)
+        ("model: m\ntemperature: 0.2\n", ["'temperature'; it belongs under sampling, written as sampling: {temperature: 0.2}."]),
+        ("model: m\ntemprature: 0.2\n", ["'temprature'; did you mean sampling: {temperature: 0.2}?"]),
+        ("model: m\nbase_url: http://x\n", ["it belongs under remote, written as remote: {base_url: 'http://x'}."]),
         ("model: m\nsampling: {temperature: hot}\n", ["'sampling.temperature'", "must be a number", "'hot'"]),
         ("model: m\nspeculative: {mode: draft}\n", ["speculative.draft_model is missing"]),
         ("model: m\nspeculative: {mode: magic}\n", ["'speculative.mode'", "off, draft, lookup"]),

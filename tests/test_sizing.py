@@ -86,7 +86,8 @@ def test_office_20_is_found_by_name_and_checked() -> None:
 
 @pytest.mark.parametrize(("data", "message"), [
     ({"people": 0}, "field 'people' is 0; it must be more than 0"),
-    ({"peple": 3}, "unknown field 'peple'; allowed fields are name"),
+    ({"peple": 3}, "unknown field 'peple'; did you mean 'people'?"),
+    ({"seats": 3}, "unknown field 'seats'; allowed fields are name"),
     ({"latency": {"ttft_s": "fast"}}, "field 'latency.ttft_s' must be a number"),
     ({"candidates": {"kv_types": ["q3_0"]}}, "'candidates.kv_types' has 'q3_0'; allowed values are f32"),
     ({"candidates": {"quantizations": ["Q3"]}}, "allowed values are Q4_0"),

@@ -214,6 +214,24 @@ def _check_type(src: str, dotted: str, value: Any, expected: Any) -> Any:
     return value
 
 
+def _field_hint(key: str, value: Any, names: list[str], sections: dict[str, type]) -> str:
+    """What a misspelt field (contex) or one that belongs in a section (temperature, or
+    temprature, at the top: it goes under sampling) was meant to be; "" for no guess."""
+    import difflib
+
+    close = difflib.get_close_matches(key, names, n=1, cutoff=0.8)
+    if close:
+        return f"did you mean '{close[0]}'?"
+    for section, cls in sections.items():
+        close = difflib.get_close_matches(key, [f.name for f in dataclasses.fields(cls)], n=1, cutoff=0.8)
+        if close:
+            written = f"{section}: {{{close[0]}: {_shown(value)}}}"
+            if close[0] == key:
+                return f"it belongs under {section}, written as {written}."
+            return f"did you mean {written}?"
+    return ""
+
+
 def _build(cls: type, data: Any, src: str, prefix: str, sections: dict[str, type] | None = None) -> Any:
     """A dataclass from a YAML mapping: unknown fields and wrong types are refused in one
     sentence; ``sections`` names the fields that are nested dataclasses (a profile's by default)."""
@@ -231,8 +249,10 @@ def _build(cls: type, data: Any, src: str, prefix: str, sections: dict[str, type
                 "WORKSTATION_API_KEY)."
             )
         if key not in fields or key == "source":
-            allowed = ", ".join(n for n in fields if n != "source")
-            raise ProfileError(f"{src}: unknown field '{dotted}'; allowed fields are {allowed}.")
+            names = [n for n in fields if n != "source"]
+            said = _field_hint(str(key), value, names, sections if not prefix else {})
+            raise ProfileError(f"{src}: unknown field '{dotted}'; "
+                               + (said or f"allowed fields are {', '.join(names)}."))
         if key in sections:
             kwargs[key] = _build(sections[key], value, src, dotted, sections)
         else:
