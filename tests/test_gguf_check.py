@@ -74,11 +74,11 @@ def test_hostile_file_is_refused_with_offset(name: str, expected: dict[str, str]
         check_gguf(HOSTILE / name)
     message = str(info.value)
     what, _, advice = message.partition(").")
-    assert "(at byte " in what and advice in ("", " The file is incomplete, as an interrupted download leaves it: download it again.")
+    assert "(at byte " in what and advice in ("", " The file is incomplete, as an interrupted download or copy leaves it: download or copy it again.")
     assert expected[name].lower() in message.lower()
     assert "\n" not in message
     if name.startswith("truncated-"):  # a file cut short: what the user can do about it
-        assert "download it again" in advice
+        assert "download or copy it again" in advice
     if name in ("bad-magic.gguf", "duplicate-tensor-name.gguf", "overlapping-tensors.gguf"):
         assert not advice  # whole but wrong: downloading it again would not help
 
@@ -97,7 +97,7 @@ def test_a_file_that_is_not_a_model_is_said_in_turkish_too(tmp_path: Path) -> No
                                                "yani bir GGUF dosyası değil (0. baytta).")
     with pytest.raises(ModelFileError) as caught:
         check_gguf(HOSTILE / "truncated-inside-vocab.gguf")
-    assert Texts("tr").error(caught.value).endswith(" Dosya eksik, yarıda kalmış bir indirmenin bıraktığı gibi: yeniden indirin.")
+    assert Texts("tr").error(caught.value).endswith(" Dosya eksik, yarıda kalmış bir indirme ya da kopyalamanın bıraktığı gibi: yeniden indirin ya da kopyalayın.")
 
 
 def test_missing_and_directory(tmp_path: Path) -> None:

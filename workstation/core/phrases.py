@@ -107,7 +107,7 @@ ENGLISH: dict[str, str] = {
     "remote.empty": "The message is empty; type something to send.",
     # a model file that llama.cpp would refuse (gguf_check.preflight)
     "gguf.unusable": "{path} is not a usable GGUF model: {what} (at byte {offset}).{cut}",
-    "gguf.cut": " The file is incomplete, as an interrupted download leaves it: download it again.",
+    "gguf.cut": " The file is incomplete, as an interrupted download or copy leaves it: download or copy it again.",
     "gguf.not_gguf": "it does not start with 'GGUF', so it is not a GGUF file",
     "gguf.too_small": "it holds {size} bytes, too few to start with 'GGUF'",
     "gguf.not_a_file": "The model path {path} is not a file.",
