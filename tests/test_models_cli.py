@@ -218,6 +218,10 @@ def test_quantize(smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixt
     # same vocabulary: a draft/target pair
     assert dst.tokenizer_fingerprint == src.tokenizer_fingerprint
     assert json.loads(captured.out)["info"]["file_type"] == "Q8_0"
+    made = out.stat().st_mtime_ns
+    assert main(["models", "quantize", str(smollm2_path), "--type", "q8_0", "-o", str(out), "--allow-requantize"]) == 1
+    assert f"{out} already exists; delete it first, or name another file with -o." in capsys.readouterr().err
+    assert out.stat().st_mtime_ns == made  # replaced without a word before
 
 
 def test_a_missing_model_says_how_to_get_it_and_the_advice_works(

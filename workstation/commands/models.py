@@ -197,6 +197,8 @@ def run_quantize(args: argparse.Namespace) -> int:
         dest = models_dir() / catalog.quantized_copy_name(src, info.file_type, key)
     if dest.resolve() == src.resolve():
         raise WorkstationError("The output would overwrite the source model; choose another -o path.")
+    if dest.exists():  # it was replaced without a word: a downloaded Q8_0 by a worse requantized one
+        raise WorkstationError(f"{dest} already exists; delete it first, or name another file with -o.")
     from workstation.commands.eval import read_kld_documents
 
     if args.ctx is not None and args.ctx < 16:
