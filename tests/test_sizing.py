@@ -301,3 +301,25 @@ def test_the_memory_check_line_leads_with_the_total() -> None:
     assert describe_history({"loads": 3, "components": {}}) == (
         "Memory needs were checked against 3 real model loads on this machine.")
     assert describe_history({"loads": 0}).startswith("No model loads recorded")
+
+
+def test_the_headline_says_how_to_get_the_model_it_recommends() -> None:
+    """'run gemma-2-9b-it at Q5_K_M' named no model 'models pull' takes, and the catalog has
+    each model at one quantization: the headline gives the command, or where else to look."""
+    from workstation.core.catalog import catalog_entry
+
+    r = table_only(candidates={"models": ["gemma-2-9b-it-q4_k_m"], "quantizations": ["Q4_K_M"]})
+    assert r.best is not None and not r.best.on_disk
+    assert r.headline().endswith(" Get the model with 'workstation models pull gemma-2-9b-it-q4_k_m'.")
+    assert catalog_entry("gemma-2-9b-it-q4_k_m") is not None  # a name pull takes
+    other = table_only(candidates={"models": ["gemma-2-9b-it-q4_k_m"], "quantizations": ["Q5_K_M"]})
+    assert other.best is not None and other.best.quant == "Q5_K_M"
+    assert other.headline().endswith(
+        " The catalog has gemma-2-9b-it at Q4_K_M only ('workstation models pull gemma-2-9b-it-q4_k_m'): for "
+        "Q5_K_M, download a Q5_K_M GGUF file of gemma-2-9b-it (on Hugging Face) and add it with "
+        "'workstation models add FILE'.")
+    assert "Hugging Face'te) indirip 'workstation models add FILE' ile ekleyin." in say(
+        other.headline_phrases(), Texts("tr").get)
+    here = table_only(candidates={"models": ["smollm2-135m-instruct-q4_1"], "quantizations": ["Q4_1"]})
+    installed = next(o for o in here.options if o.on_disk)
+    assert here.get_it(installed) == []  # here already: nothing to get

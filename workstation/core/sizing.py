@@ -391,7 +391,23 @@ class SizingResult:
             "where": where, "model": model_family(b.model), "quant": b.quant, "kv": b.kv_type,
             "thinking": ("headline.thinking_off", {}) if thinks_first(b.model) else "",
             "slots": _slots(b.slots), "people": w.people, "tps": f"{b.tps_per_person:.0f}",
-            "ttft": _secs(b.ttft_s), "docs": f"{b.docs_per_night:,}"})]
+            "ttft": _secs(b.ttft_s), "docs": f"{b.docs_per_night:,}"}), *self.get_it(b)]
+
+    def get_it(self, option: SizingOption) -> list[Phrase]:
+        """How to get ``option``'s model file: pulled from the catalog, or (a quantization the
+        catalog does not have) from elsewhere and added; nothing when it is here. The names the
+        table shows (gemma-2-9b-it Q5_K_M) were no names 'models pull' takes."""
+        from workstation.core.invocation import cli
+
+        if option.on_disk:
+            return []
+        found = QUANT_SUFFIX.search(option.model)
+        has = found.group(1).upper() if found else ""
+        pull = cli(f"models pull {option.model}")
+        if has == option.quant.upper():
+            return [("headline.get_pull", {"cmd": pull})]
+        return [("headline.get_elsewhere", {"model": model_family(option.model), "has": has, "cmd": pull,
+                                            "quant": option.quant, "add": cli("models add FILE")})]
 
     def nothing_fits(self) -> list[Phrase]:
         w = self.workload
