@@ -203,6 +203,11 @@ def test_aliases_are_listed_and_accepted(server: RunningServer) -> None:
     r = post(server, "/v1/chat/completions",
              {"model": "office-model", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2})
     assert r.status_code == 200 and r.json()["model"] == "office-model"
+    # a name the server does not know (a tool's hard-wired one) is answered, as llama-server
+    # does, but the reply says which model answered (it echoed "gpt-4", as if that had)
+    r = post(server, "/v1/chat/completions",
+             {"model": "gpt-4", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2})
+    assert r.status_code == 200 and r.json()["model"] == "serve-test"
 
 
 def test_no_metrics_two_addresses_and_a_small_slot_context(small: RunningServer) -> None:

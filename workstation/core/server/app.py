@@ -347,7 +347,7 @@ class OpenAIServer:
                     raise ApiError(403, "'conversation_tag' is for the server's own clients, not a person's key.",
                                    type_="permission_error", param="conversation_tag")
                 probs = await run_in_threadpool(parse_token_fields, body, chat, self.scheduler.model, params)
-                model = parse_model(body, self.options.model_id)
+                model = parse_model(body, self.options.model_id, self.options.aliases)
                 if not chat and body.get("tools") is not None:
                     raise bad("'tools' are for /v1/chat/completions; a completion takes none.", "tools")
                 tools = parse_tool_request(body, params.output) if chat else None

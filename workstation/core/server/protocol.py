@@ -12,6 +12,7 @@ import dataclasses
 import json
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -181,14 +182,17 @@ def flag(body: dict[str, Any], name: str, default: bool) -> bool:
     return value
 
 
-def parse_model(body: dict[str, Any], default: str) -> str:
-    """The ``model`` the client named (echoed in the reply), or the server's own id."""
+def parse_model(body: dict[str, Any], default: str, names: Iterable[str] = ()) -> str:
+    """The model the reply says answered: the one the client named when it is the server's id
+    or one of its ``names`` (aliases), else the server's own id. Another name (a tool's
+    hard-wired gpt-4) is answered, as llama-server does, but the reply no longer claims that
+    model answered it."""
     model = body.get("model")
     if model is None or model == "":
         return default
     if not isinstance(model, str):
         raise bad("'model' must be a string.", "model")
-    return model
+    return model if model == default or model in names else default
 
 
 def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
