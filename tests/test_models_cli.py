@@ -116,6 +116,9 @@ def test_inspect_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture[str], s
         assert err.startswith("workstation: ") and "\n" not in err and "Traceback" not in err, err
     assert main(["models", "inspect", "no-such-model"]) == 1
     assert "models list" in capsys.readouterr().err
+    # a catalog model not downloaded yet: how to get it, as fit says ("no model here; models list")
+    assert main(["models", "inspect", "qwen3-8b-q4_k_m"]) == 1
+    assert "qwen3-8b-q4_k_m is not downloaded yet; run 'workstation models pull qwen3-8b-q4_k_m'" in capsys.readouterr().err
     # a file named by its path but not called .gguf: what it is, not "there is no model here"
     letter = tmp_path / "letter.docx"
     letter.write_bytes(b"PK\x03\x04 not a model")

@@ -583,6 +583,9 @@ def find_installed(ref: str) -> Path:
     """A model reference for inspect/quantize: catalog name, file name, or path; must exist."""
     path = resolve_model_path(ref)
     if not path.exists():
+        said = missing_model_error(path)  # a catalog model not pulled yet: how to get it, as fit says
+        if said.said and said.said[0][0] != "model.missing":
+            raise said
         raise ModelFileError(
             f"There is no model '{ref}' here; run '{cli('models list')}' to see what is installed."
         )
