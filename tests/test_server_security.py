@@ -105,11 +105,14 @@ def test_foreign_host_header_is_refused(server: RunningServer) -> None:
         _error(r, 403, "host_not_allowed")
     assert _generated(server) == before
     port = _port(server)
-    # this PC's own name too, as colleagues type it (it was refused without --allowed-hosts)
-    own = socket.gethostname().lower().split(".")[0]
     for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}", "app.localhost", "office-pc",
-                 f"OFFICE-PC:{port}", "192.168.1.20:8088", f"{own}:{port}", f"{own}.local"):
+                 f"OFFICE-PC:{port}", "192.168.1.20:8088"):
         assert httpx.get(f"{server.base_url}/models", headers={"Host": host}).status_code == 200, host
+    # this PC's own name is for a server others can reach (see below), not one on loopback:
+    # a name on the network (vm.local) must not open a keyless local server to the network
+    own = socket.gethostname().lower().split(".")[0]
+    for host in (f"{own}:{port}", f"{own}.local"):
+        _error(httpx.get(f"{server.base_url}/models", headers={"Host": host}), 403, "host_not_allowed")
     _still_serving(server)
 
 
@@ -318,9 +321,18 @@ def test_a_server_on_every_address_names_the_ones_colleagues_can_type() -> None:
     """`serve --host 0.0.0.0` said "on http://0.0.0.0:8088/v1", no address to hand out."""
     import ipaddress
 
-    from workstation.commands.serve import addresses_for
+    from workstation.cli import build_parser
+    from workstation.commands.serve import addresses_for, server_options
+    from workstation.core.server.guard import host_allowed
 
     assert addresses_for(["127.0.0.1"]) == [] and addresses_for(["192.168.1.20"]) == []
+    # bound off loopback (a key is needed there), the PC's own name is answered for: it was 403
+    own = socket.gethostname().lower().split(".")[0]
+    for hosts, allowed in ((["--host", "0.0.0.0"], True), (["--host", "127.0.0.1,::1"], False), ([], False)):
+        args = build_parser().parse_args(["serve", *hosts, "--allowed-hosts", "office-pc"])
+        names = server_options(args, "key").allowed_hosts
+        assert "office-pc" in names and host_allowed(f"{own}:8088", names) is allowed, (hosts, names)
+        assert host_allowed(f"{own}.local", names) is allowed and not host_allowed("attacker.example", names)
     found = addresses_for(["0.0.0.0"])
     assert found[0] == socket.gethostname()
     for address in found[1:]:

@@ -213,6 +213,20 @@ def _names(values: list[str]) -> tuple[str, ...]:
     return tuple(name.strip() for value in values for name in value.split(",") if name.strip())
 
 
+def _off_loopback(hosts: list[str]) -> bool:
+    """Whether any address serve listens on (--host; none: 127.0.0.1) is reachable from other PCs."""
+    import ipaddress
+
+    for host in _names(hosts):
+        try:
+            if not ipaddress.ip_address(host.strip("[]")).is_loopback:
+                return True
+        except ValueError:
+            if host.lower() != "localhost":
+                return True
+    return False
+
+
 def _url(host: str, port: int) -> str:
     return f"http://{f'[{host}]' if ':' in host else host}:{port}/v1"
 
@@ -229,7 +243,7 @@ def addresses_for(hosts: list[str]) -> list[str]:
     wanted = {families[h] for h in hosts if h in families}
     if not wanted:
         return []
-    found = [socket.gethostname()]
+    found = list(own_names()[:1])
     try:
         interfaces = psutil.net_if_addrs()
     except OSError:
@@ -280,7 +294,8 @@ def server_options(args: argparse.Namespace, api_key: str | None) -> ServerOptio
         max_connections=max_connections,
         header_timeout_s=args.header_timeout,
         body_timeout_s=args.body_timeout,
-        allowed_hosts=(*_names(args.allowed_hosts), *own_names()),  # the PC's own name was refused (403)
+        # the PC's own name, where colleagues can reach it (it was refused, 403); not on loopback
+        allowed_hosts=(*_names(args.allowed_hosts), *(own_names() if _off_loopback(args.host) else ())),
         allowed_origins=_names(args.allowed_origins),
         aliases=tuple(dict.fromkeys(_names(args.alias))),
         metrics=not args.no_metrics,

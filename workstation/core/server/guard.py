@@ -56,17 +56,16 @@ def _name_listed(name: str, allowed: Iterable[str]) -> bool:
 
 
 def own_names() -> tuple[str, ...]:
-    """This machine's own names (vm, vm.office.lan, vm.local): the names colleagues type for it,
-    answered for without --allowed-hosts (a rebinding attacker's name is never one of them)."""
+    """This machine's own names (vm, vm.office.lan, vm.local) as it names itself: the names
+    colleagues type for a server bound off loopback (which needs a key anyway). Not the name
+    the network's DNS gives it (getfqdn): on a hostile network that is the attacker's."""
     import socket
 
-    names: list[str] = []
-    for name in (socket.gethostname(), socket.getfqdn()):
-        name = name.strip().lower().rstrip(".")
-        if name and not _is_loopback_name(name):
-            short = name.split(".")[0]
-            names += [name, short, f"{short}.local"]
-    return tuple(dict.fromkeys(names))
+    name = socket.gethostname().strip().lower().rstrip(".")
+    if not name or _is_loopback_name(name):
+        return ()
+    short = name.split(".")[0]
+    return tuple(dict.fromkeys([name, short, f"{short}.local"]))
 
 
 def host_allowed(host_header: str | None, allowed: Iterable[str]) -> bool:
