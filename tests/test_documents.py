@@ -170,8 +170,9 @@ def test_binary_file_named_txt(tmp_path: Path) -> None:
     for name, data in (("cut.txt", b"\x89PNG\r\n"), ("cut.md", b"\xff\xd8\xff\xe0ab")):
         (tmp_path / name).write_bytes(data)
         _fails_fast(tmp_path / name, r"binary file")
-    with pytest.raises(DocumentError, match="binary"):  # no BOM, no NUL: a UTF-16 guess is no text
-        decode_text(b"\x80\x81\x82\x83", "x")
+    with pytest.raises(DocumentError, match="binary file or uses an unknown text encoding"):
+        decode_text(b"\x80\x81\x82\x83", "x")  # no BOM, no NUL: a UTF-16 guess is no text to read
+    assert decode_text(b"GGUF notes: the model files", "x")[0].startswith("GGUF notes")  # a text, not a model
     # while a short text in a single-byte code page still reads
     assert decode_text("çalışma odası".encode("cp1254"), "x") == ("çalışma odası", "cp1254")
 

@@ -225,6 +225,13 @@ def test_quantize(smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["models", "quantize", str(smollm2_path), "--type", "q8_0", "-o", str(out), "--allow-requantize"]) == 1
     assert f"{out} already exists; delete it first, or name another file with -o." in capsys.readouterr().err
     assert out.stat().st_mtime_ns == made  # replaced without a word before
+    for where, why in ((f"{tmp_path}/", "that is a folder; give a file name"),  # not "delete it first"
+                       (f"{tmp_path}/new/", "that is a folder; give a file name"),  # not a file named new
+                       (str(tmp_path / "nowhere" / "x.gguf"), "does not exist"),  # before the work, not after
+                       (str(smollm2_path), "it is one of the files read")):
+        assert main(["models", "quantize", str(smollm2_path), "--type", "q8_0", "-o", where, "--allow-requantize"]) == 1
+        assert why in capsys.readouterr().err, where
+    assert not (tmp_path / "new").exists()
 
 
 def test_a_missing_model_says_how_to_get_it_and_the_advice_works(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from workstation.commands import print_json
 from workstation.core import catalog
+from workstation.core.atomic import named_output
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.paths import models_dir, typed_path
@@ -191,12 +192,10 @@ def run_quantize(args: argparse.Namespace) -> int:
             f"than {info.file_type} and may be worse.",
             file=sys.stderr,
         )
-    if args.output:
-        dest = typed_path(args.output)
+    if args.output:  # a folder, a folder not there or the source itself: said before the work
+        dest = named_output(args.output, [src])
     else:
         dest = models_dir() / catalog.quantized_copy_name(src, info.file_type, key)
-    if dest.resolve() == src.resolve():
-        raise WorkstationError("The output would overwrite the source model; choose another -o path.")
     if dest.exists():  # it was replaced without a word: a downloaded Q8_0 by a worse requantized one
         raise WorkstationError(f"{dest} already exists; delete it first, or name another file with -o.")
     from workstation.commands.eval import read_kld_documents

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from workstation.core.errors import WorkstationError
+from workstation.core.paths import typed_path
 from workstation.core.phrases import Phrase
 
 
@@ -70,7 +71,7 @@ def named_output(text: str, reads: Iterable[Path] = (), error: type[WorkstationE
     folder is there (a typo is said, not made), it is no folder (``outdir/``, not yet made, was
     written as a file named outdir), and it is none of the files the command ``reads`` (a
     summary written over its own document replaced it)."""
-    path = Path(text)
+    path = typed_path(text)
     if text.endswith(("/", "\\")) or path.is_dir():
         raise error(said=cannot_write(path, IsADirectoryError()))
     if not path.parent.is_dir():

@@ -158,9 +158,9 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16"),
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
-# the first bytes of binary files that a text reader could take for text when short or cut:
-# PNG, JPEG, GIF, a ZIP (an Office file renamed), a GGUF model, ELF and Windows programs
-_BINARY_MAGIC = (b"\x89PNG", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"PK\x03\x04", b"GGUF", b"\x7fELF", b"MZ\x90\x00")
+# the first bytes of binary files that a text reader could take for text when short or cut
+# (no NUL among them yet): PNG, JPEG, GIF, a ZIP (an Office file renamed), an ELF program
+_BINARY_MAGIC = (b"\x89PNG", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"PK\x03\x04", b"\x7fELF")
 _TURKISH = set("ğĞşŞıİ")
 _TURKISH_ALL = _TURKISH | set("çÇöÖüÜâÂîÎûÛ")
 
@@ -208,9 +208,10 @@ def decode_text(data: bytes, name: str) -> tuple[str, str]:
         raise DocumentError(said=[("doc.binary_or_encoding", {"name": name})])
     enc = best.encoding
     if enc.startswith(("utf_16", "utf_32")):
-        # without a BOM and without NUL bytes (both handled above), "UTF-16" is a guess made
-        # of a few stray bytes (a cut PNG read as '襐乇ഊ'), not a text
-        raise DocumentError(said=[("doc.binary", {"name": name})])
+        # without a BOM and without NUL bytes (both handled above), "UTF-16" is a guess made of
+        # a few stray bytes (a cut PNG read as '襐乇ഊ'), or CJK text saved without a BOM: asked
+        # for in UTF-8, not read as either
+        raise DocumentError(said=[("doc.binary_or_encoding", {"name": name})])
     try:
         text = data.decode(enc)
     except (UnicodeDecodeError, LookupError):
