@@ -63,6 +63,11 @@ def test_bare_off_in_yaml_means_off(tmp_path: Path) -> None:
         # a section's field at the top: where it goes (it only listed the top's fields)
         ("model: m\ntemperature: 0.2\n", ["'temperature'; it belongs under sampling, written as sampling: {temperature: 0.2}."]),
         ("model: m\ntemprature: 0.2\n", ["'temprature'; did you mean sampling: {temperature: 0.2}?"]),
+        # with a sampling: block there, a second one would replace it: into the one there
+        ("model: m\nsampling: {top_p: 0.9}\ntemperature: 0.2\n",
+         ["'temperature'; it belongs as temperature: 0.2 in the sampling: block already there."]),
+        ("model: m\nsampling: {top_p: 0.9}\nsampling: {temperature: 0.2}\n",
+         ["has 'sampling' twice (the second would replace the first) at line 3."]),
         ("model: m\nbase_url: http://x\n", ["it belongs under remote, written as remote: {base_url: 'http://x'}."]),
         ("model: m\nsampling: {temperature: hot}\n", ["'sampling.temperature'", "must be a number", "'hot'"]),
         ("model: m\nspeculative: {mode: draft}\n", ["speculative.draft_model is missing"]),

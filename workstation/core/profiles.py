@@ -214,7 +214,7 @@ def _check_type(src: str, dotted: str, value: Any, expected: Any) -> Any:
     return value
 
 
-def _field_hint(key: str, value: Any, names: list[str], sections: dict[str, type]) -> str:
+def _field_hint(key: str, value: Any, names: list[str], sections: dict[str, type], data: dict[Any, Any]) -> str:
     """What a misspelt field (contex) or one that belongs in a section (temperature, or
     temprature, at the top: it goes under sampling) was meant to be; "" for no guess."""
     import difflib
@@ -225,6 +225,9 @@ def _field_hint(key: str, value: Any, names: list[str], sections: dict[str, type
     for section, cls in sections.items():
         close = difflib.get_close_matches(key, [f.name for f in dataclasses.fields(cls)], n=1, cutoff=0.8)
         if close:
+            if section in data:  # a second sampling: block would replace the first (refused, too)
+                written = f"{close[0]}: {_shown(value)} in the {section}: block already there"
+                return f"it belongs as {written}." if close[0] == key else f"did you mean {written}?"
             written = f"{section}: {{{close[0]}: {_shown(value)}}}"
             if close[0] == key:
                 return f"it belongs under {section}, written as {written}."
@@ -250,7 +253,7 @@ def _build(cls: type, data: Any, src: str, prefix: str, sections: dict[str, type
             )
         if key not in fields or key == "source":
             names = [n for n in fields if n != "source"]
-            said = _field_hint(str(key), value, names, sections if not prefix else {})
+            said = _field_hint(str(key), value, names, sections if not prefix else {}, data)
             raise ProfileError(f"{src}: unknown field '{dotted}'; "
                                + (said or f"allowed fields are {', '.join(names)}."))
         if key in sections:
@@ -392,6 +395,23 @@ class _PlainLoader(yaml.SafeLoader):
             )
         return super().compose_node(parent, index)
 
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        """A key written twice is refused: YAML keeps the last one, so a second ``sampling:``
+        block dropped every setting of the first without a word."""
+        seen: set[Any] = set()
+        for key_node, _value in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                twice = key in seen
+                seen.add(key)
+            except TypeError:  # a key that is no scalar: PyYAML's own error follows
+                continue
+            if twice:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"has '{key}' twice (the second would replace the first)", key_node.start_mark
+                )
+        return super().construct_mapping(node, deep)
+
 
 def load_yaml(text: str) -> Any:
     """Settings YAML (profiles, the model catalog): safe types only, no aliases, at most
@@ -405,7 +425,7 @@ def load_yaml(text: str) -> Any:
         lines = max(1, len(text.splitlines()))  # a problem found at the end is on the last line, not after it
         where = f" at line {min(mark.line + 1, lines)}" if mark else ""
         problem = getattr(err, "problem", None) or ""
-        if problem.startswith("uses a YAML alias"):
+        if problem.startswith(("uses a YAML alias", "has '")):  # our own refusals, said as they are
             raise YamlError(f"{problem}{where}.") from None
         raise YamlError(f"is not valid YAML{where}.") from None
 
