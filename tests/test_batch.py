@@ -184,7 +184,10 @@ def test_summaries_kept_with_the_documents_are_the_only_files_left_out(tmp_path:
     (folder / "2024" / "b.md").write_text("# B\n\ntext", encoding="utf-8")
     out = {"the documents' folder": folder, "a folder above it": tmp_path,
            "a folder inside it": folder / "summaries"}[where]
-    (folder / "a.txt.summary.md").write_text("# Summary of a.txt\n", encoding="utf-8")  # a run's output
+    # a run's output beside its document (summaries kept with the documents), and a person's
+    # own minutes.summary.md, which is no summary of any document here: a document
+    (folder / "a.txt.summary.md").write_text("# Summary of a.txt\n", encoding="utf-8")
+    (folder / "minutes.summary.md").write_text("# Minutes\n\ntext", encoding="utf-8")
     if where == "a folder inside it":
         out.mkdir()
         (out / "notes.txt").write_text("text", encoding="utf-8")
@@ -194,10 +197,10 @@ def test_summaries_kept_with_the_documents_are_the_only_files_left_out(tmp_path:
         names = sorted(r.path for r in q.rows())
     finally:
         q.close()
-    if where == "a folder inside it":  # its own folder: nothing in it is read; a.txt.summary.md is the user's
-        assert names == ["2024/b.md", "a.txt", "a.txt.summary.md"] and queued == 3
-    else:
-        assert names == ["2024/b.md", "a.txt"] and queued == 2
+    if where == "the documents' folder":
+        assert names == ["2024/b.md", "a.txt", "minutes.summary.md"] and queued == 3
+    else:  # summaries elsewhere: a.txt.summary.md here is the person's too (nothing in DIR/summaries is read)
+        assert names == ["2024/b.md", "a.txt", "a.txt.summary.md", "minutes.summary.md"] and queued == 4
 
 
 def test_a_profile_with_slots_keeps_several_documents_in_flight(tmp_path: Path, smollm2_path: Path) -> None:

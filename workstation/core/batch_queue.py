@@ -115,6 +115,16 @@ def output_name(rel: str) -> str:
     return rel + SUMMARY_SUFFIX
 
 
+def _our_summary(path: Path, root: Path, outdir: Path) -> bool:
+    """Whether ``path`` (under ``outdir``) is the summary a run wrote of a document in ``root``:
+    named ``<document>.summary.md`` where that document is (a person's own notes.summary.md,
+    with no notes beside it, is a document)."""
+    if not path.name.endswith(SUMMARY_SUFFIX):
+        return False
+    source = path.resolve().relative_to(outdir.resolve()).as_posix()[: -len(SUMMARY_SUFFIX)]
+    return (root / source).is_file()
+
+
 def _inside(path: Path, folder: Path) -> bool:
     """Whether ``path`` resolves (symbolic links followed) to ``folder`` or below it."""
     resolved, base = path.resolve(), folder.resolve()
@@ -227,7 +237,7 @@ class BatchQueue:
                 continue
             if not _inside(path, root):  # a link out
                 continue
-            if _inside(path, outdir) and (path.name.endswith(SUMMARY_SUFFIX) or not beside):  # our own output
+            if _inside(path, outdir) and (not beside or _our_summary(path, root, outdir)):  # our own output
                 continue
             st = path.stat()
             found.append((path.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
