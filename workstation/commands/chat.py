@@ -100,11 +100,8 @@ def run(args: argparse.Namespace) -> int:
         engine.close()
     assert final is not None
     m = final.metrics
-    if conversation is not None:
-        if final.text or final.reasoning:
-            conversation.store.add_message(
-                conversation.id, "assistant", final.text, m.to_dict(), reasoning=final.reasoning
-            )
+    if conversation is not None:  # a reply stopped before its first token too, as the app keeps it
+        conversation.store.add_message(conversation.id, "assistant", final.text, m.to_dict(), reasoning=final.reasoning)
         conversation.store.close()
     check = check_reply(final.text, constraints.json_schema) if constraints is not None else None
     if args.json:
@@ -118,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         print(m.summary_line(), file=sys.stderr)
     if m.stop_reason == "cancelled":
+        if not (final.text or final.reasoning):
+            raise TurnCancelled("stopped before the reply began.")
         raise TurnCancelled("stopped; the reply above is what arrived before Ctrl-C.")
     if not final.text.strip() and final.reasoning and m.stop_reason in ("length", "context"):
         if m.stop_reason == "length":
