@@ -547,6 +547,13 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert palette.description == "komutlar"
         await pilot.press("escape")
         await pilot.pause()
+        await pilot.press("f6", "f1")  # F6's own keys first, in its order: Ctrl+K (a priority key) came after the app's
+        await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        assert [key for key, _, _ in app.screen.rows[:4]] == ["Esc", "Ctrl+R", "Ctrl+K", "Ctrl+O"]
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, KeysDialog))
+        await pilot.press("escape")
+        await pilot.pause()
         await pilot.press("f5")
         await pilot.pause()
         assert type(app.screen).__name__ == "DashboardScreen"

@@ -298,9 +298,10 @@ class WorkstationApp(App[None]):
         """F1: every key of this screen and what it does, the screen's own first, in the UI's
         language (the footer has room for a few; Textual's keys panel began with thirty of the
         text box's editing keys)."""
-        rows: list[tuple[str, str, str]] = []
-        later: list[tuple[str, str, str]] = []  # keys that take priority (F4's Left, Right) after the rest
-        ids: dict[str, int] = {}  # a binding of several keys: one row (Left/Right)
+        rows: list[tuple[str, str, str]] = []  # the app's keys
+        own: dict[str, list[str]] = {}  # the screen's, by binding id: a binding of several keys is one row (Left/Right)
+        said: dict[str, tuple[str, str]] = {}
+        order = [b.id for b in getattr(self.screen, "BINDINGS", []) if isinstance(b, Binding)]
         for key, active in self.screen.active_bindings.items():  # the keymap and check_action applied
             b = active.binding
             if not active.enabled or b.system:
@@ -314,15 +315,14 @@ class WorkstationApp(App[None]):
                 # (F4's p, pull; not Textual's Tab, focus next); named as the app's are, with what it does
                 what = self.texts(f"binding.{b.id}.help") if b.id else ""
                 what = "" if what == f"binding.{b.id}.help" else what
-                into = later if b.priority else rows
-                if b.id and b.id in ids:
-                    at = ids[b.id]
-                    into[at] = (f"{into[at][0]}/{_key_text(key)}", *into[at][1:])
-                    continue
-                if b.id:
-                    ids[b.id] = len(into)
-                into.append((_key_text(key), self.texts.capital(b.description), what))
-        self.push_screen(KeysDialog(self.texts("keys.title"), rows + later, self.texts("keys.hint")))
+                name = b.id or f"{b.action}:{key}"
+                own.setdefault(name, []).append(_key_text(key))
+                said[name] = (self.texts.capital(b.description), what)
+        # the screen's own first, in the order it declares them (a priority key, as F6's
+        # Ctrl+X, came first of all or, put after the rest, after the app's)
+        first = sorted(own, key=lambda n: order.index(n) if n in order else len(order))
+        rows = [("/".join(own[n]), *said[n]) for n in first] + rows
+        self.push_screen(KeysDialog(self.texts("keys.title"), rows, self.texts("keys.hint")))
 
     # --- the command palette ---------------------------------------------------------------
     def action_command_palette(self) -> None:
