@@ -146,5 +146,6 @@ def run_revoke(args: argparse.Namespace) -> int:
 
 
 def _all_revoked() -> str:
-    return ("serve refuses every request until a key is made: revoked keys still count, so the "
-            f"server is not opened to everyone. Make one with: {cli('keys add NAME')}")
+    return ("serve now refuses every request (but those with the operator's --api-key, if it has one) "
+            "until a key is made: revoked keys still count, so the server is not opened to everyone. "
+            f"Make one with: {cli('keys add NAME')}")

@@ -17,6 +17,7 @@ import secrets
 import sqlite3
 import threading
 import time
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,6 +88,9 @@ def key_digest(secret: str) -> str:
 
 
 def check_name(name: str) -> str:
+    """The name as stored: in one Unicode form (NFC), so "ayşe" typed with a combining cedilla
+    is the same person's name, not refused nor a second key."""
+    name = unicodedata.normalize("NFC", name)
     if not NAME_RULE.fullmatch(name):
         raise KeyRingError(f"The key name {name!r} is not allowed; a name is {NAME_HELP}.")
     return name
@@ -128,7 +132,7 @@ class KeyRing:
         now: float | None = None,
     ) -> tuple[ApiKey, str]:
         """A new key for ``name``: (what is stored, the key to hand over once)."""
-        check_name(name)
+        name = check_name(name)
         if tokens_per_day is not None and tokens_per_day < 1:
             raise KeyRingError(f"--tokens-per-day is {tokens_per_day}; it must be 1 or more.")
         if max_parallel is not None and not 1 <= max_parallel <= 64:
@@ -159,6 +163,7 @@ class KeyRing:
         return [_row(r) for r in rows]
 
     def revoke(self, name: str, now: float | None = None) -> ApiKey:
+        name = unicodedata.normalize("NFC", name)
         with self._lock, self._db:
             cur = self._db.execute(
                 "UPDATE keys SET revoked = ? WHERE name = ? AND revoked IS NULL",

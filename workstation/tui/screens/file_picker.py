@@ -278,8 +278,8 @@ def empty_folder_note(folder: Path, suffixes: frozenset[str]) -> tuple[str, bool
     """Why the list of ``folder`` is empty (the text's key, whether it is an error, its values),
     or None when it holds a folder or a file with one of ``suffixes`` (lower case)."""
     try:
-        with os.scandir(folder) as entries:
-            if usable_paths((Path(e.path) for e in entries), suffixes):
+        with os.scandir(folder) as entries:  # the first usable entry ends the look (a big network folder)
+            if any(usable_paths([Path(e.path)], suffixes) for e in entries):
                 return None
     except PermissionError:
         return "picker.no_permission", True, {}
