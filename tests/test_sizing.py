@@ -315,9 +315,8 @@ def test_the_headline_says_how_to_get_the_model_it_recommends() -> None:
     other = table_only(candidates={"models": ["gemma-2-9b-it-q4_k_m"], "quantizations": ["Q5_K_M"]})
     assert other.best is not None and other.best.quant == "Q5_K_M"
     assert other.headline().endswith(
-        " The catalog has gemma-2-9b-it at Q4_K_M only ('workstation models pull gemma-2-9b-it-q4_k_m'): for "
-        "Q5_K_M, download a Q5_K_M GGUF file of gemma-2-9b-it (on Hugging Face) and add it with "
-        "'workstation models add FILE'.")
+        " The catalog does not have gemma-2-9b-it at Q5_K_M: download a Q5_K_M GGUF file of it (on Hugging "
+        "Face) and add it with 'workstation models add FILE'.")
     assert "Hugging Face'te) indirip 'workstation models add FILE' ile ekleyin." in say(
         other.headline_phrases(), Texts("tr").get)
     here = table_only(candidates={"models": ["smollm2-135m-instruct-q4_1"], "quantizations": ["Q4_1"]})

@@ -49,8 +49,8 @@ ENGLISH: dict[str, str] = {
                         "token in {ttft}, and {docs} documents fit in a night."),
     # how to get the recommended model file (sizing.SizingResult.get_it)
     "headline.get_pull": " Get the model with '{cmd}'.",
-    "headline.get_elsewhere": (" The catalog has {model} at {has} only ('{cmd}'): for {quant}, download a "
-                               "{quant} GGUF file of {model} (on Hugging Face) and add it with '{add}'."),
+    "headline.get_elsewhere": (" The catalog does not have {model} at {quant}: download a {quant} GGUF "
+                               "file of it (on Hugging Face) and add it with '{add}'."),
     "headline.nothing_fits": ("Nothing meets this workload: no candidate model fits any candidate machine "
                             "at {context} tokens per slot; try a smaller context or more memory."),
     "headline.closest": "Nothing meets this workload ({people} people). Closest: {what} (misses: {misses}); {served}.",

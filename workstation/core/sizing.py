@@ -394,20 +394,19 @@ class SizingResult:
             "ttft": _secs(b.ttft_s), "docs": f"{b.docs_per_night:,}"}), *self.get_it(b)]
 
     def get_it(self, option: SizingOption) -> list[Phrase]:
-        """How to get ``option``'s model file: pulled from the catalog, or (a quantization the
-        catalog does not have) from elsewhere and added; nothing when it is here. The names the
-        table shows (gemma-2-9b-it Q5_K_M) were no names 'models pull' takes."""
+        """How to get ``option``'s model file: pulled from the catalog where it has that
+        quantization, else downloaded elsewhere and added; nothing when it is here. The names
+        the table shows (gemma-2-9b-it Q5_K_M) were no names 'models pull' takes."""
+        from workstation.core.catalog import catalog_entry
         from workstation.core.invocation import cli
 
         if option.on_disk:
             return []
         found = QUANT_SUFFIX.search(option.model)
-        has = found.group(1).upper() if found else ""
-        pull = cli(f"models pull {option.model}")
-        if has == option.quant.upper():
-            return [("headline.get_pull", {"cmd": pull})]
-        return [("headline.get_elsewhere", {"model": model_family(option.model), "has": has, "cmd": pull,
-                                            "quant": option.quant, "add": cli("models add FILE")})]
+        if catalog_entry(option.model) is not None and found and found.group(1).upper() == option.quant.upper():
+            return [("headline.get_pull", {"cmd": cli(f"models pull {option.model}")})]
+        return [("headline.get_elsewhere", {"model": model_family(option.model), "quant": option.quant,
+                                            "add": cli("models add FILE")})]
 
     def nothing_fits(self) -> list[Phrase]:
         w = self.workload
