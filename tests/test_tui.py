@@ -1140,6 +1140,28 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert m is not None and m.stop_reason != "cancelled"
         assert m.cache_n > document_prompt  # the document's prompt and the summary's tokens
         assert m.prompt_n < 16  # the question, in the chat template
+        made = screen.summary
+
+    # the summary is there after a restart, and can be asked about again (it was gone, and
+    # minutes of work with it, when the app closed)
+    again = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with again.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(again.screen, SummarizeScreen))
+        kept = again.screen
+        assert isinstance(kept, SummarizeScreen)
+        await until(pilot, lambda: kept.summary == made)
+        assert kept.query_one("#summary", Markdown).source == made
+        assert kept.query_one("#summarize-path", Input).value == str(doc)
+        state = str(kept.query_one("#summarize-state").render())
+        assert state.startswith("The last summary, of bees.md, made 20") and "Ctrl+R summarizes the document again" in state
+        assert "is a very small model" in state  # what was said of it is said again
+        assert kept.result is not None and kept.result.follow_up == follow_up
+        await pilot.press("ctrl+k")
+        await until(pilot, lambda: again.screen is again.chat_screen and len(_views(again)) == 2)
+        assert [(m.role, m.content) for m in again.store.messages(again.conversation_id)] == [
+            (m["role"], m["content"]) for m in follow_up
+        ]
 
 
 async def test_quitting_mid_reply_keeps_the_reply_so_far(profiles: Path, tmp_path: Path) -> None:

@@ -195,6 +195,25 @@ class SummaryResult:
             "metrics": self.totals,
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SummaryResult:
+        """A result ``to_dict`` wrote (and ``follow_up``, where kept beside it): F6's last
+        summary, read back after a restart."""
+        def chunk(c: dict[str, Any]) -> Chunk:
+            metrics = c.get("metrics")
+            return Chunk(**{**c, "metrics": TurnMetrics.from_dict(metrics) if metrics else None})
+
+        def step(r: dict[str, Any]) -> ReduceStep:
+            return ReduceStep(**{**r, "metrics": TurnMetrics.from_dict(r["metrics"])})
+
+        return cls(
+            str(data["source"]), str(data["summary"]), str(data.get("overall", "")),
+            [chunk(c) for c in data.get("chunks", [])], [step(r) for r in data.get("reduce_steps", [])],
+            dict(data.get("totals", {})), bool(data.get("cancelled")), int(data.get("n_ctx", 0)),
+            int(data.get("prefix_tokens", 0)), int(data.get("chunk_budget", 0)),
+            list(data.get("follow_up", [])),
+        )
+
 
 # --- text preparation ----------------------------------------------------------------------
 _SPECIAL = re.compile(

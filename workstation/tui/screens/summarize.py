@@ -7,6 +7,7 @@ Ctrl+X (or the Stop button) stops a summary, keeping the parts already done."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -36,6 +37,9 @@ class SummaryReady(Progress):
     pass
 
 
+KEPT = "summary"  # the store's key for the last summary (ConversationStore.remember)
+
+
 class SummarizeScreen(AppScreen, Screen[None]):
     KEEP_ALIVE = True  # the app pushes the same screen each time: a summary outlives leaving it
     BINDINGS = [
@@ -61,6 +65,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._started = 0.0
         self._clock: Timer | None = None
         self._small: tuple[str, int] | None = None  # the model too small to trust with facts, if so
+        self._kept_at: float | None = None  # the summary shown is the last run's, read back after a restart
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -76,9 +81,40 @@ class SummarizeScreen(AppScreen, Screen[None]):
             yield Markdown("", id="summary")
         yield ScreenFooter()
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         self.query_one("#summarize-progress").display = False
         self.query_one("#summarize-path", Input).focus()
+        await self._read_back()
+
+    def _keep(self) -> None:
+        """The finished summary, kept for the next start (it was gone when the app closed,
+        minutes of work with it); one summary, the last."""
+        if self.result is None or self.path is None:
+            return
+        data = {"path": str(self.path), "at": time.time(), "small": self._small,
+                "result": {**self.result.to_dict(), "follow_up": self.result.follow_up}}
+        self.wapp.store.remember(KEPT, json.dumps(data, ensure_ascii=False))
+
+    async def _read_back(self) -> None:
+        """The last summary kept, shown as it was left (Ctrl+K asks about it again)."""
+        from workstation.core.summarize import SummaryResult
+
+        kept = self.wapp.store.recalled(KEPT)
+        if not kept or self.result is not None:
+            return
+        try:
+            data = json.loads(kept)
+            result = SummaryResult.from_dict(data["result"])
+            path, at = Path(data["path"]), float(data["at"])
+            small = tuple(data["small"]) if data.get("small") else None
+        except (ValueError, KeyError, TypeError):  # an older or damaged record: nothing shown, nothing lost
+            return
+        self.path, self.result, self.summary, self._kept_at = path, result, result.summary, at
+        self._small = small  # type: ignore[assignment]
+        self.query_one("#summarize-path", Input).value = str(path)
+        self.query_one("#summarize-ask", Button).disabled = not result.summary
+        self.query_one("#summarize-state", Label).update(self._result_text())
+        await self.query_one("#summary", Markdown).update(result.summary)
 
     def relabel(self) -> None:
         """F9: the app keeps this screen, so it takes the new language itself."""
@@ -154,7 +190,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.path = typed_path(raw)
         self.running = True  # before the first await: Enter, the button and Ctrl+R start one run
         self._cancel.clear()
-        self.summary, self.result = "", None
+        self.summary, self.result, self._kept_at = "", None, None
         self.query_one("#summarize-ask", Button).disabled = True
         await self.query_one("#summary", Markdown).update("")  # not the last document's under the new one
         self._said = t("summarize.reading", name=self.path.name)
@@ -219,7 +255,10 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if result.cancelled:
             return t("summarize.stopped", done=done, total=len(result.chunks))
         small = self._small
-        return t("summarize.done") + ("" if small is None else "\n" + t(
+        ended = t("summarize.done") if self._kept_at is None else t(
+            "summarize.kept", name=self.path.name if self.path else Path(result.source).name,
+            when=time.strftime("%Y-%m-%d %H:%M", time.localtime(self._kept_at)))
+        return ended + ("" if small is None else "\n" + t(
             "summarize.small_model", name=small[0], n=millions(small[1])))
 
     @on(Progress)
@@ -238,6 +277,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
             self._small = small_model(self.wapp.profile) if self.wapp.profile is not None else None
             state.update(self._result_text())
             self.query_one("#summarize-ask", Button).disabled = done == 0
+            if done:
+                self._keep()
             if self.app.screen is not self and self.path is not None:
                 self.app.notify(t("summarize.ready", name=self.path.name), timeout=10)
             # last: behind another screen the Markdown's blocks mount only once it shows again
