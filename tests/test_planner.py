@@ -53,6 +53,19 @@ def test_kv_and_weights_match_llama_cpp(model: str, request: pytest.FixtureReque
             assert got_c * 0.95 <= est_c <= got_c * 1.15, (where, est_c, got_c)
 
 
+def test_the_compute_buffer_at_a_very_long_context(smollm2_path: Path) -> None:
+    """Past a few hundred thousand tokens the attention mask outgrows the logits: at 131k-196k
+    tokens llama.cpp's compute buffer was 48-108% above the estimate, which said "fits" for a
+    profile that did not (a 1M-token profile was 2.5 GB over)."""
+    info = read_model_info(smollm2_path)
+    for ctx in (131072, 196608):
+        log = _load_log(smollm2_path, ctx, "f16")
+        got_c = _mib(r"CPU compute buffer size =\s*([\d.]+) MiB", log)
+        est_c = compute_bytes(info, ctx) / MIB
+        assert got_c * 0.95 <= est_c <= got_c * 1.15, (ctx, est_c, got_c)
+        assert got_c > compute_bytes(info, 8192) / MIB * 1.3  # the growth this is about
+
+
 def test_gemma_sliding_window_cache_without_swa_full(gemma_path: Path) -> None:
     """With swa_full off, Gemma 3's 15 sliding-window layers keep pad(512 + n_ubatch) cells."""
     info = read_model_info(gemma_path)

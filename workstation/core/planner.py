@@ -112,11 +112,19 @@ def compute_bytes(info: ModelInfo, context: int, *, n_ubatch: int = 512, flash_a
     514.5 reported, 517.3 estimated).
     """
     ub = min(n_ubatch, _pad(context or info.context_length or 4096, KV_PAD))
+    n_ctx = _pad(context or info.context_length or 4096, KV_PAD)
     est = 4 * ub * (info.n_vocab + info.n_embd + info.n_ff)
     if not flash_attn:
-        n_ctx = _pad(context or info.context_length or 4096, KV_PAD)
         est += 4 * ub * n_ctx * max(info.n_head, 1)
-    return est
+        return est
+    # with flash attention the attention step's peak is its mask (f16, a cell per token of the
+    # context and of the micro-batch; a second one for sliding-window layers) and some
+    # activations: past a few hundred thousand tokens it outgrows the logits. Measured here:
+    # SmolLM2 at 131k-262k tokens 148-283 MiB (1024 bytes a token, the estimate said 100);
+    # Gemma 3 270M at 786k-1M tokens 1.55-2.02 GiB (2048 bytes a token, two masks).
+    masks = 2 if info.sliding_window else 1
+    width = max(info.n_embd, info.n_head * info.head_dim)
+    return max(est, masks * 2 * ub * n_ctx + 16 * 4 * ub * width)
 
 
 # Weight types llama.cpp's CPU backend repacks into an interleaved copy for faster matrix
