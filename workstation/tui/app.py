@@ -185,6 +185,7 @@ class WorkstationApp(App[None]):
         self._search = ""
         self._stop_sampling = threading.Event()
         self._quit_after_turn = False  # Ctrl+Q while a reply streams: quit once it is saved
+        self._turn = 0  # the chat turn now (or last) generating, counted
         self._apply_language()
 
     @property
@@ -690,6 +691,7 @@ class WorkstationApp(App[None]):
         self.reply_view.markdown_every_s = pace.markdown_every_s
         messages = self.store.prompt_messages(self.conversation_id)
         self.generating = True
+        self._turn += 1
         self.live_tokens = 0
         self._t_first = self._t_last = None
         self.update_status()
@@ -755,7 +757,7 @@ class WorkstationApp(App[None]):
             return
         if self.generating and self.engine is not None and not self._quit_after_turn:
             self._quit_after_turn = True
-            self.engine.cancel()
+            self._cancel_turn()
             self.set_timer(5.0, self.exit)
             return
         self.exit()
@@ -765,7 +767,23 @@ class WorkstationApp(App[None]):
         if self.summarizing is not None:  # Esc stops replies; a summary only on its own screen
             self.notify(self.busy_text(), severity="warning")
         elif self.generating and self.engine is not None:
-            self.engine.cancel()
+            self._cancel_turn()
+
+    def _cancel_turn(self) -> None:
+        """Stop the reply being generated, and keep stopping it until it has stopped: an Esc
+        right after Enter, before the turn's thread had begun (which clears the engine's
+        stop), was lost and the reply went on. Only this turn: the next one is not stopped."""
+        turn, engine = self._turn, self.engine
+
+        def again() -> None:
+            if self._turn == turn and self.generating and self.engine is engine and engine is not None:
+                engine.cancel()
+            else:
+                timer.stop()
+
+        if engine is not None:
+            engine.cancel()
+            timer = self.set_interval(0.25, again)
 
     @on(TokenStreamed)
     async def _token(self, event: TokenStreamed) -> None:
