@@ -1303,3 +1303,36 @@ def test_the_summary_eta_speaks_the_ui_language() -> None:
     assert [eta("en", s) for s in (None, 7, 65, 3725)] == ["ETA …", "ETA 7s", "ETA 1m05s", "ETA 1h02m"]
     # Turkish abbreviates hour, minute and second as sa, dk and sn (the thinking time says sn too)
     assert [eta("tr", s) for s in (7, 65, 3725)] == ["kalan 7 sn", "kalan 1 dk 05 sn", "kalan 1 sa 02 dk"]
+
+
+async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines(profiles: Path) -> None:
+    """Sixty lines pasted into the one-line box kept the first line alone, unsaid; a message of
+    several lines showed as one run-on paragraph (its line breaks were Markdown's soft ones)."""
+    from textual import events
+    from textual.widgets import Input, TextArea
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        editor = app.chat_screen.query_one("#editor", TextArea)
+        prompt.focus()
+        prompt.value = "Please check: "
+        prompt.cursor_position = len(prompt.value)
+        prompt.post_message(events.Paste("Line 1: desks\r\nLine 2: chairs\r\nLine 3: lamps\r\n"))
+        await until(pilot, lambda: editor.display and editor.has_focus)
+        assert editor.text == "Please check: Line 1: desks\nLine 2: chairs\nLine 3: lamps\n"
+        assert editor.cursor_location == (3, 0)  # after what was pasted
+        assert any(n.message.startswith("The pasted text has 3 lines, so the message box is now the multi-line editor")
+                   for n in app._notifications)
+        prompt.post_message(events.Paste("one line"))  # a line alone is the line's own paste
+        await pilot.pause()
+
+        conv = app.store.new("Lines")
+        app.store.add_message(conv.id, "user", "Line 1: desks\nLine 2: chairs")
+        app.store.add_message(conv.id, "assistant", "Noted:\nboth.")
+        await app.open_conversation(conv.id)
+        await until(pilot, lambda: len(_views(app)) == 2)
+        await pilot.pause()
+        mine, reply = (str(v.body.query_one("MarkdownParagraph").render()) for v in _views(app))
+        assert mine.splitlines() == ["Line 1: desks", "Line 2: chairs"], mine
+        assert reply.splitlines() == ["Noted: both."], reply  # a reply stays the model's Markdown

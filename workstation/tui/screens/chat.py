@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
@@ -21,6 +21,20 @@ if TYPE_CHECKING:
     pass
 
 
+class PromptLine(Input):
+    """The one-line message box. Text pasted with line breaks goes to the multi-line editor,
+    whole: the line kept the first line alone and dropped the rest without a word."""
+
+    def on_paste(self, event: events.Paste) -> None:  # before Input's own, which keeps line 1
+        if "\n" not in event.text.strip("\r\n"):
+            return
+        event.prevent_default()
+        event.stop()
+        at = self.cursor_position
+        text = self.value[:at] + event.text.replace("\r\n", "\n") + self.value[at:]
+        cast("ChatScreen", self.screen).to_editor(text, at + len(event.text.replace("\r\n", "\n")))
+
+
 class ChatScreen(AppScreen, Screen[None]):
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -33,7 +47,7 @@ class ChatScreen(AppScreen, Screen[None]):
                 # paints every widget whose container overlaps what changed)
                 with Vertical(id="composer"):
                     yield Static("", id="attachment", markup=False)
-                    yield Input(placeholder=t("chat.placeholder"), id="prompt", select_on_focus=False)
+                    yield PromptLine(placeholder=t("chat.placeholder"), id="prompt", select_on_focus=False)
                     yield TextArea(id="editor", soft_wrap=True, show_line_numbers=False)
         yield ProgressBar(total=1.0, show_eta=False, id="load-progress")
         yield StatusBar(id="status")
@@ -118,6 +132,16 @@ class ChatScreen(AppScreen, Screen[None]):
             editor.display = True
             prompt.display = False
             editor.focus()
+
+    def to_editor(self, text: str, at: int) -> None:
+        """The multi-line editor, holding ``text`` with the cursor at offset ``at``."""
+        if not self.query_one("#editor", TextArea).display:
+            self.toggle_editor()
+        editor = self.query_one("#editor", TextArea)
+        editor.text = text
+        before = text[:at]
+        editor.move_cursor((before.count("\n"), len(before) - (before.rfind("\n") + 1)))
+        self.notify(self.wapp.texts("chat.pasted_lines", n=len(text.strip("\n").splitlines())))
 
     def focus_prompt(self) -> None:
         editor = self.query_one("#editor", TextArea)

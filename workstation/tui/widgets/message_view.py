@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.geometry import Size
@@ -47,6 +49,21 @@ def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts) -> str:
     elif m.stop_reason == "context":
         parts.append(texts("metric.context"))
     return " · ".join(parts)
+
+
+def _lines_kept() -> MarkdownIt:
+    """Markdown that breaks the line where the text does: each soft line break made a hard one
+    (markdown-it's ``breaks`` option does that for HTML only; Textual reads the tokens)."""
+    parser = MarkdownIt("gfm-like")
+
+    def hard_breaks(state: StateCore) -> None:
+        for token in state.tokens:
+            for child in token.children or []:
+                if child.type == "softbreak":
+                    child.type = "hardbreak"
+
+    parser.core.ruler.push("hard_breaks", hard_breaks)
+    return parser
 
 
 class MessageView(Vertical):
@@ -97,7 +114,10 @@ class MessageView(Vertical):
         yield Static(self._role_label(), classes="role")
         if self.reasoning:  # only then: a block in every message would double the widgets
             yield self._thought_block()
-        yield Markdown(self._shown_body(), classes="body")
+        # a person's own message keeps its line breaks (60 pasted lines showed as one paragraph);
+        # a reply's are Markdown's, as the model writes them
+        yield Markdown(self._shown_body(), classes="body",
+                       parser_factory=_lines_kept if self.role == "user" else None)
         yield StreamingText(classes="tail")
         figures = Static(self._metrics_text(), classes="metrics")
         if self.role == "assistant":  # what the figures mean, in words, under the mouse
