@@ -773,6 +773,12 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         assert str(problem.render()) == f"There is no '{docs / 'old' / '~no_such_user_here' / 'x.txt'}'. " \
             "Type another path, or pick from the list."
         assert app.screen is screen and inside_dialog(screen, problem)
+        assert path_line.has_focus
+        path_line.cursor_position = len(path_line.value)  # as after typing it
+        await pilot.press("/")  # a new path typed after the one refused takes its place (it went after it)
+        assert path_line.value == "/"
+        await pilot.press("t")
+        assert path_line.value == "/t"
         path_line.value = str(docs / "photo.png")  # there, and no document: said, the dialog stays
         await pilot.press("enter")
         await until(pilot, lambda: str(problem.render()) == "'photo.png' is a binary file, not text.")
@@ -842,10 +848,14 @@ def test_an_empty_list_in_the_open_dialog_says_why(tmp_path: Path) -> None:
     one with nothing usable; the dialog says which (root reads any folder: a missing one here)."""
     from workstation.tui.screens.file_picker import empty_folder_note
 
-    (tmp_path / "photo.png").write_bytes(b"\x89PNG")
     (tmp_path / ".hidden.txt").write_text("x", encoding="utf-8")
     usable = frozenset({".txt"})
     assert empty_folder_note(tmp_path, usable) == ("picker.empty", False, {})
+    for name in ("scan1.png", "scan2.PNG", "notes.odt", "README"):  # files, none of a kind it opens
+        (tmp_path / name).write_bytes(b"\x89PNG")
+    assert empty_folder_note(tmp_path, usable) == ("picker.none_usable", False, {"kinds": ".png .odt README"})
+    assert Texts("en")("picker.none_usable", kinds=".png").startswith(
+        "Nothing in this folder can be opened here: its files are .png.")  # not "nothing to open" as if empty
     (tmp_path / "notes.TXT").write_text("x", encoding="utf-8")
     assert empty_folder_note(tmp_path, usable) is None
     assert empty_folder_note(tmp_path / "gone", usable) == ("picker.unreadable", True, {"why": "No such file or directory"})

@@ -96,7 +96,18 @@ def _starts_a_path(text: str) -> bool:
 
 class PathLine(Input):
     """The dialog's path line: a whole path pasted takes the place of the folder written there
-    (it went after it: /docs//docs/plan.txt)."""
+    (it went after it: /docs//docs/plan.txt); so does one typed after a path just refused."""
+
+    def on_key(self, event: events.Key) -> None:  # before Input's own, which would add the key
+        picker = self.screen
+        char = event.character
+        if (isinstance(picker, FilePicker) and picker.refused is not None and picker.refused == self.value
+                and char in ("/", "~") and self.cursor_position == len(self.value)):
+            # "/tmp/nope" said not to be there, then "/tmp/docs" typed: it became /tmp/nope/tmp/docs
+            event.prevent_default()
+            event.stop()
+            self.value = char
+            self.cursor_position = 1
 
     def on_paste(self, event: events.Paste) -> None:  # before Input's own, which would insert it
         pasted = event.text.strip().splitlines()[0] if event.text.strip() else ""
@@ -126,6 +137,7 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         self.load = load
         self.loaded: Any = None
         self._typing = False  # keys typed in the list are on their way to the path line
+        self.refused: str | None = None  # the path line as it was when what it named was refused
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -187,6 +199,7 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         problem.update(text)
         problem.display = bool(text)
         problem.set_class(not error, "-busy")
+        self.refused = self.query_one("#picker-path", Input).value if text and error else None
 
     @property
     def folder(self) -> Path:
@@ -277,14 +290,23 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
 def empty_folder_note(folder: Path, suffixes: frozenset[str]) -> tuple[str, bool, dict[str, str]] | None:
     """Why the list of ``folder`` is empty (the text's key, whether it is an error, its values),
     or None when it holds a folder or a file with one of ``suffixes`` (lower case)."""
+    others: list[str] = []  # files of other kinds: "its files are .png"
     try:
         with os.scandir(folder) as entries:  # the first usable entry ends the look (a big network folder)
-            if any(usable_paths([Path(e.path)], suffixes) for e in entries):
-                return None
+            for entry in entries:
+                path = Path(entry.path)
+                if usable_paths([path], suffixes):
+                    return None
+                if not path.name.startswith("."):
+                    others.append(path.suffix.lower() or path.name)
     except PermissionError:
         return "picker.no_permission", True, {}
     except OSError as err:
         return "picker.unreadable", True, {"why": err.strerror or type(err).__name__}
+    if others:
+        kinds = sorted(set(others), key=lambda kind: (-others.count(kind), kind))
+        shown = " ".join(kinds[:3]) + (" …" if len(kinds) > 3 else "")
+        return "picker.none_usable", False, {"kinds": shown}
     return "picker.empty", False, {}
 
 
