@@ -605,6 +605,8 @@ async def test_every_screens_footer_fits_80_columns_with_its_own_keys_first(prof
             assert fits(keys) and actions[0] in (back, "ask"), (key, keys)
             assert {"help", "quit", back} <= set(actions), (key, actions)
             assert not {"profiles", "models", "dashboard", "command_palette"} & set(actions), (key, actions)
+            if key == "f6":  # its main way to pick a file, which only the Choose… button said
+                assert "browse" in actions, actions
             await pilot.press("f3")  # the app's keys still work there
             await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
             await pilot.press("escape")
@@ -1163,6 +1165,13 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert m.cache_n > document_prompt  # the document's prompt and the summary's tokens
         assert m.prompt_n < 16  # the question, in the chat template
         made = screen.summary
+        asked = app.conversation_id
+        count = len(app.store.list())
+        await pilot.press("f6")  # Ctrl+K again: the conversation made of it, not a second one without the question
+        await until(pilot, lambda: app.screen is screen)
+        await pilot.press("ctrl+k")
+        await until(pilot, lambda: app.screen is app.chat_screen and app.conversation_id == asked)
+        assert len(app.store.list()) == count and len(_views(app)) == 4
 
     # the summary is there after a restart, and can be asked about again (it was gone, and
     # minutes of work with it, when the app closed)
@@ -1179,11 +1188,10 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert state.startswith("The last summary, of bees.md, made 20") and "Ctrl+R summarizes the document again" in state
         assert "is a very small model" in state  # what was said of it is said again
         assert kept.result is not None and kept.result.follow_up == follow_up
-        await pilot.press("ctrl+k")
-        await until(pilot, lambda: again.screen is again.chat_screen and len(_views(again)) == 2)
-        assert [(m.role, m.content) for m in again.store.messages(again.conversation_id)] == [
-            (m["role"], m["content"]) for m in follow_up
-        ]
+        await pilot.press("ctrl+k")  # the conversation made of it before the restart, its question in it
+        await until(pilot, lambda: again.screen is again.chat_screen and again.conversation_id == asked)
+        said = [(m.role, m.content) for m in again.store.messages(asked)]
+        assert said[:2] == [(m["role"], m["content"]) for m in follow_up] and said[2] == ("user", "Who?")
 
 
 async def test_quitting_mid_reply_keeps_the_reply_so_far(profiles: Path, tmp_path: Path) -> None:

@@ -902,14 +902,19 @@ class WorkstationApp(App[None]):
     def _task_failed(self, event: TaskFailed) -> None:
         self.notify(event.reason, title=self.texts("error.title"), severity="error", timeout=10)
 
-    async def start_document_chat(self, path: Path, messages: list[dict[str, str]]) -> None:
+    async def start_document_chat(self, path: Path, messages: list[dict[str, str]], made: int | None = None) -> int | None:
         """A new conversation for follow-up questions about a summarized document
         (``SummaryResult.conversation``: the whole document and its summary when it fit in one
         part, whose KV cells are still in the engine and saved with the conversation, so a
-        question prefills only itself; else the summary)."""
+        question prefills only itself; else the summary). ``made``: the one made of this
+        summary before, opened again while it is there (a second Ctrl+K made a second one,
+        without the questions asked in the first). Returns the conversation's id."""
         if self.generating:
             self.notify(self.busy_text(), severity="warning")
-            return
+            return None
+        if made is not None and made in {c.id for c in self.store.list()}:
+            await self._show_conversation(made)
+            return made
         conv = self.store.new(self.texts("summarize.conv_title", name=path.name),
                               self.profile.key if self.profile else "")
         for message in messages:
@@ -919,9 +924,14 @@ class WorkstationApp(App[None]):
                 self.engine.claim_cells(self.cells_tag(conv.id), messages[:1])
             except (WorkstationError, OSError):
                 pass  # the engine went away: the next question reads the document again
+        await self._show_conversation(conv.id)
+        return conv.id
+
+    async def _show_conversation(self, conversation_id: int) -> None:
+        """Back to the chat, on ``conversation_id``, ready to type in."""
         while self.screen is not self.chat_screen:
             self.pop_screen()
-        await self.open_conversation(conv.id)
+        await self.open_conversation(conversation_id)
         self.chat_screen.focus_prompt()
 
     # --- profiles -------------------------------------------------------------------------

@@ -51,7 +51,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         # priority: the path field keeps the focus, and a text field's own Ctrl+K deletes to the
         # end of the line (the key did nothing a user could see)
         Binding("ctrl+k", "ask", "ask in chat", id="summarize.ask", priority=True),
-        Binding("ctrl+o", "browse", "choose a file", id="summarize.browse", show=False),  # the Choose… button says it
+        Binding("ctrl+o", "browse", "choose a file", id="summarize.browse"),  # in the footer too: the main way to pick
     ]
 
     def __init__(self) -> None:
@@ -66,6 +66,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._clock: Timer | None = None
         self._small: tuple[str, int] | None = None  # the model too small to trust with facts, if so
         self._kept_at: float | None = None  # the summary shown is the last run's, read back after a restart
+        self._asked: int | None = None  # the conversation Ctrl+K made of this summary
+        self._made_at = 0.0  # when this summary was made
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -91,7 +93,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         minutes of work with it); one summary, the last."""
         if self.result is None or self.path is None:
             return
-        data = {"path": str(self.path), "at": time.time(), "small": self._small,
+        data = {"path": str(self.path), "at": self._made_at or time.time(), "small": self._small, "asked": self._asked,
                 "result": {**self.result.to_dict(), "follow_up": self.result.follow_up}}
         self.wapp.store.remember(KEPT, json.dumps(data, ensure_ascii=False))
 
@@ -107,9 +109,11 @@ class SummarizeScreen(AppScreen, Screen[None]):
             result = SummaryResult.from_dict(data["result"])
             path, at = Path(data["path"]), float(data["at"])
             small = tuple(data["small"]) if data.get("small") else None
+            asked = int(data["asked"]) if data.get("asked") is not None else None
         except (ValueError, KeyError, TypeError):  # an older or damaged record: nothing shown, nothing lost
             return
         self.path, self.result, self.summary, self._kept_at = path, result, result.summary, at
+        self._asked, self._made_at = asked, at
         self._small = small  # type: ignore[assignment]
         self.query_one("#summarize-path", Input).value = str(path)
         self.query_one("#summarize-ask", Button).disabled = not result.summary
@@ -190,7 +194,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.path = typed_path(raw)
         self.running = True  # before the first await: Enter, the button and Ctrl+R start one run
         self._cancel.clear()
-        self.summary, self.result, self._kept_at = "", None, None
+        self.summary, self.result, self._kept_at, self._asked = "", None, None, None
         self.query_one("#summarize-ask", Button).disabled = True
         await self.query_one("#summary", Markdown).update("")  # not the last document's under the new one
         self._said = t("summarize.reading", name=self.path.name)
@@ -278,6 +282,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             state.update(self._result_text())
             self.query_one("#summarize-ask", Button).disabled = done == 0
             if done:
+                self._made_at = time.time()
                 self._keep()
             if self.app.screen is not self and self.path is not None:
                 self.app.notify(t("summarize.ready", name=self.path.name), timeout=10)
@@ -309,7 +314,10 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if self.result is None:
             return
         intro = self.wapp.texts("summarize.context", name=self.path.name)
-        await self.wapp.start_document_chat(self.path, self.result.conversation(intro))
+        asked = await self.wapp.start_document_chat(self.path, self.result.conversation(intro), made=self._asked)
+        if asked is not None and asked != self._asked:
+            self._asked = asked
+            self._keep()  # after a restart Ctrl+K opens it again too
 
     def action_back(self) -> None:
         """Back to the chat; a running summary goes on (F6 shows it again)."""
