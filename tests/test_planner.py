@@ -54,11 +54,11 @@ def test_kv_and_weights_match_llama_cpp(model: str, request: pytest.FixtureReque
 
 
 def test_the_compute_buffer_at_a_very_long_context(smollm2_path: Path) -> None:
-    """Past a few hundred thousand tokens the attention mask outgrows the logits: at 131k-196k
-    tokens llama.cpp's compute buffer was 48-108% above the estimate, which said "fits" for a
-    profile that did not (a 1M-token profile was 2.5 GB over)."""
+    """Past a few hundred thousand tokens the attention mask outgrows the logits: at 131k tokens
+    llama.cpp's compute buffer was 41% above the estimate (at 262k 170%), which said "fits" for
+    a profile that did not (a 1M-token profile was 2.5 GB over). One load: 3 GB of K/V."""
     info = read_model_info(smollm2_path)
-    for ctx in (131072, 196608):
+    for ctx in (131072,):
         log = _load_log(smollm2_path, ctx, "f16")
         got_c = _mib(r"CPU compute buffer size =\s*([\d.]+) MiB", log)
         est_c = compute_bytes(info, ctx) / MIB
