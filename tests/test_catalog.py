@@ -281,3 +281,14 @@ def test_catalog_file_parses() -> None:
     path = Path(__file__).parent.parent / "models" / "catalog.yaml"
     data = yaml.safe_load(path.read_text())
     assert isinstance(data["models"], list)
+
+
+def test_sizes_are_written_one_way_exact_or_approximate() -> None:
+    """F4 and `models list` showed 98 MB beside ~0.81 GB and ~0.4 GB: an approximate size is
+    written in the unit an exact one of it would take, with as many digits."""
+    from workstation.core.catalog import file_size_text
+
+    assert [file_size_text(None, gb) for gb in (0.81, 0.4, 0.48, 4.9, 9.0)] == [
+        "~810 MB", "~400 MB", "~480 MB", "~4.9 GB", "~9.0 GB"]
+    assert file_size_text(98_000_000) == "98 MB" and file_size_text(4_920_000_000) == "4.92 GB"
+    assert file_size_text(None) == "?"

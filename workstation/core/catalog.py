@@ -191,7 +191,10 @@ def file_size_text(n: int | None, approx_gb: float | None = None) -> str:
             if n >= scale:
                 return f"{n / scale:.2f} {unit}" if unit == "GB" else f"{n / scale:.0f} {unit}"
         return f"{n} B"
-    return f"~{approx_gb} GB" if approx_gb else "?"
+    if not approx_gb:
+        return "?"
+    # in the units an exact size of it would take (~810 MB beside 98 MB, not ~0.81 GB and ~0.4 GB)
+    return f"~{approx_gb * 1000:.0f} MB" if approx_gb < 1 else f"~{approx_gb:.1f} GB"
 
 
 # the types 'models quantize' makes, from the most bits to the fewest (llama.cpp's
