@@ -41,12 +41,13 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("profile.menu", "f3", "profiles", "action.profiles", show=True),
     UserAction("models.open", "f4", "models", "action.models", show=True),
     UserAction("dashboard.toggle", "f5", "dashboard", "action.dashboard", show=True),
+    # in the order of their keys: F1 lists them so (it went F6, F12, F10, Ctrl+G, F11, F9)
     UserAction("summarize.open", "f6", "summarize", "action.summarize"),
-    UserAction("quality.open", "f12", "quality", "action.quality"),
-    UserAction("sizing.open", "f10", "sizing", "action.sizing"),
-    UserAction("api.serve", "ctrl+g", "serve", "action.serve"),
-    UserAction("usage.open", "f11", "usage", "action.usage"),
     UserAction("lang.toggle", "f9", "toggle_language", "action.language"),
+    UserAction("sizing.open", "f10", "sizing", "action.sizing"),
+    UserAction("usage.open", "f11", "usage", "action.usage"),
+    UserAction("quality.open", "f12", "quality", "action.quality"),
+    UserAction("api.serve", "ctrl+g", "serve", "action.serve"),
     UserAction("app.quit", "ctrl+q", "quit", "action.quit", show=True),
 )
 ALWAYS = frozenset({"quit"})  # actions a dialog does not hold back
