@@ -90,7 +90,9 @@ class KeysDialog(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         table = Table(show_header=False, box=None, padding=(0, 1), expand=True)
         table.add_column(style="bold", no_wrap=True)
-        table.add_column(no_wrap=True)
+        # a long name (Language: Türkçe (Turkish)) wraps in its column rather than squeezing
+        # every description onto two or three lines at 80 columns
+        table.add_column(max_width=20)
         table.add_column(style="dim", ratio=1)
         for key, name, what in self.rows:
             table.add_row(key, name, what)
