@@ -10,6 +10,7 @@ import argparse
 import difflib
 import signal
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -74,7 +75,10 @@ def run(args: argparse.Namespace) -> int:
     engine = open_engine(profile, child_process=False, keep_state=conversation is not None)
     previous = signal.getsignal(signal.SIGINT)
 
+    stop_asked = threading.Event()
+
     def _on_sigint(_sig: int, _frame: FrameType | None) -> None:
+        stop_asked.set()
         engine.cancel()  # llama.cpp's abort callback stops even a long prefill
 
     signal.signal(signal.SIGINT, _on_sigint)
@@ -86,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
             tag = conversation_tag(conversation.store.path, conversation.id, created)
         thinking = _ThinkingOut()
         for event in engine.stream_chat(messages, s, constraints=constraints, tag=tag):
+            if stop_asked.is_set():  # a Ctrl-C before the turn began, whose start clears the stop
+                engine.cancel()
             if isinstance(event, TokenDelta):
                 if not args.json:
                     thinking.write(event.reasoning, answer=bool(event.text))
