@@ -87,10 +87,15 @@ def key_digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def canonical_name(name: str) -> str:
+    """A key's name in one Unicode form (NFC), so "ayşe" typed with a combining cedilla is the
+    same person's name, not refused nor a second key."""
+    return unicodedata.normalize("NFC", name)
+
+
 def check_name(name: str) -> str:
-    """The name as stored: in one Unicode form (NFC), so "ayşe" typed with a combining cedilla
-    is the same person's name, not refused nor a second key."""
-    name = unicodedata.normalize("NFC", name)
+    """The name as stored, checked."""
+    name = canonical_name(name)
     if not NAME_RULE.fullmatch(name):
         raise KeyRingError(f"The key name {name!r} is not allowed; a name is {NAME_HELP}.")
     return name
@@ -163,7 +168,7 @@ class KeyRing:
         return [_row(r) for r in rows]
 
     def revoke(self, name: str, now: float | None = None) -> ApiKey:
-        name = unicodedata.normalize("NFC", name)
+        name = canonical_name(name)
         with self._lock, self._db:
             cur = self._db.execute(
                 "UPDATE keys SET revoked = ? WHERE name = ? AND revoked IS NULL",

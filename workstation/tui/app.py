@@ -774,16 +774,17 @@ class WorkstationApp(App[None]):
         right after Enter, before the turn's thread had begun (which clears the engine's
         stop), was lost and the reply went on. Only this turn: the next one is not stopped."""
         turn, engine = self._turn, self.engine
+        if engine is None:
+            return
 
         def again() -> None:
-            if self._turn == turn and self.generating and self.engine is engine and engine is not None:
+            if self._turn == turn and self.generating and self.engine is engine:
                 engine.cancel()
             else:
                 timer.stop()
 
-        if engine is not None:
-            engine.cancel()
-            timer = self.set_interval(0.25, again)
+        engine.cancel()
+        timer = self.set_interval(0.25, again)
 
     @on(TokenStreamed)
     async def _token(self, event: TokenStreamed) -> None:
