@@ -327,6 +327,26 @@ def test_batch_status_lists_documents_added_since_the_last_run(tmp_path: Path, c
     assert "pending  a.txt" in out and "pending  b.txt" in out and "2 pending" in out, out
 
 
+def test_batch_and_summarize_name_a_wrong_path_alike(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`batch nofolder` said "'nofolder' is not a folder." where `summarize nofolder` said where
+    it was looked for; a document given to batch now gets the command that summarizes it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "minutes.txt").write_text("The canteen closes at two.", encoding="utf-8")
+    (tmp_path / "inbox").mkdir()
+    said: dict[tuple[str, str], str] = {}
+    for command in ("batch", "summarize"):
+        for name in ("nofolder", "minutes.txt", "inbox"):
+            if (command, name) in {("batch", "inbox"), ("summarize", "minutes.txt")}:
+                continue  # what each is for
+            assert main([command, name, "--status"] if command == "batch" else [command, name]) == 1
+            said[command, name] = capsys.readouterr().err.strip()
+    assert said["batch", "nofolder"] == said["summarize", "nofolder"] == f"workstation: 'nofolder' does not exist in {tmp_path}."
+    assert said["batch", "minutes.txt"].endswith("'minutes.txt' is a document, not a folder; 'workstation summarize minutes.txt' summarizes it.")
+    assert said["summarize", "inbox"].endswith("'inbox' is a folder, not a document; 'workstation batch inbox' summarizes every document in it.")
+
+
 def test_an_output_file_that_would_lose_work_is_refused_before_the_model_loads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], smollm2_path: Path
 ) -> None:

@@ -19,7 +19,14 @@ from types import FrameType
 from typing import Any
 
 from workstation.commands import add_profile_arg, print_json, profile_ref
-from workstation.core.batch_queue import DB_NAME, BatchEvent, BatchQueue, BatchStopped, run_batch
+from workstation.core.batch_queue import (
+    DB_NAME,
+    BatchEvent,
+    BatchQueue,
+    BatchStopped,
+    check_folder,
+    run_batch,
+)
 from workstation.core.errors import TurnCancelled
 from workstation.core.profiles import load_profile
 from workstation.core.summarize import eta_text
@@ -45,10 +52,7 @@ def _engine_factory(profile: Any) -> Any:
 def run(args: argparse.Namespace) -> int:
     root = Path(args.directory)
     outdir = Path(args.output) if args.output else root / "summaries"
-    if not root.is_dir():
-        from workstation.core.batch_queue import BatchError
-
-        raise BatchError(f"'{root}' is not a folder.")
+    check_folder(root)
     if args.status:
         queue = BatchQueue(outdir / DB_NAME)
         try:

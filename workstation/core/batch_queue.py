@@ -46,6 +46,8 @@ from typing import Any
 from workstation.core.atomic import write_text_atomic
 from workstation.core.documents import SUPPORTED_SUFFIXES, looks_like_document, read_document
 from workstation.core.errors import BackendUnreachable, WorkstationError
+from workstation.core.invocation import cli, shell_word
+from workstation.core.phrases import Phrase
 
 DB_NAME = ".workstation-batch.sqlite"
 LOCK_NAME = ".workstation-batch.lock"
@@ -78,6 +80,18 @@ CREATE TABLE IF NOT EXISTS events (
 
 class BatchError(WorkstationError):
     """The batch folder or its queue cannot be used."""
+
+
+def check_folder(root: Path) -> None:
+    """``BatchError`` unless ``root`` is a folder, in the words ``summarize`` uses for a path
+    that is not there (and, for a document, the command that summarizes it)."""
+    if root.is_dir():
+        return
+    if not root.exists():
+        where: Phrase | str = "" if root.is_absolute() else ("doc.in_folder", {"folder": str(Path.cwd())})
+        raise BatchError(said=[("doc.missing", {"path": str(root), "where": where})])
+    raise BatchError(said=[("batch.not_folder", {"path": str(root),
+                                                 "command": cli("summarize " + shell_word(str(root)))})])
 
 
 MAX_ATTEMPTS = 3  # a document on which the server went away this many times is marked failed
@@ -397,8 +411,7 @@ def run_batch(
     ``BatchStopped`` when the engine cannot be opened or its server cannot be reached (the
     documents not done stay pending; none is marked failed for it).
     """
-    if not root.is_dir():
-        raise BatchError(f"'{root}' is not a folder.")
+    check_folder(root)
     emit = on_event or (lambda _e: None)
     lock = BatchLock(outdir)
     try:
