@@ -762,6 +762,13 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         problem = screen.query_one("#picker-problem")
         await until(pilot, lambda: Path(tree.path) == tmp_path / "empty" and problem.display)
         assert str(problem.render()).startswith("Nothing to open in this folder.") and problem.has_class("-busy")
+        path_line.focus()
+        path_line.value = "nope.txt"  # not there: no "pick from the list" under an empty list
+        await pilot.press("enter")
+        await until(pilot, lambda: str(problem.render()).startswith("There is no"))
+        assert str(problem.render()) == f"There is no '{tmp_path / 'empty' / 'nope.txt'}'. " \
+            "Type another path, or Backspace for the folder above."
+        tree.focus()
         await pilot.press("backspace")  # the list has the focus: the folder above, and the note gone
         await until(pilot, lambda: Path(tree.path) == tmp_path and "docs" in names(tree) and not problem.display)
         path_line.focus()

@@ -253,8 +253,9 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
             self.query_one(FileTree).focus()
         elif _exists(path):
             self._pick(path)  # what it holds is the caller's reader's to say
-        else:
-            self._problem(self.wapp.texts("picker.missing", path=str(path)))
+        else:  # "pick from the list" only where the list has something to pick
+            listed = bool(self.query_one(FileTree).root.children)
+            self._problem(self.wapp.texts("picker.missing" if listed else "picker.missing_empty", path=str(path)))
 
     def _pick(self, path: Path) -> None:
         if not self.is_current:  # once: a second Enter or click on its way would close the screen below
