@@ -54,7 +54,16 @@ def test_export_markdown(tmp_path: Path) -> None:
     assert text.startswith("# Notes\n")
     assert "## You\n\nHi\n" in text
     assert "## Assistant\n\nHello!" in text and "print(1)" in text
-    assert "70.5 tok/s" in text
+    assert "*TTFT 50 ms · 70.5 tok/s · 9 tokens*" in text and "Profile: `office-cpu`" in text
+    from workstation.tui.i18n import Texts
+
+    stopped = store.new("Durdu", "office-cpu")
+    store.add_message(stopped.id, "user", "Merhaba")
+    store.add_message(stopped.id, "assistant", "", {"stop_reason": "cancelled"})
+    turkish = store.to_markdown(conv.id, Texts("tr").get) + store.to_markdown(stopped.id, Texts("tr").get)
+    assert "## Siz\n\nHi\n" in turkish and "## Asistan\n\nHello!" in turkish  # F7 in the UI's language
+    assert "*TTFT 50 ms · 70,5 token/sn · 9 token*" in turkish and "Profil: `office-cpu`" in turkish
+    assert "*Yanıt başlamadan durduruldu.*" in turkish and "You" not in turkish
     assert list((tmp_path / "out").iterdir()) == [out]  # no temp file left behind
     with pytest.raises(StoreError, match=r"c\.sqlite3/x\.md: .*c\.sqlite3 is a file, not a folder\.$"):
         store.export_markdown(conv.id, tmp_path / "c.sqlite3" / "x.md")  # said "(File exists)"
@@ -64,7 +73,6 @@ def test_export_markdown(tmp_path: Path) -> None:
     with pytest.raises(StoreError) as caught:  # said "the folder /proc does not exist"
         store.export_markdown(conv.id, Path("/proc/x.md"))
     assert str(caught.value) == "Cannot write /proc/x.md: the folder /proc does not take new files."
-    from workstation.tui.i18n import Texts
 
     with pytest.raises(StoreError) as caught:  # F7 in the Turkish UI says it in Turkish
         store.export_markdown(conv.id, tmp_path / "nowhere" / "x.md")

@@ -128,6 +128,16 @@ ENGLISH: dict[str, str] = {
     "model.about_gb": " (about {gb} GB)",
     "model.not_made": "The model file {file} is not made yet; make it from {source} with '{command}'.",
     "model.missing": "The model file {path} does not exist; run '{command}' to see what is installed.",
+    # a conversation as the chat shows it, and as F7 exports it (store.to_markdown)
+    "role.user": "You",
+    "role.assistant": "Assistant",
+    "role.system": "System",
+    "thought.saved": "Thinking",
+    "chat.stopped_before": "*Stopped before the reply began.*",
+    "metric.ttft": "TTFT {ms} ms",
+    "metric.tps": "{tps} tok/s",
+    "metric.tokens": "{n} tokens",
+    "export.profile": "Profile: {profile}",
     # a document that cannot be read (documents.read_document)
     "doc.missing": "'{path}' does not exist{where}.",
     "doc.in_folder": " in {folder}",

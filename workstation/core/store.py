@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from workstation.core.atomic import write_named_file
 from workstation.core.errors import WorkstationError
 from workstation.core.paths import data_dir
+from workstation.core.phrases import ENGLISH, Lookup, say
 from workstation.core.sqlite_schema import SchemaError, open_database, schema_version
 
 DB_NAME = "conversations.sqlite3"
@@ -414,33 +415,39 @@ class ConversationStore:
         return out
 
     # --- export -------------------------------------------------------------------------
-    def to_markdown(self, conversation_id: int) -> str:
+    def to_markdown(self, conversation_id: int, lookup: Lookup | None = None) -> str:
+        """The conversation as Markdown, its words (You, Thinking, the figures) in ``lookup``'s
+        language (the TUI's ``texts.get``) or English, as the chat shows them."""
+
+        def said(key: str, **values: Any) -> str:
+            return say([(key, values)], lookup)
+
         conv = self.get(conversation_id)
         lines = [f"# {conv.title}", ""]
         if conv.profile:
-            lines += [f"Profile: `{conv.profile}`", ""]
-        names = {"user": "You", "assistant": "Assistant", "system": "System"}
+            lines += [said("export.profile", profile=f"`{conv.profile}`"), ""]
         for msg in conv.messages:
-            lines += [f"## {names.get(msg.role, msg.role.title())}", ""]
+            role = f"role.{msg.role}"
+            lines += [f"## {said(role) if role in ENGLISH else msg.role.title()}", ""]
             if msg.reasoning:  # folded, as the chat shows it (GitHub and most viewers fold <details>)
-                lines += ["<details><summary>Thinking</summary>", "", msg.reasoning.rstrip(), "", "</details>", ""]
+                lines += [f"<details><summary>{said('thought.saved')}</summary>", "", msg.reasoning.rstrip(), "",
+                          "</details>", ""]
             m = msg.metrics or {}
             if msg.role == "assistant" and not msg.content.strip() and not msg.reasoning:
                 if m.get("stop_reason") == "cancelled":  # as the chat shows it
-                    lines += ["*Stopped before the reply began.*", ""]
+                    lines += [said("chat.stopped_before"), ""]
                 continue
             lines += [msg.content.rstrip(), ""]
             if m:
-                lines += [
-                    f"*TTFT {float(m.get('ttft_ms', 0)):.0f} ms · "
-                    f"{float(m.get('predicted_per_second', 0)):.1f} tok/s · "
-                    f"{int(m.get('predicted_n', 0))} tokens*",
-                    "",
-                ]
+                figures = (said("metric.ttft", ms=f"{float(m.get('ttft_ms', 0)):.0f}"),
+                           said("metric.tps", tps=f"{float(m.get('predicted_per_second', 0)):.1f}"),
+                           said("metric.tokens", n=f"{int(m.get('predicted_n', 0))}"))
+                lines += ["*" + " · ".join(figures) + "*", ""]
         return "\n".join(lines).rstrip() + "\n"
 
-    def export_markdown(self, conversation_id: int, path: Path) -> Path:
-        """Write the conversation to ``path`` as Markdown (atomically); returns the path."""
-        text = self.to_markdown(conversation_id)
+    def export_markdown(self, conversation_id: int, path: Path, lookup: Lookup | None = None) -> Path:
+        """Write the conversation to ``path`` as Markdown (atomically), in ``lookup``'s
+        language; returns the path."""
+        text = self.to_markdown(conversation_id, lookup)
         write_named_file(path, text, StoreError)
         return path

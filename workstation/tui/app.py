@@ -627,7 +627,7 @@ class WorkstationApp(App[None]):
             if not path:
                 return
             try:
-                written = self.store.export_markdown(conv_id, typed_path(path))
+                written = self.store.export_markdown(conv_id, typed_path(path), self.texts.get)
             except WorkstationError as err:
                 self.notify(self.texts.error(err), severity="error")
                 return

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from workstation.core.invocation import command
-from workstation.core.phrases import local_number, local_value, say
+from workstation.core.phrases import ENGLISH, local_number, local_value, say
 
 LOCALES_DIR = Path(__file__).parent / "locales"
 LANGUAGES = ("en", "tr")
@@ -74,7 +74,7 @@ class Texts:
         return self("dialog.yes_key"), self("dialog.no_key")
 
     def __call__(self, key: str, **values: Any) -> str:
-        text = _texts(self.lang).get(key) or _texts("en").get(key) or key
+        text = _texts(self.lang).get(key) or _texts("en").get(key) or ENGLISH.get(key) or key
         if "{cmd}" in text:  # advice naming a command: the one that started us (./run.sh ...)
             values.setdefault("cmd", command())
         if values:
