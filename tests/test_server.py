@@ -310,3 +310,60 @@ def test_usage_chunk_carries_timings(server: RunningServer) -> None:
     assert last["choices"] == [] and last["usage"]["completion_tokens"] > 0
     assert last["timings"]["predicted_n"] == last["usage"]["completion_tokens"]
     assert last["timings"]["prompt_n"] + last["timings"]["cache_n"] == last["usage"]["prompt_tokens"]
+
+
+def test_ctrl_c_ends_the_replies_being_written_and_records_them(
+    smollm2_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl+C on `serve` while replies were being written printed uvicorn's 40-line traceback
+    after 3 s (it cancelled them), and those replies never reached `usage` or the audit trail.
+    Each reply now ends with a sentence to its client (an error event in a stream, 503 for the
+    rest) and is recorded with the tokens it got; the server says one line and exits."""
+    import signal
+    import time
+
+    from workstation.cli import main
+
+    data = tmp_path / "data"
+    body = {"messages": QUESTION, "max_tokens": 900, "ignore_eos": True}
+    got: dict[str, object] = {}
+    with serve(write_profile(tmp_path, smollm2_path), "--parallel", "2", data=data) as srv:
+
+        def streamed() -> None:
+            with httpx.stream("POST", f"{srv.base_url}/chat/completions", json={**body, "stream": True},
+                              timeout=120) as r:
+                got["stream"] = [line for line in r.iter_lines() if line.startswith("data: ")]
+
+        def whole() -> None:
+            r = httpx.post(f"{srv.base_url}/chat/completions", json=body, timeout=120)
+            got["whole"] = (r.status_code, r.json())
+
+        clients = [threading.Thread(target=streamed), threading.Thread(target=whole)]
+        for c in clients:
+            c.start()
+        deadline = time.monotonic() + 120
+        while httpx.get(f"{srv.root}/health", timeout=30).json()["slots_processing"] < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(0.5)  # both are writing
+        srv.proc.send_signal(signal.SIGINT)
+        for c in clients:
+            c.join(timeout=60)
+        assert srv.proc.wait(timeout=30) == 130
+        time.sleep(0.2)  # the last lines of its log
+        log = srv.log_text()
+    said = "The server is shutting down, so the reply was cut off; send it again once the server is back."
+    stream = got["stream"]
+    assert isinstance(stream, list) and len(stream) > 3  # a part of the reply, then why it ended
+    assert json.loads(stream[-1][6:])["error"]["message"] == said
+    assert got["whole"] == (503, {"error": {"message": said, "type": "server_error", "param": None, "code": None}})
+    assert "Traceback" not in log and "ERROR" not in log and "could not be delivered" not in log, log
+    assert log.splitlines()[-1] == "workstation: stopped."
+    monkeypatch.setenv("WORKSTATION_DATA", str(data))
+    capsys.readouterr()
+    assert main(["usage", "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)["rows"]
+    assert row["requests"] == 2 and row["errors"] == 2 and row["completion_tokens"] >= 4, row
+    assert main(["audit", "verify", "--json"]) == 0
+    audit = [json.loads(line) for f in sorted((data / "audit").glob("*.jsonl")) for line in f.read_text().splitlines()]
+    assert [a.get("status") for a in audit if a.get("route") == "chat"] == [503, 503], audit

@@ -159,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
         raise
     port = socks[0].getsockname()[1]
     options.model_id = args.model_id or profile.key
-    app = OpenAIServer(scheduler, options, accounts).app
+    openai = OpenAIServer(scheduler, options, accounts)
     urls = " and ".join(_url(h, port) for h in hosts)
     others = [_url(h, port) for h in addresses_for(hosts)]
     if others:  # "0.0.0.0" is no address to hand out: the ones colleagues can type
@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    server = make_uvicorn(app, options, log_level=args.log_level)
+    server = make_uvicorn(openai, options, log_level=args.log_level)
     try:
         run_server(server, socks)
     finally:

@@ -88,6 +88,8 @@ if TYPE_CHECKING:
     from workstation.core.server.native import NativeRoutes
 
 CLIENT_GONE = 499  # the status recorded for a request whose client left first (nginx's)
+SHUTTING_DOWN = 503  # the status recorded for a reply the server's shutdown cut off
+CUT_BY_SHUTDOWN = "The server is shutting down, so the reply was cut off; send it again once the server is back."
 
 
 # --- streaming response --------------------------------------------------------------------------
@@ -139,6 +141,8 @@ class OpenAIServer:
         self.options = options
         self.accounts = accounts or Accounts(scheduler.profile.key, shared_key=options.api_key)
         self._late: set[asyncio.Task[None]] = set()  # accounting of requests whose client left
+        self._running: dict[asyncio.Queue[SchedulerEvent], SchedRequest] = {}  # submitted, not ended
+        self.stopping = False  # the server is shutting down: nothing new is taken
         self.created = int(time.time())
         self.bodies = InflightBodies(options.max_inflight_body_bytes)
         from workstation.core.server.native import NativeRoutes
@@ -261,6 +265,8 @@ class OpenAIServer:
 
         def sink(event: SchedulerEvent) -> None:
             loop.call_soon_threadsafe(q.put_nowait, event)
+            if isinstance(event, TurnFinished | RequestFailed):
+                loop.call_soon_threadsafe(self._running.pop, q, None)
 
         room = self.scheduler.slot_ctx - len(prompt)
         max_tokens = min(params.max_tokens or params.sampling.max_tokens, room)
@@ -299,7 +305,23 @@ class OpenAIServer:
             raise ApiError(400, str(err), code="context_length_exceeded") from None
         except EngineError as err:
             raise ApiError(503, str(err), type_="server_error") from None
+        self._running[q] = req
         return req, q
+
+    async def stop_serving(self, wait_s: float) -> None:
+        """The server is shutting down: new requests are refused (503), the replies being
+        written end where they are, each told to its client and recorded with its tokens; this
+        waits up to ``wait_s`` for them to be, and for those whose client left to be recorded."""
+        self.stopping = True
+        for req in list(self._running.values()):
+            self.scheduler.cancel(req)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(wait_s):
+                while self._running or self._late:
+                    await asyncio.sleep(0.02)
+
+    def _cut_by_shutdown(self, event: TurnFinished) -> bool:
+        return self.stopping and event.metrics.stop_reason == "cancelled"
 
     async def _prompt_tokens(
         self, body: dict[str, Any], chat: bool, ticket: Ticket, tools: ToolRequest | None = None
@@ -338,6 +360,9 @@ class OpenAIServer:
                 ticket = self.accounts.begin(Caller(UNKNOWN, _client(request)), route)
                 raise
             ticket = self.accounts.begin(caller, route)
+            if self.stopping:
+                raise ApiError(SHUTTING_DOWN, "The server is shutting down; send the request again once it is back.",
+                               type_="server_error")
             self.accounts.check_profile(caller)
             self.accounts.check_quota(caller)
             async with self._json_body(request) as body:  # every field is checked before submitting
@@ -409,7 +434,8 @@ class OpenAIServer:
         task.add_done_callback(self._late.discard)
 
     def _finished(self, ticket: Ticket, event: TurnFinished) -> None:
-        status = CLIENT_GONE if event.metrics.stop_reason == "cancelled" else 200
+        cancelled = event.metrics.stop_reason == "cancelled"
+        status = SHUTTING_DOWN if self._cut_by_shutdown(event) else CLIENT_GONE if cancelled else 200
         self.accounts.finish(ticket, status, event.metrics, event.text)
 
     async def _finished_event(
@@ -433,6 +459,8 @@ class OpenAIServer:
         finally:
             watch.cancel()
         self._finished(ticket, event)
+        if self._cut_by_shutdown(event):
+            return ApiError(SHUTTING_DOWN, CUT_BY_SHUTDOWN, type_="server_error").response()
         return event
 
     async def _collect(
@@ -548,6 +576,8 @@ class OpenAIServer:
                 return sse(chunk(text, None, records=event.probs, thought=event.reasoning)), False
             if isinstance(event, TurnFinished):
                 self._finished(ticket, event)
+                if self._cut_by_shutdown(event):  # in the words of an error event, as a failure is
+                    return sse(ApiError(SHUTTING_DOWN, CUT_BY_SHUTDOWN, type_="server_error").body()), True
                 m = event.metrics
                 held = tool_chunks("", final=True) if reader is not None else b""
                 finish = "tool_calls" if calls_sent else FINISH.get(m.stop_reason, "stop")

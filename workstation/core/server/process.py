@@ -20,6 +20,7 @@ from workstation.core.server.app import OpenAIServer
 from workstation.core.server.connections import guarded_protocol
 from workstation.core.server.options import ServerOptions
 
+STOP_REPLIES_S = 10.0  # at shutdown, the longest wait for the replies being written to end
 ACCEPT_BACKLOG = 128  # connections accepted in one go (uvicorn's default, 2048, can exhaust descriptors)
 log = logging.getLogger("uvicorn.error")
 
@@ -84,12 +85,20 @@ def bind_sockets(hosts: list[str], port: int) -> list[socket.socket]:
     return socks
 
 
-def make_uvicorn(app: Any, options: ServerOptions, log_level: str = "warning") -> Any:
-    """uvicorn over h11 with the header deadline and connection cap of ``options``."""
+def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = "warning") -> Any:
+    """uvicorn over h11 with the header deadline and connection cap of ``options``, which at
+    shutdown (Ctrl+C, SIGTERM) first ends the replies still being written, each with a word to
+    its client and a line in the usage log, before it closes the connections: uvicorn would
+    wait 3 s, then cancel them with a traceback and nothing recorded."""
     import uvicorn
 
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            await openai.stop_serving(STOP_REPLIES_S)
+            await super().shutdown(sockets)
+
     config = uvicorn.Config(
-        app,
+        openai.app,
         http=guarded_protocol(options.header_timeout_s, options.max_connections),
         log_level=log_level,
         access_log=False,
@@ -99,7 +108,7 @@ def make_uvicorn(app: Any, options: ServerOptions, log_level: str = "warning") -
         backlog=ACCEPT_BACKLOG,
         server_header=False,
     )
-    return uvicorn.Server(config)
+    return Server(config)
 
 
 def run_server(server: Any, socks: list[socket.socket]) -> None:
@@ -151,7 +160,7 @@ class BackgroundServer:
         self.sock = bind_socket(host, port)
         self.host, self.port = host, self.sock.getsockname()[1]
         self.openai = OpenAIServer(scheduler, options, accounts)
-        self.server = make_uvicorn(self.openai.app, options)
+        self.server = make_uvicorn(self.openai, options)
         self._thread = threading.Thread(target=self._run, name="workstation-serve", daemon=True)
 
     @property
