@@ -279,13 +279,22 @@ def test_a_command_line_mistake_is_one_sentence(args: list[str], sentence: str,
 
 
 @pytest.mark.parametrize("group,said", [(["profiles"], "office-cpu"), (["keys"], "No keys yet"),
-                                        (["cache"], "saved states, "), (["audit"], "audit trail")])
+                                        (["cache"], "saved states, "), (["audit"], "audit trail"),
+                                        (["models"], "Installed in")])
 def test_a_command_group_alone_does_its_usual_verb(group: list[str], said: str,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """`models` alone listed the models, while `profiles`, `keys` and `cache` alone said "needs
-    VERB" (exit 2): each lists now, and `audit` alone verifies (its one verb)."""
+    VERB" (exit 2): each lists now, and `audit` alone verifies (its one verb). With that verb's
+    options: `audit --json`, which the README shows, said "--json is not an option"."""
     assert main(group) == 0
     assert said in capsys.readouterr().out
+    assert main([*group, "--json"]) == 0
+    alone = json.loads(capsys.readouterr().out)
+    assert main([*group, VERB[group[0]], "--json"]) == 0
+    assert alone == json.loads(capsys.readouterr().out)
+
+
+VERB = {"profiles": "list", "keys": "list", "cache": "list", "audit": "verify", "models": "list"}
 
 
 @pytest.mark.parametrize("args", [["-p", "office-cpu", "profiles", "check"], ["profiles", "check", "-p", "office-cpu"],

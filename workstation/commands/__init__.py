@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 from typing import Any
@@ -31,6 +32,15 @@ def profile_refs(args: argparse.Namespace) -> list[str | None]:
     if refs:
         return list(refs)
     return [getattr(args, "profile", None)]
+
+
+def default_verb(parent: argparse.ArgumentParser, verb: argparse.ArgumentParser) -> None:
+    """``parent`` alone does ``verb``, with ``verb``'s options: ``keys`` lists as ``keys list``
+    does, and ``keys --json`` too (it said "--json is not an option of 'keys'")."""
+    for action in verb._actions:  # argparse has no public way to share an option between parsers
+        if action.option_strings and not isinstance(action, argparse._HelpAction):
+            parent._add_action(copy.copy(action))
+    parent.set_defaults(**verb._defaults)
 
 
 def print_json(data: Any) -> None:

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import argparse
 
-from workstation.commands import print_json
+from workstation.commands import default_verb, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("audit", help="check the server's audit trail")
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
-    p.set_defaults(func=run_verify, dir=None, json=False)  # 'audit' alone verifies, as 'models' alone lists
     v = verbs.add_parser("verify", help="find changed, inserted or removed lines; exit 1 if any")
     v.add_argument("--dir", help="the audit folder (default: audit/ in the data folder)")
     v.add_argument("--json", action="store_true")
     v.set_defaults(func=run_verify)
+    default_verb(p, v)  # 'audit' alone verifies, as 'models' alone lists
 
 
 def run_verify(args: argparse.Namespace) -> int:

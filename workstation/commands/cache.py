@@ -7,7 +7,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from workstation.commands import print_json
+from workstation.commands import default_verb, print_json
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.kv_state import KvStateStore, SavedState, tagged_conversation
@@ -17,11 +17,12 @@ from workstation.core.store import ConversationStore
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("cache", help="conversations' KV caches kept on disk: list or clear them")
     verbs = p.add_subparsers(dest="verb", metavar="list|clear")
-    p.set_defaults(func=run, json=False)  # 'cache' alone lists, as 'models' alone does
     for verb, text in (("list", "each saved state: tokens, size, last used"), ("clear", "delete them all")):
         v = verbs.add_parser(verb, help=text)
         v.add_argument("--json", action="store_true")
         v.set_defaults(func=run)
+        if verb == "list":
+            default_verb(p, v)  # 'cache' alone lists, as 'models' alone does
 
 
 def run(args: argparse.Namespace) -> int:

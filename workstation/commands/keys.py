@@ -6,14 +6,13 @@ import argparse
 import datetime as dt
 import sys
 
-from workstation.commands import print_json, text_table
+from workstation.commands import default_verb, print_json, text_table
 from workstation.core.invocation import cli
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("keys", help="API keys per person for serve: add, list, revoke")
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
-    p.set_defaults(func=run_list, all=False, json=False)  # 'keys' alone lists, as 'models' alone does
     add = verbs.add_parser("add", help="make a key for a person and print it (once)")
     add.add_argument("name", help="the person's name, as usage and the audit trail show it")
     add.add_argument("--tokens-per-day", type=int, metavar="N", help="prompt + generated tokens a day (default: no limit)")
@@ -25,6 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.add_argument("--all", action="store_true", help="revoked keys too")
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=run_list)
+    default_verb(p, ls)  # 'keys' alone lists, as 'models' alone does
     rv = verbs.add_parser("revoke", help="revoke a person's key; a running server refuses it at once")
     rv.add_argument("name")
     rv.set_defaults(func=run_revoke)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from workstation.commands import print_json
+from workstation.commands import default_verb, print_json
 from workstation.core import catalog
 from workstation.core.atomic import named_output
 from workstation.core.errors import WorkstationError
@@ -59,13 +59,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.set_defaults(action=run_quantize)
 
     p.set_defaults(func=run)
+    default_verb(p, ls)  # 'models' alone lists
 
 
 def run(args: argparse.Namespace) -> int:
-    action = getattr(args, "action", None)
-    if action is None:
-        return run_list(argparse.Namespace(json=False))
-    return int(action(args) or 0)
+    return int(args.action(args) or 0)
 
 
 def _params(n: int) -> str:

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from workstation.commands import add_profile_arg, print_json, profile_ref
+from workstation.commands import add_profile_arg, default_verb, print_json, profile_ref
 from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.model_shapes import thinks_first
 from workstation.core.planner import effective_settings
@@ -23,10 +23,10 @@ from workstation.core.profiles import (
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("profiles", help="list and check profiles")
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
-    p.set_defaults(func=run_list, json=False)  # 'profiles' alone lists, as 'models' alone does
     ls = verbs.add_parser("list", help="every profile, its model and whether it is installed")
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=run_list)
+    default_verb(p, ls)  # 'profiles' alone lists, as 'models' alone does
     chk = verbs.add_parser("check", help="validate a profile and show its effective settings")
     # the name after check, or -p as every other command takes it (before or after check)
     chk.add_argument("name", nargs="?", metavar="PROFILE", help="profile name or path to a YAML file")
