@@ -34,6 +34,11 @@ def client(server: RunningServer) -> openai.OpenAI:
 def test_models(client: openai.OpenAI, server: RunningServer, smollm2_path: Path) -> None:
     models = client.models.list().data
     assert [m.id for m in models] == ["serve-test"]
+    one = client.models.retrieve("serve-test")  # was 404: there was no route /v1/models/serve-test
+    assert one.id == "serve-test" and one.model_dump() == models[0].model_dump()
+    with pytest.raises(openai.NotFoundError) as unknown:
+        client.models.retrieve("gpt-4")
+    assert unknown.value.body["message"] == "This server serves no model 'gpt-4'; it serves serve-test."  # type: ignore[index]
     text = httpx.get(f"{server.base_url}/models", headers=server.headers()).text
     assert smollm2_path.name not in text and str(smollm2_path.parent) not in text  # the path is private
 

@@ -161,6 +161,7 @@ class OpenAIServer:
         for prefix in ("/v1", ""):
             routes += [
                 Route(f"{prefix}/models", self.models, methods=["GET"]),
+                Route(f"{prefix}/models/{{model:path}}", self.models, methods=["GET"]),
                 Route(f"{prefix}/chat/completions", self.chat, methods=["POST"]),
                 Route(f"{prefix}/completions", self.completions, methods=["POST"]),
             ]
@@ -622,6 +623,8 @@ class OpenAIServer:
         )
 
     async def models(self, request: Request) -> Response:
+        """Every id this server answers to (``/v1/models``), or one of them
+        (``/v1/models/{id}``: the openai client's ``models.retrieve``; 404 for an id not served)."""
         try:
             self._auth(request)
         except ApiError as err:
@@ -634,16 +637,19 @@ class OpenAIServer:
             "n_vocab": s.model.n_vocab,
         }
         names = [self.options.model_id, *(a for a in self.options.aliases if a != self.options.model_id)]
-        return JSONResponse(
-            {
-                "object": "list",
-                "data": [  # each alias is a model id a client can pick (llama-server lists them in "aliases")
-                    {"id": name, "object": "model", "created": self.created, "owned_by": "workstation",
-                     "aliases": names, "meta": meta}
-                    for name in names
-                ],
-            }
-        )
+        listed = [  # each alias is a model id a client can pick (llama-server lists them in "aliases")
+            {"id": name, "object": "model", "created": self.created, "owned_by": "workstation",
+             "aliases": names, "meta": meta}
+            for name in names
+        ]
+        asked = request.path_params.get("model")
+        if asked is None:
+            return JSONResponse({"object": "list", "data": listed})
+        for model in listed:
+            if model["id"] == asked:
+                return JSONResponse(model)
+        return ApiError(404, f"This server serves no model '{asked}'; it serves {', '.join(names)}.",
+                        param="model", code="model_not_found").response()
 
     async def chat(self, request: Request) -> Response:
         return await self._handle(request, chat=True)
