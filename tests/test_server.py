@@ -92,6 +92,9 @@ def test_bad_requests_get_openai_errors(client: openai.OpenAI, server: RunningSe
     with pytest.raises(openai.BadRequestError) as exc:
         client.chat.completions.create(model="x", messages=QUESTION, temperature=9)
     assert "temperature" in str(exc.value)
+    with pytest.raises(openai.BadRequestError) as exc:  # was answered, as if the user had said nothing
+        client.chat.completions.create(model="x", messages=[{"role": "user"}], max_tokens=4)  # type: ignore[typeddict-item]
+    assert exc.value.body["message"] == "messages[0].content is required: the text of the user message."  # type: ignore[index]
     r = httpx.post(
         f"{server.base_url}/chat/completions", content=b"{not json",
         headers={**server.headers(), "Content-Type": "application/json"},
