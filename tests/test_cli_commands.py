@@ -414,3 +414,19 @@ def test_chat_c_goes_on_with_the_conversations_own_profile(
         assert store.get(gone.id, with_messages=False).profile == "no-such-profile"
     finally:
         store.close()
+
+
+def test_chat_c_finds_a_profile_given_as_a_path_again(
+        tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A desk PC's conversation begun with `-p ~/desk.yaml` was kept by the name 'desk' alone,
+    which `chat -c` could not find again: it went on with the local model."""
+    _profile_file(tmp_path, max_tokens=2).rename(tmp_path / "desk.yaml")
+    chat = ["chat", "--temperature", "0", "--json", "-c", "Memo"]
+    monkeypatch.chdir(tmp_path)
+    assert main([*chat, "-p", "desk.yaml", "Hello"]) == 0  # typed as a name in its folder
+    assert json.loads(capsys.readouterr().out)["profile"] == "desk"
+    monkeypatch.chdir(smollm2_path.parent)  # elsewhere, later
+    assert main([*chat, "Hello again"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["profile"] == "desk" and "cannot be used now" not in err, err
+    assert "Continuing with desk, this conversation's profile" in err

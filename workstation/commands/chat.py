@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     profile = load_profile(profile_ref(args))
     conversation = None
     if args.conversation is not None:
-        conversation = _conversation(args.conversation, profile.key, new=args.new)
+        conversation = _conversation(args.conversation, profile.ref, new=args.new)
         profile = _conversation_profile(conversation, profile, chosen=profile_ref(args) is not None)
     s = profile.sampling
     if args.max_tokens is not None:
@@ -174,10 +174,10 @@ def _conversation_profile(conversation: _Conversation, profile: Profile, chosen:
     local model); -p's when given, kept as the conversation's from then on. Each change said."""
     store, cid = conversation.store, conversation.id
     saved = store.get(cid, with_messages=False).profile
-    if not saved or saved == profile.key:
+    if not saved or saved in (profile.ref, profile.key):
         return profile
     if chosen:
-        store.set_profile(cid, profile.key)
+        store.set_profile(cid, profile.ref)
         print(f"Continuing with {profile.key} (this conversation was with {saved}).", file=sys.stderr)
         return profile
     try:
@@ -190,7 +190,7 @@ def _conversation_profile(conversation: _Conversation, profile: Profile, chosen:
     return own
 
 
-def _conversation(name: str, profile_key: str, new: bool = False) -> _Conversation:
+def _conversation(name: str, profile_ref: str, new: bool = False) -> _Conversation:
     """The saved conversation titled ``name`` (the newest such; case aside), or a new one. A
     name close to a saved one is refused unless ``new``: a typo would start an empty
     conversation, and the question would be answered without what it was about."""
@@ -211,6 +211,6 @@ def _conversation(name: str, profile_key: str, new: bool = False) -> _Conversati
             f"There is no conversation named \"{name}\"; did you mean \"{similar}\"? Add --new to "
             f"start a conversation named \"{name}\" ('{cli('conversations')}' lists them)."
         )
-    conv = store.new(title=name, profile=profile_key)
+    conv = store.new(title=name, profile=profile_ref)
     print(f'Started a new conversation "{name}"; continue it with -c "{name}".', file=sys.stderr)
     return _Conversation(store, conv.id)

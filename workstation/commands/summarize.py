@@ -97,12 +97,12 @@ def _result_json(result: SummaryResult, profile_key: str) -> dict[str, Any]:
     return data
 
 
-def _save_conversation(name: str, profile_key: str, result: SummaryResult, doc_name: str, engine: Any) -> None:
+def _save_conversation(name: str, profile_ref: str, result: SummaryResult, doc_name: str, engine: Any) -> None:
     """The conversation ``chat -c NAME`` continues (saved before the engine closes and keeps
     the summary's KV cells on disk, as that conversation's: deleted with it)."""
     store = ConversationStore()
     try:
-        conv = store.new(title=name, profile=profile_key)
+        conv = store.new(title=name, profile=profile_ref)
         messages = result.conversation(CONTEXT_INTRO.format(name=doc_name))
         for message in messages:
             store.add_message(conv.id, message["role"], message["content"], shown=message.get("shown", ""))
@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
             bar = None if args.quiet else ProgressBar(doc.name)
             results.append(summarize_document(engine, doc, profile, on_progress=bar, cancel=cancel))
         if name and results and not results[0].cancelled:
-            _save_conversation(name, profile.key, results[0], documents[0].name, engine)
+            _save_conversation(name, profile.ref, results[0], documents[0].name, engine)
     finally:
         signal.signal(signal.SIGINT, previous)
         engine.close()

@@ -143,6 +143,16 @@ class Profile:
         """Short name used on the command line (the file stem)."""
         return self.source.stem if self.source else self.name
 
+    @property
+    def ref(self) -> str:
+        """What ``load_profile`` takes to load this profile again, as a saved conversation keeps
+        it: the key of a file in profiles/, else the file's whole path (a desk PC's own
+        desk.yaml, given as ``-p ~/desk.yaml``: by its key alone it could not be found again)."""
+        if self.source is None:
+            return self.name
+        source = self.source.resolve()
+        return self.key if source.parent == profiles_dir().resolve() else str(source)
+
     def resolved_threads(self) -> int:
         if isinstance(self.threads, int):
             return self.threads

@@ -673,7 +673,7 @@ class WorkstationApp(App[None]):
         made = self.conversation_id is None
         if made:
             title = (text.strip() or (self.pending_document[0].name if self.pending_document else ""))
-            conv = self.store.new(title[:48] or t("conv.untitled"), self.profile.key if self.profile else "")
+            conv = self.store.new(title[:48] or t("conv.untitled"), self.profile.ref if self.profile else "")
             self.conversation_id = conv.id
             self.store.set_open(conv.id)
         # saved before the risky part: the engine may fail or crash from here on; no await
@@ -917,7 +917,7 @@ class WorkstationApp(App[None]):
             await self._show_conversation(made)
             return made
         conv = self.store.new(self.texts("summarize.conv_title", name=path.name),
-                              self.profile.key if self.profile else "")
+                              self.profile.ref if self.profile else "")
         for message in messages:
             self.store.add_message(conv.id, message["role"], message["content"], shown=message.get("shown", ""))
         if self.engine is not None:  # the summary's cells are this conversation's: deleted with it
@@ -1064,7 +1064,7 @@ class WorkstationApp(App[None]):
         self.loading = None
         self.chat_screen.set_load_progress(None)
         if self.conversation_id is not None:
-            self.store.set_profile(self.conversation_id, event.profile.key)
+            self.store.set_profile(self.conversation_id, event.profile.ref)
         if event.restored:
             self.notify(
                 self.texts("serve.failed" if event.serve_failed else "profiles.failed",
