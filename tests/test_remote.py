@@ -102,6 +102,40 @@ def test_wrong_key_and_unreachable_server(server: RunningServer, monkeypatch: py
         RemoteEngine(remote_profile("http://127.0.0.1:9/v1", timeout_s=5))
 
 
+def test_a_wrong_address_says_what_is_wrong(server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A base_url ending in /v2 passed `profiles check` when it named a model (and chat then
+    said "There is no route /v2/chat/completions"); without one it said "set remote.model". An
+    https:// address to a plain server, and a host name that does not exist, both said
+    "connection refused or host unreachable"."""
+    monkeypatch.setenv("WS_REMOTE_TEST_KEY", KEY)
+    root = server.root
+    for model in ("serve-test", ""):
+        with pytest.raises(EngineError) as wrong:
+            RemoteEngine(remote_profile(f"{root}/v2", model=model))
+        assert str(wrong.value) == (f"The server at {root}/v2 has no OpenAI-style API at that address "
+                                    f"(HTTP 404 for /models); remote.base_url usually ends in /v1, as in {root}/v1.")
+    engine = RemoteEngine(remote_profile(f"{root}/v2", model="serve-test"), check=False)  # not asked before the turn
+    try:
+        with pytest.raises(EngineError, match=r"at that address \(HTTP 404 for /chat/completions\); remote.base_url"):
+            engine.run_chat(HELLO)
+    finally:
+        engine.close()
+    tls = f"https://{root.removeprefix('http://')}/v1"
+    with pytest.raises(EngineError) as wrong:
+        RemoteEngine(remote_profile(tls, timeout_s=5))
+    assert str(wrong.value) == (f"Cannot reach the server at {tls}: it does not answer in HTTPS there; "
+                                "an office server's address usually starts with http://.")
+    deadline = time.monotonic() + 10  # and the server's log says so in one line (h11: "Invalid HTTP request")
+    said = "workstation: 127.0.0.1 asked for https://, but this server speaks plain HTTP: its address starts with http://"
+    while not any(line.endswith(said) for line in server.log) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert any(line.endswith(said) for line in server.log) and "Invalid HTTP" not in server.log_text()
+    with pytest.raises(EngineError) as wrong:
+        RemoteEngine(remote_profile("http://nosuchhost.invalid:8088/v1", timeout_s=5))
+    assert str(wrong.value).endswith(": this PC cannot find a computer named nosuchhost.invalid; "
+                                     "check the name in remote.base_url.")
+
+
 def test_chat_command_uses_the_remote_backend(
     server: RunningServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

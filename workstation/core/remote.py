@@ -24,6 +24,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -105,7 +107,21 @@ def answered_phrase(url: str, response: httpx.Response, now: float | None = None
         return ("remote.day_held", {"url": url})
     if response.status_code == 429 and code == "server_busy":
         return ("remote.all_busy", {"url": url, "seconds": wait or 1})
+    if response.status_code == 404 and code != "model_not_found":  # no such route: a wrong address
+        asked = response.request.url.path if _has_request(response) else ""
+        return wrong_address(url, asked.removeprefix(httpx.URL(url).path))
     return ("remote.answered", {"url": url, "status": response.status_code, "message": _error_text(response)})
+
+
+def wrong_address(url: str, route: str) -> Phrase:
+    """A server that answers 404 for ``url`` + ``route``: there is no OpenAI-style API at that
+    address (``remote.base_url`` ends in /v2, or misses its /v1)."""
+    address = httpx.URL(url)
+    hint: Phrase | str = ""
+    if not address.path.rstrip("/").endswith("/v1"):
+        example = str(address.copy_with(path="/v1", query=None, fragment=None))
+        hint = ("remote.ends_v1", {"example": example})
+    return ("remote.wrong_address", {"url": url, "route": route, "hint": hint})
 
 
 def constraint_fields(constraints: Constraints) -> dict[str, Any]:
@@ -176,6 +192,9 @@ class RemoteEngine:
         if response.status_code in (401, 403):
             self.client.close()
             raise self._key_problem(response)
+        if response.status_code == 404:  # every OpenAI-style server has /models: a wrong address
+            self.client.close()
+            raise EngineError(said=[wrong_address(self.base_url, "/models")])
         if response.status_code != 200:
             # some servers have no /models; the first turn will tell
             if not self.model:
@@ -520,6 +539,25 @@ def estimate_tokens(messages: list[Message]) -> int:
     )
 
 
+def _causes(err: BaseException) -> list[BaseException]:
+    """``err`` and the errors it was raised from or during (httpx wraps httpcore's, which wraps
+    the socket's or the TLS layer's)."""
+    seen: list[BaseException] = []
+    e: BaseException | None = err
+    while e is not None and e not in seen:
+        seen.append(e)
+        e = e.__cause__ or e.__context__
+    return seen
+
+
+def _has_request(answer: httpx.HTTPError | httpx.Response) -> bool:
+    try:
+        answer.request  # noqa: B018 - raises RuntimeError when it has none
+    except RuntimeError:
+        return False
+    return True
+
+
 def _text(value: Any) -> str:
     """A chunk's text field: the text, or nothing for a missing or odd value."""
     return value if isinstance(value, str) else ""
@@ -527,6 +565,14 @@ def _text(value: Any) -> str:
 
 def _reason(err: Exception, mid_reply: bool = False) -> Phrase | str:
     if isinstance(err, httpx.ConnectError):
+        causes = _causes(err)
+        if any(isinstance(e, ssl.SSLCertVerificationError) for e in causes):
+            return ("remote.bad_certificate", {})
+        if any(isinstance(e, ssl.SSLError) for e in causes) or "[SSL" in str(err):
+            return ("remote.not_https", {})
+        if any(isinstance(e, socket.gaierror) for e in causes) or "Name or service not known" in str(err):
+            host = err.request.url.host if _has_request(err) else "?"
+            return ("remote.no_such_host", {"host": host})
         return ("remote.refused", {})
     if isinstance(err, httpx.TimeoutException):
         return ("remote.timed_out", {})

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import http
 import json
+import logging
 import time
 from typing import Any
 
@@ -21,6 +22,9 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from workstation.core.server.protocol import ApiError
+
+TLS_HANDSHAKE = b"\x16\x03"  # a TLS record of type handshake, version 3.x: never the start of an HTTP request
+log = logging.getLogger("uvicorn.error")
 
 
 def _raw_error(error: ApiError) -> bytes:
@@ -58,6 +62,18 @@ class GuardedH11Protocol(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_deadline()
         super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        """A TLS handshake (a client given https:// for this plain-HTTP server) is said in one
+        plain line (h11 logged "Invalid HTTP request received."), then answered as any request
+        that is not HTTP is."""
+        if self.waiting_for_headers and data[:2] == TLS_HANDSHAKE:
+            host = self.client[0] if self.client else "a client"
+            log.warning("workstation: %s asked for https://, but this server speaks plain HTTP: its address "
+                        "starts with http://", host)
+            self.send_400_response("")
+            return
+        super().data_received(data)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
