@@ -264,9 +264,19 @@ def test_a_revoked_key_fails_on_its_next_request(scheduler: Scheduler, capsys: p
         assert anyone.status_code == 401
 
 
-def test_a_key_limited_to_other_profiles_cannot_reach_this_one(scheduler: Scheduler) -> None:
+def test_a_key_limited_to_other_profiles_cannot_reach_this_one(
+    scheduler: Scheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workstation.core.errors import EngineError
+    from workstation.core.remote import RemoteEngine
+
     people = {"dave": {"profiles": ["big-model"]}, "erin": {"profiles": ["big-model", PROFILE]}}
     with office(scheduler, people) as o:
+        monkeypatch.setenv("WS_DESK_KEY", o.keys["dave"])  # a desk PC: not "refused the API key" (it is fine)
+        with pytest.raises(EngineError) as desk:
+            RemoteEngine(make_profile(backend="openai", model="", remote={"base_url": o.url, "api_key_env": "WS_DESK_KEY"}))
+        assert str(desk.value) == (f"The server at {o.url} does not let your key use it: The key 'dave' may use "
+                                   f"the profiles big-model; this server serves '{PROFILE}'.")
         with pytest.raises(openai.PermissionDeniedError) as caught:
             chat(o.client("dave"))
         error = caught.value.response.json()["error"]

@@ -97,9 +97,13 @@ ENGLISH: dict[str, str] = {
     "remote.busy": "The server at {url} is busy or down (HTTP {status}); try again later.",
     "remote.lists_no_models": "The server at {url} lists no models (HTTP {status}); set remote.model in the profile.",
     "remote.no_models": "The server at {url} serves no models; set remote.model.",
-    "remote.needs_key": "The server at {url} needs an API key; set the environment variable {env}.",
+    "remote.needs_key": ("The server at {url} needs an API key; ask whoever runs it for yours, then set the "
+                         "environment variable {env} (export {env}=YOUR-KEY, in ~/.bashrc to keep it)."),
     "remote.needs_key_env": "The server at {url} needs an API key; set remote.api_key_env in the profile.",
     "remote.key_refused": "The server at {url} refused the API key{source}: {message}.",
+    "remote.key_unknown": ("The server at {url} does not know the API key{source}; check that it was copied "
+                           "whole, or ask whoever runs the server for yours."),
+    "remote.key_not_here": "The server at {url} does not let your key use it: {message}.",
     "remote.key_from": " from {env}",
     "remote.answered": "The server at {url} answered HTTP {status}: {message}.",
     "remote.day_used": ("The server at {url} says your key has used its {limit} tokens for today; "

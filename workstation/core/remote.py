@@ -225,8 +225,14 @@ class RemoteEngine:
             return EngineError(said=[("remote.needs_key", {"url": self.base_url, "env": env}) if env
                                      else ("remote.needs_key_env", {"url": self.base_url})])
         source = ("remote.key_from", {"env": env}) if env else ""
+        code, _ = _error_fields(response)
+        message = _error_text(response)
+        if response.status_code == 403 and code == "profile_not_allowed":
+            return EngineError(said=[("remote.key_not_here", {"url": self.base_url, "message": message})])
+        if code == "invalid_api_key" and message.startswith("Incorrect or missing API key"):  # advice for programmers
+            return EngineError(said=[("remote.key_unknown", {"url": self.base_url, "source": source})])
         return EngineError(said=[("remote.key_refused", {"url": self.base_url, "source": source,
-                                                         "message": _error_text(response)})])
+                                                         "message": message})])
 
     # --- the Engine interface ----------------------------------------------------------------
     def info(self) -> EngineInfo:
