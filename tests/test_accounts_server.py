@@ -119,17 +119,36 @@ def metric(text: str, line_start: str) -> float:
 
 
 # --- quotas, usage, metrics, audit -----------------------------------------------------------------
-def test_a_request_cannot_take_a_key_past_its_day(scheduler: Scheduler) -> None:
+def test_a_request_cannot_take_a_key_past_its_day(scheduler: Scheduler, monkeypatch: pytest.MonkeyPatch) -> None:
     """The quota was checked only before a request began: a long document went thousands of
     tokens past it. Now the prompt and the reply's room are held out of what is left: a reply
-    stops where the day's tokens end, and a prompt larger than what is left is refused."""
+    stops where the day's tokens end, and a prompt larger than what is left is refused. The
+    answer says so (``quota_reached``), so that a desk PC does not show it as a whole reply."""
+    from workstation.core.events import finished_turn
+    from workstation.core.remote import RemoteEngine
+
     prompt = len(scheduler.chat_tokens(QUESTION))
-    with office(scheduler, {"carol": {"tokens_per_day": prompt + 3}, "dan": {"tokens_per_day": prompt - 1}}) as o:
+    people = {"carol": {"tokens_per_day": prompt + 3}, "dan": {"tokens_per_day": prompt - 1},
+              "eve": {"tokens_per_day": 3 * (prompt + 3)}}
+    with office(scheduler, people) as o:
         carol = o.client("carol")
-        reply = carol.chat.completions.create(model=PROFILE, messages=QUESTION, max_tokens=50, temperature=0)
+        reply = carol.chat.completions.create(model=PROFILE, messages=QUESTION, max_tokens=50, temperature=0,
+                                              extra_body={"ignore_eos": True})
         assert reply.usage is not None and reply.usage.prompt_tokens == prompt
-        assert reply.usage.completion_tokens <= 3 and reply.usage.total_tokens <= prompt + 3
-        assert reply.choices[0].finish_reason in ("length", "stop")
+        assert reply.usage.completion_tokens == 3 and reply.usage.total_tokens == prompt + 3
+        assert reply.choices[0].finish_reason == "length" and (reply.model_extra or {})["quota_reached"] is True
+        eve = o.client("eve")  # her own max_tokens stops it, well within her day: nothing said
+        reply = eve.chat.completions.create(model=PROFILE, messages=QUESTION, max_tokens=3, temperature=0,
+                                            extra_body={"ignore_eos": True})
+        assert reply.choices[0].finish_reason == "length" and "quota_reached" not in (reply.model_extra or {})
+        monkeypatch.setenv("WS_DESK_KEY", o.keys["eve"])  # then her desk PC's reply runs into the day's end
+        desk = RemoteEngine(make_profile(backend="openai", model="", remote={"base_url": o.url, "api_key_env": "WS_DESK_KEY"},
+                                         sampling={"max_tokens": 500, "temperature": 0.0}))
+        try:
+            final = finished_turn(desk.stream_chat([{"role": "user", "content": "Tell a long story about a cat."}]))
+        finally:
+            desk.close()
+        assert final.metrics.stop_reason == "quota" and final.text, final.metrics
         assert o.accounts.quota.used("carol") == reply.usage.total_tokens  # and nothing is left held
         assert o.accounts.quota._held.get("carol", 0) == 0
         with pytest.raises(openai.RateLimitError) as caught:  # a prompt larger than the day: refused whole

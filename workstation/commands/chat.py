@@ -120,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         sys.stdout.flush()
         print(m.summary_line(), file=sys.stderr)
+    if m.stop_reason == "quota":
+        raise WorkstationError(said=[("remote.quota_cut", {})])
     if m.stop_reason == "cancelled":
         if not (final.text or final.reasoning):
             raise TurnCancelled("stopped before the reply began.")

@@ -114,6 +114,8 @@ ENGLISH: dict[str, str] = {
                         "tokens for today; send again when they have finished."),
     "remote.all_busy": "The server at {url} is busy with other people's requests; try again in {seconds} s.",
     "remote.stopped_reply": "The server stopped the reply: {message}.",
+    "remote.quota_cut": ("The reply stopped there: your key has used its tokens for today on the server "
+                         "(its daily limit); it can answer again tomorrow."),
     "remote.silent": ("The server at {url} sent nothing for {seconds} s (remote.timeout_s in the profile); "
                       "the request may be too long for it."),
     "remote.cannot_forget": "The server at {url} could not forget the conversation's saved cells.",

@@ -410,6 +410,7 @@ class RemoteEngine:
         t_first = t_last = 0.0
         finish: str | None = None
         usage: dict[str, Any] | None = None
+        quota = False  # workstation serve said the reply stopped where the key's day ran out
         stop = "eos"
         try:
             with self.client.stream("POST", "/chat/completions", json=payload) as response:
@@ -444,6 +445,7 @@ class RemoteEngine:
                         raise EngineError(said=[("remote.stopped_reply", {"message": str(msg).rstrip(".")})])
                     if chunk.get("usage"):
                         usage = chunk["usage"]
+                    quota = quota or chunk.get("quota_reached") is True
                     for choice in chunk.get("choices") or []:
                         delta = choice.get("delta") or {}
                         # a reasoning model's thinking: as its own field (llama-server, vLLM,
@@ -487,7 +489,7 @@ class RemoteEngine:
         if self._cancel.is_set():
             stop = "cancelled"
         elif finish:
-            stop = FINISH_TO_STOP.get(finish, "eos")
+            stop = "quota" if quota and finish == "length" else FINISH_TO_STOP.get(finish, "eos")
         now = time.perf_counter()
         n = n_chunks
         if usage:

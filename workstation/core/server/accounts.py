@@ -54,6 +54,7 @@ class Ticket:
     content: dict[str, Any] | None = None  # for the audit trail, when content is kept
     done: bool = False
     held: int = 0  # tokens of the caller's quota set aside while it runs
+    capped: bool = False  # the reply may be no longer than what is left of the key's day
 
 
 def given_key(headers: Mapping[str, str]) -> str:
@@ -171,6 +172,7 @@ class Accounts:
             raise self._over(caller, held, f"This request's prompt is {prompt} tokens, but the key "
                                            f"'{caller.name}' has {left} of its {held.limit} tokens left for today")
         ticket.held = prompt + held
+        ticket.capped = held < reply
         return held
 
     def _over(self, caller: Caller, over: OverQuota, what: str) -> ApiError:

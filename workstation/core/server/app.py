@@ -321,6 +321,12 @@ class OpenAIServer:
                 while self._running or self._late:
                     await asyncio.sleep(0.02)
 
+    @staticmethod
+    def _quota_reached(ticket: Ticket, event: TurnFinished) -> dict[str, bool]:
+        """``{"quota_reached": true}`` in the answer of a reply that stopped where the key's
+        day ran out, not at max_tokens (OpenAI has no word for it; a desk PC reads it)."""
+        return {"quota_reached": True} if ticket.capped and event.metrics.stop_reason == "length" else {}
+
     def _cut_by_shutdown(self, event: TurnFinished) -> bool:
         return self.stopping and event.metrics.stop_reason == "cancelled"
 
@@ -507,6 +513,7 @@ class OpenAIServer:
                 "timings": timings(m),
                 "system_fingerprint": "workstation",
                 **extra,
+                **self._quota_reached(ticket, event),
             }
         )
 
@@ -584,6 +591,7 @@ class OpenAIServer:
                 finish = "tool_calls" if calls_sent else FINISH.get(m.stop_reason, "stop")
                 last = chunk(None, finish, records=event.probs[sent:])
                 last["timings"] = timings(m)
+                last.update(self._quota_reached(ticket, event))
                 out = held + sse(last)
                 if include_usage:  # llama-server's usage chunk carries the timings too
                     out += sse({

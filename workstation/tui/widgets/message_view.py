@@ -46,6 +46,8 @@ def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts) -> str:
         parts.append(texts("metric.stopped"))
     elif m.stop_reason == "length":
         parts.append(texts("metric.length"))
+    elif m.stop_reason == "quota":
+        parts.append(texts("metric.quota"))
     elif m.stop_reason == "context":
         parts.append(texts("metric.context"))
     return " · ".join(parts)
