@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from docmaker import SUBJECT_PARAGRAPHS
 
@@ -287,3 +288,35 @@ def test_a_server_that_answers_nothing_in_time_fails_that_document(tmp_path: Pat
         assert "sent nothing for 1 s (remote.timeout_s in the profile)" in (reason or "")
     finally:
         server.close()
+
+
+def test_a_summary_cut_by_the_server_going_away_says_what_to_do(
+    tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`summarize long.txt -p desk.yaml` with the server gone halfway said only "Lost the
+    connection to …" and wrote nothing: it now says so, and what to do."""
+    import threading
+    import time
+
+    import httpx
+
+    from workstation.cli import main
+
+    doc = tmp_path / "long.txt"
+    doc.write_text("\n\n".join(SUBJECT_PARAGRAPHS * 4), encoding="utf-8")
+    with serve(write_profile(tmp_path, smollm2_path)) as server:
+        desk = _desk_profile(tmp_path, server.base_url)
+
+        def crash() -> None:  # while the first part is being read or summarized
+            while httpx.get(f"{server.root}/health", timeout=30).json()["slots_processing"] < 1:
+                time.sleep(0.02)
+            server.proc.kill()
+
+        crasher = threading.Thread(target=crash)
+        crasher.start()
+        code = main(["summarize", str(doc), "-p", str(desk), "--quiet", "-o", str(tmp_path / "summary.md")])
+        crasher.join()
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and err.startswith(f"workstation: Lost the connection to {server.base_url}: "), err
+    assert err.endswith(". Nothing was written; run the same command again once the server answers."), err
+    assert "\n" not in err and not (tmp_path / "summary.md").exists()

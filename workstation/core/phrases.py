@@ -113,6 +113,7 @@ ENGLISH: dict[str, str] = {
     "remote.day_held": ("The server at {url} says your requests still running hold the rest of your "
                         "tokens for today; send again when they have finished."),
     "remote.all_busy": "The server at {url} is busy with other people's requests; try again in {seconds} s.",
+    "summarize.again": " Nothing was written; run the same command again once the server answers.",
     "remote.stopped_reply": "The server stopped the reply: {message}.",
     "remote.quota_cut": ("The reply stopped there: your key has used its tokens for today on the server "
                          "(its daily limit); it can answer again tomorrow."),
