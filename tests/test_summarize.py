@@ -247,6 +247,10 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     err = capsys.readouterr().err
     assert "Check names, dates and figures against the document:" in err and "is a very small model" in err
     assert f"Wrote the summary to {tmp_path / 'out.md'}." in err  # -o says where it went
+    # a summary cut by --max-tokens mid-sentence says so before its citation ("compared to the (§ Bees)")
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "cut.md"), "--max-tokens", "6"]) == 0
+    headline = (tmp_path / "cut.md").read_text(encoding="utf-8").split("\n")[2]
+    assert headline.endswith("… (§ Bees)"), headline
     from workstation.core.summarize import millions, small_model
 
     assert small_model(profile) is not None and millions(small_model(profile)[1]).endswith("M")

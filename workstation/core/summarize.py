@@ -341,15 +341,23 @@ _LEADIN = re.compile(
 )
 
 
-def _clean_summary(text: str) -> str:
-    """One paragraph without the lead-ins small models like to echo ("Summary:", "- (p. 3)")."""
+def _clean_summary(text: str, metrics: TurnMetrics | None = None) -> str:
+    """One paragraph without the lead-ins small models like to echo ("Summary:", "- (p. 3)"),
+    ending in "…" where its token limit cut it in the middle of a sentence (its citation
+    followed the cut word: "compared to the (lines 1–179)")."""
     text = re.sub(r"\s*\n\s*", " ", text).strip()
     for _ in range(6):
         cleaned = _LEADIN.sub("", text, count=1)
         if cleaned == text:
             break
         text = cleaned
-    return text.strip()
+    text = text.strip()
+    if text and metrics is not None and metrics.stop_reason in ("length", "context") and text[-1] not in SENTENCE_ENDS:
+        text = text.rstrip(" ,;:-–—") + "…"
+    return text
+
+
+SENTENCE_ENDS = frozenset(".!?…\"'»”’)]。！？")
 
 
 # --- chunking -------------------------------------------------------------------------------
@@ -591,7 +599,7 @@ def summarize_document(
             "(the model spent all its tokens for this part thinking and wrote no summary)"
             if final.reasoning else "(the model returned nothing for this part)"
         )
-        chunk.summary = _clean_summary(final.text) or nothing
+        chunk.summary = _clean_summary(final.text, final.metrics) or nothing
         finished.append(k)
         left = [c for c in chunks if c.summary is None]
         report("map", len(finished), total_calls, len(finished), n, eta(left, est_reduce),
@@ -679,9 +687,9 @@ def _reduce(
             if metrics.stop_reason == "cancelled":
                 return "", True
             steps.append(ReduceStep(level, len(items), document.cite(0, len(document.text)),
-                                    n_prompt, _clean_summary(text), metrics))
+                                    n_prompt, _clean_summary(text, metrics), metrics))
             report(level, len(steps))
-            return _clean_summary(text), False
+            return _clean_summary(text, metrics), False
         # group consecutive items so that each group's prompt fits, then reduce each group
         groups: list[list[_Item]] = []
         current: list[_Item] = []
@@ -713,8 +721,8 @@ def _reduce(
                 return "", True
             start, end = group[0].start, group[-1].end
             cite = document.cite(start, end)
-            steps.append(ReduceStep(level, len(group), cite, n_prompt, _clean_summary(text), metrics))
+            steps.append(ReduceStep(level, len(group), cite, n_prompt, _clean_summary(text, metrics), metrics))
             report(level, len(steps))
-            merged.append(_Item(start, end, _clean_summary(text) or group[0].text, cite))
+            merged.append(_Item(start, end, _clean_summary(text, metrics) or group[0].text, cite))
         items = merged
         level += 1
