@@ -275,8 +275,12 @@ def test_a_revoked_key_fails_on_its_next_request(scheduler: Scheduler, capsys: p
             chat(wrong)
         o.accounts.flush()
         rows = {r.group: r for r in UsageLog().summary("person")}
-        assert rows["(unknown)"].requests == 2 and rows["(unknown)"].errors == 2
-        assert rows["bob"].requests == 1
+        assert rows["(unknown)"].requests == 1 and rows["(unknown)"].errors == 1  # the key no one was given
+        # bob's revoked key still being tried is his (it was "(unknown)"); nothing of it is charged
+        assert (rows["bob"].requests, rows["bob"].errors) == (2, 1)
+        assert o.accounts.quota.used("bob") == rows["bob"].tokens
+        audit = [json.loads(line) for line in (audit_dir() / CURRENT).read_text(encoding="utf-8").splitlines()]
+        assert [(a["who"], a["status"]) for a in audit if a["who"] == "bob"] == [("bob", 200), ("bob", 401)]
         # every key revoked: the server stays closed, it does not open to everyone
         assert main(["keys", "revoke", "carol"]) == 0
         anyone = httpx.post(f"{o.url}/chat/completions", json={"messages": QUESTION, "max_tokens": 2})

@@ -35,6 +35,15 @@ log = logging.getLogger("uvicorn.error")
 BAD_KEY = "Incorrect or missing API key; send 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'."
 
 
+class RevokedKey(ApiError):
+    """A revoked key was used: refused, and recorded under its owner's name (an operator
+    wants to see it still being tried), never counted against a quota."""
+
+    def __init__(self, who: str) -> None:
+        super().__init__(401, f"The API key '{who}' was revoked.", code="invalid_api_key")
+        self.who = who
+
+
 @dataclass(frozen=True)
 class Caller:
     name: str  # the key's name, SHARED or UNKNOWN
@@ -121,7 +130,7 @@ class Accounts:
             key = self.keys.find(given)
             if key is not None:
                 if key.revoked is not None:
-                    raise ApiError(401, f"The API key '{key.name}' was revoked.", code="invalid_api_key")
+                    raise RevokedKey(key.name)
                 cap = key.max_parallel or self.default_max_parallel
                 return Caller(key.name, client, key, Owner(key.name, cap))
         if self.protected:

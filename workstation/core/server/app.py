@@ -42,7 +42,7 @@ from workstation.core.scheduler import (
     SchedulerEvent,
 )
 from workstation.core.scheduler import Request as SchedRequest
-from workstation.core.server.accounts import Accounts, Caller, Ticket
+from workstation.core.server.accounts import Accounts, Caller, RevokedKey, Ticket
 from workstation.core.server.guard import InflightBodies, RequestGuard
 from workstation.core.server.logprobs import ProbsAsked, parse_token_fields
 from workstation.core.server.options import ServerOptions
@@ -363,8 +363,9 @@ class OpenAIServer:
         try:
             try:
                 caller = self.accounts.authenticate(request.headers, _client(request))
-            except ApiError:
-                ticket = self.accounts.begin(Caller(UNKNOWN, _client(request)), route)
+            except ApiError as refused:  # recorded: a revoked key under its owner's name
+                who = refused.who if isinstance(refused, RevokedKey) else UNKNOWN
+                ticket = self.accounts.begin(Caller(who, _client(request)), route)
                 raise
             ticket = self.accounts.begin(caller, route)
             if self.stopping:
