@@ -512,10 +512,14 @@ async def test_a_person_sees_what_is_left_of_their_day_on_a_desk_pc(
                              store_path=tmp_path / "c.db")
         async with app.run_test(size=(110, 34)) as pilot:
             await until(pilot, lambda: app.engine is not None and app.loading is None)
+            monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "desk-data"))  # the desk PC's own, apart
             await pilot.press("f11")
             await until(pilot, lambda: isinstance(app.screen, UsageScreen) and app.screen.overview is not None)
             line = str(app.screen.query_one("#usage-server").render())
             assert f"you used {used:,} of your 5,000 tokens today; {5000 - used:,} are left until 00:00" in line, line
+            # this PC's own (empty) record: one line, not "0 requests" over empty charts and a table
+            assert str(app.screen.query_one("#usage-total").render()).startswith("This PC serves no one itself")
+            assert not app.screen.query_one("#usage-table").display
             assert "hold" not in line
             # a reply still being written: what it set aside is said, and given back when it ends
             assert o.accounts.quota.hold("alice", 5000, 100, 50) == 50

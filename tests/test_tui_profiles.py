@@ -324,7 +324,7 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
         assert app.engine is None and f" not connected │ desk · the server's model on 127.0.0.1:{port}" in app.status_text()
         with serve(write_profile(tmp_path, smollm2_path), "--port", str(port)):
             await type_message(pilot, "Say hi")
-            await until(pilot, lambda: said("Trying the server of desk again; send once it answers"))
+            await until(pilot, lambda: said(f"Connecting to the server at http://127.0.0.1:{port}/v1 again; send once it answers"))
             await until(pilot, lambda: app.engine is not None and app.loading is None)
             assert app.chat_screen.input_text() == "Say hi"
             await pilot.press("enter")

@@ -660,7 +660,7 @@ class WorkstationApp(App[None]):
         if self.engine is None and self.loading is None and self.load_failed and self.profile is not None \
                 and self.profile.backend == "openai":
             # its load failed (the office server was down, say): try again; the text stays in the box
-            self.notify(t("chat.retrying_server", name=self.profile.title(t.lang)), severity="warning")  # a server's profile
+            self.notify(t("chat.retrying_server", url=self.profile.remote.base_url), severity="warning")
             self._begin_load(self.profile)
             return
         if self.engine is None:

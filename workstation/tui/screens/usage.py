@@ -141,13 +141,19 @@ class UsageScreen(AppScreen, Screen[None]):
         ov = self.overview = event.overview
         total = sum(tokens for _, tokens in ov.by_day)
         requests = sum(r.requests for r in ov.rows)
+        # a desk PC that serves no one itself: its server's line, then that, not "0 requests"
+        # above two empty charts and an empty table
+        served = bool(requests) or not event.server
         self.query_one("#usage-total", Static).update(
-            t("usage.total", days=DAYS, requests=f"{requests:,}", tokens=f"{total:,}")
+            t("usage.total", days=DAYS, requests=f"{requests:,}", tokens=f"{total:,}") if served
+            else t("usage.desk_none")
         )
+        for part in ("#usage-days", "#usage-people", "#usage-table"):
+            self.query_one(part).display = served
         server = self.query_one("#usage-server", Static)
         server.update(event.server)
         server.display = bool(event.server)
-        none = t("usage.desk_none") if event.server else t("usage.none")  # a desk PC serves no one itself
+        none = t("usage.desk_none") if event.server else t("usage.none")
         self.query_one("#usage-days", BarChart).show(ov.by_day, none)
         def who(key: str) -> str:  # the shared key (or a server without keys), a refused one, in this language
             return t("usage.shared") if key == SHARED else t("usage.unknown") if key == UNKNOWN else key
