@@ -302,18 +302,20 @@ async def test_a_document_that_cannot_be_read_is_said_in_turkish(folder: Path, t
 async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, smollm2_path: Path) -> None:
     """The app started while the office server was down: sending once the server is back used
     to say "No model is loaded; press F3". It tries the server again, the message stays in the
-    box, and Enter then sends it. A server that goes away later shows as unreachable, not ready."""
+    box, and Enter then sends it. A server that goes away later shows as unreachable, not ready;
+    a reply it was writing is kept, marked as cut off by an error (it read "stopped", as Esc)."""
     import socket
 
     from test_tui import type_message
 
     from tests.serve_helpers import serve, write_profile
-    from workstation.tui.widgets.message_view import MessageView
+    from workstation.tui.widgets.message_view import MessageView, metrics_line
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
-    _write(folder, "desk", {"backend": "openai", "remote": {"base_url": f"http://127.0.0.1:{port}/v1"}})
+    _write(folder, "desk", {"backend": "openai", "remote": {"base_url": f"http://127.0.0.1:{port}/v1"},
+                            "sampling": {"temperature": 0.0, "max_tokens": 500}})
     app = WorkstationApp("desk", sample_system=False, language="en", store_path=tmp_path / "c.db")
     async with app.run_test(size=(120, 30)) as pilot:
         def said(text: str) -> bool:
@@ -322,7 +324,7 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
         await until(pilot, lambda: app.loading is None and said("Cannot reach the server"))
         # not "not loaded" (a server's model is not ours to load), nor "? on …" with no remote.model
         assert app.engine is None and f" not connected │ desk · the server's model on 127.0.0.1:{port}" in app.status_text()
-        with serve(write_profile(tmp_path, smollm2_path), "--port", str(port)):
+        with serve(write_profile(tmp_path, smollm2_path), "--port", str(port)) as server:
             await type_message(pilot, "Say hi")
             await until(pilot, lambda: said(f"Connecting to the server at http://127.0.0.1:{port}/v1 again; send once it answers"))
             await until(pilot, lambda: app.engine is not None and app.loading is None)
@@ -332,9 +334,16 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
             await until(pilot, lambda: not app.generating)
             replies = list(app.chat_screen.query(MessageView))
             assert replies[-1].content.strip() and " ready │ desk" in app.status_text()
-        await type_message(pilot, "And again")  # the server is gone now
-        await until(pilot, lambda: not app.generating and app.unreachable)
+            app.live_tokens = 0
+            await type_message(pilot, "Write a long story about a dragon.")
+            await until(pilot, lambda: app.live_tokens >= 3)
+            server.proc.kill()  # the server goes away in the middle of the reply
+            await until(pilot, lambda: not app.generating and app.unreachable)
         assert " server unreachable (the next message tries again) │ desk" in app.status_text()
+        cut = list(app.chat_screen.query(MessageView))[-1]
+        assert cut.content.strip() and cut.metrics is not None and cut.metrics["stop_reason"] == "failed"
+        assert metrics_line(cut.metrics, app.texts) == "cut off by an error"
+        assert app.store.messages(app.conversation_id)[-1].metrics == {"stop_reason": "failed"}
 
 
 async def test_f3_names_and_describes_each_profile_in_the_uis_language(folder: Path, smollm2_path: Path) -> None:

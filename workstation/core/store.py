@@ -438,7 +438,7 @@ class ConversationStore:
                     lines += [said("chat.stopped_before"), ""]
                 continue
             lines += [msg.content.rstrip(), ""]
-            if m:
+            if m.get("predicted_n"):  # not for a reply cut off by an error: it measured nothing
                 figures = (said("metric.ttft", ms=f"{float(m.get('ttft_ms', 0)):.0f}"),
                            said("metric.tps", tps=f"{float(m.get('predicted_per_second', 0)):.1f}"),
                            said("metric.tokens", n=f"{int(m.get('predicted_n', 0))}"))

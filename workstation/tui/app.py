@@ -833,8 +833,10 @@ class WorkstationApp(App[None]):
         self.generating = False
         if view is not None:
             if (view.content or view.reasoning) and self.conversation_id is not None:
-                self.store.add_message(self.conversation_id, "assistant", view.content, reasoning=view.reasoning)
-                await view.finish(view.content, TurnMetrics(stop_reason="cancelled"), view.reasoning)
+                cut = TurnMetrics(stop_reason="failed")  # not "stopped": no one pressed Esc
+                self.store.add_message(self.conversation_id, "assistant", view.content,
+                                       {"stop_reason": "failed"}, reasoning=view.reasoning)
+                await view.finish(view.content, cut, view.reasoning)
             else:
                 await view.remove()
         engine = self.engine

@@ -28,6 +28,8 @@ def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts) -> str:
         # cut off before its first token: no row of zeros, and no "TTFT" that was only the
         # time until Esc, nor the cache figures of a prompt read in part
         return texts("metric.stopped")
+    if m.stop_reason == "failed":  # cut off by an error (the server went away): it measured nothing
+        return texts("metric.failed")
     prompt_total = m.prompt_n + m.cache_n
     # figures with thousands separators, in the UI language's way (TTFT 1,904 ms; 1.904 ms)
     parts = [
