@@ -297,6 +297,18 @@ def test_a_command_group_alone_does_its_usual_verb(group: list[str], said: str,
 VERB = {"profiles": "list", "keys": "list", "cache": "list", "audit": "verify", "models": "list"}
 
 
+def test_an_option_before_the_verb_is_kept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With the options of the usual verb on the group too, the verb's own defaults wrote over
+    them: `audit --dir D verify` checked the default folder, `models --json inspect` printed text."""
+    assert main(["audit", "--dir", str(tmp_path), "verify"]) == 0
+    assert f"No audit trail in {tmp_path} yet." in capsys.readouterr().out
+    for args in (["models", "--json", "inspect", "smollm2-135m-instruct-q4_1"], ["keys", "--json", "list"],
+                 ["profiles", "--json", "check", "office-cpu"]):
+        assert main(args) == 0
+        assert json.loads(capsys.readouterr().out), args
+    assert main(["keys", "list"]) == 0 and not capsys.readouterr().out.startswith("{")  # no option: its default
+
+
 @pytest.mark.parametrize("args", [["-p", "office-cpu", "profiles", "check"], ["profiles", "check", "-p", "office-cpu"],
                                   ["profiles", "check", "office-cpu"]])
 def test_profiles_check_takes_the_profile_as_every_command_does(args: list[str],

@@ -36,11 +36,21 @@ def profile_refs(args: argparse.Namespace) -> list[str | None]:
 
 def default_verb(parent: argparse.ArgumentParser, verb: argparse.ArgumentParser) -> None:
     """``parent`` alone does ``verb``, with ``verb``'s options: ``keys`` lists as ``keys list``
-    does, and ``keys --json`` too (it said "--json is not an option of 'keys'")."""
+    does, and ``keys --json`` too (it said "--json is not an option of 'keys'"). Called once
+    every verb is added: an option given before a verb (``audit --dir D verify``, ``models
+    --json inspect X``) is kept, where the verb's own default would write over it."""
+    shared: set[str] = set()
     for action in verb._actions:  # argparse has no public way to share an option between parsers
         if action.option_strings and not isinstance(action, argparse._HelpAction):
             parent._add_action(copy.copy(action))
+            shared.add(action.dest)
     parent.set_defaults(**verb._defaults)
+    for verbs in parent._actions:
+        if isinstance(verbs, argparse._SubParsersAction):
+            for each in verbs.choices.values():
+                for action in each._actions:
+                    if action.dest in shared:
+                        action.default = argparse.SUPPRESS  # what the parent parsed, or its default, stands
 
 
 def print_json(data: Any) -> None:

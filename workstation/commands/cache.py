@@ -21,8 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         v = verbs.add_parser(verb, help=text)
         v.add_argument("--json", action="store_true")
         v.set_defaults(func=run)
-        if verb == "list":
-            default_verb(p, v)  # 'cache' alone lists, as 'models' alone does
+    default_verb(p, verbs.choices["list"])  # 'cache' alone lists, as 'models' alone does
 
 
 def run(args: argparse.Namespace) -> int:

@@ -24,10 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.add_argument("--all", action="store_true", help="revoked keys too")
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=run_list)
-    default_verb(p, ls)  # 'keys' alone lists, as 'models' alone does
     rv = verbs.add_parser("revoke", help="revoke a person's key; a running server refuses it at once")
     rv.add_argument("name")
     rv.set_defaults(func=run_revoke)
+    default_verb(p, ls)  # 'keys' alone lists, as 'models' alone does
 
 
 def _when(t: float | None) -> str:

@@ -26,13 +26,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls = verbs.add_parser("list", help="every profile, its model and whether it is installed")
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=run_list)
-    default_verb(p, ls)  # 'profiles' alone lists, as 'models' alone does
     chk = verbs.add_parser("check", help="validate a profile and show its effective settings")
     # the name after check, or -p as every other command takes it (before or after check)
     chk.add_argument("name", nargs="?", metavar="PROFILE", help="profile name or path to a YAML file")
     add_profile_arg(chk)
     chk.add_argument("--json", action="store_true")
     chk.set_defaults(func=run_check, usage_error=chk.error)
+    default_verb(p, ls)  # 'profiles' alone lists, as 'models' alone does
 
 
 def _row(profile: Profile) -> dict[str, object]:

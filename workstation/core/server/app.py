@@ -307,18 +307,21 @@ class OpenAIServer:
         except EngineError as err:
             raise ApiError(503, str(err), type_="server_error") from None
         self._running[q] = req
+        if self.stopping:  # it passed the door before the shutdown began, and was reading its body
+            self.scheduler.cancel(req)
         return req, q
 
-    async def stop_serving(self, wait_s: float) -> None:
+    async def stop_serving(self, wait_s: float, give_up: Callable[[], bool] = lambda: False) -> None:
         """The server is shutting down: new requests are refused (503), the replies being
         written end where they are, each told to its client and recorded with its tokens; this
-        waits up to ``wait_s`` for them to be, and for those whose client left to be recorded."""
+        waits up to ``wait_s`` (or until ``give_up()``: a second Ctrl+C) for them to be, and for
+        those whose client left to be recorded."""
         self.stopping = True
         for req in list(self._running.values()):
             self.scheduler.cancel(req)
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(wait_s):
-                while self._running or self._late:
+                while (self._running or self._late) and not give_up():
                     await asyncio.sleep(0.02)
 
     @staticmethod
@@ -329,6 +332,11 @@ class OpenAIServer:
 
     def _cut_by_shutdown(self, event: TurnFinished) -> bool:
         return self.stopping and event.metrics.stop_reason == "cancelled"
+
+    @staticmethod
+    def _shutdown_error() -> ApiError:
+        """What the client of a reply cut by the shutdown is told (503; an error event in a stream)."""
+        return ApiError(SHUTTING_DOWN, CUT_BY_SHUTDOWN, type_="server_error")
 
     async def _prompt_tokens(
         self, body: dict[str, Any], chat: bool, ticket: Ticket, tools: ToolRequest | None = None
@@ -468,7 +476,7 @@ class OpenAIServer:
             watch.cancel()
         self._finished(ticket, event)
         if self._cut_by_shutdown(event):
-            return ApiError(SHUTTING_DOWN, CUT_BY_SHUTDOWN, type_="server_error").response()
+            return self._shutdown_error().response()
         return event
 
     async def _collect(
@@ -586,7 +594,7 @@ class OpenAIServer:
             if isinstance(event, TurnFinished):
                 self._finished(ticket, event)
                 if self._cut_by_shutdown(event):  # in the words of an error event, as a failure is
-                    return sse(ApiError(SHUTTING_DOWN, CUT_BY_SHUTDOWN, type_="server_error").body()), True
+                    return sse(self._shutdown_error().body()), True
                 m = event.metrics
                 held = tool_chunks("", final=True) if reader is not None else b""
                 finish = "tool_calls" if calls_sent else FINISH.get(m.stop_reason, "stop")

@@ -301,6 +301,8 @@ class NativeRoutes:
             done = True
             if isinstance(event, TurnFinished):
                 self.server._finished(ticket, event)
+                if self.server._cut_by_shutdown(event):  # as /v1's streams say it
+                    return sse(self.server._shutdown_error().body())
                 return sse(await run_in_threadpool(self._final, sub, event, True))
             assert isinstance(event, RequestFailed)
             self.server.accounts.finish(ticket, event.status)

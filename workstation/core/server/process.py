@@ -94,7 +94,7 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
 
     class Server(uvicorn.Server):
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-            await openai.stop_serving(STOP_REPLIES_S)
+            await openai.stop_serving(STOP_REPLIES_S, give_up=lambda: self.force_exit)
             await super().shutdown(sockets)
 
     config = uvicorn.Config(
@@ -182,7 +182,7 @@ class BackgroundServer:
 
     def stop(self) -> None:
         self.server.should_exit = True
-        self._thread.join(timeout=10)
+        self._thread.join(timeout=STOP_REPLIES_S + 10)  # the replies' end, then uvicorn's own 3 s
         self.sock.close()
 
 
