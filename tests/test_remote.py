@@ -221,6 +221,18 @@ def test_a_refusal_reads_its_code_and_headers() -> None:
     per_minute = httpx.Response(429, headers={"Retry-After": "20"}, json={"error": {
         "message": "Rate limit reached; try again in 20s", "type": "tokens", "code": "rate_limit_exceeded"}})
     assert say([answered_phrase(url, per_minute)]).endswith("answered HTTP 429: Rate limit reached; try again in 20s.")
+    # a 404 is a wrong address only where nothing OpenAI-like answered; Ollama's and vLLM's
+    # "no such model" are said in their words
+    asked = httpx.Request("POST", f"{url}/chat/completions")
+    ollama = httpx.Response(404, request=asked, json={"error": {
+        "message": 'model "qwen" not found, try pulling it first', "type": "api_error", "param": None, "code": None}})
+    assert say([answered_phrase(url, ollama)]) == f'The server at {url} answered HTTP 404: model "qwen" not found, try pulling it first.'
+    vllm = httpx.Response(404, request=asked, json={"object": "error", "message": "The model `qwen` does not exist.",
+                                                    "type": "NotFoundError", "param": None, "code": 404})
+    assert say([answered_phrase(url, vllm)]) == f"The server at {url} answered HTTP 404: The model `qwen` does not exist."
+    page = httpx.Response(404, request=asked, text="404 page not found")
+    assert say([answered_phrase(url, page)]).startswith(f"The server at {url} has no OpenAI-style API at that address "
+                                                        "(HTTP 404 for /chat/completions)")
     odd = httpx.Response(429, headers={"Retry-After": "inf"}, json={"error": {"code": "server_busy"}})
     assert say([answered_phrase(url, odd)]).endswith("try again in 1 s.")  # not an OverflowError
     quota = httpx.Response(429, headers={"Retry-After": "3600", "X-RateLimit-Limit-Tokens": "50000"},

@@ -91,6 +91,7 @@ ENGLISH: dict[str, str] = {
     "remote.not_https": "it does not answer in HTTPS there; an office server's address usually starts with http://",
     "remote.bad_certificate": "this PC does not trust its HTTPS certificate",
     "remote.no_such_host": "this PC cannot find a computer named {host}; check the name in remote.base_url",
+    "remote.no_lookup": "this PC cannot look up the name {host} now; is it on the office network?",
     "remote.wrong_address": "The server at {url} has no OpenAI-style API at that address (HTTP 404 for {route}){hint}.",
     "remote.ends_v1": "; remote.base_url usually ends in /v1, as in {example}",
     "remote.closed": "the server closed the connection in the middle of the reply (it stopped or restarted)",

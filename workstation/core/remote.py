@@ -61,6 +61,8 @@ def _error_text(response: httpx.Response) -> str:
         message = data.get("error", {}).get("message") if isinstance(data, dict) else None
         if isinstance(data, dict) and isinstance(data.get("error"), str):
             message = data["error"]
+        if isinstance(data, dict) and message is None and isinstance(data.get("message"), str):
+            message = data["message"]  # vLLM's errors: {"object": "error", "message": ...}
     except (ValueError, AttributeError):
         message = None
     return str(message or response.reason_phrase or "no message").rstrip(".")
@@ -107,10 +109,24 @@ def answered_phrase(url: str, response: httpx.Response, now: float | None = None
         return ("remote.day_held", {"url": url})
     if response.status_code == 429 and code == "server_busy":
         return ("remote.all_busy", {"url": url, "seconds": wait or 1})
-    if response.status_code == 404 and code != "model_not_found":  # no such route: a wrong address
+    if response.status_code == 404 and _no_route(response):  # a wrong address
         asked = response.request.url.path if _has_request(response) else ""
         return wrong_address(url, asked.removeprefix(httpx.URL(url).path))
     return ("remote.answered", {"url": url, "status": response.status_code, "message": _error_text(response)})
+
+
+def _no_route(response: httpx.Response) -> bool:
+    """A 404 for the address, not for something asked there: ``workstation serve``'s own
+    ``not_found``, or an answer with no OpenAI-style error (a web server's page). Ollama's and
+    vLLM's 404 for a model they do not have says so, in their words."""
+    code, _ = _error_fields(response)
+    if code == "not_found":
+        return True
+    try:
+        data = response.json()
+    except ValueError:
+        return True
+    return not (isinstance(data, dict) and (isinstance(data.get("error"), dict | str) or "message" in data))
 
 
 def wrong_address(url: str, route: str) -> Phrase:
@@ -192,7 +208,7 @@ class RemoteEngine:
         if response.status_code in (401, 403):
             self.client.close()
             raise self._key_problem(response)
-        if response.status_code == 404:  # every OpenAI-style server has /models: a wrong address
+        if response.status_code == 404 and (not self.model or _no_route(response)):  # a wrong address
             self.client.close()
             raise EngineError(said=[wrong_address(self.base_url, "/models")])
         if response.status_code != 200:
@@ -578,9 +594,12 @@ def _reason(err: Exception, mid_reply: bool = False) -> Phrase | str:
             return ("remote.bad_certificate", {})
         if any(isinstance(e, ssl.SSLError) for e in causes) or "[SSL" in str(err):
             return ("remote.not_https", {})
-        if any(isinstance(e, socket.gaierror) for e in causes) or "Name or service not known" in str(err):
-            host = err.request.url.host if _has_request(err) else "?"
+        lookup = next((e for e in causes if isinstance(e, socket.gaierror)), None)
+        host = err.request.url.host if _has_request(err) else "?"
+        if (lookup is not None and lookup.errno == socket.EAI_NONAME) or "Name or service not known" in str(err):
             return ("remote.no_such_host", {"host": host})
+        if lookup is not None or "Temporary failure in name resolution" in str(err):  # offline, or no DNS
+            return ("remote.no_lookup", {"host": host})
         return ("remote.refused", {})
     if isinstance(err, httpx.TimeoutException):
         return ("remote.timed_out", {})
