@@ -60,10 +60,17 @@ def test_export_markdown(tmp_path: Path) -> None:
     stopped = store.new("Durdu", "office-cpu")
     store.add_message(stopped.id, "user", "Merhaba")
     store.add_message(stopped.id, "assistant", "", {"stop_reason": "cancelled"})
+    store.add_message(stopped.id, "user", "Bir daha")
+    store.add_message(stopped.id, "assistant", "Bir zamanlar", {"stop_reason": "failed"})  # the server went away
+    store.add_message(stopped.id, "assistant", "Long", {"ttft_ms": 1904, "predicted_n": 1234, "stop_reason": "length"})
+    english = store.to_markdown(stopped.id)
+    assert "Bir zamanlar\n\n*cut off by an error*\n" in english  # it read as a whole reply, with zero figures
+    assert "*TTFT 1,904 ms · 0.0 tok/s · 1,234 tokens · length limit*" in english  # as the chat writes it
     turkish = store.to_markdown(conv.id, Texts("tr").get) + store.to_markdown(stopped.id, Texts("tr").get)
     assert "## Siz\n\nHi\n" in turkish and "## Asistan\n\nHello!" in turkish  # F7 in the UI's language
     assert "*TTFT 50 ms · 70,5 token/sn · 9 token*" in turkish and "Profil: `office-cpu`" in turkish
     assert "*Yanıt başlamadan durduruldu.*" in turkish and "You" not in turkish
+    assert "*bir hatayla kesildi*" in turkish and "1.904 ms" in turkish
     assert list((tmp_path / "out").iterdir()) == [out]  # no temp file left behind
     with pytest.raises(StoreError, match=r"c\.sqlite3/x\.md: .*c\.sqlite3 is a file, not a folder\.$"):
         store.export_markdown(conv.id, tmp_path / "c.sqlite3" / "x.md")  # said "(File exists)"

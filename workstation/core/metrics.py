@@ -8,6 +8,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from workstation.core.phrases import Lookup, say
+
 
 @dataclass
 class TurnMetrics:
@@ -102,3 +104,41 @@ class MetricsHistory:
         self.turns.append(metrics)
         for name, window in self.windows.items():
             window.add(float(getattr(metrics, name)))
+
+
+STOP_WORDS = {"cancelled": "metric.stopped", "length": "metric.length", "quota": "metric.quota",
+              "context": "metric.context"}  # how a reply ended, where it is worth a word
+
+
+def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = None) -> str:
+    """TTFT, tok/s, tokens, cache hits and draft acceptance of one reply, on one line, and how
+    it ended where that is worth a word; in ``lookup``'s language (the TUI's ``texts.get``) or
+    English. The chat shows it under a reply and F7's export writes it."""
+    m = TurnMetrics.from_dict(metrics) if isinstance(metrics, dict) else metrics
+
+    def said(key: str, **values: Any) -> str:
+        return say([(key, values)], lookup)
+
+    if m.stop_reason == "cancelled" and not m.predicted_n:
+        # cut off before its first token: no row of zeros, and no "TTFT" that was only the
+        # time until Esc, nor the cache figures of a prompt read in part
+        return said("metric.stopped")
+    if m.stop_reason == "failed":  # cut off by an error (the server went away): it measured nothing
+        return said("metric.failed")
+    prompt_total = m.prompt_n + m.cache_n
+    # figures with thousands separators, in the language's way (TTFT 1,904 ms; 1.904 ms)
+    parts = [
+        said("metric.ttft", ms=f"{m.ttft_ms:,.0f}"),
+        said("metric.tps", tps=f"{m.predicted_per_second:,.1f}"),
+        said("metric.tokens", n=f"{m.predicted_n:,}"),
+    ]
+    if prompt_total:  # a server stopped before it said its prompt counts: none shown, not 0/0
+        parts.append(said("metric.cache", hit=f"{m.cache_n:,}", total=f"{prompt_total:,}"))
+        if m.restored_n:  # part of cache_n: read back from a saved KV state, not kept in memory
+            parts[-1] += f" ({said('metric.restored', n=f'{m.restored_n:,}')})"
+    if m.draft_n:
+        rate = m.draft_n_accepted / m.draft_n * 100
+        parts.append(said("metric.draft", rate=f"{rate:.0f}", acc=f"{m.draft_n_accepted:,}", n=f"{m.draft_n:,}"))
+    if m.stop_reason in STOP_WORDS:
+        parts.append(said(STOP_WORDS[m.stop_reason]))
+    return " · ".join(parts)

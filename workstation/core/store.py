@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from workstation.core.atomic import write_named_file
 from workstation.core.errors import WorkstationError
+from workstation.core.metrics import figures_line
 from workstation.core.paths import data_dir
 from workstation.core.phrases import ENGLISH, Lookup, say
 from workstation.core.sqlite_schema import SchemaError, open_database, schema_version
@@ -438,11 +439,8 @@ class ConversationStore:
                     lines += [said("chat.stopped_before"), ""]
                 continue
             lines += [msg.content.rstrip(), ""]
-            if m.get("predicted_n"):  # not for a reply cut off by an error: it measured nothing
-                figures = (said("metric.ttft", ms=f"{float(m.get('ttft_ms', 0)):.0f}"),
-                           said("metric.tps", tps=f"{float(m.get('predicted_per_second', 0)):.1f}"),
-                           said("metric.tokens", n=f"{int(m.get('predicted_n', 0))}"))
-                lines += ["*" + " · ".join(figures) + "*", ""]
+            if m:  # the chat's line, with how it ended (cut off by an error, the key's day over)
+                lines += ["*" + figures_line(m, lookup) + "*", ""]
         return "\n".join(lines).rstrip() + "\n"
 
     def export_markdown(self, conversation_id: int, path: Path, lookup: Lookup | None = None) -> Path:

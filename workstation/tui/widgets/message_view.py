@@ -13,7 +13,7 @@ from textual.containers import Vertical
 from textual.geometry import Size
 from textual.widgets import Collapsible, Markdown, Static
 
-from workstation.core.metrics import TurnMetrics
+from workstation.core.metrics import TurnMetrics, figures_line
 from workstation.tui.i18n import Texts
 from workstation.tui.pacing import FREE_CPU
 from workstation.tui.widgets.streaming_text import StreamingText
@@ -22,37 +22,9 @@ THINKING_TITLE_EVERY_S = 0.5
 
 
 def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts) -> str:
-    """TTFT, tok/s, tokens, cache hits and draft acceptance of one reply, on one line."""
-    m = TurnMetrics.from_dict(metrics) if isinstance(metrics, dict) else metrics
-    if m.stop_reason == "cancelled" and not m.predicted_n:
-        # cut off before its first token: no row of zeros, and no "TTFT" that was only the
-        # time until Esc, nor the cache figures of a prompt read in part
-        return texts("metric.stopped")
-    if m.stop_reason == "failed":  # cut off by an error (the server went away): it measured nothing
-        return texts("metric.failed")
-    prompt_total = m.prompt_n + m.cache_n
-    # figures with thousands separators, in the UI language's way (TTFT 1,904 ms; 1.904 ms)
-    parts = [
-        texts("metric.ttft", ms=f"{m.ttft_ms:,.0f}"),
-        texts("metric.tps", tps=f"{m.predicted_per_second:,.1f}"),
-        texts("metric.tokens", n=f"{m.predicted_n:,}"),
-    ]
-    if prompt_total:  # a server stopped before it said its prompt counts: none shown, not 0/0
-        parts.append(texts("metric.cache", hit=f"{m.cache_n:,}", total=f"{prompt_total:,}"))
-        if m.restored_n:  # part of cache_n: read back from a saved KV state, not kept in memory
-            parts[-1] += f" ({texts('metric.restored', n=f'{m.restored_n:,}')})"
-    if m.draft_n:
-        rate = m.draft_n_accepted / m.draft_n * 100
-        parts.append(texts("metric.draft", rate=f"{rate:.0f}", acc=f"{m.draft_n_accepted:,}", n=f"{m.draft_n:,}"))
-    if m.stop_reason == "cancelled":
-        parts.append(texts("metric.stopped"))
-    elif m.stop_reason == "length":
-        parts.append(texts("metric.length"))
-    elif m.stop_reason == "quota":
-        parts.append(texts("metric.quota"))
-    elif m.stop_reason == "context":
-        parts.append(texts("metric.context"))
-    return " · ".join(parts)
+    """TTFT, tok/s, tokens, cache hits and draft acceptance of one reply, on one line, in the
+    UI's language (F7's export writes the same line)."""
+    return figures_line(metrics, texts.get)
 
 
 def _lines_kept() -> MarkdownIt:
