@@ -365,6 +365,9 @@ def test_batch_and_summarize_name_a_wrong_path_alike(
             said[command, name] = capsys.readouterr().err.strip()
     assert said["batch", "nofolder"] == said["summarize", "nofolder"] == f"workstation: 'nofolder' does not exist in {tmp_path}."
     assert said["batch", "minutes.txt"].endswith("'minutes.txt' is a document, not a folder; 'workstation summarize minutes.txt' summarizes it.")
+    (tmp_path / "photos.zip").write_bytes(b"PK\x03\x04")  # a file, but no document
+    assert main(["batch", "photos.zip"]) == 1
+    assert capsys.readouterr().err.strip() == "workstation: 'photos.zip' is a file, not a folder of documents."
     assert said["summarize", "inbox"].endswith("'inbox' is a folder, not a document; 'workstation batch inbox' summarizes every document in it.")
 
 

@@ -201,7 +201,7 @@ def test_usage_command_table_and_json(capsys: pytest.CaptureFixture[str]) -> Non
     out = capsys.readouterr().out
     refused = next(line for line in out.splitlines() if line.startswith(f"| {UNKNOWN}"))
     assert refused.replace(" ", "").endswith("|-|-|"), refused
-    assert "(unknown): requests refused for a missing, wrong or revoked key" in out
+    assert "(unknown): requests refused for a missing or wrong key (a revoked key's are its owner's)" in out
     assert "(shared): the operator's --api-key, or a server without people's keys" in out
 
 

@@ -18,7 +18,6 @@ from workstation.core.documents import Document, DocumentError, read_document
 from workstation.core.errors import BackendUnreachable, TurnCancelled, WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kv_state import conversation_tag
-from workstation.core.phrases import Phrase, say
 from workstation.core.profiles import load_profile
 from workstation.core.store import ConversationStore
 from workstation.core.summarize import (
@@ -168,11 +167,10 @@ def run(args: argparse.Namespace) -> int:
             results.append(summarize_document(engine, doc, profile, on_progress=bar, cancel=cancel))
         if name and results and not results[0].cancelled:
             _save_conversation(name, profile.ref, results[0], documents[0].name, engine)
-    except BackendUnreachable as err:  # the office server went away: what now
-        again: list[Phrase] = [("summarize.again", {})]
-        if err.said:
-            raise BackendUnreachable(said=[*err.said, *again]) from None
-        raise BackendUnreachable(f"{err}{say(again)}") from None
+    except BackendUnreachable as err:
+        if not err.connection_lost:  # busy, or the key's day over: said as the server said it
+            raise
+        raise BackendUnreachable(said=[*err.said, ("summarize.again", {})]) from None  # the server went away
     finally:
         signal.signal(signal.SIGINT, previous)
         engine.close()

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     print(text_table(header, [*table, total], set(range(1, 9))))
     groups = {r.group for r in rows}
     for name, meaning in ((SHARED, "the operator's --api-key, or a server without people's keys"),
-                          (UNKNOWN, "requests refused for a missing, wrong or revoked key")):
+                          (UNKNOWN, "requests refused for a missing or wrong key (a revoked key's are its owner's)")):
         if name in groups:  # named nowhere else
             print(f"{name}: {meaning}")
     return 0

@@ -90,8 +90,10 @@ def check_folder(root: Path) -> None:
     if not root.exists():
         where: Phrase | str = "" if root.is_absolute() else ("doc.in_folder", {"folder": str(Path.cwd())})
         raise BatchError(said=[("doc.missing", {"path": str(root), "where": where})])
-    raise BatchError(said=[("batch.not_folder", {"path": str(root),
-                                                 "command": cli("summarize " + shell_word(str(root)))})])
+    if looks_like_document(root):
+        raise BatchError(said=[("batch.not_folder", {"path": str(root),
+                                                     "command": cli("summarize " + shell_word(str(root)))})])
+    raise BatchError(said=[("batch.not_a_folder", {"path": str(root)})])
 
 
 MAX_ATTEMPTS = 3  # a document on which the server went away this many times is marked failed

@@ -35,6 +35,12 @@ class BackendUnreachable(EngineError):
     be made in time or was lost, or the server said it is busy, over its quota or down behind a
     proxy (429, 502, 503, 504). Not the fault of what was asked; it may work later."""
 
+    @property
+    def connection_lost(self) -> bool:
+        """The server could not be reached or went away mid-reply (not: it answered busy or
+        over the key's quota)."""
+        return bool(self.said) and self.said[0][0] in ("remote.unreachable", "remote.lost")
+
 
 class TurnCancelled(WorkstationError):
     """The user stopped a turn."""

@@ -164,6 +164,7 @@ ENGLISH: dict[str, str] = {
     "doc.in_folder": " in {folder}",
     "doc.folder": "'{path}' is a folder, not a document; '{command}' summarizes every document in it.",
     "batch.not_folder": "'{path}' is a document, not a folder; '{command}' summarizes it.",
+    "batch.not_a_folder": "'{path}' is a file, not a folder of documents.",
     "doc.too_big": "'{name}' is {mib} MiB, more than the {limit} MiB limit for one document.",
     "doc.empty": "'{name}' is empty.",
     "doc.binary": "'{name}' is a binary file, not text.",

@@ -352,7 +352,7 @@ def _clean_summary(text: str, metrics: TurnMetrics | None = None) -> str:
             break
         text = cleaned
     text = text.strip()
-    if text and metrics is not None and metrics.stop_reason in ("length", "context") and text[-1] not in SENTENCE_ENDS:
+    if text and metrics is not None and metrics.stop_reason in ("length", "context", "quota") and text[-1] not in SENTENCE_ENDS:
         text = text.rstrip(" ,;:-–—") + "…"
     return text
 

@@ -23,7 +23,7 @@ from workstation.core.sqlite_schema import SchemaError, open_database
 
 DB_NAME = "usage.sqlite3"
 SHARED = "(shared)"  # the single --api-key, or a server without keys
-UNKNOWN = "(unknown)"  # a key that was refused (missing, wrong or revoked)
+UNKNOWN = "(unknown)"  # a key that was refused (missing or wrong; a revoked key's requests are its owner's)
 GROUPS = {"person": "key", "profile": "profile", "day": "date(t, 'unixepoch', 'localtime')"}
 
 _MIGRATIONS: tuple[str, ...] = (

@@ -83,12 +83,6 @@ def _preflight(profile: Profile) -> None:
     check_gguf(resolve_model_path(profile.model))
 
 
-def _connection_lost(err: WorkstationError) -> bool:
-    """The engine's server could not be reached or went away mid-reply (not: it answered busy
-    or over the key's quota, which BackendUnreachable covers too)."""
-    return isinstance(err, BackendUnreachable) and bool(err.said) and err.said[0][0] in ("remote.unreachable", "remote.lost")
-
-
 def _close_quietly(engine: Any) -> None:
     """Close an engine that is going away anyway (a failure to close changes nothing)."""
     if engine is None:
@@ -741,7 +735,7 @@ class WorkstationApp(App[None]):
                     self.post_message(TurnFinished(event.text, event.metrics, event.reasoning))
         except WorkstationError as err:
             flush()
-            self.post_message(EngineFailed(self.texts.error(err), unreachable=_connection_lost(err)))
+            self.post_message(EngineFailed(self.texts.error(err), unreachable=isinstance(err, BackendUnreachable) and err.connection_lost))
         except Exception as err:  # noqa: BLE001 - a sentence in the app, never a traceback
             flush()
             self.post_message(EngineFailed(self.texts("error.turn_failed", what=f"{type(err).__name__}: {err}")))
