@@ -53,6 +53,7 @@ class Office:
     clock: Clock
     scheduler: Scheduler
     keys: dict[str, str]
+    server: BackgroundServer | None = None
 
     def client(self, name: str) -> openai.OpenAI:
         return openai.OpenAI(base_url=self.url, api_key=self.keys[name], max_retries=0, timeout=600)
@@ -79,7 +80,7 @@ def office(
     )
     server = BackgroundServer(scheduler, ServerOptions(model_id=PROFILE), port=0, accounts=accounts).start()
     try:
-        yield Office(server.url, accounts, clock, scheduler, keys)
+        yield Office(server.url, accounts, clock, scheduler, keys, server)
     finally:
         server.stop()
         accounts.close()
@@ -248,6 +249,22 @@ def test_usage_equals_the_responses_and_quota_resets_at_midnight(
     path.write_text("\n".join(path.read_text(encoding="utf-8").splitlines()[:-1]) + "\n", encoding="utf-8")
     assert main(["audit", "verify"]) == 1
     assert "1 line removed after" in capsys.readouterr().out
+
+
+def test_a_request_arriving_while_the_server_stops_is_refused_and_recorded(scheduler: Scheduler) -> None:
+    """While `serve` ends the replies being written (Ctrl+C), a new request gets 503 saying why,
+    and is recorded as every refusal is."""
+    with office(scheduler, {"hal": {}}) as o:
+        assert o.server is not None
+        o.server.openai.stopping = True  # as stop_serving leaves it, for as long as replies take to end
+        with pytest.raises(openai.InternalServerError) as caught:
+            chat(o.client("hal"))
+        assert caught.value.status_code == 503
+        assert caught.value.body["message"] == "The server is shutting down; send the request again once it is back."  # type: ignore[index]
+        o.server.openai.stopping = False
+        o.accounts.flush()
+    [row] = [r for r in UsageLog().summary("person") if r.group == "hal"]
+    assert (row.requests, row.errors, row.tokens) == (1, 1, 0)
 
 
 def test_audit_content_only_when_turned_on(scheduler: Scheduler) -> None:
