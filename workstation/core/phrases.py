@@ -23,8 +23,9 @@ ENGLISH: dict[str, str] = {
     # the memory plan's verdict (planner.plan)
     "fit.gpu_too_small": ("does not fit: {layers} layers on the {where} need {need} GB of VRAM, "
                           "{usable} GB is usable; set gpu_layers to auto ({auto} layers fit)"),
-    "fit.too_big": "does not fit: needs {need} GB, this machine has {have} GB free",
-    "fit.context_hint": " (the {context}-token context alone takes {kv} GB; try a smaller context or q8_0 K/V)",
+    "fit.too_big": ("does not fit: needs {need} GB, this machine has {have} GB free for it (what is free, "
+                    "less {reserve} GB kept for the system and other programs)"),
+    "fit.context_hint": "; the {context}-token context alone takes {kv} GB: try a smaller context or q8_0 K/V",
     "fit.gpu": "fits entirely on the {where}: {used} of {total} GB",
     "fit.partial": ("{layers} of {n_layer} layers on the {where} ({used} of {total} GB), "
                     "the rest on the CPU: it runs, more slowly"),

@@ -349,9 +349,9 @@ def plan(
             phrases = [("fit.gpu_too_small", {"layers": n, "where": where, "need": _gb(gpu_bytes),
                                               "usable": _gb(usable), "auto": auto_n})]
         else:
-            phrases = [("fit.too_big", {"need": _gb(need), "have": _gb(have)})]
+            phrases = [("fit.too_big", {"need": _gb(need), "have": _gb(have), "reserve": _gb(RAM_RESERVE_BYTES)})]
             if kv_total > weights / 2:
-                phrases.append(("fit.context_hint", {"context": context, "kv": _gb(kv_total)}))
+                phrases.append(("fit.context_hint", {"context": f"{context:,}", "kv": _gb(kv_total)}))
     elif n >= total_layers and gpus:
         placement = "gpu"
         phrases = [("fit.gpu", {"where": where, "used": _gb(gpu_bytes), "total": _gb(vram_total)})]
