@@ -164,7 +164,25 @@ def format_bench(results: list[ProfileBench]) -> str:
             rows.append([*base, "accepted", f"{r.acceptance * 100:.1f}% of {r.draft_n} drafted"])
         elif mi.get("speculative", "off") != "off" and r.turns:
             rows.append([*base, "accepted", "no drafts reported"])
-    return _table(header, rows, {2, 3, 4, 5, 9})
+    return "\n".join([_table(header, rows, {2, 3, 4, 5, 9}), *spread_notes(results)])
+
+
+NOISY = 0.15  # repetitions further apart than this (standard deviation over the mean) are not to be trusted
+
+
+def spread_notes(results: list[ProfileBench]) -> list[str]:
+    """A sentence under the table for each test whose repetitions disagree: another program
+    took the CPU meanwhile, and a comparison of profiles run one after the other means little."""
+    notes = []
+    for r in results:
+        for name, stat in (("pp", r.pp), ("tg", r.tg)):
+            if stat is not None and stat.avg_ts and stat.stddev_ts / stat.avg_ts > NOISY:
+                notes.append(
+                    f"note: {r.profile}'s {name}{stat.n_tokens} repetitions differ by ±{stat.stddev_ts / stat.avg_ts:.0%}: "
+                    "another program was probably using the CPU, so compare these figures with care; run again "
+                    "when the machine is quiet, or with more repetitions (-r)."
+                )
+    return notes
 
 
 def format_replay(replays: list[ReplayResult]) -> str:
