@@ -140,6 +140,32 @@ def test_add(models_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert sorted(p.name for p in models_home.iterdir()) == ["tiny-valid.gguf"]
 
 
+def test_a_linked_model_added_again_or_moved_away(models_home: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`models add X --link` a second time said the name "would be written outside models/";
+    a linked file moved away made `fit` say only "does not exist"."""
+    import shutil
+
+    mine = tmp_path / "docs" / "plain.gguf"
+    mine.parent.mkdir()
+    shutil.copyfile(TINY, mine)
+    for _ in range(2):
+        assert main(["models", "add", str(mine), "--link"]) == 0
+    assert (models_home / "plain.gguf").resolve() == mine.resolve()
+    moved = mine.rename(tmp_path / "docs" / "moved.gguf")
+    capsys.readouterr()
+    assert main(["models", "inspect", "plain"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"workstation: The model file {models_home / 'plain.gguf'} is a link to {mine}, which is not there any more "
+        "(moved or deleted); add the file again from where it is now: 'workstation models add NEW-PATH --link'.")
+    assert main(["models", "add", str(moved), "--link", "--name", "plain"]) == 0  # the advice mends it
+    assert (models_home / "plain.gguf").resolve() == moved.resolve()
+    assert main(["models", "inspect", "plain-model"]) == 1  # a near name: a guess
+    assert "Did you mean 'plain'?" in capsys.readouterr().err
+    assert main(["models", "inspect", str(tmp_path / "docs")]) == 1  # a folder
+    assert capsys.readouterr().err.strip() == f"workstation: The model path {tmp_path / 'docs'} is not a file."
+
+
 def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     """"added tiny.gguf" and nothing more: -p takes only profiles, and nothing said how to make one."""

@@ -12,6 +12,7 @@ every load, and ``check_gguf`` before llama.cpp opens the file costs a ``stat`` 
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import math
 import os
@@ -26,7 +27,7 @@ from typing import Any
 
 from workstation.core import gguf_check
 from workstation.core.errors import ModelFileError, WorkstationError
-from workstation.core.gguf_check import GGUFHeader, ValueSpan
+from workstation.core.gguf_check import GGUFHeader, ValueSpan, missing_model
 from workstation.core.invocation import cli
 from workstation.core.paths import models_dir, typed_path
 from workstation.core.phrases import Phrase
@@ -250,7 +251,7 @@ def missing_model_error(path: Path) -> ModelFileError:
         return ModelFileError(said=[("model.not_made", {
             "file": path.name, "source": item.name,
             "command": f"{cli()} models quantize {item.name} --type {type_name.lower()}{requantize}"})])
-    return ModelFileError(said=[("model.missing", {"path": str(path), "command": cli("models list")})])
+    return missing_model(path)
 
 
 def check_gguf(path: Path) -> None:
@@ -584,13 +585,18 @@ def list_installed(with_info: bool = True) -> list[InstalledModel]:
 
 def find_installed(ref: str) -> Path:
     """A model reference for inspect/quantize: catalog name, file name, or path; must exist."""
+    if typed_path(ref).is_dir():  # a folder typed for a model
+        raise ModelFileError(said=[("gguf.not_a_file", {"path": ref})])
     path = resolve_model_path(ref)
     if not path.exists():
         said = missing_model_error(path)  # a catalog model not pulled yet: how to get it, as fit says
         if said.said and said.said[0][0] != "model.missing":
             raise said
+        names = [m.name for m in list_installed(with_info=False)] + [str(e.get("name")) for e in catalog_entries()]
+        close = difflib.get_close_matches(ref, names, n=1, cutoff=0.6)
+        guess = f" Did you mean '{close[0]}'?" if close else ""
         raise ModelFileError(
-            f"There is no model '{ref}' here; run '{cli('models list')}' to see what is installed."
+            f"There is no model '{ref}' here; run '{cli('models list')}' to see what is installed.{guess}"
         )
     return path
 
@@ -622,7 +628,7 @@ def add_model(src: Path, *, name: str | None = None, link: bool = False) -> Path
     dest_dir.mkdir(parents=True, exist_ok=True)
     filename = _plain_model_name(name) + ".gguf" if name else src.name
     dest = dest_dir / filename
-    if dest.resolve().parent != dest_dir.resolve():
+    if dest.parent.resolve() != dest_dir.resolve():  # the name's folder (a link added before points elsewhere)
         raise WorkstationError(f"The model name {filename!r} would be written outside {dest_dir}.")
     if dest.exists():
         if dest.resolve() == src.resolve():

@@ -34,6 +34,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import importlib.util
+import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -240,11 +241,21 @@ def _fail(path: Path, bad: _Bad) -> ModelFileError:
                                                    "cut": ("gguf.cut", {}) if bad.cut else ""})])
 
 
+def missing_model(path: Path) -> ModelFileError:
+    """A model file that is not there; a link (``models add --link``) whose file was moved or
+    deleted says so, and how to add it again (it said only "does not exist")."""
+    if path.is_symlink():
+        target = os.readlink(path)
+        return ModelFileError(said=[("model.link_gone", {"path": str(path), "target": target,
+                                                         "command": cli("models add NEW-PATH --link")})])
+    return ModelFileError(said=[("model.missing", {"path": str(path), "command": cli("models list")})])
+
+
 def preflight(path: Path) -> GGUFHeader:
     """Check a GGUF file; raise ModelFileError (what is wrong, at which byte) or return its header."""
     path = Path(path)
     if not path.exists():
-        raise ModelFileError(said=[("model.missing", {"path": str(path), "command": cli("models list")})])
+        raise missing_model(path)
     if not path.is_file():
         raise ModelFileError(said=[("gguf.not_a_file", {"path": str(path)})])
     try:

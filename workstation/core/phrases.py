@@ -142,6 +142,8 @@ ENGLISH: dict[str, str] = {
     "model.about_gb": " (about {gb} GB)",
     "model.not_made": "The model file {file} is not made yet; make it from {source} with '{command}'.",
     "model.missing": "The model file {path} does not exist; run '{command}' to see what is installed.",
+    "model.link_gone": ("The model file {path} is a link to {target}, which is not there any more (moved or "
+                        "deleted); add the file again from where it is now: '{command}'."),
     # a conversation as the chat shows it, and as F7 exports it (store.to_markdown)
     "role.user": "You",
     "role.assistant": "Assistant",
