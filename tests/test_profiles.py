@@ -111,6 +111,17 @@ def test_missing_profile_lists_available() -> None:
         load_profile("no-such-profile")
 
 
+def test_a_folder_or_a_binary_file_given_as_a_profile_is_one_plain_sentence(tmp_path: Path) -> None:
+    """`fit -p FOLDER` said "(Errno 21] Is a directory: ...)"."""
+    with pytest.raises(ProfileError) as folder:
+        load_profile(f"{tmp_path}/")
+    assert str(folder.value) == f"Profile file {tmp_path} is a folder; give the file in it."
+    (tmp_path / "odd.yaml").write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ProfileError) as odd:
+        load_profile(str(tmp_path / "odd.yaml"))
+    assert str(odd.value) == f"Profile file {tmp_path / 'odd.yaml'} cannot be read: it is not UTF-8 text."
+
+
 def test_a_shipped_profiles_file_name_finds_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`-p long-documents.yaml` from any folder: the file in profiles/ (a file of that name in
     the folder the command runs in still wins)."""

@@ -120,5 +120,11 @@ def read_text_file(path: Path, what: str, error: type[Exception]) -> str:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise error(f"{what} {path} does not exist.") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise error(f"{what} {path} cannot be read ({err}).") from None
+    except IsADirectoryError:
+        raise error(f"{what} {path} is a folder; give the file in it.") from None
+    except PermissionError:
+        raise error(f"{what} {path} cannot be read: there is no permission to read it.") from None
+    except UnicodeDecodeError:
+        raise error(f"{what} {path} cannot be read: it is not UTF-8 text.") from None
+    except OSError as err:
+        raise error(f"{what} {path} cannot be read ({err.strerror or err}).") from None
