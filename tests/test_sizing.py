@@ -228,6 +228,13 @@ def test_report_writes_markdown_and_valid_pngs(tmp_path: Path, capsys: pytest.Ca
         with Image.open(png) as img:
             img.load()
     assert "wrote" in capsys.readouterr().err
+    def ranked(markdown: str) -> list[str]:  # the rows of the first table under the heading
+        table = markdown.split("## Ranked options")[1].split("| # |")[1].split("\n\n")[0]
+        return [r for r in table.splitlines()[2:] if r.startswith("| ")]
+
+    assert len(ranked(text)) == 15  # by default
+    assert main(["size", "office-20", "-o", str(out), "--top", "3"]) == 0  # -o wrote 15 whatever --top said
+    assert len(ranked(out.read_text(encoding="utf-8"))) == 3
 
 
 def test_size_needs_a_workload_or_measure(capsys: pytest.CaptureFixture[str]) -> None:

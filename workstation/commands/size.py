@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the ranking as JSON")
     p.add_argument("-o", "--output", metavar="REPORT.md",
                    help="write a Markdown report with PNG charts (in REPORT-charts/)")
-    p.add_argument("--top", type=int, default=10, metavar="N", help="options listed (default 10)")
+    p.add_argument("--top", type=int, metavar="N", help="options listed (default 10; 15 in the -o report)")
     p.add_argument("--measure", action="store_true",
                    help="first measure this machine (decode with 1, 2 and 4 slots, prompt speed, "
                    "memory at 3 contexts x 3 K/V types) for both packaged models")
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.workload is None and not args.measure:
         raise WorkstationError("Give a workload (a YAML file or a shipped name such as office-20), or --measure.")
-    if args.top < 1:
+    if args.top is not None and args.top < 1:
         raise WorkstationError(f"--top must be 1 or more, not {args.top}.")
     if args.threads is not None and args.threads < 1:
         raise WorkstationError(f"--threads must be 1 or more, not {args.threads}.")
@@ -119,16 +119,16 @@ def run(args: argparse.Namespace) -> int:
     if args.output is not None:
         from workstation.core.size_report import markdown_report
 
-        written = markdown_report(result, args.output)  # as typed: "reports/" is a folder
+        written = markdown_report(result, args.output, args.top or 15)  # as typed: "reports/" is a folder
         print(f"wrote {', '.join(str(p) for p in written)}", file=sys.stderr)
     if args.json:
-        print_json(result.to_dict(top=args.top))
+        print_json(result.to_dict(top=args.top or 10))
     else:
         from workstation.core.size_report import text_report
 
         if args.measure:
             print(format_calibration(cal) + "\n")
-        print(text_report(result, args.top))
+        print(text_report(result, args.top or 10))
     return 0 if result.meeting else 2
 
 
