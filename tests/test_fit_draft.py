@@ -13,7 +13,7 @@ from tests.conftest import GEMMA, SMOLLM2, as_turkish, make_profile
 from workstation.core.catalog import read_model_info
 from workstation.core.errors import ModelFileError
 from workstation.core.hardware import FakeGpuProbe, set_probe
-from workstation.core.planner import kv_cache_per_layer, plan_for_profile
+from workstation.core.planner import human_bytes, kv_cache_per_layer, plan_for_profile
 from workstation.tui.i18n import Texts
 
 GIB = 1024**3
@@ -87,7 +87,11 @@ def test_fit_json_reports_the_draft(tmp_path: Path, smollm2_path: Path, probe,
     assert data["draft"]["model"] == SMOLLM2
     assert data["weights_bytes"] == 2 * read_model_info(smollm2_path).weights_bytes
     assert main(["fit", "-p", str(path)]) == 0
-    assert "draft model" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "draft model" in out
+    half = human_bytes(read_model_info(smollm2_path).weights_bytes)  # the totals say what of them is the draft's
+    assert f"  weights:   {human_bytes(data['weights_bytes'])}; the draft model's {half} included\n" in out, out
+    assert "the draft model's" in out.split("KV cache:")[1].splitlines()[0]
 
 
 def test_missing_draft_file_is_named_not_counted(tmp_path: Path, smollm2_path: Path, probe) -> None:

@@ -46,10 +46,15 @@ def run(args: argparse.Namespace) -> int:
     print(f"{profile.key}: {plan.model} ({plan.architecture}, {plan.file_type}), context {plan.context:,}, "
           f"K/V {plan.type_k}/{plan.type_v}")
     print(f"  verdict:   {plan.verdict}")
-    print(f"  weights:   {human_bytes(plan.weights_bytes)}")
+    draft = plan.draft or {}
+
+    def with_draft(key: str) -> str:  # the totals hold the draft model's share: said where it is in them
+        return f"; the draft model's {human_bytes(draft[key])} included" if draft.get(key) else ""
+
+    print(f"  weights:   {human_bytes(plan.weights_bytes)}{with_draft('weights_bytes')}")
     swa = f", sliding-window layers {plan.swa_cells:,} cells" if plan.swa_cells != plan.kv_cells else ""
-    print(f"  KV cache:  {human_bytes(plan.kv_cache_bytes)} ({plan.kv_cells:,} cells{swa})")
-    print(f"  compute:   {human_bytes(plan.compute_bytes)} (estimate)")
+    print(f"  KV cache:  {human_bytes(plan.kv_cache_bytes)} ({plan.kv_cells:,} cells{swa}{with_draft('kv_cache_bytes')})")
+    print(f"  compute:   {human_bytes(plan.compute_bytes)} (estimate{with_draft('compute_bytes')})")
     print(f"  GPU layers: {plan.gpu_layers} of {plan.total_layers} (gpu_layers: {plan.requested_gpu_layers})")
     for d in plan.devices:
         if d.kind == "gpu" or d.need_bytes:
