@@ -20,6 +20,7 @@ from tests.conftest import make_profile, requantized_copy
 from tests.docmaker import make_docx
 from tests.llama_reference import scored_positions, window_log_probs
 from workstation.cli import main
+from workstation.core.catalog import file_size_text
 from workstation.core.engine import Engine
 from workstation.core.kld import (
     VocabularyMismatch,
@@ -382,6 +383,7 @@ async def test_quantization_screen_charts_the_newest_kld_run(
         orig = next(line for line in lines if line.startswith("orig Q4_1"))
         q4 = next(line for line in lines if line.startswith("q4_0 Q4_0"))
         assert "reference" in orig and "100.0%" in orig
+        assert f" {file_size_text(smollm2_path.stat().st_size)} " in orig  # as F4 and `models list` say it (87.5 MB here)
         assert f"{loss['kld_mean']:.4f}" in q4 and f"{loss['same_top'] * 100:.1f}%" in q4
         assert "█" in q4.split(f"{loss['kld_mean']:.4f}")[1]  # the loss bar (the largest loss fills it)
         table = app.screen.query_one(DataTable)

@@ -13,8 +13,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 
+from workstation.core.catalog import file_size_text
 from workstation.core.kld import QuantizationPoint, quantization_points
-from workstation.core.planner import human_bytes
 from workstation.core.results import HistoryEntry, history
 from workstation.tui.i18n import Texts
 from workstation.tui.screens.app_screen import AppScreen
@@ -56,7 +56,7 @@ def loss_chart(points: list[QuantizationPoint], texts: Texts, width: int = 120) 
         loss = texts("quality.reference") if p.reference else num(f"{p.kld_mean:.4f}")
         lines.append(
             f"{p.profile + ' ' + p.file_type:<{name_w}}  "
-            f"{num(human_bytes(p.model_bytes)):>8} {bar(p.model_bytes, top_mem, bw):<{bw}}  "
+            f"{num(file_size_text(p.model_bytes)):>8} {bar(p.model_bytes, top_mem, bw):<{bw}}  "  # as F4 says it
             f"{num(f'{p.tokens_per_second:.0f}'):>8} {bar(p.tokens_per_second, top_speed, bw):<{bw}}  "
             f"{loss:>9} {bar(p.kld_mean, top_kld, bw):<{bw}}  "
             f"{num(f'{p.same_top * 100:.1f}%'):>7}"
