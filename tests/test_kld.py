@@ -8,6 +8,7 @@ import inspect
 import io
 import json
 import os
+import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -317,6 +318,11 @@ def test_quantize_offers_the_kld_and_runs_it(
     assert f"wrote {out}" in printed and "KLD mean" in printed and "(reference)" in printed
     row = next(line for line in printed.splitlines() if line.startswith("| copy.Q4_0"))
     assert "memo.txt" in row
+    same_top = float(row.split("|")[7].split("±")[0].strip().rstrip("%"))  # as the table has it
+    plain = re.search(r"^In plain words, on memo\.txt: copy\.Q4_0 picks the same next word as \S+ (\d+)% of the "
+                      r"time, and writes (practically the same text|very nearly as well|a little worse|"
+                      r"noticeably worse|clearly worse)\.$", printed, re.MULTILINE)
+    assert plain is not None and int(plain.group(1)) == round(same_top), printed
 
 
 def test_quantize_with_kld_prints_json(
@@ -335,6 +341,14 @@ def test_quantize_with_kld_prints_json(
     assert ref["kld_reference"][0]["document"] == "memo.txt"
     assert cand["model_filename"] == str(out)
     assert 0 < cand["kld"][0]["kld_mean"] < 0.05  # Q8_0 of a Q4_1 model: close, not identical
+    short = tmp_path / "note.txt"  # shorter than the default window: the copy is kept, and said to be
+    short.write_text("The canteen closes at two on Friday.", encoding="utf-8")
+    again = tmp_path / "again.Q8_0.gguf"
+    rc = main(["models", "quantize", str(smollm2_path), "-t", "q8_0", "--allow-requantize", "-o", str(again),
+               "--kld", str(short), "--threads", "1"])
+    err = capsys.readouterr().err
+    assert rc == 1 and again.exists()
+    assert "workstation: again.Q8_0.gguf was made, but what it loses was not measured: note.txt: The text is only " in err
 
 
 # --- the TUI's chart -------------------------------------------------------------------------------

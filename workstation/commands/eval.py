@@ -470,4 +470,25 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str
             f"({refs[0].cache_bytes_per_1k_tokens / 2**10:.0f} KiB per 1,000 tokens), "
             f"{reused} of {len(refs)} document(s) read from the cache."
         )
+    notes += plain_kld_notes(results)
     return "\n".join([table, *notes])
+
+
+# KL divergence (nats per token) up to which a quantization's text reads so, in plain words: near
+# llama.cpp's published figures (Q8_0 about 0.001, Q6_K 0.004, Q4_K_M 0.02-0.03, Q2_K 0.3 and up)
+KLD_WORDS = ((0.005, "writes practically the same text"), (0.02, "writes very nearly as well"),
+             (0.1, "writes a little worse"), (0.3, "writes noticeably worse"), (float("inf"), "writes clearly worse"))
+
+
+def plain_kld_notes(results: list[ProfileEval]) -> list[str]:
+    """What each quantization's KL divergence means, in a sentence an office reads."""
+    if not results or not results[0].references:
+        return []
+    ref = results[0].profile
+    notes = []
+    for r in results[1:]:
+        for k in r.kld:
+            words = next(w for limit, w in KLD_WORDS if k.kld_mean < limit)
+            notes.append(f"In plain words, on {k.document}: {r.profile} picks the same next word as {ref} "
+                         f"{k.same_top * 100:.0f}% of the time, and {words}.")
+    return notes

@@ -212,7 +212,10 @@ def run_quantize(args: argparse.Namespace) -> int:
         print(f"wrote {dest} ({out.file_type}, {catalog.file_size_text(out.file_size)})")
     if documents is None and not args.json:
         documents = _ask_for_kld_documents(src)
-    kld = _quantization_loss(src, dest, documents, args) if documents else None
+    try:
+        kld = _quantization_loss(src, dest, documents, args) if documents else None
+    except WorkstationError as err:  # the copy is made and kept: say so with why nothing was measured
+        raise type(err)(f"{dest.name} was made, but what it loses was not measured: {err}") from None
     if args.json:
         print_json({"path": str(dest), "source": str(src), "type": key, "info": out.to_dict(), "kld": kld})
     return 0
