@@ -320,13 +320,16 @@ def test_usage_chunk_carries_timings(server: RunningServer) -> None:
     assert last["timings"]["prompt_n"] + last["timings"]["cache_n"] == last["usage"]["prompt_tokens"]
 
 
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
 def test_ctrl_c_ends_the_replies_being_written_and_records_them(
-    smollm2_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    smollm2_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], stop: str
 ) -> None:
     """Ctrl+C on `serve` while replies were being written printed uvicorn's 40-line traceback
     after 3 s (it cancelled them), and those replies never reached `usage` or the audit trail.
     Each reply now ends with a sentence to its client (an error event in a stream, 503 for the
-    rest) and is recorded with the tokens it got; the server says one line and exits."""
+    rest) and is recorded with the tokens it got; the server says one line and exits 130. The
+    same for SIGTERM (a service stopped), which uvicorn raised again once it had stopped: the
+    process died before the records were written."""
     import signal
     import time
 
@@ -354,7 +357,7 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
             assert time.monotonic() < deadline
             time.sleep(0.05)
         time.sleep(0.5)  # both are writing
-        srv.proc.send_signal(signal.SIGINT)
+        srv.proc.send_signal(getattr(signal, stop))
         for c in clients:
             c.join(timeout=60)
         assert srv.proc.wait(timeout=30) == 130

@@ -184,6 +184,9 @@ def run(args: argparse.Namespace) -> int:
         for sock in socks:
             sock.close()
         accounts.close()
+    if server.signalled:  # after the records are written
+        print("workstation: stopped.", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -93,7 +93,15 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
     import uvicorn
 
     class Server(uvicorn.Server):
+        signalled = False  # stopped by Ctrl+C or SIGTERM (serve then exits 130, as after Ctrl+C)
+
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            # uvicorn raises the signal again once it has stopped: SIGTERM then killed the
+            # process before the usage file and the audit trail were written, and a SIGINT that
+            # the parent ignores (a job started in the background) did nothing; serve says it
+            captured = getattr(self, "_captured_signals", [])
+            self.signalled = bool(captured)
+            captured.clear()
             await openai.stop_serving(STOP_REPLIES_S, give_up=lambda: self.force_exit)
             await super().shutdown(sockets)
 
