@@ -341,6 +341,9 @@ _LEADIN = re.compile(
 )
 
 
+SENTENCE_ENDS = frozenset(".!?…\"'»”’)]。！？")  # a text that ends in one of these was not cut mid-sentence
+
+
 def _clean_summary(text: str, metrics: TurnMetrics | None = None) -> str:
     """One paragraph without the lead-ins small models like to echo ("Summary:", "- (p. 3)"),
     ending in "…" where its token limit cut it in the middle of a sentence (its citation
@@ -356,8 +359,6 @@ def _clean_summary(text: str, metrics: TurnMetrics | None = None) -> str:
         text = text.rstrip(" ,;:-–—") + "…"
     return text
 
-
-SENTENCE_ENDS = frozenset(".!?…\"'»”’)]。！？")
 
 
 # --- chunking -------------------------------------------------------------------------------
@@ -686,10 +687,10 @@ def _reduce(
             text, metrics = runner.run(messages, sampling)
             if metrics.stop_reason == "cancelled":
                 return "", True
-            steps.append(ReduceStep(level, len(items), document.cite(0, len(document.text)),
-                                    n_prompt, _clean_summary(text, metrics), metrics))
+            overall = _clean_summary(text, metrics)
+            steps.append(ReduceStep(level, len(items), document.cite(0, len(document.text)), n_prompt, overall, metrics))
             report(level, len(steps))
-            return _clean_summary(text, metrics), False
+            return overall, False
         # group consecutive items so that each group's prompt fits, then reduce each group
         groups: list[list[_Item]] = []
         current: list[_Item] = []
@@ -721,8 +722,9 @@ def _reduce(
                 return "", True
             start, end = group[0].start, group[-1].end
             cite = document.cite(start, end)
-            steps.append(ReduceStep(level, len(group), cite, n_prompt, _clean_summary(text, metrics), metrics))
+            merged_text = _clean_summary(text, metrics)
+            steps.append(ReduceStep(level, len(group), cite, n_prompt, merged_text, metrics))
             report(level, len(steps))
-            merged.append(_Item(start, end, _clean_summary(text, metrics) or group[0].text, cite))
+            merged.append(_Item(start, end, merged_text or group[0].text, cite))
         items = merged
         level += 1
