@@ -426,6 +426,9 @@ def test_chat_c_goes_on_with_the_conversations_own_profile(
     store = ConversationStore()
     try:
         assert store.get(quotes.id, with_messages=False).profile == "office-cpu"
+        # each reply keeps the profile it ran on (F5 plots one profile's turns at a time)
+        assert [(m.metrics or {}).get("profile") for m in store.messages(quotes.id) if m.role == "assistant"] \
+            == ["quoting-lookup", "office-cpu", "office-cpu"]
         assert store.get(gone.id, with_messages=False).profile == "no-such-profile"
     finally:
         store.close()

@@ -66,7 +66,10 @@ async def test_dashboard_sparklines_have_axes_with_units(app: WorkstationApp) ->
         await pilot.pause()
         assert str(row.query_one(".metric-axis").content) == "max 80 tok/s\nmin 12 tok/s"
         assert str(row.query_one(".metric-name").content) == "Decode tok/s\nlast 3 turns"
+        row.set("TTFT per turn", [5439.0, 300.0], "300 ms", "ms", "last 2 turns")  # thousands separated
+        await pilot.pause()
+        assert str(row.query_one(".metric-axis").content) == "max 5,439 ms\nmin 300 ms"
         row.set("Decode tok/s", [], "–", "tok/s", "last 0 turns")
         await pilot.pause()
         assert str(row.query_one(".metric-axis").content) == ""
-    assert axis_value(3.14) == "3.1" and axis_value(123.4) == "123"
+    assert axis_value(3.14) == "3.1" and axis_value(123.4) == "123" and axis_value(5439.2) == "5,439"

@@ -165,6 +165,14 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         stored = app.store.messages(conv_id)
         assert [m.role for m in stored] == ["user", "assistant", "user", "assistant"]
         assert stored[-1].content == partial
+        # each turn keeps the profile it ran on, and F5 plots the loaded profile's turns only
+        assert [(m.metrics or {}).get("profile") for m in stored[1::2]] == ["a", "b"]
+        await pilot.press("f5")
+        await until(pilot, lambda: bool(app.screen.query("#switch-line")))
+        assert len(app.screen.query_one("#row-decode .metric-spark").data) == 1  # type: ignore[attr-defined]
+        assert str(app.screen.query_one("#switch-line").render()).startswith("The rows show B only: its 1 turn")
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
 
         # Esc before the first token (a long message is still being read): the reply says it
         # was stopped before it began, and is kept so (it vanished, the question left unanswered)
@@ -915,7 +923,61 @@ async def test_dashboard_kv_gauge_is_the_loaded_engines(profiles: Path, tmp_path
         n_ctx = app.engine_info.n_ctx
         assert n_ctx != 8192
         app.screen.refresh_view()
-        assert str(app.screen.query_one("#kv-value").render()) == f"0/{n_ctx}"
+        assert str(app.screen.query_one("#kv-value").render()) == f"0/{n_ctx:,}"  # 0/1,024
+
+
+async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_before(
+    profiles: Path, tmp_path: Path
+) -> None:
+    """After a switch (F3) the rows plotted two profiles' turns as one series, with nothing to
+    mark the change: a slower K/V type read as the machine slowing down. Now they plot the
+    loaded profile's turns, and one line gives the profile before's medians."""
+    from workstation.core.metrics import TurnMetrics, turn_record
+
+    db = tmp_path / "c.db"
+    store = ConversationStore(db)
+    conv = store.new("compare", "a")
+    saved = [
+        (TurnMetrics(ttft_ms=900, predicted_per_second=40.0).to_dict()),  # saved before turns said their profile
+        turn_record(TurnMetrics(ttft_ms=300, predicted_per_second=70.0), "b", "B"),
+        turn_record(TurnMetrics(ttft_ms=1300, predicted_per_second=80.0), "b", "B"),
+        turn_record(TurnMetrics(stop_reason="cancelled"), "a", "A"),  # stopped before its first token
+        turn_record(TurnMetrics(ttft_ms=200, predicted_per_second=20.0), "a", "A"),
+        turn_record(TurnMetrics(ttft_ms=250, predicted_per_second=25.0), "a", "A"),
+    ]
+    for record in saved:
+        store.add_message(conv.id, "user", "hi")
+        store.add_message(conv.id, "assistant", "Hello.", record)
+    store.close()
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=db)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.open_conversation(conv.id)
+        await pilot.press("f5")
+        await until(pilot, lambda: bool(app.screen.query("#switch-line")))
+        screen = app.screen
+
+        def spark(row: str) -> list[float]:
+            return list(screen.query_one(f"#row-{row} .metric-spark").data)  # type: ignore[attr-defined]
+
+        assert spark("decode") == [20.0, 25.0] and spark("ttft") == [200.0, 250.0]
+        assert str(screen.query_one("#live").render()) == "5 turns in this conversation"
+        line = str(screen.query_one("#switch-line").render())
+        # the older turn without a profile joins B's run: median of 40, 70, 80 and of 900, 300, 1300
+        assert line == ("The rows show A only: its 2 turns since you switched to it. "
+                        "Before the switch, B: median 70.0 tok/s, TTFT 900 ms over 3 turns."), line
+        # back to B, before its first turn: nothing plotted, and A's turns are the ones before
+        app.profile = load_profile("b")
+        screen.refresh_view()
+        await pilot.pause()
+        assert spark("decode") == [] and str(screen.query_one("#kv-value").render()) == "–"
+        assert str(screen.query_one("#switch-line").render()) == (
+            "No turns on B yet since you switched to it. "
+            "Before the switch, A: median 22.5 tok/s, TTFT 225 ms over 2 turns.")
+        # a conversation on one profile: no line
+        await app.action_new_conversation()
+        screen.refresh_view()
+        await pilot.pause()
+        assert not screen.query_one("#switch-line").display
 
 
 async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

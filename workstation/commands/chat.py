@@ -21,6 +21,7 @@ from workstation.core.engine_api import open_engine
 from workstation.core.errors import EngineError, TurnCancelled, WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.kv_state import conversation_tag
+from workstation.core.metrics import turn_record
 from workstation.core.profiles import Profile, load_profile
 from workstation.core.store import ConversationStore, clean_title
 from workstation.core.structured_output import check_reply, load_schema_file
@@ -107,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
     assert final is not None
     m = final.metrics
     if conversation is not None:  # a reply stopped before its first token too, as the app keeps it
-        conversation.store.add_message(conversation.id, "assistant", final.text, m.to_dict(), reasoning=final.reasoning)
+        conversation.store.add_message(conversation.id, "assistant", final.text,
+                                       turn_record(m, profile.ref, profile.name), reasoning=final.reasoning)
         conversation.store.close()
     check = check_reply(final.text, constraints.json_schema) if constraints is not None else None
     if args.json:

@@ -73,37 +73,61 @@ class TurnMetrics:
         return " · ".join(parts)
 
 
-class RollingWindow:
-    """The last ``size`` values of one metric, for sparklines and averages."""
+@dataclass(frozen=True)
+class ProfileRun:
+    """Turns in a row that ran on one profile: what the dashboard plots, and what it compares
+    the current profile with after a switch (F3)."""
 
-    def __init__(self, size: int = 60) -> None:
-        self.values: deque[float] = deque(maxlen=size)
+    ref: str  # Profile.ref; "" where a turn was saved before turns said their profile
+    name: str
+    turns: list[TurnMetrics]
 
-    def add(self, value: float) -> None:
-        self.values.append(value)
+    def median(self, field: str) -> float:
+        return statistics.median(float(getattr(t, field)) for t in self.turns) if self.turns else 0.0
 
-    @property
-    def last(self) -> float | None:
-        return self.values[-1] if self.values else None
 
-    @property
-    def mean(self) -> float | None:
-        return statistics.fmean(self.values) if self.values else None
+def turn_record(metrics: TurnMetrics, profile_ref: str, profile_name: str) -> dict[str, Any]:
+    """A turn's metrics as a conversation keeps them, with the profile it ran on (so that the
+    dashboard does not plot two profiles' turns as one series after a switch)."""
+    return {**metrics.to_dict(), "profile": profile_ref, "profile_name": profile_name}
 
 
 class MetricsHistory:
-    """Rolling windows over the turn metrics the dashboard plots."""
-
-    FIELDS = ("ttft_ms", "predicted_per_second", "prompt_per_second", "predicted_per_token_ms")
+    """The last turns of the open conversation, each with the profile it ran on."""
 
     def __init__(self, size: int = 60) -> None:
-        self.windows = {name: RollingWindow(size) for name in self.FIELDS}
         self.turns: deque[TurnMetrics] = deque(maxlen=size)
+        self._profiles: deque[tuple[str, str]] = deque(maxlen=size)  # (ref, name) of each turn
 
-    def add(self, metrics: TurnMetrics) -> None:
+    def add(self, metrics: TurnMetrics, profile_ref: str = "", profile_name: str = "") -> None:
+        if metrics.stop_reason == "failed" or (metrics.stop_reason == "cancelled" and not metrics.predicted_n):
+            return  # it measured nothing (figures_line says so): no zeros in the plots
         self.turns.append(metrics)
-        for name, window in self.windows.items():
-            window.add(float(getattr(metrics, name)))
+        self._profiles.append((profile_ref, profile_name))
+
+    def add_record(self, record: dict[str, Any]) -> None:
+        """A turn as ``turn_record`` saved it (or as older versions did, without a profile)."""
+        self.add(TurnMetrics.from_dict(record), str(record.get("profile") or ""), str(record.get("profile_name") or ""))
+
+    def runs(self, current_ref: str) -> tuple[ProfileRun, ProfileRun | None]:
+        """The turns since the last switch to ``current_ref`` (the loaded profile), and the run
+        of the profile before it, if any. A turn that does not say its profile (saved by an
+        older version) joins the run next to it rather than making a switch."""
+        turns, profiles = list(self.turns), list(self._profiles)
+
+        def start_of(end: int, ref: str) -> int:
+            while end > 0 and profiles[end - 1][0] in (ref, ""):
+                end -= 1
+            return end
+
+        i = start_of(len(turns), current_ref) if current_ref else 0
+        name = next((n for r, n in reversed(profiles[i:]) if r and n), "")
+        current = ProfileRun(current_ref, name, turns[i:])
+        if i == 0:
+            return current, None
+        ref, before_name = profiles[i - 1]
+        j = start_of(i, ref)
+        return current, ProfileRun(ref, before_name or ref, turns[j:i])
 
 
 STOP_WORDS = {"cancelled": "metric.stopped", "length": "metric.length", "quota": "metric.quota",

@@ -37,7 +37,7 @@ from workstation.core.engine import TurnFinished as EngineTurnFinished
 from workstation.core.engine_api import open_engine
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.kv_state import NOT_KEPT, KvStateStore, conversation_tag
-from workstation.core.metrics import MetricsHistory, TurnMetrics
+from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.paths import typed_path
 from workstation.core.planner import offloadable_layers
 from workstation.core.profiles import Profile, load_profile
@@ -457,7 +457,7 @@ class WorkstationApp(App[None]):
         self.history = MetricsHistory(60)
         for msg in conv.messages:
             if msg.metrics:
-                self.history.add(TurnMetrics.from_dict(msg.metrics))
+                self.history.add_record(msg.metrics)
         await self.chat_screen.show_messages(conv.messages)
         await self.refresh_sidebar()
         self.update_status()
@@ -799,12 +799,13 @@ class WorkstationApp(App[None]):
         self.unreachable = False
         metrics = event.metrics
         self.last_metrics = metrics
-        self.history.add(metrics)
+        ran_on = (self.profile.ref, self.profile.name) if self.profile else ("", "")
+        self.history.add(metrics, *ran_on)
         if view is not None:  # stopped before its first token: it says so, and is kept so
             await view.finish(event.text, metrics, event.reasoning)
         if self.conversation_id is not None:  # (the model never reads an empty reply: prompt_messages)
             self.store.add_message(
-                self.conversation_id, "assistant", event.text, metrics.to_dict(), reasoning=event.reasoning
+                self.conversation_id, "assistant", event.text, turn_record(metrics, *ran_on), reasoning=event.reasoning
             )
         self.generating = False
         if self._quit_after_turn:

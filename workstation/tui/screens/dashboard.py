@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 def axis_value(v: float) -> str:
     """A number for an axis label: whole above 10, one decimal below."""
-    return f"{v:.0f}" if abs(v) >= 10 else f"{v:.1f}"
+    return f"{v:,.0f}" if abs(v) >= 10 else f"{v:.1f}"
 
 
 class MetricRow(Horizontal):
@@ -78,6 +78,7 @@ class DashboardScreen(AppScreen, Screen[None]):
         yield Header()
         with VerticalScroll(id="dashboard"):
             yield Static("", id="live", markup=False)
+            yield Static("", id="switch-line", markup=False)
             yield MetricRow("ttft")
             yield MetricRow("decode")
             yield MetricRow("prompt")
@@ -127,10 +128,14 @@ class DashboardScreen(AppScreen, Screen[None]):
         app = self.wapp
         t = app.texts
         hist = app.history
-        last = hist.turns[-1] if hist.turns else None
+        # after a profile switch (F3) the rows plot the loaded profile's turns only, and one line
+        # compares them with the profile before: one series of two profiles' turns read as a
+        # change of speed, not as what the switch bought
+        run, before = hist.runs(app.profile.ref if app.profile else "")
+        last = run.turns[-1] if run.turns else None
 
         def series(name: str) -> list[float]:
-            return list(hist.windows[name].values)
+            return [float(getattr(turn, name)) for turn in run.turns]
 
         live = app.live_rate()
         if app.generating:
@@ -138,6 +143,18 @@ class DashboardScreen(AppScreen, Screen[None]):
         else:
             n = len(hist.turns)
             self._put("#live", t("dash.turns_one") if n == 1 else t("dash.turns", n=n), one_line=True)
+        switch = self.query_one("#switch-line", Static)
+        if switch.display != (before is not None):
+            switch.display = before is not None
+        if before is not None:
+            now_name = app.profile.title(t.lang) if app.profile else run.name
+            n_before = len(before.turns)
+            earlier = t("dash.before_one" if n_before == 1 else "dash.before", name=before.name, n=n_before,
+                        tps=t.number(f"{before.median('predicted_per_second'):.1f}"),
+                        ttft=t.number(f"{before.median('ttft_ms'):,.0f}"))
+            n_now = len(run.turns)
+            now = ("dash.since_switch_none", "dash.since_switch_one")[n_now] if n_now < 2 else "dash.since_switch"
+            self._put("#switch-line", t(now, name=now_name, n=n_now) + " " + earlier)
         decode = series("predicted_per_second")
         if app.generating and live:
             decode = [*decode, live]
@@ -167,7 +184,7 @@ class DashboardScreen(AppScreen, Screen[None]):
         self._put("#kv-name", t("dash.kv"), one_line=True)
         bar = self.query_one("#kv-bar", ProgressBar)
         bar.update(total=max(kv_size, 1), progress=kv_used)
-        self._put("#kv-value", f"{kv_used}/{kv_size}" if kv_size else "–", one_line=True)
+        self._put("#kv-value", t.number(f"{kv_used:,}/{kv_size:,}") if kv_size else "–", one_line=True)
         if last:
             total = last.prompt_n + last.cache_n
             hits = t("dash.cache", hit=last.cache_n, total=total,
