@@ -124,3 +124,36 @@ def test_repetitions_that_disagree_are_said_under_the_table() -> None:
     assert notes == ["note: kv-q8's tg16 repetitions differ by ±90%: another program was probably using the CPU, "
                      "so compare these figures with care; run again when the machine is quiet, or with more "
                      "repetitions (-r)."]
+
+
+def test_two_profiles_run_in_rounds_with_the_order_alternating(tiny_profile: Path, tmp_path: Path) -> None:
+    """Profiles ran one after the other, all repetitions of one before the next: a program that
+    took the CPU for a minute slowed one profile only, and the comparison read it as the
+    profile's cost. Now each round loads every profile in turn, the order reversed every other
+    round, for one repetition of each test."""
+    from workstation.commands.bench import format_bench
+    from workstation.core.bench import BenchConfig, bench_profiles
+    from workstation.core.profiles import load_profile
+
+    other = tmp_path / "other.yaml"
+    other.write_text(tiny_profile.read_text(encoding="utf-8").replace("name: tiny", "name: other")
+                     .replace("q8_0", "f16"), encoding="utf-8")
+    said: list[str] = []
+    results = bench_profiles([load_profile(str(tiny_profile)), load_profile(str(other))],
+                             BenchConfig(n_prompt=16, n_gen=4, repetitions=3), said.append)
+    loads = [m.split(": loading ")[0] for m in said if ": loading " in m]
+    assert loads == ["round 1/3: tiny", "round 1/3: other", "round 2/3: other", "round 2/3: tiny",
+                     "round 3/3: tiny", "round 3/3: other"], said
+    for r in results:
+        assert r.rounds == 3 and r.pp is not None and r.tg is not None
+        assert len(r.pp.samples_ns) == len(r.tg.samples_ns) == len(r.turns) == 3
+    assert [r.profile for r in results] == ["tiny", "other"]
+    assert [r.model_info["type_k"] for r in results] == ["q8_0", "f16"]
+    assert "The profiles ran in 3 rounds" in format_bench(results)
+    # one profile: its repetitions in a row, as llama-bench runs them
+    alone = bench_profiles([load_profile(str(tiny_profile))], BenchConfig(n_prompt=16, n_gen=4, repetitions=2,
+                                                                         ttft=False))
+    assert alone[0].rounds == 1 and len(alone[0].tg.samples_ns) == 2  # type: ignore[union-attr]
+    assert "rounds" not in format_bench(alone)
+    with pytest.raises(BenchInputError, match="--repetitions must be 1 or more, not 0"):
+        bench_profiles([load_profile(str(tiny_profile))] * 2, BenchConfig(repetitions=0))

@@ -164,7 +164,11 @@ def format_bench(results: list[ProfileBench]) -> str:
             rows.append([*base, "accepted", f"{r.acceptance * 100:.1f}% of {r.draft_n} drafted"])
         elif mi.get("speculative", "off") != "off" and r.turns:
             rows.append([*base, "accepted", "no drafts reported"])
-    return "\n".join([_table(header, rows, {2, 3, 4, 5, 9}), *spread_notes(results)])
+    rounds = max((r.rounds for r in results), default=1)
+    order = ([f"The profiles ran in {rounds} rounds, each loading them in turn (every other round in reverse "
+              "order) for one repetition of each test, so a busy moment on this PC slows them alike."]
+             if rounds > 1 else [])
+    return "\n".join([_table(header, rows, {2, 3, 4, 5, 9}), *order, *spread_notes(results)])
 
 
 NOISY = 0.15  # repetitions further apart than this (standard deviation over the mean) are not to be trusted
@@ -172,7 +176,8 @@ NOISY = 0.15  # repetitions further apart than this (standard deviation over the
 
 def spread_notes(results: list[ProfileBench]) -> list[str]:
     """A sentence under the table for each test whose repetitions disagree: another program
-    took the CPU meanwhile, and a comparison of profiles run one after the other means little."""
+    took the CPU meanwhile, and the figures (each profile's, even when profiles ran in rounds)
+    are less sure than they look."""
     notes = []
     for r in results:
         for name, stat in (("pp", r.pp), ("tg", r.tg)):

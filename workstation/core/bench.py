@@ -21,7 +21,7 @@ import json
 import statistics
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -107,6 +107,15 @@ class ProfileBench:
     tg: SpeedStat | None = None
     turns: list[TurnMetrics] = field(default_factory=list)  # the TTFT / acceptance chat turns
     test_time: str = ""
+    rounds: int = 1  # runs in rounds with other profiles (bench_profiles), one repetition each
+
+    def add_round(self, other: ProfileBench) -> None:
+        """Another round's repetitions of the same tests."""
+        for mine, theirs in ((self.pp, other.pp), (self.tg, other.tg)):
+            if mine is not None and theirs is not None:
+                mine.samples_ns.extend(theirs.samples_ns)
+        self.turns.extend(other.turns)
+        self.rounds += 1
 
     @property
     def ttft_ms(self) -> tuple[float, float] | None:
@@ -331,18 +340,36 @@ def bench_engine(engine: Engine, config: BenchConfig, progress: Progress | None 
 def bench_profiles(
     profiles: list[Profile], config: BenchConfig, progress: Progress | None = None
 ) -> list[ProfileBench]:
-    """Load each profile in turn (one model in memory at a time) and bench it."""
-    results = []
-    for profile in profiles:
-        if progress:
-            progress(f"{profile.key}: loading {profile.model}")
-        check_local(profile)
-        engine = Engine(profile)  # pp/tg drive llama.cpp directly, as llama-bench does
-        try:
-            results.append(bench_engine(engine, config, progress))
-        finally:
-            engine.close()
-    return results
+    """Bench each profile, one model in memory at a time. Two or more profiles run in rounds:
+    each round loads every profile in turn (the order reversed every other round) and runs one
+    repetition of each test, as bench/anchors.py does, so that a program that takes the CPU
+    for a while slows every profile alike instead of the one that happened to run then."""
+    if config.repetitions < 1:
+        raise BenchInputError(f"--repetitions must be 1 or more, not {config.repetitions}.")
+    rounds = config.repetitions if len(profiles) > 1 else 1
+    each = replace(config, repetitions=1) if rounds > 1 else config
+    results: dict[int, ProfileBench] = {}
+    for r in range(rounds):
+        order = range(len(profiles)) if r % 2 == 0 else reversed(range(len(profiles)))
+        say = progress
+        if progress and rounds > 1:
+            def say(msg: str, _r: int = r) -> None:
+                progress(f"round {_r + 1}/{rounds}: {msg}")
+        for i in order:
+            profile = profiles[i]
+            if say:
+                say(f"{profile.key}: loading {profile.model}")
+            check_local(profile)
+            engine = Engine(profile)  # pp/tg drive llama.cpp directly, as llama-bench does
+            try:
+                part = bench_engine(engine, each, say)
+            finally:
+                engine.close()
+            if i in results:
+                results[i].add_round(part)
+            else:
+                results[i] = part
+    return [results[i] for i in range(len(profiles))]
 
 
 # --- replay of the user's own prompts ------------------------------------------------------------
