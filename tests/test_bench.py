@@ -113,13 +113,16 @@ def test_repetitions_that_disagree_are_said_under_the_table() -> None:
     from workstation.commands.bench import format_bench
     from workstation.core.bench import ProfileBench, SpeedStat
 
-    info = {"model_type": "llama 135M Q4_1", "model_size": 2**27, "model_n_params": 135e6, "n_gpu_layers": 0,
+    info = {"model_type": "llama 256M Q4_1", "model_size": 2**27, "model_n_params": 134_515_008, "n_gpu_layers": 0,
             "n_threads": 2, "type_k": "f16", "type_v": "f16", "flash_attn": True}
     steady = ProfileBench("office-cpu", info, pp=SpeedStat(64, [500_000_000, 510_000_000]),
                           tg=SpeedStat(16, [200_000_000, 202_000_000]))
     noisy = ProfileBench("kv-q8", info, pp=SpeedStat(64, [500_000_000, 505_000_000]),
                          tg=SpeedStat(16, [200_000_000, 900_000_000]))
     assert "note:" not in format_bench([steady])
+    # the model is named by its parameter count, as `models inspect` says it, not llama.cpp's
+    # size class from the layer count ("llama 256M" for SmolLM2-135M); the JSON keeps that
+    assert "| llama 135M Q4_1 |" in format_bench([steady])
     notes = [line for line in format_bench([steady, noisy]).splitlines() if line.startswith("note:")]
     assert notes == ["note: kv-q8's tg16 repetitions differ by ±90%: another program was probably using the CPU, "
                      "so compare these figures with care; run again when the machine is quiet, or with more "

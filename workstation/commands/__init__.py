@@ -58,6 +58,11 @@ def print_json(data: Any) -> None:
     sys.stdout.write("\n")
 
 
+def params_text(n: int) -> str:
+    """A parameter count as model names write it: 135M, 8.0B."""
+    return f"{n / 1e9:.1f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
+
+
 def text_table(header: list[str], rows: list[list[str]], right: set[int]) -> str:
     """A Markdown-style table; columns in ``right`` are right-aligned."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]

@@ -6,8 +6,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from workstation.commands import add_profile_arg, print_json, profile_refs
+from workstation.commands import add_profile_arg, params_text, print_json, profile_refs
 from workstation.commands import text_table as _table
 from workstation.core.bench import (
     BenchConfig,
@@ -142,13 +143,23 @@ def _params(n: int) -> str:
     return f"{n / 1e9:.2f} B" if n >= 1e9 else f"{n / 1e6:.2f} M"
 
 
+def model_label(info: dict[str, Any]) -> str:
+    """llama.cpp's description of the model (``llama 256M Q4_1``) with the size class it
+    guesses from the layer count replaced by the parameter count, as ``models inspect`` says it
+    (SmolLM2-135M is "256M" to llama.cpp); the JSON keeps llama-bench's string."""
+    parts = str(info["model_type"]).split(" ", 2)
+    if len(parts) < 3:
+        return str(info["model_type"])
+    return f"{parts[0]} {params_text(int(info['model_n_params']))} {parts[2]}"
+
+
 def format_bench(results: list[ProfileBench]) -> str:
     header = ["profile", "model", "size", "params", "ngl", "threads", "K/V", "fa", "test", "result"]
     rows = []
     for r in results:
         mi = r.model_info
         base = [
-            r.profile, mi["model_type"], _size(mi["model_size"]), _params(mi["model_n_params"]),
+            r.profile, model_label(mi), _size(mi["model_size"]), _params(mi["model_n_params"]),
             str(mi["n_gpu_layers"]), str(mi["n_threads"]), f"{mi['type_k']}/{mi['type_v']}",
             str(mi["flash_attn"]),
         ]

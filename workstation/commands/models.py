@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from workstation.commands import default_verb, print_json
+from workstation.commands import default_verb, params_text, print_json
 from workstation.core import catalog
 from workstation.core.atomic import named_output
 from workstation.core.errors import WorkstationError
@@ -66,10 +66,6 @@ def run(args: argparse.Namespace) -> int:
     return int(args.action(args) or 0)
 
 
-def _params(n: int) -> str:
-    return f"{n / 1e9:.1f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
-
-
 def run_list(args: argparse.Namespace) -> int:
     installed = catalog.list_installed()
     files = {Path(m.path).name for m in installed}
@@ -93,7 +89,7 @@ def run_list(args: argparse.Namespace) -> int:
         i = m.info
         chat = "chat" if i.has_chat_template else "base"
         print(
-            f"  {m.name:<36} {catalog.file_size_text(m.size_bytes):>9}  {i.architecture:<8} {_params(i.parameter_count):>6} "
+            f"  {m.name:<36} {catalog.file_size_text(m.size_bytes):>9}  {i.architecture:<8} {params_text(i.parameter_count):>6} "
             f"{i.file_type:<7} ctx {i.context_length:<6} {chat}"
         )
     if available:
@@ -114,7 +110,7 @@ def run_inspect(args: argparse.Namespace) -> int:
         ("file", info.path),
         ("name", info.name),
         ("architecture", info.architecture),
-        ("parameters", f"{_params(info.parameter_count)} ({info.parameter_count:,})"),
+        ("parameters", f"{params_text(info.parameter_count)} ({info.parameter_count:,})"),
         ("file type", info.file_type),
         ("file size", catalog.file_size_text(info.file_size)),
         ("context length", f"{info.context_length:,}"),
