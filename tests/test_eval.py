@@ -220,3 +220,22 @@ def test_eval_cli_tasks_and_perplexity_json(
     saved = {h.test: h for h in history(kind="eval")}
     assert {"accuracy", "perplexity"} <= set(saved)
     assert saved["perplexity"].value == pytest.approx(entry["perplexity"]["ppl"])
+
+
+def test_the_table_has_a_column_per_language_only_where_there_are_several() -> None:
+    """Tasks without a language got a column "no lang 1/2" beside the accuracy it repeated."""
+    from workstation.commands.eval import ProfileEval, format_eval
+    from workstation.core.evaluate import TaskResult, TasksScore
+
+    def scored(*langs: str) -> ProfileEval:
+        results = [TaskResult(id=f"t{i}", lang=lang, correct=i == 0, reply="", expected=[], match="exact",
+                              ttft_ms=100.0, predicted_n=4, predicted_ms=50.0, prompt_n=8, prompt_ms=10.0)
+                   for i, lang in enumerate(langs)]
+        return ProfileEval("tiny", "m.gguf", "f16", "f16", tasks=TasksScore("t", results))
+
+    same = {"accuracy_delta_pts": None, "perplexity_delta_pct": None, "speed_ratio": 1.0}
+    header = format_eval([scored("", "")], [same]).splitlines()[0]
+    assert "lang" not in header and "other" not in header and " accuracy |" in header
+    assert " en |" not in format_eval([scored("en", "en")], [same]).splitlines()[0]
+    table = format_eval([scored("tr", "")], [same]).splitlines()
+    assert " tr | other |" in table[0] and "| 1/1 |   0/1 |" in table[2], table

@@ -409,12 +409,14 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str
             for lang in r.tasks.by_lang():
                 if lang not in langs:
                     langs.append(lang)
+    if len(langs) < 2:  # one group: its column would repeat the accuracy
+        langs = []
     has_tasks = any(r.tasks for r in results)
     has_ppl = any(r.ppl for r in results)
     n_docs = max((len(r.kld) or len(r.references) for r in results), default=0)
     header = ["profile", "model", "K/V"]
     if has_tasks:
-        header += ["accuracy", *(lang if lang != "-" else "no lang" for lang in langs), "gen tok/s", "TTFT ms"]
+        header += ["accuracy", *(lang if lang != "-" else "other" for lang in langs), "gen tok/s", "TTFT ms"]
     if has_ppl:
         header += ["perplexity", "ppl tok/s"]
     if n_docs:
