@@ -97,7 +97,7 @@ def test_task_set_through_workstation_serve(ours: RunningServer, tmp_path: Path,
         score = run_tasks(engine, _english_tasks())
     assert len(score.results) == 6 and all(r.predicted_n > 0 for r in score.results)
     # `eval` on a desk profile names the server's model and host (it said "v1", the URL's end),
-    # and tasks without a language are counted under "no lang", not an unnamed "-"
+    # and tasks without a language are counted under "other", not an unnamed "-"
     import yaml
 
     from workstation.cli import main
@@ -113,7 +113,7 @@ def test_task_set_through_workstation_serve(ours: RunningServer, tmp_path: Path,
     out = capsys.readouterr().out
     host = ours.base_url.split("//", 1)[1].split("/", 1)[0]
     assert f"@{host}" in out and " v1 " not in out, out
-    assert "no lang" in out.splitlines()[0] or any("no lang" in line for line in out.splitlines()[:3]), out
+    assert " other |  en |" in out.splitlines()[0], out
 
 
 # --- a server that is not ours ---------------------------------------------------------------------
