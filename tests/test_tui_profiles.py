@@ -346,6 +346,46 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
         assert app.store.messages(app.conversation_id)[-1].metrics == {"stop_reason": "failed"}
 
 
+async def test_f3_says_whether_a_desk_profiles_server_answers(folder: Path, tmp_path: Path, smollm2_path: Path) -> None:
+    """F3 said a desk PC's profile "runs on the server at …" whether the server was there or
+    not; `profiles check` asked it. F3 now asks too, as it works out the local profiles' fit."""
+    import socket
+
+    from tests.serve_helpers import serve, write_profile
+    from workstation.tui.screens.profile_menu import ProfileMenu
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    _write(folder, "local", {"model": str(smollm2_path)})
+    _write(folder, "desk", {"backend": "openai", "remote": {"base_url": f"http://127.0.0.1:{port}/v1"}})
+    _write(folder, "wrong", {"backend": "openai", "remote": {"base_url": f"http://127.0.0.1:{port}/v1",
+                                                             "model": "no-such-model"}})
+    app = WorkstationApp("local", start_engine=False, sample_system=False, language="en")
+
+    async def verdicts() -> dict[str, str]:
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu)
+                    and len(app.screen.verdicts) == sum(1 for e in app.screen.entries if hasattr(e, "key")))
+        menu = app.screen
+        assert isinstance(menu, ProfileMenu)
+        found = {e.key: menu.verdicts[i] or "" for i, e in enumerate(menu.entries) if hasattr(e, "key")}
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        return found
+
+    async with app.run_test(size=(120, 35)) as pilot:
+        down = await verdicts()
+        assert down["desk"].startswith(f"Cannot reach the server at http://127.0.0.1:{port}/v1"), down
+        assert down["local"].startswith("runs on the CPU: needs"), down  # the local one is planned as before
+        with serve(write_profile(tmp_path, smollm2_path), "--port", str(port)):
+            up = await verdicts()
+        served = up["desk"].removeprefix("The server answers now, serving ").removesuffix(".")
+        assert served and served != up["desk"], up
+        assert up["wrong"] == (f"The server answers, but serves {served}, not no-such-model: set remote.model "
+                               "to one of those, or leave it out for the first."), up
+
+
 async def test_f3_names_and_describes_each_profile_in_the_uis_language(folder: Path, smollm2_path: Path) -> None:
     """F3 showed every profile's English name to a Turkish user, and no one's description:
     ``name_tr``/``description_tr`` (as the catalog's ``description_tr``) are shown in Turkish,

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.commands import add_profile_arg, default_verb, print_json, profile_ref
-from workstation.core.errors import ProfileError, WorkstationError
+from workstation.core.errors import ProfileError
 from workstation.core.model_shapes import thinks_first
 from workstation.core.planner import effective_settings
 from workstation.core.profiles import (
@@ -136,32 +136,24 @@ def _readiness(eff: dict[str, Any]) -> tuple[str, str | None]:
 def _check_remote(profile: Profile, eff: dict[str, object], as_json: bool) -> int:
     """A desk PC's profile: the server it uses, and whether that server answers now (the
     model, context and K/V cache are the server's, so they are not shown as ours)."""
-    from workstation.core.errors import BackendUnreachable, ProfileError
-    from workstation.core.remote import RemoteEngine
+    from workstation.core.remote import check_server
 
     remote = profile.remote
-    server: dict[str, object] = {"base_url": remote.base_url, "reachable": False, "ok": False}
-    try:
-        engine = RemoteEngine(profile)
-    except BackendUnreachable as err:  # down, busy, or not there
-        server["error"] = str(err)
-        answer = f"does not answer now: {err}"
-    except ProfileError as err:  # not asked: what it would send is wrong (a mangled key)
-        server["error"] = str(err)
-        answer = f"not asked: {err}"
-    except WorkstationError as err:  # it answered, and said no (a key refused, no models)
-        server.update(reachable=True, error=str(err))
-        answer = f"answers, but: {err}"
+    check = check_server(profile)
+    server: dict[str, object] = {"base_url": remote.base_url, "reachable": check.reachable, "ok": check.ok}
+    if check.error is not None:
+        server["error"] = str(check.error)
+        answer = (f"answers, but: {check.error}" if check.reachable
+                  else f"not asked: {check.error}" if isinstance(check.error, ProfileError)
+                  else f"does not answer now: {check.error}")
     else:
-        engine.close()
-        server.update(reachable=True, model=engine.model or None, listed=engine.listed)
-        if engine.listed and engine.model not in engine.listed:
-            server["error"] = (f"it serves {', '.join(engine.listed)}, not {engine.model}; set remote.model to "
+        server.update(model=check.model or None, listed=check.listed)
+        if check.not_served:
+            server["error"] = (f"it serves {', '.join(check.listed)}, not {check.model}; set remote.model to "
                                "one of those (or leave it out for the first)")
             answer = f"answers, but {server['error']}"
         else:
-            server["ok"] = True
-            answer = f"answers now, serving {engine.model}" if engine.model else "answers now"
+            answer = f"answers now, serving {check.model}" if check.model else "answers now"
     code = 0 if server["ok"] else 1  # scripts can tell a desk PC that cannot work now
     if as_json:
         print_json({**eff, "server": server})

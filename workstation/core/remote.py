@@ -30,12 +30,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
 from workstation.core.engine_api import with_system_prompt
-from workstation.core.errors import BackendUnreachable, EngineError, ProfileError
+from workstation.core.errors import BackendUnreachable, EngineError, ProfileError, WorkstationError
 from workstation.core.events import (
     EngineInfo,
     Message,
@@ -533,6 +534,37 @@ class RemoteEngine:
         self, messages: list[Message], sampling: Sampling | None = None, *, constraints: Constraints | None = None
     ) -> TurnFinished:
         return finished_turn(self.stream_chat(messages, sampling, constraints=constraints))
+
+
+@dataclass
+class ServerCheck:
+    """Whether a desk PC's profile can work now: what its server said when asked once."""
+
+    reachable: bool = False  # something answered at the address
+    model: str = ""  # the model the profile's turns would ask for
+    listed: list[str] = field(default_factory=list)  # what the server's /models names
+    error: WorkstationError | None = None  # why not (a ProfileError: the server was not asked)
+
+    @property
+    def not_served(self) -> bool:
+        """The server lists its models, and the profile's is not among them."""
+        return self.error is None and bool(self.listed) and self.model not in self.listed
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.not_served
+
+
+def check_server(profile: Profile) -> ServerCheck:
+    """Ask the profile's server once, as a chat would on loading it (`profiles check`, F3)."""
+    try:
+        engine = RemoteEngine(profile)
+    except (BackendUnreachable, ProfileError) as err:  # down or not there; or not asked (a mangled key)
+        return ServerCheck(error=err)
+    except WorkstationError as err:  # it answered, and said no (a key refused, no models)
+        return ServerCheck(reachable=True, error=err)
+    engine.close()
+    return ServerCheck(reachable=True, model=engine.model, listed=engine.listed)
 
 
 def client_profile(profile: Profile, base_url: str) -> Profile:

@@ -23,13 +23,14 @@ if TYPE_CHECKING:
 
 # --- planner ----------------------------------------------------------------------------
 def fit_verdict(profile: Profile, texts: Texts | None = None) -> str | None:
-    """The planner's verdict for the profile in the UI's language (None for a remote backend)."""
+    """Whether the profile can run here, in the UI's language: the planner's verdict, or for a
+    desk PC's profile what its server says now (asked once, as loading it would)."""
+    t = texts or Texts()
     if profile.backend != "llama":
-        return None
+        return server_verdict(profile, t)
     from workstation.core.phrases import say
     from workstation.core.planner import plan_for_profile
 
-    t = texts or Texts()
     try:
         plan = plan_for_profile(profile, not_downloaded=True)
     except WorkstationError as err:
@@ -38,6 +39,17 @@ def fit_verdict(profile: Profile, texts: Texts | None = None) -> str | None:
     if not plan.path:  # a catalog model not downloaded yet, planned from its published shape
         return t("profiles.not_downloaded", verdict=verdict)
     return verdict
+
+
+def server_verdict(profile: Profile, t: Texts) -> str:
+    from workstation.core.remote import check_server
+
+    check = check_server(profile)
+    if check.error is not None:
+        return t.error(check.error)
+    if check.not_served:
+        return t("profiles.server_not_served", listed=", ".join(check.listed), model=check.model)
+    return t("profiles.server_ok_model", model=check.model) if check.model else t("profiles.server_ok")
 
 
 # --- hardware ---------------------------------------------------------------------------

@@ -112,20 +112,21 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         text.append(f"  ({entry.key})")
         if entry.about(t.lang):
             text.append(f"\n  {entry.about(t.lang)}")
-        if entry.backend != "llama":  # the server's context and K/V are not the profile's to say
+        remote = entry.backend != "llama"
+        if remote:  # the server's context and K/V are not the profile's to say
             if entry.remote.model:
                 text.append(f"\n  {entry.remote.model}")
-            text.append(f"\n  {t('profiles.remote', url=entry.remote.base_url)}", style="italic")
-            return text
-        kv = f"{entry.kv_cache.k}/{entry.kv_cache.v}"
-        detail = f"\n  {entry.model} · ctx {entry.context} · KV {kv}"
-        if entry.speculative.mode != "off":
-            detail += f" · {entry.speculative.mode}"
-        text.append(detail)
+            text.append(f"\n  {t('profiles.remote', url=entry.remote.base_url)}")
+        else:
+            kv = f"{entry.kv_cache.k}/{entry.kv_cache.v}"
+            detail = f"\n  {entry.model} · ctx {entry.context} · KV {kv}"
+            if entry.speculative.mode != "off":
+                detail += f" · {entry.speculative.mode}"
+            text.append(detail)
         if i in self.verdicts:
             verdict = self.verdicts[i] or t("profiles.fit_unknown")
         else:
-            verdict = t("profiles.fit_checking")
+            verdict = t("profiles.server_checking" if remote else "profiles.fit_checking")
         text.append(f"\n  {verdict}", style="italic")
         return text
 
@@ -145,9 +146,10 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="fit")
     def _check_fit(self) -> None:
-        for i, entry in enumerate(self.entries):
-            if isinstance(entry, Profile):
-                self.post_message(VerdictFound(i, self.fit_check(entry, self.wapp.texts)))
+        # the local plans first: a server that does not answer can take seconds to say so
+        found = [(i, e) for i, e in enumerate(self.entries) if isinstance(e, Profile)]
+        for i, entry in sorted(found, key=lambda f: f[1].backend != "llama"):
+            self.post_message(VerdictFound(i, self.fit_check(entry, self.wapp.texts)))
 
     @on(VerdictFound)
     def _verdict(self, event: VerdictFound) -> None:
