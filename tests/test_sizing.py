@@ -126,6 +126,10 @@ def test_the_example_workload_ranks_stably_and_its_best_meets_every_target() -> 
     line = first.headline()
     assert best.machine in line and model_family(best.model) in line and best.quant in line and best.kv_type in line
     assert f"{best.slots} slot" in line and "tokens/s" in line
+    # the table writes documents per night as the headline does (1,412, not 1412)
+    from workstation.core.size_report import _row
+
+    assert best.docs_per_night >= 1000 and f"{best.docs_per_night:,}" in _row(1, best)
 
 
 def test_options_that_do_not_fit_say_why() -> None:

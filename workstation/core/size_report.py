@@ -42,7 +42,7 @@ def _row(i: int, o: SizingOption) -> list[str]:
     price = "here" if o.here else (f"${o.price_usd:,.0f}" if o.price_usd else "-")
     return [str(i), o.machine, price, model_family(o.model), o.quant, o.kv_type, str(o.slots),
             f"{_gb(o.need_bytes)}/{_gb(o.memory_bytes)} GB", f"{o.tps_per_person:.1f}", _ttft(o),
-            str(o.docs_per_night), o.quality_note, "yes" if o.meets else "; ".join(o.misses)]
+            f"{o.docs_per_night:,}", o.quality_note, "yes" if o.meets else "; ".join(o.misses)]
 
 
 HEADER = ["#", "machine", "price", "model", "quant", "K/V", "slots", "memory", "tok/s/person",
