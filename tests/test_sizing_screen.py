@@ -73,3 +73,25 @@ async def test_dashboard_sparklines_have_axes_with_units(app: WorkstationApp) ->
         await pilot.pause()
         assert str(row.query_one(".metric-axis").content) == ""
     assert axis_value(3.14) == "3.1" and axis_value(123.4) == "123" and axis_value(5439.2) == "5,439"
+
+
+async def test_f10_at_80x24_keeps_its_charts_readable_and_names_each_option_once(app: WorkstationApp) -> None:
+    """At 80x24 the charts were 4 rows high under the headline and two legends (each option
+    named twice, the speed legend wrapping mid-name). The charts keep 14 rows and the screen
+    scrolls to one legend: each option once, numbered as the memory chart's bars."""
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.app.push_screen(SizingScreen(compute=table_only))
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = pilot.app.screen
+        assert isinstance(screen, SizingScreen) and screen.data is not None
+        assert screen.query_one("#people-plot").region.height >= 14
+        legend = str(screen.query_one("#sizing-legend").content)
+        labels = [s["label"] for s in screen.data["series"]]
+        for i, label in enumerate(labels, 1):
+            assert legend.count(label) == 1 and f"━━ {i}  {label} (" in legend, legend
+        assert "target" in legend and "weights" in legend
+        scroll = screen.query_one("#sizing")
+        scroll.scroll_end(animate=False)
+        await pilot.pause()
+        assert scroll.scroll_y > 0  # the legend is below, reached by scrolling

@@ -16,7 +16,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Header, Static
 from textual_plotext import PlotextPlot
@@ -83,7 +83,7 @@ class SizingScreen(AppScreen, Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        with Vertical(id="sizing"):
+        with VerticalScroll(id="sizing"):  # a short terminal scrolls to the legend; the charts keep their height
             yield Static(self.wapp.texts("sizing.working", name=self.workload_ref), id="sizing-headline",
                          markup=False)
             with Horizontal(id="sizing-charts"):
@@ -122,14 +122,19 @@ class SizingScreen(AppScreen, Screen[None]):
         plt.title(t("sizing.people_title"))
         plt.xlabel(t("sizing.people_x"))
         plt.ylabel(t("sizing.people_y"))
-        # the legends are text below the charts: plotext drops its own when a chart is narrow
-        # (80 columns) and draws it over the top line when it is not
+        # one legend, as text below the charts (plotext drops its own when a chart is narrow and
+        # draws it over the top line when it is not): each option once, numbered as the memory
+        # chart's bars, in its line's colour
         legend = Text()
+        capacities = [r["capacity"] for r in data["memory"]]
         for i, s in enumerate(data["series"]):
             color = SERIES_COLORS[i % len(SERIES_COLORS)]
             plt.plot(data["people"], s["values"], marker="braille", color=color)
-            legend.append("━━ ", style=color)
-            legend.append(f"{s['label']}   ")
+            legend.append(f"━━ {i + 1}  ", style=color)
+            legend.append(s["label"])
+            if i < len(capacities):
+                legend.append(f" ({t.number(f'{capacities[i]:.0f} GB')})")
+            legend.append("\n")
         plt.hline(data["target_tps"])
         # the axes' figures as the UI writes numbers; people are whole (plotext wrote 11.5)
         xs = _ticks(min(data["people"], default=0), max(data["people"], default=1), whole=True)
@@ -154,13 +159,10 @@ class SizingScreen(AppScreen, Screen[None]):
                             color=list(STACK_COLORS))
             ys = _ticks(0, max(r["weights"] + r["kv_cache"] + r["compute"] for r in rows))
             plt.yticks(ys, [t.number(_tick_text(y)) for y in ys])
-            legend.append(f"\n{t('sizing.memory_key')}: ")
+            legend.append(f"    {t('sizing.memory_key')}: ")
             for color, part in zip(STACK_COLORS, (t("sizing.weights"), t("sizing.kv"), t("sizing.compute")),
                                    strict=True):
                 legend.append("██ ", style=color)
                 legend.append(f"{part}  ")
-            for i, r in enumerate(rows):
-                capacity = t.number(f"{r['capacity']:.0f} GB")
-                legend.append(f"\n  {i + 1}: {r['label']} ({capacity})")
         memory.refresh()
         self.query_one("#sizing-legend", Static).update(legend)
