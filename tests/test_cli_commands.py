@@ -448,3 +448,36 @@ def test_chat_c_finds_a_profile_given_as_a_path_again(
     out, err = capsys.readouterr()
     assert json.loads(out)["profile"] == "desk" and "cannot be used now" not in err, err
     assert "Continuing with desk, this conversation's profile" in err
+
+
+def test_chat_c_whose_model_cannot_load_leaves_the_conversation_as_it_was(
+        tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A `chat -c` whose profile's model was not there saved the question with no answer and made
+    that profile the conversation's: each retry failed again and added the question once more,
+    and the model later read them all. A turn that never began now changes nothing."""
+    from workstation.core.store import ConversationStore
+
+    good = _profile_file(tmp_path, max_tokens=2)
+    broken = tmp_path / "broken.yaml"
+    data = yaml.safe_load(good.read_text(encoding="utf-8"))
+    broken.write_text(yaml.safe_dump({**data, "model": str(tmp_path / "moved.gguf")}), encoding="utf-8")
+    chat = ["chat", "--temperature", "0", "-c", "Offer"]
+    assert main([*chat, "-p", str(good), "Hello"]) == 0
+    capsys.readouterr()
+    store = ConversationStore()
+    try:
+        (conv,) = [c for c in store.list() if c.title == "Offer"]
+        before = ([m.content for m in store.messages(conv.id)], store.get(conv.id, with_messages=False).profile)
+        assert main([*chat, "-p", str(broken), "Draft the offer letter"]) == 1
+        assert "moved.gguf" in capsys.readouterr().err
+        assert main([*chat, "Draft the offer letter"]) == 0  # its own profile again, not the broken one
+        after = [m.content for m in store.messages(conv.id)]
+        assert after[:2] == before[0] and after[2] == "Draft the offer letter" and len(after) == 4
+        assert store.get(conv.id, with_messages=False).profile == before[1]
+        # a new conversation whose model cannot load is not made
+        assert main(["chat", "-p", str(broken), "-c", "Never", "Hi"]) == 1
+        err = capsys.readouterr().err
+        assert "Started a new conversation" not in err
+        assert [c.title for c in store.list()] == ["Offer"]
+    finally:
+        store.close()

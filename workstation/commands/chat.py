@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     profile = load_profile(profile_ref(args))
     conversation = None
     if args.conversation is not None:
-        conversation = _conversation(args.conversation, profile.ref, new=args.new)
+        conversation = _conversation(args.conversation, new=args.new)
         profile = _conversation_profile(conversation, profile, chosen=profile_ref(args) is not None)
     s = profile.sampling
     if args.max_tokens is not None:
@@ -67,13 +67,16 @@ def run(args: argparse.Namespace) -> int:
     messages = []
     if args.system is not None:
         messages.append({"role": "system", "content": args.system})
-    if conversation is not None:
+    if conversation is not None and conversation.id is not None:
         messages += conversation.store.prompt_messages(conversation.id, then=text)
-        conversation.store.add_message(conversation.id, "user", text)  # kept even if the turn fails
     else:
         messages.append({"role": "user", "content": text})
 
+    # a model that cannot be loaded (not downloaded, moved, a server down) leaves the
+    # conversation as it was: no question without an answer, and -p's profile not made its own
     engine = open_engine(profile, child_process=False, keep_state=conversation is not None)
+    if conversation is not None:
+        conversation.store.add_message(conversation.begin(profile), "user", text)  # kept even if the turn fails
     previous = signal.getsignal(signal.SIGINT)
 
     stop_asked = threading.Event()
@@ -169,19 +172,32 @@ class _ThinkingOut:
 @dataclass
 class _Conversation:
     store: ConversationStore
-    id: int
+    id: int | None  # None: a new one, made once its model has loaded
+    title: str
+    new_profile: bool = False  # -p chose another profile: the conversation's from the first turn on
+
+    def begin(self, profile: Profile) -> int:
+        """The model has loaded: a new conversation is made, and -p's profile kept as its own."""
+        if self.id is None:
+            self.id = self.store.new(title=self.title, profile=profile.ref).id
+            print(f'Started a new conversation "{self.title}"; continue it with -c "{self.title}".',
+                  file=sys.stderr)
+        elif self.new_profile:
+            self.store.set_profile(self.id, profile.ref)
+        return self.id
 
 
 def _conversation_profile(conversation: _Conversation, profile: Profile, chosen: bool) -> Profile:
     """The profile a saved conversation goes on with: its own when no -p is given (it went on
     with the default one, unsaid: a desk PC's conversation with the office server ran on the
     local model); -p's when given, kept as the conversation's from then on. Each change said."""
-    store, cid = conversation.store, conversation.id
-    saved = store.get(cid, with_messages=False).profile
+    if conversation.id is None:
+        return profile
+    saved = conversation.store.get(conversation.id, with_messages=False).profile
     if not saved or saved in (profile.ref, profile.key):
         return profile
     if chosen:
-        store.set_profile(cid, profile.ref)
+        conversation.new_profile = True
         print(f"Continuing with {profile.key} (this conversation was with {saved}).", file=sys.stderr)
         return profile
     try:
@@ -194,7 +210,7 @@ def _conversation_profile(conversation: _Conversation, profile: Profile, chosen:
     return own
 
 
-def _conversation(name: str, profile_ref: str, new: bool = False) -> _Conversation:
+def _conversation(name: str, new: bool = False) -> _Conversation:
     """The saved conversation titled ``name`` (the newest such; case aside), or a new one. A
     name close to a saved one is refused unless ``new``: a typo would start an empty
     conversation, and the question would be answered without what it was about."""
@@ -206,7 +222,7 @@ def _conversation(name: str, profile_ref: str, new: bool = False) -> _Conversati
     found = ([c for c in titles if c.title == name]
              or [c for c in titles if c.title.casefold() == name.casefold()])
     if found:
-        return _Conversation(store, found[0].id)
+        return _Conversation(store, found[0].id, found[0].title)
     close = difflib.get_close_matches(name.casefold(), [c.title.casefold() for c in titles], n=1, cutoff=0.75)
     if close:
         similar = next(c.title for c in titles if c.title.casefold() == close[0])
@@ -215,6 +231,4 @@ def _conversation(name: str, profile_ref: str, new: bool = False) -> _Conversati
             f"There is no conversation named \"{name}\"; did you mean \"{similar}\"? Add --new to "
             f"start a conversation named \"{name}\" ('{cli('conversations')}' lists them)."
         )
-    conv = store.new(title=name, profile=profile_ref)
-    print(f'Started a new conversation "{name}"; continue it with -c "{name}".', file=sys.stderr)
-    return _Conversation(store, conv.id)
+    return _Conversation(store, None, name)
