@@ -61,3 +61,38 @@ def test_pieces_are_gathered_by_the_clock_not_lost(smollm2_path: Path) -> None:
     assert [m[2] for m in pieces] == [sum(d.tokens for d in g) for g in groups]
     assert sum(m[2] for m in pieces) == events[-1].metrics.predicted_n
     assert "".join(m[1] for m in pieces) == "".join(d.text for d in deltas)
+
+
+def test_the_engines_process_outlives_a_hang_up_and_leaves_quietly_when_the_app_is_killed(
+    smollm2_path: Path, tmp_path: Path
+) -> None:
+    """A closed terminal's hang-up killed the engine's process, and the app read it as a crash
+    and loaded the profile again; an app killed mid-reply (SIGKILL, or SIGTERM before it
+    handled it) left its engine's process printing BrokenPipeError tracebacks into the terminal."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    profile = make_profile(sampling={"max_tokens": 8})
+    with EngineProcess(profile) as proc:
+        os.kill(proc.pid, signal.SIGHUP)  # type: ignore[arg-type]  # the terminal's hang-up reaches the whole process group
+        _, done = _events(proc)
+        assert proc.alive and done.metrics.predicted_n == 8
+    script = textwrap.dedent("""
+        import os
+        from tests.conftest import make_profile
+        from workstation.core.engine_process import EngineProcess
+        proc = EngineProcess(make_profile(sampling={"max_tokens": 400}))
+        events = proc.stream_chat([{"role": "user", "content": "Write a long story."}])
+        for _ in range(3):
+            next(events)
+        print(proc.pid, flush=True)
+        os._exit(0)  # killed in the middle of the reply: the engine's pipe breaks
+    """)
+    done_run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                              cwd=Path(__file__).parent.parent)
+    # the engine's process shares the stderr pipe: run() returns once it, too, has left
+    assert done_run.stdout.strip().isdigit(), done_run.stderr
+    assert "Traceback" not in done_run.stderr and "BrokenPipe" not in done_run.stderr, done_run.stderr

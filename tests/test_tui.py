@@ -1265,18 +1265,31 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert said[:2] == [(m["role"], m["content"]) for m in follow_up] and said[2] == ("user", "Who?")
 
 
-async def test_quitting_mid_reply_keeps_the_reply_so_far(profiles: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["ctrl+q", "SIGTERM", "SIGHUP"])
+async def test_quitting_mid_reply_keeps_the_reply_so_far(
+    profiles: Path, tmp_path: Path, how: str, request: pytest.FixtureRequest
+) -> None:
     """Ctrl+Q while a reply streams stops it and saves what arrived, as Esc does (it was thrown
-    away, although the palette says quitting saves the conversations)."""
+    away, although the palette says quitting saves the conversations). So do SIGTERM (`kill`,
+    a logout) and SIGHUP (the terminal window closed): they killed the app, the reply on screen
+    was lost, and the engine's process printed tracebacks into the terminal."""
+    import os
+    import signal
 
+    for sig in (signal.SIGTERM, signal.SIGHUP):  # should the app not catch it, pytest lives on
+        previous = signal.signal(sig, lambda *_: None)
+        request.addfinalizer(lambda sig=sig, previous=previous: signal.signal(sig, previous))
     db = tmp_path / "c.db"
-    app = WorkstationApp("b", sample_system=False, language="en", store_path=db)
+    app = WorkstationApp("b", sample_system=False, language="en", store_path=db, quit_on_signals=how != "ctrl+q")
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         await _send(pilot, app, "Write a long story about a stapler.")
         await until(pilot, lambda: app.live_tokens >= 5)
         conv_id = app.conversation_id
-        await pilot.press("ctrl+q")
+        if how == "ctrl+q":
+            await pilot.press("ctrl+q")
+        else:
+            os.kill(os.getpid(), getattr(signal, how))
         await until(pilot, lambda: not app.is_running, steps=200)
     store = ConversationStore(db)
     try:

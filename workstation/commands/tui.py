@@ -22,6 +22,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not 1 <= args.port <= 65535:
         raise SystemExit(f"workstation: --port is {args.port}; allowed values are 1 to 65535.")
-    app = WorkstationApp(profile_ref(args), language=args.lang, start_engine=not args.no_load, api_port=args.port)
+    app = WorkstationApp(profile_ref(args), language=args.lang, start_engine=not args.no_load, api_port=args.port,
+                         quit_on_signals=True)
     app.run()
     return 0

@@ -51,6 +51,9 @@ def _child_main(
     from pathlib import Path
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C belongs to the parent
+    # so does a closed terminal's hang-up: the app keeps the reply and closes this process
+    # (killed by it, the engine's death read as a crash, and the app loaded the profile again)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     from workstation.core.engine import Engine
 
     try:
@@ -104,12 +107,22 @@ def _child_main(
                 _send_events(conn, events, msg[3])
             else:
                 conn.send(("error", f"unknown request {kind!r}"))
+        except (BrokenPipeError, ConnectionResetError):
+            break  # the app has gone (killed): no one to tell, and no traceback in its terminal
         except WorkstationError as err:
-            conn.send(("error", str(err), err.said))
+            _tell(conn, ("error", str(err), err.said))
         except Exception as err:  # noqa: BLE001
-            conn.send(("error", f"The turn failed: {type(err).__name__}: {err}"))
+            _tell(conn, ("error", f"The turn failed: {type(err).__name__}: {err}"))
     engine.close()
     conn.close()
+
+
+def _tell(conn: Connection, msg: tuple[Any, ...]) -> None:
+    """Send the app a turn's error, unless the app has gone meanwhile."""
+    try:
+        conn.send(msg)
+    except OSError:
+        pass
 
 
 def _send_events(

@@ -8,9 +8,11 @@ relays the child's tokens. Every message is stored in SQLite the moment it exist
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import inspect
 import re
+import signal
 import threading
 import time
 from collections import deque
@@ -71,6 +73,7 @@ from workstation.tui.widgets.message_view import MessageView
 
 MAX_DOCUMENT_CHARS = 200_000
 SAMPLE_EVERY_S = 1.0  # CPU, RAM and GPU readings for the dashboard
+QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # quit as Ctrl+Q does (``quit_on_signals``)
 
 
 def _preflight(profile: Profile) -> None:
@@ -118,11 +121,25 @@ class WorkstationApp(App[None]):
         store_path: Path | None = None,
         fit_check: Callable[[Profile, Texts], str | None] = integrations.fit_verdict,
         api_port: int = 8088,
+        quit_on_signals: bool = False,
     ) -> None:
+        """``quit_on_signals``: SIGTERM (a logout, ``kill``) and SIGHUP (the terminal closed)
+        quit as Ctrl+Q does, keeping a reply being written (``workstation tui`` sets it; tests
+        running the app in pytest's process leave those signals alone)."""
         super().__init__()
+        self.quit_on_signals = quit_on_signals
         # Start multiprocessing's resource tracker now: once the app runs, sys.stderr is
         # Textual's capture (fileno -1) and spawning the tracker then fails.
-        resource_tracker.ensure_running()
+        if quit_on_signals:  # the tracker outlives a closed terminal's hang-up, as the engine's process does
+            # (killed by it, a new one was started on the way out and printed a traceback for
+            # each of the old one's semaphores)
+            previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+            try:
+                resource_tracker.ensure_running()
+            finally:
+                signal.signal(signal.SIGHUP, previous)
+        else:
+            resource_tracker.ensure_running()
         self.settings = load_settings()
         self.texts = Texts(language or self.settings.language or detect_language())
         self.start_engine = start_engine
@@ -204,6 +221,12 @@ class WorkstationApp(App[None]):
             self.set_keymap(self.settings.keymap)
         if self.sample_system:
             self._sample_loop()
+        if self.quit_on_signals:
+            # by default both killed the app mid-reply: the reply on screen was lost, and the
+            # engine's process printed tracebacks into the terminal
+            loop = asyncio.get_running_loop()
+            for sig in QUIT_SIGNALS:
+                loop.add_signal_handler(sig, lambda: self.call_next(self.action_quit))
 
     async def chat_ready(self) -> None:
         """The chat screen is up: show the conversation open when the app was left (else the
@@ -244,6 +267,9 @@ class WorkstationApp(App[None]):
         super().exit(result, return_code, message)
 
     async def on_unmount(self) -> None:
+        if self.quit_on_signals:
+            for sig in QUIT_SIGNALS:
+                asyncio.get_running_loop().remove_signal_handler(sig)
         if self._draft_timer is not None:
             self._draft_timer.stop()
         self._stop_sampling.set()
@@ -834,6 +860,9 @@ class WorkstationApp(App[None]):
                 await view.finish(view.content, cut, view.reasoning)
             else:
                 await view.remove()
+        if self._quit_after_turn:  # what arrived is kept: on the way out, without loading again
+            self.exit()
+            return
         engine = self.engine
         if engine is not None and not getattr(engine, "alive", True) and self.profile is not None:
             # the child process died: bring the same profile back so the chat can go on
