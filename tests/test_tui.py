@@ -240,6 +240,38 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert app2.engine is None and "not loaded" in app2.status_text()
 
 
+async def test_export_asks_before_replacing_a_file_and_a_conversation_of_another_profile_says_so(
+    profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """F7 wrote over an earlier export of the same name without a word (two conversations of
+    one name, or one exported twice). And a conversation saved with another profile was
+    answered by the loaded one unsaid, while `conversations` and `chat -c` still named the old."""
+    monkeypatch.chdir(tmp_path)
+    app = WorkstationApp("a", sample_system=False, language="en")
+    older = app.store.new("Weekly", profile="b")
+    app.store.add_message(older.id, "user", "Hi")
+    (tmp_path / "Weekly.md").write_text("the first export\n", encoding="utf-8")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await app.open_conversation(older.id)
+        await until(pilot, lambda: any(n.message.startswith("This conversation was with b; its next replies come "
+                                                             "from a") for n in app._notifications))
+        await pilot.press("f7")
+        await until(pilot, lambda: isinstance(app.screen, TextPrompt))
+        offered = app.screen.query_one("#answer").value  # type: ignore[attr-defined]
+        assert offered == str(tmp_path / "Weekly-2.md")  # the earlier export is not offered to be replaced
+        app.screen.query_one("#answer").value = str(tmp_path / "Weekly.md")  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        assert "Weekly.md is there already" in str(app.screen.query_one(".dialog-title").render())
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        assert (tmp_path / "Weekly.md").read_text(encoding="utf-8") == "the first export\n"
+        await _send(pilot, app, "And today?")
+        await until(pilot, lambda: not app.generating)
+        assert app.store.get(older.id, with_messages=False).profile == "a"  # the profile that answered
+
+
 async def test_a_reopened_conversation_answers_from_its_saved_state(profiles: Path, smollm2_path: Path) -> None:
     """Quit, start again, reopen the conversation: the first turn restores the saved KV cells
     (restored_n > 0) and gives the greedy answer of an engine that ran the same two turns with
@@ -328,6 +360,15 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         app.screen.query_one("#answer").value = "Q3 report"  # type: ignore[attr-defined]
         await pilot.press("enter")
         await until(pilot, lambda: app.store.get(first.id).title == "Q3 report")
+        # another conversation's name (case aside) is refused in a sentence: two of one name
+        # could not be told apart, and `chat -c` reached only the newest
+        await pilot.press("f2")
+        await until(pilot, lambda: isinstance(app.screen, TextPrompt))
+        app.screen.query_one("#answer").value = "lunch MENU"  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await until(pilot, lambda: any("Another conversation is named \u201cLunch menu\u201d" in str(n.message)
+                                       for n in app._notifications))
+        assert app.store.get(first.id).title == "Q3 report"
 
         # a half-typed message stays with its conversation, and so does an attached document
         app.chat_screen.query_one("#prompt").value = "Also the margins for"  # type: ignore[attr-defined]

@@ -223,6 +223,9 @@ ENGLISH: dict[str, str] = {
     "unit.ms": "{n} ms",
     "summary.call": "{n} model call",
     "summary.calls": "{n} model calls",
+    # the conversations (core/store.py)
+    "store.title_taken": ("Another conversation is named \u201c{title}\u201d; choose another name (two of one name "
+                          "cannot be told apart, and chat -c continues only the newest)."),
 }
 
 

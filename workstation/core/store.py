@@ -287,9 +287,16 @@ class ConversationStore:
         return {int(cid): int(n) for cid, n in rows}
 
     def rename(self, conversation_id: int, title: str) -> None:
+        """Give the conversation a name no other has (case aside): two of one name could not be
+        told apart, and `chat -c NAME` reached only the newest."""
         title = clean_title(title)
         if not title:
             raise StoreError("A conversation needs a title; type one.")
+        taken = self._db.execute(
+            "SELECT title FROM conversations WHERE id != ? AND title = ? COLLATE NOCASE", (conversation_id, title)
+        ).fetchone()
+        if taken:
+            raise StoreError(said=[("store.title_taken", {"title": taken[0]})])
         with self._db:
             self._db.execute(
                 "UPDATE conversations SET title = ? WHERE id = ?", (title, conversation_id)

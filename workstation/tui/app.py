@@ -487,6 +487,10 @@ class WorkstationApp(App[None]):
         await self.chat_screen.show_messages(conv.messages)
         await self.refresh_sidebar()
         self.update_status()
+        if self.profile is not None and conv.profile and conv.profile not in (self.profile.ref, self.profile.key):
+            # `chat -c` goes on with a conversation's own profile; here the loaded one answers
+            saved = Path(conv.profile).stem if "/" in conv.profile else conv.profile
+            self.notify(self.texts("conv.other_profile", saved=saved, now=self.profile.key), timeout=8)
 
     async def open_first_match(self, search: str) -> None:
         """Enter in the search box: open the newest conversation that matches (the list's
@@ -574,7 +578,11 @@ class WorkstationApp(App[None]):
 
         async def renamed(title: str | None) -> None:
             if title:
-                self.store.rename(conv_id, title)
+                try:
+                    self.store.rename(conv_id, title)
+                except WorkstationError as err:  # another conversation's name, or only spaces
+                    self.notify(self.texts.error(err), severity="error")
+                    return
                 await self.refresh_sidebar()
 
         self.push_screen(TextPrompt(self.texts("conv.rename_title"), current), renamed)
@@ -641,19 +649,34 @@ class WorkstationApp(App[None]):
         conv_id = self.conversation_id
         title = self.store.get(conv_id, with_messages=False).title
         slug = re.sub(r"[^\w-]+", "-", title, flags=re.UNICODE).strip("-")[:60] or "conversation"
-        default = str(Path.cwd() / f"{slug}.md")
+        default = Path.cwd() / f"{slug}.md"
+        n = 2
+        while default.exists():  # another export of this name: offered a new file, not over it
+            default, n = Path.cwd() / f"{slug}-{n}.md", n + 1
 
-        def chosen(path: str | None) -> None:
-            if not path:
-                return
+        def write(path: Path) -> None:
             try:
-                written = self.store.export_markdown(conv_id, typed_path(path), self.texts.get)
+                written = self.store.export_markdown(conv_id, path, self.texts.get)
             except WorkstationError as err:
                 self.notify(self.texts.error(err), severity="error")
                 return
             self.notify(self.texts("conv.exported", path=str(written)))
 
-        self.push_screen(TextPrompt(self.texts("conv.export_title"), default), chosen)
+        def chosen(typed: str | None) -> None:
+            if not typed:
+                return
+            path = typed_path(typed)
+            if not path.is_file():
+                write(path)
+                return
+            t = self.texts
+            self.push_screen(  # a file that is there (an earlier export, or a document) is not lost unasked
+                ConfirmDialog(t("conv.export_replace_q", name=path.name), t("dialog.replace"), t("dialog.cancel"),
+                              t.yes_no_keys()),
+                lambda yes: write(path) if yes else None,
+            )
+
+        self.push_screen(TextPrompt(self.texts("conv.export_title"), str(default)), chosen)
 
     # --- chat ------------------------------------------------------------------------------
     def action_toggle_editor(self) -> None:
@@ -699,6 +722,8 @@ class WorkstationApp(App[None]):
         # saved before the risky part: the engine may fail or crash from here on; no await
         # before the box is cleared, so that a Ctrl+N cannot keep the sent text as a draft
         self.store.add_message(self.conversation_id, "user", content)
+        if not made and self.profile is not None:  # opened from the list: it goes on with this profile
+            self.store.set_profile(self.conversation_id, self.profile.ref)
         self._attach(None)
         self.chat_screen.clear_input()
         self.save_draft()  # sent: no draft left (a new conversation's was kept under None)
