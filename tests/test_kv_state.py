@@ -351,6 +351,13 @@ def test_summarize_c_saves_a_document_conversation_that_chat_c_continues(smollm2
 
     two = cli("summarize", "-p", str(prof), str(doc), str(doc), "-c", "x")
     assert two.returncode != 0 and "one file" in two.stderr and "Traceback" not in two.stderr
+    # the name of a saved conversation again: refused before any work (it made a second
+    # "minutes", and chat -c reached only the newest); so is a summary of no tokens
+    again = cli("summarize", "-p", str(prof), str(doc), "-c", "Minutes")
+    assert again.returncode == 1 and "Another conversation is named \u201cminutes\u201d" in again.stderr, again.stderr
+    assert "loading" not in again.stderr.lower()
+    none = cli("summarize", "-p", str(prof), str(doc), "--max-tokens", "0")
+    assert none.returncode == 1 and "--max-tokens must be 1 or more, not 0" in none.stderr, none.stderr
 
 
 def wait_for(condition: Callable[[], bool], limit_s: float = 60) -> None:

@@ -19,7 +19,7 @@ from workstation.core.errors import BackendUnreachable, TurnCancelled, Workstati
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kv_state import conversation_tag
 from workstation.core.profiles import load_profile
-from workstation.core.store import ConversationStore
+from workstation.core.store import ConversationStore, clean_title
 from workstation.core.summarize import (
     SummarizeError,
     SummaryProgress,
@@ -138,10 +138,18 @@ def _read_all(files: list[str]) -> list[Document]:
 def run(args: argparse.Namespace) -> int:
     profile = load_profile(profile_ref(args))
     if args.max_tokens is not None:
+        if args.max_tokens < 1:
+            raise SummarizeError(f"--max-tokens must be 1 or more, not {args.max_tokens}.")
         profile.sampling.max_tokens = args.max_tokens
-    name = (args.conversation or "").strip()
+    name = clean_title(args.conversation or "")  # as the store keeps it
     if args.conversation is not None and (not name or len(args.files) != 1):
         raise SummarizeError("-c NAME saves the conversation of one document: give one file and a name.")
+    if name:  # a second conversation of one name: chat -c could reach only the newest
+        store = ConversationStore()
+        try:
+            store.check_title_free(name)
+        finally:
+            store.close()
     documents = _read_all(args.files)  # fail before loading, naming every file that cannot be read
     if args.output:  # before the work, not after it
         args.output = str(named_output(args.output, [Path(f) for f in args.files], SummarizeError))

@@ -286,17 +286,21 @@ class ConversationStore:
         rows = self._db.execute("SELECT conversation_id, COUNT(*) FROM messages GROUP BY conversation_id")
         return {int(cid): int(n) for cid, n in rows}
 
+    def check_title_free(self, title: str, but: int | None = None) -> None:
+        """StoreError if a conversation other than ``but`` has the (cleaned) title, case aside."""
+        taken = self._db.execute(
+            "SELECT title FROM conversations WHERE id != ? AND title = ? COLLATE NOCASE", (but or -1, title)
+        ).fetchone()
+        if taken:
+            raise StoreError(said=[("store.title_taken", {"title": taken[0]})])
+
     def rename(self, conversation_id: int, title: str) -> None:
         """Give the conversation a name no other has (case aside): two of one name could not be
         told apart, and `chat -c NAME` reached only the newest."""
         title = clean_title(title)
         if not title:
             raise StoreError("A conversation needs a title; type one.")
-        taken = self._db.execute(
-            "SELECT title FROM conversations WHERE id != ? AND title = ? COLLATE NOCASE", (conversation_id, title)
-        ).fetchone()
-        if taken:
-            raise StoreError(said=[("store.title_taken", {"title": taken[0]})])
+        self.check_title_free(title, conversation_id)
         with self._db:
             self._db.execute(
                 "UPDATE conversations SET title = ? WHERE id = ?", (title, conversation_id)
