@@ -48,7 +48,17 @@ def cache_dir() -> Path:
 
 def typed_path(text: str | os.PathLike[str]) -> Path:
     """A path a person typed or set, ``~`` and ``~user`` expanded where they can be; as typed
-    where not (``~nobody/x`` raised RuntimeError: the caller's "not found" says it instead)."""
+    where not (``~nobody/x`` raised RuntimeError: the caller's "not found" says it instead).
+    A path pasted from a file manager is taken as it meant: in quotes ('/a/b c.pdf', as
+    GNOME's and KDE's copy a name with spaces) or as a ``file://`` address."""
+    if isinstance(text, str):
+        text = text.strip()
+        if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+            text = text[1:-1]
+        if text.startswith("file://"):
+            from urllib.parse import unquote, urlparse
+
+            text = unquote(urlparse(text).path) or text
     path = Path(text)
     try:
         return path.expanduser()
