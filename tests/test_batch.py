@@ -134,9 +134,11 @@ def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smol
         text = (out / f"{p}.summary.md").read_text(encoding="utf-8")
         n = parts[p]
         assert n >= 1 and text.startswith(f"# Summary of {p}\n"), text
+        # the 135M model's facts are not to be trusted: the file read the next morning says so
+        assert text.split("\n\n")[1].startswith("> Check names, dates and figures against the document"), text
         points = re.findall(r"^- \*\*(.+?)\*\* — (.+)$", text, re.M)
         if n == 1 and not points:  # one part: its point is the summary itself, not said twice
-            assert re.search(r"^\S.+ \(.+\)$", text.split("\n\n")[1], re.M), text
+            assert re.search(r"^\S.+ \(.+\)$", text.split("\n\n")[2], re.M), text
         else:
             assert len(points) == n and all(summary.strip() for _cite, summary in points), text
         assert re.search(rf"^_{n} of {n} parts, \d+ document tokens, \d+ model calls?, [\d.]+ s\._\n\Z", text, re.M), text

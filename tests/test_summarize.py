@@ -247,9 +247,12 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     err = capsys.readouterr().err
     assert "Check names, dates and figures against the document:" in err and "is a very small model" in err
     assert f"Wrote the summary to {tmp_path / 'out.md'}." in err  # -o says where it went
+    # and so does the file, under its title: what is read the next morning (batch writes these too)
+    written = (tmp_path / "out.md").read_text(encoding="utf-8").split("\n")
+    assert written[2].startswith("> Check names, dates and figures against the document: ") and "135M" in written[2]
     # a summary cut by --max-tokens mid-sentence says so before its citation ("compared to the (§ Bees)")
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "cut.md"), "--max-tokens", "6"]) == 0
-    headline = (tmp_path / "cut.md").read_text(encoding="utf-8").split("\n")[2]
+    headline = (tmp_path / "cut.md").read_text(encoding="utf-8").split("\n")[4]
     assert headline.endswith("… (§ Bees)"), headline
     from workstation.core.summarize import millions, small_model
 
@@ -285,3 +288,19 @@ def test_the_progress_bar_writes_to_stderr_as_it_is_when_it_starts(monkeypatch: 
     stopped = io.StringIO()
     ProgressBar("notes.txt", stopped, width=8)(SummaryProgress("cancelled", 1, 1, 1, 4, None, None))  # as sent
     assert stopped.getvalue() == "notes.txt: [##------] 1/4 parts, then stopped\n"  # it said a full bar
+
+
+def test_a_summary_that_goes_round_in_circles_is_cut_where_it_began_to() -> None:
+    """A long document's summary by the 135M model was a page of "2022-2023 Top 15 High Tech
+    Industry 2022-2023 Top 15 List …" and rows of "* * *", burying its first sentences. The
+    text is cut where a run of words comes a second time (ending in "…" mid-sentence)."""
+    from workstation.core.summarize import _clean_summary
+
+    looped = ("The board approved the budget. " + "Top 15 High Tech Industry 2022-2023 list of firms. " * 6)
+    assert _clean_summary(looped) == "The board approved the budget. Top 15 High Tech Industry 2022-2023 list of firms."
+    stars = "Sales rose by a tenth in Q3.\n* * * * *\n* * * * *\n* * * * *\n* * * * *"
+    assert _clean_summary(stars) == "Sales rose by a tenth in Q3."
+    assert _clean_summary("The minutes cover the budget and " + "the the plan plan " * 5) == \
+        "The minutes cover the budget and the the plan plan…"
+    plain = "The office moves in May. Desks go by team, and the kitchen stays on the third floor."
+    assert _clean_summary(plain) == plain  # a sentence that says new things each time is kept whole

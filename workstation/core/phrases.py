@@ -223,6 +223,9 @@ ENGLISH: dict[str, str] = {
     "unit.ms": "{n} ms",
     "summary.call": "{n} model call",
     "summary.calls": "{n} model calls",
+    "summary.small_model": ("Check names, dates and figures against the document: {name} is a very small model "
+                            "({n} parameters) and gets them wrong, and it writes well in English only. A larger "
+                            "model summarizes more faithfully."),
     # the conversations (core/store.py)
     "store.title_taken": ("Another conversation is named \u201c{title}\u201d; choose another name (two of one name "
                           "cannot be told apart, and chat -c continues only the newest)."),

@@ -355,8 +355,29 @@ def _clean_summary(text: str, metrics: TurnMetrics | None = None) -> str:
             break
         text = cleaned
     text = text.strip()
+    looped = _cut_loop(text)
+    if looped != text:  # what came after said nothing new
+        looped = looped.rstrip(" ,;:-–—*#")
+        return looped if looped and looped[-1] in SENTENCE_ENDS else looped + "…"
     if text and metrics is not None and metrics.stop_reason in ("length", "context", "quota") and text[-1] not in SENTENCE_ENDS:
         text = text.rstrip(" ,;:-–—") + "…"
+    return text
+
+
+LOOP_WORDS = 8  # a run of this many words written a second time: the model is going round in circles
+
+
+def _cut_loop(text: str) -> str:
+    """``text`` up to where a small model began to repeat itself ("Top 15 High Tech Industry
+    2022-2023 Top 15 List…", rows of "* * *"): what follows says nothing new and buried the
+    summary's first sentences under a page of the same words."""
+    words = text.split(" ")
+    seen: set[tuple[str, ...]] = set()
+    for i in range(len(words) - LOOP_WORDS + 1):
+        gram = tuple(w.casefold() for w in words[i:i + LOOP_WORDS])
+        if gram in seen:
+            return " ".join(words[:i])
+        seen.add(gram)
     return text
 
 
@@ -487,10 +508,12 @@ def _totals(calls: list[TurnMetrics], chunks: list[Chunk], wall_ms: float) -> di
 
 def render_markdown(
     document: Document, overall: str, chunks: list[Chunk], cancelled: bool, totals: dict[str, float],
-    lookup: Lookup | None = None,
+    lookup: Lookup | None = None, small: tuple[str, int] | None = None,
 ) -> str:
     """The summary as Markdown: its title, the overall summary, the points by part and what it
-    took, in English or (``lookup``: the TUI's locale) the UI's language."""
+    took, in English or (``lookup``: the TUI's locale) the UI's language. ``small``: the model
+    is too small to trust with facts (``small_model``): the summary says so under its title,
+    where whoever reads the file the next morning sees it."""
     def t(key: str, **values: Any) -> str:
         return say([(key, values)], lookup)
 
@@ -502,6 +525,8 @@ def render_markdown(
     if cancelled:
         cover = cite(done[0].start, done[-1].end) if done else t("summary.nothing")
         lines += ["> " + t("summary.stopped", done=len(done), total=len(chunks), cover=cover), ""]
+    if small is not None and done:
+        lines += ["> " + t("summary.small_model", name=small[0], n=millions(small[1])), ""]
     if overall:
         lines += [f"{overall} ({cite(0, len(document.text))})", ""]
     if done and not (len(done) == 1 and overall.strip() == (done[0].summary or "").strip()):
@@ -630,7 +655,7 @@ def summarize_document(
             )
     wall_ms = (time.perf_counter() - t0) * 1000
     totals = _totals(runner.calls, chunks, wall_ms)
-    summary = render_markdown(document, overall, chunks, cancelled, totals, lookup)
+    summary = render_markdown(document, overall, chunks, cancelled, totals, lookup, small_model(profile))
     done_calls = len(runner.calls)
     report("cancelled" if cancelled else "done", done_calls, done_calls, totals["chunks_done"], n, 0.0)
     return SummaryResult(

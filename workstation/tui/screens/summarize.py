@@ -23,7 +23,7 @@ from textual.widgets import Button, Header, Input, Label, Markdown, ProgressBar
 
 from workstation.core.errors import WorkstationError
 from workstation.core.paths import typed_path
-from workstation.core.summarize import SummaryProgress, eta_text, millions, small_model
+from workstation.core.summarize import SummaryProgress, eta_text
 from workstation.tui import integrations
 from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
@@ -64,7 +64,6 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._said = ""  # the state line while a summary runs, without the time so far
         self._started = 0.0
         self._clock: Timer | None = None
-        self._small: tuple[str, int] | None = None  # the model too small to trust with facts, if so
         self._kept_at: float | None = None  # the summary shown is the last run's, read back after a restart
         self._asked: int | None = None  # the conversation Ctrl+K made of this summary
         self._made_at = 0.0  # when this summary was made
@@ -93,7 +92,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         minutes of work with it); one summary, the last."""
         if self.result is None or self.path is None:
             return
-        data = {"path": str(self.path), "at": self._made_at or time.time(), "small": self._small, "asked": self._asked,
+        data = {"path": str(self.path), "at": self._made_at or time.time(), "asked": self._asked,
                 "result": {**self.result.to_dict(), "follow_up": self.result.follow_up}}
         self.wapp.store.remember(KEPT, json.dumps(data, ensure_ascii=False))
 
@@ -108,13 +107,11 @@ class SummarizeScreen(AppScreen, Screen[None]):
             data = json.loads(kept)
             result = SummaryResult.from_dict(data["result"])
             path, at = Path(data["path"]), float(data["at"])
-            small = tuple(data["small"]) if data.get("small") else None
             asked = int(data["asked"]) if data.get("asked") is not None else None
         except (ValueError, KeyError, TypeError):  # an older or damaged record: nothing shown, nothing lost
             return
         self.path, self.result, self.summary, self._kept_at = path, result, result.summary, at
         self._asked, self._made_at = asked, at
-        self._small = small  # type: ignore[assignment]
         self.query_one("#summarize-path", Input).value = str(path)
         self.query_one("#summarize-ask", Button).disabled = not result.summary
         self.query_one("#summarize-state", Label).update(self._result_text())
@@ -258,12 +255,10 @@ class SummarizeScreen(AppScreen, Screen[None]):
             return t("summarize.stopped_none")
         if result.cancelled:
             return t("summarize.stopped", done=done, total=len(result.chunks))
-        small = self._small
-        ended = t("summarize.done") if self._kept_at is None else t(
+        # (a model too small to trust with facts: the summary says so under its title)
+        return t("summarize.done") if self._kept_at is None else t(
             "summarize.kept", name=self.path.name if self.path else Path(result.source).name,
             when=time.strftime("%Y-%m-%d %H:%M", time.localtime(self._kept_at)))
-        return ended + ("" if small is None else "\n" + t(
-            "summarize.small_model", name=small[0], n=millions(small[1])))
 
     @on(Progress)
     async def _progress(self, event: Progress) -> None:
@@ -278,7 +273,6 @@ class SummarizeScreen(AppScreen, Screen[None]):
             # stopped before a part was done: nothing to show or to ask about (the Markdown
             # said "the points below cover nothing", and Ctrl+K made a conversation of it)
             self.summary = event.data.summary if done else ""
-            self._small = small_model(self.wapp.profile) if self.wapp.profile is not None else None
             state.update(self._result_text())
             self.query_one("#summarize-ask", Button).disabled = done == 0
             if done:
