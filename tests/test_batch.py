@@ -237,3 +237,78 @@ def test_a_profile_with_slots_keeps_several_documents_in_flight(tmp_path: Path, 
     for i in range(4):
         text = (out / output_name(f"memo{i}.txt")).read_text(encoding="utf-8")
         assert text.startswith("# Summary of memo") and text.count("# Summary of") == 1
+
+
+def test_status_finds_the_queue_of_a_run_with_o_and_a_later_run_leaves_its_summaries_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`batch big -o big/out`, then `batch big --status`: it listed the two summaries in
+    big/out as documents waiting (a run would have summarized the summaries), said nothing of
+    the queue in big/out, and made an empty big/summaries."""
+    from workstation.cli import main
+
+    folder, out = tmp_path / "big", tmp_path / "big" / "out"
+    folder.mkdir()
+    (folder / "minutes.txt").write_text("text", encoding="utf-8")
+    q = BatchQueue(out / DB_NAME)
+    try:
+        q.scan(folder, out)
+        q.mark_running("minutes.txt")
+        q.mark_done("minutes.txt", {})
+    finally:
+        q.close()
+    (out / "minutes.txt.summary.md").write_text("# Summary of minutes.txt\n", encoding="utf-8")
+    assert main(["batch", str(folder), "--status"]) == 0
+    said = capsys.readouterr().out
+    assert f"No batch has run on {folder} with its summaries in {folder / 'summaries'}." in said
+    assert f"A queue of its documents is in {out}: '" in said and f"-o {out} --status' shows it." in said
+    assert not (folder / "summaries").exists()
+    q = BatchQueue(folder / "summaries" / DB_NAME)  # the next run without -o
+    try:
+        q.scan(folder, folder / "summaries")
+        assert [r.path for r in q.rows()] == ["minutes.txt"]  # not out/minutes.txt.summary.md
+    finally:
+        q.close()
+
+
+def test_status_after_a_killed_run_and_a_deleted_document(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """After `kill -9`, --status said a document was "running" with no run alive; a document
+    that failed and was then deleted stayed "failed" (and counted) for ever."""
+    from workstation.cli import main
+
+    folder, out = tmp_path / "crash", tmp_path / "crash" / "summaries"
+    folder.mkdir()
+    for name in ("a.txt", "photo.txt", "b.txt"):
+        (folder / name).write_text("text", encoding="utf-8")
+    (folder / "report.rtf").write_text("{\\rtf1 text}", encoding="utf-8")
+    q = BatchQueue(out / DB_NAME)
+    try:
+        q.scan(folder, out)
+        assert q.skipped == ["report.rtf"]  # said when a run starts
+        q.mark_running("a.txt")  # the killed run's document: no lock held any more
+        q.mark_running("photo.txt")
+        q.mark_failed("photo.txt", "'photo.txt' is a binary file, not text.")
+    finally:
+        q.close()
+    (folder / "photo.txt").unlink()
+    assert main(["batch", str(folder), "--status"]) == 0
+    said = capsys.readouterr().out
+    assert "running" not in said.replace("0 running", "") and "photo.txt" not in said, said
+    assert said.splitlines()[-1] == "2 pending, 0 running, 0 done, 0 failed", said
+
+
+def test_a_folder_without_documents_says_so_and_names_what_it_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder of .rtf, .odt and .pptx files said "0 pending, 0 running, 0 done, 0 failed" and
+    exited, without a word of the files it did not read."""
+    from workstation.cli import main
+
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    for name in ("report.rtf", "policy.odt", "slides.pptx"):
+        (folder / name).write_bytes(b"PK\x03\x04 not text")
+    assert main(["batch", str(folder), "-p", str(_profile_file(tmp_path))]) == 0
+    err = capsys.readouterr().err
+    assert "batch: left alone 3 files of kinds it does not read (policy.odt, report.rtf, slides.pptx); it reads .txt" in err
+    assert f"batch: found no documents in {folder}" in err

@@ -21,13 +21,17 @@ from typing import Any
 from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.batch_queue import (
     DB_NAME,
+    BatchError,
     BatchEvent,
+    BatchLock,
     BatchQueue,
     BatchStopped,
     check_folder,
     run_batch,
 )
+from workstation.core.documents import SUPPORTED_SUFFIXES
 from workstation.core.errors import TurnCancelled
+from workstation.core.invocation import cli, shell_word
 from workstation.core.profiles import load_profile
 from workstation.core.summarize import eta_text
 
@@ -54,13 +58,27 @@ def run(args: argparse.Namespace) -> int:
     outdir = Path(args.output) if args.output else root / "summaries"
     check_folder(root)
     if args.status:
+        if not (outdir / DB_NAME).is_file():  # nothing made (it made DIR/summaries and an empty queue)
+            print(f"No batch has run on {root} with its summaries in {outdir}.")
+            for other in sorted(db.parent for db in root.rglob(DB_NAME)):  # a run with -o DIR/elsewhere
+                command = cli(f"batch {shell_word(str(root))} -o {shell_word(str(other))} --status")
+                print(f"A queue of its documents is in {other}: '{command}' shows it.")
+            return 0
+        try:
+            lock: BatchLock | None = BatchLock(outdir)  # no run is working: a "running" row is a killed run's
+        except BatchError:
+            lock = None  # a run is working: its rows are as they are
         queue = BatchQueue(outdir / DB_NAME)
         try:
+            if lock is not None:
+                queue.recover(outdir)  # as the next run will: pending again, or done if it was written
             queue.scan(root, outdir)  # as the next run will see it: documents added since are listed too
             rows = queue.rows()
             counts = queue.counts()
         finally:
             queue.close()
+            if lock is not None:
+                lock.release()
         if args.json:
             print_json({"counts": counts, "files": [r.__dict__ for r in rows]})
         else:
@@ -82,6 +100,13 @@ def run(args: argparse.Namespace) -> int:
         if ev.kind == "start" and ev.counts is not None:
             if profile.backend == "llama":  # a remote profile's work is on the server
                 _yield_to_people()  # once this run holds the folder (a refused run says one sentence)
+            skipped = ev.detail.splitlines()
+            if skipped:
+                shown = ", ".join(skipped[:5]) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
+                print(f"batch: left alone {len(skipped)} file{'s' if len(skipped) != 1 else ''} of kinds it does "
+                      f"not read ({shown}); it reads {', '.join(SUPPORTED_SUFFIXES)}", file=sys.stderr)
+            if not any(ev.counts.values()):
+                print(f"batch: found no documents in {root}", file=sys.stderr)
             print(f"batch: {_counts_line(ev.counts)}", file=sys.stderr)
         elif ev.kind == "file-start":
             print(f"batch: summarizing {ev.path}", file=sys.stderr)

@@ -201,6 +201,7 @@ class BatchQueue:
     def __init__(self, db_path: Path) -> None:
         self.db_path = db_path
         self.found: set[str] = set()  # documents seen by the last scan()
+        self.skipped: list[str] = []  # files the last scan() left alone: not documents it reads
         db_path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(str(db_path), timeout=30, isolation_level=None)
@@ -239,21 +240,28 @@ class BatchQueue:
         ``self.found`` is then the set of documents this scan saw: the only paths a run uses."""
         queued = 0
         found: list[tuple[str, int, int]] = []
+        self.skipped = []
         # summaries kept in a folder of their own (DIR/summaries): nothing in it is a document;
         # kept beside the documents (-o DIR, or a folder above it: every document was skipped
         # as "our own output", and the run did nothing): only the summaries are ours
         beside = _inside(root, outdir)
+        # another queue's summaries in the folder (a run with -o DIR/out, then one without -o):
+        # not documents either, or the summaries were summarized
+        others = [db.parent for db in root.rglob(DB_NAME) if db.parent.resolve() != outdir.resolve()]
         for path in sorted(root.rglob("*")):
             if not path.is_file():
                 continue
-            if path.suffix.lower() not in SUPPORTED_SUFFIXES and (path.suffix or not looks_like_document(path)):
-                continue  # other suffixes are other programs' files; a suffix-less one is sniffed
             rel_parts = path.relative_to(root).parts
             if any(p.startswith(".") for p in rel_parts):
                 continue
+            if path.suffix.lower() not in SUPPORTED_SUFFIXES and (path.suffix or not looks_like_document(path)):
+                self.skipped.append(path.relative_to(root).as_posix())  # other programs' files, said once
+                continue  # a suffix-less one is sniffed
             if not _inside(path, root):  # a link out
                 continue
             if _inside(path, outdir) and (not beside or _our_summary(path, root, outdir)):  # our own output
+                continue
+            if any(_inside(path, other) and _our_summary(path, root, other) for other in others):
                 continue
             st = path.stat()
             found.append((path.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
@@ -280,6 +288,11 @@ class BatchQueue:
                     db.execute("UPDATE files SET status='pending', reason=NULL WHERE path=?", (rel,))
                     self._event(rel, "requeued", "retry failed")
                     queued += 1
+            # a document deleted (or moved) since it was queued: nothing left to do or to retry
+            for row in db.execute("SELECT path FROM files WHERE status IN ('pending', 'failed')").fetchall():
+                if row["path"] not in self.found:
+                    db.execute("DELETE FROM files WHERE path=?", (row["path"],))
+                    self._event(row["path"], "removed", "the document is gone")
         return queued
 
     def recover(self, outdir: Path) -> int:
@@ -428,7 +441,7 @@ def run_batch(
     try:
         queue.recover(outdir)
         queue.scan(root, outdir, retry_failed=retry_failed)
-        emit(BatchEvent("start", counts=queue.counts()))
+        emit(BatchEvent("start", counts=queue.counts(), detail="\n".join(queue.skipped)))
         stopping = False
         outage: WorkstationError | None = None  # why the engine cannot go on (no document's fault)
         while True:
