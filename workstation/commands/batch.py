@@ -58,17 +58,19 @@ def run(args: argparse.Namespace) -> int:
     outdir = Path(args.output) if args.output else root / "summaries"
     check_folder(root)
     if args.status:
-        if not (outdir / DB_NAME).is_file():  # nothing made (it made DIR/summaries and an empty queue)
-            print(f"No batch has run on {root} with its summaries in {outdir}.")
+        ran = (outdir / DB_NAME).is_file()
+        lock: BatchLock | None = None
+        if not ran:  # nothing is made (it made DIR/summaries and an empty queue): what a run would take
+            print(f"No batch has run on {root} with its summaries in {outdir}; a run would take these:")
             for other in sorted(db.parent for db in root.rglob(DB_NAME)):  # a run with -o DIR/elsewhere
                 command = cli(f"batch {shell_word(str(root))} -o {shell_word(str(other))} --status")
-                print(f"A queue of its documents is in {other}: '{command}' shows it.")
-            return 0
-        try:
-            lock: BatchLock | None = BatchLock(outdir)  # no run is working: a "running" row is a killed run's
-        except BatchError:
-            lock = None  # a run is working: its rows are as they are
-        queue = BatchQueue(outdir / DB_NAME)
+                print(f"(A queue of its documents is in {other}: '{command}' shows it.)")
+        else:
+            try:
+                lock = BatchLock(outdir)  # no run is working: a "running" row is a killed run's
+            except BatchError:
+                pass  # a run is working: its rows are as they are
+        queue = BatchQueue(outdir / DB_NAME if ran else Path(":memory:"))
         try:
             if lock is not None:
                 queue.recover(outdir)  # as the next run will: pending again, or done if it was written
