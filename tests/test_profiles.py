@@ -281,3 +281,27 @@ def test_profiles_check_says_whether_a_reasoning_model_thinks(
     assert main(["profiles", "check", "office-cpu"]) == 0  # not a reasoning model: not mentioned
     out = capsys.readouterr().out
     assert "thinking" not in out and "ready            yes" in out
+
+
+def test_a_model_named_relative_to_its_profile_is_found_from_any_folder(
+    tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`model: only-here.gguf` beside ~/Downloads/desk.yaml worked when started from Downloads;
+    from another folder `profiles check` said that models/only-here.gguf did not exist, a path
+    the user never wrote. A name that is no file beside the profile still means models/."""
+    import shutil
+
+    from workstation.cli import main
+    from workstation.core.profiles import load_profile
+
+    downloads = tmp_path / "Downloads"
+    (downloads / "models").mkdir(parents=True)
+    shutil.copy(smollm2_path, downloads / "only-here.gguf")
+    shutil.copy(smollm2_path, downloads / "models" / "sub.gguf")
+    for name, model in (("desk", "only-here.gguf"), ("dotted", "./models/sub.gguf"), ("named", "smollm2-135m-instruct-q4_1")):
+        (downloads / f"{name}.yaml").write_text(f"name: {name}\nmodel: {model}\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # not the profile's folder
+    assert load_profile(str(downloads / "desk.yaml")).model == str(downloads / "only-here.gguf")
+    assert load_profile(str(downloads / "dotted.yaml")).model == str(downloads / "models" / "sub.gguf")
+    assert load_profile(str(downloads / "named.yaml")).model == "smollm2-135m-instruct-q4_1"  # the catalog's
+    assert main(["profiles", "check", str(downloads / "desk.yaml")]) == 0, capsys.readouterr()

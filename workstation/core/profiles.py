@@ -361,7 +361,26 @@ def profile_from_dict(data: Any, src: str = "<profile>", source: Path | None = N
     data.setdefault("name", source.stem if source else "profile")
     profile = _build(Profile, data, src, "")
     profile.source = source
+    if source is not None:
+        profile.model = _beside(profile.model, source)
+        if profile.speculative.draft_model:
+            profile.speculative.draft_model = _beside(profile.speculative.draft_model, source)
     return validate(profile, src)
+
+
+def _beside(model: str, source: Path) -> str:
+    """A model file named relative to its profile (``model: only-here.gguf`` beside
+    ~/Downloads/desk.yaml) is that file wherever the command is started from: it was read
+    relative to the current folder, and from another one said that models/only-here.gguf did
+    not exist, a path the user never wrote. A name that is no file beside the profile is left
+    to the catalog and models/."""
+    if not model or not (model.endswith(".gguf") or "/" in model):
+        return model
+    path = Path(model).expanduser()
+    if path.is_absolute():
+        return model
+    beside = source.parent / path
+    return str(beside.resolve()) if beside.is_file() else model
 
 
 def read_settings_file(path: Path, what: str = "Profile file", error: type[ProfileError] = ProfileError,
