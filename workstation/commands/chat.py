@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import signal
 import sys
 import threading
@@ -223,7 +224,12 @@ def _conversation(name: str, new: bool = False) -> _Conversation:
              or [c for c in titles if c.title.casefold() == name.casefold()])
     if found:
         return _Conversation(store, found[0].id, found[0].title)
-    close = difflib.get_close_matches(name.casefold(), [c.title.casefold() for c in titles], n=1, cutoff=0.75)
+    def numbered(title: str) -> bool:  # report-2 beside report-1, monday2 beside monday: a series, no typo
+        return re.sub(r"\s*\d+", "", title.casefold()) == re.sub(r"\s*\d+", "", name.casefold())
+
+    series = any(char.isdigit() for char in name) and any(numbered(c.title) for c in titles)
+    close = [] if series else difflib.get_close_matches(
+        name.casefold(), [c.title.casefold() for c in titles], n=1, cutoff=0.75)
     if close:
         similar = next(c.title for c in titles if c.title.casefold() == close[0])
         store.close()
