@@ -1021,6 +1021,37 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
         assert not screen.query_one("#switch-line").display
 
 
+async def test_deleting_a_linked_model_removes_the_link_only_and_says_so(
+    profiles: Path, tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model added with --link was offered as "Delete smol-link (98 MB) from disk?": only the
+    link went, and no space was freed."""
+    from textual.widgets import DataTable
+
+    from workstation.tui.screens.models import ModelsScreen
+
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (folder / "smol-link.gguf").symlink_to(smollm2_path)
+    monkeypatch.setenv("WORKSTATION_MODELS", str(folder))
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.installed))
+        models = app.screen
+        assert isinstance(models, ModelsScreen)
+        models.query_one("#installed", DataTable).move_cursor(
+            row=[row.path for row in models.installed].index(folder / "smol-link.gguf"))
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        question = str(app.screen.query_one(".dialog-title").render())
+        assert question.startswith(f"Remove the link smol-link? The file it points to ({smollm2_path.resolve()}) stays "
+                                   "where it is, and no space is freed."), question
+        await pilot.press("y")
+        await until(pilot, lambda: not (folder / "smol-link.gguf").is_symlink())
+    assert smollm2_path.is_file()
+
+
 async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = tmp_path / "data"
     data.mkdir()
@@ -1225,6 +1256,19 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         catalog.move_cursor(row=list(states).index("smollm2-135m-instruct-q4_1"))
         await pilot.press("p")  # pull what is already here: said, nothing downloaded
         await until(pilot, lambda: any("already installed" in str(n.message) for n in app._notifications))
+        # deleting the model the profiles run, loaded now, says so before it is done (the bare
+        # question deleted the default model of most profiles)
+        models.query_one(TabbedContent).active = "tab-installed"
+        models.query_one("#installed", DataTable).move_cursor(
+            row=[row.path for row in models.installed].index(smollm2_path))
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        question = str(app.screen.query_one(".dialog-title").render())
+        assert "The profiles a, b use it: they will not load until they name another model." in question, question
+        assert question.endswith("It is the model loaded now; the chat goes on with it until another profile is loaded.")
+        await pilot.press("escape")  # kept
+        await until(pilot, lambda: app.screen is models)
+        assert smollm2_path.is_file()
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
 

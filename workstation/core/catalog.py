@@ -12,6 +12,7 @@ every load, and ``check_gguf`` before llama.cpp opens the file costs a ``stat`` 
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import math
@@ -312,8 +313,8 @@ def read_model_info(path: Path | str, *, check: bool = True) -> ModelInfo:
     version = _file_version(path)
     with _cache_lock:
         hit = _cache.get(version)
-    if hit is not None:
-        return hit
+    if hit is not None:  # the same file, perhaps by another name (a link, a copy's hard link): named as asked
+        return hit if hit.path == str(path) else dataclasses.replace(hit, path=str(path))
     header = gguf_check.preflight(path)
     info = _model_info(path, header)
     if _file_version(path) == version:  # not changed while it was read

@@ -508,3 +508,18 @@ def save_profile(profile: Profile, path: Path) -> None:
 
 # The same checks for other settings files (workloads): a YAML mapping into a dataclass.
 build_settings = _build
+
+
+def profiles_using(path: Path) -> list[str]:
+    """The profiles (by key) whose model or draft model is the file at ``path``."""
+    from workstation.core.catalog import resolve_model_path
+
+    target = path.resolve()
+    users = []
+    for profile in list_profiles():
+        if not isinstance(profile, Profile) or profile.backend != "llama":
+            continue
+        refs = [profile.model, profile.speculative.draft_model or ""]
+        if any(ref and resolve_model_path(ref).resolve() == target for ref in refs):
+            users.append(profile.key)
+    return users

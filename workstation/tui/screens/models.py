@@ -22,6 +22,7 @@ from textual.widgets import (
 
 from workstation.core.catalog import installed_name, read_model_info
 from workstation.core.errors import WorkstationError
+from workstation.core.profiles import profiles_using
 from workstation.tui import integrations
 from workstation.tui.integrations import ModelRow
 from workstation.tui.messages import Progress, TaskFailed
@@ -273,8 +274,15 @@ class ModelsScreen(AppScreen, Screen[None]):
                 self.notify(t("models.deleted", name=row.name))
                 self.action_reload()
 
+        question = (t("models.unlink_q", name=row.name, target=str(path.resolve())) if path.is_symlink()
+                    else t("models.delete_q", name=row.name, size=row.size_text))  # as the list names it
+        users = profiles_using(path)
+        if users:  # the bare question deleted the default model that most profiles run
+            question += " " + t("models.delete_used", profiles=", ".join(users))
+        info = self.wapp.engine_info
+        if info is not None and Path(info.model_path).resolve() == path.resolve():
+            question += " " + t("models.delete_loaded")
         self.app.push_screen(
-            ConfirmDialog(t("models.delete_q", name=row.name, size=row.size_text),  # as the list names it
-                          t("dialog.delete"), t("dialog.cancel"), t.yes_no_keys()),
+            ConfirmDialog(question, t("dialog.delete"), t("dialog.cancel"), t.yes_no_keys()),
             confirmed,
         )
