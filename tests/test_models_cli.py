@@ -166,6 +166,31 @@ def test_a_linked_model_added_again_or_moved_away(models_home: Path, tmp_path: P
     assert capsys.readouterr().err.strip() == f"workstation: The model path {tmp_path / 'docs'} is not a file."
 
 
+def test_remove_says_what_goes_and_asks_unless_told(models_home: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """There was no way to remove a model but F4's d; `models remove` says whether a file or a
+    link goes, and does nothing unasked where it cannot ask (a script, a pipe)."""
+    import shutil
+
+    mine = tmp_path / "docs" / "plain.gguf"
+    mine.parent.mkdir()
+    shutil.copyfile(TINY, mine)
+    assert main(["models", "add", str(mine), "--link", "--name", "linked"]) == 0
+    assert main(["models", "add", str(mine), "--name", "copied"]) == 0
+    capsys.readouterr()
+    assert main(["models", "remove", "copied"]) == 1  # stdin is no terminal here: nothing removed
+    assert "Nothing was removed: add --yes" in capsys.readouterr().err
+    assert (models_home / "copied.gguf").is_file()
+    assert main(["models", "remove", "copied", "--yes"]) == 0
+    assert not (models_home / "copied.gguf").exists() and capsys.readouterr().out.strip() == "Removed copied."
+    assert main(["models", "rm", "linked"]) == 1
+    assert f"Remove the link linked (the file it points to, {mine}, stays" in capsys.readouterr().err
+    assert main(["models", "rm", "linked", "-y"]) == 0
+    assert not (models_home / "linked.gguf").is_symlink() and mine.is_file()
+    assert main(["models", "remove", str(mine), "--yes"]) == 1  # not an installed model: not deleted
+    assert mine.is_file() and "only installed models are removed here" in capsys.readouterr().err
+
+
 def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     """"added tiny.gguf" and nothing more: -p takes only profiles, and nothing said how to make one."""

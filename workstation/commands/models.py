@@ -29,6 +29,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     ins.add_argument("--layers", action="store_true", help="include per-layer sizes (JSON)")
     ins.set_defaults(action=run_inspect)
 
+    rm = msub.add_parser("remove", aliases=["rm"], help="delete an installed model (a link: the link only)")
+    rm.add_argument("model", help="its name as 'models list' shows it, or its file name")
+    rm.add_argument("--yes", "-y", action="store_true", help="do not ask first")
+    rm.set_defaults(action=run_remove)
+
     add = msub.add_parser("add", help="check a GGUF file and copy it into models/")
     add.add_argument("path", help="the .gguf file")
     add.add_argument("--name", help="file name to use under models/ (without .gguf)")
@@ -125,6 +130,30 @@ def run_inspect(args: argparse.Namespace) -> int:
     ]
     for k, v in rows:
         print(f"{k + ':':<17} {v}")
+    return 0
+
+
+def run_remove(args: argparse.Namespace) -> int:
+    """F4's delete on the command line: says what goes (a link only), and which profiles use it."""
+    from workstation.core.profiles import profiles_using
+
+    path = catalog.find_installed(args.model)
+    name = catalog.installed_name(path)
+    if path.is_symlink():
+        what = f"Remove the link {name} (the file it points to, {path.resolve()}, stays and no space is freed)"
+    else:
+        what = f"Delete {name} ({catalog.file_size_text(path.stat().st_size)}) from disk"
+    users = profiles_using(path)
+    if users:
+        what += f"; the profiles {', '.join(users)} use it and will not load until they name another model"
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise catalog.ModelFileError(f"{what}? Nothing was removed: add --yes to remove it without asking.")
+        if input(f"{what}? [y/N] ").strip().lower() not in ("y", "yes"):
+            print("Kept.", file=sys.stderr)
+            return 1
+    catalog.delete_model(path)
+    print(f"Removed {name}.")
     return 0
 
 

@@ -602,6 +602,21 @@ def find_installed(ref: str) -> Path:
     return path
 
 
+def delete_model(path: Path) -> None:
+    """Delete an installed model's file (a link: the link; the file it points to stays)."""
+    if not any(_inside_dir(path, d) for d in model_dirs()):
+        raise ModelFileError(f"{path} is not in {models_dir()}; only installed models are removed here.")
+    try:
+        path.unlink()
+    except OSError as err:
+        raise ModelFileError(f"{path} cannot be deleted ({err.strerror or err}).") from None
+
+
+def _inside_dir(path: Path, folder: Path) -> bool:
+    """Whether ``path`` (itself, not what a link points to) is in ``folder``."""
+    return path.absolute().parent.resolve() == folder.resolve()
+
+
 def _plain_model_name(name: str) -> str:
     """A name for a file directly under models/: no folders, no leading dot, nothing hidden."""
     name = name.removesuffix(".gguf")

@@ -230,13 +230,6 @@ def add_model(path: Path) -> Path:
     return catalog.add_model(path)
 
 
-def delete_model(path: Path) -> None:
-    try:
-        path.unlink()
-    except OSError as err:
-        raise WorkstationError(f"{path} cannot be deleted ({err.strerror or err}).") from None
-
-
 # --- the API server alongside the chat ---------------------------------------------------
 def start_api_server(profile: Profile, port: int, parallel: int = 4) -> tuple[Any, Any]:
     """Serve ``profile`` on 127.0.0.1:``port`` (``workstation serve`` in a child process) and

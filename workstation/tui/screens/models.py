@@ -20,7 +20,7 @@ from textual.widgets import (
     TabPane,
 )
 
-from workstation.core.catalog import installed_name, read_model_info
+from workstation.core.catalog import delete_model, installed_name, read_model_info
 from workstation.core.errors import WorkstationError
 from workstation.core.profiles import profiles_using
 from workstation.tui import integrations
@@ -267,7 +267,7 @@ class ModelsScreen(AppScreen, Screen[None]):
         def confirmed(yes: bool | None) -> None:
             if yes:
                 try:
-                    integrations.delete_model(path)
+                    delete_model(path)
                 except WorkstationError as err:
                     self.notify(self.wapp.texts.error(err), severity="error")
                     return
