@@ -189,6 +189,10 @@ def test_remove_says_what_goes_and_asks_unless_told(models_home: Path, tmp_path:
     assert not (models_home / "linked.gguf").is_symlink() and mine.is_file()
     assert main(["models", "remove", str(mine), "--yes"]) == 1  # not an installed model: not deleted
     assert mine.is_file() and "only installed models are removed here" in capsys.readouterr().err
+    # a catalog model's name for another file: a profile naming it asked for the catalog's ("not downloaded")
+    assert main(["models", "add", str(mine), "--name", "qwen3-0.6b-q4_k_m"]) == 1
+    assert "qwen3-0.6b-q4_k_m is the name of a model in the catalog; give this one another name" in capsys.readouterr().err
+    assert not list(models_home.iterdir())
 
 
 def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

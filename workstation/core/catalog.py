@@ -646,10 +646,16 @@ def add_model(src: Path, *, name: str | None = None, link: bool = False) -> Path
     dest = dest_dir / filename
     if dest.parent.resolve() != dest_dir.resolve():  # the name's folder (a link added before points elsewhere)
         raise WorkstationError(f"The model name {filename!r} would be written outside {dest_dir}.")
+    stem = filename.removesuffix(".gguf")
+    known = catalog_entry(stem)
+    if known is not None and known.get("file") != filename:
+        # the name means the catalog's model: a profile naming it asked for that one ("not downloaded")
+        raise WorkstationError(f"{stem} is the name of a model in the catalog; give this one another name (--name).")
     if dest.exists():
         if dest.resolve() == src.resolve():
             return dest
-        raise WorkstationError(f"A model named {dest.name} is already in {dest_dir}.")
+        raise WorkstationError(f"A model named {dest.name} is already in {dest_dir}; give this one another "
+                               "name with --name.")
     tmp = dest_dir / f".{dest.name}.part"
     try:
         if link:
