@@ -130,8 +130,13 @@ def test_docx_with_too_many_members(tmp_path: Path) -> None:
 
 def test_not_a_docx(tmp_path: Path) -> None:
     path = tmp_path / "fake.docx"
-    path.write_bytes(b"PK\x03\x04 this is not really a zip file")
+    path.write_bytes(b"\x89PNG\r\n\x1a\n a picture under a Word name")
     _fails_fast(path, r"'fake.docx' is not a real DOCX file: its content is something else \(perhaps a file renamed")
+    # a real DOCX cut short (a copy or a download that stopped) was called a renamed file
+    whole = make_docx(tmp_path / "whole.docx", [("Travel", ["Meals: 30 euros a day."] * 40)])
+    cut = tmp_path / "truncated.docx"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    _fails_fast(cut, r"'truncated.docx' is a damaged or truncated DOCX file \(its end is missing\); copy or download")
     letter = tmp_path / "letter.docx"  # a text file saved under a Word name
     letter.write_text("Dear colleague, the invoice is attached.", encoding="utf-8")
     _fails_fast(letter, r"open it in its program and save it as DOCX again")

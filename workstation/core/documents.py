@@ -322,7 +322,14 @@ def check_zip(path: Path, limits: Limits, what: str = "DOCX") -> None:
     try:
         with zipfile.ZipFile(path) as zf:
             infos = zf.infolist()
-    except zipfile.BadZipFile:  # a DOCX is a zip: this one is something else with the name
+    except zipfile.BadZipFile:  # a DOCX is a zip: this one is something else with the name, or cut short
+        try:
+            with path.open("rb") as f:
+                zip_start = f.read(4) == b"PK\x03\x04"
+        except OSError:
+            zip_start = False
+        if zip_start:  # it begins as one: a copy or a download that stopped part of the way
+            raise DocumentError(said=[("doc.zip_damaged", {"name": name, "what": what})]) from None
         raise DocumentError(said=[("doc.renamed", {"name": name, "what": what, "suffix": what.lower()})]) from None
     except (OSError, ValueError) as err:
         raise DocumentError(said=[("doc.invalid", {"name": name, "what": what, "detail": _short(err)})]) from None

@@ -184,6 +184,7 @@ ENGLISH: dict[str, str] = {
     "doc.not_pdf": "'{name}' is not a PDF file (no %PDF header).",
     "doc.pdf_nested": "'{name}' is a damaged PDF (its page tree nests too deeply).",
     "doc.pdf_damaged": "'{name}' is a damaged or truncated PDF ({detail}).",
+    "doc.zip_damaged": "'{name}' is a damaged or truncated {what} file (its end is missing); copy or download it again.",
     "doc.pdf_no_pages": "'{name}' is a damaged or truncated PDF (no pages found).",
     "doc.pdf_unreadable": "'{name}' is a damaged PDF: no page could be read.",
     "doc.invalid": "'{name}' is not a valid {what} file ({detail}).",
