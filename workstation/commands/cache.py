@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         title = titles.get(e.tag) or "-"
         print(f"{len(e.tokens):>7}  {e.n_bytes / 2**20:8.1f} MiB  {when:<16}  {e.model:<{width}}  {e.kv_types:<9}  "
               f"{title[:40]}")
-    print(f"{len(entries)} saved states, {total / 2**20:.1f} of {store.budget / 2**20:.0f} MiB, in {store.folder}; "
+    print(f"{len(entries)} saved state{'' if len(entries) == 1 else 's'}, {total / 2**20:.1f} of {store.budget / 2**20:.0f} MiB, in {store.folder}; "
           f"the least recently used go first when it is full ('{cli('cache clear')}' empties it)")
     return 0
 

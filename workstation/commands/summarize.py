@@ -208,11 +208,14 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         for r in results:
             t = r.totals
+            done = sum(1 for c in r.chunks if c.summary is not None)
+            parts = f"{len(r.chunks)} part{'s' if len(r.chunks) != 1 else ''}"
+            read = (f"{int(t['document_tokens']):,} document tokens read and summarized" if done == len(r.chunks)
+                    else f"{done} of {parts} summarized before the stop")  # (Ctrl-C: not "read and summarized")
             print(
-                f"{Path(r.source).name}: {len(r.chunks)} part{'s' if len(r.chunks) != 1 else ''}, "
-                f"{int(t['document_tokens'])} document tokens read and summarized at "
-                f"{t['document_tokens_per_second']:.0f} tok/s, prompt {int(t['prompt_n'])} "
-                f"(+{int(t['cache_n'])} cached), {int(t['predicted_n'])} generated, {wall:.1f} s in all",
+                f"{Path(r.source).name}: {parts}, {read} at "
+                f"{t['document_tokens_per_second']:,.0f} tok/s, prompt {int(t['prompt_n']):,} "
+                f"(+{int(t['cache_n']):,} cached), {int(t['predicted_n']):,} generated, {wall:,.1f} s in all",
                 file=sys.stderr,
             )
         small = small_model(profile)  # (the summary says it under its title; the file's reader sees it there)
