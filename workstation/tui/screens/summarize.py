@@ -282,6 +282,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
                 self.app.notify(t("summarize.ready", name=self.path.name), timeout=10)
             # last: behind another screen the Markdown's blocks mount only once it shows again
             await self.query_one("#summary", Markdown).update(self.summary)
+            if not done:  # the summary made before is shown again (it was gone until a restart)
+                self.notify(t("summarize.stopped_none"), timeout=8)
+                await self._bring_back()
             return
         bar.update(total=event.total or None, progress=event.done)
         if self._cancel.is_set():
@@ -295,12 +298,24 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.wapp.update_status()
 
     @on(TaskFailed)
-    def _failed(self, event: TaskFailed) -> None:
+    async def _failed(self, event: TaskFailed) -> None:
         event.stop()
         self._set_running(False)
         self.query_one("#summarize-progress").display = False
         self.query_one("#summarize-state", Label).update(self._result_text())  # what to do; the toast says what went wrong
         self.notify(event.reason, severity="error", timeout=10)
+        await self._bring_back()
+
+    async def _bring_back(self) -> None:
+        """A run that summarized nothing (stopped, or a document that cannot be read) leaves the
+        last summary on the screen, as it was before the run (Ctrl+K asks about it)."""
+        self.result = None
+        path, box = self.path, self.query_one("#summarize-path", Input)
+        typed = box.value
+        await self._read_back()
+        box.value = typed  # the path typed stays in the box, to be mended
+        if self.result is None:  # none kept
+            self.path = path
 
     async def action_ask(self) -> None:
         if not self.summary or self.path is None:
