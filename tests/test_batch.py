@@ -313,3 +313,46 @@ def test_a_folder_without_documents_says_so_and_names_what_it_left_alone(
     err = capsys.readouterr().err
     assert "batch: left alone 3 files of kinds it does not read (policy.odt, report.rtf, slides.pptx); it reads .txt" in err
     assert f"batch: found no documents in {folder}" in err
+
+
+def test_a_stopped_run_goes_on_from_the_parts_it_finished(tmp_path: Path, smollm2_path: Path) -> None:
+    """Ctrl-C in the morning said the run would "continue where it stopped", but the next run
+    summarized the document from its first part again (75 s to be back at part 1 of 3). The
+    parts finished are kept in the queue and not done again; the summary is whole."""
+    import threading
+
+    from docmaker import honeybee_text
+
+    from workstation.commands.batch import _engine_factory
+    from workstation.core.batch_queue import BatchEvent, output_name, run_batch
+
+    folder, out = tmp_path / "inbox", tmp_path / "out"
+    folder.mkdir()
+    (folder / "bees.txt").write_text(honeybee_text(8), encoding="utf-8")
+    profile = make_profile(context=512, threads=1, sampling={"max_tokens": 16})
+    stop = threading.Event()
+    seen: list[tuple[str, int, int]] = []
+
+    def on_event(ev: BatchEvent) -> None:
+        if ev.kind == "progress" and ev.progress is not None and ev.progress.stage in ("map", "kept"):
+            seen.append((ev.progress.stage, ev.progress.chunks_done, ev.progress.chunks_total))
+            if ev.progress.stage == "map" and ev.progress.chunks_done >= 2:
+                stop.set()  # Ctrl-C, after two parts
+
+    counts = run_batch(folder, out, profile, _engine_factory, on_event, cancel=stop)
+    assert counts["pending"] == 1 and not (out / output_name("bees.txt")).exists()
+    finished = max(done for stage, done, _ in seen if stage == "map")
+    total = seen[-1][2]
+    assert 2 <= finished < total, seen
+    seen.clear()
+    counts = run_batch(folder, out, profile, _engine_factory, on_event)
+    assert counts["done"] == 1
+    assert seen[0] == ("kept", finished, total), seen  # not summarized again
+    assert [done for stage, done, _ in seen if stage == "map"] == list(range(finished + 1, total + 1))
+    text = (out / output_name("bees.txt")).read_text(encoding="utf-8")
+    assert text.count("\n- **") == total and "Stopped after" not in text
+    con = sqlite3.connect(out / DB_NAME)
+    try:
+        assert con.execute("SELECT COUNT(*) FROM parts").fetchone() == (0,)  # done: nothing kept any more
+    finally:
+        con.close()

@@ -118,6 +118,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"batch: failed {ev.path}: {ev.detail}", file=sys.stderr)
         elif ev.kind == "file-pending":
             print(f"batch: {ev.path} is back in the queue (not failed)", file=sys.stderr)
+        elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "kept":
+            p = ev.progress
+            print(f"batch:   {ev.path}: {p.chunks_done} of {p.chunks_total} parts kept from the run that stopped",
+                  file=sys.stderr)
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "map":
             p = ev.progress
             eta = f", {eta_text(p.eta_s)}" if p.eta_s is not None else ""

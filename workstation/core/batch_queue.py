@@ -35,6 +35,7 @@ import fcntl
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -67,6 +68,15 @@ CREATE TABLE IF NOT EXISTS files (
     finished_at REAL,
     result_json TEXT,
     prior_output TEXT               -- the summary file present when the attempt began
+);
+CREATE TABLE IF NOT EXISTS parts (  -- parts of a document a stopped run finished (PartsKept)
+    path TEXT NOT NULL,
+    version TEXT NOT NULL,          -- the document's size and time, the profile and its model
+    start INTEGER NOT NULL,         -- the part's character span
+    end INTEGER NOT NULL,
+    reply TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    PRIMARY KEY (path, version, start, end)
 );
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -292,6 +302,7 @@ class BatchQueue:
             for row in db.execute("SELECT path FROM files WHERE status IN ('pending', 'failed')").fetchall():
                 if row["path"] not in self.found:
                     db.execute("DELETE FROM files WHERE path=?", (row["path"],))
+                    db.execute("DELETE FROM parts WHERE path=?", (row["path"],))
                     self._event(row["path"], "removed", "the document is gone")
         return queued
 
@@ -355,6 +366,7 @@ class BatchQueue:
                 "UPDATE files SET status='done', reason=NULL, finished_at=?, result_json=? WHERE path=?",
                 (time.time(), json.dumps(result, default=str), path),
             )
+            db.execute("DELETE FROM parts WHERE path=?", (path,))  # its summary is written: not needed
             self._event(path, "done")
 
     def mark_failed(self, path: str, reason: str) -> None:
@@ -466,7 +478,8 @@ def run_batch(
                         _put_back(queue, row, err, emit, tried=False)
                         outage, stopping = err, True
                         break
-                job = pool.submit(_summarize_file, engine, source, profile, row.path, emit, cancel)
+                job = pool.submit(_summarize_file, engine, source, profile, row.path, emit, cancel,
+                                  outdir / DB_NAME)
                 in_flight[job] = (row, out)
             if not in_flight:
                 break
@@ -497,17 +510,50 @@ def run_batch(
         lock.release()
 
 
+class PartsKept:
+    """The parts of one document that a run finished, kept in the queue's database as they
+    are done: a run stopped in the morning (Ctrl-C, a power cut) goes on from them, where it
+    summarized the whole document again (75 s to be back at the first of 3 parts). Its own
+    connection, used from the worker and the engine's threads; a part of another version of
+    the document, or of another profile or model, is never used."""
+
+    def __init__(self, db_path: Path, rel: str, source: Path, profile: Any) -> None:
+        st = source.stat()
+        self.rel = rel
+        self.version = f"{st.st_size}:{st.st_mtime_ns}:{getattr(profile, 'ref', '')}:{getattr(profile, 'model', '')}"
+        self._lock = threading.Lock()
+        self.db = sqlite3.connect(str(db_path), timeout=30, isolation_level=None, check_same_thread=False)
+        with self._lock:
+            self.db.execute("DELETE FROM parts WHERE path=? AND version!=?", (rel, self.version))
+            self.done = {(a, b): (reply, summary) for a, b, reply, summary in self.db.execute(
+                "SELECT start, end, reply, summary FROM parts WHERE path=? AND version=?", (rel, self.version))}
+
+    def keep(self, chunk: Any) -> None:
+        with self._lock:
+            self.db.execute("INSERT OR REPLACE INTO parts VALUES (?, ?, ?, ?, ?, ?)",
+                            (self.rel, self.version, chunk.start, chunk.end, chunk.reply, chunk.summary or ""))
+
+    def close(self) -> None:
+        with self._lock:
+            self.db.close()
+
+
 def _summarize_file(
-    engine: Any, source: Path, profile: Any, rel: str, emit: Callable[[BatchEvent], None], cancel: Any
+    engine: Any, source: Path, profile: Any, rel: str, emit: Callable[[BatchEvent], None], cancel: Any,
+    db_path: Path,
 ) -> Any:
     from workstation.core.summarize import summarize_document
 
     document = read_document(source, isolate=True)
-    return summarize_document(
-        engine, document, profile,
-        on_progress=lambda p: emit(BatchEvent("progress", rel, progress=p)),
-        cancel=cancel,
-    )
+    parts = PartsKept(db_path, rel, source, profile)
+    try:
+        return summarize_document(
+            engine, document, profile,
+            on_progress=lambda p: emit(BatchEvent("progress", rel, progress=p)),
+            cancel=cancel, done_parts=parts.done, on_part=parts.keep,
+        )
+    finally:
+        parts.close()
 
 
 def _settle_file(

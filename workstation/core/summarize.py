@@ -27,7 +27,7 @@ import dataclasses
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,7 +102,7 @@ class ReduceStep:
 
 @dataclass
 class SummaryProgress:
-    stage: str  # chunking | map | reduce | done | cancelled
+    stage: str  # chunking | kept (parts of a stopped run, not done again) | map | reduce | done | cancelled
     done: int  # model calls finished
     total: int  # model calls expected (chunks + reduce steps, estimated)
     chunks_done: int
@@ -550,12 +550,19 @@ def summarize_document(
     cancel: Any = None,
     options: SummarizeOptions | None = None,
     lookup: Lookup | None = None,
+    done_parts: Mapping[tuple[int, int], tuple[str, str]] | None = None,
+    on_part: Callable[[Chunk], None] | None = None,
 ) -> SummaryResult:
     """Summarize ``document`` (a Document or a path) with ``engine`` (any ``ChatEngine``).
 
     ``cancel``: anything with ``is_set()`` (a threading.Event) or a callable returning True to
     stop; finished parts are kept and the result says ``cancelled``. For an instant stop during
     a long prefill, also call ``engine.cancel()``.
+
+    ``done_parts``: parts an earlier, stopped run of the same document and profile finished,
+    by their character span: (the reply, its summary); they are not summarized again.
+    ``on_part``: called with each part as it is finished (from the engine's thread), so that a
+    caller can keep it for such a run (the overnight queue does).
     """
     t0 = time.perf_counter()
     options = options or SummarizeOptions()
@@ -612,7 +619,6 @@ def summarize_document(
         by_clock = (time.perf_counter() - t_map) / len(calls) * (len(remaining_chunks) + remaining_reduce)
         return min(by_speed, by_clock)
 
-    report("map", 0, total_calls, 0, n, None, f"{n} parts")
     finished: list[int] = []
 
     def map_done(k: int, final: TurnFinished) -> None:
@@ -627,14 +633,29 @@ def summarize_document(
         )
         chunk.summary = _clean_summary(final.text, final.metrics) or nothing
         finished.append(k)
+        if on_part is not None:
+            on_part(chunk)
         left = [c for c in chunks if c.summary is None]
         report("map", len(finished), total_calls, len(finished), n, eta(left, est_reduce),
                f"part {k + 1} of {n} ({chunk.cite})")
 
+    for k, chunk in enumerate(chunks):  # what a stopped run finished is not done again
+        kept = (done_parts or {}).get((chunk.start, chunk.end))
+        if kept is not None:
+            chunk.reply, chunk.summary = kept
+            finished.append(k)
+    if finished:
+        report("kept", len(finished), total_calls, len(finished), n, None,
+               f"{len(finished)} of {n} parts kept from the run that stopped")
+    else:
+        report("map", 0, total_calls, 0, n, None, f"{n} parts")
+    todo = [k for k in range(n) if k not in finished]
+
     cancelled = runner.cancelled()
-    if not cancelled:
-        runner.run_many([_chunk_messages(document.text, c) for c in chunks], sampling_map, map_done)
-        cancelled = len(finished) < n
+    if not cancelled and todo:
+        runner.run_many([_chunk_messages(document.text, chunks[k]) for k in todo], sampling_map,
+                        lambda i, final: map_done(todo[i], final))
+    cancelled = cancelled or len(finished) < n
 
     overall = ""
     steps: list[ReduceStep] = []
