@@ -387,3 +387,15 @@ def test_pull_offline_says_the_host_cannot_be_reached(
     with pytest.raises(WorkstationError) as caught:  # F4's p in the Turkish UI
         pull("https://huggingface.co/o/r/resolve/main/m.gguf")
     assert Texts("tr").error(caught.value).startswith("İndirme başarısız oldu: huggingface.co adresine bu bilgisayardan")
+
+
+def test_models_are_listed_in_alphabetical_order_whatever_their_case(models_home: Path) -> None:
+    """`models list` put SmolLM2-… before bad, gemma and half: capitals sorted first."""
+    import shutil
+
+    from workstation.core.catalog import list_installed
+
+    for name in ("SmolLM2-copy.gguf", "bad-name.gguf", "gemma-copy.gguf", "Alpha.gguf"):
+        shutil.copyfile(TINY, models_home / name)
+    assert [Path(m.path).name for m in list_installed(with_info=False)] == [
+        "Alpha.gguf", "bad-name.gguf", "gemma-copy.gguf", "SmolLM2-copy.gguf"]

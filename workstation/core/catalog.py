@@ -568,7 +568,7 @@ def list_installed(with_info: bool = True) -> list[InstalledModel]:
     for directory in model_dirs():
         if not directory.is_dir():
             continue
-        for path in sorted(directory.glob("*.gguf")):
+        for path in sorted(directory.glob("*.gguf"), key=lambda p: p.name.casefold()):  # as a file manager lists them
             real = path.resolve()
             if real in seen or not path.is_file():
                 continue
