@@ -356,3 +356,18 @@ def test_a_stopped_run_goes_on_from_the_parts_it_finished(tmp_path: Path, smollm
         assert con.execute("SELECT COUNT(*) FROM parts").fetchone() == (0,)  # done: nothing kept any more
     finally:
         con.close()
+
+
+def test_a_run_says_which_document_of_how_many_it_is_on(tmp_path: Path, smollm2_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """An overnight queue of eleven documents said only "summarizing memo.txt": nothing of how
+    far the night had got."""
+    from workstation.cli import main
+
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    for i in range(2):
+        (folder / f"memo{i}.txt").write_text(SUBJECT_PARAGRAPHS[i], encoding="utf-8")
+    assert main(["batch", str(folder), "-p", str(_profile_file(tmp_path))]) == 0
+    err = capsys.readouterr().err
+    assert "batch: summarizing memo0.txt (document 1 of 2)" in err and "batch: summarizing memo1.txt (document 2 of 2)" in err

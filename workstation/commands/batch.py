@@ -111,7 +111,9 @@ def run(args: argparse.Namespace) -> int:
                 print(f"batch: found no documents in {root}", file=sys.stderr)
             print(f"batch: {_counts_line(ev.counts)}", file=sys.stderr)
         elif ev.kind == "file-start":
-            print(f"batch: summarizing {ev.path}", file=sys.stderr)
+            c = ev.counts or {}
+            at = c.get("done", 0) + c.get("failed", 0) + c.get("running", 0)  # (this one is running)
+            print(f"batch: summarizing {ev.path} (document {at} of {sum(c.values())})", file=sys.stderr)
         elif ev.kind == "file-done":
             print(f"batch: done {ev.path} -> {ev.detail}", file=sys.stderr)
         elif ev.kind == "file-failed":

@@ -77,7 +77,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             yield Button(t("summarize.run"), id="summarize-run", variant="primary")
             yield Button(t("summarize.ask"), id="summarize-ask", disabled=True)
         yield Label(t("summarize.idle"), id="summarize-state", markup=False)  # what to do, until a run says more
-        yield ProgressBar(total=1, id="summarize-progress")
+        yield ProgressBar(total=1, show_eta=False, id="summarize-progress")  # its ETA is in the line above (it showed --:--:-- beside it)
         with VerticalScroll(id="summarize-result"):
             yield Markdown("", id="summary")
         yield ScreenFooter()
