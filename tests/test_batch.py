@@ -296,6 +296,9 @@ def test_status_after_a_killed_run_and_a_deleted_document(tmp_path: Path, capsys
     said = capsys.readouterr().out
     assert "running" not in said.replace("0 running", "") and "photo.txt" not in said, said
     assert said.splitlines()[-1] == "2 pending, 0 running, 0 done, 0 failed", said
+    assert main(["batch", str(folder), "--status", "--json"]) == 0
+    files = json.loads(capsys.readouterr().out)["files"]
+    assert [(f["path"], f["output"]) for f in files] == [("a.txt", None), ("b.txt", None)]  # none written yet
 
 
 def test_a_folder_without_documents_says_so_and_names_what_it_left_alone(

@@ -82,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
             if lock is not None:
                 lock.release()
         if args.json:
-            print_json({"counts": counts, "files": [r.__dict__ for r in rows]})
+            # a summary's file only where one was written (a failed document's named a file that was not there)
+            print_json({"counts": counts, "files": [{**r.__dict__, "output": r.output if r.status == "done" else None}
+                                                    for r in rows]})
         else:
             for r in rows:
                 print(f"{r.status:8} {r.path}" + (f" — {r.reason}" if r.reason else ""))
