@@ -1387,11 +1387,17 @@ async def test_quitting_mid_reply_keeps_the_reply_so_far(
 
 
 async def test_a_summary_goes_on_behind_the_chat_until_stopped(
-    profiles: Path, tmp_path: Path, smollm2_path: Path
+    profiles: Path, tmp_path: Path, smollm2_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """Esc on F6 goes back to the chat and the summary goes on (it was cancelled without a
     word): the status line and the chat say so, F6 shows the same run, Ctrl+X stops it keeping
-    the parts done; a summary that ends behind the chat says it is ready."""
+    the parts done; a summary that ends behind the chat says it is ready. Ctrl+Q asks before
+    it stops one; SIGTERM (a logout) does not ask."""
+    import os
+    import signal
+
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)  # should the app not catch it, pytest lives on
+    request.addfinalizer(lambda: signal.signal(signal.SIGTERM, previous))
     from docmaker import honeybee_text
     from textual.widgets import Button, Input, Markdown
 
@@ -1403,7 +1409,7 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
     short_doc = tmp_path / "bees.txt"
     # not the long one's start (its cells would make this one all but free): still running at Esc
     short_doc.write_text("\n\n".join(reversed(honeybee_text(1).split("\n\n"))), encoding="utf-8")
-    app = WorkstationApp("small", sample_system=False, language="en")
+    app = WorkstationApp("small", sample_system=False, language="en", quit_on_signals=True)
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         await pilot.press("f6")
@@ -1473,7 +1479,13 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         await pilot.press("enter")
         await until(pilot, lambda: screen.running)
         worker = next(w for w in screen.workers if w.group == "summarize" and not w.is_finished)
-        await pilot.press("ctrl+q")  # quitting mid-summary stops it and quits, without a hang
+        await pilot.press("ctrl+q")  # mid-summary: asked first (its parts done were lost unasked)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        assert "quitting stops it, and its parts done so far are lost" in str(app.screen.query_one(".dialog-title").render())
+        await pilot.press("n")
+        await until(pilot, lambda: app.screen is screen)
+        assert not worker.is_finished and not app._exit
+        os.kill(os.getpid(), signal.SIGTERM)  # not asked: stops it and quits, without a hang
         for _ in range(200):  # the summary's thread ends soon (Textual's shutdown waits for it)
             if worker.is_finished:
                 break

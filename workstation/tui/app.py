@@ -226,7 +226,7 @@ class WorkstationApp(App[None]):
             # engine's process printed tracebacks into the terminal
             loop = asyncio.get_running_loop()
             for sig in QUIT_SIGNALS:
-                loop.add_signal_handler(sig, lambda: self.call_next(self.action_quit))
+                loop.add_signal_handler(sig, lambda: self.call_next(self.action_quit, False))
 
     async def chat_ready(self) -> None:
         """The chat screen is up: show the conversation open when the app was left (else the
@@ -791,14 +791,26 @@ class WorkstationApp(App[None]):
             flush()
             self.post_message(EngineFailed(self.texts("error.turn_failed", what=f"{type(err).__name__}: {err}")))
 
-    async def action_quit(self) -> None:
+    async def action_quit(self, ask: bool = True) -> None:
         """Quit. A reply still streaming is stopped first and kept as far as it came, as Esc
         keeps it (the end of the cancelled turn saves it, then the app exits; 5 s at most).
-        What is typed in the box is kept as its conversation's draft."""
+        What is typed in the box is kept as its conversation's draft. A summary running asks
+        first (``ask``; a signal does not): its parts done are not saved anywhere."""
         self.save_draft()
-        if self.summarizing is not None:  # the parts done are not saved anywhere: stop, quit
-            self.summarize_screen().action_stop()
-            self.exit()
+        if self.summarizing is not None:
+            def quit_now(yes: bool | None = True) -> None:
+                if yes and self.summarizing is not None:
+                    self.summarize_screen().action_stop()
+                    self.exit()
+                elif yes:  # it ended while the question was up
+                    self.exit()
+
+            if not ask:
+                quit_now()
+                return
+            t = self.texts
+            self.push_screen(ConfirmDialog(t("summarize.quit_q"), t("dialog.quit"), t("dialog.cancel"),
+                                           t.yes_no_keys()), quit_now)
             return
         if self.generating and self.engine is not None and not self._quit_after_turn:
             self._quit_after_turn = True
