@@ -486,3 +486,18 @@ def test_chat_c_whose_model_cannot_load_leaves_the_conversation_as_it_was(
         assert [c.title for c in store.list()] == ["Offer"]
     finally:
         store.close()
+
+
+def test_conversations_write_a_profile_in_the_home_folder_with_a_tilde(capsys: pytest.CaptureFixture[str]) -> None:
+    """A desk profile's whole path (/home/ayse/Downloads/desk.yaml) made the table too wide for
+    an 80-column terminal; ~ says the same in less (the JSON keeps the whole path)."""
+    from workstation.core.store import ConversationStore
+
+    desk = str(Path.home() / "Downloads" / "desk.yaml")
+    store = ConversationStore()
+    store.new("Offer letter", profile=desk)
+    store.close()
+    assert main(["conversations"]) == 0
+    assert "| ~/Downloads/desk.yaml |" in capsys.readouterr().out
+    assert main(["conversations", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["conversations"][0]["profile"] == desk

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 from workstation.commands import print_json, text_table
 from workstation.core.invocation import cli
@@ -33,8 +34,10 @@ def run(args: argparse.Namespace) -> int:
     if not convs:
         print(f"No saved conversations yet; '{follow}' starts one.")
         return 0
+    home = str(Path.home())
     rows = [[c.title, str(counts.get(c.id, 0)), time.strftime("%Y-%m-%d %H:%M", time.localtime(c.updated)),
-             c.profile or "-"] for c in convs]
+             # a profile file's path with ~ for the home folder, as a shell takes it back (narrower)
+             ("~" + c.profile[len(home):] if c.profile.startswith(home + "/") else c.profile) or "-"] for c in convs]
     print(text_table(["conversation", "messages", "last message", "profile"], rows, right={1}))
     print(f"Continue one with '{follow}' (the newest of a name is continued).")
     return 0
