@@ -259,10 +259,12 @@ def test_status_finds_the_queue_of_a_run_with_o_and_a_later_run_leaves_its_summa
         q.close()
     (out / "minutes.txt.summary.md").write_text("# Summary of minutes.txt\n", encoding="utf-8")
     assert main(["batch", str(folder), "--status"]) == 0
-    said = capsys.readouterr().out
+    listed, said = capsys.readouterr()
     assert f"No batch has run on {folder} with its summaries in {folder / 'summaries'}; a run would take these:" in said
     assert f"(A queue of its documents is in {out}: '" in said and f"-o {out} --status' shows it.)" in said
-    assert "pending  minutes.txt" in said and "summary.md" not in said, said
+    assert "pending  minutes.txt" in listed and "summary.md" not in listed, listed
+    assert main(["batch", str(folder), "--status", "--json"]) == 0  # JSON alone on stdout
+    assert [f["path"] for f in json.loads(capsys.readouterr().out)["files"]] == ["minutes.txt"]
     assert not (folder / "summaries").exists()
     q = BatchQueue(folder / "summaries" / DB_NAME)  # the next run without -o
     try:

@@ -248,10 +248,12 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
     # a numbered series is no typo: "Budget note 2" beside "Budget note" starts its own
     assert main([*chat, "-c", "Budget note 2", "Hello"]) == 0
     assert 'Started a new conversation "Budget note 2"' in capsys.readouterr().err
+    assert main([*chat, "-c", "Budget note-3", "Hello"]) == 0
+    assert 'Started a new conversation "Budget note-3"' in capsys.readouterr().err
 
     assert main(["conversations", "--json"]) == 0
     listed = {c["title"]: c["messages"] for c in json.loads(capsys.readouterr().out)["conversations"]}
-    assert listed == {"Budget notes": 4, "Budget note": 2, "Budget note 2": 2}
+    assert listed == {"Budget notes": 4, "Budget note": 2, "Budget note 2": 2, "Budget note-3": 2}
     assert main(["conversations"]) == 0
     assert "| Budget notes  |        4 |" in capsys.readouterr().out  # (the longest name sets the width)
 

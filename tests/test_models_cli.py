@@ -167,10 +167,15 @@ def test_a_linked_model_added_again_or_moved_away(models_home: Path, tmp_path: P
 
 
 def test_remove_says_what_goes_and_asks_unless_told(models_home: Path, tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+                                                    capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """There was no way to remove a model but F4's d; `models remove` says whether a file or a
     link goes, and does nothing unasked where it cannot ask (a script, a pipe)."""
+    import io
     import shutil
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # a pipe, not a terminal (pytest -s would ask)
 
     mine = tmp_path / "docs" / "plain.gguf"
     mine.parent.mkdir()
@@ -193,6 +198,11 @@ def test_remove_says_what_goes_and_asks_unless_told(models_home: Path, tmp_path:
     assert main(["models", "add", str(mine), "--name", "qwen3-0.6b-q4_k_m"]) == 1
     assert "qwen3-0.6b-q4_k_m is the name of a model in the catalog; give this one another name" in capsys.readouterr().err
     assert not list(models_home.iterdir())
+    # a link whose file has gone: the one most worth removing (it was refused as "not there")
+    assert main(["models", "add", str(mine), "--link", "--name", "gone"]) == 0
+    mine.unlink()
+    assert main(["models", "remove", "gone", "--yes"]) == 0
+    assert not (models_home / "gone.gguf").is_symlink()
 
 
 def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

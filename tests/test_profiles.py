@@ -305,3 +305,5 @@ def test_a_model_named_relative_to_its_profile_is_found_from_any_folder(
     assert load_profile(str(downloads / "dotted.yaml")).model == str(downloads / "models" / "sub.gguf")
     assert load_profile(str(downloads / "named.yaml")).model == "smollm2-135m-instruct-q4_1"  # the catalog's
     assert main(["profiles", "check", str(downloads / "desk.yaml")]) == 0, capsys.readouterr()
+    (downloads / "nohome.yaml").write_text("name: nohome\nmodel: ~nosuchuser/m.gguf\n", encoding="utf-8")
+    assert load_profile(str(downloads / "nohome.yaml")).model == "~nosuchuser/m.gguf"  # not a RuntimeError

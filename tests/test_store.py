@@ -248,3 +248,22 @@ def test_a_damaged_database_is_one_sentence_not_a_crash(tmp_path: Path) -> None:
     store._db.execute("DROP TABLE app_state")  # whatever made it so: the table is not there
     with pytest.raises(StoreError, match=r"^The conversation database .*c\.sqlite3 cannot be used \(no such table: app_state\)\.$"):
         store.last_open()
+
+
+def test_a_name_is_kept_for_one_conversation_case_aside_in_any_language(tmp_path: Path) -> None:
+    """F2 let "çalışma notları" stand beside "Çalışma notları" (SQLite's NOCASE knows only
+    ASCII, chat -c matches both), and refused a conversation its own name again (Enter in F2
+    on one of two "Hello"s the app made from first messages)."""
+    store = ConversationStore(tmp_path / "c.db")
+    try:
+        notes = store.new("Çalışma notları")
+        other = store.new("Bütçe")
+        with pytest.raises(StoreError, match="Another conversation is named \u201cÇalışma notları\u201d"):
+            store.rename(other.id, "çAlışma Notları")
+        first, second = store.new("Hello"), store.new("Hello")  # made so from first messages
+        store.rename(second.id, "Hello")  # its own name again: kept, no error
+        store.rename(notes.id, "çalışma notları")  # its own name in other case: allowed
+        assert store.get(notes.id, with_messages=False).title == "çalışma notları"
+        assert store.get(first.id, with_messages=False).title == "Hello"
+    finally:
+        store.close()

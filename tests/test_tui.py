@@ -1047,6 +1047,7 @@ async def test_deleting_a_linked_model_removes_the_link_only_and_says_so(
         question = str(app.screen.query_one(".dialog-title").render())
         assert question.startswith(f"Remove the link smol-link? The file it points to ({smollm2_path.resolve()}) stays "
                                    "where it is, and no space is freed."), question
+        assert "use it" not in question  # profiles a and b name the file itself, not the link: not touched
         await pilot.press("y")
         await until(pilot, lambda: not (folder / "smol-link.gguf").is_symlink())
     assert smollm2_path.is_file()
@@ -1373,8 +1374,10 @@ async def test_quitting_mid_reply_keeps_the_reply_so_far(
         conv_id = app.conversation_id
         if how == "ctrl+q":
             await pilot.press("ctrl+q")
-        else:
+        else:  # a logout's SIGTERM, then the terminal's SIGHUP: the second does not cut the first short
             os.kill(os.getpid(), getattr(signal, how))
+            await pilot.pause()
+            os.kill(os.getpid(), signal.SIGHUP if how == "SIGTERM" else signal.SIGTERM)
         await until(pilot, lambda: not app.is_running, steps=200)
     store = ConversationStore(db)
     try:
@@ -1469,7 +1472,7 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         await until(pilot, lambda: screen.running)
         await pilot.press("ctrl+x")  # before any part is done: the summary before comes back (it was gone)
         await until(pilot, lambda: not screen.running)
-        await until(pilot, lambda: "Stopped before any part" in said())
+        await until(pilot, lambda: "Stopped before any part was summarized; the last summary is shown again." in said())
         await until(pilot, lambda: screen.query_one("#summary", Markdown).source == before)
         assert str(screen.query_one("#summarize-state").render()).startswith("The last summary, of bees.txt")
         assert screen.summary == before

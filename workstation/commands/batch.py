@@ -61,10 +61,12 @@ def run(args: argparse.Namespace) -> int:
         ran = (outdir / DB_NAME).is_file()
         lock: BatchLock | None = None
         if not ran:  # nothing is made (it made DIR/summaries and an empty queue): what a run would take
-            print(f"No batch has run on {root} with its summaries in {outdir}; a run would take these:")
+            # (on stderr: --json's output stays JSON)
+            print(f"No batch has run on {root} with its summaries in {outdir}; a run would take these:",
+                  file=sys.stderr)
             for other in sorted(db.parent for db in root.rglob(DB_NAME)):  # a run with -o DIR/elsewhere
                 command = cli(f"batch {shell_word(str(root))} -o {shell_word(str(other))} --status")
-                print(f"(A queue of its documents is in {other}: '{command}' shows it.)")
+                print(f"(A queue of its documents is in {other}: '{command}' shows it.)", file=sys.stderr)
         else:
             try:
                 lock = BatchLock(outdir)  # no run is working: a "running" row is a killed run's

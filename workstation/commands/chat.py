@@ -225,7 +225,7 @@ def _conversation(name: str, new: bool = False) -> _Conversation:
     if found:
         return _Conversation(store, found[0].id, found[0].title)
     def numbered(title: str) -> bool:  # report-2 beside report-1, monday2 beside monday: a series, no typo
-        return re.sub(r"\s*\d+", "", title.casefold()) == re.sub(r"\s*\d+", "", name.casefold())
+        return re.sub(r"[\s_-]*\d+", "", title.casefold()) == re.sub(r"[\s_-]*\d+", "", name.casefold())
 
     series = any(char.isdigit() for char in name) and any(numbered(c.title) for c in titles)
     close = [] if series else difflib.get_close_matches(

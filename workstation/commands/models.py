@@ -137,7 +137,9 @@ def run_remove(args: argparse.Namespace) -> int:
     """F4's delete on the command line: says what goes (a link only), and which profiles use it."""
     from workstation.core.profiles import profiles_using
 
-    path = catalog.find_installed(args.model)
+    path = catalog.resolve_model_path(args.model)
+    if not (path.is_symlink() and not path.exists()):  # a link whose file has gone is the one most worth removing
+        path = catalog.find_installed(args.model)
     name = catalog.installed_name(path)
     if path.is_symlink():
         what = f"Remove the link {name} (the file it points to, {path.resolve()}, stays and no space is freed)"
@@ -149,7 +151,12 @@ def run_remove(args: argparse.Namespace) -> int:
     if not args.yes:
         if not sys.stdin.isatty():
             raise catalog.ModelFileError(f"{what}? Nothing was removed: add --yes to remove it without asking.")
-        if input(f"{what}? [y/N] ").strip().lower() not in ("y", "yes"):
+        try:
+            answer = input(f"{what}? [y/N] ")
+        except (EOFError, KeyboardInterrupt):  # Ctrl-D or Ctrl-C at the question: a no
+            answer = ""
+            print(file=sys.stderr)
+        if answer.strip().lower() not in ("y", "yes"):
             print("Kept.", file=sys.stderr)
             return 1
     catalog.delete_model(path)

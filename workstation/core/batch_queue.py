@@ -318,6 +318,7 @@ class BatchQueue:
                     db.execute(
                         "UPDATE files SET status='done', finished_at=? WHERE path=?", (time.time(), row["path"])
                     )
+                    db.execute("DELETE FROM parts WHERE path=?", (row["path"],))  # its summary is written
                     self._event(row["path"], "recovered", "summary was written before the stop")
                     self._event(row["path"], "done")
                 else:

@@ -61,13 +61,17 @@ def _child_main(
         engine = Engine(
             profile, cancel_flag=cancel, progress=lambda f: conn.send(("progress", f)), keep_state=keep_state
         )
+    except (BrokenPipeError, ConnectionResetError):
+        return  # the app went away while the model loaded
     except WorkstationError as err:
-        conn.send(("error", str(err), err.said))
+        _tell(conn, ("error", str(err), err.said))
         return
     except Exception as err:  # noqa: BLE001 - reported as one sentence, never a traceback
-        conn.send(("error", f"The engine could not start: {type(err).__name__}: {err}"))
+        _tell(conn, ("error", f"The engine could not start: {type(err).__name__}: {err}"))
         return
-    conn.send(("ready", engine.info().to_dict()))
+    if not _tell(conn, ("ready", engine.info().to_dict())):
+        engine.close()
+        return
     while True:
         try:
             msg = conn.recv()
@@ -117,12 +121,13 @@ def _child_main(
     conn.close()
 
 
-def _tell(conn: Connection, msg: tuple[Any, ...]) -> None:
-    """Send the app a turn's error, unless the app has gone meanwhile."""
+def _tell(conn: Connection, msg: tuple[Any, ...]) -> bool:
+    """Send the app a message, unless the app has gone meanwhile (then False)."""
     try:
         conn.send(msg)
     except OSError:
-        pass
+        return False
+    return True
 
 
 def _send_events(

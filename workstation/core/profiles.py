@@ -376,7 +376,7 @@ def _beside(model: str, source: Path) -> str:
     to the catalog and models/."""
     if not model or not (model.endswith(".gguf") or "/" in model):
         return model
-    path = Path(model).expanduser()
+    path = typed_path(model)  # (~nosuchuser/m.gguf: as typed, not a RuntimeError that broke every profile list)
     if path.is_absolute():
         return model
     beside = source.parent / path
@@ -514,12 +514,16 @@ def profiles_using(path: Path) -> list[str]:
     """The profiles (by key) whose model or draft model is the file at ``path``."""
     from workstation.core.catalog import resolve_model_path
 
-    target = path.resolve()
+    link = path.is_symlink()  # a link: the profiles naming it (not those naming its file some other way)
+
+    def same(other: Path) -> bool:
+        return other.absolute() == path.absolute() if link else other.resolve() == path.resolve()
+
     users = []
     for profile in list_profiles():
         if not isinstance(profile, Profile) or profile.backend != "llama":
             continue
         refs = [profile.model, profile.speculative.draft_model or ""]
-        if any(ref and resolve_model_path(ref).resolve() == target for ref in refs):
+        if any(ref and same(resolve_model_path(ref)) for ref in refs):
             users.append(profile.key)
     return users

@@ -287,12 +287,13 @@ class ConversationStore:
         return {int(cid): int(n) for cid, n in rows}
 
     def check_title_free(self, title: str, but: int | None = None) -> None:
-        """StoreError if a conversation other than ``but`` has the (cleaned) title, case aside."""
-        taken = self._db.execute(
-            "SELECT title FROM conversations WHERE id != ? AND title = ? COLLATE NOCASE", (but or -1, title)
-        ).fetchone()
-        if taken:
-            raise StoreError(said=[("store.title_taken", {"title": taken[0]})])
+        """StoreError if a conversation other than ``but`` has the (cleaned) title, case aside
+        as ``chat -c`` sets it aside (casefold: Çalışma and çalışma are one name; SQLite's
+        NOCASE knows only ASCII)."""
+        wanted = title.casefold()
+        for (taken,) in self._db.execute("SELECT title FROM conversations WHERE id != ?", (but or -1,)):
+            if taken.casefold() == wanted:
+                raise StoreError(said=[("store.title_taken", {"title": taken})])
 
     def rename(self, conversation_id: int, title: str) -> None:
         """Give the conversation a name no other has (case aside): two of one name could not be
@@ -300,7 +301,9 @@ class ConversationStore:
         title = clean_title(title)
         if not title:
             raise StoreError("A conversation needs a title; type one.")
-        self.check_title_free(title, conversation_id)
+        current = self._db.execute("SELECT title FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+        if current is None or current[0].casefold() != title.casefold():  # its own name again (Enter in F2): kept
+            self.check_title_free(title, conversation_id)
         with self._db:
             self._db.execute(
                 "UPDATE conversations SET title = ? WHERE id = ?", (title, conversation_id)

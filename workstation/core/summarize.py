@@ -364,22 +364,24 @@ def _clean_summary(text: str, metrics: TurnMetrics | None = None) -> str:
     return text
 
 
-LOOP_WORDS = 8  # a run of this many words written a second time: the model is going round in circles
+LOOP_WORDS = 8  # a run of this many words written again right after itself: the model is going round in circles
 
 
 def _cut_loop(text: str) -> str:
     """``text`` up to where a small model began to repeat itself ("Top 15 High Tech Industry
     2022-2023 Top 15 List…", rows of "* * *"): what follows says nothing new and buried the
-    summary's first sentences under a page of the same words."""
+    summary's first sentences under a page of the same words. Only a stretch written again
+    at once is a loop: a phrase that comes back later ("in the first quarter of the year" in
+    three points of a list) is not."""
     words = text.split(" ")
-    seen: set[tuple[str, ...]] = set()
-    for i in range(len(words) - LOOP_WORDS + 1):
-        gram = tuple(w.casefold() for w in words[i:i + LOOP_WORDS])
-        if gram in seen:
-            return " ".join(words[:i])
-        seen.add(gram)
+    folded = [w.casefold() for w in words]
+    seen: dict[tuple[str, ...], int] = {}
+    for j in range(len(words) - LOOP_WORDS + 1):
+        gram = tuple(folded[j:j + LOOP_WORDS])
+        i = seen.setdefault(gram, j)
+        if i != j and folded[i:j] == folded[j:2 * j - i]:
+            return " ".join(words[:j])
     return text
-
 
 
 # --- chunking -------------------------------------------------------------------------------
@@ -501,7 +503,7 @@ def _totals(calls: list[TurnMetrics], chunks: list[Chunk], wall_ms: float) -> di
     }
     t["prompt_per_second"] = t["prompt_n"] / t["prompt_ms"] * 1000 if t["prompt_ms"] else 0.0
     t["predicted_per_second"] = t["predicted_n"] / t["predicted_ms"] * 1000 if t["predicted_ms"] else 0.0
-    done_tokens = sum(c.tokens for c in chunks if c.summary is not None)
+    done_tokens = sum(c.tokens for c in chunks if c.summary is not None and c.metrics is not None)  # (this run's)
     t["document_tokens_per_second"] = done_tokens / wall_ms * 1000 if wall_ms else 0.0
     return t
 

@@ -196,6 +196,8 @@ class WorkstationApp(App[None]):
         self._search = ""
         self._stop_sampling = threading.Event()
         self._quit_after_turn = False  # Ctrl+Q while a reply streams: quit once it is saved
+        self._quit_signalled = False  # a SIGTERM or SIGHUP is being acted on (``_signalled``)
+        self._asking_quit = False  # the "quit while a summary runs?" question is up
         self._turn = 0  # the chat turn now (or last) generating, counted
         self._apply_language()
 
@@ -226,7 +228,8 @@ class WorkstationApp(App[None]):
             # engine's process printed tracebacks into the terminal
             loop = asyncio.get_running_loop()
             for sig in QUIT_SIGNALS:
-                loop.add_signal_handler(sig, lambda: self.call_next(self.action_quit, False))
+                if signal.getsignal(sig) is not signal.SIG_IGN:  # (under nohup a closed terminal is no reason)
+                    loop.add_signal_handler(sig, self._signalled)
 
     async def chat_ready(self) -> None:
         """The chat screen is up: show the conversation open when the app was left (else the
@@ -269,7 +272,7 @@ class WorkstationApp(App[None]):
     async def on_unmount(self) -> None:
         if self.quit_on_signals:
             for sig in QUIT_SIGNALS:
-                asyncio.get_running_loop().remove_signal_handler(sig)
+                asyncio.get_running_loop().remove_signal_handler(sig)  # (False where none was added)
         if self._draft_timer is not None:
             self._draft_timer.stop()
         self._stop_sampling.set()
@@ -791,6 +794,13 @@ class WorkstationApp(App[None]):
             flush()
             self.post_message(EngineFailed(self.texts("error.turn_failed", what=f"{type(err).__name__}: {err}")))
 
+    def _signalled(self) -> None:
+        """SIGTERM or SIGHUP: quit as Ctrl+Q does, without asking; a second signal while the
+        reply is being kept (a logout's SIGTERM, then the terminal's SIGHUP) does not cut it."""
+        if not self._quit_signalled:
+            self._quit_signalled = True
+            self.call_next(self.action_quit, False)
+
     async def action_quit(self, ask: bool = True) -> None:
         """Quit. A reply still streaming is stopped first and kept as far as it came, as Esc
         keeps it (the end of the cancelled turn saves it, then the app exits; 5 s at most).
@@ -808,9 +818,17 @@ class WorkstationApp(App[None]):
             if not ask:
                 quit_now()
                 return
+            if self._asking_quit:  # Ctrl+Q again while asked: one question, not a stack of them
+                return
+            self._asking_quit = True
+
+            def answered(yes: bool | None) -> None:
+                self._asking_quit = False
+                quit_now(yes)
+
             t = self.texts
             self.push_screen(ConfirmDialog(t("summarize.quit_q"), t("dialog.quit"), t("dialog.cancel"),
-                                           t.yes_no_keys()), quit_now)
+                                           t.yes_no_keys()), answered)
             return
         if self.generating and self.engine is not None and not self._quit_after_turn:
             self._quit_after_turn = True

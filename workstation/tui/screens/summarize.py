@@ -283,8 +283,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
             # last: behind another screen the Markdown's blocks mount only once it shows again
             await self.query_one("#summary", Markdown).update(self.summary)
             if not done:  # the summary made before is shown again (it was gone until a restart)
-                self.notify(t("summarize.stopped_none"), timeout=8)
                 await self._bring_back()
+                self.notify(t("summarize.stopped_none_kept" if self.result is not None else "summarize.stopped_none"),
+                            timeout=8)
             return
         bar.update(total=event.total or None, progress=event.done)
         if self._cancel.is_set():
