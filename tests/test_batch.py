@@ -333,22 +333,22 @@ def test_a_stopped_run_goes_on_from_the_parts_it_finished(tmp_path: Path, smollm
 
     folder, out = tmp_path / "inbox", tmp_path / "out"
     folder.mkdir()
-    (folder / "bees.txt").write_text(honeybee_text(8), encoding="utf-8")
-    profile = make_profile(context=512, threads=1, sampling={"max_tokens": 16})
+    (folder / "bees.txt").write_text(honeybee_text(2), encoding="utf-8")
+    profile = make_profile(context=256, threads=1, sampling={"max_tokens": 8})  # short parts: a quicker test
     stop = threading.Event()
     seen: list[tuple[str, int, int]] = []
 
     def on_event(ev: BatchEvent) -> None:
         if ev.kind == "progress" and ev.progress is not None and ev.progress.stage in ("map", "kept"):
             seen.append((ev.progress.stage, ev.progress.chunks_done, ev.progress.chunks_total))
-            if ev.progress.stage == "map" and ev.progress.chunks_done >= 2:
-                stop.set()  # Ctrl-C, after two parts
+            if ev.progress.stage == "map" and ev.progress.chunks_done >= 1:
+                stop.set()  # Ctrl-C, after a part
 
     counts = run_batch(folder, out, profile, _engine_factory, on_event, cancel=stop)
     assert counts["pending"] == 1 and not (out / output_name("bees.txt")).exists()
     finished = max(done for stage, done, _ in seen if stage == "map")
     total = seen[-1][2]
-    assert 2 <= finished < total, seen
+    assert 1 <= finished < total and total >= 3, seen
     seen.clear()
     counts = run_batch(folder, out, profile, _engine_factory, on_event)
     assert counts["done"] == 1
