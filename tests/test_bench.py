@@ -149,6 +149,7 @@ def test_two_profiles_run_in_rounds_with_the_order_alternating(tiny_profile: Pat
                      "round 3/3: tiny", "round 3/3: other"], said
     for r in results:
         assert r.rounds == 3 and r.pp is not None and r.tg is not None
+        assert {rec["rounds"] for rec in r.records()} == {3}  # the JSON says so too
         assert len(r.pp.samples_ns) == len(r.tg.samples_ns) == len(r.turns) == 3
     assert [r.profile for r in results] == ["tiny", "other"]
     assert [r.model_info["type_k"] for r in results] == ["q8_0", "f16"]

@@ -1014,6 +1014,18 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
         assert str(screen.query_one("#switch-line").render()) == (
             "No turns on B yet since you switched to it. "
             "Before the switch, A: median 22.5 tok/s, TTFT 225 ms over 2 turns.")
+        # the profile before is named as the loaded one is, in the UI's language (name_tr in
+        # Turkish); by the name its turn saved where its file is gone
+        from workstation.core.metrics import ProfileRun
+
+        (profiles / "a.yaml").write_text((profiles / "a.yaml").read_text(encoding="utf-8") + "name_tr: Ofis A\n",
+                                         encoding="utf-8")
+        app.texts = Texts("tr")
+        screen.relabel()
+        assert screen._title(ProfileRun("a", "A", [])) == "Ofis A"
+        assert screen._title(ProfileRun(str(tmp_path / "gone.yaml"), "Gone", [])) == "Gone"
+        app.texts = Texts("en")
+        screen.relabel()
         # a conversation on one profile: no line
         await app.action_new_conversation()
         screen.refresh_view()

@@ -152,6 +152,7 @@ class ProfileBench:
             "draft_n": self.draft_n,
             "draft_n_accepted": self.draft_n_accepted,
             "acceptance": round(self.acceptance, 4) if self.acceptance is not None else None,
+            "rounds": self.rounds,  # > 1: its repetitions ran in rounds with other profiles (bench_profiles)
         }
         for name, stat, n_prompt, n_gen in (
             ("pp", self.pp, self.pp.n_tokens if self.pp else 0, 0),

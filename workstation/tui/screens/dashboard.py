@@ -12,7 +12,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Header, Label, ProgressBar, Sparkline, Static
 
+from workstation.core.errors import WorkstationError
+from workstation.core.metrics import ProfileRun
 from workstation.core.planner import human_bytes
+from workstation.core.profiles import load_profile
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.screen_footer import ScreenFooter
 from workstation.tui.widgets.status_bar import StatusBar
@@ -73,6 +76,7 @@ class DashboardScreen(AppScreen, Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._texts: dict[str, str] = {}  # what each line shows (``_put``)
+        self._titles: dict[str, str] = {}  # a profile's name in the UI's language, by its ref (``_title``)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -109,7 +113,18 @@ class DashboardScreen(AppScreen, Screen[None]):
             self.refresh_view()
 
     def relabel(self) -> None:
+        self._titles.clear()  # (another language)
         self.refresh_view()
+
+    def _title(self, run: ProfileRun) -> str:
+        """A profile's name in the UI's language, as the loaded one's is said (name_tr in
+        Turkish); the name the turn saved where its file cannot be read now. Read once."""
+        if run.ref not in self._titles:
+            try:
+                self._titles[run.ref] = load_profile(run.ref).title(self.wapp.texts.lang)
+            except WorkstationError:
+                self._titles[run.ref] = run.name
+        return self._titles[run.ref]
 
     def set_status(self, text: str) -> None:
         for bar in self.query(StatusBar):
@@ -149,7 +164,7 @@ class DashboardScreen(AppScreen, Screen[None]):
         if before is not None:
             now_name = app.profile.title(t.lang) if app.profile else run.name
             n_before = len(before.turns)
-            earlier = t("dash.before_one" if n_before == 1 else "dash.before", name=before.name, n=n_before,
+            earlier = t("dash.before_one" if n_before == 1 else "dash.before", name=self._title(before), n=n_before,
                         tps=t.number(f"{before.median('predicted_per_second'):.1f}"),
                         ttft=t.number(f"{before.median('ttft_ms'):,.0f}"))
             n_now = len(run.turns)
