@@ -224,6 +224,7 @@ def _conversation(name: str, new: bool = False) -> _Conversation:
              or [c for c in titles if c.title.casefold() == name.casefold()])
     if found:
         return _Conversation(store, found[0].id, found[0].title)
+
     def numbered(title: str) -> bool:  # report-2 beside report-1, monday2 beside monday: a series, no typo
         return re.sub(r"[\s_-]*\d+", "", title.casefold()) == re.sub(r"[\s_-]*\d+", "", name.casefold())
 
