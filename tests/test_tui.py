@@ -209,7 +209,8 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         await _choose_profile(pilot, app, "broken")
         await until(pilot, lambda: app.loading is None and app.engine is not None)
         assert app.profile.key == "b"
-        assert any("could not be loaded" in n.message for n in app._notifications)
+        said = next(n.message for n in app._notifications if "could not be loaded" in n.message)
+        assert "F4 shows the models on this PC" in said and "models list" not in said  # keys, not a command
 
         # export to Markdown through the dialog: a folder that is not there is said (a typo is
         # not made into a folder), then one that is

@@ -51,9 +51,10 @@ class Texts:
     def error(self, err: BaseException) -> str:
         """An error's sentence in the current language: a ``WorkstationError`` raised with
         phrases (``said=``) is translated where this language has them, anything else is
-        ``str(err)``."""
+        ``str(err)``. A phrase may have an in-app wording (``in_app.<key>``: "press F4" where
+        the command line's says "run './run.sh models list'"), used here first."""
         said = getattr(err, "said", None)
-        return say(said, self.get) if said else str(err)
+        return say(said, lambda key: self.get(f"in_app.{key}") or self.get(key)) if said else str(err)
 
     def number(self, text: str) -> str:
         """A number written the English way (``f"{n:,}"``, ``f"{x:.1f}"``) as this language
