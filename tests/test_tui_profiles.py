@@ -462,23 +462,27 @@ async def test_a_long_conversation_title_ends_with_an_ellipsis_and_gets_room_on_
     assert len(shown[120]) > len(shown[80]), shown
 
 
-@pytest.mark.parametrize("pasted", ["'{path}'", '"{path}"', "file://{url}", "  {path}\n"])
+@pytest.mark.parametrize("pasted", ["'{path}'", '"{path}"', "file://{url}", "  {path}\n", "{shell}", "{escaped}"])
 async def test_a_path_pasted_from_a_file_manager_opens_the_document(folder: Path, tmp_path: Path, pasted: str) -> None:
     """A path copied from a file manager arrives in quotes when it has spaces, or as a file://
-    address; both were read as a name in the folder shown ("There is no '/tmp/…/'/tmp/…''")."""
+    address; both were read as a name in the folder shown ("There is no '/tmp/…/'/tmp/…''").
+    A terminal's drag and drop writes it as a shell would: quoted, or with backslashes."""
+    import re
+    import shlex
     from urllib.parse import quote
 
     from textual.widgets import Input
 
     from workstation.tui.screens.file_picker import FilePicker
 
-    doc = tmp_path / "Q3 sales report (board copy) ğ.txt"
+    doc = tmp_path / "Q3 sales report (John's copy) ğ.txt"
     doc.write_text("Sales rose by a tenth in the third quarter.", encoding="utf-8")
     app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("ctrl+o")
         await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(Input)))
-        app.screen.query_one(Input).value = pasted.format(path=doc, url=quote(str(doc)))
+        app.screen.query_one(Input).value = pasted.format(
+            path=doc, url=quote(str(doc)), shell=shlex.quote(str(doc)), escaped=re.sub(r"([ ()'])", r"\\\1", str(doc)))
         app.screen.query_one(Input).focus()
         await pilot.press("enter")
         await until(pilot, lambda: app.pending_document is not None)

@@ -46,13 +46,29 @@ def cache_dir() -> Path:
     return path
 
 
+def _shell_words(text: str) -> list[str]:
+    """``text`` split as a POSIX shell would; [] where it is no shell's words (an apostrophe
+    in a name between quotes that do not escape it: the quotes are stripped as before)."""
+    import shlex
+
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return []
+
+
 def typed_path(text: str | os.PathLike[str]) -> Path:
     """A path a person typed or set, ``~`` and ``~user`` expanded where they can be; as typed
     where not (``~nobody/x`` raised RuntimeError: the caller's "not found" says it instead).
     A path pasted from a file manager is taken as it meant: in quotes ('/a/b c.pdf', as
-    GNOME's and KDE's copy a name with spaces) or as a ``file://`` address."""
+    GNOME's and KDE's copy a name with spaces), as a shell writes it (``'John'\\''s notes.pdf'``,
+    ``Q3\\ report.pdf``: a terminal's drag and drop) or as a ``file://`` address."""
     if isinstance(text, str):
         text = text.strip()
+        if os.name != "nt" and (text[:1] in "'\"" or "\\" in text):  # (a backslash is Windows' separator)
+            words = _shell_words(text)
+            if len(words) == 1:
+                text = words[0]
         if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
             text = text[1:-1]
         if text.startswith("file://"):
