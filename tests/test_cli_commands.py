@@ -126,6 +126,26 @@ def test_ctrl_c_in_chat_keeps_what_arrived(tmp_path: Path, smollm2_path: Path) -
     assert len(out.split()) >= 4
 
 
+def test_ctrl_c_while_a_model_loads_stops_once_it_is_loaded(smollm2_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C in the middle of loading (a callback from llama.cpp: its progress, its log) was
+    raised inside the callback, where ctypes printed "Exception ignored … KeyboardInterrupt"
+    with a traceback and dropped it, and the command went on to answer."""
+    from workstation.core.runtime import LoadedModel, RuntimeSettings
+
+    pressed: list[float] = []
+
+    def progress(value: float) -> None:
+        if not pressed and 0 < value < 1:
+            pressed.append(value)
+            signal.raise_signal(signal.SIGINT)  # as a person's Ctrl-C, during the load
+
+    with pytest.raises(KeyboardInterrupt):
+        LoadedModel(smollm2_path, RuntimeSettings(n_ctx=256), progress=progress)
+    assert pressed, "the load never reported progress"
+    assert "Exception ignored" not in capfd.readouterr().err
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C works as before
+
+
 def test_ctrl_c_in_summarize_writes_a_whole_partial_summary(tmp_path: Path, smollm2_path: Path) -> None:
     prof = _profile_file(tmp_path, max_tokens=24, context=512)
     doc = tmp_path / "bees.txt"

@@ -73,13 +73,15 @@ def _starts_the_tui(parser: argparse.ArgumentParser, argv: list[str]) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    if _starts_the_tui(parser, argv):
-        argv = ["tui", *argv]
-    args = parser.parse_args(argv)
-    if args.command is None:
-        args = parser.parse_args(["tui", *argv])
     try:
+        # (inside: Ctrl-C while the commands' modules are still being imported, just after
+        # Enter, printed a traceback from whichever import it fell in)
+        parser = build_parser()
+        if _starts_the_tui(parser, argv):
+            argv = ["tui", *argv]
+        args = parser.parse_args(argv)
+        if args.command is None:
+            args = parser.parse_args(["tui", *argv])
         return int(args.func(args) or 0)
     except WorkstationError as err:
         print(f"workstation: {err}", file=sys.stderr)

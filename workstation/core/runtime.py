@@ -13,8 +13,10 @@ import collections
 import ctypes
 import os
 import re
+import signal
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +53,33 @@ def _log_callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
 
 
 llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
+
+
+@contextmanager
+def _ctrl_c_after_the_call() -> Iterator[None]:
+    """Ctrl-C during a long llama.cpp call that logs (loading a model) is acted on once the
+    call returns. Python raised it inside the log callback, where ctypes can only print it
+    ("Exception ignored on calling ctypes callback function", a traceback) and drop it: the
+    command then went on as if no key had been pressed. Main thread only (signals are
+    delivered there); elsewhere a plain call."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pressed: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum))
+    except ValueError:  # not in the main interpreter
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        if callable(previous):
+            previous(signal.SIGINT, None)
+        elif previous == signal.SIG_DFL:
+            raise KeyboardInterrupt
 
 
 def log_mark() -> int:
@@ -157,7 +186,8 @@ class LoadedModel:
             self._progress_cb = llama_cpp.llama_progress_callback(_progress)
             mparams.progress_callback = self._progress_cb
         try:
-            self.model = internals.LlamaModel(path_model=str(path), params=mparams, verbose=True)
+            with _ctrl_c_after_the_call():
+                self.model = internals.LlamaModel(path_model=str(path), params=mparams, verbose=True)
         except ValueError:
             why = last_log_error()
             raise ModelFileError(
@@ -187,7 +217,15 @@ class LoadedModel:
         cparams.no_perf = False  # llama.cpp's own counters: the reference our rates are tested against
         with _log_lock:
             log_mark = _log_count[0]
-        ctx = llama_cpp.llama_init_from_model(self.model.model, cparams)
+        ctx = None
+        try:
+            with _ctrl_c_after_the_call():
+                ctx = llama_cpp.llama_init_from_model(self.model.model, cparams)
+        except BaseException:
+            if ctx is not None:
+                llama_cpp.llama_free(ctx)
+            self.model.close()
+            raise
         with _log_lock:
             new_lines = min(_log_count[0] - log_mark, len(LLAMA_LOG))
             self.context_log = list(LLAMA_LOG)[len(LLAMA_LOG) - new_lines :]
