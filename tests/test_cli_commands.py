@@ -423,6 +423,25 @@ def test_an_output_file_that_would_lose_work_is_refused_before_the_model_loads(
     assert not (tmp_path / "reports").exists() and not (tmp_path / "reports-charts").exists()
 
 
+def test_an_output_named_through_a_link_or_a_pipe_is_written_through_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`-o link.md` replaced the link with a plain file (the file it names kept the old text),
+    and `-o` a pipe or a device (/dev/stdout, /dev/full as root) replaced it with a file."""
+    real, link, pipe = tmp_path / "real.md", tmp_path / "link.md", tmp_path / "pipe.md"
+    real.write_text("old\n", encoding="utf-8")
+    link.symlink_to(real.name)
+    os.mkfifo(pipe)
+    assert main(["size", "office-20", "-o", str(link)]) == 0
+    assert link.is_symlink() and real.read_text(encoding="utf-8").startswith("# Sizing: Office of 20")
+    read: list[bytes] = []
+    reader = threading.Thread(target=lambda: read.append(pipe.read_bytes()))
+    reader.start()
+    assert main(["size", "office-20", "-o", str(pipe)]) == 0
+    reader.join(timeout=30)
+    assert read and read[0].startswith(b"# Sizing: Office of 20") and pipe.is_fifo()
+    capsys.readouterr()
+
+
 def test_chat_c_goes_on_with_the_conversations_own_profile(
         smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`chat -c NAME` without -p ran a saved conversation on the default profile, unsaid (a desk

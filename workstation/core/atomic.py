@@ -59,9 +59,19 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 def write_named_file(path: Path, data: str | bytes, error: type[WorkstationError]) -> None:
     """Write a file a person named (an export, ``-o``), atomically, into a folder that exists:
-    a typo in a folder's name is said, not made. ``error`` with one sentence when it cannot."""
+    a typo in a folder's name is said, not made. ``error`` with one sentence when it cannot.
+
+    A link is written through, to its file (it was replaced by a plain file, and the file it
+    named kept the old text). A device or a pipe (``-o /dev/stdout``, a FIFO) is written to as
+    it is: replacing it made /dev/full, as root, a plain file."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    target = Path(os.path.realpath(path))
     try:
-        write_bytes_atomic(path, data.encode("utf-8") if isinstance(data, str) else data, make_folders=False)
+        if target.exists() and not target.is_file() and not target.is_dir():
+            with open(target, "wb") as out:  # (a folder: write_bytes_atomic says it is one)
+                out.write(raw)
+        else:
+            write_bytes_atomic(target, raw, make_folders=False)
     except OSError as err:
         raise error(said=cannot_write(path, err)) from None
 
