@@ -442,6 +442,21 @@ def test_an_output_named_through_a_link_or_a_pipe_is_written_through_it(
     capsys.readouterr()
 
 
+def test_a_data_folder_that_cannot_be_one_is_said_in_a_sentence(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """WORKSTATION_DATA naming a file said "unexpected error: FileExistsError: [Errno 17]…"."""
+    taken = tmp_path / "notes.txt"
+    taken.write_text("mine\n", encoding="utf-8")
+    for data, why in ((taken, f"{taken} is a file, not a folder"), (taken / "sub", f"{taken} is a file, not a folder"),
+                      (Path("/proc/workstation-data"), "the folder /proc does not take new files")):
+        monkeypatch.setenv("WORKSTATION_DATA", str(data))
+        assert main(["conversations"]) == 1
+        err = capsys.readouterr().err
+        assert err == f"workstation: The data folder {data}, where conversations and measurements are kept, " \
+                      f"cannot be used: {why}; set WORKSTATION_DATA to a folder you can write in.\n"
+    assert taken.read_text(encoding="utf-8") == "mine\n"
+
+
 def test_chat_c_goes_on_with_the_conversations_own_profile(
         smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`chat -c NAME` without -p ran a saved conversation on the default profile, unsaid (a desk

@@ -27,8 +27,16 @@ def data_dir() -> Path:
     content hold what people wrote. The default folder is made so again if it was looser; a
     folder named by WORKSTATION_DATA keeps the mode its owner gave it."""
     chosen = os.environ.get("WORKSTATION_DATA")
-    path = Path(chosen or user_data_dir("workstation", appauthor=False))
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = typed_path(chosen) if chosen else Path(user_data_dir("workstation", appauthor=False))
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as err:  # a file of that name, /proc/…, no permission: one sentence, not FileExistsError
+        from workstation.core.atomic import write_problem
+        from workstation.core.errors import WorkstationError
+
+        why = (("file.not_a_folder", {"folder": str(path)}) if path.exists() and not path.is_dir()
+               else write_problem(path, err))
+        raise WorkstationError(said=[("data.unusable", {"path": str(path), "why": why})]) from None
     if not chosen:
         try:
             if path.stat().st_mode & 0o077:

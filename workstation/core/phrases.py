@@ -71,6 +71,8 @@ ENGLISH: dict[str, str] = {
     "miss.docs": "{docs} documents per night < {goal}",
     "miss.and": "; ",
     # a file a person named cannot be written (atomic.cannot_write: an export, -o)
+    "data.unusable": "The data folder {path}, where conversations and measurements are kept, cannot be used: {why}; "
+                     "set WORKSTATION_DATA to a folder you can write in.",
     "file.cannot_write": "Cannot write {path}: {why}.",
     "file.not_a_folder": "{folder} is a file, not a folder",
     "file.no_folder": "the folder {folder} does not exist",
