@@ -1364,18 +1364,19 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert said[:2] == [(m["role"], m["content"]) for m in follow_up] and said[2] == ("user", "Who?")
 
 
-@pytest.mark.parametrize("how", ["ctrl+q", "SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize("how", ["ctrl+q", "SIGTERM", "SIGHUP", "SIGINT"])
 async def test_quitting_mid_reply_keeps_the_reply_so_far(
     profiles: Path, tmp_path: Path, how: str, request: pytest.FixtureRequest
 ) -> None:
     """Ctrl+Q while a reply streams stops it and saves what arrived, as Esc does (it was thrown
     away, although the palette says quitting saves the conversations). So do SIGTERM (`kill`,
     a logout) and SIGHUP (the terminal window closed): they killed the app, the reply on screen
-    was lost, and the engine's process printed tracebacks into the terminal."""
+    was lost, and the engine's process printed tracebacks into the terminal. SIGINT (`kill
+    -INT`; the Ctrl+C key is read as a key) ended it with the reply lost."""
     import os
     import signal
 
-    for sig in (signal.SIGTERM, signal.SIGHUP):  # should the app not catch it, pytest lives on
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # should the app not catch it, pytest lives on
         previous = signal.signal(sig, lambda *_: None)
         request.addfinalizer(lambda sig=sig, previous=previous: signal.signal(sig, previous))
     db = tmp_path / "c.db"
@@ -1400,6 +1401,62 @@ async def test_quitting_mid_reply_keeps_the_reply_so_far(
     assert [m.role for m in messages] == ["user", "assistant"]
     assert len(messages[1].content.split()) >= 3
     assert (messages[1].metrics or {}).get("stop_reason") == "cancelled"
+
+
+def test_closing_the_terminal_mid_reply_ends_the_app_and_keeps_the_reply(profiles: Path, tmp_path: Path) -> None:
+    """The terminal window closed while a reply streamed: Textual's output thread died writing
+    to it, and the app then hung in a write for good, model and all (`kill -TERM` did nothing).
+    A real terminal (a pty), closed as a window closes it: its SIGHUP, then SIGCONT."""
+    import os
+    import pty
+    import select
+    import signal
+    import sys
+    import time
+
+    db = tmp_path / "data"
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the app, with the pty as its controlling terminal
+        os.environ.update(WORKSTATION_DATA=str(db), TERM="xterm-256color", COLUMNS="100", LINES="30")
+        os.execv(str(Path(sys.executable).parent / "workstation"),
+                 ["workstation", "tui", "-p", "b", "--lang", "en"])
+    seen = b""
+
+    def read_until(word: bytes, limit_s: float) -> None:
+        nonlocal seen
+        deadline = time.monotonic() + limit_s
+        while word not in seen:
+            assert time.monotonic() < deadline, f"never saw {word!r}"
+            if select.select([fd], [], [], 0.2)[0]:
+                seen += os.read(fd, 65536)
+
+    try:
+        read_until(b"ready", 120)
+        seen = b""
+        os.write(fd, b"Write a long story about a stapler.\r")
+        read_until(b"generating", 60)
+        for _ in range(20):  # the reply streams for a while
+            if select.select([fd], [], [], 0.1)[0]:
+                os.read(fd, 65536)
+        os.close(fd)  # the window closes: the kernel hangs the terminal up
+        os.kill(pid, signal.SIGCONT)
+        deadline = time.monotonic() + 25  # (the app's own last resort ends it after 30 s)
+        while os.waitpid(pid, os.WNOHANG) == (0, 0):
+            assert time.monotonic() < deadline, "the app still runs after its terminal closed"
+            time.sleep(0.2)
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+    store = ConversationStore(db / "conversations.sqlite3")
+    try:
+        conv = store.list()[0]
+        messages = store.messages(conv.id)
+    finally:
+        store.close()
+    assert [m.role for m in messages] == ["user", "assistant"] and messages[1].content.strip()
 
 
 async def test_a_summary_goes_on_behind_the_chat_until_stopped(

@@ -17,12 +17,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+EXIT_DEADLINE_S = 30.0  # after a SIGTERM or a closed terminal; keeping a reply takes 5 s at most
+
+
 def run(args: argparse.Namespace) -> int:
     from workstation.tui.app import WorkstationApp
 
     if not 1 <= args.port <= 65535:
         raise SystemExit(f"workstation: --port is {args.port}; allowed values are 1 to 65535.")
     app = WorkstationApp(profile_ref(args), language=args.lang, start_engine=not args.no_load, api_port=args.port,
-                         quit_on_signals=True)
+                         quit_on_signals=True, exit_deadline_s=EXIT_DEADLINE_S)
     app.run()
     return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
+import os
 import re
 import signal
 import threading
@@ -73,7 +74,8 @@ from workstation.tui.widgets.message_view import MessageView
 
 MAX_DOCUMENT_CHARS = 200_000
 SAMPLE_EVERY_S = 1.0  # CPU, RAM and GPU readings for the dashboard
-QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # quit as Ctrl+Q does (``quit_on_signals``)
+# quit as Ctrl+Q does (``quit_on_signals``); SIGINT comes from `kill -INT` only (Ctrl+C is read as a key)
+QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
 def _preflight(profile: Profile) -> None:
@@ -122,12 +124,17 @@ class WorkstationApp(App[None]):
         fit_check: Callable[[Profile, Texts], str | None] = integrations.fit_verdict,
         api_port: int = 8088,
         quit_on_signals: bool = False,
+        exit_deadline_s: float | None = None,
     ) -> None:
         """``quit_on_signals``: SIGTERM (a logout, ``kill``) and SIGHUP (the terminal closed)
         quit as Ctrl+Q does, keeping a reply being written (``workstation tui`` sets it; tests
-        running the app in pytest's process leave those signals alone)."""
+        running the app in pytest's process leave those signals alone). ``exit_deadline_s``:
+        the process ends this long after such a signal, however far the quitting came."""
         super().__init__()
         self.quit_on_signals = quit_on_signals
+        self.exit_deadline_s = exit_deadline_s
+        self._exit_deadline: threading.Timer | None = None
+        self._signals_before: dict[int, Any] = {}
         # Start multiprocessing's resource tracker now: once the app runs, sys.stderr is
         # Textual's capture (fileno -1) and spawning the tracker then fails.
         if quit_on_signals:  # the tracker outlives a closed terminal's hang-up, as the engine's process does
@@ -225,11 +232,13 @@ class WorkstationApp(App[None]):
             self._sample_loop()
         if self.quit_on_signals:
             # by default both killed the app mid-reply: the reply on screen was lost, and the
-            # engine's process printed tracebacks into the terminal
+            # engine's process printed tracebacks into the terminal. A handler of Python's, not
+            # the loop's: with the terminal closed mid-reply the loop never ran again (below)
             loop = asyncio.get_running_loop()
             for sig in QUIT_SIGNALS:
                 if signal.getsignal(sig) is not signal.SIG_IGN:  # (under nohup a closed terminal is no reason)
-                    loop.add_signal_handler(sig, self._signalled)
+                    self._signals_before[sig] = signal.signal(
+                        sig, lambda signum, _frame, loop=loop: self._on_quit_signal(signum, loop))
 
     async def chat_ready(self) -> None:
         """The chat screen is up: show the conversation open when the app was left (else the
@@ -271,8 +280,9 @@ class WorkstationApp(App[None]):
 
     async def on_unmount(self) -> None:
         if self.quit_on_signals:
-            for sig in QUIT_SIGNALS:
-                asyncio.get_running_loop().remove_signal_handler(sig)  # (False where none was added)
+            for sig, before in self._signals_before.items():
+                signal.signal(sig, before)
+            self._signals_before.clear()
         if self._draft_timer is not None:
             self._draft_timer.stop()
         self._stop_sampling.set()
@@ -793,6 +803,51 @@ class WorkstationApp(App[None]):
         except Exception as err:  # noqa: BLE001 - a sentence in the app, never a traceback
             flush()
             self.post_message(EngineFailed(self.texts("error.turn_failed", what=f"{type(err).__name__}: {err}")))
+
+    def _on_quit_signal(self, signum: int, loop: asyncio.AbstractEventLoop) -> None:
+        """SIGTERM, SIGHUP or SIGINT, in the main thread wherever it was (Python's handler, not
+        the loop's: the loop may never run again, below). Once the terminal is gone (SIGHUP, or
+        Textual's output thread died writing to it) nothing is drawn any more: that thread's
+        queue of 30 writes filled, and mid-reply the app stopped for good inside a write, and
+        stayed, model and all, until killed with -9."""
+        if self._exit_deadline is None:
+            self._watch_the_terminal(gone=signum == signal.SIGHUP)
+            if self.exit_deadline_s is not None:  # whatever else may hang: the process ends, its memory freed
+                self._exit_deadline = threading.Timer(self.exit_deadline_s, os._exit, (128 + signum,))
+                self._exit_deadline.daemon = True
+                self._exit_deadline.start()
+        loop.call_soon_threadsafe(self._signalled)
+
+    def _watch_the_terminal(self, gone: bool) -> None:
+        """From a thread (this may run while the main thread holds a queue's lock): once the
+        terminal is ``gone`` or Textual's output thread has died, the driver writes nothing and
+        does not take the terminal again (a closed terminal's SIGCONT made it start a new output
+        thread, which died as the first), and the queues of writes not written are emptied (a
+        write waiting for room in one goes on)."""
+        driver = self._driver
+        if driver is None or not hasattr(driver, "_writer_thread"):  # (not a terminal's driver: tests)
+            return
+
+        def watch() -> None:
+            seen: list[Any] = []
+            while not gone:
+                writer = driver._writer_thread
+                if writer is not None and not writer.is_alive():
+                    break
+                time.sleep(0.1)
+            driver.write = lambda _data: None  # type: ignore[method-assign]
+            driver.start_application_mode = lambda: None  # type: ignore[method-assign]
+            for _ in range(40):
+                if driver._writer_thread is not None and driver._writer_thread not in seen:
+                    seen.append(driver._writer_thread)
+                for writer in seen:
+                    queue = writer._queue
+                    with queue.mutex:
+                        queue.queue.clear()
+                        queue.not_full.notify_all()
+                time.sleep(0.05)
+
+        threading.Thread(target=watch, name="terminal-watch", daemon=True).start()
 
     def _signalled(self) -> None:
         """SIGTERM or SIGHUP: quit as Ctrl+Q does, without asking; a second signal while the
