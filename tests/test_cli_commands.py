@@ -126,6 +126,23 @@ def test_ctrl_c_in_chat_keeps_what_arrived(tmp_path: Path, smollm2_path: Path) -
     assert len(out.split()) >= 4
 
 
+def test_a_profile_that_cannot_fit_is_not_loaded(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], smollm2_path: Path) -> None:
+    """`profiles check` said "does not fit" and `chat` loaded it anyway: a 1M-token context
+    took all of a 23 GB machine's memory (peak 23.8 GB) to answer "hi"."""
+    from workstation.core.planner import plan_for_profile
+    from workstation.core.profiles import load_profile
+
+    prof = _profile_file(tmp_path, max_tokens=2, context=1_048_576)
+    plan = plan_for_profile(load_profile(str(prof)))
+    if plan.cpu_bytes <= plan.ram_available:
+        pytest.skip(f"this machine has room for a 1M-token context ({plan.ram_available / 2**30:.0f} GB free)")
+    assert main(["chat", "-p", str(prof), "hi"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("workstation: The profile ") and "was not loaded; it does not fit: needs" in err, err
+    assert err.count("\n") == 1 and "loading" not in err.lower()
+
+
 def test_ctrl_c_while_a_model_loads_stops_once_it_is_loaded(smollm2_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """Ctrl-C in the middle of loading (a callback from llama.cpp: its progress, its log) was
     raised inside the callback, where ctypes printed "Exception ignored … KeyboardInterrupt"

@@ -35,6 +35,7 @@ ENGLISH: dict[str, str] = {
     "fit.where_one": "GPU",
     "fit.where_many": "{n} GPUs",
     "fit.draft_too_big": "does not fit with its draft model: ",
+    "fit.refused": "The profile {profile} was not loaded; it {verdict}.",
     "fit.draft_pair": "; with its draft model {on_gpu}{ram} GB in RAM",
     "fit.draft_on_gpu": "{gpu} GB on the GPU and ",
     # the sizing headline (sizing.SizingResult.headline)

@@ -556,15 +556,29 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
     return result
 
 
-def resolve_gpu_layers(profile: Profile) -> int:
+def resolve_gpu_layers(profile: Profile, result: MemoryPlan | None = None) -> int:
     """``gpu_layers`` as a number: explicit values pass, ``all`` is every layer, ``auto`` asks the
-    plan (0 when there is no GPU)."""
+    plan (``result``, made where not given; 0 when there is no GPU)."""
     gl = profile.gpu_layers
     if isinstance(gl, int):
         return gl
     if gl == "all":
         return 999
-    return plan_for_profile(profile).gpu_layers
+    return (result or plan_for_profile(profile)).gpu_layers
+
+
+def gpu_layers_for_load(profile: Profile) -> int:
+    """``resolve_gpu_layers`` for loading the profile now: EngineError, before anything is
+    loaded, where its memory plan needs more than all the memory free (``profiles check`` and
+    ``fit`` said "does not fit", and chat loaded it anyway: a 1M-token context took all of a
+    23 GB machine). The plan's reserve for the system is not counted here: a close fit loads,
+    as it did; too many GPU layers are left to llama.cpp (a CUDA build says so itself)."""
+    from workstation.core.errors import EngineError
+
+    result = plan_for_profile(profile)
+    if not result.fits and result.cpu_bytes > result.ram_available:
+        raise EngineError(said=[("fit.refused", {"profile": profile.name, "verdict": result.verdict_phrases})])
+    return resolve_gpu_layers(profile, result)
 
 
 def effective_settings(profile: Profile) -> dict[str, Any]:
@@ -604,6 +618,7 @@ __all__ = [
     "kv_cells",
     "plan",
     "plan_for_profile",
+    "gpu_layers_for_load",
     "row_bytes",
 ]
 

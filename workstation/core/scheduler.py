@@ -69,7 +69,7 @@ from workstation.core.kv_state import (
     write_sequence,
 )
 from workstation.core.metrics import TurnMetrics
-from workstation.core.planner import resolve_gpu_layers
+from workstation.core.planner import gpu_layers_for_load
 from workstation.core.profiles import KV_CACHE_TYPES, Constraints, Profile, Sampling
 from workstation.core.reasoning import CLOSE, OPEN, ThinkingSplitter, opens_thinking
 from workstation.core.runtime import Batch, DecodeAborted, LoadedModel, RuntimeSettings
@@ -215,7 +215,7 @@ class Scheduler:
         self.n_parallel = n_parallel
         self.max_queue = max(0, max_queue)
         self.slot_ctx = slot_context or profile.context
-        self.gpu_layers = resolve_gpu_layers(profile)
+        self.gpu_layers = gpu_layers_for_load(profile)
         self.settings = RuntimeSettings(
             n_ctx=self.slot_ctx * n_parallel,
             n_gpu_layers=self.gpu_layers,
