@@ -153,9 +153,25 @@ def test_temperature_path_produces_text(mode: str, engines: dict[str, Engine]) -
     assert m.kv_used == len(eng.tokens)
 
 
-def test_gemma_draft_for_smollm2_is_refused(smollm2_path: Path, gemma_path: Path) -> None:
-    with pytest.raises(ModelFileError, match=r"different vocabulary \(49152 vs 262144 tokens\)"):
-        Engine(make_profile(model=smollm2_path, speculative={"mode": "draft", "draft_model": str(gemma_path)}))
+def test_gemma_draft_for_smollm2_is_refused_by_profiles_check_as_by_loading(
+        smollm2_path: Path, gemma_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`profiles check` said "ready: yes" to a draft that loading refuses; and the sizes were
+    written the other way round (gemma "uses a different vocabulary (49152 vs 262144 tokens)")."""
+    import yaml
+
+    from workstation.cli import main
+
+    profile = make_profile(model=smollm2_path, speculative={"mode": "draft", "draft_model": str(gemma_path)})
+    why = (f"The draft model {gemma_path.name} uses a different vocabulary (262,144 tokens, where the model it "
+           f"drafts for has 49,152), so it cannot draft for {smollm2_path.name}.")
+    with pytest.raises(ModelFileError) as refused:
+        Engine(profile)
+    assert str(refused.value) == why
+    data = profile.to_dict()
+    data.pop("source", None)
+    (tmp_path / "pair.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert main(["profiles", "check", "-p", str(tmp_path / "pair.yaml")]) == 1
+    assert f"ready            no: {why}" in capsys.readouterr().out
 
 
 # --- pure parts --------------------------------------------------------------------------------

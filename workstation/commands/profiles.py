@@ -127,6 +127,8 @@ def _readiness(eff: dict[str, Any]) -> tuple[str, str | None]:
     spec = eff.get("speculative") or {}
     if spec.get("draft_model_path") and not spec.get("draft_model_installed"):  # names the draft file
         return "draft model not installed", str(missing_model_error(Path(str(spec["draft_model_path"]))))
+    if spec.get("draft_problem"):
+        return "draft model cannot draft", str(spec["draft_problem"])
     plan = eff.get("plan") or {}
     if plan and not plan.get("fits"):
         return "does not fit", str(plan.get("verdict"))

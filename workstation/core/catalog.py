@@ -503,7 +503,7 @@ def draft_token_difference(target: list[bytes], draft: list[bytes]) -> str | Non
     """llama.cpp's draft rule over two vocabularies' token texts (completes "X uses ..."), or
     None when the draft's token ids mean the same text as the target's."""
     if abs(len(target) - len(draft)) > DRAFT_VOCAB_MAX_SIZE_DIFFERENCE:
-        return f"a different vocabulary ({len(target)} vs {len(draft)} tokens)"
+        return _draft_sizes(len(draft), len(target))
     for i in range(DRAFT_VOCAB_CHECK_START_TOKEN_ID, min(len(target), len(draft))):
         if target[i] != draft[i]:
             shown = draft[i].decode("utf-8", "replace")[:20]
@@ -517,12 +517,32 @@ def draft_vocabulary_difference(target: ModelInfo, draft: ModelInfo) -> str | No
     if vocabulary_difference(target, draft) is None:
         return None
     if abs(int(target.n_vocab) - int(draft.n_vocab)) > DRAFT_VOCAB_MAX_SIZE_DIFFERENCE:
-        return f"a different vocabulary ({target.n_vocab} vs {draft.n_vocab} tokens)"
+        return _draft_sizes(int(draft.n_vocab), int(target.n_vocab))
     if target.tokenizer_model != draft.tokenizer_model:
         return f"a different tokenizer ({draft.tokenizer_model} vs {target.tokenizer_model})"
     from workstation.core.gguf_check import token_texts
 
     return draft_token_difference(token_texts(Path(target.path)), token_texts(Path(draft.path)))
+
+
+def _draft_sizes(draft: int, target: int) -> str:
+    """(they were written target first, in a sentence about the draft: "gemma … uses a different
+    vocabulary (49152 vs 262144 tokens)", where gemma has 262,144)"""
+    return f"a different vocabulary ({draft:,} tokens, where the model it drafts for has {target:,})"
+
+
+def draft_problem(target_path: Path, draft_path: Path, context: int) -> str | None:
+    """Why the model at ``draft_path`` cannot draft for the one at ``target_path`` at ``context``
+    tokens per request, in one sentence; None where it can. Both GGUF headers are read, no
+    weights: ``profiles check`` says it as loading would (it said "ready: yes")."""
+    info_t, info_d = read_model_info(target_path), read_model_info(draft_path)
+    why = draft_vocabulary_difference(info_t, info_d)
+    if why:
+        return f"The draft model {draft_path.name} uses {why}, so it cannot draft for {target_path.name}."
+    if 0 < info_d.context_length < context:
+        return (f"The draft model {draft_path.name} was trained for {info_d.context_length} tokens of "
+                f"context but this profile uses {context}; lower the context or pick another draft model.")
+    return None
 
 
 # --- installed models -------------------------------------------------------------------------

@@ -596,6 +596,10 @@ def effective_settings(profile: Profile) -> dict[str, Any]:
         draft = resolve_model_path(profile.speculative.draft_model)
         data["speculative"]["draft_model_path"] = str(draft)
         data["speculative"]["draft_model_installed"] = draft.exists()
+        if path.is_file() and draft.is_file():
+            from workstation.core.catalog import draft_problem
+
+            data["speculative"]["draft_problem"] = draft_problem(path, draft, profile.context)
     if path.exists():
         data["gpu_layers"] = resolve_gpu_layers(profile)
         data["plan"] = plan_for_profile(profile).to_dict()

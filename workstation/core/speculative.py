@@ -59,8 +59,7 @@ from pathlib import Path
 import numpy as np
 
 from workstation.core.catalog import (
-    draft_vocabulary_difference,
-    read_model_info,
+    draft_problem,
     resolve_model_path,
 )
 from workstation.core.errors import EngineError, ModelFileError
@@ -152,15 +151,9 @@ def accept_or_resample(
 def check_draft_compatible(target: LoadedModel, draft_path: Path, context: int) -> None:
     """Refuse a draft model that cannot draft for ``target`` at ``context`` tokens per request,
     in one plain sentence (both GGUF headers are read; no weights are loaded)."""
-    info_t, info_d = read_model_info(target.path), read_model_info(draft_path)
-    why = draft_vocabulary_difference(info_t, info_d)
-    if why:
-        raise ModelFileError(f"The draft model {draft_path.name} uses {why}, so it cannot draft for {target.path.name}.")
-    if 0 < info_d.context_length < context:
-        raise ModelFileError(
-            f"The draft model {draft_path.name} was trained for {info_d.context_length} tokens of "
-            f"context but this profile uses {context}; lower the context or pick another draft model."
-        )
+    problem = draft_problem(target.path, draft_path, context)
+    if problem:
+        raise ModelFileError(problem)
 
 
 # --- drafters ------------------------------------------------------------------------------------
