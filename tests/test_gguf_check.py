@@ -103,8 +103,18 @@ def test_a_file_that_is_not_a_model_is_said_in_turkish_too(tmp_path: Path) -> No
 def test_missing_and_directory(tmp_path: Path) -> None:
     with pytest.raises(ModelFileError, match="does not exist"):
         preflight(tmp_path / "nope.gguf")
-    with pytest.raises(ModelFileError, match="not a file"):
+    with pytest.raises(ModelFileError, match="is a folder; name the .gguf file in it \\(no .gguf files are in it\\)"):
         preflight(tmp_path)
+
+
+def test_a_profile_naming_a_folder_is_told_it_is_one(tmp_path: Path) -> None:
+    """`model: /path/to/folder` was looked for as folder.gguf: "/path/to/folder.gguf does not exist"."""
+    from workstation.core.catalog import resolve_model_path
+
+    (tmp_path / "models").mkdir()
+    assert resolve_model_path(str(tmp_path / "models")) == tmp_path / "models"
+    with pytest.raises(ModelFileError, match=f"The model path {tmp_path / 'models'} is a folder"):
+        check_gguf(resolve_model_path(str(tmp_path / "models")))
 
 
 def test_ggml_type_table_matches_installed_ggml() -> None:

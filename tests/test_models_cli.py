@@ -163,7 +163,8 @@ def test_a_linked_model_added_again_or_moved_away(models_home: Path, tmp_path: P
     assert main(["models", "inspect", "plain-model"]) == 1  # a near name: a guess
     assert "Did you mean 'plain'?" in capsys.readouterr().err
     assert main(["models", "inspect", str(tmp_path / "docs")]) == 1  # a folder
-    assert capsys.readouterr().err.strip() == f"workstation: The model path {tmp_path / 'docs'} is not a file."
+    assert capsys.readouterr().err.strip() == (
+        f"workstation: The model path {tmp_path / 'docs'} is a folder; name the .gguf file in it (moved.gguf).")
 
 
 def test_remove_says_what_goes_and_asks_unless_told(models_home: Path, tmp_path: Path,

@@ -170,8 +170,8 @@ def resolve_model_path(ref: str) -> Path:
     as_path = typed_path(ref)
     if as_path.suffix == ".gguf" and (as_path.is_absolute() or as_path.exists() or "/" in ref):
         return as_path
-    if "/" in ref and as_path.is_file():  # a file named by its path: the GGUF check says what it is
-        return as_path
+    if "/" in ref and as_path.exists():  # a file or folder named by its path: the GGUF check says what it is
+        return as_path  # (a folder was looked for as FOLDER.gguf: "/tmp/p.gguf does not exist")
     for entry in catalog_entries():
         if entry.get("name") == ref:
             return models_dir() / str(entry["file"])
@@ -607,7 +607,9 @@ def list_installed(with_info: bool = True) -> list[InstalledModel]:
 def find_installed(ref: str) -> Path:
     """A model reference for inspect/quantize: catalog name, file name, or path; must exist."""
     if typed_path(ref).is_dir():  # a folder typed for a model
-        raise ModelFileError(said=[("gguf.not_a_file", {"path": ref})])
+        from workstation.core.gguf_check import folder_for_model
+
+        raise folder_for_model(typed_path(ref))
     path = resolve_model_path(ref)
     if not path.exists():
         said = missing_model_error(path)  # a catalog model not pulled yet: how to get it, as fit says

@@ -251,11 +251,21 @@ def missing_model(path: Path) -> ModelFileError:
     return ModelFileError(said=[("model.missing", {"path": str(path), "command": cli("models list")})])
 
 
+def folder_for_model(path: Path) -> ModelFileError:
+    """A folder given where a model file goes: which .gguf files are in it."""
+    names = sorted(p.name for p in path.glob("*.gguf"))
+    listed: str | tuple[str, dict[str, str]] = (", ".join(names[:4]) + (", …" if len(names) > 4 else "")
+                                                if names else ("gguf.no_models_in", {}))
+    return ModelFileError(said=[("gguf.a_folder", {"path": str(path), "listed": listed})])
+
+
 def preflight(path: Path) -> GGUFHeader:
     """Check a GGUF file; raise ModelFileError (what is wrong, at which byte) or return its header."""
     path = Path(path)
     if not path.exists():
         raise missing_model(path)
+    if path.is_dir():
+        raise folder_for_model(path)
     if not path.is_file():
         raise ModelFileError(said=[("gguf.not_a_file", {"path": str(path)})])
     try:

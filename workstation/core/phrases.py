@@ -132,6 +132,8 @@ ENGLISH: dict[str, str] = {
     "gguf.not_gguf": "it does not start with 'GGUF', so it is not a GGUF file",
     "gguf.too_small": "it holds {size} bytes, too few to start with 'GGUF'",
     "gguf.not_a_file": "The model path {path} is not a file.",
+    "gguf.a_folder": "The model path {path} is a folder; name the .gguf file in it ({listed}).",
+    "gguf.no_models_in": "no .gguf files are in it",
     "gguf.unreadable": "The model file {path} cannot be read ({reason}).",
     # a model download (catalog.pull)
     "pull.http": "The download of {url} failed: the server answered {code} {reason}.",
