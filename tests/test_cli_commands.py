@@ -126,6 +126,19 @@ def test_ctrl_c_in_chat_keeps_what_arrived(tmp_path: Path, smollm2_path: Path) -
     assert len(out.split()) >= 4
 
 
+@pytest.mark.parametrize(("option", "value", "said"), [
+    ("--max-tokens", "0", "--max-tokens is 0; it must be 1 or more."),
+    ("--max-tokens", "-3", "--max-tokens is -3; it must be 1 or more."),
+    ("--temperature", "-1", "--temperature is -1.0; allowed values are 0 to 5."),
+])
+def test_chat_refuses_sampling_options_a_profile_may_not_have(
+        option: str, value: str, said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """chat answered `--max-tokens 0` (and -3) with a token, and took `--temperature -1`,
+    where a profile, summarize and serve refuse them."""
+    assert main(["chat", option, value, "hi"]) == 1
+    assert capsys.readouterr().err == f"workstation: {said}\n"
+
+
 def test_a_profile_that_cannot_fit_is_not_loaded(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], smollm2_path: Path) -> None:
     """`profiles check` said "does not fit" and `chat` loaded it anyway: a 1M-token context

@@ -23,7 +23,7 @@ from workstation.core.errors import EngineError, TurnCancelled, WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.kv_state import conversation_tag
 from workstation.core.metrics import turn_record
-from workstation.core.profiles import Profile, load_profile
+from workstation.core.profiles import Profile, check_sampling, load_profile, option_name
 from workstation.core.store import ConversationStore, clean_title
 from workstation.core.structured_output import check_reply, load_schema_file
 
@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         s.temperature = args.temperature
     if args.seed is not None:
         s.seed = args.seed
+    check_sampling(s, option_name)
     messages = []
     if args.system is not None:
         messages.append({"role": "system", "content": args.system})

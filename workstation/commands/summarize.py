@@ -18,7 +18,7 @@ from workstation.core.documents import Document, DocumentError, read_document
 from workstation.core.errors import BackendUnreachable, TurnCancelled, WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kv_state import conversation_tag
-from workstation.core.profiles import load_profile
+from workstation.core.profiles import check_sampling, load_profile, option_name
 from workstation.core.store import ConversationStore, clean_title
 from workstation.core.summarize import (
     SummarizeError,
@@ -138,9 +138,8 @@ def _read_all(files: list[str]) -> list[Document]:
 def run(args: argparse.Namespace) -> int:
     profile = load_profile(profile_ref(args))
     if args.max_tokens is not None:
-        if args.max_tokens < 1:
-            raise SummarizeError(f"--max-tokens must be 1 or more, not {args.max_tokens}.")
         profile.sampling.max_tokens = args.max_tokens
+        check_sampling(profile.sampling, option_name)
     name = clean_title(args.conversation or "")  # as the store keeps it
     if args.conversation is not None and (not name or len(args.files) != 1):
         raise SummarizeError("-c NAME saves the conversation of one document: give one file and a name.")

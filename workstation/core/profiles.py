@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import reprlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -334,24 +335,30 @@ def validate(profile: Profile, src: str) -> Profile:
         raise ProfileError(
             f"{_where(src, 'speculative.draft_tokens')} is {spec.draft_tokens}; allowed values are 1 to 64."
         )
-    s = profile.sampling
-    if not 0.0 <= s.temperature <= 5.0:
-        raise ProfileError(
-            f"{_where(src, 'sampling.temperature')} is {s.temperature}; allowed values are 0 to 5."
-        )
-    if not 0.0 < s.top_p <= 1.0:
-        raise ProfileError(f"{_where(src, 'sampling.top_p')} is {s.top_p}; allowed values are above 0 up to 1.")
-    if not 0.0 <= s.min_p <= 1.0:
-        raise ProfileError(f"{_where(src, 'sampling.min_p')} is {s.min_p}; allowed values are 0 to 1.")
-    if s.top_k < 0:
-        raise ProfileError(f"{_where(src, 'sampling.top_k')} is {s.top_k}; allowed values are 0 (off) and up.")
-    if s.repeat_penalty <= 0:
-        raise ProfileError(
-            f"{_where(src, 'sampling.repeat_penalty')} is {s.repeat_penalty}; it must be above 0 (1 is off)."
-        )
-    if s.max_tokens < 1:
-        raise ProfileError(f"{_where(src, 'sampling.max_tokens')} is {s.max_tokens}; it must be 1 or more.")
+    check_sampling(profile.sampling, lambda name: _where(src, f"sampling.{name}"))
     return profile
+
+
+def check_sampling(s: Sampling, name_of: Callable[[str], str]) -> None:
+    """ProfileError where a sampling setting is out of range; ``name_of("temperature")`` names it
+    as the person set it (a profile's field, or ``--temperature``: chat took -1 and 0 tokens)."""
+    if not 0.0 <= s.temperature <= 5.0:
+        raise ProfileError(f"{name_of('temperature')} is {s.temperature}; allowed values are 0 to 5.")
+    if not 0.0 < s.top_p <= 1.0:
+        raise ProfileError(f"{name_of('top_p')} is {s.top_p}; allowed values are above 0 up to 1.")
+    if not 0.0 <= s.min_p <= 1.0:
+        raise ProfileError(f"{name_of('min_p')} is {s.min_p}; allowed values are 0 to 1.")
+    if s.top_k < 0:
+        raise ProfileError(f"{name_of('top_k')} is {s.top_k}; allowed values are 0 (off) and up.")
+    if s.repeat_penalty <= 0:
+        raise ProfileError(f"{name_of('repeat_penalty')} is {s.repeat_penalty}; it must be above 0 (1 is off).")
+    if s.max_tokens < 1:
+        raise ProfileError(f"{name_of('max_tokens')} is {s.max_tokens}; it must be 1 or more.")
+
+
+def option_name(field: str) -> str:
+    """A sampling field as the command line's option: max_tokens -> --max-tokens."""
+    return "--" + field.replace("_", "-")
 
 
 def profile_from_dict(data: Any, src: str = "<profile>", source: Path | None = None) -> Profile:
