@@ -69,6 +69,9 @@ def test_a_name_in_other_capitals_is_the_same_person(tmp_path: Path, capsys: pyt
     ring.add("İsmail")
     with pytest.raises(KeyRingError, match="'ismail' is 'İsmail' in other capitals, and 'İsmail' already has a key"):
         ring.add("ismail")
+    for name in ("zeki", "Çağla", "Ali"):
+        ring.add(name)
+    assert [k.name for k in ring.list()] == ["Ali", "Çağla", "İsmail", "zeki"]  # the alphabet's order, case aside
     ring.close()
     assert main(["keys", "add", "ayşe"]) == 0
     capsys.readouterr()

@@ -904,6 +904,27 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         assert Path(tree.path) == docs
 
 
+async def test_the_open_dialog_lists_names_in_the_alphabets_order(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Textual sorted by name.lower(): Ç Ğ Ö Ş Ü ı after z, and I apart from i."""
+    from workstation.tui.screens.file_picker import FileTree
+
+    docs = tmp_path / "belgeler"
+    (docs / "Çizelgeler").mkdir(parents=True)
+    (docs / "arşiv").mkdir()
+    for name in ("zam.txt", "Şubat.txt", "sabah.txt", "ılık.txt", "İzin.txt", "Isparta.txt", "ödeme.txt",
+                 "Ozan.txt", "cari.txt", "ücret.txt", "dosya.txt", "ğ.txt", "gider.txt", "hane.txt"):
+        (docs / name).write_text("x\n", encoding="utf-8")
+    monkeypatch.chdir(docs)
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: bool(app.screen.query(FileTree)) and bool(app.screen.query_one(FileTree).root.children))
+        assert [str(n.label) for n in app.screen.query_one(FileTree).root.children] == [
+            "arşiv", "Çizelgeler", "cari.txt", "dosya.txt", "gider.txt", "ğ.txt", "hane.txt", "ılık.txt",
+            "Isparta.txt", "İzin.txt", "Ozan.txt", "ödeme.txt", "sabah.txt", "Şubat.txt", "ücret.txt", "zam.txt"]
+
+
 def test_an_empty_list_in_the_open_dialog_says_why(tmp_path: Path) -> None:
     """The tree shows a blank list for a folder it cannot open (it swallows the error) and for
     one with nothing usable; the dialog says which (root reads any folder: a missing one here)."""

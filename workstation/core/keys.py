@@ -25,7 +25,7 @@ from typing import Any
 
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
-from workstation.core.letters import fold
+from workstation.core.letters import alphabetical, fold
 from workstation.core.paths import data_dir
 from workstation.core.sqlite_schema import SchemaError, open_database
 
@@ -174,8 +174,8 @@ class KeyRing:
     def list(self, include_revoked: bool = False) -> list[ApiKey]:
         where = "" if include_revoked else " WHERE revoked IS NULL"
         with self._lock:
-            rows = self._db.execute(f"SELECT {_COLUMNS} FROM keys{where} ORDER BY name, created").fetchall()
-        return [_row(r) for r in rows]
+            rows = self._db.execute(f"SELECT {_COLUMNS} FROM keys{where} ORDER BY created").fetchall()
+        return sorted((_row(r) for r in rows), key=lambda k: alphabetical(k.name))  # Çağla before zeki
 
     def revoke(self, name: str, now: float | None = None) -> ApiKey:
         name = canonical_name(name)

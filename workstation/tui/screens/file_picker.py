@@ -16,9 +16,12 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DirectoryTree, Input, Label, Static, Tree
+from textual.widgets.directory_tree import DirEntry
+from textual.widgets.tree import TreeNode
 
 from workstation.core.documents import SUPPORTED_SUFFIXES
 from workstation.core.errors import WorkstationError
+from workstation.core.letters import alphabetical
 from workstation.core.paths import typed_path
 from workstation.tui.screens.app_screen import AppScreen
 
@@ -62,6 +65,12 @@ class FileTree(DirectoryTree):
 
     def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
         return usable_paths(paths, self.suffixes)
+
+    def _populate_node(self, node: TreeNode[DirEntry], content: Iterable[Path]) -> None:
+        """The folders, then the files, each in the alphabet's order (``alphabetical``): Textual
+        sorts by ``name.lower()``, which put Ç Ğ Ö Ş Ü ı after z and I apart from i, and has no
+        hook for another key."""
+        super()._populate_node(node, sorted(content, key=lambda p: (not _is_folder(p), alphabetical(p.name))))
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded) -> None:  # type: ignore[type-arg]
         """A folder's list is in (at first, or after Backspace): the cursor on its first line,
