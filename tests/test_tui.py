@@ -987,6 +987,10 @@ async def test_dashboard_kv_gauge_is_the_loaded_engines(profiles: Path, tmp_path
         assert n_ctx != 8192
         app.screen.refresh_view()
         assert str(app.screen.query_one("#kv-value").render()) == f"0/{n_ctx:,}"  # 0/1,024
+        app.action_toggle_language()  # Turkish: 0/1.024 (a figure apart, each number the language's way)
+        await until(pilot, lambda: bool(app.screen.query("#kv-value")))
+        app.screen.refresh_view()
+        assert str(app.screen.query_one("#kv-value").render()) == f"0/{n_ctx:,}".replace(",", ".")
 
 
 async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_before(
