@@ -159,7 +159,7 @@ def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_pa
     json.dumps(result.to_dict())
     # the same summary as the Turkish UI shows it: the model's words, the Markdown around them in Turkish
     turkish = render_markdown(doc, result.overall, result.chunks, result.cancelled, t, Texts("tr").get)
-    assert turkish.startswith("# bees.pdf özeti\n") and "## Bölüm bölüm noktalar\n" in turkish
+    assert turkish.startswith("# bees.pdf özeti\n") and "## Bölümlere göre ana noktalar\n" in turkish
     seconds = f"{t['total_ms'] / 1000:.1f}".replace(".", ",")  # 12,3 sn: Turkish writes a decimal comma
     assert turkish.endswith(f"_{len(result.chunks)}/{len(result.chunks)} bölüm, {int(t['document_tokens']):,} "
                             f"belge token'ı, {int(t['calls'])} model çağrısı, {seconds} sn._\n")

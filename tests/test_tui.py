@@ -19,7 +19,7 @@ from textual.screen import Screen
 
 from workstation.core.catalog import read_model_info, resolve_model_path
 from workstation.core.kv_state import NOT_KEPT, KvStateStore
-from workstation.core.phrases import ENGLISH
+from workstation.core.phrases import ENGLISH, say
 from workstation.core.planner import plan_for_profile
 from workstation.core.profiles import load_profile
 from workstation.core.store import ConversationStore
@@ -935,9 +935,14 @@ def test_an_empty_list_in_the_open_dialog_says_why(tmp_path: Path) -> None:
     assert empty_folder_note(tmp_path, usable) == ("picker.empty", False, {})
     for name in ("scan1.png", "scan2.PNG", "notes.odt", "README"):  # files, none of a kind it opens
         (tmp_path / name).write_bytes(b"\x89PNG")
-    assert empty_folder_note(tmp_path, usable) == ("picker.none_usable", False, {"kinds": ".png .odt README"})
+    assert empty_folder_note(tmp_path, usable) == ("picker.none_usable", False, {"kinds": [".png", ".odt", "README"]})
     assert Texts("en")("picker.none_usable", kinds=".png").startswith(
         "Nothing in this folder can be opened here: its files are .png.")  # not "nothing to open" as if empty
+    tr = Texts("tr")  # a list as a sentence says it ("dosyaları .docx .txt" read as a broken sentence)
+    assert tr("picker.none_usable", kinds=tr.series([".docx", ".txt"])).startswith(
+        "Bu klasördeki hiçbir şey burada açılamaz; buradaki dosyalar .docx ve .txt.")
+    assert Texts("en").series([".png", ".odt", "README"]) == ".png, .odt and README"
+    assert tr.series([".png", ".odt", ".zip", ".exe"]) == ".png, .odt, .zip …"  # the list goes on: no "ve"
     (tmp_path / "notes.TXT").write_text("x", encoding="utf-8")
     assert empty_folder_note(tmp_path, usable) is None
     assert empty_folder_note(tmp_path / "gone", usable) == ("picker.unreadable", True, {"why": "No such file or directory"})
@@ -1150,6 +1155,25 @@ def test_locales_have_the_same_keys() -> None:
     tr = yaml.safe_load((root / "tr.yaml").read_text(encoding="utf-8"))
     assert set(en) == set(tr) - set(ENGLISH)  # the core's sentences have their English in core/phrases.py
     assert not set(en) & set(ENGLISH)
+
+
+def test_turkish_sentences_read_as_a_turkish_speaker_writes_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tester's findings: words calqued from English ("API'yi sunun", "Bölüm bölüm noktalar"),
+    a number's suffix missing (1,04 GB'ı), the currency before the figure."""
+    from workstation.core.documents import DocumentError, read_document
+
+    tr = Texts("tr")
+    assert tr("dash.ram", used="1.04 GB", total="23.54 GB") == "RAM: 23,54 GB belleğin 1,04 GB'ı kullanımda"
+    assert tr("usage.server_today_limit", server="s", tokens="0", limit="10,000", left="0", resets="00:00").endswith(
+        "; saat 00:00'a kadar 0 token kaldı.")
+    assert tr("action.serve") == "API sunucusu" and "API sunucusunu başlatın (" in tr("usage.none")
+    assert tr("summary.points") == "Bölümlere göre ana noktalar"
+    assert say([("headline.buy_priced", {"machine": "X", "price": "2,499"})], tr.get) == "Bir X alın (yaklaşık 2.499 $)"
+    with pytest.raises(DocumentError) as missing:
+        monkeypatch.chdir(tmp_path)
+        read_document(Path("yokdosya.txt"))
+    assert tr.error(missing.value) == f"'yokdosya.txt' bulunamadı ({tmp_path} klasöründe arandı)."
 
 
 def test_every_core_phrase_is_translated_with_its_values() -> None:

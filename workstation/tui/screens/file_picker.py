@@ -229,10 +229,12 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         if note is not None:
             self.app.call_from_thread(self._empty_folder, folder, *note)
 
-    def _empty_folder(self, folder: Path, key: str, error: bool, values: dict[str, str]) -> None:
+    def _empty_folder(self, folder: Path, key: str, error: bool, values: dict[str, Any]) -> None:
         problem = self.query_one("#picker-problem", Static)
         if self.folder == folder and not problem.display:  # still shown; nothing else said
-            self._problem(self.wapp.texts(key, **values), error=error)
+            t = self.wapp.texts
+            words = {k: t.series(v) if isinstance(v, list) else v for k, v in values.items()}
+            self._problem(t(key, **words), error=error)
 
     @on(Tree.NodeHighlighted, "#picker-tree")
     def _highlighted(self, event: Tree.NodeHighlighted) -> None:  # type: ignore[type-arg]
@@ -297,9 +299,10 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         self.dismiss(None)
 
 
-def empty_folder_note(folder: Path, suffixes: frozenset[str]) -> tuple[str, bool, dict[str, str]] | None:
-    """Why the list of ``folder`` is empty (the text's key, whether it is an error, its values),
-    or None when it holds a folder or a file with one of ``suffixes`` (lower case)."""
+def empty_folder_note(folder: Path, suffixes: frozenset[str]) -> tuple[str, bool, dict[str, Any]] | None:
+    """Why the list of ``folder`` is empty (the text's key, whether it is an error, its values:
+    a list of words is for ``Texts.series``), or None when it holds a folder or a file with one
+    of ``suffixes`` (lower case)."""
     others: list[str] = []  # files of other kinds: "its files are .png"
     try:
         with os.scandir(folder) as entries:  # the first usable entry ends the look (a big network folder)
@@ -315,8 +318,7 @@ def empty_folder_note(folder: Path, suffixes: frozenset[str]) -> tuple[str, bool
         return "picker.unreadable", True, {"why": err.strerror or type(err).__name__}
     if others:
         kinds = sorted(set(others), key=lambda kind: (-others.count(kind), kind))
-        shown = " ".join(kinds[:3]) + (" …" if len(kinds) > 3 else "")
-        return "picker.none_usable", False, {"kinds": shown}
+        return "picker.none_usable", False, {"kinds": kinds}
     return "picker.empty", False, {}
 
 
