@@ -548,14 +548,15 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         titles = [c.title for c in app.get_system_commands(app.screen)]
-        assert any(t.startswith("Profiles (f3)") for t in titles)
-        assert any(t.startswith("Dashboard (f5)") for t in titles)
-        assert [t for t in titles if t.startswith("Quit")] == ["Quit (ctrl+q)"]  # one, with its key
+        assert any(t.startswith("Profiles (F3)") for t in titles)  # the keys as F1 writes them
+        assert any(t.startswith("Dashboard (F5)") for t in titles)
+        assert [t for t in titles if t.startswith("Quit")] == ["Quit (Ctrl+Q)"]  # one, with its key
+        assert "Stop (Esc)" in titles and not any("escape" in t for t in titles)
         assert "Theme" in titles and "Screenshot" in titles  # Textual's own, as Textual words them
         assert any(t.startswith("Language: Türkçe") for t in titles)  # found by "language" too
         footer = {key for key, b in app.active_bindings.items() if b.binding.show}
         assert "ctrl+q" in footer and "f1" in footer and "f10" not in footer  # the footer has room for few
-        assert [t for t in titles if t.startswith(("Keys", "Help"))] == ["Help (f1)"]  # not Textual's Keys too
+        assert [t for t in titles if t.startswith(("Keys", "Help"))] == ["Help (F1)"]  # not Textual's Keys too
         await pilot.press("f1")  # every key, those the footer has no room for too, with what it does
         await until(pilot, lambda: isinstance(app.screen, KeysDialog))
         rows = {key: (name, what) for key, name, what in app.screen.rows}
@@ -578,7 +579,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert kept.query_one("#summarize-path").placeholder == app.texts("summarize.path") != "Document to summarize"
         assert "yüklü değil" in app.status_text()
         titles = [c.title for c in app.get_system_commands(app.screen)]
-        assert any(t.startswith("Profiller (f3)") for t in titles)
+        assert any(t.startswith("Profiller (F3)") for t in titles)
         assert "Tema" in titles and "Ekran görüntüsü" in titles and "Theme" not in titles  # Textual's too
         assert any(t.startswith("Yeni (") for t in titles)  # in the chat, its own keys are offered
         await pilot.press("ctrl+p")  # the palette's search box too
