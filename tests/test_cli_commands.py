@@ -285,6 +285,7 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
     budget = store.new("Budget notes")
     store.add_message(budget.id, "user", "The budget for 2027 is 40,000 euros.")
     store.add_message(budget.id, "assistant", "Noted.")
+    store.new("İş Planı")
     store.close()
     chat = ["chat", "--max-tokens", "2", "--temperature", "0"]
 
@@ -292,6 +293,8 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
     err = capsys.readouterr().err
     assert 'There is no conversation named "Budget note"; did you mean "Budget notes"? Add --new' in err
     assert main([*chat, "-c", "budget NOTES", "How much?"]) == 0  # the same name, case aside
+    assert "Started a new conversation" not in capsys.readouterr().err
+    assert main([*chat, "-c", "İŞ PLANI", "Hi"]) == 0  # Turkish capitals: casefold() made İ "i̇"
     assert "Started a new conversation" not in capsys.readouterr().err
     assert main([*chat, "-c", "Budget note", "--new", "Hello"]) == 0
     assert 'Started a new conversation "Budget note"' in capsys.readouterr().err
@@ -303,7 +306,7 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
 
     assert main(["conversations", "--json"]) == 0
     listed = {c["title"]: c["messages"] for c in json.loads(capsys.readouterr().out)["conversations"]}
-    assert listed == {"Budget notes": 4, "Budget note": 2, "Budget note 2": 2, "Budget note-3": 2}
+    assert listed == {"Budget notes": 4, "İş Planı": 2, "Budget note": 2, "Budget note 2": 2, "Budget note-3": 2}
     assert main(["conversations"]) == 0
     assert "| Budget notes  |        4 |" in capsys.readouterr().out  # (the longest name sets the width)
 

@@ -64,6 +64,7 @@ def test_contains_rule() -> None:
     # Turkish dotted capital I folds to i
     assert score(_task("contains", ["istanbul"]), "En kalabalık şehir İstanbul'dur.")
     assert score(_task("contains", ["Salı"]), "salı")
+    assert score(_task("contains", ["Diyarbakır"]), "DIYARBAKIR")  # I is ı in Turkish, i in English
     assert not score(_task("contains", ["Salı"]), "Çarşamba")
 
 

@@ -134,7 +134,8 @@ def test_fit_before_downloading_plans_from_the_published_shape(
     assert verdict and verdict.startswith("Not downloaded yet: F4, then p, downloads it. Once it is: fits entirely on the GPU")
     assert "; with its draft model " in verdict and " GB on the GPU and " in verdict
     turkish = fit_verdict(load_profile("gpu-qwen3-8b"), Texts("tr"))  # F3 in the Turkish UI
-    assert turkish and turkish.startswith("Henüz indirilmedi: F4, ardından p, indirir. İndirilince: tamamen GPU belleğine sığar")
+    assert turkish and turkish.startswith(
+        "Henüz indirilmedi; indirmek için F4'e, ardından p'ye basın. İndirilince: tamamen GPU belleğine sığar")
     assert "; taslak modeliyle birlikte GPU'da " in turkish and " RAM'de " in turkish
     # the same figures, written the Turkish way: 5,2 GB (a decimal comma), not 5.2
     english_figures = [n for n in verdict.split() if n[0].isdigit()]

@@ -63,6 +63,23 @@ def test_one_active_key_per_name_and_revocation(tmp_path: Path) -> None:
     assert ring.any_keys()  # revoking every key must not open the server
 
 
+def test_a_name_in_other_capitals_is_the_same_person(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """AYŞE beside ayşe and ismail beside İsmail were two people (SQLite compared the bytes)."""
+    ring = KeyRing(tmp_path / "keys.sqlite3")
+    ring.add("İsmail")
+    with pytest.raises(KeyRingError, match="'ismail' is 'İsmail' in other capitals, and 'İsmail' already has a key"):
+        ring.add("ismail")
+    for name in ("zeki", "Çağla", "Ali"):
+        ring.add(name)
+    assert [k.name for k in ring.list()] == ["Ali", "Çağla", "İsmail", "zeki"]  # the alphabet's order, case aside
+    ring.close()
+    assert main(["keys", "add", "ayşe"]) == 0
+    capsys.readouterr()
+    assert main(["keys", "add", "AYŞE"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'AYŞE' is 'ayşe' in other capitals" in err and "keys revoke ayşe" in err
+
+
 def test_keys_commands_print_the_key_once(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["keys", "add", "alice", "--tokens-per-day", "5000", "--max-parallel", "2", "--profiles", "a,b"]) == 0
     out, err = capsys.readouterr()

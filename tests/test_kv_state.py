@@ -424,6 +424,21 @@ def test_serve_keeps_long_prompts_on_disk_for_other_slots_and_restarts(smollm2_p
     assert not list(plain.glob("kv-cache/*.kv"))
 
 
+def test_cache_list_ends_a_cut_title_with_an_ellipsis(capsys: pytest.CaptureFixture[str]) -> None:
+    """A title cut at 40 characters read as a whole name ("... teşekkür e-postası ya")."""
+    from workstation.cli import main
+    from workstation.core.kv_state import conversation_tag
+    from workstation.core.store import ConversationStore
+
+    store = ConversationStore()
+    conv = store.new("Müşteriye kısa bir teşekkür e-postası yazalım mı?")
+    KvStateStore().save(StateKey("m.gguf:1:1", "f16", "f16", 1024), [1, 2, 3], b"a" * 100,
+                        tag=conversation_tag(store.path, conv.id, conv.created))
+    store.close()
+    assert main(["cache", "list"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].endswith("  Müşteriye kısa bir teşekkür e-postası y…")
+
+
 @pytest.mark.parametrize("value", ["abc", "-5", "1.5"])
 def test_a_budget_that_is_not_a_size_is_said(value: str, monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:

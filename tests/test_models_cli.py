@@ -406,7 +406,7 @@ def test_models_are_listed_in_alphabetical_order_whatever_their_case(models_home
 
     from workstation.core.catalog import list_installed
 
-    for name in ("SmolLM2-copy.gguf", "bad-name.gguf", "gemma-copy.gguf", "Alpha.gguf"):
+    for name in ("SmolLM2-copy.gguf", "bad-name.gguf", "gemma-copy.gguf", "Alpha.gguf", "Çeviri.gguf"):
         shutil.copyfile(TINY, models_home / name)
-    assert [Path(m.path).name for m in list_installed(with_info=False)] == [
-        "Alpha.gguf", "bad-name.gguf", "gemma-copy.gguf", "SmolLM2-copy.gguf"]
+    assert [Path(m.path).name for m in list_installed(with_info=False)] == [  # Ç after c, not after z
+        "Alpha.gguf", "bad-name.gguf", "Çeviri.gguf", "gemma-copy.gguf", "SmolLM2-copy.gguf"]

@@ -111,6 +111,15 @@ def test_missing_profile_lists_available() -> None:
         load_profile("no-such-profile")
 
 
+def test_profiles_are_listed_in_the_alphabets_order(tmp_path: Path) -> None:
+    """Sorted by code point: Office-GPU before büro, Çeviri after zeki."""
+    from workstation.core.profiles import profile_paths
+
+    for name in ("zeki", "Çeviri", "büro", "Office-GPU"):
+        (tmp_path / f"{name}.yaml").write_text("model: m\n", encoding="utf-8")
+    assert [p.stem for p in profile_paths(tmp_path)] == ["büro", "Çeviri", "Office-GPU", "zeki"]
+
+
 def test_a_folder_or_a_binary_file_given_as_a_profile_is_one_plain_sentence(tmp_path: Path) -> None:
     """`fit -p FOLDER` said "(Errno 21] Is a directory: ...)"."""
     with pytest.raises(ProfileError) as folder:

@@ -267,3 +267,24 @@ def test_a_name_is_kept_for_one_conversation_case_aside_in_any_language(tmp_path
         assert store.get(first.id, with_messages=False).title == "Hello"
     finally:
         store.close()
+
+
+def test_search_and_names_set_turkish_case_aside(tmp_path: Path) -> None:
+    """SQLite's LIKE folds ASCII only and casefold() maps neither İ to i nor I to ı: "çalışan"
+    did not find "Şirket Çalışanları", nor "iş" "İş Planı", and F2 let "iş planı" stand
+    beside "İş Planı"."""
+    store = ConversationStore(tmp_path / "c.db")
+    try:
+        staff, plan, calls = store.new("Şirket Çalışanları"), store.new("İş Planı"), store.new("Notlar")
+        store.add_message(calls.id, "user", "ÇAĞRI MERKEZİ için vardiya listesi")
+        assert [c.title for c in store.list("çalışan")] == ["Şirket Çalışanları"]
+        assert [c.title for c in store.list("ŞİRKET")] == ["Şirket Çalışanları"]
+        assert [c.title for c in store.list("İŞ PLANI")] == ["İş Planı"]
+        assert "İş Planı" in [c.title for c in store.list("iş")]  # (and "Çalışanları": ı and i are one letter)
+        assert [(c.title, c.match) for c in store.list("çağrı merkezi")] == [
+            ("Notlar", "ÇAĞRI MERKEZİ için vardiya listesi")]
+        with pytest.raises(StoreError, match="Another conversation is named \u201cİş Planı\u201d"):
+            store.rename(staff.id, "iş planı")
+        store.rename(plan.id, "IŞ PLANI")  # its own name in other capitals: allowed
+    finally:
+        store.close()

@@ -159,9 +159,9 @@ def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_pa
     json.dumps(result.to_dict())
     # the same summary as the Turkish UI shows it: the model's words, the Markdown around them in Turkish
     turkish = render_markdown(doc, result.overall, result.chunks, result.cancelled, t, Texts("tr").get)
-    assert turkish.startswith("# bees.pdf özeti\n") and "## Bölüm bölüm noktalar\n" in turkish
+    assert turkish.startswith("# bees.pdf özeti\n") and "## Bölümlere göre ana noktalar\n" in turkish
     seconds = f"{t['total_ms'] / 1000:.1f}".replace(".", ",")  # 12,3 sn: Turkish writes a decimal comma
-    assert turkish.endswith(f"_{len(result.chunks)}/{len(result.chunks)} bölüm, {int(t['document_tokens'])} "
+    assert turkish.endswith(f"_{len(result.chunks)}/{len(result.chunks)} bölüm, {int(t['document_tokens']):,} "
                             f"belge token'ı, {int(t['calls'])} model çağrısı, {seconds} sn._\n")
     turkish_cite = {"p. ": "s. ", "pp. ": "s. "}  # the pages cited the Turkish way too
     assert all(f"- **{turkish_cite[c.cite.split()[0] + ' ']}{c.cite.split()[1]}** — {c.summary}" in turkish
@@ -270,6 +270,15 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "2 of 3 documents cannot be read" in err
     assert "photo.txt" in err and "gone.pdf" in err and "bees.md" not in err
+
+
+def test_the_summarys_footer_writes_its_token_count_as_the_language_does() -> None:
+    """F6 and `summarize -o` wrote "4540 document tokens" (the command line's stderr: 4,540)."""
+    doc = Document("notes.txt", "text", "Meeting at ten.")
+    totals = {"calls": 3.0, "document_tokens": 4540.0, "total_ms": 1500.0}
+    assert "_0 of 0 parts, 4,540 document tokens, 3 model calls, 1.5 s._" in render_markdown(doc, "", [], False, totals)
+    turkish = render_markdown(doc, "", [], False, totals, Texts("tr").get)
+    assert "4.540 belge token" in turkish and "1,5 sn" in turkish
 
 
 def test_the_progress_bar_writes_to_stderr_as_it_is_when_it_starts(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,7 +19,7 @@ from textual.screen import Screen
 
 from workstation.core.catalog import read_model_info, resolve_model_path
 from workstation.core.kv_state import NOT_KEPT, KvStateStore
-from workstation.core.phrases import ENGLISH
+from workstation.core.phrases import ENGLISH, say
 from workstation.core.planner import plan_for_profile
 from workstation.core.profiles import load_profile
 from workstation.core.store import ConversationStore
@@ -548,14 +548,15 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         titles = [c.title for c in app.get_system_commands(app.screen)]
-        assert any(t.startswith("Profiles (f3)") for t in titles)
-        assert any(t.startswith("Dashboard (f5)") for t in titles)
-        assert [t for t in titles if t.startswith("Quit")] == ["Quit (ctrl+q)"]  # one, with its key
+        assert any(t.startswith("Profiles (F3)") for t in titles)  # the keys as F1 writes them
+        assert any(t.startswith("Dashboard (F5)") for t in titles)
+        assert [t for t in titles if t.startswith("Quit")] == ["Quit (Ctrl+Q)"]  # one, with its key
+        assert "Stop (Esc)" in titles and not any("escape" in t for t in titles)
         assert "Theme" in titles and "Screenshot" in titles  # Textual's own, as Textual words them
         assert any(t.startswith("Language: Türkçe") for t in titles)  # found by "language" too
         footer = {key for key, b in app.active_bindings.items() if b.binding.show}
         assert "ctrl+q" in footer and "f1" in footer and "f10" not in footer  # the footer has room for few
-        assert [t for t in titles if t.startswith(("Keys", "Help"))] == ["Help (f1)"]  # not Textual's Keys too
+        assert [t for t in titles if t.startswith(("Keys", "Help"))] == ["Help (F1)"]  # not Textual's Keys too
         await pilot.press("f1")  # every key, those the footer has no room for too, with what it does
         await until(pilot, lambda: isinstance(app.screen, KeysDialog))
         rows = {key: (name, what) for key, name, what in app.screen.rows}
@@ -578,7 +579,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert kept.query_one("#summarize-path").placeholder == app.texts("summarize.path") != "Document to summarize"
         assert "yüklü değil" in app.status_text()
         titles = [c.title for c in app.get_system_commands(app.screen)]
-        assert any(t.startswith("Profiller (f3)") for t in titles)
+        assert any(t.startswith("Profiller (F3)") for t in titles)
         assert "Tema" in titles and "Ekran görüntüsü" in titles and "Theme" not in titles  # Textual's too
         assert any(t.startswith("Yeni (") for t in titles)  # in the chat, its own keys are offered
         await pilot.press("ctrl+p")  # the palette's search box too
@@ -904,6 +905,27 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         assert Path(tree.path) == docs
 
 
+async def test_the_open_dialog_lists_names_in_the_alphabets_order(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Textual sorted by name.lower(): Ç Ğ Ö Ş Ü ı after z, and I apart from i."""
+    from workstation.tui.screens.file_picker import FileTree
+
+    docs = tmp_path / "belgeler"
+    (docs / "Çizelgeler").mkdir(parents=True)
+    (docs / "arşiv").mkdir()
+    for name in ("zam.txt", "Şubat.txt", "sabah.txt", "ılık.txt", "İzin.txt", "Isparta.txt", "ödeme.txt",
+                 "Ozan.txt", "cari.txt", "ücret.txt", "dosya.txt", "ğ.txt", "gider.txt", "hane.txt"):
+        (docs / name).write_text("x\n", encoding="utf-8")
+    monkeypatch.chdir(docs)
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: bool(app.screen.query(FileTree)) and bool(app.screen.query_one(FileTree).root.children))
+        assert [str(n.label) for n in app.screen.query_one(FileTree).root.children] == [
+            "arşiv", "Çizelgeler", "cari.txt", "dosya.txt", "gider.txt", "ğ.txt", "hane.txt", "ılık.txt",
+            "Isparta.txt", "İzin.txt", "Ozan.txt", "ödeme.txt", "sabah.txt", "Şubat.txt", "ücret.txt", "zam.txt"]
+
+
 def test_an_empty_list_in_the_open_dialog_says_why(tmp_path: Path) -> None:
     """The tree shows a blank list for a folder it cannot open (it swallows the error) and for
     one with nothing usable; the dialog says which (root reads any folder: a missing one here)."""
@@ -914,9 +936,14 @@ def test_an_empty_list_in_the_open_dialog_says_why(tmp_path: Path) -> None:
     assert empty_folder_note(tmp_path, usable) == ("picker.empty", False, {})
     for name in ("scan1.png", "scan2.PNG", "notes.odt", "README"):  # files, none of a kind it opens
         (tmp_path / name).write_bytes(b"\x89PNG")
-    assert empty_folder_note(tmp_path, usable) == ("picker.none_usable", False, {"kinds": ".png .odt README"})
+    assert empty_folder_note(tmp_path, usable) == ("picker.none_usable", False, {"kinds": [".png", ".odt", "README"]})
     assert Texts("en")("picker.none_usable", kinds=".png").startswith(
         "Nothing in this folder can be opened here: its files are .png.")  # not "nothing to open" as if empty
+    tr = Texts("tr")  # a list as a sentence says it ("dosyaları .docx .txt" read as a broken sentence)
+    assert tr("picker.none_usable", kinds=tr.series([".docx", ".txt"])).startswith(
+        "Bu klasördeki hiçbir şey burada açılamaz; buradaki dosyalar .docx ve .txt.")
+    assert Texts("en").series([".png", ".odt", "README"]) == ".png, .odt and README"
+    assert tr.series([".png", ".odt", ".zip", ".exe"]) == ".png, .odt, .zip …"  # the list goes on: no "ve"
     (tmp_path / "notes.TXT").write_text("x", encoding="utf-8")
     assert empty_folder_note(tmp_path, usable) is None
     assert empty_folder_note(tmp_path / "gone", usable) == ("picker.unreadable", True, {"why": "No such file or directory"})
@@ -966,6 +993,10 @@ async def test_dashboard_kv_gauge_is_the_loaded_engines(profiles: Path, tmp_path
         assert n_ctx != 8192
         app.screen.refresh_view()
         assert str(app.screen.query_one("#kv-value").render()) == f"0/{n_ctx:,}"  # 0/1,024
+        app.action_toggle_language()  # Turkish: 0/1.024 (a figure apart, each number the language's way)
+        await until(pilot, lambda: bool(app.screen.query("#kv-value")))
+        app.screen.refresh_view()
+        assert str(app.screen.query_one("#kv-value").render()) == f"0/{n_ctx:,}".replace(",", ".")
 
 
 async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_before(
@@ -1125,6 +1156,25 @@ def test_locales_have_the_same_keys() -> None:
     tr = yaml.safe_load((root / "tr.yaml").read_text(encoding="utf-8"))
     assert set(en) == set(tr) - set(ENGLISH)  # the core's sentences have their English in core/phrases.py
     assert not set(en) & set(ENGLISH)
+
+
+def test_turkish_sentences_read_as_a_turkish_speaker_writes_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tester's findings: words calqued from English ("API'yi sunun", "Bölüm bölüm noktalar"),
+    a number's suffix missing (1,04 GB'ı), the currency before the figure."""
+    from workstation.core.documents import DocumentError, read_document
+
+    tr = Texts("tr")
+    assert tr("dash.ram", used="1.04 GB", total="23.54 GB") == "RAM: 23,54 GB belleğin 1,04 GB'ı kullanımda"
+    assert tr("usage.server_today_limit", server="s", tokens="0", limit="10,000", left="0", resets="00:00").endswith(
+        "; saat 00:00'a kadar 0 token kaldı.")
+    assert tr("action.serve") == "API sunucusu" and "API sunucusunu başlatın (" in tr("usage.none")
+    assert tr("summary.points") == "Bölümlere göre ana noktalar"
+    assert say([("headline.buy_priced", {"machine": "X", "price": "2,499"})], tr.get) == "Bir X alın (yaklaşık 2.499 $)"
+    with pytest.raises(DocumentError) as missing:
+        monkeypatch.chdir(tmp_path)
+        read_document(Path("yokdosya.txt"))
+    assert tr.error(missing.value) == f"'yokdosya.txt' bulunamadı ({tmp_path} klasöründe arandı)."
 
 
 def test_every_core_phrase_is_translated_with_its_values() -> None:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from workstation.commands import add_profile_arg, params_text, print_json, profile_refs
+from workstation.commands import add_profile_arg, params_text, print_json, profile_refs, shortened
 from workstation.commands import text_table as _table
 from workstation.core.bench import (
     BenchConfig,
@@ -208,7 +208,7 @@ def format_replay(replays: list[ReplayResult]) -> str:
         for item in res.items:
             m = item.metrics
             preview = " ".join(item.prompt.split())
-            preview = preview[:40] + ("…" if len(preview) > 40 else "")
+            preview = shortened(preview, 41)
             acc = f"{m.draft_n_accepted}/{m.draft_n}" if m.draft_n else "-"
             rows.append([str(item.index), preview, str(m.prompt_n), str(m.cache_n), f"{m.ttft_ms:.0f}",
                          str(m.predicted_n), f"{m.predicted_per_second:.1f}", acc])

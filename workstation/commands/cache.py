@@ -7,7 +7,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from workstation.commands import default_verb, print_json
+from workstation.commands import default_verb, print_json, shortened
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.kv_state import KvStateStore, SavedState, tagged_conversation
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.last_used))
         title = titles.get(e.tag) or "-"
         print(f"{len(e.tokens):>7}  {e.n_bytes / 2**20:8.1f} MiB  {when:<16}  {e.model:<{width}}  {e.kv_types:<9}  "
-              f"{title[:40]}")
+              f"{shortened(title, 40)}")
     print(f"{len(entries)} saved state{'' if len(entries) == 1 else 's'}, {total / 2**20:.1f} of {store.budget / 2**20:.0f} MiB, in {store.folder}; "
           f"the least recently used go first when it is full ('{cli('cache clear')}' empties it)")
     return 0

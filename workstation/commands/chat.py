@@ -22,6 +22,7 @@ from workstation.core.engine_api import open_engine
 from workstation.core.errors import EngineError, TurnCancelled, WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.kv_state import conversation_tag
+from workstation.core.letters import fold
 from workstation.core.metrics import turn_record
 from workstation.core.profiles import Profile, check_sampling, load_profile, option_name
 from workstation.core.store import ConversationStore, clean_title
@@ -222,18 +223,18 @@ def _conversation(name: str, new: bool = False) -> _Conversation:
     store = ConversationStore()
     titles = [c for c in store.list() if not new]
     found = ([c for c in titles if c.title == name]
-             or [c for c in titles if c.title.casefold() == name.casefold()])
+             or [c for c in titles if fold(c.title) == fold(name)])
     if found:
         return _Conversation(store, found[0].id, found[0].title)
 
     def numbered(title: str) -> bool:  # report-2 beside report-1, monday2 beside monday: a series, no typo
-        return re.sub(r"[\s_-]*\d+", "", title.casefold()) == re.sub(r"[\s_-]*\d+", "", name.casefold())
+        return re.sub(r"[\s_-]*\d+", "", fold(title)) == re.sub(r"[\s_-]*\d+", "", fold(name))
 
     series = any(char.isdigit() for char in name) and any(numbered(c.title) for c in titles)
     close = [] if series else difflib.get_close_matches(
-        name.casefold(), [c.title.casefold() for c in titles], n=1, cutoff=0.75)
+        fold(name), [fold(c.title) for c in titles], n=1, cutoff=0.75)
     if close:
-        similar = next(c.title for c in titles if c.title.casefold() == close[0])
+        similar = next(c.title for c in titles if fold(c.title) == close[0])
         store.close()
         raise EngineError(
             f"There is no conversation named \"{name}\"; did you mean \"{similar}\"? Add --new to "

@@ -30,6 +30,7 @@ from workstation.core import gguf_check
 from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.gguf_check import GGUFHeader, ValueSpan, missing_model
 from workstation.core.invocation import cli
+from workstation.core.letters import alphabetical
 from workstation.core.paths import models_dir, typed_path
 from workstation.core.phrases import Phrase
 
@@ -588,7 +589,7 @@ def list_installed(with_info: bool = True) -> list[InstalledModel]:
     for directory in model_dirs():
         if not directory.is_dir():
             continue
-        for path in sorted(directory.glob("*.gguf"), key=lambda p: p.name.casefold()):  # as a file manager lists them
+        for path in sorted(directory.glob("*.gguf"), key=lambda p: alphabetical(p.name)):  # as a file manager lists them
             real = path.resolve()
             if real in seen or not path.is_file():
                 continue

@@ -61,6 +61,7 @@ import numpy as np
 from workstation.core.atomic import read_text_file
 from workstation.core.engine_api import ChatEngine
 from workstation.core.errors import WorkstationError
+from workstation.core.letters import fold
 from workstation.core.profiles import Constraints, Sampling, YamlError, load_yaml
 from workstation.core.runtime import Batch, LoadedModel
 from workstation.core.structured_output import SchemaError, check_reply, schema_constraints
@@ -237,7 +238,7 @@ _EDGE = " \t\n\"'`*_.,;:!?()[]{}«»“”‘’"
 def normalize(text: str, case_sensitive: bool = False) -> str:
     text = unicodedata.normalize("NFKC", text)
     if not case_sensitive:
-        text = text.replace("İ", "i").casefold()
+        text = fold(text)  # as search does: İSTANBUL, Istanbul and istanbul are one answer
     text = " ".join(text.split())
     return text.strip(_EDGE)
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
+from workstation.core.letters import alphabetical, fold
 from workstation.core.paths import data_dir
 from workstation.core.sqlite_schema import SchemaError, open_database
 
@@ -118,6 +119,7 @@ class KeyRing:
             self._db = open_database(self.path, _MIGRATIONS, f"The key file {self.path}", check_same_thread=False)
         except SchemaError as err:
             raise KeyRingError(str(err)) from None
+        self._db.create_function("fold", 1, fold, deterministic=True)  # a name, capitals aside
         if fresh:
             with contextlib.suppress(OSError):
                 os.chmod(self.path, 0o600)
@@ -150,6 +152,14 @@ class KeyRing:
         key = ApiKey(name, time.time() if now is None else now, None, None, tokens_per_day, max_parallel, names)
         try:
             with self._lock, self._db:
+                # one person's name in other capitals (AYŞE beside ayşe, ismail beside İsmail) is
+                # that person, not a second one: usage and limits would split between the two
+                taken = self._db.execute("SELECT name FROM keys WHERE revoked IS NULL AND fold(name) = ? LIMIT 1",
+                                         (fold(name),)).fetchone()
+                if taken is not None and taken[0] != name:
+                    raise KeyRingError(
+                        f"'{name}' is '{taken[0]}' in other capitals, and '{taken[0]}' already has a key; "
+                        f"revoke it first ({cli('keys revoke ' + shell_word(taken[0]))}).")
                 self._db.execute(
                     "INSERT INTO keys(name, hash, created, tokens_per_day, max_parallel, profiles) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
@@ -164,8 +174,8 @@ class KeyRing:
     def list(self, include_revoked: bool = False) -> list[ApiKey]:
         where = "" if include_revoked else " WHERE revoked IS NULL"
         with self._lock:
-            rows = self._db.execute(f"SELECT {_COLUMNS} FROM keys{where} ORDER BY name, created").fetchall()
-        return [_row(r) for r in rows]
+            rows = self._db.execute(f"SELECT {_COLUMNS} FROM keys{where} ORDER BY created").fetchall()
+        return sorted((_row(r) for r in rows), key=lambda k: alphabetical(k.name))  # Çağla before zeki
 
     def revoke(self, name: str, now: float | None = None) -> ApiKey:
         name = canonical_name(name)

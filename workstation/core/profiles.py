@@ -20,6 +20,7 @@ import yaml
 
 from workstation.core.atomic import read_text_file
 from workstation.core.errors import ProfileError
+from workstation.core.letters import alphabetical
 from workstation.core.paths import profiles_dir, typed_path
 
 # GGML type ids llama.cpp accepts for the K and V caches.
@@ -468,7 +469,7 @@ def load_yaml(text: str) -> Any:
 
 def profile_paths(directory: Path | None = None) -> list[Path]:
     directory = directory or profiles_dir()
-    return sorted(p for p in directory.glob("*.yaml") if p.is_file())
+    return sorted((p for p in directory.glob("*.yaml") if p.is_file()), key=lambda p: alphabetical(p.name))
 
 
 def list_profiles(directory: Path | None = None) -> list[Profile | ProfileError]:

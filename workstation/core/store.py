@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from workstation.core.atomic import write_named_file
 from workstation.core.errors import WorkstationError
+from workstation.core.letters import fold
 from workstation.core.metrics import figures_line
 from workstation.core.paths import data_dir
 from workstation.core.phrases import ENGLISH, Lookup, say
@@ -178,11 +179,6 @@ def match_snippet(text: str, needle: str) -> str:
     return ("…" if start or lo else "") + piece + ("…" if more else "")
 
 
-def _like(needle: str) -> str:
-    """A LIKE pattern that finds ``needle`` as typed (its % and _ are not wildcards)."""
-    return "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
 def _in_plain_words(cls: type[T]) -> type[T]:
     """Every public method of ``cls``: an SQLite error (a damaged, locked or foreign file, a full
     disk) comes out as one StoreError sentence naming the file, never a traceback."""
@@ -219,6 +215,7 @@ class ConversationStore:
             except sqlite3.Error as err:
                 self._db.close()
                 raise StoreError(f"The conversation database {self.path} cannot be used ({err}).") from None
+        self._db.create_function("fold", 1, fold, deterministic=True)  # search and names, case aside
 
     @property
     def schema_version(self) -> int:
@@ -259,18 +256,18 @@ class ConversationStore:
         """Conversations, newest first; ``search`` matches titles and message text."""
         if search.strip():
             needle = one_line(search)
-            pattern = _like(needle)
+            folded = fold(needle)  # case aside in Turkish too: SQLite's LIKE folds ASCII only
             found = self._db.execute(
                 "SELECT * FROM (SELECT id, title, profile, created, updated, "
-                "(SELECT content FROM messages m WHERE m.conversation_id = c.id AND m.content LIKE ? ESCAPE '\\' "
+                "(SELECT content FROM messages m WHERE m.conversation_id = c.id AND instr(fold(m.content), ?) "
                 "ORDER BY m.id LIMIT 1) AS hit FROM conversations c) "
-                "WHERE title LIKE ? ESCAPE '\\' OR hit IS NOT NULL ORDER BY updated DESC, id DESC",
-                (pattern, pattern),
+                "WHERE instr(fold(title), ?) OR hit IS NOT NULL ORDER BY updated DESC, id DESC",
+                (folded, folded),
             ).fetchall()
             out = []
             for *row, hit in found:
                 conv = Conversation(*row)
-                if hit and needle.casefold() not in conv.title.casefold():
+                if hit and folded not in fold(conv.title):
                     conv.match = match_snippet(hit, needle)
                 out.append(conv)
             return out
@@ -288,12 +285,12 @@ class ConversationStore:
 
     def check_title_free(self, title: str, but: int | None = None) -> None:
         """StoreError if a conversation other than ``but`` has the (cleaned) title, case aside
-        as ``chat -c`` sets it aside (casefold: Çalışma and çalışma are one name; SQLite's
-        NOCASE knows only ASCII)."""
-        wanted = title.casefold()
-        for (taken,) in self._db.execute("SELECT title FROM conversations WHERE id != ?", (but or -1,)):
-            if taken.casefold() == wanted:
-                raise StoreError(said=[("store.title_taken", {"title": taken})])
+        as ``chat -c`` sets it aside (``fold``: Çalışma and çalışma, İş Planı and iş planı are
+        one name; SQLite's NOCASE knows only ASCII)."""
+        taken = self._db.execute("SELECT title FROM conversations WHERE id != ? AND fold(title) = ? LIMIT 1",
+                                 (but or -1, fold(title))).fetchone()
+        if taken is not None:
+            raise StoreError(said=[("store.title_taken", {"title": taken[0]})])
 
     def rename(self, conversation_id: int, title: str) -> None:
         """Give the conversation a name no other has (case aside): two of one name could not be
@@ -302,7 +299,7 @@ class ConversationStore:
         if not title:
             raise StoreError("A conversation needs a title; type one.")
         current = self._db.execute("SELECT title FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
-        if current is None or current[0].casefold() != title.casefold():  # its own name again (Enter in F2): kept
+        if current is None or fold(current[0]) != fold(title):  # its own name again (Enter in F2): kept
             self.check_title_free(title, conversation_id)
         with self._db:
             self._db.execute(

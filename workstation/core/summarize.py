@@ -538,7 +538,7 @@ def render_markdown(
         lines.append("")
     calls = int(totals["calls"])
     lines.append("_" + t("summary.footer", done=len(done), total=len(chunks),
-                         tokens=int(totals["document_tokens"]),
+                         tokens=f"{int(totals['document_tokens']):,}",  # 4,540; Turkish 4.540
                          calls=("summary.call" if calls == 1 else "summary.calls", {"n": calls}),
                          seconds=f"{totals['total_ms'] / 1000:.1f}") + "_")
     return "\n".join(lines) + "\n"

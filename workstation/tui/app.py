@@ -369,9 +369,9 @@ class WorkstationApp(App[None]):
             if action.action in CHAT_ONLY and screen is not self.chat_screen:
                 continue  # as their keys: the chat's own (see check_action)
             method = getattr(self, f"action_{action.action}")
-            key = self._keymap.get(action.id, action.key)
+            keys = self._keymap.get(action.id, action.key).split(",")  # written as F1 writes them: Esc, not escape
             yield SystemCommand(
-                f"{self.texts(action.label)} ({key})",
+                f"{self.texts(action.label)} ({'/'.join(_key_text(k.strip()) for k in keys)})",
                 self.texts(f"{action.label}.help"),
                 method,
             )

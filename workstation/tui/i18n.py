@@ -8,6 +8,7 @@ back to English, and a key missing everywhere shows as itself so nothing crashes
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,15 @@ class Texts:
             return text
         first = {"i": "İ", "ı": "I"}.get(text[0], text[0].upper()) if self.lang == "tr" else text[0].upper()
         return first + text[1:]
+
+    def series(self, items: Sequence[str], most: int = 3) -> str:
+        """``items`` as a sentence lists them: ".docx and .txt", ".png, .odt and README" (Turkish:
+        ve); more than ``most``: the first ``most`` and "…", with no "and" (the list goes on)."""
+        if len(items) > most:
+            return ", ".join(items[:most]) + " …"
+        if len(items) < 2:
+            return "".join(items)
+        return ", ".join(items[:-1]) + self("list.and") + items[-1]
 
     def yes_no_keys(self) -> tuple[str, str]:
         """The keys that answer a yes/no question: y/n, in Turkish e/h (evet, hayır)."""

@@ -199,7 +199,7 @@ class DashboardScreen(AppScreen, Screen[None]):
         self._put("#kv-name", t("dash.kv"), one_line=True)
         bar = self.query_one("#kv-bar", ProgressBar)
         bar.update(total=max(kv_size, 1), progress=kv_used)
-        self._put("#kv-value", t.number(f"{kv_used:,}/{kv_size:,}") if kv_size else "–", one_line=True)
+        self._put("#kv-value", f"{t.number(f'{kv_used:,}')}/{t.number(f'{kv_size:,}')}" if kv_size else "–", one_line=True)
         if last:
             total = last.prompt_n + last.cache_n
             hits = t("dash.cache", hit=last.cache_n, total=total,

@@ -16,9 +16,12 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DirectoryTree, Input, Label, Static, Tree
+from textual.widgets.directory_tree import DirEntry
+from textual.widgets.tree import TreeNode
 
 from workstation.core.documents import SUPPORTED_SUFFIXES
 from workstation.core.errors import WorkstationError
+from workstation.core.letters import alphabetical
 from workstation.core.paths import typed_path
 from workstation.tui.screens.app_screen import AppScreen
 
@@ -62,6 +65,12 @@ class FileTree(DirectoryTree):
 
     def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
         return usable_paths(paths, self.suffixes)
+
+    def _populate_node(self, node: TreeNode[DirEntry], content: Iterable[Path]) -> None:
+        """The folders, then the files, each in the alphabet's order (``alphabetical``): Textual
+        sorts by ``name.lower()``, which put Ç Ğ Ö Ş Ü ı after z and I apart from i, and has no
+        hook for another key."""
+        super()._populate_node(node, sorted(content, key=lambda p: (not _is_folder(p), alphabetical(p.name))))
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded) -> None:  # type: ignore[type-arg]
         """A folder's list is in (at first, or after Backspace): the cursor on its first line,
@@ -220,10 +229,12 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         if note is not None:
             self.app.call_from_thread(self._empty_folder, folder, *note)
 
-    def _empty_folder(self, folder: Path, key: str, error: bool, values: dict[str, str]) -> None:
+    def _empty_folder(self, folder: Path, key: str, error: bool, values: dict[str, Any]) -> None:
         problem = self.query_one("#picker-problem", Static)
         if self.folder == folder and not problem.display:  # still shown; nothing else said
-            self._problem(self.wapp.texts(key, **values), error=error)
+            t = self.wapp.texts
+            words = {k: t.series(v) if isinstance(v, list) else v for k, v in values.items()}
+            self._problem(t(key, **words), error=error)
 
     @on(Tree.NodeHighlighted, "#picker-tree")
     def _highlighted(self, event: Tree.NodeHighlighted) -> None:  # type: ignore[type-arg]
@@ -288,9 +299,10 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         self.dismiss(None)
 
 
-def empty_folder_note(folder: Path, suffixes: frozenset[str]) -> tuple[str, bool, dict[str, str]] | None:
-    """Why the list of ``folder`` is empty (the text's key, whether it is an error, its values),
-    or None when it holds a folder or a file with one of ``suffixes`` (lower case)."""
+def empty_folder_note(folder: Path, suffixes: frozenset[str]) -> tuple[str, bool, dict[str, Any]] | None:
+    """Why the list of ``folder`` is empty (the text's key, whether it is an error, its values:
+    a list of words is for ``Texts.series``), or None when it holds a folder or a file with one
+    of ``suffixes`` (lower case)."""
     others: list[str] = []  # files of other kinds: "its files are .png"
     try:
         with os.scandir(folder) as entries:  # the first usable entry ends the look (a big network folder)
@@ -306,8 +318,7 @@ def empty_folder_note(folder: Path, suffixes: frozenset[str]) -> tuple[str, bool
         return "picker.unreadable", True, {"why": err.strerror or type(err).__name__}
     if others:
         kinds = sorted(set(others), key=lambda kind: (-others.count(kind), kind))
-        shown = " ".join(kinds[:3]) + (" …" if len(kinds) > 3 else "")
-        return "picker.none_usable", False, {"kinds": shown}
+        return "picker.none_usable", False, {"kinds": kinds}
     return "picker.empty", False, {}
 
 
