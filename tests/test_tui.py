@@ -1116,6 +1116,21 @@ async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch:
         assert names["F10"] == "Dashboard" and "F5" not in names, names
 
 
+@pytest.mark.parametrize(("lang", "said"), [("en", "Press Ctrl+Q to quit the app"),
+                                             ("tr", "Uygulamadan çıkmak için Ctrl+Q tuşlarına basın")])
+async def test_ctrl_c_says_how_to_quit_in_words(profiles: Path, lang: str, said: str) -> None:
+    """Ctrl+C, pressed to quit out of habit, showed Textual's "Press [b]ctrl+q[/b] to quit the
+    app" with its markup as typed, in English whatever the UI's language."""
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language=lang)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.set_focus(None)
+        await pilot.press("ctrl+c")
+        await until(pilot, lambda: bool(app._notifications))
+        shown = [n.message for n in app._notifications]
+        assert any(m.startswith(said) for m in shown) and not any("[b]" in m for m in shown), shown
+
+
 def test_language_from_locale() -> None:
     assert detect_language({"LANG": "tr_TR.UTF-8"}) == "tr"
     assert detect_language({"LC_ALL": "en_US.UTF-8", "LANG": "tr_TR.UTF-8"}) == "en"

@@ -804,6 +804,14 @@ class WorkstationApp(App[None]):
             flush()
             self.post_message(EngineFailed(self.texts("error.turn_failed", what=f"{type(err).__name__}: {err}")))
 
+    def action_help_quit(self) -> None:
+        """Ctrl+C, pressed to quit out of habit: how to quit, in the UI's language and keys
+        (Textual's own said "Press [b]ctrl+q[/b] to quit the app", its markup shown as typed)."""
+        key = next((k for k, b in self.active_bindings.items() if b.binding.action in ("quit", "app.quit")), None)
+        if key is not None:
+            self.notify(self.texts("app.how_to_quit", keys=_key_text(key)), title=self.texts("app.how_to_quit_title"),
+                        markup=False)
+
     def _on_quit_signal(self, signum: int, loop: asyncio.AbstractEventLoop) -> None:
         """SIGTERM, SIGHUP or SIGINT, in the main thread wherever it was (Python's handler, not
         the loop's: the loop may never run again, below). Once the terminal is gone (SIGHUP, or
