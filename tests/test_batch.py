@@ -376,3 +376,25 @@ def test_a_run_says_which_document_of_how_many_it_is_on(tmp_path: Path, smollm2_
     assert main(["batch", str(folder), "-p", str(_profile_file(tmp_path))]) == 0
     err = capsys.readouterr().err
     assert "batch: summarizing memo0.txt (document 1 of 2)" in err and "batch: summarizing memo1.txt (document 2 of 2)" in err
+
+
+def test_a_full_disk_under_the_queue_is_said_and_stops_the_run(tmp_path: Path) -> None:
+    """The queue's disk full ended the run with "unexpected error: OperationalError: database
+    or disk is full". SQLite's own limit on its pages makes the same error a full disk does."""
+    from workstation.core.batch_queue import BatchError
+
+    inbox, out = tmp_path / "inbox", tmp_path / "out"
+    inbox.mkdir()
+    for i in range(200):
+        (inbox / f"memo-{i:03}-{'x' * 80}.txt").write_text("The canteen closes at two.\n", encoding="utf-8")
+    q = BatchQueue(out / DB_NAME)
+    try:
+        pages = q.db.execute("PRAGMA page_count").fetchone()[0]
+        q.db.execute(f"PRAGMA max_page_count={pages + 2}")
+        with pytest.raises(BatchError) as full:
+            q.scan(inbox, out)
+        assert str(full.value) == (f"The disk holding {out} is full; free some space there, then run the same "
+                                   "command again to go on where it stopped.")
+        assert q.counts()["pending"] == 0  # nothing half-queued: the scan's transaction was rolled back
+    finally:
+        q.close()

@@ -31,6 +31,7 @@ thread over the one engine, whose slots then decode their chunks side by side.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -90,6 +91,13 @@ CREATE TABLE IF NOT EXISTS events (
 
 class BatchError(WorkstationError):
     """The batch folder or its queue cannot be used."""
+
+
+def disk_full(folder: Path) -> BatchError:
+    """The disk under the queue or the summaries is full: the run stops (no document failed for
+    it; one in flight is pending again, as after any stop)."""
+    return BatchError(f"The disk holding {folder} is full; free some space there, then run the same command "
+                      "again to go on where it stopped.")
 
 
 def check_folder(root: Path) -> None:
@@ -230,13 +238,19 @@ class BatchQueue:
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        self.db.execute("BEGIN IMMEDIATE")
         try:
-            yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                if self.db.in_transaction:  # (SQLite rolls back itself on a full disk)
+                    self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+        except sqlite3.OperationalError as err:  # "database or disk is full": said, not a traceback's name
+            if "full" in str(err):
+                raise disk_full(self.db_path.parent) from None
             raise
-        self.db.execute("COMMIT")
 
     def _event(self, path: str, event: str, detail: str | None = None) -> None:
         self.db.execute(
@@ -501,7 +515,10 @@ def run_batch(
         if engine is not None:
             engine.cancel()
         for row, _out in in_flight.values():
-            queue.mark_pending(row.path, "stopped by the user")
+            try:
+                queue.mark_pending(row.path, "stopped by the user")
+            except WorkstationError:  # (a full disk: the next run finds it "running" and takes it again)
+                break
         raise
     finally:
         pool.shutdown(wait=True)
@@ -567,10 +584,17 @@ def _settle_file(
         if result.cancelled:
             queue.mark_pending(row.path, "stopped by the user")
             return True
-        write_text_atomic(out, result.summary)
+        try:
+            write_text_atomic(out, result.summary)
+        except OSError as err:
+            if err.errno == errno.ENOSPC:  # not the document's fault: the run stops, the document waits
+                raise disk_full(out.parent) from None
+            raise
         _fsync_dir(out.parent)
         queue.mark_done(row.path, {"totals": result.totals, "chunks": len(result.chunks)})
         emit(BatchEvent("file-done", row.path, str(out), counts=queue.counts()))
+    except BatchError:  # the queue's or the summaries' disk is full: the run stops, no document failed
+        raise
     except BackendUnreachable as err:  # the server, not this document: it waits for the next run
         if row.attempts < MAX_ATTEMPTS:
             _put_back(queue, row, err, emit)
