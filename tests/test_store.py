@@ -80,6 +80,12 @@ def test_export_markdown(tmp_path: Path) -> None:
     with pytest.raises(StoreError) as caught:  # said "the folder /proc does not exist"
         store.export_markdown(conv.id, Path("/proc/x.md"))
     assert str(caught.value) == "Cannot write /proc/x.md: the folder /proc does not take new files."
+    # a summarized document's prompt is exported as the chat shows it, not the model's instructions
+    doc = store.new("About notes.txt", "office-cpu")
+    store.add_message(doc.id, "user", "Summarize the following part … END OF TEXT.",
+                      shown="notes.txt belgesini özetle; sonra onunla ilgili sorularımı yanıtla.")
+    exported = store.to_markdown(doc.id, Texts("tr").get)
+    assert "## Siz\n\nnotes.txt belgesini özetle" in exported and "END OF TEXT" not in exported
 
     with pytest.raises(StoreError) as caught:  # F7 in the Turkish UI says it in Turkish
         store.export_markdown(conv.id, tmp_path / "nowhere" / "x.md")

@@ -449,7 +449,7 @@ class ConversationStore:
                 if m.get("stop_reason") == "cancelled":  # as the chat shows it
                     lines += [said("chat.stopped_before"), ""]
                 continue
-            lines += [msg.content.rstrip(), ""]
+            lines += [(msg.shown or msg.content).rstrip(), ""]  # (a document's prompt: as the chat shows it)
             if m:  # the chat's line, with how it ended (cut off by an error, the key's day over)
                 lines += ["*" + figures_line(m, lookup) + "*", ""]
         return "\n".join(lines).rstrip() + "\n"
