@@ -459,6 +459,18 @@ async def test_a_damaged_conversation_database_is_said_and_left_alone(profiles: 
         assert app._exception is None and app.store.list() == []
         kept = app.store.new("Only this session")
         assert app.cells_tag(kept.id) == NOT_KEPT  # its KV cells are not left on disk after it
+        # Ctrl+Q then lost it without a word (the toast had long gone): it asks, and No stays
+        app.store.add_message(kept.id, "user", "Remember the meeting")
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        assert "conversations are not saved" in app.screen.question  # type: ignore[attr-defined]
+        await pilot.press("n")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        assert app.is_running
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")
+        await until(pilot, lambda: not app.is_running)
     assert path.read_bytes() == before
 
 

@@ -881,17 +881,13 @@ class WorkstationApp(App[None]):
             if not ask:
                 quit_now()
                 return
-            if self._asking_quit:  # Ctrl+Q again while asked: one question, not a stack of them
-                return
-            self._asking_quit = True
-
-            def answered(yes: bool | None) -> None:
-                self._asking_quit = False
-                quit_now(yes)
-
-            t = self.texts
-            self.push_screen(ConfirmDialog(t("summarize.quit_q"), t("dialog.quit"), t("dialog.cancel"),
-                                           t.yes_no_keys()), answered)
+            self._ask_before_quitting(self.texts("summarize.quit_q"), quit_now)
+            return
+        if ask and self.store.in_memory and any(self.store.message_counts().values()):
+            # the data folder could not be used (said once, at the start, in a toast long gone):
+            # quitting loses this session's conversations, so it is asked, and F7 can save them
+            self._ask_before_quitting(self.texts("store.quit_unsaved_q"),
+                                      lambda: self.call_next(self.action_quit, False))
             return
         if self.generating and self.engine is not None and not self._quit_after_turn:
             self._quit_after_turn = True
@@ -899,6 +895,21 @@ class WorkstationApp(App[None]):
             self.set_timer(5.0, self.exit)
             return
         self.exit()
+
+    def _ask_before_quitting(self, question: str, then: Callable[[], None]) -> None:
+        """Quit (``then``) once the person says yes; Ctrl+Q again while asked: one question,
+        not a stack of them."""
+        if self._asking_quit:
+            return
+        self._asking_quit = True
+
+        def answered(yes: bool | None) -> None:
+            self._asking_quit = False
+            if yes:
+                then()
+
+        t = self.texts
+        self.push_screen(ConfirmDialog(question, t("dialog.quit"), t("dialog.cancel"), t.yes_no_keys()), answered)
 
     def action_stop(self) -> None:
         """Esc in the chat (every other screen has its own Esc: back)."""
