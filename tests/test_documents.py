@@ -182,6 +182,20 @@ def test_binary_file_named_txt(tmp_path: Path) -> None:
     assert decode_text("çalışma odası".encode("cp1254"), "x") == ("çalışma odası", "cp1254")
 
 
+@pytest.mark.parametrize(("text", "encoding"), [
+    ("Café crème brûlée... Señor Müller, niño, mañana.\n", "latin-1"),  # was read as cp1250: crčme, nińo
+    ("Le déjeuner est prêt à midi, « voilà » – 20 €.\n", "cp1252"),  # was read as hp_roman8: dÕjeuner
+    ("Grüße aus München: die Größe passt.\n", "latin-1"),
+    ("Привет, как дела? Это документ о продажах.\n", "cp1251"),  # not Western: each as it is
+    ("Příliš žluťoučký kůň úpěl ďábelské ódy.\n", "cp1250"),
+    ("Çalışanların ığdır şubesi öğleden sonra.\n", "cp1254"),
+])
+def test_a_single_byte_text_reads_in_its_own_letters(text: str, encoding: str) -> None:
+    """Western European text saved in latin-1 or cp1252 came out with wrong letters ("Café crčme
+    brűlée", "nińo"), and summaries then had wrong words, with no warning."""
+    assert decode_text(text.encode(encoding), "x")[0] == text
+
+
 def test_a_pipe_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
     """A named pipe with nobody writing would block a read for ever: one sentence at once."""
     fifo = tmp_path / "notes.txt"

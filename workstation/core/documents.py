@@ -183,6 +183,27 @@ def _turkish_single_byte(data: bytes) -> tuple[str, str] | None:
     return None
 
 
+_WESTERN = set("àáâãäåæçèéêëìíîïñòóôõöøùúûüýÿßœÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÑÒÓÔÕÖØÙÚÛÜÝŸŒ"
+               "‘’‚“”„–—…€«»°±²³´µ·¹º¼½¾×÷§¶©®™¢£¥¿¡ªˆ˜•†‡‰‹›")
+
+
+def _western_single_byte(data: bytes) -> tuple[str, str] | None:
+    """French, German, Spanish, Italian… text in cp1252 / ISO-8859-1 (the detector called it
+    cp1250 or hp_roman8: "Café crème" came out "Café crčme", "niño" "nińo"). Taken where every
+    byte above ASCII reads as a Western letter or mark, and those are a few of the letters, as in
+    any of these languages: Cyrillic or Greek read this way would be nearly all such letters."""
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        return None
+    non_ascii = [c for c in text if ord(c) > 127]
+    if not non_ascii or any(c not in _WESTERN for c in non_ascii):
+        return None
+    letters = sum(1 for c in text if c.isalpha())
+    accented = sum(1 for c in non_ascii if c.isalpha())
+    return (text, "cp1252") if accented <= 0.3 * letters else None
+
+
 def decode_text(data: bytes, name: str) -> tuple[str, str]:
     """Text and encoding name of a text file's bytes, or DocumentError for binary data."""
     for bom, enc in _BOMS:
@@ -198,9 +219,9 @@ def decode_text(data: bytes, name: str) -> tuple[str, str]:
         return data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
         pass
-    turkish = _turkish_single_byte(data)
-    if turkish:
-        return turkish
+    single = _turkish_single_byte(data) or _western_single_byte(data)
+    if single:
+        return single
     from charset_normalizer import from_bytes
 
     best = from_bytes(data[: 4 * 2**20]).best()
