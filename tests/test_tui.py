@@ -1009,6 +1009,24 @@ async def test_dashboard_kv_gauge_is_the_loaded_engines(profiles: Path, tmp_path
         await until(pilot, lambda: bool(app.screen.query("#kv-value")))
         app.screen.refresh_view()
         assert str(app.screen.query_one("#kv-value").render()) == f"0/{n_ctx:,}".replace(",", ".")
+        # the memory line is said again in the new language (it stayed English until F5 again)
+        await until(pilot, lambda: str(app.screen.query_one("#memory-line").render()).startswith("Yüklemede bellek"))
+        # an axis line too long for its column drops its unit, not the other line ("maks 5.439 token/sn"
+        # wrapped and pushed "min" out of the row)
+        row = app.screen.query_one("#row-decode")
+        row.set("Üretim", [5439.0, 63.0], "63 token/sn", "token/sn")
+        assert str(row.query_one(".metric-axis").render()).splitlines() == ["maks 5.439", "min 63"]
+
+
+async def test_a_desk_pcs_dashboard_shows_no_local_model_lines() -> None:
+    """A desk PC's profile (the office server answers) showed "KV cache 0/4,096" and "Memory at
+    load: not recorded yet", as if a model were loaded on this PC."""
+    app = WorkstationApp("office-server", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f5")
+        await until(pilot, lambda: bool(app.screen.query("#kv-row")))
+        assert not app.screen.query_one("#kv-row").display and not app.screen.query_one("#memory-line").display
+        assert app.screen.query_one("#row-decode").display  # the turns' own figures stay
 
 
 async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_before(

@@ -29,6 +29,9 @@ def axis_value(v: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 10 else f"{v:.1f}"
 
 
+AXIS_WIDTH = 14  # .metric-axis in workstation.tcss
+
+
 class MetricRow(Horizontal):
     """A label (with the span the sparkline covers), the y axis (the largest and smallest value
     shown, with its unit), a sparkline of the last turns, and the latest value."""
@@ -61,8 +64,17 @@ class MetricRow(Horizontal):
             # Textual's Sparkline scales from the smallest value shown to the largest; the axis
             # says so, so that its numbers are not read as the latest value (on the right)
             t = cast("WorkstationApp", self.app).texts
-            axis = (t("dash.axis_max", v=f"{axis_value(max(values))} {unit}".rstrip()) + "\n"
-                    + t("dash.axis_min", v=f"{axis_value(min(values))} {unit}".rstrip()))
+
+            def lines(with_unit: str) -> list[str]:
+                return [t(key, v=f"{axis_value(v)} {with_unit}".rstrip())
+                        for key, v in (("dash.axis_max", max(values)), ("dash.axis_min", min(values)))]
+
+            # without the unit where a line would not fit its column (the value on the right
+            # says it): "maks 63 token/sn" wrapped and pushed "min …" out of the row's two lines
+            shown_lines = lines(unit)
+            if max(map(len, shown_lines)) > AXIS_WIDTH:
+                shown_lines = lines("")
+            axis = "\n".join(shown_lines)
         self.query_one(".metric-axis", Label).update(axis, layout=False)
         self.query_one(Sparkline).data = values  # none yet: a flat line, not a solid bar
         self.query_one(".metric-value", Label).update(value, layout=False)
@@ -114,6 +126,7 @@ class DashboardScreen(AppScreen, Screen[None]):
 
     def relabel(self) -> None:
         self._titles.clear()  # (another language)
+        self._memory_for = "-"  # its line is read again, in the new language (it stayed in the old)
         self.refresh_view()
 
     def _title(self, run: ProfileRun) -> str:
@@ -194,6 +207,12 @@ class DashboardScreen(AppScreen, Screen[None]):
         )
         # the loaded engine's context; a last turn run with another (a conversation reopened on
         # another profile) says nothing of this cache's use
+        # a desk PC's profile runs on the server: this PC holds no KV cache and loaded no model
+        local = app.profile is None or app.profile.backend == "llama"
+        for selector in ("#kv-row", "#memory-line"):
+            widget = self.query_one(selector)
+            if widget.display != local:
+                widget.display = local
         kv_size = app.engine_info.n_ctx if app.engine_info else (last.kv_size if last else 0)
         kv_used = last.kv_used if last and last.kv_size == kv_size else 0
         self._put("#kv-name", t("dash.kv"), one_line=True)
