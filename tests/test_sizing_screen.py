@@ -48,6 +48,23 @@ async def test_f10_opens_the_sizing_screen_and_draws_both_charts(app: Workstatio
         assert not isinstance(pilot.app.screen, SizingScreen)
 
 
+async def test_f9_draws_the_sizing_again_in_the_new_language(app: WorkstationApp) -> None:
+    """F9 on F10 changed the footer only: the headline, the axes and the legend stayed in the
+    language they were drawn in."""
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.app.push_screen(SizingScreen(compute=table_only))
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = pilot.app.screen
+        english = str(screen.query_one("#sizing-headline").content)
+        assert "Buy" in english or "Nothing meets" in english, english
+        pilot.app.action_toggle_language()
+        await pilot.pause()
+        turkish = str(screen.query_one("#sizing-headline").content)
+        assert turkish != english and "Buy" not in turkish, turkish
+        assert "ağırlıklar" in str(screen.query_one("#sizing-legend").render())
+
+
 async def test_a_bad_workload_shows_its_error(app: WorkstationApp) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.app.push_screen(SizingScreen("no-such-office"))

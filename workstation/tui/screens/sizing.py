@@ -80,6 +80,7 @@ class SizingScreen(AppScreen, Screen[None]):
         self.workload_ref = workload_ref
         self.compute = compute or size_here
         self.data: dict[str, Any] | None = None  # what the charts draw, once the sizing is done
+        self._result: SizingResult | None = None  # the sizing, once done: F9 draws it again in words of its own
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -98,13 +99,28 @@ class SizingScreen(AppScreen, Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="sizing")
     def run_sizing(self) -> None:
         from workstation.core.errors import WorkstationError
-        from workstation.core.sizing import chart_data
 
         try:
-            result = self.compute(self.workload_ref)
-            self.post_message(SizingReady(1, 1, say(result.headline_phrases(), self.wapp.texts.get), chart_data(result)))
+            self._result = self.compute(self.workload_ref)
         except WorkstationError as err:
             self.post_message(TaskFailed(self.wapp.texts.error(err)))
+            return
+        self._draw()
+
+    def _draw(self) -> None:
+        """The headline, the charts and their legend, in the UI's language (a message: from
+        the sizing's thread, or from F9)."""
+        from workstation.core.sizing import chart_data
+
+        if self._result is not None:
+            self.post_message(SizingReady(1, 1, say(self._result.headline_phrases(), self.wapp.texts.get),
+                                          chart_data(self._result)))
+
+    def relabel(self) -> None:
+        """F9: the headline, the axes and the legend stayed in the language they were drawn in."""
+        if self._result is None:
+            self.query_one("#sizing-headline", Static).update(self.wapp.texts("sizing.working", name=self.workload_ref))
+        self._draw()
 
     @on(TaskFailed)
     def _failed(self, event: TaskFailed) -> None:
