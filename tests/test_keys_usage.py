@@ -224,6 +224,7 @@ def test_usage_command_table_and_json(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_parse_since_reads_dates_and_times() -> None:
     assert parse_since("2026-03-01") == day_start(parse_since("2026-03-01T13:00"))
+    assert parse_since("01.03.2026") == parse_since("2026-03-01")  # as Turkey writes a day (it was refused)
     with pytest.raises(UsageError):
         parse_since("yesterday")
 

@@ -108,13 +108,17 @@ class UsageRow:
 
 
 def parse_since(text: str) -> float:
-    """``YYYY-MM-DD`` (local midnight) or an ISO date and time, as seconds since the epoch."""
+    """``YYYY-MM-DD`` (local midnight) or an ISO date and time, as seconds since the epoch; or
+    a day as it is written in Turkey and much of Europe, ``DD.MM.YYYY`` (03.12.2026 was refused)."""
     try:
         when = dt.datetime.fromisoformat(text.strip())
     except ValueError:
-        raise UsageError(
-            f"--since is {text!r}; write a date as YYYY-MM-DD or a time as YYYY-MM-DDTHH:MM."
-        ) from None
+        try:
+            when = dt.datetime.strptime(text.strip(), "%d.%m.%Y")
+        except ValueError:
+            raise UsageError(
+                f"--since is {text!r}; write a date as YYYY-MM-DD (or DD.MM.YYYY) or a time as YYYY-MM-DDTHH:MM."
+            ) from None
     if when.tzinfo is None:
         when = when.astimezone()  # local time
     return when.timestamp()
