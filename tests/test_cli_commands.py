@@ -142,14 +142,20 @@ def test_chat_refuses_sampling_options_a_profile_may_not_have(
 def test_a_profile_that_cannot_fit_is_not_loaded(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], smollm2_path: Path) -> None:
     """`profiles check` said "does not fit" and `chat` loaded it anyway: a 1M-token context
-    took all of a 23 GB machine's memory (peak 23.8 GB) to answer "hi"."""
-    from workstation.core.planner import plan_for_profile
-    from workstation.core.profiles import load_profile
+    took all of a 23 GB machine's memory (peak 23.8 GB) to answer "hi". Here 8 slots of 1M
+    tokens: a K/V cache of 180 GB, which no machine this runs on has free."""
+    import dataclasses
 
-    prof = _profile_file(tmp_path, max_tokens=2, context=1_048_576)
-    plan = plan_for_profile(load_profile(str(prof)))
-    if plan.cpu_bytes <= plan.ram_available:
-        pytest.skip(f"this machine has room for a 1M-token context ({plan.ram_available / 2**30:.0f} GB free)")
+    from workstation.core.planner import plan_for_profile
+
+    profile = make_profile(context=1_048_576, parallel=8, threads=1, sampling={"max_tokens": 2})
+    data = profile.to_dict()
+    data.pop("source", None)
+    prof = tmp_path / "huge.yaml"
+    prof.write_text(yaml.safe_dump(data), encoding="utf-8")
+    plan = plan_for_profile(dataclasses.replace(profile, context=8 * 1_048_576))
+    if plan.kv_cache_bytes <= plan.ram_available:
+        pytest.skip(f"this machine has {plan.ram_available / 2**30:.0f} GB free: room for the whole cache")
     assert main(["chat", "-p", str(prof), "hi"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("workstation: The profile ") and "was not loaded; it does not fit: needs" in err, err

@@ -567,18 +567,30 @@ def resolve_gpu_layers(profile: Profile, result: MemoryPlan | None = None) -> in
     return (result or plan_for_profile(profile)).gpu_layers
 
 
-def gpu_layers_for_load(profile: Profile) -> int:
-    """``resolve_gpu_layers`` for loading the profile now: EngineError, before anything is
-    loaded, where its memory plan needs more than all the memory free (``profiles check`` and
-    ``fit`` said "does not fit", and chat loaded it anyway: a 1M-token context took all of a
-    23 GB machine). The plan's reserve for the system is not counted here: a close fit loads,
-    as it did; too many GPU layers are left to llama.cpp (a CUDA build says so itself)."""
+def gpu_layers_for_load(profile: Profile, n_ctx: int | None = None) -> int:
+    """``resolve_gpu_layers`` for loading the profile now with ``n_ctx`` tokens of context in
+    all (its slots together; the profile's context where not given): EngineError, before
+    anything is loaded, where what must sit in RAM (the CPU's share of the K/V cache, compute
+    buffers, repacked weights) is more than all the memory free. ``profiles check`` and ``fit``
+    said "does not fit", and chat loaded it anyway: a 1M-token context took all of a 23 GB
+    machine. The weights are not counted (mapped from their file, they page in and out: a
+    model larger than the memory runs, slowly, as it did), nor the plan's reserve for the
+    system; nor is anything where the profile asks for GPU layers and NVML sees no GPU (a
+    Vulkan build, an AMD card: the plan cannot know where the layers go). Too many GPU layers
+    are left to llama.cpp (a CUDA build says so itself)."""
+    import dataclasses
+
     from workstation.core.errors import EngineError
 
-    result = plan_for_profile(profile)
-    if not result.fits and result.cpu_bytes > result.ram_available:
+    sized = dataclasses.replace(profile, context=n_ctx) if n_ctx and n_ctx != profile.context else profile
+    result = plan_for_profile(sized)
+    gl = profile.gpu_layers
+    unseen_gpu = (gl == "all" or isinstance(gl, int) and gl > 0) and not any(d.kind == "gpu" for d in result.devices)
+    cpu = next(d for d in result.devices if d.kind == "cpu")
+    resident = cpu.kv_cache_bytes + cpu.compute_bytes + result.repack_bytes
+    if not result.fits and not unseen_gpu and resident > result.ram_available:
         raise EngineError(said=[("fit.refused", {"profile": profile.name, "verdict": result.verdict_phrases})])
-    return resolve_gpu_layers(profile, result)
+    return resolve_gpu_layers(sized, result)
 
 
 def effective_settings(profile: Profile) -> dict[str, Any]:

@@ -215,7 +215,7 @@ class Scheduler:
         self.n_parallel = n_parallel
         self.max_queue = max(0, max_queue)
         self.slot_ctx = slot_context or profile.context
-        self.gpu_layers = gpu_layers_for_load(profile)
+        self.gpu_layers = gpu_layers_for_load(profile, self.slot_ctx * n_parallel)  # (serve's slots together)
         self.settings = RuntimeSettings(
             n_ctx=self.slot_ctx * n_parallel,
             n_gpu_layers=self.gpu_layers,
