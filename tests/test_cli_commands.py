@@ -473,12 +473,23 @@ def test_an_output_named_through_a_link_or_a_pipe_is_written_through_it(
     assert main(["size", "office-20", "-o", str(link)]) == 0
     assert link.is_symlink() and real.read_text(encoding="utf-8").startswith("# Sizing: Office of 20")
     read: list[bytes] = []
-    reader = threading.Thread(target=lambda: read.append(pipe.read_bytes()))
+    reader = threading.Thread(target=lambda: read.append(pipe.read_bytes()), daemon=True)
     reader.start()
     assert main(["size", "office-20", "-o", str(pipe)]) == 0
     reader.join(timeout=30)
     assert read and read[0].startswith(b"# Sizing: Office of 20") and pipe.is_fifo()
     capsys.readouterr()
+    # -o /dev/stdout into `>> log.md`: appended through the shell's descriptor (realpath named
+    # log.md, replaced with the report alone; into a pipe it named no file at all)
+    log = tmp_path / "log.md"
+    log.write_text("old line\n", encoding="utf-8")
+    with open(log, "ab") as appended:
+        done = subprocess.run([sys.executable, "-m", "workstation.cli", "size", "office-20", "-o", "/dev/stdout"],
+                              stdout=appended, stderr=subprocess.PIPE, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    kept = log.read_text(encoding="utf-8")
+    assert kept.startswith("old line\n") and "# Sizing: Office of 20" in kept
+    assert (tmp_path / "stdout-charts" / "people.png").is_file()  # its charts where it was run, not in /dev
 
 
 def test_a_data_folder_that_cannot_be_one_is_said_in_a_sentence(

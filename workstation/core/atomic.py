@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import errno
 import os
+import re
+import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -65,15 +67,56 @@ def write_named_file(path: Path, data: str | bytes, error: type[WorkstationError
     named kept the old text). A device or a pipe (``-o /dev/stdout``, a FIFO) is written to as
     it is: replacing it made /dev/full, as root, a plain file."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    target = Path(os.path.realpath(path))
     try:
-        if target.exists() and not target.is_file() and not target.is_dir():
-            with open(target, "wb") as out:  # (a folder: write_bytes_atomic says it is one)
-                out.write(raw)
+        fd = _open_descriptor(path)
+        if fd is not None:  # -o /dev/stdout: into what this process has open, as the shell opened it
+            _write_all(fd, raw)  # (`| less`: a pipe; `>> log.md`: appended, not the file replaced)
+            return
+        try:
+            kind = os.stat(path).st_mode
+        except FileNotFoundError:
+            kind = stat.S_IFREG  # a new file
+        if stat.S_ISREG(kind) or stat.S_ISDIR(kind):  # (a folder: write_bytes_atomic says it is one)
+            write_bytes_atomic(Path(os.path.realpath(path)), raw, make_folders=False)
         else:
-            write_bytes_atomic(target, raw, make_folders=False)
+            with open(path, "wb") as out:
+                out.write(raw)
     except OSError as err:
         raise error(said=cannot_write(path, err)) from None
+
+
+_STANDARD = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+_FD_PATH = re.compile(r"/dev/fd/(\d+)|/proc/(self|thread-self|\d+)/fd/(\d+)")
+
+
+def _open_descriptor(path: Path) -> int | None:
+    """The file descriptor ``path`` names in this process (/dev/stdout, /dev/fd/3,
+    /proc/self/fd/1), or None: it is written through that descriptor, not reopened."""
+    text = str(path)
+    if text in _STANDARD:
+        return _STANDARD[text]
+    found = _FD_PATH.fullmatch(text)
+    if found is None:
+        return None
+    fd, who, proc_fd = found.groups()
+    if who is not None and who not in ("self", "thread-self", str(os.getpid())):
+        return None  # another process's
+    return int(fd if fd is not None else proc_fd)
+
+
+def is_a_stream(path: Path) -> bool:
+    """``path`` is no file to be made or replaced but something written into: a descriptor of
+    this process (/dev/stdout), a pipe, a device."""
+    try:
+        return _open_descriptor(path) is not None or not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False  # a new file (or one it is said of, on writing, why it cannot be)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def named_output(text: str, reads: Iterable[Path] = (), error: type[WorkstationError] = WorkstationError) -> Path:

@@ -13,7 +13,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from workstation.core.atomic import named_output, write_bytes_atomic, write_named_file
+from workstation.core.atomic import is_a_stream, named_output, write_bytes_atomic, write_named_file
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.memory_check import describe_history
@@ -132,7 +132,9 @@ def _save(fig: Any, path: Path) -> Path:
 def markdown_report(result: SizingResult, named: Path | str, top: int = 15) -> list[Path]:
     """The Markdown report at ``out`` with its charts beside it (``<stem>-people.png``, ...)."""
     out = named_output(str(named))  # a typo in the folder is said, not made (nor its charts folder)
-    charts_dir = out.parent / f"{out.stem}-charts"
+    # beside the report; a report written into a stream (-o /dev/stdout) has them in the folder
+    # it was run from (they were made in /dev)
+    charts_dir = (Path.cwd() if is_a_stream(out) else out.parent) / f"{out.stem}-charts"
     charts = write_charts(chart_data(result), charts_dir)
     w = result.workload
     lines = [f"# Sizing: {w.name}", "", f"**{result.headline()}**", ""]
