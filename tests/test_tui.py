@@ -1536,9 +1536,10 @@ def test_closing_the_terminal_mid_reply_ends_the_app_and_keeps_the_reply(profile
         os.close(fd)  # the window closes: the kernel hangs the terminal up
         os.kill(pid, signal.SIGCONT)
         deadline = time.monotonic() + 25  # (the app's own last resort ends it after 30 s)
-        while os.waitpid(pid, os.WNOHANG) == (0, 0):
+        while (ended := os.waitpid(pid, os.WNOHANG)) == (0, 0):
             assert time.monotonic() < deadline, "the app still runs after its terminal closed"
             time.sleep(0.2)
+        assert os.waitstatus_to_exitcode(ended[1]) == 0  # it quit as Ctrl+Q does, not by its last resort
     finally:
         try:
             os.kill(pid, signal.SIGKILL)
@@ -1552,6 +1553,56 @@ def test_closing_the_terminal_mid_reply_ends_the_app_and_keeps_the_reply(profile
     finally:
         store.close()
     assert [m.role for m in messages] == ["user", "assistant"] and messages[1].content.strip()
+
+
+def test_a_hang_up_with_the_terminal_still_open_gives_the_terminal_back(profiles: Path, tmp_path: Path) -> None:
+    """`kill -HUP` while the terminal is still there: the app quits and puts the terminal back
+    (the main screen, the cursor), as Ctrl+Q does; it took SIGHUP for a closed terminal and
+    left it in the app's screen with no cursor."""
+    import os
+    import pty
+    import select
+    import signal
+    import sys
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ.update(WORKSTATION_DATA=str(tmp_path / "data"), TERM="xterm-256color")
+        os.execv(str(Path(sys.executable).parent / "workstation"), ["workstation", "tui", "--no-load", "--lang", "en"])
+    seen = b""
+    try:
+        deadline = time.monotonic() + 60
+        while b"F1" not in seen and b"f1" not in seen:
+            assert time.monotonic() < deadline, "the app never drew its footer"
+            if select.select([fd], [], [], 0.2)[0]:
+                seen += os.read(fd, 65536)
+        seen = b""
+        os.kill(pid, signal.SIGHUP)
+        deadline = time.monotonic() + 25
+        while os.waitpid(pid, os.WNOHANG) == (0, 0):
+            assert time.monotonic() < deadline, "the app still runs after SIGHUP"
+            if select.select([fd], [], [], 0.1)[0]:
+                try:
+                    seen += os.read(fd, 65536)
+                except OSError:
+                    break
+        while select.select([fd], [], [], 0.2)[0]:
+            try:
+                more = os.read(fd, 65536)
+            except OSError:
+                break
+            if not more:
+                break
+            seen += more
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        os.close(fd)
+    assert b"\x1b[?1049l" in seen and b"\x1b[?25h" in seen, seen[-200:]  # the main screen back, the cursor shown
 
 
 async def test_a_summary_goes_on_behind_the_chat_until_stopped(

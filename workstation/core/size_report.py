@@ -132,9 +132,10 @@ def _save(fig: Any, path: Path) -> Path:
 def markdown_report(result: SizingResult, named: Path | str, top: int = 15) -> list[Path]:
     """The Markdown report at ``out`` with its charts beside it (``<stem>-people.png``, ...)."""
     out = named_output(str(named))  # a typo in the folder is said, not made (nor its charts folder)
-    # beside the report; a report written into a stream (-o /dev/stdout) has them in the folder
-    # it was run from (they were made in /dev)
-    charts_dir = (Path.cwd() if is_a_stream(out) else out.parent) / f"{out.stem}-charts"
+    # beside the report; a report written into /dev/stdout, /proc/self/fd/1… has them in the
+    # folder it was run from (they were made in /dev)
+    system = is_a_stream(out) and out.parts[1:2] in (("dev",), ("proc",))
+    charts_dir = (Path.cwd() if system else out.parent) / f"{out.stem}-charts"
     charts = write_charts(chart_data(result), charts_dir)
     w = result.workload
     lines = [f"# Sizing: {w.name}", "", f"**{result.headline()}**", ""]

@@ -133,7 +133,8 @@ class WorkstationApp(App[None]):
         super().__init__()
         self.quit_on_signals = quit_on_signals
         self.exit_deadline_s = exit_deadline_s
-        self._exit_deadline: threading.Timer | None = None
+        self._quit_signal: list[int] = []  # the signal to quit on, once one came (``_on_quit_signal``)
+        self._quit_signalled_event = threading.Event()  # …which the threads ``_watch_the_terminal`` started wait for
         self._signals_before: dict[int, Any] = {}
         # Start multiprocessing's resource tracker now: once the app runs, sys.stderr is
         # Textual's capture (fileno -1) and spawning the tracker then fails.
@@ -235,6 +236,7 @@ class WorkstationApp(App[None]):
             # engine's process printed tracebacks into the terminal. A handler of Python's, not
             # the loop's: with the terminal closed mid-reply the loop never ran again (below)
             loop = asyncio.get_running_loop()
+            self._watch_the_terminal()
             for sig in QUIT_SIGNALS:
                 if signal.getsignal(sig) is not signal.SIG_IGN:  # (under nohup a closed terminal is no reason)
                     self._signals_before[sig] = signal.signal(
@@ -814,48 +816,55 @@ class WorkstationApp(App[None]):
 
     def _on_quit_signal(self, signum: int, loop: asyncio.AbstractEventLoop) -> None:
         """SIGTERM, SIGHUP or SIGINT, in the main thread wherever it was (Python's handler, not
-        the loop's: the loop may never run again, below). Once the terminal is gone (SIGHUP, or
-        Textual's output thread died writing to it) nothing is drawn any more: that thread's
-        queue of 30 writes filled, and mid-reply the app stopped for good inside a write, and
-        stayed, model and all, until killed with -9."""
-        if self._exit_deadline is None:
-            self._watch_the_terminal(gone=signum == signal.SIGHUP)
-            if self.exit_deadline_s is not None:  # whatever else may hang: the process ends, its memory freed
-                self._exit_deadline = threading.Timer(self.exit_deadline_s, os._exit, (128 + signum,))
-                self._exit_deadline.daemon = True
-                self._exit_deadline.start()
+        the loop's: the loop may never run again, ``_watch_the_terminal``). Only what cannot
+        block: the threads that act on it were started at mount (starting one here could wait
+        on a lock the interrupted main thread holds)."""
+        if not self._quit_signal:
+            self._quit_signal.append(signum)
+            self._quit_signalled_event.set()
         loop.call_soon_threadsafe(self._signalled)
 
-    def _watch_the_terminal(self, gone: bool) -> None:
-        """From a thread (this may run while the main thread holds a queue's lock): once the
-        terminal is ``gone`` or Textual's output thread has died, the driver writes nothing and
-        does not take the terminal again (a closed terminal's SIGCONT made it start a new output
-        thread, which died as the first), and the queues of writes not written are emptied (a
-        write waiting for room in one goes on)."""
+    def _watch_the_terminal(self) -> None:
+        """Threads that wait for a quit signal. One: once Textual's output thread has died (it
+        dies writing to a closed terminal; with the terminal still there it never does, and
+        quitting puts the terminal back as Ctrl+Q does), the driver writes nothing and does not
+        take the terminal again (a closed terminal's SIGCONT made it start a new output thread,
+        which died as the first), and the queues of writes not written are emptied. Before, its
+        queue of 30 writes filled mid-reply, and the app stopped for good inside a write, model
+        and all, until killed with -9. Two (``exit_deadline_s``): the process ends that long
+        after the signal, however far quitting came."""
         driver = self._driver
-        if driver is None or not hasattr(driver, "_writer_thread"):  # (not a terminal's driver: tests)
-            return
+        event = self._quit_signalled_event
+        if driver is not None and hasattr(driver, "_writer_thread"):  # (not a terminal's driver: tests)
+            def watch() -> None:
+                event.wait()
+                seen: list[Any] = []
+                while True:
+                    writer = driver._writer_thread
+                    if writer is not None and not writer.is_alive():
+                        break
+                    time.sleep(0.1)
+                driver.write = lambda _data: None  # type: ignore[method-assign]
+                driver.start_application_mode = lambda: None  # type: ignore[method-assign]
+                for _ in range(40):
+                    if driver._writer_thread is not None and driver._writer_thread not in seen:
+                        seen.append(driver._writer_thread)
+                    for writer in seen:
+                        queue = writer._queue
+                        with queue.mutex:
+                            queue.queue.clear()
+                            queue.not_full.notify_all()
+                    time.sleep(0.05)
 
-        def watch() -> None:
-            seen: list[Any] = []
-            while not gone:
-                writer = driver._writer_thread
-                if writer is not None and not writer.is_alive():
-                    break
-                time.sleep(0.1)
-            driver.write = lambda _data: None  # type: ignore[method-assign]
-            driver.start_application_mode = lambda: None  # type: ignore[method-assign]
-            for _ in range(40):
-                if driver._writer_thread is not None and driver._writer_thread not in seen:
-                    seen.append(driver._writer_thread)
-                for writer in seen:
-                    queue = writer._queue
-                    with queue.mutex:
-                        queue.queue.clear()
-                        queue.not_full.notify_all()
-                time.sleep(0.05)
+            threading.Thread(target=watch, name="terminal-watch", daemon=True).start()
+        deadline = self.exit_deadline_s
+        if deadline is not None:
+            def end() -> None:
+                event.wait()
+                time.sleep(deadline)
+                os._exit(128 + self._quit_signal[0])
 
-        threading.Thread(target=watch, name="terminal-watch", daemon=True).start()
+            threading.Thread(target=end, name="exit-deadline", daemon=True).start()
 
     def _signalled(self) -> None:
         """SIGTERM or SIGHUP: quit as Ctrl+Q does, without asking; a second signal while the
