@@ -100,6 +100,13 @@ def disk_full(folder: Path) -> BatchError:
                       "again to go on where it stopped.")
 
 
+def disk_is_full(err: BaseException) -> bool:
+    """A write that failed for want of room (or of the user's quota), in SQLite or a file."""
+    if isinstance(err, sqlite3.Error):
+        return getattr(err, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+    return isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
 def check_folder(root: Path) -> None:
     """``BatchError`` unless ``root`` is a folder, in the words ``summarize`` uses for a path
     that is not there (and, for a document, the command that summarizes it)."""
@@ -247,8 +254,8 @@ class BatchQueue:
                     self.db.execute("ROLLBACK")
                 raise
             self.db.execute("COMMIT")
-        except sqlite3.OperationalError as err:  # "database or disk is full": said, not a traceback's name
-            if "full" in str(err):
+        except sqlite3.Error as err:  # "database or disk is full": said, not a traceback's name
+            if disk_is_full(err):
                 raise disk_full(self.db_path.parent) from None
             raise
 
@@ -584,12 +591,7 @@ def _settle_file(
         if result.cancelled:
             queue.mark_pending(row.path, "stopped by the user")
             return True
-        try:
-            write_text_atomic(out, result.summary)
-        except OSError as err:
-            if err.errno == errno.ENOSPC:  # not the document's fault: the run stops, the document waits
-                raise disk_full(out.parent) from None
-            raise
+        write_text_atomic(out, result.summary)
         _fsync_dir(out.parent)
         queue.mark_done(row.path, {"totals": result.totals, "chunks": len(result.chunks)})
         emit(BatchEvent("file-done", row.path, str(out), counts=queue.counts()))
@@ -609,6 +611,8 @@ def _settle_file(
         queue.mark_failed(row.path, str(err))
         emit(BatchEvent("file-failed", row.path, str(err), counts=queue.counts()))
     except Exception as err:  # noqa: BLE001 - one bad file must not stop the night
+        if disk_is_full(err):  # the summary, or a part kept as it was done: the run stops, the document waits
+            raise disk_full(out.parent) from None
         reason = f"'{row.path}' failed: {type(err).__name__}: {err}"
         queue.mark_failed(row.path, reason)
         emit(BatchEvent("file-failed", row.path, reason, counts=queue.counts()))
