@@ -487,3 +487,13 @@ async def test_a_path_pasted_from_a_file_manager_opens_the_document(folder: Path
         await pilot.press("enter")
         await until(pilot, lambda: app.pending_document is not None)
         assert app.pending_document == (doc, "Sales rose by a tenth in the third quarter.")
+
+
+def test_a_name_with_a_backslash_that_is_there_is_taken_as_typed(tmp_path: Path) -> None:
+    """Shell quoting is undone only for a path not there as typed: a\\b.txt was read as ab.txt."""
+    from workstation.core.paths import typed_path
+
+    odd = tmp_path / "a\\b.txt"
+    odd.write_text("x", encoding="utf-8")
+    assert typed_path(str(odd)) == odd
+    assert typed_path(str(tmp_path / "Q3\\ report.pdf")) == tmp_path / "Q3 report.pdf"  # a new file: as a shell means it

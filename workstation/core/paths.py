@@ -65,6 +65,13 @@ def _shell_words(text: str) -> list[str]:
         return []
 
 
+def _there(text: str) -> bool:
+    try:
+        return Path(text).expanduser().exists()
+    except (RuntimeError, OSError):
+        return False
+
+
 def typed_path(text: str | os.PathLike[str]) -> Path:
     """A path a person typed or set, ``~`` and ``~user`` expanded where they can be; as typed
     where not (``~nobody/x`` raised RuntimeError: the caller's "not found" says it instead).
@@ -73,9 +80,11 @@ def typed_path(text: str | os.PathLike[str]) -> Path:
     ``Q3\\ report.pdf``: a terminal's drag and drop) or as a ``file://`` address."""
     if isinstance(text, str):
         text = text.strip()
-        if os.name != "nt" and (text[:1] in "'\"" or "\\" in text):  # (a backslash is Windows' separator)
+        if os.name != "nt" and (text[:1] in "'\"" or "\\" in text) and not _there(text):
+            # (a backslash is Windows' separator; a name that is there as typed is taken as typed:
+            # a\b.txt was read as ab.txt)
             words = _shell_words(text)
-            if len(words) == 1:
+            if len(words) == 1 and (_there(words[0]) or Path(words[0]).expanduser().parent.is_dir()):
                 text = words[0]
         if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
             text = text[1:-1]
