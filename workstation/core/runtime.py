@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import llama_cpp
 import numpy as np
@@ -56,30 +57,41 @@ llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
 
 
 @contextmanager
-def _ctrl_c_after_the_call() -> Iterator[None]:
+def _ctrl_c_after_the_call() -> Iterator[list[int]]:
     """Ctrl-C during a long llama.cpp call that logs (loading a model) is acted on once the
     call returns. Python raised it inside the log callback, where ctypes can only print it
     ("Exception ignored on calling ctypes callback function", a traceback) and drop it: the
-    command then went on as if no key had been pressed. Main thread only (signals are
-    delivered there); elsewhere a plain call."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    command then went on as if no key had been pressed. Yields the list a press is put in, so
+    that the call can be told to stop early (a load's progress callback returns False). Main
+    thread only (signals are delivered there); elsewhere a plain call."""
     pressed: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield pressed
+        return
     try:
         previous = signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum))
     except ValueError:  # not in the main interpreter
-        yield
+        yield pressed
         return
     try:
-        yield
-    finally:
+        yield pressed
+    except BaseException:
         signal.signal(signal.SIGINT, previous)
+        if pressed:  # the call stopped for the key (a load aborted): the key, not its failure
+            _press(previous)
+            raise KeyboardInterrupt from None
+        raise
+    signal.signal(signal.SIGINT, previous)
     if pressed:
-        if callable(previous):
-            previous(signal.SIGINT, None)
-        elif previous == signal.SIG_DFL:
-            raise KeyboardInterrupt
+        _press(previous)
+
+
+def _press(handler: Any) -> None:
+    """Ctrl-C, delivered late to the handler that was in place (the default raises)."""
+    if callable(handler):
+        handler(signal.SIGINT, None)
+    elif handler == signal.SIG_DFL:
+        raise KeyboardInterrupt
 
 
 def log_mark() -> int:
@@ -177,16 +189,18 @@ class LoadedModel:
         mparams = llama_cpp.llama_model_default_params()
         mparams.n_gpu_layers = settings.n_gpu_layers
         mparams.use_mmap = settings.use_mmap
-        if progress is not None:
+        stop: list[list[int]] = [[]]  # Ctrl-C pressed while loading: llama.cpp stops at its next step
 
-            def _progress(value: float, _data: ctypes.c_void_p) -> bool:
+        def _progress(value: float, _data: ctypes.c_void_p) -> bool:
+            if progress is not None:
                 progress(float(value))
-                return True
+            return not stop[0]
 
-            self._progress_cb = llama_cpp.llama_progress_callback(_progress)
-            mparams.progress_callback = self._progress_cb
+        self._progress_cb = llama_cpp.llama_progress_callback(_progress)
+        mparams.progress_callback = self._progress_cb
         try:
-            with _ctrl_c_after_the_call():
+            with _ctrl_c_after_the_call() as pressed:
+                stop[0] = pressed
                 self.model = internals.LlamaModel(path_model=str(path), params=mparams, verbose=True)
         except ValueError:
             why = last_log_error()
