@@ -292,5 +292,12 @@ def test_search_and_names_set_turkish_case_aside(tmp_path: Path) -> None:
         with pytest.raises(StoreError, match="Another conversation is named \u201cİş Planı\u201d"):
             store.rename(staff.id, "iş planı")
         store.rename(plan.id, "IŞ PLANI")  # its own name in other capitals: allowed
+        # search checks with LIKE first (fast, in C) on what any match holds as it is: a letter
+        # that folds to others' letters (ß, a decomposed é) still finds its message
+        other = store.new("Reise")
+        store.add_message(other.id, "user", "Die STRASSE im Café\u0301 und die Straße")
+        assert [c.title for c in store.list("straße")] == ["Reise"]
+        assert [c.title for c in store.list("café")] == ["Reise"]
+        assert store.list("Strassenbahn") == []
     finally:
         store.close()

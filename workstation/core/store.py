@@ -179,6 +179,13 @@ def match_snippet(text: str, needle: str) -> str:
     return ("…" if start or lo else "") + piece + ("…" if more else "")
 
 
+def _ascii_cores(folded: str) -> list[str]:
+    """The stretches of a folded needle that any text it is found in holds as they are, but for
+    ASCII case (what LIKE sets aside): ASCII letters, digits and spaces, not i (İ, I, ı fold
+    to it) nor s, f, k (ß, ſ, ﬁ and the Kelvin sign fold to them); those of 2 or more."""
+    return [run for run in re.split(r"[^a-eg-hjl-rt-z0-9 ]", folded) if len(run) >= 2]
+
+
 def _in_plain_words(cls: type[T]) -> type[T]:
     """Every public method of ``cls``: an SQLite error (a damaged, locked or foreign file, a full
     disk) comes out as one StoreError sentence naming the file, never a traceback."""
@@ -257,12 +264,16 @@ class ConversationStore:
         if search.strip():
             needle = one_line(search)
             folded = fold(needle)  # case aside in Turkish too: SQLite's LIKE folds ASCII only
+            # LIKE first (in C) on a part of the needle any match must hold as it is, case aside:
+            # fold() on every message took 0.7 s a keystroke over 40 MB of conversations
+            cores = _ascii_cores(folded)
             found = self._db.execute(
                 "SELECT * FROM (SELECT id, title, profile, created, updated, "
-                "(SELECT content FROM messages m WHERE m.conversation_id = c.id AND instr(fold(m.content), ?) "
-                "ORDER BY m.id LIMIT 1) AS hit FROM conversations c) "
+                "(SELECT content FROM messages m WHERE m.conversation_id = c.id "
+                + "".join("AND m.content LIKE ? " for _ in cores)
+                + "AND instr(fold(m.content), ?) ORDER BY m.id LIMIT 1) AS hit FROM conversations c) "
                 "WHERE instr(fold(title), ?) OR hit IS NOT NULL ORDER BY updated DESC, id DESC",
-                (folded, folded),
+                (*(f"%{core}%" for core in cores), folded, folded),
             ).fetchall()
             out = []
             for *row, hit in found:
