@@ -9,7 +9,8 @@ app.workers, never with sleeps.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -1498,54 +1499,85 @@ async def test_quitting_mid_reply_keeps_the_reply_so_far(
     assert (messages[1].metrics or {}).get("stop_reason") == "cancelled"
 
 
-def test_closing_the_terminal_mid_reply_ends_the_app_and_keeps_the_reply(profiles: Path, tmp_path: Path) -> None:
-    """The terminal window closed while a reply streamed: Textual's output thread died writing
-    to it, and the app then hung in a write for good, model and all (`kill -TERM` did nothing).
-    A real terminal (a pty), closed as a window closes it: its SIGHUP, then SIGCONT."""
+@contextmanager
+def app_in_a_terminal(*args: str, **env: str) -> Iterator[tuple[int, int]]:
+    """``workstation tui ARGS`` in a real terminal (a pty, its controlling terminal): its pid
+    and the terminal's end to read and type into; killed and reaped on the way out."""
     import os
     import pty
-    import select
     import signal
     import sys
-    import time
 
-    db = tmp_path / "data"
     pid, fd = pty.fork()
-    if pid == 0:  # the child: the app, with the pty as its controlling terminal
-        os.environ.update(WORKSTATION_DATA=str(db), TERM="xterm-256color", COLUMNS="100", LINES="30")
-        os.execv(str(Path(sys.executable).parent / "workstation"),
-                 ["workstation", "tui", "-p", "b", "--lang", "en"])
-    seen = b""
-
-    def read_until(word: bytes, limit_s: float) -> None:
-        nonlocal seen
-        deadline = time.monotonic() + limit_s
-        while word not in seen:
-            assert time.monotonic() < deadline, f"never saw {word!r}"
-            if select.select([fd], [], [], 0.2)[0]:
-                seen += os.read(fd, 65536)
-
+    if pid == 0:  # the child: the app
+        os.environ.update(TERM="xterm-256color", **env)
+        os.execv(str(Path(sys.executable).parent / "workstation"), ["workstation", "tui", *args])
     try:
-        read_until(b"ready", 120)
-        seen = b""
-        os.write(fd, b"Write a long story about a stapler.\r")
-        read_until(b"generating", 60)
-        for _ in range(20):  # the reply streams for a while
-            if select.select([fd], [], [], 0.1)[0]:
-                os.read(fd, 65536)
-        os.close(fd)  # the window closes: the kernel hangs the terminal up
-        os.kill(pid, signal.SIGCONT)
-        deadline = time.monotonic() + 25  # (the app's own last resort ends it after 30 s)
-        while (ended := os.waitpid(pid, os.WNOHANG)) == (0, 0):
-            assert time.monotonic() < deadline, "the app still runs after its terminal closed"
-            time.sleep(0.2)
-        assert os.waitstatus_to_exitcode(ended[1]) == 0  # it quit as Ctrl+Q does, not by its last resort
+        yield pid, fd
     finally:
         try:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def read_terminal(fd: int, until: Callable[[bytes], bool], limit_s: float, what: str) -> bytes:
+    """What the app draws, read until ``until`` says so (or the terminal is gone); with no
+    ``what``, read for ``limit_s`` and no more."""
+    import os
+    import select
+    import time
+
+    seen, deadline = b"", time.monotonic() + limit_s
+    while not until(seen):
+        if time.monotonic() >= deadline and not what:
+            break
+        assert time.monotonic() < deadline, f"never {what}"
+        if select.select([fd], [], [], 0.2)[0]:
+            try:
+                more = os.read(fd, 65536)
+            except OSError:
+                break
+            if not more:
+                break
+            seen += more
+    return seen
+
+
+def wait_for_exit(pid: int, limit_s: float, what: str) -> int:
+    import os
+    import time
+
+    deadline = time.monotonic() + limit_s
+    while (ended := os.waitpid(pid, os.WNOHANG)) == (0, 0):
+        assert time.monotonic() < deadline, what
+        time.sleep(0.2)
+    return os.waitstatus_to_exitcode(ended[1])
+
+
+def test_closing_the_terminal_mid_reply_ends_the_app_and_keeps_the_reply(profiles: Path, tmp_path: Path) -> None:
+    """The terminal window closed while a reply streamed: Textual's output thread died writing
+    to it, and the app then hung in a write for good, model and all (`kill -TERM` did nothing).
+    A real terminal (a pty), closed as a window closes it: its SIGHUP, then SIGCONT."""
+    import os
+    import signal
+
+    db = tmp_path / "data"
+    with app_in_a_terminal("-p", "b", "--lang", "en", WORKSTATION_DATA=str(db), COLUMNS="100", LINES="30") as (pid, fd):
+        read_terminal(fd, lambda seen: b"ready" in seen, 120, "loaded the model")
+        os.write(fd, b"Write a long story about a stapler.\r")
+        read_terminal(fd, lambda seen: b"generating" in seen, 60, "began the reply")
+        read_terminal(fd, lambda seen: False, 2, "")  # the reply streams for a while
+        os.close(fd)  # the window closes: the kernel hangs the terminal up
+        os.kill(pid, signal.SIGCONT)
+        # (the app's own last resort ends it after 30 s, not 0)
+        code = wait_for_exit(pid, 25, "the app still runs after its terminal closed")
+        assert code == 0  # it quit as Ctrl+Q does, not by its last resort
     store = ConversationStore(db / "conversations.sqlite3")
     try:
         conv = store.list()[0]
@@ -1555,54 +1587,19 @@ def test_closing_the_terminal_mid_reply_ends_the_app_and_keeps_the_reply(profile
     assert [m.role for m in messages] == ["user", "assistant"] and messages[1].content.strip()
 
 
-def test_a_hang_up_with_the_terminal_still_open_gives_the_terminal_back(profiles: Path, tmp_path: Path) -> None:
+def test_a_hang_up_with_the_terminal_still_open_gives_the_terminal_back(tmp_path: Path) -> None:
     """`kill -HUP` while the terminal is still there: the app quits and puts the terminal back
     (the main screen, the cursor), as Ctrl+Q does; it took SIGHUP for a closed terminal and
     left it in the app's screen with no cursor."""
     import os
-    import pty
-    import select
     import signal
-    import sys
-    import time
 
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.environ.update(WORKSTATION_DATA=str(tmp_path / "data"), TERM="xterm-256color")
-        os.execv(str(Path(sys.executable).parent / "workstation"), ["workstation", "tui", "--no-load", "--lang", "en"])
-    seen = b""
-    try:
-        deadline = time.monotonic() + 60
-        while b"F1" not in seen and b"f1" not in seen:
-            assert time.monotonic() < deadline, "the app never drew its footer"
-            if select.select([fd], [], [], 0.2)[0]:
-                seen += os.read(fd, 65536)
-        seen = b""
+    with app_in_a_terminal("--no-load", "--lang", "en", WORKSTATION_DATA=str(tmp_path / "data")) as (pid, fd):
+        read_terminal(fd, lambda seen: b"F1" in seen or b"f1" in seen, 60, "drew its footer")
         os.kill(pid, signal.SIGHUP)
-        deadline = time.monotonic() + 25
-        while os.waitpid(pid, os.WNOHANG) == (0, 0):
-            assert time.monotonic() < deadline, "the app still runs after SIGHUP"
-            if select.select([fd], [], [], 0.1)[0]:
-                try:
-                    seen += os.read(fd, 65536)
-                except OSError:
-                    break
-        while select.select([fd], [], [], 0.2)[0]:
-            try:
-                more = os.read(fd, 65536)
-            except OSError:
-                break
-            if not more:
-                break
-            seen += more
-    finally:
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
-        os.close(fd)
-    assert b"\x1b[?1049l" in seen and b"\x1b[?25h" in seen, seen[-200:]  # the main screen back, the cursor shown
+        drawn = read_terminal(fd, lambda seen: b"\x1b[?1049l" in seen and b"\x1b[?25h" in seen, 25,
+                              "gave the terminal back")  # the main screen back, the cursor shown
+        assert wait_for_exit(pid, 25, "the app still runs after SIGHUP") == 0, drawn[-200:]
 
 
 async def test_a_summary_goes_on_behind_the_chat_until_stopped(
