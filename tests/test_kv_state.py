@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import shutil
 import subprocess
@@ -28,6 +29,7 @@ from workstation.core.events import TokenDelta, TurnFinished, finished_turn
 from workstation.core.kv_state import KvStateStore, SavedState, StateKey
 from workstation.core.profiles import Constraints, Sampling
 from workstation.core.scheduler import Scheduler
+from workstation.core.store import ConversationStore
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTE = (
@@ -335,12 +337,20 @@ def test_summarize_c_saves_a_document_conversation_that_chat_c_continues(smollm2
     doc = tmp_path / "minutes.txt"
     doc.write_text(NOTE * 2, encoding="utf-8")
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "workstation.cli", *args], cwd=ROOT,
-                              capture_output=True, text=True, timeout=300)
+                              capture_output=True, text=True, timeout=300, env={**os.environ, **env})
 
-    made = cli("summarize", "-p", str(prof), "--max-tokens", "16", "--quiet", str(doc), "-c", "minutes")
+    made = cli("summarize", "-p", str(prof), "--max-tokens", "16", "--quiet", str(doc), "-c", "minutes",
+               LANG="tr_TR.UTF-8", LC_ALL="", LC_MESSAGES="")
     assert made.returncode == 0, made.stderr
+    # what the app's chat shows for the document's prompt, in the app's language (it was English)
+    store = ConversationStore()
+    try:
+        shown = store.messages(store.list("minutes")[0].id)[0].shown
+    finally:
+        store.close()
+    assert shown == "minutes.txt belgesini özetle; sonra onunla ilgili sorularımı yanıtla.", shown
     asked = cli("chat", "-p", str(prof), "-c", "minutes", "--max-tokens", "8", "--temperature", "0",
                 "--json", "Where is the annual meeting?")
     assert asked.returncode == 0, asked.stderr

@@ -47,7 +47,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-CONTEXT_INTRO = "Summarize the document {name}; then answer my questions about it."
 
 
 STAGE_WORDS = {"map": "summarizing the parts", "reduce": "joining their summaries"}
@@ -103,7 +102,12 @@ def _save_conversation(name: str, profile_ref: str, result: SummaryResult, doc_n
     store = ConversationStore()
     try:
         conv = store.new(title=name, profile=profile_ref)
-        messages = result.conversation(CONTEXT_INTRO.format(name=doc_name))
+        # the chat shows this line for the document's prompt: in the app's language (it is read
+        # in the app), as the app's own Ctrl+K writes it
+        from workstation.tui.i18n import Texts
+        from workstation.tui.settings import ui_language
+
+        messages = result.conversation(Texts(ui_language())("summarize.context", name=doc_name))
         for message in messages:
             store.add_message(conv.id, message["role"], message["content"], shown=message.get("shown", ""))
         try:  # only what a later delete removes: never worth the summary

@@ -62,6 +62,13 @@ def load_settings(path: Path | None = None) -> TuiSettings:
     return settings
 
 
+def ui_language() -> str:
+    """The app's language as it would start now: the one F9 saved, else the locale's."""
+    from workstation.tui.i18n import detect_language
+
+    return load_settings().language or detect_language()
+
+
 def save_language(lang: str, path: Path | None = None) -> None:
     """Remember the UI language, keeping the rest of the file."""
     path = path or settings_path()
