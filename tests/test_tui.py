@@ -240,6 +240,8 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert _views(app2)[1].content == reply.content
         assert "TTFT" in str(_views(app2)[1].query_one(".metrics").render())
         assert app2.engine is None and "not loaded" in app2.status_text()
+        app2.action_toggle_language()  # the app's own words in the chat take the new language
+        await until(pilot, lambda: "Yanıt başlamadan durduruldu" in _views(app2)[-1].body.source)
 
 
 async def test_export_asks_before_replacing_a_file_and_a_conversation_of_another_profile_says_so(

@@ -186,6 +186,8 @@ class MessageView(Vertical):
             figures.tooltip = texts("metric.help")
         if (block := self.thought) is not None:
             block.title = self._thought_title()
+        if self.role == "assistant" and not self.content.strip() and self.metrics:  # the app's words, not the model's
+            self.body.update(self._shown_body())  # ("Stopped before the reply began" stayed in the old language)
 
     def _size_updated(
         self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
