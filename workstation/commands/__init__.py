@@ -63,12 +63,6 @@ def params_text(n: int) -> str:
     return f"{n / 1e9:.1f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
 
 
-def shortened(text: str, most: int) -> str:
-    """``text`` in at most ``most`` characters: a longer one cut and ended with "…", so a reader
-    sees that it goes on (a title cut at "e-postası ya" read as the whole name)."""
-    return text if len(text) <= most else text[: most - 1] + "…"
-
-
 def text_table(header: list[str], rows: list[list[str]], right: set[int]) -> str:
     """A Markdown-style table; columns in ``right`` are right-aligned."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]

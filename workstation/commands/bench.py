@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from workstation.commands import add_profile_arg, params_text, print_json, profile_refs, shortened
+from workstation.commands import add_profile_arg, params_text, print_json, profile_refs
 from workstation.commands import text_table as _table
 from workstation.core.bench import (
     BenchConfig,
@@ -19,6 +19,7 @@ from workstation.core.bench import (
     read_replay_file,
     replay_profiles,
 )
+from workstation.core.letters import shortened
 from workstation.core.profiles import Profile, load_profile
 from workstation.core.results import ResultRow, save_run
 

@@ -7,10 +7,11 @@ import sqlite3
 import time
 from pathlib import Path
 
-from workstation.commands import default_verb, print_json, shortened
+from workstation.commands import default_verb, print_json
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.kv_state import KvStateStore, SavedState, tagged_conversation
+from workstation.core.letters import shortened
 from workstation.core.store import ConversationStore
 
 

@@ -34,3 +34,9 @@ def alphabetical(text: str) -> tuple[str, tuple[bool, ...], str]:
     base = "".join(c for c in unicodedata.normalize("NFD", folded) if not unicodedata.combining(c))
     dotted = tuple(c in "iİ" for c in unicodedata.normalize("NFC", text) if c in "iİıI")
     return base, dotted, text
+
+
+def shortened(text: str, most: int) -> str:
+    """``text`` in at most ``most`` characters: a longer one cut and ended with "…", so a reader
+    sees that it goes on (a title cut at "e-postası ya" read as the whole name)."""
+    return text if len(text) <= most else text[: most - 1] + "…"

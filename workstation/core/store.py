@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from workstation.core.atomic import write_named_file
 from workstation.core.errors import WorkstationError
-from workstation.core.letters import fold
+from workstation.core.letters import fold, shortened
 from workstation.core.metrics import figures_line
 from workstation.core.paths import data_dir
 from workstation.core.phrases import ENGLISH, Lookup, say
@@ -279,7 +279,9 @@ class ConversationStore:
             for *row, hit in found:
                 conv = Conversation(*row)
                 if hit and folded not in fold(conv.title):
-                    conv.match = match_snippet(hit, needle)
+                    # (a match the regular expression cannot see, Straße for "strasse": the
+                    # message's first words, not an empty line under the title)
+                    conv.match = match_snippet(hit, needle) or shortened(one_line(hit[: 4 * SNIPPET_CHARS]), SNIPPET_CHARS)
                 out.append(conv)
             return out
         else:
