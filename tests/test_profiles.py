@@ -75,7 +75,8 @@ def test_bare_off_in_yaml_means_off(tmp_path: Path) -> None:
         ("name: x\n", ["'model' is missing"]),
         ("model: [unclosed\n", ["not valid YAML at line 1."]),  # found at the end: the last line, not line 2
         ("model: m\nsampling: {temperature: 0.1\n", ["not valid YAML at line 2."]),
-        ("- just\n- a list\n", ["must be a YAML mapping"]),
+        ("- just\n- a list\n", ["a profile holds settings, one a line, such as 'model: NAME' (this file holds"]),
+        ("", ["is empty; a profile holds settings, one a line, such as 'model: NAME'."]),  # said as jargon
     ],
 )
 def test_bad_field_names_file_field_value_and_allowed(tmp_path: Path, yaml_text: str, expected: list[str]) -> None:

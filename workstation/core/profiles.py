@@ -363,8 +363,11 @@ def option_name(field: str) -> str:
 
 
 def profile_from_dict(data: Any, src: str = "<profile>", source: Path | None = None) -> Profile:
+    if data is None:  # ("a profile must be a YAML mapping of settings" was jargon for an empty file)
+        raise ProfileError(f"{src} is empty; a profile holds settings, one a line, such as 'model: NAME'.")
     if not isinstance(data, dict):
-        raise ProfileError(f"{src}: a profile must be a YAML mapping of settings.")
+        raise ProfileError(f"{src}: a profile holds settings, one a line, such as 'model: NAME' "
+                           "(this file holds something else).")
     data = dict(data)
     data.setdefault("name", source.stem if source else "profile")
     profile = _build(Profile, data, src, "")
