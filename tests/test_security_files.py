@@ -369,7 +369,7 @@ def www(tmp_path: Path) -> Iterator[object]:
     srv.close()
 
 
-@pytest.mark.parametrize("name", ["../../x", "../escape", "sub/dir", ".hidden", "..", "a\\b"])
+@pytest.mark.parametrize("name", ["../../x", "../escape", "sub/dir", ".hidden", "..", "a\\b", "my model"])
 def test_models_add_name_cannot_leave_models(
     models_home: Path, tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

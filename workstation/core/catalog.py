@@ -657,7 +657,7 @@ def _plain_model_name(name: str) -> str:
         or name in (".", "..")
         or name.startswith(".")
         or any(c in name for c in ("/", "\\", os.sep, "\0"))
-        or any(ord(c) < 32 for c in name)
+        or any(ord(c) < 32 or c.isspace() for c in name)  # (a space: a name a profile and a shell must quote)
         or len(name.encode("utf-8")) > 200
     ):
         shown = name if len(name) <= 60 else name[:60] + "..."
