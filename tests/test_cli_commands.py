@@ -182,6 +182,21 @@ def test_ctrl_c_while_a_model_loads_stops_once_it_is_loaded(smollm2_path: Path, 
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C works as before
 
 
+def test_a_summary_whose_file_cannot_be_written_is_printed_not_lost(
+        tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The output's folder was there when the command began (checked first), and the file could
+    not be written once the model had finished (a full disk; here /proc, which takes no new
+    files): the finished summary was thrown away with the error."""
+    prof = _profile_file(tmp_path, max_tokens=12)
+    doc = tmp_path / "memo.txt"
+    doc.write_text("The canteen closes at two on Fridays from March.\n", encoding="utf-8")
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", "/proc/memo-summary.md"]) == 1
+    out, err = capsys.readouterr()
+    assert out.startswith("# Summary of memo.txt"), out
+    assert "Cannot write /proc/memo-summary.md: the folder /proc does not take new files. The summary is " \
+           "printed above instead, so that it is not lost." in err, err
+
+
 def test_ctrl_c_in_summarize_writes_a_whole_partial_summary(tmp_path: Path, smollm2_path: Path) -> None:
     prof = _profile_file(tmp_path, max_tokens=24, context=512)
     doc = tmp_path / "bees.txt"

@@ -139,6 +139,17 @@ def _read_all(files: list[str]) -> list[Document]:
     )
 
 
+def _write_output(path: Path, text: str) -> None:
+    """The finished summary into ``-o``; where that cannot be written after all (the disk filled
+    while the model worked), on standard output instead: minutes of work were thrown away."""
+    try:
+        write_named_file(path, text, WorkstationError)
+    except WorkstationError as err:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+        raise WorkstationError(f"{err} The summary is printed above instead, so that it is not lost.") from None
+
+
 def run(args: argparse.Namespace) -> int:
     profile = load_profile(profile_ref(args))
     if args.max_tokens is not None:
@@ -196,14 +207,13 @@ def run(args: argparse.Namespace) -> int:
         items = [_result_json(r, profile.key) for r in results]
         payload: Any = items[0] if len(items) == 1 else {"documents": items}
         if args.output:
-            write_named_file(Path(args.output), json.dumps(payload, ensure_ascii=False, indent=2, default=str) + "\n",
-                             WorkstationError)
+            _write_output(Path(args.output), json.dumps(payload, ensure_ascii=False, indent=2, default=str) + "\n")
         else:
             print_json(payload)
     else:
         markdown = "\n".join(r.summary for r in results)
         if args.output:
-            write_named_file(Path(args.output), markdown, WorkstationError)
+            _write_output(Path(args.output), markdown)
             if not args.quiet:
                 print(f"Wrote the summary to {Path(args.output).resolve()}.", file=sys.stderr)
         else:
