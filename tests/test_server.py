@@ -218,6 +218,17 @@ def test_non_loopback_needs_a_key(server: RunningServer) -> None:
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(("host", "name", "port"), [("127.0.0.1:8080", "127.0.0.1", "8080"), ("[::1]:9000", "[::1]", "9000")])
+def test_a_port_written_into_the_host_is_said(host: str, name: str, port: str) -> None:
+    """`--host 127.0.0.1:8080` was refused for want of an API key, not told to use --port."""
+    from workstation.core.server.process import ServeError, check_host
+
+    with pytest.raises(ServeError) as caught:
+        check_host(host, None)
+    assert str(caught.value) == f"--host is {host}; give the port on its own: --host {name} --port {port}."
+    check_host("::1", None)  # an IPv6 address alone: no port in it
+
+
 def test_port_in_use_is_one_sentence(server: RunningServer) -> None:
     port = server.root.rsplit(":", 1)[1]
     done = _serve_cli("-p", str(server.profile_path), "--port", port)

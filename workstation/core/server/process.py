@@ -39,7 +39,11 @@ def is_loopback(host: str) -> bool:
 
 
 def check_host(host: str, api_key: str | None, person_keys: bool = False) -> None:
-    """Off loopback a key is required: the shared ``--api-key`` or people's keys."""
+    """Off loopback a key is required: the shared ``--api-key`` or people's keys. A port written
+    into the host (``--host 127.0.0.1:8080``) is said first: it was refused for want of a key."""
+    name, colon, port = host.rpartition(":")
+    if colon and port.isdigit() and name and (":" not in name or name.startswith("[") and name.endswith("]")):
+        raise ServeError(f"--host is {host}; give the port on its own: --host {name} --port {port}.")
     if not is_loopback(host) and not api_key and not person_keys:
         raise ServeError(
             f"Refusing to serve on {host} without an API key; set --api-key or WORKSTATION_API_KEY, "
