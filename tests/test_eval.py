@@ -195,6 +195,18 @@ def test_perplexity_needs_one_window(engine: Engine) -> None:
         perplexity(engine.model, [1, 2, 3], 128)
 
 
+def test_a_perplexity_text_that_is_no_text_is_said(tmp_path: Path) -> None:
+    """A binary file for --perplexity showed Python's "'utf-8' codec can't decode byte 0xa2 in
+    position 3: invalid start byte"."""
+    from workstation.core.evaluate import read_text
+
+    binary = tmp_path / "photo.bin"
+    binary.write_bytes(b"\x89PNG\xa2\x00\xff" * 10)
+    with pytest.raises(EvalInputError) as caught:
+        read_text(binary)
+    assert str(caught.value) == f"Text file {binary} cannot be read: it is not UTF-8 text."
+
+
 def test_eval_cli_tasks_and_perplexity_json(
     tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

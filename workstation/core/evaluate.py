@@ -537,12 +537,7 @@ def perplexity(
 
 def read_text(path: Path) -> str:
     """The text as llama-perplexity's ``-f`` reads it (one trailing newline dropped)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise EvalInputError(f"Text file {path} does not exist.") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise EvalInputError(f"Text file {path} cannot be read as UTF-8 text ({err}).") from None
+    text = read_text_file(path, "Text file", EvalInputError)  # (a binary file was Python's codec error)
     if text.endswith("\n"):
         text = text[:-1]
     if not text.strip():
