@@ -229,6 +229,17 @@ def test_a_port_written_into_the_host_is_said(host: str, name: str, port: str) -
     check_host("::1", None)  # an IPv6 address alone: no port in it
 
 
+def test_a_host_that_is_no_address_is_told_so_before_the_key() -> None:
+    """`--host "not a host"` was refused for want of an API key; no key would have helped."""
+    from workstation.core.server.process import ServeError, check_host
+
+    with pytest.raises(ServeError) as caught:
+        check_host("300.1.1.1", None)
+    assert str(caught.value) == "Cannot bind to 300.1.1.1: no such address on this machine."
+    with pytest.raises(ServeError, match="without an API key"):
+        check_host("0.0.0.0", None)
+
+
 def test_port_in_use_is_one_sentence(server: RunningServer) -> None:
     port = server.root.rsplit(":", 1)[1]
     done = _serve_cli("-p", str(server.profile_path), "--port", port)

@@ -45,19 +45,25 @@ def check_host(host: str, api_key: str | None, person_keys: bool = False) -> Non
     if colon and port.isdigit() and name and (":" not in name or name.startswith("[") and name.endswith("]")):
         raise ServeError(f"--host is {host}; give the port on its own: --host {name} --port {port}.")
     if not is_loopback(host) and not api_key and not person_keys:
+        _resolve(host, 0)  # a host that is no address is told so, not asked for a key
         raise ServeError(
             f"Refusing to serve on {host} without an API key; set --api-key or WORKSTATION_API_KEY, "
             f"make people's keys with '{cli('keys add NAME')}', or bind 127.0.0.1."
         )
 
 
-def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening socket, or one clear sentence when the port is taken or the host is wrong."""
+def _resolve(host: str, port: int) -> tuple[socket.AddressFamily, tuple]:
+    """The address family and socket address to bind, or one sentence when ``host`` is none."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror:
         raise ServeError(said=[("serve.no_address", {"host": host})]) from None
-    family, _, _, _, addr = infos[0]
+    return infos[0][0], infos[0][4]
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening socket, or one clear sentence when the port is taken or the host is wrong."""
+    family, addr = _resolve(host, port)
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
