@@ -78,6 +78,12 @@ def test_a_name_in_other_capitals_is_the_same_person(tmp_path: Path, capsys: pyt
     assert main(["keys", "add", "AYŞE"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'AYŞE' is 'ayşe' in other capitals" in err and "keys revoke ayşe" in err
+    # revoking takes the name in any capitals, as adding does (it needed the exact writing)
+    assert main(["keys", "revoke", "AYŞE"]) == 0
+    assert "Revoked the key of 'ayşe'" in capsys.readouterr().out
+    ring = KeyRing(tmp_path / "keys.sqlite3")
+    assert ring.revoke("ISMAIL").name == "İsmail"
+    assert [k.name for k in ring.list()] == ["Ali", "Çağla", "zeki"]
 
 
 def test_keys_commands_print_the_key_once(capsys: pytest.CaptureFixture[str]) -> None:

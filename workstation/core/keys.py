@@ -178,16 +178,19 @@ class KeyRing:
         return sorted((_row(r) for r in rows), key=lambda k: alphabetical(k.name))  # Çağla before zeki
 
     def revoke(self, name: str, now: float | None = None) -> ApiKey:
+        """Revoke the active key of ``name``, in any capitals (active names differ by more, as
+        ``add`` keeps them: "ayşe" revokes AYŞE's key)."""
         name = canonical_name(name)
         with self._lock, self._db:
-            cur = self._db.execute(
-                "UPDATE keys SET revoked = ? WHERE name = ? AND revoked IS NULL",
-                (time.time() if now is None else now, name),
-            )
-        if cur.rowcount == 0:
+            row = self._db.execute("SELECT name FROM keys WHERE revoked IS NULL AND fold(name) = ? "
+                                   "ORDER BY name = ? DESC LIMIT 1", (fold(name), name)).fetchone()
+            if row is not None:
+                self._db.execute("UPDATE keys SET revoked = ? WHERE name = ? AND revoked IS NULL",
+                                 (time.time() if now is None else now, row[0]))
+        if row is None:
             known = ", ".join(k.name for k in self.list()) or "none"
             raise KeyRingError(f"There is no active key named '{name}'; active keys: {known}.")
-        return next(k for k in self.list(include_revoked=True) if k.name == name and k.revoked)
+        return next(k for k in self.list(include_revoked=True) if k.name == row[0] and k.revoked)
 
     def find(self, secret: str) -> ApiKey | None:
         """The key whose digest matches ``secret`` (revoked ones too: the caller says so)."""
