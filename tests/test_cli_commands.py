@@ -182,6 +182,20 @@ def test_ctrl_c_while_a_model_loads_stops_once_it_is_loaded(smollm2_path: Path, 
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C works as before
 
 
+def test_ctrl_c_while_quantizing_stops_at_once_and_leaves_no_file(tmp_path: Path, gemma_path: Path) -> None:
+    """llama.cpp's quantizer cannot be stopped, and in the main thread Ctrl-C waited for all of
+    it, was then raised inside its log callback (ctypes printed a traceback and dropped it), and
+    the copy was written and kept, exit code 0, as if no key had been pressed."""
+    out = tmp_path / "copy.gguf"
+    code, _, err = _run_until(
+        ["models", "quantize", str(gemma_path), "-t", "q8_0", "--allow-requantize", "-o", str(out)],
+        re.compile(r"quantizing \S+ -> copy\.gguf \.\.\."), on="stderr",
+    )
+    assert code == 130
+    _one_sentence_and_no_traceback(err.split("\n", 1)[1], "workstation: stopped.")  # after the requantize warning
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no copy, no half-written .part
+
+
 def test_a_summary_whose_file_cannot_be_written_is_printed_not_lost(
         tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The output's folder was there when the command began (checked first), and the file could

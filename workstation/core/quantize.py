@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import llama_cpp
@@ -43,9 +45,9 @@ def quantize_model(
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".{dest.name}.part")
     try:
-        rc = llama_cpp.llama_model_quantize(
+        rc = _waited_for(lambda: llama_cpp.llama_model_quantize(
             str(src).encode(), str(tmp).encode(), ctypes.byref(params)
-        )
+        ))
         if rc != 0 or not tmp.exists():
             hint = "" if allow_requantize else " (a quantized source needs --allow-requantize)"
             raise WorkstationError(f"llama.cpp could not quantize {src.name} to {key}{hint}.")
@@ -53,3 +55,17 @@ def quantize_model(
     finally:
         tmp.unlink(missing_ok=True)
     return dest
+
+
+def _waited_for(call: Callable[[], int]) -> int:
+    """``call()`` (llama.cpp's quantizer, which has no way to be stopped) in a thread of its own,
+    so that Ctrl-C is acted on at once. In the main thread the key waited for the whole
+    quantization (minutes for a large model), was then raised inside llama.cpp's log callback,
+    where ctypes printed a traceback and dropped it, and the copy was written as if no key had
+    been pressed. The abandoned thread ends with the process; its file is removed by the caller."""
+    done: list[int] = []
+    worker = threading.Thread(target=lambda: done.append(call()), name="quantize", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.1)
+    return done[0] if done else -1
