@@ -132,6 +132,18 @@ def test_a_folder_or_a_binary_file_given_as_a_profile_is_one_plain_sentence(tmp_
     assert str(odd.value) == f"Profile file {tmp_path / 'odd.yaml'} cannot be read: it is not UTF-8 text."
 
 
+def test_a_model_file_given_as_a_profile_says_how_to_make_one(
+        smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`chat -p models/x.gguf` said "is larger than 1024 KiB; a profile is a few lines", and
+    `-p x.gguf` "There is no profile named 'x.gguf'": neither says what to do with a model."""
+    assert main(["chat", "-p", str(smollm2_path), "hi"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"workstation: {smollm2_path} is a model file, not a profile; to use it, make a profile: "), err
+    assert f"holding the line 'model: {smollm2_path.resolve()}'" in err and err.count("\n") == 1
+    with pytest.raises(ProfileError, match=r"^new\.GGUF is a model file, not a profile; .* 'model: new\.GGUF'"):
+        load_profile("new.GGUF")
+
+
 def test_a_shipped_profiles_file_name_finds_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`-p long-documents.yaml` from any folder: the file in profiles/ (a file of that name in
     the folder the command runs in still wins)."""

@@ -177,13 +177,9 @@ def run_add(args: argparse.Namespace) -> int:
 
 def _how_to_use(name: str) -> str:
     """What to do next with a model just added: -p takes profiles, and nothing said so."""
-    from workstation.core.invocation import shell_word
-    from workstation.core.paths import profiles_dir
+    from workstation.core.profiles import how_to_make_one
 
-    profile = profiles_dir() / f"{name}.yaml"
-    return (f"workstation: to use it, make a profile: a file {profile} holding the line 'model: {name}' "
-            f"(the other settings have defaults; see office-cpu.yaml beside it), then: "
-            f"{cli('fit -p ' + shell_word(name))} and {cli('-p ' + shell_word(name))}")
+    return f"workstation: {how_to_make_one(name, name)}"
 
 
 def run_pull(args: argparse.Namespace) -> int:

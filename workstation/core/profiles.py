@@ -486,10 +486,23 @@ def list_profiles(directory: Path | None = None) -> list[Profile | ProfileError]
     return result
 
 
+def how_to_make_one(name: str, model: str) -> str:
+    """How to run a model file: -p takes profiles, and a profile of one line is enough."""
+    from workstation.core.invocation import cli, shell_word
+
+    profile = profiles_dir() / f"{name}.yaml"
+    return (f"to use it, make a profile: a file {profile} holding the line 'model: {model}' "
+            f"(the other settings have defaults; see office-cpu.yaml beside it), then: "
+            f"{cli('fit -p ' + shell_word(name))} and {cli('-p ' + shell_word(name))}")
+
+
 def load_profile(ref: str | None) -> Profile:
     """A profile by name (a file in profiles/ or a profile's ``name``) or by path to YAML."""
     ref = ref or os.environ.get("WORKSTATION_PROFILE") or DEFAULT_PROFILE
     as_path = typed_path(ref)
+    if as_path.suffix.lower() == ".gguf":  # read as YAML it was "larger than 1024 KiB; a profile is a few lines"
+        model = str(as_path.resolve()) if as_path.is_file() else ref
+        raise ProfileError(f"{ref} is a model file, not a profile; {how_to_make_one(as_path.stem, model)}.")
     if as_path.suffix in (".yaml", ".yml") or os.sep in ref:
         shipped = profiles_dir() / as_path.name
         if not as_path.exists() and os.sep not in ref and shipped.exists():
