@@ -320,6 +320,23 @@ def test_a_folder_without_documents_says_so_and_names_what_it_left_alone(
     assert f"batch: found no documents in {folder}" in err
 
 
+def test_documents_whose_names_are_not_utf8_are_left_alone_with_a_sentence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A name unpacked from an old zip archive (latin-1 bytes: lat\xfc\xdf.txt) stopped the whole
+    run with "unexpected error: UnicodeEncodeError" (SQLite takes only UTF-8 text)."""
+    from workstation.cli import main
+
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    (folder / os.fsdecode(b"lat\xfc\xdf.txt")).write_text("The canteen closes at two.\n", encoding="utf-8")
+    assert main(["batch", str(folder), "-p", str(_profile_file(tmp_path))]) == 0
+    err = capsys.readouterr().err
+    assert ("batch: left alone 1 document whose name is not UTF-8 text (lat\ufffd\ufffd.txt): probably from another "
+            "computer or an old zip archive; rename it, then run the same command again") in err, err
+    assert f"batch: found no documents in {folder}" in err
+
+
 def test_a_stopped_run_goes_on_from_the_parts_it_finished(tmp_path: Path, smollm2_path: Path) -> None:
     """Ctrl-C in the morning said the run would "continue where it stopped", but the next run
     summarized the document from its first part again (75 s to be back at part 1 of 3). The

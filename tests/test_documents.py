@@ -196,6 +196,19 @@ def test_a_single_byte_text_reads_in_its_own_letters(text: str, encoding: str) -
     assert decode_text(text.encode(encoding), "x")[0] == text
 
 
+def test_a_name_that_is_not_utf8_is_one_sentence(tmp_path: Path) -> None:
+    """A file unpacked from an old zip archive (its name in latin-1 bytes) was read, then its
+    name broke every text it went into: the app fell over saving the summary, and summarize -o
+    said "unexpected error: UnicodeEncodeError"."""
+    doc = tmp_path / os.fsdecode(b"lat\xfc\xdf.txt")
+    doc.write_text("The canteen closes at two.\n", encoding="utf-8")
+    for isolate in (False, True):
+        with pytest.raises(DocumentError) as info:
+            read_document(doc, isolate=isolate)
+        assert str(info.value) == ("The file name 'lat\ufffd\ufffd.txt' is not UTF-8 text (it probably came from another "
+                                   "computer or an old zip archive); rename the file, then try again.")
+
+
 def test_a_pipe_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
     """A named pipe with nobody writing would block a read for ever: one sentence at once."""
     fifo = tmp_path / "notes.txt"

@@ -8,6 +8,7 @@ app.workers, never with sleeps.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -738,6 +739,7 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
     (docs / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
     (docs / ".secret.txt").write_text("hidden\n", encoding="utf-8")
     (docs / "old" / "2019.txt").write_text("Old minutes.\n", encoding="utf-8")
+    (docs / os.fsdecode(b"zz\xe9.txt")).write_text("From an old zip.\n", encoding="utf-8")  # latin-1 bytes
     monkeypatch.chdir(docs)  # the folder the app is started from
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(80, 24)) as pilot:
@@ -758,7 +760,9 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         await pilot.press("ctrl+o")
         screen, tree = await picker()
         assert Path(tree.path) == docs
-        assert names(tree) == ["old", "notes.txt", "Report.MD"]  # folders first; no photo, nothing hidden
+        # folders first; no photo, nothing hidden; a name that is no UTF-8 shown as it can be (it drew
+        # as zz\udce9.txt, past the dialog's border)
+        assert names(tree) == ["old", "notes.txt", "Report.MD", "zz\ufffd.txt"]
         path_line = screen.query_one("#picker-path", Input)
         assert path_line.value == f"{docs}/"
         for size in ((80, 24), (80, 18)):  # the hint inside the border, wrapped and not cut

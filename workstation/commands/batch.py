@@ -111,6 +111,13 @@ def run(args: argparse.Namespace) -> int:
                 shown = ", ".join(skipped[:5]) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
                 print(f"batch: left alone {len(skipped)} file{'s' if len(skipped) != 1 else ''} of kinds it does "
                       f"not read ({shown}); it reads {', '.join(SUPPORTED_SUFFIXES)}", file=sys.stderr)
+            if ev.unnamed:
+                shown = ", ".join(ev.unnamed[:5]) + (f" and {len(ev.unnamed) - 5} more" if len(ev.unnamed) > 5 else "")
+                one = len(ev.unnamed) == 1
+                print(f"batch: left alone {len(ev.unnamed)} document{'' if one else 's'} whose "
+                      f"name{' is' if one else 's are'} not UTF-8 text ({shown}): probably from another computer "
+                      f"or an old zip archive; rename {'it' if one else 'them'}, then run the same command again",
+                      file=sys.stderr)
             if not any(ev.counts.values()):
                 print(f"batch: found no documents in {root}", file=sys.stderr)
             print(f"batch: {_counts_line(ev.counts)}", file=sys.stderr)

@@ -41,12 +41,18 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from workstation.core.atomic import write_text_atomic
-from workstation.core.documents import SUPPORTED_SUFFIXES, looks_like_document, read_document
+from workstation.core.documents import (
+    SUPPORTED_SUFFIXES,
+    looks_like_document,
+    name_is_text,
+    read_document,
+    shown_name,
+)
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.phrases import Phrase
@@ -227,6 +233,7 @@ class BatchQueue:
         self.db_path = db_path
         self.found: set[str] = set()  # documents seen by the last scan()
         self.skipped: list[str] = []  # files the last scan() left alone: not documents it reads
+        self.unnamed: list[str] = []  # and those whose names are not UTF-8 text (as shown: U+FFFD)
         db_path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(str(db_path), timeout=30, isolation_level=None)
@@ -271,7 +278,7 @@ class BatchQueue:
         ``self.found`` is then the set of documents this scan saw: the only paths a run uses."""
         queued = 0
         found: list[tuple[str, int, int]] = []
-        self.skipped = []
+        self.skipped, self.unnamed = [], []
         # summaries kept in a folder of their own (DIR/summaries): nothing in it is a document;
         # kept beside the documents (-o DIR, or a folder above it: every document was skipped
         # as "our own output", and the run did nothing): only the summaries are ours
@@ -284,6 +291,9 @@ class BatchQueue:
                 continue
             rel_parts = path.relative_to(root).parts
             if any(p.startswith(".") for p in rel_parts):
+                continue
+            if not name_is_text(path.relative_to(root)):  # no text, nor SQLite, can hold its name
+                self.unnamed.append(shown_name(path.relative_to(root)))
                 continue
             if path.suffix.lower() not in SUPPORTED_SUFFIXES and (path.suffix or not looks_like_document(path)):
                 self.skipped.append(path.relative_to(root).as_posix())  # other programs' files, said once
@@ -441,6 +451,7 @@ class BatchEvent:
     detail: str = ""
     counts: dict[str, int] | None = None
     progress: Any = None
+    unnamed: list[str] = field(default_factory=list)  # (start) documents left alone for their names
 
 
 def run_batch(
@@ -475,7 +486,7 @@ def run_batch(
     try:
         queue.recover(outdir)
         queue.scan(root, outdir, retry_failed=retry_failed)
-        emit(BatchEvent("start", counts=queue.counts(), detail="\n".join(queue.skipped)))
+        emit(BatchEvent("start", counts=queue.counts(), detail="\n".join(queue.skipped), unnamed=queue.unnamed))
         stopping = False
         outage: WorkstationError | None = None  # why the engine cannot go on (no document's fault)
         while True:

@@ -522,6 +522,22 @@ def _cannot_read(name: str, err: OSError) -> list[Phrase]:
     return [("doc.unreadable", {"name": name, "reason": err.strerror or str(err)})]
 
 
+def name_is_text(path: str | Path) -> bool:
+    """Whether ``path`` is UTF-8 text: a name made elsewhere (an old zip archive's cp437 or
+    cp1254) holds bytes Python keeps as surrogates, which no text (a summary's heading, a
+    conversation's title, SQLite) can take: the app fell over with UnicodeEncodeError."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_name(path: str | Path) -> str:
+    """``path`` as it can be shown and written: bytes that are not UTF-8 as U+FFFD."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bool = False) -> Document:
     """The text of ``path`` with its pages/sections; ``DocumentError`` when it cannot be read.
 
@@ -529,6 +545,9 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
     (for files from outside: the batch queue and the CLI use it).
     """
     limits = limits or DEFAULT_LIMITS
+    if not name_is_text(path):
+        name = Path(path).name  # (or a folder on its way: the whole path)
+        raise DocumentError(said=[("doc.name_not_text", {"name": shown_name(path if name_is_text(name) else name)})])
     if isolate:
         return _read_isolated(Path(path), limits)
     path = Path(path)

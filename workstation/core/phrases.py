@@ -175,6 +175,8 @@ ENGLISH: dict[str, str] = {
     "batch.not_a_folder": "'{path}' is a file, not a folder of documents.",
     "doc.too_big": "'{name}' is {mib} MiB, more than the {limit} MiB limit for one document.",
     "doc.empty": "'{name}' is empty.",
+    "doc.name_not_text": "The file name '{name}' is not UTF-8 text (it probably came from another computer or an old "
+                         "zip archive); rename the file, then try again.",
     "doc.binary": "'{name}' is a binary file, not text.",
     "doc.binary_or_encoding": "'{name}' is a binary file or uses an unknown text encoding.",
     "doc.password_pdf": "'{name}' is a password-protected PDF; save an unprotected copy.",

@@ -19,7 +19,7 @@ from textual.widgets import DirectoryTree, Input, Label, Static, Tree
 from textual.widgets.directory_tree import DirEntry
 from textual.widgets.tree import TreeNode
 
-from workstation.core.documents import SUPPORTED_SUFFIXES
+from workstation.core.documents import SUPPORTED_SUFFIXES, name_is_text, shown_name
 from workstation.core.errors import WorkstationError
 from workstation.core.letters import alphabetical
 from workstation.core.paths import typed_path
@@ -71,6 +71,9 @@ class FileTree(DirectoryTree):
         sorts by ``name.lower()``, which put Ç Ğ Ö Ş Ü ı after z and I apart from i, and has no
         hook for another key."""
         super()._populate_node(node, sorted(content, key=lambda p: (not _is_folder(p), alphabetical(p.name))))
+        for child in node.children:  # a name that is no UTF-8 (lat\xfc.txt) drew as lat\udcfc.txt, past the frame
+            if child.data is not None and not name_is_text(child.data.path.name):
+                child.set_label(shown_name(child.data.path.name))
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded) -> None:  # type: ignore[type-arg]
         """A folder's list is in (at first, or after Backspace): the cursor on its first line,
