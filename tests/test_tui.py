@@ -1741,7 +1741,8 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         prompt.focus()
         prompt.value = "Please check: "
         prompt.cursor_position = len(prompt.value)
-        prompt.post_message(events.Paste("Line 1: desks\r\nLine 2: chairs\r\nLine 3: lamps\r\n"))
+        # line breaks as CR (tmux pastes so; lines 2 and 3 were lost), CR LF, and CR at the end
+        prompt.post_message(events.Paste("Line 1: desks\rLine 2: chairs\r\nLine 3: lamps\r"))
         await until(pilot, lambda: editor.display and editor.has_focus)
         assert editor.text == "Please check: Line 1: desks\nLine 2: chairs\nLine 3: lamps\n"
         assert editor.cursor_location == (3, 0)  # after what was pasted

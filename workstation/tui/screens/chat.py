@@ -26,13 +26,15 @@ class PromptLine(Input):
     whole: the line kept the first line alone and dropped the rest without a word."""
 
     def on_paste(self, event: events.Paste) -> None:  # before Input's own, which keeps line 1
-        if "\n" not in event.text.strip("\r\n"):
+        # line breaks as CR too: tmux and many terminals paste them so, and all but line 1 were lost
+        pasted = event.text.replace("\r\n", "\n").replace("\r", "\n")
+        if "\n" not in pasted.strip("\n"):
             return
         event.prevent_default()
         event.stop()
         at = self.cursor_position
-        text = self.value[:at] + event.text.replace("\r\n", "\n") + self.value[at:]
-        cast("ChatScreen", self.screen).to_editor(text, at + len(event.text.replace("\r\n", "\n")))
+        text = self.value[:at] + pasted + self.value[at:]
+        cast("ChatScreen", self.screen).to_editor(text, at + len(pasted))
 
 
 class ChatScreen(AppScreen, Screen[None]):
