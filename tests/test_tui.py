@@ -1516,7 +1516,7 @@ def app_in_a_terminal(*args: str, **env: str) -> Iterator[tuple[int, int]]:
 
     pid, fd = pty.fork()
     if pid == 0:  # the child: the app
-        os.environ.update(TERM="xterm-256color", **env)
+        os.environ.update({"TERM": "xterm-256color", **env})
         os.execv(str(Path(sys.executable).parent / "workstation"), ["workstation", "tui", *args])
     try:
         yield pid, fd
@@ -1564,6 +1564,40 @@ def wait_for_exit(pid: int, limit_s: float, what: str) -> int:
         assert time.monotonic() < deadline, what
         time.sleep(0.2)
     return os.waitstatus_to_exitcode(ended[1])
+
+
+def test_the_app_without_a_terminal_says_so_and_exits(tmp_path: Path) -> None:
+    """With its input not a terminal (< /dev/null, a pipe, nohup) the app drew its screen, took
+    no key, Ctrl+Q included, and spun a core until killed; with 2> to a file the window stayed
+    blank; with TERM=dumb it drew escape codes. Each is one sentence and exit code 1."""
+    import pty
+    import subprocess
+    import sys
+
+    workstation = str(Path(sys.executable).parent / "workstation")
+    done = subprocess.run([workstation, "tui", "--no-load"], stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1 and done.stdout == "", done
+    assert done.stderr.startswith("workstation: The app reads its keys from a terminal, and its input here is not "
+                                  "one (a file, a pipe or /dev/null): start it in a terminal window, or use the "
+                                  "command line instead, e.g. "), done.stderr
+
+    with app_in_a_terminal("--no-load", TERM="dumb") as (pid, fd):
+        seen = read_terminal(fd, lambda b: b"chat" in b and b"\n" in b.split(b"TERM=dumb")[-1], 60, "said TERM=dumb")
+        assert wait_for_exit(pid, 30, "exited") == 1
+    assert b"This terminal (TERM=dumb) cannot show the app's screen" in seen and b"\x1b[" not in seen, seen
+
+    log = tmp_path / "err.log"
+    pid, fd = pty.fork()
+    if pid == 0:  # the app in a terminal, its standard error to a file
+        os.execv("/bin/sh", ["sh", "-c", f"exec {workstation} tui --no-load 2>{log}"])
+    try:
+        seen = read_terminal(fd, lambda b: b"2>" in b and b"\n" in b.split(b"2>")[-1], 60, "said 2>")
+        assert wait_for_exit(pid, 30, "exited") == 1
+    finally:
+        os.close(fd)
+    assert b"The app draws its screen on standard error, which goes to a file or a pipe here" in seen, seen
+    assert "The app draws its screen" in log.read_text(encoding="utf-8")
 
 
 def test_closing_the_terminal_mid_reply_ends_the_app_and_keeps_the_reply(profiles: Path, tmp_path: Path) -> None:

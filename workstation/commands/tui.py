@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 from workstation.commands import add_profile_arg, profile_ref
 
@@ -21,11 +23,38 @@ EXIT_DEADLINE_S = 30.0  # after a SIGTERM or a closed terminal; keeping a reply 
 
 
 def run(args: argparse.Namespace) -> int:
-    from workstation.tui.app import WorkstationApp
-
     if not 1 <= args.port <= 65535:
         raise SystemExit(f"workstation: --port is {args.port}; allowed values are 1 to 65535.")
+    problem = terminal_problem()
+    if problem:
+        # said where a person looks: with 2> to a file the screen stayed blank, and so would this
+        sys.stderr.write(f"workstation: {problem}\n")
+        if not sys.stderr.isatty() and sys.stdout.isatty():
+            sys.stdout.write(f"workstation: {problem}\n")
+        return 1
+    from workstation.tui.app import WorkstationApp
+
     app = WorkstationApp(profile_ref(args), language=args.lang, start_engine=not args.no_load, api_port=args.port,
                          quit_on_signals=True, exit_deadline_s=EXIT_DEADLINE_S)
     app.run()
     return 0
+
+
+def terminal_problem() -> str:
+    """Why the app cannot run here, or "". Without a terminal to read keys from (< /dev/null, a
+    pipe, nohup, setsid) it drew its screen, took no key, Ctrl+Q included, and spun a core until
+    killed; with its screen (drawn on standard error) sent to a file, the window stayed blank;
+    in a terminal that cannot place text (TERM=dumb: Emacs' shell) it drew escape codes."""
+    from workstation.core.invocation import cli
+
+    instead = "use the command line instead, e.g. " + cli('chat "Hello"')
+    if not sys.stdin.isatty():
+        return ("The app reads its keys from a terminal, and its input here is not one (a file, a pipe "
+                f"or /dev/null): start it in a terminal window, or {instead}.")
+    if not sys.stderr.isatty():
+        return ("The app draws its screen on standard error, which goes to a file or a pipe here: start "
+                f"it without 2> (or 2>&1), or {instead}.")
+    if os.environ.get("TERM", "") == "dumb":
+        return ("This terminal (TERM=dumb) cannot show the app's screen: start it in a terminal window "
+                f"(or set TERM, e.g. TERM=xterm-256color), or {instead}.")
+    return ""
