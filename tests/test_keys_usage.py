@@ -86,6 +86,20 @@ def test_a_name_in_other_capitals_is_the_same_person(tmp_path: Path, capsys: pyt
     assert [k.name for k in ring.list()] == ["Ali", "Çağla", "zeki"]
 
 
+def test_a_terminal_without_the_letters_gets_question_marks_not_an_error(tmp_path: Path) -> None:
+    """Under an ASCII or latin-1 locale a name (or a reply) with letters the encoding lacks
+    ended the command with "unexpected error: UnicodeEncodeError", half printed."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "WORKSTATION_DATA": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "workstation.cli", "keys", "add", "zoë.şahin"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0 and "UnicodeEncodeError" not in done.stderr, done.stderr
+    assert done.stdout.startswith("ws-") and "'zo?.?ahin'" in done.stderr, done.stderr
+
+
 def test_keys_commands_print_the_key_once(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["keys", "add", "alice", "--tokens-per-day", "5000", "--max-parallel", "2", "--profiles", "a,b"]) == 0
     out, err = capsys.readouterr()

@@ -71,8 +71,18 @@ def _starts_the_tui(parser: argparse.ArgumentParser, argv: list[str]) -> bool:
     return False
 
 
+def _shown_as_it_can_be() -> None:
+    """A character the terminal's encoding lacks (an emoji in a reply, under a latin-1 or ASCII
+    locale) is written as "?", not an "unexpected error: UnicodeEncodeError" mid-reply."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and (getattr(stream, "encoding", "") or "").lower().replace("-", "") != "utf8":
+            reconfigure(errors="replace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    _shown_as_it_can_be()
     try:
         # (inside: Ctrl-C while the commands' modules are still being imported, just after
         # Enter, printed a traceback from whichever import it fell in)
