@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from rich.style import Style
 
 from tests.test_tui_snapshots import make_app, settle
 from workstation.core.sizing import SizingResult, candidate_machines, size
@@ -108,6 +109,15 @@ async def test_f10_at_80x24_keeps_its_charts_readable_and_names_each_option_once
         for i, label in enumerate(labels, 1):
             assert legend.count(label) == 1 and f"━━ {i}  {label} (" in legend, legend
         assert "target" in legend and "weights" in legend
+        # each key in its line's or bar's colour: "yellow" keyed option 3 in orange beside a purple
+        # line, the weights' own purple
+        drawn = {span.style.color.triplet for plot in ("#people-plot", "#memory-plot")
+                 for span in screen.query_one(plot).render().spans
+                 if not isinstance(span.style, str) and span.style.color is not None}
+        keys = [Style.parse(str(span.style)).color for span in screen.query_one("#sizing-legend").content.spans
+                if str(span.style) != "dim"]
+        assert len(keys) == len(labels) + 3 and all(k is not None and k.triplet is not None and k.triplet in drawn
+                                                   for k in keys), (keys, drawn)
         scroll = screen.query_one("#sizing")
         scroll.scroll_end(animate=False)
         await pilot.pause()

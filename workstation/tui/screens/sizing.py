@@ -63,8 +63,17 @@ def _tick_text(value: float) -> str:
     return f"{value:.0f}" if value == int(value) else f"{value:g}"
 
 
-SERIES_COLORS = ("cyan", "magenta", "yellow", "green", "red", "blue")  # plotext's and Rich's names alike
-STACK_COLORS = ("blue", "green", "red")  # weights, K/V cache, compute
+# RGB, given alike to plotext (the lines, the bars) and to Rich (the legend): by name the two
+# drew apart, "yellow" an orange key beside a purple line (textual-plotext maps it to plotext's
+# orange), the weights' purple bar that same purple
+RGB = tuple[int, int, int]
+SERIES_COLORS: tuple[RGB, ...] = ((0, 180, 216), (214, 92, 214), (236, 166, 0), (80, 200, 80), (232, 80, 80),
+                                  (110, 130, 255))
+STACK_COLORS: tuple[RGB, ...] = ((70, 110, 230), (60, 170, 90), (210, 70, 70))  # weights, K/V cache, compute
+
+
+def _style(color: RGB) -> str:
+    return "rgb({},{},{})".format(*color)
 
 
 class SizingReady(Progress):
@@ -146,7 +155,7 @@ class SizingScreen(AppScreen, Screen[None]):
         for i, s in enumerate(data["series"]):
             color = SERIES_COLORS[i % len(SERIES_COLORS)]
             plt.plot(data["people"], s["values"], marker="braille", color=color)
-            legend.append(f"━━ {i + 1}  ", style=color)
+            legend.append(f"━━ {i + 1}  ", style=_style(color))
             legend.append(s["label"])
             if i < len(capacities):
                 legend.append(f" ({t.number(f'{capacities[i]:.0f} GB')})")
@@ -178,7 +187,7 @@ class SizingScreen(AppScreen, Screen[None]):
             legend.append(f"    {t('sizing.memory_key')}: ")
             for color, part in zip(STACK_COLORS, (t("sizing.weights"), t("sizing.kv"), t("sizing.compute")),
                                    strict=True):
-                legend.append("██ ", style=color)
+                legend.append("██ ", style=_style(color))
                 legend.append(f"{part}  ")
         memory.refresh()
         self.query_one("#sizing-legend", Static).update(legend)
