@@ -407,9 +407,16 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         await pilot.press("enter")  # no match: said, and the box keeps the focus
         await until(pilot, lambda: any("No conversation matches" in str(n.message) for n in app._notifications))
         assert app.conversation_id is None and app.focused is app.chat_screen.query_one("#search")
-        app.chat_screen.query_one("#search").value = ""
+        await pilot.press("escape")  # Esc: out of the search, its filter gone (it did nothing)
+        await until(pilot, lambda: app.focused is app.chat_screen.query_one("#prompt"))
+        assert app.chat_screen.query_one("#search").value == ""
+        await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 2)
+        await pilot.press("ctrl+f")
         await pilot.press(*"sales")
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 1)
+        await pilot.press("down")  # Down: into the results
+        await until(pilot, lambda: app.focused is app.chat_screen.query_one("#conversations"))
+        await pilot.press("ctrl+f")
         # the title does not say why it matched: the words around the match do
         assert str(app.chat_screen.sidebar.query_one(".match").render()) == "Summarize the sales figures"
         await pilot.press("enter")  # the one match opens, as in a quick-open box

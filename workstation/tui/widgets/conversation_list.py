@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, Label, ListItem, ListView
@@ -28,6 +29,23 @@ class ConversationItem(ListItem):
             labels.append(Label(t("sidebar.draft", text=one_line(draft)), markup=False, classes="draft"))
         super().__init__(*labels)
         self.conversation_id = conversation.id if conversation is not None else None
+
+
+class SearchBox(Input):
+    """The search line: Esc clears the search and goes back to the message box, Down goes into
+    the results (Esc did nothing, the filter and the focus stayed; Down did nothing either)."""
+
+    BINDINGS = [Binding("escape", "leave", show=False), Binding("down", "to_list", show=False)]
+
+    def action_leave(self) -> None:
+        self.value = ""  # (Changed: the whole list again)
+        focus_prompt = getattr(self.screen, "focus_prompt", None)
+        if focus_prompt is not None:
+            focus_prompt()
+
+    def action_to_list(self) -> None:
+        if self.parent is not None:
+            self.parent.query_one(ListView).focus()
 
 
 class ConversationList(Vertical):
@@ -57,7 +75,7 @@ class ConversationList(Vertical):
         self._filling = False
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder=self.texts("sidebar.search"), id="search")
+        yield SearchBox(placeholder=self.texts("sidebar.search"), id="search")
         yield ListView(id="conversations")
 
     def relabel(self, texts: Texts) -> None:
