@@ -338,6 +338,36 @@ async def test_a_reopened_conversation_answers_from_its_saved_state(profiles: Pa
     assert again.text.strip() == restored_answer.strip()
 
 
+async def test_a_conversation_deleted_in_another_window_keeps_the_turn(profiles: Path) -> None:
+    """Another window deleted the conversation open here: the reply finishing in it made the
+    app fall over ("cannot be used (FOREIGN KEY constraint failed)"), the reply lost, and a
+    message sent there was refused with that same sentence, again and again."""
+    app = WorkstationApp("b", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        other = ConversationStore(app.store.path)  # the other window, on the same data
+        for n, text in enumerate(("Write a long story about a lighthouse.", "Now one about a mill.")):
+            await _send(pilot, app, text)
+            before = app.conversation_id
+            assert before is not None
+            if n == 0:  # deleted while the reply streams
+                await until(pilot, lambda: app.live_tokens > 0)
+                other.delete(before)
+            await pilot.press("escape")
+            await until(pilot, lambda: not app.generating)
+            assert app.is_running and app.conversation_id is not None  # (SQLite may give the new one its number)
+            kept = app.store.get(app.conversation_id)  # type: ignore[arg-type]
+            assert kept.title == "Write a long story about a lighthouse."  # the title it had
+            assert [(m.role, m.content) for m in kept.messages][0] == ("user", text)
+            assert [m.role for m in kept.messages] == ["user", "assistant"]  # the earlier turn is not in it
+            assert len(_views(app)) == 2  # nor shown as if it were
+            assert any(str(nt.message).startswith('"Write a long story about a lighthouse." was deleted in another '
+                                                  "window") for nt in app._notifications)
+            app._notifications.clear()
+            other.delete(app.conversation_id)  # deleted while nothing runs: the next message is sent there
+        other.close()
+
+
 async def test_send_without_model_and_bad_profile_keep_the_app_usable(profiles: Path) -> None:
     app = WorkstationApp("no-such-profile", sample_system=False, language="en")
     async with app.run_test(size=(80, 24)) as pilot:

@@ -112,6 +112,11 @@ class StoreError(WorkstationError):
     """The conversation database cannot be used."""
 
 
+class ConversationGone(StoreError):
+    """The conversation was deleted (in another window of the app, by the command line) while
+    it was open here: a message for it has nowhere to go."""
+
+
 @dataclass
 class StoredMessage:
     id: int
@@ -398,15 +403,20 @@ class ConversationStore:
         shown: str = "",
     ) -> StoredMessage:
         now = time.time()
-        with self._db:
-            cur = self._db.execute(
-                "INSERT INTO messages(conversation_id, role, content, metrics, created, reasoning, shown) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (conversation_id, role, content, json.dumps(metrics) if metrics else None, now, reasoning, shown),
-            )
-            self._db.execute(
-                "UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation_id)
-            )
+        try:
+            with self._db:
+                cur = self._db.execute(
+                    "INSERT INTO messages(conversation_id, role, content, metrics, created, reasoning, shown) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (conversation_id, role, content, json.dumps(metrics) if metrics else None, now, reasoning, shown),
+                )
+                self._db.execute(
+                    "UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation_id)
+                )
+        except sqlite3.IntegrityError:  # said "cannot be used (FOREIGN KEY constraint failed)": the file is fine
+            if self._db.execute("SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)).fetchone() is None:
+                raise ConversationGone(f"Conversation {conversation_id} was deleted.") from None
+            raise
         return StoredMessage(int(cur.lastrowid or 0), role, content, metrics, now, reasoning, shown)
 
     def messages(self, conversation_id: int) -> list[StoredMessage]:

@@ -44,7 +44,7 @@ from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.paths import typed_path
 from workstation.core.planner import offloadable_layers
 from workstation.core.profiles import Profile, load_profile
-from workstation.core.store import ConversationStore
+from workstation.core.store import ConversationGone, ConversationStore
 from workstation.tui import integrations, pacing
 from workstation.tui.actions import ACTIONS, ALWAYS, BY_ID, CHAT_ONLY, bindings
 from workstation.tui.i18n import LANGUAGES, Texts, detect_language
@@ -192,6 +192,8 @@ class WorkstationApp(App[None]):
         self.last_folder: Path | None = Path(remembered) if remembered else None
         self._kept: dict[type[Screen[Any]], Screen[Any]] = {}  # screens with KEEP_ALIVE
         self.conversation_id: int | None = None
+        self.open_title = ""  # the open conversation's title (kept should another window delete it)
+        self._asked = ""  # the user's message of the turn under way
         self.history = MetricsHistory(60)
         self.cpu_history: deque[float] = deque(maxlen=60)
         self.system: SystemSampled | None = None
@@ -493,7 +495,7 @@ class WorkstationApp(App[None]):
             self.notify(self.texts.error(err), severity="error")
             return
         self._keep_draft(conv.id)
-        self.conversation_id = conv.id
+        self.conversation_id, self.open_title = conv.id, conv.title
         self.store.set_open(conv.id)
         self.history = MetricsHistory(60)
         for msg in conv.messages:
@@ -732,11 +734,12 @@ class WorkstationApp(App[None]):
         if made:
             title = (text.strip() or (self.pending_document[0].name if self.pending_document else ""))
             conv = self.store.new(title[:48] or t("conv.untitled"), self.profile.ref if self.profile else "")
-            self.conversation_id = conv.id
+            self.conversation_id, self.open_title = conv.id, conv.title
             self.store.set_open(conv.id)
         # saved before the risky part: the engine may fail or crash from here on; no await
         # before the box is cleared, so that a Ctrl+N cannot keep the sent text as a draft
-        self.store.add_message(self.conversation_id, "user", content)
+        gone = self._save_message("user", content)
+        self._asked = content
         if not made and self.profile is not None:  # opened from the list: it goes on with this profile
             self.store.set_profile(self.conversation_id, self.profile.ref)
         self._attach(None)
@@ -744,7 +747,9 @@ class WorkstationApp(App[None]):
         self.save_draft()  # sent: no draft left (a new conversation's was kept under None)
         if made:
             self._store_draft(None, "", None)
-        if made:
+        if gone:  # it goes on as a new conversation: the earlier messages are not in it
+            await self.chat_screen.show_messages([])
+        if made or gone:
             await self.refresh_sidebar()
         pace = self.stream_pace()
         self.reply_view = await self.chat_screen.add_exchange(content)
@@ -756,6 +761,30 @@ class WorkstationApp(App[None]):
         self._t_first = self._t_last = None
         self.update_status()
         self._generate(self.engine, messages, pace.updates_hz, self.cells_tag(self.conversation_id))
+
+    def _save_message(self, role: str, content: str, metrics: dict[str, Any] | None = None,
+                      reasoning: str = "") -> bool:
+        """``content`` saved in the open conversation; True when it was not there any more. Should
+        another window (or ``chat -c``'s user) have deleted it meanwhile, the message, with the
+        question a reply answers, goes into a new conversation of the same title, which is then
+        the open one: the app fell over with "cannot be used (FOREIGN KEY constraint failed)"
+        when a reply finished there, the reply lost, and a message sent there was refused so."""
+        was = self.conversation_id
+        assert was is not None
+        try:
+            self.store.add_message(was, role, content, metrics, reasoning=reasoning)
+            return False
+        except ConversationGone:
+            pass
+        title = self.open_title or self.texts("conv.untitled")
+        conv = self.store.new(title, self.profile.ref if self.profile else "")
+        if role == "assistant" and self._asked:
+            self.store.add_message(conv.id, "user", self._asked)
+        self.store.add_message(conv.id, role, content, metrics, reasoning=reasoning)
+        self.conversation_id, self.open_title = conv.id, conv.title
+        self.store.set_open(conv.id)
+        self.notify(self.texts("conv.gone_kept", title=title), severity="warning", timeout=12)
+        return True  # (SQLite may give the new one the number the deleted one had)
 
     def cells_tag(self, conversation_id: int) -> str:
         """The tag the engine keeps this conversation's KV cells under (deleted with it); none
@@ -968,9 +997,8 @@ class WorkstationApp(App[None]):
         if view is not None:  # stopped before its first token: it says so, and is kept so
             await view.finish(event.text, metrics, event.reasoning)
         if self.conversation_id is not None:  # (the model never reads an empty reply: prompt_messages)
-            self.store.add_message(
-                self.conversation_id, "assistant", event.text, turn_record(metrics, *ran_on), reasoning=event.reasoning
-            )
+            if self._save_message("assistant", event.text, turn_record(metrics, *ran_on), reasoning=event.reasoning):
+                await self.refresh_sidebar()
         self.generating = False
         if self._quit_after_turn:
             self.exit()
@@ -993,8 +1021,8 @@ class WorkstationApp(App[None]):
         if view is not None:
             if (view.content or view.reasoning) and self.conversation_id is not None:
                 cut = TurnMetrics(stop_reason="failed")  # not "stopped": no one pressed Esc
-                self.store.add_message(self.conversation_id, "assistant", view.content,
-                                       {"stop_reason": "failed"}, reasoning=view.reasoning)
+                if self._save_message("assistant", view.content, {"stop_reason": "failed"}, reasoning=view.reasoning):
+                    await self.refresh_sidebar()
                 await view.finish(view.content, cut, view.reasoning)
             else:
                 await view.remove()
