@@ -368,6 +368,38 @@ async def test_a_conversation_deleted_in_another_window_keeps_the_turn(profiles:
         other.close()
 
 
+async def test_a_long_conversation_opens_with_its_last_messages_and_shows_the_earlier_on_request(
+        profiles: Path) -> None:
+    """Every message was drawn at once: a conversation of 300 exchanges took 20 s to open, and
+    68 s to start the app with it open, the app frozen. The last 30 are drawn; a button above
+    them draws 30 more each time it is pressed."""
+    from textual.widgets import Button
+
+    from workstation.tui.screens.chat import SHOWN_AT_ONCE
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        conv = app.store.new("Inventory")
+        for i in range(40):
+            app.store.add_message(conv.id, "user", f"Question {i}")
+            app.store.add_message(conv.id, "assistant", f"Answer {i}")
+        await app.open_conversation(conv.id)
+        assert [v.content for v in _views(app)][:2] == ["Question 25", "Answer 25"] and len(_views(app)) == SHOWN_AT_ONCE
+        button = app.chat_screen.query_one("#earlier", Button)
+        assert str(button.label) == "Show earlier messages (50)"
+        for left, drawn in ((20, 60), (None, 80)):
+            button.focus()
+            await pilot.press("enter")
+            await until(pilot, lambda drawn=drawn: len(_views(app)) == drawn)
+            assert [v.content for v in _views(app)][-1] == "Answer 39"  # in order, the newest last
+            assert [v.content for v in _views(app)][0] == f"Question {40 - drawn // 2}"
+            if left is not None:
+                assert str(button.label) == f"Show earlier messages ({left})"
+        assert not app.chat_screen.query("#earlier")  # all drawn: the button is gone
+        await app.action_new_conversation()
+        assert not _views(app) and not app.chat_screen.query("#earlier")
+
+
 async def test_send_without_model_and_bad_profile_keep_the_app_usable(profiles: Path) -> None:
     app = WorkstationApp("no-such-profile", sample_system=False, language="en")
     async with app.run_test(size=(80, 24)) as pilot:

@@ -8,7 +8,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Header, Input, ProgressBar, Static, TextArea
+from textual.widgets import Button, Header, Input, ProgressBar, Static, TextArea
 
 from workstation.core.store import StoredMessage
 from workstation.tui.screens.app_screen import AppScreen
@@ -37,7 +37,12 @@ class PromptLine(Input):
         cast("ChatScreen", self.screen).to_editor(text, at + len(pasted))
 
 
+SHOWN_AT_ONCE = 30  # messages drawn when a conversation opens; the earlier ones on request
+
+
 class ChatScreen(AppScreen, Screen[None]):
+    _earlier: list[StoredMessage] = []  # the open conversation's messages not drawn yet, oldest first
+
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
         yield Header()
@@ -75,18 +80,39 @@ class ChatScreen(AppScreen, Screen[None]):
         return self.query_one(ConversationList)
 
     async def show_messages(self, messages: list[StoredMessage]) -> None:
+        """The conversation's last ``SHOWN_AT_ONCE`` messages, under a button that draws the
+        earlier ones: every message is a Markdown widget, and drawing 600 at once took 20 s to
+        open a long conversation (68 s to start the app with it open), the app frozen."""
         log = self.log_view
         await log.remove_children()
         t = self.wapp.texts
         if not messages:
+            self._earlier = []
             await log.mount(Static(t("chat.welcome"), id="welcome", markup=False))
             return
-        await log.mount_all(
-            [MessageView(m.role, m.shown or m.content, t, m.metrics, reasoning=m.reasoning)
-             for m in messages if m.role != "system"]
-        )
+        shown = [m for m in messages if m.role != "system"]
+        self._earlier, now = shown[:-SHOWN_AT_ONCE], shown[-SHOWN_AT_ONCE:]
+        earlier = [Button(t("chat.earlier", n=len(self._earlier)), id="earlier")] if self._earlier else []
+        await log.mount_all([*earlier, *(self._view(m) for m in now)])
         log.scroll_end(animate=False)
         log.anchor()
+
+    def _view(self, m: StoredMessage) -> MessageView:
+        return MessageView(m.role, m.shown or m.content, self.wapp.texts, m.metrics, reasoning=m.reasoning)
+
+    @on(Button.Pressed, "#earlier")
+    async def _show_earlier(self, event: Button.Pressed) -> None:
+        """The next ``SHOWN_AT_ONCE`` earlier messages, above those drawn."""
+        event.stop()
+        batch, self._earlier = self._earlier[-SHOWN_AT_ONCE:], self._earlier[:-SHOWN_AT_ONCE]
+        log = self.log_view
+        log.release_anchor()  # (reading back: the view stays where it is, not at the end)
+        await log.mount_all([self._view(m) for m in batch], after=event.button)
+        if self._earlier:
+            event.button.label = self.wapp.texts("chat.earlier", n=len(self._earlier))
+        else:
+            self.log_view.focus()
+            await event.button.remove()
 
     async def add_exchange(self, question: str) -> MessageView:
         """Show the user's message and an empty reply for the answer to stream into, in one
@@ -184,6 +210,8 @@ class ChatScreen(AppScreen, Screen[None]):
             view.relabel(t)
         for welcome in self.query("#welcome"):
             cast(Static, welcome).update(t("chat.welcome"))
+        for earlier in self.query("#earlier"):
+            cast(Button, earlier).label = t("chat.earlier", n=len(self._earlier))
 
     # --- events --------------------------------------------------------------------------
     @on(Input.Changed, "#prompt")
