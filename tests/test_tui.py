@@ -400,6 +400,35 @@ async def test_a_long_conversation_opens_with_its_last_messages_and_shows_the_ea
         assert not _views(app) and not app.chat_screen.query("#earlier")
 
 
+async def test_the_list_of_many_conversations_is_paged_and_not_made_again_for_nothing(profiles: Path) -> None:
+    """Every line of the list was made again at each turn, each conversation opened and each
+    key typed in the search: with 500 conversations, 2 s each time. It lists 100 and a line
+    for the older ones, and keeps its lines while they are the same."""
+    from textual.widgets import Label, ListView
+
+    from workstation.tui.widgets.conversation_list import ConversationItem
+
+    store = ConversationStore()
+    ids = [store.new(f"Note {i}").id for i in range(250)]
+    store.close()
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        sidebar = app.chat_screen.sidebar
+        await until(pilot, lambda: len(sidebar.query(ConversationItem)) == 100)
+        view = sidebar.query_one(ListView)
+        assert str(view.children[-1].query_one(Label).render()) == "150 older: Enter lists them (or search)"
+        lines = list(view.children)
+        await app.open_conversation(ids[-3])  # the newest first: the third line
+        assert list(view.children) == lines and view.index == 2  # the same lines, the cursor on it
+        view.focus()
+        view.index = len(view.children) - 1
+        await pilot.press("enter")
+        await until(pilot, lambda: len(sidebar.query(ConversationItem)) == 200)
+        assert view.index == 100 and str(view.children[-1].query_one(Label).render()) == "50 older: Enter lists them (or search)"
+        await pilot.press("enter")  # a conversation on the new page opens
+        await until(pilot, lambda: app.conversation_id == ids[149])
+
+
 async def test_send_without_model_and_bad_profile_keep_the_app_usable(profiles: Path) -> None:
     app = WorkstationApp("no-such-profile", sample_system=False, language="en")
     async with app.run_test(size=(80, 24)) as pilot:

@@ -8,6 +8,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Button, Header, Input, ProgressBar, Static, TextArea
 
 from workstation.core.store import StoredMessage
@@ -38,10 +39,12 @@ class PromptLine(Input):
 
 
 SHOWN_AT_ONCE = 30  # messages drawn when a conversation opens; the earlier ones on request
+SEARCH_PAUSE_S = 0.2  # the list follows the search box once typing pauses this long
 
 
 class ChatScreen(AppScreen, Screen[None]):
     _earlier: list[StoredMessage] = []  # the open conversation's messages not drawn yet, oldest first
+    _search_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -234,8 +237,12 @@ class ChatScreen(AppScreen, Screen[None]):
             self.focus_prompt()  # to type the next message at once, as after a search
 
     @on(ConversationList.SearchChanged)
-    async def _search(self, event: ConversationList.SearchChanged) -> None:
-        await self.wapp.refresh_sidebar(event.text)
+    def _search(self, event: ConversationList.SearchChanged) -> None:
+        """The list for what is typed once typing pauses (each key redrew the list: with 500
+        conversations, 2 s a key, and keys typed meanwhile went astray)."""
+        if self._search_timer is not None:
+            self._search_timer.stop()
+        self._search_timer = self.set_timer(SEARCH_PAUSE_S, lambda: self.wapp.refresh_sidebar(event.text))
 
     @on(ConversationList.SearchSubmitted)
     async def _search_submitted(self, event: ConversationList.SearchSubmitted) -> None:

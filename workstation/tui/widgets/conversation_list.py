@@ -69,10 +69,15 @@ class ConversationList(Vertical):
             super().__init__()
             self.text = text
 
+    PAGE = 100  # conversations listed at a time; a last line lists the next ones
+
     def __init__(self, texts: Texts, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self.texts = texts
         self._filling = False
+        self._shown: list[tuple[object, ...]] = []  # what the list holds now, line by line
+        self._all: tuple[list[Conversation], int | None, dict[int | None, str] | None] = ([], None, None)
+        self._count = self.PAGE
 
     def compose(self) -> ComposeResult:
         yield SearchBox(placeholder=self.texts("sidebar.search"), id="search")
@@ -83,27 +88,47 @@ class ConversationList(Vertical):
         self.query_one("#search", Input).placeholder = texts("sidebar.search")
 
     async def show(self, conversations: list[Conversation], current: int | None,
-                   drafts: dict[int | None, str] | None = None) -> None:
+                   drafts: dict[int | None, str] | None = None, *, more: bool = False) -> None:
         """The list; a conversation not open that holds a draft says so under its title (the
-        new conversation too, at the top, while it holds one and another is open)."""
+        new conversation too, at the top, while it holds one and another is open). The first
+        ``PAGE`` are listed, and a last line lists the next ones (``more``: one page more).
+        Every line was made again at each call: with 500 conversations opening one, each
+        key typed in the search and each message sent took 2 s; the same lines are kept."""
+        self._all = (conversations, current, drafts)
         drafts = {k: v for k, v in (drafts or {}).items() if k != current and v.strip()}
+        self._count = self._count + self.PAGE if more else self.PAGE
+        listed = conversations[:self._count]
+        lines: list[tuple[object, ...]] = [(self.texts.lang,)] + ([(None, drafts[None])] if None in drafts else [])
+        lines += [(c.id, c.title, c.match, drafts.get(c.id, "")) for c in listed]
+        left = len(conversations) - len(listed)
+        if left:
+            lines.append(("more", left, self.texts.lang))
         view = self.query_one(ListView)
         self._filling = True
-        await view.clear()
-        items = [ConversationItem(None, drafts[None], self.texts)] if None in drafts else []
-        items += [ConversationItem(c, drafts.get(c.id, ""), self.texts) for c in conversations]
-        await view.extend(items)
-        for i, item in enumerate(items):
-            if item.conversation_id == current:
+        if lines != self._shown:
+            await view.clear()
+            items: list[ListItem] = [ConversationItem(None, drafts[None], self.texts)] if None in drafts else []
+            items += [ConversationItem(c, drafts.get(c.id, ""), self.texts) for c in listed]
+            if left:
+                items.append(ListItem(Label(self.texts("sidebar.more", n=left), markup=False), classes="more"))
+            await view.extend(items)
+            self._shown = lines
+        for i, item in enumerate(view.children):
+            if isinstance(item, ConversationItem) and item.conversation_id == current:
                 view.index = i
                 break
         self._filling = False
 
     @on(ListView.Selected)
-    def _chosen(self, event: ListView.Selected) -> None:
+    async def _chosen(self, event: ListView.Selected) -> None:
         event.stop()
         if isinstance(event.item, ConversationItem) and not self._filling:
             self.post_message(self.Chosen(event.item.conversation_id))  # None: the new conversation
+        elif event.item.has_class("more"):  # the next page, the cursor on its first line
+            view = self.query_one(ListView)
+            at = view.index
+            await self.show(*self._all, more=True)
+            view.index = at
 
     @on(Input.Changed, "#search")
     def _search(self, event: Input.Changed) -> None:
