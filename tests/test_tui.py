@@ -429,6 +429,34 @@ async def test_the_list_of_many_conversations_is_paged_and_not_made_again_for_no
         await until(pilot, lambda: app.conversation_id == ids[149])
 
 
+async def test_what_another_window_or_chat_c_writes_shows_here(profiles: Path) -> None:
+    """A second window never showed conversations made, renamed or deleted elsewhere, and the
+    open conversation never showed the turns `chat -c` added to it (the model read them)."""
+    from textual.widgets import Label
+
+    from workstation.tui.widgets.conversation_list import ConversationItem
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        conv = app.store.new("Budget")
+        app.store.add_message(conv.id, "user", "Rent?")
+        await app.open_conversation(conv.id)
+        assert len(_views(app)) == 1
+        other = ConversationStore(app.store.path)  # `chat -c Budget`, another window
+        other.add_message(conv.id, "assistant", "1,200 a month.")
+        other.add_message(conv.id, "user", "And heating?")
+        made = other.new("Holidays")
+        titles = lambda: [str(i.query_one(Label).render()) for i in app.chat_screen.sidebar.query(ConversationItem)]  # noqa: E731
+        await until(pilot, lambda: titles() == ["Holidays", "Budget"] and len(_views(app)) == 3)
+        assert [v.content for v in _views(app)] == ["Rent?", "1,200 a month.", "And heating?"]
+        other.rename(made.id, "Summer holidays")
+        await until(pilot, lambda: titles() == ["Summer holidays", "Budget"])
+        other.delete(made.id)
+        await until(pilot, lambda: titles() == ["Budget"])
+        assert app.conversation_id == conv.id
+        other.close()
+
+
 async def test_send_without_model_and_bad_profile_keep_the_app_usable(profiles: Path) -> None:
     app = WorkstationApp("no-such-profile", sample_system=False, language="en")
     async with app.run_test(size=(80, 24)) as pilot:

@@ -368,6 +368,15 @@ class ConversationStore:
         row = self._db.execute("SELECT value FROM app_state WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
+    def changed_elsewhere(self) -> int:
+        """A number that changes when another connection (another window of the app, ``chat
+        -c``, ``summarize -c``) has written to the file; this one's own writes leave it."""
+        return int(self._db.execute("PRAGMA data_version").fetchone()[0])
+
+    def message_count(self, conversation_id: int) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM messages WHERE conversation_id = ?",
+                                    (conversation_id,)).fetchone()[0])
+
     def set_open(self, conversation_id: int | None) -> None:
         """Remember which conversation is open (None: a new one), for the next start."""
         self.remember("open", str(conversation_id or 0))

@@ -74,6 +74,7 @@ from workstation.tui.widgets.message_view import MessageView
 
 MAX_DOCUMENT_CHARS = 200_000
 SAMPLE_EVERY_S = 1.0  # CPU, RAM and GPU readings for the dashboard
+OUTSIDE_CHANGES_EVERY_S = 2.0  # how often the data folder is looked at for what other windows wrote
 # quit as Ctrl+Q does (``quit_on_signals``); SIGINT comes from `kill -INT` only (Ctrl+C is read as a key)
 QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
@@ -193,6 +194,8 @@ class WorkstationApp(App[None]):
         self._kept: dict[type[Screen[Any]], Screen[Any]] = {}  # screens with KEEP_ALIVE
         self.conversation_id: int | None = None
         self.open_title = ""  # the open conversation's title (kept should another window delete it)
+        self._open_count = 0  # messages the open conversation held when last drawn or written here
+        self._seen_version = 0  # the store's data_version when other writers were last looked for
         self._asked = ""  # the user's message of the turn under way
         self.history = MetricsHistory(60)
         self.cpu_history: deque[float] = deque(maxlen=60)
@@ -269,6 +272,32 @@ class WorkstationApp(App[None]):
             self.notify(self.startup_problem, severity="error", timeout=10)
         if self.start_engine and self.profile is not None:
             self._begin_load(self.profile)
+        self._seen_version = self._store_version()
+        self.set_interval(OUTSIDE_CHANGES_EVERY_S, self._follow_outside_changes)
+
+    def _store_version(self) -> int:
+        try:
+            return self.store.changed_elsewhere()
+        except WorkstationError:
+            return self._seen_version
+
+    async def _follow_outside_changes(self) -> None:
+        """What another window or the command line wrote in the same data folder, shown here:
+        the list never showed conversations made, renamed or deleted elsewhere, and the open
+        one never showed the turns `chat -c` added to it (though the model read them)."""
+        version = self._store_version()
+        if version == self._seen_version or self.generating or self.screen is not self.chat_screen:
+            return
+        self._seen_version = version
+        await self.refresh_sidebar()
+        conv_id = self.conversation_id
+        if conv_id is not None:
+            try:
+                count = self.store.message_count(conv_id)
+            except WorkstationError:
+                return
+            if count != self._open_count and count:  # (deleted elsewhere: kept on screen; see _save_message)
+                await self.open_conversation(conv_id)
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = False) -> None:
@@ -495,7 +524,7 @@ class WorkstationApp(App[None]):
             self.notify(self.texts.error(err), severity="error")
             return
         self._keep_draft(conv.id)
-        self.conversation_id, self.open_title = conv.id, conv.title
+        self.conversation_id, self.open_title, self._open_count = conv.id, conv.title, len(conv.messages)
         self.store.set_open(conv.id)
         self.history = MetricsHistory(60)
         for msg in conv.messages:
@@ -734,7 +763,7 @@ class WorkstationApp(App[None]):
         if made:
             title = (text.strip() or (self.pending_document[0].name if self.pending_document else ""))
             conv = self.store.new(title[:48] or t("conv.untitled"), self.profile.ref if self.profile else "")
-            self.conversation_id, self.open_title = conv.id, conv.title
+            self.conversation_id, self.open_title, self._open_count = conv.id, conv.title, 0
             self.store.set_open(conv.id)
         # saved before the risky part: the engine may fail or crash from here on; no await
         # before the box is cleared, so that a Ctrl+N cannot keep the sent text as a draft
@@ -773,6 +802,7 @@ class WorkstationApp(App[None]):
         assert was is not None
         try:
             self.store.add_message(was, role, content, metrics, reasoning=reasoning)
+            self._open_count += 1
             return False
         except ConversationGone:
             pass
@@ -782,6 +812,7 @@ class WorkstationApp(App[None]):
             self.store.add_message(conv.id, "user", self._asked)
         self.store.add_message(conv.id, role, content, metrics, reasoning=reasoning)
         self.conversation_id, self.open_title = conv.id, conv.title
+        self._open_count = self.store.message_count(conv.id)
         self.store.set_open(conv.id)
         self.notify(self.texts("conv.gone_kept", title=title), severity="warning", timeout=12)
         return True  # (SQLite may give the new one the number the deleted one had)
