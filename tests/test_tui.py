@@ -457,6 +457,36 @@ async def test_what_another_window_or_chat_c_writes_shows_here(profiles: Path) -
         other.close()
 
 
+async def test_a_reply_is_kept_as_it_streams(profiles: Path) -> None:
+    """A kill -9 (a crash, the power cut) mid-reply lost all of the reply on screen: the store
+    held the question alone. What the file holds while the reply streams is what is left."""
+    from workstation.tui.app import KEEP_PARTIAL_EVERY_S
+
+    app = WorkstationApp("b", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await _send(pilot, app, "Write a long story about a lighthouse keeper.")
+        conv_id = app.conversation_id
+        assert conv_id is not None
+        other = ConversationStore(app.store.path)  # as the next start reads it
+
+        def kept() -> list[tuple[str, str, str | None]]:
+            return [(m.role, m.content, (m.metrics or {}).get("stop_reason")) for m in other.messages(conv_id)]
+
+        assert KEEP_PARTIAL_EVERY_S <= 2
+        await until(pilot, lambda: len(kept()) == 2 and len(kept()[1][1].split()) >= 3)
+        role, partial, why = kept()[1]
+        assert role == "assistant" and why == "interrupted" and app.generating
+        assert _views(app)[-1].content.startswith(partial)
+        from workstation.core.metrics import figures_line
+        assert figures_line({"stop_reason": why}, app.texts.get) == "cut off: the app ended while this reply was being written"
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.generating)
+        (_, final, why), = kept()[1:]  # the same row, now whole: not a second reply
+        assert final == _views(app)[-1].content and final.startswith(partial) and why == "cancelled"
+        other.close()
+
+
 async def test_send_without_model_and_bad_profile_keep_the_app_usable(profiles: Path) -> None:
     app = WorkstationApp("no-such-profile", sample_system=False, language="en")
     async with app.run_test(size=(80, 24)) as pilot:

@@ -100,7 +100,8 @@ class MetricsHistory:
         self._profiles: deque[tuple[str, str]] = deque(maxlen=size)  # (ref, name) of each turn
 
     def add(self, metrics: TurnMetrics, profile_ref: str = "", profile_name: str = "") -> None:
-        if metrics.stop_reason == "failed" or (metrics.stop_reason == "cancelled" and not metrics.predicted_n):
+        if metrics.stop_reason in ("failed", "interrupted") or (metrics.stop_reason == "cancelled"
+                                                                and not metrics.predicted_n):
             return  # it measured nothing (figures_line says so): no zeros in the plots
         self.turns.append(metrics)
         self._profiles.append((profile_ref, profile_name))
@@ -149,6 +150,8 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
         return said("metric.stopped")
     if m.stop_reason == "failed":  # cut off by an error (the server went away): it measured nothing
         return said("metric.failed")
+    if m.stop_reason == "interrupted":  # kept while it streamed, and the app ended then (killed, the power cut)
+        return said("metric.interrupted")
     prompt_total = m.prompt_n + m.cache_n
     # figures with thousands separators, in the language's way (TTFT 1,904 ms; 1.904 ms)
     parts = [

@@ -428,6 +428,15 @@ class ConversationStore:
             raise
         return StoredMessage(int(cur.lastrowid or 0), role, content, metrics, now, reasoning, shown)
 
+    def update_message(self, message_id: int, content: str, metrics: dict[str, Any] | None = None,
+                       reasoning: str = "") -> bool:
+        """A message written again (a reply kept as it streamed, then finished); False when it
+        is not there any more (its conversation deleted meanwhile)."""
+        with self._db:
+            cur = self._db.execute("UPDATE messages SET content = ?, metrics = ?, reasoning = ? WHERE id = ?",
+                                   (content, json.dumps(metrics) if metrics else None, reasoning, message_id))
+        return cur.rowcount > 0
+
     def messages(self, conversation_id: int) -> list[StoredMessage]:
         rows = self._db.execute(
             "SELECT id, role, content, metrics, created, reasoning, shown FROM messages "

@@ -74,6 +74,7 @@ from workstation.tui.widgets.message_view import MessageView
 
 MAX_DOCUMENT_CHARS = 200_000
 SAMPLE_EVERY_S = 1.0  # CPU, RAM and GPU readings for the dashboard
+KEEP_PARTIAL_EVERY_S = 2.0  # a reply is saved as it streams this often: a kill -9 loses no more
 OUTSIDE_CHANGES_EVERY_S = 2.0  # how often the data folder is looked at for what other windows wrote
 # quit as Ctrl+Q does (``quit_on_signals``); SIGINT comes from `kill -INT` only (Ctrl+C is read as a key)
 QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
@@ -195,6 +196,8 @@ class WorkstationApp(App[None]):
         self.conversation_id: int | None = None
         self.open_title = ""  # the open conversation's title (kept should another window delete it)
         self._open_count = 0  # messages the open conversation held when last drawn or written here
+        self._partial: int | None = None  # the row the streaming reply is kept in so far
+        self._partial_at = 0.0
         self._seen_version = 0  # the store's data_version when other writers were last looked for
         self._asked = ""  # the user's message of the turn under way
         self.history = MetricsHistory(60)
@@ -250,6 +253,8 @@ class WorkstationApp(App[None]):
     async def chat_ready(self) -> None:
         """The chat screen is up: show the conversation open when the app was left (else the
         newest) and start loading the model."""
+        self._seen_version = self._store_version()  # before it is read: what is written after shows
+        self.set_interval(OUTSIDE_CHANGES_EVERY_S, self._follow_outside_changes)
         try:
             convs = self.store.list()
             last = self.store.last_open()
@@ -272,8 +277,6 @@ class WorkstationApp(App[None]):
             self.notify(self.startup_problem, severity="error", timeout=10)
         if self.start_engine and self.profile is not None:
             self._begin_load(self.profile)
-        self._seen_version = self._store_version()
-        self.set_interval(OUTSIDE_CHANGES_EVERY_S, self._follow_outside_changes)
 
     def _store_version(self) -> int:
         try:
@@ -800,7 +803,10 @@ class WorkstationApp(App[None]):
         when a reply finished there, the reply lost, and a message sent there was refused so."""
         was = self.conversation_id
         assert was is not None
+        partial, self._partial, self._partial_at = (self._partial if role == "assistant" else None), None, 0.0
         try:
+            if partial is not None and self.store.update_message(partial, content, metrics, reasoning):
+                return False  # the reply kept as it streamed, now whole
             self.store.add_message(was, role, content, metrics, reasoning=reasoning)
             self._open_count += 1
             return False
@@ -1016,6 +1022,25 @@ class WorkstationApp(App[None]):
                 await self.reply_view.think(event.reasoning, event.count)
             if event.text:
                 await self.reply_view.write(event.text)
+            if now - self._partial_at >= KEEP_PARTIAL_EVERY_S:
+                self._keep_partial(self.reply_view)
+
+    def _keep_partial(self, view: MessageView) -> None:
+        """The reply so far, saved as it streams ("interrupted" until it ends): a kill -9, a
+        crash or a power cut mid-reply lost all of it, the question left with no answer."""
+        self._partial_at = time.perf_counter()
+        if self.conversation_id is None or not (view.content or view.reasoning):
+            return
+        try:
+            if self._partial is None:
+                self._partial = self.store.add_message(self.conversation_id, "assistant", view.content,
+                                                       {"stop_reason": "interrupted"}, reasoning=view.reasoning).id
+                self._open_count += 1
+            else:
+                self.store.update_message(self._partial, view.content, {"stop_reason": "interrupted"},
+                                          view.reasoning)
+        except WorkstationError:  # (deleted elsewhere, a full disk): the end of the turn says so
+            pass
 
     @on(TurnFinished)
     async def _finished(self, event: TurnFinished) -> None:
