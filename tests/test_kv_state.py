@@ -449,6 +449,37 @@ def test_cache_list_ends_a_cut_title_with_an_ellipsis(capsys: pytest.CaptureFixt
     assert capsys.readouterr().out.splitlines()[1].endswith("  Müşteriye kısa bir teşekkür e-postası y…")
 
 
+async def test_the_app_deletes_at_start_the_states_of_conversations_deleted_since(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A window with a conversation open saved its cells after another window deleted it, and
+    they stayed on disk, the deleted text in them ("(deleted)" in `cache list`)."""
+    from workstation.cli import main
+    from workstation.core.kv_state import conversation_tag
+    from workstation.core.store import ConversationStore
+    from workstation.tui.app import WorkstationApp
+
+    store = ConversationStore()
+    kept, gone = store.new("Kept"), store.new("Gone")
+    store.delete(gone.id)
+    reused = store.new("Given the deleted one's number")  # SQLite may: told apart by its time
+    states = KvStateStore()
+    key = StateKey("m.gguf:1:1", "f16", "f16", 1024)
+    for n, conv in enumerate((kept, gone)):
+        states.save(key, [n, 1, 2], b"a" * 100, tag=conversation_tag(store.path, conv.id, conv.created))
+    states.save(key, [9, 1, 2], b"a" * 100, tag="conversation:/elsewhere/conversations.sqlite3:1:1.0")  # not ours
+    store.close()
+    assert main(["cache", "list"]) == 0
+    assert "(deleted)" in capsys.readouterr().out
+    app = WorkstationApp(None, start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(300):
+            if len(states.entries()) == 2:
+                break
+            await pilot.pause(0.05)
+    assert sorted(e.tokens[0] for e in states.entries()) == [0, 9]
+    assert reused.id == gone.id  # the gone one's state went though its number lives on
+
+
 @pytest.mark.parametrize("value", ["abc", "-5", "1.5"])
 def test_a_budget_that_is_not_a_size_is_said(value: str, monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:

@@ -77,11 +77,9 @@ def _conversation_titles(entries: list[SavedState]) -> dict[str | None, str]:
         titles[e.tag] = "(deleted)"
         if store is not None:
             try:
-                conv = store.get(conversation_id, with_messages=False)
+                titles[e.tag] = store.title_of(conversation_id, created) or "(deleted)"
             except (WorkstationError, sqlite3.Error):
                 continue
-            if abs(conv.created - created) < 1e-5:  # not a later conversation given its number
-                titles[e.tag] = conv.title
     for store in stores.values():
         if store is not None:
             store.close()

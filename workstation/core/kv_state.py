@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -263,6 +264,19 @@ class KvStateStore:
         n = 0
         for entry in self.entries():
             if entry.tag == tag:
+                entry.path.unlink(missing_ok=True)
+                n += 1
+        return n
+
+    def forget_deleted(self, store_path: Path, holds: Callable[[int, float], bool]) -> int:
+        """Delete the states of the conversations of ``store_path`` that are gone (``holds``
+        says which are there): a window that had a conversation open saved its cells after
+        another window deleted it, and they stayed, the deleted text in them."""
+        n = 0
+        where = store_path.resolve()
+        for entry in self.entries():
+            found = tagged_conversation(entry.tag)
+            if found is not None and found[0] == where and not holds(found[1], found[2]):
                 entry.path.unlink(missing_ok=True)
                 n += 1
         return n

@@ -368,6 +368,12 @@ class ConversationStore:
         row = self._db.execute("SELECT value FROM app_state WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
+    def title_of(self, conversation_id: int, created: float) -> str | None:
+        """The title of the conversation of that number made at ``created`` (a KV state's tag
+        names both); None when it is gone (SQLite gives a deleted one's number to the next)."""
+        row = self._db.execute("SELECT title, created FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+        return str(row[0]) if row is not None and abs(float(row[1]) - created) < 1e-5 else None
+
     def changed_elsewhere(self) -> int:
         """A number that changes when another connection (another window of the app, ``chat
         -c``, ``summarize -c``) has written to the file; this one's own writes leave it."""

@@ -255,6 +255,8 @@ class WorkstationApp(App[None]):
         newest) and start loading the model."""
         self._seen_version = self._store_version()  # before it is read: what is written after shows
         self.set_interval(OUTSIDE_CHANGES_EVERY_S, self._follow_outside_changes)
+        if not self.store.in_memory:
+            self._forget_deleted_cells(self.store.path)
         try:
             convs = self.store.list()
             last = self.store.last_open()
@@ -683,6 +685,18 @@ class WorkstationApp(App[None]):
             self.call_from_thread(
                 self.notify, self.texts("conv.cells_kept", reason=self.texts.error(err)), severity="warning"
             )
+
+    @work(thread=True, exit_on_error=False, group="forget")
+    def _forget_deleted_cells(self, store_path: Path) -> None:
+        """At start: the saved KV states of conversations deleted since (see forget_deleted)."""
+        try:
+            store = ConversationStore(store_path)  # (one of its own: a store is for one thread)
+            try:
+                KvStateStore().forget_deleted(store_path, lambda cid, made: store.title_of(cid, made) is not None)
+            finally:
+                store.close()
+        except (OSError, WorkstationError):
+            pass  # tried again at the next start
 
     def action_search_conversations(self) -> None:
         self.chat_screen.sidebar.display = True
