@@ -396,8 +396,15 @@ async def test_a_long_conversation_opens_with_its_last_messages_and_shows_the_ea
             if left is not None:
                 assert str(button.label) == f"Show earlier messages ({left})"
         assert not app.chat_screen.query("#earlier")  # all drawn: the button is gone
+        # Ctrl+Y copies the last reply: it could be copied only with the mouse, or by F7's file
+        app.chat_screen.focus_prompt()
+        await pilot.press("ctrl+y")
+        await until(pilot, lambda: app.clipboard == "Answer 39")
+        assert any(str(n.message).startswith("Copied the last reply (9 characters).") for n in app._notifications)
         await app.action_new_conversation()
         assert not _views(app) and not app.chat_screen.query("#earlier")
+        await pilot.press("ctrl+y")
+        await until(pilot, lambda: any(str(n.message) == "There is no reply here to copy yet." for n in app._notifications))
 
 
 async def test_the_list_of_many_conversations_is_paged_and_not_made_again_for_nothing(profiles: Path) -> None:

@@ -37,6 +37,8 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("conv.delete", "f8", "delete_conversation", "action.delete"),
     UserAction("conv.search", "ctrl+f", "search_conversations", "action.search"),
     UserAction("conv.export", "f7", "export_conversation", "action.export"),
+    # not over the multi-line editor's own Ctrl+Y (redo); the palette has it there
+    UserAction("chat.copy", "ctrl+y", "copy_reply", "action.copy", priority=False),
     UserAction("conv.sidebar", "ctrl+b", "toggle_sidebar", "action.sidebar"),
     UserAction("profile.menu", "f3", "profiles", "action.profiles", show=True),
     UserAction("models.open", "f4", "models", "action.models", show=True),
@@ -55,7 +57,7 @@ ALWAYS = frozenset({"quit"})  # actions a dialog does not hold back
 # listed F2 rename and F8 delete, which act on the chat's conversation)
 CHAT_ONLY = frozenset({"stop", "new_conversation", "send", "toggle_editor", "attach", "detach", "focus_prompt",
                        "rename_conversation", "delete_conversation", "search_conversations",
-                       "export_conversation", "toggle_sidebar"})
+                       "export_conversation", "toggle_sidebar", "copy_reply"})
 
 BY_ID = {a.id: a for a in ACTIONS}
 

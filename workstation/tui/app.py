@@ -705,6 +705,17 @@ class WorkstationApp(App[None]):
     def action_toggle_sidebar(self) -> None:
         self.chat_screen.toggle_sidebar()
 
+    def action_copy_reply(self) -> None:
+        """The last reply to the clipboard (the terminal's, OSC 52): a reply could be copied
+        only with the mouse, where the terminal lets a selection through, or by F7's file."""
+        replies = [v for v in self.chat_screen.query(MessageView) if v.role == "assistant" and v.content.strip()]
+        if not replies:
+            self.notify(self.texts("chat.no_reply_to_copy"), severity="warning")
+            return
+        text = replies[-1].content.strip()
+        self.copy_to_clipboard(text)
+        self.notify(self.texts("chat.copied", n=self.texts.number(f"{len(text):,}")))
+
     def action_export_conversation(self) -> None:
         if self.conversation_id is None:
             self.notify(self.texts("conv.nothing"), severity="warning")
