@@ -132,6 +132,9 @@ def test_rotation_keeps_the_chain_across_files(tmp_path: Path) -> None:
 
 
 def test_audit_verify_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "one", 1)
+    assert main(["audit", "verify", "--dir", str(tmp_path / "one")]) == 0
+    assert "intact: 1 line in 1 file," in capsys.readouterr().out  # it said "1 lines"
     write(tmp_path, 4)
     assert main(["audit", "verify", "--dir", str(tmp_path)]) == 0
     assert "intact: 4 lines" in capsys.readouterr().out

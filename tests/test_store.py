@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from workstation.core.store import SCHEMA_VERSION, ConversationStore, StoreError
+from workstation.core.store import SCHEMA_VERSION, ConversationStore, StoreError, title_from_message
 
 
 def test_round_trip_and_search(tmp_path: Path) -> None:
@@ -303,3 +303,12 @@ def test_search_and_names_set_turkish_case_aside(tmp_path: Path) -> None:
         assert store.list("Strassenbahn") == []
     finally:
         store.close()
+
+
+def test_a_title_made_from_a_long_message_ends_at_a_word() -> None:
+    """"Write a long story about a cat who works in an o": cut mid-word, and that was the name
+    `chat -c` wanted typed back."""
+    message = "Write a long story about a cat who works in an office, with many details."
+    assert title_from_message(message) == "Write a long story about a cat who works in an"
+    assert title_from_message("Short\nquestion?") == "Short question?"
+    assert title_from_message("x" * 60) == "x" * 48  # one long word: cut where it must be

@@ -42,7 +42,8 @@ def run_verify(args: argparse.Namespace) -> int:
         return 0
     if report.ok:
         files = f"{report.files} file" + ("s" if report.files != 1 else "")
-        print(f"The audit trail is intact: {report.lines:,} lines in {files}, in {directory}.")
+        lines = f"{report.lines:,} line" + ("s" if report.lines != 1 else "")
+        print(f"The audit trail is intact: {lines} in {files}, in {directory}.")
         return 0
     n = len(report.problems)
     print(f"The audit trail in {directory} was tampered with ({n} problem{'s' if n != 1 else ''}):")

@@ -149,6 +149,16 @@ def clean_title(title: str) -> str:
     return one_line(title)[:MAX_TITLE_CHARS]
 
 
+def title_from_message(text: str, limit: int = 48) -> str:
+    """A new conversation's title from its first message: cut at a word's end where it is too
+    long ("… works in an o", cut mid-word, was the name `chat -c` wanted typed back)."""
+    line = one_line(text)
+    if len(line) <= limit:
+        return line
+    cut = line[:limit + 1].rsplit(" ", 1)[0]  # (the character after the limit a space: the whole of it)
+    return cut if limit // 2 <= len(cut) <= limit else line[:limit]
+
+
 def one_line(text: str) -> str:
     """``text`` on one line: control characters (tabs, line breaks) and runs of spaces become one space."""
     flat = "".join(" " if unicodedata.category(c)[0] == "C" else c for c in text)

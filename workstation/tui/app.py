@@ -44,7 +44,7 @@ from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.paths import typed_path
 from workstation.core.planner import offloadable_layers
 from workstation.core.profiles import Profile, load_profile
-from workstation.core.store import ConversationGone, ConversationStore
+from workstation.core.store import ConversationGone, ConversationStore, title_from_message
 from workstation.tui import integrations, pacing
 from workstation.tui.actions import ACTIONS, ALWAYS, BY_ID, CHAT_ONLY, bindings
 from workstation.tui.i18n import LANGUAGES, Texts, detect_language
@@ -790,7 +790,7 @@ class WorkstationApp(App[None]):
         made = self.conversation_id is None
         if made:
             title = (text.strip() or (self.pending_document[0].name if self.pending_document else ""))
-            conv = self.store.new(title[:48] or t("conv.untitled"), self.profile.ref if self.profile else "")
+            conv = self.store.new(title_from_message(title) or t("conv.untitled"), self.profile.ref if self.profile else "")
             self.conversation_id, self.open_title, self._open_count = conv.id, conv.title, 0
             self.store.set_open(conv.id)
         # saved before the risky part: the engine may fail or crash from here on; no await
