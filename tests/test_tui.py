@@ -396,6 +396,22 @@ async def test_a_long_conversation_opens_with_its_last_messages_and_shows_the_ea
             if left is not None:
                 assert str(button.label) == f"Show earlier messages ({left})"
         assert not app.chat_screen.query("#earlier")  # all drawn: the button is gone
+        # PageUp and PageDown in the message box scroll the chat (they did nothing)
+        app.chat_screen.focus_prompt()
+        log = app.chat_screen.log_view
+        log.scroll_end(animate=False)
+        await until(pilot, lambda: log.scroll_y > 0 and log.scroll_y == log.max_scroll_y)
+        bottom = log.scroll_y
+        await pilot.press("pageup")
+        await until(pilot, lambda: log.scroll_y < bottom)
+        await pilot.press("pagedown", "pagedown", "pagedown")
+        await until(pilot, lambda: log.scroll_y == bottom)
+        # F2 says which keys save and cancel
+        await pilot.press("f2")
+        await until(pilot, lambda: isinstance(app.screen, TextPrompt))
+        assert str(app.screen.query_one(".dialog-hint").render()) == "Enter saves, Esc cancels."
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
         # Ctrl+Y copies the last reply: it could be copied only with the mouse, or by F7's file
         app.chat_screen.focus_prompt()
         await pilot.press("ctrl+y")

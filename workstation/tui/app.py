@@ -636,7 +636,7 @@ class WorkstationApp(App[None]):
                     return
                 await self.refresh_sidebar()
 
-        self.push_screen(TextPrompt(self.texts("conv.rename_title"), current), renamed)
+        self.push_screen(TextPrompt(self.texts("conv.rename_title"), current, hint=self.texts("dialog.enter_esc")), renamed)
 
     def action_delete_conversation(self) -> None:
         if self.conversation_id is None:
@@ -750,7 +750,7 @@ class WorkstationApp(App[None]):
                 lambda yes: write(path) if yes else None,
             )
 
-        self.push_screen(TextPrompt(self.texts("conv.export_title"), str(default)), chosen)
+        self.push_screen(TextPrompt(self.texts("conv.export_title"), str(default), hint=self.texts("dialog.enter_esc")), chosen)
 
     # --- chat ------------------------------------------------------------------------------
     def action_toggle_editor(self) -> None:

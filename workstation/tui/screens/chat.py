@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, cast
 
 from textual import events, on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.timer import Timer
@@ -24,7 +25,21 @@ if TYPE_CHECKING:
 
 class PromptLine(Input):
     """The one-line message box. Text pasted with line breaks goes to the multi-line editor,
-    whole: the line kept the first line alone and dropped the rest without a word."""
+    whole: the line kept the first line alone and dropped the rest without a word. PageUp and
+    PageDown scroll the chat above it (they did nothing; the chat scrolled only once Tab had
+    reached it, which nothing showed)."""
+
+    BINDINGS = [Binding("pageup", "page_chat(-1)", show=False), Binding("pagedown", "page_chat(1)", show=False)]
+
+    def action_page_chat(self, way: int) -> None:
+        log = cast("ChatScreen", self.screen).log_view
+        if way < 0:
+            log.release_anchor()  # (anchored, a streaming reply pulled it back to the end)
+            log.scroll_page_up(animate=False)
+        else:
+            log.scroll_page_down(animate=False)
+            if log.scroll_target_y >= log.max_scroll_y:
+                log.anchor()  # back at the end: it follows the reply again
 
     def on_paste(self, event: events.Paste) -> None:  # before Input's own, which keeps line 1
         # line breaks as CR too: tmux and many terminals paste them so, and all but line 1 were lost

@@ -55,16 +55,20 @@ class TextPrompt(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
 
-    def __init__(self, title: str, value: str = "", placeholder: str = "") -> None:
+    def __init__(self, title: str, value: str = "", placeholder: str = "", hint: str = "") -> None:
+        """``hint``: the keys, under the line (F2's rename said nothing of Enter or Esc)."""
         super().__init__(classes="dialog-screen")
         self.title_text = title
         self.value = value
         self.placeholder = placeholder
+        self.hint = hint
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self.title_text, classes="dialog-title", markup=False)
             yield Input(self.value, placeholder=self.placeholder, id="answer")
+            if self.hint:
+                yield Label(self.hint, classes="dialog-hint", markup=False)
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
