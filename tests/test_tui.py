@@ -510,6 +510,22 @@ async def test_a_reply_is_kept_as_it_streams(profiles: Path) -> None:
         other.close()
 
 
+async def test_a_narrow_terminal_puts_the_list_away_until_ctrl_b(profiles: Path) -> None:
+    """At 40 columns the list kept 22 of them and the chat had 17."""
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(50, 20)) as pilot:
+        sidebar = app.chat_screen.sidebar
+        await until(pilot, lambda: not sidebar.display)
+        assert app.chat_screen.query_one("#chat").region.width == 50
+        await pilot.resize_terminal(100, 30)
+        await until(pilot, lambda: sidebar.display)
+        await pilot.press("ctrl+b")  # the person's choice stands at any width
+        await until(pilot, lambda: not sidebar.display)
+        await pilot.resize_terminal(120, 30)
+        await pilot.pause()
+        assert not sidebar.display
+
+
 async def test_send_without_model_and_bad_profile_keep_the_app_usable(profiles: Path) -> None:
     app = WorkstationApp("no-such-profile", sample_system=False, language="en")
     async with app.run_test(size=(80, 24)) as pilot:

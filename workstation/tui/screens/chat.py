@@ -54,12 +54,14 @@ class PromptLine(Input):
 
 
 SHOWN_AT_ONCE = 30  # messages drawn when a conversation opens; the earlier ones on request
+NARROW = 60  # columns: narrower, the conversation list is put away (Ctrl+B shows it)
 SEARCH_PAUSE_S = 0.2  # the list follows the search box once typing pauses this long
 
 
 class ChatScreen(AppScreen, Screen[None]):
     _earlier: list[StoredMessage] = []  # the open conversation's messages not drawn yet, oldest first
     _search_timer: Timer | None = None
+    _sidebar_chosen = False  # Ctrl+B showed or hid the list: no width does it over
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -218,6 +220,13 @@ class ChatScreen(AppScreen, Screen[None]):
 
     def toggle_sidebar(self) -> None:
         self.sidebar.display = not self.sidebar.display
+        self._sidebar_chosen = True
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Below ``NARROW`` columns the list is put away (Ctrl+B brings it back): its 22 columns
+        left 17 for the chat at 40. Ctrl+B's choice stands."""
+        if not self._sidebar_chosen:
+            self.sidebar.display = event.size.width >= NARROW
 
     def relabel(self) -> None:
         t = self.wapp.texts
