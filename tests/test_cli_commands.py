@@ -346,6 +346,14 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
     assert "| Budget notes  |        4 |" in capsys.readouterr().out  # (the longest name sets the width)
 
 
+def test_chat_reads_a_pipe_without_dash(tmp_path: Path, smollm2_path: Path) -> None:
+    """`echo "…" | workstation chat` said "needs text": only `chat -` read the pipe."""
+    done = subprocess.run([sys.executable, "-m", "workstation.cli", "chat", "-p", str(_profile_file(tmp_path, max_tokens=3))],
+                          input="Say hello.", capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip(), done.stderr
+    assert "prompt " in done.stderr  # its figures: the turn ran on what the pipe said
+
+
 @pytest.mark.parametrize("args,sentence", [
     (["sumarize", "notes.txt"], "There is no command 'sumarize'; did you mean 'summarize'? ('workstation --help' lists them)."),
     (["models", "pul", "x"], "There is no command 'models pul'; did you mean 'models pull'?"),

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import re
 import signal
+import stat
 import sys
 import threading
 from dataclasses import dataclass
@@ -32,7 +34,7 @@ from workstation.core.structured_output import check_reply, load_schema_file
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("chat", help="one chat turn, streamed to stdout")
     add_profile_arg(p)
-    p.add_argument("text", help="your message ('-' reads it from stdin)")
+    p.add_argument("text", nargs="?", help="your message ('-', or none with a pipe: read from stdin)")
     p.add_argument("--json", action="store_true", help="print {text, metrics} as JSON")
     p.add_argument("--max-tokens", type=int, help="longest reply in tokens")
     p.add_argument("--temperature", type=float, help="0 for greedy (repeatable) output")
@@ -49,8 +51,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _piped() -> bool:
+    """Whether standard input is a pipe or a file (not a terminal, nor /dev/null)."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
+
+
 def run(args: argparse.Namespace) -> int:
-    text = sys.stdin.read() if args.text == "-" else args.text
+    if args.text is None and not _piped():  # (`echo hi | chat` said "needs text": it reads the pipe now)
+        print(f"workstation: '{cli('chat')}' needs text (see '{cli('chat --help')}').", file=sys.stderr)
+        raise SystemExit(2)  # as the command line's other mistakes
+    text = sys.stdin.read() if args.text in ("-", None) else args.text
     if not text.strip():
         raise EngineError("The message is empty; type something to send.")
     constraints = load_schema_file(args.json_schema) if args.json_schema is not None else None
