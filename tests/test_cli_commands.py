@@ -346,6 +346,26 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
     assert "| Budget notes  |        4 |" in capsys.readouterr().out  # (the longest name sets the width)
 
 
+def test_chat_c_with_one_new_name_started_together_makes_one_conversation(tmp_path: Path, smollm2_path: Path) -> None:
+    """`for i in 1 2 3; do chat -c "Parallel test" …& done` made three conversations of that
+    name (each looked, found none and made one once its model had loaded)."""
+    from workstation.core.store import ConversationStore
+
+    prof = str(_profile_file(tmp_path, max_tokens=2))
+    runs = [subprocess.Popen([sys.executable, "-m", "workstation.cli", "chat", "-p", prof, "-c", "Parallel test",
+                              f"Say the number {i}."], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True) for i in range(3)]
+    said = [run.communicate(timeout=180)[1] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0, 0], said
+    store = ConversationStore()
+    try:
+        named = [c for c in store.list() if c.title == "Parallel test"]
+        assert len(named) == 1 and len(store.messages(named[0].id)) == 6, said
+    finally:
+        store.close()
+    assert sum("Started a new conversation" in s for s in said) == 1, said
+
+
 def test_chat_reads_a_pipe_without_dash(tmp_path: Path, smollm2_path: Path) -> None:
     """`echo "…" | workstation chat` said "needs text": only `chat -` read the pipe."""
     done = subprocess.run([sys.executable, "-m", "workstation.cli", "chat", "-p", str(_profile_file(tmp_path, max_tokens=3))],

@@ -192,10 +192,19 @@ class _Conversation:
     id: int | None  # None: a new one, made once its model has loaded
     title: str
     new_profile: bool = False  # -p chose another profile: the conversation's from the first turn on
+    fresh: bool = False  # --new: a conversation of its own even where one has the name
 
     def begin(self, profile: Profile) -> int:
         """The model has loaded: a new conversation is made, and -p's profile kept as its own."""
-        if self.id is None:
+        if self.id is None and not self.fresh:  # one made meanwhile by a command started with this one
+            conv, made = self.store.titled_or_new(self.title, profile.ref)
+            self.id = conv.id
+            if made:
+                print(f'Started a new conversation "{self.title}"; continue it with -c "{self.title}".',
+                      file=sys.stderr)
+            else:
+                print(f'Continuing the conversation "{self.title}" another command has just started.', file=sys.stderr)
+        elif self.id is None:  # --new: a new one in any case
             self.id = self.store.new(title=self.title, profile=profile.ref).id
             print(f'Started a new conversation "{self.title}"; continue it with -c "{self.title}".',
                   file=sys.stderr)
@@ -254,4 +263,4 @@ def _conversation(name: str, new: bool = False) -> _Conversation:
             f"There is no conversation named \"{name}\"; did you mean \"{similar}\"? Add --new to "
             f"start a conversation named \"{name}\" ('{cli('conversations')}' lists them)."
         )
-    return _Conversation(store, None, name)
+    return _Conversation(store, None, name, fresh=new)

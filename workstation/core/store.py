@@ -262,6 +262,24 @@ class ConversationStore:
             )
         return Conversation(int(cur.lastrowid or 0), title, profile, now, now)
 
+    def titled_or_new(self, title: str, profile: str = "") -> tuple[Conversation, bool]:
+        """The newest conversation titled ``title``, or a new one (True): at once, so that
+        commands started together with one new name (`chat -c NAME` four times in a script)
+        make one conversation, not four of the same name."""
+        title = clean_title(title) or "New conversation"
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")  # no other writer between the look and the insert
+            row = self._db.execute("SELECT id FROM conversations WHERE title = ? ORDER BY updated DESC, id DESC "
+                                   "LIMIT 1", (title,)).fetchone()
+            if row is None:
+                now = time.time()
+                cur = self._db.execute(
+                    "INSERT INTO conversations(title, profile, created, updated) VALUES (?, ?, ?, ?)",
+                    (title, profile, now, now),
+                )
+                return Conversation(int(cur.lastrowid or 0), title, profile, now, now), True
+        return self.get(int(row[0]), with_messages=False), False
+
     def get(self, conversation_id: int, with_messages: bool = True) -> Conversation:
         row = self._db.execute(
             "SELECT id, title, profile, created, updated FROM conversations WHERE id = ?",
