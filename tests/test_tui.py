@@ -772,6 +772,9 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         await until(pilot, lambda: isinstance(app.screen, KeysDialog))
         rows = {key: (name, what) for key, name, what in app.screen.rows}
         assert rows["F10"] == ("Size the office", Texts("en")("action.sizing.help")) and "Ctrl+N" in rows
+        # the chat's parts too: how to scroll it and go from part to part (F1 named neither)
+        assert rows["PgUp/PgDn"] == ("Scroll", "Scroll the chat, from the message box") and "Tab" in rows
+        assert rows["Ctrl+Y"] == ("Copy reply", "Copy the last reply to the clipboard")
         await pilot.press("f1")
         await until(pilot, lambda: app.screen is app.chat_screen)
         await pilot.press("f6")  # the summarize screen, kept by the app once made

@@ -394,6 +394,9 @@ class WorkstationApp(App[None]):
         # Ctrl+X, came first of all or, put after the rest, after the app's)
         first = sorted(own, key=lambda n: order.index(n) if n in order else len(order))
         rows = [("/".join(own[n]), *said[n]) for n in first] + rows
+        if self.screen is self.chat_screen:  # keys of the chat's parts, which F1 never named
+            t = self.texts
+            rows += [("PgUp/PgDn", t("keys.scroll"), t("keys.scroll.help")), ("Tab", t("keys.tab"), t("keys.tab.help"))]
         self.push_screen(KeysDialog(self.texts("keys.title"), rows, self.texts("keys.hint")))
 
     # --- the command palette ---------------------------------------------------------------
