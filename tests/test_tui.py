@@ -340,31 +340,44 @@ async def test_a_reopened_conversation_answers_from_its_saved_state(profiles: Pa
 
 async def test_a_conversation_deleted_in_another_window_keeps_the_turn(profiles: Path) -> None:
     """Another window deleted the conversation open here: the reply finishing in it made the
-    app fall over ("cannot be used (FOREIGN KEY constraint failed)"), the reply lost, and a
-    message sent there was refused with that same sentence, again and again."""
+    app fall over ("cannot be used (FOREIGN KEY constraint failed)"), the reply lost; a message
+    sent there was refused with that sentence; F2, F8 and F7 fell over ("no conversation number
+    1"); and once the other window had made a conversation (SQLite gave it the deleted one's
+    number) this window wrote into it, the other person's conversation."""
     app = WorkstationApp("b", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         other = ConversationStore(app.store.path)  # the other window, on the same data
-        for n, text in enumerate(("Write a long story about a lighthouse.", "Now one about a mill.")):
-            await _send(pilot, app, text)
-            before = app.conversation_id
-            assert before is not None
-            if n == 0:  # deleted while the reply streams
-                await until(pilot, lambda: app.live_tokens > 0)
-                other.delete(before)
-            await pilot.press("escape")
-            await until(pilot, lambda: not app.generating)
-            assert app.is_running and app.conversation_id is not None  # (SQLite may give the new one its number)
-            kept = app.store.get(app.conversation_id)  # type: ignore[arg-type]
-            assert kept.title == "Write a long story about a lighthouse."  # the title it had
-            assert [(m.role, m.content) for m in kept.messages][0] == ("user", text)
-            assert [m.role for m in kept.messages] == ["user", "assistant"]  # the earlier turn is not in it
-            assert len(_views(app)) == 2  # nor shown as if it were
-            assert any(str(nt.message).startswith('"Write a long story about a lighthouse." was deleted in another '
-                                                  "window") for nt in app._notifications)
-            app._notifications.clear()
-            other.delete(app.conversation_id)  # deleted while nothing runs: the next message is sent there
+
+        # deleted while the reply streams: the turn is kept in a new conversation of that title
+        await _send(pilot, app, "Write a long story about a lighthouse.")
+        first = app.conversation_id
+        assert first is not None
+        await until(pilot, lambda: app.live_tokens > 0)
+        other.delete(first)
+        picnic = other.new("Picnic")  # made at once in the other window: the deleted one's number
+        other.add_message(picnic.id, "user", "A shopping list for a picnic?")
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.generating)
+        assert app.is_running and app.conversation_id is not None
+        kept = app.store.get(app.conversation_id)
+        assert kept.title == "Write a long story about a lighthouse." and kept.created > picnic.created
+        assert [(m.role, m.content) for m in kept.messages][0] == ("user", "Write a long story about a lighthouse.")
+        assert [m.role for m in kept.messages] == ["user", "assistant"]
+        assert [v.content for v in _views(app)][0] == "Write a long story about a lighthouse."
+        assert [m.content for m in other.messages(picnic.id)] == ["A shopping list for a picnic?"]  # untouched
+        assert any(str(nt.message).startswith('"Write a long story about a lighthouse." was deleted in another '
+                                              "window") for nt in app._notifications)
+
+        # deleted while nothing runs: F8 at once says so (it fell over); the list and the chat follow
+        app._notifications.clear()
+        other.delete(app.conversation_id)
+        await pilot.press("f8")
+        await until(pilot, lambda: app.conversation_id is None and not _views(app))
+        assert app.is_running and any(str(nt.message).startswith(
+            '"Write a long story about a lighthouse." was deleted in another window (or from the command line); '
+            "what you send now starts a new conversation.") for nt in app._notifications)
+        assert [c.title for c in app.store.list()] == ["Picnic"]
         other.close()
 
 
@@ -450,6 +463,8 @@ async def test_the_list_of_many_conversations_is_paged_and_not_made_again_for_no
         assert view.index == 100 and str(view.children[-1].query_one(Label).render()) == "50 older: Enter lists them (or search)"
         await pilot.press("enter")  # a conversation on the new page opens
         await until(pilot, lambda: app.conversation_id == ids[149])
+        await pilot.pause()  # the list stays as it was, the cursor on it (it folded back to 100)
+        assert len(sidebar.query(ConversationItem)) == 200 and view.index == 100
 
 
 async def test_what_another_window_or_chat_c_writes_shows_here(profiles: Path) -> None:
@@ -469,7 +484,10 @@ async def test_what_another_window_or_chat_c_writes_shows_here(profiles: Path) -
         other.add_message(conv.id, "assistant", "1,200 a month.")
         other.add_message(conv.id, "user", "And heating?")
         made = other.new("Holidays")
-        titles = lambda: [str(i.query_one(Label).render()) for i in app.chat_screen.sidebar.query(ConversationItem)]  # noqa: E731
+        def titles() -> list[str]:  # (a line being made again has no label yet)
+            return [str(i.query(Label).first().render()) for i in app.chat_screen.sidebar.query(ConversationItem)
+                    if i.query(Label)]
+
         await until(pilot, lambda: titles() == ["Holidays", "Budget"] and len(_views(app)) == 3)
         assert [v.content for v in _views(app)] == ["Rent?", "1,200 a month.", "And heating?"]
         other.rename(made.id, "Summer holidays")
@@ -477,6 +495,12 @@ async def test_what_another_window_or_chat_c_writes_shows_here(profiles: Path) -
         other.delete(made.id)
         await until(pilot, lambda: titles() == ["Budget"])
         assert app.conversation_id == conv.id
+        # a reply written again in place (another window keeps its reply as it streams, then
+        # finishes it): drawn again too, where the count alone said nothing had changed
+        reply = other.add_message(conv.id, "assistant", "About 90")
+        await until(pilot, lambda: [v.content for v in _views(app)][-1:] == ["About 90"])
+        other.update_message(reply.id, "About 90 a month in winter.", {"stop_reason": "stop"})
+        await until(pilot, lambda: [v.content for v in _views(app)][-1:] == ["About 90 a month in winter."])
         other.close()
 
 
@@ -502,7 +526,7 @@ async def test_a_reply_is_kept_as_it_streams(profiles: Path) -> None:
         assert role == "assistant" and why == "interrupted" and app.generating
         assert _views(app)[-1].content.startswith(partial)
         from workstation.core.metrics import figures_line
-        assert figures_line({"stop_reason": why}, app.texts.get) == "cut off: the app ended while this reply was being written"
+        assert figures_line({"stop_reason": why}, app.texts.get) == "unfinished: saved while it was being written"
         await pilot.press("escape")
         await until(pilot, lambda: not app.generating)
         (_, final, why), = kept()[1:]  # the same row, now whole: not a second reply

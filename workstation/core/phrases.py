@@ -163,7 +163,7 @@ ENGLISH: dict[str, str] = {
     "metric.draft": "draft {rate}% ({acc}/{n})",
     "metric.stopped": "stopped",
     "metric.failed": "cut off by an error",
-    "metric.interrupted": "cut off: the app ended while this reply was being written",
+    "metric.interrupted": "unfinished: saved while it was being written",
     "metric.length": "length limit",
     "metric.quota": "your key's tokens for today ran out",
     "metric.context": "context full",

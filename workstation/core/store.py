@@ -407,9 +407,12 @@ class ConversationStore:
         -c``, ``summarize -c``) has written to the file; this one's own writes leave it."""
         return int(self._db.execute("PRAGMA data_version").fetchone()[0])
 
-    def message_count(self, conversation_id: int) -> int:
-        return int(self._db.execute("SELECT COUNT(*) FROM messages WHERE conversation_id = ?",
-                                    (conversation_id,)).fetchone()[0])
+    def revision(self, conversation_id: int) -> tuple[int, int]:
+        """What changes when the conversation's messages do: their number, and their length
+        with their figures (a reply kept as it streamed is written again in place)."""
+        row = self._db.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(content) + LENGTH(COALESCE(metrics, ''))), 0) "
+                               "FROM messages WHERE conversation_id = ?", (conversation_id,)).fetchone()
+        return int(row[0]), int(row[1])
 
     def set_open(self, conversation_id: int | None) -> None:
         """Remember which conversation is open (None: a new one), for the next start."""

@@ -9,6 +9,7 @@ relays the child's tokens. Every message is stored in SQLite the moment it exist
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import inspect
 import os
@@ -44,7 +45,13 @@ from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.paths import typed_path
 from workstation.core.planner import offloadable_layers
 from workstation.core.profiles import Profile, load_profile
-from workstation.core.store import ConversationGone, ConversationStore, title_from_message
+from workstation.core.store import (
+    Conversation,
+    ConversationGone,
+    ConversationStore,
+    StoredMessage,
+    title_from_message,
+)
 from workstation.tui import integrations, pacing
 from workstation.tui.actions import ACTIONS, ALWAYS, BY_ID, CHAT_ONLY, bindings
 from workstation.tui.i18n import LANGUAGES, Texts, detect_language
@@ -195,7 +202,8 @@ class WorkstationApp(App[None]):
         self._kept: dict[type[Screen[Any]], Screen[Any]] = {}  # screens with KEEP_ALIVE
         self.conversation_id: int | None = None
         self.open_title = ""  # the open conversation's title (kept should another window delete it)
-        self._open_count = 0  # messages the open conversation held when last drawn or written here
+        self.open_created = 0.0  # and when it was made: SQLite gives a deleted one's number to the next
+        self._open_revision: tuple[int, int] = (0, 0)  # store.revision of it when last drawn or written here
         self._partial: int | None = None  # the row the streaming reply is kept in so far
         self._partial_at = 0.0
         self._seen_version = 0  # the store's data_version when other writers were last looked for
@@ -296,13 +304,61 @@ class WorkstationApp(App[None]):
         self._seen_version = version
         await self.refresh_sidebar()
         conv_id = self.conversation_id
-        if conv_id is not None:
-            try:
-                count = self.store.message_count(conv_id)
-            except WorkstationError:
-                return
-            if count != self._open_count and count:  # (deleted elsewhere: kept on screen; see _save_message)
-                await self.open_conversation(conv_id)
+        if conv_id is None:
+            return
+        if self._open_gone():
+            await self._lost_open_conversation()
+            return
+        try:
+            changed = self.store.revision(conv_id) != self._open_revision
+        except WorkstationError:
+            return
+        if changed:
+            await self._redraw_open()
+
+    def _mark_open(self, conv: Conversation) -> None:
+        """``conv`` is the open conversation from now on."""
+        self.conversation_id, self.open_title, self.open_created = conv.id, conv.title, conv.created
+        self._note_revision()
+
+    def _note_revision(self) -> None:
+        if self.conversation_id is not None:
+            with contextlib.suppress(WorkstationError):
+                self._open_revision = self.store.revision(self.conversation_id)
+
+    def _open_gone(self) -> bool:
+        """Whether the open conversation was deleted elsewhere (its number may be another's now:
+        a window that went on writing there wrote into another person's conversation)."""
+        if self.conversation_id is None:
+            return False
+        try:
+            return self.store.title_of(self.conversation_id, self.open_created) is None
+        except WorkstationError:
+            return False
+
+    async def _lost_open_conversation(self) -> None:
+        """The open conversation was deleted elsewhere: said once, and what is typed next starts
+        a new conversation (the text in the box stays). F2, F8 and F7 made the app fall over."""
+        title = self.open_title
+        self.conversation_id = None
+        self.store.set_open(None)
+        self.history = MetricsHistory(60)
+        await self.chat_screen.show_messages([])
+        await self.refresh_sidebar()
+        self.notify(self.texts("conv.gone", title=title), severity="warning", timeout=12)
+
+    async def _redraw_open(self) -> None:
+        """The open conversation drawn again as another window or `chat -c` left it: as many
+        messages as were drawn, where the person was reading (at the end: the end)."""
+        revision = self.store.revision(self.conversation_id)  # type: ignore[arg-type]  # (before: a write while drawing shows next time)
+        conv = self.store.get(self.conversation_id)  # type: ignore[arg-type]
+        log = self.chat_screen.log_view
+        drawn = len(self.chat_screen.query(MessageView))
+        place = None if log.scroll_y >= log.max_scroll_y - 1 else log.scroll_y
+        self.history = _history_of(conv.messages)
+        await self.chat_screen.show_messages(conv.messages, at_least=drawn, scroll_to=place)
+        self.open_title, self._open_revision = conv.title, revision
+        self.update_status()
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = False) -> None:
@@ -520,7 +576,8 @@ class WorkstationApp(App[None]):
             self._search = search
         marks = {k: text.strip() or (f"📎 {doc[0].name}" if doc else "") for k, (text, doc) in self._drafts.items()
                  if k is not None or not self._search.strip()}  # the new conversation matches no search
-        await self.chat_screen.sidebar.show(self.store.list(self._search), self.conversation_id, marks)
+        await self.chat_screen.sidebar.show(self.store.list(self._search), self.conversation_id, marks,
+                                            search=self._search)
 
     async def open_conversation(self, conversation_id: int) -> None:
         if self.generating:
@@ -532,12 +589,9 @@ class WorkstationApp(App[None]):
             self.notify(self.texts.error(err), severity="error")
             return
         self._keep_draft(conv.id)
-        self.conversation_id, self.open_title, self._open_count = conv.id, conv.title, len(conv.messages)
+        self._mark_open(conv)
         self.store.set_open(conv.id)
-        self.history = MetricsHistory(60)
-        for msg in conv.messages:
-            if msg.metrics:
-                self.history.add_record(msg.metrics)
+        self.history = _history_of(conv.messages)
         await self.chat_screen.show_messages(conv.messages)
         await self.refresh_sidebar()
         self.update_status()
@@ -628,6 +682,9 @@ class WorkstationApp(App[None]):
             self.notify(self.texts("conv.none_open"), severity="warning")
             return
         conv_id = self.conversation_id
+        if self._open_gone():  # deleted elsewhere: said, not a fall ("no conversation number 1")
+            self.run_worker(self._lost_open_conversation(), exit_on_error=False)
+            return
         current = self.store.get(conv_id, with_messages=False).title
 
         async def renamed(title: str | None) -> None:
@@ -652,6 +709,9 @@ class WorkstationApp(App[None]):
             self.notify(self.texts("chat.loading"), severity="warning")
             return
         conv_id = self.conversation_id
+        if self._open_gone():  # deleted elsewhere: said, not a fall ("no conversation number 1")
+            self.run_worker(self._lost_open_conversation(), exit_on_error=False)
+            return
         title = self.store.get(conv_id, with_messages=False).title
         tag = self.cells_tag(conv_id)
 
@@ -724,6 +784,9 @@ class WorkstationApp(App[None]):
             self.notify(self.texts("conv.nothing"), severity="warning")
             return
         conv_id = self.conversation_id
+        if self._open_gone():  # deleted elsewhere: said, not a fall ("no conversation number 1")
+            self.run_worker(self._lost_open_conversation(), exit_on_error=False)
+            return
         title = self.store.get(conv_id, with_messages=False).title
         slug = re.sub(r"[^\w-]+", "-", title, flags=re.UNICODE).strip("-")[:60] or "conversation"
         default = Path.cwd() / f"{slug}.md"
@@ -794,7 +857,7 @@ class WorkstationApp(App[None]):
         if made:
             title = (text.strip() or (self.pending_document[0].name if self.pending_document else ""))
             conv = self.store.new(title_from_message(title) or t("conv.untitled"), self.profile.ref if self.profile else "")
-            self.conversation_id, self.open_title, self._open_count = conv.id, conv.title, 0
+            self._mark_open(conv)
             self.store.set_open(conv.id)
         # saved before the risky part: the engine may fail or crash from here on; no await
         # before the box is cleared, so that a Ctrl+N cannot keep the sent text as a draft
@@ -816,6 +879,7 @@ class WorkstationApp(App[None]):
         self.reply_view.markdown_every_s = pace.markdown_every_s
         messages = self.store.prompt_messages(self.conversation_id)
         self.generating = True
+        self._partial_at = time.perf_counter()  # kept from 2 s in, not at its first word
         self._turn += 1
         self.live_tokens = 0
         self._t_first = self._t_last = None
@@ -832,24 +896,28 @@ class WorkstationApp(App[None]):
         was = self.conversation_id
         assert was is not None
         partial, self._partial, self._partial_at = (self._partial if role == "assistant" else None), None, 0.0
-        try:
-            if partial is not None and self.store.update_message(partial, content, metrics, reasoning):
-                return False  # the reply kept as it streamed, now whole
-            self.store.add_message(was, role, content, metrics, reasoning=reasoning)
-            self._open_count += 1
-            return False
-        except ConversationGone:
-            pass
+        if not self._open_gone():
+            try:
+                if partial is None or not self.store.update_message(partial, content, metrics, reasoning):
+                    self.store.add_message(was, role, content, metrics, reasoning=reasoning)
+                self._note_revision()
+                return False
+            except ConversationGone:
+                pass
         title = self.open_title or self.texts("conv.untitled")
         conv = self.store.new(title, self.profile.ref if self.profile else "")
         if role == "assistant" and self._asked:
             self.store.add_message(conv.id, "user", self._asked)
         self.store.add_message(conv.id, role, content, metrics, reasoning=reasoning)
-        self.conversation_id, self.open_title = conv.id, conv.title
-        self._open_count = self.store.message_count(conv.id)
+        self._mark_open(conv)
         self.store.set_open(conv.id)
         self.notify(self.texts("conv.gone_kept", title=title), severity="warning", timeout=12)
         return True  # (SQLite may give the new one the number the deleted one had)
+
+    async def _show_kept_turn(self) -> None:
+        """The new conversation a turn was kept in, drawn (the deleted one's messages stayed)."""
+        await self.chat_screen.show_messages(self.store.messages(self.conversation_id))  # type: ignore[arg-type]
+        await self.refresh_sidebar()
 
     def cells_tag(self, conversation_id: int) -> str:
         """The tag the engine keeps this conversation's KV cells under (deleted with it); none
@@ -1057,17 +1125,17 @@ class WorkstationApp(App[None]):
         """The reply so far, saved as it streams ("interrupted" until it ends): a kill -9, a
         crash or a power cut mid-reply lost all of it, the question left with no answer."""
         self._partial_at = time.perf_counter()
-        if self.conversation_id is None or not (view.content or view.reasoning):
-            return
+        if self.conversation_id is None or not (view.content or view.reasoning) or self._open_gone():
+            return  # (deleted elsewhere: the end of the turn keeps it in a new conversation)
         try:
             if self._partial is None:
                 self._partial = self.store.add_message(self.conversation_id, "assistant", view.content,
                                                        {"stop_reason": "interrupted"}, reasoning=view.reasoning).id
-                self._open_count += 1
             else:
                 self.store.update_message(self._partial, view.content, {"stop_reason": "interrupted"},
                                           view.reasoning)
-        except WorkstationError:  # (deleted elsewhere, a full disk): the end of the turn says so
+            self._note_revision()
+        except WorkstationError:  # (a full disk): the end of the turn says so
             pass
 
     @on(TurnFinished)
@@ -1082,7 +1150,7 @@ class WorkstationApp(App[None]):
             await view.finish(event.text, metrics, event.reasoning)
         if self.conversation_id is not None:  # (the model never reads an empty reply: prompt_messages)
             if self._save_message("assistant", event.text, turn_record(metrics, *ran_on), reasoning=event.reasoning):
-                await self.refresh_sidebar()
+                await self._show_kept_turn()
         self.generating = False
         if self._quit_after_turn:
             self.exit()
@@ -1106,7 +1174,7 @@ class WorkstationApp(App[None]):
             if (view.content or view.reasoning) and self.conversation_id is not None:
                 cut = TurnMetrics(stop_reason="failed")  # not "stopped": no one pressed Esc
                 if self._save_message("assistant", view.content, {"stop_reason": "failed"}, reasoning=view.reasoning):
-                    await self.refresh_sidebar()
+                    await self._show_kept_turn()
                 await view.finish(view.content, cut, view.reasoning)
             else:
                 await view.remove()
@@ -1440,7 +1508,17 @@ class WorkstationApp(App[None]):
             if event.worker.group == "turn" or event.worker.group == "send":
                 self.generating = False
                 self.reply_view = None
+                self._partial, self._partial_at = None, 0.0  # (the next turn's reply is a row of its own)
                 self.update_status()
+
+
+def _history_of(messages: list[StoredMessage]) -> MetricsHistory:
+    """The dashboard's turns of a conversation's replies."""
+    history = MetricsHistory(60)
+    for msg in messages:
+        if msg.metrics:
+            history.add_record(msg.metrics)
+    return history
 
 
 __all__ = ["WorkstationApp", "Binding"]

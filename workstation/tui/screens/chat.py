@@ -99,10 +99,13 @@ class ChatScreen(AppScreen, Screen[None]):
     def sidebar(self) -> ConversationList:
         return self.query_one(ConversationList)
 
-    async def show_messages(self, messages: list[StoredMessage]) -> None:
+    async def show_messages(self, messages: list[StoredMessage], at_least: int = 0,
+                            scroll_to: float | None = None) -> None:
         """The conversation's last ``SHOWN_AT_ONCE`` messages, under a button that draws the
         earlier ones: every message is a Markdown widget, and drawing 600 at once took 20 s to
-        open a long conversation (68 s to start the app with it open), the app frozen."""
+        open a long conversation (68 s to start the app with it open), the app frozen.
+        ``at_least`` messages are drawn where more were (drawn again as another window left
+        it), and ``scroll_to`` keeps the place read (None: the end)."""
         log = self.log_view
         await log.remove_children()
         t = self.wapp.texts
@@ -111,11 +114,16 @@ class ChatScreen(AppScreen, Screen[None]):
             await log.mount(Static(t("chat.welcome"), id="welcome", markup=False))
             return
         shown = [m for m in messages if m.role != "system"]
-        self._earlier, now = shown[:-SHOWN_AT_ONCE], shown[-SHOWN_AT_ONCE:]
+        count = max(SHOWN_AT_ONCE, at_least)
+        self._earlier, now = shown[:-count], shown[-count:]
         earlier = [Button(t("chat.earlier", n=len(self._earlier)), id="earlier")] if self._earlier else []
         await log.mount_all([*earlier, *(self._view(m) for m in now)])
-        log.scroll_end(animate=False)
-        log.anchor()
+        if scroll_to is None:
+            log.scroll_end(animate=False)
+            log.anchor()
+        else:
+            log.release_anchor()
+            log.call_after_refresh(log.scroll_to, y=scroll_to, animate=False)
 
     def _view(self, m: StoredMessage) -> MessageView:
         return MessageView(m.role, m.shown or m.content, self.wapp.texts, m.metrics, reasoning=m.reasoning)

@@ -38,6 +38,9 @@ class SearchBox(Input):
     BINDINGS = [Binding("escape", "leave", show=False), Binding("down", "to_list", show=False)]
 
     def action_leave(self) -> None:
+        stop = getattr(self.app, "action_stop", None)
+        if stop is not None and getattr(self.app, "generating", False):  # Esc stops a reply anywhere in the chat
+            stop()
         self.value = ""  # (Changed: the whole list again)
         focus_prompt = getattr(self.screen, "focus_prompt", None)
         if focus_prompt is not None:
@@ -76,7 +79,8 @@ class ConversationList(Vertical):
         self.texts = texts
         self._filling = False
         self._shown: list[tuple[object, ...]] = []  # what the list holds now, line by line
-        self._all: tuple[list[Conversation], int | None, dict[int | None, str] | None] = ([], None, None)
+        self._all: tuple[list[Conversation], int | None, dict[int | None, str] | None, str] = ([], None, None, "")
+        self._search = ""
         self._count = self.PAGE
 
     def compose(self) -> ComposeResult:
@@ -88,15 +92,21 @@ class ConversationList(Vertical):
         self.query_one("#search", Input).placeholder = texts("sidebar.search")
 
     async def show(self, conversations: list[Conversation], current: int | None,
-                   drafts: dict[int | None, str] | None = None, *, more: bool = False) -> None:
+                   drafts: dict[int | None, str] | None = None, *, more: bool = False, search: str = "") -> None:
         """The list; a conversation not open that holds a draft says so under its title (the
         new conversation too, at the top, while it holds one and another is open). The first
         ``PAGE`` are listed, and a last line lists the next ones (``more``: one page more).
         Every line was made again at each call: with 500 conversations opening one, each
         key typed in the search and each message sent took 2 s; the same lines are kept."""
-        self._all = (conversations, current, drafts)
+        self._all = (conversations, current, drafts, search)
         drafts = {k: v for k, v in (drafts or {}).items() if k != current and v.strip()}
-        self._count = self._count + self.PAGE if more else self.PAGE
+        if more:
+            self._count += self.PAGE
+        elif search != self._search:  # pages listed stay listed (opening one on page 2 folded the list)
+            self._count = self.PAGE
+        self._search = search
+        at = next((i for i, c in enumerate(conversations) if c.id == current), -1)
+        self._count = max(self._count, at + 1)  # the open one is listed, wherever it is
         listed = conversations[:self._count]
         lines: list[tuple[object, ...]] = [(self.texts.lang,)] + ([(None, drafts[None])] if None in drafts else [])
         lines += [(c.id, c.title, c.match, drafts.get(c.id, "")) for c in listed]
@@ -127,7 +137,8 @@ class ConversationList(Vertical):
         elif event.item.has_class("more"):  # the next page, the cursor on its first line
             view = self.query_one(ListView)
             at = view.index
-            await self.show(*self._all, more=True)
+            conversations, current, drafts, search = self._all
+            await self.show(conversations, current, drafts, more=True, search=search)
             view.index = at
 
     @on(Input.Changed, "#search")
