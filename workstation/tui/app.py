@@ -1173,9 +1173,9 @@ class WorkstationApp(App[None]):
         if view is not None:
             if (view.content or view.reasoning) and self.conversation_id is not None:
                 cut = TurnMetrics(stop_reason="failed")  # not "stopped": no one pressed Esc
+                await view.finish(view.content, cut, view.reasoning)  # (before a redraw takes it away)
                 if self._save_message("assistant", view.content, {"stop_reason": "failed"}, reasoning=view.reasoning):
                     await self._show_kept_turn()
-                await view.finish(view.content, cut, view.reasoning)
             else:
                 await view.remove()
         if self._quit_after_turn:  # what arrived is kept: on the way out, without loading again
