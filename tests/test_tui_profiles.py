@@ -343,7 +343,7 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
         cut = list(app.chat_screen.query(MessageView))[-1]
         assert cut.content.strip() and cut.metrics is not None and cut.metrics["stop_reason"] == "failed"
         assert metrics_line(cut.metrics, app.texts) == "cut off by an error"
-        assert app.store.messages(app.conversation_id)[-1].metrics == {"stop_reason": "failed"}
+        assert app.store.messages(app.conversation_id)[-1].metrics == {"stop_reason": "failed"}, [(m.id, m.role, m.content[:30], m.metrics) for m in app.store.messages(app.conversation_id)]
 
 
 async def test_f3_says_whether_a_desk_profiles_server_answers(folder: Path, tmp_path: Path, smollm2_path: Path) -> None:

@@ -1173,8 +1173,11 @@ class WorkstationApp(App[None]):
         if view is not None:
             if (view.content or view.reasoning) and self.conversation_id is not None:
                 cut = TurnMetrics(stop_reason="failed")  # not "stopped": no one pressed Esc
-                await view.finish(view.content, cut, view.reasoning)  # (before a redraw takes it away)
-                if self._save_message("assistant", view.content, {"stop_reason": "failed"}, reasoning=view.reasoning):
+                # saved first (the view is finished while other things run); then, kept in a new
+                # conversation, that one drawn (it takes the view away: finished before)
+                gone = self._save_message("assistant", view.content, {"stop_reason": "failed"}, reasoning=view.reasoning)
+                await view.finish(view.content, cut, view.reasoning)
+                if gone:
                     await self._show_kept_turn()
             else:
                 await view.remove()
