@@ -70,7 +70,9 @@ depstamp=.venv/.deps-$(cat pyproject.toml | sha256sum | cut -c1-16)$extra
 # a --dev install has everything a plain one needs
 if [ ! -f "$depstamp" ] && { [ "$DEV" = 1 ] || [ ! -f "$depstamp[dev]" ]; }; then
   say "installing workstation$extra and its dependencies (about a minute, once)"
-  pip_quiet "$VPY" -m pip install -q -e ".$extra" >&2
+  # compat: a plain path in a .pth, not setuptools' import-hook finder, which imported
+  # pathlib & co. at every start (12 ms, during which Ctrl-C printed Python's traceback)
+  pip_quiet "$VPY" -m pip install -q -e ".$extra" --config-settings editable_mode=compat >&2
   touch "$depstamp"
 fi
 

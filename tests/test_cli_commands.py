@@ -182,6 +182,34 @@ def test_ctrl_c_while_a_model_loads_stops_once_it_is_loaded(smollm2_path: Path, 
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C works as before
 
 
+@pytest.mark.parametrize("raised", [
+    "KeyboardInterrupt()",
+    # Python 3.11 wraps a Ctrl-C that falls in a class body's __set_name__ (ipaddress has one)
+    "RuntimeError('Error calling __set_name__')",
+])
+def test_ctrl_c_while_the_command_starts_is_one_sentence(raised: str) -> None:
+    """Ctrl-C within ~40 ms of Enter fell in the imports of the command's own modules, before
+    any handler, and Python printed a traceback from whichever import it was in."""
+    pressed = (
+        "import sys\n"
+        "class CtrlC:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'workstation.commands.parser':\n"
+        "            try:\n"
+        "                raise KeyboardInterrupt\n"
+        "            except KeyboardInterrupt as pressed:\n"
+        f"                raise {raised} from pressed\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, CtrlC())\n"
+        "from workstation.launch import main\n"  # as the installed command starts it
+        "sys.exit(main())\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", pressed, "hw"], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert proc.returncode == 130
+    _one_sentence_and_no_traceback(proc.stderr, "workstation: stopped.")
+
+
 def test_ctrl_c_while_quantizing_stops_at_once_and_leaves_no_file(tmp_path: Path, gemma_path: Path) -> None:
     """llama.cpp's quantizer cannot be stopped, and in the main thread Ctrl-C waited for all of
     it, was then raised inside its log callback (ctypes printed a traceback and dropped it), and

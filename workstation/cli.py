@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from workstation.commands.parser import CommandParser
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import command
+from workstation.launch import STOPPED, interrupted
 
 # Sub-commands in the order `--help` lists them; each module has register(subparsers).
 COMMANDS = (
@@ -97,11 +98,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"workstation: {err}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
-        print("workstation: stopped.", file=sys.stderr)
+        print(STOPPED, file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 1
     except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks
+        if interrupted(err):
+            print(STOPPED, file=sys.stderr)
+            return 130
         if os.environ.get("WORKSTATION_DEBUG"):
             raise
         print(f"workstation: unexpected error: {type(err).__name__}: {err}", file=sys.stderr)
