@@ -113,6 +113,17 @@ def _one_sentence_and_no_traceback(err: str, sentence: str) -> None:
     assert len(lines) == 1 and sentence in lines[0], err
 
 
+def test_chat_says_what_profiles_check_notes_before_it_loads(
+        tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from workstation.core.catalog import read_model_info
+
+    trained = read_model_info(smollm2_path).context_length
+    prof = _profile_file(tmp_path, max_tokens=1, context=trained + 256)
+    assert main(["chat", "-p", str(prof), "Hi"]) == 0
+    err = capsys.readouterr().err
+    assert f"Note: context is {trained + 256:,} tokens but " in err and f"was trained for {trained:,}" in err, err
+
+
 def test_ctrl_c_in_chat_keeps_what_arrived(tmp_path: Path, smollm2_path: Path) -> None:
     prof = _profile_file(tmp_path, max_tokens=1500, context=2048)
     code, out, err = _run_until(

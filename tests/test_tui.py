@@ -550,6 +550,24 @@ async def test_a_narrow_terminal_puts_the_list_away_until_ctrl_b(profiles: Path)
         assert not sidebar.display
 
 
+async def test_a_setting_that_works_against_the_user_is_said_when_it_loads(profiles: Path, smollm2_path: Path) -> None:
+    """`profiles check` noted more threads than cores (or a context past the trained length)
+    and the app loaded such a profile in silence: the user never learned why it was slow."""
+    from workstation.core.hardware import count_physical_cores
+
+    cores = count_physical_cores()
+    _profile(profiles / "many.yaml", str(smollm2_path), threads=cores + 1)
+    app = WorkstationApp("many", sample_system=False, language="tr")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        said = f"Not: threads {cores + 1}, ama bu bilgisayarda {cores} fiziksel çekirdek var"
+        await until(pilot, lambda: any(str(n.message).startswith(said) for n in app._notifications))
+        app._notifications.clear()
+        await _choose_profile(pilot, app, "a")  # a profile without such a setting: nothing more
+        await until(pilot, lambda: app.loading is None and app.profile.key == "a")
+        assert not any("Not:" in str(n.message) for n in app._notifications)
+
+
 async def test_send_without_model_and_bad_profile_keep_the_app_usable(profiles: Path) -> None:
     app = WorkstationApp("no-such-profile", sample_system=False, language="en")
     async with app.run_test(size=(80, 24)) as pilot:

@@ -6,7 +6,10 @@ import argparse
 import copy
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workstation.core.profiles import Profile
 
 
 def add_profile_arg(parser: argparse.ArgumentParser, multiple: bool = False) -> None:
@@ -51,6 +54,16 @@ def default_verb(parent: argparse.ArgumentParser, verb: argparse.ArgumentParser)
                 for action in each._actions:
                     if action.dest in shared:
                         action.default = argparse.SUPPRESS  # what the parent parsed, or its default, stands
+
+
+def print_load_notes(profile: Profile) -> None:
+    """What ``profiles check`` notes of the settings (more threads than cores, a context past
+    the model's trained length), on stderr once the model has loaded, as the app says them."""
+    from workstation.core.phrases import say
+    from workstation.core.planner import load_notes
+
+    for note in load_notes(profile):
+        print(say([note]), file=sys.stderr)
 
 
 def print_json(data: Any) -> None:

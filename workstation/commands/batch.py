@@ -18,7 +18,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from workstation.commands import add_profile_arg, print_json, profile_ref
+from workstation.commands import add_profile_arg, print_json, print_load_notes, profile_ref
 from workstation.core.batch_queue import (
     DB_NAME,
     BatchError,
@@ -50,7 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _engine_factory(profile: Any) -> Any:
     from workstation.core.engine_api import open_engine
 
-    return open_engine(profile, child_process=False, concurrent=profile.parallel > 1)
+    engine = open_engine(profile, child_process=False, concurrent=profile.parallel > 1)
+    print_load_notes(profile)  # once it loaded: a refusal says it alone
+    return engine
 
 
 def run(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from workstation.commands import add_profile_arg, print_json, profile_ref
+from workstation.commands import add_profile_arg, print_json, print_load_notes, profile_ref
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.engine_api import open_engine
 from workstation.core.errors import EngineError, TurnCancelled, WorkstationError
@@ -92,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     # a model that cannot be loaded (not downloaded, moved, a server down) leaves the
     # conversation as it was: no question without an answer, and -p's profile not made its own
     engine = open_engine(profile, child_process=False, keep_state=conversation is not None)
+    print_load_notes(profile)  # once it loaded: a refusal says it alone
     if conversation is not None:
         conversation.store.add_message(conversation.begin(profile), "user", text)  # kept even if the turn fails
     previous = signal.getsignal(signal.SIGINT)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workstation.commands import add_profile_arg, profile_ref
+from workstation.commands import add_profile_arg, print_load_notes, profile_ref
 from workstation.core.audit import DEFAULT_MAX_BYTES as DEFAULT_AUDIT_MAX_BYTES
 from workstation.core.invocation import cli
 from workstation.core.paths import typed_path
@@ -157,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
             sock.close()
         accounts.close()
         raise
+    print_load_notes(profile)  # once it loaded: a refusal says it alone
     port = socks[0].getsockname()[1]
     options.model_id = args.model_id or profile.key
     openai = OpenAIServer(scheduler, options, accounts)

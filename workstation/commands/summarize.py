@@ -12,7 +12,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
-from workstation.commands import add_profile_arg, print_json, profile_ref
+from workstation.commands import add_profile_arg, print_json, print_load_notes, profile_ref
 from workstation.core.atomic import named_output, write_named_file
 from workstation.core.documents import Document, DocumentError, read_document
 from workstation.core.errors import BackendUnreachable, TurnCancelled, WorkstationError
@@ -171,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
     from workstation.core.engine_api import open_engine
 
     engine = open_engine(profile, child_process=False, keep_state=bool(name))
+    print_load_notes(profile)  # once it loaded: a refusal says it alone
     cancel = threading.Event()
     previous = signal.getsignal(signal.SIGINT)
 

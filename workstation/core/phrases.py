@@ -38,6 +38,12 @@ ENGLISH: dict[str, str] = {
     "fit.refused": "The profile {profile} was not loaded; it {verdict}.",
     "fit.draft_pair": "; with its draft model {on_gpu}{ram} GB in RAM",
     "fit.draft_on_gpu": "{gpu} GB on the GPU and ",
+    # settings that load but work against the user (planner.setting_phrases)
+    "fit.threads_past_cores": ("threads is {threads} but this PC has {cores} physical cores: more threads than "
+                               "cores make llama.cpp slower, not faster; use {cores} or auto"),
+    "fit.context_past_trained": ("context is {context} tokens but {model} was trained for {trained}: past "
+                                 "that its answers degrade"),
+    "fit.setting_note": "Note: {what}.",
     # the sizing headline (sizing.SizingResult.headline)
     "headline.here_cpu": "This machine's CPU is enough",
     "headline.use": "Use {machine}",

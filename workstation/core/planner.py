@@ -31,6 +31,7 @@ from workstation.core.catalog import (
     read_model_info,
     resolve_model_path,
 )
+from workstation.core.errors import WorkstationError
 from workstation.core.hardware import GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth_gbps
 from workstation.core.phrases import Phrase, say
 from workstation.core.profiles import KV_CACHE_TYPES, Profile
@@ -461,21 +462,39 @@ def _model_info(ref: str, not_downloaded: bool) -> tuple[ModelInfo, str]:
     return read_model_info(path, check=False), ""
 
 
-def setting_warnings(profile: Profile, info: ModelInfo) -> list[str]:
+def setting_phrases(profile: Profile, info: ModelInfo) -> list[Phrase]:
     """Settings that load but work against the user: more threads than cores (llama.cpp's
     threads wait for each other at every step, so the extra ones only stall it), and a
     context past what the model was trained for (llama.cpp warns too: answers degrade there)."""
     from workstation.core.hardware import count_physical_cores
 
-    out = []
+    out: list[Phrase] = []
     cores = count_physical_cores()
     if isinstance(profile.threads, int) and profile.threads > cores:
-        out.append(f"threads is {profile.threads} but this PC has {cores} physical cores: more threads than "
-                   f"cores make llama.cpp slower, not faster; use {cores} or auto")
+        out.append(("fit.threads_past_cores", {"threads": str(profile.threads), "cores": str(cores)}))
     if info.context_length and profile.context > info.context_length:
-        out.append(f"context is {profile.context:,} tokens but {installed_name(Path(info.path))} was trained for "
-                   f"{info.context_length:,}: past that its answers degrade")
+        out.append(("fit.context_past_trained", {"context": f"{profile.context:,}", "trained": f"{info.context_length:,}",
+                                                 "model": installed_name(Path(info.path))}))
     return out
+
+
+def setting_warnings(profile: Profile, info: ModelInfo) -> list[str]:
+    """``setting_phrases`` in English, as the plan's notes."""
+    return [say([p]) for p in setting_phrases(profile, info)]
+
+
+def load_notes(profile: Profile) -> list[Phrase]:
+    """``setting_phrases`` for a profile about to be loaded, each a sentence ("Note: …"):
+    ``profiles check`` and ``fit`` said them, and chat and the app loaded such a profile in
+    silence (a 32K context on a model trained for 8K gave worse answers, never said why).
+    Nothing for a server's profile or a model file that cannot be read (loading says that)."""
+    if profile.backend != "llama":
+        return []
+    try:
+        info, _ = _model_info(profile.model, False)
+    except WorkstationError:
+        return []
+    return [("fit.setting_note", {"what": p}) for p in setting_phrases(profile, info)]
 
 
 def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,

@@ -43,7 +43,8 @@ from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.kv_state import NOT_KEPT, KvStateStore, conversation_tag
 from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.paths import typed_path
-from workstation.core.planner import offloadable_layers
+from workstation.core.phrases import say
+from workstation.core.planner import load_notes, offloadable_layers
 from workstation.core.profiles import Profile, load_profile
 from workstation.core.store import (
     Conversation,
@@ -1376,6 +1377,7 @@ class WorkstationApp(App[None]):
         def progress(p: Profile) -> Any:
             return lambda f: self.post_message(LoadProgress(p, f))
 
+        notes = load_notes(profile)
         try:
             engine = open_engine(profile, progress=progress(profile), keep_state=True)
         except Exception as err:  # noqa: BLE001 - WorkstationError or a spawn failure
@@ -1390,7 +1392,7 @@ class WorkstationApp(App[None]):
                     return
             self.post_message(EngineFailed(reason, during="load"))
             return
-        self.post_message(ProfileLoaded(engine, profile))
+        self.post_message(ProfileLoaded(engine, profile, notes=notes))
 
     @on(LoadProgress)
     def _load_progress(self, event: LoadProgress) -> None:
@@ -1426,6 +1428,8 @@ class WorkstationApp(App[None]):
             self.notify(self.texts("serve.stopped", name=event.profile.title(self.texts.lang)))
         else:
             self.notify(self.texts("profiles.loaded", name=event.profile.title(self.texts.lang)))
+        if event.notes:  # as `profiles check` says them: a context past the trained length, …
+            self.notify(" ".join(say([n], self.texts.get) for n in event.notes), severity="warning", timeout=15)
         self.update_status()
 
     # --- screens --------------------------------------------------------------------------

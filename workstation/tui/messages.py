@@ -64,8 +64,10 @@ class ProfileLoaded(Message):
         api: Any = None,
         serve_failed: bool = False,
         serve_stopped: bool = False,
+        notes: list[Any] | None = None,
     ) -> None:
         super().__init__()
+        self.notes = notes or []  # planner.load_notes: settings that load but work against the user
         self.serve_failed = serve_failed
         self.serve_stopped = serve_stopped  # Ctrl+G again: the API stopped, the chat's own engine is back
         self.engine = engine
