@@ -252,3 +252,35 @@ def test_the_table_has_a_column_per_language_only_where_there_are_several() -> N
     assert " en |" not in format_eval([scored("en", "en")], [same]).splitlines()[0]
     table = format_eval([scored("tr", "")], [same]).splitlines()
     assert " tr | other |" in table[0] and "| 1/1 |   0/1 |" in table[2], table
+
+
+def test_ctrl_c_stops_a_long_window_part_way(smollm2_path: Path) -> None:
+    """Ctrl-C in `eval --perplexity/--kld` waited for the decode of a whole window (seconds
+    here, minutes for a 7B model on a CPU): it now stops the batch llama.cpp is computing."""
+    import contextlib
+    import os
+    import signal
+    import threading
+
+    from workstation.core.evaluate import scored_logits
+    from workstation.core.runtime import DecodeAborted, LoadedModel, RuntimeSettings
+
+    model = LoadedModel(smollm2_path, RuntimeSettings(n_ctx=2048, n_batch=2048))
+    try:
+        tokens = [100 + i % 5000 for i in range(2049)]
+        pressed: list[threading.Timer] = []
+
+        def progress(_line: str) -> None:  # just before the window's one batch: a person's Ctrl-C
+            pressed.append(threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)))
+            pressed[-1].start()
+
+        with pytest.raises(KeyboardInterrupt) as stopped, contextlib.closing(
+                scored_logits(model, tokens, 2048, 1, progress)) as rows:
+            for _ in rows:
+                pass
+        assert pressed and isinstance(stopped.value.__context__, DecodeAborted)  # not after the batch
+        # and the model decodes again, with no callback left behind
+        with contextlib.closing(scored_logits(model, tokens[:65], 64, 1)) as rows:
+            assert sum(len(r.positions) for r in rows) == 31
+    finally:
+        model.close()

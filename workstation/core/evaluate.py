@@ -473,7 +473,7 @@ def scored_logits(
                     if want:
                         out_pos.append(pos)
                 t0 = time.perf_counter()
-                model.decode(batch)
+                model.decode_stoppable(batch)
                 decode_s += time.perf_counter() - t0
                 if not out_pos:
                     continue

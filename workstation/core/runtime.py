@@ -344,6 +344,19 @@ class LoadedModel:
         if rc != 0:
             raise EngineError(f"llama.cpp failed to decode a batch (code {rc}).")
 
+    def decode_stoppable(self, batch: Batch) -> None:
+        """``decode``, which a Ctrl-C stops part-way: llama.cpp polls the key between the
+        graph's nodes (the abort callback: a Python call per node, nothing beside a long batch,
+        too much for one token). Ctrl-C in `eval --perplexity/--kld` waited for the batch of
+        a whole window: seconds here, minutes for a 7B model on a CPU. Raises KeyboardInterrupt
+        (from DecodeAborted when it stopped the batch)."""
+        with _ctrl_c_after_the_call() as pressed:
+            self.set_abort(lambda: bool(pressed))
+            try:
+                self.decode(batch)
+            finally:
+                self.set_abort(None)
+
     def logits(self, i: int) -> np.ndarray:
         """A numpy view of the logits for batch output ``i`` (valid until the next decode)."""
         ptr = llama_cpp.llama_get_logits_ith(self.ctx, i)
