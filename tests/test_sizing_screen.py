@@ -122,3 +122,24 @@ async def test_f10_at_80x24_keeps_its_charts_readable_and_names_each_option_once
         scroll.scroll_end(animate=False)
         await pilot.pause()
         assert scroll.scroll_y > 0  # the legend is below, reached by scrolling
+
+
+async def test_f10_without_colour_tells_its_lines_and_bars_apart_by_their_marks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, smollm2_path: Path) -> None:
+    """With NO_COLOR every line was the same braille in the terminal's one colour, every bar
+    part the same block, and the legend's keys alike: nothing told the options apart."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(100, 36)) as pilot:
+        await pilot.app.push_screen(SizingScreen(compute=table_only))
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = pilot.app.screen
+        assert isinstance(screen, SizingScreen) and screen.data is not None
+        legend = str(screen.query_one("#sizing-legend").content)
+        marks = ["•", "x", "+", "o", "*", "#"][:len(screen.data["series"])]
+        assert len(marks) >= 2 and all(f"{m}{m} {i}  " in legend for i, m in enumerate(marks, 1)), legend
+        lines = screen.query_one("#people-plot").render().plain
+        assert all(m in lines for m in marks[:2])
+        bars = screen.query_one("#memory-plot").render().plain
+        assert "█" in bars and "▒" in bars and "▒▒ " in legend and "░░ " in legend
