@@ -479,6 +479,10 @@ def test_profiles_check_takes_the_profile_as_every_command_does(args: list[str],
     check wanted its name after it only."""
     assert main([*args, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["name"] == "Office CPU — SmolLM2 135M"
+    assert main(args) == 0  # the text has what --json has of a turn: its sampling and system prompt
+    out = capsys.readouterr().out
+    assert "  sampling         temperature 0.7, top_p 0.95, top_k 40" in out
+    assert '  system_prompt    "You are a helpful assistant for office work.' in out
 
 
 def test_the_apps_own_options_need_no_command(capsys: pytest.CaptureFixture[str]) -> None:

@@ -223,3 +223,23 @@ def test_no_metrics_two_addresses_and_a_small_slot_context(small: RunningServer)
     assert done["tokens_predicted"] == 4 and done["content"]
     r = httpx.post(f"{small.root}/slots/0?action=save", json={"filename": "x.bin"}, timeout=30)
     assert r.status_code == 501 and "--slot-save-path" in r.json()["error"]["message"]
+
+
+def test_serve_takes_the_profiles_slots_and_system_prompt_and_n_predict(smollm2_path: Path, tmp_path: Path) -> None:
+    """Three ways serve answered otherwise than its profile and llama-server: the profile's
+    `parallel` was ignored (4 slots whatever it said); a question with no system message got
+    the model's default system prompt, not the profile's (so `chat -p` on that profile gave
+    another reply); and a chat completion ignored n_predict (which wins over max_tokens)."""
+    profile = write_profile(tmp_path, smollm2_path, parallel=2, system_prompt="Answer in French.")
+    with serve(profile) as srv:
+        assert "with 2 slots of " in srv.log_text()
+        assert httpx.get(f"{srv.root}/props", headers=srv.headers()).json()["total_slots"] == 2
+        bare = [{"role": "user", "content": "Hello"}]
+        prompt = post(srv, "/apply-template", {"messages": bare}).json()["prompt"]
+        assert "Answer in French." in prompt
+        own = [{"role": "system", "content": "Be brief."}, *bare]
+        prompt = post(srv, "/apply-template", {"messages": own}).json()["prompt"]
+        assert "Be brief." in prompt and "Answer in French." not in prompt  # the request's own wins
+        reply = post(srv, "/v1/chat/completions", {"messages": bare, "n_predict": 3, "max_tokens": 9,
+                                                   "ignore_eos": True}).json()
+        assert reply["usage"]["completion_tokens"] == 3, reply

@@ -183,6 +183,9 @@ def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answer
         assert f"server           {base_url}" in out and answer in out, out
         assert "WS_REMOTE_TEST_KEY (set)" in out
         assert "gpu_layers" not in out and "kv_cache" not in out
+        # what it sends with every request; speculation is the server's, not "off"
+        assert "sampling         temperature 0.7, top_p 0.95" in out and "seed a new one each turn" in out, out
+        assert "speculative      the server's" in out
     assert ", not gpt-4; set remote.model to one of those" in out
     monkeypatch.setenv("WS_REMOTE_TEST_KEY", "ws-not-a-key-we-gave")  # refused: it answered, and said no
     path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",

@@ -216,3 +216,20 @@ def test_ctrl_g_chat_sends_every_sampling_field(smollm2_path: Path) -> None:
     assert (body["min_p"], body["repeat_penalty"], body["max_tokens"], body["seed"]) == (
         s.min_p, s.repeat_penalty, s.max_tokens, s.seed)
     assert body["messages"][0] == {"role": "system", "content": "Be brief."}
+
+
+def test_a_profile_without_a_seed_sends_a_new_one_each_turn() -> None:
+    """The seed was left out, so the server's profile's seed applied: a desk PC at temperature
+    0.8 gave the same reply every time, where the same profile run locally does not."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        local = make_profile(sampling={"temperature": 0.8, "max_tokens": 9, "seed": None})
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        with RemoteEngine(client_profile(local, url)) as engine:
+            engine.run_chat(HELLO)
+            engine.run_chat(HELLO)
+    finally:
+        server.shutdown()
+    seeds = [body["seed"] for body in _Recorder.bodies[-2:]]
+    assert all(isinstance(s, int) and 0 <= s < 2**32 for s in seeds) and seeds[0] != seeds[1], seeds

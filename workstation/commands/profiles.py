@@ -105,6 +105,7 @@ def run_check(args: argparse.Namespace) -> int:
     kv = eff["kv_cache"]
     print(f"  {'kv_cache':<16} K {kv['k']}, V {kv['v']}")
     print(f"  {'speculative':<16} {eff['speculative']['mode']}")
+    _print_turn_settings(profile)
     if not profile.thinking or thinks_first(profile.model):
         print(f"  {'thinking':<16} " + ("on (the model thinks before it answers)" if profile.thinking
                                        else "off (a reasoning model answers at once)"))
@@ -114,6 +115,17 @@ def run_check(args: argparse.Namespace) -> int:
             print(f"  {'note':<16} {note}")
     print(f"  {'ready':<16} " + (f"no: {not_ready}" if not_ready else "yes, it can run on this machine now"))
     return code
+
+
+def _print_turn_settings(profile: Profile) -> None:
+    """The sampling and the system prompt, which the text left out (--json had them)."""
+    s = profile.sampling
+    print(f"  {'sampling':<16} temperature {s.temperature:g}, top_p {s.top_p:g}, top_k {s.top_k}, "
+          f"min_p {s.min_p:g}, repeat_penalty {s.repeat_penalty:g}, max_tokens {s.max_tokens}, "
+          f"seed {'a new one each turn' if s.seed is None else s.seed}" + (", ignore_eos" if s.ignore_eos else ""))
+    said = " ".join(profile.system_prompt.split())
+    shown = f'"{said[:70]}…"' if len(said) > 70 else f'"{said}"' if said else "none (the model's own default, if any)"
+    print(f"  {'system_prompt':<16} {shown}")
 
 
 def _readiness(eff: dict[str, Any]) -> tuple[str, str | None]:
@@ -168,6 +180,8 @@ def _check_remote(profile: Profile, eff: dict[str, object], as_json: bool) -> in
     print(f"  {'api key':<16} "
           + (f"from {key} ({'set' if os.environ.get(key) else 'not set in this shell'})" if key else "none"))
     print(f"  {'timeout':<16} {remote.timeout_s:g} s")
-    print(f"  {'speculative':<16} {profile.speculative.mode}")
+    # (said "off" from the profile's defaults: whether a reply is drafted is the server's choice)
+    print(f"  {'speculative':<16} the server's (its own profile says)")
+    _print_turn_settings(profile)  # sent with every request
     print(f"  {'server check':<16} {answer}")
     return code

@@ -12,7 +12,7 @@ from workstation.commands import add_profile_arg, print_load_notes, profile_ref
 from workstation.core.audit import DEFAULT_MAX_BYTES as DEFAULT_AUDIT_MAX_BYTES
 from workstation.core.invocation import cli
 from workstation.core.paths import typed_path
-from workstation.core.profiles import load_profile
+from workstation.core.profiles import SERVE_SLOTS, load_profile
 from workstation.core.server.guard import own_names
 from workstation.core.server.options import (
     DEFAULT_BODY_TIMEOUT_S,
@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="address to bind (default 127.0.0.1); several: comma-separated or --host repeated",
     )
     p.add_argument("--port", type=int, default=8088, help="port (default 8088; 0 picks a free one)")
-    p.add_argument("--parallel", type=int, default=4, help="requests decoded together (slots)")
+    p.add_argument("--parallel", type=int, default=None,
+                   help=f"requests decoded together (slots; default: the profile's parallel, else {SERVE_SLOTS})")
     p.add_argument("--queue", type=int, default=16, help="requests that may wait for a slot")
     p.add_argument(
         "--key-max-parallel", type=int, metavar="K",
@@ -124,8 +125,11 @@ def run(args: argparse.Namespace) -> int:
     )
 
     api_key = args.api_key or os.environ.get("WORKSTATION_API_KEY") or None
-    if not 1 <= args.parallel <= 64:
+    if args.parallel is not None and not 1 <= args.parallel <= 64:
         raise WorkstationError(f"--parallel is {args.parallel}; allowed values are 1 to 64.")
+    profile = load_profile(profile_ref(args))
+    if args.parallel is None:  # (the profile's own parallel was ignored: 4 slots whatever it said)
+        args.parallel = profile.slots_to_serve()
     if not 0 <= args.port <= 65535:
         raise WorkstationError(f"--port is {args.port}; allowed values are 0 to 65535.")
     if args.queue < 0:
@@ -136,7 +140,6 @@ def run(args: argparse.Namespace) -> int:
     key_cap = args.parallel - 1 if args.key_max_parallel is None else args.key_max_parallel
     if not 0 <= key_cap <= 64:
         raise WorkstationError(f"--key-max-parallel is {key_cap}; allowed values are 0 to 64.")
-    profile = load_profile(profile_ref(args))
     accounts = open_accounts(profile.key, api_key, args.audit_content, args.audit_max_bytes, key_cap)
     hosts = list(dict.fromkeys(_names(args.host))) or ["127.0.0.1"]
     try:
@@ -157,7 +160,6 @@ def run(args: argparse.Namespace) -> int:
             sock.close()
         accounts.close()
         raise
-    print_load_notes(profile)  # once it loaded: a refusal says it alone
     port = socks[0].getsockname()[1]
     options.model_id = args.model_id or profile.key
     openai = OpenAIServer(scheduler, options, accounts)
@@ -177,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
+    print_load_notes(profile)  # after the line that says where it serves (scripts read that first)
     server = make_uvicorn(openai, options, log_level=args.log_level)
     try:
         run_server(server, socks)

@@ -105,6 +105,9 @@ class Remote:
     timeout_s: float = 600.0
 
 
+SERVE_SLOTS = 4
+
+
 @dataclass
 class Profile:
     name: str
@@ -127,6 +130,12 @@ class Profile:
     name_tr: str = ""  # the name and description the Turkish UI shows (empty: the English ones)
     description_tr: str = ""
     source: Path | None = None  # the YAML file it came from
+    written: frozenset[str] = frozenset()  # the settings its file wrote (the rest are defaults)
+
+    def slots_to_serve(self) -> int:
+        """The slots ``serve`` (and the app's Ctrl+G) runs without ``--parallel``: the profile's
+        ``parallel`` where its file sets it, else SERVE_SLOTS (a server is for several people)."""
+        return self.parallel if "parallel" in self.written else SERVE_SLOTS
 
     def title(self, lang: str = "en") -> str:
         """The profile's name in the UI's language (``name_tr`` in Turkish where it has one)."""
@@ -171,6 +180,7 @@ class Profile:
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["source"] = str(self.source) if self.source else None
+        data.pop("written", None)
         return data
 
 
@@ -180,6 +190,9 @@ _SECTIONS: dict[str, type] = {
     "sampling": Sampling,
     "remote": Remote,
 }
+
+
+_NOT_SETTINGS = ("source", "written")  # what loading a profile records, never written in one
 
 
 def _where(src: str, dotted: str) -> str:
@@ -263,8 +276,8 @@ def _build(cls: type, data: Any, src: str, prefix: str, sections: dict[str, type
                 "an environment variable and name that with remote.api_key_env (as in api_key_env: "
                 "WORKSTATION_API_KEY)."
             )
-        if key not in fields or key == "source":
-            names = [n for n in fields if n != "source"]
+        if key not in fields or key in _NOT_SETTINGS:
+            names = [n for n in fields if n not in _NOT_SETTINGS]
             said = _field_hint(str(key), value, names, sections if not prefix else {}, data)
             raise ProfileError(f"{src}: unknown field '{dotted}'; "
                                + (said or f"allowed fields are {', '.join(names)}."))
@@ -372,6 +385,7 @@ def profile_from_dict(data: Any, src: str = "<profile>", source: Path | None = N
     data.setdefault("name", source.stem if source else "profile")
     profile = _build(Profile, data, src, "")
     profile.source = source
+    profile.written = frozenset(str(k) for k in data)
     if source is not None:
         profile.model = _beside(profile.model, source)
         if profile.speculative.draft_model:

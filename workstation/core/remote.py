@@ -9,7 +9,8 @@ the last token scaled to all ``predicted_n`` tokens (the first token's own time 
 so ``predicted_per_second`` is the rate a user sees. ``cache_n`` is the server's
 ``prompt_tokens_details.cached_tokens`` when it reports it.
 
-Every sampling field of the profile is sent: OpenAI's (temperature, top_p, max_tokens, seed)
+Every sampling field of the profile is sent: OpenAI's (temperature, top_p, max_tokens, seed: a
+random one each turn where the profile has none, as the local sampler draws it)
 and llama-server's (top_k, min_p, repeat_penalty), which ``workstation serve``, llama-server and
 llama-cpp-python's server apply. Token counts (for summaries' chunking) come from the server's
 ``/apply-template`` + ``/tokenize`` (``workstation serve`` and llama-server have them); other
@@ -24,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
 import socket
 import ssl
 import threading
@@ -339,8 +341,9 @@ class RemoteEngine:
             "max_tokens": sampling.max_tokens,
         }
         payload.update(self._template_fields())
-        if sampling.seed is not None:
-            payload["seed"] = sampling.seed
+        # no seed is a new one each turn, as the local sampler draws it: left out, the server's
+        # profile's seed applied, and a desk PC at temperature 0.8 gave one reply every time
+        payload["seed"] = sampling.seed if sampling.seed is not None else random.getrandbits(32)
         if sampling.ignore_eos:
             payload["ignore_eos"] = True
         if constraints is not None:

@@ -231,7 +231,7 @@ def add_model(path: Path) -> Path:
 
 
 # --- the API server alongside the chat ---------------------------------------------------
-def start_api_server(profile: Profile, port: int, parallel: int = 4) -> tuple[Any, Any]:
+def start_api_server(profile: Profile, port: int, parallel: int | None = None) -> tuple[Any, Any]:
     """Serve ``profile`` on 127.0.0.1:``port`` (``workstation serve`` in a child process) and
     connect the chat to it: the model is loaded once and the chat is one more client of its
     continuous batching. Returns (the server process, the chat's engine)."""
@@ -250,7 +250,7 @@ def start_api_server(profile: Profile, port: int, parallel: int = 4) -> tuple[An
             yaml.safe_dump(data, f)
         ref = f.name
     key = _chat_key()
-    serve = ServeProcess(ref, port=port, parallel=parallel, api_key=key)
+    serve = ServeProcess(ref, port=port, parallel=parallel or profile.slots_to_serve(), api_key=key)
     try:
         engine = RemoteEngine(client_profile(profile, serve.url), api_key=key, own_server=True)
     except BaseException:

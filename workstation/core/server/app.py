@@ -32,6 +32,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from workstation.core.chat_template import TemplateError
 from workstation.core.engine import TokenDelta, TurnFinished
+from workstation.core.engine_api import with_system_prompt
 from workstation.core.errors import EngineError
 from workstation.core.grammar import GrammarError
 from workstation.core.scheduler import (
@@ -346,8 +347,8 @@ class OpenAIServer:
             if chat:
                 messages = parse_messages(body, self.options.max_messages)
                 variables = parse_template_variables(body)
-                self.accounts.keep_content(ticket, {"messages": messages})
-                return await run_in_threadpool(self._chat_prompt, messages, tools, variables)
+                self.accounts.keep_content(ticket, {"messages": messages})  # as the person sent them
+                return await run_in_threadpool(self._chat_prompt, self._with_system_prompt(messages), tools, variables)
             raw = parse_prompt(body, self.scheduler.model.n_vocab)
             self.accounts.keep_content(ticket, {"prompt": raw})
             if isinstance(raw, str):
@@ -357,6 +358,12 @@ class OpenAIServer:
             raise bad(f"The tools cannot be used together: {err}", "tools") from None
         except EngineError as err:
             raise bad(str(err)) from None
+
+    def _with_system_prompt(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The served profile's system prompt first where the request brings none, as the chat
+        and the app put it (Ollama's SYSTEM does the same): serve answered a bare question with
+        the model's own default system prompt, and so otherwise than `chat -p` on its profile."""
+        return with_system_prompt(self.scheduler.profile, messages)  # type: ignore[arg-type]
 
     def _chat_prompt(
         self, messages: list[dict[str, Any]], tools: ToolRequest | None, variables: dict[str, Any]
@@ -742,7 +749,7 @@ class OpenAIServer:
         try:
             self._auth(request)
             async with self._json_body(request) as body:
-                messages = parse_messages(body, self.options.max_messages)
+                messages = self._with_system_prompt(parse_messages(body, self.options.max_messages))
                 tools = parse_tool_request(body)
                 variables = self.scheduler.template_variables(parse_template_variables(body))
 

@@ -176,9 +176,7 @@ class NativeRoutes:
 
     def parse(self, body: dict[str, Any], params: GenParams) -> NativeRequest:
         """The native fields, applied to ``params`` (called by ``OpenAIServer._handle``)."""
-        n_predict = _integer(body, "n_predict", -1, 10_000_000)
-        if n_predict is not None:
-            params.max_tokens = self.scheduler.slot_ctx if n_predict == -1 else max(1, n_predict)
+        n_predict = _integer(body, "n_predict", -1, 10_000_000)  # as max_tokens: protocol.parse_params
         if body.get("logprobs") is not None:  # parse_token_fields reads it as the legacy completions field
             raise bad("'logprobs' is not a /completion field; ask for 'n_probs' instead.", "logprobs")
         return NativeRequest(prompt_only=n_predict == 0, return_tokens=flag(body, "return_tokens", False))

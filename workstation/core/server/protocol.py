@@ -195,6 +195,9 @@ def parse_model(body: dict[str, Any], default: str, names: Iterable[str] = ()) -
     return model if model == default or model in names else default
 
 
+MAX_PREDICT = 10_000_000
+
+
 def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
     s = dataclasses.replace(default)
     if (v := _number(body, "temperature", 0.0, 5.0)) is not None:
@@ -217,6 +220,12 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
     max_tokens = _integer(body, "max_completion_tokens", 1, 10_000_000)
     if max_tokens is None:
         max_tokens = _integer(body, "max_tokens", 1, 10_000_000)
+    # llama-server's own name wins over max_tokens, on every endpoint (a chat completion ignored
+    # it); -1: until the slot is full (the room left caps every request), 0 on /completion: the
+    # prompt into the cache alone (native.parse), elsewhere one token
+    n_predict = _integer(body, "n_predict", -1, 10_000_000)
+    if n_predict is not None:
+        max_tokens = MAX_PREDICT if n_predict == -1 else max(1, n_predict)
     n = _integer(body, "n", 1, 128)
     if n not in (None, 1):
         raise bad("Only n=1 is supported; send several requests instead.", "n")
