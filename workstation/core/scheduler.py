@@ -77,6 +77,7 @@ from workstation.core.sampling import SamplerChain
 from workstation.core.slots import (
     BatchEntry,
     Owner,
+    PrefixAction,
     Request,
     Slot,
     StepPlan,
@@ -323,6 +324,7 @@ class Scheduler:
         id_slot: int = -1,
         tag: str | None = None,
         reasoning: bool = False,
+        cache_prompt: bool = True,
     ) -> Request:
         """Queue a request; raises PromptTooLong, GrammarError or QueueFull (nothing is queued
         then). ``owner`` (an API key) takes turns with other owners for slots (``slots.admit``);
@@ -353,6 +355,7 @@ class Scheduler:
             id_slot=id_slot,
             tag=tag,
             reasoning=reasoning,
+            cache_prompt=cache_prompt,
         )
         if reasoning:  # the tags stream as text, also where they are control tokens
             if self._think_tokens is None:
@@ -705,13 +708,14 @@ class Scheduler:
         model = self.model
         sources: set[int] = set()  # slots copied from in this pass: llama.cpp copies at the next decode
         for slot in sorted((s for s in self.slots if s.fresh), key=lambda s: s.req.id if s.req else 0):
-            action = settle_prefix(slot, self.slots)
+            reuse = slot.req is None or slot.req.cache_prompt
+            action = settle_prefix(slot, self.slots) if reuse else PrefixAction(slot, keep=0)
             if action is None:
                 continue  # a slot admitted earlier is prefilling the same prefix: wait for it
             if self.kv_store is not None and slot.restoring is None:
                 if len(slot.tokens) - action.keep >= MIN_RESTORE_TOKENS and len(slot.tokens) >= self.min_save_tokens:
                     self._save_slot(slot)  # another conversation takes the slot: keep this one on disk
-                slot.restoring = self._start_restore(slot, action.keep)
+                slot.restoring = self._start_restore(slot, action.keep) if reuse else None
             slot.tag = slot.req.tag if slot.req is not None else None  # its cells are the new request's now
             pending = slot.restoring
             if pending is not None and not pending.data.done() and self._others_have_work(slot):

@@ -65,6 +65,9 @@ class Request:
     id_slot: int = -1  # the slot it must run in (-1: any); ``admit`` sets the one it got
     tag: str | None = None  # whose cells these become (a saved conversation): kept with a saved state
     reasoning: bool = False  # a reply's thinking streams apart from its answer (core/reasoning.py)
+    # False (llama-server's cache_prompt): the whole prompt is read again, nothing reused, so
+    # a temperature-0 reply does not depend on what the slots held before
+    cache_prompt: bool = True
 
     def cancel(self) -> None:
         """Cancel this request only (not others that share its ``cancelled`` flag)."""

@@ -298,6 +298,7 @@ class OpenAIServer:
                 id_slot=params.id_slot,
                 reasoning=chat and params.reasoning,
                 tag=params.tag,
+                cache_prompt=params.cache_prompt,
             )
         except GrammarError as err:
             raise grammar_refused(params.output, str(err)) from None

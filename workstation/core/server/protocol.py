@@ -141,6 +141,10 @@ class GenParams:
     # ``conversation_tag`` (ours): whose conversation the prompt is, so its saved KV cells are
     # deleted with it (the TUI's chat through the server it started with Ctrl+G)
     tag: str | None = None
+    # llama-server's cache_prompt: false reads the whole prompt again (a temperature-0 reply
+    # then does not depend on what the server answered before: a reused prefix's cells were
+    # computed in other batches, whose rounding can tip a close choice)
+    cache_prompt: bool = True
 
     def all_constraints(self) -> Constraints:
         """What the request asks beyond sampling: the output format's grammar with the logit
@@ -254,7 +258,7 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
         )
     return GenParams(s, max_tokens, stops, ignore_eos, stream, include_usage, _output_format(body),
                      id_slot=-1 if id_slot is None else id_slot, reasoning=reasoning != "none",
-                     tag=parse_tag(body))
+                     tag=parse_tag(body), cache_prompt=flag(body, "cache_prompt", True))
 
 
 MAX_TAG_CHARS = 8192  # a tag holds the conversation database's path

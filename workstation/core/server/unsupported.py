@@ -2,7 +2,7 @@
 
 Clients written for llama-server (its web UI, its bindings) send many sampler options with
 their default values. A value that leaves an option off (``mirostat: 0``, ``typical_p: 1``,
-``cache_prompt: true``) changes nothing here and is accepted; any other value gets a 400 that
+``dry_multiplier: 0``) changes nothing here and is accepted; any other value gets a 400 that
 names the option and the value it may have. An option that only tunes another one
 (``mirostat_tau``, ``dry_base``, ``xtc_threshold``, ``dynatemp_exponent``) is accepted whatever
 its value: it does nothing while that option is off, as in llama-server. One list, checked on
@@ -53,7 +53,6 @@ OFF: dict[str, tuple[Callable[[Any], bool], str]] = {
     "n_cache_reuse": (_equal(0), "0"),
     "t_max_prompt_ms": (_not_positive, "0"),
     "t_max_predict_ms": (_not_positive, "0"),
-    "cache_prompt": (_equal(True), "true (this server always reuses a cached prefix)"),
     "timings_per_token": (_equal(False), "false"),
     "return_progress": (_equal(False), "false"),
     "post_sampling_probs": (_equal(False), "false"),
