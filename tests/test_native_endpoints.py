@@ -112,6 +112,16 @@ def test_cache_prompt_false_reads_the_whole_prompt_again(server: RunningServer) 
     assert fresh["content"] == first["content"]
 
 
+def test_presence_and_frequency_penalties_change_the_reply(server: RunningServer) -> None:
+    """They were refused above 0 ("not supported by this server"), where llama-server and
+    OpenAI take them."""
+    body = {"prompt": "Say it again and again: yes yes yes yes yes yes yes", "n_predict": 12, "temperature": 0}
+    plain = post(server, "/completion", body).json()
+    for name in ("presence_penalty", "frequency_penalty"):
+        out = post(server, "/completion", {**body, name: 2.0}).json()
+        assert out["generation_settings"][name] == 2.0 and out["content"] != plain["content"], (name, out["content"])
+
+
 def test_unsupported_options_are_refused_by_name(server: RunningServer) -> None:
     for body, name in [
         ({"prompt": PROMPT, "mirostat": 2}, "mirostat"),
@@ -123,7 +133,7 @@ def test_unsupported_options_are_refused_by_name(server: RunningServer) -> None:
         err = r.json()["error"]
         assert f"'{name}' is not supported by this server" in err["message"] and err["param"] == name
     chat = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}
-    for extra, name in [({"dry_multiplier": 0.8}, "dry_multiplier"), ({"frequency_penalty": 0.5}, "frequency_penalty")]:
+    for extra, name in [({"dry_multiplier": 0.8}, "dry_multiplier"), ({"xtc_probability": 0.5}, "xtc_probability")]:
         r = post(server, "/v1/chat/completions", {**chat, **extra})
         assert r.status_code == 400 and r.json()["error"]["param"] == name
     # the values llama-server's clients send by default leave those options off: accepted

@@ -203,6 +203,37 @@ def test_sampling_distribution_filters_like_the_chain() -> None:
     assert list(ids) == [0, 1, 2]  # p >= 0.45 * 0.4
 
 
+def test_penalties_are_the_ones_llama_cpps_sampler_applies() -> None:
+    """The distribution a drafted token is checked against (temperature > 0) takes the repeat,
+    presence and frequency penalties off as llama.cpp's penalties sampler does in the chain."""
+    import ctypes
+
+    import llama_cpp
+
+    n = 50
+    logits = np.random.default_rng(0).normal(size=n).astype(np.float32)
+    history = [3, 3, 7, 10, 3, 7, 41]
+    s = Sampling(temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, repeat_penalty=1.3,
+                 presence_penalty=0.5, frequency_penalty=0.25)
+    chain = llama_cpp.llama_sampler_init_penalties(n, 64, 1.3, 0.25, 0.5)
+    try:
+        for token in history:
+            llama_cpp.llama_sampler_accept(chain, token)
+        data = (llama_cpp.llama_token_data * n)(*(llama_cpp.llama_token_data(i, float(logits[i]), 0.0)
+                                                  for i in range(n)))
+        arr = llama_cpp.llama_token_data_array(data, n, -1, False)
+        llama_cpp.llama_sampler_apply(chain, ctypes.byref(arr))
+        theirs = np.array([data[i].logit for i in range(n)], dtype=np.float64)
+    finally:
+        llama_cpp.llama_sampler_free(chain)
+    assert theirs[3] < logits[3] - 1  # penalized thrice: llama.cpp took it off
+    ids, p = sampling_distribution(logits, s, history)
+    ours = np.zeros(n)
+    ours[ids] = p
+    expected = np.exp(theirs - theirs.max())
+    assert ours == pytest.approx(expected / expected.sum(), rel=1e-5)
+
+
 def test_lookup_drafter_copies_what_followed() -> None:
     lk = LookupDrafter(3)
     text = [5, 6, 7, 8, 9, 10, 1, 2, 5, 6]

@@ -122,7 +122,9 @@ def _print_turn_settings(profile: Profile) -> None:
     s = profile.sampling
     print(f"  {'sampling':<16} temperature {s.temperature:g}, top_p {s.top_p:g}, top_k {s.top_k}, "
           f"min_p {s.min_p:g}, repeat_penalty {s.repeat_penalty:g}, max_tokens {s.max_tokens}, "
-          f"seed {'a new one each turn' if s.seed is None else s.seed}" + (", ignore_eos" if s.ignore_eos else ""))
+          + "".join(f"{name} {getattr(s, name):g}, " for name in ("presence_penalty", "frequency_penalty")
+                    if getattr(s, name))
+          + f"seed {'a new one each turn' if s.seed is None else s.seed}" + (", ignore_eos" if s.ignore_eos else ""))
     said = " ".join(profile.system_prompt.split())
     shown = f'"{said[:70]}…"' if len(said) > 70 else f'"{said}"' if said else "none (the model's own default, if any)"
     print(f"  {'system_prompt':<16} {shown}")

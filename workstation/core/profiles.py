@@ -67,6 +67,10 @@ class Sampling:
     top_k: int = 40
     min_p: float = 0.05
     repeat_penalty: float = 1.1
+    # OpenAI's: subtracted from a token's logit once it appeared in the last 64 tokens of the
+    # reply (presence), or for each time it did (frequency); llama.cpp's penalties sampler
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
     max_tokens: int = 1024
     seed: int | None = None
     ignore_eos: bool = False  # benchmarks: always generate max_tokens
@@ -366,6 +370,9 @@ def check_sampling(s: Sampling, name_of: Callable[[str], str]) -> None:
         raise ProfileError(f"{name_of('top_k')} is {s.top_k}; allowed values are 0 (off) and up.")
     if s.repeat_penalty <= 0:
         raise ProfileError(f"{name_of('repeat_penalty')} is {s.repeat_penalty}; it must be above 0 (1 is off).")
+    for name in ("presence_penalty", "frequency_penalty"):
+        if not -2.0 <= getattr(s, name) <= 2.0:
+            raise ProfileError(f"{name_of(name)} is {getattr(s, name)}; allowed values are -2 to 2 (0 is off).")
     if s.max_tokens < 1:
         raise ProfileError(f"{name_of('max_tokens')} is {s.max_tokens}; it must be 1 or more.")
 

@@ -9,8 +9,9 @@ the last token scaled to all ``predicted_n`` tokens (the first token's own time 
 so ``predicted_per_second`` is the rate a user sees. ``cache_n`` is the server's
 ``prompt_tokens_details.cached_tokens`` when it reports it.
 
-Every sampling field of the profile is sent: OpenAI's (temperature, top_p, max_tokens, seed: a
-random one each turn where the profile has none, as the local sampler draws it)
+Every sampling field of the profile is sent: OpenAI's (temperature, top_p, presence_penalty,
+frequency_penalty, max_tokens, seed: a random one each turn where the profile has none, as the
+local sampler draws it)
 and llama-server's (top_k, min_p, repeat_penalty), which ``workstation serve``, llama-server and
 llama-cpp-python's server apply. Token counts (for summaries' chunking) come from the server's
 ``/apply-template`` + ``/tokenize`` (``workstation serve`` and llama-server have them); other
@@ -338,6 +339,8 @@ class RemoteEngine:
             "top_k": sampling.top_k,
             "min_p": sampling.min_p,
             "repeat_penalty": sampling.repeat_penalty,
+            "presence_penalty": sampling.presence_penalty,
+            "frequency_penalty": sampling.frequency_penalty,
             "max_tokens": sampling.max_tokens,
         }
         payload.update(self._template_fields())

@@ -22,6 +22,13 @@ import numpy as np
 from workstation.core.grammar import GrammarSampling
 from workstation.core.profiles import Constraints, Sampling
 
+PENALTY_LAST_N = 64  # the reply's last tokens the penalties look at (llama-server's repeat_last_n)
+
+
+def penalized(s: Sampling) -> bool:
+    """Whether any penalty is on (repeat, presence, frequency): the chain then keeps a history."""
+    return s.repeat_penalty != 1.0 or s.presence_penalty != 0.0 or s.frequency_penalty != 0.0
+
 
 class SamplerChain:
     """Owns a llama_sampler chain; ``sample(ctx, i)`` picks the next token from output ``i``."""
@@ -50,8 +57,9 @@ class SamplerChain:
                 *(llama_cpp.llama_logit_bias(tok, value) for tok, value in bias.items())
             )  # llama.cpp copies them
             add(chain, llama_cpp.llama_sampler_init_logit_bias(n_vocab, len(bias), entries))
-        if settings.repeat_penalty != 1.0:
-            add(chain, llama_cpp.llama_sampler_init_penalties(n_vocab, 64, settings.repeat_penalty, 0.0, 0.0))
+        if penalized(settings):
+            add(chain, llama_cpp.llama_sampler_init_penalties(
+                n_vocab, PENALTY_LAST_N, settings.repeat_penalty, settings.frequency_penalty, settings.presence_penalty))
         if settings.temperature <= 0.0:
             add(chain, llama_cpp.llama_sampler_init_greedy())
         else:
@@ -67,11 +75,11 @@ class SamplerChain:
         self.chain = chain
         self.greedy = settings.temperature <= 0.0
         # argmax needs no chain: nothing in it keeps state (no penalty history)
-        self.argmax = self.greedy and settings.repeat_penalty == 1.0 and not self.constraints.active
+        self.argmax = self.greedy and not penalized(settings) and not self.constraints.active
         self._row = ctypes.POINTER(ctypes.c_float * n_vocab)
         self.grammar: GrammarSampling | None = None
         if grammar is not None:
-            plain = self.greedy and settings.repeat_penalty == 1.0 and not self.constraints.logit_bias
+            plain = self.greedy and not penalized(settings) and not self.constraints.logit_bias
             self.grammar = GrammarSampling(grammar, chain, n_vocab, plain, avoid_eog)
 
     def sample(self, ctx: llama_cpp.llama_context_p, i: int) -> int:

@@ -65,10 +65,9 @@ from workstation.core.catalog import (
 from workstation.core.errors import EngineError, ModelFileError
 from workstation.core.profiles import KV_CACHE_TYPES, Profile, Sampling, Speculative
 from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings
-from workstation.core.sampling import SamplerChain
+from workstation.core.sampling import PENALTY_LAST_N, SamplerChain, penalized
 from workstation.core.slots import common_prefix
 
-PENALTY_LAST_N = 64  # the window SamplerChain gives llama.cpp's penalties sampler
 GREEDY_DRAFT_P_MIN = 0.6  # a greedy draft model stops drafting below this confidence
 MIN_GAIN = 1.03  # draft only when the expected speed-up beats plain decoding by this much
 BAIL_OUT_PLAIN_STEPS = 1.5  # a turn stops drafting once drafting has lost this many plain steps
@@ -81,15 +80,19 @@ def sampling_distribution(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(token ids, probabilities) that SamplerChain samples from at temperature > 0.
 
-    Same steps and order as the chain: repeat penalty over the last 64 generated tokens,
-    top-k, top-p, min-p, temperature, softmax.
+    Same steps and order as the chain: the penalties over the last 64 generated tokens (as
+    llama.cpp's sampler: the repeat penalty, then each token's count times the frequency
+    penalty and its presence times the presence penalty taken off), top-k, top-p, min-p,
+    temperature, softmax.
     """
     x = logits
-    if s.repeat_penalty != 1.0 and history:
+    if penalized(s) and history:
         x = np.array(logits, dtype=np.float32)
-        seen = np.fromiter(set(history[-PENALTY_LAST_N:]), dtype=np.int64)
+        seen, counts = np.unique(np.asarray(history[-PENALTY_LAST_N:], dtype=np.int64), return_counts=True)
         v = x[seen]
-        x[seen] = np.where(v <= 0, v * s.repeat_penalty, v / s.repeat_penalty)
+        if s.repeat_penalty != 1.0:
+            v = np.where(v <= 0, v * s.repeat_penalty, v / s.repeat_penalty)
+        x[seen] = v - (counts.astype(np.float32) * np.float32(s.frequency_penalty) + np.float32(s.presence_penalty))
     n = x.shape[0]
     if 0 < s.top_k < n:
         ids = np.argpartition(x, n - s.top_k)[n - s.top_k :]

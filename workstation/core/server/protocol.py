@@ -215,7 +215,8 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
     if (v := _number(body, "repeat_penalty", 0.01, 10.0)) is not None:
         s.repeat_penalty = v
     for name in ("frequency_penalty", "presence_penalty"):
-        _number(body, name, -2.0, 2.0)  # only 0 gets here (server/unsupported.py refuses the rest)
+        if (v := _number(body, name, -2.0, 2.0)) is not None:
+            setattr(s, name, v)
     seed = body.get("seed")
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, int):

@@ -41,8 +41,6 @@ OFF: dict[str, tuple[Callable[[Any], bool], str]] = {
     "xtc_probability": (_equal(0), "0"),
     "top_n_sigma": (_not_positive, "-1"),
     "adaptive_target": (lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v < 0, "-1"),
-    "presence_penalty": (_equal(0), "0"),
-    "frequency_penalty": (_equal(0), "0"),
     "repeat_last_n": (_equal(64), "64 (the window this server's repeat penalty uses)"),
     "min_keep": (_equal(0), "0"),
     "n_indent": (_equal(0), "0"),
