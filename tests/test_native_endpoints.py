@@ -251,8 +251,11 @@ def test_serve_takes_the_profiles_slots_and_system_prompt_and_n_predict(smollm2_
     """Three ways serve answered otherwise than its profile and llama-server: the profile's
     `parallel` was ignored (4 slots whatever it said); a question with no system message got
     the model's default system prompt, not the profile's (so `chat -p` on that profile gave
-    another reply); and a chat completion ignored n_predict (which wins over max_tokens)."""
-    profile = write_profile(tmp_path, smollm2_path, parallel=2, system_prompt="Answer in French.")
+    another reply); and a chat completion ignored n_predict (which wins over max_tokens). And a
+    profile's stop texts, which a profile could not have."""
+    profile = write_profile(tmp_path, smollm2_path, parallel=2, system_prompt="Answer in French.",
+                            sampling={"temperature": 0.0, "max_tokens": 32, "seed": 1, "repeat_penalty": 1.0,
+                                      "stop": [" "]})
     with serve(profile) as srv:
         assert "with 2 slots of " in srv.log_text()
         assert httpx.get(f"{srv.root}/props", headers=srv.headers()).json()["total_slots"] == 2
@@ -263,5 +266,9 @@ def test_serve_takes_the_profiles_slots_and_system_prompt_and_n_predict(smollm2_
         prompt = post(srv, "/apply-template", {"messages": own}).json()["prompt"]
         assert "Be brief." in prompt and "Answer in French." not in prompt  # the request's own wins
         reply = post(srv, "/v1/chat/completions", {"messages": bare, "n_predict": 3, "max_tokens": 9,
-                                                   "ignore_eos": True}).json()
-        assert reply["usage"]["completion_tokens"] == 3, reply
+                                                   "ignore_eos": True, "stop": ["zzz"]}).json()
+        assert reply["usage"]["completion_tokens"] == 3, reply  # (its own stop replaced the profile's)
+        # the profile's stop texts where the request has none: the reply ends before its first space
+        reply = post(srv, "/v1/chat/completions", {"messages": bare}).json()
+        assert reply["choices"][0]["finish_reason"] == "stop" and " " not in reply["choices"][0]["message"]["content"]
+        assert reply["usage"]["completion_tokens"] < 32, reply

@@ -71,6 +71,8 @@ def test_bare_off_in_yaml_means_off(tmp_path: Path) -> None:
         ("model: m\nbase_url: http://x\n", ["it belongs under remote, written as remote: {base_url: 'http://x'}."]),
         ("model: m\nsampling: {temperature: hot}\n", ["'sampling.temperature'", "must be a number", "'hot'"]),
         ("model: m\nsampling: {presence_penalty: 3}\n", ["sampling.presence_penalty", "is 3", "-2 to 2 (0 is off)"]),
+        ("model: m\nsampling: {stop: 5}\n", ["'sampling.stop' must be a text or a list of texts, not 5"]),
+        ("model: m\nsampling: {stop: ['']}\n", ["'sampling.stop' may hold up to 16 texts, none of them empty."]),
         ("model: m\nspeculative: {mode: draft}\n", ["speculative.draft_model is missing"]),
         ("model: m\nspeculative: {mode: magic}\n", ["'speculative.mode'", "off, draft, lookup"]),
         ("name: x\n", ["'model' is missing"]),

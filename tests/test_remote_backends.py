@@ -203,7 +203,8 @@ def test_ctrl_g_chat_sends_every_sampling_field(smollm2_path: Path) -> None:
         local = make_profile(
             system_prompt="Be brief.",
             sampling={"temperature": 0.3, "top_p": 0.9, "top_k": 17, "min_p": 0.07,
-                      "repeat_penalty": 1.23, "max_tokens": 9, "seed": 5},
+                      "repeat_penalty": 1.23, "max_tokens": 9, "seed": 5, "presence_penalty": 0.4,
+                      "frequency_penalty": -0.2, "stop": ["END"]},
         )
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         with RemoteEngine(client_profile(local, url)) as engine:
@@ -215,6 +216,7 @@ def test_ctrl_g_chat_sends_every_sampling_field(smollm2_path: Path) -> None:
     assert (body["temperature"], body["top_p"], body["top_k"]) == (s.temperature, s.top_p, s.top_k)
     assert (body["min_p"], body["repeat_penalty"], body["max_tokens"], body["seed"]) == (
         s.min_p, s.repeat_penalty, s.max_tokens, s.seed)
+    assert (body["presence_penalty"], body["frequency_penalty"], body["stop"]) == (0.4, -0.2, ["END"])
     assert body["messages"][0] == {"role": "system", "content": "Be brief."}
 
 

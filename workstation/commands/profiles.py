@@ -124,7 +124,8 @@ def _print_turn_settings(profile: Profile) -> None:
           f"min_p {s.min_p:g}, repeat_penalty {s.repeat_penalty:g}, max_tokens {s.max_tokens}, "
           + "".join(f"{name} {getattr(s, name):g}, " for name in ("presence_penalty", "frequency_penalty")
                     if getattr(s, name))
-          + f"seed {'a new one each turn' if s.seed is None else s.seed}" + (", ignore_eos" if s.ignore_eos else ""))
+          + f"seed {'a new one each turn' if s.seed is None else s.seed}" + (", ignore_eos" if s.ignore_eos else "")
+          + (f", stop {', '.join(repr(t) for t in s.stop)}" if s.stop else ""))
     said = " ".join(profile.system_prompt.split())
     shown = f'"{said[:70]}…"' if len(said) > 70 else f'"{said}"' if said else "none (the model's own default, if any)"
     print(f"  {'system_prompt':<16} {shown}")

@@ -73,6 +73,8 @@ class Sampling:
     frequency_penalty: float = 0.0
     max_tokens: int = 1024
     seed: int | None = None
+    # the reply ends before any of these texts (a request's own ``stop`` replaces them)
+    stop: list[str] = field(default_factory=list)
     ignore_eos: bool = False  # benchmarks: always generate max_tokens
 
 
@@ -238,6 +240,12 @@ def _check_type(src: str, dotted: str, value: Any, expected: Any) -> Any:
         if not isinstance(value, str):
             raise ProfileError(f"{_where(src, dotted)} must be text, not {_shown(value)}.")
         return value
+    if exp.startswith("list[str]"):
+        if isinstance(value, str):  # one text: the list of it
+            return [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ProfileError(f"{_where(src, dotted)} must be a text or a list of texts, not {_shown(value)}.")
+        return list(value)
     if exp.startswith("bool") and not isinstance(value, bool):
         raise ProfileError(f"{_where(src, dotted)} must be true or false, not {_shown(value)}.")
     return value
@@ -357,6 +365,9 @@ def validate(profile: Profile, src: str) -> Profile:
     return profile
 
 
+MAX_STOPS = 16  # as many stop texts as serve takes in a request
+
+
 def check_sampling(s: Sampling, name_of: Callable[[str], str]) -> None:
     """ProfileError where a sampling setting is out of range; ``name_of("temperature")`` names it
     as the person set it (a profile's field, or ``--temperature``: chat took -1 and 0 tokens)."""
@@ -373,6 +384,8 @@ def check_sampling(s: Sampling, name_of: Callable[[str], str]) -> None:
     for name in ("presence_penalty", "frequency_penalty"):
         if not -2.0 <= getattr(s, name) <= 2.0:
             raise ProfileError(f"{name_of(name)} is {getattr(s, name)}; allowed values are -2 to 2 (0 is off).")
+    if len(s.stop) > MAX_STOPS or not all(s.stop):
+        raise ProfileError(f"{name_of('stop')} may hold up to {MAX_STOPS} texts, none of them empty.")
     if s.max_tokens < 1:
         raise ProfileError(f"{name_of('max_tokens')} is {s.max_tokens}; it must be 1 or more.")
 

@@ -347,6 +347,8 @@ class RemoteEngine:
         # no seed is a new one each turn, as the local sampler draws it: left out, the server's
         # profile's seed applied, and a desk PC at temperature 0.8 gave one reply every time
         payload["seed"] = sampling.seed if sampling.seed is not None else random.getrandbits(32)
+        if sampling.stop:
+            payload["stop"] = list(sampling.stop)
         if sampling.ignore_eos:
             payload["ignore_eos"] = True
         if constraints is not None:

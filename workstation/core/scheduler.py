@@ -348,7 +348,7 @@ class Scheduler:
             sink=sink,
             max_tokens=max(1, max_tokens if max_tokens is not None else sampling.max_tokens),
             ignore_eos=ignore_eos or sampling.ignore_eos,
-            stop=list(stop or []),
+            stop=list(stop or sampling.stop),  # the request's own, else the profile's
             t_request=t_request if t_request is not None else time.perf_counter(),
             owner=owner,
             constraints=constraints or Constraints(),

@@ -331,7 +331,7 @@ class NativeRoutes:
         return JSONResponse({
             "default_generation_settings": {
                 "params": generation_settings(
-                    sampling, n_predict=sampling.max_tokens, stop=[], ignore_eos=sampling.ignore_eos,
+                    sampling, n_predict=sampling.max_tokens, stop=sampling.stop, ignore_eos=sampling.ignore_eos,
                     stream=False, constraints=Constraints(), speculative=self.speculative, full=False,
                 ),
                 "n_ctx": s.slot_ctx,
@@ -374,7 +374,8 @@ class NativeRoutes:
         else:
             sampling, n_predict, ignore_eos, constraints = req.sampling, req.max_tokens, req.ignore_eos, req.constraints
         row["params"] = generation_settings(
-            sampling, n_predict=n_predict, stop=[], ignore_eos=ignore_eos, stream=False, constraints=constraints,
+            sampling, n_predict=n_predict, stop=req.stop if req is not None else sampling.stop, ignore_eos=ignore_eos,
+            stream=False, constraints=constraints,
             speculative=self.speculative, full=False,
         )
         n_decoded = len(run.reply) if run is not None else 0

@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse
 
 from workstation.core.events import RequestFailed
 from workstation.core.metrics import TurnMetrics
-from workstation.core.profiles import Constraints, Sampling
+from workstation.core.profiles import MAX_STOPS, Constraints, Sampling
 
 if TYPE_CHECKING:
     from workstation.core.server.structured import OutputFormat
@@ -239,10 +239,10 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
         stops: list[str] = []
     elif isinstance(stop, str):
         stops = [stop]
-    elif isinstance(stop, list) and all(isinstance(x, str) for x in stop) and len(stop) <= 16:
+    elif isinstance(stop, list) and all(isinstance(x, str) for x in stop) and len(stop) <= MAX_STOPS:
         stops = list(stop)
     else:
-        raise bad("'stop' must be a string or a list of up to 16 strings.", "stop")
+        raise bad(f"'stop' must be a string or a list of up to {MAX_STOPS} strings.", "stop")
     ignore_eos = flag(body, "ignore_eos", False)
     stream = flag(body, "stream", False)
     opts = body.get("stream_options") or {}
