@@ -89,6 +89,8 @@ def test_summary_through_workstation_serve_counts_tokens_exactly(ours: RunningSe
         # the server's usage counts the same prompt the summarizer measured before sending it
         assert m.prompt_n + m.cache_n == c.prompt_tokens
     assert result.totals["cache_n"] > 0  # the chunks' shared instruction came from the KV cache
+    # the office server runs SmolLM2 135M: the desk PC's summary warns of it as a local one does
+    assert "is a very small model (135M parameters)" in result.summary
 
 
 def test_task_set_through_workstation_serve(ours: RunningServer, tmp_path: Path,

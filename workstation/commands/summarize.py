@@ -232,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
                 f"(+{int(t['cache_n']):,} cached), {int(t['predicted_n']):,} generated, {wall:,.1f} s in all",
                 file=sys.stderr,
             )
-        small = small_model(profile)  # (the summary says it under its title; the file's reader sees it there)
+        small = small_model(profile, engine)  # (the summary says it under its title; the file's reader sees it there)
         if args.output and small is not None and any(c.summary for r in results for c in r.chunks):
             print(f"Check names, dates and figures against the document: {small[0]} is a very small "
                   f"model ({millions(small[1])} parameters) and gets them wrong; a larger one ('{cli('models list')}') "

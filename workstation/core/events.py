@@ -103,6 +103,7 @@ class EngineInfo:
     template_fallback: str | None
     speculative: str
     parallel: int = 1
+    n_params: int = 0  # the model's parameters (a server's: where its /models says; 0: not known)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

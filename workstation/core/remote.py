@@ -271,6 +271,7 @@ class RemoteEngine:
             template_fallback=None,
             speculative="remote",
             parallel=self.profile.parallel,
+            n_params=int(self.meta.get("n_params", 0) or 0),
         )
 
     @property

@@ -330,6 +330,10 @@ class LoadedModel:
         return bool(llama_cpp.llama_supports_gpu_offload())
 
     @property
+    def n_params(self) -> int:
+        return int(llama_cpp.llama_model_n_params(self.model.model))
+
+    @property
     def n_layer(self) -> int:
         return llama_cpp.llama_model_n_layer(self.model.model)
 

@@ -115,12 +115,16 @@ class SummaryProgress:
 SMALL_MODEL_PARAMS = 1_000_000_000  # below this, a summary's names, dates and figures go astray
 
 
-def small_model(profile: Profile) -> tuple[str, int] | None:
+def small_model(profile: Profile, engine: ChatEngine | None = None) -> tuple[str, int] | None:
     """(the model's name, its parameter count) when the profile runs a model too small to trust
     with a document's facts (SmolLM2 135M, the default, swaps names and invents dates); None
-    for a larger or a remote one."""
+    for a larger one. A server's model (``engine`` of a desk PC's profile), as the server's
+    ``/models`` counts it: the desk PC said nothing of the same model on the office server."""
     if profile.backend != "llama":
-        return None
+        info = engine.info() if engine is not None else None
+        if info is None or not 0 < info.n_params < SMALL_MODEL_PARAMS:
+            return None
+        return info.model_name, info.n_params
     from workstation.core.catalog import installed_name, read_model_info, resolve_model_path
 
     try:
@@ -678,7 +682,7 @@ def summarize_document(
             )
     wall_ms = (time.perf_counter() - t0) * 1000
     totals = _totals(runner.calls, chunks, wall_ms)
-    summary = render_markdown(document, overall, chunks, cancelled, totals, lookup, small_model(profile))
+    summary = render_markdown(document, overall, chunks, cancelled, totals, lookup, small_model(profile, engine))
     done_calls = len(runner.calls)
     report("cancelled" if cancelled else "done", done_calls, done_calls, totals["chunks_done"], n, 0.0)
     return SummaryResult(

@@ -660,6 +660,7 @@ class OpenAIServer:
             "n_ctx": s.slot_ctx,
             "n_parallel": s.n_parallel,
             "n_vocab": s.model.n_vocab,
+            "n_params": s.model.n_params,  # (llama-server's too): a desk PC's summary says a small model is one
         }
         names = [self.options.model_id, *(a for a in self.options.aliases if a != self.options.model_id)]
         listed = [  # each alias is a model id a client can pick (llama-server lists them in "aliases")
