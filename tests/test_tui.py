@@ -534,6 +534,34 @@ async def test_a_reply_is_kept_as_it_streams(profiles: Path) -> None:
         other.close()
 
 
+async def test_a_full_disk_mid_session_moves_the_session_to_memory(profiles: Path) -> None:
+    """The conversation file stopped taking writes mid-session (a full disk): the app fell
+    over with a traceback and exit code 0 at the end of the reply, the reply lost. SQLite's
+    max_page_count makes the file full as a full disk does ("database or disk is full")."""
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await _send(pilot, app, "Hello!")
+        await until(pilot, lambda: not app.generating)
+        conv_id, path = app.conversation_id, app.store.path
+        assert conv_id is not None
+        db = app.store._db
+        db.execute("VACUUM")
+        db.execute(f"PRAGMA max_page_count = {db.execute('PRAGMA page_count').fetchone()[0]}")
+        app.chat_screen.set_input("=" * 5000)  # a long message: the file must grow to hold it
+        await pilot.press("enter")
+        await until(pilot, lambda: app.store.in_memory and not app.generating
+                    and len(app.store.messages(conv_id)) == 4)
+        said = [str(n.message) for n in app._notifications]
+        assert any("database or disk is full" in m and "kept in memory only" in m for m in said), said
+        reply = app.store.messages(conv_id)[-1]
+        assert reply.role == "assistant" and reply.content == _views(app)[-1].content
+        assert app.is_running and app.return_code is None
+    kept = ConversationStore(path)  # what was saved before stays in the file
+    assert [m.content for m in kept.messages(conv_id)][0] == "Hello!" and len(kept.messages(conv_id)) == 2
+    kept.close()
+
+
 async def test_a_narrow_terminal_puts_the_list_away_until_ctrl_b(profiles: Path) -> None:
     """At 40 columns the list kept 22 of them and the chat had 17."""
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")

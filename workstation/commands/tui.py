@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     app = WorkstationApp(profile_ref(args), language=args.lang, start_engine=not args.no_load, api_port=args.port,
                          quit_on_signals=True, exit_deadline_s=EXIT_DEADLINE_S)
     app.run()
-    return 0
+    return app.return_code or 0  # (1 after an error that ended it: it said 0)
 
 
 def terminal_problem() -> str:

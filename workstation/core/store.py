@@ -465,6 +465,19 @@ class ConversationStore:
             raise
         return StoredMessage(int(cur.lastrowid or 0), role, content, metrics, now, reasoning, shown)
 
+    def adopt(self, conv: Conversation) -> None:
+        """``conv`` (read from another store, with its messages) kept here under its own number
+        and time, so that what refers to it goes on as before: the app moving to memory when
+        its file can no longer be written (a full disk)."""
+        with self._db:
+            self._db.execute("INSERT INTO conversations(id, title, profile, created, updated) VALUES (?, ?, ?, ?, ?)",
+                             (conv.id, conv.title, conv.profile, conv.created, conv.updated))
+            self._db.executemany(
+                "INSERT INTO messages(conversation_id, role, content, metrics, created, reasoning, shown) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(conv.id, m.role, m.content, json.dumps(m.metrics) if m.metrics else None, m.created, m.reasoning,
+                  m.shown) for m in conv.messages])
+
     def update_message(self, message_id: int, content: str, metrics: dict[str, Any] | None = None,
                        reasoning: str = "") -> bool:
         """A message written again (a reply kept as it streamed, then finished); False when it

@@ -15,16 +15,18 @@ import inspect
 import os
 import re
 import signal
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from multiprocessing import resource_tracker
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from rich.console import RenderableType
+from rich.text import Text
 from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -51,6 +53,7 @@ from workstation.core.store import (
     ConversationGone,
     ConversationStore,
     StoredMessage,
+    StoreError,
     title_from_message,
 )
 from workstation.tui import integrations, pacing
@@ -83,6 +86,7 @@ from workstation.tui.widgets.message_view import MessageView
 MAX_DOCUMENT_CHARS = 200_000
 SAMPLE_EVERY_S = 1.0  # CPU, RAM and GPU readings for the dashboard
 KEEP_PARTIAL_EVERY_S = 2.0  # a reply is saved as it streams this often: a kill -9 loses no more
+T = TypeVar("T")
 OUTSIDE_CHANGES_EVERY_S = 2.0  # how often the data folder is looked at for what other windows wrote
 # quit as Ctrl+Q does (``quit_on_signals``); SIGINT comes from `kill -INT` only (Ctrl+C is read as a key)
 QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
@@ -342,7 +346,7 @@ class WorkstationApp(App[None]):
         a new conversation (the text in the box stays). F2, F8 and F7 made the app fall over."""
         title = self.open_title
         self.conversation_id = None
-        self.store.set_open(None)
+        self.store_write(lambda: self.store.set_open(None))
         self.history = MetricsHistory(60)
         await self.chat_screen.show_messages([])
         await self.refresh_sidebar()
@@ -372,6 +376,21 @@ class WorkstationApp(App[None]):
         box is still there (a draft's timer firing later finds no screen and does nothing)."""
         self.save_draft()
         super().exit(result, return_code, message)
+
+    def _fatal_error(self) -> None:
+        """An error no part of the app expected ends it with one sentence, not Textual's
+        screen-long traceback with its locals (a person's text among them), and exit code 1
+        (``WORKSTATION_DEBUG=1``: the traceback, as before). The messages sent are saved as they
+        go, a reply every 2 s, and the draft once typing paused."""
+        if os.environ.get("WORKSTATION_DEBUG"):
+            super()._fatal_error()
+            return
+        error = sys.exc_info()[1]
+        said = f"{type(error).__name__}: {error}" if error is not None else "unknown"
+        self.bell()
+        self._exit_renderables.append(Text(f"workstation: the app stopped on an unexpected error ({said}); "
+                                           "WORKSTATION_DEBUG=1 shows where it happened."))
+        self._close_messages_no_wait()
 
     async def on_unmount(self) -> None:
         if self.quit_on_signals:
@@ -591,7 +610,7 @@ class WorkstationApp(App[None]):
             return
         self._keep_draft(conv.id)
         self._mark_open(conv)
-        self.store.set_open(conv.id)
+        self.store_write(lambda: self.store.set_open(conv.id))
         self.history = _history_of(conv.messages)
         await self.chat_screen.show_messages(conv.messages)
         await self.refresh_sidebar()
@@ -625,7 +644,7 @@ class WorkstationApp(App[None]):
             return
         self._keep_draft(None)
         self.conversation_id = None
-        self.store.set_open(None)
+        self.store_write(lambda: self.store.set_open(None))
         self.history = MetricsHistory(60)
         await self.chat_screen.show_messages([])
         await self.refresh_sidebar()
@@ -718,7 +737,11 @@ class WorkstationApp(App[None]):
 
         async def confirmed(yes: bool | None) -> None:
             if yes:
-                self.store.delete(conv_id)
+                try:  # (a full disk: SQLite needs room to delete too)
+                    self.store.delete(conv_id)
+                except WorkstationError as err:
+                    self.notify(self.texts.error(err), severity="error", timeout=15)
+                    return
                 self._forget_cells(self.engine, tag)
                 await self.clear_search()
                 await self.action_new_conversation()
@@ -857,15 +880,16 @@ class WorkstationApp(App[None]):
         made = self.conversation_id is None
         if made:
             title = (text.strip() or (self.pending_document[0].name if self.pending_document else ""))
-            conv = self.store.new(title_from_message(title) or t("conv.untitled"), self.profile.ref if self.profile else "")
+            conv = self.store_write(lambda: self.store.new(title_from_message(title) or t("conv.untitled"),
+                                                        self.profile.ref if self.profile else ""))
             self._mark_open(conv)
-            self.store.set_open(conv.id)
+            self.store_write(lambda: self.store.set_open(conv.id))
         # saved before the risky part: the engine may fail or crash from here on; no await
         # before the box is cleared, so that a Ctrl+N cannot keep the sent text as a draft
         gone = self._save_message("user", content)
         self._asked = content
         if not made and self.profile is not None:  # opened from the list: it goes on with this profile
-            self.store.set_profile(self.conversation_id, self.profile.ref)
+            self.store_write(lambda: self.store.set_profile(self.conversation_id, self.profile.ref))  # type: ignore[union-attr]
         self._attach(None)
         self.chat_screen.clear_input()
         self.save_draft()  # sent: no draft left (a new conversation's was kept under None)
@@ -887,6 +911,38 @@ class WorkstationApp(App[None]):
         self.update_status()
         self._generate(self.engine, messages, pace.updates_hz, self.cells_tag(self.conversation_id))
 
+    def store_write(self, write: Callable[[], T]) -> T:
+        """A write to the conversation file. Should the file stop taking writes mid-session (a
+        full disk), the session moves to memory, the open conversation with it, and the write
+        is done there: the app fell over with a traceback and exit code 0, the reply lost (at
+        the end of a reply, F6's Ctrl+K, F3). A conversation deleted elsewhere is the caller's."""
+        try:
+            return write()
+        except ConversationGone:
+            raise
+        except StoreError as err:
+            if self.store.in_memory:
+                raise
+            self._keep_in_memory(err)
+            return write()
+
+    def _keep_in_memory(self, err: StoreError) -> None:
+        old, memory = self.store, ConversationStore(Path(":memory:"))
+        if self.conversation_id is not None:
+            try:
+                conv = old.get(self.conversation_id)  # (reading still works on a full disk)
+            except WorkstationError:
+                conv = Conversation(self.conversation_id, self.open_title or self.texts("conv.untitled"),
+                                    created=self.open_created, updated=time.time())
+                self._partial = None  # its row is not there to be written again
+            memory.adopt(conv)
+        self.store = memory
+        with contextlib.suppress(Exception):
+            old.close()
+        self.store_problem = self.texts("store.unwritable", reason=self.texts.error(err))
+        self.notify(self.store_problem, severity="error", timeout=30)
+        self.call_later(self.refresh_sidebar)
+
     def _save_message(self, role: str, content: str, metrics: dict[str, Any] | None = None,
                       reasoning: str = "") -> bool:
         """``content`` saved in the open conversation; True when it was not there any more. Should
@@ -896,22 +952,30 @@ class WorkstationApp(App[None]):
         when a reply finished there, the reply lost, and a message sent there was refused so."""
         was = self.conversation_id
         assert was is not None
-        partial, self._partial, self._partial_at = (self._partial if role == "assistant" else None), None, 0.0
+        partial = self._partial if role == "assistant" else None
         if not self._open_gone():
             try:
-                if partial is None or not self.store.update_message(partial, content, metrics, reasoning):
-                    self.store.add_message(was, role, content, metrics, reasoning=reasoning)
+                def save() -> None:
+                    if partial is None or not self.store.update_message(partial, content, metrics, reasoning):
+                        self.store.add_message(was, role, content, metrics, reasoning=reasoning)
+                self.store_write(save)
+                self._partial, self._partial_at = None, 0.0
                 self._note_revision()
                 return False
             except ConversationGone:
                 pass
+        self._partial, self._partial_at = None, 0.0
         title = self.open_title or self.texts("conv.untitled")
-        conv = self.store.new(title, self.profile.ref if self.profile else "")
-        if role == "assistant" and self._asked:
-            self.store.add_message(conv.id, "user", self._asked)
-        self.store.add_message(conv.id, role, content, metrics, reasoning=reasoning)
+
+        def keep_apart() -> Conversation:
+            conv = self.store.new(title, self.profile.ref if self.profile else "")
+            if role == "assistant" and self._asked:
+                self.store.add_message(conv.id, "user", self._asked)
+            self.store.add_message(conv.id, role, content, metrics, reasoning=reasoning)
+            return conv
+        conv = self.store_write(keep_apart)
         self._mark_open(conv)
-        self.store.set_open(conv.id)
+        self.store_write(lambda: self.store.set_open(conv.id))
         self.notify(self.texts("conv.gone_kept", title=title), severity="warning", timeout=12)
         return True  # (SQLite may give the new one the number the deleted one had)
 
@@ -1215,7 +1279,7 @@ class WorkstationApp(App[None]):
         async def picked(path: Path | None) -> None:
             if path is not None:
                 self.last_folder = path.parent
-                self.store.remember("folder", str(path.parent))  # where the next start's dialog opens
+                self.store_write(lambda: self.store.remember("folder", str(path.parent)))  # where the next start's dialog opens
                 done = chosen(path) if load is None else chosen(path, picker.loaded)
                 if inspect.isawaitable(done):
                     await done
@@ -1264,10 +1328,13 @@ class WorkstationApp(App[None]):
         if made is not None and made in {c.id for c in self.store.list()}:
             await self._show_conversation(made)
             return made
-        conv = self.store.new(self.texts("summarize.conv_title", name=path.name),
-                              self.profile.ref if self.profile else "")
-        for message in messages:
-            self.store.add_message(conv.id, message["role"], message["content"], shown=message.get("shown", ""))
+        def made_of_it() -> Conversation:
+            conv = self.store.new(self.texts("summarize.conv_title", name=path.name),
+                                  self.profile.ref if self.profile else "")
+            for message in messages:
+                self.store.add_message(conv.id, message["role"], message["content"], shown=message.get("shown", ""))
+            return conv
+        conv = self.store_write(made_of_it)
         if self.engine is not None:  # the summary's cells are this conversation's: deleted with it
             try:
                 self.engine.claim_cells(self.cells_tag(conv.id), messages[:1])
@@ -1413,7 +1480,8 @@ class WorkstationApp(App[None]):
         self.loading = None
         self.chat_screen.set_load_progress(None)
         if self.conversation_id is not None:
-            self.store.set_profile(self.conversation_id, event.profile.ref)
+            conv_id = self.conversation_id
+            self.store_write(lambda: self.store.set_profile(conv_id, event.profile.ref))
         if event.restored:
             self.notify(
                 self.texts("serve.failed" if event.serve_failed else "profiles.failed",

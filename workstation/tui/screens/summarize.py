@@ -94,7 +94,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             return
         data = {"path": str(self.path), "at": self._made_at or time.time(), "asked": self._asked,
                 "result": {**self.result.to_dict(), "follow_up": self.result.follow_up}}
-        self.wapp.store.remember(KEPT, json.dumps(data, ensure_ascii=False))
+        self.wapp.store_write(lambda: self.wapp.store.remember(KEPT, json.dumps(data, ensure_ascii=False)))
 
     async def _read_back(self) -> None:
         """The last summary kept, shown as it was left (Ctrl+K asks about it again)."""
