@@ -113,7 +113,7 @@ def _one_sentence_and_no_traceback(err: str, sentence: str) -> None:
     assert len(lines) == 1 and sentence in lines[0], err
 
 
-def test_chat_says_what_profiles_check_notes_before_it_loads(
+def test_chat_says_what_profiles_check_notes_once_it_loads(
         tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from workstation.core.catalog import read_model_info
 

@@ -270,14 +270,20 @@ def test_ctrl_c_stops_a_long_window_part_way(smollm2_path: Path) -> None:
         tokens = [100 + i % 5000 for i in range(2049)]
         pressed: list[threading.Timer] = []
 
-        def progress(_line: str) -> None:  # just before the window's one batch: a person's Ctrl-C
-            pressed.append(threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)))
+        def progress(_line: str) -> None:  # just before the window's one batch (2048 tokens: seconds
+            # here, a third of a second on a fast desktop): a person's Ctrl-C during it
+            pressed.append(threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)))
             pressed[-1].start()
 
-        with pytest.raises(KeyboardInterrupt) as stopped, contextlib.closing(
-                scored_logits(model, tokens, 2048, 1, progress)) as rows:
-            for _ in rows:
-                pass
+        try:
+            with pytest.raises(KeyboardInterrupt) as stopped, contextlib.closing(
+                    scored_logits(model, tokens, 2048, 1, progress)) as rows:
+                for _ in rows:
+                    pass
+        finally:
+            for timer in pressed:  # never a Ctrl-C landing later, in another test
+                timer.cancel()
+                timer.join()
         assert pressed and isinstance(stopped.value.__context__, DecodeAborted)  # not after the batch
         # and the model decodes again, with no callback left behind
         with contextlib.closing(scored_logits(model, tokens[:65], 64, 1)) as rows:

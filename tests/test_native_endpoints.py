@@ -272,3 +272,11 @@ def test_serve_takes_the_profiles_slots_and_system_prompt_and_n_predict(smollm2_
         reply = post(srv, "/v1/chat/completions", {"messages": bare}).json()
         assert reply["choices"][0]["finish_reason"] == "stop" and " " not in reply["choices"][0]["message"]["content"]
         assert reply["usage"]["completion_tokens"] < 32, reply
+        # a request's own stop, none included, replaces the profile's; and a reply under a grammar
+        # (a reply format, a tool call) is never cut by them
+        free = post(srv, "/v1/chat/completions", {"messages": bare, "stop": []}).json()
+        assert " " in free["choices"][0]["message"]["content"], free
+        schema = {"type": "object", "properties": {"a": {"type": "string", "enum": ["x y"]}}, "required": ["a"]}
+        shaped = post(srv, "/v1/chat/completions", {"messages": bare, "response_format": {
+            "type": "json_schema", "json_schema": {"name": "a", "schema": schema}}}).json()
+        assert json.loads(shaped["choices"][0]["message"]["content"]) == {"a": "x y"}, shaped

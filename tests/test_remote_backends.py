@@ -235,5 +235,6 @@ def test_a_profile_without_a_seed_sends_a_new_one_each_turn() -> None:
             engine.run_chat(HELLO)
     finally:
         server.shutdown()
+    assert all(body["stop"] == [] for body in _Recorder.bodies[-2:])  # none: not the server profile's
     seeds = [body["seed"] for body in _Recorder.bodies[-2:]]
     assert all(isinstance(s, int) and 0 <= s < 2**32 for s in seeds) and seeds[0] != seeds[1], seeds

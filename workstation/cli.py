@@ -103,11 +103,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 1
     except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks
+        if os.environ.get("WORKSTATION_DEBUG"):
+            raise
         if interrupted(err):
             print(STOPPED, file=sys.stderr)
             return 130
-        if os.environ.get("WORKSTATION_DEBUG"):
-            raise
         print(f"workstation: unexpected error: {type(err).__name__}: {err}", file=sys.stderr)
         return 1
 

@@ -11,14 +11,15 @@ STOPPED = "workstation: stopped."
 
 def interrupted(err: BaseException) -> bool:
     """Ctrl-C, also where Python wrapped it: a KeyboardInterrupt in a class body's
-    ``__set_name__`` reaches the import as "RuntimeError: Error calling __set_name__"."""
+    ``__set_name__`` reaches the import as "RuntimeError: Error calling __set_name__", caused by
+    it (only a cause: an error raised while handling a Ctrl-C is an error of its own)."""
     seen: BaseException | None = err
     for _ in range(8):
         if seen is None:
             return False
         if isinstance(seen, KeyboardInterrupt):
             return True
-        seen = seen.__cause__ or seen.__context__
+        seen = seen.__cause__
     return False
 
 

@@ -94,6 +94,12 @@ def _whole_header(response: httpx.Response, name: str) -> int | None:
     return max(0, int(value)) if math.isfinite(value) and value < 10**9 else None
 
 
+def _whole(value: Any) -> int:
+    """A whole number a server's ``/models`` meta gives (0 where it gives something else: a
+    third-party server's meta is its own)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
 def answered_phrase(url: str, response: httpx.Response, now: float | None = None) -> Phrase:
     """What a server's refusal means, as a phrase the desk PC's language says, read from the
     OpenAI-style error and rate-limit headers ``workstation serve`` sends: a key's day used up
@@ -260,7 +266,7 @@ class RemoteEngine:
             profile=self.profile.key,
             model_name=self.model,
             model_path=self.base_url,
-            n_ctx=int(self.meta.get("n_ctx", 0) or 0) or self.profile.context,
+            n_ctx=_whole(self.meta.get("n_ctx")) or self.profile.context,
             n_layer=0,
             gpu_layers=0,
             type_k="remote",
@@ -271,7 +277,7 @@ class RemoteEngine:
             template_fallback=None,
             speculative="remote",
             parallel=self.profile.parallel,
-            n_params=int(self.meta.get("n_params", 0) or 0),
+            n_params=_whole(self.meta.get("n_params")),
         )
 
     @property
@@ -348,8 +354,7 @@ class RemoteEngine:
         # no seed is a new one each turn, as the local sampler draws it: left out, the server's
         # profile's seed applied, and a desk PC at temperature 0.8 gave one reply every time
         payload["seed"] = sampling.seed if sampling.seed is not None else random.getrandbits(32)
-        if sampling.stop:
-            payload["stop"] = list(sampling.stop)
+        payload["stop"] = list(sampling.stop)  # also none: the server's profile's are not this one's
         if sampling.ignore_eos:
             payload["ignore_eos"] = True
         if constraints is not None:

@@ -348,7 +348,9 @@ class Scheduler:
             sink=sink,
             max_tokens=max(1, max_tokens if max_tokens is not None else sampling.max_tokens),
             ignore_eos=ignore_eos or sampling.ignore_eos,
-            stop=list(stop or sampling.stop),  # the request's own, else the profile's
+            # the request's own, else the profile's: never under a grammar, whose reply (JSON, a
+            # tool call) a profile's stop text ("\n") would cut short
+            stop=list(stop if stop is not None else [] if constraints and constraints.grammar else sampling.stop),
             t_request=t_request if t_request is not None else time.perf_counter(),
             owner=owner,
             constraints=constraints or Constraints(),

@@ -279,7 +279,9 @@ class OpenAIServer:
                 "id_slot",
             )
         constraints = params.all_constraints()  # the reply format's grammar, the logit bias, probabilities
-        if plan is not None:
+        stop = params.stop
+        if stop is None and plan is not None and (plan.tools or plan.grammar):
+            stop = []  # a profile's stop text ("\n") would cut a tool call short
             if plan.grammar:  # a tool call's grammar (never with a reply format: tool_protocol refuses)
                 constraints = dataclasses.replace(params.constraints, grammar=plan.grammar)
             # the tool-call format's markers stream as text, also where they are control tokens
@@ -291,7 +293,7 @@ class OpenAIServer:
                 sink,
                 max_tokens=max_tokens,
                 ignore_eos=params.ignore_eos,
-                stop=params.stop,
+                stop=stop,
                 t_request=t_request,
                 owner=owner,
                 constraints=constraints,

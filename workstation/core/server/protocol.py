@@ -127,7 +127,7 @@ def lone_surrogate_path(value: Any) -> str | None:
 class GenParams:
     sampling: Sampling
     max_tokens: int | None
-    stop: list[str]
+    stop: list[str] | None  # None: the request has no ``stop`` field (the profile's apply)
     ignore_eos: bool
     stream: bool
     include_usage: bool
@@ -235,8 +235,11 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
     if n not in (None, 1):
         raise bad("Only n=1 is supported; send several requests instead.", "n")
     stop = body.get("stop")
-    if stop is None:
-        stops: list[str] = []
+    stops: list[str] | None
+    if "stop" not in body:
+        stops = None
+    elif stop is None:  # null: no stop texts, as OpenAI reads it (the profile's are replaced too)
+        stops = []
     elif isinstance(stop, str):
         stops = [stop]
     elif isinstance(stop, list) and all(isinstance(x, str) for x in stop) and len(stop) <= MAX_STOPS:
