@@ -187,3 +187,37 @@ async def test_dashboard_shows_the_thread_decision(tmp_path: Path, smollm2_path:
         text = str(app.screen.query_one("#cache-line", Static).content)
     assert last.threads_reason in ("idle", "busy")
     assert f"Threads: {last.n_threads}" in text
+
+
+def test_auto_threads_count_only_the_cpus_this_process_may_use() -> None:
+    """Under `taskset -c 0` (a container's cpuset) threads: auto took every core of the
+    machine, and two threads on one CPU decoded 27% slower than one."""
+    import os
+
+    code = ("from workstation.core.hardware import count_physical_cores\n"
+            "from tests.conftest import make_profile\n"
+            "print(count_physical_cores(), make_profile(threads='auto').resolved_threads())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parent.parent,
+                         preexec_fn=lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}))
+    assert out.stdout.split() == ["1", "1"], out.stderr
+
+
+def test_the_load_sampler_outlives_running_out_of_files() -> None:
+    """With too few open files (ulimit -n) reading /proc/stat failed in the sampler's thread,
+    which died with a traceback and never read the load again."""
+    code = """
+import os, resource, threading, time
+from workstation.core.thread_policy import TICK_S, LoadSampler
+load = LoadSampler()
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir('/proc/self/fd')) - 1, hard))
+time.sleep(TICK_S * 4)
+resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+time.sleep(TICK_S * 4)
+print(any(t.name == 'cpu-load' and t.is_alive() for t in threading.enumerate()), len(load._readings))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parent.parent)
+    alive, readings = out.stdout.split()
+    assert alive == "True" and int(readings) >= 3 and "Traceback" not in out.stderr, out.stderr

@@ -101,7 +101,10 @@ class LoadSampler:
 
     def _tick(self) -> None:
         while not self._stop.wait(TICK_S):
-            reading = self._read()
+            try:
+                reading = self._read()
+            except OSError:  # no file to read /proc with (too many open): the next tick tries again
+                continue  # (the thread died with a traceback, and the load was never read again)
             with self._lock:
                 self._readings.append(reading)
 
@@ -110,7 +113,10 @@ class LoadSampler:
         until a window of MIN_WINDOW_S has passed: the last trusted one is kept in ``recent``.
         With ``wait``, a sampler that has no trusted reading yet waits out the rest of its first
         window (at most MIN_WINDOW_S) rather than answer None."""
-        now = self._read()
+        try:
+            now = self._read()
+        except OSError:
+            return self.recent
         with self._lock:
             base = self._readings[0]
             for reading in self._readings:  # oldest first: the youngest at least WINDOW_S old
