@@ -250,6 +250,64 @@ def test_a_summary_whose_file_cannot_be_written_is_printed_not_lost(
            "printed above instead, so that it is not lost." in err, err
 
 
+@pytest.mark.parametrize(("options", "said"), [
+    ("size=64k", "the disk is full"),
+    ("size=64k,ro", "it is on a disk that takes no writes (read-only)"),
+])
+def test_a_full_or_read_only_disk_is_one_sentence(
+        tmp_path: Path, options: str, said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`size -o`, `batch -o`, `models add/pull`, `quantize -o` on a full or read-only disk said
+    "unexpected error: OSError: [Errno 28] No space left on device" (or 30, Read-only)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(disk)], capture_output=True).returncode:
+        pytest.skip("mounting a small disk needs root")
+    try:
+        if "ro" not in options:
+            with open(disk / "filler", "wb") as f, pytest.raises(OSError):
+                while True:
+                    f.write(b"x" * 65536)
+                    f.flush()
+        assert main(["size", "office-20", "-o", str(disk / "report.md")]) == 1
+        err = capsys.readouterr().err
+        assert (err.startswith(f"workstation: Cannot write {disk}/report") and err.endswith(f": {said}.\n")
+                or err.startswith("workstation: A disk this command writes to is full (No space left on device)")), err
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+def _full_for(role: str) -> None:
+    """The conversation file refuses to take a message of ``role`` as a full disk does (a
+    trigger in it: the same error at exactly that write, where a tmpfs's last bytes are not)."""
+    from workstation.core.store import DB_NAME as CONVERSATIONS
+    from workstation.core.store import ConversationStore
+
+    path = Path(os.environ["WORKSTATION_DATA"]) / CONVERSATIONS
+    ConversationStore(path).close()  # made as the app makes it
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TRIGGER IF EXISTS full")
+        db.execute(f"CREATE TRIGGER full BEFORE INSERT ON messages WHEN NEW.role = '{role}' "
+                   "BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END")
+
+
+def test_a_reply_or_summary_the_conversation_cannot_keep_is_printed_and_said(
+        tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`chat -c` streamed the reply, then said only "cannot be used (database or disk is full)";
+    `summarize -c` worked for minutes, then printed nothing at all."""
+    prof = _profile_file(tmp_path, max_tokens=8)
+    _full_for("assistant")
+    assert main(["chat", "-p", str(prof), "-c", "notes", "Say hello."]) == 1
+    out, err = capsys.readouterr()
+    assert out.strip() and "database or disk is full" in err and         err.rstrip().endswith("The reply above was not saved in the conversation; free some space, then ask again."), err
+    doc = tmp_path / "memo.txt"
+    doc.write_text("The canteen closes at two on Fridays from March.\n", encoding="utf-8")
+    _full_for("user")
+    assert main(["summarize", str(doc), "-p", str(prof), "-c", "memo", "--quiet"]) == 1
+    out, err = capsys.readouterr()
+    assert out.startswith("# Summary of memo.txt"), out
+    assert 'The summary is printed above, but it was not saved as the conversation "memo"' in err, err
+
+
 def test_ctrl_c_in_summarize_writes_a_whole_partial_summary(tmp_path: Path, smollm2_path: Path) -> None:
     prof = _profile_file(tmp_path, max_tokens=24, context=512)
     doc = tmp_path / "bees.txt"

@@ -290,3 +290,20 @@ def test_ctrl_c_stops_a_long_window_part_way(smollm2_path: Path) -> None:
             assert sum(len(r.positions) for r in rows) == 31
     finally:
         model.close()
+
+
+def test_results_the_history_cannot_take_are_printed_first(
+        tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A history that could not take the results (a full disk) ended a run with "unexpected
+    error: OperationalError: database or disk is full", and no table: minutes of measuring lost."""
+    monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
+    (tmp_path / "data" / "results.sqlite3").mkdir(parents=True)  # a file SQLite cannot open
+    profile = tmp_path / "tiny.yaml"
+    profile.write_text(f"name: tiny\nmodel: {smollm2_path}\ncontext: 256\nthreads: 1\n", encoding="utf-8")
+    text = tmp_path / "text.txt"
+    text.write_text(EASY * 4, encoding="utf-8")
+    assert main(["eval", "-p", str(profile), "--perplexity", str(text), "--ctx", "64", "--chunks", "1"]) == 1
+    out, err = capsys.readouterr()
+    assert "tiny" in out and "ppl" in out.lower(), out  # the table
+    assert err.startswith("workstation: The results were not kept in the history ") and \
+        err.endswith("They are printed above.\n"), err

@@ -7,15 +7,19 @@ never a traceback (set ``WORKSTATION_DEBUG=1`` to see one).
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import importlib.util
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from workstation.commands.parser import CommandParser
+from workstation.core.atomic import WRITE_ERRNOS, cannot_write
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import command
+from workstation.core.phrases import say
 from workstation.launch import STOPPED, interrupted
 
 # Sub-commands in the order `--help` lists them; each module has register(subparsers).
@@ -102,14 +106,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 1
-    except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks
-        if os.environ.get("WORKSTATION_DEBUG"):
-            raise
-        if interrupted(err):
-            print(STOPPED, file=sys.stderr)
-            return 130
-        print(f"workstation: unexpected error: {type(err).__name__}: {err}", file=sys.stderr)
+    except OSError as err:
+        written = err.filename2 or err.filename  # (a rename's is where it went)
+        if err.errno not in WRITE_ERRNOS or os.environ.get("WORKSTATION_DEBUG"):
+            return _unexpected(err)
+        # a full or read-only disk under any command that writes (batch -o, models add/pull,
+        # quantize -o, size -o): "unexpected error: OSError: [Errno 28]" before; a write to an
+        # open file names none
+        said = (say(cannot_write(Path(os.fsdecode(written)), err)) if written else
+                f"A disk this command writes to is {'read-only' if err.errno == errno.EROFS else 'full'} "
+                f"({err.strerror}); free some space there, or write elsewhere, then run the same command again.")
+        print(f"workstation: {said}", file=sys.stderr)
         return 1
+    except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks
+        return _unexpected(err)
+
+
+def _unexpected(err: Exception) -> int:
+    """The last line of defence against tracebacks (``WORKSTATION_DEBUG=1``: the traceback)."""
+    if os.environ.get("WORKSTATION_DEBUG"):
+        raise err
+    if interrupted(err):
+        print(STOPPED, file=sys.stderr)
+        return 130
+    print(f"workstation: unexpected error: {type(err).__name__}: {err}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

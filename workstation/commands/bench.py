@@ -21,7 +21,7 @@ from workstation.core.bench import (
 )
 from workstation.core.letters import shortened
 from workstation.core.profiles import Profile, load_profile
-from workstation.core.results import ResultRow, save_run
+from workstation.core.results import save_printed_run
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -100,13 +100,12 @@ def run(args: argparse.Namespace) -> int:
                 replays.append(result)
         finally:
             _clear_progress()
-        if not args.no_save:
-            rows: list[ResultRow] = [r for res in replays for r in res.result_rows()]
-            save_run("bench", rows, command)
         if args.json:
             print_json([r.to_dict() for r in replays])
         else:
             print(format_replay(replays))
+        if not args.no_save:
+            save_printed_run("bench", [r for res in replays for r in res.result_rows()], command)
         return 0
 
     config = BenchConfig(
@@ -120,12 +119,12 @@ def run(args: argparse.Namespace) -> int:
         results = bench_profiles(profiles, config, _progress(args))
     finally:
         _clear_progress()
-    if not args.no_save:
-        save_run("bench", [row for r in results for row in r.result_rows()], command)
     if args.json:
         print_json([rec for r in results for rec in r.records()])
     else:
         print(format_bench(results))
+    if not args.no_save:
+        save_printed_run("bench", [row for r in results for row in r.result_rows()], command)
     return 0
 
 

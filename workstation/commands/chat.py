@@ -129,9 +129,14 @@ def run(args: argparse.Namespace) -> int:
     assert final is not None
     m = final.metrics
     if conversation is not None:  # a reply stopped before its first token too, as the app keeps it
-        conversation.store.add_message(conversation.id, "assistant", final.text,
-                                       turn_record(m, profile.ref, profile.name), reasoning=final.reasoning)
-        conversation.store.close()
+        try:
+            conversation.store.add_message(conversation.id, "assistant", final.text,
+                                           turn_record(m, profile.ref, profile.name), reasoning=final.reasoning)
+        except WorkstationError as err:  # (a full disk): the reply is out, and it is said it is not kept
+            raise WorkstationError(f"{err} The reply above was not saved in the conversation; "
+                                   "free some space, then ask again.") from None
+        finally:
+            conversation.store.close()
     check = check_reply(final.text, constraints.json_schema) if constraints is not None else None
     if args.json:
         out = {"text": final.text, "reasoning": final.reasoning, "profile": profile.key, "metrics": m.to_dict()}

@@ -43,7 +43,7 @@ from workstation.core.kld import (
     reference_key,
 )
 from workstation.core.profiles import Profile, load_profile
-from workstation.core.results import ResultRow, save_run
+from workstation.core.results import ResultRow, save_printed_run
 from workstation.core.runtime import LoadedModel
 
 
@@ -340,10 +340,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         _clear_progress()
     deltas = [compare(results[0], r) for r in results]
-    if not args.no_save:
-        save_run("eval", [row for r in results for row in result_rows(r)], command_line("eval", args))
     if args.json:
         print_json([{**r.to_dict(), "vs_first": d} for r, d in zip(results, deltas, strict=True)])
+        _keep(args, results)
         return 0
     print(format_eval(results, deltas))
     if args.verbose:
@@ -356,7 +355,13 @@ def run(args: argparse.Namespace) -> int:
                       " ".join(t.reply.split())[:60]] for t in r.tasks.results],
                     set(),
                 ))
+    _keep(args, results)
     return 0
+
+
+def _keep(args: argparse.Namespace, results: list[Any]) -> None:
+    if not args.no_save:
+        save_printed_run("eval", [row for r in results for row in result_rows(r)], command_line("eval", args))
 
 
 def _model_facts(model: str) -> dict[str, Any]:

@@ -290,7 +290,7 @@ def _quantization_loss(
     )
     from workstation.core.kld import DEFAULT_WINDOW
     from workstation.core.profiles import profile_from_dict
-    from workstation.core.results import save_run
+    from workstation.core.results import save_printed_run
 
     window = args.ctx or DEFAULT_WINDOW
     profiles = [
@@ -302,8 +302,8 @@ def _quantization_loss(
         results = evaluate_profiles(profiles, plan=KLDPlan(documents, window), progress=_progress(args))
     finally:
         _clear_progress()
-    save_run("eval", [row for r in results for row in result_rows(r)], command_line("models quantize", args))
     deltas = [compare(results[0], r) for r in results]
     if not args.json:
         print(format_eval(results, deltas))
+    save_printed_run("eval", [row for r in results for row in result_rows(r)], command_line("models quantize", args))
     return [{**r.to_dict(), "vs_first": d} for r, d in zip(results, deltas, strict=True)]

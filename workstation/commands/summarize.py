@@ -181,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGINT, _on_sigint)
     results: list[SummaryResult] = []
+    not_saved: WorkstationError | None = None
     t0 = time.perf_counter()
     try:
         for doc in documents:
@@ -189,7 +190,10 @@ def run(args: argparse.Namespace) -> int:
             bar = None if args.quiet else ProgressBar(doc.name)
             results.append(summarize_document(engine, doc, profile, on_progress=bar, cancel=cancel))
         if name and results and not results[0].cancelled:
-            _save_conversation(name, profile.ref, results[0], documents[0].name, engine)
+            try:
+                _save_conversation(name, profile.ref, results[0], documents[0].name, engine)
+            except WorkstationError as err:  # (a full disk): said after the summary is out, not instead
+                not_saved = err
     except BackendUnreachable as err:
         if not err.connection_lost:  # busy, or the key's day over: said as the server said it
             raise
@@ -245,4 +249,8 @@ def run(args: argparse.Namespace) -> int:
         where = args.output if args.output else "above"
         raise TurnCancelled(f"stopped; the summary {'in ' if args.output else ''}{where} covers only the parts "
                             "finished before Ctrl-C.")
+    if not_saved is not None:  # the summary went out, the conversation did not
+        where = f"is in {args.output}" if args.output else "is printed above"
+        raise WorkstationError(f"{not_saved} The summary {where}, but it was not saved as the conversation "
+                               f'"{name}"; free some space, then run the same command again.')
     return 0

@@ -144,6 +144,9 @@ def cannot_write(path: Path, err: OSError) -> list[Phrase]:
     return [("file.cannot_write", {"path": str(path), "why": write_problem(path, err)})]
 
 
+WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)  # only ever a write's: a full or read-only disk
+
+
 def write_problem(path: Path, err: OSError) -> Phrase:
     """Why ``path`` cannot be written, in words a person can act on."""
     if isinstance(err, IsADirectoryError):  # also one not made yet (a name ending in /)
@@ -159,8 +162,10 @@ def write_problem(path: Path, err: OSError) -> Phrase:
         return ("file.no_folder", {"folder": str(path.parent)})
     if isinstance(err, PermissionError):
         return ("file.no_permission", {"folder": str(path.parent)})
-    if err.errno == errno.ENOSPC:
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
         return ("file.disk_full", {})
+    if err.errno == errno.EROFS:
+        return ("file.read_only", {})
     if isinstance(err, IsADirectoryError) or path.is_dir():
         return ("file.is_a_folder", {})
     return ("file.os_says", {"reason": err.strerror or str(err)})

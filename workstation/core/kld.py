@@ -57,6 +57,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from workstation.core.atomic import cannot_write
 from workstation.core.catalog import read_model_info, vocabulary_difference
 from workstation.core.disk_budget import budget_from_env, evict_least_recent
 from workstation.core.evaluate import (
@@ -67,6 +68,7 @@ from workstation.core.evaluate import (
     scored_logits,
 )
 from workstation.core.paths import data_dir
+from workstation.core.phrases import say
 from workstation.core.results import HistoryEntry
 from workstation.core.runtime import LoadedModel
 
@@ -358,6 +360,9 @@ def build_reference(
             }
             _finish(f, meta)
         os.replace(tmp, dest)
+    except OSError as err:  # (a full disk: "unexpected error: OSError: [Errno 28]")
+        raise EvalInputError(f"{say(cannot_write(dest, err))} The KL divergence keeps the reference model's "
+                             "figures there while it compares; free some space there, then run it again.") from None
     finally:
         tmp.unlink(missing_ok=True)
     # the folder keeps to its budget: older references go, the one just made stays

@@ -86,6 +86,7 @@ ENGLISH: dict[str, str] = {
     "file.no_new_files": "the folder {folder} does not take new files",
     "file.no_permission": "there is no permission to write in {folder}",
     "file.disk_full": "the disk is full",
+    "file.read_only": "it is on a disk that takes no writes (read-only)",
     "file.is_a_folder": "that is a folder; give a file name",
     "file.is_input": "it is one of the files read, and would be replaced; give another file name",
     "file.os_says": "{reason}",

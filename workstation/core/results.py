@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from workstation.core.errors import WorkstationError
 from workstation.core.paths import data_dir
 
 DB_NAME = "results.sqlite3"
@@ -162,7 +163,26 @@ class HistoryEntry:
 
 
 def save_run(kind: str, rows: list[ResultRow], command: str = "", path: Path | None = None) -> str:
-    """Store one command's results; returns the run id."""
+    """Store one command's results; returns the run id. A history that cannot take them (a
+    full disk) is a WorkstationError: the commands print their results first, then save."""
+    try:
+        return _save_run(kind, rows, command, path)
+    except (sqlite3.Error, OSError) as err:
+        raise WorkstationError(f"The results were not kept in the history {path or db_path()} "
+                               f"({getattr(err, 'strerror', None) or err}).") from None
+
+
+def save_printed_run(kind: str, rows: list[ResultRow], command: str) -> None:
+    """``save_run`` for results already printed (bench, eval, quantize --kld): saved after the
+    table, so that a history that cannot take them (a full disk) no longer loses a run's
+    minutes of measuring with "unexpected error: OperationalError"."""
+    try:
+        save_run(kind, rows, command)
+    except WorkstationError as err:
+        raise WorkstationError(f"{err} They are printed above.") from None
+
+
+def _save_run(kind: str, rows: list[ResultRow], command: str, path: Path | None) -> str:
     run_id = uuid.uuid4().hex
     created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     conn = _connect(path)
