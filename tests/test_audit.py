@@ -148,3 +148,34 @@ def test_audit_verify_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["audit", "verify", "--dir", str(tmp_path), "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["ok"] is False and data["lines"] == 4
+
+
+def test_a_line_the_disk_had_no_room_for_leaves_no_stub(tmp_path: Path) -> None:
+    """A full disk wrote part of a line; the next lines went on after it, and `audit verify`
+    called the trail tampered with ("line 12 is not an audit line"). The file-size limit cuts a
+    write short as a full disk does."""
+    import subprocess
+    import sys
+
+    code = f"""
+import resource, signal
+from pathlib import Path
+from workstation.core.audit import AuditError, AuditTrail, CURRENT
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+trail = AuditTrail(Path({str(tmp_path)!r}))
+trail.append([{{"who": "alice", "n": 1}}])
+size = (Path({str(tmp_path)!r}) / CURRENT).stat().st_size
+resource.setrlimit(resource.RLIMIT_FSIZE, (size + 20, resource.RLIM_INFINITY))
+try:
+    trail.append([{{"who": "bob", "text": "x" * 200}}])
+    print("written")
+except AuditError:
+    print("refused", (Path({str(tmp_path)!r}) / CURRENT).stat().st_size == size)
+resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+trail.append([{{"who": "carol", "n": 3}}])
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         cwd=Path(__file__).resolve().parent.parent)
+    assert out.stdout.split() == ["refused", "True"], out.stdout + out.stderr
+    report = verify(tmp_path)
+    assert report.ok and report.lines == 2, report.problems

@@ -291,3 +291,34 @@ def test_a_key_without_its_own_cap_gets_the_servers(tmp_path: Path) -> None:
         accounts.authenticate({})
     assert caught.value.status == 401
     accounts.close()
+
+
+def test_a_disk_that_takes_no_writes_is_said_once_for_each_file(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """With the disk full, the usage file's problem and the audit trail's were said in turn,
+    two warnings a request: one memory held the last problem of both."""
+    import logging
+
+    from workstation.core.audit import LOCK, AuditTrail
+    from workstation.core.server.accounts import Accounts, Caller
+    from workstation.core.usage import UsageLog
+
+    trail = tmp_path / "audit"
+    trail.mkdir()
+    (trail / LOCK).mkdir()  # the trail cannot be written: its lock is a folder
+    usage = UsageLog(tmp_path / "usage.sqlite3")
+    accounts = Accounts("office", usage=usage, audit=AuditTrail(trail))
+    usage._db.close()  # nor the usage file
+    caplog.set_level(logging.WARNING, logger="uvicorn.error")
+    try:
+        for _ in range(3):
+            accounts.finish(accounts.begin(Caller("alice", "127.0.0.1"), "chat"), 200)
+            accounts.flush()
+        said = [r.getMessage() for r in caplog.records]
+        assert len(said) == 2 and any("the audit trail" in m for m in said) and any("usage" in m for m in said), said
+        (trail / LOCK).rmdir()  # room again: said once more, that it is written again
+        accounts.finish(accounts.begin(Caller("alice", "127.0.0.1"), "chat"), 200)
+        accounts.flush()
+        assert [r.getMessage() for r in caplog.records][2:] == ["workstation: the audit trail is written again"]
+    finally:
+        accounts.close()

@@ -132,10 +132,19 @@ class AuditTrail:
                         os.fsync(f.fileno())
                         self._rotate(path)
                         size = 0
-                with open(path, "ab") as f:
-                    f.write(data)
-                    f.flush()
-                    self._known_size = size + len(data)
+                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view):]
+                except OSError:
+                    # a full disk wrote part of a line: cut back to the whole lines, or `audit verify`
+                    # took that stub for a changed line and the trail for tampered with
+                    os.ftruncate(fd, size)
+                    raise
+                finally:
+                    os.close(fd)
+                self._known_size = size + len(data)
                 self._head = (seq, prev)
         except OSError as err:
             raise AuditError(f"The audit trail in {self.directory} cannot be written ({err.strerror or err}).") from None

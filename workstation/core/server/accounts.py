@@ -100,7 +100,7 @@ class Accounts:
         self._pending: queue.Queue[tuple[UsageRecord, dict[str, Any]] | None] = queue.Queue()
         self._writer: threading.Thread | None = None
         self.write_errors = 0
-        self.last_write_error = ""
+        self.write_problems: dict[str, str] = {}  # what could not be written: the problem said of it
         self._protected = False
         if usage is not None or audit is not None:
             self._writer = threading.Thread(target=self._write_loop, name="workstation-accounts", daemon=True)
@@ -328,9 +328,14 @@ class Accounts:
         except Exception as err:  # noqa: BLE001 - one failed write must not stop the others
             self.write_errors += 1
             message = f"workstation: could not write {what}: {err}"
-            if message != self.last_write_error:  # once per distinct problem, not per request
+            # once per distinct problem of each part, not per request (one memory for all of
+            # them said the usage file's and the audit trail's full disk in turn, twice a request)
+            if self.write_problems.get(what) != message:
                 log.warning(message)
-            self.last_write_error = message
+            self.write_problems[what] = message
+        else:
+            if self.write_problems.pop(what, None) is not None:
+                log.warning(f"workstation: {what} is written again")
 
     def flush(self) -> None:
         """Wait until every finished request is written."""
