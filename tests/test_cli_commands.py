@@ -264,16 +264,42 @@ def test_a_full_or_read_only_disk_is_one_sentence(
         pytest.skip("mounting a small disk needs root")
     try:
         if "ro" not in options:
-            with open(disk / "filler", "wb") as f, pytest.raises(OSError):
+            with open(disk / "filler", "wb", buffering=0) as f, pytest.raises(OSError):
                 while True:
                     f.write(b"x" * 65536)
-                    f.flush()
         assert main(["size", "office-20", "-o", str(disk / "report.md")]) == 1
         err = capsys.readouterr().err
         assert (err.startswith(f"workstation: Cannot write {disk}/report") and err.endswith(f": {said}.\n")
                 or err.startswith("workstation: A disk this command writes to is full (No space left on device)")), err
     finally:
-        subprocess.run(["umount", str(disk)], check=True)
+        subprocess.run(["umount", "--lazy", str(disk)], check=True)  # (a store left open: busy)
+
+
+def test_a_database_on_a_full_or_read_only_disk_says_which(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """SQLite says "disk I/O error" on a full disk (no room for the -wal and -shm files) and
+    "unable to open database file" in a read-only folder: `conversations`, `keys list` and
+    `chat -c` said only that."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)], capture_output=True).returncode:
+        pytest.skip("mounting a small disk needs root")
+    monkeypatch.setenv("WORKSTATION_DATA", str(disk))
+    try:
+        made = subprocess.run([sys.executable, "-m", "workstation.cli", "conversations"], cwd=ROOT, timeout=120,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True)
+        assert made.returncode == 0 and (disk / "conversations.sqlite3").exists()  # made while there was room
+        with open(disk / "filler", "wb", buffering=0) as f, pytest.raises(OSError):
+            while True:
+                f.write(b"x" * 4096)
+        capsys.readouterr()
+        assert main(["conversations"]) == 1
+        assert "cannot be opened (disk I/O error: the disk holding it is full)." in capsys.readouterr().err
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        assert main(["chat", "-c", "notes", "Hello"]) == 1  # (listing reads: that works, read-only)
+        assert f"its folder {disk} cannot be written (read-only))." in capsys.readouterr().err
+    finally:
+        subprocess.run(["umount", "--lazy", str(disk)], check=True)  # (a store left open: busy)
 
 
 def _full_for(role: str) -> None:

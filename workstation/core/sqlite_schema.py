@@ -7,6 +7,8 @@ migrated the same way: one transaction per step with the version bump inside it.
 
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -68,6 +70,25 @@ def _statements(script: str) -> list[str]:
     return out
 
 
+FULL_BELOW = 1024 * 1024  # free bytes under which a disk counts as full (SQLite's journal pages)
+
+
+def sqlite_reason(err: BaseException, path: Path) -> str:
+    """SQLite's words for a failure of the file ``path``, with what a person can act on where
+    they say nothing of it: a full disk gives "disk I/O error" (no room for the -wal and -shm
+    files beside it) and a read-only folder "unable to open database file"."""
+    text = str(err)
+    folder = path.parent
+    if folder.is_dir() and not os.access(folder, os.W_OK):  # (a read-only disk counts no room free too)
+        return f"{text}: its folder {folder} cannot be written (read-only)"
+    try:
+        if shutil.disk_usage(folder).free < FULL_BELOW:
+            return f"{text}: the disk holding it is full"
+    except OSError:
+        pass
+    return text
+
+
 def open_database(
     path: Path, migrations: Sequence[str], what: str, *, check_same_thread: bool = True
 ) -> sqlite3.Connection:
@@ -77,14 +98,14 @@ def open_database(
         path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(path, check_same_thread=check_same_thread)
     except (OSError, sqlite3.Error) as err:
-        raise SchemaError(f"{what} cannot be opened ({err}).") from None
+        raise SchemaError(f"{what} cannot be opened ({sqlite_reason(err, path)}).") from None
     try:
         db.execute("PRAGMA foreign_keys = ON")
         db.execute("PRAGMA journal_mode = WAL")
         migrate(db, migrations, what)
     except sqlite3.Error as err:
         db.close()
-        raise SchemaError(f"{what} cannot be opened ({err}).") from None
+        raise SchemaError(f"{what} cannot be opened ({sqlite_reason(err, path)}).") from None
     except BaseException:
         db.close()
         raise

@@ -25,7 +25,7 @@ from workstation.core.letters import fold, shortened
 from workstation.core.metrics import figures_line
 from workstation.core.paths import data_dir
 from workstation.core.phrases import ENGLISH, Lookup, say
-from workstation.core.sqlite_schema import SchemaError, open_database, schema_version
+from workstation.core.sqlite_schema import SchemaError, open_database, schema_version, sqlite_reason
 
 DB_NAME = "conversations.sqlite3"
 T = TypeVar("T")
@@ -216,7 +216,8 @@ def _plainly(method: Callable[..., R]) -> Callable[..., R]:
         try:
             return method(self, *args, **kwargs)
         except sqlite3.Error as err:
-            raise StoreError(f"The conversation database {self.path} cannot be used ({err}).") from None
+            raise StoreError(f"The conversation database {self.path} cannot be used "
+                             f"({sqlite_reason(err, Path(self.path))}).") from None
 
     return run
 
