@@ -292,6 +292,29 @@ def test_the_budget_evicts_the_least_recently_used(tmp_path: Path) -> None:
     assert store.best(StateKey("other.gguf:1:1", "f16", "f16", 1024), [7, 8, 9, 10, 11], 2) is None
 
 
+def test_the_cache_leaves_its_disk_room_for_everything_else(tmp_path: Path) -> None:
+    """The 2 GiB budget held whatever the free space: on a small disk five `chat -c` filled it
+    to its last megabyte, every later save failed, and the conversations' file could not be
+    written. The oldest states now go first, and a tenth of a small disk stays free."""
+    import shutil
+    import subprocess
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], capture_output=True).returncode:
+        pytest.skip("mounting a small disk needs root")
+    try:
+        store = KvStateStore(disk / "kv", budget=2**31)
+        key = StateKey("m.gguf:1:1", "f16", "f16", 1024)
+        kept = [store.save(key, [n, n + 1], bytes([n]) * 600_000) for n in range(1, 20, 2)]  # 6 MB in all
+        assert kept[-1].exists() and not kept[0].exists()  # the newest kept, the oldest gone
+        assert shutil.disk_usage(disk).free >= 4 * 2**20 // 10 - 4096
+        with pytest.raises(OSError, match="no room for a saved state of 4.8 MiB"):
+            store.save(key, [99], b"x" * 5_000_000)  # larger than the whole disk may hold
+    finally:
+        subprocess.run(["umount", "--lazy", str(disk)], check=True)
+
+
 def test_chat_c_continues_a_conversation_across_two_processes(smollm2_path: Path, tmp_path: Path) -> None:
     prof = tmp_path / "p.yaml"
     data = _profile().to_dict()

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import hashlib
 import json
 import logging
 import os
+import shutil
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -103,6 +105,13 @@ def tagged_conversation(tag: str | None) -> tuple[Path, int, float] | None:
 
 def default_folder() -> Path:
     return data_dir() / "kv-cache"
+
+
+KEEP_FREE_BYTES = 2**30  # what the cache leaves free on its disk, at most 10% of a small one
+
+
+def keep_free(disk_bytes: int) -> int:
+    return min(KEEP_FREE_BYTES, disk_bytes // 10)
 
 
 def budget_bytes() -> int:
@@ -213,9 +222,17 @@ class KvStateStore:
         return self.folder / f"{key.digest}-{tokens_digest(tokens)[:24]}.kv"
 
     def save(self, key: StateKey, tokens: list[int], state: StateBytes, tag: str | None = None) -> Path:
+        """Write a state; OSError (ENOSPC) where, older states evicted, its disk still has no
+        room for it beside what the cache leaves free for everything else (``keep_free``)."""
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self._path(key, tokens)
-        write_bytes_atomic(path, encode_state(key, tokens, state, tag), private=True)
+        data = encode_state(key, tokens, state, tag)
+        room = self.room()
+        evict_least_recent(self.folder, "*.kv", max(0, room - len(data)))  # first: the room it needs
+        if len(data) > room:
+            raise OSError(errno.ENOSPC, f"no room for a saved state of {len(data) / 2**20:.1f} MiB: the disk "
+                                        f"holding {self.folder} is (nearly) full", str(path))
+        write_bytes_atomic(path, data, private=True)
         for older in self.entries(key):  # an earlier turn of the same conversation: superseded
             if older.path != path and tokens[: len(older.tokens)] == older.tokens:
                 older.path.unlink(missing_ok=True)
@@ -300,9 +317,24 @@ class KvStateStore:
             os.utime(entry.path)  # recently used: evicted last
         return data
 
+    def room(self) -> int:
+        """Bytes the cache may hold now: its budget, but no more than leaves its disk
+        ``keep_free`` bytes free. The 2 GiB budget whatever the free space filled a small disk
+        to its last megabyte, and then the conversations' file could not be written."""
+        cached = 0
+        for path in self.folder.glob("*.kv"):
+            with contextlib.suppress(OSError):  # (evicted meanwhile by another process)
+                cached += path.stat().st_size
+        try:
+            usage = shutil.disk_usage(self.folder)
+        except OSError:
+            return self.budget
+        return max(0, min(self.budget, cached + usage.free - keep_free(usage.total)))
+
     def evict(self) -> list[Path]:
-        """Remove the least recently used files until the folder fits the budget."""
-        return evict_least_recent(self.folder, "*.kv", self.budget)
+        """Remove the least recently used files until the folder fits the budget (and its disk
+        keeps its room)."""
+        return evict_least_recent(self.folder, "*.kv", self.room())
 
     def clear(self) -> int:
         n = 0
