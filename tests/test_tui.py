@@ -562,6 +562,27 @@ async def test_a_full_disk_mid_session_moves_the_session_to_memory(profiles: Pat
     kept.close()
 
 
+async def test_a_conversation_file_deleted_while_the_app_runs_is_made_again(profiles: Path) -> None:
+    """`rm conversations.sqlite3` while the app ran: it went on writing into the deleted file,
+    and the whole session was gone at the end without a word."""
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await _send(pilot, app, "Hello!")
+        await until(pilot, lambda: not app.generating)
+        conv_id, path = app.conversation_id, app.store.path
+        for name in (path.name, path.name + "-wal", path.name + "-shm"):
+            (path.parent / name).unlink(missing_ok=True)
+        await until(pilot, lambda: any("was deleted while the app ran" in str(n.message) for n in app._notifications))
+        await _send(pilot, app, "And then?")
+        await until(pilot, lambda: not app.generating)
+        assert path.exists() and app.conversation_id == conv_id
+    kept = ConversationStore(path)  # what the next start reads
+    assert [m.content for m in kept.messages(conv_id)][::2] == ["Hello!", "And then?"]
+    kept.close()
+
+
 async def test_a_narrow_terminal_puts_the_list_away_until_ctrl_b(profiles: Path) -> None:
     """At 40 columns the list kept 22 of them and the chat had 17."""
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")

@@ -473,11 +473,11 @@ class ConversationStore:
         with self._db:
             self._db.execute("INSERT INTO conversations(id, title, profile, created, updated) VALUES (?, ?, ?, ?, ?)",
                              (conv.id, conv.title, conv.profile, conv.created, conv.updated))
-            self._db.executemany(
-                "INSERT INTO messages(conversation_id, role, content, metrics, created, reasoning, shown) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(conv.id, m.role, m.content, json.dumps(m.metrics) if m.metrics else None, m.created, m.reasoning,
-                  m.shown) for m in conv.messages])
+            self._db.executemany(  # the messages' numbers too: a reply being kept as it streams is one
+                "INSERT INTO messages(id, conversation_id, role, content, metrics, created, reasoning, shown) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(m.id, conv.id, m.role, m.content, json.dumps(m.metrics) if m.metrics else None, m.created,
+                  m.reasoning, m.shown) for m in conv.messages])
 
     def update_message(self, message_id: int, content: str, metrics: dict[str, Any] | None = None,
                        reasoning: str = "") -> bool:

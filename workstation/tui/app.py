@@ -212,6 +212,7 @@ class WorkstationApp(App[None]):
         self._partial: int | None = None  # the row the streaming reply is kept in so far
         self._partial_at = 0.0
         self._seen_version = 0  # the store's data_version when other writers were last looked for
+        self._store_file: tuple[int, int] | None = None  # the conversation file's (device, inode)
         self._asked = ""  # the user's message of the turn under way
         self.history = MetricsHistory(60)
         self.cpu_history: deque[float] = deque(maxlen=60)
@@ -267,6 +268,7 @@ class WorkstationApp(App[None]):
         """The chat screen is up: show the conversation open when the app was left (else the
         newest) and start loading the model."""
         self._seen_version = self._store_version()  # before it is read: what is written after shows
+        self._store_file = self._file_of_store()
         self.set_interval(OUTSIDE_CHANGES_EVERY_S, self._follow_outside_changes)
         if not self.store.in_memory:
             self._forget_deleted_cells(self.store.path)
@@ -299,10 +301,54 @@ class WorkstationApp(App[None]):
         except WorkstationError:
             return self._seen_version
 
+    def _file_of_store(self) -> tuple[int, int] | None:
+        """The conversation file's (device, inode); None when it is not there (or in memory)."""
+        if self.store.in_memory:
+            return None
+        try:
+            st = os.stat(self.store.path)
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino
+
+    def _store_file_gone(self) -> None:
+        """The conversation file was deleted (or moved away) while the app ran: what it went on
+        writing went into the deleted file, and was gone at the end without a word. A new file
+        is made there, the open conversation carried into it, and that is said."""
+        old = self.store
+        try:
+            conv = old.get(self.conversation_id) if self.conversation_id is not None else None
+            fresh = ConversationStore(old.path)
+            if conv is not None:
+                fresh.adopt(conv)
+        except WorkstationError as err:  # (the folder gone too, a full disk): memory, and said
+            self._keep_in_memory(StoreError(str(err)))
+            return
+        self.store = fresh
+        with contextlib.suppress(Exception):
+            old.close()
+        self._store_file = self._file_of_store()
+        self._seen_version = self._store_version()
+        self.notify(self.texts("store.file_gone", path=str(old.path)), severity="warning", timeout=20)
+
     async def _follow_outside_changes(self) -> None:
         """What another window or the command line wrote in the same data folder, shown here:
         the list never showed conversations made, renamed or deleted elsewhere, and the open
         one never showed the turns `chat -c` added to it (though the model read them)."""
+        if not self.store.in_memory and not self.generating and self._file_of_store() != self._store_file:
+            if not Path(self.store.path).exists():
+                self._store_file_gone()
+                await self.refresh_sidebar()
+                return
+            try:  # replaced (a backup put back): that file from now on, as the next start reads it
+                fresh = ConversationStore(self.store.path)
+            except WorkstationError:
+                pass
+            else:
+                old, self.store = self.store, fresh
+                with contextlib.suppress(Exception):
+                    old.close()
+                self._store_file, self._seen_version = self._file_of_store(), -1
         version = self._store_version()
         if version == self._seen_version or self.generating or self.screen is not self.chat_screen:
             return
