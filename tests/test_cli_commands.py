@@ -124,6 +124,26 @@ def test_chat_says_what_profiles_check_notes_once_it_loads(
     assert f"Note: context is {trained + 256:,} tokens but " in err and f"was trained for {trained:,}" in err, err
 
 
+def test_a_memory_limit_is_planned_for_and_named_when_it_bites(tmp_path: Path, smollm2_path: Path) -> None:
+    """Under `ulimit -v` (a container's memory limit) `fit` read the machine's free memory and
+    said a 32K context runs; loading it then said only "failed to allocate buffer for kv cache"."""
+    import resource
+
+    prof = _profile_file(tmp_path, max_tokens=2, context=32768)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "workstation.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=120,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (600 * 2**20, resource.RLIM_INFINITY)))
+
+    planned = run("fit", "-p", str(prof), "--json")
+    assert json.loads(planned.stdout)["fits"] is False, planned.stdout + planned.stderr
+    loaded = run("chat", "-p", str(prof), "Hi")
+    assert loaded.returncode == 1 and "There was not enough memory for it (this PC's, or the limit this program " \
+        "runs under)" in loaded.stderr, loaded.stderr
+
+
 def test_ctrl_c_in_chat_keeps_what_arrived(tmp_path: Path, smollm2_path: Path) -> None:
     prof = _profile_file(tmp_path, max_tokens=1500, context=2048)
     code, out, err = _run_until(

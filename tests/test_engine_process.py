@@ -96,3 +96,20 @@ def test_the_engines_process_outlives_a_hang_up_and_leaves_quietly_when_the_app_
     # the engine's process shares the stderr pipe: run() returns once it, too, has left
     assert done_run.stdout.strip().isdigit(), done_run.stderr
     assert "Traceback" not in done_run.stderr and "BrokenPipe" not in done_run.stderr, done_run.stderr
+
+
+def test_an_engine_killed_by_the_system_is_said_so(smollm2_path: Path) -> None:
+    """Killed (the system does that when memory runs out) the app said only "exit code -9"."""
+    import os
+    import signal
+
+    import pytest
+
+    from workstation.core.errors import EngineError
+
+    with EngineProcess(make_profile(sampling={"max_tokens": 4})) as proc:
+        os.kill(proc._proc.pid, signal.SIGKILL)
+        proc._proc.join(timeout=30)
+        with pytest.raises(EngineError, match=r"exit code -9\) \(it was killed: most often the system does that "
+                                              r"when memory runs out\); load the profile again"):
+            list(proc.stream_chat([{"role": "user", "content": "Hi"}]))

@@ -216,12 +216,24 @@ class EngineProcess:
         try:
             return self._conn.recv()
         except (EOFError, OSError):
-            self._proc.join(timeout=1)
-            code = self._proc.exitcode
-            self._kill()
-            raise EngineError(
-                f"The engine process stopped unexpectedly (exit code {code}); load the profile again."
-            ) from None
+            raise self._stopped() from None
+
+    def _post(self, msg: tuple[Any, ...]) -> None:
+        """``msg`` to the engine; one that died while idle said so (a turn sent then ended in
+        "BrokenPipeError: [Errno 32] Broken pipe")."""
+        try:
+            self._conn.send(msg)
+        except OSError:
+            raise self._stopped() from None
+
+    def _stopped(self) -> EngineError:
+        self._proc.join(timeout=1)
+        code = self._proc.exitcode
+        self._kill()
+        # -9: killed, most often by the system when memory ran out ("exit code -9" said nothing)
+        killed = " (it was killed: most often the system does that when memory runs out)" if code == -9 else ""
+        return EngineError(f"The engine process stopped unexpectedly (exit code {code}){killed}; "
+                           "load the profile again.")
 
     def _kill(self) -> None:
         if self._proc.is_alive():
@@ -243,7 +255,7 @@ class EngineProcess:
 
     def _request(self, *msg: Any) -> Any:
         with self._lock:
-            self._conn.send(msg)
+            self._post(msg)
             reply = self._recv()
         if reply[0] == "error":
             raise _failed(reply)
@@ -269,7 +281,7 @@ class EngineProcess:
         results: dict[int, TurnFinished] = {}
         failure: BaseException | None = None
         with self._lock:  # the child clears the cancel flag when its turns start
-            self._conn.send(("many", list(conversations), dataclasses.asdict(sampling) if sampling else None, tag))
+            self._post(("many", list(conversations), dataclasses.asdict(sampling) if sampling else None, tag))
             while True:  # read to the end even if a callback fails: the pipe stays in step
                 reply = self._recv()
                 if reply[0] == "item":
@@ -294,7 +306,7 @@ class EngineProcess:
     def _stream(self, *msg: Any) -> Iterator[TurnEvent]:
         with self._lock:
             self._cancel.clear()
-            self._conn.send(msg)
+            self._post(msg)
             while True:
                 reply = self._recv()
                 kind = reply[0]

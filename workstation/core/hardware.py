@@ -9,6 +9,7 @@ the command line too, so ``workstation fit`` can answer "what if I had this card
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
@@ -296,6 +297,27 @@ class MemoryInfo:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def memory_left_under_limits() -> int | None:
+    """Bytes this process may still take under the limits it runs under, None without one:
+    ``ulimit -v`` (RLIMIT_AS, less what it maps now) and a container's cgroup v2 ``memory.max``
+    (less what the group uses). The plan read the machine's free memory alone: under a 2 GB
+    limit ``fit`` said a 128K context runs, and loading it failed with llama.cpp's words."""
+    import resource
+
+    left = []
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        with contextlib.suppress(psutil.Error):
+            left.append(max(0, soft - psutil.Process().memory_info().vms))
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if limit != "max":
+            left.append(max(0, int(limit) - int(Path("/sys/fs/cgroup/memory.current").read_text())))
+    except (OSError, ValueError):
+        pass
+    return min(left) if left else None
 
 
 def memory_info() -> MemoryInfo:

@@ -267,8 +267,14 @@ def plan(
 
     gpus = list(gpus or [])
     if ram_available is None or ram_total is None:
+        from workstation.core.hardware import memory_left_under_limits
+
         vm = psutil.virtual_memory()
-        ram_available = vm.available if ram_available is None else ram_available
+        if ram_available is None:
+            ram_available = vm.available
+            limit = memory_left_under_limits()  # the reserve is for other programs: not within a limit
+            if limit is not None:
+                ram_available = min(ram_available, limit + RAM_RESERVE_BYTES)
         ram_total = vm.total if ram_total is None else ram_total
     n_layer = info.n_layer
     total_layers = offloadable_layers(n_layer)

@@ -206,6 +206,7 @@ class LoadedModel:
             why = last_log_error()
             raise ModelFileError(
                 f"llama.cpp could not load {path.name}" + (f": {why}." if why else ".")
+                + (OUT_OF_MEMORY if _short_of_memory(why) else "")
             ) from None
         self.vocab = self.model.vocab
         self.n_vocab = llama_cpp.llama_vocab_n_tokens(self.vocab)
@@ -250,7 +251,7 @@ class LoadedModel:
             self.model.close()
             raise EngineError(
                 "llama.cpp could not create a context with these settings"
-                + (f": {why}." if why else ".")
+                + (f": {why}." if why else ".") + (OUT_OF_MEMORY if _short_of_memory(why) else "")
             )
         self.ctx = ctx
         self.mem = llama_cpp.llama_get_memory(ctx)
@@ -420,6 +421,18 @@ def _record_load(model: LoadedModel) -> None:
         with _log_lock:
             LLAMA_LOG.append(f"workstation: the load was not recorded in the history ({err})\n")
             _log_count[0] += 1
+
+
+# what llama.cpp (and the C++ runtime under it) say when memory ran out: under a limit (ulimit
+# -v, a container's), or with other programs holding it, "failed to allocate buffer for kv
+# cache" or "std::bad_alloc" were all a person read, never that memory was the matter
+_MEMORY_WORDS = ("alloc", "out of memory", "cannot allocate", "mmap failed")
+OUT_OF_MEMORY = (" There was not enough memory for it (this PC's, or the limit this program runs under): "
+                 "close other programs, or use a smaller context, q8_0 K/V or a smaller model.")
+
+
+def _short_of_memory(why: str | None) -> bool:
+    return bool(why) and any(w in why.lower() for w in _MEMORY_WORDS)  # type: ignore[union-attr]
 
 
 class DecodeAborted(Exception):
