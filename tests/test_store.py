@@ -312,3 +312,18 @@ def test_a_title_made_from_a_long_message_ends_at_a_word() -> None:
     assert title_from_message(message) == "Write a long story about a cat who works in an"
     assert title_from_message("Short\nquestion?") == "Short question?"
     assert title_from_message("x" * 60) == "x" * 48  # one long word: cut where it must be
+
+
+def test_a_draft_that_cannot_be_saved_is_said_in_the_apps_language(tmp_path: Path) -> None:
+    """The Turkish app said "The draft could not be saved …" in English."""
+
+    from workstation.tui.i18n import Texts
+
+    store = ConversationStore(tmp_path / "c.sqlite3")
+    with sqlite3.connect(tmp_path / "c.sqlite3") as db:  # the file refuses it as a full disk does
+        db.execute("CREATE TRIGGER full BEFORE INSERT ON drafts BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END")
+    with pytest.raises(StoreError) as caught:
+        store.save_draft(None, "half a thought")
+    said = Texts("tr").error(caught.value)
+    assert said.startswith(f"Taslak {tmp_path / 'c.sqlite3'} dosyasına kaydedilemedi (") and "disk is full" in said
+    store.close()

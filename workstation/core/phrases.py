@@ -81,6 +81,7 @@ ENGLISH: dict[str, str] = {
     "data.unusable": "The data folder {path}, where conversations and measurements are kept, cannot be used: {why}; "
                      "set WORKSTATION_DATA to a folder you can write in.",
     "file.cannot_write": "Cannot write {path}: {why}.",
+    "store.draft_not_saved": "The draft could not be saved in {path} ({reason}).",
     "file.not_a_folder": "{folder} is a file, not a folder",
     "file.no_folder": "the folder {folder} does not exist",
     "file.no_new_files": "the folder {folder} does not take new files",

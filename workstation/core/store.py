@@ -381,7 +381,8 @@ class ConversationStore:
                          time.time(), key, key),
                     )
         except sqlite3.Error as err:
-            raise StoreError(f"The draft could not be saved in {self.path} ({err}).") from None
+            raise StoreError(said=[("store.draft_not_saved", {"path": str(self.path),  # (said in English in Turkish)
+                                                              "reason": sqlite_reason(err, Path(self.path))})]) from None
 
     def remember(self, key: str, value: str) -> None:
         """Keep ``value`` under ``key`` for the next start (the open conversation, the folder
