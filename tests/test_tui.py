@@ -565,7 +565,6 @@ async def test_a_full_disk_mid_session_moves_the_session_to_memory(profiles: Pat
 async def test_a_conversation_file_deleted_while_the_app_runs_is_made_again(profiles: Path) -> None:
     """`rm conversations.sqlite3` while the app ran: it went on writing into the deleted file,
     and the whole session was gone at the end without a word."""
-
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
