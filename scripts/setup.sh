@@ -73,6 +73,18 @@ if [ ! -f "$depstamp" ] && { [ "$DEV" = 1 ] || [ ! -f "$depstamp[dev]" ]; }; the
   # compat: a plain path in a .pth, not setuptools' import-hook finder, which imported
   # pathlib & co. at every start (12 ms, during which Ctrl-C printed Python's traceback)
   pip_quiet "$VPY" -m pip install -q -e ".$extra" --config-settings editable_mode=compat >&2
+  # the command itself: pip's script imports the package before anything can catch a Ctrl-C,
+  # so one pressed just after Enter printed Python's traceback (workstation/launch.py)
+  cat > .venv/bin/workstation <<LAUNCHER
+#!$VPY
+import sys
+try:
+    from workstation.launch import main
+except KeyboardInterrupt:
+    sys.stderr.write("workstation: stopped.\\n")
+    sys.exit(130)
+sys.exit(main())
+LAUNCHER
   touch "$depstamp"
 fi
 
