@@ -75,15 +75,17 @@ if [ ! -f "$depstamp" ] && { [ "$DEV" = 1 ] || [ ! -f "$depstamp[dev]" ]; }; the
   pip_quiet "$VPY" -m pip install -q -e ".$extra" --config-settings editable_mode=compat >&2
   # the command itself: pip's script imports the package before anything can catch a Ctrl-C,
   # so one pressed just after Enter printed Python's traceback (workstation/launch.py)
+  # (the __main__ guard: a process the command spawns, a document's reader, imports this file)
   cat > .venv/bin/workstation <<LAUNCHER
 #!$VPY
 import sys
-try:
-    from workstation.launch import main
-except KeyboardInterrupt:
-    sys.stderr.write("workstation: stopped.\\n")
-    sys.exit(130)
-sys.exit(main())
+if __name__ == "__main__":
+    try:
+        from workstation.launch import main
+    except KeyboardInterrupt:
+        sys.stderr.write("workstation: stopped.\\n")
+        sys.exit(130)
+    sys.exit(main())
 LAUNCHER
   touch "$depstamp"
 fi

@@ -345,7 +345,10 @@ def test_a_reply_or_summary_the_conversation_cannot_keep_is_printed_and_said(
     _full_for("assistant")
     assert main(["chat", "-p", str(prof), "-c", "notes", "Say hello."]) == 1
     out, err = capsys.readouterr()
-    assert out.strip() and "database or disk is full" in err and         err.rstrip().endswith("The reply above was not saved in the conversation; free some space, then ask again."), err
+    assert main(["chat", "-p", str(prof), "-c", "notes", "--json", "Say hello."]) == 1  # its JSON too
+    out_json, err_json = capsys.readouterr()
+    assert json.loads(out_json)["text"] and "The reply above was not saved" in err_json, out_json + err_json
+    assert out.strip() and "database or disk is full" in err and err.rstrip().endswith("The reply above was not saved in the conversation; free some space, then ask again."), err
     doc = tmp_path / "memo.txt"
     doc.write_text("The canteen closes at two on Fridays from March.\n", encoding="utf-8")
     _full_for("user")

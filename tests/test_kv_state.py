@@ -311,6 +311,7 @@ def test_the_cache_leaves_its_disk_room_for_everything_else(tmp_path: Path) -> N
         assert shutil.disk_usage(disk).free >= 4 * 2**20 // 10 - 4096
         with pytest.raises(OSError, match="no room for a saved state of 4.8 MiB"):
             store.save(key, [99], b"x" * 5_000_000)  # larger than the whole disk may hold
+        assert kept[-1].exists()  # and the states there are left alone
     finally:
         subprocess.run(["umount", "--lazy", str(disk)], check=True)
 

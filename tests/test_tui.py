@@ -573,13 +573,22 @@ async def test_a_conversation_file_deleted_while_the_app_runs_is_made_again(prof
         conv_id, path = app.conversation_id, app.store.path
         for name in (path.name, path.name + "-wal", path.name + "-shm"):
             (path.parent / name).unlink(missing_ok=True)
+        ConversationStore(path).close()  # and made again at once by `chat -c` in another terminal
         await until(pilot, lambda: any("was deleted while the app ran" in str(n.message) for n in app._notifications))
         await _send(pilot, app, "And then?")
         await until(pilot, lambda: not app.generating)
         assert path.exists() and app.conversation_id == conv_id
-    kept = ConversationStore(path)  # what the next start reads
-    assert [m.content for m in kept.messages(conv_id)][::2] == ["Hello!", "And then?"]
-    kept.close()
+        kept = ConversationStore(path)  # what the next start reads
+        assert [m.content for m in kept.messages(conv_id)][::2] == ["Hello!", "And then?"]
+        kept.close()
+        # a file put in its place that is no database: this session goes on in memory, said
+        for name in (path.name + "-wal", path.name + "-shm"):
+            (path.parent / name).unlink(missing_ok=True)
+        (path.parent / "garbage").write_bytes(b"not a database" * 1000)
+        (path.parent / "garbage").replace(path)
+        await until(pilot, lambda: app.store.in_memory)
+        assert any("kept in memory only" in str(n.message) for n in app._notifications)
+        assert len(app.store.messages(conv_id)) == 4
 
 
 async def test_a_narrow_terminal_puts_the_list_away_until_ctrl_b(profiles: Path) -> None:

@@ -128,13 +128,14 @@ def run(args: argparse.Namespace) -> int:
         engine.close()
     assert final is not None
     m = final.metrics
+    not_kept: WorkstationError | None = None
     if conversation is not None:  # a reply stopped before its first token too, as the app keeps it
         try:
             conversation.store.add_message(conversation.id, "assistant", final.text,
                                            turn_record(m, profile.ref, profile.name), reasoning=final.reasoning)
-        except WorkstationError as err:  # (a full disk): the reply is out, and it is said it is not kept
-            raise WorkstationError(f"{err} The reply above was not saved in the conversation; "
-                                   "free some space, then ask again.") from None
+        except WorkstationError as err:  # (a full disk): said once the reply is out (--json's too)
+            not_kept = WorkstationError(f"{err} The reply above was not saved in the conversation; "
+                                        "free some space, then ask again.")
         finally:
             conversation.store.close()
     check = check_reply(final.text, constraints.json_schema) if constraints is not None else None
@@ -148,6 +149,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         sys.stdout.flush()
         print(m.summary_line(), file=sys.stderr)
+    if not_kept is not None:
+        raise not_kept
     if m.stop_reason == "quota":
         raise WorkstationError(said=[("remote.quota_cut", {})])
     if m.stop_reason == "cancelled":

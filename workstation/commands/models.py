@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from workstation.commands import default_verb, params_text, print_json
 from workstation.core import catalog
@@ -241,11 +242,17 @@ def run_quantize(args: argparse.Namespace) -> int:
     if documents is None and not args.json:
         documents = _ask_for_kld_documents(src)
     try:
-        kld = _quantization_loss(src, dest, documents, args) if documents else None
+        measured = _quantization_loss(src, dest, documents, args) if documents else None
     except WorkstationError as err:  # the copy is made and kept: say so with why nothing was measured
         raise type(err)(f"{dest.name} was made, but what it loses was not measured: {err}") from None
+    kld = measured[0] if measured else None
     if args.json:
         print_json({"path": str(dest), "source": str(src), "type": key, "info": out.to_dict(), "kld": kld})
+    if measured:  # into the history once printed (a full one lost the figures, "not measured")
+        from workstation.commands.bench import command_line
+        from workstation.core.results import save_printed_run
+
+        save_printed_run("eval", measured[1], command_line("models quantize", args))
     return 0
 
 
@@ -277,10 +284,11 @@ def _ask_for_kld_documents(src: Path) -> list[tuple[str, str]] | None:
 
 def _quantization_loss(
     src: Path, dest: Path, documents: list[tuple[str, str]], args: argparse.Namespace
-) -> list[dict[str, object]]:
-    """KL divergence of the new copy against its source on ``documents``: prints the eval table
-    (or returns the JSON entries) and saves the figures to the history like ``eval --kld``."""
-    from workstation.commands.bench import _clear_progress, _progress, command_line
+) -> tuple[list[dict[str, object]], list[Any]]:
+    """KL divergence of the new copy against its source on ``documents``: prints the eval table,
+    and returns the JSON entries and the history's rows (saved by the caller, as ``eval --kld``
+    saves them, once everything is printed)."""
+    from workstation.commands.bench import _clear_progress, _progress
     from workstation.commands.eval import (
         KLDPlan,
         compare,
@@ -290,7 +298,6 @@ def _quantization_loss(
     )
     from workstation.core.kld import DEFAULT_WINDOW
     from workstation.core.profiles import profile_from_dict
-    from workstation.core.results import save_printed_run
 
     window = args.ctx or DEFAULT_WINDOW
     profiles = [
@@ -305,5 +312,5 @@ def _quantization_loss(
     deltas = [compare(results[0], r) for r in results]
     if not args.json:
         print(format_eval(results, deltas))
-    save_printed_run("eval", [row for r in results for row in result_rows(r)], command_line("models quantize", args))
-    return [{**r.to_dict(), "vs_first": d} for r, d in zip(results, deltas, strict=True)]
+    return ([{**r.to_dict(), "vs_first": d} for r, d in zip(results, deltas, strict=True)],
+            [row for r in results for row in result_rows(r)])

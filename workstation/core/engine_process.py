@@ -196,6 +196,7 @@ class EngineProcess:
         self._proc.start()
         child.close()
         self._conn = parent
+        self._killed_here = False
         self._info: EngineInfo | None = None
         while True:
             if not self._conn.poll(start_timeout_s):
@@ -230,13 +231,16 @@ class EngineProcess:
         self._proc.join(timeout=1)
         code = self._proc.exitcode
         self._kill()
-        # -9: killed, most often by the system when memory ran out ("exit code -9" said nothing)
-        killed = " (it was killed: most often the system does that when memory runs out)" if code == -9 else ""
+        # -9: killed, most often by the system when memory ran out ("exit code -9" said nothing);
+        # not when this side killed it (closing, a start that took too long)
+        killed = (" (it was killed: most often the system does that when memory runs out)"
+                  if code == -9 and not self._killed_here else "")
         return EngineError(f"The engine process stopped unexpectedly (exit code {code}){killed}; "
                            "load the profile again.")
 
     def _kill(self) -> None:
         if self._proc.is_alive():
+            self._killed_here = True
             self._proc.kill()
         self._proc.join(timeout=5)
         self._conn.close()

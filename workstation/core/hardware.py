@@ -314,7 +314,13 @@ def memory_left_under_limits() -> int | None:
     try:
         limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
         if limit != "max":
-            left.append(max(0, int(limit) - int(Path("/sys/fs/cgroup/memory.current").read_text())))
+            used = int(Path("/sys/fs/cgroup/memory.current").read_text())
+            # less the page cache the kernel gives back first (a model file just read or pulled
+            # is charged to the group, and stays so after the process ends)
+            stat = dict(line.split() for line in Path("/sys/fs/cgroup/memory.stat").read_text().splitlines()
+                        if line.count(" ") == 1)
+            used -= int(stat.get("inactive_file", 0))
+            left.append(max(0, int(limit) - used))
     except (OSError, ValueError):
         pass
     return min(left) if left else None

@@ -57,7 +57,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from workstation.core.atomic import cannot_write
+from workstation.core.atomic import WRITE_ERRNOS, cannot_write
 from workstation.core.catalog import read_model_info, vocabulary_difference
 from workstation.core.disk_budget import budget_from_env, evict_least_recent
 from workstation.core.evaluate import (
@@ -361,6 +361,8 @@ def build_reference(
             _finish(f, meta)
         os.replace(tmp, dest)
     except OSError as err:  # (a full disk: "unexpected error: OSError: [Errno 28]")
+        if err.errno not in WRITE_ERRNOS:
+            raise
         raise EvalInputError(f"{say(cannot_write(dest, err))} The KL divergence keeps the reference model's "
                              "figures there while it compares; free some space there, then run it again.") from None
     finally:

@@ -228,10 +228,10 @@ class KvStateStore:
         path = self._path(key, tokens)
         data = encode_state(key, tokens, state, tag)
         room = self.room()
-        evict_least_recent(self.folder, "*.kv", max(0, room - len(data)))  # first: the room it needs
-        if len(data) > room:
+        if len(data) > room:  # (not after evicting: one state too large emptied the cache for nothing)
             raise OSError(errno.ENOSPC, f"no room for a saved state of {len(data) / 2**20:.1f} MiB: the disk "
                                         f"holding {self.folder} is (nearly) full", str(path))
+        evict_least_recent(self.folder, "*.kv", room - len(data))  # first: the room it needs
         write_bytes_atomic(path, data, private=True)
         for older in self.entries(key):  # an earlier turn of the same conversation: superseded
             if older.path != path and tokens[: len(older.tokens)] == older.tokens:

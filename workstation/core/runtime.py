@@ -206,7 +206,7 @@ class LoadedModel:
             why = last_log_error()
             raise ModelFileError(
                 f"llama.cpp could not load {path.name}" + (f": {why}." if why else ".")
-                + (OUT_OF_MEMORY if _short_of_memory(why) else "")
+                + _short_of_memory(why)
             ) from None
         self.vocab = self.model.vocab
         self.n_vocab = llama_cpp.llama_vocab_n_tokens(self.vocab)
@@ -251,7 +251,7 @@ class LoadedModel:
             self.model.close()
             raise EngineError(
                 "llama.cpp could not create a context with these settings"
-                + (f": {why}." if why else ".") + (OUT_OF_MEMORY if _short_of_memory(why) else "")
+                + (f": {why}." if why else ".") + _short_of_memory(why)
             )
         self.ctx = ctx
         self.mem = llama_cpp.llama_get_memory(ctx)
@@ -427,12 +427,19 @@ def _record_load(model: LoadedModel) -> None:
 # -v, a container's), or with other programs holding it, "failed to allocate buffer for kv
 # cache" or "std::bad_alloc" were all a person read, never that memory was the matter
 _MEMORY_WORDS = ("alloc", "out of memory", "cannot allocate", "mmap failed")
+_GPU_WORDS = ("cuda", "gpu", "vram", "metal", "vulkan", "rocm", "hip")
 OUT_OF_MEMORY = (" There was not enough memory for it (this PC's, or the limit this program runs under): "
                  "close other programs, or use a smaller context, q8_0 K/V or a smaller model.")
+OUT_OF_VRAM = (" There was not enough GPU memory for it: set gpu_layers lower (or auto), or use a smaller "
+               "context, q8_0 K/V or a smaller model.")
 
 
-def _short_of_memory(why: str | None) -> bool:
-    return bool(why) and any(w in why.lower() for w in _MEMORY_WORDS)  # type: ignore[union-attr]
+def _short_of_memory(why: str | None) -> str:
+    """What to add to llama.cpp's words where they say memory ran out ("" where they do not)."""
+    low = (why or "").lower()
+    if not any(w in low for w in _MEMORY_WORDS):
+        return ""
+    return OUT_OF_VRAM if any(w in low for w in _GPU_WORDS) else OUT_OF_MEMORY
 
 
 class DecodeAborted(Exception):

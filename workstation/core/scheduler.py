@@ -263,6 +263,7 @@ class Scheduler:
         # the scheduler closes. The decode thread only copies the cells out (about 25 us a
         # token); the file is written by a writer thread (about 100 us a token).
         self.kv_store = kv_store
+        self._save_problem: int | None = None  # the errno of the last save that failed (said once)
         self.min_save_tokens = max(MIN_RESTORE_TOKENS, min_save_tokens)
         self._writer: concurrent.futures.ThreadPoolExecutor | None = None
         self._forgotten: set[str] = set()  # tags of deleted conversations: their cells are never saved
@@ -818,8 +819,12 @@ class Scheduler:
     def _write_state(self, store: KvStateStore, tokens: list[int], data: StateBytes, tag: str | None) -> None:
         try:
             store.save(self.state_key, tokens, data, tag)
-        except OSError as err:  # a full disk costs only the speed-up
-            log.warning("Could not save a KV state: %s", err)
+        except OSError as err:  # a full disk costs only the speed-up: said once, not at every save
+            if err.errno != self._save_problem:
+                log.warning("Could not save a KV state: %s", err.strerror or err)
+            self._save_problem = err.errno
+        else:
+            self._save_problem = None
 
     def _wait_for_writes(self) -> None:
         if self._writer is not None:

@@ -71,6 +71,7 @@ def _statements(script: str) -> list[str]:
 
 
 FULL_BELOW = 1024 * 1024  # free bytes under which a disk counts as full (SQLite's journal pages)
+_DISK_WORDS = ("disk I/O error", "unable to open", "disk is full", "readonly", "read-only")
 
 
 def sqlite_reason(err: BaseException, path: Path) -> str:
@@ -79,6 +80,8 @@ def sqlite_reason(err: BaseException, path: Path) -> str:
     files beside it) and a read-only folder "unable to open database file"."""
     text = str(err)
     folder = path.parent
+    if str(path) == ":memory:" or not any(w in text for w in _DISK_WORDS):  # (locked, a constraint: not the disk)
+        return text
     if folder.is_dir() and not os.access(folder, os.W_OK):  # (a read-only disk counts no room free too)
         return f"{text}: its folder {folder} cannot be written (read-only)"
     try:

@@ -15,7 +15,7 @@ import sqlite3
 import time
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -467,18 +467,31 @@ class ConversationStore:
             raise
         return StoredMessage(int(cur.lastrowid or 0), role, content, metrics, now, reasoning, shown)
 
-    def adopt(self, conv: Conversation) -> None:
+    def adopt(self, conv: Conversation) -> Conversation:
         """``conv`` (read from another store, with its messages) kept here under its own number
-        and time, so that what refers to it goes on as before: the app moving to memory when
-        its file can no longer be written (a full disk)."""
-        with self._db:
-            self._db.execute("INSERT INTO conversations(id, title, profile, created, updated) VALUES (?, ?, ?, ?, ?)",
-                             (conv.id, conv.title, conv.profile, conv.created, conv.updated))
-            self._db.executemany(  # the messages' numbers too: a reply being kept as it streams is one
-                "INSERT INTO messages(id, conversation_id, role, content, metrics, created, reasoning, shown) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(m.id, conv.id, m.role, m.content, json.dumps(m.metrics) if m.metrics else None, m.created,
-                  m.reasoning, m.shown) for m in conv.messages])
+        and time, and its messages' (a reply kept as it streams is one), so that what refers to
+        it goes on as before: the app moving to memory when its file can no longer be written
+        (a full disk). Where those numbers are taken (another file put in its place), under new
+        ones: the conversation as kept here is returned."""
+        try:
+            with self._db:
+                self._insert(conv, keep_numbers=True)
+            return conv
+        except sqlite3.IntegrityError:
+            with self._db:
+                return self._insert(conv, keep_numbers=False)
+
+    def _insert(self, conv: Conversation, keep_numbers: bool) -> Conversation:
+        cur = self._db.execute("INSERT INTO conversations(id, title, profile, created, updated) VALUES (?, ?, ?, ?, ?)",
+                               (conv.id if keep_numbers else None, conv.title, conv.profile, conv.created,
+                                conv.updated))
+        conv_id = int(cur.lastrowid or conv.id)
+        self._db.executemany(
+            "INSERT INTO messages(id, conversation_id, role, content, metrics, created, reasoning, shown) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(m.id if keep_numbers else None, conv_id, m.role, m.content, json.dumps(m.metrics) if m.metrics else None,
+              m.created, m.reasoning, m.shown) for m in conv.messages])
+        return replace(conv, id=conv_id)
 
     def update_message(self, message_id: int, content: str, metrics: dict[str, Any] | None = None,
                        reasoning: str = "") -> bool:

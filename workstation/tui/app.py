@@ -213,6 +213,7 @@ class WorkstationApp(App[None]):
         self._partial_at = 0.0
         self._seen_version = 0  # the store's data_version when other writers were last looked for
         self._store_file: tuple[int, int] | None = None  # the conversation file's (device, inode)
+        self._store_fd: int | None = None  # a handle on it: st_nlink 0 once it is deleted
         self._asked = ""  # the user's message of the turn under way
         self.history = MetricsHistory(60)
         self.cpu_history: deque[float] = deque(maxlen=60)
@@ -268,7 +269,7 @@ class WorkstationApp(App[None]):
         """The chat screen is up: show the conversation open when the app was left (else the
         newest) and start loading the model."""
         self._seen_version = self._store_version()  # before it is read: what is written after shows
-        self._store_file = self._file_of_store()
+        self._watch_store_file()
         self.set_interval(OUTSIDE_CHANGES_EVERY_S, self._follow_outside_changes)
         if not self.store.in_memory:
             self._forget_deleted_cells(self.store.path)
@@ -311,44 +312,61 @@ class WorkstationApp(App[None]):
             return None
         return st.st_dev, st.st_ino
 
-    def _store_file_gone(self) -> None:
-        """The conversation file was deleted (or moved away) while the app ran: what it went on
-        writing went into the deleted file, and was gone at the end without a word. A new file
-        is made there, the open conversation carried into it, and that is said."""
+    def _watch_store_file(self) -> None:
+        """Keep a handle on the conversation file as opened, to tell later whether it was
+        deleted (no name left: ``st_nlink`` 0) or moved away and another put in its place."""
+        if self._store_fd is not None:
+            os.close(self._store_fd)
+            self._store_fd = None
+        self._store_file = self._file_of_store()
+        if self._store_file is not None:
+            with contextlib.suppress(OSError):
+                self._store_fd = os.open(self.store.path, os.O_RDONLY)
+
+    def _store_file_changed(self) -> None:
+        """The conversation file is not the one opened: the app went on writing into a deleted
+        file, and the session was gone at the end without a word. Deleted (whether or not
+        another window or `chat -c` has made a new one since), the open conversation is carried
+        into the file there now and that is said; moved away with another put in its place (a
+        backup), that one is read from then on. A file there that cannot be opened: memory."""
         old = self.store
+        deleted = True
+        if self._store_fd is not None:
+            with contextlib.suppress(OSError):
+                deleted = os.fstat(self._store_fd).st_nlink == 0
         try:
-            conv = old.get(self.conversation_id) if self.conversation_id is not None else None
+            conv = None
+            if deleted and self.conversation_id is not None:
+                with contextlib.suppress(WorkstationError):  # (deleted elsewhere just before: none to carry)
+                    conv = old.get(self.conversation_id)
             fresh = ConversationStore(old.path)
-            if conv is not None:
-                fresh.adopt(conv)
-        except WorkstationError as err:  # (the folder gone too, a full disk): memory, and said
+            try:
+                kept = fresh.adopt(conv) if conv is not None else None
+                if kept is not None:
+                    fresh.set_open(kept.id)
+            except BaseException:
+                fresh.close()
+                raise
+        except WorkstationError as err:  # (a file put there that is no database, a full disk)
             self._keep_in_memory(StoreError(str(err)))
             return
         self.store = fresh
         with contextlib.suppress(Exception):
             old.close()
-        self._store_file = self._file_of_store()
-        self._seen_version = self._store_version()
-        self.notify(self.texts("store.file_gone", path=str(old.path)), severity="warning", timeout=20)
+        self._watch_store_file()
+        self._seen_version = -1  # the list and the open conversation are read again
+        if kept is not None:
+            self._mark_open(kept)  # (under another number where the new file had this one taken)
+        if deleted:
+            self.notify(self.texts("store.file_gone", path=str(old.path)), severity="warning", timeout=20)
 
     async def _follow_outside_changes(self) -> None:
         """What another window or the command line wrote in the same data folder, shown here:
         the list never showed conversations made, renamed or deleted elsewhere, and the open
         one never showed the turns `chat -c` added to it (though the model read them)."""
         if not self.store.in_memory and not self.generating and self._file_of_store() != self._store_file:
-            if not Path(self.store.path).exists():
-                self._store_file_gone()
-                await self.refresh_sidebar()
-                return
-            try:  # replaced (a backup put back): that file from now on, as the next start reads it
-                fresh = ConversationStore(self.store.path)
-            except WorkstationError:
-                pass
-            else:
-                old, self.store = self.store, fresh
-                with contextlib.suppress(Exception):
-                    old.close()
-                self._store_file, self._seen_version = self._file_of_store(), -1
+            self._store_file_changed()
+            await self.refresh_sidebar()
         version = self._store_version()
         if version == self._seen_version or self.generating or self.screen is not self.chat_screen:
             return
@@ -457,6 +475,9 @@ class WorkstationApp(App[None]):
         if api is not None:
             api.stop()
         self.store.close()
+        if self._store_fd is not None:
+            os.close(self._store_fd)
+            self._store_fd = None
 
     # --- language --------------------------------------------------------------------------
     def _apply_language(self) -> None:
