@@ -294,7 +294,7 @@ def test_a_key_without_its_own_cap_gets_the_servers(tmp_path: Path) -> None:
 
 
 def test_a_disk_that_takes_no_writes_is_said_once_for_each_file(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
     """With the disk full, the usage file's problem and the audit trail's were said in turn,
     two warnings a request: one memory held the last problem of both."""
     import logging
@@ -310,6 +310,9 @@ def test_a_disk_that_takes_no_writes_is_said_once_for_each_file(
     accounts = Accounts("office", usage=usage, audit=AuditTrail(trail))
     usage._db.close()  # nor the usage file
     caplog.set_level(logging.WARNING, logger="uvicorn.error")
+    logger = logging.getLogger("uvicorn.error")  # read here: uvicorn's own set-up (an earlier test's
+    monkeypatch.setattr(logger, "propagate", False)  # server) stops its "uvicorn" from passing them on
+    logger.addHandler(caplog.handler)
     try:
         for _ in range(3):
             accounts.finish(accounts.begin(Caller("alice", "127.0.0.1"), "chat"), 200)
@@ -321,4 +324,5 @@ def test_a_disk_that_takes_no_writes_is_said_once_for_each_file(
         accounts.flush()
         assert [r.getMessage() for r in caplog.records][2:] == ["workstation: the audit trail is written again"]
     finally:
+        logger.removeHandler(caplog.handler)
         accounts.close()
