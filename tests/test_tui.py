@@ -534,16 +534,21 @@ async def test_a_reply_is_kept_as_it_streams(profiles: Path) -> None:
         other.close()
 
 
+async def _first_turn_answered(pilot, app: WorkstationApp) -> tuple[int | None, Path]:
+    """Once the model is loaded, "Hello!" sent and answered: the conversation and its file."""
+    await until(pilot, lambda: app.engine is not None)
+    await _send(pilot, app, "Hello!")
+    await until(pilot, lambda: not app.generating)
+    return app.conversation_id, app.store.path
+
+
 async def test_a_full_disk_mid_session_moves_the_session_to_memory(profiles: Path) -> None:
     """The conversation file stopped taking writes mid-session (a full disk): the app fell
     over with a traceback and exit code 0 at the end of the reply, the reply lost. SQLite's
     max_page_count makes the file full as a full disk does ("database or disk is full")."""
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
-        await _send(pilot, app, "Hello!")
-        await until(pilot, lambda: not app.generating)
-        conv_id, path = app.conversation_id, app.store.path
+        conv_id, path = await _first_turn_answered(pilot, app)
         assert conv_id is not None
         db = app.store._db
         db.execute("VACUUM")
@@ -567,10 +572,7 @@ async def test_a_conversation_file_deleted_while_the_app_runs_is_made_again(prof
     and the whole session was gone at the end without a word."""
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
-        await _send(pilot, app, "Hello!")
-        await until(pilot, lambda: not app.generating)
-        conv_id, path = app.conversation_id, app.store.path
+        conv_id, path = await _first_turn_answered(pilot, app)
         for name in (path.name, path.name + "-wal", path.name + "-shm"):
             (path.parent / name).unlink(missing_ok=True)
         ConversationStore(path).close()  # and made again at once by `chat -c` in another terminal
