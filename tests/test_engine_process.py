@@ -113,3 +113,31 @@ def test_an_engine_killed_by_the_system_is_said_so(smollm2_path: Path) -> None:
         with pytest.raises(EngineError, match=r"exit code -9\) \(it was killed: most often the system does that "
                                               r"when memory runs out\); load the profile again"):
             list(proc.stream_chat([{"role": "user", "content": "Hi"}]))
+
+
+def test_an_engine_the_system_gives_no_process_says_why(smollm2_path: Path) -> None:
+    """Too few open files (``ulimit -n``) or a read-only /dev/shm: the app said only "OSError:
+    [Errno 30] Read-only file system". Run where no file can be opened any more."""
+    import subprocess
+    import sys
+
+    script = (
+        "import os, resource\n"
+        "from tests.conftest import make_profile\n"
+        "from workstation.core.engine_process import EngineProcess\n"
+        "from workstation.core.errors import EngineError\n"
+        "profile = make_profile()\n"
+        "top = max(int(fd) for fd in os.listdir('/proc/self/fd'))\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (top + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))\n"
+        "try:\n"
+        "    EngineProcess(profile)\n"
+        "except EngineError as err:\n"
+        "    print(err.said[0][1]['why'][0], err, sep='|')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).parent.parent)
+    assert done.returncode == 0, done.stderr
+    key, sentence = done.stdout.strip().split("|")
+    assert key == "engine.too_many_files"
+    assert sentence.startswith("The model could not be started in a process of its own: this program may have "
+                               "only ") and "(ulimit -n 4096)" in sentence, sentence

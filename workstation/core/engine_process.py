@@ -39,6 +39,7 @@ from workstation.core.events import (
     finished_turn,
 )
 from workstation.core.metrics import TurnMetrics
+from workstation.core.phrases import Phrase
 from workstation.core.profiles import Constraints, Profile, Sampling, profile_from_dict
 
 _CTX = mp.get_context("spawn")
@@ -168,6 +169,22 @@ def _failed(reply: tuple[Any, ...]) -> EngineError:
     return EngineError(reply[1], said=reply[2] if len(reply) > 2 else None)
 
 
+def _process_problem(err: OSError) -> Phrase:
+    """Why the engine's process could not be made, in words a person (or their IT) can act on."""
+    import errno
+    import resource
+
+    if err.errno == errno.EROFS:
+        return ("engine.shm_read_only", {})
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return ("engine.shm_full", {})
+    if err.errno in (errno.EMFILE, errno.ENFILE):
+        return ("engine.too_many_files", {"most": str(resource.getrlimit(resource.RLIMIT_NOFILE)[0])})
+    if err.errno in (errno.EAGAIN, errno.ENOMEM):
+        return ("engine.no_new_process", {})
+    return ("file.os_says", {"reason": err.strerror or str(err)})
+
+
 class EngineProcess:
     """An ``Engine`` in a child process. One turn at a time; ``cancel`` from any thread."""
 
@@ -182,18 +199,21 @@ class EngineProcess:
         # > 0: the child gathers text into at most one message per this many seconds (the
         # first piece always goes at once); the TUI sets 1/STREAM_HZ, its screen's update rate
         self.stream_interval_s = 0.0
-        self._cancel = _CTX.Event()
         self._lock = threading.Lock()
-        parent, child = _CTX.Pipe()
         data = profile.to_dict()
         data.pop("source", None)
-        self._proc = _CTX.Process(
-            target=_child_main,
-            args=(child, self._cancel, data, str(profile.source) if profile.source else None, keep_state),
-            daemon=True,
-            name="workstation-engine",
-        )
-        self._proc.start()
+        try:  # a semaphore in /dev/shm, a pipe and a process: what a locked-down system may refuse
+            self._cancel = _CTX.Event()
+            parent, child = _CTX.Pipe()
+            self._proc = _CTX.Process(
+                target=_child_main,
+                args=(child, self._cancel, data, str(profile.source) if profile.source else None, keep_state),
+                daemon=True,
+                name="workstation-engine",
+            )
+            self._proc.start()
+        except OSError as err:  # "OSError: [Errno 30] Read-only file system" in the app before
+            raise EngineError(said=[("engine.no_process", {"why": _process_problem(err)})]) from None
         child.close()
         self._conn = parent
         self._killed_here = False

@@ -91,6 +91,15 @@ ENGLISH: dict[str, str] = {
     "file.is_a_folder": "that is a folder; give a file name",
     "file.is_input": "it is one of the files read, and would be replaced; give another file name",
     "file.os_says": "{reason}",
+    # the app's engine cannot have a process of its own (engine_process.EngineProcess)
+    "engine.no_process": "The model could not be started in a process of its own: {why}.",
+    "engine.shm_read_only": ("this system's shared memory (/dev/shm) takes no writes (read-only); "
+                             "ask whoever runs this PC to make it writable"),
+    "engine.shm_full": "this system's shared memory (/dev/shm) is full; close other programs, then load it again",
+    "engine.too_many_files": ("this program may have only {most} files open at once; raise the limit "
+                              "(ulimit -n 4096) and start the app again"),
+    "engine.no_new_process": ("the system refuses new processes now (too many running, or too little "
+                              "memory); close other programs, then load it again"),
     # the API cannot start (server.process.bind_socket)
     "serve.port_in_use": "Port {port} on {host} is already in use; stop the other server or choose another with --port.",
     "serve.port_denied": "Not allowed to bind port {port} on {host}; choose a port above 1023.",
