@@ -161,6 +161,9 @@ def test_ctrl_c_in_chat_keeps_what_arrived(tmp_path: Path, smollm2_path: Path) -
     ("--max-tokens", "0", "--max-tokens is 0; it must be 1 or more."),
     ("--max-tokens", "-3", "--max-tokens is -3; it must be 1 or more."),
     ("--temperature", "-1", "--temperature is -1.0; allowed values are 0 to 5."),
+    ("--top-p", "0", "--top-p is 0.0; allowed values are above 0 up to 1."),
+    ("--presence-penalty", "3", "--presence-penalty is 3.0; allowed values are -2 to 2 (0 is off)."),
+    ("--stop", "", "--stop may hold up to 16 texts, none of them empty."),
 ])
 def test_chat_refuses_sampling_options_a_profile_may_not_have(
         option: str, value: str, said: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -168,6 +171,23 @@ def test_chat_refuses_sampling_options_a_profile_may_not_have(
     where a profile, summarize and serve refuse them."""
     assert main(["chat", option, value, "hi"]) == 1
     assert capsys.readouterr().err == f"workstation: {said}\n"
+
+
+def test_chat_takes_the_profiles_sampling_settings_as_options(capsys: pytest.CaptureFixture[str]) -> None:
+    """chat had only --temperature, --seed and --max-tokens: a stop text or top-k for one turn
+    meant writing a profile. The reply ends before --stop's text; --top-k 1 is greedy."""
+    turn = ["chat", "--max-tokens", "24", "--temperature", "0", "Name three colours of the rainbow."]
+    assert main(turn) == 0
+    whole = capsys.readouterr().out.strip()
+    words = whole.split()
+    assert len(words) >= 4, whole
+    cut = whole.index(" " + words[3])  # the reply ends before the fourth word
+    assert main([*turn, "--stop", "never in a reply", "--stop", " " + words[3]]) == 0
+    assert capsys.readouterr().out.strip() == whole[:cut].strip()
+    # greedy by top-k at a high temperature: the same reply as temperature 0
+    assert main(["chat", "--max-tokens", "24", "--temperature", "1.5", "--top-k", "1", "--seed", "7",
+                 "Name three colours of the rainbow."]) == 0
+    assert capsys.readouterr().out.strip() == whole
 
 
 def test_a_profile_that_cannot_fit_is_not_loaded(

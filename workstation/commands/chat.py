@@ -30,6 +30,10 @@ from workstation.core.profiles import Profile, check_sampling, load_profile, opt
 from workstation.core.store import ConversationStore, clean_title
 from workstation.core.structured_output import check_reply, load_schema_file
 
+# the sampling settings chat's options set for one turn (each as its profile field)
+SAMPLING_OPTIONS = ("max_tokens", "temperature", "seed", "top_p", "top_k", "min_p", "repeat_penalty",
+                    "presence_penalty", "frequency_penalty", "stop")
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("chat", help="one chat turn, streamed to stdout")
@@ -39,6 +43,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-tokens", type=int, help="longest reply in tokens")
     p.add_argument("--temperature", type=float, help="0 for greedy (repeatable) output")
     p.add_argument("--seed", type=int, help="random seed for sampling")
+    # the profile's other sampling settings, for one turn (as llama-cli's options)
+    p.add_argument("--top-p", type=float, help="sample from the likeliest tokens up to this probability (0-1)")
+    p.add_argument("--top-k", type=int, help="sample from the K likeliest tokens (0: all)")
+    p.add_argument("--min-p", type=float, help="leave out tokens below this fraction of the likeliest's (0-1)")
+    p.add_argument("--repeat-penalty", type=float, help="discourage repeating recent tokens (1: off)")
+    p.add_argument("--presence-penalty", type=float, help="-2 to 2: above 0 favours new topics (0: off)")
+    p.add_argument("--frequency-penalty", type=float, help="-2 to 2: above 0 repeats words less (0: off)")
+    p.add_argument("--stop", action="append", metavar="TEXT",
+                   help="end the reply before this text (again for more; replaces the profile's)")
     p.add_argument("--system", help="system prompt instead of the profile's")
     p.add_argument("--json-schema", metavar="FILE", type=Path,
                    help="a JSON schema file: the reply is JSON that follows it (exit 1 if it does not)")
@@ -74,12 +87,9 @@ def run(args: argparse.Namespace) -> int:
         conversation = _conversation(args.conversation, new=args.new)
         profile = _conversation_profile(conversation, profile, chosen=profile_ref(args) is not None)
     s = profile.sampling
-    if args.max_tokens is not None:
-        s.max_tokens = args.max_tokens
-    if args.temperature is not None:
-        s.temperature = args.temperature
-    if args.seed is not None:
-        s.seed = args.seed
+    for name in SAMPLING_OPTIONS:
+        if getattr(args, name) is not None:
+            setattr(s, name, getattr(args, name))
     check_sampling(s, option_name)
     messages = []
     if args.system is not None:
