@@ -2093,3 +2093,42 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         mine, reply = (str(v.body.query_one("MarkdownParagraph").render()) for v in _views(app))
         assert mine.splitlines() == ["Line 1: desks", "Line 2: chairs"], mine
         assert reply.splitlines() == ["Noted: both."], reply  # a reply stays the model's Markdown
+
+
+async def test_ctrl_e_sets_this_sessions_sampling(profiles: Path) -> None:
+    """The sampling settings could be changed only in the profile's file, loaded again (LM
+    Studio has a panel, Ollama ``/set parameter``). Ctrl+E's apply to this session's next
+    replies, are checked as a profile's are, and leave the file as it was; F3's other profile
+    starts from its own."""
+    from textual.widgets import Input, Label
+
+    from workstation.tui.screens.sampling import SamplingDialog
+
+    written = (profiles / "a.yaml").read_text(encoding="utf-8")
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("ctrl+e")
+        await until(pilot, lambda: isinstance(app.screen, SamplingDialog))
+        dialog = app.screen
+        assert dialog.query_one("#s-max_tokens", Input).value == "8"  # the profile's
+        await pilot.press("end", "ctrl+u", "9", "enter")  # temperature 9: refused as a profile's would be
+        problem = dialog.query_one("#sampling-problem", Label)
+        assert problem.display and "Temperature is 9.0; allowed values are 0 to 5." in str(problem.render())
+        assert app.screen is dialog
+        await pilot.press("end", "ctrl+u", "0", *["down"] * 7, "end", "ctrl+u", "3", "enter")  # temperature 0, 3 tokens
+        await until(pilot, lambda: not isinstance(app.screen, SamplingDialog))
+        assert app.session_sampling is not None and app.session_sampling.max_tokens == 3
+        assert "own sampling" in app.status_text()
+        await _send(pilot, app, "Write a long story about a cat.")
+        await until(pilot, lambda: not app.generating)
+        reply = app.store.messages(app.conversation_id)[-1]
+        assert reply.role == "assistant" and (reply.metrics or {}).get("predicted_n") == 3, reply.metrics
+        assert (profiles / "a.yaml").read_text(encoding="utf-8") == written
+        # Ctrl+R: the profile's again
+        await pilot.press("ctrl+e")
+        await until(pilot, lambda: isinstance(app.screen, SamplingDialog))
+        assert app.screen.query_one("#s-max_tokens", Input).value == "3"
+        await pilot.press("ctrl+r", "enter")
+        await until(pilot, lambda: app.session_sampling is None and not isinstance(app.screen, SamplingDialog))
+        assert "own sampling" not in app.status_text()

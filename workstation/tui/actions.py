@@ -39,6 +39,8 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("conv.export", "f7", "export_conversation", "action.export"),
     # not over the multi-line editor's own Ctrl+Y (redo); the palette has it there
     UserAction("chat.copy", "ctrl+y", "copy_reply", "action.copy", priority=False),
+    # over the editor's own Ctrl+E (line end; End does that too), as Ctrl+F is
+    UserAction("chat.sampling", "ctrl+e", "sampling", "action.sampling"),
     UserAction("conv.sidebar", "ctrl+b", "toggle_sidebar", "action.sidebar"),
     UserAction("profile.menu", "f3", "profiles", "action.profiles", show=True),
     UserAction("models.open", "f4", "models", "action.models", show=True),
@@ -57,7 +59,7 @@ ALWAYS = frozenset({"quit"})  # actions a dialog does not hold back
 # listed F2 rename and F8 delete, which act on the chat's conversation)
 CHAT_ONLY = frozenset({"stop", "new_conversation", "send", "toggle_editor", "attach", "detach", "focus_prompt",
                        "rename_conversation", "delete_conversation", "search_conversations",
-                       "export_conversation", "toggle_sidebar", "copy_reply"})
+                       "export_conversation", "toggle_sidebar", "copy_reply", "sampling"})
 
 BY_ID = {a.id: a for a in ACTIONS}
 

@@ -47,7 +47,7 @@ from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.paths import typed_path
 from workstation.core.phrases import say
 from workstation.core.planner import load_notes, offloadable_layers
-from workstation.core.profiles import Profile, load_profile
+from workstation.core.profiles import Profile, Sampling, load_profile
 from workstation.core.store import (
     Conversation,
     ConversationGone,
@@ -77,6 +77,8 @@ from workstation.tui.screens.file_picker import FilePicker, start_folder
 from workstation.tui.screens.models import ModelsScreen
 from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.screens.quantization import QuantizationScreen
+from workstation.tui.screens.sampling import FIELDS as SAMPLING_FIELDS
+from workstation.tui.screens.sampling import SamplingDialog, shown
 from workstation.tui.screens.sizing import SizingScreen
 from workstation.tui.screens.summarize import SummarizeScreen
 from workstation.tui.screens.usage import UsageScreen
@@ -177,6 +179,9 @@ class WorkstationApp(App[None]):
             except WorkstationError as err:
                 self.startup_problem = self.texts.error(err)
         self.started_profile = self.profile  # -p PATH outside profiles/ stays in F3 after a switch
+        # Ctrl+E's sampling settings for this session's chat turns (None: the profile's own); a
+        # profile loaded with F3 starts from its file's again
+        self.session_sampling: Sampling | None = None
         self.store_problem: str | None = None  # the conversation file could not be used (said at start)
         try:
             self.store = ConversationStore(store_path)
@@ -611,6 +616,8 @@ class WorkstationApp(App[None]):
             state = t("status.unreachable")
         else:
             state = t("status.ready")
+        if self.session_sampling is not None:  # Ctrl+E's, not the file's
+            state = f"{state} │ {t('status.session_sampling')}"
         if self.api is not None:
             return f" {state} │ {profile.key} · {t('status.api', url=self.api.url)}"
         server = urlsplit(profile.remote.base_url).netloc or profile.remote.base_url
@@ -859,6 +866,28 @@ class WorkstationApp(App[None]):
     def action_toggle_sidebar(self) -> None:
         self.chat_screen.toggle_sidebar()
 
+    def action_sampling(self) -> None:
+        """The chat's sampling settings for this session (Ctrl+E), as LM Studio's panel or
+        Ollama's ``/set parameter``: before, only by editing the profile's file and loading it
+        again. The profile's file is not changed."""
+        profile = self.profile
+        if profile is None:
+            self.notify(self.texts("sampling.no_profile"), severity="warning")
+            return
+
+        def chosen(sampling: Sampling | None) -> None:
+            if sampling is None or self.profile is not profile:  # Esc, or another profile by now
+                return
+            self.session_sampling = None if sampling == profile.sampling else sampling
+            changed = [f"{self.texts(f'sampling.{name}')} {shown(getattr(sampling, name)) or '-'}"
+                       for name, _whole in SAMPLING_FIELDS if getattr(sampling, name) != getattr(profile.sampling, name)]
+            self.notify(self.texts("sampling.applied", changes=", ".join(changed)) if changed
+                        else self.texts("sampling.profiles", name=profile.key))
+            self.update_status()
+
+        self.push_screen(SamplingDialog(self.texts, self.session_sampling or profile.sampling, profile.sampling,
+                                        profile.key), chosen)
+
     def action_copy_reply(self) -> None:
         """The last reply to the clipboard (the terminal's, OSC 52): a reply could be copied
         only with the mouse, where the terminal lets a selection through, or by F7's file."""
@@ -976,7 +1005,8 @@ class WorkstationApp(App[None]):
         self.live_tokens = 0
         self._t_first = self._t_last = None
         self.update_status()
-        self._generate(self.engine, messages, pace.updates_hz, self.cells_tag(self.conversation_id))
+        self._generate(self.engine, messages, pace.updates_hz, self.cells_tag(self.conversation_id),
+                       self.session_sampling)
 
     def store_write(self, write: Callable[[], T]) -> T:
         """A write to the conversation file. Should the file stop taking writes mid-session (a
@@ -1060,7 +1090,8 @@ class WorkstationApp(App[None]):
         return conversation_tag(self.store.path, conversation_id, created)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="turn")
-    def _generate(self, engine: Any, messages: list[dict[str, str]], hz: float, tag: str) -> None:
+    def _generate(self, engine: Any, messages: list[dict[str, str]], hz: float, tag: str,
+                  sampling: Sampling | None = None) -> None:
         # The first piece goes out at once (time to first token); later ones are batched to
         # at most ``hz`` screen updates a second so rendering leaves the CPU to the engine.
         # An engine in a child process batches on its side already (fewer wake-ups here).
@@ -1081,7 +1112,7 @@ class WorkstationApp(App[None]):
                 count = 0
 
         try:
-            for event in engine.stream_chat(messages, tag=tag):
+            for event in engine.stream_chat(messages, sampling, tag=tag):
                 if isinstance(event, TokenDelta):
                     pending.append(event.text)
                     thought.append(event.reasoning)
@@ -1540,6 +1571,8 @@ class WorkstationApp(App[None]):
             event.engine.close()
             return
         self.engine = event.engine
+        if self.profile is None or event.profile.key != self.profile.key:
+            self.session_sampling = None  # another profile: its own file's settings
         self.profile = event.profile
         self.unreachable = self.load_failed = False
         self.api = event.api

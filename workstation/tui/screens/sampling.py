@@ -1,0 +1,104 @@
+"""The sampling settings of this session's chat turns (Ctrl+E), as LM Studio's side panel and
+Ollama's ``/set parameter``: the profile's file is not changed, and a profile chosen with F3
+starts from its own file's settings again. The values are checked by the profile's own check
+(``profiles.check_sampling``), so the dialog refuses what a profile file would."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label
+
+from workstation.core.errors import ProfileError
+from workstation.core.profiles import Sampling, check_sampling
+from workstation.tui.i18n import Texts
+
+# the settings the dialog shows, in its order: (field, whole numbers only)
+FIELDS: tuple[tuple[str, bool], ...] = (
+    ("temperature", False), ("top_p", False), ("top_k", True), ("min_p", False), ("repeat_penalty", False),
+    ("presence_penalty", False), ("frequency_penalty", False), ("max_tokens", True), ("seed", True),
+)
+
+
+def shown(value: float | int | None) -> str:
+    return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+class SamplingDialog(ModalScreen[Sampling | None]):
+    """The settings as text boxes, one a line; Enter applies them (``dismiss(Sampling)``), Esc
+    leaves them as they were (``None``), Ctrl+R puts back the profile file's."""
+
+    BINDINGS = [Binding("escape", "cancel", "cancel", show=False),
+                Binding("ctrl+r", "profile_values", "profile's", show=False),
+                Binding("down", "app.focus_next", "next", show=False),
+                Binding("up", "app.focus_previous", "previous", show=False)]
+
+    def __init__(self, texts: Texts, now: Sampling, profiles: Sampling, profile_name: str) -> None:
+        super().__init__(classes="dialog-screen")
+        self.texts = texts
+        self.now = now
+        self.profiles = profiles
+        self.profile_name = profile_name
+
+    def compose(self) -> ComposeResult:
+        t = self.texts
+        with Vertical(classes="dialog wide", id="sampling"):
+            yield Label(t("sampling.title", name=self.profile_name), classes="dialog-title", markup=False)
+            for name, whole in FIELDS:
+                with Horizontal(classes="sampling-row"):
+                    yield Label(t(f"sampling.{name}"), classes="sampling-name", markup=False)
+                    yield Input(shown(getattr(self.now, name)), id=f"s-{name}", compact=True,
+                                type="integer" if whole else "number", placeholder=t("sampling.random")
+                                if name == "seed" else "")
+                    yield Label(t(f"sampling.{name}.help"), classes="sampling-help", markup=False)
+            yield Label("", id="sampling-problem", classes="dialog-problem", markup=False)
+            yield Label(t("sampling.hint"), classes="dialog-hint", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#sampling-problem", Label).display = False
+        self.query_one("#s-temperature", Input).focus()
+
+    def chosen(self) -> Sampling:
+        """The values typed, checked as a profile's are; ProfileError names the one that is not
+        right in the dialog's own words."""
+        values: dict[str, float | int | None] = {}
+        for name, whole in FIELDS:
+            typed = self.query_one(f"#s-{name}", Input).value.strip()
+            label = self.texts(f"sampling.{name}")
+            if not typed:
+                if name != "seed":
+                    raise ProfileError(self.texts("sampling.empty", name=label))
+                values[name] = None
+                continue
+            try:
+                values[name] = int(typed) if whole else float(typed)
+            except ValueError:
+                raise ProfileError(self.texts("sampling.not_a_number", name=label, value=typed)) from None
+        chosen = dataclasses.replace(self.now, **values)  # type: ignore[arg-type]
+        check_sampling(chosen, lambda field: self.texts(f"sampling.{field}"))
+        return chosen
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        try:
+            chosen = self.chosen()
+        except ProfileError as err:
+            problem = self.query_one("#sampling-problem", Label)
+            problem.update(str(err))
+            problem.display = True
+            return
+        self.dismiss(chosen)
+
+    def action_profile_values(self) -> None:
+        for name, _whole in FIELDS:
+            self.query_one(f"#s-{name}", Input).value = shown(getattr(self.profiles, name))
+        self.query_one("#sampling-problem", Label).display = False
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
