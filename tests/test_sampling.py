@@ -32,3 +32,59 @@ def test_argmax_equals_the_greedy_chain_on_every_output(smollm2_path: Path) -> N
     finally:
         batch.close()
         model.close()
+
+
+def _greedy_with_penalties(model: LoadedModel, prompt: list[int], s: Sampling, window_has_prompt: bool) -> str:
+    """A greedy reply with llama.cpp's penalties written out in numpy: the window the last 64
+    tokens of the prompt and the reply (llama-server and llama-cli feed the prompt through the
+    sampler), or of the reply alone."""
+    import numpy as np
+
+    batch = Batch(512)
+    try:
+        for j, tok in enumerate(prompt):
+            batch.add(tok, j, 0, j == len(prompt) - 1)
+        model.decode(batch)
+        history = list(prompt) if window_has_prompt else []
+        out: list[int] = []
+        for step in range(s.max_tokens):
+            x = model.logits(-1).astype(np.float64)  # the last output
+            if history:
+                seen, counts = np.unique(np.asarray(history[-64:]), return_counts=True)
+                v = x[seen]
+                v = np.where(v <= 0, v * s.repeat_penalty, v / s.repeat_penalty)
+                x[seen] = v - counts * s.frequency_penalty - s.presence_penalty
+            tok = int(x.argmax())
+            if model.is_eog(tok):
+                break
+            out.append(tok)
+            history.append(tok)
+            batch.clear()
+            batch.add(tok, len(prompt) + step, 0, True)
+            model.decode(batch)
+        return model.detokenize(out)
+    finally:
+        batch.close()
+
+
+def test_the_penalties_look_at_the_prompts_end_as_llama_server(smollm2_path: Path) -> None:
+    """llama-server accepts the prompt's tokens into its sampler before the reply, so the
+    repeat penalty also keeps a reply from copying the question's words; ours looked at the
+    reply alone, and the same request answered otherwise than llama-server."""
+    from tests.conftest import make_profile
+    from workstation.core.engine import Engine, TurnFinished
+
+    text = "The secret word is banana. The secret word is banana. Please repeat the secret word:"
+    s = Sampling(temperature=0.0, repeat_penalty=1.5, frequency_penalty=0.3, max_tokens=12)
+    model = LoadedModel(smollm2_path, RuntimeSettings(n_ctx=512, n_threads=2))
+    try:
+        prompt = model.tokenize(text, add_special=True)
+        llama_server = _greedy_with_penalties(model, prompt, s, window_has_prompt=True)
+        model.clear_memory()
+        reply_only = _greedy_with_penalties(model, prompt, s, window_has_prompt=False)
+    finally:
+        model.close()
+    assert llama_server != reply_only  # the prompt's words are penalised: the test can tell
+    with Engine(make_profile(context=512)) as engine:
+        done = [e for e in engine.stream_tokens(prompt, s) if isinstance(e, TurnFinished)]
+    assert done[0].text == llama_server, (done[0].text, llama_server, reply_only)

@@ -67,8 +67,9 @@ class Sampling:
     top_k: int = 40
     min_p: float = 0.05
     repeat_penalty: float = 1.1
-    # OpenAI's: subtracted from a token's logit once it appeared in the last 64 tokens of the
-    # reply (presence), or for each time it did (frequency); llama.cpp's penalties sampler
+    # OpenAI's: subtracted from a token's logit once it appeared in the last 64 tokens (the
+    # prompt's end, then the reply: llama-server's window) (presence), or for each time it did
+    # (frequency); llama.cpp's penalties sampler
     presence_penalty: float = 0.0
     frequency_penalty: float = 0.0
     max_tokens: int = 1024

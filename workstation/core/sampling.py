@@ -22,7 +22,9 @@ import numpy as np
 from workstation.core.grammar import GrammarSampling
 from workstation.core.profiles import Constraints, Sampling
 
-PENALTY_LAST_N = 64  # the reply's last tokens the penalties look at (llama-server's repeat_last_n)
+# the last tokens the penalties look at (llama-server's repeat_last_n): the prompt's, then the
+# reply's as it grows, as llama-server and llama-cli feed the prompt through the sampler first
+PENALTY_LAST_N = 64
 
 
 def penalized(s: Sampling) -> bool:
@@ -81,6 +83,15 @@ class SamplerChain:
         if grammar is not None:
             plain = self.greedy and not penalized(settings) and not self.constraints.logit_bias
             self.grammar = GrammarSampling(grammar, chain, n_vocab, plain, avoid_eog)
+
+    def remember(self, tokens: list[int]) -> None:
+        """The tokens before the reply into the penalties' window (the prompt's last ones): a
+        reply repeating the question's words is penalised as in llama-server, which accepts the
+        prompt into its sampler. Before, only the reply's own tokens were, so the same request
+        at repeat_penalty 1.1 answered otherwise than llama-server."""
+        if penalized(self.settings) and self.chain is not None:
+            for tok in tokens[-PENALTY_LAST_N:]:
+                llama_cpp.llama_sampler_accept(self.chain, tok)
 
     def sample(self, ctx: llama_cpp.llama_context_p, i: int) -> int:
         """Sample from batch output ``i`` and record the token in the chain's history."""

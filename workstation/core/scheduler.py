@@ -692,6 +692,7 @@ class Scheduler:
         # ignore_eos under a grammar: avoid ending while the grammar allows anything else
         avoid = self._eog_tokens() if grammar is not None and req.ignore_eos else None
         sampler = SamplerChain(req.sampling, self.model.n_vocab, req.constraints, grammar=grammar, avoid_eog=avoid)
+        sampler.remember(req.prompt)  # the penalties' window starts with the prompt's end
         slot.run = SlotRun(
             sampler=sampler,
             metrics=TurnMetrics(load_ms=self.load_ms, kv_size=self.slot_ctx),
@@ -702,7 +703,7 @@ class Scheduler:
         )
         slot.last_used = now
         if slot.spec is not None:
-            slot.spec.begin_turn(sampler)
+            slot.spec.begin_turn(sampler, req.prompt)
 
     def _settle(self) -> None:
         """Apply the cell reuse of fresh slots (oldest request first). A saved state on disk is

@@ -80,7 +80,7 @@ def sampling_distribution(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(token ids, probabilities) that SamplerChain samples from at temperature > 0.
 
-    Same steps and order as the chain: the penalties over the last 64 generated tokens (as
+    Same steps and order as the chain: the penalties over the last 64 tokens, prompt's end included (as
     llama.cpp's sampler: the repeat penalty, then each token's count times the frequency
     penalty and its presence times the presence penalty taken off), top-k, top-p, min-p,
     temperature, softmax.
@@ -432,13 +432,15 @@ class SlotSpeculator:
             "off_reason": self.off_reason,
         }
 
-    def begin_turn(self, sampler: SamplerChain | None) -> None:
+    def begin_turn(self, sampler: SamplerChain | None, prompt: list[int] | None = None) -> None:
+        """A new reply; ``prompt``: the tokens before it, whose end the penalties look at too."""
         self.sampler = sampler
         settings = sampler.settings if sampler is not None else Sampling()
         self.settings = settings
         self.greedy = sampler.greedy if sampler is not None else True
         self.rng = np.random.default_rng(settings.seed)
-        self.history: list[int] = []  # generated tokens (the penalties' window at temperature > 0)
+        # the penalties' window at temperature > 0: the prompt's end, then the reply's tokens
+        self.history: list[int] = list((prompt or [])[-PENALTY_LAST_N:]) if penalized(settings) else []
         self.plain_this_turn = 0
         self.off_for_turn = False
         self.run_k = 1  # lookup: the next draft length (slow start), doubled after full acceptance
