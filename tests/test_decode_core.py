@@ -233,3 +233,24 @@ def test_pieces_are_right_while_another_thread_detokenizes(smollm2_path: Path) -
             stop.set()
             other.join()
         assert wrong == []
+
+
+def test_a_full_queue_says_to_try_again_when_the_slots_will_have_cleared_it(smollm2_path: Path) -> None:
+    """Retry-After was a second per waiting request: 18 s for 17 short requests the slots
+    cleared in 1.4 s, and the openai client sleeps that long before each retry. It is now the
+    queue served at the pace requests have held a slot lately."""
+    from workstation.core.scheduler import QueueFull
+
+    short = Sampling(temperature=0.0, max_tokens=1, repeat_penalty=1.0)
+    with Scheduler(make_profile(threads=1, context=512), n_parallel=1, max_queue=8) as sched:
+        prompt = _prompts(sched)[0]
+        for _ in range(3):  # short requests: a slot is held a fraction of a second each
+            list(sched.stream(prompt, short))
+        first = sched.submit(prompt, Sampling(temperature=0.0, max_tokens=400, repeat_penalty=1.0,
+                                               ignore_eos=True), lambda e: None)
+        queued = [sched.submit(prompt, short, lambda e: None) for _ in range(8)]
+        with pytest.raises(QueueFull) as refused:
+            sched.submit(prompt, short, lambda e: None)
+        assert 1 <= refused.value.retry_after_s <= 4, refused.value.retry_after_s  # was 9 (8 waiting + 1)
+        for req in (*queued, first):
+            sched.cancel(req)

@@ -280,3 +280,22 @@ def test_serve_takes_the_profiles_slots_and_system_prompt_and_n_predict(smollm2_
         shaped = post(srv, "/v1/chat/completions", {"messages": bare, "response_format": {
             "type": "json_schema", "json_schema": {"name": "a", "schema": schema}}}).json()
         assert json.loads(shaped["choices"][0]["message"]["content"]) == {"a": "x y"}, shaped
+
+
+def test_a_last_assistant_message_is_a_reply_to_go_on_from(server: RunningServer) -> None:
+    """llama-server goes on from a last assistant message (--prefill-assistant, on by default):
+    ours closed it and began a new reply, so `["apple", "ban` came back as a fresh answer."""
+    begun = [{"role": "user", "content": "What is the capital of France?"},
+             {"role": "assistant", "content": "The capital of France is"}]
+    prompt = post(server, "/apply-template", {"messages": begun}).json()["prompt"]
+    assert prompt.endswith("assistant\nThe capital of France is"), prompt  # the turn left open
+    whole = post(server, "/apply-template", {"messages": begun[:1]}).json()["prompt"]
+    assert prompt == whole + "The capital of France is"
+    reply = post(server, "/v1/chat/completions", {"messages": begun, "max_tokens": 6, "temperature": 0}).json()
+    text = reply["choices"][0]["message"]["content"]
+    assert "Paris" in text and not text.lstrip().startswith("The capital"), text  # only what follows
+    tokens = post(server, "/tokenize", {"content": prompt, "parse_special": True}).json()["tokens"]
+    assert reply["usage"]["prompt_tokens"] == len(tokens)
+    # a tool call's turn, or one with no text, stays a turn of the history
+    called = [begun[0], {"role": "assistant", "content": ""}]
+    assert post(server, "/apply-template", {"messages": called}).json()["prompt"] != whole

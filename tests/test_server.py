@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import threading
@@ -44,7 +45,13 @@ def test_models(client: openai.OpenAI, server: RunningServer, smollm2_path: Path
 
 
 def test_chat_non_stream_and_stream_agree(client: openai.OpenAI) -> None:
+    """Both shapes alike, each chunk with the system_fingerprint, and ``created`` when the
+    request came (it was when the reply ended; a stream's chunks had no fingerprint)."""
+    import time
+
+    asked = int(time.time())
     full = client.chat.completions.create(model="serve-test", messages=QUESTION, max_tokens=16, temperature=0)
+    assert full.created <= asked + 1 and full.system_fingerprint == "workstation"
     text = full.choices[0].message.content
     assert text and full.choices[0].finish_reason in ("stop", "length")
     u = full.usage
@@ -57,6 +64,7 @@ def test_chat_non_stream_and_stream_agree(client: openai.OpenAI) -> None:
     )
     deltas, finish, usage = [], None, None
     for chunk in stream:
+        assert chunk.system_fingerprint == "workstation"
         if chunk.usage is not None:
             usage = chunk.usage
         for choice in chunk.choices:
@@ -168,8 +176,10 @@ def test_four_concurrent_clients_complete(client: openai.OpenAI) -> None:
 def test_full_queue_gets_429_and_disconnects_free_slots(server: RunningServer) -> None:
     body = {"model": "x", "prompt": "Once upon a time", "max_tokens": 900, "stream": True, "ignore_eos": True}
     url = f"{server.base_url}/completions"
-    clients = [httpx.Client(timeout=120, headers=server.headers()) for _ in range(6)]
-    streams, readers = [], []
+    address = httpx.URL(url)
+    host, port, path = address.host, address.port or 80, address.path
+    clients = [httpx.Client(timeout=120, headers=server.headers()) for _ in range(4)]
+    streams, readers, waiting = [], [], []
     try:
         for c in clients[:4]:  # fill the 4 slots and wait until each is generating
             s = c.send(c.build_request("POST", url, json=body), stream=True)
@@ -179,16 +189,27 @@ def test_full_queue_gets_429_and_disconnects_free_slots(server: RunningServer) -
                 pass
             streams.append(s)
             readers.append(lines)
-        for c in clients[4:]:  # 2 wait in the queue (headers come at once)
-            s = c.send(c.build_request("POST", url, json=body), stream=True)
-            assert s.status_code == 200
-            streams.append(s)
+        # 2 wait in the queue: their answer starts with their first token (as llama-server's,
+        # so that one the queue gives up is a 429, not a 200 and an error event), so they are
+        # sent on sockets of their own, which the client closes while they wait
+        waiting = [socket.create_connection((host, port), timeout=120) for _ in range(2)]
+        payload = json.dumps(body).encode()
+        for w in waiting:
+            w.sendall(f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+                      f"Authorization: Bearer {server.api_key}\r\nContent-Length: {len(payload)}\r\n\r\n".encode()
+                      + payload)
+        for _ in range(600):
+            if server.metric("llamacpp:requests_deferred") == 2:
+                break
+            threading.Event().wait(0.1)
         assert server.metric("llamacpp:requests_processing") == 4
         assert server.metric("llamacpp:requests_deferred") == 2
         r = httpx.post(url, json=body, headers=server.headers())
         assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1
         assert r.json()["error"]["type"] == "rate_limit_error"
     finally:
+        for w in waiting:
+            w.close()
         for s in streams:
             s.close()
         for c in clients:
@@ -400,3 +421,12 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     assert main(["audit", "verify", "--json"]) == 0
     audit = [json.loads(line) for f in sorted((data / "audit").glob("*.jsonl")) for line in f.read_text().splitlines()]
     assert [a.get("status") for a in audit if a.get("route") == "chat"] == [503, 503], audit
+
+
+def test_embeddings_are_refused_with_why(client: openai.OpenAI) -> None:
+    """A RAG script's ``embeddings.create`` got 404 "There is no route /v1/embeddings"; as
+    llama-server not started for them, 501 says this server makes none and where to get them."""
+    with pytest.raises(openai.APIStatusError) as refused:
+        client.embeddings.create(model="serve-test", input="hello")
+    assert refused.value.status_code == 501
+    assert "makes no embeddings" in refused.value.message and "llama-server --embeddings" in refused.value.message

@@ -34,6 +34,7 @@ import contextlib
 import dataclasses
 import itertools
 import logging
+import math
 import queue
 import threading
 import time
@@ -274,6 +275,7 @@ class Scheduler:
         self.load_ms = (time.perf_counter() - t0) * 1000
         self.waiting: collections.deque[Request] = collections.deque()
         self.stats = SchedulerStats()
+        self._slot_hold_s: float | None = None  # recent requests' time in a slot (EWMA): Retry-After
         self._cond = threading.Condition()
         self._chores: collections.deque[tuple[Callable[[], Any], Future[Any]]] = collections.deque()
         self._ids = itertools.count(1)
@@ -383,7 +385,7 @@ class Scheduler:
                     raise QueueFull(
                         f"All {self.n_parallel} slots are busy and {len(self.waiting)} requests are "
                         "waiting; try again shortly.",
-                        retry_after_s=max(1, min(30, len(self.waiting) + 1)),
+                        retry_after_s=self._retry_after_s(),
                     )
                 self.waiting.remove(victim)
                 self.stats.requests_rejected_total += 1
@@ -396,7 +398,7 @@ class Scheduler:
             _deliver(victim, RequestFailed(
                 "The queue is full and your requests held the most places in it; this one gave "
                 "its place to someone else's. Try again shortly.",
-                status=429, retry_after_s=max(1, min(30, len(self.waiting) + 1)),
+                status=429, retry_after_s=self._retry_after_s(),
             ))
         return req
 
@@ -1070,10 +1072,22 @@ class Scheduler:
         self.stats.prompt_seconds_total += m.prompt_ms / 1000
         self.stats.tokens_predicted_total += m.predicted_n
         self.stats.tokens_predicted_seconds_total += m.predicted_ms / 1000
+        held = now - run.t_start  # how long requests hold a slot: how soon a waiting one gets one
+        self._slot_hold_s = held if self._slot_hold_s is None else 0.8 * self._slot_hold_s + 0.2 * held
         self._release(slot)
         probs = run.probs.final(stopped=stop == "stop") if run.probs is not None else []
         reasoning = "".join(run.thought)
         _deliver(req, TurnFinished("".join(run.parts), m, list(run.reply), probs=probs, reasoning=reasoning))
+
+    def _retry_after_s(self) -> int:
+        """Seconds a refused request waits before trying again (Retry-After): the queue before
+        it served at the pace requests have held a slot lately, 1 to 30. It was a second per
+        waiting request: 18 s for 17 short ones the slots cleared in 1.4 s (the openai client
+        sleeps that long before each retry)."""
+        ahead = len(self.waiting) + 1
+        if self._slot_hold_s is None:  # nothing served yet: a second a request
+            return max(1, min(30, ahead))
+        return max(1, min(30, math.ceil(self._slot_hold_s * ahead / self.n_parallel)))
 
     def _fail(self, slot: Slot, message: str, status: int = 500) -> None:
         req = slot.req

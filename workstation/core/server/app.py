@@ -66,6 +66,7 @@ from workstation.core.server.protocol import (
     parse_text,
     parse_token_ids,
     queue_full,
+    reply_to_continue,
     sse,
     timings,
     usage,
@@ -131,6 +132,13 @@ async def _watch_disconnect(receive: Receive, on_disconnect: Callable[[], None])
             return
 
 
+# llama-server's routes for what a chat model's server does not do (501, as llama-server answers
+# them when it was not started with --embeddings or --reranking)
+FINGERPRINT = "workstation"  # OpenAI's system_fingerprint, on every answer and chunk
+EMBEDDING_ROUTES = ("/v1/embeddings", "/embeddings", "/embedding")
+RERANK_ROUTES = ("/v1/rerank", "/rerank", "/reranking", "/v1/reranking")
+
+
 # --- the app -----------------------------------------------------------------------------------
 class OpenAIServer:
     """``OpenAIServer(scheduler, options, accounts).app``: the ASGI app, its routes behind
@@ -158,6 +166,9 @@ class OpenAIServer:
             Route("/apply-template", self.apply_template, methods=["POST"]),
             Route("/cells/forget", self.forget_cells, methods=["POST"]),
             Route("/usage/today", self.usage_today, methods=["GET"]),
+            # llama-server's, where it is not started for them: 501 and why, not "no route"
+            *(Route(path, self._no_embeddings, methods=["POST"]) for path in EMBEDDING_ROUTES),
+            *(Route(path, self._no_reranking, methods=["POST"]) for path in RERANK_ROUTES),
         ]
         for prefix in ("/v1", ""):
             routes += [
@@ -180,6 +191,17 @@ class OpenAIServer:
     # --- helpers -------------------------------------------------------------------------------
     async def _not_found(self, request: Request, exc: Exception) -> Response:
         return ApiError(404, f"There is no route {request.url.path}.", code="not_found").response()
+
+    async def _no_embeddings(self, request: Request) -> Response:
+        """``/v1/embeddings``: a RAG script's first call; 404 "There is no route" said nothing."""
+        return ApiError(501, "This server runs a chat model and makes no embeddings; run an embedding model's "
+                             "own server for them (llama-server --embeddings -m MODEL.gguf).",
+                        type_="not_supported_error").response()
+
+    async def _no_reranking(self, request: Request) -> Response:
+        return ApiError(501, "This server runs a chat model and does no reranking; run a reranking model's "
+                             "own server for it (llama-server --reranking -m MODEL.gguf).",
+                        type_="not_supported_error").response()
 
     async def _not_allowed(self, request: Request, exc: Exception) -> Response:
         return ApiError(405, f"{request.method} is not allowed on {request.url.path}.").response()
@@ -244,7 +266,9 @@ class OpenAIServer:
         finally:
             self.bodies.give(held)
 
-    def _check_prompt(self, prompt: list[int]) -> None:
+    def _check_prompt(self, prompt: list[int], field: str = "messages") -> None:
+        """ApiError 400 where the prompt is longer than a request may be; ``field``: the request's
+        field that holds it (a completion's ``prompt``)."""
         limit = self.options.max_prompt_tokens or (self.scheduler.slot_ctx - 1)
         limit = min(limit, self.scheduler.slot_ctx - 1)
         if len(prompt) > limit:
@@ -252,7 +276,7 @@ class OpenAIServer:
                 400,
                 f"The prompt is {len(prompt)} tokens but this server accepts at most {limit} "
                 "prompt tokens per request.",
-                param="messages",
+                param=field,
                 code="context_length_exceeded",
             )
 
@@ -371,8 +395,15 @@ class OpenAIServer:
     def _chat_prompt(
         self, messages: list[dict[str, Any]], tools: ToolRequest | None, variables: dict[str, Any]
     ) -> tuple[list[int], ToolPrompt]:
-        plan = tool_prompt(self.scheduler.template, messages, tools)
-        return self.scheduler.chat_tokens(plan.messages, plan.tools, variables), plan
+        """The chat's tokens; a last assistant message is a reply begun, which the model goes on
+        from (as llama-server: the turns before it with the assistant's turn opened, then its
+        text, as text, never control tokens); it was closed and a new reply begun."""
+        history, begun = reply_to_continue(messages)
+        plan = tool_prompt(self.scheduler.template, history, tools)
+        tokens = self.scheduler.chat_tokens(plan.messages, plan.tools, variables)
+        if begun:
+            tokens += self.scheduler.model.tokenize(begun, add_special=False, parse_special=False)
+        return tokens, plan
 
     async def _handle(self, request: Request, chat: bool, native: NativeRoutes | None = None) -> Response:
         t_request = time.perf_counter()
@@ -408,7 +439,7 @@ class OpenAIServer:
                     prompt = await native.prompt_tokens(body, ticket)
                 else:
                     prompt, plan = await self._prompt_tokens(body, chat, ticket, tools)
-                self._check_prompt(prompt)
+                self._check_prompt(prompt, "messages" if chat else "prompt")
                 wanted = min(params.max_tokens or params.sampling.max_tokens, self.scheduler.slot_ctx - len(prompt))
                 held = self.accounts.hold_quota(ticket, len(prompt), wanted)  # within the key's day
                 if held < wanted:
@@ -431,8 +462,12 @@ class OpenAIServer:
         rid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24]
         reply_format = plan.format if plan else ""
         if params.stream:
+            first = await self._first_event(request, req, q, ticket)
+            if isinstance(first, Response):
+                return first
             return SSEResponse(
-                self._stream_events(req, q, rid, model, chat, params.include_usage, ticket, probs, reply_format),
+                self._stream_events(req, q, rid, model, chat, params.include_usage, ticket, probs, reply_format,
+                                    first),
                 lambda: self.scheduler.cancel(req),
             )
         return await self._collect(request, req, q, rid, model, chat, ticket, probs, reply_format)
@@ -463,6 +498,28 @@ class OpenAIServer:
         cancelled = event.metrics.stop_reason == "cancelled"
         status = SHUTTING_DOWN if self._cut_by_shutdown(event) else CLIENT_GONE if cancelled else 200
         self.accounts.finish(ticket, status, event.metrics, event.text)
+
+    async def _first_event(
+        self, request: Request, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket
+    ) -> SchedulerEvent | Response:
+        """A stream's first event, waited for before its answer starts (a client that leaves
+        meanwhile cancels it): a request that fails before its first token (the queue gave its
+        place to another's, the server stops) is answered with its status, 429 and Retry-After,
+        where a stream said 200 and then an error event, which the openai client raises as an
+        APIError with no status, and does not retry."""
+        watch = asyncio.create_task(_watch_disconnect(request.receive, lambda: self.scheduler.cancel(req)))
+        try:
+            event = await q.get()
+        except asyncio.CancelledError:
+            self.scheduler.cancel(req)
+            self._account_later(ticket, q)
+            raise
+        finally:
+            watch.cancel()
+        if isinstance(event, RequestFailed):
+            self.accounts.finish(ticket, event.status)
+            return failed_response(event)
+        return event
 
     async def _finished_event(
         self, request: Request, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket
@@ -525,12 +582,12 @@ class OpenAIServer:
             {
                 "id": rid,
                 "object": "chat.completion" if chat else "text_completion",
-                "created": int(time.time()),
+                "created": _created(req),
                 "model": model,
                 "choices": [choice],
                 "usage": usage(m),
                 "timings": timings(m),
-                "system_fingerprint": "workstation",
+                "system_fingerprint": FINGERPRINT,
                 **extra,
                 **self._quota_reached(ticket, event),
             }
@@ -547,8 +604,10 @@ class OpenAIServer:
         ticket: Ticket,
         probs: ProbsAsked | None = None,
         reply_format: str = "",
+        first: SchedulerEvent | None = None,
     ) -> AsyncIterator[bytes]:
-        created = int(time.time())
+        """``first``: the event ``_first_event`` took from ``q``, sent first."""
+        created = _created(req)
         obj = "chat.completion.chunk" if chat else "text_completion"
         sent = 0  # records sent with deltas; the final event's records past these go in the last chunk
 
@@ -569,7 +628,8 @@ class OpenAIServer:
                 choice["delta"] = delta
             else:
                 choice["text"] = delta_text or ""
-            data: dict[str, Any] = {"id": rid, "object": obj, "created": created, "model": model, "choices": [choice]}
+            data: dict[str, Any] = {"id": rid, "object": obj, "created": created, "model": model,
+                                    "system_fingerprint": FINGERPRINT, "choices": [choice]}
             if probs is not None and records:
                 probs.add_to(choice, data, records, self.scheduler.model)
             if include_usage:
@@ -614,7 +674,8 @@ class OpenAIServer:
                 out = held + sse(last)
                 if include_usage:  # llama-server's usage chunk carries the timings too
                     out += sse({
-                        "id": rid, "object": obj, "created": created, "model": model, "choices": [],
+                        "id": rid, "object": obj, "created": created, "model": model,
+                        "system_fingerprint": FINGERPRINT, "choices": [],
                         "usage": usage(m), "timings": timings(m),
                     })
                 return out + b"data: [DONE]\n\n", True
@@ -626,7 +687,8 @@ class OpenAIServer:
                 yield sse(chunk(None, None, role=True))
             done = False
             while not done:
-                body, done = render(await q.get())
+                body, done = render(first if first is not None else await q.get())
+                first = None
                 while not done and not q.empty():  # a slow reader gets what piled up in one write
                     more, done = render(q.get_nowait())
                     body += more
@@ -758,8 +820,9 @@ class OpenAIServer:
                 variables = self.scheduler.template_variables(parse_template_variables(body))
 
                 def render() -> str:
-                    plan = tool_prompt(self.scheduler.template, messages, tools)
-                    return self.scheduler.template.render(plan.messages, True, plan.tools, variables)
+                    history, begun = reply_to_continue(messages)  # the reply begun, as a chat goes on from it
+                    plan = tool_prompt(self.scheduler.template, history, tools)
+                    return self.scheduler.template.render(plan.messages, True, plan.tools, variables) + begun
 
                 try:
                     prompt = await run_in_threadpool(render)
@@ -785,6 +848,12 @@ class OpenAIServer:
             prometheus_text(self.scheduler, rows) + self.accounts.metrics.text(per_key=caller.key is None),
             media_type="text/plain; version=0.0.4",
         )
+
+
+def _created(req: SchedRequest) -> int:
+    """When the request came (OpenAI's ``created``, every chunk's the same): it was when the
+    reply ended, or when a stream began."""
+    return int(time.time() - (time.perf_counter() - req.t_request))
 
 
 def _client(request: Request) -> str:

@@ -226,7 +226,10 @@ class NativeRoutes:
 
         sub = Submitted(native, req, q, params, model, ticket, probs.n_probs or 0 if probs is not None else 0)
         if params.stream:
-            return SSEResponse(self._stream(sub), lambda: self.scheduler.cancel(req))
+            first = await self.server._first_event(request, req, q, ticket)  # a 429 before a 200
+            if isinstance(first, Response):
+                return first
+            return SSEResponse(self._stream(sub, first), lambda: self.scheduler.cancel(req))
         event = await self.server._finished_event(request, req, q, ticket)
         if not isinstance(event, TurnFinished):
             return event
@@ -276,7 +279,7 @@ class NativeRoutes:
             "timings": timings(shown),
         }
 
-    async def _stream(self, sub: Submitted) -> AsyncIterator[bytes]:
+    async def _stream(self, sub: Submitted, first: SchedulerEvent | None = None) -> AsyncIterator[bytes]:
         req, q, ticket = sub.req, sub.q, sub.ticket
         n_decoded = 0
         done = False
@@ -308,7 +311,8 @@ class NativeRoutes:
 
         try:
             while not done:
-                body = await render(await q.get())
+                body = await render(first if first is not None else await q.get())
+                first = None
                 while not done and not q.empty():  # a slow reader gets what piled up in one write
                     body += await render(q.get_nowait())
                 if body:

@@ -231,8 +231,8 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
     n_predict = _integer(body, "n_predict", -1, 10_000_000)
     if n_predict is not None:
         max_tokens = MAX_PREDICT if n_predict == -1 else max(1, n_predict)
-    n = _integer(body, "n", 1, 128)
-    if n not in (None, 1):
+    n = body.get("n")
+    if n is not None and (isinstance(n, bool) or n != 1):  # (n=0 said "1 to 128", n=2 "only n=1")
         raise bad("Only n=1 is supported; send several requests instead.", "n")
     stop = body.get("stop")
     stops: list[str] | None
@@ -378,6 +378,16 @@ def parse_messages(body: dict[str, Any], max_messages: int) -> list[dict[str, An
     if len(out) >= 2 and out[-1]["role"] == out[-2]["role"] == "assistant":
         raise bad("The messages end with two assistant messages; at most one may come last.", "messages")
     return out
+
+
+def reply_to_continue(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+    """(the messages before it, its text) where the last message is an assistant's text to go
+    on from (llama-server's ``--prefill-assistant``, on by default: "Hel" comes back as "lo!…"),
+    else (the messages, ""). One with tool calls, or no text, is a turn of the history."""
+    last = messages[-1] if messages else None
+    if last is None or last["role"] != "assistant" or not last.get("content") or last.get("tool_calls"):
+        return messages, ""
+    return messages[:-1], last["content"]
 
 
 def parse_token_ids(value: Any, name: str, n_vocab: int) -> list[int]:
