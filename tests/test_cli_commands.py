@@ -551,7 +551,6 @@ def test_chat_reads_a_pipe_without_dash(tmp_path: Path, smollm2_path: Path) -> N
     (["--measure"], "--measure is not an option of 'workstation'; did you mean 'workstation size --measure'?"),
     (["models", "inspect", "-p", "office-cpu"],
      "-p is not an option of 'workstation models inspect'; it takes MODEL (see 'workstation models inspect --help')."),
-    (["profiles", "check"], "'workstation profiles check' needs PROFILE (see 'workstation profiles check --help')."),
     (["profiles", "check", "office-cpu", "-p", "long-documents"],
      "PROFILE: 'office-cpu' and -p 'long-documents' name two profiles; give one"),
     (["usage", "--by", "persn"], "--by cannot be 'persn'; did you mean 'person'?"),
@@ -600,11 +599,12 @@ def test_an_option_before_the_verb_is_kept(tmp_path: Path, capsys: pytest.Captur
 
 
 @pytest.mark.parametrize("args", [["-p", "office-cpu", "profiles", "check"], ["profiles", "check", "-p", "office-cpu"],
-                                  ["profiles", "check", "office-cpu"]])
+                                  ["profiles", "check", "office-cpu"], ["profiles", "check"]])
 def test_profiles_check_takes_the_profile_as_every_command_does(args: list[str],
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     """`./run.sh -p P profiles check` said "needs profile": -p was taken for the app, and
-    check wanted its name after it only."""
+    check wanted its name after it only. Alone (as README writes it) it said "needs PROFILE",
+    where every other command takes the default profile."""
     assert main([*args, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["name"] == "Office CPU — SmolLM2 135M"
     assert main(args) == 0  # the text has what --json has of a turn: its sampling and system prompt

@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.set_defaults(func=run_list)
     chk = verbs.add_parser("check", help="validate a profile and show its effective settings")
     # the name after check, or -p as every other command takes it (before or after check)
-    chk.add_argument("name", nargs="?", metavar="PROFILE", help="profile name or path to a YAML file")
+    chk.add_argument("name", nargs="?", metavar="PROFILE",
+                     help="profile name or path to a YAML file (default: the default profile, as for chat)")
     add_profile_arg(chk)
     chk.add_argument("--json", action="store_true")
     chk.set_defaults(func=run_check, usage_error=chk.error)
@@ -82,13 +83,11 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    ref = args.name or profile_ref(args)
-    if ref is None:
-        args.usage_error("the following arguments are required: PROFILE")
+    ref = args.name or profile_ref(args)  # none: the default profile, as every other command takes it
     if args.name and profile_ref(args) not in (None, args.name):
         args.usage_error(f"argument PROFILE: '{args.name}' and -p '{profile_ref(args)}' name two profiles; "
                          "give one")
-    path = Path(ref)
+    path = Path(ref or "")
     profile = load_profile_file(path) if path.suffix in (".yaml", ".yml") else load_profile(ref)
     eff = effective_settings(profile)
     if profile.backend == "openai":

@@ -79,7 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"seconds for a request's headers to arrive (default {DEFAULT_HEADER_TIMEOUT_S:g})")
     p.add_argument("--body-timeout", type=float, default=DEFAULT_BODY_TIMEOUT_S,
                    help=f"seconds for a request's body to arrive (default {DEFAULT_BODY_TIMEOUT_S:g})")
-    p.add_argument("--max-prompt-tokens", type=int, help="longest prompt in tokens (default: the context)")
+    p.add_argument("--max-prompt-tokens", type=int, help="longest prompt in tokens (default and most: one slot's context - 1)")
     p.add_argument("--model-id", help="model id shown by /v1/models (default: the profile's name)")
     p.add_argument(
         "--alias", action="append", default=[], metavar="NAME",
