@@ -96,7 +96,7 @@ def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smol
     # run 2: finishes the rest, redoes nothing
     rerun = subprocess.run(_batch(folder, out, prof), cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=300)
-    assert rerun.returncode == 1, rerun.stderr  # one document failed
+    assert rerun.returncode == 3, rerun.stderr  # one document failed (1: the run could not start)
     final = _status(db)
     expected = {"note0.txt", "note1.txt", "note2.txt", "note3.txt", "memo.docx", "broken.txt"}
     assert set(final) == expected

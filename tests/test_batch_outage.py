@@ -101,7 +101,7 @@ def test_server_down_leaves_the_queue_pending_and_the_next_run_does_it(tmp_path:
     with serve(write_profile(tmp_path, smollm2_path), "--port", str(port)) as server:
         assert server.base_url == base_url
         back = _batch(folder, out, desk)
-        assert back.returncode == 1, back.stderr
+        assert back.returncode == 3, back.stderr  # finished, one document failed
         rows = _rows(out / DB_NAME)
         assert {p: s for p, (s, _r) in rows.items()} == {
             "note0.txt": "done", "note1.txt": "done", "broken.txt": "failed"
@@ -114,7 +114,7 @@ def test_server_down_leaves_the_queue_pending_and_the_next_run_does_it(tmp_path:
 
         # nothing left to do but the failed one: the run says so, and how to retry it
         again = _batch(folder, out, desk)
-        assert again.returncode == 1
+        assert again.returncode == 3
         assert "0 pending, 0 running, 2 done, 1 failed" in again.stderr
         assert "run the batch with --retry-failed" in _last_line(again.stderr), again.stderr
 
@@ -284,7 +284,7 @@ def test_a_server_that_answers_nothing_in_time_fails_that_document(tmp_path: Pat
         desk.write_text(yaml.safe_dump(data), encoding="utf-8")
         run = _batch(folder, out, desk)
         status, reason = _rows(out / DB_NAME)["long.txt"]
-        assert run.returncode == 1 and status == "failed", run.stderr
+        assert run.returncode == 3 and status == "failed", run.stderr
         assert "sent nothing for 1 s (remote.timeout_s in the profile)" in (reason or "")
     finally:
         server.close()

@@ -4,7 +4,8 @@ Resumable: run it again after any stop (Ctrl-C, kill -9, power cut) and it conti
 it stopped; finished documents are never redone, summaries are never half-written. When the
 server cannot be reached the run stops the same way, with that reason and exit status 75,
 and fails no document; a model that cannot be loaded stops it so too, with exit status 1. A run that ends with failed documents says
-how to try them again (``--retry-failed``).
+how to try them again (``--retry-failed``) and exits with status 3 (``SOME_FAILED``), so a script
+tells it from a run that could not start.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from workstation.core.errors import TurnCancelled
 from workstation.core.invocation import cli, shell_word
 from workstation.core.profiles import load_profile
 from workstation.core.summarize import eta_text
+
+SOME_FAILED = 3  # the run finished, and some documents failed (1: it could not run; 75: the server is away)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -167,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
         raise TurnCancelled(f"stopped; {again}.")
     if counts.get("failed"):
         print(f"batch: {_retry_line(counts['failed'])}", file=sys.stderr)
-        return 1
+        return SOME_FAILED
     return 0
 
 
