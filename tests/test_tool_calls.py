@@ -536,5 +536,8 @@ def test_generic_response_streams_as_text(step: int) -> None:
         assert sum(1 for p in parts if p) > 5  # it streamed, not all at the end
     cut = _streamed(GENERIC, '{"response": "Sunny and wa', step)[0]
     assert cut.content == "Sunny and wa"  # cut short by max_tokens: the text so far
+    # a call cut short: the wrapper's JSON is no content ('{ "tool_call' reached a script's user)
+    for begun in ('{ "tool_call', '{"tool_call": {"name": "get_ti', '{"tool_calls": [{"name": "a", "argu', "{"):
+        assert _streamed(GENERIC, begun, step)[0] == ReplyPiece(), begun
     call = _streamed(GENERIC, '{"tool_call": {"name": "get_time", "arguments": {"zone": "UTC"}}}', step)[0]
     assert call.content == "" and [(c.name, c.arguments) for c in call.calls] == [("get_time", '{"zone": "UTC"}')]

@@ -443,6 +443,7 @@ class ReplyReader:
         if not final:
             return ReplyPiece()
         # a call, or still undecided at the end: read the whole reply
+        begun_call = self.mode == "call" or self._could_start_generic()
         self.mode = "done"
         obj = _json(self.buffer)
         if isinstance(obj, dict):
@@ -457,6 +458,9 @@ class ReplyReader:
             elif isinstance(obj.get("response"), str):
                 self.buffer = ""
                 return ReplyPiece(obj["response"])
+        if begun_call:  # a call cut short (max_tokens): the wrapper's JSON is no reply to show,
+            self.buffer = ""  # as llama-server's partial read gives none ('{ "tool_call' was the content)
+            return ReplyPiece()
         return self._plain()  # not what the grammar allows (cut short): the text as it is
 
     def _could_start_generic(self) -> bool:
