@@ -610,6 +610,7 @@ def test_profiles_check_takes_the_profile_as_every_command_does(args: list[str],
     assert main(args) == 0  # the text has what --json has of a turn: its sampling and system prompt
     out = capsys.readouterr().out
     assert "  sampling         temperature 0.7, top_p 0.95, top_k 40" in out
+    assert "  parallel         1 (serve: 4)" in out
     assert '  system_prompt    "You are a helpful assistant for office work.' in out
 
 

@@ -163,6 +163,8 @@ def test_profiles_check_json_shows_effective_settings(capsys: pytest.CaptureFixt
     data = json.loads(capsys.readouterr().out)
     assert data["threads"] == load_profile("office-cpu").resolved_threads()
     assert data["flash_attn"] == "on"
+    # the app's slots, and serve's where the file sets none (parallel: 1 looked like serve's too)
+    assert data["parallel"] == 1 and data["serve_slots"] == 4
     assert isinstance(data["gpu_layers"], int)
     assert data["model_installed"] is True
     assert Path(data["model_path"]) == smollm2_path

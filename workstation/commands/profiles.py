@@ -101,6 +101,7 @@ def run_check(args: argparse.Namespace) -> int:
     for key in ("backend", "model_path", "model_installed", "context", "gpu_layers", "threads", "flash_attn"):
         if key in eff:
             print(f"  {key:<16} {eff[key]}")
+    print(f"  {'parallel':<16} {eff['parallel']} (serve: {eff['serve_slots']})")
     kv = eff["kv_cache"]
     print(f"  {'kv_cache':<16} K {kv['k']}, V {kv['v']}")
     print(f"  {'speculative':<16} {eff['speculative']['mode']}")

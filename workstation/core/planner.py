@@ -624,6 +624,8 @@ def effective_settings(profile: Profile) -> dict[str, Any]:
     data["key"] = profile.key
     data["threads"] = profile.resolved_threads()
     data["flash_attn"] = "on" if profile.resolved_flash_attn() else "off"
+    # "parallel" is the app's and chat's; serve (and Ctrl+G) runs 4 where the file sets none
+    data["serve_slots"] = profile.slots_to_serve()
     if profile.backend != "llama":
         return data
     path = resolve_model_path(profile.model)
