@@ -875,7 +875,9 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert rows["F10"] == ("Size the office", Texts("en")("action.sizing.help")) and "Ctrl+N" in rows
         # the chat's parts too: how to scroll it and go from part to part (F1 named neither)
         assert rows["PgUp/PgDn"] == ("Scroll", "Scroll the chat, from the message box") and "Tab" in rows
-        assert rows["Ctrl+Y"] == ("Copy reply", "Copy the last reply to the clipboard")
+        assert rows["Ctrl+Y"] == ("Copy reply", Texts("en")("action.copy.help"))
+        assert "in the multi-line editor Ctrl+Y is its redo" in rows["Ctrl+Y"][1]  # where it does not copy
+        assert rows["Ctrl+E"] == ("Sampling", Texts("en")("action.sampling.help"))
         await pilot.press("f1")
         await until(pilot, lambda: app.screen is app.chat_screen)
         await pilot.press("f6")  # the summarize screen, kept by the app once made
