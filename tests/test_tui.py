@@ -1473,6 +1473,11 @@ def test_language_from_locale() -> None:
     assert detect_language({"LANG": "tr_TR.UTF-8"}) == "tr"
     assert detect_language({"LC_ALL": "en_US.UTF-8", "LANG": "tr_TR.UTF-8"}) == "en"
     assert detect_language({}) == "en"
+    # gettext's LANGUAGE first (its first language we have), not under the C locale
+    assert detect_language({"LANGUAGE": "de:tr:en", "LANG": "en_US.UTF-8"}) == "tr"
+    assert detect_language({"LANGUAGE": "en_GB:tr", "LANG": "tr_TR.UTF-8"}) == "en"
+    assert detect_language({"LANGUAGE": "tr", "LANG": "C.UTF-8"}) == "en"
+    assert detect_language({"LANGUAGE": "de", "LANG": "tr_TR.UTF-8"}) == "tr"
     assert Texts("tr")("status.ready") == "hazır"
     assert Texts("tr")("no.such.key") == "no.such.key"
 

@@ -23,12 +23,16 @@ LANGUAGES = ("en", "tr")
 
 
 def detect_language(environ: dict[str, str] | None = None) -> str:
+    """The UI's language as gettext chooses messages: LANGUAGE's first language we have
+    ("tr:en"; ignored under the C locale, as gettext does), else LC_ALL, LC_MESSAGES, LANG.
+    LANGUAGE was ignored: a desktop set to Turkish that way got English."""
     env = os.environ if environ is None else environ
-    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        value = env.get(name, "")
-        if value:
-            return "tr" if value.lower().startswith("tr") else "en"
-    return "en"
+    locale_name = next((env[name] for name in ("LC_ALL", "LC_MESSAGES", "LANG") if env.get(name)), "")
+    if locale_name.split(".")[0] not in ("", "C", "POSIX"):
+        for wanted in env.get("LANGUAGE", "").split(":"):
+            if wanted[:2].lower() in LANGUAGES:
+                return wanted[:2].lower()
+    return "tr" if locale_name.lower().startswith("tr") else "en"
 
 
 @cache

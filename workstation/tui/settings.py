@@ -1,7 +1,7 @@
 """The TUI's settings: ``settings.yaml`` in the user's data directory.
 
 ```yaml
-language: tr            # en | tr; absent: from the locale (LANG / LC_ALL)
+language: tr            # en | tr; absent: from the locale (LANGUAGE, LC_ALL, LANG)
 keymap:                 # action id -> key(s), see workstation/tui/actions.py
   conv.new: ctrl+k
   dashboard.toggle: f10,ctrl+d
