@@ -2139,3 +2139,16 @@ async def test_ctrl_e_sets_this_sessions_sampling(profiles: Path) -> None:
         await pilot.press("ctrl+r", "enter")
         await until(pilot, lambda: app.session_sampling is None and not isinstance(app.screen, SamplingDialog))
         assert "own sampling" not in app.status_text()
+        # a profile that fails to load brings this one back, its settings with it; one that
+        # loads starts from its own file's (the switch kept the old profile's: it set
+        # self.profile before loading, so the reset never ran)
+        await pilot.press("ctrl+e")
+        await until(pilot, lambda: isinstance(app.screen, SamplingDialog))
+        await pilot.press("end", "ctrl+u", "1", "enter")
+        await until(pilot, lambda: app.session_sampling is not None)
+        await _choose_profile(pilot, app, "broken")
+        await until(pilot, lambda: app.loading is None and app.engine is not None)
+        assert app.profile.key == "a" and app.session_sampling is not None
+        await _choose_profile(pilot, app, "b")
+        await until(pilot, lambda: app.loading is None and app.engine is not None and app.profile.key == "b")
+        assert app.session_sampling is None and "own sampling" not in app.status_text()

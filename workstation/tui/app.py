@@ -182,6 +182,7 @@ class WorkstationApp(App[None]):
         # Ctrl+E's sampling settings for this session's chat turns (None: the profile's own); a
         # profile loaded with F3 starts from its file's again
         self.session_sampling: Sampling | None = None
+        self._chosen_profile = False  # a profile chosen in F3 is loading
         self.store_problem: str | None = None  # the conversation file could not be used (said at start)
         try:
             self.store = ConversationStore(store_path)
@@ -557,6 +558,8 @@ class WorkstationApp(App[None]):
         for action in ACTIONS:
             if action.action in CHAT_ONLY and screen is not self.chat_screen:
                 continue  # as their keys: the chat's own (see check_action)
+            if isinstance(screen, ModalScreen) and action.action not in ALWAYS:
+                continue  # as their keys: a dialog owns them (Profiles behind Ctrl+E lost its change)
             method = getattr(self, f"action_{action.action}")
             keys = self._keymap.get(action.id, action.key).split(",")  # written as F1 writes them: Esc, not escape
             yield SystemCommand(
@@ -1511,6 +1514,7 @@ class WorkstationApp(App[None]):
         self.engine = None
         self.engine_info = None
         self.profile = profile
+        self._chosen_profile = True  # its load ends this session's Ctrl+E settings (not Ctrl+G's)
         self._begin_load(profile, old_engine, old_profile)
 
     def _begin_load(
@@ -1571,8 +1575,9 @@ class WorkstationApp(App[None]):
             event.engine.close()
             return
         self.engine = event.engine
-        if self.profile is None or event.profile.key != self.profile.key:
-            self.session_sampling = None  # another profile: its own file's settings
+        if self._chosen_profile and not event.restored:
+            self.session_sampling = None  # a profile chosen with F3 starts from its file's settings
+        self._chosen_profile = False  # (one that failed brought the old back: its settings stay)
         self.profile = event.profile
         self.unreachable = self.load_failed = False
         self.api = event.api
