@@ -363,7 +363,7 @@ def test_usage_chunk_carries_timings(server: RunningServer) -> None:
     assert last["timings"]["prompt_n"] + last["timings"]["cache_n"] == last["usage"]["prompt_tokens"]
 
 
-@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM", "SIGHUP"])
 def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     smollm2_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], stop: str
 ) -> None:
@@ -372,7 +372,9 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     Each reply now ends with a sentence to its client (an error event in a stream, 503 for the
     rest) and is recorded with the tokens it got; the server says one line and exits 130. The
     same for SIGTERM (a service stopped), which uvicorn raised again once it had stopped: the
-    process died before the records were written."""
+    process died before the records were written. And SIGHUP (its terminal or SSH session
+    closed), which killed it at once: a stream cut without a word, nothing recorded. A service
+    stopped is a clean stop (0; 130 made a service manager call every stop a failure)."""
     import signal
     import time
 
@@ -392,6 +394,10 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
             r = httpx.post(f"{srv.base_url}/chat/completions", json=body, timeout=120)
             got["whole"] = (r.status_code, r.json())
 
+        def queued() -> None:  # waits for a slot when the server stops: 503 before its stream
+            r = httpx.post(f"{srv.base_url}/chat/completions", json={**body, "stream": True}, timeout=120)
+            got["queued"] = r.status_code
+
         clients = [threading.Thread(target=streamed), threading.Thread(target=whole)]
         for c in clients:
             c.start()
@@ -399,11 +405,16 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
         while httpx.get(f"{srv.root}/health", timeout=30).json()["slots_processing"] < 2:
             assert time.monotonic() < deadline
             time.sleep(0.05)
+        clients.append(threading.Thread(target=queued))
+        clients[-1].start()
+        while httpx.get(f"{srv.root}/health", timeout=30).json()["requests_deferred"] < 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
         time.sleep(0.5)  # both are writing
         srv.proc.send_signal(getattr(signal, stop))
         for c in clients:
             c.join(timeout=60)
-        assert srv.proc.wait(timeout=30) == 130
+        assert srv.proc.wait(timeout=30) == (130 if stop == "SIGINT" else 0)
         time.sleep(0.2)  # the last lines of its log
         log = srv.log_text()
     said = "The server is shutting down, so the reply was cut off; send it again once the server is back."
@@ -411,16 +422,17 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     assert isinstance(stream, list) and len(stream) > 3  # a part of the reply, then why it ended
     assert json.loads(stream[-1][6:])["error"]["message"] == said
     assert got["whole"] == (503, {"error": {"message": said, "type": "server_error", "param": None, "code": None}})
+    assert got["queued"] == 503  # (it was a 200 and an error event)
     assert "Traceback" not in log and "ERROR" not in log and "could not be delivered" not in log, log
-    assert log.splitlines()[-1] == "workstation: stopped."
+    assert log.splitlines()[-1] == f"workstation: stopped ({stop})."
     monkeypatch.setenv("WORKSTATION_DATA", str(data))
     capsys.readouterr()
     assert main(["usage", "--json"]) == 0
     [row] = json.loads(capsys.readouterr().out)["rows"]
-    assert row["requests"] == 2 and row["errors"] == 2 and row["completion_tokens"] >= 4, row
+    assert row["requests"] == 3 and row["errors"] == 3 and row["completion_tokens"] >= 4, row
     assert main(["audit", "verify", "--json"]) == 0
     audit = [json.loads(line) for f in sorted((data / "audit").glob("*.jsonl")) for line in f.read_text().splitlines()]
-    assert [a.get("status") for a in audit if a.get("route") == "chat"] == [503, 503], audit
+    assert [a.get("status") for a in audit if a.get("route") == "chat"] == [503, 503, 503], audit
 
 
 def test_embeddings_are_refused_with_why(client: openai.OpenAI) -> None:

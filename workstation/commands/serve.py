@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -188,9 +189,11 @@ def run(args: argparse.Namespace) -> int:
         for sock in socks:
             sock.close()
         accounts.close()
-    if server.signalled:  # after the records are written
-        print("workstation: stopped.", file=sys.stderr)
-        return 130
+    if server.stopped_by is not None:  # after the records are written
+        print(f"workstation: stopped ({server.stopped_by.name}).", file=sys.stderr)
+        # a service stopped (SIGTERM) or its terminal gone (SIGHUP) is a clean stop: 130 made a
+        # service manager call every stop a failure; Ctrl+C stays 130, as a shell expects
+        return 130 if server.stopped_by == signal.SIGINT else 0
     return 0
 
 

@@ -519,6 +519,9 @@ class OpenAIServer:
         if isinstance(event, RequestFailed):
             self.accounts.finish(ticket, event.status)
             return failed_response(event)
+        if isinstance(event, TurnFinished) and self._cut_by_shutdown(event):  # stopped while it waited
+            self._finished(ticket, event)
+            return self._shutdown_error().response()
         return event
 
     async def _finished_event(

@@ -5,11 +5,15 @@ process (ServeProcess)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import ipaddress
 import logging
+import signal
 import socket
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from workstation.core.errors import WorkstationError
@@ -103,14 +107,29 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
     import uvicorn
 
     class Server(uvicorn.Server):
-        signalled = False  # stopped by Ctrl+C or SIGTERM (serve then exits 130, as after Ctrl+C)
+        stopped_by: signal.Signals | None = None  # Ctrl+C, SIGTERM or SIGHUP (serve says which)
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            """SIGHUP too (a closed terminal or SSH session, an admin's "reload"): it killed the
+            server at once, a stream cut without a word and nothing recorded. Not where it is
+            ignored (``nohup``)."""
+            hang_up = threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
+            before = signal.signal(signal.SIGHUP, self.handle_exit) if hang_up else None
+            try:
+                with super().capture_signals():
+                    yield
+            finally:
+                if hang_up:
+                    signal.signal(signal.SIGHUP, before)
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             # uvicorn raises the signal again once it has stopped: SIGTERM then killed the
             # process before the usage file and the audit trail were written, and a SIGINT that
             # the parent ignores (a job started in the background) did nothing; serve says it
             captured = getattr(self, "_captured_signals", [])
-            self.signalled = bool(captured)
+            self.stopped_by = signal.Signals(captured[0]) if captured else None
             captured.clear()
             await openai.stop_serving(STOP_REPLIES_S, give_up=lambda: self.force_exit)
             await super().shutdown(sockets)
