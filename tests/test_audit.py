@@ -54,6 +54,16 @@ def test_a_new_writer_continues_the_chain(tmp_path: Path) -> None:
     assert verify(tmp_path).ok
 
 
+def test_a_last_line_longer_than_one_read_still_continues_the_chain(tmp_path: Path) -> None:
+    """A line over 64 KiB (``--audit-content`` with a long prompt) was never found whole from
+    the file's end: the restarted server began again at seq 1, and verify called it changed."""
+    AuditTrail(tmp_path).append([entry(0), {**entry(1), "content": {"prompt": "word " * 40_000}}])
+    assert (tmp_path / CURRENT).stat().st_size > 200_000
+    AuditTrail(tmp_path).append([entry(2)])  # a restarted server
+    assert [json.loads(x)["seq"] for x in lines_of(tmp_path / CURRENT)] == [1, 2, 3]
+    assert verify(tmp_path).ok
+
+
 def _rewrite(path: Path, lines: list[str]) -> None:
     path.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
 

@@ -66,13 +66,24 @@ def trail_files(directory: Path) -> list[Path]:
     return [*rotated, current] if current.exists() else rotated
 
 
-def _tail_lines(path: Path) -> list[bytes]:
-    """The last lines of ``path`` (up to 64 KiB of them), last first."""
+def _tail_lines(path: Path) -> Iterator[bytes]:
+    """The lines of ``path``, last first, read from its end 64 KiB at a time. A last line
+    longer than one read (``--audit-content`` with a long prompt) was never found whole, so a
+    restarted server began the chain again at seq 1, and verify called the trail changed."""
     with open(path, "rb") as f:
-        size = f.seek(0, os.SEEK_END)
-        f.seek(max(0, size - _TAIL))
-        lines = [line for line in f.read().split(b"\n") if line.strip()]
-    return lines[::-1]
+        pos = f.seek(0, os.SEEK_END)
+        rest = b""  # the start of a line that began before the block read
+        while pos > 0:
+            step = min(_TAIL, pos)
+            pos -= step
+            f.seek(pos)
+            parts = (f.read(step) + rest).split(b"\n")
+            rest = parts[0]
+            for line in reversed(parts[1:]):
+                if line.strip():
+                    yield line
+        if rest.strip():
+            yield rest
 
 
 class AuditTrail:
