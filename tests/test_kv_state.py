@@ -292,6 +292,27 @@ def test_the_budget_evicts_the_least_recently_used(tmp_path: Path) -> None:
     assert store.best(StateKey("other.gguf:1:1", "f16", "f16", 1024), [7, 8, 9, 10, 11], 2) is None
 
 
+def test_half_written_states_a_killed_process_left_are_removed(tmp_path: Path) -> None:
+    """kill -9 during a save left ``.NAME.kv.XXXX.tmp`` (30 MiB each, conversation text in
+    them) forever, outside the budget; `cache clear` left them too. Old ones go at the next save
+    and at `cache clear`; one a running process writes now (young) stays."""
+    import os
+    import time
+
+    key = StateKey("m.gguf:1:1", "f16", "f16", 1024)
+    store = KvStateStore(tmp_path, budget=1 << 20)
+    left = tmp_path / ".abc-def.kv.x1y2z3.tmp"
+    young = tmp_path / ".abc-ghi.kv.q8w9e0.tmp"
+    for path in (left, young):
+        path.write_bytes(b"x" * 100)
+    hour_ago = time.time() - 3600
+    os.utime(left, (hour_ago, hour_ago))
+    store.save(key, [1, 2, 3], b"a" * 100)
+    assert not left.exists() and young.exists()
+    os.utime(young, (hour_ago, hour_ago))
+    assert store.clear() == 1 and not young.exists()
+
+
 def test_the_cache_leaves_its_disk_room_for_everything_else(tmp_path: Path) -> None:
     """The 2 GiB budget held whatever the free space: on a small disk five `chat -c` filled it
     to its last megabyte, every later save failed, and the conversations' file could not be

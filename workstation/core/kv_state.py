@@ -28,6 +28,7 @@ import logging
 import os
 import shutil
 import struct
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,7 @@ from workstation.core.paths import data_dir
 MAGIC = b"WORKSTATION-KV 1\n"
 DEFAULT_BUDGET_MB = 2048
 MIN_RESTORE_TOKENS = 64  # a restore must save at least this many tokens of prefill
+LEFTOVER_AGE_S = 600.0  # a half-written state this old was left by a process that died
 
 
 class KvStateError(WorkstationError):
@@ -231,6 +233,7 @@ class KvStateStore:
         if len(data) > room:  # (not after evicting: one state too large emptied the cache for nothing)
             raise OSError(errno.ENOSPC, f"no room for a saved state of {len(data) / 2**20:.1f} MiB: the disk "
                                         f"holding {self.folder} is (nearly) full", str(path))
+        self.remove_leftovers(LEFTOVER_AGE_S)
         evict_least_recent(self.folder, "*.kv", room - len(data))  # first: the room it needs
         write_bytes_atomic(path, data, private=True)
         for older in self.entries(key):  # an earlier turn of the same conversation: superseded
@@ -341,4 +344,15 @@ class KvStateStore:
         for path in self.folder.glob("*.kv"):
             path.unlink(missing_ok=True)
             n += 1
+        self.remove_leftovers(60.0)  # (one being written by a running server now is younger)
         return n
+
+    def remove_leftovers(self, older_than_s: float) -> None:
+        """Half-written states a killed process left (``.NAME.kv.XXXX.tmp``, tens of MiB each,
+        conversation text in them): nothing removed them, and the budget did not count them.
+        Only those older than ``older_than_s``: another process may be writing one now."""
+        now = time.time()
+        for path in self.folder.glob(".*.kv.*.tmp"):
+            with contextlib.suppress(OSError):
+                if now - path.stat().st_mtime > older_than_s:
+                    path.unlink()
