@@ -491,6 +491,22 @@ def test_the_data_folder_is_its_owners_alone_and_rewrites_drop_special_bits(
     fresh = tmp_path / "new-data"
     monkeypatch.setenv("WORKSTATION_DATA", str(fresh))
     assert paths.data_dir().stat().st_mode & 0o777 == 0o700
+    # in a folder of mode 755 given by WORKSTATION_DATA (kept as its owner made it), the files
+    # of who asked what, and what they asked, are still their owner's alone (they were 644)
+    from workstation.core.audit import AuditTrail
+    from workstation.core.keys import KeyRing
+    from workstation.core.store import ConversationStore
+    from workstation.core.usage import UsageLog
+
+    shared = tmp_path / "shared-data"
+    shared.mkdir(mode=0o755)
+    monkeypatch.setenv("WORKSTATION_DATA", str(shared))
+    for made in (KeyRing(), UsageLog(), ConversationStore(shared / "conversations.sqlite3")):
+        made.close()
+    AuditTrail(shared / "audit").append([{"who": "alice"}])
+    assert shared.stat().st_mode & 0o777 == 0o755
+    modes = {p.name: p.stat().st_mode & 0o777 for p in [*shared.iterdir(), *(shared / "audit").iterdir()]}
+    assert modes.pop("audit") == 0o700 and modes and set(modes.values()) == {0o600}, modes
     script = tmp_path / "tool.sh"
     script.write_text("#!/bin/sh\n")
     script.chmod(0o4750)

@@ -93,9 +93,10 @@ class AuditTrail:
         self.directory = directory or audit_dir()
         self.max_bytes = max(4096, max_bytes)
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            with open(self.directory / CURRENT, "ab"):
-                pass
+            # its owner's alone, as the data folder the program makes: in one of mode 755 given
+            # by WORKSTATION_DATA, a trail with everyone's prompts (--audit-content) was 644
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            os.close(os.open(self.directory / CURRENT, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
         except OSError as err:
             raise AuditError(f"The audit trail in {self.directory} cannot be written ({err.strerror or err}).") from None
         self._known_size = -1  # the current file's size after our last append
@@ -121,7 +122,7 @@ class AuditTrail:
         path = self.directory / CURRENT
         out: list[tuple[int, str]] = []
         try:
-            with open(self.directory / LOCK, "ab") as lock:
+            with open(os.open(self.directory / LOCK, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
                 with open(path, "ab+") as f:
                     size = os.fstat(f.fileno()).st_size
@@ -143,7 +144,7 @@ class AuditTrail:
                         os.fsync(f.fileno())
                         self._rotate(path)
                         size = 0
-                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
                 try:
                     view = memoryview(data)
                     while view:

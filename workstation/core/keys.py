@@ -8,10 +8,8 @@ guessed from the digest). The ring lives in ``keys.sqlite3`` in the data folder,
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
-import os
 import re
 import secrets
 import sqlite3
@@ -114,15 +112,11 @@ class KeyRing:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or data_dir() / DB_NAME
-        fresh = not self.path.exists()
-        try:
+        try:  # (made 0600, as every database here)
             self._db = open_database(self.path, _MIGRATIONS, f"The key file {self.path}", check_same_thread=False)
         except SchemaError as err:
             raise KeyRingError(str(err)) from None
         self._db.create_function("fold", 1, fold, deterministic=True)  # a name, capitals aside
-        if fresh:
-            with contextlib.suppress(OSError):
-                os.chmod(self.path, 0o600)
         self._lock = threading.Lock()
 
     def close(self) -> None:

@@ -7,6 +7,7 @@ migrated the same way: one transaction per step with the version bump inside it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sqlite3
@@ -99,6 +100,9 @@ def open_database(
     Raises SchemaError with one sentence naming ``what`` when it cannot be used."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        if str(path) != ":memory:":  # made its owner's alone (SQLite's -wal and -shm copy its mode):
+            with contextlib.suppress(FileExistsError):  # in a data folder of mode 755 the usage
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # file was 644
         db = sqlite3.connect(path, check_same_thread=check_same_thread)
     except (OSError, sqlite3.Error) as err:
         raise SchemaError(f"{what} cannot be opened ({sqlite_reason(err, path)}).") from None
