@@ -87,6 +87,9 @@ if __name__ == "__main__":
         sys.exit(130)
     sys.exit(main())
 LAUNCHER
+  # only this version's stamp: one left from an older checkout made a rollback to it skip its
+  # install, and the command it left ran this version's entry point (No module named ...launch)
+  rm -f .venv/.deps-*
   touch "$depstamp"
 fi
 
