@@ -173,7 +173,8 @@ def test_chat_refuses_sampling_options_a_profile_may_not_have(
     assert capsys.readouterr().err == f"workstation: {said}\n"
 
 
-def test_chat_takes_the_profiles_sampling_settings_as_options(capsys: pytest.CaptureFixture[str]) -> None:
+def test_chat_takes_the_profiles_sampling_settings_as_options(capsys: pytest.CaptureFixture[str],
+                                                             tmp_path: Path) -> None:
     """chat had only --temperature, --seed and --max-tokens: a stop text or top-k for one turn
     meant writing a profile. The reply ends before --stop's text; --top-k 1 is greedy."""
     turn = ["chat", "--max-tokens", "24", "--temperature", "0", "Name three colours of the rainbow."]
@@ -188,6 +189,12 @@ def test_chat_takes_the_profiles_sampling_settings_as_options(capsys: pytest.Cap
     assert main(["chat", "--max-tokens", "24", "--temperature", "1.5", "--top-k", "1", "--seed", "7",
                  "Name three colours of the rainbow."]) == 0
     assert capsys.readouterr().out.strip() == whole
+    # a stop text under a reply format: refused (locally it was dropped, a desk PC's cut the JSON)
+    schema = tmp_path / "s.json"
+    schema.write_text('{"type": "object"}', encoding="utf-8")
+    assert main(["chat", "--stop", "x", "--json-schema", str(schema), "hi"]) == 1
+    assert capsys.readouterr().err == ("workstation: --stop cannot be used with --json-schema: a stop text would "
+                                       "cut the JSON the schema asks for.\n")
 
 
 def test_a_profile_that_cannot_fit_is_not_loaded(

@@ -26,7 +26,7 @@ from tests.conftest import make_profile
 from tests.serve_helpers import RunningServer, serve, write_profile
 from workstation.core.documents import Document
 from workstation.core.evaluate import EXAMPLE_TASKS, TaskSet, load_task_set, run_tasks
-from workstation.core.profiles import Profile, profile_from_dict
+from workstation.core.profiles import Constraints, Profile, profile_from_dict
 from workstation.core.remote import RemoteEngine, client_profile, estimate_tokens
 from workstation.core.server.process import wait_until_healthy
 from workstation.core.summarize import SummarizeOptions, summarize_document
@@ -211,9 +211,13 @@ def test_ctrl_g_chat_sends_every_sampling_field(smollm2_path: Path) -> None:
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         with RemoteEngine(client_profile(local, url)) as engine:
             assert engine.run_chat(HELLO).text == "Red."
+            # under a reply format no stop text, as the local engine (one cut a schema's JSON)
+            engine.run_chat(HELLO, constraints=Constraints(grammar='root ::= "x"', json_schema={"type": "string"}))
     finally:
         server.shutdown()
-    body = _Recorder.bodies[-1]
+    formatted = _Recorder.bodies[-1]
+    assert formatted["stop"] == [] and formatted["response_format"]["type"] == "json_schema"
+    body = _Recorder.bodies[-2]
     s = local.sampling
     assert (body["temperature"], body["top_p"], body["top_k"]) == (s.temperature, s.top_p, s.top_k)
     assert (body["min_p"], body["repeat_penalty"], body["max_tokens"], body["seed"]) == (

@@ -80,6 +80,9 @@ def run(args: argparse.Namespace) -> int:
     text = sys.stdin.read() if args.text in ("-", None) else args.text
     if not text.strip():
         raise EngineError("The message is empty; type something to send.")
+    if args.stop and args.json_schema is not None:  # (locally dropped, a desk PC's cut the JSON)
+        raise EngineError("--stop cannot be used with --json-schema: a stop text would cut the JSON the "
+                          "schema asks for.")
     constraints = load_schema_file(args.json_schema) if args.json_schema is not None else None
     profile = load_profile(profile_ref(args))
     conversation = None

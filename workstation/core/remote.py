@@ -354,7 +354,10 @@ class RemoteEngine:
         # no seed is a new one each turn, as the local sampler draws it: left out, the server's
         # profile's seed applied, and a desk PC at temperature 0.8 gave one reply every time
         payload["seed"] = sampling.seed if sampling.seed is not None else random.getrandbits(32)
-        payload["stop"] = list(sampling.stop)  # also none: the server's profile's are not this one's
+        # also none: the server's profile's are not this one's; none under a reply format, as the
+        # local engine (a stop text cut the JSON a schema asked for: "{ \"" and a failed check)
+        formatted = constraints is not None and (constraints.grammar or constraints.json_schema is not None)
+        payload["stop"] = [] if formatted else list(sampling.stop)
         if sampling.ignore_eos:
             payload["ignore_eos"] = True
         if constraints is not None:
