@@ -158,8 +158,9 @@ def test_ctrl_c_in_chat_keeps_what_arrived(tmp_path: Path, smollm2_path: Path) -
 
 
 @pytest.mark.parametrize(("option", "value", "said"), [
-    ("--max-tokens", "0", "--max-tokens is 0; it must be 1 or more."),
-    ("--max-tokens", "-3", "--max-tokens is -3; it must be 1 or more."),
+    ("--max-tokens", "0", "--max-tokens is 0; allowed values are 1 to 10,000,000."),
+    ("--max-tokens", "-3", "--max-tokens is -3; allowed values are 1 to 10,000,000."),
+    ("--top-k", "99999999999", "--top-k is 99999999999; allowed values are 0 to 1,000,000 (0 is off)."),
     ("--temperature", "-1", "--temperature is -1.0; allowed values are 0 to 5."),
     ("--top-p", "0", "--top-p is 0.0; allowed values are above 0 up to 1."),
     ("--presence-penalty", "3", "--presence-penalty is 3.0; allowed values are -2 to 2 (0 is off)."),

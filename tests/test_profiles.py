@@ -19,6 +19,8 @@ from workstation.core.engine_host import EngineHost
 from workstation.core.errors import EngineError, ProfileError
 from workstation.core.profiles import (
     KV_CACHE_TYPES,
+    Sampling,
+    check_sampling,
     list_profiles,
     load_profile,
     load_profile_file,
@@ -334,3 +336,16 @@ def test_a_model_named_relative_to_its_profile_is_found_from_any_folder(
     assert main(["profiles", "check", str(downloads / "desk.yaml")]) == 0, capsys.readouterr()
     (downloads / "nohome.yaml").write_text("name: nohome\nmodel: ~nosuchuser/m.gguf\n", encoding="utf-8")
     assert load_profile(str(downloads / "nohome.yaml")).model == "~nosuchuser/m.gguf"  # not a RuntimeError
+
+
+def test_a_sampling_setting_out_of_range_is_said_in_the_apps_language() -> None:
+    """Ctrl+E in Turkish said "Sıcaklık is 9.0; allowed values are 0 to 5." (an English sentence
+    round a Turkish name); the check says it in phrases, its numbers the language's way."""
+    from workstation.core.phrases import say
+    from workstation.tui.i18n import Texts
+
+    tr = Texts("tr")
+    with pytest.raises(ProfileError) as refused:
+        check_sampling(Sampling(temperature=9.5), lambda name: tr(f"sampling.{name}"))
+    assert say(refused.value.said, tr.get) == "Sıcaklık 9,5; izin verilen değerler 0 ile 5 arası."
+    assert str(refused.value) == "Sıcaklık is 9.5; allowed values are 0 to 5."  # the command line's English

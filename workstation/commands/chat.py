@@ -42,7 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print {text, metrics} as JSON")
     p.add_argument("--max-tokens", type=int, help="longest reply in tokens")
     p.add_argument("--temperature", type=float, help="0 for greedy (repeatable) output")
-    p.add_argument("--seed", type=int, help="random seed for sampling")
+    p.add_argument("--seed", type=int,
+                   help="random seed for sampling: the same seed and settings, the same reply (-1: a new one each turn)")
     # the profile's other sampling settings, for one turn (as llama-cli's options)
     p.add_argument("--top-p", type=float, help="sample from the likeliest tokens up to this probability (0-1)")
     p.add_argument("--top-k", type=int, help="sample from the K likeliest tokens (0: all)")

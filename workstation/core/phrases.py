@@ -91,6 +91,12 @@ ENGLISH: dict[str, str] = {
     "file.is_a_folder": "that is a folder; give a file name",
     "file.is_input": "it is one of the files read, and would be replaced; give another file name",
     "file.os_says": "{reason}",
+    # a sampling setting out of range (profiles.check_sampling: a profile, chat's options, Ctrl+E)
+    "check.between": "{name} is {value}; allowed values are {low} to {high}.",
+    "check.between_off": "{name} is {value}; allowed values are {low} to {high} ({off} is off).",
+    "check.above_zero": "{name} is {value}; allowed values are above 0 up to {high}.",
+    "check.above_zero_off": "{name} is {value}; allowed values are above 0 up to {high} ({off} is off).",
+    "check.stops": "{name} may hold up to {most} texts, none of them empty.",
     # the app's engine cannot have a process of its own (engine_process.EngineProcess)
     "engine.no_process": "The model could not be started in a process of its own: {why}.",
     "engine.shm_read_only": ("this system's shared memory (/dev/shm) takes no writes (read-only); "

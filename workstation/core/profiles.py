@@ -367,28 +367,39 @@ def validate(profile: Profile, src: str) -> Profile:
 
 
 MAX_STOPS = 16  # as many stop texts as serve takes in a request
+# the bounds a profile, chat's options, Ctrl+E and serve's requests share (a desk PC's setting
+# that its server refuses was a turn that failed with HTTP 400)
+MAX_TOP_K = 1_000_000
+MAX_REPEAT_PENALTY = 10.0
+MAX_PREDICT = 10_000_000
 
 
 def check_sampling(s: Sampling, name_of: Callable[[str], str]) -> None:
     """ProfileError where a sampling setting is out of range; ``name_of("temperature")`` names it
-    as the person set it (a profile's field, or ``--temperature``: chat took -1 and 0 tokens)."""
+    as the person set it (a profile's field, ``--temperature``, or Ctrl+E's "Sıcaklık": chat took
+    -1 and 0 tokens). Said in phrases, so the app says it in its own language."""
+
+    def refuse(key: str, name: str, value: object = "", **bounds: object) -> None:
+        raise ProfileError(said=[(key, {"name": name_of(name), "value": str(value),
+                                        **{k: str(v) for k, v in bounds.items()}})])
+
     if not 0.0 <= s.temperature <= 5.0:
-        raise ProfileError(f"{name_of('temperature')} is {s.temperature}; allowed values are 0 to 5.")
+        refuse("check.between", "temperature", s.temperature, low=0, high=5)
     if not 0.0 < s.top_p <= 1.0:
-        raise ProfileError(f"{name_of('top_p')} is {s.top_p}; allowed values are above 0 up to 1.")
+        refuse("check.above_zero", "top_p", s.top_p, high=1)
     if not 0.0 <= s.min_p <= 1.0:
-        raise ProfileError(f"{name_of('min_p')} is {s.min_p}; allowed values are 0 to 1.")
-    if s.top_k < 0:
-        raise ProfileError(f"{name_of('top_k')} is {s.top_k}; allowed values are 0 (off) and up.")
-    if s.repeat_penalty <= 0:
-        raise ProfileError(f"{name_of('repeat_penalty')} is {s.repeat_penalty}; it must be above 0 (1 is off).")
+        refuse("check.between", "min_p", s.min_p, low=0, high=1)
+    if not 0 <= s.top_k <= MAX_TOP_K:
+        refuse("check.between_off", "top_k", s.top_k, low=0, high=f"{MAX_TOP_K:,}", off=0)
+    if not 0 < s.repeat_penalty <= MAX_REPEAT_PENALTY:
+        refuse("check.above_zero_off", "repeat_penalty", s.repeat_penalty, high=f"{MAX_REPEAT_PENALTY:g}", off=1)
     for name in ("presence_penalty", "frequency_penalty"):
         if not -2.0 <= getattr(s, name) <= 2.0:
-            raise ProfileError(f"{name_of(name)} is {getattr(s, name)}; allowed values are -2 to 2 (0 is off).")
+            refuse("check.between_off", name, getattr(s, name), low=-2, high=2, off=0)
     if len(s.stop) > MAX_STOPS or not all(s.stop):
-        raise ProfileError(f"{name_of('stop')} may hold up to {MAX_STOPS} texts, none of them empty.")
-    if s.max_tokens < 1:
-        raise ProfileError(f"{name_of('max_tokens')} is {s.max_tokens}; it must be 1 or more.")
+        refuse("check.stops", "stop", most=MAX_STOPS)
+    if not 1 <= s.max_tokens <= MAX_PREDICT:
+        refuse("check.between", "max_tokens", s.max_tokens, low=1, high=f"{MAX_PREDICT:,}")
 
 
 def option_name(field: str) -> str:

@@ -882,7 +882,7 @@ class WorkstationApp(App[None]):
             if sampling is None or self.profile is not profile:  # Esc, or another profile by now
                 return
             self.session_sampling = None if sampling == profile.sampling else sampling
-            changed = [f"{self.texts(f'sampling.{name}')} {shown(getattr(sampling, name)) or '-'}"
+            changed = [f"{self.texts(f'sampling.{name}')} {self.texts.number(shown(getattr(sampling, name))) or '-'}"
                        for name, _whole in SAMPLING_FIELDS if getattr(sampling, name) != getattr(profile.sampling, name)]
             self.notify(self.texts("sampling.applied", changes=", ".join(changed)) if changed
                         else self.texts("sampling.profiles", name=profile.key))

@@ -20,7 +20,14 @@ from starlette.responses import JSONResponse
 
 from workstation.core.events import RequestFailed
 from workstation.core.metrics import TurnMetrics
-from workstation.core.profiles import MAX_STOPS, Constraints, Sampling
+from workstation.core.profiles import (
+    MAX_PREDICT,
+    MAX_REPEAT_PENALTY,
+    MAX_STOPS,
+    MAX_TOP_K,
+    Constraints,
+    Sampling,
+)
 
 if TYPE_CHECKING:
     from workstation.core.server.structured import OutputFormat
@@ -199,9 +206,6 @@ def parse_model(body: dict[str, Any], default: str, names: Iterable[str] = ()) -
     return model if model == default or model in names else default
 
 
-MAX_PREDICT = 10_000_000
-
-
 def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
     s = dataclasses.replace(default)
     if (v := _number(body, "temperature", 0.0, 5.0)) is not None:
@@ -210,9 +214,9 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
         s.top_p = v if v > 0 else 1e-6
     if (v := _number(body, "min_p", 0.0, 1.0)) is not None:
         s.min_p = v
-    if (k := _integer(body, "top_k", 0, 1_000_000)) is not None:
+    if (k := _integer(body, "top_k", 0, MAX_TOP_K)) is not None:
         s.top_k = k
-    if (v := _number(body, "repeat_penalty", 0.01, 10.0)) is not None:
+    if (v := _number(body, "repeat_penalty", 0.01, MAX_REPEAT_PENALTY)) is not None:
         s.repeat_penalty = v
     for name in ("frequency_penalty", "presence_penalty"):
         if (v := _number(body, name, -2.0, 2.0)) is not None:
@@ -222,13 +226,13 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise bad("'seed' must be a whole number.", "seed")
         s.seed = seed & 0xFFFFFFFF
-    max_tokens = _integer(body, "max_completion_tokens", 1, 10_000_000)
+    max_tokens = _integer(body, "max_completion_tokens", 1, MAX_PREDICT)
     if max_tokens is None:
-        max_tokens = _integer(body, "max_tokens", 1, 10_000_000)
+        max_tokens = _integer(body, "max_tokens", 1, MAX_PREDICT)
     # llama-server's own name wins over max_tokens, on every endpoint (a chat completion ignored
     # it); -1: until the slot is full (the room left caps every request), 0 on /completion: the
     # prompt into the cache alone (native.parse), elsewhere one token
-    n_predict = _integer(body, "n_predict", -1, 10_000_000)
+    n_predict = _integer(body, "n_predict", -1, MAX_PREDICT)
     if n_predict is not None:
         max_tokens = MAX_PREDICT if n_predict == -1 else max(1, n_predict)
     n = body.get("n")

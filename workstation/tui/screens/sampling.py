@@ -79,6 +79,8 @@ class SamplingDialog(ModalScreen[Sampling | None]):
                 values[name] = int(typed) if whole else float(typed)
             except ValueError:
                 raise ProfileError(self.texts("sampling.not_a_number", name=label, value=typed)) from None
+            if name == "seed" and values[name] < 0:  # llama.cpp's -1: a new one each time, shown so
+                values[name] = None
         chosen = dataclasses.replace(self.now, **values)  # type: ignore[arg-type]
         check_sampling(chosen, lambda field: self.texts(f"sampling.{field}"))
         return chosen
@@ -90,10 +92,14 @@ class SamplingDialog(ModalScreen[Sampling | None]):
             chosen = self.chosen()
         except ProfileError as err:
             problem = self.query_one("#sampling-problem", Label)
-            problem.update(str(err))
+            problem.update(self.texts.error(err))  # (check_sampling's in this language, its numbers too)
             problem.display = True
             return
         self.dismiss(chosen)
+
+    @on(Input.Changed)
+    def _changed(self) -> None:
+        self.query_one("#sampling-problem", Label).display = False  # (it stayed once the field was right)
 
     def action_profile_values(self) -> None:
         for name, _whole in FIELDS:
