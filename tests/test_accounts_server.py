@@ -549,3 +549,30 @@ async def test_a_person_sees_what_is_left_of_their_day_on_a_desk_pc(
             assert (mine["held"], mine["left"]) == (150, 5000 - used)
             o.accounts.quota.release("alice", 150)
             assert httpx.get(f"{root}/usage/today", headers={"Authorization": f"Bearer {o.keys['alice']}"}).json()["held"] == 0
+
+
+def test_usage_the_file_could_not_take_is_written_once_it_can(scheduler: Scheduler) -> None:
+    """Requests answered while the usage file took nothing (a full disk) were lost from it for
+    good, and a restarted server counted the day's tokens without them; /health said "ok". The
+    rows wait in memory and go in with the next write the file takes; /health names the problem.
+    A trigger makes the file refuse rows as a full disk does."""
+    import sqlite3
+
+    with office(scheduler, {"alice": {}}) as o:
+        assert o.accounts.usage is not None
+        path = o.accounts.usage.path
+        with sqlite3.connect(path) as db:
+            db.execute("CREATE TRIGGER full BEFORE INSERT ON requests BEGIN "
+                       "SELECT RAISE(FAIL, 'database or disk is full'); END")
+        for _ in range(2):
+            chat(o.client("alice"))
+        o.accounts.flush()
+        assert o.accounts.usage.records() == []
+        health = httpx.get(f"{o.url.rsplit('/v1', 1)[0]}/health").json()
+        assert health["status"] == "ok" and "could not write the usage file" in health["problems"][0], health
+        with sqlite3.connect(path) as db:
+            db.execute("DROP TRIGGER full")
+        chat(o.client("alice"))
+        o.accounts.flush()
+        assert [r.key for r in o.accounts.usage.records()] == ["alice"] * 3
+        assert "problems" not in httpx.get(f"{o.url.rsplit('/v1', 1)[0]}/health").json()

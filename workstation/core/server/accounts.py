@@ -72,6 +72,9 @@ def given_key(headers: Mapping[str, str]) -> str:
     return given or headers.get("x-api-key", "").strip()
 
 
+MAX_UNSAVED = 100_000  # usage rows kept in memory while the file takes none (about 20 MB)
+
+
 class Accounts:
     """The server's accounting; every part optional (none: only the shared key is checked)."""
 
@@ -101,6 +104,9 @@ class Accounts:
         self._writer: threading.Thread | None = None
         self.write_errors = 0
         self.write_problems: dict[str, str] = {}  # what could not be written: the problem said of it
+        # usage rows the file did not take (a full disk): written with the next that it takes; they
+        # were lost, and a restarted server counted the day's tokens without them
+        self._unsaved: list[UsageRecord] = []
         self._protected = False
         if usage is not None or audit is not None:
             self._writer = threading.Thread(target=self._write_loop, name="workstation-accounts", daemon=True)
@@ -310,8 +316,11 @@ class Accounts:
                 for record, (seq, digest) in zip(records, heads, strict=True):
                     record.audit_seq, record.audit_hash = seq, digest
         if self.usage is not None:
+            rows = self._unsaved + records
             with self._guard("the usage file"):
-                self.usage.add(records)
+                self.usage.add(rows)
+                rows = []
+            self._unsaved = rows[-MAX_UNSAVED:]
         if self.keys is not None:
             last: dict[str, float] = {}
             for r in records:

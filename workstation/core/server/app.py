@@ -704,15 +704,19 @@ class OpenAIServer:
 
     # --- routes --------------------------------------------------------------------------------
     async def health(self, request: Request) -> Response:
+        """llama-server's shape; ``problems``: what the server cannot write now (the usage file,
+        the audit trail on a full disk), which it said once in its log and "ok" hid."""
         s = self.scheduler
-        return JSONResponse(
-            {
-                "status": "ok",
-                "slots_idle": s.n_parallel - s.requests_processing,
-                "slots_processing": s.requests_processing,
-                "requests_deferred": s.requests_deferred,
-            }
-        )
+        body: dict[str, Any] = {
+            "status": "ok",
+            "slots_idle": s.n_parallel - s.requests_processing,
+            "slots_processing": s.requests_processing,
+            "requests_deferred": s.requests_deferred,
+        }
+        problems = self.accounts.write_problems.copy()  # (the writer thread changes it; a copy is atomic)
+        if problems:
+            body["problems"] = list(problems.values())
+        return JSONResponse(body)
 
     async def models(self, request: Request) -> Response:
         """Every id this server answers to (``/v1/models``), or one of them
