@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -383,7 +384,7 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     data = tmp_path / "data"
     body = {"messages": QUESTION, "max_tokens": 900, "ignore_eos": True}
     got: dict[str, object] = {}
-    with serve(write_profile(tmp_path, smollm2_path), "--parallel", "2", data=data) as srv:
+    with serve(write_profile(tmp_path, smollm2_path), "--parallel", "2", "--log-level", "info", data=data) as srv:
 
         def streamed() -> None:
             with httpx.stream("POST", f"{srv.base_url}/chat/completions", json={**body, "stream": True},
@@ -424,6 +425,9 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     assert got["whole"] == (503, {"error": {"message": said, "type": "server_error", "param": None, "code": None}})
     assert got["queued"] == 503  # (it was a 200 and an error event)
     assert "Traceback" not in log and "ERROR" not in log and "could not be delivered" not in log, log
+    # --log-level info: a line a request, each line with its time (the log told neither)
+    assert len(re.findall(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d INFO: +\(shared\) 127\.0\.0\.1 chat 503 \d+\+\d+ "
+                          r"tokens in \d+\.\d\d s$", log, re.M)) == 3, log
     assert log.splitlines()[-1] == f"workstation: stopped ({stop})."
     monkeypatch.setenv("WORKSTATION_DATA", str(data))
     capsys.readouterr()

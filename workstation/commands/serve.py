@@ -102,7 +102,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--audit-max-bytes", type=int, default=DEFAULT_AUDIT_MAX_BYTES, metavar="N",
         help=f"start a new audit file past this size; the chain runs on (default {DEFAULT_AUDIT_MAX_BYTES})",
     )
-    p.add_argument("--log-level", default="warning", help="uvicorn log level (default warning)")
+    p.add_argument("--log-level", default="warning",
+                   help="log level (default warning: problems only; info: a line a request, who, status and tokens)")
     p.add_argument(
         "--no-prompt-cache", action="store_true",
         help="do not keep long prompts' KV cache on disk (by default a slot's cells of "

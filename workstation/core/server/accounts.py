@@ -250,6 +250,9 @@ class Accounts:
         if caller.key is not None and prompt + completion:
             self.quota.charge(caller.name, prompt + completion, ticket.t)
         self.metrics.observe(self.profile, caller.name, status, m, duration_s, prompt, completion)
+        if log.isEnabledFor(logging.INFO):  # --log-level info: a line a request, as llama-server's
+            log.info(f"{caller.name} {caller.client or '-'} {ticket.route} {status} {prompt}+{completion} tokens "
+                     f"in {duration_s:.2f} s")
         if self._writer is not None:
             record = UsageRecord(
                 t=ticket.t,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import errno
 import ipaddress
 import logging
@@ -134,8 +135,15 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
             await openai.stop_serving(STOP_REPLIES_S, give_up=lambda: self.force_exit)
             await super().shutdown(sockets)
 
+    from uvicorn.config import LOGGING_CONFIG
+
+    logging_config = copy.deepcopy(LOGGING_CONFIG)  # each line with its time: a log without one
+    for formatter in logging_config["formatters"].values():  # told nothing of when it happened
+        formatter["fmt"] = "%(asctime)s " + formatter["fmt"]
+        formatter["datefmt"] = "%Y-%m-%d %H:%M:%S"
     config = uvicorn.Config(
         openai.app,
+        log_config=logging_config,
         http=guarded_protocol(options.header_timeout_s, options.max_connections),
         log_level=log_level,
         access_log=False,
