@@ -203,3 +203,17 @@ def test_truncated_gguf_is_refused(tmp_path, smollm2_path) -> None:
     cut.write_bytes(smollm2_path.read_bytes()[: 5_000_000])
     with pytest.raises(ModelFileError):
         Engine(make_profile(model=cut))
+
+
+def test_a_character_cut_by_the_end_of_the_reply_is_left_out() -> None:
+    """A reply cut by max_tokens between an emoji's two tokens ended in "😊�"; bytes that are
+    wrong within the reply are still shown as "�"."""
+    from workstation.core.detokenizer import StreamDetokenizer
+
+    detok = StreamDetokenizer()
+    smile = "😊".encode()
+    assert detok.push(b"Hi " + smile[:2]) == "Hi "
+    assert detok.push(smile[2:] + b" and " + smile[:3]) == "😊 and "
+    assert detok.flush() == ""
+    wrong = StreamDetokenizer()
+    assert wrong.push(b"a\xffb") == "a\ufffdb" and wrong.flush() == ""

@@ -14,4 +14,10 @@ class StreamDetokenizer:
         return self._decoder.decode(piece)
 
     def flush(self) -> str:
+        """The end of the reply: a character whose bytes did not all come (a reply cut by
+        max_tokens between an emoji's two tokens) is left out; it ended the reply as "�"."""
+        pending, _ = self._decoder.getstate()
+        if pending:
+            self._decoder.reset()
+            return ""
         return self._decoder.decode(b"", final=True)
