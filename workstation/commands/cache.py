@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print_json({"removed": n, "folder": str(store.folder)})
         else:
-            print(f"Removed {n} saved KV states from {store.folder}.")
+            print(f"Removed {n} saved KV state{'' if n == 1 else 's'} from {store.folder}.")
         return 0
     entries = sorted(store.entries(), key=lambda e: e.last_used, reverse=True)
     total = sum(e.n_bytes for e in entries)

@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     closed = accounts.keys is not None and not people and accounts.keys.any_keys() and not api_key
     print(
         f"workstation: serving {profile.key} ({scheduler.model_name}) on {urls} "
-        f"with {args.parallel} slots of {scheduler.slot_ctx} tokens"
+        f"with {args.parallel} slot{'' if args.parallel == 1 else 's'} of {scheduler.slot_ctx} tokens"
         + (", API key required" if accounts.protected else "")
         + (f", {people} person's key" if people == 1 else f", {people} people's keys" if people else "")
         + (f"; every key is revoked, so no request is answered until one is made ({cli('keys add NAME')})"
