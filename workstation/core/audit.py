@@ -208,7 +208,10 @@ def _read_lines(files: Sequence[Path]) -> Iterator[_Line]:
                 except ValueError:
                     yield _Line(where, None, False)
                     continue
-                yield _Line(where, entry, line_hash(entry) == entry["hash"])
+                # the chain's fields only: a trail with content was held whole in memory by
+                # verify (20,000 lines with content, 199 MB: 314 MB of memory)
+                link = {"seq": entry["seq"], "prev": entry["prev"], "hash": entry["hash"]}
+                yield _Line(where, link, line_hash(entry) == entry["hash"])
 
 
 def verify(directory: Path | None = None, known_head: tuple[int, str] | None = None) -> AuditReport:
