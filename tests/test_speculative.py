@@ -153,6 +153,15 @@ def test_temperature_path_produces_text(mode: str, engines: dict[str, Engine]) -
     assert m.kv_used == len(eng.tokens)
 
 
+def test_seed_minus_one_is_a_new_seed_each_turn_with_speculation(engines: dict[str, Engine]) -> None:
+    """-1, llama.cpp's "random" (chat --seed -1, a request's seed), failed every turn of a
+    speculative profile: numpy's generator refuses a negative seed."""
+    eng = engines["lookup"]
+    eng.reset()
+    final = eng.run_chat(QUOTE, Sampling(temperature=0.8, max_tokens=6, seed=-1))
+    assert final.text.strip() and final.metrics.stop_reason in ("eos", "length")
+
+
 def test_gemma_draft_for_smollm2_is_refused_by_profiles_check_as_by_loading(
         smollm2_path: Path, gemma_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`profiles check` said "ready: yes" to a draft that loading refuses; and the sizes were

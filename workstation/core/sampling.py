@@ -27,6 +27,17 @@ from workstation.core.profiles import Constraints, Sampling
 PENALTY_LAST_N = 64
 
 
+RANDOM_SEED = 0xFFFFFFFF  # llama.cpp's LLAMA_DEFAULT_SEED: a new seed each time (-1 as a request sends it)
+
+
+def fixed_seed(s: Sampling) -> int | None:
+    """The seed a reply is drawn with, None for a new one each time: none set, -1 (llama.cpp's
+    and llama-server's "random") or its unsigned 0xFFFFFFFF. numpy refused -1 (a speculative
+    profile failed every turn) and took 0xFFFFFFFF as fixed where llama.cpp does not."""
+    seed = s.seed
+    return None if seed is None or seed < 0 or seed == RANDOM_SEED else seed
+
+
 def penalized(s: Sampling) -> bool:
     """Whether any penalty is on (repeat, presence, frequency): the chain then keeps a history."""
     return s.repeat_penalty != 1.0 or s.presence_penalty != 0.0 or s.frequency_penalty != 0.0
@@ -72,7 +83,8 @@ class SamplerChain:
             if settings.min_p > 0.0:
                 add(chain, llama_cpp.llama_sampler_init_min_p(settings.min_p, 1))
             add(chain, llama_cpp.llama_sampler_init_temp(settings.temperature))
-            seed = settings.seed if settings.seed is not None else random.getrandbits(32)
+            seed = fixed_seed(settings)
+            seed = seed if seed is not None else random.getrandbits(32)
             add(chain, llama_cpp.llama_sampler_init_dist(seed))
         self.chain = chain
         self.greedy = settings.temperature <= 0.0

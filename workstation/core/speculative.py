@@ -65,7 +65,7 @@ from workstation.core.catalog import (
 from workstation.core.errors import EngineError, ModelFileError
 from workstation.core.profiles import KV_CACHE_TYPES, Profile, Sampling, Speculative
 from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings
-from workstation.core.sampling import PENALTY_LAST_N, SamplerChain, penalized
+from workstation.core.sampling import PENALTY_LAST_N, SamplerChain, fixed_seed, penalized
 from workstation.core.slots import common_prefix
 
 GREEDY_DRAFT_P_MIN = 0.6  # a greedy draft model stops drafting below this confidence
@@ -438,7 +438,7 @@ class SlotSpeculator:
         settings = sampler.settings if sampler is not None else Sampling()
         self.settings = settings
         self.greedy = sampler.greedy if sampler is not None else True
-        self.rng = np.random.default_rng(settings.seed)
+        self.rng = np.random.default_rng(fixed_seed(settings))
         # the penalties' window at temperature > 0: the prompt's end, then the reply's tokens
         self.history: list[int] = list((prompt or [])[-PENALTY_LAST_N:]) if penalized(settings) else []
         self.plain_this_turn = 0
