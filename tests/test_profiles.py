@@ -349,3 +349,26 @@ def test_a_sampling_setting_out_of_range_is_said_in_the_apps_language() -> None:
         check_sampling(Sampling(temperature=9.5), lambda name: tr(f"sampling.{name}"))
     assert say(refused.value.said, tr.get) == "Sıcaklık 9,5; izin verilen değerler 0 ile 5 arası."
     assert str(refused.value) == "Sıcaklık is 9.5; allowed values are 0 to 5."  # the command line's English
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("top_k", 1_000_000), ("top_k", 1_000_001), ("repeat_penalty", 0.005), ("repeat_penalty", 0.01),
+    ("repeat_penalty", 10.0), ("repeat_penalty", 10.5), ("max_tokens", 10_000_000), ("max_tokens", 10_000_001),
+    ("temperature", 5.0), ("temperature", 5.5), ("min_p", 1.0), ("presence_penalty", 2.5), ("frequency_penalty", -2.0),
+])
+def test_what_a_profile_may_hold_a_server_takes(field: str, value: float) -> None:
+    """A setting a profile, chat's option or Ctrl+E took and the server refused (top-k 10^11,
+    repeat penalty 0.005) failed every turn of a desk PC with HTTP 400: one set of bounds."""
+    from workstation.core.server.protocol import ApiError, parse_params
+
+    try:
+        check_sampling(Sampling(**{field: value}), str)
+        local = True
+    except ProfileError:
+        local = False
+    try:
+        parse_params({field: value}, Sampling())
+        served = True
+    except ApiError:
+        served = False
+    assert local == served, (field, value, local, served)

@@ -501,6 +501,12 @@ def test_the_data_folder_is_its_owners_alone_and_rewrites_drop_special_bits(
     shared = tmp_path / "shared-data"
     shared.mkdir(mode=0o755)
     monkeypatch.setenv("WORKSTATION_DATA", str(shared))
+    # (made 644 by an earlier version: tightened when next opened)
+    (shared / "audit").mkdir(mode=0o755)
+    for made in (shared / "usage.sqlite3", shared / "audit" / "audit.jsonl"):
+        made.touch(mode=0o644)
+        made.chmod(0o644)
+    (shared / "audit").chmod(0o755)
     for made in (KeyRing(), UsageLog(), ConversationStore(shared / "conversations.sqlite3")):
         made.close()
     AuditTrail(shared / "audit").append([{"who": "alice"}])

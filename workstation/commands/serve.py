@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -191,7 +192,8 @@ def run(args: argparse.Namespace) -> int:
             sock.close()
         accounts.close()
     if server.stopped_by is not None:  # after the records are written
-        print(f"workstation: stopped ({server.stopped_by.name}).", file=sys.stderr)
+        with contextlib.suppress(OSError):  # (a terminal that closed, SIGHUP's cause, takes no line)
+            print(f"workstation: stopped ({server.stopped_by.name}).", file=sys.stderr)
         # a service stopped (SIGTERM) or its terminal gone (SIGHUP) is a clean stop: 130 made a
         # service manager call every stop a failure; Ctrl+C stays 130, as a shell expects
         return 130 if server.stopped_by == signal.SIGINT else 0

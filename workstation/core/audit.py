@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.core.errors import WorkstationError
-from workstation.core.paths import data_dir
+from workstation.core.paths import data_dir, own_file, own_folder
 
 GENESIS = "0" * 64
 CURRENT = "audit.jsonl"
@@ -95,8 +95,9 @@ class AuditTrail:
         try:
             # its owner's alone, as the data folder the program makes: in one of mode 755 given
             # by WORKSTATION_DATA, a trail with everyone's prompts (--audit-content) was 644
-            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-            os.close(os.open(self.directory / CURRENT, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
+            own_folder(self.directory)
+            for path in [self.directory / CURRENT, self.directory / LOCK, *trail_files(self.directory)]:
+                own_file(path)
         except OSError as err:
             raise AuditError(f"The audit trail in {self.directory} cannot be written ({err.strerror or err}).") from None
         self._known_size = -1  # the current file's size after our last append

@@ -229,11 +229,11 @@ class KvStateStore:
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self._path(key, tokens)
         data = encode_state(key, tokens, state, tag)
+        self.remove_leftovers(LEFTOVER_AGE_S)  # first: they may be what fills the disk
         room = self.room()
         if len(data) > room:  # (not after evicting: one state too large emptied the cache for nothing)
             raise OSError(errno.ENOSPC, f"no room for a saved state of {len(data) / 2**20:.1f} MiB: the disk "
                                         f"holding {self.folder} is (nearly) full", str(path))
-        self.remove_leftovers(LEFTOVER_AGE_S)
         evict_least_recent(self.folder, "*.kv", room - len(data))  # first: the room it needs
         write_bytes_atomic(path, data, private=True)
         for older in self.entries(key):  # an earlier turn of the same conversation: superseded

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -38,11 +39,7 @@ def data_dir() -> Path:
                else write_problem(path, err))
         raise WorkstationError(said=[("data.unusable", {"path": str(path), "why": why})]) from None
     if not chosen:
-        try:
-            if path.stat().st_mode & 0o077:
-                path.chmod(0o700)
-        except OSError:
-            pass  # not ours to change: it stays as it is
+        _tighten(path, 0o700)
     return path
 
 
@@ -97,3 +94,27 @@ def typed_path(text: str | os.PathLike[str]) -> Path:
         return path.expanduser()
     except RuntimeError:  # no such user, or no home directory to expand to
         return path
+
+
+def own_file(path: Path) -> None:
+    """``path`` made, or kept, its owner's alone (0600): in a data folder of mode 755 given by
+    WORKSTATION_DATA the usage file and the audit trail (everyone's prompts, with
+    --audit-content) were 644; one made so before is tightened too. SQLite's -wal and -shm
+    copy the database's mode."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        _tighten(path, 0o600)
+
+
+def own_folder(path: Path) -> None:
+    """``path`` made, or kept, its owner's alone (0700), as ``own_file``."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _tighten(path, 0o700)
+
+
+def _tighten(path: Path, mode: int) -> None:
+    with contextlib.suppress(OSError):  # not ours to change: it stays as it is
+        st = path.stat()
+        if st.st_mode & 0o077 and st.st_uid == os.getuid():
+            path.chmod(mode)

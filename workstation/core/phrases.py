@@ -95,7 +95,6 @@ ENGLISH: dict[str, str] = {
     "check.between": "{name} is {value}; allowed values are {low} to {high}.",
     "check.between_off": "{name} is {value}; allowed values are {low} to {high} ({off} is off).",
     "check.above_zero": "{name} is {value}; allowed values are above 0 up to {high}.",
-    "check.above_zero_off": "{name} is {value}; allowed values are above 0 up to {high} ({off} is off).",
     "check.stops": "{name} may hold up to {most} texts, none of them empty.",
     # the app's engine cannot have a process of its own (engine_process.EngineProcess)
     "engine.no_process": "The model could not be started in a process of its own: {why}.",

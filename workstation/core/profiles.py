@@ -370,7 +370,7 @@ MAX_STOPS = 16  # as many stop texts as serve takes in a request
 # the bounds a profile, chat's options, Ctrl+E and serve's requests share (a desk PC's setting
 # that its server refuses was a turn that failed with HTTP 400)
 MAX_TOP_K = 1_000_000
-MAX_REPEAT_PENALTY = 10.0
+MIN_REPEAT_PENALTY, MAX_REPEAT_PENALTY = 0.01, 10.0
 MAX_PREDICT = 10_000_000
 
 
@@ -391,8 +391,9 @@ def check_sampling(s: Sampling, name_of: Callable[[str], str]) -> None:
         refuse("check.between", "min_p", s.min_p, low=0, high=1)
     if not 0 <= s.top_k <= MAX_TOP_K:
         refuse("check.between_off", "top_k", s.top_k, low=0, high=f"{MAX_TOP_K:,}", off=0)
-    if not 0 < s.repeat_penalty <= MAX_REPEAT_PENALTY:
-        refuse("check.above_zero_off", "repeat_penalty", s.repeat_penalty, high=f"{MAX_REPEAT_PENALTY:g}", off=1)
+    if not MIN_REPEAT_PENALTY <= s.repeat_penalty <= MAX_REPEAT_PENALTY:
+        refuse("check.between_off", "repeat_penalty", s.repeat_penalty, low=MIN_REPEAT_PENALTY,
+               high=f"{MAX_REPEAT_PENALTY:g}", off=1)
     for name in ("presence_penalty", "frequency_penalty"):
         if not -2.0 <= getattr(s, name) <= 2.0:
             refuse("check.between_off", name, getattr(s, name), low=-2, high=2, off=0)

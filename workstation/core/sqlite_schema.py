@@ -7,7 +7,6 @@ migrated the same way: one transaction per step with the version bump inside it.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import sqlite3
@@ -15,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from workstation.core.errors import WorkstationError
+from workstation.core.paths import own_file
 
 
 class SchemaError(WorkstationError):
@@ -100,9 +100,8 @@ def open_database(
     Raises SchemaError with one sentence naming ``what`` when it cannot be used."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        if str(path) != ":memory:":  # made its owner's alone (SQLite's -wal and -shm copy its mode):
-            with contextlib.suppress(FileExistsError):  # in a data folder of mode 755 the usage
-                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # file was 644
+        if str(path) != ":memory:":
+            own_file(path)
         db = sqlite3.connect(path, check_same_thread=check_same_thread)
     except (OSError, sqlite3.Error) as err:
         raise SchemaError(f"{what} cannot be opened ({sqlite_reason(err, path)}).") from None

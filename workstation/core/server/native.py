@@ -32,7 +32,7 @@ from starlette.routing import Route
 import workstation
 from workstation.core.errors import EngineError
 from workstation.core.events import RequestFailed, SchedulerEvent, TokenDelta, TurnFinished
-from workstation.core.profiles import Constraints, Sampling
+from workstation.core.profiles import MAX_PREDICT, Constraints, Sampling
 from workstation.core.server.logprobs import ProbsAsked, completion_probabilities
 from workstation.core.server.protocol import (
     ApiError,
@@ -176,7 +176,7 @@ class NativeRoutes:
 
     def parse(self, body: dict[str, Any], params: GenParams) -> NativeRequest:
         """The native fields, applied to ``params`` (called by ``OpenAIServer._handle``)."""
-        n_predict = _integer(body, "n_predict", -1, 10_000_000)  # as max_tokens: protocol.parse_params
+        n_predict = _integer(body, "n_predict", -1, MAX_PREDICT)  # as max_tokens: protocol.parse_params
         if body.get("logprobs") is not None:  # parse_token_fields reads it as the legacy completions field
             raise bad("'logprobs' is not a /completion field; ask for 'n_probs' instead.", "logprobs")
         return NativeRequest(prompt_only=n_predict == 0, return_tokens=flag(body, "return_tokens", False))

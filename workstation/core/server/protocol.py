@@ -25,6 +25,7 @@ from workstation.core.profiles import (
     MAX_REPEAT_PENALTY,
     MAX_STOPS,
     MAX_TOP_K,
+    MIN_REPEAT_PENALTY,
     Constraints,
     Sampling,
 )
@@ -216,7 +217,7 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
         s.min_p = v
     if (k := _integer(body, "top_k", 0, MAX_TOP_K)) is not None:
         s.top_k = k
-    if (v := _number(body, "repeat_penalty", 0.01, MAX_REPEAT_PENALTY)) is not None:
+    if (v := _number(body, "repeat_penalty", MIN_REPEAT_PENALTY, MAX_REPEAT_PENALTY)) is not None:
         s.repeat_penalty = v
     for name in ("frequency_penalty", "presence_penalty"):
         if (v := _number(body, name, -2.0, 2.0)) is not None:
