@@ -244,8 +244,8 @@ def test_a_full_queue_says_to_try_again_when_the_slots_will_have_cleared_it(smol
     short = Sampling(temperature=0.0, max_tokens=1, repeat_penalty=1.0)
     with Scheduler(make_profile(threads=1, context=512), n_parallel=1, max_queue=8) as sched:
         prompt = _prompts(sched)[0]
-        for _ in range(3):  # short requests: a slot is held a fraction of a second each
-            list(sched.stream(prompt, short))
+        for _ in range(8):  # short requests: a slot is held a fraction of a second each (the
+            list(sched.stream(prompt, short))  # first, cold, weighs a sixth after eight)
         first = sched.submit(prompt, Sampling(temperature=0.0, max_tokens=400, repeat_penalty=1.0,
                                                ignore_eos=True), lambda e: None)
         queued = [sched.submit(prompt, short, lambda e: None) for _ in range(8)]
