@@ -2152,3 +2152,13 @@ async def test_ctrl_e_sets_this_sessions_sampling(profiles: Path) -> None:
         await _choose_profile(pilot, app, "b")
         await until(pilot, lambda: app.loading is None and app.engine is not None and app.profile.key == "b")
         assert app.session_sampling is None and "own sampling" not in app.status_text()
+
+
+def test_ctrl_e_shows_a_setting_whole() -> None:
+    """Ctrl+E showed 0.1234567 as 0.123457: Enter on the dialog left as it was changed the
+    setting and turned "own sampling" on."""
+    from workstation.tui.screens.sampling import shown
+
+    for value in (0.1234567, 0.7, 1.0, 1e-06, 0.95):
+        assert float(shown(value)) == value
+    assert (shown(1.0), shown(40), shown(None)) == ("1", "40", "")

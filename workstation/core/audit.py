@@ -72,18 +72,24 @@ def _tail_lines(path: Path) -> Iterator[bytes]:
     restarted server began the chain again at seq 1, and verify called the trail changed."""
     with open(path, "rb") as f:
         pos = f.seek(0, os.SEEK_END)
-        rest = b""  # the start of a line that began before the block read
+        tail: list[bytes] = []  # the blocks of a line longer than one read, last first (joined once)
         while pos > 0:
             step = min(_TAIL, pos)
             pos -= step
             f.seek(pos)
-            parts = (f.read(step) + rest).split(b"\n")
-            rest = parts[0]
+            block = f.read(step)
+            if b"\n" not in block:
+                tail.append(block)
+                continue
+            parts = block.split(b"\n")
+            parts[-1] += b"".join(reversed(tail))
+            tail = [parts[0]]
             for line in reversed(parts[1:]):
                 if line.strip():
                     yield line
-        if rest.strip():
-            yield rest
+        first = b"".join(reversed(tail))
+        if first.strip():
+            yield first
 
 
 class AuditTrail:

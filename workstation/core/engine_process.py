@@ -202,9 +202,10 @@ class EngineProcess:
         self._lock = threading.Lock()
         data = profile.to_dict()
         data.pop("source", None)
+        ends: list[Connection] = []
         try:  # a semaphore in /dev/shm, a pipe and a process: what a locked-down system may refuse
             self._cancel = _CTX.Event()
-            parent, child = _CTX.Pipe()
+            parent, child = ends = list(_CTX.Pipe())
             self._proc = _CTX.Process(
                 target=_child_main,
                 args=(child, self._cancel, data, str(profile.source) if profile.source else None, keep_state),
@@ -213,6 +214,8 @@ class EngineProcess:
             )
             self._proc.start()
         except OSError as err:  # "OSError: [Errno 30] Read-only file system" in the app before
+            for end in ends:  # (each try in the app left two descriptors open)
+                end.close()
             raise EngineError(said=[("engine.no_process", {"why": _process_problem(err)})]) from None
         child.close()
         self._conn = parent

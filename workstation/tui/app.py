@@ -1330,6 +1330,7 @@ class WorkstationApp(App[None]):
         self.unreachable = event.unreachable
         if event.during == "load":
             self.load_failed = True
+            self._chosen_profile = False  # (the next load, Ctrl+G's, keeps Ctrl+E's settings)
             self.loading = None
             self.chat_screen.set_load_progress(None)
             self.update_status()

@@ -73,6 +73,7 @@ def given_key(headers: Mapping[str, str]) -> str:
 
 
 MAX_UNSAVED = 100_000  # usage rows kept in memory while the file takes none (about 20 MB)
+RETRY_UNSAVED_S = 5.0  # how often the file is tried again meanwhile
 
 
 class Accounts:
@@ -107,6 +108,7 @@ class Accounts:
         # usage rows the file did not take (a full disk): written with the next that it takes; they
         # were lost, and a restarted server counted the day's tokens without them
         self._unsaved: list[UsageRecord] = []
+        self._unsaved_since = 0.0  # when the file was last tried
         self._protected = False
         if usage is not None or audit is not None:
             self._writer = threading.Thread(target=self._write_loop, name="workstation-accounts", daemon=True)
@@ -320,9 +322,13 @@ class Accounts:
                     record.audit_seq, record.audit_hash = seq, digest
         if self.usage is not None:
             rows = self._unsaved + records
-            with self._guard("the usage file"):
-                self.usage.add(rows)
-                rows = []
+            # while the file takes none, tried again every few seconds, not at every batch (each
+            # try inserted all the rows kept, beside the decoding thread)
+            if not self._unsaved or time.monotonic() - self._unsaved_since >= RETRY_UNSAVED_S:
+                with self._guard("the usage file"):
+                    self.usage.add(rows)
+                    rows = []
+                self._unsaved_since = time.monotonic()
             self._unsaved = rows[-MAX_UNSAVED:]
         if self.keys is not None:
             last: dict[str, float] = {}

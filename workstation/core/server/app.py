@@ -713,9 +713,10 @@ class OpenAIServer:
             "slots_processing": s.requests_processing,
             "requests_deferred": s.requests_deferred,
         }
+        # what, not the error's words (they may name the data folder's path: /health needs no key)
         problems = self.accounts.write_problems.copy()  # (the writer thread changes it; a copy is atomic)
         if problems:
-            body["problems"] = list(problems.values())
+            body["problems"] = [f"cannot write {what}" for what in problems]
         return JSONResponse(body)
 
     async def models(self, request: Request) -> Response:

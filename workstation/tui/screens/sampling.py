@@ -26,7 +26,12 @@ FIELDS: tuple[tuple[str, bool], ...] = (
 
 
 def shown(value: float | int | None) -> str:
-    return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+    """A setting as its box shows it: 0.7, 1, 0.1234567 (every digit: Enter on a dialog left
+    as it was must not round it into "own sampling")."""
+    if value is None:
+        return ""
+    text = repr(value) if isinstance(value, float) else str(value)
+    return text[:-2] if text.endswith(".0") else text
 
 
 class SamplingDialog(ModalScreen[Sampling | None]):
