@@ -327,3 +327,22 @@ def test_a_draft_that_cannot_be_saved_is_said_in_the_apps_language(tmp_path: Pat
     said = Texts("tr").error(caught.value)
     assert said.startswith(f"Taslak {tmp_path / 'c.sqlite3'} dosyasına kaydedilemedi (") and "disk is full" in said
     store.close()
+
+
+def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: Path) -> None:
+    """F8's text stayed readable: in the -wal while any window had the file open (a copy taken
+    then held it), and in the file's free pages where SQLite is built without secure delete."""
+    path = tmp_path / "conversations.sqlite3"
+    store = ConversationStore(path)
+    keep = store.new("kept", "p")
+    store.add_message(keep.id, "user", "nothing secret")
+    gone = store.new("secret", "p")
+    store.add_message(gone.id, "user", "my PIN is ZEBRA-7731 " * 50)
+    store.delete(gone.id)
+    try:
+        for file in (path, tmp_path / "conversations.sqlite3-wal"):
+            if file.exists():
+                assert b"ZEBRA-7731" not in file.read_bytes(), file
+        assert store._db.execute("PRAGMA secure_delete").fetchone()[0] == 1
+    finally:
+        store.close()

@@ -108,6 +108,9 @@ def open_database(
     try:
         db.execute("PRAGMA foreign_keys = ON")
         db.execute("PRAGMA journal_mode = WAL")
+        # deleted rows overwritten, not left in free pages: where SQLite is built without it (not
+        # Debian's), F8's conversation could still be read in the file with `strings`
+        db.execute("PRAGMA secure_delete = ON")
         migrate(db, migrations, what)
     except sqlite3.Error as err:
         db.close()

@@ -7,6 +7,7 @@ and ``_MIGRATIONS`` upgrades an older file step by step. Export writes Markdown 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import json
@@ -360,8 +361,12 @@ class ConversationStore:
             )
 
     def delete(self, conversation_id: int) -> None:
+        """The conversation, its messages and draft, gone from the file and from its -wal (which
+        held the deleted text while any window had the file open: a copy taken then had it)."""
         with self._db:
             self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+        with contextlib.suppress(sqlite3.Error):  # another window reading: the next checkpoint
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     # --- drafts -------------------------------------------------------------------------
     def save_draft(self, conversation_id: int | None, text: str, document: Draft | None = None) -> None:
