@@ -370,7 +370,13 @@ async def test_a_conversation_deleted_in_another_window_keeps_the_turn(profiles:
                                               "window") for nt in app._notifications)
 
         # deleted while nothing runs: F8 at once says so (it fell over); the list and the chat follow
+        app.chat_screen.set_input("Remember this list: " + "apples, pears, plums, " * 12)  # cells worth saving
+        await pilot.press("enter")
+        await until(pilot, lambda: app.live_tokens > 0)
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.generating)
         app._notifications.clear()
+        lost_tag = app.cells_tag(app.conversation_id)
         other.delete(app.conversation_id)
         await pilot.press("f8")
         await until(pilot, lambda: app.conversation_id is None and not _views(app))
@@ -379,6 +385,9 @@ async def test_a_conversation_deleted_in_another_window_keeps_the_turn(profiles:
             "what you send now starts a new conversation.") for nt in app._notifications)
         assert [c.title for c in app.store.list()] == ["Picnic"]
         other.close()
+    # its cells were not saved when the app closed (they stayed on disk, text and all, until
+    # the app started again)
+    assert lost_tag not in {e.tag for e in KvStateStore().entries()}
 
 
 async def test_a_long_conversation_opens_with_its_last_messages_and_shows_the_earlier_on_request(

@@ -415,6 +415,10 @@ class WorkstationApp(App[None]):
         """The open conversation was deleted elsewhere: said once, and what is typed next starts
         a new conversation (the text in the box stays). F2, F8 and F7 made the app fall over."""
         title = self.open_title
+        if self.conversation_id is not None:
+            # its cells go too: this engine saved them later, when another conversation took
+            # their place, and they stayed on disk, text and all, until the app started again
+            self._forget_cells(self.engine, self.cells_tag(self.conversation_id, self.open_created))
         self.conversation_id = None
         self.store_write(lambda: self.store.set_open(None))
         self.history = MetricsHistory(60)
@@ -1084,12 +1088,14 @@ class WorkstationApp(App[None]):
         await self.chat_screen.show_messages(self.store.messages(self.conversation_id))  # type: ignore[arg-type]
         await self.refresh_sidebar()
 
-    def cells_tag(self, conversation_id: int) -> str:
+    def cells_tag(self, conversation_id: int, created: float | None = None) -> str:
         """The tag the engine keeps this conversation's KV cells under (deleted with it); none
-        kept on disk for a conversation that lives in memory only (gone when the app closes)."""
+        kept on disk for a conversation that lives in memory only (gone when the app closes).
+        ``created``: when it was made, for one no longer in the file."""
         if self.store.in_memory:
             return NOT_KEPT
-        created = self.store.get(conversation_id, with_messages=False).created
+        if created is None:
+            created = self.store.get(conversation_id, with_messages=False).created
         return conversation_tag(self.store.path, conversation_id, created)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="turn")
