@@ -242,3 +242,26 @@ def test_a_profile_without_a_seed_sends_a_new_one_each_turn() -> None:
     assert all(body["stop"] == [] for body in _Recorder.bodies[-2:])  # none: not the server profile's
     seeds = [body["seed"] for body in _Recorder.bodies[-2:]]
     assert all(isinstance(s, int) and 0 <= s < 2**32 for s in seeds) and seeds[0] != seeds[1], seeds
+
+
+def test_a_desk_pc_is_told_where_its_text_goes() -> None:
+    """With a server's profile the text left the PC, said only by the status bar's host; over
+    http:// to another machine, unencrypted with its API key, said nowhere. A server on this PC
+    sends nothing off it: nothing said."""
+    from workstation.core.phrases import say
+    from workstation.core.planner import load_notes
+    from workstation.tui.i18n import Texts
+
+    def notes(url: str) -> list[str]:
+        profile = profile_from_dict({"name": "desk", "backend": "openai", "remote": {"base_url": url}}, "<t>")
+        return [say([n]) for n in load_notes(profile)]
+
+    [goes, clear] = notes("http://192.0.2.7:8088/v1")
+    assert goes == ("Note: your messages, the conversation before them and the documents you attach go to the "
+                    "server at 192.0.2.7:8088, which answers them; they leave this PC.")
+    assert clear.startswith("Note: its address is http://, so they, and the API key, cross the network unencrypted")
+    assert notes("https://ai.office.example/v1") == [goes.replace("192.0.2.7:8088", "ai.office.example")]
+    assert notes("http://127.0.0.1:8088/v1") == notes("http://localhost:8088/v1") == []
+    profile = profile_from_dict({"name": "d", "backend": "openai", "remote": {"base_url": "http://10.0.0.5/v1"}}, "<t>")
+    tr = Texts("tr")
+    assert say(load_notes(profile)[:1], tr.get).startswith("Not: iletileriniz")  # in the app's language

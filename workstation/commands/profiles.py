@@ -187,4 +187,9 @@ def _check_remote(profile: Profile, eff: dict[str, object], as_json: bool) -> in
     print(f"  {'speculative':<16} the server's (its own profile says)")
     _print_turn_settings(profile)  # sent with every request
     print(f"  {'server check':<16} {answer}")
+    from workstation.core.phrases import say
+    from workstation.core.planner import remote_notes
+
+    for note in remote_notes(profile):  # where the text goes; unencrypted over http:// (said nowhere)
+        print(say([note]))
     return code

@@ -111,6 +111,11 @@ ENGLISH: dict[str, str] = {
     "serve.no_address": "Cannot bind to {host}: no such address on this machine.",
     # the office server, seen from a desk PC (remote.RemoteEngine)
     "remote.unreachable": "Cannot reach the server at {url}: {reason}.",
+    # a desk PC's profile loaded (planner.remote_notes): where the text goes
+    "remote.sends": "your messages, the conversation before them and the documents you attach go to the server at "
+                    "{server}, which answers them; they leave this PC",
+    "remote.unencrypted": ("its address is http://, so they, and the API key, cross the network unencrypted; ask "
+                           "whoever runs it for an https:// address"),
     "remote.lost": "Lost the connection to {url}: {reason}.",
     "remote.refused": "connection refused or host unreachable",
     "remote.timed_out": "timed out",

@@ -493,14 +493,31 @@ def load_notes(profile: Profile) -> list[Phrase]:
     """``setting_phrases`` for a profile about to be loaded, each a sentence ("Note: …"):
     ``profiles check`` and ``fit`` said them, and chat and the app loaded such a profile in
     silence (a 32K context on a model trained for 8K gave worse answers, never said why).
-    Nothing for a server's profile or a model file that cannot be read (loading says that)."""
+    Nothing for a model file that cannot be read (loading says that). A server's profile: that
+    the text goes to that server (the status bar's host alone said it), and unencrypted over
+    http:// to another machine."""
     if profile.backend != "llama":
-        return []
+        return remote_notes(profile)
     try:
         info, _ = _model_info(profile.model, False)
     except WorkstationError:
         return []
     return [("fit.setting_note", {"what": p}) for p in setting_phrases(profile, info)]
+
+
+def remote_notes(profile: Profile) -> list[Phrase]:
+    """A desk PC's notes: where its messages and documents go; nothing for a server on this PC."""
+    from urllib.parse import urlsplit
+
+    from workstation.core.addresses import is_loopback
+
+    where = urlsplit(profile.remote.base_url)
+    if not where.hostname or is_loopback(where.hostname):
+        return []
+    notes: list[Phrase] = [("fit.setting_note", {"what": ("remote.sends", {"server": where.netloc})})]
+    if where.scheme == "http":
+        notes.append(("fit.setting_note", {"what": ("remote.unencrypted", {})}))
+    return notes
 
 
 def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,

@@ -19,6 +19,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from workstation.core.addresses import is_loopback
 from workstation.core.server.options import ServerOptions
 from workstation.core.server.protocol import ApiError, busy
 
@@ -26,15 +27,6 @@ CORS_METHODS = "GET, POST, OPTIONS"
 CORS_HEADERS = "Authorization, Content-Type, X-Api-Key"
 UNMETERED = frozenset({"/health", "/metrics"})  # answered even when the request cap is reached
 log = logging.getLogger("uvicorn.error")
-
-
-def _is_loopback_name(host: str) -> bool:
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def host_name(host_header: str) -> str:
@@ -62,7 +54,7 @@ def own_names() -> tuple[str, ...]:
     import socket
 
     name = socket.gethostname().strip().lower().rstrip(".")
-    if not name or _is_loopback_name(name):
+    if not name or is_loopback(name):
         return ()
     short = name.split(".")[0]
     return tuple(dict.fromkeys([name, short, f"{short}.local"]))
@@ -73,7 +65,7 @@ def host_allowed(host_header: str | None, allowed: Iterable[str]) -> bool:
     if host_header is None:  # HTTP/1.0 without Host: not a browser
         return True
     name = host_name(host_header)
-    if _is_loopback_name(name):
+    if is_loopback(name):
         return True
     try:
         ipaddress.ip_address(name)
@@ -94,7 +86,7 @@ def origin_allowed(origin: str, allowed: Iterable[str]) -> bool:
         name = parts.hostname
     except ValueError:
         return False
-    return parts.scheme in ("http", "https") and name is not None and _is_loopback_name(name)
+    return parts.scheme in ("http", "https") and name is not None and is_loopback(name)
 
 
 class InflightBodies:

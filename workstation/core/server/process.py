@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import copy
 import errno
-import ipaddress
 import logging
 import signal
 import socket
@@ -17,6 +16,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from workstation.core.addresses import is_loopback
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.scheduler import Scheduler
@@ -32,15 +32,6 @@ log = logging.getLogger("uvicorn.error")
 
 class ServeError(WorkstationError):
     """The server cannot start (port in use, unsafe host)."""
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_host(host: str, api_key: str | None, person_keys: bool = False) -> None:

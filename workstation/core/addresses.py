@@ -1,0 +1,17 @@
+"""Which network addresses are this machine's own (loopback): the one place that says so, for
+the server (no key needed there; a browser's page on it), and a desk PC's profile (a server on
+this PC sends nothing off it)."""
+
+from __future__ import annotations
+
+import ipaddress
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost`` (and names under it), 127.0.0.0/8 and ::1, with or without brackets."""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
