@@ -2171,3 +2171,22 @@ def test_ctrl_e_shows_a_setting_whole() -> None:
     for value in (0.1234567, 0.7, 1.0, 1e-06, 0.95):
         assert float(shown(value)) == value
     assert (shown(1.0), shown(40), shown(None)) == ("1", "40", "")
+
+
+async def test_f8_on_a_desk_pc_says_what_the_server_keeps() -> None:
+    """F8 said "This cannot be undone." on a desk PC too, where the office server's cache and
+    audit trail keep what F8 cannot reach."""
+    from workstation.core.profiles import profile_from_dict
+
+    desk = profile_from_dict({"name": "desk", "backend": "openai",
+                              "remote": {"base_url": "http://192.0.2.7:8088/v1"}}, "<t>")
+    app = WorkstationApp(desk, start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        conv = app.store.new("Payroll")
+        await app.open_conversation(conv.id)
+        await pilot.press("f8")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        assert app.screen.question == ('Delete the conversation "Payroll"? This cannot be undone. It is deleted '
+                                       "from this PC; what the server at 192.0.2.7:8088 keeps of it (its cache, "
+                                       "an audit trail) stays there.")
+        await pilot.press("n")

@@ -830,7 +830,10 @@ class WorkstationApp(App[None]):
                 self.notify(self.texts("conv.deleted", title=title))
 
         self.push_screen(
-            ConfirmDialog(self.texts("conv.delete_q", title=title), self.texts("dialog.delete"),
+            ConfirmDialog(self.texts("conv.delete_q", title=title) + (  # what F8 cannot reach, said
+                " " + self.texts("conv.delete_server_keeps", server=urlsplit(self.profile.remote.base_url).netloc)
+                if self.profile is not None and self.profile.backend != "llama" and self.api is None else ""),
+                self.texts("dialog.delete"),
                           self.texts("dialog.cancel"), self.texts.yes_no_keys()),
             confirmed,
         )
