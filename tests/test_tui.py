@@ -2190,3 +2190,23 @@ async def test_f8_on_a_desk_pc_says_what_the_server_keeps() -> None:
                                        "from this PC; what the server at 192.0.2.7:8088 keeps of it (its cache, "
                                        "an audit trail) stays there.")
         await pilot.press("n")
+
+
+async def test_f8_on_the_conversation_asked_of_a_summary_deletes_the_kept_summary(profiles: Path) -> None:
+    """F6 keeps its last summary, and with it the document's text; F8 on the conversation Ctrl+K
+    made of it left both in the file (and on F6 after a restart), with no way to delete them."""
+    import json
+
+    from workstation.tui.screens.summarize import KEPT
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        other = app.store.new("Other")
+        asked = app.store.new("About payroll.pdf")
+        kept = {"path": "/tmp/payroll.pdf", "at": 1.0, "asked": asked.id, "result": {"follow_up": "account 1234"}}
+        app.store.remember(KEPT, json.dumps(kept))
+        for conv, stays in ((other, True), (asked, False)):
+            await app.open_conversation(conv.id)
+            await delete_with_f8(pilot, app)
+            await until(pilot, lambda conv=conv: conv.id not in [c.id for c in app.store.list()])
+            assert (app.store.recalled(KEPT) is not None) == stays, conv.title

@@ -398,6 +398,11 @@ class ConversationStore:
         except sqlite3.Error:
             pass
 
+    def forget_value(self, key: str) -> None:
+        """What ``remember`` kept under ``key``, gone."""
+        with contextlib.suppress(sqlite3.Error), self._db:
+            self._db.execute("DELETE FROM app_state WHERE key = ?", (key,))
+
     def recalled(self, key: str) -> str | None:
         """What ``remember`` kept under ``key``; None when nothing was."""
         row = self._db.execute("SELECT value FROM app_state WHERE key = ?", (key,)).fetchone()

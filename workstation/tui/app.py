@@ -80,7 +80,7 @@ from workstation.tui.screens.quantization import QuantizationScreen
 from workstation.tui.screens.sampling import FIELDS as SAMPLING_FIELDS
 from workstation.tui.screens.sampling import SamplingDialog, shown
 from workstation.tui.screens.sizing import SizingScreen
-from workstation.tui.screens.summarize import SummarizeScreen
+from workstation.tui.screens.summarize import SummarizeScreen, forget_summary_asked_in
 from workstation.tui.screens.usage import UsageScreen
 from workstation.tui.settings import load_settings, save_language
 from workstation.tui.widgets.message_view import MessageView
@@ -824,6 +824,11 @@ class WorkstationApp(App[None]):
                     self.notify(self.texts.error(err), severity="error", timeout=15)
                     return
                 self._forget_cells(self.engine, tag)
+                kept = self._kept.get(SummarizeScreen)  # a summary asked about here goes too
+                if isinstance(kept, SummarizeScreen):
+                    await kept.forget_if_asked_in(conv_id)
+                else:
+                    forget_summary_asked_in(self.store, conv_id)
                 await self.clear_search()
                 await self.action_new_conversation()
                 self._drafts.pop(conv_id, None)

@@ -30,6 +30,7 @@ from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.screen_footer import ScreenFooter
 
 if TYPE_CHECKING:
+    from workstation.core.store import ConversationStore
     from workstation.core.summarize import SummaryResult
 
 
@@ -38,6 +39,17 @@ class SummaryReady(Progress):
 
 
 KEPT = "summary"  # the store's key for the last summary (ConversationStore.remember)
+
+
+def forget_summary_asked_in(store: ConversationStore, conversation_id: int) -> None:
+    """The kept summary (and its document's text), where Ctrl+K made ``conversation_id`` of it."""
+    kept = store.recalled(KEPT)
+    try:
+        asked = json.loads(kept).get("asked") if kept else None
+    except (ValueError, AttributeError):
+        return
+    if asked == conversation_id:
+        store.forget_value(KEPT)
 
 
 class SummarizeScreen(AppScreen, Screen[None]):
@@ -116,6 +128,18 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.query_one("#summarize-ask", Button).disabled = not result.summary
         self.query_one("#summarize-state", Label).update(self._result_text())
         await self.query_one("#summary", Markdown).update(result.summary)
+
+    async def forget_if_asked_in(self, conversation_id: int) -> None:
+        """The conversation Ctrl+K made of the last summary was deleted (F8): the summary and
+        the document's text kept with it go too (they stayed, shown here and in the file)."""
+        forget_summary_asked_in(self.wapp.store, conversation_id)
+        if self._asked == conversation_id and not self.running:
+            self.path, self.summary, self.result, self._kept_at, self._asked = None, "", None, None, None
+            if self.is_mounted:
+                self.query_one("#summarize-path", Input).value = ""
+                self.query_one("#summarize-ask", Button).disabled = True
+                self.query_one("#summarize-state", Label).update(self.wapp.texts("summarize.idle"))
+                await self.query_one("#summary", Markdown).update("")
 
     def relabel(self) -> None:
         """F9: the app keeps this screen, so it takes the new language itself."""
