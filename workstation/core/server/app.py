@@ -502,33 +502,26 @@ class OpenAIServer:
     async def _first_event(
         self, request: Request, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket
     ) -> SchedulerEvent | Response:
-        """A stream's first event, waited for before its answer starts (a client that leaves
-        meanwhile cancels it): a request that fails before its first token (the queue gave its
-        place to another's, the server stops) is answered with its status, 429 and Retry-After,
-        where a stream said 200 and then an error event, which the openai client raises as an
-        APIError with no status, and does not retry."""
-        watch = asyncio.create_task(_watch_disconnect(request.receive, lambda: self.scheduler.cancel(req)))
-        try:
-            event = await q.get()
-        except asyncio.CancelledError:
-            self.scheduler.cancel(req)
-            self._account_later(ticket, q)
-            raise
-        finally:
-            watch.cancel()
-        if isinstance(event, RequestFailed):
-            self.accounts.finish(ticket, event.status)
-            return failed_response(event)
-        if isinstance(event, TurnFinished) and self._cut_by_shutdown(event):  # stopped while it waited
-            self._finished(ticket, event)
-            return self._shutdown_error().response()
-        return event
+        """A stream's first event, waited for before its answer starts: a request that fails
+        before its first token (the queue gave its place to another's, the server stops) is
+        answered with its status, 429 and Retry-After, where a stream said 200 and then an error
+        event, which the openai client raises as an APIError with no status, and does not retry."""
+        return await self._wait(request, req, q, ticket, whole=False)
 
     async def _finished_event(
         self, request: Request, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket
     ) -> TurnFinished | Response:
-        """Wait for the request's end (a client that leaves cancels it) and account for it; the
-        TurnFinished, or the error response when it failed."""
+        """Wait for the request's end and account for it; the TurnFinished, or the error
+        response when it failed."""
+        event = await self._wait(request, req, q, ticket, whole=True)
+        assert isinstance(event, TurnFinished | Response)
+        return event
+
+    async def _wait(
+        self, request: Request, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket, *, whole: bool
+    ) -> SchedulerEvent | Response:
+        """The request's next event (``whole``: its end, accounted for), a client that leaves
+        meanwhile cancelling it; a failure, or the server stopping, as the error response."""
         watch = asyncio.create_task(_watch_disconnect(request.receive, lambda: self.scheduler.cancel(req)))
         try:
             while True:
@@ -536,7 +529,7 @@ class OpenAIServer:
                 if isinstance(event, RequestFailed):
                     self.accounts.finish(ticket, event.status)
                     return failed_response(event)
-                if isinstance(event, TurnFinished):
+                if not whole or isinstance(event, TurnFinished):
                     break
         except asyncio.CancelledError:
             self.scheduler.cancel(req)
@@ -544,9 +537,10 @@ class OpenAIServer:
             raise
         finally:
             watch.cancel()
-        self._finished(ticket, event)
-        if self._cut_by_shutdown(event):
-            return self._shutdown_error().response()
+        if isinstance(event, TurnFinished) and (whole or self._cut_by_shutdown(event)):
+            self._finished(ticket, event)  # (a stream's first event otherwise: the stream accounts for it)
+            if self._cut_by_shutdown(event):
+                return self._shutdown_error().response()
         return event
 
     async def _collect(
