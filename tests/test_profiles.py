@@ -372,3 +372,12 @@ def test_what_a_profile_may_hold_a_server_takes(field: str, value: float) -> Non
     except ApiError:
         served = False
     assert local == served, (field, value, local, served)
+
+
+def test_seed_minus_one_is_random_and_another_negative_its_unsigned_bits() -> None:
+    """-1 is llama.cpp's "a new seed each time" (0xFFFFFFFF unsigned); another negative seed is
+    its unsigned 32 bits, as serve takes it (-2 was random here and fixed through a desk PC)."""
+    from workstation.core.profiles import fixed_seed
+
+    assert [fixed_seed(Sampling(seed=s)) for s in (None, -1, 0xFFFFFFFF, -2, 0, 42)] == [
+        None, None, None, 0xFFFFFFFE, 0, 42]

@@ -338,3 +338,16 @@ def test_a_server_on_every_address_names_the_ones_colleagues_can_type() -> None:
     for address in found[1:]:
         ip = ipaddress.ip_address(address)
         assert ip.version == 4 and not ip.is_loopback, address
+
+
+def test_a_name_under_localhost_to_bind_to_still_needs_a_key() -> None:
+    """`serve --host dev.localhost` took no key: /etc/hosts may point such a name at a LAN
+    address. A browser's Host header under localhost is still this machine's (the guard)."""
+    from workstation.core.addresses import is_loopback
+    from workstation.core.server import ServeError, check_host
+
+    with pytest.raises(ServeError):
+        check_host("dev.localhost", None)
+    check_host("localhost", None)
+    check_host("[::1]", None)
+    assert is_loopback("app.localhost") and not is_loopback("app.localhost", names_under_localhost=False)

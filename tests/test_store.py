@@ -339,6 +339,8 @@ def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: 
     gone = store.new("secret", "p")
     store.add_message(gone.id, "user", "my PIN is ZEBRA-7731 " * 50)
     store.delete(gone.id)
+    store.remember("summary", '{"follow_up": "the document ZEBRA-7731"}')  # F6's, deleted with its conversation
+    store.forget_value("summary")
     try:
         for file in (path, tmp_path / "conversations.sqlite3-wal"):
             if file.exists():

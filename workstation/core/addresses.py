@@ -7,9 +7,11 @@ from __future__ import annotations
 import ipaddress
 
 
-def is_loopback(host: str) -> bool:
-    """``localhost`` (and names under it), 127.0.0.0/8 and ::1, with or without brackets."""
-    if host == "localhost" or host.endswith(".localhost"):
+def is_loopback(host: str, *, names_under_localhost: bool = True) -> bool:
+    """``localhost`` (and names under it, unless ``names_under_localhost`` is False: a name to
+    bind to resolves as /etc/hosts says, which may be a LAN address), 127.0.0.0/8 and ::1, with
+    or without brackets."""
+    if host == "localhost" or names_under_localhost and host.endswith(".localhost"):
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback

@@ -131,7 +131,7 @@ class AuditTrail:
         try:
             with open(os.open(self.directory / LOCK, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-                with open(path, "ab+") as f:
+                with open(os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600), "ab+") as f:  # (one moved away)
                     size = os.fstat(f.fileno()).st_size
                     if size != self._known_size:  # another process wrote (or rotated) since
                         self._head = self._read_head()

@@ -374,6 +374,20 @@ MIN_REPEAT_PENALTY, MAX_REPEAT_PENALTY = 0.01, 10.0
 MAX_PREDICT = 10_000_000
 
 
+RANDOM_SEED = 0xFFFFFFFF  # llama.cpp's LLAMA_DEFAULT_SEED: a new seed each time (-1 as a request sends it)
+
+
+def fixed_seed(s: Sampling) -> int | None:
+    """The seed a reply is drawn with, None for a new one each time: none set, or -1 (llama.cpp's
+    and llama-server's "random", 0xFFFFFFFF unsigned). Another negative one is its unsigned
+    32 bits, as serve takes it. numpy refused -1 (a speculative profile failed every turn) and
+    took 0xFFFFFFFF as fixed where llama.cpp does not."""
+    if s.seed is None:
+        return None
+    seed = s.seed & 0xFFFFFFFF
+    return None if seed == RANDOM_SEED else seed
+
+
 def check_sampling(s: Sampling, name_of: Callable[[str], str]) -> None:
     """ProfileError where a sampling setting is out of range; ``name_of("temperature")`` names it
     as the person set it (a profile's field, ``--temperature``, or Ctrl+E's "Sıcaklık": chat took

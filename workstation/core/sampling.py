@@ -20,22 +20,11 @@ import llama_cpp
 import numpy as np
 
 from workstation.core.grammar import GrammarSampling
-from workstation.core.profiles import Constraints, Sampling
+from workstation.core.profiles import Constraints, Sampling, fixed_seed
 
 # the last tokens the penalties look at (llama-server's repeat_last_n): the prompt's, then the
 # reply's as it grows, as llama-server and llama-cli feed the prompt through the sampler first
 PENALTY_LAST_N = 64
-
-
-RANDOM_SEED = 0xFFFFFFFF  # llama.cpp's LLAMA_DEFAULT_SEED: a new seed each time (-1 as a request sends it)
-
-
-def fixed_seed(s: Sampling) -> int | None:
-    """The seed a reply is drawn with, None for a new one each time: none set, -1 (llama.cpp's
-    and llama-server's "random") or its unsigned 0xFFFFFFFF. numpy refused -1 (a speculative
-    profile failed every turn) and took 0xFFFFFFFF as fixed where llama.cpp does not."""
-    seed = s.seed
-    return None if seed is None or seed < 0 or seed == RANDOM_SEED else seed
 
 
 def penalized(s: Sampling) -> bool:

@@ -63,9 +63,9 @@ from workstation.core.catalog import (
     resolve_model_path,
 )
 from workstation.core.errors import EngineError, ModelFileError
-from workstation.core.profiles import KV_CACHE_TYPES, Profile, Sampling, Speculative
+from workstation.core.profiles import KV_CACHE_TYPES, Profile, Sampling, Speculative, fixed_seed
 from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings
-from workstation.core.sampling import PENALTY_LAST_N, SamplerChain, fixed_seed, penalized
+from workstation.core.sampling import PENALTY_LAST_N, SamplerChain, penalized
 from workstation.core.slots import common_prefix
 
 GREEDY_DRAFT_P_MIN = 0.6  # a greedy draft model stops drafting below this confidence

@@ -109,6 +109,8 @@ _MIGRATIONS: tuple[str, ...] = (
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 
+BUSY_TIMEOUT_MS = 5000  # how long a write waits for another window's (sqlite3.connect's default)
+
 class StoreError(WorkstationError):
     """The conversation database cannot be used."""
 
@@ -365,8 +367,18 @@ class ConversationStore:
         held the deleted text while any window had the file open: a copy taken then had it)."""
         with self._db:
             self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
-        with contextlib.suppress(sqlite3.Error):  # another window reading: the next checkpoint
-            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._empty_wal()
+
+    def _empty_wal(self) -> None:
+        """Deleted text out of the -wal too (it stays there until emptied, a copy taken meanwhile
+        holding it). Not waited for: another window reading now keeps the frames until the file
+        is closed (TRUNCATE waited 5 s for it, the app frozen)."""
+        with contextlib.suppress(sqlite3.Error):
+            self._db.execute("PRAGMA busy_timeout = 0")
+            try:
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
     # --- drafts -------------------------------------------------------------------------
     def save_draft(self, conversation_id: int | None, text: str, document: Draft | None = None) -> None:
@@ -399,9 +411,10 @@ class ConversationStore:
             pass
 
     def forget_value(self, key: str) -> None:
-        """What ``remember`` kept under ``key``, gone."""
+        """What ``remember`` kept under ``key``, gone (a summary holds a document's text)."""
         with contextlib.suppress(sqlite3.Error), self._db:
             self._db.execute("DELETE FROM app_state WHERE key = ?", (key,))
+        self._empty_wal()
 
     def recalled(self, key: str) -> str | None:
         """What ``remember`` kept under ``key``; None when nothing was."""

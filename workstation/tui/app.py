@@ -47,7 +47,7 @@ from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.paths import typed_path
 from workstation.core.phrases import say
 from workstation.core.planner import load_notes, offloadable_layers
-from workstation.core.profiles import Profile, Sampling, load_profile
+from workstation.core.profiles import Profile, Sampling, fixed_seed, load_profile
 from workstation.core.store import (
     Conversation,
     ConversationGone,
@@ -183,6 +183,7 @@ class WorkstationApp(App[None]):
         # profile loaded with F3 starts from its file's again
         self.session_sampling: Sampling | None = None
         self._chosen_profile = False  # a profile chosen in F3 is loading
+        self._forget_after_load: list[str] = []  # cells of conversations deleted elsewhere meanwhile
         self.store_problem: str | None = None  # the conversation file could not be used (said at start)
         try:
             self.store = ConversationStore(store_path)
@@ -417,8 +418,13 @@ class WorkstationApp(App[None]):
         title = self.open_title
         if self.conversation_id is not None:
             # its cells go too: this engine saved them later, when another conversation took
-            # their place, and they stayed on disk, text and all, until the app started again
-            self._forget_cells(self.engine, self.cells_tag(self.conversation_id, self.open_created))
+            # their place, and they stayed on disk, text and all, until the app started again;
+            # while a load closes the old engine (which saves them), once it has
+            tag = self.cells_tag(self.conversation_id, self.open_created)
+            if self.loading is not None:
+                self._forget_after_load.append(tag)
+            else:
+                self._forget_cells(self.engine, tag)
         self.conversation_id = None
         self.store_write(lambda: self.store.set_open(None))
         self.history = MetricsHistory(60)
@@ -893,9 +899,13 @@ class WorkstationApp(App[None]):
         def chosen(sampling: Sampling | None) -> None:
             if sampling is None or self.profile is not profile:  # Esc, or another profile by now
                 return
-            self.session_sampling = None if sampling == profile.sampling else sampling
+            # (the profile's seed -1 comes back as "random": the same setting, not one of this session)
+            same = dataclasses.replace(sampling, seed=fixed_seed(sampling)) == \
+                dataclasses.replace(profile.sampling, seed=fixed_seed(profile.sampling))
+            self.session_sampling = None if same else sampling
             changed = [f"{self.texts(f'sampling.{name}')} {self.texts.number(shown(getattr(sampling, name))) or '-'}"
-                       for name, _whole in SAMPLING_FIELDS if getattr(sampling, name) != getattr(profile.sampling, name)]
+                       for name, _whole in SAMPLING_FIELDS if getattr(sampling, name) != getattr(profile.sampling, name)
+                       and (name != "seed" or fixed_seed(sampling) != fixed_seed(profile.sampling))]
             self.notify(self.texts("sampling.applied", changes=", ".join(changed)) if changed
                         else self.texts("sampling.profiles", name=profile.key))
             self.update_status()
@@ -1344,6 +1354,8 @@ class WorkstationApp(App[None]):
         self.unreachable = event.unreachable
         if event.during == "load":
             self.load_failed = True
+            if self._chosen_profile:  # the chosen profile stays, not loaded: not with the old one's settings
+                self.session_sampling = None
             self._chosen_profile = False  # (the next load, Ctrl+G's, keeps Ctrl+E's settings)
             self.loading = None
             self.chat_screen.set_load_progress(None)
@@ -1593,6 +1605,9 @@ class WorkstationApp(App[None]):
         if self._chosen_profile and not event.restored:
             self.session_sampling = None  # a profile chosen with F3 starts from its file's settings
         self._chosen_profile = False  # (one that failed brought the old back: its settings stay)
+        for tag in self._forget_after_load:  # the old engine has saved what it held by now
+            self._forget_cells(self.engine, tag)
+        self._forget_after_load.clear()
         self.profile = event.profile
         self.unreachable = self.load_failed = False
         self.api = event.api

@@ -301,18 +301,19 @@ class Accounts:
                     break
             items = [x for x in batch if x is not None]
             try:
-                if items:
-                    with self._guard("the accounts"):
-                        self._write(items)
+                if items or (len(items) < len(batch) and self._unsaved):
+                    with self._guard("the accounts"):  # (the last batch tries the rows kept, too)
+                        self._write(items, last=len(items) < len(batch))
             finally:
                 for _ in batch:
                     self._pending.task_done()
             if len(items) < len(batch):
                 return
 
-    def _write(self, items: list[tuple[UsageRecord, dict[str, Any]]]) -> None:
+    def _write(self, items: list[tuple[UsageRecord, dict[str, Any]]], last: bool = False) -> None:
         """The audit lines, then the usage rows (with the audit line each became) and the keys'
-        last use. A part that fails is logged and the others are still written."""
+        last use. A part that fails is logged and the others are still written. ``last``: the
+        server is closing, so rows kept from a failed write are tried now, whenever last tried."""
         t0 = time.perf_counter()
         records = [record for record, _ in items]
         if self.audit is not None:
@@ -324,7 +325,7 @@ class Accounts:
             rows = self._unsaved + records
             # while the file takes none, tried again every few seconds, not at every batch (each
             # try inserted all the rows kept, beside the decoding thread)
-            if not self._unsaved or time.monotonic() - self._unsaved_since >= RETRY_UNSAVED_S:
+            if last or not self._unsaved or time.monotonic() - self._unsaved_since >= RETRY_UNSAVED_S:
                 with self._guard("the usage file"):
                     self.usage.add(rows)
                     rows = []

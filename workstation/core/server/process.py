@@ -40,7 +40,7 @@ def check_host(host: str, api_key: str | None, person_keys: bool = False) -> Non
     name, colon, port = host.rpartition(":")
     if colon and port.isdigit() and name and (":" not in name or name.startswith("[") and name.endswith("]")):
         raise ServeError(f"--host is {host}; give the port on its own: --host {name} --port {port}.")
-    if not is_loopback(host) and not api_key and not person_keys:
+    if not is_loopback(host, names_under_localhost=False) and not api_key and not person_keys:
         _resolve(host, 0)  # a host that is no address is told so, not asked for a key
         raise ServeError(
             f"Refusing to serve on {host} without an API key; set --api-key or WORKSTATION_API_KEY, "

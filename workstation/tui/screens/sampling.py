@@ -84,7 +84,7 @@ class SamplingDialog(ModalScreen[Sampling | None]):
                 values[name] = int(typed) if whole else float(typed)
             except ValueError:
                 raise ProfileError(self.texts("sampling.not_a_number", name=label, value=typed)) from None
-            if name == "seed" and values[name] < 0:  # llama.cpp's -1: a new one each time, shown so
+            if name == "seed" and values[name] == -1:  # llama.cpp's -1: a new one each time, shown so
                 values[name] = None
         chosen = dataclasses.replace(self.now, **values)  # type: ignore[arg-type]
         check_sampling(chosen, lambda field: self.texts(f"sampling.{field}"))
