@@ -454,3 +454,5 @@ def test_embeddings_are_refused_with_why(client: openai.OpenAI) -> None:
         client.embeddings.create(model="serve-test", input="hello")
     assert refused.value.status_code == 501
     assert "makes no embeddings" in refused.value.message and "llama-server --embeddings" in refused.value.message
+    rerank = httpx.post(str(client.base_url).rstrip("/") + "/rerank", json={}, headers={"Authorization": f"Bearer {KEY}"})
+    assert rerank.status_code == 501 and "does no reranking" in rerank.json()["error"]["message"]

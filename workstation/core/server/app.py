@@ -132,11 +132,13 @@ async def _watch_disconnect(receive: Receive, on_disconnect: Callable[[], None])
             return
 
 
-# llama-server's routes for what a chat model's server does not do (501, as llama-server answers
-# them when it was not started with --embeddings or --reranking)
 FINGERPRINT = "workstation"  # OpenAI's system_fingerprint, on every answer and chunk
-EMBEDDING_ROUTES = ("/v1/embeddings", "/embeddings", "/embedding")
-RERANK_ROUTES = ("/v1/rerank", "/rerank", "/reranking", "/v1/reranking")
+# llama-server's routes for what a chat model's server does not do (501, as llama-server answers
+# them when it was not started with --embeddings or --reranking): route -> (what, its flag)
+NOT_SERVED = {
+    **dict.fromkeys(("/v1/embeddings", "/embeddings", "/embedding"), ("makes no embeddings", "--embeddings")),
+    **dict.fromkeys(("/v1/rerank", "/rerank", "/reranking", "/v1/reranking"), ("does no reranking", "--reranking")),
+}
 
 
 # --- the app -----------------------------------------------------------------------------------
@@ -167,8 +169,7 @@ class OpenAIServer:
             Route("/cells/forget", self.forget_cells, methods=["POST"]),
             Route("/usage/today", self.usage_today, methods=["GET"]),
             # llama-server's, where it is not started for them: 501 and why, not "no route"
-            *(Route(path, self._no_embeddings, methods=["POST"]) for path in EMBEDDING_ROUTES),
-            *(Route(path, self._no_reranking, methods=["POST"]) for path in RERANK_ROUTES),
+            *(Route(path, self._not_served, methods=["POST"]) for path in NOT_SERVED),
         ]
         for prefix in ("/v1", ""):
             routes += [
@@ -192,16 +193,12 @@ class OpenAIServer:
     async def _not_found(self, request: Request, exc: Exception) -> Response:
         return ApiError(404, f"There is no route {request.url.path}.", code="not_found").response()
 
-    async def _no_embeddings(self, request: Request) -> Response:
-        """``/v1/embeddings``: a RAG script's first call; 404 "There is no route" said nothing."""
-        return ApiError(501, "This server runs a chat model and makes no embeddings; run an embedding model's "
-                             "own server for them (llama-server --embeddings -m MODEL.gguf).",
-                        type_="not_supported_error").response()
-
-    async def _no_reranking(self, request: Request) -> Response:
-        return ApiError(501, "This server runs a chat model and does no reranking; run a reranking model's "
-                             "own server for it (llama-server --reranking -m MODEL.gguf).",
-                        type_="not_supported_error").response()
+    async def _not_served(self, request: Request) -> Response:
+        """``/v1/embeddings`` (a RAG script's first call) and reranking: 404 "There is no route"
+        said nothing."""
+        what, flag = NOT_SERVED[request.url.path]
+        return ApiError(501, f"This server runs a chat model and {what}; run a model's own server for that "
+                             f"(llama-server {flag} -m MODEL.gguf).", type_="not_supported_error").response()
 
     async def _not_allowed(self, request: Request, exc: Exception) -> Response:
         return ApiError(405, f"{request.method} is not allowed on {request.url.path}.").response()
