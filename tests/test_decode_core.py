@@ -11,6 +11,7 @@ depend on what else was in the batch).
 
 from __future__ import annotations
 
+import math
 import queue
 import threading
 from pathlib import Path
@@ -238,19 +239,27 @@ def test_pieces_are_right_while_another_thread_detokenizes(smollm2_path: Path) -
 def test_a_full_queue_says_to_try_again_when_the_slots_will_have_cleared_it(smollm2_path: Path) -> None:
     """Retry-After was a second per waiting request: 18 s for 17 short requests the slots
     cleared in 1.4 s, and the openai client sleeps that long before each retry. It is now the
-    queue served at the pace requests have held a slot lately."""
+    queue served at the pace requests have held a slot lately (measured by the requests
+    served; set here so that nothing depends on this machine's speed)."""
     from workstation.core.scheduler import QueueFull
 
     short = Sampling(temperature=0.0, max_tokens=1, repeat_penalty=1.0)
     with Scheduler(make_profile(threads=1, context=512), n_parallel=1, max_queue=8) as sched:
         prompt = _prompts(sched)[0]
-        for _ in range(8):  # short requests: a slot is held a fraction of a second each (the
-            list(sched.stream(prompt, short))  # first, cold, weighs a sixth after eight)
+        list(sched.stream(prompt, short))
+        assert sched._slot_hold_s is not None and sched._slot_hold_s > 0  # measured from what it served
         first = sched.submit(prompt, Sampling(temperature=0.0, max_tokens=400, repeat_penalty=1.0,
                                                ignore_eos=True), lambda e: None)
+        for _ in range(30000):  # in its slot, so that the queue stays as it is below
+            if sched.requests_processing == 1:
+                break
+            threading.Event().wait(0.01)
         queued = [sched.submit(prompt, short, lambda e: None) for _ in range(8)]
-        with pytest.raises(QueueFull) as refused:
-            sched.submit(prompt, short, lambda e: None)
-        assert 1 <= refused.value.retry_after_s <= 4, refused.value.retry_after_s  # was 9 (8 waiting + 1)
+        ahead = len(sched.waiting) + 1
+        for pace, expected in ((0.05, 1), (0.5, math.ceil(0.5 * ahead)), (10.0, 30)):
+            sched._slot_hold_s = pace
+            with pytest.raises(QueueFull) as refused:
+                sched.submit(prompt, short, lambda e: None)
+            assert refused.value.retry_after_s == expected, (pace, refused.value.retry_after_s)
         for req in (*queued, first):
             sched.cancel(req)
