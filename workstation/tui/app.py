@@ -899,13 +899,11 @@ class WorkstationApp(App[None]):
         def chosen(sampling: Sampling | None) -> None:
             if sampling is None or self.profile is not profile:  # Esc, or another profile by now
                 return
-            # (the profile's seed -1 comes back as "random": the same setting, not one of this session)
-            same = dataclasses.replace(sampling, seed=fixed_seed(sampling)) == \
-                dataclasses.replace(profile.sampling, seed=fixed_seed(profile.sampling))
-            self.session_sampling = None if same else sampling
+            # compared as drawn: the profile's seed -1 comes back as "random", the same setting
+            mine, its = (dataclasses.replace(s, seed=fixed_seed(s)) for s in (sampling, profile.sampling))
+            self.session_sampling = None if mine == its else sampling
             changed = [f"{self.texts(f'sampling.{name}')} {self.texts.number(shown(getattr(sampling, name))) or '-'}"
-                       for name, _whole in SAMPLING_FIELDS if getattr(sampling, name) != getattr(profile.sampling, name)
-                       and (name != "seed" or fixed_seed(sampling) != fixed_seed(profile.sampling))]
+                       for name, _whole in SAMPLING_FIELDS if getattr(mine, name) != getattr(its, name)]
             self.notify(self.texts("sampling.applied", changes=", ".join(changed)) if changed
                         else self.texts("sampling.profiles", name=profile.key))
             self.update_status()
