@@ -2079,7 +2079,8 @@ def test_the_summary_eta_speaks_the_ui_language() -> None:
 
 async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines(profiles: Path) -> None:
     """Sixty lines pasted into the one-line box kept the first line alone, unsaid; a message of
-    several lines showed as one run-on paragraph (its line breaks were Markdown's soft ones)."""
+    several lines showed as one run-on paragraph (its line breaks were Markdown's soft ones),
+    and so did a reply's letter (Subject, Date, To); a reply's HTML was not shown at all."""
     from textual import events
     from textual.widgets import Input, TextArea
 
@@ -2102,13 +2103,14 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
 
         conv = app.store.new("Lines")
         app.store.add_message(conv.id, "user", "Line 1: desks\nLine 2: chairs")
-        app.store.add_message(conv.id, "assistant", "Noted:\nboth.")
+        app.store.add_message(conv.id, "assistant", "Subject: chairs\nTo: Ayla\n\n<table><tr><td>12</td></tr></table>")
         await app.open_conversation(conv.id)
         await until(pilot, lambda: len(_views(app)) == 2)
         await pilot.pause()
-        mine, reply = (str(v.body.query_one("MarkdownParagraph").render()) for v in _views(app))
-        assert mine.splitlines() == ["Line 1: desks", "Line 2: chairs"], mine
-        assert reply.splitlines() == ["Noted: both."], reply  # a reply stays the model's Markdown
+        mine, reply = ([str(p.render()) for p in v.body.query("MarkdownParagraph")] for v in _views(app))
+        assert mine[0].splitlines() == ["Line 1: desks", "Line 2: chairs"], mine
+        assert reply[0].splitlines() == ["Subject: chairs", "To: Ayla"], reply
+        assert reply[1] == "<table><tr><td>12</td></tr></table>", reply  # shown as written, not left out
 
 
 async def test_ctrl_e_sets_this_sessions_sampling(profiles: Path) -> None:

@@ -27,10 +27,15 @@ def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts) -> str:
     return figures_line(metrics, texts.get)
 
 
-def _lines_kept() -> MarkdownIt:
-    """Markdown that breaks the line where the text does: each soft line break made a hard one
-    (markdown-it's ``breaks`` option does that for HTML only; Textual reads the tokens)."""
-    parser = MarkdownIt("gfm-like")
+def chat_markdown() -> MarkdownIt:
+    """The chat's Markdown, for a person's messages and the model's replies alike:
+    - it breaks the line where the text does, each soft line break made a hard one
+      (markdown-it's ``breaks`` option does that for HTML only; Textual reads the tokens): a
+      reply's letter (Subject, Date, To, the address) showed as one run-on paragraph, and 60
+      pasted lines of a message as one, where ChatGPT and LM Studio keep the lines;
+    - HTML in the text is shown as the text it is: Textual draws no HTML, and a reply's
+      ``<table>`` or ``<script>`` with all it held was left out without a trace."""
+    parser = MarkdownIt("gfm-like", {"html": False})
 
     def hard_breaks(state: StateCore) -> None:
         for token in state.tokens:
@@ -90,10 +95,7 @@ class MessageView(Vertical):
         yield Static(self._role_label(), classes="role")
         if self.reasoning:  # only then: a block in every message would double the widgets
             yield self._thought_block()
-        # a person's own message keeps its line breaks (60 pasted lines showed as one paragraph);
-        # a reply's are Markdown's, as the model writes them
-        yield Markdown(self._shown_body(), classes="body",
-                       parser_factory=_lines_kept if self.role == "user" else None)
+        yield Markdown(self._shown_body(), classes="body", parser_factory=chat_markdown)
         yield StreamingText(classes="tail")
         figures = Static(self._metrics_text(), classes="metrics")
         if self.role == "assistant":  # what the figures mean, in words, under the mouse
