@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
@@ -181,9 +182,31 @@ def test_empty_prompt_is_refused(engine: Engine) -> None:
 
 
 def test_prompt_longer_than_context_is_refused(engine: Engine) -> None:
+    """Said with the tokens kept for the reply (3,722 tokens "but the context holds 4096" read
+    as if it fitted) and the app's own way out (F6)."""
     text = "lorem ipsum " * 3000
-    with pytest.raises(EngineError, match="context holds 2048"):
+    with pytest.raises(EngineError, match=r"with \d+ kept for the reply, this profile's context \(2,048 tokens\) "
+                                          r"cannot hold it.*F6 in the app") as refused:
         engine.run_chat([{"role": "user", "content": text}])
+    assert refused.value.said[0][0] == "engine.too_long"  # (the app knows it by this, over a process's pipe too)
+
+
+def test_a_conversation_longer_than_the_context_says_how_many_messages_were_left_out(engine: Engine) -> None:
+    """The oldest messages go to make room, and the reply says how many (the app warns): they
+    were dropped without a word, and the model answered a question about them as if never told."""
+    sampling = dataclasses.replace(engine.profile.sampling, max_tokens=2, temperature=0.0)
+    short = [{"role": "user", "content": "My name is Ayla."}, {"role": "assistant", "content": "Hello Ayla."},
+             {"role": "user", "content": "What is my name?"}]
+    assert engine.run_chat(short, sampling).metrics.left_out_n == 0
+    filler = "The quarterly report lists desks, chairs and lamps for every office floor. " * 40  # ~600 tokens
+    long = [short[0], short[1], *[{"role": r, "content": filler} for r in ("user", "assistant") * 2], short[2]]
+    assert engine.count_prompt(long) > engine.n_ctx  # the whole history does not fit
+    m = engine.run_chat(long, sampling).metrics
+    kept = long[m.left_out_n:]
+    assert 2 <= m.left_out_n < len(long) - 1, m.left_out_n  # the name's two, and as few as make room:
+    assert engine.count_prompt(kept) + m.predicted_n <= engine.n_ctx
+    assert engine.count_prompt(long[m.left_out_n - 2:]) > engine.n_ctx - 2  # an exchange fewer did not fit
+    assert kept[0]["role"] == "user"  # a reply goes with its question (templates refuse a start with a reply)
 
 
 def test_missing_model_is_a_clear_error(tmp_path) -> None:

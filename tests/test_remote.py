@@ -69,6 +69,17 @@ def test_same_reply_as_the_server_and_cache_reported(remote: RemoteEngine) -> No
     assert second.metrics.prompt_n + second.metrics.cache_n > second.metrics.cache_n
 
 
+def test_a_long_conversation_is_fitted_to_the_servers_context_as_the_local_engine_fits_it(remote: RemoteEngine) -> None:
+    """The server refused a conversation longer than its context (400), so a desk PC's could go
+    no further; the oldest messages are left out as the local engine leaves them out, and said."""
+    filler = "The quarterly report lists desks, chairs and lamps for every office floor. " * 40  # ~600 tokens
+    long = [{"role": r, "content": filler} for r in ("user", "assistant")] + HELLO
+    assert remote.count_prompt(long) > remote.n_ctx  # (the server's own count)
+    final = remote.run_chat(long)
+    assert final.text.strip() and final.metrics.left_out_n == 2
+    assert remote.run_chat(HELLO).metrics.left_out_n == 0
+
+
 def test_cancel_stops_the_stream(remote: RemoteEngine) -> None:
     seen = 0
     final = None

@@ -2212,3 +2212,57 @@ async def test_f8_on_the_conversation_asked_of_a_summary_deletes_the_kept_summar
             await delete_with_f8(pilot, app)
             await until(pilot, lambda conv=conv: conv.id not in [c.id for c in app.store.list()])
             assert (app.store.recalled(KEPT) is not None) == stays, conv.title
+
+
+async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_back(profiles: Path) -> None:
+    """There was no way to have a new reply (ChatGPT's regenerate), to change the message just
+    sent, or to have back a message too long for the context: it stayed in the chat with no
+    reply and the box was emptied. Alt+R asks again, Up in the empty box puts the last message
+    back (taken back only once sent), and a message too long comes back into the box."""
+    from textual.widgets import Input
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        conv, _ = await _first_turn_answered(pilot, app)
+        assert conv is not None
+        first = app.store.messages(conv)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        app.chat_screen.set_input("half typed")
+        await pilot.press("alt+r")  # a new reply to "Hello!", the one there replaced; the box left alone
+        await until(pilot, lambda: not app.generating and [m.role for m in app.store.messages(conv)] == ["user", "assistant"]
+                    and app.store.messages(conv)[1].created > first[1].created)
+        assert [m.content for m in app.store.messages(conv)][0] == "Hello!" and prompt.value == "half typed"
+        assert [v.role for v in _views(app)] == ["user", "assistant"]
+
+        prompt.value = ""
+        prompt.focus()
+        await pilot.press("up")  # the last message back in the box; nothing taken back yet
+        await until(pilot, lambda: prompt.value == "Hello!")
+        assert len(app.store.messages(conv)) == 2
+        await pilot.press("end", *" there", "enter")  # sent in its place
+        await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 2
+                    and app.store.messages(conv)[0].content == "Hello! there")
+        assert [v.content for v in _views(app) if v.role == "user"] == ["Hello! there"]
+        await pilot.press("up", "ctrl+u", *"Thanks", "enter")  # emptied first: a new message, the last one kept
+        await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 4)
+        assert [m.content for m in app.store.messages(conv) if m.role == "user"] == ["Hello! there", "Thanks"]
+
+        long = "Read this list of office supplies and tell me what is missing. " + "stapler, paper, ink, " * 400
+        app.chat_screen.set_input(long)
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.generating and prompt.value == long)  # as typed
+        assert len(app.store.messages(conv)) == 4  # not left in the chat unanswered
+        assert [v.content for v in _views(app) if v.role == "user"] == ["Hello! there", "Thanks"]
+        assert any("cannot hold it" in n.message and "F6" in n.message for n in app._notifications)
+
+        # a conversation grown past the context: its start left out, said once, and under the reply
+        part = "The inventory lists desks, chairs, lamps and shelves on each floor. " * 35  # ~500 tokens
+        for _ in range(2):
+            app.chat_screen.set_input(part)
+            await pilot.press("enter")
+            await until(pilot, lambda: not app.generating and not prompt.value)
+        told = [n.message for n in app._notifications if "longer than the model's context (1,024 tokens)" in n.message]
+        left_out = app.store.messages(conv)[-1].metrics["left_out_n"]  # type: ignore[index]
+        assert len(told) == 1 and f"its first {left_out} messages were left out" in told[0], told
+        assert left_out >= 4  # the four before the long ones, at least
+        assert f"the first {left_out} messages not seen" in str(_views(app)[-1].query_one(".metrics").render())

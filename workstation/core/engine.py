@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from workstation.core.engine_api import answer_reserve, with_system_prompt
+from workstation.core.engine_api import answer_reserve, fit_history, with_system_prompt
 from workstation.core.errors import EngineError
 from workstation.core.events import (
     CancelFlag,
@@ -36,7 +36,6 @@ from workstation.core.events import (
     TurnFinished,
     finished_turn,
 )
-from workstation.core.invocation import cli
 from workstation.core.kv_state import KvStateStore
 from workstation.core.profiles import Constraints, Profile, Sampling
 from workstation.core.runtime import LoadedModel
@@ -151,23 +150,17 @@ class Engine:
     def count_prompt(self, messages: list[Message]) -> int:
         return len(self.chat_prompt(messages))
 
-    def fit_messages(self, messages: list[Message], reserve: int) -> list[int]:
-        """Prompt tokens for the newest messages that fit the context with ``reserve`` left."""
-        if not messages or not messages[-1].get("content", "").strip():
-            raise EngineError("The message is empty; type something to send.")
-        kept = list(messages)
-        n_ctx = self.n_ctx
-        while True:
-            tokens = self.chat_prompt(kept)
-            if len(tokens) + reserve <= n_ctx:
-                return tokens
-            droppable = [i for i, m in enumerate(kept[:-1]) if m["role"] != "system"]
-            if not droppable:
-                raise EngineError(
-                    f"The message is {len(tokens)} tokens but this profile's context holds "
-                    f"{n_ctx}; shorten it or use '{cli('summarize')}' for long documents."
-                )
-            del kept[droppable[0]]
+    def fit_messages(self, messages: list[Message], reserve: int) -> tuple[list[int], int]:
+        """Prompt tokens for the newest messages that fit the context with ``reserve`` left,
+        and how many earlier messages were left out for it (``fit_history``)."""
+        prompts: dict[int, list[int]] = {}
+
+        def count(kept: list[Message]) -> int:
+            prompts[len(kept)] = self.chat_prompt(kept)
+            return len(prompts[len(kept)])
+
+        kept, left_out = fit_history(messages, count, self.n_ctx, reserve)
+        return prompts[len(kept)], left_out
 
     # --- turns -----------------------------------------------------------------------------
     def stream_chat(
@@ -178,10 +171,13 @@ class Engine:
         saved conversation they are (its cells are saved with it, and ``forget`` deletes them)."""
         t_request = time.perf_counter()
         sampling = sampling or self.profile.sampling
-        tokens = self.fit_messages(messages, answer_reserve(sampling, self.n_ctx))
-        yield from self.stream_tokens(
+        tokens, left_out = self.fit_messages(messages, answer_reserve(sampling, self.n_ctx))
+        for event in self.stream_tokens(
             tokens, sampling, t_request=t_request, constraints=constraints, tag=tag, reasoning=True
-        )
+        ):
+            if isinstance(event, TurnFinished):
+                event.metrics.left_out_n = left_out
+            yield event
 
     def stream_tokens(
         self,
@@ -225,8 +221,15 @@ class Engine:
         common prefixes in the KV cache); results in order, ``on_finished`` as each ends."""
         sampling = sampling or self.profile.sampling
         reserve = answer_reserve(sampling, self.n_ctx)
-        prompts = [self.fit_messages(list(c), reserve) for c in conversations]
+        fitted = [self.fit_messages(list(c), reserve) for c in conversations]
+
+        def finished(i: int, turn: TurnFinished) -> None:
+            turn.metrics.left_out_n = fitted[i][1]
+            if on_finished is not None:
+                on_finished(i, turn)
+
         with self.turns.turn():
             return self.core.run_all(
-                prompts, sampling, on_finished, cancelled=self.cancel_flag, tag=tag, reasoning=True
+                [tokens for tokens, _ in fitted], sampling, finished, cancelled=self.cancel_flag, tag=tag,
+                reasoning=True,
             )

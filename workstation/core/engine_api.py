@@ -17,7 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
+from workstation.core.errors import EngineError
 from workstation.core.events import EngineInfo, Message, TurnEvent, TurnFinished
+from workstation.core.invocation import cli
 from workstation.core.profiles import Constraints, Profile, Sampling
 
 Progress = Callable[[float], None]
@@ -33,6 +35,40 @@ def with_system_prompt(profile: Profile, messages: list[Message]) -> list[Messag
 def answer_reserve(sampling: Sampling, n_ctx: int) -> int:
     """Tokens kept free for the answer when fitting a conversation into the context."""
     return min(sampling.max_tokens, max(16, n_ctx // 4))
+
+
+def check_sent(messages: list[Message]) -> None:
+    """A conversation whose last message is empty is not sent: said in one sentence."""
+    if not messages or not str(messages[-1].get("content", "")).strip():
+        raise EngineError(said=[("remote.empty", {})])
+
+
+TOO_LONG = "engine.too_long"  # the phrase of a message the context cannot hold, even alone
+
+
+def fit_history(
+    messages: list[Message], count: Callable[[list[Message]], int], n_ctx: int, reserve: int
+) -> tuple[list[Message], int]:
+    """The newest messages whose prompt (``count``: its tokens) fits ``n_ctx`` with ``reserve``
+    left for the answer, and how many earlier messages were left out for it (the system
+    prompt is kept, and what is kept starts with a user's message: Gemma's and Mistral's chat
+    templates refuse a conversation that starts with the assistant's). Every engine fits a conversation so, and says how many it left out
+    (``TurnMetrics.left_out_n``): the local engine dropped the oldest without a word, and the
+    model answered a question about them as if it had never been told."""
+    check_sent(messages)
+    kept = list(messages)
+    while True:
+        n = count(kept)
+        if n + reserve <= n_ctx:
+            return kept, len(messages) - len(kept)
+        droppable = [i for i, m in enumerate(kept[:-1]) if m["role"] != "system"]
+        if not droppable:
+            raise EngineError(said=[(TOO_LONG, {"n": f"{n:,}", "ctx": f"{n_ctx:,}", "reserve": f"{reserve:,}",
+                                                "summarize": cli("summarize")})])
+        del kept[droppable[0]]
+        while (first := next((i for i, m in enumerate(kept[:-1]) if m["role"] != "system"), None)) is not None \
+                and kept[first]["role"] == "assistant":
+            del kept[first]  # a reply whose question was left out goes with it: the rest starts with the user's
 
 
 @runtime_checkable

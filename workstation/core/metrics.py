@@ -35,6 +35,7 @@ class TurnMetrics:
     cpu_others: float = 0.0  # cores other programs kept busy when the threads were chosen
     reasoning_n: int = 0  # of predicted_n: tokens a reasoning model spent thinking
     reasoning_ms: float = 0.0  # from its first token to the end of its thinking
+    left_out_n: int = 0  # the conversation's earlier messages the context could not hold (not in the prompt)
 
     def finish_rates(self) -> None:
         """Derive the rates from counts and times (rates always equal counts over times)."""
@@ -168,4 +169,6 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
         parts.append(said("metric.draft", rate=f"{rate:.0f}", acc=f"{m.draft_n_accepted:,}", n=f"{m.draft_n:,}"))
     if m.stop_reason in STOP_WORDS:
         parts.append(said(STOP_WORDS[m.stop_reason]))
+    if m.left_out_n:  # the model did not see the conversation's start: worth a word under the reply
+        parts.append(said("metric.left_out", n=f"{m.left_out_n:,}"))
     return " · ".join(parts)

@@ -153,6 +153,9 @@ ENGLISH: dict[str, str] = {
                       "the request may be too long for it."),
     "remote.cannot_forget": "The server at {url} could not forget the conversation's saved cells.",
     "remote.empty": "The message is empty; type something to send.",
+    "engine.too_long": ("The message is {n} tokens; with {reserve} kept for the reply, this profile's context "
+                        "({ctx} tokens) cannot hold it. Shorten it, or summarize the document (F6 in the app, "
+                        "'{summarize}' on the command line)."),
     # a model file that llama.cpp would refuse (gguf_check.preflight)
     "gguf.unusable": "{path} is not a usable GGUF model: {what} (at byte {offset}).{cut}",
     "gguf.cut": " The file is incomplete, as an interrupted download or copy leaves it: download or copy it again.",
@@ -194,6 +197,7 @@ ENGLISH: dict[str, str] = {
     "metric.length": "length limit",
     "metric.quota": "your key's tokens for today ran out",
     "metric.context": "context full",
+    "metric.left_out": "the first {n} messages not seen (context full)",
     "export.profile": "Profile: {profile}",
     # a document that cannot be read (documents.read_document)
     "doc.missing": "'{path}' does not exist{where}.",

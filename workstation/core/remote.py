@@ -38,7 +38,7 @@ from typing import Any
 
 import httpx
 
-from workstation.core.engine_api import with_system_prompt
+from workstation.core.engine_api import answer_reserve, check_sent, fit_history, with_system_prompt
 from workstation.core.errors import BackendUnreachable, EngineError, ProfileError, WorkstationError
 from workstation.core.events import (
     EngineInfo,
@@ -425,12 +425,24 @@ class RemoteEngine:
     def claim_cells(self, tag: str, messages: list[Message]) -> int:  # noqa: ARG002
         return 0
 
+    def _fitted(self, messages: list[Message], sampling: Sampling) -> tuple[list[Message], int]:
+        """The newest messages that fit the server's context, as the local engine fits them
+        (``fit_history``), and how many were left out; for a server that says its context per
+        request (``workstation serve``'s ``meta.n_ctx``), where a long conversation was refused
+        as too long and could go no further. Another server's is its own affair: all are sent.
+        The estimate over-counts, so only a conversation it puts near the end is counted."""
+        check_sent(messages)
+        n_ctx = _whole(self.meta.get("n_ctx"))
+        reserve = answer_reserve(sampling, n_ctx)
+        if not n_ctx or estimate_tokens(with_system_prompt(self.profile, messages)) + reserve <= n_ctx:
+            return messages, 0
+        return fit_history(messages, self.count_prompt, n_ctx, reserve)
+
     def _turn(
         self, messages: list[Message], sampling: Sampling, constraints: Constraints | None = None,
         tag: str | None = None,
     ) -> Iterator[TurnEvent]:
-        if not messages or not str(messages[-1].get("content", "")).strip():
-            raise EngineError(said=[("remote.empty", {})])
+        messages, left_out = self._fitted(messages, sampling)
         payload = self._payload(messages, sampling, constraints, tag)
         if self._cancel.is_set():  # cancelled before it was sent: nothing to ask the server
             yield TurnFinished("", TurnMetrics(load_ms=self.load_ms, stop_reason="cancelled"))
@@ -544,6 +556,7 @@ class RemoteEngine:
             metrics.ttft_ms = (now - t_request) * 1000
         metrics.total_ms = (now - t_request) * 1000
         metrics.stop_reason = stop
+        metrics.left_out_n = left_out
         metrics.finish_rates()
         yield TurnFinished("".join(parts), metrics, reasoning="".join(thoughts).strip())
 

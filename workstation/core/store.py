@@ -369,6 +369,16 @@ class ConversationStore:
             self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
         self._empty_wal()
 
+    def take_back(self, conversation_id: int, from_message: int) -> int:
+        """Message ``from_message`` of the conversation and every later one deleted (a question
+        asked again or changed, and its reply), out of the -wal too: how many went."""
+        with self._db:
+            cur = self._db.execute("DELETE FROM messages WHERE conversation_id = ? AND id >= ?",
+                                   (conversation_id, from_message))
+            self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
+        self._empty_wal()
+        return cur.rowcount
+
     def _empty_wal(self) -> None:
         """Deleted text out of the -wal too (it stays there until emptied, a copy taken meanwhile
         holding it). Not waited for: another window reading now keeps the frames until the file

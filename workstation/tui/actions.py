@@ -39,6 +39,9 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("conv.export", "f7", "export_conversation", "action.export"),
     # not over the multi-line editor's own Ctrl+Y (redo); the palette has it there
     UserAction("chat.copy", "ctrl+y", "copy_reply", "action.copy", priority=False),
+    # Up in the message box's empty line alone (the editor's, the list's and the chat's Up move)
+    UserAction("chat.edit_last", "up", "edit_last", "action.edit_last", priority=False),
+    UserAction("chat.again", "alt+r", "ask_again", "action.again"),
     # over the editor's own Ctrl+E (line end; End does that too), as Ctrl+F is
     UserAction("chat.sampling", "ctrl+e", "sampling", "action.sampling"),
     UserAction("conv.sidebar", "ctrl+b", "toggle_sidebar", "action.sidebar"),
@@ -59,7 +62,8 @@ ALWAYS = frozenset({"quit"})  # actions a dialog does not hold back
 # listed F2 rename and F8 delete, which act on the chat's conversation)
 CHAT_ONLY = frozenset({"stop", "new_conversation", "send", "toggle_editor", "attach", "detach", "focus_prompt",
                        "rename_conversation", "delete_conversation", "search_conversations",
-                       "export_conversation", "toggle_sidebar", "copy_reply", "sampling"})
+                       "export_conversation", "toggle_sidebar", "copy_reply", "sampling", "edit_last",
+                       "ask_again"})
 
 BY_ID = {a.id: a for a in ACTIONS}
 

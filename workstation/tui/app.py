@@ -40,7 +40,7 @@ from textual.worker import Worker, WorkerState
 
 from workstation.core.engine import EngineInfo, TokenDelta
 from workstation.core.engine import TurnFinished as EngineTurnFinished
-from workstation.core.engine_api import open_engine
+from workstation.core.engine_api import TOO_LONG, open_engine
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.kv_state import NOT_KEPT, KvStateStore, conversation_tag
 from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
@@ -222,6 +222,9 @@ class WorkstationApp(App[None]):
         self._store_file: tuple[int, int] | None = None  # the conversation file's (device, inode)
         self._store_fd: int | None = None  # a handle on it: st_nlink 0 once it is deleted
         self._asked = ""  # the user's message of the turn under way
+        self._sent: tuple[str, tuple[Path, str] | None] = ("", None)  # its box's text and document, as typed
+        self._left_out_told: set[int] = set()  # conversations told their start no longer fits the context
+        self._editing: int | None = None  # the last question, put back in the box by Up: sent, it replaces it
         self.history = MetricsHistory(60)
         self.cpu_history: deque[float] = deque(maxlen=60)
         self.system: SystemSampled | None = None
@@ -395,6 +398,7 @@ class WorkstationApp(App[None]):
     def _mark_open(self, conv: Conversation) -> None:
         """``conv`` is the open conversation from now on."""
         self.conversation_id, self.open_title, self.open_created = conv.id, conv.title, conv.created
+        self._editing = None
         self._note_revision()
 
     def _note_revision(self) -> None:
@@ -731,10 +735,14 @@ class WorkstationApp(App[None]):
             return
         self._keep_draft(None)
         self.conversation_id = None
+        self._editing = None
         self.store_write(lambda: self.store.set_open(None))
         self.history = MetricsHistory(60)
         await self.chat_screen.show_messages([])
-        await self.refresh_sidebar()
+        if self._search.strip():  # a search left on hid the new conversation: it looked unsaved
+            await self.clear_search()
+        else:
+            await self.refresh_sidebar()
         self.chat_screen.focus_prompt()
 
     def _keep_draft(self, going_to: int | None) -> None:
@@ -779,7 +787,10 @@ class WorkstationApp(App[None]):
             self.notify(self.texts.error(err), severity="warning")
 
     def draft_edited(self) -> None:
-        """The box changed: save the draft once typing pauses for a second."""
+        """The box changed: save the draft once typing pauses for a second. Emptied, it no
+        longer holds the last question put back by Up."""
+        if self._editing is not None and not self.chat_screen.input_text().strip():
+            self._editing = None
         if self._draft_timer is not None:
             self._draft_timer.stop()
         self._draft_timer = self.set_timer(1.0, self.save_draft)
@@ -975,10 +986,66 @@ class WorkstationApp(App[None]):
             return
         self.run_worker(self.send(self.chat_screen.input_text()), group="send", exit_on_error=False)
 
-    async def send(self, text: str) -> None:
-        """Send ``text`` (with an attached document) as the user's next message."""
+    def _last_question(self) -> StoredMessage | None:
+        """The open conversation's last message of the user's (None: none yet)."""
+        if self.conversation_id is None or self._open_gone():
+            return None
+        return next((m for m in reversed(self.store.messages(self.conversation_id)) if m.role == "user"), None)
+
+    async def _take_back(self, question: StoredMessage) -> None:
+        """``question`` (the last of the user's) and its reply out of the conversation, and off
+        the screen: asked again, changed, or too long for the context."""
+        conv_id = self.conversation_id
+        assert conv_id is not None
+        self.store_write(lambda: self.store.take_back(conv_id, question.id))
+        self._note_revision()
+        views = list(self.chat_screen.query(MessageView))
+        asked = [i for i, v in enumerate(views) if v.role == "user"]
+        if asked:
+            for view in views[asked[-1]:]:
+                await view.remove()
+
+    def action_edit_last(self) -> None:
+        """Up in the empty message box: the last message sent is put back in the box, to change
+        (or leave) and send instead of it, its reply replaced; as Up in Slack, Telegram or a
+        shell. Nothing is taken back until it is sent: the conversation stays as it was."""
+        prompt = self.chat_screen.query_one("#prompt", Input)
+        if self.screen is not self.chat_screen or self.focused is not prompt or prompt.value:
+            return
+        if self.generating:
+            self.notify(self.busy_text(), severity="warning")
+            return
+        question = self._last_question()
+        if question is None:
+            return
+        self.chat_screen.set_input(question.content)
+        self._editing = question.id
+        self.notify(self.texts("chat.editing_last"), timeout=8)
+
+    async def action_ask_again(self) -> None:
+        """A new reply to the last message (ChatGPT's and LM Studio's "regenerate"): the reply
+        there was is replaced. The message box and its draft are left alone."""
+        if self.screen is not self.chat_screen:
+            return
+        if self.generating:
+            self.notify(self.busy_text(), severity="warning")
+            return
+        question = self._last_question()
+        if question is None:
+            self.notify(self.texts("chat.nothing_to_ask_again"), severity="warning")
+            return
+        if self.engine is None:
+            self.notify(self.texts("chat.loading") if self.loading else self.texts("chat.no_engine"), severity="warning")
+            return
+        await self._take_back(question)
+        await self.send(question.content, from_box=False)
+
+    async def send(self, text: str, from_box: bool = True) -> None:
+        """Send ``text`` (with an attached document) as the user's next message; ``from_box``:
+        it is what the message box holds (cleared once sent), not a question asked again."""
         t = self.texts
-        if not text.strip() and self.pending_document is None:
+        document = self.pending_document if from_box else None
+        if not text.strip() and document is None:
             return
         if self.generating:
             self.notify(self.busy_text(), severity="warning")
@@ -993,12 +1060,17 @@ class WorkstationApp(App[None]):
             self.notify(t("chat.loading") if self.loading else t("chat.no_engine"), severity="warning")
             return
         content = text.strip()
-        if self.pending_document is not None:
-            path, doc = self.pending_document
+        if document is not None:
+            path, doc = document
             content = f"{content}\n\n---\n{t('chat.document', name=path.name)}\n\n{doc}".strip()
+        if from_box and self._editing is not None:  # the last question changed (or not): sent instead of it
+            editing, self._editing = self._editing, None
+            question = self._last_question()
+            if question is not None and question.id == editing:
+                await self._take_back(question)
         made = self.conversation_id is None
         if made:
-            title = (text.strip() or (self.pending_document[0].name if self.pending_document else ""))
+            title = (text.strip() or (document[0].name if document else ""))
             conv = self.store_write(lambda: self.store.new(title_from_message(title) or t("conv.untitled"),
                                                         self.profile.ref if self.profile else ""))
             self._mark_open(conv)
@@ -1009,11 +1081,15 @@ class WorkstationApp(App[None]):
         self._asked = content
         if not made and self.profile is not None:  # opened from the list: it goes on with this profile
             self.store_write(lambda: self.store.set_profile(self.conversation_id, self.profile.ref))  # type: ignore[union-attr]
-        self._attach(None)
-        self.chat_screen.clear_input()
-        self.save_draft()  # sent: no draft left (a new conversation's was kept under None)
-        if made:
-            self._store_draft(None, "", None)
+        if from_box:
+            self._sent = (text, document)
+            self._attach(None)
+            self.chat_screen.clear_input()
+            self.save_draft()  # sent: no draft left (a new conversation's was kept under None)
+            if made:
+                self._store_draft(None, "", None)
+        else:
+            self._sent = (text, None)
         if gone:  # it goes on as a new conversation: the earlier messages are not in it
             await self.chat_screen.show_messages([])
         if made or gone:
@@ -1151,7 +1227,9 @@ class WorkstationApp(App[None]):
                     self.post_message(TurnFinished(event.text, event.metrics, event.reasoning))
         except WorkstationError as err:
             flush()
-            self.post_message(EngineFailed(self.texts.error(err), unreachable=isinstance(err, BackendUnreachable) and err.connection_lost))
+            self.post_message(EngineFailed(self.texts.error(err),
+                                           unreachable=isinstance(err, BackendUnreachable) and err.connection_lost,
+                                           too_long=bool(err.said) and err.said[0][0] == TOO_LONG))
         except Exception as err:  # noqa: BLE001 - a sentence in the app, never a traceback
             flush()
             self.post_message(EngineFailed(self.texts("error.turn_failed", what=f"{type(err).__name__}: {err}")))
@@ -1336,6 +1414,7 @@ class WorkstationApp(App[None]):
         self.history.add(metrics, *ran_on)
         if view is not None:  # stopped before its first token: it says so, and is kept so
             await view.finish(event.text, metrics, event.reasoning)
+        self._tell_left_out(metrics)
         if self.conversation_id is not None:  # (the model never reads an empty reply: prompt_messages)
             if self._save_message("assistant", event.text, turn_record(metrics, *ran_on), reasoning=event.reasoning):
                 await self._show_kept_turn()
@@ -1345,6 +1424,18 @@ class WorkstationApp(App[None]):
             return
         self.update_status()
         self._refresh_dashboard()
+
+    def _tell_left_out(self, metrics: TurnMetrics) -> None:
+        """The first time a conversation's start no longer fits the context, said in words (the
+        reply's figures say it each time after): the model answered "what is my name?" with a
+        made-up one, its first messages left out without a word, as the dashboard showed room."""
+        conv = self.conversation_id
+        if not metrics.left_out_n or conv is None or conv in self._left_out_told:
+            return
+        self._left_out_told.add(conv)
+        n_ctx = self.engine_info.n_ctx if self.engine_info else 0
+        self.notify(self.texts("chat.left_out", n=f"{metrics.left_out_n:,}", ctx=f"{n_ctx:,}"),
+                    severity="warning", timeout=20)
 
     @on(EngineFailed)
     async def _failed(self, event: EngineFailed) -> None:
@@ -1372,6 +1463,8 @@ class WorkstationApp(App[None]):
                     await self._show_kept_turn()
             else:
                 await view.remove()
+        if event.too_long:
+            await self._give_back_too_long()
         if self._quit_after_turn:  # what arrived is kept: on the way out, without loading again
             self.exit()
             return
@@ -1381,6 +1474,19 @@ class WorkstationApp(App[None]):
             self.engine = None
             self._begin_load(self.profile)
         self.update_status()
+
+    async def _give_back_too_long(self) -> None:
+        """A message more than the context holds is taken back into the box (its document
+        attached again), to shorten or to summarize: it stayed in the chat as a question with
+        no reply, the box emptied, and the text could be had back only by copying it out."""
+        question = self._last_question()
+        if question is None or question.content != self._asked:
+            return
+        await self._take_back(question)
+        text, document = self._sent
+        if not self.chat_screen.input_text().strip() and self.pending_document is None:  # (nothing typed since)
+            self.chat_screen.set_input(text)
+            self._attach(document)
 
     # --- documents ------------------------------------------------------------------------
     def action_attach(self) -> None:

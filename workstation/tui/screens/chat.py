@@ -168,8 +168,11 @@ class ChatScreen(AppScreen, Screen[None]):
             self.toggle_editor()
         if editor.display:
             editor.text = text
+            editor.move_cursor(editor.document.end)
         else:
-            self.query_one("#prompt", Input).value = text
+            prompt = self.query_one("#prompt", Input)
+            prompt.value = text
+            prompt.cursor_position = len(text)  # typing goes on at its end (Up's last message)
 
     def clear_input(self) -> None:
         self.query_one("#editor", TextArea).text = ""
