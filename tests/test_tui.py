@@ -649,6 +649,8 @@ async def test_send_without_model_and_bad_profile_keep_the_app_usable(profiles: 
 
 
 async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
+    from textual.widgets import ListView
+
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     first = app.store.new("Quarterly report")
     app.store.add_message(first.id, "user", "Summarize the sales figures")
@@ -712,8 +714,9 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         await pilot.press("ctrl+f")
         await pilot.press(*"sales")
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 1)
-        await pilot.press("down")  # Down: into the results
+        await pilot.press("down")  # Down: into the results, the first highlighted (none was: Enter did nothing)
         await until(pilot, lambda: app.focused is app.chat_screen.query_one("#conversations"))
+        assert app.chat_screen.query_one("#conversations", ListView).index == 0
         await pilot.press("ctrl+f")
         # the title does not say why it matched: the words around the match do
         assert str(app.chat_screen.sidebar.query_one(".match").render()) == "Summarize the sales figures"
@@ -724,6 +727,12 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         # the filter is done with: the box empties and every conversation is listed again
         assert app.chat_screen.query_one("#search").value == ""
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 2)
+        await pilot.press("ctrl+f", *"sales")
+        await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 1)
+        await pilot.press("ctrl+n")  # a new conversation: the search that would hide it goes (it looked unsaved)
+        await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 2)
+        assert app.chat_screen.query_one("#search").value == "" and app.conversation_id is None
+        await app.open_conversation(first.id)
 
         await delete_with_f8(pilot, app)
         await until(pilot, lambda: [c.id for c in app.store.list()] == [second.id])

@@ -47,8 +47,13 @@ class SearchBox(Input):
             focus_prompt()
 
     def action_to_list(self) -> None:
+        """Into the results, the first one highlighted where none was (the open conversation
+        not among them): Enter after one Down did nothing."""
         if self.parent is not None:
-            self.parent.query_one(ListView).focus()
+            view = self.parent.query_one(ListView)
+            if view.index is None and view.children:
+                view.index = 0
+            view.focus()
 
 
 class ConversationList(Vertical):
