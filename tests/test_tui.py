@@ -428,6 +428,18 @@ async def test_a_long_conversation_opens_with_its_last_messages_and_shows_the_ea
         await until(pilot, lambda: log.scroll_y < bottom)
         await pilot.press("pagedown", "pagedown", "pagedown")
         await until(pilot, lambda: log.scroll_y == bottom)
+        # and so in the multi-line editor (a paste opens it), on its first line and its last
+        app.chat_screen.set_input("Dear team,\nthe desks arrive Monday.")
+        editor = app.chat_screen.query_one("#editor")
+        await until(pilot, lambda: app.focused is editor)
+        assert editor.cursor_location == (1, len("the desks arrive Monday."))  # typing goes on at the end
+        await pilot.press("pageup")  # from the last line: the cursor a page up, to the first
+        await until(pilot, lambda: editor.cursor_location[0] == 0)
+        assert log.scroll_y == bottom
+        await pilot.press("pageup")
+        await until(pilot, lambda: log.scroll_y < bottom)
+        app.chat_screen.clear_input()
+        app.chat_screen.toggle_editor()
         # F2 says which keys save and cancel
         await pilot.press("f2")
         await until(pilot, lambda: isinstance(app.screen, TextPrompt))

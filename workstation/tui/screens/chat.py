@@ -32,14 +32,7 @@ class PromptLine(Input):
     BINDINGS = [Binding("pageup", "page_chat(-1)", show=False), Binding("pagedown", "page_chat(1)", show=False)]
 
     def action_page_chat(self, way: int) -> None:
-        log = cast("ChatScreen", self.screen).log_view
-        if way < 0:
-            log.release_anchor()  # (anchored, a streaming reply pulled it back to the end)
-            log.scroll_page_up(animate=False)
-        else:
-            log.scroll_page_down(animate=False)
-            if log.scroll_target_y >= log.max_scroll_y:
-                log.anchor()  # back at the end: it follows the reply again
+        cast("ChatScreen", self.screen).page_chat(way)
 
     def on_paste(self, event: events.Paste) -> None:  # before Input's own, which keeps line 1
         # line breaks as CR too: tmux and many terminals paste them so, and all but line 1 were lost
@@ -51,6 +44,23 @@ class PromptLine(Input):
         at = self.cursor_position
         text = self.value[:at] + pasted + self.value[at:]
         cast("ChatScreen", self.screen).to_editor(text, at + len(pasted))
+
+
+class MessageEditor(TextArea):
+    """The multi-line message box. PageUp on its first line and PageDown on its last scroll
+    the chat above, as in the one-line box (F1 says so; after a paste, which opens the editor,
+    they did nothing); elsewhere they move the cursor a page, as an editor's do."""
+
+    BINDINGS = [Binding("pageup", "page_chat(-1)", show=False), Binding("pagedown", "page_chat(1)", show=False)]
+
+    def action_page_chat(self, way: int) -> None:
+        row = self.cursor_location[0]
+        if (way < 0 and row == 0) or (way > 0 and row >= self.document.line_count - 1):
+            cast("ChatScreen", self.screen).page_chat(way)
+        elif way < 0:
+            self.action_cursor_page_up()
+        else:
+            self.action_cursor_page_down()
 
 
 SHOWN_AT_ONCE = 30  # messages drawn when a conversation opens; the earlier ones on request
@@ -75,7 +85,7 @@ class ChatScreen(AppScreen, Screen[None]):
                 with Vertical(id="composer"):
                     yield Static("", id="attachment", markup=False)
                     yield PromptLine(placeholder=t("chat.placeholder"), id="prompt", select_on_focus=False)
-                    yield TextArea(id="editor", soft_wrap=True, show_line_numbers=False)
+                    yield MessageEditor(id="editor", soft_wrap=True, show_line_numbers=False)
         yield ProgressBar(total=1.0, show_eta=False, id="load-progress")
         yield StatusBar(id="status")
         yield ChatFooter()
@@ -154,6 +164,17 @@ class ChatScreen(AppScreen, Screen[None]):
             await log.mount_all([MessageView("user", question, t), reply])
         log.anchor()
         return reply
+
+    def page_chat(self, way: int) -> None:
+        """The chat a page up (``way`` < 0) or down, from the message box."""
+        log = self.log_view
+        if way < 0:
+            log.release_anchor()  # (anchored, a streaming reply pulled it back to the end)
+            log.scroll_page_up(animate=False)
+        else:
+            log.scroll_page_down(animate=False)
+            if log.scroll_target_y >= log.max_scroll_y:
+                log.anchor()  # back at the end: it follows the reply again
 
     def input_text(self) -> str:
         editor = self.query_one("#editor", TextArea)
