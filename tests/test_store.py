@@ -87,6 +87,17 @@ def test_export_markdown(tmp_path: Path) -> None:
     exported = store.to_markdown(doc.id, Texts("tr").get)
     assert "## Siz\n\nnotes.txt belgesini özetle" in exported and "END OF TEXT" not in exported
 
+    # replies from two profiles: each names its own (the header named the last profile for all)
+    mixed = store.new("Mixed", "/home/ayla/profiles/long-documents.yaml")
+    for ref, name in (("office-cpu", "Office CPU"), ("/home/ayla/profiles/long-documents.yaml", "Long")):
+        store.add_message(mixed.id, "user", "Hi")
+        store.add_message(mixed.id, "assistant", "Hello", {"ttft_ms": 5, "predicted_n": 1, "profile": ref,
+                                                           "profile_name": name})
+    both = store.to_markdown(mixed.id)
+    assert "Profiles: `office-cpu`, `long-documents` (each reply says which)" in both
+    assert "*office-cpu · TTFT 5 ms" in both and "*long-documents · TTFT 5 ms" in both
+    assert "· TTFT" not in text  # one profile: named once, at the top
+
     with pytest.raises(StoreError) as caught:  # F7 in the Turkish UI says it in Turkish
         store.export_markdown(conv.id, tmp_path / "nowhere" / "x.md")
     assert Texts("tr").error(caught.value) == f"{tmp_path / 'nowhere' / 'x.md'} yazılamıyor: {tmp_path / 'nowhere'} klasörü yok."

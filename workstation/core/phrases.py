@@ -199,6 +199,7 @@ ENGLISH: dict[str, str] = {
     "metric.context": "context full",
     "metric.left_out": "the first {n} messages not seen (context full)",
     "export.profile": "Profile: {profile}",
+    "export.profiles": "Profiles: {profiles} (each reply says which)",
     # a document that cannot be read (documents.read_document)
     "doc.missing": "'{path}' does not exist{where}.",
     "doc.in_folder": " in {folder}",

@@ -145,6 +145,12 @@ class Conversation:
 MAX_TITLE_CHARS = 120
 
 
+def profile_key(ref: str) -> str:
+    """A conversation's or a reply's profile as people name it: a profile file's path as its
+    name (``/home/ayla/profiles/fast.yaml``: ``fast``)."""
+    return Path(ref).stem if "/" in ref else ref
+
+
 def clean_title(title: str) -> str:
     """A title as one line: tabs, line breaks and other control characters become spaces (a
     tab showed as two rows in the list, like two conversations), runs of spaces one, at most
@@ -575,7 +581,12 @@ class ConversationStore:
 
         conv = self.get(conversation_id)
         lines = [f"# {conv.title}", ""]
-        if conv.profile:
+        ran_on = list(dict.fromkeys(str(m.metrics["profile"]) for m in conv.messages
+                                    if m.role == "assistant" and m.metrics and m.metrics.get("profile")))
+        several = len(ran_on) > 1  # each reply names its profile (the header named the last one for all)
+        if several:
+            lines += [said("export.profiles", profiles=", ".join(f"`{profile_key(r)}`" for r in ran_on)), ""]
+        elif conv.profile:
             lines += [said("export.profile", profile=f"`{conv.profile}`"), ""]
         for msg in conv.messages:
             role = f"role.{msg.role}"
@@ -590,7 +601,8 @@ class ConversationStore:
                 continue
             lines += [(msg.shown or msg.content).rstrip(), ""]  # (a document's prompt: as the chat shows it)
             if m:  # the chat's line, with how it ended (cut off by an error, the key's day over)
-                lines += ["*" + figures_line(m, lookup) + "*", ""]
+                whose = f"{profile_key(str(m['profile']))} · " if several and m.get("profile") else ""
+                lines += ["*" + whose + figures_line(m, lookup) + "*", ""]
         return "\n".join(lines).rstrip() + "\n"
 
     def export_markdown(self, conversation_id: int, path: Path, lookup: Lookup | None = None) -> Path:

@@ -54,6 +54,7 @@ from workstation.core.store import (
     ConversationStore,
     StoredMessage,
     StoreError,
+    profile_key,
     title_from_message,
 )
 from workstation.tui import integrations, pacing
@@ -708,7 +709,7 @@ class WorkstationApp(App[None]):
         self.update_status()
         if self.profile is not None and conv.profile and conv.profile not in (self.profile.ref, self.profile.key):
             # `chat -c` goes on with a conversation's own profile; here the loaded one answers
-            saved = Path(conv.profile).stem if "/" in conv.profile else conv.profile
+            saved = profile_key(conv.profile)
             self.notify(self.texts("conv.other_profile", saved=saved, now=self.profile.key), timeout=8)
 
     async def open_first_match(self, search: str) -> None:
