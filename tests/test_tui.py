@@ -2121,6 +2121,13 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
                    for n in app._notifications)
         prompt.post_message(events.Paste("one line"))  # a line alone is the line's own paste
         await pilot.pause()
+        app.chat_screen.toggle_editor()  # back to one line: Shift+Enter (Ctrl+J) starts a new line there
+        prompt.value, prompt.cursor_position = "Dear team,", len("Dear team,")
+        await until(pilot, lambda: prompt.has_focus)
+        await pilot.press("ctrl+j", *"desks")
+        await until(pilot, lambda: editor.text == "Dear team,\ndesks")
+        assert editor.has_focus and not app.generating
+        app.chat_screen.clear_input()
 
         conv = app.store.new("Lines")
         app.store.add_message(conv.id, "user", "Line 1: desks\nLine 2: chairs")

@@ -560,7 +560,8 @@ class WorkstationApp(App[None]):
         rows = [("/".join(own[n]), *said[n]) for n in first] + rows
         if self.screen is self.chat_screen:  # keys of the chat's parts, which F1 never named
             t = self.texts
-            rows += [("PgUp/PgDn", t("keys.scroll"), t("keys.scroll.help")), ("Tab", t("keys.tab"), t("keys.tab.help"))]
+            rows += [("PgUp/PgDn", t("keys.scroll"), t("keys.scroll.help")), ("Tab", t("keys.tab"), t("keys.tab.help")),
+                     ("Shift+Enter/Ctrl+J", t("keys.new_line"), t("keys.new_line.help"))]
         self.push_screen(KeysDialog(self.texts("keys.title"), rows, self.texts("keys.hint")))
 
     # --- the command palette ---------------------------------------------------------------

@@ -29,10 +29,18 @@ class PromptLine(Input):
     PageDown scroll the chat above it (they did nothing; the chat scrolled only once Tab had
     reached it, which nothing showed)."""
 
-    BINDINGS = [Binding("pageup", "page_chat(-1)", show=False), Binding("pagedown", "page_chat(1)", show=False)]
+    BINDINGS = [Binding("pageup", "page_chat(-1)", show=False), Binding("pagedown", "page_chat(1)", show=False),
+                Binding("shift+enter,ctrl+j", "new_line", show=False)]
 
     def action_page_chat(self, way: int) -> None:
         cast("ChatScreen", self.screen).page_chat(way)
+
+    def action_new_line(self) -> None:
+        """Shift+Enter (where the terminal tells it from Enter; Ctrl+J everywhere): a new line,
+        in the multi-line editor, as ChatGPT's Shift+Enter (Enter sent the message half written)."""
+        at = self.cursor_position
+        text = self.value[:at] + "\n" + self.value[at:]
+        cast("ChatScreen", self.screen).to_editor(text, at + 1, said=False)
 
     def on_paste(self, event: events.Paste) -> None:  # before Input's own, which keeps line 1
         # line breaks as CR too: tmux and many terminals paste them so, and all but line 1 were lost
@@ -213,15 +221,17 @@ class ChatScreen(AppScreen, Screen[None]):
             prompt.display = False
             editor.focus()
 
-    def to_editor(self, text: str, at: int) -> None:
-        """The multi-line editor, holding ``text`` with the cursor at offset ``at``."""
+    def to_editor(self, text: str, at: int, said: bool = True) -> None:
+        """The multi-line editor, holding ``text`` with the cursor at offset ``at`` (``said``:
+        a toast says the paste opened it)."""
         if not self.query_one("#editor", TextArea).display:
             self.toggle_editor()
         editor = self.query_one("#editor", TextArea)
         editor.text = text
         before = text[:at]
         editor.move_cursor((before.count("\n"), len(before) - (before.rfind("\n") + 1)))
-        self.notify(self.wapp.texts("chat.pasted_lines", n=len(text.strip("\n").splitlines())))
+        if said:
+            self.notify(self.wapp.texts("chat.pasted_lines", n=len(text.strip("\n").splitlines())))
 
     def focus_prompt(self) -> None:
         editor = self.query_one("#editor", TextArea)
