@@ -268,3 +268,33 @@ def test_a_replys_figures_have_thousands_separators_in_the_uis_language() -> Non
                                             "(1,200 from disk) · draft 75% (1,500/2,000)")
     tr = metrics_line(m, Texts("tr"))
     assert "TTFT 1.904 ms" in tr and "1.234,5 token/sn" in tr and "1.500 token" in tr and "693/1.003" in tr, tr
+
+
+async def test_the_wait_for_the_first_word_is_counted_on_screen() -> None:
+    """A long conversation read again showed "waiting for the first token…" for 103 s, the same
+    all along, and looked frozen: from 3 s on, the seconds are counted; the first word ends it."""
+    clock = FakeClock()
+
+    class Waiting(App[None]):
+        def compose(self) -> ComposeResult:
+            view = MessageView("assistant", "", Texts("en"), streaming=True)
+            view.clock = clock
+            yield view
+
+    app = Waiting()
+    async with app.run_test(size=(100, 10)) as pilot:
+        view = app.query_one(MessageView)
+        figures = view.query_one(".metrics")
+        clock.now += 2.0
+        await pilot.pause(1.3)  # a tick: a short wait is left as it is
+        assert str(figures.render()) == "waiting for the first token…"
+        clock.now += 10.0
+        for _ in range(40):
+            if "12 s" in str(figures.render()):
+                break
+            await pilot.pause(0.1)
+        assert str(figures.render()).startswith("reading the conversation before the first word… 12 s")
+        await view.write("Hello")
+        clock.now += 10.0
+        await pilot.pause(1.3)
+        assert str(figures.render()) == "generating… (Esc stops)"  # the count stopped with the first word

@@ -11,6 +11,7 @@ from markdown_it.rules_core import StateCore
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.geometry import Size
+from textual.timer import Timer
 from textual.widgets import Collapsible, Markdown, Static
 
 from workstation.core.metrics import TurnMetrics, figures_line
@@ -19,6 +20,8 @@ from workstation.tui.pacing import FREE_CPU
 from workstation.tui.widgets.streaming_text import StreamingText
 
 THINKING_TITLE_EVERY_S = 0.5
+WAIT_TICK_S = 1.0  # the wait for a reply's first word is counted on screen every second
+WAIT_SAID_AFTER_S = 3.0  # from this long on (a short wait stays "waiting for the first token…")
 
 
 def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts) -> str:
@@ -90,6 +93,8 @@ class MessageView(Vertical):
         self._tail = ""
         self._last_flush = 0.0
         self.clock: Callable[[], float] = time.perf_counter  # seconds; tests drive their own
+        self._asked_at = 0.0  # when a reply about to stream was asked for
+        self._wait_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(self._role_label(), classes="role")
@@ -105,6 +110,20 @@ class MessageView(Vertical):
     def on_mount(self) -> None:
         if self._open_stream:
             self.tail.open()
+            self._asked_at = self.clock()
+            self._wait_timer = self.set_interval(WAIT_TICK_S, self._tick_wait)
+
+    def _tick_wait(self) -> None:
+        """Until the first word, how long the model has been reading, each second: a long
+        conversation read again (after F3, a restart) showed "waiting for the first token…"
+        for 103 s, unchanged, and looked frozen."""
+        if self._streaming or self.metrics is not None or self.reasoning:
+            if self._wait_timer is not None:
+                self._wait_timer.stop()
+            return
+        waited = self.clock() - self._asked_at
+        if waited >= WAIT_SAID_AFTER_S:
+            self.query_one(".metrics", Static).update(self.texts("chat.reading", s=f"{waited:.0f}"), layout=False)
 
     def _role_label(self) -> str:
         return self.texts(f"role.{self.role}")
