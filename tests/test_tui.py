@@ -2294,3 +2294,20 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         assert len(told) == 1 and f"its first {left_out} messages were left out" in told[0], told
         assert left_out >= 4  # the four before the long ones, at least
         assert f"the first {left_out} messages not seen" in str(_views(app)[-1].query_one(".metrics").render())
+
+
+async def test_the_app_starts_with_the_profile_loaded_last(profiles: Path) -> None:
+    """F3's choice was forgotten at each start and the default's model loaded again (LM Studio
+    and Ollama's app start with the model used last); one that no longer loads leaves the default."""
+    app = WorkstationApp("b", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+    from workstation.core.store import ConversationStore
+
+    assert ConversationStore(app.store.path).recalled("profile") == app.profile.ref  # type: ignore[union-attr]
+    again = WorkstationApp(None, start_engine=False, sample_system=False, language="en")
+    assert again.profile is not None and again.profile.key == "b" and again.startup_problem is None
+    assert WorkstationApp("a", start_engine=False, sample_system=False, language="en").profile.key == "a"  # -p wins
+    (profiles / "b.yaml").unlink()
+    gone = WorkstationApp(None, start_engine=False, sample_system=False, language="en")
+    assert gone.profile is None and gone.startup_problem is not None  # the default, as before (not in this folder)

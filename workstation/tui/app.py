@@ -125,6 +125,9 @@ def _key_text(key: str) -> str:
                     for part in key.split("+"))
 
 
+LAST_PROFILE = "profile"  # the store's key for the profile loaded last (started without -p: that one)
+
+
 class WorkstationApp(App[None]):
     CSS_PATH = "workstation.tcss"
     TITLE = "workstation"
@@ -172,13 +175,14 @@ class WorkstationApp(App[None]):
         self.sample_system = sample_system
         self.startup_problem: str | None = self.settings.problem
         self.profile: Profile | None = None
+        profile_problem: str | None = None
         if isinstance(profile, Profile):
             self.profile = profile
         else:
             try:
                 self.profile = load_profile(profile)
             except WorkstationError as err:
-                self.startup_problem = self.texts.error(err)
+                profile_problem = self.startup_problem = self.texts.error(err)
         self.started_profile = self.profile  # -p PATH outside profiles/ stays in F3 after a switch
         # Ctrl+E's sampling settings for this session's chat turns (None: the profile's own); a
         # profile loaded with F3 starts from its file's again
@@ -194,6 +198,8 @@ class WorkstationApp(App[None]):
             self.store_problem = self.texts("store.unusable", reason=self.texts.error(err))
             self.store = ConversationStore(Path(":memory:"))
             drafts, remembered = {}, None
+        if profile is None and not os.environ.get("WORKSTATION_PROFILE"):
+            self._start_with_last_profile(profile_problem)
         self.engine: Any = None  # EngineProcess or a remote engine with the same interface
         self.api: Any = None  # the API server (ServeProcess) while the chat is one of its clients
         self.api_port = api_port
@@ -395,6 +401,21 @@ class WorkstationApp(App[None]):
             return
         if changed:
             await self._redraw_open()
+
+    def _start_with_last_profile(self, default_problem: str | None) -> None:
+        """Started without -p: the profile last loaded, as LM Studio and Ollama's app start with
+        the model used last (F3's choice was forgotten at each start, the default's model loaded
+        again). One that no longer loads (its file gone or changed) leaves the default."""
+        last = self.store.recalled(LAST_PROFILE)
+        if not last or (self.profile is not None and last in (self.profile.ref, self.profile.key)):
+            return
+        try:
+            self.profile = load_profile(last)
+        except WorkstationError:
+            return
+        self.started_profile = self.profile
+        if default_problem is not None and self.startup_problem == default_problem:
+            self.startup_problem = self.settings.problem  # (the default's problem is not this start's)
 
     def _mark_open(self, conv: Conversation) -> None:
         """``conv`` is the open conversation from now on."""
@@ -1715,6 +1736,9 @@ class WorkstationApp(App[None]):
             self._forget_cells(self.engine, tag)
         self._forget_after_load.clear()
         self.profile = event.profile
+        ref = event.profile.ref
+        with contextlib.suppress(WorkstationError):  # the next start without -p loads it (a full disk: not)
+            self.store.remember(LAST_PROFILE, ref)
         self.unreachable = self.load_failed = False
         self.api = event.api
         self.engine_info = event.engine.info()
