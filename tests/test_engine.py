@@ -191,6 +191,17 @@ def test_prompt_longer_than_context_is_refused(engine: Engine) -> None:
     assert refused.value.said[0][0] == "engine.too_long"  # (the app knows it by this, over a process's pipe too)
 
 
+def test_a_last_assistant_message_is_a_reply_to_go_on_from(engine: Engine) -> None:
+    """As serve (llama-server's prefill): the reply begun is continued, not closed and begun
+    again; the app's "continue" (a reply cut by its length limit) asks so."""
+    sampling = dataclasses.replace(engine.profile.sampling, max_tokens=24, temperature=0.0)
+    full = engine.run_chat(HELLO, sampling).text
+    begun = full[: full.index(" ", 12)]  # a few words, cut at a space
+    went_on = engine.run_chat([*HELLO, {"role": "assistant", "content": begun}], sampling).text
+    assert (begun + went_on).startswith(full[: len(begun) + 30]), (full, begun, went_on)
+    assert not went_on.lstrip().startswith(full[:8])  # not a fresh reply
+
+
 def test_a_conversation_longer_than_the_context_says_how_many_messages_were_left_out(engine: Engine) -> None:
     """The oldest messages go to make room, and the reply says how many (the app warns): they
     were dropped without a word, and the model answered a question about them as if never told."""

@@ -359,6 +359,16 @@ _OPEN, _CLOSE = "\ue000", "\ue001"
 _MARKS = re.compile(f"[{_OPEN}{_CLOSE}]")
 
 
+def reply_to_continue(messages: list[Any]) -> tuple[list[Any], str]:
+    """(the messages before it, its text) where the last message is an assistant's text to go
+    on from (llama-server's ``--prefill-assistant``, on by default: "Hel" comes back as "lo!…"),
+    else (the messages, ""). One with tool calls, or no text, is a turn of the history."""
+    last = messages[-1] if messages else None
+    if last is None or last["role"] != "assistant" or not last.get("content") or last.get("tool_calls"):
+        return messages, ""
+    return messages[:-1], last["content"]
+
+
 def chat_prompt_tokens(
     model: LoadedModel,
     template: ChatTemplate,

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from workstation.core.chat_template import reply_to_continue
 from workstation.core.engine_api import answer_reserve, fit_history, with_system_prompt
 from workstation.core.errors import EngineError
 from workstation.core.events import (
@@ -144,8 +145,11 @@ class Engine:
 
     # --- prompts ---------------------------------------------------------------------------
     def chat_prompt(self, messages: list[Message]) -> list[int]:
-        """The prompt tokens for ``messages`` (system prompt from the profile unless given)."""
-        return self.core.chat_tokens(with_system_prompt(self.profile, messages))
+        """The prompt tokens for ``messages`` (system prompt from the profile unless given); a
+        last assistant message is a reply begun, which the model goes on from, as serve's
+        (the app's "continue" asks so; it was closed and a new reply begun)."""
+        history, begun = reply_to_continue(with_system_prompt(self.profile, messages))
+        return self.core.chat_tokens(history, begun=begun)
 
     def count_prompt(self, messages: list[Message]) -> int:
         return len(self.chat_prompt(messages))

@@ -292,11 +292,16 @@ class Scheduler:
     # --- public ----------------------------------------------------------------------------
     def chat_tokens(
         self, messages: list[Message], tools: list[dict[str, Any]] | None = None,
-        variables: dict[str, Any] | None = None,
+        variables: dict[str, Any] | None = None, *, begun: str = "",
     ) -> list[int]:
         """The chat prompt's tokens; ``variables`` go to the template over the profile's
-        (``Profile.template_variables``: whether a reasoning model thinks)."""
-        return chat_prompt_tokens(self.model, self.template, messages, tools, self.template_variables(variables))
+        (``Profile.template_variables``: whether a reasoning model thinks). ``begun``: the
+        reply's text so far, which the model goes on from (``reply_to_continue``), as text,
+        never control tokens, after the assistant's turn opened."""
+        tokens = chat_prompt_tokens(self.model, self.template, messages, tools, self.template_variables(variables))
+        if begun:
+            tokens += self.model.tokenize(begun, add_special=False, parse_special=False)
+        return tokens
 
     def template_variables(self, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         """The chat template's inputs besides the messages: the profile's, then a request's."""

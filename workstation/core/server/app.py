@@ -30,7 +30,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from workstation.core.chat_template import TemplateError
+from workstation.core.chat_template import TemplateError, reply_to_continue
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.engine_api import with_system_prompt
 from workstation.core.errors import EngineError
@@ -66,7 +66,6 @@ from workstation.core.server.protocol import (
     parse_text,
     parse_token_ids,
     queue_full,
-    reply_to_continue,
     sse,
     timings,
     usage,
@@ -397,10 +396,7 @@ class OpenAIServer:
         text, as text, never control tokens); it was closed and a new reply begun."""
         history, begun = reply_to_continue(messages)
         plan = tool_prompt(self.scheduler.template, history, tools)
-        tokens = self.scheduler.chat_tokens(plan.messages, plan.tools, variables)
-        if begun:
-            tokens += self.scheduler.model.tokenize(begun, add_special=False, parse_special=False)
-        return tokens, plan
+        return self.scheduler.chat_tokens(plan.messages, plan.tools, variables, begun=begun), plan
 
     async def _handle(self, request: Request, chat: bool, native: NativeRoutes | None = None) -> Response:
         t_request = time.perf_counter()

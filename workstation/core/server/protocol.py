@@ -385,16 +385,6 @@ def parse_messages(body: dict[str, Any], max_messages: int) -> list[dict[str, An
     return out
 
 
-def reply_to_continue(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
-    """(the messages before it, its text) where the last message is an assistant's text to go
-    on from (llama-server's ``--prefill-assistant``, on by default: "Hel" comes back as "lo!…"),
-    else (the messages, ""). One with tool calls, or no text, is a turn of the history."""
-    last = messages[-1] if messages else None
-    if last is None or last["role"] != "assistant" or not last.get("content") or last.get("tool_calls"):
-        return messages, ""
-    return messages[:-1], last["content"]
-
-
 def parse_token_ids(value: Any, name: str, n_vocab: int) -> list[int]:
     """A list of token ids, each in 0..n_vocab-1."""
     if not isinstance(value, list) or not all(isinstance(t, int) and not isinstance(t, bool) for t in value):
