@@ -2261,6 +2261,13 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
                     and app.store.messages(conv)[1].created > first[1].created)
         assert [m.content for m in app.store.messages(conv)][0] == "Hello!" and prompt.value == "half typed"
         assert [v.role for v in _views(app)] == ["user", "assistant"]
+        cut = app.store.messages(conv)[1]
+        assert cut.metrics and cut.metrics["stop_reason"] == "length"  # 8 tokens at most
+        await pilot.press("alt+c")  # the reply goes on, in the same message
+        await until(pilot, lambda: not app.generating and len(app.store.messages(conv)[1].content) > len(cut.content))
+        went_on = app.store.messages(conv)
+        assert len(went_on) == 2 and went_on[1].content.startswith(cut.content) and went_on[1].id == cut.id
+        assert _views(app)[-1].content == went_on[1].content and len(_views(app)) == 2
 
         prompt.value = ""
         prompt.focus()

@@ -42,6 +42,7 @@ ACTIONS: tuple[UserAction, ...] = (
     # Up in the message box's empty line alone (the editor's, the list's and the chat's Up move)
     UserAction("chat.edit_last", "up", "edit_last", "action.edit_last", priority=False),
     UserAction("chat.again", "alt+r", "ask_again", "action.again"),
+    UserAction("chat.continue", "alt+c", "continue_reply", "action.continue"),
     # over the editor's own Ctrl+E (line end; End does that too), as Ctrl+F is
     UserAction("chat.sampling", "ctrl+e", "sampling", "action.sampling"),
     UserAction("conv.sidebar", "ctrl+b", "toggle_sidebar", "action.sidebar"),
@@ -63,7 +64,7 @@ ALWAYS = frozenset({"quit"})  # actions a dialog does not hold back
 CHAT_ONLY = frozenset({"stop", "new_conversation", "send", "toggle_editor", "attach", "detach", "focus_prompt",
                        "rename_conversation", "delete_conversation", "search_conversations",
                        "export_conversation", "toggle_sidebar", "copy_reply", "sampling", "edit_last",
-                       "ask_again"})
+                       "ask_again", "continue_reply"})
 
 BY_ID = {a.id: a for a in ACTIONS}
 

@@ -231,7 +231,8 @@ class WorkstationApp(App[None]):
         self._asked = ""  # the user's message of the turn under way
         self._sent: tuple[str, tuple[Path, str] | None] = ("", None)  # its box's text and document, as typed
         self._left_out_told: set[int] = set()  # conversations told their start no longer fits the context
-        self._editing: int | None = None  # the last question, put back in the box by Up: sent, it replaces it
+        self._editing: int | None = None
+        self._continued = ""  # the reply's text before "continue" (Alt+C) went on from it  # the last question, put back in the box by Up: sent, it replaces it
         self.history = MetricsHistory(60)
         self.cpu_history: deque[float] = deque(maxlen=60)
         self.system: SystemSampled | None = None
@@ -1117,18 +1118,47 @@ class WorkstationApp(App[None]):
             await self.chat_screen.show_messages([])
         if made or gone:
             await self.refresh_sidebar()
+        self._start_reply(await self.chat_screen.add_exchange(content))
+
+    def _start_reply(self, view: MessageView) -> None:
+        """The reply to the open conversation as it stands streams into ``view``."""
         pace = self.stream_pace()
-        self.reply_view = await self.chat_screen.add_exchange(content)
-        self.reply_view.markdown_every_s = pace.markdown_every_s
-        messages = self.store.prompt_messages(self.conversation_id)
+        self.reply_view = view
+        view.markdown_every_s = pace.markdown_every_s
+        messages = self.store.prompt_messages(self.conversation_id)  # type: ignore[arg-type]
         self.generating = True
         self._partial_at = time.perf_counter()  # kept from 2 s in, not at its first word
         self._turn += 1
         self.live_tokens = 0
         self._t_first = self._t_last = None
         self.update_status()
-        self._generate(self.engine, messages, pace.updates_hz, self.cells_tag(self.conversation_id),
+        self._generate(self.engine, messages, pace.updates_hz, self.cells_tag(self.conversation_id),  # type: ignore[arg-type]
                        self.session_sampling)
+
+    async def action_continue_reply(self) -> None:
+        """The last reply goes on where it stopped (its length limit, Esc), in the same message:
+        ChatGPT's "Continue generating". The model reads its own words so far as the reply
+        begun (``reply_to_continue``), not as a reply to answer."""
+        if self.screen is not self.chat_screen:
+            return
+        if self.generating:
+            self.notify(self.busy_text(), severity="warning")
+            return
+        if self.engine is None:
+            self.notify(self.texts("chat.loading") if self.loading else self.texts("chat.no_engine"), severity="warning")
+            return
+        stored = self.store.messages(self.conversation_id) if self.conversation_id is not None and not self._open_gone() else []
+        views = list(self.chat_screen.query(MessageView))
+        last = stored[-1] if stored else None
+        if last is None or last.role != "assistant" or not last.content.strip() or not views \
+                or views[-1].role != "assistant":
+            self.notify(self.texts("chat.nothing_to_continue"), severity="warning")
+            return
+        self._continued = last.content
+        self._partial = last.id  # the reply's own row is written again as it goes on
+        self._asked = next((m.content for m in reversed(stored) if m.role == "user"), "")
+        views[-1].reopen()
+        self._start_reply(views[-1])
 
     def store_write(self, write: Callable[[], T]) -> T:
         """A write to the conversation file. Should the file stop taking writes mid-session (a
@@ -1435,11 +1465,13 @@ class WorkstationApp(App[None]):
         self.last_metrics = metrics
         ran_on = (self.profile.ref, self.profile.name) if self.profile else ("", "")
         self.history.add(metrics, *ran_on)
+        text, self._continued = self._continued + event.text, ""  # (a reply gone on with: all of it)
         if view is not None:  # stopped before its first token: it says so, and is kept so
-            await view.finish(event.text, metrics, event.reasoning)
+            await view.finish(text, metrics, event.reasoning)
         self._tell_left_out(metrics)
         if self.conversation_id is not None:  # (the model never reads an empty reply: prompt_messages)
-            if self._save_message("assistant", event.text, turn_record(metrics, *ran_on), reasoning=event.reasoning):
+            thought = event.reasoning or (view.reasoning if view is not None else "")  # (gone on with: the first part's)
+            if self._save_message("assistant", text, turn_record(metrics, *ran_on), reasoning=thought):
                 await self._show_kept_turn()
         self.generating = False
         if self._quit_after_turn:
@@ -1475,6 +1507,7 @@ class WorkstationApp(App[None]):
             return
         view, self.reply_view = self.reply_view, None
         self.generating = False
+        self._continued = ""
         if view is not None:
             if (view.content or view.reasoning) and self.conversation_id is not None:
                 cut = TurnMetrics(stop_reason="failed")  # not "stopped": no one pressed Esc

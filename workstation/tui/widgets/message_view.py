@@ -113,6 +113,18 @@ class MessageView(Vertical):
             self._asked_at = self.clock()
             self._wait_timer = self.set_interval(WAIT_TICK_S, self._tick_wait)
 
+    def reopen(self) -> None:
+        """A finished reply is to go on (the app's "continue"): it streams again, after its text."""
+        self.metrics = None
+        self._open_stream = True
+        self._tail = ""
+        self.tail.open()
+        self.query_one(".metrics", Static).update(self._metrics_text(), layout=False)
+        self._asked_at = self.clock()
+        if self._wait_timer is not None:
+            self._wait_timer.stop()
+        self._wait_timer = self.set_interval(WAIT_TICK_S, self._tick_wait)
+
     def _tick_wait(self) -> None:
         """Until the first word, how long the model has been reading, each second: a long
         conversation read again (after F3, a restart) showed "waiting for the first token…"
