@@ -251,3 +251,29 @@ def test_a_character_cut_by_the_end_of_the_reply_is_left_out() -> None:
     assert detok.flush() == ""
     wrong = StreamDetokenizer()
     assert wrong.push(b"a\xffb") == "a\ufffdb" and wrong.flush() == ""
+
+
+def test_fit_history_finds_the_start_in_a_few_counts() -> None:
+    """Counted again after each message dropped, 400 messages took two minutes of tokenizing
+    before the first word (and a desk PC sent 780 requests a turn): the start is found by
+    halving, the same start the one-at-a-time way found, a reply with its question."""
+    from workstation.core.engine_api import fit_history
+
+    talk = [{"role": "system", "content": "s" * 10}]
+    for i in range(400):
+        talk += [{"role": "user", "content": "q" * (5 + i % 7)}, {"role": "assistant", "content": "a" * (20 + i % 11)}]
+    talk.append({"role": "user", "content": "last"})
+    counted: list[int] = []
+
+    def count(kept: list[dict[str, str]]) -> int:
+        counted.append(len(kept))
+        return sum(len(m["content"]) + 3 for m in kept)
+
+    kept, left_out = fit_history(talk, count, 2000, 100)
+    assert len(counted) <= 12  # (400 before)
+    assert kept[0]["role"] == "system" and kept[1]["role"] == "user" and kept[-1]["content"] == "last"
+    assert count(kept) + 100 <= 2000 and left_out == len(talk) - len(kept)
+    one_more = [talk[0], *talk[1 + left_out - 2:]]  # the exchange before the first kept: did not fit
+    assert count(one_more) + 100 > 2000
+    kept_most, _ = fit_history(talk, count, 2000, 100, most=500)  # a server's prompt limit
+    assert count(kept_most) <= 500 < count([talk[0], *talk[len(talk) - len(kept_most) - 1:]])

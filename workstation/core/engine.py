@@ -157,14 +157,14 @@ class Engine:
     def fit_messages(self, messages: list[Message], reserve: int) -> tuple[list[int], int]:
         """Prompt tokens for the newest messages that fit the context with ``reserve`` left,
         and how many earlier messages were left out for it (``fit_history``)."""
-        prompts: dict[int, list[int]] = {}
+        last: list[tuple[int, list[int]]] = []  # the last count's (messages, tokens): one list held
 
         def count(kept: list[Message]) -> int:
-            prompts[len(kept)] = self.chat_prompt(kept)
-            return len(prompts[len(kept)])
+            last[:] = [(len(kept), self.chat_prompt(kept))]
+            return len(last[0][1])
 
         kept, left_out = fit_history(messages, count, self.n_ctx, reserve)
-        return prompts[len(kept)], left_out
+        return (last[0][1] if last[0][0] == len(kept) else self.chat_prompt(kept)), left_out
 
     # --- turns -----------------------------------------------------------------------------
     def stream_chat(

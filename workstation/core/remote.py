@@ -434,9 +434,11 @@ class RemoteEngine:
         check_sent(messages)
         n_ctx = _whole(self.meta.get("n_ctx"))
         reserve = answer_reserve(sampling, n_ctx)
-        if not n_ctx or estimate_tokens(with_system_prompt(self.profile, messages)) + reserve <= n_ctx:
+        most = _whole(self.meta.get("max_prompt_tokens")) or n_ctx
+        estimate = estimate_tokens(with_system_prompt(self.profile, messages))
+        if not n_ctx or (estimate + reserve <= n_ctx and estimate <= most):
             return messages, 0
-        return fit_history(messages, self.count_prompt, n_ctx, reserve)
+        return fit_history(messages, self.count_prompt, n_ctx, reserve, most)
 
     def _turn(
         self, messages: list[Message], sampling: Sampling, constraints: Constraints | None = None,

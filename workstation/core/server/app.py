@@ -262,11 +262,14 @@ class OpenAIServer:
         finally:
             self.bodies.give(held)
 
+    def _prompt_limit(self) -> int:
+        """The most tokens a request's prompt may have (``--max-prompt-tokens``, within a slot)."""
+        return min(self.options.max_prompt_tokens or (self.scheduler.slot_ctx - 1), self.scheduler.slot_ctx - 1)
+
     def _check_prompt(self, prompt: list[int], field: str = "messages") -> None:
         """ApiError 400 where the prompt is longer than a request may be; ``field``: the request's
         field that holds it (a completion's ``prompt``)."""
-        limit = self.options.max_prompt_tokens or (self.scheduler.slot_ctx - 1)
-        limit = min(limit, self.scheduler.slot_ctx - 1)
+        limit = self._prompt_limit()
         if len(prompt) > limit:
             raise ApiError(
                 400,
@@ -717,6 +720,7 @@ class OpenAIServer:
         meta = {  # never the model's file path: it tells a caller about the machine
             "model_name": s.model_name,
             "n_ctx": s.slot_ctx,
+            "max_prompt_tokens": self._prompt_limit(),  # (a desk PC fits a conversation to it)
             "n_parallel": s.n_parallel,
             "n_vocab": s.model.n_vocab,
             "n_params": s.model.n_params,  # (llama-server's too): a desk PC's summary says a small model is one
