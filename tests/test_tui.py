@@ -8,6 +8,7 @@ app.workers, never with sleeps.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -2318,3 +2319,36 @@ async def test_the_app_starts_with_the_profile_loaded_last(profiles: Path) -> No
     (profiles / "b.yaml").unlink()
     gone = WorkstationApp(None, start_engine=False, sample_system=False, language="en")
     assert gone.profile is None and gone.startup_problem is not None  # the default, as before (not in this folder)
+
+
+async def test_asked_again_the_reply_there_stays_until_a_new_one_came(profiles: Path) -> None:
+    """Alt+R deleted the reply before the new one existed: a try that failed (here: too long
+    once this session's replies may be longer) lost it, and the question too; Up and Alt+R on
+    F6's document chat sent its hidden instructions as the person's own words."""
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        conv = app.store.new("Supplies")
+        question = "List what is missing: " + "stapler, paper, ink, " * 130  # fits with 8 tokens for the reply
+        app.store.add_message(conv.id, "user", question)
+        app.store.add_message(conv.id, "assistant", "Toner.", {"stop_reason": "eos", "predicted_n": 2})
+        await app.open_conversation(conv.id)
+        app.chat_screen.set_input("half typed")
+        app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=400)  # type: ignore[union-attr]
+        await pilot.press("alt+r")
+        await until(pilot, lambda: any("cannot hold it" in n.message for n in app._notifications))
+        await until(pilot, lambda: not app.generating and [v.content for v in _views(app)] == [question, "Toner."])
+        assert [m.content for m in app.store.messages(conv.id)] == [question, "Toner."]  # nothing lost
+        assert app.chat_screen.input_text() == "half typed"
+
+        doc = app.store.new("About notes.txt")
+        app.store.add_message(doc.id, "user", "Summarize the following part … END OF TEXT.",
+                              shown="Summarize notes.txt; then answer my questions about it.")
+        app.store.add_message(doc.id, "assistant", "The notes list desks.")
+        await app.open_conversation(doc.id)
+        app.chat_screen.clear_input()
+        app.chat_screen.query_one("#prompt").focus()
+        await pilot.press("up", "alt+r")
+        await until(pilot, lambda: sum("made by F6 from a document" in n.message for n in app._notifications) == 2)
+        assert app.chat_screen.input_text() == "" and not app.generating
+        assert [m.content for m in app.store.messages(doc.id)][1] == "The notes list desks."

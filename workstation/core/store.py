@@ -375,12 +375,12 @@ class ConversationStore:
             self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
         self._empty_wal()
 
-    def take_back(self, conversation_id: int, from_message: int) -> int:
-        """Message ``from_message`` of the conversation and every later one deleted (a question
-        asked again or changed, and its reply), out of the -wal too: how many went."""
+    def forget_messages(self, conversation_id: int, ids: list[int]) -> int:
+        """Those messages of the conversation deleted (a question changed or too long, and its
+        reply; a reply asked again), out of the -wal too: how many went."""
         with self._db:
-            cur = self._db.execute("DELETE FROM messages WHERE conversation_id = ? AND id >= ?",
-                                   (conversation_id, from_message))
+            cur = self._db.executemany("DELETE FROM messages WHERE conversation_id = ? AND id = ?",
+                                       [(conversation_id, i) for i in ids])
             self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
         self._empty_wal()
         return cur.rowcount
@@ -552,7 +552,8 @@ class ConversationStore:
             for mid, role, content, metrics, created, reasoning, shown in rows
         ]
 
-    def prompt_messages(self, conversation_id: int, then: str | None = None) -> list[dict[str, str]]:
+    def prompt_messages(self, conversation_id: int, then: str | None = None,
+                        upto: int | None = None) -> list[dict[str, str]]:
         """The conversation as the model reads it (``then``: the user's next message, not saved
         here). A user message that got no reply (its turn failed: the server was down) is kept,
         joined to the next user message, so that roles alternate: Gemma's and Mistral's chat
@@ -560,9 +561,9 @@ class ConversationStore:
         A reply with no words (stopped before its first token, or all thinking) is left out the
         same way: the model is not shown itself saying nothing."""
         out: list[dict[str, str]] = []
-        stored = [
+        stored = [  # ``upto``: the messages up to that one (a question asked again, without its old reply)
             (m.role, m.content) for m in self.messages(conversation_id)
-            if m.role != "assistant" or m.content.strip()
+            if (m.role != "assistant" or m.content.strip()) and (upto is None or m.id <= upto)
         ]
         for role, content in stored + ([("user", then)] if then is not None else []):
             if out and role == "user" and out[-1]["role"] == "user":

@@ -230,8 +230,12 @@ class WorkstationApp(App[None]):
         self._store_fd: int | None = None  # a handle on it: st_nlink 0 once it is deleted
         self._asked = ""  # the user's message of the turn under way
         self._sent: tuple[str, tuple[Path, str] | None] = ("", None)  # its box's text and document, as typed
-        self._left_out_told: set[int] = set()  # conversations told their start no longer fits the context
-        self._editing: int | None = None
+        # conversations (number, made at) told their start no longer fits the context
+        self._left_out_told: set[tuple[int, float]] = set()
+        # the last question (number, made at: SQLite gives numbers again), put back in the box by
+        # Up: sent, the message takes its place
+        self._editing: tuple[int, float] | None = None
+        self._replacing: list[int] = []  # the reply a question asked again (Alt+R) replaces once the new one came
         self._continued = ""  # the reply's text before "continue" (Alt+C) went on from it  # the last question, put back in the box by Up: sent, it replaces it
         self.history = MetricsHistory(60)
         self.cpu_history: deque[float] = deque(maxlen=60)
@@ -1018,10 +1022,11 @@ class WorkstationApp(App[None]):
 
     async def _take_back(self, question: StoredMessage) -> None:
         """``question`` (the last of the user's) and its reply out of the conversation, and off
-        the screen: asked again, changed, or too long for the context."""
+        the screen: changed, or too long for the context."""
         conv_id = self.conversation_id
         assert conv_id is not None
-        self.store_write(lambda: self.store.take_back(conv_id, question.id))
+        ids = [m.id for m in self.store.messages(conv_id) if m.id >= question.id]
+        self.store_write(lambda: self.store.forget_messages(conv_id, ids))
         self._note_revision()
         views = list(self.chat_screen.query(MessageView))
         asked = [i for i, v in enumerate(views) if v.role == "user"]
@@ -1036,39 +1041,74 @@ class WorkstationApp(App[None]):
         prompt = self.chat_screen.query_one("#prompt", Input)
         if self.screen is not self.chat_screen or self.focused is not prompt or prompt.value:
             return
-        if self.generating:
-            self.notify(self.busy_text(), severity="warning")
+        if self.generating:  # (Up goes nowhere while a reply is written)
             return
         question = self._last_question()
         if question is None:
             return
+        if question.shown:  # F6's document chat: its message is the document and the instructions
+            self.notify(self.texts("chat.not_again_document"), severity="warning")
+            return
         self.chat_screen.set_input(question.content)
-        self._editing = question.id
+        self._editing = (question.id, question.created)
         self.notify(self.texts("chat.editing_last"), timeout=8)
 
     async def action_ask_again(self) -> None:
-        """A new reply to the last message (ChatGPT's and LM Studio's "regenerate"): the reply
-        there was is replaced. The message box and its draft are left alone."""
+        """A new reply to the last message (ChatGPT's and LM Studio's "regenerate"), in the
+        place of the one there, which stays until the new one has come: a try that fails, or
+        is stopped before its first word, leaves it. The message box and its draft are left alone."""
         if self.screen is not self.chat_screen:
             return
         if self.generating:
             self.notify(self.busy_text(), severity="warning")
             return
+        if self._open_gone():
+            self.run_worker(self._lost_open_conversation(), exit_on_error=False)
+            return
         question = self._last_question()
         if question is None:
             self.notify(self.texts("chat.nothing_to_ask_again"), severity="warning")
             return
+        if question.shown:  # F6's document chat: asked again, the model would not have the document
+            self.notify(self.texts("chat.not_again_document"), severity="warning")
+            return
         if self.engine is None:
             self.notify(self.texts("chat.loading") if self.loading else self.texts("chat.no_engine"), severity="warning")
             return
-        await self._take_back(question)
-        await self.send(question.content, from_box=False)
+        conv_id = self.conversation_id
+        assert conv_id is not None
+        self._editing = None
+        self._replacing = [m.id for m in self.store.messages(conv_id) if m.id > question.id]
+        self._asked = question.content
+        views = list(self.chat_screen.query(MessageView))
+        asked = [i for i, v in enumerate(views) if v.role == "user"]
+        self.generating = True  # (no other turn begins while the screen is made ready)
+        try:
+            for view in views[asked[-1] + 1:] if asked else []:
+                await view.remove()
+            reply = await self.chat_screen.add_reply()
+        except BaseException:
+            self.generating, self._replacing = False, []
+            raise
+        self._start_reply(reply, upto=question.id)
 
-    async def send(self, text: str, from_box: bool = True) -> None:
-        """Send ``text`` (with an attached document) as the user's next message; ``from_box``:
-        it is what the message box holds (cleared once sent), not a question asked again."""
+    async def _keep_replaced(self, view: MessageView | None) -> None:
+        """A question asked again got no new reply (it failed, or was stopped before its first
+        word): the one it had stays, drawn again; what the try kept as it streamed goes."""
+        self._replacing = []
+        if view is not None:
+            await view.remove()
+        partial, self._partial = self._partial, None
+        if partial is not None and self.conversation_id is not None and not self._open_gone():
+            conv_id = self.conversation_id
+            self.store_write(lambda: self.store.forget_messages(conv_id, [partial]))
+        if self.conversation_id is not None and not self._open_gone():
+            await self.chat_screen.show_messages(self.store.messages(self.conversation_id))
+
+    async def send(self, text: str) -> None:
+        """Send ``text`` (with an attached document) as the user's next message."""
         t = self.texts
-        document = self.pending_document if from_box else None
+        document = self.pending_document
         if not text.strip() and document is None:
             return
         if self.generating:
@@ -1087,10 +1127,10 @@ class WorkstationApp(App[None]):
         if document is not None:
             path, doc = document
             content = f"{content}\n\n---\n{t('chat.document', name=path.name)}\n\n{doc}".strip()
-        if from_box and self._editing is not None:  # the last question changed (or not): sent instead of it
+        if self._editing is not None:  # the last question changed (or not): sent instead of it
             editing, self._editing = self._editing, None
             question = self._last_question()
-            if question is not None and question.id == editing:
+            if question is not None and (question.id, question.created) == editing:
                 await self._take_back(question)
         made = self.conversation_id is None
         if made:
@@ -1105,27 +1145,25 @@ class WorkstationApp(App[None]):
         self._asked = content
         if not made and self.profile is not None:  # opened from the list: it goes on with this profile
             self.store_write(lambda: self.store.set_profile(self.conversation_id, self.profile.ref))  # type: ignore[union-attr]
-        if from_box:
-            self._sent = (text, document)
-            self._attach(None)
-            self.chat_screen.clear_input()
-            self.save_draft()  # sent: no draft left (a new conversation's was kept under None)
-            if made:
-                self._store_draft(None, "", None)
-        else:
-            self._sent = (text, None)
+        self._sent = (text, document)
+        self._attach(None)
+        self.chat_screen.clear_input()
+        self.save_draft()  # sent: no draft left (a new conversation's was kept under None)
+        if made:
+            self._store_draft(None, "", None)
         if gone:  # it goes on as a new conversation: the earlier messages are not in it
             await self.chat_screen.show_messages([])
         if made or gone:
             await self.refresh_sidebar()
         self._start_reply(await self.chat_screen.add_exchange(content))
 
-    def _start_reply(self, view: MessageView) -> None:
-        """The reply to the open conversation as it stands streams into ``view``."""
+    def _start_reply(self, view: MessageView, upto: int | None = None) -> None:
+        """The reply to the open conversation as it stands (``upto``: up to that message) streams
+        into ``view``."""
         pace = self.stream_pace()
         self.reply_view = view
         view.markdown_every_s = pace.markdown_every_s
-        messages = self.store.prompt_messages(self.conversation_id)  # type: ignore[arg-type]
+        messages = self.store.prompt_messages(self.conversation_id, upto=upto)  # type: ignore[arg-type]
         self.generating = True
         self._partial_at = time.perf_counter()  # kept from 2 s in, not at its first word
         self._turn += 1
@@ -1466,13 +1504,22 @@ class WorkstationApp(App[None]):
         ran_on = (self.profile.ref, self.profile.name) if self.profile else ("", "")
         self.history.add(metrics, *ran_on)
         text, self._continued = self._continued + event.text, ""  # (a reply gone on with: all of it)
-        if view is not None:  # stopped before its first token: it says so, and is kept so
-            await view.finish(text, metrics, event.reasoning)
-        self._tell_left_out(metrics)
-        if self.conversation_id is not None:  # (the model never reads an empty reply: prompt_messages)
-            thought = event.reasoning or (view.reasoning if view is not None else "")  # (gone on with: the first part's)
-            if self._save_message("assistant", text, turn_record(metrics, *ran_on), reasoning=thought):
-                await self._show_kept_turn()
+        thought = event.reasoning or (view.reasoning if view is not None else "")  # (gone on with: the first part's)
+        replacing = self._replacing
+        if replacing and not text.strip() and not thought:  # asked again, stopped before a word: the old one stays
+            await self._keep_replaced(view)
+        else:
+            self._replacing = []
+            if view is not None:  # stopped before its first token: it says so, and is kept so
+                await view.finish(text, metrics, event.reasoning)
+            self._tell_left_out(metrics)
+            if self.conversation_id is not None:  # (the model never reads an empty reply: prompt_messages)
+                if self._save_message("assistant", text, turn_record(metrics, *ran_on), reasoning=thought):
+                    await self._show_kept_turn()
+                elif replacing:  # the new reply is in: the one it replaces goes
+                    conv_id = self.conversation_id
+                    self.store_write(lambda: self.store.forget_messages(conv_id, replacing))
+                    self._note_revision()
         self.generating = False
         if self._quit_after_turn:
             self.exit()
@@ -1485,9 +1532,9 @@ class WorkstationApp(App[None]):
         reply's figures say it each time after): the model answered "what is my name?" with a
         made-up one, its first messages left out without a word, as the dashboard showed room."""
         conv = self.conversation_id
-        if not metrics.left_out_n or conv is None or conv in self._left_out_told:
+        if not metrics.left_out_n or conv is None or (conv, self.open_created) in self._left_out_told:
             return
-        self._left_out_told.add(conv)
+        self._left_out_told.add((conv, self.open_created))
         n_ctx = self.engine_info.n_ctx if self.engine_info else 0
         self.notify(self.texts("chat.left_out", n=f"{metrics.left_out_n:,}", ctx=f"{n_ctx:,}"),
                     severity="warning", timeout=20)
@@ -1508,6 +1555,10 @@ class WorkstationApp(App[None]):
         view, self.reply_view = self.reply_view, None
         self.generating = False
         self._continued = ""
+        replaced = bool(self._replacing)
+        if replaced:  # asked again and failed: the reply it had stays
+            await self._keep_replaced(view)
+            view = None
         if view is not None:
             if (view.content or view.reasoning) and self.conversation_id is not None:
                 cut = TurnMetrics(stop_reason="failed")  # not "stopped": no one pressed Esc
@@ -1519,7 +1570,7 @@ class WorkstationApp(App[None]):
                     await self._show_kept_turn()
             else:
                 await view.remove()
-        if event.too_long:
+        if event.too_long and not replaced:
             await self._give_back_too_long()
         if self._quit_after_turn:  # what arrived is kept: on the way out, without loading again
             self.exit()
@@ -1538,11 +1589,12 @@ class WorkstationApp(App[None]):
         question = self._last_question()
         if question is None or question.content != self._asked:
             return
+        if self.chat_screen.input_text().strip() or self.pending_document is not None:
+            return  # typed since: the question stays in the chat (neither is lost)
         await self._take_back(question)
         text, document = self._sent
-        if not self.chat_screen.input_text().strip() and self.pending_document is None:  # (nothing typed since)
-            self.chat_screen.set_input(text)
-            self._attach(document)
+        self.chat_screen.set_input(text)
+        self._attach(document)
 
     # --- documents ------------------------------------------------------------------------
     def action_attach(self) -> None:

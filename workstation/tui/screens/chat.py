@@ -184,6 +184,13 @@ class ChatScreen(AppScreen, Screen[None]):
             if log.scroll_target_y >= log.max_scroll_y:
                 log.anchor()  # back at the end: it follows the reply again
 
+    async def add_reply(self) -> MessageView:
+        """An empty reply at the end of the chat for an answer to stream into (a question asked again)."""
+        reply = MessageView("assistant", "", self.wapp.texts, streaming=True)
+        await self.log_view.mount(reply)
+        self.log_view.anchor()
+        return reply
+
     def input_text(self) -> str:
         editor = self.query_one("#editor", TextArea)
         if editor.display:
