@@ -90,6 +90,33 @@ def test_a_changed_line_with_its_hash_recomputed_is_named(tmp_path: Path) -> Non
     assert problems == [f"{CURRENT} line 4 was changed: the next line's link to it does not match."]
 
 
+def test_the_last_line_changed_with_its_hash_recomputed_is_named_by_the_known_head(tmp_path: Path) -> None:
+    """The last line has no next line to give it away: rewritten with a new hash, it passed
+    verify although the usage file records another hash for it."""
+    heads = write(tmp_path, 3)
+    path = tmp_path / CURRENT
+    lines = lines_of(path)
+    forged = json.loads(lines[-1])
+    forged["completion_tokens"] = 0
+    forged["hash"] = line_hash(forged)
+    lines[-1] = json.dumps(forged, sort_keys=True, separators=(",", ":"))
+    _rewrite(path, lines)
+    problems = verify(tmp_path, heads[-1]).problems
+    assert problems == [f"{CURRENT} line 3 was changed: the usage file records another hash for it."]
+
+
+def test_a_lines_hash_is_the_sha256_of_the_line_without_it(tmp_path: Path) -> None:
+    """An auditor checking a line by the documented rule (SHA-256 of the line, keys sorted, no
+    spaces, less its ``hash``) found every hash wrong when ``prev`` was left out of it."""
+    import hashlib
+
+    write(tmp_path, 2)
+    for raw in lines_of(tmp_path / CURRENT):
+        line = json.loads(raw)
+        digest = line.pop("hash")
+        assert hashlib.sha256(json.dumps(line, sort_keys=True, separators=(",", ":")).encode()).hexdigest() == digest
+
+
 def test_an_inserted_line_is_named(tmp_path: Path) -> None:
     write(tmp_path, 5)
     path = tmp_path / CURRENT
@@ -139,6 +166,13 @@ def test_rotation_keeps_the_chain_across_files(tmp_path: Path) -> None:
     problems = verify(tmp_path).problems
     assert len(problems) == 1
     assert problems[0].startswith(f"{n} lines removed before {files[2].name} line 1")
+
+
+def test_a_first_batch_larger_than_a_file_starts_no_empty_one(tmp_path: Path) -> None:
+    """A batch larger than ``max_bytes`` written to an empty trail rotated the empty file
+    first, leaving an empty audit-000001.jsonl in the trail."""
+    AuditTrail(tmp_path, max_bytes=4096).append([{**entry(0), "content": {"prompt": "word " * 1000}}])
+    assert trail_files(tmp_path) == [tmp_path / CURRENT]
 
 
 def test_audit_verify_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -263,3 +263,12 @@ def test_a_full_queue_says_to_try_again_when_the_slots_will_have_cleared_it(smol
             assert refused.value.retry_after_s == expected, (pace, refused.value.retry_after_s)
         for req in (*queued, first):
             sched.cancel(req)
+
+
+def test_a_prompt_that_fills_its_slot_is_refused_at_submit(plain: Scheduler) -> None:
+    """A prompt of exactly a slot's context was queued with no room left for one reply token;
+    it is refused at once, naming the most a request may hold."""
+    from workstation.core.scheduler import PromptTooLong
+
+    with pytest.raises(PromptTooLong, match=f"at most {plain.slot_ctx - 1} prompt tokens"):
+        plain.submit([1] * plain.slot_ctx, GREEDY, lambda e: None)

@@ -176,6 +176,14 @@ def test_requests_running_hold_their_share_of_the_day() -> None:
     assert quota.hold("alice", 100, 10, 50) == 50  # a new day: nothing used, nothing held
 
 
+def test_a_prompt_that_uses_the_last_of_the_day_is_over_quota() -> None:
+    """A prompt that fit the day's tokens exactly, with none left for a reply, was let in to
+    answer nothing instead of being told when the quota resets."""
+    quota = DailyQuota(Clock(day_start(time.time()) + 12 * 3600))
+    assert isinstance(quota.hold("alice", 100, 100, 50), OverQuota)
+    assert quota.hold("alice", 100, 99, 50) == 1
+
+
 # --- the usage file --------------------------------------------------------------------------------
 def record(t: float, key: str, prompt: int, completion: int, status: int = 200, profile: str = "office") -> UsageRecord:
     return UsageRecord(t=t, key=key, profile=profile, route="chat", prompt_tokens=prompt, cached_tokens=prompt // 2,
@@ -207,6 +215,18 @@ def test_usage_summaries_by_person_profile_and_day(tmp_path: Path) -> None:
     assert sum(n for _, _, n in daily) == 81 and len(daily) == 3
     with pytest.raises(UsageError, match="--by"):
         log.summary("month")
+    log.close()
+
+
+def test_the_mean_speed_leaves_out_one_token_replies(tmp_path: Path) -> None:
+    """A one-token reply has no decoding time to measure (its speed says 0): counting it halved
+    a person's tokens per second in `usage`."""
+    import dataclasses
+
+    log = UsageLog(tmp_path / "usage.sqlite3")
+    t = day_start(time.time()) + 10 * 3600
+    log.add([record(t, "alice", 10, 9), dataclasses.replace(record(t, "alice", 10, 1), decode_tps=0.0)])
+    assert log.summary("person")[0].decode_tps == 20.0
     log.close()
 
 

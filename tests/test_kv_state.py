@@ -292,6 +292,16 @@ def test_the_budget_evicts_the_least_recently_used(tmp_path: Path) -> None:
     assert store.best(StateKey("other.gguf:1:1", "f16", "f16", 1024), [7, 8, 9, 10, 11], 2) is None
 
 
+def test_cells_saved_for_another_conversation_do_not_cover_this_ones(tmp_path: Path) -> None:
+    """Cells a document's summary saved were taken as saved for the questions asked of it too,
+    so deleting that conversation left its text's cells on disk (its own copy supersedes)."""
+    key = StateKey("m.gguf:1:1", "f16", "f16", 1024)
+    store = KvStateStore(tmp_path, budget=1 << 20)
+    store.save(key, [1, 2, 3, 4], b"a" * 100, tag="summary")
+    assert store.covers(key, [1, 2, 3], tag="summary")
+    assert not store.covers(key, [1, 2, 3], tag="questions")
+
+
 def test_half_written_states_a_killed_process_left_are_removed(tmp_path: Path) -> None:
     """kill -9 during a save left ``.NAME.kv.XXXX.tmp`` (30 MiB each, conversation text in
     them) forever, outside the budget; `cache clear` left them too. Old ones go at the next save

@@ -128,3 +128,22 @@ def test_fit_check_counts_the_draft_model(smollm2_path: Path, tmp_path: Path,
                                      "threads": 1, "gpu_layers": 0}))
     assert main(["fit", "-p", str(plain), "--check", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["draft"] is None
+
+
+def _saved_load(model: str, allocated: int, diff_pct: float) -> None:
+    """One recorded load of ``model`` (its total alone), as ``record_load`` saves it."""
+    from workstation.core.results import ResultRow, save_run
+
+    save_run("load", [ResultRow("m", "mem_total", allocated, "bytes", model,
+                                {"estimated": 100, "allocated": allocated, "diff_pct": diff_pct})])
+
+
+def test_the_history_shows_the_newest_load_and_the_worst_miss_either_way() -> None:
+    """The dashboard showed an older load's figures for a model loaded since, and the report's
+    "at worst" named a small overestimate over a large underestimate (+3% over -10%)."""
+    _saved_load("/models/a.gguf", 97, 3.0)
+    _saved_load("/models/a.gguf", 110, -10.0)
+    got = latest("/models/a.gguf")
+    assert got is not None and got["components"]["total"]["allocated"] == 110
+    worst = history_summary()["components"]["total"]
+    assert (worst["worst_pct"], worst["n"]) == (-10.0, 2)

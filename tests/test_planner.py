@@ -164,6 +164,30 @@ def test_8gb_gpu_long_context_splits_layers() -> None:
     assert plan(info, context=8192, gpus=gpus, **RAM).placement == "gpu"
 
 
+def test_the_output_layer_left_on_the_cpu_is_counted_there() -> None:
+    """gpu_layers 32 of Llama 3 8B's 33 leaves the output layer on the CPU: the plan said it
+    fit entirely on the GPU, and left that layer out of the CPU's memory and time per token."""
+    info = llama3_8b()
+    gpus = FakeGpuProbe.of(("NVIDIA GeForce RTX 4090", 24, 23.2)).gpus()
+    p = plan(info, context=8192, gpus=gpus, gpu_layers=32, **RAM)
+    assert p.placement == "partial" and p.verdict.startswith("32 of 32 layers on the GPU")
+    cpu = p.devices[-1]
+    assert (cpu.layers, cpu.weights_bytes) == (1, info.input_bytes + info.output_bytes)
+
+
+def test_a_q4_k_embedding_is_not_counted_in_the_cpu_repack() -> None:
+    """llama.cpp repacks Q4_K matrices for the CPU but only looks rows up in a Q4_K embedding,
+    which stays mapped: counting it too asked for 0.3 GB of RAM Llama 3 8B never uses."""
+    import dataclasses
+
+    from workstation.core.planner import cpu_repack_bytes
+
+    info = llama3_8b()
+    layers_q4k = 3 * GIB
+    info = dataclasses.replace(info, tensor_types={"Q4_K": info.input_bytes + layers_q4k, "Q6_K": GIB})
+    assert cpu_repack_bytes(info, 1.0, ["avx2"]) == layers_q4k
+
+
 def test_two_gpus_share_layers_by_free_memory() -> None:
     gpus = FakeGpuProbe.of(("RTX 3060", 12, 11.5), ("RTX 3060", 12, 5.5)).gpus()
     p = plan(llama3_8b(), context=16384, gpus=gpus, **RAM)

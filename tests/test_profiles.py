@@ -355,8 +355,9 @@ def test_a_sampling_setting_out_of_range_is_said_in_the_apps_language() -> None:
     ("top_k", 1_000_000), ("top_k", 1_000_001), ("repeat_penalty", 0.005), ("repeat_penalty", 0.01),
     ("repeat_penalty", 10.0), ("repeat_penalty", 10.5), ("max_tokens", 10_000_000), ("max_tokens", 10_000_001),
     ("temperature", 5.0), ("temperature", 5.5), ("min_p", 1.0), ("presence_penalty", 2.5), ("frequency_penalty", -2.0),
+    ("stop", ["x"] * 16), ("stop", ["x"] * 17),
 ])
-def test_what_a_profile_may_hold_a_server_takes(field: str, value: float) -> None:
+def test_what_a_profile_may_hold_a_server_takes(field: str, value: float | list[str]) -> None:
     """A setting a profile, chat's option or Ctrl+E took and the server refused (top-k 10^11,
     repeat penalty 0.005) failed every turn of a desk PC with HTTP 400: one set of bounds."""
     from workstation.core.server.protocol import ApiError, parse_params
@@ -372,6 +373,35 @@ def test_what_a_profile_may_hold_a_server_takes(field: str, value: float) -> Non
     except ApiError:
         served = False
     assert local == served, (field, value, local, served)
+
+
+def test_a_profile_may_hold_64_slots_and_no_more(tmp_path: Path) -> None:
+    """The most slots a profile may ask for is 64, as serve's id_slot 0 to 63 says: 64 was
+    refused with "allowed values are 1 to 64 slots"."""
+    assert load_profile_file(write(tmp_path, "model: m\nparallel: 64\n")).parallel == 64
+    with pytest.raises(ProfileError, match="'parallel' is 65; allowed values are 1 to 64 slots"):
+        load_profile_file(write(tmp_path, "model: m\nparallel: 65\n"))
+
+
+def test_top_p_0_in_a_request_keeps_only_the_most_likely_token() -> None:
+    """A request's top_p 0 (only the most likely token, as llama-server's sampler reads it)
+    sampled from every token min_p let through."""
+    import numpy as np
+
+    from workstation.core.server.protocol import parse_params
+    from workstation.core.speculative import sampling_distribution
+
+    s = parse_params({"top_p": 0, "temperature": 1.0}, Sampling()).sampling
+    ids, _ = sampling_distribution(np.array([2.0, 1.9, 1.8], dtype=np.float32), s, [])
+    assert list(ids) == [0]
+
+
+def test_a_reply_cut_short_by_its_slot_says_length_to_openai_clients() -> None:
+    """A reply that ran out of its slot's context said finish_reason "stop", so a client took
+    the cut-off text for a whole answer; only the ends the model chose (or a cancel) say "stop"."""
+    from workstation.core.server.protocol import FINISH
+
+    assert {reason for reason, said in FINISH.items() if said == "length"} == {"length", "context"}
 
 
 def test_seed_minus_one_is_random_and_another_negative_its_unsigned_bits() -> None:

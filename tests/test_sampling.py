@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from workstation.core.profiles import Sampling
 from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings
 from workstation.core.sampling import SamplerChain
@@ -88,3 +90,38 @@ def test_the_penalties_look_at_the_prompts_end_as_llama_server(smollm2_path: Pat
     with Engine(make_profile(context=512)) as engine:
         done = [e for e in engine.stream_tokens(prompt, s) if isinstance(e, TurnFinished)]
     assert done[0].text == llama_server, (done[0].text, llama_server, reply_only)
+
+
+def _chain_applied(s: Sampling, logits: list[float], prompt: list[int] | None = None) -> dict[int, float]:
+    """The tokens SamplerChain keeps for fixed logits, with their logits after the chain (no model:
+    llama.cpp's samplers applied to a candidate array), the penalties' window fed ``prompt``."""
+    import ctypes
+
+    import llama_cpp
+
+    chain = SamplerChain(s, len(logits))
+    try:
+        chain.remember(prompt or [])
+        data = (llama_cpp.llama_token_data * len(logits))(
+            *(llama_cpp.llama_token_data(i, x, 0.0) for i, x in enumerate(logits)))
+        arr = llama_cpp.llama_token_data_array(data, len(logits), -1, False)
+        llama_cpp.llama_sampler_apply(chain.chain, ctypes.byref(arr))
+        return {data[i].id: data[i].logit for i in range(arr.size)}
+    finally:
+        chain.close()
+
+
+def test_the_penalties_count_the_prompts_last_64_tokens_frequency_per_use_presence_once() -> None:
+    """Frequency took a token's logit down once and presence for each use (swapped), and the
+    window was the prompt's first 64 tokens, so a long prompt's end went unpenalised."""
+    s = Sampling(temperature=0.0, repeat_penalty=1.0, frequency_penalty=0.5, presence_penalty=0.25)
+    kept = _chain_applied(s, [1.0] * 8, [5] + [7] * 61 + [2, 2, 2])  # 64 tokens after the 5
+    assert kept[2] == pytest.approx(1.0 - 3 * 0.5 - 0.25)
+    assert kept[5] == 1.0  # out of the window
+    assert kept[7] == pytest.approx(1.0 - 61 * 0.5 - 0.25)
+
+
+def test_min_p_drops_the_tokens_far_below_the_most_likely() -> None:
+    """min_p was never put in the chain: a profile's min_p 0.5 still drew unlikely tokens."""
+    s = Sampling(temperature=1.0, top_k=0, top_p=1.0, min_p=0.5, repeat_penalty=1.0, seed=1)
+    assert sorted(_chain_applied(s, [5.0, 4.9, 0.0, 0.0])) == [0, 1]

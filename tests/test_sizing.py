@@ -133,6 +133,16 @@ def test_the_example_workload_ranks_stably_and_its_best_meets_every_target() -> 
     assert best.docs_per_night >= 1000 and f"{best.docs_per_night:,}" in _row(1, best)
 
 
+def test_of_two_options_alike_but_for_their_slots_the_fewer_ranks_first() -> None:
+    """Where more slots gave each person no more speed, the option holding more of them (their
+    memory spent for nothing) was recommended first."""
+    from workstation.core.sizing import SizingOption, rank_key
+
+    few, many = (SizingOption("RTX 4090", "gpu", False, 1600.0, "m", "Q4_K_M", "f16", n, 4096, True, True, "fits",
+                              tps_per_person=30.0, meets=True) for n in (2, 4))
+    assert sorted([many, few], key=rank_key) == [few, many]
+
+
 def test_options_that_do_not_fit_say_why() -> None:
     r = table_only(candidates={"models": ["qwen2.5-14b-instruct-q4_k_m"], "quantizations": ["F16"],
                                "kv_types": ["f16"], "slots": [1], "gpus": ["RTX 4060"]})

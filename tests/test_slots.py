@@ -79,6 +79,8 @@ def test_a_request_waits_for_an_earlier_slot_prefilling_the_same_prefix() -> Non
     assert settle_prefix(leader, [leader, follower]) is not None  # the earlier one never waits
     leader.tokens = shared[:30]  # halfway: still worth waiting
     assert settle_prefix(follower, [leader, follower]) is None
+    leader.tokens = shared[: 60 - MIN_SHARED_WAIT]  # just MIN_SHARED_WAIT left: still worth waiting
+    assert settle_prefix(follower, [leader, follower]) is None
     leader.tokens = shared[: 60 - MIN_SHARED_WAIT + 1]  # too little left to wait for: copy what is there
     action = settle_prefix(follower, [leader, follower])
     assert action is not None and action.copy_from is leader and action.keep == 60 - MIN_SHARED_WAIT + 1
@@ -139,6 +141,14 @@ def test_stop_strings_hold_back_a_possible_start_and_cut_at_the_match() -> None:
     m = StopMatcher(["\n\n"])
     assert m.push("a\n") == ("a", False)
     assert m.flush() == "\n"
+
+
+def test_the_earliest_stop_string_cuts_and_an_empty_one_is_ignored() -> None:
+    """With two stop strings in the text the reply was cut at the later one ("hello " shown
+    before "world", past "lo"), and a request's ``"stop": [""]`` ended every reply empty."""
+    assert StopMatcher(["world", "lo"]).push("hello world") == ("hel", True)
+    assert StopMatcher(["", "END"]).push("an answer END more") == ("an answer ", True)
+    assert StopMatcher([""]).push("an answer") == ("an answer", False)
 
 
 def test_a_request_for_a_busy_slot_waits_and_lets_others_pass() -> None:

@@ -212,6 +212,16 @@ def test_sampling_distribution_filters_like_the_chain() -> None:
     assert list(ids) == [0, 1, 2]  # p >= 0.45 * 0.4
 
 
+def test_sampling_distribution_keeps_top_k_and_divides_by_the_temperature() -> None:
+    """Drafted tokens at temperature > 0 were checked against a distribution with one token
+    fewer than top_k and the temperature left out: speculation changed what a profile samples."""
+    logits = np.array([3.0, 2.0, 1.0, 0.0], dtype=np.float32)
+    s = Sampling(temperature=0.5, top_k=2, top_p=1.0, min_p=0.0, repeat_penalty=1.0)
+    ids, p = sampling_distribution(logits, s, [])
+    assert list(ids) == [0, 1]
+    assert p == pytest.approx([1 / (1 + np.exp(-2.0)), np.exp(-2.0) / (1 + np.exp(-2.0))])
+
+
 def test_penalties_are_the_ones_llama_cpps_sampler_applies() -> None:
     """The distribution a drafted token is checked against (temperature > 0) takes the repeat,
     presence and frequency penalties off as llama.cpp's penalties sampler does in the chain."""
@@ -257,6 +267,20 @@ def test_draft_length_policy() -> None:
     assert best_draft_length(0.95, 8, 10.0, 1.0, 0.0)[0] >= 6
     # a draft token costs more than a plain step: never draft
     assert best_draft_length(1.0, 8, 10.0, 3.0, 9.0)[0] == 0
+
+
+def test_a_rejected_draft_starts_the_next_at_one_token() -> None:
+    """After a draft was partly rejected the next stayed as long as the last (slow start never
+    began again), so a lookup that stopped matching kept verifying tokens thrown away."""
+    from workstation.core.profiles import Speculative
+    from workstation.core.speculative import SpecCosts
+
+    dec = SlotSpeculator(Speculative(mode="lookup", draft_tokens=8), LookupDrafter(3), SpecCosts())
+    lengths: list[int] = []
+    for drafted, accepted in ((1, 1), (2, 2), (4, 1)):
+        dec.after_step(0.01, drafted, accepted, accepted + 1, timed=False)
+        lengths.append(dec.run_k)
+    assert lengths == [2, 4, 1]
 
 
 def test_adaptive_lookup_drafts_grow_like_a_slow_start(

@@ -100,6 +100,13 @@ def test_grammar_decides_the_reply_and_its_end(engine: Engine) -> None:
     assert forced.text in ("yes", "no") and forced.metrics.stop_reason == "eos"
 
 
+def test_a_profiles_stop_text_never_cuts_a_grammars_reply(engine: Engine) -> None:
+    """A profile's stop texts ("e", "o" here; "\\n" or "}" in practice) cut a reply the grammar
+    made short ("y" for "yes"): a JSON reply came back unparseable."""
+    final = engine.run_chat(ASK, greedy(12, stop=["e", "o"]), constraints=Constraints(grammar=YES_NO))
+    assert final.text in ("yes", "no")
+
+
 def test_schema_strings_hold_no_raw_control_characters(engine: Engine) -> None:
     """A string in a schema's reply never holds a raw line break (not JSON), even when the
     model wants one badly: here a bias pushes the line-break token hard."""

@@ -77,6 +77,9 @@ def _check_chunks(eng, doc: Document, answer: int) -> list:
     doc_tokens = len(eng.model.tokenize(doc.text, add_special=False, parse_special=False))
     assert len(chunks) >= -(-doc_tokens // budget)
     assert prefix > 20  # the instruction prefix every chunk shares
+    # a chunk filled to its budget still leaves the answer and the margin free
+    overhead = len(eng.chat_prompt(_messages(MAP_INSTRUCTION, "", MAP_SUFFIX)))
+    assert overhead + budget + answer + SummarizeOptions().margin <= CTX
     return chunks
 
 
