@@ -137,6 +137,17 @@ def test_thinking_off_asks_the_template_for_an_answer_at_once(thinking_model_pat
     assert reply.reasoning == "" and reply.text.strip() and reply.metrics.reasoning_n == 0
 
 
+def test_a_reply_gone_on_from_after_a_template_that_opens_the_block_is_answer(thinking_model_path: Path) -> None:
+    """A reply begun (the app's Alt+C, serve's prefill) went inside the block the template
+    opened: the model thought and answered again, all after the first answer."""
+    with Engine(make_profile(thinking_model_path, sampling={"max_tokens": 6})) as e:
+        history = [*QUESTION, {"role": "assistant", "content": "Red, green"}]
+        prompt = e.model.detokenize(e.chat_prompt(history), special=True)
+        reply = e.run_chat(history)
+    assert prompt.endswith("<think>\n</think>\n\nRed, green"), prompt[-60:]
+    assert reply.reasoning == "" and reply.metrics.reasoning_n == 0  # what comes is the answer's rest
+
+
 @pytest.fixture(scope="module")
 def server(thinking_model_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     path = write_profile(tmp_path_factory.mktemp("reasoning-serve"), thinking_model_path)

@@ -300,6 +300,10 @@ class Scheduler:
         never control tokens, after the assistant's turn opened."""
         tokens = chat_prompt_tokens(self.model, self.template, messages, tools, self.template_variables(variables))
         if begun:
+            if opens_thinking(self.model.detokenize(tokens[-16:], special=True)):
+                # the template opens the thinking: the reply begun is answer, after the block closed
+                # (it went inside the thinking, and the model thought, then answered, again)
+                tokens += self.model.tokenize(CLOSE + "\n\n", add_special=False, parse_special=True)
             tokens += self.model.tokenize(begun, add_special=False, parse_special=False)
         return tokens
 
