@@ -275,5 +275,8 @@ def test_fit_history_finds_the_start_in_a_few_counts() -> None:
     assert count(kept) + 100 <= 2000 and left_out == len(talk) - len(kept)
     one_more = [talk[0], *talk[1 + left_out - 2:]]  # the exchange before the first kept: did not fit
     assert count(one_more) + 100 > 2000
+    going_on = [*talk[:-1], {"role": "assistant", "content": "a" * 30}]  # a reply to go on from keeps its question
+    kept_on, _ = fit_history(going_on, count, 2000, 100)
+    assert kept_on[-2:] == going_on[-2:] and kept_on[1]["role"] == "user"
     kept_most, _ = fit_history(talk, count, 2000, 100, most=500)  # a server's prompt limit
     assert count(kept_most) <= 500 < count([talk[0], *talk[len(talk) - len(kept_most) - 1:]])

@@ -359,3 +359,15 @@ def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: 
         assert store._db.execute("PRAGMA secure_delete").fetchone()[0] == 1
     finally:
         store.close()
+
+
+def test_two_replies_in_a_row_are_read_as_the_newer(tmp_path: Path) -> None:
+    """The app killed while a question was asked again left the old reply and the new one's
+    start in a row: Gemma's and Mistral's templates refused every later turn (roles alternate)."""
+    store = ConversationStore(tmp_path / "c.sqlite3")
+    conv = store.new("Twice")
+    for role, text in (("user", "Hi"), ("assistant", "Hello."), ("assistant", "Hello there,")):
+        store.add_message(conv.id, role, text)
+    assert store.prompt_messages(conv.id, then="Thanks") == [
+        {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello there,"},
+        {"role": "user", "content": "Thanks"}]

@@ -2275,6 +2275,8 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         await pilot.press("up")  # the last message back in the box; nothing taken back yet
         await until(pilot, lambda: prompt.value == "Hello!")
         assert len(app.store.messages(conv)) == 2
+        await pilot.press("alt+r")  # asked again meanwhile: what is in the box still goes in its place
+        await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 2)
         await pilot.press("end", *" there", "enter")  # sent in its place
         await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 2
                     and app.store.messages(conv)[0].content == "Hello! there")
@@ -2282,13 +2284,31 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         await pilot.press("up", "ctrl+u", *"Thanks", "enter")  # emptied first: a new message, the last one kept
         await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 4)
         assert [m.content for m in app.store.messages(conv) if m.role == "user"] == ["Hello! there", "Thanks"]
+        app.chat_screen.toggle_editor()  # Up in the empty multi-line editor too
+        await pilot.press("up")
+        await until(pilot, lambda: app.chat_screen.input_text() == "Thanks")
+        app.chat_screen.clear_input()
+        app.chat_screen.toggle_editor()
+        await until(pilot, lambda: prompt.has_focus)
+
+        # asked again and stopped (Esc) once it began: the reply there stays, not the new one's start
+        app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=300)  # type: ignore[union-attr]
+        await _send(pilot, app, "Write a long story about a cat.")
+        await until(pilot, lambda: not app.generating)
+        story = app.store.messages(conv)[-1]
+        await pilot.press("alt+r")
+        await until(pilot, lambda: app.reply_view is not None and bool(app.reply_view.content))
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.generating and _views(app)[-1].content == story.content)
+        assert app.store.messages(conv)[-1] == story
+        app.session_sampling = None
 
         long = "Read this list of office supplies and tell me what is missing. " + "stapler, paper, ink, " * 400
         app.chat_screen.set_input(long)
         await pilot.press("enter")
         await until(pilot, lambda: not app.generating and prompt.value == long)  # as typed
-        assert len(app.store.messages(conv)) == 4  # not left in the chat unanswered
-        assert [v.content for v in _views(app) if v.role == "user"] == ["Hello! there", "Thanks"]
+        assert len(app.store.messages(conv)) == 6  # not left in the chat unanswered
+        assert [v.content for v in _views(app) if v.role == "user"] == ["Hello! there", "Thanks", "Write a long story about a cat."]
         assert any("cannot hold it" in n.message and "F6" in n.message for n in app._notifications)
 
         # a conversation grown past the context: its start left out, said once, and under the reply
@@ -2301,7 +2321,7 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         left_out = app.store.messages(conv)[-1].metrics["left_out_n"]  # type: ignore[index]
         assert len(told) == 1 and f"its first {left_out} messages were left out" in told[0], told
         assert left_out >= 4  # the four before the long ones, at least
-        assert f"the first {left_out} messages not seen" in str(_views(app)[-1].query_one(".metrics").render())
+        assert f"the model did not see the first {left_out} messages" in str(_views(app)[-1].query_one(".metrics").render())
 
 
 async def test_the_app_starts_with_the_profile_loaded_last(profiles: Path) -> None:
@@ -2340,6 +2360,19 @@ async def test_asked_again_the_reply_there_stays_until_a_new_one_came(profiles: 
         await until(pilot, lambda: not app.generating and [v.content for v in _views(app)] == [question, "Toner."])
         assert [m.content for m in app.store.messages(conv.id)] == [question, "Toner."]  # nothing lost
         assert app.chat_screen.input_text() == "half typed"
+        # a reply gone on with (Alt+C) that no longer fits, and a question with no reply asked
+        # again: each stays where it was (both were taken back, the box given another text)
+        app.chat_screen.clear_input()
+        await pilot.press("alt+c")
+        await until(pilot, lambda: sum("cannot hold it" in n.message for n in app._notifications) == 2)
+        await until(pilot, lambda: not app.generating and [v.content for v in _views(app)] == [question, "Toner."])
+        assert app.store.messages(conv.id)[1].metrics == {"stop_reason": "eos", "predicted_n": 2}  # its figures too
+        app.store.forget_messages(conv.id, [app.store.messages(conv.id)[1].id])
+        await app.open_conversation(conv.id)
+        await pilot.press("alt+r")
+        await until(pilot, lambda: sum("cannot hold it" in n.message for n in app._notifications) == 3)
+        await until(pilot, lambda: not app.generating)
+        assert [m.content for m in app.store.messages(conv.id)] == [question] and app.chat_screen.input_text() == ""
 
         doc = app.store.new("About notes.txt")
         app.store.add_message(doc.id, "user", "Summarize the following part … END OF TEXT.",

@@ -293,7 +293,7 @@ async def test_the_wait_for_the_first_word_is_counted_on_screen() -> None:
             if "12 s" in str(figures.render()):
                 break
             await pilot.pause(0.1)
-        assert str(figures.render()).startswith("reading the conversation before the first word… 12 s")
+        assert str(figures.render()).startswith("reading the conversation… 12 s")
         await view.write("Hello")
         clock.now += 10.0
         await pilot.pause(1.3)

@@ -52,8 +52,8 @@ def fit_history(
 ) -> tuple[list[Message], int]:
     """The newest messages whose prompt (``count``: its tokens) fits ``n_ctx`` with ``reserve``
     left for the answer (and is at most ``most`` tokens: a server's prompt limit), and how many
-    earlier messages were left out for it. The system prompt is kept, and what is kept starts
-    with a user's message (Gemma's and Mistral's chat templates refuse a conversation that
+    earlier messages were left out for it. The system prompt is kept, a reply to go on from
+    (a last assistant message) keeps its question, and what is kept starts with a user's message (Gemma's and Mistral's chat templates refuse a conversation that
     starts with the assistant's). Every engine fits a conversation so, and says how many it
     left out (``TurnMetrics.left_out_n``): the local engine dropped the oldest without a word,
     and the model answered a question about them as if it had never been told.
@@ -63,7 +63,10 @@ def fit_history(
     took two minutes before the first word, and a desk PC sent 780 requests a turn."""
     check_sent(messages)
     body, last = messages[:-1], messages[-1]
-    talk = [i for i, m in enumerate(body) if m["role"] != "system"]
+    # a reply to go on from keeps its question: from the last user's message on, nothing is left out
+    asked = [i for i, m in enumerate(body) if m["role"] == "user"] if last["role"] == "assistant" else []
+    keep_from = asked[-1] if asked else len(body)
+    talk = [i for i, m in enumerate(body[:keep_from]) if m["role"] != "system"]
 
     def kept(k: int) -> list[Message]:
         """The messages with the first ``k`` of the talk left out."""

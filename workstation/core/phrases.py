@@ -197,7 +197,7 @@ ENGLISH: dict[str, str] = {
     "metric.length": "length limit",
     "metric.quota": "your key's tokens for today ran out",
     "metric.context": "context full",
-    "metric.left_out": "the first {n} messages not seen (context full)",
+    "metric.left_out": "the model did not see the first {n} messages",
     "export.profile": "Profile: {profile}",
     "export.profiles": "Profiles: {profiles} (each reply says which)",
     # a document that cannot be read (documents.read_document)

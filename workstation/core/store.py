@@ -559,7 +559,8 @@ class ConversationStore:
         joined to the next user message, so that roles alternate: Gemma's and Mistral's chat
         templates refuse two user messages in a row, and the conversation could go no further.
         A reply with no words (stopped before its first token, or all thinking) is left out the
-        same way: the model is not shown itself saying nothing."""
+        same way: the model is not shown itself saying nothing. Of two replies in a row (the
+        app killed while a question was asked again) the newer stands for both."""
         out: list[dict[str, str]] = []
         stored = [  # ``upto``: the messages up to that one (a question asked again, without its old reply)
             (m.role, m.content) for m in self.messages(conversation_id)
@@ -568,6 +569,8 @@ class ConversationStore:
         for role, content in stored + ([("user", then)] if then is not None else []):
             if out and role == "user" and out[-1]["role"] == "user":
                 out[-1]["content"] = f"{out[-1]['content']}\n\n{content}"
+            elif out and role == "assistant" and out[-1]["role"] == "assistant":
+                out[-1]["content"] = content  # two replies in a row (a kill mid-"ask again"): the newer
             else:
                 out.append({"role": role, "content": content})
         return out

@@ -35,7 +35,7 @@ from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
-from textual.widgets import Input
+from textual.widgets import Input, TextArea
 from textual.worker import Worker, WorkerState
 
 from workstation.core.engine import EngineInfo, TokenDelta
@@ -236,7 +236,8 @@ class WorkstationApp(App[None]):
         # Up: sent, the message takes its place
         self._editing: tuple[int, float] | None = None
         self._replacing: list[int] = []  # the reply a question asked again (Alt+R) replaces once the new one came
-        self._continued = ""  # the reply's text before "continue" (Alt+C) went on from it  # the last question, put back in the box by Up: sent, it replaces it
+        self._continued = ""  # the reply's text before "continue" (Alt+C) went on from it
+        self._turn_from = "send"  # what began the turn under way: send | again (Alt+R) | continue (Alt+C)  # the last question, put back in the box by Up: sent, it replaces it
         self.history = MetricsHistory(60)
         self.cpu_history: deque[float] = deque(maxlen=60)
         self.system: SystemSampled | None = None
@@ -586,6 +587,9 @@ class WorkstationApp(App[None]):
         rows = [("/".join(own[n]), *said[n]) for n in first] + rows
         if self.screen is self.chat_screen:  # keys of the chat's parts, which F1 never named
             t = self.texts
+            up = BY_ID["chat.edit_last"]  # (the message box's own Up comes first in the keys: listed here)
+            if not any(label == t(up.label) for _, label, _ in rows):
+                rows.append((_key_text(self._keymap.get(up.id, up.key)), t(up.label), t(f"{up.label}.help")))
             rows += [("PgUp/PgDn", t("keys.scroll"), t("keys.scroll.help")), ("Tab", t("keys.tab"), t("keys.tab.help")),
                      ("Shift+Enter/Ctrl+J", t("keys.new_line"), t("keys.new_line.help"))]
         self.push_screen(KeysDialog(self.texts("keys.title"), rows, self.texts("keys.hint")))
@@ -1039,7 +1043,9 @@ class WorkstationApp(App[None]):
         (or leave) and send instead of it, its reply replaced; as Up in Slack, Telegram or a
         shell. Nothing is taken back until it is sent: the conversation stays as it was."""
         prompt = self.chat_screen.query_one("#prompt", Input)
-        if self.screen is not self.chat_screen or self.focused is not prompt or prompt.value:
+        editor = self.chat_screen.query_one("#editor", TextArea)
+        if self.screen is not self.chat_screen or self.focused not in (prompt, editor) \
+                or self.chat_screen.input_text():
             return
         if self.generating:  # (Up goes nowhere while a reply is written)
             return
@@ -1051,7 +1057,8 @@ class WorkstationApp(App[None]):
             return
         self.chat_screen.set_input(question.content)
         self._editing = (question.id, question.created)
-        self.notify(self.texts("chat.editing_last"), timeout=8)
+        in_editor = self.chat_screen.query_one("#editor", TextArea).display
+        self.notify(self.texts("chat.editing_last", send="Ctrl+S" if in_editor else "Enter"), timeout=5)
 
     async def action_ask_again(self) -> None:
         """A new reply to the last message (ChatGPT's and LM Studio's "regenerate"), in the
@@ -1076,10 +1083,10 @@ class WorkstationApp(App[None]):
             self.notify(self.texts("chat.loading") if self.loading else self.texts("chat.no_engine"), severity="warning")
             return
         conv_id = self.conversation_id
-        assert conv_id is not None
-        self._editing = None
+        assert conv_id is not None  # (a question put back by Up stays so: sent, it replaces this one and its new reply)
         self._replacing = [m.id for m in self.store.messages(conv_id) if m.id > question.id]
         self._asked = question.content
+        self._turn_from = "again"
         views = list(self.chat_screen.query(MessageView))
         asked = [i for i, v in enumerate(views) if v.role == "user"]
         self.generating = True  # (no other turn begins while the screen is made ready)
@@ -1102,6 +1109,13 @@ class WorkstationApp(App[None]):
         if partial is not None and self.conversation_id is not None and not self._open_gone():
             conv_id = self.conversation_id
             self.store_write(lambda: self.store.forget_messages(conv_id, [partial]))
+        if self.conversation_id is not None and not self._open_gone():
+            await self.chat_screen.show_messages(self.store.messages(self.conversation_id))
+
+    async def _keep_continued(self) -> None:
+        """A reply to go on with got nothing more (it failed, or was stopped before a word): it
+        stays as it was, its figures too (they said "stopped"), drawn again."""
+        self._partial = None
         if self.conversation_id is not None and not self._open_gone():
             await self.chat_screen.show_messages(self.store.messages(self.conversation_id))
 
@@ -1146,6 +1160,7 @@ class WorkstationApp(App[None]):
         if not made and self.profile is not None:  # opened from the list: it goes on with this profile
             self.store_write(lambda: self.store.set_profile(self.conversation_id, self.profile.ref))  # type: ignore[union-attr]
         self._sent = (text, document)
+        self._turn_from = "send"
         self._attach(None)
         self.chat_screen.clear_input()
         self.save_draft()  # sent: no draft left (a new conversation's was kept under None)
@@ -1192,7 +1207,12 @@ class WorkstationApp(App[None]):
                 or views[-1].role != "assistant":
             self.notify(self.texts("chat.nothing_to_continue"), severity="warning")
             return
+        meta = getattr(self.engine, "meta", None)
+        if meta is not None and not meta.get("n_ctx"):  # a server other than workstation serve may begin anew
+            self.notify(self.texts("chat.continue_not_here"), severity="warning")
+            return
         self._continued = last.content
+        self._turn_from = "continue"
         self._partial = last.id  # the reply's own row is written again as it goes on
         self._asked = next((m.content for m in reversed(stored) if m.role == "user"), "")
         views[-1].reopen()
@@ -1503,11 +1523,15 @@ class WorkstationApp(App[None]):
         self.last_metrics = metrics
         ran_on = (self.profile.ref, self.profile.name) if self.profile else ("", "")
         self.history.add(metrics, *ran_on)
-        text, self._continued = self._continued + event.text, ""  # (a reply gone on with: all of it)
+        continued = self._continued
+        text, self._continued = continued + event.text, ""  # (a reply gone on with: all of it)
         thought = event.reasoning or (view.reasoning if view is not None else "")  # (gone on with: the first part's)
         replacing = self._replacing
-        if replacing and not text.strip() and not thought:  # asked again, stopped before a word: the old one stays
+        if replacing and (metrics.stop_reason == "cancelled" or not (text.strip() or thought)):
+            # asked again and stopped (Esc, Ctrl+Q) or given nothing: the reply it had stays
             await self._keep_replaced(view)
+        elif continued and not event.text.strip() and not event.reasoning:  # went on with nothing: as it was
+            await self._keep_continued()
         else:
             self._replacing = []
             if view is not None:  # stopped before its first token: it says so, and is kept so
@@ -1554,10 +1578,13 @@ class WorkstationApp(App[None]):
             return
         view, self.reply_view = self.reply_view, None
         self.generating = False
-        self._continued = ""
+        continued, self._continued = self._continued, ""
         replaced = bool(self._replacing)
         if replaced:  # asked again and failed: the reply it had stays
             await self._keep_replaced(view)
+            view = None
+        elif continued and view is not None and view.content == continued:  # went on with nothing: as it was
+            await self._keep_continued()
             view = None
         if view is not None:
             if (view.content or view.reasoning) and self.conversation_id is not None:
@@ -1570,7 +1597,7 @@ class WorkstationApp(App[None]):
                     await self._show_kept_turn()
             else:
                 await view.remove()
-        if event.too_long and not replaced:
+        if event.too_long and self._turn_from == "send":  # (not a question asked again, nor a reply gone on with)
             await self._give_back_too_long()
         if self._quit_after_turn:  # what arrived is kept: on the way out, without loading again
             self.exit()
@@ -1934,6 +1961,7 @@ class WorkstationApp(App[None]):
                 self.generating = False
                 self.reply_view = None
                 self._partial, self._partial_at = None, 0.0  # (the next turn's reply is a row of its own)
+                self._replacing, self._continued = [], ""
                 self.update_status()
 
 

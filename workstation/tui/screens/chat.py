@@ -59,7 +59,15 @@ class MessageEditor(TextArea):
     the chat above, as in the one-line box (F1 says so; after a paste, which opens the editor,
     they did nothing); elsewhere they move the cursor a page, as an editor's do."""
 
-    BINDINGS = [Binding("pageup", "page_chat(-1)", show=False), Binding("pagedown", "page_chat(1)", show=False)]
+    BINDINGS = [Binding("pageup", "page_chat(-1)", show=False), Binding("pagedown", "page_chat(1)", show=False),
+                Binding("up", "up_or_last", show=False)]
+
+    def action_up_or_last(self) -> None:
+        """Up in the empty editor puts the last message back, as in the one-line box."""
+        if self.text:
+            self.action_cursor_up()
+        else:
+            cast("ChatScreen", self.screen).wapp.action_edit_last()
 
     def action_page_chat(self, way: int) -> None:
         row = self.cursor_location[0]
