@@ -237,7 +237,7 @@ class WorkstationApp(App[None]):
         self._editing: tuple[int, float] | None = None
         self._replacing: list[int] = []  # the reply a question asked again (Alt+R) replaces once the new one came
         self._continued = ""  # the reply's text before "continue" (Alt+C) went on from it
-        self._turn_from = "send"  # what began the turn under way: send | again (Alt+R) | continue (Alt+C)  # the last question, put back in the box by Up: sent, it replaces it
+        self._turn_from = "send"  # what began the turn under way: send | again (Alt+R) | continue (Alt+C)
         self.history = MetricsHistory(60)
         self.cpu_history: deque[float] = deque(maxlen=60)
         self.system: SystemSampled | None = None
@@ -1032,11 +1032,7 @@ class WorkstationApp(App[None]):
         ids = [m.id for m in self.store.messages(conv_id) if m.id >= question.id]
         self.store_write(lambda: self.store.forget_messages(conv_id, ids))
         self._note_revision()
-        views = list(self.chat_screen.query(MessageView))
-        asked = [i for i, v in enumerate(views) if v.role == "user"]
-        if asked:
-            for view in views[asked[-1]:]:
-                await view.remove()
+        await self.chat_screen.remove_last_exchange(keep_question=False)
 
     def action_edit_last(self) -> None:
         """Up in the empty message box: the last message sent is put back in the box, to change
@@ -1063,7 +1059,7 @@ class WorkstationApp(App[None]):
     async def action_ask_again(self) -> None:
         """A new reply to the last message (ChatGPT's and LM Studio's "regenerate"), in the
         place of the one there, which stays until the new one has come: a try that fails, or
-        is stopped before its first word, leaves it. The message box and its draft are left alone."""
+        is stopped (Esc), leaves it. The message box and its draft are left alone."""
         if self.screen is not self.chat_screen:
             return
         if self.generating:
@@ -1087,12 +1083,9 @@ class WorkstationApp(App[None]):
         self._replacing = [m.id for m in self.store.messages(conv_id) if m.id > question.id]
         self._asked = question.content
         self._turn_from = "again"
-        views = list(self.chat_screen.query(MessageView))
-        asked = [i for i, v in enumerate(views) if v.role == "user"]
         self.generating = True  # (no other turn begins while the screen is made ready)
         try:
-            for view in views[asked[-1] + 1:] if asked else []:
-                await view.remove()
+            await self.chat_screen.remove_last_exchange(keep_question=True)
             reply = await self.chat_screen.add_reply()
         except BaseException:
             self.generating, self._replacing = False, []
@@ -1100,8 +1093,8 @@ class WorkstationApp(App[None]):
         self._start_reply(reply, upto=question.id)
 
     async def _keep_replaced(self, view: MessageView | None) -> None:
-        """A question asked again got no new reply (it failed, or was stopped before its first
-        word): the one it had stays, drawn again; what the try kept as it streamed goes."""
+        """A question asked again got no new reply (it failed, was stopped, or gave nothing):
+        the one it had stays, drawn again; what the try kept as it streamed goes."""
         self._replacing = []
         if view is not None:
             await view.remove()
@@ -1109,13 +1102,16 @@ class WorkstationApp(App[None]):
         if partial is not None and self.conversation_id is not None and not self._open_gone():
             conv_id = self.conversation_id
             self.store_write(lambda: self.store.forget_messages(conv_id, [partial]))
-        if self.conversation_id is not None and not self._open_gone():
-            await self.chat_screen.show_messages(self.store.messages(self.conversation_id))
+        await self._redraw_open()
 
     async def _keep_continued(self) -> None:
         """A reply to go on with got nothing more (it failed, or was stopped before a word): it
         stays as it was, its figures too (they said "stopped"), drawn again."""
         self._partial = None
+        await self._redraw_open()
+
+    async def _redraw_open(self) -> None:
+        """The open conversation drawn again as the file has it (not when deleted elsewhere)."""
         if self.conversation_id is not None and not self._open_gone():
             await self.chat_screen.show_messages(self.store.messages(self.conversation_id))
 

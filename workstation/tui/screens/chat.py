@@ -192,6 +192,15 @@ class ChatScreen(AppScreen, Screen[None]):
             if log.scroll_target_y >= log.max_scroll_y:
                 log.anchor()  # back at the end: it follows the reply again
 
+    async def remove_last_exchange(self, keep_question: bool) -> None:
+        """The last message of the user's drawn (unless ``keep_question``) and what follows it,
+        off the screen: a question changed or too long, a reply asked again."""
+        views = list(self.query(MessageView))
+        asked = [i for i, v in enumerate(views) if v.role == "user"]
+        if asked:
+            for view in views[asked[-1] + (1 if keep_question else 0):]:
+                await view.remove()
+
     async def add_reply(self) -> MessageView:
         """An empty reply at the end of the chat for an answer to stream into (a question asked again)."""
         reply = MessageView("assistant", "", self.wapp.texts, streaming=True)
