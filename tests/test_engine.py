@@ -9,6 +9,7 @@ import pytest
 
 from tests.conftest import make_profile
 from workstation.core.engine import Engine, TokenDelta, TurnFinished
+from workstation.core.engine_api import answer_reserve
 from workstation.core.errors import EngineError, ModelFileError
 
 HELLO = [{"role": "user", "content": "Name three colours of the rainbow."}]
@@ -209,15 +210,22 @@ def test_a_conversation_longer_than_the_context_says_how_many_messages_were_left
     short = [{"role": "user", "content": "My name is Ayla."}, {"role": "assistant", "content": "Hello Ayla."},
              {"role": "user", "content": "What is my name?"}]
     assert engine.run_chat(short, sampling).metrics.left_out_n == 0
-    filler = "The quarterly report lists desks, chairs and lamps for every office floor. " * 40  # ~600 tokens
-    long = [short[0], short[1], *[{"role": r, "content": filler} for r in ("user", "assistant") * 2], short[2]]
+    filler = "The quarterly report lists desks, chairs and lamps for every office floor. " * 20  # ~300 tokens
+    long = [short[0], short[1], *[{"role": r, "content": filler} for r in ("user", "assistant") * 4], short[2]]
     assert engine.count_prompt(long) > engine.n_ctx  # the whole history does not fit
-    m = engine.run_chat(long, sampling).metrics
+    turn = engine.run_chat(long, sampling)
+    m = turn.metrics
     kept = long[m.left_out_n:]
-    assert 2 <= m.left_out_n < len(long) - 1, m.left_out_n  # the name's two, and as few as make room:
-    assert engine.count_prompt(kept) + m.predicted_n <= engine.n_ctx
-    assert engine.count_prompt(long[m.left_out_n - 2:]) > engine.n_ctx - 2  # an exchange fewer did not fit
+    assert 2 <= m.left_out_n < len(long) - 1, m.left_out_n  # the name's two, and as many as free half the room:
+    room = engine.n_ctx - answer_reserve(sampling, engine.n_ctx)
+    assert engine.count_prompt(kept) <= room // 2 < engine.count_prompt(long[m.left_out_n - 2:])
     assert kept[0]["role"] == "user"  # a reply goes with its question (templates refuse a start with a reply)
+    # the next turn starts where this one started: its prompt begins with the cells this one left
+    # (it began a message later each turn, and the whole prompt was read again before every reply)
+    going_on = [*long, {"role": "assistant", "content": turn.text}, {"role": "user", "content": "And my city?"}]
+    again = engine.run_chat(going_on, sampling).metrics
+    assert again.left_out_n == m.left_out_n
+    assert again.cache_n >= engine.count_prompt(kept) - 8 and again.prompt_n < 40, again
 
 
 def test_missing_model_is_a_clear_error(tmp_path) -> None:
@@ -280,3 +288,37 @@ def test_fit_history_finds_the_start_in_a_few_counts() -> None:
     assert kept_on[-2:] == going_on[-2:] and kept_on[1]["role"] == "user"
     kept_most, _ = fit_history(talk, count, 2000, 100, most=500)  # a server's prompt limit
     assert count(kept_most) <= 500 < count([talk[0], *talk[len(talk) - len(kept_most) - 1:]])
+
+
+def test_a_conversation_past_the_context_starts_where_it_started_while_that_fits() -> None:
+    """The kept part began a message later each turn, so no prompt began with the cells of the
+    turn before, and the whole conversation was read again before every reply: an engine's fits
+    start where its last one started while that fits, and a new start frees half the room (as
+    llama.cpp's and Ollama's context shift), so that the next turns fit there too."""
+    from workstation.core.engine_api import KeptStarts, fit_history
+
+    def count(kept: list[dict[str, str]]) -> int:
+        return sum(len(m["content"]) + 3 for m in kept)
+
+    talk = [{"role": "system", "content": "s" * 10}]
+    for i in range(60):
+        talk += [{"role": "user", "content": f"q{i}" * 10}, {"role": "assistant", "content": f"a{i}" * 12}]
+    talk.append({"role": "user", "content": "last"})
+    starts = KeptStarts()
+    kept, left_out = fit_history(talk, count, 2000, 100, kept_starts=starts)
+    assert count(kept) <= 950 < count([talk[0], *talk[1 + left_out - 2:]])  # half the room (1900)
+    lefts = [left_out]
+    for i in range(12):  # turns go on: the same start while it fits, then half the room again
+        talk += [{"role": "assistant", "content": "r" * 60}, {"role": "user", "content": f"n{i}" * 20}]
+        kept_now, left_now = fit_history(talk, count, 2000, 100, kept_starts=starts)
+        assert count(kept_now) + 100 <= 2000 and kept_now[1]["role"] == "user"
+        if left_now == lefts[-1]:
+            assert kept_now[: len(kept) - 1] == kept[:-1]  # the turn before's prompt, then the new messages
+        else:
+            assert left_now > lefts[-1] and count(kept_now) <= 950
+            assert count([talk[0], *talk[1 + lefts[-1]:]]) + 100 > 2000  # the start before no longer fitted
+        kept = kept_now
+        lefts.append(left_now)
+    assert len(set(lefts)) == 2 and lefts.count(lefts[0]) > 4  # one new start in 12 turns (a new one each turn, before)
+    _, without = fit_history(talk, count, 2000, 100)  # no memory: as few left out as make room
+    assert without < lefts[-1]

@@ -14,6 +14,10 @@ ask which one they got. Token counts are exact locally and against ``workstation
 
 from __future__ import annotations
 
+import collections
+import hashlib
+import json
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -46,9 +50,42 @@ def check_sent(messages: list[Message]) -> None:
 TOO_LONG = "engine.too_long"  # the phrase of a message the context cannot hold, even alone
 
 
+class KeptStarts:
+    """Where an engine's recent fits began (``fit_history``), each known by how many messages were
+    left out before it, the system prompt and the first two messages kept. A conversation grown past the context starts where it started
+    the turn before, while that still fits: the kept part began one message later each turn, so
+    the prompt shared no prefix with the cells of the turn before and the whole of it was read
+    again before every reply (a minute a turn on a CPU)."""
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._keys: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self._lock = threading.Lock()  # threads share an engine
+
+    @staticmethod
+    def key(left_out: int, kept: list[Message]) -> str:
+        system = [m for m in kept if m["role"] == "system"]
+        talk = [m for m in kept if m["role"] != "system"][:2]
+        text = json.dumps([left_out, *([m["role"], str(m.get("content", ""))] for m in system + talk)],
+                          ensure_ascii=False)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def knows(self, left_out: int, kept: list[Message]) -> bool:
+        with self._lock:
+            return self.key(left_out, kept) in self._keys
+
+    def add(self, left_out: int, kept: list[Message]) -> None:
+        key = self.key(left_out, kept)
+        with self._lock:
+            self._keys[key] = None
+            self._keys.move_to_end(key)
+            while len(self._keys) > self.size:
+                self._keys.popitem(last=False)
+
+
 def fit_history(
     messages: list[Message], count: Callable[[list[Message]], int], n_ctx: int, reserve: int,
-    most: int | None = None,
+    most: int | None = None, kept_starts: KeptStarts | None = None,
 ) -> tuple[list[Message], int]:
     """The newest messages whose prompt (``count``: its tokens) fits ``n_ctx`` with ``reserve``
     left for the answer (and is at most ``most`` tokens: a server's prompt limit), and how many
@@ -57,6 +94,12 @@ def fit_history(
     starts with the assistant's). Every engine fits a conversation so, and says how many it
     left out (``TurnMetrics.left_out_n``): the local engine dropped the oldest without a word,
     and the model answered a question about them as if it had never been told.
+
+    With ``kept_starts`` (an engine's memory of its fits) a conversation that does not fit
+    starts where one of its earlier fits started, the earliest that still fits, so that its
+    prompt begins with the cells the turn before left; where none does, the oldest messages go
+    until the prompt takes half the room (llama.cpp's and Ollama's context shift free half), so
+    the next turns fit there too. Without it, as few go as make room.
 
     The first message kept is found by halving (a few counts, each a tokenization, or two HTTP
     requests to a desk PC's server): counted again after each message dropped, 400 messages
@@ -73,26 +116,41 @@ def fit_history(
         out = set(talk[:k])
         return [m for i, m in enumerate(body) if i not in out] + [last]
 
-    def fits(n: int) -> bool:
-        return n + reserve <= n_ctx and (most is None or n <= most)
+    room = n_ctx - reserve if most is None else min(n_ctx - reserve, most)
+
+    def earliest(starts: list[int], within: int) -> int | None:
+        """The first of ``starts`` whose prompt takes at most ``within`` tokens (by halving:
+        fewer messages never take more), None where none does."""
+        low, high = -1, len(starts)  # starts[low] does not fit (or is none), starts[high] does (or is none)
+        while high - low > 1:
+            mid = (low + high) // 2
+            if count(kept(starts[mid])) <= within:
+                high = mid
+            else:
+                low = mid
+        return starts[high] if high < len(starts) else None
 
     # where the kept part may start: at a user's message (a reply goes with its question)
     starts = [0] + [k for k in range(1, len(talk)) if body[talk[k]]["role"] != "assistant"] + [len(talk)]
     starts = sorted(set(starts))
-    if fits(count(kept(0))):
+    if count(kept(0)) <= room:
         return list(messages), 0
     n = count(kept(starts[-1]))
-    if len(starts) == 1 or not fits(n):
+    if len(starts) == 1 or n > room:
         raise EngineError(said=[(TOO_LONG, {"n": f"{n:,}", "ctx": f"{n_ctx:,}", "reserve": f"{reserve:,}",
                                             "summarize": cli("summarize")})])
-    low, high = 0, len(starts) - 1  # starts[low] does not fit, starts[high] does
-    while high - low > 1:
-        mid = (low + high) // 2
-        if fits(count(kept(starts[mid]))):
-            high = mid
-        else:
-            low = mid
-    chosen = kept(starts[high])
+    if kept_starts is None:
+        start = earliest(starts[1:], room)
+    else:
+        start = earliest([k for k in starts[1:] if kept_starts.knows(k, kept(k))], room)
+        if start is None:
+            start = earliest(starts[1:], room // 2)
+        if start is None:
+            start = starts[-1]
+    assert start is not None  # the last start fits (above)
+    chosen = kept(start)
+    if kept_starts is not None:
+        kept_starts.add(start, chosen)
     return chosen, len(messages) - len(chosen)
 
 

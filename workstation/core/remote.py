@@ -38,7 +38,13 @@ from typing import Any
 
 import httpx
 
-from workstation.core.engine_api import answer_reserve, check_sent, fit_history, with_system_prompt
+from workstation.core.engine_api import (
+    KeptStarts,
+    answer_reserve,
+    check_sent,
+    fit_history,
+    with_system_prompt,
+)
 from workstation.core.errors import BackendUnreachable, EngineError, ProfileError, WorkstationError
 from workstation.core.events import (
     EngineInfo,
@@ -200,6 +206,7 @@ class RemoteEngine:
         self.listed: list[str] = []  # the models the server's /models names (empty: it has no list)
         self._cancel = threading.Event()
         self.turns = RunningTurns(self._cancel)
+        self.kept_starts = KeptStarts()  # where conversations grown past the server's context began
         self._responses: set[httpx.Response] = set()
         self._lock = threading.Lock()
         self.exact_counts: bool | None = None  # the server tokenizes for us (None: not asked yet)
@@ -438,7 +445,7 @@ class RemoteEngine:
         estimate = estimate_tokens(with_system_prompt(self.profile, messages))
         if not n_ctx or (estimate + reserve <= n_ctx and estimate <= most):
             return messages, 0
-        return fit_history(messages, self.count_prompt, n_ctx, reserve, most)
+        return fit_history(messages, self.count_prompt, n_ctx, reserve, most, self.kept_starts)
 
     def _turn(
         self, messages: list[Message], sampling: Sampling, constraints: Constraints | None = None,

@@ -1,0 +1,86 @@
+"""A conversation grown past the context, turn after turn: where each fit starts, now against
+before, measured side by side in one run on one engine.
+
+"now": an engine's fits start where its last one started while that still fits, and a new
+start frees half the room (llama.cpp's and Ollama's context shift), so the turns after it
+begin with the cells the turn before left. "before": as few messages are left out as make
+room, so the kept part begins a message later each turn and the whole prompt is read again.
+
+The conversation is the same both ways (each turn's reply is a fixed text; the model's own is
+dropped), the ways alternate turn by turn, each with its own engine state. Printed: prompt
+tokens read per turn, TTFT medians and their ratio, and how many messages each way left out
+on average (what the model no longer saw).
+
+    .venv/bin/python bench/overflow.py [--context 2048] [--turns 24] [--model smollm2-135m-instruct-q4_1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from workstation.core.engine import Engine  # noqa: E402
+from workstation.core.metrics import TurnMetrics  # noqa: E402
+from workstation.core.profiles import Sampling, profile_from_dict  # noqa: E402
+
+QUESTION = ("Question {i}: the supplier for floor {i} sent invoice {n} for desks, chairs and lamps, and the "
+            "delivery note lists {m} items. Which of these should the office check before paying it? ")
+ANSWER = ("For invoice {n}, check that the {m} items on the delivery note match the order, that the prices "
+          "are the ones agreed in the contract, and that the floor {i} manager signed the receipt. ") * 2
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--context", type=int, default=2048)
+    parser.add_argument("--turns", type=int, default=24)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--model", default="smollm2-135m-instruct-q4_1")
+    args = parser.parse_args()
+    profile = profile_from_dict(
+        {"name": "overflow", "model": args.model, "context": args.context, "threads": args.threads,
+         "gpu_layers": 0, "parallel": 1, "system_prompt": "You help office staff with their paperwork."},
+        "<bench>",
+    )
+    sampling = Sampling(temperature=0.0, max_tokens=16, repeat_penalty=1.0)
+    engines = {way: Engine(profile) for way in ("now", "before")}
+    engines["before"].kept_starts = None
+    talk: list[dict[str, str]] = []
+    turns: dict[str, list[TurnMetrics]] = {"now": [], "before": []}
+    overflowing = 0
+    for i in range(args.turns):
+        n, m = 4000 + 17 * i, 3 + i % 9
+        talk.append({"role": "user", "content": QUESTION.format(i=i, n=n, m=m)})
+        order = ("now", "before") if i % 2 == 0 else ("before", "now")
+        for way in order:
+            turn = engines[way].run_chat(list(talk), sampling)
+            turns[way].append(turn.metrics)
+        talk.append({"role": "assistant", "content": ANSWER.format(i=i, n=n, m=m)})
+        if turns["now"][-1].left_out_n and not overflowing:
+            overflowing = i
+    for engine in engines.values():
+        engine.close()
+    if not overflowing:
+        sys.exit(f"The conversation never outgrew the context of {args.context}: give more --turns.")
+    print(f"{args.model}, context {args.context}; the conversation outgrew it at turn {overflowing + 1} "
+          f"of {args.turns}; figures of the turns from then on")
+    for way in ("now", "before"):
+        after = turns[way][overflowing:]
+        print(f"{way:7} prompt tokens read per turn " + " ".join(f"{t.prompt_n:5d}" for t in after))
+    rows = {}
+    for way in ("now", "before"):
+        after = turns[way][overflowing:]
+        rows[way] = (statistics.median(t.ttft_ms for t in after), sum(t.prompt_n for t in after),
+                     statistics.mean(t.left_out_n for t in after))
+        print(f"{way:7} TTFT median {rows[way][0]:7.0f} ms   prompt tokens read {rows[way][1]:6d}   "
+              f"messages left out {rows[way][2]:5.1f} on average")
+    print(f"now/before: TTFT {rows['now'][0] / rows['before'][0]:.2f}x, "
+          f"prompt tokens read {rows['now'][1] / rows['before'][1]:.2f}x, "
+          f"messages left out {rows['now'][2] / max(rows['before'][2], 1e-9):.2f}x")
+
+
+if __name__ == "__main__":
+    main()
