@@ -11,6 +11,7 @@ from tests.conftest import make_profile
 from workstation.core.engine import Engine, TokenDelta, TurnFinished
 from workstation.core.engine_api import answer_reserve
 from workstation.core.errors import EngineError, ModelFileError
+from workstation.core.events import PromptRead
 
 HELLO = [{"role": "user", "content": "Name three colours of the rainbow."}]
 
@@ -226,6 +227,21 @@ def test_a_conversation_longer_than_the_context_says_how_many_messages_were_left
     again = engine.run_chat(going_on, sampling).metrics
     assert again.left_out_n == m.left_out_n
     assert again.cache_n >= engine.count_prompt(kept) - 8 and again.prompt_n < 40, again
+
+
+def test_a_long_prompt_says_how_far_it_has_been_read(engine: Engine) -> None:
+    """A long prompt read on a CPU takes a minute before the first word, and the app showed the
+    seconds alone: asked, the engine says after each part (512 tokens) how far it has read, the
+    cached part counted as read; not asked, it says nothing new (every other caller)."""
+    sampling = dataclasses.replace(engine.profile.sampling, max_tokens=1)
+    long = [{"role": "user", "content": "Which item is missing from the list? " + "desk, lamp, chair, " * 180}]
+    events = list(engine.stream_chat(long, sampling, reading=True))
+    reads = [e for e in events if isinstance(e, PromptRead)]
+    total = engine.count_prompt(long)
+    assert [r.read - r.cached for r in reads] == [512 * (i + 1) for i in range(len(reads))] and len(reads) >= 2
+    assert all(r.total == total and 0 < r.fraction < 1 for r in reads) and reads[0].fraction < reads[-1].fraction
+    assert all(isinstance(e, PromptRead) for e in events[: len(reads)])  # all before the first word
+    assert not any(isinstance(e, PromptRead) for e in engine.stream_chat([{"role": "user", "content": "Hi"}], sampling))
 
 
 def test_missing_model_is_a_clear_error(tmp_path) -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 from tests.conftest import make_profile
 from workstation.core.engine import Engine, TokenDelta, TurnFinished
 from workstation.core.engine_process import EngineProcess, _send_events
+from workstation.core.events import PromptRead
+from workstation.core.metrics import TurnMetrics
 
 MESSAGES = [{"role": "user", "content": "Name three colours of the rainbow and say why the sky is blue."}]
 
@@ -61,6 +63,20 @@ def test_pieces_are_gathered_by_the_clock_not_lost(smollm2_path: Path) -> None:
     assert [m[2] for m in pieces] == [sum(d.tokens for d in g) for g in groups]
     assert sum(m[2] for m in pieces) == events[-1].metrics.predicted_n
     assert "".join(m[1] for m in pieces) == "".join(d.text for d in deltas)
+
+
+def test_how_far_a_prompt_has_been_read_goes_to_the_app_at_once() -> None:
+    """The engine's process tells the app each part of a long prompt read, as it comes (the app
+    shows it: "reading the conversation… 42%"), and the text after it as before."""
+    events = [PromptRead(512, 1300, 0, 900.0), PromptRead(1024, 1300, 0, 1800.0), TokenDelta("Hi"),
+              TurnFinished("Hi", TurnMetrics(predicted_n=1))]
+    parent, child = mp.Pipe()
+    _send_events(child, iter(events), 10.0, clock=itertools.count(0).__next__)
+    sent = []
+    while parent.poll():
+        sent.append(parent.recv())
+    assert sent[:2] == [("read", 512, 1300, 0, 900.0), ("read", 1024, 1300, 0, 1800.0)]
+    assert [m[0] for m in sent[2:]] == ["delta", "done"]
 
 
 def test_the_engines_process_outlives_a_hang_up_and_leaves_quietly_when_the_app_is_killed(

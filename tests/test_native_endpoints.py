@@ -78,6 +78,14 @@ def test_completion_plain_and_streamed(server: RunningServer) -> None:
     assert last["stop"] is True and last["content"] == "" and last["tokens_predicted"] == 6
     assert last["timings"]["cache_n"] > 0  # the same prompt again: read from the slot's cache
 
+    # llama-server's return_progress: how far a long prompt has been read, before the first word
+    long = "The order lists " + "staplers, paper, ink, " * 100
+    read = [json.loads(line[6:]) for line in events(server, {"prompt": long, "n_predict": 1, "return_progress": True})]
+    progress = [c["prompt_progress"] for c in read if "prompt_progress" in c]
+    assert progress and all(c["content"] == "" and c["stop"] is False for c in read if "prompt_progress" in c)
+    assert all(p["processed"] - p["cache"] >= 512 and p["total"] == read[-1]["tokens_evaluated"] for p in progress)
+    assert "prompt_progress" not in read[-1] and "prompt_progress" in read[0]
+
     # the prompt as token ids answers the same
     by_ids = post(server, "/completion", {"prompt": prompt_ids, "n_predict": 6}).json()
     assert by_ids["content"] == out["content"]

@@ -11,6 +11,7 @@ import pytest
 from tests.serve_helpers import RunningServer, serve, write_profile
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.errors import EngineError, ProfileError
+from workstation.core.events import PromptRead
 from workstation.core.profiles import Profile, Sampling, profile_from_dict
 from workstation.core.remote import RemoteEngine
 
@@ -78,6 +79,23 @@ def test_a_long_conversation_is_fitted_to_the_servers_context_as_the_local_engin
     final = remote.run_chat(long)
     assert final.text.strip() and final.metrics.left_out_n == 2
     assert remote.run_chat(HELLO).metrics.left_out_n == 0
+
+
+def test_a_long_prompt_says_how_far_the_server_has_read_it(remote: RemoteEngine) -> None:
+    """A desk PC waited for a long prompt with nothing but the seconds: the server says after
+    each part how far it has read (llama-server's ``return_progress``), before the first word;
+    not asked, nothing new is sent."""
+    long = [{"role": "user", "content": "Which one is missing from the office order? " + "stapler, paper, ink, " * 120}]
+    sampling = Sampling(temperature=0.0, max_tokens=2)
+    events = list(remote.stream_chat(long, sampling, reading=True))
+    reads = [e for e in events if isinstance(e, PromptRead)]
+    assert reads, events
+    first_word = next(i for i, e in enumerate(events) if isinstance(e, TokenDelta | TurnFinished))
+    assert all(events.index(r) < first_word for r in reads)
+    assert all(r.total == remote.count_prompt(long) > r.read >= 512 + r.cached and 0 < r.fraction < 1 for r in reads)
+    assert isinstance(events[-1], TurnFinished) and events[-1].metrics.prompt_n + events[-1].metrics.cache_n == reads[0].total
+    again = [*long[:-1], {"role": "user", "content": long[0]["content"] + " And pens?"}]
+    assert not any(isinstance(e, PromptRead) for e in remote.stream_chat(again, sampling))
 
 
 def test_cancel_stops_the_stream(remote: RemoteEngine) -> None:

@@ -294,6 +294,8 @@ async def test_the_wait_for_the_first_word_is_counted_on_screen() -> None:
                 break
             await pilot.pause(0.1)
         assert str(figures.render()).startswith("reading the conversation… 12 s")
+        view.read_so_far(0.424)  # the engine read a part of a long prompt: said at once, with the seconds
+        assert str(figures.render()) == "reading the conversation… 42% · 12 s (Esc stops)"
         await view.write("Hello")
         clock.now += 10.0
         await pilot.pause(1.3)

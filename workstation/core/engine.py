@@ -170,15 +170,16 @@ class Engine:
     # --- turns -----------------------------------------------------------------------------
     def stream_chat(
         self, messages: list[Message], sampling: Sampling | None = None, *,
-        constraints: Constraints | None = None, tag: str | None = None,
+        constraints: Constraints | None = None, tag: str | None = None, reading: bool = False,
     ) -> Iterator[TurnEvent]:
         """Stream one assistant turn for ``messages`` (the last one is the user's); ``tag``: the
-        saved conversation they are (its cells are saved with it, and ``forget`` deletes them)."""
+        saved conversation they are (its cells are saved with it, and ``forget`` deletes them);
+        ``reading``: ``PromptRead`` events say how far a long prompt has been read."""
         t_request = time.perf_counter()
         sampling = sampling or self.profile.sampling
         tokens, left_out = self.fit_messages(messages, answer_reserve(sampling, self.n_ctx))
         for event in self.stream_tokens(
-            tokens, sampling, t_request=t_request, constraints=constraints, tag=tag, reasoning=True
+            tokens, sampling, t_request=t_request, constraints=constraints, tag=tag, reasoning=True, reading=reading,
         ):
             if isinstance(event, TurnFinished):
                 event.metrics.left_out_n = left_out
@@ -194,6 +195,7 @@ class Engine:
         constraints: Constraints | None = None,
         tag: str | None = None,
         reasoning: bool = False,
+        reading: bool = False,
     ) -> Iterator[TurnEvent]:
         """Stream a continuation of ``prompt`` (token ids), reusing the KV cache's common prefix;
         ``reasoning``: it is a chat reply, whose thinking streams apart (``TokenDelta.reasoning``)."""
@@ -205,7 +207,7 @@ class Engine:
         with self.turns.turn():
             yield from self.core.stream(
                 prompt, sampling, t_request=t_request, stop=stop, cancelled=self.cancel_flag,
-                constraints=constraints, tag=tag, reasoning=reasoning,
+                constraints=constraints, tag=tag, reasoning=reasoning, reading=reading,
             )
 
     def run_chat(

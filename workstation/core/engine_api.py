@@ -168,11 +168,13 @@ class ChatEngine(Protocol):
 
     def stream_chat(
         self, messages: list[Message], sampling: Sampling | None = None, *,
-        constraints: Constraints | None = None, tag: str | None = None,
+        constraints: Constraints | None = None, tag: str | None = None, reading: bool = False,
     ) -> Iterator[TurnEvent]:
         """One assistant turn, streamed: ``TokenDelta`` pieces, then ``TurnFinished``.
         ``constraints``: a grammar (or JSON schema) the reply must follow, and the like.
-        ``tag``: the saved conversation these messages are (``kv_state.conversation_tag``)."""
+        ``tag``: the saved conversation these messages are (``kv_state.conversation_tag``).
+        ``reading``: before the first piece, ``PromptRead`` events say how far a long prompt has
+        been read (where the engine can tell: locally and from ``workstation serve``)."""
         ...
 
     def forget(self, tag: str) -> int:

@@ -33,6 +33,7 @@ from workstation.core.errors import EngineError, WorkstationError
 from workstation.core.events import (
     EngineInfo,
     Message,
+    PromptRead,
     TokenDelta,
     TurnEvent,
     TurnFinished,
@@ -105,7 +106,7 @@ def _child_main(
                 sampling = Sampling(**msg[2]) if msg[2] else None
                 events = (
                     engine.stream_chat(msg[1], sampling, constraints=Constraints(**msg[4]) if msg[4] else None,
-                                       tag=msg[5])
+                                       tag=msg[5], reading=msg[6])
                     if kind == "chat"
                     else engine.stream_tokens(msg[1], sampling)
                 )
@@ -151,7 +152,9 @@ def _send_events(
         pending.clear()
 
     for event in events:
-        if isinstance(event, TokenDelta):
+        if isinstance(event, PromptRead):  # one a part of the prompt (n_batch tokens): a few a second
+            conn.send(("read", event.read, event.total, event.cached, event.ms))
+        elif isinstance(event, TokenDelta):
             pending.append(event)
             now = clock()
             if now - last_sent >= interval_s:
@@ -339,6 +342,8 @@ class EngineProcess:
                 kind = reply[0]
                 if kind == "delta":
                     yield TokenDelta(reply[1], reply[2], reasoning=reply[3])
+                elif kind == "read":
+                    yield PromptRead(*reply[1:])
                 elif kind == "done":
                     yield TurnFinished(reply[1], TurnMetrics.from_dict(reply[2]), reasoning=reply[3])
                     return
@@ -347,7 +352,7 @@ class EngineProcess:
 
     def stream_chat(
         self, messages: list[Message], sampling: Sampling | None = None, *,
-        constraints: Constraints | None = None, tag: str | None = None,
+        constraints: Constraints | None = None, tag: str | None = None, reading: bool = False,
     ) -> Iterator[TurnEvent]:
         return self._stream(
             "chat",
@@ -356,6 +361,7 @@ class EngineProcess:
             self.stream_interval_s,
             dataclasses.asdict(constraints) if constraints else None,
             tag,
+            reading,
         )
 
     def forget(self, tag: str) -> int:

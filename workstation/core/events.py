@@ -44,8 +44,26 @@ class RequestFailed:
     retry_after_s: int = 0
 
 
-TurnEvent = TokenDelta | TurnFinished
-SchedulerEvent = TokenDelta | TurnFinished | RequestFailed
+@dataclass
+class PromptRead:
+    """How far the prompt has been read, after each part of it (only to a request that asked:
+    ``reading=True``): a long prompt read on a CPU takes a minute before the first word, and
+    the app showed only the seconds going by. As llama-server's ``prompt_progress``."""
+
+    read: int  # prompt tokens in the cells now, those reused from the cache included
+    total: int  # the prompt's tokens
+    cached: int = 0  # of them, reused from the cache (not read)
+    ms: float = 0.0  # since the reading began
+
+    @property
+    def fraction(self) -> float:
+        """Of the tokens to read, the part read (0 to 1)."""
+        to_read = self.total - self.cached
+        return min(1.0, max(0.0, (self.read - self.cached) / to_read)) if to_read > 0 else 1.0
+
+
+TurnEvent = TokenDelta | TurnFinished | PromptRead
+SchedulerEvent = TokenDelta | TurnFinished | RequestFailed | PromptRead
 
 
 def finished_turn(events: Iterator[TurnEvent]) -> TurnFinished:

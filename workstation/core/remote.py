@@ -49,6 +49,7 @@ from workstation.core.errors import BackendUnreachable, EngineError, ProfileErro
 from workstation.core.events import (
     EngineInfo,
     Message,
+    PromptRead,
     RunningTurns,
     TokenDelta,
     TurnEvent,
@@ -399,12 +400,13 @@ class RemoteEngine:
 
     def stream_chat(
         self, messages: list[Message], sampling: Sampling | None = None, *,
-        constraints: Constraints | None = None, tag: str | None = None,
+        constraints: Constraints | None = None, tag: str | None = None, reading: bool = False,
     ) -> Iterator[TurnEvent]:
         """``tag``: whose conversation it is, told to our own server only (another server keeps
-        no cells of ours by conversation)."""
+        no cells of ours by conversation). ``reading``: llama-server's ``return_progress`` asked of
+        ``workstation serve``, which then says how far it has read a long prompt."""
         with self.turns.turn():
-            yield from self._turn(messages, sampling or self.profile.sampling, constraints, tag=tag)
+            yield from self._turn(messages, sampling or self.profile.sampling, constraints, tag=tag, reading=reading)
 
     def forget(self, tag: str) -> int:
         """A deleted conversation's cells on our own server (``/cells/forget``): how many saved
@@ -449,10 +451,12 @@ class RemoteEngine:
 
     def _turn(
         self, messages: list[Message], sampling: Sampling, constraints: Constraints | None = None,
-        tag: str | None = None,
+        tag: str | None = None, reading: bool = False,
     ) -> Iterator[TurnEvent]:
         messages, left_out = self._fitted(messages, sampling)
         payload = self._payload(messages, sampling, constraints, tag)
+        if reading and _whole(self.meta.get("n_ctx")):  # workstation serve (another may refuse a field it lacks)
+            payload["return_progress"] = True
         if self._cancel.is_set():  # cancelled before it was sent: nothing to ask the server
             yield TurnFinished("", TurnMetrics(load_ms=self.load_ms, stop_reason="cancelled"))
             return
@@ -501,6 +505,9 @@ class RemoteEngine:
                     if chunk.get("usage"):
                         usage = chunk["usage"]
                     quota = quota or chunk.get("quota_reached") is True
+                    read = _prompt_read(chunk.get("prompt_progress")) if reading and not n_chunks else None
+                    if read is not None:
+                        yield read
                     for choice in chunk.get("choices") or []:
                         delta = choice.get("delta") or {}
                         # a reasoning model's thinking: as its own field (llama-server, vLLM,
@@ -573,6 +580,19 @@ class RemoteEngine:
         self, messages: list[Message], sampling: Sampling | None = None, *, constraints: Constraints | None = None
     ) -> TurnFinished:
         return finished_turn(self.stream_chat(messages, sampling, constraints=constraints))
+
+
+def _prompt_read(progress: Any) -> PromptRead | None:
+    """llama-server's ``prompt_progress`` (``total``, ``cache``, ``processed``, ``time_ms``), as
+    ``workstation serve`` sends it too; None where it is not that."""
+    if not isinstance(progress, dict):
+        return None
+    try:
+        total, cached, read = (int(progress.get(k) or 0) for k in ("total", "cache", "processed"))
+        ms = float(progress.get("time_ms") or 0.0)
+    except (TypeError, ValueError):
+        return None
+    return PromptRead(read, total, cached, ms) if total > 0 else None
 
 
 @dataclass

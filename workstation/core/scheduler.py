@@ -52,6 +52,7 @@ from workstation.core.errors import EngineError, WorkstationError
 from workstation.core.events import (
     CancelFlag,
     Message,
+    PromptRead,
     RequestFailed,
     SchedulerEvent,
     TokenDelta,
@@ -337,6 +338,7 @@ class Scheduler:
         tag: str | None = None,
         reasoning: bool = False,
         cache_prompt: bool = True,
+        reading: bool = False,
     ) -> Request:
         """Queue a request; raises PromptTooLong, GrammarError or QueueFull (nothing is queued
         then). ``owner`` (an API key) takes turns with other owners for slots (``slots.admit``);
@@ -344,7 +346,8 @@ class Scheduler:
         cells the slot then holds (a saved conversation: ``forget`` deletes them).
         ``constraints.grammar`` is compiled here, once (a grammar that does not parse is refused
         now, never in the decoding thread). ``reasoning``: a chat reply, whose thinking (a
-        reasoning model's ``<think>`` block) streams apart from its answer."""
+        reasoning model's ``<think>`` block) streams apart from its answer. ``reading``: how far
+        the prompt has been read is told after each part of it but the last (``PromptRead``)."""
         if not prompt:
             raise EngineError("The prompt is empty.")
         if not -1 <= id_slot < self.n_parallel:
@@ -370,6 +373,7 @@ class Scheduler:
             tag=tag,
             reasoning=reasoning,
             cache_prompt=cache_prompt,
+            reading=reading,
         )
         if reasoning:  # the tags stream as text, also where they are control tokens
             if self._think_tokens is None:
@@ -458,7 +462,7 @@ class Scheduler:
                 chore, done = self._chores.popleft()
             self._run_chore(chore, done)
 
-    def stream(self, prompt: list[int], sampling: Sampling, **kwargs: Any) -> Iterator[TokenDelta | TurnFinished]:
+    def stream(self, prompt: list[int], sampling: Sampling, **kwargs: Any) -> Iterator[TokenDelta | TurnFinished | PromptRead]:
         """Blocking iterator over one request's events; closing it early cancels the request."""
         events: queue.SimpleQueue[SchedulerEvent] = queue.SimpleQueue()
         req = self.submit(prompt, sampling, events.put, **kwargs)
@@ -912,6 +916,9 @@ class Scheduler:
             slot.tokens.extend(entry.tokens)
             if not entry.all_logits:
                 if not entry.ends_prompt:
+                    if slot.req.reading:
+                        _deliver(slot.req, PromptRead(len(slot.tokens), len(slot.req.prompt), slot.run.metrics.cache_n,
+                                                      (now - slot.run.t_start) * 1000))
                     continue
                 slot.prefilling = False
                 m = slot.run.metrics

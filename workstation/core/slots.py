@@ -68,6 +68,7 @@ class Request:
     # False (llama-server's cache_prompt): the whole prompt is read again, nothing reused, so
     # a temperature-0 reply does not depend on what the slots held before
     cache_prompt: bool = True
+    reading: bool = False  # how far the prompt has been read is told after each part (events.PromptRead)
 
     def cancel(self) -> None:
         """Cancel this request only (not others that share its ``cancelled`` flag)."""

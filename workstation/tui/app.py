@@ -42,6 +42,7 @@ from workstation.core.engine import EngineInfo, TokenDelta
 from workstation.core.engine import TurnFinished as EngineTurnFinished
 from workstation.core.engine_api import TOO_LONG, open_engine
 from workstation.core.errors import BackendUnreachable, WorkstationError
+from workstation.core.events import PromptRead
 from workstation.core.kv_state import NOT_KEPT, KvStateStore, conversation_tag
 from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.paths import typed_path
@@ -65,6 +66,7 @@ from workstation.tui.messages import (
     EngineFailed,
     LoadProgress,
     ProfileLoaded,
+    PromptProgressed,
     SystemSampled,
     TaskFailed,
     TokenStreamed,
@@ -1320,8 +1322,10 @@ class WorkstationApp(App[None]):
                 count = 0
 
         try:
-            for event in engine.stream_chat(messages, sampling, tag=tag):
-                if isinstance(event, TokenDelta):
+            for event in engine.stream_chat(messages, sampling, tag=tag, reading=True):
+                if isinstance(event, PromptRead):
+                    self.post_message(PromptProgressed(event.fraction))
+                elif isinstance(event, TokenDelta):
                     pending.append(event.text)
                     thought.append(event.reasoning)
                     count += event.tokens
@@ -1478,6 +1482,11 @@ class WorkstationApp(App[None]):
 
         engine.cancel()
         timer = self.set_interval(0.25, again)
+
+    @on(PromptProgressed)
+    def _prompt_read(self, event: PromptProgressed) -> None:
+        if self.reply_view is not None:
+            self.reply_view.read_so_far(event.fraction)
 
     @on(TokenStreamed)
     async def _token(self, event: TokenStreamed) -> None:

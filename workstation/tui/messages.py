@@ -23,6 +23,14 @@ class TokenStreamed(Message):
         self.reasoning = reasoning
 
 
+class PromptProgressed(Message):
+    """A part of a long prompt has been read: ``fraction`` of what there was to read (0 to 1)."""
+
+    def __init__(self, fraction: float) -> None:
+        super().__init__()
+        self.fraction = fraction
+
+
 class TurnFinished(Message):
     """The reply ended (end of text, length, or cancelled: ``metrics.stop_reason``)."""
 

@@ -34,6 +34,7 @@ from workstation.core.chat_template import TemplateError, reply_to_continue
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.engine_api import with_system_prompt
 from workstation.core.errors import EngineError
+from workstation.core.events import PromptRead
 from workstation.core.grammar import GrammarError
 from workstation.core.scheduler import (
     PromptTooLong,
@@ -65,6 +66,7 @@ from workstation.core.server.protocol import (
     parse_template_variables,
     parse_text,
     parse_token_ids,
+    prompt_progress,
     queue_full,
     sse,
     timings,
@@ -324,6 +326,7 @@ class OpenAIServer:
                 reasoning=chat and params.reasoning,
                 tag=params.tag,
                 cache_prompt=params.cache_prompt,
+                reading=params.stream and params.return_progress,
             )
         except GrammarError as err:
             raise grammar_refused(params.output, str(err)) from None
@@ -647,6 +650,8 @@ class OpenAIServer:
 
         def render(event: SchedulerEvent) -> tuple[bytes, bool]:
             nonlocal sent
+            if isinstance(event, PromptRead):  # as llama-server: an empty delta with the progress
+                return sse({**chunk(None, None), "prompt_progress": prompt_progress(event)}), False
             if isinstance(event, TokenDelta):
                 if reader is not None:  # tool calls: probabilities come with the last chunk
                     thinking = sse(chunk(None, None, thought=event.reasoning)) if event.reasoning else b""

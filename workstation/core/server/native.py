@@ -31,7 +31,13 @@ from starlette.routing import Route
 
 import workstation
 from workstation.core.errors import EngineError
-from workstation.core.events import RequestFailed, SchedulerEvent, TokenDelta, TurnFinished
+from workstation.core.events import (
+    PromptRead,
+    RequestFailed,
+    SchedulerEvent,
+    TokenDelta,
+    TurnFinished,
+)
 from workstation.core.profiles import MAX_PREDICT, Constraints, Sampling
 from workstation.core.server.logprobs import ProbsAsked, completion_probabilities
 from workstation.core.server.protocol import (
@@ -41,6 +47,7 @@ from workstation.core.server.protocol import (
     bad,
     failed_response,
     flag,
+    prompt_progress,
     sse,
     timings,
 )
@@ -286,6 +293,10 @@ class NativeRoutes:
 
         async def render(event: SchedulerEvent) -> bytes:
             nonlocal n_decoded, done
+            if isinstance(event, PromptRead):
+                return sse({"index": 0, "content": "", "tokens": [], "stop": False, "id_slot": req.id_slot,
+                            "tokens_predicted": 0, "tokens_evaluated": len(req.prompt),
+                            "prompt_progress": prompt_progress(event)})
             if isinstance(event, TokenDelta):
                 n_decoded += event.tokens
                 if sub.native.prompt_only:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.responses import JSONResponse
 
-from workstation.core.events import RequestFailed
+from workstation.core.events import PromptRead, RequestFailed
 from workstation.core.metrics import TurnMetrics
 from workstation.core.profiles import (
     MAX_PREDICT,
@@ -153,6 +153,9 @@ class GenParams:
     # then does not depend on what the server answered before: a reused prefix's cells were
     # computed in other batches, whose rounding can tip a close choice)
     cache_prompt: bool = True
+    # llama-server's return_progress: a stream says how far the prompt has been read
+    # (``prompt_progress`` chunks) before the first token
+    return_progress: bool = False
 
     def all_constraints(self) -> Constraints:
         """What the request asks beyond sampling: the output format's grammar with the logit
@@ -267,7 +270,8 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
         )
     return GenParams(s, max_tokens, stops, ignore_eos, stream, include_usage, _output_format(body),
                      id_slot=-1 if id_slot is None else id_slot, reasoning=reasoning != "none",
-                     tag=parse_tag(body), cache_prompt=flag(body, "cache_prompt", True))
+                     tag=parse_tag(body), cache_prompt=flag(body, "cache_prompt", True),
+                     return_progress=flag(body, "return_progress", False))
 
 
 MAX_TAG_CHARS = 8192  # a tag holds the conversation database's path
@@ -432,6 +436,12 @@ def timings(m: TurnMetrics) -> dict[str, Any]:
         "draft_n": m.draft_n,
         "draft_n_accepted": m.draft_n_accepted,
     }
+
+
+def prompt_progress(event: PromptRead) -> dict[str, Any]:
+    """llama-server's ``prompt_progress``: the prompt's tokens, those reused from the cache, those
+    in the cells now (the cached included) and the milliseconds since the reading began."""
+    return {"total": event.total, "cache": event.cached, "processed": event.read, "time_ms": round(event.ms, 3)}
 
 
 def usage(m: TurnMetrics) -> dict[str, Any]:

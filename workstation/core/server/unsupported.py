@@ -52,7 +52,6 @@ OFF: dict[str, tuple[Callable[[Any], bool], str]] = {
     "t_max_prompt_ms": (_not_positive, "0"),
     "t_max_predict_ms": (_not_positive, "0"),
     "timings_per_token": (_equal(False), "false"),
-    "return_progress": (_equal(False), "false"),
     "post_sampling_probs": (_equal(False), "false"),
     "verbose": (_equal(False), "false"),
     "backend_sampling": (_equal(False), "false"),

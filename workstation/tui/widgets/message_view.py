@@ -95,6 +95,7 @@ class MessageView(Vertical):
         self.clock: Callable[[], float] = time.perf_counter  # seconds; tests drive their own
         self._asked_at = 0.0  # when a reply about to stream was asked for
         self._wait_timer: Timer | None = None
+        self._read: float | None = None  # of a long prompt, the part read (the engine says after each part)
 
     def compose(self) -> ComposeResult:
         yield Static(self._role_label(), classes="role")
@@ -121,9 +122,16 @@ class MessageView(Vertical):
         self.tail.open()
         self.query_one(".metrics", Static).update(self._metrics_text(), layout=False)
         self._asked_at = self.clock()
+        self._read = None
         if self._wait_timer is not None:
             self._wait_timer.stop()
         self._wait_timer = self.set_interval(WAIT_TICK_S, self._tick_wait)
+
+    def read_so_far(self, fraction: float) -> None:
+        """The engine has read ``fraction`` of a long prompt: said with the seconds (LM Studio's
+        "Processing prompt 42%"); the seconds alone did not tell a minute's wait from a hang."""
+        self._read = fraction
+        self._tick_wait()
 
     def _tick_wait(self) -> None:
         """Until the first word, how long the model has been reading, each second: a long
@@ -135,7 +143,9 @@ class MessageView(Vertical):
             return
         waited = self.clock() - self._asked_at
         if waited >= WAIT_SAID_AFTER_S:
-            self.query_one(".metrics", Static).update(self.texts("chat.reading", s=f"{waited:.0f}"), layout=False)
+            said = (self.texts("chat.reading", s=f"{waited:.0f}") if self._read is None else
+                    self.texts("chat.reading_part", s=f"{waited:.0f}", percent=f"{100 * self._read:.0f}"))
+            self.query_one(".metrics", Static).update(said, layout=False)
 
     def _role_label(self) -> str:
         return self.texts(f"role.{self.role}")
