@@ -556,6 +556,23 @@ async def test_a_reply_is_kept_as_it_streams(profiles: Path) -> None:
         other.close()
 
 
+async def test_a_second_enter_before_the_message_left_the_box_sends_it_once(profiles: Path) -> None:
+    """Enter twice before the first one's message left the box (a double press; a paste that
+    ends with a line break, then Enter) sent it twice: two messages, two replies on one engine
+    at once, and one reply left "reading the conversation…" on screen for good."""
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        app.chat_screen.set_input("Hello twice")
+        app.action_send()  # both Enters handled before the first message's sending began
+        app.action_send()
+        await until(pilot, lambda: app.conversation_id is not None and not app.generating)
+        await pilot.pause(0.3)
+        stored = app.store.messages(app.conversation_id)
+        assert [(m.role, m.content) for m in stored][:1] == [("user", "Hello twice")] and len(stored) == 2
+        assert [v.role for v in _views(app)] == ["user", "assistant"] and _views(app)[-1].metrics is not None
+
+
 async def _first_turn_answered(pilot, app: WorkstationApp) -> tuple[int | None, Path]:
     """Once the model is loaded, "Hello!" sent and answered: the conversation and its file."""
     await until(pilot, lambda: app.engine is not None)

@@ -231,6 +231,7 @@ class WorkstationApp(App[None]):
         self._store_file: tuple[int, int] | None = None  # the conversation file's (device, inode)
         self._store_fd: int | None = None  # a handle on it: st_nlink 0 once it is deleted
         self._asked = ""  # the user's message of the turn under way
+        self._sending = False  # Enter's message is on its way (to the box's clearing and the reply's start)
         self._sent: tuple[str, tuple[Path, str] | None] = ("", None)  # its box's text and document, as typed
         # conversations (number, made at) told their start no longer fits the context
         self._left_out_told: set[tuple[int, float]] = set()
@@ -1016,9 +1017,19 @@ class WorkstationApp(App[None]):
         self.chat_screen.focus_prompt()
 
     def action_send(self) -> None:
-        if self.screen is not self.chat_screen:
+        """Enter: the box's text is sent. A second Enter before the first one's message left the
+        box (a double press, a paste that ends with a line break) sent it again: the message
+        twice, two replies on one engine at once, and one of them left "reading…" for good."""
+        if self.screen is not self.chat_screen or self._sending:
             return
-        self.run_worker(self.send(self.chat_screen.input_text()), group="send", exit_on_error=False)
+        self._sending = True
+        self.run_worker(self._send_once(self.chat_screen.input_text()), group="send", exit_on_error=False)
+
+    async def _send_once(self, text: str) -> None:
+        try:
+            await self.send(text)
+        finally:
+            self._sending = False
 
     def _last_question(self) -> StoredMessage | None:
         """The open conversation's last message of the user's (None: none yet)."""
