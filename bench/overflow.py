@@ -47,7 +47,7 @@ def main() -> None:
     )
     sampling = Sampling(temperature=0.0, max_tokens=16, repeat_penalty=1.0)
     engines = {way: Engine(profile) for way in ("now", "before")}
-    engines["before"].kept_starts = None
+    engines["before"].shift_by_half = False
     talk: list[dict[str, str]] = []
     turns: dict[str, list[TurnMetrics]] = {"now": [], "before": []}
     overflowing = 0

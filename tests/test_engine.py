@@ -217,9 +217,10 @@ def test_a_conversation_longer_than_the_context_says_how_many_messages_were_left
     turn = engine.run_chat(long, sampling)
     m = turn.metrics
     kept = long[m.left_out_n:]
-    assert 2 <= m.left_out_n < len(long) - 1, m.left_out_n  # the name's two, and as many as free half the room:
+    assert 2 <= m.left_out_n < len(long) - 1, m.left_out_n  # the name's two, and those of half the room:
     room = engine.n_ctx - answer_reserve(sampling, engine.n_ctx)
-    assert engine.count_prompt(kept) <= room // 2 < engine.count_prompt(long[m.left_out_n - 2:])
+    whole = engine.count_prompt(long)
+    assert whole - engine.count_prompt(kept) >= room // 2 > whole - engine.count_prompt(long[m.left_out_n - 2:])
     assert kept[0]["role"] == "user"  # a reply goes with its question (templates refuse a start with a reply)
     # the next turn starts where this one started: its prompt begins with the cells this one left
     # (it began a message later each turn, and the whole prompt was read again before every reply)
@@ -293,48 +294,51 @@ def test_fit_history_finds_the_start_in_a_few_counts() -> None:
         counted.append(len(kept))
         return sum(len(m["content"]) + 3 for m in kept)
 
-    kept, left_out = fit_history(talk, count, 2000, 100)
+    kept, left_out = fit_history(talk, count, 2000, 100, shift=False)
     assert len(counted) <= 12  # (400 before)
     assert kept[0]["role"] == "system" and kept[1]["role"] == "user" and kept[-1]["content"] == "last"
     assert count(kept) + 100 <= 2000 and left_out == len(talk) - len(kept)
     one_more = [talk[0], *talk[1 + left_out - 2:]]  # the exchange before the first kept: did not fit
     assert count(one_more) + 100 > 2000
     going_on = [*talk[:-1], {"role": "assistant", "content": "a" * 30}]  # a reply to go on from keeps its question
-    kept_on, _ = fit_history(going_on, count, 2000, 100)
+    kept_on, _ = fit_history(going_on, count, 2000, 100, shift=False)
     assert kept_on[-2:] == going_on[-2:] and kept_on[1]["role"] == "user"
-    kept_most, _ = fit_history(talk, count, 2000, 100, most=500)  # a server's prompt limit
+    kept_most, _ = fit_history(talk, count, 2000, 100, most=500, shift=False)  # a server's prompt limit
     assert count(kept_most) <= 500 < count([talk[0], *talk[len(talk) - len(kept_most) - 1:]])
 
 
 def test_a_conversation_past_the_context_starts_where_it_started_while_that_fits() -> None:
     """The kept part began a message later each turn, so no prompt began with the cells of the
-    turn before, and the whole conversation was read again before every reply: an engine's fits
-    start where its last one started while that fits, and a new start frees half the room (as
-    llama.cpp's and Ollama's context shift), so that the next turns fit there too."""
-    from workstation.core.engine_api import KeptStarts, fit_history
+    turn before, and the whole conversation was read again before every reply: the oldest go
+    by halves of the room (as llama.cpp's and Ollama's context shift), at starts that follow
+    from the conversation alone, so the next turns start at the same message while it fits."""
+    from workstation.core.engine_api import fit_history
+
+    counted: list[int] = []
 
     def count(kept: list[dict[str, str]]) -> int:
+        counted.append(len(kept))
         return sum(len(m["content"]) + 3 for m in kept)
 
     talk = [{"role": "system", "content": "s" * 10}]
     for i in range(60):
         talk += [{"role": "user", "content": f"q{i}" * 10}, {"role": "assistant", "content": f"a{i}" * 12}]
     talk.append({"role": "user", "content": "last"})
-    starts = KeptStarts()
-    kept, left_out = fit_history(talk, count, 2000, 100, kept_starts=starts)
-    assert count(kept) <= 950 < count([talk[0], *talk[1 + left_out - 2:]])  # half the room (1900)
+    kept, left_out = fit_history(talk, count, 2000, 100)
+    assert count(kept) + 100 <= 2000 and kept[1]["role"] == "user"
+    assert fit_history(talk, count, 2000, 100, shift=False)[1] < left_out  # (as few left out as make room)
     lefts = [left_out]
-    for i in range(12):  # turns go on: the same start while it fits, then half the room again
+    for i in range(14):  # turns go on: the same start while it fits, then half the room again
         talk += [{"role": "assistant", "content": "r" * 60}, {"role": "user", "content": f"n{i}" * 20}]
-        kept_now, left_now = fit_history(talk, count, 2000, 100, kept_starts=starts)
+        counted.clear()
+        kept_now, left_now = fit_history(talk, count, 2000, 100)
+        assert len(counted) <= 2 * 8 + 2  # two halvings over ~70 starts
         assert count(kept_now) + 100 <= 2000 and kept_now[1]["role"] == "user"
         if left_now == lefts[-1]:
             assert kept_now[: len(kept) - 1] == kept[:-1]  # the turn before's prompt, then the new messages
         else:
-            assert left_now > lefts[-1] and count(kept_now) <= 950
+            assert left_now > lefts[-1] and count(kept_now) <= 950 + 120  # about half the room (1900) free
             assert count([talk[0], *talk[1 + lefts[-1]:]]) + 100 > 2000  # the start before no longer fitted
         kept = kept_now
         lefts.append(left_now)
-    assert len(set(lefts)) == 2 and lefts.count(lefts[0]) > 4  # one new start in 12 turns (a new one each turn, before)
-    _, without = fit_history(talk, count, 2000, 100)  # no memory: as few left out as make room
-    assert without < lefts[-1]
+    assert len(set(lefts)) == 2 and lefts.count(lefts[0]) > 4  # one new start in 14 turns (a new one each turn, before)

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from workstation.core.chat_template import reply_to_continue
-from workstation.core.engine_api import KeptStarts, answer_reserve, fit_history, with_system_prompt
+from workstation.core.engine_api import answer_reserve, fit_history, with_system_prompt
 from workstation.core.errors import EngineError
 from workstation.core.events import (
     CancelFlag,
@@ -71,7 +71,7 @@ class Engine:
         )
         self.load_ms = self.core.load_ms
         self.turns = RunningTurns(self.cancel_flag)
-        self.kept_starts: KeptStarts | None = KeptStarts()  # where conversations grown past the context began (fit_history)
+        self.shift_by_half = True  # a conversation grown past the context loses half the room at a time (fit_history)
 
     @property
     def model(self) -> LoadedModel:
@@ -164,7 +164,7 @@ class Engine:
             last[:] = [(len(kept), self.chat_prompt(kept))]
             return len(last[0][1])
 
-        kept, left_out = fit_history(messages, count, self.n_ctx, reserve, kept_starts=self.kept_starts)
+        kept, left_out = fit_history(messages, count, self.n_ctx, reserve, shift=self.shift_by_half)
         return (last[0][1] if last[0][0] == len(kept) else self.chat_prompt(kept)), left_out
 
     # --- turns -----------------------------------------------------------------------------

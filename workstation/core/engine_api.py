@@ -14,10 +14,6 @@ ask which one they got. Token counts are exact locally and against ``workstation
 
 from __future__ import annotations
 
-import collections
-import hashlib
-import json
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -50,42 +46,9 @@ def check_sent(messages: list[Message]) -> None:
 TOO_LONG = "engine.too_long"  # the phrase of a message the context cannot hold, even alone
 
 
-class KeptStarts:
-    """Where an engine's recent fits began (``fit_history``), each known by how many messages were
-    left out before it, the system prompt and the first two messages kept. A conversation grown past the context starts where it started
-    the turn before, while that still fits: the kept part began one message later each turn, so
-    the prompt shared no prefix with the cells of the turn before and the whole of it was read
-    again before every reply (a minute a turn on a CPU)."""
-
-    def __init__(self, size: int = 64) -> None:
-        self.size = size
-        self._keys: collections.OrderedDict[str, None] = collections.OrderedDict()
-        self._lock = threading.Lock()  # threads share an engine
-
-    @staticmethod
-    def key(left_out: int, kept: list[Message]) -> str:
-        system = [m for m in kept if m["role"] == "system"]
-        talk = [m for m in kept if m["role"] != "system"][:2]
-        text = json.dumps([left_out, *([m["role"], str(m.get("content", ""))] for m in system + talk)],
-                          ensure_ascii=False)
-        return hashlib.sha256(text.encode()).hexdigest()
-
-    def knows(self, left_out: int, kept: list[Message]) -> bool:
-        with self._lock:
-            return self.key(left_out, kept) in self._keys
-
-    def add(self, left_out: int, kept: list[Message]) -> None:
-        key = self.key(left_out, kept)
-        with self._lock:
-            self._keys[key] = None
-            self._keys.move_to_end(key)
-            while len(self._keys) > self.size:
-                self._keys.popitem(last=False)
-
-
 def fit_history(
     messages: list[Message], count: Callable[[list[Message]], int], n_ctx: int, reserve: int,
-    most: int | None = None, kept_starts: KeptStarts | None = None,
+    most: int | None = None, shift: bool = True,
 ) -> tuple[list[Message], int]:
     """The newest messages whose prompt (``count``: its tokens) fits ``n_ctx`` with ``reserve``
     left for the answer (and is at most ``most`` tokens: a server's prompt limit), and how many
@@ -95,15 +58,19 @@ def fit_history(
     left out (``TurnMetrics.left_out_n``): the local engine dropped the oldest without a word,
     and the model answered a question about them as if it had never been told.
 
-    With ``kept_starts`` (an engine's memory of its fits) a conversation that does not fit
-    starts where one of its earlier fits started, the earliest that still fits, so that its
-    prompt begins with the cells the turn before left; where none does, the oldest messages go
-    until the prompt takes half the room (llama.cpp's and Ollama's context shift free half), so
-    the next turns fit there too. Without it, as few go as make room.
+    ``shift``: the oldest go by halves of the room (as llama.cpp's and Ollama's context shift
+    free half the context): the kept part may start only where the tokens left out before it
+    first reach a whole number of half rooms, and it starts at the first of those that fits. So the
+    next turns start at the same message while it fits, and their prompt begins with the cells
+    the turn before left; the kept part began a message later each turn, so no prompt shared a
+    prefix with the last, and the whole conversation was read again before every reply (a minute
+    a turn on a CPU). Where it starts follows from the conversation alone, so a restart, another
+    process (``chat -c``) or a desk PC finds the same start, and its saved cells with it.
+    Without ``shift``, as few go as make room.
 
-    The first message kept is found by halving (a few counts, each a tokenization, or two HTTP
-    requests to a desk PC's server): counted again after each message dropped, 400 messages
-    took two minutes before the first word, and a desk PC sent 780 requests a turn."""
+    Each start is found by halving (a few counts, each a tokenization, or two HTTP requests to a
+    desk PC's server): counted again after each message dropped, 400 messages took two minutes
+    before the first word, and a desk PC sent 780 requests a turn."""
     check_sent(messages)
     body, last = messages[:-1], messages[-1]
     # a reply to go on from keeps its question: from the last user's message on, nothing is left out
@@ -116,41 +83,44 @@ def fit_history(
         out = set(talk[:k])
         return [m for i, m in enumerate(body) if i not in out] + [last]
 
+    counted: dict[int, int] = {}
+
+    def tokens(k: int) -> int:
+        if k not in counted:
+            counted[k] = count(kept(k))
+        return counted[k]
+
     room = n_ctx - reserve if most is None else min(n_ctx - reserve, most)
 
-    def earliest(starts: list[int], within: int) -> int | None:
-        """The first of ``starts`` whose prompt takes at most ``within`` tokens (by halving:
-        fewer messages never take more), None where none does."""
-        low, high = -1, len(starts)  # starts[low] does not fit (or is none), starts[high] does (or is none)
+    def first(starts: list[int], ok: Callable[[int], bool]) -> int:
+        """The first of ``starts`` where ``ok`` holds, by halving (it holds from there on); the
+        last one where it holds nowhere before."""
+        low, high = -1, len(starts) - 1
         while high - low > 1:
             mid = (low + high) // 2
-            if count(kept(starts[mid])) <= within:
+            if ok(starts[mid]):
                 high = mid
             else:
                 low = mid
-        return starts[high] if high < len(starts) else None
+        return starts[high]
 
     # where the kept part may start: at a user's message (a reply goes with its question)
     starts = [0] + [k for k in range(1, len(talk)) if body[talk[k]]["role"] != "assistant"] + [len(talk)]
     starts = sorted(set(starts))
-    if count(kept(0)) <= room:
+    whole = tokens(0)
+    if whole <= room:
         return list(messages), 0
-    n = count(kept(starts[-1]))
+    n = tokens(starts[-1])
     if len(starts) == 1 or n > room:
         raise EngineError(said=[(TOO_LONG, {"n": f"{n:,}", "ctx": f"{n_ctx:,}", "reserve": f"{reserve:,}",
                                             "summarize": cli("summarize")})])
-    if kept_starts is None:
-        start = earliest(starts[1:], room)
-    else:
-        start = earliest([k for k in starts[1:] if kept_starts.knows(k, kept(k))], room)
-        if start is None:
-            start = earliest(starts[1:], room // 2)
-        if start is None:
-            start = starts[-1]
-    assert start is not None  # the last start fits (above)
+    start = first(starts[1:], lambda k: tokens(k) <= room)  # as few left out as make room
+    if shift:  # the first whole number of half rooms whose start fits: past the last start that does not
+        half = max(1, room // 2)
+        short = whole - tokens(starts[starts.index(start) - 1])  # tokens left out there (0: none)
+        reach = (short // half + 1) * half
+        start = first([k for k in starts if k >= start], lambda k: whole - tokens(k) >= reach)
     chosen = kept(start)
-    if kept_starts is not None:
-        kept_starts.add(start, chosen)
     return chosen, len(messages) - len(chosen)
 
 

@@ -39,7 +39,6 @@ from typing import Any
 import httpx
 
 from workstation.core.engine_api import (
-    KeptStarts,
     answer_reserve,
     check_sent,
     fit_history,
@@ -207,7 +206,6 @@ class RemoteEngine:
         self.listed: list[str] = []  # the models the server's /models names (empty: it has no list)
         self._cancel = threading.Event()
         self.turns = RunningTurns(self._cancel)
-        self.kept_starts = KeptStarts()  # where conversations grown past the server's context began
         self._responses: set[httpx.Response] = set()
         self._lock = threading.Lock()
         self.exact_counts: bool | None = None  # the server tokenizes for us (None: not asked yet)
@@ -447,7 +445,7 @@ class RemoteEngine:
         estimate = estimate_tokens(with_system_prompt(self.profile, messages))
         if not n_ctx or (estimate + reserve <= n_ctx and estimate <= most):
             return messages, 0
-        return fit_history(messages, self.count_prompt, n_ctx, reserve, most, self.kept_starts)
+        return fit_history(messages, self.count_prompt, n_ctx, reserve, most)
 
     def _turn(
         self, messages: list[Message], sampling: Sampling, constraints: Constraints | None = None,
