@@ -1,9 +1,9 @@
 """A conversation grown past the context, turn after turn: where each fit starts, now against
 before, measured side by side in one run on one engine.
 
-"now": an engine's fits start where its last one started while that still fits, and a new
-start frees half the room (llama.cpp's and Ollama's context shift), so the turns after it
-begin with the cells the turn before left. "before": as few messages are left out as make
+"now": the oldest messages go half the room at a time (llama.cpp's and Ollama's context
+shift), so the turns after a shift start at the same message and begin with the cells the turn
+before left. "before": as few messages are left out as make
 room, so the kept part begins a message later each turn and the whole prompt is read again.
 
 The conversation is the same both ways (each turn's reply is a fixed text; the model's own is
