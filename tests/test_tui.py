@@ -2309,11 +2309,12 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         await until(pilot, lambda: prompt.has_focus)
 
         # asked again and stopped (Esc) once it began: the reply there stays, not the new one's start
-        app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=300)  # type: ignore[union-attr]
+        app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=12)  # type: ignore[union-attr]
         await _send(pilot, app, "Write a long story about a cat.")
         await until(pilot, lambda: not app.generating)
         story = app.store.messages(conv)[-1]
-        await pilot.press("alt+r")
+        app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=300)  # type: ignore[union-attr]
+        await pilot.press("alt+r")  # (long enough to be stopped)
         await until(pilot, lambda: app.reply_view is not None and bool(app.reply_view.content))
         await pilot.press("escape")
         await until(pilot, lambda: not app.generating and _views(app)[-1].content == story.content)
