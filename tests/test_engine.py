@@ -342,3 +342,7 @@ def test_a_conversation_past_the_context_starts_where_it_started_while_that_fits
         kept = kept_now
         lefts.append(left_now)
     assert len(set(lefts)) == 2 and lefts.count(lefts[0]) > 4  # one new start in 14 turns (a new one each turn, before)
+    # a long last message (a pasted document) that the half rooms would leave alone keeps what fits
+    short = [talk[0], *({"role": r, "content": "x" * 97} for r in ("user", "assistant") * 5),
+             {"role": "user", "content": "d" * 997}]
+    assert fit_history(short, count, 2000, 100)[1] == fit_history(short, count, 2000, 100, shift=False)[1] == 2

@@ -119,7 +119,10 @@ def fit_history(
         half = max(1, room // 2)
         short = whole - tokens(starts[starts.index(start) - 1])  # tokens left out there (0: none)
         reach = (short // half + 1) * half
+        fewest = start
         start = first([k for k in starts if k >= start], lambda k: whole - tokens(k) >= reach)
+        if start == starts[-1] and fewest < start:  # (a long last message) not all the talk for it: the fewest
+            start = fewest
     chosen = kept(start)
     return chosen, len(messages) - len(chosen)
 

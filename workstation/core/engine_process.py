@@ -7,13 +7,14 @@ interface as ``Engine`` (``ChatEngine`` in ``core/engine_api.py``, plus ``stream
 callers do not care which side of the boundary the model is on.
 
 Protocol (pickled tuples over a ``multiprocessing`` pipe):
-  parent -> child  ("chat", messages, sampling|None, interval_s, constraints|None, tag|None)
+  parent -> child  ("chat", messages, sampling|None, interval_s, constraints|None, tag|None, reading)
                    | ("tokens", ids, sampling|None, interval_s)
                    | ("many", conversations, sampling|None, tag|None)
                    | ("tokenize_chat", messages) | ("forget", tag) | ("claim", tag, messages)
                    | ("reset",) | ("info",) | ("close",)
   child -> parent  ("progress", fraction) | ("ready", info) | ("delta", text, n_tokens, reasoning)
-                   | ("done", text, metrics, reasoning) | ("item", index, text, metrics, reasoning)
+                   | ("read", read, total, cached, ms) | ("done", text, metrics, reasoning)
+                   | ("item", index, text, metrics, reasoning)
                    | ("result", value) | ("error", message[, phrases])
 Cancellation is a shared ``multiprocessing.Event`` the child checks per token and inside
 llama.cpp (abort callback), so it does not wait behind the pipe.

@@ -402,7 +402,8 @@ class RemoteEngine:
     ) -> Iterator[TurnEvent]:
         """``tag``: whose conversation it is, told to our own server only (another server keeps
         no cells of ours by conversation). ``reading``: llama-server's ``return_progress`` asked of
-        ``workstation serve``, which then says how far it has read a long prompt."""
+        a server whose ``/models`` meta says it takes it (``workstation serve`` since it does;
+        an older one refused the field), which then says how far it has read a long prompt."""
         with self.turns.turn():
             yield from self._turn(messages, sampling or self.profile.sampling, constraints, tag=tag, reading=reading)
 
@@ -453,7 +454,7 @@ class RemoteEngine:
     ) -> Iterator[TurnEvent]:
         messages, left_out = self._fitted(messages, sampling)
         payload = self._payload(messages, sampling, constraints, tag)
-        if reading and _whole(self.meta.get("n_ctx")):  # workstation serve (another may refuse a field it lacks)
+        if reading and self.meta.get("prompt_progress") is True:  # a server that says it takes it (an older one refused it)
             payload["return_progress"] = True
         if self._cancel.is_set():  # cancelled before it was sent: nothing to ask the server
             yield TurnFinished("", TurnMetrics(load_ms=self.load_ms, stop_reason="cancelled"))

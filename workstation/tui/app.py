@@ -765,7 +765,7 @@ class WorkstationApp(App[None]):
         await self.refresh_sidebar("")
 
     async def action_new_conversation(self) -> None:
-        if self.generating:
+        if self.generating or self._sending:  # (also while a message is on its way to the chat)
             self.notify(self.busy_text(), severity="warning")
             return
         self._keep_draft(None)
@@ -1075,7 +1075,7 @@ class WorkstationApp(App[None]):
         is stopped (Esc), leaves it. The message box and its draft are left alone."""
         if self.screen is not self.chat_screen:
             return
-        if self.generating:
+        if self.generating or self._sending:
             self.notify(self.busy_text(), severity="warning")
             return
         if self._open_gone():
@@ -1203,7 +1203,7 @@ class WorkstationApp(App[None]):
         begun (``reply_to_continue``), not as a reply to answer."""
         if self.screen is not self.chat_screen:
             return
-        if self.generating:
+        if self.generating or self._sending:
             self.notify(self.busy_text(), severity="warning")
             return
         if self.engine is None:

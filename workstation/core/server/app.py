@@ -501,7 +501,8 @@ class OpenAIServer:
     async def _first_event(
         self, request: Request, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket
     ) -> SchedulerEvent | Response:
-        """A stream's first event, waited for before its answer starts: a request that fails
+        """A stream's first event (its first token, or with ``return_progress`` the first part of
+        its prompt read), waited for before its answer starts: a request that fails
         before its first token (the queue gave its place to another's, the server stops) is
         answered with its status, 429 and Retry-After, where a stream said 200 and then an error
         event, which the openai client raises as an APIError with no status, and does not retry."""
@@ -729,6 +730,7 @@ class OpenAIServer:
             "n_parallel": s.n_parallel,
             "n_vocab": s.model.n_vocab,
             "n_params": s.model.n_params,  # (llama-server's too): a desk PC's summary says a small model is one
+            "prompt_progress": True,  # return_progress is taken (a server before it refused the field: 400)
         }
         names = [self.options.model_id, *(a for a in self.options.aliases if a != self.options.model_id)]
         listed = [  # each alias is a model id a client can pick (llama-server lists them in "aliases")
