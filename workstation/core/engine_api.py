@@ -64,7 +64,7 @@ def fit_history(
     next turns start at the same message while it fits, and their prompt begins with the cells
     the turn before left; the kept part began a message later each turn, so no prompt shared a
     prefix with the last, and the whole conversation was read again before every reply (a minute
-    a turn on a CPU). Where it starts follows from the conversation alone, so a restart, another
+    a turn on a CPU). Where it starts follows from the conversation and the room alone, so a restart, another
     process (``chat -c``) or a desk PC finds the same start, and its saved cells with it.
     Without ``shift``, as few go as make room.
 
