@@ -56,6 +56,7 @@ from workstation.core.events import (
     RequestFailed,
     SchedulerEvent,
     TokenDelta,
+    TurnEvent,
     TurnFinished,
 )
 from workstation.core.grammar import GrammarError, GrammarStuck, compile_grammar
@@ -462,7 +463,7 @@ class Scheduler:
                 chore, done = self._chores.popleft()
             self._run_chore(chore, done)
 
-    def stream(self, prompt: list[int], sampling: Sampling, **kwargs: Any) -> Iterator[TokenDelta | TurnFinished | PromptRead]:
+    def stream(self, prompt: list[int], sampling: Sampling, **kwargs: Any) -> Iterator[TurnEvent]:
         """Blocking iterator over one request's events; closing it early cancels the request."""
         events: queue.SimpleQueue[SchedulerEvent] = queue.SimpleQueue()
         req = self.submit(prompt, sampling, events.put, **kwargs)
