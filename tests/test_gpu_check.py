@@ -174,3 +174,36 @@ def test_report_says_which_goals_are_met(tmp_path: Path) -> None:
     md = markdown(results)
     assert "| our decode / llama-bench tg, all layers on the GPU | m: 0.970 | ≥ 0.95 | meets the goal |" in md
     assert "1.070 to 1.070 | within 5% | misses the goal" in md
+
+
+def test_a_crash_in_a_checked_process_says_where_it_happened(tmp_path: Path) -> None:
+    """The first device run had every product step end in "exited -11" and nothing else: a crash
+    now brings Python's stack and the C stack (the preloaded handler, frames named), kept in
+    $OUT, and the report shows it under the step."""
+    import subprocess
+    import sys
+    import time
+
+    from scripts.gpu_check.checks import SMOLLM2, Context
+
+    out = tmp_path / "out"
+    out.mkdir()
+    ctx = Context(work=tmp_path / "work", out=out, site=tmp_path, bin=tmp_path, models={SMOLLM2: tmp_path / "m.gguf"},
+                  cuda=False, quick=True, deadline=time.monotonic() + 60)
+    assert "segv-backtrace.so" in ctx.env["LD_PRELOAD"] and ctx.env["PYTHONFAULTHANDLER"] == "1"
+    proc = subprocess.run([sys.executable, "-c", "import ctypes\nctypes.string_at(0)\n"], env=ctx.env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -11
+    err = ctx.failure("workstation bench", proc.returncode, proc.stderr)
+    assert str(err) == "workstation bench crashed (SIGSEGV; its stderr: crash-1.txt)"
+    assert (out / "crash-1.txt").read_text() == proc.stderr
+    python_part, c_part = err.crash.split("C stack (innermost first):")
+    assert "in string_at" in python_part  # faulthandler's frame
+    frames = c_part.strip().splitlines()
+    assert "string_at" in frames[1] or "string_at" in frames[0]  # named, the handler's own frames left out
+    assert not any("segv" in f or "restore_rt" in f for f in frames)
+    ok = ctx.failure("llama-bench", 1, "usage\nerror: unknown argument: -x\n")
+    assert str(ok) == "llama-bench exited 1: error: unknown argument: -x" and not ok.crash
+    md = markdown({"steps": {"bench": {"ok": False, "error": str(err), "crash": err.crash}}})
+    assert "## bench: where it crashed" in md and "ctypes" in md
+    ctx.close()

@@ -3,6 +3,8 @@
     scripts/gpu-check prepare [--models A,B] [--skip-build]   here: make .gpu-check/ and build it for the CPU
     scripts/gpu-check plan                                    the device calls to make, one JSON line each
     scripts/gpu-check run [--local] [--quick]                 on the device (each call); --local: dry run here
+    scripts/gpu-check run --now --steps environment,engine_load,bench
+                                                              after call 2: a short check (a crash, the reference)
 """
 
 from __future__ import annotations

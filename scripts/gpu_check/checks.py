@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .crash import build_shim, excerpt, signal_name
 from .kit import ROOT
 
 SMOLLM2 = "smollm2-135m-instruct-q4_1"
@@ -57,6 +58,11 @@ class Context:
         if self.lib_dirs:
             self.env["LD_LIBRARY_PATH"] = os.pathsep.join([*self.lib_dirs, os.environ.get("LD_LIBRARY_PATH", "")])
         self.env.pop("WORKSTATION_API_KEY", None)
+        # a crash says where: Python's stack (faulthandler) and the C stack (the preloaded shim)
+        self.env["PYTHONFAULTHANDLER"] = "1"
+        shim = build_shim(self.work)
+        if shim is not None:
+            self.env["LD_PRELOAD"] = f"{shim} {os.environ.get('LD_PRELOAD', '')}".strip()
         self.log = (self.work / "steps.log").open("a")
 
     def left(self) -> float:
@@ -77,9 +83,21 @@ class Context:
     def cli_json(self, *args: str, timeout: float = 300, ok: tuple[int, ...] = (0,)) -> Any:
         proc = self.cli(*args, timeout=timeout)
         if proc.returncode not in ok:
-            raise StepError(f"workstation {' '.join(args[:2])} exited {proc.returncode}: "
-                            f"{(proc.stderr.strip().splitlines() or [''])[-1]}")
+            raise self.failure(f"workstation {' '.join(args[:2])}", proc.returncode, proc.stderr)
         return json.loads(proc.stdout)
+
+    def failure(self, what: str, returncode: int | None, stderr: str) -> StepError:
+        """A process that failed, in one line; one a signal ended (a crash) with where it crashed,
+        its whole stderr kept in $OUT as crash-N.txt."""
+        crash = excerpt(stderr)  # also a child's crash (the TUI's engine process) in a parent's stderr
+        signalled = returncode is not None and returncode < 0
+        if signalled or crash:
+            n = len(list(self.out.glob("crash-*.txt"))) + 1
+            (self.out / f"crash-{n}.txt").write_text(stderr[-30000:], encoding="utf-8")
+            how = signal_name(returncode) if signalled else f"exit code {returncode}, a process it started crashed"
+            return StepError(f"{what} crashed ({how}; its stderr: crash-{n}.txt)", crash=crash)
+        last = (stderr.strip().splitlines() or [""])[-1]
+        return StepError(f"{what} exited {returncode}: {last[-300:]}")
 
     def profile(self, key: str, model: Path, **over: Any) -> Path:
         """A profile file for one case (JSON is YAML); ``over`` replaces top-level fields."""
@@ -118,7 +136,13 @@ class Context:
 
 
 class StepError(Exception):
-    """A step's own failure, said in one line."""
+    """A step's own failure, said in one line; ``crash``: where a process crashed (crash.excerpt);
+    ``partial``: what the step measured before it failed (kept in the report)."""
+
+    def __init__(self, message: str, crash: str = "", partial: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.crash = crash
+        self.partial = partial or {}
 
 
 def step(ctx: Context, name: str, fn: Callable[[Context], dict[str, Any]], min_left: float = 20) -> None:
@@ -140,7 +164,10 @@ def step(ctx: Context, name: str, fn: Callable[[Context], dict[str, Any]], min_l
         except subprocess.TimeoutExpired as err:
             rec["error"] = f"timed out after {err.timeout:.0f} s: {' '.join(map(str, err.cmd))[:200]}"
         except StepError as err:
+            rec.update(err.partial)
             rec["error"] = str(err)
+            if err.crash:
+                rec["crash"] = err.crash
         except Exception as err:  # noqa: BLE001 - one step's bug must not lose the others
             rec["error"] = f"{type(err).__name__}: {err}"
             rec["traceback"] = traceback.format_exc()[-2000:]
@@ -162,9 +189,82 @@ def environment(ctx: Context) -> dict[str, Any]:
         rec["nvidia_smi"] = q.stdout.strip()
         v = subprocess.run(["nvcc", "--version"], capture_output=True, text=True, timeout=30)
         rec["nvcc"] = (v.stdout.strip().splitlines() or [""])[-1]
+    cuda_lib = next((ctx.site / "llama_cpp" / "lib").glob("libggml-cuda.so*"), None)
+    if cuda_lib is not None:  # which CUDA runtime, cuBLAS and driver the build resolves to
+        ldd = subprocess.run(["ldd", str(cuda_lib)], capture_output=True, text=True, timeout=30, env=ctx.env)
+        rec["cuda_libraries"] = [ln.strip() for ln in ldd.stdout.splitlines() if re.search(r"libcu|nvidia", ln)]
+    rec["crash_backtrace"] = "LD_PRELOAD" in ctx.env
     rec["hw"] = ctx.cli_json("hw", "--json", timeout=60)
     rec["threads"] = int(rec["hw"]["cpu"]["physical_cores"])
     return rec
+
+
+# Loading SmolLM2 with every layer on the GPU, one layer of the product at a time, each in its own
+# process (argv: model, profile): the first device run crashed (SIGSEGV) inside llama.cpp's model
+# load from `Engine`, while the product's own `LoadedModel` loaded and decoded there.
+_PRELUDE = "import os, sys\nos.environ['WORKSTATION_LLAMA_LOG'] = '1'\nfrom pathlib import Path\n"
+_OURS_LOAD = (
+    "from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings\n"
+    "m = LoadedModel(Path(sys.argv[1]), RuntimeSettings(n_ctx=4096, n_gpu_layers=999))\n"
+    "b = Batch(8)\n"
+    "for i, t in enumerate(m.tokenize('Hello there')):\n"
+    "    b.add(t, i, logits=True)\n"
+    "m.decode(b)\n"
+    "print('GPU buffers:', {k: v for k, v in m.buffers.get('model', {}).items() if 'CUDA' in k})\n"
+)
+_PROFILE = "from workstation.core.profiles import load_profile_file\np = load_profile_file(Path(sys.argv[2]))\n"
+LOAD_PROBES: dict[str, str] = {
+    "llama_cpp alone": (
+        "import llama_cpp\n"
+        "llama_cpp.llama_backend_init()\n"
+        "mp = llama_cpp.llama_model_default_params()\n"
+        "mp.n_gpu_layers = 999\n"
+        "m = llama_cpp.llama_model_load_from_file(sys.argv[1].encode(), mp)\n"
+        "cp = llama_cpp.llama_context_default_params()\n"
+        "cp.n_ctx = 4096\n"
+        "c = llama_cpp.llama_init_from_model(m, cp)\n"
+        "b = llama_cpp.llama_batch_get_one((llama_cpp.llama_token * 4)(1, 2, 3, 4), 4)\n"
+        "print('offload:', llama_cpp.llama_supports_gpu_offload(), 'decode rc:', llama_cpp.llama_decode(c, b))\n"
+    ),
+    "LoadedModel": _OURS_LOAD,
+    "LoadedModel after the engine's imports": "import workstation.core.engine\n" + _OURS_LOAD,
+    "Scheduler, threads 8": _PROFILE + (
+        "import dataclasses\n"
+        "from workstation.core.scheduler import Scheduler\n"
+        "s = Scheduler(dataclasses.replace(p, threads=8), threaded=False)\n"
+        "print('loaded, GPU layers', s.gpu_layers)\n"
+    ),
+    "Scheduler, threads auto": _PROFILE + (
+        "from workstation.core.scheduler import Scheduler\n"
+        "s = Scheduler(p, threaded=False)\n"
+        "print('loaded, GPU layers', s.gpu_layers)\n"
+    ),
+    "Engine": _PROFILE + (
+        "from workstation.core.engine import Engine\n"
+        "e = Engine(p)\n"
+        "print('loaded:', e.info().gpu_layers, 'GPU layers')\n"
+    ),
+}
+
+
+def engine_load(ctx: Context) -> dict[str, Any]:
+    """Each of LOAD_PROBES in a fresh process: which layer of the product a crash on the GPU
+    starts at, and where in llama.cpp (crash.excerpt)."""
+    path = ctx.models[SMOLLM2]
+    prof = ctx.profile("load-smollm2", path, gpu_layers="all")
+    probes: dict[str, Any] = {}
+    for name, code in LOAD_PROBES.items():
+        t0 = time.monotonic()
+        proc = ctx.run([sys.executable, "-c", _PRELUDE + code, str(path), str(prof)], timeout=120)
+        rec: dict[str, Any] = {"rc": proc.returncode, "said": proc.stdout.strip()[-300:],
+                               "seconds": round(time.monotonic() - t0, 1)}
+        if proc.returncode < 0:
+            rec["crash"] = excerpt(proc.stderr)
+        elif proc.returncode:
+            rec["error"] = (proc.stderr.strip().splitlines() or [""])[-1][-300:]
+        probes[name] = rec
+    failing = [n for n, r in probes.items() if r["rc"] != 0]
+    return {"probes": probes, "first_failing": failing[0] if failing else None}
 
 
 def threads(ctx: Context) -> str:
@@ -228,7 +328,10 @@ def serve_once(ctx: Context, profile: Path, parallel: int = 1) -> tuple[dict[str
             time.sleep(0.3)
         else:
             errf.seek(0)
-            raise StepError(f"serve did not come up: {errf.read().strip()[-300:]}")
+            if proc.poll() is not None:
+                proc.wait()
+                raise ctx.failure("workstation serve", proc.returncode, errf.read())
+            raise StepError(f"serve did not come up in time: {errf.read().strip()[-300:]}")
         time.sleep(0.5)
         figures = nvml_used(_children(proc.pid))
     finally:
@@ -290,38 +393,55 @@ def _half(total_layers: int) -> int:
 
 
 def bench(ctx: Context) -> dict[str, Any]:
+    """`workstation bench` beside llama-bench, all layers and half of them on the GPU. llama-bench
+    runs first and its figures are kept where ours fail (the first device run lost them all to
+    a crash of ours)."""
     reps = "1" if ctx.quick else "5"
     n_prompt, n_gen = ("64", "16") if ctx.quick else ("512", "128")
     n_threads = threads(ctx)
     rows = []
+    errors: list[StepError] = []
     for name, path in ctx.models.items():
         full = ctx.profile(f"bench-{name}-full", path, gpu_layers="all")
         plan = ctx.cli_json("fit", "-p", str(full), "--json", timeout=60, ok=(0, 2))
         total = int(plan["total_layers"])
         half = ctx.profile(f"bench-{name}-half", path, gpu_layers=_half(total))
-        recs = ctx.cli_json("bench", "-p", str(full), "-p", str(half), "--json", "--no-save", "-r", reps,
-                            "--n-prompt", n_prompt, "--n-gen", n_gen, "-t", n_threads, timeout=400)
-        for ngl, prof in ((total, full), (_half(total), half)):
-            ours = {r["test"]: r for r in recs if r["profile"] == prof.stem}
+        theirs: dict[int, dict[str, Any]] = {}
+        for ngl in (total, _half(total)):
             lb = subprocess.run(
                 [str(ctx.bin / "llama-bench"), "-m", str(path), "-p", n_prompt, "-n", n_gen, "-ngl", str(ngl),
                  "-fa", "1", "-ctk", "f16", "-ctv", "f16", "-t", n_threads, "-r", reps, "-o", "json"],
                 capture_output=True, text=True, timeout=max(5, min(300, ctx.left())), env=ctx.env)
             if lb.returncode != 0:
-                raise StepError(f"llama-bench exited {lb.returncode}: {lb.stderr.strip()[-200:]}")
-            theirs = {(f"pp{r['n_prompt']}" if r["n_prompt"] else f"tg{r['n_gen']}"): r for r in json.loads(lb.stdout)}
+                errors.append(ctx.failure("llama-bench", lb.returncode, lb.stderr))
+                continue
+            theirs[ngl] = {(f"pp{r['n_prompt']}" if r["n_prompt"] else f"tg{r['n_gen']}"): r
+                           for r in json.loads(lb.stdout)}
+        try:
+            recs = ctx.cli_json("bench", "-p", str(full), "-p", str(half), "--json", "--no-save", "-r", reps,
+                                "--n-prompt", n_prompt, "--n-gen", n_gen, "-t", n_threads, timeout=400)
+        except StepError as err:
+            errors.append(err)
+            recs = []
+        for ngl, prof in ((total, full), (_half(total), half)):
+            ours = {r["test"]: r for r in recs if r["profile"] == prof.stem}
             row: dict[str, Any] = {"model": name, "n_gpu_layers": ngl, "total_layers": total}
             for test in (f"pp{n_prompt}", f"tg{n_gen}"):
-                if test in ours and test in theirs:
+                if test in theirs.get(ngl, {}):
+                    row[f"{test}_llama_bench_ts"] = theirs[ngl][test]["avg_ts"]
+                if test in ours:
                     row[f"{test}_ours_ts"] = ours[test]["avg_ts"]
-                    row[f"{test}_llama_bench_ts"] = theirs[test]["avg_ts"]
-                    row[f"{test}_ratio"] = round(ours[test]["avg_ts"] / theirs[test]["avg_ts"], 4)
+                if test in ours and test in theirs.get(ngl, {}):
+                    row[f"{test}_ratio"] = round(ours[test]["avg_ts"] / theirs[ngl][test]["avg_ts"], 4)
             tg = ours.get(f"tg{n_gen}", {})
             row["ttft_ms"] = tg.get("ttft_ms")
             row["chat_ts"] = tg.get("chat_ts")
             rows.append(row)
-    return {"rows": rows, "n_prompt": int(n_prompt), "n_gen": int(n_gen), "repetitions": int(reps),
-            "threads": int(n_threads)}
+    result = {"rows": rows, "n_prompt": int(n_prompt), "n_gen": int(n_gen), "repetitions": int(reps),
+              "threads": int(n_threads)}
+    if errors:
+        raise StepError(str(errors[0]), crash=errors[0].crash, partial=result)
+    return result
 
 
 def serve_scaling(ctx: Context) -> dict[str, Any]:
@@ -334,7 +454,7 @@ def serve_scaling(ctx: Context) -> dict[str, Any]:
         cmd.append("--no-reference")
     proc = ctx.run(cmd, timeout=300)
     if proc.returncode != 0:
-        raise StepError(f"bench/load.py exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
+        raise ctx.failure("bench/load.py", proc.returncode, proc.stderr)
     data = json.loads(proc.stdout)
     rows = data["rows"]
     by_n = {r["clients"]: r for r in rows}
@@ -348,7 +468,7 @@ def quote_prompt(ctx: Context) -> str:
     code = "import sys; sys.path.insert(0, 'bench'); from speculative import QUOTE; print(QUOTE, end='')"
     proc = ctx.run([sys.executable, "-c", code], timeout=120)
     if proc.returncode != 0:
-        raise StepError(f"could not read the quoting prompt: {proc.stderr.strip()[-200:]}")
+        raise ctx.failure("reading the quoting prompt", proc.returncode, proc.stderr)
     return proc.stdout
 
 
@@ -366,7 +486,7 @@ def rendered_prompt(ctx: Context, model: Path, text: str) -> str:
     )
     proc = ctx.run([sys.executable, "-c", code, str(model)], timeout=120, input=text)
     if proc.returncode != 0:
-        raise StepError(f"could not render the prompt: {proc.stderr.strip()[-200:]}")
+        raise ctx.failure("rendering the prompt", proc.returncode, proc.stderr)
     return proc.stdout
 
 
@@ -377,7 +497,7 @@ def speculative_simple(ctx: Context, model: Path, prompt: str, n: int, extra: li
     text = proc.stdout + proc.stderr
     m, a = _SPEC.search(text), _ACCEPT.search(text)
     if proc.returncode != 0 or not m:
-        raise StepError(f"llama-speculative-simple exited {proc.returncode}: {text.strip()[-300:]}")
+        raise ctx.failure("llama-speculative-simple", proc.returncode, text)
     return {"decoded": int(m.group(1)), "seconds": float(m.group(2)), "tps": float(m.group(3)),
             "accept_percent": float(a.group(1)) if a else None}
 
@@ -407,22 +527,28 @@ def speculative(ctx: Context) -> dict[str, Any]:
         "pair-draft": ctx.profile("pair-draft", f16, sampling=sampling,
                                   speculative={"mode": "draft", "draft_model": str(small), "draft_tokens": 6}),
     }
-    args = ["bench", "--replay", str(replay), "--max-tokens", str(max_tokens), "--json", "--no-save"]
-    for p in profs.values():
-        args += ["-p", str(p)]
-    replays = ctx.cli_json(*args, timeout=400)
-    summary = {r["profile"]: r["summary"] for r in replays}
-    tps = {k: summary.get(p.stem, {}).get("predicted_per_second") for k, p in profs.items()}
-    rec: dict[str, Any] = {"replay": {k: summary.get(p.stem) for k, p in profs.items()}, "tps": tps}
-    if tps["off"] and tps["lookup"]:
-        rec["lookup_over_off"] = round(tps["lookup"] / tps["off"], 3)
-    if tps["pair-off"] and tps["pair-draft"]:
-        rec["draft_over_off"] = round(tps["pair-draft"] / tps["pair-off"], 3)
+    # llama.cpp's own tool first: its figures are kept where ours fail
+    rec: dict[str, Any] = {}
     prompt = rendered_prompt(ctx, small, f"(1) {quote}")
     rec["llama_ngram_mod"] = speculative_simple(ctx, small, prompt, max_tokens, ["--spec-type", "ngram-mod"])
     rec["llama_draft"] = speculative_simple(
         ctx, f16, prompt, max_tokens, ["--spec-type", "draft-simple", "-md", str(small), "-ngld", "99",
                                        "--spec-draft-n-max", "6"])
+    args = ["bench", "--replay", str(replay), "--max-tokens", str(max_tokens), "--json", "--no-save"]
+    for p in profs.values():
+        args += ["-p", str(p)]
+    try:
+        replays = ctx.cli_json(*args, timeout=400)
+    except StepError as err:
+        err.partial = rec
+        raise
+    summary = {r["profile"]: r["summary"] for r in replays}
+    tps = {k: summary.get(p.stem, {}).get("predicted_per_second") for k, p in profs.items()}
+    rec.update({"replay": {k: summary.get(p.stem) for k, p in profs.items()}, "tps": tps})
+    if tps["off"] and tps["lookup"]:
+        rec["lookup_over_off"] = round(tps["lookup"] / tps["off"], 3)
+    if tps["pair-off"] and tps["pair-draft"]:
+        rec["draft_over_off"] = round(tps["pair-draft"] / tps["pair-off"], 3)
     if tps["lookup"]:
         rec["lookup_over_llama_ngram_mod"] = round(tps["lookup"] / rec["llama_ngram_mod"]["tps"], 3)
     if tps["pair-draft"]:
@@ -444,12 +570,13 @@ def tui(ctx: Context) -> dict[str, Any]:
                                  "repeat_penalty": 1.0, "max_tokens": 64, "seed": 1})
     proc = ctx.run([sys.executable, str(Path(__file__).with_name("tui_turn.py")), str(prof)], timeout=180)
     if proc.returncode != 0:
-        raise StepError(f"the TUI turn failed ({proc.returncode}): {proc.stderr.strip()[-300:]}")
+        raise ctx.failure("the TUI turn", proc.returncode, proc.stderr)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 STEPS: list[tuple[str, Callable[[Context], dict[str, Any]]]] = [
     ("environment", environment),
+    ("engine_load", engine_load),
     ("fit_vs_vram", fit_vs_vram),
     ("bench", bench),
     ("speculative", speculative),
@@ -458,6 +585,8 @@ STEPS: list[tuple[str, Callable[[Context], dict[str, Any]]]] = [
 ]
 
 
-def run_all(ctx: Context) -> None:
+def run_all(ctx: Context, only: list[str] | None = None) -> None:
+    """Every step in order (``only``: those named)."""
     for name, fn in STEPS:
-        step(ctx, name, fn)
+        if only is None or name in only:
+            step(ctx, name, fn)

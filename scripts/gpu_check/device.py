@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from . import build as builder
-from .checks import SMOLLM2
+from .checks import SMOLLM2, STEPS
 from .kit import CORE, KIT, MANIFEST, PARTS, ROOT, Manifest, device_calls, sha256_of
 
 
@@ -238,8 +238,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--now", action="store_true",
                     help="check the models that are whole already instead of waiting for the other calls' parts "
                          "(after the machine went back between calls: the first model alone)")
+    ap.add_argument("--steps", help="only these steps, comma-separated (e.g. environment,engine_load,bench: "
+                    "with --now after call 2, a short check of a crash)")
     ap.add_argument("--out", type=Path, help="where the report goes (default $OUT, else .gpu-check/out)")
     args = ap.parse_args(argv)
+    only = args.steps.split(",") if args.steps else None
+    unknown = sorted(set(only or []) - {name for name, _ in STEPS})
+    if unknown:
+        ap.error(f"no step named {', '.join(unknown)}; the steps: {', '.join(n for n, _ in STEPS)}")
     t0 = time.monotonic()
     deadline = t0 + args.budget
     cuda = not args.local and shutil.which("nvidia-smi") is not None
@@ -286,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
                           "cpu_build": manifest.cpu_build,
                           "models_not_here": [m.name for m in manifest.models if m.name not in models]}
     try:
-        run_all(ctx)  # writes the report after every step: a call cut short still brings it back
+        run_all(ctx, only)  # writes the report after every step: a call cut short still brings it back
     finally:
         ctx.close()
     ctx.results["wall_s"] = round(time.monotonic() - t0, 1)

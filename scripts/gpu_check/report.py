@@ -35,7 +35,7 @@ def _verdict(ok: bool | None) -> str:
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *("| " + " | ".join(cell.replace("|", "/") for cell in row) + " |" for row in rows)]
+            *("| " + " | ".join(" ".join(cell.split()).replace("|", "/") for cell in row) + " |" for row in rows)]
 
 
 def headline(results: dict[str, Any]) -> dict[str, Any]:
@@ -90,6 +90,16 @@ def markdown(results: dict[str, Any]) -> str:
     lines.append(f"Build: {_f(build.get('seconds'), '{:.0f}')} s (configure {_f(build.get('configure_s'), '{:.0f}')}, "
                  f"compile {_f(build.get('build_s'), '{:.0f}')}), CUDA {'on' if build.get('cuda') else 'off'}, "
                  f"{build.get('jobs', '?')} jobs; whole call {_f(results.get('wall_s'), '{:.0f}')} s.")
+    load = steps.get("engine_load") or {}
+    if load.get("probes"):
+        first = load.get("first_failing")
+        lines += ["", "## Loading SmolLM2 with every layer on the GPU, one layer of the product at a time", "",
+                  f"First to fail: {first}." if first else "Every probe loaded and decoded.", ""]
+        lines += _table(["probe", "exit", "said"],
+                        [[name, str(r["rc"]), r.get("said") or r.get("error") or ""] for name, r in load["probes"].items()])
+        for name, r in load["probes"].items():
+            if r.get("crash"):
+                lines += ["", f"### {name}: where it crashed", "", "```", r["crash"], "```"]
     lines += ["", "## Against the goals", "", "| figure | value | goal | |", "|---|---|---|---|"]
     dec = head.get("decode_ratio_full_offload")
     lines.append(f"| our decode / llama-bench tg, all layers on the GPU | "
@@ -161,6 +171,9 @@ def markdown(results: dict[str, Any]) -> str:
         lines += ["", f"## TUI, headless: {tui.get('status')!s}", "",
                   f"One turn: {tui.get('predicted_n')} tokens at {_f(tui.get('predicted_per_second'), '{:.1f}')} tok/s, "
                   f"TTFT {_f(tui.get('ttft_ms'), '{:.0f}')} ms."]
+    for name, rec in steps.items():
+        if rec.get("crash"):
+            lines += ["", f"## {name}: where it crashed", "", "```", rec["crash"], "```"]
     lines += ["", "## Steps", ""]
     lines += _table(["step", "result", "seconds"],
                     [[name, "ok" if rec.get("ok") else str(rec.get("error") or rec.get("skipped") or "?")[:200],
