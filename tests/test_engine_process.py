@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import multiprocessing as mp
+import signal
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import make_profile
 from workstation.core.engine import Engine, TokenDelta, TurnFinished
@@ -114,20 +118,26 @@ def test_the_engines_process_outlives_a_hang_up_and_leaves_quietly_when_the_app_
     assert "Traceback" not in done_run.stderr and "BrokenPipe" not in done_run.stderr, done_run.stderr
 
 
-def test_an_engine_killed_by_the_system_is_said_so(smollm2_path: Path) -> None:
-    """Killed (the system does that when memory runs out) the app said only "exit code -9"."""
+@pytest.mark.parametrize(("signum", "said"), [
+    (signal.SIGKILL, r"exit code -9\) \(it was killed: most often the system does that when memory runs out\); "
+                     r"load the profile again\.$"),
+    # the first GPU run: every load with layers on the GPU ended in "exit code -11" and no more
+    (signal.SIGSEGV, r"exit code -11\) \(it crashed inside llama.cpp: a segmentation fault\); load the profile "
+                     r"again\. If it crashes again, set gpu_layers to 0 in the profile to run it on the CPU\.$"),
+])
+def test_an_engine_killed_or_crashed_is_said_so(smollm2_path: Path, signum: int, said: str) -> None:
+    """Killed (the system does that when memory runs out) or crashed, the app said only "exit code -9"
+    or "-11"."""
     import os
-    import signal
-
-    import pytest
 
     from workstation.core.errors import EngineError
 
     with EngineProcess(make_profile(sampling={"max_tokens": 4})) as proc:
-        os.kill(proc._proc.pid, signal.SIGKILL)
+        if signum == signal.SIGSEGV:  # as a load with layers on a GPU reports (no GPU here)
+            proc._info = dataclasses.replace(proc.info(), gpu_layers=31)
+        os.kill(proc._proc.pid, signum)
         proc._proc.join(timeout=30)
-        with pytest.raises(EngineError, match=r"exit code -9\) \(it was killed: most often the system does that "
-                                              r"when memory runs out\); load the profile again"):
+        with pytest.raises(EngineError, match=said):
             list(proc.stream_chat([{"role": "user", "content": "Hi"}]))
 
 

@@ -45,6 +45,9 @@ from workstation.core.phrases import Phrase
 from workstation.core.profiles import Constraints, Profile, Sampling, profile_from_dict
 
 _CTX = mp.get_context("spawn")
+# signals a fault ends a process with, in words
+_CRASHES = {11: "a segmentation fault", 7: "a bus error", 4: "an illegal instruction", 8: "an arithmetic fault",
+            6: "an internal check failed (abort)"}
 
 
 def _child_main(
@@ -262,8 +265,20 @@ class EngineProcess:
         # not when this side killed it (closing, a start that took too long)
         killed = (" (it was killed: most often the system does that when memory runs out)"
                   if code == -9 and not self._killed_here else "")
-        return EngineError(f"The engine process stopped unexpectedly (exit code {code}){killed}; "
-                           "load the profile again.")
+        again = "load the profile again."
+        if code is not None and -code in _CRASHES:
+            # a fault inside llama.cpp (the first GPU run: every load with layers on the GPU)
+            killed = f" (it crashed inside llama.cpp: {_CRASHES[-code]})"
+            if self._on_gpu():
+                again += " If it crashes again, set gpu_layers to 0 in the profile to run it on the CPU."
+        return EngineError(f"The engine process stopped unexpectedly (exit code {code}){killed}; {again}")
+
+    def _on_gpu(self) -> bool:
+        """Whether the engine had (or was asked for) layers on a GPU."""
+        if self._info is not None:
+            return self._info.gpu_layers > 0
+        gl = self.profile.gpu_layers
+        return gl == "all" or isinstance(gl, int) and gl > 0
 
     def _kill(self) -> None:
         if self._proc.is_alive():
