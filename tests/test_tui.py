@@ -2137,9 +2137,19 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         assert editor.cursor_location == (3, 0)  # after what was pasted
         assert any(n.message.startswith("The pasted text has 3 lines, so the message box is now the multi-line editor")
                    for n in app._notifications)
+        # Ctrl+U empties it at once (a long paste took a key press per line: select-all, F7, is the app's)
+        await pilot.press("ctrl+u")
+        assert editor.text == "" and editor.has_focus
+        assert any(n.message == "The message box is empty: Ctrl+Z brings the text back." for n in app._notifications)
+        await pilot.press("ctrl+z")
+        assert editor.text == "Please check: Line 1: desks\nLine 2: chairs\nLine 3: lamps\n"
         prompt.post_message(events.Paste("one line"))  # a line alone is the line's own paste
         await pilot.pause()
         app.chat_screen.toggle_editor()  # back to one line: Shift+Enter (Ctrl+J) starts a new line there
+        prompt.value, prompt.cursor_position = "Dear team, old words", 5
+        await until(pilot, lambda: prompt.has_focus)
+        await pilot.press("ctrl+u")  # the whole box, not only what is left of the cursor
+        assert prompt.value == ""
         prompt.value, prompt.cursor_position = "Dear team,", len("Dear team,")
         await until(pilot, lambda: prompt.has_focus)
         await pilot.press("ctrl+j", *"desks")

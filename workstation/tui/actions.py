@@ -32,6 +32,8 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("chat.attach", "ctrl+o", "attach", "action.attach"),
     UserAction("chat.detach", "ctrl+r", "detach", "action.detach"),
     UserAction("chat.focus", "ctrl+l", "focus_prompt", "action.focus"),
+    # over the boxes' own Ctrl+U (delete to the line's start): a long paste had no way out
+    UserAction("chat.clear", "ctrl+u", "clear_message", "action.clear"),
     UserAction("conv.new", "ctrl+n", "new_conversation", "action.new", show=True),
     UserAction("conv.rename", "f2", "rename_conversation", "action.rename"),
     UserAction("conv.delete", "f8", "delete_conversation", "action.delete"),
@@ -62,6 +64,7 @@ ALWAYS = frozenset({"quit"})  # actions a dialog does not hold back
 # the chat's own: off on other screens, and out of their footer, F1 list and palette (F1 on F6
 # listed F2 rename and F8 delete, which act on the chat's conversation)
 CHAT_ONLY = frozenset({"stop", "new_conversation", "send", "toggle_editor", "attach", "detach", "focus_prompt",
+                       "clear_message",
                        "rename_conversation", "delete_conversation", "search_conversations",
                        "export_conversation", "toggle_sidebar", "copy_reply", "sampling", "edit_last",
                        "ask_again", "continue_reply"})

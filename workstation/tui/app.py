@@ -1016,6 +1016,15 @@ class WorkstationApp(App[None]):
             self.pop_screen()
         self.chat_screen.focus_prompt()
 
+    def action_clear_message(self) -> None:
+        """Ctrl+U: the whole message box emptied. A long paste took a key press per line to
+        take out (the editor's select-all is F7, which is the app's); in the multi-line editor
+        Ctrl+Z brings it back."""
+        if self.screen is not self.chat_screen or not self.chat_screen.input_text():
+            return
+        if self.chat_screen.clear_message():
+            self.notify(self.texts("chat.cleared"), timeout=5)
+
     def action_send(self) -> None:
         """Enter: the box's text is sent. A second Enter before the first one's message left the
         box (a double press, a paste that ends with a line break) sent it again: the message

@@ -231,6 +231,19 @@ class ChatScreen(AppScreen, Screen[None]):
         self.query_one("#editor", TextArea).text = ""
         self.query_one("#prompt", Input).value = ""
 
+    def clear_message(self) -> bool:
+        """The message box emptied, the cursor in it; True where it was the multi-line editor
+        (its Ctrl+Z brings the text back: the deletion is one of its edits)."""
+        editor = self.query_one("#editor", TextArea)
+        if editor.display:
+            editor.clear()
+            editor.focus()
+            return True
+        prompt = self.query_one("#prompt", Input)
+        prompt.value = ""
+        prompt.focus()
+        return False
+
     def toggle_editor(self) -> None:
         editor = self.query_one("#editor", TextArea)
         prompt = self.query_one("#prompt", Input)
