@@ -346,3 +346,23 @@ def test_a_conversation_past_the_context_starts_where_it_started_while_that_fits
     short = [talk[0], *({"role": r, "content": "x" * 97} for r in ("user", "assistant") * 5),
              {"role": "user", "content": "d" * 997}]
     assert fit_history(short, count, 2000, 100)[1] == fit_history(short, count, 2000, 100, shift=False)[1] == 2
+
+
+def test_a_question_after_a_long_document_keeps_the_document() -> None:
+    """A document that filled most of the context was answered, and the question after it
+    left it out (the answer reserve is a quarter of the context): the model answered without
+    it. The whole conversation stays while the answer still has a sixteenth of the context."""
+    from workstation.core.engine_api import fit_history
+
+    def count(kept: list[dict[str, str]]) -> int:
+        return sum(len(m["content"]) + 3 for m in kept)
+
+    talk = [{"role": "user", "content": "Read this contract: " + "d" * 1380},
+            {"role": "assistant", "content": "a" * 100}, {"role": "user", "content": "Say hello in French."}]
+    assert count(talk) + 500 > 2000  # over the room with a quarter kept for the answer
+    assert fit_history(talk, count, 2000, 500) == (talk, 0)
+    assert fit_history(talk, count, 2000, 500, shift=False) == (talk, 0)
+    assert fit_history(talk, count, 2000, 500, most=1500)[1] == 2  # a server's prompt limit still holds
+    longer = [*talk, {"role": "assistant", "content": "a" * 400}, {"role": "user", "content": "And in Turkish?"}]
+    assert count(longer) + 2000 // 16 > 2000  # less than a sixteenth left: the oldest go, as before
+    assert fit_history(longer, count, 2000, 500)[1] == 2

@@ -68,6 +68,11 @@ def fit_history(
     process (``chat -c``) or a desk PC finds the same start, and its saved cells with it.
     Without ``shift``, as few go as make room.
 
+    A conversation over the room by less than the reserve less a sixteenth of the context is
+    kept whole, its answer given less room (it stops at the context's end, and says so): a
+    question after a long document left the document out, the answer reserve being a quarter
+    of the context, and the model answered without it.
+
     Each start is found by halving (a few counts, each a tokenization, or two HTTP requests to a
     desk PC's server): counted again after each message dropped, 400 messages took two minutes
     before the first word, and a desk PC sent 780 requests a turn."""
@@ -109,6 +114,9 @@ def fit_history(
     starts = sorted(set(starts))
     whole = tokens(0)
     if whole <= room:
+        return list(messages), 0
+    least = min(reserve, max(16, n_ctx // 16))  # the answer's room at the least, to keep everything
+    if whole <= n_ctx - least and (most is None or whole <= most):
         return list(messages), 0
     n = tokens(starts[-1])
     if len(starts) == 1 or n > room:
