@@ -223,3 +223,24 @@ print(any(t.name == 'cpu-load' and t.is_alive() for t in threading.enumerate()),
                          cwd=Path(__file__).resolve().parent.parent)
     alive, readings = out.stdout.split()
     assert alive == "True" and int(readings) >= 3 and "Traceback" not in out.stderr, out.stderr
+
+
+def test_the_load_sampler_ticks_once_the_model_is_loaded(smollm2_path: Path) -> None:
+    """On the first GPU run (an H200) every load made with the sampler's thread ticking crashed
+    inside llama.cpp and every load without it loaded: it starts after the models are loaded,
+    its first reading still from before the load (the first turn's window spans the load)."""
+    import threading
+
+    def ticking() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name == "cpu-load"}
+
+    before = ticking()  # other engines' samplers in this process
+    during: list[tuple[float, bool]] = []
+    engine = Engine(make_profile(threads="auto"),
+                    progress=lambda _f: during.append((time.monotonic(), bool(ticking() - before))))
+    try:
+        assert during and not any(tick for _, tick in during)
+        assert ticking() - before  # and after the load, it ticks
+        assert engine.core.governor is not None and engine.core.governor.sampler._readings[0][0] < during[0][0]
+    finally:
+        engine.close()

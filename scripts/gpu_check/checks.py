@@ -228,6 +228,13 @@ LOAD_PROBES: dict[str, str] = {
     ),
     "LoadedModel": _OURS_LOAD,
     "LoadedModel after the engine's imports": "import workstation.core.engine\n" + _OURS_LOAD,
+    # the product loaded with this sampler's thread ticking until 2026-12-04 (Scheduler starts it after now)
+    "LoadedModel, the CPU-load sampler ticking": (
+        "from workstation.core.thread_policy import LoadSampler\nsampler = LoadSampler()\n" + _OURS_LOAD),
+    "LoadedModel, a Python thread waiting": (
+        "import threading\nstop = threading.Event()\n"
+        "threading.Thread(target=lambda: [stop.wait(0.25) for _ in range(400)], daemon=True).start()\n"
+        + _OURS_LOAD),
     "Scheduler, threads 8": _PROFILE + (
         "import dataclasses\n"
         "from workstation.core.scheduler import Scheduler\n"

@@ -230,7 +230,10 @@ class Scheduler:
             n_seq_max=n_parallel,
         )
         # threads: auto measures the machine's load from before the load on (core/thread_policy.py)
-        sampler = LoadSampler() if profile.threads == "auto" else None
+        # its thread starts once the models are loaded: on the first GPU run (an H200) every load
+        # with it ticking crashed inside llama.cpp, every load without it loaded (the GPU check's
+        # engine_load probes tell whether it is the cause); its first reading is from before
+        sampler = LoadSampler(ticker=False) if profile.threads == "auto" else None
         try:
             self.model = LoadedModel(resolve_model_path(profile.model), self.settings, progress=progress)
         except BaseException:
@@ -257,6 +260,7 @@ class Scheduler:
         # threads: auto follows the machine's load (core/thread_policy.py); a number stays
         self.governor: ThreadGovernor | None = None
         if sampler is not None:
+            sampler.start()
             gpu_all = self.model.gpu_offload and self.gpu_layers > self.model.n_layer
             self.governor = ThreadGovernor(self.settings.n_threads, gpu_all_layers=gpu_all, sampler=sampler)
             self._apply_threads(self.governor.current)

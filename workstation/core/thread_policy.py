@@ -81,16 +81,24 @@ class LoadSampler:
     quiet is judged by the last second, not by the average since the previous turn (which
     remembered a finished busy spell: a server that had waited out another program's burst
     started its next 4-client batch on 1 thread, measured 1.05x of one client instead of 1.7x).
-    Without the thread (``ticker=False``) the window runs from the previous ``sample``."""
+    Without the thread (``ticker=False``, until ``start``) the window runs from the previous
+    ``sample``."""
 
     def __init__(self, ticker: bool = True) -> None:
         self._proc = psutil.Process()
         self._readings: deque[tuple[float, float, float]] = deque([self._read()], maxlen=8)
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
         self.recent: CpuLoad | None = None
         if ticker:
-            threading.Thread(target=self._tick, name="cpu-load", daemon=True).start()
+            self.start()
+
+    def start(self) -> None:
+        """The thread that notes the counters every ``TICK_S`` (started once)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._tick, name="cpu-load", daemon=True)
+            self._thread.start()
 
     def _read(self) -> tuple[float, float, float]:
         t = psutil.cpu_times()
