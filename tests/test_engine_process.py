@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import multiprocessing as mp
 import signal
@@ -118,27 +117,42 @@ def test_the_engines_process_outlives_a_hang_up_and_leaves_quietly_when_the_app_
     assert "Traceback" not in done_run.stderr and "BrokenPipe" not in done_run.stderr, done_run.stderr
 
 
-@pytest.mark.parametrize(("signum", "said"), [
-    (signal.SIGKILL, r"exit code -9\) \(it was killed: most often the system does that when memory runs out\); "
-                     r"load the profile again\.$"),
-    # the first GPU run: every load with layers on the GPU ended in "exit code -11" and no more
-    (signal.SIGSEGV, r"exit code -11\) \(it crashed inside llama.cpp: a segmentation fault\); load the profile "
-                     r"again\. If it crashes again, set gpu_layers to 0 in the profile to run it on the CPU\.$"),
-])
-def test_an_engine_killed_or_crashed_is_said_so(smollm2_path: Path, signum: int, said: str) -> None:
-    """Killed (the system does that when memory runs out) or crashed, the app said only "exit code -9"
-    or "-11"."""
+def test_an_engine_killed_by_the_system_is_said_so(smollm2_path: Path) -> None:
+    """Killed (the system does that when memory runs out) the app said only "exit code -9"."""
     import os
 
     from workstation.core.errors import EngineError
 
     with EngineProcess(make_profile(sampling={"max_tokens": 4})) as proc:
-        if signum == signal.SIGSEGV:  # as a load with layers on a GPU reports (no GPU here)
-            proc._info = dataclasses.replace(proc.info(), gpu_layers=31)
-        os.kill(proc._proc.pid, signum)
+        os.kill(proc._proc.pid, signal.SIGKILL)
         proc._proc.join(timeout=30)
-        with pytest.raises(EngineError, match=said):
+        with pytest.raises(EngineError, match=r"exit code -9\) \(it was killed: most often the system does that "
+                                              r"when memory runs out\); load the profile again\.$"):
             list(proc.stream_chat([{"role": "user", "content": "Hi"}]))
+
+
+def test_an_engine_that_crashes_while_loading_on_a_gpu_says_to_try_the_cpu(smollm2_path: Path) -> None:
+    """The first GPU run: every load with layers on the GPU crashed inside llama.cpp, and the
+    app said only "exit code -11". A crash is said in words; where the default ``auto`` puts
+    layers on a GPU (NVML sees one: faked, none here), that gpu_layers 0 runs on the CPU."""
+    import os
+
+    from workstation.core import hardware
+    from workstation.core.errors import EngineError
+
+    def crash(_fraction: float) -> None:  # the engine's process, mid-load, as a fault ends it
+        for child in mp.active_children():
+            if child.name == "workstation-engine":
+                os.kill(child.pid, signal.SIGSEGV)
+
+    hardware.set_probe(hardware.FakeGpuProbe.of(("RTX 4060", 8, 7.5)))
+    try:
+        with pytest.raises(EngineError, match=r"exit code -11\) \(it crashed inside llama.cpp: a segmentation "
+                                              r"fault\); load the profile again\. If it crashes again, set "
+                                              r"gpu_layers to 0 in the profile to run it on the CPU\.$"):
+            EngineProcess(make_profile(gpu_layers="auto"), progress=crash)
+    finally:
+        hardware.set_probe(None)
 
 
 def test_an_engine_the_system_gives_no_process_says_why(smollm2_path: Path) -> None:

@@ -2150,6 +2150,13 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         await until(pilot, lambda: prompt.has_focus)
         await pilot.press("ctrl+u")  # the whole box, not only what is left of the cursor
         assert prompt.value == ""
+        await pilot.press("ctrl+z")  # back (the line has no undo of its own: a long paragraph was lost)
+        assert prompt.value == "Dear team, old words"
+        search = app.chat_screen.query_one("#search", Input)
+        search.focus()
+        await pilot.press(*"budget", "ctrl+u")  # the search box's own Ctrl+U: the message stays
+        assert search.value == "" and prompt.value == "Dear team, old words" and search.has_focus
+        prompt.focus()
         prompt.value, prompt.cursor_position = "Dear team,", len("Dear team,")
         await until(pilot, lambda: prompt.has_focus)
         await pilot.press("ctrl+j", *"desks")

@@ -89,11 +89,12 @@ class Context:
     def failure(self, what: str, returncode: int | None, stderr: str) -> StepError:
         """A process that failed, in one line; one a signal ended (a crash) with where it crashed,
         its whole stderr kept in $OUT as crash-N.txt."""
-        crash = excerpt(stderr)  # also a child's crash (the TUI's engine process) in a parent's stderr
         signalled = returncode is not None and returncode < 0
-        if signalled or crash:
+        if signalled or "Fatal Python error" in stderr or "[C stack]" in stderr:
+            # also a child's crash (the TUI's engine process) in a parent's stderr; kept first
             n = len(list(self.out.glob("crash-*.txt"))) + 1
             (self.out / f"crash-{n}.txt").write_text(stderr[-30000:], encoding="utf-8")
+            crash = excerpt(stderr)
             how = signal_name(returncode) if signalled else f"exit code {returncode}, a process it started crashed"
             return StepError(f"{what} crashed ({how}; its stderr: crash-{n}.txt)", crash=crash)
         last = (stderr.strip().splitlines() or [""])[-1]
@@ -210,7 +211,8 @@ _OURS_LOAD = (
     "for i, t in enumerate(m.tokenize('Hello there')):\n"
     "    b.add(t, i, logits=True)\n"
     "m.decode(b)\n"
-    "print('GPU buffers:', {k: v for k, v in m.buffers.get('model', {}).items() if 'CUDA' in k})\n"
+    "print('GPU buffers:', {k: v for k, v in m.buffers.get('model', {}).items() if 'CUDA' in k}, flush=True)\n"
+    "m.close()\n"  # (a crash while closing then shows after the line above)
 )
 _PROFILE = "from workstation.core.profiles import load_profile_file\np = load_profile_file(Path(sys.argv[2]))\n"
 LOAD_PROBES: dict[str, str] = {
@@ -262,7 +264,12 @@ def engine_load(ctx: Context) -> dict[str, Any]:
     probes: dict[str, Any] = {}
     for name, code in LOAD_PROBES.items():
         t0 = time.monotonic()
-        proc = ctx.run([sys.executable, "-c", _PRELUDE + code, str(path), str(prof)], timeout=120)
+        try:
+            proc = ctx.run([sys.executable, "-c", _PRELUDE + code, str(path), str(prof)], timeout=120)
+        except subprocess.TimeoutExpired as err:  # (a hang: the probes done so far stay)
+            probes[name] = {"rc": None, "error": f"timed out after {err.timeout:.0f} s",
+                            "seconds": round(time.monotonic() - t0, 1)}
+            continue
         rec: dict[str, Any] = {"rc": proc.returncode, "said": proc.stdout.strip()[-300:],
                                "seconds": round(time.monotonic() - t0, 1)}
         if proc.returncode < 0:
@@ -447,8 +454,14 @@ def bench(ctx: Context) -> dict[str, Any]:
     result = {"rows": rows, "n_prompt": int(n_prompt), "n_gen": int(n_gen), "repetitions": int(reps),
               "threads": int(n_threads)}
     if errors:
-        raise StepError(str(errors[0]), crash=errors[0].crash, partial=result)
+        raise _all_of(errors, result)
     return result
+
+
+def _all_of(errors: list[StepError], partial: dict[str, Any]) -> StepError:
+    """One StepError for several failures of a step: every message, the first crash's place."""
+    return StepError("; ".join(dict.fromkeys(str(e) for e in errors)),
+                     crash=next((e.crash for e in errors if e.crash), ""), partial=partial)
 
 
 def serve_scaling(ctx: Context) -> dict[str, Any]:
@@ -534,21 +547,26 @@ def speculative(ctx: Context) -> dict[str, Any]:
         "pair-draft": ctx.profile("pair-draft", f16, sampling=sampling,
                                   speculative={"mode": "draft", "draft_model": str(small), "draft_tokens": 6}),
     }
-    # llama.cpp's own tool first: its figures are kept where ours fail
+    # llama.cpp's own tool first: its figures are kept where ours fail, and ours where its fail
     rec: dict[str, Any] = {}
+    errors: list[StepError] = []
     prompt = rendered_prompt(ctx, small, f"(1) {quote}")
-    rec["llama_ngram_mod"] = speculative_simple(ctx, small, prompt, max_tokens, ["--spec-type", "ngram-mod"])
-    rec["llama_draft"] = speculative_simple(
-        ctx, f16, prompt, max_tokens, ["--spec-type", "draft-simple", "-md", str(small), "-ngld", "99",
-                                       "--spec-draft-n-max", "6"])
+    for key, model, extra in (
+        ("llama_ngram_mod", small, ["--spec-type", "ngram-mod"]),
+        ("llama_draft", f16, ["--spec-type", "draft-simple", "-md", str(small), "-ngld", "99",
+                              "--spec-draft-n-max", "6"]),
+    ):
+        try:
+            rec[key] = speculative_simple(ctx, model, prompt, max_tokens, extra)
+        except StepError as err:
+            errors.append(err)
     args = ["bench", "--replay", str(replay), "--max-tokens", str(max_tokens), "--json", "--no-save"]
     for p in profs.values():
         args += ["-p", str(p)]
     try:
         replays = ctx.cli_json(*args, timeout=400)
     except StepError as err:
-        err.partial = rec
-        raise
+        raise _all_of([*errors, err], rec) from None
     summary = {r["profile"]: r["summary"] for r in replays}
     tps = {k: summary.get(p.stem, {}).get("predicted_per_second") for k, p in profs.items()}
     rec.update({"replay": {k: summary.get(p.stem) for k, p in profs.items()}, "tps": tps})
@@ -556,9 +574,9 @@ def speculative(ctx: Context) -> dict[str, Any]:
         rec["lookup_over_off"] = round(tps["lookup"] / tps["off"], 3)
     if tps["pair-off"] and tps["pair-draft"]:
         rec["draft_over_off"] = round(tps["pair-draft"] / tps["pair-off"], 3)
-    if tps["lookup"]:
+    if tps["lookup"] and "llama_ngram_mod" in rec:
         rec["lookup_over_llama_ngram_mod"] = round(tps["lookup"] / rec["llama_ngram_mod"]["tps"], 3)
-    if tps["pair-draft"]:
+    if tps["pair-draft"] and "llama_draft" in rec:
         rec["draft_over_llama_draft"] = round(tps["pair-draft"] / rec["llama_draft"]["tps"], 3)
     # the packaged pair: the larger packaged model drafted by the smaller, where vocabularies match
     if GEMMA in ctx.models:
@@ -568,6 +586,8 @@ def speculative(ctx: Context) -> dict[str, Any]:
         said = (proc.stderr.strip().splitlines() or [""])[-1]
         rec["packaged_pair"] = {"target": GEMMA, "draft": SMOLLM2, "exit": proc.returncode,
                                 "ran": proc.returncode == 0, "message": said[:400]}
+    if errors:  # llama-speculative-simple failed: ours measured, its failure said
+        raise _all_of(errors, rec)
     return rec
 
 

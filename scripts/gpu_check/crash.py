@@ -13,7 +13,7 @@ from pathlib import Path
 
 SHIM_SOURCE = Path(__file__).with_name("segv_backtrace.c")
 # "/path/libllama.so(+0x1234)[0x7f..]" or "/path/libllama.so(_ZN5llama4loadEv+0x12)[0x7f..]"
-_FRAME = re.compile(r"^(?P<lib>[^\s(]+)\((?P<sym>[^)+]*)\+(?P<off>0x[0-9a-fA-F]+)\)\[0x[0-9a-fA-F]+\]$")
+_FRAME = re.compile(r"^(?P<lib>[^\s(]+)\((?P<sym>[^)+]*)\+(?P<off>0x[0-9a-fA-F]+)\)\[(?P<addr>0x[0-9a-fA-F]+)\]$")
 
 
 def build_shim(work: Path) -> Path | None:
@@ -54,30 +54,51 @@ def _name_frame(lib: str, sym: str, off: str) -> str:
 
 def excerpt(stderr: str, frames: int = 24) -> str:
     """The crash in ``stderr``: faulthandler's block and the C stack with named frames (the
-    handler's own frames left out); empty where stderr has neither."""
+    handler's own frames left out); empty where stderr has neither. Never raises: it runs where
+    something has already gone wrong."""
+    try:
+        return _excerpt(stderr, frames)
+    except Exception as err:  # noqa: BLE001 - the stderr itself is kept beside (crash-N.txt)
+        return f"(the crash could not be read: {type(err).__name__}: {err})"
+
+
+_FATAL = "Fatal Python error"
+_C_STACK = "[C stack]"
+
+
+def _excerpt(stderr: str, frames: int) -> str:
     lines = stderr.splitlines()
     out: list[str] = []
-    if "Fatal Python error" in stderr:
-        start = max(i for i, line in enumerate(lines) if line.startswith("Fatal Python error"))
-        before = [line for line in lines[max(0, start - 6):start] if line.strip()]
+    fatal = [i for i, line in enumerate(lines) if _FATAL in line]
+    if fatal:
+        # faulthandler writes no line break first: after a log line's piece, it shares its line
+        start = fatal[-1]
+        head, _, rest = lines[start].partition(_FATAL)
+        before = [line for line in [*lines[max(0, start - 6):start], head] if line.strip()]
         if before:  # llama.cpp's last log lines (WORKSTATION_LLAMA_LOG): how far the load got
             out += ["Last lines before it:", *("  " + line for line in before[-4:]), ""]
-        block = []
-        for line in lines[start:]:
-            if line.startswith(("[C stack]", "Extension modules")):
+        block = [_FATAL + rest]
+        for line in lines[start + 1:]:
+            if line.endswith(_C_STACK) or line.startswith("Extension modules"):
                 break
             block.append(line)
         out += block[:40]
-    if "[C stack]" in lines:
-        start = max(i for i, line in enumerate(lines) if line == "[C stack]")
-        named: list[str] = []
-        for line in lines[start + 1:]:
+    c_stack = [i for i, line in enumerate(lines) if line.endswith(_C_STACK)]
+    if c_stack:
+        raw: list[tuple[str, str, str, str]] = []
+        for line in lines[c_stack[-1] + 1:]:
             m = _FRAME.match(line.strip())
             if not m:
                 break
-            named.append(_name_frame(m["lib"], m["sym"], m["off"]))
-        # the handler and the re-raised signal first: the crash starts after the last signal frame
-        last = max((i for i, n in enumerate(named) if n.startswith("__restore_rt")), default=-1)
+            raw.append((m["lib"], m["sym"], m["off"], m["addr"]))
+        # the handler's own frame first, then the kernel's signal trampoline (and, where
+        # faulthandler re-raised the signal, its frames and the trampoline again): the crash
+        # starts after the trampoline's last frame, told by its address (its name needs libc's
+        # debug symbols)
+        skip = 0
+        if len(raw) > 1:
+            tramp = raw[1][3]
+            skip = max(i for i, r in enumerate(raw) if r[3] == tramp) + 1
         out.append("C stack (innermost first):")
-        out += ["  " + n for n in named[last + 1:last + 1 + frames]]
+        out += ["  " + _name_frame(lib, sym, off) for lib, sym, off, _ in raw[skip:skip + frames]]
     return "\n".join(out)

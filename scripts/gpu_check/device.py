@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
                     "with --now after call 2, a short check of a crash)")
     ap.add_argument("--out", type=Path, help="where the report goes (default $OUT, else .gpu-check/out)")
     args = ap.parse_args(argv)
-    only = args.steps.split(",") if args.steps else None
+    only = [s.strip() for s in args.steps.split(",") if s.strip()] if args.steps else None
     unknown = sorted(set(only or []) - {name for name, _ in STEPS})
     if unknown:
         ap.error(f"no step named {', '.join(unknown)}; the steps: {', '.join(n for n, _ in STEPS)}")

@@ -152,9 +152,9 @@ def markdown(results: dict[str, Any]) -> str:
               _f(r.get("plain_tps"), "{:.1f}"), _f(r.get("llama_tps"), "{:.1f}"), str(r["errors"])]
              for r in serve["rows"]])
     spec = steps.get("speculative") or {}
-    if spec.get("tps"):
+    if spec.get("tps") or spec.get("llama_ngram_mod") or spec.get("llama_draft"):
         lines += ["", "## speculative decoding on the quoting task (tok/s)", ""]
-        for k, val in spec["tps"].items():
+        for k, val in (spec.get("tps") or {}).items():
             rep = (spec.get("replay") or {}).get(k) or {}
             acc = rep.get("acceptance")
             lines.append(f"- {k}: {_f(val, '{:.1f}')}" + (f", {acc * 100:.0f}% of drafts accepted" if acc else ""))

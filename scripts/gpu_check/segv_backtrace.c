@@ -1,7 +1,8 @@
 /* Preloaded (LD_PRELOAD) into the GPU check's processes: on a crash (SIGSEGV, SIGBUS, SIGFPE,
- * SIGILL) it prints the C stack to stderr, then the signal goes on (Python's faulthandler, where
- * on, has printed the Python stack first). The device has no gdb; crash.py names the frames
- * with addr2line. Built on the device by crash.build_shim (cc, one file, libc only). */
+ * SIGILL, and SIGABRT: llama.cpp's GGML_ASSERT aborts) it prints the C stack to stderr, then the
+ * signal goes on (Python's faulthandler, where on, has printed the Python stack first). The
+ * device has no gdb; crash.py names the frames with addr2line. Built on the device by
+ * crash.build_shim (cc, one file, libc only). */
 #define _GNU_SOURCE
 #include <execinfo.h>
 #include <signal.h>
@@ -20,6 +21,10 @@ static void on_fault(int sig, siginfo_t *info, void *uc) {
 }
 
 __attribute__((constructor)) static void install(void) {
+    /* the first backtrace() loads libgcc_s, which allocates: done here, not in a handler that may
+     * run inside malloc (a crash there would hang instead) */
+    void *warm[2];
+    backtrace(warm, 2);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_fault;
@@ -28,4 +33,5 @@ __attribute__((constructor)) static void install(void) {
     sigaction(SIGBUS, &sa, NULL);
     sigaction(SIGFPE, &sa, NULL);
     sigaction(SIGILL, &sa, NULL);
+    sigaction(SIGABRT, &sa, NULL); /* GGML_ASSERT aborts */
 }

@@ -35,7 +35,8 @@ async def one_turn(profile: str, store: Path, text: str) -> dict[str, Any]:
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: app.engine is not None and app.loading is None or app.load_failed, 240)
         if app.load_failed:  # said at once (the first device run waited out its 180 s on a crash)
-            raise SystemExit(f"the app could not load the profile: {app.status_text().strip()}")
+            said = [n.message for n in app._notifications if n.severity == "error"]
+            raise SystemExit(f"the app could not load the profile: {said[-1] if said else app.status_text().strip()}")
         status_loaded = app.status_text()
         await pilot.click("#prompt")
         await pilot.press(*text)

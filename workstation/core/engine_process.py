@@ -274,10 +274,15 @@ class EngineProcess:
         return EngineError(f"The engine process stopped unexpectedly (exit code {code}){killed}; {again}")
 
     def _on_gpu(self) -> bool:
-        """Whether the engine had (or was asked for) layers on a GPU."""
+        """Whether the engine had (or was asked for) layers on a GPU: ``auto`` (the default) puts
+        them there where NVML sees one."""
         if self._info is not None:
             return self._info.gpu_layers > 0
         gl = self.profile.gpu_layers
+        if gl == "auto":
+            from workstation.core import hardware
+
+            return bool(hardware.gpus())
         return gl == "all" or isinstance(gl, int) and gl > 0
 
     def _kill(self) -> None:

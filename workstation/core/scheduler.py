@@ -260,7 +260,6 @@ class Scheduler:
         # threads: auto follows the machine's load (core/thread_policy.py); a number stays
         self.governor: ThreadGovernor | None = None
         if sampler is not None:
-            sampler.start()
             gpu_all = self.model.gpu_offload and self.gpu_layers > self.model.n_layer
             self.governor = ThreadGovernor(self.settings.n_threads, gpu_all_layers=gpu_all, sampler=sampler)
             self._apply_threads(self.governor.current)
@@ -294,6 +293,8 @@ class Scheduler:
         if threaded:
             self._thread = threading.Thread(target=self._loop, name="workstation-decode", daemon=True)
             self._thread.start()
+        if sampler is not None:  # last: a failure before it leaves no thread ticking
+            sampler.start()
 
     # --- public ----------------------------------------------------------------------------
     def chat_tokens(

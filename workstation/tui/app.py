@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 from rich.console import RenderableType
 from rich.text import Text
 from textual import on, work
+from textual.actions import SkipAction
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.command import CommandPalette
@@ -1018,12 +1019,15 @@ class WorkstationApp(App[None]):
 
     def action_clear_message(self) -> None:
         """Ctrl+U: the whole message box emptied. A long paste took a key press per line to
-        take out (the editor's select-all is F7, which is the app's); in the multi-line editor
-        Ctrl+Z brings it back."""
+        take out (the editor's select-all is F7, which is the app's); Ctrl+Z brings it back. In
+        another box (the conversation search) that box's own Ctrl+U."""
+        focused = self.focused
+        if isinstance(focused, Input | TextArea) and focused.id not in ("prompt", "editor"):
+            raise SkipAction()  # another box's own Ctrl+U (the conversation search's)
         if self.screen is not self.chat_screen or not self.chat_screen.input_text():
             return
-        if self.chat_screen.clear_message():
-            self.notify(self.texts("chat.cleared"), timeout=5)
+        self.chat_screen.clear_message()
+        self.notify(self.texts("chat.cleared"), timeout=5)
 
     def action_send(self) -> None:
         """Enter: the box's text is sent. A second Enter before the first one's message left the

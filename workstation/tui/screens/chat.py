@@ -30,10 +30,18 @@ class PromptLine(Input):
     reached it, which nothing showed)."""
 
     BINDINGS = [Binding("pageup", "page_chat(-1)", show=False), Binding("pagedown", "page_chat(1)", show=False),
-                Binding("shift+enter,ctrl+j", "new_line", show=False)]
+                Binding("shift+enter,ctrl+j", "new_line", show=False), Binding("ctrl+z", "undo_clear", show=False)]
+    cleared = ""  # what Ctrl+U (the app's clear_message) took out: Ctrl+Z puts it back (Input has no undo)
 
     def action_page_chat(self, way: int) -> None:
         cast("ChatScreen", self.screen).page_chat(way)
+
+    def action_undo_clear(self) -> None:
+        """Ctrl+Z after Ctrl+U: the text back, as the multi-line editor's own undo does there (a
+        long paragraph pasted and cleared was gone for good)."""
+        if self.cleared and not self.value:
+            self.value, self.cleared = self.cleared, ""
+            self.cursor_position = len(self.value)
 
     def action_new_line(self) -> None:
         """Shift+Enter (where the terminal tells it from Enter; Ctrl+J everywhere): a new line,
@@ -231,18 +239,17 @@ class ChatScreen(AppScreen, Screen[None]):
         self.query_one("#editor", TextArea).text = ""
         self.query_one("#prompt", Input).value = ""
 
-    def clear_message(self) -> bool:
-        """The message box emptied, the cursor in it; True where it was the multi-line editor
-        (its Ctrl+Z brings the text back: the deletion is one of its edits)."""
+    def clear_message(self) -> None:
+        """The message box emptied, the cursor in it; Ctrl+Z brings the text back (the editor's
+        own undo: the deletion is one of its edits; the line's ``undo_clear``)."""
         editor = self.query_one("#editor", TextArea)
         if editor.display:
             editor.clear()
             editor.focus()
-            return True
-        prompt = self.query_one("#prompt", Input)
-        prompt.value = ""
+            return
+        prompt = self.query_one("#prompt", PromptLine)
+        prompt.cleared, prompt.value = prompt.value, ""
         prompt.focus()
-        return False
 
     def toggle_editor(self) -> None:
         editor = self.query_one("#editor", TextArea)
