@@ -2175,6 +2175,28 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         assert reply[0].splitlines() == ["Subject: chairs", "To: Ayla"], reply
         assert reply[1] == "<table><tr><td>12</td></tr></table>", reply  # shown as written, not left out
 
+        # a message with an attached document shows the question and the document's name, the
+        # document folded (a contract filled screens to scroll past); a long paste its first lines
+        from textual.widgets import Collapsible, Static
+
+        contract = "\n".join(f"{i}. The tenant keeps desk {i} tidy." for i in range(1, 201))
+        app.store.add_message(conv.id, "user", f"Summarize clause 3.\n\n---\nDocument: lease.txt\n\n{contract}")
+        app.store.add_message(conv.id, "user", "\n".join(f"row {i}" for i in range(60)))
+        await app.open_conversation(conv.id)
+        await until(pilot, lambda: len(_views(app)) == 4)
+        await pilot.pause()
+        doc, paste = _views(app)[2:]
+        shown = [str(p.render()) for p in doc.body.query("MarkdownParagraph")]
+        assert shown == ["Summarize clause 3.", "Document: lease.txt"], shown
+        block = doc.query_one(".folded", Collapsible)
+        assert block.collapsed and block.title == f"200 more lines ({len(contract):,} characters): Enter or a click shows them"
+        block.collapsed = False
+        await pilot.pause()
+        assert str(doc.query_one(".folded-text", Static).render()).startswith("1. The tenant keeps desk 1 tidy.")
+        assert [str(p.render()) for p in paste.body.query("MarkdownParagraph")][0].splitlines()[-1] == "row 7 …"
+        assert paste.query_one(".folded", Collapsible).title.startswith("52 more lines")
+        assert not _views(app)[0].query(".folded")  # a short message: no fold
+
 
 async def test_ctrl_e_sets_this_sessions_sampling(profiles: Path) -> None:
     """The sampling settings could be changed only in the profile's file, loaded again (LM

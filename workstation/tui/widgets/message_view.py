@@ -21,6 +21,31 @@ from workstation.tui.widgets.streaming_text import StreamingText
 
 THINKING_TITLE_EVERY_S = 0.5
 WAIT_TICK_S = 1.0  # the wait for a reply's first word is counted on screen every second
+FOLD_LINES = 24  # a message of the user's longer than this (or FOLD_CHARS) shows its start, the rest folded
+FOLD_CHARS = 3000
+HEAD_LINES = 8  # what a folded paste shows of itself
+DOCUMENT_MARK = "\n\n---\n"  # between a question and its attached document (the app's send)
+
+
+def fold(content: str) -> tuple[str, str]:
+    """(shown, folded) of a message of the user's: a long paste shows its first lines, a
+    message with an attached document its question and the document's name; the rest is folded
+    (an attached contract filled 15,000 characters of screens to scroll past). Short: (content, '')."""
+    if content.count("\n") < FOLD_LINES and len(content) <= FOLD_CHARS:
+        return content, ""
+    at = 0 if content.startswith(DOCUMENT_MARK.lstrip("\n")) else content.find(DOCUMENT_MARK)
+    if at >= 0:  # the question, the rule and the document's name line; then the document
+        name_end = content.find("\n", content.find("---", at) + 4)
+        if name_end > 0:
+            return content[:name_end], content[name_end:].strip("\n")
+    lines = content.split("\n")
+    head = "\n".join(lines[:HEAD_LINES])
+    if len(head) > FOLD_CHARS // 3:  # long lines: cut at a space
+        cut = head.rfind(" ", 0, FOLD_CHARS // 3)
+        head = head[: cut if cut > 0 else FOLD_CHARS // 3]
+    return head + " …", content[len(head):].lstrip(" \n")
+
+
 WAIT_SAID_AFTER_S = 3.0  # from this long on (a short wait stays "waiting for the first token…")
 
 
@@ -96,12 +121,16 @@ class MessageView(Vertical):
         self._asked_at = 0.0  # when a reply about to stream was asked for
         self._wait_timer: Timer | None = None
         self._read: float | None = None  # of a long prompt, the part read (the engine says after each part)
+        self._shown, self._folded = fold(content) if role == "user" else (content, "")
 
     def compose(self) -> ComposeResult:
         yield Static(self._role_label(), classes="role")
         if self.reasoning:  # only then: a block in every message would double the widgets
             yield self._thought_block()
         yield Markdown(self._shown_body(), classes="body", parser_factory=chat_markdown)
+        if self._folded:  # its text drawn when unfolded (Enter or a click), as thinking's
+            yield Collapsible(Static("", classes="folded-text", markup=False), title=self._folded_title(),
+                              classes="folded")
         yield StreamingText(classes="tail")
         figures = Static(self._metrics_text(), classes="metrics")
         if self.role == "assistant":  # what the figures mean, in words, under the mouse
@@ -167,7 +196,11 @@ class MessageView(Vertical):
                 return self.texts("chat.thought_only", n=m.predicted_n)
             if m.stop_reason == "context":
                 return self.texts("chat.thought_context")
-        return self.content
+        return self._shown if self.role == "user" else self.content
+
+    def _folded_title(self) -> str:
+        lines = self._folded.count("\n") + 1
+        return self.texts("chat.folded", n=f"{lines:,}", chars=f"{len(self._folded):,}")
 
     def _thought_title(self) -> str:
         if self.metrics is None:
@@ -214,7 +247,10 @@ class MessageView(Vertical):
             self.query_one(".thought-text", Static).update(self.reasoning)
 
     def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
-        self.query_one(".thought-text", Static).update(self.reasoning)
+        if event.collapsible.has_class("folded"):
+            self.query_one(".folded-text", Static).update(self._folded)
+        else:
+            self.query_one(".thought-text", Static).update(self.reasoning)
 
     @property
     def body(self) -> Markdown:
@@ -229,6 +265,8 @@ class MessageView(Vertical):
             figures.tooltip = texts("metric.help")
         if (block := self.thought) is not None:
             block.title = self._thought_title()
+        if self._folded:
+            self.query_one(".folded", Collapsible).title = self._folded_title()
         if self.role == "assistant" and not self.content.strip() and self.metrics:  # the app's words, not the model's
             self.body.update(self._shown_body())  # ("Stopped before the reply began" stayed in the old language)
 
