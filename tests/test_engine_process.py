@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import make_profile
 from workstation.core.engine import Engine, TokenDelta, TurnFinished
+from workstation.core.engine_api import open_engine
 from workstation.core.engine_process import EngineProcess, _send_events
 from workstation.core.events import PromptRead
 from workstation.core.metrics import TurnMetrics
@@ -131,7 +132,7 @@ def test_an_engine_killed_by_the_system_is_said_so(smollm2_path: Path) -> None:
             list(proc.stream_chat([{"role": "user", "content": "Hi"}]))
 
 
-def test_an_engine_that_crashes_while_loading_on_a_gpu_says_to_try_the_cpu(smollm2_path: Path) -> None:
+def test_an_engine_that_crashes_loading_onto_a_gpu_says_so_and_the_app_loads_it_on_the_cpu(smollm2_path: Path) -> None:
     """The first GPU run: every load with layers on the GPU crashed inside llama.cpp, and the
     app said only "exit code -11". A crash is said in words; where the default ``auto`` puts
     layers on a GPU (NVML sees one: faked, none here), that gpu_layers 0 runs on the CPU."""
@@ -151,6 +152,13 @@ def test_an_engine_that_crashes_while_loading_on_a_gpu_says_to_try_the_cpu(smoll
                                               r"fault\); load the profile again\. If it crashes again, set "
                                               r"gpu_layers to 0 in the profile to run it on the CPU\.$"):
             EngineProcess(make_profile(gpu_layers="auto"), progress=crash)
+        # the app's engine (open_engine) loads it on the CPU then, and says so once loaded
+        crashes = [crash]
+        with open_engine(make_profile(gpu_layers="auto", sampling={"max_tokens": 4}),
+                         progress=lambda f: crashes and crashes.pop()(f)) as engine:
+            assert not crashes and engine.profile.gpu_layers == 0 and engine.info().gpu_layers == 0
+            assert engine.load_notes == [("engine.gpu_crashed", {})]
+            assert engine.run_chat([{"role": "user", "content": "Hi"}]).metrics.predicted_n > 0
     finally:
         hardware.set_probe(None)
 

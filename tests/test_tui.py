@@ -2406,7 +2406,8 @@ async def test_asked_again_the_reply_there_stays_until_a_new_one_came(profiles: 
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         conv = app.store.new("Supplies")
-        question = "List what is missing: " + "stapler, paper, ink, " * 130  # fits with 8 tokens for the reply
+        # fits with 8 tokens for the reply, not with 64 (a sixteenth of the context: the least a reply gets)
+        question = "List what is missing: " + "stapler, paper, ink, " * 136
         app.store.add_message(conv.id, "user", question)
         app.store.add_message(conv.id, "assistant", "Toner.", {"stop_reason": "eos", "predicted_n": 2})
         await app.open_conversation(conv.id)

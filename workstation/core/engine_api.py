@@ -217,9 +217,24 @@ def open_engine(
     if child_process:
         if concurrent:
             raise ValueError("an engine in a child process runs one turn at a time")
-        from workstation.core.engine_process import EngineProcess
+        import dataclasses
 
-        return EngineProcess(profile, progress=progress, keep_state=keep_state)
+        from workstation.core.engine_process import EngineCrashed, EngineProcess
+
+        try:
+            return EngineProcess(profile, progress=progress, keep_state=keep_state)
+        except EngineCrashed as crash:
+            if not crash.on_gpu:
+                raise
+            # crashed loading onto a GPU (the first GPU run: every such load): on the CPU this
+            # time, and said, as Ollama falls back to its CPU runner; slower, but the chat goes on
+            try:
+                engine = EngineProcess(dataclasses.replace(profile, gpu_layers=0), progress=progress,
+                                       keep_state=keep_state)
+            except EngineError:
+                raise crash from None
+            engine.load_notes.append(("engine.gpu_crashed", {}))
+            return engine
     from workstation.core.engine import Engine
 
     return Engine(profile, progress=progress, concurrent=concurrent, keep_state=keep_state)

@@ -192,6 +192,15 @@ def _process_problem(err: OSError) -> Phrase:
     return ("file.os_says", {"reason": err.strerror or str(err)})
 
 
+class EngineCrashed(EngineError):
+    """The engine's process ended by a fault (inside llama.cpp); ``on_gpu``: it had, or was
+    loading, layers on a GPU (``open_engine`` then loads the profile on the CPU)."""
+
+    def __init__(self, message: str, on_gpu: bool) -> None:
+        super().__init__(message)
+        self.on_gpu = on_gpu
+
+
 class EngineProcess:
     """An ``Engine`` in a child process. One turn at a time; ``cancel`` from any thread."""
 
@@ -203,6 +212,7 @@ class EngineProcess:
         keep_state: bool = False,
     ) -> None:
         self.profile = profile
+        self.load_notes: list[Phrase] = []  # said by the app once loaded (open_engine's CPU fallback)
         # > 0: the child gathers text into at most one message per this many seconds (the
         # first piece always goes at once); the TUI sets 1/STREAM_HZ, its screen's update rate
         self.stream_interval_s = 0.0
@@ -268,9 +278,11 @@ class EngineProcess:
         again = "load the profile again."
         if code is not None and -code in _CRASHES:
             # a fault inside llama.cpp (the first GPU run: every load with layers on the GPU)
-            killed = f" (it crashed inside llama.cpp: {_CRASHES[-code]})"
-            if self._on_gpu():
+            on_gpu = self._on_gpu()
+            if on_gpu:
                 again += " If it crashes again, set gpu_layers to 0 in the profile to run it on the CPU."
+            return EngineCrashed(f"The engine process stopped unexpectedly (exit code {code}) (it crashed "
+                                 f"inside llama.cpp: {_CRASHES[-code]}); {again}", on_gpu=on_gpu)
         return EngineError(f"The engine process stopped unexpectedly (exit code {code}){killed}; {again}")
 
     def _on_gpu(self) -> bool:

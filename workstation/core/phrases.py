@@ -98,6 +98,8 @@ ENGLISH: dict[str, str] = {
     "check.stops": "{name} may hold up to {most} texts, none of them empty.",
     # the app's engine cannot have a process of its own (engine_process.EngineProcess)
     "engine.no_process": "The model could not be started in a process of its own: {why}.",
+    "engine.gpu_crashed": ("The model crashed while loading onto the GPU, so it runs on the CPU this time "
+                           "(slower). Setting gpu_layers to 0 in the profile starts it on the CPU at once."),
     "engine.shm_read_only": ("this system's shared memory (/dev/shm) takes no writes (read-only); "
                              "ask whoever runs this PC to make it writable"),
     "engine.shm_full": "this system's shared memory (/dev/shm) is full; close other programs, then load it again",

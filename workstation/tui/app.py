@@ -1856,7 +1856,7 @@ class WorkstationApp(App[None]):
                     return
             self.post_message(EngineFailed(reason, during="load"))
             return
-        self.post_message(ProfileLoaded(engine, profile, notes=notes))
+        self.post_message(ProfileLoaded(engine, profile, notes=[*notes, *getattr(engine, "load_notes", [])]))
 
     @on(LoadProgress)
     def _load_progress(self, event: LoadProgress) -> None:
