@@ -159,6 +159,11 @@ def test_an_engine_that_crashes_loading_onto_a_gpu_says_so_and_the_app_loads_it_
             assert not crashes and engine.profile.gpu_layers == 0 and engine.info().gpu_layers == 0
             assert engine.load_notes == [("engine.gpu_crashed", {})]
             assert engine.run_chat([{"role": "user", "content": "Hi"}]).metrics.predicted_n > 0
+        # crashed on the CPU too: said so, without the advice the retry has just followed
+        with pytest.raises(EngineError, match=r"a segmentation fault\) \(on the GPU, then again on the CPU: the "
+                                              r"model file or this build of llama.cpp, not the GPU\); load the "
+                                              r"profile again\.$"):
+            open_engine(make_profile(gpu_layers="auto"), progress=crash)
     finally:
         hardware.set_probe(None)
 

@@ -204,12 +204,14 @@ def open_engine(
     progress: Progress | None = None,
     concurrent: bool = False,
     keep_state: bool = False,
+    cpu_only: bool = False,
 ) -> ChatEngine:
     """An engine for ``profile``: a remote client for ``backend: openai``, else a local model
     (in a child process for interactive apps, in this process for one-shot commands).
     ``concurrent``: several threads will run turns at once (a remote engine always allows it;
     a local one then runs its decode loop in a thread of its own). ``keep_state``: a local
-    engine saves conversations' KV cells to disk when they are left, and restores them."""
+    engine saves conversations' KV cells to disk when they are left, and restores them.
+    ``cpu_only``: the model on the CPU, no GPU seen (the app, after it crashed on one)."""
     if profile.backend == "openai":
         from workstation.core.remote import RemoteEngine
 
@@ -221,18 +223,23 @@ def open_engine(
 
         from workstation.core.engine_process import EngineCrashed, EngineProcess
 
+        cpu = dataclasses.replace(profile, gpu_layers=0)
+        if cpu_only:
+            return EngineProcess(cpu, progress=progress, keep_state=keep_state, cpu_only=True)
         try:
             return EngineProcess(profile, progress=progress, keep_state=keep_state)
         except EngineCrashed as crash:
             if not crash.on_gpu:
                 raise
             # crashed loading onto a GPU (the first GPU run: every such load): on the CPU this
-            # time, and said, as Ollama falls back to its CPU runner; slower, but the chat goes on
+            # time, no GPU seen, and said, as Ollama falls back to its CPU runner; slower, but the
+            # chat goes on
             try:
-                engine = EngineProcess(dataclasses.replace(profile, gpu_layers=0), progress=progress,
-                                       keep_state=keep_state)
-            except EngineError:
-                raise crash from None
+                engine = EngineProcess(cpu, progress=progress, keep_state=keep_state, cpu_only=True)
+            except EngineCrashed as again:  # on the CPU too: not the GPU's doing
+                raise EngineCrashed(str(again).split("; load the profile again")[0] + " (on the GPU, then "
+                                    "again on the CPU: the model file or this build of llama.cpp, not the GPU); "
+                                    "load the profile again.", on_gpu=False) from None
             engine.load_notes.append(("engine.gpu_crashed", {}))
             return engine
     from workstation.core.engine import Engine

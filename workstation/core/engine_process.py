@@ -45,16 +45,23 @@ from workstation.core.phrases import Phrase
 from workstation.core.profiles import Constraints, Profile, Sampling, profile_from_dict
 
 _CTX = mp.get_context("spawn")
+_GPU_FAULTS = {11, 7, 6}  # (an illegal instruction is the build's, not the GPU's)
 # signals a fault ends a process with, in words
 _CRASHES = {11: "a segmentation fault", 7: "a bus error", 4: "an illegal instruction", 8: "an arithmetic fault",
             6: "an internal check failed (abort)"}
 
 
 def _child_main(
-    conn: Connection, cancel: Any, profile_data: dict[str, Any], source: str | None, keep_state: bool = False
+    conn: Connection, cancel: Any, profile_data: dict[str, Any], source: str | None, keep_state: bool = False,
+    cpu_only: bool = False,
 ) -> None:
+    import os
     import signal
     from pathlib import Path
+
+    if cpu_only:  # no GPU seen at all (a CUDA build starts CUDA even with 0 layers): read at its first call
+        for var in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "GGML_VK_VISIBLE_DEVICES"):
+            os.environ[var] = ""
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C belongs to the parent
     # so does a closed terminal's hang-up: the app keeps the reply and closes this process
@@ -210,7 +217,9 @@ class EngineProcess:
         progress: Callable[[float], None] | None = None,
         start_timeout_s: float = 600.0,
         keep_state: bool = False,
+        cpu_only: bool = False,
     ) -> None:
+        """``cpu_only``: the engine's process sees no GPU (after a crash loading onto one)."""
         self.profile = profile
         self.load_notes: list[Phrase] = []  # said by the app once loaded (open_engine's CPU fallback)
         # > 0: the child gathers text into at most one message per this many seconds (the
@@ -225,7 +234,8 @@ class EngineProcess:
             parent, child = ends = list(_CTX.Pipe())
             self._proc = _CTX.Process(
                 target=_child_main,
-                args=(child, self._cancel, data, str(profile.source) if profile.source else None, keep_state),
+                args=(child, self._cancel, data, str(profile.source) if profile.source else None, keep_state,
+                      cpu_only),
                 daemon=True,
                 name="workstation-engine",
             )
@@ -278,7 +288,7 @@ class EngineProcess:
         again = "load the profile again."
         if code is not None and -code in _CRASHES:
             # a fault inside llama.cpp (the first GPU run: every load with layers on the GPU)
-            on_gpu = self._on_gpu()
+            on_gpu = self._on_gpu() and -code in _GPU_FAULTS
             if on_gpu:
                 again += " If it crashes again, set gpu_layers to 0 in the profile to run it on the CPU."
             return EngineCrashed(f"The engine process stopped unexpectedly (exit code {code}) (it crashed "

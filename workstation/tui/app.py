@@ -233,6 +233,7 @@ class WorkstationApp(App[None]):
         self._store_fd: int | None = None  # a handle on it: st_nlink 0 once it is deleted
         self._asked = ""  # the user's message of the turn under way
         self._sending = False  # Enter's message is on its way (to the box's clearing and the reply's start)
+        self._on_cpu: set[str] = set()  # profiles whose engine crashed loading onto a GPU this session
         self._sent: tuple[str, tuple[Path, str] | None] = ("", None)  # its box's text and document, as typed
         # conversations (number, made at) told their start no longer fits the context
         self._left_out_told: set[tuple[int, float]] = set()
@@ -1773,6 +1774,14 @@ class WorkstationApp(App[None]):
         self.update_status()
         self._serve(profile, old_engine, old_api)
 
+    def _open_engine(self, profile: Profile, progress: Callable[[float], None]) -> Any:
+        """``open_engine`` for the chat: a profile whose engine crashed loading onto a GPU this
+        session goes to the CPU at once (each load tried the GPU again: a crash, a second load)."""
+        engine = open_engine(profile, progress=progress, keep_state=True, cpu_only=profile.ref in self._on_cpu)
+        if ("engine.gpu_crashed", {}) in getattr(engine, "load_notes", []):
+            self._on_cpu.add(profile.ref)
+        return engine
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
     def _serve(self, profile: Profile, old_engine: Any, old_api: Any) -> None:
         _close_quietly(old_engine)  # free the memory first: the server loads the model again
@@ -1788,7 +1797,7 @@ class WorkstationApp(App[None]):
                 self.post_message(ProfileLoaded(engine, profile, api=api))
                 return
         try:
-            engine = open_engine(profile, progress=lambda f: self.post_message(LoadProgress(profile, f)), keep_state=True)
+            engine = self._open_engine(profile, lambda f: self.post_message(LoadProgress(profile, f)))
         except Exception as err:  # noqa: BLE001
             self.post_message(EngineFailed(f"{reason} {self.texts.error(err)}".strip(), during="load"))
             return
@@ -1843,12 +1852,12 @@ class WorkstationApp(App[None]):
 
         notes = load_notes(profile)
         try:
-            engine = open_engine(profile, progress=progress(profile), keep_state=True)
+            engine = self._open_engine(profile, progress(profile))
         except Exception as err:  # noqa: BLE001 - WorkstationError or a spawn failure
             reason = self.texts.error(err) if isinstance(err, WorkstationError) else f"{type(err).__name__}: {err}"
             if old_profile is not None and old_engine is not None:
                 try:
-                    engine = open_engine(old_profile, progress=progress(old_profile), keep_state=True)
+                    engine = self._open_engine(old_profile, progress(old_profile))
                 except Exception as err2:  # noqa: BLE001
                     reason = f"{reason} {self.texts.error(err2)}"
                 else:
@@ -1856,7 +1865,7 @@ class WorkstationApp(App[None]):
                     return
             self.post_message(EngineFailed(reason, during="load"))
             return
-        self.post_message(ProfileLoaded(engine, profile, notes=[*notes, *getattr(engine, "load_notes", [])]))
+        self.post_message(ProfileLoaded(engine, profile, notes=notes))
 
     @on(LoadProgress)
     def _load_progress(self, event: LoadProgress) -> None:
@@ -1902,8 +1911,11 @@ class WorkstationApp(App[None]):
             self.notify(self.texts("serve.stopped", name=event.profile.title(self.texts.lang)))
         else:
             self.notify(self.texts("profiles.loaded", name=event.profile.title(self.texts.lang)))
-        if event.notes:  # as `profiles check` says them: a context past the trained length, …
-            self.notify(" ".join(say([n], self.texts.get) for n in event.notes), severity="warning", timeout=15)
+        notes = [*event.notes, *getattr(event.engine, "load_notes", [])]  # (the engine's: its CPU fallback)
+        if hasattr(event.engine, "load_notes"):
+            event.engine.load_notes.clear()  # said once, whichever way it was loaded
+        if notes:  # as `profiles check` says them: a context past the trained length, …
+            self.notify(" ".join(say([n], self.texts.get) for n in notes), severity="warning", timeout=15)
         self.update_status()
 
     # --- screens --------------------------------------------------------------------------

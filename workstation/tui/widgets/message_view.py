@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -15,7 +17,7 @@ from textual.timer import Timer
 from textual.widgets import Collapsible, Markdown, Static
 
 from workstation.core.metrics import TurnMetrics, figures_line
-from workstation.tui.i18n import Texts
+from workstation.tui.i18n import LANGUAGES, Texts
 from workstation.tui.pacing import FREE_CPU
 from workstation.tui.widgets.streaming_text import StreamingText
 
@@ -27,22 +29,40 @@ HEAD_LINES = 8  # what a folded paste shows of itself
 DOCUMENT_MARK = "\n\n---\n"  # between a question and its attached document (the app's send)
 
 
+@cache
+def _document_line() -> re.Pattern[str]:
+    """The line that names an attached document, in every language ("Document: lease.txt")."""
+    heads = {Texts(lang)("chat.document", name="\0").split("\0")[0] for lang in LANGUAGES}
+    return re.compile("(?:" + "|".join(re.escape(h) for h in heads if h) + r")[^\n]+\n\n")
+
+
+def _head(text: str) -> str:
+    """The first HEAD_LINES lines of ``text``, cut at a space where they are long."""
+    head = "\n".join(text.split("\n")[:HEAD_LINES])
+    if len(head) > FOLD_CHARS // 3:
+        cut = head.rfind(" ", 0, FOLD_CHARS // 3)
+        head = head[: cut if cut > 0 else FOLD_CHARS // 3]
+    return head
+
+
 def fold(content: str) -> tuple[str, str]:
     """(shown, folded) of a message of the user's: a long paste shows its first lines, a
     message with an attached document its question and the document's name; the rest is folded
     (an attached contract filled 15,000 characters of screens to scroll past). Short: (content, '')."""
+    content = content.replace("\r\n", "\n")
     if content.count("\n") < FOLD_LINES and len(content) <= FOLD_CHARS:
         return content, ""
-    at = 0 if content.startswith(DOCUMENT_MARK.lstrip("\n")) else content.find(DOCUMENT_MARK)
-    if at >= 0:  # the question, the rule and the document's name line; then the document
-        name_end = content.find("\n", content.find("---", at) + 4)
-        if name_end > 0:
-            return content[:name_end], content[name_end:].strip("\n")
-    lines = content.split("\n")
-    head = "\n".join(lines[:HEAD_LINES])
-    if len(head) > FOLD_CHARS // 3:  # long lines: cut at a space
-        cut = head.rfind(" ", 0, FOLD_CHARS // 3)
-        head = head[: cut if cut > 0 else FOLD_CHARS // 3]
+    for at in ([0] if content.startswith(DOCUMENT_MARK.lstrip("\n")) else []) + [
+        m.start() for m in re.finditer(re.escape(DOCUMENT_MARK), content)
+    ]:
+        rule = content.index("---", at) + 4
+        named = _document_line().match(content, rule)
+        if named:  # the question, the rule and the document's name; then the document
+            shown = content[: named.end()].rstrip("\n")
+            if shown.count("\n") < FOLD_LINES and len(shown) <= FOLD_CHARS:  # (a long question: as a paste)
+                return shown, content[named.end():]
+            break
+    head = _head(content)
     return head + " …", content[len(head):].lstrip(" \n")
 
 
