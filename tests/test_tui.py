@@ -2179,13 +2179,17 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         # document folded (a contract filled screens to scroll past); a long paste its first lines
         from textual.widgets import Collapsible, Static
 
+        from workstation.tui.widgets.message_view import fold
+
         contract = "\n".join(f"{i}. The tenant keeps desk {i} tidy." for i in range(1, 201))
         app.store.add_message(conv.id, "user", f"Summarize clause 3.\n\n---\nDocument: lease.txt\n\n{contract}")
         app.store.add_message(conv.id, "user", "\n".join(f"row {i}" for i in range(60)))
+        one_line = "Check this line: " + " ".join(["desk"] * 1000)
+        app.store.add_message(conv.id, "user", one_line)
         await app.open_conversation(conv.id)
-        await until(pilot, lambda: len(_views(app)) == 4)
+        await until(pilot, lambda: len(_views(app)) == 5)
         await pilot.pause()
-        doc, paste = _views(app)[2:]
+        doc, paste, line = _views(app)[2:]
         shown = [str(p.render()) for p in doc.body.query("MarkdownParagraph")]
         assert shown == ["Summarize clause 3.", "Document: lease.txt"], shown
         block = doc.query_one(".folded", Collapsible)
@@ -2195,6 +2199,9 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         assert str(doc.query_one(".folded-text", Static).render()).startswith("1. The tenant keeps desk 1 tidy.")
         assert [str(p.render()) for p in paste.body.query("MarkdownParagraph")][0].splitlines()[-1] == "row 7 …"
         assert paste.query_one(".folded", Collapsible).title.startswith("52 more lines")
+        rest = fold(one_line)[1]  # one long line: its length, not "1 more lines"
+        assert "\n" not in rest and line.query_one(".folded", Collapsible).title.startswith(
+            f"{len(rest):,} more characters on this line")
         assert not _views(app)[0].query(".folded")  # a short message: no fold
 
 

@@ -220,6 +220,8 @@ class MessageView(Vertical):
 
     def _folded_title(self) -> str:
         lines = self._folded.count("\n") + 1
+        if lines == 1:  # (a long line: "1 more lines" said nothing of its length)
+            return self.texts("chat.folded_one", chars=f"{len(self._folded):,}")
         return self.texts("chat.folded", n=f"{lines:,}", chars=f"{len(self._folded):,}")
 
     def _thought_title(self) -> str:
