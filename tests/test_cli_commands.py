@@ -47,6 +47,7 @@ def test_chat_streams_the_reply_and_prints_its_figures(
     out, err = capsys.readouterr()
     figures = FIGURES.search(err)
     assert figures, err
+    assert "reading your message" not in err  # read in one part: no bar
     ttft, tps, n, prompt, cached, _pps = figures.groups()
     assert int(ttft) > 0 and float(tps) > 0 and 1 <= int(n) <= 12
     # the same turn with --json: the same greedy reply, and the stderr figures were its counters
@@ -542,11 +543,19 @@ def test_chat_c_with_one_new_name_started_together_makes_one_conversation(tmp_pa
 
 
 def test_chat_reads_a_pipe_without_dash(tmp_path: Path, smollm2_path: Path) -> None:
-    """`echo "…" | workstation chat` said "needs text": only `chat -` read the pipe."""
+    """`cat report.txt | workstation chat` said "needs text": only `chat -` read the pipe. A long
+    message is read in parts of 512 tokens, and how far shows on stderr until the reply begins
+    (on a CPU a contract took a minute with nothing on the screen)."""
+    report = "".join(f"Line {i}: the quarterly report lists desks, chairs and lamps.\n" for i in range(38))
     done = subprocess.run([sys.executable, "-m", "workstation.cli", "chat", "-p", str(_profile_file(tmp_path, max_tokens=3))],
-                          input="Say hello.", capture_output=True, text=True, cwd=ROOT, timeout=120)
+                          input=report + "Which line lists lamps first?", capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
     assert done.returncode == 0 and done.stdout.strip(), done.stderr
-    assert "prompt " in done.stderr  # its figures: the turn ran on what the pipe said
+    figures = FIGURES.search(done.stderr)  # the turn ran on what the pipe said
+    assert figures and int(figures.group(4)) > 512, done.stderr
+    read = re.findall(r"\] +(\d+)%  reading your message: (\d+) of ([\d,]+) tokens  ETA", done.stderr)
+    assert read == [(str(round(512 / int(figures.group(4)) * 100)), "512", f"{int(figures.group(4)):,}")], done.stderr
+    assert done.stderr.index("reading your message") < figures.start()
 
 
 @pytest.mark.parametrize("args,sentence", [

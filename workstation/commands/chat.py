@@ -19,9 +19,11 @@ from pathlib import Path
 from types import FrameType
 
 from workstation.commands import add_profile_arg, print_json, print_load_notes, profile_ref
+from workstation.commands.progress_bar import ProgressBar
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.engine_api import open_engine
 from workstation.core.errors import EngineError, TurnCancelled, WorkstationError
+from workstation.core.events import PromptRead
 from workstation.core.invocation import cli
 from workstation.core.kv_state import conversation_tag
 from workstation.core.letters import fold
@@ -125,9 +127,14 @@ def run(args: argparse.Namespace) -> int:
             created = conversation.store.get(conversation.id, with_messages=False).created
             tag = conversation_tag(conversation.store.path, conversation.id, created)
         thinking = _ThinkingOut()
-        for event in engine.stream_chat(messages, s, constraints=constraints, tag=tag):
+        reading = _ReadingBar()
+        for event in engine.stream_chat(messages, s, constraints=constraints, tag=tag, reading=not args.json):
             if stop_asked.is_set():  # a Ctrl-C before the turn began, whose start clears the stop
                 engine.cancel()
+            if isinstance(event, PromptRead):
+                reading.show(event)
+                continue
+            reading.done()
             if isinstance(event, TokenDelta):
                 if not args.json:
                     thinking.write(event.reasoning, answer=bool(event.text))
@@ -185,6 +192,29 @@ def run(args: argparse.Namespace) -> int:
         why = " (the reply was cut short: raise --max-tokens)" if m.stop_reason in ("length", "context") else ""
         raise WorkstationError(f"The reply does not follow {args.json_schema.name}: {check.error}{why}.")
     return 0
+
+
+class _ReadingBar:
+    """How far a long message has been read, on stderr, until the reply begins: on a CPU a
+    pasted contract took a minute before the first word, with nothing on the screen (the app
+    showed the percentage; llama-server's ``prompt_progress``). Drawn from the first part that
+    leaves more to read: a message read in one part shows none."""
+
+    def __init__(self) -> None:
+        self.bar: ProgressBar | None = None
+
+    def show(self, event: PromptRead) -> None:
+        if self.bar is None:
+            if event.fraction >= 1.0:
+                return
+            self.bar = ProgressBar(started_s_ago=event.ms / 1000)
+        self.bar(event.fraction, f"reading your message: {event.read - event.cached:,} of "
+                                 f"{event.total - event.cached:,} tokens")
+
+    def done(self) -> None:
+        if self.bar is not None:
+            self.bar.finish()
+            self.bar = None
 
 
 class _ThinkingOut:
