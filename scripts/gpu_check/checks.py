@@ -238,11 +238,11 @@ LOAD_PROBES: dict[str, str] = {
         "threading.Thread(target=lambda: [stop.wait(0.25) for _ in range(400)], daemon=True).start()\n"
         + _OURS_LOAD),
     # every product load asks NVML for the GPUs first (the memory plan), none of the above do
-    "LoadedModel after NVML": "from workstation.core import hardware\nprint('NVML sees', len(hardware.gpus()), 'GPU')\n"
+    "LoadedModel after NVML": "from workstation.core import hardware\nprint('NVML sees', len(hardware.gpus()), 'GPU;')\n"
     + _OURS_LOAD,
     "LoadedModel, llama.cpp's backends started before NVML": (
         "from workstation.core import hardware\nimport llama_cpp\n"
-        "print('offload:', llama_cpp.llama_supports_gpu_offload(), 'NVML sees', len(hardware.gpus()), 'GPU')\n"
+        "print('offload:', llama_cpp.llama_supports_gpu_offload(), 'NVML sees', len(hardware.gpus()), 'GPU;')\n"
         + _OURS_LOAD),
     "Scheduler, threads 8": _PROFILE + (
         "import dataclasses\n"
