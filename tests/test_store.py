@@ -242,7 +242,7 @@ def test_a_file_from_a_build_before_schema_3_was_finished_is_completed(tmp_path:
     """)
     db.close()
     store = ConversationStore(path)
-    assert store.schema_version == SCHEMA_VERSION == 3  # still 3: the released build opens it too
+    assert store.schema_version == SCHEMA_VERSION  # completed, then upgraded past 3
     assert store.last_open() is False  # nothing remembered yet, and no error
     store.set_open(1)
     store.add_message(1, "assistant", "Hello", shown="Hello!")
@@ -371,3 +371,37 @@ def test_two_replies_in_a_row_are_read_as_the_newer(tmp_path: Path) -> None:
     assert store.prompt_messages(conv.id, then="Thanks") == [
         {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello there,"},
         {"role": "user", "content": "Thanks"}]
+
+
+def test_a_conversations_own_instructions_are_read_first_kept_and_exported(tmp_path: Path) -> None:
+    """Alt+I's instructions: the model reads them first, in place of the profile's system
+    prompt; blank, the profile's again; an export shows them; a deleted conversation's are
+    said to have nowhere to go; a session moved to memory (a full disk) keeps them."""
+    from conftest import make_profile
+
+    from workstation.core.engine_api import with_system_prompt
+    from workstation.core.store import ConversationGone
+
+    store = ConversationStore(tmp_path / "c.sqlite3")
+    conv = store.new("Menu")
+    store.add_message(conv.id, "user", "Soup?")
+    store.add_message(conv.id, "assistant", "Lentil.")
+    store.set_instructions(conv.id, "  Answer in Turkish.\n- Two sentences at most.\n")
+    assert store.get(conv.id).instructions == "Answer in Turkish.\n- Two sentences at most."
+    said = store.prompt_messages(conv.id, then="And Friday?")
+    assert said[0] == {"role": "system", "content": "Answer in Turkish.\n- Two sentences at most."}
+    assert [m["role"] for m in said[1:]] == ["user", "assistant", "user"]
+    profile = make_profile(system_prompt="You are a helpful assistant.")
+    assert with_system_prompt(profile, said) == said  # the profile's prompt is not read as well
+    markdown = store.to_markdown(conv.id)
+    assert "Instructions for this conversation (in place of the profile's system prompt):\n\n" \
+           "> Answer in Turkish.\n> - Two sentences at most.\n" in markdown
+    memory = ConversationStore(Path(":memory:"))
+    assert memory.adopt(store.get(conv.id)).instructions == memory.get(conv.id).instructions != ""
+    store.set_instructions(conv.id, " \n ")
+    assert store.get(conv.id).instructions == "" and store.prompt_messages(conv.id)[0]["role"] == "user"
+    assert with_system_prompt(profile, store.prompt_messages(conv.id))[0]["content"] == "You are a helpful assistant."
+    assert "Instructions for this conversation" not in store.to_markdown(conv.id)
+    store.delete(conv.id)
+    with pytest.raises(ConversationGone):
+        store.set_instructions(conv.id, "Answer in one word.")

@@ -2257,6 +2257,50 @@ async def test_ctrl_e_sets_this_sessions_sampling(profiles: Path) -> None:
         assert app.session_sampling is None and "own sampling" not in app.status_text()
 
 
+async def test_alt_i_gives_a_conversation_its_own_instructions(profiles: Path) -> None:
+    """One conversation in one word, or in Turkish, took a profile of its own (LM Studio has a
+    system prompt per chat, Ollama ``/set system``). Alt+I's instructions are kept with the
+    conversation, read in place of the profile's system prompt, and shown at the chat's top;
+    given before the first message, they go with the conversation that message makes."""
+    from textual.widgets import Static, TextArea
+
+    from workstation.tui.screens.instructions import InstructionsDialog
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("alt+i")
+        await until(pilot, lambda: isinstance(app.screen, InstructionsDialog))
+        await pilot.press(*"Answer in one word.", "ctrl+s")
+        await until(pilot, lambda: not isinstance(app.screen, InstructionsDialog) and app.chat_screen.query("#instructions"))
+        assert str(app.chat_screen.query_one("#instructions", Static).render()) == "Instructions: Answer in one word. (Alt+I)"
+        await _send(pilot, app, "Name a colour.")
+        await until(pilot, lambda: not app.generating)
+        conv = app.store.get(app.conversation_id)  # type: ignore[arg-type]
+        assert (conv.title, conv.instructions) == ("Name a colour.", "Answer in one word.")
+        assert app.store.prompt_messages(conv.id)[0] == {"role": "system", "content": "Answer in one word."}
+        assert app.chat_screen.query("#instructions")  # still there, over the exchange
+        # Esc leaves them as they were; another conversation has none; back, they are there
+        await pilot.press("alt+i")
+        await until(pilot, lambda: isinstance(app.screen, InstructionsDialog))
+        assert app.screen.query_one("#instructions-text", TextArea).text == "Answer in one word."
+        await pilot.press("x", "escape")
+        await until(pilot, lambda: not isinstance(app.screen, InstructionsDialog))
+        assert app.store.get(conv.id).instructions == "Answer in one word."
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: app.conversation_id is None and not app.chat_screen.query("#instructions"))
+        await app.open_conversation(conv.id)
+        await until(pilot, lambda: bool(app.chat_screen.query("#instructions")))
+        # emptied (Ctrl+R): the profile's system prompt again
+        await pilot.press("alt+i")
+        await until(pilot, lambda: isinstance(app.screen, InstructionsDialog))
+        await pilot.press("ctrl+r", "ctrl+s")
+        await until(pilot, lambda: not app.chat_screen.query("#instructions"))
+        assert app.store.get(conv.id).instructions == ""
+        assert app.store.prompt_messages(conv.id)[0]["role"] == "user"
+        assert any("profile's system prompt again" in n.message for n in app._notifications)
+
+
 def test_ctrl_e_shows_a_setting_whole() -> None:
     """Ctrl+E showed 0.1234567 as 0.123457: Enter on the dialog left as it was changed the
     setting and turned "own sampling" on."""

@@ -55,7 +55,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--frequency-penalty", type=float, help="-2 to 2: above 0 repeats words less (0: off)")
     p.add_argument("--stop", action="append", metavar="TEXT",
                    help="end the reply before this text (again for more; replaces the profile's)")
-    p.add_argument("--system", help="system prompt instead of the profile's")
+    p.add_argument("--system", help="system prompt for this turn, instead of the profile's (and of the "
+                   "conversation's own instructions, the app's Alt+I)")
     p.add_argument("--json-schema", metavar="FILE", type=Path,
                    help="a JSON schema file: the reply is JSON that follows it (exit 1 if it does not)")
     p.add_argument("-c", "--conversation", metavar="NAME",
@@ -101,7 +102,10 @@ def run(args: argparse.Namespace) -> int:
     if args.system is not None:
         messages.append({"role": "system", "content": args.system})
     if conversation is not None and conversation.id is not None:
-        messages += conversation.store.prompt_messages(conversation.id, then=text)
+        said = conversation.store.prompt_messages(conversation.id, then=text)
+        if args.system is not None:  # --system, for this turn, in place of the conversation's own instructions too
+            said = [m for m in said if m["role"] != "system"]
+        messages += said
     else:
         messages.append({"role": "user", "content": text})
 

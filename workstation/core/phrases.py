@@ -202,6 +202,7 @@ ENGLISH: dict[str, str] = {
     "metric.left_out": "the model did not see the first {n} messages",
     "export.profile": "Profile: {profile}",
     "export.profiles": "Profiles: {profiles} (each reply says which)",
+    "export.instructions": "Instructions for this conversation (in place of the profile's system prompt):",
     # a document that cannot be read (documents.read_document)
     "doc.missing": "'{path}' does not exist{where}.",
     "doc.in_folder": " in {folder}",

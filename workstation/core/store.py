@@ -104,6 +104,9 @@ _MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE app_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     ALTER TABLE messages ADD COLUMN shown TEXT NOT NULL DEFAULT '';
     """,
+    # a conversation's own instructions to the model, read in place of its profile's system
+    # prompt (Alt+I; LM Studio's system prompt per chat, Ollama's /set system)
+    "ALTER TABLE conversations ADD COLUMN instructions TEXT NOT NULL DEFAULT '';",
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -140,6 +143,7 @@ class Conversation:
     updated: float = 0.0
     messages: list[StoredMessage] = field(default_factory=list)
     match: str = ""  # from a search: the words around where a message matched (not the title)
+    instructions: str = ""  # the conversation's own, in place of its profile's system prompt ('': the profile's)
 
 
 MAX_TITLE_CHARS = 120
@@ -241,7 +245,7 @@ class ConversationStore:
             self._db = open_database(self.path, _MIGRATIONS, f"The conversation database {self.path}")
         except SchemaError as err:
             raise StoreError(str(err)) from None
-        if schema_version(self._db) == 3:
+        if schema_version(self._db) >= 3:  # (a half-made 3 is upgraded past it first: complete it still)
             try:
                 _complete_version_3(self._db)
             except sqlite3.Error as err:
@@ -292,12 +296,12 @@ class ConversationStore:
 
     def get(self, conversation_id: int, with_messages: bool = True) -> Conversation:
         row = self._db.execute(
-            "SELECT id, title, profile, created, updated FROM conversations WHERE id = ?",
+            "SELECT id, title, profile, created, updated, instructions FROM conversations WHERE id = ?",
             (conversation_id,),
         ).fetchone()
         if row is None:
             raise StoreError(f"There is no conversation number {conversation_id}.")
-        conv = Conversation(*row)
+        conv = Conversation(*row[:5], instructions=row[5])
         if with_messages:
             conv.messages = self.messages(conversation_id)
         return conv
@@ -361,6 +365,15 @@ class ConversationStore:
             self._db.execute(
                 "UPDATE conversations SET title = ? WHERE id = ?", (title, conversation_id)
             )
+
+    def set_instructions(self, conversation_id: int, text: str) -> None:
+        """The conversation's own instructions to the model ('' or blank: its profile's system
+        prompt again). ConversationGone where it was deleted meanwhile (another window)."""
+        with self._db:
+            cur = self._db.execute("UPDATE conversations SET instructions = ? WHERE id = ?",
+                                   (text.strip(), conversation_id))
+        if cur.rowcount == 0:
+            raise ConversationGone("The conversation was deleted; its instructions have nowhere to go.")
 
     def set_profile(self, conversation_id: int, profile: str) -> None:
         with self._db:
@@ -521,9 +534,9 @@ class ConversationStore:
                 return self._insert(conv, keep_numbers=False)
 
     def _insert(self, conv: Conversation, keep_numbers: bool) -> Conversation:
-        cur = self._db.execute("INSERT INTO conversations(id, title, profile, created, updated) VALUES (?, ?, ?, ?, ?)",
-                               (conv.id if keep_numbers else None, conv.title, conv.profile, conv.created,
-                                conv.updated))
+        cur = self._db.execute("INSERT INTO conversations(id, title, profile, created, updated, instructions) "
+                               "VALUES (?, ?, ?, ?, ?, ?)", (conv.id if keep_numbers else None, conv.title,
+                                                             conv.profile, conv.created, conv.updated, conv.instructions))
         conv_id = int(cur.lastrowid or conv.id)
         self._db.executemany(
             "INSERT INTO messages(id, conversation_id, role, content, metrics, created, reasoning, shown) "
@@ -560,8 +573,11 @@ class ConversationStore:
         templates refuse two user messages in a row, and the conversation could go no further.
         A reply with no words (stopped before its first token, or all thinking) is left out the
         same way: the model is not shown itself saying nothing. Of two replies in a row (the
-        app killed while a question was asked again) the newer stands for both."""
-        out: list[dict[str, str]] = []
+        app killed while a question was asked again) the newer stands for both. The
+        conversation's own instructions come first, as a system message (the engine then leaves
+        the profile's system prompt out)."""
+        row = self._db.execute("SELECT instructions FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+        out: list[dict[str, str]] = [{"role": "system", "content": row[0]}] if row and row[0].strip() else []
         stored = [  # ``upto``: the messages up to that one (a question asked again, without its old reply)
             (m.role, m.content) for m in self.messages(conversation_id)
             if (m.role != "assistant" or m.content.strip()) and (upto is None or m.id <= upto)
@@ -592,6 +608,8 @@ class ConversationStore:
             lines += [said("export.profiles", profiles=", ".join(f"`{profile_key(r)}`" for r in ran_on)), ""]
         elif conv.profile:
             lines += [said("export.profile", profile=f"`{conv.profile}`"), ""]
+        if conv.instructions:  # as a quote: a heading or a list in them stays theirs
+            lines += [said("export.instructions"), "", *(f"> {line}".rstrip() for line in conv.instructions.splitlines()), ""]
         for msg in conv.messages:
             role = f"role.{msg.role}"
             lines += [f"## {said(role) if role in ENGLISH else msg.role.title()}", ""]

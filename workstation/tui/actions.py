@@ -47,6 +47,7 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("chat.continue", "alt+c", "continue_reply", "action.continue"),
     # over the editor's own Ctrl+E (line end; End does that too), as Ctrl+F is
     UserAction("chat.sampling", "ctrl+e", "sampling", "action.sampling"),
+    UserAction("chat.instructions", "alt+i", "instructions", "action.instructions"),
     UserAction("conv.sidebar", "ctrl+b", "toggle_sidebar", "action.sidebar"),
     UserAction("profile.menu", "f3", "profiles", "action.profiles", show=True),
     UserAction("models.open", "f4", "models", "action.models", show=True),
@@ -67,7 +68,7 @@ CHAT_ONLY = frozenset({"stop", "new_conversation", "send", "toggle_editor", "att
                        "clear_message",
                        "rename_conversation", "delete_conversation", "search_conversations",
                        "export_conversation", "toggle_sidebar", "copy_reply", "sampling", "edit_last",
-                       "ask_again", "continue_reply"})
+                       "ask_again", "continue_reply", "instructions"})
 
 BY_ID = {a.id: a for a in ACTIONS}
 

@@ -78,6 +78,7 @@ from workstation.tui.screens.chat import ChatScreen
 from workstation.tui.screens.dashboard import DashboardScreen
 from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog, TextPrompt
 from workstation.tui.screens.file_picker import FilePicker, start_folder
+from workstation.tui.screens.instructions import InstructionsDialog
 from workstation.tui.screens.models import ModelsScreen
 from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.screens.quantization import QuantizationScreen
@@ -190,6 +191,7 @@ class WorkstationApp(App[None]):
         # Ctrl+E's sampling settings for this session's chat turns (None: the profile's own); a
         # profile loaded with F3 starts from its file's again
         self.session_sampling: Sampling | None = None
+        self._new_instructions = ""  # Alt+I's for the conversation not made yet (its first message makes it)
         self._chosen_profile = False  # a profile chosen in F3 is loading
         self._forget_after_load: list[str] = []  # cells of conversations deleted elsewhere meanwhile
         self.store_problem: str | None = None  # the conversation file could not be used (said at start)
@@ -959,6 +961,44 @@ class WorkstationApp(App[None]):
         self.push_screen(SamplingDialog(self.texts, self.session_sampling or profile.sampling, profile.sampling,
                                         profile.key), chosen)
 
+    def instructions_now(self) -> str:
+        """The open conversation's own instructions ('' none: its profile's system prompt); a new
+        one's, those Alt+I gave it before its first message."""
+        if self.conversation_id is None:
+            return self._new_instructions
+        try:
+            return self.store.get(self.conversation_id, with_messages=False).instructions
+        except WorkstationError:  # (deleted elsewhere, the file unreadable: none shown)
+            return ""
+
+    def action_instructions(self) -> None:
+        """The open conversation's own instructions to the model (Alt+I), in place of the
+        profile's system prompt: before, one conversation in Turkish or in two sentences took a
+        profile of its own. Kept with the conversation; its next replies follow them."""
+        if self.screen is not self.chat_screen:
+            return
+        conv_id = self.conversation_id
+
+        def chosen(text: str | None) -> None:
+            if text is None or self.conversation_id != conv_id:  # Esc, or another conversation by now
+                return
+            if text == self.instructions_now():
+                return
+            if conv_id is None:
+                self._new_instructions = text
+            else:
+                try:
+                    self.store_write(lambda: self.store.set_instructions(conv_id, text))
+                except ConversationGone:
+                    self.notify(self.texts("instructions.gone"), severity="warning")
+                    return
+            self.notify(self.texts("instructions.cleared" if not text else
+                                   "instructions.saved_new" if conv_id is None else "instructions.saved"))
+            self.run_worker(self.chat_screen.show_instructions(), group="instructions")
+
+        profile_prompt = self.profile.system_prompt if self.profile is not None else ""
+        self.push_screen(InstructionsDialog(self.texts, self.instructions_now(), profile_prompt), chosen)
+
     def action_copy_reply(self) -> None:
         """The last reply to the clipboard (the terminal's, OSC 52): a reply could be copied
         only with the mouse, where the terminal lets a selection through, or by F7's file."""
@@ -1174,6 +1214,9 @@ class WorkstationApp(App[None]):
             title = (text.strip() or (document[0].name if document else ""))
             conv = self.store_write(lambda: self.store.new(title_from_message(title) or t("conv.untitled"),
                                                         self.profile.ref if self.profile else ""))
+            if self._new_instructions:  # Alt+I's, given before this first message
+                self.store_write(lambda: self.store.set_instructions(conv.id, self._new_instructions))
+                self._new_instructions = ""
             self._mark_open(conv)
             self.store_write(lambda: self.store.set_open(conv.id))
         # saved before the risky part: the engine may fail or crash from here on; no await

@@ -12,6 +12,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Button, Header, Input, ProgressBar, Static, TextArea
 
+from workstation.core.letters import shortened
 from workstation.core.store import StoredMessage
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.conversation_list import ConversationList
@@ -146,18 +147,32 @@ class ChatScreen(AppScreen, Screen[None]):
         if not messages:
             self._earlier = []
             await log.mount(Static(t("chat.welcome"), id="welcome", markup=False))
+            await self.show_instructions()
             return
         shown = [m for m in messages if m.role != "system"]
         count = max(SHOWN_AT_ONCE, at_least)
         self._earlier, now = shown[:-count], shown[-count:]
         earlier = [Button(t("chat.earlier", n=len(self._earlier)), id="earlier")] if self._earlier else []
         await log.mount_all([*earlier, *(self._view(m) for m in now)])
+        await self.show_instructions()
         if scroll_to is None:
             log.scroll_end(animate=False)
             log.anchor()
         else:
             log.release_anchor()
             log.call_after_refresh(log.scroll_to, y=scroll_to, animate=False)
+
+    async def show_instructions(self) -> None:
+        """The open conversation's own instructions (Alt+I), one line at the top of the chat:
+        what the replies follow is seen, not only remembered."""
+        log = self.log_view
+        text = " ".join(self.wapp.instructions_now().split())
+        for old in log.query("#instructions"):
+            await old.remove()
+        if text:
+            line = Static(self.wapp.texts("chat.instructions_line", text=shortened(text, 200)), id="instructions",
+                          markup=False)
+            await log.mount(line, before=0 if log.children else None)
 
     def _view(self, m: StoredMessage) -> MessageView:
         return MessageView(m.role, m.shown or m.content, self.wapp.texts, m.metrics, reasoning=m.reasoning)
