@@ -558,6 +558,27 @@ def test_chat_reads_a_pipe_without_dash(tmp_path: Path, smollm2_path: Path) -> N
     assert done.stderr.index("reading your message") < figures.start()
 
 
+def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document(
+    tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`chat < mektup.txt`, a Turkish letter saved in Windows-1254 (summarize read it), ended in
+    "unexpected error: UnicodeEncodeError"; so did a Word file or a picture through the pipe."""
+    import io
+
+    prof = str(_profile_file(tmp_path, max_tokens=2))
+    letter = "Toplantı yarın sabah şirkette; İstanbul ofisi de katılıyor.".encode("cp1254")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(letter)))
+    assert main(["chat", "-p", prof, "--json", "-"]) == 0
+    said = json.loads(capsys.readouterr().out)["metrics"]
+    assert said["prompt_n"] > 15  # the letter, read
+    for data in (b"PK\x03\x04\x14\x00" + bytes(range(256)) * 4, b"\xff\xd8\xff\xe0" + bytes(range(256)) * 4):  # Word, JPEG
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+        assert main(["chat", "-p", prof, "-"]) == 1
+        err = capsys.readouterr().err
+        assert "What came through the pipe is not text (a Word or PDF document, a picture?)" in err, err
+        assert "summarize FILE -c NAME" in err and "Traceback" not in err and "unexpected" not in err
+
+
 @pytest.mark.parametrize("args,sentence", [
     (["sumarize", "notes.txt"], "There is no command 'sumarize'; did you mean 'summarize'? ('workstation --help' lists them)."),
     (["models", "pul", "x"], "There is no command 'models pul'; did you mean 'models pull'?"),

@@ -77,11 +77,26 @@ def _piped() -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
+def _read_pipe() -> str:
+    """The message from standard input, in whatever encoding a text file has (as summarize
+    reads one); a document or a picture is refused in one sentence that says where it goes."""
+    from workstation.core.documents import DocumentError, plain_text
+
+    try:
+        return plain_text(sys.stdin.buffer.read(), "standard input")[0]
+    except DocumentError:
+        raise WorkstationError(
+            f"What came through the pipe is not text (a Word or PDF document, a picture?); chat reads text. "
+            f"'{cli('summarize FILE -c NAME')}' reads a document, then '{cli('chat -c NAME')} \"question\"' "
+            "asks about it."
+        ) from None
+
+
 def run(args: argparse.Namespace) -> int:
     if args.text is None and not _piped():  # (`echo hi | chat` said "needs text": it reads the pipe now)
         print(f"workstation: '{cli('chat')}' needs text (see '{cli('chat --help')}').", file=sys.stderr)
         raise SystemExit(2)  # as the command line's other mistakes
-    text = sys.stdin.read() if args.text in ("-", None) else args.text
+    text = _read_pipe() if args.text in ("-", None) else args.text
     if not text.strip():
         raise EngineError("The message is empty; type something to send.")
     if args.stop and args.json_schema is not None:  # (locally dropped, a desk PC's cut the JSON)

@@ -251,11 +251,18 @@ def _looks_binary(text: str) -> bool:
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
-def _read_text(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
-    text, encoding = decode_text(data, path.name)
+def plain_text(data: bytes, name: str) -> tuple[str, str]:
+    """Text (line ends made ``\\n``) and encoding of bytes that should be text: a file's, or
+    what came through a pipe (``chat < letter.txt``: a Turkish letter saved in Windows-1254
+    failed there with a Python error). DocumentError, one sentence, for what is not text."""
+    text, encoding = decode_text(data, name)
     if _looks_binary(text):
-        raise DocumentError(said=[("doc.binary", {"name": path.name})])
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+        raise DocumentError(said=[("doc.binary", {"name": name})])
+    return text.replace("\r\n", "\n").replace("\r", "\n"), encoding
+
+
+def _read_text(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
+    text, encoding = plain_text(data, path.name)
     if len(text) > limits.max_text_chars:
         raise DocumentError(said=[("doc.too_much_text", {"name": path.name, "chars": f"{limits.max_text_chars:,}"})])
     kind = "markdown" if path.suffix.lower() in (".md", ".markdown") else "text"
