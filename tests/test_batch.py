@@ -415,3 +415,24 @@ def test_a_full_disk_under_the_queue_is_said_and_stops_the_run(tmp_path: Path) -
         assert q.counts()["pending"] == 0  # nothing half-queued: the scan's transaction was rolled back
     finally:
         q.close()
+
+
+@pytest.mark.parametrize(("output", "why"), [
+    ("letter.txt", "letter.txt is a file, not a folder"),
+    ("letter.txt/sub", "letter.txt is a file, not a folder"),
+    ("/proc/summaries", "the folder /proc does not take new files"),
+])
+def test_an_output_folder_that_cannot_be_made_is_one_sentence(
+    output: str, why: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`batch DIR -o letter.txt` (a file there) said "unexpected error: FileExistsError"; under
+    /proc and through a file, NotADirectoryError and FileNotFoundError."""
+    from workstation.cli import main
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "memo.txt").write_text("Desks go to the third floor.", encoding="utf-8")
+    (tmp_path / "letter.txt").write_text("Dear team,", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["batch", "docs", "-o", output]) == 1
+    assert capsys.readouterr().err.strip() == f"workstation: Cannot write {output}: {why}."
+    assert (tmp_path / "letter.txt").read_text(encoding="utf-8") == "Dear team,"

@@ -139,6 +139,20 @@ def named_output(text: str, reads: Iterable[Path] = (), error: type[WorkstationE
     return path
 
 
+def output_folder(path: Path, error: type[WorkstationError] = WorkstationError) -> Path:
+    """A folder a command writes into (``batch -o OUTDIR``), made with its parents where
+    missing. A file of that name, a folder that takes no new ones or no permission is one
+    sentence (they were "unexpected error: FileExistsError", as a Python error)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file of that name
+        raise error(said=[("file.cannot_write", {"path": str(path),
+                                                 "why": ("file.not_a_folder", {"folder": str(path)})})]) from None
+    except OSError as err:
+        raise error(said=cannot_write(path, err)) from None
+    return path
+
+
 def cannot_write(path: Path, err: OSError) -> list[Phrase]:
     """"Cannot write PATH: why." as phrases (the TUI says it in its language)."""
     return [("file.cannot_write", {"path": str(path), "why": write_problem(path, err)})]

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workstation.core.atomic import write_text_atomic
+from workstation.core.atomic import output_folder, write_text_atomic
 from workstation.core.documents import (
     SUPPORTED_SUFFIXES,
     looks_like_document,
@@ -195,7 +195,7 @@ class BatchLock:
     the new one, so two runs never both hold a lock."""
 
     def __init__(self, outdir: Path) -> None:
-        outdir.mkdir(parents=True, exist_ok=True)
+        output_folder(outdir, BatchError)
         self.path = outdir / LOCK_NAME
         for _attempt in range(20):
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -234,7 +234,7 @@ class BatchQueue:
         self.found: set[str] = set()  # documents seen by the last scan()
         self.skipped: list[str] = []  # files the last scan() left alone: not documents it reads
         self.unnamed: list[str] = []  # and those whose names are not UTF-8 text (as shown: U+FFFD)
-        db_path.parent.mkdir(parents=True, exist_ok=True)
+        output_folder(db_path.parent, BatchError)
         try:
             self.db = sqlite3.connect(str(db_path), timeout=30, isolation_level=None)
             self.db.row_factory = sqlite3.Row
