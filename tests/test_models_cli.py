@@ -124,6 +124,12 @@ def test_inspect_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture[str], s
     letter.write_bytes(b"PK\x03\x04 not a model")
     assert main(["models", "inspect", str(letter)]) == 1
     assert "is not a usable GGUF model" in capsys.readouterr().err
+    # and by its name alone, in the folder the command runs in (it said "no model 'photo.jpg' here")
+    (tmp_path / "photo.jpg").write_bytes(b"\xff\xd8\xff\xe0" + bytes(64))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp_path)
+        assert main(["models", "inspect", "photo.jpg"]) == 1
+    assert "photo.jpg is not a usable GGUF model: it does not start with 'GGUF'" in capsys.readouterr().err
 
 
 def test_add(models_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

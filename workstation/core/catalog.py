@@ -621,6 +621,8 @@ def find_installed(ref: str) -> Path:
 
         raise folder_for_model(typed_path(ref))
     path = resolve_model_path(ref)
+    if not path.exists() and typed_path(ref).is_file():  # a file in this folder that is no model:
+        return typed_path(ref)  # the GGUF check says what it is ("no model 'photo.jpg' here" sent them away)
     if not path.exists():
         said = missing_model_error(path)  # a catalog model not pulled yet: how to get it, as fit says
         if said.said and said.said[0][0] != "model.missing":
