@@ -57,6 +57,8 @@ def test_chat_streams_the_reply_and_prints_its_figures(
     m = data["metrics"]
     assert (int(n), int(prompt) + int(cached)) == (m["predicted_n"], m["prompt_n"] + m["cache_n"])
     assert m["stop_reason"] in ("eos", "length") and (m["stop_reason"] == "length") == (m["predicted_n"] == 12)
+    # a reply cut by its limit says so (it read as finished, mid-sentence)
+    assert ("The reply stopped at its limit of 12 tokens; --max-tokens" in err) == (m["stop_reason"] == "length"), err
 
 
 class _Output:

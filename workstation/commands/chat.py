@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
             created = conversation.store.get(conversation.id, with_messages=False).created
             tag = conversation_tag(conversation.store.path, conversation.id, created)
         thinking = _ThinkingOut()
-        reading = _ReadingBar()
+        reading = _ReadingBar("the conversation" if conversation is not None else "your message")
         for event in engine.stream_chat(messages, s, constraints=constraints, tag=tag, reading=not args.json):
             if stop_asked.is_set():  # a Ctrl-C before the turn began, whose start clears the stop
                 engine.cancel()
@@ -189,6 +189,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         sys.stdout.flush()
         print(m.summary_line(), file=sys.stderr)
+        if m.stop_reason == "length" and final.text.strip():  # (the plain reply read as finished, mid-sentence)
+            print(f"The reply stopped at its limit of {m.predicted_n:,} tokens; --max-tokens (or sampling.max_tokens "
+                  "in the profile) allows a longer one.", file=sys.stderr)
     if not_kept is not None:
         raise not_kept
     if m.stop_reason == "quota":
@@ -219,7 +222,8 @@ class _ReadingBar:
     showed the percentage; llama-server's ``prompt_progress``). Drawn from the first part that
     leaves more to read: a message read in one part shows none."""
 
-    def __init__(self) -> None:
+    def __init__(self, what: str) -> None:
+        self.what = what  # "your message", "the conversation" (chat -c: the earlier turns, a document's summary)
         self.bar: ProgressBar | None = None
 
     def show(self, event: PromptRead) -> None:
@@ -227,7 +231,7 @@ class _ReadingBar:
             if event.fraction >= 1.0:
                 return
             self.bar = ProgressBar(started_s_ago=event.ms / 1000)
-        self.bar(event.fraction, f"reading your message: {event.read - event.cached:,} of "
+        self.bar(event.fraction, f"reading {self.what}: {event.read - event.cached:,} of "
                                  f"{event.total - event.cached:,} tokens")
 
     def done(self) -> None:
