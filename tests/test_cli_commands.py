@@ -597,6 +597,8 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     (["models", "quantize", "x"], "'workstation models quantize' needs --type"),  # typed back as it is
     (["keys", "revoke"], "'workstation keys revoke' needs name"),
     (["cache", "lst"], "There is no command 'cache lst'; did you mean 'cache list'?"),
+    (["--lang", "tr", "fit"], "'fit' is a command of its own: type it first, as 'workstation fit …' (the options "
+                              "before a command go to 'workstation tui')."),
 ])
 def test_a_command_line_mistake_is_one_sentence(args: list[str], sentence: str,
                                                 capsys: pytest.CaptureFixture[str]) -> None:

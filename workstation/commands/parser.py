@@ -78,6 +78,10 @@ class CommandParser(argparse.ArgumentParser):
                   and p is not here]
         takes = [a.metavar or a.dest for a in here._actions if not a.option_strings
                  and not isinstance(a, argparse._SubParsersAction)]
+        command = self._subcommands().get(first)
+        if command is not None and command is not here:  # `--lang tr fit`: it said "fit is not an option of 'tui'"
+            return (f"'{first}' is a command of its own: type it first, as '{command.prog} …' (the options "
+                    f"before a command go to '{here.prog}').")
         if guess:
             hint = f"; did you mean '{guess[0]}'?"
         elif len(owners) == 1:
