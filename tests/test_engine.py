@@ -191,6 +191,13 @@ def test_prompt_longer_than_context_is_refused(engine: Engine) -> None:
                                           r"cannot hold it.*F6 in the app") as refused:
         engine.run_chat([{"role": "user", "content": text}])
     assert refused.value.said[0][0] == "engine.too_long"  # (the app knows it by this, over a process's pipe too)
+    # instructions (Alt+I) that leave no room for a message: said of them, not of "hi"
+    told = "Answer as the office's assistant, who lists desks. " * 200
+    with pytest.raises(EngineError, match=r"^The instructions take [\d,]+ of this profile's 2,048 tokens of context, "
+                                          r"and \d+ are kept for the reply: no message fits beside them. Shorten them "
+                                          r"\(Alt\+I in the app") as refused:
+        engine.run_chat([{"role": "system", "content": told}, {"role": "user", "content": "hi"}])
+    assert refused.value.said[0][0] == "engine.instructions_too_long"
 
 
 def test_a_last_assistant_message_is_a_reply_to_go_on_from(engine: Engine) -> None:

@@ -2201,7 +2201,7 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         assert paste.query_one(".folded", Collapsible).title.startswith("52 more lines")
         rest = fold(one_line)[1]  # one long line: its length, not "1 more lines"
         assert "\n" not in rest and line.query_one(".folded", Collapsible).title.startswith(
-            f"{len(rest):,} more characters on this line")
+            f"{len(rest):,} more characters: Enter")
         assert not _views(app)[0].query(".folded")  # a short message: no fold
 
 
@@ -2267,19 +2267,23 @@ async def test_alt_i_gives_a_conversation_its_own_instructions(profiles: Path) -
     from workstation.tui.screens.instructions import InstructionsDialog
 
     app = WorkstationApp("a", sample_system=False, language="en")
+
+    def line() -> list[Static]:  # the instructions' line, as shown
+        return [w for w in app.chat_screen.query("#instructions").results(Static) if w.display]
+
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         await pilot.press("alt+i")
         await until(pilot, lambda: isinstance(app.screen, InstructionsDialog))
         await pilot.press(*"Answer in one word.", "ctrl+s")
-        await until(pilot, lambda: not isinstance(app.screen, InstructionsDialog) and app.chat_screen.query("#instructions"))
-        assert str(app.chat_screen.query_one("#instructions", Static).render()) == "Instructions: Answer in one word. (Alt+I)"
+        await until(pilot, lambda: not isinstance(app.screen, InstructionsDialog) and bool(line()))
+        assert str(line()[0].render()) == "Instructions: Answer in one word. (Alt+I)"
         await _send(pilot, app, "Name a colour.")
         await until(pilot, lambda: not app.generating)
         conv = app.store.get(app.conversation_id)  # type: ignore[arg-type]
         assert (conv.title, conv.instructions) == ("Name a colour.", "Answer in one word.")
         assert app.store.prompt_messages(conv.id)[0] == {"role": "system", "content": "Answer in one word."}
-        assert app.chat_screen.query("#instructions")  # still there, over the exchange
+        assert line() and len(app.chat_screen.query("#instructions")) == 1  # still there, over the exchange
         # Esc leaves them as they were; another conversation has none; back, they are there
         await pilot.press("alt+i")
         await until(pilot, lambda: isinstance(app.screen, InstructionsDialog))
@@ -2288,17 +2292,33 @@ async def test_alt_i_gives_a_conversation_its_own_instructions(profiles: Path) -
         await until(pilot, lambda: not isinstance(app.screen, InstructionsDialog))
         assert app.store.get(conv.id).instructions == "Answer in one word."
         await pilot.press("ctrl+n")
-        await until(pilot, lambda: app.conversation_id is None and not app.chat_screen.query("#instructions"))
+        await until(pilot, lambda: app.conversation_id is None and not line())
         await app.open_conversation(conv.id)
-        await until(pilot, lambda: bool(app.chat_screen.query("#instructions")))
+        await until(pilot, lambda: bool(line()))
         # emptied (Ctrl+R): the profile's system prompt again
         await pilot.press("alt+i")
         await until(pilot, lambda: isinstance(app.screen, InstructionsDialog))
         await pilot.press("ctrl+r", "ctrl+s")
-        await until(pilot, lambda: not app.chat_screen.query("#instructions"))
+        await until(pilot, lambda: not line())
         assert app.store.get(conv.id).instructions == ""
         assert app.store.prompt_messages(conv.id)[0]["role"] == "user"
         assert any("profile's system prompt again" in n.message for n in app._notifications)
+        # deleted in another window while the dialog is open, its number another's by then
+        # (SQLite gives it to the next one made): the instructions are not written into that one
+        from workstation.core.store import ConversationStore
+
+        mine = app.store.new("Mine")
+        await app.open_conversation(mine.id)
+        await pilot.press("alt+i")
+        await until(pilot, lambda: isinstance(app.screen, InstructionsDialog))
+        other = ConversationStore(app.store.path)
+        other.delete(mine.id)
+        theirs = other.new("Theirs")
+        assert theirs.id == mine.id
+        await pilot.press(*"Be brief.", "ctrl+s")
+        await until(pilot, lambda: not isinstance(app.screen, InstructionsDialog))
+        assert other.get(theirs.id).instructions == ""
+        assert any("deleted in another window; its instructions were not kept" in n.message for n in app._notifications)
 
 
 def test_ctrl_e_shows_a_setting_whole() -> None:

@@ -139,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
         engine.cancel()  # llama.cpp's abort callback stops even a long prefill
 
     signal.signal(signal.SIGINT, _on_sigint)
+    reading = _ReadingBar("the conversation" if conversation is not None else "your message")
     try:
         final: TurnFinished | None = None
         tag = None
@@ -146,7 +147,6 @@ def run(args: argparse.Namespace) -> int:
             created = conversation.store.get(conversation.id, with_messages=False).created
             tag = conversation_tag(conversation.store.path, conversation.id, created)
         thinking = _ThinkingOut()
-        reading = _ReadingBar("the conversation" if conversation is not None else "your message")
         for event in engine.stream_chat(messages, s, constraints=constraints, tag=tag, reading=not args.json):
             if stop_asked.is_set():  # a Ctrl-C before the turn began, whose start clears the stop
                 engine.cancel()
@@ -164,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.json:
             thinking.write("", answer=True)
     finally:
+        reading.done()  # (a turn that failed mid-read: its error on a line of its own, not after the bar)
         signal.signal(signal.SIGINT, previous)
         engine.close()
     assert final is not None

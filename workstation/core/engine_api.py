@@ -44,6 +44,7 @@ def check_sent(messages: list[Message]) -> None:
 
 
 TOO_LONG = "engine.too_long"  # the phrase of a message the context cannot hold, even alone
+TOO_LONG_INSTRUCTIONS = "engine.instructions_too_long"  # ... beside instructions that take most of it
 
 
 def fit_history(
@@ -120,6 +121,10 @@ def fit_history(
         return list(messages), 0
     n = tokens(starts[-1])
     if len(starts) == 1 or n > room:
+        told = n - count([last])  # the system prompt's: a conversation's long instructions (Alt+I)
+        if any(m["role"] == "system" for m in body) and told > room // 2:  # left no room beside them
+            raise EngineError(said=[(TOO_LONG_INSTRUCTIONS, {"n": f"{told:,}", "ctx": f"{n_ctx:,}",
+                                                             "reserve": f"{reserve:,}"})])
         raise EngineError(said=[(TOO_LONG, {"n": f"{n:,}", "ctx": f"{n_ctx:,}", "reserve": f"{reserve:,}",
                                             "summarize": cli("summarize")})])
     start = first(starts[1:], lambda k: tokens(k) <= room)  # as few left out as make room

@@ -158,6 +158,10 @@ ENGLISH: dict[str, str] = {
     "engine.too_long": ("The message is {n} tokens; with {reserve} kept for the reply, this profile's context "
                         "({ctx} tokens) cannot hold it. Shorten it, or summarize the document (F6 in the app, "
                         "'{summarize}' on the command line)."),
+    "engine.instructions_too_long": ("The instructions take {n} of this profile's {ctx} tokens of context, and "
+                                     "{reserve} are kept for the reply: no message fits beside them. Shorten "
+                                     "them (Alt+I in the app, --system on the command line) or the profile's "
+                                     "system prompt."),
     # a model file that llama.cpp would refuse (gguf_check.preflight)
     "gguf.unusable": "{path} is not a usable GGUF model: {what} (at byte {offset}).{cut}",
     "gguf.cut": " The file is incomplete, as an interrupted download or copy leaves it: download or copy it again.",

@@ -36,9 +36,9 @@ Draft = tuple[Path, str]  # a document attached to a message not sent yet: its p
 
 def _complete_version_3(db: sqlite3.Connection) -> None:
     """Builds from before schema step 3 was finished wrote files at version 3 holding the drafts
-    table only (no app_state, no messages.shown): complete them, keeping version 3 (a later
-    step would make the released build refuse the file as "newer"). Cheap when nothing is
-    missing: two reads, no write."""
+    table only (no app_state, no messages.shown): complete them (once upgraded past 3 too: step
+    4 runs first and does not touch what is missing). Cheap when nothing is missing: two reads,
+    no write."""
     names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
     columns = {row[1] for row in db.execute("PRAGMA table_info(messages)")}
     if {"drafts", "drafts_go_with_their_conversation", "app_state"} <= names and "shown" in columns:
@@ -266,15 +266,16 @@ class ConversationStore:
         self._db.close()
 
     # --- conversations ------------------------------------------------------------------
-    def new(self, title: str = "New conversation", profile: str = "") -> Conversation:
+    def new(self, title: str = "New conversation", profile: str = "", instructions: str = "") -> Conversation:
+        """A new conversation (``instructions``: its own, given before its first message)."""
         title = clean_title(title) or "New conversation"
         now = time.time()
         with self._db:
             cur = self._db.execute(
-                "INSERT INTO conversations(title, profile, created, updated) VALUES (?, ?, ?, ?)",
-                (title, profile, now, now),
+                "INSERT INTO conversations(title, profile, created, updated, instructions) VALUES (?, ?, ?, ?, ?)",
+                (title, profile, now, now, instructions.strip()),
             )
-        return Conversation(int(cur.lastrowid or 0), title, profile, now, now)
+        return Conversation(int(cur.lastrowid or 0), title, profile, now, now, instructions=instructions.strip())
 
     def titled_or_new(self, title: str, profile: str = "") -> tuple[Conversation, bool]:
         """The newest conversation titled ``title``, or a new one (True): at once, so that
@@ -366,12 +367,14 @@ class ConversationStore:
                 "UPDATE conversations SET title = ? WHERE id = ?", (title, conversation_id)
             )
 
-    def set_instructions(self, conversation_id: int, text: str) -> None:
+    def set_instructions(self, conversation_id: int, text: str, created: float | None = None) -> None:
         """The conversation's own instructions to the model ('' or blank: its profile's system
-        prompt again). ConversationGone where it was deleted meanwhile (another window)."""
+        prompt again). ConversationGone where it was deleted meanwhile (another window), also
+        where ``created`` tells that its number is another's now (SQLite gives a deleted
+        conversation's number to the next one made)."""
         with self._db:
-            cur = self._db.execute("UPDATE conversations SET instructions = ? WHERE id = ?",
-                                   (text.strip(), conversation_id))
+            cur = self._db.execute("UPDATE conversations SET instructions = ? WHERE id = ? AND (? IS NULL OR created = ?)",
+                                   (text.strip(), conversation_id, created, created))
         if cur.rowcount == 0:
             raise ConversationGone("The conversation was deleted; its instructions have nowhere to go.")
 
@@ -461,12 +464,14 @@ class ConversationStore:
         -c``, ``summarize -c``) has written to the file; this one's own writes leave it."""
         return int(self._db.execute("PRAGMA data_version").fetchone()[0])
 
-    def revision(self, conversation_id: int) -> tuple[int, int]:
+    def revision(self, conversation_id: int) -> tuple[int, int, str]:
         """What changes when the conversation's messages do: their number, and their length
-        with their figures (a reply kept as it streamed is written again in place)."""
-        row = self._db.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(content) + LENGTH(COALESCE(metrics, ''))), 0) "
-                               "FROM messages WHERE conversation_id = ?", (conversation_id,)).fetchone()
-        return int(row[0]), int(row[1])
+        with their figures (a reply kept as it streamed is written again in place); and its
+        instructions (Alt+I, or chat -c's window: the line at the chat's top)."""
+        row = self._db.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(content) + LENGTH(COALESCE(metrics, ''))), 0), "
+                               "(SELECT instructions FROM conversations WHERE id = ?) "
+                               "FROM messages WHERE conversation_id = ?", (conversation_id, conversation_id)).fetchone()
+        return int(row[0]), int(row[1]), str(row[2] or "")
 
     def set_open(self, conversation_id: int | None) -> None:
         """Remember which conversation is open (None: a new one), for the next start."""

@@ -41,7 +41,7 @@ from textual.worker import Worker, WorkerState
 
 from workstation.core.engine import EngineInfo, TokenDelta
 from workstation.core.engine import TurnFinished as EngineTurnFinished
-from workstation.core.engine_api import TOO_LONG, open_engine
+from workstation.core.engine_api import TOO_LONG, TOO_LONG_INSTRUCTIONS, open_engine
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.events import PromptRead
 from workstation.core.kv_state import NOT_KEPT, KvStateStore, conversation_tag
@@ -192,6 +192,7 @@ class WorkstationApp(App[None]):
         # profile loaded with F3 starts from its file's again
         self.session_sampling: Sampling | None = None
         self._new_instructions = ""  # Alt+I's for the conversation not made yet (its first message makes it)
+        self._open_instructions = ""  # the open one's, as last read (kept if it is deleted elsewhere mid-turn)
         self._chosen_profile = False  # a profile chosen in F3 is loading
         self._forget_after_load: list[str] = []  # cells of conversations deleted elsewhere meanwhile
         self.store_problem: str | None = None  # the conversation file could not be used (said at start)
@@ -227,7 +228,7 @@ class WorkstationApp(App[None]):
         self.conversation_id: int | None = None
         self.open_title = ""  # the open conversation's title (kept should another window delete it)
         self.open_created = 0.0  # and when it was made: SQLite gives a deleted one's number to the next
-        self._open_revision: tuple[int, int] = (0, 0)  # store.revision of it when last drawn or written here
+        self._open_revision: tuple[int, int, str] = (0, 0, "")  # store.revision of it when last drawn or written here
         self._partial: int | None = None  # the row the streaming reply is kept in so far
         self._partial_at = 0.0
         self._seen_version = 0  # the store's data_version when other writers were last looked for
@@ -433,6 +434,7 @@ class WorkstationApp(App[None]):
     def _mark_open(self, conv: Conversation) -> None:
         """``conv`` is the open conversation from now on."""
         self.conversation_id, self.open_title, self.open_created = conv.id, conv.title, conv.created
+        self._open_instructions = conv.instructions  # ('' from the list: read again as the chat is drawn)
         self._editing = None
         self._note_revision()
 
@@ -961,15 +963,22 @@ class WorkstationApp(App[None]):
         self.push_screen(SamplingDialog(self.texts, self.session_sampling or profile.sampling, profile.sampling,
                                         profile.key), chosen)
 
+    def key_for(self, action_id: str) -> str:
+        """The key of an action as people write it (Alt+I), as the keymap has it now."""
+        return _key_text(self._keymap.get(action_id, BY_ID[action_id].key).split(",")[0])
+
     def instructions_now(self) -> str:
         """The open conversation's own instructions ('' none: its profile's system prompt); a new
         one's, those Alt+I gave it before its first message."""
         if self.conversation_id is None:
             return self._new_instructions
         try:
-            return self.store.get(self.conversation_id, with_messages=False).instructions
-        except WorkstationError:  # (deleted elsewhere, the file unreadable: none shown)
+            if self._open_gone():  # (its number may be another's now: not theirs shown)
+                return ""
+            self._open_instructions = self.store.get(self.conversation_id, with_messages=False).instructions
+        except WorkstationError:  # (the file unreadable: none shown)
             return ""
+        return self._open_instructions
 
     def action_instructions(self) -> None:
         """The open conversation's own instructions to the model (Alt+I), in place of the
@@ -979,8 +988,14 @@ class WorkstationApp(App[None]):
             return
         conv_id = self.conversation_id
 
+        created = self.open_created
+
         def chosen(text: str | None) -> None:
-            if text is None or self.conversation_id != conv_id:  # Esc, or another conversation by now
+            if text is None:  # Esc
+                return
+            if self.conversation_id != conv_id or (conv_id is not None and self._open_gone()):
+                # deleted in another window meanwhile (a reply then went on as a new conversation)
+                self.notify(self.texts("instructions.gone"), severity="warning")
                 return
             if text == self.instructions_now():
                 return
@@ -988,13 +1003,15 @@ class WorkstationApp(App[None]):
                 self._new_instructions = text
             else:
                 try:
-                    self.store_write(lambda: self.store.set_instructions(conv_id, text))
+                    self.store_write(lambda: self.store.set_instructions(conv_id, text, created))
                 except ConversationGone:
                     self.notify(self.texts("instructions.gone"), severity="warning")
                     return
+                self._open_instructions = text
+                self._note_revision()
             self.notify(self.texts("instructions.cleared" if not text else
                                    "instructions.saved_new" if conv_id is None else "instructions.saved"))
-            self.run_worker(self.chat_screen.show_instructions(), group="instructions")
+            self.run_worker(self.chat_screen.show_instructions(), group="instructions", exclusive=True)
 
         profile_prompt = self.profile.system_prompt if self.profile is not None else ""
         self.push_screen(InstructionsDialog(self.texts, self.instructions_now(), profile_prompt), chosen)
@@ -1213,10 +1230,9 @@ class WorkstationApp(App[None]):
         if made:
             title = (text.strip() or (document[0].name if document else ""))
             conv = self.store_write(lambda: self.store.new(title_from_message(title) or t("conv.untitled"),
-                                                        self.profile.ref if self.profile else ""))
-            if self._new_instructions:  # Alt+I's, given before this first message
-                self.store_write(lambda: self.store.set_instructions(conv.id, self._new_instructions))
-                self._new_instructions = ""
+                                                        self.profile.ref if self.profile else "",
+                                                        self._new_instructions))  # Alt+I's, given before it
+            self._new_instructions = ""
             self._mark_open(conv)
             self.store_write(lambda: self.store.set_open(conv.id))
         # saved before the risky part: the engine may fail or crash from here on; no await
@@ -1306,7 +1322,8 @@ class WorkstationApp(App[None]):
                 conv = old.get(self.conversation_id)  # (reading still works on a full disk)
             except WorkstationError:
                 conv = Conversation(self.conversation_id, self.open_title or self.texts("conv.untitled"),
-                                    created=self.open_created, updated=time.time())
+                                    created=self.open_created, updated=time.time(),
+                                    instructions=self._open_instructions)
                 self._partial = None  # its row is not there to be written again
             memory.adopt(conv)
         self.store = memory
@@ -1341,7 +1358,7 @@ class WorkstationApp(App[None]):
         title = self.open_title or self.texts("conv.untitled")
 
         def keep_apart() -> Conversation:
-            conv = self.store.new(title, self.profile.ref if self.profile else "")
+            conv = self.store.new(title, self.profile.ref if self.profile else "", self._open_instructions)
             if role == "assistant" and self._asked:
                 self.store.add_message(conv.id, "user", self._asked)
             self.store.add_message(conv.id, role, content, metrics, reasoning=reasoning)
@@ -1408,7 +1425,7 @@ class WorkstationApp(App[None]):
             flush()
             self.post_message(EngineFailed(self.texts.error(err),
                                            unreachable=isinstance(err, BackendUnreachable) and err.connection_lost,
-                                           too_long=bool(err.said) and err.said[0][0] == TOO_LONG))
+                                           too_long=bool(err.said) and err.said[0][0] in (TOO_LONG, TOO_LONG_INSTRUCTIONS)))
         except Exception as err:  # noqa: BLE001 - a sentence in the app, never a traceback
             flush()
             self.post_message(EngineFailed(self.texts("error.turn_failed", what=f"{type(err).__name__}: {err}")))

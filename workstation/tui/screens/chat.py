@@ -162,17 +162,24 @@ class ChatScreen(AppScreen, Screen[None]):
             log.release_anchor()
             log.call_after_refresh(log.scroll_to, y=scroll_to, animate=False)
 
+    def _instructions_line(self) -> str:
+        text = " ".join(self.wapp.instructions_now().split())
+        return self.wapp.texts("chat.instructions_line", text=shortened(text, 200),
+                               press=self.wapp.key_for("chat.instructions")) if text else ""
+
     async def show_instructions(self) -> None:
         """The open conversation's own instructions (Alt+I), one line at the top of the chat:
-        what the replies follow is seen, not only remembered."""
+        what the replies follow is seen, not only remembered. Updated in place: a second line
+        mounted beside the first (two redraws at once) was a DuplicateIds crash."""
         log = self.log_view
-        text = " ".join(self.wapp.instructions_now().split())
-        for old in log.query("#instructions"):
-            await old.remove()
-        if text:
-            line = Static(self.wapp.texts("chat.instructions_line", text=shortened(text, 200)), id="instructions",
-                          markup=False)
-            await log.mount(line, before=0 if log.children else None)
+        line = self._instructions_line()
+        shown = log.query("#instructions")
+        if shown:
+            widget = shown.first(Static)
+            widget.update(line)
+            widget.display = bool(line)
+        elif line:  # (no await between the look and the mount)
+            await log.mount(Static(line, id="instructions", markup=False), before=0 if log.children else None)
 
     def _view(self, m: StoredMessage) -> MessageView:
         return MessageView(m.role, m.shown or m.content, self.wapp.texts, m.metrics, reasoning=m.reasoning)
@@ -338,6 +345,8 @@ class ChatScreen(AppScreen, Screen[None]):
             view.relabel(t)
         for welcome in self.query("#welcome"):
             cast(Static, welcome).update(t("chat.welcome"))
+        for line in self.query("#instructions"):
+            cast(Static, line).update(self._instructions_line())
         for earlier in self.query("#earlier"):
             cast(Button, earlier).label = t("chat.earlier", n=len(self._earlier))
 
