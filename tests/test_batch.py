@@ -436,3 +436,16 @@ def test_an_output_folder_that_cannot_be_made_is_one_sentence(
     assert main(["batch", "docs", "-o", output]) == 1
     assert capsys.readouterr().err.strip() == f"workstation: Cannot write {output}: {why}."
     assert (tmp_path / "letter.txt").read_text(encoding="utf-8") == "Dear team,"
+
+
+def test_a_spreadsheet_saved_as_csv_is_a_document_of_the_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """summarize read staff.csv; batch left it alone as "a kind it does not read"."""
+    from workstation.cli import main
+
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    (folder / "staff.csv").write_text("name,desk\nAyla,3\nMert,7\n", encoding="utf-8")
+    (folder / "photo.jpg").write_bytes(b"\xff\xd8\xff\xe0" + bytes(64))
+    assert main(["batch", str(folder), "--status", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert [f["path"] for f in json.loads(captured.out)["files"]] == ["staff.csv"]

@@ -23,7 +23,7 @@ from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.phrases import Phrase, say
 
-TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".text", ".rst")
+TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".text", ".rst", ".csv", ".tsv")  # (a spreadsheet saved as text: summarize read it, batch left it alone)
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, ".pdf", ".docx", *HTML_SUFFIXES)
 
