@@ -597,6 +597,7 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     (["models", "quantize", "x"], "'workstation models quantize' needs --type"),  # typed back as it is
     (["keys", "revoke"], "'workstation keys revoke' needs name"),
     (["cache", "lst"], "There is no command 'cache lst'; did you mean 'cache list'?"),
+    (["chat", "--new", "hi"], "--new starts a saved conversation and goes with -c NAME; without -c nothing is kept."),
     (["--lang", "tr", "fit"], "'fit' is a command of its own: type it first, as 'workstation fit …' (the options "
                               "before a command go to 'workstation tui')."),
 ])
