@@ -274,3 +274,13 @@ def test_a_refusal_reads_its_code_and_headers() -> None:
     noon = 1_700_000_000.0
     assert say([answered_phrase(url, quota, now=noon)]).endswith(
         f"used its 50,000 tokens for today; it can answer again at {time.strftime('%H:%M', time.localtime(noon + 3600))}.")
+
+
+def test_a_local_model_asked_of_a_remote_profile_says_which_to_choose() -> None:
+    """`serve -p office-server` (a desk PC's profile) said only that it uses the openai backend."""
+    from workstation.core.errors import EngineError
+    from workstation.core.scheduler import Scheduler
+
+    with pytest.raises(EngineError, match=r"^Profile 'remote-test' uses the openai backend, not a local model; "
+                                          r"choose a profile with a model on this PC \('.*profiles list' shows"):
+        Scheduler(remote_profile("http://127.0.0.1:9/v1"))

@@ -60,6 +60,7 @@ from workstation.core.events import (
     TurnFinished,
 )
 from workstation.core.grammar import GrammarError, GrammarStuck, compile_grammar
+from workstation.core.invocation import cli
 from workstation.core.kv_state import (
     MIN_RESTORE_TOKENS,
     NOT_KEPT,
@@ -209,7 +210,8 @@ class Scheduler:
     ) -> None:
         if profile.backend != "llama":
             raise EngineError(
-                f"Profile '{profile.name}' uses the {profile.backend} backend, not a local model."
+                f"Profile '{profile.name}' uses the {profile.backend} backend, not a local model; choose a profile "
+                f"with a model on this PC ('{cli('profiles list')}' shows each one's)."
             )
         n_parallel = n_parallel or profile.parallel
         if not 1 <= n_parallel <= 64:
