@@ -31,7 +31,7 @@ def test_pdf_pages_are_numbered(tmp_path: Path) -> None:
 
 def test_scanned_pdf_has_a_clear_message(tmp_path: Path) -> None:
     path = make_pdf(tmp_path / "scan.pdf", ["", ""], text_layer=False)
-    with pytest.raises(DocumentError, match=r"'scan\.pdf' has no text layer.*OCR"):
+    with pytest.raises(DocumentError, match=r"'scan\.pdf' has no text in it, only pictures of its pages.*text recognition \(OCR\)"):
         read_document(path)
 
 

@@ -328,6 +328,7 @@ def test_second_batch_run_on_the_same_folder_is_refused(tmp_path: Path, capsys: 
         assert main(["batch", str(folder), "-o", str(out), "-p", str(_batch_profile_file(tmp_path))]) == 1
         err = capsys.readouterr().err.strip()
         assert "Another batch run" in err and f"process {holder.pid}" in err and len(err.splitlines()) == 1
+        assert "stop it with Ctrl-C in the window it runs in" in err  # (not "stop process N": how?)
     finally:
         holder.communicate("")
     # once it has gone, a run may start (and claims rows one at a time)

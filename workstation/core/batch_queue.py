@@ -205,8 +205,9 @@ class BatchLock:
                 holder = os.pread(self._fd, 32, 0).decode("ascii", "replace").strip() or "another process"
                 os.close(self._fd)
                 raise BatchError(
-                    f"Another batch run (process {holder}) is already working on '{outdir}'; "
-                    "wait for it to finish or stop it first."
+                    f"Another batch run (process {holder}) is already working on '{outdir}'; wait for it to "
+                    "finish, or stop it with Ctrl-C in the window it runs in (it goes on later from where it "
+                    "stopped)."
                 ) from None
             try:
                 at_path, held = os.stat(self.path), os.fstat(self._fd)

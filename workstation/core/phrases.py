@@ -220,7 +220,8 @@ ENGLISH: dict[str, str] = {
     "doc.binary": "'{name}' is a binary file, not text.",
     "doc.binary_or_encoding": "'{name}' is a binary file or uses an unknown text encoding.",
     "doc.password_pdf": "'{name}' is a password-protected PDF; save an unprotected copy.",
-    "doc.scanned_pdf": "'{name}' has no text layer (probably a scanned PDF); run it through OCR first.",
+    "doc.scanned_pdf": ("'{name}' has no text in it, only pictures of its pages (a scanned PDF, probably); "
+                        "the text recognition (OCR) of a scanner's or a PDF program makes a copy with text to read."),
     "doc.renamed": ("'{name}' is not a real {what} file: its content is something else (perhaps a file "
                     "renamed to .{suffix}); open it in its program and save it as {what} again."),
     "doc.zip_not_word": "'{name}' is a zip archive but not a Word document; open it in its program and save it as DOCX again.",
