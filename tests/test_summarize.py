@@ -273,6 +273,8 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "2 of 3 documents cannot be read" in err
     assert "photo.txt" in err and "gone.pdf" in err and "bees.md" not in err
+    assert err.endswith("Leave them out, or put the documents in a folder: 'workstation batch FOLDER' summarizes "
+                        "each one it can read and names the rest.")
 
 
 def test_the_summarys_footer_writes_its_token_count_as_the_language_does() -> None:
