@@ -879,3 +879,21 @@ def test_conversations_write_a_profile_in_the_home_folder_with_a_tilde(capsys: p
     assert "| ~/Downloads/desk.yaml |" in capsys.readouterr().out
     assert main(["conversations", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["conversations"][0]["profile"] == desk
+
+
+def test_every_option_of_every_command_says_what_it_does() -> None:
+    """`cache --help` and `profiles --help` listed --json with no words beside it."""
+    import argparse
+    from collections.abc import Iterator
+
+    from workstation.cli import build_parser
+
+    def silent(parser: argparse.ArgumentParser, path: str) -> Iterator[str]:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    yield from silent(sub, f"{path} {name}")
+            elif action.option_strings and not action.help:
+                yield f"{path} {'/'.join(action.option_strings)}"
+
+    assert list(silent(build_parser(), "workstation")) == []

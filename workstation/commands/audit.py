@@ -12,7 +12,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     v = verbs.add_parser("verify", help="find changed, inserted or removed lines; exit 1 if any")
     v.add_argument("--dir", help="the audit folder (default: audit/ in the data folder)")
-    v.add_argument("--json", action="store_true")
+    v.add_argument("--json", action="store_true", help="print it as JSON")
     v.set_defaults(func=run_verify)
     default_verb(p, v)  # 'audit' alone verifies, as 'models' alone lists
 

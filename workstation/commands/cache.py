@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     verbs = p.add_subparsers(dest="verb", metavar="list|clear")
     for verb, text in (("list", "each saved state: tokens, size, last used"), ("clear", "delete them all")):
         v = verbs.add_parser(verb, help=text)
-        v.add_argument("--json", action="store_true")
+        v.add_argument("--json", action="store_true", help="print it as JSON")
         v.set_defaults(func=run)
     default_verb(p, verbs.choices["list"])  # 'cache' alone lists, as 'models' alone does
 

@@ -475,7 +475,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str
             f"reference keeps its top {refs[0].top_k} log-probabilities per scored token: "
             f"{sum(ref.cache_bytes for ref in refs) / 2**20:.1f} MiB cached "
             f"({refs[0].cache_bytes_per_1k_tokens / 2**10:.0f} KiB per 1,000 tokens), "
-            f"{reused} of {len(refs)} document(s) read from the cache."
+            f"{reused} of {len(refs)} document{'' if len(refs) == 1 else 's'} read from the cache."
         )
     notes += plain_kld_notes(results)
     return "\n".join([table, *notes])

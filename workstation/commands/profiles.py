@@ -24,14 +24,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("profiles", help="list and check profiles")
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     ls = verbs.add_parser("list", help="every profile, its model and whether it is installed")
-    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--json", action="store_true", help="print it as JSON")
     ls.set_defaults(func=run_list)
     chk = verbs.add_parser("check", help="validate a profile and show its effective settings")
     # the name after check, or -p as every other command takes it (before or after check)
     chk.add_argument("name", nargs="?", metavar="PROFILE",
                      help="profile name or path to a YAML file (default: the default profile, as for chat)")
     add_profile_arg(chk)
-    chk.add_argument("--json", action="store_true")
+    chk.add_argument("--json", action="store_true", help="print it as JSON")
     chk.set_defaults(func=run_check, usage_error=chk.error)
     default_verb(p, ls)  # 'profiles' alone lists, as 'models' alone does
 

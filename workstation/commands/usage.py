@@ -11,7 +11,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("usage", help="requests and tokens served, by person, profile or day")
     p.add_argument("--since", metavar="DATE", help="from this day (YYYY-MM-DD or DD.MM.YYYY) or time (YYYY-MM-DDTHH:MM)")
     p.add_argument("--by", choices=("person", "profile", "day"), default="person", help="one row per (default person)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print it as JSON")
     p.set_defaults(func=run)
 
 
