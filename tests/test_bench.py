@@ -129,6 +129,24 @@ def test_repetitions_that_disagree_are_said_under_the_table() -> None:
                      "repetitions (-r)."]
 
 
+def test_a_speculative_profile_that_drafted_nothing_says_why() -> None:
+    """A draft pair read "accepted | no drafts reported", as if broken, where the adaptive policy
+    had switched drafting off as unable to pay on this machine; it says so now."""
+    from workstation.commands.bench import format_bench
+    from workstation.core.bench import ProfileBench
+    from workstation.core.metrics import TurnMetrics
+
+    info = {"model_type": "llama 256M Q4_1", "model_size": 2**27, "model_n_params": 134_515_008, "n_gpu_layers": 0,
+            "n_threads": 2, "type_k": "f16", "type_v": "f16", "flash_attn": True, "speculative": "draft"}
+    turn = TurnMetrics(ttft_ms=40.0, predicted_n=32, predicted_ms=300.0)
+    off = ProfileBench("draft-pair", info, turns=[turn], drafting_off="a drafted token costs 9.0 ms + 4.0 ms to "
+                       "verify against 8.0 ms for a plain step: drafting cannot pay on this machine")
+    assert "| accepted | none drafted: a drafted token costs 9.0 ms + 4.0 ms to verify against 8.0 ms for a plain " \
+           "step: drafting cannot pay on this machine |" in format_bench([off]).replace("  ", " ")
+    quiet = ProfileBench("draft-pair", info, turns=[turn])
+    assert "none drafted: no draft would pay in these turns, by the adaptive policy's costs" in format_bench([quiet])
+
+
 def test_two_profiles_run_in_rounds_with_the_order_alternating(tiny_profile: Path, tmp_path: Path) -> None:
     """Profiles ran one after the other, all repetitions of one before the next: a program that
     took the CPU for a minute slowed one profile only, and the comparison read it as the

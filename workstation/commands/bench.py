@@ -173,8 +173,9 @@ def format_bench(results: list[ProfileBench]) -> str:
                 rows.append([*base, "chat tg", f"{r.chat_ts:.2f} tok/s"])
         if r.acceptance is not None:
             rows.append([*base, "accepted", f"{r.acceptance * 100:.1f}% of {r.draft_n} drafted"])
-        elif mi.get("speculative", "off") != "off" and r.turns:
-            rows.append([*base, "accepted", "no drafts reported"])
+        elif mi.get("speculative", "off") != "off" and r.turns:  # (it read as a fault: "no drafts reported")
+            rows.append([*base, "accepted", "none drafted: " + (r.drafting_off or "no draft would pay in these "
+                                                                 "turns, by the adaptive policy's costs")])
     rounds = max((r.rounds for r in results), default=1)
     order = ([f"The profiles ran in {rounds} rounds, each loading them in turn (every other round in reverse "
               "order) for one repetition of each test, so a busy moment on this PC slows them alike."]

@@ -108,6 +108,7 @@ class ProfileBench:
     turns: list[TurnMetrics] = field(default_factory=list)  # the TTFT / acceptance chat turns
     test_time: str = ""
     rounds: int = 1  # runs in rounds with other profiles (bench_profiles), one repetition each
+    drafting_off: str = ""  # why the speculation drafted no more this session ('' where it went on)
 
     def add_round(self, other: ProfileBench) -> None:
         """Another round's repetitions of the same tests."""
@@ -115,6 +116,7 @@ class ProfileBench:
             if mine is not None and theirs is not None:
                 mine.samples_ns.extend(theirs.samples_ns)
         self.turns.extend(other.turns)
+        self.drafting_off = self.drafting_off or other.drafting_off
         self.rounds += 1
 
     @property
@@ -335,6 +337,7 @@ def bench_engine(engine: Engine, config: BenchConfig, progress: Progress | None 
             engine.reset()
             result.turns.append(engine.run_chat(messages, sampling).metrics)
         engine.reset()
+        result.drafting_off = engine.core.drafting_off()
     return result
 
 

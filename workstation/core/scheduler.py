@@ -524,6 +524,12 @@ class Scheduler:
             for req in reqs:
                 self._abandon(req)
 
+    def drafting_off(self) -> str:
+        """Why drafting is off for the rest of the session ('' where it is not): a draft model
+        that cannot pay on this machine, in its measured costs (bench says it under its table)."""
+        return next((slot.spec.off_reason for slot in self.slots
+                     if slot.spec is not None and slot.spec.off_for_session), "")
+
     def reset(self) -> None:
         """Forget every slot's cached cells (no request may be running)."""
         self.model.clear_memory()
