@@ -373,3 +373,32 @@ def test_a_question_after_a_long_document_keeps_the_document() -> None:
     longer = [*talk, {"role": "assistant", "content": "a" * 400}, {"role": "user", "content": "And in Turkish?"}]
     assert count(longer) + 2000 // 16 > 2000  # less than a sixteenth left: the oldest go, as before
     assert fit_history(longer, count, 2000, 500)[1] == 2
+
+
+def test_llama_cpps_backends_start_before_nvml_is_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the H200 every load that asked NVML for the GPUs (the memory plan) before llama.cpp
+    started CUDA crashed inside llama.cpp; the loads that did not ask it first loaded. The
+    engine starts llama.cpp's backends first now (NVML faked: this machine has none)."""
+    from workstation.core import hardware, scheduler
+    from workstation.core.hardware import FakeGpuProbe
+
+    order: list[str] = []
+    real_start = scheduler.start_backends
+
+    class Recording(FakeGpuProbe):
+        def gpus(self) -> list[hardware.GpuInfo]:
+            order.append("nvml")
+            return super().gpus()
+
+    def start() -> bool:
+        order.append("backends")
+        return real_start()
+
+    monkeypatch.setattr(scheduler, "start_backends", start)
+    hardware.set_probe(Recording())
+    try:
+        with Engine(make_profile(context=512)) as eng:
+            assert eng.info().n_ctx == 512
+    finally:
+        hardware.set_probe(None)
+    assert order[:2] == ["backends", "nvml"], order

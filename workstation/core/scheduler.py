@@ -76,7 +76,13 @@ from workstation.core.metrics import TurnMetrics
 from workstation.core.planner import gpu_layers_for_load
 from workstation.core.profiles import KV_CACHE_TYPES, Constraints, Profile, Sampling
 from workstation.core.reasoning import CLOSE, OPEN, ThinkingSplitter, opens_thinking
-from workstation.core.runtime import Batch, DecodeAborted, LoadedModel, RuntimeSettings
+from workstation.core.runtime import (
+    Batch,
+    DecodeAborted,
+    LoadedModel,
+    RuntimeSettings,
+    start_backends,
+)
 from workstation.core.sampling import SamplerChain
 from workstation.core.slots import (
     BatchEntry,
@@ -221,6 +227,7 @@ class Scheduler:
         self.n_parallel = n_parallel
         self.max_queue = max(0, max_queue)
         self.slot_ctx = slot_context or profile.context
+        start_backends()  # before NVML is asked for the GPUs (the plan): see start_backends
         self.gpu_layers = gpu_layers_for_load(profile, self.slot_ctx * n_parallel)  # (serve's slots together)
         self.settings = RuntimeSettings(
             n_ctx=self.slot_ctx * n_parallel,
