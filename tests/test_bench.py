@@ -133,18 +133,29 @@ def test_a_speculative_profile_that_drafted_nothing_says_why() -> None:
     """A draft pair read "accepted | no drafts reported", as if broken, where the adaptive policy
     had switched drafting off as unable to pay on this machine; it says so now."""
     from workstation.commands.bench import format_bench
-    from workstation.core.bench import ProfileBench
+    from workstation.core.bench import ProfileBench, SpeedStat
     from workstation.core.metrics import TurnMetrics
 
     info = {"model_type": "llama 256M Q4_1", "model_size": 2**27, "model_n_params": 134_515_008, "n_gpu_layers": 0,
             "n_threads": 2, "type_k": "f16", "type_v": "f16", "flash_attn": True, "speculative": "draft"}
     turn = TurnMetrics(ttft_ms=40.0, predicted_n=32, predicted_ms=300.0)
-    off = ProfileBench("draft-pair", info, turns=[turn], drafting_off="a drafted token costs 9.0 ms + 4.0 ms to "
+    off = ProfileBench("draft-pair", info, tg=SpeedStat(16, [200_000_000]), turns=[turn],
+                       drafting_off="a drafted token costs 9.0 ms + 4.0 ms to "
                        "verify against 8.0 ms for a plain step: drafting cannot pay on this machine")
-    assert "| accepted | none drafted: a drafted token costs 9.0 ms + 4.0 ms to verify against 8.0 ms for a plain " \
-           "step: drafting cannot pay on this machine |" in format_bench([off]).replace("  ", " ")
+    table = format_bench([off])
+    assert "none drafted (see below)" in table
+    assert "note: draft-pair stopped drafting for the rest of the session: a drafted token costs 9.0 ms + 4.0 ms " \
+           "to verify against 8.0 ms for a plain step: drafting cannot pay on this machine." in table
+    assert [rec["drafting_off"] for rec in off.records()] == [off.drafting_off]  # and in --json, and saved
     quiet = ProfileBench("draft-pair", info, turns=[turn])
-    assert "none drafted: no draft would pay in these turns, by the adaptive policy's costs" in format_bench([quiet])
+    assert "note: draft-pair drafted nothing in these turns: its adaptive policy drafts only where a draft is " \
+           "expected to pay" in format_bench([quiet])
+    # drafted, then switched off: the share drafted stays in the table, the reason under it
+    drafted = ProfileBench("draft-pair", info, turns=[TurnMetrics(ttft_ms=40.0, predicted_n=32, predicted_ms=300.0,
+                                                                  draft_n=12, draft_n_accepted=3)],
+                           drafting_off="drafting cannot pay on this machine")
+    table = format_bench([drafted])
+    assert "25.0% of 12 drafted" in table and "note: draft-pair stopped drafting for the rest of the session" in table
 
 
 def test_two_profiles_run_in_rounds_with_the_order_alternating(tiny_profile: Path, tmp_path: Path) -> None:

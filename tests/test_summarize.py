@@ -275,6 +275,9 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     assert "photo.txt" in err and "gone.pdf" in err and "bees.md" not in err
     assert err.endswith("Leave them out, or put the documents in a folder: 'workstation batch FOLDER' summarizes "
                         "each one it can read and names the rest.")
+    assert main(["summarize", str(bad), str(tmp_path / "gone.pdf"), "-p", str(prof)]) == 1  # none readable:
+    err = capsys.readouterr().err.strip()  # nothing to leave out for
+    assert "2 of 2 documents cannot be read" in err and "Leave" not in err and "batch" not in err
 
 
 def test_the_summarys_footer_writes_its_token_count_as_the_language_does() -> None:

@@ -237,7 +237,8 @@ LOAD_PROBES: dict[str, str] = {
         "import threading\nstop = threading.Event()\n"
         "threading.Thread(target=lambda: [stop.wait(0.25) for _ in range(400)], daemon=True).start()\n"
         + _OURS_LOAD),
-    # every product load asks NVML for the GPUs first (the memory plan), none of the above do
+    # the product asked NVML for the GPUs (the memory plan) before llama.cpp started CUDA until
+    # 2026-12-04 (Scheduler starts the backends first now); none of the above ask NVML
     "LoadedModel after NVML": "from workstation.core import hardware\nprint('NVML sees', len(hardware.gpus()), 'GPU;')\n"
     + _OURS_LOAD,
     "LoadedModel, llama.cpp's backends started before NVML": (
@@ -251,12 +252,6 @@ LOAD_PROBES: dict[str, str] = {
         "print('loaded, GPU layers', s.gpu_layers)\n"
     ),
     "Scheduler, threads auto": _PROFILE + (
-        "from workstation.core.scheduler import Scheduler\n"
-        "s = Scheduler(p, threaded=False)\n"
-        "print('loaded, GPU layers', s.gpu_layers)\n"
-    ),
-    "Scheduler, llama.cpp's backends started first": _PROFILE + (
-        "import llama_cpp\nllama_cpp.llama_supports_gpu_offload()\n"
         "from workstation.core.scheduler import Scheduler\n"
         "s = Scheduler(p, threaded=False)\n"
         "print('loaded, GPU layers', s.gpu_layers)\n"

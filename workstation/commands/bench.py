@@ -174,13 +174,27 @@ def format_bench(results: list[ProfileBench]) -> str:
         if r.acceptance is not None:
             rows.append([*base, "accepted", f"{r.acceptance * 100:.1f}% of {r.draft_n} drafted"])
         elif mi.get("speculative", "off") != "off" and r.turns:  # (it read as a fault: "no drafts reported")
-            rows.append([*base, "accepted", "none drafted: " + (r.drafting_off or "no draft would pay in these "
-                                                                 "turns, by the adaptive policy's costs")])
+            rows.append([*base, "accepted", "none drafted (see below)"])
     rounds = max((r.rounds for r in results), default=1)
     order = ([f"The profiles ran in {rounds} rounds, each loading them in turn (every other round in reverse "
               "order) for one repetition of each test, so a busy moment on this PC slows them alike."]
              if rounds > 1 else [])
-    return "\n".join([_table(header, rows, {2, 3, 4, 5, 9}), *order, *spread_notes(results)])
+    return "\n".join([_table(header, rows, {2, 3, 4, 5, 9}), *order, *drafting_notes(results), *spread_notes(results)])
+
+
+def drafting_notes(results: list[ProfileBench]) -> list[str]:
+    """Why a speculative profile drafted nothing, or stopped drafting: its adaptive policy
+    drafts only where a draft is expected to pay, and switches a draft model off for the
+    session where even a draft always accepted cannot."""
+    notes = []
+    for r in results:
+        if r.drafting_off:
+            notes.append(f"note: {r.profile} stopped drafting for the rest of the session: {r.drafting_off}.")
+        elif r.acceptance is None and r.model_info.get("speculative", "off") != "off" and r.turns:
+            notes.append(f"note: {r.profile} drafted nothing in these turns: its adaptive policy drafts only where "
+                         "a draft is expected to pay (a draft model's measured costs; for lookup, text to copy from "
+                         "the prompt); 'chat -p' with a longer reply shows what it drafts there.")
+    return notes
 
 
 NOISY = 0.15  # repetitions further apart than this (standard deviation over the mean) are not to be trusted

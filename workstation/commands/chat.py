@@ -93,16 +93,16 @@ def _read_pipe() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.new and args.conversation is None:  # (it was dropped without a word: a reply not kept as meant)
+        print("workstation: --new starts a saved conversation and goes with -c NAME; without -c nothing is kept.",
+              file=sys.stderr)
+        raise SystemExit(2)  # as the command line's other mistakes
     if args.text is None and not _piped():  # (`echo hi | chat` said "needs text": it reads the pipe now)
         print(f"workstation: '{cli('chat')}' needs text (see '{cli('chat --help')}').", file=sys.stderr)
         raise SystemExit(2)  # as the command line's other mistakes
     text = _read_pipe() if args.text in ("-", None) else args.text
     if not text.strip():
         raise EngineError("The message is empty; type something to send.")
-    if args.new and args.conversation is None:  # (it was dropped without a word: a reply not kept as meant)
-        print("workstation: --new starts a saved conversation and goes with -c NAME; without -c nothing is kept.",
-              file=sys.stderr)
-        raise SystemExit(2)  # as the command line's other mistakes
     if args.stop and args.json_schema is not None:  # (locally dropped, a desk PC's cut the JSON)
         raise EngineError("--stop cannot be used with --json-schema: a stop text would cut the JSON the "
                           "schema asks for.")

@@ -135,8 +135,9 @@ def _read_all(files: list[str]) -> list[Document]:
     problems = [str(err).rstrip(".") for err in errors]
     raise DocumentError(
         f"{len(problems)} of {len(files)} documents cannot be read, so nothing was summarized: "
-        + "; ".join(problems) + f". Leave {'it' if len(problems) == 1 else 'them'} out, or put the documents in "
-        f"a folder: '{cli('batch FOLDER')}' summarizes each one it can read and names the rest."
+        + "; ".join(problems) + "." + (f" Leave {'it' if len(problems) == 1 else 'them'} out, or put the documents "
+                                     f"in a folder: '{cli('batch FOLDER')}' summarizes each one it can read and "
+                                     "names the rest." if len(problems) < len(files) else "")
     )
 
 

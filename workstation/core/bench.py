@@ -154,6 +154,7 @@ class ProfileBench:
             "draft_n": self.draft_n,
             "draft_n_accepted": self.draft_n_accepted,
             "acceptance": round(self.acceptance, 4) if self.acceptance is not None else None,
+            "drafting_off": self.drafting_off or None,  # why drafting stopped for the session (None: it did not)
             "rounds": self.rounds,  # > 1: its repetitions ran in rounds with other profiles (bench_profiles)
         }
         for name, stat, n_prompt, n_gen in (

@@ -61,8 +61,10 @@ def start_backends() -> bool:
     would), and whether one of them offloads to a GPU. The engine calls it before it asks NVML
     for the GPUs: on the first GPU run (an H200) every load that asked NVML first crashed inside
     llama.cpp, and every load that did not ask it loaded (the GPU check's engine_load probes
-    tell whether that order is the cause)."""
-    return bool(llama_cpp.llama_supports_gpu_offload())
+    tell whether that order is the cause). A Ctrl-C meanwhile (CUDA logs as it starts) is acted
+    on once it returns, as during a load."""
+    with _ctrl_c_after_the_call():
+        return bool(llama_cpp.llama_supports_gpu_offload())
 
 
 @contextmanager
