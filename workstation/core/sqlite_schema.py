@@ -93,6 +93,10 @@ def sqlite_reason(err: BaseException, path: Path) -> str:
     return text
 
 
+OPEN_WAIT_S = 30.0  # how long opening waits for the file's lock (another opener upgrading it)
+WRITE_WAIT_MS = 5000  # how long a write waits for another's (sqlite3.connect's default)
+
+
 def open_database(
     path: Path, migrations: Sequence[str], what: str, *, check_same_thread: bool = True
 ) -> sqlite3.Connection:
@@ -102,7 +106,9 @@ def open_database(
         path.parent.mkdir(parents=True, exist_ok=True)
         if str(path) != ":memory:":
             own_file(path)
-        db = sqlite3.connect(path, check_same_thread=check_same_thread)
+        # opening may wait for another program's upgrade of the same file (each step a write):
+        # eight at once on a busy machine waited out sqlite3's 5 s ("database is locked")
+        db = sqlite3.connect(path, check_same_thread=check_same_thread, timeout=OPEN_WAIT_S)
     except (OSError, sqlite3.Error) as err:
         raise SchemaError(f"{what} cannot be opened ({sqlite_reason(err, path)}).") from None
     try:
@@ -112,6 +118,7 @@ def open_database(
         # Debian's), F8's conversation could still be read in the file with `strings`
         db.execute("PRAGMA secure_delete = ON")
         migrate(db, migrations, what)
+        db.execute(f"PRAGMA busy_timeout = {WRITE_WAIT_MS}")  # then as every write waits
     except sqlite3.Error as err:
         db.close()
         raise SchemaError(f"{what} cannot be opened ({sqlite_reason(err, path)}).") from None

@@ -26,7 +26,13 @@ from workstation.core.letters import fold, shortened
 from workstation.core.metrics import figures_line
 from workstation.core.paths import data_dir
 from workstation.core.phrases import ENGLISH, Lookup, say
-from workstation.core.sqlite_schema import SchemaError, open_database, schema_version, sqlite_reason
+from workstation.core.sqlite_schema import (
+    WRITE_WAIT_MS,
+    SchemaError,
+    open_database,
+    schema_version,
+    sqlite_reason,
+)
 
 DB_NAME = "conversations.sqlite3"
 T = TypeVar("T")
@@ -112,7 +118,7 @@ _MIGRATIONS: tuple[str, ...] = (
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 
-BUSY_TIMEOUT_MS = 5000  # how long a write waits for another window's (sqlite3.connect's default)
+BUSY_TIMEOUT_MS = WRITE_WAIT_MS  # how long a write waits for another window's
 
 class StoreError(WorkstationError):
     """The conversation database cannot be used."""
