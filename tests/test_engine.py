@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 import time
 
 import pytest
@@ -373,6 +375,19 @@ def test_a_question_after_a_long_document_keeps_the_document() -> None:
     longer = [*talk, {"role": "assistant", "content": "a" * 400}, {"role": "user", "content": "And in Turkish?"}]
     assert count(longer) + 2000 // 16 > 2000  # less than a sixteenth left: the oldest go, as before
     assert fit_history(longer, count, 2000, 500)[1] == 2
+
+
+@pytest.mark.parametrize("entry", ["workstation.core.engine", "workstation.tui.app", "workstation.cli"])
+def test_llama_cpps_libraries_load_before_pythons_decimal(entry: str) -> None:
+    """On the H200 a model load crashed in every process that had loaded `decimal` (through
+    `statistics` or Textual) before llama.cpp's libraries. Each way into the product loads
+    llama.cpp first now; `decimal` itself is loaded here after the entry, as the engine does."""
+    code = (f"import sys, {entry}, statistics\n"
+            "names = list(sys.modules)\n"
+            "print(names.index('llama_cpp') < names.index('decimal'))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "True"
 
 
 def test_llama_cpps_backends_start_before_nvml_is_asked(monkeypatch: pytest.MonkeyPatch) -> None:
