@@ -194,9 +194,37 @@ def environment(ctx: Context) -> dict[str, Any]:
     if cuda_lib is not None:  # which CUDA runtime, cuBLAS and driver the build resolves to
         ldd = subprocess.run(["ldd", str(cuda_lib)], capture_output=True, text=True, timeout=30, env=ctx.env)
         rec["cuda_libraries"] = [ln.strip() for ln in ldd.stdout.splitlines() if re.search(r"libcu|nvidia", ln)]
+    rec["native"] = native_libraries(ctx)
     rec["crash_backtrace"] = "LD_PRELOAD" in ctx.env
     rec["hw"] = ctx.cli_json("hw", "--json", timeout=60)
     rec["threads"] = int(rec["hw"]["cpu"]["physical_cores"])
+    return rec
+
+
+_RUNTIME_LOCALE = re.compile(r"std::(__cxx11::)?(locale|codecvt|collate|ctype|numpunct|num_get|num_put|"
+                             r"moneypunct|money_get|money_put|time_get|time_put|messages)\b")
+
+
+def native_libraries(ctx: Context) -> dict[str, Any]:
+    """Which C++ runtime llama.cpp's libraries resolve to, the C++ runtime's locale symbols each of
+    them defines (a library carrying its own copy would list some), and what Python's decimal
+    module links: the H200's crash was a std::locale facet of the wrong kind."""
+    import _decimal
+
+    rec: dict[str, Any] = {}
+    libs = sorted((ctx.site / "llama_cpp" / "lib").glob("lib*.so"))
+    for lib in [*libs, Path(_decimal.__file__)]:
+        ldd = subprocess.run(["ldd", str(lib)], capture_output=True, text=True, timeout=30, env=ctx.env)
+        entry: dict[str, Any] = {"links": [ln.strip().split(" (0x")[0] for ln in ldd.stdout.splitlines()
+                                           if re.search(r"libstdc|libgcc|libmpdec|libc\+\+", ln)]}
+        nm = subprocess.run(["nm", "-D", "--defined-only", "-C", str(lib)], capture_output=True, text=True,
+                            timeout=60)
+        if nm.returncode == 0:
+            std = [ln.split(" ", 2)[-1] for ln in nm.stdout.splitlines() if "std::" in ln]
+            entry["std_symbols"] = len(std)
+            own = [x for x in std if _RUNTIME_LOCALE.match(x)]  # the runtime's, not regex's templates
+            entry["locale_symbols"] = own[:8] + ([f"... {len(own) - 8} more"] if len(own) > 8 else [])
+        rec[lib.name] = entry
     return rec
 
 
@@ -215,6 +243,7 @@ _OURS_LOAD = (
     "m.close()\n"  # (a crash while closing then shows after the line above)
 )
 _PROFILE = "from workstation.core.profiles import load_profile_file\np = load_profile_file(Path(sys.argv[2]))\n"
+DECIMAL_FIRST = "LoadedModel after Python's decimal"
 LOAD_PROBES: dict[str, str] = {
     "llama_cpp alone": (
         "import llama_cpp\n"
@@ -229,7 +258,11 @@ LOAD_PROBES: dict[str, str] = {
         "print('offload:', llama_cpp.llama_supports_gpu_offload(), 'decode rc:', llama_cpp.llama_decode(c, b))\n"
     ),
     "LoadedModel": _OURS_LOAD,
+    # since 2026-12-04 `import workstation` loads llama.cpp first: this probe is the product's order
     "LoadedModel after the engine's imports": "import workstation.core.engine\n" + _OURS_LOAD,
+    # the order the product had until then: Python's decimal (statistics, Textual) before llama.cpp
+    DECIMAL_FIRST: "import decimal\n" + _OURS_LOAD,
+    "LoadedModel, llama.cpp's libraries loaded before decimal": "import llama_cpp\nimport decimal\n" + _OURS_LOAD,
     # the product loaded with this sampler's thread ticking until 2026-12-04 (Scheduler starts it after now)
     "LoadedModel, the CPU-load sampler ticking": (
         "from workstation.core.thread_policy import LoadSampler\nsampler = LoadSampler()\n" + _OURS_LOAD),
@@ -286,7 +319,34 @@ def engine_load(ctx: Context) -> dict[str, Any]:
             rec["error"] = (proc.stderr.strip().splitlines() or [""])[-1][-300:]
         probes[name] = rec
     failing = [n for n, r in probes.items() if r["rc"] != 0]
-    return {"probes": probes, "first_failing": failing[0] if failing else None}
+    rec: dict[str, Any] = {"probes": probes, "first_failing": failing[0] if failing else None}
+    if (probes.get(DECIMAL_FIRST) or {}).get("rc", 0) < 0 and ctx.left() > 60:
+        rec["locale_bindings"] = locale_bindings(ctx, LOAD_PROBES[DECIMAL_FIRST], [str(path), str(prof)])
+    return rec
+
+
+_LOCALE_SYMBOL = re.compile(r"St6locale|collate|codecvt|ctype|_Facet|facet")
+
+
+def locale_bindings(ctx: Context, code: str, args: list[str]) -> list[str]:
+    """The dynamic linker's bindings of std::locale's symbols in a probe that crashed (LD_DEBUG):
+    which library each library's references to them went to (two copies of the C++ runtime's
+    locale would show here)."""
+    folder = ctx.work / "ld-bindings"
+    folder.mkdir(exist_ok=True)
+    for old in folder.iterdir():
+        old.unlink()
+    env = dict(ctx.env, LD_DEBUG="bindings", LD_DEBUG_OUTPUT=str(folder / "b"))
+    subprocess.run([sys.executable, "-c", _PRELUDE + code, *args], capture_output=True, text=True,
+                   timeout=max(5.0, min(60.0, ctx.left())), env=env, cwd=ROOT)
+    seen: dict[str, None] = {}
+    for f in sorted(folder.iterdir()):
+        for line in f.read_text(errors="replace").splitlines():
+            if "binding file" in line and _LOCALE_SYMBOL.search(line):
+                # "  1234: binding file A [0] to B [0]: normal symbol `X' [GLIBCXX_3.4]"
+                seen.setdefault(re.sub(r"^\s*\d+:\s*", "", line).strip(), None)
+    lines = list(seen)
+    return lines[:80] + ([f"... {len(lines) - 80} more"] if len(lines) > 80 else [])
 
 
 def threads(ctx: Context) -> str:

@@ -100,6 +100,15 @@ def markdown(results: dict[str, Any]) -> str:
         for name, r in load["probes"].items():
             if r.get("crash"):
                 lines += ["", f"### {name}: where it crashed", "", "```", r["crash"], "```"]
+        if load.get("locale_bindings"):
+            lines += ["", "### std::locale's symbols as the dynamic linker bound them (the decimal-first probe)",
+                      "", "```", *load["locale_bindings"], "```"]
+    native = env.get("native") or {}
+    if native:
+        lines += ["", "## The C++ runtime each native library resolves to", ""]
+        lines += _table(["library", "links", "std:: symbols it defines", "of them std::locale's"],
+                        [[name, ", ".join(r.get("links") or []) or "-", str(r.get("std_symbols", "-")),
+                          "; ".join(r.get("locale_symbols") or []) or "-"] for name, r in native.items()])
     lines += ["", "## Against the goals", "", "| figure | value | goal | |", "|---|---|---|---|"]
     dec = head.get("decode_ratio_full_offload")
     lines.append(f"| our decode / llama-bench tg, all layers on the GPU | "
