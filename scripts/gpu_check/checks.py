@@ -71,8 +71,17 @@ class Context:
     def run(self, cmd: list[str], timeout: float, **kw: Any) -> subprocess.CompletedProcess[str]:
         limit = max(5.0, min(timeout, self.left()))
         print(f"$ {' '.join(cmd)}", file=self.log, flush=True)
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, env=self.env,
-                              cwd=ROOT, **kw)
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, env=self.env,
+                                  cwd=ROOT, **kw)
+        except subprocess.TimeoutExpired as err:
+            # what it had said by then comes back in $OUT (serve_scaling's first device run timed
+            # out with nothing to tell where it waited)
+            said = [x.decode(errors="replace") if isinstance(x, bytes) else x or "" for x in (err.stdout, err.stderr)]
+            n = len(list(self.out.glob("timeout-*.txt"))) + 1
+            (self.out / f"timeout-{n}.txt").write_text(
+                f"$ {' '.join(cmd)}\n--- stdout\n{said[0][-10000:]}\n--- stderr\n{said[1][-30000:]}", encoding="utf-8")
+            raise
         self.log.write(proc.stderr[-4000:])
         self.log.flush()
         return proc
@@ -163,7 +172,8 @@ def step(ctx: Context, name: str, fn: Callable[[Context], dict[str, Any]], min_l
             rec.update(fn(ctx))
             rec["ok"] = True
         except subprocess.TimeoutExpired as err:
-            rec["error"] = f"timed out after {err.timeout:.0f} s: {' '.join(map(str, err.cmd))[:200]}"
+            rec["error"] = (f"timed out after {err.timeout:.0f} s: {' '.join(map(str, err.cmd))[:200]} "
+                            "(what it said until then: the last timeout-N.txt)")
         except StepError as err:
             rec.update(err.partial)
             rec["error"] = str(err)
