@@ -165,6 +165,37 @@ def test_a_title_is_one_line(tmp_path: Path) -> None:
         store.rename(conv.id, "\t\n")
 
 
+def test_an_old_file_opens_once_another_program_has_written_to_it(tmp_path: Path) -> None:
+    """Turning an older build's file (a rollback journal) into WAL needs it to itself, and while
+    another program holds its write lock (an older build saving a message, an opener upgrading
+    it) SQLite says "database is locked" at once, without the connection's wait. Opening tries
+    again until the writer is done (CI's run of the eight-openers test below failed this way)."""
+    import threading
+
+    from workstation.core.store import _MIGRATIONS
+
+    path = tmp_path / "c.sqlite3"
+    old = sqlite3.connect(path)
+    old.executescript(_MIGRATIONS[0])
+    old.execute("PRAGMA user_version = 1")
+    old.commit()
+    old.close()
+    writer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("INSERT INTO conversations(title, created, updated) VALUES ('Saved meanwhile', 0, 0)")
+    done = threading.Timer(0.5, lambda: writer.execute("COMMIT"))
+    done.start()
+    try:
+        store = ConversationStore(path)
+    finally:
+        done.join()
+        writer.close()
+    assert store.schema_version == SCHEMA_VERSION
+    assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert [c.title for c in store.list()] == ["Saved meanwhile"]
+    store.close()
+
+
 def test_an_old_file_opened_by_many_at_once_is_upgraded_once(tmp_path: Path) -> None:
     """The TUI and ``chat -c`` may open a file of the previous schema at the same moment: each
     step runs once (an ALTER TABLE run twice fails), and every opener gets a usable store."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -97,6 +98,23 @@ OPEN_WAIT_S = 30.0  # how long opening waits for the file's lock (another opener
 WRITE_WAIT_MS = 5000  # how long a write waits for another's (sqlite3.connect's default)
 
 
+def _write_ahead_log(db: sqlite3.Connection, deadline: float) -> None:
+    """WAL mode on. Turning a file from an older build (a rollback journal) into WAL needs it to
+    itself, and SQLite then answers "database is locked" at once, without the connection's wait,
+    while another opener reads it: eight windows opening one old file at once hit this 3 times
+    in 60. It is tried again until ``deadline``."""
+    pause = 0.01
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+
+
 def open_database(
     path: Path, migrations: Sequence[str], what: str, *, check_same_thread: bool = True
 ) -> sqlite3.Connection:
@@ -113,7 +131,7 @@ def open_database(
         raise SchemaError(f"{what} cannot be opened ({sqlite_reason(err, path)}).") from None
     try:
         db.execute("PRAGMA foreign_keys = ON")
-        db.execute("PRAGMA journal_mode = WAL")
+        _write_ahead_log(db, time.monotonic() + OPEN_WAIT_S)
         # deleted rows overwritten, not left in free pages: where SQLite is built without it (not
         # Debian's), F8's conversation could still be read in the file with `strings`
         db.execute("PRAGMA secure_delete = ON")
