@@ -379,41 +379,13 @@ def test_a_question_after_a_long_document_keeps_the_document() -> None:
 
 @pytest.mark.parametrize("entry", ["workstation.core.engine", "workstation.tui.app", "workstation.cli"])
 def test_llama_cpps_libraries_load_before_pythons_decimal(entry: str) -> None:
-    """On the H200 a model load crashed in every process that had loaded `decimal` (through
-    `statistics` or Textual) before llama.cpp's libraries. Each way into the product loads
-    llama.cpp first now; `decimal` itself is loaded here after the entry, as the engine does."""
+    """On the H200 a model load crashed in every process that had imported the engine's modules
+    (numpy, jinja2, decimal, yaml, ...) before llama.cpp's libraries, and in none that loaded them
+    first. Each way into the product loads llama.cpp first now; `decimal` stands for the others
+    (the engine loads it through `statistics`, the app through Textual)."""
     code = (f"import sys, {entry}, statistics\n"
             "names = list(sys.modules)\n"
             "print(names.index('llama_cpp') < names.index('decimal'))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "True"
-
-
-def test_llama_cpps_backends_start_before_nvml_is_asked(monkeypatch: pytest.MonkeyPatch) -> None:
-    """On the H200 every load that asked NVML for the GPUs (the memory plan) before llama.cpp
-    started CUDA crashed inside llama.cpp; the loads that did not ask it first loaded. The
-    engine starts llama.cpp's backends first now (NVML faked: this machine has none)."""
-    from workstation.core import hardware, scheduler
-    from workstation.core.hardware import FakeGpuProbe
-
-    order: list[str] = []
-    real_start = scheduler.start_backends
-
-    class Recording(FakeGpuProbe):
-        def gpus(self) -> list[hardware.GpuInfo]:
-            order.append("nvml")
-            return super().gpus()
-
-    def start() -> bool:
-        order.append("backends")
-        return real_start()
-
-    monkeypatch.setattr(scheduler, "start_backends", start)
-    hardware.set_probe(Recording())
-    try:
-        with Engine(make_profile(context=512)) as eng:
-            assert eng.info().n_ctx == 512
-    finally:
-        hardware.set_probe(None)
-    assert order[:2] == ["backends", "nvml"], order

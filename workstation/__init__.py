@@ -2,11 +2,14 @@
 
 # llama.cpp's libraries load first, before any other native library of the process. On an H200
 # with a CUDA build (the GPU check of 2026-12-04), a model load crashed inside the tokenizer's
-# std::regex (a std::locale facet of the wrong kind) in every process that had loaded Python's
-# `decimal` module (through `statistics`, `fractions` or Textual) before llama.cpp, and in none
-# of the seven that loaded llama.cpp first. Importing the bindings here puts them first in every
-# process: the command line, the app and the engine's own process. A broken install is reported
-# where the engine imports them, in its own words, so nothing is said here.
+# std::regex (a std::locale facet of the wrong kind) in every process that had imported the
+# engine's modules before llama.cpp, and in none that loaded llama.cpp first; with this import,
+# every load and every step of the check passed there. That build carries copies of the C++
+# runtime's locale inside libggml-base and libggml-cuda beside the shared libstdc++, so what a
+# facet lookup finds can depend on what loaded first (Python's decimal alone did not do it; the
+# exact trigger is not known). Importing the bindings here puts them first in every process: the
+# command line, the app and the engine's own process. A broken install is reported where the
+# engine imports them, in its own words, so nothing is said here.
 try:
     import llama_cpp  # noqa: F401
 except Exception:  # noqa: BLE001, S110 - see above: reported where the engine imports it

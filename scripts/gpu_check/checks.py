@@ -253,7 +253,10 @@ _OURS_LOAD = (
     "m.close()\n"  # (a crash while closing then shows after the line above)
 )
 _PROFILE = "from workstation.core.profiles import load_profile_file\np = load_profile_file(Path(sys.argv[2]))\n"
-DECIMAL_FIRST = "LoadedModel after Python's decimal"
+# the libraries (not our modules) the engine imported before llama.cpp until 2026-12-04, in order
+_ENGINE_LIBRARIES = ["json", "jinja2", "decimal", "statistics", "numpy", "base64", "yaml", "platformdirs",
+                     "unicodedata", "socket", "uuid", "multiprocessing", "sqlite3", "diskcache"]
+OTHERS_FIRST = "LoadedModel after the engine's libraries (the old order, less our modules)"
 LOAD_PROBES: dict[str, str] = {
     "llama_cpp alone": (
         "import llama_cpp\n"
@@ -268,11 +271,11 @@ LOAD_PROBES: dict[str, str] = {
         "print('offload:', llama_cpp.llama_supports_gpu_offload(), 'decode rc:', llama_cpp.llama_decode(c, b))\n"
     ),
     "LoadedModel": _OURS_LOAD,
-    # since 2026-12-04 `import workstation` loads llama.cpp first: this probe is the product's order
+    # since 2026-12-04 `import workstation` loads llama.cpp's libraries first: the product's order.
+    # Before, this probe (the engine's modules, then llama.cpp) crashed on the H200 and loading
+    # llama.cpp first loaded; Python's decimal alone before llama.cpp loaded too.
     "LoadedModel after the engine's imports": "import workstation.core.engine\n" + _OURS_LOAD,
-    # the order the product had until then: Python's decimal (statistics, Textual) before llama.cpp
-    DECIMAL_FIRST: "import decimal\n" + _OURS_LOAD,
-    "LoadedModel, llama.cpp's libraries loaded before decimal": "import llama_cpp\nimport decimal\n" + _OURS_LOAD,
+    OTHERS_FIRST: "import " + ", ".join(_ENGINE_LIBRARIES) + "\n" + _OURS_LOAD,
     # the product loaded with this sampler's thread ticking until 2026-12-04 (Scheduler starts it after now)
     "LoadedModel, the CPU-load sampler ticking": (
         "from workstation.core.thread_policy import LoadSampler\nsampler = LoadSampler()\n" + _OURS_LOAD),
@@ -280,14 +283,9 @@ LOAD_PROBES: dict[str, str] = {
         "import threading\nstop = threading.Event()\n"
         "threading.Thread(target=lambda: [stop.wait(0.25) for _ in range(400)], daemon=True).start()\n"
         + _OURS_LOAD),
-    # the product asked NVML for the GPUs (the memory plan) before llama.cpp started CUDA until
-    # 2026-12-04 (Scheduler starts the backends first now); none of the above ask NVML
+    # the product asks NVML for the GPUs (the memory plan) before each load
     "LoadedModel after NVML": "from workstation.core import hardware\nprint('NVML sees', len(hardware.gpus()), 'GPU;')\n"
     + _OURS_LOAD,
-    "LoadedModel, llama.cpp's backends started before NVML": (
-        "from workstation.core import hardware\nimport llama_cpp\n"
-        "print('offload:', llama_cpp.llama_supports_gpu_offload(), 'NVML sees', len(hardware.gpus()), 'GPU;')\n"
-        + _OURS_LOAD),
     "Scheduler, threads 8": _PROFILE + (
         "import dataclasses\n"
         "from workstation.core.scheduler import Scheduler\n"
@@ -330,8 +328,8 @@ def engine_load(ctx: Context) -> dict[str, Any]:
         probes[name] = rec
     failing = [n for n, r in probes.items() if r["rc"] != 0]
     rec: dict[str, Any] = {"probes": probes, "first_failing": failing[0] if failing else None}
-    if (probes.get(DECIMAL_FIRST) or {}).get("rc", 0) < 0 and ctx.left() > 60:
-        rec["locale_bindings"] = locale_bindings(ctx, LOAD_PROBES[DECIMAL_FIRST], [str(path), str(prof)])
+    if (probes.get(OTHERS_FIRST) or {}).get("rc", 0) < 0 and ctx.left() > 60:
+        rec["locale_bindings"] = locale_bindings(ctx, LOAD_PROBES[OTHERS_FIRST], [str(path), str(prof)])
     return rec
 
 
@@ -352,7 +350,9 @@ def locale_bindings(ctx: Context, code: str, args: list[str]) -> list[str]:
     seen: dict[str, None] = {}
     for f in sorted(folder.iterdir()):
         for line in f.read_text(errors="replace").splitlines():
-            if "binding file" in line and _LOCALE_SYMBOL.search(line):
+            sym = re.search(r"symbol `([^']+)'", line)
+            if sym and sym.group(1).startswith("_Z") and _LOCALE_SYMBOL.search(sym.group(1)) and (
+                    "libllama" in line or "libggml" in line):
                 # "  1234: binding file A [0] to B [0]: normal symbol `X' [GLIBCXX_3.4]"
                 seen.setdefault(re.sub(r"^\s*\d+:\s*", "", line).strip(), None)
     lines = list(seen)

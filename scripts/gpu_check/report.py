@@ -101,7 +101,7 @@ def markdown(results: dict[str, Any]) -> str:
             if r.get("crash"):
                 lines += ["", f"### {name}: where it crashed", "", "```", r["crash"], "```"]
         if load.get("locale_bindings"):
-            lines += ["", "### std::locale's symbols as the dynamic linker bound them (the decimal-first probe)",
+            lines += ["", "### std::locale's symbols as the dynamic linker bound them (the probe with the engine's libraries first)",
                       "", "```", *load["locale_bindings"], "```"]
     native = env.get("native") or {}
     if native:

@@ -56,17 +56,6 @@ def _log_callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
 llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
 
 
-def start_backends() -> bool:
-    """llama.cpp's backends registered now (a CUDA build starts CUDA here, as its first load
-    would), and whether one of them offloads to a GPU. The engine calls it before it asks NVML
-    for the GPUs: on the first GPU run (an H200) every load that asked NVML first crashed inside
-    llama.cpp, and every load that did not ask it loaded (the GPU check's engine_load probes
-    tell whether that order is the cause). A Ctrl-C meanwhile (CUDA logs as it starts) is acted
-    on once it returns, as during a load."""
-    with _ctrl_c_after_the_call():
-        return bool(llama_cpp.llama_supports_gpu_offload())
-
-
 @contextmanager
 def _ctrl_c_after_the_call() -> Iterator[list[int]]:
     """Ctrl-C during a long llama.cpp call that logs (loading a model) is acted on once the

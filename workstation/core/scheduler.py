@@ -81,7 +81,6 @@ from workstation.core.runtime import (
     DecodeAborted,
     LoadedModel,
     RuntimeSettings,
-    start_backends,
 )
 from workstation.core.sampling import SamplerChain
 from workstation.core.slots import (
@@ -227,7 +226,6 @@ class Scheduler:
         self.n_parallel = n_parallel
         self.max_queue = max(0, max_queue)
         self.slot_ctx = slot_context or profile.context
-        start_backends()  # before NVML is asked for the GPUs (the plan): see start_backends
         self.gpu_layers = gpu_layers_for_load(profile, self.slot_ctx * n_parallel)  # (serve's slots together)
         self.settings = RuntimeSettings(
             n_ctx=self.slot_ctx * n_parallel,
