@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -68,23 +69,31 @@ class Context:
     def left(self) -> float:
         return self.deadline - time.monotonic()
 
-    def run(self, cmd: list[str], timeout: float, **kw: Any) -> subprocess.CompletedProcess[str]:
+    def run(self, cmd: list[str], timeout: float, input: str | None = None) -> subprocess.CompletedProcess[str]:
         limit = max(5.0, min(timeout, self.left()))
         print(f"$ {' '.join(cmd)}", file=self.log, flush=True)
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env, cwd=ROOT)
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, env=self.env,
-                                  cwd=ROOT, **kw)
-        except subprocess.TimeoutExpired as err:
-            # what it had said by then comes back in $OUT (serve_scaling's first device run timed
-            # out with nothing to tell where it waited)
-            said = [x.decode(errors="replace") if isinstance(x, bytes) else x or "" for x in (err.stdout, err.stderr)]
+            out, err = proc.communicate(input, timeout=limit)
+        except subprocess.TimeoutExpired:
+            # past its time: SIGABRT first, so that faulthandler (PYTHONFAULTHANDLER) prints every
+            # thread's stack, and what it said by then comes back in $OUT (serve_scaling's first
+            # device run timed out with nothing to tell where it waited)
+            proc.send_signal(signal.SIGABRT)
+            try:
+                out, err = proc.communicate(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, err = proc.communicate()
             n = len(list(self.out.glob("timeout-*.txt"))) + 1
             (self.out / f"timeout-{n}.txt").write_text(
-                f"$ {' '.join(cmd)}\n--- stdout\n{said[0][-10000:]}\n--- stderr\n{said[1][-30000:]}", encoding="utf-8")
-            raise
-        self.log.write(proc.stderr[-4000:])
+                f"$ {' '.join(cmd)}\n--- stdout\n{(out or '')[-10000:]}\n--- stderr\n{(err or '')[-30000:]}",
+                encoding="utf-8")
+            raise subprocess.TimeoutExpired(cmd, limit, out, err) from None
+        self.log.write(err[-4000:])
         self.log.flush()
-        return proc
+        return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
     def cli(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
         return self.run([sys.executable, "-m", "workstation.cli", *args], timeout)
