@@ -190,3 +190,23 @@ def test_two_profiles_run_in_rounds_with_the_order_alternating(tiny_profile: Pat
     assert "rounds" not in format_bench(alone)
     with pytest.raises(BenchInputError, match="--repetitions must be 1 or more, not 0"):
         bench_profiles([load_profile(str(tiny_profile))] * 2, BenchConfig(repetitions=0))
+
+
+def test_the_replay_table_is_markdown_a_one_letter_column_too() -> None:
+    """The replay table's "#" column (one letter, right-aligned) had "| : |" under it: not a
+    Markdown separator, so the table pasted into a note or an issue showed as plain text."""
+    import re
+
+    from workstation.commands.bench import format_replay
+    from workstation.core.bench import ReplayItem, ReplayResult
+    from workstation.core.metrics import TurnMetrics
+
+    m = TurnMetrics(ttft_ms=120, prompt_n=30, predicted_n=12, predicted_ms=400)
+    m.finish_rates()
+    text = format_replay([ReplayResult("office-cpu", "m.gguf", [ReplayItem(1, "Summarize this letter", m)])])
+    lines = [line for line in text.splitlines() if line.startswith("|")]
+    header, sep, row = lines
+    cells = [c.strip() for c in sep.strip("|").split("|")]
+    assert all(re.fullmatch(r":?-+:?", c) for c in cells), sep
+    assert len(header) == len(sep) == len(row)  # the columns line up in a terminal too
+    assert cells[0].endswith(":") and cells[1].endswith("-")  # "#" right-aligned, the prompt left

@@ -77,8 +77,9 @@ def params_text(n: int) -> str:
 
 
 def text_table(header: list[str], rows: list[list[str]], right: set[int]) -> str:
-    """A Markdown-style table; columns in ``right`` are right-aligned."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    """A Markdown-style table; columns in ``right`` are right-aligned. Every column is at least 3
+    wide, so that its separator has a dash (a lone ":" under a one-letter column is not Markdown)."""
+    widths = [max(3, len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
 
     def line(cells: list[str]) -> str:
         return "| " + " | ".join(
