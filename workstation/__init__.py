@@ -12,7 +12,8 @@
 # engine imports them, in its own words, so nothing is said here.
 try:
     import llama_cpp  # noqa: F401
-except Exception:  # noqa: BLE001, S110 - see above: reported where the engine imports it
-    pass
+except Exception as err:  # noqa: BLE001 - see above: reported where the engine imports it
+    if isinstance(err.__cause__ or err.__context__, KeyboardInterrupt):
+        raise KeyboardInterrupt from None  # (Ctrl-C in a class body arrives wrapped in a RuntimeError)
 
 __version__ = "0.1.0"
