@@ -281,6 +281,22 @@ def test_isolated_reader_returns_the_same_document_and_bounds_bombs(tmp_path: Pa
     _fails_fast(bomb, r"zip bomb", isolate=True)
 
 
+def test_the_isolated_readers_memory_budget_is_its_reading_s_own(tmp_path: Path) -> None:
+    """The reader's address-space limit counted what its imports hold: once every process loaded
+    llama.cpp's bindings first (numpy and its threads: 159 MiB on 2 cores, more with more
+    cores), so a budget of 100 MiB refused any document. The budget bounds the reading itself,
+    and still stops one that needs more than it."""
+    letter = tmp_path / "letter.txt"
+    letter.write_text("Dear team, the canteen closes at two on Fridays.\n" * 200_000, encoding="utf-8")  # 10 MB
+    roomy = Limits(max_memory_bytes=100 * 2**20)
+    assert read_document(letter, roomy, isolate=True).text == read_document(letter).text
+    huge = tmp_path / "huge.txt"
+    huge.write_text("Dear team, the canteen closes at two on Fridays.\n" * 1_200_000, encoding="utf-8")  # 60 MB
+    tight = Limits(max_memory_bytes=32 * 2**20, max_text_chars=10**9)
+    with pytest.raises(DocumentError, match="needs more than 32 MiB of memory to read"):
+        read_document(huge, tight, isolate=True)
+
+
 def test_every_document_problem_is_said_in_turkish_too(tmp_path: Path) -> None:
     """Ctrl+O in the Turkish UI showed "'fake.pdf' is not a PDF file" and the zip-bomb and
     size sentences in English: each is a phrase now, carried out of the isolated reader too."""

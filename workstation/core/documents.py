@@ -43,7 +43,7 @@ class Limits:
     max_zip_ratio: float = 100.0  # DOCX: uncompressed / compressed for any member over 1 MiB
     max_zip_members: int = 5000
     timeout_s: float = 120.0  # wall clock for extracting the text
-    max_memory_bytes: int = 2 * 2**30  # address space of the isolated reader (isolate=True)
+    max_memory_bytes: int = 2 * 2**30  # address space the isolated reader (isolate=True) may add to its own
 
 
 DEFAULT_LIMITS = Limits()
@@ -602,11 +602,19 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
 def _isolated_child(conn: Any, path: str, limits: Limits) -> None:
     try:
         import resource
-
-        soft = limits.max_memory_bytes
-        resource.setrlimit(resource.RLIMIT_AS, (soft, soft))
-    except (ImportError, ValueError, OSError):
+    except ImportError:  # (Windows: no address-space limit)
         pass
+    else:
+        import psutil
+
+        # the budget is the reading's own, beyond what the process holds already: its imports
+        # (llama.cpp's bindings load first in every process, with numpy and its threads) took
+        # 159 MiB of address space on 2 cores, and grow with the cores
+        try:
+            soft = psutil.Process().memory_info().vms + limits.max_memory_bytes
+            resource.setrlimit(resource.RLIMIT_AS, (soft, soft))
+        except (ValueError, OSError, psutil.Error):
+            pass
     try:
         conn.send(("ok", read_document(path, limits)))
     except WorkstationError as err:
