@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -61,6 +62,12 @@ class Context:
         self.env.pop("WORKSTATION_API_KEY", None)
         # a crash says where: Python's stack (faulthandler) and the C stack (the preloaded shim)
         self.env["PYTHONFAULTHANDLER"] = "1"
+        try:  # no core files in the working tree from a crash or a timeout's SIGABRT
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+        except (ImportError, ValueError, OSError):
+            pass
         shim = build_shim(self.work)
         if shim is not None:
             self.env["LD_PRELOAD"] = f"{shim} {os.environ.get('LD_PRELOAD', '')}".strip()
@@ -70,27 +77,36 @@ class Context:
         return self.deadline - time.monotonic()
 
     def run(self, cmd: list[str], timeout: float, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        """``cmd`` in a session of its own (its children too: `bench/load.py` starts `serve`, the
+        commands an engine process), with output captured. Past its time the whole group gets
+        SIGABRT first, so that faulthandler (PYTHONFAULTHANDLER) prints where each Python
+        process waited, then SIGKILL; what it said comes back in $OUT as timeout-N.txt."""
         limit = max(5.0, min(timeout, self.left()))
         print(f"$ {' '.join(cmd)}", file=self.log, flush=True)
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env, cwd=ROOT)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env, cwd=ROOT,
+                                start_new_session=True)
         try:
             out, err = proc.communicate(input, timeout=limit)
         except subprocess.TimeoutExpired:
-            # past its time: SIGABRT first, so that faulthandler (PYTHONFAULTHANDLER) prints every
-            # thread's stack, and what it said by then comes back in $OUT (serve_scaling's first
-            # device run timed out with nothing to tell where it waited)
-            proc.send_signal(signal.SIGABRT)
-            try:
-                out, err = proc.communicate(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                out, err = proc.communicate()
+            _signal_group(proc, signal.SIGABRT)
+            out, err = _last_words(proc, 15)
+            _signal_group(proc, signal.SIGKILL)  # (a child that outlived it: the pipes close)
+            if proc.poll() is None:
+                out, err = _last_words(proc, 10)  # (all it wrote: communicate keeps what it read)
             n = len(list(self.out.glob("timeout-*.txt"))) + 1
-            (self.out / f"timeout-{n}.txt").write_text(
-                f"$ {' '.join(cmd)}\n--- stdout\n{(out or '')[-10000:]}\n--- stderr\n{(err or '')[-30000:]}",
-                encoding="utf-8")
-            raise subprocess.TimeoutExpired(cmd, limit, out, err) from None
+            saved = self.out / f"timeout-{n}.txt"
+            saved.write_text(f"$ {' '.join(cmd)}\n--- stdout\n{out[-10000:]}\n--- stderr\n{err[-30000:]}",
+                             encoding="utf-8")
+            self.log.write(f"timed out after {limit:.0f} s; its output: {saved.name}\n{err[-4000:]}")
+            self.log.flush()
+            timed_out = subprocess.TimeoutExpired(cmd, limit, out, err)
+            timed_out.saved = saved.name  # type: ignore[attr-defined]
+            raise timed_out from None
+        except BaseException:  # (Ctrl-C, a broken pipe): nothing of it left running
+            _signal_group(proc, signal.SIGKILL)
+            proc.wait()
+            raise
         self.log.write(err[-4000:])
         self.log.flush()
         return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
@@ -154,6 +170,22 @@ class Context:
         self.log.close()
 
 
+def _signal_group(proc: subprocess.Popen[str], sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _last_words(proc: subprocess.Popen[str], wait_s: float) -> tuple[str, str]:
+    """What ``proc`` still writes within ``wait_s`` (all it wrote, where it ends by then)."""
+    try:
+        out, err = proc.communicate(timeout=wait_s)
+    except subprocess.TimeoutExpired as again:
+        out, err = again.output, again.stderr
+    return tuple(x.decode(errors="replace") if isinstance(x, bytes) else x or "" for x in (out, err))  # type: ignore[return-value]
+
+
 class StepError(Exception):
     """A step's own failure, said in one line; ``crash``: where a process crashed (crash.excerpt);
     ``partial``: what the step measured before it failed (kept in the report)."""
@@ -181,8 +213,9 @@ def step(ctx: Context, name: str, fn: Callable[[Context], dict[str, Any]], min_l
             rec.update(fn(ctx))
             rec["ok"] = True
         except subprocess.TimeoutExpired as err:
-            rec["error"] = (f"timed out after {err.timeout:.0f} s: {' '.join(map(str, err.cmd))[:200]} "
-                            "(what it said until then: the last timeout-N.txt)")
+            rec["error"] = f"timed out after {err.timeout:.0f} s: {' '.join(map(str, err.cmd))[:200]}"
+            if getattr(err, "saved", None):
+                rec["error"] += f" (what it said until then: {err.saved})"  # type: ignore[attr-defined]
         except StepError as err:
             rec.update(err.partial)
             rec["error"] = str(err)
@@ -231,18 +264,25 @@ def native_libraries(ctx: Context) -> dict[str, Any]:
     import _decimal
 
     rec: dict[str, Any] = {}
+    if not (shutil.which("ldd") and shutil.which("nm")):
+        return {"missing": "ldd or nm is not installed"}
     libs = sorted((ctx.site / "llama_cpp" / "lib").glob("lib*.so"))
     for lib in [*libs, Path(_decimal.__file__)]:
-        ldd = subprocess.run(["ldd", str(lib)], capture_output=True, text=True, timeout=30, env=ctx.env)
-        entry: dict[str, Any] = {"links": [ln.strip().split(" (0x")[0] for ln in ldd.stdout.splitlines()
-                                           if re.search(r"libstdc|libgcc|libmpdec|libc\+\+", ln)]}
-        nm = subprocess.run(["nm", "-D", "--defined-only", "-C", str(lib)], capture_output=True, text=True,
-                            timeout=60)
-        if nm.returncode == 0:
-            std = [ln.split(" ", 2)[-1] for ln in nm.stdout.splitlines() if "std::" in ln]
-            entry["std_symbols"] = len(std)
-            own = [x for x in std if _RUNTIME_LOCALE.match(x)]  # the runtime's, not regex's templates
-            entry["locale_symbols"] = own[:8] + ([f"... {len(own) - 8} more"] if len(own) > 8 else [])
+        entry: dict[str, Any] = {}
+        try:  # (what this says is a diagnosis: a failure here must not cost the step)
+            ldd = subprocess.run(["ldd", str(lib)], capture_output=True, text=True, timeout=30, env=ctx.env)
+            entry["links"] = [ln.strip().split(" (0x")[0] for ln in ldd.stdout.splitlines()
+                              if re.search(r"libstdc|libgcc|libmpdec|libc\+\+", ln)]
+            nm = subprocess.run(["nm", "-D", "--defined-only", "-C", str(lib)], capture_output=True, text=True,
+                                timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            entry["error"] = f"{type(err).__name__}: {err}"
+        else:
+            if nm.returncode == 0:
+                std = [ln.split(" ", 2)[-1] for ln in nm.stdout.splitlines() if "std::" in ln]
+                entry["std_symbols"] = len(std)
+                own = [x for x in std if _RUNTIME_LOCALE.match(x)]  # the runtime's, not regex's templates
+                entry["locale_symbols"] = own[:8] + ([f"... {len(own) - 8} more"] if len(own) > 8 else [])
         rec[lib.name] = entry
     return rec
 
@@ -335,9 +375,11 @@ def engine_load(ctx: Context) -> dict[str, Any]:
         elif proc.returncode:
             rec["error"] = (proc.stderr.strip().splitlines() or [""])[-1][-300:]
         probes[name] = rec
-    failing = [n for n, r in probes.items() if r["rc"] != 0]
-    rec: dict[str, Any] = {"probes": probes, "first_failing": failing[0] if failing else None}
-    if (probes.get(OTHERS_FIRST) or {}).get("rc", 0) < 0 and ctx.left() > 60:
+    # (the control probe loads in the order that crashed on the H200: its crash is not the product's)
+    failing = [n for n, r in probes.items() if r["rc"] != 0 and n != OTHERS_FIRST]
+    rec: dict[str, Any] = {"probes": probes, "first_failing": failing[0] if failing else None, "control": OTHERS_FIRST}
+    control = (probes.get(OTHERS_FIRST) or {}).get("rc")
+    if isinstance(control, int) and control < 0 and ctx.left() > 60:
         rec["locale_bindings"] = locale_bindings(ctx, LOAD_PROBES[OTHERS_FIRST], [str(path), str(prof)])
     return rec
 
@@ -354,8 +396,11 @@ def locale_bindings(ctx: Context, code: str, args: list[str]) -> list[str]:
     for old in folder.iterdir():
         old.unlink()
     env = dict(ctx.env, LD_DEBUG="bindings", LD_DEBUG_OUTPUT=str(folder / "b"))
-    subprocess.run([sys.executable, "-c", _PRELUDE + code, *args], capture_output=True, text=True,
-                   timeout=max(5.0, min(60.0, ctx.left())), env=env, cwd=ROOT)
+    try:
+        subprocess.run([sys.executable, "-c", _PRELUDE + code, *args], capture_output=True, text=True,
+                       timeout=max(5.0, min(60.0, ctx.left() - 20)), env=env, cwd=ROOT)
+    except subprocess.TimeoutExpired:  # (LD_DEBUG slows it: what it bound by then is read below)
+        pass
     seen: dict[str, None] = {}
     for f in sorted(folder.iterdir()):
         for line in f.read_text(errors="replace").splitlines():

@@ -94,7 +94,10 @@ def markdown(results: dict[str, Any]) -> str:
     if load.get("probes"):
         first = load.get("first_failing")
         lines += ["", "## Loading SmolLM2 with every layer on the GPU, one layer of the product at a time", "",
-                  f"First to fail: {first}." if first else "Every probe loaded and decoded.", ""]
+                  f"First to fail: {first}." if first else "Every probe of the product loaded and decoded.", ""]
+        if load.get("control"):
+            lines += [f"(The control probe, \"{load['control']}\", loads in the order that crashed on the "
+                      "H200 until 2026-12-04; its crash, if any, is not the product's.)", ""]
         lines += _table(["probe", "exit", "said"],
                         [[name, str(r["rc"]), r.get("said") or r.get("error") or ""] for name, r in load["probes"].items()])
         for name, r in load["probes"].items():
@@ -106,9 +109,13 @@ def markdown(results: dict[str, Any]) -> str:
     native = env.get("native") or {}
     if native:
         lines += ["", "## The C++ runtime each native library resolves to", ""]
-        lines += _table(["library", "links", "std:: symbols it defines", "of them std::locale's"],
-                        [[name, ", ".join(r.get("links") or []) or "-", str(r.get("std_symbols", "-")),
-                          "; ".join(r.get("locale_symbols") or []) or "-"] for name, r in native.items()])
+        if "missing" in native:
+            lines.append(f"Not known: {native['missing']}.")
+        else:
+            lines += _table(["library", "links", "std:: symbols it defines", "of them std::locale's"],
+                            [[name, ", ".join(r.get("links") or []) or r.get("error") or "-",
+                              str(r.get("std_symbols", "-")), "; ".join(r.get("locale_symbols") or []) or "-"]
+                             for name, r in native.items()])
     lines += ["", "## Against the goals", "", "| figure | value | goal | |", "|---|---|---|---|"]
     dec = head.get("decode_ratio_full_offload")
     lines.append(f"| our decode / llama-bench tg, all layers on the GPU | "
