@@ -278,6 +278,20 @@ def test_ctrl_c_while_the_command_starts_is_one_sentence(module: str, raised: st
     _one_sentence_and_no_traceback(proc.stderr, "workstation: stopped.")
 
 
+@pytest.mark.parametrize("words", [["hw"], ["--help"], ["chat", "Hello"]])
+def test_a_missing_llama_cpp_library_is_one_sentence_saying_how_to_set_up_again(
+        tmp_path: Path, words: list[str]) -> None:
+    """llama-cpp-python's library gone or unloadable (an interrupted build, a copied folder)
+    printed "unexpected error: FileNotFoundError: Shared library with base name 'llama' not
+    found" for every command, --help too."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LLAMA_CPP_LIB_PATH": str(tmp_path)}  # (an empty folder)
+    proc = subprocess.run([sys.executable, "-m", "workstation.cli", *words], cwd=ROOT, capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert proc.returncode == 1
+    _one_sentence_and_no_traceback(proc.stderr, "llama.cpp's library, which runs the models, could not be loaded")
+    assert "delete the .venv folder beside run.sh" in proc.stderr and "unexpected error" not in proc.stderr
+
+
 def test_ctrl_c_while_quantizing_stops_at_once_and_leaves_no_file(tmp_path: Path, gemma_path: Path) -> None:
     """llama.cpp's quantizer cannot be stopped, and in the main thread Ctrl-C waited for all of
     it, was then raised inside its log callback (ctypes printed a traceback and dropped it), and

@@ -8,8 +8,8 @@
 # runtime's locale inside libggml-base and libggml-cuda beside the shared libstdc++, so what a
 # facet lookup finds can depend on what loaded first (Python's decimal alone did not do it; the
 # exact trigger is not known). Importing the bindings here puts them first in every process: the
-# command line, the app and the engine's own process. A broken install is reported where the
-# engine imports them, in its own words, so nothing is said here.
+# command line, the app and the engine's own process. A broken install fails again where the
+# commands import them, and the command line says so in one sentence (engine.library_broken).
 try:
     import llama_cpp  # noqa: F401
 except Exception as err:  # noqa: BLE001 - see above: reported where the engine imports it

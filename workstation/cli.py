@@ -12,6 +12,7 @@ import importlib
 import importlib.util
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -129,8 +130,19 @@ def _unexpected(err: Exception) -> int:
     if interrupted(err):
         print(STOPPED, file=sys.stderr)
         return 130
+    if _from_llama_cpps_loader(err):  # (a library deleted, or built for another machine)
+        print(f"workstation: {say([('engine.library_broken', {'why': str(err)})])}", file=sys.stderr)
+        return 1
     print(f"workstation: unexpected error: {type(err).__name__}: {err}", file=sys.stderr)
     return 1
+
+
+def _from_llama_cpps_loader(err: BaseException) -> bool:
+    """Whether ``err`` is llama-cpp-python failing to load its shared library (raised while its
+    modules were imported: a missing file, or one that cannot be loaded here)."""
+    frames = traceback.extract_tb(err.__traceback__)
+    return isinstance(err, (OSError, RuntimeError)) and any(
+        Path(f.filename).name == "_ctypes_extensions.py" and "llama_cpp" in Path(f.filename).parts for f in frames)
 
 
 if __name__ == "__main__":
