@@ -458,6 +458,35 @@ async def test_a_long_conversation_opens_with_its_last_messages_and_shows_the_ea
         await until(pilot, lambda: any(str(n.message) == "There is no reply here to copy yet." for n in app._notifications))
 
 
+async def test_alt_y_copies_the_last_replys_code_blocks_one_by_one(profiles: Path) -> None:
+    """A reply's code could be copied only with its fences and the text around it (Ctrl+Y, all
+    of it) or with the mouse. Alt+Y copies its last code block without the fences, and again the
+    one before (LM Studio's and ChatGPT's copy button on each block)."""
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        conv = app.store.new("Scripts")
+        app.store.add_message(conv.id, "user", "How do I list files?")
+        app.store.add_message(conv.id, "assistant", "In Python:\n\n```python\nimport os\nprint(os.listdir())\n```\n\n"
+                              "In a shell:\n\n~~~\nls -la\n~~~\n\nBoth list the folder.")
+        await app.open_conversation(conv.id)
+        app.chat_screen.focus_prompt()
+        said = lambda text: any(str(n.message) == text for n in app._notifications)  # noqa: E731
+        await pilot.press("alt+y")
+        await until(pilot, lambda: app.clipboard == "ls -la")
+        assert said("Copied code block 2 of 2 (1 line). Alt+Y again copies the one before.")
+        await pilot.press("alt+y")
+        await until(pilot, lambda: app.clipboard == "import os\nprint(os.listdir())")
+        assert said("Copied code block 1 of 2 (python, 2 lines). Alt+Y again copies the one before.")
+        await pilot.press("alt+y")  # round to the last
+        await until(pilot, lambda: app.clipboard == "ls -la")
+        app.store.add_message(conv.id, "user", "Thanks")
+        app.store.add_message(conv.id, "assistant", "You are welcome.")
+        await app.open_conversation(conv.id)
+        await pilot.press("alt+y")
+        await until(pilot, lambda: said("The last reply has no code block; Ctrl+Y copies all of it."))
+        assert app.clipboard == "ls -la"
+
+
 async def test_the_list_of_many_conversations_is_paged_and_not_made_again_for_nothing(profiles: Path) -> None:
     """Every line of the list was made again at each turn, each conversation opened and each
     key typed in the search: with 500 conversations, 2 s each time. It lists 100 and a line

@@ -41,6 +41,7 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("conv.export", "f7", "export_conversation", "action.export"),
     # not over the multi-line editor's own Ctrl+Y (redo); the palette has it there
     UserAction("chat.copy", "ctrl+y", "copy_reply", "action.copy", priority=False),
+    UserAction("chat.copy_code", "alt+y", "copy_code", "action.copy_code"),
     # Up in the message box's empty line alone (the editor's, the list's and the chat's Up move)
     UserAction("chat.edit_last", "up", "edit_last", "action.edit_last", priority=False),
     UserAction("chat.again", "alt+r", "ask_again", "action.again"),
@@ -67,7 +68,7 @@ ALWAYS = frozenset({"quit"})  # actions a dialog does not hold back
 CHAT_ONLY = frozenset({"stop", "new_conversation", "send", "toggle_editor", "attach", "detach", "focus_prompt",
                        "clear_message",
                        "rename_conversation", "delete_conversation", "search_conversations",
-                       "export_conversation", "toggle_sidebar", "copy_reply", "sampling", "edit_last",
+                       "export_conversation", "toggle_sidebar", "copy_reply", "copy_code", "sampling", "edit_last",
                        "ask_again", "continue_reply", "instructions"})
 
 BY_ID = {a.id: a for a in ACTIONS}

@@ -88,7 +88,7 @@ from workstation.tui.screens.sizing import SizingScreen
 from workstation.tui.screens.summarize import SummarizeScreen, forget_summary_asked_in
 from workstation.tui.screens.usage import UsageScreen
 from workstation.tui.settings import load_settings, save_language
-from workstation.tui.widgets.message_view import MessageView
+from workstation.tui.widgets.message_view import MessageView, code_blocks
 
 MAX_DOCUMENT_CHARS = 200_000
 SAMPLE_EVERY_S = 1.0  # CPU, RAM and GPU readings for the dashboard
@@ -193,6 +193,7 @@ class WorkstationApp(App[None]):
         self.session_sampling: Sampling | None = None
         self._new_instructions = ""  # Alt+I's for the conversation not made yet (its first message makes it)
         self._open_instructions = ""  # the open one's, as last read (kept if it is deleted elsewhere mid-turn)
+        self._code_copied: tuple[str, int] | None = None  # Alt+Y: (the reply's text, the block copied last)
         self._chosen_profile = False  # a profile chosen in F3 is loading
         self._forget_after_load: list[str] = []  # cells of conversations deleted elsewhere meanwhile
         self.store_problem: str | None = None  # the conversation file could not be used (said at start)
@@ -1026,6 +1027,35 @@ class WorkstationApp(App[None]):
         text = replies[-1].content.strip()
         self.copy_to_clipboard(text)
         self.notify(self.texts("chat.copied", n=self.texts.number(f"{len(text):,}")))
+
+    def action_copy_code(self) -> None:
+        """The last reply's last code block to the clipboard, without its fences (LM Studio's and
+        ChatGPT's copy button on a block); pressed again, the block before it, round to the last."""
+        replies = [v for v in self.chat_screen.query(MessageView) if v.role == "assistant" and v.content.strip()]
+        if not replies:
+            self.notify(self.texts("chat.no_reply_to_copy"), severity="warning")
+            return
+        reply = replies[-1].content
+        blocks = code_blocks(reply)
+        if not blocks:
+            self.notify(self.texts("chat.no_code_to_copy", reply_key=self.key_for("chat.copy")), severity="warning")
+            return
+        last = self._code_copied
+        index = (last[1] - 1) % len(blocks) if last is not None and last[0] == reply else len(blocks) - 1
+        self._code_copied = (reply, index)
+        block = blocks[index]
+        code = block.code.rstrip("\n")
+        self.copy_to_clipboard(code)
+        n_lines = code.count("\n") + 1
+        lines = (self.texts("chat.code_line_one") if n_lines == 1 else
+                 self.texts("chat.code_lines", n=self.texts.number(f"{n_lines:,}")))
+        what = f"{block.language}, {lines}" if block.language else lines
+        if len(blocks) == 1:
+            self.notify(self.texts("chat.code_copied_one", what=what))
+        else:
+            self.notify(self.texts("chat.code_copied", n=self.texts.number(str(index + 1)),
+                                   of=self.texts.number(str(len(blocks))), what=what,
+                                   again=self.key_for("chat.copy_code")))
 
     def action_export_conversation(self) -> None:
         if self.conversation_id is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -93,6 +94,19 @@ def chat_markdown() -> MarkdownIt:
 
     parser.core.ruler.push("hard_breaks", hard_breaks)
     return parser
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    language: str  # the fence's first word ("python"), "" where it names none
+    code: str  # without its fences, as the reply wrote it
+
+
+def code_blocks(text: str) -> list[CodeBlock]:
+    """The code blocks of a message, in order, read as the chat draws them (fenced with ``` or
+    ~~~, and indented ones): the code a reply gave, to copy without the fences around it."""
+    return [CodeBlock((t.info or "").split()[0] if (t.info or "").split() else "", t.content)
+            for t in chat_markdown().parse(text) if t.type in ("fence", "code_block") and t.content.strip()]
 
 
 class MessageView(Vertical):
