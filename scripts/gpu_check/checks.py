@@ -62,6 +62,9 @@ class Context:
         self.env.pop("WORKSTATION_API_KEY", None)
         # a crash says where: Python's stack (faulthandler) and the C stack (the preloaded shim)
         self.env["PYTHONFAULTHANDLER"] = "1"
+        # a failed GGML_ASSERT prints its line and aborts: ggml's own backtrace would attach gdb
+        # where there is one (a dry run here), and wait on it until the step's time ran out
+        self.env["GGML_NO_BACKTRACE"] = "1"
         try:  # no core files in the working tree from a crash or a timeout's SIGABRT
             import resource
 
