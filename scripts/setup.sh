@@ -51,15 +51,33 @@ export CMAKE_ARGS
 # pip's wheel cache does not key on CMAKE_ARGS, so we keep our own, keyed on version + flags.
 key=$(printf '%s|%s|%s' "$LLAMA_VERSION" "$CMAKE_ARGS" "$("$VPY" -c 'import sys;print(sys.version_info[:2])')" | sha256sum | cut -c1-16)
 stamp=.venv/.llama-$key
+# llama.cpp's library as the installed wheel has it, loaded alone (numpy and the rest may not be
+# installed yet): a cached wheel built for a CUDA runtime since changed or removed does not load
+loads() {
+  "$VPY" - <<'PY' 2>/dev/null
+import ctypes, importlib.util, pathlib
+lib = pathlib.Path(importlib.util.find_spec("llama_cpp").origin).parent / "lib"
+ctypes.CDLL(str(next(p for p in lib.glob("libllama.*") if p.suffix in (".so", ".dylib"))))
+PY
+}
 if [ ! -f "$stamp" ]; then
   wheeldir=$CACHE/wheels/$key
-  if ! ls "$wheeldir"/llama_cpp_python-*.whl >/dev/null 2>&1; then
-    say "building llama-cpp-python $LLAMA_VERSION (once, about 5-10 minutes) with CMAKE_ARGS=$CMAKE_ARGS"
-    mkdir -p "$wheeldir"
-    pip_quiet "$VPY" -m pip wheel -q --no-deps --no-cache-dir --no-binary llama-cpp-python \
-      "llama-cpp-python==$LLAMA_VERSION" -w "$wheeldir" >&2
-  fi
-  pip_quiet "$VPY" -m pip install -q --force-reinstall --no-deps "$wheeldir"/llama_cpp_python-*.whl >&2
+  for attempt in 1 2; do
+    if ! ls "$wheeldir"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+      say "building llama-cpp-python $LLAMA_VERSION (once, about 5-10 minutes) with CMAKE_ARGS=$CMAKE_ARGS"
+      mkdir -p "$wheeldir"
+      pip_quiet "$VPY" -m pip wheel -q --no-deps --no-cache-dir --no-binary llama-cpp-python \
+        "llama-cpp-python==$LLAMA_VERSION" -w "$wheeldir" >&2
+    fi
+    pip_quiet "$VPY" -m pip install -q --force-reinstall --no-deps "$wheeldir"/llama_cpp_python-*.whl >&2
+    loads && break
+    if [ "$attempt" = 2 ]; then
+      echo "llama-cpp-python was built, but its library does not load on this machine; see README's 'With a GPU' section." >&2
+      exit 1
+    fi
+    say "the llama-cpp-python kept from an earlier build does not load here; building it again"
+    rm -rf "$wheeldir"
+  done
   touch "$stamp"
 fi
 

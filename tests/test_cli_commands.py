@@ -289,7 +289,9 @@ def test_a_missing_llama_cpp_library_is_one_sentence_saying_how_to_set_up_again(
                           text=True, env=env, timeout=120)
     assert proc.returncode == 1
     _one_sentence_and_no_traceback(proc.stderr, "llama.cpp's library, which runs the models, could not be loaded")
-    assert "delete the .venv folder beside run.sh" in proc.stderr and "unexpected error" not in proc.stderr
+    venv = ROOT / ".venv"
+    assert f"delete the folder {venv}, then start {ROOT / 'run.sh'}" in proc.stderr, proc.stderr
+    assert "unexpected error" not in proc.stderr
 
 
 def test_ctrl_c_while_quantizing_stops_at_once_and_leaves_no_file(tmp_path: Path, gemma_path: Path) -> None:

@@ -485,6 +485,19 @@ async def test_alt_y_copies_the_last_replys_code_blocks_one_by_one(profiles: Pat
         await pilot.press("alt+y")
         await until(pilot, lambda: said("The last reply has no code block; Ctrl+Y copies all of it."))
         assert app.clipboard == "ls -la"
+        # a reply still being written: its last block may be half of it
+        app.store.add_message(conv.id, "assistant", "```python\nimport os")
+        await app.open_conversation(conv.id)
+        app.reply_view = [v for v in app.chat_screen.query(MessageView) if v.role == "assistant"][-1]
+        app.generating = True
+        try:
+            await pilot.press("alt+y")
+            await until(pilot, lambda: said("The reply is still being written; its code can be copied once it is "
+                                            "done (Esc stops it)."))
+        finally:
+            app.generating = False
+            app.reply_view = None
+        assert app.clipboard == "ls -la"
 
 
 async def test_the_list_of_many_conversations_is_paged_and_not_made_again_for_nothing(profiles: Path) -> None:

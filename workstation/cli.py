@@ -19,7 +19,7 @@ from pathlib import Path
 from workstation.commands.parser import CommandParser
 from workstation.core.atomic import WRITE_ERRNOS, cannot_write
 from workstation.core.errors import WorkstationError
-from workstation.core.invocation import command
+from workstation.core.invocation import command, shell_word
 from workstation.core.phrases import say
 from workstation.launch import STOPPED, interrupted
 
@@ -131,7 +131,11 @@ def _unexpected(err: Exception) -> int:
         print(STOPPED, file=sys.stderr)
         return 130
     if _from_llama_cpps_loader(err):  # (a library deleted, or built for another machine)
-        print(f"workstation: {say([('engine.library_broken', {'why': str(err)})])}", file=sys.stderr)
+        venv = Path(sys.prefix)
+        run = venv.parent / "run.sh"  # (README's install: a .venv beside run.sh, which sets it up)
+        said = (("engine.library_broken", {"why": str(err), "venv": shell_word(str(venv)), "run": shell_word(str(run))})
+                if sys.prefix != sys.base_prefix and run.is_file() else ("engine.library_broken_pip", {"why": str(err)}))
+        print(f"workstation: {say([said])}", file=sys.stderr)
         return 1
     print(f"workstation: unexpected error: {type(err).__name__}: {err}", file=sys.stderr)
     return 1

@@ -82,8 +82,9 @@ class Context:
     def run(self, cmd: list[str], timeout: float, input: str | None = None) -> subprocess.CompletedProcess[str]:
         """``cmd`` in a session of its own (its children too: `bench/load.py` starts `serve`, the
         commands an engine process), with output captured. Past its time the whole group gets
-        SIGABRT first, so that faulthandler (PYTHONFAULTHANDLER) prints where each Python
-        process waited, then SIGKILL; what it said comes back in $OUT as timeout-N.txt."""
+        SIGABRT first, so that faulthandler (PYTHONFAULTHANDLER) prints where its Python processes
+        waited (those whose stderr it reads itself, as load.py reads serve's, are lost with it),
+        then SIGKILL; what it said comes back in $OUT as timeout-N.txt."""
         limit = max(5.0, min(timeout, self.left()))
         print(f"$ {' '.join(cmd)}", file=self.log, flush=True)
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,

@@ -612,7 +612,10 @@ def _isolated_child(conn: Any, path: str, limits: Limits) -> None:
         # 159 MiB of address space on 2 cores, and grow with the cores
         try:
             soft = psutil.Process().memory_info().vms + limits.max_memory_bytes
-            resource.setrlimit(resource.RLIMIT_AS, (soft, soft))
+            _, hard = resource.getrlimit(resource.RLIMIT_AS)
+            if hard != resource.RLIM_INFINITY:
+                soft = min(soft, hard)  # (a lower limit of the system's stays)
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
         except (ValueError, OSError, psutil.Error):
             pass
     try:

@@ -106,8 +106,12 @@ ENGLISH: dict[str, str] = {
     "engine.too_many_files": ("this program may have only {most} files open at once; raise the limit "
                               "(ulimit -n 4096) and start the app again"),
     "engine.library_broken": ("The install is incomplete: llama.cpp's library, which runs the models, could not "
-                              "be loaded ({why}). Set it up again: delete the .venv folder beside run.sh, then "
-                              "start ./run.sh (it builds llama.cpp once more, 5 to 10 minutes)."),
+                              "be loaded ({why}). Set it up again: delete the folder {venv}, then start {run} "
+                              "(it installs llama.cpp again, and builds it anew if the kept build does not load: "
+                              "5 to 10 minutes)."),
+    "engine.library_broken_pip": ("llama.cpp's library, which runs the models, could not be loaded ({why}); "
+                                  "install llama-cpp-python again for this machine (pip install --force-reinstall "
+                                  "--no-cache-dir llama-cpp-python)."),
     "engine.no_new_process": ("the system refuses new processes now (too many running, or too little "
                               "memory); close other programs, then load it again"),
     # the API cannot start (server.process.bind_socket)

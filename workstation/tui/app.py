@@ -1035,6 +1035,9 @@ class WorkstationApp(App[None]):
         if not replies:
             self.notify(self.texts("chat.no_reply_to_copy"), severity="warning")
             return
+        if self.generating and replies[-1] is self.reply_view:  # (its last block may be half-written)
+            self.notify(self.texts("chat.code_still_written", stop=self.key_for("chat.stop")), severity="warning")
+            return
         reply = replies[-1].content
         blocks = code_blocks(reply)
         if not blocks:
