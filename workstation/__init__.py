@@ -4,7 +4,7 @@
 # with a CUDA build (the GPU check of 2026-12-04), a model load crashed inside the tokenizer's
 # std::regex (a std::locale facet of the wrong kind) in every process that had imported the
 # engine's modules before llama.cpp, and in none that loaded llama.cpp first; with this import,
-# every load and every step of the check passed there. That build carries copies of the C++
+# every load probe and the fit, bench and speculation steps passed there. That build carries copies of the C++
 # runtime's locale inside libggml-base and libggml-cuda beside the shared libstdc++, so what a
 # facet lookup finds can depend on what loaded first (Python's decimal alone did not do it; the
 # exact trigger is not known). Importing the bindings here puts them first in every process: the

@@ -609,7 +609,7 @@ def _isolated_child(conn: Any, path: str, limits: Limits) -> None:
 
         # the budget is the reading's own, beyond what the process holds already: its imports
         # (llama.cpp's bindings load first in every process, with numpy and its threads) took
-        # 159 MiB of address space on 2 cores, and grow with the cores
+        # 161 MiB of address space on 2 cores, and grow with the cores
         try:
             soft = psutil.Process().memory_info().vms + limits.max_memory_bytes
             _, hard = resource.getrlimit(resource.RLIMIT_AS)

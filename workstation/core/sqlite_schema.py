@@ -100,9 +100,9 @@ WRITE_WAIT_MS = 5000  # how long a write waits for another's (sqlite3.connect's 
 
 def _write_ahead_log(db: sqlite3.Connection, deadline: float) -> None:
     """WAL mode on. Turning a file from an older build (a rollback journal) into WAL needs it to
-    itself, and SQLite then answers "database is locked" at once, without the connection's wait,
-    while another opener reads it: eight windows opening one old file at once hit this 3 times
-    in 60. It is tried again until ``deadline``."""
+    itself, and SQLite answers "database is locked" at once, without the connection's wait,
+    while another connection holds its write lock (another opener upgrading it): eight windows
+    opening one old file at once hit this 3 times in 60. It is tried again until ``deadline``."""
     pause = 0.01
     while True:
         try:

@@ -1017,28 +1017,34 @@ class WorkstationApp(App[None]):
         profile_prompt = self.profile.system_prompt if self.profile is not None else ""
         self.push_screen(InstructionsDialog(self.texts, self.instructions_now(), profile_prompt), chosen)
 
-    def action_copy_reply(self) -> None:
-        """The last reply to the clipboard (the terminal's, OSC 52): a reply could be copied
-        only with the mouse, where the terminal lets a selection through, or by F7's file."""
+    def _last_reply_view(self) -> MessageView | None:
+        """The chat's last reply with text (Ctrl+Y's and Alt+Y's), or None, said."""
         replies = [v for v in self.chat_screen.query(MessageView) if v.role == "assistant" and v.content.strip()]
         if not replies:
             self.notify(self.texts("chat.no_reply_to_copy"), severity="warning")
+            return None
+        return replies[-1]
+
+    def action_copy_reply(self) -> None:
+        """The last reply to the clipboard (the terminal's, OSC 52): a reply could be copied
+        only with the mouse, where the terminal lets a selection through, or by F7's file."""
+        view = self._last_reply_view()
+        if view is None:
             return
-        text = replies[-1].content.strip()
+        text = view.content.strip()
         self.copy_to_clipboard(text)
         self.notify(self.texts("chat.copied", n=self.texts.number(f"{len(text):,}")))
 
     def action_copy_code(self) -> None:
         """The last reply's last code block to the clipboard, without its fences (LM Studio's and
         ChatGPT's copy button on a block); pressed again, the block before it, round to the last."""
-        replies = [v for v in self.chat_screen.query(MessageView) if v.role == "assistant" and v.content.strip()]
-        if not replies:
-            self.notify(self.texts("chat.no_reply_to_copy"), severity="warning")
+        view = self._last_reply_view()
+        if view is None:
             return
-        if self.generating and replies[-1] is self.reply_view:  # (its last block may be half-written)
+        if self.generating and view is self.reply_view:  # (its last block may be half-written)
             self.notify(self.texts("chat.code_still_written", stop=self.key_for("chat.stop")), severity="warning")
             return
-        reply = replies[-1].content
+        reply = view.content
         blocks = code_blocks(reply)
         if not blocks:
             self.notify(self.texts("chat.no_code_to_copy", reply_key=self.key_for("chat.copy")), severity="warning")
