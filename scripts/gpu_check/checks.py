@@ -737,6 +737,29 @@ def tui(ctx: Context) -> dict[str, Any]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def pp_gap(ctx: Context) -> dict[str, Any]:
+    """Why our pp512 was 0.60-0.76x llama-bench's on the H200 (decode 0.96-0.98x): pp_probe.py
+    times contexts that differ from ours one setting at a time, and the Engine's own, beside
+    llama-bench's pp run right before in this step."""
+    path = ctx.models[SMOLLM2]
+    n_prompt, reps = ("64", "1") if ctx.quick else ("512", "5")
+    n_threads = threads(ctx)
+    prof = ctx.profile("pp-smollm2", path, gpu_layers="all")
+    lb = ctx.run([str(ctx.bin / "llama-bench"), "-m", str(path), "-p", n_prompt, "-n", "0", "-ngl", "999",
+                  "-fa", "1", "-ctk", "f16", "-ctv", "f16", "-t", n_threads, "-r", reps, "-o", "json"], timeout=120)
+    if lb.returncode != 0:
+        raise ctx.failure("llama-bench", lb.returncode, lb.stderr)
+    theirs = float(json.loads(lb.stdout)[0]["avg_ts"])
+    probe = ctx.run([sys.executable, str(Path(__file__).with_name("pp_probe.py")), str(path), "--n-prompt", n_prompt,
+                     "--reps", reps, "--threads", n_threads, "--ngl", "999", "--profile", str(prof)], timeout=180)
+    if probe.returncode != 0:
+        raise ctx.failure("pp_probe.py", probe.returncode, probe.stderr)
+    data = json.loads(probe.stdout.strip().splitlines()[-1])
+    for rec in data["variants"].values():
+        rec["over_llama_bench"] = round(max(rec["tps"]) / theirs, 3)  # the better of its two rounds
+    return {**data, "llama_bench_tps": theirs}
+
+
 STEPS: list[tuple[str, Callable[[Context], dict[str, Any]]]] = [
     ("environment", environment),
     ("engine_load", engine_load),
@@ -745,6 +768,7 @@ STEPS: list[tuple[str, Callable[[Context], dict[str, Any]]]] = [
     ("speculative", speculative),
     ("serve_scaling", serve_scaling),
     ("tui", tui),
+    ("pp_gap", pp_gap),  # a diagnosis, after every measurement the issue asks for
 ]
 
 

@@ -187,6 +187,15 @@ def markdown(results: dict[str, Any]) -> str:
         lines += ["", f"## TUI, headless: {tui.get('status')!s}", "",
                   f"One turn: {tui.get('predicted_n')} tokens at {_f(tui.get('predicted_per_second'), '{:.1f}')} tok/s, "
                   f"TTFT {_f(tui.get('ttft_ms'), '{:.0f}')} ms."]
+    gap = steps.get("pp_gap") or {}
+    if gap.get("variants"):
+        lines += ["", f"## Where pp{gap['n_prompt']} goes (llama-bench: {gap['llama_bench_tps']:.0f} tok/s; "
+                  f"{gap['threads']} threads; {gap['log_calls']} log callbacks while timed)", ""]
+        lines += _table(
+            ["context", "tok/s, two rounds", "best / llama-bench", "ms: fill", "in llama_decode", "synchronize"],
+            [[name, " / ".join(f"{x:.0f}" for x in r["tps"]), f"{r['over_llama_bench']:.3f}",
+              f"{r['ms'][-1]['fill']:.2f}", f"{r['ms'][-1]['decode']:.2f}", f"{r['ms'][-1]['synchronize']:.2f}"]
+             for name, r in gap["variants"].items()])
     for name, rec in steps.items():
         if rec.get("crash"):
             lines += ["", f"## {name}: where it crashed", "", "```", rec["crash"], "```"]
