@@ -213,3 +213,32 @@ def test_a_crash_in_a_checked_process_says_where_it_happened(tmp_path: Path) -> 
     md = markdown({"steps": {"bench": {"ok": False, "error": str(err), "crash": err.crash}}})
     assert "## bench: where it crashed" in md and "ctypes" in md
     ctx.close()
+
+
+def test_the_pp_probe_times_every_context_and_the_report_lists_them(smollm2_path: Path, tmp_path: Path) -> None:
+    """pp_probe.py (the device's pp_gap step) run for real on the CPU: every variant and the
+    Engine's own context timed in both rounds, the report's table built from what it printed."""
+    import json
+    import subprocess
+    import sys
+
+    profile = tmp_path / "p.yaml"
+    profile.write_text(json.dumps({"name": "p", "model": str(smollm2_path), "context": 512, "threads": 2}))
+    proc = subprocess.run(
+        [sys.executable, "scripts/gpu_check/pp_probe.py", str(smollm2_path), "--n-prompt", "16", "--reps", "1",
+         "--threads", "2", "--ngl", "0", "--profile", str(profile)],
+        capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[1],
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    from scripts.gpu_check.pp_probe import VARIANTS
+
+    assert list(data["variants"]) == [v.name for v in VARIANTS] + ["the Engine's own context"]
+    for rec in data["variants"].values():
+        assert len(rec["tps"]) == 2 and all(x > 0 for x in rec["tps"])
+        ms = rec["ms"][0]
+        assert ms["total"] >= ms["decode"] > 0 and ms["fill"] >= 0
+        rec["over_llama_bench"] = round(max(rec["tps"]) / 100.0, 3)
+    md = markdown({"steps": {"pp_gap": {"ok": True, **data, "llama_bench_tps": 100.0}}})
+    assert "## Where pp16 goes (llama-bench: 100 tok/s; 2 threads;" in md
+    assert "| the Engine's own context |" in md
