@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -389,3 +391,42 @@ def test_llama_cpps_libraries_load_before_pythons_decimal(entry: str) -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "True"
+
+
+def test_a_batch_larger_than_llama_cpps_is_an_error_not_an_abort(smollm2_path) -> None:
+    """llama.cpp ends the whole process (GGML_ASSERT n_tokens_all <= n_batch) on a batch larger
+    than its n_batch: bench/load.py's reference did that on the GPU. The runtime says so first."""
+    from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings
+
+    m = LoadedModel(smollm2_path, RuntimeSettings(n_ctx=512, n_threads=2, n_batch=32))
+    batch = Batch(40)
+    try:
+        for i in range(33):
+            batch.add(1, i, 0, i == 32)
+        with pytest.raises(EngineError, match="a batch of 33 tokens is more than the 32"):
+            m.decode(batch)
+        batch.clear()
+        for i in range(32):  # as many as it reads at once: decoded
+            batch.add(1, i, 0, i == 31)
+        m.decode(batch)
+        assert m.seq_pos_max(0) == 31
+    finally:
+        batch.close()
+        m.close()
+
+
+def test_a_failed_check_inside_llama_cpp_prints_no_debugger_backtrace(smollm2_path) -> None:
+    """A GGML_ASSERT ends the process; ggml first attached gdb (there is one here) and printed
+    30-odd frames of C into the user's terminal (over the app's screen, from its engine process).
+    The product turns that off; WORKSTATION_LLAMA_LOG, the developers' switch, keeps it."""
+    code = ("import sys\nimport workstation\nfrom pathlib import Path\n"
+            "from workstation.core.runtime import LoadedModel, RuntimeSettings\n"
+            "m = LoadedModel(Path(sys.argv[1]), RuntimeSettings(n_ctx=256, n_threads=1))\n"
+            "m.seq_cp(0, 100000)\n")  # no such sequence: GGML_ASSERT(seq_id_dst < ...)
+    env = {k: v for k, v in os.environ.items() if k not in ("GGML_NO_BACKTRACE", "WORKSTATION_LLAMA_LOG")}
+    proc = subprocess.run([sys.executable, "-c", code, str(smollm2_path)], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.returncode == -signal.SIGABRT
+    assert "GGML_ASSERT(seq_id_dst" in proc.stderr
+    said = proc.stdout + proc.stderr  # (gdb writes its frames to standard output)
+    assert "[Inferior" not in said and "#1 " not in said and "libggml" not in said.split("GGML_ASSERT")[1]

@@ -10,6 +10,16 @@
 # exact trigger is not known). Importing the bindings here puts them first in every process: the
 # command line, the app and the engine's own process. A broken install fails again where the
 # commands import them, and the command line says so in one sentence (engine.library_broken).
+import os
+
+# A failed check inside llama.cpp (GGML_ASSERT) ends the process; before it does, ggml attaches
+# gdb where there is one and prints its whole backtrace (30-odd frames of C into the terminal,
+# over the app's screen from its engine process; where attaching hangs, the command waits on it,
+# as the GPU check's dry run did). WORKSTATION_LLAMA_LOG, the developers' switch for llama.cpp's
+# own log, brings it back. (ggml reads the variable when it fails, so setting it here suffices.)
+if not os.environ.get("WORKSTATION_LLAMA_LOG"):
+    os.environ.setdefault("GGML_NO_BACKTRACE", "1")
+
 try:
     import llama_cpp  # noqa: F401
 except Exception as err:  # noqa: BLE001 - see above: reported where the engine imports it

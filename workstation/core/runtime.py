@@ -341,6 +341,11 @@ class LoadedModel:
     # --- decoding ----------------------------------------------------------------------------
     def decode(self, batch: Batch) -> None:
         """Run one batch; raises EngineError on failure, TurnAborted-style rc 2 as EngineError."""
+        if batch.n_tokens > self.n_batch:  # llama.cpp would abort the process (GGML_ASSERT), not return
+            raise EngineError(
+                f"internal error: a batch of {batch.n_tokens} tokens is more than the {self.n_batch} "
+                "llama.cpp reads at once."
+            )
         rc = llama_cpp.llama_decode(self.ctx, batch.raw)
         if rc == 2:
             raise DecodeAborted()
