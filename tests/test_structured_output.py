@@ -34,6 +34,7 @@ from workstation.core.structured_output import (
     check_reply,
     schema_constraints,
     schema_grammar,
+    unbound_keywords,
 )
 
 YES_NO = 'root ::= "yes" | "no"'
@@ -381,6 +382,13 @@ def test_llama_server_fields_on_completions(server: RunningServer) -> None:
         ({"response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"$ref": "#/nope"}}}},
          "response_format", "$ref"),
         ({"grammar": YES_NO, "json_schema": SCHEMA}, "grammar", "only one"),
+        # strict, as OpenAI's strict mode: what a grammar cannot bind is refused by name
+        ({"response_format": {"type": "json_schema", "json_schema": {"name": "x", "strict": True, "schema": {
+            "type": "object", "properties": {"n": {"type": "number", "multipleOf": 7}}}}}},
+         "response_format", "multipleOf at properties.n"),
+        ({"tools": [{"type": "function", "function": {"name": "book", "strict": True, "parameters": {
+            "type": "object", "properties": {"share": {"type": "number", "maximum": 1}}}}}]},
+         "tools", "maximum at properties.share"),
     ],
 )
 def test_invalid_constraints_get_400_naming_the_field(
@@ -443,3 +451,89 @@ def test_eval_task_with_a_schema(engine: Engine) -> None:
     assert results[2].reply == results[0].reply and not results[2].correct  # valid, but not "maybe"
     with pytest.raises(TaskSetError, match=r"task 1.*'json_schema'.*not valid"):
         task_set_from_data({"tasks": [{"prompt": "x", "json_schema": {"type": "strin"}}]}, "<tasks>")
+
+
+def _gbnf_regex(expr: str) -> re.Pattern[str]:
+    """A regular expression for GBNF of literals, classes, groups, repeats and alternatives."""
+    out, i = [], 0
+    while i < len(expr):
+        ch = expr[i]
+        if ch == '"':
+            j = expr.index('"', i + 1)
+            out.append(re.escape(expr[i + 1:j]))
+            i = j + 1
+        elif ch == "[":
+            j = expr.index("]", i)
+            out.append(expr[i:j + 1])
+            i = j + 1
+        else:
+            out.append("(?:" if ch == "(" else "" if ch == " " else ch)
+            i += 1
+    return re.compile("".join(out))
+
+
+@pytest.mark.parametrize(("schema", "low", "high"), [
+    ({"minimum": 1, "maximum": 8}, 1, 8),
+    ({"minimum": 100, "maximum": 105}, 100, 105),
+    ({"minimum": -20, "maximum": -3}, -20, -3),
+    ({"minimum": -5, "maximum": 12}, -5, 12),
+    ({"minimum": 23, "maximum": 456}, 23, 456),
+    ({"minimum": 7}, 7, None),
+    ({"minimum": -15}, -15, None),
+    ({"maximum": 7}, None, 7),
+    ({"maximum": -4}, None, -4),
+    ({"exclusiveMinimum": 0, "exclusiveMaximum": 10}, 1, 9),
+    ({"minimum": 1.5, "maximum": 4.5}, 2, 4),
+    ({"minimum": 0, "exclusiveMinimum": 3, "maximum": 99}, 4, 99),  # the tighter of the two
+])
+def test_an_integers_range_is_bound_by_the_grammar(schema: dict[str, Any], low: int | None, high: int | None) -> None:
+    """llama-cpp-python's converter left an integer's range out (a tool's "people: 1 to 8" came
+    back as 250); llama.cpp's own converter binds it. Every integer from -1200 to 1200 is
+    matched by the grammar exactly when it is in the range."""
+    grammar = schema_grammar({"type": "integer", **schema})
+    root = re.search(r"^root ::= \((.*)\) space$", grammar, re.M)
+    assert root, grammar
+    pattern = _gbnf_regex(root.group(1))
+    for n in range(-1200, 1201):
+        inside = (low is None or n >= low) and (high is None or n <= high)
+        assert bool(pattern.fullmatch(str(n))) == inside, (n, root.group(1))
+    assert not pattern.fullmatch("007")
+
+
+def test_a_range_with_no_integer_is_one_sentence() -> None:
+    with pytest.raises(SchemaError, match="holds no number"):
+        schema_grammar({"type": "integer", "minimum": 5, "maximum": 4})
+
+
+def test_sampled_integers_stay_in_their_range(engine: Engine) -> None:
+    """At a temperature, the reply to an integer schema is in its range, seed after seed (it
+    was 5625498175000380 for 100 to 105)."""
+    schema = {"type": "object", "properties": {"people": {"type": "integer", "minimum": 100, "maximum": 105}},
+              "required": ["people"]}
+    ask = [{"role": "user", "content": "How many people came to the office party? Give it as JSON."}]
+    for seed in range(1, 5):
+        final = engine.run_chat(ask, Sampling(temperature=1.0, max_tokens=24, seed=seed),
+                                constraints=schema_constraints(schema))
+        check = check_reply(final.text, schema)
+        assert check.valid, (seed, final.text, check.error)
+
+
+def test_what_a_grammar_cannot_bind_is_named_where_it_is() -> None:
+    schema = {
+        "type": "object",
+        "minProperties": 1,
+        "properties": {
+            "count": {"type": "integer", "minimum": 1, "maximum": 9},  # bound: not named
+            "price": {"type": "number", "minimum": 0},
+            "code": {"type": "string", "pattern": "^[A-Z]+$", "maxLength": 4},
+            "tags": {"type": "array", "items": {"type": "string", "format": "email"}, "uniqueItems": True},
+            "ids": {"type": "array", "uniqueItems": False},
+            "kind": {"anyOf": [{"type": "integer"}, {"type": "number", "multipleOf": 2}]},
+        },
+        "$defs": {"x": {"type": "object", "patternProperties": {"^a": {}}}},
+    }
+    assert unbound_keywords(schema) == [
+        "minProperties", "minimum at properties.price", "maxLength at properties.code (beside a pattern)",
+        "uniqueItems at properties.tags", "multipleOf at properties.kind.anyOf[1]", "patternProperties at $defs.x",
+    ]
+    assert unbound_keywords({"type": "object", "properties": {"n": {"type": "integer", "maximum": 3}}}) == []

@@ -1,11 +1,14 @@
 """Structured output: a JSON schema becomes a GBNF grammar, and a reply is checked against it.
 
 The grammar comes from llama-cpp-python's converter (``llama_cpp.llama_grammar``:
-``json_schema_to_gbnf``, the port of llama.cpp's ``json_schema_to_grammar``), and "any JSON
-object" is its ``JSON_GBNF``. The grammar constrains sampling (``core/grammar.py``), so a
-reply that ran to its end parses and follows the schema's structure; ``check_reply`` validates
-it with the ``jsonschema`` package, which also knows the keywords a grammar cannot express
-(``minimum``, ``multipleOf``, ...). A reply cut short (``max_tokens``, the context) is what it
+``json_schema_to_gbnf``, the port of llama.cpp's ``json_schema_to_grammar``), with integer
+ranges (``minimum``, ``maximum``, ``exclusiveMinimum``, ``exclusiveMaximum`` of an integer) added
+as llama.cpp's own converter writes them, and "any JSON object" is its ``JSON_GBNF``. The
+grammar constrains sampling (``core/grammar.py``), so a reply that ran to its end parses and
+follows the schema's structure; ``check_reply`` validates it with the ``jsonschema`` package,
+which also knows the keywords a grammar cannot express (``multipleOf``, a decimal number's
+range, ...: ``UNBOUND_KEYWORDS``). A request that asks for the schema to be strict is refused
+when its schema has one of those. A reply cut short (``max_tokens``, the context) is what it
 is: unfinished JSON, reported as not valid.
 
 Used by the server's ``response_format`` and ``json_schema`` fields (``core/server/
@@ -17,12 +20,13 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
+from llama_cpp.llama_grammar import JSON_GBNF, RESERVED_NAMES, SchemaConverter
 
 from workstation.core.atomic import read_text_file
 from workstation.core.errors import WorkstationError
@@ -99,6 +103,55 @@ def _converter_message(err: Exception) -> str:
     return _clip(text) or type(err).__name__
 
 
+# assertions a grammar cannot hold a reply to (the converter leaves them out, or refuses them);
+# with a "strict" schema (OpenAI's strict mode: the reply must follow it) they are refused
+UNBOUND_KEYWORDS = (
+    "multipleOf", "minProperties", "maxProperties", "contains", "minContains", "maxContains", "uniqueItems",
+    "patternProperties", "propertyNames", "dependentRequired", "dependentSchemas", "dependencies",
+    "unevaluatedProperties", "unevaluatedItems", "not", "if", "then", "else",
+)
+_RANGE = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SUBSCHEMA_MAPS = ("properties", "$defs", "definitions")
+
+
+def unbound_keywords(schema: Any, where: str = "") -> list[str]:
+    """Where ``schema`` asks for what the grammar cannot bind: "multipleOf at properties.price";
+    a number's range but an integer's (bound since the converter writes it), the lengths of a
+    string with a pattern (the pattern alone becomes its grammar), ``uniqueItems: true``."""
+    if not isinstance(schema, dict):
+        return []
+    at = f" at {where}" if where else ""
+    found = [f"{k}{at}" for k in UNBOUND_KEYWORDS if k in schema and not (k == "uniqueItems" and not schema[k])]
+    if _integer_bounds(schema) is None and not ("enum" in schema or "const" in schema):
+        found += [f"{k}{at}" for k in _RANGE if k in schema]
+    if "pattern" in schema:
+        found += [f"{k}{at} (beside a pattern)" for k in ("minLength", "maxLength") if k in schema]
+    for key in _SUBSCHEMA_MAPS:
+        if isinstance(schema.get(key), dict):
+            for name, sub in schema[key].items():
+                found += unbound_keywords(sub, f"{where}.{key}.{name}".lstrip("."))
+    for key in _SUBSCHEMA_LISTS:
+        if isinstance(schema.get(key), list):
+            for i, sub in enumerate(schema[key]):
+                found += unbound_keywords(sub, f"{where}.{key}[{i}]".lstrip("."))
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            found += unbound_keywords(schema[key], f"{where}.{key}".lstrip("."))
+    return found
+
+
+def refuse_unbound(schema: Any) -> None:
+    """SchemaError for a strict schema with keywords the grammar cannot bind, naming them."""
+    found = unbound_keywords(schema)
+    if found:
+        listed = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+        raise SchemaError(
+            f"The JSON schema is strict but uses what a grammar cannot hold the reply to: {listed}; "
+            "remove it, or send the schema without strict to have it followed as far as a grammar goes."
+        )
+
+
 def schema_grammar(schema: Any) -> str:
     """The GBNF grammar for replies that follow ``schema`` (checked first); SchemaError when
     the schema is not valid or cannot be converted. The last ``CACHED_SCHEMAS`` conversions are
@@ -123,11 +176,185 @@ def _grammar_of(text: str) -> str:
     """``schema_grammar`` of the schema written as ``text`` (errors are not cached)."""
     check_schema(json.loads(text))
     try:
-        return _json_safe_strings(json_schema_to_gbnf(text))
+        converter = _Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
+        converter.visit(converter.resolve_refs(json.loads(text), "stdin"), "")
+        return _json_safe_strings(converter.format_grammar())
     except RecursionError:
         raise SchemaError("The JSON schema nests or refers to itself too deeply to become a grammar.") from None
     except Exception as err:  # noqa: BLE001 - the converter asserts and raises anything; say it in one sentence
         raise SchemaError(f"The JSON schema cannot be turned into a grammar: {_converter_message(err)}.") from None
+
+
+class _Converter(SchemaConverter):  # type: ignore[misc]
+    """llama-cpp-python's converter (``json_schema_to_gbnf``), with an integer's range bound by
+    the grammar as llama.cpp's C++ converter binds it (the Python port leaves it a TODO: a tool's
+    "people: 1 to 8" came back as 250)."""
+
+    def visit(self, schema: Any, name: str) -> str:
+        bounds = _integer_bounds(schema) if isinstance(schema, dict) else None
+        if bounds is None:
+            return str(super().visit(schema, name))
+        rule_name = name + "-" if name in RESERVED_NAMES else name or "root"
+        lo, hi = bounds
+        if lo is not None and hi is not None and lo > hi:
+            raise SchemaError(f"The JSON schema's integer range at {name or 'the top'} holds no number "
+                              f"(from {lo} to {hi}).")
+        out: list[str] = ["("]
+        _min_max_int(lo, hi, out)
+        out.append(") space")
+        return str(self._add_rule(rule_name, "".join(out)))
+
+
+def _integer_bounds(schema: dict[str, Any]) -> tuple[int | None, int | None] | None:
+    """(lowest, highest) an integer schema allows, None where unbounded; None for other schemas."""
+    if schema.get("type") != "integer" or any(k in schema for k in ("enum", "const", "$ref")):
+        return None
+    lows = [math.ceil(schema["minimum"])] if _is_number(schema.get("minimum")) else []
+    if _is_number(schema.get("exclusiveMinimum")):
+        lows.append(math.floor(schema["exclusiveMinimum"]) + 1)
+    highs = [math.floor(schema["maximum"])] if _is_number(schema.get("maximum")) else []
+    if _is_number(schema.get("exclusiveMaximum")):
+        highs.append(math.ceil(schema["exclusiveMaximum"]) - 1)
+    if not lows and not highs:
+        return None
+    return (max(lows) if lows else None), (min(highs) if highs else None)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _min_max_int(lo: int | None, hi: int | None, out: list[str], decimals_left: int = 16,
+                 top_level: bool = True) -> None:
+    """GBNF for the integers from ``lo`` to ``hi`` (None: no bound), written into ``out``: llama.cpp's
+    ``build_min_max_int`` (common/json-schema-to-grammar.cpp), line for line."""
+
+    def digit_range(a: str, b: str) -> None:
+        out.append(f"[{a}]" if a == b else f"[{a}-{b}]")
+
+    def more_digits(min_digits: int, max_digits: int | None) -> None:
+        out.append("[0-9]")
+        if min_digits == max_digits == 1:
+            return
+        out.append("{" + str(min_digits))
+        if max_digits != min_digits:
+            out.append("," + ("" if max_digits is None else str(max_digits)))
+        out.append("}")
+
+    def uniform_range(a: str, b: str) -> None:
+        i = 0
+        while i < len(a) and i < len(b) and a[i] == b[i]:
+            i += 1
+        if i > 0:
+            out.append(f'"{a[:i]}"')
+        if i < len(a) and i < len(b):
+            if i > 0:
+                out.append(" ")
+            sub_len = len(a) - i - 1
+            if sub_len > 0:
+                a_sub, b_sub = a[i + 1:], b[i + 1:]
+                zeros, nines = "0" * sub_len, "9" * sub_len
+                reached = False
+                out.append("(")
+                if a_sub == zeros:
+                    digit_range(a[i], chr(ord(b[i]) - 1))
+                    out.append(" ")
+                    more_digits(sub_len, sub_len)
+                else:
+                    out.append(f"[{a[i]}] (")
+                    uniform_range(a_sub, nines)
+                    out.append(")")
+                    if ord(a[i]) < ord(b[i]) - 1:
+                        out.append(" | ")
+                        if b_sub == nines:
+                            digit_range(chr(ord(a[i]) + 1), b[i])
+                            reached = True
+                        else:
+                            digit_range(chr(ord(a[i]) + 1), chr(ord(b[i]) - 1))
+                        out.append(" ")
+                        more_digits(sub_len, sub_len)
+                if not reached:
+                    out.append(" | ")
+                    digit_range(b[i], b[i])
+                    out.append(" ")
+                    uniform_range(zeros, b_sub)
+                out.append(")")
+            else:
+                out.append(f"[{a[i]}-{b[i]}]")
+
+    if lo is not None and hi is not None:
+        if lo < 0 and hi < 0:
+            out.append('"-" (')
+            _min_max_int(-hi, -lo, out, decimals_left, top_level=True)
+            out.append(")")
+            return
+        if lo < 0:
+            out.append('"-" (')
+            _min_max_int(0, -lo, out, decimals_left, top_level=True)
+            out.append(") | ")
+            lo = 0
+        lo_s, hi_s = str(lo), str(hi)
+        for digits in range(len(lo_s), len(hi_s)):
+            uniform_range(lo_s, "9" * digits)
+            lo_s = "1" + "0" * digits
+            out.append(" | ")
+        uniform_range(lo_s, hi_s)
+        return
+    less_decimals = max(decimals_left - 1, 1)
+    if lo is not None:
+        if lo < 0:
+            out.append('"-" (')
+            _min_max_int(None, -lo, out, decimals_left, top_level=False)
+            out.append(") | [0] | [1-9] ")
+            more_digits(0, decimals_left - 1)
+        elif lo == 0:
+            if top_level:
+                out.append("[0] | [1-9] ")
+                more_digits(0, less_decimals)
+            else:
+                more_digits(1, decimals_left)
+        elif lo <= 9:
+            c = str(lo)
+            start = "1" if top_level else "0"
+            if c > start:
+                digit_range(start, chr(ord(c) - 1))
+                out.append(" ")
+                more_digits(1, less_decimals)
+                out.append(" | ")
+            digit_range(c, "9")
+            out.append(" ")
+            more_digits(0, less_decimals)
+        else:
+            lo_s = str(lo)
+            c = lo_s[0]
+            if c > "1":
+                digit_range("1" if top_level else "0", chr(ord(c) - 1))
+                out.append(" ")
+                more_digits(len(lo_s), less_decimals)
+                out.append(" | ")
+            digit_range(c, c)
+            out.append(" (")
+            _min_max_int(int(lo_s[1:]), None, out, less_decimals, top_level=False)
+            out.append(")")
+            if c < "9":
+                out.append(" | ")
+                digit_range(chr(ord(c) + 1), "9")
+                out.append(" ")
+                more_digits(len(lo_s) - 1, less_decimals)
+        return
+    if hi is not None:
+        if hi >= 0:
+            if top_level:
+                out.append('"-" [1-9] ')
+                more_digits(0, less_decimals)
+                out.append(" | ")
+            _min_max_int(0, hi, out, decimals_left, top_level=True)
+        else:
+            out.append('"-" (')
+            _min_max_int(-hi, None, out, decimals_left, top_level=False)
+            out.append(")")
+        return
+    raise ValueError("an integer range needs a bound")
 
 
 # llama-cpp-python's converter lets a string hold any character but '"' and '\\', control

@@ -9,7 +9,10 @@
 At most one of them may constrain a request. A schema that is not valid, or that the converter
 cannot turn into a grammar, is a 400 naming the field; a grammar that llama.cpp cannot parse is
 refused when the request is submitted (``GrammarError``) and answered the same way, with the
-field from ``OutputFormat.param``. ``strict`` is accepted either way: the grammar always binds.
+field from ``OutputFormat.param``. ``strict: true`` also refuses a schema with keywords the
+grammar cannot bind (``multipleOf``, a decimal number's range, ...: structured_output.
+UNBOUND_KEYWORDS), as OpenAI's strict mode refuses what it does not support; without it they
+are left to the reply.
 """
 
 from __future__ import annotations
@@ -19,7 +22,12 @@ from typing import Any
 
 from workstation.core.profiles import Constraints
 from workstation.core.server.protocol import ApiError, bad
-from workstation.core.structured_output import JSON_OBJECT_GRAMMAR, SchemaError, schema_grammar
+from workstation.core.structured_output import (
+    JSON_OBJECT_GRAMMAR,
+    SchemaError,
+    refuse_unbound,
+    schema_grammar,
+)
 
 FORMAT_TYPES = ("text", "json_object", "json_schema")
 _JSON_SCHEMA_FIELDS = ("name", "schema", "strict", "description")
@@ -40,9 +48,11 @@ class OutputFormat:
         return Constraints(grammar=self.grammar, json_schema=self.schema)
 
 
-def _schema_format(schema: Any, param: str) -> OutputFormat:
+def _schema_format(schema: Any, param: str, strict: bool = False) -> OutputFormat:
     try:
         grammar = schema_grammar(schema)
+        if strict:
+            refuse_unbound(schema)
     except SchemaError as err:
         raise bad(f"'{param}': {err}", param) from None
     return OutputFormat("json_schema", grammar, schema, param)
@@ -76,7 +86,7 @@ def _response_format(value: Any) -> OutputFormat:
     if "strict" in spec and spec["strict"] is not None and not isinstance(spec["strict"], bool):
         raise bad("'response_format.json_schema.strict' must be true or false.", param)
     schema = spec.get("schema")
-    return _schema_format({} if schema is None else schema, param)
+    return _schema_format({} if schema is None else schema, param, strict=spec.get("strict") is True)
 
 
 def parse_output_format(body: dict[str, Any]) -> OutputFormat:

@@ -12,7 +12,7 @@ from typing import Any
 
 from workstation.core.server.protocol import bad, flag
 from workstation.core.server.structured import OutputFormat
-from workstation.core.structured_output import SchemaError, schema_grammar
+from workstation.core.structured_output import SchemaError, refuse_unbound, schema_grammar
 from workstation.core.tool_calls import FunctionTool, ToolCall, ToolRequest
 
 MAX_TOOLS = 128  # OpenAI's limit
@@ -34,8 +34,13 @@ def _tool(item: Any, i: int) -> FunctionTool:
     params = function.get("parameters", {"type": "object", "properties": {}})
     if not isinstance(params, dict) or params.get("type", "object") != "object":
         raise bad(f"{where}.function.parameters must be a JSON schema of type 'object'.", "tools")
+    strict = function.get("strict")
+    if strict is not None and not isinstance(strict, bool):
+        raise bad(f"{where}.function.strict must be true or false.", "tools")
     try:
         schema_grammar(params)
+        if strict:
+            refuse_unbound(params)
     except SchemaError as err:
         raise bad(f"{where}.function.parameters: {err}", "tools") from None
     spec = {"type": "function", "function": {**function, "parameters": params}}
