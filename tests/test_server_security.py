@@ -351,3 +351,21 @@ def test_a_name_under_localhost_to_bind_to_still_needs_a_key() -> None:
     check_host("localhost", None)
     check_host("[::1]", None)
     assert is_loopback("app.localhost") and not is_loopback("app.localhost", names_under_localhost=False)
+
+
+def test_a_body_over_the_limit_on_a_kept_alive_connection_gets_its_413(server: RunningServer) -> None:
+    """The server answered 413 without reading the body and closed; on a kept-alive connection
+    (the openai client's) the client, still sending, saw "peer closed connection" instead. The
+    rest of the body is now read and dropped first, declared or chunked."""
+    big = json.dumps({"prompt": "x" * (5 * 2**20)}).encode()  # over the test server's 65,536
+
+    def chunks() -> Iterator[bytes]:
+        for i in range(0, len(big), 65536):
+            yield big[i:i + 65536]
+
+    for body in (big, big, chunks(), chunks()):
+        with httpx.Client(timeout=60, headers={**server.headers(), **JSON}) as client:
+            assert client.get(f"{server.root}/health").status_code == 200  # the connection is kept
+            r = client.post(f"{server.base_url}/completions", content=body)
+            assert r.status_code == 413 and "65536" in r.json()["error"]["message"]
+    _still_serving(server)

@@ -92,6 +92,10 @@ if TYPE_CHECKING:
 
 CLIENT_GONE = 499  # the status recorded for a request whose client left first (nginx's)
 SHUTTING_DOWN = 503  # the status recorded for a reply the server's shutdown cut off
+# a body over the limit is read and dropped up to this much (or 4x the limit) and this long before
+# the 413, so that the client, still sending, reads the answer (_drain)
+DRAIN_BYTES = 16 * 2**20
+DRAIN_S = 5.0
 CUT_BY_SHUTDOWN = "The server is shutting down, so the reply was cut off; send it again once the server is back."
 
 
@@ -214,6 +218,26 @@ class OpenAIServer:
         self.accounts.check_profile(caller)
         return caller
 
+    @staticmethod
+    def _drain_bytes(limit: int) -> int:
+        """How much of a body over the limit is read (and dropped) before the 413: see _drain."""
+        return max(DRAIN_BYTES, 4 * limit)
+
+    async def _drain(self, request: Request, seen: int, limit: int) -> None:
+        """Read and drop the rest of a body that is over the limit, up to ``_drain_bytes`` in all
+        and DRAIN_S seconds, so that the 413 reaches the client (a "lingering close", as nginx
+        does). Closed with its body unread, a kept-alive connection (the ``openai`` client's)
+        was reset while the client still sent, and it saw "peer closed connection", not 413."""
+        most = self._drain_bytes(limit)
+        try:
+            async with asyncio.timeout(DRAIN_S):
+                async for chunk in request.stream():
+                    seen += len(chunk)
+                    if seen > most:
+                        return
+        except (TimeoutError, ClientDisconnect):
+            return
+
     @contextlib.asynccontextmanager
     async def _json_body(self, request: Request) -> AsyncIterator[dict[str, Any]]:
         """The body as a JSON object, read within ``body_timeout_s``, its bytes counted against
@@ -230,6 +254,8 @@ class OpenAIServer:
         try:
             if declared.isdigit():
                 if int(declared) > limit:
+                    if int(declared) <= self._drain_bytes(limit):
+                        await self._drain(request, 0, limit)
                     raise too_big
                 if not self.bodies.take(int(declared)):
                     raise full
@@ -241,6 +267,7 @@ class OpenAIServer:
                     async for chunk in request.stream():
                         size += len(chunk)
                         if size > limit:
+                            await self._drain(request, size, limit)
                             raise too_big
                         if size > held:
                             if not self.bodies.take(size - held):
