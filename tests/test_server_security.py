@@ -143,6 +143,15 @@ def test_cors_preflight_answers_allowed_origins_only(server: RunningServer) -> N
         assert "POST" in r.headers["access-control-allow-methods"]
         assert "content-type" in r.headers["access-control-allow-headers"].lower()
         assert "Origin" in r.headers["vary"]
+    # the openai JS client's own headers (x-stainless-*) may be sent too: the browser refused them
+    sdk = {"Access-Control-Request-Method": "POST", "Origin": "http://localhost:5173",
+           "Access-Control-Request-Headers": "authorization, content-type, x-stainless-os, x-stainless-lang, "
+                                             "openai-organization, bad header, " + "x" * 70}
+    r = httpx.options(url, headers=sdk)
+    allowed = [h.strip().lower() for h in r.headers["access-control-allow-headers"].split(",")]
+    assert r.status_code == 204 and allowed == ["authorization", "content-type", "x-api-key", "x-stainless-os",
+                                                "x-stainless-lang", "openai-organization"]
+    assert "Access-Control-Request-Headers" in r.headers["vary"]
     r = httpx.options(url, headers={**ask, "Origin": "https://evil.example"})
     _error(r, 403, "origin_not_allowed")
     assert "access-control-allow-origin" not in r.headers

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import re
 import traceback
 from collections.abc import Iterable
 from urllib.parse import urlsplit
@@ -25,6 +26,10 @@ from workstation.core.server.protocol import ApiError, busy
 
 CORS_METHODS = "GET, POST, OPTIONS"
 CORS_HEADERS = "Authorization, Content-Type, X-Api-Key"
+# a preflight's requested headers that are header names (RFC 9110 tokens), this many at most:
+# an allowed origin may send them (the openai JS client adds x-stainless-* to every request)
+_HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}")
+MAX_REQUESTED_HEADERS = 32
 UNMETERED = frozenset({"/health", "/metrics"})  # answered even when the request cap is reached
 log = logging.getLogger("uvicorn.error")
 
@@ -128,7 +133,8 @@ class RequestGuard:
             await self._answer(refusal.response(), scope, receive, send)
             return
         if origin is not None and method == "OPTIONS" and "access-control-request-method" in headers:
-            await self._answer(self._preflight(origin), scope, receive, send)
+            await self._answer(self._preflight(origin, headers.get("access-control-request-headers", "")),
+                               scope, receive, send)
             return
         metered = scope["path"] not in UNMETERED
         if metered and self.in_flight >= self.options.max_requests:
@@ -194,11 +200,19 @@ class RequestGuard:
             )
         return None
 
-    def _preflight(self, origin: str) -> Response:
+    def _preflight(self, origin: str, requested: str) -> Response:
+        """The answer to an allowed origin's preflight: its methods, and the headers it asked to
+        send beside ours (a fixed list refused the openai JS client's x-stainless-* headers, so
+        the browser sent nothing; Ollama answered the same report so)."""
         response = Response(status_code=204)
         _add_cors(response.headers, origin)
         response.headers["Access-Control-Allow-Methods"] = CORS_METHODS
-        response.headers["Access-Control-Allow-Headers"] = CORS_HEADERS
+        ours = [h.strip() for h in CORS_HEADERS.split(",")]
+        known = {h.lower() for h in ours}
+        asked = [h for h in (x.strip() for x in requested.split(",")) if _HEADER_NAME.fullmatch(h)]
+        extra = list(dict.fromkeys(h.lower() for h in asked if h.lower() not in known))[:MAX_REQUESTED_HEADERS]
+        response.headers["Access-Control-Allow-Headers"] = ", ".join(ours + extra)
+        response.headers.add_vary_header("Access-Control-Request-Headers")
         response.headers["Access-Control-Max-Age"] = "600"
         return response
 
