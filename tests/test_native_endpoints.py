@@ -155,6 +155,27 @@ def test_unsupported_options_are_refused_by_name(server: RunningServer) -> None:
     assert r.status_code == 400 and r.json()["error"]["param"] == "id_slot"
 
 
+def test_the_template_fields_say_only_what_this_server_does(server: RunningServer) -> None:
+    """vLLM's and llama-server's add_generation_prompt and continue_final_message were read by
+    no one: false was answered as if left out."""
+    ask = [{"role": "user", "content": "Name a colour."}]
+    begun = [*ask, {"role": "assistant", "content": "The colour is"}]
+    for messages, extra, status, said in [
+        (ask, {"add_generation_prompt": False}, 400, "'add_generation_prompt' is not supported"),
+        (ask, {"add_generation_prompt": True}, 200, ""),
+        (begun, {"continue_final_message": False}, 400, "goes on from a last assistant message"),
+        (ask, {"continue_final_message": True}, 400, "the last message is not the assistant's"),
+        (begun, {"continue_final_message": "yes"}, 400, "must be true or false"),
+        (begun, {"continue_final_message": True}, 200, ""),
+        (ask, {"continue_final_message": False}, 200, ""),
+    ]:
+        r = post(server, "/v1/chat/completions", {"messages": messages, "max_tokens": 2, **extra})
+        assert r.status_code == status, (extra, r.text)
+        if status == 400:
+            err = r.json()["error"]
+            assert said in err["message"] and err["param"] == next(iter(extra)), err
+
+
 def test_n_probs_gives_completion_probabilities(server: RunningServer) -> None:
     body = {"prompt": PROMPT, "n_predict": 3, "n_probs": 2, "return_tokens": True}
     out = post(server, "/completion", body).json()

@@ -386,7 +386,25 @@ def parse_messages(body: dict[str, Any], max_messages: int) -> list[dict[str, An
         out.append({"role": "system" if role == "developer" else role, "content": text, **parse_tool_fields(m, i)})
     if len(out) >= 2 and out[-1]["role"] == out[-2]["role"] == "assistant":
         raise bad("The messages end with two assistant messages; at most one may come last.", "messages")
+    _check_continuation(body.get("continue_final_message"), out[-1]["role"] == "assistant")
     return out
+
+
+def _check_continuation(value: Any, ends_with_reply: bool) -> None:
+    """vLLM's and llama-server's ``continue_final_message``: here a last assistant message is
+    always the start of the reply to go on from, so the field may only say so (it was dropped
+    unread: ``false`` beside a last reply was continued anyway)."""
+    if value is None:
+        return
+    if not isinstance(value, bool):
+        raise bad("'continue_final_message' must be true or false.", "continue_final_message")
+    if value and not ends_with_reply:
+        raise bad("'continue_final_message' is true but the last message is not the assistant's reply to go on "
+                  "from.", "continue_final_message")
+    if not value and ends_with_reply:
+        raise bad("This server goes on from a last assistant message (its reply so far); 'continue_final_message' "
+                  "false is not supported: leave it out, or end the messages with another role.",
+                  "continue_final_message")
 
 
 def parse_token_ids(value: Any, name: str, n_vocab: int) -> list[int]:
