@@ -95,6 +95,10 @@ def test_completion_plain_and_streamed(server: RunningServer) -> None:
     tail = post(server, "/tokenize", {"content": " France is"}).json()["tokens"]
     mixed = post(server, "/completion", {"prompt": [*head, " France is"], "n_predict": 1}).json()
     assert mixed["tokens_evaluated"] == len(head) + len(tail) and mixed["prompt"].endswith("The capital of France is")
+    # texts alone are that many prompts to llama-server (an array of results): refused, not joined
+    for many in (["Hello", "World"], ["Hello", [1, 2]]):
+        r = post(server, "/completion", {"prompt": many, "n_predict": 1})
+        assert r.status_code == 400 and "'prompt' holds 2 prompts" in r.json()["error"]["message"], r.text
 
     # a stop word ends the reply before it, and is named
     word = out["content"].split()[-1]

@@ -193,6 +193,11 @@ class NativeRoutes:
         both (BOS only when it starts with text, as llama-server does)."""
         raw = body.get("prompt")
         model = self.scheduler.model
+        if isinstance(raw, list) and len(raw) > 1 and all(isinstance(p, str | list) for p in raw):
+            # llama-server reads a list of texts as that many prompts (an array of results); they
+            # were joined into one prompt here and answered as one
+            raise bad(f"'prompt' holds {len(raw)} prompts; this server answers one prompt per request: send them "
+                      "one at a time (or as many requests at once).", "prompt")
         if isinstance(raw, list) and len(raw) > 1 and any(isinstance(p, str) for p in raw):
             if not all(isinstance(p, str) or (isinstance(p, int) and not isinstance(p, bool)) for p in raw):
                 raise bad("'prompt' mixes token ids and text, but holds something else too.", "prompt")
