@@ -2494,6 +2494,42 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         assert f"the model did not see the first {left_out} messages" in str(_views(app)[-1].query_one(".metrics").render())
 
 
+async def test_the_last_message_being_changed_is_still_changed_after_another_conversation(profiles: Path) -> None:
+    """Up put the last message back in the box; opening another conversation and coming back
+    brought the text back (the draft) but not the change: Enter then sent it as a new message
+    under the old one."""
+    from textual.widgets import Input
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        conv, _ = await _first_turn_answered(pilot, app)
+        assert conv is not None
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        prompt.focus()
+        await pilot.press("up")
+        await until(pilot, lambda: prompt.value == "Hello!")
+        await pilot.press("end", *" there")
+        await pilot.press("ctrl+n")  # another conversation, then back
+        await until(pilot, lambda: app.conversation_id is None and prompt.value == "")
+        await app.open_conversation(conv)
+        await until(pilot, lambda: prompt.value == "Hello! there")
+        told = [n.message for n in app._notifications if n.message.startswith("Your last message is back in the box")]
+        assert len(told) == 2  # when Up put it back, and again on coming back to it
+        prompt.focus()
+        await pilot.press("enter")  # sent in its place
+        await until(pilot, lambda: not app.generating and app.store.messages(conv)[0].content == "Hello! there")
+        assert [m.role for m in app.store.messages(conv)] == ["user", "assistant"]
+        # a draft that is not the last message being changed stays a new message
+        app.chat_screen.set_input("Thanks")
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: app.conversation_id is None)
+        await app.open_conversation(conv)
+        await until(pilot, lambda: prompt.value == "Thanks")
+        prompt.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 4)
+
+
 async def test_the_app_starts_with_the_profile_loaded_last(profiles: Path) -> None:
     """F3's choice was forgotten at each start and the default's model loaded again (LM Studio
     and Ollama's app start with the model used last); one that no longer loads leaves the default."""

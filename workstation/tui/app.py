@@ -244,6 +244,11 @@ class WorkstationApp(App[None]):
         # the last question (number, made at: SQLite gives numbers again), put back in the box by
         # Up: sent, the message takes its place
         self._editing: tuple[int, float] | None = None
+        # a conversation left with its last question in the box to be changed: taken up again
+        # when it is opened again, its draft there (in this session; a draft outlives a restart,
+        # not as an edit)
+        self._edits: dict[int, tuple[int, float]] = {}
+        self._arriving_edit: tuple[int, float] | None = None
         self._replacing: list[int] = []  # the reply a question asked again (Alt+R) replaces once the new one came
         self._continued = ""  # the reply's text before "continue" (Alt+C) went on from it
         self._turn_from = "send"  # what began the turn under way: send | again (Alt+R) | continue (Alt+C)
@@ -743,6 +748,10 @@ class WorkstationApp(App[None]):
             return
         self._keep_draft(conv.id)
         self._mark_open(conv)
+        self._editing, self._arriving_edit = self._arriving_edit, None
+        if self._editing is not None:  # its last question is still in the box, being changed
+            in_editor = self.chat_screen.query_one("#editor", TextArea).display
+            self.notify(self.texts("chat.editing_last", send="Ctrl+S" if in_editor else "Enter"), timeout=5)
         self.store_write(lambda: self.store.set_open(conv.id))
         self.history = _history_of(conv.messages)
         await self.chat_screen.show_messages(conv.messages)
@@ -793,14 +802,21 @@ class WorkstationApp(App[None]):
         also after a restart."""
         if self._draft_shown:
             if going_to == self.conversation_id:
+                self._arriving_edit = self._editing
                 return
             draft = self.save_draft()
             if draft is not None:  # an attached document goes with it
                 self._drafts[self.conversation_id] = draft
             else:
                 self._drafts.pop(self.conversation_id, None)
+            if self.conversation_id is not None:  # Up's change of the last question goes with it too
+                if draft is not None and self._editing is not None:
+                    self._edits[self.conversation_id] = self._editing
+                else:
+                    self._edits.pop(self.conversation_id, None)
         self._draft_shown = True
         text, document = self._drafts.pop(going_to, ("", None))
+        self._arriving_edit = self._edits.pop(going_to, None) if going_to is not None and text.strip() else None
         self.chat_screen.set_input(text)
         self._attach(document)
 
