@@ -159,7 +159,7 @@ def test_unsupported_options_are_refused_by_name(server: RunningServer) -> None:
     assert r.status_code == 400 and r.json()["error"]["param"] == "id_slot"
 
 
-def test_the_template_fields_say_only_what_this_server_does(server: RunningServer) -> None:
+def test_the_template_fields_and_n_predict_say_only_what_this_server_does(server: RunningServer) -> None:
     """vLLM's and llama-server's add_generation_prompt and continue_final_message were read by
     no one: false was answered as if left out."""
     ask = [{"role": "user", "content": "Name a colour."}]
@@ -172,6 +172,9 @@ def test_the_template_fields_say_only_what_this_server_does(server: RunningServe
         (begun, {"continue_final_message": "yes"}, 400, "must be true or false"),
         (begun, {"continue_final_message": True}, 200, ""),
         (ask, {"continue_final_message": False}, 200, ""),
+        # /completion's "the prompt alone" is not an OpenAI route's: it generated one token
+        (ask, {"n_predict": 0}, 400, "'n_predict' 0 (only reading the prompt) is served on /completion"),
+        (ask, {"n_predict": 1}, 200, ""),
     ]:
         r = post(server, "/v1/chat/completions", {"messages": messages, "max_tokens": 2, **extra})
         assert r.status_code == status, (extra, r.text)

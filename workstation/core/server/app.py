@@ -451,6 +451,10 @@ class OpenAIServer:
             async with self._json_body(request) as body:  # every field is checked before submitting
                 refuse_unsupported(body)
                 params = parse_params(body, self.scheduler.profile.sampling)
+                if native is None and body.get("n_predict") == 0 and not isinstance(body["n_predict"], bool):
+                    # (the prompt alone, read into the cache: /completion's; here it was one token)
+                    raise bad("'n_predict' 0 (only reading the prompt) is served on /completion; here send -1 or a "
+                              "number of tokens of 1 or more.", "n_predict")
                 if params.tag is not None and caller.key is not None:
                     raise ApiError(403, "'conversation_tag' is for the server's own clients, not a person's key.",
                                    type_="permission_error", param="conversation_tag")

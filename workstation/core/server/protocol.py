@@ -235,7 +235,7 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
         max_tokens = _integer(body, "max_tokens", 1, MAX_PREDICT)
     # llama-server's own name wins over max_tokens, on every endpoint (a chat completion ignored
     # it); -1: until the slot is full (the room left caps every request), 0 on /completion: the
-    # prompt into the cache alone (native.parse), elsewhere one token
+    # prompt into the cache alone (native.parse), elsewhere a 400 (OpenAIServer._handle)
     n_predict = _integer(body, "n_predict", -1, MAX_PREDICT)
     if n_predict is not None:
         max_tokens = MAX_PREDICT if n_predict == -1 else max(1, n_predict)
