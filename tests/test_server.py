@@ -339,6 +339,13 @@ def test_text_parts_are_joined_with_newlines(server: RunningServer) -> None:
     body = {"messages": [{"role": "user", "content": parts}]}
     prompt = httpx.post(f"{server.root}/apply-template", json=body, headers=server.headers()).json()["prompt"]
     assert "first part\nsecond part" in prompt
+    # a list with no part, or a text part with no text, is said as such (it was "cannot read (only text)")
+    for content, said in [([], "messages[0].content is an empty list"),
+                          ([parts[0], {"type": "text"}], "messages[0].content[1] is a text part without its 'text'"),
+                          ([{"type": "image_url", "image_url": {"url": "x"}}], "cannot read (only text)")]:
+        r = httpx.post(f"{server.base_url}/chat/completions", headers=server.headers(),
+                       json={"messages": [{"role": "user", "content": content}], "max_tokens": 2})
+        assert r.status_code == 400 and said in r.json()["error"]["message"], r.text
 
 
 def test_two_trailing_assistant_messages_are_refused(client: openai.OpenAI) -> None:

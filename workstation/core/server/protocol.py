@@ -347,10 +347,14 @@ def _content_text(content: Any, i: int, parts_left: list[int]) -> str:
         parts_left[0] -= len(content)
         if parts_left[0] < 0:
             raise bad("The messages have more content parts than this server accepts.", "messages")
+        if not content:
+            raise bad(f"messages[{i}].content is an empty list; give it the message's text.", "messages")
         texts = []
-        for part in content:
+        for j, part in enumerate(content):
             if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
                 texts.append(part["text"])
+            elif isinstance(part, dict) and part.get("type") == "text":  # (it was "cannot read (only text)")
+                raise bad(f"messages[{i}].content[{j}] is a text part without its 'text' (a string).", "messages")
             else:
                 raise bad(f"messages[{i}].content has a part this server cannot read (only text).", "messages")
         return "\n".join(texts)  # as llama-server joins text parts
