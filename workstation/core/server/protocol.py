@@ -386,7 +386,7 @@ def parse_messages(body: dict[str, Any], max_messages: int) -> list[dict[str, An
             raise bad(f"messages[{i}].role is {shown!r}; allowed roles are {', '.join(ROLES)}.", "messages")
         if m.get("content") is None and role != "assistant":  # only a reply may be all tool calls
             raise bad(f"messages[{i}].content is required: the text of the {role} message.", "messages")
-        text = _content_text(m.get("content"), i, parts_left)
+        text = "" if role == "assistant" and m.get("content") == [] else _content_text(m.get("content"), i, parts_left)
         out.append({"role": "system" if role == "developer" else role, "content": text, **parse_tool_fields(m, i)})
     if len(out) >= 2 and out[-1]["role"] == out[-2]["role"] == "assistant":
         raise bad("The messages end with two assistant messages; at most one may come last.", "messages")
