@@ -346,6 +346,9 @@ def test_text_parts_are_joined_with_newlines(server: RunningServer) -> None:
         r = httpx.post(f"{server.base_url}/chat/completions", headers=server.headers(),
                        json={"messages": [{"role": "user", "content": content}], "max_tokens": 2})
         assert r.status_code == 400 and said in r.json()["error"]["message"], r.text
+    talk = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": []}, {"role": "user", "content": "Hello"}]
+    r = httpx.post(f"{server.base_url}/chat/completions", headers=server.headers(), json={"messages": talk, "max_tokens": 2})
+    assert r.status_code == 200, r.text  # an assistant's empty list: an empty reply, as null is
 
 
 def test_two_trailing_assistant_messages_are_refused(client: openai.OpenAI) -> None:
