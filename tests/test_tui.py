@@ -1131,6 +1131,7 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
     (docs / ".secret.txt").write_text("hidden\n", encoding="utf-8")
     (docs / "old" / "2019.txt").write_text("Old minutes.\n", encoding="utf-8")
     (docs / os.fsdecode(b"zz\xe9.txt")).write_text("From an old zip.\n", encoding="utf-8")  # latin-1 bytes
+    (docs / "gone.txt").symlink_to(docs / "moved-away.txt")  # a link to nothing: not a file to pick
     monkeypatch.chdir(docs)  # the folder the app is started from
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(80, 24)) as pilot:
@@ -1313,6 +1314,37 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         await pilot.press("ctrl+o")
         screen, tree = await picker()
         assert Path(tree.path) == docs
+
+
+async def test_a_document_cut_to_fit_a_message_says_so_where_it_stays(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 6 MB text was attached as "huge.txt (200,000 characters)": only a toast, soon gone, said
+    that 97% of it was left out; the line under the box now says so while it is attached."""
+    from textual.widgets import Input
+
+    from workstation.tui.app import MAX_DOCUMENT_CHARS
+    from workstation.tui.screens.file_picker import FilePicker
+
+    (tmp_path / "huge.txt").write_text("The invoice was paid. " * 15_000, encoding="utf-8")  # 330,000 characters
+    (tmp_path / "small.txt").write_text("Meeting at ten.\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(120, 30)) as pilot:
+        line = app.chat_screen.query_one("#attachment")
+        for name, said in [("huge.txt", f"Attached: huge.txt, its first {MAX_DOCUMENT_CHARS:,} of 330,000 characters only"),
+                           ("small.txt", "Attached: small.txt (16 characters)")]:
+            await pilot.press("ctrl+o")
+            await until(pilot, lambda: isinstance(app.screen, FilePicker))
+            path_line = app.screen.query_one("#picker-path", Input)
+            path_line.focus()
+            path_line.value = name
+            await pilot.press("enter")
+            await until(pilot, lambda name=name: app.pending_document is not None and app.pending_document[0].name == name)
+            assert said in str(line.render()), str(line.render())
+        assert len(app.pending_document[1]) == 16  # type: ignore[index]
+        toast = [n.message for n in app._notifications if "only its first" in n.message]
+        assert toast == [f"The document is long; only its first {MAX_DOCUMENT_CHARS:,} characters are attached. "
+                         "Use Summarize (F6) for the whole document."]
 
 
 async def test_the_open_dialog_lists_names_in_the_alphabets_order(

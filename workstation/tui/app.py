@@ -248,6 +248,7 @@ class WorkstationApp(App[None]):
         # when it is opened again, its draft there (in this session; a draft outlives a restart,
         # not as an edit)
         self._edits: dict[int, tuple[int, float]] = {}
+        self._document_sizes: dict[Path, int] = {}  # documents cut to MAX_DOCUMENT_CHARS: their whole length
         self._arriving_edit: tuple[int, float] | None = None
         self._replacing: list[int] = []  # the reply a question asked again (Alt+R) replaces once the new one came
         self._continued = ""  # the reply's text before "continue" (Alt+C) went on from it
@@ -1801,10 +1802,13 @@ class WorkstationApp(App[None]):
     @on(DocumentRead)
     def _document_read(self, event: DocumentRead) -> None:
         text = event.text
+        path = Path(event.path)
         if len(text) > MAX_DOCUMENT_CHARS:
             text = text[:MAX_DOCUMENT_CHARS]
-            self.notify(self.texts("chat.doc_cut", n=MAX_DOCUMENT_CHARS), severity="warning")
-        path = Path(event.path)
+            self.notify(self.texts("chat.doc_cut", n=f"{MAX_DOCUMENT_CHARS:,}"), severity="warning")
+            self._document_sizes[path] = len(event.text)  # the attachment line says so too (a toast goes)
+        else:
+            self._document_sizes.pop(path, None)
         before = self.pending_document
         if before is not None and before[0] != path:  # one document goes with a message: said
             self.notify(self.texts("chat.doc_replaced", name=path.name, old=before[0].name), severity="warning")
@@ -1818,9 +1822,15 @@ class WorkstationApp(App[None]):
         self.pending_document = document
         if changed and self._draft_shown:
             self.draft_edited()
+        if document is None:
+            self.chat_screen.set_attachment(None)
+            return
+        remove = _key_text(self._keymap.get("chat.detach", BY_ID["chat.detach"].key))
+        whole = self._document_sizes.get(document[0], 0)
         self.chat_screen.set_attachment(
-            self.texts("chat.attached", name=document[0].name, n=f"{len(document[1]):,}",
-                       remove=_key_text(self._keymap.get("chat.detach", BY_ID["chat.detach"].key))) if document else None
+            self.texts("chat.attached_cut", name=document[0].name, n=f"{len(document[1]):,}", total=f"{whole:,}",
+                       remove=remove) if whole > len(document[1])
+            else self.texts("chat.attached", name=document[0].name, n=f"{len(document[1]):,}", remove=remove)
         )
 
     @on(TaskFailed)

@@ -47,8 +47,9 @@ def _is_folder(path: Path) -> bool:
 
 def usable_paths(paths: Iterable[Path], suffixes: frozenset[str]) -> list[Path]:
     """The folders and the files with one of ``suffixes`` (lower case) of ``paths``, hidden ones
-    left out."""
-    return [p for p in paths if not p.name.startswith(".") and (p.suffix.lower() in suffixes or _is_folder(p))]
+    left out, and links to nothing (picked, "There is no …": it was listed as a file to read)."""
+    return [p for p in paths if not p.name.startswith(".")
+            and ((p.suffix.lower() in suffixes and _exists(p)) or _is_folder(p))]
 
 
 class FileTree(DirectoryTree):
