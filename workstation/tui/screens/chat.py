@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     pass
 
 
+NEW_LINE_KEYS = ("ctrl+j", "shift+enter")  # F1's "new line" (Shift+Enter where the terminal tells it)
+
+
 class PromptLine(Input):
     """The one-line message box. Text pasted with line breaks goes to the multi-line editor,
     whole: the line kept the first line alone and dropped the rest without a word. PageUp and
@@ -31,7 +34,7 @@ class PromptLine(Input):
     reached it, which nothing showed)."""
 
     BINDINGS = [Binding("pageup", "page_chat(-1)", show=False), Binding("pagedown", "page_chat(1)", show=False),
-                Binding("shift+enter,ctrl+j", "new_line", show=False), Binding("ctrl+z", "undo_clear", show=False)]
+                Binding("ctrl+z", "undo_clear", show=False)]
     cleared = ""  # what Ctrl+U (the app's clear_message) took out: Ctrl+Z puts it back (Input has no undo)
 
     def action_page_chat(self, way: int) -> None:
@@ -43,6 +46,25 @@ class PromptLine(Input):
         if self.cleared and not self.value:
             self.value, self.cleared = self.cleared, ""
             self.cursor_position = len(self.value)
+
+    async def _on_key(self, event: events.Key) -> None:
+        """Keys that reached this box once the editor had taken its place go on to the editor.
+        Textual hands each key to the widget that has the focus when the key is read: keys typed
+        fast after Ctrl+J (or pasted where the terminal does not mark a paste) were all handed
+        here before Ctrl+J had opened the editor, went into this hidden box, and the next Ctrl+J
+        put them on the editor's first line."""
+        editor = self.screen.query_one("#editor", TextArea) if self.is_attached else None
+        if editor is not None and not self.display and editor.display:
+            event.stop()
+            event.prevent_default()
+            editor.post_message(events.Key(event.key, event.character))
+            return
+        if event.key in NEW_LINE_KEYS:  # here, in turn: as a binding it ran after the keys behind it
+            event.stop()
+            event.prevent_default()
+            self.action_new_line()
+            return
+        await super()._on_key(event)
 
     def action_new_line(self) -> None:
         """Shift+Enter (where the terminal tells it from Enter; Ctrl+J everywhere): a new line,
@@ -70,6 +92,19 @@ class MessageEditor(TextArea):
 
     BINDINGS = [Binding("pageup", "page_chat(-1)", show=False), Binding("pagedown", "page_chat(1)", show=False),
                 Binding("up", "up_or_last", show=False)]
+
+    def action_new_line(self) -> None:
+        """Ctrl+J (Shift+Enter where the terminal tells it from Enter), F1's "new line": in the
+        one-line box it opens this editor with a line break, here it did nothing."""
+        self.insert("\n")
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key in NEW_LINE_KEYS:  # in turn with the keys typed around it (see PromptLine)
+            event.stop()
+            event.prevent_default()
+            self.action_new_line()
+            return
+        await super()._on_key(event)
 
     def action_up_or_last(self) -> None:
         """Up in the empty editor puts the last message back, as in the one-line box."""
@@ -276,16 +311,18 @@ class ChatScreen(AppScreen, Screen[None]):
     def toggle_editor(self) -> None:
         editor = self.query_one("#editor", TextArea)
         prompt = self.query_one("#prompt", Input)
+        # focus moves now, not after the keys already typed (Widget.focus waits its turn): typed
+        # fast after Ctrl+J, they went to the hidden box, and the next Ctrl+J put them on line 1
         if editor.display:
             prompt.value = editor.text.replace("\n", " ")
             editor.display = False
             prompt.display = True
-            prompt.focus()
+            self.set_focus(prompt)
         else:
             editor.text = prompt.value
             editor.display = True
             prompt.display = False
-            editor.focus()
+            self.set_focus(editor)
 
     def to_editor(self, text: str, at: int, said: bool = True) -> None:
         """The multi-line editor, holding ``text`` with the cursor at offset ``at`` (``said``:
