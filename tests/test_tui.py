@@ -2572,6 +2572,28 @@ async def test_the_last_message_being_changed_is_still_changed_after_another_con
         await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 4)
 
 
+async def test_a_first_message_too_long_leaves_no_empty_conversation(profiles: Path) -> None:
+    """Refused as longer than the context, a new conversation's first message came back into the
+    box, and the conversation it began stayed in the list, titled after it, with nothing in it."""
+    from textual.widgets import Input
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        long = "Count the staplers in this list. " + "stapler, paper, ink, " * 400
+        app.chat_screen.set_input(long)
+        prompt.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.generating and prompt.value == long)
+        assert any("cannot hold it" in n.message for n in app._notifications)
+        assert app.conversation_id is None and app.store.list("") == []
+        app.chat_screen.set_input("Hello!")  # the next one begins a conversation as ever
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.generating and app.conversation_id is not None)
+        assert [c.title for c in app.store.list("")] == ["Hello!"]
+
+
 async def test_the_app_starts_with_the_profile_loaded_last(profiles: Path) -> None:
     """F3's choice was forgotten at each start and the default's model loaded again (LM Studio
     and Ollama's app start with the model used last); one that no longer loads leaves the default."""
