@@ -266,9 +266,17 @@ def test_text_cap_and_misc(tmp_path: Path) -> None:
             read_document("notes.txt")
     assert str(missing.value) == f"'notes.txt' does not exist in {tmp_path}."
     odd = tmp_path / "sheet.xlsx"
-    with zipfile.ZipFile(odd, "w") as zf:  # a spreadsheet: a ZIP, but not a Word document
+    with zipfile.ZipFile(odd, "w") as zf:  # a spreadsheet: named as one, with what to do
         zf.writestr("xl/workbook.xml", "<workbook/>")
-    _fails_fast(odd, r"ZIP archive, not a Word document")
+    _fails_fast(odd, r"^'sheet.xlsx' is an Excel spreadsheet, which cannot be read here; save it as CSV")
+    slides = tmp_path / "deck.pptx"
+    with zipfile.ZipFile(slides, "w") as zf:
+        zf.writestr("ppt/presentation.xml", "<presentation/>")
+    _fails_fast(slides, r"^'deck.pptx' is a PowerPoint presentation, which cannot be read here; save it as PDF")
+    other = tmp_path / "files.txt"
+    with zipfile.ZipFile(other, "w") as zf:  # any other ZIP
+        zf.writestr("a.txt", "a")
+    _fails_fast(other, r"ZIP archive, not a Word document")
     empty = tmp_path / "empty.txt"
     empty.write_bytes(b"")
     _fails_fast(empty, r"is empty")

@@ -490,10 +490,15 @@ def document_kind(path: Path, head: bytes) -> str:
             return "docx"  # the DOCX reader's own checks (bombs, member counts) decide
         try:
             with zipfile.ZipFile(path) as zf:
-                is_docx = "word/document.xml" in zf.namelist()
+                names = set(zf.namelist())
         except (zipfile.BadZipFile, OSError, ValueError):
-            is_docx = False
-        if not is_docx:
+            names = set()
+        if "word/document.xml" not in names:
+            # Excel's and PowerPoint's files are ZIP archives too: named as what they are, with
+            # what to do ("is a ZIP archive, not a Word document" told an office worker nothing)
+            for part, key in (("xl/workbook.xml", "doc.xlsx"), ("ppt/presentation.xml", "doc.pptx")):
+                if part in names:
+                    raise DocumentError(said=[(key, {"name": path.name})])
             raise DocumentError(said=[("doc.zip", {"name": path.name})])
         return "docx"
     suffix = path.suffix.lower()

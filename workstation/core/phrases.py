@@ -233,6 +233,8 @@ ENGLISH: dict[str, str] = {
                     "renamed to .{suffix}); open it in its program and save it as {what} again."),
     "doc.zip_not_word": "'{name}' is a zip archive but not a Word document; open it in its program and save it as DOCX again.",
     "doc.zip": "'{name}' is a ZIP archive, not a Word document or text.",
+    "doc.xlsx": "'{name}' is an Excel spreadsheet, which cannot be read here; save it as CSV (File, Save As) and open that.",
+    "doc.pptx": "'{name}' is a PowerPoint presentation, which cannot be read here; save it as PDF (File, Save As) and open that.",
     "doc.no_text": "'{name}' contains no text.",
     "doc.bad_encoding": "'{name}' starts like {enc} text but is not valid {enc}.",
     "doc.unknown_encoding": "'{name}' uses an unknown text encoding.",
