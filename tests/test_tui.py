@@ -203,6 +203,10 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert unanswered.role == "assistant" and "Stopped before the reply began" in unanswered.body.source
         assert str(unanswered.query_one(".metrics").render()) == "stopped"
         assert [m.role for m in app.store.messages(conv_id)][-2:] == ["user", "assistant"]
+        await pilot.press("alt+c")  # nothing to go on from: Alt+R is what asks (it said "not a reply")
+        await until(pilot, lambda: any(n.message == "The last message has no reply to go on with yet; Alt+R asks "
+                                       "for one." for n in app._notifications))
+        assert not app.generating
         # the model is not shown an empty reply: the next question joins the unanswered one
         said = app.store.prompt_messages(conv_id, then="And the kitchen?")
         assert [m["role"] for m in said] == ["user", "assistant", "user", "assistant", "user"]

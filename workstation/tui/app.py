@@ -1343,7 +1343,11 @@ class WorkstationApp(App[None]):
         last = stored[-1] if stored else None
         if last is None or last.role != "assistant" or not last.content.strip() or not views \
                 or views[-1].role != "assistant":
-            self.notify(self.texts("chat.nothing_to_continue"), severity="warning")
+            # a question with no reply yet (stopped before its first word): Alt+R asks for one
+            unanswered = last is not None and (last.role == "user" or not last.content.strip())
+            self.notify(self.texts("chat.no_reply_to_continue" if unanswered else "chat.nothing_to_continue",
+                                   again=_key_text(self._keymap.get("chat.again", BY_ID["chat.again"].key))),
+                        severity="warning")
             return
         meta = getattr(self.engine, "meta", None)
         if meta is not None and not meta.get("n_ctx"):  # a server other than workstation serve may begin anew
