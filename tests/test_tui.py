@@ -803,8 +803,13 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         # the filter is done with: the box empties and every conversation is listed again
         assert app.chat_screen.query_one("#search").value == ""
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 2)
-        await pilot.press("ctrl+f", *"sales")
+        await pilot.press("ctrl+f", *"zzqq")  # nothing matches: said in the list (it was left blank)
+        await until(pilot, lambda: not app.chat_screen.sidebar.query("ConversationItem")
+                    and bool(app.chat_screen.sidebar.query(".none-found")))
+        assert str(app.chat_screen.sidebar.query_one(".none-found Label").render()) == 'No conversation holds "zzqq".'
+        await pilot.press(*["backspace"] * 4, *"sales")
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 1)
+        assert not app.chat_screen.sidebar.query(".none-found")
         await pilot.press("ctrl+n")  # a new conversation: the search that would hide it goes (it looked unsaved)
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 2)
         assert app.chat_screen.query_one("#search").value == "" and app.conversation_id is None

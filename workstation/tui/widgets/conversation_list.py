@@ -118,6 +118,9 @@ class ConversationList(Vertical):
         left = len(conversations) - len(listed)
         if left:
             lines.append(("more", left, self.texts.lang))
+        none_found = bool(search.strip()) and not conversations  # (a blank list said nothing)
+        if none_found:
+            lines.append(("none", search, self.texts.lang))
         view = self.query_one(ListView)
         self._filling = True
         if lines != self._shown:
@@ -126,6 +129,9 @@ class ConversationList(Vertical):
             items += [ConversationItem(c, drafts.get(c.id, ""), self.texts) for c in listed]
             if left:
                 items.append(ListItem(Label(self.texts("sidebar.more", n=left), markup=False), classes="more"))
+            if none_found:
+                items.append(ListItem(Label(self.texts("sidebar.none_found", search=search.strip()), markup=False),
+                                      classes="none-found", disabled=True))
             await view.extend(items)
             self._shown = lines
         for i, item in enumerate(view.children):
