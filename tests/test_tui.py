@@ -2437,9 +2437,15 @@ async def test_f8_on_a_desk_pc_says_what_the_server_keeps() -> None:
         await app.open_conversation(conv.id)
         await pilot.press("f8")
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
-        assert app.screen.question == ('Delete the conversation "Payroll"? This cannot be undone. It is deleted '
+        assert app.screen.question == ('Delete this conversation? "Payroll": this cannot be undone. It is deleted '
                                        "from this PC; what the server at 192.0.2.7:8088 keeps of it (its cache, "
                                        "an audit trail) stays there.")
+        await pilot.press("n")
+        asked = app.store.new("How many invoices came?")  # its own question mark met the dialog's: '?"?'
+        await app.open_conversation(asked.id)
+        await pilot.press("f8")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        assert app.screen.question.startswith('Delete this conversation? "How many invoices came?": this cannot')
         await pilot.press("n")
 
 
