@@ -302,6 +302,7 @@ def test_profiles_check_says_whether_a_reasoning_model_thinks(
     out = capsys.readouterr().out
     assert "thinking         on (the model thinks before it answers)" in out
     assert "ready            no: The model qwen3-8b-q4_k_m is not downloaded yet; run '" in out
+    assert "model_installed  no\n" in out  # in words (it printed Python's False)
     quick = tmp_path / "quick.yaml"
     data = yaml.safe_load((PROJECT / "profiles" / "gpu-qwen3-8b.yaml").read_text(encoding="utf-8"))
     quick.write_text(yaml.safe_dump({**data, "thinking": False}), encoding="utf-8")

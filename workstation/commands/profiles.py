@@ -101,8 +101,9 @@ def run_check(args: argparse.Namespace) -> int:
     for key in ("backend", "model_path", "model_installed", "context", "gpu_layers", "threads", "flash_attn"):
         if key in eff:  # a setting the file leaves to the machine says so ("threads 2" read as the file's)
             chosen = getattr(profile, key, None)
-            print(f"  {key:<16} {eff[key]}" + (f" ({chosen}: chosen for this machine)" if chosen == "auto"
-                                                and str(chosen) != str(eff[key]) else ""))
+            shown = ("yes" if eff[key] else "no") if isinstance(eff[key], bool) else eff[key]  # (it printed True)
+            print(f"  {key:<16} {shown}" + (f" ({chosen}: chosen for this machine)" if chosen == "auto"
+                                             and str(chosen) != str(eff[key]) else ""))
     print(f"  {'parallel':<16} {eff['parallel']} (serve: {eff['serve_slots']})")
     kv = eff["kv_cache"]
     print(f"  {'kv_cache':<16} K {kv['k']}, V {kv['v']}")
