@@ -526,6 +526,8 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
     assert main([*chat, "-c", "Budget note", "How much?"]) == 1
     err = capsys.readouterr().err
     assert 'There is no conversation named "Budget note"; did you mean "Budget notes"? Add --new' in err
+    assert main([*chat, "-c", "budget", "How much?"]) == 1  # a saved name's first word (it began another)
+    assert 'There is no conversation named "budget"; did you mean "Budget notes"? Add --new' in capsys.readouterr().err
     assert main([*chat, "-c", "budget NOTES", "How much?"]) == 0  # the same name, case aside
     assert "Started a new conversation" not in capsys.readouterr().err
     assert main([*chat, "-c", "İŞ PLANI", "Hi"]) == 0  # Turkish capitals: casefold() made İ "i̇"

@@ -337,6 +337,8 @@ def _conversation(name: str, new: bool = False) -> _Conversation:
     series = any(char.isdigit() for char in name) and any(numbered(c.title) for c in titles)
     close = [] if series else difflib.get_close_matches(
         fold(name), [fold(c.title) for c in titles], n=1, cutoff=0.75)
+    if not close and not series:  # the start of a longer title: its first words (it began another)
+        close = [fold(c.title) for c in titles if re.match(re.escape(fold(name)) + r"\b", fold(c.title))][:1]
     if close:
         similar = next(c.title for c in titles if fold(c.title) == close[0])
         store.close()
