@@ -2609,6 +2609,28 @@ async def test_a_first_message_too_long_leaves_no_empty_conversation(profiles: P
         assert [c.title for c in app.store.list("")] == ["Hello!"]
 
 
+async def test_a_conversation_written_in_goes_to_the_top_of_the_list(profiles: Path) -> None:
+    """The list is newest first, but a message sent in an older conversation left it where it
+    was until the app started again."""
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        older = app.store.new("Older")
+        app.store.add_message(older.id, "user", "Hi")
+        app.store.add_message(older.id, "assistant", "Hello.")
+        newer = app.store.new("Newer")
+        app.store.add_message(newer.id, "user", "Hi")
+        await app.open_conversation(older.id)
+
+        def order() -> list[int | None]:
+            return [item.conversation_id for item in app.chat_screen.sidebar.query("ConversationItem")]
+
+        await until(pilot, lambda: order() == [newer.id, older.id])
+        await _send(pilot, app, "And again?")
+        await until(pilot, lambda: not app.generating)
+        await until(pilot, lambda: order() == [older.id, newer.id])
+
+
 async def test_the_app_starts_with_the_profile_loaded_last(profiles: Path) -> None:
     """F3's choice was forgotten at each start and the default's model loaded again (LM Studio
     and Ollama's app start with the model used last); one that no longer loads leaves the default."""

@@ -1306,8 +1306,7 @@ class WorkstationApp(App[None]):
             self._store_draft(None, "", None)
         if gone:  # it goes on as a new conversation: the earlier messages are not in it
             await self.chat_screen.show_messages([])
-        if made or gone:
-            await self.refresh_sidebar()
+        await self.refresh_sidebar()  # (a new one listed; one written in goes to the top, as after a restart)
         self._start_reply(await self.chat_screen.add_exchange(content))
 
     def _start_reply(self, view: MessageView, upto: int | None = None) -> None:
