@@ -2118,6 +2118,9 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         await until(pilot, lambda: "summary of hive.txt goes on" in said())  # notices are messages
         assert screen.running
         assert "summarizing hive.txt" in app.status_text()
+        await pilot.pause()
+        shown = {a for a, _, _ in footer_keys(app.chat_screen)}  # Esc stops no summary: no "Stop" (it said so)
+        assert "stop" not in shown and "new_conversation" not in shown and "dashboard" in shown, shown
         await type_message(pilot, "Hello?")
         await until(pilot, lambda: "A summary of hive.txt is being made" in said())
         assert app.conversation_id is None  # the message waited: nothing was sent or saved

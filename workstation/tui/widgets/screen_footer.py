@@ -47,5 +47,8 @@ class ChatFooter(ScreenFooter):
         super().__init__(show_command_palette=True)
 
     def left_out(self) -> frozenset[str]:
-        generating = cast("WorkstationApp", self.app).generating
-        return frozenset({"new_conversation" if generating else "stop"})
+        app = cast("WorkstationApp", self.app)
+        if app.summarizing is not None and app.reply_view is None:
+            # a summary runs (F6's Ctrl+X stops it): Esc here stops no reply, and it showed "Stop"
+            return frozenset({"new_conversation", "stop"})
+        return frozenset({"new_conversation" if app.generating else "stop"})
