@@ -251,6 +251,10 @@ class ChatScreen(AppScreen, Screen[None]):
         log = self.log_view
         if way < 0:
             log.release_anchor()  # (anchored, a streaming reply pulled it back to the end)
+            if log.scroll_y <= 0 and self._earlier:  # at the top: the earlier messages, as a chat app
+                for button in self.query("#earlier"):  # (only a mouse reached the button)
+                    cast(Button, button).press()
+                return
             log.scroll_page_up(animate=False)
         else:
             log.scroll_page_down(animate=False)
