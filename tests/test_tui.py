@@ -529,6 +529,9 @@ async def test_the_list_of_many_conversations_is_paged_and_not_made_again_for_no
         await until(pilot, lambda: len(sidebar.query(ConversationItem)) == 100)
         view = sidebar.query_one(ListView)
         assert str(view.children[-1].query_one(Label).render()) == "150 older: Enter lists them (or search)"
+        more = view.children[-1].query_one(Label)
+        await pilot.pause()  # whole, on as many lines as it takes (it ended "(or …" in a narrow list)
+        assert more.size.width * more.size.height >= len("150 older: Enter lists them (or search)"), more.size
         lines = list(view.children)
         await app.open_conversation(ids[-3])  # the newest first: the third line
         assert list(view.children) == lines and view.index == 2  # the same lines, the cursor on it
