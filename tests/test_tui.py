@@ -2329,6 +2329,12 @@ async def test_ctrl_e_sets_this_sessions_sampling(profiles: Path) -> None:
         await until(pilot, lambda: isinstance(app.screen, SamplingDialog))
         dialog = app.screen
         assert dialog.query_one("#s-max_tokens", Input).value == "8"  # the profile's
+        await pilot.resize_terminal(160, 45)  # each setting's few words whole (the seed's ended "empty o…")
+        await pilot.pause()
+        for help_line in dialog.query(".sampling-help"):
+            assert help_line.size.width >= len(str(help_line.render())), str(help_line.render())
+        await pilot.resize_terminal(100, 30)
+        await pilot.pause()
         await pilot.press("end", "ctrl+u", "9", "enter")  # temperature 9: refused as a profile's would be
         problem = dialog.query_one("#sampling-problem", Label)
         assert problem.display and "Temperature is 9.0; allowed values are 0 to 5." in str(problem.render())
