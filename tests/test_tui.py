@@ -1650,6 +1650,20 @@ def test_turkish_writes_numbers_with_its_own_separators() -> None:
     assert say(verdict, en.get) == say(verdict)
 
 
+def test_a_model_not_downloaded_is_said_with_the_apps_own_keys() -> None:
+    """In the app, F3's note said "F4, then p" but the toast for the same model said to run
+    './run.sh models pull …' at a command line."""
+    from workstation.core.catalog import catalog_entries, missing_model_error
+    from workstation.core.paths import models_dir
+
+    entry = next(e for e in catalog_entries() if e["name"] == "llama-3.1-8b-instruct-q4_k_m")
+    err = missing_model_error(models_dir() / entry["file"])
+    assert "models pull llama-3.1-8b-instruct-q4_k_m" in str(err)  # the command line's
+    assert Texts("en").error(err) == (f"The model llama-3.1-8b-instruct-q4_k_m is not downloaded yet (about "
+                                      f"{entry['approx_size_gb']} GB); F4, then p, downloads it.")
+    assert Texts("tr").error(err).endswith("; F4, ardından p onu indirir.")
+
+
 def test_locales_have_the_same_keys() -> None:
     root = Path(__file__).parent.parent / "workstation" / "tui" / "locales"
     en = yaml.safe_load((root / "en.yaml").read_text(encoding="utf-8"))
