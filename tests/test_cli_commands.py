@@ -623,6 +623,9 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     (["chat", "--new", "hi"], "--new starts a saved conversation and goes with -c NAME; without -c nothing is kept."),
     (["--lang", "tr", "fit"], "'fit' is a command of its own: type it first, as 'workstation fit …' (the options "
                               "before a command go to 'workstation tui')."),
+    # a word too many is no option ("x is not an option of 'workstation hw'")
+    (["hw", "--json", "x"], "'x' was not expected: 'workstation hw' takes options only (see 'workstation hw --help')."),
+    (["chat", "Hello", "there"], "'there' is more than 'workstation chat' takes (TEXT); a text with spaces goes in quotes"),
 ])
 def test_a_command_line_mistake_is_one_sentence(args: list[str], sentence: str,
                                                 capsys: pytest.CaptureFixture[str]) -> None:

@@ -90,6 +90,11 @@ class CommandParser(argparse.ArgumentParser):
             hint = f"; it takes {' '.join(str(t).upper() for t in takes)}"
         else:
             hint = ""
+        if not first.startswith("-"):  # a word, not an option: "x is not an option" named no option
+            if not takes:
+                return f"'{' '.join(extra)}' was not expected: '{here.prog}' takes options only (see '{here.prog} --help')."
+            return (f"'{' '.join(extra)}' is more than '{here.prog}' takes ({' '.join(str(t).upper() for t in takes)}); "
+                    f"a text with spaces goes in quotes (see '{here.prog} --help').")
         return f"{' '.join(extra)} is not an option of '{here.prog}'{hint} (see '{here.prog} --help')."
 
     def _subcommands(self) -> dict[str, CommandParser]:
