@@ -181,6 +181,8 @@ def _grammar_of(text: str) -> str:
         return _json_safe_strings(converter.format_grammar())
     except RecursionError:
         raise SchemaError("The JSON schema nests or refers to itself too deeply to become a grammar.") from None
+    except SchemaError:
+        raise  # (said already; wrapped, it read "cannot be turned into a grammar: The JSON schema ...")
     except Exception as err:  # noqa: BLE001 - the converter asserts and raises anything; say it in one sentence
         raise SchemaError(f"The JSON schema cannot be turned into a grammar: {_converter_message(err)}.") from None
 
@@ -196,17 +198,25 @@ class _Converter(SchemaConverter):  # type: ignore[misc]
             return str(super().visit(schema, name))
         rule_name = name + "-" if name in RESERVED_NAMES else name or "root"
         lo, hi = bounds
-        if lo is not None and hi is not None and lo > hi:
-            raise SchemaError(f"The JSON schema's integer range at {name or 'the top'} holds no number "
-                              f"(from {lo} to {hi}).")
+        if lo > hi:
+            raise SchemaError("The JSON schema has an integer whose minimum and maximum leave no whole number "
+                              "between them.")
         out: list[str] = ["("]
         _min_max_int(lo, hi, out)
         out.append(") space")
         return str(self._add_rule(rule_name, "".join(out)))
 
 
-def _integer_bounds(schema: dict[str, Any]) -> tuple[int | None, int | None] | None:
-    """(lowest, highest) an integer schema allows, None where unbounded; None for other schemas."""
+# an integer's bounds as the grammar writes them: past 16 digits a bound is no bound (a reply
+# never writes such a number; "minimum: -1e300" made a rule of 300 digits a place, and 50 of
+# them a 110 MB grammar in 8 s of the server's event loop). A single bound is written as the
+# range up to the other end: llama.cpp's single-bound branch lets "minimum: 100" take 10 to 19.
+_WIDEST = 10**16 - 1
+
+
+def _integer_bounds(schema: dict[str, Any]) -> tuple[int, int] | None:
+    """(lowest, highest) an integer schema allows, within +-_WIDEST; None for other schemas and
+    an integer with no bound."""
     if schema.get("type") != "integer" or any(k in schema for k in ("enum", "const", "$ref")):
         return None
     lows = [math.ceil(schema["minimum"])] if _is_number(schema.get("minimum")) else []
@@ -215,33 +225,27 @@ def _integer_bounds(schema: dict[str, Any]) -> tuple[int | None, int | None] | N
     highs = [math.floor(schema["maximum"])] if _is_number(schema.get("maximum")) else []
     if _is_number(schema.get("exclusiveMaximum")):
         highs.append(math.ceil(schema["exclusiveMaximum"]) - 1)
+    lows, highs = [x for x in lows if abs(x) <= _WIDEST], [x for x in highs if abs(x) <= _WIDEST]
     if not lows and not highs:
         return None
-    return (max(lows) if lows else None), (min(highs) if highs else None)
+    return max(lows, default=-_WIDEST), min(highs, default=_WIDEST)
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _min_max_int(lo: int | None, hi: int | None, out: list[str], decimals_left: int = 16,
-                 top_level: bool = True) -> None:
-    """GBNF for the integers from ``lo`` to ``hi`` (None: no bound), written into ``out``: llama.cpp's
-    ``build_min_max_int`` (common/json-schema-to-grammar.cpp), line for line."""
+def _min_max_int(lo: int, hi: int, out: list[str]) -> None:
+    """GBNF for the integers from ``lo`` to ``hi``, written into ``out``: llama.cpp's
+    ``build_min_max_int`` (common/json-schema-to-grammar.cpp) where both bounds are given."""
 
     def digit_range(a: str, b: str) -> None:
         out.append(f"[{a}]" if a == b else f"[{a}-{b}]")
 
-    def more_digits(min_digits: int, max_digits: int | None) -> None:
-        out.append("[0-9]")
-        if min_digits == max_digits == 1:
-            return
-        out.append("{" + str(min_digits))
-        if max_digits != min_digits:
-            out.append("," + ("" if max_digits is None else str(max_digits)))
-        out.append("}")
+    def more_digits(n: int) -> None:
+        out.append("[0-9]" if n == 1 else "[0-9]{" + str(n) + "}")
 
-    def uniform_range(a: str, b: str) -> None:
+    def uniform_range(a: str, b: str) -> None:  # from a to b, as many digits each
         i = 0
         while i < len(a) and i < len(b) and a[i] == b[i]:
             i += 1
@@ -259,7 +263,7 @@ def _min_max_int(lo: int | None, hi: int | None, out: list[str], decimals_left: 
                 if a_sub == zeros:
                     digit_range(a[i], chr(ord(b[i]) - 1))
                     out.append(" ")
-                    more_digits(sub_len, sub_len)
+                    more_digits(sub_len)
                 else:
                     out.append(f"[{a[i]}] (")
                     uniform_range(a_sub, nines)
@@ -272,7 +276,7 @@ def _min_max_int(lo: int | None, hi: int | None, out: list[str], decimals_left: 
                         else:
                             digit_range(chr(ord(a[i]) + 1), chr(ord(b[i]) - 1))
                         out.append(" ")
-                        more_digits(sub_len, sub_len)
+                        more_digits(sub_len)
                 if not reached:
                     out.append(" | ")
                     digit_range(b[i], b[i])
@@ -282,79 +286,22 @@ def _min_max_int(lo: int | None, hi: int | None, out: list[str], decimals_left: 
             else:
                 out.append(f"[{a[i]}-{b[i]}]")
 
-    if lo is not None and hi is not None:
-        if lo < 0 and hi < 0:
-            out.append('"-" (')
-            _min_max_int(-hi, -lo, out, decimals_left, top_level=True)
-            out.append(")")
-            return
-        if lo < 0:
-            out.append('"-" (')
-            _min_max_int(0, -lo, out, decimals_left, top_level=True)
-            out.append(") | ")
-            lo = 0
-        lo_s, hi_s = str(lo), str(hi)
-        for digits in range(len(lo_s), len(hi_s)):
-            uniform_range(lo_s, "9" * digits)
-            lo_s = "1" + "0" * digits
-            out.append(" | ")
-        uniform_range(lo_s, hi_s)
+    if lo < 0 and hi < 0:
+        out.append('"-" (')
+        _min_max_int(-hi, -lo, out)
+        out.append(")")
         return
-    less_decimals = max(decimals_left - 1, 1)
-    if lo is not None:
-        if lo < 0:
-            out.append('"-" (')
-            _min_max_int(None, -lo, out, decimals_left, top_level=False)
-            out.append(") | [0] | [1-9] ")
-            more_digits(0, decimals_left - 1)
-        elif lo == 0:
-            if top_level:
-                out.append("[0] | [1-9] ")
-                more_digits(0, less_decimals)
-            else:
-                more_digits(1, decimals_left)
-        elif lo <= 9:
-            c = str(lo)
-            start = "1" if top_level else "0"
-            if c > start:
-                digit_range(start, chr(ord(c) - 1))
-                out.append(" ")
-                more_digits(1, less_decimals)
-                out.append(" | ")
-            digit_range(c, "9")
-            out.append(" ")
-            more_digits(0, less_decimals)
-        else:
-            lo_s = str(lo)
-            c = lo_s[0]
-            if c > "1":
-                digit_range("1" if top_level else "0", chr(ord(c) - 1))
-                out.append(" ")
-                more_digits(len(lo_s), less_decimals)
-                out.append(" | ")
-            digit_range(c, c)
-            out.append(" (")
-            _min_max_int(int(lo_s[1:]), None, out, less_decimals, top_level=False)
-            out.append(")")
-            if c < "9":
-                out.append(" | ")
-                digit_range(chr(ord(c) + 1), "9")
-                out.append(" ")
-                more_digits(len(lo_s) - 1, less_decimals)
-        return
-    if hi is not None:
-        if hi >= 0:
-            if top_level:
-                out.append('"-" [1-9] ')
-                more_digits(0, less_decimals)
-                out.append(" | ")
-            _min_max_int(0, hi, out, decimals_left, top_level=True)
-        else:
-            out.append('"-" (')
-            _min_max_int(-hi, None, out, decimals_left, top_level=False)
-            out.append(")")
-        return
-    raise ValueError("an integer range needs a bound")
+    if lo < 0:
+        out.append('"-" (')
+        _min_max_int(0, -lo, out)
+        out.append(") | ")
+        lo = 0
+    lo_s, hi_s = str(lo), str(hi)
+    for digits in range(len(lo_s), len(hi_s)):
+        uniform_range(lo_s, "9" * digits)
+        lo_s = "1" + "0" * digits
+        out.append(" | ")
+    uniform_range(lo_s, hi_s)
 
 
 # llama-cpp-python's converter lets a string hold any character but '"' and '\\', control
