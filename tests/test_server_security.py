@@ -377,4 +377,13 @@ def test_a_body_over_the_limit_on_a_kept_alive_connection_gets_its_413(server: R
             assert client.get(f"{server.root}/health").status_code == 200  # the connection is kept
             r = client.post(f"{server.base_url}/completions", content=body)
             assert r.status_code == 413 and "65536" in r.json()["error"]["message"]
+    # the piece that goes over the limit is the body's last (its end in the same packet): reading
+    # on found Starlette's stream used up, and the answer was a 500
+    head = (b"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n")
+    with _connect(server, head + b"%x\r\n" % 60_000 + b"x" * 60_000 + b"\r\n") as sock:
+        time.sleep(0.5)  # (read by the server before the rest comes)
+        sock.sendall(b"%x\r\n" % 10_000 + b"y" * 10_000 + b"\r\n0\r\n\r\n")
+        error = _raw_error(_read_all(sock), 413)
+    assert "65536" in str(error["message"])
     _still_serving(server)

@@ -237,6 +237,8 @@ class OpenAIServer:
                         return
         except (TimeoutError, ClientDisconnect):
             return
+        except RuntimeError:  # Starlette's "Stream consumed": the piece over the limit was the last
+            return
 
     @contextlib.asynccontextmanager
     async def _json_body(self, request: Request) -> AsyncIterator[dict[str, Any]]:
@@ -262,13 +264,14 @@ class OpenAIServer:
                 held = int(declared)
             chunks: list[bytes] = []
             size = 0
+            over = False
             try:
                 async with asyncio.timeout(self.options.body_timeout_s):
                     async for chunk in request.stream():
                         size += len(chunk)
                         if size > limit:
-                            await self._drain(request, size, limit)
-                            raise too_big
+                            over = True  # (drained below: within this timeout, a 408 came instead of the 413)
+                            break
                         if size > held:
                             if not self.bodies.take(size - held):
                                 raise full
@@ -283,6 +286,10 @@ class OpenAIServer:
                 ) from None
             except ClientDisconnect:
                 raise ApiError(400, "The client went away before sending the whole body.") from None
+            if over:
+                del chunks
+                await self._drain(request, size, limit)
+                raise too_big
             data = b"".join(chunks)
             del chunks
             body = decode_body(data)
