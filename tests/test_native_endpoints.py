@@ -165,8 +165,11 @@ def test_the_template_fields_and_n_predict_say_only_what_this_server_does(server
     ask = [{"role": "user", "content": "Name a colour."}]
     begun = [*ask, {"role": "assistant", "content": "The colour is"}]
     for messages, extra, status, said in [
-        (ask, {"add_generation_prompt": False}, 400, "'add_generation_prompt' is not supported"),
+        (ask, {"add_generation_prompt": False}, 400, "'add_generation_prompt' false (the prompt without the assistant"),
         (ask, {"add_generation_prompt": True}, 200, ""),
+        # vLLM's way to go on from a reply (it refuses both true together)
+        (begun, {"add_generation_prompt": False, "continue_final_message": True}, 200, ""),
+        (begun, {"add_generation_prompt": False}, 200, ""),
         (begun, {"continue_final_message": False}, 400, "goes on from a last assistant message"),
         (ask, {"continue_final_message": True}, 400, "the last message is not the assistant's"),
         (begun, {"continue_final_message": "yes"}, 400, "must be true or false"),

@@ -390,14 +390,25 @@ def parse_messages(body: dict[str, Any], max_messages: int) -> list[dict[str, An
         out.append({"role": "system" if role == "developer" else role, "content": text, **parse_tool_fields(m, i)})
     if len(out) >= 2 and out[-1]["role"] == out[-2]["role"] == "assistant":
         raise bad("The messages end with two assistant messages; at most one may come last.", "messages")
-    _check_continuation(body.get("continue_final_message"), out[-1]["role"] == "assistant")
+    _check_continuation(body, out[-1]["role"] == "assistant")
     return out
 
 
-def _check_continuation(value: Any, ends_with_reply: bool) -> None:
-    """vLLM's and llama-server's ``continue_final_message``: here a last assistant message is
-    always the start of the reply to go on from, so the field may only say so (it was dropped
-    unread: ``false`` beside a last reply was continued anyway)."""
+def _check_continuation(body: dict[str, Any], ends_with_reply: bool) -> None:
+    """vLLM's and llama-server's ``continue_final_message`` and ``add_generation_prompt``: here
+    a last assistant message is always the start of the reply to go on from, and otherwise the
+    assistant's turn is opened, so the fields may only say so (they were dropped unread:
+    ``false`` beside a last reply was continued anyway). vLLM's way to go on from a reply,
+    ``continue_final_message: true`` with ``add_generation_prompt: false``, is this one."""
+    opened = body.get("add_generation_prompt")
+    if opened is not None:
+        if not isinstance(opened, bool):
+            raise bad("'add_generation_prompt' must be true or false.", "add_generation_prompt")
+        if not opened and not ends_with_reply:
+            raise bad("'add_generation_prompt' false (the prompt without the assistant's turn) is not supported by "
+                      "this server; leave it out, or end the messages with the assistant's reply to go on from.",
+                      "add_generation_prompt")
+    value = body.get("continue_final_message")
     if value is None:
         return
     if not isinstance(value, bool):

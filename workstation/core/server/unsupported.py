@@ -63,8 +63,6 @@ OFF: dict[str, tuple[Callable[[Any], bool], str]] = {
     "grammar_lazy": (_equal(False), "false"),
     "grammar_triggers": (_empty, "an empty list"),
     "preserved_tokens": (_empty, "an empty list"),
-    # the chat template always ends with the assistant's turn opened (or a last reply's text)
-    "add_generation_prompt": (_equal(True), "true"),
 }
 NEVER = (  # per-request speculative settings: a profile's ``speculative`` decides them here
     "speculative.n_max",
