@@ -7,8 +7,8 @@ as llama.cpp's own converter writes them, and "any JSON object" is its ``JSON_GB
 grammar constrains sampling (``core/grammar.py``), so a reply that ran to its end parses and
 follows the schema's structure; ``check_reply`` validates it with the ``jsonschema`` package,
 which also knows the keywords a grammar cannot express (``multipleOf``, a decimal number's
-range, ...: ``UNBOUND_KEYWORDS``). A request that asks for the schema to be strict is refused
-when its schema has one of those. A reply cut short (``max_tokens``, the context) is what it
+range, ...). A request that asks for the schema to be strict is refused where its schema uses
+one that OpenAI's strict mode does not take either (``UNBOUND_KEYWORDS``). A reply cut short (``max_tokens``, the context) is what it
 is: unfinished JSON, reported as not valid.
 
 Used by the server's ``response_format`` and ``json_schema`` fields (``core/server/
@@ -103,30 +103,26 @@ def _converter_message(err: Exception) -> str:
     return _clip(text) or type(err).__name__
 
 
-# assertions a grammar cannot hold a reply to (the converter leaves them out, or refuses them);
-# with a "strict" schema (OpenAI's strict mode: the reply must follow it) they are refused
+# assertions a grammar cannot hold a reply to, which OpenAI's strict mode does not take either: a
+# "strict" schema with one is refused (in every other schema they are left to the reply, as are
+# the ones OpenAI's strict mode takes but a grammar does not bind here: a decimal number's
+# range, multipleOf, uniqueItems, formats but date, time, date-time and uuid, a pattern's lengths;
+# the openai client's .parse() sends every Pydantic model as strict, a float's ge=0 too)
 UNBOUND_KEYWORDS = (
-    "multipleOf", "minProperties", "maxProperties", "contains", "minContains", "maxContains", "uniqueItems",
-    "patternProperties", "propertyNames", "dependentRequired", "dependentSchemas", "dependencies",
-    "unevaluatedProperties", "unevaluatedItems", "not", "if", "then", "else",
+    "minProperties", "maxProperties", "patternProperties", "propertyNames", "unevaluatedProperties",
+    "unevaluatedItems", "contains", "minContains", "maxContains", "dependentRequired", "dependentSchemas",
+    "dependencies", "not", "if", "then", "else",
 )
-_RANGE = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 _SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SUBSCHEMA_MAPS = ("properties", "$defs", "definitions")
 
 
 def unbound_keywords(schema: Any, where: str = "") -> list[str]:
-    """Where ``schema`` asks for what the grammar cannot bind: "multipleOf at properties.price";
-    a number's range but an integer's (bound since the converter writes it), the lengths of a
-    string with a pattern (the pattern alone becomes its grammar), ``uniqueItems: true``."""
+    """Where ``schema`` uses one of UNBOUND_KEYWORDS: "minProperties at properties.address"."""
     if not isinstance(schema, dict):
         return []
     at = f" at {where}" if where else ""
-    found = [f"{k}{at}" for k in UNBOUND_KEYWORDS if k in schema and not (k == "uniqueItems" and not schema[k])]
-    if _integer_bounds(schema) is None and not ("enum" in schema or "const" in schema):
-        found += [f"{k}{at}" for k in _RANGE if k in schema]
-    if "pattern" in schema:
-        found += [f"{k}{at} (beside a pattern)" for k in ("minLength", "maxLength") if k in schema]
+    found = [f"{k}{at}" for k in UNBOUND_KEYWORDS if k in schema]
     for key in _SUBSCHEMA_MAPS:
         if isinstance(schema.get(key), dict):
             for name, sub in schema[key].items():

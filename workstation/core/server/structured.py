@@ -9,10 +9,9 @@
 At most one of them may constrain a request. A schema that is not valid, or that the converter
 cannot turn into a grammar, is a 400 naming the field; a grammar that llama.cpp cannot parse is
 refused when the request is submitted (``GrammarError``) and answered the same way, with the
-field from ``OutputFormat.param``. ``strict: true`` also refuses a schema with keywords the
-grammar cannot bind (``multipleOf``, a decimal number's range, ...: structured_output.
-UNBOUND_KEYWORDS), as OpenAI's strict mode refuses what it does not support; without it they
-are left to the reply.
+field from ``OutputFormat.param``. ``strict: true`` also refuses a schema with keywords that
+neither the grammar binds nor OpenAI's strict mode takes (``minProperties``, ``not``, ...:
+structured_output.UNBOUND_KEYWORDS); without it they are left to the reply.
 """
 
 from __future__ import annotations
