@@ -415,7 +415,7 @@ async def test_a_long_conversation_opens_with_its_last_messages_and_shows_the_ea
         button = app.chat_screen.query_one("#earlier", Button)
         assert str(button.label) == "Show earlier messages (50)"
         for left, drawn in ((20, 60), (None, 80)):
-            if left is not None:  # PageUp from the message box, once the chat is at its top (only a mouse did it)
+            if left is None:  # PageUp from the message box, once the chat is at its top (only a mouse did it)
                 app.chat_screen.focus_prompt()
                 await until(pilot, lambda: app.chat_screen.query_one("#prompt").has_focus)
                 for _ in range(40):
@@ -431,6 +431,8 @@ async def test_a_long_conversation_opens_with_its_last_messages_and_shows_the_ea
             if left is not None:
                 assert str(button.label) == f"Show earlier messages ({left})"
         assert not app.chat_screen.query("#earlier")  # all drawn: the button is gone
+        await pilot.pause()
+        assert app.chat_screen.query_one("#prompt").has_focus  # PageUp's: typing goes on in the box
         # PageUp and PageDown in the message box scroll the chat (they did nothing)
         app.chat_screen.focus_prompt()
         log = app.chat_screen.log_view

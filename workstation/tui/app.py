@@ -1769,18 +1769,18 @@ class WorkstationApp(App[None]):
             return  # typed since: the question stays in the chat (neither is lost)
         await self._take_back(question)
         conv_id = self.conversation_id
-        if conv_id is not None and not self.store.messages(conv_id) \
-                and not self.store.get(conv_id, with_messages=False).instructions:
-            # the conversation this message began holds nothing now: it went too (it was left in
-            # the list, titled after the refused message, with nothing in it)
-            try:
+        try:  # (deleted meanwhile by another window: the store says so, and nothing is left to do)
+            empty = conv_id is not None and not self.store.messages(conv_id) \
+                and not self.store.get(conv_id, with_messages=False).instructions
+            if empty and conv_id is not None:
+                # the conversation this message began holds nothing now: it goes too (it was left
+                # in the list, titled after the refused message, with nothing in it)
                 self.store.delete(conv_id)
-            except WorkstationError:
-                pass  # (kept, empty: nothing is lost either way)
-            else:
                 self.conversation_id = None
                 self.store_write(lambda: self.store.set_open(None))
                 await self.refresh_sidebar()
+        except WorkstationError:
+            pass  # (kept, empty: nothing is lost either way)
         text, document = self._sent
         self.chat_screen.set_input(text)
         self._attach(document)

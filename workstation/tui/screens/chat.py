@@ -57,7 +57,8 @@ class PromptLine(Input):
         if editor is not None and not self.display and editor.display:
             event.stop()
             event.prevent_default()
-            editor.post_message(events.Key(event.key, event.character))
+            key = events.Key(event.key, event.character)
+            editor._forward_event(key)  # as the app hands a key on (marked: not handed round again)
             return
         if event.key in NEW_LINE_KEYS:  # here, in turn: as a binding it ran after the keys behind it
             event.stop()
@@ -230,7 +231,8 @@ class ChatScreen(AppScreen, Screen[None]):
         if self._earlier:
             event.button.label = self.wapp.texts("chat.earlier", n=len(self._earlier))
         else:
-            self.log_view.focus()
+            if event.button.has_focus:  # (pressed by PageUp from the box, the focus stays there)
+                self.log_view.focus()
             await event.button.remove()
 
     async def add_exchange(self, question: str) -> MessageView:
