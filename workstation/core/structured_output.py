@@ -8,8 +8,8 @@ grammar constrains sampling (``core/grammar.py``), so a reply that ran to its en
 follows the schema's structure; ``check_reply`` validates it with the ``jsonschema`` package,
 which also knows the keywords a grammar cannot express (``multipleOf``, a decimal number's
 range, ...). A request that asks for the schema to be strict is refused where its schema uses
-one that OpenAI's strict mode does not take either (``UNBOUND_KEYWORDS``). A reply cut short (``max_tokens``, the context) is what it
-is: unfinished JSON, reported as not valid.
+one that OpenAI's strict mode does not take either (``UNBOUND_KEYWORDS``). A reply cut short
+(``max_tokens``, the context) is what it is: unfinished JSON, reported as not valid.
 
 Used by the server's ``response_format`` and ``json_schema`` fields (``core/server/
 structured.py``), ``workstation chat --json-schema FILE`` and eval tasks with a ``json_schema``

@@ -751,8 +751,7 @@ class WorkstationApp(App[None]):
         self._mark_open(conv)
         self._editing, self._arriving_edit = self._arriving_edit, None
         if self._editing is not None:  # its last question is still in the box, being changed
-            in_editor = self.chat_screen.query_one("#editor", TextArea).display
-            self.notify(self.texts("chat.editing_last", send="Ctrl+S" if in_editor else "Enter"), timeout=5)
+            self._say_editing_last()
         self.store_write(lambda: self.store.set_open(conv.id))
         self.history = _history_of(conv.messages)
         await self.chat_screen.show_messages(conv.messages)
@@ -1193,6 +1192,10 @@ class WorkstationApp(App[None]):
             return
         self.chat_screen.set_input(question.content)
         self._editing = (question.id, question.created)
+        self._say_editing_last()
+
+    def _say_editing_last(self) -> None:
+        """The last message is in the box to be changed (Up, or its conversation opened again)."""
         in_editor = self.chat_screen.query_one("#editor", TextArea).display
         self.notify(self.texts("chat.editing_last", send="Ctrl+S" if in_editor else "Enter"), timeout=5)
 
@@ -1345,7 +1348,7 @@ class WorkstationApp(App[None]):
             # a question with no reply yet (stopped before its first word): Alt+R asks for one
             unanswered = last is not None and (last.role == "user" or not last.content.strip())
             self.notify(self.texts("chat.no_reply_to_continue" if unanswered else "chat.nothing_to_continue",
-                                   again=_key_text(self._keymap.get("chat.again", BY_ID["chat.again"].key))),
+                                   again=self.key_for("chat.again")),
                         severity="warning")
             return
         meta = getattr(self.engine, "meta", None)
@@ -1841,7 +1844,7 @@ class WorkstationApp(App[None]):
         if document is None:
             self.chat_screen.set_attachment(None)
             return
-        remove = _key_text(self._keymap.get("chat.detach", BY_ID["chat.detach"].key))
+        remove = self.key_for("chat.detach")
         whole = self._document_sizes.get(document[0], 0)
         self.chat_screen.set_attachment(
             self.texts("chat.attached_cut", name=document[0].name, n=f"{len(document[1]):,}", total=f"{whole:,}",

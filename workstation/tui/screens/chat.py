@@ -53,8 +53,8 @@ class PromptLine(Input):
         fast after Ctrl+J (or pasted where the terminal does not mark a paste) were all handed
         here before Ctrl+J had opened the editor, went into this hidden box, and the next Ctrl+J
         put them on the editor's first line."""
-        editor = self.screen.query_one("#editor", TextArea) if self.is_attached else None
-        if editor is not None and not self.display and editor.display:
+        editor = self.screen.query_one("#editor", TextArea) if not self.display and self.is_attached else None
+        if editor is not None and editor.display:  # (looked up only while this box is hidden: not per key)
             event.stop()
             event.prevent_default()
             key = events.Key(event.key, event.character)
