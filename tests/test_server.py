@@ -45,6 +45,20 @@ def test_models(client: openai.OpenAI, server: RunningServer, smollm2_path: Path
     assert smollm2_path.name not in text and str(smollm2_path.parent) not in text  # the path is private
 
 
+def test_a_slash_at_the_end_of_the_path_is_served(server: RunningServer) -> None:
+    """A base URL typed as ``http://host:8088/v1/`` made ``/v1/chat/completions/``, answered
+    with a 307 and an empty body that a POST does not follow."""
+    ask = {"model": "serve-test", "messages": QUESTION, "max_tokens": 2, "temperature": 0}
+    with httpx.Client(headers=server.headers(), timeout=120, follow_redirects=False) as http:
+        reply = http.post(f"{server.base_url}/chat/completions/", json=ask)
+        assert reply.status_code == 200, reply.text
+        assert reply.json()["choices"][0]["message"]["content"]
+        models = http.get(f"{server.base_url}/models//")
+        assert models.status_code == 200 and models.json()["data"][0]["id"] == "serve-test"
+        assert http.get(f"{server.root}/health/").status_code == 200
+        assert http.post(f"{server.base_url}/nowhere/", json=ask).status_code == 404
+
+
 def test_chat_non_stream_and_stream_agree(client: openai.OpenAI) -> None:
     """Both shapes alike, each chunk with the system_fingerprint (a stream's had none)."""
     full = client.chat.completions.create(model="serve-test", messages=QUESTION, max_tokens=16, temperature=0)

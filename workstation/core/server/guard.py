@@ -125,6 +125,7 @@ class RequestGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        scope = _without_trailing_slash(scope)
         headers = Headers(scope=scope)
         method = scope["method"]
         origin = headers.get("origin")
@@ -222,6 +223,18 @@ class RequestGuard:
         if origin is not None:
             _add_cors(response.headers, origin)
         await response(scope, receive, send)
+
+
+def _without_trailing_slash(scope: Scope) -> Scope:
+    """``/v1/chat/completions/`` is served as ``/v1/chat/completions``: Starlette answered it
+    with a 307 redirect, which the ``openai`` client and ``curl`` do not follow for a POST, so
+    a base URL typed with a slash at its end got an empty reply."""
+    path: str = scope["path"]
+    if len(path) < 2 or not path.endswith("/"):
+        return scope
+    trimmed = path.rstrip("/") or "/"
+    raw: bytes = scope.get("raw_path") or path.encode()
+    return {**scope, "path": trimmed, "raw_path": raw.rstrip(b"/") or b"/"}
 
 
 def _add_cors(headers: MutableHeaders, origin: str) -> None:
