@@ -2623,6 +2623,49 @@ async def test_the_last_message_being_changed_is_still_changed_after_another_con
         await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 4)
 
 
+async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: Path) -> None:
+    """Up on a message sent with a document put the whole document in the box, after the
+    question and a "---" line; sent again, it went with it as typed text. The box now gets the
+    question, and the document is attached again as it was sent, in whichever language."""
+    from textual.widgets import Input
+
+    memo = "Meeting at ten in room 4.\n\n---\nNot a label: the memo's own rule."
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        app._attach((Path("/docs/memo.txt"), memo))
+        app.chat_screen.set_input("When is the meeting?")
+        prompt.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.generating and app.conversation_id is not None
+                    and len(app.store.messages(app.conversation_id)) == 2)
+        conv = app.conversation_id
+        assert app.pending_document is None
+        await pilot.press("f9")  # sent in English, put back in Turkish
+        await until(pilot, lambda: app.texts.lang == "tr")
+        prompt.focus()
+        await pilot.press("up")
+        await until(pilot, lambda: prompt.value == "When is the meeting?")
+        assert app.pending_document is not None and app.pending_document[0].name == "memo.txt"
+        assert app.pending_document[1] == memo
+        await pilot.press("end", *" Which room?", "enter")  # sent in its place, the document with it
+        await until(pilot, lambda: not app.generating and app.store.messages(conv)[0].content.startswith(
+            "When is the meeting? Which room?"))
+        sent = app.store.messages(conv)
+        assert len(sent) == 2 and sent[0].content.endswith(memo) and sent[0].content.count(memo) == 1
+        assert "Belge: memo.txt" in sent[0].content
+        # a document sent with no words: the box stays empty, the document attached again
+        app._attach((Path("/docs/memo.txt"), memo))
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 4)
+        assert app.pending_document is None
+        prompt.focus()
+        await pilot.press("up")
+        await until(pilot, lambda: app.pending_document is not None)
+        assert prompt.value == "" and app.pending_document[1] == memo
+
+
 async def test_a_first_message_too_long_leaves_no_empty_conversation(profiles: Path) -> None:
     """Refused as longer than the context, a new conversation's first message came back into the
     box, and the conversation it began stayed in the list, titled after it, with nothing in it."""

@@ -61,6 +61,7 @@ from workstation.core.store import (
 )
 from workstation.tui import integrations, pacing
 from workstation.tui.actions import ACTIONS, ALWAYS, BY_ID, CHAT_ONLY, bindings
+from workstation.tui.attachment import split_attached, with_attached
 from workstation.tui.i18n import LANGUAGES, Texts, detect_language
 from workstation.tui.messages import (
     DocumentRead,
@@ -1190,7 +1191,12 @@ class WorkstationApp(App[None]):
         if question.shown:  # F6's document chat: its message is the document and the instructions
             self.notify(self.texts("chat.not_again_document"), severity="warning")
             return
-        self.chat_screen.set_input(question.content)
+        text, document = split_attached(question.content)
+        self.chat_screen.set_input(text)
+        if document is not None:  # attached again, as it was sent: the box gets the words only
+            name, doc = document
+            path = next((p for p in self._document_sizes if p.name == name), Path(name))
+            self._attach((path, doc))
         self._editing = (question.id, question.created)
         self._say_editing_last()
 
@@ -1279,7 +1285,7 @@ class WorkstationApp(App[None]):
         content = text.strip()
         if document is not None:
             path, doc = document
-            content = f"{content}\n\n---\n{t('chat.document', name=path.name)}\n\n{doc}".strip()
+            content = with_attached(content, t("chat.document", name=path.name), doc)
         if self._editing is not None:  # the last question changed (or not): sent instead of it
             editing, self._editing = self._editing, None
             question = self._last_question()
