@@ -408,9 +408,11 @@ class Scheduler:
                 victim = queue_victim(self.waiting, owner)
                 if victim is None:
                     self.stats.requests_rejected_total += 1
+                    # (what it holds, not "all N slots busy and M waiting": a request stays in
+                    # the queue until the decode thread gives it its slot, and was counted there)
                     raise QueueFull(
-                        f"All {self.n_parallel} slots are busy and {len(self.waiting)} requests are "
-                        "waiting; try again shortly.",
+                        f"This server holds {busy + len(self.waiting)} requests, as many as it takes "
+                        f"({self.n_parallel} answered at once and {self.max_queue} waiting); try again shortly.",
                         retry_after_s=self._retry_after_s(),
                     )
                 self.waiting.remove(victim)
