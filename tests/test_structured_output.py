@@ -340,13 +340,14 @@ def test_a_grammar_its_logit_bias_makes_impossible_is_a_400_in_one_sentence(serv
     assert r.status_code == 400, r.text
     error = r.json()["error"]
     assert error["type"] == "invalid_request_error" and "allow no token" in error["message"]
-    assert "\n" not in error["message"]
+    assert "\n" not in error["message"] and error["param"] == "grammar"  # (it was null)
     for url, body in ((f"{server.base_url}/completions", STUCK), (f"{server.root}/completion",
                       {**STUCK, "n_predict": 4})):
         streamed = httpx.post(url, json={**body, "stream": True}, timeout=120)
         assert streamed.status_code == 400, (url, streamed.text)
         assert streamed.json()["error"]["type"] == "invalid_request_error"
         assert "allow no token" in streamed.json()["error"]["message"]
+        assert streamed.json()["error"]["param"] == "grammar"
     ok = httpx.post(f"{server.base_url}/completions", json={**STUCK, "logit_bias": {}}, timeout=120)
     assert ok.status_code == 200 and ok.json()["choices"][0]["text"] == "q"
 

@@ -42,6 +42,7 @@ class RequestFailed:
     message: str
     status: int = 500  # the HTTP status a server answers with (429: the queue gave its place away)
     retry_after_s: int = 0
+    param: str | None = None  # a 400's request field that caused it (the server names it)
 
 
 @dataclass

@@ -323,8 +323,12 @@ class OpenAIServer:
         ``reasoning_format`` is "none"; a completion's text is the text)."""
         loop = asyncio.get_running_loop()
         q: asyncio.Queue[SchedulerEvent] = asyncio.Queue()
+        # the field whose grammar the reply could not follow (a 400 with no param said none)
+        shaped_by = "tools" if plan is not None and plan.grammar else params.output.param if params.output else None
 
         def sink(event: SchedulerEvent) -> None:
+            if isinstance(event, RequestFailed) and event.status == 400 and event.param is None:
+                event = dataclasses.replace(event, param=shaped_by)
             loop.call_soon_threadsafe(q.put_nowait, event)
             if isinstance(event, TurnFinished | RequestFailed):
                 loop.call_soon_threadsafe(self._running.pop, q, None)

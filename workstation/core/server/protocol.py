@@ -504,7 +504,7 @@ def failed_response(event: RequestFailed, body_only: bool = False) -> Any:
     if event.status == 429:
         error = queue_full(event.message, event.retry_after_s)
     elif event.status < 500:
-        error = ApiError(event.status, event.message)
+        error = ApiError(event.status, event.message, param=event.param)
     else:
         error = ApiError(event.status, event.message, type_="server_error")
     return error.body() if body_only else error.response()
