@@ -61,7 +61,7 @@ from workstation.core.store import (
 )
 from workstation.tui import integrations, pacing
 from workstation.tui.actions import ACTIONS, ALWAYS, BY_ID, CHAT_ONLY, bindings
-from workstation.tui.attachment import split_attached, with_attached
+from workstation.tui.attachment import find_attached, with_attached
 from workstation.tui.i18n import LANGUAGES, Texts, detect_language
 from workstation.tui.messages import (
     DocumentRead,
@@ -1191,12 +1191,11 @@ class WorkstationApp(App[None]):
         if question.shown:  # F6's document chat: its message is the document and the instructions
             self.notify(self.texts("chat.not_again_document"), severity="warning")
             return
-        text, document = split_attached(question.content)
-        self.chat_screen.set_input(text)
-        if document is not None:  # attached again, as it was sent: the box gets the words only
-            name, doc = document
-            path = next((p for p in self._document_sizes if p.name == name), Path(name))
-            self._attach((path, doc))
+        attached = find_attached(question.content)
+        self.chat_screen.set_input(question.content if attached is None else attached.text)
+        if attached is not None:  # attached again, as it was sent: the box gets the words only
+            path = next((p for p in self._document_sizes if p.name == attached.name), Path(attached.name))
+            self._attach((path, attached.document))
         self._editing = (question.id, question.created)
         self._say_editing_last()
 

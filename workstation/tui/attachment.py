@@ -1,14 +1,16 @@
-"""A message sent with a document: how the two are joined in the message, and taken apart
-again when the message is put back in the box to be changed (Up)."""
+"""A message sent with a document: how the two are joined in the message, and found in it
+again, to fold the document away in the chat and to attach it again when the message is put
+back in the box to be changed (Up)."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cache
 
-from workstation.tui.i18n import every_language
+from workstation.tui.i18n import LANGUAGES, Texts
 
-SEPARATOR = "\n\n---\n"
+SEPARATOR = "\n\n---\n"  # between the words and the line that names the document
 
 
 def with_attached(text: str, label: str, document: str) -> str:
@@ -17,22 +19,30 @@ def with_attached(text: str, label: str, document: str) -> str:
     return f"{text}{SEPARATOR}{label}\n\n{document}".strip()
 
 
+@dataclass(frozen=True)
+class Attached:
+    """Where ``with_attached`` put a document in a message."""
+
+    text: str  # the user's words before it ('' where it was sent with none)
+    name: str  # the document's file name
+    document: str  # its text
+    start: int  # where its text begins in the message (the words, rule and name are before it)
+
+
 @cache
-def _label_patterns() -> tuple[re.Pattern[str], ...]:
-    """``chat.document`` in each language as a pattern that finds it and its name."""
-    patterns = []
-    for label in every_language("chat.document"):
-        head, _, tail = label.partition("{name}")
-        start = rf"(?:\A---\n|{re.escape(SEPARATOR)})"  # no words before it: the message starts with it
-        patterns.append(re.compile(rf"{start}{re.escape(head)}(?P<name>[^\n]+?){re.escape(tail)}\n\n"))
-    return tuple(patterns)
+def _named() -> re.Pattern[str]:
+    """The rule and the line that names a document, in every language ("Document: lease.txt")."""
+    labels = []
+    for lang in LANGUAGES:
+        head, _, tail = Texts(lang)("chat.document", name="\0").partition("\0")
+        labels.append(rf"{re.escape(head)}(?P<name{len(labels)}>[^\n]+?){re.escape(tail)}")
+    return re.compile(rf"(?:\A---\n|{re.escape(SEPARATOR)})(?:{'|'.join(labels)})\n\n")
 
 
-def split_attached(content: str) -> tuple[str, tuple[str, str] | None]:
-    """A sent message's text and its document's (name, text), as ``with_attached`` joined them
-    in any of our languages (None: it had none)."""
-    found = [m for m in (p.search(content) for p in _label_patterns()) if m is not None]
-    if not found:
-        return content, None
-    first = min(found, key=lambda m: m.start())
-    return content[: first.start()], (first["name"], content[first.end():])
+def find_attached(content: str) -> Attached | None:
+    """The document sent with this message, in any of our languages (None: none)."""
+    found = _named().search(content)
+    if found is None:
+        return None
+    name = next(v for k, v in found.groupdict().items() if v is not None)
+    return Attached(content[: found.start()], name, content[found.end():], found.end())

@@ -42,12 +42,6 @@ def _texts(lang: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in (data or {}).items()}
 
 
-def every_language(key: str) -> list[str]:
-    """``key``'s text in each language we have (unformatted): to recognize a text written
-    in another language than the one shown now (a message sent before F9)."""
-    return list(dict.fromkeys(t for t in (_texts(lang).get(key) for lang in LANGUAGES) if t))
-
-
 class Texts:
     """``texts("key", name=...)`` gives the text in the current language."""
 

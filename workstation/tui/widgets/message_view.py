@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -18,7 +16,8 @@ from textual.timer import Timer
 from textual.widgets import Collapsible, Markdown, Static
 
 from workstation.core.metrics import TurnMetrics, figures_line
-from workstation.tui.i18n import LANGUAGES, Texts
+from workstation.tui.attachment import find_attached
+from workstation.tui.i18n import Texts
 from workstation.tui.pacing import FREE_CPU
 from workstation.tui.widgets.streaming_text import StreamingText
 
@@ -27,14 +26,6 @@ WAIT_TICK_S = 1.0  # the wait for a reply's first word is counted on screen ever
 FOLD_LINES = 24  # a message of the user's longer than this (or FOLD_CHARS) shows its start, the rest folded
 FOLD_CHARS = 3000
 HEAD_LINES = 8  # what a folded paste shows of itself
-DOCUMENT_MARK = "\n\n---\n"  # between a question and its attached document (the app's send)
-
-
-@cache
-def _document_line() -> re.Pattern[str]:
-    """The line that names an attached document, in every language ("Document: lease.txt")."""
-    heads = {Texts(lang)("chat.document", name="\0").split("\0")[0] for lang in LANGUAGES}
-    return re.compile("(?:" + "|".join(re.escape(h) for h in heads if h) + r")[^\n]+\n\n")
 
 
 def _head(text: str) -> str:
@@ -53,16 +44,11 @@ def fold(content: str) -> tuple[str, str]:
     content = content.replace("\r\n", "\n")
     if content.count("\n") < FOLD_LINES and len(content) <= FOLD_CHARS:
         return content, ""
-    for at in ([0] if content.startswith(DOCUMENT_MARK.lstrip("\n")) else []) + [
-        m.start() for m in re.finditer(re.escape(DOCUMENT_MARK), content)
-    ]:
-        rule = content.index("---", at) + 4
-        named = _document_line().match(content, rule)
-        if named:  # the question, the rule and the document's name; then the document
-            shown = content[: named.end()].rstrip("\n")
-            if shown.count("\n") < FOLD_LINES and len(shown) <= FOLD_CHARS:  # (a long question: as a paste)
-                return shown, content[named.end():]
-            break
+    attached = find_attached(content)
+    if attached is not None:  # the question, the rule and the document's name; then the document
+        shown = content[: attached.start].rstrip("\n")
+        if shown.count("\n") < FOLD_LINES and len(shown) <= FOLD_CHARS:  # (a long question: as a paste)
+            return shown, attached.document
     head = _head(content)
     return head + " …", content[len(head):].lstrip(" \n")
 
