@@ -85,8 +85,9 @@ class _Output:
         return self.text
 
 
-def _run_until(args: list[str], ready: re.Pattern[str], on: str, limit_s: float = 300) -> tuple[int, str, str]:
-    """Start `workstation ARGS`, send SIGINT once stdout/stderr (``on``) matches ``ready``, and
+def _run_until(args: list[str], ready: re.Pattern[str], on: str, limit_s: float = 300,
+               sig: signal.Signals = signal.SIGINT) -> tuple[int, str, str]:
+    """Start `workstation ARGS`, send ``sig`` once stdout/stderr (``on``) matches ``ready``, and
     return (exit code, stdout, stderr). The limit only guards against a hang."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "workstation.cli", *args], cwd=ROOT,
@@ -101,7 +102,7 @@ def _run_until(args: list[str], ready: re.Pattern[str], on: str, limit_s: float 
             assert proc.poll() is None, f"it ended before the signal: {err.text}"
             assert time.monotonic() < deadline, f"never started generating: {err.text}"
             time.sleep(0.02)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         code = proc.wait(timeout=120)
     finally:
         if proc.poll() is None:
@@ -114,6 +115,35 @@ def _one_sentence_and_no_traceback(err: str, sentence: str) -> None:
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     lines = [ln for ln in err.splitlines() if ln.startswith("workstation:")]
     assert len(lines) == 1 and sentence in lines[0], err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_kill_or_a_closed_terminal_in_chat_c_keeps_the_reply_so_far(
+        tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals) -> None:
+    """SIGTERM (a plain ``kill``, a logout) and SIGHUP (the terminal closed) ended `chat -c`
+    mid-reply with no word: the reply on screen was lost and the question left with no answer,
+    which the next turn then sent beside the new one. They stop the turn as Ctrl-C does."""
+    from workstation.core.store import ConversationStore
+
+    monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
+    prof = _profile_file(tmp_path, max_tokens=1500, context=2048)
+    code, out, err = _run_until(
+        ["chat", "-p", str(prof), "-c", "story", "Write a very long story about a lighthouse keeper."],
+        re.compile(r"\S+\s+\S+\s+\S+\s+\S+"), on="stdout", sig=sig,
+    )
+    assert code == 128 + sig, err
+    store = ConversationStore()
+    [conv] = store.list()
+    said = store.messages(conv.id)
+    assert [m.role for m in said] == ["user", "assistant"]
+    assert len(said[1].content.split()) >= 4 and said[1].metrics and said[1].metrics["stop_reason"] == "cancelled"
+    if sig == signal.SIGTERM:
+        _one_sentence_and_no_traceback(err, "stopped by SIGTERM; the reply above is what arrived before it, "
+                                            "kept in the conversation")
+        assert said[1].content.startswith(out.strip()[:20])
+    else:  # nothing more is written to a terminal that is gone (what came before the signal did arrive)
+        assert "Traceback" not in err and "stopped" not in err
+        assert out.strip() and said[1].content.startswith(out.strip())
 
 
 def test_chat_says_what_profiles_check_notes_once_it_loads(

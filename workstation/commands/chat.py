@@ -7,6 +7,7 @@ printed, then one sentence on stderr says why it does not, and the exit code is 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import os
 import re
@@ -134,15 +135,19 @@ def run(args: argparse.Namespace) -> int:
     print_load_notes(profile)  # once it loaded: a refusal says it alone
     if conversation is not None:
         conversation.store.add_message(conversation.begin(profile), "user", text)  # kept even if the turn fails
-    previous = signal.getsignal(signal.SIGINT)
-
     stop_asked = threading.Event()
+    stopped_by: list[int] = []
 
-    def _on_sigint(_sig: int, _frame: FrameType | None) -> None:
+    def _on_stop(sig: int, _frame: FrameType | None) -> None:
+        """Ctrl-C, a plain ``kill`` and a closed terminal alike stop the turn and keep the reply
+        so far (SIGTERM and SIGHUP ended the process mid-reply, the question left unanswered)."""
+        if sig == signal.SIGHUP:  # the terminal is gone: what is still said goes nowhere, not to an error
+            _say_nothing_more()
+        stopped_by.append(sig)
         stop_asked.set()
         engine.cancel()  # llama.cpp's abort callback stops even a long prefill
 
-    signal.signal(signal.SIGINT, _on_sigint)
+    previous = {sig: signal.signal(sig, _on_stop) for sig in STOP_SIGNALS}
     reading = _ReadingBar("the conversation" if conversation is not None else "your message")
     try:
         final: TurnFinished | None = None
@@ -169,7 +174,8 @@ def run(args: argparse.Namespace) -> int:
             thinking.write("", answer=True)
     finally:
         reading.done()  # (a turn that failed mid-read: its error on a line of its own, not after the bar)
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         engine.close()
     assert final is not None
     m = final.metrics
@@ -202,9 +208,8 @@ def run(args: argparse.Namespace) -> int:
     if m.stop_reason == "quota":
         raise WorkstationError(said=[("remote.quota_cut", {})])
     if m.stop_reason == "cancelled":
-        if not (final.text or final.reasoning):
-            raise TurnCancelled("stopped before the reply began.")
-        raise TurnCancelled("stopped; the reply above is what arrived before Ctrl-C.")
+        raise _stopped(stopped_by[0] if stopped_by else signal.SIGINT, began=bool(final.text or final.reasoning),
+                       kept=conversation is not None)
     if not final.text.strip() and final.reasoning and m.stop_reason in ("length", "context"):
         if m.stop_reason == "length":
             raise WorkstationError(
@@ -219,6 +224,33 @@ def run(args: argparse.Namespace) -> int:
         why = " (the reply was cut short: raise --max-tokens)" if m.stop_reason in ("length", "context") else ""
         raise WorkstationError(f"The reply does not follow {args.json_schema.name}: {check.error}{why}.")
     return 0
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _say_nothing_more() -> None:
+    """stdout and stderr to /dev/null: the terminal closed, and writing to it failed (EIO)."""
+    with contextlib.suppress(OSError):
+        nowhere = os.open(os.devnull, os.O_WRONLY)
+        for fd in (1, 2):
+            os.dup2(nowhere, fd)
+        os.close(nowhere)
+
+
+def _stopped(sig: int, began: bool, kept: bool) -> TurnCancelled:
+    """The sentence for a turn a signal stopped, with the shell's exit code for that signal
+    (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP)."""
+    by = "Ctrl-C" if sig == signal.SIGINT else signal.Signals(sig).name
+    if not began:
+        said = f"stopped by {by} before the reply began."
+    elif kept:
+        said = f"stopped by {by}; the reply above is what arrived before it, kept in the conversation."
+    else:
+        said = f"stopped; the reply above is what arrived before {by}."
+    stopped = TurnCancelled(said)
+    stopped.exit_code = 128 + sig
+    return stopped
 
 
 class _ReadingBar:
