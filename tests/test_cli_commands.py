@@ -146,6 +146,33 @@ def test_a_kill_or_a_closed_terminal_in_chat_c_keeps_the_reply_so_far(
         assert out.strip() and said[1].content.startswith(out.strip())
 
 
+def test_a_message_too_long_for_chat_c_is_not_kept(
+        tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Refused as longer than the context, the message stayed in the conversation unanswered,
+    joined to every later question, so each of them was refused too: the conversation was stuck
+    for good. A first message so refused left a conversation of its own, said to be started."""
+    from workstation.core.store import ConversationStore
+
+    monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
+    prof = _profile_file(tmp_path, max_tokens=4)
+    long = "stapler, paper, ink, " * 600
+    chat = ["chat", "-p", str(prof), "-c", "supplies"]
+    assert main([*chat, long]) == 1
+    err = capsys.readouterr().err
+    assert "cannot hold it" in err and "Started a new conversation" not in err, err
+    assert ConversationStore().list() == []
+    assert main([*chat, "Name a colour."]) == 0
+    assert 'Started a new conversation "supplies"' in capsys.readouterr().err
+    assert main([*chat, long]) == 1
+    assert capsys.readouterr().err.rstrip().endswith("The message was not kept in the conversation.")
+    assert main([*chat, "And another?"]) == 0  # (it was refused as too long as well)
+    [conv] = ConversationStore().list()
+    said = ConversationStore().messages(conv.id)
+    assert [(m.role, m.content) for m in said if m.role == "user"] == [("user", "Name a colour."),
+                                                                       ("user", "And another?")]
+    assert [m.role for m in said] == ["user", "assistant"] * 2
+
+
 def test_chat_says_what_profiles_check_notes_once_it_loads(
         tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from workstation.core.catalog import read_model_info

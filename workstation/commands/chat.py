@@ -22,7 +22,7 @@ from types import FrameType
 from workstation.commands import add_profile_arg, print_json, print_load_notes, profile_ref
 from workstation.commands.progress_bar import ProgressBar
 from workstation.core.engine import TokenDelta, TurnFinished
-from workstation.core.engine_api import open_engine
+from workstation.core.engine_api import TOO_LONG, TOO_LONG_INSTRUCTIONS, open_engine
 from workstation.core.errors import EngineError, TurnCancelled, WorkstationError
 from workstation.core.events import PromptRead
 from workstation.core.invocation import cli
@@ -133,8 +133,11 @@ def run(args: argparse.Namespace) -> int:
     # conversation as it was: no question without an answer, and -p's profile not made its own
     engine = open_engine(profile, child_process=False, keep_state=conversation is not None)
     print_load_notes(profile)  # once it loaded: a refusal says it alone
-    if conversation is not None:
-        conversation.store.add_message(conversation.begin(profile), "user", text)  # kept even if the turn fails
+    asked: tuple[int, int] | None = None  # (conversation, message) of the question kept
+    if conversation is not None:  # kept even if the turn fails (but see _not_readable)
+        made = conversation.id is None
+        conv_id = conversation.begin(profile)
+        asked = (conv_id, conversation.store.add_message(conv_id, "user", text).id)
     stop_asked = threading.Event()
     stopped_by: list[int] = []
 
@@ -159,6 +162,9 @@ def run(args: argparse.Namespace) -> int:
         for event in engine.stream_chat(messages, s, constraints=constraints, tag=tag, reading=not args.json):
             if stop_asked.is_set():  # a Ctrl-C before the turn began, whose start clears the stop
                 engine.cancel()
+            if conversation is not None and conversation.note:  # the message is being read: it is kept
+                print(conversation.note, file=sys.stderr)
+                conversation.note = ""
             if isinstance(event, PromptRead):
                 reading.show(event)
                 continue
@@ -172,11 +178,23 @@ def run(args: argparse.Namespace) -> int:
                 final = event
         if not args.json:
             thinking.write("", answer=True)
+    except EngineError as err:
+        if conversation is not None and asked is not None and _not_readable(err):
+            # joined to every later question (roles alternate), it made each of them too long
+            conversation.store.forget_messages(asked[0], [asked[1]])
+            if made:  # (nothing else in it)
+                conversation.store.delete(asked[0])
+                conversation.note = ""
+            else:
+                raise EngineError(f"{err} The message was not kept in the conversation.") from None
+        raise
     finally:
         reading.done()  # (a turn that failed mid-read: its error on a line of its own, not after the bar)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         engine.close()
+        if conversation is not None and conversation.note:  # failed before it was read: kept all the same
+            print(conversation.note, file=sys.stderr)
     assert final is not None
     m = final.metrics
     not_kept: WorkstationError | None = None
@@ -227,6 +245,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _not_readable(err: EngineError) -> bool:
+    """The turn failed because the context cannot hold the message (with the instructions)."""
+    return bool(err.said) and err.said[0][0] in (TOO_LONG, TOO_LONG_INSTRUCTIONS)
 
 
 def _say_nothing_more() -> None:
@@ -307,20 +330,18 @@ class _Conversation:
     new_profile: bool = False  # -p chose another profile: the conversation's from the first turn on
     fresh: bool = False  # --new: a conversation of its own even where one has the name
 
+    note: str = ""  # a new conversation, and how to go on with it: said once the message is kept
+
     def begin(self, profile: Profile) -> int:
         """The model has loaded: a new conversation is made, and -p's profile kept as its own."""
+        started = f'Started a new conversation "{self.title}"; continue it with -c "{self.title}".'
         if self.id is None and not self.fresh:  # one made meanwhile by a command started with this one
             conv, made = self.store.titled_or_new(self.title, profile.ref)
             self.id = conv.id
-            if made:
-                print(f'Started a new conversation "{self.title}"; continue it with -c "{self.title}".',
-                      file=sys.stderr)
-            else:
-                print(f'Continuing the conversation "{self.title}" another command has just started.', file=sys.stderr)
+            self.note = started if made else f'Continuing the conversation "{self.title}" another command has just started.'
         elif self.id is None:  # --new: a new one in any case
             self.id = self.store.new(title=self.title, profile=profile.ref).id
-            print(f'Started a new conversation "{self.title}"; continue it with -c "{self.title}".',
-                  file=sys.stderr)
+            self.note = started
         elif self.new_profile:
             self.store.set_profile(self.id, profile.ref)
         return self.id
