@@ -223,6 +223,29 @@ def test_profiles_list_does_not_call_a_profile_that_does_not_fit_ready(
     assert json.loads(capsys.readouterr().out)["profiles"][0]["status"] == "ready"
 
 
+def test_a_damaged_model_is_one_profiles_status_not_the_lists_end(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        smollm2_path: Path) -> None:
+    """One profile whose model file was cut short ended `profiles list` with that file's error and
+    no table at all, without saying which profile it was."""
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(smollm2_path.read_bytes()[: 50 * 2**20])
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    (folder / "mine.yaml").write_text(f"name: mine\nmodel: {cut}\n", encoding="utf-8")
+    (folder / "good.yaml").write_text(f"name: good\nmodel: {smollm2_path}\n", encoding="utf-8")
+    monkeypatch.setenv("WORKSTATION_PROFILES", str(folder))
+    assert main(["profiles", "list"]) == 0
+    lines = {x.split()[0]: x for x in capsys.readouterr().out.splitlines()[1:]}
+    assert "model file damaged" in lines["mine"] and "ready" in lines["good"]
+    assert main(["profiles", "list", "--json"]) == 0
+    rows = {r["key"]: r for r in json.loads(capsys.readouterr().out)["profiles"]}
+    assert rows["mine"]["status"] == "model file damaged" and rows["good"]["status"] == "ready"
+    assert main(["profiles", "check", str(folder / "mine.yaml")]) == 1
+    out = capsys.readouterr().out
+    assert "ready            no: " in out and "cut.gguf is not a usable GGUF model" in out, out
+
+
 @pytest.mark.parametrize("k,v", [("f16", "f16"), ("q8_0", "q8_0"), ("q8_0", "q4_0"), ("q4_0", "q4_0")])
 def test_kv_cache_types_reach_llama_cpp_with_exact_byte_ratios(smollm2_path: Path, k: str, v: str) -> None:
     """llama.cpp allocates K and V with the requested types: bytes per element are exactly

@@ -142,6 +142,8 @@ def _readiness(eff: dict[str, Any]) -> tuple[str, str | None]:
 
     if not eff.get("model_installed"):
         return "model not installed", str(missing_model_error(Path(str(eff["model_path"]))))
+    if eff.get("model_problem"):
+        return "model file damaged", str(eff["model_problem"])
     spec = eff.get("speculative") or {}
     if spec.get("draft_model_path") and not spec.get("draft_model_installed"):  # names the draft file
         return "draft model not installed", str(missing_model_error(Path(str(spec["draft_model_path"]))))

@@ -31,7 +31,7 @@ from workstation.core.catalog import (
     read_model_info,
     resolve_model_path,
 )
-from workstation.core.errors import WorkstationError
+from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.hardware import GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth_gbps
 from workstation.core.phrases import Phrase, say
 from workstation.core.profiles import KV_CACHE_TYPES, Profile
@@ -655,10 +655,16 @@ def effective_settings(profile: Profile) -> dict[str, Any]:
         if path.is_file() and draft.is_file():
             from workstation.core.catalog import draft_problem
 
-            data["speculative"]["draft_problem"] = draft_problem(path, draft, profile.context)
+            try:
+                data["speculative"]["draft_problem"] = draft_problem(path, draft, profile.context)
+            except ModelFileError as err:  # (a damaged model is said below, or the draft is)
+                data["speculative"]["draft_problem"] = str(err)
     if path.exists():
-        data["gpu_layers"] = resolve_gpu_layers(profile)
-        data["plan"] = plan_for_profile(profile).to_dict()
+        try:
+            data["gpu_layers"] = resolve_gpu_layers(profile)
+            data["plan"] = plan_for_profile(profile).to_dict()
+        except ModelFileError as err:  # a damaged file is this profile's status: `profiles list` had no table
+            data["model_problem"] = str(err)
     return data
 
 
