@@ -105,6 +105,16 @@ def test_a_bad_workload_gets_one_sentence(data: dict, message: str, tmp_path: Pa
     assert err.startswith("workstation: ") and "Traceback" not in err and err.count("\n") == 1
 
 
+def test_a_damaged_results_history_is_one_sentence_naming_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`size` said "unexpected error: DatabaseError: file is not a database"."""
+    monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path))
+    (tmp_path / "results.sqlite3").write_bytes(b"garbage\n" * 100)
+    assert main(["size", "office-20"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"workstation: The results history {tmp_path / 'results.sqlite3'} cannot be opened (file is not a database).\n"
+
+
 def test_the_example_workload_ranks_stably_and_its_best_meets_every_target() -> None:
     first = table_only()
     w = first.workload

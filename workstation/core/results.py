@@ -20,6 +20,7 @@ from typing import Any
 
 from workstation.core.errors import WorkstationError
 from workstation.core.paths import data_dir
+from workstation.core.sqlite_schema import open_database
 
 DB_NAME = "results.sqlite3"
 
@@ -51,9 +52,11 @@ def db_path() -> Path:
 
 
 def _connect(path: Path | None = None) -> sqlite3.Connection:
-    conn = sqlite3.connect(path or db_path(), timeout=10)
+    """The history opened as every database of ours is (a damaged file is one sentence naming it:
+    `size` said "unexpected error: DatabaseError: file is not a database")."""
+    where = path or db_path()
+    conn = open_database(where, [_SCHEMA], f"The results history {where}")
     conn.row_factory = sqlite3.Row
-    conn.executescript(_SCHEMA)
     return conn
 
 
