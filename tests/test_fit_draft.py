@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from tests.conftest import GEMMA, SMOLLM2, as_turkish, make_profile
+from workstation.cli import main
 from workstation.core.catalog import read_model_info
 from workstation.core.errors import ModelFileError
 from workstation.core.hardware import FakeGpuProbe, set_probe
@@ -148,3 +149,18 @@ def test_fit_before_downloading_plans_from_the_published_shape(
     assert "not downloaded yet" in out and "GPU layers:" in out and " of 37 " in out
     partial = fit_verdict(load_profile("gpu-qwen3-8b"), Texts("tr"))
     assert partial and "36 katmanın " in partial and "kalanı CPU'da: çalışır ama daha yavaş" in partial
+
+
+@pytest.mark.parametrize("context", ["-5", "0", "1", "99999999"])
+def test_fit_refuses_a_context_no_profile_may_have(context: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`fit --context -5` planned 0 cells and said the model fits (exit 0); 0 planned the
+    profile's context, and 99999999 was planned though no profile may hold it."""
+    with pytest.raises(SystemExit) as refused:
+        main(["fit", "--context", context, "--json"])
+    assert refused.value.code == 2
+    assert f"--context: {context} is not a context; allowed values are 2 to 1048576 tokens" in capsys.readouterr().err
+
+
+def test_fit_plans_for_the_context_asked(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fit", "--context", "2048", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["context"] == 2048

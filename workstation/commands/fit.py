@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.invocation import cli
 from workstation.core.planner import human_bytes, plan_for_profile
-from workstation.core.profiles import Profile, load_profile
+from workstation.core.profiles import MAX_CONTEXT, MIN_CONTEXT, Profile, load_profile
 
 if TYPE_CHECKING:
     from workstation.core.memory_check import MemoryCheck
@@ -22,12 +22,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.add_argument("--check", action="store_true",
                    help="load the profile and print the estimate beside what llama.cpp allocated")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, usage_error=p.error)
 
 
 def run(args: argparse.Namespace) -> int:
     profile = load_profile(profile_ref(args))
-    if args.context:
+    if args.context is not None:  # (-5 planned 0 cells and said it fits; 0 planned the profile's)
+        if not MIN_CONTEXT <= args.context <= MAX_CONTEXT:
+            args.usage_error(f"argument --context: {args.context} is not a context; allowed values are "
+                             f"{MIN_CONTEXT} to {MAX_CONTEXT} tokens")
         profile.context = args.context
     if profile.backend != "llama":
         msg = f"profile '{profile.key}' runs on a remote server ({profile.remote.base_url}); nothing loads here"

@@ -311,6 +311,7 @@ def _choice(src: str, dotted: str, value: Any, allowed: tuple[str, ...] | list[s
 # llama.cpp runs any context of 1 cell and up (it keeps at least 256 cells per sequence in
 # memory, padded); a slot needs one prompt token and one reply token, so 2 is the floor here.
 MIN_CONTEXT = 2
+MAX_CONTEXT = 1_048_576
 
 
 def validate(profile: Profile, src: str) -> Profile:
@@ -318,9 +319,9 @@ def validate(profile: Profile, src: str) -> Profile:
     _choice(src, "backend", profile.backend, BACKENDS)
     if profile.backend == "llama" and not profile.model:
         raise ProfileError(f"{src}: field 'model' is missing; give a catalog name or a .gguf path.")
-    if profile.context < MIN_CONTEXT or profile.context > 1_048_576:
+    if profile.context < MIN_CONTEXT or profile.context > MAX_CONTEXT:
         raise ProfileError(
-            f"{_where(src, 'context')} is {profile.context}; allowed values are {MIN_CONTEXT} to 1048576 "
+            f"{_where(src, 'context')} is {profile.context}; allowed values are {MIN_CONTEXT} to {MAX_CONTEXT} "
             "tokens (a context must hold a prompt token and a reply token)."
         )
     gl = profile.gpu_layers
