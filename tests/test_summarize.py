@@ -253,6 +253,15 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     # and so does the file, under its title: what is read the next morning (batch writes these too)
     written = (tmp_path / "out.md").read_text(encoding="utf-8").split("\n")
     assert written[2].startswith("> Check names, dates and figures against the document: ") and "135M" in written[2]
+    # a file that is there is replaced only with --yes (a Word file named by mistake was replaced
+    # without a word); without a terminal to ask on, it is left as it was
+    letter = tmp_path / "letter.docx"
+    letter.write_bytes(b"PK\x03\x04 a Word file")
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(letter), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert f"{letter} is there already and was left as it was; add --yes to replace it" in err, err
+    assert letter.read_bytes() == b"PK\x03\x04 a Word file"
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "out.md"), "--quiet", "--yes"]) == 0
     # a summary cut by --max-tokens mid-sentence says so before its citation ("compared to the (§ Bees)")
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "cut.md"), "--max-tokens", "6"]) == 0
     headline = (tmp_path / "cut.md").read_text(encoding="utf-8").split("\n")[4]

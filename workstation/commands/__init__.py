@@ -66,6 +66,22 @@ def print_load_notes(profile: Profile) -> None:
         print(say([note]), file=sys.stderr)
 
 
+def asked_yes(question: str, without_terminal: str) -> bool:
+    """``question`` answered y or n on the terminal (Ctrl-D or Ctrl-C there: no). Without a
+    terminal to ask on (a script, a pipe), ``without_terminal`` is the error: say what
+    was left as it was, and the option that does it without asking."""
+    from workstation.core.errors import WorkstationError
+
+    if not sys.stdin.isatty():
+        raise WorkstationError(without_terminal)
+    try:
+        answer = input(f"{question} [y/N] ")
+    except (EOFError, KeyboardInterrupt):
+        answer = ""
+        print(file=sys.stderr)
+    return answer.strip().lower() in ("y", "yes")
+
+
 def print_json(data: Any) -> None:
     json.dump(data, sys.stdout, ensure_ascii=False, indent=2, default=str)
     sys.stdout.write("\n")

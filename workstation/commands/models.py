@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from workstation.commands import default_verb, params_text, print_json
+from workstation.commands import asked_yes, default_verb, params_text, print_json
 from workstation.core import catalog
 from workstation.core.atomic import named_output
 from workstation.core.errors import WorkstationError
@@ -149,17 +149,9 @@ def run_remove(args: argparse.Namespace) -> int:
     users = profiles_using(path)
     if users:
         what += f"; the profiles {', '.join(users)} use it and will not load until they name another model"
-    if not args.yes:
-        if not sys.stdin.isatty():
-            raise catalog.ModelFileError(f"{what}? Nothing was removed: add --yes to remove it without asking.")
-        try:
-            answer = input(f"{what}? [y/N] ")
-        except (EOFError, KeyboardInterrupt):  # Ctrl-D or Ctrl-C at the question: a no
-            answer = ""
-            print(file=sys.stderr)
-        if answer.strip().lower() not in ("y", "yes"):
-            print("Kept.", file=sys.stderr)
-            return 1
+    if not args.yes and not asked_yes(f"{what}?", f"{what}? Nothing was removed: add --yes to remove it without asking."):
+        print("Kept.", file=sys.stderr)
+        return 1
     catalog.delete_model(path)
     print(f"Removed {name}.")
     return 0

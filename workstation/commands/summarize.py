@@ -12,7 +12,13 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
-from workstation.commands import add_profile_arg, print_json, print_load_notes, profile_ref
+from workstation.commands import (
+    add_profile_arg,
+    asked_yes,
+    print_json,
+    print_load_notes,
+    profile_ref,
+)
 from workstation.core.atomic import named_output, write_named_file
 from workstation.core.documents import Document, DocumentError, read_document
 from workstation.core.errors import BackendUnreachable, TurnCancelled, WorkstationError
@@ -39,6 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print summary, chunks, source and metrics as JSON")
     p.add_argument("--max-tokens", type=int, help="longest summary of one part, in tokens")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--yes", "-y", action="store_true", help="replace the -o file if it is there, without asking")
     p.add_argument("-c", "--conversation", metavar="NAME",
                    help="save a conversation NAME holding the document and its summary, for "
                         "follow-up questions (workstation chat -c NAME \"...\"; the app lists it "
@@ -169,6 +176,13 @@ def run(args: argparse.Namespace) -> int:
     documents = _read_all(args.files)  # fail before loading, naming every file that cannot be read
     if args.output:  # before the work, not after it
         args.output = str(named_output(args.output, [Path(f) for f in args.files], SummarizeError))
+        there = Path(args.output)
+        if there.exists() and not args.yes and not asked_yes(
+                f"{there} is there already; replace it with the summary?",
+                f"{there} is there already and was left as it was; add --yes to replace it, or name "
+                "another file with -o."):  # (a Word file named by mistake was replaced without a word)
+            print("Nothing was summarized.", file=sys.stderr)
+            return 1
 
     from workstation.core.engine_api import open_engine
 
