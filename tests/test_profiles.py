@@ -80,6 +80,9 @@ def test_bare_off_in_yaml_means_off(tmp_path: Path) -> None:
         ("name: x\n", ["'model' is missing"]),
         ("model: [unclosed\n", ["not valid YAML at line 1."]),  # found at the end: the last line, not line 2
         ("model: m\nsampling: {temperature: 0.1\n", ["not valid YAML at line 2."]),
+        # a tab said only "not valid YAML at line 4"
+        ("model: m\nsampling:\n  top_p: 0.9\n\ttemperature: 0.2\n",
+         ["not valid YAML at line 4: it is indented with a tab, and YAML takes spaces only."]),
         ("- just\n- a list\n", ["a profile holds settings, one a line, such as 'model: NAME' (this file holds"]),
         ("", ["is empty; a profile holds settings, one a line, such as 'model: NAME'."]),  # said as jargon
     ],
