@@ -93,6 +93,7 @@ def test_office_20_is_found_by_name_and_checked() -> None:
     ({"candidates": {"kv_types": ["q3_0"]}}, "'candidates.kv_types' has 'q3_0'; allowed values are f32"),
     ({"candidates": {"quantizations": ["Q3"]}}, "allowed values are Q4_0"),
     ({"context": 512, "prompt_tokens": 800}, "a chat needs prompt_tokens"),
+    ({"night_hours": 30}, "field 'night_hours' is 30; allowed values are up to 24 hours"),
 ])
 def test_a_bad_workload_gets_one_sentence(data: dict, message: str, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
@@ -103,6 +104,14 @@ def test_a_bad_workload_gets_one_sentence(data: dict, message: str, tmp_path: Pa
     assert main(["size", str(path)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("workstation: ") and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_one_person_is_not_each_of_1_people(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "me.yaml"
+    path.write_text(json.dumps({"name": "me", "people": 1}), encoding="utf-8")
+    assert main(["size", str(path), "--json"]) in (0, 2)
+    said = json.loads(capsys.readouterr().out)["headline"]
+    assert "1 people" not in said and ("the one person gets about" in said or "Nothing meets" in said), said
 
 
 def test_a_damaged_results_history_is_one_sentence_naming_it(

@@ -52,8 +52,10 @@ ENGLISH: dict[str, str] = {
     "headline.thinking_off": " with thinking off",
     "headline.slot": "{n} slot",
     "headline.slots": "{n} slots",
+    "headline.everyone": "each of {people} people",
+    "headline.one_person": "the one person",
     "headline.best": ("{where}: run {model}{thinking} at {quant} with a {kv} K/V cache and {slots}; "
-                        "each of {people} people gets about {tps} tokens/s at the busy hour, the first "
+                        "{who} gets about {tps} tokens/s at the busy hour, the first "
                         "token in {ttft}, and {docs} documents fit in a night."),
     # how to get the recommended model file (sizing.SizingResult.get_it)
     "headline.get_pull": " Get the model with '{cmd}'.",

@@ -390,7 +390,8 @@ class SizingResult:
         return [("headline.best", {
             "where": where, "model": model_family(b.model), "quant": b.quant, "kv": b.kv_type,
             "thinking": ("headline.thinking_off", {}) if thinks_first(b.model) else "",
-            "slots": _slots(b.slots), "people": w.people, "tps": f"{b.tps_per_person:.0f}",
+            "slots": _slots(b.slots), "tps": f"{b.tps_per_person:.0f}",
+            "who": ("headline.one_person", {}) if w.people == 1 else ("headline.everyone", {"people": f"{w.people:,}"}),
             "ttft": _secs(b.ttft_s), "docs": f"{b.docs_per_night:,}"}), *self.get_it(b)]
 
     def get_it(self, option: SizingOption) -> list[Phrase]:

@@ -128,6 +128,8 @@ def workload_from_dict(data: Any, src: str = "<workload>") -> Workload:
     _positive(src, "document_tokens", w.document_tokens)
     _positive(src, "summary_tokens", w.summary_tokens)
     _positive(src, "night_hours", w.night_hours)
+    if w.night_hours > 24:  # (30 was taken: more documents "fit in a night" than a day holds)
+        raise WorkloadError(f"{src}: field 'night_hours' is {w.night_hours:g}; allowed values are up to 24 hours.")
     _positive(src, "latency.ttft_s", w.latency.ttft_s)
     _positive(src, "latency.tokens_per_second", w.latency.tokens_per_second)
     _positive(src, "quality.min_params_b", w.quality.min_params_b, zero_ok=True)
