@@ -425,6 +425,10 @@ def test_chat_json_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str], sm
     out = json.loads(capsys.readouterr().out)
     assert out["valid"] is True and out["schema_error"] is None
     assert_follows_schema(out["text"])
+    assert main(["chat", "-p", str(prof), "--json-schema", str(schema), INVOICE[0]["content"]]) == 0
+    captured = capsys.readouterr()
+    assert_follows_schema(captured.out)
+    assert captured.err.rstrip().endswith("The reply follows invoice.json."), captured.err  # (it said nothing)
     # cut short: printed, then one sentence and exit 1
     assert main(["chat", "-p", str(prof), "--max-tokens", "4", "--json-schema", str(schema), "hi"]) == 1
     captured = capsys.readouterr()

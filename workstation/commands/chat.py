@@ -221,6 +221,8 @@ def run(args: argparse.Namespace) -> int:
         if m.stop_reason == "length" and final.text.strip():  # (the plain reply read as finished, mid-sentence)
             print(f"The reply stopped at its limit of {m.predicted_n:,} tokens; --max-tokens (or sampling.max_tokens "
                   "in the profile) allows a longer one.", file=sys.stderr)
+        if check is not None and check.valid:  # (said only when it did not: README says it says)
+            print(f"The reply follows {args.json_schema.name}.", file=sys.stderr)
     if not_kept is not None:
         raise not_kept
     if m.stop_reason == "quota":
