@@ -10,7 +10,7 @@ from pathlib import Path
 def make_pdf(path: Path, pages: list[str], *, text_layer: bool = True) -> Path:
     """A PDF written by pypdf: one page per string, Helvetica text (or no text at all)."""
     from pypdf import PdfWriter
-    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject, NumberObject
 
     writer = PdfWriter()
     font = DictionaryObject(
@@ -30,14 +30,22 @@ def make_pdf(path: Path, pages: list[str], *, text_layer: bool = True) -> Path:
                 lines.extend(textwrap.wrap(para, 95) or [""])
             esc = [ln.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") for ln in lines]
             ops = "BT /F1 9 Tf 11 TL 40 760 Td " + " ".join(f"({ln}) Tj T*" for ln in esc) + " ET"
-        else:  # a "scanned" page: a grey rectangle, no text operators
-            ops = "0.5 g 40 40 500 700 re f"
+        else:  # a "scanned" page: a picture of the page (a 2x2 grey image), no text operators
+            ops = "q 500 0 0 700 40 40 cm /Im1 Do Q"
         stream = DecodedStreamObject()
         stream.set_data(ops.encode("cp1252", "replace"))
         page[NameObject("/Contents")] = writer._add_object(stream)
-        page[NameObject("/Resources")] = DictionaryObject(
-            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font_ref})}
-        )
+        resources = DictionaryObject({NameObject("/Font"): DictionaryObject({NameObject("/F1"): font_ref})})
+        if not text_layer:
+            picture = DecodedStreamObject()
+            picture.set_data(bytes([128, 200, 200, 128]))
+            picture.update({
+                NameObject("/Type"): NameObject("/XObject"), NameObject("/Subtype"): NameObject("/Image"),
+                NameObject("/Width"): NumberObject(2), NameObject("/Height"): NumberObject(2),
+                NameObject("/ColorSpace"): NameObject("/DeviceGray"), NameObject("/BitsPerComponent"): NumberObject(8),
+            })
+            resources[NameObject("/XObject")] = DictionaryObject({NameObject("/Im1"): writer._add_object(picture)})
+        page[NameObject("/Resources")] = resources
     with path.open("wb") as out:
         writer.write(out)
     return path

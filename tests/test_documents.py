@@ -35,6 +35,20 @@ def test_scanned_pdf_has_a_clear_message(tmp_path: Path) -> None:
         read_document(path)
 
 
+def test_a_pdf_of_blank_pages_is_said_to_hold_no_text_not_pictures(tmp_path: Path) -> None:
+    """Blank pages were said to be "only pictures of its pages (a scanned PDF, probably)"."""
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    writer.add_blank_page(612, 792)
+    path = tmp_path / "blank.pdf"
+    with path.open("wb") as out:
+        writer.write(out)
+    with pytest.raises(DocumentError) as info:
+        read_document(path)
+    assert str(info.value) == "'blank.pdf' contains no text."
+
+
 def test_docx_headings_become_sections(tmp_path: Path) -> None:
     path = make_docx(
         tmp_path / "memo.docx",

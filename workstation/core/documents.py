@@ -329,8 +329,19 @@ def _read_pdf(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
     if not text.strip():
         if failed == n_pages:
             raise DocumentError(said=[("doc.pdf_unreadable", {"name": name})])
+        if not _has_pictures(reader, n_pages):  # blank pages were said to be "a scanned PDF, probably"
+            raise DocumentError(said=[("doc.no_text", {"name": name})])
         raise DocumentError(said=[("doc.scanned_pdf", {"name": name})])
     return Document(str(path), "pdf", text, builder.sections)
+
+
+def _has_pictures(reader: Any, n_pages: int) -> bool:
+    """Whether a PDF without text has pictures on its pages (their names only, none decoded);
+    True where that cannot be told (then it is said to be scanned, as before)."""
+    try:
+        return any(len(reader.pages[i].images) for i in range(n_pages))
+    except Exception:  # noqa: BLE001 - pypdf raises many types on damaged files
+        return True
 
 
 def _clean_pdf_text(text: str) -> str:
