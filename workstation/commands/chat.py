@@ -22,7 +22,7 @@ from types import FrameType
 from workstation.commands import add_profile_arg, print_json, print_load_notes, profile_ref
 from workstation.commands.progress_bar import ProgressBar
 from workstation.core.engine import TokenDelta, TurnFinished
-from workstation.core.engine_api import TOO_LONG, TOO_LONG_INSTRUCTIONS, open_engine
+from workstation.core.engine_api import open_engine, too_long
 from workstation.core.errors import EngineError, TurnCancelled, WorkstationError
 from workstation.core.events import PromptRead
 from workstation.core.invocation import cli
@@ -134,79 +134,87 @@ def run(args: argparse.Namespace) -> int:
     engine = open_engine(profile, child_process=False, keep_state=conversation is not None)
     print_load_notes(profile)  # once it loaded: a refusal says it alone
     asked: tuple[int, int] | None = None  # (conversation, message) of the question kept
-    if conversation is not None:  # kept even if the turn fails (but see _not_readable)
-        made = conversation.id is None
+    if conversation is not None:  # kept even if the turn fails (but not one the context cannot hold)
         conv_id = conversation.begin(profile)
         asked = (conv_id, conversation.store.add_message(conv_id, "user", text).id)
     stop_asked = threading.Event()
+    turn_over = threading.Event()  # from then on a signal waits until the reply is kept
     stopped_by: list[int] = []
 
     def _on_stop(sig: int, _frame: FrameType | None) -> None:
         """Ctrl-C, a plain ``kill`` and a closed terminal alike stop the turn and keep the reply
-        so far (SIGTERM and SIGHUP ended the process mid-reply, the question left unanswered)."""
-        if sig == signal.SIGHUP:  # the terminal is gone: what is still said goes nowhere, not to an error
+        so far (SIGTERM and SIGHUP ended the process mid-reply, the question left unanswered);
+        one that comes while the reply is being kept (a logout's SIGTERM after the terminal's
+        SIGHUP) waits for it."""
+        if sig == signal.SIGHUP:  # a terminal that is gone: what is still said goes nowhere, not to an error
             _say_nothing_more()
         stopped_by.append(sig)
         stop_asked.set()
-        engine.cancel()  # llama.cpp's abort callback stops even a long prefill
+        if not turn_over.is_set():
+            engine.cancel()  # llama.cpp's abort callback stops even a long prefill
 
     previous = {sig: signal.signal(sig, _on_stop) for sig in STOP_SIGNALS}
     reading = _ReadingBar("the conversation" if conversation is not None else "your message")
+    final: TurnFinished | None = None
+    not_kept: WorkstationError | None = None
     try:
-        final: TurnFinished | None = None
-        tag = None
-        if conversation is not None:
-            created = conversation.store.get(conversation.id, with_messages=False).created
-            tag = conversation_tag(conversation.store.path, conversation.id, created)
-        thinking = _ThinkingOut()
-        for event in engine.stream_chat(messages, s, constraints=constraints, tag=tag, reading=not args.json):
-            if stop_asked.is_set():  # a Ctrl-C before the turn began, whose start clears the stop
-                engine.cancel()
-            if conversation is not None and conversation.note:  # the message is being read: it is kept
-                print(conversation.note, file=sys.stderr)
-                conversation.note = ""
-            if isinstance(event, PromptRead):
-                reading.show(event)
-                continue
-            reading.done()
-            if isinstance(event, TokenDelta):
-                if not args.json:
-                    thinking.write(event.reasoning, answer=bool(event.text))
-                    sys.stdout.write(event.text)
-                    sys.stdout.flush()
-            else:
-                final = event
-        if not args.json:
-            thinking.write("", answer=True)
-    except EngineError as err:
-        if conversation is not None and asked is not None and _not_readable(err):
-            # joined to every later question (roles alternate), it made each of them too long
-            conversation.store.forget_messages(asked[0], [asked[1]])
-            if made:  # (nothing else in it)
-                conversation.store.delete(asked[0])
-                conversation.note = ""
-            else:
-                raise EngineError(f"{err} The message was not kept in the conversation.") from None
-        raise
+        try:
+            tag = None
+            if conversation is not None:
+                created = conversation.store.get(conversation.id, with_messages=False).created
+                tag = conversation_tag(conversation.store.path, conversation.id, created)
+            thinking = _ThinkingOut()
+            for event in engine.stream_chat(messages, s, constraints=constraints, tag=tag, reading=not args.json):
+                if stop_asked.is_set():  # a Ctrl-C before the turn began, whose start clears the stop
+                    engine.cancel()
+                if conversation is not None and conversation.note:  # the message is being read: it is kept
+                    print(conversation.note, file=sys.stderr)
+                    conversation.note = ""
+                if isinstance(event, PromptRead):
+                    reading.show(event)
+                    continue
+                reading.done()
+                if isinstance(event, TokenDelta):
+                    if not args.json:
+                        thinking.write(event.reasoning, answer=bool(event.text))
+                        sys.stdout.write(event.text)
+                        sys.stdout.flush()
+                else:
+                    final = event
+            if not args.json:
+                thinking.write("", answer=True)
+        except EngineError as err:
+            if conversation is not None and asked is not None and too_long(err):
+                # joined to every later question (roles alternate), it made each of them too long
+                conversation.store.forget_messages(asked[0], [asked[1]])
+                if conversation.made and not conversation.store.messages(asked[0]):  # (nothing else in it)
+                    conversation.store.delete(asked[0])
+                    conversation.note = ""
+                else:
+                    raise EngineError(f"{err} The message was not kept in the conversation.") from None
+            raise
+        finally:
+            turn_over.set()
+            reading.done()  # (a turn that failed mid-read: its error on a line of its own, not after the bar)
+        assert final is not None
+        if conversation is not None:  # a reply stopped before its first token too, as the app keeps it
+            try:  # (before the engine keeps its cells on disk, which takes seconds)
+                conversation.store.add_message(conversation.id, "assistant", final.text,
+                                               turn_record(final.metrics, profile.ref, profile.name),
+                                               reasoning=final.reasoning)
+            except WorkstationError as err:  # (a full disk): said once the reply is out (--json's too)
+                not_kept = WorkstationError(f"{err} The reply above was not saved in the conversation; "
+                                            "free some space, then ask again.")
+            finally:
+                conversation.store.close()
     finally:
-        reading.done()  # (a turn that failed mid-read: its error on a line of its own, not after the bar)
+        engine.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        engine.close()
         if conversation is not None and conversation.note:  # failed before it was read: kept all the same
             print(conversation.note, file=sys.stderr)
     assert final is not None
     m = final.metrics
-    not_kept: WorkstationError | None = None
-    if conversation is not None:  # a reply stopped before its first token too, as the app keeps it
-        try:
-            conversation.store.add_message(conversation.id, "assistant", final.text,
-                                           turn_record(m, profile.ref, profile.name), reasoning=final.reasoning)
-        except WorkstationError as err:  # (a full disk): said once the reply is out (--json's too)
-            not_kept = WorkstationError(f"{err} The reply above was not saved in the conversation; "
-                                        "free some space, then ask again.")
-        finally:
-            conversation.store.close()
     check = check_reply(final.text, constraints.json_schema) if constraints is not None else None
     if args.json:
         out = {"text": final.text, "reasoning": final.reasoning, "profile": profile.key, "metrics": m.to_dict()}
@@ -227,7 +235,7 @@ def run(args: argparse.Namespace) -> int:
         raise not_kept
     if m.stop_reason == "quota":
         raise WorkstationError(said=[("remote.quota_cut", {})])
-    if m.stop_reason == "cancelled":
+    if m.stop_reason == "cancelled" or stopped_by:  # (a signal while the reply was kept: it ends now)
         raise _stopped(stopped_by[0] if stopped_by else signal.SIGINT, began=bool(final.text or final.reasoning),
                        kept=conversation is not None)
     if not final.text.strip() and final.reasoning and m.stop_reason in ("length", "context"):
@@ -249,24 +257,22 @@ def run(args: argparse.Namespace) -> int:
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-def _not_readable(err: EngineError) -> bool:
-    """The turn failed because the context cannot hold the message (with the instructions)."""
-    return bool(err.said) and err.said[0][0] in (TOO_LONG, TOO_LONG_INSTRUCTIONS)
-
-
 def _say_nothing_more() -> None:
-    """stdout and stderr to /dev/null: the terminal closed, and writing to it failed (EIO)."""
+    """stdout and stderr, where they are the terminal that closed, to /dev/null: writing to it
+    failed (EIO). A file or a pipe still gets what is said."""
     with contextlib.suppress(OSError):
         nowhere = os.open(os.devnull, os.O_WRONLY)
         for fd in (1, 2):
-            os.dup2(nowhere, fd)
+            if os.isatty(fd):
+                os.dup2(nowhere, fd)
         os.close(nowhere)
 
 
 def _stopped(sig: int, began: bool, kept: bool) -> TurnCancelled:
     """The sentence for a turn a signal stopped, with the shell's exit code for that signal
     (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP)."""
-    by = "Ctrl-C" if sig == signal.SIGINT else signal.Signals(sig).name
+    by = {signal.SIGINT: "Ctrl-C", signal.SIGHUP: "its terminal closing"}.get(
+        signal.Signals(sig), f"a request to end ({signal.Signals(sig).name})")
     if not began:
         said = f"stopped by {by} before the reply began."
     elif kept:
@@ -333,16 +339,18 @@ class _Conversation:
     fresh: bool = False  # --new: a conversation of its own even where one has the name
 
     note: str = ""  # a new conversation, and how to go on with it: said once the message is kept
+    made: bool = False  # begin() made it (not one another command made meanwhile)
 
     def begin(self, profile: Profile) -> int:
         """The model has loaded: a new conversation is made, and -p's profile kept as its own."""
         started = f'Started a new conversation "{self.title}"; continue it with -c "{self.title}".'
         if self.id is None and not self.fresh:  # one made meanwhile by a command started with this one
-            conv, made = self.store.titled_or_new(self.title, profile.ref)
+            conv, self.made = self.store.titled_or_new(self.title, profile.ref)
             self.id = conv.id
-            self.note = started if made else f'Continuing the conversation "{self.title}" another command has just started.'
+            self.note = started if self.made else f'Continuing the conversation "{self.title}" another command has just started.'
         elif self.id is None:  # --new: a new one in any case
             self.id = self.store.new(title=self.title, profile=profile.ref).id
+            self.made = True
             self.note = started
         elif self.new_profile:
             self.store.set_profile(self.id, profile.ref)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
-from workstation.core.errors import EngineError
+from workstation.core.errors import EngineError, WorkstationError
 from workstation.core.events import EngineInfo, Message, TurnEvent, TurnFinished
 from workstation.core.invocation import cli
 from workstation.core.profiles import Constraints, Profile, Sampling
@@ -45,6 +45,11 @@ def check_sent(messages: list[Message]) -> None:
 
 TOO_LONG = "engine.too_long"  # the phrase of a message the context cannot hold, even alone
 TOO_LONG_INSTRUCTIONS = "engine.instructions_too_long"  # ... beside instructions that take most of it
+
+
+def too_long(err: WorkstationError) -> bool:
+    """Whether a turn failed because the context cannot hold its message (with the instructions)."""
+    return bool(err.said) and err.said[0][0] in (TOO_LONG, TOO_LONG_INSTRUCTIONS)
 
 
 def fit_history(

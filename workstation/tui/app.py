@@ -41,7 +41,7 @@ from textual.worker import Worker, WorkerState
 
 from workstation.core.engine import EngineInfo, TokenDelta
 from workstation.core.engine import TurnFinished as EngineTurnFinished
-from workstation.core.engine_api import TOO_LONG, TOO_LONG_INSTRUCTIONS, open_engine
+from workstation.core.engine_api import open_engine, too_long
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.events import PromptRead
 from workstation.core.kv_state import NOT_KEPT, KvStateStore, conversation_tag
@@ -1492,7 +1492,7 @@ class WorkstationApp(App[None]):
             flush()
             self.post_message(EngineFailed(self.texts.error(err),
                                            unreachable=isinstance(err, BackendUnreachable) and err.connection_lost,
-                                           too_long=bool(err.said) and err.said[0][0] in (TOO_LONG, TOO_LONG_INSTRUCTIONS)))
+                                           too_long=too_long(err)))
         except Exception as err:  # noqa: BLE001 - a sentence in the app, never a traceback
             flush()
             self.post_message(EngineFailed(self.texts("error.turn_failed", what=f"{type(err).__name__}: {err}")))
