@@ -83,6 +83,7 @@ def test_bare_off_in_yaml_means_off(tmp_path: Path) -> None:
         # a tab said only "not valid YAML at line 4"
         ("model: m\nsampling:\n  top_p: 0.9\n\ttemperature: 0.2\n",
          ["not valid YAML at line 4: it is indented with a tab, and YAML takes spaces only."]),
+        ("model: m\nsampling: {temperature:\t0.1\n", ["not valid YAML at line 2."]),  # a tab, but no indent
         ("- just\n- a list\n", ["a profile holds settings, one a line, such as 'model: NAME' (this file holds"]),
         ("", ["is empty; a profile holds settings, one a line, such as 'model: NAME'."]),  # said as jargon
     ],

@@ -529,7 +529,8 @@ def load_yaml(text: str) -> Any:
         problem = getattr(err, "problem", None) or ""
         if problem.startswith(("uses a YAML alias", "has '")):  # our own refusals, said as they are
             raise YamlError(f"{problem}{where}.") from None
-        if mark and "\t" in text.splitlines()[min(mark.line, lines - 1)][: mark.column + 1]:  # (a tab said nothing)
+        line = text.splitlines()[min(mark.line, lines - 1)] if mark and text.strip() else ""
+        if "\t" in line[: len(line) - len(line.lstrip())]:  # indented with a tab ("not valid YAML" said nothing)
             raise YamlError(f"is not valid YAML{where}: it is indented with a tab, and YAML takes spaces only.") from None
         raise YamlError(f"is not valid YAML{where}.") from None
 
