@@ -2664,6 +2664,14 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         await pilot.press("up")
         await until(pilot, lambda: app.pending_document is not None)
         assert prompt.value == "" and app.pending_document[1] == memo
+        # a document attached for the next message stays: Up does not replace it with the last one's
+        app.chat_screen.clear_input()
+        app._editing = None
+        app._attach((Path("/docs/minutes.txt"), "Minutes of Monday."))
+        prompt.focus()
+        await pilot.press("up")
+        await pilot.pause()
+        assert app.pending_document == (Path("/docs/minutes.txt"), "Minutes of Monday.") and prompt.value == ""
 
 
 async def test_a_first_message_too_long_leaves_no_empty_conversation(profiles: Path) -> None:

@@ -1181,8 +1181,8 @@ class WorkstationApp(App[None]):
         prompt = self.chat_screen.query_one("#prompt", Input)
         editor = self.chat_screen.query_one("#editor", TextArea)
         if self.screen is not self.chat_screen or self.focused not in (prompt, editor) \
-                or self.chat_screen.input_text():
-            return
+                or self.chat_screen.input_text() or self.pending_document is not None:
+            return  # (what is in the box, an attached document too, is the next message's: not replaced)
         if self.generating:  # (Up goes nowhere while a reply is written)
             return
         question = self._last_question()
