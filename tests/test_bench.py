@@ -107,6 +107,30 @@ def test_results_round_trip() -> None:
     assert machine_info()["cpu_model"] and isinstance(build_info()["build_flags"], list)
 
 
+def test_results_written_by_the_first_version_still_open_and_a_damaged_file_is_said(tmp_path: Path) -> None:
+    """The history now opens as the other databases do (its schema versioned): a file the
+    first version wrote keeps its rows, and a damaged one is one sentence, also when saving."""
+    import sqlite3
+
+    from workstation.core.errors import WorkstationError
+    from workstation.core.results import _SCHEMA
+
+    old = tmp_path / "old.sqlite3"
+    with sqlite3.connect(old) as db:
+        db.executescript(_SCHEMA)
+        db.execute("INSERT INTO runs VALUES ('r1', 'bench', '2026-01-01T00:00:00Z', 'bench', '{}', '{}')")
+        db.execute("INSERT INTO results(run_id, profile, test, value, unit, data) VALUES ('r1', 'p', 'tg', 5, 'tok/s', '{}')")
+    db.close()
+    assert [(h.run_id, h.value) for h in history(path=old)] == [("r1", 5.0)]
+    save_run("bench", [ResultRow("p", "tg", 6.0, "tok/s")], path=old)
+    assert [h.value for h in history(path=old)] == [6.0, 5.0]
+    bad = tmp_path / "bad.sqlite3"
+    bad.write_bytes(b"not a database\n" * 50)
+    with pytest.raises(WorkstationError) as failed:
+        save_run("bench", [ResultRow("p", "tg", 6.0, "tok/s")], path=bad)
+    assert str(failed.value) == f"The results were not kept: the results history {bad} cannot be opened (file is not a database)."
+
+
 def test_repetitions_that_disagree_are_said_under_the_table() -> None:
     """Two profiles benched while the test suite took a core read 37.9 ± 16.5 tok/s and
     3.2 ± 0.4, with nothing to say that the figures could not be compared."""

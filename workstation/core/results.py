@@ -20,7 +20,7 @@ from typing import Any
 
 from workstation.core.errors import WorkstationError
 from workstation.core.paths import data_dir
-from workstation.core.sqlite_schema import open_database
+from workstation.core.sqlite_schema import SchemaError, open_database
 
 DB_NAME = "results.sqlite3"
 
@@ -173,6 +173,8 @@ def save_run(kind: str, rows: list[ResultRow], command: str = "", path: Path | N
     except (sqlite3.Error, OSError) as err:
         raise WorkstationError(f"The results were not kept in the history {path or db_path()} "
                                f"({getattr(err, 'strerror', None) or err}).") from None
+    except SchemaError as err:  # it cannot be opened (a damaged file): said as "not kept" too
+        raise WorkstationError(f"The results were not kept: {str(err)[0].lower()}{str(err)[1:]}") from None
 
 
 def save_printed_run(kind: str, rows: list[ResultRow], command: str) -> None:
