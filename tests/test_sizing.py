@@ -106,12 +106,14 @@ def test_a_bad_workload_gets_one_sentence(data: dict, message: str, tmp_path: Pa
     assert err.startswith("workstation: ") and "Traceback" not in err and err.count("\n") == 1
 
 
-def test_one_person_is_not_each_of_1_people(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "me.yaml"
-    path.write_text(json.dumps({"name": "me", "people": 1}), encoding="utf-8")
-    assert main(["size", str(path), "--json"]) in (0, 2)
-    said = json.loads(capsys.readouterr().out)["headline"]
-    assert "1 people" not in said and ("the one person gets about" in said or "Nothing meets" in said), said
+def test_one_person_is_not_1_people() -> None:
+    """"each of 1 people gets", "Nothing meets this workload (1 people)", "it would serve 1 people"."""
+    one = table_only(people=1)
+    assert one.best is not None and "; the one person gets about " in one.headline()
+    assert "tek kişi saniyede yaklaşık" in say(one.headline_phrases(), Texts("tr").get)
+    alone = table_only(people=1, latency={"tokens_per_second": 100000})  # more than any machine gives
+    assert alone.best is None and alone.headline().startswith("Nothing meets this workload (1 person). Closest: ")
+    assert "1 people" not in alone.headline() and "1 kişi)" in say(alone.headline_phrases(), Texts("tr").get)
 
 
 def test_a_damaged_results_history_is_one_sentence_naming_it(
@@ -173,16 +175,16 @@ def test_a_workload_nothing_meets_says_so_and_names_what_would(capsys: pytest.Ca
     r = table_only(people=5000, candidates={"models": BIG_MODELS, "gpus": ["RTX 4060", "RTX 3060"]})
     assert r.best is None
     line = r.headline()
-    assert line.startswith("Nothing meets this workload (5000 people). Closest: ")
+    assert line.startswith("Nothing meets this workload (5,000 people). Closest: ")
     closest = max((o for o in r.options if o.fits), key=lambda o: o.chats_per_hour)
     assert closest.machine in line and closest.model in line
     served = r.people_served(closest)
-    assert 0 < served < 5000 and f"it would serve {served} people" in line
+    assert 0 < served < 5000 and f"it would serve {served:,} people" in line
     # and that many people really are served by it, one more are not
     assert r._meets_with(closest, served) and not r._meets_with(closest, served + 1)
     turkish = say(r.headline_phrases(), Texts("tr").get)  # F10 in the Turkish UI
-    assert turkish.startswith("Bu iş yükünü (5000 kişi) karşılayan seçenek yok. En yakını: ")
-    assert closest.machine in turkish and f"bu hedeflerle {served} kişiye hizmet verebilir" in turkish
+    assert turkish.startswith("Bu iş yükünü (5.000 kişi) karşılayan seçenek yok. En yakını: ")
+    assert closest.machine in turkish and f"bu hedeflerle {served:,} kişi için hizmet verebilir".replace(",", ".") in turkish
     assert "(eksikleri: aşırı yüklü: saatte en çok" in turkish and "overloaded" not in turkish  # what it misses too
     path = tmp_path / "busy.yaml"
     path.write_text(json.dumps({**{k: v for k, v in r.workload.to_dict().items() if k != "source"}}), encoding="utf-8")

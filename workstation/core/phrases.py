@@ -63,9 +63,11 @@ ENGLISH: dict[str, str] = {
                                "file of it (on Hugging Face) and add it with '{add}'."),
     "headline.nothing_fits": ("Nothing meets this workload: no candidate model fits any candidate machine "
                             "at {context} tokens per slot; try a smaller context or more memory."),
-    "headline.closest": "Nothing meets this workload ({people} people). Closest: {what} (misses: {misses}); {served}.",
+    "headline.closest": "Nothing meets this workload ({people}). Closest: {what} (misses: {misses}); {served}.",
+    "headline.n_people": "{n} people",
+    "headline.n_person": "1 person",
     "headline.closest_what": "{machine}: {model} {quant}, K/V {kv}, {slots}",
-    "headline.would_serve": "it would serve {people} people at these targets",
+    "headline.would_serve": "it would serve {people} at these targets",
     "headline.misses_one": "it misses the targets even for one person",
     "headline.this_cpu": "this machine's CPU",
     "headline.never": "never (overloaded)",

@@ -131,6 +131,11 @@ def _slots(n: int) -> Phrase:
     return ("headline.slot" if n == 1 else "headline.slots", {"n": n})
 
 
+def _people(n: int) -> Phrase:
+    """"20 people", "1 person" (it said "1 people")."""
+    return ("headline.n_person", {}) if n == 1 else ("headline.n_people", {"n": f"{n:,}"})
+
+
 def _secs(s: float) -> Phrase:
     if math.isinf(s):
         return ("headline.never", {})
@@ -417,13 +422,13 @@ class SizingResult:
             return [("headline.nothing_fits", {"context": f"{w.slot_context:,}"})]
         c = fitting[0]
         people = self.people_served(c)
-        served: Phrase = ("headline.would_serve", {"people": people}) if people else ("headline.misses_one", {})
+        served: Phrase = ("headline.would_serve", {"people": _people(people)}) if people else ("headline.misses_one", {})
         what: Phrase | str = (
             ("headline.closest_what", {"machine": c.machine, "model": c.model, "quant": c.quant,
                                        "kv": c.kv_type, "slots": _slots(c.slots)})
             if c.utilization >= 1 else c.summary_phrase())
         misses = [part for i, m in enumerate(c.miss_phrases) for part in ([("miss.and", {})] if i else []) + [m]]
-        return [("headline.closest", {"people": w.people, "what": what, "misses": misses, "served": served})]
+        return [("headline.closest", {"people": _people(w.people), "what": what, "misses": misses, "served": served})]
 
     def people_served(self, o: SizingOption) -> int:
         """The most people ``o`` serves at the workload's targets (0: not even one)."""
