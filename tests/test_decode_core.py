@@ -199,8 +199,8 @@ def test_a_failing_sink_or_a_cancelled_waiting_request_costs_no_one_else(smollm2
         second = sched.submit(prompt, GREEDY, waiting.put)
         with pytest.raises(QueueFull) as full:
             sched.submit(prompt, GREEDY, lambda e: None)
-        assert str(full.value) == ("This server holds 2 requests, as many as it takes (1 answered at once "
-                                   "and 1 waiting); try again shortly.")
+        assert str(full.value) == "This server is full: it answers 1 request at once and keeps 1 request waiting; " \
+                                  "try again shortly."
         sched.cancel(second)
         done = waiting.get(timeout=5)  # at once, while the first still decodes
         assert isinstance(done, TurnFinished) and done.metrics.stop_reason == "cancelled"

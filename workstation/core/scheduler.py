@@ -198,6 +198,10 @@ def _deliver(req: Request, event: SchedulerEvent) -> None:
         log.warning("A request's events could not be delivered (%s: %s); it is dropped.", type(err).__name__, err)
 
 
+def _requests(n: int) -> str:
+    return "1 request" if n == 1 else f"{n:,} requests"
+
+
 class Scheduler:
     """N slots over one context. ``submit`` from any thread; one thread calls ``step``."""
 
@@ -408,11 +412,11 @@ class Scheduler:
                 victim = queue_victim(self.waiting, owner)
                 if victim is None:
                     self.stats.requests_rejected_total += 1
-                    # (what it holds, not "all N slots busy and M waiting": a request stays in
-                    # the queue until the decode thread gives it its slot, and was counted there)
+                    # (its limits, not "all N slots busy and M waiting": a request stays in the
+                    # queue until the decode thread gives it its slot, and was counted there)
                     raise QueueFull(
-                        f"This server holds {busy + len(self.waiting)} requests, as many as it takes "
-                        f"({self.n_parallel} answered at once and {self.max_queue} waiting); try again shortly.",
+                        f"This server is full: it answers {_requests(self.n_parallel)} at once and keeps "
+                        f"{_requests(self.max_queue)} waiting; try again shortly.",
                         retry_after_s=self._retry_after_s(),
                     )
                 self.waiting.remove(victim)
