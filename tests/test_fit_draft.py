@@ -158,7 +158,7 @@ def test_fit_refuses_a_context_no_profile_may_have(context: str, capsys: pytest.
     with pytest.raises(SystemExit) as refused:
         main(["fit", "--context", context, "--json"])
     assert refused.value.code == 2
-    assert f"--context: {context} is not a context; allowed values are 2 to 1048576 tokens" in capsys.readouterr().err
+    assert f"--context: {context} is not a context; allowed values are 2 to 1,048,576 tokens" in capsys.readouterr().err
 
 
 def test_fit_plans_for_the_context_asked(capsys: pytest.CaptureFixture[str]) -> None:

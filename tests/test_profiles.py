@@ -55,7 +55,7 @@ def test_bare_off_in_yaml_means_off(tmp_path: Path) -> None:
     ("yaml_text", "expected"),
     [
         ("model: m\nkv_cache: {k: q9_0}\n", ["p.yaml", "kv_cache.k", "'q9_0'", "q8_0", "f16", "q4_0"]),
-        ("model: m\ncontext: 1\n", ["p.yaml", "'context'", "1", "2 to 1048576"]),
+        ("model: m\ncontext: 1\n", ["p.yaml", "'context'", "1", "2 to 1,048,576"]),
         ("model: m\ngpu_layers: many\n", ["'gpu_layers'", "'many'", "auto, all"]),
         ("model: m\nflash_attn: maybe\n", ["'flash_attn'", "'maybe'", "auto, on, off"]),
         ("model: m\nbackend: cloud\n", ["'backend'", "'cloud'", "llama, openai"]),

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.invocation import cli
 from workstation.core.planner import human_bytes, plan_for_profile
-from workstation.core.profiles import MAX_CONTEXT, MIN_CONTEXT, Profile, load_profile
+from workstation.core.profiles import CONTEXT_RANGE, Profile, context_allowed, load_profile
 
 if TYPE_CHECKING:
     from workstation.core.memory_check import MemoryCheck
@@ -28,9 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     profile = load_profile(profile_ref(args))
     if args.context is not None:  # (-5 planned 0 cells and said it fits; 0 planned the profile's)
-        if not MIN_CONTEXT <= args.context <= MAX_CONTEXT:
-            args.usage_error(f"argument --context: {args.context} is not a context; allowed values are "
-                             f"{MIN_CONTEXT} to {MAX_CONTEXT} tokens")
+        if not context_allowed(args.context):
+            args.usage_error(f"argument --context: {args.context} is not a context; {CONTEXT_RANGE}")
         profile.context = args.context
     if profile.backend != "llama":
         msg = f"profile '{profile.key}' runs on a remote server ({profile.remote.base_url}); nothing loads here"

@@ -312,6 +312,13 @@ def _choice(src: str, dotted: str, value: Any, allowed: tuple[str, ...] | list[s
 # memory, padded); a slot needs one prompt token and one reply token, so 2 is the floor here.
 MIN_CONTEXT = 2
 MAX_CONTEXT = 1_048_576
+CONTEXT_RANGE = (f"allowed values are {MIN_CONTEXT} to {MAX_CONTEXT:,} tokens (a context must hold a prompt "
+                 "token and a reply token)")
+
+
+def context_allowed(n: int) -> bool:
+    """Whether a profile (or fit --context) may plan ``n`` cells of context."""
+    return MIN_CONTEXT <= n <= MAX_CONTEXT
 
 
 def validate(profile: Profile, src: str) -> Profile:
@@ -319,11 +326,8 @@ def validate(profile: Profile, src: str) -> Profile:
     _choice(src, "backend", profile.backend, BACKENDS)
     if profile.backend == "llama" and not profile.model:
         raise ProfileError(f"{src}: field 'model' is missing; give a catalog name or a .gguf path.")
-    if profile.context < MIN_CONTEXT or profile.context > MAX_CONTEXT:
-        raise ProfileError(
-            f"{_where(src, 'context')} is {profile.context}; allowed values are {MIN_CONTEXT} to {MAX_CONTEXT} "
-            "tokens (a context must hold a prompt token and a reply token)."
-        )
+    if not context_allowed(profile.context):
+        raise ProfileError(f"{_where(src, 'context')} is {profile.context}; {CONTEXT_RANGE}.")
     gl = profile.gpu_layers
     if isinstance(gl, str) and gl not in ("auto", "all") or isinstance(gl, bool) or (
         isinstance(gl, int) and gl < 0
