@@ -502,7 +502,7 @@ def test_ctrl_c_before_any_part_leaves_an_earlier_summary_alone(tmp_path: Path, 
     out_md.write_text("# Summary of bees.txt\n\nLast night's whole summary.\n", encoding="utf-8")
     before = out_md.read_bytes()
     code, _out, err = _run_until(
-        ["summarize", str(doc), "-p", str(prof), "-o", str(out_md), "--yes"],  # (replaced once summarized)
+        ["summarize", str(doc), "-p", str(prof), "-o", str(out_md)],
         re.compile(r"\] 0/(\d+) parts"), on="stderr",  # reading, nothing summarized yet
     )
     assert code == 130

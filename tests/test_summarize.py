@@ -259,9 +259,13 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     letter.write_bytes(b"PK\x03\x04 a Word file")
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(letter), "--quiet"]) == 1
     err = capsys.readouterr().err
-    assert f"{letter} is there already and was left as it was; add --yes to replace it" in err, err
+    assert f"{letter} is there already and is not a summary, so it was left as it was; add --yes to replace it" in err, err
     assert letter.read_bytes() == b"PK\x03\x04 a Word file"
-    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "out.md"), "--quiet", "--yes"]) == 0
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(letter), "--quiet", "--yes"]) == 0
+    assert letter.read_text(encoding="utf-8").startswith("# Summary of bees.md")
+    # an earlier summary, Markdown or JSON, is replaced as before (a run to one file each night)
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "out.md"), "--quiet"]) == 0
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(out), "--json", "--quiet"]) == 0
     # a summary cut by --max-tokens mid-sentence says so before its citation ("compared to the (§ Bees)")
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "cut.md"), "--max-tokens", "6"]) == 0
     headline = (tmp_path / "cut.md").read_text(encoding="utf-8").split("\n")[4]

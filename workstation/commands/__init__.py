@@ -74,8 +74,9 @@ def asked_yes(question: str, without_terminal: str) -> bool:
 
     if not sys.stdin.isatty():
         raise WorkstationError(without_terminal)
-    try:
-        answer = input(f"{question} [y/N] ")
+    try:  # (asked on stderr: input()'s prompt went to stdout, into a file the output was sent to)
+        print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
+        answer = input()
     except (EOFError, KeyboardInterrupt):
         answer = ""
         print(file=sys.stderr)

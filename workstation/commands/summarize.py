@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import signal
 import sys
 import threading
@@ -97,6 +98,16 @@ class ProgressBar:
         self.stream.flush()
 
 
+def _earlier_summary(path: Path) -> bool:
+    """Whether ``path`` holds what this command writes: its Markdown, or its JSON."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return head.startswith("# Summary of ") or re.match(r'\{\s*"(source|documents)"\s*:', head) is not None
+
+
 def _result_json(result: SummaryResult, profile_key: str) -> dict[str, Any]:
     data = result.to_dict()
     data["profile"] = profile_key
@@ -177,10 +188,12 @@ def run(args: argparse.Namespace) -> int:
     if args.output:  # before the work, not after it
         args.output = str(named_output(args.output, [Path(f) for f in args.files], SummarizeError))
         there = Path(args.output)
-        if there.exists() and not args.yes and not asked_yes(
-                f"{there} is there already; replace it with the summary?",
-                f"{there} is there already and was left as it was; add --yes to replace it, or name "
-                "another file with -o."):  # (a Word file named by mistake was replaced without a word)
+        # an earlier summary is replaced as before (a nightly run to one file); another file is
+        # asked about first (a Word file named by mistake was replaced without a word)
+        if there.exists() and not args.yes and not _earlier_summary(there) and not asked_yes(
+                f"{there} is there already and is not a summary; replace it with the summary?",
+                f"{there} is there already and is not a summary, so it was left as it was; add --yes to "
+                "replace it, or name another file with -o."):
             print("Nothing was summarized.", file=sys.stderr)
             return 1
 
