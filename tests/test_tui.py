@@ -2649,6 +2649,12 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         await until(pilot, lambda: prompt.value == "When is the meeting?")
         assert app.pending_document is not None and app.pending_document[0].name == "memo.txt"
         assert app.pending_document[1] == memo
+        # emptied, the box leaves the last message as it was: the document Up attached goes too
+        # (it stayed, and went with the next, unrelated message)
+        await pilot.press("ctrl+u")
+        await until(pilot, lambda: app.pending_document is None and app._editing is None)
+        await pilot.press("up")
+        await until(pilot, lambda: prompt.value == "When is the meeting?" and app.pending_document is not None)
         await pilot.press("end", *" Which room?", "enter")  # sent in its place, the document with it
         await until(pilot, lambda: not app.generating and app.store.messages(conv)[0].content.startswith(
             "When is the meeting? Which room?"))

@@ -849,10 +849,24 @@ class WorkstationApp(App[None]):
         """The box changed: save the draft once typing pauses for a second. Emptied, it no
         longer holds the last question put back by Up."""
         if self._editing is not None and not self.chat_screen.input_text().strip():
-            self._editing = None
+            self._leave_last_as_it_was()
         if self._draft_timer is not None:
             self._draft_timer.stop()
         self._draft_timer = self.set_timer(1.0, self.save_draft)
+
+    def _leave_last_as_it_was(self) -> None:
+        """The box emptied while it held the last message put back by Up: it is no longer to be
+        changed, and the document Up attached again with it goes too (it went with the next
+        message). A message that was a document alone is left so once the document is taken off."""
+        question = self._last_question()
+        attached = find_attached(question.content) if question is not None else None
+        if attached is None or attached.text.strip():
+            self._editing = None
+            if attached is not None and self.pending_document is not None \
+                    and self.pending_document[0].name == attached.name and self.pending_document[1] == attached.document:
+                self._attach(None)
+        elif self.pending_document is None:
+            self._editing = None
 
     def action_rename_conversation(self) -> None:
         if self.conversation_id is None:
