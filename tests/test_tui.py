@@ -1742,6 +1742,16 @@ async def test_serve_the_api_alongside_the_chat(profiles: Path, tmp_path: Path) 
         await until(pilot, lambda: app.api is None and app.engine is not None and app.loading is None)
         assert isinstance(app.engine, EngineProcess) and not api.alive
         await until(pilot, lambda: any("The API is no longer served" in n.message for n in app._notifications))
+        # another profile (F3) while serving: the API stops with the old one, and that is said
+        # (only "Loaded: B" was, and office tools found nothing at the address)
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: app.api is not None and app.loading is None)
+        again = app.api
+        app.switch_profile(load_profile("b"))
+        await until(pilot, lambda: app.loading is None and app.profile is not None and app.profile.key == "b")
+        assert app.api is None and not again.alive
+        stopped = [n.message for n in app._notifications if "The API is no longer served" in n.message]
+        assert len(stopped) == 2 and "Ctrl+G serves it again" in stopped[-1], stopped
 
 
 async def test_serve_with_peoples_keys_needs_a_key_but_the_chat_works(profiles: Path, tmp_path: Path) -> None:

@@ -2024,11 +2024,13 @@ class WorkstationApp(App[None]):
                 except Exception as err2:  # noqa: BLE001
                     reason = f"{reason} {self.texts.error(err2)}"
                 else:
-                    self.post_message(ProfileLoaded(engine, old_profile, restored=True, reason=reason))
+                    self.post_message(ProfileLoaded(engine, old_profile, restored=True, reason=reason,
+                                                    serve_stopped=old_api is not None))
                     return
             self.post_message(EngineFailed(reason, during="load"))
             return
-        self.post_message(ProfileLoaded(engine, profile, notes=notes))
+        # (the API served from the old profile stopped with it: said, as Ctrl+G's stop says it)
+        self.post_message(ProfileLoaded(engine, profile, notes=notes, serve_stopped=old_api is not None))
 
     @on(LoadProgress)
     def _load_progress(self, event: LoadProgress) -> None:
@@ -2066,6 +2068,8 @@ class WorkstationApp(App[None]):
                            reason=event.reason, name=event.profile.key),
                 title=self.texts("error.title"), severity="error", timeout=15,
             )
+            if event.serve_stopped:  # (the switch stopped the API before the new profile failed)
+                self.notify(self.texts("serve.stopped", name=event.profile.title(self.texts.lang)))
         elif event.api is not None:
             started = ("serve.started" if not event.api.protected else
                        "serve.started_keys" if integrations.people_keys_exist() else "serve.started_shared_key")
