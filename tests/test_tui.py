@@ -2574,6 +2574,9 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         await pilot.press("escape")
         await until(pilot, lambda: not app.generating and _views(app)[-1].content == story.content)
         assert app.store.messages(conv)[-1] == story
+        # what was streaming went away without a word: it is said that the earlier reply stays
+        assert any(n.message == "Stopped: the earlier reply stays as it was (Alt+R asks again)."
+                   for n in app._notifications)
         app.session_sampling = None
 
         long = "Read this list of office supplies and tell me what is missing. " + "stapler, paper, ink, " * 400
@@ -2595,6 +2598,21 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         assert len(told) == 1 and f"its first {left_out} messages were left out" in told[0], told
         assert left_out >= 4  # the four before the long ones, at least
         assert f"the model did not see the first {left_out} messages" in str(_views(app)[-1].query_one(".metrics").render())
+
+
+async def test_alt_c_on_a_reply_the_model_ended_says_it_is_complete(profiles: Path) -> None:
+    """Alt+C on a reply that had ended (the model's end, not a limit) did nothing and said nothing."""
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        conv = app.store.new("Greeting", "a")
+        app.store.add_message(conv.id, "user", "Say hello.")
+        app.store.add_message(conv.id, "assistant", "Hello! How can I help?", {"stop_reason": "eos", "predicted_n": 7})
+        await app.open_conversation(conv.id)
+        await until(pilot, lambda: len(_views(app)) == 2)
+        await pilot.press("alt+c")
+        await until(pilot, lambda: any(n.message.startswith("The last reply is complete") for n in app._notifications))
+        assert not app.generating and app.store.messages(conv.id)[-1].content == "Hello! How can I help?"
 
 
 async def test_the_last_message_being_changed_is_still_changed_after_another_conversation(profiles: Path) -> None:

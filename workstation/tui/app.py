@@ -1370,6 +1370,9 @@ class WorkstationApp(App[None]):
                                    again=self.key_for("chat.again")),
                         severity="warning")
             return
+        if (last.metrics or {}).get("stop_reason") == "eos":  # the model ended it: nothing is cut (it said nothing)
+            self.notify(self.texts("chat.reply_complete", again=self.key_for("chat.again")))
+            return
         meta = getattr(self.engine, "meta", None)
         if meta is not None and not meta.get("n_ctx"):  # a server other than workstation serve may begin anew
             self.notify(self.texts("chat.continue_not_here"), severity="warning")
@@ -1701,8 +1704,12 @@ class WorkstationApp(App[None]):
         if replacing and (metrics.stop_reason == "cancelled" or not (text.strip() or thought)):
             # asked again and stopped (Esc, Ctrl+Q) or given nothing: the reply it had stays
             await self._keep_replaced(view)
+            if self.is_running:  # (what was streaming went without a word)
+                self.notify(self.texts("chat.kept_earlier", again=self.key_for("chat.again")))
         elif continued and not event.text.strip() and not event.reasoning:  # went on with nothing: as it was
             await self._keep_continued()
+            if metrics.stop_reason != "cancelled":
+                self.notify(self.texts("chat.nothing_more"))
         else:
             self._replacing = []
             if view is not None:  # stopped before its first token: it says so, and is kept so
