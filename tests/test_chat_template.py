@@ -138,3 +138,24 @@ def test_template_escape_gguf_falls_back_visibly() -> None:
 def test_missing_template_uses_fallback() -> None:
     chat = ChatTemplate.for_model(None, "", "")
     assert chat.fallback_reason == "the model has no chat template"
+
+
+def test_a_model_without_a_template_stops_at_the_stand_ins_end_and_is_said(
+        gemma_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Gemma 3 270M (a base model) has no chat template: its reply went on past the stand-in's
+    <|im_end|>, writing the markers as text until the length limit, and nothing said why."""
+    from conftest import make_profile
+
+    from workstation.core.engine import Engine
+    from workstation.core.planner import load_notes
+    from workstation.core.profiles import Sampling
+
+    profile = make_profile(model=gemma_path, context=1024, threads=2)
+    with Engine(profile) as engine:
+        assert engine.info().template_fallback == "the model has no chat template"
+        reply = engine.run_chat([{"role": "user", "content": "What is the capital of France?"}],
+                                Sampling(temperature=0.0, max_tokens=128))
+    assert "<|im_end|>" not in reply.text and "<|im_start|>" not in reply.text
+    assert reply.metrics.stop_reason == "stop" and reply.metrics.predicted_n < 128
+    notes = [n[1]["what"][0] for n in load_notes(profile)]
+    assert "fit.no_chat_template" in notes  # said when it loads (the app, chat), by fit and profiles check

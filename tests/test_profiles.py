@@ -301,7 +301,7 @@ def test_switching_profiles_keeps_the_conversation(tmp_path: Path, gemma_path: P
         info = host.engine.info()
         assert info.n_ctx == 1024 and info.type_k == "q8_0"
         second = host.engine.run_chat(messages)
-        assert second.metrics.stop_reason in ("eos", "length")
+        assert second.metrics.stop_reason in ("eos", "length", "stop")  # (gemma: the stand-in template's end)
         # the new model read the whole conversation: every token of its prompt was computed or
         # reused, and that prompt is longer than the last message alone
         whole = host.engine.chat_prompt(messages)

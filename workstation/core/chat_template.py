@@ -31,6 +31,7 @@ FALLBACK_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
+FALLBACK_STOPS = ("<|im_end|>", "<|im_start|>")  # its markers, which a model without a template writes as text
 MAX_RENDERED_CHARS = 4_000_000
 # what render passes itself: a template variable from a request or a profile cannot replace it
 RESERVED_VARIABLES = frozenset({"messages", "add_generation_prompt", "bos_token", "eos_token", "tools"})

@@ -481,6 +481,8 @@ def setting_phrases(profile: Profile, info: ModelInfo) -> list[Phrase]:
     if info.context_length and profile.context > info.context_length:
         out.append(("fit.context_past_trained", {"context": f"{profile.context:,}", "trained": f"{info.context_length:,}",
                                                  "model": installed_name(Path(info.path))}))
+    if not info.has_chat_template:  # (its replies ran on, with raw <|im_end|> markers, and nothing said why)
+        out.append(("fit.no_chat_template", {"model": installed_name(Path(info.path))}))
     return out
 
 

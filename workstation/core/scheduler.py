@@ -46,7 +46,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from workstation.core.catalog import installed_name, resolve_model_path
-from workstation.core.chat_template import chat_prompt_tokens, template_for
+from workstation.core.chat_template import FALLBACK_STOPS, chat_prompt_tokens, template_for
 from workstation.core.detokenizer import StreamDetokenizer
 from workstation.core.errors import EngineError, WorkstationError
 from workstation.core.events import (
@@ -382,7 +382,9 @@ class Scheduler:
             ignore_eos=ignore_eos or sampling.ignore_eos,
             # the request's own, else the profile's: never under a grammar, whose reply (JSON, a
             # tool call) a profile's stop text ("\n") would cut short
-            stop=list(stop if stop is not None else [] if constraints and constraints.grammar else sampling.stop),
+            stop=list(stop if stop is not None else [] if constraints and constraints.grammar else sampling.stop)
+            # a chat reply in the stand-in template's words (a model with none): its markers end it
+            + (list(FALLBACK_STOPS) if reasoning and self.template.fallback_reason else []),
             t_request=t_request if t_request is not None else time.perf_counter(),
             owner=owner,
             constraints=constraints or Constraints(),

@@ -1370,7 +1370,7 @@ class WorkstationApp(App[None]):
                                    again=self.key_for("chat.again")),
                         severity="warning")
             return
-        if (last.metrics or {}).get("stop_reason") == "eos":  # the model ended it: nothing is cut (it said nothing)
+        if (last.metrics or {}).get("stop_reason") in ("eos", "stop"):  # the model (or a stop text) ended it: nothing is cut (it said nothing)
             self.notify(self.texts("chat.reply_complete", again=self.key_for("chat.again")))
             return
         meta = getattr(self.engine, "meta", None)
