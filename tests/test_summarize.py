@@ -339,3 +339,16 @@ def test_a_summary_that_goes_round_in_circles_is_cut_where_it_began_to() -> None
               "year.\n- Profit rose 9% in the first quarter of the year.\n- Staff grew by 4 in the first quarter of "
               "the year.")
     assert _clean_summary(points).endswith("Staff grew by 4 in the first quarter of the year.")
+
+
+def test_a_summary_written_in_markdown_reads_as_one_paragraph() -> None:
+    """F6 showed "… impact the entire business. ## Next steps To ensure … ### Key points - The
+    meeting …": the reply's headings and list marks stayed in the one paragraph."""
+    from workstation.core.summarize import _clean_summary
+
+    reply = ("The outage will impact the entire business.\n\n## Next steps\nTo ensure it does not happen again, "
+             "IT replaces the switch.\n### Key points:\n- The meeting is on Monday.\n* Bring the report.\n"
+             "2. Ayla chairs it.")
+    assert _clean_summary(reply) == ("The outage will impact the entire business. Next steps: To ensure it does not "
+                                     "happen again, IT replaces the switch. Key points: The meeting is on Monday. "
+                                     "Bring the report. Ayla chairs it.")

@@ -352,7 +352,7 @@ def _clean_summary(text: str, metrics: TurnMetrics | None = None) -> str:
     """One paragraph without the lead-ins small models like to echo ("Summary:", "- (p. 3)"),
     ending in "…" where its token limit cut it in the middle of a sentence (its citation
     followed the cut word: "compared to the (lines 1–179)")."""
-    text = re.sub(r"\s*\n\s*", " ", text).strip()
+    text = " ".join(_as_prose(line) for line in text.splitlines() if line.strip())
     for _ in range(6):
         cleaned = _LEADIN.sub("", text, count=1)
         if cleaned == text:
@@ -366,6 +366,21 @@ def _clean_summary(text: str, metrics: TurnMetrics | None = None) -> str:
     if text and metrics is not None and metrics.stop_reason in ("length", "context", "quota") and text[-1] not in SENTENCE_ENDS:
         text = text.rstrip(" ,;:-–—") + "…"
     return text
+
+
+_HEADING = re.compile(r"^\s*#{1,6}\s+")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+
+
+def _as_prose(line: str) -> str:
+    """A line of a reply's Markdown as part of one paragraph: a heading ("## Next steps") as a
+    lead-in ("Next steps:"), a list item without its marker (they showed as "## Next steps To
+    ensure … ### Key points - The meeting …")."""
+    line = line.strip()
+    if _HEADING.match(line):
+        line = _HEADING.sub("", line).strip().rstrip("#").strip()
+        return line + ":" if line and line[-1] not in SENTENCE_ENDS and line[-1] != ":" else line
+    return _LIST_ITEM.sub("", line)
 
 
 LOOP_WORDS = 8  # a run of this many words written again right after itself: the model is going round in circles
