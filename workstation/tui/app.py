@@ -39,6 +39,7 @@ from textual.timer import Timer
 from textual.widgets import Input, TextArea
 from textual.worker import Worker, WorkerState
 
+from workstation.core.atomic import named_output
 from workstation.core.engine import EngineInfo, TokenDelta
 from workstation.core.engine import TurnFinished as EngineTurnFinished
 from workstation.core.engine_api import open_engine, too_long
@@ -887,7 +888,15 @@ class WorkstationApp(App[None]):
                     return
                 await self.refresh_sidebar()
 
-        self.push_screen(TextPrompt(self.texts("conv.rename_title"), current, hint=self.texts("dialog.enter_esc")), renamed)
+        def taken(title: str) -> str | None:  # another conversation's name: said in the dialog, left open
+            try:
+                self.store.check_title_free(title, but=conv_id)
+            except WorkstationError as err:
+                return self.texts.error(err)
+            return None
+
+        self.push_screen(TextPrompt(self.texts("conv.rename_title"), current, hint=self.texts("dialog.enter_esc"),
+                                    check=taken), renamed)
 
     def action_delete_conversation(self) -> None:
         if self.conversation_id is None:
@@ -1134,7 +1143,15 @@ class WorkstationApp(App[None]):
                 lambda yes: write(path) if yes else None,
             )
 
-        self.push_screen(TextPrompt(self.texts("conv.export_title"), str(default), hint=self.texts("dialog.enter_esc")), chosen)
+        def unwritable(typed: str) -> str | None:  # a folder not there, a folder named: said, the dialog left open
+            try:
+                named_output(typed)
+            except WorkstationError as err:
+                return self.texts.error(err)
+            return None
+
+        self.push_screen(TextPrompt(self.texts("conv.export_title"), str(default), hint=self.texts("dialog.enter_esc"),
+                                    check=unwritable), chosen)
 
     # --- chat ------------------------------------------------------------------------------
     def action_toggle_editor(self) -> None:

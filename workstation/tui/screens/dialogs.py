@@ -3,6 +3,8 @@ keys (F1)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.table import Table
 from textual import events, on
 from textual.app import ComposeResult
@@ -55,25 +57,41 @@ class TextPrompt(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
 
-    def __init__(self, title: str, value: str = "", placeholder: str = "", hint: str = "") -> None:
-        """``hint``: the keys, under the line (F2's rename said nothing of Enter or Esc)."""
+    def __init__(self, title: str, value: str = "", placeholder: str = "", hint: str = "",
+                 check: Callable[[str], str | None] | None = None) -> None:
+        """``hint``: the keys, under the line (F2's rename said nothing of Enter or Esc).
+        ``check(text)``: why the text cannot be taken (None: it can), said under the line with
+        the dialog left open to correct it (F7's folder that is not there closed it, the path
+        to be typed again)."""
         super().__init__(classes="dialog-screen")
         self.title_text = title
         self.value = value
         self.placeholder = placeholder
         self.hint = hint
+        self.check = check
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self.title_text, classes="dialog-title", markup=False)
             yield Input(self.value, placeholder=self.placeholder, id="answer")
+            yield Label("", id="problem", classes="dialog-problem", markup=False)
             if self.hint:
                 yield Label(self.hint, classes="dialog-hint", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#problem", Label).display = False
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.dismiss(event.value.strip() or None)
+        answer = event.value.strip() or None
+        problem = self.check(answer) if answer is not None and self.check is not None else None
+        if problem:
+            said = self.query_one("#problem", Label)
+            said.update(problem)
+            said.display = True
+            return
+        self.dismiss(answer)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
