@@ -1601,6 +1601,23 @@ async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch:
         assert names["F10"] == "Dashboard" and "F5" not in names, names
 
 
+async def test_the_dashboard_tells_no_drafts_from_no_speculation(profiles: Path, smollm2_path: Path) -> None:
+    """A prompt-lookup profile's turn that drafted nothing said "no speculative decoding"."""
+    from workstation.core.metrics import TurnMetrics
+
+    _profile(profiles / "look.yaml", str(smollm2_path), speculative={"mode": "lookup"})
+    for key, said in (("look", "Draft acceptance: no drafts this turn (speculation is on"),
+                      ("a", "Draft acceptance: no speculative decoding")):
+        app = WorkstationApp(key, start_engine=False, sample_system=False, language="en")
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            app.history.add(TurnMetrics(ttft_ms=100, predicted_n=10, predicted_ms=100, prompt_n=20, stop_reason="eos"),
+                            key, key.upper())
+            await pilot.press("f5")
+            await until(pilot, lambda a=app: type(a.screen).__name__ == "DashboardScreen")
+            await until(pilot, lambda a=app, s=said: s in str(a.screen.query_one("#cache-line").render()))
+
+
 @pytest.mark.parametrize(("lang", "said"), [("en", "Press Ctrl+Q to quit the app"),
                                              ("tr", "Uygulamadan çıkmak için Ctrl+Q tuşlarına basın")])
 async def test_ctrl_c_says_how_to_quit_in_words(profiles: Path, lang: str, said: str) -> None:

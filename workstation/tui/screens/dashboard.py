@@ -228,7 +228,8 @@ class DashboardScreen(AppScreen, Screen[None]):
             draft = (
                 t("dash.draft", pct=f"{last.draft_n_accepted / last.draft_n * 100:.0f}",
                   acc=last.draft_n_accepted, n=last.draft_n)
-                if last.draft_n else t("dash.draft_off")
+                if last.draft_n else t("dash.draft_none")  # speculation on, but nothing worth drafting this turn
+                if app.profile is not None and app.profile.speculative.mode != "off" else t("dash.draft_off")
             )
             lines = [hits, draft]
             if last.threads_reason:
