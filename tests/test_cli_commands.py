@@ -468,17 +468,21 @@ def test_a_reply_or_summary_the_conversation_cannot_keep_is_printed_and_said(
     assert 'The summary is printed above, but it was not saved as the conversation "memo"' in err, err
 
 
-def test_ctrl_c_in_summarize_writes_a_whole_partial_summary(tmp_path: Path, smollm2_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_in_summarize_writes_a_whole_partial_summary(tmp_path: Path, smollm2_path: Path,
+                                                            sig: signal.Signals) -> None:
+    """SIGTERM (a plain kill) too: it ended the summary with no word and nothing written."""
     prof = _profile_file(tmp_path, max_tokens=24, context=512)
     doc = tmp_path / "bees.txt"
     doc.write_text(honeybee_text(8), encoding="utf-8")
     out_md = tmp_path / "summary.md"
     code, _out, err = _run_until(
         ["summarize", str(doc), "-p", str(prof), "-o", str(out_md)],
-        re.compile(r"\] 1/(\d+) parts"), on="stderr",  # the first part is summarized
+        re.compile(r"\] 1/(\d+) parts"), on="stderr", sig=sig,  # the first part is summarized
     )
-    assert code == 130
-    _one_sentence_and_no_traceback(err, f"stopped; the summary in {out_md} covers only the parts finished")
+    assert code == 128 + sig
+    by = "Ctrl-C" if sig == signal.SIGINT else "a request to end (SIGTERM)"
+    _one_sentence_and_no_traceback(err, f"stopped; the summary in {out_md} covers only the parts finished before {by}.")
     total = int(re.search(r"\] 1/(\d+) parts", err).group(1))  # type: ignore[union-attr]
     assert total >= 3
     text = out_md.read_text(encoding="utf-8")
@@ -506,13 +510,15 @@ def test_ctrl_c_before_any_part_leaves_an_earlier_summary_alone(tmp_path: Path, 
         re.compile(r"\] 0/(\d+) parts"), on="stderr",  # reading, nothing summarized yet
     )
     assert code == 130
-    _one_sentence_and_no_traceback(err, f"stopped before any part was summarized, so nothing was written. "
+    _one_sentence_and_no_traceback(err, f"stopped by Ctrl-C before any part was summarized, so nothing was written. "
                                          f"{out_md} was left as it was.")
     assert out_md.read_bytes() == before
     assert "tok/s" not in err  # no figures for work that was not done
 
 
-def test_ctrl_c_in_batch_leaves_the_document_pending(tmp_path: Path, smollm2_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP])
+def test_ctrl_c_in_batch_leaves_the_document_pending(tmp_path: Path, smollm2_path: Path, sig: signal.Signals) -> None:
+    """A closed terminal (SIGHUP) too: it killed the run, the document left "running"."""
     prof = _profile_file(tmp_path, max_tokens=16, context=512)
     inbox = tmp_path / "inbox"
     inbox.mkdir()
@@ -521,9 +527,9 @@ def test_ctrl_c_in_batch_leaves_the_document_pending(tmp_path: Path, smollm2_pat
     out = tmp_path / "out"
     code, _out, err = _run_until(
         ["batch", str(inbox), "-p", str(prof), "-o", str(out)],
-        re.compile(r"b\.txt: 1 of \d+ parts done"), on="stderr",  # b.txt's first part is summarized
+        re.compile(r"b\.txt: 1 of \d+ parts done"), on="stderr", sig=sig,  # b.txt's first part is summarized
     )
-    assert code == 130
+    assert code == 128 + sig
     _one_sentence_and_no_traceback(err, "run the same command again to continue")
     con = sqlite3.connect(out / DB_NAME)
     try:

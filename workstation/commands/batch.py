@@ -16,10 +16,10 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from workstation.commands import add_profile_arg, print_json, print_load_notes, profile_ref
+from workstation.commands.stopping import stop_signals, stopped, stopped_by
 from workstation.core.batch_queue import (
     DB_NAME,
     BatchError,
@@ -31,7 +31,6 @@ from workstation.core.batch_queue import (
     run_batch,
 )
 from workstation.core.documents import SUPPORTED_SUFFIXES
-from workstation.core.errors import TurnCancelled
 from workstation.core.invocation import cli, shell_word
 from workstation.core.profiles import load_profile
 from workstation.core.summarize import eta_text
@@ -102,9 +101,8 @@ def run(args: argparse.Namespace) -> int:
 
     profile = load_profile(profile_ref(args))
     cancel = threading.Event()
-    previous = signal.getsignal(signal.SIGINT)
 
-    def _on_sigint(_sig: int, _frame: FrameType | None) -> None:
+    def _on_stop(_sig: int) -> None:  # Ctrl-C, a kill, a closed terminal: the document in hand goes back in the queue
         cancel.set()
 
     def on_event(ev: BatchEvent) -> None:
@@ -145,29 +143,28 @@ def run(args: argparse.Namespace) -> int:
             eta = f", {eta_text(p.eta_s)}" if p.eta_s is not None else ""
             print(f"batch:   {ev.path}: {p.chunks_done} of {p.chunks_total} parts done{eta}", file=sys.stderr)
 
-    signal.signal(signal.SIGINT, _on_sigint)
-    stopped: BatchStopped | None = None
-    try:
-        counts = run_batch(root, outdir, profile, _engine_factory, on_event,
-                           retry_failed=args.retry_failed, cancel=cancel)
-    except BatchStopped as err:
-        stopped, counts = err, err.counts
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    stopped_for: BatchStopped | None = None
+    with stop_signals(_on_stop) as signals:
+        try:
+            counts = run_batch(root, outdir, profile, _engine_factory, on_event,
+                               retry_failed=args.retry_failed, cancel=cancel)
+        except BatchStopped as err:
+            stopped_for, counts = err, err.counts
     if args.json:
         print_json({"counts": counts, "output": str(outdir)})
     else:
         print(f"batch: {_counts_line(counts)}; summaries in {outdir}", file=sys.stderr)
     again = "run the same command again to continue where it stopped" + _also_retry(counts)
-    if stopped is not None:  # the server (or the engine), not the documents: nothing failed for it
-        fix = "" if stopped.temporary else "fix that, then "
+    if stopped_for is not None:  # the server (or the engine), not the documents: nothing failed for it
+        fix = "" if stopped_for.temporary else "fix that, then "
         raise BatchStopped(
-            f"stopped: {stopped.reason} {_documents(counts['pending'], 'is', 'are')} still pending "
+            f"stopped: {stopped_for.reason} {_documents(counts['pending'], 'is', 'are')} still pending "
             f"(none was marked failed); {fix}{again}.",
-            counts, stopped.temporary,
+            counts, stopped_for.temporary,
         )
     if cancel.is_set():
-        raise TurnCancelled(f"stopped; {again}.")
+        sig = signals[0] if signals else signal.SIGINT
+        raise stopped(f"stopped by {stopped_by(sig)}; {again}.", sig)
     if counts.get("failed"):
         print(f"batch: {_retry_line(counts['failed'])}", file=sys.stderr)
         return SOME_FAILED

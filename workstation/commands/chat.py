@@ -7,7 +7,6 @@ printed, then one sentence on stderr says why it does not, and the exit code is 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import difflib
 import os
 import re
@@ -17,10 +16,10 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 
 from workstation.commands import add_profile_arg, print_json, print_load_notes, profile_ref
 from workstation.commands.progress_bar import ProgressBar
+from workstation.commands.stopping import stop_signals, stopped, stopped_by
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.engine_api import open_engine, too_long
 from workstation.core.errors import EngineError, TurnCancelled, WorkstationError
@@ -139,80 +138,73 @@ def run(args: argparse.Namespace) -> int:
         asked = (conv_id, conversation.store.add_message(conv_id, "user", text).id)
     stop_asked = threading.Event()
     turn_over = threading.Event()  # from then on a signal waits until the reply is kept
-    stopped_by: list[int] = []
 
-    def _on_stop(sig: int, _frame: FrameType | None) -> None:
-        """Ctrl-C, a plain ``kill`` and a closed terminal alike stop the turn and keep the reply
-        so far (SIGTERM and SIGHUP ended the process mid-reply, the question left unanswered);
-        one that comes while the reply is being kept (a logout's SIGTERM after the terminal's
-        SIGHUP) waits for it."""
-        if sig == signal.SIGHUP:  # a terminal that is gone: what is still said goes nowhere, not to an error
-            _say_nothing_more()
-        stopped_by.append(sig)
+    def _on_stop(_sig: int) -> None:
+        """The turn stops and the reply so far is kept (SIGTERM and SIGHUP ended the process
+        mid-reply, the question left unanswered); a signal that comes while the reply is being
+        kept (a logout's SIGTERM after the terminal's SIGHUP) waits for it."""
         stop_asked.set()
         if not turn_over.is_set():
             engine.cancel()  # llama.cpp's abort callback stops even a long prefill
 
-    previous = {sig: signal.signal(sig, _on_stop) for sig in STOP_SIGNALS}
     reading = _ReadingBar("the conversation" if conversation is not None else "your message")
     final: TurnFinished | None = None
     not_kept: WorkstationError | None = None
-    try:
+    with stop_signals(_on_stop) as signals:
         try:
-            tag = None
-            if conversation is not None:
-                created = conversation.store.get(conversation.id, with_messages=False).created
-                tag = conversation_tag(conversation.store.path, conversation.id, created)
-            thinking = _ThinkingOut()
-            for event in engine.stream_chat(messages, s, constraints=constraints, tag=tag, reading=not args.json):
-                if stop_asked.is_set():  # a Ctrl-C before the turn began, whose start clears the stop
-                    engine.cancel()
-                if conversation is not None and conversation.note:  # the message is being read: it is kept
-                    print(conversation.note, file=sys.stderr)
-                    conversation.note = ""
-                if isinstance(event, PromptRead):
-                    reading.show(event)
-                    continue
-                reading.done()
-                if isinstance(event, TokenDelta):
-                    if not args.json:
-                        thinking.write(event.reasoning, answer=bool(event.text))
-                        sys.stdout.write(event.text)
-                        sys.stdout.flush()
-                else:
-                    final = event
-            if not args.json:
-                thinking.write("", answer=True)
-        except EngineError as err:
-            if conversation is not None and asked is not None and too_long(err):
-                # joined to every later question (roles alternate), it made each of them too long
-                conversation.store.forget_messages(asked[0], [asked[1]])
-                if conversation.made and not conversation.store.messages(asked[0]):  # (nothing else in it)
-                    conversation.store.delete(asked[0])
-                    conversation.note = ""
-                else:
-                    raise EngineError(f"{err} The message was not kept in the conversation.") from None
-            raise
-        finally:
-            turn_over.set()
-            reading.done()  # (a turn that failed mid-read: its error on a line of its own, not after the bar)
-        assert final is not None
-        if conversation is not None:  # a reply stopped before its first token too, as the app keeps it
-            try:  # (before the engine keeps its cells on disk, which takes seconds)
-                conversation.store.add_message(conversation.id, "assistant", final.text,
-                                               turn_record(final.metrics, profile.ref, profile.name),
-                                               reasoning=final.reasoning)
-            except WorkstationError as err:  # (a full disk): said once the reply is out (--json's too)
-                not_kept = WorkstationError(f"{err} The reply above was not saved in the conversation; "
-                                            "free some space, then ask again.")
+            try:
+                tag = None
+                if conversation is not None:
+                    created = conversation.store.get(conversation.id, with_messages=False).created
+                    tag = conversation_tag(conversation.store.path, conversation.id, created)
+                thinking = _ThinkingOut()
+                for event in engine.stream_chat(messages, s, constraints=constraints, tag=tag, reading=not args.json):
+                    if stop_asked.is_set():  # a Ctrl-C before the turn began, whose start clears the stop
+                        engine.cancel()
+                    if conversation is not None and conversation.note:  # the message is being read: it is kept
+                        print(conversation.note, file=sys.stderr)
+                        conversation.note = ""
+                    if isinstance(event, PromptRead):
+                        reading.show(event)
+                        continue
+                    reading.done()
+                    if isinstance(event, TokenDelta):
+                        if not args.json:
+                            thinking.write(event.reasoning, answer=bool(event.text))
+                            sys.stdout.write(event.text)
+                            sys.stdout.flush()
+                    else:
+                        final = event
+                if not args.json:
+                    thinking.write("", answer=True)
+            except EngineError as err:
+                if conversation is not None and asked is not None and too_long(err):
+                    # joined to every later question (roles alternate), it made each of them too long
+                    conversation.store.forget_messages(asked[0], [asked[1]])
+                    if conversation.made and not conversation.store.messages(asked[0]):  # (nothing else in it)
+                        conversation.store.delete(asked[0])
+                        conversation.note = ""
+                    else:
+                        raise EngineError(f"{err} The message was not kept in the conversation.") from None
+                raise
             finally:
-                conversation.store.close()
-    finally:
-        engine.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        if conversation is not None and conversation.note:  # failed before it was read: kept all the same
-            print(conversation.note, file=sys.stderr)
+                turn_over.set()
+                reading.done()  # (a turn that failed mid-read: its error on a line of its own, not after the bar)
+            assert final is not None
+            if conversation is not None:  # a reply stopped before its first token too, as the app keeps it
+                try:  # (before the engine keeps its cells on disk, which takes seconds)
+                    conversation.store.add_message(conversation.id, "assistant", final.text,
+                                                   turn_record(final.metrics, profile.ref, profile.name),
+                                                   reasoning=final.reasoning)
+                except WorkstationError as err:  # (a full disk): said once the reply is out (--json's too)
+                    not_kept = WorkstationError(f"{err} The reply above was not saved in the conversation; "
+                                                "free some space, then ask again.")
+                finally:
+                    conversation.store.close()
+        finally:
+            engine.close()
+            if conversation is not None and conversation.note:  # failed before it was read: kept all the same
+                print(conversation.note, file=sys.stderr)
     assert final is not None
     m = final.metrics
     check = check_reply(final.text, constraints.json_schema) if constraints is not None else None
@@ -235,8 +227,8 @@ def run(args: argparse.Namespace) -> int:
         raise not_kept
     if m.stop_reason == "quota":
         raise WorkstationError(said=[("remote.quota_cut", {})])
-    if m.stop_reason == "cancelled" or stopped_by:  # (a signal while the reply was kept: it ends now)
-        raise _stopped(stopped_by[0] if stopped_by else signal.SIGINT, began=bool(final.text or final.reasoning),
+    if m.stop_reason == "cancelled" or signals:  # (a signal while the reply was kept: it ends now)
+        raise _stopped(signals[0] if signals else signal.SIGINT, began=bool(final.text or final.reasoning),
                        kept=conversation is not None)
     if not final.text.strip() and final.reasoning and m.stop_reason in ("length", "context"):
         if m.stop_reason == "length":
@@ -254,34 +246,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-def _say_nothing_more() -> None:
-    """stdout and stderr, where they are the terminal that closed, to /dev/null: writing to it
-    failed (EIO). A file or a pipe still gets what is said."""
-    with contextlib.suppress(OSError):
-        nowhere = os.open(os.devnull, os.O_WRONLY)
-        for fd in (1, 2):
-            if os.isatty(fd):
-                os.dup2(nowhere, fd)
-        os.close(nowhere)
-
-
 def _stopped(sig: int, began: bool, kept: bool) -> TurnCancelled:
     """The sentence for a turn a signal stopped, with the shell's exit code for that signal
     (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP)."""
-    by = {signal.SIGINT: "Ctrl-C", signal.SIGHUP: "its terminal closing"}.get(
-        signal.Signals(sig), f"a request to end ({signal.Signals(sig).name})")
+    by = stopped_by(sig)
     if not began:
         said = f"stopped by {by} before the reply began."
     elif kept:
         said = f"stopped by {by}; the reply above is what arrived before it, kept in the conversation."
     else:
         said = f"stopped; the reply above is what arrived before {by}."
-    stopped = TurnCancelled(said)
-    stopped.exit_code = 128 + sig
-    return stopped
+    return stopped(said, sig)
 
 
 class _ReadingBar:

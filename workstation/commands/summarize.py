@@ -10,7 +10,6 @@ import sys
 import threading
 import time
 from pathlib import Path
-from types import FrameType
 from typing import Any, TextIO
 
 from workstation.commands import (
@@ -20,9 +19,10 @@ from workstation.commands import (
     print_load_notes,
     profile_ref,
 )
+from workstation.commands.stopping import stop_signals, stopped, stopped_by
 from workstation.core.atomic import named_output, write_named_file
 from workstation.core.documents import Document, DocumentError, read_document
-from workstation.core.errors import BackendUnreachable, TurnCancelled, WorkstationError
+from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kv_state import conversation_tag
 from workstation.core.profiles import check_sampling, load_profile, option_name
@@ -96,6 +96,11 @@ class ProgressBar:
         else:
             self.stream.write(line + "\n")
         self.stream.flush()
+
+
+def _first(signals: list[int]) -> int:
+    """The signal that stopped the work (Ctrl-C where none did: the engine's own stop)."""
+    return signals[0] if signals else signal.SIGINT
 
 
 def _earlier_summary(path: Path) -> bool:
@@ -202,40 +207,39 @@ def run(args: argparse.Namespace) -> int:
     engine = open_engine(profile, child_process=False, keep_state=bool(name))
     print_load_notes(profile)  # once it loaded: a refusal says it alone
     cancel = threading.Event()
-    previous = signal.getsignal(signal.SIGINT)
 
-    def _on_sigint(_sig: int, _frame: FrameType | None) -> None:
+    def _on_stop(_sig: int) -> None:  # Ctrl-C, a kill, a closed terminal: the parts done are written
         cancel.set()
         engine.cancel()  # stops even a long prefill
 
-    signal.signal(signal.SIGINT, _on_sigint)
     results: list[SummaryResult] = []
     not_saved: WorkstationError | None = None
     t0 = time.perf_counter()
-    try:
-        for doc in documents:
-            if cancel.is_set():
-                break
-            bar = None if args.quiet else ProgressBar(doc.name)
-            results.append(summarize_document(engine, doc, profile, on_progress=bar, cancel=cancel))
-        if name and results and not results[0].cancelled:
-            try:
-                _save_conversation(name, profile.ref, results[0], documents[0].name, engine)
-            except WorkstationError as err:  # (a full disk): said after the summary is out, not instead
-                not_saved = err
-    except BackendUnreachable as err:
-        if not err.connection_lost:  # busy, or the key's day over: said as the server said it
-            raise
-        raise BackendUnreachable(said=[*err.said, ("summarize.again", {})]) from None  # the server went away
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        engine.close()
+    with stop_signals(_on_stop) as signals:
+        try:
+            for doc in documents:
+                if cancel.is_set():
+                    break
+                bar = None if args.quiet else ProgressBar(doc.name)
+                results.append(summarize_document(engine, doc, profile, on_progress=bar, cancel=cancel))
+            if name and results and not results[0].cancelled:
+                try:
+                    _save_conversation(name, profile.ref, results[0], documents[0].name, engine)
+                except WorkstationError as err:  # (a full disk): said after the summary is out, not instead
+                    not_saved = err
+        except BackendUnreachable as err:
+            if not err.connection_lost:  # busy, or the key's day over: said as the server said it
+                raise
+            raise BackendUnreachable(said=[*err.said, ("summarize.again", {})]) from None  # the server went away
+        finally:
+            engine.close()
     wall = time.perf_counter() - t0
-    stopped = cancel.is_set() or any(r.cancelled for r in results)
-    if stopped and not any(c.summary is not None for r in results for c in r.chunks):
+    was_stopped = cancel.is_set() or any(r.cancelled for r in results)
+    if was_stopped and not any(c.summary is not None for r in results for c in r.chunks):
         # nothing to show: an earlier summary in the output file is worth more than an empty one
         kept = f" {args.output} was left as it was." if args.output and Path(args.output).exists() else ""
-        raise TurnCancelled(f"stopped before any part was summarized, so nothing was written.{kept}")
+        raise stopped(f"stopped by {stopped_by(_first(signals))} before any part was summarized, so nothing was "
+                      f"written.{kept}", _first(signals))
 
     if args.json:
         items = [_result_json(r, profile.key) for r in results]
@@ -274,10 +278,10 @@ def run(args: argparse.Namespace) -> int:
             follow_up = cli(f"chat -c {shell_word(name)} " + '"..."')
             print(f'Saved as the conversation "{name}": ask about it with {follow_up}',
                   file=sys.stderr)
-    if stopped:
+    if was_stopped:
         where = args.output if args.output else "above"
-        raise TurnCancelled(f"stopped; the summary {'in ' if args.output else ''}{where} covers only the parts "
-                            "finished before Ctrl-C.")
+        raise stopped(f"stopped; the summary {'in ' if args.output else ''}{where} covers only the parts "
+                      f"finished before {stopped_by(_first(signals))}.", _first(signals))
     if not_saved is not None:  # the summary went out, the conversation did not
         where = f"is in {args.output}" if args.output else "is printed above"
         raise WorkstationError(f"{not_saved} The summary {where}, but it was not saved as the conversation "
