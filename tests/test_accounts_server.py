@@ -450,7 +450,7 @@ def test_a_full_queue_gives_a_place_to_a_person_holding_none(smollm2_path: Path)
         assert one.requests_deferred == 2  # a2 and b1
         threads.append(send("a4", "alice"))  # one place each now: refused, nobody pushed out
         threads[-1].join(600)
-        assert results["a4"].status_code == 429 and "slots are busy" in results["a4"].json()["error"]["message"]
+        assert results["a4"].status_code == 429 and "This server is full" in results["a4"].json()["error"]["message"]
         for t in threads:
             t.join(600)
         a1.join(600)

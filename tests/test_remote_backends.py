@@ -91,6 +91,8 @@ def test_summary_through_workstation_serve_counts_tokens_exactly(ours: RunningSe
     assert result.totals["cache_n"] > 0  # the chunks' shared instruction came from the KV cache
     # the office server runs SmolLM2 135M: the desk PC's summary warns of it as a local one does
     assert "is a very small model (135M parameters)" in result.summary
+    # named as the model it is (it named the server's profile: "serve-test is a very small model")
+    assert "smollm2-135m-instruct" in result.summary.split("is a very small model")[0].lower()
 
 
 def test_task_set_through_workstation_serve(ours: RunningServer, tmp_path: Path,

@@ -124,7 +124,11 @@ def small_model(profile: Profile, engine: ChatEngine | None = None) -> tuple[str
         info = engine.info() if engine is not None else None
         if info is None or not 0 < info.n_params < SMALL_MODEL_PARAMS:
             return None
-        return info.model_name, info.n_params
+        # the model's own name where the server says it (workstation serve's /models meta): the
+        # name a desk PC asks for is the server's profile, which it named as if it were the model
+        meta = getattr(engine, "meta", None)
+        named = meta.get("model_name") if isinstance(meta, dict) else None
+        return (named if isinstance(named, str) and named else info.model_name), info.n_params
     from workstation.core.catalog import installed_name, read_model_info, resolve_model_path
 
     try:
