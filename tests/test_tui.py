@@ -2800,7 +2800,8 @@ async def test_asked_again_the_reply_there_stays_until_a_new_one_came(profiles: 
         # fits with 8 tokens for the reply, not with 64 (a sixteenth of the context: the least a reply gets)
         question = "List what is missing: " + "stapler, paper, ink, " * 136
         app.store.add_message(conv.id, "user", question)
-        app.store.add_message(conv.id, "assistant", "Toner.", {"stop_reason": "eos", "predicted_n": 2})
+        # (cut by its limit: Alt+C goes on with it; one the model ended is said to be complete)
+        app.store.add_message(conv.id, "assistant", "Toner.", {"stop_reason": "length", "predicted_n": 2})
         await app.open_conversation(conv.id)
         app.chat_screen.set_input("half typed")
         app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=400)  # type: ignore[union-attr]
@@ -2815,7 +2816,7 @@ async def test_asked_again_the_reply_there_stays_until_a_new_one_came(profiles: 
         await pilot.press("alt+c")
         await until(pilot, lambda: sum("cannot hold it" in n.message for n in app._notifications) == 2)
         await until(pilot, lambda: not app.generating and [v.content for v in _views(app)] == [question, "Toner."])
-        assert app.store.messages(conv.id)[1].metrics == {"stop_reason": "eos", "predicted_n": 2}  # its figures too
+        assert app.store.messages(conv.id)[1].metrics == {"stop_reason": "length", "predicted_n": 2}  # its figures too
         app.store.forget_messages(conv.id, [app.store.messages(conv.id)[1].id])
         await app.open_conversation(conv.id)
         await pilot.press("alt+r")
