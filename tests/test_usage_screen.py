@@ -61,17 +61,17 @@ async def test_usage_screen_charts_days_and_people(tmp_path: Path) -> None:
         days = screen.query_one("#usage-days", BarChart)
         people = screen.query_one("#usage-people", BarChart)
         assert [n for _, n in days.rows] == [1200, 490]
-        assert people.rows == [("alice", 1600), ("bob", 75), ("(shared key)", 15)]
+        assert people.rows == [("alice", 1600), ("bob", 75), ("(no personal key)", 15)]
         drawn = str(people.content)
         assert "alice" in drawn and "1,600" in drawn and "carol" not in drawn
         table = screen.query_one("#usage-table", DataTable)
         assert table.row_count == 3
         rows = {str(table.get_row_at(i)[0]): str(table.get_row_at(i)[1]) for i in range(3)}
-        assert rows == {"alice": "2", "bob": "1", "(shared key)": "1"}
+        assert rows == {"alice": "2", "bob": "1", "(no personal key)": "1"}
         await pilot.press("escape")
         assert app.screen is app.chat_screen
         await pilot.press("f9")  # Turkish: the shared key too
         await until(pilot, lambda: app.texts.lang == "tr")
         await pilot.press("f11")
         await until(pilot, lambda: isinstance(app.screen, UsageScreen) and app.screen.overview is not None)
-        assert ("(ortak anahtar)", 15) in app.screen.query_one("#usage-people", BarChart).rows
+        assert ("(kişisel anahtar yok)", 15) in app.screen.query_one("#usage-people", BarChart).rows
