@@ -84,6 +84,22 @@ def test_max_tokens_stops_with_length(engine: Engine) -> None:
     assert final.metrics.stop_reason == "length"
 
 
+def test_a_reply_of_one_token_has_no_rate_to_show(engine: Engine) -> None:
+    """--max-tokens 1 printed "0.0 tok/s · 1 tokens": one token has no time between tokens."""
+    from workstation.core.metrics import figures_line
+    from workstation.core.profiles import Sampling
+    from workstation.tui.i18n import Texts
+
+    one = engine.run_chat([{"role": "user", "content": "Hi"}], Sampling(temperature=0.0, max_tokens=1)).metrics
+    assert one.predicted_n == 1
+    assert one.summary_line().split(" · ")[1] == "1 token"  # (the prompt's rate stays: "prompt … at N tok/s")
+    assert figures_line(one).split(" · ")[1] == "1 token"
+    assert figures_line(one, Texts("tr").get).split(" · ")[1] == "1 token"
+    two = engine.run_chat([{"role": "user", "content": "Hi"}], Sampling(temperature=0.0, max_tokens=2)).metrics
+    assert two.predicted_n == 2 and two.summary_line().split(" · ")[1:3] == [
+        f"{two.predicted_per_second:.1f} tok/s", "2 tokens"]
+
+
 def test_cancel_during_generation_decodes_nothing_more_and_engine_still_works(engine: Engine) -> None:
     from workstation.core.profiles import Sampling
 

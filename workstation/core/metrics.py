@@ -62,8 +62,8 @@ class TurnMetrics:
     def summary_line(self) -> str:
         parts = [
             f"TTFT {self.ttft_ms:.0f} ms",
-            f"{self.predicted_per_second:.1f} tok/s",
-            f"{self.predicted_n} tokens",
+            *([f"{self.predicted_per_second:.1f} tok/s"] if self.predicted_n > 1 else []),  # (one token: no rate)
+            f"{self.predicted_n} token{'' if self.predicted_n == 1 else 's'}",
         ]
         if self.prompt_n + self.cache_n:  # a reply stopped before a server said its counts: none known
             parts.append(f"prompt {self.prompt_n} (+{self.cache_n} cached"
@@ -157,8 +157,8 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
     # figures with thousands separators, in the language's way (TTFT 1,904 ms; 1.904 ms)
     parts = [
         said("metric.ttft", ms=f"{m.ttft_ms:,.0f}"),
-        said("metric.tps", tps=f"{m.predicted_per_second:,.1f}"),
-        said("metric.tokens", n=f"{m.predicted_n:,}"),
+        *([said("metric.tps", tps=f"{m.predicted_per_second:,.1f}")] if m.predicted_n > 1 else []),  # (one token: no rate, not "0.0 tok/s")
+        said("metric.one_token") if m.predicted_n == 1 else said("metric.tokens", n=f"{m.predicted_n:,}"),
     ]
     if prompt_total:  # a server stopped before it said its prompt counts: none shown, not 0/0
         parts.append(said("metric.cache", hit=f"{m.cache_n:,}", total=f"{prompt_total:,}"))

@@ -208,6 +208,7 @@ ENGLISH: dict[str, str] = {
     "metric.ttft": "TTFT {ms} ms",
     "metric.tps": "{tps} tok/s",
     "metric.tokens": "{n} tokens",
+    "metric.one_token": "1 token",
     "metric.cache": "cache {hit}/{total}",
     "metric.restored": "{n} from disk",
     "metric.draft": "draft {rate}% ({acc}/{n})",
