@@ -503,7 +503,8 @@ def test_ctrl_c_before_any_part_leaves_an_earlier_summary_alone(tmp_path: Path, 
     doc = tmp_path / "bees.txt"
     doc.write_text(honeybee_text(8), encoding="utf-8")
     out_md = tmp_path / "summary.md"
-    out_md.write_text("# Summary of bees.txt\n\nLast night's whole summary.\n", encoding="utf-8")
+    out_md.write_text("# Summary of bees.txt\n\nLast night's whole summary.\n\n"
+                      "_8 of 8 parts, 4,540 document tokens, 9 model calls, 21.3 s._\n", encoding="utf-8")
     before = out_md.read_bytes()
     code, _out, err = _run_until(
         ["summarize", str(doc), "-p", str(prof), "-o", str(out_md)],
@@ -989,3 +990,18 @@ def test_every_option_of_every_command_says_what_it_does() -> None:
                 yield f"{path} {'/'.join(action.option_strings)}"
 
     assert list(silent(build_parser(), "workstation")) == []
+
+
+def test_a_signal_ignored_by_nohup_stays_ignored() -> None:
+    """`nohup workstation batch …` ignores SIGHUP; stopping on a closed terminal took it back,
+    so the batch stopped when the terminal closed."""
+    from workstation.commands.stopping import stop_signals
+
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with stop_signals(lambda _sig: None):
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, signal.SIG_IGN)  # (taken: it stops the work)
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGHUP, before)

@@ -259,7 +259,13 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     letter.write_bytes(b"PK\x03\x04 a Word file")
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(letter), "--quiet"]) == 1
     err = capsys.readouterr().err
-    assert f"{letter} is there already and is not a summary, so it was left as it was; add --yes to replace it" in err, err
+    assert f"{letter} is there already and was not written by summarize, so it was left as it was; add --yes " \
+           "to replace it" in err, err
+    note = tmp_path / "note.md"  # a person's own "summary" is not taken for one of ours
+    note.write_text("# Summary of the Q3 meeting\n\nAyla chairs.\n", encoding="utf-8")
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(note), "--quiet"]) == 1
+    assert note.read_text(encoding="utf-8").endswith("Ayla chairs.\n")
+    capsys.readouterr()
     assert letter.read_bytes() == b"PK\x03\x04 a Word file"
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(letter), "--quiet", "--yes"]) == 0
     assert letter.read_text(encoding="utf-8").startswith("# Summary of bees.md")
@@ -352,3 +358,9 @@ def test_a_summary_written_in_markdown_reads_as_one_paragraph() -> None:
     assert _clean_summary(reply) == ("The outage will impact the entire business. Next steps: To ensure it does not "
                                      "happen again, IT replaces the switch. Key points: The meeting is on Monday. "
                                      "Bring the report. Ayla chairs it.")
+    # items without a full stop stay apart; a number that wraps a sentence is no list's; a
+    # heading that ends the reply is no lead-in
+    assert _clean_summary("Key points\n- Revenue up 5%\n- Costs down 3%") == "Key points: Revenue up 5%. Costs down 3%."
+    assert _clean_summary("The steps are listed in section\n3. Each takes a week.") == \
+        "The steps are listed in section 3. Each takes a week."
+    assert _clean_summary("Hiring comes first.\n# 1 priority is hiring") == "Hiring comes first. 1 priority is hiring"

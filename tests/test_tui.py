@@ -758,7 +758,7 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         # could not be told apart, and `chat -c` reached only the newest
         await pilot.press("f2")
         await until(pilot, lambda: isinstance(app.screen, TextPrompt))
-        app.screen.query_one("#answer").value = "lunch MENU"  # type: ignore[attr-defined]
+        app.screen.query_one("#answer").value = "lunch  MENU"  # type: ignore[attr-defined]  (two spaces: cleaned as rename cleans it)
         await pilot.press("enter")
         await until(pilot, lambda: "Another conversation is named \u201cLunch menu\u201d"
                     in str(app.screen.query_one("#problem").render()))
@@ -1770,8 +1770,8 @@ async def test_serve_the_api_alongside_the_chat(profiles: Path, tmp_path: Path) 
         app.switch_profile(load_profile("b"))
         await until(pilot, lambda: app.loading is None and app.profile is not None and app.profile.key == "b")
         assert app.api is None and not again.alive
-        stopped = [n.message for n in app._notifications if "The API is no longer served" in n.message]
-        assert len(stopped) == 2 and "Ctrl+G serves it again" in stopped[-1], stopped
+        said = [n.message for n in app._notifications]
+        assert "Loaded: B. The API served from A stopped with it; Ctrl+G serves B." in said, said
 
 
 async def test_serve_with_peoples_keys_needs_a_key_but_the_chat_works(profiles: Path, tmp_path: Path) -> None:

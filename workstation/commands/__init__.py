@@ -72,7 +72,7 @@ def asked_yes(question: str, without_terminal: str) -> bool:
     was left as it was, and the option that does it without asking."""
     from workstation.core.errors import WorkstationError
 
-    if not sys.stdin.isatty():
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):  # (2>log: the question went into the log, unseen)
         raise WorkstationError(without_terminal)
     try:  # (asked on stderr: input()'s prompt went to stdout, into a file the output was sent to)
         print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 from workstation.commands import add_profile_arg, print_json, print_load_notes, profile_ref
-from workstation.commands.stopping import stop_signals, stopped, stopped_by
+from workstation.commands.stopping import first_signal, stop_signals, stopped, stopped_by
 from workstation.core.batch_queue import (
     DB_NAME,
     BatchError,
@@ -163,8 +162,7 @@ def run(args: argparse.Namespace) -> int:
             counts, stopped_for.temporary,
         )
     if cancel.is_set():
-        sig = signals[0] if signals else signal.SIGINT
-        raise stopped(f"stopped by {stopped_by(sig)}; {again}.", sig)
+        raise stopped(f"stopped by {stopped_by(first_signal(signals))}; {again}.", first_signal(signals))
     if counts.get("failed"):
         print(f"batch: {_retry_line(counts['failed'])}", file=sys.stderr)
         return SOME_FAILED

@@ -10,7 +10,6 @@ import argparse
 import difflib
 import os
 import re
-import signal
 import stat
 import sys
 import threading
@@ -19,7 +18,7 @@ from pathlib import Path
 
 from workstation.commands import add_profile_arg, print_json, print_load_notes, profile_ref
 from workstation.commands.progress_bar import ProgressBar
-from workstation.commands.stopping import stop_signals, stopped, stopped_by
+from workstation.commands.stopping import first_signal, stop_signals, stopped, stopped_by
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.engine_api import open_engine, too_long
 from workstation.core.errors import EngineError, TurnCancelled, WorkstationError
@@ -228,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
     if m.stop_reason == "quota":
         raise WorkstationError(said=[("remote.quota_cut", {})])
     if m.stop_reason == "cancelled" or signals:  # (a signal while the reply was kept: it ends now)
-        raise _stopped(signals[0] if signals else signal.SIGINT, began=bool(final.text or final.reasoning),
+        raise _stopped(first_signal(signals), began=bool(final.text or final.reasoning),
                        kept=conversation is not None)
     if not final.text.strip() and final.reasoning and m.stop_reason in ("length", "context"):
         if m.stop_reason == "length":

@@ -29,7 +29,8 @@ def stop_signals(on_stop: Callable[[int], None]) -> Iterator[list[int]]:
         received.append(sig)
         on_stop(sig)
 
-    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
+    # a signal the user chose to ignore stays ignored (`nohup workstation batch …`: SIGHUP)
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS if signal.getsignal(sig) is not signal.SIG_IGN}
     try:
         yield received
     finally:
@@ -46,6 +47,11 @@ def say_nothing_more() -> None:
             if os.isatty(fd):
                 os.dup2(nowhere, fd)
         os.close(nowhere)
+
+
+def first_signal(received: list[int]) -> int:
+    """The signal that stopped the work (Ctrl-C's where none came: the engine stopped it)."""
+    return received[0] if received else signal.SIGINT
 
 
 def stopped_by(sig: int) -> str:

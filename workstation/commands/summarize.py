@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import signal
 import sys
 import threading
 import time
@@ -19,7 +18,7 @@ from workstation.commands import (
     print_load_notes,
     profile_ref,
 )
-from workstation.commands.stopping import stop_signals, stopped, stopped_by
+from workstation.commands.stopping import first_signal, stop_signals, stopped, stopped_by
 from workstation.core.atomic import named_output, write_named_file
 from workstation.core.documents import Document, DocumentError, read_document
 from workstation.core.errors import BackendUnreachable, WorkstationError
@@ -98,19 +97,30 @@ class ProgressBar:
         self.stream.flush()
 
 
-def _first(signals: list[int]) -> int:
-    """The signal that stopped the work (Ctrl-C where none did: the engine's own stop)."""
-    return signals[0] if signals else signal.SIGINT
-
-
 def _earlier_summary(path: Path) -> bool:
-    """Whether ``path`` holds what this command writes: its Markdown, or its JSON."""
+    """Whether ``path`` holds what this command (or the app's F6) writes: its Markdown (a title,
+    and its closing line of figures: "_9 of 9 parts, 61,926 document tokens, …, 212.4 s._"), or
+    its JSON (the summary, its parts and their totals). A note a person titled "# Summary of the
+    meeting" is none."""
     try:
-        with path.open("rb") as f:
-            head = f.read(4096).decode("utf-8", "replace")
-    except OSError:
+        if path.stat().st_size > MAX_SUMMARY_BYTES:
+            return False
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
         return False
-    return head.startswith("# Summary of ") or re.match(r'\{\s*"(source|documents)"\s*:', head) is not None
+    if text.startswith("# "):
+        last = text.rstrip().rsplit("\n", 1)[-1]
+        return bool(re.fullmatch(r"_\d.* \d+(?:[.,]\d+)? (?:s|sn)\._", last))  # (Turkish: sn.)
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    items = data.get("documents") if isinstance(data, dict) and set(data) == {"documents"} else [data]
+    return isinstance(items, list) and bool(items) and all(
+        isinstance(i, dict) and {"summary", "chunks", "totals"} <= set(i) for i in items)
+
+
+MAX_SUMMARY_BYTES = 64 * 2**20  # a summary larger than this is no summary of ours
 
 
 def _result_json(result: SummaryResult, profile_key: str) -> dict[str, Any]:
@@ -196,9 +206,9 @@ def run(args: argparse.Namespace) -> int:
         # an earlier summary is replaced as before (a nightly run to one file); another file is
         # asked about first (a Word file named by mistake was replaced without a word)
         if there.exists() and not args.yes and not _earlier_summary(there) and not asked_yes(
-                f"{there} is there already and is not a summary; replace it with the summary?",
-                f"{there} is there already and is not a summary, so it was left as it was; add --yes to "
-                "replace it, or name another file with -o."):
+                f"{there} is there already and was not written by summarize; replace it with the summary?",
+                f"{there} is there already and was not written by summarize, so it was left as it was; add --yes "
+                "to replace it, or name another file with -o."):
             print("Nothing was summarized.", file=sys.stderr)
             return 1
 
@@ -234,12 +244,13 @@ def run(args: argparse.Namespace) -> int:
         finally:
             engine.close()
     wall = time.perf_counter() - t0
-    was_stopped = cancel.is_set() or any(r.cancelled for r in results)
+    # (a signal once every part was done, while the conversation was saved: the summary is whole)
+    was_stopped = any(r.cancelled for r in results) or len(results) < len(documents)
     if was_stopped and not any(c.summary is not None for r in results for c in r.chunks):
         # nothing to show: an earlier summary in the output file is worth more than an empty one
         kept = f" {args.output} was left as it was." if args.output and Path(args.output).exists() else ""
-        raise stopped(f"stopped by {stopped_by(_first(signals))} before any part was summarized, so nothing was "
-                      f"written.{kept}", _first(signals))
+        raise stopped(f"stopped by {stopped_by(first_signal(signals))} before any part was summarized, so nothing was "
+                      f"written.{kept}", first_signal(signals))
 
     if args.json:
         items = [_result_json(r, profile.key) for r in results]
@@ -281,7 +292,7 @@ def run(args: argparse.Namespace) -> int:
     if was_stopped:
         where = args.output if args.output else "above"
         raise stopped(f"stopped; the summary {'in ' if args.output else ''}{where} covers only the parts "
-                      f"finished before {stopped_by(_first(signals))}.", _first(signals))
+                      f"finished before {stopped_by(first_signal(signals))}.", first_signal(signals))
     if not_saved is not None:  # the summary went out, the conversation did not
         where = f"is in {args.output}" if args.output else "is printed above"
         raise WorkstationError(f"{not_saved} The summary {where}, but it was not saved as the conversation "

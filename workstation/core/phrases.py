@@ -43,9 +43,8 @@ ENGLISH: dict[str, str] = {
                                "cores make llama.cpp slower, not faster; use {cores} or auto"),
     "fit.context_past_trained": ("context is {context} tokens but {model} was trained for {trained}: past "
                                  "that its answers degrade"),
-    "fit.no_chat_template": ("{model} has no chat template of its own (a base model, probably): chats use a plain "
-                             "stand-in, and its replies may ramble; a model made for chat (an -Instruct or -it one) "
-                             "answers better"),
+    "fit.no_chat_template": ("{model} was not made for chat (it has no chat template: a base model, probably), so "
+                             "its replies may ramble; a model made for chat (an -Instruct or -it one) answers better"),
     "fit.setting_note": "Note: {what}.",
     # the sizing headline (sizing.SizingResult.headline)
     "headline.here_cpu": "This machine's CPU is enough",

@@ -207,7 +207,8 @@ class RemoteEngine:
         self._cancel = threading.Event()
         self.turns = RunningTurns(self._cancel)
         self._responses: set[httpx.Response] = set()
-        self._lock = threading.Lock()
+        # re-entrant: cancel() runs in a signal handler, on the main thread, which may hold it then
+        self._lock = threading.RLock()
         self.exact_counts: bool | None = None  # the server tokenizes for us (None: not asked yet)
         self.own_server = own_server
         if check or not self.model:

@@ -384,7 +384,8 @@ class Scheduler:
             # tool call) a profile's stop text ("\n") would cut short
             stop=list(stop if stop is not None else [] if constraints and constraints.grammar else sampling.stop)
             # a chat reply in the stand-in template's words (a model with none): its markers end it
-            + (list(FALLBACK_STOPS) if reasoning and self.template.fallback_reason else []),
+            + (list(FALLBACK_STOPS) if reasoning and self.template.fallback_reason
+               and not (constraints and constraints.grammar) else []),
             t_request=t_request if t_request is not None else time.perf_counter(),
             owner=owner,
             constraints=constraints or Constraints(),

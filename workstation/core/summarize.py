@@ -356,7 +356,7 @@ def _clean_summary(text: str, metrics: TurnMetrics | None = None) -> str:
     """One paragraph without the lead-ins small models like to echo ("Summary:", "- (p. 3)"),
     ending in "…" where its token limit cut it in the middle of a sentence (its citation
     followed the cut word: "compared to the (lines 1–179)")."""
-    text = " ".join(_as_prose(line) for line in text.splitlines() if line.strip())
+    text = _as_prose([line.strip() for line in text.splitlines() if line.strip()])
     for _ in range(6):
         cleaned = _LEADIN.sub("", text, count=1)
         if cleaned == text:
@@ -373,18 +373,35 @@ def _clean_summary(text: str, metrics: TurnMetrics | None = None) -> str:
 
 
 _HEADING = re.compile(r"^\s*#{1,6}\s+")
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+_BULLET = re.compile(r"^\s*[-*+•]\s+")
+_NUMBERED = re.compile(r"^\s*\d{1,3}[.)]\s+")
 
 
-def _as_prose(line: str) -> str:
-    """A line of a reply's Markdown as part of one paragraph: a heading ("## Next steps") as a
-    lead-in ("Next steps:"), a list item without its marker (they showed as "## Next steps To
-    ensure … ### Key points - The meeting …")."""
-    line = line.strip()
-    if _HEADING.match(line):
-        line = _HEADING.sub("", line).strip().rstrip("#").strip()
-        return line + ":" if line and line[-1] not in SENTENCE_ENDS and line[-1] != ":" else line
-    return _LIST_ITEM.sub("", line)
+def _as_prose(lines: list[str]) -> str:
+    """A reply's Markdown lines as one paragraph: a heading ("## Next steps") as a lead-in
+    ("Next steps:"), a list item without its mark and ended as a sentence (they showed as "##
+    Next steps To ensure … ### Key points - The meeting …"). A number that begins a line is a
+    list's only after a sentence, a heading or another item ("listed in section\n3. Each"
+    is a wrapped sentence)."""
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        after_sentence = i == 0 or out[-1][-1:] in SENTENCE_ENDS or out[-1].endswith(":")
+        if _HEADING.match(line):
+            line = _HEADING.sub("", line).strip().rstrip("#").strip()
+            if line and i < len(lines) - 1 and line[-1] not in SENTENCE_ENDS and not line.endswith(":"):
+                line += ":"
+        elif _BULLET.match(line) or (after_sentence and _NUMBERED.match(line)):
+            line = _NUMBERED.sub("", _BULLET.sub("", line, count=1), count=1) if after_sentence else _BULLET.sub("", line)
+            if not any(c.isalnum() for c in line):  # a rule of "* * * *": no words
+                continue
+            if line[-1] not in SENTENCE_ENDS and not line.endswith(":"):
+                line += "."
+        elif i < len(lines) - 1 and _BULLET.match(lines[i + 1]) and line[-1] not in SENTENCE_ENDS \
+                and not line.endswith(":"):  # the line that leads a list ("Key points")
+            line += ":"
+        if line:
+            out.append(line)
+    return " ".join(out)
 
 
 LOOP_WORDS = 8  # a run of this many words written again right after itself: the model is going round in circles

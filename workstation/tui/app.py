@@ -57,6 +57,7 @@ from workstation.core.store import (
     ConversationStore,
     StoredMessage,
     StoreError,
+    clean_title,
     profile_key,
     title_from_message,
 )
@@ -890,7 +891,7 @@ class WorkstationApp(App[None]):
 
         def taken(title: str) -> str | None:  # another conversation's name: said in the dialog, left open
             try:
-                self.store.check_title_free(title, but=conv_id)
+                self.store.check_title_free(clean_title(title), but=conv_id)  # as rename cleans it
             except WorkstationError as err:
                 return self.texts.error(err)
             return None
@@ -1721,7 +1722,7 @@ class WorkstationApp(App[None]):
         if replacing and (metrics.stop_reason == "cancelled" or not (text.strip() or thought)):
             # asked again and stopped (Esc, Ctrl+Q) or given nothing: the reply it had stays
             await self._keep_replaced(view)
-            if self.is_running:  # (what was streaming went without a word)
+            if self.is_running and metrics.stop_reason == "cancelled":  # (what was streaming went without a word)
                 self.notify(self.texts("chat.kept_earlier", again=self.key_for("chat.again")))
         elif continued and not event.text.strip() and not event.reasoning:  # went on with nothing: as it was
             await self._keep_continued()
@@ -2053,8 +2054,9 @@ class WorkstationApp(App[None]):
                     return
             self.post_message(EngineFailed(reason, during="load"))
             return
-        # (the API served from the old profile stopped with it: said, as Ctrl+G's stop says it)
-        self.post_message(ProfileLoaded(engine, profile, notes=notes, serve_stopped=old_api is not None))
+        # (the API served from the old profile stopped with it: said)
+        self.post_message(ProfileLoaded(engine, profile, notes=notes, switch_stopped_api=old_profile
+                                        if old_api is not None else None))
 
     @on(LoadProgress)
     def _load_progress(self, event: LoadProgress) -> None:
@@ -2100,6 +2102,9 @@ class WorkstationApp(App[None]):
             self.notify(self.texts(started, url=event.api.url), timeout=10)
         elif event.serve_stopped:
             self.notify(self.texts("serve.stopped", name=event.profile.title(self.texts.lang)))
+        elif event.switch_stopped_api is not None:  # F3 while serving: the API went with the old profile
+            self.notify(self.texts("serve.stopped_by_switch", old=event.switch_stopped_api.title(self.texts.lang),
+                                   name=event.profile.title(self.texts.lang), serve=self.key_for("api.serve")))
         else:
             self.notify(self.texts("profiles.loaded", name=event.profile.title(self.texts.lang)))
         notes = [*event.notes, *getattr(event.engine, "load_notes", [])]  # (the engine's: its CPU fallback)

@@ -74,8 +74,10 @@ class ProfileLoaded(Message):
         serve_failed: bool = False,
         serve_stopped: bool = False,
         notes: list[Any] | None = None,
+        switch_stopped_api: Profile | None = None,
     ) -> None:
         super().__init__()
+        self.switch_stopped_api = switch_stopped_api  # another profile loaded while this one was served
         self.notes = notes or []  # planner.load_notes: settings that load but work against the user
         self.serve_failed = serve_failed
         self.serve_stopped = serve_stopped  # Ctrl+G again: the API stopped, the chat's own engine is back
