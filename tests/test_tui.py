@@ -2728,6 +2728,23 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         assert app.pending_document == (Path("/docs/minutes.txt"), "Minutes of Monday.") and prompt.value == ""
 
 
+async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles: Path) -> None:
+    """A document longer than the context was said not to fit only after Enter, in a toast; the
+    line under the box says so once it is attached (a short one is left as it was)."""
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        line = app.chat_screen.query_one("#attachment")
+        app._attach((Path("/docs/short.txt"), "Meeting at ten."))
+        app._attach((Path("/docs/ledger.txt"), "The invoice was paid. " * 400))  # ~2,000 tokens, context 1,024
+        await until(pilot, lambda: "more than a message can hold" in str(line.render()))
+        said = str(line.render())
+        assert said.startswith("Attached: ledger.txt, about ") and "context of 1,024 tokens" in said and "F6" in said
+        app._attach((Path("/docs/short.txt"), "Meeting at ten."))
+        await pilot.pause()
+        assert str(line.render()).startswith("Attached: short.txt (15 characters)")
+
+
 async def test_a_first_message_too_long_leaves_no_empty_conversation(profiles: Path) -> None:
     """Refused as longer than the context, a new conversation's first message came back into the
     box, and the conversation it began stayed in the list, titled after it, with nothing in it."""

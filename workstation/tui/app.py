@@ -42,7 +42,7 @@ from textual.worker import Worker, WorkerState
 from workstation.core.atomic import named_output
 from workstation.core.engine import EngineInfo, TokenDelta
 from workstation.core.engine import TurnFinished as EngineTurnFinished
-from workstation.core.engine_api import open_engine, too_long
+from workstation.core.engine_api import answer_reserve, open_engine, too_long
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.events import PromptRead
 from workstation.core.kv_state import NOT_KEPT, KvStateStore, conversation_tag
@@ -66,6 +66,7 @@ from workstation.tui.actions import ACTIONS, ALWAYS, BY_ID, CHAT_ONLY, bindings
 from workstation.tui.attachment import find_attached, with_attached
 from workstation.tui.i18n import LANGUAGES, Texts, detect_language
 from workstation.tui.messages import (
+    AttachmentMeasured,
     DocumentRead,
     EngineFailed,
     LoadProgress,
@@ -252,6 +253,8 @@ class WorkstationApp(App[None]):
         # not as an edit)
         self._edits: dict[int, tuple[int, float]] = {}
         self._document_sizes: dict[Path, int] = {}  # documents cut to MAX_DOCUMENT_CHARS: their whole length
+        # attached documents longer than a message may be: (their tokens, the context)
+        self._document_tokens: dict[tuple[Path, str], tuple[int, int]] = {}
         self._arriving_edit: tuple[int, float] | None = None
         self._replacing: list[int] = []  # the reply a question asked again (Alt+R) replaces once the new one came
         self._continued = ""  # the reply's text before "continue" (Alt+C) went on from it
@@ -1890,11 +1893,36 @@ class WorkstationApp(App[None]):
             return
         remove = self.key_for("chat.detach")
         whole = self._document_sizes.get(document[0], 0)
+        measured = self._document_tokens.get(document)
         self.chat_screen.set_attachment(
-            self.texts("chat.attached_cut", name=document[0].name, n=f"{len(document[1]):,}", total=f"{whole:,}",
-                       remove=remove) if whole > len(document[1])
+            self.texts("chat.attached_too_long", name=document[0].name, n=f"{measured[0]:,}", ctx=f"{measured[1]:,}",
+                       remove=remove) if measured is not None
+            else self.texts("chat.attached_cut", name=document[0].name, n=f"{len(document[1]):,}", total=f"{whole:,}",
+                            remove=remove) if whole > len(document[1])
             else self.texts("chat.attached", name=document[0].name, n=f"{len(document[1]):,}", remove=remove)
         )
+        if document not in self._document_tokens and self.engine is not None and self.profile is not None:
+            self._measure_attachment(self.engine, document, self.session_sampling or self.profile.sampling)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="measure")
+    def _measure_attachment(self, engine: Any, document: tuple[Path, str], sampling: Sampling) -> None:
+        """Whether the document can go with a message at all, said when it is attached: a long
+        one was refused only after Enter, in a toast. Counted as a message of its own (the
+        question and the conversation come on top)."""
+        n_ctx = engine.info().n_ctx
+        room = n_ctx - answer_reserve(sampling, n_ctx)
+        if len(document[1]) < room:  # (no token is shorter than a character: it fits)
+            return
+        tokens = engine.count_prompt([{"role": "user", "content": document[1]}])
+        self.post_message(AttachmentMeasured(document, tokens, room, n_ctx))
+
+    @on(AttachmentMeasured)
+    def _attachment_measured(self, event: AttachmentMeasured) -> None:
+        if event.tokens <= event.room:
+            return
+        self._document_tokens[event.document] = (event.tokens, event.n_ctx)
+        if self.pending_document == event.document:
+            self._attach(event.document)  # its line says it now
 
     @on(TaskFailed)
     def _task_failed(self, event: TaskFailed) -> None:

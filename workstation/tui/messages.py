@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from textual.message import Message
@@ -115,6 +116,17 @@ class DocumentRead(Message):
         super().__init__()
         self.path = path
         self.text = text
+
+
+class AttachmentMeasured(Message):
+    """An attached document's tokens (as a message of its own) and the most a message may hold."""
+
+    def __init__(self, document: tuple[Path, str], tokens: int, room: int, n_ctx: int) -> None:
+        super().__init__()
+        self.document = document
+        self.tokens = tokens
+        self.room = room
+        self.n_ctx = n_ctx
 
 
 class TaskFailed(Message):
