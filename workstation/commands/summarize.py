@@ -97,6 +97,9 @@ class ProgressBar:
         self.stream.flush()
 
 
+MAX_SUMMARY_BYTES = 64 * 2**20  # a summary larger than this is no summary of ours
+
+
 def _earlier_summary(path: Path) -> bool:
     """Whether ``path`` holds what this command (or the app's F6) writes: its Markdown (a title,
     and its closing line of figures: "_9 of 9 parts, 61,926 document tokens, …, 212.4 s._"), or
@@ -118,9 +121,6 @@ def _earlier_summary(path: Path) -> bool:
     items = data.get("documents") if isinstance(data, dict) and set(data) == {"documents"} else [data]
     return isinstance(items, list) and bool(items) and all(
         isinstance(i, dict) and {"summary", "chunks", "totals"} <= set(i) for i in items)
-
-
-MAX_SUMMARY_BYTES = 64 * 2**20  # a summary larger than this is no summary of ours
 
 
 def _result_json(result: SummaryResult, profile_key: str) -> dict[str, Any]:
