@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import http.server
 import json
-import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -223,10 +222,9 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
     assert main(["models", "add", str(TINY), "--name", "tiny"]) == 0
     out, err = capsys.readouterr()
     assert out.startswith("added tiny.gguf")
-    made = re.search(r"a file (\S+) holding the line '(model: tiny)'", err)
-    assert made and Path(made.group(1)) == tmp_path / "profiles" / "tiny.yaml", err
-    assert "workstation fit -p tiny" in err and "workstation -p tiny" in err
-    Path(made.group(1)).write_text(made.group(2) + "\n", encoding="utf-8")  # as it says: that is enough
+    assert "workstation profiles new tiny, which makes a profile named tiny" in err, err
+    assert "workstation -p tiny" in err
+    assert main(["profiles", "new", "tiny"]) == 0  # as it says
     assert find_installed(load_profile("tiny").model) == models_home / "tiny.gguf"
 
 

@@ -147,9 +147,9 @@ def test_a_model_file_given_as_a_profile_says_how_to_make_one(
     `-p x.gguf` "There is no profile named 'x.gguf'": neither says what to do with a model."""
     assert main(["chat", "-p", str(smollm2_path), "hi"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith(f"workstation: {smollm2_path} is a model file, not a profile; to use it, make a profile: "), err
-    assert f"holding the line 'model: {smollm2_path.resolve()}'" in err and err.count("\n") == 1
-    with pytest.raises(ProfileError, match=r"^new\.GGUF is a model file, not a profile; .* 'model: new\.GGUF'"):
+    assert err.startswith(f"workstation: {smollm2_path} is a model file, not a profile; to use it, run "), err
+    assert f"profiles new {smollm2_path.resolve()}, which makes a profile" in err and err.count("\n") == 1
+    with pytest.raises(ProfileError, match=r"^new\.GGUF is a model file, not a profile; .*profiles new new\.GGUF"):
         load_profile("new.GGUF")
 
 

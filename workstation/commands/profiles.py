@@ -33,7 +33,43 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_profile_arg(chk)
     chk.add_argument("--json", action="store_true", help="print it as JSON")
     chk.set_defaults(func=run_check, usage_error=chk.error)
+    new = verbs.add_parser("new", help="make a profile that runs an installed model")
+    new.add_argument("model", metavar="MODEL", help="an installed model's name (as 'models list' names it) or a GGUF file")
+    new.add_argument("--name", help="the new profile's name (default: the model's, with -2 after a name taken)")
+    new.add_argument("--context", type=int, metavar="TOKENS",
+                     help="its context (default: what the model was trained for, at most 4096)")
+    new.add_argument("--json", action="store_true", help="print it as JSON")
+    new.set_defaults(func=run_new)
     default_verb(p, ls)  # 'profiles' alone lists, as 'models' alone does
+
+
+def run_new(args: argparse.Namespace) -> int:
+    """A profile for a model, so that ``-p`` runs it. Without --name or --context, a profile that
+    already runs the model is named instead of making a second one."""
+    from workstation.core.catalog import find_installed
+    from workstation.core.invocation import cli, shell_word
+    from workstation.core.model_profile import make_profile, running
+
+    path = find_installed(args.model)  # not installed, a folder, a typo: one sentence with a guess
+    existing = running(path) if args.name is None and args.context is None else []
+    profile = existing[0] if existing else make_profile(path, args.name, args.context)
+    plan = effective_settings(profile).get("plan") or {}
+    verdict, notes = plan.get("verdict"), list(plan.get("notes") or [])
+    if args.json:
+        print_json({"key": profile.key, "file": str(profile.source), "made": not existing, "model": profile.model,
+                    "context": profile.context, "fit": verdict, "notes": notes})
+        return 0
+    if existing:
+        print(f"The profile {profile.key} ({profile.source}) already runs {args.model}.")
+    else:
+        print(f"Made the profile {profile.key} ({profile.source}): {profile.model}, a context of "
+              f"{profile.context:,} tokens; change its settings in that file.")
+    if verdict:
+        print(f"Fit: {verdict}")
+    for note in notes:
+        print(f"Note: {note}")
+    print(f"Chat with it: {cli('-p ' + shell_word(profile.key))}")
+    return 0
 
 
 def _row(profile: Profile) -> dict[str, object]:

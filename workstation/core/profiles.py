@@ -556,13 +556,14 @@ def list_profiles(directory: Path | None = None) -> list[Profile | ProfileError]
 
 
 def how_to_make_one(name: str, model: str) -> str:
-    """How to run a model file: -p takes profiles, and a profile of one line is enough."""
+    """How to run a model file: -p takes profiles, and ``profiles new`` makes one."""
     from workstation.core.invocation import cli, shell_word
+    from workstation.core.model_profile import profile_key
 
-    profile = profiles_dir() / f"{name}.yaml"
-    return (f"to use it, make a profile: a file {profile} holding the line 'model: {model}' "
-            f"(the other settings have defaults; see office-cpu.yaml beside it), then: "
-            f"{cli('fit -p ' + shell_word(name))} and {cli('-p ' + shell_word(name))}")
+    key = profile_key(name)
+    return (f"to use it, run {cli('profiles new ' + shell_word(model))}, which makes a profile named {key} "
+            f"in {profiles_dir()} (the app's model list, F4, does the same with U), then: "
+            f"{cli('-p ' + shell_word(key))}")
 
 
 def load_profile(ref: str | None) -> Profile:
@@ -603,8 +604,8 @@ def save_profile(profile: Profile, path: Path) -> None:
 build_settings = _build
 
 
-def profiles_using(path: Path) -> list[str]:
-    """The profiles (by key) whose model or draft model is the file at ``path``."""
+def profiles_using(path: Path, *, drafts: bool = True) -> list[str]:
+    """The profiles (by key) whose model or draft model (``drafts``) is the file at ``path``."""
     from workstation.core.catalog import resolve_model_path
 
     link = path.is_symlink()  # a link: the profiles naming it (not those naming its file some other way)
@@ -616,7 +617,7 @@ def profiles_using(path: Path) -> list[str]:
     for profile in list_profiles():
         if not isinstance(profile, Profile) or profile.backend != "llama":
             continue
-        refs = [profile.model, profile.speculative.draft_model or ""]
+        refs = [profile.model, (profile.speculative.draft_model or "") if drafts else ""]
         if any(ref and same(resolve_model_path(ref)) for ref in refs):
             users.append(profile.key)
     return users

@@ -22,6 +22,7 @@ from textual.widgets import (
 
 from workstation.core.catalog import delete_model, installed_name, read_model_info
 from workstation.core.errors import WorkstationError
+from workstation.core.model_profile import make_profile, running
 from workstation.core.profiles import profiles_using
 from workstation.tui import integrations
 from workstation.tui.integrations import ModelRow
@@ -50,6 +51,7 @@ class FitFound(Message):
 class ModelsScreen(AppScreen, Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "back", id="models.back"),
+        Binding("u", "use", "use", id="models.use"),
         Binding("p", "pull", "pull", id="models.pull"),
         Binding("a", "add", "add file", id="models.add"),
         Binding("d", "delete", "delete", id="models.delete"),
@@ -156,6 +158,8 @@ class ModelsScreen(AppScreen, Screen[None]):
         else:
             lines.append(t("models.fit_checking"))
             self._work_out_fit(row)
+        if row.installed:
+            lines.append(t("models.use_hint"))
         detail.update("\n".join(lines))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="models-fit")
@@ -183,6 +187,38 @@ class ModelsScreen(AppScreen, Screen[None]):
         if not rows or table.cursor_row < 0 or table.cursor_row >= len(rows):
             return None
         return rows[table.cursor_row]
+
+    # --- use -----------------------------------------------------------------------------
+    def action_use(self) -> None:
+        """U: chat with the highlighted model. The profile running it is loaded as F3 loads one
+        (the one in use first, then the default); a model no profile runs gets one made for it,
+        as ``profiles new`` makes it. Before, a model pulled or added here could not be used
+        without writing a profile's YAML by hand, and nothing here said so."""
+        t, app = self.wapp.texts, self.wapp
+        row = self._highlighted()
+        if row is None or self.busy:
+            return
+        if not row.installed or row.path is None:
+            self.notify(t("models.use_pull_first", name=row.name), severity="warning")
+            return
+        if app.generating or app.loading is not None:  # said before a profile is made, not after
+            self.notify(app.busy_text() if app.generating else t("chat.loading"), severity="warning")
+            return
+        current = app.profile
+        try:
+            found = running(row.path)
+            if current is not None and any(p.ref == current.ref for p in found):
+                self.notify(t("models.in_use", name=row.name, profile=current.key))
+                return
+            profile = found[0] if found else make_profile(row.path)
+        except WorkstationError as err:
+            self.notify(t.error(err), severity="error", timeout=10)
+            return
+        said = (t("models.use_existing", name=row.name, profile=profile.key) if found else
+                t("models.use_made", name=row.name, profile=profile.key, file=str(profile.source)))
+        self.app.pop_screen()  # the chat, where the load's progress shows
+        app.switch_profile(profile)
+        app.notify(said, timeout=10)
 
     # --- pull ----------------------------------------------------------------------------
     def action_pull(self) -> None:

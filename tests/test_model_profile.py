@@ -1,0 +1,132 @@
+"""A profile for an installed model: ``profiles new MODEL`` and F4's U, with the real models."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from test_tui import until
+
+from workstation.cli import main
+from workstation.core.catalog import resolve_model_path
+from workstation.core.paths import PROJECT_DIR
+from workstation.core.profiles import load_profile, load_profile_file
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The shipped profiles, copied: what a person has in profiles/."""
+    profiles = tmp_path / "profiles"
+    shutil.copytree(PROJECT_DIR / "profiles", profiles)
+    monkeypatch.setenv("WORKSTATION_PROFILES", str(profiles))
+    return profiles
+
+
+def test_profiles_new_makes_a_profile_that_runs_the_model(
+        folder: Path, gemma_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A model no profile runs gets a short profile of its own, with a context it was trained
+    for; the profile loads and answers, and the next call names it instead of a second copy."""
+    before = set(folder.glob("*.yaml"))
+    assert main(["profiles", "new", "gemma-3-270m-q4_k_m"]) == 0
+    out = capsys.readouterr().out
+    made = set(folder.glob("*.yaml")) - before
+    assert [p.name for p in made] == ["gemma-3-270m-q4_k_m.yaml"], made
+    profile = load_profile("gemma-3-270m-q4_k_m")
+    assert resolve_model_path(profile.model).resolve() == gemma_path.resolve()
+    assert profile.context == 4096  # the model was trained for 32,768: an office PC's default
+    assert out.startswith("Made the profile gemma-3-270m-q4_k_m (")
+    assert "Fit: runs on the CPU" in out and "Note: gemma-3-270m-q4_k_m was not made for chat" in out
+    assert out.rstrip().endswith("workstation -p gemma-3-270m-q4_k_m"), out
+
+    assert main(["-p", "gemma-3-270m-q4_k_m", "chat", "--max-tokens", "4", "Say hi"]) == 0  # it runs
+    capsys.readouterr()
+
+    assert main(["profiles", "new", "gemma-3-270m-q4_k_m", "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["made"] is False and again["key"] == "gemma-3-270m-q4_k_m"
+    assert set(folder.glob("*.yaml")) - before == made  # no second copy
+
+
+def test_a_model_a_profile_runs_names_the_default_profile(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """SmolLM2 Q4_1 runs in office-cpu, long-documents and quoting-lookup: the plain one is named."""
+    assert main(["profiles", "new", "smollm2-135m-instruct-q4_1"]) == 0
+    assert capsys.readouterr().out.startswith("The profile office-cpu (")
+
+
+def test_a_new_profile_keeps_within_the_models_trained_context_and_takes_a_name(
+        folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tiny = Path(__file__).parent / "hostile" / "tiny-valid.gguf"  # trained for 128 tokens
+    assert main(["profiles", "new", str(tiny), "--name", "tiny"]) == 0
+    profile = load_profile_file(folder / "tiny.yaml")
+    assert profile.context == 128 and Path(profile.model) == tiny.resolve()  # outside models/: its path
+    capsys.readouterr()
+    assert main(["profiles", "new", str(tiny), "--name", "tiny"]) == 1  # a name taken is never overwritten
+    assert "There is already a profile named 'tiny'" in capsys.readouterr().err
+    assert main(["profiles", "new", str(tiny)]) == 0
+    assert capsys.readouterr().out.startswith("The profile tiny (")  # the one that runs it
+    assert main(["profiles", "new", str(tiny), "--context", "64"]) == 0  # another context: another profile
+    capsys.readouterr()
+    assert yaml.safe_load((folder / "tiny-valid.yaml").read_text())["context"] == 64  # the file's name
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["gema-3"], "There is no model 'gema-3' here"),
+    (["gemma-3-270m-q4_k_m", "--context", "0"], "A context of 0 tokens cannot be used"),
+    (["gemma-3-270m-q4_k_m", "--name", "My Gemma"], "use letters, digits, dots and dashes, such as 'my-gemma'"),
+    (["llama-3.2-1b-instruct-q4_k_m"], "models pull llama-3.2-1b-instruct-q4_k_m"),
+])
+def test_profiles_new_refuses_in_one_sentence(folder: Path, args: list[str], said: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    before = sorted(folder.iterdir())
+    assert main(["profiles", "new", *args]) == 1
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1, err
+    assert sorted(folder.iterdir()) == before
+
+
+def test_a_damaged_model_gets_no_profile(folder: Path, tmp_path: Path, gemma_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(gemma_path.read_bytes()[: 1 << 20])
+    before = sorted(folder.iterdir())
+    assert main(["profiles", "new", str(cut)]) == 1
+    assert "cut.gguf" in capsys.readouterr().err
+    assert sorted(folder.iterdir()) == before
+
+
+@pytest.mark.parametrize("language", ["en", "tr"])
+async def test_u_on_f4_chats_with_the_highlighted_model(folder: Path, gemma_path: Path, language: str) -> None:
+    """F4, a model no profile runs, U: a profile is made for it and loaded, and the chat shows;
+    U on the model in use says so and loads nothing."""
+    from textual.widgets import DataTable
+
+    from workstation.tui.app import WorkstationApp
+    from workstation.tui.screens.models import ModelsScreen
+
+    app = WorkstationApp("office-cpu", sample_system=False, language=language)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.installed))
+        models = app.screen
+        assert isinstance(models, ModelsScreen)
+        table = models.query_one("#installed", DataTable)
+        names = [row.name for row in models.installed]
+        table.move_cursor(row=names.index("smollm2-135m-instruct-q4_1"))
+        await pilot.press("u")
+        assert app.screen is models and app.profile is not None and app.profile.key == "office-cpu"
+        said = "şu an kullanılan model" if language == "tr" else "is the model in use now (profile office-cpu)"
+        assert any(said in str(n.message) for n in app._notifications), list(app._notifications)
+
+        table.move_cursor(row=names.index("gemma-3-270m-q4_k_m"))
+        await pilot.press("u")
+        assert app.screen is app.chat_screen
+        await until(pilot, lambda: app.loading is None and app.engine is not None)
+        assert app.profile is not None and app.profile.key == "gemma-3-270m-q4_k_m"
+        assert app.engine_info is not None and Path(app.engine_info.model_path).resolve() == gemma_path.resolve()
+        assert (folder / "gemma-3-270m-q4_k_m.yaml").is_file()
+        made = "profili yapıldı" if language == "tr" else "Made the profile gemma-3-270m-q4_k_m for gemma-3-270m-q4_k_m"
+        assert any(made in str(n.message) for n in app._notifications)
