@@ -188,6 +188,7 @@ def run_pull(args: argparse.Namespace) -> int:
         print_json({"path": str(path), "info": info.to_dict()})
     else:
         print(f"ready: {path} ({info.file_type}, {catalog.file_size_text(info.file_size)})")
+        print(_how_to_use(catalog.installed_name(path)), file=sys.stderr)  # as add says it
     return 0
 
 
