@@ -337,6 +337,22 @@ def test_documents_whose_names_are_not_utf8_are_left_alone_with_a_sentence(
     assert f"batch: found no documents in {folder}" in err
 
 
+def test_the_log_says_each_part_once_as_it_ends(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """batch's stderr is a night's log: a line a part as it ends, not one each half second a
+    part is being read or written (what the app's live progress is told)."""
+    from docmaker import honeybee_text
+
+    from workstation.cli import main
+
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    (folder / "bees.txt").write_text(honeybee_text(2), encoding="utf-8")  # two parts at 512 tokens
+    assert main(["batch", str(folder), "-p", str(_profile_file(tmp_path))]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if " parts done" in line]
+    done = [int(line.split(": ")[2].split(" of ")[0]) for line in lines]
+    assert done == list(range(len(lines))) and len(lines) >= 3, lines  # from "0 of N" on, each once
+
+
 def test_a_stopped_run_goes_on_from_the_parts_it_finished(tmp_path: Path, smollm2_path: Path) -> None:
     """Ctrl-C in the morning said the run would "continue where it stopped", but the next run
     summarized the document from its first part again (75 s to be back at part 1 of 3). The
@@ -356,7 +372,9 @@ def test_a_stopped_run_goes_on_from_the_parts_it_finished(tmp_path: Path, smollm
     seen: list[tuple[str, int, int]] = []
 
     def on_event(ev: BatchEvent) -> None:
-        if ev.kind == "progress" and ev.progress is not None and ev.progress.stage in ("map", "kept"):
+        # as parts end (not a part under way: ``part``)
+        if ev.kind == "progress" and ev.progress is not None and ev.progress.stage in ("map", "kept") \
+                and not ev.progress.part:
             seen.append((ev.progress.stage, ev.progress.chunks_done, ev.progress.chunks_total))
             if ev.progress.stage == "map" and ev.progress.chunks_done >= 1:
                 stop.set()  # Ctrl-C, after a part

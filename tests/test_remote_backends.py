@@ -53,9 +53,10 @@ def document() -> Document:
     return Document(source="honeybees.txt", kind="text", text=text)
 
 
-def _summarize(engine: RemoteEngine, profile: Profile) -> Any:
+def _summarize(engine: RemoteEngine, profile: Profile, on_progress: Any = None) -> Any:
     return summarize_document(
-        engine, document(), profile, options=SummarizeOptions(map_tokens=24, reduce_tokens=32, chunk_tokens=200)
+        engine, document(), profile, options=SummarizeOptions(map_tokens=24, reduce_tokens=32, chunk_tokens=200),
+        on_progress=on_progress,
     )
 
 
@@ -78,10 +79,13 @@ def ours(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 def test_summary_through_workstation_serve_counts_tokens_exactly(ours: RunningServer) -> None:
     profile = remote_profile(ours.base_url)
+    seen: list[Any] = []
     with RemoteEngine(profile) as engine:
-        result = _summarize(engine, profile)
+        result = _summarize(engine, profile, seen.append)
         assert engine.exact_counts is True
     assert len(result.chunks) > 1 and not result.cancelled
+    # a part's summary said as it streams in, before the part ends (a desk PC's showed nothing)
+    assert any(p.stage == "map" and p.chunks_done == 0 and p.part_written > 0 for p in seen), seen
     assert all(c.summary for c in result.chunks) and result.overall
     for c in result.chunks:
         m = c.metrics

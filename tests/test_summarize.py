@@ -152,9 +152,14 @@ def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_pa
         assert c.cite.startswith(("p. ", "pp. "))
     # progress: chunks done/total with an ETA from the measured speed
     maps = [p for p in seen if p.stage == "map"]
-    assert [p.chunks_done for p in maps] == list(range(len(result.chunks) + 1))
+    ends = [p for p in maps if not p.part]  # as a part ends (the rest: a part under way)
+    assert [p.chunks_done for p in ends] == list(range(len(result.chunks) + 1))
     assert all(p.chunks_total == len(result.chunks) for p in maps)
-    assert maps[1].eta_s is not None and maps[1].prompt_per_second
+    assert ends[1].eta_s is not None and ends[1].prompt_per_second
+    # and while a part is written, before it ends: its tokens so far, a share of one call
+    writing = [p for p in maps if p.part and p.part_written]
+    assert any(p.chunks_done == 0 and p.part == 1 for p in writing), maps
+    assert all(0 < p.working <= 0.95 and p.part == p.chunks_done + 1 for p in writing)
     assert seen[-1].stage == "done"
     t = result.totals
     assert t["chunks_done"] == len(result.chunks) and t["calls"] == len(result.chunks) + len(result.reduce_steps)
@@ -226,6 +231,25 @@ def test_engine_process_works_the_same(profile, tmp_path: Path) -> None:
         result = summarize_document(proc, str(path), profile, options=SummarizeOptions(chunk_tokens=50))
     assert len(result.chunks) >= 2 and not result.cancelled
     assert all(c.metrics.cache_n >= result.prefix_tokens for c in result.chunks[1:])
+
+
+def test_a_long_part_says_how_far_it_has_been_read_through_the_engine_process(tmp_path: Path) -> None:
+    """A part is read in pieces of 512 tokens (minutes for a long one on a busy CPU, when the
+    progress said nothing): how far it has been read comes through the app's engine process,
+    before the first word of its summary, and the ETA is known before the part ends."""
+    from workstation.core.engine_process import EngineProcess
+
+    profile = make_profile(context=1536, threads=1, sampling={"max_tokens": 8})
+    path = tmp_path / "bees.txt"
+    path.write_text(honeybee_text(4), encoding="utf-8")
+    seen: list[SummaryProgress] = []
+    with EngineProcess(profile) as proc:
+        result = summarize_document(proc, str(path), profile, on_progress=seen.append)
+    assert len(result.chunks) == 1 and result.chunks[0].prompt_tokens > 600 and not result.cancelled
+    reading = [p for p in seen if p.part == 1 and 0 < p.part_read < 1]
+    assert reading and all(p.chunks_done == 0 and p.part_written == 0 and 0 < p.working < 1 for p in reading), seen
+    assert reading[0].eta_s is not None
+    assert any(p.part == 1 and p.part_read == 1 and p.part_written > 0 for p in seen)
 
 
 def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> None:

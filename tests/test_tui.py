@@ -2166,6 +2166,10 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
         screen = app.screen
         assert isinstance(screen, SummarizeScreen)
+        states: list[str] = []  # every state line said, and the bar's figure with it
+        say = screen._say
+        screen._say = lambda text: (  # type: ignore[method-assign]
+            states.append(f"{text} [{screen.query_one('#summarize-progress').progress:g}]"), say(text))
         screen.query_one("#summarize-path", Input).value = str(long_doc)
         await pilot.press("enter")
         await until(pilot, lambda: screen.running)
@@ -2194,6 +2198,11 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         await until(pilot, lambda: state() != first and "so far" in state())
         await pilot.press("ctrl+x")
         await until(pilot, lambda: not screen.running)
+        # the first part's summary said as it is written, the bar moving before the part ends
+        # (it showed "Parts done: 0 of 2" and an empty bar until then)
+        writing = [s for s in states if s.startswith("Parts done: 0 of 2 · ") and "part 1: " in s]
+        assert any("of its summary written" in s for s in writing), states
+        assert any(0 < float(s.rsplit("[", 1)[1].rstrip("]")) < 1 for s in writing), states
         assert screen.result is not None and screen.result.cancelled
         done = sum(1 for c in screen.result.chunks if c.summary is not None)
         assert 1 <= done < len(screen.result.chunks)

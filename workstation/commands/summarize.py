@@ -70,7 +70,7 @@ class ProgressBar:
 
     def __call__(self, p: SummaryProgress) -> None:
         total = max(p.total, 1)
-        filled = int(self.width * min(p.done, total) / total)
+        filled = int(self.width * min(p.done + p.working, total) / total)
         bar = "#" * filled + "-" * (self.width - filled)
         speed = f" · {p.prompt_per_second:.0f} tok/s prompt" if p.prompt_per_second else ""
         if p.stage == "chunking":
@@ -81,9 +81,14 @@ class ProgressBar:
             part = int(self.width * min(p.chunks_done, p.chunks_total) / max(p.chunks_total, 1))
             line = f"{self.name}: [{'#' * part}{'-' * (self.width - part)}] {p.chunks_done}/{p.chunks_total} parts, then stopped"
         else:
+            under_way = ""  # the part under way: a long one takes minutes on a CPU
+            if p.part and p.part_read < 1.0:
+                under_way = f" · reading part {p.part}: {int(p.part_read * 100)}%"
+            elif p.part:
+                under_way = f" · part {p.part}: {p.part_written:,} token{'s' if p.part_written != 1 else ''} written"
             line = (
                 f"{self.name}: [{bar}] {p.chunks_done}/{p.chunks_total} parts · {STAGE_WORDS.get(p.stage, p.stage)}"
-                f"{speed} · {eta_text(p.eta_s)}"
+                f"{speed}{under_way} · {eta_text(p.eta_s)}"
             )
         if line == self.last:
             return

@@ -31,6 +31,7 @@ from workstation.core.events import (
     CancelFlag,
     EngineInfo,
     Message,
+    PromptRead,
     RunningTurns,
     TokenDelta,
     TurnEvent,
@@ -223,6 +224,7 @@ class Engine:
         on_finished: Callable[[int, TurnFinished], None] | None = None,
         *,
         tag: str | None = None,
+        on_step: Callable[[int, PromptRead | TokenDelta], None] | None = None,
     ) -> list[TurnFinished]:
         """One turn for each conversation, decoded together in the profile's slots (they share
         common prefixes in the KV cache); results in order, ``on_finished`` as each ends."""
@@ -238,5 +240,5 @@ class Engine:
         with self.turns.turn():
             return self.core.run_all(
                 [tokens for tokens, _ in fitted], sampling, finished, cancelled=self.cancel_flag, tag=tag,
-                reasoning=True,
+                reasoning=True, on_step=on_step,
             )

@@ -18,7 +18,14 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
 from workstation.core.errors import EngineError, WorkstationError
-from workstation.core.events import EngineInfo, Message, TurnEvent, TurnFinished
+from workstation.core.events import (
+    EngineInfo,
+    Message,
+    PromptRead,
+    TokenDelta,
+    TurnEvent,
+    TurnFinished,
+)
 from workstation.core.invocation import cli
 from workstation.core.profiles import Constraints, Profile, Sampling
 
@@ -191,9 +198,12 @@ class ChatEngine(Protocol):
         on_finished: Callable[[int, TurnFinished], None] | None = None,
         *,
         tag: str | None = None,
+        on_step: Callable[[int, PromptRead | TokenDelta], None] | None = None,
     ) -> list[TurnFinished]:
         """One turn for each conversation, as many at once as the engine has slots (``tag``:
-        as for ``stream_chat``; ``kv_state.NOT_KEPT`` for cells never to be saved)."""
+        as for ``stream_chat``; ``kv_state.NOT_KEPT`` for cells never to be saved).
+        ``on_step(i, event)``: how far conversation ``i`` has got before it ends: how much of
+        its prompt is read (``PromptRead``) and each piece of its reply (``TokenDelta``)."""
         ...
 
     def cancel(self) -> None:

@@ -9,12 +9,13 @@ callers do not care which side of the boundary the model is on.
 Protocol (pickled tuples over a ``multiprocessing`` pipe):
   parent -> child  ("chat", messages, sampling|None, interval_s, constraints|None, tag|None, reading)
                    | ("tokens", ids, sampling|None, interval_s)
-                   | ("many", conversations, sampling|None, tag|None)
+                   | ("many", conversations, sampling|None, tag|None, steps)
                    | ("tokenize_chat", messages) | ("forget", tag) | ("claim", tag, messages)
                    | ("reset",) | ("info",) | ("close",)
   child -> parent  ("progress", fraction) | ("ready", info) | ("delta", text, n_tokens, reasoning)
                    | ("read", read, total, cached, ms) | ("done", text, metrics, reasoning)
                    | ("item", index, text, metrics, reasoning)
+                   | ("step", index, read, total, cached, ms) | ("step", index, n_tokens)  (steps asked)
                    | ("result", value) | ("error", message[, phrases])
 Cancellation is a shared ``multiprocessing.Event`` the child checks per token and inside
 llama.cpp (abort callback), so it does not wait behind the pipe.
@@ -111,6 +112,7 @@ def _child_main(
                     Sampling(**msg[2]) if msg[2] else None,
                     lambda i, ev: conn.send(("item", i, ev.text, ev.metrics.to_dict(), ev.reasoning)),
                     tag=msg[3],
+                    on_step=(lambda i, ev: conn.send(_step(i, ev))) if msg[4] else None,
                 )
                 conn.send(("result", None))
             elif kind in ("chat", "tokens"):
@@ -132,6 +134,13 @@ def _child_main(
             _tell(conn, ("error", f"The turn failed: {type(err).__name__}: {err}"))
     engine.close()
     conn.close()
+
+
+def _step(i: int, event: PromptRead | TokenDelta) -> tuple[Any, ...]:
+    """A part of ``run_many``'s work, for the pipe: the prompt read so far, or reply tokens."""
+    if isinstance(event, PromptRead):
+        return ("step", i, event.read, event.total, event.cached, event.ms)
+    return ("step", i, event.tokens)
 
 
 def _tell(conn: Connection, msg: tuple[Any, ...]) -> bool:
@@ -350,14 +359,24 @@ class EngineProcess:
         on_finished: Callable[[int, TurnFinished], None] | None = None,
         *,
         tag: str | None = None,
+        on_step: Callable[[int, PromptRead | TokenDelta], None] | None = None,
     ) -> list[TurnFinished]:
         results: dict[int, TurnFinished] = {}
         failure: BaseException | None = None
         with self._lock:  # the child clears the cancel flag when its turns start
-            self._post(("many", list(conversations), dataclasses.asdict(sampling) if sampling else None, tag))
+            self._post(("many", list(conversations), dataclasses.asdict(sampling) if sampling else None, tag,
+                        on_step is not None))
             while True:  # read to the end even if a callback fails: the pipe stays in step
                 reply = self._recv()
-                if reply[0] == "item":
+                if reply[0] == "step":
+                    if on_step is not None and failure is None:
+                        step = PromptRead(*reply[2:]) if len(reply) > 3 else TokenDelta("", tokens=reply[2])
+                        try:
+                            on_step(reply[1], step)
+                        except Exception as err:  # noqa: BLE001 - raised once the pipe is drained
+                            failure = err
+                            self.cancel()
+                elif reply[0] == "item":
                     final = TurnFinished(reply[2], TurnMetrics.from_dict(reply[3]), reasoning=reply[4])
                     results[reply[1]] = final
                     if on_finished is not None and failure is None:

@@ -385,11 +385,20 @@ class RemoteEngine:
         on_finished: Callable[[int, TurnFinished], None] | None = None,
         *,
         tag: str | None = None,
+        on_step: Callable[[int, PromptRead | TokenDelta], None] | None = None,
     ) -> list[TurnFinished]:
         """One turn per conversation, up to ``profile.parallel`` requests in flight."""
 
         def one(i: int) -> TurnFinished:
-            final = finished_turn(self._turn(conversations[i], sampling or self.profile.sampling, tag=tag))
+            final: TurnFinished | None = None
+            for event in self._turn(conversations[i], sampling or self.profile.sampling, tag=tag,
+                                    reading=on_step is not None):
+                if isinstance(event, TurnFinished):
+                    final = event
+                elif on_step is not None:
+                    on_step(i, event)
+            if final is None:
+                raise EngineError("The turn ended without a result.")
             if on_finished is not None:
                 on_finished(i, final)
             return final

@@ -508,10 +508,11 @@ class Scheduler:
         cancelled: CancelFlag | None = None,
         tag: str | None = None,
         reasoning: bool = False,
+        on_step: Callable[[int, PromptRead | TokenDelta], None] | None = None,
     ) -> list[TurnFinished]:
         """Submit every prompt at once (they run in parallel in free slots, sharing common
         prefixes) and wait for all; ``on_finished(i, result)`` as each ends (``reasoning``: as
-        for ``submit``)."""
+        for ``submit``); ``on_step(i, event)`` as its prompt is read and its reply comes."""
         events: queue.SimpleQueue[tuple[int, SchedulerEvent]] = queue.SimpleQueue()
         reqs: list[Request] = []
         try:
@@ -519,7 +520,7 @@ class Scheduler:
                 reqs.append(
                     self.submit(
                         prompt, sampling, lambda e, i=i: events.put((i, e)), cancelled=cancelled, tag=tag,
-                        reasoning=reasoning,
+                        reasoning=reasoning, reading=on_step is not None,
                     )
                 )
             results: list[TurnFinished | None] = [None] * len(reqs)
@@ -533,6 +534,8 @@ class Scheduler:
                     left -= 1
                     if on_finished is not None:
                         on_finished(i, event)
+                elif on_step is not None:
+                    on_step(i, event)
             return [r for r in results if r is not None]
         finally:
             for req in reqs:

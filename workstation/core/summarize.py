@@ -35,7 +35,7 @@ from typing import Any
 from workstation.core.documents import Document, read_document
 from workstation.core.engine_api import ChatEngine
 from workstation.core.errors import WorkstationError
-from workstation.core.events import Message, TokenDelta, TurnFinished
+from workstation.core.events import Message, PromptRead, TokenDelta, TurnFinished
 from workstation.core.kv_state import NOT_KEPT
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import Lookup, say
@@ -110,6 +110,14 @@ class SummaryProgress:
     eta_s: float | None  # from the measured prompt and generation speeds
     prompt_per_second: float | None
     message: str = ""
+    # the parts under way (not in ``done``): the model calls' worth of their work done so far,
+    # so that ``done + working`` moves while a part is read and written (a 9-part document on a
+    # busy CPU showed 0 for minutes); and the first of them: its number (1-based, 0: none), the
+    # fraction of its prompt read and the tokens of its summary written
+    working: float = 0.0
+    part: int = 0
+    part_read: float = 0.0
+    part_written: int = 0
 
 
 SMALL_MODEL_PARAMS = 1_000_000_000  # below this, a summary's names, dates and figures go astray
@@ -304,6 +312,7 @@ class _Runner:
         conversations: list[list[Message]],
         sampling: Sampling,
         on_finished: Callable[[int, TurnFinished], None],
+        on_step: Callable[[int, PromptRead | TokenDelta], None] | None = None,
     ) -> list[TurnFinished]:
         """Every conversation at once; a watcher passes a cancel on to the engine meanwhile."""
         done = threading.Event()
@@ -323,10 +332,27 @@ class _Runner:
             on_finished(i, final)
 
         try:
-            return self.engine.run_many(conversations, sampling, finished, tag=self.tag)
+            return self.engine.run_many(conversations, sampling, finished, tag=self.tag, on_step=on_step)
         finally:
             done.set()
             watcher.join()
+
+
+def _under_way(parts: dict[int, list[float]], calls: list[TurnMetrics], max_answer: int) -> tuple[float, int | None]:
+    """The model calls' worth of work the parts under way have done, each part at most 0.95 of
+    one until it ends, and the first of them (None: none). A part is its prompt read, then its
+    summary written, each weighed by the time the calls so far spent on it (half and half before
+    one has ended); a summary is taken to be as long as those so far (half its budget before)."""
+    if not parts:
+        return 0.0, None
+    p_ms = sum(m.prompt_ms for m in calls)
+    g_ms = sum(m.predicted_ms for m in calls)
+    reading = p_ms / (p_ms + g_ms) if p_ms + g_ms > 0 else 0.5
+    written = [m.predicted_n for m in calls]
+    answer = max(1.0, sum(written) / len(written) if written else max_answer / 2)
+    working = sum(min(0.95, reading * read + (1 - reading) * min(1.0, tokens / answer))
+                  for read, tokens in parts.values())
+    return working, min(parts)
 
 
 def _messages(instruction: str, body: str, suffix: str) -> list[Message]:
@@ -614,6 +640,9 @@ def summarize_document(
     n_ctx = _n_ctx(engine, profile)
     map_tokens, reduce_tokens = _answer_budgets(profile, n_ctx, options)
 
+    # the parts under way: part number -> [the fraction of its prompt read, its tokens written]
+    under_way: dict[int, list[float]] = {}
+
     def report(stage: str, done: int, total: int, chunks_done: int, n_chunks: int, eta: float | None,
                message: str = "") -> None:
         if on_progress is None:
@@ -623,7 +652,13 @@ def summarize_document(
             n = sum(m.prompt_n for m in runner.calls)
             ms = sum(m.prompt_ms for m in runner.calls)
             pps = n / ms * 1000 if ms else None
-        on_progress(SummaryProgress(stage, done, total, chunks_done, n_chunks, eta, pps, message))
+        working, first = _under_way(under_way, runner.calls, map_tokens) if stage == "map" else (0.0, None)
+        if eta is None and done + working > 0.05 and stage == "map":  # before a part ends: by the work done so far
+            eta = (time.perf_counter() - t_map) / (done + working) * max(0.0, total - done - working)
+        on_progress(SummaryProgress(stage, done, total, chunks_done, n_chunks, eta, pps, message, working,
+                                    first + 1 if first is not None else 0,
+                                    under_way[first][0] if first is not None else 0.0,
+                                    int(under_way[first][1]) if first is not None else 0))
 
     report("chunking", 0, 0, 0, 0, None, f"measuring {document.name}")
     chunks, prefix_tokens, budget = make_chunks(runner, document, n_ctx, map_tokens, options)
@@ -638,6 +673,20 @@ def summarize_document(
     sampling_reduce = dataclasses.replace(profile.sampling, max_tokens=reduce_tokens)
 
     t_map = time.perf_counter()
+    said_at = [0.0]
+
+    def step(i: int, event: PromptRead | TokenDelta) -> None:
+        """A part read further or written further: said at most twice a second."""
+        k = todo[i]
+        state = under_way.setdefault(k, [0.0, 0.0])
+        if isinstance(event, PromptRead):
+            state[0] = event.fraction
+        else:
+            state[0], state[1] = 1.0, state[1] + event.tokens
+        now = time.perf_counter()
+        if now - said_at[0] >= 0.5:
+            said_at[0] = now
+            report("map", len(finished), total_calls, len(finished), n, None, f"part {k + 1} of {n}")
 
     def eta(remaining_chunks: list[Chunk], remaining_reduce: int) -> float | None:
         """The calls left at the prompt and generation speeds measured so far, but never more
@@ -666,6 +715,7 @@ def summarize_document(
     def map_done(k: int, final: TurnFinished) -> None:
         chunk = chunks[k]
         chunk.metrics = final.metrics
+        under_way.pop(k, None)
         if final.metrics.stop_reason == "cancelled":
             return
         chunk.reply = final.text
@@ -696,7 +746,7 @@ def summarize_document(
     cancelled = runner.cancelled()
     if not cancelled and todo:
         runner.run_many([_chunk_messages(document.text, chunks[k]) for k in todo], sampling_map,
-                        lambda i, final: map_done(todo[i], final))
+                        lambda i, final: map_done(todo[i], final), step if on_progress is not None else None)
     cancelled = cancelled or len(finished) < n
 
     overall = ""

@@ -259,7 +259,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         try:
             result = integrations.summarize(
                 path, app.profile, app.engine,  # type: ignore[arg-type]
-                lambda p: self.post_message(Progress(p.done, p.total, data=p)), self._cancel, app.texts,
+                lambda p: self.post_message(Progress(p.done + p.working, p.total, data=p)), self._cancel, app.texts,
             )
         except WorkstationError as err:
             self.post_message(TaskFailed(self.wapp.texts.error(err)))
@@ -317,7 +317,13 @@ class SummarizeScreen(AppScreen, Screen[None]):
         p = event.data
         if isinstance(p, SummaryProgress) and p.stage == "map":
             eta = eta_text(p.eta_s, t("summarize.eta"), self._time_formats())
-            self._say(t("summarize.parts", done=p.chunks_done, total=p.chunks_total, eta=eta))
+            said = t("summarize.parts", done=p.chunks_done, total=p.chunks_total, eta=eta)
+            if p.part and p.part_read < 1.0:  # the part under way: a long one takes minutes on a CPU
+                said += " · " + t("summarize.part_reading", part=p.part, percent=int(p.part_read * 100))
+            elif p.part:
+                said += " · " + (t("summarize.part_writing_one", part=p.part) if p.part_written == 1 else
+                                 t("summarize.part_writing", part=p.part, tokens=f"{p.part_written:,}"))
+            self._say(said)
         elif isinstance(p, SummaryProgress) and p.stage not in ("chunking", "done", "cancelled"):
             self._say(t("summarize.combining", total=p.chunks_total))
         self.wapp.update_status()
