@@ -128,6 +128,23 @@ def test_keys_commands_print_the_key_once(capsys: pytest.CaptureFixture[str]) ->
     assert "no active key" in capsys.readouterr().err
 
 
+def test_serve_refuses_a_persons_key_as_its_own(monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """`keys add` tells each person to set WORKSTATION_API_KEY, which serve also read as the
+    operator's key: started in that shell, the server showed that person everyone's usage and
+    counted their requests against no one. It is refused before the model loads."""
+    assert main(["keys", "add", "alice"]) == 0
+    secret = capsys.readouterr().out.strip()
+    monkeypatch.setenv("WORKSTATION_API_KEY", secret)
+    assert main(["serve", "--port", "0"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("workstation: The operator's key from WORKSTATION_API_KEY is alice's own key") and \
+        "unset WORKSTATION_API_KEY in this shell" in err and err.count("\n") == 1, err
+    monkeypatch.delenv("WORKSTATION_API_KEY")
+    assert main(["serve", "--port", "0", "--api-key", secret]) == 1
+    assert "The operator's key from --api-key is alice's own key" in capsys.readouterr().err
+
+
 # --- tokens per day --------------------------------------------------------------------------------
 class Clock:
     def __init__(self, t: float) -> None:

@@ -146,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
     accounts = open_accounts(profile.key, api_key, args.audit_content, args.audit_max_bytes, key_cap)
     hosts = list(dict.fromkeys(_names(args.host))) or ["127.0.0.1"]
     try:
+        _not_a_persons_key(accounts, api_key, "--api-key" if args.api_key else "WORKSTATION_API_KEY")
         for host in hosts:
             check_host(host, api_key, accounts.protected)
         socks = bind_sockets(hosts, args.port)  # fail fast, before loading the model
@@ -220,6 +221,21 @@ def open_accounts(
         profile, shared_key=api_key, keys=keys, usage=usage, audit=audit, audit_content=audit_content,
         default_max_parallel=key_max_parallel,
     )
+
+
+def _not_a_persons_key(accounts: Accounts, api_key: str | None, named_by: str) -> None:
+    """The operator's key may not be a person's: WORKSTATION_API_KEY is also the variable a desk
+    PC's person sets to their own key, so a server started in that shell made that person the
+    operator, who then saw everyone's usage, their requests counted against no one's limit."""
+    person = accounts.keys.find(api_key) if api_key and accounts.keys is not None else None
+    if person is None:
+        return
+    from workstation.core.errors import WorkstationError
+
+    fix = ("unset WORKSTATION_API_KEY in this shell (people's keys are enough), or give the server a key of "
+           "its own with --api-key") if named_by == "WORKSTATION_API_KEY" else "give the server a key of its own"
+    raise WorkstationError(f"The operator's key from {named_by} is {person.name}'s own key: the server would "
+                           f"show that person everyone's usage and count their requests against no one; {fix}.")
 
 
 def _names(values: list[str]) -> tuple[str, ...]:
