@@ -147,6 +147,33 @@ def test_a_kill_or_a_closed_terminal_in_chat_c_keeps_the_reply_so_far(
         assert out.strip() and said[1].content.startswith(out.strip())
 
 
+def test_chat_c_keeps_what_arrived_when_the_server_goes_away_mid_reply(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The office server stopped mid-reply: the paragraphs read on screen were gone from the
+    conversation (only the question was kept), where Ctrl-C and the app keep them."""
+    import yaml
+    from test_batch_outage import _DroppingServer
+
+    from workstation.core.store import ConversationStore
+
+    monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
+    server = _DroppingServer()  # starts every reply ("The"), then drops the connection
+    try:
+        desk = tmp_path / "desk.yaml"
+        desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
+                                        "remote": {"base_url": server.base_url, "timeout_s": 30}}), encoding="utf-8")
+        assert main(["chat", "-p", str(desk), "-c", "story", "Tell me a story."]) == 1
+    finally:
+        server.close()
+    out, err = capsys.readouterr()
+    assert out.startswith("The") and "Traceback" not in err
+    assert err.rstrip().endswith("The reply above, as far as it came, is kept in the conversation."), err
+    [conv] = ConversationStore().list()
+    said = ConversationStore().messages(conv.id)
+    assert [(m.role, m.content) for m in said] == [("user", "Tell me a story."), ("assistant", "The")]
+    assert said[1].metrics == {"stop_reason": "failed"}  # "cut off by an error" under it, as the app says
+
+
 def test_a_message_too_long_for_chat_c_is_not_kept(
         tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Refused as longer than the context, the message stayed in the conversation unanswered,

@@ -147,6 +147,8 @@ def run(args: argparse.Namespace) -> int:
             engine.cancel()  # llama.cpp's abort callback stops even a long prefill
 
     reading = _ReadingBar("the conversation" if conversation is not None else "your message")
+    arrived: list[str] = []  # the reply's text so far, and its thinking: kept if the turn fails
+    thought: list[str] = []
     final: TurnFinished | None = None
     not_kept: WorkstationError | None = None
     with stop_signals(_on_stop) as signals:
@@ -168,6 +170,8 @@ def run(args: argparse.Namespace) -> int:
                         continue
                     reading.done()
                     if isinstance(event, TokenDelta):
+                        arrived.append(event.text)
+                        thought.append(event.reasoning)
                         if not args.json:
                             thinking.write(event.reasoning, answer=bool(event.text))
                             sys.stdout.write(event.text)
@@ -185,6 +189,15 @@ def run(args: argparse.Namespace) -> int:
                         conversation.note = ""
                     else:
                         raise EngineError(f"{err} The message was not kept in the conversation.") from None
+                if conversation is not None and "".join(arrived + thought):  # the server went away mid-reply:
+                    if not args.json:  # what was read on screen stays, as the app and Ctrl-C keep it
+                        sys.stdout.write("\n")
+                    try:
+                        conversation.store.add_message(conversation.id, "assistant", "".join(arrived),
+                                                       {"stop_reason": "failed"}, reasoning="".join(thought))
+                    except WorkstationError:
+                        raise err from None  # (a full disk): the error that stopped the reply says it
+                    raise type(err)(f"{err} The reply above, as far as it came, is kept in the conversation.") from None
                 raise
             finally:
                 turn_over.set()
