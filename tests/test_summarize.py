@@ -388,3 +388,16 @@ def test_a_summary_written_in_markdown_reads_as_one_paragraph() -> None:
     assert _clean_summary("The steps are listed in section\n3. Each takes a week.") == \
         "The steps are listed in section 3. Each takes a week."
     assert _clean_summary("Hiring comes first.\n# 1 priority is hiring") == "Hiring comes first. 1 priority is hiring"
+
+
+def test_the_prompts_markers_echoed_in_a_summary_are_left_out() -> None:
+    """A desk PC's summary of meeting minutes read "… on 19 December. END OF SUMMARIES. The
+    team …": the prompt's closing marker, echoed by the model in the middle of its reply."""
+    from workstation.core.summarize import _clean_summary
+
+    said = ("The team met on Monday. END OF SUMMARIES. Write the summary of the whole document. "
+            "The budget grew.\nEND OF TEXT.")
+    assert _clean_summary(said) == "The team met on Monday. The budget grew."
+    own = "The report covers the end of summaries written by hand, and the text: a letter."
+    assert _clean_summary(own) == own  # the document's own words in plain case stay
+

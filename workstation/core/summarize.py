@@ -375,6 +375,15 @@ _LEADIN = re.compile(
 )
 
 
+# the prompt's own markers, echoed anywhere in a reply ("… the 19th. END OF SUMMARIES. The …"):
+# in capitals as the prompt writes them (a sentence of the document's own is not one), and the
+# suffix's closing request in any case
+_ECHO = re.compile(
+    r"\s*(?:\bEND OF (?:TEXT|SUMMARIES)\b\.?|\b(?:TEXT|SUMMARIES):"
+    r"|(?i:\bwrite the summary of (?:this text|the whole document)\.))\s*"
+)
+
+
 SENTENCE_ENDS = frozenset(".!?…\"'»”’)]。！？")  # a text that ends in one of these was not cut mid-sentence
 
 
@@ -383,6 +392,7 @@ def _clean_summary(text: str, metrics: TurnMetrics | None = None) -> str:
     ending in "…" where its token limit cut it in the middle of a sentence (its citation
     followed the cut word: "compared to the (lines 1–179)")."""
     text = _as_prose([line.strip() for line in text.splitlines() if line.strip()])
+    text = re.sub(r"\s{2,}", " ", _ECHO.sub(" ", text)).strip()
     for _ in range(6):
         cleaned = _LEADIN.sub("", text, count=1)
         if cleaned == text:
