@@ -219,6 +219,7 @@ class WorkstationApp(App[None]):
         self.load_fraction = 0.0
         self.unreachable = False  # the last turn could not reach the engine's server
         self.load_failed = False  # the last load failed (a desk PC then tries its server again on send)
+        self._send_when_connected: str | None = None  # the message whose Enter tried the server again
         self._generating = False
         # half-typed messages (and attached documents) of the conversations not open; the
         # store keeps them too (and the open one's), so quitting or a closed terminal loses none
@@ -1311,7 +1312,8 @@ class WorkstationApp(App[None]):
                 and self.profile.backend == "openai":
             # its load failed (the office server was down, say): try again; the text stays in the box
             self.notify(t("chat.retrying_server", url=self.profile.remote.base_url), severity="warning")
-            self._begin_load(self.profile)
+            self._send_when_connected = text  # sent once the server answers (a second Enter was needed,
+            self._begin_load(self.profile)  # and nothing said so: it looked sent)
             return
         if self.engine is None:
             self.notify(t("chat.loading") if self.loading else t("chat.no_engine"), severity="warning")
@@ -1768,6 +1770,7 @@ class WorkstationApp(App[None]):
         self.unreachable = event.unreachable
         if event.during == "load":
             self.load_failed = True
+            self._send_when_connected = None  # it stays in the box, as the notice said
             if self._chosen_profile:  # the chosen profile stays, not loaded: not with the old one's settings
                 self.session_sampling = None
             self._chosen_profile = False  # (the next load, Ctrl+G's, keeps Ctrl+E's settings)
@@ -2141,6 +2144,10 @@ class WorkstationApp(App[None]):
         if notes:  # as `profiles check` says them: a context past the trained length, …
             self.notify(" ".join(say([n], self.texts.get) for n in notes), severity="warning", timeout=15)
         self.update_status()
+        waiting, self._send_when_connected = self._send_when_connected, None
+        if waiting is not None and not event.restored and self.screen is self.chat_screen \
+                and self.chat_screen.input_text() == waiting:  # (another text typed meanwhile: it waits for Enter)
+            self.action_send()
 
     # --- screens --------------------------------------------------------------------------
     def _show(self, screen_type: type[Screen[Any]]) -> None:
