@@ -1618,6 +1618,28 @@ async def test_the_dashboard_tells_no_drafts_from_no_speculation(profiles: Path,
             await until(pilot, lambda a=app, s=said: s in str(a.screen.query_one("#cache-line").render()))
 
 
+@pytest.mark.parametrize(("lang", "shown"), [("en", "3,883 ms"), ("tr", "3.883 ms")])
+async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, lang: str, shown: str) -> None:
+    """The same time read "3,883 ms" on the row's axis and "3883 ms" beside it."""
+    from workstation.core.metrics import TurnMetrics
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language=lang)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        for ttft in (1200.0, 3883.0):
+            turn = TurnMetrics(ttft_ms=ttft, predicted_n=10, predicted_ms=100, prompt_n=2000, prompt_ms=1000,
+                               stop_reason="eos")
+            turn.finish_rates()  # 2,000 tok/s of prompt
+            app.history.add(turn, "a", "A")
+        await pilot.press("f5")
+        await until(pilot, lambda: type(app.screen).__name__ == "DashboardScreen")
+        row = app.screen.query_one("#row-ttft")
+        await until(pilot, lambda: str(row.query_one(".metric-value").render()).strip() == shown)
+        assert shown in str(row.query_one(".metric-axis").render())
+        prompt = str(app.screen.query_one("#row-prompt").query_one(".metric-value").render())
+        assert prompt.startswith("2,000" if lang == "en" else "2.000"), prompt
+
+
 @pytest.mark.parametrize(("lang", "said"), [("en", "Press Ctrl+Q to quit the app"),
                                              ("tr", "Uygulamadan çıkmak için Ctrl+Q tuşlarına basın")])
 async def test_ctrl_c_says_how_to_quit_in_words(profiles: Path, lang: str, said: str) -> None:

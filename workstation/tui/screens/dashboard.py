@@ -190,7 +190,7 @@ class DashboardScreen(AppScreen, Screen[None]):
         tps = t("unit.tps")
         turns_span = t("dash.axis_turn_one") if n_turns == 1 else t("dash.axis_turns", n=n_turns)
         self.query_one("#row-ttft", MetricRow).set(
-            t("dash.ttft"), series("ttft_ms"), t.number(f"{last.ttft_ms:.0f} ms") if last else "–", "ms", turns_span
+            t("dash.ttft"), series("ttft_ms"), t.number(f"{last.ttft_ms:,.0f} ms") if last else "–", "ms", turns_span
         )
         self.query_one("#row-decode", MetricRow).set(
             t("dash.decode"), decode,
@@ -199,7 +199,7 @@ class DashboardScreen(AppScreen, Screen[None]):
         )
         self.query_one("#row-prompt", MetricRow).set(
             t("dash.prompt"), series("prompt_per_second"),
-            t.number(f"{last.prompt_per_second:.0f} {tps}") if last else "–", tps, turns_span,
+            t.number(f"{last.prompt_per_second:,.0f} {tps}") if last else "–", tps, turns_span,
         )
         self.query_one("#row-tpot", MetricRow).set(
             t("dash.tpot"), series("predicted_per_token_ms"),
