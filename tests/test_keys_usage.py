@@ -128,6 +128,18 @@ def test_keys_commands_print_the_key_once(capsys: pytest.CaptureFixture[str]) ->
     assert "no active key" in capsys.readouterr().err
 
 
+def test_a_profile_name_one_typo_off_makes_no_key(capsys: pytest.CaptureFixture[str]) -> None:
+    """`keys add dave --profiles offce-cpu` made a key that no request could ever use (its
+    profiles cannot be changed), with a note; a name close to a profile's is refused, with it."""
+    assert main(["keys", "add", "dave", "--profiles", "office-cpu,offce-cpu"]) == 1
+    err = capsys.readouterr().err
+    assert "There is no profile 'offce-cpu' in the profiles folder. Did you mean 'office-cpu'? No key was made." in err
+    assert main(["keys", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["keys"] == []
+    assert main(["-p", "office-serverr", "chat", "hi"]) == 1  # and a profile named anywhere
+    assert capsys.readouterr().err.rstrip().endswith("Did you mean 'office-server'?")
+
+
 def test_serve_refuses_a_persons_key_as_its_own(monkeypatch: pytest.MonkeyPatch,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """`keys add` tells each person to set WORKSTATION_API_KEY, which serve also read as the

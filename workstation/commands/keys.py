@@ -35,10 +35,16 @@ def _when(t: float | None) -> str:
 
 
 def run_add(args: argparse.Namespace) -> int:
+    from workstation.core.errors import WorkstationError
     from workstation.core.keys import KeyRing
-    from workstation.core.profiles import profile_paths
+    from workstation.core.profiles import close_profile, profile_paths
 
     profiles = [p.strip() for p in args.profiles.split(",") if p.strip()]
+    known = {p.stem for p in profile_paths()}
+    for name in profiles:  # a typo made a key that could never be used, and a key's profiles cannot be changed
+        guess = close_profile(name, sorted(known)) if name not in known else ""
+        if guess:
+            raise WorkstationError(f"There is no profile '{name}' in the profiles folder.{guess} No key was made.")
     ring = KeyRing()
     try:
         first = not ring.any_keys()
@@ -47,7 +53,6 @@ def run_add(args: argparse.Namespace) -> int:
         )
     finally:
         ring.close()
-    known = {p.stem for p in profile_paths()}
     for name in key.profiles:
         if name not in known:
             print(f"workstation: note: there is no profile '{name}' in the profiles folder (yet).", file=sys.stderr)

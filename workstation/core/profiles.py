@@ -588,8 +588,17 @@ def load_profile(ref: str | None) -> Profile:
             continue
         if prof.name == ref:
             return prof
-    names = ", ".join(p.stem for p in profile_paths()) or "none"
-    raise ProfileError(f"There is no profile named '{ref}'; available profiles: {names}.")
+    stems = [p.stem for p in profile_paths()]
+    raise ProfileError(f"There is no profile named '{ref}'; available profiles: {', '.join(stems) or 'none'}."
+                       + close_profile(ref, stems))
+
+
+def close_profile(name: str, names: list[str]) -> str:
+    """" Did you mean 'office-cpu'?" for a name one typo away from a profile's ('' for none)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+    return f" Did you mean '{close[0]}'?" if close else ""
 
 
 def save_profile(profile: Profile, path: Path) -> None:
