@@ -159,3 +159,24 @@ def test_a_model_without_a_template_stops_at_the_stand_ins_end_and_is_said(
     assert reply.metrics.stop_reason == "stop" and reply.metrics.predicted_n < 128
     notes = [n[1]["what"][0] for n in load_notes(profile)]
     assert "fit.no_chat_template" in notes  # said when it loads (the app, chat), by fit and profiles check
+
+
+def test_a_chat_reply_without_its_thinking_apart_also_ends_at_the_stand_ins_markers(gemma_path: Path) -> None:
+    """`reasoning_format: "none"` on the server's chat route asks for a chat reply whose thinking
+    is not told apart: it went on past the stand-in template's <|im_end|>; a completion's text
+    (not a chat reply) is the model's own and gets no such stop."""
+    from conftest import make_profile
+
+    from workstation.core.chat_template import FALLBACK_STOPS
+    from workstation.core.profiles import Sampling
+    from workstation.core.scheduler import Scheduler
+
+    scheduler = Scheduler(make_profile(model=gemma_path, context=512, threads=1), n_parallel=1)
+    try:
+        sampling = Sampling(temperature=0.0, max_tokens=1)
+        asked = [scheduler.submit([2, 100], sampling, lambda _e: None, **kind)  # type: ignore[arg-type]
+                 for kind in ({"chat": True}, {"reasoning": True}, {})]
+        assert [all(s in r.stop for s in FALLBACK_STOPS) for r in asked] == [True, True, False]
+    finally:
+        scheduler.close()
+

@@ -356,6 +356,7 @@ class Scheduler:
         reasoning: bool = False,
         cache_prompt: bool = True,
         reading: bool = False,
+        chat: bool | None = None,
     ) -> Request:
         """Queue a request; raises PromptTooLong, GrammarError or QueueFull (nothing is queued
         then). ``owner`` (an API key) takes turns with other owners for slots (``slots.admit``);
@@ -364,7 +365,10 @@ class Scheduler:
         ``constraints.grammar`` is compiled here, once (a grammar that does not parse is refused
         now, never in the decoding thread). ``reasoning``: a chat reply, whose thinking (a
         reasoning model's ``<think>`` block) streams apart from its answer. ``reading``: how far
-        the prompt has been read is told after each part of it but the last (``PromptRead``)."""
+        the prompt has been read is told after each part of it but the last (``PromptRead``).
+        ``chat``: a chat reply (default: ``reasoning``; a server's with ``reasoning_format: none``
+        is one without its thinking told apart), which a model without a chat template ends at
+        the stand-in template's markers."""
         if not prompt:
             raise EngineError("The prompt is empty.")
         if not -1 <= id_slot < self.n_parallel:
@@ -384,7 +388,7 @@ class Scheduler:
             # tool call) a profile's stop text ("\n") would cut short
             stop=list(stop if stop is not None else [] if constraints and constraints.grammar else sampling.stop)
             # a chat reply in the stand-in template's words (a model with none): its markers end it
-            + (list(FALLBACK_STOPS) if reasoning and self.template.fallback_reason
+            + (list(FALLBACK_STOPS) if (reasoning if chat is None else chat) and self.template.fallback_reason
                and not (constraints and constraints.grammar) else []),
             t_request=t_request if t_request is not None else time.perf_counter(),
             owner=owner,

@@ -362,6 +362,7 @@ class OpenAIServer:
                 constraints=constraints,
                 id_slot=params.id_slot,
                 reasoning=chat and params.reasoning,
+                chat=chat,
                 tag=params.tag,
                 cache_prompt=params.cache_prompt,
                 reading=params.stream and params.return_progress,
