@@ -58,7 +58,8 @@ def test_streams_a_turn_with_client_side_metrics(remote: RemoteEngine) -> None:
         assert m.predicted_per_second > 0
         assert m.predicted_per_second == pytest.approx(m.predicted_n / m.predicted_ms * 1000)
     info = remote.info()
-    assert info.model_name == "serve-test"  # discovered from /v1/models
+    # discovered from /v1/models: the model by its name (asked for by the server's profile's)
+    assert info.model_name == "smollm2-135m-instruct-q4_1" and remote.model == "serve-test"
     assert info.n_ctx == 1024 and info.profile == "remote-test"
 
 

@@ -335,6 +335,9 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
             await until(pilot, lambda: not app.generating)
             replies = list(app.chat_screen.query(MessageView))
             assert replies[-1].content.strip() and " ready │ desk" in app.status_text()
+            # the server's model by its own name (it named the server's profile, serve-test, as the model)
+            from workstation.core.catalog import installed_name
+            assert f"desk · {installed_name(smollm2_path)} on 127.0.0.1:{port}" in app.status_text(), app.status_text()
             app.live_tokens = 0
             await type_message(pilot, "Write a long story about a dragon.")
             await until(pilot, lambda: app.live_tokens >= 3)

@@ -269,9 +269,10 @@ class RemoteEngine:
 
     # --- the Engine interface ----------------------------------------------------------------
     def info(self) -> EngineInfo:
-        return EngineInfo(
+        named = self.meta.get("model_name")  # the model itself, where our server says it (``self.model``
+        return EngineInfo(  # is the name it is asked by: the server's profile, which read as the model)
             profile=self.profile.key,
-            model_name=self.model,
+            model_name=named if isinstance(named, str) and named else self.model,
             model_path=self.base_url,
             n_ctx=_whole(self.meta.get("n_ctx")) or self.profile.context,
             n_layer=0,

@@ -129,14 +129,10 @@ def small_model(profile: Profile, engine: ChatEngine | None = None) -> tuple[str
     for a larger one. A server's model (``engine`` of a desk PC's profile), as the server's
     ``/models`` counts it: the desk PC said nothing of the same model on the office server."""
     if profile.backend != "llama":
-        info = engine.info() if engine is not None else None
+        info = engine.info() if engine is not None else None  # (its model_name: the server's /models meta)
         if info is None or not 0 < info.n_params < SMALL_MODEL_PARAMS:
             return None
-        # the model's own name where the server says it (workstation serve's /models meta): the
-        # name a desk PC asks for is the server's profile, which it named as if it were the model
-        meta = getattr(engine, "meta", None)
-        named = meta.get("model_name") if isinstance(meta, dict) else None
-        return (named if isinstance(named, str) and named else info.model_name), info.n_params
+        return info.model_name, info.n_params
     from workstation.core.catalog import installed_name, read_model_info, resolve_model_path
 
     try:
