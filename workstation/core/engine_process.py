@@ -368,24 +368,22 @@ class EngineProcess:
                         on_step is not None))
             while True:  # read to the end even if a callback fails: the pipe stays in step
                 reply = self._recv()
+                call: tuple[Callable[..., None] | None, Any] | None = None
                 if reply[0] == "step":
-                    if on_step is not None and failure is None:
-                        step = PromptRead(*reply[2:]) if len(reply) > 3 else TokenDelta("", tokens=reply[2])
-                        try:
-                            on_step(reply[1], step)
-                        except Exception as err:  # noqa: BLE001 - raised once the pipe is drained
-                            failure = err
-                            self.cancel()
+                    call = (on_step, PromptRead(*reply[2:]) if len(reply) > 3 else TokenDelta("", tokens=reply[2]))
                 elif reply[0] == "item":
                     final = TurnFinished(reply[2], TurnMetrics.from_dict(reply[3]), reasoning=reply[4])
                     results[reply[1]] = final
-                    if on_finished is not None and failure is None:
+                    call = (on_finished, final)
+                if call is not None:
+                    if call[0] is not None and failure is None:
                         try:
-                            on_finished(reply[1], final)
+                            call[0](reply[1], call[1])
                         except Exception as err:  # noqa: BLE001 - raised once the pipe is drained
                             failure = err
                             self.cancel()
-                elif reply[0] == "result":
+                    continue
+                if reply[0] == "result":
                     if failure is not None:
                         raise failure
                     return [results[i] for i in sorted(results)]
