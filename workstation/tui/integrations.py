@@ -259,8 +259,9 @@ def start_api_server(profile: Profile, port: int, parallel: int | None = None) -
     return serve, engine
 
 
-def people_keys_exist() -> bool:
-    """Whether 'workstation keys add' has made a person's key (none is made by asking)."""
+def people_keys_exist(secret: str | None = None) -> bool:
+    """Whether 'workstation keys add' has made a person's key (none is made by asking); with
+    ``secret``: whether it is one of them."""
     from workstation.core.keys import DB_NAME, KeyRing
     from workstation.core.paths import data_dir
 
@@ -268,7 +269,7 @@ def people_keys_exist() -> bool:
         return False
     ring = KeyRing()
     try:
-        return ring.any_keys()
+        return ring.any_keys() if secret is None else ring.find(secret) is not None
     finally:
         ring.close()
 
@@ -276,12 +277,14 @@ def people_keys_exist() -> bool:
 def _chat_key() -> str | None:
     """The key the chat sends to the API it starts, as the server's shared key: the user's
     WORKSTATION_API_KEY when set (``workstation serve`` requires it then, and office tools keep
-    using it); else, once people's keys exist (the server then wants a key from every client), a
-    random one for this server only, so the chat needs no person's key; else none (an open
-    server on loopback, as ``workstation serve`` without keys)."""
+    using it), unless it is the user's own person's key (serve refuses that as the operator's:
+    it would see everyone's usage); else, once people's keys exist (the server then wants a key
+    from every client), a random one for this server only, so the chat needs no person's key;
+    else none (an open server on loopback, as ``workstation serve`` without keys)."""
     import os
     import secrets
 
-    if os.environ.get("WORKSTATION_API_KEY"):
-        return os.environ["WORKSTATION_API_KEY"]
+    own = os.environ.get("WORKSTATION_API_KEY")
+    if own and not people_keys_exist(own):
+        return own
     return secrets.token_urlsafe(32) if people_keys_exist() else None
