@@ -75,7 +75,6 @@ def test_a_new_profile_keeps_within_the_models_trained_context_and_takes_a_name(
 @pytest.mark.parametrize(("args", "said"), [
     (["gema-3"], "There is no model 'gema-3' here"),
     (["gemma-3-270m-q4_k_m", "--context", "0"], "A context of 0 tokens cannot be used"),
-    (["gemma-3-270m-q4_k_m", "--name", "My Gemma"], "use letters, digits, dots and dashes, such as 'my-gemma'"),
     (["llama-3.2-1b-instruct-q4_k_m"], "models pull llama-3.2-1b-instruct-q4_k_m"),
 ])
 def test_profiles_new_refuses_in_one_sentence(folder: Path, args: list[str], said: str,
@@ -130,3 +129,66 @@ async def test_u_on_f4_chats_with_the_highlighted_model(folder: Path, gemma_path
         assert (folder / "gemma-3-270m-q4_k_m.yaml").is_file()
         made = "profili yapıldı" if language == "tr" else "Made the profile gemma-3-270m-q4_k_m for gemma-3-270m-q4_k_m"
         assert any(made in str(n.message) for n in app._notifications)
+
+
+def test_a_name_in_any_words_makes_a_file_name_of_plain_letters(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """'Çağrı Özet' became the file name "a-r---zet", and --name refused capitals and Turkish letters."""
+    assert main(["profiles", "new", "gemma-3-270m-q4_k_m", "--name", "Çağrı Özet"]) == 0
+    assert capsys.readouterr().out.startswith("Made the profile cagri-ozet (")
+    assert load_profile("cagri-ozet").name == "Çağrı Özet"
+
+
+def test_a_profile_with_a_draft_model_is_not_the_way_to_run_a_model(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """SmolLM2 Q8_0 runs in draft-pair beside a second model (a pulled Qwen3 8B named the GPU
+    profile whose draft was not downloaded, and `chat` with it failed): a plain profile is made."""
+    assert main(["profiles", "new", "SmolLM2-135M-Instruct.Q8_0"]) == 0
+    assert capsys.readouterr().out.startswith("Made the profile smollm2-135m-instruct.q8_0 (")
+    assert load_profile("smollm2-135m-instruct.q8_0").speculative.mode == "off"
+
+
+def test_a_linked_model_is_named_by_its_link_and_found_again(
+        folder: Path, tmp_path: Path, gemma_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`models add --link`: the profile named the file the link points to, so the next U or
+    `profiles new` did not find it and made linked-2, linked-3 …"""
+    home = tmp_path / "models"
+    home.mkdir()
+    (home / "linked.gguf").symlink_to(gemma_path)
+    monkeypatch.setenv("WORKSTATION_MODELS", str(home))
+    assert main(["profiles", "new", "linked"]) == 0
+    assert load_profile("linked").model == "linked"
+    capsys.readouterr()
+    assert main(["profiles", "new", "linked"]) == 0
+    assert capsys.readouterr().out.startswith("The profile linked (")
+    assert not (folder / "linked-2.yaml").exists()
+
+
+def test_two_at_once_never_write_over_each_other(folder: Path, gemma_path: Path) -> None:
+    """The name was looked for, then the file written over whatever came meanwhile: two runs at
+    once (the command line and F4's U) both 'made' one profile, and the first was lost."""
+    import threading
+
+    from workstation.core.errors import ProfileError
+    from workstation.core.model_profile import make_profile
+
+    for round_ in range(5):
+        start = threading.Barrier(2)
+        made: list[str] = []
+        refused: list[str] = []
+
+        def one(context: int, name: str, start: threading.Barrier = start, made: list[str] = made,
+                refused: list[str] = refused) -> None:
+            start.wait()
+            try:
+                made.append(make_profile(gemma_path, name, context).key)
+            except ProfileError as err:
+                refused.append(str(err))
+
+        threads = [threading.Thread(target=one, args=(512 + k, f"race {round_}")) for k in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert made == [f"race-{round_}"] and len(refused) == 1 and "already a profile" in refused[0]
+    assert not list(folder.glob(".*"))  # nothing left beside them
+

@@ -222,9 +222,9 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
     assert main(["models", "add", str(TINY), "--name", "tiny"]) == 0
     out, err = capsys.readouterr()
     assert out.startswith("added tiny.gguf")
-    assert "workstation profiles new tiny, which makes a profile named tiny" in err, err
-    assert "workstation -p tiny" in err
+    assert "workstation profiles new tiny: it makes a profile for it" in err, err
     assert main(["profiles", "new", "tiny"]) == 0  # as it says
+    assert "workstation -p tiny" in capsys.readouterr().out  # and then says how to chat
     assert find_installed(load_profile("tiny").model) == models_home / "tiny.gguf"
 
 

@@ -148,7 +148,7 @@ def test_a_model_file_given_as_a_profile_says_how_to_make_one(
     assert main(["chat", "-p", str(smollm2_path), "hi"]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"workstation: {smollm2_path} is a model file, not a profile; to use it, run "), err
-    assert f"profiles new {smollm2_path.resolve()}, which makes a profile" in err and err.count("\n") == 1
+    assert f"profiles new {smollm2_path.resolve()}: it makes a profile" in err and err.count("\n") == 1
     with pytest.raises(ProfileError, match=r"^new\.GGUF is a model file, not a profile; .*profiles new new\.GGUF"):
         load_profile("new.GGUF")
 

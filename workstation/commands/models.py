@@ -172,7 +172,7 @@ def _how_to_use(name: str) -> str:
     """What to do next with a model just added: -p takes profiles, and nothing said so."""
     from workstation.core.profiles import how_to_make_one
 
-    return f"workstation: {how_to_make_one(name, name)}"
+    return f"workstation: {how_to_make_one(name)}"
 
 
 def run_pull(args: argparse.Namespace) -> int:

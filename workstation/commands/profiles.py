@@ -6,12 +6,11 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
 
 from workstation.commands import add_profile_arg, default_verb, print_json, profile_ref
 from workstation.core.errors import ProfileError
 from workstation.core.model_shapes import thinks_first
-from workstation.core.planner import effective_settings
+from workstation.core.planner import effective_settings, readiness
 from workstation.core.profiles import (
     Profile,
     list_profiles,
@@ -35,7 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     chk.set_defaults(func=run_check, usage_error=chk.error)
     new = verbs.add_parser("new", help="make a profile that runs an installed model")
     new.add_argument("model", metavar="MODEL", help="an installed model's name (as 'models list' names it) or a GGUF file")
-    new.add_argument("--name", help="the new profile's name (default: the model's, with -2 after a name taken)")
+    new.add_argument("--name", help="what the new profile is called (its file's name is made of it); "
+                                    "default: the model's name, with -2 after a name taken")
     new.add_argument("--context", type=int, metavar="TOKENS",
                      help="its context (default: what the model was trained for, at most 4096)")
     new.add_argument("--json", action="store_true", help="print it as JSON")
@@ -76,7 +76,7 @@ def _row(profile: Profile) -> dict[str, object]:
     eff = effective_settings(profile)
     plan = eff.get("plan") or {}
     # a local profile: ready, or why not in short ('profiles check' says it in a sentence)
-    status = f"remote: {profile.remote.base_url}" if profile.backend == "openai" else _readiness(eff)[0]
+    status = f"remote: {profile.remote.base_url}" if profile.backend == "openai" else readiness(eff)[0]
     return {
         "key": profile.key,
         "name": profile.name,
@@ -128,7 +128,7 @@ def run_check(args: argparse.Namespace) -> int:
     eff = effective_settings(profile)
     if profile.backend == "openai":
         return _check_remote(profile, eff, args.json)
-    not_ready = _readiness(eff)[1]
+    not_ready = readiness(eff)[1]
     code = 1 if not_ready else 0  # scripts can tell a profile that cannot run here now
     if args.json:
         print_json({**eff, "ready": not not_ready, "not_ready": not_ready})
@@ -168,27 +168,6 @@ def _print_turn_settings(profile: Profile) -> None:
     said = " ".join(profile.system_prompt.split())
     shown = f'"{said[:70]}…"' if len(said) > 70 else f'"{said}"' if said else "none (the model's own default, if any)"
     print(f"  {'system_prompt':<16} {shown}")
-
-
-def _readiness(eff: dict[str, Any]) -> tuple[str, str | None]:
-    """Whether a valid local profile can run here now: ('ready', None), or a short status for
-    'profiles list' and the one sentence 'profiles check' says (its model or draft is not
-    installed, or it does not fit this machine's memory)."""
-    from workstation.core.catalog import missing_model_error
-
-    if not eff.get("model_installed"):
-        return "model not installed", str(missing_model_error(Path(str(eff["model_path"]))))
-    if eff.get("model_problem"):
-        return "model file damaged", str(eff["model_problem"])
-    spec = eff.get("speculative") or {}
-    if spec.get("draft_model_path") and not spec.get("draft_model_installed"):  # names the draft file
-        return "draft model not installed", str(missing_model_error(Path(str(spec["draft_model_path"]))))
-    if spec.get("draft_problem"):
-        return "draft model cannot draft", str(spec["draft_problem"])
-    plan = eff.get("plan") or {}
-    if plan and not plan.get("fits"):
-        return "does not fit", str(plan.get("verdict"))
-    return "ready", None
 
 
 def _check_remote(profile: Profile, eff: dict[str, object], as_json: bool) -> int:

@@ -8,16 +8,26 @@ the rest, written so a person can see and change them.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import time
+import unicodedata
 from pathlib import Path
 
 import yaml
 
-from workstation.core.atomic import cannot_write, write_text_atomic
-from workstation.core.catalog import installed_name, model_dirs, read_model_info, resolve_model_path
+from workstation.core.atomic import cannot_write
+from workstation.core.catalog import (
+    _inside_dir,
+    installed_name,
+    model_dirs,
+    read_model_info,
+    resolve_model_path,
+)
 from workstation.core.errors import ProfileError
 from workstation.core.paths import profiles_dir
+from workstation.core.planner import effective_settings, readiness
 from workstation.core.profiles import (
     CONTEXT_RANGE,
     DEFAULT_PROFILE,
@@ -32,66 +42,85 @@ NEW_CONTEXT = Profile.context  # the default profile's context: what an office P
 SYSTEM_PROMPT = "You are a helpful assistant for office work. Answer clearly and briefly."
 
 
-def profile_key(model_name: str) -> str:
-    """The file name (without .yaml) a new profile of ``model_name`` gets: lower case, letters,
-    digits, dots and dashes ("SmolLM2-135M-Instruct.Q4_0" -> "smollm2-135m-instruct.q4_0")."""
-    key = re.sub(r"[^a-z0-9._-]+", "-", model_name.lower()).strip("-._")
-    return key or "model"
+def profile_key(name: str) -> str:
+    """The file name (without .yaml) a profile named ``name`` gets: lower-case ASCII letters,
+    digits, dots and dashes, letters with marks written without them ("Çağrı Özet" ->
+    "cagri-ozet", "SmolLM2-135M-Instruct.Q4_0" -> "smollm2-135m-instruct.q4_0")."""
+    plain = unicodedata.normalize("NFKD", name.replace("ı", "i").replace("İ", "I"))
+    ascii_only = plain.encode("ascii", "ignore").decode().lower()
+    return re.sub(r"[^a-z0-9._-]+", "-", ascii_only).strip("-._") or "model"
 
 
 def running(path: Path) -> list[Profile]:
-    """The local profiles whose model (not their draft) is the file at ``path``, the default
-    profile first (it is the plain way of running its model)."""
+    """The profiles that run the model at ``path`` as it is, the default profile first: its
+    main model (not a draft), no draft model of their own (a second model, maybe not downloaded:
+    a pulled Qwen3 8B named the GPU profile that needs Qwen3 0.6B too), and ready to run here
+    (installed, fitting this machine)."""
     keys = set(profiles_using(path, drafts=False))
-    found = [p for p in list_profiles() if isinstance(p, Profile) and p.key in keys]
+    found = [p for p in list_profiles() if isinstance(p, Profile) and p.key in keys
+             and p.speculative.mode != "draft" and readiness(effective_settings(p))[1] is None]
     return sorted(found, key=lambda p: p.key != DEFAULT_PROFILE)
 
 
 def _model_ref(path: Path) -> str:
     """The name the profile gives its model: the installed name where it finds this file again
-    (``models list`` names it so), else the file's whole path (a model outside models/)."""
+    (``models list`` names it so; a link in models/ by the link's name, as F4 lists it), else
+    the file's whole path (a model outside the models folders)."""
     name = installed_name(path)
-    inside = any(path.resolve().parent == d.resolve() for d in model_dirs() if d.is_dir())
-    if inside and resolve_model_path(name).resolve() == path.resolve():
+    if any(_inside_dir(path, d) for d in model_dirs() if d.is_dir()) \
+            and resolve_model_path(name).absolute() == path.absolute():
         return name
     return str(path.resolve())
 
 
-def _free_key(wanted: str, chosen: bool) -> str:
-    folder = profiles_dir()
-    taken = {p.stem for p in folder.glob("*.yaml")} if folder.is_dir() else set()
-    if wanted not in taken:
-        return wanted
-    if chosen:
-        raise ProfileError(f"There is already a profile named '{wanted}' ({folder / (wanted + '.yaml')}); "
-                           "choose another name.")
-    n = 2
-    while f"{wanted}-{n}" in taken:
-        n += 1
-    return f"{wanted}-{n}"
+def _write_new(folder: Path, key: str, text: str, chosen: bool) -> Path:
+    """``text`` as ``folder/KEY.yaml``, never over a file that is there (two runs at once
+    included): a name taken is refused where it was ``chosen``, else -2, -3 … is tried. The
+    file appears whole (linked from a file written beside it)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    draft = folder / f".{key}.{os.getpid()}.new"
+    draft.write_text(text, encoding="utf-8")
+    try:
+        n = 1
+        while True:
+            target = folder / (f"{key}.yaml" if n == 1 else f"{key}-{n}.yaml")
+            try:
+                try:
+                    os.link(draft, target)  # fails where the name is taken, at once
+                except FileExistsError:
+                    raise
+                except OSError:  # a file system without hard links: created only where there is none
+                    with open(target, "x", encoding="utf-8") as out:
+                        out.write(text)
+                return target
+            except FileExistsError:
+                if chosen:
+                    raise ProfileError(f"There is already a profile named '{key}' ({target}); "
+                                       "choose another name.") from None
+                n += 1
+    finally:
+        with contextlib.suppress(OSError):
+            draft.unlink()
 
 
-def make_profile(path: Path, key: str | None = None, context: int | None = None) -> Profile:
+def make_profile(path: Path, name: str | None = None, context: int | None = None) -> Profile:
     """Write a new profile running the model at ``path`` into the profiles folder and return it.
-    ``key``: its file's name (one that exists is refused); none: the model's own name, with -2,
-    -3 … after a name taken. ``context``: none: the model's trained length, at most 4,096."""
+    ``name``: what it is called (any words; its file's name is ``profile_key`` of it, and one
+    taken is refused); none: the model's own name, with -2, -3 … after a file name taken.
+    ``context``: none: the model's trained length, at most 4,096."""
     info = read_model_info(path)  # a file that is no model, or a damaged one, says so here
     if context is not None and not context_allowed(context):
         raise ProfileError(f"A context of {context} tokens cannot be used; {CONTEXT_RANGE}.")
     if context is None:
         trained = info.context_length
         context = min(NEW_CONTEXT, trained) if trained > 0 else NEW_CONTEXT
-    if key is not None and profile_key(key) != key:
-        raise ProfileError(f"A profile's name '{key}' becomes its file's name: use letters, digits, "
-                           f"dots and dashes, such as '{profile_key(key)}'.")
-    name = installed_name(path)
-    key = _free_key(key or profile_key(name), chosen=key is not None)
-    target = profiles_dir() / f"{key}.yaml"
+    model = installed_name(path)
+    title = (name or "").strip() or model
     settings = {
-        "name": name,
-        "description": f"Made for {name} from the model list; change its settings in this file.",
-        "name_tr": name,
-        "description_tr": f"{name} için model listesinden yapıldı; ayarları bu dosyada değiştirilir.",
+        "name": title,
+        "description": f"Made for {model} from the model list; change its settings in this file.",
+        "name_tr": title,
+        "description_tr": f"{model} için model listesinden yapıldı; ayarları bu dosyada değiştirilir.",
         "backend": "llama",
         "model": _model_ref(path),
         "context": context,
@@ -102,9 +131,9 @@ def make_profile(path: Path, key: str | None = None, context: int | None = None)
     head = (f"# Made by workstation on {time.strftime('%Y-%m-%d')}. The settings not written here have\n"
             f"# their defaults; {DEFAULT_PROFILE}.yaml beside this file shows every setting.\n")
     text = head + yaml.safe_dump(settings, sort_keys=False, allow_unicode=True, width=100)
+    folder = profiles_dir()
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(target, text)
+        target = _write_new(folder, profile_key(title), text, chosen=bool(name and name.strip()))
     except OSError as err:
-        raise ProfileError(said=cannot_write(target, err)) from err
+        raise ProfileError(said=cannot_write(folder / f"{profile_key(title)}.yaml", err)) from err
     return load_profile_file(target)

@@ -676,6 +676,27 @@ def human_bytes(n: float) -> str:
     return f"{n / MIB:.1f} MB"
 
 
+def readiness(eff: dict[str, Any]) -> tuple[str, str | None]:
+    """Whether a valid local profile can run here now: ('ready', None), or a short status for
+    'profiles list' and the one sentence 'profiles check' says (its model or draft is not
+    installed, or it does not fit this machine's memory)."""
+    from workstation.core.catalog import missing_model_error
+
+    if not eff.get("model_installed"):
+        return "model not installed", str(missing_model_error(Path(str(eff["model_path"]))))
+    if eff.get("model_problem"):
+        return "model file damaged", str(eff["model_problem"])
+    spec = eff.get("speculative") or {}
+    if spec.get("draft_model_path") and not spec.get("draft_model_installed"):  # names the draft file
+        return "draft model not installed", str(missing_model_error(Path(str(spec["draft_model_path"]))))
+    if spec.get("draft_problem"):
+        return "draft model cannot draft", str(spec["draft_problem"])
+    plan = eff.get("plan") or {}
+    if plan and not plan.get("fits"):
+        return "does not fit", str(plan.get("verdict"))
+    return "ready", None
+
+
 __all__ = [
     "DevicePlan",
     "MemoryPlan",
@@ -686,6 +707,7 @@ __all__ = [
     "kv_cells",
     "plan",
     "plan_for_profile",
+    "readiness",
     "gpu_layers_for_load",
     "row_bytes",
 ]

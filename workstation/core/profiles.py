@@ -555,15 +555,13 @@ def list_profiles(directory: Path | None = None) -> list[Profile | ProfileError]
     return result
 
 
-def how_to_make_one(name: str, model: str) -> str:
+def how_to_make_one(model: str) -> str:
     """How to run a model file: -p takes profiles, and ``profiles new`` makes one."""
     from workstation.core.invocation import cli, shell_word
-    from workstation.core.model_profile import profile_key
 
-    key = profile_key(name)
-    return (f"to use it, run {cli('profiles new ' + shell_word(model))}, which makes a profile named {key} "
-            f"in {profiles_dir()} (the app's model list, F4, does the same with U), then: "
-            f"{cli('-p ' + shell_word(key))}")
+    return (f"to use it, run {cli('profiles new ' + shell_word(model))}: it makes a profile for it (or names "
+            "the one that runs it) and says the command that chats with it; the app's model list, F4, "
+            "does the same with U")
 
 
 def load_profile(ref: str | None) -> Profile:
@@ -572,7 +570,7 @@ def load_profile(ref: str | None) -> Profile:
     as_path = typed_path(ref)
     if as_path.suffix.lower() == ".gguf":  # read as YAML it was "larger than 1024 KiB; a profile is a few lines"
         model = str(as_path.resolve()) if as_path.is_file() else ref
-        raise ProfileError(f"{ref} is a model file, not a profile; {how_to_make_one(as_path.stem, model)}.")
+        raise ProfileError(f"{ref} is a model file, not a profile; {how_to_make_one(model)}.")
     if as_path.suffix in (".yaml", ".yml") or os.sep in ref:
         shipped = profiles_dir() / as_path.name
         if not as_path.exists() and os.sep not in ref and shipped.exists():
