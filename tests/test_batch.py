@@ -339,15 +339,20 @@ def test_documents_whose_names_are_not_utf8_are_left_alone_with_a_sentence(
 
 def test_the_log_says_each_part_once_as_it_ends(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """batch's stderr is a night's log: a line a part as it ends, not one each half second a
-    part is being read or written (what the app's live progress is told)."""
+    part is being read or written (what the app's live progress is told); parts summarized
+    side by side (two slots) each get their line too."""
     from docmaker import honeybee_text
 
     from workstation.cli import main
 
     folder = tmp_path / "inbox"
     folder.mkdir()
-    (folder / "bees.txt").write_text(honeybee_text(2), encoding="utf-8")  # two parts at 512 tokens
-    assert main(["batch", str(folder), "-p", str(_profile_file(tmp_path))]) == 0
+    (folder / "bees.txt").write_text(honeybee_text(5), encoding="utf-8")  # two parts at 1,024 tokens
+    data = make_profile(context=1024, parallel=2, threads=1, sampling={"max_tokens": 16}).to_dict()
+    data.pop("source", None)
+    both = tmp_path / "two-slots.yaml"
+    both.write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert main(["batch", str(folder), "-p", str(both)]) == 0
     lines = [line for line in capsys.readouterr().err.splitlines() if " parts done" in line]
     done = [int(line.split(": ")[2].split(" of ")[0]) for line in lines]
     assert done == list(range(len(lines))) and len(lines) >= 3, lines  # from "0 of N" on, each once
@@ -374,7 +379,7 @@ def test_a_stopped_run_goes_on_from_the_parts_it_finished(tmp_path: Path, smollm
     def on_event(ev: BatchEvent) -> None:
         # as parts end (not a part under way: ``part``)
         if ev.kind == "progress" and ev.progress is not None and ev.progress.stage in ("map", "kept") \
-                and not ev.progress.part:
+                and not ev.progress.inside_part:
             seen.append((ev.progress.stage, ev.progress.chunks_done, ev.progress.chunks_total))
             if ev.progress.stage == "map" and ev.progress.chunks_done >= 1:
                 stop.set()  # Ctrl-C, after a part

@@ -172,6 +172,14 @@ def test_chat_c_keeps_what_arrived_when_the_server_goes_away_mid_reply(
     said = ConversationStore().messages(conv.id)
     assert [(m.role, m.content) for m in said] == [("user", "Tell me a story."), ("assistant", "The")]
     assert said[1].metrics == {"stop_reason": "failed"}  # "cut off by an error" under it, as the app says
+    server = _DroppingServer()
+    try:  # --json prints no reply above
+        desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
+                                        "remote": {"base_url": server.base_url, "timeout_s": 30}}), encoding="utf-8")
+        assert main(["chat", "-p", str(desk), "-c", "story", "--json", "And then?"]) == 1
+    finally:
+        server.close()
+    assert capsys.readouterr().err.rstrip().endswith("The reply so far is kept in the conversation.")
 
 
 def test_a_message_too_long_for_chat_c_is_not_kept(

@@ -152,14 +152,16 @@ def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_pa
         assert c.cite.startswith(("p. ", "pp. "))
     # progress: chunks done/total with an ETA from the measured speed
     maps = [p for p in seen if p.stage == "map"]
-    ends = [p for p in maps if not p.part]  # as a part ends (the rest: a part under way)
+    ends = [p for p in maps if not p.inside_part]  # as a part ends (the rest: a part under way)
     assert [p.chunks_done for p in ends] == list(range(len(result.chunks) + 1))
     assert all(p.chunks_total == len(result.chunks) for p in maps)
     assert ends[1].eta_s is not None and ends[1].prompt_per_second
     # and while a part is written, before it ends: its tokens so far, a share of one call
     writing = [p for p in maps if p.part and p.part_written]
     assert any(p.chunks_done == 0 and p.part == 1 for p in writing), maps
-    assert all(0 < p.working <= 0.95 and p.part == p.chunks_done + 1 for p in writing)
+    assert all(0 < p.working <= 0.95 and p.part == p.chunks_done + 1 and p.inside_part for p in writing)
+    moved = [p.done + p.working for p in maps]
+    assert moved == sorted(moved)  # the bar never goes back
     assert seen[-1].stage == "done"
     t = result.totals
     assert t["chunks_done"] == len(result.chunks) and t["calls"] == len(result.chunks) + len(result.reduce_steps)
@@ -236,7 +238,7 @@ def test_engine_process_works_the_same(profile, tmp_path: Path) -> None:
 def test_a_long_part_says_how_far_it_has_been_read_through_the_engine_process(tmp_path: Path) -> None:
     """A part is read in pieces of 512 tokens (minutes for a long one on a busy CPU, when the
     progress said nothing): how far it has been read comes through the app's engine process,
-    before the first word of its summary, and the ETA is known before the part ends."""
+    before the first word of its summary."""
     from workstation.core.engine_process import EngineProcess
 
     profile = make_profile(context=1536, threads=1, sampling={"max_tokens": 8})
@@ -248,7 +250,6 @@ def test_a_long_part_says_how_far_it_has_been_read_through_the_engine_process(tm
     assert len(result.chunks) == 1 and result.chunks[0].prompt_tokens > 600 and not result.cancelled
     reading = [p for p in seen if p.part == 1 and 0 < p.part_read < 1]
     assert reading and all(p.chunks_done == 0 and p.part_written == 0 and 0 < p.working < 1 for p in reading), seen
-    assert reading[0].eta_s is not None
     assert any(p.part == 1 and p.part_read == 1 and p.part_written > 0 for p in seen)
 
 
@@ -398,6 +399,26 @@ def test_the_prompts_markers_echoed_in_a_summary_are_left_out() -> None:
     said = ("The team met on Monday. END OF SUMMARIES. Write the summary of the whole document. "
             "The budget grew.\nEND OF TEXT.")
     assert _clean_summary(said) == "The team met on Monday. The budget grew."
-    own = "The report covers the end of summaries written by hand, and the text: a letter."
-    assert _clean_summary(own) == own  # the document's own words in plain case stay
+    for own in ("The report covers the end of summaries written by hand, and the text: a letter.",
+                "The memo quotes the FULL TEXT: the parties agree to pay. Section 4 (TEXT: see annex) holds."):
+        assert _clean_summary(own) == own  # the document's own words stay
+
+
+def test_summarize_to_a_log_says_each_part_once(profile, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """stderr to a file (a nightly `summarize … 2> log`) got a line each half second a part was
+    written ("part 1: 18 tokens written", "35 tokens written", …); a terminal's bar is redrawn in place."""
+    import yaml
+
+    from workstation.cli import main
+
+    path = tmp_path / "bees.txt"
+    path.write_text(honeybee_text(2), encoding="utf-8")
+    data = profile.to_dict()
+    data.pop("source", None)
+    prof = tmp_path / "p.yaml"
+    prof.write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert main(["summarize", str(path), "-p", str(prof), "-o", str(tmp_path / "s.md")]) == 0
+    err = capsys.readouterr().err
+    assert "tokens written" not in err and "reading part" not in err, err
+    assert err.count("parts · summarizing the parts") >= 2, err
 

@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"batch:   {ev.path}: {p.chunks_done} of {p.chunks_total} parts kept from the run that stopped",
                   file=sys.stderr)
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "map" \
-                and not ev.progress.part:  # a line a part, as it ends (a log, not a live bar)
+                and not ev.progress.inside_part:  # a line a part, as it ends (a log, not a live bar)
             p = ev.progress
             eta = f", {eta_text(p.eta_s)}" if p.eta_s is not None else ""
             print(f"batch:   {ev.path}: {p.chunks_done} of {p.chunks_total} parts done{eta}", file=sys.stderr)

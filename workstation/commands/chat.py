@@ -191,13 +191,15 @@ def run(args: argparse.Namespace) -> int:
                         raise EngineError(f"{err} The message was not kept in the conversation.") from None
                 if conversation is not None and "".join(arrived + thought):  # the server went away mid-reply:
                     if not args.json:  # what was read on screen stays, as the app and Ctrl-C keep it
+                        thinking.write("", answer=True)  # (a reply cut while it thought: not left dimmed)
                         sys.stdout.write("\n")
                     try:
                         conversation.store.add_message(conversation.id, "assistant", "".join(arrived),
                                                        {"stop_reason": "failed"}, reasoning="".join(thought))
                     except WorkstationError:
                         raise err from None  # (a full disk): the error that stopped the reply says it
-                    raise type(err)(f"{err} The reply above, as far as it came, is kept in the conversation.") from None
+                    kept = "The reply so far is" if args.json else "The reply above, as far as it came, is"
+                    raise type(err)(f"{err} {kept} kept in the conversation.") from None
                 raise
             finally:
                 turn_over.set()

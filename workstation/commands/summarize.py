@@ -69,6 +69,8 @@ class ProgressBar:
         self.last = ""
 
     def __call__(self, p: SummaryProgress) -> None:
+        if p.inside_part and not self.tty:  # a log (stderr to a file): a line a part, not one each half second
+            return
         total = max(p.total, 1)
         filled = int(self.width * min(p.done + p.working, total) / total)
         bar = "#" * filled + "-" * (self.width - filled)

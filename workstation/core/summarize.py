@@ -118,6 +118,7 @@ class SummaryProgress:
     part: int = 0
     part_read: float = 0.0
     part_written: int = 0
+    inside_part: bool = False  # said while a part is under way (not as one ends): a log leaves it out
 
 
 SMALL_MODEL_PARAMS = 1_000_000_000  # below this, a summary's names, dates and figures go astray
@@ -371,12 +372,12 @@ _LEADIN = re.compile(
 )
 
 
-# the prompt's own markers, echoed anywhere in a reply ("… the 19th. END OF SUMMARIES. The …"):
-# in capitals as the prompt writes them (a sentence of the document's own is not one), and the
-# suffix's closing request in any case
+# the prompt's closing markers, echoed anywhere in a reply ("… the 19th. END OF SUMMARIES. The
+# …"): in capitals as the prompt writes them (a sentence of the document's own is not one), and
+# its closing request in any case; its "TEXT:" label only at the start (_LEADIN): "the FULL
+# TEXT: the parties agree" is the document's
 _ECHO = re.compile(
-    r"\s*(?:\bEND OF (?:TEXT|SUMMARIES)\b\.?|\b(?:TEXT|SUMMARIES):"
-    r"|(?i:\bwrite the summary of (?:this text|the whole document)\.))\s*"
+    r"\s*(?:\bEND OF (?:TEXT|SUMMARIES)\b\.?|(?i:\bwrite the summary of (?:this text|the whole document)\.))\s*"
 )
 
 
@@ -646,11 +647,14 @@ def summarize_document(
     n_ctx = _n_ctx(engine, profile)
     map_tokens, reduce_tokens = _answer_budgets(profile, n_ctx, options)
 
-    # the parts under way: part number -> [the fraction of its prompt read, its tokens written]
+    # the parts under way: part number -> [the fraction of its prompt read, its tokens written];
+    # a desk PC's parts come from several threads at once (its requests in flight): one lock
     under_way: dict[int, list[float]] = {}
+    lock = threading.Lock()
+    shown = [0.0]  # the calls' worth of work last said: the bar never goes back
 
     def report(stage: str, done: int, total: int, chunks_done: int, n_chunks: int, eta: float | None,
-               message: str = "") -> None:
+               message: str = "", inside_part: bool = False) -> None:
         if on_progress is None:
             return
         pps = None
@@ -658,13 +662,16 @@ def summarize_document(
             n = sum(m.prompt_n for m in runner.calls)
             ms = sum(m.prompt_ms for m in runner.calls)
             pps = n / ms * 1000 if ms else None
-        working, first = _under_way(under_way, runner.calls, map_tokens) if stage == "map" else (0.0, None)
-        if eta is None and done + working > 0.05 and stage == "map":  # before a part ends: by the work done so far
-            eta = (time.perf_counter() - t_map) / (done + working) * max(0.0, total - done - working)
+        with lock:
+            parts = {k: list(v) for k, v in under_way.items()} if stage == "map" else {}
+            working, first = _under_way(parts, list(runner.calls), map_tokens)
+            if parts and done + working < shown[0]:  # a part's weight measured anew once a call ended
+                working = min(len(parts) * 0.95, shown[0] - done)
+            shown[0] = max(shown[0], done + working)
         on_progress(SummaryProgress(stage, done, total, chunks_done, n_chunks, eta, pps, message, working,
                                     first + 1 if first is not None else 0,
-                                    under_way[first][0] if first is not None else 0.0,
-                                    int(under_way[first][1]) if first is not None else 0))
+                                    parts[first][0] if first is not None else 0.0,
+                                    int(parts[first][1]) if first is not None else 0, inside_part))
 
     report("chunking", 0, 0, 0, 0, None, f"measuring {document.name}")
     chunks, prefix_tokens, budget = make_chunks(runner, document, n_ctx, map_tokens, options)
@@ -684,15 +691,18 @@ def summarize_document(
     def step(i: int, event: PromptRead | TokenDelta) -> None:
         """A part read further or written further: said at most twice a second."""
         k = todo[i]
-        state = under_way.setdefault(k, [0.0, 0.0])
-        if isinstance(event, PromptRead):
-            state[0] = event.fraction
-        else:
-            state[0], state[1] = 1.0, state[1] + event.tokens
         now = time.perf_counter()
-        if now - said_at[0] >= 0.5:
-            said_at[0] = now
-            report("map", len(finished), total_calls, len(finished), n, None, f"part {k + 1} of {n}")
+        with lock:
+            state = under_way.setdefault(k, [0.0, 0.0])
+            if isinstance(event, PromptRead):
+                state[0] = event.fraction
+            else:
+                state[0], state[1] = 1.0, state[1] + event.tokens
+            due = now - said_at[0] >= 0.5
+            if due:
+                said_at[0] = now
+        if due:
+            report("map", len(finished), total_calls, len(finished), n, None, f"part {k + 1} of {n}", inside_part=True)
 
     def eta(remaining_chunks: list[Chunk], remaining_reduce: int) -> float | None:
         """The calls left at the prompt and generation speeds measured so far, but never more
@@ -721,7 +731,8 @@ def summarize_document(
     def map_done(k: int, final: TurnFinished) -> None:
         chunk = chunks[k]
         chunk.metrics = final.metrics
-        under_way.pop(k, None)
+        with lock:
+            under_way.pop(k, None)
         if final.metrics.stop_reason == "cancelled":
             return
         chunk.reply = final.text
