@@ -390,6 +390,24 @@ async def test_f3_says_whether_a_desk_profiles_server_answers(folder: Path, tmp_
                                "to one of those, or leave it out for the first."), up
 
 
+@pytest.mark.parametrize(("lang", "said"), [("en", "Note: context is 16,384 tokens but "),
+                                             ("tr", "Not: bağlam 16.384 token, ama ")])
+async def test_f3_says_what_loading_a_profile_would_note(folder: Path, smollm2_path: Path, lang: str,
+                                                         said: str) -> None:
+    """A context past the model's trained length: F3 said only that the profile fits, and the
+    note came once it was loaded."""
+    from workstation.tui.screens.profile_menu import ProfileMenu
+
+    _write(folder, "long", {"model": str(smollm2_path), "context": 16384})
+    app = WorkstationApp("long", start_engine=False, sample_system=False, language=lang)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu) and 0 in app.screen.verdicts)
+        menu = app.screen
+        assert isinstance(menu, ProfileMenu)
+        assert said in str(menu._prompt(0, menu.entries[0])), menu.verdicts
+
+
 async def test_f3_names_and_describes_each_profile_in_the_uis_language(folder: Path, smollm2_path: Path) -> None:
     """F3 showed every profile's English name to a Turkish user, and no one's description:
     ``name_tr``/``description_tr`` (as the catalog's ``description_tr``) are shown in Turkish,

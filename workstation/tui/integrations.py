@@ -29,7 +29,7 @@ def fit_verdict(profile: Profile, texts: Texts | None = None) -> str | None:
     if profile.backend != "llama":
         return server_verdict(profile, t)
     from workstation.core.phrases import say
-    from workstation.core.planner import plan_for_profile
+    from workstation.core.planner import load_notes, plan_for_profile
 
     try:
         plan = plan_for_profile(profile, not_downloaded=True)
@@ -38,7 +38,9 @@ def fit_verdict(profile: Profile, texts: Texts | None = None) -> str | None:
     verdict = say(plan.verdict_phrases, t.get)
     if not plan.path:  # a catalog model not downloaded yet, planned from its published shape
         return t("profiles.not_downloaded", verdict=verdict)
-    return verdict
+    # what loading it would note (a context past the model's trained length, no chat template):
+    # F3 said only that it fits, and the note came once the model was loaded
+    return " ".join([verdict, *(say([note], t.get) for note in load_notes(profile))])
 
 
 def server_verdict(profile: Profile, t: Texts) -> str:
