@@ -351,6 +351,38 @@ def test_the_progress_bar_writes_to_stderr_as_it_is_when_it_starts(monkeypatch: 
     assert stopped.getvalue() == "notes.txt: [##------] 1/4 parts, then stopped\n"  # it said a full bar
 
 
+def test_the_progress_line_fits_the_terminal_it_is_redrawn_on() -> None:
+    """A line longer than the terminal wrapped, and the redraw ("\\r") took back only its last
+    row: each update left a copy of itself (39 of them for one summary in a 120-column window)."""
+    import fcntl
+    import struct
+    import termios
+
+    from workstation.commands.summarize import ProgressBar
+    from workstation.core.summarize import SummaryProgress
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 60, 0, 0))  # 60 columns
+    with os.fdopen(slave, "w", encoding="utf-8") as terminal:
+        bar = ProgressBar("meeting-minutes-2026.md", terminal)
+        for written in (12, 140):
+            bar(SummaryProgress("map", 1, 4, 1, 4, 84.0, 216.0, working=0.5, part=2, part_read=1.0,
+                                part_written=written, inside_part=True))
+    import select
+
+    data = b""
+    while select.select([master], [], [], 0.5)[0]:  # a pty hands over one write at a time
+        try:
+            data += os.read(master, 4096)
+        except OSError:  # (Linux: the other end closed)
+            break
+    os.close(master)
+    shown = data.decode("utf-8")
+    lines = [line for line in shown.split("\r\x1b[2K") if line]
+    assert len(lines) == 2 and all(len(line) < 60 for line in lines), lines
+    assert lines[1].startswith("meet") and "…: 1/4 parts · part 2: 140 tokens written · ETA" in lines[1], lines
+
+
 def test_a_summary_that_goes_round_in_circles_is_cut_where_it_began_to() -> None:
     """A long document's summary by the 135M model was a page of "2022-2023 Top 15 High Tech
     Industry 2022-2023 Top 15 List …" and rows of "* * *", burying its first sentences. The

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import threading
@@ -88,10 +89,19 @@ class ProgressBar:
                 under_way = f" · reading part {p.part}: {int(p.part_read * 100)}%"
             elif p.part:
                 under_way = f" · part {p.part}: {p.part_written:,} token{'s' if p.part_written != 1 else ''} written"
-            line = (
-                f"{self.name}: [{bar}] {p.chunks_done}/{p.chunks_total} parts · {STAGE_WORDS.get(p.stage, p.stage)}"
-                f"{speed}{under_way} · {eta_text(p.eta_s)}"
-            )
+            stage = f" · {STAGE_WORDS.get(p.stage, p.stage)}"
+            line = f"{self.name}: [{bar}] {p.chunks_done}/{p.chunks_total} parts{stage}{speed}{under_way} · {eta_text(p.eta_s)}"
+            if self.tty:  # a line longer than the terminal wraps, and "\r" redraws only its last row: each
+                columns = self._columns()  # update left a copy of itself; the least needed words go first
+                for spare in (speed, stage, f"[{bar}] "):
+                    if len(line) >= columns and spare:
+                        line = line.replace(spare, "", 1)
+        if self.tty and len(line) >= (columns := self._columns()):
+            over = len(line) - columns + 1  # then the document's name gives way, then the end
+            if line.startswith(self.name) and len(self.name) - over - 1 >= 4:
+                line = self.name[: len(self.name) - over - 1] + "…" + line[len(self.name):]
+            else:
+                line = line[: max(columns - 2, 1)] + "…"
         if line == self.last:
             return
         self.last = line
@@ -102,6 +112,13 @@ class ProgressBar:
         else:
             self.stream.write(line + "\n")
         self.stream.flush()
+
+    def _columns(self) -> int:
+        """The terminal's width now (a window resized meanwhile too)."""
+        try:
+            return os.get_terminal_size(self.stream.fileno()).columns or 80
+        except (OSError, ValueError, AttributeError):
+            return 80
 
 
 MAX_SUMMARY_BYTES = 64 * 2**20  # a summary larger than this is no summary of ours
