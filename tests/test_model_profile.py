@@ -74,6 +74,7 @@ def test_a_new_profile_keeps_within_the_models_trained_context_and_takes_a_name(
 
 @pytest.mark.parametrize(("args", "said"), [
     (["gema-3"], "There is no model 'gema-3' here"),
+    (["/tmp/nowhere/notes.gguf"], "The file /tmp/nowhere/notes.gguf does not exist."),
     (["gemma-3-270m-q4_k_m", "--context", "0"], "A context of 0 tokens cannot be used"),
     (["llama-3.2-1b-instruct-q4_k_m"], "models pull llama-3.2-1b-instruct-q4_k_m"),
 ])
@@ -121,6 +122,11 @@ async def test_u_on_f4_chats_with_the_highlighted_model(folder: Path, gemma_path
         assert any(said in str(n.message) for n in app._notifications), list(app._notifications)
 
         table.move_cursor(row=names.index("gemma-3-270m-q4_k_m"))
+        app.generating = True  # a reply being written: the chat's "press Esc" would only close F4
+        await pilot.press("u")
+        said = "bittiğinde U bu modeli yükler" if language == "tr" else "U loads this model once it is done"
+        assert app.screen is models and any(said in str(n.message) for n in app._notifications)
+        app.generating = False
         await pilot.press("u")
         assert app.screen is app.chat_screen
         await until(pilot, lambda: app.loading is None and app.engine is not None)
@@ -132,10 +138,14 @@ async def test_u_on_f4_chats_with_the_highlighted_model(folder: Path, gemma_path
 
 
 def test_a_name_in_any_words_makes_a_file_name_of_plain_letters(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """'Çağrı Özet' became the file name "a-r---zet", and --name refused capitals and Turkish letters."""
+    """'Çağrı Özet' became the file name "a-r---zet", and --name refused capitals and Turkish
+    letters; "gem.yaml" made gem.yaml.yaml, which the -p it advised did not find."""
     assert main(["profiles", "new", "gemma-3-270m-q4_k_m", "--name", "Çağrı Özet"]) == 0
     assert capsys.readouterr().out.startswith("Made the profile cagri-ozet (")
     assert load_profile("cagri-ozet").name == "Çağrı Özet"
+    assert main(["profiles", "new", "gemma-3-270m-q4_k_m", "--name", "gem.yaml"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("-p gem")
+    assert (folder / "gem.yaml").is_file()
 
 
 def test_a_profile_with_a_draft_model_is_not_the_way_to_run_a_model(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -191,4 +201,15 @@ def test_two_at_once_never_write_over_each_other(folder: Path, gemma_path: Path)
             thread.join()
         assert made == [f"race-{round_}"] and len(refused) == 1 and "already a profile" in refused[0]
     assert not list(folder.glob(".*"))  # nothing left beside them
+
+
+def test_the_profile_made_for_a_model_comes_before_others_that_run_it(
+        folder: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """U loaded the first profile in alphabetical order ("byfile"), not the one U had made for it."""
+    q40 = smollm2_path.with_name("SmolLM2-135M-Instruct.Q4_0.gguf")
+    assert main(["profiles", "new", str(q40)]) == 0
+    (folder / "byfile.yaml").write_text(f"model: {q40}\ncontext: 2048\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["profiles", "new", str(q40)]) == 0
+    assert capsys.readouterr().out.startswith("The profile smollm2-135m-instruct.q4_0 (")
 

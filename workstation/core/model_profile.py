@@ -46,6 +46,7 @@ def profile_key(name: str) -> str:
     """The file name (without .yaml) a profile named ``name`` gets: lower-case ASCII letters,
     digits, dots and dashes, letters with marks written without them ("Çağrı Özet" ->
     "cagri-ozet", "SmolLM2-135M-Instruct.Q4_0" -> "smollm2-135m-instruct.q4_0")."""
+    name = re.sub(r"\.ya?ml$", "", name.strip(), flags=re.IGNORECASE)  # "gem.yaml": gem.yaml.yaml, -p found none
     plain = unicodedata.normalize("NFKD", name.replace("ı", "i").replace("İ", "I"))
     ascii_only = plain.encode("ascii", "ignore").decode().lower()
     return re.sub(r"[^a-z0-9._-]+", "-", ascii_only).strip("-._") or "model"
@@ -59,7 +60,8 @@ def running(path: Path) -> list[Profile]:
     keys = set(profiles_using(path, drafts=False))
     found = [p for p in list_profiles() if isinstance(p, Profile) and p.key in keys
              and p.speculative.mode != "draft" and readiness(effective_settings(p))[1] is None]
-    return sorted(found, key=lambda p: p.key != DEFAULT_PROFILE)
+    made = profile_key(installed_name(path))  # the one made for it by U or `profiles new`, next
+    return sorted(found, key=lambda p: (p.key != DEFAULT_PROFILE, p.key != made, p.key))
 
 
 def _model_ref(path: Path) -> str:
@@ -118,9 +120,9 @@ def make_profile(path: Path, name: str | None = None, context: int | None = None
     title = (name or "").strip() or model
     settings = {
         "name": title,
-        "description": f"Made for {model} from the model list; change its settings in this file.",
+        "description": f"Runs {model}; change its settings in this file.",
         "name_tr": title,
-        "description_tr": f"{model} için model listesinden yapıldı; ayarları bu dosyada değiştirilir.",
+        "description_tr": f"{model} modelini çalıştırır; ayarları bu dosyada değiştirilir.",
         "backend": "llama",
         "model": _model_ref(path),
         "context": context,

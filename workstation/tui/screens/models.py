@@ -202,7 +202,9 @@ class ModelsScreen(AppScreen, Screen[None]):
             self.notify(t("models.use_pull_first", name=row.name), severity="warning")
             return
         if app.generating or app.loading is not None:  # said before a profile is made, not after
-            self.notify(app.busy_text() if app.generating else t("chat.loading"), severity="warning")
+            # (the chat's "press Esc" closed this screen here, and the reply went on)
+            busy = t("models.use_busy") if app.generating and app.summarizing is None else app.busy_text()
+            self.notify(busy if app.generating else t("chat.loading"), severity="warning")
             return
         current = app.profile
         try:
