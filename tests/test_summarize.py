@@ -222,6 +222,12 @@ def test_cancel_keeps_the_finished_parts(eng, profile, tmp_path: Path) -> None:
     assert all(c.summary is None for c in result.chunks[1:]) and len(result.chunks) >= 2
     assert "Stopped after 1 of" in result.summary
     assert f"- **{result.chunks[0].cite}**" in result.summary
+    # its figures: the tokens its part covers of the document's, and the calls that ended (the
+    # footer said the whole document's tokens and counted the call stopped)
+    whole = sum(c.tokens for c in result.chunks)
+    n = len(result.chunks)
+    assert f"_1 of {n} parts ({result.chunks[0].tokens:,} of the document's {whole:,} tokens), 1 model call, " \
+        in result.summary, result.summary
 
 
 def test_engine_process_works_the_same(profile, tmp_path: Path) -> None:

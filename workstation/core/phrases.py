@@ -278,6 +278,8 @@ ENGLISH: dict[str, str] = {
     "summary.points": "Points by part",
     "summary.none": "(no summary)",
     "summary.footer": "{done} of {total} parts, {tokens} document tokens, {calls}, {seconds} s.",
+    # a stopped summary: the tokens its parts cover, and the calls that ended (not the one stopped)
+    "summary.footer_stopped": "{done} of {total} parts ({tokens} of the document's {all} tokens), {calls}, {seconds} s.",
     # where a part of a document came from (documents.Document.cite)
     "cite.page": "p. {n}",
     "cite.pages": "pp. {a}–{b}",

@@ -610,10 +610,13 @@ def render_markdown(
             lines.append(f"- **{cite(c.start, c.end)}** — {c.summary or t('summary.none')}")
         lines.append("")
     calls = int(totals["calls"])
-    lines.append("_" + t("summary.footer", done=len(done), total=len(chunks),
-                         tokens=f"{int(totals['document_tokens']):,}",  # 4,540; Turkish 4.540
+    footer, tokens, whole = "summary.footer", int(totals["document_tokens"]), {}
+    if cancelled:  # "3 of 4 parts, 13,325 document tokens, 4 model calls": the whole document's, and the call stopped
+        calls -= sum(1 for c in chunks if c.metrics is not None and c.metrics.stop_reason == "cancelled")
+        footer, whole, tokens = "summary.footer_stopped", {"all": f"{tokens:,}"}, sum(c.tokens for c in done)
+    lines.append("_" + t(footer, done=len(done), total=len(chunks), tokens=f"{tokens:,}",  # 4,540; Turkish 4.540
                          calls=("summary.call" if calls == 1 else "summary.calls", {"n": calls}),
-                         seconds=f"{totals['total_ms'] / 1000:.1f}") + "_")
+                         seconds=f"{totals['total_ms'] / 1000:.1f}", **whole) + "_")
     return "\n".join(lines) + "\n"
 
 
