@@ -211,6 +211,9 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
                     if language == "tr" else "At a context of 8,192 tokens on this PC: fits entirely on the GPU")
             assert said in text, text
             assert app.focused is models.query_one("#installed", DataTable)  # the arrows move in the list
+            hint = models.query_one("#model-task")  # how to use it, in view at 80x24 (the details' end was cut)
+            assert str(hint.render()) == app.texts("models.use_hint") and hint.region.height == 1
+            assert hint.region.bottom <= app.screen.region.bottom - 1
             catalog = models.query_one("#catalog", DataTable)
             # Right shows the catalog, its list ready for Up and Down (the tabs took the arrows
             # only once reached with Shift+Tab); Left goes back, and Right again

@@ -158,9 +158,9 @@ class ModelsScreen(AppScreen, Screen[None]):
         else:
             lines.append(t("models.fit_checking"))
             self._work_out_fit(row)
-        if row.installed:
-            lines.append(t("models.use_hint"))
         detail.update("\n".join(lines))
+        if not self.busy:  # on the line under the details, which an 80x24 terminal cut off at its end
+            self.query_one("#model-task", Label).update(t("models.use_hint") if row.installed else "")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="models-fit")
     def _work_out_fit(self, row: ModelRow) -> None:
