@@ -400,6 +400,8 @@ async def test_quantization_screen_charts_the_newest_kld_run(
         assert f" {file_size_text(smollm2_path.stat().st_size)} " in orig  # as F4 and `models list` say it (87.5 MB here)
         assert f"{loss['kld_mean']:.4f}" in q4 and f"{loss['same_top'] * 100:.1f}%" in q4
         assert "█" in q4.split(f"{loss['kld_mean']:.4f}")[1]  # the loss bar (the largest loss fills it)
+        legend = str(app.screen.query_one("#quality-legend", Static).render())  # the columns in words
+        assert all(f"{name}:" in legend for name in ("KL divergence", "p99", "Same top", "Δppl")), legend
         table = app.screen.query_one(DataTable)
         assert table.row_count == 1
         assert table.get_row_at(0)[:2] == ["q4_0", "memo.txt"]

@@ -91,6 +91,7 @@ class QuantizationScreen(AppScreen, Screen[None]):
         with VerticalScroll(id="quality"):
             yield Static("", id="quality-title", markup=False)
             yield Static("", id="quality-chart", markup=False)
+            yield Static("", id="quality-legend", markup=False)  # what the columns mean, for a non-engineer
             yield DataTable(id="quality-documents", cursor_type="row", zebra_stripes=True)
         yield ScreenFooter()
 
@@ -116,10 +117,13 @@ class QuantizationScreen(AppScreen, Screen[None]):
         chart = self.query_one("#quality-chart", Static)
         table = self.query_one(DataTable)
         table.clear()
+        legend = self.query_one("#quality-legend", Static)
         if not msg.points:
             title.update(t("quality.empty"))
             chart.update("")
+            legend.update("")
             return
+        legend.update(t("quality.legend"))
         reference = next((p.profile for p in msg.points if p.reference), msg.points[0].profile)
         title.update(t("quality.title", reference=reference, when=msg.created, n=len(msg.points[0].documents)))
         self._points = msg.points
