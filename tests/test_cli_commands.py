@@ -525,7 +525,7 @@ def test_ctrl_c_in_summarize_writes_a_whole_partial_summary(tmp_path: Path, smol
     assert text.startswith("# Summary of bees.txt") and done, text
     assert 1 <= int(done.group(1)) < int(done.group(2)) == total
     assert text.count("\n- **") == int(done.group(1))  # a point for each finished part, no more
-    assert re.search(rf"^_{done.group(1)} of {total} parts, .* s\._$", text, re.M)
+    assert re.search(rf"^_{done.group(1)} of {total} parts \([\d,]+ of the document's [\d,]+ tokens\), .* s\._$", text, re.M)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bees.txt", "cli-profile.yaml", "summary.md"]
     # the closing line says so too (it said the whole document was "read and summarized")
     assert f"bees.txt: {total} parts, {done.group(1)} of {total} parts summarized before the stop at " in err, err

@@ -1950,10 +1950,16 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         # SmolLM2 135M swaps names and invents dates: the summary tells its reader to check them
         assert screen.summary.split("\n")[2].startswith("> Check names, dates and figures against the document: "
                                                          "smollm2-135m-instruct-q4_1 is a very small model (135M")
+        english = screen.summary
         await pilot.press("f9")  # the line says itself again in Turkish (it stayed in English)
         await until(pilot, lambda: str(screen.query_one("#summarize-state").render()).startswith("Bitti."))
+        # and the summary's headings and figures (they stayed in English), the model's words as they were
+        await until(pilot, lambda: screen.query_one("#summary", Markdown).source.startswith("# bees.md özeti"))
+        assert screen.summary == screen.query_one("#summary", Markdown).source and "Check names" not in screen.summary
+        assert (screen.result is not None and screen.result.overall and screen.result.overall in screen.summary)
         await pilot.press("f9")
         await until(pilot, lambda: str(screen.query_one("#summarize-state").render()) == state)
+        await until(pilot, lambda: screen.query_one("#summary", Markdown).source == english)
         # ask in the chat: the new conversation holds the document and the summary the engine
         # made of it (one part), so a question starts from the summary's KV cells
         assert screen.result is not None

@@ -184,6 +184,17 @@ class SummaryResult:
     # cells (still in the engine, or restored from disk after a restart) and prefill only
     # themselves. Empty when the document took several parts: only the summary can follow then.
     follow_up: list[Message] = field(default_factory=list)
+    # what its Markdown was made of, to write it again in another language (F9): this run's
+    # only (a summary kept on disk is shown as it was written)
+    document: Document | None = None
+    small: tuple[str, int] | None = None
+
+    def in_language(self, lookup: Lookup | None) -> str:
+        """The summary's Markdown with its headings and figures in ``lookup``'s language (the
+        model's words as they are); as it is where it was not made in this run."""
+        if self.document is None:
+            return self.summary
+        return render_markdown(self.document, self.overall, self.chunks, self.cancelled, self.totals, lookup, self.small)
 
     def conversation(self, intro: str) -> list[Message]:
         """The conversation for follow-up questions: ``follow_up`` when the document fit in one
@@ -788,7 +799,8 @@ def summarize_document(
             )
     wall_ms = (time.perf_counter() - t0) * 1000
     totals = _totals(runner.calls, chunks, wall_ms)
-    summary = render_markdown(document, overall, chunks, cancelled, totals, lookup, small_model(profile, engine))
+    small = small_model(profile, engine)
+    summary = render_markdown(document, overall, chunks, cancelled, totals, lookup, small)
     done_calls = len(runner.calls)
     report("cancelled" if cancelled else "done", done_calls, done_calls, totals["chunks_done"], n, 0.0)
     return SummaryResult(
@@ -803,6 +815,8 @@ def summarize_document(
         prefix_tokens=prefix_tokens,
         chunk_budget=budget,
         follow_up=follow_up,
+        document=document,
+        small=small,
     )
 
 

@@ -150,6 +150,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.query_one("#summarize-browse", Button).label = t("summarize.browse")
         if not self.running:  # what to do, or how the last summary ended (its text is the model's)
             self.query_one("#summarize-state", Label).update(self._result_text())
+        if not self.running and self.result is not None and self.summary:  # its headings and figures too
+            self.summary = self.result.summary = self.result.in_language(t.get)  # (they stayed in the old one)
+            self.query_one("#summary", Markdown).update(self.summary)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
