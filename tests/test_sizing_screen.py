@@ -109,6 +109,11 @@ async def test_f10_at_80x24_keeps_its_charts_readable_and_names_each_option_once
         for i, label in enumerate(labels, 1):
             assert legend.count(label) == 1 and f"━━ {i}  {label} (" in legend, legend
         assert "target" in legend and "weights" in legend
+        assert "K/V cache: the memory that holds each conversation" in legend and "Slots: " in legend  # the headline's words
+        people = str(screen.query_one("#people-plot").render())
+        assert "per person people" not in people and "people GB" not in str(screen.query_one("#sizing-charts").render())
+        floor = [line for line in people.splitlines() if "┤" in line][-1]  # the lowest tick: 0, the target above it
+        assert floor.split("┤")[0].strip() == "0", people
         # each key in its line's or bar's colour: "yellow" keyed option 3 in orange beside a purple
         # line, the weights' own purple
         drawn = {span.style.color.triplet for plot in ("#people-plot", "#memory-plot")

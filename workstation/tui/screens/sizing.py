@@ -149,8 +149,9 @@ class SizingScreen(AppScreen, Screen[None]):
         plt.clear_data()
         plt.clear_figure()
         plt.title(t("sizing.people_title"))
+        # the x axis' name only: plotext writes both names on one row under the charts, and
+        # "tok/s per person people GB" read as one phrase (the title says what the y axis is)
         plt.xlabel(t("sizing.people_x"))
-        plt.ylabel(t("sizing.people_y"))
         # one legend, as text below the charts (plotext drops its own when a chart is narrow and
         # draws it over the top line when it is not): each option once, numbered as the memory
         # chart's bars, in its line's colour
@@ -171,7 +172,8 @@ class SizingScreen(AppScreen, Screen[None]):
         xs = _ticks(min(data["people"], default=0), max(data["people"], default=1), whole=True)
         plt.xticks(xs, [t.number(f"{x:.0f}") for x in xs])
         values = [v for s in data["series"] for v in s["values"]] + [data["target_tps"]]
-        ys = _ticks(min(values), max(values))
+        ys = _ticks(0, max(values))  # from 0: the target drawn on the chart's floor read as its border
+        plt.ylim(0, max(values) * 1.05)
         plt.yticks(ys, [t.number(_tick_text(y)) for y in ys])
         target = f"{data['target_tps']:g}"
         legend.append(f"── {t('sizing.target', tps=target)}", style="dim")
@@ -195,5 +197,6 @@ class SizingScreen(AppScreen, Screen[None]):
                                          (t("sizing.weights"), t("sizing.kv"), t("sizing.compute")), strict=True):
                 legend.append(f"{mark * 2 if plain else '██'} ", style=_style(color))
                 legend.append(f"{part}  ")
+        legend.append("\n" + t("sizing.glossary"), style="dim")  # the headline's words, for a non-engineer
         memory.refresh()
         self.query_one("#sizing-legend", Static).update(legend)
