@@ -2231,6 +2231,13 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         await until(pilot, lambda: "summary of hive.txt goes on" in said())  # notices are messages
         assert screen.running
         assert "summarizing hive.txt" in app.status_text()
+        await pilot.press("f5")  # the dashboard shows the summary under way, not the last chat turn's figures
+        await until(pilot, lambda: type(app.screen).__name__ == "DashboardScreen")
+        live = lambda: str(app.screen.query_one("#live").render())  # noqa: E731
+        await until(pilot, lambda: live().startswith("Summarizing hive.txt: "))
+        assert "Generating" not in live()
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
         await pilot.pause()
         shown = {a for a, _, _ in footer_keys(app.chat_screen)}  # Esc stops no summary: no "Stop" (it said so)
         assert "stop" not in shown and "new_conversation" not in shown and "dashboard" in shown, shown

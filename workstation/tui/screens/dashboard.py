@@ -166,7 +166,11 @@ class DashboardScreen(AppScreen, Screen[None]):
             return [float(getattr(turn, name)) for turn in run.turns]
 
         live = app.live_rate()
-        if app.generating:
+        if app.summarizing is not None:  # a summary's model calls, not the last chat turn's figures (stale)
+            live = None
+            said = app.summarize_screen().state_said
+            self._put("#live", t("dash.summarizing", name=app.summarizing, state=said), one_line=True)
+        elif app.generating:
             self._put("#live", t("dash.live", n=app.live_tokens, tps=f"{live:.1f}" if live else "…"), one_line=True)
         else:
             n = len(hist.turns)

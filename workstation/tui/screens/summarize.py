@@ -229,6 +229,11 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._say(self._said)
         self._summarize(self.path)
 
+    @property
+    def state_said(self) -> str:
+        """How far the running summary has got, as its state line says it (the dashboard's too)."""
+        return self._said
+
     def _say(self, text: str) -> None:
         """The state line while a summary runs, with the time it has taken so far."""
         self._said = text
