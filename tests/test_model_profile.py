@@ -75,6 +75,7 @@ def test_a_new_profile_keeps_within_the_models_trained_context_and_takes_a_name(
 @pytest.mark.parametrize(("args", "said"), [
     (["gema-3"], "There is no model 'gema-3' here"),
     (["/tmp/nowhere/notes.gguf"], "The file /tmp/nowhere/notes.gguf does not exist."),
+    (["gemma-3-270m-q4_k.gguf"], "Did you mean 'gemma-3-270m-q4_k_m'?"),  # a name, not a path: its guess
     (["gemma-3-270m-q4_k_m", "--context", "0"], "A context of 0 tokens cannot be used"),
     (["llama-3.2-1b-instruct-q4_k_m"], "models pull llama-3.2-1b-instruct-q4_k_m"),
 ])
@@ -124,7 +125,7 @@ async def test_u_on_f4_chats_with_the_highlighted_model(folder: Path, gemma_path
         table.move_cursor(row=names.index("gemma-3-270m-q4_k_m"))
         app.generating = True  # a reply being written: the chat's "press Esc" would only close F4
         await pilot.press("u")
-        said = "bittiğinde U bu modeli yükler" if language == "tr" else "U loads this model once it is done"
+        said = "bitince U'ya yeniden basın" if language == "tr" else "press U again once it is done"
         assert app.screen is models and any(said in str(n.message) for n in app._notifications)
         app.generating = False
         await pilot.press("u")
@@ -181,7 +182,7 @@ def test_two_at_once_never_write_over_each_other(folder: Path, gemma_path: Path)
     from workstation.core.errors import ProfileError
     from workstation.core.model_profile import make_profile
 
-    for round_ in range(5):
+    for round_ in range(20):
         start = threading.Barrier(2)
         made: list[str] = []
         refused: list[str] = []
@@ -200,6 +201,7 @@ def test_two_at_once_never_write_over_each_other(folder: Path, gemma_path: Path)
         for thread in threads:
             thread.join()
         assert made == [f"race-{round_}"] and len(refused) == 1 and "already a profile" in refused[0]
+        assert load_profile(made[0]).context in (512, 513)  # whole, one thread's (they shared a draft file)
     assert not list(folder.glob(".*"))  # nothing left beside them
 
 
@@ -213,3 +215,65 @@ def test_the_profile_made_for_a_model_comes_before_others_that_run_it(
     assert main(["profiles", "new", str(q40)]) == 0
     assert capsys.readouterr().out.startswith("The profile smollm2-135m-instruct.q4_0 (")
 
+
+def test_a_name_of_no_latin_letters_keeps_the_models_file_name(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """"Отчёты" and "报告" both became the file model.yaml, the second refused as a name taken
+    that the person never typed."""
+    for name in ("Отчёты", "报告"):
+        assert main(["profiles", "new", "gemma-3-270m-q4_k_m", "--context", "1024", "--name", name]) == 0
+    out = capsys.readouterr().out
+    assert "Made the profile gemma-3-270m-q4_k_m (" in out and "Made the profile gemma-3-270m-q4_k_m-2 (" in out
+    assert [load_profile(k).name for k in ("gemma-3-270m-q4_k_m", "gemma-3-270m-q4_k_m-2")] == ["Отчёты", "报告"]
+
+
+def test_a_link_outside_the_models_folder_is_found_again(
+        folder: Path, tmp_path: Path, gemma_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A link elsewhere was written as the file it points to, so it was never found again."""
+    link = tmp_path / "desk" / "report-model.gguf"
+    link.parent.mkdir()
+    link.symlink_to(gemma_path)
+    for _ in range(2):
+        assert main(["profiles", "new", str(link)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("Made the profile") == 1 and "The profile report-model (" in out, out
+    assert load_profile("report-model").model == str(link)
+
+
+async def test_u_on_the_model_in_use_by_a_profile_with_a_draft_says_so(folder: Path) -> None:
+    """draft-pair runs SmolLM2 Q8_0 beside a draft: U on that model made and loaded another
+    profile, loading the same model again."""
+    from textual.widgets import DataTable
+
+    from workstation.tui.app import WorkstationApp
+    from workstation.tui.screens.models import ModelsScreen
+
+    before = sorted(folder.iterdir())
+    app = WorkstationApp("draft-pair", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.installed))
+        models = app.screen
+        assert isinstance(models, ModelsScreen)
+        names = [row.name for row in models.installed]
+        models.query_one("#installed", DataTable).move_cursor(row=names.index("SmolLM2-135M-Instruct.Q8_0"))
+        await pilot.press("u")
+        assert app.screen is models and app.profile is not None and app.profile.key == "draft-pair"
+        assert any("is the model in use now (profile draft-pair)" in str(n.message) for n in app._notifications)
+    assert sorted(folder.iterdir()) == before
+
+
+def test_a_profile_made_for_a_model_is_named_again_when_it_fits_no_more(
+        folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What fits changes with the memory free this minute: a profile made for a model that does
+    not fit now was made again at each try (-2, -3 …). Another profile that does not fit is
+    not the way to run the model: a plain one is made."""
+    huge = {"model": "SmolLM2-135M-Instruct.Q4_0", "context": 1_048_576, "kv_cache": {"k": "f32", "v": "f32"}}
+    (folder / "everything.yaml").write_text(yaml.safe_dump(huge), encoding="utf-8")  # 47 GB of K/V
+    assert main(["profiles", "new", "SmolLM2-135M-Instruct.Q4_0"]) == 0
+    assert capsys.readouterr().out.startswith("Made the profile smollm2-135m-instruct.q4_0 (")
+    (folder / "smollm2-135m-instruct.q4_0.yaml").write_text(yaml.safe_dump(huge), encoding="utf-8")  # (changed since)
+    for _ in range(2):
+        assert main(["profiles", "new", "SmolLM2-135M-Instruct.Q4_0"]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("The profile smollm2-135m-instruct.q4_0 (") and "Fit: does not fit" in out, out
+    assert not (folder / "smollm2-135m-instruct.q4_0-2.yaml").exists()

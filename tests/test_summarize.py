@@ -160,6 +160,8 @@ def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_pa
     writing = [p for p in maps if p.part and p.part_written]
     assert any(p.chunks_done == 0 and p.part == 1 for p in writing), maps
     assert all(0 < p.working <= 0.95 and p.part == p.chunks_done + 1 and p.inside_part for p in writing)
+    # once a part has ended, the ETA goes on inside the next (it went back to "ETA …" there)
+    assert all(p.eta_s is not None for p in writing if p.chunks_done >= 1) and any(p.chunks_done for p in writing)
     moved = [p.done + p.working for p in maps]
     assert moved == sorted(moved)  # the bar never goes back
     assert seen[-1].stage == "done"
@@ -437,6 +439,8 @@ def test_the_prompts_markers_echoed_in_a_summary_are_left_out() -> None:
     said = ("The team met on Monday. END OF SUMMARIES. Write the summary of the whole document. "
             "The budget grew.\nEND OF TEXT.")
     assert _clean_summary(said) == "The team met on Monday. The budget grew."
+    assert _clean_summary("The team met on Monday. END OF SUMMARIES.\n\nSUMMARIES:\nThe budget grew.") \
+        == "The team met on Monday. The budget grew."  # its label on a line of its own
     for own in ("The report covers the end of summaries written by hand, and the text: a letter.",
                 "The memo quotes the FULL TEXT: the parties agree to pay. Section 4 (TEXT: see annex) holds."):
         assert _clean_summary(own) == own  # the document's own words stay

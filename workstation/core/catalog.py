@@ -627,7 +627,7 @@ def find_installed(ref: str) -> Path:
         said = missing_model_error(path)  # a catalog model not pulled yet: how to get it, as fit says
         if said.said and said.said[0][0] != "model.missing":
             raise said
-        if os.sep in ref or ref.lower().endswith(".gguf"):  # a file named by its path: not "no model here"
+        if os.sep in ref:  # a file named by its path: not "no model here" (a bare name keeps its guess)
             raise ModelFileError(f"The file {typed_path(ref)} does not exist.")
         names = [m.name for m in list_installed(with_info=False)] + [str(e.get("name")) for e in catalog_entries()]
         close = difflib.get_close_matches(ref, names, n=1, cutoff=0.6)

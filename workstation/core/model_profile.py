@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import tempfile
 import time
 import unicodedata
 from pathlib import Path
@@ -42,25 +43,29 @@ NEW_CONTEXT = Profile.context  # the default profile's context: what an office P
 SYSTEM_PROMPT = "You are a helpful assistant for office work. Answer clearly and briefly."
 
 
-def profile_key(name: str) -> str:
+def file_key(name: str) -> str:
     """The file name (without .yaml) a profile named ``name`` gets: lower-case ASCII letters,
     digits, dots and dashes, letters with marks written without them ("Çağrı Özet" ->
-    "cagri-ozet", "SmolLM2-135M-Instruct.Q4_0" -> "smollm2-135m-instruct.q4_0")."""
+    "cagri-ozet", "SmolLM2-135M-Instruct.Q4_0" -> "smollm2-135m-instruct.q4_0"); "" where
+    nothing of it can be written so ("Отчёты")."""
     name = re.sub(r"\.ya?ml$", "", name.strip(), flags=re.IGNORECASE)  # "gem.yaml": gem.yaml.yaml, -p found none
-    plain = unicodedata.normalize("NFKD", name.replace("ı", "i").replace("İ", "I"))
+    plain = unicodedata.normalize("NFKD", name.replace("ı", "i").replace("İ", "I").replace("ß", "ss"))
     ascii_only = plain.encode("ascii", "ignore").decode().lower()
-    return re.sub(r"[^a-z0-9._-]+", "-", ascii_only).strip("-._") or "model"
+    return re.sub(r"[^a-z0-9._-]+", "-", ascii_only).strip("-._")
 
 
 def running(path: Path) -> list[Profile]:
     """The profiles that run the model at ``path`` as it is, the default profile first: its
     main model (not a draft), no draft model of their own (a second model, maybe not downloaded:
-    a pulled Qwen3 8B named the GPU profile that needs Qwen3 0.6B too), and ready to run here
-    (installed, fitting this machine)."""
+    a pulled Qwen3 8B named the GPU profile that needs Qwen3 0.6B too), and ready to run here.
+    None is ready: the one made for it before, fitting or not (what fits changes with the
+    memory free this minute, and one made while too little was free was made again each time)."""
     keys = set(profiles_using(path, drafts=False))
-    found = [p for p in list_profiles() if isinstance(p, Profile) and p.key in keys
-             and p.speculative.mode != "draft" and readiness(effective_settings(p))[1] is None]
-    made = profile_key(installed_name(path))  # the one made for it by U or `profiles new`, next
+    status = {p.key: (p, readiness(effective_settings(p))[0]) for p in list_profiles()
+              if isinstance(p, Profile) and p.key in keys and p.speculative.mode != "draft"}
+    made = file_key(installed_name(path))  # the one made for it by U or `profiles new`, next
+    found = [p for p, said in status.values() if said == "ready"] or [
+        p for p, said in status.values() if said == "does not fit" and re.fullmatch(rf"{re.escape(made)}(-\d+)?", p.key)]
     return sorted(found, key=lambda p: (p.key != DEFAULT_PROFILE, p.key != made, p.key))
 
 
@@ -72,7 +77,8 @@ def _model_ref(path: Path) -> str:
     if any(_inside_dir(path, d) for d in model_dirs() if d.is_dir()) \
             and resolve_model_path(name).absolute() == path.absolute():
         return name
-    return str(path.resolve())
+    # a link by its own path, as the profiles running it are found (its target's was not found again)
+    return str(path.absolute() if path.is_symlink() else path.resolve())
 
 
 def _write_new(folder: Path, key: str, text: str, chosen: bool) -> Path:
@@ -80,8 +86,10 @@ def _write_new(folder: Path, key: str, text: str, chosen: bool) -> Path:
     included): a name taken is refused where it was ``chosen``, else -2, -3 … is tried. The
     file appears whole (linked from a file written beside it)."""
     folder.mkdir(parents=True, exist_ok=True)
-    draft = folder / f".{key}.{os.getpid()}.new"
-    draft.write_text(text, encoding="utf-8")
+    handle, name = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".new")  # one per call (threads too)
+    draft = Path(name)
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        out.write(text)
     try:
         n = 1
         while True:
@@ -107,8 +115,9 @@ def _write_new(folder: Path, key: str, text: str, chosen: bool) -> Path:
 
 def make_profile(path: Path, name: str | None = None, context: int | None = None) -> Profile:
     """Write a new profile running the model at ``path`` into the profiles folder and return it.
-    ``name``: what it is called (any words; its file's name is ``profile_key`` of it, and one
-    taken is refused); none: the model's own name, with -2, -3 … after a file name taken.
+    ``name``: what it is called (any words; its file's name is ``file_key`` of it, and one
+    taken is refused); none, or words no file name can be made of: the model's own name, with
+    -2, -3 … after a file name taken.
     ``context``: none: the model's trained length, at most 4,096."""
     info = read_model_info(path)  # a file that is no model, or a damaged one, says so here
     if context is not None and not context_allowed(context):
@@ -134,8 +143,9 @@ def make_profile(path: Path, name: str | None = None, context: int | None = None
             f"# their defaults; {DEFAULT_PROFILE}.yaml beside this file shows every setting.\n")
     text = head + yaml.safe_dump(settings, sort_keys=False, allow_unicode=True, width=100)
     folder = profiles_dir()
+    key = file_key(title) or file_key(model) or "model"
     try:
-        target = _write_new(folder, profile_key(title), text, chosen=bool(name and name.strip()))
+        target = _write_new(folder, key, text, chosen=bool(file_key(title)) and bool(name and name.strip()))
     except OSError as err:
-        raise ProfileError(said=cannot_write(folder / f"{profile_key(title)}.yaml", err)) from err
+        raise ProfileError(said=cannot_write(folder / f"{key}.yaml", err)) from err
     return load_profile_file(target)

@@ -399,7 +399,8 @@ def _clean_summary(text: str, metrics: TurnMetrics | None = None) -> str:
     """One paragraph without the lead-ins small models like to echo ("Summary:", "- (p. 3)"),
     ending in "…" where its token limit cut it in the middle of a sentence (its citation
     followed the cut word: "compared to the (lines 1–179)")."""
-    text = _as_prose([line.strip() for line in text.splitlines() if line.strip()])
+    text = _as_prose([line.strip() for line in text.splitlines()
+                      if line.strip() and line.strip() not in ("TEXT:", "SUMMARIES:")])  # the prompt's labels, echoed
     text = re.sub(r"\s{2,}", " ", _ECHO.sub(" ", text)).strip()
     for _ in range(6):
         cleaned = _LEADIN.sub("", text, count=1)
@@ -575,6 +576,7 @@ def _n_ctx(engine: ChatEngine, profile: Profile) -> int:
 def _totals(calls: list[TurnMetrics], chunks: list[Chunk], wall_ms: float) -> dict[str, float]:
     t: dict[str, float] = {
         "calls": len(calls),
+        "calls_stopped": sum(1 for m in calls if m.stop_reason == "cancelled"),
         "chunks": len(chunks),
         "chunks_done": sum(1 for c in chunks if c.summary is not None),
         "document_tokens": sum(c.tokens for c in chunks),
@@ -623,7 +625,7 @@ def render_markdown(
     calls = int(totals["calls"])
     footer, tokens, whole = "summary.footer", int(totals["document_tokens"]), {}
     if cancelled:  # "3 of 4 parts, 13,325 document tokens, 4 model calls": the whole document's, and the call stopped
-        calls -= sum(1 for c in chunks if c.metrics is not None and c.metrics.stop_reason == "cancelled")
+        calls -= int(totals.get("calls_stopped", 0))
         footer, whole, tokens = "summary.footer_stopped", {"all": f"{tokens:,}"}, sum(c.tokens for c in done)
     lines.append("_" + t(footer, done=len(done), total=len(chunks), tokens=f"{tokens:,}",  # 4,540; Turkish 4.540
                          calls=("summary.call" if calls == 1 else "summary.calls", {"n": calls}),
@@ -666,6 +668,7 @@ def summarize_document(
     under_way: dict[int, list[float]] = {}
     lock = threading.Lock()
     shown = [0.0]  # the calls' worth of work last said: the bar never goes back
+    last_eta: list[float | None] = [None, 0.0]  # the ETA worked out as the last part ended, and when
 
     def report(stage: str, done: int, total: int, chunks_done: int, n_chunks: int, eta: float | None,
                message: str = "", inside_part: bool = False) -> None:
@@ -676,16 +679,21 @@ def summarize_document(
             n = sum(m.prompt_n for m in runner.calls)
             ms = sum(m.prompt_ms for m in runner.calls)
             pps = n / ms * 1000 if ms else None
-        with lock:
+        with lock:  # (and said under it: parts side by side report from their threads, in order)
             parts = {k: list(v) for k, v in under_way.items()} if stage == "map" else {}
             working, first = _under_way(parts, list(runner.calls), map_tokens)
             if parts and done + working < shown[0]:  # a part's weight measured anew once a call ended
                 working = min(len(parts) * 0.95, shown[0] - done)
             shown[0] = max(shown[0], done + working)
-        on_progress(SummaryProgress(stage, done, total, chunks_done, n_chunks, eta, pps, message, working,
-                                    first + 1 if first is not None else 0,
-                                    parts[first][0] if first is not None else 0.0,
-                                    int(parts[first][1]) if first is not None else 0, inside_part))
+            now = time.perf_counter()
+            if inside_part and last_eta[0] is not None:  # counted down from the last part's end
+                eta = max(0.0, last_eta[0] - (now - last_eta[1]))
+            elif not inside_part:
+                last_eta[:] = [eta, now]
+            on_progress(SummaryProgress(stage, done, total, chunks_done, n_chunks, eta, pps, message, working,
+                                        first + 1 if first is not None else 0,
+                                        parts[first][0] if first is not None else 0.0,
+                                        int(parts[first][1]) if first is not None else 0, inside_part))
 
     report("chunking", 0, 0, 0, 0, None, f"measuring {document.name}")
     chunks, prefix_tokens, budget = make_chunks(runner, document, n_ctx, map_tokens, options)

@@ -207,11 +207,12 @@ class ModelsScreen(AppScreen, Screen[None]):
             self.notify(busy if app.generating else t("chat.loading"), severity="warning")
             return
         current = app.profile
-        try:
-            found = running(row.path)
-            if current is not None and any(p.ref == current.ref for p in found):
+        try:  # the profile in use runs it (even one with a draft, or one that fits no more beside itself)
+            if current is not None and current.backend == "llama" \
+                    and current.key in profiles_using(row.path, drafts=False):
                 self.notify(t("models.in_use", name=row.name, profile=current.key))
                 return
+            found = running(row.path)
             profile = found[0] if found else make_profile(row.path)
         except WorkstationError as err:
             self.notify(t.error(err), severity="error", timeout=10)
