@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import requantized_copy
 from test_tui import until
 
 from workstation.cli import main
@@ -37,6 +38,8 @@ def test_profiles_new_makes_a_profile_that_runs_the_model(
     profile = load_profile("gemma-3-270m-q4_k_m")
     assert resolve_model_path(profile.model).resolve() == gemma_path.resolve()
     assert profile.context == 4096  # the model was trained for 32,768: an office PC's default
+    from workstation.core.atomic import umask
+    assert (folder / "gemma-3-270m-q4_k_m.yaml").stat().st_mode & 0o777 == 0o666 & ~umask()  # (mkstemp's 0600)
     assert out.startswith("Made the profile gemma-3-270m-q4_k_m (")
     assert "Fit: runs on the CPU" in out and "Note: gemma-3-270m-q4_k_m was not made for chat" in out
     assert out.rstrip().endswith("workstation -p gemma-3-270m-q4_k_m"), out
@@ -149,9 +152,11 @@ def test_a_name_in_any_words_makes_a_file_name_of_plain_letters(folder: Path, ca
     assert (folder / "gem.yaml").is_file()
 
 
-def test_a_profile_with_a_draft_model_is_not_the_way_to_run_a_model(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_profile_with_a_draft_model_is_not_the_way_to_run_a_model(
+        folder: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """SmolLM2 Q8_0 runs in draft-pair beside a second model (a pulled Qwen3 8B named the GPU
     profile whose draft was not downloaded, and `chat` with it failed): a plain profile is made."""
+    requantized_copy(smollm2_path, "Q8_0")  # (made once, kept in models/)
     assert main(["profiles", "new", "SmolLM2-135M-Instruct.Q8_0"]) == 0
     assert capsys.readouterr().out.startswith("Made the profile smollm2-135m-instruct.q8_0 (")
     assert load_profile("smollm2-135m-instruct.q8_0").speculative.mode == "off"
@@ -208,7 +213,7 @@ def test_two_at_once_never_write_over_each_other(folder: Path, gemma_path: Path)
 def test_the_profile_made_for_a_model_comes_before_others_that_run_it(
         folder: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """U loaded the first profile in alphabetical order ("byfile"), not the one U had made for it."""
-    q40 = smollm2_path.with_name("SmolLM2-135M-Instruct.Q4_0.gguf")
+    q40 = requantized_copy(smollm2_path, "Q4_0")
     assert main(["profiles", "new", str(q40)]) == 0
     (folder / "byfile.yaml").write_text(f"model: {q40}\ncontext: 2048\n", encoding="utf-8")
     capsys.readouterr()
@@ -232,14 +237,14 @@ def test_a_link_outside_the_models_folder_is_found_again(
     link = tmp_path / "desk" / "report-model.gguf"
     link.parent.mkdir()
     link.symlink_to(gemma_path)
-    for _ in range(2):
-        assert main(["profiles", "new", str(link)]) == 0
+    for typed in (link, tmp_path / "desk" / ".." / "desk" / "report-model.gguf"):  # however its path is typed
+        assert main(["profiles", "new", str(typed)]) == 0
     out = capsys.readouterr().out
     assert out.count("Made the profile") == 1 and "The profile report-model (" in out, out
     assert load_profile("report-model").model == str(link)
 
 
-async def test_u_on_the_model_in_use_by_a_profile_with_a_draft_says_so(folder: Path) -> None:
+async def test_u_on_the_model_in_use_by_a_profile_with_a_draft_says_so(folder: Path, smollm2_path: Path) -> None:
     """draft-pair runs SmolLM2 Q8_0 beside a draft: U on that model made and loaded another
     profile, loading the same model again."""
     from textual.widgets import DataTable
@@ -247,9 +252,11 @@ async def test_u_on_the_model_in_use_by_a_profile_with_a_draft_says_so(folder: P
     from workstation.tui.app import WorkstationApp
     from workstation.tui.screens.models import ModelsScreen
 
+    requantized_copy(smollm2_path, "Q8_0")
     before = sorted(folder.iterdir())
-    app = WorkstationApp("draft-pair", start_engine=False, sample_system=False, language="en")
+    app = WorkstationApp("draft-pair", sample_system=False, language="en")
     async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None and app.loading is None)
         await pilot.press("f4")
         await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.installed))
         models = app.screen
@@ -263,10 +270,11 @@ async def test_u_on_the_model_in_use_by_a_profile_with_a_draft_says_so(folder: P
 
 
 def test_a_profile_made_for_a_model_is_named_again_when_it_fits_no_more(
-        folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        folder: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """What fits changes with the memory free this minute: a profile made for a model that does
     not fit now was made again at each try (-2, -3 …). Another profile that does not fit is
     not the way to run the model: a plain one is made."""
+    requantized_copy(smollm2_path, "Q4_0")
     huge = {"model": "SmolLM2-135M-Instruct.Q4_0", "context": 1_048_576, "kv_cache": {"k": "f32", "v": "f32"}}
     (folder / "everything.yaml").write_text(yaml.safe_dump(huge), encoding="utf-8")  # 47 GB of K/V
     assert main(["profiles", "new", "SmolLM2-135M-Instruct.Q4_0"]) == 0

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from workstation.core.atomic import cannot_write
+from workstation.core.atomic import cannot_write, umask
 from workstation.core.catalog import (
     _inside_dir,
     installed_name,
@@ -34,6 +34,7 @@ from workstation.core.profiles import (
     DEFAULT_PROFILE,
     Profile,
     context_allowed,
+    link_path,
     list_profiles,
     load_profile_file,
     profiles_using,
@@ -63,10 +64,16 @@ def running(path: Path) -> list[Profile]:
     keys = set(profiles_using(path, drafts=False))
     status = {p.key: (p, readiness(effective_settings(p))[0]) for p in list_profiles()
               if isinstance(p, Profile) and p.key in keys and p.speculative.mode != "draft"}
-    made = file_key(installed_name(path))  # the one made for it by U or `profiles new`, next
+    made = _made_key(path)  # the one made for it by U or `profiles new`, next
     found = [p for p, said in status.values() if said == "ready"] or [
         p for p, said in status.values() if said == "does not fit" and re.fullmatch(rf"{re.escape(made)}(-\d+)?", p.key)]
     return sorted(found, key=lambda p: (p.key != DEFAULT_PROFILE, p.key != made, p.key))
+
+
+def _made_key(path: Path, title: str = "") -> str:
+    """The file name a profile made for the model at ``path`` gets (before -2, -3 …): the
+    ``title``'s, else the model's, else "model" (a name of no Latin letters)."""
+    return file_key(title) or file_key(installed_name(path)) or "model"
 
 
 def _model_ref(path: Path) -> str:
@@ -78,7 +85,7 @@ def _model_ref(path: Path) -> str:
             and resolve_model_path(name).absolute() == path.absolute():
         return name
     # a link by its own path, as the profiles running it are found (its target's was not found again)
-    return str(path.absolute() if path.is_symlink() else path.resolve())
+    return str(link_path(path) if path.is_symlink() else path.resolve())
 
 
 def _write_new(folder: Path, key: str, text: str, chosen: bool) -> Path:
@@ -88,9 +95,10 @@ def _write_new(folder: Path, key: str, text: str, chosen: bool) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     handle, name = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".new")  # one per call (threads too)
     draft = Path(name)
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        out.write(text)
     try:
+        os.fchmod(handle, 0o666 & ~umask())  # as any file written: mkstemp's 0600 kept others out
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
         n = 1
         while True:
             target = folder / (f"{key}.yaml" if n == 1 else f"{key}-{n}.yaml")
@@ -143,7 +151,7 @@ def make_profile(path: Path, name: str | None = None, context: int | None = None
             f"# their defaults; {DEFAULT_PROFILE}.yaml beside this file shows every setting.\n")
     text = head + yaml.safe_dump(settings, sort_keys=False, allow_unicode=True, width=100)
     folder = profiles_dir()
-    key = file_key(title) or file_key(model) or "model"
+    key = _made_key(path, title)
     try:
         target = _write_new(folder, key, text, chosen=bool(file_key(title)) and bool(name and name.strip()))
     except OSError as err:

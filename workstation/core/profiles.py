@@ -611,6 +611,12 @@ def save_profile(profile: Profile, path: Path) -> None:
 build_settings = _build
 
 
+def link_path(path: Path) -> Path:
+    """A link's own path, one way however it was typed ("../desk/m.gguf", a folder reached by a
+    link): its folder resolved, its name as it is (not the file it points to)."""
+    return path.absolute().parent.resolve() / path.name
+
+
 def profiles_using(path: Path, *, drafts: bool = True) -> list[str]:
     """The profiles (by key) whose model or draft model (``drafts``) is the file at ``path``."""
     from workstation.core.catalog import resolve_model_path
@@ -618,7 +624,7 @@ def profiles_using(path: Path, *, drafts: bool = True) -> list[str]:
     link = path.is_symlink()  # a link: the profiles naming it (not those naming its file some other way)
 
     def same(other: Path) -> bool:
-        return other.absolute() == path.absolute() if link else other.resolve() == path.resolve()
+        return link_path(other) == link_path(path) if link else other.resolve() == path.resolve()
 
     users = []
     for profile in list_profiles():

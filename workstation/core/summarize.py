@@ -669,6 +669,7 @@ def summarize_document(
     lock = threading.Lock()
     shown = [0.0]  # the calls' worth of work last said: the bar never goes back
     last_eta: list[float | None] = [None, 0.0]  # the ETA worked out as the last part ended, and when
+    said_done = [0, 0]  # the calls and parts last said done: a report worked out before another's says no fewer
 
     def report(stage: str, done: int, total: int, chunks_done: int, n_chunks: int, eta: float | None,
                message: str = "", inside_part: bool = False) -> None:
@@ -684,10 +685,14 @@ def summarize_document(
             working, first = _under_way(parts, list(runner.calls), map_tokens)
             if parts and done + working < shown[0]:  # a part's weight measured anew once a call ended
                 working = min(len(parts) * 0.95, shown[0] - done)
+            if stage == "map":
+                done, chunks_done = max(done, said_done[0]), max(chunks_done, said_done[1])
+                said_done[:] = [done, chunks_done]
             shown[0] = max(shown[0], done + working)
             now = time.perf_counter()
             if inside_part and last_eta[0] is not None:  # counted down from the last part's end
-                eta = max(0.0, last_eta[0] - (now - last_eta[1]))
+                left = last_eta[0] - (now - last_eta[1])
+                eta = left if left > 0 else None  # a part longer than foreseen: "…", not "0s" for minutes
             elif not inside_part:
                 last_eta[:] = [eta, now]
             on_progress(SummaryProgress(stage, done, total, chunks_done, n_chunks, eta, pps, message, working,

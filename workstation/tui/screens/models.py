@@ -207,9 +207,10 @@ class ModelsScreen(AppScreen, Screen[None]):
             self.notify(busy if app.generating else t("chat.loading"), severity="warning")
             return
         current = app.profile
-        try:  # the profile in use runs it (even one with a draft, or one that fits no more beside itself)
-            if current is not None and current.backend == "llama" \
-                    and current.key in profiles_using(row.path, drafts=False):
+        try:  # the profile in use runs it (even one with a draft, or one that fits no more beside itself);
+            # one whose load failed is loaded again (U was a dead end after it)
+            if current is not None and current.backend == "llama" and app.engine is not None \
+                    and not app.load_failed and current.key in profiles_using(row.path, drafts=False):
                 self.notify(t("models.in_use", name=row.name, profile=current.key))
                 return
             found = running(row.path)
