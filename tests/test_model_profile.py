@@ -13,16 +13,24 @@ from test_tui import until
 
 from workstation.cli import main
 from workstation.core.catalog import resolve_model_path
-from workstation.core.paths import PROJECT_DIR
+from workstation.core.paths import PROJECT_DIR, user_profiles_dir
 from workstation.core.profiles import load_profile, load_profile_file
 
 
 @pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The shipped profiles, copied: what a person has in profiles/."""
-    profiles = tmp_path / "profiles"
+def shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The shipped profiles, copied: the checkout's profiles/."""
+    profiles = tmp_path / "shipped"
     shutil.copytree(PROJECT_DIR / "profiles", profiles)
     monkeypatch.setenv("WORKSTATION_PROFILES", str(profiles))
+    return profiles
+
+
+@pytest.fixture
+def folder(shipped: Path) -> Path:
+    """The user's own profiles (in the data folder), where the profiles made go."""
+    profiles = user_profiles_dir()
+    profiles.mkdir(exist_ok=True)
     return profiles
 
 
@@ -285,3 +293,40 @@ def test_a_profile_made_for_a_model_is_named_again_when_it_fits_no_more(
         out = capsys.readouterr().out
         assert out.startswith("The profile smollm2-135m-instruct.q4_0 (") and "Fit: does not fit" in out, out
     assert not (folder / "smollm2-135m-instruct.q4_0-2.yaml").exists()
+
+
+def test_profiles_made_are_the_users_own_and_never_touch_the_shipped_ones(
+        shipped: Path, folder: Path, gemma_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Profiles made go to the data folder: in the checkout, an update shipping a profile of
+    the same name stopped `git pull`. A shipped profile's name is taken (made, it would hide
+    the shipped one): refused where chosen, -2 where not; the listing says where they are."""
+    before = sorted(p.name for p in shipped.iterdir())
+    assert main(["profiles", "new", "gemma-3-270m-q4_k_m", "--name", "office-cpu"]) == 1
+    assert f"There is already a profile named 'office-cpu' ({shipped / 'office-cpu.yaml'})" in capsys.readouterr().err
+    # a shipped file of the name the model's profile would get, running something else
+    (shipped / "gemma-3-270m-q4_k_m.yaml").write_text("name: other\nmodel: smollm2-135m-instruct-q4_1\n",
+                                                      encoding="utf-8")
+    before = sorted([*before, "gemma-3-270m-q4_k_m.yaml"])
+    assert main(["profiles", "new", "gemma-3-270m-q4_k_m", "--json"]) == 0
+    made = json.loads(capsys.readouterr().out)
+    assert made["key"] == "gemma-3-270m-q4_k_m-2" and Path(made["file"]).parent == folder
+    assert sorted(p.name for p in shipped.iterdir()) == before  # nothing written there
+    assert main(["profiles", "list"]) == 0
+    assert f"Your own profiles are kept in {folder} " in capsys.readouterr().out
+
+
+def test_a_users_own_profile_of_a_shipped_name_is_the_one_used(
+        shipped: Path, folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A copy of office-cpu.yaml edited in the user's folder is what -p office-cpu runs and
+    what the listing shows; the shipped one, hidden, is still found again by its path."""
+    mine = folder / "office-cpu.yaml"
+    mine.write_text((shipped / "office-cpu.yaml").read_text(encoding="utf-8").replace("context: 4096", "context: 1024"),
+                    encoding="utf-8")
+    profile = load_profile("office-cpu")
+    assert profile.source == mine and profile.context == 1024 and profile.ref == "office-cpu"
+    hidden = load_profile_file(shipped / "office-cpu.yaml")
+    assert hidden.ref == str((shipped / "office-cpu.yaml").resolve())
+    assert load_profile(hidden.ref).context == 4096
+    assert main(["profiles", "list", "--json"]) == 0
+    rows = [r for r in json.loads(capsys.readouterr().out)["profiles"] if r["key"] == "office-cpu"]
+    assert [r["file"] for r in rows] == [str(mine)]

@@ -115,6 +115,10 @@ def run_list(args: argparse.Namespace) -> int:
         )
     for err in errors:
         print(f"broken: {err}")
+    from workstation.core.paths import user_profiles_dir
+
+    # where a profile of one's own goes (not the checkout's profiles/, which an update changes)
+    print(f"Your own profiles are kept in {user_profiles_dir()} ('profiles new MODEL' makes one there).")
     return 0
 
 

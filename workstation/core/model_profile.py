@@ -27,7 +27,7 @@ from workstation.core.catalog import (
     resolve_model_path,
 )
 from workstation.core.errors import ProfileError
-from workstation.core.paths import profiles_dir
+from workstation.core.paths import profiles_dir, user_profiles_dir
 from workstation.core.planner import effective_settings, readiness
 from workstation.core.profiles import (
     CONTEXT_RANGE,
@@ -37,6 +37,7 @@ from workstation.core.profiles import (
     link_path,
     list_profiles,
     load_profile_file,
+    named_profile_file,
     profiles_using,
 )
 
@@ -90,8 +91,9 @@ def _model_ref(path: Path) -> str:
 
 def _write_new(folder: Path, key: str, text: str, chosen: bool) -> Path:
     """``text`` as ``folder/KEY.yaml``, never over a file that is there (two runs at once
-    included): a name taken is refused where it was ``chosen``, else -2, -3 … is tried. The
-    file appears whole (linked from a file written beside it)."""
+    included) nor with the name of a profile in another folder (a shipped one it would hide):
+    a name taken is refused where it was ``chosen``, else -2, -3 … is tried. The file appears
+    whole (linked from a file written beside it)."""
     folder.mkdir(parents=True, exist_ok=True)
     handle, name = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".new")  # one per call (threads too)
     draft = Path(name)
@@ -104,6 +106,8 @@ def _write_new(folder: Path, key: str, text: str, chosen: bool) -> Path:
             target = folder / (f"{key}.yaml" if n == 1 else f"{key}-{n}.yaml")
             try:
                 try:
+                    if named_profile_file(target.name) is not None:
+                        raise FileExistsError(target)
                     os.link(draft, target)  # fails where the name is taken, at once
                 except FileExistsError:
                     raise
@@ -113,8 +117,8 @@ def _write_new(folder: Path, key: str, text: str, chosen: bool) -> Path:
                 return target
             except FileExistsError:
                 if chosen:
-                    raise ProfileError(f"There is already a profile named '{key}' ({target}); "
-                                       "choose another name.") from None
+                    raise ProfileError(f"There is already a profile named '{key}' "
+                                       f"({named_profile_file(target.name) or target}); choose another name.") from None
                 n += 1
     finally:
         with contextlib.suppress(OSError):
@@ -122,7 +126,8 @@ def _write_new(folder: Path, key: str, text: str, chosen: bool) -> Path:
 
 
 def make_profile(path: Path, name: str | None = None, context: int | None = None) -> Profile:
-    """Write a new profile running the model at ``path`` into the profiles folder and return it.
+    """Write a new profile running the model at ``path`` into the user's profiles folder (in the
+    data folder) and return it.
     ``name``: what it is called (any words; its file's name is ``file_key`` of it, and one
     taken is refused); none, or words no file name can be made of: the model's own name, with
     -2, -3 … after a file name taken.
@@ -148,9 +153,9 @@ def make_profile(path: Path, name: str | None = None, context: int | None = None
         "system_prompt": SYSTEM_PROMPT,
     }
     head = (f"# Made by workstation on {time.strftime('%Y-%m-%d')}. The settings not written here have\n"
-            f"# their defaults; {DEFAULT_PROFILE}.yaml beside this file shows every setting.\n")
+            f"# their defaults; {profiles_dir() / DEFAULT_PROFILE}.yaml shows every setting.\n")
     text = head + yaml.safe_dump(settings, sort_keys=False, allow_unicode=True, width=100)
-    folder = profiles_dir()
+    folder = user_profiles_dir()
     key = _made_key(path, title)
     try:
         target = _write_new(folder, key, text, chosen=bool(file_key(title)) and bool(name and name.strip()))

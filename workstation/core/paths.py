@@ -1,4 +1,5 @@
-"""Where things live: the checkout's models/ and profiles/, and the user's data directory."""
+"""Where things live: the checkout's models/ and profiles/, and the user's data directory
+(conversations, caches and the user's own profiles)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,26 @@ def models_dir() -> Path:
 def profiles_dir() -> Path:
     """The folder of shipped profiles (``WORKSTATION_PROFILES`` overrides it)."""
     return Path(os.environ.get("WORKSTATION_PROFILES", PROJECT_DIR / "profiles"))
+
+
+def user_profiles_dir() -> Path:
+    """The user's own profiles: those ``profiles new`` and F4's U make, and any written by hand.
+    They live in the data folder, not in the checkout: there an update that ships a profile of
+    the same name stopped ``git pull`` ("untracked working tree files would be overwritten"),
+    and a checkout installed read-only for everyone took none."""
+    return data_dir() / "profiles"
+
+
+def profile_folders() -> list[Path]:
+    """Where a profile is looked for by name, the first found winning: the user's own, then
+    the shipped ones. A data folder that cannot be used leaves the shipped ones (a listing
+    goes on; making a profile says why)."""
+    from workstation.core.errors import WorkstationError
+
+    try:
+        return [user_profiles_dir(), profiles_dir()]
+    except WorkstationError:
+        return [profiles_dir()]
 
 
 def data_dir() -> Path:

@@ -21,7 +21,7 @@ import yaml
 from workstation.core.atomic import read_text_file
 from workstation.core.errors import ProfileError
 from workstation.core.letters import alphabetical
-from workstation.core.paths import profiles_dir, typed_path
+from workstation.core.paths import profile_folders, typed_path
 
 # GGML type ids llama.cpp accepts for the K and V caches.
 KV_CACHE_TYPES: dict[str, int] = {
@@ -164,12 +164,15 @@ class Profile:
     @property
     def ref(self) -> str:
         """What ``load_profile`` takes to load this profile again, as a saved conversation keeps
-        it: the key of a file in profiles/, else the file's whole path (a desk PC's own
-        desk.yaml, given as ``-p ~/desk.yaml``: by its key alone it could not be found again)."""
+        it: its key where the key finds this file (in the user's profiles or the shipped ones),
+        else the file's whole path (a desk PC's own desk.yaml, given as ``-p ~/desk.yaml``, or
+        a shipped file the user's own of the same name hides: by its key alone it could not be
+        found again)."""
         if self.source is None:
             return self.name
         source = self.source.resolve()
-        return self.key if source.parent == profiles_dir().resolve() else str(source)
+        found = named_profile_file(self.key + source.suffix)
+        return self.key if found is not None and found.resolve() == source else str(source)
 
     def resolved_threads(self) -> int:
         if isinstance(self.threads, int):
@@ -540,8 +543,23 @@ def load_yaml(text: str) -> Any:
 
 
 def profile_paths(directory: Path | None = None) -> list[Path]:
-    directory = directory or profiles_dir()
-    return sorted((p for p in directory.glob("*.yaml") if p.is_file()), key=lambda p: alphabetical(p.name))
+    """The profile files of ``directory``, else of every profile folder by name: a user's own
+    file hides a shipped one of the same name, as ``-p NAME`` loads the user's."""
+    found: dict[str, Path] = {}
+    for folder in [directory] if directory else profile_folders():
+        for path in folder.glob("*.yaml"):
+            if path.is_file():
+                found.setdefault(path.stem, path)
+    return sorted(found.values(), key=lambda p: alphabetical(p.name))
+
+
+def named_profile_file(name: str) -> Path | None:
+    """The file ``name`` (``fast.yaml``) in the first profile folder holding one: the user's
+    own, then the shipped ones."""
+    for folder in profile_folders():
+        if (folder / name).is_file():
+            return folder / name
+    return None
 
 
 def list_profiles(directory: Path | None = None) -> list[Profile | ProfileError]:
@@ -572,12 +590,12 @@ def load_profile(ref: str | None) -> Profile:
         model = str(as_path.resolve()) if as_path.is_file() else ref
         raise ProfileError(f"{ref} is a model file, not a profile; {how_to_make_one(model)}.")
     if as_path.suffix in (".yaml", ".yml") or os.sep in ref:
-        shipped = profiles_dir() / as_path.name
-        if not as_path.exists() and os.sep not in ref and shipped.exists():
-            return load_profile_file(shipped)  # 'long-documents.yaml': the file in profiles/
+        named = named_profile_file(as_path.name) if os.sep not in ref else None
+        if not as_path.exists() and named is not None:
+            return load_profile_file(named)  # 'long-documents.yaml': the file in a profile folder
         return load_profile_file(as_path)
-    candidate = profiles_dir() / f"{ref}.yaml"
-    if candidate.exists():
+    candidate = named_profile_file(f"{ref}.yaml")
+    if candidate is not None:
         return load_profile_file(candidate)
     for path in profile_paths():
         try:
