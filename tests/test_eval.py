@@ -307,3 +307,14 @@ def test_results_the_history_cannot_take_are_printed_first(
     assert "tiny" in out and "ppl" in out.lower(), out  # the table
     assert err.startswith("workstation: The results were not kept") and "results.sqlite3" in err and \
         err.endswith("They are printed above.\n"), err
+
+
+def test_a_speed_within_rounding_of_the_first_is_said_the_same() -> None:
+    """0.998 of the first profile's speed said "1.00x slower"."""
+    from workstation.commands.eval import describe
+
+    def said(ratio: float) -> str:
+        return describe({"accuracy_delta_pts": None, "perplexity_delta_pct": None, "speed_ratio": ratio})
+
+    assert [said(r) for r in (0.998, 1.004, 1.2, 0.5)] == ["the same speed", "the same speed", "1.20x faster",
+                                                           "2.00x slower"]

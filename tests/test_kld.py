@@ -206,6 +206,10 @@ def test_eval_kld_reuses_the_reference_and_invalidates_it(
 
     again = _eval_kld(capsys, [ref, cand], [doc])  # adding a candidate later: only its own pass
     assert again[0]["kld_reference"][0]["cache_reused"] is True
+    # its speed measured again now, over one window (the first run's said "x faster" of this one)
+    assert (reference["speed_windows"], again[0]["kld_reference"][0]["speed_windows"]) == (2, 1)
+    assert again[0]["kld_reference"][0]["decode_seconds"] != reference["decode_seconds"]
+    assert again[1]["kld"][0]["ref_decode_seconds"] == again[0]["kld_reference"][0]["decode_seconds"]
     assert again[0]["kld_reference"][0]["cache_path"] == str(cache) and cache.stat().st_ino == written
     assert again[1]["kld"][0]["kld_mean"] == pytest.approx(loss["kld_mean"], rel=1e-9)
 

@@ -41,6 +41,7 @@ from workstation.core.kld import (
     key_path,
     load_reference,
     reference_key,
+    time_reference,
 )
 from workstation.core.profiles import Profile, load_profile
 from workstation.core.results import ResultRow, save_printed_run
@@ -130,6 +131,7 @@ class ReferenceRow:
     cache_bytes: int
     cache_bytes_per_1k_tokens: float
     cache_reused: bool
+    speed_windows: int  # the windows its speed was measured over in this run (1: read from the cache)
 
     @property
     def n_tokens(self) -> int:
@@ -149,6 +151,7 @@ class ReferenceRow:
             top_k=int(m["top_k"]),
             cache_path=str(ref.path), cache_bytes=ref.size_bytes,
             cache_bytes_per_1k_tokens=ref.bytes_per_1k_tokens, cache_reused=ref.reused,
+            speed_windows=ref.timed_windows,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -176,8 +179,9 @@ def describe(delta: dict[str, Any]) -> str:
     if delta["perplexity_delta_pct"] is not None:
         parts.append(f"{_signed(delta['perplexity_delta_pct'])}% perplexity")
     r = delta["speed_ratio"]
-    if r:
-        parts.append(f"{r:.2f}x faster" if r >= 1 else f"{1 / r:.2f}x slower")
+    if r:  # (0.998 said "1.00x slower")
+        parts.append("the same speed" if f"{max(r, 1 / r):.2f}" == "1.00" else
+                     f"{r:.2f}x faster" if r >= 1 else f"{1 / r:.2f}x slower")
     return ", ".join(parts) or "-"
 
 
@@ -265,6 +269,8 @@ def _build_references(
                 ref = build_reference(model, text, key, progress=progress)
             except EvalInputError as err:  # which document is too short
                 raise EvalInputError(f"{name}: {err}") from None
+        else:
+            time_reference(model, ref, progress)
         refs.append(ref)
         result.references.append(ReferenceRow.of(name, ref))
 
@@ -286,8 +292,9 @@ def evaluate_profiles(
     progress: Any = None,
 ) -> list[ProfileEval]:
     """Every profile in turn, one loaded at a time. With a KLD plan the first profile is the
-    reference: its pass is read from the cache when there is one (and then, with nothing else
-    to run, it is not even loaded), and each later profile is compared with it."""
+    reference: its pass is read from the cache when there is one (its speed then measured
+    again over one window, so that "x faster" compares two figures of this run), and each later
+    profile is compared with it."""
     if plan is None:
         return [evaluate_profile(p, task_set, text, ctx, chunks, progress) for p in profiles]
     if len(profiles) < 2:
@@ -305,13 +312,9 @@ def evaluate_profiles(
     cached = [load_reference(key_path(k), k) for k in keys]
     refs: list[ReferenceLogits] = []
     results = []
-    if all(c is not None for c in cached) and task_set is None and text is None:
-        first = ProfileEval(reference.key, str(ref_path), *kv)
-        refs.extend(c for c in cached if c is not None)
-        first.references = [ReferenceRow.of(name, r) for (name, _), r in zip(plan.documents, refs, strict=True)]
-    else:
-        work = partial(_build_references, plan, keys, cached, refs, progress)
-        first = evaluate_profile(reference, task_set, text, ctx, chunks, progress, work, plan.n_ctx)
+    # loaded even when every document's pass is cached: its speed is measured in this run
+    work = partial(_build_references, plan, keys, cached, refs, progress)
+    first = evaluate_profile(reference, task_set, text, ctx, chunks, progress, work, plan.n_ctx)
     results.append(first)
     for candidate in profiles[1:]:
         work = partial(_compare_candidate, plan, refs, progress)
@@ -398,7 +401,7 @@ def _kld_cells(r: ProfileEval, j: int) -> list[str]:
     if r.references:
         ref = r.references[j]
         return [ref.document, "(reference)", "-", "-", f"{ref.ppl:.4f} ± {ref.ppl_stderr:.4f}", "-",
-                f"{ref.tokens_per_second:.1f}" + (" (cached)" if ref.cache_reused else "")]
+                f"{ref.tokens_per_second:.1f}" + (" (1 window)" if ref.speed_windows < ref.n_chunks else "")]
     if r.kld:
         k = r.kld[j]
         return [k.document, f"{k.kld_mean:.6f} ± {k.kld_stderr:.6f}", f"{k.kld_p99:.4f}",
@@ -475,7 +478,8 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str
             f"reference keeps its top {refs[0].top_k} log-probabilities per scored token: "
             f"{sum(ref.cache_bytes for ref in refs) / 2**20:.1f} MiB cached "
             f"({refs[0].cache_bytes_per_1k_tokens / 2**10:.0f} KiB per 1,000 tokens), "
-            f"{reused} of {len(refs)} document{'' if len(refs) == 1 else 's'} read from the cache."
+            f"{reused} of {len(refs)} document{'' if len(refs) == 1 else 's'} read from the cache"
+            + (" (its speed measured again in this run, over one window)." if reused else ".")
         )
     notes += plain_kld_notes(results)
     return "\n".join([table, *notes])

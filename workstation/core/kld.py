@@ -252,6 +252,9 @@ class ReferenceLogits:
     tokens: np.ndarray
     records: np.ndarray
     reused: bool = False
+    # windows its speed (meta's decode_seconds, for all its windows) was measured over in this
+    # run: all of them when the pass ran now, one when it was read from the cache (time_reference)
+    timed_windows: int = 0
 
     @property
     def n_ctx(self) -> int:
@@ -373,7 +376,23 @@ def build_reference(
     if ref is None:  # pragma: no cover - only if the disk lost what was just written
         raise EvalInputError(f"The reference cache {dest} could not be read back after writing it.")
     ref.reused = False
+    ref.timed_windows = ref.n_chunks
     return ref
+
+
+def time_reference(model: LoadedModel, ref: ReferenceLogits, progress: Progress | None = None) -> None:
+    """A reference read from the cache, its speed measured again in this run over its first
+    window, the same work as each window of a candidate's pass: the speed kept with it came
+    from another run (another moment of a shared machine's load), and against a candidate
+    measured now it said 1.21x faster for a K/V type that reads slower. Its figures for all
+    its windows (``meta``'s decode_seconds) are this window's, in memory only."""
+    seconds = 0.0
+    with closing(scored_logits(model, ref.tokens[: ref.n_ctx].tolist(), ref.n_ctx, 1, progress, "reference speed")) \
+            as windows:
+        for rows in windows:
+            seconds += rows.decode_seconds
+    ref.meta = {**ref.meta, "decode_seconds": seconds * ref.n_chunks}
+    ref.timed_windows = 1
 
 
 def _finish(f: BinaryIO, meta: dict[str, Any]) -> None:
