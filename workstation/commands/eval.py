@@ -482,6 +482,13 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str
             + (" (its speed measured again in this run, over one window)." if reused else ".")
         )
     notes += plain_kld_notes(results)
+    if results[0].references:
+        from workstation.core.weight_levels import four_bit_note
+
+        made = four_bit_note(results[0].profile, Path(results[0].model))
+        if made:  # "Q4_1 loses nothing" against a Q8_0 made from it
+            notes.append(f"Note: {made}. What the others lose against it is not what they lose against the "
+                         "original model; a reference downloaded at Q8_0 or F16 measures that.")
     return "\n".join([table, *notes])
 
 

@@ -107,10 +107,12 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_inspect(args: argparse.Namespace) -> int:
+    from workstation.core.weight_levels import four_bit_note, weight_levels
+
     path = catalog.find_installed(args.model)
     info = catalog.read_model_info(path)
-    if args.json:
-        print_json(info.to_dict(with_layers=args.layers))
+    if args.json:  # (a Q8_0 made from a Q4_1 said Q8_0 alone: a reference that was none)
+        print_json({**info.to_dict(with_layers=args.layers), "from_four_bits": weight_levels(path).from_four_bits})
         return 0
     rows = [
         ("file", info.path),
@@ -131,6 +133,9 @@ def run_inspect(args: argparse.Namespace) -> int:
     ]
     for k, v in rows:
         print(f"{k + ':':<17} {v}")
+    note = four_bit_note(catalog.installed_name(path), path)
+    if note:
+        print(f"Note: {note}.")
     return 0
 
 

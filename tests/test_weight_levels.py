@@ -1,0 +1,61 @@
+"""A Q8_0 or F16 made from a 4-bit file is told from one quantized from the original model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import requantized_copy
+from test_kld import _profile_file, english_text
+
+from workstation.cli import main
+from workstation.core.gguf_check import TensorEntry
+from workstation.core.weight_levels import _coarse, weight_levels
+
+
+def _q8_0_blocks(weights: np.ndarray) -> bytes:
+    """``weights`` (blocks of 32) as llama.cpp's Q8_0 writes them: an f16 scale, 32 int8."""
+    out = bytearray()
+    for block in weights.reshape(-1, 32):
+        d = float(np.abs(block).max()) / 127 or 1.0
+        out += np.float16(d).tobytes() + np.round(block / d).astype(np.int8).tobytes()
+    return bytes(out)
+
+
+@pytest.mark.parametrize("four_bit", [False, True])
+def test_blocks_of_at_most_16_values_are_a_4_bit_files(four_bit: bool) -> None:
+    """Weights quantized to Q8_0 from the original take 25-32 values a block; from a 4-bit
+    copy (each block's 16 levels between its min and max, as Q4_1 keeps them), 16 at most."""
+    rng = np.random.default_rng(7)
+    weights = rng.normal(0, 0.02, (64, 32)).astype(np.float32)
+    if four_bit:
+        low, high = weights.min(axis=1, keepdims=True), weights.max(axis=1, keepdims=True)
+        step = (high - low) / 15
+        weights = low + np.round((weights - low) / step) * step
+    data = np.frombuffer(_q8_0_blocks(weights), dtype=np.uint8)
+    tensor = TensorEntry("blk.0.ffn_up.weight", (32, 64), 8, 0, len(data), 0)
+    assert _coarse(data, 0, tensor) is four_bit
+
+
+def test_a_q8_0_made_from_q4_1_is_said_so(smollm2_path: Path, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """README's recipe makes a Q8_0 of SmolLM2's Q4_1; inspect and eval --kld say it is no
+    better a reference than the Q4_1 (against it Q4_1 "lost practically nothing")."""
+    q8_0 = requantized_copy(smollm2_path, "Q8_0")
+    assert weight_levels(q8_0).from_four_bits
+    assert weight_levels(smollm2_path).sampled == 0  # a 4-bit file itself: nothing to say
+    assert main(["models", "inspect", str(q8_0), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["from_four_bits"] is True
+    assert main(["models", "inspect", str(smollm2_path)]) == 0
+    assert "4-bit" not in capsys.readouterr().out
+
+    doc = tmp_path / "memo.txt"
+    doc.write_text(english_text(), encoding="utf-8")
+    ref, cand = _profile_file(tmp_path, "q8", q8_0), _profile_file(tmp_path, "q4_1", smollm2_path)
+    assert main(["eval", "-p", str(ref), "-p", str(cand), "--kld", str(doc), "--ctx", "64", "--chunks", "1",
+                 "--no-save"]) == 0
+    out = capsys.readouterr().out
+    assert "Note: q8's weights take at most 16 values in each block of 32" in out
+    assert "a reference downloaded at Q8_0 or F16 measures that" in out
