@@ -2484,6 +2484,38 @@ async def test_ctrl_e_sets_this_sessions_sampling(profiles: Path) -> None:
         assert app.session_sampling is None and "own sampling" not in app.status_text()
 
 
+async def test_ctrl_e_takes_numbers_as_turkish_writes_them(profiles: Path) -> None:
+    """In Turkish the boxes show 0,95 and take 0,3: the comma was dropped as it was typed (a
+    "number" box), and 0,3 became a temperature of 3, said back as "Sıcaklık 3"; 2.048 tokens
+    is 2048, and 2,5 in a whole number's box is refused, not read as 25."""
+    from textual.widgets import Input, Label
+
+    from workstation.tui.screens.sampling import SamplingDialog, read_number
+
+    assert (read_number("0,3", False), read_number("0.3", False), read_number("2.048", True),
+            read_number("2,048", True), read_number("-1", True)) == (0.3, 0.3, 2048, 2048, -1)
+    for typed, whole in (("2,5", True), ("1.000,5", False), ("1,2,3", False)):
+        with pytest.raises(ValueError):
+            read_number(typed, whole)
+    app = WorkstationApp("a", sample_system=False, language="tr")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        top_p = app.profile.sampling.top_p
+        await pilot.press("ctrl+e")
+        await until(pilot, lambda: isinstance(app.screen, SamplingDialog))
+        dialog = app.screen
+        assert dialog.query_one("#s-top_p", Input).value == f"{top_p:g}".replace(".", ",")
+        await pilot.press("end", "ctrl+u", *"0,3", "down", "down", "end", "ctrl+u", *"2,5", "enter")
+        problem = dialog.query_one("#sampling-problem", Label)
+        assert problem.display and "'2,5'" in str(problem.render()), str(problem.render())
+        await pilot.press("end", "ctrl+u", *"40", *["down"] * 5, "end", "ctrl+u", *"2.048", "enter")
+        await until(pilot, lambda: not isinstance(app.screen, SamplingDialog))
+        assert app.session_sampling is not None
+        assert (app.session_sampling.temperature, app.session_sampling.max_tokens) == (0.3, 2048)
+        said = [n.message for n in app._notifications if "Sıcaklık" in n.message]
+        assert said and "Sıcaklık 0,3" in said[-1] and "En uzun yanıt 2.048" in said[-1], said
+
+
 async def test_alt_i_gives_a_conversation_its_own_instructions(profiles: Path) -> None:
     """One conversation in one word, or in Turkish, took a profile of its own (LM Studio has a
     system prompt per chat, Ollama ``/set system``). Alt+I's instructions are kept with the

@@ -87,7 +87,7 @@ from workstation.tui.screens.models import ModelsScreen
 from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.screens.quantization import QuantizationScreen
 from workstation.tui.screens.sampling import FIELDS as SAMPLING_FIELDS
-from workstation.tui.screens.sampling import SamplingDialog, shown
+from workstation.tui.screens.sampling import SamplingDialog, said
 from workstation.tui.screens.sizing import SizingScreen
 from workstation.tui.screens.summarize import SummarizeScreen, forget_summary_asked_in
 from workstation.tui.screens.usage import UsageScreen
@@ -1000,7 +1000,7 @@ class WorkstationApp(App[None]):
             # compared as drawn: the profile's seed -1 comes back as "random", the same setting
             mine, its = (dataclasses.replace(s, seed=fixed_seed(s)) for s in (sampling, profile.sampling))
             self.session_sampling = None if mine == its else sampling
-            changed = [f"{self.texts(f'sampling.{name}')} {self.texts.number(shown(getattr(sampling, name))) or '-'}"
+            changed = [f"{self.texts(f'sampling.{name}')} {said(getattr(sampling, name), self.texts) or '-'}"
                        for name, _whole in SAMPLING_FIELDS if getattr(mine, name) != getattr(its, name)]
             self.notify(self.texts("sampling.applied", changes=", ".join(changed)) if changed
                         else self.texts("sampling.profiles", name=profile.key))

@@ -34,6 +34,32 @@ def shown(value: float | int | None) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
+def said(value: float | int | None, texts: Texts) -> str:
+    """A setting in a sentence, as the UI's language writes it: 0,7 and 2.048 in Turkish."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return texts.number(f"{value:,}")
+    return texts.number(shown(value))
+
+
+# what a box takes as it is typed: digits, a sign, and either decimal mark (Turkish writes 0,7:
+# Textual's "number" box dropped the comma as it was typed, and 0,3 was taken as 3)
+TYPED = r"[-+]?[0-9.,]*"
+
+
+def read_number(typed: str, whole: bool) -> float | int:
+    """A number typed the English way or the Turkish (0.7 or 0,7; 2,048 or 2.048 for a whole
+    one); ValueError for anything else (2.5 in a whole number's box is not 25)."""
+    import re
+
+    if whole:
+        if re.fullmatch(r"[-+]?\d{1,3}([.,])\d{3}(\1\d{3})*", typed):  # thousands marked
+            typed = typed.replace(",", "").replace(".", "")
+        return int(typed)
+    if "," in typed and "." in typed:
+        raise ValueError(typed)
+    return float(typed.replace(",", "."))
+
+
 class SamplingDialog(ModalScreen[Sampling | None]):
     """The settings as text boxes, one a line; Enter applies them (``dismiss(Sampling)``), Esc
     leaves them as they were (``None``), Ctrl+R puts back the profile file's."""
@@ -54,12 +80,11 @@ class SamplingDialog(ModalScreen[Sampling | None]):
         t = self.texts
         with Vertical(classes="dialog wide", id="sampling"):
             yield Label(t("sampling.title", name=self.profile_name), classes="dialog-title", markup=False)
-            for name, whole in FIELDS:
+            for name, _whole in FIELDS:
                 with Horizontal(classes="sampling-row"):
                     yield Label(t(f"sampling.{name}"), classes="sampling-name", markup=False)
-                    yield Input(shown(getattr(self.now, name)), id=f"s-{name}", compact=True,
-                                type="integer" if whole else "number", placeholder=t("sampling.random")
-                                if name == "seed" else "")
+                    yield Input(t.number(shown(getattr(self.now, name))), id=f"s-{name}", compact=True,
+                                restrict=TYPED, placeholder=t("sampling.random") if name == "seed" else "")
                     yield Label(t(f"sampling.{name}.help"), classes="sampling-help", markup=False)
             yield Label("", id="sampling-problem", classes="dialog-problem", markup=False)
             yield Label(t("sampling.hint"), classes="dialog-hint", markup=False)
@@ -81,7 +106,7 @@ class SamplingDialog(ModalScreen[Sampling | None]):
                 values[name] = None
                 continue
             try:
-                values[name] = int(typed) if whole else float(typed)
+                values[name] = read_number(typed, whole)
             except ValueError:
                 raise ProfileError(self.texts("sampling.not_a_number", name=label, value=typed)) from None
             if name == "seed" and values[name] == -1:  # llama.cpp's -1: a new one each time, shown so
@@ -108,7 +133,7 @@ class SamplingDialog(ModalScreen[Sampling | None]):
 
     def action_profile_values(self) -> None:
         for name, _whole in FIELDS:
-            self.query_one(f"#s-{name}", Input).value = shown(getattr(self.profiles, name))
+            self.query_one(f"#s-{name}", Input).value = self.texts.number(shown(getattr(self.profiles, name)))
         self.query_one("#sampling-problem", Label).display = False
 
     def action_cancel(self) -> None:
