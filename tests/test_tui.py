@@ -1448,7 +1448,8 @@ async def test_dashboard_kv_gauge_is_the_loaded_engines(profiles: Path, tmp_path
     store = ConversationStore(db)
     conv = store.new("weekly", "long-documents")
     store.add_message(conv.id, "user", "hi")
-    store.add_message(conv.id, "assistant", "Hello.", TurnMetrics(kv_size=8192, kv_used=172).to_dict())
+    store.add_message(conv.id, "assistant", "Hello.",
+                      TurnMetrics(kv_size=8192, kv_used=172, prompt_n=30, cache_n=3092).to_dict())
     store.close()
     app = WorkstationApp("a", sample_system=False, language="en", store_path=db)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -1466,6 +1467,9 @@ async def test_dashboard_kv_gauge_is_the_loaded_engines(profiles: Path, tmp_path
         assert str(app.screen.query_one("#kv-value").render()) == f"0/{n_ctx:,}".replace(",", ".")
         # the memory line is said again in the new language (it stayed English until F5 again)
         await until(pilot, lambda: str(app.screen.query_one("#memory-line").render()).startswith("Yüklemede bellek"))
+        # the turn's cache hits in Turkish figures (3092 of 3122 were written bare)
+        await until(pilot, lambda: "3.092" in str(app.screen.query_one("#cache-line").render()))
+        assert "3.122" in str(app.screen.query_one("#cache-line").render())
         # an axis line too long for its column drops its unit, not the other line ("maks 5.439 token/sn"
         # wrapped and pushed "min" out of the row)
         row = app.screen.query_one("#row-decode")
@@ -2952,3 +2956,27 @@ async def test_asked_again_the_reply_there_stays_until_a_new_one_came(profiles: 
         await until(pilot, lambda: sum("made by F6 from a document" in n.message for n in app._notifications) == 2)
         assert app.chat_screen.input_text() == "" and not app.generating
         assert [m.content for m in app.store.messages(doc.id)][1] == "The notes list desks."
+
+
+async def test_a_progress_bars_percentage_is_written_as_the_language_writes_it() -> None:
+    """Turkish writes %12: Textual's bar said 12% under a line that said %23."""
+    from textual.app import App, ComposeResult
+
+    from workstation.tui.i18n import Texts
+    from workstation.tui.widgets.progress import LocalProgressBar
+
+    class Bars(App[None]):
+        texts = Texts("tr")
+
+        def compose(self) -> ComposeResult:
+            yield LocalProgressBar(total=100, show_eta=False)
+
+    app = Bars()
+    async with app.run_test() as pilot:
+        app.query_one(LocalProgressBar).update(progress=12)
+        await pilot.pause()
+        assert str(app.query_one("#percentage").render()) == "%12"
+        app.texts = Texts("en")
+        app.query_one(LocalProgressBar).update(progress=35)
+        await pilot.pause()
+        assert str(app.query_one("#percentage").render()) == "35%"

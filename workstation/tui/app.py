@@ -1078,7 +1078,7 @@ class WorkstationApp(App[None]):
             return
         text = view.content.strip()
         self.copy_to_clipboard(text)
-        self.notify(self.texts("chat.copied", n=self.texts.number(f"{len(text):,}")))
+        self.notify(self.texts("chat.copied", n=f"{len(text):,}"))  # (said in its language by texts: not twice)
 
     def action_copy_code(self) -> None:
         """The last reply's last code block to the clipboard, without its fences (LM Studio's and
@@ -1102,7 +1102,7 @@ class WorkstationApp(App[None]):
         self.copy_to_clipboard(code)
         n_lines = code.count("\n") + 1
         lines = (self.texts("chat.code_line_one") if n_lines == 1 else
-                 self.texts("chat.code_lines", n=self.texts.number(f"{n_lines:,}")))
+                 self.texts("chat.code_lines", n=f"{n_lines:,}"))
         what = f"{block.language}, {lines}" if block.language else lines
         if len(blocks) == 1:
             self.notify(self.texts("chat.code_copied_one", what=what))

@@ -17,6 +17,7 @@ from workstation.core.store import StoredMessage
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.conversation_list import ConversationList
 from workstation.tui.widgets.message_view import MessageView
+from workstation.tui.widgets.progress import LocalProgressBar
 from workstation.tui.widgets.screen_footer import ChatFooter
 from workstation.tui.widgets.status_bar import StatusBar
 
@@ -147,7 +148,7 @@ class ChatScreen(AppScreen, Screen[None]):
                     yield Static("", id="attachment", markup=False)
                     yield PromptLine(placeholder=t("chat.placeholder"), id="prompt", select_on_focus=False)
                     yield MessageEditor(id="editor", soft_wrap=True, show_line_numbers=False)
-        yield ProgressBar(total=1.0, show_eta=False, id="load-progress")
+        yield LocalProgressBar(total=1.0, show_eta=False, id="load-progress")
         yield StatusBar(id="status")
         yield ChatFooter()
 

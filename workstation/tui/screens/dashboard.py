@@ -182,8 +182,7 @@ class DashboardScreen(AppScreen, Screen[None]):
             now_name = app.profile.title(t.lang) if app.profile else run.name
             n_before = len(before.turns)
             earlier = t("dash.before_one" if n_before == 1 else "dash.before", name=self._title(before), n=n_before,
-                        tps=t.number(f"{before.median('predicted_per_second'):.1f}"),
-                        ttft=t.number(f"{before.median('ttft_ms'):,.0f}"))
+                        tps=f"{before.median('predicted_per_second'):.1f}", ttft=f"{before.median('ttft_ms'):,.0f}")
             n_now = len(run.turns)
             now = ("dash.since_switch_none", "dash.since_switch_one")[n_now] if n_now < 2 else "dash.since_switch"
             self._put("#switch-line", t(now, name=now_name, n=n_now) + " " + earlier)
@@ -225,13 +224,13 @@ class DashboardScreen(AppScreen, Screen[None]):
         self._put("#kv-value", f"{t.number(f'{kv_used:,}')}/{t.number(f'{kv_size:,}')}" if kv_size else "–", one_line=True)
         if last:
             total = last.prompt_n + last.cache_n
-            hits = t("dash.cache", hit=last.cache_n, total=total,
+            hits = t("dash.cache", hit=f"{last.cache_n:,}", total=f"{total:,}",
                      pct=f"{(last.cache_n / total * 100) if total else 0:.0f}")
             if last.restored_n:
-                hits += " · " + t("dash.restored", n=last.restored_n)
+                hits += " · " + t("dash.restored", n=f"{last.restored_n:,}")
             draft = (
                 t("dash.draft", pct=f"{last.draft_n_accepted / last.draft_n * 100:.0f}",
-                  acc=last.draft_n_accepted, n=last.draft_n)
+                  acc=f"{last.draft_n_accepted:,}", n=f"{last.draft_n:,}")
                 if last.draft_n else t("dash.draft_none")  # speculation on, but nothing worth drafting this turn
                 if app.profile is not None and app.profile.speculative.mode != "off" else t("dash.draft_off")
             )

@@ -29,6 +29,7 @@ from workstation.tui.integrations import ModelRow
 from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.dialogs import ConfirmDialog
+from workstation.tui.widgets.progress import LocalProgressBar
 from workstation.tui.widgets.screen_footer import ScreenFooter
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ class ModelsScreen(AppScreen, Screen[None]):
                 yield DataTable(id="catalog", cursor_type="row", zebra_stripes=True)
         yield Static("", id="model-detail", markup=False)
         yield Label("", id="model-task", markup=False)
-        yield ProgressBar(total=1.0, id="pull-progress")
+        yield LocalProgressBar(total=1.0, id="pull-progress")
         yield ScreenFooter()
 
     def on_mount(self) -> None:

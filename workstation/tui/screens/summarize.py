@@ -27,6 +27,7 @@ from workstation.core.summarize import SummaryProgress, eta_text
 from workstation.tui import integrations
 from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
+from workstation.tui.widgets.progress import LocalProgressBar
 from workstation.tui.widgets.screen_footer import ScreenFooter
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             yield Button(t("summarize.run"), id="summarize-run", variant="primary")
             yield Button(t("summarize.ask"), id="summarize-ask", disabled=True)
         yield Label(t("summarize.idle"), id="summarize-state", markup=False)  # what to do, until a run says more
-        yield ProgressBar(total=1, show_eta=False, id="summarize-progress")  # its ETA is in the line above (it showed --:--:-- beside it)
+        yield LocalProgressBar(total=1, show_eta=False, id="summarize-progress")  # its ETA is in the line above (it showed --:--:-- beside it)
         with VerticalScroll(id="summarize-result"):
             yield Markdown("", id="summary")
         yield ScreenFooter()
