@@ -414,6 +414,17 @@ async def test_quantization_screen_charts_the_newest_kld_run(
         narrow = str(app.screen.query_one("#quality-chart", Static).render()).splitlines()
         assert max(len(line) for line in narrow) <= 80 and max(len(line) for line in lines) > 80
         assert f"{loss['kld_mean']:.4f}" in next(line for line in narrow if line.startswith("q4_0 Q4_0"))
+        title = str(app.screen.query_one("#quality-title", Static).render())
+        assert re.search(r"\(\d{4}-\d\d-\d\d \d\d:\d\d\)", title), title  # local time, not 2026-12-05T03:38:44Z
+        await pilot.press("f9")  # Turkish: title, chart, legend and table said again (they stayed English)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "referansına göre" in str(app.screen.query_one("#quality-title", Static).render())
+        assert str(app.screen.query_one("#quality-legend", Static).render()).startswith("KL ıraksaması")
+        turkish = str(app.screen.query_one("#quality-chart", Static).render()).splitlines()
+        assert "aynı tahmin" in turkish[0] and max(len(line) for line in turkish) <= 80, turkish
+        assert f"{loss['kld_mean']:.4f}".replace(".", ",") in turkish[2]
+        assert [str(c.label) for c in table.columns.values()][:2] == ["Profil", "Belge"]
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is app.chat_screen

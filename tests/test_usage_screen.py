@@ -68,6 +68,13 @@ async def test_usage_screen_charts_days_and_people(tmp_path: Path) -> None:
         assert table.row_count == 3
         rows = {str(table.get_row_at(i)[0]): str(table.get_row_at(i)[1]) for i in range(3)}
         assert rows == {"alice": "2", "bob": "1", "(no personal key)": "1"}
+        # F9 here: the screen is said again in Turkish (its totals and charts stayed English until r)
+        await pilot.press("f9")
+        await until(pilot, lambda: ("(kişisel anahtar yok)", 15) in people.rows)
+        assert "1.600" in str(people.content) and people.title.startswith("Kişi başına token")
+        assert str(table.columns[next(iter(table.columns))].label) == app.texts("usage.col_person") == "Kişi"
+        await pilot.press("f9")
+        await until(pilot, lambda: ("(no personal key)", 15) in people.rows)
         await pilot.press("escape")
         assert app.screen is app.chat_screen
         await pilot.press("f9")  # Turkish: the shared key too

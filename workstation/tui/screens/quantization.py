@@ -44,12 +44,15 @@ def loss_chart(points: list[QuantizationPoint], texts: Texts, width: int = 120) 
     top_speed = max(p.tokens_per_second for p in points)
     top_kld = max(p.kld_mean for p in points)
     name_w = max(len(f"{p.profile} {p.file_type}") for p in points)
-    fixed = name_w + 2 + 9 + 2 + 9 + 2 + 10 + 2 + 7 + 2  # names, figures, gaps, "same top", margin
-    bw = max(3, min(BAR_WIDTH, (width - fixed) // 3))
+    same_top = texts("quality.same_top")
+    fixed = name_w + 2 + 9 + 2 + 9 + 2 + 10 + 2 + max(7, len(same_top)) + 2  # names, figures, gaps, margin
+    titles = (texts("quality.memory"), texts("quality.speed"), texts("quality.kld"))
+    # a bar column is as wide as its title at least (Turkish's "en olası token aynı" and
+    # "bellek (dosya)" over a 3-cell bar wrapped every line at 80 columns)
+    bw = max(3, *(len(title) - 9 for title in titles), min(BAR_WIDTH, (width - fixed) // 3))
     head = (
-        f"{'':<{name_w}}  {texts('quality.memory'):<{bw + 9}}  {texts('quality.speed'):<{bw + 9}}  "
-        f"{texts('quality.kld'):<{bw + 10}}  {texts('quality.same_top')}"
-    )
+        f"{'':<{name_w}}  {titles[0]:<{bw + 9}}  {titles[1]:<{bw + 9}}  {titles[2]:<{bw + 10}}  {same_top}"
+    ).rstrip()
     lines = [head]
     num = texts.number
     for p in points:
@@ -62,6 +65,18 @@ def loss_chart(points: list[QuantizationPoint], texts: Texts, width: int = 120) 
             f"{num(f'{p.same_top * 100:.1f}%'):>7}"
         )
     return "\n".join(lines)
+
+
+def local_time(created: str) -> str:
+    """A run's UTC time as the history keeps it (2026-12-05T03:38:44Z) in this machine's local
+    time, as F6 says its summary's: 2026-12-05 06:38."""
+    import datetime as dt
+
+    try:
+        when = dt.datetime.fromisoformat(created.replace("Z", "+00:00"))
+    except ValueError:
+        return created
+    return when.astimezone().strftime("%Y-%m-%d %H:%M") if when.tzinfo else when.strftime("%Y-%m-%d %H:%M")
 
 
 class QualityLoaded(Message):
@@ -96,12 +111,23 @@ class QuantizationScreen(AppScreen, Screen[None]):
         yield ScreenFooter()
 
     def on_mount(self) -> None:
+        self._columns()
+        self.action_reload()
+
+    def _columns(self) -> None:
         t = self.wapp.texts
-        self.query_one(DataTable).add_columns(
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        table.add_columns(
             t("quality.col_profile"), t("quality.col_document"), t("quality.kld"), "p99",
             t("quality.same_top"), "Δppl",
         )
-        self.action_reload()
+
+    def relabel(self) -> None:
+        """F9: said again in the new language (its title, chart and legend stayed in the old one)."""
+        if self.is_mounted:
+            self._columns()
+            self.action_reload()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="quality")
     def action_reload(self) -> None:
@@ -125,7 +151,7 @@ class QuantizationScreen(AppScreen, Screen[None]):
             return
         legend.update(t("quality.legend"))
         reference = next((p.profile for p in msg.points if p.reference), msg.points[0].profile)
-        title.update(t("quality.title", reference=reference, when=msg.created, n=len(msg.points[0].documents)))
+        title.update(t("quality.title", reference=reference, when=local_time(msg.created), n=len(msg.points[0].documents)))
         self._points = msg.points
         chart.update(loss_chart(msg.points, t, self.size.width))
         for e in msg.entries:

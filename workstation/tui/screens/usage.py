@@ -112,11 +112,28 @@ class UsageScreen(AppScreen, Screen[None]):
         yield ScreenFooter()
 
     def on_mount(self) -> None:
+        self._columns()
+        self.action_reload()
+
+    def _columns(self) -> None:
         t = self.wapp.texts
-        self.query_one("#usage-table", DataTable).add_columns(
+        table = self.query_one("#usage-table", DataTable)
+        table.clear(columns=True)
+        table.add_columns(
             t("usage.col_person"), t("usage.col_requests"), t("usage.col_errors"), t("usage.col_prompt"),
             t("usage.col_generated"), t("usage.col_ttft"), t("usage.col_tps"),
         )
+
+    def relabel(self) -> None:
+        """F9: said again in the new language (its totals and charts stayed in the old one, and
+        their figures too, until r)."""
+        if not self.is_mounted:
+            return
+        t = self.wapp.texts
+        for chart_id, key in (("#usage-days", "usage.per_day"), ("#usage-people", "usage.per_person")):
+            chart = self.query_one(chart_id, BarChart)
+            chart.title, chart.number = t(key, days=DAYS), t.number
+        self._columns()
         self.action_reload()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="usage-read")
