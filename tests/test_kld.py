@@ -319,6 +319,7 @@ def test_quantize_offers_the_kld_and_runs_it(
     assert rc == 0
     assert asked.count("Measure what it costs") == 2  # a missing file is said and asked again
     assert "no-such-file.txt" in asked
+    assert f"profiles new {out}" in asked  # how to run the copy (-p with its name said "no profile")
     assert f"wrote {out}" in printed and "KLD mean" in printed and "(reference)" in printed
     row = next(line for line in printed.splitlines() if line.startswith("| copy.Q4_0"))
     assert "memo.txt" in row

@@ -151,6 +151,10 @@ def test_a_model_file_given_as_a_profile_says_how_to_make_one(
     assert f"profiles new {smollm2_path.resolve()}: it makes a profile" in err and err.count("\n") == 1
     with pytest.raises(ProfileError, match=r"^new\.GGUF is a model file, not a profile; .*profiles new new\.GGUF"):
         load_profile("new.GGUF")
+    # an installed model's name (a copy just made by models quantize): "There is no profile named"
+    with pytest.raises(ProfileError, match=r"^smollm2-135m-instruct-q4_1 is a model, not a profile; .*profiles new "
+                                           r"smollm2-135m-instruct-q4_1: it makes"):
+        load_profile("smollm2-135m-instruct-q4_1")
 
 
 def test_a_shipped_profiles_file_name_finds_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -237,6 +237,9 @@ def run_quantize(args: argparse.Namespace) -> int:
     out = catalog.read_model_info(dest)
     if not args.json:
         print(f"wrote {dest} ({out.file_type}, {catalog.file_size_text(out.file_size)})")
+        from workstation.core.model_profile import model_ref
+
+        print(_how_to_use(model_ref(dest)), file=sys.stderr)  # (-p NAME said "no profile")
     if documents is None and not args.json:
         documents = _ask_for_kld_documents(src)
     try:

@@ -77,7 +77,7 @@ def _made_key(path: Path, title: str = "") -> str:
     return file_key(title) or file_key(installed_name(path)) or "model"
 
 
-def _model_ref(path: Path) -> str:
+def model_ref(path: Path) -> str:
     """The name the profile gives its model: the installed name where it finds this file again
     (``models list`` names it so; a link in models/ by the link's name, as F4 lists it), else
     the file's whole path (a model outside the models folders)."""
@@ -146,7 +146,7 @@ def make_profile(path: Path, name: str | None = None, context: int | None = None
         "name_tr": title,
         "description_tr": f"{model} modelini çalıştırır; ayarları bu dosyada değiştirilir.",
         "backend": "llama",
-        "model": _model_ref(path),
+        "model": model_ref(path),
         "context": context,
         "gpu_layers": "auto",
         "threads": "auto",

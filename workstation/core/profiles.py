@@ -604,6 +604,10 @@ def load_profile(ref: str | None) -> Profile:
             continue
         if prof.name == ref:
             return prof
+    from workstation.core.catalog import resolve_model_path
+
+    if resolve_model_path(ref).is_file():  # a model's name (a copy just quantized, say): how to run it
+        raise ProfileError(f"{ref} is a model, not a profile; {how_to_make_one(ref)}.")
     stems = [p.stem for p in profile_paths()]
     raise ProfileError(f"There is no profile named '{ref}'; available profiles: {', '.join(stems) or 'none'}."
                        + close_profile(ref, stems))
