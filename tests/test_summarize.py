@@ -464,3 +464,17 @@ def test_summarize_to_a_log_says_each_part_once(profile, tmp_path: Path, capsys:
     assert "tokens written" not in err and "reading part" not in err, err
     assert err.count("parts · summarizing the parts") >= 2, err
 
+
+
+def test_a_document_of_one_part_gets_a_whole_summarys_length(eng, profile, tmp_path: Path) -> None:
+    """A document in one part has no combining call after it: its part's summary is the whole
+    summary, and was cut at a part's budget (256 tokens, a three-page memo's mid-sentence)."""
+    import dataclasses
+
+    path = tmp_path / "note.txt"
+    path.write_text(honeybee_text(1)[:600], encoding="utf-8")
+    doc = read_document(path)
+    endless = dataclasses.replace(profile, sampling=dataclasses.replace(profile.sampling, ignore_eos=True))
+    result = summarize_document(eng, doc, endless, options=SummarizeOptions(map_tokens=6, reduce_tokens=20))
+    assert len(result.chunks) == 1 and result.chunks[0].metrics is not None
+    assert result.chunks[0].metrics.predicted_n == 20, result.chunks[0].metrics

@@ -709,6 +709,9 @@ def summarize_document(
     runner.tag = None if n == 1 else NOT_KEPT
     est_reduce = 0 if n == 1 else max(1, -(-n * map_tokens // max(1, budget)))
     total_calls = n + est_reduce
+    if n == 1:  # its one part's summary is the whole summary: as long as a combined one may be
+        # (it was cut at a part's 256 tokens, mid-sentence, on a three-page memo), where it fits
+        map_tokens = max(map_tokens, min(reduce_tokens, n_ctx - chunks[0].prompt_tokens - options.margin))
     sampling_map = dataclasses.replace(profile.sampling, max_tokens=map_tokens)
     sampling_reduce = dataclasses.replace(profile.sampling, max_tokens=reduce_tokens)
 
