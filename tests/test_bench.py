@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -234,3 +235,24 @@ def test_the_replay_table_is_markdown_a_one_letter_column_too() -> None:
     assert all(re.fullmatch(r":?-+:?", c) for c in cells), sep
     assert len(header) == len(sep) == len(row)  # the columns line up in a terminal too
     assert cells[0].endswith(":") and cells[1].endswith("-")  # "#" right-aligned, the prompt left
+
+
+def test_a_replay_of_two_profiles_runs_in_rounds_and_compares_them(
+        tiny_profile: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--replay read no -r, ran the first profile's prompts all before the second's, printed
+    no comparison, and said nothing of two profiles sampling differently (their replies, so
+    their lengths and speeds, differ for that too)."""
+    prompts = tmp_path / "prompts.txt"
+    prompts.write_text("Say hello.\n\nName a colour.\n", encoding="utf-8")
+    other = tmp_path / "other.yaml"
+    other.write_text(tiny_profile.read_text(encoding="utf-8").replace("name: tiny", "name: other")
+                     + "sampling: {temperature: 0.2}\n", encoding="utf-8")
+    rc = main(["bench", "-p", str(tiny_profile), "-p", str(other), "--replay", str(prompts), "--max-tokens", "3",
+               "-r", "2", "--no-save"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    tables = out.split("other:")
+    assert tables[0].count("Say hello.") == 2 and tables[1].count("Say hello.") == 2  # two rounds each
+    assert "4 prompts: TTFT" in out
+    assert re.search(r"^other vs tiny: \d+\.\d\dx its tok/s, \d+\.\d\dx its median TTFT\.$", out, re.MULTILINE), out
+    assert "The profiles sample differently (temperature 0.7, 0.2" in out, out

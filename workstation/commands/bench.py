@@ -18,6 +18,7 @@ from workstation.core.bench import (
     check_local,
     read_replay_file,
     replay_profiles,
+    sampling_differences,
 )
 from workstation.core.letters import shortened
 from workstation.core.profiles import Profile, load_profile
@@ -37,8 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="prompt tokens for the pp test, 0 to skip it (default 512)")
     p.add_argument("--n-gen", "-n-gen", "-n", dest="n_gen", type=int, default=128, metavar="N",
                    help="generated tokens for the tg test, 0 to skip it (default 128)")
-    p.add_argument("-r", "--repetitions", type=int, default=5, metavar="N",
-                   help="timed runs per test (default 5)")
+    p.add_argument("-r", "--repetitions", type=int, metavar="N",
+                   help="timed runs per test (default 5); with --replay, rounds of the prompts (default 1)")
     p.add_argument("-t", "--threads", type=int, metavar="N", help="threads instead of the profile's")
     p.add_argument("--no-warmup", action="store_true", help="skip the warm-up runs")
     p.add_argument("--no-ttft", action="store_true", help="skip the chat turns (TTFT, acceptance)")
@@ -94,16 +95,15 @@ def run(args: argparse.Namespace) -> int:
             from workstation.core.bench import BenchInputError
 
             raise BenchInputError(f"--max-tokens must be 1 or more, not {args.max_tokens}.")
-        replays = []
         try:
-            for result in replay_profiles(profiles, prompts, args.max_tokens, _progress(args)):
-                replays.append(result)
+            replays = replay_profiles(profiles, prompts, args.max_tokens, _progress(args),
+                                      rounds=1 if args.repetitions is None else args.repetitions)
         finally:
             _clear_progress()
         if args.json:
             print_json([r.to_dict() for r in replays])
         else:
-            print(format_replay(replays))
+            print(format_replay(replays, sampling_differences(profiles)))
         if not args.no_save:
             save_printed_run("bench", [r for res in replays for r in res.result_rows()], command)
         return 0
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     config = BenchConfig(
         n_prompt=args.n_prompt,
         n_gen=args.n_gen,
-        repetitions=args.repetitions,
+        repetitions=5 if args.repetitions is None else args.repetitions,
         warmup=not args.no_warmup,
         ttft=not args.no_ttft,
     )
@@ -216,7 +216,9 @@ def spread_notes(results: list[ProfileBench]) -> list[str]:
     return notes
 
 
-def format_replay(replays: list[ReplayResult]) -> str:
+def format_replay(replays: list[ReplayResult], differences: list[str] | None = None) -> str:
+    """Each profile's table and figures; with several, each against the first (tok/s and TTFT
+    median as ratios, measured in the same rounds), and the sampling they differ in."""
     parts = []
     for res in replays:
         rows = []
@@ -237,4 +239,18 @@ def format_replay(replays: list[ReplayResult]) -> str:
             f"{s['prompts']} prompts: TTFT mean {s['ttft_ms_mean']:.0f} ms, median {s['ttft_ms_median']:.0f} ms, "
             f"p90 {s['ttft_ms_p90']:.0f} ms; {tps} tok/s over {s['predicted_n']} tokens{acc}\n"
         )
+    first = replays[0].summary() if replays else {}
+    for res in replays[1:]:
+        s = res.summary()
+        said = []
+        if s["predicted_per_second"] and first.get("predicted_per_second"):
+            said.append(f"{s['predicted_per_second'] / first['predicted_per_second']:.2f}x its tok/s")
+        if s["ttft_ms_median"] and first.get("ttft_ms_median"):
+            said.append(f"{s['ttft_ms_median'] / first['ttft_ms_median']:.2f}x its median TTFT")
+        if said:
+            parts.append(f"{res.profile} vs {replays[0].profile}: {', '.join(said)}.")
+    if differences:
+        parts.append(f"The profiles sample differently ({'; '.join(differences)}): their replies differ in words "
+                     "and length, and so does their speed; profiles alike but for what is compared (a K/V type, "
+                     "speculation) measure that alone.")
     return "\n".join(parts).rstrip()

@@ -20,7 +20,7 @@ import ctypes
 import json
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -505,13 +505,47 @@ def replay_profiles(
     prompts: list[list[dict[str, str]]],
     max_tokens: int,
     progress: Progress | None = None,
-) -> Iterator[ReplayResult]:
-    for profile in profiles:
-        engine = open_engine(profile, child_process=False)
-        try:
-            yield replay_engine(engine, prompts, max_tokens, progress)
-        finally:
-            engine.close()
+    rounds: int = 1,
+) -> list[ReplayResult]:
+    """The prompts through each profile, ``rounds`` times: each round loads every profile in
+    turn (the order reversed every other round), as ``bench_profiles`` runs pp/tg, so that a
+    busy moment slows them alike (-r was not read, and the first profile ran all its prompts
+    before the second began)."""
+    if rounds < 1:
+        raise BenchInputError(f"--repetitions must be 1 or more, not {rounds}.")
+    results: dict[int, ReplayResult] = {}
+    for r in range(rounds):
+        order = range(len(profiles)) if r % 2 == 0 else reversed(range(len(profiles)))
+        say = progress
+        if progress and rounds > 1:
+            def say(msg: str, _r: int = r) -> None:
+                progress(f"round {_r + 1}/{rounds}: {msg}")
+        for i in order:
+            engine = open_engine(profiles[i], child_process=False)
+            try:
+                part = replay_engine(engine, prompts, max_tokens, say)
+            finally:
+                engine.close()
+            if i in results:
+                results[i].items.extend(part.items)
+            else:
+                results[i] = part
+    return [results[i] for i in range(len(profiles))]
+
+
+def sampling_differences(profiles: list[Profile]) -> list[str]:
+    """The sampling settings in which the profiles differ ("temperature 0.7, 0.2"): replies
+    sampled differently differ in length and words, and a speed compared between them is
+    partly that (a lookup profile's 81.7 against 127.0 tok/s was its lower temperature too)."""
+    said = []
+    for name in ("temperature", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty",
+                 "frequency_penalty", "seed"):
+        values = [getattr(p.sampling, name) for p in profiles]
+        if len(set(values)) > 1:
+            said.append(f"{name} " + ", ".join("random" if v is None else f"{v:g}" for v in values))
+    if len({p.system_prompt for p in profiles}) > 1:
+        said.append("system prompt")
+    return said
 
 
 def check_local(profile: Profile) -> None:
