@@ -268,3 +268,12 @@ def test_settings_that_work_against_the_user_are_named(smollm2_path: Path) -> No
     assert any(f"trained for {trained:,}: past that its answers degrade" in n for n in odd.notes)
     usual = plan_for_profile(make_profile(threads=cores, context=trained), gpus=[])
     assert not any("threads is" in n or "trained for" in n for n in usual.notes)
+
+
+def test_the_speed_estimate_is_not_called_a_bound(smollm2_path: Path) -> None:
+    """fit said "at most about 222 tokens/s … real speed is lower", and bench measured 234: the
+    CPU's memory speed is assumed from its cores, and a small model is read partly from the
+    CPU's caches. It is an estimate, and says what measures it."""
+    p = plan(read_model_info(smollm2_path), context=1024, gpus=[], **RAM)
+    assert p.speed_note.startswith("about ") and "at most" not in plan.speed_note
+    assert "bench -p PROFILE measures it" in p.speed_note

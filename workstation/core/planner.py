@@ -388,9 +388,13 @@ def plan(
     t_full = sum((w + k) / (bw * GBPS) for w, k, bw in per_dev if bw)
     tps = round(1 / t_empty, 1) if t_empty > 0 else None
     tps_full = round(1 / t_full, 1) if t_full > 0 else None
+    from workstation.core.invocation import cli
+
+    # not "at most": the CPU's memory speed is a guess from its cores, and a small model read
+    # partly from the CPU's caches ran faster (234 tok/s measured against "at most 222")
     speed_note = (
-        f"at most about {tps:.0f} tokens/s (an estimate: {_gb(bytes_tok)} GB read per token over "
-        "memory bandwidth; real speed is lower)"
+        f"about {tps:.0f} tokens/s (an estimate: {_gb(bytes_tok)} GB read per token at the memory speed "
+        f"assumed for this machine; {cli('bench -p PROFILE')} measures it)"
         if tps
         else "no speed estimate"
     )
