@@ -275,5 +275,5 @@ def test_the_speed_estimate_is_not_called_a_bound(smollm2_path: Path) -> None:
     CPU's memory speed is assumed from its cores, and a small model is read partly from the
     CPU's caches. It is an estimate, and says what measures it."""
     p = plan(read_model_info(smollm2_path), context=1024, gpus=[], **RAM)
-    assert p.speed_note.startswith("about ") and "at most" not in plan.speed_note
+    assert p.speed_note.startswith("about ") and "at most" not in p.speed_note
     assert "bench -p PROFILE measures it" in p.speed_note
