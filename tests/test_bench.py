@@ -152,6 +152,11 @@ def test_repetitions_that_disagree_are_said_under_the_table() -> None:
     assert notes == ["note: kv-q8's tg16 repetitions differ by ±90%: another program was probably using the CPU, "
                      "so compare these figures with care; run again when the machine is quiet, or with more "
                      "repetitions (-r)."]
+    # in alternating rounds the steady one says no other program was at work: it is the profile's own
+    steady.rounds = noisy.rounds = 2
+    notes = [line for line in format_bench([steady, noisy]).splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and "the other profiles, run in the same rounds, held steady, so it is this " \
+        "profile's own" in notes[0] and "another program" not in notes[0], notes
 
 
 def test_a_speculative_profile_that_drafted_nothing_says_why() -> None:

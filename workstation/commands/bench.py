@@ -204,15 +204,23 @@ def spread_notes(results: list[ProfileBench]) -> list[str]:
     """A sentence under the table for each test whose repetitions disagree: another program
     took the CPU meanwhile, and the figures (each profile's, even when profiles ran in rounds)
     are less sure than they look."""
+    def spread(stat: Any) -> float:
+        return stat.stddev_ts / stat.avg_ts if stat is not None and stat.avg_ts else 0.0
+
     notes = []
     for r in results:
         for name, stat in (("pp", r.pp), ("tg", r.tg)):
-            if stat is not None and stat.avg_ts and stat.stddev_ts / stat.avg_ts > NOISY:
-                notes.append(
-                    f"note: {r.profile}'s {name}{stat.n_tokens} repetitions differ by ±{stat.stddev_ts / stat.avg_ts:.0%}: "
-                    "another program was probably using the CPU, so compare these figures with care; run again "
-                    "when the machine is quiet, or with more repetitions (-r)."
-                )
+            if spread(stat) <= NOISY:
+                continue
+            others = [spread(getattr(o, name)) for o in results if o is not r and o.rounds > 1]
+            why = ("another program was probably using the CPU" if not others or max(others) > NOISY else
+                   # in the same rounds the others held steady: no other program explains it
+                   "the other profiles, run in the same rounds, held steady, so it is this profile's own "
+                   "(a first run slower while its memory settles, say)")
+            notes.append(
+                f"note: {r.profile}'s {name}{stat.n_tokens} repetitions differ by ±{spread(stat):.0%}: {why}, so "
+                "compare these figures with care; run again when the machine is quiet, or with more repetitions (-r)."
+            )
     return notes
 
 
