@@ -182,8 +182,8 @@ class SizingScreen(AppScreen, Screen[None]):
         plt = memory.plt
         plt.clear_data()
         plt.clear_figure()
-        plt.title(t("sizing.memory_title"))
-        plt.ylabel("GB")
+        plt.title(t("sizing.memory_title"))  # its unit there: plotext wrote a ylabel "GB" under the
+        plt.xlabel(t("sizing.memory_x"))  # x axis, and the options' numbers read as gigabytes
         rows = data["memory"]
         if rows:
             names = [str(i + 1) for i in range(len(rows))]
