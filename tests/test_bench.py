@@ -152,6 +152,8 @@ def test_repetitions_that_disagree_are_said_under_the_table() -> None:
     assert notes == ["note: kv-q8's tg16 repetitions differ by ±90%: another program was probably using the CPU, "
                      "so compare these figures with care; run again when the machine is quiet, or with more "
                      "repetitions (-r)."]
+    assert "Fastest at writing here: office-cpu (what it costs in quality: eval --kld DOC -p kv-q8 -p office-cpu)." \
+        in format_bench([noisy, steady]).splitlines()
     # in alternating rounds the steady one says no other program was at work: it is the profile's own
     steady.rounds = noisy.rounds = 2
     notes = [line for line in format_bench([steady, noisy]).splitlines() if line.startswith("note:")]
@@ -211,6 +213,9 @@ def test_two_profiles_run_in_rounds_with_the_order_alternating(tiny_profile: Pat
         assert {rec["rounds"] for rec in r.records()} == {3}  # the JSON says so too
         assert len(r.pp.samples_ns) == len(r.tg.samples_ns) == len(r.turns) == 3
     assert [r.profile for r in results] == ["tiny", "other"]
+    plain = [line for line in format_bench(results).splitlines() if line.startswith("In plain words")]
+    assert plain and re.fullmatch(r"In plain words, against tiny: other reads a prompt (as fast|\d+\.\d\dx (as fast|"
+                                  r"slower)) and writes a reply (as fast|\d+\.\d\dx (as fast|slower))\.", plain[0]), plain
     assert [r.model_info["type_k"] for r in results] == ["q8_0", "f16"]
     assert "The profiles ran in 3 rounds" in format_bench(results)
     # one profile: its repetitions in a row, as llama-bench runs them

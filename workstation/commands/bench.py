@@ -179,7 +179,35 @@ def format_bench(results: list[ProfileBench]) -> str:
     order = ([f"The profiles ran in {rounds} rounds, each loading them in turn (every other round in reverse "
               "order) for one repetition of each test, so a busy moment on this PC slows them alike."]
              if rounds > 1 else [])
-    return "\n".join([_table(header, rows, {2, 3, 4, 5, 9}), *order, *drafting_notes(results), *spread_notes(results)])
+    return "\n".join([_table(header, rows, {2, 3, 4, 5, 9}), *order, *plain_words(results), *drafting_notes(results),
+                      *spread_notes(results)])
+
+
+def plain_words(results: list[ProfileBench]) -> list[str]:
+    """Each profile against the first in words, the figures of one run side by side (a table of
+    pp512 and tg128 said nothing to a non-engineer, nor that the default was the slowest)."""
+    if len(results) < 2:
+        return []
+    first = results[0]
+
+    def ratio(a: Any, b: Any) -> str | None:
+        if a is None or b is None or not a.avg_ts or not b.avg_ts:
+            return None
+        r = a.avg_ts / b.avg_ts
+        return "as fast" if f"{max(r, 1 / r):.2f}" == "1.00" else f"{r:.2f}x as fast" if r > 1 else f"{1 / r:.2f}x slower"
+
+    lines = []
+    for r in results[1:]:
+        reading, writing = ratio(r.pp, first.pp), ratio(r.tg, first.tg)
+        said = [f"reads a prompt {reading}" if reading else "", f"writes a reply {writing}" if writing else ""]
+        if any(said):
+            lines.append(f"In plain words, against {first.profile}: {r.profile} " + " and ".join(x for x in said if x)
+                         + ".")
+    best = max(results, key=lambda r: r.tg.avg_ts if r.tg is not None else 0.0)
+    if best.tg is not None and best is not first:
+        lines.append(f"Fastest at writing here: {best.profile} (what it costs in quality: eval --kld DOC "
+                     f"-p {first.profile} -p {best.profile}).")
+    return lines
 
 
 def drafting_notes(results: list[ProfileBench]) -> list[str]:
