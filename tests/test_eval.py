@@ -318,3 +318,16 @@ def test_a_speed_within_rounding_of_the_first_is_said_the_same() -> None:
 
     assert [said(r) for r in (0.998, 1.004, 1.2, 0.5)] == ["the same speed", "the same speed", "1.20x faster",
                                                            "2.00x slower"]
+
+
+def test_a_text_shorter_than_the_context_is_measured_in_512_token_windows(smollm2_path: Path) -> None:
+    """A three-page memo (1,803 tokens) on a 4,096-token profile was refused: "a window of 4096
+    needs at least 4096"; --kld's window of 512 took it. A text that long gets llama-perplexity's
+    512, and one as long as the context keeps the context's window."""
+    with Engine(make_profile(threads=1, context=1024)) as eng:
+        text = " ".join([EASY] * 25)
+        n = len(eng.model.tokenize(text, add_special=True, parse_special=False))
+        assert 512 <= n < 1024, n
+        short = text_perplexity(eng.model, text, max_chunks=1)
+        assert short.n_ctx == 512 and short.n_chunks == 1
+        assert text_perplexity(eng.model, " ".join([EASY] * 80), max_chunks=1).n_ctx == 1024

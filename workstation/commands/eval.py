@@ -19,6 +19,7 @@ from workstation.core.engine import Engine
 from workstation.core.engine_api import open_engine
 from workstation.core.errors import WorkstationError
 from workstation.core.evaluate import (
+    DEFAULT_WINDOW,
     EXAMPLE_TASKS,
     EvalInputError,
     PerplexityResult,
@@ -31,7 +32,6 @@ from workstation.core.evaluate import (
 )
 from workstation.core.kld import (
     DEFAULT_TOP_K,
-    DEFAULT_WINDOW,
     KLDResult,
     ReferenceLogits,
     build_reference,
@@ -65,8 +65,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "divergence, same top token and perplexity change on these documents (txt, md, "
                    "pdf, docx, html), one row per document; the reference's logits are cached")
     p.add_argument("--ctx", type=int, metavar="N",
-                   help="perplexity window in tokens (default: the profile's context; "
-                   f"{DEFAULT_WINDOW} for --kld)")
+                   help="perplexity window in tokens (default: the profile's context, or "
+                   f"{DEFAULT_WINDOW} for a shorter text; {DEFAULT_WINDOW} for --kld)")
     p.add_argument("--chunks", type=int, metavar="N", help="score at most N windows per text")
     p.add_argument("--top-k", type=int, default=DEFAULT_TOP_K, metavar="K",
                    help=f"log-probabilities the KLD reference keeps per token (default {DEFAULT_TOP_K})")

@@ -297,7 +297,7 @@ def _quantization_loss(
         format_eval,
         result_rows,
     )
-    from workstation.core.kld import DEFAULT_WINDOW
+    from workstation.core.evaluate import DEFAULT_WINDOW
     from workstation.core.profiles import profile_from_dict
 
     window = args.ctx or DEFAULT_WINDOW

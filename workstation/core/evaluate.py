@@ -417,6 +417,9 @@ class ScoredLogits:
     decode_seconds: float  # llama_decode time since the previous item (the model's own speed)
 
 
+DEFAULT_WINDOW = 512  # llama-perplexity's default -c: --kld's window, and a short text's perplexity's
+
+
 def count_windows(n_tokens: int, n_ctx: int, model_ctx: int, max_chunks: int | None, what: str) -> int:
     """How many whole windows of ``n_ctx`` tokens a text gives; EvalInputError when none."""
     if n_ctx < 16:
@@ -552,5 +555,10 @@ def text_perplexity(
     max_chunks: int | None = None,
     progress: Progress | None = None,
 ) -> PerplexityResult:
+    """The perplexity of ``text`` in windows of ``n_ctx`` tokens; none given: the loaded
+    context's, or llama-perplexity's 512 for a text shorter than that (a three-page memo of
+    1,803 tokens was refused: "a window of 4096 needs at least 4096")."""
     tokens = model.tokenize(text, add_special=True, parse_special=False)
-    return perplexity(model, tokens, n_ctx or model.n_ctx, max_chunks, progress)
+    if n_ctx is None:
+        n_ctx = model.n_ctx if len(tokens) >= model.n_ctx else min(model.n_ctx, DEFAULT_WINDOW)
+    return perplexity(model, tokens, n_ctx, max_chunks, progress)

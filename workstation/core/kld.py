@@ -76,7 +76,6 @@ FORMAT_VERSION = 1
 MAGIC = b"WSKLDREF"
 _HEADER = struct.Struct("<8sQQ")  # magic, metadata offset, metadata length
 DEFAULT_TOP_K = 512
-DEFAULT_WINDOW = 512  # llama-perplexity's default -c
 _ROW_BUDGET = 1 << 22  # float64 values per block of rows (32 MiB)
 _META_FIGURES = ("n_ctx", "n_chunks", "n_vocab", "top_k", "ppl", "ppl_stderr", "seconds", "decode_seconds")
 
