@@ -1017,6 +1017,16 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         await pilot.press("ctrl+p")  # the palette's search box too
         await pilot.pause()
         assert app.screen.query_one("CommandInput").placeholder == "Komut ara…"
+        # Turkish capitals found (Python's lower() made KULLANIM "kullanim", İNGİLİZCE an i with a dot)
+        from textual.command import CommandList
+        for typed, found in (("KULLANIM", "Kullanım"), ("İNGİLİZCE", "İngilizce")):
+            await pilot.press(*typed)
+            await until(pilot, lambda found=found: any(
+                found in str(o.prompt) for o in app.screen.query_one(CommandList).options))
+            await pilot.press(*["backspace"] * len(typed))
+        await pilot.press(*"zzqx")  # none: said in Turkish ("No matches found")
+        await until(pilot, lambda: any("Eşleşen komut yok." in str(o.prompt)
+                                       for o in app.screen.query_one(CommandList).options))
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("f4")  # a screen's own keys in its footer

@@ -77,6 +77,7 @@ from workstation.tui.messages import (
     TokenStreamed,
     TurnFinished,
 )
+from workstation.tui.palette import FoldedCommands, LocalPalette
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.chat import ChatScreen
 from workstation.tui.screens.dashboard import DashboardScreen
@@ -140,6 +141,7 @@ class WorkstationApp(App[None]):
     CSS_PATH = "workstation.tcss"
     TITLE = "workstation"
     BINDINGS = bindings(Texts("en"))
+    COMMANDS = {FoldedCommands}  # the palette's search folds the Turkish I's
 
     def __init__(
         self,
@@ -621,7 +623,8 @@ class WorkstationApp(App[None]):
     def action_command_palette(self) -> None:
         """Textual's palette, its search box in the app's language."""
         if self.use_command_palette and not CommandPalette.is_open(self):
-            self.push_screen(CommandPalette(id="--command-palette", placeholder=self.texts("palette.search")))
+            self.push_screen(LocalPalette(self.texts("palette.no_matches"), id="--command-palette",
+                                          placeholder=self.texts("palette.search")))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         for action in ACTIONS:

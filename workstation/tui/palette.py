@@ -1,0 +1,58 @@
+"""Textual's command palette (Ctrl+P) in the app's language: its "No matches found" said in it,
+and its search folding the Turkish I's (KULLANIM found nothing in "Kullanım", İNGİLİZCE
+nothing in "İngilizce": Python's lower() makes I an i and İ an i with a dot above)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from rich.align import Align
+from rich.text import Text
+from textual.command import CommandList, CommandPalette
+from textual.fuzzy import FuzzySearch, Matcher
+from textual.system_commands import SystemCommandsProvider
+from textual.widgets.option_list import Option
+
+_I_LETTERS = str.maketrans({"I": "i", "İ": "i", "ı": "i"})
+
+
+def fold(text: str) -> str:
+    """``text`` in lower case with every I one letter (Turkish I, ı, İ and i alike), one
+    character for one, so that a match's places stay the text's."""
+    folded = text.translate(_I_LETTERS).lower()
+    return folded if len(folded) == len(text) else text.lower()
+
+
+class FoldedSearch(FuzzySearch):
+    def _match(self, query: str, candidate: str) -> Iterable[tuple[float, Sequence[int]]]:
+        return super()._match(fold(query), fold(candidate))
+
+
+class FoldedCommands(SystemCommandsProvider):
+    """The app's commands (``App.get_system_commands``), searched with ``fold``."""
+
+    def matcher(self, user_input: str, case_sensitive: bool = False) -> Matcher:
+        matcher = super().matcher(user_input, case_sensitive)
+        matcher.fuzzy_search = FoldedSearch()
+        return matcher
+
+
+class LocalPalette(CommandPalette):
+    """The palette with "No matches found" in ``no_matches``'s words."""
+
+    def __init__(self, no_matches: str, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.no_matches = no_matches
+
+    def _start_no_matches_countdown(self, search_value: str) -> None:  # Textual's, its words ours
+        self._stop_no_matches_countdown()
+
+        def show() -> None:
+            if search_value:
+                self.query_one(CommandList).add_option(
+                    Option(Align.center(Text(self.no_matches, style="not bold")), disabled=True, id=self._NO_MATCHES))
+                self._list_visible = True
+            else:
+                self._list_visible = False
+
+        self._no_matches_timer = self.set_timer(self._NO_MATCHES_COUNTDOWN, show)
