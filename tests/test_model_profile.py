@@ -145,7 +145,7 @@ async def test_u_on_f4_chats_with_the_highlighted_model(folder: Path, gemma_path
         assert app.profile is not None and app.profile.key == "gemma-3-270m-q4_k_m"
         assert app.engine_info is not None and Path(app.engine_info.model_path).resolve() == gemma_path.resolve()
         assert (folder / "gemma-3-270m-q4_k_m.yaml").is_file()
-        made = "profili yapıldı" if language == "tr" else "Made the profile gemma-3-270m-q4_k_m for gemma-3-270m-q4_k_m"
+        made = "profili oluşturuldu" if language == "tr" else "Made the profile gemma-3-270m-q4_k_m for gemma-3-270m-q4_k_m"
         assert any(made in str(n.message) for n in app._notifications)
 
 

@@ -300,7 +300,7 @@ async def test_a_document_that_cannot_be_read_is_said_in_turkish(folder: Path, t
         problem = app.screen.query_one("#picker-problem")
         await until(pilot, lambda: problem.display)
         shown = app.screen.folder  # type: ignore[attr-defined]
-        assert str(problem.render()) == f"'{shown / 'yok.docx'}' yok. Başka bir yol yazın ya da listeden seçin."
+        assert str(problem.render()) == f"'{shown / 'yok.docx'}' bulunamadı. Başka bir yol yazın ya da listeden seçin."
 
 
 async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, smollm2_path: Path) -> None:
