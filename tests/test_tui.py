@@ -2519,6 +2519,13 @@ async def test_ctrl_e_takes_numbers_as_turkish_writes_them(profiles: Path) -> No
         await until(pilot, lambda: isinstance(app.screen, SamplingDialog))
         dialog = app.screen
         assert dialog.query_one("#s-top_p", Input).value == f"{top_p:g}".replace(".", ",")
+        await pilot.resize_terminal(80, 24)  # each help whole, on two lines where it must ("daha yük…")
+        await pilot.pause()
+        for help_line in dialog.query(".sampling-help"):
+            drawn = [line.text.rstrip() for line in help_line.render_lines(help_line.region.reset_offset)]
+            assert " ".join(line.strip() for line in drawn if line.strip()) == str(help_line.render()), drawn
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
         await pilot.press("end", "ctrl+u", *"0,3", "down", "down", "end", "ctrl+u", *"2,5", "enter")
         problem = dialog.query_one("#sampling-problem", Label)
         assert problem.display and "'2,5'" in str(problem.render()), str(problem.render())
