@@ -420,7 +420,8 @@ async def test_quantization_screen_charts_the_newest_kld_run(
         await pilot.press("f9")  # Turkish: title, chart, legend and table said again (they stayed English)
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert "referansına göre" in str(app.screen.query_one("#quality-title", Static).render())
+        turkish_title = str(app.screen.query_one("#quality-title", Static).render())
+        assert "referansına göre" in turkish_title and re.search(r"\(\d\d\.\d\d\.\d{4} \d\d:\d\d\)", turkish_title)
         assert str(app.screen.query_one("#quality-legend", Static).render()).startswith("KL ıraksaması")
         turkish = str(app.screen.query_one("#quality-chart", Static).render()).splitlines()
         assert "aynı tahmin" in turkish[0] and max(len(line) for line in turkish) <= 80, turkish

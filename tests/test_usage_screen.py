@@ -3,6 +3,7 @@ charts, and the table by person; and the bar chart's drawing."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -71,6 +72,7 @@ async def test_usage_screen_charts_days_and_people(tmp_path: Path) -> None:
         # F9 here: the screen is said again in Turkish (its totals and charts stayed English until r)
         await pilot.press("f9")
         await until(pilot, lambda: ("(kişisel anahtar yok)", 15) in people.rows)
+        assert all(re.fullmatch(r"\d\d\.\d\d\.\d{4}", day) for day, _ in days.rows), days.rows  # 05.12.2026
         assert "1.600" in str(people.content) and people.title.startswith("Kişi başına token")
         assert str(table.columns[next(iter(table.columns))].label) == app.texts("usage.col_person") == "Kişi"
         await pilot.press("f9")

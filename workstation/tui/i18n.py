@@ -67,6 +67,23 @@ class Texts:
         ``say(..., texts.get)`` get this already; it is for figures shown outside a sentence."""
         return local_number(text, self.get)
 
+    def day(self, iso_day: str) -> str:
+        """A day the app keeps as 2026-12-05 as this language writes dates (Turkish 05.12.2026)."""
+        import datetime as dt
+
+        try:
+            return dt.date.fromisoformat(iso_day).strftime(self("date.day"))
+        except ValueError:
+            return iso_day
+
+    def moment(self, when: float | Any) -> str:
+        """A moment (a timestamp, or an aware datetime) in this machine's local time, as this
+        language writes it: 2026-12-05 06:38, in Turkish 05.12.2026 06:38."""
+        import datetime as dt
+
+        at = dt.datetime.fromtimestamp(when) if isinstance(when, int | float) else when.astimezone()
+        return at.strftime(self("date.moment"))
+
     def capital(self, text: str) -> str:
         """``text`` with a capital first letter, as this language writes it (Turkish: indir ->
         İndir, ısıt -> Isıt; str.capitalize() wrote Indir and lowered the rest)."""

@@ -67,16 +67,16 @@ def loss_chart(points: list[QuantizationPoint], texts: Texts, width: int = 120) 
     return "\n".join(lines)
 
 
-def local_time(created: str) -> str:
+def local_time(created: str, texts: Texts) -> str:
     """A run's UTC time as the history keeps it (2026-12-05T03:38:44Z) in this machine's local
-    time, as F6 says its summary's: 2026-12-05 06:38."""
+    time, as F6 says its summary's: 2026-12-05 06:38 (Turkish 05.12.2026 06:38)."""
     import datetime as dt
 
     try:
         when = dt.datetime.fromisoformat(created.replace("Z", "+00:00"))
     except ValueError:
         return created
-    return when.astimezone().strftime("%Y-%m-%d %H:%M") if when.tzinfo else when.strftime("%Y-%m-%d %H:%M")
+    return texts.moment(when)
 
 
 class QualityLoaded(Message):
@@ -151,7 +151,7 @@ class QuantizationScreen(AppScreen, Screen[None]):
             return
         legend.update(t("quality.legend"))
         reference = next((p.profile for p in msg.points if p.reference), msg.points[0].profile)
-        title.update(t("quality.title", reference=reference, when=local_time(msg.created), n=len(msg.points[0].documents)))
+        title.update(t("quality.title", reference=reference, when=local_time(msg.created, t), n=len(msg.points[0].documents)))
         self._points = msg.points
         chart.update(loss_chart(msg.points, t, self.size.width))
         for e in msg.entries:

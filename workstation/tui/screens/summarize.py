@@ -291,7 +291,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         # (a model too small to trust with facts: the summary says so under its title)
         return t("summarize.done") if self._kept_at is None else t(
             "summarize.kept", name=self.path.name if self.path else Path(result.source).name,
-            when=time.strftime("%Y-%m-%d %H:%M", time.localtime(self._kept_at)))
+            when=t.moment(self._kept_at))
 
     @on(Progress)
     async def _progress(self, event: Progress) -> None:

@@ -171,7 +171,7 @@ class UsageScreen(AppScreen, Screen[None]):
         server.update(event.server)
         server.display = bool(event.server)
         none = t("usage.desk_none") if event.server else t("usage.none")
-        self.query_one("#usage-days", BarChart).show(ov.by_day, none)
+        self.query_one("#usage-days", BarChart).show([(t.day(day), n) for day, n in ov.by_day], none)
         def who(key: str) -> str:  # the shared key (or a server without keys), a refused one, in this language
             return t("usage.shared") if key == SHARED else t("usage.unknown") if key == UNKNOWN else key
 
