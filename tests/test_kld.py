@@ -389,11 +389,23 @@ async def test_quantization_screen_charts_the_newest_kld_run(
 
     doc = tmp_path / "memo.txt"
     doc.write_text(english_text(), encoding="utf-8")
+    _eval_kld(capsys, [ref, ref], [doc])  # an earlier run, of another comparison
     data = _eval_kld(capsys, [ref, cand], [doc])
     loss = data[1]["kld"][0]
     app = WorkstationApp("orig", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(140, 30)) as pilot:
         await pilot.press("f12")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        # the newest run; o shows the one before (a second run hid the first for good), n comes back
+        assert "eval --kld run 1 of 2" in str(app.screen.query_one("#quality-title", Static).render())
+        await pilot.press("o")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "run 2 of 2" in str(app.screen.query_one("#quality-title", Static).render())
+        assert not any(line.startswith("q4_0") for line in str(app.screen.query_one("#quality-chart").render())
+                       .splitlines())
+        await pilot.press("o", "n")
         await app.workers.wait_for_complete()
         await pilot.pause()
         chart = str(app.screen.query_one("#quality-chart", Static).render())

@@ -549,12 +549,19 @@ def _pooled(rows: list[HistoryEntry], weights: list[int], name: str) -> float:
     return sum(float(r.data.get(name, 0.0)) * w for r, w in zip(rows, weights, strict=True)) / total
 
 
-def quantization_points(entries: list[HistoryEntry]) -> tuple[str, list[QuantizationPoint]]:
-    """The newest saved run with KL divergence figures: (its time, one point per profile).
-    ``entries`` are ``results.history(kind="eval", test="kld_mean")``, newest first."""
+def kld_runs(entries: list[HistoryEntry]) -> list[str]:
+    """The saved runs with KL divergence figures, by run id, newest first (``entries`` as
+    ``quantization_points`` takes them)."""
+    return list(dict.fromkeys(e.run_id for e in entries))
+
+
+def quantization_points(entries: list[HistoryEntry], run: str | None = None) -> tuple[str, list[QuantizationPoint]]:
+    """A saved run with KL divergence figures, the newest where ``run`` is None: (its time, one
+    point per profile). ``entries`` are ``results.history(kind="eval", test="kld_mean")``,
+    newest first."""
     if not entries:
         return "", []
-    run = entries[0].run_id
+    run = entries[0].run_id if run is None else run
     grouped: dict[str, list[HistoryEntry]] = {}
     for e in entries:
         if e.run_id == run:
@@ -581,4 +588,4 @@ def quantization_points(entries: list[HistoryEntry]) -> tuple[str, list[Quantiza
             tokens_per_second=tokens / seconds if seconds > 0 else 0.0,
             documents=[str(r.data.get("document", "")) for r in rows],
         ))
-    return entries[0].created, points
+    return next((e.created for e in entries if e.run_id == run), ""), points

@@ -14,7 +14,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 
 from workstation.core.catalog import file_size_text
-from workstation.core.kld import QuantizationPoint, quantization_points
+from workstation.core.kld import QuantizationPoint, kld_runs, quantization_points
 from workstation.core.results import HistoryEntry, history
 from workstation.tui.i18n import Texts
 from workstation.tui.screens.app_screen import AppScreen
@@ -80,22 +80,40 @@ def local_time(created: str, texts: Texts) -> str:
 
 
 class QualityLoaded(Message):
-    def __init__(self, created: str, points: list[QuantizationPoint], entries: list[HistoryEntry]) -> None:
+    def __init__(self, created: str, points: list[QuantizationPoint], entries: list[HistoryEntry],
+                 run: int = 0, runs: int = 1) -> None:
         super().__init__()
         self.created = created
         self.points = points
         self.entries = entries
+        self.run = run  # 0: the newest
+        self.runs = runs
 
 
 class QuantizationScreen(AppScreen, Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "back", id="quality.back"),
         Binding("r", "reload", "refresh", id="quality.refresh"),
+        # the runs before the newest (a K/V comparison run after a quantization one hid it for good)
+        Binding("o", "older", "older run", id="quality.older"),
+        Binding("n", "newer", "newer run", id="quality.newer"),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self._points: list[QuantizationPoint] = []
+        self._run = 0  # the run shown: 0 the newest, 1 the one before …
+        self._runs = 0
+
+    def action_older(self) -> None:
+        if self._run + 1 < self._runs:
+            self._run += 1
+            self.action_reload()
+
+    def action_newer(self) -> None:
+        if self._run > 0:
+            self._run -= 1
+            self.action_reload()
 
     def on_resize(self) -> None:
         if self._points:  # the bars follow the terminal's width
@@ -131,10 +149,13 @@ class QuantizationScreen(AppScreen, Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="quality")
     def action_reload(self) -> None:
-        entries = history(kind="eval", test="kld_mean", limit=500)
-        created, points = quantization_points(entries)
-        run = [e for e in entries if entries and e.run_id == entries[0].run_id]
-        self.post_message(QualityLoaded(created, points, run))
+        entries = history(kind="eval", test="kld_mean", limit=2000)
+        runs = kld_runs(entries)
+        index = min(self._run, max(0, len(runs) - 1))
+        chosen = runs[index] if runs else None
+        created, points = quantization_points(entries, chosen)
+        self.post_message(QualityLoaded(created, points, [e for e in entries if e.run_id == chosen], index,
+                                        len(runs)))
 
     @on(QualityLoaded)
     def _loaded(self, msg: QualityLoaded) -> None:
@@ -151,7 +172,9 @@ class QuantizationScreen(AppScreen, Screen[None]):
             return
         legend.update(t("quality.legend"))
         reference = next((p.profile for p in msg.points if p.reference), msg.points[0].profile)
-        title.update(t("quality.title", reference=reference, when=local_time(msg.created, t), n=len(msg.points[0].documents)))
+        self._run, self._runs = msg.run, msg.runs
+        title.update(t("quality.title", reference=reference, when=local_time(msg.created, t),
+                       n=len(msg.points[0].documents), run=msg.run + 1, runs=msg.runs))
         self._points = msg.points
         chart.update(loss_chart(msg.points, t, self.size.width))
         for e in msg.entries:
