@@ -414,7 +414,12 @@ async def test_quantization_screen_charts_the_newest_kld_run(
         orig = next(line for line in lines if line.startswith("orig Q4_1"))
         q4 = next(line for line in lines if line.startswith("q4_0 Q4_0"))
         assert "reference" in orig and "100.0%" in orig
-        assert f" {file_size_text(smollm2_path.stat().st_size)} " in orig  # as F4 and `models list` say it (87.5 MB here)
+        # the file (as F4 and `models list` say it) and its K/V cache at the profile's context: K/V
+        # types compared showed one memory, the file's
+        saved = next(h for h in history(kind="eval", test="kld_mean") if h.profile == "orig")
+        assert saved.data["model_bytes"] == smollm2_path.stat().st_size and saved.data["kv_bytes"] > 0
+        assert f" {file_size_text(saved.data['model_bytes'] + saved.data['kv_bytes'])} " in orig
+        assert "memory (+ K/V)" in lines[0]
         assert f"{loss['kld_mean']:.4f}" in q4 and f"{loss['same_top'] * 100:.1f}%" in q4
         assert "█" in q4.split(f"{loss['kld_mean']:.4f}")[1]  # the loss bar (the largest loss fills it)
         legend = str(app.screen.query_one("#quality-legend", Static).render())  # the columns in words

@@ -87,6 +87,7 @@ class ProfileEval:
     ppl: PerplexityResult | None = None
     kld: list[KLDResult] = field(default_factory=list)  # a candidate: one per document
     references: list[ReferenceRow] = field(default_factory=list)  # the reference: one per document
+    context: int = 0  # the profile's own context (before a window longer than it was made room for)
 
     @property
     def speed(self) -> float | None:
@@ -234,6 +235,7 @@ def evaluate_profile(
     """Load ``profile`` once and run what was asked: tasks, perplexity, then ``model_work``
     (a KLD pass) on the loaded model; ``window`` is the KLD window the context must hold."""
     needed = max(ctx or 0, window or 0)
+    context = profile.context
     if needed > profile.context:
         profile.context = needed  # the perplexity / KLD window must fit the loaded context
     engine = open_engine(profile, child_process=False)
@@ -242,7 +244,7 @@ def evaluate_profile(
         # a server's model is named with its host ("office-cpu@office-pc:8088"), a file by its name
         model = info.model_path if profile.backend == "llama" else (
             f"{info.model_name}@{urlsplit(info.model_path).netloc or info.model_path}")
-        result = ProfileEval(profile.key, model, info.type_k, info.type_v)
+        result = ProfileEval(profile.key, model, info.type_k, info.type_v, context=context)
         if task_set is not None:
             result.tasks = run_tasks(engine, task_set, progress)
         if text is not None or model_work is not None:
@@ -367,13 +369,23 @@ def _keep(args: argparse.Namespace, results: list[Any]) -> None:
         save_printed_run("eval", [row for r in results for row in result_rows(r)], command_line("eval", args))
 
 
-def _model_facts(model: str) -> dict[str, Any]:
-    """File type and size of a profile's model, for the quality-vs-memory chart."""
+def _model_facts(r: ProfileEval) -> dict[str, Any]:
+    """File type and size of a profile's model, and its K/V cache at the profile's context, for
+    the quality-vs-memory chart (K/V types compared showed one memory: the file's)."""
     try:
-        info = read_model_info(model, check=False)
+        info = read_model_info(r.model, check=False)
     except (OSError, WorkstationError):
         return {}
-    return {"file_type": info.file_type, "model_bytes": info.file_size, "weights_bytes": info.weights_bytes}
+    facts = {"file_type": info.file_type, "model_bytes": info.file_size, "weights_bytes": info.weights_bytes}
+    if r.context:
+        from workstation.core.planner import plan
+
+        try:
+            facts.update(context=r.context, kv_bytes=plan(info, context=r.context, type_k=r.type_k, type_v=r.type_v,
+                                                          gpus=[]).kv_cache_bytes)
+        except (ValueError, WorkstationError):  # a K/V type the planner does not know: the file alone
+            pass
+    return facts
 
 
 def result_rows(r: ProfileEval) -> list[ResultRow]:
@@ -386,7 +398,7 @@ def result_rows(r: ProfileEval) -> list[ResultRow]:
         rows.append(ResultRow(r.profile, "perplexity", r.ppl.ppl, "ppl", r.model, r.ppl.to_dict()))
         rows.append(ResultRow(r.profile, "ppl_ts", r.ppl.tokens_per_second, "tok/s", r.model, {}))
     if r.kld or r.references:
-        facts = {**_model_facts(r.model), "type_k": r.type_k, "type_v": r.type_v}
+        facts = {**_model_facts(r), "type_k": r.type_k, "type_v": r.type_v}
         for ref in r.references:  # the reference loses nothing against itself
             rows.append(ResultRow(r.profile, "kld_mean", 0.0, "nats", r.model,
                                   {**ref.to_dict(), **facts, "reference": True}))

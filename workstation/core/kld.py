@@ -541,6 +541,7 @@ class QuantizationPoint:
     ppl_delta_pct: float
     tokens_per_second: float
     documents: list[str]
+    kv_bytes: int = 0  # its K/V cache at the profile's context (0: a run saved before it was kept)
 
 
 def _pooled(rows: list[HistoryEntry], weights: list[int], name: str) -> float:
@@ -587,5 +588,6 @@ def quantization_points(entries: list[HistoryEntry], run: str | None = None) -> 
             ppl_delta_pct=0.0 if reference else _pooled(rows, weights, "ppl_delta_pct"),
             tokens_per_second=tokens / seconds if seconds > 0 else 0.0,
             documents=[str(r.data.get("document", "")) for r in rows],
+            kv_bytes=int(first.get("kv_bytes", 0)),
         ))
     return next((e.created for e in entries if e.run_id == run), ""), points

@@ -40,13 +40,14 @@ def loss_chart(points: list[QuantizationPoint], texts: Texts, width: int = 120) 
     """One line per quantization: memory, speed and KL divergence as bars on shared scales,
     the bars as wide as ``width`` columns allow (16 cells at most: at 100 columns the lines
     wrapped)."""
-    top_mem = max(p.model_bytes for p in points)
+    top_mem = max(p.model_bytes + p.kv_bytes for p in points)
     top_speed = max(p.tokens_per_second for p in points)
     top_kld = max(p.kld_mean for p in points)
     name_w = max(len(f"{p.profile} {p.file_type}") for p in points)
     same_top = texts("quality.same_top")
     fixed = name_w + 2 + 9 + 2 + 9 + 2 + 10 + 2 + max(7, len(same_top)) + 2  # names, figures, gaps, margin
-    titles = (texts("quality.memory"), texts("quality.speed"), texts("quality.kld"))
+    with_kv = any(p.kv_bytes for p in points)  # (K/V types compared showed one memory: the file's)
+    titles = (texts("quality.memory_kv" if with_kv else "quality.memory"), texts("quality.speed"), texts("quality.kld"))
     # a bar column is as wide as its title at least (Turkish's "en olası token aynı" and
     # "bellek (dosya)" over a 3-cell bar wrapped every line at 80 columns)
     bw = max(3, *(len(title) - 9 for title in titles), min(BAR_WIDTH, (width - fixed) // 3))
@@ -59,7 +60,7 @@ def loss_chart(points: list[QuantizationPoint], texts: Texts, width: int = 120) 
         loss = texts("quality.reference") if p.reference else num(f"{p.kld_mean:.4f}")
         lines.append(
             f"{p.profile + ' ' + p.file_type:<{name_w}}  "
-            f"{num(file_size_text(p.model_bytes)):>8} {bar(p.model_bytes, top_mem, bw):<{bw}}  "  # as F4 says it
+            f"{num(file_size_text(p.model_bytes + p.kv_bytes)):>8} {bar(p.model_bytes + p.kv_bytes, top_mem, bw):<{bw}}  "
             f"{num(f'{p.tokens_per_second:.0f}'):>8} {bar(p.tokens_per_second, top_speed, bw):<{bw}}  "
             f"{loss:>9} {bar(p.kld_mean, top_kld, bw):<{bw}}  "
             f"{num(f'{p.same_top * 100:.1f}%'):>7}"
