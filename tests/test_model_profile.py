@@ -330,3 +330,13 @@ def test_a_users_own_profile_of_a_shipped_name_is_the_one_used(
     assert main(["profiles", "list", "--json"]) == 0
     rows = [r for r in json.loads(capsys.readouterr().out)["profiles"] if r["key"] == "office-cpu"]
     assert [r["file"] for r in rows] == [str(mine)]
+
+
+def test_profiles_list_goes_on_where_the_data_folder_cannot_be_used(
+        shipped: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The user's profiles folder is in the data folder; one that cannot be made (a file where
+    it should be) leaves the shipped profiles listed and exit 0, as before it was kept there."""
+    monkeypatch.setenv("WORKSTATION_DATA", "/proc/no-such-folder")
+    assert main(["profiles", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "office-cpu" in out and "Your own profiles cannot be kept now:" in out

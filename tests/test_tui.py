@@ -2524,6 +2524,11 @@ async def test_ctrl_e_takes_numbers_as_turkish_writes_them(profiles: Path) -> No
         for help_line in dialog.query(".sampling-help"):
             drawn = [line.text.rstrip() for line in help_line.render_lines(help_line.region.reset_offset)]
             assert " ".join(line.strip() for line in drawn if line.strip()) == str(help_line.render()), drawn
+        await pilot.press("end", "ctrl+u", "9", "enter")  # what is wrong is in sight there too
+        problem = dialog.query_one("#sampling-problem", Label)
+        await until(pilot, lambda: problem.display)
+        assert dialog.query_one("#sampling").region.contains_region(problem.region), problem.region
+        await pilot.press("end", "ctrl+u", *"0,7")
         await pilot.resize_terminal(120, 40)
         await pilot.pause()
         await pilot.press("end", "ctrl+u", *"0,3", "down", "down", "end", "ctrl+u", *"2,5", "enter")

@@ -65,8 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "divergence, same top token and perplexity change on these documents (txt, md, "
                    "pdf, docx, html), one row per document; the reference's logits are cached")
     p.add_argument("--ctx", type=int, metavar="N",
-                   help="perplexity window in tokens (default: the profile's context, or "
-                   f"{DEFAULT_WINDOW} for a shorter text; {DEFAULT_WINDOW} for --kld)")
+                   help=f"perplexity and --kld window in tokens (default {DEFAULT_WINDOW}, as llama-perplexity's)")
     p.add_argument("--chunks", type=int, metavar="N", help="score at most N windows per text")
     p.add_argument("--top-k", type=int, default=DEFAULT_TOP_K, metavar="K",
                    help=f"log-probabilities the KLD reference keeps per token (default {DEFAULT_TOP_K})")

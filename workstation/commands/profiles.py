@@ -115,10 +115,14 @@ def run_list(args: argparse.Namespace) -> int:
         )
     for err in errors:
         print(f"broken: {err}")
+    from workstation.core.errors import WorkstationError
     from workstation.core.paths import user_profiles_dir
 
     # where a profile of one's own goes (not the checkout's profiles/, which an update changes)
-    print(f"Your own profiles are kept in {user_profiles_dir()} ('profiles new MODEL' makes one there).")
+    try:
+        print(f"Your own profiles are kept in {user_profiles_dir()} ('profiles new MODEL' makes one there).")
+    except WorkstationError as err:  # an unusable data folder: the listing stands (exit 0, as before)
+        print(f"Your own profiles cannot be kept now: {err}")
     return 0
 
 

@@ -541,8 +541,11 @@ def sampling_differences(profiles: list[Profile]) -> list[str]:
     for name in ("temperature", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty",
                  "frequency_penalty", "seed"):
         values = [getattr(p.sampling, name) for p in profiles]
+        if name == "seed":  # -1 and none are both a new seed each turn
+            values = [None if v is None or v < 0 else v for v in values]
         if len(set(values)) > 1:
-            said.append(f"{name} " + ", ".join("random" if v is None else f"{v:g}" for v in values))
+            said.append(f"{name} " + ", ".join("random" if v is None or (name == "seed" and v < 0) else
+                                               str(v) if isinstance(v, int) else f"{v:g}" for v in values))
     if len({p.system_prompt for p in profiles}) > 1:
         said.append("system prompt")
     return said

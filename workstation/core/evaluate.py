@@ -555,10 +555,11 @@ def text_perplexity(
     max_chunks: int | None = None,
     progress: Progress | None = None,
 ) -> PerplexityResult:
-    """The perplexity of ``text`` in windows of ``n_ctx`` tokens; none given: the loaded
-    context's, or llama-perplexity's 512 for a text shorter than that (a three-page memo of
-    1,803 tokens was refused: "a window of 4096 needs at least 4096")."""
+    """The perplexity of ``text`` in windows of ``n_ctx`` tokens; none given: llama-perplexity's
+    512 (at most the loaded context), the same for every profile compared (the profile's own
+    context refused a three-page memo of 1,803 tokens: "a window of 4096 needs at least 4096",
+    and a window chosen per profile compared two windows as two profiles)."""
     tokens = model.tokenize(text, add_special=True, parse_special=False)
     if n_ctx is None:
-        n_ctx = model.n_ctx if len(tokens) >= model.n_ctx else min(model.n_ctx, DEFAULT_WINDOW)
+        n_ctx = min(model.n_ctx, DEFAULT_WINDOW)
     return perplexity(model, tokens, n_ctx, max_chunks, progress)

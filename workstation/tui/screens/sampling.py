@@ -43,7 +43,7 @@ def said(value: float | int | None, texts: Texts) -> str:
 
 # what a box takes as it is typed: digits, a sign, and either decimal mark (Turkish writes 0,7:
 # Textual's "number" box dropped the comma as it was typed, and 0,3 was taken as 3)
-TYPED = r"[-+]?[0-9.,]*"
+TYPED = r"[-+]?[0-9.,]*([eE][-+]?[0-9]*)?"  # (1e-05, as a small min_p is shown, stays editable)
 
 
 def read_number(typed: str, whole: bool) -> float | int:
@@ -80,13 +80,14 @@ class SamplingDialog(ModalScreen[Sampling | None]):
         t = self.texts
         with Vertical(classes="dialog wide", id="sampling"):
             yield Label(t("sampling.title", name=self.profile_name), classes="dialog-title", markup=False)
+            # what is wrong, above the settings: below them a narrow terminal left it out of sight
+            yield Label("", id="sampling-problem", classes="dialog-problem", markup=False)
             for name, _whole in FIELDS:
                 with Horizontal(classes="sampling-row"):
                     yield Label(t(f"sampling.{name}"), classes="sampling-name", markup=False)
                     yield Input(t.number(shown(getattr(self.now, name))), id=f"s-{name}", compact=True,
                                 restrict=TYPED, placeholder=t("sampling.random") if name == "seed" else "")
                     yield Label(t(f"sampling.{name}.help"), classes="sampling-help", markup=False)
-            yield Label("", id="sampling-problem", classes="dialog-problem", markup=False)
             yield Label(t("sampling.hint"), classes="dialog-hint", markup=False)
 
     def on_mount(self) -> None:
