@@ -20,7 +20,7 @@ import ctypes
 import json
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -342,6 +342,18 @@ def bench_engine(engine: Engine, config: BenchConfig, progress: Progress | None 
     return result
 
 
+def in_rounds(n: int, rounds: int, progress: Progress | None) -> Iterator[tuple[int, Progress | None]]:
+    """(profile index, its progress) for ``rounds`` rounds of ``n`` profiles, the order reversed
+    every other round, each round's messages saying which round it is."""
+    for r in range(rounds):
+        say = progress
+        if progress and rounds > 1:
+            def say(msg: str, _r: int = r) -> None:
+                progress(f"round {_r + 1}/{rounds}: {msg}")
+        for i in (range(n) if r % 2 == 0 else reversed(range(n))):
+            yield i, say
+
+
 def bench_profiles(
     profiles: list[Profile], config: BenchConfig, progress: Progress | None = None
 ) -> list[ProfileBench]:
@@ -354,26 +366,20 @@ def bench_profiles(
     rounds = config.repetitions if len(profiles) > 1 else 1
     each = replace(config, repetitions=1) if rounds > 1 else config
     results: dict[int, ProfileBench] = {}
-    for r in range(rounds):
-        order = range(len(profiles)) if r % 2 == 0 else reversed(range(len(profiles)))
-        say = progress
-        if progress and rounds > 1:
-            def say(msg: str, _r: int = r) -> None:
-                progress(f"round {_r + 1}/{rounds}: {msg}")
-        for i in order:
-            profile = profiles[i]
-            if say:
-                say(f"{profile.key}: loading {profile.model}")
-            check_local(profile)
-            engine = Engine(profile)  # pp/tg drive llama.cpp directly, as llama-bench does
-            try:
-                part = bench_engine(engine, each, say)
-            finally:
-                engine.close()
-            if i in results:
-                results[i].add_round(part)
-            else:
-                results[i] = part
+    for i, say in in_rounds(len(profiles), rounds, progress):
+        profile = profiles[i]
+        if say:
+            say(f"{profile.key}: loading {profile.model}")
+        check_local(profile)
+        engine = Engine(profile)  # pp/tg drive llama.cpp directly, as llama-bench does
+        try:
+            part = bench_engine(engine, each, say)
+        finally:
+            engine.close()
+        if i in results:
+            results[i].add_round(part)
+        else:
+            results[i] = part
     return [results[i] for i in range(len(profiles))]
 
 
@@ -514,22 +520,16 @@ def replay_profiles(
     if rounds < 1:
         raise BenchInputError(f"--repetitions must be 1 or more, not {rounds}.")
     results: dict[int, ReplayResult] = {}
-    for r in range(rounds):
-        order = range(len(profiles)) if r % 2 == 0 else reversed(range(len(profiles)))
-        say = progress
-        if progress and rounds > 1:
-            def say(msg: str, _r: int = r) -> None:
-                progress(f"round {_r + 1}/{rounds}: {msg}")
-        for i in order:
-            engine = open_engine(profiles[i], child_process=False)
-            try:
-                part = replay_engine(engine, prompts, max_tokens, say)
-            finally:
-                engine.close()
-            if i in results:
-                results[i].items.extend(part.items)
-            else:
-                results[i] = part
+    for i, say in in_rounds(len(profiles), rounds, progress):
+        engine = open_engine(profiles[i], child_process=False)
+        try:
+            part = replay_engine(engine, prompts, max_tokens, say)
+        finally:
+            engine.close()
+        if i in results:
+            results[i].items.extend(part.items)
+        else:
+            results[i] = part
     return [results[i] for i in range(len(profiles))]
 
 
