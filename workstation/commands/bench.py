@@ -183,6 +183,14 @@ def format_bench(results: list[ProfileBench]) -> str:
                       *spread_notes(results)])
 
 
+def speed_words(r: float, same: str, faster: str) -> str:
+    """A speed ratio in words: ``same`` within rounding (0.998 said "1.00x slower"), else
+    "2.93``faster``" or "1.20x slower"."""
+    if f"{max(r, 1 / r):.2f}" == "1.00":
+        return same
+    return f"{r:.2f}{faster}" if r > 1 else f"{1 / r:.2f}x slower"
+
+
 def plain_words(results: list[ProfileBench]) -> list[str]:
     """Each profile against the first in words, the figures of one run side by side (a table of
     pp512 and tg128 said nothing to a non-engineer, nor that the default was the slowest)."""
@@ -193,8 +201,7 @@ def plain_words(results: list[ProfileBench]) -> list[str]:
     def ratio(a: Any, b: Any) -> str | None:
         if a is None or b is None or not a.avg_ts or not b.avg_ts:
             return None
-        r = a.avg_ts / b.avg_ts
-        return "as fast" if f"{max(r, 1 / r):.2f}" == "1.00" else f"{r:.2f}x as fast" if r > 1 else f"{1 / r:.2f}x slower"
+        return speed_words(a.avg_ts / b.avg_ts, "as fast", "x as fast")
 
     lines = []
     for r in results[1:]:

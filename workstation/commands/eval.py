@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from workstation.commands import add_profile_arg, print_json, profile_refs
-from workstation.commands.bench import _clear_progress, _progress, _table, command_line
+from workstation.commands.bench import _clear_progress, _progress, _table, command_line, speed_words
 from workstation.core.bench import check_local
 from workstation.core.catalog import read_model_info, resolve_model_path
 from workstation.core.documents import read_document
@@ -179,9 +179,8 @@ def describe(delta: dict[str, Any]) -> str:
     if delta["perplexity_delta_pct"] is not None:
         parts.append(f"{_signed(delta['perplexity_delta_pct'])}% perplexity")
     r = delta["speed_ratio"]
-    if r:  # (0.998 said "1.00x slower")
-        parts.append("the same speed" if f"{max(r, 1 / r):.2f}" == "1.00" else
-                     f"{r:.2f}x faster" if r >= 1 else f"{1 / r:.2f}x slower")
+    if r:
+        parts.append(speed_words(r, "the same speed", "x faster"))
     return ", ".join(parts) or "-"
 
 
