@@ -131,7 +131,7 @@ class ReferenceRow:
     cache_bytes: int
     cache_bytes_per_1k_tokens: float
     cache_reused: bool
-    speed_windows: int  # the windows its speed was measured over in this run (1: read from the cache)
+    speed_windows: int  # the windows timed in this run: all of them, or a cached one's first window timed again
 
     @property
     def n_tokens(self) -> int:
@@ -411,7 +411,7 @@ def _kld_cells(r: ProfileEval, j: int) -> list[str]:
     if r.references:
         ref = r.references[j]
         return [ref.document, "(reference)", "-", "-", f"{ref.ppl:.4f} ± {ref.ppl_stderr:.4f}", "-",
-                f"{ref.tokens_per_second:.1f}" + (" (1 window)" if ref.speed_windows < ref.n_chunks else "")]
+                f"{ref.tokens_per_second:.1f}" + (" (window 1, timed again)" if ref.cache_reused else "")]
     if r.kld:
         k = r.kld[j]
         return [k.document, f"{k.kld_mean:.6f} ± {k.kld_stderr:.6f}", f"{k.kld_p99:.4f}",
