@@ -152,8 +152,14 @@ def test_repetitions_that_disagree_are_said_under_the_table() -> None:
     assert notes == ["note: kv-q8's tg16 repetitions differ by ±90%: another program was probably using the CPU, "
                      "so compare these figures with care; run again when the machine is quiet, or with more "
                      "repetitions (-r)."]
-    assert "Fastest at writing here: office-cpu (what it costs in quality: eval --kld DOC -p kv-q8 -p office-cpu)." \
-        in format_bench([noisy, steady]).splitlines()
+    assert ("Fastest at writing here: office-cpu (what it costs in quality: workstation eval -p kv-q8 -p office-cpu "
+            "--kld YOUR_DOCUMENT).") in format_bench([noisy, steady]).splitlines()
+    # a profile given by its path is named so; another model is priced by its answers (a KLD
+    # between two models is no quantization's loss)
+    other = ProfileBench("desk", {**info, "model_n_params": 1_235_814_432}, ref="/home/ayla/my profiles/desk.yaml",
+                         pp=SpeedStat(64, [500_000_000, 505_000_000]), tg=SpeedStat(16, [100_000_000, 101_000_000]))
+    assert ("Fastest at writing here: desk (another model; how well each answers: workstation eval -p office-cpu "
+            "-p /home/ayla/my\\ profiles/desk.yaml).") in format_bench([steady, other]).splitlines()
     # in alternating rounds the steady one says no other program was at work: it is the profile's own
     steady.rounds = noisy.rounds = 2
     notes = [line for line in format_bench([steady, noisy]).splitlines() if line.startswith("note:")]
@@ -259,10 +265,12 @@ def test_a_replay_of_two_profiles_runs_in_rounds_and_compares_them(
                      + "sampling: {temperature: 0.2}\n", encoding="utf-8")
     rc = main(["bench", "-p", str(tiny_profile), "-p", str(other), "--replay", str(prompts), "--max-tokens", "3",
                "-r", "2", "--no-save"])
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert rc == 0
+    # off a terminal (2>&1 | tee) its first step is said at once, the rest at most every 10 s
+    assert err.splitlines()[0] == "round 1/2: tiny: replay prompt 1/2"
     tables = out.split("other:")
     assert tables[0].count("Say hello.") == 2 and tables[1].count("Say hello.") == 2  # two rounds each
-    assert "4 prompts: TTFT" in out
+    assert out.count("2 prompts × 2 rounds: TTFT") == 2  # not "4 prompts"
     assert re.search(r"^other vs tiny: \d+\.\d\dx its tok/s, \d+\.\d\dx its median TTFT\.$", out, re.MULTILINE), out
     assert "The profiles sample differently (temperature 0.7, 0.2" in out, out

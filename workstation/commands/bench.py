@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from workstation.core.bench import (
     replay_profiles,
     sampling_differences,
 )
+from workstation.core.invocation import cli, shell_word
 from workstation.core.letters import shortened
 from workstation.core.profiles import Profile, load_profile
 from workstation.core.results import save_printed_run
@@ -69,15 +71,29 @@ def _profiles(args: argparse.Namespace) -> list[Profile]:
     return profiles
 
 
+LOG_EVERY_S = 10.0  # off a terminal, a progress line at most this often (a log that stays alive)
+
+
 def _progress(args: argparse.Namespace):  # noqa: ANN202
-    if not sys.stderr.isatty():
-        return None
+    """What bench, eval and quantize --kld are at, on stderr: rewritten in place on a terminal;
+    off one (``2>&1 | tee bench.log``, where nothing was printed for minutes) a line for the
+    first step and then at most one each ``LOG_EVERY_S`` seconds."""
+    if sys.stderr.isatty():
+        def say(msg: str) -> None:
+            sys.stderr.write(f"\r\033[K{msg}")
+            sys.stderr.flush()
 
-    def say(msg: str) -> None:
-        sys.stderr.write(f"\r\033[K{msg}")
-        sys.stderr.flush()
+        return say
+    last: list[float] = []
 
-    return say
+    def log(msg: str) -> None:
+        now = time.monotonic()
+        if not last or now - last[0] >= LOG_EVERY_S:
+            last[:] = [now]
+            sys.stderr.write(f"{msg}\n")
+            sys.stderr.flush()
+
+    return log
 
 
 def _clear_progress() -> None:
@@ -212,9 +228,20 @@ def plain_words(results: list[ProfileBench]) -> list[str]:
                          + ".")
     best = max(results, key=lambda r: r.tg.avg_ts if r.tg is not None else 0.0)
     if best.tg is not None and best is not first:
-        lines.append(f"Fastest at writing here: {best.profile} (what it costs in quality: eval --kld DOC "
-                     f"-p {first.profile} -p {best.profile}).")
+        lines.append(f"Fastest at writing here: {best.profile} ({what_it_costs(first, best)}).")
     return lines
+
+
+def what_it_costs(first: ProfileBench, best: ProfileBench) -> str:
+    """The command that prices the faster profile in quality: the KL divergence on the user's
+    own document where both run one model (another quantization, K/V type or offload), the
+    example tasks where they run two (a KL divergence between two models is no quantization's
+    loss, and one of another vocabulary is refused)."""
+    profiles = f"-p {shell_word(first.ref or first.profile)} -p {shell_word(best.ref or best.profile)}"
+    one_model = first.model_info.get("model_n_params") == best.model_info.get("model_n_params")
+    if one_model:
+        return f"what it costs in quality: {cli(f'eval {profiles} --kld YOUR_DOCUMENT')}"
+    return f"another model; how well each answers: {cli(f'eval {profiles}')}"
 
 
 def drafting_notes(results: list[ProfileBench]) -> list[str]:
@@ -279,7 +306,8 @@ def format_replay(replays: list[ReplayResult], differences: list[str] | None = N
         acc = f", {s['acceptance'] * 100:.1f}% of drafts accepted" if s["acceptance"] is not None else ""
         tps = f"{s['predicted_per_second']:.1f}" if s["predicted_per_second"] is not None else "-"
         parts.append(
-            f"{s['prompts']} prompts: TTFT mean {s['ttft_ms_mean']:.0f} ms, median {s['ttft_ms_median']:.0f} ms, "
+            (f"{s['prompts']} prompts" if s["turns"] == s["prompts"] else
+             f"{s['prompts']} prompts × {s['turns'] // s['prompts']} rounds") + f": TTFT mean {s['ttft_ms_mean']:.0f} ms, median {s['ttft_ms_median']:.0f} ms, "
             f"p90 {s['ttft_ms_p90']:.0f} ms; {tps} tok/s over {s['predicted_n']} tokens{acc}\n"
         )
     first = replays[0].summary() if replays else {}

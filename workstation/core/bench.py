@@ -109,6 +109,7 @@ class ProfileBench:
     test_time: str = ""
     rounds: int = 1  # runs in rounds with other profiles (bench_profiles), one repetition each
     drafting_off: str = ""  # why the speculation drafted no more this session ('' where it went on)
+    ref: str = ""  # what -p takes to load the profile again (its key, or its file's path)
 
     def add_round(self, other: ProfileBench) -> None:
         """Another round's repetitions of the same tests."""
@@ -300,6 +301,7 @@ def bench_engine(engine: Engine, config: BenchConfig, progress: Progress | None 
     key = engine.profile.key
     result = ProfileBench(
         profile=key,
+        ref=engine.profile.ref,
         model_info=model_info(engine),
         test_time=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
@@ -421,7 +423,8 @@ class ReplayResult:
         acc = sum(i.metrics.draft_n_accepted for i in self.items)
         return {
             "profile": self.profile,
-            "prompts": len(self.items),
+            "prompts": len({i.index for i in self.items}),
+            "turns": len(self.items),  # the prompts once each round
             "ttft_ms_mean": round(statistics.fmean(ttfts), 2) if ttfts else None,
             "ttft_ms_median": round(statistics.median(ttfts), 2) if ttfts else None,
             "ttft_ms_p90": round(ttfts[min(len(ttfts) - 1, int(0.9 * len(ttfts)))], 2) if ttfts else None,
