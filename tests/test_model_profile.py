@@ -329,7 +329,12 @@ def test_a_users_own_profile_of_a_shipped_name_is_the_one_used(
     assert load_profile(hidden.ref).context == 4096
     assert main(["profiles", "list", "--json"]) == 0
     rows = [r for r in json.loads(capsys.readouterr().out)["profiles"] if r["key"] == "office-cpu"]
-    assert [r["file"] for r in rows] == [str(mine)]
+    assert [(r["file"], r["own"], r["hides_shipped"]) for r in rows] == [(str(mine), True,
+                                                                          str(shipped / "office-cpu.yaml"))]
+    assert main(["profiles", "list"]) == 0  # it says which are the user's, and what they hide
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("office-cpu (yours, in place of the shipped one) ") for line in lines)
+    assert not any("(yours" in line for line in lines if not line.startswith("office-cpu "))
 
 
 def test_profiles_list_goes_on_where_the_data_folder_cannot_be_used(

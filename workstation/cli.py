@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=command(),
         description="Run local LLMs on this PC: chat, summarize, benchmark and serve.",
     )
-    parser.add_argument("-p", "--profile", help="profile name (in profiles/) or path to a YAML file")
+    parser.add_argument("-p", "--profile", help="profile name (as 'profiles list' shows it) or path to a YAML file")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         module_name = f"workstation.commands.{name}"

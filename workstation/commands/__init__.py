@@ -22,7 +22,7 @@ def add_profile_arg(parser: argparse.ArgumentParser, multiple: bool = False) -> 
     else:
         parser.add_argument(
             "-p", "--profile", dest="sub_profile", metavar="PROFILE",
-            help="profile name (in profiles/) or path to a YAML file",
+            help="profile name (as 'profiles list' shows it) or path to a YAML file",
         )
 
 

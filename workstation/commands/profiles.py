@@ -88,7 +88,27 @@ def _row(profile: Profile) -> dict[str, object]:
         "status": status,
         "fit": plan.get("verdict"),
         "file": str(profile.source) if profile.source else None,
+        **_whose(profile),
     }
+
+
+def _whose(profile: Profile) -> dict[str, object]:
+    """Whether the profile is the user's own (in the data folder, which an update leaves alone)
+    and the shipped file of its name it stands in for: a user's file of a shipped name is the
+    one ``-p NAME`` loads, and nothing else in the listing said the shipped one was hidden."""
+    from workstation.core.paths import profile_folders, profiles_dir
+
+    folder = profile.source.parent.resolve() if profile.source else None
+    own = folder is not None and folder != profiles_dir().resolve() and any(
+        folder == f.resolve() for f in profile_folders())
+    hidden = profiles_dir() / profile.source.name if own and profile.source else None
+    return {"own": own, "hides_shipped": str(hidden) if hidden and hidden.is_file() else None}
+
+
+def _key_cell(row: dict[str, object]) -> str:
+    if row["hides_shipped"]:
+        return f"{row['key']} (yours, in place of the shipped one)"
+    return f"{row['key']} (yours)" if row["own"] else str(row["key"])
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -102,13 +122,13 @@ def run_list(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"profiles": rows, "errors": errors})
         return 0
-    width = max([len(str(r["key"])) for r in rows] + [7])
+    width = max([len(_key_cell(r)) for r in rows] + [7])
     model_width = max([len(str(r["model"])) for r in rows] + [30])
     print(f"{'PROFILE':<{width}}  {'MODEL':<{model_width}} {'CTX':>6}  {'K/V':<11} {'SPEC':<6}  STATUS")
     for r in rows:
         local = r["backend"] == "llama"  # a remote profile's context and K/V are the server's
         print(
-            f"{r['key']!s:<{width}}  {str(r['model']) or '-':<{model_width}} {r['context'] if local else '-'!s:>6}  "
+            f"{_key_cell(r):<{width}}  {str(r['model']) or '-':<{model_width}} {r['context'] if local else '-'!s:>6}  "
             f"{r['kv_cache'] if local else '-'!s:<11} {r['speculative']!s:<6}  "
             + (str(r["fit"]) if r["status"] == "does not fit" else  # the verdict says it first
                f"{r['status']}" + (f" — {r['fit']}" if r["fit"] else ""))
