@@ -2506,11 +2506,13 @@ async def test_ctrl_e_takes_numbers_as_turkish_writes_them(profiles: Path) -> No
 
     from workstation.tui.screens.sampling import SamplingDialog, read_number
 
-    assert (read_number("0,3", False), read_number("0.3", False), read_number("2.048", True),
+    assert (read_number("0,3", False, "."), read_number("0.3", False, "."), read_number("2.048", True, "."),
             read_number("2,048", True), read_number("-1", True)) == (0.3, 0.3, 2048, 2048, -1)
-    for typed, whole in (("2,5", True), ("1.000,5", False), ("1,2,3", False)):
+    # a whole number's thousands as the UI's language marks them: 1.500 in English is no 1500
+    for typed, whole, thousands in (("2,5", True, "."), ("1.000,5", False, "."), ("1,2,3", False, ","),
+                                    ("1.500", True, ","), ("2,048", True, ".")):
         with pytest.raises(ValueError):
-            read_number(typed, whole)
+            read_number(typed, whole, thousands)
     app = WorkstationApp("a", sample_system=False, language="tr")
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.engine is not None)

@@ -46,14 +46,16 @@ def said(value: float | int | None, texts: Texts) -> str:
 TYPED = r"[-+]?[0-9.,]*([eE][-+]?[0-9]*)?"  # (1e-05, as a small min_p is shown, stays editable)
 
 
-def read_number(typed: str, whole: bool) -> float | int:
-    """A number typed the English way or the Turkish (0.7 or 0,7; 2,048 or 2.048 for a whole
-    one); ValueError for anything else (2.5 in a whole number's box is not 25)."""
+def read_number(typed: str, whole: bool, thousands: str = ",") -> float | int:
+    """A number typed the English way or the Turkish (0.7 or 0,7); a whole one may mark its
+    thousands as the UI's language does (``thousands``: 2,048 in English, 2.048 in Turkish,
+    where 1.500 typed in English is no 1500). ValueError for anything else (2.5 in a whole
+    number's box is not 25)."""
     import re
 
     if whole:
-        if re.fullmatch(r"[-+]?\d{1,3}([.,])\d{3}(\1\d{3})*", typed):  # thousands marked
-            typed = typed.replace(",", "").replace(".", "")
+        if re.fullmatch(rf"[-+]?\d{{1,3}}({re.escape(thousands)}\d{{3}})+", typed):  # thousands marked
+            typed = typed.replace(thousands, "")
         return int(typed)
     if "," in typed and "." in typed:
         raise ValueError(typed)
@@ -107,7 +109,7 @@ class SamplingDialog(ModalScreen[Sampling | None]):
                 values[name] = None
                 continue
             try:
-                values[name] = read_number(typed, whole)
+                values[name] = read_number(typed, whole, self.texts.get("number.thousands") or ",")
             except ValueError:
                 raise ProfileError(self.texts("sampling.not_a_number", name=label, value=typed)) from None
             if name == "seed" and values[name] == -1:  # llama.cpp's -1: a new one each time, shown so
