@@ -87,5 +87,5 @@ def four_bit_note(name: str, path: Path) -> str | None:
     if not levels.from_four_bits:
         return None
     return (f"{name}'s weights take at most 16 values in each block of 32, as a 4-bit file's do "
-            f"({levels.four_bit} of {levels.sampled} layer weights looked at): it was made from a 4-bit file "
-            "(models quantize --allow-requantize), and holds no more than that file did")
+            f"({levels.four_bit} of {levels.sampled} layer weights looked at): it holds no more than a 4-bit "
+            "file (made from one with models quantize --allow-requantize, or a model trained at 4 bits)")
