@@ -73,7 +73,7 @@ def thinking_model_path(smollm2_path: Path) -> Path:
     dest = smollm2_path.parent / "variants" / f"{smollm2_path.stem}.thinking-{digest}.gguf"
     if not dest.exists():
         dest.parent.mkdir(exist_ok=True)
-        part = dest.with_suffix(".part")
+        part = dest.with_suffix(f".{os.getpid()}.part")  # (two test workers may write it at once)
         subprocess.run(
             [sys.executable, "-m", "gguf.scripts.gguf_new_metadata", "--chat-template", THINKING_TEMPLATE,
              "--force", str(smollm2_path), str(part)],

@@ -22,6 +22,9 @@ from workstation.core.hardware import count_physical_cores
 from workstation.core.profiles import Sampling
 from workstation.core.thread_policy import CpuLoad, LoadSampler, ThreadGovernor, choose_threads
 
+# they measure what other programs keep busy: run by test.sh after the others, with nothing beside
+pytestmark = pytest.mark.alone
+
 HELLO = [{"role": "user", "content": "Name three colours of the rainbow."}]
 SHORT = Sampling(temperature=0.0, max_tokens=8, repeat_penalty=1.0)
 

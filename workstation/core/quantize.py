@@ -43,7 +43,7 @@ def quantize_model(
     params.allow_requantize = allow_requantize
     params.nthread = threads
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.part")
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.part")  # two quantizing at once each write their own
     try:
         rc = _waited_for(lambda: llama_cpp.llama_model_quantize(
             str(src).encode(), str(tmp).encode(), ctypes.byref(params)
