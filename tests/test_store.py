@@ -436,3 +436,41 @@ def test_a_conversations_own_instructions_are_read_first_kept_and_exported(tmp_p
     store.delete(conv.id)
     with pytest.raises(ConversationGone):
         store.set_instructions(conv.id, "Answer in one word.")
+
+
+def test_a_reply_asked_again_is_kept_to_go_back_to(tmp_path: Path) -> None:
+    """Alt+R threw the reply it replaced away for good; it is kept as the question's earlier
+    reply, and Alt+V goes through them in the order they were written, back to the first."""
+    store = ConversationStore(tmp_path / "c.sqlite3")
+    conv = store.new("Letters")
+    store.add_message(conv.id, "user", "Hi")
+    store.add_message(conv.id, "assistant", "Hello.")
+    question = store.add_message(conv.id, "user", "A short poem?")
+    first = store.add_message(conv.id, "assistant", "Roses are red.", {"predicted_n": 4})
+    assert store.next_reply_version(conv.id, question.id, first.id) is None  # nothing earlier yet
+    for text in ("Violets are blue.", "Sugar is sweet."):  # asked again twice
+        reply = store.add_message(conv.id, "assistant", text)
+        before = [m.id for m in store.messages(conv.id) if question.id < m.id < reply.id]
+        store.keep_as_earlier(conv.id, question.id, before)
+    shown = store.messages(conv.id)[-1]
+    assert [m.content for m in store.messages(conv.id)] == ["Hi", "Hello.", "A short poem?", "Sugar is sweet."]
+    assert store.reply_versions(conv.id, question.id, shown.id) == (3, 3)
+    seen = []
+    for _ in range(4):
+        seen.append((store.next_reply_version(conv.id, question.id, shown.id), store.messages(conv.id)[-1].content))
+    assert seen == [((1, 3), "Roses are red."), ((2, 3), "Violets are blue."), ((3, 3), "Sugar is sweet."),
+                    ((1, 3), "Roses are red.")]
+    assert store.messages(conv.id)[-1].metrics == {"predicted_n": 4}  # its figures come back with it
+    assert store.prompt_messages(conv.id)[-1]["content"] == "Roses are red."  # the next turn reads the one shown
+    store.close()
+    store = ConversationStore(tmp_path / "c.sqlite3")  # kept in the file
+    assert store.reply_versions(conv.id, question.id, shown.id) == (1, 3)
+    # the question taken back (changed, sent again): its replies go with it; so with the conversation
+    store.forget_messages(conv.id, [question.id, shown.id])
+    other = store.new("Other")
+    q2 = store.add_message(other.id, "user", "Why?")
+    store.add_message(other.id, "assistant", "Because.")
+    r2 = store.add_message(other.id, "assistant", "Since.")
+    store.keep_as_earlier(other.id, q2.id, [r2.id - 1])
+    store.delete(other.id)
+    assert store._db.execute("SELECT COUNT(*) FROM earlier_replies").fetchone()[0] == 0

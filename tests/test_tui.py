@@ -2748,6 +2748,35 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         assert f"the model did not see the first {left_out} messages" in str(_views(app)[-1].query_one(".metrics").render())
 
 
+async def test_alt_v_goes_back_to_the_reply_asked_again(profiles: Path) -> None:
+    """Alt+R threw the reply it replaced away for good (ChatGPT keeps it: "< 1/2 >"). It is kept:
+    Alt+V puts it back in the chat and in what the next turn reads, and again the newer one."""
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        conv, _ = await _first_turn_answered(pilot, app)
+        assert conv is not None
+        first = app.store.messages(conv)[-1]
+        await pilot.press("alt+v")  # nothing earlier yet: said
+        await until(pilot, lambda: any("has no other one yet: Alt+R asks again" in n.message
+                                       for n in app._notifications))
+        app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=2)  # type: ignore[union-attr]
+        await pilot.press("alt+r")  # a shorter reply, so the two are told apart
+        await until(pilot, lambda: not app.generating and app.store.messages(conv)[-1].content != first.content)
+        second = app.store.messages(conv)[-1]
+        assert any(n.message == "The earlier reply is kept: Alt+V shows it again." for n in app._notifications)
+        assert len(app.store.messages(conv)) == 2
+        await pilot.press("alt+v")
+        await until(pilot, lambda: _views(app)[-1].content == first.content)
+        assert app.store.messages(conv)[-1].content == first.content and len(app.store.messages(conv)) == 2
+        assert app.store.prompt_messages(conv)[-1]["content"] == first.content  # what the next turn reads
+        assert any(n.message.startswith("Reply 1 of 2 (Alt+V: the next one).") for n in app._notifications)
+        await pilot.press("alt+v")
+        await until(pilot, lambda: _views(app)[-1].content == second.content)
+        await pilot.press("f1")  # listed with the chat's keys
+        await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        assert dict((key, name) for key, name, _ in app.screen.rows)["Alt+V"] == "Other reply"
+
+
 async def test_alt_c_on_a_reply_the_model_ended_says_it_is_complete(profiles: Path) -> None:
     """Alt+C on a reply that had ended (the model's end, not a limit) did nothing and said nothing."""
     app = WorkstationApp("a", sample_system=False, language="en")

@@ -113,6 +113,23 @@ _MIGRATIONS: tuple[str, ...] = (
     # a conversation's own instructions to the model, read in place of its profile's system
     # prompt (Alt+I; LM Studio's system prompt per chat, Ollama's /set system)
     "ALTER TABLE conversations ADD COLUMN instructions TEXT NOT NULL DEFAULT '';",
+    # the replies a question had before it was asked again (Alt+R), to go back to (Alt+V):
+    # ChatGPT's "< 2/2 >"; a new reply had thrown the one before away for good
+    """
+    CREATE TABLE earlier_replies (
+        id INTEGER PRIMARY KEY,
+        conversation_id INTEGER NOT NULL,
+        question_id INTEGER NOT NULL,
+        content TEXT NOT NULL,
+        metrics TEXT,
+        created REAL NOT NULL,
+        reasoning TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX earlier_replies_by_question ON earlier_replies(conversation_id, question_id);
+    CREATE TRIGGER earlier_replies_go_with_their_conversation AFTER DELETE ON conversations BEGIN
+        DELETE FROM earlier_replies WHERE conversation_id = old.id;
+    END;
+    """,
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -399,13 +416,59 @@ class ConversationStore:
 
     def forget_messages(self, conversation_id: int, ids: list[int]) -> int:
         """Those messages of the conversation deleted (a question changed or too long, and its
-        reply; a reply asked again), out of the -wal too: how many went."""
+        reply; a reply the user stopped), the earlier replies of a question among them too,
+        out of the -wal too: how many went."""
         with self._db:
             cur = self._db.executemany("DELETE FROM messages WHERE conversation_id = ? AND id = ?",
                                        [(conversation_id, i) for i in ids])
+            self._db.executemany("DELETE FROM earlier_replies WHERE conversation_id = ? AND question_id = ?",
+                                 [(conversation_id, i) for i in ids])
             self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
         self._empty_wal()
         return cur.rowcount
+
+    def keep_as_earlier(self, conversation_id: int, question_id: int, ids: list[int]) -> None:
+        """A question asked again has its new reply: the replies among ``ids`` (what followed the
+        question) are kept as its earlier replies, to go back to; the messages themselves go."""
+        with self._db:
+            self._db.executemany(
+                "INSERT INTO earlier_replies(conversation_id, question_id, content, metrics, created, reasoning) "
+                "SELECT conversation_id, ?, content, metrics, created, reasoning FROM messages "
+                "WHERE conversation_id = ? AND id = ? AND role = 'assistant'",
+                [(question_id, conversation_id, i) for i in ids])
+            self._db.executemany("DELETE FROM messages WHERE conversation_id = ? AND id = ?",
+                                 [(conversation_id, i) for i in ids])
+            self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
+
+    def reply_versions(self, conversation_id: int, question_id: int, reply_id: int) -> tuple[int, int]:
+        """Which of the question's replies ``reply_id`` is, and how many it has (1, 1: no
+        earlier one), in the order they were written."""
+        row = self._db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(e.created < m.created), 0) FROM messages m JOIN earlier_replies e "
+            "ON e.conversation_id = m.conversation_id AND e.question_id = ? WHERE m.id = ? AND m.conversation_id = ?",
+            (question_id, reply_id, conversation_id)).fetchone()
+        return int(row[1]) + 1, int(row[0]) + 1
+
+    def next_reply_version(self, conversation_id: int, question_id: int, reply_id: int) -> tuple[int, int] | None:
+        """The question's next reply (in the order they were written, the first after the
+        last) in the place of ``reply_id``, which is kept among its earlier ones; which one it
+        is now, and of how many. None where the question has no earlier reply."""
+        with self._db:
+            mine = self._db.execute("SELECT content, metrics, created, reasoning FROM messages WHERE id = ? "
+                                    "AND conversation_id = ? AND role = 'assistant'",
+                                    (reply_id, conversation_id)).fetchone()
+            others = self._db.execute("SELECT id, content, metrics, created, reasoning FROM earlier_replies "
+                                      "WHERE conversation_id = ? AND question_id = ? ORDER BY created, id",
+                                      (conversation_id, question_id)).fetchall()
+            if mine is None or not others:
+                return None
+            later = [o for o in others if o[3] > mine[2]]
+            chosen = (later or others)[0]
+            self._db.execute("UPDATE messages SET content = ?, metrics = ?, created = ?, reasoning = ? WHERE id = ?",
+                             (*chosen[1:], reply_id))
+            self._db.execute("UPDATE earlier_replies SET content = ?, metrics = ?, created = ?, reasoning = ? "
+                             "WHERE id = ?", (*mine, chosen[0]))
+        return self.reply_versions(conversation_id, question_id, reply_id)
 
     def _empty_wal(self) -> None:
         """Deleted text out of the -wal too (it stays there until emptied, a copy taken meanwhile
@@ -470,14 +533,14 @@ class ConversationStore:
         -c``, ``summarize -c``) has written to the file; this one's own writes leave it."""
         return int(self._db.execute("PRAGMA data_version").fetchone()[0])
 
-    def revision(self, conversation_id: int) -> tuple[int, int, str]:
+    def revision(self, conversation_id: int) -> tuple[int, int, str, float]:
         """What changes when the conversation's messages do: their number, and their length
         with their figures (a reply kept as it streamed is written again in place); and its
         instructions (Alt+I, or chat -c's window: the line at the chat's top)."""
         row = self._db.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(content) + LENGTH(COALESCE(metrics, ''))), 0), "
-                               "(SELECT instructions FROM conversations WHERE id = ?) "
+                               "(SELECT instructions FROM conversations WHERE id = ?), COALESCE(SUM(created), 0) "
                                "FROM messages WHERE conversation_id = ?", (conversation_id, conversation_id)).fetchone()
-        return int(row[0]), int(row[1]), str(row[2] or "")
+        return int(row[0]), int(row[1]), str(row[2] or ""), float(row[3])  # (another reply put back: its time)
 
     def set_open(self, conversation_id: int | None) -> None:
         """Remember which conversation is open (None: a new one), for the next start."""

@@ -46,6 +46,7 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("chat.edit_last", "up", "edit_last", "action.edit_last", priority=False),
     UserAction("chat.again", "alt+r", "ask_again", "action.again"),
     UserAction("chat.continue", "alt+c", "continue_reply", "action.continue"),
+    UserAction("chat.versions", "alt+v", "other_reply", "action.versions"),
     # over the editor's own Ctrl+E (line end; End does that too), as Ctrl+F is
     UserAction("chat.sampling", "ctrl+e", "sampling", "action.sampling"),
     UserAction("chat.instructions", "alt+i", "instructions", "action.instructions"),
@@ -69,7 +70,7 @@ CHAT_ONLY = frozenset({"stop", "new_conversation", "send", "toggle_editor", "att
                        "clear_message",
                        "rename_conversation", "delete_conversation", "search_conversations",
                        "export_conversation", "toggle_sidebar", "copy_reply", "copy_code", "sampling", "edit_last",
-                       "ask_again", "continue_reply", "instructions"})
+                       "ask_again", "continue_reply", "other_reply", "instructions"})
 
 BY_ID = {a.id: a for a in ACTIONS}
 

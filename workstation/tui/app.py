@@ -236,7 +236,7 @@ class WorkstationApp(App[None]):
         self.conversation_id: int | None = None
         self.open_title = ""  # the open conversation's title (kept should another window delete it)
         self.open_created = 0.0  # and when it was made: SQLite gives a deleted one's number to the next
-        self._open_revision: tuple[int, int, str] = (0, 0, "")  # store.revision of it when last drawn or written here
+        self._open_revision: tuple[int, int, str, float] = (0, 0, "", 0.0)  # store.revision of it when last drawn or written here
         self._partial: int | None = None  # the row the streaming reply is kept in so far
         self._partial_at = 0.0
         self._seen_version = 0  # the store's data_version when other writers were last looked for
@@ -260,6 +260,7 @@ class WorkstationApp(App[None]):
         self._document_tokens: dict[tuple[Path, str], tuple[int, int]] = {}
         self._arriving_edit: tuple[int, float] | None = None
         self._replacing: list[int] = []  # the reply a question asked again (Alt+R) replaces once the new one came
+        self._replacing_question = 0  # that question (the reply replaced is kept as its earlier one: Alt+V)
         self._continued = ""  # the reply's text before "continue" (Alt+C) went on from it
         self._turn_from = "send"  # what began the turn under way: send | again (Alt+R) | continue (Alt+C)
         self.history = MetricsHistory(60)
@@ -1268,6 +1269,7 @@ class WorkstationApp(App[None]):
         conv_id = self.conversation_id
         assert conv_id is not None  # (a question put back by Up stays so: sent, it replaces this one and its new reply)
         self._replacing = [m.id for m in self.store.messages(conv_id) if m.id > question.id]
+        self._replacing_question = question.id
         self._asked = question.content
         self._turn_from = "again"
         self.generating = True  # (no other turn begins while the screen is made ready)
@@ -1409,6 +1411,33 @@ class WorkstationApp(App[None]):
         self._asked = next((m.content for m in reversed(stored) if m.role == "user"), "")
         views[-1].reopen()
         self._start_reply(views[-1])
+
+    async def action_other_reply(self) -> None:
+        """The last question's next reply in the place of the one shown (ChatGPT's "< 2/2 >"):
+        each Alt+R keeps the reply it replaces, and this goes through them in the order they
+        were written, back to the first after the last. The next turn reads the one shown."""
+        if self.screen is not self.chat_screen:
+            return
+        if self.generating or self._sending:
+            self.notify(self.busy_text(), severity="warning")
+            return
+        if self._open_gone():
+            self.run_worker(self._lost_open_conversation(), exit_on_error=False)
+            return
+        question = self._last_question()
+        conv_id = self.conversation_id
+        stored = self.store.messages(conv_id) if conv_id is not None and question is not None else []
+        reply = stored[-1] if stored and stored[-1].role == "assistant" else None
+        shown = None
+        if conv_id is not None and question is not None and reply is not None:
+            shown = self.store_write(lambda: self.store.next_reply_version(conv_id, question.id, reply.id))
+        if shown is None:
+            self.notify(self.texts("chat.no_other_reply", again=self.key_for("chat.again")), severity="warning")
+            return
+        self._note_revision()
+        await self._redraw_open()
+        n, total = shown
+        self.notify(self.texts("chat.reply_version", n=f"{n:,}", total=f"{total:,}", press=self.key_for("chat.versions")))
 
     def store_write(self, write: Callable[[], T]) -> T:
         """A write to the conversation file. Should the file stop taking writes mid-session (a
@@ -1744,10 +1773,11 @@ class WorkstationApp(App[None]):
             if self.conversation_id is not None:  # (the model never reads an empty reply: prompt_messages)
                 if self._save_message("assistant", text, turn_record(metrics, *ran_on), reasoning=thought):
                     await self._show_kept_turn()
-                elif replacing:  # the new reply is in: the one it replaces goes
-                    conv_id = self.conversation_id
-                    self.store_write(lambda: self.store.forget_messages(conv_id, replacing))
+                elif replacing:  # the new reply is in: the one it replaces is kept as an earlier one (Alt+V)
+                    conv_id, question = self.conversation_id, self._replacing_question
+                    self.store_write(lambda: self.store.keep_as_earlier(conv_id, question, replacing))
                     self._note_revision()
+                    self.notify(self.texts("chat.earlier_kept", press=self.key_for("chat.versions")))
         self.generating = False
         if self._quit_after_turn:
             self.exit()
