@@ -365,3 +365,25 @@ def test_the_headline_says_how_to_get_the_model_it_recommends() -> None:
     here = table_only(candidates={"models": ["smollm2-135m-instruct-q4_1"], "quantizations": ["Q4_1"]})
     installed = next(o for o in here.options if o.on_disk)
     assert here.get_it(installed) == []  # here already: nothing to get
+
+
+def test_every_shipped_draft_model_is_planned_before_its_download() -> None:
+    """fit -p gpu-llama31-8b said "the draft model llama-3.2-1b-instruct-q4_k_m is not downloaded
+    yet, so it is not counted" while gpu-qwen3-8b's draft was counted: two had no shape. Each
+    shape gives about the size its download page states."""
+    import yaml
+
+    from workstation.core.catalog import catalog_entry
+    from workstation.core.model_shapes import catalog_model
+    from workstation.core.paths import PROJECT_DIR
+
+    drafts = {yaml.safe_load(p.read_text(encoding="utf-8")).get("speculative", {}).get("draft_model")
+              for p in (PROJECT_DIR / "profiles").glob("*.yaml")}
+    in_catalog = sorted(d for d in drafts if d and catalog_entry(d) is not None)
+    assert len(in_catalog) >= 3
+    for name in in_catalog:
+        found = catalog_model(name)
+        assert found is not None, name
+        stated = (catalog_entry(name) or {}).get("approx_size_gb")  # (a packaged one: on disk, exact)
+        if stated is not None:
+            assert found[0].weights_bytes / 1e9 == pytest.approx(float(stated), rel=0.25), name
