@@ -277,3 +277,64 @@ def test_the_speed_estimate_is_not_called_a_bound(smollm2_path: Path) -> None:
     p = plan(read_model_info(smollm2_path), context=1024, gpus=[], **RAM)
     assert p.speed_note.startswith("about ") and "at most" not in p.speed_note
     assert "bench -p PROFILE measures it" in p.speed_note
+
+
+def test_fit_times_a_decode_as_size_does(smollm2_path: Path, gemma_path: Path) -> None:
+    """fit said about 41 tok/s for Qwen 2.5 14B on an RTX 3060 where size said 32, and 207 tok/s
+    for SmolLM2 on this PC after bench and size --measure had measured it. A card of the table
+    is timed by the published figures scaled to it, as size does; this CPU by what was measured
+    here, once there is enough of it (before, its memory speed guessed from its cores)."""
+    from workstation.core import calibration
+    from workstation.core.gpu_table import find_spec
+    from workstation.core.model_shapes import active_params
+    from workstation.core.results import ResultRow, save_run
+    from workstation.core.speed_model import gpu_constants
+
+    info = llama3_8b()
+    on_card = plan(info, context=8192, gpus=FakeGpuProbe.of(("NVIDIA GeForce RTX 3060", 12, 11.5)).gpus(), **RAM)
+    spec = find_spec("NVIDIA GeForce RTX 3060")
+    assert spec is not None and on_card.placement == "gpu"
+    expected = gpu_constants(spec).decode_tps(on_card.decode_bytes_per_token, info.n_layer, active_params(info))
+    assert on_card.decode_tps_bound == pytest.approx(expected, rel=0.02)
+    assert f"published llama-bench figures scaled to the {spec.name}" in on_card.speed_note
+
+    profile = make_profile(model=smollm2_path, context=1024)
+    guessed = plan_for_profile(profile, gpus=[])
+    assert calibration.measured_cpu() is None and "memory speed assumed" in guessed.speed_note
+    # size --measure's figures (real SQLite): SmolLM2 and Gemma decoded with 1, 2 and 4 sequences
+    rows = [ResultRow(name, f"tg24x{b}", tps, "tok/s", str(path), {"n_seq": b, "threads": 2})
+            for name, path, figures in (("smollm2", smollm2_path, (60.0, 90.0, 120.0)),
+                                        ("gemma", gemma_path, (40.0, 60.0, 80.0)))
+            for b, tps in zip((1, 2, 4), figures, strict=True)]
+    save_run("calibrate", rows, "size --measure")
+    speed = calibration.measured_cpu()
+    assert speed is not None
+    measured = plan_for_profile(profile, gpus=[])
+    assert "this PC's own measurements" in measured.speed_note
+    cost = calibration._cpu_cost(read_model_info(smollm2_path))
+    assert measured.decode_tps_bound == pytest.approx(speed.decode_tps(*cost), rel=0.05)
+    assert 45 < (measured.decode_tps_bound or 0) < 80  # near the 60 measured, not the 207 guessed
+
+
+def test_fit_says_what_bench_measured_for_the_model(smollm2_path: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """After `bench -p office-cpu` measured 80 tok/s, fit still said only "about 207 tokens/s":
+    one bench is too little to fit this CPU's constants, but its figure is said beside the estimate."""
+    import json
+
+    from workstation.cli import main
+    from workstation.core.results import ResultRow, save_run
+
+    prof = tmp_path / "desk.yaml"
+    prof.write_text(f"name: desk\nmodel: {smollm2_path}\ncontext: 1024\ngpu_layers: 0\n", encoding="utf-8")
+    assert main(["fit", "-p", str(prof)]) == 0
+    assert "measured:" not in capsys.readouterr().out
+    record = {"records": [{"n_gpu_layers": 0, "test": "tg128"}], "stddev": 3.0}
+    save_run("bench", [ResultRow("desk", "tg128", 80.48, "tok/s", str(smollm2_path), record)], "bench -p desk")
+    save_run("bench", [ResultRow("other", "tg128", 55.0, "tok/s", str(tmp_path / "another.gguf"), record)], "bench")
+    assert main(["fit", "-p", str(prof)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^  measured:  80 tokens/s ± 3 by bench on \d{4}-\d\d-\d\d \(profile desk, tg128, this model file\)$",
+                     out, re.MULTILINE), out
+    assert main(["fit", "-p", str(prof), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["measured_decode"]["tokens_per_second"] == 80.48

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workstation.commands import add_profile_arg, print_json, profile_ref
+from workstation.core.calibration import measured_decode
 from workstation.core.invocation import cli
 from workstation.core.planner import human_bytes, plan_for_profile
 from workstation.core.profiles import CONTEXT_RANGE, Profile, context_allowed, load_profile
@@ -42,8 +43,12 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
         return check(profile, args.json)
     plan = plan_for_profile(profile, not_downloaded=True)
+    measured = measured_decode(plan.path, plan.gpu_layers)
     if args.json:
-        print_json({"profile": profile.key, **plan.to_dict(), "downloaded": bool(plan.path)})
+        print_json({"profile": profile.key, **plan.to_dict(), "downloaded": bool(plan.path),
+                    "measured_decode": None if measured is None else {
+                        "tokens_per_second": measured.value, "test": measured.test, "profile": measured.profile,
+                        "when": measured.created, "stddev": measured.data.get("stddev")}})
         return 0 if plan.fits else 2
     print(f"{profile.key}: {plan.model} ({plan.architecture}, {plan.file_type}), context {plan.context:,}, "
           f"K/V {plan.type_k}/{plan.type_v}")
@@ -63,6 +68,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"    {d.name:<24} {d.layers:>3} layers  needs {human_bytes(d.need_bytes):>9}  "
                   f"free {human_bytes(d.free_bytes):>9}")
     print(f"  speed:     {plan.speed_note}")
+    if measured is not None and measured.value:  # what was measured beside what is estimated
+        spread = measured.data.get("stddev")
+        print(f"  measured:  {measured.value:.0f} tokens/s" + (f" ± {spread:.0f}" if spread else "")
+              + f" by bench on {measured.created[:10]} (profile {measured.profile}, {measured.test}, this model file)")
     for note in plan.notes:
         print(f"  note:      {note}")
     return 0 if plan.fits else 2

@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from workstation.core.catalog import ModelInfo, installed_name, read_model_info
+from workstation.core.errors import WorkstationError
 from workstation.core.model_shapes import active_params
-from workstation.core.results import ResultRow, history, save_run
+from workstation.core.results import HistoryEntry, ResultRow, history, save_run
 from workstation.core.speed_model import (
     DecodePoint,
     SpeedConstants,
@@ -139,6 +140,49 @@ def _points(entries: list[Any]) -> tuple[list[DecodePoint], list[tuple[float, fl
             pp.append((act, float(e.value)))
         used.append(f"{installed_name(path)} {test}" + (f" x{n_seq}" if n_seq > 1 else ""))
     return points, pp, used
+
+
+_MEASURED: dict[tuple[str, int, int, int, int], SpeedConstants | None] = {}
+
+
+def measured_cpu() -> SpeedConstants | None:
+    """This CPU's constants where they were fitted to figures measured here (``size
+    --measure``, or benches of 3 or more model and sequence counts); None before: the defaults
+    are another machine's, and the memory speed guessed from this one's cores says more. Read
+    again when the history file changes (``profiles list`` plans every profile)."""
+    from workstation.core.results import db_path
+
+    path = db_path()
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    wal = path.with_name(path.name + "-wal")  # (a write may be there alone until a checkpoint)
+    wal_st = wal.stat() if wal.exists() else None
+    key = (str(path), st.st_mtime_ns, st.st_size, wal_st.st_mtime_ns if wal_st else 0, wal_st.st_size if wal_st else 0)
+    if key not in _MEASURED:
+        try:
+            constants, report = this_machine()
+        except WorkstationError:  # a history that cannot be read: the estimate from the cores
+            constants, report = None, {"source": ""}
+        _MEASURED.clear()
+        _MEASURED[key] = constants if str(report["source"]).startswith("fitted") else None
+    return _MEASURED[key]
+
+
+def measured_decode(model_path: str, gpu_layers: int) -> HistoryEntry | None:
+    """The newest ``bench`` decode figure (tg) of this model file with as many layers on the
+    GPU, measured here: fit said "about 207 tokens/s" after bench had measured 80 (one bench is
+    too little to fit this machine's constants: ``measured_cpu``)."""
+    if not model_path:
+        return None
+    wanted = Path(model_path).resolve()
+    for e in history(kind="bench", limit=500):
+        if not e.test.startswith("tg") or not e.value or Path(e.model).resolve() != wanted:
+            continue
+        if int((e.data.get("records") or [{}])[0].get("n_gpu_layers", 0)) == gpu_layers:
+            return e
+    return None
 
 
 def this_machine() -> tuple[SpeedConstants, dict[str, Any]]:

@@ -33,8 +33,10 @@ from workstation.core.catalog import (
 )
 from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.hardware import GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth_gbps
+from workstation.core.model_shapes import active_params
 from workstation.core.phrases import Phrase, say
 from workstation.core.profiles import KV_CACHE_TYPES, Profile
+from workstation.core.speed_model import SpeedConstants
 
 MIB = 1024**2
 
@@ -246,6 +248,20 @@ def _assign(n: int, gpus: list[GpuInfo]) -> list[int]:
     return counts
 
 
+def _device_speed(d: DevicePlan, cpu_speed: SpeedConstants | None) -> tuple[SpeedConstants, str] | None:
+    """How ``size`` times a decode step on the device, and those words: a card of the table by
+    published figures scaled to it, this machine's CPU by its own measurements; None where
+    neither is known (its memory speed alone then). fit said 41 tok/s for Qwen 2.5 14B on an
+    RTX 3060 where size said 32."""
+    if d.kind == "cpu":
+        return (cpu_speed, "this PC's own measurements") if cpu_speed is not None else None
+    from workstation.core.gpu_table import find_spec
+    from workstation.core.speed_model import gpu_constants
+
+    spec = find_spec(d.name)
+    return (gpu_constants(spec), f"published llama-bench figures scaled to the {spec.name}") if spec else None
+
+
 def plan(
     info: ModelInfo,
     *,
@@ -261,8 +277,11 @@ def plan(
     swa_full: bool = True,
     physical_cores: int | None = None,
     cpu_flags: list[str] | None = None,
+    cpu_speed: SpeedConstants | None = None,
 ) -> MemoryPlan:
-    """The memory plan for ``info`` on these GPUs and this much free RAM."""
+    """The memory plan for ``info`` on these GPUs and this much free RAM. ``cpu_speed``: this
+    machine's CPU as measured here (``calibration.measured_cpu``), else its decode speed is
+    its memory speed's estimate."""
     import psutil
 
     gpus = list(gpus or [])
@@ -374,7 +393,8 @@ def plan(
 
     # Decode: every token reads each used device's weights (the output matrix included, the
     # token embeddings only one row) and the KV cache filled so far.
-    per_dev: list[tuple[int, int, float]] = []  # (weights read, kv at full context, GB/s)
+    # (weights read, kv at full context, GB/s, layers, how the device is timed where known)
+    per_dev: list[tuple[int, int, float, int, tuple[SpeedConstants, str] | None]] = []
     for d in devices:
         w = d.weights_bytes
         if d.kind == "cpu":
@@ -382,22 +402,40 @@ def plan(
             if info.tied_embeddings and n <= n_layer:
                 w += info.input_bytes  # the output reuses the embedding matrix
         if d.layers or w:
-            per_dev.append((max(w, 0), d.kv_cache_bytes, d.bandwidth_gbps))
-    bytes_tok = sum(w for w, _, _ in per_dev)
-    t_empty = sum(w / (bw * GBPS) for w, _, bw in per_dev if bw)
-    t_full = sum((w + k) / (bw * GBPS) for w, k, bw in per_dev if bw)
+            per_dev.append((max(w, 0), d.kv_cache_bytes, d.bandwidth_gbps, min(d.layers, n_layer),
+                            _device_speed(d, cpu_speed)))
+    bytes_tok = sum(w for w, *_ in per_dev)
+    active = active_params(info)
+
+    def step_seconds(at_full: bool) -> float:
+        """One token's decode over the devices, as ``size`` times it where the device's speed
+        is known (a card of the table, this CPU measured here), else by its memory speed."""
+        total = 0.0
+        for w, k, bw, layers, timed in per_dev:
+            kv_read = k if at_full else 0
+            if timed is not None:
+                share = w / bytes_tok if bytes_tok else 0.0
+                total += timed[0].step_seconds(w, layers, active * share, 1, kv_read)
+            elif bw:
+                total += (w + kv_read) / (bw * GBPS)
+        return total
+
+    t_empty, t_full = step_seconds(False), step_seconds(True)
     tps = round(1 / t_empty, 1) if t_empty > 0 else None
     tps_full = round(1 / t_full, 1) if t_full > 0 else None
     from workstation.core.invocation import cli
 
+    basis = sorted({timed[1] for *_, timed in per_dev if timed is not None})
     # not "at most": the CPU's memory speed is a guess from its cores, and a small model read
     # partly from the CPU's caches ran faster (234 tok/s measured against "at most 222")
-    speed_note = (
-        f"about {tps:.0f} tokens/s (an estimate: {_gb(bytes_tok)} GB read per token at the memory speed "
-        f"assumed for this machine; {cli('bench -p PROFILE')} measures it)"
-        if tps
-        else "no speed estimate"
-    )
+    if tps and basis:
+        how = " and ".join(basis)
+        speed_note = f"about {tps:.0f} tokens/s (an estimate from {how}; {cli('bench -p PROFILE')} measures it)"
+    elif tps:
+        speed_note = (f"about {tps:.0f} tokens/s (an estimate: {_gb(bytes_tok)} GB read per token at the memory "
+                      f"speed assumed for this machine; {cli('bench -p PROFILE')} measures it)")
+    else:
+        speed_note = "no speed estimate"
     return MemoryPlan(
         model=installed_name(Path(info.path)) or info.name,  # as 'models list' and profiles name it
         path=info.path,
@@ -539,9 +577,13 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
     context = profile.context or info.context_length
     flash = profile.resolved_flash_attn()
 
+    from workstation.core.calibration import measured_cpu
+
+    cpu_speed = measured_cpu()
+
     def target(on: list[GpuInfo]) -> MemoryPlan:
         return plan(info, context=context, type_k=profile.kv_cache.k, type_v=profile.kv_cache.v,
-                    gpu_layers=profile.gpu_layers, gpus=on, flash_attn=flash)
+                    gpu_layers=profile.gpu_layers, gpus=on, flash_attn=flash, cpu_speed=cpu_speed)
 
     spec = profile.speculative
     if spec.mode != "draft" or not spec.draft_model:
@@ -560,7 +602,7 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
     asked = spec.draft_gpu_layers
 
     def draft(on: list[GpuInfo], layers: int | str) -> MemoryPlan:
-        return plan(dinfo, context=context, gpu_layers=layers, gpus=on, flash_attn=flash)
+        return plan(dinfo, context=context, gpu_layers=layers, gpus=on, flash_attn=flash, cpu_speed=cpu_speed)
 
     d = draft(gpus, "all" if asked == "auto" else asked)
     left = [dataclasses.replace(g) for g in gpus]
