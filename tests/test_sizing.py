@@ -387,3 +387,22 @@ def test_every_shipped_draft_model_is_planned_before_its_download() -> None:
         stated = (catalog_entry(name) or {}).get("approx_size_gb")  # (a packaged one: on disk, exact)
         if stated is not None:
             assert found[0].weights_bytes / 1e9 == pytest.approx(float(stated), rel=0.25), name
+
+
+def test_a_card_a_workload_names_is_found_or_refused() -> None:
+    """`gpus: [RTX 4090, RTX 3060 12GB]` sized the 4090 alone without a word (the table writes
+    "12 GB"); `gpus: [my pc]` quietly meant this machine only. A name is matched spaces and case
+    aside, a card the table has but does not propose by itself is sized when named, and a name
+    that is no card is one sentence."""
+    from workstation.core.workload import WorkloadError
+
+    w = load_workload("office-20")
+    data = w.to_dict()
+    data.pop("source")
+    named = workload_from_dict({**data, "candidates": {"gpus": ["RTX 4090", "rtx 3060 12GB", "RTX 3090 Ti"]}}, "<t>")
+    assert sorted(m.name for m in candidate_machines(named, [])) == [
+        "GeForce RTX 3060 12 GB", "GeForce RTX 3090 Ti", "GeForce RTX 4090"]
+    with pytest.raises(WorkloadError) as refused:
+        workload_from_dict({**data, "candidates": {"gpus": ["RTX 4090", "my pc"]}}, "office.yaml")
+    assert str(refused.value).startswith("office.yaml: field 'candidates.gpus' names 'my pc', which is no card "
+                                         "this program knows; known: RTX 5090, ")

@@ -64,6 +64,25 @@ def find_spec(name: str) -> GpuSpec | None:
     return None
 
 
+def _squeezed(text: str) -> str:
+    return "".join(text.lower().split())
+
+
+def cards_named(wanted: list[str]) -> tuple[list[GpuSpec], list[str]]:
+    """The table's cards a workload's ``candidates.gpus`` names (a part of the card's name or
+    match, spaces and case aside: "RTX 3060 12GB", "rtx 4090"), every card of the table, not
+    only those ``size`` proposes by itself; and the names that are no card of the table (they
+    were dropped without a word, a typo leaving the other cards alone)."""
+    found: list[GpuSpec] = []
+    unknown: list[str] = []
+    for w in wanted:
+        named = [s for s in gpu_specs() if _squeezed(w) in _squeezed(s.name) or _squeezed(w) in _squeezed(s.match)]
+        if not named:
+            unknown.append(w)
+        found += [s for s in named if s not in found]
+    return found, unknown
+
+
 def sizing_specs() -> list[GpuSpec]:
     """The cards ``workstation size`` proposes."""
     return [s for s in gpu_specs() if s.size]

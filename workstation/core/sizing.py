@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from workstation.core.catalog import QUANT_SUFFIX, ModelInfo
-from workstation.core.gpu_table import GpuSpec, find_spec, sizing_specs
+from workstation.core.gpu_table import GpuSpec, cards_named, find_spec, sizing_specs
 from workstation.core.hardware import GpuInfo
 from workstation.core.model_shapes import (
     QUANT_BPW,
@@ -162,10 +162,8 @@ def local_machines(cpu_speed: SpeedConstants, gpus: list[GpuInfo], ram_available
 
 
 def candidate_machines(workload: Workload, local: list[Machine]) -> list[Machine]:
-    wanted = [w.lower() for w in workload.candidates.gpus]
-    table = [table_machine(s) for s in sizing_specs()
-             if not wanted or any(w in s.name.lower() or w in s.match.lower() for w in wanted)]
-    return [*local, *table]
+    named = cards_named(workload.candidates.gpus)[0] if workload.candidates.gpus else sizing_specs()
+    return [*local, *(table_machine(s) for s in named)]
 
 
 # --- the load model -----------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.core.errors import ProfileError
+from workstation.core.gpu_table import cards_named, gpu_specs
 from workstation.core.profiles import KV_CACHE_TYPES, build_settings, read_settings_file
 
 WORKLOADS_DIR = Path(__file__).resolve().parent.parent / "data" / "workloads"
@@ -146,6 +147,11 @@ def workload_from_dict(data: Any, src: str = "<workload>") -> Workload:
     _list_of(src, "candidates.kv_types", c.kv_types, str, tuple(KV_CACHE_TYPES))
     _list_of(src, "candidates.slots", c.slots, int)
     _list_of(src, "candidates.gpus", c.gpus, str)
+    unknown = cards_named(c.gpus)[1]
+    if unknown:  # (a typo was dropped without a word, the other cards sized alone)
+        known = ", ".join(s.match for s in gpu_specs())
+        raise WorkloadError(f"{src}: field 'candidates.gpus' names {', '.join(map(repr, unknown))}, which is no card "
+                            f"this program knows; known: {known}.")
     if any(not 1 <= s <= 64 for s in c.slots):
         raise WorkloadError(f"{src}: field 'candidates.slots' holds {c.slots}; allowed values are 1 to 64.")
     return w
