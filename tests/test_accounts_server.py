@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import openai
@@ -574,3 +575,39 @@ def test_usage_the_file_could_not_take_is_written_once_it_can(scheduler: Schedul
             db.execute("DROP TRIGGER full")
         chat(o.client("alice"))  # tried again every few seconds, and when the server closes
     assert [r.key for r in UsageLog(path).records()] == ["alice"] * 3
+
+
+def test_a_summary_whose_day_runs_out_is_no_summary(scheduler: Scheduler, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key with a few hundred tokens a day: summarize wrote the part cut where the day ended
+    as a whole summary ("…and Agreeing to…", exit 0) and batch marked the document done. It
+    stops as a refusal over the quota does (batch: pending, exit 75), the cut part not kept as
+    a finished one, and the sentence says why."""
+    from workstation.core.documents import Document
+    from workstation.core.errors import BackendUnreachable
+    from workstation.core.remote import RemoteEngine
+    from workstation.core.summarize import SummarizeOptions, summarize_document
+
+    memo = Document(source="memo.txt", kind="text", text="The office buys paper, pens and two new chairs this week. "
+                    "Ayla orders them on Monday; the bill goes to the finance team by Friday.")
+    options = SummarizeOptions(map_tokens=64, reduce_tokens=64)
+    with office(scheduler, {"fay": {"tokens_per_day": 100_000}}) as o:
+        def desk(name: str) -> tuple[RemoteEngine, Any]:
+            monkeypatch.setenv("WS_DESK_KEY", o.keys[name])
+            profile = make_profile(backend="openai", model="", sampling={"temperature": 0.0, "repeat_penalty": 1.0},
+                                   remote={"base_url": o.url, "api_key_env": "WS_DESK_KEY"})
+            return RemoteEngine(profile), profile
+
+        engine, profile = desk("fay")
+        with engine:
+            whole = summarize_document(engine, memo, profile, options=options)
+        asked = o.accounts.quota.used("fay") - sum(int(m.predicted_n) for m in
+                                                   [c.metrics for c in whole.chunks if c.metrics] +
+                                                   [r.metrics for r in whole.reduce_steps if r.metrics])
+        assert asked > 0 and whole.chunks[0].metrics.predicted_n > 4  # type: ignore[union-attr]
+        o.keys["erin"] = o.accounts.keys.add("erin", tokens_per_day=asked + 4)[1]  # room for the prompt and 4 tokens
+        engine, profile = desk("erin")
+        kept: list[object] = []
+        with engine, pytest.raises(BackendUnreachable) as stopped:
+            summarize_document(engine, memo, profile, options=options, on_part=kept.append)
+    assert str(stopped.value).startswith("The server stopped a part's summary there: your key has used its tokens")
+    assert kept == []  # the part cut is no finished part

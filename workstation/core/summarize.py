@@ -34,7 +34,7 @@ from typing import Any
 
 from workstation.core.documents import Document, read_document
 from workstation.core.engine_api import ChatEngine
-from workstation.core.errors import WorkstationError
+from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.events import Message, PromptRead, TokenDelta, TurnFinished
 from workstation.core.kv_state import NOT_KEPT
 from workstation.core.metrics import TurnMetrics
@@ -313,6 +313,7 @@ class _Runner:
         if final is None:
             raise SummarizeError("The engine stopped without finishing a turn.")
         self.calls.append(final.metrics)
+        _refuse_a_cut_day(final.metrics)
         return final.text.strip(), final.metrics
 
     def run_many(
@@ -340,10 +341,22 @@ class _Runner:
             on_finished(i, final)
 
         try:
-            return self.engine.run_many(conversations, sampling, finished, tag=self.tag, on_step=on_step)
+            finals = self.engine.run_many(conversations, sampling, finished, tag=self.tag, on_step=on_step)
         finally:
             done.set()
             watcher.join()
+        for final in finals:
+            _refuse_a_cut_day(final.metrics)
+        return finals
+
+
+def _refuse_a_cut_day(metrics: TurnMetrics) -> None:
+    """A reply the office server stopped where the key's tokens for the day ran out: the server
+    cannot take more today, as when it refuses a request over the quota (429), so the summary
+    stops as it does then (``batch`` leaves the document pending, exit 75; ``summarize`` writes
+    nothing). It was written as if whole, cut mid-sentence, and batch marked it done."""
+    if metrics.stop_reason == "quota":
+        raise BackendUnreachable(said=[("remote.quota_cut_part", {})])
 
 
 def _under_way(parts: dict[int, list[float]], calls: list[TurnMetrics], max_answer: int) -> tuple[float, int | None]:
@@ -763,7 +776,7 @@ def summarize_document(
         chunk.metrics = final.metrics
         with lock:
             under_way.pop(k, None)
-        if final.metrics.stop_reason == "cancelled":
+        if final.metrics.stop_reason in ("cancelled", "quota"):  # (quota: not a finished part, nor kept as one)
             return
         chunk.reply = final.text
         nothing = (  # a reasoning model may spend the part's whole budget thinking
