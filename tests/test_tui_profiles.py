@@ -353,6 +353,54 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
         assert app.store.messages(app.conversation_id)[-1].metrics == {"stop_reason": "failed"}, [(m.id, m.role, m.content[:30], m.metrics) for m in app.store.messages(app.conversation_id)]
 
 
+async def test_a_message_sent_while_the_server_is_down_goes_once_it_answers(
+        folder: Path, tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Enter with the office server down said "your message is sent once it answers", then
+    "Cannot reach the server", and the message sat in the box for good once the server was
+    back (only another Enter sent it); F6 said "No model is loaded; press F3". The server is
+    tried again every few seconds until it answers, the failures said once."""
+    import socket
+
+    from test_tui import type_message
+
+    from tests.serve_helpers import serve, write_profile
+    from workstation.tui import app as app_module
+    from workstation.tui.screens.summarize import SummarizeScreen
+    from workstation.tui.widgets.message_view import MessageView
+
+    monkeypatch.setattr(app_module, "SERVER_RETRY_S", 0.5)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    url = f"http://127.0.0.1:{port}/v1"
+    _write(folder, "desk", {"backend": "openai", "remote": {"base_url": url},
+                            "sampling": {"temperature": 0.0, "max_tokens": 8}})
+    app = WorkstationApp("desk", sample_system=False, language="en", store_path=tmp_path / "c.db")
+    async with app.run_test(size=(120, 30)) as pilot:
+        def count(text: str) -> int:
+            return sum(text in str(n.message) for n in app._notifications)
+
+        await until(pilot, lambda: app.loading is None and count("Cannot reach the server") == 1)
+        await pilot.press("f6")  # not "No model is loaded; press F3": the profile is the server's
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        app.screen.query_one("#summarize-path").value = str(tmp_path / "notes.txt")
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: count(f"Not connected to the server at {url}; press Enter on a message") == 1)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        await type_message(pilot, "Say hi")
+        await until(pilot, lambda: count("Your message stays in the box: the server is tried again every 0 s") == 1
+                    or count("Your message stays in the box: the server is tried again every 1 s") == 1)
+        failures = count("Cannot reach the server")
+        await pilot.pause(2.0)  # a few tries, the server still down: said once
+        assert count("Cannot reach the server") == failures == 2 and app.chat_screen.input_text() == "Say hi"
+        with serve(write_profile(tmp_path, smollm2_path), "--port", str(port)):
+            await until(pilot, lambda: app.generating or app.last_metrics is not None)  # no second Enter
+            await until(pilot, lambda: not app.generating)
+            assert app.chat_screen.input_text() == "" and list(app.chat_screen.query(MessageView))[-1].content.strip()
+        assert count("Cannot reach the server") == failures
+
+
 async def test_f3_says_whether_a_desk_profiles_server_answers(folder: Path, tmp_path: Path, smollm2_path: Path) -> None:
     """F3 said a desk PC's profile "runs on the server at …" whether the server was there or
     not; `profiles check` asked it. F3 now asks too, as it works out the local profiles' fit."""

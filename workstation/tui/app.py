@@ -97,6 +97,7 @@ from workstation.tui.widgets.message_view import MessageView, code_blocks
 
 MAX_DOCUMENT_CHARS = 200_000
 SAMPLE_EVERY_S = 1.0  # CPU, RAM and GPU readings for the dashboard
+SERVER_RETRY_S = 5.0  # a message waiting for the office server: how often it is tried again
 KEEP_PARTIAL_EVERY_S = 2.0  # a reply is saved as it streams this often: a kill -9 loses no more
 T = TypeVar("T")
 OUTSIDE_CHANGES_EVERY_S = 2.0  # how often the data folder is looked at for what other windows wrote
@@ -222,6 +223,7 @@ class WorkstationApp(App[None]):
         self.unreachable = False  # the last turn could not reach the engine's server
         self.load_failed = False  # the last load failed (a desk PC then tries its server again on send)
         self._send_when_connected: str | None = None  # the message whose Enter tried the server again
+        self._quiet_failure = False  # a retry of a server not reached: its failure is not said again
         self._generating = False
         # half-typed messages (and attached documents) of the conversations not open; the
         # store keeps them too (and the open one's), so quitting or a closed terminal loses none
@@ -711,6 +713,16 @@ class WorkstationApp(App[None]):
             tail = min(13, keep - 5)  # the end says the quantization (….Q4_1 / ….Q8_0): kept
             return line(model[: keep - 1 - tail] + "…" + model[-tail:])
         return full
+
+    def not_ready_text(self) -> str:
+        """Why nothing can run now: a model loading, a desk PC's server not reached (its load
+        failed: F6 said "No model is loaded; press F3", its profile loaded and the server back
+        up), or no profile loaded."""
+        if self.loading is not None:
+            return self.texts("chat.loading")
+        if self.load_failed and self.profile is not None and self.profile.backend == "openai":
+            return self.texts("chat.not_connected", url=self.profile.remote.base_url)
+        return self.texts("chat.no_engine")
 
     def busy_text(self) -> str:
         """Why the chat cannot take a message now (a reply, or a summary going on)."""
@@ -1264,7 +1276,7 @@ class WorkstationApp(App[None]):
             self.notify(self.texts("chat.not_again_document"), severity="warning")
             return
         if self.engine is None:
-            self.notify(self.texts("chat.loading") if self.loading else self.texts("chat.no_engine"), severity="warning")
+            self.notify(self.not_ready_text(), severity="warning")
             return
         conv_id = self.conversation_id
         assert conv_id is not None  # (a question put back by Up stays so: sent, it replaces this one and its new reply)
@@ -1321,7 +1333,7 @@ class WorkstationApp(App[None]):
             self._begin_load(self.profile)  # and nothing said so: it looked sent)
             return
         if self.engine is None:
-            self.notify(t("chat.loading") if self.loading else t("chat.no_engine"), severity="warning")
+            self.notify(self.not_ready_text(), severity="warning")
             return
         content = text.strip()
         if document is not None:
@@ -1385,7 +1397,7 @@ class WorkstationApp(App[None]):
             self.notify(self.busy_text(), severity="warning")
             return
         if self.engine is None:
-            self.notify(self.texts("chat.loading") if self.loading else self.texts("chat.no_engine"), severity="warning")
+            self.notify(self.not_ready_text(), severity="warning")
             return
         stored = self.store.messages(self.conversation_id) if self.conversation_id is not None and not self._open_gone() else []
         views = list(self.chat_screen.query(MessageView))
@@ -1797,13 +1809,35 @@ class WorkstationApp(App[None]):
         self.notify(self.texts("chat.left_out", n=f"{metrics.left_out_n:,}", ctx=f"{n_ctx:,}"),
                     severity="warning", timeout=20)
 
+    def _wait_for_server(self, profile: Profile, waiting: str, said: bool = False) -> None:
+        """A message sent while the office server could not be reached stays in the box, and
+        the server is tried again every ``SERVER_RETRY_S`` seconds until it answers (then the
+        message goes, as the notice said) or the box is changed, another profile is chosen, or
+        the app quits. It waited for good: only another Enter sent it. ``said``: the wait was
+        told already (a retry that failed again is not said every few seconds)."""
+        def again() -> None:
+            if self.profile is not profile or self.engine is not None or self.loading is not None \
+                    or self.screen is not self.chat_screen or self.chat_screen.input_text() != waiting:
+                return
+            self._send_when_connected = waiting
+            self._quiet_failure = True
+            self._begin_load(profile)
+
+        if not said:
+            self.notify(self.texts("chat.waiting_for_server", seconds=f"{SERVER_RETRY_S:.0f}"), timeout=12)
+        self.set_timer(SERVER_RETRY_S, again)
+
     @on(EngineFailed)
     async def _failed(self, event: EngineFailed) -> None:
-        self.notify(event.reason, title=self.texts("error.title"), severity="error", timeout=12)
+        quiet, self._quiet_failure = self._quiet_failure and event.during == "load" and event.unreachable, False
+        if not quiet:  # (a retry of a server still not reached: said once, when the wait began)
+            self.notify(event.reason, title=self.texts("error.title"), severity="error", timeout=12)
         self.unreachable = event.unreachable
         if event.during == "load":
             self.load_failed = True
-            self._send_when_connected = None  # it stays in the box, as the notice said
+            waiting, self._send_when_connected = self._send_when_connected, None  # it stays in the box
+            if waiting is not None and event.unreachable and self.profile is not None:
+                self._wait_for_server(self.profile, waiting, said=quiet)
             if self._chosen_profile:  # the chosen profile stays, not loaded: not with the old one's settings
                 self.session_sampling = None
             self._chosen_profile = False  # (the next load, Ctrl+G's, keeps Ctrl+E's settings)
@@ -2116,7 +2150,7 @@ class WorkstationApp(App[None]):
                     self.post_message(ProfileLoaded(engine, old_profile, restored=True, reason=reason,
                                                     serve_stopped=old_api is not None))
                     return
-            self.post_message(EngineFailed(reason, during="load"))
+            self.post_message(EngineFailed(reason, during="load", unreachable=isinstance(err, BackendUnreachable)))
             return
         # (the API served from the old profile stopped with it: said)
         self.post_message(ProfileLoaded(engine, profile, notes=notes, switch_stopped_api=old_profile
@@ -2178,6 +2212,7 @@ class WorkstationApp(App[None]):
             self.notify(" ".join(say([n], self.texts.get) for n in notes), severity="warning", timeout=15)
         self.update_status()
         waiting, self._send_when_connected = self._send_when_connected, None
+        self._quiet_failure = False
         if waiting is not None and not event.restored and self.screen is self.chat_screen \
                 and self.chat_screen.input_text() == waiting:  # (another text typed meanwhile: it waits for Enter)
             self.action_send()

@@ -214,7 +214,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             self.notify(self.wapp.busy_text(), severity="warning")
             return
         if self.wapp.engine is None:
-            self.notify(t("chat.no_engine"), severity="warning")
+            self.notify(self.wapp.not_ready_text(), severity="warning")
             return
         self.path = typed_path(raw)
         self.running = True  # before the first await: Enter, the button and Ctrl+R start one run
