@@ -401,6 +401,37 @@ async def test_a_message_sent_while_the_server_is_down_goes_once_it_answers(
         assert count("Cannot reach the server") == failures
 
 
+async def test_a_message_the_server_refuses_comes_back_into_the_box(
+        folder: Path, tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A message the office server refused (a key whose day's tokens are used up, revoked)
+    stayed in the chat with no reply and no word, its reason in a notice that faded: it comes
+    back into the box, to send again later, as a message too long for the context does."""
+    from test_tui import type_message
+
+    from tests.serve_helpers import serve, write_profile
+    from workstation.core.keys import DB_NAME, KeyRing
+    from workstation.tui.widgets.message_view import MessageView
+
+    server_data = tmp_path / "server"
+    server_data.mkdir()
+    ring = KeyRing(server_data / DB_NAME)
+    _, secret = ring.add("bob", tokens_per_day=5)  # less than any question
+    ring.close()
+    monkeypatch.setenv("WS_DESK_KEY", secret)
+    with serve(write_profile(tmp_path, smollm2_path), data=server_data) as server:
+        _write(folder, "desk", {"backend": "openai", "remote": {"base_url": server.base_url, "api_key_env": "WS_DESK_KEY"},
+                                "sampling": {"temperature": 0.0, "max_tokens": 8}})
+        app = WorkstationApp("desk", sample_system=False, language="en", store_path=tmp_path / "c.db")
+        async with app.run_test(size=(120, 30)) as pilot:
+            await until(pilot, lambda: app.engine is not None)
+            await type_message(pilot, "What is on the agenda today?")
+            await until(pilot, lambda: any("tokens your key has left today" in str(n.message)
+                                           for n in app._notifications))
+            await until(pilot, lambda: app.chat_screen.input_text() == "What is on the agenda today?")
+            assert not app.generating and not list(app.chat_screen.query(MessageView))
+            assert app.conversation_id is None or not app.store.messages(app.conversation_id)
+
+
 async def test_f3_says_whether_a_desk_profiles_server_answers(folder: Path, tmp_path: Path, smollm2_path: Path) -> None:
     """F3 said a desk PC's profile "runs on the server at …" whether the server was there or
     not; `profiles check` asked it. F3 now asks too, as it works out the local profiles' fit."""

@@ -106,6 +106,19 @@ def _whole(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
+# what a server answers instead of a reply, before its first token: the key, the day's tokens,
+# every slot busy. Nothing was read, so the message can go again as it is (the app puts it back
+# in the box: it stayed in the chat with no reply, its reason in a notice that faded)
+REFUSALS = frozenset({"remote.key_refused", "remote.key_unknown", "remote.key_not_here", "remote.day_used",
+                      "remote.prompt_too_big", "remote.day_held", "remote.all_busy", "remote.busy",
+                      "remote.needs_key", "remote.needs_key_env"})
+
+
+def refused(err: WorkstationError) -> bool:
+    """Whether a turn failed because the server refused the request (``REFUSALS``)."""
+    return bool(err.said) and err.said[0][0] in REFUSALS
+
+
 def answered_phrase(url: str, response: httpx.Response, now: float | None = None) -> Phrase:
     """What a server's refusal means, as a phrase the desk PC's language says, read from the
     OpenAI-style error and rate-limit headers ``workstation serve`` sends: a key's day used up

@@ -51,6 +51,7 @@ from workstation.core.paths import typed_path
 from workstation.core.phrases import say
 from workstation.core.planner import load_notes, offloadable_layers
 from workstation.core.profiles import Profile, Sampling, fixed_seed, load_profile
+from workstation.core.remote import refused
 from workstation.core.store import (
     Conversation,
     ConversationGone,
@@ -1576,7 +1577,7 @@ class WorkstationApp(App[None]):
             flush()
             self.post_message(EngineFailed(self.texts.error(err),
                                            unreachable=isinstance(err, BackendUnreachable) and err.connection_lost,
-                                           too_long=too_long(err)))
+                                           too_long=too_long(err), refused=refused(err)))
         except Exception as err:  # noqa: BLE001 - a sentence in the app, never a traceback
             flush()
             self.post_message(EngineFailed(self.texts("error.turn_failed", what=f"{type(err).__name__}: {err}")))
@@ -1866,8 +1867,8 @@ class WorkstationApp(App[None]):
                     await self._show_kept_turn()
             else:
                 await view.remove()
-        if event.too_long and self._turn_from == "send":  # (not a question asked again, nor a reply gone on with)
-            await self._give_back_too_long()
+        if (event.too_long or event.refused) and self._turn_from == "send":  # (not asked again, nor gone on with)
+            await self._give_back_question()
         if self._quit_after_turn:  # what arrived is kept: on the way out, without loading again
             self.exit()
             return
@@ -1878,10 +1879,12 @@ class WorkstationApp(App[None]):
             self._begin_load(self.profile)
         self.update_status()
 
-    async def _give_back_too_long(self) -> None:
+    async def _give_back_question(self) -> None:
         """A message more than the context holds is taken back into the box (its document
         attached again), to shorten or to summarize: it stayed in the chat as a question with
-        no reply, the box emptied, and the text could be had back only by copying it out."""
+        no reply, the box emptied, and the text could be had back only by copying it out. So is
+        one the office server refused (the key, the day's tokens: ``remote.refused``), to send again
+        later: it stayed with no reply and no word, its reason in a notice that faded."""
         question = self._last_question()
         if question is None or question.content != self._asked:
             return

@@ -45,12 +45,14 @@ class TurnFinished(Message):
 class EngineFailed(Message):
     """A load or a turn failed; ``reason`` is one sentence for the user."""
 
-    def __init__(self, reason: str, during: str = "turn", unreachable: bool = False, too_long: bool = False) -> None:
+    def __init__(self, reason: str, during: str = "turn", unreachable: bool = False, too_long: bool = False,
+                 refused: bool = False) -> None:
         super().__init__()
         self.reason = reason
         self.during = during  # turn | load
         self.unreachable = unreachable  # the engine's server could not be reached (it may be back later)
         self.too_long = too_long  # the message is more than the context holds, even alone
+        self.refused = refused  # the server refused it before a word (the key, the day's tokens, all busy)
 
 
 class LoadProgress(Message):
