@@ -550,6 +550,11 @@ async def test_a_person_sees_what_is_left_of_their_day_on_a_desk_pc(
             assert (mine["held"], mine["left"]) == (150, 5000 - used)
             o.accounts.quota.release("alice", 150)
             assert httpx.get(f"{root}/usage/today", headers={"Authorization": f"Bearer {o.keys['alice']}"}).json()["held"] == 0
+            # her key revoked meanwhile: said so, as the chat says it ("it is not a workstation server")
+            o.accounts.keys.revoke("alice")  # type: ignore[union-attr]
+            await pilot.press("r")
+            await until(pilot, lambda: "refused the API key from WS_DESK_KEY" in str(
+                app.screen.query_one("#usage-server").render()))
 
 
 def test_usage_the_file_could_not_take_is_written_once_it_can(scheduler: Scheduler) -> None:

@@ -446,11 +446,19 @@ class RemoteEngine:
 
     def usage_today(self) -> dict[str, Any] | None:
         """What this key used today on a workstation server (``/usage/today``: tokens,
-        tokens_per_day, left, resets_at); None from another server or when it does not answer."""
+        tokens_per_day, left, resets_at); None from another server. A key the server refuses
+        (revoked, unknown) or a server gone raise what the chat would say: F11 said "it is not
+        a workstation server" of both."""
         try:
             response = self.client.get(f"{self._root}/usage/today", timeout=min(10.0, self.profile.remote.timeout_s))
+        except httpx.HTTPError as err:
+            raise BackendUnreachable(said=[("remote.unreachable", {"url": self.base_url, "reason": _reason(err)})]) \
+                from None
+        if response.status_code in (401, 403):
+            raise self._key_problem(response)
+        try:
             data = response.json() if response.status_code == 200 else None
-        except (httpx.HTTPError, ValueError):
+        except ValueError:
             return None
         return data if isinstance(data, dict) else None
 

@@ -71,7 +71,10 @@ def server_today(engine: Any, profile: Profile, texts: Texts) -> str:
     server = urlsplit(profile.remote.base_url).netloc or profile.remote.base_url
     if engine is None or not hasattr(engine, "usage_today"):
         return texts("usage.server_down", server=server)
-    data = engine.usage_today()
+    try:
+        data = engine.usage_today()
+    except WorkstationError as err:  # the key refused, the server gone: as the chat says it
+        return texts.error(err)
     if data is None:
         return texts("usage.server_unknown", server=server)
     until = str(data.get("resets_at") or "")[11:16]  # HH:MM of its local ISO time
