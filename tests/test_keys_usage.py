@@ -261,7 +261,8 @@ def test_the_mean_speed_leaves_out_one_token_replies(tmp_path: Path) -> None:
 
 def test_usage_command_table_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["usage"]) == 0
-    assert "No requests recorded" in capsys.readouterr().out
+    assert "No requests recorded by this PC's server: it records what workstation serve answers here. On a desk PC, what " \
+        "your key used today on the office server is on the app's F11." in capsys.readouterr().out
     log = UsageLog(data_dir() / "usage.sqlite3")
     now = time.time()
     log.add([record(now, "alice", 100, 50), record(now, "bob", 10, 1), record(now - 40 * 86400, "alice", 7, 7)])

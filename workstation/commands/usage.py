@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from workstation.commands import print_json, text_table
+from workstation.core.invocation import cli
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,7 +31,10 @@ def run(args: argparse.Namespace) -> int:
         print_json({"by": args.by, "since": since, "rows": [r.to_dict() for r in rows]})
         return 0
     if not rows:
-        print("No requests recorded" + (f" since {args.since}" if args.since else "") + ".")
+        # (on a desk PC it said only this: what the person used is on the office server)
+        print("No requests recorded" + (f" since {args.since}" if args.since else "") + " by this PC's server: "
+              f"it records what {cli('serve')} answers here. On a desk PC, what your key used today on the "
+              "office server is on the app's F11.")
         return 0
     header = [args.by, "requests", "errors", "prompt", "cached", "generated", "total tokens", "TTFT ms", "tok/s"]
     table = [

@@ -130,7 +130,8 @@ ENGLISH: dict[str, str] = {
     "remote.sends": "your messages, the conversation before them and the documents you attach go to the server at "
                     "{server}, which answers them; they leave this PC",
     "remote.unencrypted": ("its address is http://, so they, and the API key, cross the network unencrypted; ask "
-                           "whoever runs it for an https:// address"),
+                           "whoever runs it for an https:// address (README, 'A desk PC on the office server': "
+                           "serve behind a reverse proxy)"),
     "remote.lost": "Lost the connection to {url}: {reason}.",
     "remote.refused": "connection refused or host unreachable",
     "remote.timed_out": "timed out",
@@ -145,7 +146,7 @@ ENGLISH: dict[str, str] = {
     "remote.lists_no_models": "The server at {url} lists no models (HTTP {status}); set remote.model in the profile.",
     "remote.no_models": "The server at {url} serves no models; set remote.model.",
     "remote.needs_key": ("The server at {url} needs an API key; ask whoever runs it for yours, then set the "
-                         "environment variable {env} (export {env}=YOUR-KEY, in ~/.bashrc to keep it)."),
+                         "environment variable {env} (export {env}=YOUR-KEY, in ~/.profile to keep it)."),
     "remote.needs_key_env": "The server at {url} needs an API key; set remote.api_key_env in the profile.",
     "remote.key_refused": "The server at {url} refused the API key{source}: {message}.",
     "remote.key_unknown": ("The server at {url} does not know the API key{source}; check that it was copied "
