@@ -207,8 +207,10 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             # the layers llama.cpp can put on the GPU, as the status bar ("GPU layers 0/31") and fit count them
             n_layer = read_model_info(first.path).n_layer
             assert f" · {offloadable_layers(n_layer)} {'katman' if language == 'tr' else 'layers'}" in first.details
-            said = ("Bu bilgisayarda 8.192 token'lık bağlamla: tamamen GPU belleğine sığar"
-                    if language == "tr" else "At a context of 8,192 tokens on this PC: fits entirely on the GPU")
+            said = ("Bu bilgisayarda 8.192 token'lık bağlamla ve f16 K/V önbelleğiyle (bir profilinki farklı olabilir): "
+                    "tamamen GPU belleğine sığar" if language == "tr" else
+                    "At a context of 8,192 tokens with an f16 K/V cache (a profile's own may differ), on this PC: "
+                    "fits entirely on the GPU")
             assert said in text, text
             assert app.focused is models.query_one("#installed", DataTable)  # the arrows move in the list
             hint = models.query_one("#model-task")  # how to use it, in view at 80x24 (the details' end was cut)

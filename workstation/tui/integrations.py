@@ -198,7 +198,9 @@ def model_fit(row: ModelRow, texts: Texts) -> str:
                 return ""
             info = shaped[0]
         context = min(FIT_CONTEXT, info.context_length or FIT_CONTEXT)
-        p = plan(info, context=context, gpus=hardware.gpus())
+        from workstation.core.calibration import measured_cpu
+
+        p = plan(info, context=context, gpus=hardware.gpus(), cpu_speed=measured_cpu())  # (as fit times it)
     except WorkstationError as err:
         return texts.error(err)
     except Exception:  # noqa: BLE001 - a file gone since the list was read: no verdict, never a stuck line
