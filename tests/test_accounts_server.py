@@ -616,3 +616,28 @@ def test_a_summary_whose_day_runs_out_is_no_summary(scheduler: Scheduler, monkey
             summarize_document(engine, memo, profile, options=options, on_part=kept.append)
     assert str(stopped.value).startswith("The server stopped a part's summary there: your key has used its tokens")
     assert kept == []  # the part cut is no finished part
+
+
+def test_a_desk_pcs_prompt_speed_is_the_servers_reading_not_its_queue(
+        scheduler: Scheduler, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Behind a person's other request (one slot at once for the key), the desk PC said "prompt 12
+    at 5 tok/s": its time until the first token held the wait for the slot. The prompt's time is
+    the server's own (``timings.prompt_ms``, as llama-server sends it); the wait stays in the TTFT."""
+    from workstation.core.events import finished_turn
+    from workstation.core.remote import RemoteEngine
+
+    with office(scheduler, {"solo": {"max_parallel": 1, "tokens_per_day": 100_000}}) as o:
+        first = threading.Thread(target=lambda: o.client("solo").chat.completions.create(
+            model=PROFILE, messages=QUESTION, max_tokens=120, temperature=0, extra_body={"ignore_eos": True}))
+        first.start()
+        wait_for(lambda: o.accounts.quota._held.get("solo", 0) > 0, "the first request running")
+        monkeypatch.setenv("WS_DESK_KEY", o.keys["solo"])
+        desk = RemoteEngine(make_profile(backend="openai", model="", sampling={"max_tokens": 4, "temperature": 0.0},
+                                         remote={"base_url": o.url, "api_key_env": "WS_DESK_KEY"}))
+        try:
+            final = finished_turn(desk.stream_chat([{"role": "user", "content": "Say hi."}]))
+        finally:
+            desk.close()
+            first.join()
+    m = final.metrics
+    assert m.prompt_n > 0 and 0 < m.prompt_ms < m.ttft_ms / 3, m  # the server's reading, apart from the wait

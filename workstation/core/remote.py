@@ -500,6 +500,7 @@ class RemoteEngine:
         t_first = t_last = 0.0
         finish: str | None = None
         usage: dict[str, Any] | None = None
+        timings: dict[str, Any] = {}  # the server's own figures (prompt_ms: its reading, no queue)
         quota = False  # workstation serve said the reply stopped where the key's day ran out
         stop = "eos"
         try:
@@ -535,6 +536,8 @@ class RemoteEngine:
                         raise EngineError(said=[("remote.stopped_reply", {"message": str(msg).rstrip(".")})])
                     if chunk.get("usage"):
                         usage = chunk["usage"]
+                    if isinstance(chunk.get("timings"), dict):  # workstation serve's and llama-server's
+                        timings = chunk["timings"]
                     quota = quota or chunk.get("quota_reached") is True
                     read = _prompt_read(chunk.get("prompt_progress")) if reading and not n_chunks else None
                     if read is not None:
@@ -597,7 +600,14 @@ class RemoteEngine:
         metrics.predicted_n = n
         if n > 1 and t_last > t_first:
             metrics.predicted_ms = (t_last - t_first) * 1000 * n / (n - 1)
-        if metrics.ttft_ms:
+        server_prompt_ms = timings.get("prompt_ms")
+        if isinstance(server_prompt_ms, int | float) and server_prompt_ms > 0 and metrics.prompt_n:
+            # the server's own reading time: the time until the first token here holds the wait for
+            # a slot too ("prompt 12 at 5 tok/s" behind a person's two other requests)
+            metrics.prompt_ms = float(server_prompt_ms)
+            if not metrics.ttft_ms:
+                metrics.ttft_ms = (now - t_request) * 1000
+        elif metrics.ttft_ms:
             metrics.prompt_ms = metrics.ttft_ms  # as seen from here: queue + prefill + first token
         else:
             metrics.ttft_ms = (now - t_request) * 1000
