@@ -306,8 +306,10 @@ def run(args: argparse.Namespace) -> int:
             )
         small = small_model(profile, engine)  # (the summary says it under its title; the file's reader sees it there)
         if args.output and small is not None and any(c.summary for r in results for c in r.chunks):
+            larger = (f"a larger one ('{cli('models list')}')" if profile.backend == "llama" else
+                      "a larger one on the server (ask whoever runs it)")  # (a desk PC's model is the server's)
             print(f"Check names, dates and figures against the document: {small[0]} is a very small "
-                  f"model ({millions(small[1])} parameters) and gets them wrong; a larger one ('{cli('models list')}') "
+                  f"model ({millions(small[1])} parameters) and gets them wrong; {larger} "
                   "summarizes more faithfully.", file=sys.stderr)
         if name and results and not results[0].cancelled:
             follow_up = cli(f"chat -c {shell_word(name)} " + '"..."')
