@@ -99,6 +99,23 @@ def test_summary_through_workstation_serve_counts_tokens_exactly(ours: RunningSe
     assert "smollm2-135m-instruct" in result.summary.split("is a very small model")[0].lower()
 
 
+def test_summarize_on_a_desk_pc_points_to_the_servers_model(ours: RunningServer, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A desk PC's summary by a very small model advised "a larger one ('./run.sh models list')":
+    the model is the server's to change."""
+    import yaml
+
+    from workstation.cli import main
+
+    desk, doc = tmp_path / "desk.yaml", tmp_path / "memo.txt"
+    desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai", "remote": {"base_url": ours.base_url},
+                                    "sampling": {"temperature": 0.0, "max_tokens": 12}}), encoding="utf-8")
+    doc.write_text("The office buys paper and pens this week; Ayla orders them on Monday.", encoding="utf-8")
+    assert main(["summarize", str(doc), "-p", str(desk), "-o", str(tmp_path / "memo.md")]) == 0
+    err = capsys.readouterr().err
+    assert "a larger one on the server (ask whoever runs it) summarizes more faithfully" in err and "models list" not in err
+
+
 def test_task_set_through_workstation_serve(ours: RunningServer, tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     with RemoteEngine(remote_profile(ours.base_url)) as engine:
