@@ -1257,17 +1257,24 @@ class WorkstationApp(App[None]):
         in_editor = self.chat_screen.query_one("#editor", TextArea).display
         self.notify(self.texts("chat.editing_last", send="Ctrl+S" if in_editor else "Enter"), timeout=5)
 
+    def _chat_free(self) -> bool:
+        """Whether the chat's last exchange can be acted on now (Alt+R, Alt+V): the chat shown,
+        nothing being written, the open conversation still there (said where it is not)."""
+        if self.screen is not self.chat_screen:
+            return False
+        if self.generating or self._sending:
+            self.notify(self.busy_text(), severity="warning")
+            return False
+        if self._open_gone():
+            self.run_worker(self._lost_open_conversation(), exit_on_error=False)
+            return False
+        return True
+
     async def action_ask_again(self) -> None:
         """A new reply to the last message (ChatGPT's and LM Studio's "regenerate"), in the
         place of the one there, which stays until the new one has come: a try that fails, or
         is stopped (Esc), leaves it. The message box and its draft are left alone."""
-        if self.screen is not self.chat_screen:
-            return
-        if self.generating or self._sending:
-            self.notify(self.busy_text(), severity="warning")
-            return
-        if self._open_gone():
-            self.run_worker(self._lost_open_conversation(), exit_on_error=False)
+        if not self._chat_free():
             return
         question = self._last_question()
         if question is None:
@@ -1429,13 +1436,7 @@ class WorkstationApp(App[None]):
         """The last question's next reply in the place of the one shown (ChatGPT's "< 2/2 >"):
         each Alt+R keeps the reply it replaces, and this goes through them in the order they
         were written, back to the first after the last. The next turn reads the one shown."""
-        if self.screen is not self.chat_screen:
-            return
-        if self.generating or self._sending:
-            self.notify(self.busy_text(), severity="warning")
-            return
-        if self._open_gone():
-            self.run_worker(self._lost_open_conversation(), exit_on_error=False)
+        if not self._chat_free():
             return
         question = self._last_question()
         conv_id = self.conversation_id
