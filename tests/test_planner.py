@@ -338,3 +338,24 @@ def test_fit_says_what_bench_measured_for_the_model(smollm2_path: Path, tmp_path
                      out, re.MULTILINE), out
     assert main(["fit", "-p", str(prof), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["measured_decode"]["tokens_per_second"] == 80.48
+
+
+def test_fit_plans_on_a_card_this_pc_lacks(capsys: pytest.CaptureFixture[str]) -> None:
+    """"Will Qwen 2.5 14B run if we buy a 12 GB card?" had no answer short of a hand-written
+    workload file (or an environment variable only the code named). fit --gpu plans on the
+    table's card, at the speed size gives it; a name that is no card is refused with the list."""
+    import json
+
+    from workstation.cli import main
+
+    assert main(["fit", "-p", "gpu-qwen25-14b", "--gpu", "rtx 3060", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    gpus = [d for d in plan["devices"] if d["kind"] == "gpu"]
+    assert [d["name"] for d in gpus] == ["GeForce RTX 3060 12 GB"] and plan["placement"] == "gpu"
+    assert plan["measured_decode"] is None and 20 < plan["decode_tps_bound"] < 45
+    assert main(["fit", "-p", "gpu-qwen25-14b", "--gpu", "RTX 4060"]) == 0  # the 4060, not the 4060 Ti 16 GB
+    out = capsys.readouterr().out
+    assert "  on:        GeForce RTX 4060 (not this PC's" in out and "Ti" not in out.split("\n")[1]
+    with pytest.raises(SystemExit):
+        main(["fit", "--gpu", "my pc"])
+    assert "'my pc' is no card this program knows; known: RTX 5090, " in capsys.readouterr().err

@@ -13,6 +13,7 @@ from workstation.core.planner import human_bytes, plan_for_profile
 from workstation.core.profiles import CONTEXT_RANGE, Profile, context_allowed, load_profile
 
 if TYPE_CHECKING:
+    from workstation.core.hardware import GpuInfo
     from workstation.core.memory_check import MemoryCheck
 
 
@@ -20,6 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fit", help="will the model fit: GPU layers, memory, expected speed")
     add_profile_arg(p)
     p.add_argument("--context", type=int, help="plan for this context instead of the profile's")
+    p.add_argument("--gpu", metavar="CARD", action="append", default=[],
+                   help="plan on this graphics card instead of this PC's (\"RTX 3060\", \"RTX 4090\"; twice: two "
+                        "cards): what if we bought one")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.add_argument("--check", action="store_true",
                    help="load the profile and print the estimate beside what llama.cpp allocated")
@@ -40,10 +44,13 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(msg)
         return 0
+    if args.check and args.gpu:
+        args.usage_error("argument --gpu: --check loads the model on this PC's own hardware; leave one out")
     if args.check:
         return check(profile, args.json)
-    plan = plan_for_profile(profile, not_downloaded=True)
-    measured = measured_decode(plan.path, plan.gpu_layers)
+    cards = _cards(args)
+    plan = plan_for_profile(profile, gpus=cards, not_downloaded=True)
+    measured = measured_decode(plan.path, plan.gpu_layers) if cards is None else None  # (this PC's own)
     if args.json:
         print_json({"profile": profile.key, **plan.to_dict(), "downloaded": bool(plan.path),
                     "measured_decode": None if measured is None else {
@@ -52,6 +59,9 @@ def run(args: argparse.Namespace) -> int:
         return 0 if plan.fits else 2
     print(f"{profile.key}: {plan.model} ({plan.architecture}, {plan.file_type}), context {plan.context:,}, "
           f"K/V {plan.type_k}/{plan.type_v}")
+    if cards:
+        print(f"  on:        {' and '.join(g.name for g in cards)} (not this PC's: planned from the card's "
+              "memory and speed, all of it free)")
     print(f"  verdict:   {plan.verdict}")
     draft = plan.draft or {}
 
@@ -75,6 +85,26 @@ def run(args: argparse.Namespace) -> int:
     for note in plan.notes:
         print(f"  note:      {note}")
     return 0 if plan.fits else 2
+
+
+def _cards(args: argparse.Namespace) -> list[GpuInfo] | None:
+    """The cards ``--gpu`` names (None: this PC's own); a name that is no card of the table is
+    a usage error listing them. Where a name matches several ("RTX 4060": the Ti too), the
+    card whose own name it is."""
+    if not args.gpu:
+        return None
+    from workstation.core.gpu_table import cards_named, gpu_specs
+    from workstation.core.hardware import table_gpu
+
+    cards = []
+    for i, name in enumerate(args.gpu):
+        found, unknown = cards_named([name])
+        if unknown:
+            args.usage_error(f"argument --gpu: '{name}' is no card this program knows; known: "
+                             f"{', '.join(s.match for s in gpu_specs())}")
+        exact = [s for s in found if s.match.lower() == name.strip().lower()]
+        cards.append(table_gpu((exact or found)[0], i))
+    return cards
 
 
 def check(profile: Profile, as_json: bool) -> int:

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import psutil
 
-from workstation.core.gpu_table import find_spec, gpu_specs
+from workstation.core.gpu_table import GpuSpec, find_spec, gpu_specs
 
 GIB = 1024**3
 
@@ -73,6 +73,12 @@ class FakeGpuProbe:
 
     def gpus(self) -> list[GpuInfo]:
         return [GpuInfo(**asdict(g)) for g in self._gpus]
+
+
+def table_gpu(spec: GpuSpec, index: int = 0) -> GpuInfo:
+    """A card of the table as if it were in this PC, all its memory free: what ``size`` and
+    ``fit --gpu`` plan on ("what if we bought one")."""
+    return GpuInfo(index, spec.name, spec.vram_bytes, spec.vram_bytes, 0, bandwidth_gbps=spec.bandwidth_gbps)
 
 
 class NvmlProbe:

@@ -30,7 +30,7 @@ from typing import Any
 
 from workstation.core.catalog import QUANT_SUFFIX, ModelInfo
 from workstation.core.gpu_table import GpuSpec, cards_named, find_spec, sizing_specs
-from workstation.core.hardware import GpuInfo
+from workstation.core.hardware import GpuInfo, table_gpu
 from workstation.core.model_shapes import (
     QUANT_BPW,
     active_params,
@@ -144,7 +144,7 @@ def _secs(s: float) -> Phrase:
 
 # --- machines -----------------------------------------------------------------------------------
 def table_machine(spec: GpuSpec) -> Machine:
-    gpu = GpuInfo(0, spec.name, spec.vram_bytes, spec.vram_bytes, 0, bandwidth_gbps=spec.bandwidth_gbps)
+    gpu = table_gpu(spec)
     return Machine(spec.name, "gpu", spec.vram_bytes, spec.bandwidth_gbps, spec.price_usd,
                    gpu_constants(spec), gpu=gpu)
 
