@@ -6,12 +6,13 @@ set -euo pipefail
 cd "$(dirname "$0")"
 scripts/setup.sh --dev
 .venv/bin/ruff check workstation tests bench
-for arg in "$@"; do  # a marker of one's own: those tests, as asked, in one process
-  case "$arg" in -m*) exec .venv/bin/python -m pytest "$@" ;; esac
+for arg in "$@"; do  # a marker or a number of processes of one's own: as asked, in one run
+  case "$arg" in -m*|-n*|--numprocesses*|-p) exec .venv/bin/python -m pytest "$@" ;; esac
 done
 set +e
 .venv/bin/python -m pytest -n 2 --dist loadfile -m "not alone" "$@"
 together=$?
+if [ "$together" = 2 ]; then exit 2; fi  # interrupted (Ctrl+C) or a usage error: not the second part
 .venv/bin/python -m pytest -m alone "$@"
 alone=$?
 set -e

@@ -614,7 +614,8 @@ def test_a_summary_whose_day_runs_out_is_no_summary(scheduler: Scheduler, monkey
         kept: list[object] = []
         with engine, pytest.raises(BackendUnreachable) as stopped:
             summarize_document(engine, memo, profile, options=options, on_part=kept.append)
-    assert str(stopped.value).startswith("The server stopped a part's summary there: your key has used its tokens")
+    assert str(stopped.value) == ("The server stopped the summary: your key has used its tokens for today (its daily "
+                                  "limit), so it can go on tomorrow.")
     assert kept == []  # the part cut is no finished part
 
 

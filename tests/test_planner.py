@@ -296,7 +296,17 @@ def test_fit_times_a_decode_as_size_does(smollm2_path: Path, gemma_path: Path) -
     assert spec is not None and on_card.placement == "gpu"
     expected = gpu_constants(spec).decode_tps(on_card.decode_bytes_per_token, info.n_layer, active_params(info))
     assert on_card.decode_tps_bound == pytest.approx(expected, rel=0.02)
-    assert f"published llama-bench figures scaled to the {spec.name}" in on_card.speed_note
+    assert f"published llama-bench figures scaled to the {on_card.devices[0].name}" in on_card.speed_note
+    # the card's own memory speed where its driver says it (an RTX 3060 8 GB: 240 GB/s, not the 12 GB's 360)
+    import dataclasses
+
+    slower = [dataclasses.replace(g, bandwidth_gbps=240.0) for g in
+              FakeGpuProbe.of(("NVIDIA GeForce RTX 3060", 12, 11.5)).gpus()]
+    eight = plan(info, context=8192, gpus=slower, **RAM)
+    assert eight.decode_tps_bound is not None and eight.decode_tps_bound < 0.8 * on_card.decode_tps_bound  # type: ignore[operator]
+    # part on a small card, the rest on a CPU not measured here: the guessed part is said too
+    part = plan(info, context=8192, gpus=FakeGpuProbe.of(("NVIDIA GeForce RTX 3060", 6, 5.5)).gpus(), **RAM)
+    assert part.placement == "partial" and "the memory speed assumed for this machine's CPU" in part.speed_note
 
     profile = make_profile(model=smollm2_path, context=1024)
     guessed = plan_for_profile(profile, gpus=[])

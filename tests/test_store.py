@@ -465,6 +465,13 @@ def test_a_reply_asked_again_is_kept_to_go_back_to(tmp_path: Path) -> None:
     store.close()
     store = ConversationStore(tmp_path / "c.sqlite3")  # kept in the file
     assert store.reply_versions(conv.id, question.id, shown.id) == (1, 3)
+    # the next question: the earlier ones can no longer be reached (Alt+V acts on the last), so they go
+    nxt = store.add_message(conv.id, "user", "And a limerick?")
+    assert store._db.execute("SELECT COUNT(*) FROM earlier_replies").fetchone()[0] == 0
+    store.forget_messages(conv.id, [nxt.id])
+    for text in ("Violets are blue.", "Sugar is sweet."):  # asked again, twice
+        reply = store.add_message(conv.id, "assistant", text)
+        store.keep_as_earlier(conv.id, question.id, [m.id for m in store.messages(conv.id) if question.id < m.id < reply.id])
     # the question taken back (changed, sent again): its replies go with it; so with the conversation
     store.forget_messages(conv.id, [question.id, shown.id])
     other = store.new("Other")

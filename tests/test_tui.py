@@ -625,8 +625,10 @@ async def test_a_second_enter_before_the_message_left_the_box_sends_it_once(prof
         app.chat_screen.set_input("Hello twice")
         app.action_send()  # both Enters handled before the first message's sending began
         app.action_send()
-        await until(pilot, lambda: app.conversation_id is not None and not app.generating)
-        await pilot.pause(0.3)
+        # (the reply in: on a busy machine "not generating" held before the turn began, too)
+        await until(pilot, lambda: app.conversation_id is not None and not app.generating
+                    and len(app.store.messages(app.conversation_id)) >= 2)
+        await pilot.pause(0.3)  # a second send would be under way by now
         stored = app.store.messages(app.conversation_id)
         assert [(m.role, m.content) for m in stored][:1] == [("user", "Hello twice")] and len(stored) == 2
         assert [v.role for v in _views(app)] == ["user", "assistant"] and _views(app)[-1].metrics is not None

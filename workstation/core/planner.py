@@ -250,16 +250,21 @@ def _assign(n: int, gpus: list[GpuInfo]) -> list[int]:
 
 def _device_speed(d: DevicePlan, cpu_speed: SpeedConstants | None) -> tuple[SpeedConstants, str] | None:
     """How ``size`` times a decode step on the device, and those words: a card of the table by
-    published figures scaled to it, this machine's CPU by its own measurements; None where
-    neither is known (its memory speed alone then). fit said 41 tok/s for Qwen 2.5 14B on an
-    RTX 3060 where size said 32."""
+    published figures scaled to it (at the memory speed its driver reports, where it does: an
+    RTX 3060 8 GB reads 240 GB/s, the 12 GB of the table's row 360), this machine's CPU by its
+    own measurements; None where neither is known (its memory speed alone then). fit said 41
+    tok/s for Qwen 2.5 14B on an RTX 3060 where size said 32."""
     if d.kind == "cpu":
         return (cpu_speed, "this PC's own measurements") if cpu_speed is not None else None
     from workstation.core.gpu_table import find_spec
     from workstation.core.speed_model import gpu_constants
 
     spec = find_spec(d.name)
-    return (gpu_constants(spec), f"published llama-bench figures scaled to the {spec.name}") if spec else None
+    if spec is None:
+        return None
+    if d.bandwidth_gbps:
+        spec = dataclasses.replace(spec, bandwidth_gbps=d.bandwidth_gbps)
+    return gpu_constants(spec), f"published llama-bench figures scaled to the {d.name}"
 
 
 def plan(
@@ -426,6 +431,8 @@ def plan(
     from workstation.core.invocation import cli
 
     basis = sorted({timed[1] for *_, timed in per_dev if timed is not None})
+    if basis and any(timed is None and bw for _, _, bw, _, timed in per_dev):  # (a part timed by a guess: said)
+        basis.append("the memory speed assumed for this machine's CPU")
     # not "at most": the CPU's memory speed is a guess from its cores, and a small model read
     # partly from the CPU's caches ran faster (234 tok/s measured against "at most 222")
     if tps and basis:

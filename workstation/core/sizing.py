@@ -23,6 +23,7 @@ fastest per person, the fewest slots. Deterministic for the same inputs.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -156,6 +157,8 @@ def local_machines(cpu_speed: SpeedConstants, gpus: list[GpuInfo], ram_available
                    ram_total=ram_total)]
     for g in gpus:
         spec = find_spec(g.name) or GpuSpec(g.name, g.name, g.vram_total / GB, g.bandwidth_gbps or 250, 50)
+        if g.bandwidth_gbps:  # the driver's memory speed: an RTX 3060 8 GB is no 12 GB's 360 GB/s
+            spec = dataclasses.replace(spec, bandwidth_gbps=g.bandwidth_gbps)
         out.append(Machine(f"this machine's {g.name}", "gpu", g.vram_free, g.bandwidth_gbps or spec.bandwidth_gbps,
                            0.0, gpu_constants(spec), here=True, gpu=g))
     return out

@@ -587,10 +587,16 @@ class ConversationStore:
                 self._db.execute(
                     "UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation_id)
                 )
+                # the next question: the earlier replies of the one before can no longer be gone
+                # back to (Alt+V acts on the last), so they go, not kept where nothing shows them
+                dropped = self._db.execute("DELETE FROM earlier_replies WHERE conversation_id = ?",
+                                           (conversation_id,)).rowcount if role == "user" else 0
         except sqlite3.IntegrityError:  # said "cannot be used (FOREIGN KEY constraint failed)": the file is fine
             if self._db.execute("SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)).fetchone() is None:
                 raise ConversationGone(f"Conversation {conversation_id} was deleted.") from None
             raise
+        if dropped:
+            self._empty_wal()
         return StoredMessage(int(cur.lastrowid or 0), role, content, metrics, now, reasoning, shown)
 
     def adopt(self, conv: Conversation) -> Conversation:

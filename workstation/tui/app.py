@@ -225,6 +225,7 @@ class WorkstationApp(App[None]):
         self.load_failed = False  # the last load failed (a desk PC then tries its server again on send)
         self._send_when_connected: str | None = None  # the message whose Enter tried the server again
         self._quiet_failure = False  # a retry of a server not reached: its failure is not said again
+        self._server_retry: Timer | None = None  # the next try of a server not reached (one at a time)
         self._generating = False
         # half-typed messages (and attached documents) of the conversations not open; the
         # store keeps them too (and the open one's), so quitting or a closed terminal loses none
@@ -1818,16 +1819,22 @@ class WorkstationApp(App[None]):
         the app quits. It waited for good: only another Enter sent it. ``said``: the wait was
         told already (a retry that failed again is not said every few seconds)."""
         def again() -> None:
+            self._server_retry = None
             if self.profile is not profile or self.engine is not None or self.loading is not None \
-                    or self.screen is not self.chat_screen or self.chat_screen.input_text() != waiting:
+                    or self.chat_screen.input_text() != waiting:
+                return
+            if self.screen is not self.chat_screen:  # (F1, F5 …: the message goes once the chat is back)
+                self._server_retry = self.set_timer(SERVER_RETRY_S, again)
                 return
             self._send_when_connected = waiting
             self._quiet_failure = True
             self._begin_load(profile)
 
-        if not said:
+        if not said and self._server_retry is None:
             self.notify(self.texts("chat.waiting_for_server", seconds=f"{SERVER_RETRY_S:.0f}"), timeout=12)
-        self.set_timer(SERVER_RETRY_S, again)
+        if self._server_retry is not None:  # one wait at a time (an Enter meanwhile began another)
+            self._server_retry.stop()
+        self._server_retry = self.set_timer(SERVER_RETRY_S, again)
 
     @on(EngineFailed)
     async def _failed(self, event: EngineFailed) -> None:
