@@ -345,3 +345,5 @@ def test_profiles_list_goes_on_where_the_data_folder_cannot_be_used(
     assert main(["profiles", "list"]) == 0
     out = capsys.readouterr().out
     assert "office-cpu" in out and "Your own profiles cannot be kept now:" in out
+    assert main(["fit", "-p", "office-cpu"]) == 0  # (what bench measured is looked for there: nothing, no error)
+    assert "verdict:" in capsys.readouterr().out

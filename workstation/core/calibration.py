@@ -152,10 +152,10 @@ def measured_cpu() -> SpeedConstants | None:
     again when the history file changes (``profiles list`` plans every profile)."""
     from workstation.core.results import db_path
 
-    path = db_path()
     try:
+        path = db_path()
         st = path.stat()
-    except OSError:
+    except (OSError, WorkstationError):  # none yet, or a data folder that cannot be used: the estimate
         return None
     wal = path.with_name(path.name + "-wal")  # (a write may be there alone until a checkpoint)
     wal_st = wal.stat() if wal.exists() else None
@@ -177,7 +177,11 @@ def measured_decode(model_path: str, gpu_layers: int) -> HistoryEntry | None:
     if not model_path:
         return None
     wanted = Path(model_path).resolve()
-    for e in history(kind="bench", limit=500):
+    try:
+        entries = history(kind="bench", limit=500)
+    except WorkstationError:  # a data folder or history that cannot be read: nothing measured to say
+        return None
+    for e in entries:
         if not e.test.startswith("tg") or not e.value or Path(e.model).resolve() != wanted:
             continue
         if int((e.data.get("records") or [{}])[0].get("n_gpu_layers", 0)) == gpu_layers:
