@@ -406,3 +406,12 @@ def test_a_card_a_workload_names_is_found_or_refused() -> None:
         workload_from_dict({**data, "candidates": {"gpus": ["RTX 4090", "my pc"]}}, "office.yaml")
     assert str(refused.value).startswith("office.yaml: field 'candidates.gpus' names 'my pc', which is no card "
                                          "this program knows; known: RTX 5090, ")
+
+
+def test_the_best_option_on_each_machine_lists_every_machine_that_meets() -> None:
+    """"The best option on each machine" stopped after the 8 cheapest cards: the 24 GB cards a
+    buyer asks about (RTX 4090, a used 3090) were never in it, even with --top 10000 --json."""
+    r = table_only()
+    machines = [o["machine"] for o in r.to_dict()["best_per_machine"]]
+    assert len(machines) == len(set(machines)) > 8
+    assert "GeForce RTX 4090" in machines and len(machines) == len({o.machine for o in r.options if o.meets})

@@ -154,7 +154,7 @@ def markdown_report(result: SizingResult, named: Path | str, top: int = 15) -> l
     lines += [markdown_table(HEADER, [_row(i, o) for i, o in enumerate(table_rows(result, top), 1)]), ""]
     if result.reasoning_note(top):
         lines += [result.reasoning_note(top), ""]
-    per_machine = result.best_per_machine(8)
+    per_machine = result.best_per_machine()
     if per_machine:
         lines += ["## The best option on each machine", "",
                   markdown_table(HEADER, [_row(i, o) for i, o in enumerate(per_machine, 1)]), ""]

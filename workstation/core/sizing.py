@@ -377,8 +377,10 @@ class SizingResult:
         """The options a report lists: those meeting the workload, else the closest ones."""
         return self.meeting[:top] if self.meeting else sorted(self.options, key=closeness_key)[:top]
 
-    def best_per_machine(self, n: int = 5) -> list[SizingOption]:
-        return first_per_machine(self.options, n, lambda o: o.meets)
+    def best_per_machine(self, n: int | None = None) -> list[SizingOption]:
+        """The best option of each machine that meets the workload, cheapest first; every
+        machine where ``n`` is None (8 left out the 24 GB cards: "what would a 4090 do?")."""
+        return first_per_machine(self.options, n if n is not None else len(self.options), lambda o: o.meets)
 
     def headline(self) -> str:
         return say(self.headline_phrases())
@@ -457,7 +459,7 @@ class SizingResult:
             "meets": bool(self.meeting),
             "best": self.best.to_dict() if self.best else None,
             "options": [o.to_dict() for o in self.shown(top)],
-            "best_per_machine": [o.to_dict() for o in self.best_per_machine(8)],
+            "best_per_machine": [o.to_dict() for o in self.best_per_machine()],
             "n_options": len(self.options),
             "n_meeting": len(self.meeting),
             "calibration": self.calibration,
@@ -468,7 +470,7 @@ class SizingResult:
 
     def reasoning_models(self, top: int = 20) -> list[str]:
         """The reasoning models among the options shown: their figures are for thinking off."""
-        return sorted({o.model for o in self.shown(top) + self.best_per_machine(8) if thinks_first(o.model)})
+        return sorted({o.model for o in self.shown(top) + self.best_per_machine() if thinks_first(o.model)})
 
     def reasoning_note(self, top: int = 20) -> str:
         """One sentence on the reasoning models shown ('' when none is)."""
