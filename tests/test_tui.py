@@ -2751,6 +2751,38 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         assert f"the model did not see the first {left_out} messages" in str(_views(app)[-1].query_one(".metrics").render())
 
 
+async def test_a_changed_question_that_comes_back_brings_back_the_one_it_replaced(profiles: Path) -> None:
+    """Up put the last question in the box; sent changed and too long for the context, the
+    changed text came back into the box, but the question it was sent in place of and its
+    replies (the one shown, and the one Alt+V went back to) were gone for good. They come back;
+    the box's text still goes in their place once it is sent."""
+    from textual.widgets import Input
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        conv, _ = await _first_turn_answered(pilot, app)
+        assert conv is not None
+        first = app.store.messages(conv)
+        await pilot.press("alt+r")  # a second reply: the first kept as an earlier one
+        await until(pilot, lambda: not app.generating and app.store.messages(conv)[1].created > first[1].created)
+        before = app.store.messages(conv)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        prompt.focus()
+        await pilot.press("up")
+        await until(pilot, lambda: prompt.value == "Hello!")
+        long = "Hello! Which of these is missing? " + "stapler, paper, ink, " * 400
+        app.chat_screen.set_input(long)
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.generating and prompt.value == long)
+        assert app.store.messages(conv) == before
+        assert app.store.reply_versions(conv, before[0].id, before[1].id) == (2, 2)
+        await until(pilot, lambda: [v.content for v in _views(app)] == [m.content for m in before])
+        prompt.value = "Hello there!"  # shortened: sent in place of "Hello!", not after it
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.generating and app.store.messages(conv)[0].content == "Hello there!")
+        assert [m.role for m in app.store.messages(conv)] == ["user", "assistant"]
+
+
 async def test_alt_v_goes_back_to_the_reply_asked_again(profiles: Path) -> None:
     """Alt+R threw the reply it replaced away for good (ChatGPT keeps it: "< 1/2 >"). It is kept:
     Alt+V puts it back in the chat and in what the next turn reads, and again the newer one."""

@@ -169,6 +169,14 @@ class Conversation:
     instructions: str = ""  # the conversation's own, in place of its profile's system prompt ('': the profile's)
 
 
+@dataclass
+class TakenOut:
+    """A question and its reply taken out of a conversation (``ConversationStore.take_out``),
+    with the question's earlier replies (rows of ``earlier_replies`` without their conversation)."""
+    messages: list[StoredMessage]
+    earlier: list[tuple[Any, ...]]
+
+
 MAX_TITLE_CHARS = 120
 
 
@@ -426,6 +434,30 @@ class ConversationStore:
             self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
         self._empty_wal()
         return cur.rowcount
+
+    def take_out(self, conversation_id: int, from_id: int) -> TakenOut:
+        """The conversation's messages from ``from_id`` on (a question and its reply), and that
+        question's earlier replies, deleted as ``forget_messages`` does, and returned whole, to
+        be put back (``put_back``) where what was sent in their place does not stay."""
+        messages = [m for m in self.messages(conversation_id) if m.id >= from_id]
+        earlier = self._db.execute("SELECT question_id, content, metrics, created, reasoning FROM earlier_replies "
+                                   "WHERE conversation_id = ? AND question_id >= ? ORDER BY id",
+                                   (conversation_id, from_id)).fetchall()
+        self.forget_messages(conversation_id, [m.id for m in messages])
+        return TakenOut(messages, [tuple(row) for row in earlier])
+
+    def put_back(self, conversation_id: int, taken: TakenOut) -> None:
+        """What ``take_out`` took, back in the conversation under its own numbers and times."""
+        with self._db:
+            self._db.executemany(
+                "INSERT INTO messages(id, conversation_id, role, content, metrics, created, reasoning, shown) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(m.id, conversation_id, m.role, m.content, json.dumps(m.metrics) if m.metrics else None,
+                  m.created, m.reasoning, m.shown) for m in taken.messages])
+            self._db.executemany("INSERT INTO earlier_replies(conversation_id, question_id, content, metrics, "
+                                 "created, reasoning) VALUES (?, ?, ?, ?, ?, ?)",
+                                 [(conversation_id, *row) for row in taken.earlier])
+            self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
 
     def keep_as_earlier(self, conversation_id: int, question_id: int, ids: list[int]) -> None:
         """A question asked again has its new reply: the replies among ``ids`` (what followed the

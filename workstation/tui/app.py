@@ -58,6 +58,7 @@ from workstation.core.store import (
     ConversationStore,
     StoredMessage,
     StoreError,
+    TakenOut,
     clean_title,
     profile_key,
     title_from_message,
@@ -264,6 +265,7 @@ class WorkstationApp(App[None]):
         self._document_tokens: dict[tuple[Path, str], tuple[int, int]] = {}
         self._arriving_edit: tuple[int, float] | None = None
         self._replacing: list[int] = []  # the reply a question asked again (Alt+R) replaces once the new one came
+        self._edited_away: TakenOut | None = None  # the question a message was sent in place of (Up), and its reply
         self._replacing_question = 0  # that question (the reply replaced is kept as its earlier one: Alt+V)
         self._continued = ""  # the reply's text before "continue" (Alt+C) went on from it
         self._turn_from = "send"  # what began the turn under way: send | again (Alt+R) | continue (Alt+C)
@@ -1218,15 +1220,15 @@ class WorkstationApp(App[None]):
             return None
         return next((m for m in reversed(self.store.messages(self.conversation_id)) if m.role == "user"), None)
 
-    async def _take_back(self, question: StoredMessage) -> None:
+    async def _take_back(self, question: StoredMessage) -> TakenOut:
         """``question`` (the last of the user's) and its reply out of the conversation, and off
-        the screen: changed, or too long for the context."""
+        the screen: changed, or too long for the context. What went is returned, to put back."""
         conv_id = self.conversation_id
         assert conv_id is not None
-        ids = [m.id for m in self.store.messages(conv_id) if m.id >= question.id]
-        self.store_write(lambda: self.store.forget_messages(conv_id, ids))
+        taken = self.store_write(lambda: self.store.take_out(conv_id, question.id))
         self._note_revision()
         await self.chat_screen.remove_last_exchange(keep_question=False)
+        return taken
 
     def action_edit_last(self) -> None:
         """Up in the empty message box: the last message sent is put back in the box, to change
@@ -1348,11 +1350,12 @@ class WorkstationApp(App[None]):
         if document is not None:
             path, doc = document
             content = with_attached(content, t("chat.document", name=path.name), doc)
+        self._edited_away = None
         if self._editing is not None:  # the last question changed (or not): sent instead of it
             editing, self._editing = self._editing, None
             question = self._last_question()
             if question is not None and (question.id, question.created) == editing:
-                await self._take_back(question)
+                self._edited_away = await self._take_back(question)  # (back should it come back)
         made = self.conversation_id is None
         if made:
             title = (text.strip() or (document[0].name if document else ""))
@@ -1900,6 +1903,14 @@ class WorkstationApp(App[None]):
             return  # typed since: the question stays in the chat (neither is lost)
         await self._take_back(question)
         conv_id = self.conversation_id
+        away, self._edited_away = self._edited_away, None
+        if away is not None and conv_id is not None and not self._open_gone():
+            # sent in the place of the last question (Up): that one and its reply come back,
+            # and the box's text goes in their place again once sent (they were lost)
+            self.store_write(lambda: self.store.put_back(conv_id, away))
+            self._note_revision()
+            await self._redraw_open()
+            self._editing = (away.messages[0].id, away.messages[0].created)
         try:  # (deleted meanwhile by another window: the store says so, and nothing is left to do)
             empty = conv_id is not None and not self.store.messages(conv_id) \
                 and not self.store.get(conv_id, with_messages=False).instructions
