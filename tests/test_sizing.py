@@ -367,6 +367,29 @@ def test_the_headline_says_how_to_get_the_model_it_recommends() -> None:
     assert here.get_it(installed) == []  # here already: nothing to get
 
 
+def test_a_quantization_made_here_is_named_not_sent_to_be_downloaded(
+        smollm2_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After 'models quantize' made SmolLM2's Q8_0 here, size still said "The catalog does not
+    have smollm2-135m-instruct at Q8_0: download a Q8_0 GGUF file of it" for that very file."""
+    from tests.conftest import requantized_copy
+
+    q8 = requantized_copy(smollm2_path, "q8_0")
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / smollm2_path.name).symlink_to(smollm2_path)
+    monkeypatch.setenv("WORKSTATION_MODELS", str(models))
+    wanted = {"models": ["smollm2-135m-instruct-q4_1"], "quantizations": ["Q8_0"]}
+    before = table_only(candidates=wanted)
+    option = next(o for o in before.options if o.quant == "Q8_0")
+    assert before.get_it(option)[0][0] == "headline.get_elsewhere"
+    (models / q8.name).symlink_to(q8)
+    after = table_only(candidates=wanted)
+    assert after.get_it(option) == [("headline.get_installed", {
+        "name": "SmolLM2-135M-Instruct.Q8_0", "cmd": "workstation profiles new SmolLM2-135M-Instruct.Q8_0"})]
+    assert say(after.get_it(option)) == (" It is on this PC as SmolLM2-135M-Instruct.Q8_0: 'workstation profiles "
+                                         "new SmolLM2-135M-Instruct.Q8_0' makes a profile that runs it.")
+
+
 def test_every_shipped_draft_model_is_planned_before_its_download() -> None:
     """fit -p gpu-llama31-8b said "the draft model llama-3.2-1b-instruct-q4_k_m is not downloaded
     yet, so it is not counted" while gpu-qwen3-8b's draft was counted: two had no shape. Each

@@ -61,6 +61,7 @@ ENGLISH: dict[str, str] = {
                         "token in {ttft}, and {docs} documents fit in a night."),
     # how to get the recommended model file (sizing.SizingResult.get_it)
     "headline.get_pull": " Get the model with '{cmd}'.",
+    "headline.get_installed": " It is on this PC as {name}: '{cmd}' makes a profile that runs it.",
     "headline.get_elsewhere": (" The catalog does not have {model} at {quant}: download a {quant} GGUF "
                                "file of it (on Hugging Face) and add it with '{add}'."),
     "headline.nothing_fits": ("Nothing meets this workload: no candidate model fits any candidate machine "

@@ -414,6 +414,9 @@ class SizingResult:
 
         if option.on_disk:
             return []
+        here = installed_at(self._infos[option.model][0], option.quant) if option.model in self._infos else None
+        if here is not None:  # made here by 'models quantize', say: it was to be downloaded
+            return [("headline.get_installed", {"name": here, "cmd": cli(f"profiles new {here}")})]
         found = QUANT_SUFFIX.search(option.model)
         if catalog_entry(option.model) is not None and found and found.group(1).upper() == option.quant.upper():
             return [("headline.get_pull", {"cmd": cli(f"models pull {option.model}")})]
@@ -563,6 +566,21 @@ def chart_data(result: SizingResult, n: int = 4) -> dict[str, Any]:
 
 RANKING = ("Ranked by price (a machine you already have comes first when it is enough), then model "
            "size, bits per weight, K/V precision, speed.")
+
+
+def installed_at(info: ModelInfo, quant: str) -> str | None:
+    """The name of a model file on this PC that holds ``info``'s model (its architecture,
+    layers, width and vocabulary) at ``quant``: one 'models quantize' made, or one added by hand."""
+    from workstation.core.catalog import list_installed
+
+    for item in list_installed():
+        other = item.info
+        if other is not None and other.file_type.upper() == quant.upper() \
+                and (other.architecture, other.n_layer, other.n_embd, other.n_vocab) \
+                == (info.architecture, info.n_layer, info.n_embd, info.n_vocab) \
+                and info.tokenizer_fingerprint in ("", other.tokenizer_fingerprint):  # ('': a published shape)
+            return item.name
+    return None
 
 
 def model_family(model: str) -> str:
