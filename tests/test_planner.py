@@ -342,12 +342,21 @@ def test_fit_says_what_bench_measured_for_the_model(smollm2_path: Path, tmp_path
     record = {"records": [{"n_gpu_layers": 0, "test": "tg128"}], "stddev": 3.0}
     save_run("bench", [ResultRow("desk", "tg128", 80.48, "tok/s", str(smollm2_path), record)], "bench -p desk")
     save_run("bench", [ResultRow("other", "tg128", 55.0, "tok/s", str(tmp_path / "another.gguf"), record)], "bench")
+    # the same file with a q4_0 K/V cache, benched later: its 19 tokens/s is not this profile's
+    # (fit said another profile's figure for any setting of the same model file)
+    q4 = {"records": [{"n_gpu_layers": 0, "test": "tg128", "type_k": "q4_0", "type_v": "q4_0"}], "stddev": 1.0}
+    save_run("bench", [ResultRow("kv-q4", "tg128", 19.0, "tok/s", str(smollm2_path), q4)], "bench -p kv-q4")
     assert main(["fit", "-p", str(prof)]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"^  measured:  80 tokens/s ± 3 by bench on \d{4}-\d\d-\d\d \(profile desk, tg128, this model file\)$",
-                     out, re.MULTILINE), out
+    assert re.search(r"^  measured:  80 tokens/s ± 3 by bench on \d{4}-\d\d-\d\d \(profile desk, tg128: this model "
+                     r"file, K/V and speculation\)$", out, re.MULTILINE), out
     assert main(["fit", "-p", str(prof), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["measured_decode"]["tokens_per_second"] == 80.48
+    q4_prof = tmp_path / "q4.yaml"
+    q4_prof.write_text(prof.read_text(encoding="utf-8") + "kv_cache: {k: q4_0, v: q4_0}\nflash_attn: true\n",
+                       encoding="utf-8")
+    assert main(["fit", "-p", str(q4_prof), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["measured_decode"]["tokens_per_second"] == 19.0
 
 
 def test_fit_plans_on_a_card_this_pc_lacks(capsys: pytest.CaptureFixture[str]) -> None:

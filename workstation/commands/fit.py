@@ -50,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
         return check(profile, args.json)
     cards = _cards(args)
     plan = plan_for_profile(profile, gpus=cards, not_downloaded=True)
-    measured = measured_decode(plan.path, plan.gpu_layers) if cards is None else None  # (this PC's own)
+    measured = (measured_decode(plan.path, plan.gpu_layers, plan.type_k, plan.type_v, profile.speculative.mode)
+                if cards is None else None)  # (this PC's own)
     if args.json:
         print_json({"profile": profile.key, **plan.to_dict(), "downloaded": bool(plan.path),
                     "measured_decode": None if measured is None else {
@@ -81,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
     if measured is not None and measured.value:  # what was measured beside what is estimated
         spread = measured.data.get("stddev")
         print(f"  measured:  {measured.value:.0f} tokens/s" + (f" ± {spread:.0f}" if spread else "")
-              + f" by bench on {measured.created[:10]} (profile {measured.profile}, {measured.test}, this model file)")
+              + f" by bench on {measured.created[:10]} (profile {measured.profile}, {measured.test}: this model file, "
+              "K/V and speculation)")
     for note in plan.notes:
         print(f"  note:      {note}")
     return 0 if plan.fits else 2

@@ -170,10 +170,12 @@ def measured_cpu() -> SpeedConstants | None:
     return _MEASURED[key]
 
 
-def measured_decode(model_path: str, gpu_layers: int) -> HistoryEntry | None:
+def measured_decode(model_path: str, gpu_layers: int, type_k: str = "f16", type_v: str = "f16",
+                    speculative: str = "off") -> HistoryEntry | None:
     """The newest ``bench`` decode figure (tg) of this model file with as many layers on the
-    GPU, measured here: fit said "about 207 tokens/s" after bench had measured 80 (one bench is
-    too little to fit this machine's constants: ``measured_cpu``)."""
+    GPU, the same K/V types and the same speculation, measured here: fit said "about 207
+    tokens/s" after bench had measured 80 (one bench is too little to fit this machine's
+    constants: ``measured_cpu``). Any profile's: a q4_0 K/V cache's 19 tokens/s is not f16's 96."""
     if not model_path:
         return None
     wanted = Path(model_path).resolve()
@@ -184,7 +186,9 @@ def measured_decode(model_path: str, gpu_layers: int) -> HistoryEntry | None:
     for e in entries:
         if not e.test.startswith("tg") or not e.value or Path(e.model).resolve() != wanted:
             continue
-        if int((e.data.get("records") or [{}])[0].get("n_gpu_layers", 0)) == gpu_layers:
+        record = (e.data.get("records") or [{}])[0]
+        if (int(record.get("n_gpu_layers", 0)), record.get("type_k", "f16"), record.get("type_v", "f16"),
+                record.get("speculative", "off")) == (gpu_layers, type_k, type_v, speculative):
             return e
     return None
 
