@@ -359,6 +359,26 @@ def test_fit_says_what_bench_measured_for_the_model(smollm2_path: Path, tmp_path
     assert json.loads(capsys.readouterr().out)["measured_decode"]["tokens_per_second"] == 19.0
 
 
+def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path) -> None:
+    """F4 said only "About 207 tokens/s (an estimate …; bench measures it)" after bench had
+    measured 96 for the model: it says the measured figure too, for the file as F4 plans it
+    (f16 K/V, no speculation; a q4_0 K/V bench of it is not that)."""
+    from workstation.core.results import ResultRow, save_run
+    from workstation.tui.i18n import Texts
+    from workstation.tui.integrations import installed_models, model_fit
+
+    en, tr = Texts("en"), Texts("tr")
+    row = next(r for r in installed_models(en) if r.path and Path(r.path).resolve() == smollm2_path.resolve())
+    q4 = {"records": [{"n_gpu_layers": 0, "test": "tg128", "type_k": "q4_0", "type_v": "q4_0"}]}
+    save_run("bench", [ResultRow("kv-q4", "tg128", 19.0, "tok/s", str(smollm2_path), q4)], "bench -p kv-q4")
+    assert "Measured here" not in model_fit(row, en)
+    f16 = {"records": [{"n_gpu_layers": 0, "test": "tg128"}], "stddev": 3.0}
+    save_run("bench", [ResultRow("office-cpu", "tg128", 96.2, "tok/s", str(smollm2_path), f16)], "bench")
+    assert re.search(r" About \d+ tokens/s .* Measured here: 96 tokens/s \(bench, \d{4}-\d\d-\d\d, profile "
+                     r"office-cpu\)\.$", model_fit(row, en)), model_fit(row, en)
+    assert "Burada ölçülen: saniyede 96 token (bench, " in model_fit(row, tr)
+
+
 def test_fit_plans_on_a_card_this_pc_lacks(capsys: pytest.CaptureFixture[str]) -> None:
     """"Will Qwen 2.5 14B run if we buy a 12 GB card?" had no answer short of a hand-written
     workload file (or an environment variable only the code named). fit --gpu plans on the

@@ -198,9 +198,11 @@ def model_fit(row: ModelRow, texts: Texts) -> str:
                 return ""
             info = shaped[0]
         context = min(FIT_CONTEXT, info.context_length or FIT_CONTEXT)
-        from workstation.core.calibration import measured_cpu
+        from workstation.core.calibration import measured_cpu, measured_decode
 
         p = plan(info, context=context, gpus=hardware.gpus(), cpu_speed=measured_cpu())  # (as fit times it)
+        # what bench measured for the file as F4 plans it (f16 K/V, no speculation), as fit says it
+        measured = measured_decode(str(row.path), p.gpu_layers) if row.installed and row.path is not None else None
     except WorkstationError as err:
         return texts.error(err)
     except Exception:  # noqa: BLE001 - a file gone since the list was read: no verdict, never a stuck line
@@ -208,6 +210,9 @@ def model_fit(row: ModelRow, texts: Texts) -> str:
     text = texts("models.fit", context=f"{context:,}", verdict=say(p.verdict_phrases, texts.get))
     if p.fits and p.decode_tps_bound:
         text += " " + texts("models.speed", tps=f"{p.decode_tps_bound:.0f}")
+    if measured is not None and measured.value:  # (it said only the estimate, 207, after bench had measured 96)
+        text += " " + texts("models.measured", tps=f"{measured.value:.0f}", when=measured.created[:10],
+                            profile=measured.profile)
     return text
 
 
