@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -15,6 +16,7 @@ from workstation.core.bench import (
     BenchConfig,
     ProfileBench,
     ReplayResult,
+    SpeedStat,
     bench_profiles,
     check_local,
     read_replay_file,
@@ -217,7 +219,8 @@ def plain_words(results: list[ProfileBench]) -> list[str]:
     def ratio(a: Any, b: Any) -> str | None:
         if a is None or b is None or not a.avg_ts or not b.avg_ts:
             return None
-        return speed_words(a.avg_ts / b.avg_ts, "as fast", "x as fast")
+        words = speed_words(a.avg_ts / b.avg_ts, "as fast", "x as fast")
+        return words if words == "as fast" or apart(a, b) else f"{words} ({UNSURE})"
 
     lines = []
     for r in results[1:]:
@@ -227,9 +230,28 @@ def plain_words(results: list[ProfileBench]) -> list[str]:
             lines.append(f"In plain words, against {first.profile}: {r.profile} " + " and ".join(x for x in said if x)
                          + ".")
     best = max(results, key=lambda r: r.tg.avg_ts if r.tg is not None else 0.0)
-    if best.tg is not None and best is not first:
-        lines.append(f"Fastest at writing here: {best.profile} ({what_it_costs(first, best)}).")
+    if best.tg is not None and best is not first and first.tg is not None:
+        if apart(best.tg, first.tg):
+            lines.append(f"Fastest at writing here: {best.profile} ({what_it_costs(first, best)}).")
+        else:  # (a draft pair said "1.47x as fast", then "2.82x slower" a minute later, on a busy PC)
+            lines.append(f"Fastest at writing here: not sure; {best.profile} wrote faster than {first.profile} by less "
+                         "than their repetitions varied. Run again when the machine is quiet, or with more "
+                         "repetitions (-r).")
     return lines
+
+
+UNSURE = "not sure: the repetitions varied as much"
+
+
+def apart(a: SpeedStat, b: SpeedStat) -> bool:
+    """Whether two tests' speeds differ by more than their repetitions vary: their ratio is
+    more than two standard errors (each repetition's spread over the square root of their
+    number, the two combined) from 1. One repetition each: apart (nothing says otherwise)."""
+    def error(s: SpeedStat) -> float:
+        n = len(s.samples_ts)
+        return s.stddev_ts / s.avg_ts / math.sqrt(n) if n > 1 and s.avg_ts else 0.0
+
+    return abs(math.log(a.avg_ts / b.avg_ts)) > 2 * math.hypot(error(a), error(b))
 
 
 def what_it_costs(first: ProfileBench, best: ProfileBench) -> str:
