@@ -41,6 +41,7 @@ from workstation.core.kld import (
     key_path,
     load_reference,
     reference_key,
+    reference_windows,
     time_reference,
 )
 from workstation.core.profiles import Profile, load_profile
@@ -264,11 +265,14 @@ def _build_references(
     refs: list[ReferenceLogits], progress: Any, model: LoadedModel, result: ProfileEval,
 ) -> None:
     for (name, text), key, ref in zip(plan.documents, keys, cached, strict=True):
-        if ref is None:
+        if ref is None:  # each one short of a window said before any is read (the last was, after the others)
             try:
-                ref = build_reference(model, text, key, progress=progress)
+                reference_windows(model, text, key)
             except EvalInputError as err:  # which document is too short
                 raise EvalInputError(f"{name}: {err}") from None
+    for (name, text), key, ref in zip(plan.documents, keys, cached, strict=True):
+        if ref is None:
+            ref = build_reference(model, text, key, progress=progress)
         else:
             time_reference(model, ref, progress)
         refs.append(ref)

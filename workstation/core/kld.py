@@ -307,6 +307,13 @@ def cache_budget() -> int:
     return budget_from_env("WORKSTATION_KLD_CACHE_MB", DEFAULT_CACHE_MB)
 
 
+def reference_windows(model: LoadedModel, text: str, key: dict[str, Any]) -> tuple[list[int], int]:
+    """``text``'s tokens and how many windows of ``key``'s size they give (EvalInputError when
+    none: too short a text), before any window is read."""
+    tokens = model.tokenize(text, add_special=True, parse_special=False)
+    return tokens, count_windows(len(tokens), int(key["n_ctx"]), model.n_ctx, key["max_chunks"], "KL divergence")
+
+
 def build_reference(
     model: LoadedModel,
     text: str,
@@ -316,9 +323,8 @@ def build_reference(
 ) -> ReferenceLogits:
     """Run the reference pass over ``text`` and write its cache file (atomically)."""
     n_ctx, top_k = int(key["n_ctx"]), min(int(key["top_k"]), model.n_vocab)
-    tokens = model.tokenize(text, add_special=True, parse_special=False)
+    tokens, n_chunk = reference_windows(model, text, key)
     n_text_tokens = len(tokens)
-    n_chunk = count_windows(n_text_tokens, n_ctx, model.n_ctx, key["max_chunks"], "KL divergence")
     tokens = tokens[: n_chunk * n_ctx]
     dest = key_path(key, directory)
     dest.parent.mkdir(parents=True, exist_ok=True)
