@@ -6,6 +6,7 @@ ignored by git); draft: the packaged Q4_1 SmolLM2 (same vocabulary).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -181,6 +182,12 @@ def test_gemma_draft_for_smollm2_is_refused_by_profiles_check_as_by_loading(
     (tmp_path / "pair.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
     assert main(["profiles", "check", "-p", str(tmp_path / "pair.yaml")]) == 1
     assert f"ready            no: {why}" in capsys.readouterr().out
+    # fit said "verdict: runs on the CPU … with its draft model", exit 0
+    assert main(["fit", "-p", str(tmp_path / "pair.yaml")]) == 1
+    out = capsys.readouterr().out
+    assert f"  verdict:   does not run here: {why}\n  memory:    as planned, it runs on the CPU" in out, out
+    assert main(["fit", "-p", str(tmp_path / "pair.yaml"), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["draft_problem"] == why
 
 
 # --- pure parts --------------------------------------------------------------------------------

@@ -50,20 +50,26 @@ def run(args: argparse.Namespace) -> int:
         return check(profile, args.json)
     cards = _cards(args)
     plan = plan_for_profile(profile, gpus=cards, not_downloaded=True)
+    problem = draft_problem(profile)
     measured = (measured_decode(plan.path, plan.gpu_layers, plan.type_k, plan.type_v, profile.speculative.mode)
                 if cards is None else None)  # (this PC's own)
     if args.json:
-        print_json({"profile": profile.key, **plan.to_dict(), "downloaded": bool(plan.path),
+        print_json({"profile": profile.key, **plan.to_dict(), "downloaded": bool(plan.path), "draft_problem": problem,
                     "measured_decode": None if measured is None else {
                         "tokens_per_second": measured.value, "test": measured.test, "profile": measured.profile,
                         "when": measured.created, "stddev": measured.data.get("stddev")}})
-        return 0 if plan.fits else 2
+        return 1 if problem else 0 if plan.fits else 2
     print(f"{profile.key}: {plan.model} ({plan.architecture}, {plan.file_type}), context {plan.context:,}, "
           f"K/V {plan.type_k}/{plan.type_v}")
     if cards:
         print(f"  on:        {' and '.join(g.name for g in cards)} (not this PC's: planned from the card's "
               "memory and speed, all of it free)")
-    print(f"  verdict:   {plan.verdict}")
+    # its memory is planned, but it does not run: said first, as profiles check and loading say it
+    if problem:
+        print(f"  verdict:   does not run here: {problem}")
+        print(f"  memory:    as planned, it {plan.verdict}")
+    else:
+        print(f"  verdict:   {plan.verdict}")
     draft = plan.draft or {}
 
     def with_draft(key: str) -> str:  # the totals hold the draft model's share: said where it is in them
@@ -86,7 +92,27 @@ def run(args: argparse.Namespace) -> int:
               "K/V and speculation)")
     for note in plan.notes:
         print(f"  note:      {note}")
-    return 0 if plan.fits else 2
+    return 1 if problem else 0 if plan.fits else 2
+
+
+def draft_problem(profile: Profile) -> str | None:
+    """Why the profile's draft model cannot draft for its model (another vocabulary, too small
+    a context), as ``profiles check`` and loading say it; None where it can, or either file is
+    not here to read: fit said a profile whose draft was refused "runs on the CPU", exit 0."""
+    from workstation.core.catalog import draft_problem as between
+    from workstation.core.catalog import resolve_model_path
+    from workstation.core.errors import ModelFileError
+
+    spec = profile.speculative
+    if spec.mode != "draft" or not spec.draft_model:
+        return None
+    target, draft = resolve_model_path(profile.model), resolve_model_path(spec.draft_model)
+    if not (target.is_file() and draft.is_file()):
+        return None
+    try:
+        return between(target, draft, profile.context)
+    except ModelFileError as err:
+        return str(err)
 
 
 def _cards(args: argparse.Namespace) -> list[GpuInfo] | None:
