@@ -952,6 +952,12 @@ async def test_drafts_survive_quitting(profiles: Path) -> None:
         assert again.chat_screen.input_text() == "Soup on Fridays?" and again.pending_document is None
         assert drafts_listed(again) == {"Quarterly report": "Draft: Also the margins for",
                                         "New conversation": "Draft: A new idea"}
+        await pilot.press("f9")  # in Turkish at once (the list kept "Draft:" until it changed)
+        await until(pilot, lambda: drafts_listed(again) == {"Quarterly report": "Taslak: Also the margins for",
+                                                            "Yeni sohbet": "Taslak: A new idea"})
+        await pilot.press("f9")
+        await until(pilot, lambda: drafts_listed(again) == {"Quarterly report": "Draft: Also the margins for",
+                                                            "New conversation": "Draft: A new idea"})
         await again.open_conversation(report.id)
         assert again.chat_screen.input_text() == "Also the margins for"
         assert again.pending_document == (Path("margins.txt"), "Q3: 12%")

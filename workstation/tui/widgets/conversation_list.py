@@ -93,8 +93,13 @@ class ConversationList(Vertical):
         yield ListView(id="conversations")
 
     def relabel(self, texts: Texts) -> None:
+        """In ``texts``' language (F9): the search box, and the lines ("Draft:", "New
+        conversation", "N more"), which stayed in the other until the list changed."""
         self.texts = texts
         self.query_one("#search", Input).placeholder = texts("sidebar.search")
+        conversations, current, drafts, search = self._all
+        self.run_worker(self.show(conversations, current, drafts, search=search), exclusive=True,
+                        group="relabel", exit_on_error=False)
 
     async def show(self, conversations: list[Conversation], current: int | None,
                    drafts: dict[int | None, str] | None = None, *, more: bool = False, search: str = "") -> None:
