@@ -978,6 +978,28 @@ async def test_drafts_survive_quitting(profiles: Path) -> None:
         assert set(again.store.drafts()) == {menu.id, None}
 
 
+async def test_f8_in_the_list_deletes_the_highlighted_conversation_not_the_open_one(profiles: Path) -> None:
+    """With the list walked to another conversation, F8 asked to delete the open one (its
+    title in the question, which a quick "y" does not read), for good."""
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    lunch = app.store.new("Lunch menu")
+    app.store.add_message(lunch.id, "user", "Soup on Fridays?")
+    policy = app.store.new("Remote work policy")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.conversation_id == policy.id)
+        listed = app.chat_screen.sidebar.query_one("#conversations")
+        listed.focus()
+        await pilot.press("down")  # from the open one (first) to the lunch menu
+        await until(pilot, lambda: getattr(listed.highlighted_child, "conversation_id", None) == lunch.id)
+        await pilot.press("f8")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        assert '"Lunch menu"' in app.screen.question  # type: ignore[attr-defined]
+        await pilot.press("y")
+        await until(pilot, lambda: [c.id for c in app.store.list()] == [policy.id])
+        assert app.conversation_id == policy.id  # the open one stays open
+        await until(pilot, lambda: [getattr(i, "conversation_id", None) for i in listed.children] == [policy.id])
+
+
 async def test_language_switch_and_palette(profiles: Path) -> None:
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(80, 24)) as pilot:

@@ -36,7 +36,7 @@ from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
-from textual.widgets import Input, TextArea
+from textual.widgets import Input, ListView, TextArea
 from textual.worker import Worker, WorkerState
 
 from workstation.core.atomic import named_output
@@ -95,6 +95,7 @@ from workstation.tui.screens.sizing import SizingScreen
 from workstation.tui.screens.summarize import SummarizeScreen, forget_summary_asked_in
 from workstation.tui.screens.usage import UsageScreen
 from workstation.tui.settings import load_settings, save_language
+from workstation.tui.widgets.conversation_list import ConversationItem
 from workstation.tui.widgets.message_view import MessageView, code_blocks
 
 MAX_DOCUMENT_CHARS = 200_000
@@ -924,6 +925,14 @@ class WorkstationApp(App[None]):
                                     check=taken), renamed)
 
     def action_delete_conversation(self) -> None:
+        other = self._highlighted_in_list()
+        if other is not None:  # it deleted the open one, whichever the list showed highlighted
+            try:
+                self._ask_to_delete(other, self.store.get(other, with_messages=False).title, self.cells_tag(other))
+            except WorkstationError as err:  # deleted meanwhile in another window
+                self.notify(self.texts.error(err), severity="warning")
+                self.run_worker(self.refresh_sidebar(), exit_on_error=False)
+            return
         if self.conversation_id is None:
             self.notify(self.texts("conv.none_open"), severity="warning")
             return
@@ -937,26 +946,32 @@ class WorkstationApp(App[None]):
         if self._open_gone():  # deleted elsewhere: said, not a fall ("no conversation number 1")
             self.run_worker(self._lost_open_conversation(), exit_on_error=False)
             return
-        title = self.store.get(conv_id, with_messages=False).title
-        tag = self.cells_tag(conv_id)
+        self._ask_to_delete(conv_id, self.store.get(conv_id, with_messages=False).title, self.cells_tag(conv_id))
 
+    def _ask_to_delete(self, conv_id: int, title: str, tag: str) -> None:
+        """Asked, then the conversation goes with its draft, its KV cells and a summary asked
+        about in it; the open one is followed by a new one, another (F8 in the list) leaves
+        the open one as it is."""
         async def confirmed(yes: bool | None) -> None:
-            if yes:
-                try:  # (a full disk: SQLite needs room to delete too)
-                    self.store.delete(conv_id)
-                except WorkstationError as err:
-                    self.notify(self.texts.error(err), severity="error", timeout=15)
-                    return
-                self._forget_cells(self.engine, tag)
-                kept = self._kept.get(SummarizeScreen)  # a summary asked about here goes too
-                if isinstance(kept, SummarizeScreen):
-                    await kept.forget_if_asked_in(conv_id)
-                else:
-                    forget_summary_asked_in(self.store, conv_id)
+            if not yes:
+                return
+            try:  # (a full disk: SQLite needs room to delete too)
+                self.store.delete(conv_id)
+            except WorkstationError as err:
+                self.notify(self.texts.error(err), severity="error", timeout=15)
+                return
+            self._forget_cells(self.engine, tag)
+            kept = self._kept.get(SummarizeScreen)  # a summary asked about here goes too
+            if isinstance(kept, SummarizeScreen):
+                await kept.forget_if_asked_in(conv_id)
+            else:
+                forget_summary_asked_in(self.store, conv_id)
+            if conv_id == self.conversation_id:
                 await self.clear_search()
                 await self.action_new_conversation()
-                self._drafts.pop(conv_id, None)
-                self.notify(self.texts("conv.deleted", title=title))
+            self._drafts.pop(conv_id, None)
+            await self.refresh_sidebar()
+            self.notify(self.texts("conv.deleted", title=title))
 
         self.push_screen(
             ConfirmDialog(self.texts("conv.delete_q", title=title) + (  # what F8 cannot reach, said
@@ -966,6 +981,15 @@ class WorkstationApp(App[None]):
                           self.texts("dialog.cancel"), self.texts.yes_no_keys()),
             confirmed,
         )
+
+    def _highlighted_in_list(self) -> int | None:
+        """The conversation highlighted in the list while the list has the keys, where it is
+        not the open one (None otherwise): what F8 acts on there, as a file manager's Delete."""
+        listed = self.chat_screen.sidebar.query_one("#conversations", ListView)
+        item = listed.highlighted_child
+        if self.focused is not listed or not isinstance(item, ConversationItem):
+            return None
+        return item.conversation_id if item.conversation_id != self.conversation_id else None
 
     @work(thread=True, exit_on_error=False, group="forget")
     def _forget_cells(self, engine: Any, tag: str) -> None:
