@@ -150,15 +150,17 @@ class ModelsScreen(AppScreen, Screen[None]):
             return
         t = self.wapp.texts
         lines = [f"{row.name} · {t.number(row.size_text)} · {row.details}"]
-        description = row.description.get(t.lang) or row.description.get("en")
-        if description:
-            lines.append(description)
+        # whether it runs here before what the catalog says of it: the lines are few (an 80x24
+        # terminal cut the speed, a 60x20 one the verdict, when the description came first)
         if row.name in self.fits:
             if self.fits[row.name]:
                 lines.append(self.fits[row.name])
         else:
             lines.append(t("models.fit_checking"))
             self._work_out_fit(row)
+        description = row.description.get(t.lang) or row.description.get("en")
+        if description:
+            lines.append(description)
         detail.update("\n".join(lines))
         if not self.busy:  # on the line under the details, which an 80x24 terminal cut off at its end
             self.query_one("#model-task", Label).update(t("models.use_hint") if row.installed else "")
