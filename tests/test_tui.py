@@ -1751,6 +1751,8 @@ def test_a_model_not_downloaded_is_said_with_the_apps_own_keys() -> None:
     assert Texts("en").error(err) == (f"The model llama-3.1-8b-instruct-q4_k_m is not downloaded yet (about "
                                       f"{entry['approx_size_gb']} GB); F4, then p, downloads it.")
     assert Texts("tr").error(err).endswith("; F4, ardından p onu indirir.")
+    gb = f"{entry['approx_size_gb']:.1f}"
+    assert f"(yaklaşık {gb.replace('.', ',')} GB)" in Texts("tr").error(err)  # it said 4.9 in Turkish
 
 
 def test_locales_have_the_same_keys() -> None:

@@ -242,7 +242,8 @@ def missing_model_error(path: Path) -> ModelFileError:
     in_models = path.parent.resolve() == models_dir().resolve()
     entry = next((e for e in catalog_entries() if e.get("file") == path.name), None) if in_models else None
     if entry is not None:
-        size: Phrase | str = ("model.about_gb", {"gb": entry["approx_size_gb"]}) if entry.get("approx_size_gb") else ""
+        size: Phrase | str = (("model.about_gb", {"gb": f"{float(entry['approx_size_gb']):.1f}"})  # (a figure:
+                              if entry.get("approx_size_gb") else "")  # "4,9 GB" in Turkish, not "4.9")
         name = str(entry.get("name"))
         return ModelFileError(said=[("model.not_downloaded", {"name": name, "command": cli("models pull " + name),
                                                                "size": size})])
