@@ -2813,6 +2813,19 @@ async def test_a_changed_question_that_comes_back_brings_back_the_one_it_replace
         assert [m.role for m in app.store.messages(conv)] == ["user", "assistant"]
 
 
+async def test_alt_v_and_alt_c_in_an_empty_conversation_say_there_is_no_reply(profiles: Path) -> None:
+    """In a new conversation Alt+V said "This reply has no other one yet" and Alt+C "The last
+    message here is not a reply to go on with": there was neither."""
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        for key in ("alt+v", "alt+c"):
+            await pilot.press(key)
+            await until(pilot, lambda: any(n.message == "There is no reply here yet: send a message first."
+                                           for n in app._notifications))
+            app.clear_notifications()
+
+
 async def test_alt_v_goes_back_to_the_reply_asked_again(profiles: Path) -> None:
     """Alt+R threw the reply it replaced away for good (ChatGPT keeps it: "< 1/2 >"). It is kept:
     Alt+V puts it back in the chat and in what the next turn reads, and again the newer one."""

@@ -1432,9 +1432,6 @@ class WorkstationApp(App[None]):
         if self.generating or self._sending:
             self.notify(self.busy_text(), severity="warning")
             return
-        if self.engine is None:
-            self.notify(self.not_ready_text(), severity="warning")
-            return
         stored = self.store.messages(self.conversation_id) if self.conversation_id is not None and not self._open_gone() else []
         views = list(self.chat_screen.query(MessageView))
         last = stored[-1] if stored else None
@@ -1442,12 +1439,15 @@ class WorkstationApp(App[None]):
                 or views[-1].role != "assistant":
             # a question with no reply yet (stopped before its first word): Alt+R asks for one
             unanswered = last is not None and (last.role == "user" or not last.content.strip())
-            self.notify(self.texts("chat.no_reply_to_continue" if unanswered else "chat.nothing_to_continue",
-                                   again=self.key_for("chat.again")),
-                        severity="warning")
+            said = "chat.no_reply_to_continue" if unanswered else "chat.nothing_to_continue" if last else \
+                "chat.no_reply_yet"  # (an empty conversation: "the last message here" named none)
+            self.notify(self.texts(said, again=self.key_for("chat.again")), severity="warning")
             return
         if (last.metrics or {}).get("stop_reason") in ("eos", "stop"):  # the model (or a stop text) ended it: nothing is cut (it said nothing)
             self.notify(self.texts("chat.reply_complete", again=self.key_for("chat.again")))
+            return
+        if self.engine is None:  # (what there is to go on with said first: no model is needed to know)
+            self.notify(self.not_ready_text(), severity="warning")
             return
         meta = getattr(self.engine, "meta", None)
         if meta is not None and not meta.get("n_ctx"):  # a server other than workstation serve may begin anew
@@ -1473,8 +1473,10 @@ class WorkstationApp(App[None]):
         shown = None
         if conv_id is not None and question is not None and reply is not None:
             shown = self.store_write(lambda: self.store.next_reply_version(conv_id, question.id, reply.id))
-        if shown is None:
-            self.notify(self.texts("chat.no_other_reply", again=self.key_for("chat.again")), severity="warning")
+        if shown is None:  # (with no reply at all, "this reply has no other one" named none there)
+            said = "chat.no_other_reply" if reply is not None else "chat.no_reply_to_continue" if question else \
+                "chat.no_reply_yet"
+            self.notify(self.texts(said, again=self.key_for("chat.again")), severity="warning")
             return
         self._note_revision()
         await self._redraw_open()
