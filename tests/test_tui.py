@@ -1000,6 +1000,18 @@ async def test_f8_in_the_list_deletes_the_highlighted_conversation_not_the_open_
         await until(pilot, lambda: [getattr(i, "conversation_id", None) for i in listed.children] == [policy.id])
 
 
+async def test_f1_on_a_narrow_terminal_says_each_key_on_lines_of_its_own(profiles: Path) -> None:
+    """At 60x20 F1's third column, what a key does, was 9 letters wide: "Temp… / top-p / and /
+    the / other / samp…", one key a screen. Below 72 columns the name goes over what it does."""
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.press("f1")
+        await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        assert len(app.screen.table.columns) == 2  # type: ignore[attr-defined]
+        await pilot.resize_terminal(100, 30)  # the same dialog, made wide: three columns again
+        await until(pilot, lambda: len(app.screen.table.columns) == 3)  # type: ignore[attr-defined]
+
+
 async def test_language_switch_and_palette(profiles: Path) -> None:
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(80, 24)) as pilot:

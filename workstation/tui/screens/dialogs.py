@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rich.table import Table
+from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -109,20 +110,39 @@ class KeysDialog(ModalScreen[None]):
         self.rows = rows
         self.hint = hint
 
-    def compose(self) -> ComposeResult:
+    NARROW = 72  # terminal columns below which the name goes over what the key does
+
+    def _table(self, width: int) -> Table:
         table = Table(show_header=False, box=None, padding=(0, 1), expand=True)
         table.add_column(style="bold", no_wrap=True)
+        if width < self.NARROW:  # at 60 columns a third column left what a key does 9 letters a line
+            table.add_column(ratio=1)
+            for key, name, what in self.rows:
+                table.add_row(key, Text.assemble(name, "\n", (what, "dim")))
+            return table
         # a long name (Language: Türkçe (Turkish)) wraps in its column rather than squeezing
         # every description onto two or three lines at 80 columns
         table.add_column(max_width=20)
         table.add_column(style="dim", ratio=1)
         for key, name, what in self.rows:
             table.add_row(key, name, what)
+        return table
+
+    def compose(self) -> ComposeResult:
+        self._width = self.app.size.width
         with Vertical(classes="dialog wide"):
             yield Label(self.title_text, classes="dialog-title", markup=False)
             with VerticalScroll(id="keys"):
-                yield Static(table, id="keys-table")
+                self.table = self._table(self._width)
+                yield Static(self.table, id="keys-table")
             yield Label(self.hint, classes="dialog-hint", markup=False)
+
+    def on_resize(self, event: events.Resize) -> None:
+        narrow = event.size.width < self.NARROW
+        if narrow != (self._width < self.NARROW):
+            self._width = event.size.width
+            self.table = self._table(self._width)
+            self.query_one("#keys-table", Static).update(self.table)
 
     def action_close(self) -> None:
         self.dismiss(None)
