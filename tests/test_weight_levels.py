@@ -59,3 +59,39 @@ def test_a_q8_0_made_from_q4_1_is_said_so(smollm2_path: Path, tmp_path: Path,
     out = capsys.readouterr().out
     assert "Note: q8's weights take at most 16 values in each block of 32" in out
     assert "a reference downloaded at Q8_0 or F16 measures that" in out
+
+
+async def test_f12_says_a_reference_made_from_4_bits_as_eval_does(
+        smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """eval --kld said under its table that its Q8_0 reference holds no more than a 4-bit file;
+    F12 showed the same run as "reference … 100.0%" and said nothing."""
+    from textual.widgets import Static
+
+    from workstation.tui.app import WorkstationApp
+    from workstation.tui.screens.quantization import QuantizationScreen
+
+    doc = tmp_path / "memo.txt"
+    doc.write_text(english_text(), encoding="utf-8")
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    ref = _profile_file(folder, "q8", requantized_copy(smollm2_path, "Q8_0"))
+    cand = _profile_file(folder, "q4_1", smollm2_path)
+    monkeypatch.setenv("WORKSTATION_PROFILES", str(folder))
+
+    async def legend(language: str) -> str:
+        app = WorkstationApp("q4_1", start_engine=False, sample_system=False, language=language)
+        async with app.run_test(size=(140, 30)) as pilot:
+            await pilot.press("f12")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert isinstance(app.screen, QuantizationScreen)
+            return str(app.screen.query_one("#quality-legend", Static).render())
+
+    assert main(["eval", "-p", str(cand), "-p", str(ref), "--kld", str(doc), "--ctx", "64", "--chunks", "1"]) == 0
+    assert "16 values" not in await legend("en")  # a 4-bit reference: nothing to say
+    assert main(["eval", "-p", str(ref), "-p", str(cand), "--kld", str(doc), "--ctx", "64", "--chunks", "1"]) == 0
+    capsys.readouterr()
+    said = await legend("en")
+    assert "Note: q8's weights take at most 16 values in each block of 32" in said, said
+    assert "a reference downloaded at Q8_0 or F16 measures that" in said
+    assert "Not: q8 ağırlıkları" in await legend("tr")

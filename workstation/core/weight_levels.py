@@ -77,14 +77,20 @@ def _coarse(data: np.ndarray, data_offset: int, tensor: TensorEntry) -> bool:
     return bool(np.mean(distinct <= FOUR_BIT_VALUES) >= COARSE_BLOCKS)
 
 
-def four_bit_note(name: str, path: Path) -> str | None:
-    """A sentence where the file at ``path`` (a Q8_0, F16 …) holds only what a 4-bit file
-    holds; None where it holds more, or is a 4-bit file itself."""
+def four_bit_levels(path: Path) -> WeightLevels | None:
+    """What was looked at in the file at ``path`` (a Q8_0, F16 …) where it holds only what a
+    4-bit file holds; None where it holds more, is a 4-bit file itself, or cannot be read."""
     try:
         levels = weight_levels(path)
     except (OSError, ValueError, WorkstationError):  # a file that cannot be read: said by what reads it next
         return None
-    if not levels.from_four_bits:
+    return levels if levels.from_four_bits else None
+
+
+def four_bit_note(name: str, path: Path) -> str | None:
+    """A sentence where the file at ``path`` holds only what a 4-bit file holds (``four_bit_levels``)."""
+    levels = four_bit_levels(path)
+    if levels is None:
         return None
     return (f"{name}'s weights take at most 16 values in each block of 32, as a 4-bit file's do "
             f"({levels.four_bit} of {levels.sampled} layer weights looked at): it holds no more than a 4-bit "

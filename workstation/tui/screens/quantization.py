@@ -3,6 +3,7 @@ model's memory and speed, from the newest saved ``eval --kld`` (or ``models quan
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import on, work
@@ -16,6 +17,7 @@ from textual.widgets import DataTable, Header, Static
 from workstation.core.catalog import file_size_text
 from workstation.core.kld import QuantizationPoint, kld_runs, quantization_points
 from workstation.core.results import HistoryEntry, history
+from workstation.core.weight_levels import WeightLevels, four_bit_levels
 from workstation.tui.i18n import Texts
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.screen_footer import ScreenFooter
@@ -82,8 +84,9 @@ def local_time(created: str, texts: Texts) -> str:
 
 class QualityLoaded(Message):
     def __init__(self, created: str, points: list[QuantizationPoint], entries: list[HistoryEntry],
-                 run: int = 0, runs: int = 1) -> None:
+                 run: int = 0, runs: int = 1, four_bits: WeightLevels | None = None) -> None:
         super().__init__()
+        self.four_bits = four_bits  # the reference holds no more than a 4-bit file: what it looked at
         self.created = created
         self.points = points
         self.entries = entries
@@ -155,8 +158,11 @@ class QuantizationScreen(AppScreen, Screen[None]):
         index = min(self._run, max(0, len(runs) - 1))
         chosen = runs[index] if runs else None
         created, points = quantization_points(entries, chosen)
-        self.post_message(QualityLoaded(created, points, [e for e in entries if e.run_id == chosen], index,
-                                        len(runs)))
+        shown = [e for e in entries if e.run_id == chosen]
+        reference = next((e for e in shown if e.data.get("reference")), None)
+        # a reference made from a 4-bit file, as eval --kld says under its table (F12 said nothing)
+        four_bits = four_bit_levels(Path(reference.model)) if reference is not None else None
+        self.post_message(QualityLoaded(created, points, shown, index, len(runs), four_bits))
 
     @on(QualityLoaded)
     def _loaded(self, msg: QualityLoaded) -> None:
@@ -171,8 +177,10 @@ class QuantizationScreen(AppScreen, Screen[None]):
             chart.update("")
             legend.update("")
             return
-        legend.update(t("quality.legend"))
         reference = next((p.profile for p in msg.points if p.reference), msg.points[0].profile)
+        four = msg.four_bits
+        legend.update(t("quality.legend") + ("" if four is None else "\n\n" + t(
+            "quality.four_bit_reference", name=reference, four=f"{four.four_bit:,}", sampled=f"{four.sampled:,}")))
         self._run, self._runs = msg.run, msg.runs
         title.update(t("quality.title", reference=reference, when=local_time(msg.created, t),
                        n=len(msg.points[0].documents), run=msg.run + 1, runs=msg.runs))
