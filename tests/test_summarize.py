@@ -478,3 +478,26 @@ def test_a_document_of_one_part_gets_a_whole_summarys_length(eng, profile, tmp_p
     result = summarize_document(eng, doc, endless, options=SummarizeOptions(map_tokens=6, reduce_tokens=20))
     assert len(result.chunks) == 1 and result.chunks[0].metrics is not None
     assert result.chunks[0].metrics.predicted_n == 20, result.chunks[0].metrics
+
+
+def test_a_summary_cut_at_its_length_limit_says_so(profile, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A summary that stopped at its token limit ended mid-sentence ("…on February…") with no
+    word of why, where chat says a reply cut at its limit."""
+    import yaml
+
+    from workstation.cli import main
+
+    data = profile.to_dict()
+    data.pop("source", None)
+    data["sampling"] = {**data["sampling"], "max_tokens": 16, "temperature": 0.0}
+    prof = tmp_path / "short.yaml"
+    prof.write_text(yaml.safe_dump(data), encoding="utf-8")
+    doc = tmp_path / "bees.md"
+    doc.write_text("# Bees\n" + "\n\n".join(SUBJECT_PARAGRAPHS[:2]), encoding="utf-8")
+    assert main(["summarize", str(doc), "-p", str(prof), "--json", "-o", str(tmp_path / "s.json"), "--quiet"]) == 0
+    summary = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
+    assert summary["chunks"][0]["metrics"]["stop_reason"] == "length"  # 16 tokens: cut
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "s.md")]) == 0
+    assert "bees.md: the summary stopped at its length limit of 16 tokens, so it ends mid-sentence (…)." \
+        in capsys.readouterr().err

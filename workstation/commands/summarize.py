@@ -304,6 +304,10 @@ def run(args: argparse.Namespace) -> int:
                 f"(+{int(t['cache_n']):,} cached), {int(t['predicted_n']):,} generated, {wall:,.1f} s in all",
                 file=sys.stderr,
             )
+            last = r.reduce_steps[-1].metrics if r.reduce_steps else r.chunks[0].metrics if len(r.chunks) == 1 else None
+            if last is not None and last.stop_reason == "length" and not r.cancelled:  # (as chat says a cut reply)
+                print(f"{Path(r.source).name}: the summary stopped at its length limit of {last.predicted_n:,} tokens, "
+                      "so it ends mid-sentence (…).", file=sys.stderr)
         small = small_model(profile, engine)  # (the summary says it under its title; the file's reader sees it there)
         if args.output and small is not None and any(c.summary for r in results for c in r.chunks):
             larger = (f"a larger one ('{cli('models list')}')" if profile.backend == "llama" else
