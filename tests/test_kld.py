@@ -483,3 +483,26 @@ def test_a_document_shorter_than_the_window_is_named(
     from workstation.core.kld import cache_dir
 
     assert not list(cache_dir().glob("*")) if cache_dir().exists() else True
+
+
+def test_a_speed_that_goes_both_ways_over_the_documents_is_said() -> None:
+    """The same profile read "1.23x slower" on one document and "1.51x faster" on the other,
+    with no word that one timed pass each is a busy moment's to decide."""
+    from workstation.commands.eval import ProfileEval, ReferenceRow, kld_speed_notes
+    from workstation.core.kld import KLDResult
+
+    def ref(doc: str) -> ReferenceRow:
+        return ReferenceRow(doc, 20.0, 0.5, 512, 2, 5.0, 4.0, 64, "", 0, 0.0, False, 2)  # 256 tok/s
+
+    def cand(doc: str, decode_s: float) -> KLDResult:
+        return KLDResult(doc, 0.02, 0.001, 0.1, 0.01, 1.0, 0.9, 0.01, 21.0, 0.5, 20.0, 0.5, 0.05, 0.01, 512, 2,
+                         900, 64, decode_s + 1, 5.0, decode_s, 4.0, 0, 0.0, False)
+
+    reference = ProfileEval("office-cpu", "a.gguf", "f16", "f16", references=[ref("minutes.txt"), ref("policy.md")])
+    both_ways = ProfileEval("kv-q4", "a.gguf", "q4_0", "q4_0", kld=[cand("minutes.txt", 5.0), cand("policy.md", 2.6)])
+    assert kld_speed_notes([reference, both_ways]) == [
+        "note: kv-q4's speed against office-cpu went both ways (0.80x to 1.54x on these documents): each is one "
+        "pass, so another program using the CPU decides it; workstation bench -p office-cpu -p kv-q4 compares "
+        "their speed, repeated side by side."]
+    one_way = ProfileEval("kv-q4", "a.gguf", "q4_0", "q4_0", kld=[cand("minutes.txt", 5.0), cand("policy.md", 6.0)])
+    assert kld_speed_notes([reference, one_way]) == []  # slower on both: said by the table alone

@@ -30,6 +30,7 @@ from workstation.core.evaluate import (
     run_tasks,
     text_perplexity,
 )
+from workstation.core.invocation import cli, shell_word
 from workstation.core.kld import (
     DEFAULT_TOP_K,
     KLDResult,
@@ -496,6 +497,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str
             + (" (its speed measured again in this run, over one window)." if reused else ".")
         )
     notes += plain_kld_notes(results)
+    notes += kld_speed_notes(results)
     if results[0].references:
         from workstation.core.weight_levels import four_bit_note
 
@@ -510,6 +512,26 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str
 # llama.cpp's published figures (Q8_0 about 0.001, Q6_K 0.004, Q4_K_M 0.02-0.03, Q2_K 0.3 and up)
 KLD_WORDS = ((0.005, "writes practically the same text"), (0.02, "writes very nearly as well"),
              (0.1, "writes a little worse"), (0.3, "writes noticeably worse"), (float("inf"), "writes clearly worse"))
+
+
+def kld_speed_notes(results: list[ProfileEval]) -> list[str]:
+    """A sentence for a profile whose speed against the reference went one way on one document
+    and the other way on another (1.23x slower, then 1.51x faster): one pass of each is timed,
+    and a busy moment decides it; ``bench`` times them side by side, repeated."""
+    refs = results[0].references if results else []
+    notes = []
+    for r in results[1:]:
+        ratios = [k.tokens_per_second / ref.tokens_per_second for k, ref in zip(r.kld, refs, strict=False)
+                  if ref.decode_seconds > 0 and ref.tokens_per_second > 0]
+        if len(ratios) >= 2 and max(ratios) > SPEED_APART and min(ratios) < 1 / SPEED_APART:
+            notes.append(f"note: {r.profile}'s speed against {results[0].profile} went both ways ({min(ratios):.2f}x "
+                         f"to {max(ratios):.2f}x on these documents): each is one pass, so another program using the "
+                         f"CPU decides it; {cli(f'bench -p {shell_word(results[0].profile)} -p {shell_word(r.profile)}')} "
+                         "compares their speed, repeated side by side.")
+    return notes
+
+
+SPEED_APART = 1.1  # a tenth faster on one document and a tenth slower on another: not the profile's own
 
 
 def plain_kld_notes(results: list[ProfileEval]) -> list[str]:
