@@ -472,6 +472,30 @@ async def test_a_long_conversation_opens_with_its_last_messages_and_shows_the_ea
         await until(pilot, lambda: any(str(n.message) == "There is no reply here to copy yet." for n in app._notifications))
 
 
+async def test_a_code_blocks_long_lines_wrap_in_the_chat(profiles: Path) -> None:
+    """A letter the model put in a code block ran off the right edge at 80 columns ("…easy for
+    the client to pay by using o") with no key to scroll it sideways: its lines wrap."""
+    from textual.widgets import Label
+    from textual.widgets._markdown import MarkdownFence
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    letter = ("Dear client, please make it easy for yourself to pay by using our online portal, where each "
+              "invoice can be paid by card or by bank transfer within thirty days.")
+    async with app.run_test(size=(80, 24)) as pilot:
+        conv = app.store.new("Invoice e-mail")
+        app.store.add_message(conv.id, "user", "Write the e-mail")
+        app.store.add_message(conv.id, "assistant", f"Here it is:\n\n```\n{letter}\n```\n")
+        await app.open_conversation(conv.id)
+        await until(pilot, lambda: bool(app.chat_screen.query(MarkdownFence)))
+        await pilot.pause()
+        fence = app.chat_screen.query_one(MarkdownFence)
+        code = fence.query_one(Label)
+        assert code.region.width <= fence.region.width and code.region.right <= app.chat_screen.region.right
+        assert code.region.height >= 3  # on lines of its own, not one line cut at the edge
+        seen = "".join(line.text for line in code.render_lines(code.region.reset_offset)).split()
+        assert "thirty" in seen and "days." in seen  # the end of the line is on screen
+
+
 async def test_alt_y_copies_the_last_replys_code_blocks_one_by_one(profiles: Path) -> None:
     """A reply's code could be copied only with its fences and the text around it (Ctrl+Y, all
     of it) or with the mouse. Alt+Y copies its last code block without the fences, and again the
