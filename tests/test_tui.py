@@ -1168,6 +1168,13 @@ async def test_every_screens_footer_fits_80_columns_with_its_own_keys_first(prof
             assert not {"profiles", "models", "dashboard", "command_palette"} & set(actions), (key, actions)
             if key == "f6":  # its main way to pick a file, which only the Choose… button said
                 assert "browse" in actions, actions
+                app.screen.running = True  # type: ignore[attr-defined]  # a summary running: Stop, Help and Quit
+                app.screen.refresh_bindings()
+                await pilot.pause()
+                running = footer_keys(app.screen)
+                assert fits(running) and {"stop", "help", "quit", "back"} <= {a for a, _, _ in running}, running
+                app.screen.running = False  # type: ignore[attr-defined]
+                app.screen.refresh_bindings()
             await pilot.press("f3")  # the app's keys still work there
             await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
             await pilot.press("escape")

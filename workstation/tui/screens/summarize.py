@@ -158,6 +158,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
             return self.running  # in the footer only while a summary runs
+        if action in ("run", "browse"):  # they wait while one runs: out of the footer then, which at
+            return not self.running  # 80 columns had lost Help and Quit to them
         return True
 
     def _set_running(self, running: bool) -> None:
