@@ -2504,7 +2504,7 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         shown = [str(p.render()) for p in doc.body.query("MarkdownParagraph")]
         assert shown == ["Summarize clause 3.", "Document: lease.txt"], shown
         block = doc.query_one(".folded", Collapsible)
-        assert block.collapsed and block.title == f"200 more lines ({len(contract):,} characters): Enter or a click shows them"
+        assert block.collapsed and block.title == f"200 more lines ({len(contract):,} characters): Enter shows them"
         block.collapsed = False
         await pilot.pause()
         assert str(doc.query_one(".folded-text", Static).render()).startswith("1. The tenant keeps desk 1 tidy.")
@@ -2640,7 +2640,7 @@ async def test_alt_i_gives_a_conversation_its_own_instructions(profiles: Path) -
         await until(pilot, lambda: isinstance(app.screen, InstructionsDialog))
         await pilot.press(*"Answer in one word.", "ctrl+s")
         await until(pilot, lambda: not isinstance(app.screen, InstructionsDialog) and bool(line()))
-        assert str(line()[0].render()) == "Instructions: Answer in one word. (Alt+I)"
+        assert str(line()[0].render()) == "Instructions (Alt+I): Answer in one word."
         await _send(pilot, app, "Name a colour.")
         await until(pilot, lambda: not app.generating)
         conv = app.store.get(app.conversation_id)  # type: ignore[arg-type]
