@@ -2760,6 +2760,9 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         assert [v.role for v in _views(app)] == ["user", "assistant"]
         cut = app.store.messages(conv)[1]
         assert cut.metrics and cut.metrics["stop_reason"] == "length"  # 8 tokens at most
+        # "length limit" under it named no way on: Alt+C is said
+        assert any(n.message == f"The reply stopped at its length limit ({cut.metrics['predicted_n']} tokens); Alt+C "
+                   "lets it go on." for n in app._notifications)
         await pilot.press("alt+c")  # the reply goes on, in the same message
         await until(pilot, lambda: not app.generating and len(app.store.messages(conv)[1].content) > len(cut.content))
         went_on = app.store.messages(conv)

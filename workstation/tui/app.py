@@ -1814,6 +1814,9 @@ class WorkstationApp(App[None]):
             if view is not None:  # stopped before its first token: it says so, and is kept so
                 await view.finish(text, metrics, event.reasoning)
             self._tell_left_out(metrics)
+            if metrics.stop_reason == "length" and text.strip():  # ("length limit" under it named no way on)
+                self.notify(self.texts("chat.cut_at_limit", n=f"{metrics.predicted_n:,}",
+                                       go_on=self.key_for("chat.continue")), timeout=8)
             if self.conversation_id is not None:  # (the model never reads an empty reply: prompt_messages)
                 if self._save_message("assistant", text, turn_record(metrics, *ran_on), reasoning=thought):
                     await self._show_kept_turn()
