@@ -789,6 +789,10 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         await until(pilot, lambda: "Another conversation is named \u201cLunch menu\u201d"
                     in str(app.screen.query_one("#problem").render()))
         assert isinstance(app.screen, TextPrompt)  # left open, the name to change (it closed)
+        app.screen.query_one("#answer").value = "  "  # type: ignore[attr-defined]  # emptied: said, not taken as Esc
+        await pilot.press("enter")
+        await until(pilot, lambda: str(app.screen.query_one("#problem").render())
+                    == 'A conversation needs a title; Esc keeps "Q3 report".')
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
         assert app.store.get(first.id).title == "Q3 report"
@@ -1015,9 +1019,11 @@ async def test_f8_in_the_list_deletes_the_highlighted_conversation_not_the_open_
         listed.focus()
         await pilot.press("down")  # from the open one (first) to the lunch menu
         await until(pilot, lambda: getattr(listed.highlighted_child, "conversation_id", None) == lunch.id)
+        app._drafts[lunch.id] = ("And on Mondays?", None)  # its draft goes with it: said (it went unsaid)
         await pilot.press("f8")
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
-        assert '"Lunch menu"' in app.screen.question  # type: ignore[attr-defined]
+        assert app.screen.question == ('Delete this conversation? "Lunch menu": this cannot be undone. What is '  # type: ignore[attr-defined]
+                                       "typed in it and not sent goes too.")
         await pilot.press("y")
         await until(pilot, lambda: [c.id for c in app.store.list()] == [policy.id])
         assert app.conversation_id == policy.id  # the open one stays open

@@ -922,7 +922,8 @@ class WorkstationApp(App[None]):
             return None
 
         self.push_screen(TextPrompt(self.texts("conv.rename_title"), current, hint=self.texts("dialog.enter_esc"),
-                                    check=taken), renamed)
+                                    check=taken, empty=self.texts("conv.title_empty", title=current)),  # (it kept the
+                         renamed)  # old title without a word)
 
     def action_delete_conversation(self) -> None:
         other = self._highlighted_in_list()
@@ -973,8 +974,11 @@ class WorkstationApp(App[None]):
             await self.refresh_sidebar()
             self.notify(self.texts("conv.deleted", title=title))
 
+        typed = self.chat_screen.input_text() if conv_id == self.conversation_id else \
+            (self._drafts.get(conv_id) or ("", None))[0]
         self.push_screen(
-            ConfirmDialog(self.texts("conv.delete_q", title=title) + (  # what F8 cannot reach, said
+            ConfirmDialog(self.texts("conv.delete_q", title=title) + (  # its draft goes too: said (it went unsaid)
+                " " + self.texts("conv.delete_draft") if typed.strip() else "") + (  # what F8 cannot reach, said
                 " " + self.texts("conv.delete_server_keeps", server=urlsplit(self.profile.remote.base_url).netloc)
                 if self.profile is not None and self.profile.backend != "llama" and self.api is None else ""),
                 self.texts("dialog.delete"),

@@ -59,17 +59,19 @@ class TextPrompt(ModalScreen[str | None]):
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
 
     def __init__(self, title: str, value: str = "", placeholder: str = "", hint: str = "",
-                 check: Callable[[str], str | None] | None = None) -> None:
+                 check: Callable[[str], str | None] | None = None, empty: str | None = None) -> None:
         """``hint``: the keys, under the line (F2's rename said nothing of Enter or Esc).
         ``check(text)``: why the text cannot be taken (None: it can), said under the line with
         the dialog left open to correct it (F7's folder that is not there closed it, the path
-        to be typed again)."""
+        to be typed again). ``empty``: said so of an empty line, left open (None: Enter on an
+        empty line is Esc)."""
         super().__init__(classes="dialog-screen")
         self.title_text = title
         self.value = value
         self.placeholder = placeholder
         self.hint = hint
         self.check = check
+        self.empty = empty
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -86,7 +88,8 @@ class TextPrompt(ModalScreen[str | None]):
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
         answer = event.value.strip() or None
-        problem = self.check(answer) if answer is not None and self.check is not None else None
+        problem = self.check(answer) if answer is not None and self.check is not None else \
+            self.empty if answer is None else None
         if problem:
             said = self.query_one("#problem", Label)
             said.update(problem)
