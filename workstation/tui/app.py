@@ -1190,10 +1190,10 @@ class WorkstationApp(App[None]):
                 write(path)
                 return
             t = self.texts
-            self.push_screen(  # a file that is there (an earlier export, or a document) is not lost unasked
+            self.push_screen(  # a file that is there (an earlier export, or a document) is not lost unasked;
                 ConfirmDialog(t("conv.export_replace_q", name=path.name), t("dialog.replace"), t("dialog.cancel"),
-                              t.yes_no_keys()),
-                lambda yes: write(path) if yes else None,
+                              t.yes_no_keys()),  # not replaced, the name is asked again (all was to type again)
+                lambda yes: write(path) if yes else ask(typed),
             )
 
         def unwritable(typed: str) -> str | None:  # a folder not there, a folder named: said, the dialog left open
@@ -1203,8 +1203,11 @@ class WorkstationApp(App[None]):
                 return self.texts.error(err)
             return None
 
-        self.push_screen(TextPrompt(self.texts("conv.export_title"), str(default), hint=self.texts("dialog.enter_esc"),
-                                    check=unwritable), chosen)
+        def ask(value: str) -> None:
+            self.push_screen(TextPrompt(self.texts("conv.export_title"), value, hint=self.texts("dialog.enter_esc"),
+                                        check=unwritable), chosen)
+
+        ask(str(default))
 
     # --- chat ------------------------------------------------------------------------------
     def action_toggle_editor(self) -> None:
