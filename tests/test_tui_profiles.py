@@ -271,7 +271,7 @@ async def test_the_office_server_down_and_a_model_not_downloaded_are_said_in_tur
                                         "bağlantı reddedildi ya da sunucuya erişilemiyor."))
         app.switch_profile(load_profile("later"))
         # in the app's own keys (a command line's './run.sh models pull …' was no help there)
-        await until(pilot, lambda: said("qwen3-8b-q4_k_m modeli henüz indirilmedi (yaklaşık 5.0 GB); F4, ardından p "
+        await until(pilot, lambda: said("qwen3-8b-q4_k_m modeli henüz indirilmedi (yaklaşık 5,0 GB); F4, ardından p "
                                         "onu indirir."))
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.calibration import measured_decode
 from workstation.core.invocation import cli
-from workstation.core.planner import human_bytes, plan_for_profile
+from workstation.core.planner import draft_problem, human_bytes, plan_for_profile
 from workstation.core.profiles import CONTEXT_RANGE, Profile, context_allowed, load_profile
 
 if TYPE_CHECKING:
@@ -94,25 +94,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"  note:      {note}")
     return 1 if problem else 0 if plan.fits else 2
 
-
-def draft_problem(profile: Profile) -> str | None:
-    """Why the profile's draft model cannot draft for its model (another vocabulary, too small
-    a context), as ``profiles check`` and loading say it; None where it can, or either file is
-    not here to read: fit said a profile whose draft was refused "runs on the CPU", exit 0."""
-    from workstation.core.catalog import draft_problem as between
-    from workstation.core.catalog import resolve_model_path
-    from workstation.core.errors import ModelFileError
-
-    spec = profile.speculative
-    if spec.mode != "draft" or not spec.draft_model:
-        return None
-    target, draft = resolve_model_path(profile.model), resolve_model_path(spec.draft_model)
-    if not (target.is_file() and draft.is_file()):
-        return None
-    try:
-        return between(target, draft, profile.context)
-    except ModelFileError as err:
-        return str(err)
 
 
 def _cards(args: argparse.Namespace) -> list[GpuInfo] | None:

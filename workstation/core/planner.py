@@ -708,12 +708,7 @@ def effective_settings(profile: Profile) -> dict[str, Any]:
         data["speculative"]["draft_model_path"] = str(draft)
         data["speculative"]["draft_model_installed"] = draft.exists()
         if path.is_file() and draft.is_file():
-            from workstation.core.catalog import draft_problem
-
-            try:
-                data["speculative"]["draft_problem"] = draft_problem(path, draft, profile.context)
-            except ModelFileError as err:  # (a damaged model is said below, or the draft is)
-                data["speculative"]["draft_problem"] = str(err)
+            data["speculative"]["draft_problem"] = draft_problem(profile)
     if path.exists():
         try:
             data["gpu_layers"] = resolve_gpu_layers(profile)
@@ -721,6 +716,24 @@ def effective_settings(profile: Profile) -> dict[str, Any]:
         except ModelFileError as err:  # a damaged file is this profile's status: `profiles list` had no table
             data["model_problem"] = str(err)
     return data
+
+
+def draft_problem(profile: Profile) -> str | None:
+    """Why the profile's draft model cannot draft for its model (another vocabulary, too small
+    a context), in the sentence loading says; None where it can, or either file is not here to
+    read. ``profiles check`` and ``fit`` say it (fit said such a pair "runs on the CPU")."""
+    from workstation.core.catalog import draft_problem as between
+
+    spec = profile.speculative
+    if spec.mode != "draft" or not spec.draft_model:
+        return None
+    target, draft = resolve_model_path(profile.model), resolve_model_path(spec.draft_model)
+    if not (target.is_file() and draft.is_file()):
+        return None
+    try:
+        return between(target, draft, profile.context)
+    except ModelFileError as err:  # (a damaged model is said where it is read, or the draft is)
+        return str(err)
 
 
 def human_bytes(n: float) -> str:

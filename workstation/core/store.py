@@ -449,11 +449,7 @@ class ConversationStore:
     def put_back(self, conversation_id: int, taken: TakenOut) -> None:
         """What ``take_out`` took, back in the conversation under its own numbers and times."""
         with self._db:
-            self._db.executemany(
-                "INSERT INTO messages(id, conversation_id, role, content, metrics, created, reasoning, shown) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(m.id, conversation_id, m.role, m.content, json.dumps(m.metrics) if m.metrics else None,
-                  m.created, m.reasoning, m.shown) for m in taken.messages])
+            self._insert_messages(conversation_id, taken.messages, keep_numbers=True)
             self._db.executemany("INSERT INTO earlier_replies(conversation_id, question_id, content, metrics, "
                                  "created, reasoning) VALUES (?, ?, ?, ?, ?, ?)",
                                  [(conversation_id, *row) for row in taken.earlier])
@@ -650,12 +646,16 @@ class ConversationStore:
                                "VALUES (?, ?, ?, ?, ?, ?)", (conv.id if keep_numbers else None, conv.title,
                                                              conv.profile, conv.created, conv.updated, conv.instructions))
         conv_id = int(cur.lastrowid or conv.id)
+        self._insert_messages(conv_id, conv.messages, keep_numbers)
+        return replace(conv, id=conv_id)
+
+    def _insert_messages(self, conv_id: int, messages: list[StoredMessage], keep_numbers: bool) -> None:
+        """``messages`` written as they are, under their own numbers where ``keep_numbers``."""
         self._db.executemany(
             "INSERT INTO messages(id, conversation_id, role, content, metrics, created, reasoning, shown) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [(m.id if keep_numbers else None, conv_id, m.role, m.content, json.dumps(m.metrics) if m.metrics else None,
-              m.created, m.reasoning, m.shown) for m in conv.messages])
-        return replace(conv, id=conv_id)
+              m.created, m.reasoning, m.shown) for m in messages])
 
     def update_message(self, message_id: int, content: str, metrics: dict[str, Any] | None = None,
                        reasoning: str = "") -> bool:
