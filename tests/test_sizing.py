@@ -451,3 +451,33 @@ def test_at_the_same_speed_the_shorter_wait_ranks_first() -> None:
                 round(o.ttft_s, 2))
     tied = [waits for waits in groups.values() if len(waits) > 1]
     assert tied and all(waits == sorted(waits) for waits in tied), tied
+
+
+def test_a_quantized_kv_cache_on_a_cpu_is_not_timed_faster_than_f16() -> None:
+    """size rated q4_0 K/V 102.8 tok/s against f16's 101.8 on this CPU (its cells are smaller to
+    read), where bench --replay measured q4_0 at 0.67x f16's speed and 3.1x its wait for the
+    first word: a CPU row with a quantized cache is timed as f16 at best, and a note says why."""
+    from workstation.core.size_report import text_report
+    from workstation.core.sizing import local_machines
+    from workstation.core.speed_model import default_cpu
+
+    w = load_workload("office-20")
+    data = w.to_dict()
+    data.pop("source")
+    data.update(candidates={"models": ["smollm2-135m-instruct-q4_1"], "quantizations": ["Q4_1"],
+                            "kv_types": ["f16", "q8_0", "q4_0"], "slots": [1], "gpus": ["RTX 4090"]},
+                people=1)
+    w = workload_from_dict(data, "<test>")
+    import dataclasses
+
+    reads = dataclasses.replace(default_cpu(), s_per_byte=1 / 20e9)  # (as size --measure fits one, reading at 20 GB/s)
+    here = local_machines(reads, [], 16 * 2**30, 16 * 2**30, 20.0)
+    r = size(w, candidate_machines(w, here))
+    cpu = {o.kv_type: o.tps_per_person for o in r.options if o.machine_kind == "cpu"}
+    assert cpu["f16"] > 0 and cpu["q4_0"] <= cpu["f16"] and cpu["q8_0"] <= cpu["f16"], cpu
+    gpu = {o.kv_type: o.tps_per_person for o in r.options if o.machine_kind == "gpu"}
+    assert gpu["q4_0"] >= gpu["f16"]  # a card reads the smaller cache faster: left as it was
+    assert "On a CPU a q8_0 or q4_0 K/V cache saves memory but costs time" in text_report(r)
+    only_f16 = size(workload_from_dict({**data, "candidates": {**data["candidates"], "kv_types": ["f16"]}}, "<t>"),
+                    candidate_machines(w, here))
+    assert only_f16.kv_note() == ""

@@ -72,8 +72,9 @@ def text_report(result: SizingResult, top: int = 10) -> str:
                       if cal.get("mean_abs_error_pct") is not None else ""))
     out.append("GPU speeds: a bandwidth model fitted to published llama-bench figures (see --json or -o for each).")
     out.append(describe_history(result.memory_history))
-    if result.reasoning_note(top):
-        out.append(result.reasoning_note(top))
+    for note in (result.reasoning_note(top), result.kv_note(top)):
+        if note:
+            out.append(note)
     if result.skipped_models:
         out.append(f"Not considered (no known shape): {', '.join(result.skipped_models)}.")
     return "\n".join(out)
@@ -152,8 +153,9 @@ def markdown_report(result: SizingResult, named: Path | str, top: int = 15) -> l
     lines += [f"## {title}", "", f"{len(result.meeting)} of {len(result.options)} options meet every target. "
               + RANKING, ""]
     lines += [markdown_table(HEADER, [_row(i, o) for i, o in enumerate(table_rows(result, top), 1)]), ""]
-    if result.reasoning_note(top):
-        lines += [result.reasoning_note(top), ""]
+    for note in (result.reasoning_note(top), result.kv_note(top)):
+        if note:
+            lines += [note, ""]
     per_machine = result.best_per_machine()
     if per_machine:
         lines += ["## The best option on each machine", "",

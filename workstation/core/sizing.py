@@ -300,8 +300,12 @@ def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant
     if not opt.fits:
         opt.miss("miss.no_fit")
         return opt
-    cost = ModelCost(p.decode_bytes_per_token, q_info.n_layer, active_params(q_info),
-                     p.kv_cache_bytes / max(1, p.kv_cells))
+    kv_read = p.kv_cache_bytes / max(1, p.kv_cells)
+    if machine.kind == "cpu" and KV_BITS.get(kv, 16) < 16:
+        # a CPU reads a q8_0 or q4_0 cache more slowly than f16's, not faster for its size (q4_0
+        # wrote at 0.67x f16's speed at a 1,389-token prompt, bench --replay): timed as f16 at best (kv_note)
+        kv_read *= 16 / KV_BITS[kv]
+    cost = ModelCost(p.decode_bytes_per_token, q_info.n_layer, active_params(q_info), kv_read)
     f = load_figures(machine.speed, cost, w, slots)
     opt.tps_per_person, opt.tps_single, opt.busy_slots = f["tps"], f["single"], f["busy"]
     opt.utilization, opt.ttft_s, opt.aggregate_tps = f["util"], f["ttft"], f["aggregate"]
@@ -477,6 +481,16 @@ class SizingResult:
     def reasoning_models(self, top: int = 20) -> list[str]:
         """The reasoning models among the options shown: their figures are for thinking off."""
         return sorted({o.model for o in self.shown(top) + self.best_per_machine() if thinks_first(o.model)})
+
+    def kv_note(self, top: int = 20) -> str:
+        """One sentence where an option shown runs a quantized K/V cache on a CPU ('' none does)."""
+        if not any(o.machine_kind == "cpu" and KV_BITS.get(o.kv_type, 16) < 16
+                   for o in self.shown(top) + self.best_per_machine()):
+            return ""
+        return ("On a CPU a q8_0 or q4_0 K/V cache saves memory but costs time: llama.cpp reads a prompt and writes "
+                "a reply more slowly with it (SmolLM2 on a 2-core PC, a 1,389-token prompt: q8_0 took 1.9x as long "
+                "to the first word and wrote at 0.93x the speed, q4_0 3.1x and 0.67x). These rows are timed as "
+                "f16 at best; 'bench --replay' on profiles with each K/V type measures it on your prompts.")
 
     def reasoning_note(self, top: int = 20) -> str:
         """One sentence on the reasoning models shown ('' when none is)."""
