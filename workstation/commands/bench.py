@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from workstation.core.bench import (
 )
 from workstation.core.invocation import cli, shell_word
 from workstation.core.letters import shortened
+from workstation.core.metrics import TurnMetrics
 from workstation.core.profiles import Profile, load_profile
 from workstation.core.results import save_printed_run
 
@@ -254,6 +257,31 @@ def apart(a: SpeedStat, b: SpeedStat) -> bool:
     return abs(math.log(a.avg_ts / b.avg_ts)) > 2 * math.hypot(error(a), error(b))
 
 
+def turn_pairs(a: ReplayResult, b: ReplayResult, figure: Callable[[TurnMetrics], float]) -> list[tuple[float, float]]:
+    """``figure`` of each replayed turn of ``a`` beside the same prompt's in the same round of ``b``."""
+    def by_turn(res: ReplayResult) -> dict[tuple[int, int], float]:
+        seen: dict[int, int] = {}
+        out = {}
+        for item in res.items:
+            seen[item.index] = seen.get(item.index, 0) + 1
+            out[(item.index, seen[item.index])] = figure(item.metrics)
+        return out
+
+    mine, theirs = by_turn(a), by_turn(b)
+    return [(mine[k], theirs[k]) for k in mine if k in theirs]
+
+
+def paired_apart(pairs: list[tuple[float, float]]) -> bool:
+    """Whether the turns of one replay differ from the same turns of another by more than the
+    turns' ratios vary: their mean log ratio is more than two standard errors from 0 (the
+    same prompt in the same round, so a long prompt's slower turn is not taken for noise).
+    Under two turns: apart (nothing says otherwise)."""
+    logs = [math.log(x / y) for x, y in pairs if x > 0 and y > 0]
+    if len(logs) < 2:
+        return True
+    return abs(statistics.fmean(logs)) > 2 * statistics.stdev(logs) / math.sqrt(len(logs))
+
+
 def what_it_costs(first: ProfileBench, best: ProfileBench) -> str:
     """The command that prices the faster profile in quality: the KL divergence on the user's
     own document where both run one model (another quantization, K/V type or offload), the
@@ -336,11 +364,13 @@ def format_replay(replays: list[ReplayResult], differences: list[str] | None = N
     for res in replays[1:]:
         s = res.summary()
         said = []
-        if s["predicted_per_second"] and first.get("predicted_per_second"):
-            said.append(f"{s['predicted_per_second'] / first['predicted_per_second']:.2f}x its tok/s")
-        if s["ttft_ms_median"] and first.get("ttft_ms_median"):
-            said.append(f"{s['ttft_ms_median'] / first['ttft_ms_median']:.2f}x its median TTFT")
-        if said:
+        for key, figure, what in (("predicted_per_second", lambda m: m.predicted_per_second, "its tok/s"),
+                                  ("ttft_ms_median", lambda m: m.ttft_ms, "its median TTFT")):
+            if s[key] and first.get(key):
+                ratio = f"{s[key] / first[key]:.2f}"
+                sure = ratio == "1.00" or paired_apart(turn_pairs(res, replays[0], figure))
+                said.append(f"{ratio}x {what}" + ("" if sure else f" ({UNSURE})"))
+        if said:  # (a busy moment read "0.04x its tok/s" with nothing to say it was one)
             parts.append(f"{res.profile} vs {replays[0].profile}: {', '.join(said)}.")
     if differences:
         parts.append(f"The profiles sample differently ({'; '.join(differences)}): their replies differ in words "
