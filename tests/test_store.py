@@ -481,3 +481,32 @@ def test_a_reply_asked_again_is_kept_to_go_back_to(tmp_path: Path) -> None:
     store.keep_as_earlier(other.id, q2.id, [r2.id - 1])
     store.delete(other.id)
     assert store._db.execute("SELECT COUNT(*) FROM earlier_replies").fetchone()[0] == 0
+
+
+def test_what_was_taken_out_comes_back_in_its_place_or_after_the_last(tmp_path: Path) -> None:
+    """A question taken out (sent again changed) comes back under its own number, its earlier
+    replies with it; where the number was taken meanwhile (the next message written takes a
+    freed one: another window's), it comes back after the last message, its replies still its own
+    (put back under its old number, the insert failed and the session moved to memory)."""
+    store = ConversationStore(tmp_path / "c.db")
+    conv = store.new("Agenda")
+    store.add_message(conv.id, "user", "What is first?")
+    store.add_message(conv.id, "assistant", "The budget.")
+    question = store.add_message(conv.id, "user", "And then?")
+    reply = store.add_message(conv.id, "assistant", "Hiring.")
+    store.keep_as_earlier(conv.id, question.id, [reply.id])
+    reply = store.add_message(conv.id, "assistant", "The move.")
+    before = store.messages(conv.id)
+    taken = store.take_out(conv.id, question.id)
+    assert [m.content for m in store.messages(conv.id)] == ["What is first?", "The budget."]
+    assert store.put_back(conv.id, taken) == before[2:]
+    assert store.messages(conv.id) == before and store.reply_versions(conv.id, question.id, reply.id) == (2, 2)
+
+    taken = store.take_out(conv.id, question.id)
+    other = store.add_message(conv.id, "user", "Another window's question")  # takes the freed number
+    assert other.id == question.id
+    kept = store.put_back(conv.id, taken)
+    assert [m.content for m in store.messages(conv.id)] == ["What is first?", "The budget.",
+                                                            "Another window's question", "And then?", "The move."]
+    assert [(m.content, m.created) for m in kept] == [(m.content, m.created) for m in before[2:]]
+    assert store.reply_versions(conv.id, kept[0].id, kept[1].id) == (2, 2)  # its earlier reply followed it

@@ -1031,6 +1031,16 @@ async def test_f8_in_the_list_deletes_the_highlighted_conversation_not_the_open_
         await until(pilot, lambda: [c.id for c in app.store.list()] == [policy.id])
         assert app.conversation_id == policy.id  # the open one stays open
         await until(pilot, lambda: [getattr(i, "conversation_id", None) for i in listed.children] == [policy.id])
+        # the new conversation's draft listed on top: F8 there deletes nothing (it asked for the open one)
+        app._drafts[None] = ("A new idea", None)
+        await app.refresh_sidebar()
+        await until(pilot, lambda: [getattr(i, "conversation_id", -1) for i in listed.children] == [None, policy.id])
+        listed.focus()
+        listed.index = 0  # type: ignore[attr-defined]
+        await pilot.press("f8")
+        await until(pilot, lambda: any(n.message.startswith("Highlight a conversation in the list to delete it")
+                                       for n in app._notifications))
+        assert not isinstance(app.screen, ConfirmDialog) and [c.id for c in app.store.list()] == [policy.id]
 
 
 async def test_f1_on_a_narrow_terminal_says_each_key_on_lines_of_its_own(profiles: Path) -> None:

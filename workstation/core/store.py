@@ -446,14 +446,28 @@ class ConversationStore:
         self.forget_messages(conversation_id, [m.id for m in messages])
         return TakenOut(messages, [tuple(row) for row in earlier])
 
-    def put_back(self, conversation_id: int, taken: TakenOut) -> None:
-        """What ``take_out`` took, back in the conversation under its own numbers and times."""
-        with self._db:
-            self._insert_messages(conversation_id, taken.messages, keep_numbers=True)
-            self._db.executemany("INSERT INTO earlier_replies(conversation_id, question_id, content, metrics, "
-                                 "created, reasoning) VALUES (?, ?, ?, ?, ?, ?)",
-                                 [(conversation_id, *row) for row in taken.earlier])
-            self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
+    def put_back(self, conversation_id: int, taken: TakenOut) -> list[StoredMessage]:
+        """What ``take_out`` took, back in the conversation at its own times, under its own
+        numbers where they are free, else after the last message (a number freed is taken by
+        the next message written: the one sent in their place, one another window wrote); the
+        messages as kept, its earlier replies with their question."""
+        try:
+            with self._db:
+                self._insert_messages(conversation_id, taken.messages, keep_numbers=True)
+                kept = taken.messages
+                self._put_back_earlier(conversation_id, taken, kept)
+        except sqlite3.IntegrityError:
+            with self._db:
+                kept = [replace(m, id=self._insert_message(conversation_id, m)) for m in taken.messages]
+                self._put_back_earlier(conversation_id, taken, kept)
+        return kept
+
+    def _put_back_earlier(self, conversation_id: int, taken: TakenOut, kept: list[StoredMessage]) -> None:
+        numbers = {old.id: new.id for old, new in zip(taken.messages, kept, strict=True)}
+        self._db.executemany("INSERT INTO earlier_replies(conversation_id, question_id, content, metrics, "
+                             "created, reasoning) VALUES (?, ?, ?, ?, ?, ?)",
+                             [(conversation_id, numbers.get(row[0], row[0]), *row[1:]) for row in taken.earlier])
+        self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
 
     def keep_as_earlier(self, conversation_id: int, question_id: int, ids: list[int]) -> None:
         """A question asked again has its new reply: the replies among ``ids`` (what followed the
@@ -649,13 +663,21 @@ class ConversationStore:
         self._insert_messages(conv_id, conv.messages, keep_numbers)
         return replace(conv, id=conv_id)
 
+    _INSERT_MESSAGE = ("INSERT INTO messages(id, conversation_id, role, content, metrics, created, reasoning, shown) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+
+    @staticmethod
+    def _message_row(conv_id: int, m: StoredMessage, keep_number: bool) -> tuple[Any, ...]:
+        return (m.id if keep_number else None, conv_id, m.role, m.content, json.dumps(m.metrics) if m.metrics else None,
+                m.created, m.reasoning, m.shown)
+
     def _insert_messages(self, conv_id: int, messages: list[StoredMessage], keep_numbers: bool) -> None:
         """``messages`` written as they are, under their own numbers where ``keep_numbers``."""
-        self._db.executemany(
-            "INSERT INTO messages(id, conversation_id, role, content, metrics, created, reasoning, shown) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(m.id if keep_numbers else None, conv_id, m.role, m.content, json.dumps(m.metrics) if m.metrics else None,
-              m.created, m.reasoning, m.shown) for m in messages])
+        self._db.executemany(self._INSERT_MESSAGE, [self._message_row(conv_id, m, keep_numbers) for m in messages])
+
+    def _insert_message(self, conv_id: int, m: StoredMessage) -> int:
+        """``m`` written under a new number, which is returned."""
+        return int(self._db.execute(self._INSERT_MESSAGE, self._message_row(conv_id, m, False)).lastrowid or 0)
 
     def update_message(self, message_id: int, content: str, metrics: dict[str, Any] | None = None,
                        reasoning: str = "") -> bool:

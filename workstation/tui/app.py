@@ -926,22 +926,28 @@ class WorkstationApp(App[None]):
                          renamed)  # old title without a word)
 
     def action_delete_conversation(self) -> None:
-        other = self._highlighted_in_list()
-        if other is not None:  # it deleted the open one, whichever the list showed highlighted
-            try:
-                self._ask_to_delete(other, self.store.get(other, with_messages=False).title, self.cells_tag(other))
-            except WorkstationError as err:  # deleted meanwhile in another window
-                self.notify(self.texts.error(err), severity="warning")
-                self.run_worker(self.refresh_sidebar(), exit_on_error=False)
+        if self.loading is not None:  # the old engine, closing, saves its cells: wait for it
+            self.notify(self.texts("chat.loading"), severity="warning")
             return
+        listed = self.chat_screen.sidebar.query_one("#conversations", ListView)
+        if self.focused is listed:  # in the list, the row highlighted (it deleted the open one, whichever it was)
+            item = listed.highlighted_child
+            other = item.conversation_id if isinstance(item, ConversationItem) else None
+            if other is None:  # the new conversation's draft, or "N more": no conversation to delete
+                self.notify(self.texts("conv.pick_to_delete"), severity="warning")
+                return
+            if other != self.conversation_id:
+                try:
+                    self._ask_to_delete(other, self.store.get(other, with_messages=False).title, self.cells_tag(other))
+                except WorkstationError as err:  # deleted meanwhile in another window
+                    self.notify(self.texts.error(err), severity="warning")
+                    self.run_worker(self.refresh_sidebar(), exit_on_error=False)
+                return
         if self.conversation_id is None:
             self.notify(self.texts("conv.none_open"), severity="warning")
             return
         if self.generating:
             self.notify(self.texts("chat.busy"), severity="warning")
-            return
-        if self.loading is not None:  # the old engine, closing, saves its cells: wait for it
-            self.notify(self.texts("chat.loading"), severity="warning")
             return
         conv_id = self.conversation_id
         if self._open_gone():  # deleted elsewhere: said, not a fall ("no conversation number 1")
@@ -985,15 +991,6 @@ class WorkstationApp(App[None]):
                           self.texts("dialog.cancel"), self.texts.yes_no_keys()),
             confirmed,
         )
-
-    def _highlighted_in_list(self) -> int | None:
-        """The conversation highlighted in the list while the list has the keys, where it is
-        not the open one (None otherwise): what F8 acts on there, as a file manager's Delete."""
-        listed = self.chat_screen.sidebar.query_one("#conversations", ListView)
-        item = listed.highlighted_child
-        if self.focused is not listed or not isinstance(item, ConversationItem):
-            return None
-        return item.conversation_id if item.conversation_id != self.conversation_id else None
 
     @work(thread=True, exit_on_error=False, group="forget")
     def _forget_cells(self, engine: Any, tag: str) -> None:
@@ -1807,6 +1804,7 @@ class WorkstationApp(App[None]):
         text, self._continued = continued + event.text, ""  # (a reply gone on with: all of it)
         thought = event.reasoning or (view.reasoning if view is not None else "")  # (gone on with: the first part's)
         replacing = self._replacing
+        self._edited_away = None  # (answered: what it was sent in place of is replaced for good)
         if replacing and (metrics.stop_reason == "cancelled" or not (text.strip() or thought)):
             # asked again and stopped (Esc, Ctrl+Q) or given nothing: the reply it had stays
             await self._keep_replaced(view)
@@ -1932,21 +1930,23 @@ class WorkstationApp(App[None]):
         no reply, the box emptied, and the text could be had back only by copying it out. So is
         one the office server refused (the key, the day's tokens: ``remote.refused``), to send again
         later: it stayed with no reply and no word, its reason in a notice that faded."""
+        away, self._edited_away = self._edited_away, None  # sent in place of the last question (Up): it and its replies
         question = self._last_question()
-        if question is None or question.content != self._asked:
+        sent = question if question is not None and question.content == self._asked else None
+        if sent is None or self._typed_since():  # typed since: the message stays in the chat (neither is lost)
+            if away is not None:  # and the one it was sent in place of comes back before it (it was lost)
+                await self._put_back(away, after=sent)
             return
-        if self.chat_screen.input_text().strip() or self.pending_document is not None:
-            return  # typed since: the question stays in the chat (neither is lost)
-        await self._take_back(question)
+        taken = await self._take_back(sent)
         conv_id = self.conversation_id
-        away, self._edited_away = self._edited_away, None
-        if away is not None and conv_id is not None and not self._open_gone():
-            # sent in the place of the last question (Up): that one and its reply come back,
-            # and the box's text goes in their place again once sent (they were lost)
-            self.store_write(lambda: self.store.put_back(conv_id, away))
-            self._note_revision()
-            await self._redraw_open()
-            self._editing = (away.messages[0].id, away.messages[0].created)
+        if away is not None:  # they come back; the box's text goes in their place again once sent
+            kept = await self._put_back(away)
+            self._editing = (kept[0].id, kept[0].created) if kept else None
+            if self._typed_since() and conv_id is not None:  # typed meanwhile: the message stays, after them
+                self.store_write(lambda: self.store.put_back(conv_id, taken))
+                self._editing = None
+                await self._redraw_open()
+                return
         try:  # (deleted meanwhile by another window: the store says so, and nothing is left to do)
             empty = conv_id is not None and not self.store.messages(conv_id) \
                 and not self.store.get(conv_id, with_messages=False).instructions
@@ -1962,6 +1962,24 @@ class WorkstationApp(App[None]):
         text, document = self._sent
         self.chat_screen.set_input(text)
         self._attach(document)
+
+    def _typed_since(self) -> bool:
+        """Something typed in the box, or a document attached, since a message was sent."""
+        return bool(self.chat_screen.input_text().strip()) or self.pending_document is not None
+
+    async def _put_back(self, away: TakenOut, after: StoredMessage | None = None) -> list[StoredMessage]:
+        """What a message was sent in place of (Up), back in the open conversation, before
+        ``after`` (the message sent, kept in the chat) where it is given; the messages as kept."""
+        conv_id = self.conversation_id
+        if conv_id is None or self._open_gone():
+            return []
+        later = self.store_write(lambda: self.store.take_out(conv_id, after.id)) if after is not None else None
+        kept = self.store_write(lambda: self.store.put_back(conv_id, away))
+        if later is not None:
+            self.store_write(lambda: self.store.put_back(conv_id, later))
+        self._note_revision()
+        await self._redraw_open()
+        return kept
 
     # --- documents ------------------------------------------------------------------------
     def action_attach(self) -> None:
