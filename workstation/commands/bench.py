@@ -219,42 +219,64 @@ def plain_words(results: list[ProfileBench]) -> list[str]:
         return []
     first = results[0]
 
-    def ratio(a: Any, b: Any) -> str | None:
+    def ratio(a: Any, b: Any, paired: bool) -> str | None:
         if a is None or b is None or not a.avg_ts or not b.avg_ts:
             return None
         words = speed_words(a.avg_ts / b.avg_ts, "as fast", "x as fast")
-        return words if words == "as fast" or apart(a, b) else f"{words} ({UNSURE})"
+        return words if words == "as fast" or apart(a, b, paired) else f"{words} ({UNSURE})"
 
     lines = []
     for r in results[1:]:
-        reading, writing = ratio(r.pp, first.pp), ratio(r.tg, first.tg)
+        in_rounds = r.rounds > 1 and first.rounds > 1  # (repetition i of each in round i)
+        reading, writing = ratio(r.pp, first.pp, in_rounds), ratio(r.tg, first.tg, in_rounds)
         said = [f"reads a prompt {reading}" if reading else "", f"writes a reply {writing}" if writing else ""]
         if any(said):
             lines.append(f"In plain words, against {first.profile}: {r.profile} " + " and ".join(x for x in said if x)
                          + ".")
-    best = max(results, key=lambda r: r.tg.avg_ts if r.tg is not None else 0.0)
-    if best.tg is not None and best is not first and first.tg is not None:
-        if apart(best.tg, first.tg):
+    timed = sorted((r for r in results if r.tg is not None and r.tg.avg_ts), key=lambda r: -r.tg.avg_ts)  # type: ignore[union-attr]
+    best = timed[0] if timed else None
+    if best is not None and best is not first and len(timed) > 1:
+        runner = timed[1]  # the next fastest: the one it must be told apart from
+        assert best.tg is not None and runner.tg is not None
+        if apart(best.tg, runner.tg, paired=best.rounds > 1 and runner.rounds > 1):
             lines.append(f"Fastest at writing here: {best.profile} ({what_it_costs(first, best)}).")
         else:  # (a draft pair said "1.47x as fast", then "2.82x slower" a minute later, on a busy PC)
-            lines.append(f"Fastest at writing here: not sure; {best.profile} wrote faster than {first.profile} by less "
+            lines.append(f"Fastest at writing here: not sure; {best.profile} wrote faster than {runner.profile} by less "
                          "than their repetitions varied. Run again when the machine is quiet, or with more "
                          "repetitions (-r).")
     return lines
 
 
-UNSURE = "not sure: the repetitions varied as much"
+UNSURE = "not sure: within how much the repetitions varied"
+
+# two-sided 95% points of Student's t by degrees of freedom: with 2 to 5 repetitions a spread is
+# itself a guess, and two standard errors called two equal profiles apart 8-18% of the time
+T95 = (12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23)
 
 
-def apart(a: SpeedStat, b: SpeedStat) -> bool:
-    """Whether two tests' speeds differ by more than their repetitions vary: their ratio is
-    more than two standard errors (each repetition's spread over the square root of their
-    number, the two combined) from 1. One repetition each: apart (nothing says otherwise)."""
-    def error(s: SpeedStat) -> float:
-        n = len(s.samples_ts)
-        return s.stddev_ts / s.avg_ts / math.sqrt(n) if n > 1 and s.avg_ts else 0.0
+def t95(df: float) -> float:
+    if df < 1:
+        return T95[0]
+    return T95[int(df) - 1] if df <= len(T95) else 2.13 if df <= 15 else 2.06 if df <= 25 else 1.96
 
-    return abs(math.log(a.avg_ts / b.avg_ts)) > 2 * math.hypot(error(a), error(b))
+
+def apart(a: SpeedStat, b: SpeedStat, paired: bool = False) -> bool:
+    """Whether two tests' speeds differ by more than their repetitions vary (a 95% test on the
+    log of their ratio). ``paired``: repetition i of each ran in the same round (profiles run
+    in rounds), so each round's ratio is one figure and a busy round slows both alike; else
+    Welch's test on the two sets. One repetition each: apart (nothing says otherwise)."""
+    xs, ys = a.samples_ts, b.samples_ts
+    if not a.avg_ts or not b.avg_ts:
+        return True
+    if paired and len(xs) == len(ys) >= 2:
+        return paired_apart(list(zip(xs, ys, strict=True)))
+    if len(xs) < 2 or len(ys) < 2:
+        return True
+    ea, eb = (a.stddev_ts / a.avg_ts) ** 2 / len(xs), (b.stddev_ts / b.avg_ts) ** 2 / len(ys)
+    if ea + eb == 0:
+        return a.avg_ts != b.avg_ts
+    df = (ea + eb) ** 2 / (ea**2 / (len(xs) - 1) + eb**2 / (len(ys) - 1))  # Welch-Satterthwaite
+    return abs(math.log(a.avg_ts / b.avg_ts)) > t95(df) * math.sqrt(ea + eb)
 
 
 def turn_pairs(a: ReplayResult, b: ReplayResult, figure: Callable[[TurnMetrics], float]) -> list[tuple[float, float]]:
@@ -273,13 +295,13 @@ def turn_pairs(a: ReplayResult, b: ReplayResult, figure: Callable[[TurnMetrics],
 
 def paired_apart(pairs: list[tuple[float, float]]) -> bool:
     """Whether the turns of one replay differ from the same turns of another by more than the
-    turns' ratios vary: their mean log ratio is more than two standard errors from 0 (the
-    same prompt in the same round, so a long prompt's slower turn is not taken for noise).
+    turns' ratios vary: a 95% t-test of their mean log ratio (the same prompt in the same
+    round, so a long prompt's slower turn is not taken for noise).
     Under two turns: apart (nothing says otherwise)."""
     logs = [math.log(x / y) for x, y in pairs if x > 0 and y > 0]
     if len(logs) < 2:
         return True
-    return abs(statistics.fmean(logs)) > 2 * statistics.stdev(logs) / math.sqrt(len(logs))
+    return abs(statistics.fmean(logs)) > t95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
 
 
 def what_it_costs(first: ProfileBench, best: ProfileBench) -> str:
