@@ -277,7 +277,9 @@ async def test_export_asks_before_replacing_a_file_and_a_conversation_of_another
         await pilot.press("n")  # not replaced: the name is asked again, as typed (all was to type again)
         await until(pilot, lambda: isinstance(app.screen, TextPrompt)
                     and app.screen.query_one("#answer").value == str(tmp_path / "Weekly.md"))  # type: ignore[attr-defined]
-        await pilot.press("escape")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("escape")  # Esc leaves the export, as Esc does
         await until(pilot, lambda: app.screen is app.chat_screen)
         assert (tmp_path / "Weekly.md").read_text(encoding="utf-8") == "the first export\n"
         await _send(pilot, app, "And today?")

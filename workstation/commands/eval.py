@@ -499,12 +499,12 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str
     notes += plain_kld_notes(results)
     notes += kld_speed_notes(results)
     if results[0].references:
-        from workstation.core.weight_levels import four_bit_note
+        from workstation.core.phrases import say
+        from workstation.core.weight_levels import four_bit_levels, reference_note
 
-        made = four_bit_note(results[0].profile, Path(results[0].model))
-        if made:  # "Q4_1 loses nothing" against a Q8_0 made from it
-            notes.append(f"Note: {made}. What the others lose against it is not what they lose against the "
-                         "original model; a reference downloaded at Q8_0 or F16 measures that.")
+        levels = four_bit_levels(Path(results[0].model))
+        if levels is not None:  # "Q4_1 loses nothing" against a Q8_0 made from it
+            notes.append(say(reference_note(results[0].profile, levels)))
     return "\n".join([table, *notes])
 
 

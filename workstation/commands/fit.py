@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.calibration import measured_decode
 from workstation.core.invocation import cli
-from workstation.core.planner import draft_problem, human_bytes, plan_for_profile
+from workstation.core.planner import human_bytes, plan_for_profile, profile_draft_problem
 from workstation.core.profiles import CONTEXT_RANGE, Profile, context_allowed, load_profile
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         return check(profile, args.json)
     cards = _cards(args)
     plan = plan_for_profile(profile, gpus=cards, not_downloaded=True)
-    problem = draft_problem(profile)
+    problem = profile_draft_problem(profile)
     measured = (measured_decode(plan.path, plan.gpu_layers, plan.type_k, plan.type_v, profile.speculative.mode)
                 if cards is None else None)  # (this PC's own)
     if args.json:
@@ -93,7 +93,6 @@ def run(args: argparse.Namespace) -> int:
     for note in plan.notes:
         print(f"  note:      {note}")
     return 1 if problem else 0 if plan.fits else 2
-
 
 
 def _cards(args: argparse.Namespace) -> list[GpuInfo] | None:

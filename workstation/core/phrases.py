@@ -198,6 +198,12 @@ ENGLISH: dict[str, str] = {
     # a profile's model file (catalog.missing_model_error)
     "model.not_downloaded": "The model {name} is not downloaded yet; run '{command}'{size}.",
     "model.about_gb": " (about {gb} GB)",
+    "weights.four_bit": ("{name}'s weights take at most 16 values in each block of 32, as a 4-bit file's do ({four} "
+                         "of {sampled} layer weights looked at): it holds no more than a 4-bit file (made from one "
+                         "with models quantize --allow-requantize, or a model trained at 4 bits)"),
+    "weights.note": "Note: ",
+    "weights.not_the_loss": (". What the others lose against it is not what they lose against the original model; "
+                             "a reference downloaded at Q8_0 or F16 measures that."),
     "model.not_made": "The model file {file} is not made yet; make it from {source} with '{command}'.",
     "model.missing": "The model file {path} does not exist; run '{command}' to see what is installed.",
     "model.link_gone": ("The model file {path} is a link to {target}, which is not there any more (moved or "

@@ -708,7 +708,7 @@ def effective_settings(profile: Profile) -> dict[str, Any]:
         data["speculative"]["draft_model_path"] = str(draft)
         data["speculative"]["draft_model_installed"] = draft.exists()
         if path.is_file() and draft.is_file():
-            data["speculative"]["draft_problem"] = draft_problem(profile)
+            data["speculative"]["draft_problem"] = profile_draft_problem(profile)
     if path.exists():
         try:
             data["gpu_layers"] = resolve_gpu_layers(profile)
@@ -718,7 +718,7 @@ def effective_settings(profile: Profile) -> dict[str, Any]:
     return data
 
 
-def draft_problem(profile: Profile) -> str | None:
+def profile_draft_problem(profile: Profile) -> str | None:
     """Why the profile's draft model cannot draft for its model (another vocabulary, too small
     a context), in the sentence loading says; None where it can, or either file is not here to
     read. ``profiles check`` and ``fit`` say it (fit said such a pair "runs on the CPU")."""

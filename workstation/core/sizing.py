@@ -584,7 +584,8 @@ RANKING = ("Ranked by price (a machine you already have comes first when it is e
 
 def installed_at(info: ModelInfo, quant: str) -> str | None:
     """The name of a model file on this PC that holds ``info``'s model (its architecture,
-    layers, width and vocabulary) at ``quant``: one 'models quantize' made, or one added by hand."""
+    layers, width and vocabulary, read from a file of it here) at ``quant``: one 'models
+    quantize' made, or one added by hand."""
     from workstation.core.catalog import list_installed
 
     for item in list_installed():
@@ -592,8 +593,8 @@ def installed_at(info: ModelInfo, quant: str) -> str | None:
         if other is not None and other.file_type.upper() == quant.upper() \
                 and (other.architecture, other.n_layer, other.n_embd, other.n_vocab) \
                 == (info.architecture, info.n_layer, info.n_embd, info.n_vocab) \
-                and info.tokenizer_fingerprint in ("", other.tokenizer_fingerprint):  # ('': a published shape)
-            return item.name
+                and info.tokenizer_fingerprint and info.tokenizer_fingerprint == other.tokenizer_fingerprint:
+            return item.name  # (a published shape has no vocabulary to compare: another fine-tune would pass)
     return None
 
 

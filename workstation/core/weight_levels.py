@@ -18,6 +18,7 @@ import numpy as np
 
 from workstation.core.errors import WorkstationError
 from workstation.core.gguf_check import TensorEntry, preflight
+from workstation.core.phrases import Phrase, say
 
 BLOCK = 32  # weights per block in Q4_0/Q4_1/IQ4 and per sub-block in Q4_K: at most 16 values each
 FOUR_BIT_VALUES = 16
@@ -87,11 +88,18 @@ def four_bit_levels(path: Path) -> WeightLevels | None:
     return levels if levels.from_four_bits else None
 
 
+def four_bit_phrase(name: str, levels: WeightLevels) -> Phrase:
+    """What ``four_bit_levels`` found, said of the model ``name`` (eval --kld and F12 say it of
+    their reference, with ``reference_note``)."""
+    return ("weights.four_bit", {"name": name, "four": f"{levels.four_bit:,}", "sampled": f"{levels.sampled:,}"})
+
+
 def four_bit_note(name: str, path: Path) -> str | None:
     """A sentence where the file at ``path`` holds only what a 4-bit file holds (``four_bit_levels``)."""
     levels = four_bit_levels(path)
-    if levels is None:
-        return None
-    return (f"{name}'s weights take at most 16 values in each block of 32, as a 4-bit file's do "
-            f"({levels.four_bit} of {levels.sampled} layer weights looked at): it holds no more than a 4-bit "
-            "file (made from one with models quantize --allow-requantize, or a model trained at 4 bits)")
+    return say([four_bit_phrase(name, levels)]) if levels is not None else None
+
+
+def reference_note(name: str, levels: WeightLevels) -> list[Phrase]:
+    """Under a KL divergence run whose reference ``name`` holds no more than a 4-bit file."""
+    return [("weights.note", {}), four_bit_phrase(name, levels), ("weights.not_the_loss", {})]

@@ -1190,7 +1190,7 @@ class WorkstationApp(App[None]):
             self.push_screen(  # a file that is there (an earlier export, or a document) is not lost unasked;
                 ConfirmDialog(t("conv.export_replace_q", name=path.name), t("dialog.replace"), t("dialog.cancel"),
                               t.yes_no_keys()),  # not replaced, the name is asked again (all was to type again)
-                lambda yes: write(path) if yes else ask(typed),
+                lambda yes: write(path) if yes else ask(typed) if yes is False else None,  # (Esc: leaves)
             )
 
         def unwritable(typed: str) -> str | None:  # a folder not there, a folder named: said, the dialog left open
@@ -1453,8 +1453,7 @@ class WorkstationApp(App[None]):
         if self.engine is None:  # (what there is to go on with said first: no model is needed to know)
             self.notify(self.not_ready_text(), severity="warning")
             return
-        meta = getattr(self.engine, "meta", None)
-        if meta is not None and not meta.get("n_ctx"):  # a server other than workstation serve may begin anew
+        if not self._can_go_on():  # a server other than workstation serve may begin anew
             self.notify(self.texts("chat.continue_not_here"), severity="warning")
             return
         self._continued = last.content
@@ -1463,6 +1462,12 @@ class WorkstationApp(App[None]):
         self._asked = next((m.content for m in reversed(stored) if m.role == "user"), "")
         views[-1].reopen()
         self._start_reply(views[-1])
+
+    def _can_go_on(self) -> bool:
+        """Whether Alt+C can go on with a reply here: not on a server other than workstation
+        serve, which may begin a reply anew."""
+        meta = getattr(self.engine, "meta", None)
+        return meta is None or bool(meta.get("n_ctx"))
 
     async def action_other_reply(self) -> None:
         """The last question's next reply in the place of the one shown (ChatGPT's "< 2/2 >"):
@@ -1819,7 +1824,7 @@ class WorkstationApp(App[None]):
             if view is not None:  # stopped before its first token: it says so, and is kept so
                 await view.finish(text, metrics, event.reasoning)
             self._tell_left_out(metrics)
-            if metrics.stop_reason == "length" and text.strip():  # ("length limit" under it named no way on)
+            if metrics.stop_reason == "length" and text.strip() and self._can_go_on():  # ("length limit" named no way on)
                 self.notify(self.texts("chat.cut_at_limit", n=f"{metrics.predicted_n:,}",
                                        go_on=self.key_for("chat.continue")), timeout=8)
             if self.conversation_id is not None:  # (the model never reads an empty reply: prompt_messages)

@@ -211,8 +211,10 @@ def model_fit(row: ModelRow, texts: Texts) -> str:
     if p.fits and p.decode_tps_bound:
         text += " " + texts("models.speed", tps=f"{p.decode_tps_bound:.0f}")
     if measured is not None and measured.value:  # (it said only the estimate, 207, after bench had measured 96)
-        text += " " + texts("models.measured", tps=f"{measured.value:.0f}", when=measured.created[:10],
-                            profile=measured.profile)
+        import datetime as dt
+
+        day = dt.datetime.fromisoformat(measured.created.replace("Z", "+00:00")).astimezone().date().isoformat()
+        text += " " + texts("models.measured", tps=f"{measured.value:.0f}", when=texts.day(day), profile=measured.profile)
     return text
 
 

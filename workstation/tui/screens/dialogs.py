@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 
-class ConfirmDialog(ModalScreen[bool]):
+class ConfirmDialog(ModalScreen[bool | None]):
     """Yes or no; ``keys`` answer it from the keyboard in the UI's language (y/n, e/h)."""
 
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
@@ -50,7 +50,7 @@ class ConfirmDialog(ModalScreen[bool]):
         self.dismiss(True)
 
     def action_cancel(self) -> None:
-        self.dismiss(False)
+        self.dismiss(None)  # (Esc: left, where n says no; both are no to the question)
 
 
 class TextPrompt(ModalScreen[str | None]):

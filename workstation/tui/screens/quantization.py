@@ -16,8 +16,9 @@ from textual.widgets import DataTable, Header, Static
 
 from workstation.core.catalog import file_size_text
 from workstation.core.kld import QuantizationPoint, kld_runs, quantization_points
+from workstation.core.phrases import say
 from workstation.core.results import HistoryEntry, history
-from workstation.core.weight_levels import WeightLevels, four_bit_levels
+from workstation.core.weight_levels import WeightLevels, four_bit_levels, reference_note
 from workstation.tui.i18n import Texts
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.screen_footer import ScreenFooter
@@ -179,8 +180,7 @@ class QuantizationScreen(AppScreen, Screen[None]):
             return
         reference = next((p.profile for p in msg.points if p.reference), msg.points[0].profile)
         four = msg.four_bits
-        legend.update(t("quality.legend") + ("" if four is None else "\n\n" + t(
-            "quality.four_bit_reference", name=reference, four=f"{four.four_bit:,}", sampled=f"{four.sampled:,}")))
+        legend.update(t("quality.legend") + ("" if four is None else "\n\n" + say(reference_note(reference, four), t.get)))
         self._run, self._runs = msg.run, msg.runs
         title.update(t("quality.title", reference=reference, when=local_time(msg.created, t),
                        n=len(msg.points[0].documents), run=msg.run + 1, runs=msg.runs))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -87,6 +89,7 @@ class ConversationList(Vertical):
         self._all: tuple[list[Conversation], int | None, dict[int | None, str] | None, str] = ([], None, None, "")
         self._search = ""
         self._count = self.PAGE
+        self._showing = asyncio.Lock()  # one show at a time: two at once (F9's and a refresh) listed items twice
 
     def compose(self) -> ComposeResult:
         yield SearchBox(placeholder=self.texts("sidebar.search"), id="search")
@@ -108,6 +111,11 @@ class ConversationList(Vertical):
         ``PAGE`` are listed, and a last line lists the next ones (``more``: one page more).
         Every line was made again at each call: with 500 conversations opening one, each
         key typed in the search and each message sent took 2 s; the same lines are kept."""
+        async with self._showing:
+            await self._show(conversations, current, drafts, more=more, search=search)
+
+    async def _show(self, conversations: list[Conversation], current: int | None,
+                    drafts: dict[int | None, str] | None, *, more: bool, search: str) -> None:
         self._all = (conversations, current, drafts, search)
         drafts = {k: v for k, v in (drafts or {}).items() if k != current and v.strip()}
         if more:
