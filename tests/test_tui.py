@@ -1460,8 +1460,8 @@ async def test_a_document_cut_to_fit_a_message_says_so_where_it_stays(
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(120, 30)) as pilot:
         line = app.chat_screen.query_one("#attachment")
-        for name, said in [("huge.txt", f"Attached: huge.txt, its first {MAX_DOCUMENT_CHARS:,} of 330,000 characters only"),
-                           ("small.txt", "Attached: small.txt (16 characters)")]:
+        for name, said in [("huge.txt", f"Attached: huge.txt, its first {MAX_DOCUMENT_CHARS:,} of 329,999 characters only"),  # no last space
+                           ("small.txt", "Attached: small.txt (15 characters)")]:  # as sent: no last newline
             await pilot.press("ctrl+o")
             await until(pilot, lambda: isinstance(app.screen, FilePicker))
             path_line = app.screen.query_one("#picker-path", Input)
@@ -1470,7 +1470,13 @@ async def test_a_document_cut_to_fit_a_message_says_so_where_it_stays(
             await pilot.press("enter")
             await until(pilot, lambda name=name: app.pending_document is not None and app.pending_document[0].name == name)
             assert said in str(line.render()), str(line.render())
-        assert len(app.pending_document[1]) == 16  # type: ignore[index]
+        assert app.pending_document[1] == "Meeting at ten."  # type: ignore[index]
+        # the folded message counts what the message holds (the attach line said one more)
+        from workstation.tui.attachment import with_attached
+        from workstation.tui.widgets.message_view import fold
+        long_doc = "".join(f"Row {i} of the ledger.\n" for i in range(40))
+        sent = with_attached("Check it.", "Document: ledger.txt", long_doc.rstrip())
+        assert len(fold(sent)[1]) == len(long_doc.rstrip())
         toast = [n.message for n in app._notifications if "only its first" in n.message]
         assert toast == [f"The document is long; only its first {MAX_DOCUMENT_CHARS:,} characters are attached. "
                          "Use Summarize (F6) for the whole document."]

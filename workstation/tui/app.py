@@ -2018,12 +2018,13 @@ class WorkstationApp(App[None]):
 
     @on(DocumentRead)
     def _document_read(self, event: DocumentRead) -> None:
-        text = event.text
+        whole = event.text.rstrip()  # as the message holds it (its trailing blank lines go), so counted
+        text = whole
         path = Path(event.path)
         if len(text) > MAX_DOCUMENT_CHARS:
             text = text[:MAX_DOCUMENT_CHARS]
             self.notify(self.texts("chat.doc_cut", n=f"{MAX_DOCUMENT_CHARS:,}"), severity="warning")
-            self._document_sizes[path] = len(event.text)  # the attachment line says so too (a toast goes)
+            self._document_sizes[path] = len(whole)  # the attachment line says so too (a toast goes)
         else:
             self._document_sizes.pop(path, None)
         before = self.pending_document
