@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 
 from workstation.core.catalog import read_model_info, resolve_model_path
 from workstation.core.kv_state import NOT_KEPT, KvStateStore
@@ -2366,6 +2366,10 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         assert screen.running and not screen._cancel.is_set() and not app.engine._cancel.is_set()
         await pilot.press("f6")
         await until(pilot, lambda: app.screen is screen)  # the same run, not a new screen
+        for times, key in enumerate(("ctrl+o", "ctrl+r"), 1):  # out of the footer while it runs, but not silent
+            await pilot.press(key)
+            await until(pilot, lambda n=times: said().count("wait for it, or press Ctrl+X to stop it") == n)
+        assert not isinstance(app.screen, ModalScreen) and screen.running
         await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))
         # the time so far, ticking: a part takes a while and nothing else on the screen moved
         state = lambda: str(screen.query_one("#summarize-state").render())  # noqa: E731

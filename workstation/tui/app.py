@@ -1055,7 +1055,11 @@ class WorkstationApp(App[None]):
                                         profile.key), chosen)
 
     def key_for(self, action_id: str) -> str:
-        """The key of an action as people write it (Alt+I), as the keymap has it now."""
+        """The key of an action as people write it (Alt+I), as the keymap has it now; for a
+        screen's own binding (F6's summarize.stop), as its screen has it."""
+        if action_id not in BY_ID:
+            keys = [key for key, active in self.screen.active_bindings.items() if active.binding.id == action_id]
+            return _key_text(keys[0]) if keys else ""
         return _key_text(self._keymap.get(action_id, BY_ID[action_id].key).split(",")[0])
 
     def instructions_now(self) -> str:

@@ -53,6 +53,16 @@ def forget_summary_asked_in(store: ConversationStore, conversation_id: int) -> N
         store.forget_value(KEPT)
 
 
+class RunningFooter(ScreenFooter):
+    """While a summary runs, without Ctrl+R and Ctrl+O (they wait): at 80 columns they had
+    pushed Help and Quit out of the footer."""
+
+    def left_out(self) -> frozenset[str]:
+        if getattr(self.screen, "running", False):
+            return super().left_out() | {"run", "browse"}
+        return super().left_out()
+
+
 class SummarizeScreen(AppScreen, Screen[None]):
     KEEP_ALIVE = True  # the app pushes the same screen each time: a summary outlives leaving it
     BINDINGS = [
@@ -93,7 +103,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         yield LocalProgressBar(total=1, show_eta=False, id="summarize-progress")  # its ETA is in the line above (it showed --:--:-- beside it)
         with VerticalScroll(id="summarize-result"):
             yield Markdown("", id="summary")
-        yield ScreenFooter()
+        yield RunningFooter()
 
     async def on_mount(self) -> None:
         self.query_one("#summarize-progress").display = False
@@ -158,9 +168,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
             return self.running  # in the footer only while a summary runs
-        if action in ("run", "browse"):  # they wait while one runs: out of the footer then, which at
-            return not self.running  # 80 columns had lost Help and Quit to them
-        return True
+        return True  # Ctrl+R and Ctrl+O while one runs: out of the footer (RunningFooter), they say why they wait
 
     def _set_running(self, running: bool) -> None:
         t = self.wapp.texts
@@ -183,7 +191,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
     def action_browse(self) -> None:
         """Ctrl+O or the button: the Open dialog; the file chosen is summarized."""
         if self.running or self.wapp.generating:  # said before a file is looked for, not after
-            self.notify(self.wapp.busy_text(), severity="warning")
+            self.notify(self._busy_text(), severity="warning")
             return
 
         async def chosen(path: Path) -> None:
@@ -210,10 +218,10 @@ class SummarizeScreen(AppScreen, Screen[None]):
     async def action_run(self) -> None:
         t = self.wapp.texts
         raw = self.query_one("#summarize-path", Input).value.strip()
-        if not raw or self.running:
+        if self.running or self.wapp.generating:  # this summary, or a reply in the chat: busy, not missing
+            self.notify(self._busy_text(), severity="warning")
             return
-        if self.wapp.generating:  # a reply in the chat: the model is busy, not missing
-            self.notify(self.wapp.busy_text(), severity="warning")
+        if not raw:
             return
         if self.wapp.engine is None:
             self.notify(self.wapp.not_ready_text(), severity="warning")
@@ -231,6 +239,12 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._set_running(True)
         self._say(self._said)
         self._summarize(self.path)
+
+    def _busy_text(self) -> str:
+        """Why Ctrl+R and Ctrl+O wait: this screen's summary (its stop key), or the chat's reply."""
+        if self.running and self.path is not None:
+            return self.wapp.texts("summarize.busy", name=self.path.name, stop=self.wapp.key_for("summarize.stop"))
+        return self.wapp.busy_text()
 
     @property
     def state_said(self) -> str:
