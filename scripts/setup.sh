@@ -24,6 +24,12 @@ if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; th
 fi
 
 # --- the venv -----------------------------------------------------------------------------
+# (one left half made, by a Ctrl-C while it was created, has no pip: it is made again; the next
+# step said only "No module named pip")
+if [ -e .venv ] && ! { [ -x .venv/bin/python ] && .venv/bin/python -m pip --version >/dev/null 2>&1; }; then
+  say "the virtual environment in .venv was left half made; making it again"
+  rm -rf .venv
+fi
 if [ ! -x .venv/bin/python ]; then
   say "creating the virtual environment in .venv"
   "$PY" -m venv .venv

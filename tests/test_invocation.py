@@ -65,3 +65,35 @@ def test_ui_texts_name_the_same_command(monkeypatch: pytest.MonkeyPatch) -> None
         text = Texts(lang)("usage.none")
         assert "./run.sh serve" in text and "./run.sh keys add" in text and "{cmd}" not in text
     assert "'./run.sh tui --port N'" in Texts("en")("serve.failed", reason="Port 8088 is in use.", name="SmolLM2")
+
+
+def test_setup_makes_a_half_made_venv_again(tmp_path: Path) -> None:
+    """A Ctrl-C while set-up created .venv left a python without pip; the next set-up took the
+    folder as made and stopped at "No module named pip". Run on a copy of setup.sh, with a
+    Python that stands in for making the venv (it notes the call and stops the script)."""
+    import shutil
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    checkout = tmp_path / "ws"
+    (checkout / "scripts").mkdir(parents=True)
+    shutil.copy(root / "scripts" / "setup.sh", checkout / "scripts" / "setup.sh")
+    half = checkout / ".venv" / "bin"
+    half.mkdir(parents=True)
+    (half / "python").write_text(  # a python, but this venv's pip never came
+        '#!/bin/sh\nif [ "$1" = "-m" ] && [ "$2" = "pip" ]; then echo "No module named pip" >&2; exit 1; fi\n'
+        f'exec {sys.executable} "$@"\n', encoding="utf-8")
+    (half / "python").chmod(0o755)
+    (half / "pip-never-came").write_text("", encoding="utf-8")
+    python = tmp_path / "python3"
+    python.write_text(
+        '#!/bin/sh\nif [ "$1" = "-m" ] && [ "$2" = "venv" ]; then echo made > "$MADE"; exit 3; fi\n'
+        f'exec {sys.executable} "$@"\n', encoding="utf-8")
+    python.chmod(0o755)
+    made = tmp_path / "made"
+    env = {"PATH": "/usr/bin:/bin", "PYTHON": str(python), "MADE": str(made), "HOME": str(tmp_path)}
+    proc = subprocess.run(["bash", "scripts/setup.sh"], cwd=checkout, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert "left half made; making it again" in proc.stderr, proc.stderr
+    assert made.read_text() == "made\n" and proc.returncode == 3
+    assert not (half / "pip-never-came").exists()  # the old folder went first
