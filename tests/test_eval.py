@@ -254,6 +254,29 @@ def test_the_table_has_a_column_per_language_only_where_there_are_several() -> N
     assert " tr | other |" in table[0] and "| 1/1 |   0/1 |" in table[2], table
 
 
+def test_an_accuracy_difference_few_tasks_bear_out_is_called_not_sure() -> None:
+    """eval said "+33.3 pts accuracy" of one task in three that one profile got right and the
+    other wrong; a difference is sure only where enough tasks went one way (an exact sign test)."""
+    from workstation.commands.eval import ProfileEval, compare, describe
+    from workstation.core.evaluate import TaskResult, TasksScore
+
+    def scored(right: list[bool]) -> ProfileEval:
+        results = [TaskResult(id=f"t{i}", lang="", correct=ok, reply="", expected=[], match="exact", ttft_ms=1.0,
+                              predicted_n=4, predicted_ms=50.0, prompt_n=8, prompt_ms=10.0) for i, ok in enumerate(right)]
+        return ProfileEval("p", "m.gguf", "f16", "f16", tasks=TasksScore("t", results))
+
+    one_of_three = compare(scored([True, False, False]), scored([True, True, False]))
+    assert one_of_three["accuracy_sure"] is False
+    said = lambda d: describe(d).split(", ")[0]  # noqa: E731  # (then the speed)
+    assert said(one_of_three) == "+33.3 pts accuracy (not sure: too few tasks came out differently to tell)"
+    six_of_eight = compare(scored([False] * 6 + [True] * 2), scored([True] * 8))  # 6 gained, none lost: p = 0.031
+    assert six_of_eight["accuracy_sure"] is True and said(six_of_eight) == "+75.0 pts accuracy"
+    both_ways = compare(scored([True] * 6 + [False] * 6), scored([False] * 6 + [True] * 6))  # 6 gained, 6 lost
+    assert said(both_ways) == "±0.0 pts accuracy"
+    five_gained = compare(scored([False] * 5 + [True] * 5), scored([True] * 10))  # p = 0.0625: not sure
+    assert five_gained["accuracy_sure"] is False
+
+
 def test_ctrl_c_stops_a_long_window_part_way(smollm2_path: Path) -> None:
     """Ctrl-C in `eval --perplexity/--kld` waited for the decode of a whole window (seconds
     here, minutes for a 7B model on a CPU): it now stops the batch llama.cpp is computing."""

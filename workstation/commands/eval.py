@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -167,6 +168,7 @@ def compare(base: ProfileEval, other: ProfileEval) -> dict[str, Any]:
     out: dict[str, Any] = {"accuracy_delta_pts": None, "perplexity_delta_pct": None, "speed_ratio": None}
     if base.tasks and other.tasks:
         out["accuracy_delta_pts"] = round((other.tasks.accuracy - base.tasks.accuracy) * 100, 3)
+        out["accuracy_sure"] = tasks_apart(base.tasks, other.tasks)
     if base.ppl and other.ppl:
         out["perplexity_delta_pct"] = round((other.ppl.ppl / base.ppl.ppl - 1) * 100, 3)
     if base.speed and other.speed:
@@ -174,10 +176,31 @@ def compare(base: ProfileEval, other: ProfileEval) -> dict[str, Any]:
     return out
 
 
+def tasks_apart(base: TasksScore, other: TasksScore) -> bool:
+    """Whether two profiles' answers to the same tasks differ by more than chance: an exact
+    sign test (McNemar's) on the tasks one got right and the other wrong, two-sided at 5%.
+    "+33.3 pts" had been said of 1 task in 3; below 6 such tasks no difference is sure."""
+    got = {r.id: r.correct for r in base.results}
+    gained = lost = 0
+    for r in other.results:
+        if r.id in got and r.correct != got[r.id]:
+            gained += r.correct
+            lost += not r.correct
+    n = gained + lost
+    if n == 0:
+        return False
+    tail = sum(math.comb(n, k) for k in range(min(gained, lost) + 1)) / 2**n
+    return min(1.0, 2 * tail) < 0.05
+
+
+TASKS_UNSURE = "not sure: too few tasks came out differently to tell"
+
+
 def describe(delta: dict[str, Any]) -> str:
     parts = []
     if delta["accuracy_delta_pts"] is not None:
-        parts.append(f"{_signed(delta['accuracy_delta_pts'])} pts accuracy")
+        sure = delta.get("accuracy_sure", True) or delta["accuracy_delta_pts"] == 0
+        parts.append(f"{_signed(delta['accuracy_delta_pts'])} pts accuracy" + ("" if sure else f" ({TASKS_UNSURE})"))
     if delta["perplexity_delta_pct"] is not None:
         parts.append(f"{_signed(delta['perplexity_delta_pct'])}% perplexity")
     r = delta["speed_ratio"]
