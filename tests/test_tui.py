@@ -2496,9 +2496,9 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         assert editor.has_focus and not app.generating
         await pilot.press("ctrl+j", *"chairs")  # in the editor too (it did nothing there)
         await until(pilot, lambda: editor.text == "Dear team,\ndesks\nchairs", steps=100)
-        app.chat_screen.clear_input()
-        app.chat_screen.toggle_editor()
+        app.chat_screen.clear_input()  # as a message is sent: one line again (the editor stayed 8 rows tall)
         await until(pilot, lambda: prompt.has_focus)
+        assert not editor.display and prompt.display and editor.text == ""
         # typed fast, as a paste without bracketed paste or a quick typist: every key before the
         # editor had the focus went to the hidden line, and the next Ctrl+J put it on line 1
         for key in [*"first", "ctrl+j", *"second", "ctrl+j", *"third"]:

@@ -300,8 +300,18 @@ class ChatScreen(AppScreen, Screen[None]):
             prompt.cursor_position = len(text)  # typing goes on at its end (Up's last message)
 
     def clear_input(self) -> None:
-        self.query_one("#editor", TextArea).text = ""
-        self.query_one("#prompt", Input).value = ""
+        """The message box emptied as a message is sent: the multi-line editor gives way to the
+        one-line box again (it stayed 8 rows tall, and at 60x20 the chat had 9 left)."""
+        editor = self.query_one("#editor", TextArea)
+        prompt = self.query_one("#prompt", Input)
+        editor.text = ""
+        prompt.value = ""
+        if editor.display:
+            had_focus = editor.has_focus
+            editor.display = False
+            prompt.display = True
+            if had_focus:
+                self.set_focus(prompt)
 
     def clear_message(self) -> None:
         """The message box emptied, the cursor in it; Ctrl+Z brings the text back (the editor's
