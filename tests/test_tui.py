@@ -2920,13 +2920,21 @@ async def test_alt_v_goes_back_to_the_reply_asked_again(profiles: Path) -> None:
         second = app.store.messages(conv)[-1]
         assert any(n.message == "The earlier reply is kept: Alt+V shows it again." for n in app._notifications)
         assert len(app.store.messages(conv)) == 2
+        figures = lambda: str(_views(app)[-1].query_one(".metrics").render())  # noqa: E731
+        assert figures().endswith(" · reply 2 of 2 (Alt+V)"), figures()  # seen, not only found by pressing it
         await pilot.press("alt+v")
         await until(pilot, lambda: _views(app)[-1].content == first.content)
+        await until(pilot, lambda: figures().endswith(" · reply 1 of 2 (Alt+V)"))
         assert app.store.messages(conv)[-1].content == first.content and len(app.store.messages(conv)) == 2
         assert app.store.prompt_messages(conv)[-1]["content"] == first.content  # what the next turn reads
         assert any(n.message.startswith("Reply 1 of 2 (Alt+V: the next one).") for n in app._notifications)
         await pilot.press("alt+v")
         await until(pilot, lambda: _views(app)[-1].content == second.content)
+        await app.open_conversation(conv)  # opened again: said still
+        await until(pilot, lambda: figures().endswith(" · reply 2 of 2 (Alt+V)"))
+        await type_message(pilot, "Thanks.")  # a new question: the earlier reply's versions are Alt+V's no more
+        await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 4)
+        assert not any("reply 2 of 2" in str(v.query_one(".metrics").render()) for v in _views(app))
         await pilot.press("f1")  # listed with the chat's keys
         await until(pilot, lambda: isinstance(app.screen, KeysDialog))
         assert dict((key, name) for key, name, _ in app.screen.rows)["Alt+V"] == "Other reply"

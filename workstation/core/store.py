@@ -491,6 +491,15 @@ class ConversationStore:
             (question_id, reply_id, conversation_id)).fetchone()
         return int(row[1]) + 1, int(row[0]) + 1
 
+    def last_reply_versions(self, conversation_id: int) -> tuple[int, int]:
+        """``reply_versions`` of the conversation's last message, where it is a reply to the
+        question before it (Alt+V goes through those); (1, 1) otherwise."""
+        last = self._db.execute("SELECT id, role FROM messages WHERE conversation_id = ? ORDER BY id DESC LIMIT 2",
+                                (conversation_id,)).fetchall()
+        if len(last) < 2 or last[0][1] != "assistant" or last[1][1] != "user":
+            return 1, 1
+        return self.reply_versions(conversation_id, last[1][0], last[0][0])
+
     def next_reply_version(self, conversation_id: int, question_id: int, reply_id: int) -> tuple[int, int] | None:
         """The question's next reply (in the order they were written, the first after the
         last) in the place of ``reply_id``, which is kept among its earlier ones; which one it

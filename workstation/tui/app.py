@@ -1838,6 +1838,7 @@ class WorkstationApp(App[None]):
                     conv_id, question = self.conversation_id, self._replacing_question
                     self.store_write(lambda: self.store.keep_as_earlier(conv_id, question, replacing))
                     self._note_revision()
+                    self.chat_screen.mark_versions()
                     self.notify(self.texts("chat.earlier_kept", press=self.key_for("chat.versions")))
         self.generating = False
         if self._quit_after_turn:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import TYPE_CHECKING, cast
 
 from textual import events, on
@@ -12,6 +13,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Button, Header, Input, ProgressBar, Static, TextArea
 
+from workstation.core.errors import WorkstationError
 from workstation.core.letters import shortened
 from workstation.core.store import StoredMessage
 from workstation.tui.screens.app_screen import AppScreen
@@ -191,6 +193,7 @@ class ChatScreen(AppScreen, Screen[None]):
         self._earlier, now = shown[:-count], shown[-count:]
         earlier = [Button(t("chat.earlier", n=len(self._earlier)), id="earlier")] if self._earlier else []
         await log.mount_all([*earlier, *(self._view(m) for m in now)])
+        self.mark_versions()
         await self.show_instructions()
         if scroll_to is None:
             log.scroll_end(animate=False)
@@ -198,6 +201,22 @@ class ChatScreen(AppScreen, Screen[None]):
         else:
             log.release_anchor()
             log.call_after_refresh(log.scroll_to, y=scroll_to, animate=False)
+
+    def mark_versions(self) -> None:
+        """The last reply says which of its versions it is, where Alt+V has others; no other
+        reply does (Alt+V goes through the last question's only)."""
+        views = list(self.log_view.query(MessageView))
+        conv_id = self.wapp.conversation_id
+        n, total = 1, 1
+        if conv_id is not None and views and views[-1].role == "assistant":
+            try:
+                n, total = self.wapp.store.last_reply_versions(conv_id)
+            except (sqlite3.Error, WorkstationError):  # (a file that cannot be read now: nothing said)
+                pass
+        for i, view in enumerate(views):
+            view.show_versions(self.wapp.texts("chat.versions_mark", n=f"{n:,}", total=f"{total:,}",
+                                               press=self.wapp.key_for("chat.versions"))
+                               if total > 1 and i == len(views) - 1 else "")
 
     def _instructions_line(self) -> str:
         text = " ".join(self.wapp.instructions_now().split())
@@ -246,6 +265,8 @@ class ChatScreen(AppScreen, Screen[None]):
             for welcome in log.query("#welcome"):
                 await welcome.remove()
             await log.mount_all([MessageView("user", question, t), reply])
+        for view in log.query(MessageView):  # a new question: Alt+V has no reply of the last one to go through
+            view.show_versions("")
         log.anchor()
         return reply
 

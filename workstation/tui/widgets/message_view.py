@@ -142,6 +142,7 @@ class MessageView(Vertical):
         self._wait_timer: Timer | None = None
         self._read: float | None = None  # of a long prompt, the part read (the engine says after each part)
         self._shown, self._folded = fold(content) if role == "user" else (content, "")
+        self.versions = ""  # the last reply's "reply 2 of 3 (Alt+V)", where it has other versions
 
     def compose(self) -> ComposeResult:
         yield Static(self._role_label(), classes="role")
@@ -203,8 +204,16 @@ class MessageView(Vertical):
         if self.role != "assistant":
             return ""
         if self.metrics is None:  # a reply about to stream; a saved message without figures shows none
-            return self.texts("chat.waiting") if self._open_stream else ""
-        return metrics_line(self.metrics, self.texts)
+            return self.texts("chat.waiting") if self._open_stream else self.versions
+        return " · ".join(filter(None, [metrics_line(self.metrics, self.texts), self.versions]))
+
+    def show_versions(self, said: str) -> None:
+        """Which of its versions this reply is ('': none said): Alt+V's were found only by
+        pressing it."""
+        if said != self.versions:
+            self.versions = said
+            if self.is_mounted:
+                self.query_one(".metrics", Static).update(self._metrics_text())
 
     def _shown_body(self) -> str:
         """The reply's text; for a reply that was all thinking, cut by its limit, why."""
