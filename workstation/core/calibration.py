@@ -205,7 +205,10 @@ def this_machine() -> tuple[SpeedConstants, dict[str, Any]]:
         constants = fit_cpu(points, pp, source)
         checks = leave_one_out(points) if len(points) >= 4 else []
     else:
-        constants = default_cpu()
+        from workstation.core.hardware import count_physical_cores, cpu_bandwidth_gbps
+
+        cores = count_physical_cores()
+        constants = default_cpu(cores, cpu_bandwidth_gbps(cores))
         checks = []
     rows = []
     for p, pred in checks:

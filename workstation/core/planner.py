@@ -248,14 +248,23 @@ def _assign(n: int, gpus: list[GpuInfo]) -> list[int]:
     return counts
 
 
-def _device_speed(d: DevicePlan, cpu_speed: SpeedConstants | None) -> tuple[SpeedConstants, str] | None:
+def _device_speed(d: DevicePlan, cpu_speed: SpeedConstants | None,
+                  physical_cores: int | None = None) -> tuple[SpeedConstants, str] | None:
     """How ``size`` times a decode step on the device, and those words: a card of the table by
     published figures scaled to it (at the memory speed its driver reports, where it does: an
     RTX 3060 8 GB reads 240 GB/s, the 12 GB of the table's row 360), this machine's CPU by its
     own measurements; None where neither is known (its memory speed alone then). fit said 41
-    tok/s for Qwen 2.5 14B on an RTX 3060 where size said 32."""
+    tok/s for Qwen 2.5 14B on an RTX 3060 where size said 32. A CPU not measured here: a
+    reference PC's figures scaled to its cores and assumed memory speed, as ``size`` times it
+    (by the memory speed alone, fit said 207 tok/s for SmolLM2 where bench measured 80)."""
     if d.kind == "cpu":
-        return (cpu_speed, "this PC's own measurements") if cpu_speed is not None else None
+        if cpu_speed is not None:
+            return cpu_speed, "this PC's own measurements"
+        from workstation.core.hardware import count_physical_cores
+        from workstation.core.speed_model import default_cpu
+
+        return (default_cpu(physical_cores or count_physical_cores(), d.bandwidth_gbps),
+                "a reference PC's figures scaled to this one's cores and memory speed")
     from workstation.core.gpu_table import find_spec
     from workstation.core.speed_model import gpu_constants
 
@@ -408,7 +417,7 @@ def plan(
                 w += info.input_bytes  # the output reuses the embedding matrix
         if d.layers or w:
             per_dev.append((max(w, 0), d.kv_cache_bytes, d.bandwidth_gbps, min(d.layers, n_layer),
-                            _device_speed(d, cpu_speed)))
+                            _device_speed(d, cpu_speed, physical_cores)))
     bytes_tok = sum(w for w, *_ in per_dev)
     active = active_params(info)
 
@@ -432,7 +441,7 @@ def plan(
 
     basis = sorted({timed[1] for *_, timed in per_dev if timed is not None})
     if basis and any(timed is None and bw for _, _, bw, _, timed in per_dev):  # (a part timed by a guess: said)
-        basis.append("the memory speed assumed for this machine's CPU")
+        basis.append("the memory speed alone of a card the table does not list")
     # not "at most": the CPU's memory speed is a guess from its cores, and a small model read
     # partly from the CPU's caches ran faster (234 tok/s measured against "at most 222")
     if tps and basis:
