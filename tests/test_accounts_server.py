@@ -494,8 +494,9 @@ def test_a_desk_pc_says_why_the_server_refused_in_its_own_language(
         assert f"anahtarınızın bugünkü 900 token'ını kullandığını söylüyor; saat {resets}" in Texts("tr").error(told)
 
         told = refusal("erin")  # her message is longer than her whole day: not "used up"
-        assert f"says this message is longer than the {prompt - 1:,} tokens your key has left today" in str(told)
-        assert "bu mesajın anahtarınızın bugün kalan" in Texts("tr").error(told)
+        assert f"says this request needs more than the {prompt - 1:,} tokens your key has left today" in str(told)
+        assert "the conversation so far and its instructions count" in str(told)  # (a 2-letter message was "too long")
+        assert "bu isteğin anahtarınızın bugün kalan" in Texts("tr").error(told)
 
         assert o.accounts.quota.hold("fay", 10_000, 10_000 - prompt // 2, 0) == 0  # her other requests
         told = refusal("fay")
@@ -555,6 +556,7 @@ async def test_a_person_sees_what_is_left_of_their_day_on_a_desk_pc(
             await pilot.press("r")
             await until(pilot, lambda: "refused the API key from WS_DESK_KEY" in str(
                 app.screen.query_one("#usage-server").render()))
+            assert "ask whoever runs the server for a new one" in str(app.screen.query_one("#usage-server").render())
 
 
 def test_usage_the_file_could_not_take_is_written_once_it_can(scheduler: Scheduler) -> None:

@@ -149,7 +149,8 @@ ENGLISH: dict[str, str] = {
     "remote.needs_key": ("The server at {url} needs an API key; ask whoever runs it for yours, then set the "
                          "environment variable {env} (export {env}=YOUR-KEY, in ~/.profile to keep it)."),
     "remote.needs_key_env": "The server at {url} needs an API key; set remote.api_key_env in the profile.",
-    "remote.key_refused": "The server at {url} refused the API key{source}: {message}.",
+    "remote.key_refused": ("The server at {url} refused the API key{source}: {message}; ask whoever runs "
+                           "the server for a new one."),
     "remote.key_unknown": ("The server at {url} does not know the API key{source}; check that it was copied "
                            "whole, or ask whoever runs the server for yours."),
     "remote.key_not_here": "The server at {url} does not let your key use it: {message}.",
@@ -157,8 +158,9 @@ ENGLISH: dict[str, str] = {
     "remote.answered": "The server at {url} answered HTTP {status}: {message}.",
     "remote.day_used": ("The server at {url} says your key has used its {limit} tokens for today; "
                         "it can answer again at {resets}."),
-    "remote.prompt_too_big": ("The server at {url} says this message is longer than the {left} tokens your key "
-                              "has left today; send a shorter one, or wait until {resets}."),
+    "remote.prompt_too_big": ("The server at {url} says this request needs more than the {left} tokens your key "
+                              "has left today (the conversation so far and its instructions count, not only your "
+                              "message); a new conversation needs fewer, or wait until {resets}."),
     "remote.day_held": ("The server at {url} says your requests still running hold the rest of your "
                         "tokens for today; send again when they have finished."),
     "remote.all_busy": "The server at {url} is busy with other people's requests; try again in {seconds} s.",
