@@ -209,6 +209,18 @@ def test_a_message_too_long_for_chat_c_is_not_kept(
     assert [m.role for m in said] == ["user", "assistant"] * 2
 
 
+def test_chat_c_says_when_the_model_no_longer_sees_the_conversations_start(
+        tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """--json had "left_out_n": 16, but the plain line under the reply said nothing of it."""
+    monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
+    prof = _profile_file(tmp_path, max_tokens=4, context=256)
+    chat = ["chat", "-p", str(prof), "-c", "supplies"]
+    for i in range(4):
+        assert main([*chat, f"Order {i}: " + "stapler, paper, ink, " * 12]) == 0
+    err = capsys.readouterr().err
+    assert "The model did not see this conversation's first " in err and "no longer fit its context" in err, err
+
+
 def test_chat_says_what_profiles_check_notes_once_it_loads(
         tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from workstation.core.catalog import read_model_info

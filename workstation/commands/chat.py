@@ -232,6 +232,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         sys.stdout.flush()
         print(m.summary_line(), file=sys.stderr)
+        if m.left_out_n:  # (the app says it in words; here the model answered as if it had read them)
+            print(f"The model did not see this conversation's first {m.left_out_n:,} message"
+                  f"{'' if m.left_out_n == 1 else 's'}: they no longer fit its context. A new name after -c "
+                  "starts a new conversation.", file=sys.stderr)
         if m.stop_reason == "length" and final.text.strip():  # (the plain reply read as finished, mid-sentence)
             print(f"The reply stopped at its limit of {m.predicted_n:,} tokens; --max-tokens (or sampling.max_tokens "
                   "in the profile) allows a longer one.", file=sys.stderr)
