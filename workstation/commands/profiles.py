@@ -129,7 +129,7 @@ def run_list(args: argparse.Namespace) -> int:
         local = r["backend"] == "llama"  # a remote profile's context and K/V are the server's
         print(
             f"{_key_cell(r):<{width}}  {str(r['model']) or '-':<{model_width}} {r['context'] if local else '-'!s:>6}  "
-            f"{r['kv_cache'] if local else '-'!s:<11} {r['speculative']!s:<6}  "
+            f"{r['kv_cache'] if local else '-'!s:<11} {r['speculative'] if local else '-'!s:<6}  "
             + (str(r["fit"]) if r["status"] == "does not fit" else  # the verdict says it first
                f"{r['status']}" + (f" — {r['fit']}" if r["fit"] else ""))
         )

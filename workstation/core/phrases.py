@@ -128,6 +128,8 @@ ENGLISH: dict[str, str] = {
     # the office server, seen from a desk PC (remote.RemoteEngine)
     "remote.unreachable": "Cannot reach the server at {url}: {reason}.",
     # a desk PC's profile loaded (planner.remote_notes): where the text goes
+    "remote.unused": ("these settings of this profile are not used: {keys} (the server decides them with its own "
+                      "profile; they are for a model loaded on this PC)"),
     "remote.sends": "your messages, the conversation before them and the documents you attach go to the server at "
                     "{server}, which answers them; they leave this PC",
     "remote.unencrypted": ("its address is http://, so they, and the API key, cross the network unencrypted; ask "

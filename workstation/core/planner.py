@@ -565,16 +565,25 @@ def load_notes(profile: Profile) -> list[Phrase]:
     return [("fit.setting_note", {"what": p}) for p in setting_phrases(profile, info)]
 
 
+# what only a profile that loads its model here uses: written in a desk PC's profile, the server
+# decides them (a draft model that did not exist, and a context, went unused without a word)
+LOADS_HERE = ("context", "gpu_layers", "threads", "flash_attn", "kv_cache", "speculative", "parallel")
+
+
 def remote_notes(profile: Profile) -> list[Phrase]:
-    """A desk PC's notes: where its messages and documents go; nothing for a server on this PC."""
+    """A desk PC's notes: the settings it has that only a model loaded here uses; where its
+    messages and documents go (nothing for a server on this PC)."""
     from urllib.parse import urlsplit
 
     from workstation.core.addresses import is_loopback
 
+    unused = [key for key in LOADS_HERE if key in profile.written]
+    notes: list[Phrase] = [("fit.setting_note", {"what": ("remote.unused", {"keys": ", ".join(unused)})})] \
+        if unused else []
     where = urlsplit(profile.remote.base_url)
     if not where.hostname or is_loopback(where.hostname):
-        return []
-    notes: list[Phrase] = [("fit.setting_note", {"what": ("remote.sends", {"server": where.netloc})})]
+        return notes
+    notes.append(("fit.setting_note", {"what": ("remote.sends", {"server": where.netloc})}))
     if where.scheme == "http":
         notes.append(("fit.setting_note", {"what": ("remote.unencrypted", {})}))
     return notes
