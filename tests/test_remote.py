@@ -188,8 +188,19 @@ def test_chat_command_uses_the_remote_backend(
         "sampling": {"temperature": 0.0, "max_tokens": 8},
     }))
     assert main(["chat", "-p", str(path), "--json", "Say hello."]) == 0
-    out = json.loads(capsys.readouterr().out)
+    said = capsys.readouterr()
+    out = json.loads(said.out)
     assert out["text"] and out["metrics"]["predicted_n"] > 0
+    assert "serves" not in said.err
+    # a model the server does not serve: answered all the same (workstation serve answers any
+    # name with its own), by another model than the profile names; said, not in silence
+    path.write_text(yaml.safe_dump({
+        "name": "remote", "backend": "openai",
+        "remote": {"base_url": server.base_url, "api_key_env": "WS_REMOTE_TEST_KEY", "model": "llama3.1:8b"},
+        "sampling": {"temperature": 0.0, "max_tokens": 4},
+    }))
+    assert main(["chat", "-p", str(path), "Say hello."]) == 0
+    assert f"Note: the server at {server.base_url} serves " in capsys.readouterr().err
 
 
 def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answers(

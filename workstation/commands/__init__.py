@@ -56,13 +56,14 @@ def default_verb(parent: argparse.ArgumentParser, verb: argparse.ArgumentParser)
                         action.default = argparse.SUPPRESS  # what the parent parsed, or its default, stands
 
 
-def print_load_notes(profile: Profile) -> None:
+def print_load_notes(profile: Profile, engine: object = None) -> None:
     """What ``profiles check`` notes of the settings (more threads than cores, a context past
-    the model's trained length), on stderr once the model has loaded, as the app says them."""
+    the model's trained length), on stderr once the model has loaded, as the app says them;
+    then what ``engine`` found as it loaded (a server that serves another model)."""
     from workstation.core.phrases import say
     from workstation.core.planner import load_notes
 
-    for note in load_notes(profile):
+    for note in [*load_notes(profile), *getattr(engine, "load_notes", [])]:
         print(say([note]), file=sys.stderr)
 
 

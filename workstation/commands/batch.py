@@ -52,7 +52,7 @@ def _engine_factory(profile: Any) -> Any:
     from workstation.core.engine_api import open_engine
 
     engine = open_engine(profile, child_process=False, concurrent=profile.parallel > 1)
-    print_load_notes(profile)  # once it loaded: a refusal says it alone
+    print_load_notes(profile, engine)  # once it loaded: a refusal says it alone
     return engine
 
 

@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     # a model that cannot be loaded (not downloaded, moved, a server down) leaves the
     # conversation as it was: no question without an answer, and -p's profile not made its own
     engine = open_engine(profile, child_process=False, keep_state=conversation is not None)
-    print_load_notes(profile)  # once it loaded: a refusal says it alone
+    print_load_notes(profile, engine)  # once it loaded: a refusal says it alone
     asked: tuple[int, int] | None = None  # (conversation, message) of the question kept
     if conversation is not None:  # kept even if the turn fails (but not one the context cannot hold)
         conv_id = conversation.begin(profile)

@@ -239,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
     from workstation.core.engine_api import open_engine
 
     engine = open_engine(profile, child_process=False, keep_state=bool(name))
-    print_load_notes(profile)  # once it loaded: a refusal says it alone
+    print_load_notes(profile, engine)  # once it loaded: a refusal says it alone
     cancel = threading.Event()
 
     def _on_stop(_sig: int) -> None:  # Ctrl-C, a kill, a closed terminal: the parts done are written

@@ -128,6 +128,9 @@ ENGLISH: dict[str, str] = {
     # the office server, seen from a desk PC (remote.RemoteEngine)
     "remote.unreachable": "Cannot reach the server at {url}: {reason}.",
     # a desk PC's profile loaded (planner.remote_notes): where the text goes
+    "remote.serves_other": ("the server at {url} serves {served}, not {model}, so its replies may come from "
+                            "another model than the profile names (set remote.model to one it serves, or leave it "
+                            "out for the first)"),
     "remote.unused": ("these settings of this profile are not used: {keys} (the server decides them with its own "
                       "profile; they are for a model loaded on this PC)"),
     "remote.sends": "your messages, the conversation before them and the documents you attach go to the server at "

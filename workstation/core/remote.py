@@ -217,6 +217,7 @@ class RemoteEngine:
         self.model = remote.model
         self.meta: dict[str, Any] = {}
         self.listed: list[str] = []  # the models the server's /models names (empty: it has no list)
+        self.load_notes: list[Phrase] = []  # what to say once connected, as a local engine's
         self._cancel = threading.Event()
         self.turns = RunningTurns(self._cancel)
         self._responses: set[httpx.Response] = set()
@@ -264,6 +265,9 @@ class RemoteEngine:
         for m in models:
             if m.get("id") == self.model:
                 self.meta = m.get("meta") or {}
+        if self.listed and self.model not in self.listed:  # (workstation serve answers any name with its own)
+            self.load_notes.append(("fit.setting_note", {"what": ("remote.serves_other", {
+                "url": self.base_url, "served": ", ".join(self.listed), "model": self.model})}))
 
     def _key_problem(self, response: httpx.Response) -> EngineError:
         env = self.profile.remote.api_key_env
