@@ -117,6 +117,39 @@ def test_cancel_stops_the_stream(remote: RemoteEngine) -> None:
     assert remote.run_chat(HELLO).text  # usable again
 
 
+def test_a_desk_pc_waits_for_a_free_slot_as_the_server_asks(
+        smollm2_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every slot and the queue taken the server answers 429 with Retry-After; the desk
+    PC gave up at once ("busy with other people's requests; try again in 1 s", exit 1) where
+    Ollama's queue holds a request. It asks again after the time named, until a slot is free."""
+    import threading
+
+    monkeypatch.setenv("WS_REMOTE_TEST_KEY", KEY)
+    with serve(write_profile(tmp_path, smollm2_path), "--parallel", "1", "--queue", "0", api_key=KEY) as srv:
+        first, second = RemoteEngine(remote_profile(srv.base_url)), RemoteEngine(remote_profile(srv.base_url))
+        writing = threading.Event()
+        done: list[TurnFinished] = []
+
+        def long_reply() -> None:
+            for event in first.stream_chat(HELLO, Sampling(temperature=0.0, max_tokens=160, ignore_eos=True)):
+                writing.set()
+                if isinstance(event, TurnFinished):
+                    done.append(event)
+
+        other = threading.Thread(target=long_reply)
+        other.start()
+        try:
+            assert writing.wait(60)
+            reply = second.run_chat(HELLO, Sampling(temperature=0.0, max_tokens=4))
+        finally:
+            other.join(120)
+            first.close()
+            second.close()
+        assert reply.text and reply.metrics.stop_reason != "failed"
+        assert done and done[0].metrics.predicted_n == 160
+        assert srv.metric("workstation:requests_rejected_total") >= 1  # it was refused, and waited
+
+
 def test_missing_key_variable_is_one_sentence(server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("WS_REMOTE_TEST_KEY", raising=False)
     with pytest.raises(EngineError, match=r"needs an API key; ask whoever runs it for yours, then set the environment "

@@ -23,6 +23,7 @@ bytes a token) and most other languages, so chunks stay inside the context.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -508,13 +509,16 @@ class RemoteEngine:
         quota = False  # workstation serve said the reply stopped where the key's day ran out
         stop = "eos"
         try:
-            with self.client.stream("POST", "/chat/completions", json=payload) as response:
+            with self._stream_when_free(payload) as response:
                 with self._lock:
                     self._responses.add(response)
                 if response.status_code in (401, 403):
                     response.read()
                     raise self._key_problem(response)
-                if response.status_code != 200:
+                if response.status_code != 200 and self._cancel.is_set():  # Esc while it waited for a slot
+                    response.read()
+                    stop = "cancelled"
+                elif response.status_code != 200:
                     response.read()
                     # busy, over its quota, or down behind a proxy: the same request may work later
                     later = response.status_code in (429, 502, 503, 504)
@@ -620,6 +624,24 @@ class RemoteEngine:
         metrics.left_out_n = left_out
         metrics.finish_rates()
         yield TurnFinished("".join(parts), metrics, reasoning="".join(thoughts).strip())
+
+    @contextlib.contextmanager
+    def _stream_when_free(self, payload: dict[str, Any]) -> Iterator[httpx.Response]:
+        """The request's streamed response, once the server has a slot for it: a server with
+        every slot and its queue taken (429 ``server_busy``, ``Retry-After``) is asked again
+        after the time it names, for up to ``remote.timeout_s``, as Ollama's queue holds a
+        request (the desk PC gave up at once: "busy with other people's requests"). Esc (cancel)
+        ends the wait; the last answer is then the response."""
+        until = time.monotonic() + self.profile.remote.timeout_s
+        while True:
+            with self.client.stream("POST", "/chat/completions", json=payload) as response:
+                wait = _whole_header(response, "Retry-After") if response.status_code == 429 else None
+                if wait is not None:
+                    response.read()
+                busy = wait is not None and _error_fields(response)[0] == "server_busy"
+                if not busy or time.monotonic() + (wait or 0) > until or self._cancel.wait(wait or 0):
+                    yield response
+                    return
 
     def run_chat(
         self, messages: list[Message], sampling: Sampling | None = None, *, constraints: Constraints | None = None
