@@ -290,7 +290,8 @@ def test_a_desk_pc_is_told_where_its_text_goes() -> None:
     assert say(load_notes(profile)[:1], tr.get).startswith("Not: iletileriniz")  # in the app's language
     # settings only a model loaded here uses: said unused (a draft model and a context went by in silence)
     tuned = profile_from_dict({"name": "d", "backend": "openai", "remote": {"base_url": "http://127.0.0.1:8088/v1"},
-                               "context": 2048, "speculative": {"mode": "lookup"}}, "<t>")
+                               "context": 2048, "kv_cache": {"k": "q8_0", "v": "q8_0"},
+                               "speculative": {"mode": "lookup"}}, "<t>")  # (its context is used: see remote.py)
     assert [say([n]) for n in load_notes(tuned)] == [
-        "Note: these settings of this profile are not used: context, speculative (the server decides them with "
+        "Note: these settings of this profile are not used: kv_cache, speculative (the server decides them with "
         "its own profile; they are for a model loaded on this PC)."]

@@ -566,8 +566,9 @@ def load_notes(profile: Profile) -> list[Phrase]:
 
 
 # what only a profile that loads its model here uses: written in a desk PC's profile, the server
-# decides them (a draft model that did not exist, and a context, went unused without a word)
-LOADS_HERE = ("context", "gpu_layers", "threads", "flash_attn", "kv_cache", "speculative", "parallel")
+# decides them (a draft model that did not exist went unused without a word). Not context (the
+# parts of a summary for a server that does not say its own) nor parallel (requests in flight)
+LOADS_HERE = ("gpu_layers", "threads", "flash_attn", "kv_cache", "speculative")
 
 
 def remote_notes(profile: Profile) -> list[Phrase]:
