@@ -221,6 +221,60 @@ class _Recorder(BaseHTTPRequestHandler):
         self.wfile.write(raw)
 
 
+class _DayRunsOut(_Recorder):
+    """A server whose key has tokens for one request: the first is answered, the rest refused
+    as workstation serve refuses a prompt over what the key has left today."""
+
+    answered = 0
+    lock = threading.Lock()
+
+    def do_POST(self) -> None:  # noqa: N802
+        with _DayRunsOut.lock:
+            first = _DayRunsOut.answered == 0 or not self.path.endswith("/chat/completions")
+            _DayRunsOut.answered += self.path.endswith("/chat/completions")
+        if first:
+            super().do_POST()
+            return
+        self.rfile.read(int(self.headers["Content-Length"]))
+        raw = json.dumps({"error": {"message": "over", "type": "insufficient_quota", "code": "insufficient_quota"}})
+        self.send_response(429)
+        for name, value in (("Content-Type", "application/json"), ("Content-Length", str(len(raw))),
+                            ("Retry-After", "3600"), ("X-RateLimit-Limit-Tokens", "3000"),
+                            ("X-RateLimit-Remaining-Tokens", "196")):
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(raw.encode())
+
+
+def test_a_summary_the_server_stops_keeps_the_parts_it_finished(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The key's day ran out after part 1 of 2: summarize wrote nothing and exited, the part
+    paid for lost (F6 the same, and Ctrl+R began at part 1). The parts finished are written,
+    as after Ctrl-C, and the error says what the summary covers."""
+    import yaml
+
+    from workstation.cli import main
+
+    monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _DayRunsOut)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        desk = tmp_path / "desk.yaml"
+        desk.write_text(yaml.safe_dump({
+            "name": "desk", "backend": "openai", "context": 1024, "parallel": 1,
+            "remote": {"base_url": f"http://127.0.0.1:{server.server_address[1]}/v1"},
+            "sampling": {"temperature": 0.0, "max_tokens": 24}}), encoding="utf-8")
+        doc = tmp_path / "hives.txt"
+        doc.write_text(honeybee_text(8), encoding="utf-8")
+        out = tmp_path / "summary.md"
+        assert main(["summarize", "-p", str(desk), str(doc), "-o", str(out), "--quiet"]) == 1
+    finally:
+        server.shutdown()
+    err = capsys.readouterr().err
+    assert "your key has left today" in err and "covers only the 1 of " in err, err
+    assert "Red." in out.read_text(encoding="utf-8")  # part 1's summary, written
+
+
 def test_ctrl_g_chat_sends_every_sampling_field(smollm2_path: Path) -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
     threading.Thread(target=server.serve_forever, daemon=True).start()

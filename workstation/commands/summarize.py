@@ -248,6 +248,7 @@ def run(args: argparse.Namespace) -> int:
 
     results: list[SummaryResult] = []
     not_saved: WorkstationError | None = None
+    failed: WorkstationError | None = None  # after some parts were done: those are written, then it is said
     t0 = time.perf_counter()
     with stop_signals(_on_stop) as signals:
         try:
@@ -255,7 +256,14 @@ def run(args: argparse.Namespace) -> int:
                 if cancel.is_set():
                     break
                 bar = None if args.quiet else ProgressBar(doc.name)
-                results.append(summarize_document(engine, doc, profile, on_progress=bar, cancel=cancel))
+                try:
+                    results.append(summarize_document(engine, doc, profile, on_progress=bar, cancel=cancel))
+                except WorkstationError as err:
+                    if not isinstance(err.partial, SummaryResult):
+                        raise
+                    results.append(err.partial)  # (parts paid for on a server were lost with the error)
+                    failed = err
+                    break
             if name and results and not results[0].cancelled:
                 try:
                     _save_conversation(name, profile.ref, results[0], documents[0].name, engine)
@@ -319,6 +327,11 @@ def run(args: argparse.Namespace) -> int:
             follow_up = cli(f"chat -c {shell_word(name)} " + '"..."')
             print(f'Saved as the conversation "{name}": ask about it with {follow_up}',
                   file=sys.stderr)
+    if failed is not None:
+        where = f"in {args.output}" if args.output else "above"
+        done = sum(1 for c in results[-1].chunks if c.summary is not None)
+        raise type(failed)(f"{failed} The summary {where} covers only the {done} of {len(results[-1].chunks)} "
+                           "parts finished before it.")
     if was_stopped:
         where = args.output if args.output else "above"
         raise stopped(f"stopped; the summary {'in ' if args.output else ''}{where} covers only the parts "

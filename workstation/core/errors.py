@@ -12,6 +12,8 @@ class WorkstationError(Exception):
     sentence is in English for the command line and the TUI says it in its own language."""
 
     exit_code: int = 1
+    # what was finished before it (summarize: the parts done, as a stopped run's result)
+    partial: object = None
 
     def __init__(self, *args: object, said: list[Phrase] | None = None) -> None:
         super().__init__(*(args or ((say(said),) if said else ())))

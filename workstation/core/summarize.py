@@ -803,50 +803,59 @@ def summarize_document(
         report("map", 0, total_calls, 0, n, None, f"{n} parts")
     todo = [k for k in range(n) if k not in finished]
 
-    cancelled = runner.cancelled()
-    if not cancelled and todo:
-        runner.run_many([_chunk_messages(document.text, chunks[k]) for k in todo], sampling_map,
-                        lambda i, final: map_done(todo[i], final), step if on_progress is not None else None)
-    cancelled = cancelled or len(finished) < n
-
     overall = ""
     steps: list[ReduceStep] = []
     follow_up: list[Message] = []
-    if not cancelled:
-        if n == 1:
-            overall = chunks[0].summary or ""
-            if chunks[0].reply.strip():
-                follow_up = [*_chunk_messages(document.text, chunks[0]),
-                             {"role": "assistant", "content": chunks[0].reply}]
-        else:
-            overall, cancelled = _reduce(
-                runner, document, chunks, steps, n_ctx, reduce_tokens, sampling_reduce, options,
-                lambda level, done: report(
-                    "reduce", n + done, max(total_calls, n + done + 1), n, n, eta([], 1),
-                    f"combining summaries (level {level})",
-                ),
-            )
-    wall_ms = (time.perf_counter() - t0) * 1000
-    totals = _totals(runner.calls, chunks, wall_ms)
-    small = small_model(profile, engine)
-    summary = render_markdown(document, overall, chunks, cancelled, totals, lookup, small)
-    done_calls = len(runner.calls)
-    report("cancelled" if cancelled else "done", done_calls, done_calls, totals["chunks_done"], n, 0.0)
-    return SummaryResult(
-        source=document.source,
-        summary=summary,
-        overall=overall,
-        chunks=chunks,
-        reduce_steps=steps,
-        totals=totals,
-        cancelled=cancelled,
-        n_ctx=n_ctx,
-        prefix_tokens=prefix_tokens,
-        chunk_budget=budget,
-        follow_up=follow_up,
-        document=document,
-        small=small,
-    )
+
+    def result(cancelled: bool) -> SummaryResult:
+        wall_ms = (time.perf_counter() - t0) * 1000
+        totals = _totals(runner.calls, chunks, wall_ms)
+        small = small_model(profile, engine)
+        summary = render_markdown(document, overall, chunks, cancelled, totals, lookup, small)
+        done_calls = len(runner.calls)
+        report("cancelled" if cancelled else "done", done_calls, done_calls, totals["chunks_done"], n, 0.0)
+        return SummaryResult(
+            source=document.source,
+            summary=summary,
+            overall=overall,
+            chunks=chunks,
+            reduce_steps=steps,
+            totals=totals,
+            cancelled=cancelled,
+            n_ctx=n_ctx,
+            prefix_tokens=prefix_tokens,
+            chunk_budget=budget,
+            follow_up=follow_up,
+            document=document,
+            small=small,
+        )
+
+    try:
+        cancelled = runner.cancelled()
+        if not cancelled and todo:
+            runner.run_many([_chunk_messages(document.text, chunks[k]) for k in todo], sampling_map,
+                            lambda i, final: map_done(todo[i], final), step if on_progress is not None else None)
+        cancelled = cancelled or len(finished) < n
+        if not cancelled:
+            if n == 1:
+                overall = chunks[0].summary or ""
+                if chunks[0].reply.strip():
+                    follow_up = [*_chunk_messages(document.text, chunks[0]),
+                                 {"role": "assistant", "content": chunks[0].reply}]
+            else:
+                overall, cancelled = _reduce(
+                    runner, document, chunks, steps, n_ctx, reduce_tokens, sampling_reduce, options,
+                    lambda level, done: report(
+                        "reduce", n + done, max(total_calls, n + done + 1), n, n, eta([], 1),
+                        f"combining summaries (level {level})",
+                    ),
+                )
+    except WorkstationError as err:  # (a server gone, a key's day over): the parts finished go with it
+        if any(c.summary is not None for c in chunks):  # (they were paid for; they were lost)
+            overall = ""
+            err.partial = result(True)
+        raise
+    return result(cancelled)
 
 
 @dataclass

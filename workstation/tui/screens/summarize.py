@@ -23,7 +23,7 @@ from textual.widgets import Button, Header, Input, Label, Markdown, ProgressBar
 
 from workstation.core.errors import WorkstationError
 from workstation.core.paths import typed_path
-from workstation.core.summarize import SummaryProgress, eta_text
+from workstation.core.summarize import SummaryProgress, SummaryResult, eta_text
 from workstation.tui import integrations
 from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
@@ -287,6 +287,10 @@ class SummarizeScreen(AppScreen, Screen[None]):
                 lambda p: self.post_message(Progress(p.done + p.working, p.total, data=p)), self._cancel, app.texts,
             )
         except WorkstationError as err:
+            if isinstance(err.partial, SummaryResult):  # the parts done before it (a server gone, a key's day over)
+                self.post_message(SummaryReady(1, 1, data=err.partial))
+                self.app.call_from_thread(self.notify, self.wapp.texts.error(err), severity="error", timeout=10)
+                return
             self.post_message(TaskFailed(self.wapp.texts.error(err)))
             return
         except Exception as err:  # noqa: BLE001 - one sentence, the screen stays usable
