@@ -1057,6 +1057,24 @@ async def test_f1_on_a_narrow_terminal_says_each_key_on_lines_of_its_own(profile
         await until(pilot, lambda: len(app.screen.table.columns) == 3)  # type: ignore[attr-defined]
 
 
+async def test_ctrl_e_says_its_keys_in_view_at_80x24(profiles: Path) -> None:
+    """At 80x24 Ctrl+E's dialog ended at "Seed": how to apply the settings (Enter), put back
+    the profile's (Ctrl+R) or leave (Esc) was said below the fold, under the nine settings."""
+    from textual.widgets import Label
+
+    from workstation.tui.screens.sampling import SamplingDialog
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+e")
+        await until(pilot, lambda: isinstance(app.screen, SamplingDialog))
+        await pilot.pause()
+        keys = app.screen.query_one("#sampling-keys", Label)
+        assert "Enter applies them" in str(keys.render()) and "Esc" in str(keys.render())
+        box = app.screen.query_one("#sampling")
+        assert keys.region.height and box.region.contains_region(keys.region), (keys.region, box.region)
+
+
 async def test_language_switch_and_palette(profiles: Path) -> None:
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(80, 24)) as pilot:

@@ -82,6 +82,8 @@ class SamplingDialog(ModalScreen[Sampling | None]):
         t = self.texts
         with Vertical(classes="dialog wide", id="sampling"):
             yield Label(t("sampling.title", name=self.profile_name), classes="dialog-title", markup=False)
+            # the keys first: at 80x24 the hint under the settings was out of sight
+            yield Label(t("sampling.keys"), id="sampling-keys", classes="dialog-hint", markup=False)
             # what is wrong, above the settings: below them a narrow terminal left it out of sight
             yield Label("", id="sampling-problem", classes="dialog-problem", markup=False)
             for name, _whole in FIELDS:
