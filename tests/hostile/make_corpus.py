@@ -239,6 +239,11 @@ def byte_variants(data: bytes) -> dict[str, tuple[bytes, str]]:
     bc = lay.kv["llama.block_count"][2]
     v["block-count-huge"] = (_put(data, bc, "<I", 100_000), "block_count")
     v["block-count-zero"] = (_put(data, bc, "<I", 0), "block_count")
+    # read into an int32 by llama-cpp-python: negative ("Array length must be >= 0, not -294967296")
+    v["context-length-huge"] = (_put(data, lay.kv["llama.context_length"][2], "<I", 4_000_000_000), "context_length")
+    # llama.cpp aborts at the first reply: GGML_ASSERT(eps >= 0.0f) failed
+    v["rms-eps-nan"] = (_put(data, lay.kv["llama.attention.layer_norm_rms_epsilon"][2], "<f", float("nan")),
+                        "layer_norm_rms_epsilon")
     return v
 
 
@@ -253,6 +258,7 @@ WRITER_VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     "expert-count-huge": ({"llama.expert_count": (5000, "UINT32"), "llama.expert_used_count": (2, "UINT32")}, "expert_count"),
     "expert-used-above-count": ({"llama.expert_count": (4, "UINT32"), "llama.expert_used_count": (9, "UINT32")}, "expert_used_count"),
     "rope-scaling-unknown": ({"llama.rope.scaling.type": ("bogus", "STRING")}, "rope.scaling.type"),
+    "rope-freq-base-zero": ({"llama.rope.freq_base": (0.0, "FLOAT32")}, "rope.freq_base"),  # every reply empty
 }
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import importlib.util
+import math
 import os
 import struct
 from collections.abc import Iterator
@@ -66,6 +67,7 @@ KEPT_STRING_BYTES = 4096  # string values up to this length are kept
 # llama.cpp's limits behind GGML_ASSERTs in llama_model::load_hparams (llama-hparams.h).
 LLAMA_MAX_LAYERS = 512
 LLAMA_MAX_EXPERTS = 1024
+MAX_CONTEXT_LENGTH = 2**31 - 1  # n_ctx_train is an int32
 ROPE_SCALING_TYPES = ("none", "linear", "yarn", "longrope")
 
 # GGUF value types -> (name, struct format or None for string/array).
@@ -536,6 +538,23 @@ def _check_hparams(arch: str, metadata: dict[str, Any], types: dict[str, tuple[i
         vtype, at = types[key]
         if vtype != _STR or metadata.get(key) not in ROPE_SCALING_TYPES:
             raise _Bad(f"{key} must be one of {', '.join(ROPE_SCALING_TYPES)}", at)
+    # read into a 32-bit int: 4,000,000,000 came back negative ("Array length must be >= 0")
+    trained, at = get("context_length")
+    if trained is not None and not 0 < trained <= MAX_CONTEXT_LENGTH:
+        raise _Bad(f"{arch}.context_length is {trained:,} (llama.cpp allows 1 to {MAX_CONTEXT_LENGTH:,})", at)
+    for name, least in (("attention.layer_norm_rms_epsilon", 0.0), ("attention.layer_norm_epsilon", 0.0),
+                        ("rope.freq_base", None)):
+        key = f"{arch}.{name}"
+        if key not in types:
+            continue
+        vtype, at = types[key]
+        value = metadata.get(key)
+        # a NaN epsilon: "GGML_ASSERT(eps >= 0.0f) failed" aborted the process at the first
+        # reply; a RoPE base of 0: every reply empty, said nowhere
+        if vtype not in (_F32, _F64) or not isinstance(value, float) or not math.isfinite(value) or (
+                value < least if least is not None else value <= 0):
+            must = "a number of 0 or more" if least is not None else "a number above 0"
+            raise _Bad(f"{key} is {value!r}; it must be {must}", at)
 
 
 # --- the vocabulary, as llama_vocab::impl::load (llama-vocab.cpp) will read it
