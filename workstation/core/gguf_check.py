@@ -17,7 +17,8 @@ ggml type the installed llama.cpp knows, a row length divisible by the type's bl
 aligned offset, its bytes inside the data section, and no two tensors overlapping;
 ``general.architecture`` present and known to the installed llama.cpp; and the few
 hyper-parameters that llama.cpp checks with an assertion that aborts the whole process instead
-of returning an error (block count, expert counts, RoPE scaling type).
+of returning an error (block count, expert counts, RoPE scaling type, layer-norm epsilon), or
+that break every reply or the loader's own arithmetic (RoPE base, trained context length).
 
 The header it returns keeps the small values, every tensor record, and where each text and
 array value lies in the file (``spans``); the catalog builds its ``ModelInfo`` from it, so this
