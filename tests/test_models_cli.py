@@ -143,6 +143,14 @@ def test_add(models_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert main(["models", "add", str(bad)]) == 1
     assert "GGUF" in capsys.readouterr().err
     assert sorted(p.name for p in models_home.iterdir()) == ["tiny-valid.gguf"]
+    # a model file named otherwise (realmodel.bin) was copied as it was: never listed, found or removable
+    other = tmp_path / "realmodel.bin"
+    other.write_bytes(TINY.read_bytes())
+    assert main(["models", "add", str(other)]) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in models_home.iterdir()) == ["realmodel.gguf", "tiny-valid.gguf"]
+    assert main(["models", "list", "--json"]) == 0
+    assert "realmodel" in capsys.readouterr().out
 
 
 def test_a_linked_model_added_again_or_moved_away(models_home: Path, tmp_path: Path,

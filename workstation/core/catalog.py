@@ -679,7 +679,9 @@ def add_model(src: Path, *, name: str | None = None, link: bool = False) -> Path
     read_model_info(src)
     dest_dir = models_dir()
     dest_dir.mkdir(parents=True, exist_ok=True)
-    filename = _plain_model_name(name) + ".gguf" if name else src.name
+    # (a model named realmodel.bin was copied as it was: added, said so, but never listed, nor
+    # found by 'profiles new', nor removable, its size stranded in models/)
+    filename = _plain_model_name(name) + ".gguf" if name else src.name if src.suffix == ".gguf" else src.stem + ".gguf"
     dest = dest_dir / filename
     if dest.parent.resolve() != dest_dir.resolve():  # the name's folder (a link added before points elsewhere)
         raise WorkstationError(f"The model name {filename!r} would be written outside {dest_dir}.")
