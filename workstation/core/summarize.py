@@ -509,6 +509,8 @@ def make_chunks(
     chunks: list[Chunk] = []
     i = 0
     while i < len(pieces):
+        if chunks and runner.cancelled():  # (Ctrl-C while a long document is measured: stops there, nothing run)
+            break
         target = budget * ratio * 0.95
         j, chars = i + 1, pieces[i][1] - pieces[i][0]
         while j < len(pieces) and chars + (pieces[j][1] - pieces[j][0]) <= target:
@@ -519,12 +521,16 @@ def make_chunks(
             body = neutralize(text[pieces[i][0] : pieces[j - 1][1]])
             n_prompt = runner.count(_messages(MAP_INSTRUCTION, body, MAP_SUFFIX))
             if n_prompt <= prompt_limit and n_prompt - overhead <= budget:
-                # room left: try one more piece
-                if grow and j < len(pieces):
-                    extra = (pieces[j][1] - pieces[j][0]) / ratio
-                    if n_prompt - overhead + extra <= budget * 0.98:
+                # room left: try the pieces that fit in it as measured, at least one (one at a
+                # time, a text with no line breaks, cut into words, was measured again for each
+                # word: 909 counts and 13 s for 140,000 characters, against 27 with paragraphs)
+                room = budget * 0.98 - (n_prompt - overhead)
+                if grow and j < len(pieces) and (pieces[j][1] - pieces[j][0]) / ratio <= room:
+                    chars, j = pieces[j][1] - pieces[j][0], j + 1
+                    while j < len(pieces) and (chars + pieces[j][1] - pieces[j][0]) / ratio <= room * 0.9:
+                        chars += pieces[j][1] - pieces[j][0]
                         j += 1
-                        continue
+                    continue
                 break
             grow = False
             if j - i > 1:
