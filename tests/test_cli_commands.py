@@ -265,6 +265,17 @@ def test_ctrl_c_in_chat_keeps_what_arrived(tmp_path: Path, smollm2_path: Path) -
     assert len(out.split()) >= 4
 
 
+def test_ctrl_c_before_the_reply_began_says_only_that(tmp_path: Path, smollm2_path: Path) -> None:
+    """Ctrl-C while a long message was read printed "TTFT 193 ms · 0 tokens" over "stopped by
+    Ctrl-C before the reply began": figures of a reply that never was."""
+    prof = _profile_file(tmp_path, max_tokens=8, context=4096)
+    long = "Check this list: " + "stapler, paper, ink, folders, " * 300
+    code, out, err = _run_until(["chat", "-p", str(prof), long], re.compile(r"reading your message"), on="stderr")
+    assert code == 130 and not out.strip()
+    _one_sentence_and_no_traceback(err, "stopped by Ctrl-C before the reply began")
+    assert "TTFT" not in err and "0 tokens" not in err, err
+
+
 @pytest.mark.parametrize(("option", "value", "said"), [
     ("--max-tokens", "0", "--max-tokens is 0; allowed values are 1 to 10,000,000."),
     ("--max-tokens", "-3", "--max-tokens is -3; allowed values are 1 to 10,000,000."),

@@ -231,7 +231,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write("\n")
         sys.stdout.flush()
-        print(m.summary_line(), file=sys.stderr)
+        if m.predicted_n or m.stop_reason != "cancelled":  # (stopped before the reply began: said below, not "0 tokens")
+            print(m.summary_line(), file=sys.stderr)
         if m.left_out_n:  # (the app says it in words; here the model answered as if it had read them)
             print(f"The model did not see this conversation's first {m.left_out_n:,} message"
                   f"{'' if m.left_out_n == 1 else 's'}: they no longer fit its context. A new name after -c "
