@@ -486,7 +486,9 @@ def test_a_database_on_a_full_or_read_only_disk_says_which(
         assert "cannot be opened (disk I/O error: the disk holding it is full)." in capsys.readouterr().err
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
         assert main(["chat", "-c", "notes", "Hello"]) == 1  # (listing reads: that works, read-only)
-        assert f"its folder {disk} cannot be written (read-only))." in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert f"its folder {disk} cannot be written (read-only))." in err
+        assert f"Make {disk} writable for this user, or set WORKSTATION_DATA to a folder that is" in err  # what to do
     finally:
         subprocess.run(["umount", "--lazy", str(disk)], check=True)  # (a store left open: busy)
 

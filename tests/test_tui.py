@@ -902,8 +902,10 @@ async def test_a_damaged_conversation_database_is_said_and_left_alone(profiles: 
     before = path.read_bytes()
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: any("cannot be opened (file is not a database). This session's conversations "
-                                       "are kept in memory only" in str(n.message) for n in app._notifications))
+        await until(pilot, lambda: any("cannot be opened (file is not a database). The file is damaged: rename it "
+                                       "(for example to c.db.damaged)" in str(n.message) and "This session's "
+                                       "conversations are kept in memory only" in str(n.message)
+                                       for n in app._notifications))
         await pilot.press("ctrl+n")
         await pilot.pause()
         assert app._exception is None and app.store.list() == []

@@ -7,6 +7,7 @@ migrated the same way: one transaction per step with the version bump inside it.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import sqlite3
@@ -94,6 +95,24 @@ def sqlite_reason(err: BaseException, path: Path) -> str:
     return text
 
 
+_DAMAGED_WORDS = ("file is not a database", "malformed")
+
+
+def cannot_use(what: str, err: BaseException, path: Path, verb: str = "opened") -> str:
+    """"``what`` cannot be opened (why).", with the next step where a person can take one (the
+    bare reason left them with none): a damaged file renamed, a folder that cannot be written
+    made writable or another one used."""
+    reason = sqlite_reason(err, path)
+    said = f"{what} cannot be {verb} ({reason})."
+    if any(w in str(err) for w in _DAMAGED_WORDS):
+        said += (f" The file is damaged: rename it (for example to {path.name}.damaged) and an empty one is made in "
+                 "its place the next time; the renamed file keeps what it held for whoever can repair it.")
+    elif reason.endswith("cannot be written (read-only)") or (
+            isinstance(err, OSError) and err.errno in (errno.EROFS, errno.EACCES, errno.EPERM)):
+        said += f" Make {path.parent} writable for this user, or set WORKSTATION_DATA to a folder that is."
+    return said
+
+
 OPEN_WAIT_S = 30.0  # how long opening waits for the file's lock (another opener upgrading it)
 WRITE_WAIT_MS = 5000  # how long a write waits for another's (sqlite3.connect's default)
 
@@ -128,7 +147,7 @@ def open_database(
         # eight at once on a busy machine waited out sqlite3's 5 s ("database is locked")
         db = sqlite3.connect(path, check_same_thread=check_same_thread, timeout=OPEN_WAIT_S)
     except (OSError, sqlite3.Error) as err:
-        raise SchemaError(f"{what} cannot be opened ({sqlite_reason(err, path)}).") from None
+        raise SchemaError(cannot_use(what, err, path)) from None
     try:
         db.execute("PRAGMA foreign_keys = ON")
         _write_ahead_log(db, time.monotonic() + OPEN_WAIT_S)
@@ -139,7 +158,7 @@ def open_database(
         db.execute(f"PRAGMA busy_timeout = {WRITE_WAIT_MS}")  # then as every write waits
     except sqlite3.Error as err:
         db.close()
-        raise SchemaError(f"{what} cannot be opened ({sqlite_reason(err, path)}).") from None
+        raise SchemaError(cannot_use(what, err, path)) from None
     except BaseException:
         db.close()
         raise

@@ -29,6 +29,7 @@ from workstation.core.phrases import ENGLISH, Lookup, say
 from workstation.core.sqlite_schema import (
     WRITE_WAIT_MS,
     SchemaError,
+    cannot_use,
     open_database,
     schema_version,
     sqlite_reason,
@@ -260,8 +261,8 @@ def _plainly(method: Callable[..., R]) -> Callable[..., R]:
         try:
             return method(self, *args, **kwargs)
         except sqlite3.Error as err:
-            raise StoreError(f"The conversation database {self.path} cannot be used "
-                             f"({sqlite_reason(err, Path(self.path))}).") from None
+            raise StoreError(cannot_use(f"The conversation database {self.path}", err, Path(self.path), "used")) \
+                from None
 
     return run
 
