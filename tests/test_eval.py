@@ -204,7 +204,11 @@ def test_a_perplexity_text_that_is_no_text_is_said(tmp_path: Path) -> None:
     binary.write_bytes(b"\x89PNG\xa2\x00\xff" * 10)
     with pytest.raises(EvalInputError) as caught:
         read_text(binary)
-    assert str(caught.value) == f"Text file {binary} cannot be read: it is not UTF-8 text."
+    assert str(caught.value) == f"Text file {binary} cannot be read: 'photo.bin' is a binary file, not text."
+    # a text in another encoding is read as summarize reads it (it was refused as "not UTF-8")
+    latin = tmp_path / "minutes.txt"
+    latin.write_bytes("Café meeting: the société's budget is agreed.\n".encode("latin-1"))
+    assert read_text(latin) == "Café meeting: the société's budget is agreed."
 
 
 def test_eval_cli_tasks_and_perplexity_json(

@@ -185,10 +185,19 @@ def write_problem(path: Path, err: OSError) -> Phrase:
     return ("file.os_says", {"reason": err.strerror or str(err)})
 
 
-def read_text_file(path: Path, what: str, error: type[Exception]) -> str:
+def read_text_file(path: Path, what: str, error: type[Exception], *, any_encoding: bool = False) -> str:
     """The UTF-8 text of a file the user named (``what``: "Task set", "Replay file", ...);
-    ``error`` with one sentence naming the file when it is missing or unreadable."""
+    ``error`` with one sentence naming the file when it is missing or unreadable. With
+    ``any_encoding``, a text in another encoding is read as documents read it (a Latin-1 text
+    that summarize read was refused by eval as "not UTF-8")."""
     try:
+        if any_encoding:
+            from workstation.core.documents import DocumentError, plain_text
+
+            try:
+                return plain_text(path.read_bytes(), path.name)[0]
+            except DocumentError as err:
+                raise error(f"{what} {path} cannot be read: {err}") from None
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise error(f"{what} {path} does not exist.") from None

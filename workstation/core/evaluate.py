@@ -540,7 +540,7 @@ def perplexity(
 
 def read_text(path: Path) -> str:
     """The text as llama-perplexity's ``-f`` reads it (one trailing newline dropped)."""
-    text = read_text_file(path, "Text file", EvalInputError)  # (a binary file was Python's codec error)
+    text = read_text_file(path, "Text file", EvalInputError, any_encoding=True)  # (a binary file was Python's codec error)
     if text.endswith("\n"):
         text = text[:-1]
     if not text.strip():
