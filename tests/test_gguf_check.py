@@ -223,3 +223,24 @@ def test_preflight_memory_stays_small(smollm2_path: Path) -> None:
     finally:
         tracemalloc.stop()
     assert peak < 8 * 2**20
+
+
+def test_a_file_llama_cpp_cannot_load_says_why_and_what_to_do(tmp_path: Path) -> None:
+    """A model whose head count was 0 passed the checks, then said only "llama.cpp could not
+    load heads0.gguf: failed to load model": llama.cpp's own reason, logged before, was left out."""
+    import shutil
+
+    import gguf
+
+    from workstation.core.runtime import LoadedModel, RuntimeSettings
+
+    bad = tmp_path / "heads0.gguf"
+    shutil.copy(VALID, bad)
+    reader = gguf.GGUFReader(bad, "r+")
+    reader.fields["llama.attention.head_count"].parts[-1][0] = 0
+    del reader
+    with pytest.raises(ModelFileError) as failed:
+        LoadedModel(bad, RuntimeSettings(n_ctx=64, n_threads=1))
+    said = str(failed.value)
+    assert said.startswith("llama.cpp could not load heads0.gguf: ") and "failed to load model" not in said, said
+    assert "has wrong shape" in said and said.endswith("download it again, or use another model.")

@@ -111,11 +111,22 @@ def last_log_error() -> str | None:
     """The most recent llama.cpp log line that reads like an error, without its prefix."""
     with _log_lock:
         lines = list(LLAMA_LOG)
+    for line in reversed(lines):  # the loader's own reason, not its "failed to load model" after it
+        if "error loading model: " in line:
+            return " ".join(line.split("error loading model: ", 1)[1].split())
     for line in reversed(lines):
         low = line.lower()
         if "error" in low or "failed" in low or "invalid" in low:
             return line.strip().split(": ", 1)[-1]
     return None
+
+
+def _damaged(why: str | None) -> str:
+    """What to do where the file's settings and its weights do not fit together."""
+    if why and any(w in why for w in ("wrong shape", "tensor", "hparams", "key not found", "unknown model")):
+        return (" The file's settings and its weights do not fit together: it is damaged, or made for another "
+                "program; download it again, or use another model.")
+    return ""
 
 
 _KV_SIZE_RE = re.compile(r"llama_kv_cache: size =.*K \(\w+\):\s*([\d.]+) MiB, V \(\w+\):\s*([\d.]+) MiB")
@@ -206,7 +217,7 @@ class LoadedModel:
             why = last_log_error()
             raise ModelFileError(
                 f"llama.cpp could not load {path.name}" + (f": {why}." if why else ".")
-                + _short_of_memory(why)
+                + (_short_of_memory(why) or _damaged(why))
             ) from None
         self.vocab = self.model.vocab
         self.n_vocab = llama_cpp.llama_vocab_n_tokens(self.vocab)
