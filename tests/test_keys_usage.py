@@ -128,6 +128,32 @@ def test_keys_commands_print_the_key_once(capsys: pytest.CaptureFixture[str]) ->
     assert "no active key" in capsys.readouterr().err
 
 
+def test_keys_set_changes_a_persons_limits_and_keeps_the_key(capsys: pytest.CaptureFixture[str]) -> None:
+    """To give someone more tokens a day an admin had to revoke the key and hand out a new one
+    (keys had add, list and revoke only). ``keys set`` changes the limits; the key stays."""
+    from workstation.core.keys import KeyRing
+
+    assert main(["keys", "add", "Ayşe", "--tokens-per-day", "3000", "--max-parallel", "2"]) == 0
+    secret = capsys.readouterr().out.strip()
+    assert main(["keys", "set", "AYŞE", "--tokens-per-day", "200000"]) == 0  # (in any capitals, as revoke)
+    said = capsys.readouterr().out
+    assert said.startswith("'Ayşe' now has 200,000 tokens a day; 2 at once; any profile"), said
+    ring = KeyRing()
+    try:
+        found = ring.find(secret)  # what a running server reads at the key's next request
+        assert found is not None and (found.tokens_per_day, found.max_parallel) == (200_000, 2)
+    finally:
+        ring.close()
+    assert main(["keys", "set", "ayşe", "--tokens-per-day", "0", "--max-parallel", "0", "--profiles", "office-cpu"]) == 0
+    assert "no daily limit; the server's default at once; profiles office-cpu" in capsys.readouterr().out
+    assert main(["keys", "set", "ayşe", "--profiles", "offce-cpu"]) == 1  # a typo: left as it was
+    assert "Did you mean 'office-cpu'? The key was left as it was." in capsys.readouterr().err
+    assert main(["keys", "set", "ayşe"]) == 1
+    assert "Say what to change" in capsys.readouterr().err
+    assert main(["keys", "set", "nobody", "--tokens-per-day", "5"]) == 1
+    assert "There is no active key named 'nobody'" in capsys.readouterr().err
+
+
 def test_a_profile_name_one_typo_off_makes_no_key(capsys: pytest.CaptureFixture[str]) -> None:
     """`keys add dave --profiles offce-cpu` made a key that no request could ever use (its
     profiles cannot be changed), with a note; a name close to a profile's is refused, with it."""

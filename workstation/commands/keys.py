@@ -1,4 +1,4 @@
-"""``workstation keys add|list|revoke``: one API key per person for ``workstation serve``."""
+"""``workstation keys add|list|set|revoke``: one API key per person for ``workstation serve``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from workstation.core.invocation import cli
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("keys", help="API keys per person for serve: add, list, revoke")
+    p = sub.add_parser("keys", help="API keys per person for serve: add, list, set, revoke")
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     add = verbs.add_parser("add", help="make a key for a person and print it (once)")
     add.add_argument("name", help="the person's name, as usage and the audit trail show it")
@@ -24,6 +24,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.add_argument("--all", action="store_true", help="revoked keys too")
     ls.add_argument("--json", action="store_true", help="print it as JSON")
     ls.set_defaults(func=run_list)
+    st = verbs.add_parser("set", help="change a person's limits; a running server applies them at the next request")
+    st.add_argument("name")
+    st.add_argument("--tokens-per-day", type=int, metavar="N", help="prompt + generated tokens a day (0: no limit)")
+    st.add_argument("--max-parallel", type=int, metavar="K", help="slots the key may hold at once (0: the server's default)")
+    st.add_argument("--profiles", metavar="A,B", help="profiles the key may use ('any': any)")
+    st.set_defaults(func=run_set)
     rv = verbs.add_parser("revoke", help="revoke a person's key; a running server refuses it at once")
     rv.add_argument("name")
     rv.set_defaults(func=run_revoke)
@@ -34,17 +40,25 @@ def _when(t: float | None) -> str:
     return dt.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M") if t else "never"
 
 
-def run_add(args: argparse.Namespace) -> int:
+def _profiles_named(typed: str, not_done: str) -> tuple[list[str], set[str]]:
+    """The profiles a key may use, as typed (a,b); a close miss of a profile's name is refused
+    (a typo made a key that could never be used). And the profiles there are."""
     from workstation.core.errors import WorkstationError
-    from workstation.core.keys import KeyRing
     from workstation.core.profiles import close_profile, profile_paths
 
-    profiles = [p.strip() for p in args.profiles.split(",") if p.strip()]
+    profiles = [p.strip() for p in typed.split(",") if p.strip()]
     known = {p.stem for p in profile_paths()}
-    for name in profiles:  # a typo made a key that could never be used, and a key's profiles cannot be changed
+    for name in profiles:
         guess = close_profile(name, sorted(known)) if name not in known else ""
         if guess:
-            raise WorkstationError(f"There is no profile '{name}' in the profiles folder.{guess} No key was made.")
+            raise WorkstationError(f"There is no profile '{name}' in the profiles folder.{guess} {not_done}")
+    return profiles, known
+
+
+def run_add(args: argparse.Namespace) -> int:
+    from workstation.core.keys import KeyRing
+
+    profiles, known = _profiles_named(args.profiles, "No key was made.")
     ring = KeyRing()
     try:
         first = not ring.any_keys()
@@ -133,6 +147,36 @@ def _used_today() -> dict[str, int]:
             log.close()
     except WorkstationError:  # a damaged usage file is the usage command's to say: keys still list
         return {}
+
+
+def run_set(args: argparse.Namespace) -> int:
+    """New limits for a person's key, the rest as they were: an admin had to revoke the key and
+    hand the person a new one to give them more tokens a day."""
+    from workstation.core.errors import WorkstationError
+    from workstation.core.keys import KeyRing, canonical_name, fold
+
+    if args.tokens_per_day is None and args.max_parallel is None and args.profiles is None:
+        raise WorkstationError("Say what to change: --tokens-per-day, --max-parallel or --profiles.")
+    profiles = None if args.profiles is None else [] if args.profiles.strip().lower() == "any" else \
+        _profiles_named(args.profiles, "The key was left as it was.")[0]
+    ring = KeyRing()
+    try:
+        now = next((k for k in ring.list() if fold(k.name) == fold(canonical_name(args.name))), None)
+        key = ring.change(
+            args.name,
+            tokens_per_day=(now.tokens_per_day if now else None) if args.tokens_per_day is None
+            else args.tokens_per_day or None,
+            max_parallel=(now.max_parallel if now else None) if args.max_parallel is None
+            else args.max_parallel or None,
+            profiles=(now.profiles if now else ()) if profiles is None else profiles,
+        )
+    finally:
+        ring.close()
+    limits = [f"{key.tokens_per_day:,} tokens a day" if key.tokens_per_day else "no daily limit",
+              f"{key.max_parallel} at once" if key.max_parallel else "the server's default at once",
+              f"profiles {', '.join(key.profiles)}" if key.profiles else "any profile"]
+    print(f"'{key.name}' now has {'; '.join(limits)}; a running server applies it at the key's next request.")
+    return 0
 
 
 def run_revoke(args: argparse.Namespace) -> int:

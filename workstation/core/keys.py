@@ -100,6 +100,19 @@ def check_name(name: str) -> str:
     return name
 
 
+def _checked_limits(tokens_per_day: int | None, max_parallel: int | None, profiles: Iterable[str]) -> tuple[str, ...]:
+    """A key's limits as ``add`` and ``change`` take them; the profile names, each once."""
+    if tokens_per_day is not None and tokens_per_day < 1:
+        raise KeyRingError(f"--tokens-per-day is {tokens_per_day}; it must be 1 or more.")
+    if max_parallel is not None and not 1 <= max_parallel <= 64:
+        raise KeyRingError(f"--max-parallel is {max_parallel}; allowed values are 1 to 64.")
+    names = tuple(dict.fromkeys(p.strip() for p in profiles if p.strip()))
+    for p in names:
+        if "," in p:
+            raise KeyRingError(f"The profile name {p!r} holds a comma; list profiles as a,b.")
+    return names
+
+
 def _row(row: Sequence[Any]) -> ApiKey:
     name, created, last_used, revoked, per_day, parallel, profiles = row
     return ApiKey(
@@ -134,14 +147,7 @@ class KeyRing:
     ) -> tuple[ApiKey, str]:
         """A new key for ``name``: (what is stored, the key to hand over once)."""
         name = check_name(name)
-        if tokens_per_day is not None and tokens_per_day < 1:
-            raise KeyRingError(f"--tokens-per-day is {tokens_per_day}; it must be 1 or more.")
-        if max_parallel is not None and not 1 <= max_parallel <= 64:
-            raise KeyRingError(f"--max-parallel is {max_parallel}; allowed values are 1 to 64.")
-        names = tuple(dict.fromkeys(p.strip() for p in profiles if p.strip()))
-        for p in names:
-            if "," in p:
-                raise KeyRingError(f"The profile name {p!r} holds a comma; list profiles as a,b.")
+        names = _checked_limits(tokens_per_day, max_parallel, profiles)
         secret = KEY_PREFIX + secrets.token_urlsafe(32)
         key = ApiKey(name, time.time() if now is None else now, None, None, tokens_per_day, max_parallel, names)
         try:
@@ -164,6 +170,25 @@ class KeyRing:
                 f"'{name}' already has a key; revoke it first ({cli('keys revoke ' + shell_word(name))})."
             ) from None
         return key, secret
+
+    def change(self, name: str, *, tokens_per_day: int | None, max_parallel: int | None,
+               profiles: Iterable[str]) -> ApiKey:
+        """The active key of ``name`` (in any capitals) with these limits (None: none, the
+        server's default; no profiles: any): an admin had to revoke a key and hand out a new one
+        to change its day's tokens. A running server reads them at the key's next request."""
+        names = _checked_limits(tokens_per_day, max_parallel, profiles)
+        name = canonical_name(name)
+        with self._lock, self._db:
+            row = self._db.execute("SELECT name FROM keys WHERE revoked IS NULL AND fold(name) = ? "
+                                   "ORDER BY name = ? DESC LIMIT 1", (fold(name), name)).fetchone()
+            if row is not None:
+                self._db.execute("UPDATE keys SET tokens_per_day = ?, max_parallel = ?, profiles = ? "
+                                 "WHERE name = ? AND revoked IS NULL",
+                                 (tokens_per_day, max_parallel, ",".join(names), row[0]))
+        if row is None:
+            known = ", ".join(k.name for k in self.list()) or "none"
+            raise KeyRingError(f"There is no active key named '{name}'; active keys: {known}.")
+        return next(k for k in self.list() if k.name == row[0])
 
     def list(self, include_revoked: bool = False) -> list[ApiKey]:
         where = "" if include_revoked else " WHERE revoked IS NULL"
