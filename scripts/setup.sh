@@ -24,16 +24,22 @@ if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; th
 fi
 
 # --- the venv -----------------------------------------------------------------------------
-# (one left half made, by a Ctrl-C while it was created, has no pip: it is made again; the next
-# step said only "No module named pip")
-if [ -e .venv ] && ! { [ -x .venv/bin/python ] && .venv/bin/python -m pip --version >/dev/null 2>&1; }; then
-  say "the virtual environment in .venv was left half made; making it again"
-  rm -rf .venv
+# .venv/.made is written once it is whole. One left half made (a Ctrl-C while it was created: no
+# pip) is made again; the next step said only "No module named pip". One from before the mark,
+# with its pip, is taken as made (asked once: pip is not asked at each start).
+if [ -e .venv ] && [ ! -e .venv/.made ]; then
+  if [ -x .venv/bin/python ] && .venv/bin/python -m pip --version >/dev/null 2>&1; then
+    touch .venv/.made
+  else
+    say "the virtual environment in .venv was left half made; making it again"
+    rm -rf .venv
+  fi
 fi
 if [ ! -x .venv/bin/python ]; then
   say "creating the virtual environment in .venv"
   "$PY" -m venv .venv
   pip_quiet .venv/bin/python -m pip install -q --upgrade pip wheel >&2
+  touch .venv/.made
 fi
 VPY=$ROOT/.venv/bin/python
 

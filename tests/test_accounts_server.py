@@ -495,7 +495,7 @@ def test_a_desk_pc_says_why_the_server_refused_in_its_own_language(
 
         told = refusal("erin")  # her message is longer than her whole day: not "used up"
         assert f"says this request needs more than the {prompt - 1:,} tokens your key has left today" in str(told)
-        assert "the conversation so far and its instructions count" in str(told)  # (a 2-letter message was "too long")
+        assert "in a chat, the conversation so far and its instructions" in str(told)  # (a 2-letter message was "too long")
         assert "bu isteğin anahtarınızın bugün kalan" in Texts("tr").error(told)
 
         assert o.accounts.quota.hold("fay", 10_000, 10_000 - prompt // 2, 0) == 0  # her other requests

@@ -129,10 +129,9 @@ def test_results_written_by_the_first_version_still_open_and_a_damaged_file_is_s
     bad.write_bytes(b"not a database\n" * 50)
     with pytest.raises(WorkstationError) as failed:
         save_run("bench", [ResultRow("p", "tg", 6.0, "tok/s")], path=bad)
-    assert str(failed.value) == (f"The results were not kept: the results history {bad} cannot be opened (file is not a "
-                                 "database). The file is damaged: rename it (for example to bad.sqlite3.damaged) and an "
-                                 "empty one is made in its place the next time; the renamed file keeps what it held for "
-                                 "whoever can repair it.")
+    assert str(failed.value).startswith(
+        f"The results were not kept: the results history {bad} cannot be opened (file is not a database). The file is "
+        "damaged: move it aside with the files beside it whose names begin the same (bad.sqlite3-wal, bad.sqlite3-shm)")
 
 
 def test_repetitions_that_disagree_are_said_under_the_table() -> None:

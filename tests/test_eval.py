@@ -272,7 +272,8 @@ def test_an_accuracy_difference_few_tasks_bear_out_is_called_not_sure() -> None:
     one_of_three = compare(scored([True, False, False]), scored([True, True, False]))
     assert one_of_three["accuracy_sure"] is False
     said = lambda d: describe(d).split(", ")[0]  # noqa: E731  # (then the speed)
-    assert said(one_of_three) == "+33.3 pts accuracy (not sure: too few tasks came out differently to tell)"
+    assert said(one_of_three) == ("+33.3 pts accuracy (not sure: the tasks that came out differently do not lean "
+                                  "clearly one way)")
     six_of_eight = compare(scored([False] * 6 + [True] * 2), scored([True] * 8))  # 6 gained, none lost: p = 0.031
     assert six_of_eight["accuracy_sure"] is True and said(six_of_eight) == "+75.0 pts accuracy"
     both_ways = compare(scored([True] * 6 + [False] * 6), scored([False] * 6 + [True] * 6))  # 6 gained, 6 lost

@@ -256,6 +256,7 @@ def test_a_summary_the_server_stops_keeps_the_parts_it_finished(
     from workstation.cli import main
 
     monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
+    _DayRunsOut.answered = 0
     server = ThreadingHTTPServer(("127.0.0.1", 0), _DayRunsOut)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -272,6 +273,7 @@ def test_a_summary_the_server_stops_keeps_the_parts_it_finished(
         server.shutdown()
     err = capsys.readouterr().err
     assert "your key has left today" in err and "covers only the 1 of " in err, err
+    assert _DayRunsOut.answered == 2  # the parts after the refused one were not sent (each would be refused)
     assert "Red." in out.read_text(encoding="utf-8")  # part 1's summary, written
 
 

@@ -124,7 +124,7 @@ def test_a_damaged_results_history_is_one_sentence_naming_it(
     assert main(["size", "office-20"]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"workstation: The results history {tmp_path / 'results.sqlite3'} cannot be opened (file is "
-                          "not a database). The file is damaged: rename it (for example to results.sqlite3.damaged)")
+                          "not a database). The file is damaged: move it aside with the files beside it")
 
 
 def test_the_example_workload_ranks_stably_and_its_best_meets_every_target() -> None:

@@ -193,7 +193,7 @@ def tasks_apart(base: TasksScore, other: TasksScore) -> bool:
     return min(1.0, 2 * tail) < 0.05
 
 
-TASKS_UNSURE = "not sure: too few tasks came out differently to tell"
+TASKS_UNSURE = "not sure: the tasks that came out differently do not lean clearly one way"
 
 
 def describe(delta: dict[str, Any]) -> str:

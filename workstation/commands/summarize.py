@@ -329,9 +329,10 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
     if failed is not None:
         where = f"in {args.output}" if args.output else "above"
-        done = sum(1 for c in results[-1].chunks if c.summary is not None)
-        raise type(failed)(f"{failed} The summary {where} covers only the {done} of {len(results[-1].chunks)} "
-                           "parts finished before it.")
+        done, parts = sum(1 for c in results[-1].chunks if c.summary is not None), len(results[-1].chunks)
+        covers = (f"has each of the {parts} parts' summaries, not yet combined into one" if done == parts else
+                  f"covers only the {done} of {parts} parts finished before it")
+        raise type(failed)(f"{failed} The summary {where} {covers}.")
     if was_stopped:
         where = args.output if args.output else "above"
         raise stopped(f"stopped; the summary {'in ' if args.output else ''}{where} covers only the parts "

@@ -191,14 +191,18 @@ def read_text_file(path: Path, what: str, error: type[Exception], *, any_encodin
     ``any_encoding``, a text in another encoding is read as documents read it (a Latin-1 text
     that summarize read was refused by eval as "not UTF-8")."""
     try:
-        if any_encoding:
-            from workstation.core.documents import DocumentError, plain_text
+        try:
+            return path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            if not any_encoding:
+                raise
+        # (UTF-8 is read as it is, CRLF too, as llama-perplexity reads it; another encoding as documents are)
+        from workstation.core.documents import DocumentError, plain_text
 
-            try:
-                return plain_text(path.read_bytes(), path.name)[0]
-            except DocumentError as err:
-                raise error(f"{what} {path} cannot be read: {err}") from None
-        return path.read_text(encoding="utf-8")
+        try:
+            return plain_text(path.read_bytes(), path.name)[0]
+        except DocumentError as err:
+            raise error(f"{what} {path} cannot be read: {err}") from None
     except FileNotFoundError:
         raise error(f"{what} {path} does not exist.") from None
     except IsADirectoryError:

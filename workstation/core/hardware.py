@@ -202,7 +202,9 @@ def cpu_bandwidth_gbps(physical_cores: int | None = None) -> float:
     env = os.environ.get("WORKSTATION_RAM_GBPS")
     if env:
         try:
-            return float(env)
+            given = float(env)
+            if math.isfinite(given) and given > 0:  # (0 divided the speed estimate by zero)
+                return given
         except ValueError:
             pass
     cores = physical_cores or count_physical_cores()

@@ -164,8 +164,9 @@ ENGLISH: dict[str, str] = {
     "remote.day_used": ("The server at {url} says your key has used its {limit} tokens for today; "
                         "it can answer again at {resets}."),
     "remote.prompt_too_big": ("The server at {url} says this request needs more than the {left} tokens your key "
-                              "has left today (the conversation so far and its instructions count, not only your "
-                              "message); a new conversation needs fewer, or wait until {resets}."),
+                              "has left today (all it sends counts: in a chat, the conversation so far and its "
+                              "instructions, not only your message, so a new conversation needs fewer); or wait "
+                              "until {resets}."),
     "remote.day_held": ("The server at {url} says your requests still running hold the rest of your "
                         "tokens for today; send again when they have finished."),
     "remote.all_busy": "The server at {url} is busy with other people's requests; try again in {seconds} s.",

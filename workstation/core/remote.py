@@ -266,9 +266,11 @@ class RemoteEngine:
         for m in models:
             if m.get("id") == self.model:
                 self.meta = m.get("meta") or {}
-        if self.listed and self.model not in self.listed:  # (workstation serve answers any name with its own)
+        # (workstation serve answers any name with its own; Ollama lists llama3.1 as llama3.1:latest)
+        if self.listed and self.model not in self.listed and f"{self.model}:latest" not in self.listed:
+            served = ", ".join(self.listed[:5]) + (f" (and {len(self.listed) - 5:,} more)" if len(self.listed) > 5 else "")
             self.load_notes.append(("fit.setting_note", {"what": ("remote.serves_other", {
-                "url": self.base_url, "served": ", ".join(self.listed), "model": self.model})}))
+                "url": self.base_url, "served": served, "model": self.model})}))
 
     def _key_problem(self, response: httpx.Response) -> EngineError:
         env = self.profile.remote.api_key_env
@@ -350,6 +352,7 @@ class RemoteEngine:
         """Nothing to forget locally; the server keeps (or drops) its prefix cache itself."""
 
     def close(self) -> None:
+        self._cancel.set()  # (a turn waiting for a free slot ends, not a raw "client has been closed")
         self.client.close()
 
     def __enter__(self) -> RemoteEngine:
@@ -408,14 +411,22 @@ class RemoteEngine:
     ) -> list[TurnFinished]:
         """One turn per conversation, up to ``profile.parallel`` requests in flight."""
 
+        failed = threading.Event()  # one turn failed (the server gone, the key's day over): none sent after it
+
         def one(i: int) -> TurnFinished:
+            if failed.is_set():
+                raise EngineError("Not sent: an earlier request failed.")
             final: TurnFinished | None = None
-            for event in self._turn(conversations[i], sampling or self.profile.sampling, tag=tag,
-                                    reading=on_step is not None):
-                if isinstance(event, TurnFinished):
-                    final = event
-                elif on_step is not None:
-                    on_step(i, event)
+            try:
+                for event in self._turn(conversations[i], sampling or self.profile.sampling, tag=tag,
+                                        reading=on_step is not None):
+                    if isinstance(event, TurnFinished):
+                        final = event
+                    elif on_step is not None:
+                        on_step(i, event)
+            except BaseException:
+                failed.set()
+                raise
             if final is None:
                 raise EngineError("The turn ended without a result.")
             if on_finished is not None:
@@ -423,7 +434,13 @@ class RemoteEngine:
             return final
 
         with self.turns.turn(), ThreadPoolExecutor(max_workers=max(1, self.profile.parallel)) as pool:
-            return list(pool.map(one, range(len(conversations))))
+            futures = [pool.submit(one, i) for i in range(len(conversations))]
+            try:
+                return [f.result() for f in futures]
+            except BaseException:  # (the server gone: the parts not sent yet are not sent, each to time out)
+                for f in futures:
+                    f.cancel()
+                raise
 
     def stream_chat(
         self, messages: list[Message], sampling: Sampling | None = None, *,
@@ -639,7 +656,8 @@ class RemoteEngine:
                 if wait is not None:
                     response.read()
                 busy = wait is not None and _error_fields(response)[0] == "server_busy"
-                if not busy or time.monotonic() + (wait or 0) > until or self._cancel.wait(wait or 0):
+                pause = max(1, wait or 0)  # (a "Retry-After: 0" from another server: asked again each second)
+                if not busy or time.monotonic() + pause > until or self._cancel.wait(pause):
                     yield response
                     return
 

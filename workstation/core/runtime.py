@@ -107,10 +107,15 @@ def log_since(mark: int) -> list[str]:
         return list(LLAMA_LOG)[len(LLAMA_LOG) - n :] if n > 0 else []
 
 
-def last_log_error() -> str | None:
-    """The most recent llama.cpp log line that reads like an error, without its prefix."""
-    with _log_lock:
-        lines = list(LLAMA_LOG)
+def last_log_error(since: int | None = None) -> str | None:
+    """The most recent llama.cpp log line that reads like an error, without its prefix; with
+    ``since`` (a ``log_mark``), among the lines logged after it only (another model's load
+    error, earlier in the same process, is not this one's)."""
+    if since is None:
+        with _log_lock:
+            lines = list(LLAMA_LOG)
+    else:
+        lines = log_since(since)
     for line in reversed(lines):  # the loader's own reason, not its "failed to load model" after it
         if "error loading model: " in line:
             return " ".join(line.split("error loading model: ", 1)[1].split())
@@ -214,7 +219,7 @@ class LoadedModel:
                 stop[0] = pressed
                 self.model = internals.LlamaModel(path_model=str(path), params=mparams, verbose=True)
         except ValueError:
-            why = last_log_error()
+            why = last_log_error(load_mark)
             raise ModelFileError(
                 f"llama.cpp could not load {path.name}" + (f": {why}." if why else ".")
                 + (_short_of_memory(why) or _damaged(why))
@@ -258,7 +263,7 @@ class LoadedModel:
             load_lines = min(_log_count[0] - load_mark, len(LLAMA_LOG))
             self.load_log = list(LLAMA_LOG)[len(LLAMA_LOG) - load_lines :]  # model and context
         if ctx is None:
-            why = last_log_error()
+            why = last_log_error(log_mark)
             self.model.close()
             raise EngineError(
                 "llama.cpp could not create a context with these settings"

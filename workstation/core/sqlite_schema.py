@@ -105,8 +105,10 @@ def cannot_use(what: str, err: BaseException, path: Path, verb: str = "opened") 
     reason = sqlite_reason(err, path)
     said = f"{what} cannot be {verb} ({reason})."
     if any(w in str(err) for w in _DAMAGED_WORDS):
-        said += (f" The file is damaged: rename it (for example to {path.name}.damaged) and an empty one is made in "
-                 "its place the next time; the renamed file keeps what it held for whoever can repair it.")
+        said += (f" The file is damaged: move it aside with the files beside it whose names begin the same "
+                 f"({path.name}-wal, {path.name}-shm), for example into a folder named 'damaged'; an empty one is "
+                 "made in its place the next time, and the moved files keep what they held for whoever can repair "
+                 "them.")
     elif reason.endswith("cannot be written (read-only)") or (
             isinstance(err, OSError) and err.errno in (errno.EROFS, errno.EACCES, errno.EPERM)):
         said += f" Make {path.parent} writable for this user, or set WORKSTATION_DATA to a folder that is."

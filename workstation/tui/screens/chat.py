@@ -214,9 +214,8 @@ class ChatScreen(AppScreen, Screen[None]):
             except (sqlite3.Error, WorkstationError):  # (a file that cannot be read now: nothing said)
                 pass
         for i, view in enumerate(views):
-            view.show_versions(self.wapp.texts("chat.versions_mark", n=f"{n:,}", total=f"{total:,}",
-                                               press=self.wapp.key_for("chat.versions"))
-                               if total > 1 and i == len(views) - 1 else "")
+            view.show_versions((n, total, self.wapp.key_for("chat.versions")) if total > 1 and i == len(views) - 1
+                               else None)
 
     def _instructions_line(self) -> str:
         text = " ".join(self.wapp.instructions_now().split())
@@ -266,7 +265,7 @@ class ChatScreen(AppScreen, Screen[None]):
                 await welcome.remove()
             await log.mount_all([MessageView("user", question, t), reply])
         for view in log.query(MessageView):  # a new question: Alt+V has no reply of the last one to go through
-            view.show_versions("")
+            view.show_versions(None)
         log.anchor()
         return reply
 

@@ -142,7 +142,7 @@ class MessageView(Vertical):
         self._wait_timer: Timer | None = None
         self._read: float | None = None  # of a long prompt, the part read (the engine says after each part)
         self._shown, self._folded = fold(content) if role == "user" else (content, "")
-        self.versions = ""  # the last reply's "reply 2 of 3 (Alt+V)", where it has other versions
+        self.versions: tuple[int, int, str] | None = None  # the last reply's (2, 3, "Alt+V"): "reply 2 of 3 (Alt+V)"
 
     def compose(self) -> ComposeResult:
         yield Static(self._role_label(), classes="role")
@@ -204,14 +204,20 @@ class MessageView(Vertical):
         if self.role != "assistant":
             return ""
         if self.metrics is None:  # a reply about to stream; a saved message without figures shows none
-            return self.texts("chat.waiting") if self._open_stream else self.versions
-        return " · ".join(filter(None, [metrics_line(self.metrics, self.texts), self.versions]))
+            return self.texts("chat.waiting") if self._open_stream else self._versions_text()
+        return " · ".join(filter(None, [metrics_line(self.metrics, self.texts), self._versions_text()]))
 
-    def show_versions(self, said: str) -> None:
-        """Which of its versions this reply is ('': none said): Alt+V's were found only by
-        pressing it."""
-        if said != self.versions:
-            self.versions = said
+    def _versions_text(self) -> str:
+        if self.versions is None:
+            return ""
+        n, total, press = self.versions
+        return self.texts("chat.versions_mark", n=f"{n:,}", total=f"{total:,}", press=press)
+
+    def show_versions(self, versions: tuple[int, int, str] | None) -> None:
+        """Which of its versions this reply is, and the key that goes through them (None: none
+        said): Alt+V's were found only by pressing it. Said in the language of the moment."""
+        if versions != self.versions:
+            self.versions = versions
             if self.is_mounted:
                 self.query_one(".metrics", Static).update(self._metrics_text())
 
