@@ -147,9 +147,10 @@ _MEASURED: dict[tuple[str, int, int, int, int], SpeedConstants | None] = {}
 
 def measured_cpu() -> SpeedConstants | None:
     """This CPU's constants where they were fitted to figures measured here (``size
-    --measure``, or benches of 3 or more model and sequence counts); None before: the defaults
-    are another machine's, and the memory speed guessed from this one's cores says more. Read
-    again when the history file changes (``profiles list`` plans every profile)."""
+    --measure``, or benches of 3 or more model and sequence counts); None before (the planner
+    then scales the reference PC's figures to this one's cores and memory speed,
+    ``speed_model.default_cpu``). Read again when the history file changes (``profiles list``
+    plans every profile)."""
     from workstation.core.results import db_path
 
     try:
