@@ -458,8 +458,7 @@ async def test_a_long_conversation_opens_with_its_last_messages_and_shows_the_ea
         assert log.scroll_y == bottom
         await pilot.press("pageup")
         await until(pilot, lambda: log.scroll_y < bottom)
-        app.chat_screen.clear_input()
-        app.chat_screen.toggle_editor()
+        app.chat_screen.clear_input()  # (the one-line box again)
         # F2 says which keys save and cancel
         await pilot.press("f2")
         await until(pilot, lambda: isinstance(app.screen, TextPrompt))
@@ -817,8 +816,7 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         editor = app.chat_screen.query_one("#editor")
         await pilot.pause()  # where Enter adds a line, the editor's frame says how to send
         assert editor.display and "Ctrl+S" in app.export_screenshot()
-        app.chat_screen.clear_input()
-        app.chat_screen.toggle_editor()
+        app.chat_screen.clear_input()  # (the one-line box again)
         await app.open_conversation(first.id)
         app.chat_screen.clear_input()
         app._attach(None)
@@ -2839,8 +2837,7 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         app.chat_screen.toggle_editor()  # Up in the empty multi-line editor too
         await pilot.press("up")
         await until(pilot, lambda: app.chat_screen.input_text() == "Thanks")
-        app.chat_screen.clear_input()
-        app.chat_screen.toggle_editor()
+        app.chat_screen.clear_input()  # (the one-line box again)
         await until(pilot, lambda: prompt.has_focus)
 
         # asked again and stopped (Esc) once it began: the reply there stays, not the new one's start

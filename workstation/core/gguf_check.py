@@ -540,8 +540,9 @@ def _check_hparams(arch: str, metadata: dict[str, Any], types: dict[str, tuple[i
         if vtype != _STR or metadata.get(key) not in ROPE_SCALING_TYPES:
             raise _Bad(f"{key} must be one of {', '.join(ROPE_SCALING_TYPES)}", at)
     # read into a 32-bit int: 4,000,000,000 came back negative ("Array length must be >= 0")
-    trained, at = get("context_length")
-    if trained is not None and not 0 < trained <= MAX_CONTEXT_LENGTH:
+    key = f"{arch}.context_length"
+    trained, at = get("context_length") if key in types and types[key][0] in _INT_TYPES else (None, 0)
+    if trained is not None and not 0 < trained <= MAX_CONTEXT_LENGTH:  # (one written as a float: the catalog's to read)
         raise _Bad(f"{arch}.context_length is {trained:,} (llama.cpp allows 1 to {MAX_CONTEXT_LENGTH:,})", at)
     for name, least in (("attention.layer_norm_rms_epsilon", 0.0), ("attention.layer_norm_epsilon", 0.0),
                         ("rope.freq_base", None)):
