@@ -2410,6 +2410,18 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
             screen.query_one("#summarize-state").render())
         assert screen.query_one("#summary", Markdown).source == screen.summary != ""
         assert not app.generating and app.summarizing is None and "summarizing" not in app.status_text()
+        # Ctrl+R on it again goes on from the parts it finished (it began again at part 1, and a
+        # desk PC's key paid for them twice)
+        finished = {(c.start, c.end): c.summary for c in screen.result.chunks if c.summary is not None}
+        states.clear()
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: screen.running)
+        await until(pilot, lambda: any(s.startswith(f"{len(finished)} of 2 parts kept from the run that stopped")
+                                       for s in states))
+        await pilot.press("ctrl+x")
+        await until(pilot, lambda: not screen.running)
+        assert screen.result is not None
+        assert {(c.start, c.end): c.summary for c in screen.result.chunks if (c.start, c.end) in finished} == finished
 
         screen.query_one("#summarize-path", Input).value = str(short_doc)
         await pilot.press("enter")

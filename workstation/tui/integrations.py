@@ -5,7 +5,7 @@ thread workers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -89,12 +89,14 @@ def summarize(
     progress: Callable[[SummaryProgress], None],
     cancel: Any = None,
     texts: Texts | None = None,
+    done_parts: Mapping[tuple[int, int], tuple[str, str]] | None = None,
 ) -> SummaryResult:
-    """One document's summary (``.summary`` is Markdown), calling ``progress`` per model call."""
+    """One document's summary (``.summary`` is Markdown), calling ``progress`` per model call;
+    ``done_parts``: what a stopped run of it finished, not summarized again."""
     from workstation.core.summarize import summarize_document
 
     return summarize_document(engine, path, profile, on_progress=progress, cancel=cancel,
-                              lookup=(texts or Texts()).get)
+                              lookup=(texts or Texts()).get, done_parts=done_parts)
 
 
 # --- models -----------------------------------------------------------------------------

@@ -82,6 +82,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.path: Path | None = None
         self.summary = ""
         self.result: SummaryResult | None = None
+        # a run that stopped (Ctrl+X, the server gone): its document as it was then, by path,
+        # profile, size and time, and its finished parts, which Ctrl+R on it does not do again
+        self._stopped: tuple[tuple[str, str, int, int], dict[tuple[int, int], tuple[str, str]]] | None = None
         self.running = False
         self._cancel = threading.Event()
         self._said = ""  # the state line while a summary runs, without the time so far
@@ -229,6 +232,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.path = typed_path(raw)
         self.running = True  # before the first await: Enter, the button and Ctrl+R start one run
         self._cancel.clear()
+        done = self._stopped[1] if self._stopped is not None and self._stopped[0] == self._which(self.path) else None
         self.summary, self.result, self._kept_at, self._asked = "", None, None, None
         self.query_one("#summarize-ask", Button).disabled = True
         await self.query_one("#summary", Markdown).update("")  # not the last document's under the new one
@@ -238,7 +242,17 @@ class SummarizeScreen(AppScreen, Screen[None]):
         bar.update(total=None, progress=0)
         self._set_running(True)
         self._say(self._said)
-        self._summarize(self.path)
+        self._summarize(self.path, done)
+
+    def _which(self, path: Path) -> tuple[str, str, int, int]:
+        """The document as it is now, for this profile: a stopped run's parts go on only with
+        the same file unchanged and the same profile (another one cuts it into other parts)."""
+        try:
+            st = path.stat()
+        except OSError:
+            return (str(path), "", -1, -1)
+        profile = self.wapp.profile
+        return (str(path.resolve()), profile.ref if profile else "", st.st_size, st.st_mtime_ns)
 
     def _busy_text(self) -> str:
         """Why Ctrl+R and Ctrl+O wait: this screen's summary (its stop key), or the chat's reply."""
@@ -279,12 +293,13 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._say(self.wapp.texts("summarize.stopping"))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="summarize")
-    def _summarize(self, path: Path) -> None:
+    def _summarize(self, path: Path, done: dict[tuple[int, int], tuple[str, str]] | None = None) -> None:
         app = self.wapp
         try:
             result = integrations.summarize(
                 path, app.profile, app.engine,  # type: ignore[arg-type]
                 lambda p: self.post_message(Progress(p.done + p.working, p.total, data=p)), self._cancel, app.texts,
+                done,
             )
         except WorkstationError as err:
             if isinstance(err.partial, SummaryResult):  # the parts done before it (a server gone, a key's day over)
@@ -321,6 +336,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if isinstance(event, SummaryReady):
             self._set_running(False)
             self.result = event.data
+            finished = {(c.start, c.end): (c.reply, c.summary) for c in event.data.chunks if c.summary is not None}
+            self._stopped = (self._which(self.path), finished) if event.data.cancelled and finished and \
+                self.path is not None else None
             bar.display = False
             done = sum(1 for c in event.data.chunks if c.summary is not None)
             # stopped before a part was done: nothing to show or to ask about (the Markdown
@@ -353,6 +371,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
                 said += " · " + (t("summarize.part_writing_one", part=p.part) if p.part_written == 1 else
                                  t("summarize.part_writing", part=p.part, tokens=f"{p.part_written:,}"))
             self._say(said)
+        elif isinstance(p, SummaryProgress) and p.stage == "kept":  # (it said "combining summaries")
+            self._say(t("summarize.parts_kept", done=p.chunks_done, total=p.chunks_total))
         elif isinstance(p, SummaryProgress) and p.stage not in ("chunking", "done", "cancelled"):
             self._say(t("summarize.combining", total=p.chunks_total))
         self.wapp.update_status()
