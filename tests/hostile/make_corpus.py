@@ -22,7 +22,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 VALID = "tiny-valid.gguf"
 
-N_VOCAB, N_EMBD, N_FF, N_HEAD = 32, 32, 32, 2
+N_EMBD, N_FF, N_HEAD = 32, 32, 2
 GOOD_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
@@ -31,8 +31,13 @@ GOOD_TEMPLATE = (
 ESCAPE_TEMPLATE = "{{ ''.__class__.__mro__[1].__subclasses__() }}{% for m in messages %}{{ m['content'] }}{% endfor %}"
 
 
-TINY_TOKENS = ["<unk>", "<s>", "</s>", "<0x0A>"] + ["\u2581"] + [chr(ord("a") + i) for i in range(26)] + ["\u2581a"]
-TINY_TYPES = [2, 3, 3, 6] + [1] * (N_VOCAB - 4)
+# a SentencePiece vocabulary: its controls, a token for each byte (llama.cpp spells a text's
+# characters that it does not list in them, and aborts where one is missing), then words
+BYTE_TOKENS = [f"<0x{b:02X}>" for b in range(256)]
+TINY_TOKENS = ["<unk>", "<s>", "</s>", *BYTE_TOKENS, "\u2581", *(chr(ord("a") + i) for i in range(26)), "\u2581a"]
+N_VOCAB = len(TINY_TOKENS)
+TINY_TYPES = [2, 3, 3] + [6] * 256 + [1] * (N_VOCAB - 259)
+WORD_B = TINY_TOKENS.index("b")
 
 
 def write_tiny(
@@ -67,7 +72,7 @@ def write_tiny(
     types = TINY_TYPES if types is None else types
     assert len(tokens) == len(types) == N_VOCAB
     w.add_token_list(tokens)
-    w.add_token_scores([0.0] * 4 + [-float(i) for i in range(N_VOCAB - 4)])
+    w.add_token_scores([0.0] * 259 + [-float(i) for i in range(N_VOCAB - 259)])
     w.add_token_types(types)
     w.add_unk_token_id(0)
     w.add_bos_token_id(1)
@@ -272,8 +277,13 @@ def _vocab_with(changes: dict[int, str]) -> list[str]:
 # vocabularies llama.cpp's loader (or its first tokenize) aborts on: name -> (write_tiny
 # keyword arguments, expected word)
 VOCAB_VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
-    "vocab-duplicate-token": ({"tokens": _vocab_with({31: "a"})}, "repeats token"),
-    "vocab-empty-token-collides": ({"tokens": _vocab_with({5: "", 31: "[EMPTY_5]"})}, "[EMPTY_5]"),
+    "vocab-duplicate-token": ({"tokens": _vocab_with({N_VOCAB - 1: "a"})}, "repeats token"),
+    "vocab-empty-token-collides": (
+        {"tokens": _vocab_with({WORD_B: "", N_VOCAB - 1: f"[EMPTY_{WORD_B}]"})}, f"[EMPTY_{WORD_B}]"),
+    # the bytes from 0x80 named otherwise: "é" in a prompt aborted the process
+    "vocab-spm-without-byte-tokens": (
+        {"tokens": _vocab_with({3 + b: f"x{b:02x}" for b in range(0x80, 0x100)}),
+         "types": [2, 3, 3] + [6] * 128 + [1] * (N_VOCAB - 131)}, "byte 0x80"),
     "vocab-byte-token-in-wordpiece": ({"tokenizer": "bert"}, "byte token"),
     "vocab-none": ({"tokenizer": "no_vocab"}, "no vocabulary"),
 }

@@ -37,6 +37,7 @@ import functools
 import importlib.util
 import math
 import os
+import re
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -573,6 +574,19 @@ def _vocab_words(r: _Reader, count: int, pos: int) -> Iterator[tuple[int, int, b
         yield i, at, word or b"[EMPTY_%d]" % i
 
 
+_BYTE_TOKEN = re.compile(rb"<0x([0-9A-F]{2})>")
+
+
+def _byte_token(word: bytes) -> int | None:
+    """The byte a token spells in a SentencePiece vocabulary: ``<0x3C>`` (upper-case hex, as
+    llama.cpp looks it up), or a one-byte text (its fallback)."""
+    if len(word) == 1:
+        return word[0]
+    if len(word) == 6 and (m := _BYTE_TOKEN.fullmatch(word)):
+        return int(m.group(1), 16)
+    return None
+
+
 def _check_vocab(
     r: _Reader, metadata: dict[str, Any], types: dict[str, tuple[int, int]],
     spans: dict[str, ValueSpan],
@@ -585,7 +599,11 @@ def _check_vocab(
     * a vocabulary of type ``no_vocab``/``none``: it loads, then the first tokenize aborts
       (``GGML_ASSERT(tokenizer && ...)``), and this app always tokenizes;
     * a byte token (type 6) in a WordPiece (``bert``) vocabulary: building the token-to-piece
-      cache at load reaches ``token_to_byte``, which has ``GGML_ABORT`` for that type.
+      cache at load reaches ``token_to_byte``, which has ``GGML_ABORT`` for that type;
+    * a SentencePiece (``llama``) vocabulary without a token for each of the 256 bytes
+      (``<0x3C>``, or the byte itself): a text with a character it does not list is spelt in
+      bytes, and ``byte_to_token``'s ``token_to_id.at`` throws through ``llama_tokenize``
+      (``std::terminate``: the process aborts). A chat template's ``<|im_start|>`` is such a text.
 
     Everything else in that loader that file contents can reach throws a C++ exception, which
     llama.cpp turns into a load error (wrong key types, short score/type arrays, unknown
@@ -604,8 +622,18 @@ def _check_vocab(
     if found is not None and found.is_array and found.item_type == _STR and found.count > 1:
         count, pos = found.count, found.start
         hashes = np.empty(count, dtype=np.int64)
+        spelt: set[int] = set()  # the bytes a SentencePiece vocabulary can spell a text in
         for i, _at, word in _vocab_words(r, count, pos):
             hashes[i] = hash(word)  # per-process salt: collisions cannot be crafted
+            if model == "llama" and (byte := _byte_token(word)) is not None:
+                spelt.add(byte)
+        if model == "llama" and len(spelt) < 256:
+            missing = min(set(range(256)) - spelt)
+            raise _Bad(
+                f"the vocabulary has no token for the byte 0x{missing:02X}, which a SentencePiece ('llama') "
+                "vocabulary needs to spell the characters it does not list (llama.cpp aborts on such a text)",
+                types["tokenizer.ggml.tokens"][1],
+            )
         ordered = np.sort(hashes)
         same = np.flatnonzero(ordered[1:] == ordered[:-1])
         if same.size:
