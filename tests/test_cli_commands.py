@@ -1065,3 +1065,36 @@ def test_a_signal_ignored_by_nohup_stays_ignored() -> None:
         assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     finally:
         signal.signal(signal.SIGHUP, before)
+
+
+def test_a_model_whose_numbers_are_nan_says_so_instead_of_an_empty_reply(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file with NaN weights (its output norm here) loaded and answered nothing, exit 0: every
+    token it 'chose' was <unk>. The tiny model itself answers, whatever it says: a prompt with
+    characters its vocabulary spells in bytes ("é", the template's "<|") no longer aborts."""
+    import struct
+
+    sys.path.insert(0, str(Path(__file__).parent / "hostile"))
+    import make_corpus
+
+    def profile(model: Path) -> Path:
+        path = tmp_path / f"{model.stem}.yaml"
+        path.write_text(yaml.safe_dump({"name": model.stem, "model": str(model), "context": 128, "threads": 1,
+                                        "sampling": {"max_tokens": 8, "temperature": 0}}), encoding="utf-8")
+        return path
+
+    valid = make_corpus.HERE / make_corpus.VALID
+    assert main(["chat", "-p", str(profile(valid)), "--json", "Café?"]) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"]["predicted_n"] == 8
+
+    data = bytearray(valid.read_bytes())
+    lay = make_corpus.walk(bytes(data))
+    (offset,) = struct.unpack_from("<Q", data, lay.tensors["output_norm.weight"]["offset"])
+    for i in range(make_corpus.N_EMBD):
+        struct.pack_into("<f", data, lay.data_start + offset + 4 * i, float("nan"))
+    broken = tmp_path / "nan-weights.gguf"
+    broken.write_bytes(bytes(data))
+    assert main(["chat", "-p", str(profile(broken)), "Café?"]) == 1
+    out, err = capsys.readouterr()
+    assert not out.strip() and "Traceback" not in err
+    assert "came out as NaN (not a number): its file is damaged" in err, err

@@ -105,6 +105,10 @@ log = logging.getLogger(__name__)
 MAX_FORGOTTEN = 4096  # deleted conversations' tags kept so their cells are never saved again
 
 
+NOT_A_NUMBER = ("The model's numbers for this text came out as NaN (not a number): its file is damaged or "
+                "was converted wrongly; download or convert it again.")
+
+
 @dataclass
 class PendingRestore:
     """A saved state being read and checked by the reader thread for a fresh slot."""
@@ -987,6 +991,9 @@ class Scheduler:
         if req.ignore_eos and run.sampler.grammar is None:  # a grammar decides when it may end
             for j in range(n_drafts + 1):
                 model.logits(idx0 + j)[self._eog_tokens()] = -np.inf
+        if not run.reply and np.isnan(model.logits(idx0)).any():  # once a reply, before its first token
+            self._fail(slot, NOT_A_NUMBER)  # it wrote the first of its tokens (<unk>) to the end, and
+            return 0, 0  # a reply of nothing ended well ("exit 0")
         drafts = entry.tokens[1:] if n_drafts else []
         try:
             if slot.spec is not None and not constrained:
