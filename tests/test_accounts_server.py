@@ -644,3 +644,41 @@ def test_a_desk_pcs_prompt_speed_is_the_servers_reading_not_its_queue(
             first.join()
     m = final.metrics
     assert m.prompt_n > 0 and 0 < m.prompt_ms < m.ttft_ms / 3, m  # the server's reading, apart from the wait
+
+
+class TripAfter:
+    """A cancel flag that turns on after ``n`` asks: llama.cpp's abort callback asks it many
+    times inside one prefill decode, so it trips in the middle of the prompt's batch."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.polls = n, 0
+
+    def is_set(self) -> bool:
+        self.polls += 1
+        return self.polls > self.n
+
+
+def test_a_client_gone_while_its_prompt_is_read_pays_for_the_batch_stopped(scheduler: Scheduler) -> None:
+    """A stream closed 2 s into a 3,000-token prompt was logged "chat 499 0+0 tokens" and
+    charged nothing: the batch stopped under it had kept no cells. A key could have the server
+    read long prompts all day for free; llama-server, whose batch runs to its end, counts it."""
+    import queue
+
+    from workstation.core.events import TurnFinished
+    from workstation.core.profiles import Sampling
+    from workstation.core.server.accounts import Caller
+
+    prompt = scheduler.chat_tokens([{"role": "user", "content": " ".join(f"item{i}" for i in range(110))}])
+    assert 300 < len(prompt) < 500  # one batch: nothing of it is kept once stopped
+    events: queue.SimpleQueue[object] = queue.SimpleQueue()
+    scheduler.submit(prompt, Sampling(temperature=0.0, max_tokens=8), events.put, cancelled=TripAfter(60))
+    while not isinstance(done := events.get(timeout=300), TurnFinished):
+        pass
+    m = done.metrics
+    assert m.stop_reason == "cancelled" and m.predicted_n == 0
+    assert m.prompt_n + m.cache_n + m.dropped_n == len(prompt) and m.dropped_n > 0  # stopped inside the batch
+    with office(scheduler, {"carol": {"tokens_per_day": 100_000}}) as o:
+        key = next(k for k in o.accounts.keys.list() if k.name == "carol")
+        ticket = o.accounts.begin(Caller("carol", key=key), "chat")
+        o.accounts.finish(ticket, 499, m)
+        assert o.accounts.quota.used("carol") == len(prompt)

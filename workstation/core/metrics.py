@@ -36,6 +36,7 @@ class TurnMetrics:
     reasoning_n: int = 0  # of predicted_n: tokens a reasoning model spent thinking
     reasoning_ms: float = 0.0  # from its first token to the end of its thinking
     left_out_n: int = 0  # the conversation's earlier messages the context could not hold (not in the prompt)
+    dropped_n: int = 0  # prompt tokens of a batch stopped part-way (Esc, a client gone): worked on, not kept
 
     def finish_rates(self) -> None:
         """Derive the rates from counts and times (rates always equal counts over times)."""

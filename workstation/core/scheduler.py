@@ -932,6 +932,8 @@ class Scheduler:
             for entry in plan.entries:
                 model.seq_rm(entry.slot.seq, len(entry.slot.tokens), -1)
                 if entry.slot.req is not None:
+                    if entry.slot.prefilling:  # (its cells are gone, its time was spent: a key pays for it)
+                        entry.slot.run.metrics.dropped_n += len(entry.tokens)
                     self.stats.requests_cancelled_total += 1
                     self._finish(entry.slot, "cancelled")
             return
