@@ -28,7 +28,7 @@ def server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
         "--parallel", "2", "--queue", "2",
         "--allowed-hosts", "office-pc", "--allowed-origins", "https://intranet.example",
         "--max-body", "65536", "--max-inflight-body", "150000", "--max-messages", "64",
-        "--max-requests", "6", "--header-timeout", "1", "--body-timeout", "5",
+        "--max-requests", "6", "--header-timeout", "1", "--body-timeout", "5", "--log-level", "info",
     ]
     with serve(profile, *args, open_files=OPEN_FILES) as srv:
         yield srv
@@ -387,3 +387,26 @@ def test_a_body_over_the_limit_on_a_kept_alive_connection_gets_its_413(server: R
         error = _raw_error(_read_all(sock), 413)
     assert "65536" in str(error["message"])
     _still_serving(server)
+
+
+def test_the_log_has_a_line_for_every_request_but_a_probe(server: RunningServer) -> None:
+    """--log-level info wrote a line for generations only: a browser tool's 403, a 404 or a
+    401 on /v1/models left the operator nothing to go on. /health and /metrics answered 200
+    stay out (a monitor asks every few seconds); a generation's line is its own, once."""
+    import re
+
+    assert httpx.get(f"{server.root}/no-such-route-for-the-log").status_code == 404
+    _error(httpx.get(f"{server.base_url}/models", headers={"Origin": "https://log.example"}), 403,
+           "origin_not_allowed")
+    assert httpx.get(f"{server.root}/health").status_code == 200
+    assert httpx.post(f"{server.base_url}/chat/completions", json=ASK, timeout=120).status_code == 200
+    for _ in range(500):  # (its line is written as the answer goes)
+        log = server.log_text()
+        if "/no-such-route-for-the-log" in log and " chat 200 " in log:
+            break
+        time.sleep(0.01)
+    line = r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d INFO: +- 127\.0\.0\.1 "
+    assert re.search(line + r"GET /no-such-route-for-the-log 404 in \d+\.\d\d s$", log, re.M), log
+    assert re.search(line + r"GET /v1/models 403 in ", log, re.M), log
+    assert " chat 200 " in log and "POST /v1/chat/completions 200" not in log  # the accounts' line alone
+    assert "GET /health 200" not in log

@@ -45,7 +45,7 @@ from workstation.core.scheduler import (
 )
 from workstation.core.scheduler import Request as SchedRequest
 from workstation.core.server.accounts import Accounts, Caller, RevokedKey, Ticket
-from workstation.core.server.guard import InflightBodies, RequestGuard
+from workstation.core.server.guard import ACCOUNTED, CLIENT_GONE, InflightBodies, RequestGuard
 from workstation.core.server.logprobs import ProbsAsked, parse_token_fields
 from workstation.core.server.options import ServerOptions
 from workstation.core.server.prometheus import prometheus_text
@@ -90,7 +90,6 @@ from workstation.core.usage import UNKNOWN
 if TYPE_CHECKING:
     from workstation.core.server.native import NativeRoutes
 
-CLIENT_GONE = 499  # the status recorded for a request whose client left first (nginx's)
 SHUTTING_DOWN = 503  # the status recorded for a reply the server's shutdown cut off
 # a body over the limit is read and dropped up to this much (or 4x the limit) and this long before
 # the 413, so that the client, still sending, reads the answer (_drain)
@@ -446,6 +445,7 @@ class OpenAIServer:
     async def _handle(self, request: Request, chat: bool, native: NativeRoutes | None = None) -> Response:
         t_request = time.perf_counter()
         route = "chat" if chat else "completion" if native is not None else "completions"
+        request.scope[ACCOUNTED] = True  # its log line is Accounts.finish's, with who and the tokens
         ticket: Ticket | None = None
         try:
             try:

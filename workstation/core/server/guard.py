@@ -12,6 +12,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import re
+import time
 import traceback
 from collections.abc import Iterable
 from urllib.parse import urlsplit
@@ -30,6 +31,8 @@ CORS_HEADERS = "Authorization, Content-Type, X-Api-Key"
 # an allowed origin may send them (the openai JS client adds x-stainless-* to every request)
 _HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}")
 MAX_REQUESTED_HEADERS = 32
+ACCOUNTED = "workstation.accounted"  # in a request's scope: its line is the accounts' (Accounts.finish)
+CLIENT_GONE = 499  # nginx's status for a client that closed the connection before its answer
 UNMETERED = frozenset({"/health", "/metrics"})  # answered even when the request cap is reached
 log = logging.getLogger("uvicorn.error")
 
@@ -126,6 +129,28 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         scope = _without_trailing_slash(scope)
+        if not log.isEnabledFor(logging.INFO):
+            await self._guarded(scope, receive, send)
+            return
+        # --log-level info: a line a request. A generation's is the accounts' (with who and its
+        # tokens); every other's is here, a refusal of ours too: a 403 for a browser tool's
+        # origin, a 401 on /v1/models or a 404 had left no line for the operator to go on
+        t0, said = time.perf_counter(), [0]
+
+        async def noted(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                said[0] = message["status"]
+            await send(message)
+
+        try:
+            await self._guarded(scope, receive, noted)
+        finally:
+            if not scope.get(ACCOUNTED) and not (said[0] == 200 and scope["path"] in UNMETERED):  # (probes: quiet)
+                client = scope.get("client")
+                log.info(f"- {client[0] if client else '-'} {scope['method']} {scope['path']} "
+                         f"{said[0] or CLIENT_GONE} in {time.perf_counter() - t0:.2f} s")
+
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
         method = scope["method"]
         origin = headers.get("origin")
