@@ -145,9 +145,13 @@ def test_unsupported_options_are_refused_by_name(server: RunningServer) -> None:
         err = r.json()["error"]
         assert f"'{name}' is not supported by this server" in err["message"] and err["param"] == name
     chat = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}
-    for extra, name in [({"dry_multiplier": 0.8}, "dry_multiplier"), ({"xtc_probability": 0.5}, "xtc_probability")]:
+    for extra, name in [({"dry_multiplier": 0.8}, "dry_multiplier"), ({"xtc_probability": 0.5}, "xtc_probability"),
+                        # OpenAI's answer in sound and vLLM's least length were answered in text, any length
+                        ({"modalities": ["text", "audio"]}, "modalities"), ({"audio": {"voice": "alloy"}}, "audio"),
+                        ({"min_tokens": 5}, "min_tokens")]:
         r = post(server, "/v1/chat/completions", {**chat, **extra})
         assert r.status_code == 400 and r.json()["error"]["param"] == name
+    assert post(server, "/v1/chat/completions", {**chat, "modalities": ["text"], "min_tokens": 0}).status_code == 200
     # the values llama-server's clients send by default leave those options off: accepted
     defaults = {"mirostat": 0, "typical_p": 1.0, "cache_prompt": True, "dry_multiplier": 0.0, "dry_base": 1.75,
                 "samplers": ["penalties", "dry", "top_n_sigma", "top_k", "typ_p", "top_p", "min_p", "xtc",

@@ -1,4 +1,5 @@
-"""llama-server's request options this server does not implement: refused by name, never dropped.
+"""llama-server's request options this server does not implement (and OpenAI's few beside them:
+an answer in sound, vLLM's ``min_tokens``): refused by name, never dropped.
 
 Clients written for llama-server (its web UI, its bindings) send many sampler options with
 their default values. A value that leaves an option off (``mirostat: 0``, ``typical_p: 1``,
@@ -63,6 +64,10 @@ OFF: dict[str, tuple[Callable[[Any], bool], str]] = {
     "grammar_lazy": (_equal(False), "false"),
     "grammar_triggers": (_empty, "an empty list"),
     "preserved_tokens": (_empty, "an empty list"),
+    # OpenAI's and vLLM's: a reply in sound, a reply at least so long
+    "modalities": (lambda v: v == ["text"], '["text"] (this server answers in text only)'),
+    "audio": (_empty, "nothing (this server answers in text only)"),
+    "min_tokens": (_equal(0), "0"),
 }
 NEVER = (  # per-request speculative settings: a profile's ``speculative`` decides them here
     "speculative.n_max",
