@@ -277,6 +277,60 @@ def test_a_summary_the_server_stops_keeps_the_parts_it_finished(
     assert "Red." in out.read_text(encoding="utf-8")  # part 1's summary, written
 
 
+async def test_f6_says_where_the_server_cut_a_summary_off_and_that_ctrl_r_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """F6's state line said "Stopped after 1 of 2 parts", as after Ctrl+X, once the error's
+    toast had gone: the person was left thinking they had stopped it. It says why it ended
+    where it stays, and that Ctrl+R goes on from the parts done."""
+    import yaml
+    from textual.widgets import Input
+
+    from workstation.tui.app import WorkstationApp
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    monkeypatch.setenv("WORKSTATION_PROFILES", str(folder))
+    _DayRunsOut.answered = 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _DayRunsOut)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        (folder / "desk.yaml").write_text(yaml.safe_dump({
+            "name": "desk", "backend": "openai", "context": 1024, "parallel": 1,
+            "remote": {"base_url": f"http://127.0.0.1:{server.server_address[1]}/v1"},
+            "sampling": {"temperature": 0.0, "max_tokens": 24}}), encoding="utf-8")
+        doc = tmp_path / "hives.txt"
+        doc.write_text(honeybee_text(8), encoding="utf-8")
+        app = WorkstationApp("desk", sample_system=False, language="en")
+        async with app.run_test(size=(110, 32)) as pilot:
+            for _ in range(3000):
+                if app.engine is not None:
+                    break
+                await pilot.pause(0.05)
+            await pilot.press("f6")
+            for _ in range(3000):
+                if isinstance(app.screen, SummarizeScreen):
+                    break
+                await pilot.pause(0.05)
+            screen = app.screen
+            assert isinstance(screen, SummarizeScreen)
+            screen.query_one("#summarize-path", Input).value = str(doc)
+            await pilot.press("enter")
+            state = lambda: str(screen.query_one("#summarize-state").render())  # noqa: E731
+            for _ in range(3000):
+                if not screen.running and state().startswith("Cut off"):
+                    break
+                await pilot.pause(0.05)
+            assert screen.result is not None and screen.result.cancelled
+            total = len(screen.result.chunks)
+            assert state().startswith(f"Cut off after 1 of {total} parts: The server at "), state()
+            assert "your key has left today" in state() and state().endswith("Ctrl+R goes on from them."), state()
+            assert "Red." in screen.summary  # part 1's summary, shown
+    finally:
+        server.shutdown()
+
+
 def test_ctrl_g_chat_sends_every_sampling_field(smollm2_path: Path) -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -36,7 +36,12 @@ if TYPE_CHECKING:
 
 
 class SummaryReady(Progress):
-    pass
+    """A run's end: its result, and why it ended early where it failed (the server gone, a key's
+    day over) after some parts."""
+
+    def __init__(self, data: SummaryResult, reason: str = "") -> None:
+        super().__init__(1, 1, data=data)
+        self.reason = reason
 
 
 KEPT = "summary"  # the store's key for the last summary (ConversationStore.remember)
@@ -85,6 +90,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         # a run that stopped (Ctrl+X, the server gone): its document as it was then, by path,
         # profile, size and time, and its finished parts, which Ctrl+R on it does not do again
         self._stopped: tuple[tuple[str, str, int, int], dict[tuple[int, int], tuple[str, str]]] | None = None
+        self._cut = ""  # why the last run ended early where it failed after some parts (the message said)
         self.running = False
         self._cancel = threading.Event()
         self._said = ""  # the state line while a summary runs, without the time so far
@@ -303,15 +309,16 @@ class SummarizeScreen(AppScreen, Screen[None]):
             )
         except WorkstationError as err:
             if isinstance(err.partial, SummaryResult):  # the parts done before it (a server gone, a key's day over)
-                self.post_message(SummaryReady(1, 1, data=err.partial))
-                self.app.call_from_thread(self.notify, self.wapp.texts.error(err), severity="error", timeout=10)
+                reason = self.wapp.texts.error(err)
+                self.post_message(SummaryReady(err.partial, reason))
+                self.app.call_from_thread(self.notify, reason, severity="error", timeout=10)
                 return
             self.post_message(TaskFailed(self.wapp.texts.error(err)))
             return
         except Exception as err:  # noqa: BLE001 - one sentence, the screen stays usable
             self.post_message(TaskFailed(self.wapp.texts("error.summary_failed", what=f"{type(err).__name__}: {err}")))
             return
-        self.post_message(SummaryReady(1, 1, data=result))
+        self.post_message(SummaryReady(result))
 
     def _result_text(self) -> str:
         """The state line once a summary has ended, in the UI's language (F9 says it again)."""
@@ -321,6 +328,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         done = sum(1 for c in result.chunks if c.summary is not None)
         if result.cancelled and not done:
             return t("summarize.stopped_none")
+        if result.cancelled and self._cut:  # said where it stays (it said "Stopped", as if by Ctrl+X, once the toast went)
+            return t("summarize.cut", done=done, total=len(result.chunks), reason=self._cut)
         if result.cancelled:
             return t("summarize.stopped", done=done, total=len(result.chunks))
         # (a model too small to trust with facts: the summary says so under its title)
@@ -335,7 +344,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         state = self.query_one("#summarize-state", Label)
         if isinstance(event, SummaryReady):
             self._set_running(False)
-            self.result = event.data
+            self.result, self._cut = event.data, event.reason
             finished = {(c.start, c.end): (c.reply, c.summary) for c in event.data.chunks if c.summary is not None}
             self._stopped = (self._which(self.path), finished) if event.data.cancelled and finished and \
                 self.path is not None else None
