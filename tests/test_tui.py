@@ -2852,20 +2852,26 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         app.chat_screen.clear_input()  # (the one-line box again)
         await until(pilot, lambda: prompt.has_focus)
 
-        # asked again and stopped (Esc) once it began: the reply there stays, not the new one's start
+        # asked again and stopped (Esc) once it began: what arrived is kept as the new reply (Esc
+        # "keeps what arrived"; it was dropped), the one there before behind Alt+V
         app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=12)  # type: ignore[union-attr]
         await _send(pilot, app, "Write a long story about a cat.")
         await until(pilot, lambda: not app.generating)
         story = app.store.messages(conv)[-1]
         app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=300)  # type: ignore[union-attr]
         await pilot.press("alt+r")  # (long enough to be stopped)
-        await until(pilot, lambda: app.reply_view is not None and bool(app.reply_view.content))
+        await until(pilot, lambda: app.reply_view is not None and len(app.reply_view.content) > 10)
         await pilot.press("escape")
-        await until(pilot, lambda: not app.generating and _views(app)[-1].content == story.content)
-        assert app.store.messages(conv)[-1] == story
-        # what was streaming went away without a word: it is said that the earlier reply stays
-        assert any(n.message == "Stopped: the earlier reply stays as it was (Alt+R asks again)."
-                   for n in app._notifications)
+        await until(pilot, lambda: not app.generating)
+        stopped = app.store.messages(conv)[-1]
+        assert stopped.id != story.id and stopped.metrics and stopped.metrics["stop_reason"] == "cancelled"
+        assert stopped.content.strip() and _views(app)[-1].content == stopped.content
+        assert any(n.message == "Stopped: what arrived of the new reply is kept, and the earlier reply too: Alt+V "
+                   "shows it again." for n in app._notifications)
+        assert len(app.store.messages(conv)) == 6
+        await pilot.press("alt+v")  # the earlier one, as it was
+        await until(pilot, lambda: _views(app)[-1].content == story.content)
+        assert app.store.messages(conv)[-1].content == story.content
         app.session_sampling = None
 
         long = "Read this list of office supplies and tell me what is missing. " + "stapler, paper, ink, " * 400

@@ -1814,8 +1814,10 @@ class WorkstationApp(App[None]):
         thought = event.reasoning or (view.reasoning if view is not None else "")  # (gone on with: the first part's)
         replacing = self._replacing
         self._edited_away = None  # (answered: what it was sent in place of is replaced for good)
-        if replacing and (metrics.stop_reason == "cancelled" or not (text.strip() or thought)):
-            # asked again and stopped (Esc, Ctrl+Q) or given nothing: the reply it had stays
+        if replacing and not (text.strip() or thought):
+            # asked again and given nothing (stopped before a word, say): the reply it had stays; what
+            # did arrive is kept as the new reply, the earlier behind Alt+V (Esc keeps what arrived,
+            # as ChatGPT keeps a stopped regeneration: it was dropped, and Ctrl+Q lost it unsaid)
             await self._keep_replaced(view)
             if self.is_running and metrics.stop_reason == "cancelled":  # (what was streaming went without a word)
                 self.notify(self.texts("chat.kept_earlier", again=self.key_for("chat.again")))
@@ -1839,7 +1841,8 @@ class WorkstationApp(App[None]):
                     self.store_write(lambda: self.store.keep_as_earlier(conv_id, question, replacing))
                     self._note_revision()
                     self.chat_screen.mark_versions()
-                    self.notify(self.texts("chat.earlier_kept", press=self.key_for("chat.versions")))
+                    said = "chat.again_stopped" if metrics.stop_reason == "cancelled" else "chat.earlier_kept"
+                    self.notify(self.texts(said, press=self.key_for("chat.versions")))
         self.generating = False
         if self._quit_after_turn:
             self.exit()
