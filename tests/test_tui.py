@@ -3089,18 +3089,38 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         assert app.pending_document == (Path("/docs/minutes.txt"), "Minutes of Monday.") and prompt.value == ""
 
 
-async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles: Path) -> None:
+async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles: Path, tmp_path: Path) -> None:
     """A document longer than the context was said not to fit only after Enter, in a toast; the
-    line under the box says so once it is attached (a short one is left as it was)."""
+    line under the box says so once it is attached (a short one is left as it was). F6, which
+    the line names, opens with it in its box (it was empty: the path typed again)."""
+    from textual.widgets import Input
+
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    ledger = tmp_path / "ledger.txt"
+    ledger.write_text("The invoice was paid. " * 400, encoding="utf-8")  # ~2,000 tokens, context 1,024
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(120, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         line = app.chat_screen.query_one("#attachment")
         app._attach((Path("/docs/short.txt"), "Meeting at ten."))
-        app._attach((Path("/docs/ledger.txt"), "The invoice was paid. " * 400))  # ~2,000 tokens, context 1,024
+        app._attach((ledger, ledger.read_text(encoding="utf-8")))
         await until(pilot, lambda: "more than a message can hold" in str(line.render()))
         said = str(line.render())
         assert said.startswith("Attached: ledger.txt, about ") and "context of 1,024 tokens" in said and "F6" in said
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        box = app.screen.query_one("#summarize-path", Input)
+        await until(pilot, lambda: box.value == str(ledger))
+        box.value = "/elsewhere/typed.txt"  # typed over: left so when F6 comes back with the same attachment
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        await pilot.pause()
+        assert box.value == "/elsewhere/typed.txt"
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
         app._attach((Path("/docs/short.txt"), "Meeting at ten."))
         await pilot.pause()
         assert str(line.render()).startswith("Attached: short.txt (15 characters)")

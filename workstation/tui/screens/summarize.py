@@ -91,6 +91,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         # profile, size and time, and its finished parts, which Ctrl+R on it does not do again
         self._stopped: tuple[tuple[str, str, int, int], dict[tuple[int, int], tuple[str, str]]] | None = None
         self._cut = ""  # why the last run ended early where it failed after some parts (the message said)
+        self._offered: Path | None = None  # the chat's attached document last put in the box
         self.running = False
         self._cancel = threading.Event()
         self._said = ""  # the state line while a summary runs, without the time so far
@@ -118,6 +119,19 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.query_one("#summarize-progress").display = False
         self.query_one("#summarize-path", Input).focus()
         await self._read_back()
+        self._offer_attached()
+
+    def on_screen_resume(self) -> None:
+        self._offer_attached()
+
+    def _offer_attached(self) -> None:
+        """The document attached in the chat, in the box, once: the chat said "F6 summarizes it"
+        of one too long for a message, and F6 opened with the box empty (or the last summary's)."""
+        document = self.wapp.pending_document
+        if document is None or self.running or document[0] == self._offered or not document[0].is_file():
+            return
+        self._offered = document[0]
+        self.query_one("#summarize-path", Input).value = str(document[0])
 
     def _keep(self) -> None:
         """The finished summary, kept for the next start (it was gone when the app closed,
