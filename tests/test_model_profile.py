@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -54,6 +55,14 @@ def test_profiles_new_makes_a_profile_that_runs_the_model(
 
     assert main(["-p", "gemma-3-270m-q4_k_m", "chat", "--max-tokens", "4", "Say hi"]) == 0  # it runs
     capsys.readouterr()
+    # F3's line for it: two sentences ("… of memory free Note: …" ran on), and its description
+    # names no file it cannot show ("change its settings in this file"; the file's comment says so)
+    from workstation.tui.integrations import fit_verdict
+
+    verdict = fit_verdict(profile)
+    assert verdict is not None and re.search(r"GB of memory free\. Note: gemma-3-270m-q4_k_m was not made", verdict), verdict
+    assert profile.description == "Runs gemma-3-270m-q4_k_m, with settings chosen for this PC."
+    assert "; change its settings in this file." in (folder / "gemma-3-270m-q4_k_m.yaml").read_text(encoding="utf-8")
 
     assert main(["profiles", "new", "gemma-3-270m-q4_k_m", "--json"]) == 0
     again = json.loads(capsys.readouterr().out)

@@ -142,9 +142,10 @@ def make_profile(path: Path, name: str | None = None, context: int | None = None
     title = (name or "").strip() or model
     settings = {
         "name": title,
-        "description": f"Runs {model}; change its settings in this file.",
+        # (F3 shows it: "change its settings in this file" named no file there; the comment above says it)
+        "description": f"Runs {model}, with settings chosen for this PC.",
         "name_tr": title,
-        "description_tr": f"{model} modelini çalıştırır; ayarları bu dosyada değiştirilir.",
+        "description_tr": f"{model} modelini bu bilgisayar için seçilmiş ayarlarla çalıştırır.",
         "backend": "llama",
         "model": model_ref(path),
         "context": context,
@@ -152,8 +153,8 @@ def make_profile(path: Path, name: str | None = None, context: int | None = None
         "threads": "auto",
         "system_prompt": SYSTEM_PROMPT,
     }
-    head = (f"# Made by workstation on {time.strftime('%Y-%m-%d')}. The settings not written here have\n"
-            f"# their defaults; {profiles_dir() / DEFAULT_PROFILE}.yaml shows every setting.\n")
+    head = (f"# Made by workstation on {time.strftime('%Y-%m-%d')}; change its settings in this file. The\n"
+            f"# settings not written here have their defaults; {profiles_dir() / DEFAULT_PROFILE}.yaml shows every setting.\n")
     text = head + yaml.safe_dump(settings, sort_keys=False, allow_unicode=True, width=100)
     folder = user_profiles_dir()
     key = _made_key(path, title)

@@ -40,7 +40,10 @@ def fit_verdict(profile: Profile, texts: Texts | None = None) -> str | None:
         return t("profiles.not_downloaded", verdict=verdict)
     # what loading it would note (a context past the model's trained length, no chat template):
     # F3 said only that it fits, and the note came once the model was loaded
-    return " ".join([verdict, *(say([note], t.get) for note in load_notes(profile))])
+    notes = [say([note], t.get) for note in load_notes(profile)]
+    if notes and not verdict.rstrip().endswith((".", "!", "?")):  # two sentences, not one run on
+        verdict = verdict.rstrip() + "."  # ("… 22.7 GB of memory free Note: …")
+    return " ".join([verdict, *notes])
 
 
 def server_verdict(profile: Profile, t: Texts) -> str:
