@@ -867,6 +867,14 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         await delete_with_f8(pilot, app)
         await until(pilot, lambda: [c.id for c in app.store.list()] == [second.id])
         await until(pilot, lambda: any('Deleted "Q3 report"' in str(n.message) for n in app._notifications))
+        # into the list (Tab, a click) with no line highlighted (the open one just deleted): its
+        # first is, so that Enter opens it (Enter did nothing until Down)
+        listed = app.chat_screen.query_one("#conversations", ListView)
+        assert listed.index is None and app.conversation_id is None
+        listed.focus()
+        await until(pilot, lambda: listed.index == 0)
+        await pilot.press("enter")
+        await until(pilot, lambda: app.conversation_id == second.id)
 
         # in Turkish the question is answered with e/h (evet, hayır); "y" is not an answer there
         await pilot.press("f9")

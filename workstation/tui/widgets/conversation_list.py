@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -49,13 +49,19 @@ class SearchBox(Input):
             focus_prompt()
 
     def action_to_list(self) -> None:
-        """Into the results, the first one highlighted where none was (the open conversation
-        not among them): Enter after one Down did nothing."""
+        """Into the results (Down did nothing)."""
         if self.parent is not None:
-            view = self.parent.query_one(ListView)
-            if view.index is None and view.children:
-                view.index = 0
-            view.focus()
+            self.parent.query_one(ListView).focus()
+
+
+class ConversationsView(ListView):
+    """The list: focused (Down from the search, Tab, a click) with no line highlighted (the open
+    conversation not among the results, or just deleted), its first line is, so that Enter
+    opens one (it did nothing, and Down was needed first)."""
+
+    def on_focus(self, event: events.Focus) -> None:
+        if self.index is None and self.children:
+            self.index = 0
 
 
 class ConversationList(Vertical):
@@ -93,7 +99,7 @@ class ConversationList(Vertical):
 
     def compose(self) -> ComposeResult:
         yield SearchBox(placeholder=self.texts("sidebar.search"), id="search")
-        yield ListView(id="conversations")
+        yield ConversationsView(id="conversations")
 
     def relabel(self, texts: Texts) -> None:
         """In ``texts``' language (F9): the search box, and the lines ("Draft:", "New
