@@ -730,6 +730,10 @@ async def test_a_narrow_terminal_puts_the_list_away_until_ctrl_b(profiles: Path)
         assert app.chat_screen.query_one("#chat").region.width == 50
         await pilot.resize_terminal(100, 30)
         await until(pilot, lambda: sidebar.display)
+        await pilot.resize_terminal(60, 18)  # at 60 the list stayed, and the chat had 35 columns beside it
+        await until(pilot, lambda: not sidebar.display)
+        await pilot.resize_terminal(100, 30)
+        await until(pilot, lambda: sidebar.display)
         await pilot.press("ctrl+b")  # the person's choice stands at any width
         await until(pilot, lambda: not sidebar.display)
         await pilot.resize_terminal(120, 30)

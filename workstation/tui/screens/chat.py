@@ -128,7 +128,7 @@ class MessageEditor(TextArea):
 
 
 SHOWN_AT_ONCE = 30  # messages drawn when a conversation opens; the earlier ones on request
-NARROW = 60  # columns: narrower, the conversation list is put away (Ctrl+B shows it)
+NARROW = 72  # columns: narrower, the conversation list is put away (Ctrl+B shows it); F1 goes to two columns there too
 SEARCH_PAUSE_S = 0.2  # the list follows the search box once typing pauses this long
 
 
