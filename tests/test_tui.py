@@ -741,6 +741,20 @@ async def test_a_narrow_terminal_puts_the_list_away_until_ctrl_b(profiles: Path)
         assert not sidebar.display
 
 
+async def test_f6_on_a_narrow_terminal_gives_the_path_a_line_of_its_own(profiles: Path) -> None:
+    """At 60x18 F6's path box kept 12 columns beside its three buttons: "/tmp/t" of the path."""
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(60, 18)) as pilot:
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        path, run = (app.screen.query_one(f"#summarize-{w}") for w in ("path", "run"))
+        await until(pilot, lambda: path.region.width == 60 and run.region.y > path.region.y)
+        await pilot.resize_terminal(100, 30)  # wide: one line again
+        await until(pilot, lambda: run.region.y == path.region.y and path.region.width > 40)
+
+
 async def test_a_setting_that_works_against_the_user_is_said_when_it_loads(profiles: Path, smollm2_path: Path) -> None:
     """`profiles check` noted more threads than cores (or a context past the trained length)
     and the app loaded such a profile in silence: the user never learned why it was slow."""

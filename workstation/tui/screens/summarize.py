@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -45,6 +45,7 @@ class SummaryReady(Progress):
 
 
 KEPT = "summary"  # the store's key for the last summary (ConversationStore.remember)
+NARROW_BAR = 80  # columns: narrower, the path has a line of its own above the buttons
 
 
 def forget_summary_asked_in(store: ConversationStore, conversation_id: int) -> None:
@@ -123,6 +124,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
 
     def on_screen_resume(self) -> None:
         self._offer_attached()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.query_one("#summarize-bar").set_class(event.size.width < NARROW_BAR, "narrow")
 
     def _offer_attached(self) -> None:
         """The document attached in the chat, in the box, once: the chat said "F6 summarizes it"
