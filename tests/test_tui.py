@@ -2593,15 +2593,20 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         shown = [str(p.render()) for p in doc.body.query("MarkdownParagraph")]
         assert shown == ["Summarize clause 3.", "Document: lease.txt"], shown
         block = doc.query_one(".folded", Collapsible)
-        assert block.collapsed and block.title == f"200 more lines ({len(contract):,} characters): Enter shows them"
+        # how to open it: Enter in the message box did nothing ("Enter shows them")
+        assert block.collapsed and block.title == f"200 more lines ({len(contract):,} characters): a click, or " \
+                                                  "Enter on this line, shows them"
         block.collapsed = False
         await pilot.pause()
         assert str(doc.query_one(".folded-text", Static).render()).startswith("1. The tenant keeps desk 1 tidy.")
+        assert block.title.endswith(", shown: a click, or Enter on this line, folds them")  # (it still said "shows")
+        block.collapsed = True
+        await until(pilot, lambda: block.title.endswith("shows them"))
         assert [str(p.render()) for p in paste.body.query("MarkdownParagraph")][0].splitlines()[-1] == "row 7 …"
         assert paste.query_one(".folded", Collapsible).title.startswith("52 more lines")
         rest = fold(one_line)[1]  # one long line: its length, not "1 more lines"
         assert "\n" not in rest and line.query_one(".folded", Collapsible).title.startswith(
-            f"{len(rest):,} more characters: Enter")
+            f"{len(rest):,} more characters: a click")
         assert not _views(app)[0].query(".folded")  # a short message: no fold
 
 

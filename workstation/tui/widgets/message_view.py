@@ -233,11 +233,13 @@ class MessageView(Vertical):
                 return self.texts("chat.thought_context")
         return self._shown if self.role == "user" else self.content
 
-    def _folded_title(self) -> str:
+    def _folded_title(self, shown: bool = False) -> str:
+        """What the fold holds and how to open it (it said "Enter shows them", and Enter in the
+        message box did nothing); once open, how to fold it again (it still said "shows")."""
         lines = self._folded.count("\n") + 1
-        if lines == 1:  # (a long line: "1 more lines" said nothing of its length)
-            return self.texts("chat.folded_one", chars=f"{len(self._folded):,}")
-        return self.texts("chat.folded", n=f"{lines:,}", chars=f"{len(self._folded):,}")
+        key = ("chat.unfolded" if shown else "chat.folded") + ("_one" if lines == 1 else "")
+        # (a long line: "1 more lines" said nothing of its length)
+        return self.texts(key, n=f"{lines:,}", chars=f"{len(self._folded):,}")
 
     def _thought_title(self) -> str:
         if self.metrics is None:
@@ -283,9 +285,14 @@ class MessageView(Vertical):
         if not block.collapsed:
             self.query_one(".thought-text", Static).update(self.reasoning)
 
+    def on_collapsible_collapsed(self, event: Collapsible.Collapsed) -> None:
+        if event.collapsible.has_class("folded"):
+            event.collapsible.title = self._folded_title()
+
     def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
         if event.collapsible.has_class("folded"):
             self.query_one(".folded-text", Static).update(self._folded)
+            event.collapsible.title = self._folded_title(shown=True)
         else:
             self.query_one(".thought-text", Static).update(self.reasoning)
 
@@ -303,7 +310,8 @@ class MessageView(Vertical):
         if (block := self.thought) is not None:
             block.title = self._thought_title()
         if self._folded:
-            self.query_one(".folded", Collapsible).title = self._folded_title()
+            block = self.query_one(".folded", Collapsible)
+            block.title = self._folded_title(shown=not block.collapsed)
         if self.role == "assistant" and not self.content.strip() and self.metrics:  # the app's words, not the model's
             self.body.update(self._shown_body())  # ("Stopped before the reply began" stayed in the old language)
 
