@@ -1799,6 +1799,28 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
         assert prompt.startswith("2,000" if lang == "en" else "2.000"), prompt
 
 
+async def test_the_dashboards_reading_speed_leaves_out_turns_that_read_a_few_tokens(profiles: Path) -> None:
+    """A follow-up that read 19 new tokens (the rest cached) showed "Prompt tok/s 30": the step's
+    own cost, not reading, and it looked like a PC reading slowly. A turn of one token has no
+    decode rate: "–", not "0.0 tok/s"."""
+    from workstation.core.metrics import TurnMetrics
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        for prompt_n, prompt_ms, predicted_n in ((1500, 1000.0, 40), (19, 630.0, 1)):
+            turn = TurnMetrics(ttft_ms=prompt_ms, predicted_n=predicted_n, predicted_ms=400 if predicted_n > 1 else 0,
+                               prompt_n=prompt_n, prompt_ms=prompt_ms, stop_reason="eos")
+            turn.finish_rates()
+            app.history.add(turn, "a", "A")
+        await pilot.press("f5")
+        await until(pilot, lambda: type(app.screen).__name__ == "DashboardScreen")
+        value = lambda row: str(app.screen.query_one(f"#row-{row}").query_one(".metric-value").render()).strip()  # noqa: E731
+        await until(pilot, lambda: value("prompt").startswith("1,500"))  # the 1,500 tokens read in 1 s
+        assert len(app.screen.query_one("#row-prompt .metric-spark").data) == 1  # type: ignore[attr-defined]
+        assert value("decode") == "–"
+
+
 @pytest.mark.parametrize(("lang", "said"), [("en", "Press Ctrl+Q to quit the app"),
                                              ("tr", "Uygulamadan çıkmak için Ctrl+Q tuşlarına basın")])
 async def test_ctrl_c_says_how_to_quit_in_words(profiles: Path, lang: str, said: str) -> None:

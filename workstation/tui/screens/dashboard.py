@@ -30,6 +30,7 @@ def axis_value(v: float) -> str:
 
 
 AXIS_WIDTH = 14  # .metric-axis in workstation.tcss
+PROMPT_RATE_MIN = 64  # new prompt tokens a turn reads for its reading speed to be plotted (llama-bench times 512)
 
 
 class MetricRow(Horizontal):
@@ -195,14 +196,17 @@ class DashboardScreen(AppScreen, Screen[None]):
         self.query_one("#row-ttft", MetricRow).set(
             t("dash.ttft"), series("ttft_ms"), t.number(f"{last.ttft_ms:,.0f} ms") if last else "–", "ms", turns_span
         )
-        self.query_one("#row-decode", MetricRow).set(
-            t("dash.decode"), decode,
-            t.number(f"{(live if app.generating and live else (last.predicted_per_second if last else 0)):.1f} {tps}")
-            if (last or live) else "–", tps, turns_span,
+        rate = live if app.generating and live else (last.predicted_per_second if last else 0.0)
+        self.query_one("#row-decode", MetricRow).set(  # (no rate yet, or a reply of one token: "–", not "0.0")
+            t("dash.decode"), decode, t.number(f"{rate:.1f} {tps}") if rate else "–", tps, turns_span,
         )
+        # reading speed of turns that read a prompt worth timing: a follow-up of 19 new tokens is
+        # mostly the step's own cost, and its "30 tok/s" read as a PC reading slowly
+        read = [turn for turn in run.turns if turn.prompt_n >= PROMPT_RATE_MIN]
         self.query_one("#row-prompt", MetricRow).set(
-            t("dash.prompt"), series("prompt_per_second"),
-            t.number(f"{last.prompt_per_second:,.0f} {tps}") if last else "–", tps, turns_span,
+            t("dash.prompt"), [turn.prompt_per_second for turn in read],
+            t.number(f"{read[-1].prompt_per_second:,.0f} {tps}") if read else "–", tps,
+            t("dash.axis_turn_one") if len(read) == 1 else t("dash.axis_turns", n=len(read)),
         )
         self.query_one("#row-tpot", MetricRow).set(
             t("dash.tpot"), series("predicted_per_token_ms"),
