@@ -1836,6 +1836,22 @@ async def test_ctrl_c_says_how_to_quit_in_words(profiles: Path, lang: str, said:
         assert any(m.startswith(said) for m in shown) and not any("[b]" in m for m in shown), shown
 
 
+async def test_ctrl_c_during_a_reply_stops_it(profiles: Path) -> None:
+    """As Esc (and ``ollama run``'s Ctrl+C): it said how to quit, and the reply went on."""
+    app = WorkstationApp("b", sample_system=False, language="en")  # (replies of up to 400 tokens)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await _send(pilot, app, "Write a long story about a lighthouse keeper.")
+        await until(pilot, lambda: app.reply_view is not None and bool(app.reply_view.content))
+        await pilot.press("ctrl+c")  # the message box has the focus
+        await until(pilot, lambda: not app.generating)
+        conv = app.conversation_id
+        assert conv is not None
+        reply = app.store.messages(conv)[-1]
+        assert reply.metrics and reply.metrics["stop_reason"] == "cancelled" and app.is_running
+        assert not any("to quit the app" in str(n.message) for n in app._notifications)
+
+
 def test_language_from_locale() -> None:
     assert detect_language({"LANG": "tr_TR.UTF-8"}) == "tr"
     assert detect_language({"LC_ALL": "en_US.UTF-8", "LANG": "tr_TR.UTF-8"}) == "en"

@@ -1628,7 +1628,12 @@ class WorkstationApp(App[None]):
 
     def action_help_quit(self) -> None:
         """Ctrl+C, pressed to quit out of habit: how to quit, in the UI's language and keys
-        (Textual's own said "Press [b]ctrl+q[/b] to quit the app", its markup shown as typed)."""
+        (Textual's own said "Press [b]ctrl+q[/b] to quit the app", its markup shown as typed).
+        During a reply in the chat it stops the reply, as Esc does (and ``ollama run``'s Ctrl+C):
+        it only said how to quit, and the reply went on."""
+        if self.generating and self.screen is self.chat_screen and self.summarizing is None:
+            self.action_stop()
+            return
         key = next((k for k, b in self.active_bindings.items() if b.binding.action in ("quit", "app.quit")), None)
         if key is not None:
             self.notify(self.texts("app.how_to_quit", keys=_key_text(key)), title=self.texts("app.how_to_quit_title"),
