@@ -397,7 +397,7 @@ def test_a_desk_pc_is_told_where_its_text_goes() -> None:
     assert notes("http://127.0.0.1:8088/v1") == notes("http://localhost:8088/v1") == []
     profile = profile_from_dict({"name": "d", "backend": "openai", "remote": {"base_url": "http://10.0.0.5/v1"}}, "<t>")
     tr = Texts("tr")
-    assert say(load_notes(profile)[:1], tr.get).startswith("Not: iletileriniz")  # in the app's language
+    assert say(load_notes(profile)[:1], tr.get).startswith("Not: mesajlarınız")  # in the app's language
     # settings only a model loaded here uses: said unused (a draft model and a context went by in silence)
     tuned = profile_from_dict({"name": "d", "backend": "openai", "remote": {"base_url": "http://127.0.0.1:8088/v1"},
                                "context": 2048, "kv_cache": {"k": "q8_0", "v": "q8_0"},
