@@ -1852,6 +1852,21 @@ async def test_ctrl_c_during_a_reply_stops_it(profiles: Path) -> None:
         assert not any("to quit the app" in str(n.message) for n in app._notifications)
 
 
+@pytest.mark.parametrize("lang", ["tr", "en"])
+async def test_a_very_small_model_is_said_to_answer_well_in_english_only(profiles: Path, lang: str) -> None:
+    """The default model (135M) answered a Turkish question in made-up words, and nothing in
+    the chat said why (F6 said it of documents); in the English UI nothing is said."""
+    app = WorkstationApp("a", sample_system=False, language=lang)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None and app.loading is None)
+        await pilot.pause(0.2)
+        said = " ".join(str(n.message) for n in app._notifications)
+        if lang == "tr":
+            assert "çok küçük bir model (135M parametre): İngilizce dışındaki dillerde" in said, said
+        else:
+            assert "very small model" not in said, said
+
+
 def test_language_from_locale() -> None:
     assert detect_language({"LANG": "tr_TR.UTF-8"}) == "tr"
     assert detect_language({"LC_ALL": "en_US.UTF-8", "LANG": "tr_TR.UTF-8"}) == "en"

@@ -46,6 +46,8 @@ ENGLISH: dict[str, str] = {
     "fit.no_chat_template": ("{model} was not made for chat (it has no chat template: a base model, probably), so "
                              "its replies may ramble; a model made for chat (an -Instruct or -it one) answers better"),
     "fit.setting_note": "Note: {what}.",
+    "fit.small_for_language": ("{name} is a very small model ({n} parameters): its answers in languages other than "
+                               "English are often nonsense; a larger model (F4) writes them better."),
     # the sizing headline (sizing.SizingResult.headline)
     "headline.here_cpu": "This machine's CPU is enough",
     "headline.use": "Use {machine}",

@@ -63,6 +63,7 @@ from workstation.core.store import (
     profile_key,
     title_from_message,
 )
+from workstation.core.summarize import millions, small_model
 from workstation.tui import integrations, pacing
 from workstation.tui.actions import ACTIONS, ALWAYS, BY_ID, CHAT_ONLY, bindings
 from workstation.tui.attachment import find_attached, with_attached
@@ -2247,6 +2248,9 @@ class WorkstationApp(App[None]):
                     return
             self.post_message(EngineFailed(reason, during="load", unreachable=isinstance(err, BackendUnreachable)))
             return
+        if self.texts.lang != "en" and (small := small_model(profile, engine)) is not None:
+            # (the default model answered a Turkish question in made-up words; F6 said so of documents)
+            notes = [*notes, ("fit.small_for_language", {"name": small[0], "n": millions(small[1])})]
         # (the API served from the old profile stopped with it: said)
         self.post_message(ProfileLoaded(engine, profile, notes=notes, switch_stopped_api=old_profile
                                         if old_api is not None else None))
