@@ -506,3 +506,25 @@ def test_a_speed_that_goes_both_ways_over_the_documents_is_said() -> None:
         "their speed, repeated side by side."]
     one_way = ProfileEval("kv-q4", "a.gguf", "q4_0", "q4_0", kld=[cand("minutes.txt", 5.0), cand("policy.md", 6.0)])
     assert kld_speed_notes([reference, one_way]) == []  # slower on both: said by the table alone
+
+
+def test_each_documents_row_says_its_own_speed_and_a_note_the_whole_runs() -> None:
+    """The first document's row said the whole run's speed ("1.81x slower" beside its own tok/s,
+    which made 1.56x); each row says its own, and a line under the table the whole run's."""
+    from workstation.commands.eval import ProfileEval, ReferenceRow, compare, format_eval
+    from workstation.core.kld import KLDResult
+
+    def ref(doc: str) -> ReferenceRow:
+        return ReferenceRow(doc, 20.0, 0.5, 512, 2, 5.0, 4.0, 64, "", 0, 0.0, False, 2)  # 256 tok/s
+
+    def cand(doc: str, decode_s: float) -> KLDResult:
+        return KLDResult(doc, 0.02, 0.001, 0.1, 0.01, 1.0, 0.9, 0.01, 21.0, 0.5, 20.0, 0.5, 0.05, 0.01, 512, 2,
+                         900, 64, decode_s + 1, 5.0, decode_s, 4.0, 0, 0.0, False)
+
+    reference = ProfileEval("office-cpu", "a.gguf", "f16", "f16", references=[ref("minutes.txt"), ref("policy.md")])
+    slower = ProfileEval("kv-q4", "a.gguf", "q4_0", "q4_0", kld=[cand("minutes.txt", 8.0), cand("policy.md", 5.0)])
+    table = format_eval([reference, slower], [compare(reference, reference), compare(reference, slower)])
+    rows = {line.split("|")[4].strip(): line.split("|")[-2].strip() for line in table.splitlines()
+            if line.startswith("| kv-q4")}
+    assert rows == {"minutes.txt": "2.00x slower", "policy.md": "1.25x slower"}, table
+    assert "kv-q4 against office-cpu over all 2 documents: 1.62x slower." in table, table

@@ -448,6 +448,11 @@ def _kld_cells(r: ProfileEval, j: int) -> list[str]:
     return ["-"] * 7
 
 
+def _kld_timed(r: ProfileEval) -> bool:
+    """Whether the profile's speed ("x faster") is its KL divergence pass's (no tasks, no perplexity)."""
+    return bool(r.kld) and not (r.tasks is not None and r.tasks.gen_ts) and r.ppl is None
+
+
 def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str:
     langs: list[str] = []
     for r in results:
@@ -490,9 +495,9 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str
                 row += _kld_cells(r, j)
             if r is results[0]:
                 row.append("(baseline)")
-            elif j == 0:
+            elif j == 0 and not (n_docs > 1 and _kld_timed(r)):
                 row.append(describe(d))
-            else:
+            else:  # a document's own speed: the first row said all documents' ("1.81x slower" beside 1.56x)
                 ratio = r.kld[j].tokens_per_second / results[0].references[j].tokens_per_second \
                     if r.kld and results[0].references and results[0].references[j].decode_seconds > 0 else 0.0
                 row.append(describe({"accuracy_delta_pts": None, "perplexity_delta_pct": None, "speed_ratio": ratio}))
@@ -519,6 +524,9 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str
             f"{reused} of {len(refs)} document{'' if len(refs) == 1 else 's'} read from the cache"
             + (" (its speed measured again in this run, over one window)." if reused else ".")
         )
+    if n_docs > 1:  # the whole run's speed, the rows being each document's
+        notes += [f"{r.profile} against {results[0].profile} over all {n_docs} documents: {describe(d)}."
+                  for r, d in zip(results[1:], deltas[1:], strict=True) if _kld_timed(r) and describe(d) != "-"]
     notes += plain_kld_notes(results)
     notes += kld_speed_notes(results)
     if results[0].references:
