@@ -90,6 +90,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"  measured:  {measured.value:.0f} tokens/s" + (f" ± {spread:.0f}" if spread else "")
               + f" by bench on {measured.created[:10]} (profile {measured.profile}, {measured.test}: this model file, "
               "K/V and speculation)")
+        ratio = plan.decode_tps_bound / measured.value if plan.decode_tps_bound else 1.0
+        if not 2 / 3 <= ratio <= 1.5:  # (46 beside 125, after a busy moment's size --measure: which to believe?)
+            print(f"  note:      go by the measured figure: the estimate is {max(ratio, 1 / ratio):.1f}x "
+                  f"{'above' if ratio > 1 else 'below'} it (estimates are for any model on this PC)")
     for note in plan.notes:
         print(f"  note:      {note}")
     return 1 if problem else 0 if plan.fits else 2

@@ -205,7 +205,8 @@ def model_fit(row: ModelRow, texts: Texts) -> str:
         context = min(FIT_CONTEXT, info.context_length or FIT_CONTEXT)
         from workstation.core.calibration import measured_cpu, measured_decode
 
-        p = plan(info, context=context, gpus=hardware.gpus(), cpu_speed=measured_cpu())  # (as fit times it)
+        here = measured_cpu()
+        p = plan(info, context=context, gpus=hardware.gpus(), cpu_speed=here)  # (as fit times it)
         # what bench measured for the file as F4 plans it (f16 K/V, no speculation), as fit says it
         measured = measured_decode(str(row.path), p.gpu_layers) if row.installed and row.path is not None else None
     except WorkstationError as err:
@@ -214,7 +215,10 @@ def model_fit(row: ModelRow, texts: Texts) -> str:
         return ""
     text = texts("models.fit", context=f"{context:,}", verdict=say(p.verdict_phrases, texts.get))
     if p.fits and p.decode_tps_bound:
-        text += " " + texts("models.speed", tps=f"{p.decode_tps_bound:.0f}")
+        # where the estimate comes from, as fit says it (it said "a reference PC scaled to this one"
+        # once size --measure had fitted this PC's own figures, and of a GPU)
+        basis = "models.speed_gpu" if p.gpu_layers else "models.speed_here" if here is not None else "models.speed"
+        text += " " + texts(basis, tps=f"{p.decode_tps_bound:.0f}")
     if measured is not None and measured.value:  # (it said only the estimate, 207, after bench had measured 96)
         import datetime as dt
 
