@@ -15,7 +15,7 @@ import re
 import time
 import traceback
 from collections.abc import Iterable
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import Response
@@ -147,7 +147,7 @@ class RequestGuard:
         finally:
             if not scope.get(ACCOUNTED) and not (said[0] == 200 and scope["path"] in UNMETERED):  # (probes: quiet)
                 client = scope.get("client")
-                log.info(f"- {client[0] if client else '-'} {scope['method']} {scope['path']} "
+                log.info(f"- {client[0] if client else '-'} {scope['method']} {logged_path(scope)} "
                          f"{said[0] or CLIENT_GONE} in {time.perf_counter() - t0:.2f} s")
 
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -198,7 +198,7 @@ class RequestGuard:
         try:
             await self.app(scope, receive, send_cors)
         except Exception as err:  # noqa: BLE001 - a bug answers 500 and logs one line, not a traceback
-            log.warning("workstation: %s %s failed: %s: %s", method, scope["path"], type(err).__name__, err)
+            log.warning("workstation: %s %s failed: %s: %s", method, logged_path(scope), type(err).__name__, err)
             log.debug("%s", traceback.format_exc())
             if not started:
                 error = ApiError(500, "The server failed to handle this request.", type_="server_error")
@@ -248,6 +248,14 @@ class RequestGuard:
         if origin is not None:
             _add_cors(response.headers, origin)
         await response(scope, receive, send)
+
+
+def logged_path(scope: Scope, most: int = 200) -> str:
+    """A request's path as a log line may hold it: %-escaped as it came (uvicorn has decoded
+    "%0a" into a line break, and a path of its choosing wrote a whole forged line), cut short."""
+    raw: bytes = scope.get("raw_path") or scope["path"].encode("utf-8", "surrogateescape")
+    text = quote(raw.split(b"?", 1)[0], safe="/:@!$&'()*+,;=-._~%")
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def _without_trailing_slash(scope: Scope) -> Scope:
