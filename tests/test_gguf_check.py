@@ -160,7 +160,7 @@ print("LOADED layers", llama_cpp.llama_model_n_layer(model), flush=True)
 # what every load in the app does next: tokenize a prompt
 vocab = llama_cpp.llama_model_get_vocab(model)
 buf = (llama_cpp.llama_token * 64)()
-print("TOKENIZED", llama_cpp.llama_tokenize(vocab, b"hi \\xc3\\xa9\\n", 6, buf, 64, True, True))  # "hi é"
+print("TOKENIZED", llama_cpp.llama_tokenize(vocab, b"hi \\xc3\\xa9\\n\\x00", 7, buf, 64, True, True))  # "hi é", NUL
 """
 
 
@@ -198,6 +198,7 @@ ABORTS = {
     "vocab-none.gguf": "GGML_ASSERT(tokenizer && \"Tokenizer not initialized",
     # byte_to_token's token_to_id.at() throws through llama_tokenize (no byte token for "é")
     "vocab-spm-without-byte-tokens.gguf": "terminate called after throwing an instance of 'std::out_of_range'",
+    "vocab-spm-nul-byte-token.gguf": "terminate called after throwing an instance of 'std::out_of_range'",
 }
 
 

@@ -284,6 +284,9 @@ VOCAB_VARIANTS: dict[str, tuple[dict[str, Any], str]] = {
     "vocab-spm-without-byte-tokens": (
         {"tokens": _vocab_with({3 + b: f"x{b:02x}" for b in range(0x80, 0x100)}),
          "types": [2, 3, 3] + [6] * 128 + [1] * (N_VOCAB - 131)}, "byte 0x80"),
+    # "<0x00>" as the byte itself: llama.cpp reads it as a C string (empty), so a NUL still aborts
+    "vocab-spm-nul-byte-token": ({"tokens": _vocab_with({3: "\x00"}), "types": [2, 3, 3, 1] + [6] * 255
+                                  + [1] * (N_VOCAB - 259)}, "byte 0x00"),
     "vocab-byte-token-in-wordpiece": ({"tokenizer": "bert"}, "byte token"),
     "vocab-none": ({"tokenizer": "no_vocab"}, "no vocabulary"),
 }

@@ -566,11 +566,12 @@ TOKEN_TYPE_BYTE = 6  # llama.h's LLAMA_TOKEN_TYPE_BYTE
 
 
 def _vocab_words(r: _Reader, count: int, pos: int) -> Iterator[tuple[int, int, bytes]]:
-    """(index, file offset, text) of each token, empty ones renamed as llama.cpp does."""
+    """(index, file offset, text) of each token as llama.cpp reads it: up to its first NUL (a
+    C string), an empty one renamed ``[EMPTY_<index>]``."""
     r.pos = pos
     for i in range(count):
         at = r.pos
-        word = r.string(MAX_STRING_BYTES, f"token {i} of the vocabulary")
+        word = r.string(MAX_STRING_BYTES, f"token {i} of the vocabulary").split(b"\0", 1)[0]
         yield i, at, word or b"[EMPTY_%d]" % i
 
 
@@ -630,8 +631,8 @@ def _check_vocab(
         if model == "llama" and len(spelt) < 256:
             missing = min(set(range(256)) - spelt)
             raise _Bad(
-                f"the vocabulary has no token for the byte 0x{missing:02X}, which a SentencePiece ('llama') "
-                "vocabulary needs to spell the characters it does not list (llama.cpp aborts on such a text)",
+                f"its vocabulary has no token for the byte 0x{missing:02X}, so a text with a character it does not "
+                "list (an accent, an emoji) would stop the program (llama.cpp aborts); get another conversion of it",
                 types["tokenizer.ggml.tokens"][1],
             )
         ordered = np.sort(hashes)
