@@ -327,6 +327,12 @@ async def test_f6_says_where_the_server_cut_a_summary_off_and_that_ctrl_r_goes_o
             assert state().startswith(f"Cut off after 1 of {total} parts: The server at "), state()
             assert "your key has left today" in state() and state().endswith("Ctrl+R goes on from them."), state()
             assert "Red." in screen.summary  # part 1's summary, shown
+            await pilot.press("f9")  # in the language of now, its reason too (it stayed as first said)
+            for _ in range(3000):
+                if "kesildi" in state():
+                    break
+                await pilot.pause(0.05)
+            assert "kesildi: " in state() and "The server" not in state() and "Ctrl+R kaldığı" in state(), state()
     finally:
         server.shutdown()
 

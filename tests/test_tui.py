@@ -2487,6 +2487,7 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         assert 1 <= done < len(screen.result.chunks)
         assert f"Stopped after {done} of {len(screen.result.chunks)} parts" in str(
             screen.query_one("#summarize-state").render())
+        assert str(screen.query_one("#summarize-state").render()).endswith("Ctrl+R goes on from them.")
         assert screen.query_one("#summary", Markdown).source == screen.summary != ""
         assert not app.generating and app.summarizing is None and "summarizing" not in app.status_text()
         # Ctrl+R on it again goes on from the parts it finished (it began again at part 1, and a

@@ -39,9 +39,9 @@ class SummaryReady(Progress):
     """A run's end: its result, and why it ended early where it failed (the server gone, a key's
     day over) after some parts."""
 
-    def __init__(self, data: SummaryResult, reason: str = "") -> None:
+    def __init__(self, data: SummaryResult, error: WorkstationError | None = None) -> None:
         super().__init__(1, 1, data=data)
-        self.reason = reason
+        self.error = error
 
 
 KEPT = "summary"  # the store's key for the last summary (ConversationStore.remember)
@@ -91,7 +91,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         # a run that stopped (Ctrl+X, the server gone): its document as it was then, by path,
         # profile, size and time, and its finished parts, which Ctrl+R on it does not do again
         self._stopped: tuple[tuple[str, str, int, int], dict[tuple[int, int], tuple[str, str]]] | None = None
-        self._cut = ""  # why the last run ended early where it failed after some parts (the message said)
+        self._cut: WorkstationError | None = None  # why the last run ended early, failing after some parts
         self._offered: Path | None = None  # the chat's attached document last put in the box
         self.running = False
         self._cancel = threading.Event()
@@ -132,7 +132,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         """The document attached in the chat, in the box, once: the chat said "F6 summarizes it"
         of one too long for a message, and F6 opened with the box empty (or the last summary's)."""
         document = self.wapp.pending_document
-        if document is None or self.running or document[0] == self._offered or not document[0].is_file():
+        if document is None or self.running or document[0] == self._offered or not document[0].is_file() \
+                or self._stopped is not None:  # (a stopped run's document stays, for Ctrl+R to go on with)
             return
         self._offered = document[0]
         self.query_one("#summarize-path", Input).value = str(document[0])
@@ -268,6 +269,13 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._say(self._said)
         self._summarize(self.path, done)
 
+    def _resumable(self) -> bool:
+        """Whether Ctrl+R now goes on from a stopped run's parts (the box's document is that run's)."""
+        if self._stopped is None or self.running:
+            return False
+        raw = self.query_one("#summarize-path", Input).value.strip()
+        return bool(raw) and self._stopped[0] == self._which(typed_path(raw))
+
     def _which(self, path: Path) -> tuple[str, str, int, int]:
         """The document as it is now, for this profile: a stopped run's parts go on only with
         the same file unchanged and the same profile (another one cuts it into other parts)."""
@@ -327,9 +335,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
             )
         except WorkstationError as err:
             if isinstance(err.partial, SummaryResult):  # the parts done before it (a server gone, a key's day over)
-                reason = self.wapp.texts.error(err)
-                self.post_message(SummaryReady(err.partial, reason))
-                self.app.call_from_thread(self.notify, reason, severity="error", timeout=10)
+                self.post_message(SummaryReady(err.partial, err))
+                self.app.call_from_thread(self.notify, self.wapp.texts.error(err), severity="error", timeout=10)
                 return
             self.post_message(TaskFailed(self.wapp.texts.error(err)))
             return
@@ -346,10 +353,16 @@ class SummarizeScreen(AppScreen, Screen[None]):
         done = sum(1 for c in result.chunks if c.summary is not None)
         if result.cancelled and not done:
             return t("summarize.stopped_none")
-        if result.cancelled and self._cut:  # said where it stays (it said "Stopped", as if by Ctrl+X, once the toast went)
-            return t("summarize.cut", done=done, total=len(result.chunks), reason=self._cut)
+        # Ctrl+R goes on from the parts done only for the same file, unchanged, and profile (not
+        # after a restart either): said where it will, never where it would begin at part 1
+        go_on = " " + t("summarize.go_on") if self._resumable() else ""
+        if result.cancelled and self._cut is not None:  # said where it stays (it said "Stopped", as if by Ctrl+X)
+            reason = t.error(self._cut).rstrip()  # (in the language of now: F9 draws it again)
+            if not reason.endswith((".", "!", "?")):
+                reason += "."
+            return t("summarize.cut", done=done, total=len(result.chunks), reason=reason) + go_on
         if result.cancelled:
-            return t("summarize.stopped", done=done, total=len(result.chunks))
+            return t("summarize.stopped", done=done, total=len(result.chunks)) + go_on
         # (a model too small to trust with facts: the summary says so under its title)
         return t("summarize.done") if self._kept_at is None else t(
             "summarize.kept", name=self.path.name if self.path else Path(result.source).name,
@@ -362,7 +375,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         state = self.query_one("#summarize-state", Label)
         if isinstance(event, SummaryReady):
             self._set_running(False)
-            self.result, self._cut = event.data, event.reason
+            self.result, self._cut = event.data, event.error
             finished = {(c.start, c.end): (c.reply, c.summary) for c in event.data.chunks if c.summary is not None}
             self._stopped = (self._which(self.path), finished) if event.data.cancelled and finished and \
                 self.path is not None else None
