@@ -1128,7 +1128,7 @@ class Scheduler:
         threads = self.thread_choice
         m.n_threads, m.threads_reason, m.cpu_others = threads.decode, threads.reason, round(threads.others, 2)
         m.finish_rates()
-        self.stats.prompt_tokens_total += m.prompt_n
+        self.stats.prompt_tokens_total += m.prompt_n + m.dropped_n  # (its time is in prompt_seconds_total)
         self.stats.prompt_seconds_total += m.prompt_ms / 1000
         self.stats.tokens_predicted_total += m.predicted_n
         self.stats.tokens_predicted_seconds_total += m.predicted_ms / 1000

@@ -1820,10 +1820,10 @@ class WorkstationApp(App[None]):
         thought = event.reasoning or (view.reasoning if view is not None else "")  # (gone on with: the first part's)
         replacing = self._replacing
         self._edited_away = None  # (answered: what it was sent in place of is replaced for good)
-        if replacing and not (text.strip() or thought):
-            # asked again and given nothing (stopped before a word, say): the reply it had stays; what
-            # did arrive is kept as the new reply, the earlier behind Alt+V (Esc keeps what arrived,
-            # as ChatGPT keeps a stopped regeneration: it was dropped, and Ctrl+Q lost it unsaid)
+        if replacing and not text.strip() and (metrics.stop_reason == "cancelled" or not thought):
+            # asked again and given no answer (stopped before a word of it, thinking aside): the reply it
+            # had stays; what did arrive is kept as the new reply, the earlier behind Alt+V (Esc keeps
+            # what arrived, as ChatGPT keeps a stopped regeneration: it was dropped, and Ctrl+Q lost it)
             await self._keep_replaced(view)
             if self.is_running and metrics.stop_reason == "cancelled":  # (what was streaming went without a word)
                 self.notify(self.texts("chat.kept_earlier", again=self.key_for("chat.again")))

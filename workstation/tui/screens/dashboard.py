@@ -202,7 +202,8 @@ class DashboardScreen(AppScreen, Screen[None]):
         )
         # reading speed of turns that read a prompt worth timing: a follow-up of 19 new tokens is
         # mostly the step's own cost, and its "30 tok/s" read as a PC reading slowly
-        read = [turn for turn in run.turns if turn.prompt_n >= PROMPT_RATE_MIN]
+        # (nor a turn stopped while reading: the batch stopped took time and kept no tokens)
+        read = [turn for turn in run.turns if turn.prompt_n >= PROMPT_RATE_MIN and not turn.dropped_n]
         self.query_one("#row-prompt", MetricRow).set(
             t("dash.prompt"), [turn.prompt_per_second for turn in read],
             t.number(f"{read[-1].prompt_per_second:,.0f} {tps}") if read else "–", tps,
