@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from workstation.core.errors import EngineError
 from workstation.core.metrics import TurnMetrics
+from workstation.core.phrases import Phrase
 from workstation.core.token_probs import TokenProb
 
 Message = dict[str, str]
@@ -43,6 +44,7 @@ class RequestFailed:
     status: int = 500  # the HTTP status a server answers with (429: the queue gave its place away)
     retry_after_s: int = 0
     param: str | None = None  # a 400's request field that caused it (the server names it)
+    said: list[Phrase] | None = None  # the message as phrases, for the app's language (core/phrases.py)
 
 
 @dataclass

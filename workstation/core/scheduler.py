@@ -73,6 +73,7 @@ from workstation.core.kv_state import (
     write_sequence,
 )
 from workstation.core.metrics import TurnMetrics
+from workstation.core.phrases import Phrase, say
 from workstation.core.planner import gpu_layers_for_load
 from workstation.core.profiles import KV_CACHE_TYPES, Constraints, Profile, Sampling
 from workstation.core.reasoning import CLOSE, OPEN, ThinkingSplitter, opens_thinking
@@ -103,10 +104,6 @@ log = logging.getLogger(__name__)
 
 
 MAX_FORGOTTEN = 4096  # deleted conversations' tags kept so their cells are never saved again
-
-
-NOT_A_NUMBER = ("The model's numbers for this text came out as NaN (not a number): its file is damaged or "
-                "was converted wrongly; download or convert it again.")
 
 
 @dataclass
@@ -500,7 +497,7 @@ class Scheduler:
             while True:
                 event = self._next_event(events)
                 if isinstance(event, RequestFailed):
-                    raise EngineError(event.message)
+                    raise EngineError(event.message, said=event.said)
                 yield event
                 if isinstance(event, TurnFinished):
                     return
@@ -536,7 +533,7 @@ class Scheduler:
             while left:
                 i, event = self._next_event(events)
                 if isinstance(event, RequestFailed):
-                    raise EngineError(event.message)
+                    raise EngineError(event.message, said=event.said)
                 if isinstance(event, TurnFinished):
                     results[i] = event
                     left -= 1
@@ -994,8 +991,8 @@ class Scheduler:
             for j in range(n_drafts + 1):
                 model.logits(idx0 + j)[self._eog_tokens()] = -np.inf
         if not run.reply and np.isnan(model.logits(idx0)).any():  # once a reply, before its first token
-            self._fail(slot, NOT_A_NUMBER)  # it wrote the first of its tokens (<unk>) to the end, and
-            return 0, 0  # a reply of nothing ended well ("exit 0")
+            self._fail(slot, said=[("engine.not_a_number", {})])  # it wrote <unk> to the end, and a reply
+            return 0, 0  # of nothing ended well ("exit 0")
         drafts = entry.tokens[1:] if n_drafts else []
         try:
             if slot.spec is not None and not constrained:
@@ -1149,7 +1146,7 @@ class Scheduler:
             return max(1, min(30, ahead))
         return max(1, min(30, math.ceil(self._slot_hold_s * ahead / self.n_parallel)))
 
-    def _fail(self, slot: Slot, message: str, status: int = 500) -> None:
+    def _fail(self, slot: Slot, message: str = "", status: int = 500, said: list[Phrase] | None = None) -> None:
         req = slot.req
         self.model.seq_rm(slot.seq, -1, -1)
         slot.tokens = []
@@ -1157,7 +1154,7 @@ class Scheduler:
             slot.spec.forget()
         self._release(slot)
         if req is not None:
-            _deliver(req, RequestFailed(message, status))
+            _deliver(req, RequestFailed(message or say(said or []), status, said=said))
 
     def _fail_all(self, message: str) -> None:
         for slot in self.slots:
