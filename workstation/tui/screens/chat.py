@@ -17,6 +17,9 @@ from workstation.core.errors import WorkstationError
 from workstation.core.letters import shortened
 from workstation.core.store import StoredMessage
 from workstation.tui.screens.app_screen import AppScreen
+from workstation.tui.screens.dialogs import (
+    NARROW,  # (narrower, the conversation list is put away: Ctrl+B shows it)
+)
 from workstation.tui.widgets.conversation_list import ConversationList
 from workstation.tui.widgets.message_view import MessageView
 from workstation.tui.widgets.progress import LocalProgressBar
@@ -128,7 +131,6 @@ class MessageEditor(TextArea):
 
 
 SHOWN_AT_ONCE = 30  # messages drawn when a conversation opens; the earlier ones on request
-NARROW = 72  # columns: narrower, the conversation list is put away (Ctrl+B shows it); F1 goes to two columns there too
 SEARCH_PAUSE_S = 0.2  # the list follows the search box once typing pauses this long
 
 

@@ -14,6 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+NARROW = 72  # terminal columns below which layouts narrow: F1's table, the chat's list put away
 
 class ConfirmDialog(ModalScreen[bool | None]):
     """Yes or no; ``keys`` answer it from the keyboard in the UI's language (y/n, e/h)."""
@@ -113,12 +114,11 @@ class KeysDialog(ModalScreen[None]):
         self.rows = rows
         self.hint = hint
 
-    NARROW = 72  # terminal columns below which the name goes over what the key does
 
     def _table(self, width: int) -> Table:
         table = Table(show_header=False, box=None, padding=(0, 1), expand=True)
         table.add_column(style="bold", no_wrap=True)
-        if width < self.NARROW:  # at 60 columns a third column left what a key does 9 letters a line
+        if width < NARROW:  # at 60 columns a third column left what a key does 9 letters a line
             table.add_column(ratio=1)
             for key, name, what in self.rows:
                 table.add_row(key, Text.assemble(name, "\n", (what, "dim")))
@@ -141,8 +141,8 @@ class KeysDialog(ModalScreen[None]):
             yield Label(self.hint, classes="dialog-hint", markup=False)
 
     def on_resize(self, event: events.Resize) -> None:
-        narrow = event.size.width < self.NARROW
-        if narrow != (self._width < self.NARROW):
+        narrow = event.size.width < NARROW
+        if narrow != (self._width < NARROW):
             self._width = event.size.width
             self.table = self._table(self._width)
             self.query_one("#keys-table", Static).update(self.table)
