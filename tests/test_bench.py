@@ -207,6 +207,15 @@ def test_a_speculative_profile_that_drafted_nothing_says_why() -> None:
                            drafting_off="drafting cannot pay on this machine")
     table = format_bench([drafted])
     assert "25.0% of 12 drafted" in table and "note: draft-pair stopped drafting for the rest of the session" in table
+    # against a plain profile: its tg is timed without drafting ("1.05x slower" was read as what speculation buys)
+    plain_info = {k: v for k, v in info.items() if k != "speculative"}
+    plain = ProfileBench("office-q8", plain_info, tg=SpeedStat(16, [210_000_000, 212_000_000]))
+    paired = ProfileBench("draft-pair", info, tg=SpeedStat(16, [220_000_000, 221_000_000]))
+    said = [line for line in format_bench([plain, paired]).splitlines() if line.startswith("In plain words")]
+    assert said == ["In plain words, against office-q8: draft-pair writes a reply, without drafting, 1.05x slower "
+                    "(not sure: within how much the repetitions varied)."], said
+    assert "note: tg is timed without drafting, as llama-bench times it; the 'chat tg' row is a chat turn with the " \
+           "drafts (what speculation buys is there)." in format_bench([plain, paired])
 
 
 def test_two_profiles_run_in_rounds_with_the_order_alternating(tiny_profile: Path, tmp_path: Path) -> None:

@@ -229,7 +229,9 @@ def plain_words(results: list[ProfileBench]) -> list[str]:
     for r in results[1:]:
         in_rounds = r.rounds > 1 and first.rounds > 1  # (repetition i of each in round i)
         reading, writing = ratio(r.pp, first.pp, in_rounds), ratio(r.tg, first.tg, in_rounds)
-        said = [f"reads a prompt {reading}" if reading else "", f"writes a reply {writing}" if writing else ""]
+        drafts = any(x.model_info.get("speculative", "off") != "off" for x in (r, first))  # (notes say why)
+        said = [f"reads a prompt {reading}" if reading else "",
+                f"writes a reply{', without drafting,' if drafts else ''} {writing}" if writing else ""]
         if any(said):
             lines.append(f"In plain words, against {first.profile}: {r.profile} " + " and ".join(x for x in said if x)
                          + ".")
@@ -321,6 +323,9 @@ def drafting_notes(results: list[ProfileBench]) -> list[str]:
     drafts only where a draft is expected to pay, and switches a draft model off for the
     session where even a draft always accepted cannot."""
     notes = []
+    if any(r.model_info.get("speculative", "off") != "off" for r in results) and any(r.tg for r in results):
+        notes.append("note: tg is timed without drafting, as llama-bench times it; the 'chat tg' row is a chat turn "
+                     "with the drafts (what speculation buys is there).")
     for r in results:
         if r.drafting_off:
             notes.append(f"note: {r.profile} stopped drafting for the rest of the session: {r.drafting_off}.")
