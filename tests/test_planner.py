@@ -413,3 +413,28 @@ def test_fit_plans_on_a_card_this_pc_lacks(capsys: pytest.CaptureFixture[str]) -
     with pytest.raises(SystemExit):
         main(["fit", "--gpu", "my pc"])
     assert "'my pc' is no card this program knows; known: RTX 5090, " in capsys.readouterr().err
+
+
+def test_a_model_that_runs_slower_than_people_read_is_said_to(capsys: pytest.CaptureFixture[str]) -> None:
+    """fit said "runs on the CPU" of an 8B model at about 2 tokens/s, and F3 gave no speed at all:
+    a plan that runs but writes slower than people read says so, in fit and in F3's line."""
+    import json
+
+    from workstation.cli import main
+    from workstation.core.planner import SLOW_TPS
+    from workstation.core.profiles import load_profile
+    from workstation.tui.i18n import Texts
+    from workstation.tui.integrations import fit_verdict
+
+    for name in ("gpu-llama31-8b", "office-cpu"):  # (no GPU here: the 8B model on this CPU)
+        assert main(["fit", "-p", name, "--json"]) == 0
+        tps = json.loads(capsys.readouterr().out)["decode_tps_bound"]
+        slow = tps is not None and tps < SLOW_TPS
+        assert main(["fit", "-p", name]) == 0
+        out = capsys.readouterr().out
+        assert ("  note:      Slow here: it would write about " in out) == slow, (name, tps, out)
+        verdict = fit_verdict(load_profile(name)) or ""
+        assert ("Slow here: it would write about" in verdict) == slow, verdict
+        assert ("Burada yavaş: saniyede yaklaşık" in (fit_verdict(load_profile(name), Texts("tr")) or "")) == slow
+        if name == "office-cpu":
+            assert not slow  # the default model keeps up on any PC

@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING
 from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.calibration import measured_decode
 from workstation.core.invocation import cli
-from workstation.core.planner import human_bytes, plan_for_profile, profile_draft_problem
+from workstation.core.phrases import say
+from workstation.core.planner import (
+    human_bytes,
+    plan_for_profile,
+    profile_draft_problem,
+    slow_phrase,
+)
 from workstation.core.profiles import CONTEXT_RANGE, Profile, context_allowed, load_profile
 
 if TYPE_CHECKING:
@@ -94,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
         if not 2 / 3 <= ratio <= 1.5:  # (46 beside 125, after a busy moment's size --measure: which to believe?)
             print(f"  note:      go by the measured figure: the estimate is {max(ratio, 1 / ratio):.1f}x "
                   f"{'above' if ratio > 1 else 'below'} it (estimates are for any model on this PC)")
-    for note in plan.notes:
+    slow = slow_phrase(plan)
+    for note in [*([say([slow])] if slow else []), *plan.notes]:
         print(f"  note:      {note}")
     return 1 if problem else 0 if plan.fits else 2
 

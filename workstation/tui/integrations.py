@@ -29,21 +29,23 @@ def fit_verdict(profile: Profile, texts: Texts | None = None) -> str | None:
     if profile.backend != "llama":
         return server_verdict(profile, t)
     from workstation.core.phrases import say
-    from workstation.core.planner import load_notes, plan_for_profile
+    from workstation.core.planner import load_notes, plan_for_profile, slow_phrase
 
     try:
         plan = plan_for_profile(profile, not_downloaded=True)
     except WorkstationError as err:
         return t.error(err)
     verdict = say(plan.verdict_phrases, t.get)
-    if not plan.path:  # a catalog model not downloaded yet, planned from its published shape
-        return t("profiles.not_downloaded", verdict=verdict)
+    slow = slow_phrase(plan)  # (F3 said "runs" of an 8B model at 2 tokens/s, and gave no speed)
     # what loading it would note (a context past the model's trained length, no chat template):
     # F3 said only that it fits, and the note came once the model was loaded
-    notes = [say([note], t.get) for note in load_notes(profile)]
+    notes = [say([note], t.get) for note in [*([slow] if slow else []), *(load_notes(profile) if plan.path else [])]]
     if notes and not verdict.rstrip().endswith((".", "!", "?")):  # two sentences, not one run on
         verdict = verdict.rstrip() + "."  # ("… 22.7 GB of memory free Note: …")
-    return " ".join([verdict, *notes])
+    verdict = " ".join([verdict, *notes])
+    if not plan.path:  # a catalog model not downloaded yet, planned from its published shape
+        return t("profiles.not_downloaded", verdict=verdict)
+    return verdict
 
 
 def server_verdict(profile: Profile, t: Texts) -> str:
