@@ -344,7 +344,7 @@ def test_quantize_offers_the_kld_and_runs_it(
     assert "memo.txt" in row
     same_top = float(row.split("|")[7].split("±")[0].strip().rstrip("%"))  # as the table has it
     plain = re.search(r"^In plain words, on memo\.txt: copy\.Q4_0 picks the same next word as \S+ (\d+)% of the "
-                      r"time, and writes (practically the same text|very nearly as well|a little worse|"
+                      r"time, and writes (practically as well|very nearly as well|a little worse|"
                       r"noticeably worse|clearly worse)\.$", printed, re.MULTILINE)
     assert plain is not None and int(plain.group(1)) == round(same_top), printed
 

@@ -541,7 +541,8 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str
 
 # KL divergence (nats per token) up to which a quantization's text reads so, in plain words: near
 # llama.cpp's published figures (Q8_0 about 0.001, Q6_K 0.004, Q4_K_M 0.02-0.03, Q2_K 0.3 and up)
-KLD_WORDS = ((0.005, "writes practically the same text"), (0.02, "writes very nearly as well"),
+KLD_WORDS = ((0.005, "writes practically as well"),  # (not "the same text": 1 word in 20 may differ)
+             (0.02, "writes very nearly as well"),
              (0.1, "writes a little worse"), (0.3, "writes noticeably worse"), (float("inf"), "writes clearly worse"))
 
 
