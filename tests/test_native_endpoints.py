@@ -152,6 +152,9 @@ def test_unsupported_options_are_refused_by_name(server: RunningServer) -> None:
         r = post(server, "/v1/chat/completions", {**chat, **extra})
         assert r.status_code == 400 and r.json()["error"]["param"] == name
     assert post(server, "/v1/chat/completions", {**chat, "modalities": ["text"], "min_tokens": 0}).status_code == 200
+    r = post(server, "/v1/chat/completions", {**chat, "user": 123})  # OpenAI's end-user id is a string
+    assert r.status_code == 400 and r.json()["error"]["param"] == "user"
+    assert post(server, "/v1/chat/completions", {**chat, "user": "ayla@office"}).status_code == 200
     # the values llama-server's clients send by default leave those options off: accepted
     defaults = {"mirostat": 0, "typical_p": 1.0, "cache_prompt": True, "dry_multiplier": 0.0, "dry_base": 1.75,
                 "samplers": ["penalties", "dry", "top_n_sigma", "top_k", "typ_p", "top_p", "min_p", "xtc",

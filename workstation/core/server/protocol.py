@@ -225,6 +225,9 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
     for name in ("frequency_penalty", "presence_penalty"):
         if (v := _number(body, name, -2.0, 2.0)) is not None:
             setattr(s, name, v)
+    user = body.get("user")  # OpenAI's end-user id: a string, as OpenAI refuses anything else (not used here)
+    if user is not None and not isinstance(user, str):
+        raise bad("'user' must be a string.", "user")
     seed = body.get("seed")
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, int):
