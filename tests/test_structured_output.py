@@ -189,7 +189,35 @@ def test_bad_grammar_is_refused_at_submit_and_nothing_is_queued(engine: Engine) 
     sneaky = 'root ::= "a" # a comment ends at a carriage return\r' + "(" * 300 + '"b"' + ")" * 300
     with pytest.raises(GrammarError, match="nests groups 300 deep"):
         engine.core.submit(prompt, greedy(4), lambda e: None, constraints=Constraints(grammar=sneaky))
+    # 100,000 rules each naming the next overflowed the stack as llama.cpp checked them (a segfault
+    # from one request; 40,000 held the server 10 s); "::=" inside a literal is no rule
+    def chain(n: int) -> str:
+        return "root ::= r0\n" + "".join(f"r{i} ::= r{i + 1}\n" for i in range(n)) + f'r{n} ::= "x"\n'
+
+    with pytest.raises(GrammarError, match="has 5,002 rules; at most 4,096"):
+        engine.core.submit(prompt, greedy(4), lambda e: None, constraints=Constraints(grammar=chain(5000)))
+    with pytest.raises(GrammarError, match="is 1,777,813 characters long; at most 1,000,000"):
+        engine.core.submit(prompt, greedy(4), lambda e: None, constraints=Constraints(grammar=chain(100_000)))
+    quoted = 'root ::= "' + "::=" * 5000 + '"'
+    engine.core.cancel(engine.core.submit(prompt, greedy(4), lambda e: None, constraints=Constraints(grammar=quoted)))
     assert engine.core.requests_deferred == 0
+
+
+def test_a_schema_asking_for_a_run_no_reply_holds_is_refused_in_a_moment() -> None:
+    """A 60-byte schema ("minLength": 10^9) grew the server past 17 GB: the converter spells a
+    run out character by character. A lower bound or a pattern's repetition past 10,000 is
+    refused; an upper bound past it is no bound here (no reply is that long)."""
+    from workstation.core.structured_output import MAX_REPEAT, SchemaError, schema_grammar
+
+    for schema, said in (({"type": "string", "minLength": 10**9}, "minLength 1000000000"),
+                         ({"type": "array", "items": {"type": "integer"}, "minItems": 50_000}, "minItems 50000"),
+                         ({"type": "object", "properties": {"pin": {"type": "string", "pattern": "^a{1000000}$"}}},
+                          "pattern at properties.pin repeats {1000000}")):
+        with pytest.raises(SchemaError, match=re.escape(said)):
+            schema_grammar(schema)
+    loose = schema_grammar({"type": "string", "maxLength": 10**9})
+    assert loose == schema_grammar({"type": "string"}) and len(loose) < 2000
+    assert schema_grammar({"type": "string", "minLength": MAX_REPEAT // 10})  # (a long one within the bound)
 
 
 def test_a_grammar_is_freed_when_its_request_never_starts(engine: Engine) -> None:

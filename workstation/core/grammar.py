@@ -49,6 +49,11 @@ GREEDY_CHECKS = 32
 # llama.cpp's GBNF parser recurses once per nested group: 20000 nested "(" overflowed an 8 MiB
 # stack (a segfault, the whole server gone); real grammars nest a few levels
 MAX_NESTING = 200
+# and once per rule a rule refers to, in a chain: 100,000 rules each naming the next overflowed
+# the stack as the grammar was checked (a segfault from one request); 40,000 held the decoding
+# for 10 s. A JSON schema's grammar has tens of rules; 128 tools' a few thousand at most
+MAX_RULES = 4096
+MAX_GRAMMAR_CHARS = 1_000_000
 _ROOT = b"root"
 
 
@@ -141,10 +146,11 @@ class CompiledGrammar:
             self._finalizer()
 
 
-def nesting_depth(text: str) -> int:
-    """How deeply ``text`` (GBNF) nests groups: "(" outside literals, character classes and
-    comments. A scan of the brackets only, to refuse what would overflow llama.cpp's parser."""
-    depth = deepest = 0
+def grammar_shape(text: str) -> tuple[int, int]:
+    """How deeply ``text`` (GBNF) nests groups ("(" outside literals, character classes and
+    comments) and how many rules it defines ("::=" there): a scan, to refuse what would
+    overflow llama.cpp's recursive parser and checker before it sees the text."""
+    depth = deepest = rules = 0
     i, n = 0, len(text)
     while i < n:
         c = text[i]
@@ -161,8 +167,11 @@ def nesting_depth(text: str) -> int:
             deepest = max(deepest, depth)
         elif c == ")":
             depth = max(0, depth - 1)
+        elif c == ":" and text.startswith("::=", i):
+            rules += 1
+            i += 2
         i += 1
-    return deepest
+    return deepest, rules
 
 
 def compile_grammar(vocab: Any, text: str) -> CompiledGrammar:
@@ -172,8 +181,13 @@ def compile_grammar(vocab: Any, text: str) -> CompiledGrammar:
         raise GrammarError("The grammar is empty; it needs at least a rule named root.")
     if "\x00" in text:
         raise GrammarError("The grammar holds a NUL character.")
-    if (depth := nesting_depth(text)) > MAX_NESTING:
+    if len(text) > MAX_GRAMMAR_CHARS:
+        raise GrammarError(f"The grammar is {len(text):,} characters long; at most {MAX_GRAMMAR_CHARS:,} are accepted.")
+    depth, rules = grammar_shape(text)
+    if depth > MAX_NESTING:
         raise GrammarError(f"The grammar nests groups {depth} deep; at most {MAX_NESTING} levels are accepted.")
+    if rules > MAX_RULES:
+        raise GrammarError(f"The grammar has {rules:,} rules; at most {MAX_RULES:,} are accepted.")
     mark = log_mark()
     with _stderr_captured() as printed:
         handle = llama_cpp.llama_sampler_init_grammar(vocab, text.encode("utf-8"), _ROOT)

@@ -167,13 +167,44 @@ def schema_grammar(schema: Any) -> str:
 CACHED_SCHEMAS = 64
 
 
+# the longest run a grammar writes out (the converter spells "minLength: N" as N copies of a
+# character: a 60-byte schema asking for 10^9 grew the server past 17 GB, its event loop stuck)
+MAX_REPEAT = 10_000
+_QUANTIFIER = re.compile(r"\{\s*(\d+)\s*(?:,\s*(\d*)\s*)?\}")
+
+
+def _bounded(schema: Any, where: str = "") -> Any:
+    """``schema`` with its runs held to ``MAX_REPEAT``: an upper bound past it is dropped (no reply
+    here is that long), a lower bound or a pattern's repetition past it is a SchemaError."""
+    if isinstance(schema, list):
+        return [_bounded(x, f"{where}[{i}]") for i, x in enumerate(schema)]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    at = f" at {where}" if where else ""
+    for key, value in schema.items():
+        big = isinstance(value, int | float) and not isinstance(value, bool) and value > MAX_REPEAT
+        if key in ("maxLength", "maxItems") and big:
+            continue
+        if key in ("minLength", "minItems") and big:
+            raise SchemaError(f"The JSON schema asks for {key} {value}{at}; a reply here holds far less, so at most "
+                              f"{MAX_REPEAT:,} is accepted.")
+        if key == "pattern" and isinstance(value, str):
+            for m in _QUANTIFIER.finditer(value):
+                if any(g and int(g) > MAX_REPEAT for g in m.groups()):
+                    raise SchemaError(f"The JSON schema's pattern{at} repeats {m.group(0)}; at most {MAX_REPEAT:,} "
+                                      "repetitions are accepted.")
+        out[key] = _bounded(value, f"{where}.{key}".lstrip(".")) if isinstance(value, dict | list) else value
+    return out
+
+
 @functools.lru_cache(maxsize=CACHED_SCHEMAS)
 def _grammar_of(text: str) -> str:
     """``schema_grammar`` of the schema written as ``text`` (errors are not cached)."""
     check_schema(json.loads(text))
     try:
         converter = _Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
-        converter.visit(converter.resolve_refs(json.loads(text), "stdin"), "")
+        converter.visit(converter.resolve_refs(_bounded(json.loads(text)), "stdin"), "")
         return _json_safe_strings(converter.format_grammar())
     except RecursionError:
         raise SchemaError("The JSON schema nests or refers to itself too deeply to become a grammar.") from None
