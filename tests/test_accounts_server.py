@@ -682,3 +682,21 @@ def test_a_client_gone_while_its_prompt_is_read_pays_for_the_batch_stopped(sched
         ticket = o.accounts.begin(Caller("carol", key=key), "chat")
         o.accounts.finish(ticket, 499, m)
         assert o.accounts.quota.used("carol") == len(prompt)
+
+
+def test_the_slots_are_the_operators_not_a_persons_key(scheduler: Scheduler) -> None:
+    """A person's key listed the slots (others' prompt lengths and settings) and saved, restored
+    and erased their cells: a copy of a colleague's prompt under a file of its naming, restored
+    at will to learn it from the cached tokens. The server's own key still can."""
+    with office(scheduler, {"bob": {}}) as o:
+        bob = {"Authorization": f"Bearer {o.keys['bob']}"}
+        operator = {"Authorization": f"Bearer {OPERATOR}"}
+        listed = httpx.get(f"{o.url.removesuffix('/v1')}/slots", headers=bob)
+        assert listed.status_code == 403 and listed.json()["error"]["code"] == "operator_only"
+        for action in ("save", "restore", "erase"):
+            r = httpx.post(f"{o.url.removesuffix('/v1')}/slots/0?action={action}", json={"filename": "bob-0"},
+                           headers=bob)
+            assert r.status_code == 403, (action, r.text)
+        assert httpx.get(f"{o.url.removesuffix('/v1')}/slots", headers=operator).status_code == 200
+        erase = httpx.post(f"{o.url.removesuffix('/v1')}/slots/0?action=erase", json={}, headers=operator)
+        assert erase.status_code == 501  # (no --slot-save-path here: said, not refused)

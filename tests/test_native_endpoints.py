@@ -259,6 +259,11 @@ def test_slot_save_erase_restore_continues_the_same(server: RunningServer, saves
     (saves / "junk.bin").write_bytes(b"not a state file")
     r = httpx.post(f"{url}?action=restore", json={"filename": "junk.bin"}, headers=h, timeout=60)
     assert r.status_code == 400 and "junk.bin" in r.json()["error"]["message"]
+    r = httpx.post(f"{url}?action=save", json={"filename": "junk.bin"}, headers=h, timeout=60)  # not written over
+    assert r.status_code == 400 and "not a slot file this server wrote" in r.json()["error"]["message"]
+    assert (saves / "junk.bin").read_bytes() == b"not a state file"
+    again_saved = httpx.post(f"{url}?action=save", json={"filename": "kettle.bin"}, headers=h, timeout=60)
+    assert again_saved.status_code == 200  # its own file: saved over
     r = httpx.post(f"{url}?action=restore", json={"filename": "missing.bin"}, headers=h, timeout=60)
     assert r.status_code == 400 and "missing.bin" in r.json()["error"]["message"]
     assert httpx.post(f"{server.root}/slots/7?action=erase", json={}, headers=h).json()["error"]["param"] == "id_slot"

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, TypeVar
 from workstation.core.atomic import write_bytes_atomic
 from workstation.core.errors import WorkstationError
 from workstation.core.kv_state import (
+    MAGIC,
     KvStateError,
     StateBytes,
     encode_state,
@@ -114,6 +115,9 @@ class SlotFiles:
         """Write the slot's cells to ``name`` (atomically); blocks until written."""
         path = self.path(name)
         t0 = time.perf_counter()
+        if path.exists() and not _ours(path):  # (an operator's own file in the folder was written over)
+            raise SlotFileError(f"{path.name!r} in the slot save folder is not a slot file this server wrote; "
+                                "choose another name.", "filename")
 
         def grab() -> tuple[list[int], StateBytes]:
             slot = self._slot(id_slot)
@@ -170,3 +174,12 @@ class SlotFiles:
             return n
 
         return self._between_steps(erase)
+
+
+def _ours(path: Path) -> bool:
+    """Whether ``path`` starts as a saved state of this server's does (kv_state's MAGIC)."""
+    try:
+        with path.open("rb") as f:
+            return f.read(len(MAGIC)) == MAGIC
+    except OSError:
+        return False

@@ -211,9 +211,15 @@ class OpenAIServer:
         # the answer to a bug; RequestGuard logs it in one line
         return ApiError(500, "The server failed to handle this request.", type_="server_error").response()
 
-    def _auth(self, request: Request) -> Caller:
-        """The caller (ApiError 401 or 403 when the key is wrong or limited to other profiles)."""
+    def _auth(self, request: Request, operator: bool = False) -> Caller:
+        """The caller (ApiError 401 or 403 when the key is wrong or limited to other profiles;
+        ``operator``: 403 for a person's key, the route being for whoever runs the server)."""
         caller = self.accounts.authenticate(request.headers, _client(request))
+        if operator and caller.key is not None:
+            # a person's key saved another's cells to a file of its naming, restored them at will
+            # (a cached-tokens oracle on their prompt), erased them, and filled the disk
+            raise ApiError(403, "The slots and their files are for whoever runs the server (its --api-key), not a "
+                                "person's key.", type_="permission_error", code="operator_only")
         self.accounts.check_profile(caller)
         return caller
 

@@ -409,7 +409,7 @@ class NativeRoutes:
 
     async def slots(self, request: Request) -> Response:
         try:
-            self.server._auth(request)
+            self.server._auth(request, operator=True)  # (others' prompt lengths and settings)
             rows = await asyncio.wrap_future(self.scheduler.between_steps(self._slot_rows))
         except ApiError as err:
             return err.response()
@@ -422,7 +422,7 @@ class NativeRoutes:
     async def slot_action(self, request: Request) -> Response:
         """``POST /slots/{id}?action=save|restore|erase`` with ``{"filename": ...}``."""
         try:
-            self.server._auth(request)
+            self.server._auth(request, operator=True)
             files = self.slot_files
             if files is None:
                 raise ApiError(
