@@ -399,13 +399,15 @@ def test_the_log_has_a_line_for_every_request_but_a_probe(server: RunningServer)
     # a path with a line break in it (decoded by uvicorn) wrote a line of its choosing: kept escaped
     forged = "/forged%0a2026-12-05%2013:00:00%20INFO:%20%20%20%20%20alice%2010.0.0.9%20chat%20200%205000+900%20tokens"
     assert httpx.get(f"{server.root}{forged}").status_code == 404
+    # an address a proxy passed on as the client wrote it: an escape sequence reached the terminal
+    assert httpx.get(f"{server.root}/no-such-xff", headers={"X-Forwarded-For": "\x1b[31mRED"}).status_code == 404
     _error(httpx.get(f"{server.base_url}/models", headers={"Origin": "https://log.example"}), 403,
            "origin_not_allowed")
     assert httpx.get(f"{server.root}/health").status_code == 200
     assert httpx.post(f"{server.base_url}/chat/completions", json=ASK, timeout=120).status_code == 200
     for _ in range(3000):  # (its line is written as the answer goes)
         log = server.log_text()
-        if "/no-such-route-for-the-log" in log and " chat 200 " in log and "/forged" in log:
+        if "/no-such-route-for-the-log" in log and " chat 200 " in log and "/forged" in log and "/no-such-xff" in log:
             break
         time.sleep(0.01)
     line = r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d INFO: +- 127\.0\.0\.1 "
@@ -414,3 +416,4 @@ def test_the_log_has_a_line_for_every_request_but_a_probe(server: RunningServer)
     assert " chat 200 " in log and "POST /v1/chat/completions 200" not in log  # the accounts' line alone
     assert "GET /health 200" not in log
     assert "GET /forged%0a2026-12-05%2013:00:00%20INFO:" in log and "alice 10.0.0.9" not in log, log
+    assert "- \\x1b[31mRED GET /no-such-xff 404 in " in log and "\x1b" not in log, log

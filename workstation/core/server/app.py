@@ -45,7 +45,13 @@ from workstation.core.scheduler import (
 )
 from workstation.core.scheduler import Request as SchedRequest
 from workstation.core.server.accounts import Accounts, Caller, RevokedKey, Ticket
-from workstation.core.server.guard import ACCOUNTED, CLIENT_GONE, InflightBodies, RequestGuard
+from workstation.core.server.guard import (
+    ACCOUNTED,
+    CLIENT_GONE,
+    InflightBodies,
+    RequestGuard,
+    client_text,
+)
 from workstation.core.server.logprobs import ProbsAsked, parse_token_fields
 from workstation.core.server.options import ServerOptions
 from workstation.core.server.prometheus import prometheus_text
@@ -912,7 +918,7 @@ def _created(req: SchedRequest) -> int:
 
 
 def _client(request: Request) -> str:
-    return request.client.host if request.client is not None else ""
+    return client_text(request.client.host) if request.client is not None else ""
 
 
 def _piece(model: Any, token: int) -> str | list[int]:

@@ -147,7 +147,7 @@ class RequestGuard:
         finally:
             if not scope.get(ACCOUNTED) and not (said[0] == 200 and scope["path"] in UNMETERED):  # (probes: quiet)
                 client = scope.get("client")
-                log.info(f"- {client[0] if client else '-'} {scope['method']} {logged_path(scope)} "
+                log.info(f"- {client_text(client[0]) if client else '-'} {scope['method']} {logged_path(scope)} "
                          f"{said[0] or CLIENT_GONE} in {time.perf_counter() - t0:.2f} s")
 
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -248,6 +248,18 @@ class RequestGuard:
         if origin is not None:
             _add_cors(response.headers, origin)
         await response(scope, receive, send)
+
+
+def client_text(host: str | None) -> str:
+    """A client's address as logs, usage and the audit trail keep it: an IP address as it is,
+    anything else (an X-Forwarded-For a proxy passed on as the client wrote it) escaped and cut
+    short: an escape sequence in it reached the operator's terminal."""
+    if not host:
+        return ""
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return ascii(host[:64])[1:-1]
 
 
 def logged_path(scope: Scope, most: int = 200) -> str:
