@@ -700,3 +700,17 @@ def test_the_slots_are_the_operators_not_a_persons_key(scheduler: Scheduler) -> 
         assert httpx.get(f"{o.url.removesuffix('/v1')}/slots", headers=operator).status_code == 200
         erase = httpx.post(f"{o.url.removesuffix('/v1')}/slots/0?action=erase", json={}, headers=operator)
         assert erase.status_code == 501  # (no --slot-save-path here: said, not refused)
+
+
+def test_a_key_whose_day_is_used_up_cannot_make_the_server_tokenize(scheduler: Scheduler) -> None:
+    """/tokenize, /detokenize and /apply-template cost the server work and no tokens: a key over
+    its day had it tokenize 4 MB texts, slowing everyone's replies. They are refused as a reply
+    is; the log says whose request each was."""
+    with office(scheduler, {"carol": {"tokens_per_day": 20}}) as o:
+        root, carol = o.url.removesuffix("/v1"), {"Authorization": f"Bearer {o.keys['carol']}"}
+        assert httpx.post(f"{root}/tokenize", json={"content": "Hello"}, headers=carol).status_code == 200
+        o.accounts.quota.charge("carol", 20, o.clock())  # the day's tokens used (as replies charge them)
+        for route, body in (("/tokenize", {"content": "Hello"}), ("/detokenize", {"tokens": [1, 2]}),
+                            ("/apply-template", {"messages": QUESTION})):
+            r = httpx.post(f"{root}{route}", json=body, headers=carol)
+            assert r.status_code == 429 and r.json()["error"]["code"] == "insufficient_quota", (route, r.text)

@@ -48,6 +48,7 @@ from workstation.core.server.accounts import Accounts, Caller, RevokedKey, Ticke
 from workstation.core.server.guard import (
     ACCOUNTED,
     CLIENT_GONE,
+    WHO,
     InflightBodies,
     RequestGuard,
     client_text,
@@ -221,12 +222,21 @@ class OpenAIServer:
         """The caller (ApiError 401 or 403 when the key is wrong or limited to other profiles;
         ``operator``: 403 for a person's key, the route being for whoever runs the server)."""
         caller = self.accounts.authenticate(request.headers, _client(request))
+        request.scope[WHO] = caller.name  # the log line says whose request it was (it said "-")
         if operator and caller.key is not None:
             # a person's key saved another's cells to a file of its naming, restored them at will
             # (a cached-tokens oracle on their prompt), erased them, and filled the disk
             raise ApiError(403, "The slots and their files are for whoever runs the server (its --api-key), not a "
                                 "person's key.", type_="permission_error", code="operator_only")
         self.accounts.check_profile(caller)
+        return caller
+
+    def _working_for(self, request: Request) -> Caller:
+        """The caller of a route that costs the server work but no reply (/tokenize, /detokenize,
+        /apply-template): a key whose day is used up is refused there too (it had the server
+        tokenize 4 MB texts over its quota)."""
+        caller = self._auth(request)
+        self.accounts.check_quota(caller)
         return caller
 
     @staticmethod
@@ -843,7 +853,7 @@ class OpenAIServer:
         a piece being text, or its bytes as a list when they are not valid UTF-8 alone."""
         model = self.scheduler.model
         try:
-            self._auth(request)
+            self._working_for(request)
             async with self._json_body(request) as body:
                 content = parse_text(body, "content")
                 add_special = flag(body, "add_special", False)
@@ -861,7 +871,7 @@ class OpenAIServer:
         """llama-server's ``/detokenize``: ``tokens`` -> ``{"content": text}`` (special tokens
         included as their text)."""
         try:
-            self._auth(request)
+            self._working_for(request)
             async with self._json_body(request) as body:
                 tokens = parse_token_ids(body.get("tokens"), "tokens", self.scheduler.model.n_vocab)
         except ApiError as err:
@@ -874,7 +884,7 @@ class OpenAIServer:
         """llama-server's ``/apply-template``: ``messages`` (and ``tools``) -> ``{"prompt": text}``,
         the text the model's chat template makes of them (with the assistant's turn opened)."""
         try:
-            self._auth(request)
+            self._working_for(request)
             async with self._json_body(request) as body:
                 messages = self._with_system_prompt(parse_messages(body, self.options.max_messages))
                 tools = parse_tool_request(body)

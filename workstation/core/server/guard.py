@@ -32,6 +32,7 @@ CORS_HEADERS = "Authorization, Content-Type, X-Api-Key"
 _HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}")
 MAX_REQUESTED_HEADERS = 32
 ACCOUNTED = "workstation.accounted"  # in a request's scope: its line is the accounts' (Accounts.finish)
+WHO = "workstation.who"  # in a request's scope: the key's name it was authenticated as
 CLIENT_GONE = 499  # nginx's status for a client that closed the connection before its answer
 UNMETERED = frozenset({"/health", "/metrics"})  # answered even when the request cap is reached
 log = logging.getLogger("uvicorn.error")
@@ -147,7 +148,8 @@ class RequestGuard:
         finally:
             if not scope.get(ACCOUNTED) and not (said[0] == 200 and scope["path"] in UNMETERED):  # (probes: quiet)
                 client = scope.get("client")
-                log.info(f"- {client_text(client[0]) if client else '-'} {scope['method']} {logged_path(scope)} "
+                log.info(f"{scope.get(WHO) or '-'} {client_text(client[0]) if client else '-'} {scope['method']} "
+                         f"{logged_path(scope)} "
                          f"{said[0] or CLIENT_GONE} in {time.perf_counter() - t0:.2f} s")
 
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
