@@ -105,6 +105,34 @@ def test_the_last_line_changed_with_its_hash_recomputed_is_named_by_the_known_he
     assert problems == [f"{CURRENT} line 3 was changed: the usage file records another hash for it."]
 
 
+def test_a_trail_rewritten_whole_with_its_chain_made_again_is_named_by_the_usage_file(tmp_path: Path) -> None:
+    """One person's lines renamed to another's, every hash and link made again: the chain holds,
+    and verify passed it ("intact"). Each line's hash as the usage file recorded it when it was
+    written names them; lines past the last it records are said apart, as a server still writing."""
+    heads = write(tmp_path, 6)
+    known = dict(heads)
+    path = tmp_path / CURRENT
+    rechained, prev = [], GENESIS
+    for line in lines_of(path):
+        forged = json.loads(line)
+        if forged["who"] == "person1":
+            forged["who"] = "person2"
+        forged["prev"] = prev
+        forged["hash"] = line_hash(forged)
+        prev = forged["hash"]
+        rechained.append(json.dumps(forged, sort_keys=True, separators=(",", ":")))
+    _rewrite(path, rechained)
+    assert verify(tmp_path).ok  # the chain alone cannot tell
+    problems = verify(tmp_path, heads[-1], known).problems
+    assert problems == [f"{CURRENT} line 2, {CURRENT} line 3, {CURRENT} line 4 and 2 more were changed: the usage "
+                        "file records another hash for them (the chain was made again after)."], problems
+    _rewrite(path, [json.dumps(json.loads(line), sort_keys=True, separators=(",", ":")) for line in rechained])
+    write(tmp_path, 0)
+    AuditTrail(tmp_path).append([entry(7), entry(8)])  # two lines more, no usage row for them yet
+    report = verify(tmp_path, heads[-1], known)
+    assert report.unrecorded == 2
+
+
 def test_a_lines_hash_is_the_sha256_of_the_line_without_it(tmp_path: Path) -> None:
     """An auditor checking a line by the documented rule (SHA-256 of the line, keys sorted, no
     spaces, less its ``hash``) found every hash wrong when ``prev`` was left out of it."""

@@ -185,13 +185,15 @@ class AuditReport:
     files: int = 0
     lines: int = 0
     problems: list[str] = field(default_factory=list)
+    unrecorded: int = 0  # lines after the last the usage file records (a server still writing, a full disk)
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "files": self.files, "lines": self.lines, "problems": self.problems}
+        return {"ok": self.ok, "files": self.files, "lines": self.lines, "problems": self.problems,
+                "unrecorded": self.unrecorded}
 
 
 @dataclass
@@ -221,9 +223,11 @@ def _read_lines(files: Sequence[Path]) -> Iterator[_Line]:
                 yield _Line(where, link, line_hash(entry) == entry["hash"])
 
 
-def verify(directory: Path | None = None, known_head: tuple[int, str] | None = None) -> AuditReport:
+def verify(directory: Path | None = None, known_head: tuple[int, str] | None = None,
+           known: dict[int, str] | None = None) -> AuditReport:
     """Check the chain in ``directory``; ``known_head`` (the newest (seq, hash) recorded elsewhere)
-    shows lines removed from the end."""
+    shows lines removed from the end; ``known`` (every seq -> hash the usage file recorded) a
+    line changed with the chain made again after it."""
     directory = directory or audit_dir()
     files = trail_files(directory) if directory.exists() else []
     report = AuditReport(files=len(files))
@@ -275,6 +279,16 @@ def verify(directory: Path | None = None, known_head: tuple[int, str] | None = N
                 f"{seq - last_seq} line{'s' if seq - last_seq > 1 else ''} removed {after}: "
                 f"the usage file records seq {seq}."
             )
-        elif last is not None and last_seq == seq and last["hash"] != digest:
+        elif last is not None and last_seq == seq and last["hash"] != digest and not known:
             problems.append(f"{lines[last_ok].where} was changed: the usage file records another hash for it.")
+    if known:  # each line a request became, as the usage file recorded it when it was written
+        changed = [line.where for line in lines if line.entry is not None and line.entry["seq"] in known
+                   and known[line.entry["seq"]] != line.entry["hash"]]
+        if changed:
+            listed = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+            problems.append(f"{listed} {'was' if len(changed) == 1 else 'were'} changed: the usage file records "
+                            "another hash for "
+                            + ("it" if len(changed) == 1 else "them") + " (the chain was made again after).")
+        newest = max(known)
+        report.unrecorded = sum(1 for line in lines if line.entry is not None and line.entry["seq"] > newest)
     return report

@@ -194,6 +194,13 @@ class UsageLog:
             ).fetchall()
         return [(d, k, int(n or 0)) for d, k, n in rows]
 
+    def audit_lines(self) -> dict[int, str]:
+        """Every audit line a request was written as: seq -> hash (``audit verify`` holds the
+        trail to them: a trail rewritten whole, its chain made again, passed)."""
+        with self._lock:
+            rows = self._db.execute("SELECT audit_seq, audit_hash FROM requests WHERE audit_seq > 0").fetchall()
+        return {int(seq): str(digest) for seq, digest in rows}
+
     def last_audit(self) -> tuple[int, str] | None:
         """The newest audit line a request was written as: (seq, hash); None if none."""
         with self._lock:
