@@ -417,3 +417,22 @@ def test_the_log_has_a_line_for_every_request_but_a_probe(server: RunningServer)
     assert "GET /health 200" not in log
     assert "GET /forged%0a2026-12-05%2013:00:00%20INFO:" in log and "alice 10.0.0.9" not in log, log
     assert "- \\x1b[31mRED GET /no-such-xff 404 in " in log and "\x1b" not in log, log
+
+
+def test_a_persons_key_holds_a_quarter_of_the_bodies_read_at_once() -> None:
+    """Eight bodies dribbled a byte every 5 s from one key held every other person's POST at 503
+    ("reading as many request bodies as it can hold") for a minute: one key now holds a quarter
+    of what is read at once (or one body of the largest size), the shared key as before."""
+    from workstation.core.server.guard import InflightBodies
+
+    bodies = InflightBodies(1000, max_body=100)
+    assert bodies.take(200, "bob") and bodies.take(50, "bob") and not bodies.take(1, "bob")  # his quarter
+    assert bodies.take(250, "carol")  # another person's is hers
+    assert bodies.take(500) and not bodies.take(1)  # the shared key's: the whole rest, as before
+    bodies.give(200, "bob")
+    assert bodies.used == 800 and bodies.take(150, "bob") and bodies.by_person["bob"] == 200
+    bodies.give(200, "bob")
+    bodies.give(250, "carol")
+    bodies.give(500)
+    assert bodies.used == 0 and bodies.by_person == {}
+    assert InflightBodies(1000, max_body=600).share == 600  # one body of the largest size always fits

@@ -48,6 +48,7 @@ from workstation.core.server.accounts import Accounts, Caller, RevokedKey, Ticke
 from workstation.core.server.guard import (
     ACCOUNTED,
     CLIENT_GONE,
+    PERSON,
     WHO,
     InflightBodies,
     RequestGuard,
@@ -166,7 +167,7 @@ class OpenAIServer:
         self._running: dict[asyncio.Queue[SchedulerEvent], SchedRequest] = {}  # submitted, not ended
         self.stopping = False  # the server is shutting down: nothing new is taken
         self.created = int(time.time())
-        self.bodies = InflightBodies(options.max_inflight_body_bytes)
+        self.bodies = InflightBodies(options.max_inflight_body_bytes, options.max_body_bytes)
         from workstation.core.server.native import NativeRoutes
 
         self.native = NativeRoutes(self)  # llama-server's /completion, /props, /slots
@@ -222,7 +223,7 @@ class OpenAIServer:
         """The caller (ApiError 401 or 403 when the key is wrong or limited to other profiles;
         ``operator``: 403 for a person's key, the route being for whoever runs the server)."""
         caller = self.accounts.authenticate(request.headers, _client(request))
-        request.scope[WHO] = caller.name  # the log line says whose request it was (it said "-")
+        _mark(request, caller)
         if operator and caller.key is not None:
             # a person's key saved another's cells to a file of its naming, restored them at will
             # (a cached-tokens oracle on their prompt), erased them, and filled the disk
@@ -274,13 +275,14 @@ class OpenAIServer:
         full = busy("This server is reading as many request bodies as it can hold; try again shortly.")
         declared = request.headers.get("content-length", "")
         held = 0
+        person = request.scope.get(PERSON)
         try:
             if declared.isdigit():
                 if int(declared) > limit:
                     if int(declared) <= self._drain_bytes(limit):
                         await self._drain(request, 0, limit)
                     raise too_big
-                if not self.bodies.take(int(declared)):
+                if not self.bodies.take(int(declared), person):
                     raise full
                 held = int(declared)
             chunks: list[bytes] = []
@@ -294,7 +296,7 @@ class OpenAIServer:
                             over = True  # (drained below: within this timeout, a 408 came instead of the 413)
                             break
                         if size > held:
-                            if not self.bodies.take(size - held):
+                            if not self.bodies.take(size - held, person):
                                 raise full
                             held = size
                         chunks.append(chunk)
@@ -317,7 +319,7 @@ class OpenAIServer:
             del data
             yield body
         finally:
-            self.bodies.give(held)
+            self.bodies.give(held, person)
 
     def _prompt_limit(self) -> int:
         """The most tokens a request's prompt may have (``--max-prompt-tokens``, within a slot)."""
@@ -477,6 +479,7 @@ class OpenAIServer:
                 ticket = self.accounts.begin(Caller(who, _client(request)), route)
                 raise
             ticket = self.accounts.begin(caller, route)
+            _mark(request, caller)
             if self.stopping:
                 raise ApiError(SHUTTING_DOWN, "The server is shutting down; send the request again once it is back.",
                                type_="server_error")
@@ -925,6 +928,13 @@ def _created(req: SchedRequest) -> int:
     """When the request came (OpenAI's ``created``, every chunk's the same): it was when the
     reply ended, or when a stream began."""
     return int(time.time() - (time.perf_counter() - req.t_request))
+
+
+def _mark(request: Request, caller: Caller) -> None:
+    """Whose request it is, for the log line (it said "-") and a person's share of the bodies
+    read at once (InflightBodies)."""
+    request.scope[WHO] = caller.name
+    request.scope[PERSON] = caller.name if caller.key is not None else None
 
 
 def _client(request: Request) -> str:

@@ -33,6 +33,7 @@ _HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}")
 MAX_REQUESTED_HEADERS = 32
 ACCOUNTED = "workstation.accounted"  # in a request's scope: its line is the accounts' (Accounts.finish)
 WHO = "workstation.who"  # in a request's scope: the key's name it was authenticated as
+PERSON = "workstation.person"  # in a request's scope: that name where it is a person's key (None: the shared)
 CLIENT_GONE = 499  # nginx's status for a client that closed the connection before its answer
 UNMETERED = frozenset({"/health", "/metrics"})  # answered even when the request cap is reached
 log = logging.getLogger("uvicorn.error")
@@ -99,21 +100,35 @@ def origin_allowed(origin: str, allowed: Iterable[str]) -> bool:
 
 
 class InflightBodies:
-    """Bytes of request bodies being read or parsed at once, across all requests; the event
+    """Bytes of request bodies being read or parsed at once, across all requests, and a person's
+    key's share of them (a quarter, or one body at the most a body may be): eight bodies dribbled
+    a byte every 5 s from one key held every other person's POST at 503 for a minute. The event
     loop is the only user, so no lock."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, max_body: int = 0) -> None:
         self.limit = limit
+        self.share = max(limit // 4, max_body)
         self.used = 0
+        self.by_person: dict[str, int] = {}
 
-    def take(self, n: int) -> bool:
+    def take(self, n: int, person: str | None = None) -> bool:
         if self.used + n > self.limit:
             return False
+        if person is not None:
+            if self.by_person.get(person, 0) + n > self.share:
+                return False
+            self.by_person[person] = self.by_person.get(person, 0) + n
         self.used += n
         return True
 
-    def give(self, n: int) -> None:
+    def give(self, n: int, person: str | None = None) -> None:
         self.used -= n
+        if person is not None and person in self.by_person:
+            left = self.by_person[person] - n
+            if left > 0:
+                self.by_person[person] = left
+            else:
+                del self.by_person[person]
 
 
 class RequestGuard:
