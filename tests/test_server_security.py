@@ -436,3 +436,13 @@ def test_a_persons_key_holds_a_quarter_of_the_bodies_read_at_once() -> None:
     bodies.give(500)
     assert bodies.used == 0 and bodies.by_person == {}
     assert InflightBodies(1000, max_body=600).share == 600  # one body of the largest size always fits
+
+
+def test_a_bracketed_address_with_more_after_it_is_no_loopback_name() -> None:
+    """"[::1].evil.com" (Host) and "http://[::1]x" (Origin) were read as ::1, a loopback name."""
+    from workstation.core.server.guard import host_allowed, origin_allowed
+
+    assert host_allowed("[::1]:8088", []) and host_allowed("[::1]", [])
+    assert not host_allowed("[::1].evil.com", []) and not host_allowed("[::1]x", [])
+    assert origin_allowed("http://[::1]:3000", []) and origin_allowed("http://localhost:3000", [])
+    assert not origin_allowed("http://[::1]x", []) and not origin_allowed("http://[::1].evil.com", [])

@@ -42,8 +42,11 @@ log = logging.getLogger("uvicorn.error")
 def host_name(host_header: str) -> str:
     """The name in a Host header, without port, brackets or a trailing dot, lower case."""
     host = host_header.strip().lower()
-    if host.startswith("["):
-        return host[1 : host.find("]")] if "]" in host else host[1:]
+    if host.startswith("["):  # [v6] or [v6]:port, nothing else after it ("[::1].evil.com" passed as ::1)
+        end = host.find("]")
+        if end < 0 or not re.fullmatch(r"(:\d{1,5})?", host[end + 1 :]):
+            return host
+        return host[1:end]
     if host.count(":") == 1:
         host = host.split(":", 1)[0]
     return host.rstrip(".")
@@ -94,7 +97,10 @@ def origin_allowed(origin: str, allowed: Iterable[str]) -> bool:
     try:
         parts = urlsplit(origin)
         name = parts.hostname
+        parts.port  # noqa: B018 - "http://[::1]x" has a port that is none: ValueError
     except ValueError:
+        return False
+    if parts.netloc.startswith("[") and not re.fullmatch(r"\[[^\]]+\](:\d{1,5})?", parts.netloc):
         return False
     return parts.scheme in ("http", "https") and name is not None and is_loopback(name)
 
