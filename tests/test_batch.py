@@ -472,3 +472,52 @@ def test_a_spreadsheet_saved_as_csv_is_a_document_of_the_folder(tmp_path: Path, 
     assert main(["batch", str(folder), "--status", "--json"]) == 0
     captured = capsys.readouterr()
     assert [f["path"] for f in json.loads(captured.out)["files"]] == ["staff.csv"]
+
+
+def test_a_deleted_summary_is_made_again_and_a_gone_document_leaves_the_counts(tmp_path: Path) -> None:
+    """A summary deleted by hand stayed "done" and no run made it again; a document renamed or
+    deleted stayed "done" and counted ("document 7 of 7" of a folder of 6); with -o elsewhere, a
+    moved document's summary in the folder's own summaries/ was summarized as a document."""
+    folder, out = tmp_path / "inbox", tmp_path / "inbox" / "summaries"
+    folder.mkdir()
+    for name in ("minutes.md", "memo.txt", "report.txt"):
+        (folder / name).write_text("text", encoding="utf-8")
+    q = BatchQueue(out / DB_NAME)
+    try:
+        q.scan(folder, out)
+        for name in ("minutes.md", "memo.txt", "report.txt"):
+            q.mark_running(name)
+            q.mark_done(name, {})
+            (out / f"{name}.summary.md").write_text(f"# Summary of {name}\n", encoding="utf-8")
+        (out / "memo.txt.summary.md").unlink()  # deleted by hand
+        (folder / "minutes.md").rename(folder / "board-minutes.md")  # renamed
+        (folder / "report.txt").rename(tmp_path / "report.txt")  # moved out
+        assert q.scan(folder, out) == 2  # the memo again, and the renamed one
+        assert {r.path: r.status for r in q.rows()} == {"memo.txt": "pending", "board-minutes.md": "pending"}
+        assert q.counts()["done"] == 0 and (out / "minutes.md.summary.md").exists()  # its summary stays
+    finally:
+        q.close()
+    elsewhere = BatchQueue(tmp_path / "out2" / DB_NAME)
+    try:
+        elsewhere.scan(folder, tmp_path / "out2")
+        assert sorted(r.path for r in elsewhere.rows()) == ["board-minutes.md", "memo.txt"]  # no summary of a summary
+    finally:
+        elsewhere.close()
+
+
+def test_a_file_of_a_persons_own_where_a_summary_goes_is_left_as_it_was(
+        tmp_path: Path, smollm2_path: Path) -> None:
+    """A person's own notes named as a summary would be ("a.md.summary.md") were written over
+    without a word; summarize -o leaves such a file and says so, and so does batch now."""
+    folder, out = tmp_path / "docs", tmp_path / "docs" / "summaries"
+    out.mkdir(parents=True)
+    (folder / "a.md").write_text("\n\n".join(SUBJECT_PARAGRAPHS[:2]), encoding="utf-8")
+    (folder / "b.md").write_text("\n\n".join(SUBJECT_PARAGRAPHS[2:4]), encoding="utf-8")
+    mine = out / "a.md.summary.md"
+    mine.write_text("my handwritten notes\n", encoding="utf-8")
+    run = subprocess.run(_batch(folder, out, _profile_file(tmp_path)), capture_output=True, text=True, timeout=600)
+    assert run.returncode == 3, run.stderr  # (a document failed)
+    assert mine.read_text(encoding="utf-8") == "my handwritten notes\n"
+    assert "was not written by workstation, so it was left as it was" in run.stderr, run.stderr
+    assert _status(out / DB_NAME) == {"a.md": "failed", "b.md": "done"}
+    assert (out / "b.md.summary.md").read_text(encoding="utf-8").startswith("# Summary of b.md")

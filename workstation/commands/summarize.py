@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import threading
 import time
@@ -31,6 +30,7 @@ from workstation.core.summarize import (
     SummarizeError,
     SummaryProgress,
     SummaryResult,
+    earlier_summary,
     eta_text,
     millions,
     small_model,
@@ -121,32 +121,6 @@ class ProgressBar:
             return 80
 
 
-MAX_SUMMARY_BYTES = 64 * 2**20  # a summary larger than this is no summary of ours
-
-
-def _earlier_summary(path: Path) -> bool:
-    """Whether ``path`` holds what this command (or the app's F6) writes: its Markdown (a title,
-    and its closing line of figures: "_9 of 9 parts, 61,926 document tokens, …, 212.4 s._"), or
-    its JSON (the summary, its parts and their totals). A note a person titled "# Summary of the
-    meeting" is none."""
-    try:
-        if path.stat().st_size > MAX_SUMMARY_BYTES:
-            return False
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False
-    if text.startswith("# "):
-        last = text.rstrip().rsplit("\n", 1)[-1]
-        return bool(re.fullmatch(r"_\d.* \d+(?:[.,]\d+)? (?:s|sn)\._", last))  # (Turkish: sn.)
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return False
-    items = data.get("documents") if isinstance(data, dict) and set(data) == {"documents"} else [data]
-    return isinstance(items, list) and bool(items) and all(
-        isinstance(i, dict) and {"summary", "chunks", "totals"} <= set(i) for i in items)
-
-
 def _result_json(result: SummaryResult, profile_key: str) -> dict[str, Any]:
     data = result.to_dict()
     data["profile"] = profile_key
@@ -229,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
         there = Path(args.output)
         # an earlier summary is replaced as before (a nightly run to one file); another file is
         # asked about first (a Word file named by mistake was replaced without a word)
-        if there.exists() and not args.yes and not _earlier_summary(there) and not asked_yes(
+        if there.exists() and not args.yes and not earlier_summary(there) and not asked_yes(
                 f"{there} is there already and was not written by summarize; replace it with the summary?",
                 f"{there} is there already and was not written by summarize, so it was left as it was; add --yes "
                 "to replace it, or name another file with -o."):

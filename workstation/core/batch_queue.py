@@ -303,7 +303,8 @@ class BatchQueue:
                 continue
             if _inside(path, outdir) and (not beside or _our_summary(path, root, outdir)):  # our own output
                 continue
-            if any(_inside(path, other) and _our_summary(path, root, other) for other in others):
+            # (its summaries, their documents gone or not: a moved document's was summarized as one)
+            if any(_inside(path, other) and path.name.endswith(SUMMARY_SUFFIX) for other in others):
                 continue
             st = path.stat()
             found.append((path.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
@@ -326,12 +327,18 @@ class BatchQueue:
                     )
                     self._event(rel, "changed")
                     queued += 1
+                elif row["status"] == "done" and not (outdir / output_name(rel)).exists():
+                    # its summary deleted: made again (it stayed "done", and no run made it)
+                    db.execute("UPDATE files SET status='pending', reason=NULL WHERE path=?", (rel,))
+                    self._event(rel, "requeued", "its summary is gone")
+                    queued += 1
                 elif retry_failed and row["status"] == "failed":
                     db.execute("UPDATE files SET status='pending', reason=NULL WHERE path=?", (rel,))
                     self._event(rel, "requeued", "retry failed")
                     queued += 1
-            # a document deleted (or moved) since it was queued: nothing left to do or to retry
-            for row in db.execute("SELECT path FROM files WHERE status IN ('pending', 'failed')").fetchall():
+            # a document deleted (or moved) since it was queued: nothing left to do or to retry, nor
+            # to count as done ("document 7 of 7" of a folder of 6); a summary written of it stays
+            for row in db.execute("SELECT path FROM files WHERE status IN ('pending', 'failed', 'done')").fetchall():
                 if row["path"] not in self.found:
                     db.execute("DELETE FROM files WHERE path=?", (row["path"],))
                     db.execute("DELETE FROM parts WHERE path=?", (row["path"],))
@@ -603,6 +610,11 @@ def _settle_file(
         if result.cancelled:
             queue.mark_pending(row.path, "stopped by the user")
             return True
+        from workstation.core.summarize import earlier_summary
+
+        if out.exists() and not earlier_summary(out):  # a person's own file there: never written over
+            raise WorkstationError(f"'{out}' is there already and was not written by workstation, so it was left "
+                                   "as it was; move it away, then run the batch again.")
         write_text_atomic(out, result.summary)
         _fsync_dir(out.parent)
         queue.mark_done(row.path, {"totals": result.totals, "chunks": len(result.chunks)})

@@ -24,6 +24,7 @@ in this process, in a child process, or a remote server (``backend: openai``).
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import threading
 import time
@@ -944,3 +945,29 @@ def _reduce(
             merged.append(_Item(start, end, merged_text or group[0].text, cite))
         items = merged
         level += 1
+
+
+MAX_SUMMARY_BYTES = 64 * 2**20  # a summary larger than this is no summary of ours
+
+
+def earlier_summary(path: Path) -> bool:
+    """Whether ``path`` holds what ``summarize``, ``batch`` or the app's F6 writes: its Markdown (a title,
+    and its closing line of figures: "_9 of 9 parts, 61,926 document tokens, …, 212.4 s._"), or
+    its JSON (the summary, its parts and their totals). A note a person titled "# Summary of the
+    meeting" is none."""
+    try:
+        if path.stat().st_size > MAX_SUMMARY_BYTES:
+            return False
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if text.startswith("# "):
+        last = text.rstrip().rsplit("\n", 1)[-1]
+        return bool(re.fullmatch(r"_\d.* \d+(?:[.,]\d+)? (?:s|sn)\._", last))  # (Turkish: sn.)
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    items = data.get("documents") if isinstance(data, dict) and set(data) == {"documents"} else [data]
+    return isinstance(items, list) and bool(items) and all(
+        isinstance(i, dict) and {"summary", "chunks", "totals"} <= set(i) for i in items)
