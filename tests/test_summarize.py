@@ -533,3 +533,6 @@ def test_a_summary_cut_at_its_length_limit_says_so(profile, tmp_path: Path,
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "s.md")]) == 0
     assert "bees.md: the summary stopped at its length limit of 16 tokens, so it ends mid-sentence (…)." \
         in capsys.readouterr().err
+    # and in the file, where batch's reader sees it (the console alone said it)
+    text = (tmp_path / "s.md").read_text(encoding="utf-8")
+    assert "…" in text and "> The summary above stopped at its length limit, so it ends mid-sentence (…)" in text, text

@@ -637,6 +637,8 @@ def render_markdown(
         lines += ["> " + t("summary.small_model", name=small[0], n=millions(small[1])), ""]
     if overall:
         lines += [f"{overall} ({cite(0, len(document.text))})", ""]
+        if overall.rstrip().endswith("…") and not cancelled:  # cut by its token limit (_clean_summary): said in
+            lines += ["> " + t("summary.cut_short"), ""]  # the file, where batch's reader sees it (the console alone did)
     if done and not (len(done) == 1 and overall.strip() == (done[0].summary or "").strip()):
         lines += ["## " + t("summary.points"), ""]
         for c in done:
