@@ -519,5 +519,9 @@ def test_a_file_of_a_persons_own_where_a_summary_goes_is_left_as_it_was(
     assert run.returncode == 3, run.stderr  # (a document failed)
     assert mine.read_text(encoding="utf-8") == "my handwritten notes\n"
     assert "was not written by workstation, so it was left as it was" in run.stderr, run.stderr
+    # named with why where the night's log ends (only "1 document failed (see why with --status)")
+    last = run.stderr.strip().splitlines()[-2:]
+    assert last[0].startswith("batch:   failed a.md: '") and "left as it was" in last[0], last
+    assert last[1] == "batch: 1 document failed; to try it again, run the batch with --retry-failed.", last
     assert _status(out / DB_NAME) == {"a.md": "failed", "b.md": "done"}
     assert (out / "b.md.summary.md").read_text(encoding="utf-8").startswith("# Summary of b.md")

@@ -165,9 +165,26 @@ def run(args: argparse.Namespace) -> int:
     if cancel.is_set():
         raise stopped(f"stopped by {stopped_by(first_signal(signals))}; {again}.", first_signal(signals))
     if counts.get("failed"):
-        print(f"batch: {_retry_line(counts['failed'])}", file=sys.stderr)
+        for name, why in _failed(outdir)[:FAILED_NAMED]:  # named where the night's log ends (--status alone did)
+            print(f"batch:   failed {name}: {why}", file=sys.stderr)
+        if counts["failed"] > FAILED_NAMED:
+            print(f"batch:   and {counts['failed'] - FAILED_NAMED} more (--status lists them)", file=sys.stderr)
+        print(f"batch: {_retry_line(counts['failed'], see_why=counts['failed'] > FAILED_NAMED)}", file=sys.stderr)
         return SOME_FAILED
     return 0
+
+
+FAILED_NAMED = 5  # the failed documents named at the end of a run, with why
+
+
+def _failed(outdir: Path) -> list[tuple[str, str]]:
+    """The queue's failed documents and why, each reason cut to a line."""
+    queue = BatchQueue(outdir / DB_NAME)
+    try:
+        rows = [r for r in queue.rows() if r.status == "failed"]
+    finally:
+        queue.close()
+    return [(r.path, (r.reason or "")[:300] + ("…" if len(r.reason or "") > 300 else "")) for r in rows]
 
 
 def _documents(n: int, one: str = "", many: str = "") -> str:
