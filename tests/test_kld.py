@@ -21,10 +21,12 @@ from tests.conftest import make_profile, requantized_copy
 from tests.docmaker import make_docx
 from tests.llama_reference import scored_positions, window_log_probs
 from workstation.cli import main
+from workstation.commands.eval import ReferenceRow
 from workstation.core.catalog import file_size_text
 from workstation.core.engine import Engine
 from workstation.core.kld import (
     RETIME_WINDOWS,
+    KLDResult,
     VocabularyMismatch,
     build_reference,
     check_same_vocabulary,
@@ -485,18 +487,21 @@ def test_a_document_shorter_than_the_window_is_named(
     assert not list(cache_dir().glob("*")) if cache_dir().exists() else True
 
 
+def ref(doc: str) -> ReferenceRow:
+    """A reference pass's row over ``doc``: 1,024 tokens in 4 s (256 tok/s)."""
+    return ReferenceRow(doc, 20.0, 0.5, 512, 2, 5.0, 4.0, 64, "", 0, 0.0, False, 2)
+
+
+def cand(doc: str, decode_s: float) -> KLDResult:
+    """A candidate's KL divergence pass over ``doc``, its 1,024 tokens decoded in ``decode_s``."""
+    return KLDResult(doc, 0.02, 0.001, 0.1, 0.01, 1.0, 0.9, 0.01, 21.0, 0.5, 20.0, 0.5, 0.05, 0.01, 512, 2,
+                     900, 64, decode_s + 1, 5.0, decode_s, 4.0, 0, 0.0, False)
+
+
 def test_a_speed_that_goes_both_ways_over_the_documents_is_said() -> None:
     """The same profile read "1.23x slower" on one document and "1.51x faster" on the other,
     with no word that one timed pass each is a busy moment's to decide."""
-    from workstation.commands.eval import ProfileEval, ReferenceRow, kld_speed_notes
-    from workstation.core.kld import KLDResult
-
-    def ref(doc: str) -> ReferenceRow:
-        return ReferenceRow(doc, 20.0, 0.5, 512, 2, 5.0, 4.0, 64, "", 0, 0.0, False, 2)  # 256 tok/s
-
-    def cand(doc: str, decode_s: float) -> KLDResult:
-        return KLDResult(doc, 0.02, 0.001, 0.1, 0.01, 1.0, 0.9, 0.01, 21.0, 0.5, 20.0, 0.5, 0.05, 0.01, 512, 2,
-                         900, 64, decode_s + 1, 5.0, decode_s, 4.0, 0, 0.0, False)
+    from workstation.commands.eval import ProfileEval, kld_speed_notes
 
     reference = ProfileEval("office-cpu", "a.gguf", "f16", "f16", references=[ref("minutes.txt"), ref("policy.md")])
     both_ways = ProfileEval("kv-q4", "a.gguf", "q4_0", "q4_0", kld=[cand("minutes.txt", 5.0), cand("policy.md", 2.6)])
@@ -511,15 +516,7 @@ def test_a_speed_that_goes_both_ways_over_the_documents_is_said() -> None:
 def test_each_documents_row_says_its_own_speed_and_a_note_the_whole_runs() -> None:
     """The first document's row said the whole run's speed ("1.81x slower" beside its own tok/s,
     which made 1.56x); each row says its own, and a line under the table the whole run's."""
-    from workstation.commands.eval import ProfileEval, ReferenceRow, compare, format_eval
-    from workstation.core.kld import KLDResult
-
-    def ref(doc: str) -> ReferenceRow:
-        return ReferenceRow(doc, 20.0, 0.5, 512, 2, 5.0, 4.0, 64, "", 0, 0.0, False, 2)  # 256 tok/s
-
-    def cand(doc: str, decode_s: float) -> KLDResult:
-        return KLDResult(doc, 0.02, 0.001, 0.1, 0.01, 1.0, 0.9, 0.01, 21.0, 0.5, 20.0, 0.5, 0.05, 0.01, 512, 2,
-                         900, 64, decode_s + 1, 5.0, decode_s, 4.0, 0, 0.0, False)
+    from workstation.commands.eval import ProfileEval, compare, format_eval
 
     reference = ProfileEval("office-cpu", "a.gguf", "f16", "f16", references=[ref("minutes.txt"), ref("policy.md")])
     slower = ProfileEval("kv-q4", "a.gguf", "q4_0", "q4_0", kld=[cand("minutes.txt", 8.0), cand("policy.md", 5.0)])

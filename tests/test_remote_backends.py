@@ -283,6 +283,7 @@ async def test_f6_says_where_the_server_cut_a_summary_off_and_that_ctrl_r_goes_o
     toast had gone: the person was left thinking they had stopped it. It says why it ended
     where it stays, and that Ctrl+R goes on from the parts done."""
     import yaml
+    from test_tui import until
     from textual.widgets import Input
 
     from workstation.tui.app import WorkstationApp
@@ -304,34 +305,22 @@ async def test_f6_says_where_the_server_cut_a_summary_off_and_that_ctrl_r_goes_o
         doc.write_text(honeybee_text(8), encoding="utf-8")
         app = WorkstationApp("desk", sample_system=False, language="en")
         async with app.run_test(size=(110, 32)) as pilot:
-            for _ in range(3000):
-                if app.engine is not None:
-                    break
-                await pilot.pause(0.05)
+            await until(pilot, lambda: app.engine is not None)
             await pilot.press("f6")
-            for _ in range(3000):
-                if isinstance(app.screen, SummarizeScreen):
-                    break
-                await pilot.pause(0.05)
+            await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
             screen = app.screen
             assert isinstance(screen, SummarizeScreen)
             screen.query_one("#summarize-path", Input).value = str(doc)
             await pilot.press("enter")
             state = lambda: str(screen.query_one("#summarize-state").render())  # noqa: E731
-            for _ in range(3000):
-                if not screen.running and state().startswith("Cut off"):
-                    break
-                await pilot.pause(0.05)
+            await until(pilot, lambda: not screen.running and state().startswith("Cut off"))
             assert screen.result is not None and screen.result.cancelled
             total = len(screen.result.chunks)
             assert state().startswith(f"Cut off after 1 of {total} parts: The server at "), state()
             assert "your key has left today" in state() and state().endswith("Ctrl+R goes on from them."), state()
             assert "Red." in screen.summary  # part 1's summary, shown
             await pilot.press("f9")  # in the language of now, its reason too (it stayed as first said)
-            for _ in range(3000):
-                if "kesildi" in state():
-                    break
-                await pilot.pause(0.05)
+            await until(pilot, lambda: "kesildi" in state())
             assert "kesildi: " in state() and "The server" not in state() and "Ctrl+R kaldığı" in state(), state()
     finally:
         server.shutdown()
