@@ -488,13 +488,16 @@ def test_a_deleted_summary_is_made_again_and_a_gone_document_leaves_the_counts(t
         for name in ("minutes.md", "memo.txt", "report.txt"):
             q.mark_running(name)
             q.mark_done(name, {})
-            (out / f"{name}.summary.md").write_text(f"# Summary of {name}\n", encoding="utf-8")
+            (out / f"{name}.summary.md").write_text(f"# Summary of {name}\n\nText.\n\n_1 of 1 parts, 10 document "
+                                                    "tokens, 1 model call, 0.1 s._\n", encoding="utf-8")
         (out / "memo.txt.summary.md").unlink()  # deleted by hand
         (folder / "minutes.md").rename(folder / "board-minutes.md")  # renamed
         (folder / "report.txt").rename(tmp_path / "report.txt")  # moved out
         assert q.scan(folder, out) == 2  # the memo again, and the renamed one
-        assert {r.path: r.status for r in q.rows()} == {"memo.txt": "pending", "board-minutes.md": "pending"}
-        assert q.counts()["done"] == 0 and (out / "minutes.md.summary.md").exists()  # its summary stays
+        # a gone document's row stays done (a scan of the wrong folder forgot a night's work)
+        assert {r.path: r.status for r in q.rows()} == {"memo.txt": "pending", "board-minutes.md": "pending",
+                                                        "minutes.md": "done", "report.txt": "done"}
+        assert (out / "minutes.md.summary.md").exists()  # its summary stays
     finally:
         q.close()
     elsewhere = BatchQueue(tmp_path / "out2" / DB_NAME)
@@ -524,4 +527,5 @@ def test_a_file_of_a_persons_own_where_a_summary_goes_is_left_as_it_was(
     assert last[0].startswith("batch:   failed a.md: '") and "left as it was" in last[0], last
     assert last[1] == "batch: 1 document failed; to try it again, run the batch with --retry-failed.", last
     assert _status(out / DB_NAME) == {"a.md": "failed", "b.md": "done"}
+    assert "a.md: 1 of" not in run.stderr and "done a.md" not in run.stderr  # refused before the work, not after
     assert (out / "b.md.summary.md").read_text(encoding="utf-8").startswith("# Summary of b.md")

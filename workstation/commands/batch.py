@@ -184,7 +184,8 @@ def _failed(outdir: Path) -> list[tuple[str, str]]:
         rows = [r for r in queue.rows() if r.status == "failed"]
     finally:
         queue.close()
-    return [(r.path, (r.reason or "")[:300] + ("…" if len(r.reason or "") > 300 else "")) for r in rows]
+    said = [(r.path, " ".join((r.reason or "").split())) for r in rows]  # (one line each)
+    return [(path, why[:300] + ("…" if len(why) > 300 else "")) for path, why in said]
 
 
 def _documents(n: int, one: str = "", many: str = "") -> str:

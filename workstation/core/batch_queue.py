@@ -163,13 +163,16 @@ def output_name(rel: str) -> str:
 
 
 def _our_summary(path: Path, root: Path, outdir: Path) -> bool:
-    """Whether ``path`` (under ``outdir``) is the summary a run wrote of a document in ``root``:
-    named ``<document>.summary.md`` where that document is (a person's own notes.summary.md,
-    with no notes beside it, is a document)."""
+    """Whether ``path`` (under ``outdir``) is a summary a run wrote: named ``<document>.summary.md``
+    where that document is, or, its document renamed or gone, holding what a summary holds
+    (``earlier_summary``: it was summarized as a document). A person's own notes.summary.md,
+    with no notes beside it and no summary's closing line, is a document."""
+    from workstation.core.summarize import earlier_summary
+
     if not path.name.endswith(SUMMARY_SUFFIX):
         return False
     source = path.resolve().relative_to(outdir.resolve()).as_posix()[: -len(SUMMARY_SUFFIX)]
-    return (root / source).is_file()
+    return (root / source).is_file() or earlier_summary(path)
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -303,8 +306,7 @@ class BatchQueue:
                 continue
             if _inside(path, outdir) and (not beside or _our_summary(path, root, outdir)):  # our own output
                 continue
-            # (its summaries, their documents gone or not: a moved document's was summarized as one)
-            if any(_inside(path, other) and path.name.endswith(SUMMARY_SUFFIX) for other in others):
+            if any(_inside(path, other) and _our_summary(path, root, other) for other in others):
                 continue
             st = path.stat()
             found.append((path.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
@@ -336,9 +338,9 @@ class BatchQueue:
                     db.execute("UPDATE files SET status='pending', reason=NULL WHERE path=?", (rel,))
                     self._event(rel, "requeued", "retry failed")
                     queued += 1
-            # a document deleted (or moved) since it was queued: nothing left to do or to retry, nor
-            # to count as done ("document 7 of 7" of a folder of 6); a summary written of it stays
-            for row in db.execute("SELECT path FROM files WHERE status IN ('pending', 'failed', 'done')").fetchall():
+            # a document deleted (or moved) since it was queued: nothing left to do or to retry (a done
+            # one stays done: a scan of the wrong folder, or a share briefly away, forgot the night's work)
+            for row in db.execute("SELECT path FROM files WHERE status IN ('pending', 'failed')").fetchall():
                 if row["path"] not in self.found:
                     db.execute("DELETE FROM files WHERE path=?", (row["path"],))
                     db.execute("DELETE FROM parts WHERE path=?", (row["path"],))
@@ -610,11 +612,7 @@ def _settle_file(
         if result.cancelled:
             queue.mark_pending(row.path, "stopped by the user")
             return True
-        from workstation.core.summarize import earlier_summary
-
-        if out.exists() and not earlier_summary(out):  # a person's own file there: never written over
-            raise WorkstationError(f"'{out}' is there already and was not written by workstation, so it was left "
-                                   "as it was; move it away, then run the batch again.")
+        _check_not_theirs(out)  # (again: made meanwhile)
         write_text_atomic(out, result.summary)
         _fsync_dir(out.parent)
         queue.mark_done(row.path, {"totals": result.totals, "chunks": len(result.chunks)})
@@ -661,4 +659,15 @@ def _paths_for(rel: str, found: set[str], root: Path, outdir: Path) -> tuple[Pat
         )
     if not _inside(out.parent, outdir):
         raise BatchError(f"The summary of '{rel}' would be written outside '{outdir}'; skipped.")
+    _check_not_theirs(out)  # before the work, not after it (a night's summary was thrown away)
     return source, out
+
+
+def _check_not_theirs(out: Path) -> None:
+    """WorkstationError where a person's own file is where the summary goes: never written over
+    (as ``summarize -o`` leaves one)."""
+    from workstation.core.summarize import earlier_summary
+
+    if out.exists() and not earlier_summary(out):
+        raise WorkstationError(f"'{out}' is there already and was not written by workstation, so it was left "
+                               "as it was; move it away, then run the batch again.")
