@@ -152,6 +152,9 @@ def test_unsupported_options_are_refused_by_name(server: RunningServer) -> None:
         r = post(server, "/v1/chat/completions", {**chat, **extra})
         assert r.status_code == 400 and r.json()["error"]["param"] == name
     assert post(server, "/v1/chat/completions", {**chat, "modalities": ["text"], "min_tokens": 0}).status_code == 200
+    chain = "root ::= r0\n" + "".join(f"r{i} ::= r{i + 1}\n" for i in range(5000)) + 'r5000 ::= "x"\n'
+    r = post(server, "/v1/chat/completions", {**chat, "grammar": chain})  # (100,000 such rules crashed it)
+    assert r.status_code == 400 and r.json()["error"]["param"] == "grammar" and "5,002 rules" in r.text
     r = post(server, "/v1/chat/completions", {**chat, "user": 123})  # OpenAI's end-user id is a string
     assert r.status_code == 400 and r.json()["error"]["param"] == "user"
     assert post(server, "/v1/chat/completions", {**chat, "user": "ayla@office"}).status_code == 200

@@ -194,12 +194,15 @@ def test_bad_grammar_is_refused_at_submit_and_nothing_is_queued(engine: Engine) 
     def chain(n: int) -> str:
         return "root ::= r0\n" + "".join(f"r{i} ::= r{i + 1}\n" for i in range(n)) + f'r{n} ::= "x"\n'
 
+    from workstation.core.grammar import check_written_grammar
+
     with pytest.raises(GrammarError, match="has 5,002 rules; at most 4,096"):
-        engine.core.submit(prompt, greedy(4), lambda e: None, constraints=Constraints(grammar=chain(5000)))
+        check_written_grammar(chain(5000))  # (a request's grammar: serve refuses it with a 400, param grammar)
     with pytest.raises(GrammarError, match="is 1,777,813 characters long; at most 1,000,000"):
-        engine.core.submit(prompt, greedy(4), lambda e: None, constraints=Constraints(grammar=chain(100_000)))
-    quoted = 'root ::= "' + "::=" * 5000 + '"'
-    engine.core.cancel(engine.core.submit(prompt, greedy(4), lambda e: None, constraints=Constraints(grammar=quoted)))
+        check_written_grammar(chain(100_000))
+    check_written_grammar('root ::= "' + "::=" * 5000 + '"')
+    # a grammar made here of tools is held by their bounds, not these: 128 tools make thousands of rules
+    engine.core.cancel(engine.core.submit(prompt, greedy(4), lambda e: None, constraints=Constraints(grammar=chain(5000))))
     assert engine.core.requests_deferred == 0
 
 
@@ -212,12 +215,20 @@ def test_a_schema_asking_for_a_run_no_reply_holds_is_refused_in_a_moment() -> No
     for schema, said in (({"type": "string", "minLength": 10**9}, "minLength 1000000000"),
                          ({"type": "array", "items": {"type": "integer"}, "minItems": 50_000}, "minItems 50000"),
                          ({"type": "object", "properties": {"pin": {"type": "string", "pattern": "^a{1000000}$"}}},
-                          "pattern at properties.pin repeats {1000000}")):
+                          "pattern at properties.pin repeats {1000000}"),
+                         # each within the bound, together past what any reply holds (a 200 MB grammar)
+                         ({"type": "object", "properties": {f"p{i}": {"type": "string", "minLength": 9000}
+                                                            for i in range(12)}}, "come to more than 100,000 in all")):
         with pytest.raises(SchemaError, match=re.escape(said)):
             schema_grammar(schema)
     loose = schema_grammar({"type": "string", "maxLength": 10**9})
     assert loose == schema_grammar({"type": "string"}) and len(loose) < 2000
     assert schema_grammar({"type": "string", "minLength": MAX_REPEAT // 10})  # (a long one within the bound)
+    # a value is no schema (a default of {"minLength": 20000} was refused); a pattern's upper bound
+    # past the bound is no bound, as maxLength's
+    assert schema_grammar({"type": "object", "default": {"minLength": 20000}})
+    assert schema_grammar({"type": "string", "pattern": "^a{1,20000}$"}) == \
+        schema_grammar({"type": "string", "pattern": "^a{1,}$"})
 
 
 def test_a_grammar_is_freed_when_its_request_never_starts(engine: Engine) -> None:

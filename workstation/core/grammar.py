@@ -51,7 +51,7 @@ GREEDY_CHECKS = 32
 MAX_NESTING = 200
 # and once per rule a rule refers to, in a chain: 100,000 rules each naming the next overflowed
 # the stack as the grammar was checked (a segfault from one request); 40,000 held the decoding
-# for 10 s. A JSON schema's grammar has tens of rules; 128 tools' a few thousand at most
+# for 10 s. A grammar a client writes is held to these (check_written_grammar)
 MAX_RULES = 4096
 MAX_GRAMMAR_CHARS = 1_000_000
 _ROOT = b"root"
@@ -174,6 +174,17 @@ def grammar_shape(text: str) -> tuple[int, int]:
     return deepest, rules
 
 
+def check_written_grammar(text: str) -> None:
+    """GrammarError for a grammar a client wrote (a request's ``grammar``) too large to check
+    safely: the grammars made here of schemas and tools are held by their own bounds (128 tools
+    of 15 parameters make 5,775 rules, and are a client's everyday request)."""
+    if len(text) > MAX_GRAMMAR_CHARS:
+        raise GrammarError(f"The grammar is {len(text):,} characters long; at most {MAX_GRAMMAR_CHARS:,} are accepted.")
+    _, rules = grammar_shape(text)
+    if rules > MAX_RULES:
+        raise GrammarError(f"The grammar has {rules:,} rules; at most {MAX_RULES:,} are accepted.")
+
+
 def compile_grammar(vocab: Any, text: str) -> CompiledGrammar:
     """``text`` (GBNF, start rule ``root``) compiled for ``vocab`` (``LoadedModel.vocab``);
     GrammarError when llama.cpp cannot parse it."""
@@ -181,13 +192,9 @@ def compile_grammar(vocab: Any, text: str) -> CompiledGrammar:
         raise GrammarError("The grammar is empty; it needs at least a rule named root.")
     if "\x00" in text:
         raise GrammarError("The grammar holds a NUL character.")
-    if len(text) > MAX_GRAMMAR_CHARS:
-        raise GrammarError(f"The grammar is {len(text):,} characters long; at most {MAX_GRAMMAR_CHARS:,} are accepted.")
-    depth, rules = grammar_shape(text)
+    depth, _ = grammar_shape(text)
     if depth > MAX_NESTING:
         raise GrammarError(f"The grammar nests groups {depth} deep; at most {MAX_NESTING} levels are accepted.")
-    if rules > MAX_RULES:
-        raise GrammarError(f"The grammar has {rules:,} rules; at most {MAX_RULES:,} are accepted.")
     mark = log_mark()
     with _stderr_captured() as printed:
         handle = llama_cpp.llama_sampler_init_grammar(vocab, text.encode("utf-8"), _ROOT)

@@ -173,28 +173,45 @@ MAX_REPEAT = 10_000
 _QUANTIFIER = re.compile(r"\{\s*(\d+)\s*(?:,\s*(\d*)\s*)?\}")
 
 
-def _bounded(schema: Any, where: str = "") -> Any:
-    """``schema`` with its runs held to ``MAX_REPEAT``: an upper bound past it is dropped (no reply
-    here is that long), a lower bound or a pattern's repetition past it is a SchemaError."""
+MAX_RUNS = 100_000  # the runs of a whole schema together (4,000 properties of minLength 10,000: 200 MB)
+_DATA = frozenset({"default", "examples", "enum", "const"})  # values, not schemas: left as they are
+
+
+def _bounded(schema: Any, where: str = "", spent: list[int] | None = None) -> Any:
+    """``schema`` with its runs held to ``MAX_REPEAT`` each and ``MAX_RUNS`` in all: an upper bound
+    past it is dropped (no reply here is that long; a pattern's {n,m} becomes {n,}), a lower
+    bound or a pattern's least repetition past it is a SchemaError."""
+    spent = [0] if spent is None else spent
     if isinstance(schema, list):
-        return [_bounded(x, f"{where}[{i}]") for i, x in enumerate(schema)]
+        return [_bounded(x, f"{where}[{i}]", spent) for i, x in enumerate(schema)]
     if not isinstance(schema, dict):
         return schema
     out: dict[str, Any] = {}
     at = f" at {where}" if where else ""
     for key, value in schema.items():
-        big = isinstance(value, int | float) and not isinstance(value, bool) and value > MAX_REPEAT
-        if key in ("maxLength", "maxItems") and big:
+        if key in _DATA:
+            out[key] = value
             continue
-        if key in ("minLength", "minItems") and big:
-            raise SchemaError(f"The JSON schema asks for {key} {value}{at}; a reply here holds far less, so at most "
-                              f"{MAX_REPEAT:,} is accepted.")
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if key in ("maxLength", "maxItems") and number and value > MAX_REPEAT:
+            continue
+        if key in ("minLength", "minItems", "maxLength", "maxItems") and number and value > 0:
+            if key.startswith("min") and value > MAX_REPEAT:
+                raise SchemaError(f"The JSON schema asks for {key} {value}{at}; a reply here holds far less, so at "
+                                  f"most {MAX_REPEAT:,} is accepted.")
+            spent[0] += int(value)
         if key == "pattern" and isinstance(value, str):
             for m in _QUANTIFIER.finditer(value):
-                if any(g and int(g) > MAX_REPEAT for g in m.groups()):
+                if int(m.group(1)) > MAX_REPEAT:
                     raise SchemaError(f"The JSON schema's pattern{at} repeats {m.group(0)}; at most {MAX_REPEAT:,} "
                                       "repetitions are accepted.")
-        out[key] = _bounded(value, f"{where}.{key}".lstrip(".")) if isinstance(value, dict | list) else value
+                spent[0] += min(int(m.group(2) or m.group(1)), MAX_REPEAT)
+            value = _QUANTIFIER.sub(lambda m: f"{{{m.group(1)},}}" if m.group(2) and int(m.group(2)) > MAX_REPEAT
+                                    else m.group(0), value)
+        if spent[0] > MAX_RUNS:
+            raise SchemaError(f"The JSON schema's lengths and counts come to more than {MAX_RUNS:,} in all{at}; a "
+                              "reply here holds far less.")
+        out[key] = _bounded(value, f"{where}.{key}".lstrip("."), spent) if isinstance(value, dict | list) else value
     return out
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from workstation.core.grammar import GrammarError, check_written_grammar
 from workstation.core.profiles import Constraints
 from workstation.core.server.protocol import ApiError, bad
 from workstation.core.structured_output import (
@@ -103,6 +104,10 @@ def parse_output_format(body: dict[str, Any]) -> OutputFormat:
         if not isinstance(grammar, str):
             raise bad("'grammar' must be a string of GBNF rules.", "grammar")
         if grammar.strip():
+            try:
+                check_written_grammar(grammar)
+            except GrammarError as err:
+                raise bad(str(err), "grammar") from None
             found.append(OutputFormat("grammar", grammar, None, "grammar"))
     if len(found) > 1:
         names = " and ".join(f"'{f.param}'" for f in found)
