@@ -156,6 +156,9 @@ class AuditTrail:
                     view = memoryview(data)
                     while view:
                         view = view[os.write(fd, view):]
+                    # on the disk before the usage rows that name these lines are written: after a
+                    # power cut a row naming a lost line, its seq then reused, read as tampering for good
+                    os.fsync(fd)
                 except OSError:
                     # a full disk wrote part of a line: cut back to the whole lines, or `audit verify`
                     # took that stub for a changed line and the trail for tampered with
