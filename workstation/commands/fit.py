@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         if not 2 / 3 <= ratio <= 1.5:  # (46 beside 125, after a busy moment's size --measure: which to believe?)
             print(f"  note:      go by the measured figure: the estimate is {max(ratio, 1 / ratio):.1f}x "
                   f"{'above' if ratio > 1 else 'below'} it (estimates are for any model on this PC)")
-    slow = slow_phrase(plan)
+    slow = slow_phrase(plan, measured.value if measured is not None else None)
     for note in [*([say([slow])] if slow else []), *plan.notes]:
         print(f"  note:      {note}")
     return 1 if problem else 0 if plan.fits else 2

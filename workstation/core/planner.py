@@ -490,10 +490,11 @@ def plan(
 SLOW_TPS = 5.0  # tokens/s under which a reply falls behind its reader (people read 5-10 words a second)
 
 
-def slow_phrase(p: MemoryPlan) -> Phrase | None:
+def slow_phrase(p: MemoryPlan, measured: float | None = None) -> Phrase | None:
     """A plan that runs, but writes slower than people read: said beside "runs on the CPU"
-    (fit said only that of an 8B model at 2 tokens/s, F3 gave no speed at all)."""
-    tps = p.decode_tps_bound
+    (fit said only that of an 8B model at 2 tokens/s, F3 gave no speed at all). ``measured``:
+    what bench measured of it here, gone by before the estimate."""
+    tps = measured or p.decode_tps_bound
     if not p.fits or not tps or tps >= SLOW_TPS:
         return None
     return ("fit.slow", {"tps": f"{tps:.1f}" if tps < 1 else f"{tps:.0f}"})  # (as fit's speed line rounds it)

@@ -133,7 +133,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         of one too long for a message, and F6 opened with the box empty (or the last summary's)."""
         document = self.wapp.pending_document
         if document is None or self.running or document[0] == self._offered or not document[0].is_file() \
-                or self._stopped is not None:  # (a stopped run's document stays, for Ctrl+R to go on with)
+                or self._resumable():  # (a stopped run's document stays in the box, for Ctrl+R to go on with)
             return
         self._offered = document[0]
         self.query_one("#summarize-path", Input).value = str(document[0])
