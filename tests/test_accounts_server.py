@@ -69,7 +69,7 @@ def scheduler(smollm2_path: Path) -> Iterator[Scheduler]:
 
 @contextmanager
 def office(
-    scheduler: Scheduler, people: dict[str, dict[str, object]], audit_content: bool = False
+    scheduler: Scheduler, people: dict[str, dict[str, object]], audit_content: bool = False, **options: Any
 ) -> Iterator[Office]:
     """A server over ``scheduler`` whose key file holds ``people`` (name -> KeyRing.add options)."""
     ring = KeyRing()
@@ -79,7 +79,7 @@ def office(
         PROFILE, shared_key=OPERATOR, keys=ring, usage=UsageLog(), audit=AuditTrail(),
         audit_content=audit_content, clock=clock,
     )
-    server = BackgroundServer(scheduler, ServerOptions(model_id=PROFILE), port=0, accounts=accounts).start()
+    server = BackgroundServer(scheduler, ServerOptions(model_id=PROFILE, **options), port=0, accounts=accounts).start()
     try:
         yield Office(server.url, accounts, clock, scheduler, keys, server)
     finally:
@@ -714,3 +714,33 @@ def test_a_key_whose_day_is_used_up_cannot_make_the_server_tokenize(scheduler: S
                             ("/apply-template", {"messages": QUESTION})):
             r = httpx.post(f"{root}{route}", json=body, headers=carol)
             assert r.status_code == 429 and r.json()["error"]["code"] == "insufficient_quota", (route, r.text)
+
+
+def test_a_persons_slow_bodies_leave_room_for_the_others(scheduler: Scheduler) -> None:
+    """Eight bodies dribbled from one key held every other person's POST at 503 for a minute:
+    one key holds a quarter of what is read at once, and is told so; another person's goes in."""
+    import socket
+    from urllib.parse import urlsplit
+
+    with office(scheduler, {"bob": {}, "carol": {}}, max_body_bytes=100_000, max_inflight_body_bytes=400_000) as o:
+        where = urlsplit(o.url)
+
+        def held(key: str) -> socket.socket:  # the headers of a 100 kB body, and nothing more of it
+            sock = socket.create_connection((where.hostname, where.port))
+            sock.sendall(b"POST /tokenize HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                         b"Authorization: Bearer " + o.keys[key].encode() + b"\r\nContent-Length: 100000\r\n\r\n")
+            return sock
+
+        bob = held("bob")  # his quarter
+        try:
+            wait_for(lambda: "workstation:body_bytes_in_flight 100000" in httpx.get(
+                f"{o.url.removesuffix('/v1')}/metrics", headers={"Authorization": f"Bearer {OPERATOR}"}).text,
+                "bob's body held")
+            more = httpx.post(f"{o.url.removesuffix('/v1')}/tokenize", json={"content": "x"},
+                              headers={"Authorization": f"Bearer {o.keys['bob']}"})
+            assert more.status_code == 503 and "The key 'bob' is sending as many request bodies" in more.text
+            carol = httpx.post(f"{o.url.removesuffix('/v1')}/tokenize", json={"content": "x"},
+                               headers={"Authorization": f"Bearer {o.keys['carol']}"})
+            assert carol.status_code == 200, carol.text
+        finally:
+            bob.close()

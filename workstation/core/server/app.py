@@ -283,7 +283,7 @@ class OpenAIServer:
                         await self._drain(request, 0, limit)
                     raise too_big
                 if not self.bodies.take(int(declared), person):
-                    raise full
+                    raise self._body_refused(full, person, int(declared))
                 held = int(declared)
             chunks: list[bytes] = []
             size = 0
@@ -297,7 +297,7 @@ class OpenAIServer:
                             break
                         if size > held:
                             if not self.bodies.take(size - held, person):
-                                raise full
+                                raise self._body_refused(full, person, size - held)
                             held = size
                         chunks.append(chunk)
             except TimeoutError:
@@ -320,6 +320,14 @@ class OpenAIServer:
             yield body
         finally:
             self.bodies.give(held, person)
+
+    def _body_refused(self, full: ApiError, person: str | None, n: int) -> ApiError:
+        """The 503 for ``n`` bytes of body that cannot be held now: the key's own share said where
+        the server had room (it said the whole server was full, to the one key filling it)."""
+        if person is not None and self.bodies.used + n <= self.bodies.limit:
+            return busy(f"The key '{person}' is sending as many request bodies at once as one person may (a quarter "
+                        "of what this server reads at once); try again once they are in.")
+        return full
 
     def _prompt_limit(self) -> int:
         """The most tokens a request's prompt may have (``--max-prompt-tokens``, within a slot)."""
