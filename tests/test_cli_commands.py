@@ -554,6 +554,19 @@ def test_ctrl_c_in_summarize_writes_a_whole_partial_summary(tmp_path: Path, smol
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bees.txt", "cli-profile.yaml", "summary.md"]
     # the closing line says so too (it said the whole document was "read and summarized")
     assert f"bees.txt: {total} parts, {done.group(1)} of {total} parts summarized before the stop at " in err, err
+    assert err.rstrip().endswith("The same command goes on from them (--start-over summarizes every part again)."), err
+    if sig != signal.SIGINT:
+        return
+    # the same command, in a new process, goes on from the parts finished (it began at part 1)
+    k = int(done.group(1))
+    code, _out, err = _run_until(
+        ["summarize", str(doc), "-p", str(prof), "-o", str(out_md)],
+        re.compile(rf"\] {k + 1}/{total} parts"), on="stderr",  # one more part is summarized
+    )
+    assert code == 130 and f"bees.txt: going on from the {k} of {total} parts finished before it stopped\n" in err, err
+    points = lambda text: re.findall(r"^- \*\*.*$", text, re.M)  # noqa: E731
+    again = out_md.read_text(encoding="utf-8")
+    assert len(points(again)) > k and points(again)[:k] == points(text)[:k], (text, again)
 
 
 def test_ctrl_c_before_any_part_leaves_an_earlier_summary_alone(tmp_path: Path, smollm2_path: Path) -> None:

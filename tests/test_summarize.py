@@ -536,3 +536,57 @@ def test_a_summary_cut_at_its_length_limit_says_so(profile, tmp_path: Path,
     # and in the file, where batch's reader sees it (the console alone said it)
     text = (tmp_path / "s.md").read_text(encoding="utf-8")
     assert "…" in text and "> The summary above stopped at its length limit, so it ends mid-sentence (…)" in text, text
+
+
+def test_a_stopped_summary_goes_on_from_its_kept_parts_until_the_document_changes(
+        eng, profile, tmp_path: Path) -> None:
+    """The parts a stopped run finished are kept on disk as each is done (a summary stopped at
+    part 40 of 50, by Ctrl-C, a closed laptop or a quit app, began again at part 1): the next
+    run of the same document and profile goes on from them; a whole summary forgets them, and
+    a document changed since, or another profile, starts again."""
+    from workstation.core.kept_parts import kept_count, parts_for
+
+    path = tmp_path / "bees.txt"
+    path.write_text("\n\n".join(SUBJECT_PARAGRAPHS[:3]), encoding="utf-8")
+    options = SummarizeOptions(chunk_tokens=50)
+    cancel = threading.Event()
+
+    def stop_after_one(p: SummaryProgress) -> None:
+        if p.stage == "map" and p.chunks_done == 1:
+            cancel.set()
+
+    parts = parts_for(path, profile)
+    assert parts is not None and parts.done == {}
+    first = summarize_document(eng, read_document(path), profile, on_progress=stop_after_one, cancel=cancel,
+                               options=options, done_parts=parts.done, on_part=parts.keep)
+    parts.close()
+    assert first.cancelled and kept_count(path, profile) == 1
+    other = dataclasses.replace(profile, sampling=dataclasses.replace(profile.sampling, max_tokens=MAX_TOKENS + 1))
+    assert kept_count(path, other) == 0  # another part budget cuts other parts
+
+    seen: list[SummaryProgress] = []
+    parts = parts_for(path, profile)  # as a new process finds them
+    assert parts is not None and list(parts.done.values()) == [(first.chunks[0].reply, first.chunks[0].summary)]
+    second = summarize_document(eng, read_document(path), profile, on_progress=seen.append, options=options,
+                                done_parts=parts.done, on_part=parts.keep)
+    assert not second.cancelled and second.chunks[0].summary == first.chunks[0].summary
+    assert second.chunks[0].metrics is None  # not summarized again
+    assert [p.chunks_done for p in seen if p.stage == "kept"] == [1]
+    assert len(second.chunks) >= 2 and all(c.metrics is not None for c in second.chunks[1:])
+    assert kept_count(path, profile) == len(second.chunks)
+    parts.forget()  # whole: what the callers do
+    parts.close()
+    assert kept_count(path, profile) == 0
+
+    cancel.clear()
+    parts = parts_for(path, profile)
+    assert parts is not None
+    summarize_document(eng, read_document(path), profile, on_progress=stop_after_one, cancel=cancel,
+                       options=options, done_parts=parts.done, on_part=parts.keep)
+    parts.close()
+    assert kept_count(path, profile) == 1
+    path.write_text("\n\n".join(SUBJECT_PARAGRAPHS[:3]) + "\n\nOne more line.", encoding="utf-8")  # edited since
+    assert kept_count(path, profile) == 0
+    parts = parts_for(path, profile)
+    assert parts is not None and parts.done == {}
+    parts.close()

@@ -2518,7 +2518,9 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         await until(pilot, lambda: summary.source == screen.summary and len(summary.children) > 0)
 
         before = screen.summary
-        screen.query_one("#summarize-path", Input).value = str(long_doc)
+        other_doc = tmp_path / "hive2.txt"  # (the first one's parts are kept: it begins with them done)
+        other_doc.write_text(honeybee_text(3).replace("bee", "wasp"), encoding="utf-8")
+        screen.query_one("#summarize-path", Input).value = str(other_doc)
         await pilot.press("enter")
         await until(pilot, lambda: screen.running)
         await pilot.press("ctrl+x")  # before any part is done: the summary before comes back (it was gone)
@@ -2527,7 +2529,7 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         await until(pilot, lambda: screen.query_one("#summary", Markdown).source == before)
         assert str(screen.query_one("#summarize-state").render()).startswith("The last summary, of bees.txt")
         assert screen.summary == before
-        assert screen.query_one("#summarize-path", Input).value == str(long_doc)  # as typed, for Ctrl+R
+        assert screen.query_one("#summarize-path", Input).value == str(other_doc)  # as typed, for Ctrl+R
         assert not screen.query_one("#summarize-ask", Button).disabled
 
         await pilot.press("enter")
@@ -2535,7 +2537,8 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         worker = next(w for w in screen.workers if w.group == "summarize" and not w.is_finished)
         await pilot.press("ctrl+q")  # mid-summary: asked first (its parts done were lost unasked)
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
-        assert "quitting stops it, and its parts done so far are lost" in str(app.screen.query_one(".dialog-title").render())
+        assert "its parts done so far are kept: Ctrl+R on the same document in F6 goes on from them" in str(
+            app.screen.query_one(".dialog-title").render())
         await pilot.press("n")
         await until(pilot, lambda: app.screen is screen)
         assert not worker.is_finished and not app._exit

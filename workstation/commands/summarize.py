@@ -23,6 +23,7 @@ from workstation.core.atomic import named_output, write_named_file
 from workstation.core.documents import Document, DocumentError, read_document
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.invocation import cli, shell_word
+from workstation.core.kept_parts import parts_for
 from workstation.core.kv_state import conversation_tag
 from workstation.core.profiles import check_sampling, load_profile, option_name
 from workstation.core.store import ConversationStore, clean_title
@@ -46,6 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print summary, chunks, source and metrics as JSON")
     p.add_argument("--max-tokens", type=int, help="longest summary of one part, in tokens")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--start-over", action="store_true",
+                   help="summarize every part again, not going on from the parts a stopped run finished")
     p.add_argument("--yes", "-y", action="store_true", help="replace the -o file if it is there, without asking")
     p.add_argument("-c", "--conversation", metavar="NAME",
                    help="save a conversation NAME holding the document and its summary, for "
@@ -57,6 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 
+GO_ON = " The same command goes on from them (--start-over summarizes every part again)."
 STAGE_WORDS = {"map": "summarizing the parts", "reduce": "joining their summaries"}
 
 
@@ -78,6 +82,12 @@ class ProgressBar:
         speed = f" · {p.prompt_per_second:.0f} tok/s prompt" if p.prompt_per_second else ""
         if p.stage == "chunking":
             line = f"{self.name}: reading and measuring…"
+        elif p.stage == "kept":  # a line of its own: the bar goes on from there
+            line = f"{self.name}: going on from the {p.chunks_done} of {p.chunks_total} parts finished before it stopped"
+            self.stream.write(("\r\x1b[2K" if self.tty else "") + line + "\n")
+            self.stream.flush()
+            self.last = line
+            return
         elif p.stage == "done":
             line = f"{self.name}: [{'#' * self.width}] {p.chunks_done}/{p.chunks_total} parts done"
         elif p.stage == "cancelled":  # the bar as far as the parts got (its calls all ended: done == total)
@@ -221,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
         engine.cancel()  # stops even a long prefill
 
     results: list[SummaryResult] = []
+    resumable = False  # a document stopped part-way has its finished parts kept for the same command
     not_saved: WorkstationError | None = None
     failed: WorkstationError | None = None  # after some parts were done: those are written, then it is said
     t0 = time.perf_counter()
@@ -230,14 +241,27 @@ def run(args: argparse.Namespace) -> int:
                 if cancel.is_set():
                     break
                 bar = None if args.quiet else ProgressBar(doc.name)
+                # the parts a stopped run of it finished are not done again; its own are kept as done
+                parts = None if args.start_over else parts_for(Path(doc.source), profile)
                 try:
-                    results.append(summarize_document(engine, doc, profile, on_progress=bar, cancel=cancel))
+                    results.append(summarize_document(
+                        engine, doc, profile, on_progress=bar, cancel=cancel,
+                        done_parts=parts.done if parts is not None else None,
+                        on_part=parts.keep if parts is not None else None))
+                    if parts is not None and not results[-1].cancelled:
+                        parts.forget()
+                    elif parts is not None:
+                        resumable = any(c.summary is not None for c in results[-1].chunks)
                 except WorkstationError as err:
                     if not isinstance(err.partial, SummaryResult):
                         raise
                     results.append(err.partial)  # (parts paid for on a server were lost with the error)
                     failed = err
+                    resumable = parts is not None and any(c.summary is not None for c in err.partial.chunks)
                     break
+                finally:
+                    if parts is not None:
+                        parts.close()
             if name and results and not results[0].cancelled:
                 try:
                     _save_conversation(name, profile.ref, results[0], documents[0].name, engine)
@@ -306,11 +330,12 @@ def run(args: argparse.Namespace) -> int:
         done, parts = sum(1 for c in results[-1].chunks if c.summary is not None), len(results[-1].chunks)
         covers = (f"has each of the {parts} parts' summaries, not yet combined into one" if done == parts else
                   f"covers only the {done} of {parts} parts finished before it")
-        raise type(failed)(f"{failed} The summary {where} {covers}.")
+        raise type(failed)(f"{failed} The summary {where} {covers}.{GO_ON if resumable else ''}")
     if was_stopped:
         where = args.output if args.output else "above"
         raise stopped(f"stopped; the summary {'in ' if args.output else ''}{where} covers only the parts "
-                      f"finished before {stopped_by(first_signal(signals))}.", first_signal(signals))
+                      f"finished before {stopped_by(first_signal(signals))}.{GO_ON if resumable else ''}",
+                      first_signal(signals))
     if not_saved is not None:  # the summary went out, the conversation did not
         where = f"is in {args.output}" if args.output else "is printed above"
         raise WorkstationError(f"{not_saved} The summary {where}, but it was not saved as the conversation "

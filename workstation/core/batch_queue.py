@@ -36,7 +36,6 @@ import fcntl
 import json
 import os
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -55,13 +54,14 @@ from workstation.core.documents import (
 )
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.invocation import cli, shell_word
+from workstation.core.kept_parts import PARTS_TABLE, PartsKept, version_of
 from workstation.core.phrases import Phrase
 
 DB_NAME = ".workstation-batch.sqlite"
 LOCK_NAME = ".workstation-batch.lock"
 SUMMARY_SUFFIX = ".summary.md"
 
-_SCHEMA = """
+_SCHEMA = PARTS_TABLE + """
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY,          -- relative to the batch folder
     size INTEGER NOT NULL,
@@ -75,15 +75,6 @@ CREATE TABLE IF NOT EXISTS files (
     finished_at REAL,
     result_json TEXT,
     prior_output TEXT               -- the summary file present when the attempt began
-);
-CREATE TABLE IF NOT EXISTS parts (  -- parts of a document a stopped run finished (PartsKept)
-    path TEXT NOT NULL,
-    version TEXT NOT NULL,          -- the document's size and time, the profile and its model
-    start INTEGER NOT NULL,         -- the part's character span
-    end INTEGER NOT NULL,
-    reply TEXT NOT NULL,
-    summary TEXT NOT NULL,
-    PRIMARY KEY (path, version, start, end)
 );
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -556,34 +547,6 @@ def run_batch(
         lock.release()
 
 
-class PartsKept:
-    """The parts of one document that a run finished, kept in the queue's database as they
-    are done: a run stopped in the morning (Ctrl-C, a power cut) goes on from them, where it
-    summarized the whole document again (75 s to be back at the first of 3 parts). Its own
-    connection, used from the worker and the engine's threads; a part of another version of
-    the document, or of another profile or model, is never used."""
-
-    def __init__(self, db_path: Path, rel: str, source: Path, profile: Any) -> None:
-        st = source.stat()
-        self.rel = rel
-        self.version = f"{st.st_size}:{st.st_mtime_ns}:{getattr(profile, 'ref', '')}:{getattr(profile, 'model', '')}"
-        self._lock = threading.Lock()
-        self.db = sqlite3.connect(str(db_path), timeout=30, isolation_level=None, check_same_thread=False)
-        with self._lock:
-            self.db.execute("DELETE FROM parts WHERE path=? AND version!=?", (rel, self.version))
-            self.done = {(a, b): (reply, summary) for a, b, reply, summary in self.db.execute(
-                "SELECT start, end, reply, summary FROM parts WHERE path=? AND version=?", (rel, self.version))}
-
-    def keep(self, chunk: Any) -> None:
-        with self._lock:
-            self.db.execute("INSERT OR REPLACE INTO parts VALUES (?, ?, ?, ?, ?, ?)",
-                            (self.rel, self.version, chunk.start, chunk.end, chunk.reply, chunk.summary or ""))
-
-    def close(self) -> None:
-        with self._lock:
-            self.db.close()
-
-
 def _summarize_file(
     engine: Any, source: Path, profile: Any, rel: str, emit: Callable[[BatchEvent], None], cancel: Any,
     db_path: Path,
@@ -591,7 +554,7 @@ def _summarize_file(
     from workstation.core.summarize import summarize_document
 
     document = read_document(source, isolate=True)
-    parts = PartsKept(db_path, rel, source, profile)
+    parts = PartsKept(db_path, rel, version_of(source, profile))
     try:
         return summarize_document(
             engine, document, profile,

@@ -5,7 +5,7 @@ thread workers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -94,14 +94,24 @@ def summarize(
     progress: Callable[[SummaryProgress], None],
     cancel: Any = None,
     texts: Texts | None = None,
-    done_parts: Mapping[tuple[int, int], tuple[str, str]] | None = None,
 ) -> SummaryResult:
-    """One document's summary (``.summary`` is Markdown), calling ``progress`` per model call;
-    ``done_parts``: what a stopped run of it finished, not summarized again."""
+    """One document's summary (``.summary`` is Markdown), calling ``progress`` per model call.
+    The parts a stopped run of it finished (this one's, or one before a restart) are not done
+    again, and this run's are kept as they are done, until the summary is whole."""
+    from workstation.core.kept_parts import parts_for
     from workstation.core.summarize import summarize_document
 
-    return summarize_document(engine, path, profile, on_progress=progress, cancel=cancel,
-                              lookup=(texts or Texts()).get, done_parts=done_parts)
+    parts = parts_for(path, profile)
+    try:
+        result = summarize_document(engine, path, profile, on_progress=progress, cancel=cancel,
+                                    lookup=(texts or Texts()).get, done_parts=parts.done if parts else None,
+                                    on_part=parts.keep if parts else None)
+        if parts is not None and not result.cancelled:
+            parts.forget()
+        return result
+    finally:
+        if parts is not None:
+            parts.close()
 
 
 # --- models -----------------------------------------------------------------------------

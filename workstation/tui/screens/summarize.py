@@ -22,6 +22,7 @@ from textual.timer import Timer
 from textual.widgets import Button, Header, Input, Label, Markdown, ProgressBar
 
 from workstation.core.errors import WorkstationError
+from workstation.core.kept_parts import kept_count
 from workstation.core.paths import typed_path
 from workstation.core.summarize import SummaryProgress, SummaryResult, eta_text
 from workstation.tui import integrations
@@ -88,9 +89,6 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.path: Path | None = None
         self.summary = ""
         self.result: SummaryResult | None = None
-        # a run that stopped (Ctrl+X, the server gone): its document as it was then, by path,
-        # profile, size and time, and its finished parts, which Ctrl+R on it does not do again
-        self._stopped: tuple[tuple[str, str, int, int], dict[tuple[int, int], tuple[str, str]]] | None = None
         self._cut: WorkstationError | None = None  # why the last run ended early, failing after some parts
         self._offered: Path | None = None  # the chat's attached document last put in the box
         self.running = False
@@ -257,7 +255,6 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.path = typed_path(raw)
         self.running = True  # before the first await: Enter, the button and Ctrl+R start one run
         self._cancel.clear()
-        done = self._stopped[1] if self._stopped is not None and self._stopped[0] == self._which(self.path) else None
         self.summary, self.result, self._kept_at, self._asked = "", None, None, None
         self.query_one("#summarize-ask", Button).disabled = True
         await self.query_one("#summary", Markdown).update("")  # not the last document's under the new one
@@ -267,24 +264,16 @@ class SummarizeScreen(AppScreen, Screen[None]):
         bar.update(total=None, progress=0)
         self._set_running(True)
         self._say(self._said)
-        self._summarize(self.path, done)
+        self._summarize(self.path)
 
     def _resumable(self) -> bool:
-        """Whether Ctrl+R now goes on from a stopped run's parts (the box's document is that run's)."""
-        if self._stopped is None or self.running:
+        """Whether Ctrl+R now goes on from a stopped run's parts: kept for the box's document as
+        it is now (unchanged since) and this profile, by this run or one before a restart."""
+        profile = self.wapp.profile
+        if self.running or profile is None:
             return False
         raw = self.query_one("#summarize-path", Input).value.strip()
-        return bool(raw) and self._stopped[0] == self._which(typed_path(raw))
-
-    def _which(self, path: Path) -> tuple[str, str, int, int]:
-        """The document as it is now, for this profile: a stopped run's parts go on only with
-        the same file unchanged and the same profile (another one cuts it into other parts)."""
-        try:
-            st = path.stat()
-        except OSError:
-            return (str(path), "", -1, -1)
-        profile = self.wapp.profile
-        return (str(path.resolve()), profile.ref if profile else "", st.st_size, st.st_mtime_ns)
+        return bool(raw) and kept_count(typed_path(raw), profile) > 0
 
     def _busy_text(self) -> str:
         """Why Ctrl+R and Ctrl+O wait: this screen's summary (its stop key), or the chat's reply."""
@@ -325,13 +314,12 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._say(self.wapp.texts("summarize.stopping"))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="summarize")
-    def _summarize(self, path: Path, done: dict[tuple[int, int], tuple[str, str]] | None = None) -> None:
+    def _summarize(self, path: Path) -> None:
         app = self.wapp
         try:
             result = integrations.summarize(
                 path, app.profile, app.engine,  # type: ignore[arg-type]
                 lambda p: self.post_message(Progress(p.done + p.working, p.total, data=p)), self._cancel, app.texts,
-                done,
             )
         except WorkstationError as err:
             if isinstance(err.partial, SummaryResult):  # the parts done before it (a server gone, a key's day over)
@@ -353,8 +341,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         done = sum(1 for c in result.chunks if c.summary is not None)
         if result.cancelled and not done:
             return t("summarize.stopped_none")
-        # Ctrl+R goes on from the parts done only for the same file, unchanged, and profile (not
-        # after a restart either): said where it will, never where it would begin at part 1
+        # Ctrl+R goes on from the parts done only for the same file, unchanged, and profile: said
+        # where it will, never where it would begin at part 1
         go_on = " " + t("summarize.go_on") if self._resumable() else ""
         if result.cancelled and self._cut is not None:  # said where it stays (it said "Stopped", as if by Ctrl+X)
             reason = t.error(self._cut).rstrip()  # (in the language of now: F9 draws it again)
@@ -376,9 +364,6 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if isinstance(event, SummaryReady):
             self._set_running(False)
             self.result, self._cut = event.data, event.error
-            finished = {(c.start, c.end): (c.reply, c.summary) for c in event.data.chunks if c.summary is not None}
-            self._stopped = (self._which(self.path), finished) if event.data.cancelled and finished and \
-                self.path is not None else None
             bar.display = False
             done = sum(1 for c in event.data.chunks if c.summary is not None)
             # stopped before a part was done: nothing to show or to ask about (the Markdown

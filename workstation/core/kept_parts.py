@@ -1,0 +1,132 @@
+"""The parts of a document that a stopped summary finished, kept in SQLite as each is done, so
+that the next run of the same document and profile goes on from them.
+
+The overnight queue keeps them in its own database (``.workstation-batch.sqlite``, by the
+document's path in the folder); ``summarize`` and the app's F6 in the data folder's
+``summary-parts.sqlite``, by the document's full path. A part is used only for the same version
+of the file (its size and time), the same profile, model and part budget: a document edited
+since, or another profile (which cuts it into other parts), starts again. A run that ends with
+every part summarized forgets its parts; parts nobody came back to go after ``KEEP_DAYS``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from workstation.core.errors import WorkstationError
+from workstation.core.paths import data_dir, own_file
+
+PARTS_TABLE = """
+CREATE TABLE IF NOT EXISTS parts (  -- parts of a document a stopped run finished (PartsKept)
+    path TEXT NOT NULL,             -- the document (the batch folder's relative path, or its text's hash)
+    version TEXT NOT NULL,          -- the document's version, the profile and its model
+    start INTEGER NOT NULL,         -- the part's character span
+    end INTEGER NOT NULL,
+    reply TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    PRIMARY KEY (path, version, start, end)
+);
+"""
+# the data folder's: when each part was kept, so that those nobody came back to go in time
+_STORE_TABLE = PARTS_TABLE.replace("    PRIMARY KEY", "    kept_at REAL NOT NULL DEFAULT 0,\n    PRIMARY KEY")
+FILE_NAME = "summary-parts.sqlite"
+KEEP_DAYS = 30
+
+
+class PartsKept:
+    """The finished parts of one document (``done``: by character span, the reply and its
+    summary) for one version of it; parts of any other version are forgotten on opening. Its
+    own connection, used from the caller's and the engine's threads.
+
+    ``best_effort``: a part that cannot be kept (a full or read-only disk) is let go, and the
+    summary goes on (the overnight queue's are not: its run stops, to go on when there is room)."""
+
+    def __init__(self, db_path: Path, key: str, version: str, best_effort: bool = False) -> None:
+        self.key, self.version, self.best_effort = key, version, best_effort
+        self._lock = threading.Lock()
+        self.db = sqlite3.connect(str(db_path), timeout=30, isolation_level=None, check_same_thread=False)
+        self.timed = "kept_at" in {row[1] for row in self.db.execute("PRAGMA table_info(parts)")}
+        with self._lock:
+            self.db.execute("DELETE FROM parts WHERE path=? AND version!=?", (key, version))
+            self.done: dict[tuple[int, int], tuple[str, str]] = {
+                (a, b): (reply, summary) for a, b, reply, summary in self.db.execute(
+                    "SELECT start, end, reply, summary FROM parts WHERE path=? AND version=?", (key, version))}
+
+    def keep(self, chunk: Any) -> None:
+        """``chunk`` (a ``summarize.Chunk``) finished: kept at once."""
+        row = (self.key, self.version, chunk.start, chunk.end, chunk.reply, chunk.summary or "")
+        with self._lock:
+            try:
+                if self.timed:
+                    self.db.execute("INSERT OR REPLACE INTO parts (path, version, start, end, reply, summary, kept_at) "
+                                    "VALUES (?, ?, ?, ?, ?, ?, ?)", (*row, time.time()))
+                else:
+                    self.db.execute("INSERT OR REPLACE INTO parts VALUES (?, ?, ?, ?, ?, ?)", row)
+            except sqlite3.Error:
+                if not self.best_effort:
+                    raise
+
+    def forget(self) -> None:
+        """The document's summary is whole: its parts are not needed again."""
+        with self._lock, contextlib.suppress(sqlite3.Error):
+            self.db.execute("DELETE FROM parts WHERE path=?", (self.key,))
+
+    def close(self) -> None:
+        with self._lock:
+            self.db.close()
+
+
+def version_of(source: Path, profile: Any) -> str:
+    """The version of a document whose parts are usable: the file's size and time, the
+    profile's name, its model and a part's budget (``summarize --max-tokens``)."""
+    st = source.stat()
+    return (f"{st.st_size}:{st.st_mtime_ns}:{getattr(profile, 'ref', '')}:{getattr(profile, 'model', '')}:"
+            f"{profile.sampling.max_tokens}")
+
+
+def _store(folder: Path | None) -> Path:
+    """The data folder's store, made (and its old parts let go) where it was not."""
+    path = (folder or data_dir()) / FILE_NAME
+    own_file(path)
+    db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.executescript(_STORE_TABLE)
+        db.execute("DELETE FROM parts WHERE kept_at < ?", (time.time() - KEEP_DAYS * 86400,))
+    finally:
+        db.close()
+    return path
+
+
+def parts_for(source: Path, profile: Any, folder: Path | None = None) -> PartsKept | None:
+    """The kept parts of the document at ``source`` for ``profile``, in the data folder's
+    store; None where that store cannot be used (a read-only data folder): the summary is
+    made as before, only not resumable."""
+    try:
+        return PartsKept(_store(folder), str(source.resolve()), version_of(source, profile), best_effort=True)
+    except (OSError, sqlite3.Error, WorkstationError):  # (WorkstationError: a data folder that cannot be made)
+        return None
+
+
+def kept_count(source: Path, profile: Any, folder: Path | None = None) -> int:
+    """How many parts of the document at ``source``, as it is now, a stopped run of ``profile``
+    finished (0 where none, or the store cannot be read)."""
+    try:
+        path = (folder or data_dir()) / FILE_NAME
+        if not path.exists():
+            return 0
+        version = version_of(source, profile)
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            row = db.execute("SELECT COUNT(*) FROM parts WHERE path=? AND version=?",
+                             (str(source.resolve()), version)).fetchone()
+        finally:
+            db.close()
+        return int(row[0])
+    except (OSError, sqlite3.Error, WorkstationError):
+        return 0
