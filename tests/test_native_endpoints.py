@@ -76,7 +76,8 @@ def test_completion_plain_and_streamed(server: RunningServer) -> None:
     assert "".join(c["content"] for c in partial) == out["content"]
     assert [t for c in partial for t in c["tokens"]] == out["tokens"]
     assert last["stop"] is True and last["content"] == "" and last["tokens_predicted"] == 6
-    assert last["timings"]["cache_n"] > 0  # the same prompt again: read from the slot's cache
+    # the same prompt again: read from the slot's cache, but its last token (read for its logits)
+    assert (last["timings"]["cache_n"], last["timings"]["prompt_n"]) == (len(prompt_ids) - 1, 1)
 
     # llama-server's return_progress: how far a long prompt has been read, before the first word
     long = "The order lists " + "staplers, paper, ink, " * 100
