@@ -8,9 +8,11 @@ import pytest
 from rich.style import Style
 
 from tests.test_tui_snapshots import make_app, settle
+from workstation.core.phrases import say
 from workstation.core.sizing import SizingResult, candidate_machines, size
 from workstation.core.workload import load_workload
 from workstation.tui.app import WorkstationApp
+from workstation.tui.i18n import Texts
 from workstation.tui.screens.dashboard import MetricRow, axis_value
 from workstation.tui.screens.sizing import SizingScreen
 
@@ -58,11 +60,14 @@ async def test_f9_draws_the_sizing_again_in_the_new_language(app: WorkstationApp
         await pilot.pause()
         screen = pilot.app.screen
         english = str(screen.query_one("#sizing-headline").content)
-        assert "Buy" in english or "Nothing meets" in english, english
+        result = table_only("office-20")  # the shipped table's answer, said in each language
+        assert english == say(result.headline_phrases(), Texts("en").get)
+        assert english.startswith("Buy a GeForce ") and "gemma-2-9b-it" in english, english
         pilot.app.action_toggle_language()
         await pilot.pause()
         turkish = str(screen.query_one("#sizing-headline").content)
-        assert turkish != english and "Buy" not in turkish, turkish
+        assert turkish == say(result.headline_phrases(), Texts("tr").get) != english
+        assert turkish.startswith("Bir GeForce ") and " alın (" in turkish and "gemma-2-9b-it" in turkish, turkish
         assert "ağırlıklar" in str(screen.query_one("#sizing-legend").render())
 
 
