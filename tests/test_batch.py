@@ -413,9 +413,18 @@ def test_a_run_says_which_document_of_how_many_it_is_on(tmp_path: Path, smollm2_
     folder.mkdir()
     for i in range(2):
         (folder / f"memo{i}.txt").write_text(SUBJECT_PARAGRAPHS[i], encoding="utf-8")
+    # a part's budget as summarize takes it, refused before the queue is made
+    assert main(["batch", str(folder), "-p", str(_profile_file(tmp_path)), "--max-tokens", "0"]) == 1
+    assert capsys.readouterr().err.strip() == "workstation: --max-tokens is 0; allowed values are 1 to 10,000,000."
+    assert not (folder / "summaries").exists()
     assert main(["batch", str(folder), "-p", str(_profile_file(tmp_path))]) == 0
     err = capsys.readouterr().err
     assert "batch: summarizing memo0.txt (document 1 of 2)" in err and "batch: summarizing memo1.txt (document 2 of 2)" in err
+    # and how long the rest will take, once a document is done (the last says no more)
+    done = [line for line in err.splitlines() if line.startswith("batch: done ")]
+    assert len(done) == 2, err
+    assert re.search(r" \(about \d+(m\d\d)?s for the 1 document left, at this run's pace\)$", done[0]), done
+    assert done[1].endswith("memo1.txt.summary.md"), done
 
 
 def test_a_full_disk_under_the_queue_is_said_and_stops_the_run(tmp_path: Path) -> None:

@@ -67,6 +67,21 @@ def print_load_notes(profile: Profile, engine: object = None) -> None:
         print(say([note]), file=sys.stderr)
 
 
+MAX_TOKENS_HELP = "longest summary of one part, in tokens"
+
+
+def summary_profile(args: Any) -> Any:
+    """The profile -p names, with ``--max-tokens`` (a part's longest summary) as given, checked
+    as the profile's own setting is (summarize and batch)."""
+    from workstation.core.profiles import check_sampling, load_profile, option_name
+
+    profile = load_profile(profile_ref(args))
+    if args.max_tokens is not None:
+        profile.sampling.max_tokens = args.max_tokens
+        check_sampling(profile.sampling, option_name)
+    return profile
+
+
 def asked_yes(question: str, without_terminal: str) -> bool:
     """``question`` answered y or n on the terminal (Ctrl-D or Ctrl-C there: no). Without a
     terminal to ask on (a script, a pipe), ``without_terminal`` is the error: say what

@@ -17,7 +17,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from workstation.commands import add_profile_arg, print_json, print_load_notes, profile_ref
+from workstation.commands import (
+    MAX_TOKENS_HELP,
+    add_profile_arg,
+    print_json,
+    print_load_notes,
+    summary_profile,
+)
 from workstation.commands.stopping import first_signal, stop_signals, stopped, stopped_by
 from workstation.core.batch_queue import (
     DB_NAME,
@@ -31,7 +37,6 @@ from workstation.core.batch_queue import (
 )
 from workstation.core.documents import SUPPORTED_SUFFIXES
 from workstation.core.invocation import cli, shell_word
-from workstation.core.profiles import load_profile
 from workstation.core.summarize import eta_text
 
 SOME_FAILED = 3  # the run finished, and some documents failed (1: it could not run; 75: the server is away)
@@ -45,6 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--retry-failed", action="store_true", help="try the documents that failed before again")
     p.add_argument("--status", action="store_true", help="only show the queue, run nothing")
     p.add_argument("--json", action="store_true", help="print the final queue state as JSON")
+    p.add_argument("--max-tokens", type=int, help=MAX_TOKENS_HELP)
     p.set_defaults(func=run)
 
 
@@ -98,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
                 print(_retry_line(counts["failed"], see_why=False))
         return 0
 
-    profile = load_profile(profile_ref(args))
+    profile = summary_profile(args)  # (before the queue is touched: a bad --max-tokens is said alone)
     cancel = threading.Event()
 
     def _on_stop(_sig: int) -> None:  # Ctrl-C, a kill, a closed terminal: the document in hand goes back in the queue
@@ -128,7 +134,10 @@ def run(args: argparse.Namespace) -> int:
             at = c.get("done", 0) + c.get("failed", 0) + c.get("running", 0)  # (this one is running)
             print(f"batch: summarizing {ev.path} (document {at} of {sum(c.values())})", file=sys.stderr)
         elif ev.kind == "file-done":
-            print(f"batch: done {ev.path} -> {ev.detail}", file=sys.stderr)
+            left = (ev.counts or {}).get("pending", 0) + (ev.counts or {}).get("running", 0)
+            rest = (f" ({eta_text(ev.eta_s, 'about')} for the {_documents(left)} left, at this run's pace)"
+                    if ev.eta_s is not None and left else "")
+            print(f"batch: done {ev.path} -> {ev.detail}{rest}", file=sys.stderr)
         elif ev.kind == "file-failed":
             print(f"batch: failed {ev.path}: {ev.detail}", file=sys.stderr)
         elif ev.kind == "file-pending":

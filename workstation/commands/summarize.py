@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from workstation.commands import (
+    MAX_TOKENS_HELP,
     add_profile_arg,
     asked_yes,
     print_json,
     print_load_notes,
-    profile_ref,
+    summary_profile,
 )
 from workstation.commands.stopping import first_signal, stop_signals, stopped, stopped_by
 from workstation.core.atomic import named_output, write_named_file
@@ -25,7 +26,6 @@ from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kept_parts import parts_for
 from workstation.core.kv_state import conversation_tag
-from workstation.core.profiles import check_sampling, load_profile, option_name
 from workstation.core.store import ConversationStore, clean_title
 from workstation.core.summarize import (
     SummarizeError,
@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="documents to summarize")
     p.add_argument("-o", "--output", metavar="OUT", help="write the Markdown (or the JSON) to this file")
     p.add_argument("--json", action="store_true", help="print summary, chunks, source and metrics as JSON")
-    p.add_argument("--max-tokens", type=int, help="longest summary of one part, in tokens")
+    p.add_argument("--max-tokens", type=int, help=MAX_TOKENS_HELP)
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     p.add_argument("--start-over", action="store_true",
                    help="summarize every part again, not going on from the parts a stopped run finished")
@@ -194,10 +194,7 @@ def _write_output(path: Path, text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    profile = load_profile(profile_ref(args))
-    if args.max_tokens is not None:
-        profile.sampling.max_tokens = args.max_tokens
-        check_sampling(profile.sampling, option_name)
+    profile = summary_profile(args)
     name = clean_title(args.conversation or "")  # as the store keeps it
     if args.conversation is not None and (not name or len(args.files) != 1):
         raise SummarizeError("-c NAME saves the conversation of one document: give one file and a name.")

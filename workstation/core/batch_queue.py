@@ -143,10 +143,11 @@ class QueueRow:
     reason: str | None
     output: str | None
     attempts: int
+    size: int = 0  # the document's bytes on disk
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> QueueRow:
-        return cls(row["path"], row["status"], row["reason"], row["output"], row["attempts"])
+        return cls(row["path"], row["status"], row["reason"], row["output"], row["attempts"], row["size"])
 
 
 def output_name(rel: str) -> str:
@@ -421,6 +422,11 @@ class BatchQueue:
             self._event(path, "requeued", why)
 
     # --- reading ----------------------------------------------------------------------------
+    def bytes_left(self) -> int:
+        """The size on disk of the documents still to do (pending, or in hand)."""
+        row = self.db.execute("SELECT COALESCE(SUM(size), 0) FROM files WHERE status IN ('pending', 'running')").fetchone()
+        return int(row[0])
+
     def counts(self) -> dict[str, int]:
         counts = {"pending": 0, "running": 0, "done": 0, "failed": 0}
         for row in self.db.execute("SELECT status, COUNT(*) AS n FROM files GROUP BY status"):
@@ -453,6 +459,30 @@ class BatchEvent:
     counts: dict[str, int] | None = None
     progress: Any = None
     unnamed: list[str] = field(default_factory=list)  # (start) documents left alone for their names
+    eta_s: float | None = None  # (file-done) the rest of the queue at this run's pace so far
+
+
+class Pace:
+    """How long the rest of the queue will take at this run's pace: the time since its first
+    document began over the bytes of the documents it has finished (done or failed), times
+    the bytes left. Rough (a PDF's bytes are not a text file's), and said as such."""
+
+    def __init__(self) -> None:
+        self.started: float | None = None
+        self.bytes_done = 0
+
+    def begin(self) -> None:
+        if self.started is None:
+            self.started = time.monotonic()
+
+    def finished(self, row: QueueRow) -> None:
+        self.bytes_done += max(1, row.size)
+
+    def eta(self, queue: BatchQueue) -> float | None:
+        if self.started is None or not self.bytes_done:
+            return None
+        left = queue.bytes_left()
+        return (time.monotonic() - self.started) / self.bytes_done * left if left else None
 
 
 def run_batch(
@@ -484,6 +514,7 @@ def run_batch(
     engine: Any = None
     in_flight: dict[Future[Any], tuple[QueueRow, Path]] = {}
     pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="batch")
+    pace = Pace()
     try:
         queue.recover(outdir)
         queue.scan(root, outdir, retry_failed=retry_failed)
@@ -512,6 +543,7 @@ def run_batch(
                         _put_back(queue, row, err, emit, tried=False)
                         outage, stopping = err, True
                         break
+                pace.begin()
                 job = pool.submit(_summarize_file, engine, source, profile, row.path, emit, cancel,
                                   outdir / DB_NAME)
                 in_flight[job] = (row, out)
@@ -521,7 +553,7 @@ def run_batch(
             for job in done:
                 row, out = in_flight.pop(job)
                 try:
-                    stopping |= _settle_file(queue, row, out, job, emit)
+                    stopping |= _settle_file(queue, row, out, job, emit, pace)
                 except BackendUnreachable as err:  # the others in flight finish or come back too
                     outage, stopping = outage or err, True
         counts = queue.counts()
@@ -566,7 +598,8 @@ def _summarize_file(
 
 
 def _settle_file(
-    queue: BatchQueue, row: QueueRow, out: Path, job: Future[Any], emit: Callable[[BatchEvent], None]
+    queue: BatchQueue, row: QueueRow, out: Path, job: Future[Any], emit: Callable[[BatchEvent], None],
+    pace: Pace | None = None,
 ) -> bool:
     """Record a finished document (summary written atomically first); True when it was stopped.
     ``BackendUnreachable`` (re-raised) puts the document back in the queue instead."""
@@ -579,7 +612,10 @@ def _settle_file(
         write_text_atomic(out, result.summary)
         _fsync_dir(out.parent)
         queue.mark_done(row.path, {"totals": result.totals, "chunks": len(result.chunks)})
-        emit(BatchEvent("file-done", row.path, str(out), counts=queue.counts()))
+        if pace is not None:
+            pace.finished(row)
+        emit(BatchEvent("file-done", row.path, str(out), counts=queue.counts(),
+                        eta_s=pace.eta(queue) if pace is not None else None))
     except BatchError:  # the queue's or the summaries' disk is full: the run stops, no document failed
         raise
     except BackendUnreachable as err:  # the server, not this document: it waits for the next run
@@ -594,6 +630,8 @@ def _settle_file(
         raise
     except WorkstationError as err:
         queue.mark_failed(row.path, str(err))
+        if pace is not None:  # (its time counts to the pace: a document read, then refused)
+            pace.finished(row)
         emit(BatchEvent("file-failed", row.path, str(err), counts=queue.counts()))
     except Exception as err:  # noqa: BLE001 - one bad file must not stop the night
         if disk_is_full(err):  # the summary, or a part kept as it was done: the run stops, the document waits
