@@ -477,14 +477,30 @@ def test_a_document_shorter_than_the_window_is_named(
     long, short = tmp_path / "long.txt", tmp_path / "note.txt"
     long.write_text(english_text(), encoding="utf-8")
     short.write_text("Lunch is at noon.", encoding="utf-8")
-    rc = main(["eval", "-p", str(ref), "-p", str(cand), "--kld", str(long), str(short), "--ctx", "64", "--chunks", "1", "--no-save"])
+    # alone, it is named, before any pass is read (it came after the others', 19 s of a reference lost)
+    rc = main(["eval", "-p", str(ref), "-p", str(cand), "--kld", str(short), str(short), "--ctx", "64", "--chunks", "1",
+               "--no-save"])
     said = capsys.readouterr().err.strip().splitlines()  # (off a terminal, a progress line first)
     assert rc == 1 and [line for line in said if line.startswith("workstation:")] == said[-1:]
-    assert "note.txt" in said[-1] and "needs at least 64" in said[-1]
-    # said before long.txt's pass was read (it came after the others', 19 s of a reference lost)
+    assert said[-1].startswith("workstation: note.txt: The text is only ") and "needs at least 64" in said[-1]
     from workstation.core.kld import cache_dir
 
     assert not list(cache_dir().glob("*")) if cache_dir().exists() else True
+    # beside a long one, it is left out and said so: the others are compared (one short note in
+    # a folder of documents stopped the whole run)
+    rc = main(["eval", "-p", str(ref), "-p", str(cand), "--kld", str(long), str(short), "--ctx", "64", "--chunks", "1",
+               "--no-save"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    rows = [line for line in out.splitlines() if line.startswith("| ") and ".txt" in line]
+    assert rows and all("long.txt" in row for row in rows), out
+    assert re.search(r"^Left out note\.txt: The text is only \d+ tokens; .* needs at least 64 ", out, re.M), out
+    rc = main(["eval", "-p", str(ref), "-p", str(cand), "--kld", str(long), str(short), "--ctx", "64", "--chunks", "1",
+               "--no-save", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert [r["document"] for r in data[0]["kld_reference"]] == ["long.txt"]
+    assert [k["document"] for k in data[1]["kld"]] == ["long.txt"]
+    assert data[0]["kld_left_out"][0].startswith("note.txt: The text is only ")
 
 
 def ref(doc: str) -> ReferenceRow:

@@ -90,6 +90,7 @@ class ProfileEval:
     kld: list[KLDResult] = field(default_factory=list)  # a candidate: one per document
     references: list[ReferenceRow] = field(default_factory=list)  # the reference: one per document
     context: int = 0  # the profile's own context (before a window longer than it was made room for)
+    left_out: list[str] = field(default_factory=list)  # the reference: "name: why" of documents too short to compare on
 
     @property
     def speed(self) -> float | None:
@@ -115,6 +116,7 @@ class ProfileEval:
             "perplexity": self.ppl.to_dict() if self.ppl else None,
             "kld": [k.to_dict() for k in self.kld] if self.kld else None,
             "kld_reference": [r.to_dict() for r in self.references] if self.references else None,
+            "kld_left_out": self.left_out or None,
         }
 
 
@@ -288,12 +290,18 @@ def _build_references(
     plan: KLDPlan, keys: list[dict[str, Any]], cached: list[ReferenceLogits | None],
     refs: list[ReferenceLogits], progress: Any, model: LoadedModel, result: ProfileEval,
 ) -> None:
-    for (name, text), key, ref in zip(plan.documents, keys, cached, strict=True):
-        if ref is None:  # each one short of a window said before any is read (the last was, after the others)
+    short: list[int] = []  # each one short of a window found before any is read (the last was, after the others)
+    for i, ((name, text), key, ref) in enumerate(zip(plan.documents, keys, cached, strict=True)):
+        if ref is None:
             try:
                 reference_windows(model, text, key)
             except EvalInputError as err:  # which document is too short
-                raise EvalInputError(f"{name}: {err}") from None
+                result.left_out.append(f"{name}: {err}")
+                short.append(i)
+    if short and len(short) == len(plan.documents):  # nothing to compare on
+        raise EvalInputError("; ".join(result.left_out))
+    for i in reversed(short):  # the others are compared on (one short note stopped a folder's run)
+        del plan.documents[i], keys[i], cached[i]
     for (name, text), key, ref in zip(plan.documents, keys, cached, strict=True):
         if ref is None:
             ref = build_reference(model, text, key, progress=progress)
@@ -524,6 +532,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str
             f"{reused} of {len(refs)} document{'' if len(refs) == 1 else 's'} read from the cache"
             + (" (its speed measured again in this run, over one window)." if reused else ".")
         )
+    notes += [f"Left out {why}" for why in results[0].left_out]
     if n_docs > 1:  # the whole run's speed, the rows being each document's
         notes += [f"{r.profile} against {results[0].profile} over all {n_docs} documents: {describe(d)}."
                   for r, d in zip(results[1:], deltas[1:], strict=True) if _kld_timed(r) and describe(d) != "-"]
