@@ -1111,3 +1111,19 @@ def test_a_model_whose_numbers_are_nan_says_so_instead_of_an_empty_reply(
     out, err = capsys.readouterr()
     assert not out.strip() and "Traceback" not in err
     assert "came out as NaN (not a number): its file is damaged" in err, err
+
+
+def test_a_json_run_that_fails_says_why_in_json_on_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`chat --json` (any --json) that failed printed its sentence on stderr and nothing on
+    stdout, so a script reading stdout as JSON read nothing; without --json, stdout stays empty."""
+    missing = tmp_path / "gone.txt"
+    assert main(["summarize", str(missing), "--json"]) == 1
+    out, err = capsys.readouterr()
+    said = err.strip().removeprefix("workstation: ")
+    assert json.loads(out) == {"error": said, "exit_code": 1} and "gone.txt" in said
+    assert main(["chat", "-p", "no-such-profile", "--json", "Hello"]) == 1
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"error": err.strip().removeprefix("workstation: "), "exit_code": 1}
+    assert "There is no profile named 'no-such-profile'" in out
+    assert main(["chat", "-p", "no-such-profile", "Hello"]) == 1
+    assert capsys.readouterr().out == ""

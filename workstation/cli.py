@@ -7,6 +7,7 @@ never a traceback (set ``WORKSTATION_DEBUG=1`` to see one).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import importlib
 import importlib.util
@@ -16,6 +17,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
+from workstation.commands import json_run_begins, print_json_error
 from workstation.commands.parser import CommandParser
 from workstation.core.atomic import WRITE_ERRNOS, cannot_write
 from workstation.core.errors import WorkstationError
@@ -89,6 +91,8 @@ def _shown_as_it_can_be() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     _shown_as_it_can_be()
+    args: argparse.Namespace | None = None
+    json_run_begins()
     try:
         # (inside: Ctrl-C while the commands' modules are still being imported, just after
         # Enter, printed a traceback from whichever import it fell in)
@@ -101,6 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except WorkstationError as err:
         print(f"workstation: {err}", file=sys.stderr)
+        if getattr(args, "json", False) is True:
+            with contextlib.suppress(OSError):  # (stdout closed: the sentence is said already)
+                print_json_error(str(err), err.exit_code)
         return err.exit_code
     except KeyboardInterrupt:
         print(STOPPED, file=sys.stderr)

@@ -99,9 +99,26 @@ def asked_yes(question: str, without_terminal: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
+_json_out = [False]  # whether this run printed its JSON (a failure after it adds none)
+
+
 def print_json(data: Any) -> None:
     json.dump(data, sys.stdout, ensure_ascii=False, indent=2, default=str)
     sys.stdout.write("\n")
+    _json_out[0] = True
+
+
+def json_run_begins() -> None:
+    """A run of a command begins: it has printed no JSON yet."""
+    _json_out[0] = False
+
+
+def print_json_error(message: str, exit_code: int) -> None:
+    """A ``--json`` run that failed before its JSON: ``{"error": …, "exit_code": …}`` on stdout
+    (the sentence is on stderr too), so that a script reading stdout as JSON reads why (it
+    read nothing). Not after the run's own JSON: stdout stays one JSON document."""
+    if not _json_out[0]:
+        print_json({"error": message, "exit_code": exit_code})
 
 
 def params_text(n: int) -> str:
