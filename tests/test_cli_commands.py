@@ -1127,3 +1127,36 @@ def test_a_json_run_that_fails_says_why_in_json_on_stdout(tmp_path: Path, capsys
     assert "There is no profile named 'no-such-profile'" in out
     assert main(["chat", "-p", "no-such-profile", "Hello"]) == 1
     assert capsys.readouterr().out == ""
+
+
+def test_a_question_typed_beside_a_pipe_is_asked_about_the_piped_text(tmp_path: Path, smollm2_path: Path) -> None:
+    """`echo "…moved to Tuesday…" | chat "When is the meeting?"` asked only the question (the
+    notes were dropped without a word, and the reply made up a day); a pipe left open with
+    nothing in it (a script's own standard input) is not waited on."""
+    prof = str(_profile_file(tmp_path, max_tokens=1))
+    chat = [sys.executable, "-m", "workstation.cli", "chat", "-p", prof, "--json", "When is the meeting?"]
+
+    def prompt_n(done: subprocess.CompletedProcess[str]) -> int:
+        assert done.returncode == 0, done.stderr
+        return int(json.loads(done.stdout)["metrics"]["prompt_n"])
+
+    alone = prompt_n(subprocess.run(chat, capture_output=True, text=True, cwd=ROOT, timeout=120,
+                                    stdin=subprocess.DEVNULL))
+    notes = "The meeting is moved to Tuesday at 3pm in room 12 of the north building.\n"
+    both = prompt_n(subprocess.run(chat, input=notes, capture_output=True, text=True, cwd=ROOT, timeout=120))
+    with_notes = prompt_n(subprocess.run([*chat[:-1], notes + "\nWhen is the meeting?"], capture_output=True, text=True,
+                                         cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL))
+    assert both == with_notes > alone + 15  # the notes, then the question: as if typed so
+    idle = subprocess.Popen(chat, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+                            text=True)
+    assert idle.stdin is not None and idle.stdout is not None and idle.stderr is not None
+    try:  # (its standard input stays open, nothing written: answered without waiting for it)
+        code = idle.wait(timeout=120)  # (a few hundred bytes of output: no pipe fills)
+        out, err = idle.stdout.read(), idle.stderr.read()
+    finally:
+        if idle.poll() is None:
+            idle.kill()
+            idle.wait()
+        for stream in (idle.stdin, idle.stdout, idle.stderr):
+            stream.close()
+    assert code == 0 and int(json.loads(out)["metrics"]["prompt_n"]) == alone, err

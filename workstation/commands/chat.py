@@ -39,7 +39,8 @@ SAMPLING_OPTIONS = ("max_tokens", "temperature", "seed", "top_p", "top_k", "min_
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("chat", help="one chat turn, streamed to stdout")
     add_profile_arg(p)
-    p.add_argument("text", nargs="?", help="your message ('-', or none with a pipe: read from stdin)")
+    p.add_argument("text", nargs="?", help="your message ('-', or none with a pipe: read from stdin; with a pipe and a "
+                                                  "message, the piped text comes first, the message after it)")
     p.add_argument("--json", action="store_true", help="print {text, metrics} as JSON")
     p.add_argument("--max-tokens", type=int, help="longest reply in tokens")
     p.add_argument("--temperature", type=float, help="0 for greedy (repeatable) output")
@@ -76,6 +77,26 @@ def _piped() -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
+PIPE_WAIT_S = 0.5  # how long a pipe beside a typed question may take to bring its first bytes
+
+
+def _piped_beside() -> bool:
+    """Whether a typed question has text piped in beside it (``cat notes.txt | chat "Sum it
+    up"``: the notes were dropped without a word). A file, or a pipe with something (or its
+    end) to read within PIPE_WAIT_S; a pipe a script left open with nothing in it is not waited
+    on (its caller's own standard input, say)."""
+    if not _piped():
+        return False
+    try:
+        if stat.S_ISREG(os.fstat(sys.stdin.fileno()).st_mode):
+            return True
+        import select
+
+        return bool(select.select([sys.stdin.fileno()], [], [], PIPE_WAIT_S)[0])
+    except (OSError, ValueError):
+        return False
+
+
 def _read_pipe() -> str:
     """The message from standard input, in whatever encoding a text file has (as summarize
     reads one); a document or a picture is refused in one sentence that says where it goes."""
@@ -100,6 +121,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"workstation: '{cli('chat')}' needs text (see '{cli('chat --help')}').", file=sys.stderr)
         raise SystemExit(2)  # as the command line's other mistakes
     text = _read_pipe() if args.text in ("-", None) else args.text
+    if args.text not in ("-", None) and _piped_beside():  # the piped text, then the question about it (as Ollama)
+        piped = _read_pipe().strip("\n")
+        text = f"{piped}\n\n{args.text}" if piped.strip() else args.text
     if not text.strip():
         raise EngineError("The message is empty; type something to send.")
     if args.stop and args.json_schema is not None:  # (locally dropped, a desk PC's cut the JSON)
