@@ -197,8 +197,15 @@ def test_remove_says_what_goes_and_asks_unless_told(models_home: Path, tmp_path:
     assert main(["models", "add", str(mine), "--link", "--name", "linked"]) == 0
     assert main(["models", "add", str(mine), "--name", "copied"]) == 0
     capsys.readouterr()
+    profiles = tmp_path / "profiles"  # one profile of it: said as one ("the profiles memo use it")
+    profiles.mkdir()
+    (profiles / "memo.yaml").write_text("name: memo\nmodel: copied\n", encoding="utf-8")
+    monkeypatch.setenv("WORKSTATION_PROFILES", str(profiles))
     assert main(["models", "remove", "copied"]) == 1  # stdin is no terminal here: nothing removed
-    assert "Nothing was removed: add --yes" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "Nothing was removed: add --yes" in err
+    assert "; the profile memo uses it and will not load until it names another model?" in err, err
+    (profiles / "memo.yaml").unlink()
     assert (models_home / "copied.gguf").is_file()
     assert main(["models", "remove", "copied", "--yes"]) == 0
     assert not (models_home / "copied.gguf").exists() and capsys.readouterr().out.strip() == "Removed copied."

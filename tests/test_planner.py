@@ -438,3 +438,10 @@ def test_a_model_that_runs_slower_than_people_read_is_said_to(capsys: pytest.Cap
         assert ("Burada yavaş: saniyede yaklaşık" in (fit_verdict(load_profile(name), Texts("tr")) or "")) == slow
         if name == "office-cpu":
             assert not slow  # the default model keeps up on any PC
+    # under 2 tokens a second with a decimal (F3 said "about 1 tokens a second")
+    from workstation.core.phrases import say
+    from workstation.core.planner import plan_for_profile, slow_phrase
+
+    runs = plan_for_profile(load_profile("office-cpu"), [])
+    said = {tps: say([slow_phrase(runs, measured=tps)]) for tps in (0.4, 1.2, 3.6)}  # type: ignore[list-item]
+    assert [said[t].split("about ")[1].split(" a second")[0] for t in said] == ["0.4 tokens", "1.2 tokens", "4 tokens"]

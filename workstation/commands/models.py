@@ -153,7 +153,8 @@ def run_remove(args: argparse.Namespace) -> int:
         what = f"Delete {name} ({catalog.file_size_text(path.stat().st_size)}) from disk"
     users = profiles_using(path)
     if users:
-        what += f"; the profiles {', '.join(users)} use it and will not load until they name another model"
+        what += (f"; the profile {users[0]} uses it and will not load until it names another model" if len(users) == 1
+                 else f"; the profiles {', '.join(users)} use it and will not load until they name another model")
     if not args.yes and not asked_yes(f"{what}?", f"{what}? Nothing was removed: add --yes to remove it without asking."):
         print("Kept.", file=sys.stderr)
         return 1

@@ -497,7 +497,8 @@ def slow_phrase(p: MemoryPlan, measured: float | None = None) -> Phrase | None:
     tps = measured or p.decode_tps_bound
     if not p.fits or not tps or tps >= SLOW_TPS:
         return None
-    return ("fit.slow", {"tps": f"{tps:.1f}" if tps < 1 else f"{tps:.0f}"})  # (as fit's speed line rounds it)
+    # (as fit's speed line rounds it; under 2 with a decimal: "about 1 tokens a second" read wrong)
+    return ("fit.slow", {"tps": f"{tps:.1f}" if tps < 2 else f"{tps:.0f}"})
 
 
 def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None, *,
