@@ -136,8 +136,8 @@ def test_add(models_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
     out = json.loads(capsys.readouterr().out)
     assert Path(out["path"]) == models_home / "tiny-valid.gguf"
     assert _sha(models_home / "tiny-valid.gguf") == _sha(TINY)
-    assert main(["models", "add", str(TINY)]) == 1  # already there
-    assert "already" in capsys.readouterr().err
+    assert main(["models", "add", str(TINY)]) == 0  # already there: not copied again
+    assert "tiny-valid.gguf is installed already, as tiny-valid.gguf" in capsys.readouterr().out
     bad = tmp_path / "bad.gguf"
     bad.write_text("hello\n")
     assert main(["models", "add", str(bad)]) == 1
@@ -145,7 +145,7 @@ def test_add(models_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert sorted(p.name for p in models_home.iterdir()) == ["tiny-valid.gguf"]
     # a model file named otherwise (realmodel.bin) was copied as it was: never listed, found or removable
     other = tmp_path / "realmodel.bin"
-    other.write_bytes(TINY.read_bytes())
+    other.write_bytes(TINY.read_bytes()[:-1] + b"\x01")  # (another file: the same one is not copied again)
     assert main(["models", "add", str(other)]) == 0
     capsys.readouterr()
     assert sorted(p.name for p in models_home.iterdir()) == ["realmodel.gguf", "tiny-valid.gguf"]
@@ -429,3 +429,45 @@ def test_models_are_listed_in_alphabetical_order_whatever_their_case(models_home
         shutil.copyfile(TINY, models_home / name)
     assert [Path(m.path).name for m in list_installed(with_info=False)] == [  # Ç after c, not after z
         "Alpha.gguf", "bad-name.gguf", "Çeviri.gguf", "gemma-copy.gguf", "SmolLM2-copy.gguf"]
+
+
+def test_a_model_added_again_is_not_copied_and_the_app_finds_a_free_name(
+        models_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same file added again (under its own name or another) was a second copy of GBs, or
+    "give this one another name with --name", which F4's dialog has no field for: the app now
+    names a different file of a taken name NAME-2, and the same file is the one installed."""
+    import shutil
+
+    from workstation.core.catalog import add_model
+    from workstation.tui.integrations import add_model as app_adds
+
+    mine = tmp_path / "docs" / "my-smol.gguf"
+    mine.parent.mkdir()
+    shutil.copyfile(TINY, mine)
+    assert main(["models", "add", str(mine)]) == 0
+    assert add_model(mine) == (models_home / "my-smol.gguf", False)  # the same bytes under its name
+    renamed = tmp_path / "docs" / "copy-of-it.gguf"
+    shutil.copyfile(TINY, renamed)
+    capsys.readouterr()
+    assert main(["models", "add", str(renamed), "--json"]) == 0  # under another name: found by its bytes
+    data = json.loads(capsys.readouterr().out)
+    assert data["added"] is False and data["path"] == str(models_home / "my-smol.gguf")
+    assert main(["models", "add", str(renamed)]) == 0
+    assert "copy-of-it.gguf is installed already, as my-smol.gguf" in capsys.readouterr().out
+    assert sorted(p.name for p in models_home.iterdir()) == ["my-smol.gguf"]
+    assert main(["models", "add", str(renamed), "--name", "alias"]) == 0  # a name asked for: a copy, as asked
+    assert (models_home / "alias.gguf").is_file()
+
+    other = tmp_path / "other" / "my-smol.gguf"  # another file of a taken name
+    other.parent.mkdir()
+    other.write_bytes(TINY.read_bytes()[:-1] + b"\x01")  # (the last byte: still a model)
+    assert main(["models", "add", str(other)]) == 1
+    assert "A model named my-smol.gguf is already in" in capsys.readouterr().err
+    assert app_adds(other) == (models_home / "my-smol-2.gguf", True)
+    assert (models_home / "my-smol-2.gguf").read_bytes() == other.read_bytes()
+    assert app_adds(other) == (models_home / "my-smol-2.gguf", False)
+    catalogs = tmp_path / "other" / "qwen3-0.6b-q4_k_m.gguf"  # a catalog model's name: NAME-2 too
+    shutil.copyfile(TINY, catalogs)
+    with catalogs.open("ab") as f:
+        f.write(b"\x00")
+    assert app_adds(catalogs) == (models_home / "qwen3-0.6b-q4_k_m-2.gguf", True)

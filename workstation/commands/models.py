@@ -164,12 +164,16 @@ def run_remove(args: argparse.Namespace) -> int:
 
 
 def run_add(args: argparse.Namespace) -> int:
-    dest = catalog.add_model(Path(args.path), name=args.name, link=args.link)
+    dest, new = catalog.add_model(Path(args.path), name=args.name, link=args.link)
     info = catalog.read_model_info(dest)
     if args.json:
-        print_json({"path": str(dest), "info": info.to_dict()})
-    else:
+        print_json({"path": str(dest), "added": new, "info": info.to_dict()})
+    elif new:
         print(f"added {dest.name} ({info.architecture}, {info.file_type}, {catalog.file_size_text(info.file_size)}) to {dest.parent}")
+    else:
+        print(f"{Path(args.path).name} is installed already, as {dest.name} in {dest.parent} (the same file); nothing "
+              "was copied")
+    if not args.json:
         print(_how_to_use(catalog.installed_name(dest)), file=sys.stderr)
     return 0
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import filecmp
 import functools
 import hashlib
 import math
@@ -25,7 +26,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from workstation.core import gguf_check
 from workstation.core.errors import ModelFileError, WorkstationError
@@ -673,8 +674,25 @@ def _plain_model_name(name: str) -> str:
     return name
 
 
-def add_model(src: Path, *, name: str | None = None, link: bool = False) -> Path:
-    """Check ``src`` and copy (or symlink) it into models/ atomically; returns the new path."""
+class AddedModel(NamedTuple):
+    path: Path
+    new: bool  # False: the same file was installed already (nothing copied)
+
+
+def _same_content(a: Path, b: Path) -> bool:
+    """Whether two files hold the same bytes (the sizes first: a multi-GB model is read only
+    beside another of its very size)."""
+    try:
+        return a.stat().st_size == b.stat().st_size and filecmp.cmp(a, b, shallow=False)
+    except OSError:
+        return False
+
+
+def add_model(src: Path, *, name: str | None = None, link: bool = False, free_name: bool = False) -> AddedModel:
+    """Check ``src`` and copy (or symlink) it into models/ atomically. The same bytes installed
+    already (under its name, or without ``name`` under any) are not copied again: that one is
+    returned, ``new`` False. ``free_name`` (the app, which has no --name to offer): a name taken
+    by another file, or a catalog model's, becomes NAME-2, NAME-3…"""
     src = typed_path(src)
     read_model_info(src)
     dest_dir = models_dir()
@@ -685,14 +703,26 @@ def add_model(src: Path, *, name: str | None = None, link: bool = False) -> Path
     dest = dest_dir / filename
     if dest.parent.resolve() != dest_dir.resolve():  # the name's folder (a link added before points elsewhere)
         raise WorkstationError(f"The model name {filename!r} would be written outside {dest_dir}.")
-    stem = filename.removesuffix(".gguf")
-    known = catalog_entry(stem)
-    if known is not None and known.get("file") != filename:
+    if dest.exists() and (dest.resolve() == src.resolve() or _same_content(dest, src)):
+        return AddedModel(dest, False)
+    if name is None:  # the same model under another name (F4 then offered a second copy of GBs)
+        for item in list_installed(with_info=False):
+            if _same_content(Path(item.path), src):
+                return AddedModel(Path(item.path), False)
+
+    def taken(stem: str) -> bool:
+        known = catalog_entry(stem)
         # the name means the catalog's model: a profile naming it asked for that one ("not downloaded")
+        return (known is not None and known.get("file") != stem + ".gguf") or (dest_dir / f"{stem}.gguf").exists()
+
+    stem = filename.removesuffix(".gguf")
+    if free_name and taken(stem):
+        stem = next(f"{stem}-{n}" for n in range(2, 10_000) if not taken(f"{stem}-{n}"))
+        dest = dest_dir / f"{stem}.gguf"
+    known = catalog_entry(stem)
+    if known is not None and known.get("file") != f"{stem}.gguf":
         raise WorkstationError(f"{stem} is the name of a model in the catalog; give this one another name (--name).")
     if dest.exists():
-        if dest.resolve() == src.resolve():
-            return dest
         raise WorkstationError(f"A model named {dest.name} is already in {dest_dir}; give this one another "
                                "name with --name.")
     tmp = dest_dir / f".{dest.name}.part"
@@ -705,7 +735,7 @@ def add_model(src: Path, *, name: str | None = None, link: bool = False) -> Path
     finally:
         if tmp.is_symlink() or tmp.exists():
             tmp.unlink()
-    return dest
+    return AddedModel(dest, True)
 
 
 # --- download (models pull) -------------------------------------------------------------------

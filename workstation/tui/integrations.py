@@ -257,9 +257,10 @@ def pull_model(name: str, progress: Callable[[float, float | None], None]) -> No
     catalog.pull(name, progress=False)
 
 
-def add_model(path: Path) -> Path:
-    """Put a GGUF file into the models folder (checked first); returns where it went."""
-    return catalog.add_model(path)
+def add_model(path: Path) -> catalog.AddedModel:
+    """Put a GGUF file into the models folder (checked first), under a free name (the app has
+    no --name to offer); the same file installed already is not copied again."""
+    return catalog.add_model(path, free_name=True)
 
 
 # --- the API server alongside the chat ---------------------------------------------------

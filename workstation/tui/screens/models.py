@@ -288,14 +288,15 @@ class ModelsScreen(AppScreen, Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="models-add")
     def _add(self, path: Path) -> None:
         try:
-            target = integrations.add_model(path)
+            target, new = integrations.add_model(path)
         except WorkstationError as err:
             self.post_message(TaskFailed(self.wapp.texts.error(err)))
             return
         except OSError as err:
             self.post_message(TaskFailed(f"{path} cannot be copied ({err.strerror or err})."))
             return
-        self.app.call_from_thread(self.notify, self.wapp.texts("models.added", name=installed_name(target)))  # as the list names it
+        said = "models.added" if new else "models.added_already"
+        self.app.call_from_thread(self.notify, self.wapp.texts(said, name=installed_name(target)))  # as the list names it
         self.action_reload()
 
     def action_delete(self) -> None:
