@@ -149,6 +149,32 @@ async def test_an_error_naming_a_file_with_brackets_is_shown_as_written(folder: 
     assert app._exception is None
 
 
+async def test_a_broken_profile_is_reached_with_the_keys_and_says_what_to_mend(folder: Path, smollm2_path: Path) -> None:
+    """A broken profile file's row was disabled: Home stopped at the row below it, so it was
+    seen only with a mouse wheel, and Enter on it did nothing."""
+    from textual.widgets import OptionList
+
+    from workstation.tui.screens.profile_menu import ProfileMenu
+
+    _write(folder, "a", {"model": str(smollm2_path)})
+    _write(folder, "bad", {"model": str(smollm2_path), "gpu_layers": "lots"})
+    app = WorkstationApp("a", sample_system=False, language="en", start_engine=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+        options = app.screen.query_one(OptionList)
+        broken = next(i for i, e in enumerate(app.screen.entries) if not hasattr(e, "key"))
+        await pilot.press("home")
+        await pilot.press(*["down"] * broken)
+        assert options.highlighted == broken
+        await pilot.press("enter")
+        said = lambda: " ".join(str(n.message) for n in app._notifications)  # noqa: E731
+        await until(pilot, lambda: "It cannot be loaded: " in said())
+        assert "gpu_layers" in said() and said().endswith("Mend the file in a text editor, then open F3 again.")
+        assert isinstance(app.screen, ProfileMenu)  # still open: nothing was loaded
+        assert app.profile is not None and app.profile.key == "a"
+
+
 @pytest.mark.parametrize("size", [(120, 35), (80, 24)])
 async def test_f3_shows_the_running_profile_and_the_hint_once_every_verdict_is_in(size: tuple[int, int]) -> None:
     """The shipped profiles: each verdict adds lines above the highlighted (running) profile,

@@ -132,7 +132,9 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
 
     def _options(self) -> list[Option]:
         return [
-            Option(self._prompt(i, e), id=str(i), disabled=isinstance(e, ProfileError))
+            # a broken file's row is reached with the keys too (disabled, it was above Home, seen only
+            # with a mouse wheel); Enter on it says what to mend
+            Option(self._prompt(i, e), id=str(i))
             for i, e in enumerate(self.entries)
         ]
 
@@ -166,6 +168,9 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         entry = self.entries[int(event.option.id or 0)]
         if isinstance(entry, Profile):
             self.dismiss(entry)
+        else:
+            self.notify(self.wapp.texts("profiles.broken_picked", error=str(entry).rstrip(".")), severity="warning",
+                        timeout=12)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
