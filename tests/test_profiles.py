@@ -97,6 +97,27 @@ def test_bad_field_names_file_field_value_and_allowed(tmp_path: Path, yaml_text:
     assert "\n" not in message
 
 
+def test_every_mistake_in_a_file_is_said_at_once(tmp_path: Path) -> None:
+    """Three typos took three runs of 'profiles check', each naming the next one."""
+    path = write(tmp_path, "model: m\ncontxt: 2048\nsampling:\n  temprature: 0.5\n  top_p: 7\ngpu_layers: lots\n"
+                           "name: 5\n")
+    with pytest.raises(ProfileError) as info:
+        load_profile_file(path)
+    assert str(info.value) == (
+        f"{path} has 5 problems: (1) unknown field 'contxt'; did you mean 'context'? (2) unknown field "
+        "'sampling.temprature'; did you mean 'temperature'? (3) field 'name' must be text, not 5. (4) field "
+        "'gpu_layers' is 'lots'; allowed values are auto, all, or 0 and up. (5) field 'sampling.top_p' is 7.0; "
+        "allowed values are above 0 up to 1.")
+    one = write(tmp_path, "model: m\ngpu_layers: lots\n")  # one: as it was
+    with pytest.raises(ProfileError) as info:
+        load_profile_file(one)
+    assert str(info.value) == f"{one}: field 'gpu_layers' is 'lots'; allowed values are auto, all, or 0 and up."
+    typed = write(tmp_path, "model: 5\n")  # a model of the wrong kind is not also "missing"
+    with pytest.raises(ProfileError) as info:
+        load_profile_file(typed)
+    assert "missing" not in str(info.value) and "'model'" in str(info.value)
+
+
 def test_quantized_v_needs_flash_attention(tmp_path: Path) -> None:
     with pytest.raises(ProfileError, match="flash attention for a quantized V cache"):
         load_profile_file(write(tmp_path, "model: m\nflash_attn: off\nkv_cache: {k: q8_0, v: q4_0}\n"))

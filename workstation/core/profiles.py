@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import reprlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -276,32 +277,61 @@ def _field_hint(key: str, value: Any, names: list[str], sections: dict[str, type
     return ""
 
 
-def _build(cls: type, data: Any, src: str, prefix: str, sections: dict[str, type] | None = None) -> Any:
+def _build(cls: type, data: Any, src: str, prefix: str, sections: dict[str, type] | None = None,
+           problems: list[ProfileError] | None = None) -> Any:
     """A dataclass from a YAML mapping: unknown fields and wrong types are refused in one
-    sentence; ``sections`` names the fields that are nested dataclasses (a profile's by default)."""
+    sentence; ``sections`` names the fields that are nested dataclasses (a profile's by default).
+    With ``problems``, each field's problem is added to it and the field left at its default
+    (so that a file's every mistake is said at once: three typos took three runs)."""
     sections = _SECTIONS if sections is None else sections
     if not isinstance(data, dict):
         raise ProfileError(f"{_where(src, prefix)} must be a mapping of settings, not {_shown(data)}.")
     fields = {f.name: f for f in dataclasses.fields(cls)}
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
-        dotted = f"{prefix}.{key}" if prefix else str(key)
-        if dotted == "remote.api_key":  # a key is a person's secret: not in a file others read
-            raise ProfileError(
-                f"{src}: remote.api_key is not a profile field: the key stays out of the file; put it in "
-                "an environment variable and name that with remote.api_key_env (as in api_key_env: "
-                "WORKSTATION_API_KEY)."
-            )
-        if key not in fields or key in _NOT_SETTINGS:
-            names = [n for n in fields if n not in _NOT_SETTINGS]
-            said = _field_hint(str(key), value, names, sections if not prefix else {}, data)
-            raise ProfileError(f"{src}: unknown field '{dotted}'; "
-                               + (said or f"allowed fields are {', '.join(names)}."))
-        if key in sections:
-            kwargs[key] = _build(sections[key], value, src, dotted, sections)
-        else:
-            kwargs[key] = _check_type(src, dotted, value, fields[key].type)
+        with _noted(problems):
+            dotted = f"{prefix}.{key}" if prefix else str(key)
+            if dotted == "remote.api_key":  # a key is a person's secret: not in a file others read
+                raise ProfileError(
+                    f"{src}: remote.api_key is not a profile field: the key stays out of the file; put it in "
+                    "an environment variable and name that with remote.api_key_env (as in api_key_env: "
+                    "WORKSTATION_API_KEY)."
+                )
+            if key not in fields or key in _NOT_SETTINGS:
+                names = [n for n in fields if n not in _NOT_SETTINGS]
+                said = _field_hint(str(key), value, names, sections if not prefix else {}, data)
+                raise ProfileError(f"{src}: unknown field '{dotted}'; "
+                                   + (said or f"allowed fields are {', '.join(names)}."))
+            if key in sections:
+                kwargs[key] = _build(sections[key], value, src, dotted, sections, problems)
+            else:
+                kwargs[key] = _check_type(src, dotted, value, fields[key].type)
+    if problems:  # a field it cannot be without (a name) that had a problem: a stand-in, the rest still checked
+        for f in dataclasses.fields(cls):
+            if f.name not in kwargs and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                kwargs[f.name] = ""
     return cls(**kwargs)
+
+
+@contextmanager
+def _noted(problems: list[ProfileError] | None) -> Iterator[None]:
+    """A check whose ProfileError is added to ``problems`` (None: raised as it is)."""
+    try:
+        yield
+    except ProfileError as err:
+        if problems is None:
+            raise
+        problems.append(err)
+
+
+def _together(src: str, problems: list[ProfileError]) -> ProfileError:
+    """One error for a file's problems: the one as it is (its phrases, for the app's language),
+    several numbered in one sentence."""
+    if len(problems) == 1:
+        return problems[0]
+    parts = [str(p).removeprefix(f"{src}: ").strip() for p in problems]
+    parts = [t if t.endswith((".", "?", "!")) else t + "." for t in parts]
+    return ProfileError(f"{src} has {len(problems)} problems: " + " ".join(f"({i}) {t}" for i, t in enumerate(parts, 1)))
 
 
 def _choice(src: str, dotted: str, value: Any, allowed: tuple[str, ...] | list[str]) -> None:
@@ -324,53 +354,68 @@ def context_allowed(n: int) -> bool:
     return MIN_CONTEXT <= n <= MAX_CONTEXT
 
 
-def validate(profile: Profile, src: str) -> Profile:
-    """Check values that the types alone do not catch; returns the profile."""
-    _choice(src, "backend", profile.backend, BACKENDS)
+def validate(profile: Profile, src: str, problems: list[ProfileError] | None = None) -> Profile:
+    """Check values that the types alone do not catch; returns the profile. With ``problems``,
+    each check's problem is added to it (every one said at once), else the first is raised."""
+    with _noted(problems):
+        _choice(src, "backend", profile.backend, BACKENDS)
     if profile.backend == "llama" and not profile.model:
-        raise ProfileError(f"{src}: field 'model' is missing; give a catalog name or a .gguf path.")
-    if not context_allowed(profile.context):
-        raise ProfileError(f"{_where(src, 'context')} is {profile.context}; {CONTEXT_RANGE}.")
+        with _noted(problems):
+            raise ProfileError(f"{src}: field 'model' is missing; give a catalog name or a .gguf path.")
+    with _noted(problems):
+        if not context_allowed(profile.context):
+            raise ProfileError(f"{_where(src, 'context')} is {profile.context}; {CONTEXT_RANGE}.")
     gl = profile.gpu_layers
-    if isinstance(gl, str) and gl not in ("auto", "all") or isinstance(gl, bool) or (
-        isinstance(gl, int) and gl < 0
-    ):
-        raise ProfileError(
-            f"{_where(src, 'gpu_layers')} is {_shown(gl)}; allowed values are auto, all, or 0 and up."
-        )
+    with _noted(problems):
+        if isinstance(gl, str) and gl not in ("auto", "all") or isinstance(gl, bool) or (
+            isinstance(gl, int) and gl < 0
+        ):
+            raise ProfileError(
+                f"{_where(src, 'gpu_layers')} is {_shown(gl)}; allowed values are auto, all, or 0 and up."
+            )
     th = profile.threads
-    if isinstance(th, str) and th != "auto" or isinstance(th, bool) or (
-        isinstance(th, int) and not 1 <= th <= 512
-    ):
-        raise ProfileError(f"{_where(src, 'threads')} is {_shown(th)}; allowed values are auto or 1 to 512.")
-    if not 1 <= profile.parallel <= 64:
-        raise ProfileError(
-            f"{_where(src, 'parallel')} is {profile.parallel}; allowed values are 1 to 64 slots."
-        )
+    with _noted(problems):
+        if isinstance(th, str) and th != "auto" or isinstance(th, bool) or (
+            isinstance(th, int) and not 1 <= th <= 512
+        ):
+            raise ProfileError(f"{_where(src, 'threads')} is {_shown(th)}; allowed values are auto or 1 to 512.")
+    with _noted(problems):
+        if not 1 <= profile.parallel <= 64:
+            raise ProfileError(
+                f"{_where(src, 'parallel')} is {profile.parallel}; allowed values are 1 to 64 slots."
+            )
     profile.remote.base_url = profile.remote.base_url.strip()  # a paste's spaces
     parts = urlsplit(profile.remote.base_url)
-    if profile.backend == "openai" and (parts.scheme.lower() not in ("http", "https") or not parts.netloc):
-        raise ProfileError(
-            f"{_where(src, 'remote.base_url')} is {_shown(profile.remote.base_url)}; it must be a server's "
-            "address starting with http:// or https://, as in http://office-pc:8088/v1."
-        )
-    _choice(src, "flash_attn", profile.flash_attn, FLASH_ATTN)
-    _choice(src, "kv_cache.k", profile.kv_cache.k, list(KV_CACHE_TYPES))
-    _choice(src, "kv_cache.v", profile.kv_cache.v, list(KV_CACHE_TYPES))
-    if profile.kv_cache.quantized_v and profile.flash_attn == "off":
-        raise ProfileError(
-            f"{src}: kv_cache.v is {profile.kv_cache.v} but flash_attn is off; llama.cpp needs "
-            "flash attention for a quantized V cache, so set flash_attn to auto or on, or v to f16."
-        )
+    with _noted(problems):
+        if profile.backend == "openai" and (parts.scheme.lower() not in ("http", "https") or not parts.netloc):
+            raise ProfileError(
+                f"{_where(src, 'remote.base_url')} is {_shown(profile.remote.base_url)}; it must be a server's "
+                "address starting with http:// or https://, as in http://office-pc:8088/v1."
+            )
+    for field_name, value, allowed in (("flash_attn", profile.flash_attn, FLASH_ATTN),
+                                       ("kv_cache.k", profile.kv_cache.k, list(KV_CACHE_TYPES)),
+                                       ("kv_cache.v", profile.kv_cache.v, list(KV_CACHE_TYPES))):
+        with _noted(problems):
+            _choice(src, field_name, value, allowed)
+    with _noted(problems):
+        if profile.kv_cache.quantized_v and profile.flash_attn == "off":
+            raise ProfileError(
+                f"{src}: kv_cache.v is {profile.kv_cache.v} but flash_attn is off; llama.cpp needs "
+                "flash attention for a quantized V cache, so set flash_attn to auto or on, or v to f16."
+            )
     spec = profile.speculative
-    _choice(src, "speculative.mode", spec.mode, SPEC_MODES)
-    if spec.mode == "draft" and not spec.draft_model:
-        raise ProfileError(f"{src}: speculative.mode is draft but speculative.draft_model is missing.")
-    if not 1 <= spec.draft_tokens <= 64:
-        raise ProfileError(
-            f"{_where(src, 'speculative.draft_tokens')} is {spec.draft_tokens}; allowed values are 1 to 64."
-        )
-    check_sampling(profile.sampling, lambda name: _where(src, f"sampling.{name}"))
+    with _noted(problems):
+        _choice(src, "speculative.mode", spec.mode, SPEC_MODES)
+    with _noted(problems):
+        if spec.mode == "draft" and not spec.draft_model:
+            raise ProfileError(f"{src}: speculative.mode is draft but speculative.draft_model is missing.")
+    with _noted(problems):
+        if not 1 <= spec.draft_tokens <= 64:
+            raise ProfileError(
+                f"{_where(src, 'speculative.draft_tokens')} is {spec.draft_tokens}; allowed values are 1 to 64."
+            )
+    with _noted(problems):
+        check_sampling(profile.sampling, lambda name: _where(src, f"sampling.{name}"))
     return profile
 
 
@@ -438,14 +483,21 @@ def profile_from_dict(data: Any, src: str = "<profile>", source: Path | None = N
                            "(this file holds something else).")
     data = dict(data)
     data.setdefault("name", source.stem if source else "profile")
-    profile = _build(Profile, data, src, "")
+    problems: list[ProfileError] = []  # every one said at once (three typos took three runs)
+    profile = _build(Profile, data, src, "", problems=problems)
     profile.source = source
     profile.written = frozenset(str(k) for k in data)
     if source is not None:
         profile.model = _beside(profile.model, source)
         if profile.speculative.draft_model:
             profile.speculative.draft_model = _beside(profile.speculative.draft_model, source)
-    return validate(profile, src)
+    written = {p.split(".")[0] for p in profile.written}
+    validate(profile, src, problems)
+    # (a field left out for its own problem is not said again as "missing")
+    problems = [p for p in problems if not ("field 'model' is missing" in str(p) and "model" in written)]
+    if problems:
+        raise _together(src, problems)
+    return profile
 
 
 def _beside(model: str, source: Path) -> str:
