@@ -2931,6 +2931,22 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 2
                     and app.store.messages(conv)[0].content == "Hello! there")
         assert [v.content for v in _views(app) if v.role == "user"] == ["Hello! there"]
+        # the question as it was and its replies are behind Alt+V (they went for good), each
+        # shown with the wording it answered; round to the changed one again
+        assert any(n.message == "Your message as it was before you changed it, and its reply, are kept: Alt+V shows "
+                   "them again." for n in app._notifications)
+        edited = app.store.messages(conv)
+        assert app.store.last_reply_versions(conv) == (4, 4)  # the first reply, the one gone on with, the last
+        await pilot.press("alt+v")
+        await until(pilot, lambda: [v.content for v in _views(app) if v.role == "user"] == ["Hello!"])
+        assert app.store.messages(conv)[0].content == "Hello!" and app.store.last_reply_versions(conv) == (1, 4)
+        assert app.store.messages(conv)[1].content == first[1].content  # the first reply it had
+        assert app.store.prompt_messages(conv)[-2:] == [{"role": "user", "content": "Hello!"},
+                                                         {"role": "assistant", "content": first[1].content}]
+        await pilot.press("alt+v", "alt+v", "alt+v")
+        await until(pilot, lambda: app.store.last_reply_versions(conv) == (4, 4))
+        assert [(m.content) for m in app.store.messages(conv)] == [m.content for m in edited]
+        await until(pilot, lambda: [v.content for v in _views(app) if v.role == "user"] == ["Hello! there"])
         await pilot.press("up", "ctrl+u", *"Thanks", "enter")  # emptied first: a new message, the last one kept
         await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 4)
         assert [m.content for m in app.store.messages(conv) if m.role == "user"] == ["Hello! there", "Thanks"]

@@ -131,6 +131,9 @@ _MIGRATIONS: tuple[str, ...] = (
         DELETE FROM earlier_replies WHERE conversation_id = old.id;
     END;
     """,
+    # the question an earlier reply answered, where it was another wording of the last question
+    # (changed with Up and sent again: the question before and its replies went for good)
+    "ALTER TABLE earlier_replies ADD COLUMN question TEXT;",
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -441,8 +444,8 @@ class ConversationStore:
         question's earlier replies, deleted as ``forget_messages`` does, and returned whole, to
         be put back (``put_back``) where what was sent in their place does not stay."""
         messages = [m for m in self.messages(conversation_id) if m.id >= from_id]
-        earlier = self._db.execute("SELECT question_id, content, metrics, created, reasoning FROM earlier_replies "
-                                   "WHERE conversation_id = ? AND question_id >= ? ORDER BY id",
+        earlier = self._db.execute("SELECT question_id, content, metrics, created, reasoning, question "
+                                   "FROM earlier_replies WHERE conversation_id = ? AND question_id >= ? ORDER BY id",
                                    (conversation_id, from_id)).fetchall()
         self.forget_messages(conversation_id, [m.id for m in messages])
         return TakenOut(messages, [tuple(row) for row in earlier])
@@ -466,7 +469,7 @@ class ConversationStore:
     def _put_back_earlier(self, conversation_id: int, taken: TakenOut, kept: list[StoredMessage]) -> None:
         numbers = {old.id: new.id for old, new in zip(taken.messages, kept, strict=True)}
         self._db.executemany("INSERT INTO earlier_replies(conversation_id, question_id, content, metrics, "
-                             "created, reasoning) VALUES (?, ?, ?, ?, ?, ?)",
+                             "created, reasoning, question) VALUES (?, ?, ?, ?, ?, ?, ?)",
                              [(conversation_id, numbers.get(row[0], row[0]), *row[1:]) for row in taken.earlier])
         self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
 
@@ -482,6 +485,27 @@ class ConversationStore:
             self._db.executemany("DELETE FROM messages WHERE conversation_id = ? AND id = ?",
                                  [(conversation_id, i) for i in ids])
             self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
+
+    def keep_edited(self, conversation_id: int, question_id: int, taken: TakenOut) -> int:
+        """The last question was changed (Up) and sent again as ``question_id``: what it was
+        sent in place of (``taken``: the question before, its reply and earlier replies) is kept
+        as earlier replies of it, each with the wording it answered, to go back to (Alt+V), as
+        ChatGPT keeps an edited message's "< 1/2 >"; how many were kept."""
+        before = next((m for m in taken.messages if m.role == "user"), None)
+        if before is None:
+            return 0
+        rows = [(conversation_id, question_id, m.content, json.dumps(m.metrics) if m.metrics else None, m.created,
+                 m.reasoning, before.content)
+                for m in taken.messages if m.role == "assistant" and m.content.strip()]
+        rows += [(conversation_id, question_id, *row[1:5], row[5] if row[5] is not None else before.content)
+                 for row in taken.earlier if row[0] == before.id]
+        with self._db:
+            if self._db.execute("SELECT 1 FROM messages WHERE id = ? AND conversation_id = ?",
+                                (question_id, conversation_id)).fetchone() is None:
+                return 0
+            self._db.executemany("INSERT INTO earlier_replies(conversation_id, question_id, content, metrics, "
+                                 "created, reasoning, question) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        return len(rows)
 
     def reply_versions(self, conversation_id: int, question_id: int, reply_id: int) -> tuple[int, int]:
         """Which of the question's replies ``reply_id`` is, and how many it has (1, 1: no
@@ -509,17 +533,25 @@ class ConversationStore:
             mine = self._db.execute("SELECT content, metrics, created, reasoning FROM messages WHERE id = ? "
                                     "AND conversation_id = ? AND role = 'assistant'",
                                     (reply_id, conversation_id)).fetchone()
-            others = self._db.execute("SELECT id, content, metrics, created, reasoning FROM earlier_replies "
+            asked = self._db.execute("SELECT content FROM messages WHERE id = ? AND conversation_id = ?",
+                                     (question_id, conversation_id)).fetchone()
+            others = self._db.execute("SELECT id, content, metrics, created, reasoning, question FROM earlier_replies "
                                       "WHERE conversation_id = ? AND question_id = ? ORDER BY created, id",
                                       (conversation_id, question_id)).fetchall()
-            if mine is None or not others:
+            if mine is None or asked is None or not others:
                 return None
             later = [o for o in others if o[3] > mine[2]]
             chosen = (later or others)[0]
+            # each one keeps the wording it answered (None: the question as it reads now, which
+            # is about to change where the one chosen answered another)
+            self._db.execute("UPDATE earlier_replies SET question = ? WHERE conversation_id = ? AND question_id = ? "
+                             "AND question IS NULL", (asked[0], conversation_id, question_id))
             self._db.execute("UPDATE messages SET content = ?, metrics = ?, created = ?, reasoning = ? WHERE id = ?",
-                             (*chosen[1:], reply_id))
-            self._db.execute("UPDATE earlier_replies SET content = ?, metrics = ?, created = ?, reasoning = ? "
-                             "WHERE id = ?", (*mine, chosen[0]))
+                             (*chosen[1:5], reply_id))
+            self._db.execute("UPDATE earlier_replies SET content = ?, metrics = ?, created = ?, reasoning = ?, "
+                             "question = ? WHERE id = ?", (*mine, asked[0], chosen[0]))
+            if chosen[5] is not None and chosen[5] != asked[0]:
+                self._db.execute("UPDATE messages SET content = ? WHERE id = ?", (chosen[5], question_id))
         return self.reply_versions(conversation_id, question_id, reply_id)
 
     def _empty_wal(self) -> None:

@@ -1819,7 +1819,7 @@ class WorkstationApp(App[None]):
         text, self._continued = continued + event.text, ""  # (a reply gone on with: all of it)
         thought = event.reasoning or (view.reasoning if view is not None else "")  # (gone on with: the first part's)
         replacing = self._replacing
-        self._edited_away = None  # (answered: what it was sent in place of is replaced for good)
+        edited, self._edited_away = self._edited_away, None  # (answered: what it was sent in place of goes behind Alt+V)
         if replacing and not text.strip() and (metrics.stop_reason == "cancelled" or not thought):
             # asked again and given no answer (stopped before a word of it, thinking aside): the reply it
             # had stays; what did arrive is kept as the new reply, the earlier behind Alt+V (Esc keeps
@@ -1842,6 +1842,8 @@ class WorkstationApp(App[None]):
             if self.conversation_id is not None:  # (the model never reads an empty reply: prompt_messages)
                 if self._save_message("assistant", text, turn_record(metrics, *ran_on), reasoning=thought):
                     await self._show_kept_turn()
+                elif edited is not None:  # the question changed (Up): the one before and its replies stay behind Alt+V
+                    await self._keep_edited(edited)
                 elif replacing:  # the new reply is in: the one it replaces is kept as an earlier one (Alt+V)
                     conv_id, question = self.conversation_id, self._replacing_question
                     self.store_write(lambda: self.store.keep_as_earlier(conv_id, question, replacing))
@@ -1855,6 +1857,18 @@ class WorkstationApp(App[None]):
             return
         self.update_status()
         self._refresh_dashboard()
+
+    async def _keep_edited(self, edited: TakenOut) -> None:
+        """The last question changed and answered: the question it was sent in place of, with
+        its replies, kept as earlier versions of it (Alt+V goes back to them)."""
+        conv_id, question = self.conversation_id, self._last_question()
+        if conv_id is None or question is None:
+            return
+        kept = self.store_write(lambda: self.store.keep_edited(conv_id, question.id, edited))
+        if kept:
+            self._note_revision()
+            self.chat_screen.mark_versions()
+            self.notify(self.texts("chat.edit_kept", press=self.key_for("chat.versions")))
 
     def _tell_left_out(self, metrics: TurnMetrics) -> None:
         """The first time a conversation's start no longer fits the context, said in words (the
