@@ -337,6 +337,17 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     # an earlier summary, Markdown or JSON, is replaced as before (a run to one file each night)
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "out.md"), "--quiet"]) == 0
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(out), "--json", "--quiet"]) == 0
+    # but not one of another document (a contract's nine-minute summary went without a word)
+    other = tmp_path / "judgment.txt"
+    other.write_text(SUBJECT_PARAGRAPHS[2], encoding="utf-8")
+    capsys.readouterr()
+    for earlier in (tmp_path / "out.md", out):
+        before = earlier.read_bytes()
+        assert main(["summarize", str(other), "-p", str(prof), "-o", str(earlier), "--quiet"]) == 1
+        err = capsys.readouterr().err
+        assert earlier.read_bytes() == before
+        said = "Summary of bees.md" if earlier.suffix == ".md" else "bees.md"
+        assert f"{earlier} holds another summary ({said}), so it was left as it was; add --yes to replace it" in err, err
     # a summary cut by --max-tokens mid-sentence says so before its citation ("compared to the (§ Bees)")
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "cut.md"), "--max-tokens", "6"]) == 0
     headline = (tmp_path / "cut.md").read_text(encoding="utf-8").split("\n")[4]

@@ -36,6 +36,7 @@ from workstation.core.summarize import (
     millions,
     small_model,
     summarize_document,
+    summary_heads,
 )
 
 
@@ -210,10 +211,19 @@ def run(args: argparse.Namespace) -> int:
         there = Path(args.output)
         # an earlier summary is replaced as before (a nightly run to one file); another file is
         # asked about first (a Word file named by mistake was replaced without a word)
-        if there.exists() and not args.yes and not earlier_summary(there) and not asked_yes(
+        names = [d.name for d in documents]
+        heads = summary_heads(there) if there.exists() and not args.yes else None
+        if there.exists() and not args.yes and heads is None and not asked_yes(
                 f"{there} is there already and was not written by summarize; replace it with the summary?",
                 f"{there} is there already and was not written by summarize, so it was left as it was; add --yes "
                 "to replace it, or name another file with -o."):
+            print("Nothing was summarized.", file=sys.stderr)
+            return 1
+        if heads is not None and not earlier_summary(there, of=names) and not asked_yes(
+                f"{there} holds another summary ({'; '.join(heads)}); replace it with the summary of "
+                f"{', '.join(names)}?",
+                f"{there} holds another summary ({'; '.join(heads)}), so it was left as it was; add --yes to "
+                "replace it, or name another file with -o."):
             print("Nothing was summarized.", file=sys.stderr)
             return 1
 

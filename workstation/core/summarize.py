@@ -952,24 +952,42 @@ def _reduce(
 MAX_SUMMARY_BYTES = 64 * 2**20  # a summary larger than this is no summary of ours
 
 
-def earlier_summary(path: Path) -> bool:
+def earlier_summary(path: Path, of: list[str] | None = None) -> bool:
     """Whether ``path`` holds what ``summarize``, ``batch`` or the app's F6 writes: its Markdown (a title,
     and its closing line of figures: "_9 of 9 parts, 61,926 document tokens, …, 212.4 s._"), or
     its JSON (the summary, its parts and their totals). A note a person titled "# Summary of the
-    meeting" is none."""
+    meeting" is none. ``of``: the names of the documents it must be a summary of (a summary
+    of another document was replaced without a word: nine minutes of a contract's summary lost)."""
+    said = summary_heads(path)
+    return said is not None and (of is None or all(any(_names(head, name) for head in said) for name in of))
+
+
+def _names(head: str, name: str) -> bool:
+    """Whether a summary's title (or its JSON's source) names the document ``name``, in any
+    language's title ("Summary of memo.txt", "memo.txt özeti")."""
+    return head == name or re.search(rf"(?:^|\s){re.escape(name)}(?:\s|$)", head) is not None
+
+
+def summary_heads(path: Path) -> list[str] | None:
+    """What an earlier summary in ``path`` says it is of: its Markdown's titles, or its JSON's
+    documents' names; None where the file is no summary of ours (``earlier_summary``)."""
     try:
         if path.stat().st_size > MAX_SUMMARY_BYTES:
-            return False
+            return None
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return False
+        return None
     if text.startswith("# "):
         last = text.rstrip().rsplit("\n", 1)[-1]
-        return bool(re.fullmatch(r"_\d.* \d+(?:[.,]\d+)? (?:s|sn)\._", last))  # (Turkish: sn.)
+        if not re.fullmatch(r"_\d.* \d+(?:[.,]\d+)? (?:s|sn)\._", last):  # (Turkish: sn.)
+            return None
+        return [line[2:].strip() for line in text.splitlines() if line.startswith("# ")]
     try:
         data = json.loads(text)
     except ValueError:
-        return False
+        return None
     items = data.get("documents") if isinstance(data, dict) and set(data) == {"documents"} else [data]
-    return isinstance(items, list) and bool(items) and all(
-        isinstance(i, dict) and {"summary", "chunks", "totals"} <= set(i) for i in items)
+    if not (isinstance(items, list) and items and all(
+            isinstance(i, dict) and {"summary", "chunks", "totals"} <= set(i) for i in items)):
+        return None
+    return [Path(str(i.get("source", ""))).name for i in items]
