@@ -585,6 +585,10 @@ def test_a_stopped_summary_goes_on_from_its_kept_parts_until_the_document_change
     assert [p.chunks_done for p in seen if p.stage == "kept"] == [1]
     assert len(second.chunks) >= 2 and all(c.metrics is not None for c in second.chunks[1:])
     assert kept_count(path, profile) == len(second.chunks)
+    # asked about, a document of several parts is answered from its summary, and the question says so
+    intro = Texts("en")(second.intro_key, name="bees.txt")
+    assert second.conversation(intro)[0]["content"] == intro and not second.follow_up
+    assert intro.endswith("from your summary (the document is longer than you can read at once).")
     parts.forget()  # whole: what the callers do
     parts.close()
     assert kept_count(path, profile) == 0

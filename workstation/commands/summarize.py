@@ -149,7 +149,7 @@ def _save_conversation(name: str, profile_ref: str, result: SummaryResult, doc_n
         from workstation.tui.i18n import Texts
         from workstation.tui.settings import ui_language
 
-        messages = result.conversation(Texts(ui_language())("summarize.context", name=doc_name))
+        messages = result.conversation(Texts(ui_language())(result.intro_key, name=doc_name))
         for message in messages:
             store.add_message(conv.id, message["role"], message["content"], shown=message.get("shown", ""))
         try:  # only what a later delete removes: never worth the summary

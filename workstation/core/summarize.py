@@ -197,6 +197,13 @@ class SummaryResult:
             return self.summary
         return render_markdown(self.document, self.overall, self.chunks, self.cancelled, self.totals, lookup, self.small)
 
+    @property
+    def intro_key(self) -> str:
+        """The UI text for the question a conversation about it begins with: a document longer
+        than one part is asked about from its summary alone, and the question says so (the
+        model answered "8 days" where the contract, which it never saw whole, says 30)."""
+        return "summarize.context" if self.follow_up else "summarize.context_from_summary"
+
     def conversation(self, intro: str) -> list[Message]:
         """The conversation for follow-up questions: ``follow_up`` when the document fit in one
         part, else ``intro`` (the user asking for the summary) and the summary as the reply: the

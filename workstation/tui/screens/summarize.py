@@ -427,8 +427,10 @@ class SummarizeScreen(AppScreen, Screen[None]):
             return
         if self.result is None:
             return
-        intro = self.wapp.texts("summarize.context", name=self.path.name)
+        intro = self.wapp.texts(self.result.intro_key, name=self.path.name)
         asked = await self.wapp.start_document_chat(self.path, self.result.conversation(intro), made=self._asked)
+        if asked is not None and not self.result.follow_up:  # said where it is read, not only in the question
+            self.wapp.notify(self.wapp.texts("summarize.asked_from_summary", name=self.path.name), timeout=10)
         if asked is not None and asked != self._asked:
             self._asked = asked
             self._keep()  # after a restart Ctrl+K opens it again too
