@@ -583,6 +583,10 @@ def test_a_stopped_summary_goes_on_from_its_kept_parts_until_the_document_change
     assert not second.cancelled and second.chunks[0].summary == first.chunks[0].summary
     assert second.chunks[0].metrics is None  # not summarized again
     assert [p.chunks_done for p in seen if p.stage == "kept"] == [1]
+    # its closing line counts the calls of this run, and says the part kept (only this run's were counted)
+    calls = int(second.totals["calls"])
+    assert f" parts, {int(second.totals['document_tokens']):,} document tokens, {calls} model calls and 1 part kept from " \
+           "a run that stopped, " in second.summary, second.summary
     assert len(second.chunks) >= 2 and all(c.metrics is not None for c in second.chunks[1:])
     assert kept_count(path, profile) == len(second.chunks)
     # asked about, a document of several parts is answered from its summary, and the question says so

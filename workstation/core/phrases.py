@@ -314,6 +314,8 @@ ENGLISH: dict[str, str] = {
     "unit.ms": "{n} ms",
     "summary.call": "{n} model call",
     "summary.calls": "{n} model calls",
+    "summary.calls_and_kept": "{calls} and {kept} parts kept from a run that stopped",
+    "summary.calls_and_kept_one": "{calls} and {kept} part kept from a run that stopped",
     "summary.small_model": ("Check names, dates and figures against the document: {name} is a very small model "
                             "({n} parameters) and gets them wrong, and it writes well in English only. A larger "
                             "model summarizes more faithfully."),

@@ -656,9 +656,13 @@ def render_markdown(
     if cancelled:  # "3 of 4 parts, 13,325 document tokens, 4 model calls": the whole document's, and the call stopped
         calls -= int(totals.get("calls_stopped", 0))
         footer, whole, tokens = "summary.footer_stopped", {"all": f"{tokens:,}"}, sum(c.tokens for c in done)
+    said_calls: Any = ("summary.call" if calls == 1 else "summary.calls", {"n": calls})
+    kept = sum(1 for c in done if c.metrics is None)  # from a run that stopped: its calls and time not in these
+    if kept:
+        said_calls = ("summary.calls_and_kept_one" if kept == 1 else "summary.calls_and_kept",
+                      {"calls": said_calls, "kept": kept})
     lines.append("_" + t(footer, done=len(done), total=len(chunks), tokens=f"{tokens:,}",  # 4,540; Turkish 4.540
-                         calls=("summary.call" if calls == 1 else "summary.calls", {"n": calls}),
-                         seconds=f"{totals['total_ms'] / 1000:.1f}", **whole) + "_")
+                         calls=said_calls, seconds=f"{totals['total_ms'] / 1000:.1f}", **whole) + "_")
     return "\n".join(lines) + "\n"
 
 
