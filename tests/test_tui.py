@@ -287,6 +287,44 @@ async def test_export_asks_before_replacing_a_file_and_a_conversation_of_another
         assert app.store.get(older.id, with_messages=False).profile == "a"  # the profile that answered
 
 
+async def test_f7_does_not_offer_to_write_over_the_document_a_conversation_is_about(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """F7 on a conversation about notes.txt, typed notes.txt: "Replace it with this conversation?"
+    (the command line refuses it: "it is one of the files read")."""
+    from textual.widgets import Input
+
+    from workstation.tui.screens.file_picker import FilePicker
+
+    monkeypatch.chdir(tmp_path)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("The meeting is moved to Tuesday at three.\n", encoding="utf-8")
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: isinstance(app.screen, FilePicker))
+        line = app.screen.query_one("#picker-path", Input)
+        line.value = str(notes)
+        line.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: app.pending_document is not None)
+        await _send(pilot, app, "When is the meeting?")
+        await until(pilot, lambda: not app.generating)
+        await pilot.press("f7")
+        await until(pilot, lambda: isinstance(app.screen, TextPrompt))
+        app.screen.query_one("#answer", Input).value = str(notes)
+        await pilot.press("enter")
+        problem = app.screen.query_one("#problem")
+        await until(pilot, lambda: problem.display)
+        assert str(problem.render()) == ("notes.txt is the document this conversation is about; name another file for "
+                                         "the conversation.")
+        assert isinstance(app.screen, TextPrompt)  # the name asked again, nothing asked to be replaced
+        app.screen.query_one("#answer", Input).value = str(tmp_path / "meeting.md")
+        await pilot.press("enter")
+        await until(pilot, lambda: (tmp_path / "meeting.md").is_file())
+    assert notes.read_text(encoding="utf-8") == "The meeting is moved to Tuesday at three.\n"
+
+
 async def test_a_reopened_conversation_answers_from_its_saved_state(profiles: Path, smollm2_path: Path) -> None:
     """Quit, start again, reopen the conversation: the first turn restores the saved KV cells
     (restored_n > 0) and gives the greedy answer of an engine that ran the same two turns with

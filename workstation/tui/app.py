@@ -263,6 +263,7 @@ class WorkstationApp(App[None]):
         # not as an edit)
         self._edits: dict[int, tuple[int, float]] = {}
         self._document_sizes: dict[Path, int] = {}  # documents cut to MAX_DOCUMENT_CHARS: their whole length
+        self._attached_paths: set[Path] = set()  # every document attached this session (F7 writes over none)
         # attached documents longer than a message may be: (their tokens, the context)
         self._document_tokens: dict[tuple[Path, str], tuple[int, int]] = {}
         self._arriving_edit: tuple[int, float] | None = None
@@ -1203,6 +1204,10 @@ class WorkstationApp(App[None]):
                 named_output(typed)
             except WorkstationError as err:
                 return self.texts.error(err)
+            path = typed_path(typed)
+            if path.is_file() and path.resolve() in self._conversation_documents(conv_id):
+                # (offered to be replaced: Enter's default kept it; the command line refuses it)
+                return self.texts("conv.export_is_document", name=path.name)
             return None
 
         def ask(value: str) -> None:
@@ -1210,6 +1215,18 @@ class WorkstationApp(App[None]):
                                         check=unwritable), chosen)
 
         ask(str(default))
+
+    def _conversation_documents(self, conv_id: int) -> set[Path]:
+        """The files a conversation is about, as far as the app knows them: the document F6
+        summarized for it (Ctrl+K), and those attached to its messages in this session."""
+        from workstation.tui.screens.summarize import asked_about
+
+        found = {p.resolve() for p in self._attached_paths if any(
+            (a := find_attached(m.content)) is not None and a.name == p.name for m in self.store.messages(conv_id))}
+        summarized = asked_about(self.store, conv_id)
+        if summarized is not None:
+            found.add(summarized.resolve())
+        return found
 
     # --- chat ------------------------------------------------------------------------------
     def action_toggle_editor(self) -> None:
@@ -2049,6 +2066,7 @@ class WorkstationApp(App[None]):
         whole = event.text.rstrip()  # as the message holds it (its trailing blank lines go), so counted
         text = whole
         path = Path(event.path)
+        self._attached_paths.add(path)
         if len(text) > MAX_DOCUMENT_CHARS:
             text = text[:MAX_DOCUMENT_CHARS]
             self.notify(self.texts("chat.doc_cut", n=f"{MAX_DOCUMENT_CHARS:,}"), severity="warning")

@@ -49,6 +49,16 @@ KEPT = "summary"  # the store's key for the last summary (ConversationStore.reme
 NARROW_BAR = 80  # columns: narrower, the path has a line of its own above the buttons
 
 
+def asked_about(store: ConversationStore, conversation_id: int) -> Path | None:
+    """The document whose kept summary Ctrl+K made ``conversation_id`` of (None: none)."""
+    kept = store.recalled(KEPT)
+    try:
+        data = json.loads(kept) if kept else {}
+        return Path(data["path"]) if data.get("asked") == conversation_id else None
+    except (ValueError, AttributeError, KeyError, TypeError):
+        return None
+
+
 def forget_summary_asked_in(store: ConversationStore, conversation_id: int) -> None:
     """The kept summary (and its document's text), where Ctrl+K made ``conversation_id`` of it."""
     kept = store.recalled(KEPT)
