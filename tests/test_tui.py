@@ -2199,7 +2199,20 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert screen.summary.startswith("# Summary of bees.md") and " (§ Bees)\n" in screen.summary  # one part: said once
         assert screen.query_one("#summary", Markdown).source == screen.summary
         state = str(screen.query_one("#summarize-state").render())
-        assert not app.generating and "Done." in state
+        assert not app.generating and "Done." in state and "Ctrl+S saves it beside the document" in state
+        # Ctrl+S writes it beside the document (the way was Ctrl+K, then F7 of the whole chat); a
+        # file of the person's there is left as it was
+        beside = doc.with_name("bees.md.summary.md")
+        beside.write_text("my own notes\n", encoding="utf-8")
+        said = lambda: " ".join(str(n.message) for n in app._notifications)  # noqa: E731
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: "bees.md.summary.md is there already and is not a summary of this document" in said())
+        assert beside.read_text(encoding="utf-8") == "my own notes\n"
+        beside.unlink()
+        for _ in range(2):  # then written, and its own summary replaced
+            await pilot.press("ctrl+s")
+            await until(pilot, lambda: beside.is_file() and beside.read_text(encoding="utf-8") == screen.summary)
+        assert f"Saved the summary as {beside}" in said()
         # SmolLM2 135M swaps names and invents dates: the summary tells its reader to check them
         assert screen.summary.split("\n")[2].startswith("> Check names, dates and figures against the document: "
                                                          "smollm2-135m-instruct-q4_1 is a very small model (135M")

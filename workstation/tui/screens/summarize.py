@@ -92,6 +92,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         # end of the line (the key did nothing a user could see)
         Binding("ctrl+k", "ask", "ask in chat", id="summarize.ask", priority=True),
         Binding("ctrl+o", "browse", "choose a file", id="summarize.browse"),  # in the footer too: the main way to pick
+        # beside the document, as batch names it (the only way was Ctrl+K, then F7 of the whole chat)
+        Binding("ctrl+s", "save", "save beside the document", id="summarize.save", show=False),
     ]
 
     def __init__(self) -> None:
@@ -444,6 +446,30 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if asked is not None and asked != self._asked:
             self._asked = asked
             self._keep()  # after a restart Ctrl+K opens it again too
+
+    def action_save(self) -> None:
+        """The summary shown, written beside its document as NAME.summary.md (batch's name), in
+        the UI's language; an earlier summary of the same document there is replaced, any other
+        file there is left as it was and said."""
+        from workstation.core.atomic import write_text_atomic
+        from workstation.core.batch_queue import SUMMARY_SUFFIX
+        from workstation.core.summarize import earlier_summary
+
+        t = self.wapp.texts
+        if self.running or not self.summary or self.path is None:
+            self.notify(t("summarize.nothing_to_save"), severity="warning")
+            return
+        out = self.path.with_name(self.path.name + SUMMARY_SUFFIX)
+        if out.exists() and not earlier_summary(out, of=[self.path.name]):
+            self.notify(t("summarize.not_saved_theirs", name=out.name), severity="warning", timeout=10)
+            return
+        try:
+            write_text_atomic(out, self.summary)
+        except OSError as err:
+            self.notify(t("summarize.not_saved", name=out.name, why=err.strerror or str(err)), severity="error",
+                        timeout=10)
+            return
+        self.notify(t("summarize.saved", path=str(out)), timeout=8)
 
     def action_back(self) -> None:
         """Back to the chat; a running summary goes on (F6 shows it again)."""
