@@ -201,12 +201,16 @@ def test_a_message_too_long_for_chat_c_is_not_kept(
     assert 'Started a new conversation "supplies"' in capsys.readouterr().err
     assert main([*chat, long]) == 1
     assert capsys.readouterr().err.rstrip().endswith("The message was not kept in the conversation.")
-    assert main([*chat, "And another?"]) == 0  # (it was refused as too long as well)
+    assert main([*chat, "And another?", "--temperature", "0.2", "--max-tokens", "3"]) == 0  # (it was refused as too long as well)
     [conv] = ConversationStore().list()
     said = ConversationStore().messages(conv.id)
     assert [(m.role, m.content) for m in said if m.role == "user"] == [("user", "Name a colour."),
                                                                        ("user", "And another?")]
     assert [m.role for m in said] == ["user", "assistant"] * 2
+    # a turn's own settings are kept with its reply, and said where it is read (the app, F7)
+    assert "sampling" not in (said[1].metrics or {}) and (said[3].metrics or {})["sampling"] == {
+        "max_tokens": 3, "temperature": 0.2}
+    assert "own settings: max_tokens 3, temperature 0.2*" in ConversationStore().to_markdown(conv.id)
 
 
 def test_chat_c_says_when_the_model_no_longer_sees_the_conversations_start(

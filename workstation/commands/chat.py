@@ -232,7 +232,9 @@ def run(args: argparse.Namespace) -> int:
             if conversation is not None:  # a reply stopped before its first token too, as the app keeps it
                 try:  # (before the engine keeps its cells on disk, which takes seconds)
                     conversation.store.add_message(conversation.id, "assistant", final.text,
-                                                   turn_record(final.metrics, profile.ref, profile.name),
+                                                   turn_record(final.metrics, profile.ref, profile.name, {
+                                                       name: getattr(args, name) for name in SAMPLING_OPTIONS
+                                                       if getattr(args, name) is not None}),
                                                    reasoning=final.reasoning)
                 except WorkstationError as err:  # (a full disk): said once the reply is out (--json's too)
                     not_kept = WorkstationError(f"{err} The reply above was not saved in the conversation; "

@@ -88,10 +88,16 @@ class ProfileRun:
         return statistics.median(float(getattr(t, field)) for t in self.turns) if self.turns else 0.0
 
 
-def turn_record(metrics: TurnMetrics, profile_ref: str, profile_name: str) -> dict[str, Any]:
+def turn_record(metrics: TurnMetrics, profile_ref: str, profile_name: str,
+                sampling: dict[str, Any] | None = None) -> dict[str, Any]:
     """A turn's metrics as a conversation keeps them, with the profile it ran on (so that the
-    dashboard does not plot two profiles' turns as one series after a switch)."""
-    return {**metrics.to_dict(), "profile": profile_ref, "profile_name": profile_name}
+    dashboard does not plot two profiles' turns as one series after a switch) and the sampling
+    settings it had other than the profile's (the app's Ctrl+E: a reply at temperature 3.5 was
+    kept, and exported, as if written with the profile's)."""
+    record = {**metrics.to_dict(), "profile": profile_ref, "profile_name": profile_name}
+    if sampling:
+        record["sampling"] = sampling
+    return record
 
 
 class MetricsHistory:
@@ -172,4 +178,7 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
         parts.append(said(STOP_WORDS[m.stop_reason]))
     if m.left_out_n:  # the model did not see the conversation's start: worth a word under the reply
         parts.append(said("metric.left_out", n=f"{m.left_out_n:,}"))
+    own = metrics.get("sampling") if isinstance(metrics, dict) else None
+    if isinstance(own, dict) and own:  # set for the session (Ctrl+E) or the turn (chat --temperature): said
+        parts.append(said("metric.sampling", settings=", ".join(f"{k} {v}" for k, v in own.items())))
     return " · ".join(parts)

@@ -241,6 +241,7 @@ ENGLISH: dict[str, str] = {
     "metric.length": "length limit",
     "metric.quota": "your key's tokens for today ran out",
     "metric.context": "context full",
+    "metric.sampling": "own settings: {settings}",
     "metric.left_out": "the model did not see the first {n} messages",
     "export.profile": "Profile: {profile}",
     "export.profiles": "Profiles: {profiles} (each reply says which)",

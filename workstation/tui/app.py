@@ -50,7 +50,7 @@ from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.paths import typed_path
 from workstation.core.phrases import say
 from workstation.core.planner import load_notes, offloadable_layers
-from workstation.core.profiles import Profile, Sampling, fixed_seed, load_profile
+from workstation.core.profiles import Profile, Sampling, load_profile
 from workstation.core.remote import refused
 from workstation.core.store import (
     Conversation,
@@ -90,8 +90,8 @@ from workstation.tui.screens.instructions import InstructionsDialog
 from workstation.tui.screens.models import ModelsScreen
 from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.screens.quantization import QuantizationScreen
-from workstation.tui.screens.sampling import FIELDS as SAMPLING_FIELDS
 from workstation.tui.screens.sampling import SamplingDialog, said
+from workstation.tui.screens.sampling import changes as sampling_changes
 from workstation.tui.screens.sizing import SizingScreen
 from workstation.tui.screens.summarize import SummarizeScreen, forget_summary_asked_in
 from workstation.tui.screens.usage import UsageScreen
@@ -1044,11 +1044,10 @@ class WorkstationApp(App[None]):
         def chosen(sampling: Sampling | None) -> None:
             if sampling is None or self.profile is not profile:  # Esc, or another profile by now
                 return
-            # compared as drawn: the profile's seed -1 comes back as "random", the same setting
-            mine, its = (dataclasses.replace(s, seed=fixed_seed(s)) for s in (sampling, profile.sampling))
-            self.session_sampling = None if mine == its else sampling
+            own = sampling_changes(sampling, profile.sampling)
+            self.session_sampling = sampling if own else None
             changed = [f"{self.texts(f'sampling.{name}')} {said(getattr(sampling, name), self.texts) or '-'}"
-                       for name, _whole in SAMPLING_FIELDS if getattr(mine, name) != getattr(its, name)]
+                       for name in own]
             self.notify(self.texts("sampling.applied", changes=", ".join(changed)) if changed
                         else self.texts("sampling.profiles", name=profile.key))
             self.update_status()
@@ -1850,14 +1849,15 @@ class WorkstationApp(App[None]):
                 self.notify(self.texts("chat.nothing_more"))
         else:
             self._replacing = []
+            record = turn_record(metrics, *ran_on, self._own_sampling())
             if view is not None:  # stopped before its first token: it says so, and is kept so
-                await view.finish(text, metrics, event.reasoning)
+                await view.finish(text, metrics, event.reasoning, record)
             self._tell_left_out(metrics)
             if metrics.stop_reason == "length" and text.strip() and self._can_go_on():  # ("length limit" named no way on)
                 self.notify(self.texts("chat.cut_at_limit", n=f"{metrics.predicted_n:,}",
                                        go_on=self.key_for("chat.continue")), timeout=8)
             if self.conversation_id is not None:  # (the model never reads an empty reply: prompt_messages)
-                if self._save_message("assistant", text, turn_record(metrics, *ran_on), reasoning=thought):
+                if self._save_message("assistant", text, record, reasoning=thought):
                     await self._show_kept_turn()
                 elif edited is not None:  # the question changed (Up): the one before and its replies stay behind Alt+V
                     await self._keep_edited(edited)
@@ -1874,6 +1874,13 @@ class WorkstationApp(App[None]):
             return
         self.update_status()
         self._refresh_dashboard()
+
+    def _own_sampling(self) -> dict[str, Any]:
+        """The session's sampling settings (Ctrl+E) other than the profile's, by field, as a
+        reply's record keeps them ({} where it has the profile's)."""
+        if self.session_sampling is None or self.profile is None:
+            return {}
+        return sampling_changes(self.session_sampling, self.profile.sampling)
 
     async def _keep_edited(self, edited: TakenOut) -> None:
         """The last question changed and answered: the question it was sent in place of, with

@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 from workstation.core.errors import ProfileError
-from workstation.core.profiles import Sampling, check_sampling
+from workstation.core.profiles import Sampling, check_sampling, fixed_seed
 from workstation.tui.i18n import Texts
 
 # the settings the dialog shows, in its order: (field, whole numbers only)
@@ -23,6 +23,13 @@ FIELDS: tuple[tuple[str, bool], ...] = (
     ("temperature", False), ("top_p", False), ("top_k", True), ("min_p", False), ("repeat_penalty", False),
     ("presence_penalty", False), ("frequency_penalty", False), ("max_tokens", True), ("seed", True),
 )
+
+
+def changes(sampling: Sampling, base: Sampling) -> dict[str, object]:
+    """The dialog's settings of ``sampling`` other than ``base``'s (the profile's), by field;
+    the seed compared as drawn (the profile's -1 comes back as "random", the same setting)."""
+    mine, its = (dataclasses.replace(s, seed=fixed_seed(s)) for s in (sampling, base))
+    return {name: getattr(mine, name) for name, _whole in FIELDS if getattr(mine, name) != getattr(its, name)}
 
 
 def shown(value: float | int | None) -> str:

@@ -343,14 +343,16 @@ class MessageView(Vertical):
             return
         self.tail.set_text(self._tail.lstrip("\n"))
 
-    async def finish(self, text: str, metrics: TurnMetrics, reasoning: str = "") -> None:
+    async def finish(self, text: str, metrics: TurnMetrics, reasoning: str = "",
+                     record: dict[str, Any] | None = None) -> None:
         """End the stream, then render the whole reply once (closes any half-open fence). A
-        reply that was all thinking, cut by its token limit, says so where the answer goes."""
+        reply that was all thinking, cut by its token limit, says so where the answer goes.
+        ``record``: the turn as the conversation keeps it (its session sampling said too)."""
         self._streaming = False
         self._tail = ""
         self.tail.clear()
         self.content = text
-        self.metrics = metrics.to_dict()
+        self.metrics = record if record is not None else metrics.to_dict()
         self.reasoning = reasoning or self.reasoning
         if self.reasoning:
             block = await self._shown_thought()
