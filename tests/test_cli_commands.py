@@ -1164,3 +1164,50 @@ def test_a_question_typed_beside_a_pipe_is_asked_about_the_piped_text(tmp_path: 
         for stream in (idle.stdin, idle.stdout, idle.stderr):
             stream.close()
     assert code == 0 and int(json.loads(out)["metrics"]["prompt_n"]) == alone, err
+
+
+def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`conversations` only listed: one could not be read, exported, renamed or deleted from the
+    command line, and the app's titles (a message's first words) were long to type: #N names one."""
+    import io
+
+    from workstation.core.store import ConversationStore
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # no terminal to ask on
+    store = ConversationStore()
+    first = store.new("Write a Python function that adds two numbers,", "office-cpu")
+    store.add_message(first.id, "user", "Write a Python function that adds two numbers, please.")
+    store.add_message(first.id, "assistant", "def add(a, b):\n    return a + b")
+    other = store.new("Weekly notes", "office-cpu")
+    store.add_message(other.id, "user", "Lunch is at noon.")
+    store.close()
+    assert main(["conversations"]) == 0
+    listed = capsys.readouterr().out
+    assert re.search(rf"\|\s+#{first.id} \| Write a Python function that adds two numbers, \|\s+2 \|", listed), listed
+    assert main(["conversations", "show", f"#{first.id}"]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith("# Write a Python function that adds two numbers,\n") and "return a + b" in shown
+    assert main(["conversations", "show", "weekly NOTES", "--json"]) == 0  # a title, case aside
+    data = json.loads(capsys.readouterr().out)
+    assert data["id"] == other.id and [m["content"] for m in data["messages"]] == ["Lunch is at noon."]
+    assert main(["conversations", "show", "weekly"]) == 1
+    assert 'There is no saved conversation "weekly"' in capsys.readouterr().err
+    out = tmp_path / "adds.md"
+    assert main(["conversations", "export", f"#{first.id}", "-o", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == shown  # as show prints it, as F7 writes it
+    out.write_text("mine\n", encoding="utf-8")
+    assert main(["conversations", "export", f"#{first.id}", "-o", str(out)]) == 1  # asked first; no terminal
+    assert out.read_text(encoding="utf-8") == "mine\n" and "add --yes to replace it" in capsys.readouterr().err
+    assert main(["conversations", "rename", f"#{first.id}", "Adding"]) == 0
+    assert 'Renamed "Write a Python function that adds two numbers," to "Adding"' in capsys.readouterr().out
+    assert main(["conversations", "rename", "Adding", "weekly notes"]) == 1  # a title taken (case aside)
+    capsys.readouterr()
+    assert main(["conversations", "delete", "Adding"]) == 1  # asked first; no terminal: kept
+    assert "Nothing was deleted: add --yes" in capsys.readouterr().err
+    assert main(["conversations", "delete", "Adding", "--yes"]) == 0
+    store = ConversationStore()
+    assert [c.title for c in store.list()] == ["Weekly notes"]
+    store.close()
+    assert main(["chat", "-c", f"#{first.id}", "Hello"]) == 1  # a number no conversation has now
+    assert f'There is no saved conversation "#{first.id}"' in capsys.readouterr().err

@@ -404,6 +404,16 @@ def _conversation(name: str, new: bool = False) -> _Conversation:
     """The saved conversation titled ``name`` (the newest such; case aside), or a new one. A
     name close to a saved one is refused unless ``new``: a typo would start an empty
     conversation, and the question would be answered without what it was about."""
+    if name.strip().startswith("#") and name.strip()[1:].isdigit() and not new:  # by its number (conversations lists them)
+        from workstation.commands.conversations import find_saved
+
+        store = ConversationStore()
+        try:
+            found = find_saved(store, name)
+        except WorkstationError:
+            store.close()
+            raise
+        return _Conversation(store, found.id, found.title)
     name = clean_title(name)  # as the store keeps titles, so the same name finds it again
     if not name:
         raise EngineError("A conversation needs a name; give one after -c.")

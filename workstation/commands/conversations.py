@@ -1,21 +1,77 @@
-"""``workstation conversations [--json]``: the saved conversations, the names ``chat -c`` and
-``summarize -c`` continue (the app lists the same ones)."""
+"""``workstation conversations [list|show|export|rename|delete]``: the saved conversations, the
+names ``chat -c`` and ``summarize -c`` continue (the app lists the same ones). A conversation
+is named by its title (the newest of a title; case aside) or by its number (#12, as ``list``
+shows it): titles the app gives are a message's first words, long to type."""
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import sys
 import time
 from pathlib import Path
 
-from workstation.commands import print_json, text_table
-from workstation.core.invocation import cli
-from workstation.core.store import ConversationStore
+from workstation.commands import asked_yes, default_verb, print_json, text_table
+from workstation.core.atomic import named_output
+from workstation.core.errors import WorkstationError
+from workstation.core.invocation import cli, shell_word
+from workstation.core.kv_state import KvStateStore, conversation_tag
+from workstation.core.letters import fold
+from workstation.core.store import Conversation, ConversationStore, clean_title
+
+
+class NoSuchConversation(WorkstationError):
+    """A name or number that no saved conversation has."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("conversations", help="the saved conversations (names for chat -c NAME)")
-    p.add_argument("--json", action="store_true", help="print them as JSON")
-    p.set_defaults(func=run)
+    p = sub.add_parser("conversations", help="the saved conversations: list, show, export, rename, delete")
+    verbs = p.add_subparsers(dest="verb", metavar="list|show|export|rename|delete")
+    ls = verbs.add_parser("list", help="each conversation: its number, title, messages, last use")
+    ls.add_argument("--json", action="store_true", help="print them as JSON")
+    ls.set_defaults(func=run)
+    show = verbs.add_parser("show", help="a conversation as Markdown, as the app's F7 writes it")
+    show.add_argument("name", metavar="NAME", help="its title, or its number as #12")
+    show.add_argument("--json", action="store_true", help="its messages as JSON")
+    show.set_defaults(func=run_show)
+    export = verbs.add_parser("export", help="a conversation written to a Markdown file")
+    export.add_argument("name", metavar="NAME", help="its title, or its number as #12")
+    export.add_argument("-o", "--output", metavar="FILE", required=True, help="the Markdown file to write")
+    export.add_argument("--yes", "-y", action="store_true", help="replace FILE if it is there, without asking")
+    export.set_defaults(func=run_export)
+    rename = verbs.add_parser("rename", help="give a conversation another title")
+    rename.add_argument("name", metavar="NAME", help="its title, or its number as #12")
+    rename.add_argument("title", metavar="TITLE", help="the new title")
+    rename.set_defaults(func=run_rename)
+    delete = verbs.add_parser("delete", help="delete a conversation, with its saved KV cache")
+    delete.add_argument("name", metavar="NAME", help="its title, or its number as #12")
+    delete.add_argument("--yes", "-y", action="store_true", help="without asking")
+    delete.set_defaults(func=run_delete)
+    default_verb(p, verbs.choices["list"])  # 'conversations' alone lists, as before
+
+
+def find_conversation(store: ConversationStore, name: str) -> Conversation | None:
+    """The saved conversation ``name`` names: ``#12`` (or ``12`` where no title is "12") by its
+    number, else its title (the newest of it; case aside, as ``chat -c`` finds it)."""
+    titles = store.list()
+    number = name.strip().removeprefix("#")
+    if number.isdigit() and (name.strip().startswith("#") or not any(c.title == name for c in titles)):
+        return next((c for c in titles if c.id == int(number)), None)
+    name = clean_title(name)
+    return next((c for c in titles if c.title == name), None) or next(
+        (c for c in titles if fold(c.title) == fold(name)), None)
+
+
+def find_saved(store: ConversationStore, name: str) -> Conversation:
+    """``find_conversation``'s, or NoSuchConversation naming a close title."""
+    found = find_conversation(store, name)
+    if found is not None:
+        return found
+    titles = [c.title for c in store.list()]
+    close = difflib.get_close_matches(fold(name), [fold(t) for t in titles], n=1, cutoff=0.6)
+    guess = next((f' Did you mean "{t}"?' for t in titles if close and fold(t) == close[0]), "")
+    raise NoSuchConversation(f'There is no saved conversation "{name}" (\'{cli("conversations")}\' lists them, '
+                             f"with their numbers).{guess}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,9 +91,81 @@ def run(args: argparse.Namespace) -> int:
         print(f"No saved conversations yet; '{follow}' starts one.")
         return 0
     home = str(Path.home())
-    rows = [[c.title, str(counts.get(c.id, 0)), time.strftime("%Y-%m-%d %H:%M", time.localtime(c.updated)),
+    rows = [[f"#{c.id}", c.title, str(counts.get(c.id, 0)), time.strftime("%Y-%m-%d %H:%M", time.localtime(c.updated)),
              # a profile file's path with ~ for the home folder, as a shell takes it back (narrower)
              ("~" + c.profile[len(home):] if c.profile.startswith(home + "/") else c.profile) or "-"] for c in convs]
-    print(text_table(["conversation", "messages", "last message", "profile"], rows, right={1}))
-    print(f"Continue one with '{follow}' (the newest of a name is continued).")
+    print(text_table(["#", "conversation", "messages", "last message", "profile"], rows, right={0, 2}))
+    print(f"Continue one with '{follow}' (the newest of a name is continued); "
+          f"'{cli('conversations show #N')}' shows one.")
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    store = ConversationStore()
+    try:
+        conv = store.get(find_saved(store, args.name).id)
+        if args.json:
+            print_json({"id": conv.id, "title": conv.title, "profile": conv.profile, "instructions": conv.instructions,
+                        "messages": [{"role": m.role, "content": m.content, "reasoning": m.reasoning or None,
+                                      "metrics": m.metrics, "created": m.created} for m in conv.messages]})
+        else:
+            sys.stdout.write(store.to_markdown(conv.id))
+    finally:
+        store.close()
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    store = ConversationStore()
+    try:
+        conv = find_saved(store, args.name)
+        out = named_output(args.output)
+        if out.exists() and not args.yes and not asked_yes(
+                f"{out} is there already; replace it with the conversation \"{conv.title}\"?",
+                f"{out} is there already, so it was left as it was; add --yes to replace it, or name another "
+                "file with -o."):
+            print("Nothing was written.", file=sys.stderr)
+            return 1
+        store.export_markdown(conv.id, out)
+    finally:
+        store.close()
+    print(f'Wrote the conversation "{conv.title}" to {out.resolve()}.', file=sys.stderr)
+    return 0
+
+
+def run_rename(args: argparse.Namespace) -> int:
+    store = ConversationStore()
+    try:
+        conv = find_saved(store, args.name)
+        store.rename(conv.id, args.title)
+        title = store.get(conv.id, with_messages=False).title
+    finally:
+        store.close()
+    print(f'Renamed "{conv.title}" to "{title}"; \'{cli("chat -c " + shell_word(title))} "..."\' continues it.')
+    return 0
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    from workstation.tui.screens.summarize import forget_summary_asked_in
+
+    store = ConversationStore()
+    try:
+        conv = find_saved(store, args.name)
+        n = len(store.messages(conv.id))
+        what = f'Delete the conversation "{conv.title}" ({n} message{"" if n == 1 else "s"})'
+        if not args.yes and not asked_yes(f"{what}?", f"{what}? Nothing was deleted: add --yes to delete it "
+                                                       "without asking."):
+            print("Kept.", file=sys.stderr)
+            return 1
+        tag = conversation_tag(store.path, conv.id, conv.created)
+        store.delete(conv.id)
+        forget_summary_asked_in(store, conv.id)  # a summary the app kept, asked about in it, goes too (as F8)
+    finally:
+        store.close()
+    try:  # its KV cells saved on disk hold its text: they go with it (as F8's)
+        KvStateStore().forget(tag)
+    except (OSError, WorkstationError) as err:
+        print(f"workstation: its saved KV cache could not be removed ({err}); "
+              f"'{cli('cache clear')}' removes every one.", file=sys.stderr)
+    print(f'Deleted the conversation "{conv.title}".')
     return 0
