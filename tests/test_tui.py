@@ -3042,12 +3042,22 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         assert [v.content for v in _views(app) if v.role == "user"] == ["Hello! there", "Thanks", "Write a long story about a cat."]
         assert any("cannot hold it" in n.message and "F6" in n.message for n in app._notifications)
 
+        # how full the context is, under the box (it showed on F5 only), said before it is past full
+        last = app.history.turns[-1]
+        used = last.prompt_n + last.cache_n + last.predicted_n
+        assert prompt.border_subtitle == f"context {used:,} of 1,024 tokens ({round(used / 1024 * 100)}%)"
         # a conversation grown past the context: its start left out, said once, and under the reply
         part = "The inventory lists desks, chairs, lamps and shelves on each floor. " * 35  # ~500 tokens
-        for _ in range(2):
-            app.chat_screen.set_input(part)
+        fills = []
+        for text in (part, part[: len(part) * 3 // 5], part):  # 59%, then past 85% (warned), then past full
+            app.chat_screen.set_input(text)
             await pilot.press("enter")
             await until(pilot, lambda: not app.generating and not prompt.value)
+            last = app.history.turns[-1]
+            fills.append(round((last.prompt_n + last.cache_n + last.predicted_n) / 1024 * 100))
+            said = f"({fills[-1]}%)" + (": the oldest messages will soon be left out" if fills[-1] >= 85 else "")
+            assert str(prompt.border_subtitle).endswith(said), (prompt.border_subtitle, fills)
+        assert fills[0] < 85 <= fills[1], fills
         told = [n.message for n in app._notifications if "longer than the model's context (1,024 tokens)" in n.message]
         left_out = app.store.messages(conv)[-1].metrics["left_out_n"]  # type: ignore[index]
         assert len(told) == 1 and f"its first {left_out} messages were left out" in told[0], told

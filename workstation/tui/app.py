@@ -142,6 +142,9 @@ def _key_text(key: str) -> str:
 LAST_PROFILE = "profile"  # the store's key for the profile loaded last (started without -p: that one)
 
 
+CONTEXT_NEARLY_FULL = 85  # percent of the context past which the line under the box warns
+
+
 class WorkstationApp(App[None]):
     CSS_PATH = "workstation.tcss"
     TITLE = "workstation"
@@ -743,6 +746,22 @@ class WorkstationApp(App[None]):
             set_status = getattr(screen, "set_status", None)
             if callable(set_status):
                 set_status(text)
+        chat = getattr(self, "chat_screen", None)
+        if chat is not None:
+            chat.set_context_fill(self.context_fill_text())
+
+    def context_fill_text(self) -> str:
+        """How full the model's context is after the open conversation's last turn, for the line
+        under the message box ('' before a turn): it showed on F5 only, and the conversation's
+        start was left out with no warning ahead (LM Studio shows it by the box)."""
+        n_ctx = self.engine_info.n_ctx if self.engine_info else 0
+        last = self.history.turns[-1] if self.history.turns and self.conversation_id is not None else None
+        if not n_ctx or last is None:
+            return ""
+        used = last.prompt_n + last.cache_n + last.predicted_n
+        pct = min(100, round(used / n_ctx * 100))
+        key = "chat.context_full" if pct >= CONTEXT_NEARLY_FULL else "chat.context_fill"
+        return self.texts(key, used=f"{used:,}", total=f"{n_ctx:,}", pct=pct)
 
     def stream_pace(self) -> pacing.Pace:
         """How much the screen does while a reply streams (see ``pacing``)."""
