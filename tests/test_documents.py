@@ -391,3 +391,20 @@ def test_batch_scan_takes_suffix_less_documents_only(tmp_path: Path) -> None:
 def test_a_folder_points_at_batch(tmp_path: Path) -> None:
     with pytest.raises(DocumentError, match=r"is a folder, not a document; 'workstation batch .*' summarizes every"):
         read_document(tmp_path)
+
+
+def test_a_broken_link_says_where_it_points(tmp_path: Path) -> None:
+    """A link whose file was moved or deleted was said to "not exist", though it is there."""
+    from workstation.tui.i18n import Texts
+
+    target = tmp_path / "archive" / "contract.pdf"
+    link = tmp_path / "broken_link.pdf"
+    link.symlink_to(target)
+    for isolate in (False, True):
+        with pytest.raises(DocumentError) as info:
+            read_document(link, isolate=isolate)
+        assert str(info.value) == f"'broken_link.pdf' is a link to {target}, which is not there."
+    assert Texts("tr").error(info.value) == f"'broken_link.pdf', {target} dosyasına bir bağlantı, ama o dosya orada değil."
+    relative = tmp_path / "notes.txt"
+    relative.symlink_to("old/notes.txt")  # taken from the link's folder
+    _fails_fast(relative, rf"^'notes.txt' is a link to {tmp_path}/old/notes.txt, which is not there\.$")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import multiprocessing as mp
+import os
 import re
 import time
 import zipfile
@@ -561,6 +562,16 @@ def shown_name(path: str | Path) -> str:
     return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
+def _link_target(path: Path) -> str:
+    """Where the link ``path`` points, as a whole path (a relative target is taken from the
+    link's folder)."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return "?"
+    return target if os.path.isabs(target) else os.path.normpath(os.path.join(path.absolute().parent, target))
+
+
 def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bool = False) -> Document:
     """The text of ``path`` with its pages/sections; ``DocumentError`` when it cannot be read.
 
@@ -576,6 +587,8 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
     path = Path(path)
     name = path.name
     if not path.exists():
+        if path.is_symlink():  # a link whose file was moved or deleted: it said "does not exist"
+            raise DocumentError(said=[("doc.broken_link", {"name": name, "target": _link_target(path)})])
         where: Phrase | str = "" if path.is_absolute() else ("doc.in_folder", {"folder": str(Path.cwd())})
         raise DocumentError(said=[("doc.missing", {"path": str(path), "where": where})])  # where it was looked for
     if path.is_dir():
