@@ -408,3 +408,24 @@ def test_a_broken_link_says_where_it_points(tmp_path: Path) -> None:
     relative = tmp_path / "notes.txt"
     relative.symlink_to("old/notes.txt")  # taken from the link's folder
     _fails_fast(relative, rf"^'notes.txt' is a link to {tmp_path}/old/notes.txt, which is not there\.$")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_without_a_byte_order_mark_is_text(tmp_path: Path, encoding: str) -> None:
+    """UTF-16 saved without a BOM (an export of an old Windows program) was "a binary file"."""
+    path = tmp_path / "dilekce.txt"
+    path.write_bytes(TURKISH.encode(encoding) * 3)
+    doc = read_document(path)
+    assert doc.text == TURKISH * 3 and doc.encoding == encoding
+    page = tmp_path / "page.html"
+    page.write_bytes("<html><body><h1>Karar</h1><p>Dava reddedildi.</p></body></html>".encode(encoding))
+    assert read_document(page).text == "Karar\nDava reddedildi."
+    # while binaries with many NUL bytes are still refused: 16-bit numbers (a sound, a table of
+    # small integers) read as UTF-16 are control characters, and random data has NULs everywhere
+    numbers = tmp_path / "samples.txt"
+    numbers.write_bytes(b"".join(i.to_bytes(2, "little") for i in range(20)) * 200)
+    _fails_fast(numbers, r"binary file")
+    for blob in (bytes(range(256)) * 64, os.urandom(8192), b"\x00" * 4096):
+        (tmp_path / "blob.txt").write_bytes(blob)
+        _fails_fast(tmp_path / "blob.txt", r"binary file|unknown text encoding")
+    assert decode_text("Dilekçe".encode(encoding) + b"\x00", "x")[0] == "Dilekçe"  # a cut odd byte

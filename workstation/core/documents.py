@@ -205,6 +205,29 @@ def _western_single_byte(data: bytes) -> tuple[str, str] | None:
     return (text, "cp1252") if accented <= 0.3 * letters else None
 
 
+def _utf16_without_bom(data: bytes) -> tuple[str, str] | None:
+    """UTF-16 text saved without a byte-order mark (some Windows tools, exports of old
+    programs): it was called a binary file. Told by its NUL bytes: in the first 4 KiB, the high
+    byte of each Latin letter, digit or space is NUL, so over 40% of the bytes at odd places
+    (little-endian) or at even ones (big-endian) are NUL, and almost none at the others. A
+    binary file read this way is still refused: its text is mostly control characters."""
+    sample = data[: min(len(data), 4096) & ~1]  # (whole pairs: a cut odd byte at the end)
+    if len(sample) < 4:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    even_nul, odd_nul = even.count(0) / len(even), odd.count(0) / len(odd)
+    for enc, nul, other in (("utf-16-le", odd_nul, even_nul), ("utf-16-be", even_nul, odd_nul)):
+        if nul > 0.4 and other <= 0.02:
+            body = data[: len(data) & ~1]
+            try:
+                return body.decode(enc), enc
+            except UnicodeDecodeError as err:
+                if err.reason != "unexpected end of data":  # (a pair of surrogates cut at the end)
+                    return None
+                return body[: err.start].decode(enc), enc
+    return None
+
+
 def decode_text(data: bytes, name: str) -> tuple[str, str]:
     """Text and encoding name of a text file's bytes, or DocumentError for binary data."""
     for bom, enc in _BOMS:
@@ -213,8 +236,12 @@ def decode_text(data: bytes, name: str) -> tuple[str, str]:
                 return data.decode(enc), enc
             except UnicodeDecodeError:
                 raise DocumentError(said=[("doc.bad_encoding", {"name": name, "enc": enc})]) from None
+    if b"\x00" in data[:65536] and not data.startswith(_BINARY_MAGIC):
+        utf16 = _utf16_without_bom(data)
+        if utf16:
+            return utf16
     if b"\x00" in data[:65536] or data.startswith(_BINARY_MAGIC):
-        # UTF-16 without a BOM is rare; a NUL byte almost always means a binary file.
+        # besides UTF-16 (above), a NUL byte almost always means a binary file
         raise DocumentError(said=[("doc.binary", {"name": name})])
     try:
         return data.decode("utf-8"), "utf-8"
@@ -442,10 +469,15 @@ def _read_html(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
     from bs4 import BeautifulSoup
 
     name = path.name
+    markup: bytes | str = data
+    utf16 = None
     if b"\x00" in data[:65536] and not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        raise DocumentError(said=[("doc.binary_not_html", {"name": name})])
+        utf16 = _utf16_without_bom(data)
+        if utf16 is None:
+            raise DocumentError(said=[("doc.binary_not_html", {"name": name})])
+        markup = utf16[0]
     try:
-        soup = BeautifulSoup(data, "html.parser")
+        soup = BeautifulSoup(markup, "html.parser")
     except Exception as err:  # noqa: BLE001
         raise DocumentError(said=[("doc.bad_html", {"name": name, "detail": _short(err)})]) from None
     for tag in soup(["script", "style", "noscript", "template", "svg", "head"]):
@@ -482,7 +514,7 @@ def _read_html(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
             builder.add(text)
     if not builder.text().strip():
         raise DocumentError(said=[("doc.no_text", {"name": name})])
-    return Document(str(path), "html", builder.text(), builder.sections, soup.original_encoding)
+    return Document(str(path), "html", builder.text(), builder.sections, utf16[1] if utf16 else soup.original_encoding)
 
 
 # --- what a file is, by its content ---------------------------------------------------------------
