@@ -429,3 +429,100 @@ def test_utf16_without_a_byte_order_mark_is_text(tmp_path: Path, encoding: str) 
         (tmp_path / "blob.txt").write_bytes(blob)
         _fails_fast(tmp_path / "blob.txt", r"binary file|unknown text encoding")
     assert decode_text("Dilekçe".encode(encoding) + b"\x00", "x")[0] == "Dilekçe"  # a cut odd byte
+
+
+W_NS = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+
+
+def _note_part(kind: str, notes: dict[int, str]) -> str:
+    """word/footnotes.xml or word/endnotes.xml as Word writes it: two separators, then the notes."""
+    parts = [f'<w:{kind} w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:{kind}>',
+             f'<w:{kind} w:type="continuationSeparator" w:id="0"><w:p><w:r><w:continuationSeparator/></w:r></w:p></w:{kind}>']
+    for note_id, text in notes.items():
+        ref = "footnoteRef" if kind == "footnote" else "endnoteRef"
+        paras = "".join(f'<w:p><w:r><w:t xml:space="preserve">{t}</w:t></w:r></w:p>' for t in text.split("\n"))
+        parts.append(f'<w:{kind} w:id="{note_id}"><w:p><w:pPr><w:pStyle w:val="FootnoteText"/></w:pPr>'
+                     f'<w:r><w:rPr><w:rStyle w:val="FootnoteReference"/></w:rPr><w:{ref}/></w:r></w:p>'
+                     f'{paras}</w:{kind}>')
+    return f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:{kind}s {W_NS}>{"".join(parts)}</w:{kind}s>'
+
+
+def make_docx_with_notes(path: Path) -> Path:
+    """A Word file with footnotes and endnotes: python-docx writes the document (it cannot add
+    notes), the references go into its runs, and the notes' parts into the zip with their
+    relationships and content types, as Word lays them out."""
+    import docx
+    from docx.oxml import parse_xml
+
+    def ref(kind: str, note_id: int) -> object:
+        return parse_xml(f'<w:r {W_NS}><w:rPr><w:rStyle w:val="FootnoteReference"/></w:rPr>'
+                         f'<w:{kind}Reference w:id="{note_id}"/></w:r>')
+
+    doc = docx.Document()
+    doc.add_heading("Facts", level=1)
+    p = doc.add_paragraph("The claim was time-barred")
+    p._p.append(ref("footnote", 7))  # Word's ids need not follow the text's order
+    p.add_run(" and the appeal failed.")
+    p._p.append(ref("endnote", 3))
+    doc.add_paragraph("A paragraph without notes:\tit stays as it was.")
+    q = doc.add_paragraph("See also the earlier ruling")
+    q._p.append(ref("footnote", 2))
+    q.add_run(", and again")
+    q._p.append(ref("footnote", 7))  # the same note again keeps its number
+    table = doc.add_table(rows=1, cols=2)
+    table.cell(0, 0).text = "Case"
+    table.cell(0, 1).paragraphs[0].add_run("2019/123")
+    table.cell(0, 1).paragraphs[0]._p.append(ref("footnote", 5))
+    doc.save(str(path))
+
+    parts = {
+        "word/footnotes.xml": _note_part("footnote", {2: "Yargıtay 9. HD, E. 2017/45, K. 2018/99.",
+                                                      5: "Docket of the court of first instance.",
+                                                      7: "Art. 146 of the Code of Obligations;\nsee also Art. 147."}),
+        "word/endnotes.xml": _note_part("endnote", {3: "The appeal was filed on 12 May 2020."}),
+    }
+    rels = {"word/footnotes.xml": "footnotes", "word/endnotes.xml": "endnotes"}
+    with zipfile.ZipFile(path) as zf:
+        members = {info.filename: zf.read(info) for info in zf.infolist()}
+    members["word/_rels/document.xml.rels"] = members["word/_rels/document.xml.rels"].replace(b"</Relationships>", "".join(
+        f'<Relationship Id="rIdN{i}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/{kind}" '
+        f'Target="{part.split("/")[1]}"/>' for i, (part, kind) in enumerate(rels.items())).encode() + b"</Relationships>")
+    members["[Content_Types].xml"] = members["[Content_Types].xml"].replace(b"</Types>", "".join(
+        f'<Override PartName="/{part}" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.{kind}+xml"/>'
+        for part, kind in rels.items()).encode() + b"</Types>")
+    members.update({name: text.encode() for name, text in parts.items()})
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return path
+
+
+def test_word_footnotes_and_endnotes_are_read(tmp_path: Path) -> None:
+    """A legal text's footnotes (citations, case numbers) were dropped: python-docx has no
+    footnotes. The references are marked where they stand, numbered as Word shows them, and
+    the notes follow under 'Footnotes' and 'Endnotes'."""
+    import docx
+
+    path = make_docx_with_notes(tmp_path / "opinion.docx")
+    assert len(docx.Document(str(path)).paragraphs) == 4  # (python-docx still opens it)
+    doc = read_document(path)
+    assert doc.text == (
+        "Facts\n"
+        "The claim was time-barred[1] and the appeal failed.[i]\n"
+        "A paragraph without notes:\tit stays as it was.\n"
+        "See also the earlier ruling[2], and again[1]\n"
+        "Case | 2019/123[3]\n\n"
+        "Footnotes\n"
+        "[1] Art. 146 of the Code of Obligations; see also Art. 147.\n"
+        "[2] Yargıtay 9. HD, E. 2017/45, K. 2018/99.\n"
+        "[3] Docket of the court of first instance.\n\n"
+        "Endnotes\n"
+        "[i] The appeal was filed on 12 May 2020."
+    )
+    assert [s.title for s in doc.sections] == ["Facts", "Footnotes", "Endnotes"]
+    notes = doc.sections[1]
+    assert doc.cite(notes.start, notes.end) == "§ Footnotes"
+    assert read_document(path, isolate=True).text == doc.text
+    # a document without notes reads as before
+    plain = make_docx(tmp_path / "memo.docx", [("Intro", ["Bees make honey."])])
+    assert read_document(plain).text == "Intro\nBees make honey."

@@ -414,6 +414,106 @@ def check_zip(path: Path, limits: Limits, what: str = "DOCX") -> None:
                 raise DocumentError(said=[("doc.zip_bomb_ratio", {"name": name, "ratio": f"{ratio:,.0f}"})])
 
 
+def _roman(n: int) -> str:
+    """``n`` in lower-case Roman numerals (Word numbers endnotes i, ii, iii…)."""
+    out = []
+    for value, letters in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"),
+                           (50, "l"), (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):
+        count, n = divmod(n, value)
+        out.append(letters * count)
+    return "".join(out)
+
+
+_WORD_RUN_TEXT = "w:br | w:cr | w:noBreakHyphen | w:ptab | w:t | w:tab | w:footnoteReference | w:endnoteReference"
+_WORD_REFS = ("./w:r/w:footnoteReference | ./w:r/w:endnoteReference"
+              " | ./w:hyperlink/w:r/w:footnoteReference | ./w:hyperlink/w:r/w:endnoteReference")
+_NOT_NOTES = ("separator", "continuationSeparator", "continuationNotice")
+
+
+class _WordNotes:
+    """A Word document's footnotes and endnotes (python-docx has no API for them; they held a
+    legal text's citations and case numbers, and were dropped). A reference in the text is
+    marked where it stands, ``[1]`` for a footnote and ``[i]`` for an endnote, numbered in the
+    order the text refers to them, as Word shows them; the notes follow as sections of their own."""
+
+    def __init__(self, doc: Any, path: Path, deadline: float, name: str, limits: Limits) -> None:
+        from docx.opc.constants import RELATIONSHIP_TYPE as RT
+
+        self.deadline, self.name, self.limits = deadline, name, limits
+        self.bodies = {"footnote": self._load(doc, path, RT.FOOTNOTES, "word/footnotes.xml", "footnote"),
+                       "endnote": self._load(doc, path, RT.ENDNOTES, "word/endnotes.xml", "endnote")}
+        self.labels: dict[str, dict[str, str]] = {"footnote": {}, "endnote": {}}  # note id -> its mark, in order
+        self.numbered = {"footnote": 0, "endnote": 0}  # (a note with a mark of its own, '*', has no number)
+
+    @staticmethod
+    def _mark(kind: str, number: int) -> str:
+        return str(number) if kind == "footnote" else _roman(number)
+
+    def _load(self, doc: Any, path: Path, reltype: str, member: str, kind: str) -> dict[str, str]:
+        """Each note's text by its id, the separators left out."""
+        from docx.oxml.ns import qn
+        from docx.oxml.parser import parse_xml
+        from docx.text.paragraph import Paragraph
+
+        blob = None
+        for rel in doc.part.rels.values():  # the part the document names (word/footnotes.xml)
+            if rel.reltype == reltype and not rel.is_external:
+                blob = rel.target_part.blob
+                break
+        if blob is None:  # or the usual member, where the relationship is missing
+            with zipfile.ZipFile(path) as zf:  # (its size was checked with the rest: check_zip)
+                if member not in zf.namelist():
+                    return {}
+                blob = zf.read(member)
+        root = parse_xml(blob)
+        notes: dict[str, str] = {}
+        for note in root.iterchildren(qn(f"w:{kind}")):
+            if time.monotonic() > self.deadline:
+                raise DocumentError(said=[("doc.too_slow_here", {"name": self.name, "seconds": f"{self.limits.timeout_s:.0f}"})])
+            if note.get(qn("w:type"), "normal") in _NOT_NOTES:
+                continue
+            paras = (Paragraph(p, None).text.strip() for p in note.iter(qn("w:p")))
+            notes[note.get(qn("w:id"), "")] = " ".join(t for t in paras if t)
+        return notes
+
+    def text(self, p: Any) -> str:
+        """A paragraph's text (``Paragraph.text``), with its notes' marks where they stand."""
+        if not (self.bodies["footnote"] or self.bodies["endnote"]) or not p.xpath(_WORD_REFS):
+            return str(p.text)
+        from docx.oxml.ns import qn
+
+        out: list[str] = []
+        for run in p.xpath("./w:r | ./w:hyperlink/w:r"):  # (in document order, as Paragraph.text)
+            for e in run.xpath(_WORD_RUN_TEXT):
+                kind = {qn("w:footnoteReference"): "footnote", qn("w:endnoteReference"): "endnote"}.get(e.tag)
+                if kind is None:
+                    out.append(str(e))
+                    continue
+                note_id, labels = e.get(qn("w:id"), ""), self.labels[kind]
+                if e.get(qn("w:customMarkFollows")) in ("1", "true", "on"):  # its own mark ('*') follows
+                    labels.setdefault(note_id, "".join(str(t) for t in run.xpath("w:t")).strip() or "*")
+                    continue
+                if note_id not in labels:  # (a note referred to again keeps its number)
+                    self.numbered[kind] += 1
+                    labels[note_id] = self._mark(kind, self.numbered[kind])
+                out.append(f"[{labels[note_id]}]")
+        return "".join(out)
+
+    def add_to(self, builder: _Builder) -> None:
+        """The notes as sections 'Footnotes' and 'Endnotes': a line '[1] text' each."""
+        for kind, title in (("footnote", "Footnotes"), ("endnote", "Endnotes")):
+            bodies, labels = self.bodies[kind], self.labels[kind]
+            lines = [f"[{labels[i]}] {bodies[i]}".rstrip() for i in labels if i in bodies]
+            # notes no mark in the text reached (a reference inside a tracked change or a
+            # content control): kept, numbered on
+            for note_id, body in bodies.items():
+                if note_id not in labels and body:
+                    self.numbered[kind] += 1
+                    lines.append(f"[{self._mark(kind, self.numbered[kind])}] {body}")
+            if lines:
+                builder.add(title + "\n" + "\n".join(lines), title=title)
+
+
 def _read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
     check_zip(path, limits)
     name = path.name
@@ -438,11 +538,12 @@ def _read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
         lines.clear()
 
     try:
+        notes = _WordNotes(doc, path, deadline, name, limits)
         for block in doc.iter_inner_content():
             if time.monotonic() > deadline:
                 builder.add("")  # raises the timeout error
             if isinstance(block, Paragraph):
-                text = block.text.strip()
+                text = notes.text(block._p).strip()
                 style = (block.style.name if block.style is not None else "") or ""
                 if text and (style.startswith("Heading") or style == "Title"):
                     flush()
@@ -451,10 +552,11 @@ def _read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
                     lines.append(text)
             elif isinstance(block, Table):
                 for row in block.rows:
-                    cells = [c.text.strip() for c in row.cells]
+                    cells = ["\n".join(notes.text(p._p) for p in c.paragraphs).strip() for c in row.cells]  # (Cell.text)
                     if any(cells):
                         lines.append(" | ".join(cells))
         flush()
+        notes.add_to(builder)
     except DocumentError:
         raise
     except Exception as err:  # noqa: BLE001
