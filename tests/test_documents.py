@@ -526,3 +526,102 @@ def test_word_footnotes_and_endnotes_are_read(tmp_path: Path) -> None:
     # a document without notes reads as before
     plain = make_docx(tmp_path / "memo.docx", [("Intro", ["Bees make honey."])])
     assert read_document(plain).text == "Intro\nBees make honey."
+
+
+ODF_NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+          'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+          'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+          'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
+          'xmlns:dc="http://purl.org/dc/elements/1.1/"')
+
+
+def make_odf(path: Path, body: str, kind: str = "text") -> Path:
+    """An OpenDocument file as LibreOffice lays it out: the member 'mimetype' first and stored,
+    then content.xml and the manifest, compressed."""
+    mime = f"application/vnd.oasis.opendocument.{kind}"
+    content = (f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {ODF_NS} office:version="1.3">'
+               f'<office:body><office:{kind}>{body}</office:{kind}></office:body></office:document-content>')
+    manifest = ('<?xml version="1.0" encoding="UTF-8"?><manifest:manifest '
+                'xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.3">'
+                f'<manifest:file-entry manifest:full-path="/" manifest:media-type="{mime}"/>'
+                '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>'
+                '</manifest:manifest>')
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(zipfile.ZipInfo("mimetype"), mime, compress_type=zipfile.ZIP_STORED)
+        zf.writestr("content.xml", content, compress_type=zipfile.ZIP_DEFLATED)
+        zf.writestr("META-INF/manifest.xml", manifest, compress_type=zipfile.ZIP_DEFLATED)
+    return path
+
+
+def test_opendocument_text_is_read(tmp_path: Path) -> None:
+    """An .odt (LibreOffice) was refused as "a ZIP archive, not a Word document or text"."""
+    body = (
+        '<text:sequence-decls><text:sequence-decl text:display-outline-level="0" text:name="Table"/></text:sequence-decls>'
+        '<text:p>Preamble  before any heading.</text:p>'
+        '<text:h text:outline-level="1">Olaylar</text:h>'
+        '<text:p>Davacı<text:s/>vekili<text:s text:c="3"/>dava<text:tab/>dilekçesinde'
+        '<text:note text:id="ftn1" text:note-class="footnote"><text:note-citation>1</text:note-citation>'
+        '<text:note-body><text:p>Yargıtay 9. HD, E. 2017/45.</text:p></text:note-body></text:note>'
+        ' <text:span>özetle</text:span> <text:a xlink:href="http://x" xmlns:xlink="http://www.w3.org/1999/xlink">şunu</text:a>'
+        '<text:line-break/>ileri sürdü.<office:annotation><dc:creator>A</dc:creator><text:p>a comment</text:p></office:annotation>'
+        '</text:p>'
+        '<text:list><text:list-item><text:p>birinci madde</text:p></text:list-item>'
+        '<text:list-item><text:p>ikinci madde<text:note text:id="ftn2" text:note-class="endnote">'
+        '<text:note-citation>i</text:note-citation><text:note-body><text:p>Son not.</text:p></text:note-body>'
+        '</text:note></text:p></text:list-item></text:list>'
+        '<text:tracked-changes><text:changed-region><text:deletion><text:p>deleted words</text:p></text:deletion>'
+        '</text:changed-region></text:tracked-changes>'
+        '<text:h text:outline-level="2">Tablo</text:h>'
+        '<table:table table:name="T1"><table:table-column table:number-columns-repeated="3"/>'
+        '<table:table-row><table:table-cell><text:p>Esas</text:p></table:table-cell>'
+        '<table:table-cell><text:p>Karar</text:p></table:table-cell><table:table-cell/></table:table-row>'
+        '<table:table-row><table:table-cell><text:p>2017/45</text:p></table:table-cell>'
+        '<table:table-cell><text:p>2018/99</text:p><text:p>kesin</text:p></table:table-cell>'
+        '<table:table-cell><text:p>ret</text:p></table:table-cell></table:table-row></table:table>'
+    )
+    path = make_odf(tmp_path / "dilekce.odt", body)
+    doc = read_document(path)
+    assert doc.kind == "odt"
+    assert doc.text == (
+        "Preamble  before any heading.\n\n"
+        "Olaylar\n"
+        "Davacı vekili   dava\tdilekçesinde[1] özetle şunu\nileri sürdü.\n"
+        "birinci madde\n"
+        "ikinci madde[i]\n\n"
+        "Tablo\n"
+        "Esas | Karar | \n"
+        "2017/45 | 2018/99 kesin | ret\n\n"
+        "Footnotes\n[1] Yargıtay 9. HD, E. 2017/45.\n\n"
+        "Endnotes\n[i] Son not."
+    )
+    assert [s.title for s in doc.sections] == [None, "Olaylar", "Tablo", "Footnotes", "Endnotes"]
+    assert read_document(path, isolate=True).text == doc.text
+    bare = tmp_path / "dilekce"  # without its suffix: told by its stored mimetype
+    bare.write_bytes(path.read_bytes())
+    assert read_document(bare).text == doc.text
+
+
+def test_opendocument_spreadsheets_slides_and_fakes_are_one_sentence(tmp_path: Path, unzipped: list[str]) -> None:
+    sheet = make_odf(tmp_path / "budget.ods", "<table:table/>", kind="spreadsheet")
+    _fails_fast(sheet, r"^'budget.ods' is an OpenDocument spreadsheet, which cannot be read here; save it as CSV")
+    renamed = tmp_path / "budget.odt"  # the same under a text's name
+    renamed.write_bytes(sheet.read_bytes())
+    _fails_fast(renamed, r"^'budget.odt' is an OpenDocument spreadsheet")
+    slides = make_odf(tmp_path / "talk.odp", "<draw:page/>", kind="presentation")
+    _fails_fast(slides, r"^'talk.odp' is an OpenDocument presentation, which cannot be read here; save it as PDF")
+    letter = tmp_path / "letter.odt"
+    letter.write_text("Dear colleague.", encoding="utf-8")
+    _fails_fast(letter, r"^'letter.odt' is not a real ODT file: its content is something else \(perhaps a file renamed to \.odt\)")
+    no_content = tmp_path / "other.odt"
+    with zipfile.ZipFile(no_content, "w") as zf:
+        zf.writestr("hello.txt", "hi")
+    _fails_fast(no_content, r"^'other.odt' is a zip archive but not an OpenDocument text")
+    broken = make_odf(tmp_path / "broken.odt", "<text:p>unclosed")
+    _fails_fast(broken, r"^'broken.odt' is not a valid ODT file \(")
+    unzipped.clear()
+    bomb = tmp_path / "bomb.odt"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.oasis.opendocument.text", compress_type=zipfile.ZIP_STORED)
+        zf.writestr("content.xml", b"<a>" + b" " * (48 << 20) + b"</a>")
+    _fails_fast(bomb, r"zip bomb")
+    assert unzipped == []  # refused from the zip's directory

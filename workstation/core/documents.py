@@ -16,6 +16,7 @@ import os
 import re
 import time
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from workstation.core.phrases import Phrase, say
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".text", ".rst", ".csv", ".tsv")  # (a spreadsheet saved as text: summarize read it, batch left it alone)
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
-SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, ".pdf", ".docx", *HTML_SUFFIXES)
+SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, ".pdf", ".docx", ".odt", *HTML_SUFFIXES)
 
 
 class DocumentError(WorkstationError):
@@ -510,8 +511,13 @@ class _WordNotes:
                 if note_id not in labels and body:
                     self.numbered[kind] += 1
                     lines.append(f"[{self._mark(kind, self.numbered[kind])}] {body}")
-            if lines:
-                builder.add(title + "\n" + "\n".join(lines), title=title)
+            _add_notes(builder, title, lines)
+
+
+def _add_notes(builder: _Builder, title: str, lines: list[str]) -> None:
+    """A document's footnotes or endnotes as a last section: its title, then '[1] text' lines."""
+    if lines:
+        builder.add(title + "\n" + "\n".join(lines), title=title)
 
 
 def _read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
@@ -564,6 +570,162 @@ def _read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
     if not builder.text().strip():
         raise DocumentError(said=[("doc.no_text", {"name": name})])
     return Document(str(path), "docx", builder.text(), builder.sections)
+
+
+# --- ODT (OpenDocument text: LibreOffice, OpenOffice) -------------------------------------------
+_ODF_TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+_ODF_TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
+_ODF_OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+_ODF_DRAW = "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"
+
+
+def _odf(ns: str, tag: str) -> str:
+    return f"{{{ns}}}{tag}"
+
+
+_ODF_H, _ODF_P = _odf(_ODF_TEXT, "h"), _odf(_ODF_TEXT, "p")
+_ODF_NOTE = _odf(_ODF_TEXT, "note")
+_ODF_ROW, _ODF_CELL = _odf(_ODF_TABLE, "table-row"), _odf(_ODF_TABLE, "table-cell")
+# what is not the document's running text: tracked deletions, comments, declarations, forms,
+# an index's templates; pictures and text boxes (draw:*) within a paragraph
+_ODF_SKIP = {_odf(_ODF_TEXT, t) for t in ("tracked-changes", "sequence-decls", "variable-decls", "user-field-decls",
+                                           "dde-connection-decls", "note-citation", "ruby-text")} | {
+    _odf(_ODF_OFFICE, t) for t in ("annotation", "annotation-end", "forms")}
+
+
+class _OdtText:
+    """Text of OpenDocument paragraphs: spans and links read through, ``text:s`` spaces,
+    ``text:tab``, ``text:line-break``; a note (``text:note``) is marked with its citation
+    (``[1]``, ``[i]``) and its text kept for the notes' sections. No recursion: a stack."""
+
+    def __init__(self) -> None:
+        self.notes: dict[str, list[str]] = {"footnote": [], "endnote": []}
+
+    def inline(self, para: Any, in_note: bool = False) -> str:
+        out: list[str] = []
+        stack: list[Any] = [para]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                out.append(item)
+                continue
+            if item is not para:
+                tag = item.tag
+                if not isinstance(tag, str) or tag in _ODF_SKIP or tag.startswith(f"{{{_ODF_DRAW}}}"):
+                    continue  # (its tail, pushed apart, still counts)
+                if tag == _odf(_ODF_TEXT, "s"):
+                    try:
+                        count = int(item.get(_odf(_ODF_TEXT, "c"), "1"))
+                    except ValueError:
+                        count = 1
+                    out.append(" " * max(1, min(count, 100)))
+                    continue
+                if tag == _odf(_ODF_TEXT, "tab"):
+                    out.append("\t")
+                    continue
+                if tag == _odf(_ODF_TEXT, "line-break"):
+                    out.append("\n")
+                    continue
+                if tag == _ODF_NOTE:
+                    if not in_note:
+                        out.append(self._note(item))
+                    continue
+            if item.text:
+                out.append(item.text)
+            for child in reversed(item):
+                if child.tail:
+                    stack.append(child.tail)
+                stack.append(child)
+        return "".join(out)
+
+    def _note(self, note: Any) -> str:
+        kind = "endnote" if note.get(_odf(_ODF_TEXT, "note-class")) == "endnote" else "footnote"
+        notes = self.notes[kind]
+        citation = note.find(_odf(_ODF_TEXT, "note-citation"))
+        mark = (citation.text or "").strip() if citation is not None else ""
+        if not mark:
+            mark = str(len(notes) + 1) if kind == "footnote" else _roman(len(notes) + 1)
+        body = note.find(_odf(_ODF_TEXT, "note-body"))
+        paras = [] if body is None else (self.inline(p, in_note=True).strip() for p in body.iter(_ODF_P, _ODF_H))
+        notes.append(f"[{mark}] " + " ".join(t for t in paras if t))
+        return f"[{mark}]"
+
+
+def _read_odt(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
+    """An OpenDocument text (.odt): content.xml, after the zip's checks; ``text:h`` headings as
+    sections, paragraphs and list items as lines, table rows as 'a | b | c' (as DOCX)."""
+    from lxml import etree
+
+    check_zip(path, limits, what="ODT")
+    name = path.name
+    try:
+        with zipfile.ZipFile(path) as zf:
+            content = zf.read("content.xml")
+    except KeyError:
+        raise DocumentError(said=[("doc.zip_not_odt", {"name": name})]) from None
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error) as err:
+        raise DocumentError(said=[("doc.invalid", {"name": name, "what": "ODT", "detail": _short(err)})]) from None
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+    try:
+        root = etree.fromstring(content, parser)
+    except etree.XMLSyntaxError as err:
+        raise DocumentError(said=[("doc.invalid", {"name": name, "what": "ODT", "detail": _short(err)})]) from None
+    del content
+    body = root.find(f"{_odf(_ODF_OFFICE, 'body')}/{_odf(_ODF_OFFICE, 'text')}")
+    if body is None:
+        raise DocumentError(said=[("doc.no_text", {"name": name})])
+    builder = _Builder(name, limits, deadline)
+    reader = _OdtText()
+    title: str | None = None
+    lines: list[str] = []
+    held = 0  # characters in lines, before they reach the builder (and its cap)
+
+    def flush() -> None:
+        nonlocal held
+        text = "\n".join(lines).strip()
+        if text or title:
+            builder.add(f"{title}\n{text}" if title and text else (title or text), title=title)
+        lines.clear()
+        held = 0
+
+    def line(text: str) -> None:
+        nonlocal held
+        if text:
+            lines.append(text)
+            held += len(text) + 1
+            if builder.length + held > limits.max_text_chars:
+                raise DocumentError(said=[("doc.too_much_text", {"name": name, "chars": f"{limits.max_text_chars:,}"})])
+
+    stack: list[Any] = list(reversed(body))
+    while stack:
+        el = stack.pop()
+        tag = el.tag
+        if not isinstance(tag, str) or tag in _ODF_SKIP or tag.endswith("-source"):  # (an index's templates)
+            continue
+        if time.monotonic() > deadline:
+            builder.add("")  # raises the timeout error
+        if tag == _ODF_H:
+            text = reader.inline(el).strip()
+            if text:
+                flush()
+                title = text
+        elif tag == _ODF_P:
+            line(reader.inline(el).strip())
+        elif tag == _ODF_ROW:
+            cells = []
+            for cell in el.iterchildren(_ODF_CELL):
+                paras = (reader.inline(p).strip() for p in cell.iter(_ODF_P, _ODF_H))
+                cells.append(" ".join(t for t in paras if t))
+            if any(cells):
+                line(" | ".join(cells))
+        else:  # lists and their items, sections, tables, an index's body: what they hold
+            stack.extend(reversed(el))
+    flush()
+    _add_notes(builder, "Footnotes", reader.notes["footnote"])
+    _add_notes(builder, "Endnotes", reader.notes["endnote"])
+    if not builder.text().strip():
+        raise DocumentError(said=[("doc.no_text", {"name": name})])
+    return Document(str(path), "odt", builder.text(), builder.sections)
 
 
 # --- HTML -------------------------------------------------------------------------------------
@@ -624,6 +786,23 @@ _SNIFF_BYTES = 8192
 _HTML_START = re.compile(rb"\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html[\s>]|head[\s>]|body[\s>])", re.I | re.S)
 
 
+_ODF_MIME = "application/vnd.oasis.opendocument."
+
+
+def _odf_mimetype(head: bytes) -> str | None:
+    """The media type an OpenDocument file stores first, uncompressed, as the member
+    ``mimetype`` (``application/vnd.oasis.opendocument.text``): read from the first bytes."""
+    if len(head) < 30 or head[8:10] != b"\0\0":  # (stored, not compressed)
+        return None
+    size = int.from_bytes(head[22:26], "little")
+    name_len, extra_len = int.from_bytes(head[26:28], "little"), int.from_bytes(head[28:30], "little")
+    if head[30 : 30 + name_len] != b"mimetype" or size > 100:
+        return None
+    start = 30 + name_len + extra_len
+    value = head[start : start + size].decode("ascii", "replace")
+    return value if value.startswith(_ODF_MIME) else None
+
+
 def document_kind(path: Path, head: bytes) -> str:
     """``pdf``, ``docx``, ``html`` or ``text`` for a file whose first bytes are ``head``:
     the content's signature decides (a PDF renamed ``.txt`` is a PDF; a ``LICENSE`` with no
@@ -632,13 +811,26 @@ def document_kind(path: Path, head: bytes) -> str:
     if b"%PDF-" in head[:1024]:
         return "pdf"
     if head.startswith(b"PK\x03\x04"):
-        if path.suffix.lower() == ".docx":
+        suffix = path.suffix.lower()
+        if suffix == ".docx":
             return "docx"  # the DOCX reader's own checks (bombs, member counts) decide
+        mimetype = _odf_mimetype(head)
+        if suffix == ".odt" and mimetype in (None, _ODF_MIME + "text"):
+            return "odt"  # (as .docx: the reader's checks decide)
         try:
             with zipfile.ZipFile(path) as zf:
                 names = set(zf.namelist())
         except (zipfile.BadZipFile, OSError, ValueError):
             names = set()
+        if mimetype is None and "content.xml" in names and "META-INF/manifest.xml" in names:  # (mimetype not first)
+            mimetype = _ODF_MIME + {".ods": "spreadsheet", ".odp": "presentation"}.get(suffix, "text")
+        if mimetype is not None:  # OpenDocument: a text is read, a spreadsheet or slides named
+            kind = mimetype.removeprefix(_ODF_MIME)
+            if kind == "text":
+                return "odt"
+            if kind in ("spreadsheet", "presentation"):
+                raise DocumentError(said=[("doc.ods" if kind == "spreadsheet" else "doc.odp", {"name": path.name})])
+            raise DocumentError(said=[("doc.zip", {"name": path.name})])
         if "word/document.xml" not in names:
             # Excel's and PowerPoint's files are ZIP archives too: named as what they are, with
             # what to do ("is a ZIP archive, not a Word document" told an office worker nothing)
@@ -648,7 +840,7 @@ def document_kind(path: Path, head: bytes) -> str:
             raise DocumentError(said=[("doc.zip", {"name": path.name})])
         return "docx"
     suffix = path.suffix.lower()
-    if suffix in (".pdf", ".docx"):
+    if suffix in (".pdf", ".docx", ".odt"):
         return suffix[1:]  # no signature: the reader for that format says what is wrong
     if suffix in HTML_SUFFIXES or _HTML_START.match(head.lstrip(b"\xef\xbb\xbf")):
         return "html"
@@ -694,6 +886,9 @@ def name_is_text(path: str | Path) -> bool:
 def shown_name(path: str | Path) -> str:
     """``path`` as it can be shown and written: bytes that are not UTF-8 as U+FFFD."""
     return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+_READERS = {"text": _read_text, "pdf": _read_pdf, "docx": _read_docx, "odt": _read_odt, "html": _read_html}
 
 
 def _link_target(path: Path) -> str:
@@ -745,14 +940,7 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
         raise DocumentError(said=_cannot_read(name, err)) from None
     kind = document_kind(path, data[:_SNIFF_BYTES])
     try:
-        if kind == "text":
-            doc = _read_text(path, data, limits, deadline)
-        elif kind == "pdf":
-            doc = _read_pdf(path, data, limits, deadline)
-        elif kind == "docx":
-            doc = _read_docx(path, b"", limits, deadline)
-        else:
-            doc = _read_html(path, data, limits, deadline)
+        doc = _READERS[kind](path, data, limits, deadline)
     except MemoryError:
         raise DocumentError(said=[("doc.no_memory", {"name": name})]) from None
     except RecursionError:

@@ -267,6 +267,12 @@ ENGLISH: dict[str, str] = {
     "doc.zip": "'{name}' is a ZIP archive, not a Word document or text.",
     "doc.xlsx": "'{name}' is an Excel spreadsheet, which cannot be read here; save it as CSV (File, Save As) and open that.",
     "doc.pptx": "'{name}' is a PowerPoint presentation, which cannot be read here; save it as PDF (File, Save As) and open that.",
+    "doc.ods": ("'{name}' is an OpenDocument spreadsheet, which cannot be read here; save it as CSV (File, Save As) "
+                "and open that."),
+    "doc.odp": ("'{name}' is an OpenDocument presentation, which cannot be read here; save it as PDF (File, Save As) "
+                "and open that."),
+    "doc.zip_not_odt": ("'{name}' is a zip archive but not an OpenDocument text; open it in its program and save it "
+                        "as ODT again."),
     "doc.no_text": "'{name}' contains no text.",
     "doc.bad_encoding": "'{name}' starts like {enc} text but is not valid {enc}.",
     "doc.unknown_encoding": "'{name}' uses an unknown text encoding.",
