@@ -625,3 +625,79 @@ def test_opendocument_spreadsheets_slides_and_fakes_are_one_sentence(tmp_path: P
         zf.writestr("content.xml", b"<a>" + b" " * (48 << 20) + b"</a>")
     _fails_fast(bomb, r"zip bomb")
     assert unzipped == []  # refused from the zip's directory
+
+
+TURKISH_RTF = (
+    rb"{\rtf1\ansi\ansicpg1254\deff0\nouicompat{\fonttbl{\f0\fnil\fcharset162 Calibri;}{\f1\fnil\fcharset0 Arial;}}"
+    b"\r\n"
+    rb"{\colortbl ;\red255\green0\blue0;}{\stylesheet{\s1 heading 1;}}"
+    rb"{\info{\title Gizli}{\author Av. Kaya}}{\*\generator Riched20 10.0.19041}"
+    rb"{\header\pard Sayfa ba\'fel\'fd\'f0\'fd\par}"
+    b"\r\n"
+    rb"\viewkind4\uc1\pard\sa200\sl276\slmult1\f0\fs22\lang1055 D\'fczenlenmi\'fe s\'f6zle\'feme\par"
+    b"\r\n"
+    rb"\u304?stanbul \u350?irketi ile \uc2 g\u252\'3f\'3fmr\u252\'3f\'3fk\uc1  tarafl\'fdd\'fdr\{1\}.\line "
+    rb"Yol: C:\\belgeler\tab Tutar: 5.000\~TL{\*\bkmkstart x}{\*\bkmkend x}"
+    rb'{\field{\*\fldinst HYPERLINK "http://x"}{\fldrslt ba\'f0lant\'fd}}\par'
+    b"\r\n"
+    rb"{\v gizli metin}{\pict\wmetafile8\picw10 0123456789abcdef}"
+    rb"{\super\chftn}{\footnote\pard\plain{\super\chftn} Yarg\'fdtay 9. HD, E. 2017/45.}\par"
+    rb"\trowd\cellx1000\cellx2000 Esas\cell Karar\cell\row"
+    rb"\trowd\cellx1000\cellx2000 2017/45\cell 2018/99\cell\row"
+    b"\r\n}"
+)
+
+
+def test_rtf_is_read_as_text(tmp_path: Path) -> None:
+    """An .rtf was fed to the model raw: '{\\rtf1\\ansi\\ansicpg1254…\\'fczenlenmi\\'fe'."""
+    path = tmp_path / "sozlesme.rtf"
+    path.write_bytes(TURKISH_RTF)
+    doc = read_document(path)
+    assert doc.kind == "rtf" and doc.encoding == "cp1254"
+    assert doc.text == (
+        "Düzenlenmiş sözleşme\n"
+        "İstanbul Şirketi ile gümrük taraflıdır{1}.\n"
+        "Yol: C:\\belgeler\tTutar: 5.000\u00a0TLbağlantı\n"
+        "[1]\n"
+        "Esas | Karar\n"
+        "2017/45 | 2018/99\n\n"
+        "Footnotes\n[1] Yargıtay 9. HD, E. 2017/45."
+    )
+    assert read_document(path, isolate=True).text == doc.text
+    # told by its start, whatever its name (Word's "Rich Text" saved as .doc, or no suffix)
+    for other in ("sozlesme.doc", "sozlesme"):
+        (tmp_path / other).write_bytes(TURKISH_RTF)
+        assert read_document(tmp_path / other).text == doc.text
+    # without \ansicpg: Windows-1252; a \u letter beyond the BMP as a surrogate pair
+    western = tmp_path / "note.rtf"
+    western.write_bytes(rb"{\rtf1\ansi{\fonttbl\f0\fswiss Helvetica;}\f0 Caf\'e9 cr\'e8me \u-10179?\u-8704? ok\par}")
+    assert read_document(western).text == "Café crème \U0001f600 ok"
+    # a .rtf that is plain text reads as text
+    plain = tmp_path / "plain.rtf"
+    plain.write_text("Only words.", encoding="utf-8")
+    assert read_document(plain).text == "Only words."
+
+
+def test_hostile_rtf_is_bounded(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.rtf"
+    deep.write_bytes(rb"{\rtf1 " + b"{" * 200_000 + b"x" + b"}" * 200_000 + b"}")
+    _fails_fast(deep, r"^'deep.rtf' is nested too deeply to read safely\.$")
+    _fails_fast(deep, r"nested too deeply", isolate=True)
+    huge_bin = tmp_path / "bin.rtf"  # says 9,999,999,999 bytes of binary data follow: jumped to the end
+    huge_bin.write_bytes(rb"{\rtf1\ansi Before.\par{\pict\bin9999999999 " + os.urandom(4096) + b"}} After.}")
+    assert read_document(huge_bin).text == "Before."
+    small_bin = tmp_path / "small-bin.rtf"  # a \bin that fits is skipped, text after it read
+    small_bin.write_bytes(rb"{\rtf1 A{\*\blipuid x}{\pict\bin4 {}\\}B\par}")
+    assert read_document(small_bin).text == "AB"
+    only_tables = tmp_path / "empty.rtf"
+    only_tables.write_bytes(rb"{\rtf1\ansi{\fonttbl{\f0 Arial;}}{\colortbl;\red1\green2\blue3;}\par\par}")
+    _fails_fast(only_tables, r"^'empty.rtf' contains no text\.$")
+    unbalanced = tmp_path / "unbalanced.rtf"
+    unbalanced.write_bytes(rb"{\rtf1 one}}}} two\u99999999999 \ucx \'zz three\'")
+    assert read_document(unbalanced).text.startswith("one")
+    long_text = tmp_path / "long.rtf"
+    long_text.write_bytes(rb"{\rtf1 " + b"word " * 50_000 + b"}")
+    _fails_fast(long_text, r"more than 100,000 characters", Limits(max_text_chars=100_000))
+    slow = tmp_path / "slow.rtf"
+    slow.write_bytes(rb"{\rtf1 " + rb"\b\i " * 200_000 + b"}")
+    _fails_fast(slow, r"took longer than 0 s", Limits(timeout_s=0.0))
