@@ -701,3 +701,74 @@ def test_hostile_rtf_is_bounded(tmp_path: Path) -> None:
     slow = tmp_path / "slow.rtf"
     slow.write_bytes(rb"{\rtf1 " + rb"\b\i " * 200_000 + b"}")
     _fails_fast(slow, r"took longer than 0 s", Limits(timeout_s=0.0))
+
+
+def test_an_email_is_read_as_headers_body_and_attachment_names(tmp_path: Path) -> None:
+    """An .eml was fed to the model raw: MIME headers, '=?utf-8?b?...?=' subjects,
+    quoted-printable, base64 attachments."""
+    from email.message import EmailMessage
+
+    msg = EmailMessage()
+    msg["From"] = "Av. Ayşe Kaya <ayse@hukuk.example>"
+    msg["To"] = "Şükrü Bey <sukru@example.com>, arsiv@hukuk.example"
+    msg["Cc"] = "Müvekkil <info@firma.example>"
+    msg["Date"] = "Tue, 12 May 2020 10:30:00 +0300"
+    msg["Subject"] = "Dava dosyası: itiraz süresi doluyor"
+    body = ("Sayın Şükrü Bey,\n\nİtiraz süresi 14 Mayıs günü doluyor; dilekçeyi ekte gönderiyorum. Esas numarası "
+            "2017/45, karar numarası 2018/99 olan dosyada Yargıtay'a başvuru yapılacak.\n\nSaygılarımla,\nAyşe Kaya\n")
+    msg.set_content(body, cte="quoted-printable")
+    msg.add_alternative("<html><body><p>HTML copy of the letter</p></body></html>", subtype="html")
+    msg.add_attachment(b"%PDF-1.4 secret attachment bytes\n" * 100, maintype="application", subtype="pdf",
+                       filename="itiraz dilekçesi.pdf")
+    raw = msg.as_bytes()
+    assert b"=?utf-8?" in raw and b"quoted-printable" in raw and b"base64" in raw  # (as mail programs save it)
+    path = tmp_path / "itiraz.eml"
+    path.write_bytes(raw)
+    doc = read_document(path)
+    assert doc.kind == "email"
+    assert doc.text == (
+        "From: \"Av. Ayşe Kaya\" <ayse@hukuk.example>\n"  # (quoted, as the address is written)
+        "To: Şükrü Bey <sukru@example.com>, arsiv@hukuk.example\n"
+        "Cc: Müvekkil <info@firma.example>\n"
+        "Date: Tue, 12 May 2020 10:30:00 +0300\n"
+        "Subject: Dava dosyası: itiraz süresi doluyor\n\n"
+        + body.strip() + "\n\n"
+        "Attachments (1): itiraz dilekçesi.pdf (3 KB)"
+    )
+    assert "secret" not in doc.text and "HTML copy" not in doc.text
+    assert read_document(path, isolate=True).text == doc.text
+    bare = tmp_path / "1589268600.M1P2"  # a mail program's file, without a suffix
+    bare.write_bytes(raw)
+    assert read_document(bare).kind == "email"
+
+    # HTML alone: read as the HTML reader reads a page
+    html_only = EmailMessage()
+    html_only["From"], html_only["Subject"] = "a@b.example", "=?UTF-8?B?xZ51YmF0IHJhcG9ydQ==?="
+    html_only.set_content("<html><head><style>p{}</style></head><body><h1>Özet</h1><p>Dava <b>kabul</b> edildi.</p>"
+                          "<script>x()</script></body></html>", subtype="html", cte="base64")
+    page = tmp_path / "page.eml"
+    page.write_bytes(html_only.as_bytes())
+    read = read_document(page)
+    assert read.text == "From: a@b.example\nSubject: Şubat raporu\n\nÖzet\nDava kabul edildi."
+    assert [s.title for s in read.sections] == [None, "Özet"]
+
+
+def test_new_formats_are_taken_by_batch_and_the_picker() -> None:
+    from workstation.core.documents import SUPPORTED_SUFFIXES
+
+    assert {".eml", ".rtf", ".odt"} <= set(SUPPORTED_SUFFIXES)
+
+
+def test_hostile_emails_are_one_sentence(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.eml"  # parts within parts, 3,000 deep
+    n = 3000
+    deep.write_bytes(b"From: a@b.example\r\nSubject: deep\r\nMIME-Version: 1.0\r\n"
+                     + b"".join(b'Content-Type: multipart/mixed; boundary="b%d"\r\n\r\n--b%d\r\n' % (i, i) for i in range(n))
+                     + b"Content-Type: text/plain\r\n\r\nhello\r\n" + b"".join(b"--b%d--\r\n" % i for i in reversed(range(n))))
+    _fails_fast(deep, r"^'deep.eml' is nested too deeply to read safely\.$")
+    junk = tmp_path / "junk.eml"  # not an e-mail at all: read as a message of one body
+    junk.write_bytes(b"just some words, no headers\n")
+    assert "just some words" in read_document(junk).text
+    nothing = tmp_path / "nothing.eml"
+    nothing.write_bytes(b"X-Spam: 1\r\n\r\n")
+    _fails_fast(nothing, r"^'nothing.eml' contains no text\.$")

@@ -1,9 +1,9 @@
-"""Read documents (.txt/.md, .pdf, .docx, .html) into text with pages or sections.
+"""Read documents (.txt/.md, .pdf, .docx, .odt, .rtf, .html, .eml) into text with pages or sections.
 
 Documents come from e-mail and the internet, so every reader is bounded: a file-size cap, a
 page cap, a cap on the extracted text, a decompressed-size and compression-ratio check of a
-DOCX's zip members *before* anything is decompressed, and a wall-clock deadline checked
-between pages. ``read_document(path, isolate=True)`` also runs the reader in a child process
+DOCX's or ODT's zip members *before* anything is decompressed, a nesting-depth cap (RTF), and
+a wall-clock deadline checked between pages. ``read_document(path, isolate=True)`` also runs the reader in a child process
 with a memory limit and a hard timeout, so even a parser bug cannot hang or exhaust the
 workstation. Every failure is one ``DocumentError`` sentence that names the file.
 """
@@ -27,7 +27,7 @@ from workstation.core.phrases import Phrase, say
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".text", ".rst", ".csv", ".tsv")  # (a spreadsheet saved as text: summarize read it, batch left it alone)
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
-SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, ".pdf", ".docx", ".odt", ".rtf", *HTML_SUFFIXES)
+SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, ".pdf", ".docx", ".odt", ".rtf", ".eml", *HTML_SUFFIXES)
 
 
 class DocumentError(WorkstationError):
@@ -71,7 +71,7 @@ class Section:
 @dataclass
 class Document:
     source: str
-    kind: str  # text | markdown | pdf | docx | html
+    kind: str  # text | markdown | pdf | docx | odt | rtf | html | email
     text: str
     sections: list[Section] = field(default_factory=list)
     encoding: str | None = None
@@ -922,8 +922,6 @@ def _rtf_clean(text: str) -> str:
 
 # --- HTML -------------------------------------------------------------------------------------
 def _read_html(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
-    from bs4 import BeautifulSoup
-
     name = path.name
     markup: bytes | str = data
     utf16 = None
@@ -932,13 +930,25 @@ def _read_html(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
         if utf16 is None:
             raise DocumentError(said=[("doc.binary_not_html", {"name": name})])
         markup = utf16[0]
+    builder = _Builder(name, limits, deadline)
+    encoding = _add_html(builder, markup, name)
+    if not builder.text().strip():
+        raise DocumentError(said=[("doc.no_text", {"name": name})])
+    return Document(str(path), "html", builder.text(), builder.sections, utf16[1] if utf16 else encoding)
+
+
+def _add_html(builder: _Builder, markup: bytes | str, name: str) -> str | None:
+    """The text of an HTML page (a file's, or an e-mail's) added to ``builder``: headings
+    h1-h3 begin sections, each block (p, li, td…) a line; scripts, styles and the head left
+    out. The encoding BeautifulSoup found, for bytes."""
+    from bs4 import BeautifulSoup
+
     try:
         soup = BeautifulSoup(markup, "html.parser")
     except Exception as err:  # noqa: BLE001
         raise DocumentError(said=[("doc.bad_html", {"name": name, "detail": _short(err)})]) from None
     for tag in soup(["script", "style", "noscript", "template", "svg", "head"]):
         tag.decompose()
-    builder = _Builder(name, limits, deadline)
     title: str | None = None
     lines: list[str] = []
 
@@ -968,9 +978,111 @@ def _read_html(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
         text = soup.get_text("\n", strip=True)
         if text:
             builder.add(text)
+    return soup.original_encoding
+
+
+# --- e-mail (.eml) ------------------------------------------------------------------------------
+_EMAIL_HEADERS = ("From", "To", "Cc", "Date", "Subject")
+
+
+def _header(msg: Any, key: str) -> str:
+    """A header's values, decoded (=?UTF-8?B?...?=) and on one line; a header the parser
+    cannot take is decoded from its raw text."""
+    try:
+        values = [str(v) for v in msg.get_all(key, [])]
+    except Exception:  # noqa: BLE001 - the stdlib's header parser fails on some damaged headers
+        from email.header import decode_header, make_header
+
+        values = []
+        for k, raw in msg.raw_items():
+            if k.lower() == key.lower():
+                try:
+                    values.append(str(make_header(decode_header(raw))))
+                except Exception:  # noqa: BLE001
+                    values.append(raw)
+    return " ".join(", ".join(values).split())
+
+
+def _part_text(part: Any) -> str:
+    """A text part's content: its transfer encoding (quoted-printable, base64) and charset
+    undone; an unknown charset as UTF-8, wrong bytes replaced."""
+    try:
+        return str(part.get_content())
+    except Exception:  # noqa: BLE001 - an unknown charset (LookupError), a damaged part
+        payload = part.get_payload(decode=True)
+        return payload.decode("utf-8", "replace") if isinstance(payload, bytes) else str(payload or "")
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    return f"{n / 1024:.0f} KB" if n < 2**20 else f"{n / 2**20:.1f} MB"
+
+
+def _read_email(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
+    """An e-mail saved as .eml: From, To, Cc, Date and Subject (decoded), then the body (its
+    text part, else its HTML part read as an HTML file is), then a line naming the attachments
+    and their sizes (not their content). It was read raw: MIME headers, quoted-printable,
+    base64 attachments."""
+    import email
+    from email import policy
+
+    name = path.name
+    try:
+        msg = email.message_from_bytes(data, policy=policy.default)
+    except RecursionError:
+        raise  # (parts nested thousands deep: 'nested too deeply', from read_document)
+    except Exception as err:  # noqa: BLE001 - the parser is lenient; a failure is a damaged file
+        raise DocumentError(said=[("doc.invalid", {"name": name, "what": "e-mail", "detail": _short(err)})]) from None
+    builder = _Builder(name, limits, deadline)
+    header = [f"{key}: {value}" for key in _EMAIL_HEADERS if (value := _header(msg, key))]
+    if header:
+        builder.add("\n".join(header))
+    try:
+        body = msg.get_body(preferencelist=("plain", "html"))
+    except RecursionError:
+        raise
+    except Exception:  # noqa: BLE001
+        body = None
+    if body is not None:
+        text = _part_text(body)
+        if body.get_content_subtype() == "html":
+            _add_html(builder, text, name)
+        else:
+            text = re.sub(r"[ \t]+(?=\n)", "", text.replace("\r\n", "\n").replace("\r", "\n"))
+            if text.strip():
+                builder.add(text.strip())
+    attachments: list[str] = []
+    stack: list[Any] = [msg]
+    while stack:  # (a stack, not the stdlib's recursive walk: parts nest as deep as a sender likes)
+        part = stack.pop()
+        if time.monotonic() > deadline:
+            builder.add("")  # raises the timeout error
+        if part is body:
+            continue
+        if part is not msg and part.get_content_type() == "message/rfc822":  # a forwarded e-mail
+            inner = part.get_payload()
+            subject = _header(inner[0], "Subject") if isinstance(inner, list) and inner else ""
+            attachments.append(part.get_filename() or (f"e-mail '{subject}'" if subject else "e-mail"))
+            continue
+        if part.is_multipart():
+            payload = part.get_payload()
+            stack.extend(reversed(payload if isinstance(payload, list) else []))
+            continue
+        try:
+            filename = part.get_filename()
+        except Exception:  # noqa: BLE001
+            filename = None
+        if not filename and part.get_content_disposition() != "attachment" and part.get_content_maintype() == "text":
+            continue  # the body's other form (the HTML beside the text)
+        payload = part.get_payload(decode=True)
+        size = f" ({_size(len(payload))})" if isinstance(payload, bytes) else ""
+        attachments.append(f"{filename or part.get_content_type()}{size}")
+    if attachments:
+        builder.add(f"Attachments ({len(attachments)}): " + ", ".join(attachments))
     if not builder.text().strip():
         raise DocumentError(said=[("doc.no_text", {"name": name})])
-    return Document(str(path), "html", builder.text(), builder.sections, utf16[1] if utf16 else soup.original_encoding)
+    return Document(str(path), "email", builder.text(), builder.sections)
 
 
 # --- what a file is, by its content ---------------------------------------------------------------
@@ -979,6 +1091,18 @@ _HTML_START = re.compile(rb"\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html[\s>]|h
 
 
 _ODF_MIME = "application/vnd.oasis.opendocument."
+_HEADER_LINE = re.compile(rb"[A-Za-z][A-Za-z0-9-]*:[^\n]*\n(?:[ \t][^\n]*\n)*")
+
+
+def _looks_like_email(head: bytes) -> bool:
+    """Whether a file without a suffix is an e-mail (a mail program's saved message): it begins
+    with header lines, among them From, Date and one that only mail has."""
+    head = head.replace(b"\r\n", b"\n")
+    pos, names = 0, set()
+    while (m := _HEADER_LINE.match(head, pos)) is not None:
+        names.add(m.group().split(b":", 1)[0].lower())
+        pos = m.end()
+    return {b"from", b"date"} <= names and bool(names & {b"message-id", b"mime-version", b"received", b"return-path"})
 
 
 def _odf_mimetype(head: bytes) -> str | None:
@@ -996,10 +1120,12 @@ def _odf_mimetype(head: bytes) -> str | None:
 
 
 def document_kind(path: Path, head: bytes) -> str:
-    """``pdf``, ``docx``, ``html`` or ``text`` for a file whose first bytes are ``head``:
-    the content's signature decides (a PDF renamed ``.txt`` is a PDF; a ``LICENSE`` with no
-    suffix is text); without one, the suffix, then an HTML start, then text. DocumentError (one sentence) for an archive
-    that is not a Word document. Binary data is refused later, when decoding it as text."""
+    """``rtf``, ``pdf``, ``docx``, ``odt``, ``email``, ``html`` or ``text`` for a file whose first
+    bytes are ``head``: the content's signature decides (a PDF renamed ``.txt`` is a PDF; an RTF
+    saved as ``.doc`` is RTF; a ``LICENSE`` with no suffix is text); without one, the suffix,
+    then mail headers (a file of a mail folder), an HTML start, then text. DocumentError (one
+    sentence) for an archive that is not a Word or OpenDocument text (a spreadsheet, slides:
+    named, with what to do). Binary data is refused later, when decoding it as text."""
     if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{\\rtf"):
         return "rtf"  # whatever its name (Word's "Save as: Rich Text" under .doc, WordPad's .rtf)
     if b"%PDF-" in head[:1024]:
@@ -1036,6 +1162,8 @@ def document_kind(path: Path, head: bytes) -> str:
     suffix = path.suffix.lower()
     if suffix in (".pdf", ".docx", ".odt"):
         return suffix[1:]  # no signature: the reader for that format says what is wrong
+    if suffix == ".eml" or suffix not in SUPPORTED_SUFFIXES and _looks_like_email(head):  # (a mail folder's file)
+        return "email"
     if suffix in HTML_SUFFIXES or _HTML_START.match(head.lstrip(b"\xef\xbb\xbf")):
         return "html"
     return "text"
@@ -1043,7 +1171,7 @@ def document_kind(path: Path, head: bytes) -> str:
 
 def looks_like_document(path: Path) -> bool:
     """Whether a file without a known suffix reads as a document (for folder scans): a PDF,
-    a Word file, HTML, or text without NUL bytes."""
+    a Word or OpenDocument file, RTF, an e-mail, HTML, or text without NUL bytes."""
     try:
         with path.open("rb") as f:
             head = f.read(_SNIFF_BYTES)
@@ -1083,7 +1211,7 @@ def shown_name(path: str | Path) -> str:
 
 
 _READERS = {"text": _read_text, "pdf": _read_pdf, "docx": _read_docx, "odt": _read_odt, "rtf": _read_rtf,
-            "html": _read_html}
+            "email": _read_email, "html": _read_html}
 
 
 def _link_target(path: Path) -> str:
