@@ -772,3 +772,15 @@ def test_hostile_emails_are_one_sentence(tmp_path: Path) -> None:
     nothing = tmp_path / "nothing.eml"
     nothing.write_bytes(b"X-Spam: 1\r\n\r\n")
     _fails_fast(nothing, r"^'nothing.eml' contains no text\.$")
+
+
+def test_a_password_protected_odt_says_so(tmp_path: Path) -> None:
+    """LibreOffice's password encrypts content.xml and says so in the manifest."""
+    path = tmp_path / "secret.odt"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.oasis.opendocument.text", compress_type=zipfile.ZIP_STORED)
+        zf.writestr("content.xml", os.urandom(2000))
+        zf.writestr("META-INF/manifest.xml", '<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
+                    '<manifest:file-entry manifest:full-path="content.xml"><manifest:encryption-data/></manifest:file-entry>'
+                    '</manifest:manifest>')
+    _fails_fast(path, r"^'secret.odt' is protected by a password; save an unprotected copy\.$")

@@ -399,7 +399,7 @@ def check_zip(path: Path, limits: Limits, what: str = "DOCX") -> None:
         if zip_start:  # it begins as one: a copy or a download that stopped part of the way
             raise DocumentError(said=[("doc.zip_damaged", {"name": name, "what": what})]) from None
         raise DocumentError(said=[("doc.renamed", {"name": name, "what": what, "suffix": what.lower()})]) from None
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, NotImplementedError) as err:  # (NotImplementedError: a zip version or method it lacks)
         raise DocumentError(said=[("doc.invalid", {"name": name, "what": what, "detail": _short(err)})]) from None
     if len(infos) > limits.max_zip_members:
         raise DocumentError(said=[("doc.zip_members", {"name": name, "members": f"{len(infos):,}",
@@ -661,14 +661,20 @@ def _read_odt(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
     try:
         with zipfile.ZipFile(path) as zf:
             content = zf.read("content.xml")
+            # a password set in LibreOffice encrypts content.xml; the manifest says so
+            manifest = zf.read("META-INF/manifest.xml") if "META-INF/manifest.xml" in zf.namelist() else b""
     except KeyError:
         raise DocumentError(said=[("doc.zip_not_odt", {"name": name})]) from None
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error) as err:
+    except RuntimeError:  # the zip's own encryption
+        raise DocumentError(said=[("doc.password", {"name": name})]) from None
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error, NotImplementedError) as err:
         raise DocumentError(said=[("doc.invalid", {"name": name, "what": "ODT", "detail": _short(err)})]) from None
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
     try:
         root = etree.fromstring(content, parser)
     except etree.XMLSyntaxError as err:
+        if b"encryption-data" in manifest:
+            raise DocumentError(said=[("doc.password", {"name": name})]) from None
         raise DocumentError(said=[("doc.invalid", {"name": name, "what": "ODT", "detail": _short(err)})]) from None
     del content
     body = root.find(f"{_odf(_ODF_OFFICE, 'body')}/{_odf(_ODF_OFFICE, 'text')}")
@@ -1140,7 +1146,7 @@ def document_kind(path: Path, head: bytes) -> str:
         try:
             with zipfile.ZipFile(path) as zf:
                 names = set(zf.namelist())
-        except (zipfile.BadZipFile, OSError, ValueError):
+        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError):
             names = set()
         if mimetype is None and "content.xml" in names and "META-INF/manifest.xml" in names:  # (mimetype not first)
             mimetype = _ODF_MIME + {".ods": "spreadsheet", ".odp": "presentation"}.get(suffix, "text")

@@ -259,6 +259,7 @@ ENGLISH: dict[str, str] = {
     "doc.binary": "'{name}' is a binary file, not text.",
     "doc.binary_or_encoding": "'{name}' is a binary file or uses an unknown text encoding.",
     "doc.password_pdf": "'{name}' is a password-protected PDF; save an unprotected copy.",
+    "doc.password": "'{name}' is protected by a password; save an unprotected copy.",
     "doc.scanned_pdf": ("'{name}' has no text in it, only pictures of its pages (a scanned PDF, probably); "
                         "the text recognition (OCR) of a scanner's or a PDF program makes a copy with text to read."),
     "doc.renamed": ("'{name}' is not a real {what} file: its content is something else (perhaps a file "
