@@ -786,7 +786,6 @@ def _read_rtf(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
     body: list[str | tuple[int]] = []  # text, and a note's place (its index) to number at the end
     notes: list[tuple[str, list[str]]] = []  # (footnote | endnote, its text)
     pending = bytearray()  # \'hh and 8-bit bytes waiting to be decoded in one go (a double-byte code page)
-    pending_dest: str | int = "body"
     skip = 0  # stand-ins left to skip after a \uN
     chars = 0
     font_number: int | None = None  # in the font table: the font being described
@@ -803,11 +802,10 @@ def _read_rtf(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
         if chars > limits.max_text_chars:
             raise DocumentError(said=[("doc.too_much_text", {"name": name, "chars": f"{limits.max_text_chars:,}"})])
 
-    def flush() -> None:
+    def flush() -> None:  # (before anything that may change the group, its font or where text goes)
         if pending:
-            cp = fonts.get(font if font is not None else default_font or 0) or default_cp  # type: ignore[arg-type]
-            if not hidden:
-                out(pending.decode(cp, "replace"))
+            current = font if font is not None else default_font
+            out(pending.decode(fonts.get(current, default_cp) if current is not None else default_cp, "replace"))
             pending.clear()
 
     pos, end, tokens = 0, len(data), 0
@@ -828,10 +826,7 @@ def _read_rtf(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
                 cut = min(skip, len(raw))
                 skip -= cut
                 raw = raw[cut:]
-            if raw and dest != "skip" and not hidden and dest != "font":
-                if dest != pending_dest:
-                    flush()
-                    pending_dest = dest
+            if raw and dest not in ("skip", "font") and not hidden:
                 pending.extend(raw)
             continue
         flush()
