@@ -283,11 +283,11 @@ def test_status_after_a_killed_run_and_a_deleted_document(tmp_path: Path, capsys
     folder.mkdir()
     for name in ("a.txt", "photo.txt", "b.txt"):
         (folder / name).write_text("text", encoding="utf-8")
-    (folder / "report.rtf").write_text("{\\rtf1 text}", encoding="utf-8")
+    (folder / "report.pages").write_bytes(b"PK\x03\x04 an Apple Pages file")
     q = BatchQueue(out / DB_NAME)
     try:
         q.scan(folder, out)
-        assert q.skipped == ["report.rtf"]  # said when a run starts
+        assert q.skipped == ["report.pages"]  # said when a run starts
         q.mark_running("a.txt")  # the killed run's document: no lock held any more
         q.mark_running("photo.txt")
         q.mark_failed("photo.txt", "'photo.txt' is a binary file, not text.")
@@ -306,17 +306,17 @@ def test_status_after_a_killed_run_and_a_deleted_document(tmp_path: Path, capsys
 def test_a_folder_without_documents_says_so_and_names_what_it_left_alone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A folder of .rtf, .odt and .pptx files said "0 pending, 0 running, 0 done, 0 failed" and
+    """A folder of .pages, .ods and .pptx files (.rtf and .odt then, read since) said "0 pending, 0 running, 0 done, 0 failed" and
     exited, without a word of the files it did not read."""
     from workstation.cli import main
 
     folder = tmp_path / "inbox"
     folder.mkdir()
-    for name in ("report.rtf", "policy.odt", "slides.pptx"):
+    for name in ("report.pages", "policy.ods", "slides.pptx"):
         (folder / name).write_bytes(b"PK\x03\x04 not text")
     assert main(["batch", str(folder), "-p", str(_profile_file(tmp_path))]) == 0
     err = capsys.readouterr().err
-    assert "batch: left alone 3 files of kinds it does not read (policy.odt, report.rtf, slides.pptx); it reads .txt" in err
+    assert "batch: left alone 3 files of kinds it does not read (policy.ods, report.pages, slides.pptx); it reads .txt" in err
     assert f"batch: found no documents in {folder}" in err
 
 

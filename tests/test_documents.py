@@ -391,3 +391,396 @@ def test_batch_scan_takes_suffix_less_documents_only(tmp_path: Path) -> None:
 def test_a_folder_points_at_batch(tmp_path: Path) -> None:
     with pytest.raises(DocumentError, match=r"is a folder, not a document; 'workstation batch .*' summarizes every"):
         read_document(tmp_path)
+
+
+def test_a_broken_link_says_where_it_points(tmp_path: Path) -> None:
+    """A link whose file was moved or deleted was said to "not exist", though it is there."""
+    from workstation.tui.i18n import Texts
+
+    target = tmp_path / "archive" / "contract.pdf"
+    link = tmp_path / "broken_link.pdf"
+    link.symlink_to(target)
+    for isolate in (False, True):
+        with pytest.raises(DocumentError) as info:
+            read_document(link, isolate=isolate)
+        assert str(info.value) == f"'broken_link.pdf' is a link to {target}, which is not there."
+    assert Texts("tr").error(info.value) == f"'broken_link.pdf', {target} dosyasına bir bağlantı, ama o dosya orada değil."
+    relative = tmp_path / "notes.txt"
+    relative.symlink_to("old/notes.txt")  # taken from the link's folder
+    _fails_fast(relative, rf"^'notes.txt' is a link to {tmp_path}/old/notes.txt, which is not there\.$")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_without_a_byte_order_mark_is_text(tmp_path: Path, encoding: str) -> None:
+    """UTF-16 saved without a BOM (an export of an old Windows program) was "a binary file"."""
+    path = tmp_path / "dilekce.txt"
+    path.write_bytes(TURKISH.encode(encoding) * 3)
+    doc = read_document(path)
+    assert doc.text == TURKISH * 3 and doc.encoding == encoding
+    page = tmp_path / "page.html"
+    page.write_bytes("<html><body><h1>Karar</h1><p>Dava reddedildi.</p></body></html>".encode(encoding))
+    assert read_document(page).text == "Karar\nDava reddedildi."
+    # while binaries with many NUL bytes are still refused: 16-bit numbers (a sound, a table of
+    # small integers) read as UTF-16 are control characters, and random data has NULs everywhere
+    numbers = tmp_path / "samples.txt"
+    numbers.write_bytes(b"".join(i.to_bytes(2, "little") for i in range(20)) * 200)
+    _fails_fast(numbers, r"binary file")
+    for blob in (bytes(range(256)) * 64, os.urandom(8192), b"\x00" * 4096):
+        (tmp_path / "blob.txt").write_bytes(blob)
+        _fails_fast(tmp_path / "blob.txt", r"binary file|unknown text encoding")
+    assert decode_text("Dilekçe".encode(encoding) + b"\x00", "x")[0] == "Dilekçe"  # a cut odd byte
+
+
+W_NS = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+
+
+def _note_part(kind: str, notes: dict[int, str]) -> str:
+    """word/footnotes.xml or word/endnotes.xml as Word writes it: two separators, then the notes."""
+    parts = [f'<w:{kind} w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:{kind}>',
+             f'<w:{kind} w:type="continuationSeparator" w:id="0"><w:p><w:r><w:continuationSeparator/></w:r></w:p></w:{kind}>']
+    for note_id, text in notes.items():
+        ref = "footnoteRef" if kind == "footnote" else "endnoteRef"
+        paras = "".join(f'<w:p><w:r><w:t xml:space="preserve">{t}</w:t></w:r></w:p>' for t in text.split("\n"))
+        parts.append(f'<w:{kind} w:id="{note_id}"><w:p><w:pPr><w:pStyle w:val="FootnoteText"/></w:pPr>'
+                     f'<w:r><w:rPr><w:rStyle w:val="FootnoteReference"/></w:rPr><w:{ref}/></w:r></w:p>'
+                     f'{paras}</w:{kind}>')
+    return f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:{kind}s {W_NS}>{"".join(parts)}</w:{kind}s>'
+
+
+def make_docx_with_notes(path: Path) -> Path:
+    """A Word file with footnotes and endnotes: python-docx writes the document (it cannot add
+    notes), the references go into its runs, and the notes' parts into the zip with their
+    relationships and content types, as Word lays them out."""
+    import docx
+    from docx.oxml import parse_xml
+
+    def ref(kind: str, note_id: int) -> object:
+        return parse_xml(f'<w:r {W_NS}><w:rPr><w:rStyle w:val="FootnoteReference"/></w:rPr>'
+                         f'<w:{kind}Reference w:id="{note_id}"/></w:r>')
+
+    doc = docx.Document()
+    doc.add_heading("Facts", level=1)
+    p = doc.add_paragraph("The claim was time-barred")
+    p._p.append(ref("footnote", 7))  # Word's ids need not follow the text's order
+    p.add_run(" and the appeal failed.")
+    p._p.append(ref("endnote", 3))
+    doc.add_paragraph("A paragraph without notes:\tit stays as it was.")
+    q = doc.add_paragraph("See also the earlier ruling")
+    q._p.append(ref("footnote", 2))
+    q.add_run(", and again")
+    q._p.append(ref("footnote", 7))  # the same note again keeps its number
+    table = doc.add_table(rows=1, cols=2)
+    table.cell(0, 0).text = "Case"
+    table.cell(0, 1).paragraphs[0].add_run("2019/123")
+    table.cell(0, 1).paragraphs[0]._p.append(ref("footnote", 5))
+    doc.save(str(path))
+
+    parts = {
+        "word/footnotes.xml": _note_part("footnote", {2: "Yargıtay 9. HD, E. 2017/45, K. 2018/99.",
+                                                      5: "Docket of the court of first instance.",
+                                                      7: "Art. 146 of the Code of Obligations;\nsee also Art. 147."}),
+        "word/endnotes.xml": _note_part("endnote", {3: "The appeal was filed on 12 May 2020."}),
+    }
+    rels = {"word/footnotes.xml": "footnotes", "word/endnotes.xml": "endnotes"}
+    with zipfile.ZipFile(path) as zf:
+        members = {info.filename: zf.read(info) for info in zf.infolist()}
+    members["word/_rels/document.xml.rels"] = members["word/_rels/document.xml.rels"].replace(b"</Relationships>", "".join(
+        f'<Relationship Id="rIdN{i}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/{kind}" '
+        f'Target="{part.split("/")[1]}"/>' for i, (part, kind) in enumerate(rels.items())).encode() + b"</Relationships>")
+    members["[Content_Types].xml"] = members["[Content_Types].xml"].replace(b"</Types>", "".join(
+        f'<Override PartName="/{part}" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.{kind}+xml"/>'
+        for part, kind in rels.items()).encode() + b"</Types>")
+    members.update({name: text.encode() for name, text in parts.items()})
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return path
+
+
+def test_word_footnotes_and_endnotes_are_read(tmp_path: Path) -> None:
+    """A legal text's footnotes (citations, case numbers) were dropped: python-docx has no
+    footnotes. The references are marked where they stand, numbered as Word shows them, and
+    the notes follow under 'Footnotes' and 'Endnotes'."""
+    import docx
+
+    path = make_docx_with_notes(tmp_path / "opinion.docx")
+    assert len(docx.Document(str(path)).paragraphs) == 4  # (python-docx still opens it)
+    doc = read_document(path)
+    assert doc.text == (
+        "Facts\n"
+        "The claim was time-barred[1] and the appeal failed.[i]\n"
+        "A paragraph without notes:\tit stays as it was.\n"
+        "See also the earlier ruling[2], and again[1]\n"
+        "Case | 2019/123[3]\n\n"
+        "Footnotes\n"
+        "[1] Art. 146 of the Code of Obligations; see also Art. 147.\n"
+        "[2] Yargıtay 9. HD, E. 2017/45, K. 2018/99.\n"
+        "[3] Docket of the court of first instance.\n\n"
+        "Endnotes\n"
+        "[i] The appeal was filed on 12 May 2020."
+    )
+    assert [s.title for s in doc.sections] == ["Facts", "Footnotes", "Endnotes"]
+    notes = doc.sections[1]
+    assert doc.cite(notes.start, notes.end) == "§ Footnotes"
+    assert read_document(path, isolate=True).text == doc.text
+    # a document without notes reads as before
+    plain = make_docx(tmp_path / "memo.docx", [("Intro", ["Bees make honey."])])
+    assert read_document(plain).text == "Intro\nBees make honey."
+
+
+ODF_NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+          'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+          'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+          'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
+          'xmlns:dc="http://purl.org/dc/elements/1.1/"')
+
+
+def make_odf(path: Path, body: str, kind: str = "text") -> Path:
+    """An OpenDocument file as LibreOffice lays it out: the member 'mimetype' first and stored,
+    then content.xml and the manifest, compressed."""
+    mime = f"application/vnd.oasis.opendocument.{kind}"
+    content = (f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {ODF_NS} office:version="1.3">'
+               f'<office:body><office:{kind}>{body}</office:{kind}></office:body></office:document-content>')
+    manifest = ('<?xml version="1.0" encoding="UTF-8"?><manifest:manifest '
+                'xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.3">'
+                f'<manifest:file-entry manifest:full-path="/" manifest:media-type="{mime}"/>'
+                '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>'
+                '</manifest:manifest>')
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(zipfile.ZipInfo("mimetype"), mime, compress_type=zipfile.ZIP_STORED)
+        zf.writestr("content.xml", content, compress_type=zipfile.ZIP_DEFLATED)
+        zf.writestr("META-INF/manifest.xml", manifest, compress_type=zipfile.ZIP_DEFLATED)
+    return path
+
+
+def test_opendocument_text_is_read(tmp_path: Path) -> None:
+    """An .odt (LibreOffice) was refused as "a ZIP archive, not a Word document or text"."""
+    body = (
+        '<text:sequence-decls><text:sequence-decl text:display-outline-level="0" text:name="Table"/></text:sequence-decls>'
+        '<text:p>Preamble  before any heading.</text:p>'
+        '<text:h text:outline-level="1">Olaylar</text:h>'
+        '<text:p>Davacı<text:s/>vekili<text:s text:c="3"/>dava<text:tab/>dilekçesinde'
+        '<text:note text:id="ftn1" text:note-class="footnote"><text:note-citation>1</text:note-citation>'
+        '<text:note-body><text:p>Yargıtay 9. HD, E. 2017/45.</text:p></text:note-body></text:note>'
+        ' <text:span>özetle</text:span> <text:a xlink:href="http://x" xmlns:xlink="http://www.w3.org/1999/xlink">şunu</text:a>'
+        '<text:line-break/>ileri sürdü.<office:annotation><dc:creator>A</dc:creator><text:p>a comment</text:p></office:annotation>'
+        '</text:p>'
+        '<text:list><text:list-item><text:p>birinci madde</text:p></text:list-item>'
+        '<text:list-item><text:p>ikinci madde<text:note text:id="ftn2" text:note-class="endnote">'
+        '<text:note-citation>i</text:note-citation><text:note-body><text:p>Son not.</text:p></text:note-body>'
+        '</text:note></text:p></text:list-item></text:list>'
+        '<text:tracked-changes><text:changed-region><text:deletion><text:p>deleted words</text:p></text:deletion>'
+        '</text:changed-region></text:tracked-changes>'
+        '<text:h text:outline-level="2">Tablo</text:h>'
+        '<table:table table:name="T1"><table:table-column table:number-columns-repeated="3"/>'
+        '<table:table-row><table:table-cell><text:p>Esas</text:p></table:table-cell>'
+        '<table:table-cell><text:p>Karar</text:p></table:table-cell><table:table-cell/></table:table-row>'
+        '<table:table-row><table:table-cell><text:p>2017/45</text:p></table:table-cell>'
+        '<table:table-cell><text:p>2018/99</text:p><text:p>kesin</text:p></table:table-cell>'
+        '<table:table-cell><text:p>ret</text:p></table:table-cell></table:table-row></table:table>'
+    )
+    path = make_odf(tmp_path / "dilekce.odt", body)
+    doc = read_document(path)
+    assert doc.kind == "odt"
+    assert doc.text == (
+        "Preamble  before any heading.\n\n"
+        "Olaylar\n"
+        "Davacı vekili   dava\tdilekçesinde[1] özetle şunu\nileri sürdü.\n"
+        "birinci madde\n"
+        "ikinci madde[i]\n\n"
+        "Tablo\n"
+        "Esas | Karar | \n"
+        "2017/45 | 2018/99 kesin | ret\n\n"
+        "Footnotes\n[1] Yargıtay 9. HD, E. 2017/45.\n\n"
+        "Endnotes\n[i] Son not."
+    )
+    assert [s.title for s in doc.sections] == [None, "Olaylar", "Tablo", "Footnotes", "Endnotes"]
+    assert read_document(path, isolate=True).text == doc.text
+    bare = tmp_path / "dilekce"  # without its suffix: told by its stored mimetype
+    bare.write_bytes(path.read_bytes())
+    assert read_document(bare).text == doc.text
+
+
+def test_opendocument_spreadsheets_slides_and_fakes_are_one_sentence(tmp_path: Path, unzipped: list[str]) -> None:
+    sheet = make_odf(tmp_path / "budget.ods", "<table:table/>", kind="spreadsheet")
+    _fails_fast(sheet, r"^'budget.ods' is an OpenDocument spreadsheet, which cannot be read here; save it as CSV")
+    renamed = tmp_path / "budget.odt"  # the same under a text's name
+    renamed.write_bytes(sheet.read_bytes())
+    _fails_fast(renamed, r"^'budget.odt' is an OpenDocument spreadsheet")
+    slides = make_odf(tmp_path / "talk.odp", "<draw:page/>", kind="presentation")
+    _fails_fast(slides, r"^'talk.odp' is an OpenDocument presentation, which cannot be read here; save it as PDF")
+    letter = tmp_path / "letter.odt"
+    letter.write_text("Dear colleague.", encoding="utf-8")
+    _fails_fast(letter, r"^'letter.odt' is not a real ODT file: its content is something else \(perhaps a file renamed to \.odt\)")
+    no_content = tmp_path / "other.odt"
+    with zipfile.ZipFile(no_content, "w") as zf:
+        zf.writestr("hello.txt", "hi")
+    _fails_fast(no_content, r"^'other.odt' is a zip archive but not an OpenDocument text")
+    broken = make_odf(tmp_path / "broken.odt", "<text:p>unclosed")
+    _fails_fast(broken, r"^'broken.odt' is not a valid ODT file \(")
+    unzipped.clear()
+    bomb = tmp_path / "bomb.odt"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.oasis.opendocument.text", compress_type=zipfile.ZIP_STORED)
+        zf.writestr("content.xml", b"<a>" + b" " * (48 << 20) + b"</a>")
+    _fails_fast(bomb, r"zip bomb")
+    assert unzipped == []  # refused from the zip's directory
+
+
+TURKISH_RTF = (
+    rb"{\rtf1\ansi\ansicpg1254\deff0\nouicompat{\fonttbl{\f0\fnil\fcharset162 Calibri;}{\f1\fnil\fcharset0 Arial;}}"
+    b"\r\n"
+    rb"{\colortbl ;\red255\green0\blue0;}{\stylesheet{\s1 heading 1;}}"
+    rb"{\info{\title Gizli}{\author Av. Kaya}}{\*\generator Riched20 10.0.19041}"
+    rb"{\header\pard Sayfa ba\'fel\'fd\'f0\'fd\par}"
+    b"\r\n"
+    rb"\viewkind4\uc1\pard\sa200\sl276\slmult1\f0\fs22\lang1055 D\'fczenlenmi\'fe s\'f6zle\'feme\par"
+    b"\r\n"
+    rb"\u304?stanbul \u350?irketi ile \uc2 g\u252\'3f\'3fmr\u252\'3f\'3fk\uc1  tarafl\'fdd\'fdr\{1\}.\line "
+    rb"Yol: C:\\belgeler\tab Tutar: 5.000\~TL{\*\bkmkstart x}{\*\bkmkend x}"
+    rb'{\field{\*\fldinst HYPERLINK "http://x"}{\fldrslt ba\'f0lant\'fd}}\par'
+    b"\r\n"
+    rb"{\v gizli metin}{\pict\wmetafile8\picw10 0123456789abcdef}"
+    rb"{\super\chftn}{\footnote\pard\plain{\super\chftn} Yarg\'fdtay 9. HD, E. 2017/45.}\par"
+    rb"\trowd\cellx1000\cellx2000 Esas\cell Karar\cell\row"
+    rb"\trowd\cellx1000\cellx2000 2017/45\cell 2018/99\cell\row"
+    b"\r\n}"
+)
+
+
+def test_rtf_is_read_as_text(tmp_path: Path) -> None:
+    """An .rtf was fed to the model raw: '{\\rtf1\\ansi\\ansicpg1254…\\'fczenlenmi\\'fe'."""
+    path = tmp_path / "sozlesme.rtf"
+    path.write_bytes(TURKISH_RTF)
+    doc = read_document(path)
+    assert doc.kind == "rtf" and doc.encoding == "cp1254"
+    assert doc.text == (
+        "Düzenlenmiş sözleşme\n"
+        "İstanbul Şirketi ile gümrük taraflıdır{1}.\n"
+        "Yol: C:\\belgeler\tTutar: 5.000\u00a0TLbağlantı\n"
+        "[1]\n"
+        "Esas | Karar\n"
+        "2017/45 | 2018/99\n\n"
+        "Footnotes\n[1] Yargıtay 9. HD, E. 2017/45."
+    )
+    assert read_document(path, isolate=True).text == doc.text
+    # told by its start, whatever its name (Word's "Rich Text" saved as .doc, or no suffix)
+    for other in ("sozlesme.doc", "sozlesme"):
+        (tmp_path / other).write_bytes(TURKISH_RTF)
+        assert read_document(tmp_path / other).text == doc.text
+    # without \ansicpg: Windows-1252; a \u letter beyond the BMP as a surrogate pair
+    western = tmp_path / "note.rtf"
+    western.write_bytes(rb"{\rtf1\ansi{\fonttbl\f0\fswiss Helvetica;}\f0 Caf\'e9 cr\'e8me \u-10179?\u-8704? ok\par}")
+    assert read_document(western).text == "Café crème \U0001f600 ok"
+    # a .rtf that is plain text reads as text
+    plain = tmp_path / "plain.rtf"
+    plain.write_text("Only words.", encoding="utf-8")
+    assert read_document(plain).text == "Only words."
+
+
+def test_hostile_rtf_is_bounded(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.rtf"
+    deep.write_bytes(rb"{\rtf1 " + b"{" * 200_000 + b"x" + b"}" * 200_000 + b"}")
+    _fails_fast(deep, r"^'deep.rtf' is nested too deeply to read safely\.$")
+    _fails_fast(deep, r"nested too deeply", isolate=True)
+    huge_bin = tmp_path / "bin.rtf"  # says 9,999,999,999 bytes of binary data follow: jumped to the end
+    huge_bin.write_bytes(rb"{\rtf1\ansi Before.\par{\pict\bin9999999999 " + os.urandom(4096) + b"}} After.}")
+    assert read_document(huge_bin).text == "Before."
+    small_bin = tmp_path / "small-bin.rtf"  # a \bin that fits is skipped, text after it read
+    small_bin.write_bytes(rb"{\rtf1 A{\*\blipuid x}{\pict\bin4 {}\\}B\par}")
+    assert read_document(small_bin).text == "AB"
+    only_tables = tmp_path / "empty.rtf"
+    only_tables.write_bytes(rb"{\rtf1\ansi{\fonttbl{\f0 Arial;}}{\colortbl;\red1\green2\blue3;}\par\par}")
+    _fails_fast(only_tables, r"^'empty.rtf' contains no text\.$")
+    unbalanced = tmp_path / "unbalanced.rtf"
+    unbalanced.write_bytes(rb"{\rtf1 one}}}} two\u99999999999 \ucx \'zz three\'")
+    assert read_document(unbalanced).text.startswith("one")
+    long_text = tmp_path / "long.rtf"
+    long_text.write_bytes(rb"{\rtf1 " + b"word " * 50_000 + b"}")
+    _fails_fast(long_text, r"more than 100,000 characters", Limits(max_text_chars=100_000))
+    slow = tmp_path / "slow.rtf"
+    slow.write_bytes(rb"{\rtf1 " + rb"\b\i " * 200_000 + b"}")
+    _fails_fast(slow, r"took longer than 0 s", Limits(timeout_s=0.0))
+
+
+def test_an_email_is_read_as_headers_body_and_attachment_names(tmp_path: Path) -> None:
+    """An .eml was fed to the model raw: MIME headers, '=?utf-8?b?...?=' subjects,
+    quoted-printable, base64 attachments."""
+    from email.message import EmailMessage
+
+    msg = EmailMessage()
+    msg["From"] = "Av. Ayşe Kaya <ayse@hukuk.example>"
+    msg["To"] = "Şükrü Bey <sukru@example.com>, arsiv@hukuk.example"
+    msg["Cc"] = "Müvekkil <info@firma.example>"
+    msg["Date"] = "Tue, 12 May 2020 10:30:00 +0300"
+    msg["Subject"] = "Dava dosyası: itiraz süresi doluyor"
+    body = ("Sayın Şükrü Bey,\n\nİtiraz süresi 14 Mayıs günü doluyor; dilekçeyi ekte gönderiyorum. Esas numarası "
+            "2017/45, karar numarası 2018/99 olan dosyada Yargıtay'a başvuru yapılacak.\n\nSaygılarımla,\nAyşe Kaya\n")
+    msg.set_content(body, cte="quoted-printable")
+    msg.add_alternative("<html><body><p>HTML copy of the letter</p></body></html>", subtype="html")
+    msg.add_attachment(b"%PDF-1.4 secret attachment bytes\n" * 100, maintype="application", subtype="pdf",
+                       filename="itiraz dilekçesi.pdf")
+    raw = msg.as_bytes()
+    assert b"=?utf-8?" in raw and b"quoted-printable" in raw and b"base64" in raw  # (as mail programs save it)
+    path = tmp_path / "itiraz.eml"
+    path.write_bytes(raw)
+    doc = read_document(path)
+    assert doc.kind == "email"
+    assert doc.text == (
+        "From: \"Av. Ayşe Kaya\" <ayse@hukuk.example>\n"  # (quoted, as the address is written)
+        "To: Şükrü Bey <sukru@example.com>, arsiv@hukuk.example\n"
+        "Cc: Müvekkil <info@firma.example>\n"
+        "Date: Tue, 12 May 2020 10:30:00 +0300\n"
+        "Subject: Dava dosyası: itiraz süresi doluyor\n\n"
+        + body.strip() + "\n\n"
+        "Attachments (1): itiraz dilekçesi.pdf (3 KB)"
+    )
+    assert "secret" not in doc.text and "HTML copy" not in doc.text
+    assert read_document(path, isolate=True).text == doc.text
+    bare = tmp_path / "1589268600.M1P2"  # a mail program's file, without a suffix
+    bare.write_bytes(raw)
+    assert read_document(bare).kind == "email"
+
+    # HTML alone: read as the HTML reader reads a page
+    html_only = EmailMessage()
+    html_only["From"], html_only["Subject"] = "a@b.example", "=?UTF-8?B?xZ51YmF0IHJhcG9ydQ==?="
+    html_only.set_content("<html><head><style>p{}</style></head><body><h1>Özet</h1><p>Dava <b>kabul</b> edildi.</p>"
+                          "<script>x()</script></body></html>", subtype="html", cte="base64")
+    page = tmp_path / "page.eml"
+    page.write_bytes(html_only.as_bytes())
+    read = read_document(page)
+    assert read.text == "From: a@b.example\nSubject: Şubat raporu\n\nÖzet\nDava kabul edildi."
+    assert [s.title for s in read.sections] == [None, "Özet"]
+
+
+def test_new_formats_are_taken_by_batch_and_the_picker() -> None:
+    from workstation.core.documents import SUPPORTED_SUFFIXES
+
+    assert {".eml", ".rtf", ".odt"} <= set(SUPPORTED_SUFFIXES)
+
+
+def test_hostile_emails_are_one_sentence(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.eml"  # parts within parts, 3,000 deep
+    n = 3000
+    deep.write_bytes(b"From: a@b.example\r\nSubject: deep\r\nMIME-Version: 1.0\r\n"
+                     + b"".join(b'Content-Type: multipart/mixed; boundary="b%d"\r\n\r\n--b%d\r\n' % (i, i) for i in range(n))
+                     + b"Content-Type: text/plain\r\n\r\nhello\r\n" + b"".join(b"--b%d--\r\n" % i for i in reversed(range(n))))
+    _fails_fast(deep, r"^'deep.eml' is nested too deeply to read safely\.$")
+    junk = tmp_path / "junk.eml"  # not an e-mail at all: read as a message of one body
+    junk.write_bytes(b"just some words, no headers\n")
+    assert "just some words" in read_document(junk).text
+    nothing = tmp_path / "nothing.eml"
+    nothing.write_bytes(b"X-Spam: 1\r\n\r\n")
+    _fails_fast(nothing, r"^'nothing.eml' contains no text\.$")
+
+
+def test_a_password_protected_odt_says_so(tmp_path: Path) -> None:
+    """LibreOffice's password encrypts content.xml and says so in the manifest."""
+    path = tmp_path / "secret.odt"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.oasis.opendocument.text", compress_type=zipfile.ZIP_STORED)
+        zf.writestr("content.xml", os.urandom(2000))
+        zf.writestr("META-INF/manifest.xml", '<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
+                    '<manifest:file-entry manifest:full-path="content.xml"><manifest:encryption-data/></manifest:file-entry>'
+                    '</manifest:manifest>')
+    _fails_fast(path, r"^'secret.odt' is protected by a password; save an unprotected copy\.$")

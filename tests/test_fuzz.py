@@ -256,9 +256,25 @@ def _seed_documents(folder: Path) -> dict[str, bytes]:
                    'Target="word/document.xml"/></Relationships>')
         z.writestr("word/document.xml", '<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
                    "<w:body><w:p><w:r><w:t>Bees make honey.</w:t></w:r></w:p><w:p><w:r><w:t>Second paragraph.</w:t></w:r></w:p></w:body></w:document>")
+    odt_bytes = io.BytesIO()
+    with zipfile.ZipFile(odt_bytes, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.oasis.opendocument.text", compress_type=zipfile.ZIP_STORED)
+        z.writestr("content.xml", '<?xml version="1.0"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+                   'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:text>'
+                   '<text:h text:outline-level="1">Bees</text:h><text:p>Honey<text:s text:c="2"/>and wax<text:note text:note-class="footnote">'
+                   '<text:note-citation>1</text:note-citation><text:note-body><text:p>A note.</text:p></text:note-body></text:note>'
+                   '</text:p></office:text></office:body></office:document-content>')
+        z.writestr("META-INF/manifest.xml", "<manifest/>")
+    eml = (b"From: =?UTF-8?B?QXnFn2U=?= <a@b.example>\r\nSubject: Bees\r\nMIME-Version: 1.0\r\n"
+           b'Content-Type: multipart/mixed; boundary="b"\r\n\r\n--b\r\nContent-Type: text/plain; charset=utf-8\r\n'
+           b"Content-Transfer-Encoding: quoted-printable\r\n\r\nHoney =C3=A7 wax.\r\n--b\r\nContent-Type: application/pdf\r\n"
+           b'Content-Disposition: attachment; filename="a.pdf"\r\nContent-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQ=\r\n--b--\r\n')
     return {
         ".pdf": pdf.getvalue(),
         ".docx": docx_bytes.getvalue(),
+        ".odt": odt_bytes.getvalue(),
+        ".rtf": rb"{\rtf1\ansi\ansicpg1254{\fonttbl{\f0\fcharset162 Arial;}}\f0 D\'fczen \u304?stanbul{\footnote Note.}\par{\pict\bin3 abc}x\par}",
+        ".eml": eml,
         ".html": b"<html><head><title>T</title><style>p{}</style></head><body><h1>Bees</h1><p>Honey &amp; wax.</p></body></html>",
         ".md": "# Bees\n\nHoney and wax. Ünïcode ✓\n\n## More\n\ntext\n".encode(),
         ".txt": "Plain text in cp1252: caf\xe9".encode("cp1252"),
@@ -299,7 +315,7 @@ def test_fuzz_read_document(work: Path, doc_seeds: dict[str, bytes]) -> None:
     ran: Counter[str] = Counter()
 
     @settings(FUZZ, max_examples=300)
-    @given(suffix=st.sampled_from([".pdf", ".docx", ".html", ".md", ".txt"]), ops=doc_ops,
+    @given(suffix=st.sampled_from([".pdf", ".docx", ".odt", ".rtf", ".eml", ".html", ".md", ".txt"]), ops=doc_ops,
            raw=st.one_of(st.none(), st.binary(max_size=200)))
     def case(suffix: str, ops: list[tuple[Any, ...]], raw: bytes | None) -> None:
         data = raw if raw is not None else _mutate_any(doc_seeds[suffix], ops)

@@ -249,6 +249,7 @@ ENGLISH: dict[str, str] = {
     # a document that cannot be read (documents.read_document)
     "doc.missing": "'{path}' does not exist{where}.",
     "doc.in_folder": " in {folder}",
+    "doc.broken_link": "'{name}' is a link to {target}, which is not there.",
     "doc.folder": "'{path}' is a folder, not a document; '{command}' summarizes every document in it.",
     "batch.not_folder": "'{path}' is a document, not a folder; '{command}' summarizes it.",
     "batch.not_a_folder": "'{path}' is a file, not a folder of documents.",
@@ -259,6 +260,7 @@ ENGLISH: dict[str, str] = {
     "doc.binary": "'{name}' is a binary file, not text.",
     "doc.binary_or_encoding": "'{name}' is a binary file or uses an unknown text encoding.",
     "doc.password_pdf": "'{name}' is a password-protected PDF; save an unprotected copy.",
+    "doc.password": "'{name}' is protected by a password; save an unprotected copy.",
     "doc.scanned_pdf": ("'{name}' has no text in it, only pictures of its pages (a scanned PDF, probably); "
                         "the text recognition (OCR) of a scanner's or a PDF program makes a copy with text to read."),
     "doc.renamed": ("'{name}' is not a real {what} file: its content is something else (perhaps a file "
@@ -267,6 +269,12 @@ ENGLISH: dict[str, str] = {
     "doc.zip": "'{name}' is a ZIP archive, not a Word document or text.",
     "doc.xlsx": "'{name}' is an Excel spreadsheet, which cannot be read here; save it as CSV (File, Save As) and open that.",
     "doc.pptx": "'{name}' is a PowerPoint presentation, which cannot be read here; save it as PDF (File, Save As) and open that.",
+    "doc.ods": ("'{name}' is an OpenDocument spreadsheet, which cannot be read here; save it as CSV (File, Save As) "
+                "and open that."),
+    "doc.odp": ("'{name}' is an OpenDocument presentation, which cannot be read here; save it as PDF (File, Save As) "
+                "and open that."),
+    "doc.zip_not_odt": ("'{name}' is a zip archive but not an OpenDocument text; open it in its program and save it "
+                        "as ODT again."),
     "doc.no_text": "'{name}' contains no text.",
     "doc.bad_encoding": "'{name}' starts like {enc} text but is not valid {enc}.",
     "doc.unknown_encoding": "'{name}' uses an unknown text encoding.",
