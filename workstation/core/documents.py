@@ -16,7 +16,6 @@ import os
 import re
 import time
 import zipfile
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -150,6 +149,23 @@ class _Builder:
 
     def text(self) -> str:
         return "".join(self.parts)
+
+
+# --- notes (footnotes and endnotes: Word, OpenDocument, RTF) ---------------------------------------
+def _roman(n: int) -> str:
+    """``n`` in lower-case Roman numerals (Word numbers endnotes i, ii, iii…)."""
+    out = []
+    for value, letters in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"),
+                           (50, "l"), (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):
+        count, n = divmod(n, value)
+        out.append(letters * count)
+    return "".join(out)
+
+
+def _add_notes(builder: _Builder, title: str, lines: list[str]) -> None:
+    """A document's footnotes or endnotes as a last section: its title, then '[1] text' lines."""
+    if lines:
+        builder.add(title + "\n" + "\n".join(lines), title=title)
 
 
 # --- text files -------------------------------------------------------------------------------
@@ -415,512 +431,6 @@ def check_zip(path: Path, limits: Limits, what: str = "DOCX") -> None:
                 raise DocumentError(said=[("doc.zip_bomb_ratio", {"name": name, "ratio": f"{ratio:,.0f}"})])
 
 
-def _roman(n: int) -> str:
-    """``n`` in lower-case Roman numerals (Word numbers endnotes i, ii, iii…)."""
-    out = []
-    for value, letters in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"),
-                           (50, "l"), (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):
-        count, n = divmod(n, value)
-        out.append(letters * count)
-    return "".join(out)
-
-
-_WORD_RUN_TEXT = "w:br | w:cr | w:noBreakHyphen | w:ptab | w:t | w:tab | w:footnoteReference | w:endnoteReference"
-_WORD_REFS = ("./w:r/w:footnoteReference | ./w:r/w:endnoteReference"
-              " | ./w:hyperlink/w:r/w:footnoteReference | ./w:hyperlink/w:r/w:endnoteReference")
-_NOT_NOTES = ("separator", "continuationSeparator", "continuationNotice")
-
-
-class _WordNotes:
-    """A Word document's footnotes and endnotes (python-docx has no API for them; they held a
-    legal text's citations and case numbers, and were dropped). A reference in the text is
-    marked where it stands, ``[1]`` for a footnote and ``[i]`` for an endnote, numbered in the
-    order the text refers to them, as Word shows them; the notes follow as sections of their own."""
-
-    def __init__(self, doc: Any, path: Path, deadline: float, name: str, limits: Limits) -> None:
-        from docx.opc.constants import RELATIONSHIP_TYPE as RT
-
-        self.deadline, self.name, self.limits = deadline, name, limits
-        self.bodies = {"footnote": self._load(doc, path, RT.FOOTNOTES, "word/footnotes.xml", "footnote"),
-                       "endnote": self._load(doc, path, RT.ENDNOTES, "word/endnotes.xml", "endnote")}
-        self.labels: dict[str, dict[str, str]] = {"footnote": {}, "endnote": {}}  # note id -> its mark, in order
-        self.numbered = {"footnote": 0, "endnote": 0}  # (a note with a mark of its own, '*', has no number)
-
-    @staticmethod
-    def _mark(kind: str, number: int) -> str:
-        return str(number) if kind == "footnote" else _roman(number)
-
-    def _load(self, doc: Any, path: Path, reltype: str, member: str, kind: str) -> dict[str, str]:
-        """Each note's text by its id, the separators left out."""
-        from docx.oxml.ns import qn
-        from docx.oxml.parser import parse_xml
-        from docx.text.paragraph import Paragraph
-
-        blob = None
-        for rel in doc.part.rels.values():  # the part the document names (word/footnotes.xml)
-            if rel.reltype == reltype and not rel.is_external:
-                blob = rel.target_part.blob
-                break
-        if blob is None:  # or the usual member, where the relationship is missing
-            with zipfile.ZipFile(path) as zf:  # (its size was checked with the rest: check_zip)
-                if member not in zf.namelist():
-                    return {}
-                blob = zf.read(member)
-        root = parse_xml(blob)
-        notes: dict[str, str] = {}
-        for note in root.iterchildren(qn(f"w:{kind}")):
-            if time.monotonic() > self.deadline:
-                raise DocumentError(said=[("doc.too_slow_here", {"name": self.name, "seconds": f"{self.limits.timeout_s:.0f}"})])
-            if note.get(qn("w:type"), "normal") in _NOT_NOTES:
-                continue
-            paras = (Paragraph(p, None).text.strip() for p in note.iter(qn("w:p")))
-            notes[note.get(qn("w:id"), "")] = " ".join(t for t in paras if t)
-        return notes
-
-    def text(self, p: Any) -> str:
-        """A paragraph's text (``Paragraph.text``), with its notes' marks where they stand."""
-        if not (self.bodies["footnote"] or self.bodies["endnote"]) or not p.xpath(_WORD_REFS):
-            return str(p.text)
-        from docx.oxml.ns import qn
-
-        out: list[str] = []
-        for run in p.xpath("./w:r | ./w:hyperlink/w:r"):  # (in document order, as Paragraph.text)
-            for e in run.xpath(_WORD_RUN_TEXT):
-                kind = {qn("w:footnoteReference"): "footnote", qn("w:endnoteReference"): "endnote"}.get(e.tag)
-                if kind is None:
-                    out.append(str(e))
-                    continue
-                note_id, labels = e.get(qn("w:id"), ""), self.labels[kind]
-                if e.get(qn("w:customMarkFollows")) in ("1", "true", "on"):  # its own mark ('*') follows
-                    labels.setdefault(note_id, "".join(str(t) for t in run.xpath("w:t")).strip() or "*")
-                    continue
-                if note_id not in labels:  # (a note referred to again keeps its number)
-                    self.numbered[kind] += 1
-                    labels[note_id] = self._mark(kind, self.numbered[kind])
-                out.append(f"[{labels[note_id]}]")
-        return "".join(out)
-
-    def add_to(self, builder: _Builder) -> None:
-        """The notes as sections 'Footnotes' and 'Endnotes': a line '[1] text' each."""
-        for kind, title in (("footnote", "Footnotes"), ("endnote", "Endnotes")):
-            bodies, labels = self.bodies[kind], self.labels[kind]
-            lines = [f"[{labels[i]}] {bodies[i]}".rstrip() for i in labels if i in bodies]
-            # notes no mark in the text reached (a reference inside a tracked change or a
-            # content control): kept, numbered on
-            for note_id, body in bodies.items():
-                if note_id not in labels and body:
-                    self.numbered[kind] += 1
-                    lines.append(f"[{self._mark(kind, self.numbered[kind])}] {body}")
-            _add_notes(builder, title, lines)
-
-
-def _add_notes(builder: _Builder, title: str, lines: list[str]) -> None:
-    """A document's footnotes or endnotes as a last section: its title, then '[1] text' lines."""
-    if lines:
-        builder.add(title + "\n" + "\n".join(lines), title=title)
-
-
-def _read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
-    check_zip(path, limits)
-    name = path.name
-    try:
-        import docx
-        from docx.table import Table
-        from docx.text.paragraph import Paragraph
-
-        doc = docx.Document(str(path))
-    except KeyError:  # a zip without Word's parts ([Content_Types].xml, word/document.xml)
-        raise DocumentError(said=[("doc.zip_not_word", {"name": name})]) from None
-    except Exception as err:  # noqa: BLE001 - python-docx/lxml raise many types
-        raise DocumentError(said=[("doc.invalid", {"name": name, "what": "DOCX", "detail": _short(err)})]) from None
-    builder = _Builder(name, limits, deadline)
-    title: str | None = None
-    lines: list[str] = []
-
-    def flush() -> None:
-        body = "\n".join(lines).strip()
-        if body or title:
-            builder.add(f"{title}\n{body}" if title and body else (title or body), title=title)
-        lines.clear()
-
-    try:
-        notes = _WordNotes(doc, path, deadline, name, limits)
-        for block in doc.iter_inner_content():
-            if time.monotonic() > deadline:
-                builder.add("")  # raises the timeout error
-            if isinstance(block, Paragraph):
-                text = notes.text(block._p).strip()
-                style = (block.style.name if block.style is not None else "") or ""
-                if text and (style.startswith("Heading") or style == "Title"):
-                    flush()
-                    title = text
-                elif text:
-                    lines.append(text)
-            elif isinstance(block, Table):
-                for row in block.rows:
-                    cells = ["\n".join(notes.text(p._p) for p in c.paragraphs).strip() for c in row.cells]  # (Cell.text)
-                    if any(cells):
-                        lines.append(" | ".join(cells))
-        flush()
-        notes.add_to(builder)
-    except DocumentError:
-        raise
-    except Exception as err:  # noqa: BLE001
-        raise DocumentError(said=[("doc.docx_damaged", {"name": name, "detail": _short(err)})]) from None
-    if not builder.text().strip():
-        raise DocumentError(said=[("doc.no_text", {"name": name})])
-    return Document(str(path), "docx", builder.text(), builder.sections)
-
-
-# --- ODT (OpenDocument text: LibreOffice, OpenOffice) -------------------------------------------
-_ODF_TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
-_ODF_TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
-_ODF_OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
-_ODF_DRAW = "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"
-
-
-def _odf(ns: str, tag: str) -> str:
-    return f"{{{ns}}}{tag}"
-
-
-_ODF_H, _ODF_P = _odf(_ODF_TEXT, "h"), _odf(_ODF_TEXT, "p")
-_ODF_NOTE = _odf(_ODF_TEXT, "note")
-_ODF_ROW, _ODF_CELL = _odf(_ODF_TABLE, "table-row"), _odf(_ODF_TABLE, "table-cell")
-# what is not the document's running text: tracked deletions, comments, declarations, forms,
-# an index's templates; pictures and text boxes (draw:*) within a paragraph
-_ODF_SKIP = {_odf(_ODF_TEXT, t) for t in ("tracked-changes", "sequence-decls", "variable-decls", "user-field-decls",
-                                           "dde-connection-decls", "note-citation", "ruby-text")} | {
-    _odf(_ODF_OFFICE, t) for t in ("annotation", "annotation-end", "forms")}
-
-
-class _OdtText:
-    """Text of OpenDocument paragraphs: spans and links read through, ``text:s`` spaces,
-    ``text:tab``, ``text:line-break``; a note (``text:note``) is marked with its citation
-    (``[1]``, ``[i]``) and its text kept for the notes' sections. No recursion: a stack."""
-
-    def __init__(self) -> None:
-        self.notes: dict[str, list[str]] = {"footnote": [], "endnote": []}
-
-    def inline(self, para: Any, in_note: bool = False) -> str:
-        out: list[str] = []
-        stack: list[Any] = [para]
-        while stack:
-            item = stack.pop()
-            if isinstance(item, str):
-                out.append(item)
-                continue
-            if item is not para:
-                tag = item.tag
-                if not isinstance(tag, str) or tag in _ODF_SKIP or tag.startswith(f"{{{_ODF_DRAW}}}"):
-                    continue  # (its tail, pushed apart, still counts)
-                if tag == _odf(_ODF_TEXT, "s"):
-                    try:
-                        count = int(item.get(_odf(_ODF_TEXT, "c"), "1"))
-                    except ValueError:
-                        count = 1
-                    out.append(" " * max(1, min(count, 100)))
-                    continue
-                if tag == _odf(_ODF_TEXT, "tab"):
-                    out.append("\t")
-                    continue
-                if tag == _odf(_ODF_TEXT, "line-break"):
-                    out.append("\n")
-                    continue
-                if tag == _ODF_NOTE:
-                    if not in_note:
-                        out.append(self._note(item))
-                    continue
-            if item.text:
-                out.append(item.text)
-            for child in reversed(item):
-                if child.tail:
-                    stack.append(child.tail)
-                stack.append(child)
-        return "".join(out)
-
-    def _note(self, note: Any) -> str:
-        kind = "endnote" if note.get(_odf(_ODF_TEXT, "note-class")) == "endnote" else "footnote"
-        notes = self.notes[kind]
-        citation = note.find(_odf(_ODF_TEXT, "note-citation"))
-        mark = (citation.text or "").strip() if citation is not None else ""
-        if not mark:
-            mark = str(len(notes) + 1) if kind == "footnote" else _roman(len(notes) + 1)
-        body = note.find(_odf(_ODF_TEXT, "note-body"))
-        paras = [] if body is None else (self.inline(p, in_note=True).strip() for p in body.iter(_ODF_P, _ODF_H))
-        notes.append(f"[{mark}] " + " ".join(t for t in paras if t))
-        return f"[{mark}]"
-
-
-def _read_odt(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
-    """An OpenDocument text (.odt): content.xml, after the zip's checks; ``text:h`` headings as
-    sections, paragraphs and list items as lines, table rows as 'a | b | c' (as DOCX)."""
-    from lxml import etree
-
-    check_zip(path, limits, what="ODT")
-    name = path.name
-    try:
-        with zipfile.ZipFile(path) as zf:
-            content = zf.read("content.xml")
-            # a password set in LibreOffice encrypts content.xml; the manifest says so
-            manifest = zf.read("META-INF/manifest.xml") if "META-INF/manifest.xml" in zf.namelist() else b""
-    except KeyError:
-        raise DocumentError(said=[("doc.zip_not_odt", {"name": name})]) from None
-    except RuntimeError:  # the zip's own encryption
-        raise DocumentError(said=[("doc.password", {"name": name})]) from None
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error, NotImplementedError) as err:
-        raise DocumentError(said=[("doc.invalid", {"name": name, "what": "ODT", "detail": _short(err)})]) from None
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
-    try:
-        root = etree.fromstring(content, parser)
-    except etree.XMLSyntaxError as err:
-        if b"encryption-data" in manifest:
-            raise DocumentError(said=[("doc.password", {"name": name})]) from None
-        raise DocumentError(said=[("doc.invalid", {"name": name, "what": "ODT", "detail": _short(err)})]) from None
-    del content
-    body = root.find(f"{_odf(_ODF_OFFICE, 'body')}/{_odf(_ODF_OFFICE, 'text')}")
-    if body is None:
-        raise DocumentError(said=[("doc.no_text", {"name": name})])
-    builder = _Builder(name, limits, deadline)
-    reader = _OdtText()
-    title: str | None = None
-    lines: list[str] = []
-    held = 0  # characters in lines, before they reach the builder (and its cap)
-
-    def flush() -> None:
-        nonlocal held
-        text = "\n".join(lines).strip()
-        if text or title:
-            builder.add(f"{title}\n{text}" if title and text else (title or text), title=title)
-        lines.clear()
-        held = 0
-
-    def line(text: str) -> None:
-        nonlocal held
-        if text:
-            lines.append(text)
-            held += len(text) + 1
-            if builder.length + held > limits.max_text_chars:
-                raise DocumentError(said=[("doc.too_much_text", {"name": name, "chars": f"{limits.max_text_chars:,}"})])
-
-    stack: list[Any] = list(reversed(body))
-    while stack:
-        el = stack.pop()
-        tag = el.tag
-        if not isinstance(tag, str) or tag in _ODF_SKIP or tag.endswith("-source"):  # (an index's templates)
-            continue
-        if time.monotonic() > deadline:
-            builder.add("")  # raises the timeout error
-        if tag == _ODF_H:
-            text = reader.inline(el).strip()
-            if text:
-                flush()
-                title = text
-        elif tag == _ODF_P:
-            line(reader.inline(el).strip())
-        elif tag == _ODF_ROW:
-            cells = []
-            for cell in el.iterchildren(_ODF_CELL):
-                paras = (reader.inline(p).strip() for p in cell.iter(_ODF_P, _ODF_H))
-                cells.append(" ".join(t for t in paras if t))
-            if any(cells):
-                line(" | ".join(cells))
-        else:  # lists and their items, sections, tables, an index's body: what they hold
-            stack.extend(reversed(el))
-    flush()
-    _add_notes(builder, "Footnotes", reader.notes["footnote"])
-    _add_notes(builder, "Endnotes", reader.notes["endnote"])
-    if not builder.text().strip():
-        raise DocumentError(said=[("doc.no_text", {"name": name})])
-    return Document(str(path), "odt", builder.text(), builder.sections)
-
-
-# --- RTF ----------------------------------------------------------------------------------------
-# one token at a time, no recursion: a control word and its number (a space after it is part of
-# it), a byte in hex (\'fc), a control symbol (\{ \~ \*), a brace, a run of text; line ends
-# in the file are nothing
-_RTF_TOKEN = re.compile(rb"\\([a-zA-Z]{1,32})(-?[0-9]{1,10})? ?|\\'([0-9a-fA-F]{2})|\\(.)|([{}])|([^\\{}\r\n]+)|[\r\n]+|\\",
-                        re.S)
-_RTF_MAX_DEPTH = 1000  # groups within groups (Word writes a few dozen)
-# destinations that are no running text: tables of fonts, colours and styles, the document's
-# properties, pictures and objects, headers and footers (as the DOCX reader), field codes,
-# comments, index entries
-_RTF_SKIP = frozenset(
-    "colortbl stylesheet info pict object objdata header footer headerl headerr headerf footerl footerr footerf "
-    "listtable listoverridetable revtbl rsidtbl generator xmlnstbl fldinst themedata colorschememapping "
-    "latentstyles datastore filetbl pgdsctbl nonshppict shpinst annotation atnid atnauthor xe tc txe "
-    "bkmkstart bkmkend private operator author title subject keywords comment doccomm".split())
-_RTF_CHARS = {b"par": "\n", b"line": "\n", b"sect": "\n", b"page": "\n", b"row": "\n", b"tab": "\t",
-              b"cell": "\x1f", b"nestcell": "\x1f", b"emdash": "\u2014", b"endash": "\u2013", b"bullet": "\u2022",
-              b"lquote": "\u2018", b"rquote": "\u2019", b"ldblquote": "\u201c", b"rdblquote": "\u201d",
-              b"emspace": " ", b"enspace": " ", b"qmspace": " "}
-_RTF_SYMBOLS = {b"\\": "\\", b"{": "{", b"}": "}", b"~": "\u00a0", b"_": "\u2011", b"\n": "\n", b"\r": "\n", b"\t": "\t"}
-# a font's \fcharset: the code page its \'hh bytes are in (Turkish 162: cp1254)
-_RTF_CHARSETS = {77: "mac_roman", 128: "cp932", 129: "cp949", 134: "gbk", 136: "cp950", 161: "cp1253",
-                 162: "cp1254", 163: "cp1258", 177: "cp1255", 178: "cp1256", 186: "cp1257", 204: "cp1251",
-                 222: "cp874", 238: "cp1250"}
-
-
-def _codec(name: str) -> str | None:
-    try:
-        return codecs.lookup(name).name
-    except LookupError:
-        return None
-
-
-def _read_rtf(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
-    """Rich Text Format (WordPad, Word, TextEdit): text from a bounded, linear tokenizer.
-    Skipped: the destinations of _RTF_SKIP and ``{\\*...}`` ignorable ones; \\par and \\line
-    are line ends, \\cell and \\row table rows ('a | b | c'); ``\\'hh`` bytes are decoded with the
-    font's \\fcharset or the file's \\ansicpg code page (cp1254 Turkish; cp1252 without one);
-    \\uN is a Unicode letter followed by \\ucN stand-ins that are skipped; \\bin data is
-    jumped over. Footnotes (\\footnote) are marked and listed as in DOCX."""
-    name = path.name
-    default_cp = "cp1252"
-    fonts: dict[int, str] = {}  # \fN -> its code page (from the font table)
-    default_font = None
-    # a group's state: where its text goes (body, skip, font table, or a note's number),
-    # its \ucN, its font, whether it is hidden (\v)
-    dest: str | int = "body"
-    uc, font, hidden = 1, None, False
-    stack: list[tuple[str | int, int, int | None, bool]] = []
-    body: list[str | tuple[int]] = []  # text, and a note's place (its index) to number at the end
-    notes: list[tuple[str, list[str]]] = []  # (footnote | endnote, its text)
-    pending = bytearray()  # \'hh and 8-bit bytes waiting to be decoded in one go (a double-byte code page)
-    skip = 0  # stand-ins left to skip after a \uN
-    chars = 0
-    font_number: int | None = None  # in the font table: the font being described
-
-    def out(text: str) -> None:
-        nonlocal chars
-        if dest == "body":
-            body.append(text)
-        elif isinstance(dest, int):
-            notes[dest][1].append(text)
-        else:
-            return
-        chars += len(text)
-        if chars > limits.max_text_chars:
-            raise DocumentError(said=[("doc.too_much_text", {"name": name, "chars": f"{limits.max_text_chars:,}"})])
-
-    def flush() -> None:  # (before anything that may change the group, its font or where text goes)
-        if pending:
-            current = font if font is not None else default_font
-            out(pending.decode(fonts.get(current, default_cp) if current is not None else default_cp, "replace"))
-            pending.clear()
-
-    pos, end, tokens = 0, len(data), 0
-    token = _RTF_TOKEN
-    while pos < end:
-        m = token.match(data, pos)
-        if m is None:  # (cannot happen: every byte starts some token)
-            pos += 1
-            continue
-        pos = m.end()
-        tokens += 1
-        if tokens & 1023 == 0 and time.monotonic() > deadline:
-            raise DocumentError(said=[("doc.too_slow_here", {"name": name, "seconds": f"{limits.timeout_s:.0f}"})])
-        word, param, hexbyte, symbol, brace, run = m.groups()
-        if run is not None or hexbyte is not None:
-            raw = run if run is not None else bytes([int(hexbyte, 16)])
-            if skip:
-                cut = min(skip, len(raw))
-                skip -= cut
-                raw = raw[cut:]
-            if raw and dest not in ("skip", "font") and not hidden:
-                pending.extend(raw)
-            continue
-        flush()
-        if brace is not None:
-            skip = 0
-            if brace == b"{":
-                if len(stack) >= _RTF_MAX_DEPTH:
-                    raise DocumentError(said=[("doc.too_nested", {"name": name})])
-                stack.append((dest, uc, font, hidden))
-            elif stack:
-                dest, uc, font, hidden = stack.pop()
-            continue
-        if symbol is not None:
-            if skip:
-                skip -= 1
-                continue
-            if symbol == b"*":
-                dest = "skip"  # an ignorable destination: what this reader does not know
-            elif symbol in _RTF_SYMBOLS and not hidden:
-                out(_RTF_SYMBOLS[symbol])
-            continue
-        if word is None:
-            continue  # a line end in the file, or a lone backslash at its end
-        number = int(param) if param is not None else None
-        if word == b"bin":  # binary data: jumped over, however long it says it is
-            pos = min(end, pos + max(0, number or 0))
-            continue
-        if skip:
-            skip -= 1
-            continue
-        if word == b"u" and number is not None:
-            if not hidden:
-                out(chr(number % 65536))
-            skip = uc
-        elif word == b"uc":
-            uc = max(0, min(number or 0, 10))
-        elif word in _RTF_CHARS:
-            if not hidden:
-                out(_RTF_CHARS[word])
-        elif word == b"ansicpg":
-            default_cp = _codec(f"cp{number}") or default_cp
-        elif word in (b"mac", b"pc", b"pca"):
-            default_cp = {b"mac": "mac_roman", b"pc": "cp437", b"pca": "cp850"}[word]
-        elif word == b"deff":
-            default_font = number
-        elif word == b"fonttbl":
-            dest = "font"
-        elif word == b"f" and number is not None:
-            if dest == "font":
-                font_number = number
-            else:
-                font = number
-        elif word == b"fcharset" and dest == "font" and font_number is not None and number in _RTF_CHARSETS:
-            fonts[font_number] = _RTF_CHARSETS[number]
-        elif word == b"cpg" and dest == "font" and font_number is not None:
-            fonts[font_number] = _codec(f"cp{number}") or fonts.get(font_number, default_cp)
-        elif word == b"v":
-            hidden = number != 0
-        elif word == b"footnote" and dest == "body":
-            body.append((len(notes),))
-            notes.append(("footnote", []))
-            dest = len(notes) - 1
-        elif word == b"ftnalt" and isinstance(dest, int):
-            notes[dest] = ("endnote", notes[dest][1])
-        elif word.decode() in _RTF_SKIP:
-            dest = "skip"
-    flush()
-
-    marks: dict[int, str] = {}
-    lines: dict[str, list[str]] = {"footnote": [], "endnote": []}
-    for index, (kind, parts) in enumerate(notes):
-        number = len(lines[kind]) + 1
-        marks[index] = str(number) if kind == "footnote" else _roman(number)
-        text = " ".join(_rtf_clean("".join(parts)).split())
-        lines[kind].append(f"[{marks[index]}] {text}".rstrip())
-    text = _rtf_clean("".join(part if isinstance(part, str) else f"[{marks[part[0]]}]" for part in body))
-    builder = _Builder(name, limits, deadline)
-    builder.add(text)
-    _add_notes(builder, "Footnotes", lines["footnote"])
-    _add_notes(builder, "Endnotes", lines["endnote"])
-    if not builder.text().strip():
-        raise DocumentError(said=[("doc.no_text", {"name": name})])
-    return Document(str(path), "rtf", builder.text(), builder.sections, default_cp)
-
-
-def _rtf_clean(text: str) -> str:
-    """RTF's text tidied: a table row's cells 'a | b | c', surrogate pairs (\\u-10179\\u-8704)
-    made one letter, no spaces at line ends, at most one blank line in a row."""
-    text = re.sub(r"\x1f[ \t]*(?=\n|$)", "", text).replace("\x1f", " | ")
-    text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    text = re.sub(r"[ \t\u00a0]+(?=\n)", "", text)
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
-
-
 # --- HTML -------------------------------------------------------------------------------------
 def _read_html(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
     name = path.name
@@ -980,110 +490,6 @@ def _add_html(builder: _Builder, markup: bytes | str, name: str) -> str | None:
         if text:
             builder.add(text)
     return soup.original_encoding
-
-
-# --- e-mail (.eml) ------------------------------------------------------------------------------
-_EMAIL_HEADERS = ("From", "To", "Cc", "Date", "Subject")
-
-
-def _header(msg: Any, key: str) -> str:
-    """A header's values, decoded (=?UTF-8?B?...?=) and on one line; a header the parser
-    cannot take is decoded from its raw text."""
-    try:
-        values = [str(v) for v in msg.get_all(key, [])]
-    except Exception:  # noqa: BLE001 - the stdlib's header parser fails on some damaged headers
-        from email.header import decode_header, make_header
-
-        values = []
-        for k, raw in msg.raw_items():
-            if k.lower() == key.lower():
-                try:
-                    values.append(str(make_header(decode_header(raw))))
-                except Exception:  # noqa: BLE001
-                    values.append(raw)
-    return " ".join(", ".join(values).split())
-
-
-def _part_text(part: Any) -> str:
-    """A text part's content: its transfer encoding (quoted-printable, base64) and charset
-    undone; an unknown charset as UTF-8, wrong bytes replaced."""
-    try:
-        return str(part.get_content())
-    except Exception:  # noqa: BLE001 - an unknown charset (LookupError), a damaged part
-        payload = part.get_payload(decode=True)
-        return payload.decode("utf-8", "replace") if isinstance(payload, bytes) else str(payload or "")
-
-
-def _size(n: int) -> str:
-    if n < 1024:
-        return f"{n} bytes"
-    return f"{n / 1024:.0f} KB" if n < 2**20 else f"{n / 2**20:.1f} MB"
-
-
-def _read_email(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
-    """An e-mail saved as .eml: From, To, Cc, Date and Subject (decoded), then the body (its
-    text part, else its HTML part read as an HTML file is), then a line naming the attachments
-    and their sizes (not their content). It was read raw: MIME headers, quoted-printable,
-    base64 attachments."""
-    import email
-    from email import policy
-
-    name = path.name
-    try:
-        msg = email.message_from_bytes(data, policy=policy.default)
-    except RecursionError:
-        raise  # (parts nested thousands deep: 'nested too deeply', from read_document)
-    except Exception as err:  # noqa: BLE001 - the parser is lenient; a failure is a damaged file
-        raise DocumentError(said=[("doc.invalid", {"name": name, "what": "e-mail", "detail": _short(err)})]) from None
-    builder = _Builder(name, limits, deadline)
-    header = [f"{key}: {value}" for key in _EMAIL_HEADERS if (value := _header(msg, key))]
-    if header:
-        builder.add("\n".join(header))
-    try:
-        body = msg.get_body(preferencelist=("plain", "html"))
-    except RecursionError:
-        raise
-    except Exception:  # noqa: BLE001
-        body = None
-    if body is not None:
-        text = _part_text(body)
-        if body.get_content_subtype() == "html":
-            _add_html(builder, text, name)
-        else:
-            text = re.sub(r"[ \t]+(?=\n)", "", text.replace("\r\n", "\n").replace("\r", "\n"))
-            if text.strip():
-                builder.add(text.strip())
-    attachments: list[str] = []
-    stack: list[Any] = [msg]
-    while stack:  # (a stack, not the stdlib's recursive walk: parts nest as deep as a sender likes)
-        part = stack.pop()
-        if time.monotonic() > deadline:
-            builder.add("")  # raises the timeout error
-        if part is body:
-            continue
-        if part is not msg and part.get_content_type() == "message/rfc822":  # a forwarded e-mail
-            inner = part.get_payload()
-            subject = _header(inner[0], "Subject") if isinstance(inner, list) and inner else ""
-            attachments.append(part.get_filename() or (f"e-mail '{subject}'" if subject else "e-mail"))
-            continue
-        if part.is_multipart():
-            payload = part.get_payload()
-            stack.extend(reversed(payload if isinstance(payload, list) else []))
-            continue
-        try:
-            filename = part.get_filename()
-        except Exception:  # noqa: BLE001
-            filename = None
-        if not filename and part.get_content_disposition() != "attachment" and part.get_content_maintype() == "text":
-            continue  # the body's other form (the HTML beside the text)
-        payload = part.get_payload(decode=True)
-        size = f" ({_size(len(payload))})" if isinstance(payload, bytes) else ""
-        attachments.append(f"{filename or part.get_content_type()}{size}")
-    if attachments:
-        builder.add(f"Attachments ({len(attachments)}): " + ", ".join(attachments))
-    if not builder.text().strip():
-        raise DocumentError(said=[("doc.no_text", {"name": name})])
-    return Document(str(path), "email", builder.text(), builder.sections)
 
 
 # --- what a file is, by its content ---------------------------------------------------------------
@@ -1211,8 +617,22 @@ def shown_name(path: str | Path) -> str:
     return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-_READERS = {"text": _read_text, "pdf": _read_pdf, "docx": _read_docx, "odt": _read_odt, "rtf": _read_rtf,
-            "email": _read_email, "html": _read_html}
+def _reader(kind: str) -> Any:
+    """The reader of a kind of document (those of office files, RTF and e-mail in modules of
+    their own, which build on this one's)."""
+    if kind in ("docx", "odt"):
+        from workstation.core import office_documents
+
+        return office_documents.read_docx if kind == "docx" else office_documents.read_odt
+    if kind == "rtf":
+        from workstation.core.rtf_documents import read_rtf
+
+        return read_rtf
+    if kind == "email":
+        from workstation.core.email_documents import read_email
+
+        return read_email
+    return {"text": _read_text, "pdf": _read_pdf, "html": _read_html}[kind]
 
 
 def _link_target(path: Path) -> str:
@@ -1264,7 +684,7 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
         raise DocumentError(said=_cannot_read(name, err)) from None
     kind = document_kind(path, data[:_SNIFF_BYTES])
     try:
-        doc = _READERS[kind](path, data, limits, deadline)
+        doc = _reader(kind)(path, data, limits, deadline)
     except MemoryError:
         raise DocumentError(said=[("doc.no_memory", {"name": name})]) from None
     except RecursionError:
