@@ -147,6 +147,14 @@ class _Builder:
             Section(start, self.length, number or len(self.sections) + 1, title, self.kind)
         )
 
+    def section(self, title: str | None, lines: list[str]) -> None:
+        """The section so far: ``title`` (a heading, or None) over ``lines``, added where it holds
+        anything; ``lines`` emptied for the next one (the DOCX, ODT and HTML readers')."""
+        body = "\n".join(lines).strip()
+        if body or title:
+            self.add(f"{title}\n{body}" if title and body else (title or body), title=title)
+        lines.clear()
+
     def text(self) -> str:
         return "".join(self.parts)
 
@@ -464,10 +472,7 @@ def _add_html(builder: _Builder, markup: bytes | str, name: str) -> str | None:
     lines: list[str] = []
 
     def flush() -> None:
-        body = "\n".join(lines).strip()
-        if body or title:
-            builder.add(f"{title}\n{body}" if title and body else (title or body), title=title)
-        lines.clear()
+        builder.section(title, lines)
 
     blocks = ("p", "li", "pre", "blockquote", "td", "th", "dt", "dd", "figcaption", "caption")
     root = soup.body or soup

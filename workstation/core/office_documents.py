@@ -128,10 +128,7 @@ def read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
     lines: list[str] = []
 
     def flush() -> None:
-        body = "\n".join(lines).strip()
-        if body or title:
-            builder.add(f"{title}\n{body}" if title and body else (title or body), title=title)
-        lines.clear()
+        builder.section(title, lines)
 
     try:
         notes = _WordNotes(doc, path, deadline, name, limits)
@@ -278,10 +275,7 @@ def read_odt(path: Path, data: bytes, limits: Limits, deadline: float) -> Docume
 
     def flush() -> None:
         nonlocal held
-        text = "\n".join(lines).strip()
-        if text or title:
-            builder.add(f"{title}\n{text}" if title and text else (title or text), title=title)
-        lines.clear()
+        builder.section(title, lines)
         held = 0
 
     def line(text: str) -> None:
