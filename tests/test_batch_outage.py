@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 from docmaker import SUBJECT_PARAGRAPHS
+from serve_helpers import serve, write_profile
 
-from tests.serve_helpers import serve, write_profile
 from workstation.core.batch_queue import DB_NAME
 
 ROOT = Path(__file__).resolve().parent.parent

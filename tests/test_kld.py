@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import make_profile, requantized_copy
+from docmaker import make_docx
+from llama_reference import scored_positions, window_log_probs
 
-from tests.conftest import make_profile, requantized_copy
-from tests.docmaker import make_docx
-from tests.llama_reference import scored_positions, window_log_probs
 from workstation.cli import main
 from workstation.commands.eval import ReferenceRow
 from workstation.core.catalog import file_size_text

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import make_profile
 
-from tests.conftest import make_profile
 from workstation.core.engine import Engine
 from workstation.core.errors import EngineError
 from workstation.core.events import TokenDelta, TurnFinished, finished_turn

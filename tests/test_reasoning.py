@@ -20,11 +20,11 @@ from pathlib import Path
 import httpx
 import pytest
 import yaml
+from conftest import make_profile
 from hypothesis import given
 from hypothesis import strategies as st
+from serve_helpers import RunningServer, serve, write_profile
 
-from tests.conftest import make_profile
-from tests.serve_helpers import RunningServer, serve, write_profile
 from workstation.core.engine import Engine, TokenDelta, TurnFinished
 from workstation.core.events import finished_turn
 from workstation.core.profiles import Constraints, profile_from_dict

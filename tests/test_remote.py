@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from serve_helpers import RunningServer, serve, write_profile
 
-from tests.serve_helpers import RunningServer, serve, write_profile
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.errors import EngineError, ProfileError
 from workstation.core.events import PromptRead

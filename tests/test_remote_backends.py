@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import make_profile
 from docmaker import honeybee_text
+from serve_helpers import RunningServer, serve, write_profile
 
-from tests.conftest import make_profile
-from tests.serve_helpers import RunningServer, serve, write_profile
 from workstation.core.documents import Document
 from workstation.core.evaluate import EXAMPLE_TASKS, TaskSet, load_task_set, run_tasks
 from workstation.core.profiles import Constraints, Profile, profile_from_dict

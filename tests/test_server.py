@@ -14,8 +14,7 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
-
-from tests.serve_helpers import ROOT, RunningServer, serve, write_profile
+from serve_helpers import ROOT, RunningServer, serve, write_profile
 
 KEY = "test-key-123"
 QUESTION = [{"role": "user", "content": "Name three colours of the rainbow."}]

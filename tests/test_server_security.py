@@ -13,8 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-
-from tests.serve_helpers import RunningServer, serve, write_profile
+from serve_helpers import RunningServer, serve, write_profile
 
 JSON = {"Content-Type": "application/json"}
 ASK = {"messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 1}

@@ -12,8 +12,8 @@ import struct
 from pathlib import Path
 
 import pytest
+from conftest import as_turkish
 
-from tests.conftest import as_turkish
 from workstation.cli import main
 from workstation.core.errors import WorkstationError
 from workstation.core.gpu_table import find_spec, sizing_specs
@@ -372,7 +372,7 @@ def test_a_quantization_made_here_is_named_not_sent_to_be_downloaded(
         smollm2_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After 'models quantize' made SmolLM2's Q8_0 here, size still said "The catalog does not
     have smollm2-135m-instruct at Q8_0: download a Q8_0 GGUF file of it" for that very file."""
-    from tests.conftest import requantized_copy
+    from conftest import requantized_copy
 
     q8 = requantized_copy(smollm2_path, "q8_0")
     models = tmp_path / "models"

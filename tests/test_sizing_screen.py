@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 from rich.style import Style
+from test_tui_snapshots import make_app, settle
 
-from tests.test_tui_snapshots import make_app, settle
 from workstation.core.phrases import say
 from workstation.core.sizing import SizingResult, candidate_machines, size
 from workstation.core.workload import load_workload

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import make_profile, requantized_copy
 
-from tests.conftest import make_profile, requantized_copy
 from workstation.core.engine import Engine
 from workstation.core.errors import ModelFileError
 from workstation.core.profiles import Sampling

@@ -16,8 +16,8 @@ import pytest
 from conftest import make_profile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from serve_helpers import RunningServer, openai_client, served_module
 
-from tests.serve_helpers import RunningServer, openai_client, served_module
 from workstation.cli import main
 from workstation.core.engine import Engine
 from workstation.core.errors import EngineError

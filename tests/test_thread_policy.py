@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import make_profile
 from test_tui import type_message, until
 
-from tests.conftest import make_profile
 from workstation.core.engine import Engine
 from workstation.core.hardware import count_physical_cores
 from workstation.core.profiles import Sampling

@@ -311,9 +311,9 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
     a reply it was writing is kept, marked as cut off by an error (it read "stopped", as Esc)."""
     import socket
 
+    from serve_helpers import serve, write_profile
     from test_tui import type_message
 
-    from tests.serve_helpers import serve, write_profile
     from workstation.tui.widgets.message_view import MessageView, metrics_line
 
     with socket.socket() as s:
@@ -361,9 +361,9 @@ async def test_a_message_sent_while_the_server_is_down_goes_once_it_answers(
     tried again every few seconds until it answers, the failures said once."""
     import socket
 
+    from serve_helpers import serve, write_profile
     from test_tui import type_message
 
-    from tests.serve_helpers import serve, write_profile
     from workstation.tui import app as app_module
     from workstation.tui.screens.summarize import SummarizeScreen
     from workstation.tui.widgets.message_view import MessageView
@@ -406,9 +406,9 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
     """A message the office server refused (a key whose day's tokens are used up, revoked)
     stayed in the chat with no reply and no word, its reason in a notice that faded: it comes
     back into the box, to send again later, as a message too long for the context does."""
+    from serve_helpers import serve, write_profile
     from test_tui import type_message
 
-    from tests.serve_helpers import serve, write_profile
     from workstation.core.keys import DB_NAME, KeyRing
     from workstation.tui.widgets.message_view import MessageView
 
@@ -437,7 +437,8 @@ async def test_f3_says_whether_a_desk_profiles_server_answers(folder: Path, tmp_
     not; `profiles check` asked it. F3 now asks too, as it works out the local profiles' fit."""
     import socket
 
-    from tests.serve_helpers import serve, write_profile
+    from serve_helpers import serve, write_profile
+
     from workstation.tui.screens.profile_menu import ProfileMenu
 
     with socket.socket() as s:
