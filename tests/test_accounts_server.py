@@ -511,7 +511,7 @@ async def test_a_person_sees_what_is_left_of_their_day_on_a_desk_pc(
     office server. It now says what the person's key used today and what is left; the
     server's /usage/today says it to the key's owner only (the operator sees every key)."""
     import yaml
-    from test_tui import until
+    from tui_helpers import until
 
     from workstation.core.profiles import load_profile_file
     from workstation.tui.app import WorkstationApp

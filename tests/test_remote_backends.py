@@ -283,8 +283,8 @@ async def test_f6_says_where_the_server_cut_a_summary_off_and_that_ctrl_r_goes_o
     toast had gone: the person was left thinking they had stopped it. It says why it ended
     where it stays, and that Ctrl+R goes on from the parts done."""
     import yaml
-    from test_tui import until
     from textual.widgets import Input
+    from tui_helpers import until
 
     from workstation.tui.app import WorkstationApp
     from workstation.tui.screens.summarize import SummarizeScreen

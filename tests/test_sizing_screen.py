@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from rich.style import Style
-from test_tui_snapshots import make_app, settle
+from tui_helpers import make_app, settle
 
 from workstation.core.phrases import say
 from workstation.core.sizing import SizingResult, candidate_machines, size

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import make_profile
-from test_tui import type_message, until
+from tui_helpers import type_message, until
 
 from workstation.core.engine import Engine
 from workstation.core.hardware import count_physical_cores

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_tui import until
+from tui_helpers import until
 
 from workstation.tui.app import WorkstationApp
 
@@ -312,7 +312,7 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
     import socket
 
     from serve_helpers import serve, write_profile
-    from test_tui import type_message
+    from tui_helpers import type_message
 
     from workstation.tui.widgets.message_view import MessageView, metrics_line
 
@@ -362,7 +362,7 @@ async def test_a_message_sent_while_the_server_is_down_goes_once_it_answers(
     import socket
 
     from serve_helpers import serve, write_profile
-    from test_tui import type_message
+    from tui_helpers import type_message
 
     from workstation.tui import app as app_module
     from workstation.tui.screens.summarize import SummarizeScreen
@@ -407,7 +407,7 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
     stayed in the chat with no reply and no word, its reason in a notice that faded: it comes
     back into the box, to send again later, as a message too long for the context does."""
     from serve_helpers import serve, write_profile
-    from test_tui import type_message
+    from tui_helpers import type_message
 
     from workstation.core.keys import DB_NAME, KeyRing
     from workstation.tui.widgets.message_view import MessageView

@@ -7,8 +7,8 @@ import re
 import time
 from pathlib import Path
 
-from test_tui import until
 from textual.widgets import DataTable
+from tui_helpers import until
 
 from workstation.core.paths import data_dir
 from workstation.core.quota import day_start
