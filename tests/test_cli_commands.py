@@ -152,12 +152,12 @@ def test_chat_c_keeps_what_arrived_when_the_server_goes_away_mid_reply(
     """The office server stopped mid-reply: the paragraphs read on screen were gone from the
     conversation (only the question was kept), where Ctrl-C and the app keep them."""
     import yaml
-    from test_batch_outage import _DroppingServer
+    from serve_helpers import DroppingServer
 
     from workstation.core.store import ConversationStore
 
     monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
-    server = _DroppingServer()  # starts every reply ("The"), then drops the connection
+    server = DroppingServer()  # starts every reply ("The"), then drops the connection
     try:
         desk = tmp_path / "desk.yaml"
         desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
@@ -172,7 +172,7 @@ def test_chat_c_keeps_what_arrived_when_the_server_goes_away_mid_reply(
     said = ConversationStore().messages(conv.id)
     assert [(m.role, m.content) for m in said] == [("user", "Tell me a story."), ("assistant", "The")]
     assert said[1].metrics == {"stop_reason": "failed"}  # "cut off by an error" under it, as the app says
-    server = _DroppingServer()
+    server = DroppingServer()
     try:  # --json prints no reply above
         desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
                                         "remote": {"base_url": server.base_url, "timeout_s": 30}}), encoding="utf-8")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import socket
 import subprocess
 import sys
 import threading
@@ -22,7 +21,7 @@ from typing import Any
 import pytest
 from conftest import make_profile
 from docmaker import honeybee_text
-from serve_helpers import RunningServer, serve, write_profile
+from serve_helpers import RunningServer, free_port, serve, write_profile
 
 from workstation.core.documents import Document
 from workstation.core.evaluate import EXAMPLE_TASKS, TaskSet, load_task_set, run_tasks
@@ -142,15 +141,9 @@ def test_task_set_through_workstation_serve(ours: RunningServer, tmp_path: Path,
 
 
 # --- a server that is not ours ---------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def foreign(smollm2_path: Path) -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path), "--n_ctx", "1024",
            "--n_threads", "1", "--host", "127.0.0.1", "--port", str(port), "--verbose", "False"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
