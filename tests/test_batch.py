@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import make_profile
+from conftest import make_profile, wait_until
 from docmaker import SUBJECT_PARAGRAPHS, make_docx
 
 from workstation.core.atomic import umask
@@ -75,12 +75,9 @@ def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smol
     # run 1: kill -9 as soon as the first document is done
     proc = subprocess.Popen(_batch(folder, out, prof), cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 240
     try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            if "done" in _status(db).values():
-                break
-            time.sleep(0.05)
+        wait_until(lambda: proc.poll() is not None or "done" in _status(db).values(),
+                   "the first document done (or the run ended)", 240)
         assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)

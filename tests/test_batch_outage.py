@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import wait_until
 from docmaker import SUBJECT_PARAGRAPHS
 from serve_helpers import DroppingServer, free_port, serve, write_profile
 
@@ -227,7 +228,6 @@ def test_a_summary_cut_by_the_server_going_away_says_what_to_do(
     """`summarize long.txt -p desk.yaml` with the server gone halfway said only "Lost the
     connection to …" and wrote nothing: it now says so, and what to do."""
     import threading
-    import time
 
     import httpx
 
@@ -239,8 +239,8 @@ def test_a_summary_cut_by_the_server_going_away_says_what_to_do(
         desk = _desk_profile(tmp_path, server.base_url)
 
         def crash() -> None:  # while the first part is being read or summarized
-            while httpx.get(f"{server.root}/health", timeout=30).json()["slots_processing"] < 1:
-                time.sleep(0.02)
+            wait_until(lambda: httpx.get(f"{server.root}/health", timeout=30).json()["slots_processing"] >= 1,
+                       "the summary's first request in a slot", 300, every_s=0.02)
             server.proc.kill()
 
         crasher = threading.Thread(target=crash)

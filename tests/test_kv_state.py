@@ -16,12 +16,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import make_profile
+from conftest import make_profile, wait_until
 
 from workstation.core.engine import Engine
 from workstation.core.errors import EngineError
@@ -307,7 +306,6 @@ def test_half_written_states_a_killed_process_left_are_removed(tmp_path: Path) -
     them) forever, outside the budget; `cache clear` left them too. Old ones go at the next save
     and at `cache clear`; one a running process writes now (young) stays."""
     import os
-    import time
 
     key = StateKey("m.gguf:1:1", "f16", "f16", 1024)
     store = KvStateStore(tmp_path, budget=1 << 20)
@@ -425,14 +423,6 @@ def test_summarize_c_saves_a_document_conversation_that_chat_c_continues(smollm2
     assert none.returncode == 1 and "--max-tokens is 0; allowed values are 1 to 10,000,000." in none.stderr, none.stderr
 
 
-def wait_for(condition: Callable[[], bool], limit_s: float = 60) -> None:
-    """Until ``condition`` holds (a state is written by the server's writer thread)."""
-    end = time.monotonic() + limit_s
-    while not condition():
-        assert time.monotonic() < end, "the condition did not come true"
-        time.sleep(0.05)
-
-
 def test_serve_keeps_long_prompts_on_disk_for_other_slots_and_restarts(smollm2_path: Path, tmp_path: Path) -> None:
     """serve's prompt cache: a long prompt pushed out of its slot by another is saved and
     restored for the next request that starts the same way, and its cells survive a restart."""
@@ -472,7 +462,7 @@ def test_serve_keeps_long_prompts_on_disk_for_other_slots_and_restarts(smollm2_p
             budget = [{"role": "system", "content": NOTE * 4 + " The budget."}, {"role": "user", "content": "Who?"}]
             assert finished_turn(chat.stream_chat(budget, tag=tag)).text
             ask(srv.base_url, other, "Hiring?")  # takes the slot: the conversation's cells are saved
-            wait_for(lambda: tag in {e.tag for e in store.entries()})
+            wait_until(lambda: tag in {e.tag for e in store.entries()}, "the conversation's cells saved", 60)
             assert chat.forget(tag) == 1 and tag not in {e.tag for e in store.entries()}
         foreign = RemoteEngine(client_profile(load_profile_file(prof), srv.base_url))
         assert foreign._payload(budget, Sampling(), tag=tag).get("conversation_tag") is None  # told to ours only

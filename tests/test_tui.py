@@ -2519,10 +2519,7 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         await until(pilot, lambda: app.screen is screen)
         assert not worker.is_finished and not app._exit
         os.kill(os.getpid(), signal.SIGTERM)  # not asked: stops it and quits, without a hang
-        for _ in range(200):  # the summary's thread ends soon (Textual's shutdown waits for it)
-            if worker.is_finished:
-                break
-            await pilot.pause(0.05)
+        await until(pilot, lambda: worker.is_finished)  # the summary's thread ends soon (Textual's shutdown waits for it)
         assert app._exit and screen._cancel.is_set() and worker.is_finished
 
 
