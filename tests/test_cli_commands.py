@@ -19,7 +19,7 @@ from typing import IO
 
 import pytest
 import yaml
-from conftest import make_profile
+from conftest import make_profile, write_profile_file
 from docmaker import SUBJECT_PARAGRAPHS, honeybee_text
 
 from workstation.cli import main
@@ -32,11 +32,8 @@ FIGURES = re.compile(
 
 
 def _profile_file(tmp_path: Path, max_tokens: int, context: int = 1024) -> Path:
-    data = make_profile(context=context, threads=1, sampling={"max_tokens": max_tokens}).to_dict()
-    data.pop("source", None)
-    path = tmp_path / "cli-profile.yaml"
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
-    return path
+    return write_profile_file(tmp_path / "cli-profile.yaml", context=context, threads=1,
+                              sampling={"max_tokens": max_tokens})
 
 
 def test_chat_streams_the_reply_and_prints_its_figures(
@@ -327,10 +324,7 @@ def test_a_profile_that_cannot_fit_is_not_loaded(
     from workstation.core.planner import plan_for_profile
 
     profile = make_profile(context=1_048_576, parallel=8, threads=1, sampling={"max_tokens": 2})
-    data = profile.to_dict()
-    data.pop("source", None)
-    prof = tmp_path / "huge.yaml"
-    prof.write_text(yaml.safe_dump(data), encoding="utf-8")
+    prof = write_profile_file(tmp_path / "huge.yaml", profile)
     plan = plan_for_profile(dataclasses.replace(profile, context=8 * 1_048_576))
     if plan.kv_cache_bytes <= plan.ram_available:
         pytest.skip(f"this machine has {plan.ram_available / 2**30:.0f} GB free: room for the whole cache")

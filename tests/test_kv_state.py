@@ -19,8 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
-from conftest import make_profile, wait_until
+from conftest import make_profile, wait_until, write_profile_file
 
 from workstation.core.engine import Engine
 from workstation.core.errors import EngineError
@@ -346,10 +345,7 @@ def test_the_cache_leaves_its_disk_room_for_everything_else(tmp_path: Path) -> N
 
 
 def test_chat_c_continues_a_conversation_across_two_processes(smollm2_path: Path, tmp_path: Path) -> None:
-    prof = tmp_path / "p.yaml"
-    data = _profile().to_dict()
-    data.pop("source", None)
-    prof.write_text(yaml.safe_dump(data), encoding="utf-8")
+    prof = write_profile_file(tmp_path / "p.yaml", _profile())
 
     def chat(text: str) -> dict:
         out = subprocess.run(
@@ -383,10 +379,7 @@ def test_chat_c_continues_a_conversation_across_two_processes(smollm2_path: Path
 def test_summarize_c_saves_a_document_conversation_that_chat_c_continues(smollm2_path: Path, tmp_path: Path) -> None:
     """``summarize FILE -c NAME`` leaves the document and its summary as a conversation whose
     KV cells are on disk: ``chat -c NAME`` in another process reads only the question."""
-    prof = tmp_path / "p.yaml"
-    data = _profile().to_dict()
-    data.pop("source", None)
-    prof.write_text(yaml.safe_dump(data), encoding="utf-8")
+    prof = write_profile_file(tmp_path / "p.yaml", _profile())
     doc = tmp_path / "minutes.txt"
     doc.write_text(NOTE * 2, encoding="utf-8")
 

@@ -210,13 +210,9 @@ def _batch_profile(context: int = 512) -> object:
 
 
 def _batch_profile_file(tmp_path: Path) -> Path:
-    import yaml
+    from conftest import write_profile_file
 
-    path = tmp_path / "batch-profile.yaml"
-    data = _batch_profile().to_dict()  # type: ignore[attr-defined]
-    data.pop("source", None)
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
-    return path
+    return write_profile_file(tmp_path / "batch-profile.yaml", _batch_profile())  # type: ignore[arg-type]
 
 
 def _engine_factory(profile: object) -> object:
