@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+import yaml
 
 # Tests never touch the user's real data directory, nor the checkout: a model loaded by a
 # module-scoped fixture (before the per-test folder below) records its memory check somewhere.
@@ -19,8 +21,22 @@ os.environ.pop("WORKSTATION_COMMAND", None)
 from workstation.core.packaged_models import ensure  # noqa: E402
 from workstation.core.profiles import Profile, profile_from_dict  # noqa: E402
 
+if TYPE_CHECKING:
+    from workstation.core.sizing import SizingResult
+
 SMOLLM2 = "smollm2-135m-instruct-q4_1"
 GEMMA = "gemma-3-270m-q4_k_m"
+TINY = Path(__file__).parent / "hostile" / "tiny-valid.gguf"  # a valid GGUF of a few KB
+
+
+def wait_until(condition: Callable[[], object], what: str, limit_s: float, every_s: float = 0.05) -> None:
+    """Wait until ``condition()`` holds, looking every ``every_s``; fail after ``limit_s``
+    seconds, saying ``what`` was waited for. Never asserts on time itself."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {limit_s:g} s, in vain, for: {what}")
+        time.sleep(every_s)
 
 
 @pytest.fixture(autouse=True)
@@ -125,6 +141,21 @@ def make_profile(model: str | Path = SMOLLM2, **overrides: Any) -> Profile:
     return profile_from_dict(data, "<test profile>")
 
 
+def write_profile_file(path: Path, profile: Profile | None = None, **overrides: Any) -> Path:
+    """``profile`` (else ``make_profile(**overrides)``) written to ``path`` as a YAML profile,
+    every setting in it (its ``source`` left out); with a ``profile``, ``overrides`` are laid
+    over its settings as make_profile lays them (a dict merged into a section)."""
+    if profile is None:
+        profile = make_profile(**overrides)
+        overrides = {}
+    data = profile.to_dict()
+    data.pop("source", None)
+    for key, value in overrides.items():
+        data[key] = {**data[key], **value} if isinstance(value, dict) and isinstance(data.get(key), dict) else value
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
 @pytest.fixture
 def profile_factory(smollm2_path: Path) -> ProfileFactory:
     return make_profile
@@ -138,3 +169,50 @@ def engine(smollm2_path: Path) -> Iterator[Any]:
     eng = Engine(make_profile())
     yield eng
     eng.close()
+
+
+@pytest.fixture
+def models_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty models/ folder (the catalog still comes from the checkout)."""
+    home = tmp_path / "models"
+    home.mkdir()
+    monkeypatch.setenv("WORKSTATION_MODELS", str(home))
+    return home
+
+
+def table_only(workload_ref: str = "office-20", **over: object) -> SizingResult:
+    """The sizing of a shipped workload over the shipped GPU table only: the same on every
+    machine (this machine's CPU is left out); ``over`` changes the workload's settings."""
+    from workstation.core.sizing import candidate_machines, size
+    from workstation.core.workload import load_workload, workload_from_dict
+
+    w = load_workload(workload_ref)
+    if over:
+        data = w.to_dict()
+        data.pop("source")
+        data.update(over)
+        w = workload_from_dict(data, "<test>")
+    return size(w, candidate_machines(w, []))
+
+
+def kld_profile_file(folder: Path, name: str, model: Path) -> Path:
+    """``folder/name.yaml``: a profile of ``model`` as eval --kld is given it, with only the
+    settings written here (context 256, one thread, CPU); sampling is left to its defaults."""
+    path = folder / f"{name}.yaml"
+    path.write_text(
+        f"name: {name}\nmodel: {model}\ncontext: 256\nthreads: 1\ngpu_layers: 0\nsystem_prompt: ''\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+# Gemma 3's chat template (as its GGUF carries it): it refuses two user messages in a row.
+GEMMA3 = (
+    "{{ bos_token }}{%- if messages[0]['role'] == 'system' -%}{%- set first = messages[0]['content'] + '\\n\\n' -%}"
+    "{%- set loop_messages = messages[1:] -%}{%- else -%}{%- set first = '' -%}{%- set loop_messages = messages -%}{%- endif -%}"
+    "{%- for message in loop_messages -%}{%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}"
+    "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{%- endif -%}"
+    "{%- set role = 'model' if message['role'] == 'assistant' else message['role'] -%}"
+    "{{ '<start_of_turn>' + role + '\\n' + (first if loop.first else '') + message['content'] | trim }}"
+    "<end_of_turn>\n{%- endfor -%}{%- if add_generation_prompt -%}{{ '<start_of_turn>model\\n' }}{%- endif -%}"
+)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import textwrap
 import zipfile
 from pathlib import Path
@@ -98,3 +99,12 @@ def honeybee_text(repeat: int = 6) -> str:
         for j, p in enumerate(SUBJECT_PARAGRAPHS):
             paras.append(f"{p} (Note {i * len(SUBJECT_PARAGRAPHS) + j + 1}.)")
     return "\n\n".join(paras) + "\n"
+
+
+def english_text() -> str:
+    """Varied English prose that every machine has: stdlib module docstrings, in a fixed order."""
+    import argparse
+    import csv
+    import logging
+
+    return "\n\n".join(inspect.getdoc(m) or "" for m in (argparse, logging, csv))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import http.server
+import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -135,3 +138,117 @@ def openai_client(server: RunningServer):  # noqa: ANN201 - openai.OpenAI (impor
     import openai
 
     return openai.OpenAI(base_url=server.base_url, api_key=server.api_key or "none", max_retries=0, timeout=120)
+
+
+def free_port() -> int:
+    """A loopback port that nothing listens on (as the system handed it out just now)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class DroppingServer:
+    """An OpenAI-style server on 127.0.0.1 that lists a model, starts every reply and then drops
+    the connection (as a server that crashes on a document does); ``stall`` instead sends
+    the headers and then nothing, so the client's read times out."""
+
+    def __init__(self, stall: bool = False) -> None:
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                body = json.dumps({"object": "list", "data": [{"id": "m", "object": "model"}]}).encode()
+                if self.path.rstrip("/") != "/v1/models":
+                    body = b"{}"
+                    self.send_response(404)
+                else:
+                    self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self) -> None:  # noqa: N802
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                owner.replies += 1
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                if stall:
+                    owner.release.wait(30)
+                    return
+                chunk = b'data: {"choices": [{"delta": {"content": "The"}}]}\n\n'
+                self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                self.wfile.flush()
+                self.close_connection = True  # gone mid-reply, no closing chunk
+
+        self.replies = 0
+        self.release = threading.Event()
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class FileServer:
+    """Files under ``root`` over HTTP on 127.0.0.1, with Range requests (each recorded in
+    ``ranges``); ``cut`` hangs up after that many bytes of the next body, ``lying_range``
+    answers a Range request with bytes from the start."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.ranges: list[str | None] = []
+        self.cut: int | None = None  # send only this many bytes of the next body, then hang up
+        self.lying_range = False  # answer a Range request with bytes from the start
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                path = owner.root / self.path.lstrip("/")
+                if not path.is_file():
+                    self.send_error(404)
+                    return
+                data = path.read_bytes()
+                rng = self.headers.get("Range")
+                owner.ranges.append(rng)
+                start = 0
+                if rng and rng.startswith("bytes="):
+                    start = 0 if owner.lying_range else int(rng[6:].split("-")[0])
+                    self.send_response(206)
+                    self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+                else:
+                    self.send_response(200)
+                body = data[start:]
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if owner.cut is not None:
+                    body, owner.cut = body[: owner.cut], None
+                    self.close_connection = True
+                self.wfile.write(body)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

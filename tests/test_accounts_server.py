@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from conftest import make_profile
+from conftest import make_profile, wait_until
 
 from workstation.cli import main
 from workstation.core.audit import CURRENT, AuditTrail, audit_dir
@@ -104,13 +104,9 @@ def chat(client: openai.OpenAI, stream: bool = False, max_tokens: int = 8) -> in
     return total
 
 
-def wait_for(condition: Callable[[], bool], what: str) -> None:
-    """Wait (bounded) for a state of the server; never asserts on time."""
-    for _ in range(6000):
-        if condition():
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"the server never reached: {what}")
+# a state of the server, looked for every 10 ms for up to 2 minutes (6,000 looks of 10 ms
+# before, at least a minute); never asserts on time
+POLL = (120, 0.01)
 
 
 def metric(text: str, line_start: str) -> float:
@@ -379,7 +375,7 @@ def test_max_parallel_leaves_the_free_slot_to_another_person(scheduler: Schedule
         assert a1.first.wait(600)
         a2 = Streamer(o.client("alice"), "a2", 8, order)
         a2.start()
-        wait_for(lambda: scheduler.requests_deferred == 1, "alice's second request waiting")
+        wait_until(lambda: scheduler.requests_deferred == 1, "alice's second request waiting", *POLL)
         assert scheduler.requests_processing == 1  # a slot is free, but alice is at her cap
         assert chat(o.client("bob"), max_tokens=4) > 0  # bob takes the free slot at once
         assert not a2.first.is_set()  # alice's second request has not started: a1 holds her slot
@@ -406,7 +402,7 @@ def test_people_take_turns_for_one_slot(smollm2_path: Path) -> None:
             s.start()
             rest.append(s)
             n = len(rest)
-            wait_for(lambda n=n: one.requests_deferred == n, f"{n} requests waiting")
+            wait_until(lambda n=n: one.requests_deferred == n, f"{n} requests waiting", *POLL)
         for s in (a1, *rest):
             s.join(600)
             assert s.error is None
@@ -440,9 +436,9 @@ def test_a_full_queue_gives_a_place_to_a_person_holding_none(smollm2_path: Path)
             return t
 
         threads = [send("a2", "alice")]
-        wait_for(lambda: one.requests_deferred == 1, "a2 waiting")
+        wait_until(lambda: one.requests_deferred == 1, "a2 waiting", *POLL)
         threads.append(send("a3", "alice", stream=True))
-        wait_for(lambda: one.requests_deferred == 2, "a3 waiting: the queue is full")
+        wait_until(lambda: one.requests_deferred == 2, "a3 waiting: the queue is full", *POLL)
         threads.append(send("b1", "bob"))
         threads[1].join(600)  # a3 gave its place to bob's request at once
         pushed = results["a3"]
@@ -511,7 +507,7 @@ async def test_a_person_sees_what_is_left_of_their_day_on_a_desk_pc(
     office server. It now says what the person's key used today and what is left; the
     server's /usage/today says it to the key's owner only (the operator sees every key)."""
     import yaml
-    from test_tui import until
+    from tui_helpers import until
 
     from workstation.core.profiles import load_profile_file
     from workstation.tui.app import WorkstationApp
@@ -633,7 +629,7 @@ def test_a_desk_pcs_prompt_speed_is_the_servers_reading_not_its_queue(
         first = threading.Thread(target=lambda: o.client("solo").chat.completions.create(
             model=PROFILE, messages=QUESTION, max_tokens=120, temperature=0, extra_body={"ignore_eos": True}))
         first.start()
-        wait_for(lambda: o.accounts.quota._held.get("solo", 0) > 0, "the first request running")
+        wait_until(lambda: o.accounts.quota._held.get("solo", 0) > 0, "the first request running", *POLL)
         monkeypatch.setenv("WS_DESK_KEY", o.keys["solo"])
         desk = RemoteEngine(make_profile(backend="openai", model="", sampling={"max_tokens": 4, "temperature": 0.0},
                                          remote={"base_url": o.url, "api_key_env": "WS_DESK_KEY"}))
@@ -733,9 +729,9 @@ def test_a_persons_slow_bodies_leave_room_for_the_others(scheduler: Scheduler) -
 
         bob = held("bob")  # his quarter
         try:
-            wait_for(lambda: "workstation:body_bytes_in_flight 100000" in httpx.get(
+            wait_until(lambda: "workstation:body_bytes_in_flight 100000" in httpx.get(
                 f"{o.url.removesuffix('/v1')}/metrics", headers={"Authorization": f"Bearer {OPERATOR}"}).text,
-                "bob's body held")
+                "bob's body held", *POLL)
             more = httpx.post(f"{o.url.removesuffix('/v1')}/tokenize", json={"content": "x"},
                               headers={"Authorization": f"Bearer {o.keys['bob']}"})
             assert more.status_code == 503 and "The key 'bob' is sending as many request bodies" in more.text

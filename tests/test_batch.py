@@ -14,8 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
-from conftest import make_profile
+from conftest import make_profile, wait_until, write_profile_file
 from docmaker import SUBJECT_PARAGRAPHS, make_docx
 
 from workstation.core.atomic import umask
@@ -25,11 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _profile_file(tmp_path: Path) -> Path:
-    data = make_profile(context=512, threads=1, sampling={"max_tokens": 16}).to_dict()
-    data.pop("source", None)
-    path = tmp_path / "batch-profile.yaml"
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
-    return path
+    return write_profile_file(tmp_path / "batch-profile.yaml", context=512, threads=1, sampling={"max_tokens": 16})
 
 
 def _status(db: Path) -> dict[str, str]:
@@ -75,12 +70,9 @@ def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smol
     # run 1: kill -9 as soon as the first document is done
     proc = subprocess.Popen(_batch(folder, out, prof), cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 240
     try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            if "done" in _status(db).values():
-                break
-            time.sleep(0.05)
+        wait_until(lambda: proc.poll() is not None or "done" in _status(db).values(),
+                   "the first document done (or the run ended)", 240)
         assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
@@ -348,10 +340,7 @@ def test_the_log_says_each_part_once_as_it_ends(tmp_path: Path, capsys: pytest.C
     folder = tmp_path / "inbox"
     folder.mkdir()
     (folder / "bees.txt").write_text(honeybee_text(5), encoding="utf-8")  # two parts at 1,024 tokens
-    data = make_profile(context=1024, parallel=2, threads=1, sampling={"max_tokens": 16}).to_dict()
-    data.pop("source", None)
-    both = tmp_path / "two-slots.yaml"
-    both.write_text(yaml.safe_dump(data), encoding="utf-8")
+    both = write_profile_file(tmp_path / "two-slots.yaml", context=1024, parallel=2, threads=1, sampling={"max_tokens": 16})
     assert main(["batch", str(folder), "-p", str(both)]) == 0
     lines = [line for line in capsys.readouterr().err.splitlines() if " parts done" in line]
     done = [int(line.split(": ")[2].split(" of ")[0]) for line in lines]

@@ -5,7 +5,6 @@ the reason and the next run (server back) does the rest. Real `workstation serve
 from __future__ import annotations
 
 import os
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -13,19 +12,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import wait_until
 from docmaker import SUBJECT_PARAGRAPHS
+from serve_helpers import DroppingServer, free_port, serve, write_profile
 
-from tests.serve_helpers import serve, write_profile
 from workstation.core.batch_queue import DB_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY_ENV = "WS_BATCH_OUTAGE_TEST_KEY"  # never set: the test server takes no key
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _desk_profile(tmp_path: Path, base_url: str) -> Path:
@@ -78,7 +72,7 @@ def _last_line(stderr: str) -> str:
 
 
 def test_server_down_leaves_the_queue_pending_and_the_next_run_does_it(tmp_path: Path, smollm2_path: Path) -> None:
-    port = _free_port()  # nothing listens here yet
+    port = free_port()  # nothing listens here yet
     base_url = f"http://127.0.0.1:{port}/v1"
     folder, out = _inbox(tmp_path), tmp_path / "out"
     desk = _desk_profile(tmp_path, base_url)
@@ -165,68 +159,6 @@ def test_a_model_that_cannot_be_loaded_fails_no_document(tmp_path: Path) -> None
     assert {s for s, _r in _rows(out / DB_NAME).values()} == {"pending"}
 
 
-class _DroppingServer:
-    """An OpenAI-style server on 127.0.0.1 that lists a model, starts every reply and then drops
-    the connection (as a server that crashes on a document does); ``timeout_s`` > 0 instead
-    sends the headers and then nothing, so the client's read times out."""
-
-    def __init__(self, stall: bool = False) -> None:
-        import http.server
-        import json
-        import threading
-
-        owner = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-                body = json.dumps({"object": "list", "data": [{"id": "m", "object": "model"}]}).encode()
-                if self.path.rstrip("/") != "/v1/models":
-                    body = b"{}"
-                    self.send_response(404)
-                else:
-                    self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_POST(self) -> None:  # noqa: N802
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                if self.path.rstrip("/") != "/v1/chat/completions":
-                    self.send_response(404)
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
-                owner.replies += 1
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                if stall:
-                    owner.release.wait(30)
-                    return
-                chunk = b'data: {"choices": [{"delta": {"content": "The"}}]}\n\n'
-                self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
-                self.wfile.flush()
-                self.close_connection = True  # gone mid-reply, no closing chunk
-
-        self.replies = 0
-        self.release = threading.Event()
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 def test_a_document_the_server_goes_away_on_each_time_fails_at_its_third_try(tmp_path: Path) -> None:
     """A document that brings the server down (the connection drops mid-reply, every time) is put
     back twice, then marked failed, so that the rest of the queue is not held up behind it."""
@@ -235,7 +167,7 @@ def test_a_document_the_server_goes_away_on_each_time_fails_at_its_third_try(tmp
     folder, out = tmp_path / "inbox", tmp_path / "out"
     folder.mkdir()
     (folder / "heavy.txt").write_text(SUBJECT_PARAGRAPHS[0], encoding="utf-8")
-    server = _DroppingServer()
+    server = DroppingServer()
     try:
         desk = _desk_profile(tmp_path, server.base_url)
         for attempt in range(1, MAX_ATTEMPTS):
@@ -259,7 +191,7 @@ def test_a_server_down_for_nights_uses_no_document_tries(tmp_path: Path) -> None
     folder, out = tmp_path / "inbox", tmp_path / "out"
     folder.mkdir()
     (folder / "memo.txt").write_text(SUBJECT_PARAGRAPHS[1], encoding="utf-8")
-    desk = _desk_profile(tmp_path, f"http://127.0.0.1:{_free_port()}/v1")
+    desk = _desk_profile(tmp_path, f"http://127.0.0.1:{free_port()}/v1")
     for _ in range(3):
         assert _batch(folder, out, desk).returncode == 75
     queue = BatchQueue(out / DB_NAME)
@@ -276,7 +208,7 @@ def test_a_server_that_answers_nothing_in_time_fails_that_document(tmp_path: Pat
     folder, out = tmp_path / "inbox", tmp_path / "out"
     folder.mkdir()
     (folder / "long.txt").write_text(SUBJECT_PARAGRAPHS[2], encoding="utf-8")
-    server = _DroppingServer(stall=True)
+    server = DroppingServer(stall=True)
     try:
         desk = _desk_profile(tmp_path, server.base_url)
         data = yaml.safe_load(desk.read_text(encoding="utf-8"))
@@ -296,7 +228,6 @@ def test_a_summary_cut_by_the_server_going_away_says_what_to_do(
     """`summarize long.txt -p desk.yaml` with the server gone halfway said only "Lost the
     connection to …" and wrote nothing: it now says so, and what to do."""
     import threading
-    import time
 
     import httpx
 
@@ -308,8 +239,8 @@ def test_a_summary_cut_by_the_server_going_away_says_what_to_do(
         desk = _desk_profile(tmp_path, server.base_url)
 
         def crash() -> None:  # while the first part is being read or summarized
-            while httpx.get(f"{server.root}/health", timeout=30).json()["slots_processing"] < 1:
-                time.sleep(0.02)
+            wait_until(lambda: httpx.get(f"{server.root}/health", timeout=30).json()["slots_processing"] >= 1,
+                       "the summary's first request in a slot", 300, every_s=0.02)
             server.proc.kill()
 
         crasher = threading.Thread(target=crash)

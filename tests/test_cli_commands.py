@@ -19,7 +19,7 @@ from typing import IO
 
 import pytest
 import yaml
-from conftest import make_profile
+from conftest import make_profile, write_profile_file
 from docmaker import SUBJECT_PARAGRAPHS, honeybee_text
 
 from workstation.cli import main
@@ -32,11 +32,8 @@ FIGURES = re.compile(
 
 
 def _profile_file(tmp_path: Path, max_tokens: int, context: int = 1024) -> Path:
-    data = make_profile(context=context, threads=1, sampling={"max_tokens": max_tokens}).to_dict()
-    data.pop("source", None)
-    path = tmp_path / "cli-profile.yaml"
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
-    return path
+    return write_profile_file(tmp_path / "cli-profile.yaml", context=context, threads=1,
+                              sampling={"max_tokens": max_tokens})
 
 
 def test_chat_streams_the_reply_and_prints_its_figures(
@@ -152,12 +149,12 @@ def test_chat_c_keeps_what_arrived_when_the_server_goes_away_mid_reply(
     """The office server stopped mid-reply: the paragraphs read on screen were gone from the
     conversation (only the question was kept), where Ctrl-C and the app keep them."""
     import yaml
-    from test_batch_outage import _DroppingServer
+    from serve_helpers import DroppingServer
 
     from workstation.core.store import ConversationStore
 
     monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
-    server = _DroppingServer()  # starts every reply ("The"), then drops the connection
+    server = DroppingServer()  # starts every reply ("The"), then drops the connection
     try:
         desk = tmp_path / "desk.yaml"
         desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
@@ -172,7 +169,7 @@ def test_chat_c_keeps_what_arrived_when_the_server_goes_away_mid_reply(
     said = ConversationStore().messages(conv.id)
     assert [(m.role, m.content) for m in said] == [("user", "Tell me a story."), ("assistant", "The")]
     assert said[1].metrics == {"stop_reason": "failed"}  # "cut off by an error" under it, as the app says
-    server = _DroppingServer()
+    server = DroppingServer()
     try:  # --json prints no reply above
         desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
                                         "remote": {"base_url": server.base_url, "timeout_s": 30}}), encoding="utf-8")
@@ -331,10 +328,7 @@ def test_a_profile_that_cannot_fit_is_not_loaded(
     from workstation.core.planner import plan_for_profile
 
     profile = make_profile(context=1_048_576, parallel=8, threads=1, sampling={"max_tokens": 2})
-    data = profile.to_dict()
-    data.pop("source", None)
-    prof = tmp_path / "huge.yaml"
-    prof.write_text(yaml.safe_dump(data), encoding="utf-8")
+    prof = write_profile_file(tmp_path / "huge.yaml", profile)
     plan = plan_for_profile(dataclasses.replace(profile, context=8 * 1_048_576))
     if plan.kv_cache_bytes <= plan.ram_available:
         pytest.skip(f"this machine has {plan.ram_available / 2**30:.0f} GB free: room for the whole cache")

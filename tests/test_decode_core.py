@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import make_profile
 from docmaker import honeybee_text
 
-from tests.conftest import make_profile
 from workstation.core.documents import Document
 from workstation.core.engine import Engine
 from workstation.core.events import TurnFinished

@@ -10,8 +10,8 @@ import sys
 import time
 
 import pytest
+from conftest import make_profile
 
-from tests.conftest import make_profile
 from workstation.core.engine import Engine, TokenDelta, TurnFinished
 from workstation.core.engine_api import answer_reserve
 from workstation.core.errors import EngineError, ModelFileError

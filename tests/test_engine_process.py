@@ -8,8 +8,8 @@ import signal
 from pathlib import Path
 
 import pytest
+from conftest import make_profile
 
-from tests.conftest import make_profile
 from workstation.core.engine import Engine, TokenDelta, TurnFinished
 from workstation.core.engine_api import open_engine
 from workstation.core.engine_process import EngineProcess, _send_events

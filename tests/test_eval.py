@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import make_profile
+from llama_reference import scored_positions, window_log_probs
 
-from tests.conftest import make_profile
-from tests.llama_reference import scored_positions, window_log_probs
 from workstation.cli import main
 from workstation.core.engine import Engine
 from workstation.core.evaluate import (

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import GEMMA, SMOLLM2, as_turkish, make_profile
 
-from tests.conftest import GEMMA, SMOLLM2, as_turkish, make_profile
 from workstation.cli import main
 from workstation.core.catalog import read_model_info
 from workstation.core.errors import ModelFileError

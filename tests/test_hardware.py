@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import kernel_physical_cores
 
-from tests.conftest import kernel_physical_cores
 from workstation.cli import main
 from workstation.core import hardware
 from workstation.core.hardware import FakeGpuProbe, NvmlProbe

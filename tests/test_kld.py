@@ -4,7 +4,6 @@ cache; vocabulary refusal; documents through the readers; the offer after `model
 
 from __future__ import annotations
 
-import inspect
 import io
 import json
 import os
@@ -16,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import kld_profile_file, make_profile, requantized_copy
+from docmaker import english_text, make_docx
+from llama_reference import scored_positions, window_log_probs
 
-from tests.conftest import make_profile, requantized_copy
-from tests.docmaker import make_docx
-from tests.llama_reference import scored_positions, window_log_probs
 from workstation.cli import main
 from workstation.commands.eval import ReferenceRow
 from workstation.core.catalog import file_size_text
@@ -40,15 +39,6 @@ from workstation.core.results import history
 
 WINDOW = 128
 KV = ("f16", "f16")
-
-
-def english_text() -> str:
-    """Varied English prose that every machine has: stdlib module docstrings, in a fixed order."""
-    import argparse
-    import csv
-    import logging
-
-    return "\n\n".join(inspect.getdoc(m) or "" for m in (argparse, logging, csv))
 
 
 TURKISH = (
@@ -166,8 +156,8 @@ def test_different_vocabularies_are_refused_in_one_sentence(
         check_same_vocabulary(smollm2_path, gemma_path)
     doc = tmp_path / "memo.txt"
     doc.write_text(english_text(), encoding="utf-8")
-    rc = main(["eval", "-p", str(_profile_file(tmp_path, "smol", smollm2_path)),
-               "-p", str(_profile_file(tmp_path, "gemma", gemma_path)), "--kld", str(doc), "--no-save"])
+    rc = main(["eval", "-p", str(kld_profile_file(tmp_path, "smol", smollm2_path)),
+               "-p", str(kld_profile_file(tmp_path, "gemma", gemma_path)), "--kld", str(doc), "--no-save"])
     err = capsys.readouterr().err.strip()
     assert rc == 1
     assert "\n" not in err and "Traceback" not in err
@@ -187,15 +177,6 @@ def test_cache_key_follows_the_text_and_the_model(q4_0_path: Path, tmp_path: Pat
     assert key_path(key) != key_path(reference_key(model, KV, "some text", WINDOW, None, 256))
 
 
-def _profile_file(tmp_path: Path, name: str, model: Path) -> Path:
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(
-        f"name: {name}\nmodel: {model}\ncontext: 256\nthreads: 1\ngpu_layers: 0\nsystem_prompt: ''\n",
-        encoding="utf-8",
-    )
-    return path
-
-
 def _eval_kld(capsys: pytest.CaptureFixture[str], profiles: list[Path], docs: list[Path]) -> list[dict]:
     args = ["eval"]
     for p in profiles:
@@ -211,7 +192,7 @@ def test_eval_kld_reuses_the_reference_and_invalidates_it(
 ) -> None:
     ref_model = tmp_path / "reference.gguf"
     shutil.copyfile(smollm2_path, ref_model)
-    ref, cand = _profile_file(tmp_path, "orig", ref_model), _profile_file(tmp_path, "q4_0", q4_0_path)
+    ref, cand = kld_profile_file(tmp_path, "orig", ref_model), kld_profile_file(tmp_path, "q4_0", q4_0_path)
     doc = tmp_path / "memo.txt"
     doc.write_text(english_text(), encoding="utf-8")
 
@@ -282,8 +263,8 @@ def test_a_bad_cache_budget_is_said_before_any_model_loads(
     doc = tmp_path / "memo.txt"
     doc.write_text(english_text(), encoding="utf-8")
     monkeypatch.setenv("WORKSTATION_KLD_CACHE_MB", "1GB")
-    rc = main(["eval", "-p", str(_profile_file(tmp_path, "orig", smollm2_path)),
-               "-p", str(_profile_file(tmp_path, "q4_0", q4_0_path)), "--kld", str(doc), "--no-save"])
+    rc = main(["eval", "-p", str(kld_profile_file(tmp_path, "orig", smollm2_path)),
+               "-p", str(kld_profile_file(tmp_path, "q4_0", q4_0_path)), "--kld", str(doc), "--no-save"])
     err = capsys.readouterr().err.strip()
     assert rc == 1 and "\n" not in err and "WORKSTATION_KLD_CACHE_MB is '1GB'" in err
     assert not any(Path(os.environ["WORKSTATION_DATA"], "kld").glob("*.kldref*"))  # nothing was run
@@ -296,7 +277,7 @@ def test_a_bad_cache_budget_is_said_before_any_model_loads(
 def test_one_row_per_document_in_any_format(
     smollm2_path: Path, q4_0_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    ref, cand = _profile_file(tmp_path, "orig", smollm2_path), _profile_file(tmp_path, "q4_0", q4_0_path)
+    ref, cand = kld_profile_file(tmp_path, "orig", smollm2_path), kld_profile_file(tmp_path, "q4_0", q4_0_path)
     english = make_docx(tmp_path / "policy.docx", [("Policy", english_text().split("\n\n")[:6])])
     turkish = tmp_path / "duyuru.html"
     turkish.write_text(f"<html><body><h1>Duyuru</h1><p>{TURKISH}</p></body></html>", encoding="utf-8")
@@ -398,7 +379,7 @@ async def test_quantization_screen_charts_the_newest_kld_run(
 
     folder = tmp_path / "profiles"
     folder.mkdir()
-    ref, cand = _profile_file(folder, "orig", smollm2_path), _profile_file(folder, "q4_0", q4_0_path)
+    ref, cand = kld_profile_file(folder, "orig", smollm2_path), kld_profile_file(folder, "q4_0", q4_0_path)
     monkeypatch.setenv("WORKSTATION_PROFILES", str(folder))
     app = WorkstationApp("orig", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(140, 30)) as pilot:  # nothing saved yet: the screen says how
@@ -473,7 +454,7 @@ async def test_quantization_screen_charts_the_newest_kld_run(
 def test_a_document_shorter_than_the_window_is_named(
     smollm2_path: Path, q4_0_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    ref, cand = _profile_file(tmp_path, "orig", smollm2_path), _profile_file(tmp_path, "q4_0", q4_0_path)
+    ref, cand = kld_profile_file(tmp_path, "orig", smollm2_path), kld_profile_file(tmp_path, "q4_0", q4_0_path)
     long, short = tmp_path / "long.txt", tmp_path / "note.txt"
     long.write_text(english_text(), encoding="utf-8")
     short.write_text("Lunch is at noon.", encoding="utf-8")

@@ -16,13 +16,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import yaml
+from conftest import make_profile, wait_until, write_profile_file
 
-from tests.conftest import make_profile
 from workstation.core.engine import Engine
 from workstation.core.errors import EngineError
 from workstation.core.events import TokenDelta, TurnFinished, finished_turn
@@ -307,7 +305,6 @@ def test_half_written_states_a_killed_process_left_are_removed(tmp_path: Path) -
     them) forever, outside the budget; `cache clear` left them too. Old ones go at the next save
     and at `cache clear`; one a running process writes now (young) stays."""
     import os
-    import time
 
     key = StateKey("m.gguf:1:1", "f16", "f16", 1024)
     store = KvStateStore(tmp_path, budget=1 << 20)
@@ -348,10 +345,7 @@ def test_the_cache_leaves_its_disk_room_for_everything_else(tmp_path: Path) -> N
 
 
 def test_chat_c_continues_a_conversation_across_two_processes(smollm2_path: Path, tmp_path: Path) -> None:
-    prof = tmp_path / "p.yaml"
-    data = _profile().to_dict()
-    data.pop("source", None)
-    prof.write_text(yaml.safe_dump(data), encoding="utf-8")
+    prof = write_profile_file(tmp_path / "p.yaml", _profile())
 
     def chat(text: str) -> dict:
         out = subprocess.run(
@@ -385,10 +379,7 @@ def test_chat_c_continues_a_conversation_across_two_processes(smollm2_path: Path
 def test_summarize_c_saves_a_document_conversation_that_chat_c_continues(smollm2_path: Path, tmp_path: Path) -> None:
     """``summarize FILE -c NAME`` leaves the document and its summary as a conversation whose
     KV cells are on disk: ``chat -c NAME`` in another process reads only the question."""
-    prof = tmp_path / "p.yaml"
-    data = _profile().to_dict()
-    data.pop("source", None)
-    prof.write_text(yaml.safe_dump(data), encoding="utf-8")
+    prof = write_profile_file(tmp_path / "p.yaml", _profile())
     doc = tmp_path / "minutes.txt"
     doc.write_text(NOTE * 2, encoding="utf-8")
 
@@ -423,14 +414,6 @@ def test_summarize_c_saves_a_document_conversation_that_chat_c_continues(smollm2
     assert "loading" not in again.stderr.lower()
     none = cli("summarize", "-p", str(prof), str(doc), "--max-tokens", "0")
     assert none.returncode == 1 and "--max-tokens is 0; allowed values are 1 to 10,000,000." in none.stderr, none.stderr
-
-
-def wait_for(condition: Callable[[], bool], limit_s: float = 60) -> None:
-    """Until ``condition`` holds (a state is written by the server's writer thread)."""
-    end = time.monotonic() + limit_s
-    while not condition():
-        assert time.monotonic() < end, "the condition did not come true"
-        time.sleep(0.05)
 
 
 def test_serve_keeps_long_prompts_on_disk_for_other_slots_and_restarts(smollm2_path: Path, tmp_path: Path) -> None:
@@ -472,7 +455,7 @@ def test_serve_keeps_long_prompts_on_disk_for_other_slots_and_restarts(smollm2_p
             budget = [{"role": "system", "content": NOTE * 4 + " The budget."}, {"role": "user", "content": "Who?"}]
             assert finished_turn(chat.stream_chat(budget, tag=tag)).text
             ask(srv.base_url, other, "Hiring?")  # takes the slot: the conversation's cells are saved
-            wait_for(lambda: tag in {e.tag for e in store.entries()})
+            wait_until(lambda: tag in {e.tag for e in store.entries()}, "the conversation's cells saved", 60)
             assert chat.forget(tag) == 1 and tag not in {e.tag for e in store.entries()}
         foreign = RemoteEngine(client_profile(load_profile_file(prof), srv.base_url))
         assert foreign._payload(budget, Sampling(), tag=tag).get("conversation_tag") is None  # told to ours only

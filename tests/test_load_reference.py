@@ -7,8 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yaml
-from conftest import make_profile
+from conftest import make_profile, write_profile_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -17,11 +16,7 @@ def test_the_plain_loop_reads_more_prompts_than_one_batch_holds(tmp_path: Path, 
     """It put every client's prompt in one batch: 16 clients of ~128 tokens (the GPU check's
     serve_scaling) passed the 512-token batch, llama.cpp aborted, and the GPU check's step ran
     out of time instead of measuring. Six clients of ~128 tokens here."""
-    data = make_profile(context=1024, threads=1).to_dict()
-    data.pop("source", None)
-    data["model"] = str(smollm2_path)
-    profile = tmp_path / "load.yaml"
-    profile.write_text(yaml.safe_dump(data), encoding="utf-8")
+    profile = write_profile_file(tmp_path / "load.yaml", make_profile(context=1024, threads=1), model=str(smollm2_path))
     code = (
         "import argparse, sys\n"
         "sys.path.insert(0, 'bench')\n"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import make_profile
 
-from tests.conftest import make_profile
 from workstation.cli import main
 from workstation.core.memory_check import COMPONENTS, check, history_summary, latest
 from workstation.core.planner import human_bytes

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import requantized_copy
-from test_tui import until
+from tui_helpers import until
 
 from workstation.cli import main
 from workstation.core.catalog import resolve_model_path

@@ -3,81 +3,25 @@
 from __future__ import annotations
 
 import hashlib
-import http.server
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import TINY
+from serve_helpers import FileServer
 
 from workstation.cli import main
 from workstation.core.catalog import read_model_info
 
-TINY = Path(__file__).parent / "hostile" / "tiny-valid.gguf"
-
 
 @pytest.fixture
-def models_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty models/ folder (the catalog still comes from the checkout)."""
-    home = tmp_path / "models"
-    home.mkdir()
-    monkeypatch.setenv("WORKSTATION_MODELS", str(home))
-    return home
-
-
-class _Server:
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.ranges: list[str | None] = []
-        self.cut: int | None = None  # send only this many bytes of the next body, then hang up
-        self.lying_range = False  # answer a Range request with bytes from the start
-        owner = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-                path = owner.root / self.path.lstrip("/")
-                if not path.is_file():
-                    self.send_error(404)
-                    return
-                data = path.read_bytes()
-                rng = self.headers.get("Range")
-                owner.ranges.append(rng)
-                start = 0
-                if rng and rng.startswith("bytes="):
-                    start = 0 if owner.lying_range else int(rng[6:].split("-")[0])
-                    self.send_response(206)
-                    self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
-                else:
-                    self.send_response(200)
-                body = data[start:]
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                if owner.cut is not None:
-                    body, owner.cut = body[: owner.cut], None
-                    self.close_connection = True
-                self.wfile.write(body)
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[_Server]:
+def server(tmp_path: Path) -> Iterator[FileServer]:
     root = tmp_path / "www"
     root.mkdir()
     (root / "tiny.gguf").write_bytes(TINY.read_bytes())
     (root / "notes.gguf").write_text("a text file named .gguf\n" * 50)
-    srv = _Server(root)
+    srv = FileServer(root)
     yield srv
     srv.close()
 
@@ -244,7 +188,7 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
 
 
 def test_pull_https_style_resume_and_verify(
-    models_home: Path, server: _Server, capsys: pytest.CaptureFixture[str]
+    models_home: Path, server: FileServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = TINY.read_bytes()
     sha = hashlib.sha256(data).hexdigest()
@@ -268,7 +212,7 @@ def test_pull_https_style_resume_and_verify(
 
 
 def test_pull_sha256_mismatch_removes_the_file(
-    models_home: Path, server: _Server, capsys: pytest.CaptureFixture[str]
+    models_home: Path, server: FileServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["models", "pull", f"{server.url}/tiny.gguf", "--sha256", "0" * 64]) == 1
     err = capsys.readouterr().err

@@ -11,8 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-
-from tests.serve_helpers import RunningServer, serve, write_profile
+from serve_helpers import RunningServer, serve, write_profile
 
 KEY = "native-key"
 PROMPT = "The capital of France is"

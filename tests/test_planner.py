@@ -7,8 +7,8 @@ from pathlib import Path
 
 import llama_cpp
 import pytest
+from conftest import make_profile
 
-from tests.conftest import make_profile
 from workstation.core.catalog import GGML_TYPES, ModelInfo, read_model_info
 from workstation.core.hardware import FakeGpuProbe, set_probe
 from workstation.core.planner import compute_bytes, kv_cache_per_layer, plan, plan_for_profile

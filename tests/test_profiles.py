@@ -11,8 +11,8 @@ import gguf
 import psutil
 import pytest
 import yaml
+from conftest import GEMMA, kernel_physical_cores, make_profile
 
-from tests.conftest import GEMMA, kernel_physical_cores, make_profile
 from workstation.cli import main
 from workstation.core.engine import Engine
 from workstation.core.engine_host import EngineHost

@@ -20,11 +20,11 @@ from pathlib import Path
 import httpx
 import pytest
 import yaml
+from conftest import make_profile
 from hypothesis import given
 from hypothesis import strategies as st
+from serve_helpers import RunningServer, serve, write_profile
 
-from tests.conftest import make_profile
-from tests.serve_helpers import RunningServer, serve, write_profile
 from workstation.core.engine import Engine, TokenDelta, TurnFinished
 from workstation.core.events import finished_turn
 from workstation.core.profiles import Constraints, profile_from_dict
@@ -307,8 +307,8 @@ async def test_the_chat_folds_the_thinking_and_says_when_no_answer_came(thinker:
     8 tokens"), Enter on it unfolds it; a reply that was all thinking says so where the answer
     goes; the thinking is saved, shown again when the conversation is reopened, and never read
     back to the model."""
-    from test_tui import type_message, until
     from textual.widgets import Static
+    from tui_helpers import type_message, until
 
     from workstation.tui.app import WorkstationApp
     from workstation.tui.widgets.message_view import MessageView

@@ -7,8 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import wait_until
+from serve_helpers import RunningServer, serve, write_profile
 
-from tests.serve_helpers import RunningServer, serve, write_profile
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.errors import EngineError, ProfileError
 from workstation.core.events import PromptRead
@@ -196,10 +197,9 @@ def test_a_wrong_address_says_what_is_wrong(server: RunningServer, monkeypatch: 
         RemoteEngine(remote_profile(tls, timeout_s=5))
     assert str(wrong.value) == (f"Cannot reach the server at {tls}: it does not answer in HTTPS there; "
                                 "an office server's address usually starts with http://.")
-    deadline = time.monotonic() + 10  # and the server's log says so in one line (h11: "Invalid HTTP request")
+    # and the server's log says so in one line (h11: "Invalid HTTP request")
     said = "workstation: 127.0.0.1 asked for https://, but this server speaks plain HTTP: its address starts with http://"
-    while not any(line.endswith(said) for line in server.log) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: any(line.endswith(said) for line in server.log), f"the server's log line {said!r}", 10)
     assert any(line.endswith(said) for line in server.log) and "Invalid HTTP" not in server.log_text()
     with pytest.raises(EngineError) as wrong:
         RemoteEngine(remote_profile("http://nosuchhost.invalid:8088/v1", timeout_s=5))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import socket
 import subprocess
 import sys
 import threading
@@ -20,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import make_profile
 from docmaker import honeybee_text
+from serve_helpers import RunningServer, free_port, serve, write_profile
 
-from tests.conftest import make_profile
-from tests.serve_helpers import RunningServer, serve, write_profile
 from workstation.core.documents import Document
 from workstation.core.evaluate import EXAMPLE_TASKS, TaskSet, load_task_set, run_tasks
 from workstation.core.profiles import Constraints, Profile, profile_from_dict
@@ -142,15 +141,9 @@ def test_task_set_through_workstation_serve(ours: RunningServer, tmp_path: Path,
 
 
 # --- a server that is not ours ---------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def foreign(smollm2_path: Path) -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path), "--n_ctx", "1024",
            "--n_threads", "1", "--host", "127.0.0.1", "--port", str(port), "--verbose", "False"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -283,8 +276,8 @@ async def test_f6_says_where_the_server_cut_a_summary_off_and_that_ctrl_r_goes_o
     toast had gone: the person was left thinking they had stopped it. It says why it ended
     where it stays, and that Ctrl+R goes on from the parts done."""
     import yaml
-    from test_tui import until
     from textual.widgets import Input
+    from tui_helpers import until
 
     from workstation.tui.app import WorkstationApp
     from workstation.tui.screens.summarize import SummarizeScreen

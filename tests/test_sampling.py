@@ -73,7 +73,8 @@ def test_the_penalties_look_at_the_prompts_end_as_llama_server(smollm2_path: Pat
     """llama-server accepts the prompt's tokens into its sampler before the reply, so the
     repeat penalty also keeps a reply from copying the question's words; ours looked at the
     reply alone, and the same request answered otherwise than llama-server."""
-    from tests.conftest import make_profile
+    from conftest import make_profile
+
     from workstation.core.engine import Engine, TurnFinished
 
     text = "The secret word is banana. The secret word is banana. Please repeat the secret word:"

@@ -210,13 +210,9 @@ def _batch_profile(context: int = 512) -> object:
 
 
 def _batch_profile_file(tmp_path: Path) -> Path:
-    import yaml
+    from conftest import write_profile_file
 
-    path = tmp_path / "batch-profile.yaml"
-    data = _batch_profile().to_dict()  # type: ignore[attr-defined]
-    data.pop("source", None)
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
-    return path
+    return write_profile_file(tmp_path / "batch-profile.yaml", _batch_profile())  # type: ignore[arg-type]
 
 
 def _engine_factory(profile: object) -> object:
@@ -351,21 +347,17 @@ def test_second_batch_run_on_the_same_folder_is_refused(tmp_path: Path, capsys: 
 
 # --- files and downloads (issue 16.7) ----------------------------------------------------------
 
-import test_models_cli  # noqa: E402
-
-models_home = test_models_cli.models_home  # the shared fixture: an empty models/ folder
-
-
 @pytest.fixture
 def www(tmp_path: Path) -> Iterator[object]:
-    from test_models_cli import TINY, _Server
+    from conftest import TINY
+    from serve_helpers import FileServer
 
     root = tmp_path / "www"
     root.mkdir()
     (root / "tiny.gguf").write_bytes(TINY.read_bytes())
     (root / "other").mkdir()
     (root / "other" / "tiny.gguf").write_bytes(TINY.read_bytes()[::-1])  # same name, other bytes
-    srv = _Server(root)
+    srv = FileServer(root)
     yield srv
     srv.close()
 
@@ -374,7 +366,7 @@ def www(tmp_path: Path) -> Iterator[object]:
 def test_models_add_name_cannot_leave_models(
     models_home: Path, tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from test_models_cli import TINY
+    from conftest import TINY
 
     from workstation.cli import main
 
@@ -389,7 +381,7 @@ def test_part_left_by_another_url_is_not_resumed(
     models_home: Path, www: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A .part from another address is started over, not completed with this file's tail."""
-    from test_models_cli import TINY
+    from conftest import TINY
 
     from workstation.cli import main
 
@@ -405,7 +397,7 @@ def test_part_left_by_another_url_is_not_resumed(
 def test_resume_checks_the_content_range(models_home: Path, www: Any, capsys: pytest.CaptureFixture[str]) -> None:
     """A server that answers a Range request with bytes from elsewhere is not appended to
     the partial file: the download starts over and the model is whole."""
-    from test_models_cli import TINY
+    from conftest import TINY
 
     from workstation.cli import main
 
@@ -424,7 +416,7 @@ def test_pull_never_replaces_an_existing_model_unchecked(
 ) -> None:
     import hashlib
 
-    from test_models_cli import TINY
+    from conftest import TINY
 
     from workstation.cli import main
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+from conftest import make_profile
+from serve_helpers import serve, write_profile
 
-from tests.conftest import make_profile
-from tests.serve_helpers import serve, write_profile
 from workstation.core.engine import Engine
 from workstation.core.profiles import Sampling
 

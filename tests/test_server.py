@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
-
-from tests.serve_helpers import ROOT, RunningServer, serve, write_profile
+from conftest import wait_until
+from serve_helpers import ROOT, RunningServer, serve, write_profile
 
 KEY = "test-key-123"
 QUESTION = [{"role": "user", "content": "Name three colours of the rainbow."}]
@@ -221,10 +221,7 @@ def test_full_queue_gets_429_and_disconnects_free_slots(server: RunningServer) -
             w.sendall(f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
                       f"Authorization: Bearer {server.api_key}\r\nContent-Length: {len(payload)}\r\n\r\n".encode()
                       + payload)
-        for _ in range(600):
-            if server.metric("llamacpp:requests_deferred") == 2:
-                break
-            threading.Event().wait(0.1)
+        wait_until(lambda: server.metric("llamacpp:requests_deferred") == 2, "two requests waiting", 120, every_s=0.1)
         assert server.metric("llamacpp:requests_processing") == 4
         assert server.metric("llamacpp:requests_deferred") == 2
         r = httpx.post(url, json=body, headers=server.headers())
@@ -238,10 +235,8 @@ def test_full_queue_gets_429_and_disconnects_free_slots(server: RunningServer) -
         for c in clients:
             c.close()
     # the server notices the disconnects, cancels the generations and frees every slot
-    for _ in range(600):
-        if server.metric("llamacpp:requests_processing") == 0 and server.metric("llamacpp:requests_deferred") == 0:
-            break
-        threading.Event().wait(0.1)
+    wait_until(lambda: server.metric("llamacpp:requests_processing") == 0 and server.metric("llamacpp:requests_deferred") == 0,
+               "every slot freed and the queue empty", 120, every_s=0.1)
     assert server.metric("llamacpp:requests_processing") == 0
     assert server.metric("llamacpp:requests_deferred") == 0
     assert server.metric("workstation:requests_cancelled_total") >= 6
@@ -434,15 +429,13 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
         clients = [threading.Thread(target=streamed), threading.Thread(target=whole)]
         for c in clients:
             c.start()
-        deadline = time.monotonic() + 120
-        while httpx.get(f"{srv.root}/health", timeout=30).json()["slots_processing"] < 2:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        def health() -> dict:
+            return httpx.get(f"{srv.root}/health", timeout=30).json()
+
+        wait_until(lambda: health()["slots_processing"] >= 2, "both requests in their slots", 120)
         clients.append(threading.Thread(target=queued))
         clients[-1].start()
-        while httpx.get(f"{srv.root}/health", timeout=30).json()["requests_deferred"] < 1:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_until(lambda: health()["requests_deferred"] >= 1, "the third request waiting for a slot", 120)
         time.sleep(0.5)  # both are writing
         srv.proc.send_signal(getattr(signal, stop))
         for c in clients:

@@ -17,8 +17,7 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from tests.serve_helpers import RunningServer, serve, write_profile
+from serve_helpers import RunningServer, serve, write_profile
 
 RAN: Counter[str] = Counter()
 FUZZ = settings(

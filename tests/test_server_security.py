@@ -8,13 +8,13 @@ import contextlib
 import json
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-
-from tests.serve_helpers import RunningServer, serve, write_profile
+from conftest import wait_until
+from serve_helpers import RunningServer, serve, write_profile
 
 JSON = {"Content-Type": "application/json"}
 ASK = {"messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 1}
@@ -40,15 +40,6 @@ def _port(srv: RunningServer) -> int:
 
 def _metric(srv: RunningServer, name: str) -> float:
     return srv.metric(name)
-
-
-def _wait_for(check: Callable[[], bool], what: str, timeout_s: float = 60) -> None:
-    """Poll until ``check`` holds (the server notices closed sockets asynchronously)."""
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"never happened: {what}")
-        time.sleep(0.05)
 
 
 def _error(response: httpx.Response, status: int, code: str | None = None) -> dict[str, object]:
@@ -237,7 +228,7 @@ def test_slow_body_gets_408(server: RunningServer) -> None:
         data = _read_all(sock)
     assert data.startswith(b"HTTP/1.1 408")
     assert json.loads(data.partition(b"\r\n\r\n")[2])["error"]["code"] == "request_timeout"
-    _wait_for(lambda: _metric(server, "workstation:body_bytes_in_flight") == 0, "the body's bytes released")
+    wait_until(lambda: _metric(server, "workstation:body_bytes_in_flight") == 0, "the body's bytes released", 60)
     _still_serving(server)
 
 
@@ -268,7 +259,7 @@ def test_request_cap_answers_503_and_health_still_answers(server: RunningServer)
     head = b"POST /tokenize HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
     socks = [_connect(server, head + b'{"content"') for _ in range(6)]  # each holds a request open
     try:
-        _wait_for(lambda: _metric(server, "workstation:http_requests_in_flight") == 6, "6 requests in flight")
+        wait_until(lambda: _metric(server, "workstation:http_requests_in_flight") == 6, "6 requests in flight", 60)
         r = httpx.post(f"{server.root}/tokenize", json={"content": "hi"})
         _error(r, 503, "server_busy")
         assert r.headers["retry-after"] == "1"
@@ -276,7 +267,7 @@ def test_request_cap_answers_503_and_health_still_answers(server: RunningServer)
     finally:
         for s in socks:
             s.close()
-    _wait_for(lambda: _metric(server, "workstation:http_requests_in_flight") == 0, "the requests ended")
+    wait_until(lambda: _metric(server, "workstation:http_requests_in_flight") == 0, "the requests ended", 60)
     assert httpx.post(f"{server.root}/tokenize", json={"content": "hi"}).status_code == 200
     _still_serving(server)
 
@@ -293,7 +284,7 @@ def test_inflight_body_bytes_are_capped(server: RunningServer) -> None:
 
     held = [post(60_000, b'{"content": "'), post(60_000, b'{"content": "')]
     try:
-        _wait_for(lambda: _metric(server, "workstation:body_bytes_in_flight") == 120_000, "two bodies held")
+        wait_until(lambda: _metric(server, "workstation:body_bytes_in_flight") == 120_000, "two bodies held", 60)
         with post(60_000, b'{"content": "') as third:
             error = _raw_error(_read_all(third), 503)
         assert error["code"] == "server_busy"
@@ -303,7 +294,7 @@ def test_inflight_body_bytes_are_capped(server: RunningServer) -> None:
     finally:
         for s in held:
             s.close()
-    _wait_for(lambda: _metric(server, "workstation:body_bytes_in_flight") == 0, "the bodies released")
+    wait_until(lambda: _metric(server, "workstation:body_bytes_in_flight") == 0, "the bodies released", 60)
     big = json.dumps({"content": "y" * 60_000}).encode()
     assert httpx.post(f"{server.root}/tokenize", content=big, headers=JSON, timeout=60).status_code == 200
     _still_serving(server)

@@ -12,14 +12,13 @@ import struct
 from pathlib import Path
 
 import pytest
+from conftest import as_turkish, table_only
 
-from tests.conftest import as_turkish
 from workstation.cli import main
 from workstation.core.errors import WorkstationError
 from workstation.core.gpu_table import find_spec, sizing_specs
 from workstation.core.phrases import say
 from workstation.core.sizing import (
-    SizingResult,
     candidate_machines,
     chart_data,
     model_family,
@@ -39,16 +38,6 @@ def test_an_option_names_its_model_without_the_catalog_files_quantization() -> N
     assert model_family("llama-3.1-8b-instruct-q4_k_m") == "llama-3.1-8b-instruct"
     assert model_family("SmolLM2-135M-Instruct.Q8_0") == "SmolLM2-135M-Instruct"
     assert model_family("gemma-3-270m-f16") == "gemma-3-270m" and model_family("phi-4") == "phi-4"
-
-
-def table_only(workload_ref: str = "office-20", **over: object) -> SizingResult:
-    w = load_workload(workload_ref)
-    if over:
-        data = w.to_dict()
-        data.pop("source")
-        data.update(over)
-        w = workload_from_dict(data, "<test>")
-    return size(w, candidate_machines(w, []))
 
 
 def test_the_headline_says_the_same_figures_in_turkish() -> None:
@@ -372,7 +361,7 @@ def test_a_quantization_made_here_is_named_not_sent_to_be_downloaded(
         smollm2_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After 'models quantize' made SmolLM2's Q8_0 here, size still said "The catalog does not
     have smollm2-135m-instruct at Q8_0: download a Q8_0 GGUF file of it" for that very file."""
-    from tests.conftest import requantized_copy
+    from conftest import requantized_copy
 
     q8 = requantized_copy(smollm2_path, "q8_0")
     models = tmp_path / "models"

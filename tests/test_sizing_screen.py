@@ -5,22 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import table_only
 from rich.style import Style
+from tui_helpers import make_app, settle
 
-from tests.test_tui_snapshots import make_app, settle
 from workstation.core.phrases import say
-from workstation.core.sizing import SizingResult, candidate_machines, size
-from workstation.core.workload import load_workload
 from workstation.tui.app import WorkstationApp
 from workstation.tui.i18n import Texts
 from workstation.tui.screens.dashboard import MetricRow, axis_value
 from workstation.tui.screens.sizing import SizingScreen
-
-
-def table_only(ref: str) -> SizingResult:
-    """The shipped GPU table only: the same on every machine (this machine's CPU is left out)."""
-    w = load_workload(ref)
-    return size(w, candidate_machines(w, []))
 
 
 @pytest.fixture

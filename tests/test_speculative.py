@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import make_profile, requantized_copy, write_profile_file
 
-from tests.conftest import make_profile, requantized_copy
 from workstation.core.engine import Engine
 from workstation.core.errors import ModelFileError
 from workstation.core.profiles import Sampling
@@ -167,7 +167,6 @@ def test_gemma_draft_for_smollm2_is_refused_by_profiles_check_as_by_loading(
         smollm2_path: Path, gemma_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`profiles check` said "ready: yes" to a draft that loading refuses; and the sizes were
     written the other way round (gemma "uses a different vocabulary (49152 vs 262144 tokens)")."""
-    import yaml
 
     from workstation.cli import main
 
@@ -177,9 +176,7 @@ def test_gemma_draft_for_smollm2_is_refused_by_profiles_check_as_by_loading(
     with pytest.raises(ModelFileError) as refused:
         Engine(profile)
     assert str(refused.value) == why
-    data = profile.to_dict()
-    data.pop("source", None)
-    (tmp_path / "pair.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    write_profile_file(tmp_path / "pair.yaml", profile)
     assert main(["profiles", "check", "-p", str(tmp_path / "pair.yaml")]) == 1
     assert f"ready            no: {why}" in capsys.readouterr().out
     # fit said "verdict: runs on the CPU … with its draft model", exit 0

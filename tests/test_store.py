@@ -131,7 +131,7 @@ def test_an_unanswered_message_joins_the_next_so_roles_alternate(tmp_path: Path)
     """A turn that failed (the server was down) leaves a user message without a reply; the next
     turn's prompt keeps it, joined to the new message, because Gemma's (and Mistral's) templates
     refuse two user messages in a row and the conversation could not go on."""
-    from test_chat_template import GEMMA3
+    from conftest import GEMMA3
 
     from workstation.core.chat_template import ChatTemplate
 

@@ -13,11 +13,11 @@ from typing import Any
 import httpx
 import llama_cpp
 import pytest
-from conftest import make_profile
+from conftest import make_profile, write_profile_file
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from serve_helpers import RunningServer, openai_client, served_module
 
-from tests.serve_helpers import RunningServer, openai_client, served_module
 from workstation.cli import main
 from workstation.core.engine import Engine
 from workstation.core.errors import EngineError
@@ -452,12 +452,8 @@ def test_remote_engine_sends_the_schema(server: RunningServer) -> None:
 
 # --- chat --json-schema, eval --------------------------------------------------------------------
 def test_chat_json_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str], smollm2_path: Path) -> None:
-    import yaml
 
-    data = make_profile(context=1024, threads=1, sampling={"max_tokens": 160}).to_dict()
-    data.pop("source", None)
-    prof = tmp_path / "p.yaml"
-    prof.write_text(yaml.safe_dump(data), encoding="utf-8")
+    prof = write_profile_file(tmp_path / "p.yaml", context=1024, threads=1, sampling={"max_tokens": 160})
     schema = tmp_path / "invoice.json"
     schema.write_text(json.dumps(SCHEMA), encoding="utf-8")
     assert main(["chat", "-p", str(prof), "--json", "--json-schema", str(schema), INVOICE[0]["content"]]) == 0

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import make_profile
+from conftest import make_profile, write_profile_file
 from docmaker import SUBJECT_PARAGRAPHS, honeybee_text, make_pdf
 
 from workstation.core.documents import Document, read_document
@@ -294,14 +294,10 @@ def test_a_long_part_says_how_far_it_has_been_read_through_the_engine_process(tm
 
 
 def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> None:
-    import yaml
 
     from workstation.cli import main
 
-    prof = tmp_path / "small.yaml"
-    data = profile.to_dict()
-    data.pop("source", None)
-    prof.write_text(yaml.safe_dump(data), encoding="utf-8")
+    prof = write_profile_file(tmp_path / "small.yaml", profile)
     doc = tmp_path / "bees.md"
     doc.write_text("# Bees\n" + "\n\n".join(SUBJECT_PARAGRAPHS[:2]), encoding="utf-8")
     out = tmp_path / "out.json"
@@ -492,16 +488,12 @@ def test_the_prompts_markers_echoed_in_a_summary_are_left_out() -> None:
 def test_summarize_to_a_log_says_each_part_once(profile, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """stderr to a file (a nightly `summarize … 2> log`) got a line each half second a part was
     written ("part 1: 18 tokens written", "35 tokens written", …); a terminal's bar is redrawn in place."""
-    import yaml
 
     from workstation.cli import main
 
     path = tmp_path / "bees.txt"
     path.write_text(honeybee_text(2), encoding="utf-8")
-    data = profile.to_dict()
-    data.pop("source", None)
-    prof = tmp_path / "p.yaml"
-    prof.write_text(yaml.safe_dump(data), encoding="utf-8")
+    prof = write_profile_file(tmp_path / "p.yaml", profile)
     assert main(["summarize", str(path), "-p", str(prof), "-o", str(tmp_path / "s.md")]) == 0
     err = capsys.readouterr().err
     assert "tokens written" not in err and "reading part" not in err, err
@@ -527,15 +519,10 @@ def test_a_summary_cut_at_its_length_limit_says_so(profile, tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """A summary that stopped at its token limit ended mid-sentence ("…on February…") with no
     word of why, where chat says a reply cut at its limit."""
-    import yaml
 
     from workstation.cli import main
 
-    data = profile.to_dict()
-    data.pop("source", None)
-    data["sampling"] = {**data["sampling"], "max_tokens": 16, "temperature": 0.0}
-    prof = tmp_path / "short.yaml"
-    prof.write_text(yaml.safe_dump(data), encoding="utf-8")
+    prof = write_profile_file(tmp_path / "short.yaml", profile, sampling={"max_tokens": 16, "temperature": 0.0})
     doc = tmp_path / "bees.md"
     doc.write_text("# Bees\n" + "\n\n".join(SUBJECT_PARAGRAPHS[:2]), encoding="utf-8")
     assert main(["summarize", str(doc), "-p", str(prof), "--json", "-o", str(tmp_path / "s.json"), "--quiet"]) == 0

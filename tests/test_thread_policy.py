@@ -13,10 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
-from test_tui import type_message, until
+from conftest import make_profile, write_profile_file
+from tui_helpers import type_message, until
 
-from tests.conftest import make_profile
 from workstation.core.engine import Engine
 from workstation.core.hardware import count_physical_cores
 from workstation.core.profiles import Sampling
@@ -169,9 +168,7 @@ async def test_dashboard_shows_the_thread_decision(tmp_path: Path, smollm2_path:
 
     folder = tmp_path / "profiles"
     folder.mkdir()
-    data = make_profile(threads="auto", sampling={"max_tokens": 6}).to_dict()
-    data.pop("source", None)
-    (folder / "auto.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    write_profile_file(folder / "auto.yaml", threads="auto", sampling={"max_tokens": 6})
     monkeypatch.setenv("WORKSTATION_PROFILES", str(folder))
     physical = count_physical_cores()
     app = WorkstationApp("auto", sample_system=False, language="en")

@@ -13,9 +13,9 @@ import httpx
 import numpy as np
 import openai
 import pytest
+from conftest import make_profile
+from serve_helpers import RunningServer, openai_client, served_module
 
-from tests.conftest import make_profile
-from tests.serve_helpers import RunningServer, openai_client, served_module
 from workstation.core.events import TokenDelta, TurnFinished
 from workstation.core.profiles import Constraints, Sampling
 from workstation.core.scheduler import Scheduler

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from llama_cpp import LlamaGrammar
+from serve_helpers import RunningServer, openai_client, served_module
 
-from tests.serve_helpers import RunningServer, openai_client, served_module
 from workstation.core.chat_template import FALLBACK_TEMPLATE, ChatTemplate
 from workstation.core.server.protocol import ApiError
 from workstation.core.server.tool_protocol import parse_tool_fields, parse_tool_request
@@ -87,7 +87,8 @@ def forced(client: openai.OpenAI) -> Any:
 @pytest.fixture(scope="module")
 def local(smollm2_path: Path) -> Iterator[Any]:
     """SmolLM2 in this process, 1 thread (the machine is shared: more threads spin and wait)."""
-    from tests.conftest import make_profile
+    from conftest import make_profile
+
     from workstation.core.engine import Engine
 
     eng = Engine(make_profile(threads=1))

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 from textual.screen import ModalScreen, Screen
+from tui_helpers import type_message, type_message_only, until
 
 from workstation.core.catalog import read_model_info, resolve_model_path
 from workstation.core.kv_state import NOT_KEPT, KvStateStore
@@ -32,15 +33,6 @@ from workstation.tui.messages import SystemSampled
 from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog, TextPrompt
 from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.widgets.message_view import MessageView
-
-
-async def until(pilot, condition: Callable[[], bool], steps: int = 3000) -> None:
-    """Let the app run until ``condition`` holds (bounded; each step is a short pause)."""
-    for _ in range(steps):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("the app did not reach the expected state")
 
 
 def _profile(path: Path, model: str, **over: object) -> None:
@@ -77,22 +69,6 @@ def fit_model_path(key: str) -> Path:
 
 def _views(app: WorkstationApp) -> list[MessageView]:
     return list(app.chat_screen.query(MessageView))
-
-
-async def type_message(pilot, text: str) -> None:
-    """Click the message box, type ``text`` and press Enter, as a person does. The layout is
-    settled first: the pilot aims at where the box was drawn last, and a load bar that has
-    just gone moves it down a row (the click then lands in the chat log, which takes the
-    keys)."""
-    await type_message_only(pilot, text)
-    await pilot.press("enter")
-
-
-async def type_message_only(pilot, text: str) -> None:
-    """Click the message box and type ``text`` after what is there, without sending it."""
-    await pilot.pause()
-    assert await pilot.click("#prompt"), "the click did not land on the message box"
-    await pilot.press("end", *text)
 
 
 async def delete_with_f8(pilot, app: WorkstationApp) -> None:
@@ -2594,10 +2570,7 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         await until(pilot, lambda: app.screen is screen)
         assert not worker.is_finished and not app._exit
         os.kill(os.getpid(), signal.SIGTERM)  # not asked: stops it and quits, without a hang
-        for _ in range(200):  # the summary's thread ends soon (Textual's shutdown waits for it)
-            if worker.is_finished:
-                break
-            await pilot.pause(0.05)
+        await until(pilot, lambda: worker.is_finished)  # the summary's thread ends soon (Textual's shutdown waits for it)
         assert app._exit and screen._cancel.is_set() and worker.is_finished
 
 

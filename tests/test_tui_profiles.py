@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_tui import until
+from tui_helpers import until
 
 from workstation.tui.app import WorkstationApp
 
@@ -335,16 +335,13 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
     the server answers (it stayed in the box, waiting for a second Enter that nothing asked
     for). A server that goes away later shows as unreachable, not ready;
     a reply it was writing is kept, marked as cut off by an error (it read "stopped", as Esc)."""
-    import socket
 
-    from test_tui import type_message
+    from serve_helpers import free_port, serve, write_profile
+    from tui_helpers import type_message
 
-    from tests.serve_helpers import serve, write_profile
     from workstation.tui.widgets.message_view import MessageView, metrics_line
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
+    port = free_port()
     _write(folder, "desk", {"backend": "openai", "remote": {"base_url": f"http://127.0.0.1:{port}/v1"},
                             "sampling": {"temperature": 0.0, "max_tokens": 500}})
     app = WorkstationApp("desk", sample_system=False, language="en", store_path=tmp_path / "c.db")
@@ -385,19 +382,16 @@ async def test_a_message_sent_while_the_server_is_down_goes_once_it_answers(
     "Cannot reach the server", and the message sat in the box for good once the server was
     back (only another Enter sent it); F6 said "No model is loaded; press F3". The server is
     tried again every few seconds until it answers, the failures said once."""
-    import socket
 
-    from test_tui import type_message
+    from serve_helpers import free_port, serve, write_profile
+    from tui_helpers import type_message
 
-    from tests.serve_helpers import serve, write_profile
     from workstation.tui import app as app_module
     from workstation.tui.screens.summarize import SummarizeScreen
     from workstation.tui.widgets.message_view import MessageView
 
     monkeypatch.setattr(app_module, "SERVER_RETRY_S", 0.5)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
+    port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
     _write(folder, "desk", {"backend": "openai", "remote": {"base_url": url},
                             "sampling": {"temperature": 0.0, "max_tokens": 8}})
@@ -432,9 +426,9 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
     """A message the office server refused (a key whose day's tokens are used up, revoked)
     stayed in the chat with no reply and no word, its reason in a notice that faded: it comes
     back into the box, to send again later, as a message too long for the context does."""
-    from test_tui import type_message
+    from serve_helpers import serve, write_profile
+    from tui_helpers import type_message
 
-    from tests.serve_helpers import serve, write_profile
     from workstation.core.keys import DB_NAME, KeyRing
     from workstation.tui.widgets.message_view import MessageView
 
@@ -461,14 +455,12 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
 async def test_f3_says_whether_a_desk_profiles_server_answers(folder: Path, tmp_path: Path, smollm2_path: Path) -> None:
     """F3 said a desk PC's profile "runs on the server at …" whether the server was there or
     not; `profiles check` asked it. F3 now asks too, as it works out the local profiles' fit."""
-    import socket
 
-    from tests.serve_helpers import serve, write_profile
+    from serve_helpers import free_port, serve, write_profile
+
     from workstation.tui.screens.profile_menu import ProfileMenu
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
+    port = free_port()
     _write(folder, "local", {"model": str(smollm2_path)})
     _write(folder, "desk", {"backend": "openai", "remote": {"base_url": f"http://127.0.0.1:{port}/v1"}})
     _write(folder, "wrong", {"backend": "openai", "remote": {"base_url": f"http://127.0.0.1:{port}/v1",

@@ -11,64 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
+from tui_helpers import make_app, settle, until
 
 from workstation.core.hardware import FakeGpuProbe, set_probe
-from workstation.core.metrics import TurnMetrics
-from workstation.core.profiles import Profile, profile_from_dict
-from workstation.core.store import ConversationStore
 from workstation.tui.app import WorkstationApp
 
 SIZE = (80, 24)
-MODEL = "smollm2-135m-instruct-q4_1"
-
-
-def _profile_data(name: str, **over: object) -> dict[str, object]:
-    data: dict[str, object] = {"name": name, "model": MODEL, "context": 4096, "threads": 2}
-    data.update(over)
-    return data
-
-
-def _metrics(ttft: float, tps: float, n: int, prompt: int, cached: int, kv: int) -> dict[str, object]:
-    m = TurnMetrics(
-        ttft_ms=ttft, prompt_n=prompt, cache_n=cached, prompt_ms=prompt / 0.28,
-        predicted_n=n, predicted_ms=n / tps * 1000, kv_used=kv, kv_size=4096, stop_reason="eos",
-    )
-    m.finish_rates()
-    return m.to_dict()
-
-
-def make_app(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, language: str = "en", start_engine: bool = False
-) -> WorkstationApp:
-    folder = tmp_path / "profiles"
-    folder.mkdir()
-    for key, data in {
-        "office-cpu": _profile_data("Office CPU — SmolLM2 135M"),
-        "office-q8": _profile_data("Office CPU — KV q8_0", kv_cache={"k": "q8_0", "v": "q8_0"}),
-    }.items():
-        (folder / f"{key}.yaml").write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
-    monkeypatch.setenv("WORKSTATION_PROFILES", str(folder))
-    store = ConversationStore()
-    old = store.new("Travel policy")
-    store.add_message(old.id, "user", "Where is the travel policy?")
-    conv = store.new("Meeting notes")
-    store.add_message(conv.id, "user", "Write three short tips for a good meeting.")
-    store.add_message(
-        conv.id, "assistant",
-        "1. **Share an agenda** a day before.\n2. Start and end **on time**.\n"
-        "3. Finish with owners and dates for each action.",
-        _metrics(212, 78.4, 34, 41, 0, 75),
-    )
-    store.add_message(conv.id, "user", "And one more?")
-    store.add_message(
-        conv.id, "assistant", "Keep it small: invite only the people who decide.",
-        _metrics(95, 80.1, 12, 14, 75, 101),
-    )
-    store.close()
-    profile: Profile = profile_from_dict(_profile_data("Office CPU — SmolLM2 135M"), "<test>",
-                                         folder / "office-cpu.yaml")
-    return WorkstationApp(profile, start_engine=start_engine, sample_system=False, language=language)
 
 
 @pytest.fixture(autouse=True)
@@ -82,17 +30,6 @@ def rtx_4060(smollm2_path: Path) -> Iterator[None]:
 @pytest.fixture
 def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> WorkstationApp:
     return make_app(tmp_path, monkeypatch)
-
-
-async def settle(pilot) -> None:
-    """Wait for workers; no text cursor (its blink phase depends on timing)."""
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    for widget in pilot.app.query("Input"):
-        widget.cursor_blink = False
-        widget.can_focus = False
-    pilot.app.screen.set_focus(None)
-    await pilot.pause()
 
 
 def test_chat_screen(snap_compare, app: WorkstationApp) -> None:
@@ -117,14 +54,6 @@ def test_profile_menu(snap_compare, app: WorkstationApp) -> None:
         await settle(pilot)
 
     assert snap_compare(app, run_before=open_menu, terminal_size=SIZE)
-
-
-async def until(pilot, condition, steps: int = 600) -> None:
-    for _ in range(steps):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("the app did not reach the expected state")
 
 
 def test_dashboard_gpu_panel(snap_compare, app: WorkstationApp) -> None:
@@ -170,7 +99,7 @@ def test_loaded_chat(snap_compare, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     app = make_app(tmp_path, monkeypatch, start_engine=True)
 
     async def loaded(pilot) -> None:
-        await until(pilot, lambda: pilot.app.engine is not None and pilot.app.loading is None, steps=3000)
+        await until(pilot, lambda: pilot.app.engine is not None and pilot.app.loading is None)
         pilot.app.clear_notifications()
         await settle(pilot)
 

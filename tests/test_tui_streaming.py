@@ -8,6 +8,7 @@ from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.geometry import Region
 from textual.widgets import Markdown
+from tui_helpers import until
 
 from workstation.core.metrics import TurnMetrics
 from workstation.tui import pacing
@@ -151,10 +152,7 @@ async def test_message_view_moves_finished_paragraphs_into_markdown() -> None:
         await pilot.pause(0.2)
         assert view.tail.text == "Second"
         body = app.query_one(Markdown)
-        for _ in range(40):  # the Markdown stream appends from a task of its own
-            if "First paragraph" in body.source:
-                break
-            await pilot.pause(0.05)
+        await until(pilot, lambda: "First paragraph" in body.source)  # the Markdown stream appends from a task of its own
         assert "First paragraph **bold**." in body.source and "Second" not in body.source
         tail_height = view.tail.size.height
         assert tail_height == 1 + view.tail.headroom()  # the tail gave back the moved lines
@@ -178,10 +176,7 @@ async def test_paragraphs_move_into_markdown_at_most_every_few_seconds() -> None
         body = app.query_one(Markdown)
         clock.now += 0.2  # 10.1 s after the first text: the finished paragraphs move
         await view.write(" more")
-        for _ in range(40):  # the Markdown stream appends from a task of its own
-            if body.source:
-                break
-            await pilot.pause(0.05)
+        await until(pilot, lambda: bool(body.source))  # the Markdown stream appends from a task of its own
         assert view.tail.text == "Three more" and body.source.strip() == "One.\n\nTwo."
         await view.finish("One.\n\nTwo.\n\nThree more.", TurnMetrics(predicted_n=6))
         await pilot.pause()
@@ -289,10 +284,7 @@ async def test_the_wait_for_the_first_word_is_counted_on_screen() -> None:
         await pilot.pause(1.3)  # a tick: a short wait is left as it is
         assert str(figures.render()) == "waiting for the first token…"
         clock.now += 10.0
-        for _ in range(40):
-            if "12 s" in str(figures.render()):
-                break
-            await pilot.pause(0.1)
+        await until(pilot, lambda: "12 s" in str(figures.render()))
         assert str(figures.render()).startswith("reading the conversation… 12 s")
         view.read_so_far(0.424)  # the engine read a part of a long prompt: said at once, with the seconds
         assert str(figures.render()) == "reading the conversation… 42% · 12 s (Esc stops)"

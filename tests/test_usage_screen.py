@@ -7,8 +7,8 @@ import re
 import time
 from pathlib import Path
 
-from test_tui import until
 from textual.widgets import DataTable
+from tui_helpers import until
 
 from workstation.core.paths import data_dir
 from workstation.core.quota import day_start
@@ -53,10 +53,7 @@ async def test_usage_screen_charts_days_and_people(tmp_path: Path) -> None:
                          store_path=tmp_path / "conversations.sqlite3")
     async with app.run_test(size=(100, 40)) as pilot:
         await pilot.press("f11")
-        for _ in range(400):
-            await pilot.pause(0.02)
-            if isinstance(app.screen, UsageScreen) and app.screen.overview is not None:
-                break
+        await until(pilot, lambda: isinstance(app.screen, UsageScreen) and app.screen.overview is not None)
         screen = app.screen
         assert isinstance(screen, UsageScreen) and screen.overview is not None
         days = screen.query_one("#usage-days", BarChart)

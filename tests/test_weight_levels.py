@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import requantized_copy
-from test_kld import _profile_file, english_text
+from conftest import kld_profile_file, requantized_copy
+from docmaker import english_text
 
 from workstation.cli import main
 from workstation.core.gguf_check import TensorEntry
@@ -53,7 +53,7 @@ def test_a_q8_0_made_from_q4_1_is_said_so(smollm2_path: Path, tmp_path: Path,
 
     doc = tmp_path / "memo.txt"
     doc.write_text(english_text(), encoding="utf-8")
-    ref, cand = _profile_file(tmp_path, "q8", q8_0), _profile_file(tmp_path, "q4_1", smollm2_path)
+    ref, cand = kld_profile_file(tmp_path, "q8", q8_0), kld_profile_file(tmp_path, "q4_1", smollm2_path)
     assert main(["eval", "-p", str(ref), "-p", str(cand), "--kld", str(doc), "--ctx", "64", "--chunks", "1",
                  "--no-save"]) == 0
     out = capsys.readouterr().out
@@ -74,8 +74,8 @@ async def test_f12_says_a_reference_made_from_4_bits_as_eval_does(
     doc.write_text(english_text(), encoding="utf-8")
     folder = tmp_path / "profiles"
     folder.mkdir()
-    ref = _profile_file(folder, "q8", requantized_copy(smollm2_path, "Q8_0"))
-    cand = _profile_file(folder, "q4_1", smollm2_path)
+    ref = kld_profile_file(folder, "q8", requantized_copy(smollm2_path, "Q8_0"))
+    cand = kld_profile_file(folder, "q4_1", smollm2_path)
     monkeypatch.setenv("WORKSTATION_PROFILES", str(folder))
 
     async def legend(language: str) -> str:

@@ -1,0 +1,113 @@
+"""Driving the TUI under Pilot: waiting for a state, typing as a person does, and the app the
+snapshot tests draw (a fixed conversation, two profiles, no engine)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from workstation.core.metrics import TurnMetrics
+from workstation.core.profiles import Profile, profile_from_dict
+from workstation.core.store import ConversationStore
+from workstation.tui.app import WorkstationApp
+
+
+def _waited_for(condition: Callable[[], object]) -> str:
+    """What a wait was for, in the test's own words: the condition's source line."""
+    try:
+        return " ".join(inspect.getsource(condition).split())
+    except (OSError, TypeError):
+        return repr(condition)
+
+
+async def until(pilot, condition: Callable[[], bool], steps: int = 3000, what: str | None = None) -> None:
+    """Let the app run until ``condition`` holds (bounded; each step is a short pause)."""
+    for _ in range(steps):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"the app did not reach the expected state in {steps} pauses of 0.05 s: "
+                         f"{what or _waited_for(condition)}")
+
+
+async def type_message(pilot, text: str) -> None:
+    """Click the message box, type ``text`` and press Enter, as a person does. The layout is
+    settled first: the pilot aims at where the box was drawn last, and a load bar that has
+    just gone moves it down a row (the click then lands in the chat log, which takes the
+    keys)."""
+    await type_message_only(pilot, text)
+    await pilot.press("enter")
+
+
+async def type_message_only(pilot, text: str) -> None:
+    """Click the message box and type ``text`` after what is there, without sending it."""
+    await pilot.pause()
+    assert await pilot.click("#prompt"), "the click did not land on the message box"
+    await pilot.press("end", *text)
+
+
+# --- the snapshot tests' app ---------------------------------------------------------------------
+MODEL = "smollm2-135m-instruct-q4_1"
+
+
+def _profile_data(name: str, **over: object) -> dict[str, object]:
+    data: dict[str, object] = {"name": name, "model": MODEL, "context": 4096, "threads": 2}
+    data.update(over)
+    return data
+
+
+def _metrics(ttft: float, tps: float, n: int, prompt: int, cached: int, kv: int) -> dict[str, object]:
+    m = TurnMetrics(
+        ttft_ms=ttft, prompt_n=prompt, cache_n=cached, prompt_ms=prompt / 0.28,
+        predicted_n=n, predicted_ms=n / tps * 1000, kv_used=kv, kv_size=4096, stop_reason="eos",
+    )
+    m.finish_rates()
+    return m.to_dict()
+
+
+def make_app(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, language: str = "en", start_engine: bool = False
+) -> WorkstationApp:
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    for key, data in {
+        "office-cpu": _profile_data("Office CPU — SmolLM2 135M"),
+        "office-q8": _profile_data("Office CPU — KV q8_0", kv_cache={"k": "q8_0", "v": "q8_0"}),
+    }.items():
+        (folder / f"{key}.yaml").write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    monkeypatch.setenv("WORKSTATION_PROFILES", str(folder))
+    store = ConversationStore()
+    old = store.new("Travel policy")
+    store.add_message(old.id, "user", "Where is the travel policy?")
+    conv = store.new("Meeting notes")
+    store.add_message(conv.id, "user", "Write three short tips for a good meeting.")
+    store.add_message(
+        conv.id, "assistant",
+        "1. **Share an agenda** a day before.\n2. Start and end **on time**.\n"
+        "3. Finish with owners and dates for each action.",
+        _metrics(212, 78.4, 34, 41, 0, 75),
+    )
+    store.add_message(conv.id, "user", "And one more?")
+    store.add_message(
+        conv.id, "assistant", "Keep it small: invite only the people who decide.",
+        _metrics(95, 80.1, 12, 14, 75, 101),
+    )
+    store.close()
+    profile: Profile = profile_from_dict(_profile_data("Office CPU — SmolLM2 135M"), "<test>",
+                                         folder / "office-cpu.yaml")
+    return WorkstationApp(profile, start_engine=start_engine, sample_system=False, language=language)
+
+
+async def settle(pilot) -> None:
+    """Wait for workers; no text cursor (its blink phase depends on timing)."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    for widget in pilot.app.query("Input"):
+        widget.cursor_blink = False
+        widget.can_focus = False
+    pilot.app.screen.set_focus(None)
+    await pilot.pause()
