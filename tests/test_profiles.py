@@ -116,6 +116,10 @@ def test_every_mistake_in_a_file_is_said_at_once(tmp_path: Path) -> None:
     with pytest.raises(ProfileError) as info:
         load_profile_file(typed)
     assert "missing" not in str(info.value) and "'model'" in str(info.value)
+    empty = write(tmp_path, "model: ''\ncontxt: 2\n")  # one written empty is (it passed as valid)
+    with pytest.raises(ProfileError) as info:
+        load_profile_file(empty)
+    assert "(2) field 'model' is missing; give a catalog name or a .gguf path." in str(info.value)
 
 
 def test_quantized_v_needs_flash_attention(tmp_path: Path) -> None:

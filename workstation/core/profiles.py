@@ -278,7 +278,7 @@ def _field_hint(key: str, value: Any, names: list[str], sections: dict[str, type
 
 
 def _build(cls: type, data: Any, src: str, prefix: str, sections: dict[str, type] | None = None,
-           problems: list[ProfileError] | None = None) -> Any:
+           problems: list[ProfileError] | None = None, failed: set[str] | None = None) -> Any:
     """A dataclass from a YAML mapping: unknown fields and wrong types are refused in one
     sentence; ``sections`` names the fields that are nested dataclasses (a profile's by default).
     With ``problems``, each field's problem is added to it and the field left at its default
@@ -289,8 +289,9 @@ def _build(cls: type, data: Any, src: str, prefix: str, sections: dict[str, type
     fields = {f.name: f for f in dataclasses.fields(cls)}
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
+        dotted = f"{prefix}.{key}" if prefix else str(key)
+        before = len(problems) if problems is not None else 0
         with _noted(problems):
-            dotted = f"{prefix}.{key}" if prefix else str(key)
             if dotted == "remote.api_key":  # a key is a person's secret: not in a file others read
                 raise ProfileError(
                     f"{src}: remote.api_key is not a profile field: the key stays out of the file; put it in "
@@ -303,9 +304,11 @@ def _build(cls: type, data: Any, src: str, prefix: str, sections: dict[str, type
                 raise ProfileError(f"{src}: unknown field '{dotted}'; "
                                    + (said or f"allowed fields are {', '.join(names)}."))
             if key in sections:
-                kwargs[key] = _build(sections[key], value, src, dotted, sections, problems)
+                kwargs[key] = _build(sections[key], value, src, dotted, sections, problems, failed)
             else:
                 kwargs[key] = _check_type(src, dotted, value, fields[key].type)
+        if failed is not None and problems is not None and len(problems) > before:
+            failed.add(dotted)  # (left at its default: not said again as missing)
     if problems:  # a field it cannot be without (a name) that had a problem: a stand-in, the rest still checked
         for f in dataclasses.fields(cls):
             if f.name not in kwargs and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
@@ -484,17 +487,17 @@ def profile_from_dict(data: Any, src: str = "<profile>", source: Path | None = N
     data = dict(data)
     data.setdefault("name", source.stem if source else "profile")
     problems: list[ProfileError] = []  # every one said at once (three typos took three runs)
-    profile = _build(Profile, data, src, "", problems=problems)
+    failed: set[str] = set()  # the fields whose own problem was said
+    profile = _build(Profile, data, src, "", problems=problems, failed=failed)
     profile.source = source
     profile.written = frozenset(str(k) for k in data)
     if source is not None:
         profile.model = _beside(profile.model, source)
         if profile.speculative.draft_model:
             profile.speculative.draft_model = _beside(profile.speculative.draft_model, source)
-    written = {p.split(".")[0] for p in profile.written}
     validate(profile, src, problems)
-    # (a field left out for its own problem is not said again as "missing")
-    problems = [p for p in problems if not ("field 'model' is missing" in str(p) and "model" in written)]
+    # (a field left out for its own problem is not said again as "missing"; one written empty is)
+    problems = [p for p in problems if not ("field 'model' is missing" in str(p) and "model" in failed)]
     if problems:
         raise _together(src, problems)
     return profile
