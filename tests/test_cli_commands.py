@@ -1158,6 +1158,11 @@ def test_a_question_typed_beside_a_pipe_is_asked_about_the_piped_text(tmp_path: 
         for stream in (idle.stdin, idle.stdout, idle.stderr):
             stream.close()
     assert code == 0 and int(json.loads(out)["metrics"]["prompt_n"]) == alone, err
+    assert "nothing came through the pipe in 5 s, so the question went alone" in err, err  # said, not dropped unsaid
+    # a command that takes a while to write its text (chat … | chat loads a model first): waited for
+    piped_late = subprocess.run(["bash", "-c", '(sleep 1.5; printf %s "$0") | "$@"', notes, *chat],
+                                capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert prompt_n(piped_late) == with_notes
 
 
 def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number(

@@ -77,14 +77,15 @@ def _piped() -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
-PIPE_WAIT_S = 0.5  # how long a pipe beside a typed question may take to bring its first bytes
+PIPE_WAIT_S = 5.0  # how long a pipe beside a typed question may take to bring its first bytes
 
 
-def _piped_beside() -> bool:
+def _piped_beside() -> bool | None:
     """Whether a typed question has text piped in beside it (``cat notes.txt | chat "Sum it
-    up"``: the notes were dropped without a word). A file, or a pipe with something (or its
-    end) to read within PIPE_WAIT_S; a pipe a script left open with nothing in it is not waited
-    on (its caller's own standard input, say)."""
+    up"``: the notes were dropped without a word). True for a file, or a pipe with something (or
+    its end) to read within PIPE_WAIT_S (a command before it, ``chat … | chat``, loads its
+    model first); None for a pipe that brought nothing in that time, which is then left unread
+    (a script's own standard input, held open) and said; False for no pipe at all."""
     if not _piped():
         return False
     try:
@@ -92,7 +93,7 @@ def _piped_beside() -> bool:
             return True
         import select
 
-        return bool(select.select([sys.stdin.fileno()], [], [], PIPE_WAIT_S)[0])
+        return True if select.select([sys.stdin.fileno()], [], [], PIPE_WAIT_S)[0] else None
     except (OSError, ValueError):
         return False
 
@@ -121,9 +122,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"workstation: '{cli('chat')}' needs text (see '{cli('chat --help')}').", file=sys.stderr)
         raise SystemExit(2)  # as the command line's other mistakes
     text = _read_pipe() if args.text in ("-", None) else args.text
-    if args.text not in ("-", None) and _piped_beside():  # the piped text, then the question about it (as Ollama)
+    beside = _piped_beside() if args.text not in ("-", None) else False
+    if beside:  # the piped text, then the question about it (as Ollama)
         piped = _read_pipe().strip("\n")
         text = f"{piped}\n\n{args.text}" if piped.strip() else args.text
+    elif beside is None:  # (dropped without a word when it came late)
+        print(f"workstation: nothing came through the pipe in {PIPE_WAIT_S:.0f} s, so the question went alone; "
+              "to send a slow command's text, save it to a file and pipe that, or add < /dev/null to say there "
+              "is none.", file=sys.stderr)
     if not text.strip():
         raise EngineError("The message is empty; type something to send.")
     if args.stop and args.json_schema is not None:  # (locally dropped, a desk PC's cut the JSON)
