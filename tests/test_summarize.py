@@ -344,6 +344,17 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
         assert earlier.read_bytes() == before
         said = "Summary of bees.md" if earlier.suffix == ".md" else "bees.md"
         assert f"{earlier} holds another summary ({said}), so it was left as it was; add --yes to replace it" in err, err
+    # a name inside another's ("Q3 bees.md") is another document, in either language's title; and a
+    # summary of more documents than these is another summary
+    from workstation.core.summarize import earlier_summary
+
+    footer = "\n_1 of 1 parts, 10 document tokens, 1 model call, 0.5 s._\n"
+    for title in ("# Summary of Q3 bees.md", "# Q3 bees.md özeti", "# Summary of bees.md\n\n# Summary of other.txt"):
+        (tmp_path / "s.md").write_text(title + "\n\nText." + footer, encoding="utf-8")
+        assert earlier_summary(tmp_path / "s.md") and not earlier_summary(tmp_path / "s.md", of=["bees.md"]), title
+    for title in ("# Summary of bees.md", "# bees.md özeti"):
+        (tmp_path / "s.md").write_text(title + "\n\nText." + footer, encoding="utf-8")
+        assert earlier_summary(tmp_path / "s.md", of=["bees.md"]), title
     # a summary cut by --max-tokens mid-sentence says so before its citation ("compared to the (§ Bees)")
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "cut.md"), "--max-tokens", "6"]) == 0
     headline = (tmp_path / "cut.md").read_text(encoding="utf-8").split("\n")[4]

@@ -24,6 +24,7 @@ in this process, in a child process, or a remote server (``backend: openai``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 import threading
@@ -970,13 +971,29 @@ def earlier_summary(path: Path, of: list[str] | None = None) -> bool:
     meeting" is none. ``of``: the names of the documents it must be a summary of (a summary
     of another document was replaced without a word: nine minutes of a contract's summary lost)."""
     said = summary_heads(path)
-    return said is not None and (of is None or all(any(_names(head, name) for head in said) for name in of))
+    # the very documents, no more and no fewer ("Summary of Q3 report.pdf" is none of report.pdf's)
+    return said is not None and (of is None or sorted(_named(head) for head in said) == sorted(of))
 
 
-def _names(head: str, name: str) -> bool:
-    """Whether a summary's title (or its JSON's source) names the document ``name``, in any
-    language's title ("Summary of memo.txt", "memo.txt özeti")."""
-    return head == name or re.search(rf"(?:^|\s){re.escape(name)}(?:\s|$)", head) is not None
+@functools.lru_cache(maxsize=1)
+def _title_patterns() -> tuple[re.Pattern[str], ...]:
+    """A summary's title in each language the app speaks ("Summary of {name}", "{name} özeti")."""
+    import yaml
+
+    from workstation.core.paths import PACKAGE_DIR
+    from workstation.core.phrases import ENGLISH
+
+    templates = {ENGLISH["summary.title"]}
+    for locale in sorted((PACKAGE_DIR / "tui" / "locales").glob("*.yaml")):
+        said = (yaml.safe_load(locale.read_text(encoding="utf-8")) or {}).get("summary.title")
+        if isinstance(said, str) and "{name}" in said:
+            templates.add(said)
+    return tuple(re.compile("^" + re.escape(t).replace(re.escape("{name}"), "(.+)") + "$") for t in sorted(templates))
+
+
+def _named(head: str) -> str:
+    """The document a summary's title names, in any language's title (a JSON's source: as it is)."""
+    return next((m.group(1) for m in (p.match(head) for p in _title_patterns()) if m), head)
 
 
 def summary_heads(path: Path) -> list[str] | None:
