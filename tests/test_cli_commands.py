@@ -1210,3 +1210,12 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     store.close()
     assert main(["chat", "-c", f"#{first.id}", "Hello"]) == 1  # a number no conversation has now
     assert f'There is no saved conversation "#{first.id}"' in capsys.readouterr().err
+    # a title written as a number is its own conversation's; '#²' and a bare number are no numbers
+    assert main(["conversations", "rename", "weekly notes", f"#{first.id}"]) == 0
+    capsys.readouterr()
+    assert main(["conversations", "show", f"#{first.id}", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["id"] == other.id
+    for typed in ("#²", str(other.id)):
+        assert main(["conversations", "show", typed]) == 1
+        err = capsys.readouterr().err
+        assert f'There is no saved conversation "{typed}"' in err and "Traceback" not in err, err

@@ -410,25 +410,22 @@ def _conversation(name: str, new: bool = False) -> _Conversation:
     """The saved conversation titled ``name`` (the newest such; case aside), or a new one. A
     name close to a saved one is refused unless ``new``: a typo would start an empty
     conversation, and the question would be answered without what it was about."""
-    if name.strip().startswith("#") and name.strip()[1:].isdigit() and not new:  # by its number (conversations lists them)
-        from workstation.commands.conversations import find_saved
+    from workstation.commands.conversations import NUMBER, find_conversation, find_saved
 
-        store = ConversationStore()
-        try:
-            found = find_saved(store, name)
-        except WorkstationError:
-            store.close()
-            raise
+    store = ConversationStore()
+    found = find_conversation(store, name) if not new else None  # by its title, or its number (#12)
+    if found is not None:
         return _Conversation(store, found.id, found.title)
+    if NUMBER.fullmatch(name.strip()) and not new:  # a number no conversation has: said, not begun as a title
+        try:
+            find_saved(store, name)
+        finally:
+            store.close()
     name = clean_title(name)  # as the store keeps titles, so the same name finds it again
     if not name:
+        store.close()
         raise EngineError("A conversation needs a name; give one after -c.")
-    store = ConversationStore()
     titles = [c for c in store.list() if not new]
-    found = ([c for c in titles if c.title == name]
-             or [c for c in titles if fold(c.title) == fold(name)])
-    if found:
-        return _Conversation(store, found[0].id, found[0].title)
 
     def numbered(title: str) -> bool:  # report-2 beside report-1, monday2 beside monday: a series, no typo
         return re.sub(r"[\s_-]*\d+", "", fold(title)) == re.sub(r"[\s_-]*\d+", "", fold(name))

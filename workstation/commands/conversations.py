@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import sys
 import time
 from pathlib import Path
@@ -50,16 +51,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     default_verb(p, verbs.choices["list"])  # 'conversations' alone lists, as before
 
 
+NUMBER = re.compile(r"#([0-9]{1,9})")  # a conversation by its number, as `conversations` lists it
+
+
 def find_conversation(store: ConversationStore, name: str) -> Conversation | None:
-    """The saved conversation ``name`` names: ``#12`` (or ``12`` where no title is "12") by its
-    number, else its title (the newest of it; case aside, as ``chat -c`` finds it)."""
+    """The saved conversation ``name`` names: its title (the newest of it; case aside), else,
+    written #12, the one of that number (a title "#12" is its own conversation's)."""
     titles = store.list()
-    number = name.strip().removeprefix("#")
-    if number.isdigit() and (name.strip().startswith("#") or not any(c.title == name for c in titles)):
-        return next((c for c in titles if c.id == int(number)), None)
-    name = clean_title(name)
-    return next((c for c in titles if c.title == name), None) or next(
-        (c for c in titles if fold(c.title) == fold(name)), None)
+    title = clean_title(name)
+    found = next((c for c in titles if c.title == title), None) or next(
+        (c for c in titles if fold(c.title) == fold(title)), None)
+    number = NUMBER.fullmatch(name.strip())
+    if found is None and number is not None:
+        found = next((c for c in titles if c.id == int(number.group(1))), None)
+    return found
 
 
 def find_saved(store: ConversationStore, name: str) -> Conversation:
