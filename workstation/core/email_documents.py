@@ -4,7 +4,6 @@ content)."""
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -86,7 +85,7 @@ def read_email(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
         if body.get_content_subtype() == "html":
             _add_html(builder, text, name)
         else:
-            text = re.sub(r"[ \t]+(?=\n)", "", text.replace("\r\n", "\n").replace("\r", "\n"))
+            text = "\n".join(line.rstrip(" \t") for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
             if text.strip():
                 builder.add(text.strip())
     attachments: list[str] = []
