@@ -565,6 +565,15 @@ def test_ctrl_c_in_summarize_writes_a_whole_partial_summary(tmp_path: Path, smol
     points = lambda text: re.findall(r"^- \*\*.*$", text, re.M)  # noqa: E731
     again = out_md.read_text(encoding="utf-8")
     assert len(points(again)) > k and points(again)[:k] == points(text)[:k], (text, again)
+    # --start-over does every part again, and its own parts are kept in place of the old ones
+    code, _out, err = _run_until(
+        ["summarize", str(doc), "-p", str(prof), "-o", str(out_md), "--start-over"],
+        re.compile(rf"\] 1/{total} parts"), on="stderr",
+    )
+    assert code == 130 and "going on from" not in err, err
+    code, _out, err = _run_until(
+        ["summarize", str(doc), "-p", str(prof), "-o", str(out_md)], re.compile(rf"\] 2/{total} parts"), on="stderr")
+    assert code == 130 and f"bees.txt: going on from the 1 of {total} parts finished before it stopped\n" in err, err
 
 
 def test_ctrl_c_before_any_part_leaves_an_earlier_summary_alone(tmp_path: Path, smollm2_path: Path) -> None:

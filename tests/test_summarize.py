@@ -572,6 +572,7 @@ def test_a_stopped_summary_goes_on_from_its_kept_parts_until_the_document_change
     assert first.cancelled and kept_count(path, profile) == 1
     other = dataclasses.replace(profile, sampling=dataclasses.replace(profile.sampling, max_tokens=MAX_TOKENS + 1))
     assert kept_count(path, other) == 0  # another part budget cuts other parts
+    assert kept_count(path, dataclasses.replace(profile, context=CTX * 2)) == 0  # and another context
 
     seen: list[SummaryProgress] = []
     parts = parts_for(path, profile)  # as a new process finds them

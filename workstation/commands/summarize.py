@@ -249,7 +249,10 @@ def run(args: argparse.Namespace) -> int:
                     break
                 bar = None if args.quiet else ProgressBar(doc.name)
                 # the parts a stopped run of it finished are not done again; its own are kept as done
-                parts = None if args.start_over else parts_for(Path(doc.source), profile)
+                parts = parts_for(Path(doc.source), profile)
+                if parts is not None and args.start_over:  # its parts of an earlier run gone; this run's kept
+                    parts.forget()
+                    parts.done.clear()
                 try:
                     results.append(summarize_document(
                         engine, doc, profile, on_progress=bar, cancel=cancel,

@@ -23,7 +23,7 @@ from workstation.core.paths import data_dir, own_file
 
 PARTS_TABLE = """
 CREATE TABLE IF NOT EXISTS parts (  -- parts of a document a stopped run finished (PartsKept)
-    path TEXT NOT NULL,             -- the document (the batch folder's relative path, or its text's hash)
+    path TEXT NOT NULL,             -- the document (the batch folder's relative path, or its full path)
     version TEXT NOT NULL,          -- the document's version, the profile and its model
     start INTEGER NOT NULL,         -- the part's character span
     end INTEGER NOT NULL,
@@ -83,10 +83,12 @@ class PartsKept:
 
 def version_of(source: Path, profile: Any) -> str:
     """The version of a document whose parts are usable: the file's size and time, the
-    profile's name, its model and a part's budget (``summarize --max-tokens``)."""
+    profile's name, its model, its context and a part's budget (``summarize --max-tokens``):
+    another context or budget cuts the document into other parts (F6 said Ctrl+R would go on
+    from them, and began at part 1)."""
     st = source.stat()
     return (f"{st.st_size}:{st.st_mtime_ns}:{getattr(profile, 'ref', '')}:{getattr(profile, 'model', '')}:"
-            f"{profile.sampling.max_tokens}")
+            f"{getattr(profile, 'context', '')}:{profile.sampling.max_tokens}")
 
 
 def _store(folder: Path | None) -> Path:
