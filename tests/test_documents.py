@@ -577,7 +577,11 @@ def test_opendocument_text_is_read(tmp_path: Path) -> None:
         '<table:table-cell><text:p>Karar</text:p></table:table-cell><table:table-cell/></table:table-row>'
         '<table:table-row><table:table-cell><text:p>2017/45</text:p></table:table-cell>'
         '<table:table-cell><text:p>2018/99</text:p><text:p>kesin</text:p></table:table-cell>'
-        '<table:table-cell><text:p>ret</text:p></table:table-cell></table:table-row></table:table>'
+        '<table:table-cell><text:p>ret<text:note text:id="ftn3" text:note-class="footnote">'
+        '<text:note-citation>2</text:note-citation><text:note-body><text:p>Hücre notu.</text:p></text:note-body>'
+        '</text:note></text:p><draw:frame xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0">'
+        '<draw:text-box><text:p>kutu</text:p></draw:text-box></draw:frame></table:table-cell>'
+        '</table:table-row></table:table>'
     )
     path = make_odf(tmp_path / "dilekce.odt", body)
     doc = read_document(path)
@@ -590,8 +594,8 @@ def test_opendocument_text_is_read(tmp_path: Path) -> None:
         "ikinci madde[i]\n\n"
         "Tablo\n"
         "Esas | Karar | \n"
-        "2017/45 | 2018/99 kesin | ret\n\n"
-        "Footnotes\n[1] Yargıtay 9. HD, E. 2017/45.\n\n"
+        "2017/45 | 2018/99 kesin | ret[2]\n\n"  # a note in a cell: marked, said once below (it was said twice)
+        "Footnotes\n[1] Yargıtay 9. HD, E. 2017/45.\n[2] Hücre notu.\n\n"
         "Endnotes\n[i] Son not."
     )
     assert [s.title for s in doc.sections] == [None, "Olaylar", "Tablo", "Footnotes", "Endnotes"]

@@ -238,6 +238,24 @@ class _OdtText:
         return f"[{mark}]"
 
 
+def _paragraphs(container: Any) -> list[Any]:
+    """The paragraphs and headings of a table cell, as the body's walk takes them: not those
+    of a note's body (its text is the note's, marked where it is cited: a cell said it twice)
+    nor of a drawing's text box (left out of body paragraphs too)."""
+    found: list[Any] = []
+    stack: list[Any] = list(reversed(container))
+    while stack:
+        el = stack.pop()
+        tag = el.tag
+        if not isinstance(tag, str) or tag in _ODF_SKIP or tag == _ODF_NOTE or tag.startswith(f"{{{_ODF_DRAW}}}"):
+            continue
+        if tag in (_ODF_P, _ODF_H):
+            found.append(el)
+        else:
+            stack.extend(reversed(el))
+    return found
+
+
 def read_odt(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
     """An OpenDocument text (.odt): content.xml, after the zip's checks; ``text:h`` headings as
     sections, paragraphs and list items as lines, table rows as 'a | b | c' (as DOCX)."""
@@ -304,7 +322,7 @@ def read_odt(path: Path, data: bytes, limits: Limits, deadline: float) -> Docume
         elif tag == _ODF_ROW:
             cells = []
             for cell in el.iterchildren(_ODF_CELL):
-                paras = (reader.inline(p).strip() for p in cell.iter(_ODF_P, _ODF_H))
+                paras = (reader.inline(p).strip() for p in _paragraphs(cell))
                 cells.append(" ".join(t for t in paras if t))
             if any(cells):
                 line(" | ".join(cells))
