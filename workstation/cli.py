@@ -104,48 +104,50 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = parser.parse_args(["tui", *argv])
         return int(args.func(args) or 0)
     except WorkstationError as err:
-        print(f"workstation: {err}", file=sys.stderr)
-        if getattr(args, "json", False) is True:
-            with contextlib.suppress(OSError):  # (stdout closed: the sentence is said already)
-                print_json_error(str(err), err.exit_code)
-        return err.exit_code
+        return _failed(args, str(err), err.exit_code)
     except KeyboardInterrupt:
-        print(STOPPED, file=sys.stderr)
-        return 130
+        return _failed(args, STOPPED.removeprefix("workstation: "), 130)
     except BrokenPipeError:
         return 1
     except OSError as err:
         written = err.filename2 or err.filename  # (a rename's is where it went)
         if err.errno not in WRITE_ERRNOS or os.environ.get("WORKSTATION_DEBUG"):
-            return _unexpected(err)
+            return _unexpected(err, args)
         # a full or read-only disk under any command that writes (batch -o, models add/pull,
         # quantize -o, size -o): "unexpected error: OSError: [Errno 28]" before; a write to an
         # open file names none
         said = (say(cannot_write(Path(os.fsdecode(written)), err)) if written else
                 f"A disk this command writes to is {'read-only' if err.errno == errno.EROFS else 'full'} "
                 f"({err.strerror}); free some space there, or write elsewhere, then run the same command again.")
-        print(f"workstation: {said}", file=sys.stderr)
-        return 1
+        return _failed(args, said, 1)
     except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks
-        return _unexpected(err)
+        return _unexpected(err, args)
 
 
-def _unexpected(err: Exception) -> int:
+def _failed(args: argparse.Namespace | None, said: str, code: int) -> int:
+    """The run failed: ``said`` on stderr as one sentence, and with --json on stdout too, as
+    ``{"error", "exit_code"}``, where the command printed no JSON of its own (a script reading
+    stdout as JSON read nothing). A mistyped option is said by the parser alone (exit 2)."""
+    print(f"workstation: {said}", file=sys.stderr)
+    if getattr(args, "json", False) is True:
+        with contextlib.suppress(OSError):  # (stdout closed: the sentence is said already)
+            print_json_error(said, code)
+    return code
+
+
+def _unexpected(err: Exception, args: argparse.Namespace | None = None) -> int:
     """The last line of defence against tracebacks (``WORKSTATION_DEBUG=1``: the traceback)."""
     if os.environ.get("WORKSTATION_DEBUG"):
         raise err
     if interrupted(err):
-        print(STOPPED, file=sys.stderr)
-        return 130
+        return _failed(args, STOPPED.removeprefix("workstation: "), 130)
     if _from_llama_cpps_loader(err):  # (a library deleted, or built for another machine)
         venv = Path(sys.prefix)
         run = venv.parent / "run.sh"  # (README's install: a .venv beside run.sh, which sets it up)
         said = (("engine.library_broken", {"why": str(err), "venv": shell_word(str(venv)), "run": shell_word(str(run))})
                 if sys.prefix != sys.base_prefix and run.is_file() else ("engine.library_broken_pip", {"why": str(err)}))
-        print(f"workstation: {say([said])}", file=sys.stderr)
-        return 1
-    print(f"workstation: unexpected error: {type(err).__name__}: {err}", file=sys.stderr)
-    return 1
+        return _failed(args, say([said]), 1)
+    return _failed(args, f"unexpected error: {type(err).__name__}: {err}", 1)
 
 
 def _from_llama_cpps_loader(err: BaseException) -> bool:
