@@ -125,6 +125,11 @@ def run_export(args: argparse.Namespace) -> int:
     try:
         conv = find_saved(store, args.name)
         out = named_output(args.output)
+        from workstation.tui.documents_of import is_document_of
+
+        if is_document_of(out, store, conv.id):  # (--yes wrote the conversation over it)
+            raise WorkstationError(f"{out} is a document this conversation is about, so it was left as it was; "
+                                   "name another file with -o.")
         if out.exists() and not args.yes and not asked_yes(
                 f"{out} is there already; replace it with the conversation \"{conv.title}\"?",
                 f"{out} is there already, so it was left as it was; add --yes to replace it, or name another "

@@ -67,6 +67,7 @@ from workstation.core.summarize import millions, small_model
 from workstation.tui import integrations, pacing
 from workstation.tui.actions import ACTIONS, ALWAYS, BY_ID, CHAT_ONLY, bindings
 from workstation.tui.attachment import find_attached, with_attached
+from workstation.tui.documents_of import is_document_of
 from workstation.tui.i18n import LANGUAGES, Texts, detect_language
 from workstation.tui.messages import (
     AttachmentMeasured,
@@ -1223,8 +1224,8 @@ class WorkstationApp(App[None]):
             except WorkstationError as err:
                 return self.texts.error(err)
             path = typed_path(typed)
-            if path.is_file() and path.resolve() in self._conversation_documents(conv_id):
-                # (offered to be replaced: Enter's default kept it; the command line refuses it)
+            if is_document_of(path, self.store, conv_id, self._attached_paths):
+                # (offered to be replaced: Enter's default kept it; the command line refuses it too)
                 return self.texts("conv.export_is_document", name=path.name)
             return None
 
@@ -1233,18 +1234,6 @@ class WorkstationApp(App[None]):
                                         check=unwritable), chosen)
 
         ask(str(default))
-
-    def _conversation_documents(self, conv_id: int) -> set[Path]:
-        """The files a conversation is about, as far as the app knows them: the document F6
-        summarized for it (Ctrl+K), and those attached to its messages in this session."""
-        from workstation.tui.screens.summarize import asked_about
-
-        found = {p.resolve() for p in self._attached_paths if any(
-            (a := find_attached(m.content)) is not None and a.name == p.name for m in self.store.messages(conv_id))}
-        summarized = asked_about(self.store, conv_id)
-        if summarized is not None:
-            found.add(summarized.resolve())
-        return found
 
     # --- chat ------------------------------------------------------------------------------
     def action_toggle_editor(self) -> None:
