@@ -7,6 +7,7 @@ printed, then one sentence on stderr says why it does not, and the exit code is 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import os
 import re
@@ -27,7 +28,13 @@ from workstation.core.invocation import cli
 from workstation.core.kv_state import conversation_tag
 from workstation.core.letters import fold
 from workstation.core.metrics import turn_record
-from workstation.core.profiles import Profile, check_sampling, load_profile, option_name
+from workstation.core.profiles import (
+    Profile,
+    check_sampling,
+    load_profile,
+    option_name,
+    sampling_changes,
+)
 from workstation.core.store import ConversationStore, clean_title
 from workstation.core.structured_output import check_reply, load_schema_file
 
@@ -142,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
         conversation = _conversation(args.conversation, new=args.new)
         profile = _conversation_profile(conversation, profile, chosen=profile_ref(args) is not None)
     s = profile.sampling
+    file_sampling = dataclasses.replace(s, stop=list(s.stop))  # the profile's own, for the reply's record
     for name in SAMPLING_OPTIONS:
         if getattr(args, name) is not None:
             setattr(s, name, getattr(args, name))
@@ -238,9 +246,8 @@ def run(args: argparse.Namespace) -> int:
             if conversation is not None:  # a reply stopped before its first token too, as the app keeps it
                 try:  # (before the engine keeps its cells on disk, which takes seconds)
                     conversation.store.add_message(conversation.id, "assistant", final.text,
-                                                   turn_record(final.metrics, profile.ref, profile.name, {
-                                                       name: getattr(args, name) for name in SAMPLING_OPTIONS
-                                                       if getattr(args, name) is not None}),
+                                                   turn_record(final.metrics, profile.ref, profile.name,
+                                                               sampling_changes(s, file_sampling, SAMPLING_OPTIONS)),
                                                    reasoning=final.reasoning)
                 except WorkstationError as err:  # (a full disk): said once the reply is out (--json's too)
                     not_kept = WorkstationError(f"{err} The reply above was not saved in the conversation; "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import reprlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -442,6 +442,14 @@ def fixed_seed(s: Sampling) -> int | None:
         return None
     seed = s.seed & 0xFFFFFFFF
     return None if seed == RANDOM_SEED else seed
+
+
+def sampling_changes(sampling: Sampling, base: Sampling, names: Iterable[str]) -> dict[str, Any]:
+    """The settings among ``names`` that ``sampling`` has other than ``base`` (the profile's),
+    by field, as a reply's record keeps them; the seed compared as drawn (-1 and none are both
+    "a new seed each time")."""
+    mine, its = (dataclasses.replace(s, seed=fixed_seed(s)) for s in (sampling, base))
+    return {name: getattr(mine, name) for name in names if getattr(mine, name) != getattr(its, name)}
 
 
 def check_sampling(s: Sampling, name_of: Callable[[str], str]) -> None:

@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 from workstation.core.errors import ProfileError
-from workstation.core.profiles import Sampling, check_sampling, fixed_seed
+from workstation.core.profiles import Sampling, check_sampling, sampling_changes
 from workstation.tui.i18n import Texts
 
 # the settings the dialog shows, in its order: (field, whole numbers only)
@@ -26,10 +26,8 @@ FIELDS: tuple[tuple[str, bool], ...] = (
 
 
 def changes(sampling: Sampling, base: Sampling) -> dict[str, object]:
-    """The dialog's settings of ``sampling`` other than ``base``'s (the profile's), by field;
-    the seed compared as drawn (the profile's -1 comes back as "random", the same setting)."""
-    mine, its = (dataclasses.replace(s, seed=fixed_seed(s)) for s in (sampling, base))
-    return {name: getattr(mine, name) for name, _whole in FIELDS if getattr(mine, name) != getattr(its, name)}
+    """The dialog's settings of ``sampling`` other than ``base``'s (the profile's), by field."""
+    return sampling_changes(sampling, base, (name for name, _whole in FIELDS))
 
 
 def shown(value: float | int | None) -> str:
