@@ -496,7 +496,7 @@ class ConversationStore:
             return 0
         rows = [(conversation_id, question_id, m.content, json.dumps(m.metrics) if m.metrics else None, m.created,
                  m.reasoning, before.content)
-                for m in taken.messages if m.role == "assistant" and m.content.strip()]
+                for m in taken.messages if m.role == "assistant" and (m.content.strip() or m.reasoning.strip())]
         rows += [(conversation_id, question_id, *row[1:5], row[5] if row[5] is not None else before.content)
                  for row in taken.earlier if row[0] == before.id]
         with self._db:

@@ -169,8 +169,8 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         if isinstance(entry, Profile):
             self.dismiss(entry)
         else:
-            self.notify(self.wapp.texts("profiles.broken_picked", error=str(entry).rstrip(".")), severity="warning",
-                        timeout=12)
+            said = self.wapp.texts.error(entry).rstrip().rstrip(".")  # (in the UI's language, where it has phrases)
+            self.notify(self.wapp.texts("profiles.broken_picked", error=said), severity="warning", timeout=12)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
