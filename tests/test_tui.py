@@ -3018,7 +3018,7 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         # how full the context is, under the box (it showed on F5 only), said before it is past full
         last = app.history.turns[-1]
         used = last.prompt_n + last.cache_n + last.predicted_n
-        assert prompt.border_subtitle == f"context {used:,} of 1,024 tokens ({round(used / 1024 * 100)}%)"
+        assert prompt.border_subtitle == f"context {round(used / 1024 * 100)}% full ({used:,} of 1,024 tokens)"
         # a conversation grown past the context: its start left out, said once, and under the reply
         part = "The inventory lists desks, chairs, lamps and shelves on each floor. " * 35  # ~500 tokens
         fills = []
@@ -3028,14 +3028,16 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
             await until(pilot, lambda: not app.generating and not prompt.value)
             last = app.history.turns[-1]
             fills.append(round((last.prompt_n + last.cache_n + last.predicted_n) / 1024 * 100))
-            said = f"({fills[-1]}%)" + (": the oldest messages will soon be left out" if fills[-1] >= 85 else "")
-            assert str(prompt.border_subtitle).endswith(said), (prompt.border_subtitle, fills)
+            said = f"context {fills[-1]}% full" + (": the oldest messages go soon" if fills[-1] >= 85 else " (")
+            assert str(prompt.border_subtitle).startswith(said), (prompt.border_subtitle, fills)
         assert fills[0] < 85 <= fills[1], fills
         told = [n.message for n in app._notifications if "longer than the model's context (1,024 tokens)" in n.message]
         left_out = app.store.messages(conv)[-1].metrics["left_out_n"]  # type: ignore[index]
         assert len(told) == 1 and f"its first {left_out} messages were left out" in told[0], told
         assert left_out >= 4  # the four before the long ones, at least
         assert f"the model did not see the first {left_out} messages" in str(_views(app)[-1].query_one(".metrics").render())
+        await pilot.press("ctrl+n")  # a new conversation: no figure of the last one's under its box
+        await until(pilot, lambda: app.conversation_id is None and not prompt.border_subtitle)
 
 
 async def test_a_changed_question_that_comes_back_brings_back_the_one_it_replaced(profiles: Path) -> None:

@@ -747,6 +747,19 @@ class WorkstationApp(App[None]):
             set_status = getattr(screen, "set_status", None)
             if callable(set_status):
                 set_status(text)
+        self._show_context_fill()
+
+    @property
+    def history(self) -> MetricsHistory:
+        """The open conversation's last turns (F5's figures, the context line under the box)."""
+        return self._history
+
+    @history.setter
+    def history(self, turns: MetricsHistory) -> None:
+        self._history = turns
+        self._show_context_fill()  # another conversation's figure stayed under a new one's box
+
+    def _show_context_fill(self) -> None:
         chat = getattr(self, "chat_screen", None)
         if chat is not None:
             chat.set_context_fill(self.context_fill_text())
@@ -756,7 +769,7 @@ class WorkstationApp(App[None]):
         under the message box ('' before a turn): it showed on F5 only, and the conversation's
         start was left out with no warning ahead (LM Studio shows it by the box)."""
         n_ctx = self.engine_info.n_ctx if self.engine_info else 0
-        last = self.history.turns[-1] if self.history.turns and self.conversation_id is not None else None
+        last = self._history.turns[-1] if self._history.turns and self.conversation_id is not None else None
         if not n_ctx or last is None:
             return ""
         used = last.prompt_n + last.cache_n + last.predicted_n
