@@ -2953,6 +2953,7 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         prompt.focus()
         await pilot.press("up")  # the last message back in the box; nothing taken back yet
         await until(pilot, lambda: prompt.value == "Hello!")
+        assert prompt.border_title == "changing your last message (empty the box for a new one)"  # (a toast went)
         assert len(app.store.messages(conv)) == 2
         await pilot.press("alt+r")  # asked again meanwhile: what is in the box still goes in its place
         await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 2)
@@ -2976,7 +2977,9 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         await until(pilot, lambda: app.store.last_reply_versions(conv) == (4, 4))
         assert [(m.content) for m in app.store.messages(conv)] == [m.content for m in edited]
         await until(pilot, lambda: [v.content for v in _views(app) if v.role == "user"] == ["Hello! there"])
-        await pilot.press("up", "ctrl+u", *"Thanks", "enter")  # emptied first: a new message, the last one kept
+        await pilot.press("up", "ctrl+u")  # emptied: the box says it is a new message now
+        await until(pilot, lambda: not prompt.border_title)
+        await pilot.press(*"Thanks", "enter")  # a new message, the last one kept
         await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 4)
         assert [m.content for m in app.store.messages(conv) if m.role == "user"] == ["Hello! there", "Thanks"]
         app.chat_screen.toggle_editor()  # Up in the empty multi-line editor too

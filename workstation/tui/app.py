@@ -261,7 +261,7 @@ class WorkstationApp(App[None]):
         self._left_out_told: set[tuple[int, float]] = set()
         # the last question (number, made at: SQLite gives numbers again), put back in the box by
         # Up: sent, the message takes its place
-        self._editing: tuple[int, float] | None = None
+        self._editing = None  # (its property below; first, with the box not there yet)
         # a conversation left with its last question in the box to be changed: taken up again
         # when it is opened again, its draft there (in this session; a draft outlives a restart,
         # not as an edit)
@@ -758,6 +758,19 @@ class WorkstationApp(App[None]):
     def history(self, turns: MetricsHistory) -> None:
         self._history = turns
         self._show_context_fill()  # another conversation's figure stayed under a new one's box
+
+    @property
+    def _editing(self) -> tuple[int, float] | None:
+        """The last question (its number and time) being changed in the box (Up), to be sent in
+        its place; None: the box's text is a new message."""
+        return self._editing_last
+
+    @_editing.setter
+    def _editing(self, question: tuple[int, float] | None) -> None:
+        self._editing_last = question
+        chat = getattr(self, "chat_screen", None)
+        if chat is not None:  # said over the box while it lasts (a toast went; Ctrl+U ended it unseen)
+            chat.set_editing_title(self.texts("chat.editing_title") if question is not None else "")
 
     def _show_context_fill(self) -> None:
         chat = getattr(self, "chat_screen", None)

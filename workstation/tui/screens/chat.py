@@ -396,6 +396,12 @@ class ChatScreen(AppScreen, Screen[None]):
         for bar in self.query(StatusBar):
             bar.update(text)
 
+    def set_editing_title(self, text: str) -> None:
+        """Over the message box while it holds the last message being changed (Up)."""
+        if self.is_mounted:
+            self.query_one("#prompt", Input).border_title = text
+            self.query_one("#editor", TextArea).border_title = text
+
     def set_context_fill(self, text: str) -> None:
         """How full the context is, under the message box (the editor's too)."""
         if not self.is_mounted:
