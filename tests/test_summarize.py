@@ -582,6 +582,13 @@ def test_a_stopped_summary_goes_on_from_its_kept_parts_until_the_document_change
     assert not second.cancelled and second.chunks[0].summary == first.chunks[0].summary
     assert second.chunks[0].metrics is None  # not summarized again
     assert [p.chunks_done for p in seen if p.stage == "kept"] == [1]
+    # the command line's last line says the part kept apart (it said the whole document was read now)
+    from workstation.commands.summarize import closing_line
+
+    rest = sum(c.tokens for c in second.chunks[1:])
+    assert closing_line(second, 1.5).startswith(
+        f"bees.txt: {len(second.chunks)} parts, 1 kept from the run that stopped, {rest:,} document tokens of the rest "
+        "read and summarized at "), closing_line(second, 1.5)
     # its closing line counts the calls of this run, and says the part kept (only this run's were counted)
     calls = int(second.totals["calls"])
     assert f" parts, {int(second.totals['document_tokens']):,} document tokens, {calls} model calls and 1 part kept from " \

@@ -183,6 +183,24 @@ def _read_all(files: list[str]) -> list[Document]:
     )
 
 
+def closing_line(r: SummaryResult, wall: float) -> str:
+    """What a document's summary took, on stderr at the end: its parts, the tokens read in this
+    run (parts a stopped run finished are said apart: it said the whole document was read), the
+    speeds and the time."""
+    t = r.totals
+    done = sum(1 for c in r.chunks if c.summary is not None)
+    kept = sum(1 for c in r.chunks if c.summary is not None and c.metrics is None)
+    parts = f"{len(r.chunks)} part{'s' if len(r.chunks) != 1 else ''}"
+    now = sum(c.tokens for c in r.chunks if c.summary is not None and c.metrics is not None)
+    read = (f"{kept} kept from the run that stopped, {now:,} document tokens of the rest read and summarized"
+            if kept and done == len(r.chunks) else
+            f"{int(t['document_tokens']):,} document tokens read and summarized" if done == len(r.chunks)
+            else f"{done} of {parts} summarized before the stop")  # (Ctrl-C: not "read and summarized")
+    return (f"{Path(r.source).name}: {parts}, {read} at {t['document_tokens_per_second']:,.0f} tok/s, prompt "
+            f"{int(t['prompt_n']):,} (+{int(t['cache_n']):,} cached), {int(t['predicted_n']):,} generated, "
+            f"{wall:,.1f} s in all")
+
+
 def _write_output(path: Path, text: str) -> None:
     """The finished summary into ``-o``; where that cannot be written after all (the disk filled
     while the model worked), on standard output instead: minutes of work were thrown away."""
@@ -309,17 +327,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(markdown)
     if not args.quiet:
         for r in results:
-            t = r.totals
-            done = sum(1 for c in r.chunks if c.summary is not None)
-            parts = f"{len(r.chunks)} part{'s' if len(r.chunks) != 1 else ''}"
-            read = (f"{int(t['document_tokens']):,} document tokens read and summarized" if done == len(r.chunks)
-                    else f"{done} of {parts} summarized before the stop")  # (Ctrl-C: not "read and summarized")
-            print(
-                f"{Path(r.source).name}: {parts}, {read} at "
-                f"{t['document_tokens_per_second']:,.0f} tok/s, prompt {int(t['prompt_n']):,} "
-                f"(+{int(t['cache_n']):,} cached), {int(t['predicted_n']):,} generated, {wall:,.1f} s in all",
-                file=sys.stderr,
-            )
+            print(closing_line(r, wall), file=sys.stderr)
             last = r.reduce_steps[-1].metrics if r.reduce_steps else r.chunks[0].metrics if len(r.chunks) == 1 else None
             if last is not None and last.stop_reason == "length" and not r.cancelled:  # (as chat says a cut reply)
                 print(f"{Path(r.source).name}: the summary stopped at its length limit of {last.predicted_n:,} tokens, "
