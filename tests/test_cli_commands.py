@@ -568,12 +568,18 @@ def test_ctrl_c_in_summarize_writes_a_whole_partial_summary(tmp_path: Path, smol
     points = lambda text: re.findall(r"^- \*\*.*$", text, re.M)  # noqa: E731
     again = out_md.read_text(encoding="utf-8")
     assert len(points(again)) > k and points(again)[:k] == points(text)[:k], (text, again)
-    # --start-over does every part again, and its own parts are kept in place of the old ones
+    # --start-over does every part again, and its own parts are kept in place of the old ones; a
+    # whole summary in -o is kept over the parts of a run stopped part-way (it was replaced)
+    whole = f"# Summary of bees.txt\n\nBees.\n\n_{total} of {total} parts, 9 document tokens, {total} model calls, 1.0 s._\n"
+    out_md.write_text(whole, encoding="utf-8")
     code, _out, err = _run_until(
         ["summarize", str(doc), "-p", str(prof), "-o", str(out_md), "--start-over"],
         re.compile(rf"\] 1/{total} parts"), on="stderr",
     )
     assert code == 130 and "going on from" not in err, err
+    assert out_md.read_text(encoding="utf-8") == whole
+    _one_sentence_and_no_traceback(err, f"stopped by Ctrl-C; {out_md} keeps the whole summary it held, not this run's "
+                                        "parts. The same command goes on from them")
     code, _out, err = _run_until(
         ["summarize", str(doc), "-p", str(prof), "-o", str(out_md)], re.compile(rf"\] 2/{total} parts"), on="stderr")
     assert code == 130 and f"bees.txt: going on from the 1 of {total} parts finished before it stopped\n" in err, err

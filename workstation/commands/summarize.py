@@ -37,6 +37,7 @@ from workstation.core.summarize import (
     small_model,
     summarize_document,
     summary_heads,
+    whole_summary,
 )
 
 
@@ -183,6 +184,25 @@ def _read_all(files: list[str]) -> list[Document]:
     )
 
 
+def _put_out(args: argparse.Namespace, results: list[SummaryResult], profile_key: str) -> None:
+    """The summaries, Markdown or JSON, into -o (atomically) or on standard output."""
+    if args.json:
+        items = [_result_json(r, profile_key) for r in results]
+        payload: Any = items[0] if len(items) == 1 else {"documents": items}
+        if args.output:
+            _write_output(Path(args.output), json.dumps(payload, ensure_ascii=False, indent=2, default=str) + "\n")
+        else:
+            print_json(payload)
+        return
+    markdown = "\n".join(r.summary for r in results)
+    if args.output:
+        _write_output(Path(args.output), markdown)
+        if not args.quiet:
+            print(f"Wrote the summary to {Path(args.output).resolve()}.", file=sys.stderr)
+    else:
+        sys.stdout.write(markdown)
+
+
 def closing_line(r: SummaryResult, wall: float) -> str:
     """What a document's summary took, on stderr at the end: its parts, the tokens read in this
     run (parts a stopped run finished are said apart: it said the whole document was read), the
@@ -310,21 +330,11 @@ def run(args: argparse.Namespace) -> int:
         raise stopped(f"stopped by {stopped_by(first_signal(signals))} before any part was summarized, so nothing was "
                       f"written.{kept}", first_signal(signals))
 
-    if args.json:
-        items = [_result_json(r, profile.key) for r in results]
-        payload: Any = items[0] if len(items) == 1 else {"documents": items}
-        if args.output:
-            _write_output(Path(args.output), json.dumps(payload, ensure_ascii=False, indent=2, default=str) + "\n")
-        else:
-            print_json(payload)
-    else:
-        markdown = "\n".join(r.summary for r in results)
-        if args.output:
-            _write_output(Path(args.output), markdown)
-            if not args.quiet:
-                print(f"Wrote the summary to {Path(args.output).resolve()}.", file=sys.stderr)
-        else:
-            sys.stdout.write(markdown)
+    # stopped part-way: a whole summary of these documents in -o is worth more than this run's parts
+    # (kept for the same command, which goes on from them)
+    kept_whole = was_stopped and bool(args.output) and whole_summary(Path(args.output), [d.name for d in documents])
+    if not kept_whole:
+        _put_out(args, results, profile.key)
     if not args.quiet:
         for r in results:
             print(closing_line(r, wall), file=sys.stderr)
@@ -349,6 +359,9 @@ def run(args: argparse.Namespace) -> int:
         covers = (f"has each of the {parts} parts' summaries, not yet combined into one" if done == parts else
                   f"covers only the {done} of {parts} parts finished before it")
         raise type(failed)(f"{failed} The summary {where} {covers}.{GO_ON if resumable else ''}")
+    if was_stopped and kept_whole:
+        raise stopped(f"stopped by {stopped_by(first_signal(signals))}; {args.output} keeps the whole summary it held, "
+                      f"not this run's parts.{GO_ON if resumable else ''}", first_signal(signals))
     if was_stopped:
         where = args.output if args.output else "above"
         raise stopped(f"stopped; the summary {'in ' if args.output else ''}{where} covers only the parts "

@@ -975,6 +975,24 @@ def earlier_summary(path: Path, of: list[str] | None = None) -> bool:
     return said is not None and (of is None or sorted(_named(head) for head in said) == sorted(of))
 
 
+_FOOTER = re.compile(r"_\d.* \d+(?:[.,]\d+)? (?:s|sn)\._")  # a summary's closing line (Turkish: sn.)
+
+
+def whole_summary(path: Path, of: list[str]) -> bool:
+    """Whether ``path`` holds a whole summary of the documents ``of`` (every part of each done),
+    which a run stopped part-way does not write over (a stopped --start-over replaced one with
+    "Stopped after 1 of 5 parts")."""
+    if not earlier_summary(path, of=of):
+        return False
+    text = path.read_text(encoding="utf-8")
+    if text.startswith("# "):
+        counts = [re.match(r"_(\d[\d,.]*)(?: of |/)(\d[\d,.]*) ", line) for line in text.splitlines() if _FOOTER.fullmatch(line)]
+        return bool(counts) and all(m is not None and m.group(1) == m.group(2) for m in counts)
+    data = json.loads(text)
+    items = data["documents"] if set(data) == {"documents"} else [data]
+    return all(not item.get("cancelled") for item in items)
+
+
 @functools.lru_cache(maxsize=1)
 def _title_patterns() -> tuple[re.Pattern[str], ...]:
     """A summary's title in each language the app speaks ("Summary of {name}", "{name} özeti")."""
@@ -1006,8 +1024,7 @@ def summary_heads(path: Path) -> list[str] | None:
     except (OSError, UnicodeDecodeError):
         return None
     if text.startswith("# "):
-        last = text.rstrip().rsplit("\n", 1)[-1]
-        if not re.fullmatch(r"_\d.* \d+(?:[.,]\d+)? (?:s|sn)\._", last):  # (Turkish: sn.)
+        if not _FOOTER.fullmatch(text.rstrip().rsplit("\n", 1)[-1]):
             return None
         return [line[2:].strip() for line in text.splitlines() if line.startswith("# ")]
     try:
