@@ -97,7 +97,7 @@ def test_bad_field_names_file_field_value_and_allowed(tmp_path: Path, yaml_text:
     assert "\n" not in message
 
 
-def test_every_mistake_in_a_file_is_said_at_once(tmp_path: Path) -> None:
+def test_every_mistake_in_a_file_is_said_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Three typos took three runs of 'profiles check', each naming the next one."""
     path = write(tmp_path, "model: m\ncontxt: 2048\nsampling:\n  temprature: 0.5\n  top_p: 7\ngpu_layers: lots\n"
                            "name: 5\n")
@@ -116,6 +116,15 @@ def test_every_mistake_in_a_file_is_said_at_once(tmp_path: Path) -> None:
     with pytest.raises(ProfileError) as info:
         load_profile_file(typed)
     assert "missing" not in str(info.value) and "'model'" in str(info.value)
+    # `profiles check bad.yaml` finds it in the user's profiles folder, as -p does (it said the
+    # file did not exist)
+    from workstation.cli import main
+    from workstation.core.paths import user_profiles_dir
+
+    user_profiles_dir().mkdir(parents=True, exist_ok=True)
+    (user_profiles_dir() / "bad.yaml").write_text("model: m\ncontxt: 2\ngpu_layers: lots\n", encoding="utf-8")
+    assert main(["profiles", "check", "bad.yaml"]) == 1
+    assert "bad.yaml has 2 problems: (1) unknown field 'contxt'" in capsys.readouterr().err
     empty = write(tmp_path, "model: ''\ncontxt: 2\n")  # one written empty is (it passed as valid)
     with pytest.raises(ProfileError) as info:
         load_profile_file(empty)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 
 from workstation.commands import add_profile_arg, default_verb, print_json, profile_ref
 from workstation.core.errors import ProfileError
@@ -15,7 +14,6 @@ from workstation.core.profiles import (
     Profile,
     list_profiles,
     load_profile,
-    load_profile_file,
 )
 
 
@@ -151,8 +149,7 @@ def run_check(args: argparse.Namespace) -> int:
     if args.name and profile_ref(args) not in (None, args.name):
         args.usage_error(f"argument PROFILE: '{args.name}' and -p '{profile_ref(args)}' name two profiles; "
                          "give one")
-    path = Path(ref or "")
-    profile = load_profile_file(path) if path.suffix in (".yaml", ".yml") else load_profile(ref)
+    profile = load_profile(ref)  # (a NAME.yaml of the profiles folders too, as -p takes it: it was "does not exist")
     eff = effective_settings(profile)
     if profile.backend == "openai":
         return _check_remote(profile, eff, args.json)
