@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 from docmaker import make_docx, make_docx_bomb, make_pdf
 
-from workstation.core.documents import DocumentError, Limits, decode_text, read_document
+from workstation.core.documents import (
+    Document,
+    DocumentError,
+    Limits,
+    Section,
+    decode_text,
+    read_document,
+)
 
 TURKISH = (
     "Türkiye'nin başkenti Ankara'dır. İstanbul en büyük şehirdir. Öğretmen Şükrü Bey "
@@ -522,6 +529,12 @@ def test_word_footnotes_and_endnotes_are_read(tmp_path: Path) -> None:
     assert [s.title for s in doc.sections] == ["Facts", "Footnotes", "Endnotes"]
     notes = doc.sections[1]
     assert doc.cite(notes.start, notes.end) == "§ Footnotes"
+    # a part of a body without headings and its notes is cited by its lines, not "§ Footnotes" for all
+    body = "The claim was time-barred.\n" * 4  # 108 characters, lines 1-4
+    text = body + "\nFootnotes\n[1] Case 2017/45."
+    untitled = Document("memo.docx", "docx", text, [Section(0, len(body) - 1, 1, None),
+                                                    Section(len(body) + 1, len(text), 2, "Footnotes")])
+    assert untitled.cite(0, len(text)) == "lines 1–7" and untitled.cite(len(body) + 1, len(text)) == "§ Footnotes"
     assert read_document(path, isolate=True).text == doc.text
     # a document without notes reads as before
     plain = make_docx(tmp_path / "memo.docx", [("Intro", ["Bees make honey."])])

@@ -98,7 +98,8 @@ class Document:
             a, b = secs[0].number, secs[-1].number
             return ("cite.page", {"n": a}) if a == b else ("cite.pages", {"a": a, "b": b})
         titled = [s for s in secs if s.title]
-        if titled:
+        covered = sum(min(s.end, end) - max(s.start, start) for s in titled)
+        if titled and covered * 2 >= end - start:  # (a body without headings and its "Footnotes": by its lines)
             names = [s.label for s in titled]
             if len(names) > 3:
                 names = [names[0], "…", names[-1]]
