@@ -1417,6 +1417,12 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         await until(pilot, lambda: str(problem.render()).startswith("There is no"))
         assert str(problem.render()) == f"There is no '{tmp_path / 'empty' / 'nope.txt'}'. " \
             "Type another path, or Backspace for the folder above."
+        (tmp_path / "empty" / "gone.pdf").symlink_to(tmp_path / "moved.pdf")  # a link whose file has gone
+        path_line.focus()
+        path_line.value = "gone.pdf"
+        await pilot.press("enter")
+        await until(pilot, lambda: str(problem.render()) == f"'gone.pdf' is a link to {tmp_path / 'moved.pdf'}, "
+                    "which is not there.")  # as the command line says it (it was "There is no")
         tree.focus()
         await pilot.press("backspace")  # the list has the focus: the folder above, and the note gone
         await until(pilot, lambda: Path(tree.path) == tmp_path and "docs" in names(tree) and not problem.display)

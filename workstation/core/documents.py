@@ -641,7 +641,7 @@ def _reader(kind: str) -> Any:
     return {"text": _read_text, "pdf": _read_pdf, "html": _read_html}[kind]
 
 
-def _link_target(path: Path) -> str:
+def link_target(path: Path) -> str:
     """Where the link ``path`` points, as a whole path (a relative target is taken from the
     link's folder)."""
     try:
@@ -667,7 +667,7 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
     name = path.name
     if not path.exists():
         if path.is_symlink():  # a link whose file was moved or deleted: it said "does not exist"
-            raise DocumentError(said=[("doc.broken_link", {"name": name, "target": _link_target(path)})])
+            raise DocumentError(said=[("doc.broken_link", {"name": name, "target": link_target(path)})])
         where: Phrase | str = "" if path.is_absolute() else ("doc.in_folder", {"folder": str(Path.cwd())})
         raise DocumentError(said=[("doc.missing", {"path": str(path), "where": where})])  # where it was looked for
     if path.is_dir():

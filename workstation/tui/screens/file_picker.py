@@ -268,6 +268,10 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
             self.query_one(FileTree).focus()
         elif _exists(path):
             self._pick(path)  # what it holds is the caller's reader's to say
+        elif path.is_symlink():  # as the command line says it (it was "there is no …")
+            from workstation.core.documents import link_target
+
+            self._problem(self.wapp.texts("doc.broken_link", name=path.name, target=link_target(path)))
         else:  # "pick from the list" only where the list has something to pick
             listed = bool(self.query_one(FileTree).root.children)
             self._problem(self.wapp.texts("picker.missing" if listed else "picker.missing_empty", path=str(path)))
