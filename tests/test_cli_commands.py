@@ -26,9 +26,16 @@ from workstation.cli import main
 from workstation.core.batch_queue import DB_NAME, LOCK_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
-FIGURES = re.compile(
-    r"^TTFT (\d+) ms · ([\d.]+) tok/s · (\d+) tokens · prompt (\d+) \(\+(\d+) cached\) at (\d+) tok/s$", re.M
+FIGURES = re.compile(  # (thousands separated, as the app writes its figures)
+    r"^TTFT ([\d,]+) ms · ([\d,.]+) tok/s · ([\d,]+) tokens · prompt ([\d,]+) \(\+([\d,]+) cached\) at ([\d,]+) tok/s$",
+    re.M,
 )
+
+
+def _figures(err: str) -> tuple[float, ...] | None:
+    """The chat's line of figures on stderr, as numbers (None where there is none)."""
+    found = FIGURES.search(err)
+    return tuple(float(g.replace(",", "")) for g in found.groups()) if found else None
 
 
 def _profile_file(tmp_path: Path, max_tokens: int, context: int = 1024) -> Path:
@@ -42,11 +49,11 @@ def test_chat_streams_the_reply_and_prints_its_figures(
     prof = _profile_file(tmp_path, max_tokens=12)
     assert main(["chat", "-p", str(prof), "Name three colours."]) == 0
     out, err = capsys.readouterr()
-    figures = FIGURES.search(err)
+    figures = _figures(err)
     assert figures, err
     assert "reading your message" not in err  # read in one part: no bar
-    ttft, tps, n, prompt, cached, _pps = figures.groups()
-    assert int(ttft) > 0 and float(tps) > 0 and 1 <= int(n) <= 12
+    ttft, tps, n, prompt, cached, _pps = figures
+    assert ttft > 0 and tps > 0 and 1 <= n <= 12
     # the same turn with --json: the same greedy reply, and the stderr figures were its counters
     assert main(["chat", "-p", str(prof), "--json", "Name three colours."]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -264,8 +271,8 @@ def test_ctrl_c_in_chat_keeps_what_arrived(tmp_path: Path, smollm2_path: Path) -
     )
     assert code == 130
     _one_sentence_and_no_traceback(err, "stopped; the reply above is what arrived before Ctrl-C")
-    figures = FIGURES.search(err)
-    assert figures and 4 <= int(figures.group(3)) < 1500, err  # stopped early, its figures still printed
+    figures = _figures(err)
+    assert figures and 4 <= figures[2] < 1500, err  # stopped early, its figures still printed
     assert len(out.split()) >= 4
 
 
@@ -730,11 +737,12 @@ def test_chat_reads_a_pipe_without_dash(tmp_path: Path, smollm2_path: Path) -> N
                           input=report + "Which line lists lamps first?", capture_output=True, text=True, cwd=ROOT,
                           timeout=120)
     assert done.returncode == 0 and done.stdout.strip(), done.stderr
-    figures = FIGURES.search(done.stderr)  # the turn ran on what the pipe said
-    assert figures and int(figures.group(4)) > 512, done.stderr
+    found = FIGURES.search(done.stderr)  # the turn ran on what the pipe said
+    figures = _figures(done.stderr)
+    assert found and figures and figures[3] > 512, done.stderr
     read = re.findall(r"\] +(\d+)%  reading your message: (\d+) of ([\d,]+) tokens  ETA", done.stderr)
-    assert read == [(str(round(512 / int(figures.group(4)) * 100)), "512", f"{int(figures.group(4)):,}")], done.stderr
-    assert done.stderr.index("reading your message") < figures.start()
+    assert read == [(str(round(512 / figures[3] * 100)), "512", f"{int(figures[3]):,}")], done.stderr
+    assert done.stderr.index("reading your message") < found.start()
 
 
 def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document(

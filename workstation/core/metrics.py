@@ -61,17 +61,17 @@ class TurnMetrics:
         return cls(**{k: v for k, v in data.items() if k in names})
 
     def summary_line(self) -> str:
-        parts = [
-            f"TTFT {self.ttft_ms:.0f} ms",
-            *([f"{self.predicted_per_second:.1f} tok/s"] if self.predicted_n > 1 else []),  # (one token: no rate)
-            f"{self.predicted_n} token{'' if self.predicted_n == 1 else 's'}",
+        parts = [  # (figures with thousands separators, as the app's line: "TTFT 1261 ms" beside its 1,261)
+            f"TTFT {self.ttft_ms:,.0f} ms",
+            *([f"{self.predicted_per_second:,.1f} tok/s"] if self.predicted_n > 1 else []),  # (one token: no rate)
+            f"{self.predicted_n:,} token{'' if self.predicted_n == 1 else 's'}",
         ]
         if self.prompt_n + self.cache_n:  # a reply stopped before a server said its counts: none known
-            parts.append(f"prompt {self.prompt_n} (+{self.cache_n} cached"
-                         + (f", {self.restored_n} of them from disk" if self.restored_n else "")
-                         + f") at {self.prompt_per_second:.0f} tok/s")
+            parts.append(f"prompt {self.prompt_n:,} (+{self.cache_n:,} cached"
+                         + (f", {self.restored_n:,} of them from disk" if self.restored_n else "")
+                         + f") at {self.prompt_per_second:,.0f} tok/s")
         if self.draft_n:
-            parts.append(f"draft {self.draft_n_accepted}/{self.draft_n} accepted")
+            parts.append(f"draft {self.draft_n_accepted:,}/{self.draft_n:,} accepted")
         return " · ".join(parts)
 
 

@@ -329,7 +329,7 @@ ENGLISH: dict[str, str] = {
                             "({n} parameters) and gets them wrong, and it writes well in English only. A larger "
                             "model summarizes more faithfully."),
     "summary.cut_short": ("The summary above stopped at its length limit, so it ends mid-sentence (…); a larger "
-                          "max_tokens in the profile lets it finish."),
+                          "max_tokens (the profile's, or --max-tokens) lets it finish."),
     # the conversations (core/store.py)
     "store.title_taken": ("Another conversation is named \u201c{title}\u201d; choose another name (two of one name "
                           "cannot be told apart, and chat -c continues only the newest)."),
