@@ -2736,7 +2736,7 @@ async def test_ctrl_e_sets_this_sessions_sampling(profiles: Path) -> None:
         # the reply says it had the session's settings, under it and in F7's export (it read as
         # written with the profile's)
         assert reply.metrics["sampling"] == {"max_tokens": 3}
-        assert str(_views(app)[-1].query_one(".metrics").render()).endswith(" · own settings: max_tokens 3")
+        assert str(_views(app)[-1].query_one(".metrics").render()).endswith(" · own settings: Longest reply 3")
         assert "· own settings: max_tokens 3*" in app.store.to_markdown(app.conversation_id)  # type: ignore[arg-type]
         # Ctrl+R: the profile's again
         await pilot.press("ctrl+e")

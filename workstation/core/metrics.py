@@ -8,7 +8,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from workstation.core.phrases import Lookup, say
+from workstation.core.phrases import Lookup, local_number, say
 
 
 @dataclass
@@ -180,5 +180,9 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
         parts.append(said("metric.left_out", n=f"{m.left_out_n:,}"))
     own = metrics.get("sampling") if isinstance(metrics, dict) else None
     if isinstance(own, dict) and own:  # set for the session (Ctrl+E) or the turn (chat --temperature): said
-        parts.append(said("metric.sampling", settings=", ".join(f"{k} {v}" for k, v in own.items())))
+        # named as the app's Ctrl+E names them where the lookup has them (it said "max_tokens 60"
+        # beside the dialog's "Longest reply"), numbers in the language's writing
+        named = [f"{(lookup(f'sampling.{k}') if lookup else None) or k} {local_number(str(v), lookup)}"
+                 for k, v in own.items()]
+        parts.append(said("metric.sampling", settings=", ".join(named)))
     return " · ".join(parts)
