@@ -157,7 +157,7 @@ async def test_a_broken_profile_is_reached_with_the_keys_and_says_what_to_mend(f
     from workstation.tui.screens.profile_menu import ProfileMenu
 
     _write(folder, "a", {"model": str(smollm2_path)})
-    _write(folder, "bad", {"model": str(smollm2_path), "gpu_layers": "lots"})
+    _write(folder, "bad", {"model": str(smollm2_path), "gpu_layers": "lots", "contxt": 2})
     app = WorkstationApp("a", sample_system=False, language="en", start_engine=False)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("f3")
@@ -171,6 +171,10 @@ async def test_a_broken_profile_is_reached_with_the_keys_and_says_what_to_mend(f
         said = lambda: " ".join(str(n.message) for n in app._notifications)  # noqa: E731
         await until(pilot, lambda: "It cannot be loaded: " in said())
         assert "gpu_layers" in said() and said().endswith("Mend the file in a text editor, then open F3 again.")
+        # its problems one to a line, in the list and the notice (on one line the last were cut off)
+        row = str(options.get_option_at_index(broken).prompt)
+        assert "has 2 problems:\n    (1) unknown field 'contxt'" in row and "\n    (2) field 'gpu_layers'" in row, row
+        assert "\n    (2) field 'gpu_layers' is 'lots'" in said()
         assert isinstance(app.screen, ProfileMenu)  # still open: nothing was loaded
         assert app.profile is not None and app.profile.key == "a"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -64,6 +65,12 @@ class ProfileList(OptionList):
             self.scroll_to(y=below[0], animate=False, immediate=True)
 
 
+def one_per_line(error: str) -> str:
+    """A profile file's numbered problems ("has 3 problems: (1) … (2) …") one to a line: on one
+    line they ran past the screen, the last ones and what to do cut off."""
+    return re.sub(r" \((\d+)\) (?=\S)", r"\n    (\1) ", error) if re.search(r" has \d+ problems: \(1\) ", error) else error
+
+
 class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
 
@@ -105,7 +112,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         t = self.wapp.texts
         if isinstance(entry, ProfileError):
             text = Text(t("profiles.broken"), style="bold")
-            text.append(f"\n  {entry}", style="italic")
+            text.append(f"\n  {one_per_line(t.error(entry))}", style="italic")
             return text
         mark = "● " if self._is_current(entry) else "  "
         text = Text(f"{mark}{entry.title(t.lang)}", style="bold")
@@ -169,7 +176,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         if isinstance(entry, Profile):
             self.dismiss(entry)
         else:
-            said = self.wapp.texts.error(entry).rstrip().rstrip(".")  # (in the UI's language, where it has phrases)
+            said = one_per_line(self.wapp.texts.error(entry)).rstrip().rstrip(".")  # (in the UI's language, where it can)
             self.notify(self.wapp.texts("profiles.broken_picked", error=said), severity="warning", timeout=12)
 
     def action_cancel(self) -> None:
