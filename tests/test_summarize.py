@@ -612,6 +612,7 @@ def test_a_stopped_summary_goes_on_from_its_kept_parts_until_the_document_change
     assert kept_count(path, profile) == 1
     path.write_text("\n\n".join(SUBJECT_PARAGRAPHS[:3]) + "\n\nOne more line.", encoding="utf-8")  # edited since
     assert kept_count(path, profile) == 0
+    assert kept_count(path, profile, other=True) == 1  # (F6 says they will not be used)
     parts = parts_for(path, profile)
-    assert parts is not None and parts.done == {}
+    assert parts is not None and parts.done == {} and parts.dropped == 1  # (summarize says so)
     parts.close()

@@ -291,6 +291,9 @@ def run(args: argparse.Namespace) -> int:
                 if parts is not None and args.start_over:  # its parts of an earlier run gone; this run's kept
                     parts.forget()
                     parts.done.clear()
+                elif parts is not None and parts.dropped and not args.quiet:  # (it began at part 1 without a word)
+                    print(f"{doc.name}: the parts a stopped run finished are not used: the document, or the profile, "
+                          "changed since; it is summarized from its first part.", file=sys.stderr)
                 try:
                     results.append(summarize_document(
                         engine, doc, profile, on_progress=bar, cancel=cancel,

@@ -52,7 +52,8 @@ class PartsKept:
         self.db = sqlite3.connect(str(db_path), timeout=30, isolation_level=None, check_same_thread=False)
         self.timed = "kept_at" in {row[1] for row in self.db.execute("PRAGMA table_info(parts)")}
         with self._lock:
-            self.db.execute("DELETE FROM parts WHERE path=? AND version!=?", (key, version))
+            # parts of another version: the document changed since, or the profile (said by the callers)
+            self.dropped = self.db.execute("DELETE FROM parts WHERE path=? AND version!=?", (key, version)).rowcount
             self.done: dict[tuple[int, int], tuple[str, str]] = {
                 (a, b): (reply, summary) for a, b, reply, summary in self.db.execute(
                     "SELECT start, end, reply, summary FROM parts WHERE path=? AND version=?", (key, version))}
@@ -115,9 +116,10 @@ def parts_for(source: Path, profile: Any, folder: Path | None = None) -> PartsKe
         return None
 
 
-def kept_count(source: Path, profile: Any, folder: Path | None = None) -> int:
+def kept_count(source: Path, profile: Any, folder: Path | None = None, other: bool = False) -> int:
     """How many parts of the document at ``source``, as it is now, a stopped run of ``profile``
-    finished (0 where none, or the store cannot be read)."""
+    finished (0 where none, or the store cannot be read); ``other``: how many were kept for
+    another version of it (the file, or the profile, changed since: they will not be used)."""
     try:
         path = (folder or data_dir()) / FILE_NAME
         if not path.exists():
@@ -125,7 +127,7 @@ def kept_count(source: Path, profile: Any, folder: Path | None = None) -> int:
         version = version_of(source, profile)
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
         try:
-            row = db.execute("SELECT COUNT(*) FROM parts WHERE path=? AND version=?",
+            row = db.execute(f"SELECT COUNT(*) FROM parts WHERE path=? AND version{'!=' if other else '='}?",
                              (str(source.resolve()), version)).fetchone()
         finally:
             db.close()

@@ -276,6 +276,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         bar.update(total=None, progress=0)
         self._set_running(True)
         self._say(self._said)
+        if self.wapp.profile is not None and kept_count(self.path, self.wapp.profile, other=True):
+            # (it began at part 1 without a word, Ctrl+R having gone on before)
+            self.notify(t("summarize.parts_not_used", name=self.path.name), timeout=8)
         self._summarize(self.path)
 
     def _resumable(self) -> bool:
