@@ -2188,7 +2188,10 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         beside.write_text("my own notes\n", encoding="utf-8")
         said = lambda: " ".join(str(n.message) for n in app._notifications)  # noqa: E731
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: "bees.md.summary.md is there already and is not a summary of this document" in said())
+        other = doc.with_name("bees.md.summary-2.md")  # beside it, under another name (it stopped there)
+        await until(pilot, lambda: other.is_file() and other.read_text(encoding="utf-8") == screen.summary)
+        assert f"bees.md.summary.md is there already and is not a summary of this document, so it was left as it " \
+               f"was; the summary is saved as {other}" in said()
         assert beside.read_text(encoding="utf-8") == "my own notes\n"
         beside.unlink()
         for _ in range(2):  # then written, and its own summary replaced

@@ -453,7 +453,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
     def action_save(self) -> None:
         """The summary shown, written beside its document as NAME.summary.md (batch's name), in
         the UI's language; an earlier summary of the same document there is replaced, any other
-        file there is left as it was and said."""
+        file there is left as it was, the summary written as NAME.summary-2.md, and said."""
         from workstation.core.atomic import write_text_atomic
         from workstation.core.batch_queue import SUMMARY_SUFFIX
         from workstation.core.summarize import earlier_summary
@@ -462,17 +462,20 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if self.running or not self.summary or self.path is None:
             self.notify(t("summarize.nothing_to_save"), severity="warning")
             return
-        out = self.path.with_name(self.path.name + SUMMARY_SUFFIX)
-        if out.exists() and not earlier_summary(out, of=[self.path.name]):
-            self.notify(t("summarize.not_saved_theirs", name=out.name), severity="warning", timeout=10)
-            return
+        out = first = self.path.with_name(self.path.name + SUMMARY_SUFFIX)
+        n = 2
+        while out.exists() and not earlier_summary(out, of=[self.path.name]):  # a file of the person's: another
+            out, n = self.path.with_name(f"{self.path.name}.summary-{n}.md"), n + 1  # name (it stopped there)
         try:
             write_text_atomic(out, self.summary)
         except OSError as err:
             self.notify(t("summarize.not_saved", name=out.name, why=err.strerror or str(err)), severity="error",
                         timeout=10)
             return
-        self.notify(t("summarize.saved", path=str(out)), timeout=8)
+        said = t("summarize.saved", path=str(out))
+        if out != first:
+            said = t("summarize.saved_beside_theirs", name=first.name, path=str(out))
+        self.notify(said, timeout=10)
 
     def action_back(self) -> None:
         """Back to the chat; a running summary goes on (F6 shows it again)."""
