@@ -216,3 +216,38 @@ GEMMA3 = (
     "{{ '<start_of_turn>' + role + '\\n' + (first if loop.first else '') + message['content'] | trim }}"
     "<end_of_turn>\n{%- endfor -%}{%- if add_generation_prompt -%}{{ '<start_of_turn>model\\n' }}{%- endif -%}"
 )
+
+
+# --- a program in a terminal of its own (a pty) ---------------------------------------------------
+def read_terminal(fd: int, until: Callable[[bytes], bool], limit_s: float, what: str) -> bytes:
+    """What the app draws, read until ``until`` says so (or the terminal is gone); with no
+    ``what``, read for ``limit_s`` and no more."""
+    import os
+    import select
+    import time
+
+    seen, deadline = b"", time.monotonic() + limit_s
+    while not until(seen):
+        if time.monotonic() >= deadline and not what:
+            break
+        assert time.monotonic() < deadline, f"never {what}"
+        if select.select([fd], [], [], 0.2)[0]:
+            try:
+                more = os.read(fd, 65536)
+            except OSError:
+                break
+            if not more:
+                break
+            seen += more
+    return seen
+
+
+def wait_for_exit(pid: int, limit_s: float, what: str) -> int:
+    import os
+    import time
+
+    deadline = time.monotonic() + limit_s
+    while (ended := os.waitpid(pid, os.WNOHANG)) == (0, 0):
+        assert time.monotonic() < deadline, what
+        time.sleep(0.2)
+    return os.waitstatus_to_exitcode(ended[1])

@@ -4,7 +4,6 @@ cache; vocabulary refusal; documents through the readers; the offer after `model
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -301,27 +300,41 @@ def test_one_row_per_document_in_any_format(
     assert all(h.value and h.value > 0 and h.data["file_type"] == "Q4_0" for h in losses.values())
 
 
-def test_quantize_offers_the_kld_and_runs_it(
-    smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_quantize_offers_the_kld_and_runs_it(smollm2_path: Path, tmp_path: Path) -> None:
+    """In a terminal (a real one: a pty), quantize offers to measure what the copy loses on a
+    document of the person's; a path that is not there is said and asked again."""
+    import pty
+    import subprocess
+
+    from conftest import read_terminal
+
     doc = tmp_path / "memo.txt"
     doc.write_text(english_text()[:1500], encoding="utf-8")  # a few windows of 64 tokens
     out = tmp_path / "copy.Q4_0.gguf"
-
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    monkeypatch.setattr(sys, "stdin", Terminal("no-such-file.txt\n" + str(doc) + "\n"))
-    monkeypatch.setattr(sys, "stderr", Terminal())
-    rc = main(["models", "quantize", str(smollm2_path), "-t", "q4_0", "--allow-requantize", "-o", str(out),
-               "--ctx", "64", "--threads", "1"])
-    printed = capsys.readouterr().out
-    asked = sys.stderr.getvalue()
-    assert rc == 0
-    assert asked.count("Measure what it costs") == 2  # a missing file is said and asked again
-    assert "no-such-file.txt" in asked
-    assert f"profiles new {out}" in asked  # how to run the copy (-p with its name said "no profile")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workstation.cli", "models", "quantize", str(smollm2_path), "-t", "q4_0",
+         "--allow-requantize", "-o", str(out), "--ctx", "64", "--threads", "1"],
+        stdin=slave, stderr=slave, stdout=subprocess.PIPE, cwd=Path(__file__).resolve().parent.parent, text=True)
+    os.close(slave)
+    try:
+        asked = read_terminal(master, lambda seen: b"Measure what it costs" in seen, 300, "offered the KLD")
+        os.write(master, b"no-such-file.txt\n")
+        asked += read_terminal(master, lambda seen: (asked + seen).count(b"Measure what it costs") >= 2, 60,
+                               "asked again after a path that is not there")
+        os.write(master, str(doc).encode() + b"\n")
+        printed, _ = proc.communicate(timeout=300)
+        asked += read_terminal(master, lambda seen: False, 1, "")  # what it said after
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    said = asked.decode("utf-8", "replace").replace("\r\n", "\n")
+    assert proc.returncode == 0, said
+    assert said.count("Measure what it costs") == 2  # a missing file is said and asked again
+    assert "no-such-file.txt" in said
+    assert f"profiles new {out}" in said  # how to run the copy (-p with its name said "no profile")
     assert f"wrote {out}" in printed and "KLD mean" in printed and "(reference)" in printed
     row = next(line for line in printed.splitlines() if line.startswith("| copy.Q4_0"))
     assert "memo.txt" in row

@@ -11,13 +11,14 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from conftest import read_terminal, wait_for_exit
 from textual.screen import ModalScreen, Screen
 from tui_helpers import type_message, type_message_only, until
 
@@ -2327,40 +2328,6 @@ def app_in_a_terminal(*args: str, **env: str) -> Iterator[tuple[int, int]]:
             os.close(fd)
         except OSError:
             pass
-
-
-def read_terminal(fd: int, until: Callable[[bytes], bool], limit_s: float, what: str) -> bytes:
-    """What the app draws, read until ``until`` says so (or the terminal is gone); with no
-    ``what``, read for ``limit_s`` and no more."""
-    import os
-    import select
-    import time
-
-    seen, deadline = b"", time.monotonic() + limit_s
-    while not until(seen):
-        if time.monotonic() >= deadline and not what:
-            break
-        assert time.monotonic() < deadline, f"never {what}"
-        if select.select([fd], [], [], 0.2)[0]:
-            try:
-                more = os.read(fd, 65536)
-            except OSError:
-                break
-            if not more:
-                break
-            seen += more
-    return seen
-
-
-def wait_for_exit(pid: int, limit_s: float, what: str) -> int:
-    import os
-    import time
-
-    deadline = time.monotonic() + limit_s
-    while (ended := os.waitpid(pid, os.WNOHANG)) == (0, 0):
-        assert time.monotonic() < deadline, what
-        time.sleep(0.2)
-    return os.waitstatus_to_exitcode(ended[1])
 
 
 def test_the_app_without_a_terminal_says_so_and_exits(tmp_path: Path) -> None:
