@@ -404,7 +404,6 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     closed), which killed it at once: a stream cut without a word, nothing recorded. A service
     stopped is a clean stop (0; 130 made a service manager call every stop a failure)."""
     import signal
-    import time
 
     from workstation.cli import main
 
@@ -413,10 +412,13 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     got: dict[str, object] = {}
     with serve(write_profile(tmp_path, smollm2_path), "--parallel", "2", "--log-level", "info", data=data) as srv:
 
+        arrived: list[str] = []  # the stream's events as they come
+
         def streamed() -> None:
             with httpx.stream("POST", f"{srv.base_url}/chat/completions", json={**body, "stream": True},
                               timeout=120) as r:
-                got["stream"] = [line for line in r.iter_lines() if line.startswith("data: ")]
+                arrived.extend(line for line in r.iter_lines() if line.startswith("data: "))
+            got["stream"] = arrived
 
         def whole() -> None:
             r = httpx.post(f"{srv.base_url}/chat/completions", json=body, timeout=120)
@@ -436,12 +438,12 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
         clients.append(threading.Thread(target=queued))
         clients[-1].start()
         wait_until(lambda: health()["requests_deferred"] >= 1, "the third request waiting for a slot", 120)
-        time.sleep(0.5)  # both are writing
+        wait_until(lambda: len(arrived) >= 4, "the streamed reply under way", 120)  # (it slept 0.5 s)
         srv.proc.send_signal(getattr(signal, stop))
         for c in clients:
             c.join(timeout=60)
         assert srv.proc.wait(timeout=30) == (130 if stop == "SIGINT" else 0)
-        time.sleep(0.2)  # the last lines of its log
+        wait_until(lambda: srv.log_text().rstrip().endswith(f"workstation: stopped ({stop})."), "its log's last line", 10)
         log = srv.log_text()
     said = "The server is shutting down, so the reply was cut off; send it again once the server is back."
     stream = got["stream"]
