@@ -415,3 +415,15 @@ def test_a_model_added_again_is_not_copied_and_the_app_finds_a_free_name(
     with catalogs.open("ab") as f:
         f.write(b"\x00")
     assert app_adds(catalogs) == (models_home / "qwen3-0.6b-q4_k_m-2.gguf", True)
+
+
+def test_pull_takes_ollamas_names_as_a_guess(capsys: pytest.CaptureFixture[str]) -> None:
+    """`models pull llama3.2` (Ollama's name) listed all thirteen catalog names; the ones it
+    stands for are named. Nothing is downloaded for a guess."""
+    for typed, said in (("llama3.2", "did you mean llama-3.2-1b-instruct-q4_k_m?"),
+                        ("qwen3:8b", "did you mean qwen3-8b-q4_k_m?"),
+                        ("qwen3", "did you mean qwen3-8b-q4_k_m, qwen3-4b-q4_k_m or qwen3-0.6b-q4_k_m?")):
+        assert main(["models", "pull", typed]) == 1
+        assert capsys.readouterr().err.strip() == f"workstation: '{typed}' is no model of the catalog; {said}"
+    assert main(["models", "pull", "nomodel"]) == 1
+    assert "is neither a known model nor a URL; known models: " in capsys.readouterr().err

