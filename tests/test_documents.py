@@ -801,3 +801,14 @@ def test_a_password_protected_odt_says_so(tmp_path: Path) -> None:
                     '<manifest:file-entry manifest:full-path="content.xml"><manifest:encryption-data/></manifest:file-entry>'
                     '</manifest:manifest>')
     _fails_fast(path, r"^'secret.odt' is protected by a password; save an unprotected copy\.$")
+
+
+def test_markdown_headings_are_their_own_lines(tmp_path: Path) -> None:
+    """A heading's closing #s go ("## Methods ##"), a "C#" stays; a lone '#' line no longer
+    makes the paragraph after the blank line a heading (its pattern ran across lines, and took
+    cubic time in a run of spaces: 45 s for a 3 KB file)."""
+    path = tmp_path / "notes.md"
+    path.write_text("Intro.\n\n## Methods ##\nWe used C#.\n\n#\n\nNot a heading.\n\n# Learning C#\nDone.\n"
+                    + "# x" + " " * 3000 + "y\n", encoding="utf-8")
+    doc = read_document(path)
+    assert [s.title for s in doc.sections] == [None, "Methods", "Learning C#", "x" + " " * 3000 + "y"]

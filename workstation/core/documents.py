@@ -302,7 +302,16 @@ def _looks_binary(text: str) -> bool:
     return controls / len(sample) > 0.02
 
 
-_MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
+# a Markdown heading: its line, the closing #s trimmed in Python (a pattern with \s* on both sides
+# of #* took cubic time in a run of spaces, 45 s for a 3 KB file; \s+ ran across lines too)
+_MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(\S.*)$", re.MULTILINE)
+
+
+def _heading_title(rest: str) -> str:
+    """A heading's words without its closing #s ("Methods ##" is "Methods"; "C#" stays)."""
+    title = rest.rstrip()
+    bare = title.rstrip("#")
+    return bare.rstrip() if bare != title and (not bare or bare[-1] in " \t") else title
 
 
 def plain_text(data: bytes, name: str) -> tuple[str, str]:
@@ -327,7 +336,7 @@ def _read_text(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
             sections.append(Section(0, heads[0].start(), 1, None))
         for i, m in enumerate(heads):
             end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
-            sections.append(Section(m.start(), end, len(sections) + 1, m.group(2).strip()))
+            sections.append(Section(m.start(), end, len(sections) + 1, _heading_title(m.group(2))))
         if sections:
             sections[0].start = 0
     if not sections:
