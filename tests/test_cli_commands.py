@@ -586,7 +586,7 @@ def test_ctrl_c_in_summarize_writes_a_whole_partial_summary(tmp_path: Path, smol
     assert code == 130 and "going on from" not in err, err
     assert out_md.read_text(encoding="utf-8") == whole
     _one_sentence_and_no_traceback(err, f"stopped by Ctrl-C; {out_md} keeps the whole summary it held, not this run's "
-                                        "parts. The same command goes on from them")
+                                        "parts. The same command without --start-over goes on from them.")
     code, _out, err = _run_until(
         ["summarize", str(doc), "-p", str(prof), "-o", str(out_md)], re.compile(rf"\] 2/{total} parts"), on="stderr")
     assert code == 130 and f"bees.txt: going on from the 1 of {total} parts finished before it stopped\n" in err, err

@@ -63,6 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 GO_ON = " The same command goes on from them (--start-over summarizes every part again)."
+GO_ON_AFTER_START_OVER = " The same command without --start-over goes on from them."
 STAGE_WORDS = {"map": "summarizing the parts", "reduce": "joining their summaries"}
 
 
@@ -276,6 +277,8 @@ def run(args: argparse.Namespace) -> int:
         engine.cancel()  # stops even a long prefill
 
     results: list[SummaryResult] = []
+    opened: list[Any] = []  # each document's kept parts (closed at the end)
+    finished: list[Any] = []  # those of documents summarized whole: forgotten once written
     resumable = False  # a document stopped part-way has its finished parts kept for the same command
     not_saved: WorkstationError | None = None
     failed: WorkstationError | None = None  # after some parts were done: those are written, then it is said
@@ -300,7 +303,7 @@ def run(args: argparse.Namespace) -> int:
                         done_parts=parts.done if parts is not None else None,
                         on_part=parts.keep if parts is not None else None))
                     if parts is not None and not results[-1].cancelled:
-                        parts.forget()
+                        finished.append(parts)  # forgotten once its summary is written, not before
                     elif parts is not None:
                         resumable = any(c.summary is not None for c in results[-1].chunks)
                 except WorkstationError as err:
@@ -312,7 +315,7 @@ def run(args: argparse.Namespace) -> int:
                     break
                 finally:
                     if parts is not None:
-                        parts.close()
+                        opened.append(parts)
             if name and results and not results[0].cancelled:
                 try:
                     _save_conversation(name, profile.ref, results[0], documents[0].name, engine)
@@ -329,15 +332,24 @@ def run(args: argparse.Namespace) -> int:
     was_stopped = any(r.cancelled for r in results) or len(results) < len(documents)
     if was_stopped and not any(c.summary is not None for r in results for c in r.chunks):
         # nothing to show: an earlier summary in the output file is worth more than an empty one
+        for parts in opened:
+            parts.close()
         kept = f" {args.output} was left as it was." if args.output and Path(args.output).exists() else ""
         raise stopped(f"stopped by {stopped_by(first_signal(signals))} before any part was summarized, so nothing was "
                       f"written.{kept}", first_signal(signals))
 
     # stopped part-way: a whole summary of these documents in -o is worth more than this run's parts
     # (kept for the same command, which goes on from them)
-    kept_whole = was_stopped and bool(args.output) and whole_summary(Path(args.output), [d.name for d in documents])
-    if not kept_whole:
-        _put_out(args, results, profile.key)
+    kept_whole = (was_stopped and failed is None and bool(args.output)
+                  and whole_summary(Path(args.output), [d.name for d in documents]))
+    try:
+        if not kept_whole:
+            _put_out(args, results, profile.key)
+            for parts in finished:  # written: a document's parts are not needed again
+                parts.forget()
+    finally:
+        for parts in opened:
+            parts.close()
     if not args.quiet:
         for r in results:
             print(closing_line(r, wall), file=sys.stderr)
@@ -356,19 +368,20 @@ def run(args: argparse.Namespace) -> int:
             follow_up = cli(f"chat -c {shell_word(name)} " + '"..."')
             print(f'Saved as the conversation "{name}": ask about it with {follow_up}',
                   file=sys.stderr)
+    go_on = (GO_ON_AFTER_START_OVER if args.start_over else GO_ON) if resumable else ""  # (--start-over forgets them)
     if failed is not None:
         where = f"in {args.output}" if args.output else "above"
         done, parts = sum(1 for c in results[-1].chunks if c.summary is not None), len(results[-1].chunks)
         covers = (f"has each of the {parts} parts' summaries, not yet combined into one" if done == parts else
                   f"covers only the {done} of {parts} parts finished before it")
-        raise type(failed)(f"{failed} The summary {where} {covers}.{GO_ON if resumable else ''}")
+        raise type(failed)(f"{failed} The summary {where} {covers}.{go_on}")
     if was_stopped and kept_whole:
         raise stopped(f"stopped by {stopped_by(first_signal(signals))}; {args.output} keeps the whole summary it held, "
-                      f"not this run's parts.{GO_ON if resumable else ''}", first_signal(signals))
+                      f"not this run's parts.{go_on}", first_signal(signals))
     if was_stopped:
         where = args.output if args.output else "above"
         raise stopped(f"stopped; the summary {'in ' if args.output else ''}{where} covers only the parts "
-                      f"finished before {stopped_by(first_signal(signals))}.{GO_ON if resumable else ''}",
+                      f"finished before {stopped_by(first_signal(signals))}.{go_on}",
                       first_signal(signals))
     if not_saved is not None:  # the summary went out, the conversation did not
         where = f"is in {args.output}" if args.output else "is printed above"
