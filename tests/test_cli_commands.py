@@ -1224,16 +1224,16 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     out.write_text("mine\n", encoding="utf-8")
     assert main(["conversations", "export", f"#{first.id}", "-o", str(out)]) == 1  # asked first; no terminal
     assert out.read_text(encoding="utf-8") == "mine\n" and "add --yes to replace it" in capsys.readouterr().err
-    # never written over a document the conversation is about, --yes or not (it replaced it)
-    from workstation.tui.attachment import with_attached
-    from workstation.tui.i18n import Texts
+    # never written over the document the conversation is about (F6's), --yes or not (it replaced it)
+    import json as json_
 
-    store = ConversationStore()
-    store.add_message(first.id, "user", with_attached("And this?", Texts("en")("chat.document", name="memo.txt"),
-                                                      "The canteen closes at two."))
-    store.close()
+    from workstation.tui.screens.summarize import KEPT
+
     memo = tmp_path / "memo.txt"
     memo.write_text("The canteen closes at two.\n", encoding="utf-8")
+    store = ConversationStore()
+    store.remember(KEPT, json_.dumps({"path": str(memo), "at": 0, "asked": first.id, "result": {}}))
+    store.close()
     assert main(["conversations", "export", f"#{first.id}", "-o", str(memo), "--yes"]) == 1
     assert memo.read_text(encoding="utf-8") == "The canteen closes at two.\n"
     assert f"{memo} is a document this conversation is about, so it was left as it was" in capsys.readouterr().err
