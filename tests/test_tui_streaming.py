@@ -250,6 +250,11 @@ def test_a_reply_cut_off_shows_the_figures_it_has_and_no_row_of_zeros() -> None:
     whole = TurnMetrics(ttft_ms=320, predicted_n=40, predicted_per_second=40.0, prompt_n=10, cache_n=30)
     assert metrics_line(whole, t) == "TTFT 320 ms · 40.0 tok/s · 40 tokens · cache 30/40"
     assert "prompt 10 (+30 cached)" in whole.summary_line()
+    # a reply's own settings as the UI names and writes them: a random seed, 1,200 tokens, a stop text
+    own = {**whole.to_dict(), "sampling": {"seed": None, "max_tokens": 1200, "temperature": 0.2, "stop": ["END"]}}
+    assert metrics_line(own, t).endswith(" · own settings: Seed random, Longest reply 1,200, Temperature 0.2, stop 'END'")
+    assert metrics_line(own, Texts("tr")).endswith(" · kendi ayarları: Tohum rastgele, En uzun yanıt 1.200, Sıcaklık 0,2, "
+                                                   "stop 'END'")
     # the command line's line separates thousands as the app's does (it wrote "TTFT 1261 ms")
     long = TurnMetrics(ttft_ms=1261, predicted_n=1200, predicted_per_second=40.0, prompt_n=1500, cache_n=2048,
                        prompt_ms=1000.0)

@@ -182,7 +182,13 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
     if isinstance(own, dict) and own:  # set for the session (Ctrl+E) or the turn (chat --temperature): said
         # named as the app's Ctrl+E names them where the lookup has them (it said "max_tokens 60"
         # beside the dialog's "Longest reply"), numbers in the language's writing
-        named = [f"{(lookup(f'sampling.{k}') if lookup else None) or k} {local_number(str(v), lookup)}"
-                 for k, v in own.items()]
+        def value(v: Any) -> str:  # a seed of None is a new one each time; 1,200 and 0.7 as the language writes them
+            if v is None:
+                return (lookup("sampling.random") if lookup else None) or "random"
+            if isinstance(v, list):
+                return ", ".join(repr(x) for x in v)
+            return local_number(f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v), lookup)
+
+        named = [f"{(lookup(f'sampling.{k}') if lookup else None) or k} {value(v)}" for k, v in own.items()]
         parts.append(said("metric.sampling", settings=", ".join(named)))
     return " · ".join(parts)
