@@ -2930,6 +2930,10 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         await pilot.press("up")  # the last message back in the box; nothing taken back yet
         await until(pilot, lambda: prompt.value == "Hello!")
         assert prompt.border_title == "changing your last message (empty the box for a new one)"  # (a toast went)
+        await pilot.press("f9")  # in the language of now
+        await until(pilot, lambda: prompt.border_title == "son mesajınızı değiştiriyorsunuz (yeni mesaj için kutuyu boşaltın)")
+        await pilot.press("f9")
+        await until(pilot, lambda: str(prompt.border_title).startswith("changing your last message"))
         assert len(app.store.messages(conv)) == 2
         await pilot.press("alt+r")  # asked again meanwhile: what is in the box still goes in its place
         await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 2)

@@ -748,6 +748,7 @@ class WorkstationApp(App[None]):
             if callable(set_status):
                 set_status(text)
         self._show_context_fill()
+        self._editing = self._editing  # the box's title in the language of now (F9), and once it is mounted
 
     @property
     def history(self) -> MetricsHistory:

@@ -164,6 +164,7 @@ class ChatScreen(AppScreen, Screen[None]):
         self.query_one("#load-progress").display = False
         self.query_one("#log", VerticalScroll).anchor()
         self.query_one("#prompt", Input).focus()
+        self.wapp.update_status()  # (the box's title and line, set before it was mounted)
         await self.wapp.chat_ready()
 
     # --- what the app calls --------------------------------------------------------------
