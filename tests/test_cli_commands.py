@@ -1227,7 +1227,7 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     # never written over the document the conversation is about (F6's), --yes or not (it replaced it)
     import json as json_
 
-    from workstation.tui.screens.summarize import KEPT
+    from workstation.core.kept_summary import KEPT
 
     memo = tmp_path / "memo.txt"
     memo.write_text("The canteen closes at two.\n", encoding="utf-8")

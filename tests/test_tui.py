@@ -2880,7 +2880,7 @@ async def test_f8_on_the_conversation_asked_of_a_summary_deletes_the_kept_summar
     made of it left both in the file (and on F6 after a restart), with no way to delete them."""
     import json
 
-    from workstation.tui.screens.summarize import KEPT
+    from workstation.core.kept_summary import KEPT
 
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:

@@ -156,7 +156,7 @@ def run_rename(args: argparse.Namespace) -> int:
 
 
 def run_delete(args: argparse.Namespace) -> int:
-    from workstation.tui.screens.summarize import forget_summary_asked_in
+    from workstation.core.kept_summary import forget_summary_asked_in
 
     store = ConversationStore()
     try:

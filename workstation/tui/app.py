@@ -45,6 +45,7 @@ from workstation.core.engine import TurnFinished as EngineTurnFinished
 from workstation.core.engine_api import answer_reserve, open_engine, too_long
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.events import PromptRead
+from workstation.core.kept_summary import forget_summary_asked_in
 from workstation.core.kv_state import NOT_KEPT, KvStateStore, conversation_tag
 from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.paths import typed_path
@@ -94,7 +95,7 @@ from workstation.tui.screens.quantization import QuantizationScreen
 from workstation.tui.screens.sampling import SamplingDialog, said
 from workstation.tui.screens.sampling import changes as sampling_changes
 from workstation.tui.screens.sizing import SizingScreen
-from workstation.tui.screens.summarize import SummarizeScreen, forget_summary_asked_in
+from workstation.tui.screens.summarize import SummarizeScreen
 from workstation.tui.screens.usage import UsageScreen
 from workstation.tui.settings import load_settings, save_language
 from workstation.tui.widgets.conversation_list import ConversationItem

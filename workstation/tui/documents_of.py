@@ -16,7 +16,7 @@ def is_document_of(path: Path, store: ConversationStore, conversation_id: int,
                    attached_here: Iterable[Path] = ()) -> bool:
     """Whether ``path`` (a file that is there) is a document of the conversation: F6's, or one
     attached to it this session (``attached_here``, by their paths)."""
-    from workstation.tui.screens.summarize import asked_about
+    from workstation.core.kept_summary import asked_about
 
     if not path.is_file():
         return False

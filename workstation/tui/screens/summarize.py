@@ -23,6 +23,7 @@ from textual.widgets import Button, Header, Input, Label, Markdown, ProgressBar
 
 from workstation.core.errors import WorkstationError
 from workstation.core.kept_parts import kept_count
+from workstation.core.kept_summary import KEPT, forget_summary_asked_in
 from workstation.core.paths import typed_path
 from workstation.core.summarize import SummaryProgress, SummaryResult, eta_text
 from workstation.tui import integrations
@@ -32,7 +33,6 @@ from workstation.tui.widgets.progress import LocalProgressBar
 from workstation.tui.widgets.screen_footer import ScreenFooter
 
 if TYPE_CHECKING:
-    from workstation.core.store import ConversationStore
     from workstation.core.summarize import SummaryResult
 
 
@@ -45,29 +45,7 @@ class SummaryReady(Progress):
         self.error = error
 
 
-KEPT = "summary"  # the store's key for the last summary (ConversationStore.remember)
 NARROW_BAR = 80  # columns: narrower, the path has a line of its own above the buttons
-
-
-def asked_about(store: ConversationStore, conversation_id: int) -> Path | None:
-    """The document whose kept summary Ctrl+K made ``conversation_id`` of (None: none)."""
-    kept = store.recalled(KEPT)
-    try:
-        data = json.loads(kept) if kept else {}
-        return Path(data["path"]) if data.get("asked") == conversation_id else None
-    except (ValueError, AttributeError, KeyError, TypeError):
-        return None
-
-
-def forget_summary_asked_in(store: ConversationStore, conversation_id: int) -> None:
-    """The kept summary (and its document's text), where Ctrl+K made ``conversation_id`` of it."""
-    kept = store.recalled(KEPT)
-    try:
-        asked = json.loads(kept).get("asked") if kept else None
-    except (ValueError, AttributeError):
-        return
-    if asked == conversation_id:
-        store.forget_value(KEPT)
 
 
 class RunningFooter(ScreenFooter):
