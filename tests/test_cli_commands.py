@@ -1249,11 +1249,12 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     store.close()
     assert main(["chat", "-c", f"#{first.id}", "Hello"]) == 1  # a number no conversation has now
     assert f'There is no saved conversation "#{first.id}"' in capsys.readouterr().err
-    # a title written as a number is its own conversation's; '#²' and a bare number are no numbers
-    assert main(["conversations", "rename", "weekly notes", f"#{first.id}"]) == 0
-    capsys.readouterr()
-    assert main(["conversations", "show", f"#{first.id}", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["id"] == other.id
+    # no title is written as a number (it hid that conversation's number); '#²' and a bare number are no numbers
+    assert main(["conversations", "rename", "weekly notes", f"#{other.id + 5}"]) == 1
+    assert "reads as a conversation's number (#12 is conversation 12); choose a title with words" in \
+        capsys.readouterr().err
+    assert main(["chat", "-c", f"#{other.id + 5}", "--new", "Hello"]) == 1
+    assert "name the new conversation with words" in capsys.readouterr().err
     for typed in ("#²", str(other.id)):
         assert main(["conversations", "show", typed]) == 1
         err = capsys.readouterr().err

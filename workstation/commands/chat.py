@@ -423,8 +423,11 @@ def _conversation(name: str, new: bool = False) -> _Conversation:
     found = find_conversation(store, name) if not new else None  # by its title, or its number (#12)
     if found is not None:
         return _Conversation(store, found.id, found.title)
-    if NUMBER.fullmatch(name.strip()) and not new:  # a number no conversation has: said, not begun as a title
+    if NUMBER.fullmatch(name.strip()):  # a number no conversation has: said, not begun as a title
         try:
+            if new:
+                raise EngineError(f"“{name.strip()}” reads as a conversation's number (#12 is conversation 12); "
+                                  "name the new conversation with words.")
             find_saved(store, name)
         finally:
             store.close()

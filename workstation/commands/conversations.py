@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import re
 import sys
 import time
 from pathlib import Path
@@ -18,7 +17,7 @@ from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kv_state import KvStateStore, conversation_tag
 from workstation.core.letters import fold
-from workstation.core.store import Conversation, ConversationStore, clean_title
+from workstation.core.store import NUMBER_TITLE, Conversation, ConversationStore, clean_title
 
 
 class NoSuchConversation(WorkstationError):
@@ -51,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     default_verb(p, verbs.choices["list"])  # 'conversations' alone lists, as before
 
 
-NUMBER = re.compile(r"#([0-9]{1,9})")  # a conversation by its number, as `conversations` lists it
+NUMBER = NUMBER_TITLE  # a conversation by its number (#12), as `list` shows it
 
 
 def find_conversation(store: ConversationStore, name: str) -> Conversation | None:

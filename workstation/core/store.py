@@ -182,6 +182,7 @@ class TakenOut:
 
 
 MAX_TITLE_CHARS = 120
+NUMBER_TITLE = re.compile(r"#([0-9]{1,9})")  # a conversation by its number, as `conversations` lists it
 
 
 def profile_key(ref: str) -> str:
@@ -394,6 +395,9 @@ class ConversationStore:
         title = clean_title(title)
         if not title:
             raise StoreError("A conversation needs a title; type one.")
+        if NUMBER_TITLE.fullmatch(title):  # #12 names conversation 12 (`conversations`, chat -c): not a title
+            raise StoreError(f"“{title}” reads as a conversation's number (#12 is conversation 12); choose a title "
+                             "with words.")
         current = self._db.execute("SELECT title FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
         if current is None or fold(current[0]) != fold(title):  # its own name again (Enter in F2): kept
             self.check_title_free(title, conversation_id)
