@@ -240,6 +240,8 @@ class BatchQueue:
             columns = {r["name"] for r in self.db.execute("PRAGMA table_info(files)")}
             if "prior_output" not in columns:  # a queue made by an older workstation
                 self.db.execute("ALTER TABLE files ADD COLUMN prior_output TEXT")
+            if "kept_at" not in {r["name"] for r in self.db.execute("PRAGMA table_info(parts)")}:  # (and its parts)
+                self.db.execute("ALTER TABLE parts ADD COLUMN kept_at REAL NOT NULL DEFAULT 0")
         except sqlite3.DatabaseError as err:
             raise BatchError(f"The batch queue '{db_path}' cannot be opened ({err}).") from None
 

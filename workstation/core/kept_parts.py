@@ -29,11 +29,10 @@ CREATE TABLE IF NOT EXISTS parts (  -- parts of a document a stopped run finishe
     end INTEGER NOT NULL,
     reply TEXT NOT NULL,
     summary TEXT NOT NULL,
+    kept_at REAL NOT NULL DEFAULT 0,  -- when (the data folder's parts nobody came back to go in time)
     PRIMARY KEY (path, version, start, end)
 );
 """
-# the data folder's: when each part was kept, so that those nobody came back to go in time
-_STORE_TABLE = PARTS_TABLE.replace("    PRIMARY KEY", "    kept_at REAL NOT NULL DEFAULT 0,\n    PRIMARY KEY")
 FILE_NAME = "summary-parts.sqlite"
 KEEP_DAYS = 30
 
@@ -50,7 +49,6 @@ class PartsKept:
         self.key, self.version, self.best_effort = key, version, best_effort
         self._lock = threading.Lock()
         self.db = sqlite3.connect(str(db_path), timeout=30, isolation_level=None, check_same_thread=False)
-        self.timed = "kept_at" in {row[1] for row in self.db.execute("PRAGMA table_info(parts)")}
         with self._lock:
             # parts of another version: the document changed since, or the profile (said by the callers)
             self.dropped = self.db.execute("DELETE FROM parts WHERE path=? AND version!=?", (key, version)).rowcount
@@ -63,11 +61,8 @@ class PartsKept:
         row = (self.key, self.version, chunk.start, chunk.end, chunk.reply, chunk.summary or "")
         with self._lock:
             try:
-                if self.timed:
-                    self.db.execute("INSERT OR REPLACE INTO parts (path, version, start, end, reply, summary, kept_at) "
-                                    "VALUES (?, ?, ?, ?, ?, ?, ?)", (*row, time.time()))
-                else:
-                    self.db.execute("INSERT OR REPLACE INTO parts VALUES (?, ?, ?, ?, ?, ?)", row)
+                self.db.execute("INSERT OR REPLACE INTO parts (path, version, start, end, reply, summary, kept_at) "
+                                "VALUES (?, ?, ?, ?, ?, ?, ?)", (*row, time.time()))
             except sqlite3.Error:
                 if not self.best_effort:
                     raise
@@ -99,7 +94,7 @@ def _store(folder: Path | None) -> Path:
     db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
     try:
         db.execute("PRAGMA journal_mode=WAL")
-        db.executescript(_STORE_TABLE)
+        db.executescript(PARTS_TABLE)
         db.execute("DELETE FROM parts WHERE kept_at < ?", (time.time() - KEEP_DAYS * 86400,))
     finally:
         db.close()
