@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -14,7 +16,10 @@ import yaml
 
 # Tests never touch the user's real data directory, nor the checkout: a model loaded by a
 # module-scoped fixture (before the per-test folder below) records its memory check somewhere.
-os.environ.setdefault("WORKSTATION_DATA", tempfile.mkdtemp(prefix="workstation-tests-"))
+if "WORKSTATION_DATA" not in os.environ:
+    _TEST_DATA = tempfile.mkdtemp(prefix="workstation-tests-")
+    os.environ["WORKSTATION_DATA"] = _TEST_DATA
+    atexit.register(shutil.rmtree, _TEST_DATA, ignore_errors=True)  # each run left one behind
 # advice names the command that started us; a shell opened from ./run.sh must not change it
 os.environ.pop("WORKSTATION_COMMAND", None)
 

@@ -6,6 +6,7 @@ import http.server
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -79,7 +80,8 @@ def serve(
         cmd += ["--api-key", api_key]
     env = dict(os.environ)
     env.pop("WORKSTATION_API_KEY", None)
-    env["WORKSTATION_DATA"] = str(data or tempfile.mkdtemp(prefix="ws-serve-data-"))
+    own_data = None if data else tempfile.mkdtemp(prefix="ws-serve-data-")  # removed when it stops
+    env["WORKSTATION_DATA"] = str(data or own_data)
 
     def limit_files() -> None:
         import resource
@@ -120,6 +122,8 @@ def serve(
             proc.wait()
         if proc.stderr is not None:
             proc.stderr.close()
+        if own_data is not None:
+            shutil.rmtree(own_data, ignore_errors=True)
 
 
 def served_module(name: str, *args: str):  # noqa: ANN201 - a pytest fixture
