@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -750,7 +751,8 @@ def test_an_email_is_read_as_headers_body_and_attachment_names(tmp_path: Path) -
         "Date: Tue, 12 May 2020 10:30:00 +0300\n"
         "Subject: Dava dosyası: itiraz süresi doluyor\n\n"
         + body.strip() + "\n\n"
-        "Attachments (1): itiraz dilekçesi.pdf (3 KB)"
+        "Attachments (1): itiraz dilekçesi.pdf (3 KB; not read: 'itiraz dilekçesi.pdf' is a damaged or truncated PDF"
+        " (Stream has ended unexpectedly))"
     )
     assert "secret" not in doc.text and "HTML copy" not in doc.text
     assert read_document(path, isolate=True).text == doc.text
@@ -768,6 +770,49 @@ def test_an_email_is_read_as_headers_body_and_attachment_names(tmp_path: Path) -
     read = read_document(page)
     assert read.text == "From: a@b.example\nSubject: Şubat raporu\n\nÖzet\nDava kabul edildi."
     assert [s.title for s in read.sections] == [None, "Özet"]
+
+
+def test_an_emails_attached_documents_are_read_after_it(tmp_path: Path) -> None:
+    """'The contract is attached': the e-mail alone said nothing of what was asked about. Each
+    attached document the app reads comes after the e-mail as a section of its own, with the
+    e-mail's limits; one it cannot read, and one of a kind it does not read, are named."""
+    from email.message import EmailMessage
+
+    docx = make_docx(tmp_path / "src.docx", [("Madde 4", ["Fesih bildirimi 30 gün önceden yapılır."])])
+    pdf = make_pdf(tmp_path / "src.pdf", ["Ek protokol: kira bedeli 12.500 TL."])
+    msg = EmailMessage()
+    msg["From"], msg["Subject"] = "a@b.example", "Sözleşme ekte"
+    msg.set_content("Sözleşme ve protokol ekte.\n")
+    msg.add_attachment(docx.read_bytes(), maintype="application", subtype="octet-stream", filename="../../sözleşme.docx")
+    msg.add_attachment(pdf.read_bytes(), maintype="application", subtype="pdf", filename="protokol.pdf")
+    msg.add_attachment(b"not,a,document\n", maintype="application", subtype="zip", filename="veri.zip")
+    path = tmp_path / "ekli.eml"
+    path.write_bytes(msg.as_bytes())
+    doc = read_document(path)
+    head, _, rest = doc.text.partition("\n\nAttachment: ")
+    assert re.search(r"\nAttachments \(3\): sözleşme\.docx \(\d+ KB, read below\), protokol\.pdf \(\d+ bytes, read below\), "
+                     r"veri\.zip \(15 bytes\)$", head), head
+    assert "Fesih bildirimi 30 gün önceden yapılır." in rest and "kira bedeli 12.500 TL" in rest
+    titles = [s.title for s in doc.sections if s.title]
+    assert titles == ["Attachment: sözleşme.docx", "Attachment: protokol.pdf"]
+    fesih = doc.text.index("Fesih")
+    assert doc.cite(fesih, fesih + 10) == "§ Attachment: sözleşme.docx"
+    assert not (tmp_path.parent / "sözleşme.docx").exists()  # (read from a folder of its own)
+    assert read_document(path, isolate=True).text == doc.text
+    # the e-mail's limit on text holds for what its attachments add
+    with pytest.raises(DocumentError, match="more than"):
+        read_document(path, Limits(max_text_chars=len(head) + 20))
+    # twenty are read; the rest named only
+    many = EmailMessage()
+    many["Subject"] = "many"
+    many.set_content("Notes attached.")
+    for i in range(22):
+        many.add_attachment(f"note {i}\n".encode(), maintype="text", subtype="plain", filename=f"n{i}.txt")
+    lots = tmp_path / "many.eml"
+    lots.write_bytes(many.as_bytes())
+    read = read_document(lots)
+    assert sum(1 for s in read.sections if (s.title or "").startswith("Attachment:")) == 20
+    assert "n21.txt (8 bytes)" in read.text and "n19.txt (8 bytes, read below)" in read.text
 
 
 def test_new_formats_are_taken_by_batch_and_the_picker() -> None:

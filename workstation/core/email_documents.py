@@ -1,20 +1,25 @@
 """E-mails (.eml) read into a ``Document``: the decoded headers, the text body (else the HTML
-one, through the HTML reader's extraction), and a line naming the attachments (never their
-content)."""
+one, through the HTML reader's extraction), a line naming the attachments, then the text of
+each attached document the app reads (a PDF, Word, OpenDocument, RTF, HTML or text file), as a
+section of its own: an e-mail's point is often its attachment ("the contract is attached")."""
 
 from __future__ import annotations
 
+import dataclasses
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from workstation.core.documents import (
+    SUPPORTED_SUFFIXES,
     Document,
     DocumentError,
     Limits,
     _add_html,
     _Builder,
     _short,
+    name_is_text,
 )
 
 # --- e-mail (.eml) ------------------------------------------------------------------------------
@@ -55,11 +60,33 @@ def _size(n: int) -> str:
     return f"{n / 1024:.0f} KB" if n < 2**20 else f"{n / 2**20:.1f} MB"
 
 
+# attachments read as documents: not an e-mail within the e-mail (its own attachments: no end)
+_READ_ATTACHED = tuple(s for s in SUPPORTED_SUFFIXES if s != ".eml")
+_MAX_READ_ATTACHMENTS = 20  # more are named only
+
+
+def _attached_text(filename: str, payload: bytes, limits: Limits, deadline: float, used_chars: int) -> str:
+    """The text of an attached document, read as the same file on disk is (its reader's own
+    checks and the e-mail's remaining limits: characters, time); DocumentError says why not."""
+    from workstation.core.documents import read_document
+
+    name = filename if not filename.startswith(".") and name_is_text(filename) else "attachment" + Path(filename).suffix
+    left = dataclasses.replace(
+        limits, max_text_chars=max(1, limits.max_text_chars - used_chars),
+        timeout_s=max(0.0, deadline - time.monotonic()),
+    )
+    with tempfile.TemporaryDirectory(prefix="ws-attachment-") as folder:
+        path = Path(folder) / name
+        path.write_bytes(payload)
+        return read_document(path, left).text
+
+
 def read_email(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
     """An e-mail saved as .eml: From, To, Cc, Date and Subject (decoded), then the body (its
     text part, else its HTML part read as an HTML file is), then a line naming the attachments
     and their sizes (not their content). It was read raw: MIME headers, quoted-printable,
-    base64 attachments."""
+    base64 attachments. Attached documents it can read (up to 20) follow, each a section
+    "Attachment: NAME"; one it cannot read is named with why ("not read: …")."""
     import email
     from email import policy
 
@@ -89,6 +116,7 @@ def read_email(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
             if text.strip():
                 builder.add(text.strip())
     attachments: list[str] = []
+    attached: list[tuple[str, str]] = []  # (name, text) of the attachments read
     stack: list[Any] = [msg]
     while stack:  # (a stack, not the stdlib's recursive walk: parts nest as deep as a sender likes)
         part = stack.pop()
@@ -109,13 +137,28 @@ def read_email(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
             filename = part.get_filename()
         except Exception:  # noqa: BLE001
             filename = None
+        if filename:  # its name, never a folder of the sender's choosing ("../../x.docx")
+            filename = Path(filename.replace("\\", "/")).name or filename
         if not filename and part.get_content_disposition() != "attachment" and part.get_content_maintype() == "text":
             continue  # the body's other form (the HTML beside the text)
         payload = part.get_payload(decode=True)
-        size = f" ({_size(len(payload))})" if isinstance(payload, bytes) else ""
-        attachments.append(f"{filename or part.get_content_type()}{size}")
+        size = _size(len(payload)) if isinstance(payload, bytes) else ""
+        note = ""
+        if (filename and payload and isinstance(payload, bytes) and len(attached) < _MAX_READ_ATTACHMENTS
+                and Path(filename).suffix.lower() in _READ_ATTACHED):
+            try:
+                attached.append((filename, _attached_text(filename, payload, limits, deadline, builder.length)))
+                note = ", read below"
+            except DocumentError as err:
+                if time.monotonic() > deadline:
+                    builder.add("")  # raises the timeout error: the e-mail's, not the attachment's
+                note = f"; not read: {str(err).rstrip('.')}"
+        attachments.append(f"{filename or part.get_content_type()}" + (f" ({size}{note})" if size else ""))
     if attachments:
         builder.add(f"Attachments ({len(attachments)}): " + ", ".join(attachments))
+    for filename, text in attached:
+        title = f"Attachment: {filename}"
+        builder.add(f"{title}\n{text}", title=title)
     if not builder.text().strip():
         raise DocumentError(said=[("doc.no_text", {"name": name})])
     return Document(str(path), "email", builder.text(), builder.sections)
