@@ -5,7 +5,8 @@ OpenAI's ``GET /v1/models``, ``POST /v1/chat/completions`` and ``POST /v1/comple
 ``timings`` when ``stream_options.include_usage`` is set; the same routes answer without
 ``/v1``), llama-server's ``POST /tokenize``, ``/detokenize`` and ``/apply-template``,
 ``GET /health`` and ``GET /metrics`` (off with ``serve --no-metrics``); llama-server's
-``/completion``, ``/props`` and ``/slots`` live in ``native.py``. An option llama-server has
+``/completion``, ``/props`` and ``/slots`` live in ``native.py`` (through ``_handle``, as a
+``Dialect``). An option llama-server has
 and this server does not implement is refused by name on every route (``unsupported.py``). With an API key, or once a person's key exists
 (``workstation keys add``), every route but ``/health`` needs ``Authorization: Bearer KEY`` or
 ``X-Api-Key: KEY``; ``Accounts`` (``accounts.py``) checks the key, its profiles and its tokens
@@ -20,8 +21,8 @@ import contextlib
 import dataclasses
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Protocol
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -95,9 +96,6 @@ from workstation.core.tool_calls import (
 )
 from workstation.core.usage import UNKNOWN
 
-if TYPE_CHECKING:
-    from workstation.core.server.native import NativeRoutes
-
 SHUTTING_DOWN = 503  # the status recorded for a reply the server's shutdown cut off
 # a body over the limit is read and dropped up to this much (or 4x the limit) and this long before
 # the 413, so that the client, still sending, reads the answer (_drain)
@@ -108,13 +106,17 @@ CUT_BY_SHUTDOWN = "The server is shutting down, so the reply was cut off; send i
 
 # --- streaming response --------------------------------------------------------------------------
 class SSEResponse(Response):
-    """Server-sent events from an async iterator; a client disconnect calls ``on_disconnect``."""
+    """Server-sent events from an async iterator; a client disconnect calls ``on_disconnect``.
+    ``media_type``: another streamed shape (newline-delimited JSON)."""
 
-    def __init__(self, events: AsyncIterator[bytes], on_disconnect: Callable[[], None]) -> None:
+    def __init__(
+        self, events: AsyncIterator[bytes], on_disconnect: Callable[[], None],
+        media_type: bytes = b"text/event-stream; charset=utf-8",
+    ) -> None:
         self.status_code = 200
         self.background = None
         self.raw_headers = [
-            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"content-type", media_type),
             (b"cache-control", b"no-cache"),
             (b"x-accel-buffering", b"no"),
         ]
@@ -151,6 +153,32 @@ NOT_SERVED = {
     **dict.fromkeys(("/v1/embeddings", "/embeddings", "/embedding"), ("makes no embeddings", "--embeddings")),
     **dict.fromkeys(("/v1/rerank", "/rerank", "/reranking", "/v1/reranking"), ("does no reranking", "--reranking")),
 }
+
+
+class Dialect(Protocol):
+    """Another server's request and response shapes over ``OpenAIServer._handle`` (its key
+    check, limits, accounting, submission): llama-server's ``/completion`` (``native.py``)."""
+
+    def translate(self, body: dict[str, Any], chat: bool) -> tuple[dict[str, Any], bool] | Response:
+        """The body in the OpenAI routes' words and whether its prompt is a chat; or the answer
+        to a request that asks for no generation (accounted for as one of 0 tokens)."""
+        ...
+
+    def parse(self, body: dict[str, Any], params: GenParams) -> Any:
+        """The dialect's own fields (``respond``'s ``extra``), applied to ``params``."""
+        ...
+
+    async def prompt_tokens(
+        self, body: dict[str, Any], chat: bool, ticket: Ticket, tools: ToolRequest | None
+    ) -> tuple[list[int], ToolPrompt | None]:
+        ...
+
+    async def respond(
+        self, request: Request, extra: Any, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], params: GenParams,
+        model: str, ticket: Ticket, probs: ProbsAsked | None, plan: ToolPrompt | None,
+    ) -> Response:
+        """The answer to the submitted request, streamed or whole."""
+        ...
 
 
 # --- the app -----------------------------------------------------------------------------------
@@ -474,9 +502,13 @@ class OpenAIServer:
         plan = tool_prompt(self.scheduler.template, history, tools)
         return self.scheduler.chat_tokens(plan.messages, plan.tools, variables, begun=begun), plan
 
-    async def _handle(self, request: Request, chat: bool, native: NativeRoutes | None = None) -> Response:
+    async def _handle(
+        self, request: Request, chat: bool, native: Dialect | None = None, route: str | None = None
+    ) -> Response:
+        """A generation request; ``native``: in another server's shapes; ``route``: its name in
+        the usage records (default chat, completions, or llama-server's completion)."""
         t_request = time.perf_counter()
-        route = "chat" if chat else "completion" if native is not None else "completions"
+        route = route or ("chat" if chat else "completion" if native is not None else "completions")
         request.scope[ACCOUNTED] = True  # its log line is Accounts.finish's, with who and the tokens
         ticket: Ticket | None = None
         try:
@@ -494,6 +526,12 @@ class OpenAIServer:
             self.accounts.check_profile(caller)
             self.accounts.check_quota(caller)
             async with self._json_body(request) as body:  # every field is checked before submitting
+                if native is not None:
+                    read = native.translate(body, chat)
+                    if isinstance(read, Response):  # a request that asks for no generation
+                        self.accounts.finish(ticket, read.status_code)
+                        return read
+                    body, chat = read
                 refuse_unsupported(body)
                 params = parse_params(body, self.scheduler.profile.sampling)
                 if native is None and body.get("n_predict") == 0 and not isinstance(body["n_predict"], bool):
@@ -509,9 +547,8 @@ class OpenAIServer:
                     raise bad("'tools' are for /v1/chat/completions; a completion takes none.", "tools")
                 tools = parse_tool_request(body, params.output) if chat else None
                 extra = native.parse(body, params) if native is not None else None
-                plan: ToolPrompt | None = None
                 if native is not None:
-                    prompt = await native.prompt_tokens(body, ticket)
+                    prompt, plan = await native.prompt_tokens(body, chat, ticket, tools)
                 else:
                     prompt, plan = await self._prompt_tokens(body, chat, ticket, tools)
                 self._check_prompt(prompt, "messages" if chat else "prompt")
@@ -519,7 +556,7 @@ class OpenAIServer:
                 held = self.accounts.hold_quota(ticket, len(prompt), wanted)  # within the key's day
                 if held < wanted:
                     params = dataclasses.replace(params, max_tokens=held)
-                req, q = self._submit(prompt, params, t_request, caller.owner, plan, chat=chat and native is None)
+                req, q = self._submit(prompt, params, t_request, caller.owner, plan, chat=chat)
         except ApiError as err:
             if ticket is not None:
                 self.accounts.finish(ticket, err.status)
@@ -532,8 +569,8 @@ class OpenAIServer:
             if ticket is not None:
                 self.accounts.finish(ticket, 500)
             raise
-        if native is not None and extra is not None:
-            return await native.respond(request, extra, req, q, params, model, ticket, probs)
+        if native is not None:
+            return await native.respond(request, extra, req, q, params, model, ticket, probs, plan)
         rid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24]
         reply_format = plan.format if plan else ""
         if params.stream:
@@ -725,7 +762,7 @@ class OpenAIServer:
                 out += sse(calls)
             return out
 
-        def render(event: SchedulerEvent) -> tuple[bytes, bool]:
+        async def render(event: SchedulerEvent) -> tuple[bytes, bool]:
             nonlocal sent
             if isinstance(event, PromptRead):  # as llama-server: an empty delta with the progress
                 return sse({**chunk(None, None), "prompt_progress": prompt_progress(event)}), False
@@ -757,17 +794,35 @@ class OpenAIServer:
             self.accounts.finish(ticket, event.status)
             return sse(failed_response(event, body_only=True)), True
 
+        opening = sse(chunk(None, None, role=True)) if chat else b""
+        async for body in self._pump(req, q, ticket, render, first, opening):
+            yield body
+
+    async def _pump(
+        self,
+        req: SchedRequest,
+        q: asyncio.Queue[SchedulerEvent],
+        ticket: Ticket,
+        render: Callable[[SchedulerEvent], Awaitable[tuple[bytes, bool]]],
+        first: SchedulerEvent | None = None,
+        opening: bytes = b"",
+    ) -> AsyncIterator[bytes]:
+        """A stream's bytes, in any route's shape: ``opening``, then each event as ``render``
+        writes it (with whether it was the last), what piled up while a slow reader read sent
+        in one write; ``first``: the event ``_first_event`` took from ``q``. However the stream
+        ends, the request is cancelled (a no-op when it finished: a client gone frees its slot)
+        and accounted for."""
         try:
-            if chat:
-                yield sse(chunk(None, None, role=True))
+            if opening:
+                yield opening
             done = False
             while not done:
-                body, done = render(first if first is not None else await q.get())
+                body, done = await render(first if first is not None else await q.get())
                 first = None
                 while not done and not q.empty():  # a slow reader gets what piled up in one write
-                    more, done = render(q.get_nowait())
+                    more, done = await render(q.get_nowait())
                     body += more
-                if body:  # a reply that may be a tool call is held back
+                if body:  # (a reply that may be a tool call is held back)
                     yield body
         finally:
             self.scheduler.cancel(req)  # no-op when it finished; frees the slot otherwise

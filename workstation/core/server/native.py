@@ -58,6 +58,7 @@ from workstation.core.slots import Slot
 if TYPE_CHECKING:
     from workstation.core.server.accounts import Ticket
     from workstation.core.server.app import OpenAIServer
+    from workstation.core.tool_calls import ToolPrompt, ToolRequest
 
 STOP_TYPE = {"eos": "eos", "stop": "word", "length": "limit", "context": "limit", "cancelled": "none"}
 OUR_SAMPLERS = ["penalties", "top_k", "top_p", "min_p", "temperature"]
@@ -181,6 +182,10 @@ class NativeRoutes:
     async def completion(self, request: Request) -> Response:
         return await self.server._handle(request, chat=False, native=self)
 
+    def translate(self, body: dict[str, Any], chat: bool) -> tuple[dict[str, Any], bool]:
+        """llama-server's fields are this server's own (``protocol.parse_params``)."""
+        return body, chat
+
     def parse(self, body: dict[str, Any], params: GenParams) -> NativeRequest:
         """The native fields, applied to ``params`` (called by ``OpenAIServer._handle``)."""
         n_predict = _integer(body, "n_predict", -1, MAX_PREDICT)  # as max_tokens: protocol.parse_params
@@ -188,9 +193,11 @@ class NativeRoutes:
             raise bad("'logprobs' is not a /completion field; ask for 'n_probs' instead.", "logprobs")
         return NativeRequest(prompt_only=n_predict == 0, return_tokens=flag(body, "return_tokens", False))
 
-    async def prompt_tokens(self, body: dict[str, Any], ticket: Ticket) -> list[int]:
+    async def prompt_tokens(
+        self, body: dict[str, Any], chat: bool, ticket: Ticket, tools: ToolRequest | None
+    ) -> tuple[list[int], ToolPrompt | None]:
         """``prompt`` as tokens: text (BOS added as the model wants), token ids, or a list of
-        both (BOS only when it starts with text, as llama-server does)."""
+        both (BOS only when it starts with text, as llama-server does); a completion has no tools."""
         raw = body.get("prompt")
         model = self.scheduler.model
         if isinstance(raw, list) and len(raw) > 1 and all(isinstance(p, str | list) for p in raw):
@@ -217,9 +224,8 @@ class NativeRoutes:
             tokens = await run_in_threadpool(mixed)
             if not tokens:
                 raise bad("'prompt' is empty.", "prompt")
-            return tokens
-        tokens, _ = await self.server._prompt_tokens(body, False, ticket)  # a completion has no tools
-        return tokens
+            return tokens, None
+        return await self.server._prompt_tokens(body, False, ticket)
 
     async def respond(
         self,
@@ -231,9 +237,10 @@ class NativeRoutes:
         model: str,
         ticket: Ticket,
         probs: ProbsAsked | None,
+        plan: ToolPrompt | None = None,
     ) -> Response:
         """The answer to a submitted ``/completion``; ``probs``: what ``n_probs`` asked
-        (``completion_probabilities``, rendered by ``logprobs.py``)."""
+        (``completion_probabilities``, rendered by ``logprobs.py``); a completion has no ``plan``."""
         from workstation.core.server.app import SSEResponse
 
         sub = Submitted(native, req, q, params, model, ticket, probs.n_probs or 0 if probs is not None else 0)
@@ -292,20 +299,19 @@ class NativeRoutes:
         }
 
     async def _stream(self, sub: Submitted, first: SchedulerEvent | None = None) -> AsyncIterator[bytes]:
-        req, q, ticket = sub.req, sub.q, sub.ticket
+        req, ticket = sub.req, sub.ticket
         n_decoded = 0
-        done = False
 
-        async def render(event: SchedulerEvent) -> bytes:
-            nonlocal n_decoded, done
+        async def render(event: SchedulerEvent) -> tuple[bytes, bool]:
+            nonlocal n_decoded
             if isinstance(event, PromptRead):
                 return sse({"index": 0, "content": "", "tokens": [], "stop": False, "id_slot": req.id_slot,
                             "tokens_predicted": 0, "tokens_evaluated": len(req.prompt),
-                            "prompt_progress": prompt_progress(event)})
+                            "prompt_progress": prompt_progress(event)}), False
             if isinstance(event, TokenDelta):
                 n_decoded += event.tokens
                 if sub.native.prompt_only:
-                    return b""
+                    return b"", False
                 chunk = {
                     "index": 0, "content": event.text, "tokens": list(event.ids), "stop": False,
                     "id_slot": req.id_slot, "tokens_predicted": n_decoded, "tokens_evaluated": len(req.prompt),
@@ -314,29 +320,18 @@ class NativeRoutes:
                     chunk["completion_probabilities"] = completion_probabilities(
                         event.probs, self.scheduler.model, sub.n_probs
                     )
-                return sse(chunk)
-            done = True
+                return sse(chunk), False
             if isinstance(event, TurnFinished):
                 self.server._finished(ticket, event)
                 if self.server._cut_by_shutdown(event):  # as /v1's streams say it
-                    return sse(self.server._shutdown_error().body())
-                return sse(await run_in_threadpool(self._final, sub, event, True))
+                    return sse(self.server._shutdown_error().body()), True
+                return sse(await run_in_threadpool(self._final, sub, event, True)), True
             assert isinstance(event, RequestFailed)
             self.server.accounts.finish(ticket, event.status)
-            return sse(failed_response(event, body_only=True))
+            return sse(failed_response(event, body_only=True)), True
 
-        try:
-            while not done:
-                body = await render(first if first is not None else await q.get())
-                first = None
-                while not done and not q.empty():  # a slow reader gets what piled up in one write
-                    body += await render(q.get_nowait())
-                if body:
-                    yield body
-        finally:
-            self.scheduler.cancel(req)  # no-op when it finished; frees the slot otherwise
-            if not ticket.done:
-                self.server._account_later(ticket, q)
+        async for body in self.server._pump(req, sub.q, ticket, render, first):
+            yield body
 
     # --- /props and /slots --------------------------------------------------------------------
     async def props(self, request: Request) -> Response:
