@@ -2,7 +2,8 @@
 
 One job per module: ``accounts`` (people's keys, profile limits, tokens per day, usage and the
 audit trail), ``protocol`` (request bodies into typed parameters, the OpenAI error
-object, response pieces), ``app`` (the routes and server-sent events), ``guard`` (Host, Origin
+object, response pieces), ``app`` (the routes and server-sent events), ``native`` and ``ollama``
+(llama-server's and Ollama's routes in their own shapes, over ``app``), ``guard`` (Host, Origin
 and CORS, content type, the request cap), ``connections`` (header deadline, connection cap),
 ``prometheus`` (``/metrics``), ``options`` (what the operator sets) and ``process`` (binding,
 uvicorn, the server in a thread or a child process). SECURITY.md says what it promises.

@@ -5,8 +5,8 @@ OpenAI's ``GET /v1/models``, ``POST /v1/chat/completions`` and ``POST /v1/comple
 ``timings`` when ``stream_options.include_usage`` is set; the same routes answer without
 ``/v1``), llama-server's ``POST /tokenize``, ``/detokenize`` and ``/apply-template``,
 ``GET /health`` and ``GET /metrics`` (off with ``serve --no-metrics``); llama-server's
-``/completion``, ``/props`` and ``/slots`` live in ``native.py`` (through ``_handle``, as a
-``Dialect``). An option llama-server has
+``/completion``, ``/props`` and ``/slots`` live in ``native.py``, Ollama's ``/api/...`` in
+``ollama.py`` (both through ``_handle``, as a ``Dialect``). An option llama-server has
 and this server does not implement is refused by name on every route (``unsupported.py``). With an API key, or once a person's key exists
 (``workstation keys add``), every route but ``/health`` needs ``Authorization: Bearer KEY`` or
 ``X-Api-Key: KEY``; ``Accounts`` (``accounts.py``) checks the key, its profiles and its tokens
@@ -107,7 +107,7 @@ CUT_BY_SHUTDOWN = "The server is shutting down, so the reply was cut off; send i
 # --- streaming response --------------------------------------------------------------------------
 class SSEResponse(Response):
     """Server-sent events from an async iterator; a client disconnect calls ``on_disconnect``.
-    ``media_type``: another streamed shape (newline-delimited JSON)."""
+    ``media_type``: another streamed shape (Ollama's newline-delimited JSON)."""
 
     def __init__(
         self, events: AsyncIterator[bytes], on_disconnect: Callable[[], None],
@@ -157,7 +157,8 @@ NOT_SERVED = {
 
 class Dialect(Protocol):
     """Another server's request and response shapes over ``OpenAIServer._handle`` (its key
-    check, limits, accounting, submission): llama-server's ``/completion`` (``native.py``)."""
+    check, limits, accounting, submission): llama-server's ``/completion`` (``native.py``) and
+    Ollama's ``/api/chat`` and ``/api/generate`` (``ollama.py``)."""
 
     def translate(self, body: dict[str, Any], chat: bool) -> tuple[dict[str, Any], bool] | Response:
         """The body in the OpenAI routes' words and whether its prompt is a chat; or the answer
@@ -199,10 +200,14 @@ class OpenAIServer:
         from workstation.core.server.native import NativeRoutes
 
         self.native = NativeRoutes(self)  # llama-server's /completion, /props, /slots
+        from workstation.core.server.ollama import OllamaErrors, OllamaRoutes
+
+        self.ollama = OllamaRoutes(self)  # Ollama's /api/chat, /api/generate, /api/tags, ...
         routes = [
             Route("/health", self.health, methods=["GET"]),
             *([Route("/metrics", self.metrics, methods=["GET"])] if options.metrics else []),
             *self.native.routes(),
+            *self.ollama.routes(),
             Route("/tokenize", self.tokenize, methods=["POST"]),
             Route("/detokenize", self.detokenize, methods=["POST"]),
             Route("/apply-template", self.apply_template, methods=["POST"]),
@@ -227,7 +232,7 @@ class OpenAIServer:
             },
         )
         self.guard = RequestGuard(starlette, options)
-        self.app: ASGIApp = self.guard
+        self.app: ASGIApp = OllamaErrors(self.guard)  # (errors on /api/... in Ollama's shape)
 
     # --- helpers -------------------------------------------------------------------------------
     async def _not_found(self, request: Request, exc: Exception) -> Response:
@@ -528,7 +533,7 @@ class OpenAIServer:
             async with self._json_body(request) as body:  # every field is checked before submitting
                 if native is not None:
                     read = native.translate(body, chat)
-                    if isinstance(read, Response):  # a request that asks for no generation
+                    if isinstance(read, Response):  # a request that asks for no generation (Ollama's "load the model")
                         self.accounts.finish(ticket, read.status_code)
                         return read
                     body, chat = read

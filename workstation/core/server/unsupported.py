@@ -110,23 +110,25 @@ def _samplers_match(value: Any) -> bool:
     return [n for n in names if n not in INERT_SAMPLERS] == OUR_ORDER
 
 
-def refuse_unsupported(body: dict[str, Any]) -> None:
+def refuse_unsupported(body: dict[str, Any], where: str = "") -> None:
     """ApiError(400) naming the first option in ``body`` that this server does not implement
-    with a value that would change the reply (see the module's docstring)."""
+    with a value that would change the reply (see the module's docstring). ``where``: the
+    options' place in the request, before their names (Ollama's ``options.``)."""
     for name, value in body.items():
         if value is None:
             continue
+        said = f"'{where}{name}'"
         if name in OFF:
             off, allowed = OFF[name]
             if not off(value):
                 raise bad(
-                    f"'{name}' is not supported by this server; leave it out or send {allowed}.", name
+                    f"{said} is not supported by this server; leave it out or send {allowed}.", name
                 )
         elif name in NEVER:
-            raise bad(f"'{name}' is not supported by this server; the profile's speculative settings apply.", name)
+            raise bad(f"{said} is not supported by this server; the profile's speculative settings apply.", name)
         elif name == "samplers" and not _samplers_match(value):
             raise bad(
-                f"'samplers' is not supported by this server beyond its own order ({', '.join(OUR_ORDER)}); "
+                f"{said} is not supported by this server beyond its own order ({', '.join(OUR_ORDER)}); "
                 "leave it out.",
                 name,
             )
