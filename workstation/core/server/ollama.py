@@ -464,7 +464,7 @@ class OllamaGeneration:
                 n_ctx = _integer(raw, name, 1, 2**31)
                 if n_ctx is not None and n_ctx > self.scheduler.slot_ctx:
                     raise bad(f"'options.num_ctx' is {n_ctx}, but this server gives each request a context of "
-                              f"{self.scheduler.slot_ctx} tokens (its profile's context over its slots); send "
+                              f"{self.scheduler.slot_ctx} tokens (a slot's, as /api/ps says); send "
                               f"{self.scheduler.slot_ctx} or less, or leave it out.", "options")
             elif name in OFF_OPTIONS:
                 refuse_unsupported({name: value}, where="options.")
