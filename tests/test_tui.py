@@ -3388,3 +3388,49 @@ async def test_a_progress_bars_percentage_is_written_as_the_language_writes_it()
         app.query_one(LocalProgressBar).update(progress=35)
         await pilot.pause()
         assert str(app.query_one("#percentage").render()) == "35%"
+
+
+def test_a_pasted_escape_code_stays_text_and_never_presses_keys() -> None:
+    """Coloured text copied from a terminal holds escape codes: Textual's parser read the one in
+    a paste as the start of a key and gave what followed back as key presses (the bell as
+    Ctrl+G started the API server; a carriage return sent the message). Read a byte at a time
+    or whole, the paste is one paste of its text."""
+    from textual import events
+
+    from workstation.tui.paste_guard import PasteGuard
+
+    wire = "x\x1b[200~A \x1b[31mRED\x1b[0m B bell\x07 C\x1b]8;;http://e.example\x07link\x1b]8;;\x07\r\nEND\x1b[201~y"
+    for size in (1, 2, 3, 5, 7, len(wire)):
+        parser = PasteGuard()
+        tokens = [t for i in range(0, len(wire), size) for t in parser.feed(wire[i : i + size])]
+        tokens += list(parser.feed(""))
+        keys = [t.key for t in tokens if isinstance(t, events.Key)]
+        pastes = [t.text for t in tokens if isinstance(t, events.Paste)]
+        assert keys == ["x", "y"], (size, keys)
+        assert pastes == ["A RED B bell Clink\r\nEND"], size
+    alone = PasteGuard()  # Esc outside a paste is still Esc
+    assert [t.key for t in [*alone.feed("\x1b"), *alone.feed("")] if isinstance(t, events.Key)] == ["escape"]
+
+
+def test_the_app_in_a_terminal_keeps_a_pasted_bell_and_return_in_the_box(tmp_path: Path) -> None:
+    """The real app in a real terminal: a paste holding an escape code, a bell and a return is
+    put in the message box (kept as the draft when it quits), neither sent nor taken as Ctrl+G."""
+    import os
+
+    from workstation.core.store import ConversationStore
+
+    data = tmp_path / "data"
+    with app_in_a_terminal("--no-load", "--lang", "en", WORKSTATION_DATA=str(data)) as (pid, fd):
+        read_terminal(fd, lambda seen: b"F1" in seen or b"f1" in seen, 60, "drew its footer")
+        os.write(fd, b"\x1b[200~log \x1b[31mline\x1b[0m\x07 ok\rnext\r\x1b[201~")
+        seen = read_terminal(fd, lambda seen: b"log line" in seen, 30, "showed the pasted text")
+        os.write(fd, b"\x11")  # Ctrl+Q
+        seen += read_terminal(fd, lambda seen: b"\x1b[?1049l" in seen, 30, "gave the terminal back")
+        assert wait_for_exit(pid, 30, "the app still runs after Ctrl+Q") == 0
+    assert b"serving the API" not in seen
+    store = ConversationStore(data / "conversations.sqlite3")
+    try:
+        assert store.drafts() == {None: ("log line ok\nnext\n", None)}
+        assert store.list() == []
+    finally:
+        store.close()

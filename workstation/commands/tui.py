@@ -33,7 +33,9 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(f"workstation: {problem}\n")
         return 1
     from workstation.tui.app import WorkstationApp
+    from workstation.tui.paste_guard import guard_pastes
 
+    guard_pastes()  # pasted escape codes stay text, never keys
     app = WorkstationApp(profile_ref(args), language=args.lang, start_engine=not args.no_load, api_port=args.port,
                          quit_on_signals=True, exit_deadline_s=EXIT_DEADLINE_S)
     app.run()
