@@ -3434,3 +3434,49 @@ def test_the_app_in_a_terminal_keeps_a_pasted_bell_and_return_in_the_box(tmp_pat
         assert store.list() == []
     finally:
         store.close()
+
+
+async def test_one_reply_at_a_time_in_a_conversation_across_windows(profiles: Path) -> None:
+    """Two windows on one conversation, sent to at once, wrote both questions and then both
+    replies, and each window showed another history. While another process writes a reply
+    there, a message (and `chat -c` on it) is refused in a sentence and stays in the box; once
+    that process is done it goes, and the turn written elsewhere is shown before it."""
+    import os
+    import subprocess
+    import sys
+
+    app = WorkstationApp("b", sample_system=False, language="en")
+    said: list[str] = []
+    shown = app.notify
+    app.notify = lambda message, *a, **kw: (said.append(str(message)), shown(message, *a, **kw))[1]  # type: ignore[method-assign]
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        conv = app.store.new("Budget")
+        app.store.add_message(conv.id, "user", "Rent?")
+        app.store.add_message(conv.id, "assistant", "1,200 a month.")
+        await app.open_conversation(conv.id)
+        other = subprocess.Popen(  # another window, writing a reply there now
+            [sys.executable, "-c", "import sys; from pathlib import Path; from workstation.core.turn_lock import "
+             "claim_turn; print(claim_turn(Path(sys.argv[1]), int(sys.argv[2])), flush=True); sys.stdin.read()",
+             str(app.store.path), str(conv.id)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert other.stdout is not None and other.stdout.readline().strip() == "True"
+            cli = subprocess.run([str(Path(sys.executable).parent / "workstation"), "chat", "-p", "b", "-c", "Budget", "And heating?"],
+                                 capture_output=True, text=True, timeout=120, env=dict(os.environ))
+            assert cli.returncode == 1 and "writing a reply in the conversation \"Budget\"" in cli.stderr, cli.stderr
+            await type_message(pilot, "And heating?")
+            await until(pilot, lambda: any("Another window (or a command) is writing a reply" in s for s in said))
+            assert not app.generating and app.chat_screen.input_text() == "And heating?"
+            other_store = ConversationStore(app.store.path)
+            other_store.add_message(conv.id, "user", "Water?")  # what that window wrote meanwhile
+            other_store.add_message(conv.id, "assistant", "30 a month.")
+            other_store.close()
+        finally:
+            other.kill()
+            other.wait()
+        await pilot.press("enter")
+        await until(pilot, lambda: app.generating or len(_views(app)) >= 6)
+        assert [v.content for v in _views(app)][:5] == ["Rent?", "1,200 a month.", "Water?", "30 a month.", "And heating?"]
+        await until(pilot, lambda: not app.generating)
+        assert [m.content for m in app.store.messages(conv.id)][:5] == \
+            ["Rent?", "1,200 a month.", "Water?", "30 a month.", "And heating?"]

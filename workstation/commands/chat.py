@@ -147,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
     conversation = None
     if args.conversation is not None:
         conversation = _conversation(args.conversation, new=args.new)
+        conversation.claim()
         profile = _conversation_profile(conversation, profile, chosen=profile_ref(args) is not None)
     s = profile.sampling
     file_sampling = dataclasses.replace(s, stop=list(s.stop))  # the profile's own, for the reply's record
@@ -172,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
     asked: tuple[int, int] | None = None  # (conversation, message) of the question kept
     if conversation is not None:  # kept even if the turn fails (but not one the context cannot hold)
         conv_id = conversation.begin(profile)
+        conversation.claim()  # (one another command made meanwhile, under this title)
         asked = (conv_id, conversation.store.add_message(conv_id, "user", text).id)
     stop_asked = threading.Event()
     turn_over = threading.Event()  # from then on a signal waits until the reply is kept
@@ -373,6 +375,13 @@ class _Conversation:
 
     note: str = ""  # a new conversation, and how to go on with it: said once the message is kept
     made: bool = False  # begin() made it (not one another command made meanwhile)
+
+    def claim(self) -> None:
+        """The reply is this command's to write (held until it ends): refused while the app, or
+        another command, writes one in the conversation (core/turn_lock.py)."""
+        if self.id is not None and not self.store.claim_turn(self.id):
+            raise EngineError(f'Another window or command is writing a reply in the conversation "{self.title}"; '
+                              "run this again once it is done, or add --new for a conversation of its own.")
 
     def begin(self, profile: Profile) -> int:
         """The model has loaded: a new conversation is made, and -p's profile kept as its own."""

@@ -34,6 +34,7 @@ from workstation.core.sqlite_schema import (
     schema_version,
     sqlite_reason,
 )
+from workstation.core.turn_lock import claim_turn, release_turn
 
 DB_NAME = "conversations.sqlite3"
 T = TypeVar("T")
@@ -300,6 +301,15 @@ class ConversationStore:
 
     def close(self) -> None:
         self._db.close()
+
+    def claim_turn(self, conversation_id: int) -> bool:
+        """Whether a reply may be written in the conversation now: False while another window
+        of the app, or ``chat -c``, writes one (``core/turn_lock.py``); held until ``release_turn``."""
+        return self.in_memory or claim_turn(Path(self.path), conversation_id)
+
+    def release_turn(self, conversation_id: int) -> None:
+        if not self.in_memory:
+            release_turn(Path(self.path), conversation_id)
 
     # --- conversations ------------------------------------------------------------------
     def new(self, title: str = "New conversation", profile: str = "", instructions: str = "") -> Conversation:

@@ -235,6 +235,7 @@ class WorkstationApp(App[None]):
         self._quiet_failure = False  # a retry of a server not reached: its failure is not said again
         self._server_retry: Timer | None = None  # the next try of a server not reached (one at a time)
         self._generating = False
+        self._turn_held: tuple[ConversationStore, int] | None = None  # the conversation whose reply this window writes
         # half-typed messages (and attached documents) of the conversations not open; the
         # store keeps them too (and the open one's), so quitting or a closed terminal loses none
         self._drafts: dict[int | None, tuple[str, tuple[Path, str] | None]] = drafts
@@ -302,6 +303,8 @@ class WorkstationApp(App[None]):
     @generating.setter
     def generating(self, value: bool) -> None:
         self._generating = value
+        if not value:
+            self._release_turn()
         if hasattr(self, "chat_screen"):
             self.chat_screen.set_busy(value)
         self.refresh_bindings()  # Esc (stop) or Ctrl+N (new) in the chat's footer (ChatFooter)
@@ -1298,6 +1301,8 @@ class WorkstationApp(App[None]):
             await self.send(text)
         finally:
             self._sending = False
+            if not self.generating:  # (not sent after all)
+                self._release_turn()
 
     def _last_question(self) -> StoredMessage | None:
         """The open conversation's last message of the user's (None: none yet)."""
@@ -1345,6 +1350,26 @@ class WorkstationApp(App[None]):
         in_editor = self.chat_screen.query_one("#editor", TextArea).display
         self.notify(self.texts("chat.editing_last", send="Ctrl+S" if in_editor else "Enter"), timeout=5)
 
+    def _claim_turn(self) -> bool:
+        """The open conversation's next reply is this window's to write: False, and said, while
+        another window of the app or `chat -c` writes one there (both wrote their question,
+        then both replies, and each window showed another history). Held until the turn ends."""
+        conv_id = self.conversation_id
+        if conv_id is None or (self._turn_held is not None and self._turn_held == (self.store, conv_id)):
+            return True
+        self._release_turn()
+        if not self.store.claim_turn(conv_id):
+            self.notify(self.texts("chat.answering_elsewhere", new=self.key_for("conv.new")), severity="warning",
+                        timeout=12)
+            return False
+        self._turn_held = (self.store, conv_id)
+        return True
+
+    def _release_turn(self) -> None:
+        held, self._turn_held = self._turn_held, None
+        if held is not None:
+            held[0].release_turn(held[1])
+
     def _chat_free(self) -> bool:
         """Whether the chat's last exchange can be acted on now (Alt+R, Alt+V): the chat shown,
         nothing being written, the open conversation still there (said where it is not)."""
@@ -1376,6 +1401,8 @@ class WorkstationApp(App[None]):
             return
         conv_id = self.conversation_id
         assert conv_id is not None  # (a question put back by Up stays so: sent, it replaces this one and its new reply)
+        if not self._claim_turn():
+            return
         self._replacing = [m.id for m in self.store.messages(conv_id) if m.id > question.id]
         self._replacing_question = question.id
         self._asked = question.content
@@ -1431,6 +1458,12 @@ class WorkstationApp(App[None]):
         if self.engine is None:
             self.notify(self.not_ready_text(), severity="warning")
             return
+        if not self._claim_turn():
+            return  # (the text stays in the box)
+        if self.conversation_id is not None and not self._open_gone():
+            with contextlib.suppress(WorkstationError):
+                if self.store.revision(self.conversation_id) != self._open_revision:
+                    await self._redraw_open()  # a turn written elsewhere since: shown before this one
         content = text.strip()
         if document is not None:
             path, doc = document
@@ -1512,6 +1545,8 @@ class WorkstationApp(App[None]):
             return
         if not self._can_go_on():  # a server other than workstation serve may begin anew
             self.notify(self.texts("chat.continue_not_here"), severity="warning")
+            return
+        if not self._claim_turn():
             return
         self._continued = last.content
         self._turn_from = "continue"
