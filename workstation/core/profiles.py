@@ -168,9 +168,11 @@ class Profile:
         it: its key where the key finds this file (in the user's profiles or the shipped ones),
         else the file's whole path (a desk PC's own desk.yaml, given as ``-p ~/desk.yaml``, or
         a shipped file the user's own of the same name hides: by its key alone it could not be
-        found again)."""
+        found again; a model file given to -p, by its path)."""
         if self.source is None:
             return self.name
+        if self.source.suffix.lower() == ".gguf":  # a model file run as it is: by its path (a link's own)
+            return str(link_path(self.source))
         source = self.source.resolve()
         found = named_profile_file(self.key + source.suffix)
         return self.key if found is not None and found.resolve() == source else str(source)
@@ -545,6 +547,12 @@ def read_settings_file(path: Path, what: str = "Profile file", error: type[Profi
 
 
 def load_profile_file(path: Path) -> Profile:
+    """The profile in the YAML file at ``path``; for a model file (.gguf), the settings a new
+    profile for it gets (``model_profile.model_file_profile``), written nowhere."""
+    if path.suffix.lower() == ".gguf":
+        from workstation.core.model_profile import model_file_profile
+
+        return model_file_profile(path)
     return profile_from_dict(read_settings_file(path), str(path), source=path)
 
 
@@ -646,12 +654,15 @@ def how_to_make_one(model: str) -> str:
 
 
 def load_profile(ref: str | None) -> Profile:
-    """A profile by name (a file in profiles/ or a profile's ``name``) or by path to YAML."""
+    """A profile by name (a file in profiles/ or a profile's ``name``), by path to YAML, or by
+    path to a model file (.gguf: the defaults a new profile for it gets)."""
     ref = ref or os.environ.get("WORKSTATION_PROFILE") or DEFAULT_PROFILE
     as_path = typed_path(ref)
-    if as_path.suffix.lower() == ".gguf":  # read as YAML it was "larger than 1024 KiB; a profile is a few lines"
-        model = str(as_path.resolve()) if as_path.is_file() else ref
-        raise ProfileError(f"{ref} is a model file, not a profile; {how_to_make_one(model)}.")
+    if as_path.suffix.lower() == ".gguf":  # a model file: run it as a new profile for it would
+        from workstation.core.catalog import resolve_model_path
+
+        in_models = resolve_model_path(ref) if os.sep not in ref else as_path  # (`-p m.gguf` of models/ too)
+        return load_profile_file(as_path if as_path.exists() or not in_models.exists() else in_models)
     if as_path.suffix in (".yaml", ".yml") or os.sep in ref:
         named = named_profile_file(as_path.name) if os.sep not in ref else None
         if not as_path.exists() and named is not None:
