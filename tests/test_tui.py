@@ -2493,7 +2493,8 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         assert 1 <= done < len(screen.result.chunks)
         assert f"Stopped after {done} of {len(screen.result.chunks)} parts" in str(
             screen.query_one("#summarize-state").render())
-        assert str(screen.query_one("#summarize-state").render()).endswith("Ctrl+R goes on from them.")
+        assert str(screen.query_one("#summarize-state").render()).endswith(
+            "Ctrl+R goes on from them; Alt+R does every part again.")
         assert screen.query_one("#summary", Markdown).source == screen.summary != ""
         assert not app.generating and app.summarizing is None and "summarizing" not in app.status_text()
         # Ctrl+R on it again goes on from the parts it finished (it began again at part 1, and a
@@ -2551,6 +2552,71 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         os.kill(os.getpid(), signal.SIGTERM)  # not asked: stops it and quits, without a hang
         await until(pilot, lambda: worker.is_finished)  # the summary's thread ends soon (Textual's shutdown waits for it)
         assert app._exit and screen._cancel.is_set() and worker.is_finished
+
+
+async def test_f6_starts_a_stopped_summary_over_with_alt_r(
+        profiles: Path, tmp_path: Path, smollm2_path: Path) -> None:
+    """F6 had no way to do every part again (`summarize --start-over`): Alt+R, in the footer and
+    F1 only while a stopped run's parts are kept for the document in the box, summarizes from
+    the first part and uses none of them."""
+    import sqlite3
+
+    from docmaker import honeybee_text
+    from textual.widgets import Input
+
+    from workstation.core.kept_parts import FILE_NAME
+    from workstation.core.paths import data_dir
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    _profile(profiles / "small.yaml", str(smollm2_path), context=512)  # two short parts
+    doc = tmp_path / "hive.txt"
+    doc.write_text(honeybee_text(3), encoding="utf-8")
+    app = WorkstationApp("small", sample_system=False, language="en")
+    async with app.run_test(size=(80, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        screen = app.screen
+        assert isinstance(screen, SummarizeScreen)
+        states: list[str] = []
+        say = screen._say
+        screen._say = lambda text: (states.append(text), say(text))  # type: ignore[method-assign]
+        shown = lambda: {a for a, _, _ in footer_keys(screen)}  # noqa: E731
+        screen.query_one("#summarize-path", Input).value = str(doc)
+        await pilot.pause()
+        assert "start_over" not in shown() and "run" in shown()  # nothing kept: nothing to start over
+        await pilot.press("alt+r")
+        await pilot.pause()
+        assert not screen.running  # (and the key does nothing then)
+        await pilot.press("enter")
+        await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))
+        assert "start_over" not in shown()  # not while it runs
+        await pilot.press("ctrl+x")
+        await until(pilot, lambda: not screen.running)
+        await until(pilot, lambda: "start_over" in shown())
+        assert fits(footer_keys(screen)) and {"help", "quit"} <= shown(), footer_keys(screen)  # at 80 columns
+        assert str(screen.query_one("#summarize-state").render()).endswith(
+            "Ctrl+R goes on from them; Alt+R does every part again.")
+        await pilot.press("f1")
+        await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        assert ("Alt+R", "Start over", "Summarize every part again, forgetting the parts a stopped summary kept "
+                "(shown only where some are kept)") in app.screen.rows
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is screen)
+        # the kept part marked: were it used, the summary would show the mark
+        with sqlite3.connect(data_dir() / FILE_NAME) as db:
+            assert db.execute("UPDATE parts SET summary='KEPT-MARK', reply='KEPT-MARK'").rowcount >= 1
+        states.clear()
+        await pilot.press("alt+r")
+        await until(pilot, lambda: screen.running)
+        await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))
+        await pilot.press("ctrl+x")
+        await until(pilot, lambda: not screen.running)
+        assert not any("kept from the run that stopped" in s for s in states), states
+        assert screen.result is not None and screen.result.chunks[0].summary not in (None, "KEPT-MARK")
+        assert "KEPT-MARK" not in screen.summary
+        screen.query_one("#summarize-path", Input).value = str(tmp_path / "other.txt")
+        await until(pilot, lambda: "start_over" not in shown())  # parts kept for another document only
 
 
 def test_the_summary_eta_speaks_the_ui_language() -> None:
