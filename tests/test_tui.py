@@ -2736,11 +2736,11 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         assert not _views(app)[0].query(".folded")  # a short message: no fold
 
 
-async def test_ctrl_e_sets_this_sessions_sampling(profiles: Path) -> None:
+async def test_ctrl_e_sets_the_conversations_sampling(profiles: Path) -> None:
     """The sampling settings could be changed only in the profile's file, loaded again (LM
-    Studio has a panel, Ollama ``/set parameter``). Ctrl+E's apply to this session's next
+    Studio has a panel, Ollama ``/set parameter``). Ctrl+E's apply to this conversation's next
     replies, are checked as a profile's are, and leave the file as it was; F3's other profile
-    starts from its own."""
+    runs with them too, and says so."""
     from textual.widgets import Input, Label
 
     from workstation.tui.screens.sampling import SamplingDialog
@@ -2785,8 +2785,7 @@ async def test_ctrl_e_sets_this_sessions_sampling(profiles: Path) -> None:
         await until(pilot, lambda: app.session_sampling is None and not isinstance(app.screen, SamplingDialog))
         assert "own sampling" not in app.status_text()
         # a profile that fails to load brings this one back, its settings with it; one that
-        # loads starts from its own file's (the switch kept the old profile's: it set
-        # self.profile before loading, so the reset never ran)
+        # loads runs with the conversation's own settings in place of its file's, and says so
         await pilot.press("ctrl+e")
         await until(pilot, lambda: isinstance(app.screen, SamplingDialog))
         await pilot.press("end", "ctrl+u", "1", "enter")
@@ -2796,7 +2795,67 @@ async def test_ctrl_e_sets_this_sessions_sampling(profiles: Path) -> None:
         assert app.profile.key == "a" and app.session_sampling is not None
         await _choose_profile(pilot, app, "b")
         await until(pilot, lambda: app.loading is None and app.engine is not None and app.profile.key == "b")
+        assert app.session_sampling is not None and "own sampling" in app.status_text()
+        assert (app.session_sampling.temperature, app.session_sampling.max_tokens) == (1.0, 400)  # b's own length
+        assert any(n.message == "This conversation keeps its own sampling settings with this profile: Temperature 1 "
+                   "(Ctrl+E changes them)." for n in app._notifications), [n.message for n in app._notifications]
+
+
+async def test_ctrl_e_settings_are_kept_with_the_conversation(profiles: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl+E's settings were gone at the next start. They are the conversation's, as LM
+    Studio keeps them per chat: given before its first message they are kept with it, they come
+    back when it is opened again (after a restart too) and chat -c uses them; a new
+    conversation starts with the profile's."""
+    import json
+
+    from textual.widgets import Input
+
+    from workstation.cli import main
+    from workstation.tui.screens.sampling import SamplingDialog
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("ctrl+e")
+        await until(pilot, lambda: isinstance(app.screen, SamplingDialog))
+        assert app.screen.query_one("#s-max_tokens", Input).value == "8"  # the profile's
+        await pilot.press(*["down"] * 7, "end", "ctrl+u", "3", "enter")  # the longest reply: 3 tokens
+        await until(pilot, lambda: not isinstance(app.screen, SamplingDialog))
+        await _send(pilot, app, "Write a long story about a cat.")
+        await until(pilot, lambda: not app.generating)
+        story = app.conversation_id
+        assert story is not None
+        await pilot.press("ctrl+n")  # a new one: the profile's
+        await until(pilot, lambda: app.conversation_id is None)
         assert app.session_sampling is None and "own sampling" not in app.status_text()
+        await _send(pilot, app, "Say hi")
+        await until(pilot, lambda: not app.generating)
+        other = app.conversation_id
+        await app.open_conversation(story)
+    app = WorkstationApp(None, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:  # started again: where it was, with its settings
+        await until(pilot, lambda: app.engine is not None and app.conversation_id == story)
+        assert app.session_sampling is not None and app.session_sampling.max_tokens == 3
+        assert "own sampling" in app.status_text()
+        await _send(pilot, app, "And another one, please.")
+        await until(pilot, lambda: not app.generating)
+        reply = app.store.messages(story)[-1]
+        assert (reply.metrics or {}).get("predicted_n") == 3 and reply.metrics["sampling"] == {"max_tokens": 3}
+        await app.open_conversation(other)  # type: ignore[arg-type]
+        assert app.session_sampling is None
+        await app.open_conversation(story)
+        assert app.session_sampling is not None and app.session_sampling.max_tokens == 3
+    capsys.readouterr()
+    code = main(["chat", "-p", "a", "-c", f"#{story}", "--json", "Go on."])
+    said = capsys.readouterr()
+    assert code == 0, said.err
+    said = json.loads(said.out)
+    assert (said["metrics"]["predicted_n"], said["metrics"]["stop_reason"]) == (3, "length"), said
+    assert main(["chat", "-p", "a", "-c", f"#{story}", "--json", "--max-tokens", "2", "Go on."]) == 0  # options win
+    said = json.loads(capsys.readouterr().out)
+    assert (said["metrics"]["predicted_n"], said["metrics"]["stop_reason"]) == (2, "length"), said
+
 
 
 async def test_ctrl_e_takes_numbers_as_turkish_writes_them(profiles: Path) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import reprlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -452,6 +452,24 @@ def sampling_changes(sampling: Sampling, base: Sampling, names: Iterable[str]) -
     "a new seed each time")."""
     mine, its = (dataclasses.replace(s, seed=fixed_seed(s)) for s in (sampling, base))
     return {name: getattr(mine, name) for name in names if getattr(mine, name) != getattr(its, name)}
+
+
+def with_own_sampling(base: Sampling, own: Mapping[str, Any]) -> Sampling | None:
+    """``base`` (a profile's sampling) with a conversation's own settings (a record of
+    ``sampling_changes``) in their place; None where they change nothing, or where any of them
+    cannot be used (a damaged record, a field unknown here, a value out of range): the profile's
+    then, as they are."""
+    if not own:
+        return None
+    fields = {f.name: f for f in dataclasses.fields(Sampling)}
+    try:
+        values = {name: _check_type("<conversation>", f"sampling.{name}", value, fields[name].type)
+                  for name, value in own.items()}
+        sampling = dataclasses.replace(base, **values)
+        check_sampling(sampling, str)
+    except (KeyError, TypeError, ProfileError):
+        return None
+    return sampling if sampling_changes(sampling, base, values) else None
 
 
 def check_sampling(s: Sampling, name_of: Callable[[str], str]) -> None:
