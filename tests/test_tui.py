@@ -23,6 +23,7 @@ from textual.screen import ModalScreen, Screen
 from tui_helpers import type_message, type_message_only, until
 
 from workstation.core.catalog import read_model_info, resolve_model_path
+from workstation.core.errors import WorkstationError
 from workstation.core.kv_state import NOT_KEPT, KvStateStore
 from workstation.core.phrases import ENGLISH, say
 from workstation.core.planner import plan_for_profile
@@ -1985,6 +1986,36 @@ def test_every_core_phrase_is_translated_with_its_values() -> None:
         assert turkish is not None, key
         blanks = {f for _, f, _, _ in string.Formatter().parse(english) if f}
         assert {f for _, f, _, _ in string.Formatter().parse(turkish) if f} == blanks, key
+
+
+def test_a_profile_with_several_problems_is_said_wholly_in_turkish(tmp_path: Path) -> None:
+    """A profile file's problems said together were English in the Turkish UI ("has 4 problems:
+    (1) unknown field …"), a sampling value's Turkish sentence among them turned English too; the
+    command line's English stays as it was."""
+    bad = tmp_path / "masa.yaml"
+    bad.write_text("model: x.gguf\ncontex: 4096\nthreads: lots\nflash_attn: maybe\ntemperature: 0.2\n"
+                   "sampling: {temperature: 9}\n", encoding="utf-8")
+    app = WorkstationApp(str(bad), start_engine=False, sample_system=False, language="tr")
+    said = app.startup_problem
+    assert said == (
+        f"{bad} dosyasında 5 sorun var: (1) 'contex' diye bir alan yok; 'context' mi demek istediniz? "
+        "(2) 'temperature' diye bir alan yok; bu alan, zaten var olan sampling: bloğunda temperature: 0,2 olarak "
+        "yazılmalı. (3) 'threads' alanı 'lots'; izin verilen değerler auto ya da 1 ile 512 arası. "
+        "(4) 'flash_attn' alanı 'maybe'; izin verilen değerler: auto, on, off. "
+        "(5) 'sampling.temperature' alanı 9,0; izin verilen değerler 0 ile 5 arası."), said
+    for english in ("field", "allowed", "problems", "did you mean", "belongs"):
+        assert english not in said
+    with pytest.raises(WorkstationError) as err:
+        load_profile(str(bad))
+    assert str(err.value) == (
+        f"{bad} has 5 problems: (1) unknown field 'contex'; did you mean 'context'? (2) unknown field 'temperature'; "
+        "it belongs as temperature: 0.2 in the sampling: block already there. (3) field 'threads' is 'lots'; "
+        "allowed values are auto or 1 to 512. (4) field 'flash_attn' is 'maybe'; allowed values are auto, on, off. "
+        "(5) field 'sampling.temperature' is 9.0; allowed values are 0 to 5.")
+    one = tmp_path / "tek.yaml"  # one problem: said alone, the file named once
+    one.write_text("model: x.gguf\nparallel: 99\n", encoding="utf-8")
+    assert WorkstationApp(str(one), start_engine=False, sample_system=False, language="tr").startup_problem == (
+        f"{one}: 'parallel' alanı 99; izin verilen değerler 1 ile 64 yuva arası.")
 
 
 async def test_ctrl_g_serves_when_the_users_own_persons_key_is_set(
