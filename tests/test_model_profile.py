@@ -14,6 +14,9 @@ from tui_helpers import until
 
 from workstation.cli import main
 from workstation.core.catalog import resolve_model_path
+from workstation.core.errors import ModelFileError
+from workstation.core.gguf_check import preflight
+from workstation.core.model_profile import make_profile
 from workstation.core.paths import PROJECT_DIR, user_profiles_dir
 from workstation.core.profiles import load_profile, load_profile_file
 
@@ -356,3 +359,90 @@ def test_profiles_list_goes_on_where_the_data_folder_cannot_be_used(
     assert "office-cpu" in out and "Your own profiles cannot be kept now:" in out
     assert main(["fit", "-p", "office-cpu"]) == 0  # (what bench measured is looked for there: nothing, no error)
     assert "verdict:" in capsys.readouterr().out
+
+
+# --- -p MODEL.gguf: a model file run as a new profile for it would run it -----------------------
+def _without_source(data: dict[str, object]) -> dict[str, object]:
+    return {k: v for k, v in data.items() if k != "source"}
+
+
+def test_a_model_file_given_to_p_runs_with_a_new_profiles_settings(
+        folder: Path, smollm2_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`chat -p ~/Downloads/model.gguf "hi"` chats (it said "is a model file, not a profile"),
+    with the settings `profiles new` would write for it, and writes no profile."""
+    downloads = tmp_path / "Downloads"
+    downloads.mkdir()
+    model = downloads / "model.gguf"
+    model.symlink_to(smollm2_path)
+    assert main(["chat", "-p", str(model), "--json", "--max-tokens", "4", "Say hi"]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert said["text"] and said["profile"] == "model"
+    assert list(folder.iterdir()) == []  # nothing written
+    ran = load_profile(str(model))
+    assert ran.context == 4096 and ran.gpu_layers == "auto" and ran.source == model
+    assert _without_source(ran.to_dict()) == _without_source(make_profile(model).to_dict())
+    assert load_profile(ran.ref).to_dict() == ran.to_dict()  # a conversation's record of it finds it again
+    # a file name of models/ from any folder, as `-p model.gguf` in LM Studio's folder is meant
+    monkeypatch.chdir(tmp_path)
+    assert load_profile(smollm2_path.name).model == "smollm2-135m-instruct-q4_1"
+
+
+@pytest.mark.parametrize("kind", ["missing", "text", "cut"])
+def test_a_model_file_that_cannot_run_is_said_as_the_gguf_check_says_it(
+        folder: Path, smollm2_path: Path, tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A path that is not there, no GGUF file, or a download cut short: one sentence, exit 1,
+    the GGUF check's sentence, as every other command gives it."""
+    path = tmp_path / f"{kind}.gguf"
+    if kind == "text":
+        path.write_text("These are notes, not a model.\n", encoding="utf-8")
+    elif kind == "cut":
+        path.write_bytes(smollm2_path.read_bytes()[: 4 << 20])
+    assert main(["chat", "-p", str(path), "hi"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(path) in err, err
+    assert {"missing": "does not exist", "text": "it does not start with 'GGUF', so it is not a GGUF file",
+            "cut": "The file is incomplete"}[kind] in err
+    with pytest.raises(ModelFileError) as checked:
+        preflight(path)
+    assert err == f"workstation: {checked.value}\n"
+    assert main(["serve", "-p", str(path), "--port", "0"]) == 1
+    assert capsys.readouterr().err == err
+
+
+def test_serve_runs_a_model_file(smollm2_path: Path) -> None:
+    """`serve -p x.gguf` serves the file with a new profile's settings."""
+    import httpx
+    from serve_helpers import serve
+
+    with serve(smollm2_path) as server:
+        listed = httpx.get(f"{server.base_url}/models", headers=server.headers(), timeout=30).json()
+        assert "smollm2-135m-instruct-q4_1" in json.dumps(listed)
+        reply = httpx.post(f"{server.base_url}/chat/completions", headers=server.headers(), timeout=120, json={
+            "messages": [{"role": "user", "content": "Say hi"}], "max_tokens": 4})
+        assert reply.status_code == 200 and reply.json()["choices"][0]["message"]["content"]
+
+
+async def test_the_app_runs_a_model_file_and_starts_with_it_again(folder: Path, smollm2_path: Path,
+                                                                  tmp_path: Path) -> None:
+    """`./run.sh -p model.gguf`: the app loads the file and chats; started again without -p, it
+    loads the same file (the profile loaded last), and the conversation names it."""
+    from tui_helpers import type_message
+
+    from workstation.core.store import ConversationStore
+    from workstation.tui.app import WorkstationApp
+
+    model = tmp_path / "model.gguf"
+    model.symlink_to(smollm2_path)
+    app = WorkstationApp(str(model), sample_system=False, language="en", store_path=tmp_path / "c.db")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None and app.loading is None)
+        assert app.startup_problem is None and app.profile is not None and app.profile.source == model
+        await type_message(pilot, "Say hi")
+        await until(pilot, lambda: app.conversation_id is not None and not app.generating)
+        conv_id = app.conversation_id
+    store = ConversationStore(tmp_path / "c.db")
+    assert store.get(conv_id).profile == str(model)  # type: ignore[union-attr]
+    store.close()
+    again = WorkstationApp(None, start_engine=False, sample_system=False, language="en", store_path=tmp_path / "c.db")
+    assert again.profile is not None and again.profile.source == model and again.startup_problem is None

@@ -175,17 +175,9 @@ def test_a_folder_or_a_binary_file_given_as_a_profile_is_one_plain_sentence(tmp_
     assert str(odd.value) == f"Profile file {tmp_path / 'odd.yaml'} cannot be read: it is not UTF-8 text."
 
 
-def test_a_model_file_given_as_a_profile_says_how_to_make_one(
-        smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """`chat -p models/x.gguf` said "is larger than 1024 KiB; a profile is a few lines", and
-    `-p x.gguf` "There is no profile named 'x.gguf'": neither says what to do with a model."""
-    assert main(["chat", "-p", str(smollm2_path), "hi"]) == 1
-    err = capsys.readouterr().err
-    assert err.startswith(f"workstation: {smollm2_path} is a model file, not a profile; to use it, run "), err
-    assert f"profiles new {smollm2_path.resolve()}: it makes a profile" in err and err.count("\n") == 1
-    with pytest.raises(ProfileError, match=r"^new\.GGUF is a model file, not a profile; .*profiles new new\.GGUF"):
-        load_profile("new.GGUF")
-    # an installed model's name (a copy just made by models quantize): "There is no profile named"
+def test_a_models_name_given_as_a_profile_says_how_to_make_one() -> None:
+    """`-p NAME` of an installed model (a copy just made by models quantize) said "There is no
+    profile named"; a model file's path runs (test_model_profile.py)."""
     with pytest.raises(ProfileError, match=r"^smollm2-135m-instruct-q4_1 is a model, not a profile; .*profiles new "
                                            r"smollm2-135m-instruct-q4_1: it makes"):
         load_profile("smollm2-135m-instruct-q4_1")

@@ -310,7 +310,8 @@ async def test_f6_says_where_the_server_cut_a_summary_off_and_that_ctrl_r_goes_o
             assert screen.result is not None and screen.result.cancelled
             total = len(screen.result.chunks)
             assert state().startswith(f"Cut off after 1 of {total} parts: The server at "), state()
-            assert "your key has left today" in state() and state().endswith("Ctrl+R goes on from them."), state()
+            assert "your key has left today" in state() and state().endswith(
+                "Ctrl+R goes on from them; Alt+R does every part again."), state()
             assert "Red." in screen.summary  # part 1's summary, shown
             await pilot.press("f9")  # in the language of now, its reason too (it stayed as first said)
             await until(pilot, lambda: "kesildi" in state())

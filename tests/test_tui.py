@@ -23,6 +23,7 @@ from textual.screen import ModalScreen, Screen
 from tui_helpers import type_message, type_message_only, until
 
 from workstation.core.catalog import read_model_info, resolve_model_path
+from workstation.core.errors import WorkstationError
 from workstation.core.kv_state import NOT_KEPT, KvStateStore
 from workstation.core.phrases import ENGLISH, say
 from workstation.core.planner import plan_for_profile
@@ -1987,6 +1988,36 @@ def test_every_core_phrase_is_translated_with_its_values() -> None:
         assert {f for _, f, _, _ in string.Formatter().parse(turkish) if f} == blanks, key
 
 
+def test_a_profile_with_several_problems_is_said_wholly_in_turkish(tmp_path: Path) -> None:
+    """A profile file's problems said together were English in the Turkish UI ("has 4 problems:
+    (1) unknown field …"), a sampling value's Turkish sentence among them turned English too; the
+    command line's English stays as it was."""
+    bad = tmp_path / "masa.yaml"
+    bad.write_text("model: x.gguf\ncontex: 4096\nthreads: lots\nflash_attn: maybe\ntemperature: 0.2\n"
+                   "sampling: {temperature: 9}\n", encoding="utf-8")
+    app = WorkstationApp(str(bad), start_engine=False, sample_system=False, language="tr")
+    said = app.startup_problem
+    assert said == (
+        f"{bad} dosyasında 5 sorun var: (1) 'contex' diye bir alan yok; 'context' mi demek istediniz? "
+        "(2) 'temperature' diye bir alan yok; bu alan, zaten var olan sampling: bloğunda temperature: 0,2 olarak "
+        "yazılmalı. (3) 'threads' alanı 'lots'; izin verilen değerler auto ya da 1 ile 512 arası. "
+        "(4) 'flash_attn' alanı 'maybe'; izin verilen değerler: auto, on, off. "
+        "(5) 'sampling.temperature' alanı 9,0; izin verilen değerler 0 ile 5 arası."), said
+    for english in ("field", "allowed", "problems", "did you mean", "belongs"):
+        assert english not in said
+    with pytest.raises(WorkstationError) as err:
+        load_profile(str(bad))
+    assert str(err.value) == (
+        f"{bad} has 5 problems: (1) unknown field 'contex'; did you mean 'context'? (2) unknown field 'temperature'; "
+        "it belongs as temperature: 0.2 in the sampling: block already there. (3) field 'threads' is 'lots'; "
+        "allowed values are auto or 1 to 512. (4) field 'flash_attn' is 'maybe'; allowed values are auto, on, off. "
+        "(5) field 'sampling.temperature' is 9.0; allowed values are 0 to 5.")
+    one = tmp_path / "tek.yaml"  # one problem: said alone, the file named once
+    one.write_text("model: x.gguf\nparallel: 99\n", encoding="utf-8")
+    assert WorkstationApp(str(one), start_engine=False, sample_system=False, language="tr").startup_problem == (
+        f"{one}: 'parallel' alanı 99; izin verilen değerler 1 ile 64 yuva arası.")
+
+
 async def test_ctrl_g_serves_when_the_users_own_persons_key_is_set(
         profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """On the PC that holds the keys, its user's own key in WORKSTATION_API_KEY (as desk PCs set
@@ -2493,7 +2524,8 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         assert 1 <= done < len(screen.result.chunks)
         assert f"Stopped after {done} of {len(screen.result.chunks)} parts" in str(
             screen.query_one("#summarize-state").render())
-        assert str(screen.query_one("#summarize-state").render()).endswith("Ctrl+R goes on from them.")
+        assert str(screen.query_one("#summarize-state").render()).endswith(
+            "Ctrl+R goes on from them; Alt+R does every part again.")
         assert screen.query_one("#summary", Markdown).source == screen.summary != ""
         assert not app.generating and app.summarizing is None and "summarizing" not in app.status_text()
         # Ctrl+R on it again goes on from the parts it finished (it began again at part 1, and a
@@ -2551,6 +2583,71 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         os.kill(os.getpid(), signal.SIGTERM)  # not asked: stops it and quits, without a hang
         await until(pilot, lambda: worker.is_finished)  # the summary's thread ends soon (Textual's shutdown waits for it)
         assert app._exit and screen._cancel.is_set() and worker.is_finished
+
+
+async def test_f6_starts_a_stopped_summary_over_with_alt_r(
+        profiles: Path, tmp_path: Path, smollm2_path: Path) -> None:
+    """F6 had no way to do every part again (`summarize --start-over`): Alt+R, in the footer and
+    F1 only while a stopped run's parts are kept for the document in the box, summarizes from
+    the first part and uses none of them."""
+    import sqlite3
+
+    from docmaker import honeybee_text
+    from textual.widgets import Input
+
+    from workstation.core.kept_parts import FILE_NAME
+    from workstation.core.paths import data_dir
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    _profile(profiles / "small.yaml", str(smollm2_path), context=512)  # two short parts
+    doc = tmp_path / "hive.txt"
+    doc.write_text(honeybee_text(3), encoding="utf-8")
+    app = WorkstationApp("small", sample_system=False, language="en")
+    async with app.run_test(size=(80, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        screen = app.screen
+        assert isinstance(screen, SummarizeScreen)
+        states: list[str] = []
+        say = screen._say
+        screen._say = lambda text: (states.append(text), say(text))  # type: ignore[method-assign]
+        shown = lambda: {a for a, _, _ in footer_keys(screen)}  # noqa: E731
+        screen.query_one("#summarize-path", Input).value = str(doc)
+        await pilot.pause()
+        assert "start_over" not in shown() and "run" in shown()  # nothing kept: nothing to start over
+        await pilot.press("alt+r")
+        await pilot.pause()
+        assert not screen.running  # (and the key does nothing then)
+        await pilot.press("enter")
+        await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))
+        assert "start_over" not in shown()  # not while it runs
+        await pilot.press("ctrl+x")
+        await until(pilot, lambda: not screen.running)
+        await until(pilot, lambda: "start_over" in shown())
+        assert fits(footer_keys(screen)) and {"help", "quit"} <= shown(), footer_keys(screen)  # at 80 columns
+        assert str(screen.query_one("#summarize-state").render()).endswith(
+            "Ctrl+R goes on from them; Alt+R does every part again.")
+        await pilot.press("f1")
+        await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        assert ("Alt+R", "Start over", "Summarize every part again, forgetting the parts a stopped summary kept "
+                "(shown only where some are kept)") in app.screen.rows
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is screen)
+        # the kept part marked: were it used, the summary would show the mark
+        with sqlite3.connect(data_dir() / FILE_NAME) as db:
+            assert db.execute("UPDATE parts SET summary='KEPT-MARK', reply='KEPT-MARK'").rowcount >= 1
+        states.clear()
+        await pilot.press("alt+r")
+        await until(pilot, lambda: screen.running)
+        await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))
+        await pilot.press("ctrl+x")
+        await until(pilot, lambda: not screen.running)
+        assert not any("kept from the run that stopped" in s for s in states), states
+        assert screen.result is not None and screen.result.chunks[0].summary not in (None, "KEPT-MARK")
+        assert "KEPT-MARK" not in screen.summary
+        screen.query_one("#summarize-path", Input).value = str(tmp_path / "other.txt")
+        await until(pilot, lambda: "start_over" not in shown())  # parts kept for another document only
 
 
 def test_the_summary_eta_speaks_the_ui_language() -> None:
@@ -2670,11 +2767,11 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         assert not _views(app)[0].query(".folded")  # a short message: no fold
 
 
-async def test_ctrl_e_sets_this_sessions_sampling(profiles: Path) -> None:
+async def test_ctrl_e_sets_the_conversations_sampling(profiles: Path) -> None:
     """The sampling settings could be changed only in the profile's file, loaded again (LM
-    Studio has a panel, Ollama ``/set parameter``). Ctrl+E's apply to this session's next
+    Studio has a panel, Ollama ``/set parameter``). Ctrl+E's apply to this conversation's next
     replies, are checked as a profile's are, and leave the file as it was; F3's other profile
-    starts from its own."""
+    runs with them too, and says so."""
     from textual.widgets import Input, Label
 
     from workstation.tui.screens.sampling import SamplingDialog
@@ -2719,8 +2816,7 @@ async def test_ctrl_e_sets_this_sessions_sampling(profiles: Path) -> None:
         await until(pilot, lambda: app.session_sampling is None and not isinstance(app.screen, SamplingDialog))
         assert "own sampling" not in app.status_text()
         # a profile that fails to load brings this one back, its settings with it; one that
-        # loads starts from its own file's (the switch kept the old profile's: it set
-        # self.profile before loading, so the reset never ran)
+        # loads runs with the conversation's own settings in place of its file's, and says so
         await pilot.press("ctrl+e")
         await until(pilot, lambda: isinstance(app.screen, SamplingDialog))
         await pilot.press("end", "ctrl+u", "1", "enter")
@@ -2730,7 +2826,67 @@ async def test_ctrl_e_sets_this_sessions_sampling(profiles: Path) -> None:
         assert app.profile.key == "a" and app.session_sampling is not None
         await _choose_profile(pilot, app, "b")
         await until(pilot, lambda: app.loading is None and app.engine is not None and app.profile.key == "b")
+        assert app.session_sampling is not None and "own sampling" in app.status_text()
+        assert (app.session_sampling.temperature, app.session_sampling.max_tokens) == (1.0, 400)  # b's own length
+        assert any(n.message == "This conversation keeps its own sampling settings with this profile: Temperature 1 "
+                   "(Ctrl+E changes them)." for n in app._notifications), [n.message for n in app._notifications]
+
+
+async def test_ctrl_e_settings_are_kept_with_the_conversation(profiles: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl+E's settings were gone at the next start. They are the conversation's, as LM
+    Studio keeps them per chat: given before its first message they are kept with it, they come
+    back when it is opened again (after a restart too) and chat -c uses them; a new
+    conversation starts with the profile's."""
+    import json
+
+    from textual.widgets import Input
+
+    from workstation.cli import main
+    from workstation.tui.screens.sampling import SamplingDialog
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("ctrl+e")
+        await until(pilot, lambda: isinstance(app.screen, SamplingDialog))
+        assert app.screen.query_one("#s-max_tokens", Input).value == "8"  # the profile's
+        await pilot.press(*["down"] * 7, "end", "ctrl+u", "3", "enter")  # the longest reply: 3 tokens
+        await until(pilot, lambda: not isinstance(app.screen, SamplingDialog))
+        await _send(pilot, app, "Write a long story about a cat.")
+        await until(pilot, lambda: not app.generating)
+        story = app.conversation_id
+        assert story is not None
+        await pilot.press("ctrl+n")  # a new one: the profile's
+        await until(pilot, lambda: app.conversation_id is None)
         assert app.session_sampling is None and "own sampling" not in app.status_text()
+        await _send(pilot, app, "Say hi")
+        await until(pilot, lambda: not app.generating)
+        other = app.conversation_id
+        await app.open_conversation(story)
+    app = WorkstationApp(None, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:  # started again: where it was, with its settings
+        await until(pilot, lambda: app.engine is not None and app.conversation_id == story)
+        assert app.session_sampling is not None and app.session_sampling.max_tokens == 3
+        assert "own sampling" in app.status_text()
+        await _send(pilot, app, "And another one, please.")
+        await until(pilot, lambda: not app.generating)
+        reply = app.store.messages(story)[-1]
+        assert (reply.metrics or {}).get("predicted_n") == 3 and reply.metrics["sampling"] == {"max_tokens": 3}
+        await app.open_conversation(other)  # type: ignore[arg-type]
+        assert app.session_sampling is None
+        await app.open_conversation(story)
+        assert app.session_sampling is not None and app.session_sampling.max_tokens == 3
+    capsys.readouterr()
+    code = main(["chat", "-p", "a", "-c", f"#{story}", "--json", "Go on."])
+    said = capsys.readouterr()
+    assert code == 0, said.err
+    said = json.loads(said.out)
+    assert (said["metrics"]["predicted_n"], said["metrics"]["stop_reason"]) == (3, "length"), said
+    assert main(["chat", "-p", "a", "-c", f"#{story}", "--json", "--max-tokens", "2", "Go on."]) == 0  # options win
+    said = json.loads(capsys.readouterr().out)
+    assert (said["metrics"]["predicted_n"], said["metrics"]["stop_reason"]) == (2, "length"), said
+
 
 
 async def test_ctrl_e_takes_numbers_as_turkish_writes_them(profiles: Path) -> None:

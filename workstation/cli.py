@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from workstation.commands import json_run_begins, print_json_error
+from workstation.commands import PROFILE_HELP, json_run_begins, print_json_error
 from workstation.commands.parser import CommandParser
 from workstation.core.atomic import WRITE_ERRNOS, cannot_write
 from workstation.core.errors import WorkstationError
@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=command(),
         description="Run local LLMs on this PC: chat, summarize, benchmark and serve.",
     )
-    parser.add_argument("-p", "--profile", help="profile name (as 'profiles list' shows it) or path to a YAML file")
+    parser.add_argument("-p", "--profile", help=PROFILE_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         module_name = f"workstation.commands.{name}"

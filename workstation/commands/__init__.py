@@ -12,17 +12,22 @@ if TYPE_CHECKING:
     from workstation.core.profiles import Profile
 
 
+# what -p takes, as --help says it (the app's, and each command's)
+PROFILE_HELP = ("profile name (as 'profiles list' shows it), path to a YAML file, or path to a .gguf model "
+                "file (run with the settings a new profile for it would get: 'profiles new' writes those)")
+
+
 def add_profile_arg(parser: argparse.ArgumentParser, multiple: bool = False) -> None:
     """``-p/--profile``; a sub-command's own flag overrides the global one."""
     if multiple:
         parser.add_argument(
             "-p", "--profile", dest="sub_profiles", action="append", metavar="PROFILE",
-            help="profile name or YAML path (repeat for several)",
+            help=f"{PROFILE_HELP}; repeat it for several",
         )
     else:
         parser.add_argument(
             "-p", "--profile", dest="sub_profile", metavar="PROFILE",
-            help="profile name (as 'profiles list' shows it) or path to a YAML file",
+            help=PROFILE_HELP,
         )
 
 

@@ -34,6 +34,7 @@ from workstation.core.profiles import (
     load_profile,
     option_name,
     sampling_changes,
+    with_own_sampling,
 )
 from workstation.core.store import ConversationStore, clean_title
 from workstation.core.structured_output import check_reply, load_schema_file
@@ -151,6 +152,9 @@ def run(args: argparse.Namespace) -> int:
         profile = _conversation_profile(conversation, profile, chosen=profile_ref(args) is not None)
     s = profile.sampling
     file_sampling = dataclasses.replace(s, stop=list(s.stop))  # the profile's own, for the reply's record
+    if conversation is not None and conversation.id is not None:  # its own (the app's Ctrl+E), under the options
+        own = with_own_sampling(s, conversation.store.get(conversation.id, with_messages=False).sampling)
+        s = profile.sampling = own or s
     for name in SAMPLING_OPTIONS:
         if getattr(args, name) is not None:
             setattr(s, name, getattr(args, name))

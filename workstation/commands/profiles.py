@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     chk = verbs.add_parser("check", help="validate a profile and show its effective settings")
     # the name after check, or -p as every other command takes it (before or after check)
     chk.add_argument("name", nargs="?", metavar="PROFILE",
-                     help="profile name or path to a YAML file (default: the default profile, as for chat)")
+                     help="profile name, path to a YAML file or to a .gguf model file (default: the default profile, as for chat)")
     add_profile_arg(chk)
     chk.add_argument("--json", action="store_true", help="print it as JSON")
     chk.set_defaults(func=run_check, usage_error=chk.error)

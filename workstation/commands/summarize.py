@@ -292,8 +292,7 @@ def run(args: argparse.Namespace) -> int:
                 # the parts a stopped run of it finished are not done again; its own are kept as done
                 parts = parts_for(Path(doc.source), profile)
                 if parts is not None and args.start_over:  # its parts of an earlier run gone; this run's kept
-                    parts.forget()
-                    parts.done.clear()
+                    parts.start_over()
                 elif parts is not None and parts.dropped and not args.quiet:  # (it began at part 1 without a word)
                     print(f"{doc.name}: the parts a stopped run finished are not used: the document, or the profile, "
                           "changed since; it is summarized from its first part.", file=sys.stderr)

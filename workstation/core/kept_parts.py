@@ -72,6 +72,12 @@ class PartsKept:
         with self._lock, contextlib.suppress(sqlite3.Error):
             self.db.execute("DELETE FROM parts WHERE path=?", (self.key,))
 
+    def start_over(self) -> None:
+        """Every part is to be done again (``summarize --start-over``, F6's Alt+R): the kept ones
+        are forgotten, and this run's are kept as it does them."""
+        self.forget()
+        self.done.clear()
+
     def close(self) -> None:
         with self._lock:
             self.db.close()

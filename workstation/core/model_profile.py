@@ -38,6 +38,7 @@ from workstation.core.profiles import (
     list_profiles,
     load_profile_file,
     named_profile_file,
+    profile_from_dict,
     profiles_using,
 )
 
@@ -125,13 +126,11 @@ def _write_new(folder: Path, key: str, text: str, chosen: bool) -> Path:
             draft.unlink()
 
 
-def make_profile(path: Path, name: str | None = None, context: int | None = None) -> Profile:
-    """Write a new profile running the model at ``path`` into the user's profiles folder (in the
-    data folder) and return it.
-    ``name``: what it is called (any words; its file's name is ``file_key`` of it, and one
-    taken is refused); none, or words no file name can be made of: the model's own name, with
-    -2, -3 … after a file name taken.
-    ``context``: none: the model's trained length, at most 4,096."""
+def new_profile_settings(path: Path, name: str | None = None, context: int | None = None) -> dict[str, object]:
+    """The settings a new profile for the model at ``path`` gets (what ``make_profile`` writes,
+    and what ``-p model.gguf`` runs with): the model, a context it was trained for (at most
+    4,096), the defaults for the rest. ModelFileError for a file that is missing, no GGUF file
+    or damaged (the GGUF check's sentence); ProfileError for a context not allowed."""
     info = read_model_info(path)  # a file that is no model, or a damaged one, says so here
     if context is not None and not context_allowed(context):
         raise ProfileError(f"A context of {context} tokens cannot be used; {CONTEXT_RANGE}.")
@@ -140,7 +139,7 @@ def make_profile(path: Path, name: str | None = None, context: int | None = None
         context = min(NEW_CONTEXT, trained) if trained > 0 else NEW_CONTEXT
     model = installed_name(path)
     title = (name or "").strip() or model
-    settings = {
+    return {
         "name": title,
         # (F3 shows it: "change its settings in this file" named no file there; the comment above says it)
         "description": f"Runs {model}, with settings chosen for this PC.",
@@ -153,6 +152,25 @@ def make_profile(path: Path, name: str | None = None, context: int | None = None
         "threads": "auto",
         "system_prompt": SYSTEM_PROMPT,
     }
+
+
+def model_file_profile(path: Path) -> Profile:
+    """The profile ``-p ~/Downloads/model.gguf`` runs: a new profile's settings for that file,
+    written nowhere (as LM Studio and Ollama run a file chosen). Its source is the model file,
+    so its key is the file's name and its ``ref`` the file's path: a conversation had with it
+    loads it again the same way."""
+    return profile_from_dict(new_profile_settings(path), str(path), source=path.absolute())
+
+
+def make_profile(path: Path, name: str | None = None, context: int | None = None) -> Profile:
+    """Write a new profile running the model at ``path`` into the user's profiles folder (in the
+    data folder) and return it.
+    ``name``: what it is called (any words; its file's name is ``file_key`` of it, and one
+    taken is refused); none, or words no file name can be made of: the model's own name, with
+    -2, -3 … after a file name taken.
+    ``context``: none: the model's trained length, at most 4,096."""
+    settings = new_profile_settings(path, name, context)
+    title = str(settings["name"])
     head = (f"# Made by workstation on {time.strftime('%Y-%m-%d')}; change its settings in this file. The\n"
             f"# settings not written here have their defaults; {profiles_dir() / DEFAULT_PROFILE}.yaml shows every setting.\n")
     text = head + yaml.safe_dump(settings, sort_keys=False, allow_unicode=True, width=100)

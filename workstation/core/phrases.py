@@ -109,6 +109,42 @@ ENGLISH: dict[str, str] = {
     "check.between_off": "{name} is {value}; allowed values are {low} to {high} ({off} is off).",
     "check.above_zero": "{name} is {value}; allowed values are above 0 up to {high}.",
     "check.stops": "{name} may hold up to {most} texts, none of them empty.",
+    # a profile file's problems (profiles.profile_from_dict: each field checked, every problem said at once)
+    "profile.in": "{src}: ",
+    "profile.problems": "{src} has {n} problems: {list}",
+    "profile.item": "({i}) {text}",
+    "profile.next": " ",
+    "profile.field": "field '{field}'",
+    "profile.whole_or_word": "field '{field}' must be a whole number or a word such as auto, not {value}.",
+    "profile.whole": "field '{field}' must be a whole number, not {value}.",
+    "profile.number": "field '{field}' must be a number, not {value}.",
+    "profile.text": "field '{field}' must be text, not {value}.",
+    "profile.texts": "field '{field}' must be a text or a list of texts, not {value}.",
+    "profile.true_false": "field '{field}' must be true or false, not {value}.",
+    "profile.mapping": "field '{field}' must be a mapping of settings, not {value}.",
+    "profile.api_key": ("remote.api_key is not a profile field: the key stays out of the file; put it in an "
+                        "environment variable and name that with remote.api_key_env (as in api_key_env: "
+                        "WORKSTATION_API_KEY)."),
+    "profile.unknown": "unknown field '{field}'; {hint}",
+    "profile.hint_fields": "allowed fields are {names}.",
+    "profile.hint_close": "did you mean '{name}'?",
+    "profile.hint_belongs_in_block": "it belongs as {name}: {value} in the {section}: block already there.",
+    "profile.hint_meant_in_block": "did you mean {name}: {value} in the {section}: block already there?",
+    "profile.hint_belongs_under": "it belongs under {section}, written as {section}: {{{name}: {value}}}.",
+    "profile.hint_meant_under": "did you mean {section}: {{{name}: {value}}}?",
+    "profile.choice": "field '{field}' is {value}; allowed values are {allowed}.",
+    "profile.no_model": "field 'model' is missing; give a catalog name or a .gguf path.",
+    "profile.context": ("field 'context' is {value}; allowed values are {low} to {high} tokens (a context must hold "
+                        "a prompt token and a reply token)."),
+    "profile.gpu_layers": "field 'gpu_layers' is {value}; allowed values are auto, all, or 0 and up.",
+    "profile.threads": "field 'threads' is {value}; allowed values are auto or 1 to 512.",
+    "profile.parallel": "field 'parallel' is {value}; allowed values are 1 to 64 slots.",
+    "profile.base_url": ("field 'remote.base_url' is {value}; it must be a server's address starting with http:// "
+                         "or https://, as in http://office-pc:8088/v1."),
+    "profile.v_needs_flash": ("kv_cache.v is {v} but flash_attn is off; llama.cpp needs flash attention for a "
+                              "quantized V cache, so set flash_attn to auto or on, or v to f16."),
+    "profile.draft_missing": "speculative.mode is draft but speculative.draft_model is missing.",
+    "profile.draft_tokens": "field 'speculative.draft_tokens' is {value}; allowed values are 1 to 64.",
     # the app's engine cannot have a process of its own (engine_process.EngineProcess)
     "engine.no_process": "The model could not be started in a process of its own: {why}.",
     "engine.gpu_crashed": ("The model crashed while loading onto the GPU, so it runs on the CPU this time "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import reprlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +23,7 @@ from workstation.core.atomic import read_text_file
 from workstation.core.errors import ProfileError
 from workstation.core.letters import alphabetical
 from workstation.core.paths import profile_folders, typed_path
+from workstation.core.phrases import Phrase
 
 # GGML type ids llama.cpp accepts for the K and V caches.
 KV_CACHE_TYPES: dict[str, int] = {
@@ -168,9 +169,11 @@ class Profile:
         it: its key where the key finds this file (in the user's profiles or the shipped ones),
         else the file's whole path (a desk PC's own desk.yaml, given as ``-p ~/desk.yaml``, or
         a shipped file the user's own of the same name hides: by its key alone it could not be
-        found again)."""
+        found again; a model file given to -p, by its path)."""
         if self.source is None:
             return self.name
+        if self.source.suffix.lower() == ".gguf":  # a model file run as it is: by its path (a link's own)
+            return str(link_path(self.source))
         source = self.source.resolve()
         found = named_profile_file(self.key + source.suffix)
         return self.key if found is not None and found.resolve() == source else str(source)
@@ -206,8 +209,11 @@ _SECTIONS: dict[str, type] = {
 _NOT_SETTINGS = ("source", "written")  # what loading a profile records, never written in one
 
 
-def _where(src: str, dotted: str) -> str:
-    return f"{src}: field '{dotted}'"
+def _problem(src: str, key: str, **values: Any) -> ProfileError:
+    """A profile file's problem as phrases (core/phrases.py), so the app says it in its own
+    language: the file first (``profile.in``, left out where several are said together), then
+    the sentence ``key`` (its English in phrases.ENGLISH) with ``values``."""
+    return ProfileError(said=[("profile.in", {"src": src}), (key, values)])
 
 
 MAX_QUOTED_CHARS = 60  # an error message quotes at most this much of a bad value
@@ -229,52 +235,50 @@ def _check_type(src: str, dotted: str, value: Any, expected: Any) -> Any:
         return None
     if "int | str" in exp:
         if isinstance(value, bool) or not isinstance(value, int | str):
-            raise ProfileError(f"{_where(src, dotted)} must be a whole number or a word such as auto, not {_shown(value)}.")
+            raise _problem(src, "profile.whole_or_word", field=dotted, value=_shown(value))
         return value
     if exp.startswith("int"):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ProfileError(f"{_where(src, dotted)} must be a whole number, not {_shown(value)}.")
+            raise _problem(src, "profile.whole", field=dotted, value=_shown(value))
         return value
     if exp.startswith("float"):
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ProfileError(f"{_where(src, dotted)} must be a number, not {_shown(value)}.")
+            raise _problem(src, "profile.number", field=dotted, value=_shown(value))
         return float(value)
     if exp.startswith("str"):
         if isinstance(value, bool):  # YAML 1.1 reads a bare on/off as a boolean
             return "on" if value else "off"
         if not isinstance(value, str):
-            raise ProfileError(f"{_where(src, dotted)} must be text, not {_shown(value)}.")
+            raise _problem(src, "profile.text", field=dotted, value=_shown(value))
         return value
     if exp.startswith("list[str]"):
         if isinstance(value, str):  # one text: the list of it
             return [value]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ProfileError(f"{_where(src, dotted)} must be a text or a list of texts, not {_shown(value)}.")
+            raise _problem(src, "profile.texts", field=dotted, value=_shown(value))
         return list(value)
     if exp.startswith("bool") and not isinstance(value, bool):
-        raise ProfileError(f"{_where(src, dotted)} must be true or false, not {_shown(value)}.")
+        raise _problem(src, "profile.true_false", field=dotted, value=_shown(value))
     return value
 
 
-def _field_hint(key: str, value: Any, names: list[str], sections: dict[str, type], data: dict[Any, Any]) -> str:
+def _field_hint(key: str, value: Any, names: list[str], sections: dict[str, type],
+                data: dict[Any, Any]) -> Phrase | None:
     """What a misspelt field (contex) or one that belongs in a section (temperature, or
-    temprature, at the top: it goes under sampling) was meant to be; "" for no guess."""
+    temprature, at the top: it goes under sampling) was meant to be, as a phrase; None for no guess."""
     import difflib
 
     close = difflib.get_close_matches(key, names, n=1, cutoff=0.8)
     if close:
-        return f"did you mean '{close[0]}'?"
+        return ("profile.hint_close", {"name": close[0]})
     for section, cls in sections.items():
         close = difflib.get_close_matches(key, [f.name for f in dataclasses.fields(cls)], n=1, cutoff=0.8)
         if close:
+            said = {"name": close[0], "value": _shown(value), "section": section}
             if section in data:  # a second sampling: block would replace the first (refused, too)
-                written = f"{close[0]}: {_shown(value)} in the {section}: block already there"
-                return f"it belongs as {written}." if close[0] == key else f"did you mean {written}?"
-            written = f"{section}: {{{close[0]}: {_shown(value)}}}"
-            if close[0] == key:
-                return f"it belongs under {section}, written as {written}."
-            return f"did you mean {written}?"
-    return ""
+                return ("profile.hint_belongs_in_block" if close[0] == key else "profile.hint_meant_in_block", said)
+            return ("profile.hint_belongs_under" if close[0] == key else "profile.hint_meant_under", said)
+    return None
 
 
 def _build(cls: type, data: Any, src: str, prefix: str, sections: dict[str, type] | None = None,
@@ -285,7 +289,7 @@ def _build(cls: type, data: Any, src: str, prefix: str, sections: dict[str, type
     (so that a file's every mistake is said at once: three typos took three runs)."""
     sections = _SECTIONS if sections is None else sections
     if not isinstance(data, dict):
-        raise ProfileError(f"{_where(src, prefix)} must be a mapping of settings, not {_shown(data)}.")
+        raise _problem(src, "profile.mapping", field=prefix, value=_shown(data))
     fields = {f.name: f for f in dataclasses.fields(cls)}
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
@@ -293,16 +297,12 @@ def _build(cls: type, data: Any, src: str, prefix: str, sections: dict[str, type
         before = len(problems) if problems is not None else 0
         with _noted(problems):
             if dotted == "remote.api_key":  # a key is a person's secret: not in a file others read
-                raise ProfileError(
-                    f"{src}: remote.api_key is not a profile field: the key stays out of the file; put it in "
-                    "an environment variable and name that with remote.api_key_env (as in api_key_env: "
-                    "WORKSTATION_API_KEY)."
-                )
+                raise _problem(src, "profile.api_key")
             if key not in fields or key in _NOT_SETTINGS:
                 names = [n for n in fields if n not in _NOT_SETTINGS]
                 said = _field_hint(str(key), value, names, sections if not prefix else {}, data)
-                raise ProfileError(f"{src}: unknown field '{dotted}'; "
-                                   + (said or f"allowed fields are {', '.join(names)}."))
+                raise _problem(src, "profile.unknown", field=dotted,
+                               hint=said or ("profile.hint_fields", {"names": ", ".join(names)}))
             if key in sections:
                 kwargs[key] = _build(sections[key], value, src, dotted, sections, problems, failed)
             else:
@@ -328,20 +328,23 @@ def _noted(problems: list[ProfileError] | None) -> Iterator[None]:
 
 
 def _together(src: str, problems: list[ProfileError]) -> ProfileError:
-    """One error for a file's problems: the one as it is (its phrases, for the app's language),
-    several numbered in one sentence."""
+    """One error for a file's problems: the one as it is, several numbered in one sentence;
+    in phrases, the file said once, so the app says all of it in its own language."""
     if len(problems) == 1:
         return problems[0]
-    parts = [str(p).removeprefix(f"{src}: ").strip() for p in problems]
-    parts = [t if t.endswith((".", "?", "!")) else t + "." for t in parts]
-    return ProfileError(f"{src} has {len(problems)} problems: " + " ".join(f"({i}) {t}" for i, t in enumerate(parts, 1)))
+    items: list[Phrase] = []
+    for i, problem in enumerate(problems, 1):
+        said = [phrase for phrase in problem.said if phrase[0] != "profile.in"]
+        text: str | list[Phrase] = said or str(problem).removeprefix(f"{src}: ").strip()
+        if isinstance(text, str) and not text.endswith((".", "?", "!")):
+            text += "."
+        items += [("profile.next", {})] * (i > 1) + [("profile.item", {"i": str(i), "text": text})]
+    return ProfileError(said=[("profile.problems", {"src": src, "n": str(len(problems)), "list": items})])
 
 
 def _choice(src: str, dotted: str, value: Any, allowed: tuple[str, ...] | list[str]) -> None:
     if value not in allowed:
-        raise ProfileError(
-            f"{_where(src, dotted)} is {_shown(value)}; allowed values are {', '.join(allowed)}."
-        )
+        raise _problem(src, "profile.choice", field=dotted, value=_shown(value), allowed=", ".join(allowed))
 
 
 # llama.cpp runs any context of 1 cell and up (it keeps at least 256 cells per sequence in
@@ -364,37 +367,31 @@ def validate(profile: Profile, src: str, problems: list[ProfileError] | None = N
         _choice(src, "backend", profile.backend, BACKENDS)
     if profile.backend == "llama" and not profile.model:
         with _noted(problems):
-            raise ProfileError(f"{src}: field 'model' is missing; give a catalog name or a .gguf path.")
+            raise _problem(src, "profile.no_model")
     with _noted(problems):
         if not context_allowed(profile.context):
-            raise ProfileError(f"{_where(src, 'context')} is {profile.context}; {CONTEXT_RANGE}.")
+            raise _problem(src, "profile.context", value=str(profile.context), low=str(MIN_CONTEXT),
+                           high=f"{MAX_CONTEXT:,}")
     gl = profile.gpu_layers
     with _noted(problems):
         if isinstance(gl, str) and gl not in ("auto", "all") or isinstance(gl, bool) or (
             isinstance(gl, int) and gl < 0
         ):
-            raise ProfileError(
-                f"{_where(src, 'gpu_layers')} is {_shown(gl)}; allowed values are auto, all, or 0 and up."
-            )
+            raise _problem(src, "profile.gpu_layers", value=_shown(gl))
     th = profile.threads
     with _noted(problems):
         if isinstance(th, str) and th != "auto" or isinstance(th, bool) or (
             isinstance(th, int) and not 1 <= th <= 512
         ):
-            raise ProfileError(f"{_where(src, 'threads')} is {_shown(th)}; allowed values are auto or 1 to 512.")
+            raise _problem(src, "profile.threads", value=_shown(th))
     with _noted(problems):
         if not 1 <= profile.parallel <= 64:
-            raise ProfileError(
-                f"{_where(src, 'parallel')} is {profile.parallel}; allowed values are 1 to 64 slots."
-            )
+            raise _problem(src, "profile.parallel", value=str(profile.parallel))
     profile.remote.base_url = profile.remote.base_url.strip()  # a paste's spaces
     parts = urlsplit(profile.remote.base_url)
     with _noted(problems):
         if profile.backend == "openai" and (parts.scheme.lower() not in ("http", "https") or not parts.netloc):
-            raise ProfileError(
-                f"{_where(src, 'remote.base_url')} is {_shown(profile.remote.base_url)}; it must be a server's "
-                "address starting with http:// or https://, as in http://office-pc:8088/v1."
-            )
+            raise _problem(src, "profile.base_url", value=_shown(profile.remote.base_url))
     for field_name, value, allowed in (("flash_attn", profile.flash_attn, FLASH_ATTN),
                                        ("kv_cache.k", profile.kv_cache.k, list(KV_CACHE_TYPES)),
                                        ("kv_cache.v", profile.kv_cache.v, list(KV_CACHE_TYPES))):
@@ -402,23 +399,21 @@ def validate(profile: Profile, src: str, problems: list[ProfileError] | None = N
             _choice(src, field_name, value, allowed)
     with _noted(problems):
         if profile.kv_cache.quantized_v and profile.flash_attn == "off":
-            raise ProfileError(
-                f"{src}: kv_cache.v is {profile.kv_cache.v} but flash_attn is off; llama.cpp needs "
-                "flash attention for a quantized V cache, so set flash_attn to auto or on, or v to f16."
-            )
+            raise _problem(src, "profile.v_needs_flash", v=profile.kv_cache.v)
     spec = profile.speculative
     with _noted(problems):
         _choice(src, "speculative.mode", spec.mode, SPEC_MODES)
     with _noted(problems):
         if spec.mode == "draft" and not spec.draft_model:
-            raise ProfileError(f"{src}: speculative.mode is draft but speculative.draft_model is missing.")
+            raise _problem(src, "profile.draft_missing")
     with _noted(problems):
         if not 1 <= spec.draft_tokens <= 64:
-            raise ProfileError(
-                f"{_where(src, 'speculative.draft_tokens')} is {spec.draft_tokens}; allowed values are 1 to 64."
-            )
+            raise _problem(src, "profile.draft_tokens", value=str(spec.draft_tokens))
     with _noted(problems):
-        check_sampling(profile.sampling, lambda name: _where(src, f"sampling.{name}"))
+        try:
+            check_sampling(profile.sampling, lambda name: ("profile.field", {"field": f"sampling.{name}"}))
+        except ProfileError as err:  # named as the file's other fields are
+            raise ProfileError(said=[("profile.in", {"src": src}), *err.said]) from None
     return profile
 
 
@@ -452,7 +447,25 @@ def sampling_changes(sampling: Sampling, base: Sampling, names: Iterable[str]) -
     return {name: getattr(mine, name) for name in names if getattr(mine, name) != getattr(its, name)}
 
 
-def check_sampling(s: Sampling, name_of: Callable[[str], str]) -> None:
+def with_own_sampling(base: Sampling, own: Mapping[str, Any]) -> Sampling | None:
+    """``base`` (a profile's sampling) with a conversation's own settings (a record of
+    ``sampling_changes``) in their place; None where they change nothing, or where any of them
+    cannot be used (a damaged record, a field unknown here, a value out of range): the profile's
+    then, as they are."""
+    if not own:
+        return None
+    fields = {f.name: f for f in dataclasses.fields(Sampling)}
+    try:
+        values = {name: _check_type("<conversation>", f"sampling.{name}", value, fields[name].type)
+                  for name, value in own.items()}
+        sampling = dataclasses.replace(base, **values)
+        check_sampling(sampling, str)
+    except (KeyError, TypeError, ProfileError):
+        return None
+    return sampling if sampling_changes(sampling, base, values) else None
+
+
+def check_sampling(s: Sampling, name_of: Callable[[str], str | Phrase]) -> None:
     """ProfileError where a sampling setting is out of range; ``name_of("temperature")`` names it
     as the person set it (a profile's field, ``--temperature``, or Ctrl+E's "Sıcaklık": chat took
     -1 and 0 tokens). Said in phrases, so the app says it in its own language."""
@@ -545,6 +558,12 @@ def read_settings_file(path: Path, what: str = "Profile file", error: type[Profi
 
 
 def load_profile_file(path: Path) -> Profile:
+    """The profile in the YAML file at ``path``; for a model file (.gguf), the settings a new
+    profile for it gets (``model_profile.model_file_profile``), written nowhere."""
+    if path.suffix.lower() == ".gguf":
+        from workstation.core.model_profile import model_file_profile
+
+        return model_file_profile(path)
     return profile_from_dict(read_settings_file(path), str(path), source=path)
 
 
@@ -646,12 +665,15 @@ def how_to_make_one(model: str) -> str:
 
 
 def load_profile(ref: str | None) -> Profile:
-    """A profile by name (a file in profiles/ or a profile's ``name``) or by path to YAML."""
+    """A profile by name (a file in profiles/ or a profile's ``name``), by path to YAML, or by
+    path to a model file (.gguf: the defaults a new profile for it gets)."""
     ref = ref or os.environ.get("WORKSTATION_PROFILE") or DEFAULT_PROFILE
     as_path = typed_path(ref)
-    if as_path.suffix.lower() == ".gguf":  # read as YAML it was "larger than 1024 KiB; a profile is a few lines"
-        model = str(as_path.resolve()) if as_path.is_file() else ref
-        raise ProfileError(f"{ref} is a model file, not a profile; {how_to_make_one(model)}.")
+    if as_path.suffix.lower() == ".gguf":  # a model file: run it as a new profile for it would
+        from workstation.core.catalog import resolve_model_path
+
+        in_models = resolve_model_path(ref) if os.sep not in ref else as_path  # (`-p m.gguf` of models/ too)
+        return load_profile_file(as_path if as_path.exists() or not in_models.exists() else in_models)
     if as_path.suffix in (".yaml", ".yml") or os.sep in ref:
         named = named_profile_file(as_path.name) if os.sep not in ref else None
         if not as_path.exists() and named is not None:

@@ -135,6 +135,9 @@ _MIGRATIONS: tuple[str, ...] = (
     # the question an earlier reply answered, where it was another wording of the last question
     # (changed with Up and sent again: the question before and its replies went for good)
     "ALTER TABLE earlier_replies ADD COLUMN question TEXT;",
+    # a conversation's own sampling settings (Ctrl+E: those other than its profile's, by field, as
+    # JSON), as LM Studio keeps them per chat; they were gone at the next start
+    "ALTER TABLE conversations ADD COLUMN sampling TEXT NOT NULL DEFAULT '';",
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -172,6 +175,8 @@ class Conversation:
     messages: list[StoredMessage] = field(default_factory=list)
     match: str = ""  # from a search: the words around where a message matched (not the title)
     instructions: str = ""  # the conversation's own, in place of its profile's system prompt ('': the profile's)
+    # its own sampling settings (Ctrl+E) in place of its profile's, by field ({}: the profile's)
+    sampling: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -180,6 +185,21 @@ class TakenOut:
     with the question's earlier replies (rows of ``earlier_replies`` without their conversation)."""
     messages: list[StoredMessage]
     earlier: list[tuple[Any, ...]]
+
+
+def _sampling_text(own: dict[str, Any] | None) -> str:
+    """A conversation's own sampling settings as the store keeps them ('' for none)."""
+    return json.dumps(own, sort_keys=True) if own else ""
+
+
+def _sampling_read(text: str | None) -> dict[str, Any]:
+    """The settings ``_sampling_text`` wrote; {} for none or a damaged record (the profile's:
+    whether each value is usable is the profile's check, ``profiles.with_own_sampling``)."""
+    try:
+        own = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return own if isinstance(own, dict) else {}
 
 
 MAX_TITLE_CHARS = 120
@@ -312,16 +332,20 @@ class ConversationStore:
             release_turn(Path(self.path), conversation_id)
 
     # --- conversations ------------------------------------------------------------------
-    def new(self, title: str = "New conversation", profile: str = "", instructions: str = "") -> Conversation:
-        """A new conversation (``instructions``: its own, given before its first message)."""
+    def new(self, title: str = "New conversation", profile: str = "", instructions: str = "",
+            sampling: dict[str, Any] | None = None) -> Conversation:
+        """A new conversation (``instructions`` and ``sampling``: its own, given before its first
+        message)."""
         title = clean_title(title) or "New conversation"
         now = time.time()
         with self._db:
             cur = self._db.execute(
-                "INSERT INTO conversations(title, profile, created, updated, instructions) VALUES (?, ?, ?, ?, ?)",
-                (title, profile, now, now, instructions.strip()),
+                "INSERT INTO conversations(title, profile, created, updated, instructions, sampling) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (title, profile, now, now, instructions.strip(), _sampling_text(sampling)),
             )
-        return Conversation(int(cur.lastrowid or 0), title, profile, now, now, instructions=instructions.strip())
+        return Conversation(int(cur.lastrowid or 0), title, profile, now, now, instructions=instructions.strip(),
+                            sampling=dict(sampling or {}))
 
     def titled_or_new(self, title: str, profile: str = "") -> tuple[Conversation, bool]:
         """The newest conversation titled ``title``, or a new one (True): at once, so that
@@ -343,12 +367,12 @@ class ConversationStore:
 
     def get(self, conversation_id: int, with_messages: bool = True) -> Conversation:
         row = self._db.execute(
-            "SELECT id, title, profile, created, updated, instructions FROM conversations WHERE id = ?",
+            "SELECT id, title, profile, created, updated, instructions, sampling FROM conversations WHERE id = ?",
             (conversation_id,),
         ).fetchone()
         if row is None:
             raise StoreError(f"There is no conversation number {conversation_id}.")
-        conv = Conversation(*row[:5], instructions=row[5])
+        conv = Conversation(*row[:5], instructions=row[5], sampling=_sampling_read(row[6]))
         if with_messages:
             conv.messages = self.messages(conversation_id)
         return conv
@@ -426,6 +450,15 @@ class ConversationStore:
                                    (text.strip(), conversation_id, created, created))
         if cur.rowcount == 0:
             raise ConversationGone("The conversation was deleted; its instructions have nowhere to go.")
+
+    def set_sampling(self, conversation_id: int, own: dict[str, Any], created: float | None = None) -> None:
+        """The conversation's own sampling settings (Ctrl+E's, those other than its profile's, by
+        field; {}: its profile's again). ConversationGone as for ``set_instructions``."""
+        with self._db:
+            cur = self._db.execute("UPDATE conversations SET sampling = ? WHERE id = ? AND (? IS NULL OR created = ?)",
+                                   (_sampling_text(own), conversation_id, created, created))
+        if cur.rowcount == 0:
+            raise ConversationGone("The conversation was deleted; its sampling settings have nowhere to go.")
 
     def set_profile(self, conversation_id: int, profile: str) -> None:
         with self._db:
@@ -712,9 +745,10 @@ class ConversationStore:
                 return self._insert(conv, keep_numbers=False)
 
     def _insert(self, conv: Conversation, keep_numbers: bool) -> Conversation:
-        cur = self._db.execute("INSERT INTO conversations(id, title, profile, created, updated, instructions) "
-                               "VALUES (?, ?, ?, ?, ?, ?)", (conv.id if keep_numbers else None, conv.title,
-                                                             conv.profile, conv.created, conv.updated, conv.instructions))
+        cur = self._db.execute("INSERT INTO conversations(id, title, profile, created, updated, instructions, sampling) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?)", (conv.id if keep_numbers else None, conv.title,
+                                                                conv.profile, conv.created, conv.updated,
+                                                                conv.instructions, _sampling_text(conv.sampling)))
         conv_id = int(cur.lastrowid or conv.id)
         self._insert_messages(conv_id, conv.messages, keep_numbers)
         return replace(conv, id=conv_id)

@@ -51,7 +51,7 @@ from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.paths import typed_path
 from workstation.core.phrases import say
 from workstation.core.planner import load_notes, offloadable_layers
-from workstation.core.profiles import Profile, Sampling, load_profile
+from workstation.core.profiles import Profile, Sampling, load_profile, with_own_sampling
 from workstation.core.remote import refused
 from workstation.core.store import (
     Conversation,
@@ -204,9 +204,10 @@ class WorkstationApp(App[None]):
             except WorkstationError as err:
                 profile_problem = self.startup_problem = self.texts.error(err)
         self.started_profile = self.profile  # -p PATH outside profiles/ stays in F3 after a switch
-        # Ctrl+E's sampling settings for this session's chat turns (None: the profile's own); a
-        # profile loaded with F3 starts from its file's again
-        self.session_sampling: Sampling | None = None
+        # Ctrl+E's sampling settings of the open conversation (kept with it: ``store.set_sampling``),
+        # those other than its profile's, by field ({}: the profile's); they apply on top of
+        # whichever profile runs it (F3's other one too), as ``session_sampling``
+        self.own_sampling: dict[str, Any] = {}
         self._new_instructions = ""  # Alt+I's for the conversation not made yet (its first message makes it)
         self._open_instructions = ""  # the open one's, as last read (kept if it is deleted elsewhere mid-turn)
         self._code_copied: tuple[str, int] | None = None  # Alt+Y: (the reply's text, the block copied last)
@@ -294,6 +295,17 @@ class WorkstationApp(App[None]):
         self._asking_quit = False  # the "quit while a summary runs?" question is up
         self._turn = 0  # the chat turn now (or last) generating, counted
         self._apply_language()
+
+    @property
+    def session_sampling(self) -> Sampling | None:
+        """The chat's sampling settings now: the profile's with the open conversation's own
+        (Ctrl+E) in their place; None where it has none (or none that apply: the profile's)."""
+        return with_own_sampling(self.profile.sampling, self.own_sampling) if self.profile is not None else None
+
+    @session_sampling.setter
+    def session_sampling(self, sampling: Sampling | None) -> None:
+        self.own_sampling = sampling_changes(sampling, self.profile.sampling) \
+            if sampling is not None and self.profile is not None else {}
 
     @property
     def generating(self) -> bool:
@@ -830,6 +842,7 @@ class WorkstationApp(App[None]):
             return
         self._keep_draft(conv.id)
         self._mark_open(conv)
+        self.own_sampling = conv.sampling  # Ctrl+E's, kept with it
         self._editing, self._arriving_edit = self._arriving_edit, None
         if self._editing is not None:  # its last question is still in the box, being changed
             self._say_editing_last()
@@ -867,6 +880,7 @@ class WorkstationApp(App[None]):
             return
         self._keep_draft(None)
         self.conversation_id = None
+        self.own_sampling = {}  # a new conversation starts with its profile's
         self._editing = None
         self.store_write(lambda: self.store.set_open(None))
         self.history = MetricsHistory(60)
@@ -1095,16 +1109,26 @@ class WorkstationApp(App[None]):
         def chosen(sampling: Sampling | None) -> None:
             if sampling is None or self.profile is not profile:  # Esc, or another profile by now
                 return
-            own = sampling_changes(sampling, profile.sampling)
-            self.session_sampling = sampling if own else None
-            changed = [f"{self.texts(f'sampling.{name}')} {said(getattr(sampling, name), self.texts) or '-'}"
-                       for name in own]
-            self.notify(self.texts("sampling.applied", changes=", ".join(changed)) if changed
+            self.session_sampling = sampling
+            conv_id, created, own = self.conversation_id, self.open_created, self.own_sampling
+            if conv_id is not None:  # kept with it (one not made yet gets them with its first message)
+                try:
+                    self.store_write(lambda: self.store.set_sampling(conv_id, own, created))
+                except ConversationGone:
+                    self.run_worker(self._lost_open_conversation(), exit_on_error=False)
+            self.notify(self.texts("sampling.applied", changes=self._sampling_said(sampling)) if own
                         else self.texts("sampling.profiles", name=profile.key))
             self.update_status()
 
         self.push_screen(SamplingDialog(self.texts, self.session_sampling or profile.sampling, profile.sampling,
                                         profile.key), chosen)
+
+    def _sampling_said(self, sampling: Sampling) -> str:
+        """The settings of ``sampling`` other than the profile's, as the notices say them
+        ("Temperature 0.2, Longest reply 300")."""
+        own = sampling_changes(sampling, self.profile.sampling) if self.profile is not None else {}
+        return ", ".join(f"{self.texts(f'sampling.{name}')} {said(getattr(sampling, name), self.texts) or '-'}"
+                         for name in own)
 
     def key_for(self, action_id: str) -> str:
         """The key of an action as people write it (Alt+I), as the keymap has it now; for a
@@ -1479,7 +1503,8 @@ class WorkstationApp(App[None]):
             title = (text.strip() or (document[0].name if document else ""))
             conv = self.store_write(lambda: self.store.new(title_from_message(title) or t("conv.untitled"),
                                                         self.profile.ref if self.profile else "",
-                                                        self._new_instructions))  # Alt+I's, given before it
+                                                        self._new_instructions,  # Alt+I's, given before it
+                                                        self.own_sampling))  # and Ctrl+E's
             self._new_instructions = ""
             self._mark_open(conv)
             self.store_write(lambda: self.store.set_open(conv.id))
@@ -1642,7 +1667,8 @@ class WorkstationApp(App[None]):
         title = self.open_title or self.texts("conv.untitled")
 
         def keep_apart() -> Conversation:
-            conv = self.store.new(title, self.profile.ref if self.profile else "", self._open_instructions)
+            conv = self.store.new(title, self.profile.ref if self.profile else "", self._open_instructions,
+                                  self.own_sampling)
             if role == "assistant" and self._asked:
                 self.store.add_message(conv.id, "user", self._asked)
             self.store.add_message(conv.id, role, content, metrics, reasoning=reasoning)
@@ -2012,9 +2038,7 @@ class WorkstationApp(App[None]):
             waiting, self._send_when_connected = self._send_when_connected, None  # it stays in the box
             if waiting is not None and event.unreachable and self.profile is not None:
                 self._wait_for_server(self.profile, waiting, said=quiet)
-            if self._chosen_profile:  # the chosen profile stays, not loaded: not with the old one's settings
-                self.session_sampling = None
-            self._chosen_profile = False  # (the next load, Ctrl+G's, keeps Ctrl+E's settings)
+            self._chosen_profile = False
             self.loading = None
             self.chat_screen.set_load_progress(None)
             self.update_status()
@@ -2377,13 +2401,13 @@ class WorkstationApp(App[None]):
             event.engine.close()
             return
         self.engine = event.engine
-        if self._chosen_profile and not event.restored:
-            self.session_sampling = None  # a profile chosen with F3 starts from its file's settings
-        self._chosen_profile = False  # (one that failed brought the old back: its settings stay)
+        chosen, self._chosen_profile = self._chosen_profile and not event.restored, False
         for tag in self._forget_after_load:  # the old engine has saved what it held by now
             self._forget_cells(self.engine, tag)
         self._forget_after_load.clear()
         self.profile = event.profile
+        if chosen and self.session_sampling is not None:  # the conversation's own, on the new profile's
+            self.notify(self.texts("sampling.kept", changes=self._sampling_said(self.session_sampling)), timeout=8)
         ref = event.profile.ref
         with contextlib.suppress(WorkstationError):  # the next start without -p loads it (a full disk: not)
             self.store.remember(LAST_PROFILE, ref)

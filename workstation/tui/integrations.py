@@ -94,14 +94,18 @@ def summarize(
     progress: Callable[[SummaryProgress], None],
     cancel: Any = None,
     texts: Texts | None = None,
+    start_over: bool = False,
 ) -> SummaryResult:
     """One document's summary (``.summary`` is Markdown), calling ``progress`` per model call.
     The parts a stopped run of it finished (this one's, or one before a restart) are not done
-    again, and this run's are kept as they are done, until the summary is whole."""
+    again, unless ``start_over`` (``summarize --start-over``: every part again), and this run's
+    are kept as they are done, until the summary is whole."""
     from workstation.core.kept_parts import parts_for
     from workstation.core.summarize import summarize_document
 
     parts = parts_for(path, profile)
+    if parts is not None and start_over:
+        parts.start_over()
     try:
         result = summarize_document(engine, path, profile, on_progress=progress, cancel=cancel,
                                     lookup=(texts or Texts()).get, done_parts=parts.done if parts else None,

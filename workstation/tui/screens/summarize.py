@@ -49,12 +49,15 @@ NARROW_BAR = 80  # columns: narrower, the path has a line of its own above the b
 
 
 class RunningFooter(ScreenFooter):
-    """While a summary runs, without Ctrl+R and Ctrl+O (they wait): at 80 columns they had
-    pushed Help and Quit out of the footer."""
+    """While a summary runs, without Ctrl+R, Ctrl+O and Alt+R (they wait): at 80 columns they had
+    pushed Help and Quit out of the footer. Where Alt+R (start over) shows, without Ctrl+O (the
+    Choose… button beside the path does the same), for the same reason."""
 
     def left_out(self) -> frozenset[str]:
         if getattr(self.screen, "running", False):
-            return super().left_out() | {"run", "browse"}
+            return super().left_out() | {"run", "browse", "start_over"}
+        if getattr(self.screen, "_parts_kept", False):
+            return super().left_out() | {"browse"}
         return super().left_out()
 
 
@@ -63,6 +66,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
     BINDINGS = [
         Binding("escape", "back", "back", id="summarize.back"),
         Binding("ctrl+r", "run", "summarize", id="summarize.run"),
+        # every part again where a stopped run's are kept (summarize --start-over); in the footer
+        # only then. The chat's Alt+R (ask again) is off here, so the key passes to this screen.
+        Binding("alt+r", "start_over", "start over", id="summarize.start_over"),
         # priority: the path field keeps the focus and has Ctrl+X (cut); while nothing runs the
         # stop is not allowed (check_action), so the key is the field's again
         Binding("ctrl+x", "stop", "stop the summary", id="summarize.stop", priority=True),
@@ -89,6 +95,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._kept_at: float | None = None  # the summary shown is the last run's, read back after a restart
         self._asked: int | None = None  # the conversation Ctrl+K made of this summary
         self._made_at = 0.0  # when this summary was made
+        self._parts_kept = False  # a stopped run's parts are kept for the box's document (Alt+R shows)
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -109,9 +116,23 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.query_one("#summarize-path", Input).focus()
         await self._read_back()
         self._offer_attached()
+        self._note_parts_kept()
 
     def on_screen_resume(self) -> None:
         self._offer_attached()
+        self._note_parts_kept()  # (another profile loaded meanwhile keeps none of them)
+
+    @on(Input.Changed, "#summarize-path")
+    def _path_changed(self) -> None:
+        self._note_parts_kept()
+
+    def _note_parts_kept(self) -> None:
+        """Whether Alt+R (start over) is offered now: a stopped run's parts are kept for the box's
+        document; the footer follows."""
+        kept = self._resumable()
+        if kept != self._parts_kept:
+            self._parts_kept = kept
+            self.refresh_bindings()
 
     def on_resize(self, event: events.Resize) -> None:
         self.query_one("#summarize-bar").set_class(event.size.width < NARROW_BAR, "narrow")
@@ -184,6 +205,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
             return self.running  # in the footer only while a summary runs
+        if action == "start_over":
+            return self._parts_kept and not self.running  # only where there are parts to do again
         return True  # Ctrl+R and Ctrl+O while one runs: out of the footer (RunningFooter), they say why they wait
 
     def _set_running(self, running: bool) -> None:
@@ -195,6 +218,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if running:  # the time so far, each second: a part takes a while and nothing else moves
             self._started = time.monotonic()
             self._clock = self.set_interval(1.0, self._tick)
+        self._parts_kept = self._resumable()  # (none while it runs; after, those it kept)
         self.wapp.generating = running  # the engine is busy: the chat waits
         self.wapp.summarizing = self.path.name if running and self.path else None
         run = self.query_one("#summarize-run", Button)
@@ -231,7 +255,12 @@ class SummarizeScreen(AppScreen, Screen[None]):
     async def _ask_pressed(self) -> None:
         await self.action_ask()
 
-    async def action_run(self) -> None:
+    async def action_start_over(self) -> None:
+        """Alt+R: the document in the box summarized from its first part, the parts a stopped
+        run kept forgotten (``summarize --start-over``)."""
+        await self.action_run(start_over=True)
+
+    async def action_run(self, start_over: bool = False) -> None:
         t = self.wapp.texts
         raw = self.query_one("#summarize-path", Input).value.strip()
         if self.running or self.wapp.generating:  # this summary, or a reply in the chat: busy, not missing
@@ -254,10 +283,10 @@ class SummarizeScreen(AppScreen, Screen[None]):
         bar.update(total=None, progress=0)
         self._set_running(True)
         self._say(self._said)
-        if self.wapp.profile is not None and kept_count(self.path, self.wapp.profile, other=True):
+        if not start_over and self.wapp.profile is not None and kept_count(self.path, self.wapp.profile, other=True):
             # (it began at part 1 without a word, Ctrl+R having gone on before)
             self.notify(t("summarize.parts_not_used", name=self.path.name), timeout=8)
-        self._summarize(self.path)
+        self._summarize(self.path, start_over)
 
     def _resumable(self) -> bool:
         """Whether Ctrl+R now goes on from a stopped run's parts: kept for the box's document as
@@ -307,12 +336,13 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._say(self.wapp.texts("summarize.stopping"))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="summarize")
-    def _summarize(self, path: Path) -> None:
+    def _summarize(self, path: Path, start_over: bool = False) -> None:
         app = self.wapp
         try:
             result = integrations.summarize(
                 path, app.profile, app.engine,  # type: ignore[arg-type]
                 lambda p: self.post_message(Progress(p.done + p.working, p.total, data=p)), self._cancel, app.texts,
+                start_over=start_over,
             )
         except WorkstationError as err:
             if isinstance(err.partial, SummaryResult):  # the parts done before it (a server gone, a key's day over)
