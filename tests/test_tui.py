@@ -20,7 +20,7 @@ import pytest
 import yaml
 from conftest import read_terminal, wait_for_exit
 from textual.screen import ModalScreen, Screen
-from tui_helpers import type_message, type_message_only, until
+from tui_helpers import notices, type_message, type_message_only, until
 
 from workstation.core.catalog import read_model_info, resolve_model_path
 from workstation.core.errors import WorkstationError
@@ -1323,9 +1323,7 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
     (docs / "gone.txt").symlink_to(docs / "moved-away.txt")  # a link to nothing: not a file to pick
     monkeypatch.chdir(docs)  # the folder the app is started from
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
-    shown: list[str] = []  # every notice, also one gone before it was looked for (a busy machine)
-    notify = app.notify
-    app.notify = lambda message, *a, **kw: (shown.append(str(message)), notify(message, *a, **kw))[1]  # type: ignore[method-assign]
+    shown = notices(app)
     async with app.run_test(size=(80, 24)) as pilot:
         async def picker() -> tuple[FilePicker, FileTree]:
             await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(FileTree)))
@@ -3602,9 +3600,7 @@ async def test_one_reply_at_a_time_in_a_conversation_across_windows(profiles: Pa
     import sys
 
     app = WorkstationApp("b", sample_system=False, language="en")
-    said: list[str] = []
-    shown = app.notify
-    app.notify = lambda message, *a, **kw: (said.append(str(message)), shown(message, *a, **kw))[1]  # type: ignore[method-assign]
+    said = notices(app)
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         conv = app.store.new("Budget")

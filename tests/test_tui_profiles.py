@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tui_helpers import until
+from tui_helpers import notices, until
 
 from workstation.tui.app import WorkstationApp
 
@@ -400,9 +400,7 @@ async def test_a_message_sent_while_the_server_is_down_goes_once_it_answers(
     _write(folder, "desk", {"backend": "openai", "remote": {"base_url": url},
                             "sampling": {"temperature": 0.0, "max_tokens": 8}})
     app = WorkstationApp("desk", sample_system=False, language="en", store_path=tmp_path / "c.db")
-    said: list[str] = []  # every notice, also those gone (on a busy machine one timed out before the count)
-    shown = app.notify
-    app.notify = lambda message, *a, **kw: (said.append(str(message)), shown(message, *a, **kw))[1]  # type: ignore[method-assign]
+    said = notices(app)
     async with app.run_test(size=(120, 30)) as pilot:
         def count(text: str) -> int:
             return sum(text in message for message in said)

@@ -50,6 +50,20 @@ async def type_message_only(pilot, text: str) -> None:
     await pilot.press("end", *text)
 
 
+def notices(app: WorkstationApp) -> list[str]:
+    """Every notice the app shows from now on, in order: also one gone before it is looked for
+    (a toast expires; on a busy machine it was gone before a test counted it)."""
+    said: list[str] = []
+    shown = app.notify
+
+    def notify(message: str, *args: object, **kwargs: object) -> None:
+        said.append(str(message))
+        shown(message, *args, **kwargs)  # type: ignore[arg-type]
+
+    app.notify = notify  # type: ignore[method-assign]
+    return said
+
+
 # --- the snapshot tests' app ---------------------------------------------------------------------
 MODEL = "smollm2-135m-instruct-q4_1"
 
