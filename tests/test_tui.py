@@ -3388,3 +3388,29 @@ async def test_a_progress_bars_percentage_is_written_as_the_language_writes_it()
         app.query_one(LocalProgressBar).update(progress=35)
         await pilot.pause()
         assert str(app.query_one("#percentage").render()) == "35%"
+
+
+async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_without_turkish_letters(
+        profiles: Path) -> None:
+    """Ctrl+P listed its commands by code point ("Çık", "Örnekleme", "Özetle", "İstem" after z,
+    "Dışa aktar" after "Durdur"), and "disa" found nothing in "Dışa aktar", "cik" nothing in "Çık"."""
+    from textual.command import CommandList, CommandPalette
+
+    from workstation.core.letters import alphabetical
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette)
+                    and app.screen.query_one(CommandList).option_count > 20)
+        names = [str(o.prompt).split("\n")[0] for o in app.screen.query_one(CommandList).options]
+        assert names == sorted(names, key=alphabetical), names
+        first = [n.split(" (")[0] for n in names]
+        assert first.index("Çık") < first.index("Dışa aktar") < first.index("Durdur") < first.index("Düzenleyici")
+        assert first.index("Ofisi boyutlandır") < first.index("Örnekleme") < first.index("Özetle") < first.index("Pano")
+        assert first.index("Talimatlar") < first.index("Tema") and first.index("Örnekleme") < first.index("Yeni")
+        for typed, found in (("disa", "Dışa aktar"), ("cik", "Çık"), ("ORNEKLEME", "Örnekleme")):
+            await pilot.press(*typed)
+            await until(pilot, lambda found=found: any(
+                str(o.prompt).startswith(found) for o in app.screen.query_one(CommandList).options))
+            await pilot.press(*["backspace"] * len(typed))
