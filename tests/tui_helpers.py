@@ -50,6 +50,12 @@ async def type_message_only(pilot, text: str) -> None:
     await pilot.press("end", *text)
 
 
+def screen_lines(app: WorkstationApp) -> list[str]:
+    """The screen as the user sees it now, a line of text a row (what is cut off or scrolled
+    away is not there)."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
 # --- the snapshot tests' app ---------------------------------------------------------------------
 MODEL = "smollm2-135m-instruct-q4_1"
 

@@ -688,11 +688,13 @@ class WorkstationApp(App[None]):
         info = self.engine_info
         model = info.model_name if info else (profile.model or profile.remote.model)
         if info:
-            layers = t("status.layers", n=info.gpu_layers, total=offloadable_layers(info.n_layer))
+            said_layers = {"n": info.gpu_layers, "total": offloadable_layers(info.n_layer)}
+            layers_key = "status.layers"
             kv = f"KV {info.type_k}/{info.type_v}"
         else:
             n = profile.gpu_layers
-            layers = t("status.layers_planned", n=t(f"status.gpu_{n}") if n in ("auto", "all") else n)
+            said_layers = {"n": t(f"status.gpu_{n}") if n in ("auto", "all") else n}
+            layers_key = "status.layers_planned"
             kv = f"KV {profile.kv_cache.k}/{profile.kv_cache.v}"
         if self.loading is not None:
             state = t("status.loading", name=self.loading.key, pct=f"{self.load_fraction * 100:.0f}")
@@ -712,19 +714,31 @@ class WorkstationApp(App[None]):
             return f" {state} │ {profile.key} · {t('status.api', url=self.api.url)}"
         server = urlsplit(profile.remote.base_url).netloc or profile.remote.base_url
 
-        def line(model: str) -> str:
+        def line(model: str, layers: str, kv: str) -> str:
             if profile.backend != "llama":  # a server's model: no layers or K/V of ours to show
                 if not model:  # remote.model left out: the server's first, once it has said
                     return f" {state} │ {profile.key} · {t('status.remote_any', server=server)}"
                 return f" {state} │ {profile.key} · {t('status.remote', model=model, server=server)}"
-            return f" {state} │ {profile.key} · {model} · {layers} · {kv}"
+            return f" {state} │ {profile.key} · {model} · {layers} · {kv}".removesuffix(" · ")
 
-        full = line(model)
-        if len(model) > 12 and len(full) > self.size.width:  # cut to fit the line ("generating"
-            keep = max(self.size.width - (len(full) - len(model)), 12)  # cut the K/V types off)
-            tail = min(13, keep - 5)  # the end says the quantization (….Q4_1 / ….Q8_0): kept
-            return line(model[: keep - 1 - tail] + "…" + model[-tail:])
-        return full
+        # too long for the line (80 columns, a longer state word: "generating", "own sampling"),
+        # in turn: the model's name loses its middle, the layers their word ("GPU 0/31"), the K/V
+        # types go; never a cut in the middle of a figure (the line ended "· KV")
+        width = self.size.width
+        fitted = ""
+        for layers, kv_shown in ((t(layers_key, **said_layers), kv),
+                                 (t(f"{layers_key}_short", **said_layers), kv),
+                                 (t(f"{layers_key}_short", **said_layers), "")):
+            fitted = line(model, layers, kv_shown)
+            if len(fitted) <= width:
+                return fitted
+            if len(model) > 12:
+                keep = max(width - (len(fitted) - len(model)), 12)
+                tail = min(13, keep - 5)  # the end says the quantization (….Q4_1 / ….Q8_0): kept
+                fitted = line(model[: keep - 1 - tail] + "…" + model[-tail:], layers, kv_shown)
+                if len(fitted) <= width:
+                    return fitted
+        return fitted
 
     def not_ready_text(self) -> str:
         """Why nothing can run now: a model loading, a desk PC's server not reached (its load

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import (
@@ -76,7 +77,8 @@ class ModelsScreen(AppScreen, Screen[None]):
                 yield DataTable(id="installed", cursor_type="row", zebra_stripes=True)
             with TabPane(t("models.catalog"), id="tab-catalog"):
                 yield DataTable(id="catalog", cursor_type="row", zebra_stripes=True)
-        yield Static("", id="model-detail", markup=False)
+        with VerticalScroll(id="model-detail-box", can_focus=False):  # (80x24 cut its last lines: they scroll)
+            yield Static("", id="model-detail", markup=False)
         yield Label("", id="model-task", markup=False)
         yield LocalProgressBar(total=1.0, id="pull-progress")
         yield ScreenFooter()
