@@ -2261,6 +2261,15 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert state.startswith("The last summary, of bees.md, made 20") and "Ctrl+R summarizes the document again" in state
         assert "is a very small model" in kept.summary  # what was said of it is said again (in the summary)
         assert kept.result is not None and kept.result.follow_up == follow_up
+        # F9 after the restart: the line and the summary's own headings, notes and figures in Turkish
+        # (the headings stayed in English under a Turkish line), the model's words as they were
+        await pilot.press("f9")
+        await until(pilot, lambda: kept.query_one("#summary", Markdown).source.startswith("# bees.md özeti"))
+        assert str(kept.query_one("#summarize-state").render()).startswith("Son özet: bees.md, ")
+        assert "Check names" not in kept.summary and "çok küçük bir model" in kept.summary
+        assert kept.result.overall and kept.result.overall in kept.summary
+        await pilot.press("f9")
+        await until(pilot, lambda: kept.query_one("#summary", Markdown).source == made)
         await pilot.press("ctrl+k")  # the conversation made of it before the restart, its question in it
         await until(pilot, lambda: again.screen is again.chat_screen and again.conversation_id == asked)
         said = [(m.role, m.content) for m in again.store.messages(asked)]
