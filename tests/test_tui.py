@@ -20,7 +20,7 @@ import pytest
 import yaml
 from conftest import read_terminal, wait_for_exit
 from textual.screen import ModalScreen, Screen
-from tui_helpers import type_message, type_message_only, until
+from tui_helpers import press_at_once, type_message, type_message_only, until
 
 from workstation.core.catalog import read_model_info, resolve_model_path
 from workstation.core.kv_state import NOT_KEPT, KvStateStore
@@ -2850,6 +2850,32 @@ async def test_alt_i_gives_a_conversation_its_own_instructions(profiles: Path) -
         await until(pilot, lambda: not isinstance(app.screen, InstructionsDialog))
         assert other.get(theirs.id).instructions == ""
         assert any("deleted in another window; its instructions were not kept" in n.message for n in app._notifications)
+
+
+async def test_keys_typed_fast_are_done_in_their_order(profiles: Path) -> None:
+    """End, six Backspaces and "0,3" sent at once (tmux, a fast typist) left Ctrl+E's
+    temperature at "0" or empty: Textual ran the box's Backspace and End only once the key had
+    bubbled up to the app, after the characters behind them had gone in. The message box too."""
+    from textual.widgets import Input
+
+    from workstation.tui.screens.sampling import SamplingDialog
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("ctrl+e")
+        await until(pilot, lambda: isinstance(app.screen, SamplingDialog))
+        box = app.screen.query_one("#s-temperature", Input)
+        assert app.focused is box and box.value
+        await press_at_once(pilot, "end", *["backspace"] * 6, *"0,3")
+        assert box.value == "0,3"
+        await press_at_once(pilot, "home", "delete", "delete", "delete", *"1,25", "left", "backspace", "right", "9")
+        assert box.value == "1,59"
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        await pilot.click("#prompt")
+        await press_at_once(pilot, *"Merhaba", *["backspace"] * 4, *"aba", "home", "delete", "M")
+        assert prompt.value == "Meraba"
 
 
 def test_ctrl_e_shows_a_setting_whole() -> None:

@@ -14,7 +14,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from workstation.tui.widgets.line_input import LineInput
+
 NARROW = 72  # terminal columns below which layouts narrow: F1's table, the chat's list put away
+
 
 class ConfirmDialog(ModalScreen[bool | None]):
     """Yes or no; ``keys`` answer it from the keyboard in the UI's language (y/n, e/h)."""
@@ -77,7 +80,7 @@ class TextPrompt(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self.title_text, classes="dialog-title", markup=False)
-            yield Input(self.value, placeholder=self.placeholder, id="answer")
+            yield LineInput(self.value, placeholder=self.placeholder, id="answer")
             yield Label("", id="problem", classes="dialog-problem", markup=False)
             if self.hint:
                 yield Label(self.hint, classes="dialog-hint", markup=False)

@@ -30,6 +30,7 @@ from workstation.tui import integrations
 from workstation.tui.i18n import LANGUAGES, Texts
 from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
+from workstation.tui.widgets.line_input import LineInput
 from workstation.tui.widgets.progress import LocalProgressBar
 from workstation.tui.widgets.screen_footer import ScreenFooter
 
@@ -96,7 +97,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         t = self.wapp.texts
         yield Header()
         with Horizontal(id="summarize-bar"):
-            yield Input(placeholder=t("summarize.path"), id="summarize-path")
+            yield LineInput(placeholder=t("summarize.path"), id="summarize-path")
             yield Button(t("summarize.browse"), id="summarize-browse")
             yield Button(t("summarize.run"), id="summarize-run", variant="primary")
             yield Button(t("summarize.ask"), id="summarize-ask", disabled=True)
