@@ -1266,7 +1266,7 @@ async def test_every_screens_footer_fits_80_columns_with_its_own_keys_first(prof
 @pytest.mark.parametrize("language", ["en", "tr"])
 async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profiles: Path, language: str) -> None:
     """At 80 columns the chat's footer cut F5 (Dashboard) under the palette's key. Esc (stop)
-    is there while a reply streams, in the place of Ctrl+N (new), which waits for it to end."""
+    is there while a reply streams, in the place of Ctrl+N (new; it stops the reply first)."""
     app = WorkstationApp("b", sample_system=False, language=language)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: app.engine is not None)
@@ -1283,14 +1283,10 @@ async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profile
         streaming = await footer()
         assert app.generating and {"stop", "dashboard"} <= {a for a, _, _ in streaming}, streaming
         assert "new_conversation" not in {a for a, _, _ in streaming} and fits(streaming), streaming
-        conversation = app.conversation_id
-        await pilot.press("ctrl+n")  # not in the footer now, and still says why it waits
-        await until(pilot, lambda: any(n.message == app.busy_text() for n in app._notifications))
-        assert app.generating and app.conversation_id == conversation
         await pilot.press("f6")  # F6's Choose… says the model is busy (it said none was loaded)
         await until(pilot, lambda: app.screen is not app.chat_screen)
         await pilot.press("ctrl+o")
-        await until(pilot, lambda: sum(n.message == app.busy_text() for n in app._notifications) == 2)
+        await until(pilot, lambda: sum(n.message == app.busy_text() for n in app._notifications) == 1)
         assert not any("No model" in n.message for n in app._notifications)
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
@@ -3449,3 +3445,28 @@ async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_
             await until(pilot, lambda found=found: any(
                 str(o.prompt).startswith(found) for o in app.screen.query_one(CommandList).options))
             await pilot.press(*["backspace"] * len(typed))
+
+
+async def test_enter_during_a_reply_says_why_and_ctrl_n_stops_it_and_opens_a_new_chat(profiles: Path) -> None:
+    """While a reply streamed, Enter in the message box said nothing that the user could connect
+    with it (texts typed piled up in the box) and Ctrl+N did nothing: Enter says the reply is
+    still being written, that Esc stops it and the message stays; Ctrl+N stops the reply,
+    keeps what arrived, and opens a new conversation, as ChatGPT's "new chat" does."""
+    from textual.widgets import Input
+
+    app = WorkstationApp("b", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await _send(pilot, app, "Write a very long story about a cat who works in an office.")
+        await until(pilot, lambda: app.live_tokens >= 3)
+        first = app.conversation_id
+        await type_message(pilot, "And a dog?")
+        said = [n.message for n in app._notifications]
+        assert "A reply is still being written: Esc stops it; your message stays in the box." in said, said
+        assert app.chat_screen.query_one("#prompt", Input).value == "And a dog?" and app.generating
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: not app.generating and app.conversation_id is None)
+        kept = app.store.messages(first)  # type: ignore[arg-type]
+        assert [m.role for m in kept] == ["user", "assistant"] and kept[-1].content.strip()
+        assert len(_views(app)) == 0
+        assert any("a new conversation opens" in n.message for n in app._notifications)

@@ -256,6 +256,7 @@ class WorkstationApp(App[None]):
         self._store_fd: int | None = None  # a handle on it: st_nlink 0 once it is deleted
         self._asked = ""  # the user's message of the turn under way
         self._sending = False  # Enter's message is on its way (to the box's clearing and the reply's start)
+        self._new_after_turn = False  # Ctrl+N stopped the reply: a new conversation once it has stopped
         self._on_cpu: set[str] = set()  # profiles whose engine crashed loading onto a GPU this session
         self._sent: tuple[str, tuple[Path, str] | None] = ("", None)  # its box's text and document, as typed
         # conversations (number, made at) told their start no longer fits the context
@@ -873,7 +874,16 @@ class WorkstationApp(App[None]):
         await self.refresh_sidebar("")
 
     async def action_new_conversation(self) -> None:
-        if self.generating or self._sending:  # (also while a message is on its way to the chat)
+        """Ctrl+N: a new conversation. While a reply streams, as ChatGPT's and LM Studio's "new
+        chat": the reply stops, what arrived is kept in its conversation (as Esc keeps it), and
+        the new one opens once it has stopped (Ctrl+N did nothing, and said nothing)."""
+        if self.generating and self.summarizing is None and self.engine is not None and not self._sending:
+            if not self._new_after_turn:
+                self._new_after_turn = True
+                self._cancel_turn()
+                self.notify(self.texts("chat.new_after_stop"))
+            return
+        if self.generating or self._sending:  # (a summary's parts, or a message on its way to the chat)
             self.notify(self.busy_text(), severity="warning")
             return
         self._keep_draft(None)
@@ -1432,8 +1442,9 @@ class WorkstationApp(App[None]):
         document = self.pending_document
         if not text.strip() and document is None:
             return
-        if self.generating:
-            self.notify(self.busy_text(), severity="warning")
+        if self.generating:  # (Enter did nothing that could be seen, and the next message went after it in the box)
+            self.notify(self.busy_text() if self.summarizing is not None else t("chat.busy_send",
+                        stop=self.key_for("chat.stop")), severity="warning")
             return
         if self.engine is None and self.loading is None and self.load_failed and self.profile is not None \
                 and self.profile.backend == "openai":
@@ -1924,6 +1935,9 @@ class WorkstationApp(App[None]):
             return
         self.update_status()
         self._refresh_dashboard()
+        if self._new_after_turn:  # Ctrl+N stopped it: the new conversation now
+            self._new_after_turn = False
+            await self.action_new_conversation()
 
     def _own_sampling(self) -> dict[str, Any]:
         """The session's sampling settings (Ctrl+E) other than the profile's, by field, as a
