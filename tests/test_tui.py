@@ -3470,3 +3470,21 @@ async def test_enter_during_a_reply_says_why_and_ctrl_n_stops_it_and_opens_a_new
         assert [m.role for m in kept] == ["user", "assistant"] and kept[-1].content.strip()
         assert len(_views(app)) == 0
         assert any("a new conversation opens" in n.message for n in app._notifications)
+
+
+async def test_the_welcome_names_f9_and_f9_to_turkish_warns_of_a_small_model(profiles: Path) -> None:
+    """The English welcome named F1-F6 but not F9, so a Turkish speaker could not find Turkish;
+    after F9 the small model's warning that a Turkish start gives (its Turkish answers are
+    mostly nonsense) was not given."""
+    from textual.widgets import Static
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        welcome = app.chat_screen.query_one("#welcome", Static)
+        assert "F9: Türkçe" in str(welcome.render())
+        assert not any("135M" in n.message for n in app._notifications)  # English: no warning
+        await pilot.press("f9")
+        await until(pilot, lambda: any("çok küçük bir model (135M parametre): İngilizce dışındaki dillerde "
+                                       "yanıtları çoğu zaman anlamsızdır" in n.message for n in app._notifications))
+        assert "F9: English" in str(welcome.render())

@@ -597,6 +597,17 @@ class WorkstationApp(App[None]):
         self._attach(self.pending_document)  # its line says itself in the new language
         self.update_status()
         self.notify(self.texts("lang.changed"))
+        if new != "en" and self.profile is not None and self.engine is not None:
+            self._warn_small_for_language(self.profile, self.engine)
+
+    @work(thread=True, exit_on_error=False, group="small-model")
+    def _warn_small_for_language(self, profile: Profile, engine: Any) -> None:
+        """After F9 to another language than English, what a start in it says of a model too
+        small for it (the header is read: a thread's work)."""
+        small = small_model(profile, engine)
+        if small is not None:
+            said = say([("fit.small_for_language", {"name": small[0], "n": millions(small[1])})], self.texts.get)
+            self.call_from_thread(self.notify, said, severity="warning", timeout=15)
 
     def action_help(self) -> None:
         """F1: every key of this screen and what it does, the screen's own first, in the UI's
