@@ -319,6 +319,42 @@ async def test_f4_at_80x24_shows_every_line_of_the_details(language: str) -> Non
         set_probe(None)
 
 
+async def test_f4_asks_before_a_download_naming_its_size_licence_and_free_space(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """F4's p began a 4.9 GB download at once: it asks first (Enter or y goes on, Esc does not)."""
+    from textual.widgets import DataTable
+
+    from workstation.tui import integrations
+    from workstation.tui.screens.dialogs import ConfirmDialog
+    from workstation.tui.screens.models import ModelsScreen
+
+    pulled: list[str] = []
+    monkeypatch.setattr(integrations, "pull_model", lambda name, progress: pulled.append(name))
+    app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.catalog))
+        models = app.screen
+        assert isinstance(models, ModelsScreen)
+        await pilot.press("right")
+        names = [row.name for row in models.catalog]
+        models.query_one("#catalog", DataTable).move_cursor(row=names.index("llama-3.1-8b-instruct-q4_k_m"))
+        await pilot.press("p")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        question = app.screen.question
+        assert question.startswith("llama-3.1-8b-instruct-q4_k_m indirilsin mi (~4,9 GB, lisans: Llama 3.1 "
+                                   "Community License)? Diskte "), question
+        assert re.search(r"Diskte [\d,]+ [GMT]B boş yer var", question), question
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is models)
+        await pilot.pause(0.2)
+        assert pulled == [] and not models.busy
+        await pilot.press("p")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("enter")
+        await until(pilot, lambda: pulled == ["llama-3.1-8b-instruct-q4_k_m"])
+
+
 async def test_the_status_bar_shortens_itself_to_80_columns(folder: Path, smollm2_path: Path) -> None:
     """At 80 columns the line under the chat ended "· KV" (its K/V types cut off) while a reply
     was written with Ctrl+E's own sampling: it gives up words, then the K/V types, whole."""

@@ -24,12 +24,14 @@ class ConfirmDialog(ModalScreen[bool | None]):
 
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
 
-    def __init__(self, question: str, yes: str, no: str, keys: tuple[str, str] = ("y", "n")) -> None:
+    def __init__(self, question: str, yes: str, no: str, keys: tuple[str, str] = ("y", "n"),
+                 enter_is_yes: bool = False) -> None:
         super().__init__(classes="dialog-screen")
         self.question = question
         self.yes = yes
         self.no = no
         self.keys = keys
+        self.enter_is_yes = enter_is_yes  # Enter goes on (a download); else it answers no (a delete)
 
     def on_key(self, event: events.Key) -> None:
         if event.key in self.keys:
@@ -44,7 +46,7 @@ class ConfirmDialog(ModalScreen[bool | None]):
                 yield Button(f"{self.no} ({self.keys[1]})", id="no")
 
     def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
+        self.query_one("#yes" if self.enter_is_yes else "#no", Button).focus()
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
