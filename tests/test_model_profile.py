@@ -356,3 +356,15 @@ def test_profiles_list_goes_on_where_the_data_folder_cannot_be_used(
     assert "office-cpu" in out and "Your own profiles cannot be kept now:" in out
     assert main(["fit", "-p", "office-cpu"]) == 0  # (what bench measured is looked for there: nothing, no error)
     assert "verdict:" in capsys.readouterr().out
+
+
+def test_the_default_system_prompt_asks_for_the_users_language() -> None:
+    """The default profiles' system prompt was English only, and the model answered Turkish
+    questions in English: the shipped chat profiles and a new profile (F4's U, `profiles new`)
+    have one prompt, which asks for the language the user writes in."""
+    from workstation.core.model_profile import SYSTEM_PROMPT
+    from workstation.core.profiles import load_profile
+
+    assert "in the language the user writes in" in SYSTEM_PROMPT
+    for key in ("office-cpu", "gpu-llama31-8b", "gpu-qwen3-8b", "gpu-qwen25-14b", "draft-pair", "office-server"):
+        assert load_profile(key).system_prompt.strip() == SYSTEM_PROMPT, key
