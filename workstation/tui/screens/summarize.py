@@ -403,7 +403,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
                                  t("summarize.part_writing", part=p.part, tokens=f"{p.part_written:,}"))
             self._say(said)
         elif isinstance(p, SummaryProgress) and p.stage == "kept":  # (it said "combining summaries")
-            self._say(t("summarize.parts_kept", done=p.chunks_done, total=p.chunks_total))
+            self._say(t("summarize.parts_kept", done=p.chunks_done, total=p.chunks_total, rest=p.chunks_total - p.chunks_done))
         elif isinstance(p, SummaryProgress) and p.stage not in ("chunking", "done", "cancelled"):
             self._say(t("summarize.combining", total=p.chunks_total))
         self.wapp.update_status()
