@@ -668,6 +668,26 @@ def test_run_sh_reads_documents_from_where_it_was_started_and_advises_itself(tmp
     assert f"({typed} models pull NAME)" in pasted.stdout.replace("'", "")
 
 
+def test_show_and_chat_c_suggest_the_same_conversation(capsys: pytest.CaptureFixture[str]) -> None:
+    """`conversations show "ışık faturası"` suggested "IŞIK FATURASI ÖDENDİ Mİ?" (the closest
+    string) and `chat -c "ışık faturası"` "ışık faturası için hatırlatma yaz" (a title that
+    starts with the words): one lookup now, a title starting with the words as written first."""
+    from workstation.core.store import ConversationStore
+
+    store = ConversationStore()
+    store.new("ışık faturası için hatırlatma yaz")
+    store.new("IŞIK FATURASI ÖDENDİ Mİ?")  # the newer, and the closer as a string
+    store.new("Su faturası")
+    store.close()
+    meant = 'did you mean "ışık faturası için hatırlatma yaz"?'
+    assert main(["conversations", "show", "ışık faturası"]) == 1
+    assert meant in capsys.readouterr().err.lower()
+    assert main(["chat", "--max-tokens", "1", "-c", "ışık faturası", "Hi"]) == 1
+    assert meant in capsys.readouterr().err
+    assert main(["conversations", "show", "isik faturasi odendi"]) == 1  # typed without Turkish letters
+    assert 'Did you mean "IŞIK FATURASI ÖDENDİ Mİ?"' in capsys.readouterr().err
+
+
 def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
         smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A mistyped ``-c`` name used to start an empty conversation silently, and the question

@@ -447,3 +447,15 @@ async def test_the_app_runs_a_model_file_and_starts_with_it_again(folder: Path, 
     store.close()
     again = WorkstationApp(None, start_engine=False, sample_system=False, language="en", store_path=tmp_path / "c.db")
     assert again.profile is not None and again.profile.source == model and again.startup_problem is None
+
+
+def test_the_default_system_prompt_asks_for_the_users_language() -> None:
+    """The default profiles' system prompt was English only, and the model answered Turkish
+    questions in English: the shipped chat profiles and a new profile (F4's U, `profiles new`)
+    have one prompt, which asks for the language the user writes in."""
+    from workstation.core.model_profile import SYSTEM_PROMPT
+    from workstation.core.profiles import load_profile
+
+    assert "in the language the user writes in" in SYSTEM_PROMPT
+    for key in ("office-cpu", "gpu-llama31-8b", "gpu-qwen3-8b", "gpu-qwen25-14b", "draft-pair", "office-server"):
+        assert load_profile(key).system_prompt.strip() == SYSTEM_PROMPT, key

@@ -435,7 +435,7 @@ def test_a_model_that_runs_slower_than_people_read_is_said_to(capsys: pytest.Cap
         assert ("  note:      Slow here: it would write about " in out) == slow, (name, tps, out)
         verdict = fit_verdict(load_profile(name)) or ""
         assert ("Slow here: it would write about" in verdict) == slow, verdict
-        assert ("Burada yavaş: saniyede yaklaşık" in (fit_verdict(load_profile(name), Texts("tr")) or "")) == slow
+        assert ("Bu bilgisayarda yavaş: saniyede yaklaşık" in (fit_verdict(load_profile(name), Texts("tr")) or "")) == slow
         if name == "office-cpu":
             assert not slow  # the default model keeps up on any PC
     # under 2 tokens a second with a decimal (F3 said "about 1 tokens a second")

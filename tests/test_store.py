@@ -347,6 +347,23 @@ def test_search_and_names_set_turkish_case_aside(tmp_path: Path) -> None:
         store.close()
 
 
+def test_search_finds_turkish_letters_typed_without_them(tmp_path: Path) -> None:
+    """Ctrl+F set I, ı and İ alike but not ç, ğ, ö, ş, ü: "CALISANLAR" (typed on a keyboard
+    without them) found nothing in "ÇALIŞANLAR", "ozet" nothing in "Özet"."""
+    store = ConversationStore(tmp_path / "c.db")
+    try:
+        staff = store.new("Notlar")
+        store.new("Toplantı özeti")
+        store.add_message(staff.id, "user", "ÇALIŞANLAR için izin çizelgesi")
+        assert [c.title for c in store.list("CALISANLAR")] == ["Notlar"]
+        assert [c.title for c in store.list("izin cizelgesi")] == ["Notlar"]
+        assert [c.title for c in store.list("ozet")] == ["Toplantı özeti"]
+        assert [c.title for c in store.list("toplanti ÖZETİ")] == ["Toplantı özeti"]
+        assert store.list("calisanlarimiz") == []
+    finally:
+        store.close()
+
+
 def test_a_title_made_from_a_long_message_ends_at_a_word() -> None:
     """"Write a long story about a cat who works in an o": cut mid-word, and that was the name
     `chat -c` wanted typed back."""

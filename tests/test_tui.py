@@ -20,7 +20,7 @@ import pytest
 import yaml
 from conftest import read_terminal, wait_for_exit
 from textual.screen import ModalScreen, Screen
-from tui_helpers import notices, type_message, type_message_only, until
+from tui_helpers import notices, press_at_once, type_message, type_message_only, until
 
 from workstation.core.catalog import read_model_info, resolve_model_path
 from workstation.core.errors import WorkstationError
@@ -1186,7 +1186,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert ("Left/Right", "Diğer liste", "Kurulu modeller ile katalog arasında geç") in keys.rows  # one row
         f_keys = [int(key[1:]) for key, _, _ in keys.rows if key[0] == "F" and key[1:].isdigit()]
         assert f_keys == sorted(f_keys) and len(f_keys) >= 8, f_keys  # it went F6, F12, F10, F11, F9
-        assert not any(name in ("Yeni", "Durdur", "Gönder", "Adlandır", "İstem") for _, name, _ in keys.rows)  # the chat's
+        assert not any(name in ("Yeni", "Durdur", "Gönder", "Adlandır", "Mesaj kutusu") for _, name, _ in keys.rows)  # the chat's
         assert not any(key in ("F2", "F8", "Ctrl+L") for key, _, _ in keys.rows)  # they act on the chat's conversation
         assert str(keys.query_one(".dialog-title").render()) == "Tuşlar"
         await pilot.press("escape")
@@ -1267,7 +1267,7 @@ async def test_every_screens_footer_fits_80_columns_with_its_own_keys_first(prof
 @pytest.mark.parametrize("language", ["en", "tr"])
 async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profiles: Path, language: str) -> None:
     """At 80 columns the chat's footer cut F5 (Dashboard) under the palette's key. Esc (stop)
-    is there while a reply streams, in the place of Ctrl+N (new), which waits for it to end."""
+    is there while a reply streams, in the place of Ctrl+N (new; it stops the reply first)."""
     app = WorkstationApp("b", sample_system=False, language=language)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: app.engine is not None)
@@ -1284,14 +1284,10 @@ async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profile
         streaming = await footer()
         assert app.generating and {"stop", "dashboard"} <= {a for a, _, _ in streaming}, streaming
         assert "new_conversation" not in {a for a, _, _ in streaming} and fits(streaming), streaming
-        conversation = app.conversation_id
-        await pilot.press("ctrl+n")  # not in the footer now, and still says why it waits
-        await until(pilot, lambda: any(n.message == app.busy_text() for n in app._notifications))
-        assert app.generating and app.conversation_id == conversation
         await pilot.press("f6")  # F6's Choose… says the model is busy (it said none was loaded)
         await until(pilot, lambda: app.screen is not app.chat_screen)
         await pilot.press("ctrl+o")
-        await until(pilot, lambda: sum(n.message == app.busy_text() for n in app._notifications) == 2)
+        await until(pilot, lambda: sum(n.message == app.busy_text() for n in app._notifications) == 1)
         assert not any("No model" in n.message for n in app._notifications)
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
@@ -2290,6 +2286,15 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert state.startswith("The last summary, of bees.md, made 20") and "Ctrl+R summarizes the document again" in state
         assert "is a very small model" in kept.summary  # what was said of it is said again (in the summary)
         assert kept.result is not None and kept.result.follow_up == follow_up
+        # F9 after the restart: the line and the summary's own headings, notes and figures in Turkish
+        # (the headings stayed in English under a Turkish line), the model's words as they were
+        await pilot.press("f9")
+        await until(pilot, lambda: kept.query_one("#summary", Markdown).source.startswith("# bees.md özeti"))
+        assert str(kept.query_one("#summarize-state").render()).startswith("Son özet: bees.md, ")
+        assert "Check names" not in kept.summary and "çok küçük bir model" in kept.summary
+        assert kept.result.overall and kept.result.overall in kept.summary
+        await pilot.press("f9")
+        await until(pilot, lambda: kept.query_one("#summary", Markdown).source == made)
         await pilot.press("ctrl+k")  # the conversation made of it before the restart, its question in it
         await until(pilot, lambda: again.screen is again.chat_screen and again.conversation_id == asked)
         said = [(m.role, m.content) for m in again.store.messages(asked)]
@@ -2997,6 +3002,32 @@ async def test_alt_i_gives_a_conversation_its_own_instructions(profiles: Path) -
         assert any("deleted in another window; its instructions were not kept" in n.message for n in app._notifications)
 
 
+async def test_keys_typed_fast_are_done_in_their_order(profiles: Path) -> None:
+    """End, six Backspaces and "0,3" sent at once (tmux, a fast typist) left Ctrl+E's
+    temperature at "0" or empty: Textual ran the box's Backspace and End only once the key had
+    bubbled up to the app, after the characters behind them had gone in. The message box too."""
+    from textual.widgets import Input
+
+    from workstation.tui.screens.sampling import SamplingDialog
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("ctrl+e")
+        await until(pilot, lambda: isinstance(app.screen, SamplingDialog))
+        box = app.screen.query_one("#s-temperature", Input)
+        assert app.focused is box and box.value
+        await press_at_once(pilot, "end", *["backspace"] * 6, *"0,3")
+        assert box.value == "0,3"
+        await press_at_once(pilot, "home", "delete", "delete", "delete", *"1,25", "left", "backspace", "right", "9")
+        assert box.value == "1,59"
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        await pilot.click("#prompt")
+        await press_at_once(pilot, *"Merhaba", *["backspace"] * 4, *"aba", "home", "delete", "M")
+        assert prompt.value == "Meraba"
+
+
 def test_ctrl_e_shows_a_setting_whole() -> None:
     """Ctrl+E showed 0.1234567 as 0.123457: Enter on the dialog left as it was changed the
     setting and turned "own sampling" on."""
@@ -3632,3 +3663,72 @@ async def test_one_reply_at_a_time_in_a_conversation_across_windows(profiles: Pa
         await until(pilot, lambda: not app.generating)
         assert [m.content for m in app.store.messages(conv.id)][:5] == \
             ["Rent?", "1,200 a month.", "Water?", "30 a month.", "And heating?"]
+
+
+async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_without_turkish_letters(
+        profiles: Path) -> None:
+    """Ctrl+P listed its commands by code point ("Çık", "Örnekleme", "Özetle", "İstem" after z,
+    "Dışa aktar" after "Durdur"), and "disa" found nothing in "Dışa aktar", "cik" nothing in "Çık"."""
+    from textual.command import CommandList, CommandPalette
+
+    from workstation.core.letters import alphabetical
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette)
+                    and app.screen.query_one(CommandList).option_count > 20)
+        names = [str(o.prompt).split("\n")[0] for o in app.screen.query_one(CommandList).options]
+        assert names == sorted(names, key=alphabetical), names
+        first = [n.split(" (")[0] for n in names]
+        assert first.index("Çık") < first.index("Dışa aktar") < first.index("Durdur") < first.index("Düzenleyici")
+        assert first.index("Ofisi boyutlandır") < first.index("Örnekleme") < first.index("Özetle") < first.index("Pano")
+        assert first.index("Talimatlar") < first.index("Tema") and first.index("Örnekleme") < first.index("Yeni")
+        for typed, found in (("disa", "Dışa aktar"), ("cik", "Çık"), ("ORNEKLEME", "Örnekleme")):
+            await pilot.press(*typed)
+            await until(pilot, lambda found=found: any(
+                str(o.prompt).startswith(found) for o in app.screen.query_one(CommandList).options))
+            await pilot.press(*["backspace"] * len(typed))
+
+
+async def test_enter_during_a_reply_says_why_and_ctrl_n_stops_it_and_opens_a_new_chat(profiles: Path) -> None:
+    """While a reply streamed, Enter in the message box said nothing that the user could connect
+    with it (texts typed piled up in the box) and Ctrl+N did nothing: Enter says the reply is
+    still being written, that Esc stops it and the message stays; Ctrl+N stops the reply,
+    keeps what arrived, and opens a new conversation, as ChatGPT's "new chat" does."""
+    from textual.widgets import Input
+
+    app = WorkstationApp("b", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await _send(pilot, app, "Write a very long story about a cat who works in an office.")
+        await until(pilot, lambda: app.live_tokens >= 3)
+        first = app.conversation_id
+        await type_message(pilot, "And a dog?")
+        said = [n.message for n in app._notifications]
+        assert "A reply is still being written: Esc stops it; your message stays in the box." in said, said
+        assert app.chat_screen.query_one("#prompt", Input).value == "And a dog?" and app.generating
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: not app.generating and app.conversation_id is None)
+        kept = app.store.messages(first)  # type: ignore[arg-type]
+        assert [m.role for m in kept] == ["user", "assistant"] and kept[-1].content.strip()
+        assert len(_views(app)) == 0
+        assert any("a new conversation opens" in n.message for n in app._notifications)
+
+
+async def test_the_welcome_names_f9_and_f9_to_turkish_warns_of_a_small_model(profiles: Path) -> None:
+    """The English welcome named F1-F6 but not F9, so a Turkish speaker could not find Turkish;
+    after F9 the small model's warning that a Turkish start gives (its Turkish answers are
+    mostly nonsense) was not given."""
+    from textual.widgets import Static
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        welcome = app.chat_screen.query_one("#welcome", Static)
+        assert "F9: Türkçe" in str(welcome.render())
+        assert not any("135M" in n.message for n in app._notifications)  # English: no warning
+        await pilot.press("f9")
+        await until(pilot, lambda: any("çok küçük bir model (135M parametre): İngilizce dışındaki dillerde "
+                                       "yanıtları çoğu zaman anlamsızdır" in n.message for n in app._notifications))
+        assert "F9: English" in str(welcome.render())

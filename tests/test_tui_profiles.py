@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tui_helpers import notices, until
+from tui_helpers import notices, screen_lines, until
 
 from workstation.tui.app import WorkstationApp
 
@@ -277,6 +277,110 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             assert detail.region.bottom <= models.query_one("#model-task").region.y  # drawn, not under the footer
     finally:
         set_probe(None)
+
+
+@pytest.mark.parametrize("language", ["en", "tr"])
+async def test_f4_at_80x24_shows_every_line_of_the_details(language: str) -> None:
+    """At 80x24 F4 cut the installed model's detail before its last line ("…a guess; bench" and
+    no "measures)."), and the catalog's description did not show at all: they fit now, or
+    scroll."""
+    from textual.containers import VerticalScroll
+    from textual.widgets import DataTable, Static
+
+    from workstation.core.hardware import FakeGpuProbe, set_probe
+    from workstation.tui.screens.models import ModelsScreen
+
+    set_probe(FakeGpuProbe.of())  # no GPU: the CPU's verdict, the longest
+    try:
+        app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language=language)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("f4")
+            await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.catalog))
+            models = app.screen
+            assert isinstance(models, ModelsScreen)
+            detail, box = models.query_one("#model-detail", Static), models.query_one("#model-detail-box", VerticalScroll)
+            for table, rows in (("installed", models.installed), ("catalog", models.catalog)):
+                if table == "catalog":
+                    await pilot.press("right")
+                for n, row in enumerate(rows[:4]):
+                    models.query_one(f"#{table}", DataTable).move_cursor(row=n)
+                    await until(pilot, lambda row=row: row.name in models.fits)
+                    await pilot.pause()
+                    box.scroll_end(animate=False)
+                    await pilot.pause()
+                    shown = " ".join(" ".join(screen_lines(app)).split())
+                    last = str(detail.render()).split()[-2:]  # the last words: "measures)." / "ölçer)."
+                    assert " ".join(last) in shown, (row.name, last, shown)
+                    assert models.query_one("#installed" if table == "installed" else "#catalog").region.height >= 5
+                    if table == "catalog" and row.description:
+                        description = row.description.get(language) or row.description["en"]
+                        assert " ".join(description.split()[-2:]) in shown, (description, shown)
+    finally:
+        set_probe(None)
+
+
+async def test_f4_asks_before_a_download_naming_its_size_licence_and_free_space(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """F4's p began a 4.9 GB download at once: it asks first (Enter or y goes on, Esc does not)."""
+    from textual.widgets import DataTable
+
+    from workstation.tui import integrations
+    from workstation.tui.screens.dialogs import ConfirmDialog
+    from workstation.tui.screens.models import ModelsScreen
+
+    pulled: list[str] = []
+    monkeypatch.setattr(integrations, "pull_model", lambda name, progress: pulled.append(name))
+    app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.catalog))
+        models = app.screen
+        assert isinstance(models, ModelsScreen)
+        await pilot.press("right")
+        names = [row.name for row in models.catalog]
+        models.query_one("#catalog", DataTable).move_cursor(row=names.index("llama-3.1-8b-instruct-q4_k_m"))
+        await pilot.press("p")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        question = app.screen.question
+        assert question.startswith("llama-3.1-8b-instruct-q4_k_m indirilsin mi (~4,9 GB, lisans: Llama 3.1 "
+                                   "Community License)? Diskte "), question
+        assert re.search(r"Diskte [\d,]+ [GMT]B boş yer var", question), question
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is models)
+        await pilot.pause(0.2)
+        assert pulled == [] and not models.busy
+        await pilot.press("p")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("enter")
+        await until(pilot, lambda: pulled == ["llama-3.1-8b-instruct-q4_k_m"])
+
+
+async def test_the_status_bar_shortens_itself_to_80_columns(folder: Path, smollm2_path: Path) -> None:
+    """At 80 columns the line under the chat ended "· KV" (its K/V types cut off) while a reply
+    was written with Ctrl+E's own sampling: it gives up words, then the K/V types, whole."""
+    from workstation.core.profiles import Sampling
+    from workstation.tui.widgets.status_bar import StatusBar
+
+    _write(folder, "a", {"model": str(smollm2_path)})
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        for language in ("en", "tr"):
+            if app.texts.lang != language:
+                await pilot.press("f9")
+            app.session_sampling = Sampling()
+            for generating in (False, True):
+                app.generating = generating
+                text = app.status_text()
+                assert len(text) <= 80, text
+                assert re.search(r" · (KV f16/f16|GPU 0/31)$", text), text  # whole figures, never "· KV"
+            app.update_status()
+            await pilot.pause()
+            bar = str(app.chat_screen.query_one(StatusBar).render())
+            assert bar.rstrip() == app.status_text().rstrip(), bar
+            app.session_sampling = None
+            app.generating = False
+            assert app.status_text().endswith(" · KV f16/f16")
 
 
 async def test_the_office_server_down_and_a_model_not_downloaded_are_said_in_turkish(folder: Path) -> None:

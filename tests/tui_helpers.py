@@ -64,6 +64,28 @@ def notices(app: WorkstationApp) -> list[str]:
     return said
 
 
+async def press_at_once(pilot, *keys: str) -> None:
+    """Press ``keys`` as a fast typist or tmux's send-keys does: every key is read before the
+    first is handled (Pilot's ``press`` waits for the app after each key). A key of one
+    character is that character ("," and "0"), others Textual's names ("end", "backspace")."""
+    from textual import events
+    from textual.keys import _character_to_key
+
+    for key in keys:
+        event = events.Key(_character_to_key(key), key) if len(key) == 1 else events.Key(key, None)
+        event.set_sender(pilot.app)
+        pilot.app._driver.send_message(event)
+    await pilot.app.workers.wait_for_complete()
+    for _ in range(len(keys) + 2):
+        await pilot.pause()
+
+
+def screen_lines(app: WorkstationApp) -> list[str]:
+    """The screen as the user sees it now, a line of text a row (what is cut off or scrolled
+    away is not there)."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
 # --- the snapshot tests' app ---------------------------------------------------------------------
 MODEL = "smollm2-135m-instruct-q4_1"
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import difflib
 import os
 import re
 import stat
@@ -430,7 +429,12 @@ def _conversation(name: str, new: bool = False) -> _Conversation:
     """The saved conversation titled ``name`` (the newest such; case aside), or a new one. A
     name close to a saved one is refused unless ``new``: a typo would start an empty
     conversation, and the question would be answered without what it was about."""
-    from workstation.commands.conversations import NUMBER, find_conversation, find_saved
+    from workstation.commands.conversations import (
+        NUMBER,
+        find_conversation,
+        find_saved,
+        likely_meant,
+    )
 
     store = ConversationStore()
     found = find_conversation(store, name) if not new else None  # by its title, or its number (#12)
@@ -454,12 +458,10 @@ def _conversation(name: str, new: bool = False) -> _Conversation:
         return re.sub(r"[\s_-]*\d+", "", fold(title)) == re.sub(r"[\s_-]*\d+", "", fold(name))
 
     series = any(char.isdigit() for char in name) and any(numbered(c.title) for c in titles)
-    close = [] if series else difflib.get_close_matches(
-        fold(name), [fold(c.title) for c in titles], n=1, cutoff=0.75)
-    if not close and not series:  # the start of a longer title: its first words (it began another)
-        close = [fold(c.title) for c in titles if re.match(re.escape(fold(name)) + r"\b", fold(c.title))][:1]
-    if close:
-        similar = next(c.title for c in titles if fold(c.title) == close[0])
+    # the start of a longer title (its first words: it began another), or a typo: as `conversations show` says it
+    meant = None if series else likely_meant(titles, name, cutoff=0.75)
+    if meant is not None:
+        similar = meant.title
         store.close()
         raise EngineError(
             f"There is no conversation named \"{name}\"; did you mean \"{similar}\"? Add --new to "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import sys
 import time
 from pathlib import Path
@@ -66,14 +67,28 @@ def find_conversation(store: ConversationStore, name: str) -> Conversation | Non
     return found
 
 
+def likely_meant(titles: list[Conversation], name: str, cutoff: float) -> Conversation | None:
+    """The conversation a name no title has most likely means: the newest whose title starts
+    with its words as they were written, else case and Turkish letters aside ("isik faturasi"
+    is the start of "Işık faturası için hatırlatma yaz"), else the closest title at least ``cutoff`` alike (a typo).
+    ``conversations show`` suggested one title and ``chat -c`` another for the same words."""
+    folded = fold(name.strip())
+    if not folded:
+        return None
+    starts = [c for c in titles if re.match(re.escape(folded) + r"\b", fold(c.title))]
+    if starts:  # one that starts with them as they were written first ("ışık faturası …" before "IŞIK FATURASI …")
+        return min(starts, key=lambda c: not c.title.startswith(name.strip()))
+    close = difflib.get_close_matches(folded, [fold(c.title) for c in titles], n=1, cutoff=cutoff)
+    return next((c for c in titles if fold(c.title) == close[0]), None) if close else None
+
+
 def find_saved(store: ConversationStore, name: str) -> Conversation:
-    """``find_conversation``'s, or NoSuchConversation naming a close title."""
+    """``find_conversation``'s, or NoSuchConversation naming the one likely meant."""
     found = find_conversation(store, name)
     if found is not None:
         return found
-    titles = [c.title for c in store.list()]
-    close = difflib.get_close_matches(fold(name), [fold(t) for t in titles], n=1, cutoff=0.6)
-    guess = next((f' Did you mean "{t}"?' for t in titles if close and fold(t) == close[0]), "")
+    meant = likely_meant(store.list(), name, cutoff=0.6)
+    guess = f' Did you mean "{meant.title}"?' if meant is not None else ""
     raise NoSuchConversation(f'There is no saved conversation "{name}" (\'{cli("conversations")}\' lists them, '
                              f"with their numbers).{guess}")
 

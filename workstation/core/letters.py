@@ -11,14 +11,22 @@ from __future__ import annotations
 import unicodedata
 
 
+def _caseless(text: str) -> str:
+    """``text`` with case set aside, İ, I, ı and i one letter, the Turkish letters kept."""
+    return unicodedata.normalize("NFC", text).replace("İ", "i").replace("I", "i").replace("ı", "i").casefold()
+
+
 def fold(text: str) -> str:
     """``text`` with case set aside, for matching in English and Turkish: fold("İŞ PLANI"),
-    fold("iş planı") and fold("Iş Planı") are one string. İ, I, ı and i are one letter
-    (Turkish pairs İ/i and I/ı, English I/i: a name typed in capitals by either finds the
-    other's writing). One Unicode form first (NFC), so a letter typed with a combining mark
-    matches its composed self. (str.replace, not str.translate: search folds every message
-    as the user types, and translate was 200 times slower on Turkish text.)"""
-    return unicodedata.normalize("NFC", text).replace("İ", "i").replace("I", "i").replace("ı", "i").casefold()
+    fold("iş planı"), fold("Iş Planı") and fold("IS PLANI") are one string. İ, I, ı and i are
+    one letter (Turkish pairs İ/i and I/ı, English I/i: a name typed in capitals by either finds
+    the other's writing), and ç ğ ö ş ü their base letters (typed on a keyboard without them, or
+    in haste: "disa" finds "Dışa aktar", "CALISANLAR" "ÇALIŞANLAR"). One Unicode form first
+    (NFC), so a letter typed with a combining mark matches its composed self. (str.replace, not
+    str.translate: search folds every message as the user types, and translate was 200 times
+    slower on Turkish text.) Each letter stays one character (but for casefold's own: ß is ss)."""
+    return (_caseless(text).replace("ç", "c").replace("ş", "s").replace("ğ", "g").replace("ö", "o")
+            .replace("ü", "u"))
 
 
 # Turkish letters of their own: each right after its base letter (c, ç, d ... s, ş, t)
@@ -27,10 +35,10 @@ _OWN_PLACE = str.maketrans({"ç": "c\uffff", "ğ": "g\uffff", "ö": "o\uffff", "
 
 def alphabetical(text: str) -> tuple[str, tuple[bool, ...], str]:
     """A sort key that orders names as a Turkish or English reader expects, case aside:
-    c, ç, d ... g, ğ, h ... o, ö, p ... s, ş, t ... u, ü, v; ı and i together (I with them:
-    ``fold``), ı before i where that is all that differs; other accented letters (é, ñ) beside
+    c, ç, d ... g, ğ, h ... o, ö, p ... s, ş, t ... u, ü, v; ı and i together (I with them, as
+    ``fold`` has them), ı before i where that is all that differs; other accented letters (é, ñ) beside
     their base letter. The name itself breaks a last tie, so the order is always the same."""
-    folded = fold(text).translate(_OWN_PLACE)
+    folded = _caseless(text).translate(_OWN_PLACE)
     base = "".join(c for c in unicodedata.normalize("NFD", folded) if not unicodedata.combining(c))
     dotted = tuple(c in "iİ" for c in unicodedata.normalize("NFC", text) if c in "iİıI")
     return base, dotted, text

@@ -43,7 +43,7 @@ from workstation.core.profiles import (
 )
 
 NEW_CONTEXT = Profile.context  # the default profile's context: what an office PC holds easily
-SYSTEM_PROMPT = "You are a helpful assistant for office work. Answer clearly and briefly."
+SYSTEM_PROMPT = "You are a helpful assistant for office work. Answer clearly and briefly, in the language the user writes in."  # (English alone: the model answered Turkish questions in English)
 
 
 def file_key(name: str) -> str:

@@ -267,8 +267,9 @@ def match_snippet(text: str, needle: str) -> str:
 def _ascii_cores(folded: str) -> list[str]:
     """The stretches of a folded needle that any text it is found in holds as they are, but for
     ASCII case (what LIKE sets aside): ASCII letters, digits and spaces, not i (İ, I, ı fold
-    to it) nor s, f, k (ß, ſ, ﬁ and the Kelvin sign fold to them); those of 2 or more."""
-    return [run for run in re.split(r"[^a-eg-hjl-rt-z0-9 ]", folded) if len(run) >= 2]
+    to it), c, g, o, s, u (ç, ğ, ö, ş, ü fold to them) nor f, k (ß, ſ, ﬁ and the Kelvin sign
+    fold to f, s, k); those of 2 or more."""
+    return [run for run in re.split(r"[^abdehjlmnpqrtv-z0-9 ]", folded) if len(run) >= 2]
 
 
 def _in_plain_words(cls: type[T]) -> type[T]:

@@ -258,6 +258,7 @@ class WorkstationApp(App[None]):
         self._store_fd: int | None = None  # a handle on it: st_nlink 0 once it is deleted
         self._asked = ""  # the user's message of the turn under way
         self._sending = False  # Enter's message is on its way (to the box's clearing and the reply's start)
+        self._new_after_turn = False  # Ctrl+N stopped the reply: a new conversation once it has stopped
         self._on_cpu: set[str] = set()  # profiles whose engine crashed loading onto a GPU this session
         self._sent: tuple[str, tuple[Path, str] | None] = ("", None)  # its box's text and document, as typed
         # conversations (number, made at) told their start no longer fits the context
@@ -611,6 +612,17 @@ class WorkstationApp(App[None]):
         self._attach(self.pending_document)  # its line says itself in the new language
         self.update_status()
         self.notify(self.texts("lang.changed"))
+        if new != "en" and self.profile is not None and self.engine is not None:
+            self._warn_small_for_language(self.profile, self.engine)
+
+    @work(thread=True, exit_on_error=False, group="small-model")
+    def _warn_small_for_language(self, profile: Profile, engine: Any) -> None:
+        """After F9 to another language than English, what a start in it says of a model too
+        small for it (the header is read: a thread's work)."""
+        small = small_model(profile, engine)
+        if small is not None:
+            said = say([("fit.small_for_language", {"name": small[0], "n": millions(small[1])})], self.texts.get)
+            self.call_from_thread(self.notify, said, severity="warning", timeout=15)
 
     def action_help(self) -> None:
         """F1: every key of this screen and what it does, the screen's own first, in the UI's
@@ -703,11 +715,13 @@ class WorkstationApp(App[None]):
         info = self.engine_info
         model = info.model_name if info else (profile.model or profile.remote.model)
         if info:
-            layers = t("status.layers", n=info.gpu_layers, total=offloadable_layers(info.n_layer))
+            said_layers = {"n": info.gpu_layers, "total": offloadable_layers(info.n_layer)}
+            layers_key = "status.layers"
             kv = f"KV {info.type_k}/{info.type_v}"
         else:
             n = profile.gpu_layers
-            layers = t("status.layers_planned", n=t(f"status.gpu_{n}") if n in ("auto", "all") else n)
+            said_layers = {"n": t(f"status.gpu_{n}") if n in ("auto", "all") else n}
+            layers_key = "status.layers_planned"
             kv = f"KV {profile.kv_cache.k}/{profile.kv_cache.v}"
         if self.loading is not None:
             state = t("status.loading", name=self.loading.key, pct=f"{self.load_fraction * 100:.0f}")
@@ -727,19 +741,31 @@ class WorkstationApp(App[None]):
             return f" {state} │ {profile.key} · {t('status.api', url=self.api.url)}"
         server = urlsplit(profile.remote.base_url).netloc or profile.remote.base_url
 
-        def line(model: str) -> str:
+        def line(model: str, layers: str, kv: str) -> str:
             if profile.backend != "llama":  # a server's model: no layers or K/V of ours to show
                 if not model:  # remote.model left out: the server's first, once it has said
                     return f" {state} │ {profile.key} · {t('status.remote_any', server=server)}"
                 return f" {state} │ {profile.key} · {t('status.remote', model=model, server=server)}"
-            return f" {state} │ {profile.key} · {model} · {layers} · {kv}"
+            return f" {state} │ {profile.key} · {model} · {layers} · {kv}".removesuffix(" · ")
 
-        full = line(model)
-        if len(model) > 12 and len(full) > self.size.width:  # cut to fit the line ("generating"
-            keep = max(self.size.width - (len(full) - len(model)), 12)  # cut the K/V types off)
-            tail = min(13, keep - 5)  # the end says the quantization (….Q4_1 / ….Q8_0): kept
-            return line(model[: keep - 1 - tail] + "…" + model[-tail:])
-        return full
+        # too long for the line (80 columns, a longer state word: "generating", "own sampling"),
+        # in turn: the model's name loses its middle, the layers their word ("GPU 0/31"), the K/V
+        # types go; never a cut in the middle of a figure (the line ended "· KV")
+        width = self.size.width
+        fitted = ""
+        for layers, kv_shown in ((t(layers_key, **said_layers), kv),
+                                 (t(f"{layers_key}_short", **said_layers), kv),
+                                 (t(f"{layers_key}_short", **said_layers), "")):
+            fitted = line(model, layers, kv_shown)
+            if len(fitted) <= width:
+                return fitted
+            if len(model) > 12:
+                keep = max(width - (len(fitted) - len(model)), 12)
+                tail = min(13, keep - 5)  # the end says the quantization (….Q4_1 / ….Q8_0): kept
+                fitted = line(model[: keep - 1 - tail] + "…" + model[-tail:], layers, kv_shown)
+                if len(fitted) <= width:
+                    return fitted
+        return fitted
 
     def not_ready_text(self) -> str:
         """Why nothing can run now: a model loading, a desk PC's server not reached (its load
@@ -875,7 +901,16 @@ class WorkstationApp(App[None]):
         await self.refresh_sidebar("")
 
     async def action_new_conversation(self) -> None:
-        if self.generating or self._sending:  # (also while a message is on its way to the chat)
+        """Ctrl+N: a new conversation. While a reply streams, as ChatGPT's and LM Studio's "new
+        chat": the reply stops, what arrived is kept in its conversation (as Esc keeps it), and
+        the new one opens once it has stopped (Ctrl+N did nothing, and said nothing)."""
+        if self.generating and self.summarizing is None and self.engine is not None and not self._sending:
+            if not self._new_after_turn:
+                self._new_after_turn = True
+                self._cancel_turn()
+                self.notify(self.texts("chat.new_after_stop"))
+            return
+        if self.generating or self._sending:  # (a summary's parts, or a message on its way to the chat)
             self.notify(self.busy_text(), severity="warning")
             return
         self._keep_draft(None)
@@ -1469,8 +1504,9 @@ class WorkstationApp(App[None]):
         document = self.pending_document
         if not text.strip() and document is None:
             return
-        if self.generating:
-            self.notify(self.busy_text(), severity="warning")
+        if self.generating:  # (Enter did nothing that could be seen, and the next message went after it in the box)
+            self.notify(self.busy_text() if self.summarizing is not None else t("chat.busy_send",
+                        stop=self.key_for("chat.stop")), severity="warning")
             return
         if self.engine is None and self.loading is None and self.load_failed and self.profile is not None \
                 and self.profile.backend == "openai":
@@ -1971,6 +2007,9 @@ class WorkstationApp(App[None]):
             return
         self.update_status()
         self._refresh_dashboard()
+        if self._new_after_turn:  # Ctrl+N stopped it: the new conversation now
+            self._new_after_turn = False
+            await self.action_new_conversation()
 
     def _own_sampling(self) -> dict[str, Any]:
         """The session's sampling settings (Ctrl+E) other than the profile's, by field, as a

@@ -1,6 +1,7 @@
 """Textual's command palette (Ctrl+P) in the app's language: its "No matches found" said in it,
-and its search folding the Turkish I's (KULLANIM found nothing in "Kullanım", İNGİLİZCE
-nothing in "İngilizce": Python's lower() makes I an i and İ an i with a dot above)."""
+its search folding Turkish letters as conversation search does (KULLANIM found nothing in
+"Kullanım", İNGİLİZCE nothing in "İngilizce", "disa" nothing in "Dışa aktar"), and its list in
+the alphabet's order (code points put "Çık", "Özetle" and "İstem" after z)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,18 @@ from collections.abc import Iterable, Sequence
 
 from rich.align import Align
 from rich.text import Text
-from textual.command import CommandList, CommandPalette
+from textual.command import CommandList, CommandPalette, DiscoveryHit, Hits
 from textual.fuzzy import FuzzySearch, Matcher
 from textual.system_commands import SystemCommandsProvider
 from textual.widgets.option_list import Option
 
-_I_LETTERS = str.maketrans({"I": "i", "İ": "i", "ı": "i"})
+from workstation.core import letters
 
 
 def fold(text: str) -> str:
-    """``text`` in lower case with every I one letter (Turkish I, ı, İ and i alike), one
-    character for one, so that a match's places stay the text's."""
-    folded = text.translate(_I_LETTERS).lower()
+    """``text`` folded as search folds it (``letters.fold``), one character for one, so that a
+    match's places stay the text's (a rare letter that folds to two, ß: lower case only)."""
+    folded = letters.fold(text)
     return folded if len(folded) == len(text) else text.lower()
 
 
@@ -29,7 +30,14 @@ class FoldedSearch(FuzzySearch):
 
 
 class FoldedCommands(SystemCommandsProvider):
-    """The app's commands (``App.get_system_commands``), searched with ``fold``."""
+    """The app's commands (``App.get_system_commands``), listed in the alphabet's order
+    (``letters.alphabetical``, as the file picker lists names) and searched with ``fold``."""
+
+    async def discover(self) -> Hits:
+        for name, help_text, callback, discover in sorted(self.app.get_system_commands(self.screen),
+                                                          key=lambda command: letters.alphabetical(command[0])):
+            if discover:
+                yield DiscoveryHit(name, callback, help=help_text)
 
     def matcher(self, user_input: str, case_sensitive: bool = False) -> Matcher:
         matcher = super().matcher(user_input, case_sensitive)

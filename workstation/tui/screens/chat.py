@@ -21,6 +21,7 @@ from workstation.tui.screens.dialogs import (
     NARROW,  # (narrower, the conversation list is put away: Ctrl+B shows it)
 )
 from workstation.tui.widgets.conversation_list import ConversationList
+from workstation.tui.widgets.line_input import LineInput
 from workstation.tui.widgets.message_view import MessageView
 from workstation.tui.widgets.progress import LocalProgressBar
 from workstation.tui.widgets.screen_footer import ChatFooter
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 NEW_LINE_KEYS = ("ctrl+j", "shift+enter")  # F1's "new line" (Shift+Enter where the terminal tells it)
 
 
-class PromptLine(Input):
+class PromptLine(LineInput):
     """The one-line message box. Text pasted with line breaks goes to the multi-line editor,
     whole: the line kept the first line alone and dropped the rest without a word. PageUp and
     PageDown scroll the chat above it (they did nothing; the chat scrolled only once Tab had

@@ -14,19 +14,24 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from workstation.tui.widgets.line_input import LineInput
+
 NARROW = 72  # terminal columns below which layouts narrow: F1's table, the chat's list put away
+
 
 class ConfirmDialog(ModalScreen[bool | None]):
     """Yes or no; ``keys`` answer it from the keyboard in the UI's language (y/n, e/h)."""
 
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
 
-    def __init__(self, question: str, yes: str, no: str, keys: tuple[str, str] = ("y", "n")) -> None:
+    def __init__(self, question: str, yes: str, no: str, keys: tuple[str, str] = ("y", "n"),
+                 enter_is_yes: bool = False) -> None:
         super().__init__(classes="dialog-screen")
         self.question = question
         self.yes = yes
         self.no = no
         self.keys = keys
+        self.enter_is_yes = enter_is_yes  # Enter goes on (a download); else it answers no (a delete)
 
     def on_key(self, event: events.Key) -> None:
         if event.key in self.keys:
@@ -41,7 +46,7 @@ class ConfirmDialog(ModalScreen[bool | None]):
                 yield Button(f"{self.no} ({self.keys[1]})", id="no")
 
     def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
+        self.query_one("#yes" if self.enter_is_yes else "#no", Button).focus()
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
@@ -77,7 +82,7 @@ class TextPrompt(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self.title_text, classes="dialog-title", markup=False)
-            yield Input(self.value, placeholder=self.placeholder, id="answer")
+            yield LineInput(self.value, placeholder=self.placeholder, id="answer")
             yield Label("", id="problem", classes="dialog-problem", markup=False)
             if self.hint:
                 yield Label(self.hint, classes="dialog-hint", markup=False)

@@ -24,6 +24,7 @@ from workstation.core.errors import WorkstationError
 from workstation.core.letters import alphabetical
 from workstation.core.paths import typed_path
 from workstation.tui.screens.app_screen import AppScreen
+from workstation.tui.widgets.line_input import LineInput
 
 KINDS: dict[str, tuple[str, ...]] = {  # what a picker shows and lets pick, by kind
     "document": SUPPORTED_SUFFIXES,  # what the document reader reads
@@ -107,7 +108,7 @@ def _starts_a_path(text: str) -> bool:
     return text.startswith(("/", "~", "\\")) or (len(text) > 2 and text[1:3] in (":\\", ":/"))
 
 
-class PathLine(Input):
+class PathLine(LineInput):
     """The dialog's path line: a whole path pasted takes the place of the folder written there
     (it went after it: /docs//docs/plan.txt); so does one typed after a path just refused."""
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import (
@@ -20,9 +22,10 @@ from textual.widgets import (
     TabPane,
 )
 
-from workstation.core.catalog import delete_model, installed_name, read_model_info
+from workstation.core.catalog import delete_model, file_size_text, installed_name, read_model_info
 from workstation.core.errors import WorkstationError
 from workstation.core.model_profile import make_profile, running
+from workstation.core.paths import models_dir
 from workstation.core.profiles import profiles_using
 from workstation.tui import integrations
 from workstation.tui.integrations import ModelRow
@@ -76,7 +79,8 @@ class ModelsScreen(AppScreen, Screen[None]):
                 yield DataTable(id="installed", cursor_type="row", zebra_stripes=True)
             with TabPane(t("models.catalog"), id="tab-catalog"):
                 yield DataTable(id="catalog", cursor_type="row", zebra_stripes=True)
-        yield Static("", id="model-detail", markup=False)
+        with VerticalScroll(id="model-detail-box", can_focus=False):  # (80x24 cut its last lines: they scroll)
+            yield Static("", id="model-detail", markup=False)
         yield Label("", id="model-task", markup=False)
         yield LocalProgressBar(total=1.0, id="pull-progress")
         yield ScreenFooter()
@@ -239,6 +243,25 @@ class ModelsScreen(AppScreen, Screen[None]):
             return
         if row.installed:
             self.notify(t("models.already", name=row.name))
+            return
+        # asked first, with its size, licence and the disk's free space (p began a 4.9 GB download at once)
+        try:
+            free = shutil.disk_usage(models_dir() if models_dir().exists() else Path.home()).free
+        except OSError:
+            free = None
+        question = t("models.pull_q", name=row.name, size=t.number(row.size_text), licence=row.details or "?",
+                     free=t.number(file_size_text(free)) if free else "?")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._start_pull(row)
+
+        self.app.push_screen(ConfirmDialog(question, t("models.pull_yes"), t("dialog.cancel"), t.yes_no_keys(),
+                                           enter_is_yes=True), answered)
+
+    def _start_pull(self, row: ModelRow) -> None:
+        t = self.wapp.texts
+        if self.busy:
             return
         self.busy = True
         self.query_one("#model-task", Label).update(t("models.pulling", name=row.name))

@@ -17,6 +17,7 @@ from textual.widgets import Input, Label
 from workstation.core.errors import ProfileError
 from workstation.core.profiles import Sampling, check_sampling, sampling_changes
 from workstation.tui.i18n import Texts
+from workstation.tui.widgets.line_input import LineInput
 
 # the settings the dialog shows, in its order: (field, whole numbers only)
 FIELDS: tuple[tuple[str, bool], ...] = (
@@ -94,7 +95,7 @@ class SamplingDialog(ModalScreen[Sampling | None]):
             for name, _whole in FIELDS:
                 with Horizontal(classes="sampling-row"):
                     yield Label(t(f"sampling.{name}"), classes="sampling-name", markup=False)
-                    yield Input(t.number(shown(getattr(self.now, name))), id=f"s-{name}", compact=True,
+                    yield LineInput(t.number(shown(getattr(self.now, name))), id=f"s-{name}", compact=True,
                                 restrict=TYPED, placeholder=t("sampling.random") if name == "seed" else "")
                     yield Label(t(f"sampling.{name}.help"), classes="sampling-help", markup=False)
             yield Label(t("sampling.hint"), classes="dialog-hint", markup=False)

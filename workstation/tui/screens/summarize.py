@@ -27,8 +27,10 @@ from workstation.core.kept_summary import KEPT, forget_summary_asked_in
 from workstation.core.paths import typed_path
 from workstation.core.summarize import SummaryProgress, SummaryResult, eta_text
 from workstation.tui import integrations
+from workstation.tui.i18n import LANGUAGES, Texts
 from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
+from workstation.tui.widgets.line_input import LineInput
 from workstation.tui.widgets.progress import LocalProgressBar
 from workstation.tui.widgets.screen_footer import ScreenFooter
 
@@ -96,12 +98,13 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._asked: int | None = None  # the conversation Ctrl+K made of this summary
         self._made_at = 0.0  # when this summary was made
         self._parts_kept = False  # a stopped run's parts are kept for the box's document (Alt+R shows)
+        self._written: dict[str, str] = {}  # a summary read back: its Markdown in each UI language, as kept
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
         yield Header()
         with Horizontal(id="summarize-bar"):
-            yield Input(placeholder=t("summarize.path"), id="summarize-path")
+            yield LineInput(placeholder=t("summarize.path"), id="summarize-path")
             yield Button(t("summarize.browse"), id="summarize-browse")
             yield Button(t("summarize.run"), id="summarize-run", variant="primary")
             yield Button(t("summarize.ask"), id="summarize-ask", disabled=True)
@@ -152,8 +155,13 @@ class SummarizeScreen(AppScreen, Screen[None]):
         minutes of work with it); one summary, the last."""
         if self.result is None or self.path is None:
             return
+        # its Markdown in every language of the UI: the document it was made of is not kept, and
+        # F9 after a restart left the headings, notes and figures in the language it was made in
+        # (every part the app writes follows F9; the model's words stay as written)
+        written = {lang: self.result.in_language(Texts(lang).get) for lang in LANGUAGES} \
+            if self.result.document is not None else self._written
         data = {"path": str(self.path), "at": self._made_at or time.time(), "asked": self._asked,
-                "result": {**self.result.to_dict(), "follow_up": self.result.follow_up}}
+                "result": {**self.result.to_dict(), "follow_up": self.result.follow_up}, "written": written}
         self.wapp.store_write(lambda: self.wapp.store.remember(KEPT, json.dumps(data, ensure_ascii=False)))
 
     async def _read_back(self) -> None:
@@ -168,8 +176,11 @@ class SummarizeScreen(AppScreen, Screen[None]):
             result = SummaryResult.from_dict(data["result"])
             path, at = Path(data["path"]), float(data["at"])
             asked = int(data["asked"]) if data.get("asked") is not None else None
+            written = {str(lang): str(text) for lang, text in dict(data.get("written") or {}).items()}
         except (ValueError, KeyError, TypeError):  # an older or damaged record: nothing shown, nothing lost
             return
+        self._written = written
+        result.summary = written.get(self.wapp.texts.lang, result.summary)
         self.path, self.result, self.summary, self._kept_at = path, result, result.summary, at
         self._asked, self._made_at = asked, at
         self.query_one("#summarize-path", Input).value = str(path)
@@ -199,7 +210,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if not self.running:  # what to do, or how the last summary ended (its text is the model's)
             self.query_one("#summarize-state", Label).update(self._result_text())
         if not self.running and self.result is not None and self.summary:  # its headings and figures too
-            self.summary = self.result.summary = self.result.in_language(t.get)  # (they stayed in the old one)
+            # (they stayed in the old one); one read back after a restart: as kept in each language
+            self.summary = self.result.summary = (self.result.in_language(t.get) if self.result.document is not None
+                                                  else self._written.get(t.lang, self.summary))
             self.query_one("#summary", Markdown).update(self.summary)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -420,7 +433,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
                                  t("summarize.part_writing", part=p.part, tokens=f"{p.part_written:,}"))
             self._say(said)
         elif isinstance(p, SummaryProgress) and p.stage == "kept":  # (it said "combining summaries")
-            self._say(t("summarize.parts_kept", done=p.chunks_done, total=p.chunks_total))
+            self._say(t("summarize.parts_kept", done=p.chunks_done, total=p.chunks_total, rest=p.chunks_total - p.chunks_done))
         elif isinstance(p, SummaryProgress) and p.stage not in ("chunking", "done", "cancelled"):
             self._say(t("summarize.combining", total=p.chunks_total))
         self.wapp.update_status()

@@ -13,6 +13,7 @@ from textual.widgets import Input, Label, ListItem, ListView
 
 from workstation.core.store import Conversation, one_line
 from workstation.tui.i18n import Texts
+from workstation.tui.widgets.line_input import LineInput
 
 
 class ConversationItem(ListItem):
@@ -33,7 +34,7 @@ class ConversationItem(ListItem):
         self.conversation_id = conversation.id if conversation is not None else None
 
 
-class SearchBox(Input):
+class SearchBox(LineInput):
     """The search line: Esc clears the search and goes back to the message box, Down goes into
     the results (Esc did nothing, the filter and the focus stayed; Down did nothing either)."""
 

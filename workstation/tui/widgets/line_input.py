@@ -1,0 +1,25 @@
+"""The app's one-line text box: keys bound to something (its own Backspace, End and arrows, the
+dialog's Down, the app's Up) act in turn with the characters typed around them.
+
+Textual runs a key's binding only once the key has bubbled up from the box to the app (a
+message queue for each container on the way), while a character goes into the box at once:
+keys that came fast (End, six Backspaces then "0,3" sent by tmux, or a fast typist) were done
+out of order, the characters first, and Ctrl+E's temperature box was left empty or holding
+"0". Here the box runs a bound key's binding when it reads the key, as the app would have.
+"""
+
+from __future__ import annotations
+
+from textual import events
+from textual.widgets import Input
+
+
+class LineInput(Input):
+    async def _on_key(self, event: events.Key) -> None:
+        # (the app's own check, from the focused widget up, non-priority bindings: the
+        # priority ones ran before the key was handed here)
+        if not event.is_printable and await self.app._check_bindings(event.key):
+            event.stop()
+            event.prevent_default()
+            return
+        await super()._on_key(event)
