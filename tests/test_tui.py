@@ -3508,6 +3508,7 @@ async def test_asked_again_the_reply_there_stays_until_a_new_one_came(profiles: 
     once this session's replies may be longer) lost it, and the question too; Up and Alt+R on
     F6's document chat sent its hidden instructions as the person's own words."""
     app = WorkstationApp("a", sample_system=False, language="en")
+    said = notices(app)  # (a toast expires: on a busy machine the first was gone before the third came)
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         conv = app.store.new("Supplies")
@@ -3520,7 +3521,7 @@ async def test_asked_again_the_reply_there_stays_until_a_new_one_came(profiles: 
         app.chat_screen.set_input("half typed")
         app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=400)  # type: ignore[union-attr]
         await pilot.press("alt+r")
-        await until(pilot, lambda: any("cannot hold it" in n.message for n in app._notifications))
+        await until(pilot, lambda: any("cannot hold it" in n for n in said))
         await until(pilot, lambda: not app.generating and [v.content for v in _views(app)] == [question, "Toner."])
         assert [m.content for m in app.store.messages(conv.id)] == [question, "Toner."]  # nothing lost
         assert app.chat_screen.input_text() == "half typed"
@@ -3528,13 +3529,14 @@ async def test_asked_again_the_reply_there_stays_until_a_new_one_came(profiles: 
         # again: each stays where it was (both were taken back, the box given another text)
         app.chat_screen.clear_input()
         await pilot.press("alt+c")
-        await until(pilot, lambda: sum("cannot hold it" in n.message for n in app._notifications) == 2)
+        await until(pilot, lambda: sum("cannot hold it" in n for n in said) == 2)
         await until(pilot, lambda: not app.generating and [v.content for v in _views(app)] == [question, "Toner."])
         assert app.store.messages(conv.id)[1].metrics == {"stop_reason": "length", "predicted_n": 2}  # its figures too
         app.store.forget_messages(conv.id, [app.store.messages(conv.id)[1].id])
-        await app.open_conversation(conv.id)
+        await app.open_conversation(conv.id)  # (opened, it has its own sampling: the profile's, none kept)
+        app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=400)  # type: ignore[union-attr]
         await pilot.press("alt+r")
-        await until(pilot, lambda: sum("cannot hold it" in n.message for n in app._notifications) == 3)
+        await until(pilot, lambda: sum("cannot hold it" in n for n in said) == 3)
         await until(pilot, lambda: not app.generating)
         assert [m.content for m in app.store.messages(conv.id)] == [question] and app.chat_screen.input_text() == ""
 
@@ -3546,7 +3548,7 @@ async def test_asked_again_the_reply_there_stays_until_a_new_one_came(profiles: 
         app.chat_screen.clear_input()
         app.chat_screen.query_one("#prompt").focus()
         await pilot.press("up", "alt+r")
-        await until(pilot, lambda: sum("made by F6 from a document" in n.message for n in app._notifications) == 2)
+        await until(pilot, lambda: sum("made by F6 from a document" in n for n in said) == 2)
         assert app.chat_screen.input_text() == "" and not app.generating
         assert [m.content for m in app.store.messages(doc.id)][1] == "The notes list desks."
 
