@@ -3626,9 +3626,10 @@ def test_the_app_in_a_terminal_keeps_a_pasted_bell_and_return_in_the_box(tmp_pat
 async def test_one_reply_at_a_time_in_a_conversation_across_windows(profiles: Path) -> None:
     """Two windows on one conversation, sent to at once, wrote both questions and then both
     replies, and each window showed another history. While another process writes a reply
-    there, a message (and `chat -c` on it) is refused in a sentence and stays in the box; once
-    that process is done it goes, and the turn written elsewhere is shown before it."""
-    import os
+    there, a message is refused in a sentence and stays in the box, and `chat -c` waits its
+    turn, saying so; once that process is done each goes in turn, and what was written
+    elsewhere is shown before the next message."""
+    import select
     import subprocess
     import sys
 
@@ -3644,11 +3645,15 @@ async def test_one_reply_at_a_time_in_a_conversation_across_windows(profiles: Pa
             [sys.executable, "-c", "import sys; from pathlib import Path; from workstation.core.turn_lock import "
              "claim_turn; print(claim_turn(Path(sys.argv[1]), int(sys.argv[2])), flush=True); sys.stdin.read()",
              str(app.store.path), str(conv.id)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        cli = None
         try:
             assert other.stdout is not None and other.stdout.readline().strip() == "True"
-            cli = subprocess.run([str(Path(sys.executable).parent / "workstation"), "chat", "-p", "b", "-c", "Budget", "And heating?"],
-                                 capture_output=True, text=True, timeout=120, env=dict(os.environ))
-            assert cli.returncode == 1 and "writing a reply in the conversation \"Budget\"" in cli.stderr, cli.stderr
+            cli = subprocess.Popen([str(Path(sys.executable).parent / "workstation"), "chat", "-p", "b", "-c", "Budget",
+                                    "Electricity?"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            assert cli.stderr is not None
+            ready, _, _ = select.select([cli.stderr], [], [], 120)
+            waiting = cli.stderr.readline().decode() if ready else ""
+            assert 'waiting for the reply being written in "Budget"' in waiting, waiting
             await type_message(pilot, "And heating?")
             await until(pilot, lambda: any("Another window (or a command) is writing a reply" in s for s in said))
             assert not app.generating and app.chat_screen.input_text() == "And heating?"
@@ -3659,13 +3664,15 @@ async def test_one_reply_at_a_time_in_a_conversation_across_windows(profiles: Pa
         finally:
             other.kill()
             other.wait()
+        assert cli.wait(timeout=120) == 0, cli.stderr.read()  # its turn, once the other one ended
+        cli.stderr.close()
         await pilot.press("enter")
-        await until(pilot, lambda: app.generating or len(_views(app)) >= 6)
-        assert [v.content for v in _views(app)][:5] == ["Rent?", "1,200 a month.", "Water?", "30 a month.", "And heating?"]
+        await until(pilot, lambda: app.generating or len(_views(app)) >= 8)
         await until(pilot, lambda: not app.generating)
-        assert [m.content for m in app.store.messages(conv.id)][:5] == \
-            ["Rent?", "1,200 a month.", "Water?", "30 a month.", "And heating?"]
-
+        asked = ["Rent?", "1,200 a month.", "Water?", "30 a month.", "Electricity?"]
+        assert [v.content for v in _views(app)][:5] == asked and _views(app)[6].content == "And heating?", "|".join(v.content for v in _views(app))
+        stored = [m.content for m in app.store.messages(conv.id)]
+        assert stored[:5] == asked and stored[6] == "And heating?" and len(stored) == 8
 
 async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_without_turkish_letters(
         profiles: Path) -> None:

@@ -13,6 +13,7 @@ import re
 import stat
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,6 +86,7 @@ def _piped() -> bool:
 
 
 PIPE_WAIT_S = 5.0  # how long a pipe beside a typed question may take to bring its first bytes
+TURN_WAIT_S = 600  # chat -c waits this long for a reply written elsewhere in its conversation
 
 
 def _piped_beside() -> bool | None:
@@ -158,16 +160,16 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, name) is not None:
             setattr(s, name, getattr(args, name))
     check_sampling(s, option_name)
-    messages = []
-    if args.system is not None:
-        messages.append({"role": "system", "content": args.system})
-    if conversation is not None and conversation.id is not None:
-        said = conversation.store.prompt_messages(conversation.id, then=text)
-        if args.system is not None:  # --system, for this turn, in place of the conversation's own instructions too
-            said = [m for m in said if m["role"] != "system"]
-        messages += said
-    else:
-        messages.append({"role": "user", "content": text})
+    def prompt() -> list[dict[str, str]]:
+        messages = [{"role": "system", "content": args.system}] if args.system is not None else []
+        if conversation is not None and conversation.id is not None:
+            said = conversation.store.prompt_messages(conversation.id, then=text)
+            if args.system is not None:  # --system, for this turn, in place of the conversation's own instructions too
+                said = [m for m in said if m["role"] != "system"]
+            return messages + said
+        return [*messages, {"role": "user", "content": text}]
+
+    messages = prompt()
 
     # a model that cannot be loaded (not downloaded, moved, a server down) leaves the
     # conversation as it was: no question without an answer, and -p's profile not made its own
@@ -175,8 +177,11 @@ def run(args: argparse.Namespace) -> int:
     print_load_notes(profile, engine)  # once it loaded: a refusal says it alone
     asked: tuple[int, int] | None = None  # (conversation, message) of the question kept
     if conversation is not None:  # kept even if the turn fails (but not one the context cannot hold)
+        had_none = conversation.id is None
         conv_id = conversation.begin(profile)
-        conversation.claim()  # (one another command made meanwhile, under this title)
+        if had_none:  # made now, or by another command started with this one (`… & done`): whichever
+            conversation.claim()  # writes first ends its turn first, and the next one reads it
+            messages = prompt()
         asked = (conv_id, conversation.store.add_message(conv_id, "user", text).id)
     stop_asked = threading.Event()
     turn_over = threading.Event()  # from then on a signal waits until the reply is kept
@@ -380,11 +385,21 @@ class _Conversation:
     made: bool = False  # begin() made it (not one another command made meanwhile)
 
     def claim(self) -> None:
-        """The reply is this command's to write (held until it ends): refused while the app, or
-        another command, writes one in the conversation (core/turn_lock.py)."""
-        if self.id is not None and not self.store.claim_turn(self.id):
-            raise EngineError(f'Another window or command is writing a reply in the conversation "{self.title}"; '
-                              "run this again once it is done, or add --new for a conversation of its own.")
+        """The reply is this command's to write (held until it ends): while the app, or another
+        command, writes one in the conversation, this one waits its turn, saying so once
+        (`for i in 1 2 3; do chat -c NAME …& done` answers the three in turn), for at most
+        TURN_WAIT_S (core/turn_lock.py)."""
+        if self.id is None or self.store.claim_turn(self.id):
+            return
+        print(f'workstation: waiting for the reply being written in "{self.title}" (in another window or command) '
+              "to end…", file=sys.stderr, flush=True)
+        deadline = time.monotonic() + TURN_WAIT_S
+        while not self.store.claim_turn(self.id):
+            if time.monotonic() > deadline:
+                raise EngineError(f'Another window or command has been writing a reply in the conversation "{self.title}" '
+                                  f"for over {TURN_WAIT_S // 60} minutes; run this again once it is done, or add --new "
+                                  "for a conversation of its own.")
+            time.sleep(0.2)
 
     def begin(self, profile: Profile) -> int:
         """The model has loaded: a new conversation is made, and -p's profile kept as its own."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from typing import TYPE_CHECKING, cast
 
@@ -139,6 +140,7 @@ class ChatScreen(AppScreen, Screen[None]):
     _earlier: list[StoredMessage] = []  # the open conversation's messages not drawn yet, oldest first
     _search_timer: Timer | None = None
     _sidebar_chosen = False  # Ctrl+B showed or hid the list: no width does it over
+    _drawing: asyncio.Lock | None = None  # held while the conversation is drawn
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -183,7 +185,14 @@ class ChatScreen(AppScreen, Screen[None]):
         earlier ones: every message is a Markdown widget, and drawing 600 at once took 20 s to
         open a long conversation (68 s to start the app with it open), the app frozen.
         ``at_least`` messages are drawn where more were (drawn again as another window left
-        it), and ``scroll_to`` keeps the place read (None: the end)."""
+        it), and ``scroll_to`` keeps the place read (None: the end). One drawing at a time: two
+        at once (a message sent as what another window wrote was being drawn) drew it twice."""
+        if self._drawing is None:
+            self._drawing = asyncio.Lock()
+        async with self._drawing:
+            await self._draw_messages(messages, at_least, scroll_to)
+
+    async def _draw_messages(self, messages: list[StoredMessage], at_least: int, scroll_to: float | None) -> None:
         log = self.log_view
         await log.remove_children()
         t = self.wapp.texts
