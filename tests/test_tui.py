@@ -2336,7 +2336,8 @@ def app_in_a_terminal(*args: str, **env: str) -> Iterator[tuple[int, int]]:
 def test_the_app_without_a_terminal_says_so_and_exits(tmp_path: Path) -> None:
     """With its input not a terminal (< /dev/null, a pipe, nohup) the app drew its screen, took
     no key, Ctrl+Q included, and spun a core until killed; with 2> to a file the window stayed
-    blank; with TERM=dumb it drew escape codes. Each is one sentence and exit code 1."""
+    blank; with > to a file an 80x24 screen never followed the window's size; with TERM=dumb it
+    drew escape codes. Each is one sentence and exit code 1."""
     import pty
     import subprocess
     import sys
@@ -2365,6 +2366,18 @@ def test_the_app_without_a_terminal_says_so_and_exits(tmp_path: Path) -> None:
         os.close(fd)
     assert b"The app draws its screen on standard error, which goes to a file or a pipe here" in seen, seen
     assert "The app draws its screen" in log.read_text(encoding="utf-8")
+
+    out = tmp_path / "out.txt"  # its standard output to a file: an 80x24 screen that never followed the window
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv("/bin/sh", ["sh", "-c", f"exec {workstation} tui --no-load >{out}"])
+    try:
+        seen = read_terminal(fd, lambda b: b"reply.txt" in b and b"\n" in b.split(b"reply.txt")[-1], 60, "said >")
+        assert wait_for_exit(pid, 30, "exited") == 1
+    finally:
+        os.close(fd)
+    assert b"The app needs a terminal on its standard output, which goes to a file or a pipe here" in seen, seen
+    assert b"\x1b[" not in seen and out.read_text(encoding="utf-8") == "", seen
 
 
 def test_closing_the_terminal_mid_reply_ends_the_app_and_keeps_the_reply(profiles: Path, tmp_path: Path) -> None:
