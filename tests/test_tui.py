@@ -2422,6 +2422,36 @@ def test_a_hang_up_with_the_terminal_still_open_gives_the_terminal_back(tmp_path
         assert wait_for_exit(pid, 25, "the app still runs after SIGHUP") == 0, drawn[-200:]
 
 
+async def test_the_app_draws_its_whole_screen_again_after_a_suspend(
+    profiles: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Suspended (Ctrl+Z, `kill -TSTP`) and continued (`fg`, `kill -CONT`), the app took the
+    terminal again (Textual's driver does, on SIGCONT) but drew only what changed next: in a
+    terminal window most of the screen stayed blank until a resize. (A pty read here gets the
+    whole screen either way, so the test asks for what the app does: a full redraw, layout
+    too, on SIGCONT.)"""
+    import os
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGCONT):
+        previous = signal.getsignal(sig)
+        request.addfinalizer(lambda sig=sig, previous=previous: signal.signal(sig, previous))
+    app = WorkstationApp("b", sample_system=False, language="en", store_path=tmp_path / "c.db", start_engine=False,
+                         quit_on_signals=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        refreshed: list[dict[str, bool]] = []
+        redraw = app.refresh
+
+        def refresh(**how: bool) -> WorkstationApp:
+            refreshed.append(how)
+            return redraw(**how)
+
+        app.refresh = refresh  # type: ignore[method-assign]
+        os.kill(os.getpid(), signal.SIGCONT)
+        await until(pilot, lambda: refreshed, steps=100)
+        assert refreshed == [{"layout": True}]
+
+
 async def test_a_summary_goes_on_behind_the_chat_until_stopped(
     profiles: Path, tmp_path: Path, smollm2_path: Path, request: pytest.FixtureRequest
 ) -> None:

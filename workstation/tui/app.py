@@ -326,6 +326,8 @@ class WorkstationApp(App[None]):
                 if signal.getsignal(sig) is not signal.SIG_IGN:  # (under nohup a closed terminal is no reason)
                     self._signals_before[sig] = signal.signal(
                         sig, lambda signum, _frame, loop=loop: self._on_quit_signal(signum, loop))
+            self._signals_before[signal.SIGCONT] = signal.signal(
+                signal.SIGCONT, lambda signum, frame, loop=loop: self._on_continue(signum, frame, loop))
 
     async def chat_ready(self) -> None:
         """The chat screen is up: show the conversation open when the app was left (else the
@@ -1701,6 +1703,17 @@ class WorkstationApp(App[None]):
             self._quit_signal.append(signum)
             self._quit_signalled_event.set()
         loop.call_soon_threadsafe(self._signalled)
+
+    def _on_continue(self, signum: int, frame: Any, loop: asyncio.AbstractEventLoop) -> None:
+        """SIGCONT: back from a suspend (Ctrl+Z or ``kill -TSTP``, then ``fg``; or a bare
+        ``kill -CONT``). Textual's driver takes the terminal again (its handler, called first) but
+        draws only what changes next: most of the screen stayed blank until a resize. The whole
+        screen is drawn again (not after a quit signal: the terminal may be gone)."""
+        before = self._signals_before.get(signal.SIGCONT)
+        if callable(before):
+            before(signum, frame)
+        if not self._quit_signal:
+            loop.call_soon_threadsafe(lambda: self.refresh(layout=True))
 
     def _watch_the_terminal(self) -> None:
         """Threads that wait for a quit signal. One: once Textual's output thread has died (it
