@@ -2407,19 +2407,21 @@ def test_closing_the_terminal_mid_reply_ends_the_app_and_keeps_the_reply(profile
     assert [m.role for m in messages] == ["user", "assistant"] and messages[1].content.strip()
 
 
-def test_a_hang_up_with_the_terminal_still_open_gives_the_terminal_back(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("sig", "code"), [("SIGHUP", 0), ("SIGQUIT", 131)])
+def test_a_hang_up_with_the_terminal_still_open_gives_the_terminal_back(tmp_path: Path, sig: str, code: int) -> None:
     """`kill -HUP` while the terminal is still there: the app quits and puts the terminal back
     (the main screen, the cursor), as Ctrl+Q does; it took SIGHUP for a closed terminal and
-    left it in the app's screen with no cursor."""
+    left it in the app's screen with no cursor. `kill -QUIT` left the terminal so too (and the
+    mouse reported): it quits the same way, with a quit signal's exit code (128 + 3)."""
     import os
     import signal
 
     with app_in_a_terminal("--no-load", "--lang", "en", WORKSTATION_DATA=str(tmp_path / "data")) as (pid, fd):
         read_terminal(fd, lambda seen: b"F1" in seen or b"f1" in seen, 60, "drew its footer")
-        os.kill(pid, signal.SIGHUP)
+        os.kill(pid, getattr(signal, sig))
         drawn = read_terminal(fd, lambda seen: b"\x1b[?1049l" in seen and b"\x1b[?25h" in seen, 25,
                               "gave the terminal back")  # the main screen back, the cursor shown
-        assert wait_for_exit(pid, 25, "the app still runs after SIGHUP") == 0, drawn[-200:]
+        assert wait_for_exit(pid, 25, f"the app still runs after {sig}") == code, drawn[-200:]
 
 
 async def test_the_app_draws_its_whole_screen_again_after_a_suspend(

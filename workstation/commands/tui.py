@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 
 from workstation.commands import add_profile_arg, profile_ref
@@ -37,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
     app = WorkstationApp(profile_ref(args), language=args.lang, start_engine=not args.no_load, api_port=args.port,
                          quit_on_signals=True, exit_deadline_s=EXIT_DEADLINE_S)
     app.run()
+    if app.quit_signal == signal.SIGQUIT:  # (a quit signal's own code; after SIGTERM or SIGHUP it quit as asked: 0)
+        return 128 + signal.SIGQUIT
     return app.return_code or 0  # (1 after an error that ended it: it said 0)
 
 

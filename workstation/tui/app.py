@@ -107,8 +107,10 @@ SERVER_RETRY_S = 5.0  # a message waiting for the office server: how often it is
 KEEP_PARTIAL_EVERY_S = 2.0  # a reply is saved as it streams this often: a kill -9 loses no more
 T = TypeVar("T")
 OUTSIDE_CHANGES_EVERY_S = 2.0  # how often the data folder is looked at for what other windows wrote
-# quit as Ctrl+Q does (``quit_on_signals``); SIGINT comes from `kill -INT` only (Ctrl+C is read as a key)
-QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+# quit as Ctrl+Q does (``quit_on_signals``); SIGINT comes from `kill -INT` only (Ctrl+C is read as a key);
+# SIGQUIT (`kill -QUIT`; Ctrl+\\ is read as a key) left the terminal on the app's screen, the mouse
+# reported and the cursor hidden
+QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 
 
 def _preflight(profile: Profile) -> None:
@@ -1703,6 +1705,11 @@ class WorkstationApp(App[None]):
             self._quit_signal.append(signum)
             self._quit_signalled_event.set()
         loop.call_soon_threadsafe(self._signalled)
+
+    @property
+    def quit_signal(self) -> int | None:
+        """The signal the app quit on (``quit_on_signals``), or None."""
+        return self._quit_signal[0] if self._quit_signal else None
 
     def _on_continue(self, signum: int, frame: Any, loop: asyncio.AbstractEventLoop) -> None:
         """SIGCONT: back from a suspend (Ctrl+Z or ``kill -TSTP``, then ``fg``; or a bare
