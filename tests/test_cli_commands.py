@@ -402,6 +402,25 @@ def test_ctrl_c_while_the_command_starts_is_one_sentence(module: str, raised: st
     _one_sentence_and_no_traceback(proc.stderr, "workstation: stopped.")
 
 
+def test_a_reader_gone_from_the_pipe_is_exit_code_0_for_every_command(tmp_path: Path) -> None:
+    """`chat "…" | head -1`, `models list | head -1` and `fit | head -1` exited 1 (chat with no
+    word), while `hw`, `size office-20` and `conversations show #1 | head -1` exited 0. Now
+    every command: 0, and nothing on stderr (Python's own "Exception ignored" included). The
+    pipe here has no reader from the start, so every write meets it gone."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "WORKSTATION_DATA": str(tmp_path / "data")}
+    ended = {}
+    for words in (["hw"], ["models", "list"], ["fit"], ["chat", "--max-tokens", "4", "Hi"]):
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            proc = subprocess.run([sys.executable, "-m", "workstation.cli", *words], cwd=ROOT, stdout=write,
+                                  stderr=subprocess.PIPE, text=True, env=env, timeout=120)
+        finally:
+            os.close(write)
+        ended[" ".join(words)] = (proc.returncode, proc.stderr)
+    assert ended == dict.fromkeys(ended, (0, "")), ended
+
+
 @pytest.mark.parametrize("step", ["-c", "--ensure"])
 def test_ctrl_c_while_run_sh_sets_up_is_one_sentence(tmp_path: Path, step: str) -> None:
     """Ctrl-C in the first second of ./run.sh fell in set-up's Python steps: "Fatal Python error:

@@ -102,13 +102,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if args.command is None:
             args = parser.parse_args(["tui", *argv])
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # (here, not at exit: a reader gone by then is said below, not by Python)
+        return code
     except WorkstationError as err:
         return _failed(args, str(err), err.exit_code)
     except KeyboardInterrupt:
         return _failed(args, STOPPED.removeprefix("workstation: "), 130)
     except BrokenPipeError:
-        return 1
+        return _reader_gone()
     except OSError as err:
         written = err.filename2 or err.filename  # (a rename's is where it went)
         if err.errno not in WRITE_ERRNOS or os.environ.get("WORKSTATION_DEBUG"):
@@ -122,6 +124,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _failed(args, said, 1)
     except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks
         return _unexpected(err, args)
+
+
+def _reader_gone() -> int:
+    """Standard output's reader went away (``| head -1``): exit code 0, quietly, for every
+    command. A short output fits in the pipe before the reader goes, and that run cannot tell,
+    so 0 is the one code every run can give (it was 1 for some commands, 0 for others). What is
+    left unwritten goes nowhere: Python's own "Exception ignored ... BrokenPipeError" at exit
+    is not printed."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return 0
 
 
 def _failed(args: argparse.Namespace | None, said: str, code: int) -> int:
