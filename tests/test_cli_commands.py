@@ -402,6 +402,18 @@ def test_ctrl_c_while_the_command_starts_is_one_sentence(module: str, raised: st
     _one_sentence_and_no_traceback(proc.stderr, "workstation: stopped.")
 
 
+def test_a_word_a_c_locale_could_not_decode_is_one_sentence_saying_how_to_set_utf8() -> None:
+    """`LC_ALL=C LANG=C PYTHONUTF8=0 ./run.sh chat "… café"` said "unexpected error:
+    UnicodeEncodeError: 'utf-8' codec can't encode characters …: surrogates not allowed"."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0",
+           "PYTHONCOERCECLOCALE": "0"}
+    proc = subprocess.run([sys.executable, "-m", "workstation.cli", "chat", "Reply with the word café".encode()],
+                          cwd=ROOT, capture_output=True, env=env, timeout=120)
+    assert proc.returncode == 1 and proc.stdout == b"", proc
+    _one_sentence_and_no_traceback(proc.stderr.decode(), "language setting (LC_ALL=C) is not UTF-8")
+    assert "LC_ALL=C.UTF-8" in proc.stderr.decode()
+
+
 def test_a_reader_gone_from_the_pipe_is_exit_code_0_for_every_command(tmp_path: Path) -> None:
     """`chat "…" | head -1`, `models list | head -1` and `fit | head -1` exited 1 (chat with no
     word), while `hw`, `size office-20` and `conversations show #1 | head -1` exited 0. Now

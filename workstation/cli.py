@@ -88,11 +88,29 @@ def _shown_as_it_can_be() -> None:
             reconfigure(errors="replace")
 
 
+def _not_read_as_utf8(argv: Sequence[str]) -> str:
+    """Why the command's words cannot be read, or "". Under a language setting that is not
+    UTF-8 (LC_ALL=C, with Python's UTF-8 mode off) a word such as "café" arrives as bytes
+    Python could not decode, and a chat message with one ended in "unexpected error:
+    UnicodeEncodeError: ... surrogates not allowed". (Taken as UTF-8 instead, a file name
+    with one could then not be opened under that setting.)"""
+    for word in argv:
+        if any("\udc80" <= ch <= "\udcff" for ch in word):
+            setting = next((f"{name}={os.environ[name]}" for name in ("LC_ALL", "LC_CTYPE", "LANG")
+                            if os.environ.get(name)), "none")
+            return (f"This terminal's language setting ({setting}) is not UTF-8, so a word of the command with "
+                    "a letter outside plain English cannot be read: run it with LC_ALL=C.UTF-8 in front "
+                    "(or set LANG=C.UTF-8 in the terminal's settings).")
+    return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     _shown_as_it_can_be()
     args: argparse.Namespace | None = None
     json_run_begins()
+    if unreadable := _not_read_as_utf8(argv):
+        return _failed(None, unreadable, 1)
     try:
         # (inside: Ctrl-C while the commands' modules are still being imported, just after
         # Enter, printed a traceback from whichever import it fell in)
