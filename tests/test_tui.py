@@ -2424,6 +2424,19 @@ def test_a_hang_up_with_the_terminal_still_open_gives_the_terminal_back(tmp_path
         assert wait_for_exit(pid, 25, f"the app still runs after {sig}") == code, drawn[-200:]
 
 
+async def test_keys_typed_with_the_chat_history_focused_go_to_the_message_box(profiles: Path, tmp_path: Path) -> None:
+    """After a click in the chat (on a long message's "▶ 4 more lines" line) the chat history
+    kept the focus, and what was typed was lost: it took four Tabs to get back to the box."""
+    app = WorkstationApp("b", sample_system=False, language="en", store_path=tmp_path / "c.db", start_engine=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        prompt = app.screen.query_one("#prompt")
+        app.screen.query_one("#log").focus()
+        await pilot.pause()
+        await pilot.press("h", "i", "space", "t", "h", "e", "r", "e")
+        assert app.focused is prompt and prompt.value == "hi there"  # type: ignore[attr-defined]
+
+
 async def test_the_app_draws_its_whole_screen_again_after_a_suspend(
     profiles: Path, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
