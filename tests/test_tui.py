@@ -2370,7 +2370,8 @@ def app_in_a_terminal(*args: str, **env: str) -> Iterator[tuple[int, int]]:
 def test_the_app_without_a_terminal_says_so_and_exits(tmp_path: Path) -> None:
     """With its input not a terminal (< /dev/null, a pipe, nohup) the app drew its screen, took
     no key, Ctrl+Q included, and spun a core until killed; with 2> to a file the window stayed
-    blank; with TERM=dumb it drew escape codes. Each is one sentence and exit code 1."""
+    blank; with > to a file an 80x24 screen never followed the window's size; with TERM=dumb it
+    drew escape codes. Each is one sentence and exit code 1."""
     import pty
     import subprocess
     import sys
@@ -2400,6 +2401,18 @@ def test_the_app_without_a_terminal_says_so_and_exits(tmp_path: Path) -> None:
     assert b"The app draws its screen on standard error, which goes to a file or a pipe here" in seen, seen
     assert "The app draws its screen" in log.read_text(encoding="utf-8")
 
+    out = tmp_path / "out.txt"  # its standard output to a file: an 80x24 screen that never followed the window
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv("/bin/sh", ["sh", "-c", f"exec {workstation} tui --no-load >{out}"])
+    try:
+        seen = read_terminal(fd, lambda b: b"reply.txt" in b and b"\n" in b.split(b"reply.txt")[-1], 60, "said >")
+        assert wait_for_exit(pid, 30, "exited") == 1
+    finally:
+        os.close(fd)
+    assert b"The app needs a terminal on its standard output, which goes to a file or a pipe here" in seen, seen
+    assert b"\x1b[" not in seen and out.read_text(encoding="utf-8") == "", seen
+
 
 def test_closing_the_terminal_mid_reply_ends_the_app_and_keeps_the_reply(profiles: Path, tmp_path: Path) -> None:
     """The terminal window closed while a reply streamed: Textual's output thread died writing
@@ -2428,19 +2441,64 @@ def test_closing_the_terminal_mid_reply_ends_the_app_and_keeps_the_reply(profile
     assert [m.role for m in messages] == ["user", "assistant"] and messages[1].content.strip()
 
 
-def test_a_hang_up_with_the_terminal_still_open_gives_the_terminal_back(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("sig", "code"), [("SIGHUP", 0), ("SIGQUIT", 131)])
+def test_a_hang_up_with_the_terminal_still_open_gives_the_terminal_back(tmp_path: Path, sig: str, code: int) -> None:
     """`kill -HUP` while the terminal is still there: the app quits and puts the terminal back
     (the main screen, the cursor), as Ctrl+Q does; it took SIGHUP for a closed terminal and
-    left it in the app's screen with no cursor."""
+    left it in the app's screen with no cursor. `kill -QUIT` left the terminal so too (and the
+    mouse reported): it quits the same way, with a quit signal's exit code (128 + 3)."""
     import os
     import signal
 
     with app_in_a_terminal("--no-load", "--lang", "en", WORKSTATION_DATA=str(tmp_path / "data")) as (pid, fd):
         read_terminal(fd, lambda seen: b"F1" in seen or b"f1" in seen, 60, "drew its footer")
-        os.kill(pid, signal.SIGHUP)
+        os.kill(pid, getattr(signal, sig))
         drawn = read_terminal(fd, lambda seen: b"\x1b[?1049l" in seen and b"\x1b[?25h" in seen, 25,
                               "gave the terminal back")  # the main screen back, the cursor shown
-        assert wait_for_exit(pid, 25, "the app still runs after SIGHUP") == 0, drawn[-200:]
+        assert wait_for_exit(pid, 25, f"the app still runs after {sig}") == code, drawn[-200:]
+
+
+async def test_keys_typed_with_the_chat_history_focused_go_to_the_message_box(profiles: Path, tmp_path: Path) -> None:
+    """After a click in the chat (on a long message's "▶ 4 more lines" line) the chat history
+    kept the focus, and what was typed was lost: it took four Tabs to get back to the box."""
+    app = WorkstationApp("b", sample_system=False, language="en", store_path=tmp_path / "c.db", start_engine=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        prompt = app.screen.query_one("#prompt")
+        app.screen.query_one("#log").focus()
+        await pilot.pause()
+        await pilot.press("h", "i", "space", "t", "h", "e", "r", "e")
+        assert app.focused is prompt and prompt.value == "hi there"  # type: ignore[attr-defined]
+
+
+async def test_the_app_draws_its_whole_screen_again_after_a_suspend(
+    profiles: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Suspended (Ctrl+Z, `kill -TSTP`) and continued (`fg`, `kill -CONT`), the app took the
+    terminal again (Textual's driver does, on SIGCONT) but drew only what changed next: in a
+    terminal window most of the screen stayed blank until a resize. (A pty read here gets the
+    whole screen either way, so the test asks for what the app does: a full redraw, layout
+    too, on SIGCONT.)"""
+    import os
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGCONT):
+        previous = signal.getsignal(sig)
+        request.addfinalizer(lambda sig=sig, previous=previous: signal.signal(sig, previous))
+    app = WorkstationApp("b", sample_system=False, language="en", store_path=tmp_path / "c.db", start_engine=False,
+                         quit_on_signals=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        refreshed: list[dict[str, bool]] = []
+        redraw = app.refresh
+
+        def refresh(**how: bool) -> WorkstationApp:
+            refreshed.append(how)
+            return redraw(**how)
+
+        app.refresh = refresh  # type: ignore[method-assign]
+        os.kill(os.getpid(), signal.SIGCONT)
+        await until(pilot, lambda: refreshed, steps=100)
+        assert refreshed == [{"layout": True}]
 
 
 async def test_a_summary_goes_on_behind_the_chat_until_stopped(

@@ -88,11 +88,29 @@ def _shown_as_it_can_be() -> None:
             reconfigure(errors="replace")
 
 
+def _not_read_as_utf8(argv: Sequence[str]) -> str:
+    """Why the command's words cannot be read, or "". Under a language setting that is not
+    UTF-8 (LC_ALL=C, with Python's UTF-8 mode off) a word such as "café" arrives as bytes
+    Python could not decode, and a chat message with one ended in "unexpected error:
+    UnicodeEncodeError: ... surrogates not allowed". (Taken as UTF-8 instead, a file name
+    with one could then not be opened under that setting.)"""
+    for word in argv:
+        if any("\udc80" <= ch <= "\udcff" for ch in word):
+            setting = next((f"{name}={os.environ[name]}" for name in ("LC_ALL", "LC_CTYPE", "LANG")
+                            if os.environ.get(name)), "none")
+            return (f"This terminal's language setting ({setting}) is not UTF-8, so a word of the command with "
+                    "a letter outside plain English cannot be read: run it with LC_ALL=C.UTF-8 in front "
+                    "(or set LANG=C.UTF-8 in the terminal's settings).")
+    return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     _shown_as_it_can_be()
     args: argparse.Namespace | None = None
     json_run_begins()
+    if unreadable := _not_read_as_utf8(argv):
+        return _failed(None, unreadable, 1)
     try:
         # (inside: Ctrl-C while the commands' modules are still being imported, just after
         # Enter, printed a traceback from whichever import it fell in)
@@ -102,13 +120,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if args.command is None:
             args = parser.parse_args(["tui", *argv])
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # (here, not at exit: a reader gone by then is said below, not by Python)
+        return code
     except WorkstationError as err:
         return _failed(args, str(err), err.exit_code)
     except KeyboardInterrupt:
         return _failed(args, STOPPED.removeprefix("workstation: "), 130)
     except BrokenPipeError:
-        return 1
+        return _reader_gone()
     except OSError as err:
         written = err.filename2 or err.filename  # (a rename's is where it went)
         if err.errno not in WRITE_ERRNOS or os.environ.get("WORKSTATION_DEBUG"):
@@ -122,6 +142,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _failed(args, said, 1)
     except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks
         return _unexpected(err, args)
+
+
+def _reader_gone() -> int:
+    """Standard output's reader went away (``| head -1``): exit code 0, quietly, for every
+    command. A short output fits in the pipe before the reader goes, and that run cannot tell,
+    so 0 is the one code every run can give (it was 1 for some commands, 0 for others). What is
+    left unwritten goes nowhere: Python's own "Exception ignored ... BrokenPipeError" at exit
+    is not printed."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return 0
 
 
 def _failed(args: argparse.Namespace | None, said: str, code: int) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 
 from workstation.commands import add_profile_arg, profile_ref
@@ -39,6 +40,8 @@ def run(args: argparse.Namespace) -> int:
     app = WorkstationApp(profile_ref(args), language=args.lang, start_engine=not args.no_load, api_port=args.port,
                          quit_on_signals=True, exit_deadline_s=EXIT_DEADLINE_S)
     app.run()
+    if app.quit_signal == signal.SIGQUIT:  # (a quit signal's own code; after SIGTERM or SIGHUP it quit as asked: 0)
+        return 128 + signal.SIGQUIT
     return app.return_code or 0  # (1 after an error that ended it: it said 0)
 
 
@@ -46,7 +49,8 @@ def terminal_problem() -> str:
     """Why the app cannot run here, or "". Without a terminal to read keys from (< /dev/null, a
     pipe, nohup, setsid) it drew its screen, took no key, Ctrl+Q included, and spun a core until
     killed; with its screen (drawn on standard error) sent to a file, the window stayed blank;
-    in a terminal that cannot place text (TERM=dumb: Emacs' shell) it drew escape codes."""
+    with standard output sent to one (> out.txt, | cat), it drew an 80x24 screen that never
+    followed the window's size; in a terminal that cannot place text (TERM=dumb: Emacs' shell) it drew escape codes."""
     from workstation.core.invocation import cli
 
     instead = "use the command line instead, e.g. " + cli('chat "Hello"')
@@ -56,6 +60,10 @@ def terminal_problem() -> str:
     if not sys.stderr.isatty():
         return ("The app draws its screen on standard error, which goes to a file or a pipe here: start "
                 f"it without 2> (or 2>&1), or {instead}.")
+    if not sys.stdout.isatty():  # (Textual takes the screen's size from it: 80x24, and never followed a resize)
+        return ("The app needs a terminal on its standard output, which goes to a file or a pipe here: start "
+                "it without > (or |), or, to save a reply to a file, use "
+                + cli('chat "Hello" > reply.txt') + ".")
     if os.environ.get("TERM", "") == "dumb":
         return ("This terminal (TERM=dumb) cannot show the app's screen: start it in a terminal window "
                 f"(or set TERM, e.g. TERM=xterm-256color), or {instead}.")

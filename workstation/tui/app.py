@@ -107,8 +107,10 @@ SERVER_RETRY_S = 5.0  # a message waiting for the office server: how often it is
 KEEP_PARTIAL_EVERY_S = 2.0  # a reply is saved as it streams this often: a kill -9 loses no more
 T = TypeVar("T")
 OUTSIDE_CHANGES_EVERY_S = 2.0  # how often the data folder is looked at for what other windows wrote
-# quit as Ctrl+Q does (``quit_on_signals``); SIGINT comes from `kill -INT` only (Ctrl+C is read as a key)
-QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+# quit as Ctrl+Q does (``quit_on_signals``); SIGINT comes from `kill -INT` only (Ctrl+C is read as a key);
+# SIGQUIT (`kill -QUIT`; Ctrl+\\ is read as a key) left the terminal on the app's screen, the mouse
+# reported and the cursor hidden
+QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 
 
 def _preflight(profile: Profile) -> None:
@@ -342,6 +344,8 @@ class WorkstationApp(App[None]):
                 if signal.getsignal(sig) is not signal.SIG_IGN:  # (under nohup a closed terminal is no reason)
                     self._signals_before[sig] = signal.signal(
                         sig, lambda signum, _frame, loop=loop: self._on_quit_signal(signum, loop))
+            self._signals_before[signal.SIGCONT] = signal.signal(
+                signal.SIGCONT, lambda signum, frame, loop=loop: self._on_continue(signum, frame, loop))
 
     async def chat_ready(self) -> None:
         """The chat screen is up: show the conversation open when the app was left (else the
@@ -1798,6 +1802,22 @@ class WorkstationApp(App[None]):
             self._quit_signal.append(signum)
             self._quit_signalled_event.set()
         loop.call_soon_threadsafe(self._signalled)
+
+    @property
+    def quit_signal(self) -> int | None:
+        """The signal the app quit on (``quit_on_signals``), or None."""
+        return self._quit_signal[0] if self._quit_signal else None
+
+    def _on_continue(self, signum: int, frame: Any, loop: asyncio.AbstractEventLoop) -> None:
+        """SIGCONT: back from a suspend (Ctrl+Z or ``kill -TSTP``, then ``fg``; or a bare
+        ``kill -CONT``). Textual's driver takes the terminal again (its handler, called first) but
+        draws only what changes next: most of the screen stayed blank until a resize. The whole
+        screen is drawn again (not after a quit signal: the terminal may be gone)."""
+        before = self._signals_before.get(signal.SIGCONT)
+        if callable(before):
+            before(signum, frame)
+        if not self._quit_signal:
+            loop.call_soon_threadsafe(lambda: self.refresh(layout=True))
 
     def _watch_the_terminal(self) -> None:
         """Threads that wait for a quit signal. One: once Textual's output thread has died (it

@@ -170,6 +170,26 @@ class ChatScreen(AppScreen, Screen[None]):
         self.wapp.update_status()  # (the box's title and line, set before it was mounted)
         await self.wapp.chat_ready()
 
+    def on_key(self, event: events.Key) -> None:
+        """A printable key typed while the chat history (or another part of this screen that is
+        not a box to type in) has focus goes to the message box, as chat apps do: after a click
+        in the chat (on a long message's fold line, say) what was typed was lost, and it took
+        four Tabs to get back. Keys bound to something keep doing it."""
+        focused = self.focused
+        if (isinstance(focused, (Input, TextArea)) or not event.is_printable or not event.character
+                or event.key in self.app.active_bindings):
+            return
+        editor = self.query_one("#editor", TextArea)
+        if editor.display:
+            editor.focus()
+            editor.insert(event.character)
+        else:
+            prompt = self.query_one("#prompt", Input)
+            prompt.focus()
+            prompt.insert_text_at_cursor(event.character)
+        event.stop()
+        event.prevent_default()
+
     # --- what the app calls --------------------------------------------------------------
     @property
     def log_view(self) -> VerticalScroll:
