@@ -265,7 +265,7 @@ def test_usage_summaries_by_person_profile_and_day(tmp_path: Path) -> None:
     assert [r.tokens for r in days] == [15, 66]
     assert {r.group for r in log.summary("person", since=today - 3600)} == {"alice", "bob"}
     assert log.summary("person", since=today - 3600)[0].tokens == 27
-    assert log.tokens_by_key(day_start(today)) == {"alice": 27, "bob": 39}
+    assert log.tokens_on_day(today) == {"alice": 27, "bob": 39}
     daily = log.daily_by_person()
     assert sum(n for _, _, n in daily) == 81 and len(daily) == 3
     with pytest.raises(UsageError, match="--by"):

@@ -481,7 +481,7 @@ def test_cache_list_ends_a_cut_title_with_an_ellipsis(capsys: pytest.CaptureFixt
     store = ConversationStore()
     conv = store.new("Müşteriye kısa bir teşekkür e-postası yazalım mı?")
     KvStateStore().save(StateKey("m.gguf:1:1", "f16", "f16", 1024), [1, 2, 3], b"a" * 100,
-                        tag=conversation_tag(store.path, conv.id, conv.created))
+                        tag=conversation_tag(store.identity, conv.id, conv.created))
     store.close()
     assert main(["cache", "list"]) == 0
     assert capsys.readouterr().out.splitlines()[1].endswith("  Müşteriye kısa bir teşekkür e-postası y…")
@@ -503,7 +503,7 @@ async def test_the_app_deletes_at_start_the_states_of_conversations_deleted_sinc
     states = KvStateStore()
     key = StateKey("m.gguf:1:1", "f16", "f16", 1024)
     for n, conv in enumerate((kept, gone)):
-        states.save(key, [n, 1, 2], b"a" * 100, tag=conversation_tag(store.path, conv.id, conv.created))
+        states.save(key, [n, 1, 2], b"a" * 100, tag=conversation_tag(store.identity, conv.id, conv.created))
     states.save(key, [9, 1, 2], b"a" * 100, tag="conversation:/elsewhere/conversations.sqlite3:1:1.0")  # not ours
     store.close()
     assert main(["cache", "list"]) == 0

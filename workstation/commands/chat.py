@@ -205,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
                 tag = None
                 if conversation is not None:
                     created = conversation.store.get(conversation.id, with_messages=False).created
-                    tag = conversation_tag(conversation.store.path, conversation.id, created)
+                    tag = conversation_tag(conversation.store.identity, conversation.id, created)
                 thinking = _ThinkingOut()
                 for event in engine.stream_chat(messages, s, constraints=constraints, tag=tag, reading=not args.json):
                     if stop_asked.is_set():  # a Ctrl-C before the turn began, whose start clears the stop

@@ -9,7 +9,6 @@ import argparse
 import difflib
 import re
 import sys
-import time
 from pathlib import Path
 
 from workstation.commands import asked_yes, default_verb, print_json, text_table
@@ -18,6 +17,7 @@ from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kv_state import KvStateStore, conversation_tag
 from workstation.core.letters import fold
+from workstation.core.moments import local_text
 from workstation.core.store import NUMBER_TITLE, Conversation, ConversationStore, clean_title
 
 
@@ -94,7 +94,7 @@ def find_saved(store: ConversationStore, name: str) -> Conversation:
 
 
 def run(args: argparse.Namespace) -> int:
-    store = ConversationStore()
+    store = ConversationStore(read_only=True)
     try:
         convs = store.list()
         counts = store.message_counts()
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"No saved conversations yet; '{follow}' starts one.")
         return 0
     home = str(Path.home())
-    rows = [[f"#{c.id}", c.title, str(counts.get(c.id, 0)), time.strftime("%Y-%m-%d %H:%M", time.localtime(c.updated)),
+    rows = [[f"#{c.id}", c.title, str(counts.get(c.id, 0)), local_text(c.updated),
              # a profile file's path with ~ for the home folder, as a shell takes it back (narrower)
              ("~" + c.profile[len(home):] if c.profile.startswith(home + "/") else c.profile) or "-"] for c in convs]
     print(text_table(["#", "conversation", "messages", "last message", "profile"], rows, right={0, 2}))
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    store = ConversationStore()
+    store = ConversationStore(read_only=True)
     try:
         conv = store.get(find_saved(store, args.name).id)
         if args.json:
@@ -181,7 +181,7 @@ def run_delete(args: argparse.Namespace) -> int:
                                                        "without asking."):
             print("Kept.", file=sys.stderr)
             return 1
-        tag = conversation_tag(store.path, conv.id, conv.created)
+        tag = conversation_tag(store.identity, conv.id, conv.created)
         store.delete(conv.id)
         forget_summary_asked_in(store, conv.id)  # a summary the app kept, asked about in it, goes too (as F8)
     finally:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 
 from workstation.commands import default_verb, print_json, text_table
@@ -37,7 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _when(t: float | None) -> str:
-    return dt.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M") if t else "never"
+    from workstation.core.moments import local_text
+
+    return local_text(t) if t is not None else "never"
 
 
 def _profiles_named(typed: str, not_done: str) -> tuple[list[str], set[str]]:
@@ -93,7 +94,7 @@ FIRST_KEY = (
 def run_list(args: argparse.Namespace) -> int:
     from workstation.core.keys import KeyRing
 
-    ring = KeyRing()
+    ring = KeyRing(read_only=True)
     try:
         keys = ring.list(include_revoked=args.all)
         revoked = len(ring.list(include_revoked=True)) - len(ring.list())
@@ -134,7 +135,6 @@ def _used_today() -> dict[str, int]:
     import time
 
     from workstation.core.errors import WorkstationError
-    from workstation.core.quota import day_start
     from workstation.core.usage import open_usage_if_present
 
     try:
@@ -142,7 +142,7 @@ def _used_today() -> dict[str, int]:
         if log is None:
             return {}
         try:
-            return {r.group: r.tokens for r in log.summary("person", day_start(time.time()))}
+            return log.tokens_on_day(time.time())
         finally:
             log.close()
     except WorkstationError:  # a damaged usage file is the usage command's to say: keys still list

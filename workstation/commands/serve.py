@@ -126,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
         make_uvicorn,
         run_server,
     )
+    from workstation.core.usage import UNSAVED_NAME
 
     api_key = args.api_key or os.environ.get("WORKSTATION_API_KEY") or None
     if args.parallel is not None and not 1 <= args.parallel <= 64:
@@ -184,6 +185,11 @@ def run(args: argparse.Namespace) -> int:
         flush=True,
     )
     print_load_notes(profile)  # after the line that says where it serves (scripts read that first)
+    if accounts.folded_in:
+        n = accounts.folded_in
+        print(f"workstation: {n} request{'' if n == 1 else 's'} that a stopped server could not write to the usage "
+              f"file {'were' if n != 1 else 'was'} kept aside and {'are' if n != 1 else 'is'} in it now.",
+              file=sys.stderr, flush=True)
     server = make_uvicorn(openai, options, log_level=args.log_level)
     try:
         run_server(server, socks)
@@ -192,6 +198,20 @@ def run(args: argparse.Namespace) -> int:
         for sock in socks:
             sock.close()
         accounts.close()
+    usage_file = accounts.usage.path if accounts.usage is not None else None
+    with contextlib.suppress(OSError):
+        if accounts.kept_aside and usage_file is not None:
+            n = accounts.kept_aside
+            print(f"workstation: the usage file {usage_file} took none of the last {n} request{'' if n == 1 else 's'} "
+                  f"(locked by another program, or a full disk); {'they are' if n != 1 else 'it is'} kept in "
+                  f"{usage_file.parent / UNSAVED_NAME} and written to it at the next start, the daily limits "
+                  "counting them meanwhile.", file=sys.stderr)
+        if accounts.lost:
+            print(f"workstation: {accounts.lost} request{'' if accounts.lost == 1 else 's'} could not be written to "
+                  f"the usage file nor kept beside it ({accounts.lost_because}); the audit trail still has "
+                  f"{'them' if accounts.lost != 1 else 'it'}.", file=sys.stderr)
+    if accounts.lost:
+        return 1
     if server.stopped_by is not None:  # after the records are written
         with contextlib.suppress(OSError):  # (a terminal that closed, SIGHUP's cause, takes no line)
             print(f"workstation: stopped ({server.stopped_by.name}).", file=sys.stderr)

@@ -155,7 +155,7 @@ def _save_conversation(name: str, profile_ref: str, result: SummaryResult, doc_n
         for message in messages:
             store.add_message(conv.id, message["role"], message["content"], shown=message.get("shown", ""))
         try:  # only what a later delete removes: never worth the summary
-            engine.claim_cells(conversation_tag(store.path, conv.id, conv.created), messages[:1])
+            engine.claim_cells(conversation_tag(store.identity, conv.id, conv.created), messages[:1])
         except WorkstationError:
             pass
     finally:

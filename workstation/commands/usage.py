@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from workstation.commands import print_json, text_table
 from workstation.core.invocation import cli
@@ -24,6 +25,11 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     if log is not None:
         try:
+            folded = log.fold_in()
+            if folded:
+                print(f"workstation: {folded} request{'' if folded == 1 else 's'} that a stopped server could not "
+                      f"write {'were' if folded != 1 else 'was'} kept aside; {'they are' if folded != 1 else 'it is'} "
+                      "in the usage file now.", file=sys.stderr)
             rows = log.summary(args.by, since)
         finally:
             log.close()

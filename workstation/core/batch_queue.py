@@ -56,6 +56,7 @@ from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kept_parts import PARTS_TABLE, PartsKept, version_of
 from workstation.core.phrases import Phrase
+from workstation.core.sqlite_schema import cannot_use, in_plain_words
 
 DB_NAME = ".workstation-batch.sqlite"
 LOCK_NAME = ".workstation-batch.lock"
@@ -193,7 +194,14 @@ class BatchLock:
         output_folder(outdir, BatchError)
         self.path = outdir / LOCK_NAME
         for _attempt in range(20):
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as err:  # a folder of someone else's, or on read-only media
+                raise BatchError(
+                    f"The batch run cannot write in '{outdir}' ({err.strerror}): it keeps its lock and its queue "
+                    "there beside the summaries. Make the folder writable for this user, or choose another one "
+                    "with -o."
+                ) from None
             try:
                 fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -224,6 +232,7 @@ class BatchLock:
             self._fd = -1
 
 
+@in_plain_words(BatchError, lambda queue: f"The batch queue {queue.path}")
 class BatchQueue:
     def __init__(self, db_path: Path) -> None:
         self.db_path = db_path
@@ -242,8 +251,12 @@ class BatchQueue:
                 self.db.execute("ALTER TABLE files ADD COLUMN prior_output TEXT")
             if "kept_at" not in {r["name"] for r in self.db.execute("PRAGMA table_info(parts)")}:  # (and its parts)
                 self.db.execute("ALTER TABLE parts ADD COLUMN kept_at REAL NOT NULL DEFAULT 0")
-        except sqlite3.DatabaseError as err:
-            raise BatchError(f"The batch queue '{db_path}' cannot be opened ({err}).") from None
+        except sqlite3.DatabaseError as err:  # (a damaged one: moved aside, as the data folder's databases)
+            raise BatchError(cannot_use(f"The batch queue {db_path}", err, db_path)) from None
+
+    @property
+    def path(self) -> Path:
+        return self.db_path
 
     def close(self) -> None:
         self.db.close()

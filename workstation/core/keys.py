@@ -25,7 +25,7 @@ from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.letters import alphabetical, fold
 from workstation.core.paths import data_dir
-from workstation.core.sqlite_schema import SchemaError, open_database
+from workstation.core.sqlite_schema import SchemaError, in_plain_words, open_database
 
 DB_NAME = "keys.sqlite3"
 KEY_PREFIX = "ws-"
@@ -120,13 +120,16 @@ def _row(row: Sequence[Any]) -> ApiKey:
     )
 
 
+@in_plain_words(KeyRingError, lambda ring: f"The key file {ring.path}")
 class KeyRing:
-    """The keys file. Safe to share between threads (one connection behind a lock)."""
+    """The keys file. Safe to share between threads (one connection behind a lock).
+    ``read_only``: only read (``keys list``), so a file that cannot be written still is."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, read_only: bool = False) -> None:
         self.path = path or data_dir() / DB_NAME
         try:  # (made 0600, as every database here)
-            self._db = open_database(self.path, _MIGRATIONS, f"The key file {self.path}", check_same_thread=False)
+            self._db = open_database(self.path, _MIGRATIONS, f"The key file {self.path}", check_same_thread=False,
+                                     read_only=read_only)
         except SchemaError as err:
             raise KeyRingError(str(err)) from None
         self._db.create_function("fold", 1, fold, deterministic=True)  # a name, capitals aside

@@ -37,6 +37,7 @@ from typing import Any
 from workstation.core.atomic import write_bytes_atomic
 from workstation.core.disk_budget import budget_from_env, evict_least_recent
 from workstation.core.errors import WorkstationError
+from workstation.core.moments import seconds
 from workstation.core.paths import data_dir
 
 MAGIC = b"WORKSTATION-KV 1\n"
@@ -85,24 +86,41 @@ class SavedState:
 NOT_KEPT = "not-kept"  # the tag of cells nobody comes back to (a long document's parts): never saved
 
 
-def conversation_tag(store_path: Path, conversation_id: int, created: float) -> str:
+STORE = "store="  # how a tag names a conversation database: by the identity kept inside it
+
+
+def conversation_tag(store_identity: str, conversation_id: int, created: object) -> str:
     """The tag of a saved conversation's cells: deleting the conversation deletes them too (a
     state holds the conversation's text as tokens). With the time it was made: SQLite gives a
-    deleted conversation's number to the next one."""
-    return f"conversation:{store_path.resolve()}:{conversation_id}:{created:.6f}"
+    deleted conversation's number to the next one. The database is named by its identity
+    (``ConversationStore.identity``), not its path: a data folder copied or moved (restored
+    from a backup) kept states whose path named the old place, and deleting the conversation
+    left them."""
+    return f"conversation:{STORE}{store_identity}:{conversation_id}:{seconds(created) or 0.0:.6f}"
 
 
-def tagged_conversation(tag: str | None) -> tuple[Path, int, float] | None:
-    """(conversation database, conversation id, time made) of a ``conversation_tag``; None for
-    other tags."""
+def tagged_conversation(tag: str | None) -> tuple[str, int, float] | None:
+    """(the database as the tag names it: ``store=IDENTITY``, or the path older builds wrote,
+    conversation id, time made) of a ``conversation_tag``; None for other tags."""
     if not tag or not tag.startswith("conversation:"):
         return None
     rest, _, created = tag.removeprefix("conversation:").rpartition(":")
-    path, _, number = rest.rpartition(":")
+    where, _, number = rest.rpartition(":")
     try:
-        return (Path(path), int(number), float(created)) if path else None
+        return (where, int(number), float(created)) if where else None
     except ValueError:
         return None
+
+
+def same_conversation(saved: str | None, tag: str) -> bool:
+    """Whether a state saved under the tag ``saved`` is the conversation of ``tag``: the same
+    tag, or the tag an older build wrote for it (its database's path, wherever the folder was
+    then) with the same number and the same time made, to the microsecond."""
+    if saved == tag:
+        return True
+    old, new = tagged_conversation(saved), tagged_conversation(tag)
+    return (old is not None and new is not None and not old[0].startswith(STORE) and new[0].startswith(STORE)
+            and old[1:] == new[1:])
 
 
 def default_folder() -> Path:
@@ -269,6 +287,26 @@ class KvStateStore:
         self._known = {p: v for p, v in self._known.items() if not p.name.startswith(prefix)} | known
         return out
 
+    def damaged(self) -> list[Path]:
+        """Files of the folder that are no state it can use: cut short (a crash or a full disk
+        while one was written by an older build), or not a state at all. ``entries`` leaves
+        out those whose header it cannot read; ``cache list`` shows them all and ``cache clear
+        --damaged`` removes them."""
+        out = []
+        if not self.folder.is_dir():
+            return out
+        for path in sorted(self.folder.glob("*.kv")):
+            try:
+                header, offset = read_header(path)
+                if header.get("n_bytes") == path.stat().st_size - offset:
+                    continue
+            except KvStateError:
+                pass
+            except OSError:  # (removed meanwhile)
+                continue
+            out.append(path)
+        return out
+
     def covers(self, key: StateKey, tokens: list[int], tag: str | None = None) -> bool:
         """True when a saved state with the same ``tag`` holds ``tokens`` already (as all or the
         start of its own): saving them again would write the same cells twice. Another owner's
@@ -280,23 +318,25 @@ class KvStateStore:
         )
 
     def forget(self, tag: str) -> int:
-        """Delete every state saved with ``tag`` (any model): the files deleted."""
+        """Delete every state saved with ``tag`` (any model), or with the tag an older build
+        gave the same conversation (``same_conversation``): the files deleted."""
         n = 0
         for entry in self.entries():
-            if entry.tag == tag:
+            if same_conversation(entry.tag, tag):
                 entry.path.unlink(missing_ok=True)
                 n += 1
         return n
 
-    def forget_deleted(self, store_path: Path, holds: Callable[[int, float], bool]) -> int:
-        """Delete the states of the conversations of ``store_path`` that are gone (``holds``
-        says which are there): a window that had a conversation open saved its cells after
-        another window deleted it, and they stayed, the deleted text in them."""
+    def forget_deleted(self, store_identity: str, store_path: Path, holds: Callable[[int, float], bool]) -> int:
+        """Delete the states of the conversations of the database ``store_identity`` (tags of
+        older builds: its path ``store_path``) that are gone (``holds`` says which are there): a
+        window that had a conversation open saved its cells after another window deleted it,
+        and they stayed, the deleted text in them."""
         n = 0
-        where = store_path.resolve()
+        names = {STORE + store_identity, str(store_path.resolve())}
         for entry in self.entries():
             found = tagged_conversation(entry.tag)
-            if found is not None and found[0] == where and not holds(found[1], found[2]):
+            if found is not None and found[0] in names and not holds(found[1], found[2]):
                 entry.path.unlink(missing_ok=True)
                 n += 1
         return n

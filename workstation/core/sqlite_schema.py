@@ -8,12 +8,15 @@ migrated the same way: one transaction per step with the version bump inside it.
 from __future__ import annotations
 
 import errno
+import functools
+import inspect
 import os
 import shutil
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
 from workstation.core.errors import WorkstationError
 from workstation.core.paths import own_file
@@ -21,6 +24,9 @@ from workstation.core.paths import own_file
 
 class SchemaError(WorkstationError):
     """A database file cannot be opened or brought to this version's schema."""
+
+
+T = TypeVar("T")
 
 
 def schema_version(db: sqlite3.Connection) -> int:
@@ -83,6 +89,8 @@ def sqlite_reason(err: BaseException, path: Path) -> str:
     files beside it) and a read-only folder "unable to open database file"."""
     text = str(err)
     folder = path.parent
+    if "locked" in text:  # another process holds its write lock past our wait
+        return f"{text}: another program is using it; try again when it is done"
     if str(path) == ":memory:" or not any(w in text for w in _DISK_WORDS):  # (locked, a constraint: not the disk)
         return text
     if folder.is_dir() and not os.access(folder, os.W_OK):  # (a read-only disk counts no room free too)
@@ -98,21 +106,86 @@ def sqlite_reason(err: BaseException, path: Path) -> str:
 _DAMAGED_WORDS = ("file is not a database", "malformed")
 
 
+def move_aside(path: Path) -> str:
+    """What to do with a file that is not (or no longer) a database of ours."""
+    return (f"move it aside with the files beside it whose names begin the same ({path.name}-wal, {path.name}-shm), "
+            "for example into a folder named 'damaged'; an empty one is made in its place the next time, and the "
+            "moved files keep what they held for whoever can repair them.")
+
+
 def cannot_use(what: str, err: BaseException, path: Path, verb: str = "opened") -> str:
     """"``what`` cannot be opened (why).", with the next step where a person can take one (the
     bare reason left them with none): a damaged file renamed, a folder that cannot be written
     made writable or another one used."""
+    if str(path) != ":memory:" and path.is_dir():  # SQLite says only "unable to open database file"
+        return (f"{what} cannot be {verb}: {path} is a folder, not a database file. Rename or move that folder "
+                "aside; an empty database is made in its place the next time.")
     reason = sqlite_reason(err, path)
     said = f"{what} cannot be {verb} ({reason})."
     if any(w in str(err) for w in _DAMAGED_WORDS):
-        said += (f" The file is damaged: move it aside with the files beside it whose names begin the same "
-                 f"({path.name}-wal, {path.name}-shm), for example into a folder named 'damaged'; an empty one is "
-                 "made in its place the next time, and the moved files keep what they held for whoever can repair "
-                 "them.")
+        said += f" The file is damaged: {move_aside(path)}"
     elif reason.endswith("cannot be written (read-only)") or (
             isinstance(err, OSError) and err.errno in (errno.EROFS, errno.EACCES, errno.EPERM)):
         said += f" Make {path.parent} writable for this user, or set WORKSTATION_DATA to a folder that is."
     return said
+
+
+def in_plain_words(error: type[WorkstationError], what: Callable[[Any], str]) -> Callable[[type[T]], type[T]]:
+    """A class decorator: every public method of the class turns an SQLite error (a locked,
+    damaged or foreign file, a full disk) into one ``error`` sentence naming the file
+    (``what(self)``, as "The key file /path"; the file is ``self.path``), never a traceback."""
+
+    def wrap(method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(self, *args, **kwargs)
+            except sqlite3.Error as err:
+                raise error(cannot_use(what(self), err, Path(self.path), "used")) from None
+
+        return run
+
+    def decorate(cls: type[T]) -> type[T]:
+        for name, method in list(vars(cls).items()):
+            if not name.startswith("_") and inspect.isfunction(method):
+                setattr(cls, name, wrap(method))
+        return cls
+
+    return decorate
+
+
+@functools.lru_cache(maxsize=32)
+def expected_tables(migrations: tuple[str, ...]) -> frozenset[str]:
+    """The tables a file at the current schema holds: its own migrations run on an empty
+    database in memory (so the list is never kept twice)."""
+    db = sqlite3.connect(":memory:")
+    try:
+        for script in migrations:
+            for statement in _statements(script):
+                db.execute(statement)
+        return frozenset(_tables(db))
+    finally:
+        db.close()
+
+
+def _tables(db: sqlite3.Connection) -> set[str]:
+    return {name for (name,) in db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+
+
+def check_tables(db: sqlite3.Connection, migrations: Sequence[str], what: str, path: Path) -> None:
+    """SchemaError when a table of the current schema is missing (another program's file of
+    the same name, or damage): "no such table" at the first question, or an HTTP 500 a request."""
+    missing = sorted(expected_tables(tuple(migrations)) - _tables(db))
+    if missing:
+        raise SchemaError(_missing(what, path, missing))
+
+
+def _missing(what: str, path: Path, tables: list[str]) -> str:
+    names = ", ".join(f"'{m}'" for m in tables)
+    step = move_aside(path)
+    return (f"{what} cannot be used: it has no table {names} (it is another program's file, or damaged). "
+            f"{step[0].upper()}{step[1:]}")
 
 
 OPEN_WAIT_S = 30.0  # how long opening waits for the file's lock (another opener upgrading it)
@@ -136,11 +209,59 @@ def _write_ahead_log(db: sqlite3.Connection, deadline: float) -> None:
         pause = min(pause * 2, 0.2)
 
 
+_READ_ONLY_WORDS = ("readonly", "read-only", "unable to open")
+
+
 def open_database(
-    path: Path, migrations: Sequence[str], what: str, *, check_same_thread: bool = True
+    path: Path, migrations: Sequence[str], what: str, *, check_same_thread: bool = True, read_only: bool = False,
+    complete: Callable[[sqlite3.Connection], None] | None = None,
 ) -> sqlite3.Connection:
     """``path`` opened (its folder made), in WAL mode with foreign keys on, at the current schema.
-    Raises SchemaError with one sentence naming ``what`` when it cannot be used."""
+    Raises SchemaError with one sentence naming ``what`` when it cannot be used.
+
+    ``read_only``: the caller only reads (a list, a summary), so a file that cannot be written
+    (a backup on read-only media, a folder of someone else's) is opened read-only instead of
+    refused, as long as it is at the current schema. ``complete``: run after the migrations,
+    before the tables are checked (a file an older build left half-made, completed)."""
+    try:
+        return _open_writable(path, migrations, what, check_same_thread, complete)
+    except SchemaError as refused:
+        cause = refused.__cause__
+        if not (read_only and isinstance(cause, sqlite3.Error | OSError) and path.is_file()
+                and any(w in str(cause) for w in _READ_ONLY_WORDS)):
+            raise
+        return _open_read_only(path, migrations, what, check_same_thread, refused)
+
+
+def _open_read_only(path: Path, migrations: Sequence[str], what: str, check_same_thread: bool,
+                    refused: SchemaError) -> sqlite3.Connection:
+    """``path`` opened read-only: SQLite's ``mode=ro``, or ``immutable=1`` where even that needs
+    to write (a WAL file's -shm in a folder that takes no files)."""
+    from urllib.parse import quote
+
+    for mode in ("mode=ro", "immutable=1"):
+        db = None
+        try:
+            db = sqlite3.connect(f"file:{quote(str(path.resolve()))}?{mode}", uri=True,
+                                 check_same_thread=check_same_thread, timeout=WRITE_WAIT_MS / 1000)
+            if schema_version(db) != len(migrations):  # (an older file needs its upgrade written)
+                db.close()
+                raise refused
+            check_tables(db, migrations, what, path)
+            return db
+        except sqlite3.Error:
+            if db is not None:
+                db.close()
+            continue
+        except SchemaError:
+            if db is not None:
+                db.close()
+            raise
+    raise refused
+
+
+def _open_writable(path: Path, migrations: Sequence[str], what: str, check_same_thread: bool,
+                   complete: Callable[[sqlite3.Connection], None] | None) -> sqlite3.Connection:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         if str(path) != ":memory:":
@@ -149,7 +270,7 @@ def open_database(
         # eight at once on a busy machine waited out sqlite3's 5 s ("database is locked")
         db = sqlite3.connect(path, check_same_thread=check_same_thread, timeout=OPEN_WAIT_S)
     except (OSError, sqlite3.Error) as err:
-        raise SchemaError(cannot_use(what, err, path)) from None
+        raise SchemaError(cannot_use(what, err, path)) from err
     try:
         db.execute("PRAGMA foreign_keys = ON")
         _write_ahead_log(db, time.monotonic() + OPEN_WAIT_S)
@@ -157,10 +278,20 @@ def open_database(
         # Debian's), F8's conversation could still be read in the file with `strings`
         db.execute("PRAGMA secure_delete = ON")
         migrate(db, migrations, what)
+        if complete is not None:
+            try:
+                complete(db)
+            except sqlite3.Error:
+                check_tables(db, migrations, what, path)  # (a table it builds on missing: said so)
+                raise
+        check_tables(db, migrations, what, path)
         db.execute(f"PRAGMA busy_timeout = {WRITE_WAIT_MS}")  # then as every write waits
     except sqlite3.Error as err:
         db.close()
-        raise SchemaError(cannot_use(what, err, path)) from None
+        if str(err).startswith("no such table: "):  # an upgrade step found a table gone
+            raise SchemaError(_missing(what, path, [str(err).removeprefix("no such table: ").removeprefix("main.")])) \
+                from err
+        raise SchemaError(cannot_use(what, err, path)) from err
     except BaseException:
         db.close()
         raise

@@ -24,6 +24,7 @@ from workstation.core.atomic import write_named_file
 from workstation.core.errors import WorkstationError
 from workstation.core.letters import fold, shortened
 from workstation.core.metrics import figures_line
+from workstation.core.moments import seconds
 from workstation.core.paths import data_dir
 from workstation.core.phrases import ENGLISH, Lookup, say
 from workstation.core.sqlite_schema import (
@@ -58,6 +59,11 @@ def _complete_version_3(db: sqlite3.Connection) -> None:
     except BaseException:
         db.rollback()
         raise
+
+
+def _complete_if_3(db: sqlite3.Connection) -> None:
+    if schema_version(db) >= 3:
+        _complete_version_3(db)
 
 
 def _add_missing_version_3(db: sqlite3.Connection) -> None:
@@ -138,6 +144,12 @@ _MIGRATIONS: tuple[str, ...] = (
     # a conversation's own sampling settings (Ctrl+E: those other than its profile's, by field, as
     # JSON), as LM Studio keeps them per chat; they were gone at the next start
     "ALTER TABLE conversations ADD COLUMN sampling TEXT NOT NULL DEFAULT '';",
+    # who this file is, wherever it lies: the tag of a conversation's saved KV cells names it, so
+    # a data folder copied or moved (a backup restored) still finds them (a path in the tag did not)
+    """
+    CREATE TABLE IF NOT EXISTS store_identity (id TEXT NOT NULL);
+    INSERT INTO store_identity SELECT lower(hex(randomblob(16))) WHERE NOT EXISTS (SELECT 1 FROM store_identity);
+    """,
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -297,18 +309,16 @@ def _plainly(method: Callable[..., R]) -> Callable[..., R]:
 class ConversationStore:
     """One SQLite file of conversations. Use from one thread (the UI's)."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, read_only: bool = False) -> None:
+        """``read_only``: only read (``conversations list``/``show``), so a file that cannot be
+        written (a backup on read-only media) still is."""
         self.path = path or data_dir() / DB_NAME
         try:
-            self._db = open_database(self.path, _MIGRATIONS, f"The conversation database {self.path}")
+            # (a half-made 3 is upgraded past it first: completed still, before its tables are checked)
+            self._db = open_database(self.path, _MIGRATIONS, f"The conversation database {self.path}",
+                                     read_only=read_only, complete=_complete_if_3)
         except SchemaError as err:
             raise StoreError(str(err)) from None
-        if schema_version(self._db) >= 3:  # (a half-made 3 is upgraded past it first: complete it still)
-            try:
-                _complete_version_3(self._db)
-            except sqlite3.Error as err:
-                self._db.close()
-                raise StoreError(f"The conversation database {self.path} cannot be used ({err}).") from None
         self._db.create_function("fold", 1, fold, deterministic=True)  # search and names, case aside
 
     @property
@@ -654,11 +664,19 @@ class ConversationStore:
         row = self._db.execute("SELECT value FROM app_state WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
+    @property
+    def identity(self) -> str:
+        """This file's own name for itself, kept inside it (a copy has the same): what the tags of
+        its conversations' saved KV cells name, wherever the data folder lies."""
+        row = self._db.execute("SELECT id FROM store_identity LIMIT 1").fetchone()
+        return str(row[0]) if row is not None else str(Path(self.path).resolve())
+
     def title_of(self, conversation_id: int, created: float) -> str | None:
         """The title of the conversation of that number made at ``created`` (a KV state's tag
         names both); None when it is gone (SQLite gives a deleted one's number to the next)."""
         row = self._db.execute("SELECT title, created FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
-        return str(row[0]) if row is not None and abs(float(row[1]) - created) < 1e-5 else None
+        made = seconds(row[1]) if row is not None else None
+        return str(row[0]) if row is not None and abs((made or 0.0) - created) < 1e-5 else None
 
     def changed_elsewhere(self) -> int:
         """A number that changes when another connection (another window of the app, ``chat

@@ -11,20 +11,26 @@ end of the trail).
 from __future__ import annotations
 
 import datetime as dt
+import json
 import threading
 from collections.abc import Iterable
-from dataclasses import astuple, dataclass, fields
+from dataclasses import asdict, astuple, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from workstation.core.atomic import write_bytes_atomic
 from workstation.core.errors import WorkstationError
+from workstation.core.moments import BAD, SQL_LOCAL_DAY
 from workstation.core.paths import data_dir
-from workstation.core.sqlite_schema import SchemaError, open_database
+from workstation.core.sqlite_schema import SchemaError, in_plain_words, open_database
 
 DB_NAME = "usage.sqlite3"
+# rows a stopping server could not write (the file locked by another program, a full disk): kept
+# beside it as JSON lines (written whole, atomically) and folded back in by the next start
+UNSAVED_NAME = "usage-unsaved.jsonl"
 SHARED = "(shared)"  # the single --api-key, or a server without keys
 UNKNOWN = "(unknown)"  # a key that was refused (missing or wrong; a revoked key's requests are its owner's)
-GROUPS = {"person": "key", "profile": "profile", "day": "date(t, 'unixepoch', 'localtime')"}
+GROUPS = {"person": "key", "profile": "profile", "day": SQL_LOCAL_DAY}  # (a day that is no time: NULL, shown "?")
 
 _MIGRATIONS: tuple[str, ...] = (
     """
@@ -124,13 +130,16 @@ def parse_since(text: str) -> float:
     return when.timestamp()
 
 
+@in_plain_words(UsageError, lambda log: f"The usage file {log.path}")
 class UsageLog:
-    """The usage file. Safe to share between threads (one connection behind a lock)."""
+    """The usage file. Safe to share between threads (one connection behind a lock).
+    ``read_only``: only read (``usage``, the Usage screen), so a file that cannot be written still is."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, read_only: bool = False) -> None:
         self.path = path or data_dir() / DB_NAME
         try:
-            self._db = open_database(self.path, _MIGRATIONS, f"The usage file {self.path}", check_same_thread=False)
+            self._db = open_database(self.path, _MIGRATIONS, f"The usage file {self.path}", check_same_thread=False,
+                                     read_only=read_only)
             self._db.execute("PRAGMA synchronous = NORMAL")  # WAL: durable at checkpoints, never corrupt
         except SchemaError as err:
             raise UsageError(str(err)) from None
@@ -148,20 +157,69 @@ class UsageLog:
                 f"INSERT INTO requests({_RECORD_COLUMNS}) VALUES ({marks})", [astuple(r) for r in records]
             )
 
+    @property
+    def unsaved_path(self) -> Path:
+        return self.path.parent / UNSAVED_NAME
+
+    def keep_aside(self, records: list[UsageRecord]) -> None:
+        """Keep ``records`` the file does not take in the side file (with those already there),
+        written whole, atomically; OSError when that cannot be written either."""
+        rows = [*self._aside(), *records]
+        text = "".join(json.dumps(asdict(r), separators=(",", ":")) + "\n" for r in rows)
+        write_bytes_atomic(self.unsaved_path, text.encode(), private=True)
+
+    def _aside(self) -> list[UsageRecord]:
+        """The rows the side file keeps (none without one; a line that is not a row: left out)."""
+        try:
+            lines = self.unsaved_path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            return []
+        names = {f.name for f in fields(UsageRecord)}
+        out = []
+        for line in lines:
+            try:
+                data = json.loads(line)
+                out.append(UsageRecord(**{k: v for k, v in data.items() if k in names}))
+            except (ValueError, TypeError, AttributeError):
+                continue
+        return out
+
+    def fold_in(self) -> int:
+        """The side file's rows written into the file and the side file removed: how many (0 when
+        there is none, or the file still takes none: it stays for the next start)."""
+        rows = self._aside()
+        if not rows and not self.unsaved_path.exists():
+            return 0
+        try:
+            self.add(rows)
+            self.unsaved_path.unlink()
+        except (UsageError, OSError):
+            return 0
+        return len(rows)
+
     def records(self, since: float | None = None) -> list[UsageRecord]:
         where, args = ("WHERE t >= ?", (since,)) if since is not None else ("", ())
         with self._lock:
             rows = self._db.execute(f"SELECT {_RECORD_COLUMNS} FROM requests {where} ORDER BY id", args).fetchall()
         return [UsageRecord(*r) for r in rows]
 
-    def tokens_by_key(self, since: float) -> dict[str, int]:
-        """Prompt + generated tokens per key since ``since`` (the quota's day so far)."""
+    def tokens_on_day(self, t: float) -> dict[str, int]:
+        """Prompt + generated tokens per key on the local day holding ``t``: from its midnight
+        to the next, never later (a row dated in the future counted for "today" for ever).
+        The one place a day's use is summed: the quota, ``keys list`` and /usage/today."""
+        from workstation.core.quota import day_start, next_day_start
+
         with self._lock:
             rows = self._db.execute(
-                "SELECT key, SUM(prompt_tokens + completion_tokens) FROM requests WHERE t >= ? GROUP BY key",
-                (since,),
+                "SELECT key, SUM(prompt_tokens + completion_tokens) FROM requests WHERE t >= ? AND t < ? "
+                "AND typeof(t) IN ('integer', 'real') GROUP BY key",
+                (day_start(t), next_day_start(t)),
             ).fetchall()
-        return {key: int(n or 0) for key, n in rows}
+        used = {key: int(n or 0) for key, n in rows}
+        for r in self._aside():  # rows a stopped server could not write count too, until folded in
+            if day_start(t) <= r.t < next_day_start(t):
+                used[r.key] = used.get(r.key, 0) + r.tokens
+        return used
 
     def summary(self, by: str = "person", since: float | None = None) -> list[UsageRow]:
         """One row per person (key), profile or local day, in that order of names or days."""
@@ -179,7 +237,7 @@ class UsageLog:
         with self._lock:
             rows = self._db.execute(sql, args).fetchall()
         return [
-            UsageRow(str(g), n, int(err or 0), int(p or 0), int(c or 0), int(gen or 0), float(tt or 0), float(tps or 0))
+            UsageRow(BAD if g is None else str(g), n, int(err or 0), int(p or 0), int(c or 0), int(gen or 0), float(tt or 0), float(tps or 0))
             for g, n, err, p, c, gen, tt, tps in rows
         ]
 
@@ -188,11 +246,11 @@ class UsageLog:
         where, args = ("WHERE t >= ?", (since,)) if since is not None else ("", ())
         with self._lock:
             rows = self._db.execute(
-                "SELECT date(t, 'unixepoch', 'localtime') AS d, key, SUM(prompt_tokens + completion_tokens) "
+                f"SELECT {SQL_LOCAL_DAY} AS d, key, SUM(prompt_tokens + completion_tokens) "
                 f"FROM requests {where} GROUP BY d, key ORDER BY d, key",
                 args,
             ).fetchall()
-        return [(d, k, int(n or 0)) for d, k, n in rows]
+        return [(d, k, int(n or 0)) for d, k, n in rows if d is not None]  # (a time that is none: left out)
 
     def audit_lines(self) -> dict[int, str]:
         """Every audit line a request was written as: seq -> hash (``audit verify`` holds the
@@ -211,7 +269,8 @@ class UsageLog:
 
 
 def open_usage_if_present(path: Path | None = None) -> UsageLog | None:
-    """The usage file when one exists (readers must not create it)."""
+    """The usage file when one exists, to read (readers must not create it; one on read-only
+    media is opened read-only)."""
     path = path or data_dir() / DB_NAME
-    return UsageLog(path) if path.exists() else None
+    return UsageLog(path, read_only=True) if path.exists() else None
 

@@ -1123,7 +1123,8 @@ class WorkstationApp(App[None]):
         try:
             store = ConversationStore(store_path)  # (one of its own: a store is for one thread)
             try:
-                KvStateStore().forget_deleted(store_path, lambda cid, made: store.title_of(cid, made) is not None)
+                KvStateStore().forget_deleted(store.identity, store_path,
+                                              lambda cid, made: store.title_of(cid, made) is not None)
             finally:
                 store.close()
         except (OSError, WorkstationError):
@@ -1732,7 +1733,7 @@ class WorkstationApp(App[None]):
             return NOT_KEPT
         if created is None:
             created = self.store.get(conversation_id, with_messages=False).created
-        return conversation_tag(self.store.path, conversation_id, created)
+        return conversation_tag(self.store.identity, conversation_id, created)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="turn")
     def _generate(self, engine: Any, messages: list[dict[str, str]], hz: float, tag: str,

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from workstation.core.invocation import command
+from workstation.core.moments import BAD, local_text
 from workstation.core.phrases import ENGLISH, local_number, local_value, say
 
 LOCALES_DIR = Path(__file__).parent / "locales"
@@ -73,16 +74,15 @@ class Texts:
 
         try:
             return dt.date.fromisoformat(iso_day).strftime(self("date.day"))
-        except ValueError:
-            return iso_day
+        except (ValueError, TypeError):  # (a day the usage file holds no time for: "?")
+            return iso_day if isinstance(iso_day, str) else BAD
 
     def moment(self, when: float | Any) -> str:
         """A moment (a timestamp, or an aware datetime) in this machine's local time, as this
         language writes it: 2026-12-05 06:38, in Turkish 05.12.2026 06:38."""
-        import datetime as dt
-
-        at = dt.datetime.fromtimestamp(when) if isinstance(when, int | float) else when.astimezone()
-        return at.strftime(self("date.moment"))
+        if isinstance(when, int | float | str | None):  # (a stored time that is none: "?")
+            return local_text(when, self("date.moment"))
+        return when.astimezone().strftime(self("date.moment"))
 
     def capital(self, text: str) -> str:
         """``text`` with a capital first letter, as this language writes it (Turkish: indir ->

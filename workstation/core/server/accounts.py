@@ -74,6 +74,7 @@ def given_key(headers: Mapping[str, str]) -> str:
 
 MAX_UNSAVED = 100_000  # usage rows kept in memory while the file takes none (about 20 MB)
 RETRY_UNSAVED_S = 5.0  # how often the file is tried again meanwhile
+CLOSING_TRY_S = 10.0  # how long a stopping server tries the file for the rows it still holds
 
 
 class Accounts:
@@ -99,7 +100,7 @@ class Accounts:
         self.audit = audit
         self.audit_content = audit_content and audit is not None
         self.clock = clock
-        self.quota = DailyQuota(clock, usage.tokens_by_key if usage is not None else None)
+        self.quota = DailyQuota(clock, usage.tokens_on_day if usage is not None else None)
         self.metrics = ServerMetrics()
         self._pending: queue.Queue[tuple[UsageRecord, dict[str, Any]] | None] = queue.Queue()
         self._writer: threading.Thread | None = None
@@ -109,6 +110,10 @@ class Accounts:
         # were lost, and a restarted server counted the day's tokens without them
         self._unsaved: list[UsageRecord] = []
         self._unsaved_since = 0.0  # when the file was last tried
+        self.kept_aside = 0  # at close: rows kept in the usage file's side file for the next start
+        self.lost = 0  # at close: rows that could not be kept there either
+        self.lost_because = ""
+        self.folded_in = usage.fold_in() if usage is not None else 0  # rows a stopped server kept aside
         self._protected = False
         if usage is not None or audit is not None:
             self._writer = threading.Thread(target=self._write_loop, name="workstation-accounts", daemon=True)
@@ -328,9 +333,16 @@ class Accounts:
             # while the file takes none, tried again every few seconds, not at every batch (each
             # try inserted all the rows kept, beside the decoding thread)
             if last or not self._unsaved or time.monotonic() - self._unsaved_since >= RETRY_UNSAVED_S:
-                with self._guard("the usage file"):
-                    self.usage.add(rows)
-                    rows = []
+                # closing: tried for a while (each try waits its own 5 s for a lock), then the
+                # rows are kept aside by ``close``
+                deadline = time.monotonic() + (CLOSING_TRY_S if last else 0.0)
+                while True:
+                    with self._guard("the usage file"):
+                        self.usage.add(rows)
+                        rows = []
+                    if not rows or time.monotonic() >= deadline:
+                        break
+                    time.sleep(0.5)
                 self._unsaved_since = time.monotonic()
             self._unsaved = rows[-MAX_UNSAVED:]
         if self.keys is not None:
@@ -364,9 +376,20 @@ class Accounts:
             self._pending.join()
 
     def close(self) -> None:
+        """Write what is left, then close. Usage rows the file still takes none of are kept in
+        its side file (``usage.UNSAVED_NAME``) for the next start: ``kept_aside`` says how many,
+        ``lost`` how many could not be kept there either (a full disk)."""
         if self._writer is not None and self._writer.is_alive():
             self._pending.put(None)
-            self._writer.join(timeout=30)
+            self._writer.join(timeout=30 + CLOSING_TRY_S)
+        if self._unsaved and self.usage is not None:
+            try:
+                self.usage.keep_aside(self._unsaved)
+                self.kept_aside = len(self._unsaved)
+            except OSError as err:
+                self.lost = len(self._unsaved)
+                self.lost_because = err.strerror or str(err)
+            self._unsaved = []
         for part in (self.usage, self.keys):
             if part is not None:
                 part.close()
