@@ -1259,3 +1259,30 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
         assert main(["conversations", "show", typed]) == 1
         err = capsys.readouterr().err
         assert f'There is no saved conversation "{typed}"' in err and "Traceback" not in err, err
+
+
+def test_quantize_into_a_read_only_models_folder_says_so(
+        tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`models quantize … --allow-requantize` into a read-only models folder said only
+    "llama.cpp could not quantize X to q8_0."; the folder is checked first, and the real cause said."""
+    disk = tmp_path / "models"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,ro", "tmpfs", str(disk)],
+                      capture_output=True).returncode:
+        pytest.skip("mounting a small disk needs root")
+    try:
+        monkeypatch.setenv("WORKSTATION_MODELS", str(disk))
+        assert main(["models", "quantize", str(smollm2_path), "--type", "q8_0", "--allow-requantize"]) == 1
+        err = capsys.readouterr().err
+        assert f"workstation: Cannot write {disk}/" in err and \
+            err.endswith(": it is on a disk that takes no writes (read-only).\n"), err
+        assert "could not quantize" not in err
+        subprocess.run(["mount", "-o", "remount,rw", str(disk)], check=True)  # writable, and too small
+        assert main(["models", "quantize", str(smollm2_path), "--type", "q8_0", "--allow-requantize"]) == 1
+        err = capsys.readouterr().err
+        assert re.search(r": the copy needs about 0\.\d GB and its disk has 0\.0 GB free\.\n$", err), err
+        assert sorted(p.name for p in disk.iterdir()) == []  # no half-written .part left
+    finally:
+        subprocess.run(["umount", "--lazy", str(disk)], check=True)
+

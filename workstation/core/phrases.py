@@ -104,6 +104,7 @@ ENGLISH: dict[str, str] = {
     "file.is_a_folder": "that is a folder; give a file name",
     "file.is_input": "it is one of the files read, and would be replaced; give another file name",
     "file.os_says": "{reason}",
+    "quantize.no_room": "the copy needs about {need} GB and its disk has {free} GB free",
     # a sampling setting out of range (profiles.check_sampling: a profile, chat's options, Ctrl+E)
     "check.between": "{name} is {value}; allowed values are {low} to {high}.",
     "check.between_off": "{name} is {value}; allowed values are {low} to {high} ({off} is off).",
