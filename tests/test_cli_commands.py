@@ -1286,3 +1286,26 @@ def test_quantize_into_a_read_only_models_folder_says_so(
     finally:
         subprocess.run(["umount", "--lazy", str(disk)], check=True)
 
+
+def test_a_kv_state_not_saved_is_said_on_a_line_of_its_own_after_the_reply(
+        tmp_path: Path, smollm2_path: Path) -> None:
+    """`chat -c` on a nearly full disk: "Could not save a KV state: no room…" (said as the engine
+    closed) ran into the reply's last line ("…that mayCould not save a KV state")."""
+    disk = tmp_path / "data"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True).returncode:
+        pytest.skip("mounting a small disk needs root")
+    try:
+        prof = _profile_file(tmp_path, max_tokens=24)
+        env = {**os.environ, "WORKSTATION_DATA": str(disk)}
+        question = "Please read these notes about the office move and say what matters most. " * 4
+        proc = subprocess.run([sys.executable, "-m", "workstation.cli", "chat", "-p", str(prof), "-c", "move",
+                               question], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=120, cwd=Path(__file__).parent.parent)
+        assert proc.returncode == 0, proc.stdout
+        lines = proc.stdout.splitlines()
+        warned = [line for line in lines if "Could not save a KV state" in line]
+        assert warned and all(line.startswith(("Could not save", "workstation: Could not save")) for line in warned), \
+            proc.stdout
+    finally:
+        subprocess.run(["umount", "--lazy", str(disk)], check=True)
