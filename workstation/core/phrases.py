@@ -164,6 +164,10 @@ ENGLISH: dict[str, str] = {
                                   "--no-cache-dir llama-cpp-python)."),
     "engine.no_new_process": ("the system refuses new processes now (too many running, or too little "
                               "memory); close other programs, then load it again"),
+    # a turn refused before it read a model file changed on disk (model_file.FileStamp.check)
+    "engine.model_file_changed": ("The model file {name} changed on disk since it was loaded (overwritten, cut "
+                                  "short or replaced); restart to load it again (a model file must not be replaced "
+                                  "while it is in use)."),
     # the API cannot start (server.process.bind_socket)
     "serve.port_in_use": "Port {port} on {host} is already in use; stop the other server or choose another with --port.",
     "serve.port_denied": "Not allowed to bind port {port} on {host}; choose a port above 1023.",
