@@ -164,6 +164,10 @@ ENGLISH: dict[str, str] = {
                                   "--no-cache-dir llama-cpp-python)."),
     "engine.no_new_process": ("the system refuses new processes now (too many running, or too little "
                               "memory); close other programs, then load it again"),
+    # the model's process ended (engine_process.EngineStopped.how): "The model's process stopped (...)"
+    "engine.ended_killed": "it was killed: most often the system does that when memory runs out",
+    "engine.ended_crash": "it crashed inside llama.cpp: {signal}",
+    "engine.ended_code": "exit code {code}",
     # a turn refused before it read a model file changed on disk (model_file.FileStamp.check)
     "engine.model_file_changed": ("The model file {name} changed on disk since it was loaded (overwritten, cut "
                                   "short or replaced); restart to load it again (a model file must not be replaced "
