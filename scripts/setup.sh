@@ -7,7 +7,15 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 LLAMA_VERSION=0.3.36
 PY=${PYTHON:-python3}
-CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/workstation
+# the built wheel is kept for later checkouts; with no HOME (cron, a systemd service) and no
+# XDG_CACHE_HOME, in this checkout (it stopped at "HOME: unbound variable")
+if [ -n "${XDG_CACHE_HOME:-}" ]; then
+  CACHE=$XDG_CACHE_HOME/workstation
+elif [ -n "${HOME:-}" ]; then
+  CACHE=$HOME/.cache/workstation
+else
+  CACHE=$ROOT/.cache/workstation
+fi
 DEV=0
 [ "${1:-}" = "--dev" ] && DEV=1
 if [ -t 2 ]; then  # bold on a terminal; plain in a pipe or a log (it showed the escape codes)

@@ -1338,3 +1338,53 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
         assert main(["conversations", "show", typed]) == 1
         err = capsys.readouterr().err
         assert f'There is no saved conversation "{typed}"' in err and "Traceback" not in err, err
+
+
+def test_quantize_into_a_read_only_models_folder_says_so(
+        tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`models quantize … --allow-requantize` into a read-only models folder said only
+    "llama.cpp could not quantize X to q8_0."; the folder is checked first, and the real cause said."""
+    disk = tmp_path / "models"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,ro", "tmpfs", str(disk)],
+                      capture_output=True).returncode:
+        pytest.skip("mounting a small disk needs root")
+    try:
+        monkeypatch.setenv("WORKSTATION_MODELS", str(disk))
+        assert main(["models", "quantize", str(smollm2_path), "--type", "q8_0", "--allow-requantize"]) == 1
+        err = capsys.readouterr().err
+        assert f"workstation: Cannot write {disk}/" in err and \
+            err.endswith(": it is on a disk that takes no writes (read-only).\n"), err
+        assert "could not quantize" not in err
+        subprocess.run(["mount", "-o", "remount,rw", str(disk)], check=True)  # writable, and too small
+        assert main(["models", "quantize", str(smollm2_path), "--type", "q8_0", "--allow-requantize"]) == 1
+        err = capsys.readouterr().err
+        assert re.search(r": the copy needs about 0\.\d GB and its disk has 0\.0 GB free\.\n$", err), err
+        assert sorted(p.name for p in disk.iterdir()) == []  # no half-written .part left
+    finally:
+        subprocess.run(["umount", "--lazy", str(disk)], check=True)
+
+
+def test_a_kv_state_not_saved_is_said_on_a_line_of_its_own_after_the_reply(
+        tmp_path: Path, smollm2_path: Path) -> None:
+    """`chat -c` on a nearly full disk: "Could not save a KV state: no room…" (said as the engine
+    closed) ran into the reply's last line ("…that mayCould not save a KV state")."""
+    disk = tmp_path / "data"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True).returncode:
+        pytest.skip("mounting a small disk needs root")
+    try:
+        prof = _profile_file(tmp_path, max_tokens=24)
+        env = {**os.environ, "WORKSTATION_DATA": str(disk)}
+        question = "Please read these notes about the office move and say what matters most. " * 4
+        proc = subprocess.run([sys.executable, "-m", "workstation.cli", "chat", "-p", str(prof), "-c", "move",
+                               question], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=120, cwd=Path(__file__).parent.parent)
+        assert proc.returncode == 0, proc.stdout
+        lines = proc.stdout.splitlines()
+        warned = [line for line in lines if "Could not save a KV state" in line]
+        assert warned and all(line.startswith(("Could not save", "workstation: Could not save")) for line in warned), \
+            proc.stdout
+    finally:
+        subprocess.run(["umount", "--lazy", str(disk)], check=True)

@@ -97,3 +97,30 @@ def test_setup_makes_a_half_made_venv_again(tmp_path: Path) -> None:
     assert "left half made; making it again" in proc.stderr, proc.stderr
     assert made.read_text() == "made\n" and proc.returncode == 3
     assert not (half / "pip-never-came").exists()  # the old folder went first
+
+
+def test_setup_runs_without_home(tmp_path: Path) -> None:
+    """cron and systemd start it with no HOME: set-up stopped at "HOME: unbound variable" (exit 1)
+    before anything. With neither HOME nor XDG_CACHE_HOME the built wheel is kept in the
+    checkout. Run on a copy of setup.sh, with a venv whose pip notes the build it is asked for."""
+    import shutil
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    checkout = tmp_path / "ws"
+    (checkout / "scripts").mkdir(parents=True)
+    shutil.copy(root / "scripts" / "setup.sh", checkout / "scripts" / "setup.sh")
+    venv = checkout / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    (checkout / ".venv" / ".made").write_text("", encoding="utf-8")
+    (venv / "python").write_text(  # pip is there; a build it is asked for is noted, and stops the script
+        '#!/bin/sh\nif [ "$1" = "-m" ] && [ "$2" = "pip" ]; then\n  [ "$3" = "--version" ] && exit 0\n'
+        '  echo "$@" > "$ASKED"; exit 3\nfi\n'
+        f'exec {sys.executable} "$@"\n', encoding="utf-8")
+    (venv / "python").chmod(0o755)
+    asked = tmp_path / "asked"
+    env = {"PATH": "/usr/bin:/bin", "ASKED": str(asked), "CMAKE_ARGS": "-DGGML_NATIVE=off"}
+    proc = subprocess.run(["bash", "scripts/setup.sh"], cwd=checkout, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert "unbound variable" not in proc.stderr and proc.returncode == 3, proc.stderr
+    assert f"-w {checkout}/.cache/workstation/wheels/" in asked.read_text()

@@ -475,3 +475,26 @@ def test_embeddings_are_refused_with_why(client: openai.OpenAI) -> None:
     assert "makes no embeddings" in refused.value.message and "llama-server --embeddings" in refused.value.message
     rerank = httpx.post(str(client.base_url).rstrip("/") + "/rerank", json={}, headers={"Authorization": f"Bearer {KEY}"})
     assert rerank.status_code == 501 and "does no reranking" in rerank.json()["error"]["message"]
+
+
+def test_a_model_file_cut_short_while_it_serves_is_refused_with_a_503_not_a_bus_error(
+        smollm2_path: Path, tmp_path: Path) -> None:
+    """The model file truncated while serve had it mapped: the next request's decode read past
+    its end and serve died with a bus error (exit 135), saying nothing, and the client got no
+    HTTP status. Each request checks the file first: a 503 with the reason, the server still up."""
+    import os
+    import shutil
+
+    copy = tmp_path / "model.gguf"
+    shutil.copyfile(smollm2_path, copy)
+    with serve(write_profile(tmp_path, copy)) as srv:
+        assert f"{copy} is read as the server answers: do not overwrite" in srv.log_text()
+        body = {"messages": QUESTION, "max_tokens": 4}
+        assert httpx.post(f"{srv.base_url}/chat/completions", json=body, timeout=120).status_code == 200
+        os.truncate(copy, copy.stat().st_size // 2)
+        refused = httpx.post(f"{srv.base_url}/chat/completions", json=body, timeout=120)
+        assert refused.status_code == 503, refused.text
+        said = refused.json()["error"]["message"]
+        assert said.startswith("The model file model.gguf changed on disk since it was loaded"), said
+        assert "restart" in said
+        assert srv.proc.poll() is None and httpx.get(f"{srv.root}/health", timeout=30).status_code == 200

@@ -3732,6 +3732,7 @@ async def test_one_reply_at_a_time_in_a_conversation_across_windows(profiles: Pa
         stored = [m.content for m in app.store.messages(conv.id)]
         assert stored[:5] == asked and stored[6] == "And heating?" and len(stored) == 8
 
+
 async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_without_turkish_letters(
         profiles: Path) -> None:
     """Ctrl+P listed its commands by code point ("Çık", "Örnekleme", "Özetle", "İstem" after z,
@@ -3799,3 +3800,99 @@ async def test_the_welcome_names_f9_and_f9_to_turkish_warns_of_a_small_model(pro
         await until(pilot, lambda: any("çok küçük bir model (135M parametre): İngilizce dışındaki dillerde "
                                        "yanıtları çoğu zaman anlamsızdır" in n.message for n in app._notifications))
         assert "F9: English" in str(welcome.render())
+
+
+def _said(app: WorkstationApp) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+async def test_an_engine_killed_while_idle_is_noticed_loaded_again_once_and_the_message_answered(
+        profiles: Path) -> None:
+    """The engine's process killed while idle (the system, short of memory): the next message
+    showed, nothing more, "ready" in the status. Its end is noticed at once and said, the model
+    loaded again and the message answered; killed again before a reply, it is left stopped,
+    the message stays in the box and the sentence says what to do."""
+    import os
+    import signal
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None and app.loading is None)
+        first = app.engine
+        os.kill(first.pid, signal.SIGKILL)  # (nothing sent yet)
+        await until(pilot, lambda: app.engine is not first)
+        said = "The model's process stopped (it was killed: most often the system does that when memory runs out)" \
+               "; it is being loaded again."
+        assert said in _said(app)
+        assert app.loading is None or "model stopped, loading it again" in app.status_text()
+        app.chat_screen.set_input("Hello after the crash")
+        await pilot.press("enter")  # while it loads, or once loaded: answered either way
+        await until(pilot, lambda: app.engine is not None and app.conversation_id is not None and not app.generating
+                    and len(app.store.messages(app.conversation_id)) == 2)
+        assert app.engine is not first and app.engine.alive and _views(app)[-1].content.strip()
+        assert app.chat_screen.input_text() == ""
+        # killed again, then again before a reply: the second time it is left stopped, and said what to do
+        os.kill(app.engine.pid, signal.SIGKILL)
+        await until(pilot, lambda: app.engine is not None and app.loading is None and app.engine.pid is not None
+                    and sum(said in s for s in _said(app)) == 2)
+        os.kill(app.engine.pid, signal.SIGKILL)
+        await until(pilot, lambda: app.engine is None and app.engine_problem is not None)
+        assert app.engine_problem.startswith("The model's process stopped again (it was killed") \
+            and "press F3 to load it again" in app.engine_problem
+        assert "model stopped" in app.status_text() and app.loading is None
+        app.chat_screen.set_input("Still there?")
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert app.chat_screen.input_text() == "Still there?" and _said(app)[-1] == app.engine_problem
+
+
+async def test_an_engine_killed_mid_reply_says_why_and_the_next_message_is_answered(profiles: Path) -> None:
+    """Killed mid-reply, the reply said only "cut off by an error", and the next Enter said
+    "No model is loaded; press F3". The sentence says what happened, the model is loaded
+    again, and a message sent meanwhile is answered once it is back."""
+    import os
+    import signal
+
+    app = WorkstationApp("b", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None and app.loading is None)
+        first = app.engine
+        await _send(pilot, app, "Write a long story about a lighthouse keeper.")
+        await until(pilot, lambda: len(_views(app)[-1].content.split()) >= 3)
+        os.kill(first.pid, signal.SIGKILL)
+        await until(pilot, lambda: not app.generating and app.engine is not first)
+        assert "The model's process stopped (it was killed: most often the system does that when memory runs " \
+               "out); it is being loaded again." in _said(app)
+        assert _views(app)[-1].content.strip()  # what it wrote stays
+        app.chat_screen.set_input("Say hello")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.engine is not None and not app.generating
+                    and [m.content for m in app.store.messages(app.conversation_id)][-2:-1] == ["Say hello"])
+        assert not any("No model is loaded" in s for s in _said(app))
+        assert app.store.messages(app.conversation_id)[-1].role == "assistant"
+
+
+async def test_a_model_file_changed_on_disk_is_said_before_a_turn_and_loaded_again(
+        profiles: Path, smollm2_path: Path, tmp_path: Path) -> None:
+    """A model file overwritten while the app had it mapped: the next turn read the mapping
+    (a bus error: the engine's process died). The turn is refused first, said, the model
+    loaded again, and the message (back in the box meanwhile) answered."""
+    import os
+    import shutil
+
+    copy = tmp_path / "copy.gguf"
+    shutil.copyfile(smollm2_path, copy)
+    _profile(profiles / "copied.yaml", str(copy))
+    app = WorkstationApp("copied", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None and app.loading is None)
+        first = app.engine
+        stat = copy.stat()
+        os.utime(copy, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # written again in place, as cp does
+        await _send(pilot, app, "Hello")
+        await until(pilot, lambda: app.engine is not None and app.engine is not first and not app.generating
+                    and app.conversation_id is not None and len(app.store.messages(app.conversation_id)) == 2)
+        assert "The model file copy.gguf changed on disk since it was loaded (overwritten, cut short or " \
+               "replaced); it is being loaded again." in _said(app)
+        assert [m.role for m in app.store.messages(app.conversation_id)] == ["user", "assistant"]
+        assert not first.alive

@@ -228,6 +228,10 @@ def run(args: argparse.Namespace) -> int:
                         final = event
                 if not args.json:
                     thinking.write("", answer=True)
+                    # the reply's line ends now: what is said on stderr from here on (closing the
+                    # engine saves its KV cells: "Could not save a KV state: ...") ran on after it
+                    sys.stdout.write("\n")
+                    sys.stdout.flush()
             except EngineError as err:
                 if conversation is not None and asked is not None and too_long(err):
                     # joined to every later question (roles alternate), it made each of them too long
@@ -278,8 +282,6 @@ def run(args: argparse.Namespace) -> int:
             out["schema_error"] = check.error or None
         print_json(out)
     else:
-        sys.stdout.write("\n")
-        sys.stdout.flush()
         if m.predicted_n or m.stop_reason != "cancelled":  # (stopped before the reply began: said below, not "0 tokens")
             print(m.summary_line(), file=sys.stderr)
         if m.left_out_n:  # (the app says it in words; here the model answered as if it had read them)

@@ -190,6 +190,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"workstation: {n} request{'' if n == 1 else 's'} that a stopped server could not write to the usage "
               f"file {'were' if n != 1 else 'was'} kept aside and {'are' if n != 1 else 'is'} in it now.",
               file=sys.stderr, flush=True)
+    # llama.cpp reads the weights from the file as it answers (mmap): one overwritten or cut
+    # short meanwhile ended the server with a bus error; each request checks it first (a 503)
+    print(f"workstation: {scheduler.model.path} is read as the server answers: do not overwrite, replace or "
+          "delete it while it serves (stop the server first; requests are refused if it changes).",
+          file=sys.stderr, flush=True)
     server = make_uvicorn(openai, options, log_level=args.log_level)
     try:
         run_server(server, socks)

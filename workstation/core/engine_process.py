@@ -208,13 +208,32 @@ def _process_problem(err: OSError) -> Phrase:
     return ("file.os_says", {"reason": err.strerror or str(err)})
 
 
-class EngineCrashed(EngineError):
+class EngineStopped(EngineError):
+    """The engine's process ended while it was wanted (killed, a crash); ``how``: how it ended,
+    a phrase (the app says "The model's process stopped (how)" and loads it again)."""
+
+    def __init__(self, message: str, how: Phrase = ("engine.ended_code", {"code": "?"})) -> None:
+        super().__init__(message)
+        self.how = how
+
+
+class EngineCrashed(EngineStopped):
     """The engine's process ended by a fault (inside llama.cpp); ``on_gpu``: it had, or was
     loading, layers on a GPU (``open_engine`` then loads the profile on the CPU)."""
 
-    def __init__(self, message: str, on_gpu: bool) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, on_gpu: bool, how: Phrase = ("engine.ended_code", {"code": "?"})) -> None:
+        super().__init__(message, how)
         self.on_gpu = on_gpu
+
+
+def _signal_name(number: int) -> str:
+    """SIGBUS for 7: the fault's name, which whoever looks after the PC can search for."""
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 class EngineProcess:
@@ -256,6 +275,7 @@ class EngineProcess:
         child.close()
         self._conn = parent
         self._killed_here = False
+        self._closing = False  # closed (or killed) from this side: ``watch`` says nothing
         self._info: EngineInfo | None = None
         while True:
             if not self._conn.poll(start_timeout_s):
@@ -286,10 +306,15 @@ class EngineProcess:
         except OSError:
             raise self._stopped() from None
 
-    def _stopped(self) -> EngineError:
+    def _stopped(self) -> EngineStopped:
         self._proc.join(timeout=1)
-        code = self._proc.exitcode
+        error = self._ended()
         self._kill()
+        return error
+
+    def _ended(self) -> EngineStopped:
+        """How the process ended, as the error to raise (it has ended: nothing is closed here)."""
+        code = self._proc.exitcode
         # -9: killed, most often by the system when memory ran out ("exit code -9" said nothing);
         # not when this side killed it (closing, a start that took too long)
         killed = (" (it was killed: most often the system does that when memory runs out)"
@@ -301,8 +326,10 @@ class EngineProcess:
             if on_gpu:
                 again += " If it crashes again, set gpu_layers to 0 in the profile to run it on the CPU."
             return EngineCrashed(f"The engine process stopped unexpectedly (exit code {code}) (it crashed "
-                                 f"inside llama.cpp: {_CRASHES[-code]}); {again}", on_gpu=on_gpu)
-        return EngineError(f"The engine process stopped unexpectedly (exit code {code}){killed}; {again}")
+                                 f"inside llama.cpp: {_CRASHES[-code]}); {again}", on_gpu=on_gpu,
+                                 how=("engine.ended_crash", {"signal": _signal_name(-code)}))
+        how: Phrase = ("engine.ended_killed", {}) if killed else ("engine.ended_code", {"code": str(code)})
+        return EngineStopped(f"The engine process stopped unexpectedly (exit code {code}){killed}; {again}", how=how)
 
     def _on_gpu(self) -> bool:
         """Whether the engine had (or was asked for) layers on a GPU: ``auto`` (the default) puts
@@ -316,7 +343,24 @@ class EngineProcess:
             return bool(hardware.gpus())
         return gl == "all" or isinstance(gl, int) and gl > 0
 
+    def watch(self, on_end: Callable[[EngineStopped], None]) -> None:
+        """``on_end(error)``, from a thread of its own, as soon as the process ends other than
+        by ``close`` (killed while idle, by the system short of memory or by a person): the app
+        found out only when the next message was sent, and that message stayed unanswered."""
+        from multiprocessing.connection import wait
+
+        sentinel = self._proc.sentinel
+
+        def watching() -> None:
+            wait([sentinel])
+            if not self._closing:
+                self._proc.join(timeout=1)
+                on_end(self._ended())
+
+        threading.Thread(target=watching, name="engine-watch", daemon=True).start()
+
     def _kill(self) -> None:
+        self._closing = True
         if self._proc.is_alive():
             self._killed_here = True
             self._proc.kill()
@@ -442,6 +486,7 @@ class EngineProcess:
         return finished_turn(self.stream_chat(messages, sampling, constraints=constraints))
 
     def close(self) -> None:
+        self._closing = True  # (its end is not news to a watch)
         if self._proc.is_alive():
             try:
                 self._conn.send(("close",))

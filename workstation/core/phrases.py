@@ -104,6 +104,7 @@ ENGLISH: dict[str, str] = {
     "file.is_a_folder": "that is a folder; give a file name",
     "file.is_input": "it is one of the files read, and would be replaced; give another file name",
     "file.os_says": "{reason}",
+    "quantize.no_room": "the copy needs about {need} GB and its disk has {free} GB free",
     # a sampling setting out of range (profiles.check_sampling: a profile, chat's options, Ctrl+E)
     "check.between": "{name} is {value}; allowed values are {low} to {high}.",
     "check.between_off": "{name} is {value}; allowed values are {low} to {high} ({off} is off).",
@@ -163,6 +164,14 @@ ENGLISH: dict[str, str] = {
                                   "--no-cache-dir llama-cpp-python)."),
     "engine.no_new_process": ("the system refuses new processes now (too many running, or too little "
                               "memory); close other programs, then load it again"),
+    # the model's process ended (engine_process.EngineStopped.how): "The model's process stopped (...)"
+    "engine.ended_killed": "it was killed: most often the system does that when memory runs out",
+    "engine.ended_crash": "it crashed inside llama.cpp: {signal}",
+    "engine.ended_code": "exit code {code}",
+    # a turn refused before it read a model file changed on disk (model_file.FileStamp.check)
+    "engine.model_file_changed": ("The model file {name} changed on disk since it was loaded (overwritten, cut "
+                                  "short or replaced); restart to load it again (a model file must not be replaced "
+                                  "while it is in use)."),
     # the API cannot start (server.process.bind_socket)
     "serve.port_in_use": "Port {port} on {host} is already in use; stop the other server or choose another with --port.",
     "serve.port_denied": "Not allowed to bind port {port} on {host}; choose a port above 1023.",

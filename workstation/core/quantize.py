@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import llama_cpp
 
-from workstation.core.catalog import QUANTIZE_TYPES, check_gguf
+from workstation.core.atomic import cannot_write
+from workstation.core.catalog import QUANTIZE_TYPES, UNQUANTIZED, check_gguf, read_model_info
 from workstation.core.errors import WorkstationError
+from workstation.core.model_shapes import QUANT_BPW
 
 FTYPES: dict[str, int] = {  # the catalog's list, in its order: llama.cpp's ftype for each
     name: getattr(llama_cpp, f"LLAMA_FTYPE_MOSTLY_{name.upper()}") for name in QUANTIZE_TYPES
@@ -42,9 +45,9 @@ def quantize_model(
     params.ftype = FTYPES[key]
     params.allow_requantize = allow_requantize
     params.nthread = threads
-    dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.part")  # two quantizing at once each write their own
     try:
+        _check_room(src, dest, tmp, key)
         rc = _waited_for(lambda: llama_cpp.llama_model_quantize(
             str(src).encode(), str(tmp).encode(), ctypes.byref(params)
         ))
@@ -55,6 +58,27 @@ def quantize_model(
     finally:
         tmp.unlink(missing_ok=True)
     return dest
+
+
+def _check_room(src: Path, dest: Path, tmp: Path, key: str) -> None:
+    """The copy's folder takes it (``tmp`` is made there) and its disk has room for about its
+    size: a read-only models folder was said as "llama.cpp could not quantize X to q8_0."."""
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp.open("xb").close()  # (llama.cpp writes over it)
+        free = shutil.disk_usage(dest.parent).free
+    except OSError as err:
+        raise WorkstationError(said=cannot_write(dest, err)) from None
+    need = int(src.stat().st_size * _bits(key) / _bits(read_model_info(src).file_type))
+    if free < need:
+        raise WorkstationError(said=[("file.cannot_write", {"path": str(dest), "why": (
+            "quantize.no_room", {"need": f"{need / 1e9:.1f}", "free": f"{free / 1e9:.1f}"})})])
+
+
+def _bits(file_type: str) -> float:
+    """About how many bits a weight takes in a file of ``file_type`` (Q8_0, F16, ...)."""
+    name = file_type.upper()
+    return QUANT_BPW.get(name, 32.0 if name == "F32" else 16.0 if name in UNQUANTIZED else 4.55)
 
 
 def _waited_for(call: Callable[[], int]) -> int:

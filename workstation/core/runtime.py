@@ -27,6 +27,7 @@ from llama_cpp import _internals as internals
 
 from workstation.core.catalog import check_gguf
 from workstation.core.errors import EngineError, ModelFileError
+from workstation.core.model_file import FileStamp
 
 # --- llama.cpp's log: kept in a ring buffer (errors and sizes are read from it), printed only
 # when WORKSTATION_LLAMA_LOG is set.
@@ -199,6 +200,7 @@ class LoadedModel:
     ) -> None:
         check_gguf(path)
         self.path = path
+        self.file = FileStamp.of(path)  # the file mapped: each turn checks it is still this one
         self.settings = settings
         with _log_lock:
             load_mark = _log_count[0]

@@ -372,6 +372,11 @@ class Scheduler:
         the stand-in template's markers."""
         if not prompt:
             raise EngineError("The prompt is empty.")
+        # a model file overwritten or cut short while mapped ends this process at its next read
+        # (a bus error): refused, with a sentence, before anything reads it (core/model_file.py)
+        self.model.file.check()
+        if self.draft_model is not None:
+            self.draft_model.model.file.check()
         if not -1 <= id_slot < self.n_parallel:
             raise EngineError(f"id_slot is {id_slot}; this server has slots 0 to {self.n_parallel - 1} (-1: any).")
         if len(prompt) >= self.slot_ctx:

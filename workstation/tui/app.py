@@ -43,11 +43,13 @@ from workstation.core.atomic import named_output
 from workstation.core.engine import EngineInfo, TokenDelta
 from workstation.core.engine import TurnFinished as EngineTurnFinished
 from workstation.core.engine_api import answer_reserve, open_engine, too_long
+from workstation.core.engine_process import EngineStopped
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.events import PromptRead
 from workstation.core.kept_summary import forget_summary_asked_in
 from workstation.core.kv_state import NOT_KEPT, KvStateStore, conversation_tag
 from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
+from workstation.core.model_file import model_file_changed
 from workstation.core.paths import typed_path
 from workstation.core.phrases import say
 from workstation.core.planner import load_notes, offloadable_layers
@@ -73,6 +75,7 @@ from workstation.tui.i18n import LANGUAGES, Texts, detect_language
 from workstation.tui.messages import (
     AttachmentMeasured,
     DocumentRead,
+    EngineExited,
     EngineFailed,
     LoadProgress,
     ProfileLoaded,
@@ -234,7 +237,11 @@ class WorkstationApp(App[None]):
         self.load_fraction = 0.0
         self.unreachable = False  # the last turn could not reach the engine's server
         self.load_failed = False  # the last load failed (a desk PC then tries its server again on send)
-        self._send_when_connected: str | None = None  # the message whose Enter tried the server again
+        self._send_when_connected: str | None = None  # the message sent once the model is ready (its Enter
+        # tried the server again, or came while the model was loaded again after its process stopped)
+        self._engine_stops = 0  # the model's process stopped (since the last reply): loaded again once
+        self._reloading = False  # the model is being loaded again after its process stopped
+        self.engine_problem: str | None = None  # why no model is loaded now (it stopped again)
         self._quiet_failure = False  # a retry of a server not reached: its failure is not said again
         self._server_retry: Timer | None = None  # the next try of a server not reached (one at a time)
         self._generating = False
@@ -728,11 +735,15 @@ class WorkstationApp(App[None]):
             layers_key = "status.layers_planned"
             kv = f"KV {profile.kv_cache.k}/{profile.kv_cache.v}"
         if self.loading is not None:
-            state = t("status.loading", name=self.loading.key, pct=f"{self.load_fraction * 100:.0f}")
+            pct = f"{self.load_fraction * 100:.0f}"
+            state = t("status.reloading", pct=pct) if self._reloading else \
+                t("status.loading", name=self.loading.key, pct=pct)
         elif self.summarizing is not None:
             state = t("status.summarizing", name=self.summarizing)
         elif self.generating:
             state = t("status.generating")
+        elif self.engine is None and self.engine_problem is not None:  # its process stopped twice
+            state = t("status.engine_stopped")
         elif self.engine is None:  # a server's profile is not loaded: it is not connected
             state = t("status.not_loaded" if profile.backend == "llama" else "status.not_connected")
         elif self.unreachable:  # the last turn found the server gone: not "ready"
@@ -779,6 +790,8 @@ class WorkstationApp(App[None]):
             return self.texts("chat.loading")
         if self.load_failed and self.profile is not None and self.profile.backend == "openai":
             return self.texts("chat.not_connected", url=self.profile.remote.base_url)
+        if self.engine_problem is not None:  # its process stopped again: why, and what to do
+            return self.engine_problem
         return self.texts("chat.no_engine")
 
     def busy_text(self) -> str:
@@ -1520,6 +1533,11 @@ class WorkstationApp(App[None]):
             self._send_when_connected = text  # sent once the server answers (a second Enter was needed,
             self._begin_load(self.profile)  # and nothing said so: it looked sent)
             return
+        if self.engine is None and self.loading is not None and self._reloading:
+            # its process stopped and it is loaded again: the message waits in the box, and goes then
+            self.notify(t("chat.sent_once_loaded"), timeout=8)
+            self._send_when_connected = text
+            return
         if self.engine is None:
             self.notify(self.not_ready_text(), severity="warning")
             return
@@ -1774,9 +1792,10 @@ class WorkstationApp(App[None]):
                     self.post_message(TurnFinished(event.text, event.metrics, event.reasoning))
         except WorkstationError as err:
             flush()
+            lost = err if isinstance(err, EngineStopped) or model_file_changed(err) else None
             self.post_message(EngineFailed(self.texts.error(err),
                                            unreachable=isinstance(err, BackendUnreachable) and err.connection_lost,
-                                           too_long=too_long(err), refused=refused(err)))
+                                           too_long=too_long(err), refused=refused(err), lost=lost))
         except Exception as err:  # noqa: BLE001 - a sentence in the app, never a traceback
             flush()
             self.post_message(EngineFailed(self.texts("error.turn_failed", what=f"{type(err).__name__}: {err}")))
@@ -1981,6 +2000,7 @@ class WorkstationApp(App[None]):
     async def _finished(self, event: TurnFinished) -> None:
         view, self.reply_view = self.reply_view, None
         self.unreachable = False
+        self._engine_stops = 0  # (a reply came: a process that stops later is loaded again once more)
         metrics = event.metrics
         self.last_metrics = metrics
         ran_on = (self.profile.ref, self.profile.name) if self.profile else ("", "")
@@ -2090,7 +2110,9 @@ class WorkstationApp(App[None]):
     @on(EngineFailed)
     async def _failed(self, event: EngineFailed) -> None:
         quiet, self._quiet_failure = self._quiet_failure and event.during == "load" and event.unreachable, False
-        if not quiet:  # (a retry of a server still not reached: said once, when the wait began)
+        if event.during == "load":
+            self._reloading = False
+        if not quiet and event.lost is None:  # (a lost engine is said by _engine_lost, once)  # (a retry of a server still not reached: said once, when the wait began)
             self.notify(event.reason, title=self.texts("error.title"), severity="error", timeout=12)
         self.unreachable = event.unreachable
         if event.during == "load":
@@ -2113,6 +2135,7 @@ class WorkstationApp(App[None]):
         elif continued and view is not None and view.content == continued:  # went on with nothing: as it was
             await self._keep_continued()
             view = None
+        answered = view is not None and bool(view.content or view.reasoning)
         if view is not None:
             if (view.content or view.reasoning) and self.conversation_id is not None:
                 cut = TurnMetrics(stop_reason="failed")  # not "stopped": no one pressed Esc
@@ -2124,17 +2147,50 @@ class WorkstationApp(App[None]):
                     await self._show_kept_turn()
             else:
                 await view.remove()
-        if (event.too_long or event.refused) and self._turn_from == "send":  # (not asked again, nor gone on with)
-            await self._give_back_question()
+        if (event.too_long or event.refused or event.lost and not answered) and self._turn_from == "send":
+            await self._give_back_question()  # (not asked again, nor gone on with)
+            text = self._sent[0]
+            if event.lost and text.strip() and self.chat_screen.input_text() == text:
+                self._send_when_connected = text  # answered once the model is back (not if it stops again)
         if self._quit_after_turn:  # what arrived is kept: on the way out, without loading again
             self.exit()
             return
-        engine = self.engine
-        if engine is not None and not getattr(engine, "alive", True) and self.profile is not None:
-            # the child process died: bring the same profile back so the chat can go on
-            self.engine = None
-            self._begin_load(self.profile)
+        if event.lost is not None:
+            self._engine_lost(self.engine, event.lost)
         self.update_status()
+
+    @on(EngineExited)
+    def _engine_exited(self, event: EngineExited) -> None:
+        """The model's process ended while nothing was asked of it (a reply going on fails, and
+        ``_failed`` takes it from there)."""
+        if not self.generating:
+            self._engine_lost(event.engine, event.error)
+
+    def _engine_lost(self, engine: Any, err: WorkstationError) -> None:
+        """``engine`` cannot go on: its process stopped (``EngineStopped``), or its model file
+        changed on disk. Said in a sentence, and the profile loaded again; a process that stops
+        a second time before a reply has come is left stopped, with what to do (a model that
+        does not fit the memory would be killed again and again). Before, the app found a
+        process killed while idle only when a message was sent, which then went unanswered."""
+        if engine is None or engine is not self.engine or self.profile is None:
+            return  # (said already: the turn's failure and the watch can both tell)
+        self.engine = None
+        how = err.how if isinstance(err, EngineStopped) else None
+        if how is not None:
+            self._engine_stops += 1
+        if how is not None and self._engine_stops > 1:
+            self.engine_problem = self.texts("chat.engine_stopped_again", how=say([how], self.texts.get),
+                                             profiles=self.key_for("profile.menu"))
+            self._send_when_connected = None  # (the message stays in the box)
+            _close_quietly(engine)
+            self.notify(self.engine_problem, title=self.texts("error.title"), severity="error", timeout=30)
+            self.update_status()
+            return
+        said = self.texts.error(err) if how is None else self.texts("chat.engine_stopped",
+                                                                       how=say([how], self.texts.get))
+        self.notify(said, title=self.texts("error.title"), severity="error", timeout=15)
+        self._reloading = True
+        self._begin_load(self.profile, old_engine=engine)
 
     async def _give_back_question(self) -> None:
         """A message more than the context holds is taken back into the box (its document
@@ -2394,6 +2450,7 @@ class WorkstationApp(App[None]):
         self.engine = None
         self.engine_info = None
         self.profile = profile
+        self._engine_stops = 0  # (chosen again after it stopped twice: it may be loaded again once more)
         self._chosen_profile = True  # its load ends this session's Ctrl+E settings (not Ctrl+G's)
         self._begin_load(profile, old_engine, old_profile)
 
@@ -2461,6 +2518,11 @@ class WorkstationApp(App[None]):
             event.engine.close()
             return
         self.engine = event.engine
+        self._reloading, self.engine_problem = False, None
+        watch = getattr(event.engine, "watch", None)  # (a process of its own: its end is noticed at once)
+        if callable(watch):
+            engine = event.engine
+            watch(lambda error: self.post_message(EngineExited(engine, error)))
         chosen, self._chosen_profile = self._chosen_profile and not event.restored, False
         for tag in self._forget_after_load:  # the old engine has saved what it held by now
             self._forget_cells(self.engine, tag)

@@ -8,7 +8,8 @@ from typing import Any
 
 from textual.message import Message
 
-from workstation.core.engine_process import EngineProcess
+from workstation.core.engine_process import EngineProcess, EngineStopped
+from workstation.core.errors import WorkstationError
 from workstation.core.metrics import TurnMetrics
 from workstation.core.profiles import Profile
 
@@ -46,13 +47,25 @@ class EngineFailed(Message):
     """A load or a turn failed; ``reason`` is one sentence for the user."""
 
     def __init__(self, reason: str, during: str = "turn", unreachable: bool = False, too_long: bool = False,
-                 refused: bool = False) -> None:
+                 refused: bool = False, lost: WorkstationError | None = None) -> None:
         super().__init__()
         self.reason = reason
+        # the engine is lost (its process stopped: ``EngineStopped``; its model file changed):
+        # the app says why and loads the model again (``WorkstationApp._engine_lost``)
+        self.lost = lost
         self.during = during  # turn | load
         self.unreachable = unreachable  # the engine's server could not be reached (it may be back later)
         self.too_long = too_long  # the message is more than the context holds, even alone
         self.refused = refused  # the server refused it before a word (the key, the day's tokens, all busy)
+
+
+class EngineExited(Message):
+    """The engine's process ended while idle, or at least not by ``close`` (``EngineProcess.watch``)."""
+
+    def __init__(self, engine: EngineProcess, error: EngineStopped) -> None:
+        super().__init__()
+        self.engine = engine
+        self.error = error
 
 
 class LoadProgress(Message):
