@@ -3767,13 +3767,13 @@ async def test_enter_during_a_reply_says_why_and_ctrl_n_stops_it_and_opens_a_new
     from textual.widgets import Input
 
     app = WorkstationApp("b", sample_system=False, language="en")
+    said = notices(app)  # (a toast expires while a model loads)
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         await _send(pilot, app, "Write a very long story about a cat who works in an office.")
         await until(pilot, lambda: app.live_tokens >= 3)
         first = app.conversation_id
         await type_message(pilot, "And a dog?")
-        said = [n.message for n in app._notifications]
         assert "A reply is still being written: Esc stops it; your message stays in the box." in said, said
         assert app.chat_screen.query_one("#prompt", Input).value == "And a dog?" and app.generating
         await pilot.press("ctrl+n")
@@ -3781,7 +3781,7 @@ async def test_enter_during_a_reply_says_why_and_ctrl_n_stops_it_and_opens_a_new
         kept = app.store.messages(first)  # type: ignore[arg-type]
         assert [m.role for m in kept] == ["user", "assistant"] and kept[-1].content.strip()
         assert len(_views(app)) == 0
-        assert any("a new conversation opens" in n.message for n in app._notifications)
+        assert any("a new conversation opens" in n for n in said)
 
 
 async def test_the_welcome_names_f9_and_f9_to_turkish_warns_of_a_small_model(profiles: Path) -> None:
@@ -3791,19 +3791,16 @@ async def test_the_welcome_names_f9_and_f9_to_turkish_warns_of_a_small_model(pro
     from textual.widgets import Static
 
     app = WorkstationApp("a", sample_system=False, language="en")
+    said = notices(app)  # (a toast expires while a model loads)
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         welcome = app.chat_screen.query_one("#welcome", Static)
         assert "F9: Türkçe" in str(welcome.render())
-        assert not any("135M" in n.message for n in app._notifications)  # English: no warning
+        assert not any("135M" in n for n in said)  # English: no warning
         await pilot.press("f9")
         await until(pilot, lambda: any("çok küçük bir model (135M parametre): İngilizce dışındaki dillerde "
-                                       "yanıtları çoğu zaman anlamsızdır" in n.message for n in app._notifications))
+                                       "yanıtları çoğu zaman anlamsızdır" in n for n in said))
         assert "F9: English" in str(welcome.render())
-
-
-def _said(app: WorkstationApp) -> list[str]:
-    return [str(n.message) for n in app._notifications]
 
 
 async def test_an_engine_killed_while_idle_is_noticed_loaded_again_once_and_the_message_answered(
@@ -3816,14 +3813,15 @@ async def test_an_engine_killed_while_idle_is_noticed_loaded_again_once_and_the_
     import signal
 
     app = WorkstationApp("a", sample_system=False, language="en")
+    said = notices(app)  # (a toast expires while a model loads)
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None and app.loading is None)
         first = app.engine
         os.kill(first.pid, signal.SIGKILL)  # (nothing sent yet)
         await until(pilot, lambda: app.engine is not first)
-        said = "The model's process stopped (it was killed: most often the system does that when memory runs out)" \
-               "; it is being loaded again."
-        assert said in _said(app)
+        stopped = "The model's process stopped (it was killed: most often the system does that when memory runs out)" \
+                  "; it is being loaded again."
+        assert stopped in said
         assert app.loading is None or "model stopped, loading it again" in app.status_text()
         app.chat_screen.set_input("Hello after the crash")
         await pilot.press("enter")  # while it loads, or once loaded: answered either way
@@ -3834,7 +3832,7 @@ async def test_an_engine_killed_while_idle_is_noticed_loaded_again_once_and_the_
         # killed again, then again before a reply: the second time it is left stopped, and said what to do
         os.kill(app.engine.pid, signal.SIGKILL)
         await until(pilot, lambda: app.engine is not None and app.loading is None and app.engine.pid is not None
-                    and sum(said in s for s in _said(app)) == 2)
+                    and sum(stopped in s for s in said) == 2)
         os.kill(app.engine.pid, signal.SIGKILL)
         await until(pilot, lambda: app.engine is None and app.engine_problem is not None)
         assert app.engine_problem.startswith("The model's process stopped again (it was killed") \
@@ -3843,7 +3841,7 @@ async def test_an_engine_killed_while_idle_is_noticed_loaded_again_once_and_the_
         app.chat_screen.set_input("Still there?")
         await pilot.press("enter")
         await pilot.pause(0.3)
-        assert app.chat_screen.input_text() == "Still there?" and _said(app)[-1] == app.engine_problem
+        assert app.chat_screen.input_text() == "Still there?" and said[-1] == app.engine_problem
 
 
 async def test_an_engine_killed_mid_reply_says_why_and_the_next_message_is_answered(profiles: Path) -> None:
@@ -3854,6 +3852,7 @@ async def test_an_engine_killed_mid_reply_says_why_and_the_next_message_is_answe
     import signal
 
     app = WorkstationApp("b", sample_system=False, language="en")
+    said = notices(app)  # (a toast expires while a model loads)
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None and app.loading is None)
         first = app.engine
@@ -3862,13 +3861,13 @@ async def test_an_engine_killed_mid_reply_says_why_and_the_next_message_is_answe
         os.kill(first.pid, signal.SIGKILL)
         await until(pilot, lambda: not app.generating and app.engine is not first)
         assert "The model's process stopped (it was killed: most often the system does that when memory runs " \
-               "out); it is being loaded again." in _said(app)
+               "out); it is being loaded again." in said
         assert _views(app)[-1].content.strip()  # what it wrote stays
         app.chat_screen.set_input("Say hello")
         await pilot.press("enter")
         await until(pilot, lambda: app.engine is not None and not app.generating
                     and [m.content for m in app.store.messages(app.conversation_id)][-2:-1] == ["Say hello"])
-        assert not any("No model is loaded" in s for s in _said(app))
+        assert not any("No model is loaded" in s for s in said)
         assert app.store.messages(app.conversation_id)[-1].role == "assistant"
 
 
@@ -3884,6 +3883,7 @@ async def test_a_model_file_changed_on_disk_is_said_before_a_turn_and_loaded_aga
     shutil.copyfile(smollm2_path, copy)
     _profile(profiles / "copied.yaml", str(copy))
     app = WorkstationApp("copied", sample_system=False, language="en")
+    said = notices(app)  # (a toast expires while a model loads)
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None and app.loading is None)
         first = app.engine
@@ -3893,6 +3893,6 @@ async def test_a_model_file_changed_on_disk_is_said_before_a_turn_and_loaded_aga
         await until(pilot, lambda: app.engine is not None and app.engine is not first and not app.generating
                     and app.conversation_id is not None and len(app.store.messages(app.conversation_id)) == 2)
         assert "The model file copy.gguf changed on disk since it was loaded (overwritten, cut short or " \
-               "replaced); it is being loaded again." in _said(app)
+               "replaced); it is being loaded again." in said
         assert [m.role for m in app.store.messages(app.conversation_id)] == ["user", "assistant"]
         assert not first.alive
