@@ -128,12 +128,16 @@ ProfileFactory = Callable[..., Profile]
 
 
 def make_profile(model: str | Path = SMOLLM2, **overrides: Any) -> Profile:
-    """A profile for tests: greedy, small context, 2 threads, no system prompt."""
+    """A profile for tests: greedy, small context, one thread, no system prompt.
+
+    One thread: llama.cpp's threads wait for each other spinning, and the suite runs in two
+    processes on a machine of two cores that others share; a second thread per process made
+    each model call several times slower (and burned the other process's CPU while waiting)."""
     data: dict[str, Any] = {
         "name": "test",
         "model": str(model),
         "context": 2048,
-        "threads": 2,
+        "threads": 1,
         "gpu_layers": 0,
         "sampling": {"temperature": 0.0, "max_tokens": 48, "seed": 1, "repeat_penalty": 1.0},
         "system_prompt": "",

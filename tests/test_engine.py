@@ -414,7 +414,7 @@ def test_a_batch_larger_than_llama_cpps_is_an_error_not_an_abort(smollm2_path) -
     than its n_batch: bench/load.py's reference did that on the GPU. The runtime says so first."""
     from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings
 
-    m = LoadedModel(smollm2_path, RuntimeSettings(n_ctx=512, n_threads=2, n_batch=32))
+    m = LoadedModel(smollm2_path, RuntimeSettings(n_ctx=512, n_threads=1, n_batch=32))
     batch = Batch(40)
     try:
         for i in range(33):

@@ -12,7 +12,7 @@ from workstation.core.sampling import SamplerChain
 
 
 def test_argmax_equals_the_greedy_chain_on_every_output(smollm2_path: Path) -> None:
-    model = LoadedModel(smollm2_path, RuntimeSettings(n_ctx=512, n_threads=2))
+    model = LoadedModel(smollm2_path, RuntimeSettings(n_ctx=512, n_threads=1))
     batch = Batch(256)
     try:
         tokens = model.tokenize("The quick brown fox jumps over the lazy dog. Paris is the capital of", add_special=True)
@@ -79,7 +79,7 @@ def test_the_penalties_look_at_the_prompts_end_as_llama_server(smollm2_path: Pat
 
     text = "The secret word is banana. The secret word is banana. Please repeat the secret word:"
     s = Sampling(temperature=0.0, repeat_penalty=1.5, frequency_penalty=0.3, max_tokens=12)
-    model = LoadedModel(smollm2_path, RuntimeSettings(n_ctx=512, n_threads=2))
+    model = LoadedModel(smollm2_path, RuntimeSettings(n_ctx=512, n_threads=1))
     try:
         prompt = model.tokenize(text, add_special=True)
         llama_server = _greedy_with_penalties(model, prompt, s, window_has_prompt=True)
