@@ -19,7 +19,8 @@ from workstation.core.catalog import installed_name
 @pytest.mark.timeout(600)  # 20 loads and 6 decode runs on a busy machine
 def test_size_measure_on_the_command_line(smollm2_path: Path, gemma_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["size", "--measure", "--threads", "2", "--json"]) == 0
+    # one thread: two spin waiting for each other on a machine whose 2 cores others share
+    assert main(["size", "--measure", "--threads", "1", "--json"]) == 0
     captured = capsys.readouterr()
     data = json.loads(captured.out)
     assert len(data["calibration"]["checks"]) == 6

@@ -142,7 +142,7 @@ def test_a_model_without_a_template_stops_at_the_stand_ins_end_and_is_said(
     from workstation.core.planner import load_notes
     from workstation.core.profiles import Sampling
 
-    profile = make_profile(model=gemma_path, context=1024, threads=2)
+    profile = make_profile(model=gemma_path, context=1024)
     with Engine(profile) as engine:
         assert engine.info().template_fallback == "the model has no chat template"
         reply = engine.run_chat([{"role": "user", "content": "What is the capital of France?"}],
