@@ -49,6 +49,17 @@ def _isolated_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
     monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path_factory.mktemp("data")))
 
 
+@pytest.fixture(autouse=True)
+def _priority_kept() -> Iterator[None]:
+    """A test leaves this process's priority as it found it: `batch` lowers its own (nice 10)
+    for good, and once run by main() here every later test of this pytest worker, in this file
+    and the next, ran behind everything else on the machine."""
+    before = os.nice(0)
+    yield
+    assert os.nice(0) == before, (f"the test lowered this process's priority (nice {before} -> {os.nice(0)}): "
+                                  "run what lowers it (batch) in a process of its own")
+
+
 @pytest.fixture(scope="session")
 def smollm2_path() -> Path:
     return ensure(SMOLLM2)

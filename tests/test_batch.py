@@ -44,6 +44,14 @@ def _batch(folder: Path, out: Path, prof: Path) -> list[str]:
     return [sys.executable, "-m", "workstation.cli", "batch", str(folder), "-p", str(prof), "-o", str(out)]
 
 
+def _batch_run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``workstation batch ARGS`` in a process of its own, to its end. Not ``main()`` in this
+    one: a run lowers its process's priority (nice 10) for good, and this pytest worker then ran
+    every test after it, in this file and the next ones, behind everything else on the machine."""
+    return subprocess.run([sys.executable, "-m", "workstation.cli", "batch", *map(str, args)],
+                          capture_output=True, text=True, timeout=600)
+
+
 @pytest.fixture
 def usual_umask() -> Iterator[None]:
     """The umask most desks have (022), so that a summary's mode says something: under 077 a
@@ -295,54 +303,47 @@ def test_status_after_a_killed_run_and_a_deleted_document(tmp_path: Path, capsys
     assert [(f["path"], f["output"]) for f in files] == [("a.txt", None), ("b.txt", None)]  # none written yet
 
 
-def test_a_folder_without_documents_says_so_and_names_what_it_left_alone(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_folder_without_documents_says_so_and_names_what_it_left_alone(tmp_path: Path) -> None:
     """A folder of .pages, .ods and .pptx files (.rtf and .odt then, read since) said "0 pending, 0 running, 0 done, 0 failed" and
     exited, without a word of the files it did not read."""
-    from workstation.cli import main
-
     folder = tmp_path / "inbox"
     folder.mkdir()
     for name in ("report.pages", "policy.ods", "slides.pptx"):
         (folder / name).write_bytes(b"PK\x03\x04 not text")
-    assert main(["batch", str(folder), "-p", str(_profile_file(tmp_path))]) == 0
-    err = capsys.readouterr().err
+    run = _batch_run(folder, "-p", _profile_file(tmp_path))
+    assert run.returncode == 0, run.stderr
+    err = run.stderr
     assert "batch: left alone 3 files of kinds it does not read (policy.ods, report.pages, slides.pptx); it reads .txt" in err
     assert f"batch: found no documents in {folder}" in err
 
 
-def test_documents_whose_names_are_not_utf8_are_left_alone_with_a_sentence(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_documents_whose_names_are_not_utf8_are_left_alone_with_a_sentence(tmp_path: Path) -> None:
     """A name unpacked from an old zip archive (latin-1 bytes: lat\xfc\xdf.txt) stopped the whole
     run with "unexpected error: UnicodeEncodeError" (SQLite takes only UTF-8 text)."""
-    from workstation.cli import main
-
     folder = tmp_path / "inbox"
     folder.mkdir()
     (folder / os.fsdecode(b"lat\xfc\xdf.txt")).write_text("The canteen closes at two.\n", encoding="utf-8")
-    assert main(["batch", str(folder), "-p", str(_profile_file(tmp_path))]) == 0
-    err = capsys.readouterr().err
+    run = _batch_run(folder, "-p", _profile_file(tmp_path))
+    assert run.returncode == 0, run.stderr
+    err = run.stderr
     assert ("batch: left alone 1 document whose name is not UTF-8 text (lat\ufffd\ufffd.txt): probably from another "
             "computer or an old zip archive; rename it, then run the same command again") in err, err
     assert f"batch: found no documents in {folder}" in err
 
 
-def test_the_log_says_each_part_once_as_it_ends(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_log_says_each_part_once_as_it_ends(tmp_path: Path, smollm2_path: Path) -> None:
     """batch's stderr is a night's log: a line a part as it ends, not one each half second a
     part is being read or written (what the app's live progress is told); parts summarized
     side by side (two slots) each get their line too."""
     from docmaker import honeybee_text
 
-    from workstation.cli import main
-
     folder = tmp_path / "inbox"
     folder.mkdir()
     (folder / "bees.txt").write_text(honeybee_text(5), encoding="utf-8")  # two parts at 1,024 tokens
     both = write_profile_file(tmp_path / "two-slots.yaml", context=1024, parallel=2, threads=1, sampling={"max_tokens": 16})
-    assert main(["batch", str(folder), "-p", str(both)]) == 0
-    lines = [line for line in capsys.readouterr().err.splitlines() if " parts done" in line]
+    run = _batch_run(folder, "-p", both)
+    assert run.returncode == 0, run.stderr
+    lines = [line for line in run.stderr.splitlines() if " parts done" in line]
     done = [int(line.split(": ")[2].split(" of ")[0]) for line in lines]
     assert done == list(range(len(lines))) and len(lines) >= 3, lines  # from "0 of N" on, each once
 
@@ -402,12 +403,14 @@ def test_a_run_says_which_document_of_how_many_it_is_on(tmp_path: Path, smollm2_
     folder.mkdir()
     for i in range(2):
         (folder / f"memo{i}.txt").write_text(SUBJECT_PARAGRAPHS[i], encoding="utf-8")
-    # a part's budget as summarize takes it, refused before the queue is made
+    # a part's budget as summarize takes it, refused before the queue is made (and before the
+    # run lowers its priority: main() here leaves this process as it was)
     assert main(["batch", str(folder), "-p", str(_profile_file(tmp_path)), "--max-tokens", "0"]) == 1
     assert capsys.readouterr().err.strip() == "workstation: --max-tokens is 0; allowed values are 1 to 10,000,000."
     assert not (folder / "summaries").exists()
-    assert main(["batch", str(folder), "-p", str(_profile_file(tmp_path))]) == 0
-    err = capsys.readouterr().err
+    run = _batch_run(folder, "-p", _profile_file(tmp_path))
+    assert run.returncode == 0, run.stderr
+    err = run.stderr
     assert "batch: summarizing memo0.txt (document 1 of 2)" in err and "batch: summarizing memo1.txt (document 2 of 2)" in err
     # and how long the rest will take, once a document is done (the last says no more)
     done = [line for line in err.splitlines() if line.startswith("batch: done ")]
