@@ -339,8 +339,8 @@ def test_the_log_says_each_part_once_as_it_ends(tmp_path: Path, smollm2_path: Pa
 
     folder = tmp_path / "inbox"
     folder.mkdir()
-    (folder / "bees.txt").write_text(honeybee_text(5), encoding="utf-8")  # two parts at 1,024 tokens
-    both = write_profile_file(tmp_path / "two-slots.yaml", context=1024, parallel=2, threads=1, sampling={"max_tokens": 16})
+    (folder / "bees.txt").write_text(honeybee_text(2), encoding="utf-8")  # two parts at 512 tokens
+    both = write_profile_file(tmp_path / "two-slots.yaml", context=512, parallel=2, threads=1, sampling={"max_tokens": 16})
     run = _batch_run(folder, "-p", both)
     assert run.returncode == 0, run.stderr
     lines = [line for line in run.stderr.splitlines() if " parts done" in line]
