@@ -97,7 +97,7 @@ def test_a_file_that_is_not_a_model_is_said_in_turkish_too(tmp_path: Path) -> No
                                                "yani bir GGUF dosyası değil (0. baytta).")
     with pytest.raises(ModelFileError) as caught:
         check_gguf(HOSTILE / "truncated-inside-vocab.gguf")
-    assert Texts("tr").error(caught.value).endswith(" Dosya eksik, yarıda kalmış bir indirme ya da kopyalamanın bıraktığı gibi: yeniden indirin ya da kopyalayın.")
+    assert Texts("tr").error(caught.value).endswith(" Dosya eksik; yarıda kalmış bir indirme ya da kopyalama gibi görünüyor: yeniden indirin ya da kopyalayın.")
 
 
 def test_missing_and_directory(tmp_path: Path) -> None:
