@@ -78,6 +78,38 @@ def test_the_side_file_counts_toward_today_until_folded_in() -> None:
         log.close()
 
 
+def test_rows_kept_aside_are_folded_in_once_by_servers_at_once_or_after_a_stop() -> None:
+    """Two servers on one data folder folded the side file in at once and counted its rows
+    twice; a fold-in stopped after writing them (before the side file went) wrote them again."""
+    import threading
+
+    from workstation.core.usage import UNSAVED_NAME
+
+    path = _data() / "usage.sqlite3"
+    first = UsageLog(path)
+    first.keep_aside([_row(1_700_000_000.0 + i, tokens=15) for i in range(3)])
+    second = UsageLog(path)
+    folded: list[int] = []
+    try:
+        with first._side_file_held():  # the first server folds in; the second starts meanwhile
+            other = threading.Thread(target=lambda: folded.append(second.fold_in()))
+            other.start()
+            other.join(0.5)
+            assert other.is_alive()  # (it waits for the side file)
+            folded.append(len(first._aside()))
+            first.add(first._aside())
+            (_data() / UNSAVED_NAME).unlink()
+        other.join(30)
+        assert folded == [3, 0] and len(first.records()) == 3
+        # stopped between writing the rows and removing the side file: the next start adds none
+        first.keep_aside([_row(1_700_000_100.0, tokens=5)])
+        first.add(first._aside())
+        assert second.fold_in() == 0 and len(second.records()) == 4 and not (_data() / UNSAVED_NAME).exists()
+    finally:
+        first.close()
+        second.close()
+
+
 def test_a_row_dated_in_the_future_is_not_today(capsys: pytest.CaptureFixture[str]) -> None:
     """A usage row with a future time counted toward "today" for ever (keys list, /usage/today)."""
     ring = KeyRing()

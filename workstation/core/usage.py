@@ -10,10 +10,14 @@ end of the trail).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import fcntl
 import json
+import os
+import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, astuple, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -161,12 +165,25 @@ class UsageLog:
     def unsaved_path(self) -> Path:
         return self.path.parent / UNSAVED_NAME
 
+    @contextlib.contextmanager
+    def _side_file_held(self) -> Iterator[None]:
+        """The side file is this process's alone meanwhile (an ``flock`` on a file beside it):
+        two servers on one data folder, folding it in at once, counted its rows twice, and two
+        stopping at once each wrote it over the other's rows."""
+        fd = os.open(self.unsaved_path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # (the lock goes with it)
+
     def keep_aside(self, records: list[UsageRecord]) -> None:
         """Keep ``records`` the file does not take in the side file (with those already there),
         written whole, atomically; OSError when that cannot be written either."""
-        rows = [*self._aside(), *records]
-        text = "".join(json.dumps(asdict(r), separators=(",", ":")) + "\n" for r in rows)
-        write_bytes_atomic(self.unsaved_path, text.encode(), private=True)
+        with self._side_file_held():
+            rows = [*self._aside(), *records]
+            text = "".join(json.dumps(asdict(r), separators=(",", ":")) + "\n" for r in rows)
+            write_bytes_atomic(self.unsaved_path, text.encode(), private=True)
 
     def _aside(self) -> list[UsageRecord]:
         """The rows the side file keeps (none without one; a line that is not a row: left out)."""
@@ -187,15 +204,22 @@ class UsageLog:
     def fold_in(self) -> int:
         """The side file's rows written into the file and the side file removed: how many (0 when
         there is none, or the file still takes none: it stays for the next start)."""
-        rows = self._aside()
-        if not rows and not self.unsaved_path.exists():
+        if not self.unsaved_path.exists():
             return 0
         try:
-            self.add(rows)
-            self.unsaved_path.unlink()
-        except (UsageError, OSError):
+            with self._side_file_held():
+                rows = [r for r in self._aside() if not self._has(r)]  # (a fold-in stopped before the file went)
+                self.add(rows)
+                self.unsaved_path.unlink(missing_ok=True)
+        except (UsageError, OSError, sqlite3.Error):
             return 0
         return len(rows)
+
+    def _has(self, record: UsageRecord) -> bool:
+        """Whether the file holds ``record`` already (the same moment, key and route)."""
+        with self._lock:
+            return self._db.execute("SELECT 1 FROM requests WHERE t = ? AND key = ? AND route = ? LIMIT 1",
+                                    (record.t, record.key, record.route)).fetchone() is not None
 
     def records(self, since: float | None = None) -> list[UsageRecord]:
         where, args = ("WHERE t >= ?", (since,)) if since is not None else ("", ())
