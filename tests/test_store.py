@@ -527,3 +527,29 @@ def test_what_was_taken_out_comes_back_in_its_place_or_after_the_last(tmp_path: 
                                                             "Another window's question", "And then?", "The move."]
     assert [(m.content, m.created) for m in kept] == [(m.content, m.created) for m in before[2:]]
     assert store.reply_versions(conv.id, kept[0].id, kept[1].id) == (2, 2)  # its earlier reply followed it
+
+
+def test_a_turn_is_held_by_one_process_however_its_database_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One reply at a time in a conversation (core/turn_lock.py): another process is refused
+    while one holds it, by a relative or a whole path alike; a release under another spelling
+    of the path is the same hold's (it dropped the process's lock with it)."""
+    import subprocess
+    import sys
+
+    from workstation.core.turn_lock import claim_turn, release_turn
+
+    db = tmp_path / "c.sqlite3"
+    monkeypatch.chdir(tmp_path)
+
+    def other_claims(n: int) -> bool:
+        out = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; from workstation.core.turn_lock "
+                              "import claim_turn; print(claim_turn(Path(sys.argv[1]), int(sys.argv[2])))", str(db), str(n)],
+                             capture_output=True, text=True, timeout=60)
+        return out.stdout.strip() == "True"
+
+    assert claim_turn(Path("c.sqlite3"), 7) and claim_turn(db, 8)
+    assert not other_claims(7) and not other_claims(8) and other_claims(9)
+    release_turn(db, 7)  # (the other spelling of the path)
+    assert other_claims(7) and not other_claims(8)
+    release_turn(Path("c.sqlite3"), 8)
+    assert other_claims(8)

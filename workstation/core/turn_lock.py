@@ -20,11 +20,24 @@ _guard = threading.Lock()
 
 
 def lock_file(store_path: Path) -> Path:
-    return store_path.with_name(store_path.name + ".answering")
+    """The lock file of a conversation database, by its whole path (one file, however named)."""
+    whole = store_path.absolute().resolve()
+    return whole.with_name(whole.name + ".answering")
 
 
 def _descriptor(path: Path) -> int | None:
+    """The open lock file at ``path``; opened again where the file there is another (removed,
+    or the folder restored from a backup) and this process holds nothing in the old one."""
     fd = _files.get(path)
+    if fd is not None:
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(path))
+        except OSError:
+            same = False
+        if not same and not any(held_path == path for held_path, _ in _held):
+            os.close(fd)  # (nothing held in it: closing it drops nothing)
+            del _files[path]
+            fd = None
     if fd is None:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)

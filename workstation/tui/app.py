@@ -1488,10 +1488,10 @@ class WorkstationApp(App[None]):
         try:
             await self.chat_screen.remove_last_exchange(keep_question=True)
             reply = await self.chat_screen.add_reply()
-        except BaseException:
+            self._start_reply(reply, upto=question.id)
+        except BaseException:  # (a database that fails to read the prompt: not "generating" for ever)
             self.generating, self._replacing = False, []
             raise
-        self._start_reply(reply, upto=question.id)
 
     async def _keep_replaced(self, view: MessageView | None) -> None:
         """A question asked again got no new reply (it failed, was stopped, or gave nothing):
@@ -1566,6 +1566,7 @@ class WorkstationApp(App[None]):
                                                         self.own_sampling))  # and Ctrl+E's
             self._new_instructions = ""
             self._mark_open(conv)
+            self._claim_turn()  # (new: nobody else holds it; another window may open it meanwhile)
             self.store_write(lambda: self.store.set_open(conv.id))
         # saved before the risky part: the engine may fail or crash from here on; no await
         # before the box is cleared, so that a Ctrl+N cannot keep the sent text as a draft
@@ -1591,7 +1592,12 @@ class WorkstationApp(App[None]):
         pace = self.stream_pace()
         self.reply_view = view
         view.markdown_every_s = pace.markdown_every_s
-        messages = self.store.prompt_messages(self.conversation_id, upto=upto)  # type: ignore[arg-type]
+        try:
+            messages = self.store.prompt_messages(self.conversation_id, upto=upto)  # type: ignore[arg-type]
+        except BaseException:
+            if not self.generating:  # (no turn began: the conversation is free again)
+                self._release_turn()
+            raise
         self.generating = True
         self._partial_at = time.perf_counter()  # kept from 2 s in, not at its first word
         self._turn += 1
