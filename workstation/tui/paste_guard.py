@@ -48,8 +48,9 @@ class PasteGuard(XTermParser):
                 out.append(data[:cut])
                 data, self._tail, self._paste = data[cut:], "", ""
             else:
+                looked = max(0, len(self._paste) - len(PASTE_END) + 1)  # (what came before was looked at)
                 self._paste += data
-                at = self._paste.find(PASTE_END)
+                at = self._paste.find(PASTE_END, looked)
                 if at < 0:
                     break
                 out.append(pasted_text(self._paste[:at]) + PASTE_END)
