@@ -2182,11 +2182,11 @@ class WorkstationApp(App[None]):
             return  # (said already: the turn's failure and the watch can both tell)
         self.engine = None
         how = err.how if isinstance(err, EngineStopped) else None
-        if how is not None:
-            self._engine_stops += 1
-        if how is not None and self._engine_stops > 1:
+        self._engine_stops += 1  # (a model file that keeps changing, a download still writing it, counts too)
+        if self._engine_stops > 1:
             self.engine_problem = self.texts("chat.engine_stopped_again", how=say([how], self.texts.get),
-                                             profiles=self.key_for("profile.menu"))
+                                             profiles=self.key_for("profile.menu")) if how is not None else \
+                f"{self.texts.error(err)} {self.texts('chat.load_again_with', profiles=self.key_for('profile.menu'))}"
             self._send_when_connected = None  # (the message stays in the box)
             _close_quietly(engine)
             self.notify(self.engine_problem, title=self.texts("error.title"), severity="error", timeout=30)
