@@ -421,7 +421,8 @@ def test_a_reader_gone_from_the_pipe_is_exit_code_0_for_every_command(tmp_path: 
     pipe here has no reader from the start, so every write meets it gone."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "WORKSTATION_DATA": str(tmp_path / "data")}
     ended = {}
-    for words in (["hw"], ["models", "list"], ["fit"], ["chat", "--max-tokens", "4", "Hi"]):
+    for words in (["hw"], ["models", "list"], ["fit"], ["chat", "--max-tokens", "4", "Hi"],
+                  ["chat", "-c", "Piped", "--max-tokens", "4", "Hi"]):
         read, write = os.pipe()
         os.close(read)
         try:
@@ -430,7 +431,18 @@ def test_a_reader_gone_from_the_pipe_is_exit_code_0_for_every_command(tmp_path: 
         finally:
             os.close(write)
         ended[" ".join(words)] = (proc.returncode, proc.stderr)
+    started = ended.pop("chat -c Piped --max-tokens 4 Hi")
     assert ended == dict.fromkeys(ended, (0, "")), ended
+    assert started[0] == 0 and 'Started a new conversation "Piped"' in started[1], started
+    from workstation.core.store import ConversationStore
+
+    store = ConversationStore(tmp_path / "data" / "conversations.sqlite3")
+    try:  # `chat -c … | head`: the reply is kept whole (it was lost, the question left with none)
+        kept = store.messages(store.list()[0].id)
+        assert [m.role for m in kept] == ["user", "assistant"] and kept[1].content.strip()
+        assert (kept[1].metrics or {}).get("stop_reason") in ("length", "eos", "stop")
+    finally:
+        store.close()
 
 
 @pytest.mark.parametrize("step", ["-c", "--ensure"])

@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from workstation.commands import PROFILE_HELP, json_run_begins, print_json_error
+from workstation.commands import PROFILE_HELP, json_run_begins, print_json_error, stdout_gone
 from workstation.commands.parser import CommandParser
 from workstation.core.atomic import WRITE_ERRNOS, cannot_write
 from workstation.core.errors import WorkstationError
@@ -150,10 +150,7 @@ def _reader_gone() -> int:
     so 0 is the one code every run can give (it was 1 for some commands, 0 for others). What is
     left unwritten goes nowhere: Python's own "Exception ignored ... BrokenPipeError" at exit
     is not printed."""
-    with contextlib.suppress(OSError, ValueError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+    stdout_gone()
     return 0
 
 

@@ -143,3 +143,15 @@ def text_table(header: list[str], rows: list[list[str]], right: set[int]) -> str
 
     sep = "| " + " | ".join(("-" * (w - 1) + ":") if i in right else "-" * w for i, w in enumerate(widths)) + " |"
     return "\n".join([line(header), sep, *(line(r) for r in rows)])
+
+
+def stdout_gone() -> None:
+    """Standard output's reader went away (``| head -1``): what is written there from now on
+    goes nowhere (no BrokenPipeError, nor Python's own "Exception ignored" at exit)."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)

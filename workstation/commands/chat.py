@@ -17,7 +17,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from workstation.commands import add_profile_arg, print_json, print_load_notes, profile_ref
+from workstation.commands import (
+    add_profile_arg,
+    print_json,
+    print_load_notes,
+    profile_ref,
+    stdout_gone,
+)
 from workstation.commands.progress_bar import ProgressBar
 from workstation.commands.stopping import first_signal, stop_signals, stopped, stopped_by
 from workstation.core.engine import TokenDelta, TurnFinished
@@ -122,6 +128,19 @@ def _read_pipe() -> str:
         ) from None
 
 
+def _show(text: str, kept: bool) -> None:
+    """Part of the reply on standard output. A reader gone from its pipe ends the command (exit
+    0, cli.main) unless the reply is ``kept`` in a conversation (``chat -c … | head``): it is
+    written whole then, and kept (it was lost, the question left without one)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        if not kept:
+            raise
+        stdout_gone()
+
+
 def run(args: argparse.Namespace) -> int:
     if args.new and args.conversation is None:  # (it was dropped without a word: a reply not kept as meant)
         print("workstation: --new starts a saved conversation and goes with -c NAME; without -c nothing is kept.",
@@ -222,16 +241,14 @@ def run(args: argparse.Namespace) -> int:
                         thought.append(event.reasoning)
                         if not args.json:
                             thinking.write(event.reasoning, answer=bool(event.text))
-                            sys.stdout.write(event.text)
-                            sys.stdout.flush()
+                            _show(event.text, kept=conversation is not None)
                     else:
                         final = event
                 if not args.json:
                     thinking.write("", answer=True)
                     # the reply's line ends now: what is said on stderr from here on (closing the
                     # engine saves its KV cells: "Could not save a KV state: ...") ran on after it
-                    sys.stdout.write("\n")
-                    sys.stdout.flush()
+                    _show("\n", kept=conversation is not None)
             except EngineError as err:
                 if conversation is not None and asked is not None and too_long(err):
                     # joined to every later question (roles alternate), it made each of them too long
