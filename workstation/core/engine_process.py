@@ -307,7 +307,7 @@ class EngineProcess:
             raise self._stopped() from None
 
     def _stopped(self) -> EngineStopped:
-        self._proc.join(timeout=1)
+        self._proc.join(timeout=5)  # (on a busy machine its end is reaped late: "exit code None")
         error = self._ended()
         self._kill()
         return error
@@ -354,7 +354,7 @@ class EngineProcess:
         def watching() -> None:
             wait([sentinel])
             if not self._closing:
-                self._proc.join(timeout=1)
+                self._proc.join(timeout=5)
                 on_end(self._ended())
 
         threading.Thread(target=watching, name="engine-watch", daemon=True).start()
