@@ -238,6 +238,37 @@ GEMMA3 = (
 )
 
 
+# --- the TUI tests' profiles (test_tui.py, test_tui_screens.py) -----------------------------------
+def tui_profile(path: Path, model: str, **over: object) -> None:
+    """A profile file for the app: greedy, context 1024, one thread, 8 tokens a reply."""
+    data: dict[str, object] = {
+        "name": path.stem.upper(),
+        "model": model,
+        "context": 1024,
+        "threads": 1,
+        "gpu_layers": 0,
+        "sampling": {"temperature": 0.0, "max_tokens": 8, "seed": 1, "repeat_penalty": 1.0},
+        "system_prompt": "",
+    }
+    data.update(over)
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+
+
+@pytest.fixture
+def profiles(tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The app's profiles folder: a, b (K q8_0, 400 tokens a reply) and broken (no model)."""
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    tui_profile(folder / "a.yaml", str(smollm2_path))
+    tui_profile(
+        folder / "b.yaml", str(smollm2_path), kv_cache={"k": "q8_0", "v": "f16"},
+        sampling={"temperature": 0.0, "max_tokens": 400, "seed": 1, "repeat_penalty": 1.0},
+    )
+    tui_profile(folder / "broken.yaml", str(tmp_path / "missing.gguf"))
+    monkeypatch.setenv("WORKSTATION_PROFILES", str(folder))
+    return folder
+
+
 # --- a program in a terminal of its own (a pty) ---------------------------------------------------
 def read_terminal(fd: int, until: Callable[[bytes], bool], limit_s: float, what: str) -> bytes:
     """What the app draws, read until ``until`` says so (or the terminal is gone); with no

@@ -14,6 +14,7 @@ from workstation.core.metrics import TurnMetrics
 from workstation.core.profiles import Profile, profile_from_dict
 from workstation.core.store import ConversationStore
 from workstation.tui.app import WorkstationApp
+from workstation.tui.widgets.message_view import MessageView
 
 
 def _waited_for(condition: Callable[[], object]) -> str:
@@ -48,6 +49,19 @@ async def type_message_only(pilot, text: str) -> None:
     await pilot.pause()
     assert await pilot.click("#prompt"), "the click did not land on the message box"
     await pilot.press("end", *text)
+
+
+def message_views(app: WorkstationApp) -> list[MessageView]:
+    """The chat's messages as drawn."""
+    return list(app.chat_screen.query(MessageView))
+
+
+async def send_message(pilot, app: WorkstationApp, text: str) -> None:
+    """Type and send ``text``; returns once its turn has started (a short reply from cached
+    cells can end between two looks, so a new exchange on screen counts too)."""
+    before = len(message_views(app))
+    await type_message(pilot, text)
+    await until(pilot, lambda: app.generating or len(message_views(app)) >= before + 2)
 
 
 def notices(app: WorkstationApp) -> list[str]:

@@ -1,0 +1,1528 @@
+"""The TUI around the chat, driven by Pilot with the real engine (SmolLM2 in its child
+process): the language and the palette, the footers, the Open dialog, the dashboard, serving
+beside the chat, the models and summarize screens, quitting mid-reply and a summary behind the
+chat (split from test_tui.py, which keeps the chat, its conversations and the terminal:
+pytest-xdist with --dist loadfile gives a file to a process, and the one file set the suite's
+time). Waiting is done with pilot.pause and app.workers, never with sleeps.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import tui_profile as _profile
+from textual.screen import ModalScreen, Screen
+from tui_helpers import message_views as _views
+from tui_helpers import notices, type_message, until
+from tui_helpers import send_message as _send
+
+from workstation.core.errors import WorkstationError
+from workstation.core.phrases import ENGLISH, say
+from workstation.core.profiles import load_profile
+from workstation.core.store import ConversationStore
+from workstation.tui.app import WorkstationApp
+from workstation.tui.i18n import Texts, detect_language
+from workstation.tui.messages import SystemSampled
+from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog
+from workstation.tui.screens.profile_menu import ProfileMenu
+
+
+async def test_language_switch_and_palette(profiles: Path) -> None:
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert any(t.startswith("Profiles (F3)") for t in titles)  # the keys as F1 writes them
+        assert any(t.startswith("Dashboard (F5)") for t in titles)
+        assert [t for t in titles if t.startswith("Quit")] == ["Quit (Ctrl+Q)"]  # one, with its key
+        assert "Stop (Esc)" in titles and not any("escape" in t for t in titles)
+        assert "Theme" in titles and "Screenshot" in titles  # Textual's own, as Textual words them
+        assert any(t.startswith("Language: Türkçe") for t in titles)  # found by "language" too
+        footer = {key for key, b in app.active_bindings.items() if b.binding.show}
+        assert "ctrl+q" in footer and "f1" in footer and "f10" not in footer  # the footer has room for few
+        assert [t for t in titles if t.startswith(("Keys", "Help"))] == ["Help (F1)"]  # not Textual's Keys too
+        await pilot.press("f1")  # every key, those the footer has no room for too, with what it does
+        await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        rows = {key: (name, what) for key, name, what in app.screen.rows}
+        assert rows["F10"] == ("Size the office", Texts("en")("action.sizing.help")) and "Ctrl+N" in rows
+        # the chat's parts too: how to scroll it and go from part to part (F1 named neither)
+        assert rows["PgUp/PgDn"] == ("Scroll", "Scroll the chat, from the message box") and "Tab" in rows
+        assert rows["Ctrl+Y"] == ("Copy reply", Texts("en")("action.copy.help"))
+        assert "in the multi-line editor Ctrl+Y is its redo" in rows["Ctrl+Y"][1]  # where it does not copy
+        assert rows["Ctrl+E"] == ("Sampling", Texts("en")("action.sampling.help"))
+        await pilot.press("f1")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        await pilot.press("f6")  # the summarize screen, kept by the app once made
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        app._attach((Path("memo.txt"), "Meeting at ten"))
+        await pilot.press("f9")
+        await pilot.pause()
+        assert app.texts.lang == "tr"
+        attached = str(app.chat_screen.query_one("#attachment").render())
+        assert attached == app.texts("chat.attached", name="memo.txt", n=14, remove="Ctrl+R") != Texts("en")(
+            "chat.attached", name="memo.txt", n=14, remove="Ctrl+R")  # it stayed in English
+        app._attach(None)
+        kept = app.summarize_screen()  # relabelled although it was not showing
+        assert kept.query_one("#summarize-path").placeholder == app.texts("summarize.path") != "Document to summarize"
+        assert "yüklü değil" in app.status_text()
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert any(t.startswith("Profiller (F3)") for t in titles)
+        assert "Tema" in titles and "Ekran görüntüsü" in titles and "Theme" not in titles  # Textual's too
+        assert any(t.startswith("Yeni (") for t in titles)  # in the chat, its own keys are offered
+        await pilot.press("ctrl+p")  # the palette's search box too
+        await pilot.pause()
+        assert app.screen.query_one("CommandInput").placeholder == "Komut ara…"
+        # Turkish capitals found (Python's lower() made KULLANIM "kullanim", İNGİLİZCE an i with a dot)
+        from textual.command import CommandList
+        for typed, found in (("KULLANIM", "Kullanım"), ("İNGİLİZCE", "İngilizce")):
+            await pilot.press(*typed)
+            await until(pilot, lambda found=found: any(
+                found in str(o.prompt) for o in app.screen.query_one(CommandList).options))
+            await pilot.press(*["backspace"] * len(typed))
+        await pilot.press(*"zzqx")  # none: said in Turkish ("No matches found")
+        await until(pilot, lambda: any("Eşleşen komut yok." in str(o.prompt)
+                                       for o in app.screen.query_one(CommandList).options))
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("f4")  # a screen's own keys in its footer
+        await pilot.pause()
+        await pilot.press("f1")  # and first in F1's list, in the UI's language; not the chat's own
+        await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        keys = app.screen
+        assert keys.rows[0] == ("Esc", "Geri", "Sohbete dön")  # named as the app's keys are, with what it does
+        assert ("p", "İndir", "Vurgulanan katalog modelini indir") in keys.rows  # a Turkish capital İ
+        assert ("Left/Right", "Diğer liste", "Kurulu modeller ile katalog arasında geç") in keys.rows  # one row
+        f_keys = [int(key[1:]) for key, _, _ in keys.rows if key[0] == "F" and key[1:].isdigit()]
+        assert f_keys == sorted(f_keys) and len(f_keys) >= 8, f_keys  # it went F6, F12, F10, F11, F9
+        assert not any(name in ("Yeni", "Durdur", "Gönder", "Adlandır", "Mesaj kutusu") for _, name, _ in keys.rows)  # the chat's
+        assert not any(key in ("F2", "F8", "Ctrl+L") for key, _, _ in keys.rows)  # they act on the chat's conversation
+        assert str(keys.query_one(".dialog-title").render()) == "Tuşlar"
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, KeysDialog))
+        shown = {b.binding.description for b in app.active_bindings.values() if b.binding.show}
+        assert {"indir", "dosya ekle", "geri", "sil", "yenile"} <= shown, shown
+        assert "pull" not in shown
+        elsewhere = [c.title for c in app.get_system_commands(app.screen)]  # the chat's own keys stay there
+        assert not any(t.startswith(("Yeni (", "Durdur (")) for t in elsewhere)
+        assert any(t.startswith("Modeller (") for t in elsewhere)
+        palette = next(b for b in app._bindings.key_to_bindings["ctrl+p"] if b.action == "command_palette")
+        assert palette.description == "komutlar"
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("f6", "f1")  # F6's own keys first, in its order: Ctrl+K (a priority key) came after the app's
+        await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        assert [key for key, _, _ in app.screen.rows[:4]] == ["Esc", "Ctrl+R", "Ctrl+K", "Ctrl+O"]
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, KeysDialog))
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("f5")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "DashboardScreen"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is app.chat_screen
+
+
+def footer_keys(screen: Screen[Any]) -> list[tuple[str, int, int]]:
+    """The keys a screen's footer shows: (action, first column, column after the last)."""
+    from textual.widgets._footer import FooterKey
+
+    return [(k.action, k.region.x, k.region.right) for k in screen.query(FooterKey) if k.region.width]
+
+
+def fits(keys: list[tuple[str, int, int]], width: int = 80) -> bool:
+    """The footer's keys side by side, none over another, all inside the screen."""
+    ends = sorted((x, right) for _, x, right in keys)
+    return ends[-1][1] <= width and all(a[1] <= b[0] for a, b in zip(ends, ends[1:], strict=False))
+
+
+@pytest.mark.parametrize("language", ["en", "tr"])
+async def test_every_screens_footer_fits_80_columns_with_its_own_keys_first(profiles: Path, language: str) -> None:
+    """F4, F6, F11 and F12 ran past 80 columns (the app's F3-F5 after the screen's keys, the
+    palette's key drawn over them) and F4 named itself; the dashboard showed no way back but F5.
+    Every screen but the chat shows its own keys, then Help and Quit; F1 lists the rest, which
+    still work there."""
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language=language)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for key in ("f4", "f5", "f6", "f10", "f11", "f12"):
+            await pilot.press(key)
+            await until(pilot, lambda: app.screen is not app.chat_screen)
+            await pilot.pause()
+            keys = footer_keys(app.screen)
+            actions = [a for a, _, _ in keys]
+            back = "back" if key == "f6" else "app.pop_screen"  # F6's Esc leaves its summary running
+            assert fits(keys) and actions[0] in (back, "ask"), (key, keys)
+            assert {"help", "quit", back} <= set(actions), (key, actions)
+            assert not {"profiles", "models", "dashboard", "command_palette"} & set(actions), (key, actions)
+            if key == "f6":  # its main way to pick a file, which only the Choose… button said
+                assert "browse" in actions, actions
+                app.screen.running = True  # type: ignore[attr-defined]  # a summary running: Stop, Help and Quit
+                app.screen.refresh_bindings()
+                await pilot.pause()
+                running = footer_keys(app.screen)
+                assert fits(running) and {"stop", "help", "quit", "back"} <= {a for a, _, _ in running}, running
+                app.screen.running = False  # type: ignore[attr-defined]
+                app.screen.refresh_bindings()
+            await pilot.press("f3")  # the app's keys still work there
+            await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+            await pilot.press("escape")
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is app.chat_screen)
+        assert {"profiles", "models", "dashboard", "command_palette"} <= {a for a, _, _ in footer_keys(app.screen)}
+
+
+@pytest.mark.parametrize("language", ["en", "tr"])
+async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profiles: Path, language: str) -> None:
+    """At 80 columns the chat's footer cut F5 (Dashboard) under the palette's key. Esc (stop)
+    is there while a reply streams, in the place of Ctrl+N (new; it stops the reply first)."""
+    app = WorkstationApp("b", sample_system=False, language=language)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+
+        async def footer() -> list[tuple[str, int, int]]:
+            await pilot.pause()
+            return footer_keys(app.chat_screen)
+
+        idle = await footer()
+        assert {"dashboard", "new_conversation", "command_palette"} <= {a for a, _, _ in idle}, idle
+        assert "stop" not in {a for a, _, _ in idle} and fits(idle), idle
+        await _send(pilot, app, "Write a long story about a dragon.")
+        await until(pilot, lambda: app.live_tokens >= 3)
+        streaming = await footer()
+        assert app.generating and {"stop", "dashboard"} <= {a for a, _, _ in streaming}, streaming
+        assert "new_conversation" not in {a for a, _, _ in streaming} and fits(streaming), streaming
+        await pilot.press("f6")  # F6's Choose… says the model is busy (it said none was loaded)
+        await until(pilot, lambda: app.screen is not app.chat_screen)
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: sum(n.message == app.busy_text() for n in app._notifications) == 1)
+        assert not any("No model" in n.message for n in app._notifications)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        await pilot.press("escape")  # still stops the reply
+        await until(pilot, lambda: not app.generating)
+        assert app.last_metrics is not None and app.last_metrics.stop_reason == "cancelled"
+        assert "new_conversation" in {a for a, _, _ in await footer()}
+
+
+async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl+O (and F6's Choose, F4's add) open a folder tree of the files that can be used, as an
+    office app's Open dialog; typing a path was the only way, which office staff do not know."""
+    from textual import events
+    from textual.widgets import Input
+
+    from workstation.tui.screens.file_picker import FilePicker, FileTree
+    from workstation.tui.screens.models import ModelsScreen
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    docs = tmp_path / "docs"
+    (docs / "old").mkdir(parents=True)
+    (docs / "notes.txt").write_text("Meeting at ten.\n", encoding="utf-8")
+    (docs / "Report.MD").write_text("# Q3\n\nMargins rose.\n", encoding="utf-8")
+    (docs / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
+    (docs / ".secret.txt").write_text("hidden\n", encoding="utf-8")
+    (docs / "old" / "2019.txt").write_text("Old minutes.\n", encoding="utf-8")
+    (docs / os.fsdecode(b"zz\xe9.txt")).write_text("From an old zip.\n", encoding="utf-8")  # latin-1 bytes
+    (docs / "gone.txt").symlink_to(docs / "moved-away.txt")  # a link to nothing: not a file to pick
+    monkeypatch.chdir(docs)  # the folder the app is started from
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    shown = notices(app)
+    async with app.run_test(size=(80, 24)) as pilot:
+        async def picker() -> tuple[FilePicker, FileTree]:
+            await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(FileTree)))
+            screen = app.screen
+            assert isinstance(screen, FilePicker)
+            tree = screen.query_one(FileTree)
+            await until(pilot, lambda: bool(tree.root.children) and not tree.loading)
+            return screen, tree
+
+        def names(tree: FileTree) -> list[str]:
+            return [str(node.label) for node in tree.root.children]
+
+        def inside_dialog(screen: FilePicker, widget: Any) -> bool:  # inside the border: wrapped, not cut
+            return bool(screen.query_one("#file-picker").region.shrink((1, 1, 1, 1)).contains_region(widget.region))
+
+        await pilot.press("ctrl+o")
+        screen, tree = await picker()
+        assert Path(tree.path) == docs
+        # folders first; no photo, nothing hidden; a name that is no UTF-8 shown as it can be (it drew
+        # as zz\udce9.txt, past the dialog's border)
+        assert names(tree) == ["old", "notes.txt", "Report.MD", "zz\ufffd.txt"]
+        path_line = screen.query_one("#picker-path", Input)
+        assert path_line.value == f"{docs}/"
+        for size in ((80, 24), (80, 18)):  # the hint inside the border, wrapped and not cut
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            hint = screen.query_one(".dialog-hint")
+            assert hint.region.height >= 2 and inside_dialog(screen, hint), (size, hint.region)
+            assert tree.region.height >= 3, size
+        assert ".markdown .text .rst .csv .tsv .pdf .docx" in str(hint.render())  # as many as the tree shows
+        assert tree.cursor_node is not None and str(tree.cursor_node.label) == "old"
+        await pilot.press("enter", "down")  # Enter opens a folder in the tree; down to its file
+        await until(pilot, lambda: tree.cursor_node is not None and str(tree.cursor_node.label) == "2019.txt")
+        assert path_line.value == str(docs / "old" / "2019.txt")  # the line follows the tree
+        await pilot.press("backspace")  # out of old/ (it went above docs/): closed, the cursor on it
+        await until(pilot, lambda: tree.cursor_node is not None and str(tree.cursor_node.label) == "old")
+        assert Path(tree.path) == docs and not tree.cursor_node.is_expanded
+        await pilot.press("enter", "down")
+        await until(pilot, lambda: tree.cursor_node is not None and str(tree.cursor_node.label) == "2019.txt")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.pending_document is not None)
+        assert app.pending_document == (docs / "old" / "2019.txt", "Old minutes.")  # (as a message holds it)
+        assert "2019.txt" in str(app.chat_screen.query_one("#attachment").render())
+
+        app.action_attach()  # the next one starts where the last pick was, not where the app began
+        screen, tree = await picker()
+        path_line = screen.query_one("#picker-path", Input)
+        assert Path(tree.path) == docs / "old" and names(tree) == ["2019.txt"]
+        await pilot.press("backspace")  # the folder above, the cursor on the one left; the line says it
+        await until(pilot, lambda: Path(tree.path) == docs and "notes.txt" in names(tree))
+        await until(pilot, lambda: tree.cursor_node is not None and str(tree.cursor_node.label) == "old")
+        assert path_line.value == f"{docs}/"
+        for key in "my notes.md":  # keys that arrive at once, before the line has the focus: all kept
+            tree.post_message(events.Key("space" if key == " " else key, key))
+        await until(pilot, lambda: path_line.has_focus and path_line.value == f"{docs}/my notes.md")
+        tree.focus()
+        await pilot.pause()
+        tree.post_message(events.Paste(f"{docs / 'old' / '2019.txt'}\n"))  # a path pasted in the list
+        await until(pilot, lambda: path_line.has_focus and path_line.value == str(docs / "old" / "2019.txt"))
+        path_line.value = f"{docs}/"
+        path_line.cursor_position = len(path_line.value)
+        path_line.post_message(events.Paste(str(docs / "Report.MD")))  # pasted in the line: the whole path
+        await until(pilot, lambda: path_line.value == str(docs / "Report.MD"))
+        path_line.value = f"{docs}/"
+        tree.focus()
+        await pilot.pause()
+        await pilot.press(*"notes.tx")  # typing in the list types in the line, after the folder
+        assert path_line.has_focus and path_line.value == str(docs / "notes.tx")
+        tree.focus()
+        path_line.focus()  # and back: the line is not selected all (one key emptied it)
+        await pilot.press("end", "t")
+        assert path_line.value == str(docs / "notes.txt")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.pending_document is not None and app.pending_document[0].name == "notes.txt")
+        assert app.pending_document == (docs / "notes.txt", "Meeting at ten.")
+        assert any(m.startswith("notes.txt takes the place of 2019.txt: one document goes with a message")
+                   for m in shown)  # it was replaced without a word
+
+        app.action_attach()
+        screen, tree = await picker()
+        await pilot.press("backspace")
+        await until(pilot, lambda: Path(tree.path) == tmp_path and "docs" in names(tree))
+        path_line = screen.query_one("#picker-path", Input)
+        (tmp_path / "empty").mkdir()
+        path_line.focus()
+        path_line.value = "empty"  # a folder with nothing to pick: the list says so (it was blank)
+        await pilot.press("enter")
+        problem = screen.query_one("#picker-problem")
+        await until(pilot, lambda: Path(tree.path) == tmp_path / "empty" and problem.display)
+        assert str(problem.render()).startswith("Nothing to open in this folder.") and problem.has_class("-busy")
+        path_line.focus()
+        path_line.value = "nope.txt"  # not there: no "pick from the list" under an empty list
+        await pilot.press("enter")
+        await until(pilot, lambda: str(problem.render()).startswith("There is no"))
+        assert str(problem.render()) == f"There is no '{tmp_path / 'empty' / 'nope.txt'}'. " \
+            "Type another path, or Backspace for the folder above."
+        (tmp_path / "empty" / "gone.pdf").symlink_to(tmp_path / "moved.pdf")  # a link whose file has gone
+        path_line.focus()
+        path_line.value = "gone.pdf"
+        await pilot.press("enter")
+        await until(pilot, lambda: str(problem.render()) == f"'gone.pdf' is a link to {tmp_path / 'moved.pdf'}, "
+                    "which is not there.")  # as the command line says it (it was "There is no")
+        tree.focus()
+        await pilot.press("backspace")  # the list has the focus: the folder above, and the note gone
+        await until(pilot, lambda: Path(tree.path) == tmp_path and "docs" in names(tree) and not problem.display)
+        path_line.focus()
+        path_line.value = "docs/old"  # a folder typed: shown; in the folder shown, as a name alone is
+        await pilot.press("enter")
+        await until(pilot, lambda: Path(tree.path) == docs / "old" and names(tree) == ["2019.txt"])
+        assert path_line.value == str(docs / "old" / "2019.txt")  # its first file, highlighted
+        path_line.focus()
+        path_line.value = "~no_such_user_here/x.txt"  # raised in expanduser and took the app down
+        await pilot.press("enter")  # not there: said in the dialog, which stays for another try
+        problem = screen.query_one("#picker-problem")
+        await until(pilot, lambda: problem.display)
+        assert str(problem.render()) == f"There is no '{docs / 'old' / '~no_such_user_here' / 'x.txt'}'. " \
+            "Type another path, or pick from the list."
+        assert app.screen is screen and inside_dialog(screen, problem)
+        assert path_line.has_focus
+        path_line.cursor_position = len(path_line.value)  # as after typing it
+        await pilot.press("/")  # a new path typed after the one refused takes its place (it went after it)
+        assert path_line.value == "/"
+        await pilot.press("t")
+        assert path_line.value == "/t"
+        path_line.value = str(docs / "photo.png")  # there, and no document: said, the dialog stays
+        await pilot.press("enter")
+        await until(pilot, lambda: str(problem.render()) == "'photo.png' is a binary file, not text.")
+        assert app.screen is screen and app.pending_document == (docs / "notes.txt", "Meeting at ten.")
+        await pilot.press("backspace")  # a step elsewhere clears it
+        tree.focus()
+        await pilot.press("backspace")
+        await until(pilot, lambda: Path(tree.path) == docs and not problem.display)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        assert app.pending_document == (docs / "notes.txt", "Meeting at ten.")  # cancelled: kept
+        assert "(Ctrl+R removes it)" in str(app.chat_screen.query_one("#attachment").render())
+        await pilot.press("ctrl+r")  # it could only be sent or replaced
+        await until(pilot, lambda: app.pending_document is None)
+        assert any(n.message == "notes.txt will not go with your next message." for n in app._notifications)
+        assert not app.chat_screen.query_one("#attachment").display
+
+        await pilot.press("f6")  # the summary's document, from the same dialog
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        summarize = app.screen
+        # a blank screen said nothing of what to do
+        assert str(summarize.query_one("#summarize-state").render()).startswith("Choose… (Ctrl+O) picks a document")
+        await pilot.press("ctrl+o")  # the key, or the Choose… button
+        await picker()
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is summarize)
+        assert await pilot.click("#summarize-browse")
+        screen, tree = await picker()
+        assert str(screen.query_one(".dialog-title").render()) == "Choose the document to summarize"
+        assert Path(tree.path) == docs  # where the last pick was (a path not there is none)
+        path_line = screen.query_one("#picker-path", Input)
+        path_line.focus()
+        path_line.value = "Report.MD"
+        await pilot.press("enter")
+        await until(pilot, lambda: app.screen is summarize)
+        assert summarize.query_one("#summarize-path", Input).value == str(docs / "Report.MD")
+        await until(pilot, lambda: any("No model" in str(n.message) for n in app._notifications))  # it ran
+        await pilot.press("ctrl+r")  # F6's own Ctrl+R (the chat's removes an attachment)
+        await until(pilot, lambda: sum("No model" in str(n.message) for n in app._notifications) == 2)
+        await pilot.press("escape")
+
+        await pilot.press("f4")  # a model file: .gguf files only
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen))
+        (docs / "mine.Q4_0.gguf").write_bytes(b"GGUF")
+        await pilot.press("a")
+        screen, tree = await picker()
+        assert str(screen.query_one(".dialog-title").render()) == "Add a GGUF model file"
+        assert names(tree) == ["old", "mine.Q4_0.gguf"]
+        await pilot.press("down", "enter")  # not a usable model: said in the dialog, nothing copied
+        problem = screen.query_one("#picker-problem")
+        await until(pilot, lambda: "is not a usable GGUF model" in str(problem.render()))
+        assert app.screen is screen
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen))
+
+    monkeypatch.chdir(tmp_path)  # started again from elsewhere: the dialog opens where the last pick was
+    again = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with again.run_test(size=(80, 24)) as pilot:
+        app = again
+        await pilot.press("ctrl+o")
+        screen, tree = await picker()
+        assert Path(tree.path) == docs
+
+
+async def test_a_document_cut_to_fit_a_message_says_so_where_it_stays(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 6 MB text was attached as "huge.txt (200,000 characters)": only a toast, soon gone, said
+    that 97% of it was left out; the line under the box now says so while it is attached."""
+    from textual.widgets import Input
+
+    from workstation.tui.app import MAX_DOCUMENT_CHARS
+    from workstation.tui.screens.file_picker import FilePicker
+
+    (tmp_path / "huge.txt").write_text("The invoice was paid. " * 15_000, encoding="utf-8")  # 330,000 characters
+    (tmp_path / "small.txt").write_text("Meeting at ten.\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(120, 30)) as pilot:
+        line = app.chat_screen.query_one("#attachment")
+        for name, said in [("huge.txt", f"Attached: huge.txt, its first {MAX_DOCUMENT_CHARS:,} of 329,999 characters only"),  # no last space
+                           ("small.txt", "Attached: small.txt (15 characters)")]:  # as sent: no last newline
+            await pilot.press("ctrl+o")
+            await until(pilot, lambda: isinstance(app.screen, FilePicker))
+            path_line = app.screen.query_one("#picker-path", Input)
+            path_line.focus()
+            path_line.value = name
+            await pilot.press("enter")
+            await until(pilot, lambda name=name: app.pending_document is not None and app.pending_document[0].name == name)
+            assert said in str(line.render()), str(line.render())
+            if name == "huge.txt":  # (read now: a toast goes after a while, and a busy PC took that long)
+                toast = [n.message for n in app._notifications if "only its first" in n.message]
+                assert toast == [f"The document is long; only its first {MAX_DOCUMENT_CHARS:,} characters are "
+                                 "attached. Use Summarize (F6) for the whole document."]
+        assert app.pending_document[1] == "Meeting at ten."  # type: ignore[index]
+        # the folded message counts what the message holds (the attach line said one more)
+        from workstation.tui.attachment import with_attached
+        from workstation.tui.widgets.message_view import fold
+        long_doc = "".join(f"Row {i} of the ledger.\n" for i in range(40))
+        sent = with_attached("Check it.", "Document: ledger.txt", long_doc.rstrip())
+        assert len(fold(sent)[1]) == len(long_doc.rstrip())
+
+
+async def test_the_open_dialog_lists_names_in_the_alphabets_order(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Textual sorted by name.lower(): Ç Ğ Ö Ş Ü ı after z, and I apart from i."""
+    from workstation.tui.screens.file_picker import FileTree
+
+    docs = tmp_path / "belgeler"
+    (docs / "Çizelgeler").mkdir(parents=True)
+    (docs / "arşiv").mkdir()
+    for name in ("zam.txt", "Şubat.txt", "sabah.txt", "ılık.txt", "İzin.txt", "Isparta.txt", "ödeme.txt",
+                 "Ozan.txt", "cari.txt", "ücret.txt", "dosya.txt", "ğ.txt", "gider.txt", "hane.txt"):
+        (docs / name).write_text("x\n", encoding="utf-8")
+    monkeypatch.chdir(docs)
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: bool(app.screen.query(FileTree)) and bool(app.screen.query_one(FileTree).root.children))
+        assert [str(n.label) for n in app.screen.query_one(FileTree).root.children] == [
+            "arşiv", "Çizelgeler", "cari.txt", "dosya.txt", "gider.txt", "ğ.txt", "hane.txt", "ılık.txt",
+            "Isparta.txt", "İzin.txt", "Ozan.txt", "ödeme.txt", "sabah.txt", "Şubat.txt", "ücret.txt", "zam.txt"]
+
+
+def test_an_empty_list_in_the_open_dialog_says_why(tmp_path: Path) -> None:
+    """The tree shows a blank list for a folder it cannot open (it swallows the error) and for
+    one with nothing usable; the dialog says which (root reads any folder: a missing one here)."""
+    from workstation.tui.screens.file_picker import empty_folder_note
+
+    (tmp_path / ".hidden.txt").write_text("x", encoding="utf-8")
+    usable = frozenset({".txt"})
+    assert empty_folder_note(tmp_path, usable) == ("picker.empty", False, {})
+    for name in ("scan1.png", "scan2.PNG", "notes.odt", "README"):  # files, none of a kind it opens
+        (tmp_path / name).write_bytes(b"\x89PNG")
+    assert empty_folder_note(tmp_path, usable) == ("picker.none_usable", False, {"kinds": [".png", ".odt", "README"]})
+    assert Texts("en")("picker.none_usable", kinds=".png").startswith(
+        "Nothing in this folder can be opened here: its files are .png.")  # not "nothing to open" as if empty
+    tr = Texts("tr")  # a list as a sentence says it ("dosyaları .docx .txt" read as a broken sentence)
+    assert tr("picker.none_usable", kinds=tr.series([".docx", ".txt"])).startswith(
+        "Bu klasördeki hiçbir şey burada açılamaz; buradaki dosyalar .docx ve .txt.")
+    assert Texts("en").series([".png", ".odt", "README"]) == ".png, .odt and README"
+    assert tr.series([".png", ".odt", ".zip", ".exe"]) == ".png, .odt, .zip …"  # the list goes on: no "ve"
+    (tmp_path / "notes.TXT").write_text("x", encoding="utf-8")
+    assert empty_folder_note(tmp_path, usable) is None
+    assert empty_folder_note(tmp_path / "gone", usable) == ("picker.unreadable", True, {"why": "No such file or directory"})
+    assert empty_folder_note(tmp_path / "notes.TXT", usable) == ("picker.unreadable", True, {"why": "Not a directory"})
+    assert Texts("en")("picker.unreadable", why="Not a directory").startswith("This folder cannot be opened (Not a")
+
+
+async def test_system_readings_arrive_from_one_sampler_thread(
+    profiles: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workstation.tui import app as app_module
+
+    monkeypatch.setattr(app_module, "SAMPLE_EVERY_S", 0.05)
+    app = WorkstationApp("a", start_engine=False, sample_system=True, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: len(app.cpu_history) >= 3)
+        assert app.system is not None and app.system.ram_total > app.system.ram_used > 0
+        samplers = [w for w in app.workers if w.group == "sample"]
+        assert len(samplers) == 1  # one thread for the app's life, not a worker per reading
+        await pilot.press("f5")
+        await pilot.pause()
+        assert "CPU" in "".join(str(w.render()) for w in app.screen.query("Static"))
+    assert samplers[0].is_finished  # it stops with the app
+    # a reading that arrives while the app shuts down (no screens left) is only kept
+    app._sampled(SystemSampled(5.0, 1, 2, []))
+    assert app.cpu_history[-1] == 5.0
+
+
+async def test_dashboard_kv_gauge_is_the_loaded_engines(profiles: Path, tmp_path: Path) -> None:
+    """A conversation whose last turn ran with an 8192-token context, reopened on a profile of
+    another context: the KV gauge shows the loaded engine's context, not the old turn's use."""
+    from workstation.core.metrics import TurnMetrics
+
+    db = tmp_path / "c.db"
+    store = ConversationStore(db)
+    conv = store.new("weekly", "long-documents")
+    store.add_message(conv.id, "user", "hi")
+    store.add_message(conv.id, "assistant", "Hello.",
+                      TurnMetrics(kv_size=8192, kv_used=172, prompt_n=30, cache_n=3092).to_dict())
+    store.close()
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=db)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None and app.engine_info is not None)
+        await app.open_conversation(conv.id)
+        await pilot.press("f5")
+        await until(pilot, lambda: bool(app.screen.query("#kv-value")))
+        n_ctx = app.engine_info.n_ctx
+        assert n_ctx != 8192
+        app.screen.refresh_view()
+        assert str(app.screen.query_one("#kv-value").render()) == f"0/{n_ctx:,}"  # 0/1,024
+        app.action_toggle_language()  # Turkish: 0/1.024 (a figure apart, each number the language's way)
+        await until(pilot, lambda: bool(app.screen.query("#kv-value")))
+        app.screen.refresh_view()
+        assert str(app.screen.query_one("#kv-value").render()) == f"0/{n_ctx:,}".replace(",", ".")
+        # the memory line is said again in the new language (it stayed English until F5 again)
+        await until(pilot, lambda: str(app.screen.query_one("#memory-line").render()).startswith("Yüklemede bellek"))
+        # the turn's cache hits in Turkish figures (3092 of 3122 were written bare)
+        await until(pilot, lambda: "3.092" in str(app.screen.query_one("#cache-line").render()))
+        assert "3.122" in str(app.screen.query_one("#cache-line").render())
+        # an axis line too long for its column drops its unit, not the other line ("maks 5.439 token/sn"
+        # wrapped and pushed "min" out of the row)
+        row = app.screen.query_one("#row-decode")
+        row.set("Üretim", [5439.0, 63.0], "63 token/sn", "token/sn")
+        assert str(row.query_one(".metric-axis").render()).splitlines() == ["maks 5.439", "min 63"]
+
+
+async def test_a_desk_pcs_dashboard_shows_no_local_model_lines() -> None:
+    """A desk PC's profile (the office server answers) showed "KV cache 0/4,096" and "Memory at
+    load: not recorded yet", as if a model were loaded on this PC."""
+    app = WorkstationApp("office-server", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f5")
+        await until(pilot, lambda: bool(app.screen.query("#kv-row")))
+        assert not app.screen.query_one("#kv-row").display and not app.screen.query_one("#memory-line").display
+        assert app.screen.query_one("#row-decode").display  # the turns' own figures stay
+
+
+async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_before(
+    profiles: Path, tmp_path: Path
+) -> None:
+    """After a switch (F3) the rows plotted two profiles' turns as one series, with nothing to
+    mark the change: a slower K/V type read as the machine slowing down. Now they plot the
+    loaded profile's turns, and one line gives the profile before's medians."""
+    from workstation.core.metrics import TurnMetrics, turn_record
+
+    db = tmp_path / "c.db"
+    store = ConversationStore(db)
+    conv = store.new("compare", "a")
+    saved = [
+        (TurnMetrics(ttft_ms=900, predicted_per_second=40.0).to_dict()),  # saved before turns said their profile
+        turn_record(TurnMetrics(ttft_ms=300, predicted_per_second=70.0), "b", "B"),
+        turn_record(TurnMetrics(ttft_ms=1300, predicted_per_second=80.0), "b", "B"),
+        turn_record(TurnMetrics(stop_reason="cancelled"), "a", "A"),  # stopped before its first token
+        turn_record(TurnMetrics(ttft_ms=200, predicted_per_second=20.0), "a", "A"),
+        turn_record(TurnMetrics(ttft_ms=250, predicted_per_second=25.0), "a", "A"),
+    ]
+    for record in saved:
+        store.add_message(conv.id, "user", "hi")
+        store.add_message(conv.id, "assistant", "Hello.", record)
+    store.close()
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=db)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.open_conversation(conv.id)
+        await pilot.press("f5")
+        await until(pilot, lambda: bool(app.screen.query("#switch-line")))
+        screen = app.screen
+
+        def spark(row: str) -> list[float]:
+            return list(screen.query_one(f"#row-{row} .metric-spark").data)  # type: ignore[attr-defined]
+
+        assert spark("decode") == [20.0, 25.0] and spark("ttft") == [200.0, 250.0]
+        assert str(screen.query_one("#live").render()) == "5 turns in this conversation"
+        line = str(screen.query_one("#switch-line").render())
+        # the older turn without a profile joins B's run: median of 40, 70, 80 and of 900, 300, 1300
+        assert line == ("The rows show A only: its 2 turns since you switched to it. "
+                        "Before the switch, B: median 70.0 tok/s, TTFT 900 ms over 3 turns."), line
+        # back to B, before its first turn: nothing plotted, and A's turns are the ones before
+        app.profile = load_profile("b")
+        screen.refresh_view()
+        await pilot.pause()
+        assert spark("decode") == [] and str(screen.query_one("#kv-value").render()) == "–"
+        assert str(screen.query_one("#switch-line").render()) == (
+            "No turns on B yet since you switched to it. "
+            "Before the switch, A: median 22.5 tok/s, TTFT 225 ms over 2 turns.")
+        # the profile before is named as the loaded one is, in the UI's language (name_tr in
+        # Turkish); by the name its turn saved where its file is gone
+        from workstation.core.metrics import ProfileRun
+
+        (profiles / "a.yaml").write_text((profiles / "a.yaml").read_text(encoding="utf-8") + "name_tr: Ofis A\n",
+                                         encoding="utf-8")
+        app.texts = Texts("tr")
+        screen.relabel()
+        assert screen._title(ProfileRun("a", "A", [])) == "Ofis A"
+        assert screen._title(ProfileRun(str(tmp_path / "gone.yaml"), "Gone", [])) == "Gone"
+        app.texts = Texts("en")
+        screen.relabel()
+        # a conversation on one profile: no line
+        await app.action_new_conversation()
+        screen.refresh_view()
+        await pilot.pause()
+        assert not screen.query_one("#switch-line").display
+
+
+async def test_deleting_a_linked_model_removes_the_link_only_and_says_so(
+    profiles: Path, tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model added with --link was offered as "Delete smol-link (98 MB) from disk?": only the
+    link went, and no space was freed."""
+    from textual.widgets import DataTable
+
+    from workstation.tui.screens.models import ModelsScreen
+
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (folder / "smol-link.gguf").symlink_to(smollm2_path)
+    monkeypatch.setenv("WORKSTATION_MODELS", str(folder))
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.installed))
+        models = app.screen
+        assert isinstance(models, ModelsScreen)
+        models.query_one("#installed", DataTable).move_cursor(
+            row=[row.path for row in models.installed].index(folder / "smol-link.gguf"))
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        question = str(app.screen.query_one(".dialog-title").render())
+        assert question.startswith(f"Remove the link smol-link? The file it points to ({smollm2_path.resolve()}) stays "
+                                   "where it is, and no space is freed."), question
+        assert "use it" not in question  # profiles a and b name the file itself, not the link: not touched
+        await pilot.press("y")
+        await until(pilot, lambda: not (folder / "smol-link.gguf").is_symlink())
+    assert smollm2_path.is_file()
+
+
+async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "settings.yaml").write_text("keymap:\n  dashboard.toggle: f10\n", encoding="utf-8")
+    monkeypatch.setenv("WORKSTATION_DATA", str(data))
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("f10")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "DashboardScreen"
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        await pilot.press("f1")  # F1's list says the keys as the keymap made them
+        await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        names = {key: name for key, name, _ in app.screen.rows}
+        assert names["F10"] == "Dashboard" and "F5" not in names, names
+
+
+async def test_the_dashboard_tells_no_drafts_from_no_speculation(profiles: Path, smollm2_path: Path) -> None:
+    """A prompt-lookup profile's turn that drafted nothing said "no speculative decoding"."""
+    from workstation.core.metrics import TurnMetrics
+
+    _profile(profiles / "look.yaml", str(smollm2_path), speculative={"mode": "lookup"})
+    for key, said in (("look", "Draft acceptance: no drafts this turn (speculation is on"),
+                      ("a", "Draft acceptance: no speculative decoding")):
+        app = WorkstationApp(key, start_engine=False, sample_system=False, language="en")
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            app.history.add(TurnMetrics(ttft_ms=100, predicted_n=10, predicted_ms=100, prompt_n=20, stop_reason="eos"),
+                            key, key.upper())
+            await pilot.press("f5")
+            await until(pilot, lambda a=app: type(a.screen).__name__ == "DashboardScreen")
+            await until(pilot, lambda a=app, s=said: s in str(a.screen.query_one("#cache-line").render()))
+
+
+@pytest.mark.parametrize(("lang", "shown"), [("en", "3,883 ms"), ("tr", "3.883 ms")])
+async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, lang: str, shown: str) -> None:
+    """The same time read "3,883 ms" on the row's axis and "3883 ms" beside it."""
+    from workstation.core.metrics import TurnMetrics
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language=lang)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        for ttft in (1200.0, 3883.0):
+            turn = TurnMetrics(ttft_ms=ttft, predicted_n=10, predicted_ms=100, prompt_n=2000, prompt_ms=1000,
+                               stop_reason="eos")
+            turn.finish_rates()  # 2,000 tok/s of prompt
+            app.history.add(turn, "a", "A")
+        await pilot.press("f5")
+        await until(pilot, lambda: type(app.screen).__name__ == "DashboardScreen")
+        row = app.screen.query_one("#row-ttft")
+        await until(pilot, lambda: str(row.query_one(".metric-value").render()).strip() == shown)
+        assert shown in str(row.query_one(".metric-axis").render())
+        prompt = str(app.screen.query_one("#row-prompt").query_one(".metric-value").render())
+        assert prompt.startswith("2,000" if lang == "en" else "2.000"), prompt
+
+
+async def test_the_dashboards_reading_speed_leaves_out_turns_that_read_a_few_tokens(profiles: Path) -> None:
+    """A follow-up that read 19 new tokens (the rest cached) showed "Prompt tok/s 30": the step's
+    own cost, not reading, and it looked like a PC reading slowly. A turn of one token has no
+    decode rate: "–", not "0.0 tok/s"."""
+    from workstation.core.metrics import TurnMetrics
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        for prompt_n, prompt_ms, predicted_n in ((1500, 1000.0, 40), (19, 630.0, 1)):
+            turn = TurnMetrics(ttft_ms=prompt_ms, predicted_n=predicted_n, predicted_ms=400 if predicted_n > 1 else 0,
+                               prompt_n=prompt_n, prompt_ms=prompt_ms, stop_reason="eos")
+            turn.finish_rates()
+            app.history.add(turn, "a", "A")
+        await pilot.press("f5")
+        await until(pilot, lambda: type(app.screen).__name__ == "DashboardScreen")
+        value = lambda row: str(app.screen.query_one(f"#row-{row}").query_one(".metric-value").render()).strip()  # noqa: E731
+        await until(pilot, lambda: value("prompt").startswith("1,500"))  # the 1,500 tokens read in 1 s
+        assert len(app.screen.query_one("#row-prompt .metric-spark").data) == 1  # type: ignore[attr-defined]
+        assert value("decode") == "–"
+
+
+@pytest.mark.parametrize(("lang", "said"), [("en", "Press Ctrl+Q to quit the app"),
+                                             ("tr", "Uygulamadan çıkmak için Ctrl+Q tuşlarına basın")])
+async def test_ctrl_c_says_how_to_quit_in_words(profiles: Path, lang: str, said: str) -> None:
+    """Ctrl+C, pressed to quit out of habit, showed Textual's "Press [b]ctrl+q[/b] to quit the
+    app" with its markup as typed, in English whatever the UI's language."""
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language=lang)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.set_focus(None)
+        await pilot.press("ctrl+c")
+        await until(pilot, lambda: bool(app._notifications))
+        shown = [n.message for n in app._notifications]
+        assert any(m.startswith(said) for m in shown) and not any("[b]" in m for m in shown), shown
+
+
+async def test_ctrl_c_during_a_reply_stops_it(profiles: Path) -> None:
+    """As Esc (and ``ollama run``'s Ctrl+C): it said how to quit, and the reply went on."""
+    app = WorkstationApp("b", sample_system=False, language="en")  # (replies of up to 400 tokens)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await _send(pilot, app, "Write a long story about a lighthouse keeper.")
+        await until(pilot, lambda: app.reply_view is not None and bool(app.reply_view.content))
+        await pilot.press("ctrl+c")  # the message box has the focus
+        await until(pilot, lambda: not app.generating)
+        conv = app.conversation_id
+        assert conv is not None
+        reply = app.store.messages(conv)[-1]
+        assert reply.metrics and reply.metrics["stop_reason"] == "cancelled" and app.is_running
+        assert not any("to quit the app" in str(n.message) for n in app._notifications)
+
+
+@pytest.mark.parametrize("lang", ["tr", "en"])
+async def test_a_very_small_model_is_said_to_answer_well_in_english_only(profiles: Path, lang: str) -> None:
+    """The default model (135M) answered a Turkish question in made-up words, and nothing in
+    the chat said why (F6 said it of documents); in the English UI nothing is said."""
+    app = WorkstationApp("a", sample_system=False, language=lang)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None and app.loading is None)
+        await pilot.pause(0.2)
+        said = " ".join(str(n.message) for n in app._notifications)
+        if lang == "tr":
+            assert "çok küçük bir model (135M parametre): İngilizce dışındaki dillerde" in said, said
+        else:
+            assert "very small model" not in said, said
+
+
+def test_language_from_locale() -> None:
+    assert detect_language({"LANG": "tr_TR.UTF-8"}) == "tr"
+    assert detect_language({"LC_ALL": "en_US.UTF-8", "LANG": "tr_TR.UTF-8"}) == "en"
+    assert detect_language({}) == "en"
+    # gettext's LANGUAGE first (its first language we have), not under the C locale
+    assert detect_language({"LANGUAGE": "de:tr:en", "LANG": "en_US.UTF-8"}) == "tr"
+    assert detect_language({"LANGUAGE": "en_GB:tr", "LANG": "tr_TR.UTF-8"}) == "en"
+    assert detect_language({"LANGUAGE": "tr", "LANG": "C.UTF-8"}) == "en"
+    assert detect_language({"LANGUAGE": "de", "LANG": "tr_TR.UTF-8"}) == "tr"
+    assert Texts("tr")("status.ready") == "hazır"
+    assert Texts("tr")("no.such.key") == "no.such.key"
+
+
+def test_turkish_writes_numbers_with_its_own_separators() -> None:
+    """8,192 tokens and 23.0 GB were shown as English writes them in the Turkish UI: a value
+    that is wholly a number (with its unit) takes the language's separators (and Turkish
+    writes %78, as its sentences around such figures did), in the UI's
+    sentences, the core's phrases and figures shown alone; names holding numbers do not."""
+    from workstation.core.phrases import say
+
+    tr, en = Texts("tr"), Texts("en")
+    assert tr("models.fit", context="8,192", verdict="-") == ("Bu bilgisayarda: - (8.192 token'lık bağlam ve f16 K/V "
+                                                              "önbelleğiyle; bir profilinki farklı olabilir).")
+    assert en("models.fit", context="8,192", verdict="-").startswith("On this PC: - (at a context of 8,192 tokens")
+    assert [tr.number(v) for v in ("1,234,567.89", "23.0 GB", "-1.5%", "+0.25%", "40 W", "~4.9 GB", "100 %",
+                                   "35.7 token/sn")] == [
+        "1.234.567,89", "23,0 GB", "-%1,5", "+%0,25", "40 W", "~4,9 GB", "%100", "35,7 token/sn"]
+    assert en.number("100 %") == "100%" and en.number("~4.9 GB") == "~4.9 GB"
+    for name in ("Llama 3.1 8B", "127.0.0.1", "8080", "q8_0", "v1.2.3", "12:30", "3.5 Haiku", "2,500 Dollars"):
+        assert tr.number(name) == name == en.number(name)
+    # people's words given to a sentence are never taken for a figure: a title "2,500", a draft "1.5"
+    assert tr("conv.delete_q", title="2,500").startswith('"2,500"') and tr("sidebar.draft", text="1.5").endswith("1.5")
+    unreadable = say([("doc.unreadable", {"name": "2,500", "reason": "1.5"})], tr.get)
+    assert "'2,500'" in unreadable and "(1.5)" in unreadable, unreadable
+    verdict = [("fit.gpu", {"where": ("fit.where_one", {}), "used": "5.2", "total": "24.0"})]
+    assert say(verdict) == "fits entirely on the GPU: 5.2 of 24.0 GB"
+    assert say(verdict, tr.get) == "tamamen GPU belleğine sığar: 5,2 / 24,0 GB"
+    assert say(verdict, en.get) == say(verdict)
+
+
+def test_a_model_not_downloaded_is_said_with_the_apps_own_keys() -> None:
+    """In the app, F3's note said "F4, then p" but the toast for the same model said to run
+    './run.sh models pull …' at a command line."""
+    from workstation.core.catalog import catalog_entries, missing_model_error
+    from workstation.core.paths import models_dir
+
+    entry = next(e for e in catalog_entries() if e["name"] == "llama-3.1-8b-instruct-q4_k_m")
+    err = missing_model_error(models_dir() / entry["file"])
+    assert "models pull llama-3.1-8b-instruct-q4_k_m" in str(err)  # the command line's
+    assert Texts("en").error(err) == (f"The model llama-3.1-8b-instruct-q4_k_m is not downloaded yet (about "
+                                      f"{entry['approx_size_gb']} GB); F4, then p, downloads it.")
+    assert Texts("tr").error(err).endswith("; F4, ardından p onu indirir.")
+    gb = f"{entry['approx_size_gb']:.1f}"
+    assert f"(yaklaşık {gb.replace('.', ',')} GB)" in Texts("tr").error(err)  # it said 4.9 in Turkish
+
+
+def test_locales_have_the_same_keys() -> None:
+    root = Path(__file__).parent.parent / "workstation" / "tui" / "locales"
+    en = yaml.safe_load((root / "en.yaml").read_text(encoding="utf-8"))
+    tr = yaml.safe_load((root / "tr.yaml").read_text(encoding="utf-8"))
+    assert set(en) == set(tr) - set(ENGLISH)  # the core's sentences have their English in core/phrases.py
+    assert not set(en) & set(ENGLISH)
+
+
+def test_turkish_sentences_read_as_a_turkish_speaker_writes_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tester's findings: words calqued from English ("API'yi sunun", "Bölüm bölüm noktalar"),
+    a number's suffix missing (1,04 GB'ı), the currency before the figure."""
+    from workstation.core.documents import DocumentError, read_document
+
+    tr = Texts("tr")
+    assert tr("dash.ram", used="1.04 GB", total="23.54 GB") == "RAM: 23,54 GB belleğin 1,04 GB'ı kullanımda"
+    assert tr("usage.server_today_limit", server="s", tokens="0", limit="10,000", left="0", resets="00:00").endswith(
+        "; saat 00:00'a kadar 0 token kaldı.")
+    assert tr("action.serve") == "API sunucusu" and "API sunucusunu başlatın (" in tr("usage.none")
+    assert tr("summary.points") == "Bölümlere göre ana noktalar"
+    assert say([("headline.buy_priced", {"machine": "X", "price": "2,499"})], tr.get) == "Bir X alın (yaklaşık 2.499 $)"
+    with pytest.raises(DocumentError) as missing:
+        monkeypatch.chdir(tmp_path)
+        read_document(Path("yokdosya.txt"))
+    assert tr.error(missing.value) == f"'yokdosya.txt' bulunamadı ({tmp_path} klasöründe arandı)."
+
+
+def test_every_core_phrase_is_translated_with_its_values() -> None:
+    """Turkish says each of the core's phrases (fit verdicts, the sizing headline), with the
+    same blanks to fill."""
+    import string
+
+    tr = Texts("tr")
+    for key, english in ENGLISH.items():
+        turkish = tr.get(key)
+        assert turkish is not None, key
+        blanks = {f for _, f, _, _ in string.Formatter().parse(english) if f}
+        assert {f for _, f, _, _ in string.Formatter().parse(turkish) if f} == blanks, key
+
+
+def test_a_profile_with_several_problems_is_said_wholly_in_turkish(tmp_path: Path) -> None:
+    """A profile file's problems said together were English in the Turkish UI ("has 4 problems:
+    (1) unknown field …"), a sampling value's Turkish sentence among them turned English too; the
+    command line's English stays as it was."""
+    bad = tmp_path / "masa.yaml"
+    bad.write_text("model: x.gguf\ncontex: 4096\nthreads: lots\nflash_attn: maybe\ntemperature: 0.2\n"
+                   "sampling: {temperature: 9}\n", encoding="utf-8")
+    app = WorkstationApp(str(bad), start_engine=False, sample_system=False, language="tr")
+    said = app.startup_problem
+    assert said == (
+        f"{bad} dosyasında 5 sorun var: (1) 'contex' diye bir alan yok; 'context' mi demek istediniz? "
+        "(2) 'temperature' diye bir alan yok; bu alan, zaten var olan sampling: bloğunda temperature: 0,2 olarak "
+        "yazılmalı. (3) 'threads' alanı 'lots'; izin verilen değerler auto ya da 1 ile 512 arası. "
+        "(4) 'flash_attn' alanı 'maybe'; izin verilen değerler: auto, on, off. "
+        "(5) 'sampling.temperature' alanı 9,0; izin verilen değerler 0 ile 5 arası."), said
+    for english in ("field", "allowed", "problems", "did you mean", "belongs"):
+        assert english not in said
+    with pytest.raises(WorkstationError) as err:
+        load_profile(str(bad))
+    assert str(err.value) == (
+        f"{bad} has 5 problems: (1) unknown field 'contex'; did you mean 'context'? (2) unknown field 'temperature'; "
+        "it belongs as temperature: 0.2 in the sampling: block already there. (3) field 'threads' is 'lots'; "
+        "allowed values are auto or 1 to 512. (4) field 'flash_attn' is 'maybe'; allowed values are auto, on, off. "
+        "(5) field 'sampling.temperature' is 9.0; allowed values are 0 to 5.")
+    one = tmp_path / "tek.yaml"  # one problem: said alone, the file named once
+    one.write_text("model: x.gguf\nparallel: 99\n", encoding="utf-8")
+    assert WorkstationApp(str(one), start_engine=False, sample_system=False, language="tr").startup_problem == (
+        f"{one}: 'parallel' alanı 99; izin verilen değerler 1 ile 64 yuva arası.")
+
+
+async def test_ctrl_g_serves_when_the_users_own_persons_key_is_set(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """On the PC that holds the keys, its user's own key in WORKSTATION_API_KEY (as desk PCs set
+    it) is no operator's key: serve refuses that, so Ctrl+G serves with a key of its own."""
+    from workstation.cli import main
+    from workstation.tui import integrations
+
+    assert main(["keys", "add", "alice"]) == 0
+    secret = capsys.readouterr().out.strip()
+    monkeypatch.setenv("WORKSTATION_API_KEY", secret)
+    assert integrations._chat_key() not in (None, secret)
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db", api_port=0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: app.loading is None and app.engine is not None)
+        assert app.api is not None, [n.message for n in app._notifications]  # it said "The operator's key …"
+        await _send(pilot, app, "Say hello")
+        await until(pilot, lambda: not app.generating)
+        assert _views(app)[-1].content.strip()
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: app.api is None and app.loading is None)
+
+
+async def test_serve_the_api_alongside_the_chat(profiles: Path, tmp_path: Path) -> None:
+    """Ctrl+G: the profile's model moves into `workstation serve`; the chat becomes one of its
+    clients while an office tool (the openai client) uses the same server; Ctrl+G again brings
+    the chat's own engine back and the server stops."""
+    import asyncio
+
+    import httpx
+    import openai
+
+    from workstation.core.engine_process import EngineProcess
+    from workstation.core.remote import RemoteEngine
+
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db", api_port=0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: app.api is not None and app.engine is not None and app.loading is None)
+        api = app.api
+        assert isinstance(app.engine, RemoteEngine) and api.url in app.status_text()
+        await _send(pilot, app, "Say hello")
+        client = openai.OpenAI(base_url=api.url, api_key="unused")
+        tool = await asyncio.to_thread(
+            client.completions.create, model="a", prompt="The capital of France is", max_tokens=4, temperature=0
+        )
+        await until(pilot, lambda: not app.generating)
+        assert tool.usage.completion_tokens >= 1
+        assert _views(app)[-1].content.strip() and app.last_metrics.predicted_n >= 1
+        metrics = httpx.get(api.url.removesuffix("/v1") + "/metrics").text
+        served = next(line for line in metrics.splitlines() if line.startswith("workstation:requests_total"))
+        assert float(served.split()[-1]) >= 2  # the chat's request and the tool's, one server
+        # F8 reaches the server's cells with the chat's key (a short chat: none were saved)
+        assert app.engine.own_server and app.engine.forget(app.cells_tag(app.conversation_id)) == 0
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: app.api is None and app.engine is not None and app.loading is None)
+        assert isinstance(app.engine, EngineProcess) and not api.alive
+        await until(pilot, lambda: any("The API is no longer served" in n.message for n in app._notifications))
+        # another profile (F3) while serving: the API stops with the old one, and that is said
+        # (only "Loaded: B" was, and office tools found nothing at the address)
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: app.api is not None and app.loading is None)
+        again = app.api
+        app.switch_profile(load_profile("b"))
+        await until(pilot, lambda: app.loading is None and app.profile is not None and app.profile.key == "b")
+        assert app.api is None and not again.alive
+        said = [n.message for n in app._notifications]
+        assert "Loaded: B. The API served from A stopped with it; Ctrl+G serves B." in said, said
+
+
+async def test_serve_with_peoples_keys_needs_a_key_but_the_chat_works(profiles: Path, tmp_path: Path) -> None:
+    """Once a person's key exists (``workstation keys add``), Ctrl+G still serves: the API answers
+    over HTTP with the same rules as ``workstation serve`` (no key: 401; the person's key: an
+    answer; /health open), the chat keeps talking to it, and the notice says clients need a key."""
+    import asyncio
+
+    import httpx
+
+    from workstation.core.keys import KeyRing
+    from workstation.core.remote import RemoteEngine
+
+    ring = KeyRing()  # the test's own data folder (conftest), which the served child reads too
+    _, secret = ring.add("alice", tokens_per_day=1000)
+    ring.close()
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db", api_port=0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: app.loading is None and app.engine is not None)
+        said = " ".join(str(n.message) for n in app._notifications)
+        assert app.api is not None, said
+        api = app.api
+        assert isinstance(app.engine, RemoteEngine) and api.url.startswith("http://127.0.0.1:")
+        assert "could not start" not in said and "Traceback" not in said
+        assert api.url in said and "Clients need their API key" in said
+        root = api.url.removesuffix("/v1")
+        body = {"model": "a", "prompt": "The capital of France is", "max_tokens": 4, "temperature": 0}
+        assert (await asyncio.to_thread(httpx.get, f"{root}/health")).status_code == 200
+        bare = await asyncio.to_thread(httpx.post, f"{api.url}/completions", json=body, timeout=120)
+        assert bare.status_code == 401
+        keyed = await asyncio.to_thread(
+            httpx.post, f"{api.url}/completions", json=body, timeout=120,
+            headers={"Authorization": f"Bearer {secret}"},
+        )
+        assert keyed.status_code == 200 and keyed.json()["usage"]["completion_tokens"] >= 1
+        await _send(pilot, app, "Say hello")  # the chat is a client too, without alice's key
+        await until(pilot, lambda: not app.generating)
+        assert _views(app)[-1].content.strip() and app.last_metrics.predicted_n >= 1
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: app.api is None and app.engine is not None and app.loading is None)
+        assert not api.alive
+
+
+async def test_serve_on_a_port_in_use_says_so_and_the_chat_comes_back(profiles: Path, tmp_path: Path) -> None:
+    import socket
+
+    from workstation.core.engine_process import EngineProcess
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db", api_port=port)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await until(pilot, lambda: app.engine is not None)
+            await pilot.press("ctrl+g")
+            await until(pilot, lambda: app.loading is None and app.engine is not None)
+            assert app.api is None and isinstance(app.engine, EngineProcess)
+            said = " ".join(str(n.message) for n in app._notifications)
+            assert str(port) in said and "in use" in said
+            assert "API could not start" in said and "tui --port" in said and "new profile" not in said
+
+
+async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smollm2_path: Path) -> None:
+    """F4 lists what is really on disk and in the catalog; F6 summarizes a real document with
+    the loaded model, and a document that cannot be read is one message, the screen usable."""
+    from docmaker import SUBJECT_PARAGRAPHS
+    from textual.widgets import Button, DataTable, Input, Markdown, TabbedContent
+
+    from workstation.core.catalog import catalog_entries
+    from workstation.tui.screens.models import ModelsScreen
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.catalog))
+        models = app.screen
+        assert isinstance(models, ModelsScreen)
+        assert smollm2_path in [row.path for row in models.installed]
+        catalog = models.query_one("#catalog", DataTable)
+        assert catalog.row_count == len(catalog_entries())
+        states = {str(catalog.get_row_at(i)[0]): str(catalog.get_row_at(i)[2]) for i in range(catalog.row_count)}
+        sizes = {str(catalog.get_row_at(i)[0]): str(catalog.get_row_at(i)[1]) for i in range(catalog.row_count)}
+        assert sizes["llama-3.1-8b-instruct-q4_k_m"] == "~4.9 GB"  # as 'models list' says it, not "?"
+        assert states["smollm2-135m-instruct-q4_1"] == "yes" and states["llama-3.1-8b-instruct-q4_k_m"] == "no"
+        models.query_one(TabbedContent).active = "tab-catalog"
+        catalog.move_cursor(row=list(states).index("smollm2-135m-instruct-q4_1"))
+        await pilot.press("p")  # pull what is already here: said, nothing downloaded
+        await until(pilot, lambda: any("already installed" in str(n.message) for n in app._notifications))
+        # deleting the model the profiles run, loaded now, says so before it is done (the bare
+        # question deleted the default model of most profiles)
+        models.query_one(TabbedContent).active = "tab-installed"
+        models.query_one("#installed", DataTable).move_cursor(
+            row=[row.path for row in models.installed].index(smollm2_path))
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        question = str(app.screen.query_one(".dialog-title").render())
+        assert "The profiles a, b use it: they will not load until they name another model." in question, question
+        assert question.endswith("It is the model loaded now; the chat goes on with it until another profile is loaded.")
+        await pilot.press("escape")  # kept
+        await until(pilot, lambda: app.screen is models)
+        assert smollm2_path.is_file()
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+
+        doc = tmp_path / "bees.md"
+        doc.write_text("# Bees\n\n" + "\n\n".join(SUBJECT_PARAGRAPHS[:2]), encoding="utf-8")
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        screen = app.screen
+        assert isinstance(screen, SummarizeScreen)
+        bad = tmp_path / "photo.txt"
+        bad.write_bytes(bytes(range(256)) * 10)
+        screen.query_one("#summarize-path", Input).value = str(bad)
+        await pilot.press("enter")
+        await until(pilot, lambda: not screen.running and any("photo.txt" in str(n.message) for n in app._notifications))
+        assert not app.generating and screen.summary == ""
+        screen.query_one("#summarize-path", Input).value = str(doc)
+        await pilot.press("enter")
+        await until(pilot, lambda: not screen.query_one("#summarize-ask", Button).disabled)
+        assert screen.summary.startswith("# Summary of bees.md") and " (§ Bees)\n" in screen.summary  # one part: said once
+        assert screen.query_one("#summary", Markdown).source == screen.summary
+        state = str(screen.query_one("#summarize-state").render())
+        assert not app.generating and "Done." in state and "Ctrl+S saves it beside the document" in state
+        # Ctrl+S writes it beside the document (the way was Ctrl+K, then F7 of the whole chat); a
+        # file of the person's there is left as it was
+        beside = doc.with_name("bees.md.summary.md")
+        beside.write_text("my own notes\n", encoding="utf-8")
+        said = lambda: " ".join(str(n.message) for n in app._notifications)  # noqa: E731
+        await pilot.press("ctrl+s")
+        other = doc.with_name("bees.md.summary-2.md")  # beside it, under another name (it stopped there)
+        await until(pilot, lambda: other.is_file() and other.read_text(encoding="utf-8") == screen.summary)
+        assert f"bees.md.summary.md is there already and is not a summary of this document, so it was left as it " \
+               f"was; the summary is saved as {other}" in said()
+        assert beside.read_text(encoding="utf-8") == "my own notes\n"
+        beside.unlink()
+        for _ in range(2):  # then written, and its own summary replaced
+            await pilot.press("ctrl+s")
+            await until(pilot, lambda: beside.is_file() and beside.read_text(encoding="utf-8") == screen.summary)
+        assert f"Saved the summary as {beside}" in said()
+        # SmolLM2 135M swaps names and invents dates: the summary tells its reader to check them
+        assert screen.summary.split("\n")[2].startswith("> Check names, dates and figures against the document: "
+                                                         "smollm2-135m-instruct-q4_1 is a very small model (135M")
+        english = screen.summary
+        await pilot.press("f9")  # the line says itself again in Turkish (it stayed in English)
+        await until(pilot, lambda: str(screen.query_one("#summarize-state").render()).startswith("Bitti."))
+        # and the summary's headings and figures (they stayed in English), the model's words as they were
+        await until(pilot, lambda: screen.query_one("#summary", Markdown).source.startswith("# bees.md özeti"))
+        assert screen.summary == screen.query_one("#summary", Markdown).source and "Check names" not in screen.summary
+        assert (screen.result is not None and screen.result.overall and screen.result.overall in screen.summary)
+        await pilot.press("f9")
+        await until(pilot, lambda: str(screen.query_one("#summarize-state").render()) == state)
+        await until(pilot, lambda: screen.query_one("#summary", Markdown).source == english)
+        # ask in the chat: the new conversation holds the document and the summary the engine
+        # made of it (one part), so a question starts from the summary's KV cells
+        assert screen.result is not None
+        follow_up = list(screen.result.follow_up)
+        assert [m["role"] for m in follow_up] == ["user", "assistant"]
+        assert SUBJECT_PARAGRAPHS[1][:40] in follow_up[0]["content"]
+        document_prompt = len(app.engine.chat_prompt(follow_up[:1]))  # the summary's prompt
+        await pilot.press("ctrl+k")
+        await until(pilot, lambda: app.screen is app.chat_screen and len(_views(app)) == 2)
+        assert [(m.role, m.content) for m in app.store.messages(app.conversation_id)] == [
+            (m["role"], m["content"]) for m in follow_up
+        ]
+        # the chat shows what was asked, not the model's instructions around the document
+        assert _views(app)[0].content == "Summarize the document bees.md; then answer my questions about it."
+        summary_view = _views(app)[1]  # a saved reply without figures: no "waiting" label on it
+        assert str(summary_view.query_one(".metrics").render()) == ""
+        await _send(pilot, app, "Who?")
+        await until(pilot, lambda: not app.generating)
+        m = app.last_metrics
+        assert m is not None and m.stop_reason != "cancelled"
+        assert m.cache_n > document_prompt  # the document's prompt and the summary's tokens
+        assert m.prompt_n < 16  # the question, in the chat template
+        made = screen.summary
+        asked = app.conversation_id
+        count = len(app.store.list())
+        await pilot.press("f6")  # Ctrl+K again: the conversation made of it, not a second one without the question
+        await until(pilot, lambda: app.screen is screen)
+        await pilot.press("ctrl+k")
+        await until(pilot, lambda: app.screen is app.chat_screen and app.conversation_id == asked)
+        assert len(app.store.list()) == count and len(_views(app)) == 4
+
+    # the summary is there after a restart, and can be asked about again (it was gone, and
+    # minutes of work with it, when the app closed)
+    again = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with again.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(again.screen, SummarizeScreen))
+        kept = again.screen
+        assert isinstance(kept, SummarizeScreen)
+        await until(pilot, lambda: kept.summary == made)
+        assert kept.query_one("#summary", Markdown).source == made
+        assert kept.query_one("#summarize-path", Input).value == str(doc)
+        state = str(kept.query_one("#summarize-state").render())
+        assert state.startswith("The last summary, of bees.md, made 20") and "Ctrl+R summarizes the document again" in state
+        assert "is a very small model" in kept.summary  # what was said of it is said again (in the summary)
+        assert kept.result is not None and kept.result.follow_up == follow_up
+        # F9 after the restart: the line and the summary's own headings, notes and figures in Turkish
+        # (the headings stayed in English under a Turkish line), the model's words as they were
+        await pilot.press("f9")
+        await until(pilot, lambda: kept.query_one("#summary", Markdown).source.startswith("# bees.md özeti"))
+        assert str(kept.query_one("#summarize-state").render()).startswith("Son özet: bees.md, ")
+        assert "Check names" not in kept.summary and "çok küçük bir model" in kept.summary
+        assert kept.result.overall and kept.result.overall in kept.summary
+        await pilot.press("f9")
+        await until(pilot, lambda: kept.query_one("#summary", Markdown).source == made)
+        await pilot.press("ctrl+k")  # the conversation made of it before the restart, its question in it
+        await until(pilot, lambda: again.screen is again.chat_screen and again.conversation_id == asked)
+        said = [(m.role, m.content) for m in again.store.messages(asked)]
+        assert said[:2] == [(m["role"], m["content"]) for m in follow_up] and said[2] == ("user", "Who?")
+
+
+@pytest.mark.parametrize("how", ["ctrl+q", "SIGTERM", "SIGHUP", "SIGINT"])
+async def test_quitting_mid_reply_keeps_the_reply_so_far(
+    profiles: Path, tmp_path: Path, how: str, request: pytest.FixtureRequest
+) -> None:
+    """Ctrl+Q while a reply streams stops it and saves what arrived, as Esc does (it was thrown
+    away, although the palette says quitting saves the conversations). So do SIGTERM (`kill`,
+    a logout) and SIGHUP (the terminal window closed): they killed the app, the reply on screen
+    was lost, and the engine's process printed tracebacks into the terminal. SIGINT (`kill
+    -INT`; the Ctrl+C key is read as a key) ended it with the reply lost."""
+    import os
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # should the app not catch it, pytest lives on
+        previous = signal.signal(sig, lambda *_: None)
+        request.addfinalizer(lambda sig=sig, previous=previous: signal.signal(sig, previous))
+    db = tmp_path / "c.db"
+    app = WorkstationApp("b", sample_system=False, language="en", store_path=db, quit_on_signals=how != "ctrl+q")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await _send(pilot, app, "Write a long story about a stapler.")
+        await until(pilot, lambda: app.live_tokens >= 5)
+        conv_id = app.conversation_id
+        if how == "ctrl+q":
+            await pilot.press("ctrl+q")
+        else:  # a logout's SIGTERM, then the terminal's SIGHUP: the second does not cut the first short
+            os.kill(os.getpid(), getattr(signal, how))
+            await pilot.pause()
+            os.kill(os.getpid(), signal.SIGHUP if how == "SIGTERM" else signal.SIGTERM)
+        await until(pilot, lambda: not app.is_running, steps=200)
+    store = ConversationStore(db)
+    try:
+        messages = store.messages(conv_id)
+    finally:
+        store.close()
+    assert [m.role for m in messages] == ["user", "assistant"]
+    assert len(messages[1].content.split()) >= 3
+    assert (messages[1].metrics or {}).get("stop_reason") == "cancelled"
+
+
+async def test_a_summary_goes_on_behind_the_chat_until_stopped(
+    profiles: Path, tmp_path: Path, smollm2_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Esc on F6 goes back to the chat and the summary goes on (it was cancelled without a
+    word): the status line and the chat say so, F6 shows the same run, Ctrl+X stops it keeping
+    the parts done; a summary that ends behind the chat says it is ready. Ctrl+Q asks before
+    it stops one; SIGTERM (a logout) does not ask."""
+    import os
+    import signal
+
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)  # should the app not catch it, pytest lives on
+    request.addfinalizer(lambda: signal.signal(signal.SIGTERM, previous))
+    from docmaker import honeybee_text
+    from textual.widgets import Button, Input, Markdown
+
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    _profile(profiles / "small.yaml", str(smollm2_path), context=512)  # short parts: a quicker test
+    long_doc = tmp_path / "hive.txt"
+    long_doc.write_text(honeybee_text(3), encoding="utf-8")  # two parts at 512 tokens
+    short_doc = tmp_path / "bees.txt"
+    # not the long one's start (its cells would make this one all but free): still running at Esc
+    short_doc.write_text("\n\n".join(reversed(honeybee_text(1).split("\n\n"))), encoding="utf-8")
+    app = WorkstationApp("small", sample_system=False, language="en", quit_on_signals=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        screen = app.screen
+        assert isinstance(screen, SummarizeScreen)
+        states: list[str] = []  # every state line said, and the bar's figure with it
+        say = screen._say
+        screen._say = lambda text: (  # type: ignore[method-assign]
+            states.append(f"{text} [{screen.query_one('#summarize-progress').progress:g}]"), say(text))
+        screen.query_one("#summarize-path", Input).value = str(long_doc)
+        await pilot.press("enter")
+        await until(pilot, lambda: screen.running)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        said = lambda: " ".join(str(n.message) for n in app._notifications)  # noqa: E731
+        await until(pilot, lambda: "summary of hive.txt goes on" in said())  # notices are messages
+        assert screen.running
+        assert "summarizing hive.txt" in app.status_text()
+        await pilot.press("f5")  # the dashboard shows the summary under way, not the last chat turn's figures
+        await until(pilot, lambda: type(app.screen).__name__ == "DashboardScreen")
+        live = lambda: str(app.screen.query_one("#live").render())  # noqa: E731
+        await until(pilot, lambda: live().startswith("Summarizing hive.txt: "))
+        assert "Generating" not in live()
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        await pilot.pause()
+        shown = {a for a, _, _ in footer_keys(app.chat_screen)}  # Esc stops no summary: no "Stop" (it said so)
+        assert "stop" not in shown and "new_conversation" not in shown and "dashboard" in shown, shown
+        await type_message(pilot, "Hello?")
+        await until(pilot, lambda: "A summary of hive.txt is being made" in said())
+        assert app.conversation_id is None  # the message waited: nothing was sent or saved
+        await pilot.press("escape")  # in the chat Esc stops replies, not a summary
+        await pilot.pause(0.2)
+        assert screen.running and not screen._cancel.is_set() and not app.engine._cancel.is_set()
+        await pilot.press("f6")
+        await until(pilot, lambda: app.screen is screen)  # the same run, not a new screen
+        for key in ("ctrl+o", "ctrl+r"):  # out of the footer while it runs, but not silent
+            app.clear_notifications()
+            await pilot.press(key)
+            await until(pilot, lambda: "wait for it, or press Ctrl+X to stop it" in said())
+        assert not isinstance(app.screen, ModalScreen) and screen.running
+        await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))
+        # the time so far, ticking: a part takes a while and nothing else on the screen moved
+        state = lambda: str(screen.query_one("#summarize-state").render())  # noqa: E731
+        assert re.search(r" · \d+(m\d\ds)?s? so far$", state()), state()
+        first = state()
+        await until(pilot, lambda: state() != first and "so far" in state())
+        await pilot.press("ctrl+x")
+        await until(pilot, lambda: not screen.running)
+        # the first part's summary said as it is written, the bar moving before the part ends
+        # (it showed "Parts done: 0 of 2" and an empty bar until then)
+        writing = [s for s in states if s.startswith("Parts done: 0 of 2 · ") and "part 1: " in s]
+        assert any("of its summary written" in s for s in writing), states
+        assert any(0 < float(s.rsplit("[", 1)[1].rstrip("]")) < 1 for s in writing), states
+        assert screen.result is not None and screen.result.cancelled
+        done = sum(1 for c in screen.result.chunks if c.summary is not None)
+        assert 1 <= done < len(screen.result.chunks)
+        assert f"Stopped after {done} of {len(screen.result.chunks)} parts" in str(
+            screen.query_one("#summarize-state").render())
+        assert str(screen.query_one("#summarize-state").render()).endswith(
+            "Ctrl+R goes on from them; Alt+R does every part again.")
+        assert screen.query_one("#summary", Markdown).source == screen.summary != ""
+        assert not app.generating and app.summarizing is None and "summarizing" not in app.status_text()
+        # Ctrl+R on it again goes on from the parts it finished (it began again at part 1, and a
+        # desk PC's key paid for them twice)
+        finished = {(c.start, c.end): c.summary for c in screen.result.chunks if c.summary is not None}
+        states.clear()
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: screen.running)
+        await until(pilot, lambda: any(s.startswith(f"{len(finished)} of 2 parts kept from the run that stopped")
+                                       for s in states))
+        await pilot.press("ctrl+x")
+        await until(pilot, lambda: not screen.running)
+        assert screen.result is not None
+        assert {(c.start, c.end): c.summary for c in screen.result.chunks if (c.start, c.end) in finished} == finished
+
+        screen.query_one("#summarize-path", Input).value = str(short_doc)
+        await pilot.press("enter")
+        await until(pilot, lambda: screen.running)
+        await pilot.press("escape")
+        await until(pilot, lambda: not screen.running)
+        await until(pilot, lambda: "The summary of bees.txt is ready" in said())  # a message to the app
+        assert app.screen is app.chat_screen
+        await pilot.press("f6")
+        await until(pilot, lambda: app.screen is screen)
+        assert screen.result is not None and not screen.result.cancelled
+        assert not screen.query_one("#summarize-ask", Button).disabled
+        summary = screen.query_one("#summary", Markdown)  # drawn now that it shows
+        await until(pilot, lambda: summary.source == screen.summary and len(summary.children) > 0)
+
+        before = screen.summary
+        other_doc = tmp_path / "hive2.txt"  # (the first one's parts are kept: it begins with them done)
+        other_doc.write_text(honeybee_text(3).replace("bee", "wasp"), encoding="utf-8")
+        screen.query_one("#summarize-path", Input).value = str(other_doc)
+        await pilot.press("enter")
+        await until(pilot, lambda: screen.running)
+        await pilot.press("ctrl+x")  # before any part is done: the summary before comes back (it was gone)
+        await until(pilot, lambda: not screen.running)
+        await until(pilot, lambda: "Stopped before any part was summarized; the last summary is shown again." in said())
+        await until(pilot, lambda: screen.query_one("#summary", Markdown).source == before)
+        assert str(screen.query_one("#summarize-state").render()).startswith("The last summary, of bees.txt")
+        assert screen.summary == before
+        assert screen.query_one("#summarize-path", Input).value == str(other_doc)  # as typed, for Ctrl+R
+        assert not screen.query_one("#summarize-ask", Button).disabled
+
+        await pilot.press("enter")
+        await until(pilot, lambda: screen.running)
+        worker = next(w for w in screen.workers if w.group == "summarize" and not w.is_finished)
+        await pilot.press("ctrl+q")  # mid-summary: asked first (its parts done were lost unasked)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        assert "its parts done so far are kept: Ctrl+R on the same document in F6 goes on from them" in str(
+            app.screen.query_one(".dialog-title").render())
+        await pilot.press("n")
+        await until(pilot, lambda: app.screen is screen)
+        assert not worker.is_finished and not app._exit
+        os.kill(os.getpid(), signal.SIGTERM)  # not asked: stops it and quits, without a hang
+        await until(pilot, lambda: worker.is_finished)  # the summary's thread ends soon (Textual's shutdown waits for it)
+        assert app._exit and screen._cancel.is_set() and worker.is_finished
+
+
+async def test_f6_starts_a_stopped_summary_over_with_alt_r(
+        profiles: Path, tmp_path: Path, smollm2_path: Path) -> None:
+    """F6 had no way to do every part again (`summarize --start-over`): Alt+R, in the footer and
+    F1 only while a stopped run's parts are kept for the document in the box, summarizes from
+    the first part and uses none of them."""
+    import sqlite3
+
+    from docmaker import honeybee_text
+    from textual.widgets import Input
+
+    from workstation.core.kept_parts import FILE_NAME
+    from workstation.core.paths import data_dir
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    _profile(profiles / "small.yaml", str(smollm2_path), context=512)  # two short parts
+    doc = tmp_path / "hive.txt"
+    doc.write_text(honeybee_text(3), encoding="utf-8")
+    app = WorkstationApp("small", sample_system=False, language="en")
+    async with app.run_test(size=(80, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        screen = app.screen
+        assert isinstance(screen, SummarizeScreen)
+        states: list[str] = []
+        say = screen._say
+        screen._say = lambda text: (states.append(text), say(text))  # type: ignore[method-assign]
+        shown = lambda: {a for a, _, _ in footer_keys(screen)}  # noqa: E731
+        screen.query_one("#summarize-path", Input).value = str(doc)
+        await pilot.pause()
+        assert "start_over" not in shown() and "run" in shown()  # nothing kept: nothing to start over
+        await pilot.press("alt+r")
+        await pilot.pause()
+        assert not screen.running  # (and the key does nothing then)
+        await pilot.press("enter")
+        await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))
+        assert "start_over" not in shown()  # not while it runs
+        await pilot.press("ctrl+x")
+        await until(pilot, lambda: not screen.running)
+        await until(pilot, lambda: "start_over" in shown())
+        assert fits(footer_keys(screen)) and {"help", "quit"} <= shown(), footer_keys(screen)  # at 80 columns
+        assert str(screen.query_one("#summarize-state").render()).endswith(
+            "Ctrl+R goes on from them; Alt+R does every part again.")
+        await pilot.press("f1")
+        await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        assert ("Alt+R", "Start over", "Summarize every part again, forgetting the parts a stopped summary kept "
+                "(shown only where some are kept)") in app.screen.rows
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is screen)
+        # the kept part marked: were it used, the summary would show the mark
+        with sqlite3.connect(data_dir() / FILE_NAME) as db:
+            assert db.execute("UPDATE parts SET summary='KEPT-MARK', reply='KEPT-MARK'").rowcount >= 1
+        states.clear()
+        await pilot.press("alt+r")
+        await until(pilot, lambda: screen.running)
+        await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))
+        await pilot.press("ctrl+x")
+        await until(pilot, lambda: not screen.running)
+        assert not any("kept from the run that stopped" in s for s in states), states
+        assert screen.result is not None and screen.result.chunks[0].summary not in (None, "KEPT-MARK")
+        assert "KEPT-MARK" not in screen.summary
+        screen.query_one("#summarize-path", Input).value = str(tmp_path / "other.txt")
+        await until(pilot, lambda: "start_over" not in shown())  # parts kept for another document only
+
+
+def test_the_summary_eta_speaks_the_ui_language() -> None:
+    from workstation.core.summarize import eta_text
+
+    def eta(lang: str, seconds: float | None) -> str:
+        t = Texts(lang)
+        formats = (t("summarize.eta_hours"), t("summarize.eta_minutes"), t("summarize.eta_seconds"))
+        return eta_text(seconds, t("summarize.eta"), formats)
+
+    assert [eta("en", s) for s in (None, 7, 65, 3725)] == ["ETA …", "ETA 7s", "ETA 1m05s", "ETA 1h02m"]
+    # Turkish abbreviates hour, minute and second as sa, dk and sn (the thinking time says sn too)
+    assert [eta("tr", s) for s in (7, 65, 3725)] == ["kalan 7 sn", "kalan 1 dk 05 sn", "kalan 1 sa 02 dk"]
+
+
+async def test_a_progress_bars_percentage_is_written_as_the_language_writes_it() -> None:
+    """Turkish writes %12: Textual's bar said 12% under a line that said %23."""
+    from textual.app import App, ComposeResult
+
+    from workstation.tui.i18n import Texts
+    from workstation.tui.widgets.progress import LocalProgressBar
+
+    class Bars(App[None]):
+        texts = Texts("tr")
+
+        def compose(self) -> ComposeResult:
+            yield LocalProgressBar(total=100, show_eta=False)
+
+    app = Bars()
+    async with app.run_test() as pilot:
+        app.query_one(LocalProgressBar).update(progress=12)
+        await pilot.pause()
+        assert str(app.query_one("#percentage").render()) == "%12"
+        app.texts = Texts("en")
+        app.query_one(LocalProgressBar).update(progress=35)
+        await pilot.pause()
+        assert str(app.query_one("#percentage").render()) == "35%"
+
+
+async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_without_turkish_letters(
+        profiles: Path) -> None:
+    """Ctrl+P listed its commands by code point ("Çık", "Örnekleme", "Özetle", "İstem" after z,
+    "Dışa aktar" after "Durdur"), and "disa" found nothing in "Dışa aktar", "cik" nothing in "Çık"."""
+    from textual.command import CommandList, CommandPalette
+
+    from workstation.core.letters import alphabetical
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette)
+                    and app.screen.query_one(CommandList).option_count > 20)
+        names = [str(o.prompt).split("\n")[0] for o in app.screen.query_one(CommandList).options]
+        assert names == sorted(names, key=alphabetical), names
+        first = [n.split(" (")[0] for n in names]
+        assert first.index("Çık") < first.index("Dışa aktar") < first.index("Durdur") < first.index("Düzenleyici")
+        assert first.index("Ofisi boyutlandır") < first.index("Örnekleme") < first.index("Özetle") < first.index("Pano")
+        assert first.index("Talimatlar") < first.index("Tema") and first.index("Örnekleme") < first.index("Yeni")
+        for typed, found in (("disa", "Dışa aktar"), ("cik", "Çık"), ("ORNEKLEME", "Örnekleme")):
+            await pilot.press(*typed)
+            await until(pilot, lambda found=found: any(
+                str(o.prompt).startswith(found) for o in app.screen.query_one(CommandList).options))
+            await pilot.press(*["backspace"] * len(typed))
