@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 from conftest import tui_profile as _profile
+from textual import events
 from textual.screen import ModalScreen, Screen
 from tui_helpers import message_views as _views
 from tui_helpers import notices, type_message, until
@@ -1431,9 +1432,17 @@ async def test_f6_starts_a_stopped_summary_over_with_alt_r(
         screen.query_one("#summarize-path", Input).value = str(doc)
         await pilot.pause()
         assert "start_over" not in shown() and "run" in shown()  # nothing kept: nothing to start over
-        await pilot.press("alt+r")
-        await pilot.pause()
+
+        async def alt_r() -> None:  # as a terminal sends it (ESC r): a key with its letter, the path box focused
+            assert isinstance(app.focused, Input) and app.focused.id == "summarize-path"
+            key = events.Key("alt+r", "r")
+            key.set_sender(app)
+            app._driver.send_message(key)  # type: ignore[union-attr]
+            await pilot.pause()
+
+        await alt_r()
         assert not screen.running  # (and the key does nothing then)
+        assert screen.query_one("#summarize-path", Input).value == str(doc)  # (it typed an "r" after the path)
         await pilot.press("enter")
         await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))
         assert "start_over" not in shown()  # not while it runs
@@ -1453,8 +1462,9 @@ async def test_f6_starts_a_stopped_summary_over_with_alt_r(
         with sqlite3.connect(data_dir() / FILE_NAME) as db:
             assert db.execute("UPDATE parts SET summary='KEPT-MARK', reply='KEPT-MARK'").rowcount >= 1
         states.clear()
-        await pilot.press("alt+r")
+        await alt_r()
         await until(pilot, lambda: screen.running)
+        assert screen.query_one("#summarize-path", Input).value == str(doc)
         await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))
         await pilot.press("ctrl+x")
         await until(pilot, lambda: not screen.running)

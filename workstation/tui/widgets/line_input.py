@@ -17,9 +17,15 @@ from textual.widgets import Input
 class LineInput(Input):
     async def _on_key(self, event: events.Key) -> None:
         # (the app's own check, from the focused widget up, non-priority bindings: the
-        # priority ones ran before the key was handed here)
-        if not event.is_printable and await self.app._check_bindings(event.key):
+        # priority ones ran before the key was handed here). An Alt key is a key, not its
+        # letter: a terminal sends Alt+R as ESC r, which the box typed as "r" (F6's Alt+R,
+        # start over, put an r after the document's path)
+        alt = event.key.startswith("alt+")
+        if (alt or not event.is_printable) and await self.app._check_bindings(event.key):
             event.stop()
             event.prevent_default()
+            return
+        if alt:
+            event.prevent_default()  # (bound to nothing here: not typed either)
             return
         await super()._on_key(event)
