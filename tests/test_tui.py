@@ -1431,6 +1431,8 @@ async def test_ctrl_e_settings_are_kept_with_the_conversation(profiles: Path,
         await pilot.press("ctrl+n")  # a new one: the profile's
         await until(pilot, lambda: app.conversation_id is None)
         assert app.session_sampling is None and "own sampling" not in app.status_text()
+        await pilot.pause()
+        assert "own sampling" not in str(app.chat_screen.query_one("#status").render())  # (as shown: it stayed)
         await _send(pilot, app, "Say hi")
         await until(pilot, lambda: not app.generating)
         other = app.conversation_id

@@ -933,6 +933,7 @@ class WorkstationApp(App[None]):
         self._keep_draft(None)
         self.conversation_id = None
         self.own_sampling = {}  # a new conversation starts with its profile's
+        self.update_status()  # (its "own sampling" stayed in the status line)
         self._editing = None
         self.store_write(lambda: self.store.set_open(None))
         self.history = MetricsHistory(60)
