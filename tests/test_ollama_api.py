@@ -82,8 +82,16 @@ def test_listings_name_the_served_model_under_each_name(server: RunningServer, s
 
 
 def test_every_route_needs_the_key_and_refuses_in_ollamas_shape(server: RunningServer) -> None:
-    for path in ("/api/tags", "/api/ps", "/api/version"):
+    for path in ("/api/tags", "/api/ps"):  # (they name the model)
         assert "API key" in error(httpx.get(f"{server.root}{path}", timeout=30), 401)
+    # the probes Ollama's clients send before any key, answered as Ollama answers them; the
+    # start-up line names the address they are pointed at
+    assert httpx.get(f"{server.root}/api/version", timeout=30).json()["version"] == "0.9.0"
+    for method in ("GET", "HEAD"):
+        running = httpx.request(method, f"{server.root}/", timeout=30)
+        assert running.status_code == 200 and running.headers["content-type"].startswith("text/plain")
+        assert running.text == ("Ollama is running" if method == "GET" else "")
+    assert f"/v1, Ollama's API at {server.root}, with " in server.log[0]
     assert "API key" in error(post(server, "/api/chat", {"model": "x", "messages": HI}, Authorization="Bearer no"), 401)
     # what this server does not do, with why
     for path in ("/api/embed", "/api/embeddings", "/api/pull", "/api/push", "/api/create", "/api/copy"):

@@ -172,6 +172,8 @@ def run(args: argparse.Namespace) -> int:
     others = [_url(h, port) for h in addresses_for(hosts)]
     if others:  # "0.0.0.0" is no address to hand out: the ones colleagues can type
         urls += f" (colleagues reach it at {', '.join(others)})"
+    # Ollama's clients take the address without /v1 (/api/chat, /api/tags, ...)
+    urls += f", Ollama's API at {(others or [_url(hosts[0], port)])[0].removesuffix('/v1')},"
     people = len(accounts.keys.list()) if accounts.keys is not None else 0
     closed = accounts.keys is not None and not people and accounts.keys.any_keys() and not api_key
     print(

@@ -8,8 +8,8 @@ OpenAI's ``GET /v1/models``, ``POST /v1/chat/completions`` and ``POST /v1/comple
 ``/completion``, ``/props`` and ``/slots`` live in ``native.py``, Ollama's ``/api/...`` in
 ``ollama.py`` (both through ``_handle``, as a ``Dialect``). An option llama-server has
 and this server does not implement is refused by name on every route (``unsupported.py``). With an API key, or once a person's key exists
-(``workstation keys add``), every route but ``/health`` needs ``Authorization: Bearer KEY`` or
-``X-Api-Key: KEY``; ``Accounts`` (``accounts.py``) checks the key, its profiles and its tokens
+(``workstation keys add``), every route but ``/health`` and Ollama's probes (``/``, ``/api/version``)
+needs ``Authorization: Bearer KEY`` or ``X-Api-Key: KEY``; ``Accounts`` (``accounts.py``) checks the key, its profiles and its tokens
 for today, and accounts for every generation request. A client that disconnects cancels its
 generation and frees its slot (its tokens so far are still counted).
 """

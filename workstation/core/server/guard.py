@@ -35,7 +35,8 @@ ACCOUNTED = "workstation.accounted"  # in a request's scope: its line is the acc
 WHO = "workstation.who"  # in a request's scope: the key's name it was authenticated as
 PERSON = "workstation.person"  # in a request's scope: that name where it is a person's key (None: the shared)
 CLIENT_GONE = 499  # nginx's status for a client that closed the connection before its answer
-UNMETERED = frozenset({"/health", "/metrics"})  # answered even when the request cap is reached
+# answered even when the request cap is reached (and a 200 not logged): probes
+UNMETERED = frozenset({"/health", "/metrics", "/", "/api/version"})
 log = logging.getLogger("uvicorn.error")
 
 

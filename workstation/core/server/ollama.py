@@ -9,7 +9,8 @@ words (``OllamaGeneration.translate``) and checked there.
 ``system``, ``raw``), both with ``format`` ("json" or a JSON schema), ``options`` and ``stream``
 (default true: newline-delimited JSON objects, the last with ``done: true``, ``done_reason`` and
 the durations in nanoseconds). ``GET /api/tags``, ``/api/ps`` and ``/api/version``, ``POST
-/api/show``. Embeddings and model management (``/api/embed``, ``/api/pull``, ...) are refused
+/api/show``; ``GET /`` ("Ollama is running") and ``/api/version`` answer without a key (clients
+probe them first; ``/api/tags`` names the model, so it needs the key). Embeddings and model management (``/api/embed``, ``/api/pull``, ...) are refused
 with why (501). Every error on these paths is Ollama's ``{"error": "..."}`` (``OllamaErrors``).
 
 Model names: the served id and its ``--alias``es, each listed with Ollama's ``:latest`` tag and
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -201,6 +202,7 @@ class OllamaRoutes:
             Route("/api/tags", self.tags, methods=["GET"]),
             Route("/api/ps", self.ps, methods=["GET"]),
             Route("/api/version", self.version, methods=["GET"]),
+            Route("/", self.running, methods=["GET"]),  # (and HEAD)
             Route("/api/show", self.show, methods=["POST"]),
             *(Route(path, self.not_served, methods=["GET", "POST", "DELETE"]) for path in NOT_SERVED),
         ]
@@ -304,13 +306,15 @@ class OllamaRoutes:
         }]})
 
     async def version(self, request: Request) -> Response:
+        """Without a key, as ``/``: clients ask before they send one (it names no model)."""
         import workstation
 
-        try:
-            self.server._auth(request)
-        except ApiError as err:
-            return err.response()
         return JSONResponse({"version": API_VERSION, "workstation": workstation.__version__})
+
+    async def running(self, request: Request) -> Response:
+        """``GET /`` and ``HEAD /``, Ollama's probe: clients check that the server is up (and is
+        Ollama) before they send a key; a 404 made them say none runs there."""
+        return PlainTextResponse("Ollama is running")
 
     async def show(self, request: Request) -> Response:
         """``{"model"}`` -> its details, chat template (Jinja, as the GGUF holds it), system
