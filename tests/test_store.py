@@ -553,3 +553,22 @@ def test_a_turn_is_held_by_one_process_however_its_database_is_named(tmp_path: P
     assert other_claims(7) and not other_claims(8)
     release_turn(Path("c.sqlite3"), 8)
     assert other_claims(8)
+    # the lock file removed while this process holds a turn in it, and another process holding
+    # another turn in the new one: this process's claim of that turn locked the old file (both
+    # held it); now it finds it held, its own turn moved into the new file
+    from workstation.core.turn_lock import lock_file
+
+    assert claim_turn(db, 8)
+    lock_file(db).unlink()
+    holder = subprocess.Popen([sys.executable, "-c", "import sys; from pathlib import Path; from workstation.core."
+                               "turn_lock import claim_turn; print(claim_turn(Path(sys.argv[1]), 7), flush=True); "
+                               "sys.stdin.read()", str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "True"
+        assert not claim_turn(db, 7)
+        assert not other_claims(8)
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    release_turn(db, 8)

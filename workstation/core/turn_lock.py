@@ -5,10 +5,11 @@ the conversation database (``fcntl.lockf``: the kernel drops it when the process
 SIGKILL); another process finds it held and says so.
 
 Record locks belong to the process and go when it closes any descriptor of the file, so each
-file is opened once per process and never closed."""
+file is opened once per process, and closed only once another file has taken its name."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import threading
@@ -17,6 +18,7 @@ from pathlib import Path
 _files: dict[Path, int] = {}
 _held: dict[tuple[Path, int], int] = {}  # (file, conversation) -> how many holds in this process
 _guard = threading.Lock()
+_TRIES = 5  # a claim's tries where the file is replaced under it again and again (then it holds the last)
 
 
 def lock_file(store_path: Path) -> Path:
@@ -25,46 +27,68 @@ def lock_file(store_path: Path) -> Path:
     return whole.with_name(whole.name + ".answering")
 
 
-def _descriptor(path: Path) -> int | None:
-    """The open lock file at ``path``; opened again where the file there is another (removed,
-    or the folder restored from a backup) and this process holds nothing in the old one."""
+def _open(path: Path) -> int | None:
+    """The lock file at ``path``, opened once in this process (None: it cannot be, as in a
+    read-only folder: no lock, as before there was one)."""
     fd = _files.get(path)
-    if fd is not None:
-        try:
-            same = os.path.samestat(os.fstat(fd), os.stat(path))
-        except OSError:
-            same = False
-        if not same and not any(held_path == path for held_path, _ in _held):
-            os.close(fd)  # (nothing held in it: closing it drops nothing)
-            del _files[path]
-            fd = None
     if fd is None:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError:
-            return None  # (a read-only folder: no lock, as before there was one)
+            return None
         _files[path] = fd
     return fd
 
 
+def _is_at(fd: int, path: Path) -> bool:
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(path))
+    except OSError:
+        return False
+
+
+def _move_to_new_file(path: Path, old: int) -> None:
+    """The lock file at ``path`` is no longer the one open (removed, or the folder restored
+    from a backup): this process's turns held in the old one are taken in the new one, and the
+    old one is closed (which drops them there: no other process can reach it by its name)."""
+    del _files[path]
+    new = _open(path)
+    if new is not None:
+        for held_path, conversation_id in _held:
+            if held_path == path:
+                try:
+                    fcntl.lockf(new, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, conversation_id, os.SEEK_SET)
+                except OSError:  # (another process took it in the new file meanwhile: nothing undoes that)
+                    pass
+    os.close(old)
+
+
 def claim_turn(store_path: Path, conversation_id: int) -> bool:
     """Whether this process may write a reply in the conversation now (False: another process
-    is writing one). Held until ``release_turn``, or the process ends."""
+    is writing one). Held until ``release_turn``, or the process ends.
+
+    The lock is taken in the file the path names once it is taken (the classic check): a
+    process that had the file open before it was removed or replaced locked the old one, and
+    another process that opened the new one held the same turn at once."""
     path = lock_file(store_path)
     with _guard:
         if _held.get((path, conversation_id)):
             _held[(path, conversation_id)] += 1
             return True
-        fd = _descriptor(path)
-        if fd is None:
-            return True
-        try:
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, conversation_id, os.SEEK_SET)
-        except BlockingIOError:
-            return False
-        except OSError:  # (a file system without locks)
-            return True
-        _held[(path, conversation_id)] = 1
+        for attempt in range(_TRIES):
+            fd = _open(path)
+            if fd is None:
+                return True
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, conversation_id, os.SEEK_SET)
+            except BlockingIOError:
+                return False
+            except OSError:  # (a file system without locks)
+                return True
+            if _is_at(fd, path) or attempt == _TRIES - 1:
+                _held[(path, conversation_id)] = 1
+                return True
+            _move_to_new_file(path, fd)  # (its close drops the lock just taken in the old file)
         return True
 
 
@@ -77,7 +101,7 @@ def release_turn(store_path: Path, conversation_id: int) -> None:
             return
         if n == 1:
             del _held[(path, conversation_id)]
-            try:
-                fcntl.lockf(_files[path], fcntl.LOCK_UN, 1, conversation_id, os.SEEK_SET)
-            except OSError:
-                pass
+            fd = _files.get(path)
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    fcntl.lockf(fd, fcntl.LOCK_UN, 1, conversation_id, os.SEEK_SET)
