@@ -67,6 +67,28 @@ def test_rows_a_stopping_server_cannot_write_are_kept_aside_and_counted(monkeypa
         assert len(again.records()) == 2 and not (_data() / UNSAVED_NAME).exists()
     finally:
         again.close()
+    # a writer that does not end in time (here it waits for the audit trail another holds): the
+    # rows it held and those queued behind it were dropped; they are kept aside too
+    import fcntl
+
+    from workstation.core.audit import LOCK, AuditTrail
+
+    monkeypatch.setattr(accounts_module, "CLOSE_WAIT_S", 0.0)
+    audit = AuditTrail(_data() / "audit")
+    accounts = Accounts("office", usage=UsageLog(path), audit=audit)
+    with open(audit.directory / LOCK, "ab") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        for _ in range(3):
+            accounts.finish(accounts.begin(Caller("bob"), "chat"), 200)
+        accounts.close()
+    assert accounts.kept_aside == 3 and accounts.lost == 0
+    assert accounts._writer is not None
+    accounts._writer.join(30)  # (it goes on once the trail is free; the usage file is closed by then)
+    again = UsageLog(path)
+    try:
+        assert again.fold_in() == 3 and [r.key for r in again.records()].count("bob") == 3
+    finally:
+        again.close()
 
 
 def test_the_side_file_counts_toward_today_until_folded_in() -> None:

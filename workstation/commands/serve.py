@@ -210,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
         if accounts.kept_aside and usage_file is not None:
             n = accounts.kept_aside
             print(f"workstation: the usage file {usage_file} took none of the last {n} request{'' if n == 1 else 's'} "
-                  f"(locked by another program, or a full disk); {'they are' if n != 1 else 'it is'} kept in "
+                  f"(locked by another program, a full disk, or not written before the server stopped); {'they are' if n != 1 else 'it is'} kept in "
                   f"{usage_file.parent / UNSAVED_NAME} and written to it at the next start, the daily limits "
                   "counting them meanwhile.", file=sys.stderr)
         if accounts.lost:

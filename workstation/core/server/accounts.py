@@ -75,6 +75,7 @@ def given_key(headers: Mapping[str, str]) -> str:
 MAX_UNSAVED = 100_000  # usage rows kept in memory while the file takes none (about 20 MB)
 RETRY_UNSAVED_S = 5.0  # how often the file is tried again meanwhile
 CLOSING_TRY_S = 10.0  # how long a stopping server tries the file for the rows it still holds
+CLOSE_WAIT_S = 30 + CLOSING_TRY_S  # how long a stopping server waits for the writer to end
 
 
 class Accounts:
@@ -110,6 +111,11 @@ class Accounts:
         # were lost, and a restarted server counted the day's tokens without them
         self._unsaved: list[UsageRecord] = []
         self._unsaved_since = 0.0  # when the file was last tried
+        # every row handed to the writer and not yet in the usage file (queued, being written or
+        # kept), by id: what ``close`` keeps aside. It kept only the rows kept above, so a writer
+        # that had not ended in time dropped the ones it held and those queued behind them
+        self._not_in_file: dict[int, UsageRecord] = {}
+        self._not_in_file_lock = threading.Lock()
         self.kept_aside = 0  # at close: rows kept in the usage file's side file for the next start
         self.lost = 0  # at close: rows that could not be kept there either
         self.lost_because = ""
@@ -292,6 +298,9 @@ class Accounts:
                 line.update(ticket.content)
                 if reply is not None:
                     line["reply"] = reply
+            if self.usage is not None:
+                with self._not_in_file_lock:
+                    self._not_in_file[id(record)] = record
             self._pending.put((record, line))
         self.metrics.accounting_seconds += time.perf_counter() - t0
         self.metrics.accounted += 1
@@ -329,7 +338,7 @@ class Accounts:
                 for record, (seq, digest) in zip(records, heads, strict=True):
                     record.audit_seq, record.audit_hash = seq, digest
         if self.usage is not None:
-            rows = self._unsaved + records
+            tried = rows = self._unsaved + records
             # while the file takes none, tried again every few seconds, not at every batch (each
             # try inserted all the rows kept, beside the decoding thread)
             if last or not self._unsaved or time.monotonic() - self._unsaved_since >= RETRY_UNSAVED_S:
@@ -345,6 +354,11 @@ class Accounts:
                     time.sleep(0.5)
                 self._unsaved_since = time.monotonic()
             self._unsaved = rows[-MAX_UNSAVED:]
+            kept = {id(r) for r in self._unsaved}
+            with self._not_in_file_lock:
+                for r in tried:
+                    if id(r) not in kept:  # written (or past what is kept: dropped)
+                        self._not_in_file.pop(id(r), None)
         if self.keys is not None:
             last: dict[str, float] = {}
             for r in records:
@@ -376,18 +390,23 @@ class Accounts:
             self._pending.join()
 
     def close(self) -> None:
-        """Write what is left, then close. Usage rows the file still takes none of are kept in
-        its side file (``usage.UNSAVED_NAME``) for the next start: ``kept_aside`` says how many,
-        ``lost`` how many could not be kept there either (a full disk)."""
+        """Write what is left, then close. Usage rows not in the file by then (it takes none, or
+        the writer did not end within CLOSE_WAIT_S) are kept in its side file
+        (``usage.UNSAVED_NAME``) for the next start: ``kept_aside`` says how many, ``lost`` how
+        many could not be kept there either (a full disk). One the writer still writes after
+        that is in both, and the next start's ``fold_in`` adds it once."""
         if self._writer is not None and self._writer.is_alive():
             self._pending.put(None)
-            self._writer.join(timeout=30 + CLOSING_TRY_S)
-        if self._unsaved and self.usage is not None:
+            self._writer.join(timeout=CLOSE_WAIT_S)
+        with self._not_in_file_lock:
+            rows = list(self._not_in_file.values())
+            self._not_in_file.clear()
+        if rows and self.usage is not None:
             try:
-                self.usage.keep_aside(self._unsaved)
-                self.kept_aside = len(self._unsaved)
+                self.usage.keep_aside(rows)
+                self.kept_aside = len(rows)
             except OSError as err:
-                self.lost = len(self._unsaved)
+                self.lost = len(rows)
                 self.lost_because = err.strerror or str(err)
             self._unsaved = []
         for part in (self.usage, self.keys):
