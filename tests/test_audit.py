@@ -222,6 +222,34 @@ def test_audit_verify_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert data["ok"] is False and data["lines"] == 4
 
 
+def test_a_last_line_cut_short_when_the_server_stopped_is_not_tampering(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A crash or power cut mid-write leaves the last line cut short (no newline, no JSON), and
+    `audit verify` called the trail tampered with. It says the entry was cut short; a restarted
+    server writes on a line of its own, the chain going on from the line before the cut one,
+    and that is still no tampering; a middle line cut with the next linking to it is."""
+    heads = write(tmp_path, 3)
+    path = tmp_path / CURRENT
+    whole = path.read_bytes()
+    path.write_bytes(whole[:-40])
+    report = verify(tmp_path, heads[1])  # (its request never reached the usage file: written after)
+    assert report.ok and report.lines == 3 and report.cut_short == [f"{CURRENT} line 3"], report.problems
+    assert main(["audit", "verify", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "intact" in out and f"its last entry ({CURRENT} line 3) was cut short when the server stopped" in out
+    AuditTrail(tmp_path).append([entry(3)])  # a restarted server
+    lines = lines_of(path)
+    assert len(lines) == 4 and json.loads(lines[3])["seq"] == 3 and lines[2] == whole[:-40].decode().splitlines()[2]
+    report = verify(tmp_path)
+    assert report.ok and report.cut_short == [f"{CURRENT} line 3"], report.problems
+    assert main(["audit", "verify", "--dir", str(tmp_path)]) == 0
+    assert f"an entry ({CURRENT} line 3) was cut short when the server stopped" in capsys.readouterr().out
+    _rewrite(path, [lines[0][:-30], *lines[1:]])
+    report = verify(tmp_path)
+    assert not report.ok and report.problems[0].startswith(f"{CURRENT} line 1 is not an audit line")
+
+
 def test_a_line_the_disk_had_no_room_for_leaves_no_stub(tmp_path: Path) -> None:
     """A full disk wrote part of a line; the next lines went on after it, and `audit verify`
     called the trail tampered with ("line 12 is not an audit line"). The file-size limit cuts a

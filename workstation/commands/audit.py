@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from workstation.commands import default_verb, print_json
+
+if TYPE_CHECKING:
+    from workstation.core.audit import AuditReport
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,9 +53,19 @@ def run_verify(args: argparse.Namespace) -> int:
             print(f"note: its last {report.unrecorded:,} line{'s' if report.unrecorded != 1 else ''} ha"
                   f"{'ve' if report.unrecorded != 1 else 's'} no request in the usage file yet: a server still writing "
                   "them, or one that could not write its usage file; lines added by hand would look so too.")
+        _say_cut_short(report)
         return 0
     n = len(report.problems)
     print(f"The audit trail in {directory} was tampered with ({n} problem{'s' if n != 1 else ''}):")
     for problem in report.problems:
         print(f"  {problem}")
+    _say_cut_short(report)
     return 1
+
+
+def _say_cut_short(report: AuditReport) -> None:
+    """Entries a crash or power cut cut short as they were written: said, not a fault."""
+    for where in report.cut_short:
+        last = report.ends_cut and where == report.cut_short[-1]
+        print(f"note: {'its last entry' if last else 'an entry'} ({where}) was cut short when the server stopped "
+              f"(a crash or a power cut){'' if last else ', and the trail goes on after it'}; that is not tampering.")

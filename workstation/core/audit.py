@@ -189,6 +189,10 @@ class AuditReport:
     lines: int = 0
     problems: list[str] = field(default_factory=list)
     unrecorded: int = 0  # lines after the last the usage file records (a server still writing, a full disk)
+    # lines cut short when the server stopped (a crash, a power cut: no line's end, no JSON), the
+    # trail's last or with the chain going on after them from the line before: no tampering
+    cut_short: list[str] = field(default_factory=list)
+    ends_cut: bool = False  # the trail's last line is one of them
 
     @property
     def ok(self) -> bool:
@@ -196,7 +200,7 @@ class AuditReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "files": self.files, "lines": self.lines, "problems": self.problems,
-                "unrecorded": self.unrecorded}
+                "unrecorded": self.unrecorded, "cut_short": self.cut_short}
 
 
 @dataclass
@@ -204,6 +208,7 @@ class _Line:
     where: str  # "audit.jsonl line 7"
     entry: dict[str, Any] | None
     hash_ok: bool
+    ended: bool = True  # it ends with a newline
 
 
 def _read_lines(files: Sequence[Path]) -> Iterator[_Line]:
@@ -218,12 +223,23 @@ def _read_lines(files: Sequence[Path]) -> Iterator[_Line]:
                     if not isinstance(entry.get("prev"), str) or not isinstance(entry.get("hash"), str):
                         raise ValueError
                 except ValueError:
-                    yield _Line(where, None, False)
+                    yield _Line(where, None, False, raw.endswith(b"\n"))
                     continue
                 # the chain's fields only: a trail with content was held whole in memory by
                 # verify (20,000 lines with content, 199 MB: 314 MB of memory)
                 link = {"seq": entry["seq"], "prev": entry["prev"], "hash": entry["hash"]}
                 yield _Line(where, link, line_hash(entry) == entry["hash"])
+
+
+def _cut_short(lines: Sequence[_Line], i: int, prev_hash: str | None, expected: int) -> bool:
+    """Whether the line at ``i``, no audit line, was cut short when the server stopped: a crash
+    or power cut mid-write leaves the last line without its end, and a restarted server writes
+    on a line of its own after it, its chain going on from the line before (``AuditTrail.append``).
+    A changed line is not so: the line after it links to it, or the chain breaks there."""
+    after = next((line.entry for line in lines[i + 1:] if line.entry is not None), None)
+    if after is None:  # only lines that are none after it: the trail ends in one cut short
+        return not lines[-1].ended
+    return prev_hash is not None and after["prev"] == prev_hash and after["seq"] == expected
 
 
 def verify(directory: Path | None = None, known_head: tuple[int, str] | None = None,
@@ -244,7 +260,11 @@ def verify(directory: Path | None = None, known_head: tuple[int, str] | None = N
     for i, line in enumerate(lines):
         entry = line.entry
         if entry is None:
-            problems.append(f"{line.where} is not an audit line (changed, or cut short).")
+            if _cut_short(lines, i, prev_hash, expected):
+                report.cut_short.append(line.where)
+                report.ends_cut = i == len(lines) - 1
+                continue  # the chain goes on from the line before
+            problems.append(f"{line.where} is not an audit line: it was changed.")
             prev_hash = None
             continue
         if prev_hash is not None and entry["prev"] != prev_hash:
