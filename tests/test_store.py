@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from workstation.core.sqlite_schema import kept_before_upgrade
 from workstation.core.store import SCHEMA_VERSION, ConversationStore, StoreError, title_from_message
 
 
@@ -108,8 +109,15 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
     db = sqlite3.connect(path)
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 5}")
     db.close()
-    with pytest.raises(StoreError, match="newer"):
+    with pytest.raises(StoreError, match="newer") as refused:
         ConversationStore(path)
+    assert str(refused.value).endswith("Use the newer workstation again.")
+    # a rollback after an upgrade: the copy kept before it is named, with what to do
+    kept = kept_before_upgrade(path, SCHEMA_VERSION)
+    kept.write_bytes(b"")
+    with pytest.raises(StoreError) as refused:
+        ConversationStore(path)
+    assert f"rename the copy kept before it, {kept}, to c.sqlite3." in str(refused.value)
 
 
 def test_default_location_is_the_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -230,6 +238,12 @@ def test_an_old_file_opened_by_many_at_once_is_upgraded_once(tmp_path: Path) -> 
     store = ConversationStore(path)
     assert store.schema_version == SCHEMA_VERSION
     assert [(m.content, m.reasoning) for m in store.messages(1)] == [("Hi", "")]  # old rows kept
+    # the file as it was is kept beside it, once, for a rollback to the older workstation
+    assert sorted(p.name for p in tmp_path.glob("c.sqlite3.*")) == ["c.sqlite3.schema-1-backup"]
+    kept = sqlite3.connect(kept_before_upgrade(path, 1))
+    assert kept.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert kept.execute("SELECT content FROM messages").fetchall() == [("Hi",)]
+    kept.close()
 
 
 def test_drafts_are_kept_per_conversation_and_go_with_it(tmp_path: Path) -> None:

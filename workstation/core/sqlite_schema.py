@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 from workstation.core.errors import WorkstationError
 from workstation.core.paths import own_file
@@ -33,17 +34,52 @@ def schema_version(db: sqlite3.Connection) -> int:
     return int(db.execute("PRAGMA user_version").fetchone()[0])
 
 
-def migrate(db: sqlite3.Connection, migrations: Sequence[str], what: str) -> None:
+def kept_before_upgrade(path: Path, version: int) -> Path:
+    """Where the file at schema ``version`` is copied before a newer workstation upgrades it:
+    an office that goes back to the older version (a rollback) finds its file there, as it was."""
+    return path.with_name(f"{path.name}.schema-{version}-backup")
+
+
+def _keep_before_upgrade(path: Path, version: int) -> None:
+    """A copy of ``db`` (at schema ``version``, older than this one's) beside it, once: an older
+    workstation refuses the upgraded file, and a command that only lists upgraded it (a
+    rollback then had nothing to go back to). SQLite's backup, so what the -wal holds is in
+    it; read by another connection while this one holds the write lock; written under another name and renamed, so a copy is whole or not there. A copy that
+    cannot be made (a full disk) leaves the upgrade as it was before copies were kept."""
+    kept = kept_before_upgrade(path, version)
+    if kept.exists():
+        return
+    part = kept.with_name(kept.name + ".part")
+    try:  # (read by a connection of its own: the backup of one inside a write waits for ever)
+        source, copy = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True), sqlite3.connect(part)
+        try:
+            source.backup(copy)
+        finally:
+            source.close()
+            copy.close()
+        own_file(part)
+        os.replace(part, kept)
+    except (OSError, sqlite3.Error):
+        part.unlink(missing_ok=True)
+
+
+def migrate(db: sqlite3.Connection, migrations: Sequence[str], what: str, path: Path | None = None) -> None:
     """Run ``migrations[v:]`` on a file at schema version ``v`` (index i upgrades i to i + 1).
 
     ``what`` names the file in the error, as "The conversation database /path". A file from a
-    newer workstation is refused (SchemaError), never downgraded."""
+    newer workstation is refused (SchemaError), never downgraded; with ``path``, the copy an
+    upgrade keeps of an older file is made first, and a refusal names the copy made before the
+    newer one's upgrade."""
     version = schema_version(db)
     if version > len(migrations):
-        raise SchemaError(
-            f"{what} was written by a newer workstation "
-            f"(schema {version}, this one knows {len(migrations)})."
-        )
+        said = f"{what} was written by a newer workstation (schema {version}, this one knows {len(migrations)})."
+        kept = kept_before_upgrade(path, len(migrations)) if path is not None else None
+        if kept is not None and kept.is_file():
+            said += (f" Use the newer workstation again, or, losing what was written since its upgrade, move the "
+                     f"file aside and rename the copy kept before it, {kept}, to {path.name}.")
+        else:
+            said += " Use the newer workstation again."
+        raise SchemaError(said)
     for step in range(version, len(migrations)):
         # One transaction per step, the version bump inside it: a step that fails or is
         # killed half-way leaves the file exactly as it was before the step (SQLite's DDL
@@ -52,7 +88,10 @@ def migrate(db: sqlite3.Connection, migrations: Sequence[str], what: str) -> Non
         # upgrade) may have done the step meanwhile, and an ALTER TABLE cannot run twice.
         try:
             db.execute("BEGIN IMMEDIATE")
-            if schema_version(db) <= step:
+            now = schema_version(db)
+            if step == version and now == version > 0 and path is not None and str(path) != ":memory:":
+                _keep_before_upgrade(path, version)  # (under the write lock: no opener upgrades it meanwhile)
+            if now <= step:
                 for statement in _statements(migrations[step]):
                     db.execute(statement)
                 db.execute(f"PRAGMA user_version = {step + 1}")
@@ -237,7 +276,6 @@ def _open_read_only(path: Path, migrations: Sequence[str], what: str, check_same
                     refused: SchemaError) -> sqlite3.Connection:
     """``path`` opened read-only: SQLite's ``mode=ro``, or ``immutable=1`` where even that needs
     to write (a WAL file's -shm in a folder that takes no files)."""
-    from urllib.parse import quote
 
     for mode in ("mode=ro", "immutable=1"):
         db = None
@@ -277,7 +315,7 @@ def _open_writable(path: Path, migrations: Sequence[str], what: str, check_same_
         # deleted rows overwritten, not left in free pages: where SQLite is built without it (not
         # Debian's), F8's conversation could still be read in the file with `strings`
         db.execute("PRAGMA secure_delete = ON")
-        migrate(db, migrations, what)
+        migrate(db, migrations, what, path)
         if complete is not None:
             try:
                 complete(db)
