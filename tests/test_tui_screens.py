@@ -682,8 +682,15 @@ async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch:
     (data / "settings.yaml").write_text("keymap:\n  dashboard.toggle: f10\n", encoding="utf-8")
     monkeypatch.setenv("WORKSTATION_DATA", str(data))
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    said = notices(app)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
+        # F10 was the sizing report's: it has no key now, and the notice, the palette and F1 say so
+        # (a keymap from an older version took Ctrl+E, and the palette still named it for Sampling)
+        assert said == ["Your keymap in settings.yaml gives F10 to Dashboard; Size the office had that key and has "
+                        "none now: find it with Ctrl+P, or give it a key of its own in the keymap."], said
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Dashboard (F10)" in titles and "Size the office" in titles, titles
         await pilot.press("f10")
         await pilot.pause()
         assert type(app.screen).__name__ == "DashboardScreen"

@@ -7,6 +7,7 @@ command-palette entries from this list, so every action has both a key and a pal
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from textual.binding import Binding
@@ -80,3 +81,25 @@ def bindings(texts: Texts) -> list[Binding]:
         Binding(a.key, a.action, texts(a.label), show=a.show, id=a.id, priority=a.priority)
         for a in ACTIONS
     ]
+
+
+def _split(keys: str) -> list[str]:
+    return [k.strip() for k in keys.split(",") if k.strip()]
+
+
+def keys_now(keymap: Mapping[str, str]) -> dict[str, list[str]]:
+    """Each action's keys with settings.yaml's ``keymap`` over the defaults. A key the keymap
+    gives one action is no longer its default owner's (Textual takes it from that binding too):
+    a keymap written for an older version, giving Ctrl+E to rename, left the palette and F1
+    naming Ctrl+E for a newer action that the key no longer opened. An action left with no key
+    has an empty list (the palette still has it)."""
+    taken = {key for action_id, keys in keymap.items() for key in _split(keys)}
+    return {a.id: _split(keymap[a.id]) if a.id in keymap else [k for k in _split(a.key) if k not in taken]
+            for a in ACTIONS}
+
+
+def keys_lost(keymap: Mapping[str, str]) -> dict[str, str]:
+    """Actions whose default key the keymap gave another (id -> the other's id), for a notice."""
+    now = keys_now(keymap)
+    return {a.id: next(other for other, keys in keymap.items() if set(_split(keys)) & set(_split(a.key)))
+            for a in ACTIONS if a.id not in keymap and not now[a.id]}

@@ -68,7 +68,7 @@ from workstation.core.store import (
 )
 from workstation.core.summarize import millions, small_model
 from workstation.tui import integrations, pacing
-from workstation.tui.actions import ACTIONS, ALWAYS, BY_ID, CHAT_ONLY, bindings
+from workstation.tui.actions import ACTIONS, ALWAYS, BY_ID, CHAT_ONLY, bindings, keys_lost, keys_now
 from workstation.tui.attachment import find_attached, with_attached
 from workstation.tui.documents_of import is_document_of
 from workstation.tui.i18n import LANGUAGES, Texts, detect_language
@@ -339,6 +339,10 @@ class WorkstationApp(App[None]):
     def on_mount(self) -> None:
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
+            for lost, other in keys_lost(self.settings.keymap).items():  # (a keymap older than the action)
+                self.notify(self.texts("keys.lost", keys=_key_text(BY_ID[lost].key.split(",")[0]),
+                                       other=self.texts(BY_ID[other].label), action=self.texts(BY_ID[lost].label)),
+                            severity="warning", timeout=12)
         if self.sample_system:
             self._sample_loop()
         if self.quit_on_signals:
@@ -667,7 +671,7 @@ class WorkstationApp(App[None]):
             t = self.texts
             up = BY_ID["chat.edit_last"]  # (the message box's own Up comes first in the keys: listed here)
             if not any(label == t(up.label) for _, label, _ in rows):
-                rows.append((_key_text(self._keymap.get(up.id, up.key)), t(up.label), t(f"{up.label}.help")))
+                rows += [("/".join(map(_key_text, keys_now(self._keymap)[up.id])), t(up.label), t(f"{up.label}.help"))]
             rows += [("PgUp/PgDn", t("keys.scroll"), t("keys.scroll.help")), ("Tab", t("keys.tab"), t("keys.tab.help")),
                      ("Shift+Enter/Ctrl+J", t("keys.new_line"), t("keys.new_line.help"))]
         self.push_screen(KeysDialog(self.texts("keys.title"), rows, self.texts("keys.hint")))
@@ -686,9 +690,10 @@ class WorkstationApp(App[None]):
             if isinstance(screen, ModalScreen) and action.action not in ALWAYS:
                 continue  # as their keys: a dialog owns them (Profiles behind Ctrl+E lost its change)
             method = getattr(self, f"action_{action.action}")
-            keys = self._keymap.get(action.id, action.key).split(",")  # written as F1 writes them: Esc, not escape
+            # written as F1 writes them (Esc, not escape); none where the keymap gave its key away
+            keys = "/".join(map(_key_text, keys_now(self._keymap)[action.id]))
             yield SystemCommand(
-                f"{self.texts(action.label)} ({'/'.join(_key_text(k.strip()) for k in keys)})",
+                f"{self.texts(action.label)} ({keys})" if keys else self.texts(action.label),
                 self.texts(f"{action.label}.help"),
                 method,
             )
@@ -1190,7 +1195,8 @@ class WorkstationApp(App[None]):
         if action_id not in BY_ID:
             keys = [key for key, active in self.screen.active_bindings.items() if active.binding.id == action_id]
             return _key_text(keys[0]) if keys else ""
-        return _key_text(self._keymap.get(action_id, BY_ID[action_id].key).split(",")[0])
+        keys = keys_now(self._keymap)[action_id]
+        return _key_text(keys[0]) if keys else ""
 
     def instructions_now(self) -> str:
         """The open conversation's own instructions ('' none: its profile's system prompt); a new
