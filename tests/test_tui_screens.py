@@ -835,7 +835,7 @@ def test_turkish_writes_numbers_with_its_own_separators() -> None:
     # people's words given to a sentence are never taken for a figure: a title "2,500", a draft "1.5"
     assert tr("conv.delete_q", title="2,500").startswith('"2,500"') and tr("sidebar.draft", text="1.5").endswith("1.5")
     unreadable = say([("doc.unreadable", {"name": "2,500", "reason": "1.5"})], tr.get)
-    assert "'2,500'" in unreadable and "(1.5)" in unreadable, unreadable
+    assert "'2,500'" in unreadable and "(teknik ayrıntı: 1.5)" in unreadable, unreadable
     verdict = [("fit.gpu", {"where": ("fit.where_one", {}), "used": "5.2", "total": "24.0"})]
     assert say(verdict) == "fits entirely on the GPU: 5.2 of 24.0 GB"
     assert say(verdict, tr.get) == "tamamen GPU belleğine sığar: 5,2 / 24,0 GB"
@@ -870,6 +870,11 @@ def test_turkish_sentences_read_as_a_turkish_speaker_writes_them(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A tester's findings: words calqued from English ("API'yi sunun", "Bölüm bölüm noktalar"),
     a number's suffix missing (1,04 GB'ı), the currency before the figure."""
+    import zipfile
+
+    from docmaker import make_docx
+
+    from workstation.core.catalog import check_gguf
     from workstation.core.documents import DocumentError, read_document
 
     tr = Texts("tr")
@@ -883,6 +888,26 @@ def test_turkish_sentences_read_as_a_turkish_speaker_writes_them(
         monkeypatch.chdir(tmp_path)
         read_document(Path("yokdosya.txt"))
     assert tr.error(missing.value) == f"'yokdosya.txt' bulunamadı ({tmp_path} klasöründe arandı)."
+    # a count's suffix as the number is read: "3 bölümden 1'i", 2'si, 3'ü ... (it said "1 tanesinden")
+    assert [tr("summarize.stopped", done=n, total=12).split(" bittikten")[0].split()[-1] for n in (1, 2, 3, 6, 9, 10, 40)] \
+        == ["1'i", "2'si", "3'ü", "6'sı", "9'u", "10'u", "40'ı"]
+    assert "1.500'ünü kullandınız; saat 14:00'e kadar" in tr(
+        "usage.server_today_limit", server="s", tokens="1,500", limit="10,000", left="8,500", resets="14:00")
+    # a library's English words in a Turkish sentence are labelled as such: a damaged DOCX, a damaged model
+    word = make_docx(tmp_path / "rapor.docx", [("Rapor", ["Metin."])])
+    with zipfile.ZipFile(word) as whole, zipfile.ZipFile(tmp_path / "bozuk.docx", "w") as damaged:
+        for item in whole.infolist():
+            damaged.writestr(item, b"<w:document><w:body>" if item.filename == "word/document.xml" else whole.read(item))
+    for path, read in ((tmp_path / "bozuk.docx", read_document), (Path(__file__).parent / "hostile" / "dim-zero.gguf",
+                                                                 check_gguf)):
+        with pytest.raises(WorkstationError) as damaged_file:
+            read(path)
+        assert "teknik ayrıntı: " in tr.error(damaged_file.value), tr.error(damaged_file.value)
+        assert "teknik" not in str(damaged_file.value)  # (the command line's English as it was)
+    # the keys without a word on them in Turkish words (the palette said "Son mesajı düzenle (Up)")
+    assert (tr.key("up"), tr.key("ctrl+left"), tr.key("f3"), Texts("en").key("up")) == ("Yukarı ok", "Ctrl+Sol ok", "F3", "Up")
+    # F6's advice names the profile's setting, in words (it said "--max-tokens" in the app)
+    assert "--max-tokens" not in tr.in_app("summary.cut_short") and "en uzun yanıt" in tr.in_app("summary.cut_short")
 
 
 def test_every_core_phrase_is_translated_with_its_values() -> None:

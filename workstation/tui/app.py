@@ -136,16 +136,6 @@ def _close_quietly(engine: Any) -> None:
         pass
 
 
-def _key_text(key: str) -> str:
-    """A key as people write it: Ctrl+N, F3, Esc."""
-    names = {"escape": "Esc", "delete": "Del", "pageup": "PgUp", "pagedown": "PgDn"}
-    if len(key) == 1:
-        return key  # p, d: as typed
-    return "+".join(names.get(part) or (part.upper() if re.fullmatch(r"f\d+", part) or len(part) == 1
-                                        else part.capitalize())
-                    for part in key.split("+"))
-
-
 LAST_PROFILE = "profile"  # the store's key for the profile loaded last (started without -p: that one)
 
 
@@ -649,15 +639,15 @@ class WorkstationApp(App[None]):
                 continue
             if b.id in BY_ID:
                 label = BY_ID[b.id].label
-                rows.append((_key_text(key), self.texts(label), self.texts(f"{label}.help")))
+                rows.append((self.texts.key(key), self.texts(label), self.texts(f"{label}.help")))
             elif b.action == "command_palette":
-                rows.append((_key_text(key), self.texts.capital(self.texts("binding.palette")), self.texts("keys.palette")))
+                rows.append((self.texts.key(key), self.texts.capital(self.texts("binding.palette")), self.texts("keys.palette")))
             elif active.node is self.screen and b.description and (b.show or b.id):  # the screen's own
                 # (F4's p, pull; not Textual's Tab, focus next); named as the app's are, with what it does
                 what = self.texts(f"binding.{b.id}.help") if b.id else ""
                 what = "" if what == f"binding.{b.id}.help" else what
                 name = b.id or f"{b.action}:{key}"
-                own.setdefault(name, []).append(_key_text(key))
+                own.setdefault(name, []).append(self.texts.key(key))
                 said[name] = (self.texts.capital(b.description), what)
         # the screen's own first, in the order it declares them (a priority key, as F6's
         # Ctrl+X, came first of all or, put after the rest, after the app's)
@@ -667,7 +657,7 @@ class WorkstationApp(App[None]):
             t = self.texts
             up = BY_ID["chat.edit_last"]  # (the message box's own Up comes first in the keys: listed here)
             if not any(label == t(up.label) for _, label, _ in rows):
-                rows.append((_key_text(self._keymap.get(up.id, up.key)), t(up.label), t(f"{up.label}.help")))
+                rows.append((self.texts.key(self._keymap.get(up.id, up.key)), t(up.label), t(f"{up.label}.help")))
             rows += [("PgUp/PgDn", t("keys.scroll"), t("keys.scroll.help")), ("Tab", t("keys.tab"), t("keys.tab.help")),
                      ("Shift+Enter/Ctrl+J", t("keys.new_line"), t("keys.new_line.help"))]
         self.push_screen(KeysDialog(self.texts("keys.title"), rows, self.texts("keys.hint")))
@@ -688,7 +678,7 @@ class WorkstationApp(App[None]):
             method = getattr(self, f"action_{action.action}")
             keys = self._keymap.get(action.id, action.key).split(",")  # written as F1 writes them: Esc, not escape
             yield SystemCommand(
-                f"{self.texts(action.label)} ({'/'.join(_key_text(k.strip()) for k in keys)})",
+                f"{self.texts(action.label)} ({'/'.join(self.texts.key(k.strip()) for k in keys)})",
                 self.texts(f"{action.label}.help"),
                 method,
             )
@@ -1189,8 +1179,8 @@ class WorkstationApp(App[None]):
         screen's own binding (F6's summarize.stop), as its screen has it."""
         if action_id not in BY_ID:
             keys = [key for key, active in self.screen.active_bindings.items() if active.binding.id == action_id]
-            return _key_text(keys[0]) if keys else ""
-        return _key_text(self._keymap.get(action_id, BY_ID[action_id].key).split(",")[0])
+            return self.texts.key(keys[0]) if keys else ""
+        return self.texts.key(self._keymap.get(action_id, BY_ID[action_id].key).split(",")[0])
 
     def instructions_now(self) -> str:
         """The open conversation's own instructions ('' none: its profile's system prompt); a new
@@ -1817,7 +1807,7 @@ class WorkstationApp(App[None]):
             return
         key = next((k for k, b in self.active_bindings.items() if b.binding.action in ("quit", "app.quit")), None)
         if key is not None:
-            self.notify(self.texts("app.how_to_quit", keys=_key_text(key)), title=self.texts("app.how_to_quit_title"),
+            self.notify(self.texts("app.how_to_quit", keys=self.texts.key(key)), title=self.texts("app.how_to_quit_title"),
                         markup=False)
 
     def _on_quit_signal(self, signum: int, loop: asyncio.AbstractEventLoop) -> None:
