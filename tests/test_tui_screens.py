@@ -1510,7 +1510,7 @@ def test_the_summary_eta_speaks_the_ui_language() -> None:
 
     assert [eta("en", s) for s in (None, 7, 65, 3725)] == ["ETA …", "ETA 7s", "ETA 1m05s", "ETA 1h02m"]
     # Turkish abbreviates hour, minute and second as sa, dk and sn (the thinking time says sn too)
-    assert [eta("tr", s) for s in (7, 65, 3725)] == ["kalan 7 sn", "kalan 1 dk 05 sn", "kalan 1 sa 02 dk"]
+    assert [eta("tr", s) for s in (7, 65, 3725)] == ["kalan 7 sn", "kalan 1 dk 5 sn", "kalan 1 sa 2 dk"]
 
 
 async def test_a_progress_bars_percentage_is_written_as_the_language_writes_it() -> None:
@@ -1554,7 +1554,8 @@ async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_
         assert names == sorted(names, key=alphabetical), names
         first = [n.split(" (")[0] for n in names]
         assert first.index("Çık") < first.index("Dışa aktar") < first.index("Durdur") < first.index("Düzenleyici")
-        assert first.index("Ofisi boyutlandır") < first.index("Örnekleme") < first.index("Özetle") < first.index("Pano")
+        assert first.index("Ofis için donanım hesabı") < first.index("Örnekleme") < first.index("Özetle") < first.index("Pano")
+        assert any(n.endswith(" (Yukarı ok)") for n in names) and not any("(Up)" in n for n in names)  # its keys in Turkish
         assert first.index("Talimatlar") < first.index("Tema") and first.index("Örnekleme") < first.index("Yeni")
         for typed, found in (("disa", "Dışa aktar"), ("cik", "Çık"), ("ORNEKLEME", "Örnekleme")):
             await pilot.press(*typed)
