@@ -48,6 +48,7 @@ from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.events import PromptRead
 from workstation.core.kept_summary import forget_summary_asked_in
 from workstation.core.kv_state import NOT_KEPT, KvStateStore, conversation_tag
+from workstation.core.letters import shortened
 from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
 from workstation.core.paths import typed_path
@@ -136,6 +137,15 @@ def _close_quietly(engine: Any) -> None:
         pass
 
 
+def fitted_line(candidates: list[str], width: int) -> str:
+    """The first of ``candidates`` (longest first) that fits ``width`` columns, else the last
+    cut to it with "…": a line cut at the terminal's edge showed a word's first letters."""
+    for text in candidates:
+        if len(text) <= width:
+            return text
+    return shortened(candidates[-1], width) if width > 0 else candidates[-1]
+
+
 LAST_PROFILE = "profile"  # the store's key for the profile loaded last (started without -p: that one)
 
 
@@ -147,6 +157,9 @@ class WorkstationApp(App[None]):
     TITLE = "workstation"
     BINDINGS = bindings(Texts("en"))
     COMMANDS = {FoldedCommands}  # the palette's search folds the Turkish I's
+    # a screen's class by the terminal's width: under 60 columns dialogs draw closer to their
+    # border and their buttons only as wide as their words (at 40, "Cancel (n" was cut)
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (60, "-wide")]
 
     def __init__(
         self,
@@ -742,8 +755,11 @@ class WorkstationApp(App[None]):
             state = t("status.ready")
         if self.session_sampling is not None:  # Ctrl+E's, not the file's
             state = f"{state} │ {t('status.session_sampling')}"
-        if self.api is not None:
-            return f" {state} │ {profile.key} · {t('status.api', url=self.api.url)}"
+        width = self.size.width
+        if self.api is not None:  # the API's address whole before the words around it
+            return fitted_line([f" {state} │ {profile.key} · {t('status.api', url=self.api.url)}",
+                                f" {state} │ {profile.key} · {t('status.api_short', url=self.api.url)}",
+                                f" {state} │ {t('status.api_short', url=self.api.url)}"], width)
         server = urlsplit(profile.remote.base_url).netloc or profile.remote.base_url
 
         def line(model: str, layers: str, kv: str) -> str:
@@ -751,26 +767,22 @@ class WorkstationApp(App[None]):
                 if not model:  # remote.model left out: the server's first, once it has said
                     return f" {state} │ {profile.key} · {t('status.remote_any', server=server)}"
                 return f" {state} │ {profile.key} · {t('status.remote', model=model, server=server)}"
-            return f" {state} │ {profile.key} · {model} · {layers} · {kv}".removesuffix(" · ")
+            return " · ".join(part for part in (f" {state} │ {profile.key}", model, layers, kv) if part)
 
         # too long for the line (80 columns, a longer state word: "generating", "own sampling"),
         # in turn: the model's name loses its middle, the layers their word ("GPU 0/31"), the K/V
-        # types go; never a cut in the middle of a figure (the line ended "· KV")
-        width = self.size.width
-        fitted = ""
+        # types go, then the layers, then the model; never a cut in the middle of a figure (the
+        # line ended "· KV"; at 40 columns "· GPU", whose U stayed beside every dialog)
+        tried: list[str] = []
         for layers, kv_shown in ((t(layers_key, **said_layers), kv),
                                  (t(f"{layers_key}_short", **said_layers), kv),
-                                 (t(f"{layers_key}_short", **said_layers), "")):
-            fitted = line(model, layers, kv_shown)
-            if len(fitted) <= width:
-                return fitted
+                                 (t(f"{layers_key}_short", **said_layers), ""), ("", "")):
+            tried.append(line(model, layers, kv_shown))
             if len(model) > 12:
-                keep = max(width - (len(fitted) - len(model)), 12)
+                keep = max(width - (len(tried[-1]) - len(model)), 12)
                 tail = min(13, keep - 5)  # the end says the quantization (….Q4_1 / ….Q8_0): kept
-                fitted = line(model[: keep - 1 - tail] + "…" + model[-tail:], layers, kv_shown)
-                if len(fitted) <= width:
-                    return fitted
-        return fitted
+                tried.append(line(model[: keep - 1 - tail] + "…" + model[-tail:], layers, kv_shown))
+        return fitted_line([*tried, line("", "", "")], width)
 
     def not_ready_text(self) -> str:
         """Why nothing can run now: a model loading, a desk PC's server not reached (its load
