@@ -178,7 +178,9 @@ class WorkstationApp(App[None]):
         quit as Ctrl+Q does, keeping a reply being written (``workstation tui`` sets it; tests
         running the app in pytest's process leave those signals alone). ``exit_deadline_s``:
         the process ends this long after such a signal, however far the quitting came."""
-        super().__init__()
+        # NO_COLOR (no-color.org): the terminal's own colours only. Textual's filter for it
+        # drew the theme in greys unless its colours are the terminal's (ansi_color)
+        super().__init__(ansi_color=True if os.environ.get("NO_COLOR") is not None else None)
         self.quit_on_signals = quit_on_signals
         self.exit_deadline_s = exit_deadline_s
         self._quit_signal: list[int] = []  # the signal to quit on, once one came (``_on_quit_signal``)
