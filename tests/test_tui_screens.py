@@ -99,7 +99,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         keys = app.screen
         assert keys.rows[0] == ("Esc", "Geri", "Sohbete dön")  # named as the app's keys are, with what it does
         assert ("p", "İndir", "Vurgulanan katalog modelini indir") in keys.rows  # a Turkish capital İ
-        assert ("Left/Right", "Diğer liste", "Kurulu modeller ile katalog arasında geç") in keys.rows  # one row
+        assert ("Sol ok/Sağ ok", "Diğer liste", "Kurulu modeller ile katalog arasında geç") in keys.rows  # one row, in Turkish words
         f_keys = [int(key[1:]) for key, _, _ in keys.rows if key[0] == "F" and key[1:].isdigit()]
         assert f_keys == sorted(f_keys) and len(f_keys) >= 8, f_keys  # it went F6, F12, F10, F11, F9
         assert not any(name in ("Yeni", "Durdur", "Gönder", "Adlandır", "Mesaj kutusu") for _, name, _ in keys.rows)  # the chat's
@@ -1562,3 +1562,36 @@ async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_
             await until(pilot, lambda found=found: any(
                 str(o.prompt).startswith(found) for o in app.screen.query_one(CommandList).options))
             await pilot.press(*["backspace"] * len(typed))
+
+
+async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_colours(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Testers at 40x15 on the Linux console with NO_COLOR: F8's "Vazgeç (h" was cut and the
+    status line's last letter stood beside every dialog; the theme was drawn in greys; ▶ ● │
+    showed as the console's blanks or diamonds."""
+    from textual.widgets import Button, OptionList
+    from tui_helpers import make_app, screen_lines
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("TERM", "linux")
+    app = make_app(tmp_path, monkeypatch, language="tr")
+    async with app.run_test(size=(40, 15)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.ansi_color is True  # the terminal's own colours: Textual's NO_COLOR drops them all (not greys)
+        status = screen_lines(app)[-2]
+        assert status.startswith(" yüklü değil | office-cpu") and "│" not in status and len(status.rstrip()) <= 40, status
+        await pilot.press("f8")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.pause()
+        shown = "\n".join(screen_lines(app))
+        assert "Sil (e)" in shown and "Vazgeç (h)" in shown, shown
+        assert app.screen.query_one(".dialog").outer_size.width == 40  # no column of the chat beside it
+        assert all(b.region.right <= 40 for b in app.screen.query(Button))
+        await pilot.press("escape")
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+        await pilot.pause()
+        assert "* Office CPU" in "\n".join(screen_lines(app)) and "●" not in "\n".join(screen_lines(app))
+        # without colours the highlighted profile is told apart by a line under it
+        assert app.screen.query_one(OptionList).get_component_rich_style("option-list--option-highlighted").underline

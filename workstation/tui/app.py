@@ -72,6 +72,7 @@ from workstation.tui import integrations, pacing
 from workstation.tui.actions import ACTIONS, ALWAYS, BY_ID, CHAT_ONLY, bindings
 from workstation.tui.attachment import find_attached, with_attached
 from workstation.tui.documents_of import is_document_of
+from workstation.tui.glyphs import glyphs
 from workstation.tui.i18n import LANGUAGES, Texts, detect_language
 from workstation.tui.messages import (
     AttachmentMeasured,
@@ -198,6 +199,7 @@ class WorkstationApp(App[None]):
                 signal.signal(signal.SIGHUP, previous)
         else:
             resource_tracker.ensure_running()
+        self.glyphs = glyphs()  # the app's own symbols: ASCII on the Linux console
         self.settings = load_settings()
         self.texts = Texts(language or self.settings.language or detect_language())
         self.start_engine = start_engine
@@ -725,6 +727,7 @@ class WorkstationApp(App[None]):
     # --- status --------------------------------------------------------------------------
     def status_text(self) -> str:
         t = self.texts
+        bar = self.glyphs.between  # (the line's own mark: ASCII on the Linux console)
         profile = self.profile
         if profile is None:
             return t("status.no_profile")
@@ -756,20 +759,20 @@ class WorkstationApp(App[None]):
         else:
             state = t("status.ready")
         if self.session_sampling is not None:  # Ctrl+E's, not the file's
-            state = f"{state} │ {t('status.session_sampling')}"
+            state = f"{state} {bar} {t('status.session_sampling')}"
         width = self.size.width
         if self.api is not None:  # the API's address whole before the words around it
-            return fitted_line([f" {state} │ {profile.key} · {t('status.api', url=self.api.url)}",
-                                f" {state} │ {profile.key} · {t('status.api_short', url=self.api.url)}",
-                                f" {state} │ {t('status.api_short', url=self.api.url)}"], width)
+            return fitted_line([f" {state} {bar} {profile.key} · {t('status.api', url=self.api.url)}",
+                                f" {state} {bar} {profile.key} · {t('status.api_short', url=self.api.url)}",
+                                f" {state} {bar} {t('status.api_short', url=self.api.url)}"], width)
         server = urlsplit(profile.remote.base_url).netloc or profile.remote.base_url
 
         def line(model: str, layers: str, kv: str) -> str:
             if profile.backend != "llama":  # a server's model: no layers or K/V of ours to show
                 if not model:  # remote.model left out: the server's first, once it has said
-                    return f" {state} │ {profile.key} · {t('status.remote_any', server=server)}"
-                return f" {state} │ {profile.key} · {t('status.remote', model=model, server=server)}"
-            return " · ".join(part for part in (f" {state} │ {profile.key}", model, layers, kv) if part)
+                    return f" {state} {bar} {profile.key} · {t('status.remote_any', server=server)}"
+                return f" {state} {bar} {profile.key} · {t('status.remote', model=model, server=server)}"
+            return " · ".join(part for part in (f" {state} {bar} {profile.key}", model, layers, kv) if part)
 
         # too long for the line (80 columns, a longer state word: "generating", "own sampling"),
         # in turn: the model's name loses its middle, the layers their word ("GPU 0/31"), the K/V
@@ -873,7 +876,7 @@ class WorkstationApp(App[None]):
     async def refresh_sidebar(self, search: str | None = None) -> None:
         if search is not None:
             self._search = search
-        marks = {k: text.strip() or (f"📎 {doc[0].name}" if doc else "") for k, (text, doc) in self._drafts.items()
+        marks = {k: text.strip() or (f"{self.glyphs.attached} {doc[0].name}" if doc else "") for k, (text, doc) in self._drafts.items()
                  if k is not None or not self._search.strip()}  # the new conversation matches no search
         await self.chat_screen.sidebar.show(self.store.list(self._search), self.conversation_id, marks,
                                             search=self._search)

@@ -114,7 +114,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             text = Text(t("profiles.broken"), style="bold")
             text.append(f"\n  {one_per_line(t.error(entry))}", style="italic")
             return text
-        mark = "● " if self._is_current(entry) else "  "
+        mark = f"{self.wapp.glyphs.current} " if self._is_current(entry) else "  "
         text = Text(f"{mark}{entry.title(t.lang)}", style="bold")
         text.append(f"  ({entry.key})")
         if entry.about(t.lang):
