@@ -453,7 +453,7 @@ async def test_quantization_screen_charts_the_newest_kld_run(
         await app.workers.wait_for_complete()
         await pilot.pause()
         turkish_title = str(app.screen.query_one("#quality-title", Static).render())
-        assert "referansına göre" in turkish_title and re.search(r"\(\d\d\.\d\d\.\d{4} \d\d:\d\d\)", turkish_title)
+        assert "modeline göre" in turkish_title and re.search(r"\(\d\d\.\d\d\.\d{4} \d\d:\d\d\)", turkish_title)
         assert str(app.screen.query_one("#quality-legend", Static).render()).startswith("KL ıraksaması")
         turkish = str(app.screen.query_one("#quality-chart", Static).render()).splitlines()
         assert "aynı tahmin" in turkish[0] and max(len(line) for line in turkish) <= 80, turkish

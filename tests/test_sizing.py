@@ -174,7 +174,7 @@ def test_a_workload_nothing_meets_says_so_and_names_what_would(capsys: pytest.Ca
     assert r._meets_with(closest, served) and not r._meets_with(closest, served + 1)
     turkish = say(r.headline_phrases(), Texts("tr").get)  # F10 in the Turkish UI
     assert turkish.startswith("Bu iş yükünü (5.000 kişi) karşılayan seçenek yok. En yakını: ")
-    assert closest.machine in turkish and f"bu hedeflerle {served:,} kişi için hizmet verebilir".replace(",", ".") in turkish
+    assert closest.machine in turkish and f"bu hedeflerle {served:,} kişi için yeterli olur".replace(",", ".") in turkish
     assert "(eksikleri: aşırı yüklü: saatte en çok" in turkish and "overloaded" not in turkish  # what it misses too
     path = tmp_path / "busy.yaml"
     path.write_text(json.dumps({**{k: v for k, v in r.workload.to_dict().items() if k != "source"}}), encoding="utf-8")

@@ -99,7 +99,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         keys = app.screen
         assert keys.rows[0] == ("Esc", "Geri", "Sohbete dön")  # named as the app's keys are, with what it does
         assert ("p", "İndir", "Vurgulanan katalog modelini indir") in keys.rows  # a Turkish capital İ
-        assert ("Left/Right", "Diğer liste", "Kurulu modeller ile katalog arasında geç") in keys.rows  # one row
+        assert ("Sol ok/Sağ ok", "Diğer liste", "Kurulu modeller ile katalog arasında geç") in keys.rows  # one row, in Turkish words
         f_keys = [int(key[1:]) for key, _, _ in keys.rows if key[0] == "F" and key[1:].isdigit()]
         assert f_keys == sorted(f_keys) and len(f_keys) >= 8, f_keys  # it went F6, F12, F10, F11, F9
         assert not any(name in ("Yeni", "Durdur", "Gönder", "Adlandır", "Mesaj kutusu") for _, name, _ in keys.rows)  # the chat's
@@ -842,7 +842,7 @@ def test_turkish_writes_numbers_with_its_own_separators() -> None:
     # people's words given to a sentence are never taken for a figure: a title "2,500", a draft "1.5"
     assert tr("conv.delete_q", title="2,500").startswith('"2,500"') and tr("sidebar.draft", text="1.5").endswith("1.5")
     unreadable = say([("doc.unreadable", {"name": "2,500", "reason": "1.5"})], tr.get)
-    assert "'2,500'" in unreadable and "(1.5)" in unreadable, unreadable
+    assert "'2,500'" in unreadable and "(teknik ayrıntı: 1.5)" in unreadable, unreadable
     verdict = [("fit.gpu", {"where": ("fit.where_one", {}), "used": "5.2", "total": "24.0"})]
     assert say(verdict) == "fits entirely on the GPU: 5.2 of 24.0 GB"
     assert say(verdict, tr.get) == "tamamen GPU belleğine sığar: 5,2 / 24,0 GB"
@@ -877,6 +877,11 @@ def test_turkish_sentences_read_as_a_turkish_speaker_writes_them(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A tester's findings: words calqued from English ("API'yi sunun", "Bölüm bölüm noktalar"),
     a number's suffix missing (1,04 GB'ı), the currency before the figure."""
+    import zipfile
+
+    from docmaker import make_docx
+
+    from workstation.core.catalog import check_gguf
     from workstation.core.documents import DocumentError, read_document
 
     tr = Texts("tr")
@@ -890,6 +895,26 @@ def test_turkish_sentences_read_as_a_turkish_speaker_writes_them(
         monkeypatch.chdir(tmp_path)
         read_document(Path("yokdosya.txt"))
     assert tr.error(missing.value) == f"'yokdosya.txt' bulunamadı ({tmp_path} klasöründe arandı)."
+    # a count's suffix as the number is read: "3 bölümden 1'i", 2'si, 3'ü ... (it said "1 tanesinden")
+    assert [tr("summarize.stopped", done=n, total=12).split(" bittikten")[0].split()[-1] for n in (1, 2, 3, 6, 9, 10, 40)] \
+        == ["1'i", "2'si", "3'ü", "6'sı", "9'u", "10'u", "40'ı"]
+    assert "1.500'ünü kullandınız; saat 14:00'e kadar" in tr(
+        "usage.server_today_limit", server="s", tokens="1,500", limit="10,000", left="8,500", resets="14:00")
+    # a library's English words in a Turkish sentence are labelled as such: a damaged DOCX, a damaged model
+    word = make_docx(tmp_path / "rapor.docx", [("Rapor", ["Metin."])])
+    with zipfile.ZipFile(word) as whole, zipfile.ZipFile(tmp_path / "bozuk.docx", "w") as damaged:
+        for item in whole.infolist():
+            damaged.writestr(item, b"<w:document><w:body>" if item.filename == "word/document.xml" else whole.read(item))
+    for path, read in ((tmp_path / "bozuk.docx", read_document), (Path(__file__).parent / "hostile" / "dim-zero.gguf",
+                                                                 check_gguf)):
+        with pytest.raises(WorkstationError) as damaged_file:
+            read(path)
+        assert "teknik ayrıntı: " in tr.error(damaged_file.value), tr.error(damaged_file.value)
+        assert "teknik" not in str(damaged_file.value)  # (the command line's English as it was)
+    # the keys without a word on them in Turkish words (the palette said "Son mesajı düzenle (Up)")
+    assert (tr.key("up"), tr.key("ctrl+left"), tr.key("f3"), Texts("en").key("up")) == ("Yukarı ok", "Ctrl+Sol ok", "F3", "Up")
+    # F6's advice names the profile's setting, in words (it said "--max-tokens" in the app)
+    assert "--max-tokens" not in tr.in_app("summary.cut_short") and "en uzun yanıt" in tr.in_app("summary.cut_short")
 
 
 def test_every_core_phrase_is_translated_with_its_values() -> None:
@@ -1492,7 +1517,7 @@ def test_the_summary_eta_speaks_the_ui_language() -> None:
 
     assert [eta("en", s) for s in (None, 7, 65, 3725)] == ["ETA …", "ETA 7s", "ETA 1m05s", "ETA 1h02m"]
     # Turkish abbreviates hour, minute and second as sa, dk and sn (the thinking time says sn too)
-    assert [eta("tr", s) for s in (7, 65, 3725)] == ["kalan 7 sn", "kalan 1 dk 05 sn", "kalan 1 sa 02 dk"]
+    assert [eta("tr", s) for s in (7, 65, 3725)] == ["kalan 7 sn", "kalan 1 dk 5 sn", "kalan 1 sa 2 dk"]
 
 
 async def test_a_progress_bars_percentage_is_written_as_the_language_writes_it() -> None:
@@ -1536,10 +1561,44 @@ async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_
         assert names == sorted(names, key=alphabetical), names
         first = [n.split(" (")[0] for n in names]
         assert first.index("Çık") < first.index("Dışa aktar") < first.index("Durdur") < first.index("Düzenleyici")
-        assert first.index("Ofisi boyutlandır") < first.index("Örnekleme") < first.index("Özetle") < first.index("Pano")
+        assert first.index("Ofis için donanım hesabı") < first.index("Örnekleme") < first.index("Özetle") < first.index("Pano")
+        assert any(n.endswith(" (Yukarı ok)") for n in names) and not any("(Up)" in n for n in names)  # its keys in Turkish
         assert first.index("Talimatlar") < first.index("Tema") and first.index("Örnekleme") < first.index("Yeni")
         for typed, found in (("disa", "Dışa aktar"), ("cik", "Çık"), ("ORNEKLEME", "Örnekleme")):
             await pilot.press(*typed)
             await until(pilot, lambda found=found: any(
                 str(o.prompt).startswith(found) for o in app.screen.query_one(CommandList).options))
             await pilot.press(*["backspace"] * len(typed))
+
+
+async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_colours(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Testers at 40x15 on the Linux console with NO_COLOR: F8's "Vazgeç (h" was cut and the
+    status line's last letter stood beside every dialog; the theme was drawn in greys; ▶ ● │
+    showed as the console's blanks or diamonds."""
+    from textual.widgets import Button, OptionList
+    from tui_helpers import make_app, screen_lines
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("TERM", "linux")
+    app = make_app(tmp_path, monkeypatch, language="tr")
+    async with app.run_test(size=(40, 15)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.ansi_color is True  # the terminal's own colours: Textual's NO_COLOR drops them all (not greys)
+        status = screen_lines(app)[-2]
+        assert status.startswith(" yüklü değil | office-cpu") and "│" not in status and len(status.rstrip()) <= 40, status
+        await pilot.press("f8")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.pause()
+        shown = "\n".join(screen_lines(app))
+        assert "Sil (e)" in shown and "Vazgeç (h)" in shown, shown
+        assert app.screen.query_one(".dialog").outer_size.width == 40  # no column of the chat beside it
+        assert all(b.region.right <= 40 for b in app.screen.query(Button))
+        await pilot.press("escape")
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+        await pilot.pause()
+        assert "* Office CPU" in "\n".join(screen_lines(app)) and "●" not in "\n".join(screen_lines(app))
+        # without colours the highlighted profile is told apart by a line under it
+        assert app.screen.query_one(OptionList).get_component_rich_style("option-list--option-highlighted").underline

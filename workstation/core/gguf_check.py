@@ -241,7 +241,8 @@ _U64_STRUCT = struct.Struct("<Q")
 
 
 def _fail(path: Path, bad: _Bad) -> ModelFileError:
-    return ModelFileError(said=[("gguf.unusable", {"path": str(path), "what": bad.what, "offset": bad.offset,
+    what = bad.what if isinstance(bad.what, tuple) else ("gguf.technical", {"detail": bad.what})  # (English)
+    return ModelFileError(said=[("gguf.unusable", {"path": str(path), "what": what, "offset": bad.offset,
                                                    "cut": ("gguf.cut", {}) if bad.cut else ""})])
 
 

@@ -8,6 +8,7 @@ not find "Şirket Çalışanları"); and sorting by code point put Ç Ğ Ö Ş �
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 
@@ -48,3 +49,59 @@ def shortened(text: str, most: int) -> str:
     """``text`` in at most ``most`` characters: a longer one cut and ended with "…", so a reader
     sees that it goes on (a title cut at "e-postası ya" read as the whole name)."""
     return text if len(text) <= most else text[: most - 1] + "…"
+
+
+# the last word a number is read with in Turkish, by its last non-zero digit's place (ones, tens)
+_ONES = ("sıfır", "bir", "iki", "üç", "dört", "beş", "altı", "yedi", "sekiz", "dokuz")
+_TENS = ("", "on", "yirmi", "otuz", "kırk", "elli", "altmış", "yetmiş", "seksen", "doksan")
+_GROUPS = ("bin", "milyon", "milyar", "trilyon", "katrilyon")
+
+
+def _last_word(digits: str) -> str:
+    """The word a Turkish reader says last in the whole number ``digits``: 21 -> bir, 40 -> kırk,
+    300 -> yüz, 5.000 -> bin, 2.000.000 -> milyon."""
+    n = int(digits or "0")
+    if n == 0:
+        return _ONES[0]
+    if n % 10:
+        return _ONES[n % 10]
+    if n % 100:
+        return _TENS[n // 10 % 10]
+    if n % 1000:
+        return "yüz"
+    group = 0
+    while n % 1000 == 0:
+        n //= 1000
+        group += 1
+    return _GROUPS[min(group, len(_GROUPS)) - 1]
+
+
+def number_suffix(number: int | str, suffix: str) -> str:
+    """The Turkish case or possessive ``suffix`` that follows ``number`` written in figures, as
+    it is read aloud: ``suffix`` is written as it follows 2 (iki): "si" (its possessive: 3
+    bölümden 1'i, 2'si, 3'ü, 6'sı, 9'u, 10'u), "yi" (the accusative: 1'i, 2'yi, 6'yı), "ye",
+    "de", "den", "nin". Its vowels take the last word's (vowel harmony: i ı u ü, e a), a first
+    s, y or n goes after a consonant, and d is t after a voiceless one (3'te, 40'tan). A number
+    with a decimal comma (Turkish 2,5) is read to its last decimal (iki virgül beş: 2,5'i), a
+    time by its minutes, or on the hour by its hour (14:30'a, 14:00'e)."""
+    text = str(number).strip()
+    text = re.sub(r"(\d{1,2})[:.]00$", r"\1", text)  # a time on the hour is read by its hour: 14:00'e
+    found = re.search(r"(\d[\d.,]*)\D*$", text)
+    figures = found.group(1).rstrip(".,") if found else "0"
+    whole, _, decimals = figures.partition(",")
+    word = _last_word(decimals or whole.replace(".", ""))
+    vowel = next(c for c in reversed(word) if c in "aeıioöuü")
+    back, rounded = vowel in "aıou", vowel in "oöuü"
+    after_vowel = word[-1] in "aeıioöuü"
+    out = ""
+    for i, c in enumerate(suffix):
+        if i == 0 and c in "syn" and not after_vowel:
+            continue  # the buffer letter goes after a consonant: 1'i, not 1'si
+        if c == "d" and i == 0 and word[-1] in "fstkçşhp":
+            c = "t"
+        elif c == "i":
+            c = ("u" if rounded else "ı") if back else ("ü" if rounded else "i")
+        elif c == "e":
+            c = "a" if back else "e"
+        out += c
+    return out

@@ -13,8 +13,11 @@ file, a document).
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Callable
 from typing import Any
+
+from workstation.core.letters import number_suffix
 
 Phrase = tuple[str, dict[str, Any]]
 Lookup = Callable[[str], str | None]  # a translation by key (the TUI's Texts.get), None: English
@@ -239,6 +242,7 @@ ENGLISH: dict[str, str] = {
                                      "them (Alt+I in the app, --system on the command line) or the profile's "
                                      "system prompt."),
     # a model file that llama.cpp would refuse (gguf_check.preflight)
+    "gguf.technical": "{detail}",  # the check's own words, English in every language: Turkish says so
     "gguf.unusable": "{path} is not a usable GGUF model: {what} (at byte {offset}).{cut}",
     "gguf.cut": " The file is incomplete, as an interrupted download or copy leaves it: download or copy it again.",
     "gguf.not_gguf": "it does not start with 'GGUF', so it is not a GGUF file",
@@ -421,6 +425,25 @@ def local_value(name: str, value: Any, lookup: Lookup | None) -> Any:
     return local_number(value, lookup) if isinstance(value, str) and name not in WORDS else value
 
 
+class _Wording(string.Formatter):
+    """str.format, and a number's suffix where a sentence asks for one: ``{done:'si}`` is
+    ``done`` and its Turkish suffix as it follows that number (1'i, 2'si, 3'ü, 6'sı, 10'u;
+    ``number_suffix``), so a translation says "3 bölümden 1'i" without "tanesi"."""
+
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        if format_spec.startswith("'"):
+            return f"{value}'{number_suffix(value, format_spec[1:])}"
+        return super().format_field(value, format_spec)
+
+
+_WORDING = _Wording()
+
+
+def fill_in(text: str, values: dict[str, Any]) -> str:
+    """``text.format(**values)``, with ``{n:'si}`` for a number's suffix (``_Wording``)."""
+    return _WORDING.vformat(text, (), values) if ":'" in text else text.format(**values)
+
+
 def say(phrases: list[Phrase], lookup: Lookup | None = None) -> str:
     """The sentence's words: each phrase's text from ``lookup(key)`` (a translation, None where
     there is none) or the English above, its values filled in (phrases among them first, and
@@ -429,7 +452,7 @@ def say(phrases: list[Phrase], lookup: Lookup | None = None) -> str:
     def one(key: str, values: dict[str, Any]) -> str:
         text = (lookup(key) if lookup else None) or ENGLISH[key]
         filled = {k: fill(k, v) for k, v in values.items()}
-        return text.format(**filled) if filled else text
+        return fill_in(text, filled) if filled else text
 
     def fill(name: str, value: Any) -> Any:  # a phrase, or a list of them (a sentence within the sentence)
         if isinstance(value, tuple):

@@ -48,6 +48,7 @@ from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.events import PromptRead
 from workstation.core.kept_summary import forget_summary_asked_in
 from workstation.core.kv_state import NOT_KEPT, KvStateStore, conversation_tag
+from workstation.core.letters import shortened
 from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
 from workstation.core.paths import typed_path
@@ -71,6 +72,7 @@ from workstation.tui import integrations, pacing
 from workstation.tui.actions import ACTIONS, ALWAYS, BY_ID, CHAT_ONLY, bindings, keys_lost, keys_now
 from workstation.tui.attachment import find_attached, with_attached
 from workstation.tui.documents_of import is_document_of
+from workstation.tui.glyphs import glyphs
 from workstation.tui.i18n import LANGUAGES, Texts, detect_language
 from workstation.tui.messages import (
     AttachmentMeasured,
@@ -136,14 +138,13 @@ def _close_quietly(engine: Any) -> None:
         pass
 
 
-def _key_text(key: str) -> str:
-    """A key as people write it: Ctrl+N, F3, Esc."""
-    names = {"escape": "Esc", "delete": "Del", "pageup": "PgUp", "pagedown": "PgDn"}
-    if len(key) == 1:
-        return key  # p, d: as typed
-    return "+".join(names.get(part) or (part.upper() if re.fullmatch(r"f\d+", part) or len(part) == 1
-                                        else part.capitalize())
-                    for part in key.split("+"))
+def fitted_line(candidates: list[str], width: int) -> str:
+    """The first of ``candidates`` (longest first) that fits ``width`` columns, else the last
+    cut to it with "…": a line cut at the terminal's edge showed a word's first letters."""
+    for text in candidates:
+        if len(text) <= width:
+            return text
+    return shortened(candidates[-1], width) if width > 0 else candidates[-1]
 
 
 LAST_PROFILE = "profile"  # the store's key for the profile loaded last (started without -p: that one)
@@ -157,6 +158,9 @@ class WorkstationApp(App[None]):
     TITLE = "workstation"
     BINDINGS = bindings(Texts("en"))
     COMMANDS = {FoldedCommands}  # the palette's search folds the Turkish I's
+    # a screen's class by the terminal's width: under 60 columns dialogs draw closer to their
+    # border and their buttons only as wide as their words (at 40, "Cancel (n" was cut)
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (60, "-wide")]
 
     def __init__(
         self,
@@ -175,7 +179,9 @@ class WorkstationApp(App[None]):
         quit as Ctrl+Q does, keeping a reply being written (``workstation tui`` sets it; tests
         running the app in pytest's process leave those signals alone). ``exit_deadline_s``:
         the process ends this long after such a signal, however far the quitting came."""
-        super().__init__()
+        # NO_COLOR (no-color.org): the terminal's own colours only. Textual's filter for it
+        # drew the theme in greys unless its colours are the terminal's (ansi_color)
+        super().__init__(ansi_color=True if os.environ.get("NO_COLOR") is not None else None)
         self.quit_on_signals = quit_on_signals
         self.exit_deadline_s = exit_deadline_s
         self._quit_signal: list[int] = []  # the signal to quit on, once one came (``_on_quit_signal``)
@@ -193,6 +199,7 @@ class WorkstationApp(App[None]):
                 signal.signal(signal.SIGHUP, previous)
         else:
             resource_tracker.ensure_running()
+        self.glyphs = glyphs()  # the app's own symbols: ASCII on the Linux console
         self.settings = load_settings()
         self.texts = Texts(language or self.settings.language or detect_language())
         self.start_engine = start_engine
@@ -340,7 +347,7 @@ class WorkstationApp(App[None]):
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
             for lost, other in keys_lost(self.settings.keymap).items():  # (a keymap older than the action)
-                self.notify(self.texts("keys.lost", keys=_key_text(BY_ID[lost].key.split(",")[0]),
+                self.notify(self.texts("keys.lost", keys=self.texts.key(BY_ID[lost].key.split(",")[0]),
                                        other=self.texts(BY_ID[other].label), action=self.texts(BY_ID[lost].label)),
                             severity="warning", timeout=12)
         if self.sample_system:
@@ -653,15 +660,15 @@ class WorkstationApp(App[None]):
                 continue
             if b.id in BY_ID:
                 label = BY_ID[b.id].label
-                rows.append((_key_text(key), self.texts(label), self.texts(f"{label}.help")))
+                rows.append((self.texts.key(key), self.texts(label), self.texts(f"{label}.help")))
             elif b.action == "command_palette":
-                rows.append((_key_text(key), self.texts.capital(self.texts("binding.palette")), self.texts("keys.palette")))
+                rows.append((self.texts.key(key), self.texts.capital(self.texts("binding.palette")), self.texts("keys.palette")))
             elif active.node is self.screen and b.description and (b.show or b.id):  # the screen's own
                 # (F4's p, pull; not Textual's Tab, focus next); named as the app's are, with what it does
                 what = self.texts(f"binding.{b.id}.help") if b.id else ""
                 what = "" if what == f"binding.{b.id}.help" else what
                 name = b.id or f"{b.action}:{key}"
-                own.setdefault(name, []).append(_key_text(key))
+                own.setdefault(name, []).append(self.texts.key(key))
                 said[name] = (self.texts.capital(b.description), what)
         # the screen's own first, in the order it declares them (a priority key, as F6's
         # Ctrl+X, came first of all or, put after the rest, after the app's)
@@ -671,7 +678,7 @@ class WorkstationApp(App[None]):
             t = self.texts
             up = BY_ID["chat.edit_last"]  # (the message box's own Up comes first in the keys: listed here)
             if not any(label == t(up.label) for _, label, _ in rows):
-                rows += [("/".join(map(_key_text, keys_now(self._keymap)[up.id])), t(up.label), t(f"{up.label}.help"))]
+                rows += [("/".join(map(self.texts.key, keys_now(self._keymap)[up.id])), t(up.label), t(f"{up.label}.help"))]
             rows += [("PgUp/PgDn", t("keys.scroll"), t("keys.scroll.help")), ("Tab", t("keys.tab"), t("keys.tab.help")),
                      ("Shift+Enter/Ctrl+J", t("keys.new_line"), t("keys.new_line.help"))]
         self.push_screen(KeysDialog(self.texts("keys.title"), rows, self.texts("keys.hint")))
@@ -691,7 +698,7 @@ class WorkstationApp(App[None]):
                 continue  # as their keys: a dialog owns them (Profiles behind Ctrl+E lost its change)
             method = getattr(self, f"action_{action.action}")
             # written as F1 writes them (Esc, not escape); none where the keymap gave its key away
-            keys = "/".join(map(_key_text, keys_now(self._keymap)[action.id]))
+            keys = "/".join(map(self.texts.key, keys_now(self._keymap)[action.id]))
             yield SystemCommand(
                 f"{self.texts(action.label)} ({keys})" if keys else self.texts(action.label),
                 self.texts(f"{action.label}.help"),
@@ -725,6 +732,7 @@ class WorkstationApp(App[None]):
     # --- status --------------------------------------------------------------------------
     def status_text(self) -> str:
         t = self.texts
+        bar = self.glyphs.between  # (the line's own mark: ASCII on the Linux console)
         profile = self.profile
         if profile is None:
             return t("status.no_profile")
@@ -756,36 +764,35 @@ class WorkstationApp(App[None]):
         else:
             state = t("status.ready")
         if self.session_sampling is not None:  # Ctrl+E's, not the file's
-            state = f"{state} │ {t('status.session_sampling')}"
-        if self.api is not None:
-            return f" {state} │ {profile.key} · {t('status.api', url=self.api.url)}"
+            state = f"{state} {bar} {t('status.session_sampling')}"
+        width = self.size.width
+        if self.api is not None:  # the API's address whole before the words around it
+            return fitted_line([f" {state} {bar} {profile.key} · {t('status.api', url=self.api.url)}",
+                                f" {state} {bar} {profile.key} · {t('status.api_short', url=self.api.url)}",
+                                f" {state} {bar} {t('status.api_short', url=self.api.url)}"], width)
         server = urlsplit(profile.remote.base_url).netloc or profile.remote.base_url
 
         def line(model: str, layers: str, kv: str) -> str:
             if profile.backend != "llama":  # a server's model: no layers or K/V of ours to show
                 if not model:  # remote.model left out: the server's first, once it has said
-                    return f" {state} │ {profile.key} · {t('status.remote_any', server=server)}"
-                return f" {state} │ {profile.key} · {t('status.remote', model=model, server=server)}"
-            return f" {state} │ {profile.key} · {model} · {layers} · {kv}".removesuffix(" · ")
+                    return f" {state} {bar} {profile.key} · {t('status.remote_any', server=server)}"
+                return f" {state} {bar} {profile.key} · {t('status.remote', model=model, server=server)}"
+            return " · ".join(part for part in (f" {state} {bar} {profile.key}", model, layers, kv) if part)
 
         # too long for the line (80 columns, a longer state word: "generating", "own sampling"),
         # in turn: the model's name loses its middle, the layers their word ("GPU 0/31"), the K/V
-        # types go; never a cut in the middle of a figure (the line ended "· KV")
-        width = self.size.width
-        fitted = ""
+        # types go, then the layers, then the model; never a cut in the middle of a figure (the
+        # line ended "· KV"; at 40 columns "· GPU", whose U stayed beside every dialog)
+        tried: list[str] = []
         for layers, kv_shown in ((t(layers_key, **said_layers), kv),
                                  (t(f"{layers_key}_short", **said_layers), kv),
-                                 (t(f"{layers_key}_short", **said_layers), "")):
-            fitted = line(model, layers, kv_shown)
-            if len(fitted) <= width:
-                return fitted
+                                 (t(f"{layers_key}_short", **said_layers), ""), ("", "")):
+            tried.append(line(model, layers, kv_shown))
             if len(model) > 12:
-                keep = max(width - (len(fitted) - len(model)), 12)
+                keep = max(width - (len(tried[-1]) - len(model)), 12)
                 tail = min(13, keep - 5)  # the end says the quantization (….Q4_1 / ….Q8_0): kept
-                fitted = line(model[: keep - 1 - tail] + "…" + model[-tail:], layers, kv_shown)
-                if len(fitted) <= width:
-                    return fitted
-        return fitted
+                tried.append(line(model[: keep - 1 - tail] + "…" + model[-tail:], layers, kv_shown))
+        return fitted_line([*tried, line("", "", "")], width)
 
     def not_ready_text(self) -> str:
         """Why nothing can run now: a model loading, a desk PC's server not reached (its load
@@ -874,7 +881,7 @@ class WorkstationApp(App[None]):
     async def refresh_sidebar(self, search: str | None = None) -> None:
         if search is not None:
             self._search = search
-        marks = {k: text.strip() or (f"📎 {doc[0].name}" if doc else "") for k, (text, doc) in self._drafts.items()
+        marks = {k: text.strip() or (f"{self.glyphs.attached} {doc[0].name}" if doc else "") for k, (text, doc) in self._drafts.items()
                  if k is not None or not self._search.strip()}  # the new conversation matches no search
         await self.chat_screen.sidebar.show(self.store.list(self._search), self.conversation_id, marks,
                                             search=self._search)
@@ -1194,9 +1201,9 @@ class WorkstationApp(App[None]):
         screen's own binding (F6's summarize.stop), as its screen has it."""
         if action_id not in BY_ID:
             keys = [key for key, active in self.screen.active_bindings.items() if active.binding.id == action_id]
-            return _key_text(keys[0]) if keys else ""
+            return self.texts.key(keys[0]) if keys else ""
         keys = keys_now(self._keymap)[action_id]
-        return _key_text(keys[0]) if keys else ""
+        return self.texts.key(keys[0]) if keys else ""
 
     def instructions_now(self) -> str:
         """The open conversation's own instructions ('' none: its profile's system prompt); a new
@@ -1823,7 +1830,7 @@ class WorkstationApp(App[None]):
             return
         key = next((k for k, b in self.active_bindings.items() if b.binding.action in ("quit", "app.quit")), None)
         if key is not None:
-            self.notify(self.texts("app.how_to_quit", keys=_key_text(key)), title=self.texts("app.how_to_quit_title"),
+            self.notify(self.texts("app.how_to_quit", keys=self.texts.key(key)), title=self.texts("app.how_to_quit_title"),
                         markup=False)
 
     def _on_quit_signal(self, signum: int, loop: asyncio.AbstractEventLoop) -> None:

@@ -8,6 +8,7 @@ back to English, and a key missing everywhere shows as itself so nothing crashes
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -17,7 +18,7 @@ import yaml
 
 from workstation.core.invocation import command
 from workstation.core.moments import BAD, local_text
-from workstation.core.phrases import ENGLISH, local_number, local_value, say
+from workstation.core.phrases import ENGLISH, fill_in, local_number, local_value, say
 
 LOCALES_DIR = Path(__file__).parent / "locales"
 LANGUAGES = ("en", "tr")
@@ -60,7 +61,12 @@ class Texts:
         ``str(err)``. A phrase may have an in-app wording (``in_app.<key>``: "press F4" where
         the command line's says "run './run.sh models list'"), used here first."""
         said = getattr(err, "said", None)
-        return say(said, lambda key: self.get(f"in_app.{key}") or self.get(key)) if said else str(err)
+        return say(said, self.in_app) if said else str(err)
+
+    def in_app(self, key: str) -> str | None:
+        """A phrase's text as the app says it (``in_app.<key>``: "F6's setting", where the command
+        line's names an option), else as ``get``: the lookup for ``say`` in the app."""
+        return self.get(f"in_app.{key}") or self.get(key)
 
     def number(self, text: str) -> str:
         """A number written the English way (``f"{n:,}"``, ``f"{x:.1f}"``) as this language
@@ -101,6 +107,16 @@ class Texts:
             return "".join(items)
         return ", ".join(items[:-1]) + self("list.and") + items[-1]
 
+    def key(self, key: str) -> str:
+        """A key as people write it in this language: Ctrl+N, F3, Esc; the arrows and the space
+        bar, which have no word on them, in its words (``key.up``: Up, Turkish Yukarı ok)."""
+        if len(key) == 1:
+            return key  # p, d: as typed
+        names = {"escape": "Esc", "delete": "Del", "pageup": "PgUp", "pagedown": "PgDn"}
+        return "+".join(self.get(f"key.{part}") or names.get(part)
+                        or (part.upper() if re.fullmatch(r"f\d+", part) or len(part) == 1 else part.capitalize())
+                        for part in key.split("+"))
+
     def yes_no_keys(self) -> tuple[str, str]:
         """The keys that answer a yes/no question: y/n, in Turkish e/h (evet, hayır)."""
         return self("dialog.yes_key"), self("dialog.no_key")
@@ -112,7 +128,7 @@ class Texts:
         if values:
             values = {k: local_value(k, v, self.get) for k, v in values.items()}
             try:
-                return text.format(**values)
+                return fill_in(text, values)
             except (KeyError, IndexError, ValueError):
                 return text
         return text

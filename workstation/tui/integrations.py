@@ -108,7 +108,7 @@ def summarize(
         parts.start_over()
     try:
         result = summarize_document(engine, path, profile, on_progress=progress, cancel=cancel,
-                                    lookup=(texts or Texts()).get, done_parts=parts.done if parts else None,
+                                    lookup=(texts or Texts()).in_app, done_parts=parts.done if parts else None,
                                     on_part=parts.keep if parts else None)
         if parts is not None and not result.cancelled:
             parts.forget()

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.segment import Segment
 from textual import work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, RenderResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
@@ -16,7 +19,9 @@ from workstation.core.errors import WorkstationError
 from workstation.core.metrics import ProfileRun
 from workstation.core.planner import human_bytes
 from workstation.core.profiles import load_profile
+from workstation.tui.glyphs import UNICODE
 from workstation.tui.screens.app_screen import AppScreen
+from workstation.tui.widgets.progress import LocalProgressBar
 from workstation.tui.widgets.screen_footer import ScreenFooter
 from workstation.tui.widgets.status_bar import StatusBar
 
@@ -33,6 +38,29 @@ AXIS_WIDTH = 14  # .metric-axis in workstation.tcss
 PROMPT_RATE_MIN = 32  # new prompt tokens a turn reads for its reading speed to be plotted (a 19-token follow-up showed 30 tok/s)
 
 
+
+class Heights(Sparkline):
+    """Textual's sparkline, its heights drawn as the terminal can (``app.glyphs``: ASCII on the
+    Linux console, whose font has no eighth blocks)."""
+
+    def render(self) -> RenderResult:
+        drawn = super().render()
+        shapes = getattr(self.app, "glyphs", UNICODE)
+        return _Redrawn(drawn, str.maketrans(UNICODE.spark, shapes.spark)) if shapes.plain else drawn
+
+
+class _Redrawn:
+    """A renderable with its characters swapped (``table``: str.maketrans)."""
+
+    def __init__(self, inner: RenderableType, table: dict[int, int]) -> None:
+        self.inner = inner
+        self.table = table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
+        for segment in console.render(self.inner, options):
+            yield Segment(segment.text.translate(self.table), segment.style, segment.control)
+
+
 class MetricRow(Horizontal):
     """A label (with the span the sparkline covers), the y axis (the largest and smallest value
     shown, with its unit), a sparkline of the last turns, and the latest value."""
@@ -46,7 +74,7 @@ class MetricRow(Horizontal):
     def compose(self) -> ComposeResult:
         yield Label("", classes="metric-name")
         yield Label("", classes="metric-axis")
-        yield Sparkline([], classes="metric-spark")
+        yield Heights([], classes="metric-spark")
         yield Label("", classes="metric-value")
 
     _shown: tuple[object, ...] | None = None  # what the row shows: the same again draws nothing
@@ -102,7 +130,7 @@ class DashboardScreen(AppScreen, Screen[None]):
             yield MetricRow("tpot")
             with Horizontal(id="kv-row", classes="metric-row"):
                 yield Label("", id="kv-name", classes="metric-name")
-                yield ProgressBar(total=1, show_eta=False, show_percentage=False, id="kv-bar")
+                yield LocalProgressBar(total=1, show_eta=False, show_percentage=False, id="kv-bar")
                 yield Label("", id="kv-value", classes="metric-value")
             yield Static("", id="cache-line", markup=False)
             yield MetricRow("cpu")

@@ -114,7 +114,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             text = Text(t("profiles.broken"), style="bold")
             text.append(f"\n  {one_per_line(t.error(entry))}", style="italic")
             return text
-        mark = "● " if self._is_current(entry) else "  "
+        mark = f"{self.wapp.glyphs.current} " if self._is_current(entry) else "  "
         text = Text(f"{mark}{entry.title(t.lang)}", style="bold")
         text.append(f"  ({entry.key})")
         if entry.about(t.lang):
@@ -126,10 +126,10 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             text.append(f"\n  {t('profiles.remote', url=entry.remote.base_url)}")
         else:
             kv = f"{entry.kv_cache.k}/{entry.kv_cache.v}"
-            detail = f"\n  {entry.model} · ctx {entry.context} · KV {kv}"
-            if entry.speculative.mode != "off":
-                detail += f" · {entry.speculative.mode}"
-            text.append(detail)
+            detail = t("profiles.detail", model=entry.model, context=f"{entry.context:,}", kv=kv)
+            if entry.speculative.mode in ("draft", "lookup"):  # (its word: "draft" said nothing in Turkish)
+                detail += " · " + t(f"profiles.speculative_{entry.speculative.mode}")
+            text.append(f"\n  {detail}")
         if i in self.verdicts:
             verdict = self.verdicts[i] or t("profiles.fit_unknown")
         else:

@@ -19,27 +19,19 @@ from workstation.core.kld import QuantizationPoint, kld_runs, quantization_point
 from workstation.core.phrases import say
 from workstation.core.results import HistoryEntry, history
 from workstation.core.weight_levels import WeightLevels, four_bit_levels, reference_note
+from workstation.tui.glyphs import UNICODE, Glyphs
 from workstation.tui.i18n import Texts
 from workstation.tui.screens.app_screen import AppScreen
+from workstation.tui.widgets.bar_chart import bar
 from workstation.tui.widgets.screen_footer import ScreenFooter
 
 if TYPE_CHECKING:
     pass
 
 BAR_WIDTH = 16
-_EIGHTHS = " ▏▎▍▌▋▊▉"
 
 
-def bar(value: float, top: float, width: int = BAR_WIDTH) -> str:
-    """A horizontal bar of ``value`` on a scale where ``top`` fills ``width`` cells (eighths)."""
-    if top <= 0 or value <= 0:
-        return ""
-    eighths = round(min(value / top, 1.0) * width * 8)
-    full, part = divmod(eighths, 8)
-    return "█" * full + (_EIGHTHS[part] if part else "")
-
-
-def loss_chart(points: list[QuantizationPoint], texts: Texts, width: int = 120) -> str:
+def loss_chart(points: list[QuantizationPoint], texts: Texts, width: int = 120, shapes: Glyphs = UNICODE) -> str:
     """One line per quantization: memory, speed and KL divergence as bars on shared scales,
     the bars as wide as ``width`` columns allow (16 cells at most: at 100 columns the lines
     wrapped)."""
@@ -63,9 +55,9 @@ def loss_chart(points: list[QuantizationPoint], texts: Texts, width: int = 120) 
         loss = texts("quality.reference") if p.reference else num(f"{p.kld_mean:.4f}")
         lines.append(
             f"{p.profile + ' ' + p.file_type:<{name_w}}  "
-            f"{num(file_size_text(p.model_bytes + p.kv_bytes)):>8} {bar(p.model_bytes + p.kv_bytes, top_mem, bw):<{bw}}  "
-            f"{num(f'{p.tokens_per_second:.0f}'):>8} {bar(p.tokens_per_second, top_speed, bw):<{bw}}  "
-            f"{loss:>9} {bar(p.kld_mean, top_kld, bw):<{bw}}  "
+            f"{num(file_size_text(p.model_bytes + p.kv_bytes)):>8} {bar(p.model_bytes + p.kv_bytes, top_mem, bw, shapes):<{bw}}  "
+            f"{num(f'{p.tokens_per_second:.0f}'):>8} {bar(p.tokens_per_second, top_speed, bw, shapes):<{bw}}  "
+            f"{loss:>9} {bar(p.kld_mean, top_kld, bw, shapes):<{bw}}  "
             f"{num(f'{p.same_top * 100:.1f}%'):>7}"
         )
     return "\n".join(lines)
@@ -122,7 +114,7 @@ class QuantizationScreen(AppScreen, Screen[None]):
 
     def on_resize(self) -> None:
         if self._points:  # the bars follow the terminal's width
-            self.query_one("#quality-chart", Static).update(loss_chart(self._points, self.wapp.texts, self.size.width))
+            self.query_one("#quality-chart", Static).update(loss_chart(self._points, self.wapp.texts, self.size.width, self.wapp.glyphs))
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -143,7 +135,7 @@ class QuantizationScreen(AppScreen, Screen[None]):
         table.clear(columns=True)
         table.add_columns(
             t("quality.col_profile"), t("quality.col_document"), t("quality.kld"), "p99",
-            t("quality.same_top"), "Δppl",
+            t("quality.same_top"), f"{self.wapp.glyphs.delta}ppl",
         )
 
     def relabel(self) -> None:
@@ -185,7 +177,7 @@ class QuantizationScreen(AppScreen, Screen[None]):
         title.update(t("quality.title", reference=reference, when=local_time(msg.created, t),
                        n=len(msg.points[0].documents), run=msg.run + 1, runs=msg.runs))
         self._points = msg.points
-        chart.update(loss_chart(msg.points, t, self.size.width))
+        chart.update(loss_chart(msg.points, t, self.size.width, self.wapp.glyphs))
         for e in msg.entries:
             d = e.data
             if d.get("reference"):

@@ -70,10 +70,9 @@ RGB = tuple[int, int, int]
 SERIES_COLORS: tuple[RGB, ...] = ((0, 180, 216), (214, 92, 214), (236, 166, 0), (80, 200, 80), (232, 80, 80),
                                   (110, 130, 255))
 STACK_COLORS: tuple[RGB, ...] = ((70, 110, 230), (60, 170, 90), (210, 70, 70))  # weights, K/V cache, compute
-# with NO_COLOR every line and bar is the terminal's one colour: each option's line, and each
-# part of a bar, is then drawn (and keyed) with a mark of its own
-SERIES_MARKS = ("•", "x", "+", "o", "*", "#")
-STACK_MARKS = ("█", "▒", "░")
+# with NO_COLOR every line and bar is the terminal's one colour, and the Linux console draws no
+# braille: each option's line, and each part of a bar, is then drawn (and keyed) with a mark of
+# its own (app.glyphs: marks, stacks)
 
 
 def _style(color: RGB) -> str:
@@ -157,12 +156,13 @@ class SizingScreen(AppScreen, Screen[None]):
         # chart's bars, in its line's colour
         legend = Text()
         capacities = [r["capacity"] for r in data["memory"]]
-        plain = self.app.no_color
+        shapes = self.wapp.glyphs
+        plain = self.app.no_color or shapes.plain
         for i, s in enumerate(data["series"]):
             color = SERIES_COLORS[i % len(SERIES_COLORS)]
-            mark = SERIES_MARKS[i % len(SERIES_MARKS)] if plain else "braille"
+            mark = shapes.marks[i % len(shapes.marks)] if plain else "braille"
             plt.plot(data["people"], s["values"], marker=mark, color=color)
-            legend.append(f"{mark * 2 if plain else '━━'} {i + 1}  ", style=_style(color))
+            legend.append(f"{mark * 2 if plain else shapes.line} {i + 1}  ", style=_style(color))
             legend.append(s["label"])
             if i < len(capacities):
                 legend.append(f" ({t.number(f'{capacities[i]:.0f} GB')})")
@@ -176,7 +176,7 @@ class SizingScreen(AppScreen, Screen[None]):
         plt.ylim(0, max(values) * 1.05)
         plt.yticks(ys, [t.number(_tick_text(y)) for y in ys])
         target = f"{data['target_tps']:g}"
-        legend.append(f"── {t('sizing.target', tps=target)}", style="dim")
+        legend.append(f"{shapes.rule} {t('sizing.target', tps=target)}", style="dim")
         people.refresh()
         memory = self.query_one("#memory-plot", PlotextPlot)
         plt = memory.plt
@@ -189,13 +189,13 @@ class SizingScreen(AppScreen, Screen[None]):
             names = [str(i + 1) for i in range(len(rows))]
             plt.stacked_bar(names, [[r["weights"] for r in rows], [r["kv_cache"] for r in rows],
                                     [r["compute"] for r in rows]],
-                            color=list(STACK_COLORS), marker=list(STACK_MARKS) if plain else None)
+                            color=list(STACK_COLORS), marker=list(shapes.stacks) if plain else None)
             ys = _ticks(0, max(r["weights"] + r["kv_cache"] + r["compute"] for r in rows))
             plt.yticks(ys, [t.number(_tick_text(y)) for y in ys])
             legend.append(f"    {t('sizing.memory_key')}: ")
-            for color, mark, part in zip(STACK_COLORS, STACK_MARKS,
+            for color, mark, part in zip(STACK_COLORS, shapes.stacks,
                                          (t("sizing.weights"), t("sizing.kv"), t("sizing.compute")), strict=True):
-                legend.append(f"{mark * 2 if plain else '██'} ", style=_style(color))
+                legend.append(f"{mark * 2 if plain else shapes.full * 2} ", style=_style(color))
                 legend.append(f"{part}  ")
         legend.append("\n" + t("sizing.glossary"), style="dim")  # the headline's words, for a non-engineer
         memory.refresh()

@@ -158,7 +158,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         # its Markdown in every language of the UI: the document it was made of is not kept, and
         # F9 after a restart left the headings, notes and figures in the language it was made in
         # (every part the app writes follows F9; the model's words stay as written)
-        written = {lang: self.result.in_language(Texts(lang).get) for lang in LANGUAGES} \
+        written = {lang: self.result.in_language(Texts(lang).in_app) for lang in LANGUAGES} \
             if self.result.document is not None else self._written
         data = {"path": str(self.path), "at": self._made_at or time.time(), "asked": self._asked,
                 "result": {**self.result.to_dict(), "follow_up": self.result.follow_up}, "written": written}
@@ -211,7 +211,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             self.query_one("#summarize-state", Label).update(self._result_text())
         if not self.running and self.result is not None and self.summary:  # its headings and figures too
             # (they stayed in the old one); one read back after a restart: as kept in each language
-            self.summary = self.result.summary = (self.result.in_language(t.get) if self.result.document is not None
+            self.summary = self.result.summary = (self.result.in_language(t.in_app) if self.result.document is not None
                                                   else self._written.get(t.lang, self.summary))
             self.query_one("#summary", Markdown).update(self.summary)
 

@@ -6,20 +6,21 @@ from collections.abc import Callable, Sequence
 
 from textual.widgets import Static
 
-_EIGHTHS = " ▏▎▍▌▋▊▉"
+from workstation.tui.glyphs import UNICODE, Glyphs
 
 
-def bar(value: float, top: float, width: int) -> str:
-    """A bar of ``value`` where ``top`` fills ``width`` cells."""
+def bar(value: float, top: float, width: int = 16, shapes: Glyphs = UNICODE) -> str:
+    """A bar of ``value`` where ``top`` fills ``width`` cells, to an eighth of a cell (never
+    less than an eighth for a value above zero), drawn with ``shapes`` (``app.glyphs``)."""
     if top <= 0 or value <= 0 or width <= 0:
         return ""
     eighths = max(1, round(value / top * width * 8))
     full, part = divmod(min(eighths, width * 8), 8)
-    return "█" * full + (_EIGHTHS[part] if part else "")
+    return shapes.full * full + (shapes.eighths[part] if part else "")
 
 
 def bar_lines(rows: Sequence[tuple[str, int]], width: int, unit: str = "",
-              number: Callable[[str], str] = str) -> list[str]:
+              number: Callable[[str], str] = str, shapes: Glyphs = UNICODE) -> list[str]:
     """``label  ████▌ 1,234 unit`` per row (the figure as ``number`` writes it: the UI
     language's separators); the largest value fills the bar width."""
     if not rows:
@@ -30,7 +31,7 @@ def bar_lines(rows: Sequence[tuple[str, int]], width: int, unit: str = "",
     top = max(value for _, value in rows)
     room = max(4, width - label_w - value_w - len(unit) - 4)
     return [
-        f"{label[:label_w]:<{label_w}}  {bar(value, top, room):<{room}} {figure:>{value_w}}{unit}"
+        f"{label[:label_w]:<{label_w}}  {bar(value, top, room, shapes):<{room}} {figure:>{value_w}}{unit}"
         for (label, value), figure in zip(rows, figures, strict=True)
     ]
 
@@ -52,7 +53,7 @@ class BarChart(Static):
 
     def _draw(self, empty: str = "") -> None:
         width = max(30, self.size.width or 80)
-        lines = bar_lines(self.rows, width, self.unit, self.number) or [empty]
+        lines = bar_lines(self.rows, width, self.unit, self.number, getattr(self.app, "glyphs", UNICODE)) or [empty]
         self.update("\n".join([self.title, *lines]))
 
     def on_resize(self) -> None:

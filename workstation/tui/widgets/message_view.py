@@ -17,6 +17,7 @@ from textual.widgets import Collapsible, Markdown, Static
 
 from workstation.core.metrics import TurnMetrics, figures_line
 from workstation.tui.attachment import find_attached
+from workstation.tui.glyphs import UNICODE
 from workstation.tui.i18n import Texts
 from workstation.tui.pacing import FREE_CPU
 from workstation.tui.widgets.streaming_text import StreamingText
@@ -151,7 +152,7 @@ class MessageView(Vertical):
         yield Markdown(self._shown_body(), classes="body", parser_factory=chat_markdown)
         if self._folded:  # its text drawn when unfolded (Enter or a click), as thinking's
             yield Collapsible(Static("", classes="folded-text", markup=False), title=self._folded_title(),
-                              classes="folded")
+                              classes="folded", **self._fold_marks())
         yield StreamingText(classes="tail")
         figures = Static(self._metrics_text(), classes="metrics")
         if self.role == "assistant":  # what the figures mean, in words, under the mouse
@@ -253,7 +254,12 @@ class MessageView(Vertical):
 
     def _thought_block(self) -> Collapsible:
         text = Static(self.reasoning, classes="thought-text", markup=False)
-        return Collapsible(text, title=self._thought_title(), classes="thought")
+        return Collapsible(text, title=self._thought_title(), classes="thought", **self._fold_marks())
+
+    def _fold_marks(self) -> dict[str, str]:
+        """A block's open and closed marks as the terminal draws them (``app.glyphs``)."""
+        shapes = getattr(self.app, "glyphs", UNICODE)
+        return {"collapsed_symbol": shapes.folded, "expanded_symbol": shapes.unfolded}
 
     @property
     def thought(self) -> Collapsible | None:
