@@ -1446,6 +1446,24 @@ async def test_ctrl_e_settings_are_kept_with_the_conversation(profiles: Path,
         await until(pilot, lambda: not app.generating)
         reply = app.store.messages(story)[-1]
         assert (reply.metrics or {}).get("predicted_n") == 3 and reply.metrics["sampling"] == {"max_tokens": 3}
+        # another window on it: its Ctrl+E is this window's next reply's (it kept its old ones), and the
+        # turns it writes fill the context line under the box here (it stayed at this window's last)
+        window = ConversationStore(app.store.path)
+        before = {m.id for m in window.messages(story)}
+        window.set_sampling(story, {"max_tokens": 2})
+        await _send(pilot, app, "One more, please.")
+        await until(pilot, lambda: not app.generating)
+        reply = app.store.messages(story)[-1]
+        assert (reply.metrics or {}).get("predicted_n") == 2 and reply.metrics["sampling"] == {"max_tokens": 2}
+        window.add_message(story, "user", "Longer?")
+        window.add_message(story, "assistant", "Yes.", {"prompt_n": 150, "cache_n": 50, "predicted_n": 24})
+        window.set_sampling(story, {})
+        await until(pilot, lambda: "(224 of " in app.chat_screen.query_one("#prompt").border_subtitle
+                    and "own sampling" not in str(app.chat_screen.query_one("#status").render()))
+        assert app.session_sampling is None
+        window.set_sampling(story, {"max_tokens": 3})  # as it was, for what follows (the model
+        window.forget_messages(story, [m.id for m in window.messages(story) if m.id not in before])  # ends sooner)
+        window.close()
         await app.open_conversation(other)  # type: ignore[arg-type]
         assert app.session_sampling is None
         await app.open_conversation(story)
@@ -2089,6 +2107,7 @@ async def test_asked_again_the_reply_there_stays_until_a_new_one_came(profiles: 
         await app.open_conversation(conv.id)
         app.chat_screen.set_input("half typed")
         app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=400)  # type: ignore[union-attr]
+        app.store.set_sampling(conv.id, app.own_sampling)  # kept with it, as Ctrl+E does (a redraw reads it)
         await pilot.press("alt+r")
         await until(pilot, lambda: any("cannot hold it" in n for n in said))
         await until(pilot, lambda: not app.generating and [v.content for v in _views(app)] == [question, "Toner."])
@@ -2104,6 +2123,7 @@ async def test_asked_again_the_reply_there_stays_until_a_new_one_came(profiles: 
         app.store.forget_messages(conv.id, [app.store.messages(conv.id)[1].id])
         await app.open_conversation(conv.id)  # (opened, it has its own sampling: the profile's, none kept)
         app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=400)  # type: ignore[union-attr]
+        app.store.set_sampling(conv.id, app.own_sampling)  # kept with it, as Ctrl+E does (a redraw reads it)
         await pilot.press("alt+r")
         await until(pilot, lambda: sum("cannot hold it" in n for n in said) == 3)
         await until(pilot, lambda: not app.generating)
