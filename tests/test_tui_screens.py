@@ -1405,13 +1405,13 @@ async def test_f6_starts_a_stopped_summary_over_with_alt_r(
         profiles: Path, tmp_path: Path, smollm2_path: Path) -> None:
     """F6 had no way to do every part again (`summarize --start-over`): Alt+R, in the footer and
     F1 only while a stopped run's parts are kept for the document in the box, summarizes from
-    the first part and uses none of them."""
+    the first part and uses none of them, once it has asked (naming how many parts go)."""
     import sqlite3
 
     from docmaker import honeybee_text
     from textual.widgets import Input
 
-    from workstation.core.kept_parts import FILE_NAME
+    from workstation.core.kept_parts import FILE_NAME, kept_count
     from workstation.core.paths import data_dir
     from workstation.tui.screens.summarize import SummarizeScreen
 
@@ -1462,7 +1462,19 @@ async def test_f6_starts_a_stopped_summary_over_with_alt_r(
         with sqlite3.connect(data_dir() / FILE_NAME) as db:
             assert db.execute("UPDATE parts SET summary='KEPT-MARK', reply='KEPT-MARK'").rowcount >= 1
         states.clear()
-        await alt_r()
+        kept = kept_count(doc, app.profile)
+        for answer in ("n", "y"):  # asked first, naming how many parts go (they went without a word)
+            await alt_r()
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            question = str(app.screen.query_one(".dialog-title").render())
+            assert question.startswith("Summarize hive.txt again from its first part? The ") and (
+                f"The {kept} parts a stopped summary finished are dropped" in question if kept > 1 else
+                "The part a stopped summary finished is dropped" in question), question
+            await pilot.press(answer)
+            await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
+            if answer == "n":
+                await pilot.pause()
+                assert not screen.running and kept_count(doc, app.profile) == kept
         await until(pilot, lambda: screen.running)
         assert screen.query_one("#summarize-path", Input).value == str(doc)
         await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))
