@@ -1469,11 +1469,16 @@ async def test_ctrl_e_settings_are_kept_with_the_conversation(profiles: Path,
         await app.open_conversation(story)
         assert app.session_sampling is not None and app.session_sampling.max_tokens == 3
     capsys.readouterr()
-    code = main(["chat", "-p", "a", "-c", f"#{story}", "--json", "Go on."])
+    code = main(["chat", "-p", "a", "-c", f"#{story}", "Go on."])
     said = capsys.readouterr()
     assert code == 0, said.err
-    said = json.loads(said.out)
-    assert (said["metrics"]["predicted_n"], said["metrics"]["stop_reason"]) == (3, "length"), said
+    store = ConversationStore()
+    metrics = store.messages(story)[-1].metrics or {}
+    store.close()
+    assert (metrics["predicted_n"], metrics["stop_reason"]) == (3, "length"), metrics
+    # the advice names where the limit came from (it named --max-tokens and the profile)
+    assert "The reply stopped at its limit of 3 tokens; for a longer one, raise this conversation's longest " \
+           "reply with Ctrl+E in the app (or give --max-tokens for one turn)." in said.err, said.err
     assert main(["chat", "-p", "a", "-c", f"#{story}", "--json", "--max-tokens", "2", "Go on."]) == 0  # options win
     said = json.loads(capsys.readouterr().out)
     assert (said["metrics"]["predicted_n"], said["metrics"]["stop_reason"]) == (2, "length"), said
