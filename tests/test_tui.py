@@ -9,6 +9,7 @@ the dashboard, serving, the models and summarize screens) are tested in test_tui
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 from collections.abc import Iterator
@@ -2355,6 +2356,27 @@ async def test_an_engine_killed_mid_reply_says_why_and_the_next_message_is_answe
                     and [m.content for m in app.store.messages(app.conversation_id)][-2:-1] == ["Say hello"])
         assert not any("No model is loaded" in s for s in said)
         assert app.store.messages(app.conversation_id)[-1].role == "assistant"
+        # killed while a message goes out, after the send looked at the engine and before its reply
+        # began: it said "The turn failed: AttributeError: 'NoneType' object has no attribute …"
+        second, add_exchange = app.engine, app.chat_screen.add_exchange
+
+        async def killed_meanwhile(content: str) -> MessageView:
+            app.chat_screen.add_exchange = add_exchange  # type: ignore[method-assign]  # (once)
+            os.kill(second.pid, signal.SIGKILL)
+            for _ in range(1200):  # its end noticed (its watch), as when idle
+                if app.engine is not second:
+                    break
+                await asyncio.sleep(0.05)
+            return await add_exchange(content)
+
+        app.chat_screen.add_exchange = killed_meanwhile  # type: ignore[method-assign]
+        app.chat_screen.set_input("Say bye")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.engine not in (None, second) and not app.generating
+                    and [m.content for m in app.store.messages(app.conversation_id)][-2:-1] == ["Say bye"])
+        assert "The model is being loaded again; your message is sent once it is ready." in said, said
+        assert not any("AttributeError" in s or "turn failed" in s for s in said), said
+        assert [m.content for m in app.store.messages(app.conversation_id)].count("Say bye") == 1
 
 
 async def test_a_model_file_changed_on_disk_is_said_before_a_turn_and_loaded_again(

@@ -1603,6 +1603,15 @@ class WorkstationApp(App[None]):
                 self._release_turn()
             raise
         self.generating = True
+        if self.engine is None:
+            # gone since the send (or Alt+R, Alt+C) looked, while the screen was made ready (its
+            # process stopped; F3 loads another): "The turn failed: AttributeError …" was said. The
+            # turn fails as a lost engine's does: the message back in the box, sent once it is loaded
+            why = self.texts("chat.sent_once_loaded") if self.loading is not None and self._turn_from == "send" \
+                else self.not_ready_text()
+            self.notify(why, severity="warning", timeout=10)
+            self.post_message(EngineFailed(why, lost=WorkstationError(why)))
+            return
         self._partial_at = time.perf_counter()  # kept from 2 s in, not at its first word
         self._turn += 1
         self.live_tokens = 0
