@@ -14,7 +14,7 @@ from tui_helpers import notices, until
 
 from workstation.cli import main
 from workstation.core.catalog import resolve_model_path
-from workstation.core.errors import ModelFileError
+from workstation.core.errors import ModelFileError, ProfileError
 from workstation.core.gguf_check import preflight
 from workstation.core.model_profile import make_profile
 from workstation.core.paths import PROJECT_DIR, user_profiles_dir
@@ -387,6 +387,15 @@ def test_a_model_file_given_to_p_runs_with_a_new_profiles_settings(
     # a file name of models/ from any folder, as `-p model.gguf` in LM Studio's folder is meant
     monkeypatch.chdir(tmp_path)
     assert load_profile(smollm2_path.name).model == "smollm2-135m-instruct-q4_1"
+    # a file there by another name: a model runs; any other file gets the GGUF check's sentence
+    # (it said "There is no profile named 'README.md'" of the file beside it)
+    Path("my-model").symlink_to(smollm2_path)
+    assert load_profile("my-model").source == tmp_path / "my-model"
+    Path("README.md").write_text("# Notes\n", encoding="utf-8")
+    with pytest.raises(ProfileError) as not_one:
+        load_profile("README.md")
+    assert str(not_one.value) == ("README.md is not a usable GGUF model: it does not start with 'GGUF', so it is not "
+                                  "a GGUF file (at byte 0).")
 
 
 @pytest.mark.parametrize("kind", ["missing", "text", "cut"])

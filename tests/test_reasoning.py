@@ -341,3 +341,10 @@ async def test_the_chat_folds_the_thinking_and_says_when_no_answer_came(thinker:
         assert reopened is not view and reopened.reasoning == saved.reasoning and reopened.thought.display
         assert reopened.thought.collapsed and reopened.thought.title == block.title
         await until(pilot, lambda: reopened.body.source == shown)
+        # cut by the conversation's own longest reply (Ctrl+E): that is what to raise, not the profile's
+        app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=6)  # type: ignore[union-attr]
+        await type_message(pilot, "And three?")
+        await until(pilot, lambda: len(app.store.messages(app.conversation_id)) == 4 and not app.generating)  # type: ignore[arg-type]
+        view = list(app.chat_screen.query(MessageView))[-1]
+        assert "spent all 6 tokens of its limit thinking and has not answered yet. Raise this conversation's " \
+               "longest reply with Ctrl+E" in (view.body.source or ""), view.body.source

@@ -9,6 +9,7 @@ the dashboard, serving, the models and summarize screens) are tested in test_tui
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 from collections.abc import Iterator
@@ -1446,16 +1447,39 @@ async def test_ctrl_e_settings_are_kept_with_the_conversation(profiles: Path,
         await until(pilot, lambda: not app.generating)
         reply = app.store.messages(story)[-1]
         assert (reply.metrics or {}).get("predicted_n") == 3 and reply.metrics["sampling"] == {"max_tokens": 3}
+        # another window on it: its Ctrl+E is this window's next reply's (it kept its old ones), and the
+        # turns it writes fill the context line under the box here (it stayed at this window's last)
+        window = ConversationStore(app.store.path)
+        before = {m.id for m in window.messages(story)}
+        window.set_sampling(story, {"max_tokens": 2})
+        await _send(pilot, app, "One more, please.")
+        await until(pilot, lambda: not app.generating)
+        reply = app.store.messages(story)[-1]
+        assert (reply.metrics or {}).get("predicted_n") == 2 and reply.metrics["sampling"] == {"max_tokens": 2}
+        window.add_message(story, "user", "Longer?")
+        window.add_message(story, "assistant", "Yes.", {"prompt_n": 150, "cache_n": 50, "predicted_n": 24})
+        window.set_sampling(story, {})
+        await until(pilot, lambda: "(224 of " in app.chat_screen.query_one("#prompt").border_subtitle
+                    and "own sampling" not in str(app.chat_screen.query_one("#status").render()))
+        assert app.session_sampling is None
+        window.set_sampling(story, {"max_tokens": 3})  # as it was, for what follows (the model
+        window.forget_messages(story, [m.id for m in window.messages(story) if m.id not in before])  # ends sooner)
+        window.close()
         await app.open_conversation(other)  # type: ignore[arg-type]
         assert app.session_sampling is None
         await app.open_conversation(story)
         assert app.session_sampling is not None and app.session_sampling.max_tokens == 3
     capsys.readouterr()
-    code = main(["chat", "-p", "a", "-c", f"#{story}", "--json", "Go on."])
+    code = main(["chat", "-p", "a", "-c", f"#{story}", "Go on."])
     said = capsys.readouterr()
     assert code == 0, said.err
-    said = json.loads(said.out)
-    assert (said["metrics"]["predicted_n"], said["metrics"]["stop_reason"]) == (3, "length"), said
+    store = ConversationStore()
+    metrics = store.messages(story)[-1].metrics or {}
+    store.close()
+    assert (metrics["predicted_n"], metrics["stop_reason"]) == (3, "length"), metrics
+    # the advice names where the limit came from (it named --max-tokens and the profile)
+    assert "The reply stopped at its limit of 3 tokens; for a longer one, raise this conversation's longest " \
+           "reply with Ctrl+E in the app (or give --max-tokens for one turn)." in said.err, said.err
     assert main(["chat", "-p", "a", "-c", f"#{story}", "--json", "--max-tokens", "2", "Go on."]) == 0  # options win
     said = json.loads(capsys.readouterr().out)
     assert (said["metrics"]["predicted_n"], said["metrics"]["stop_reason"]) == (2, "length"), said
@@ -2089,6 +2113,7 @@ async def test_asked_again_the_reply_there_stays_until_a_new_one_came(profiles: 
         await app.open_conversation(conv.id)
         app.chat_screen.set_input("half typed")
         app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=400)  # type: ignore[union-attr]
+        app.store.set_sampling(conv.id, app.own_sampling)  # kept with it, as Ctrl+E does (a redraw reads it)
         await pilot.press("alt+r")
         await until(pilot, lambda: any("cannot hold it" in n for n in said))
         await until(pilot, lambda: not app.generating and [v.content for v in _views(app)] == [question, "Toner."])
@@ -2104,6 +2129,7 @@ async def test_asked_again_the_reply_there_stays_until_a_new_one_came(profiles: 
         app.store.forget_messages(conv.id, [app.store.messages(conv.id)[1].id])
         await app.open_conversation(conv.id)  # (opened, it has its own sampling: the profile's, none kept)
         app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=400)  # type: ignore[union-attr]
+        app.store.set_sampling(conv.id, app.own_sampling)  # kept with it, as Ctrl+E does (a redraw reads it)
         await pilot.press("alt+r")
         await until(pilot, lambda: sum("cannot hold it" in n for n in said) == 3)
         await until(pilot, lambda: not app.generating)
@@ -2330,6 +2356,27 @@ async def test_an_engine_killed_mid_reply_says_why_and_the_next_message_is_answe
                     and [m.content for m in app.store.messages(app.conversation_id)][-2:-1] == ["Say hello"])
         assert not any("No model is loaded" in s for s in said)
         assert app.store.messages(app.conversation_id)[-1].role == "assistant"
+        # killed while a message goes out, after the send looked at the engine and before its reply
+        # began: it said "The turn failed: AttributeError: 'NoneType' object has no attribute …"
+        second, add_exchange = app.engine, app.chat_screen.add_exchange
+
+        async def killed_meanwhile(content: str) -> MessageView:
+            app.chat_screen.add_exchange = add_exchange  # type: ignore[method-assign]  # (once)
+            os.kill(second.pid, signal.SIGKILL)
+            for _ in range(1200):  # its end noticed (its watch), as when idle
+                if app.engine is not second:
+                    break
+                await asyncio.sleep(0.05)
+            return await add_exchange(content)
+
+        app.chat_screen.add_exchange = killed_meanwhile  # type: ignore[method-assign]
+        app.chat_screen.set_input("Say bye")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.engine not in (None, second) and not app.generating
+                    and [m.content for m in app.store.messages(app.conversation_id)][-2:-1] == ["Say bye"])
+        assert "The model is being loaded again; your message is sent once it is ready." in said, said
+        assert not any("AttributeError" in s or "turn failed" in s for s in said), said
+        assert [m.content for m in app.store.messages(app.conversation_id)].count("Say bye") == 1
 
 
 async def test_a_model_file_changed_on_disk_is_said_before_a_turn_and_loaded_again(

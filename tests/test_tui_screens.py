@@ -1437,13 +1437,17 @@ async def test_f6_starts_a_stopped_summary_over_with_alt_r(
         profiles: Path, tmp_path: Path, smollm2_path: Path) -> None:
     """F6 had no way to do every part again (`summarize --start-over`): Alt+R, in the footer and
     F1 only while a stopped run's parts are kept for the document in the box, summarizes from
-    the first part and uses none of them."""
+    the first part and uses none of them, once it has asked (naming how many parts go). While
+    another process summarizes the document, F6 and `summarize` refuse it in one sentence (both
+    wrote its kept parts at once)."""
     import sqlite3
+    import subprocess
+    import sys
 
     from docmaker import honeybee_text
     from textual.widgets import Input
 
-    from workstation.core.kept_parts import FILE_NAME
+    from workstation.core.kept_parts import FILE_NAME, kept_count, parts_for
     from workstation.core.paths import data_dir
     from workstation.tui.screens.summarize import SummarizeScreen
 
@@ -1475,6 +1479,30 @@ async def test_f6_starts_a_stopped_summary_over_with_alt_r(
         await alt_r()
         assert not screen.running  # (and the key does nothing then)
         assert screen.query_one("#summarize-path", Input).value == str(doc)  # (it typed an "r" after the path)
+        # another window's F6, or a summarize, on it now: refused in a sentence both ways (both wrote its parts)
+        held = parts_for(doc, app.profile)  # (this process's: a summarize in another is refused; then that one holds it)
+        other = subprocess.Popen(
+            [sys.executable, "-c", "import sys; from pathlib import Path; from workstation.cli import main; "
+             "from workstation.core.kept_parts import parts_for; from workstation.core.profiles import load_profile; "
+             "print(main(['summarize', '-p', 'small', sys.argv[1]]), flush=True); sys.stdin.readline(); "
+             "print(parts_for(Path(sys.argv[1]), load_profile('small')) is not None, flush=True); sys.stdin.read()",
+             str(doc)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert other.stdin is not None and other.stdout is not None and other.stderr is not None
+        busy = ("hive.txt is being summarized in another window or command now; summarize it again once that "
+                "summary has finished or been stopped.")
+        try:
+            assert held is not None and other.stdout.readline().strip() == "1"  # refused
+            held.close()
+            other.stdin.write("\n")
+            other.stdin.flush()
+            assert other.stdout.readline().strip() == "True"  # it holds the document now
+            said = notices(app)
+            await pilot.press("enter")
+            await until(pilot, lambda: busy in said and not screen.running)
+        finally:
+            other.stdin.close()
+            other.wait(30)
+        assert other.stderr.read() == f"workstation: {busy}\n"
         await pilot.press("enter")
         await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))
         assert "start_over" not in shown()  # not while it runs
@@ -1494,7 +1522,19 @@ async def test_f6_starts_a_stopped_summary_over_with_alt_r(
         with sqlite3.connect(data_dir() / FILE_NAME) as db:
             assert db.execute("UPDATE parts SET summary='KEPT-MARK', reply='KEPT-MARK'").rowcount >= 1
         states.clear()
-        await alt_r()
+        kept = kept_count(doc, app.profile)
+        for answer in ("n", "y"):  # asked first, naming how many parts go (they went without a word)
+            await alt_r()
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            question = str(app.screen.query_one(".dialog-title").render())
+            assert question.startswith("Summarize hive.txt again from its first part? The ") and (
+                f"The {kept} parts a stopped summary finished are dropped" in question if kept > 1 else
+                "The part a stopped summary finished is dropped" in question), question
+            await pilot.press(answer)
+            await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
+            if answer == "n":
+                await pilot.pause()
+                assert not screen.running and kept_count(doc, app.profile) == kept
         await until(pilot, lambda: screen.running)
         assert screen.query_one("#summarize-path", Input).value == str(doc)
         await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))

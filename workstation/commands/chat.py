@@ -45,6 +45,9 @@ from workstation.core.profiles import (
 from workstation.core.store import ConversationStore, clean_title
 from workstation.core.structured_output import check_reply, load_schema_file
 
+# how to allow a longer reply where the limit is the conversation's own (the app's Ctrl+E, kept
+# with it): the advice named --max-tokens and the profile, whose setting that one overrides
+RAISE_OWN_LIMIT = "raise this conversation's longest reply with Ctrl+E in the app (or give --max-tokens for one turn)"
 # the sampling settings chat's options set for one turn (each as its profile field)
 SAMPLING_OPTIONS = ("max_tokens", "temperature", "seed", "top_p", "top_k", "min_p", "repeat_penalty",
                     "presence_penalty", "frequency_penalty", "stop")
@@ -172,9 +175,12 @@ def run(args: argparse.Namespace) -> int:
         profile = _conversation_profile(conversation, profile, chosen=profile_ref(args) is not None)
     s = profile.sampling
     file_sampling = dataclasses.replace(s, stop=list(s.stop))  # the profile's own, for the reply's record
+    own_limit = False  # the reply's length limit is the conversation's own (the app's Ctrl+E)
     if conversation is not None and conversation.id is not None:  # its own (the app's Ctrl+E), under the options
-        own = with_own_sampling(s, conversation.store.get(conversation.id, with_messages=False).sampling)
+        its_own = conversation.store.get(conversation.id, with_messages=False).sampling
+        own = with_own_sampling(s, its_own)
         s = profile.sampling = own or s
+        own_limit = "max_tokens" in its_own and args.max_tokens is None
     for name in SAMPLING_OPTIONS:
         if getattr(args, name) is not None:
             setattr(s, name, getattr(args, name))
@@ -306,8 +312,9 @@ def run(args: argparse.Namespace) -> int:
                   f"{'' if m.left_out_n == 1 else 's'}: they no longer fit its context. A new name after -c "
                   "starts a new conversation.", file=sys.stderr)
         if m.stop_reason == "length" and final.text.strip():  # (the plain reply read as finished, mid-sentence)
-            print(f"The reply stopped at its limit of {m.predicted_n:,} tokens; --max-tokens (or sampling.max_tokens "
-                  "in the profile) allows a longer one.", file=sys.stderr)
+            allows = f"for a longer one, {RAISE_OWN_LIMIT}" if own_limit else \
+                "--max-tokens (or sampling.max_tokens in the profile) allows a longer one"
+            print(f"The reply stopped at its limit of {m.predicted_n:,} tokens; {allows}.", file=sys.stderr)
         if check is not None and check.valid:  # (said only when it did not: README says it says)
             print(f"The reply follows {args.json_schema.name}.", file=sys.stderr)
     if not_kept is not None:
@@ -321,14 +328,16 @@ def run(args: argparse.Namespace) -> int:
         if m.stop_reason == "length":
             raise WorkstationError(
                 f"The model spent all {m.predicted_n} tokens of its limit thinking and gave no answer; "
-                "raise --max-tokens (or sampling.max_tokens in the profile), or set thinking: false in it."
+                f"{RAISE_OWN_LIMIT if own_limit else 'raise --max-tokens (or sampling.max_tokens in the profile)'}, "
+                "or set thinking: false in the profile."
             )
         raise WorkstationError(
             "The context filled up while the model was thinking, before it answered; use a profile "
             "with a longer context, or set thinking: false in it."
         )
     if check is not None and not check.valid:
-        why = " (the reply was cut short: raise --max-tokens)" if m.stop_reason in ("length", "context") else ""
+        raise_it = RAISE_OWN_LIMIT if own_limit else "raise --max-tokens"
+        why = f" (the reply was cut short: {raise_it})" if m.stop_reason in ("length", "context") else ""
         raise WorkstationError(f"The reply does not follow {args.json_schema.name}: {check.error}{why}.")
     return 0
 

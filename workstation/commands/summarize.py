@@ -24,8 +24,9 @@ from workstation.core.atomic import named_output, write_named_file
 from workstation.core.documents import Document, DocumentError, read_document
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.invocation import cli, shell_word
-from workstation.core.kept_parts import parts_for
+from workstation.core.kept_parts import parts_for, summarizing
 from workstation.core.kv_state import conversation_tag
+from workstation.core.profiles import Profile
 from workstation.core.store import ConversationStore, clean_title
 from workstation.core.summarize import (
     SummarizeError,
@@ -265,7 +266,15 @@ def run(args: argparse.Namespace) -> int:
                 "replace it, or name another file with -o."):
             print("Nothing was summarized.", file=sys.stderr)
             return 1
+    # one summary of a document at a time (F6, or another summarize, writing its kept parts too):
+    # refused now, not once the model has loaded and the documents before it are done
+    with summarizing([Path(d.source) for d in documents if Path(d.source).is_file()]):
+        return _summarize_all(args, profile, name, documents)
 
+
+def _summarize_all(args: argparse.Namespace, profile: Profile, name: str, documents: list[Document]) -> int:
+    """The documents summarized with ``profile`` and put out as ``args`` say (``name``: the
+    conversation to save the first one's summary as)."""
     from workstation.core.engine_api import open_engine
 
     engine = open_engine(profile, child_process=False, keep_state=bool(name))

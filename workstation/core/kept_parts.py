@@ -7,19 +7,25 @@ document's path in the folder); ``summarize`` and the app's F6 in the data folde
 of the file (its size and time), the same profile, model and part budget: a document edited
 since, or another profile (which cuts it into other parts), starts again. A run that ends with
 every part summarized forgets its parts; parts nobody came back to go after ``KEEP_DAYS``.
+One process at a time summarizes a document of the data folder's store (F6 and ``summarize``
+both wrote its parts at once): it holds the document's byte of the store's turn lock
+(``turn_lock``, as a reply holds its conversation's) while it runs, and another is refused.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from workstation.core.errors import WorkstationError
 from workstation.core.paths import data_dir, own_file
+from workstation.core.turn_lock import claim_turn, release_turn
 
 PARTS_TABLE = """
 CREATE TABLE IF NOT EXISTS parts (  -- parts of a document a stopped run finished (PartsKept)
@@ -37,6 +43,10 @@ FILE_NAME = "summary-parts.sqlite"
 KEEP_DAYS = 30
 
 
+class SummaryBusy(WorkstationError):
+    """Another process (another window's F6, another ``summarize``) summarizes the document now."""
+
+
 class PartsKept:
     """The finished parts of one document (``done``: by character span, the reply and its
     summary) for one version of it; parts of any other version are forgotten on opening. Its
@@ -47,6 +57,7 @@ class PartsKept:
 
     def __init__(self, db_path: Path, key: str, version: str, best_effort: bool = False) -> None:
         self.key, self.version, self.best_effort = key, version, best_effort
+        self.claimed: tuple[Path, int] | None = None  # the document's summary held (``parts_for``): let go at close
         self._lock = threading.Lock()
         self.db = sqlite3.connect(str(db_path), timeout=30, isolation_level=None, check_same_thread=False)
         with self._lock:
@@ -81,6 +92,9 @@ class PartsKept:
     def close(self) -> None:
         with self._lock:
             self.db.close()
+        claimed, self.claimed = self.claimed, None
+        if claimed is not None:
+            release_turn(*claimed)
 
 
 def version_of(source: Path, profile: Any) -> str:
@@ -107,14 +121,55 @@ def _store(folder: Path | None) -> Path:
     return path
 
 
+def _claim(store: Path, key: str) -> tuple[Path, int]:
+    """The document ``key`` of ``store`` is this process's to summarize until ``release_turn``
+    of what is returned, or the process ends; SummaryBusy where another process's summary of
+    it goes on. Its byte of the store's turn lock is a hash of its key."""
+    byte = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=6).digest(), "big")
+    if not claim_turn(store, byte):
+        raise SummaryBusy(said=[("summary.busy_elsewhere", {"name": Path(key).name})])
+    return store, byte
+
+
 def parts_for(source: Path, profile: Any, folder: Path | None = None) -> PartsKept | None:
     """The kept parts of the document at ``source`` for ``profile``, in the data folder's
-    store; None where that store cannot be used (a read-only data folder): the summary is
-    made as before, only not resumable."""
+    store, the document this process's to summarize until they are closed (SummaryBusy where
+    another process summarizes it); None where that store cannot be used (a read-only data
+    folder): the summary is made as before, only not resumable."""
     try:
-        return PartsKept(_store(folder), str(source.resolve()), version_of(source, profile), best_effort=True)
+        store, key = _store(folder), str(source.resolve())
+        claimed = _claim(store, key)
+        try:
+            parts = PartsKept(store, key, version_of(source, profile), best_effort=True)
+        except BaseException:
+            release_turn(*claimed)
+            raise
+        parts.claimed = claimed
+        return parts
+    except SummaryBusy:
+        raise
     except (OSError, sqlite3.Error, WorkstationError):  # (WorkstationError: a data folder that cannot be made)
         return None
+
+
+@contextlib.contextmanager
+def summarizing(sources: list[Path], folder: Path | None = None) -> Iterator[None]:
+    """The documents at ``sources`` are this process's to summarize while it lasts
+    (SummaryBusy where another process summarizes one): ``summarize`` claims them all before
+    its model loads, to be refused then, not after the load and the documents before it."""
+    try:
+        store: Path | None = (folder or data_dir()) / FILE_NAME
+    except WorkstationError:  # (no data folder: no parts are kept, nothing to hold)
+        store = None
+    held: list[tuple[Path, int]] = []
+    try:
+        for source in sources:
+            if store is not None:
+                held.append(_claim(store, str(source.resolve())))
+        yield
+    finally:
+        for claim in held:
+            release_turn(*claim)
 
 
 def kept_count(source: Path, profile: Any, folder: Path | None = None, other: bool = False) -> int:

@@ -377,6 +377,8 @@ ENGLISH: dict[str, str] = {
     "summary.small_model": ("Check names, dates and figures against the document: {name} is a very small model "
                             "({n} parameters) and gets them wrong, and it writes well in English only. A larger "
                             "model summarizes more faithfully."),
+    "summary.busy_elsewhere": ("{name} is being summarized in another window or command now; summarize it again "
+                               "once that summary has finished or been stopped."),
     "summary.cut_short": ("The summary above stopped at its length limit, so it ends mid-sentence (…); a larger "
                           "max_tokens (the profile's, or --max-tokens) lets it finish."),
     # the conversations (core/store.py)

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from workstation.core.atomic import read_text_file
-from workstation.core.errors import ProfileError
+from workstation.core.errors import ModelFileError, ProfileError
 from workstation.core.letters import alphabetical
 from workstation.core.paths import profile_folders, typed_path
 from workstation.core.phrases import Phrase
@@ -693,6 +693,16 @@ def load_profile(ref: str | None) -> Profile:
 
     if resolve_model_path(ref).is_file():  # a model's name (a copy just quantized, say): how to run it
         raise ProfileError(f"{ref} is a model, not a profile; {how_to_make_one(ref)}.")
+    if as_path.is_file():  # a file there (-p README.md): a model file whatever its name, or the GGUF
+        # check's sentence (it said "There is no profile named 'README.md'")
+        from workstation.core.gguf_check import preflight
+        from workstation.core.model_profile import model_file_profile
+
+        try:
+            preflight(as_path)
+        except ModelFileError as err:
+            raise ProfileError(said=err.said) from None
+        return model_file_profile(as_path)
     stems = [p.stem for p in profile_paths()]
     raise ProfileError(f"There is no profile named '{ref}'; available profiles: {', '.join(stems) or 'none'}."
                        + close_profile(ref, stems))

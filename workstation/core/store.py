@@ -683,14 +683,18 @@ class ConversationStore:
         -c``, ``summarize -c``) has written to the file; this one's own writes leave it."""
         return int(self._db.execute("PRAGMA data_version").fetchone()[0])
 
-    def revision(self, conversation_id: int) -> tuple[int, int, str, float]:
+    def revision(self, conversation_id: int) -> tuple[int, int, str, str, float]:
         """What changes when the conversation's messages do: their number, and their length
-        with their figures (a reply kept as it streamed is written again in place); and its
-        instructions (Alt+I, or chat -c's window: the line at the chat's top)."""
+        with their figures (a reply kept as it streamed is written again in place); its
+        instructions (Alt+I, or chat -c's window: the line at the chat's top) and its own
+        sampling settings (another window's Ctrl+E: this one's next reply runs with them)."""
         row = self._db.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(content) + LENGTH(COALESCE(metrics, ''))), 0), "
-                               "(SELECT instructions FROM conversations WHERE id = ?), COALESCE(SUM(created), 0) "
-                               "FROM messages WHERE conversation_id = ?", (conversation_id, conversation_id)).fetchone()
-        return int(row[0]), int(row[1]), str(row[2] or ""), float(row[3])  # (another reply put back: its time)
+                               "(SELECT instructions FROM conversations WHERE id = ?), "
+                               "(SELECT sampling FROM conversations WHERE id = ?), COALESCE(SUM(created), 0) "
+                               "FROM messages WHERE conversation_id = ?",
+                               (conversation_id, conversation_id, conversation_id)).fetchone()
+        # (another reply put back: its time)
+        return int(row[0]), int(row[1]), str(row[2] or ""), str(row[3] or ""), float(row[4])
 
     def set_open(self, conversation_id: int | None) -> None:
         """Remember which conversation is open (None: a new one), for the next start."""

@@ -2,7 +2,8 @@
 open on one conversation, sent to at once, wrote both questions and then both replies, and each
 window showed another history. A turn holds a lock on the conversation's byte of a file beside
 the conversation database (``fcntl.lockf``: the kernel drops it when the process ends, even by
-SIGKILL); another process finds it held and says so.
+SIGKILL); another process finds it held and says so. A summary of a document holds its byte of
+the kept parts' store's lock file the same way (``kept_parts``: F6 and ``summarize`` at once).
 
 Record locks belong to the process and go when it closes any descriptor of the file, so each
 file is opened once per process, and closed only once another file has taken its name."""

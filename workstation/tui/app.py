@@ -266,7 +266,7 @@ class WorkstationApp(App[None]):
         self.conversation_id: int | None = None
         self.open_title = ""  # the open conversation's title (kept should another window delete it)
         self.open_created = 0.0  # and when it was made: SQLite gives a deleted one's number to the next
-        self._open_revision: tuple[int, int, str, float] = (0, 0, "", 0.0)  # store.revision of it when last drawn or written here
+        self._open_revision: tuple[int, int, str, str, float] = (0, 0, "", "", 0.0)  # store.revision of it when last drawn or written here
         self._partial: int | None = None  # the row the streaming reply is kept in so far
         self._partial_at = 0.0
         self._seen_version = 0  # the store's data_version when other writers were last looked for
@@ -543,13 +543,20 @@ class WorkstationApp(App[None]):
         self.notify(self.texts("conv.gone", title=title), severity="warning", timeout=12)
 
     async def _redraw_open(self) -> None:
-        """The open conversation drawn again as another window or `chat -c` left it: as many
-        messages as were drawn, where the person was reading (at the end: the end)."""
-        revision = self.store.revision(self.conversation_id)  # type: ignore[arg-type]  # (before: a write while drawing shows next time)
-        conv = self.store.get(self.conversation_id)  # type: ignore[arg-type]
+        """The open conversation drawn again as the file has it (as another window or `chat -c`
+        left it; not when deleted elsewhere): as many messages as were drawn, where the person
+        was reading (at the end: the end), with its own sampling settings (another window's
+        Ctrl+E: the next reply here kept the old ones, and so did the status line) and the
+        context line of its last turn (it stayed at this window's)."""
+        conv_id = self.conversation_id
+        if conv_id is None or self._open_gone():
+            return
+        revision = self.store.revision(conv_id)  # (before: a write while drawing shows next time)
+        conv = self.store.get(conv_id)
         log = self.chat_screen.log_view
         drawn = len(self.chat_screen.query(MessageView))
         place = None if log.scroll_y >= log.max_scroll_y - 1 else log.scroll_y
+        self.own_sampling = conv.sampling  # (what the next reply runs with: ``session_sampling``)
         self.history = _history_of(conv.messages)
         await self.chat_screen.show_messages(conv.messages, at_least=drawn, scroll_to=place)
         self.open_title, self._open_revision = conv.title, revision
@@ -1180,6 +1187,7 @@ class WorkstationApp(App[None]):
             if conv_id is not None:  # kept with it (one not made yet gets them with its first message)
                 try:
                     self.store_write(lambda: self.store.set_sampling(conv_id, own, created))
+                    self._note_revision()  # (this window's own change: nothing to draw again)
                 except ConversationGone:
                     self.run_worker(self._lost_open_conversation(), exit_on_error=False)
             self.notify(self.texts("sampling.applied", changes=self._sampling_said(sampling)) if own
@@ -1525,11 +1533,6 @@ class WorkstationApp(App[None]):
         self._partial = None
         await self._redraw_open()
 
-    async def _redraw_open(self) -> None:
-        """The open conversation drawn again as the file has it (not when deleted elsewhere)."""
-        if self.conversation_id is not None and not self._open_gone():
-            await self.chat_screen.show_messages(self.store.messages(self.conversation_id))
-
     async def send(self, text: str) -> None:
         """Send ``text`` (with an attached document) as the user's next message."""
         t = self.texts
@@ -1613,6 +1616,15 @@ class WorkstationApp(App[None]):
                 self._release_turn()
             raise
         self.generating = True
+        if self.engine is None:
+            # gone since the send (or Alt+R, Alt+C) looked, while the screen was made ready (its
+            # process stopped; F3 loads another): "The turn failed: AttributeError …" was said. The
+            # turn fails as a lost engine's does: the message back in the box, sent once it is loaded
+            why = self.texts("chat.sent_once_loaded") if self.loading is not None and self._turn_from == "send" \
+                else self.not_ready_text()
+            self.notify(why, severity="warning", timeout=10)
+            self.post_message(EngineFailed(why, lost=WorkstationError(why)))
+            return
         self._partial_at = time.perf_counter()  # kept from 2 s in, not at its first word
         self._turn += 1
         self.live_tokens = 0
@@ -1711,7 +1723,7 @@ class WorkstationApp(App[None]):
             except WorkstationError:
                 conv = Conversation(self.conversation_id, self.open_title or self.texts("conv.untitled"),
                                     created=self.open_created, updated=time.time(),
-                                    instructions=self._open_instructions)
+                                    instructions=self._open_instructions, sampling=self.own_sampling)
                 self._partial = None  # its row is not there to be written again
             memory.adopt(conv)
         self.store = memory

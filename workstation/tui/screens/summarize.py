@@ -30,6 +30,7 @@ from workstation.tui import integrations
 from workstation.tui.i18n import LANGUAGES, Texts
 from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
+from workstation.tui.screens.dialogs import ConfirmDialog
 from workstation.tui.widgets.line_input import LineInput
 from workstation.tui.widgets.progress import LocalProgressBar
 from workstation.tui.widgets.screen_footer import ScreenFooter
@@ -270,8 +271,24 @@ class SummarizeScreen(AppScreen, Screen[None]):
 
     async def action_start_over(self) -> None:
         """Alt+R: the document in the box summarized from its first part, the parts a stopped
-        run kept forgotten (``summarize --start-over``)."""
-        await self.action_run(start_over=True)
+        run kept forgotten (``summarize --start-over``); asked first, naming how many go (one
+        key dropped minutes of finished parts without a word)."""
+        raw = self.query_one("#summarize-path", Input).value.strip()
+        profile = self.wapp.profile
+        kept = kept_count(typed_path(raw), profile) if raw and profile is not None and not self.running else 0
+        if not kept:  # (nothing to lose: as Ctrl+R, which says why it waits where it must)
+            await self.action_run(start_over=True)
+            return
+        t = self.wapp.texts
+
+        async def answered(yes: bool | None) -> None:
+            if yes:
+                await self.action_run(start_over=True)
+
+        question = t("summarize.start_over_q_one" if kept == 1 else "summarize.start_over_q",
+                     name=typed_path(raw).name, n=f"{kept:,}")
+        self.app.push_screen(ConfirmDialog(question, t("dialog.start_over"), t("dialog.cancel"), t.yes_no_keys()),
+                             answered)
 
     async def action_run(self, start_over: bool = False) -> None:
         t = self.wapp.texts

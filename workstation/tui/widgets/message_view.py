@@ -228,6 +228,11 @@ class MessageView(Vertical):
         if m is not None and not self.content.strip() and not self.reasoning and m.stop_reason == "cancelled":
             return self.texts("chat.stopped_before")  # Esc or Ctrl+Q before the first token
         if m is not None and not self.content.strip() and self.reasoning:
+            if m.stop_reason == "length" and "max_tokens" in ((self.metrics or {}).get("sampling") or {}):
+                # the limit was the conversation's own longest reply (Ctrl+E), not the profile's
+                key_for = getattr(self.app, "key_for", None)
+                return self.texts("chat.thought_only_own", n=m.predicted_n,
+                                  press=key_for("chat.sampling") if callable(key_for) else "Ctrl+E")
             if m.stop_reason == "length":
                 return self.texts("chat.thought_only", n=m.predicted_n)
             if m.stop_reason == "context":
