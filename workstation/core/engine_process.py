@@ -306,15 +306,24 @@ class EngineProcess:
         except OSError:
             raise self._stopped() from None
 
+    def _reaped(self, limit_s: float = 5.0) -> int | None:
+        """The process's exit code once it can be had (None: still running after ``limit_s``).
+        Its pipe and sentinel close before the kernel lets it be reaped, and ``join`` returns at
+        once on a closed sentinel: on a busy machine the sentence said "exit code None"."""
+        deadline = time.monotonic() + limit_s
+        while (code := self._proc.exitcode) is None and time.monotonic() < deadline:
+            self._proc.join(timeout=min(0.05, max(0.0, deadline - time.monotonic())))
+            time.sleep(0.005)
+        return code
+
     def _stopped(self) -> EngineStopped:
-        self._proc.join(timeout=5)  # (on a busy machine its end is reaped late: "exit code None")
         error = self._ended()
         self._kill()
         return error
 
     def _ended(self) -> EngineStopped:
         """How the process ended, as the error to raise (it has ended: nothing is closed here)."""
-        code = self._proc.exitcode
+        code = self._reaped()
         # -9: killed, most often by the system when memory ran out ("exit code -9" said nothing);
         # not when this side killed it (closing, a start that took too long)
         killed = (" (it was killed: most often the system does that when memory runs out)"
@@ -354,7 +363,6 @@ class EngineProcess:
         def watching() -> None:
             wait([sentinel])
             if not self._closing:
-                self._proc.join(timeout=5)
                 on_end(self._ended())
 
         threading.Thread(target=watching, name="engine-watch", daemon=True).start()

@@ -435,11 +435,12 @@ class ChatScreen(AppScreen, Screen[None]):
 
     def set_context_fill(self, text: str) -> None:
         """How full the context is, under the message box (the editor's too)."""
-        if not self.is_mounted:
-            return
-        self.query_one("#prompt", Input).border_subtitle = text
         hint = self.wapp.texts("chat.editor_hint")  # (Enter adds a line there: said first)
-        self.query_one("#editor", TextArea).border_subtitle = f"{hint} · {text}" if text else hint
+        # (none while the app closes: a redraw for another window's turn then ended it on an error)
+        for box in self.query("#prompt").results(Input):
+            box.border_subtitle = text
+        for editor in self.query("#editor").results(TextArea):
+            editor.border_subtitle = f"{hint} · {text}" if text else hint
 
     def set_load_progress(self, fraction: float | None) -> None:
         bar = self.query_one("#load-progress", ProgressBar)
