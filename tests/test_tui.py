@@ -1451,8 +1451,18 @@ async def test_ctrl_e_settings_are_kept_with_the_conversation(profiles: Path,
         # turns it writes fill the context line under the box here (it stayed at this window's last)
         window = ConversationStore(app.store.path)
         before = {m.id for m in window.messages(story)}
-        window.set_sampling(story, {"max_tokens": 2})
+        add_exchange = app.chat_screen.add_exchange
+
+        async def meanwhile(content: str) -> object:  # Ctrl+E there while this window's reply goes out:
+            view = await add_exchange(content)  # (taken in with that reply's save, and never used)
+            window.set_sampling(story, {"max_tokens": 2})
+            return view
+
+        app.chat_screen.add_exchange = meanwhile  # type: ignore[method-assign]
         await _send(pilot, app, "One more, please.")
+        await until(pilot, lambda: not app.generating)
+        app.chat_screen.add_exchange = add_exchange  # type: ignore[method-assign]
+        await _send(pilot, app, "And the last one.")
         await until(pilot, lambda: not app.generating)
         reply = app.store.messages(story)[-1]
         assert (reply.metrics or {}).get("predicted_n") == 2 and reply.metrics["sampling"] == {"max_tokens": 2}

@@ -505,12 +505,19 @@ class WorkstationApp(App[None]):
         self.conversation_id, self.open_title, self.open_created = conv.id, conv.title, conv.created
         self._open_instructions = conv.instructions  # ('' from the list: read again as the chat is drawn)
         self._editing = None
-        self._note_revision()
+        self._note_revision(settings=True)
 
-    def _note_revision(self) -> None:
+    def _note_revision(self, settings: bool = False) -> None:
+        """The open conversation as this window has it now, after a write of its own. Its
+        instructions and sampling are taken as drawn here only where this window wrote them too
+        (``settings``: opened, drawn, Alt+I, Ctrl+E): another window's Ctrl+E during a reply here
+        was taken in with the reply's save, never drawn, and this window's next reply and Ctrl+E
+        went on with the old settings, writing over the other's."""
         if self.conversation_id is not None:
             with contextlib.suppress(WorkstationError):
-                self._open_revision = self.store.revision(self.conversation_id)
+                now = self.store.revision(self.conversation_id)
+                kept = self._open_revision
+                self._open_revision = now if settings else (now[0], now[1], kept[2], kept[3], now[4])
 
     def _open_gone(self) -> bool:
         """Whether the open conversation was deleted elsewhere (its number may be another's now:
@@ -1187,7 +1194,7 @@ class WorkstationApp(App[None]):
             if conv_id is not None:  # kept with it (one not made yet gets them with its first message)
                 try:
                     self.store_write(lambda: self.store.set_sampling(conv_id, own, created))
-                    self._note_revision()  # (this window's own change: nothing to draw again)
+                    self._note_revision(settings=True)  # (this window's own change: nothing to draw again)
                 except ConversationGone:
                     self.run_worker(self._lost_open_conversation(), exit_on_error=False)
             self.notify(self.texts("sampling.applied", changes=self._sampling_said(sampling)) if own
@@ -1254,7 +1261,7 @@ class WorkstationApp(App[None]):
                     self.notify(self.texts("instructions.gone"), severity="warning")
                     return
                 self._open_instructions = text
-                self._note_revision()
+                self._note_revision(settings=True)
             self.notify(self.texts("instructions.cleared" if not text else
                                    "instructions.saved_new" if conv_id is None else "instructions.saved"))
             self.run_worker(self.chat_screen.show_instructions(), group="instructions", exclusive=True)
