@@ -248,6 +248,12 @@ def test_a_last_line_cut_short_when_the_server_stopped_is_not_tampering(
     _rewrite(path, [lines[0][:-30], *lines[1:]])
     report = verify(tmp_path)
     assert not report.ok and report.problems[0].startswith(f"{CURRENT} line 1 is not an audit line")
+    # the last entries replaced by other text, the last without its end: a stop cuts one line,
+    # so none of them is "cut short" (all three were, and the trail was intact)
+    path.write_bytes("".join(f"{line}\n" for line in lines[:1]).encode() + b'xx\nyy\n{"seq": 5')
+    report = verify(tmp_path)
+    assert not report.ok and report.cut_short == [f"{CURRENT} line 4"], (report.problems, report.cut_short)
+    assert [p.split(" is ")[0] for p in report.problems] == [f"{CURRENT} line 2", f"{CURRENT} line 3"], report.problems
 
 
 def test_a_line_the_disk_had_no_room_for_leaves_no_stub(tmp_path: Path) -> None:

@@ -235,11 +235,13 @@ def _cut_short(lines: Sequence[_Line], i: int, prev_hash: str | None, expected: 
     """Whether the line at ``i``, no audit line, was cut short when the server stopped: a crash
     or power cut mid-write leaves the last line without its end, and a restarted server writes
     on a line of its own after it, its chain going on from the line before (``AuditTrail.append``).
-    A changed line is not so: the line after it links to it, or the chain breaks there."""
-    after = next((line.entry for line in lines[i + 1:] if line.entry is not None), None)
-    if after is None:  # only lines that are none after it: the trail ends in one cut short
-        return not lines[-1].ended
-    return prev_hash is not None and after["prev"] == prev_hash and after["seq"] == expected
+    A changed line is not so: the line after it links to it, or the chain breaks there. A stop
+    cuts one line: of several lines in a row that are none, none was cut short (removed entries
+    replaced with other text at the trail's end were called so, and the trail intact)."""
+    if i == len(lines) - 1:  # the trail's last line, without its end
+        return not lines[i].ended
+    after = lines[i + 1].entry
+    return after is not None and prev_hash is not None and after["prev"] == prev_hash and after["seq"] == expected
 
 
 def verify(directory: Path | None = None, known_head: tuple[int, str] | None = None,
