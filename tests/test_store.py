@@ -117,7 +117,8 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
     kept.write_bytes(b"")
     with pytest.raises(StoreError) as refused:
         ConversationStore(path)
-    assert f"rename the copy kept before it, {kept}, to c.sqlite3." in str(refused.value)
+    assert ("losing what was written since its upgrade, move it aside with c.sqlite3-wal and c.sqlite3-shm beside "
+            f"it, and rename the copy kept before it, {kept}, to c.sqlite3.") in str(refused.value)
 
 
 def test_default_location_is_the_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -243,6 +244,20 @@ def test_an_old_file_opened_by_many_at_once_is_upgraded_once(tmp_path: Path) -> 
     kept = sqlite3.connect(kept_before_upgrade(path, 1))
     assert kept.execute("PRAGMA user_version").fetchone()[0] == 1
     assert kept.execute("SELECT content FROM messages").fetchall() == [("Hi",)]
+    kept.close()
+    # gone back to the older version (the copy copied back) and upgraded again later: the copy
+    # is made again, with what was written meanwhile (the one from the first upgrade was kept)
+    store.close()
+    for name in ("c.sqlite3-wal", "c.sqlite3-shm"):
+        (tmp_path / name).unlink(missing_ok=True)
+    path.write_bytes(kept_before_upgrade(path, 1).read_bytes())
+    old = sqlite3.connect(path)
+    old.execute("INSERT INTO messages(conversation_id, role, content, created) VALUES (1, 'user', 'Later', 0)")
+    old.commit()
+    old.close()
+    ConversationStore(path).close()
+    kept = sqlite3.connect(kept_before_upgrade(path, 1))
+    assert kept.execute("SELECT content FROM messages").fetchall() == [("Hi",), ("Later",)]
     kept.close()
 
 

@@ -41,23 +41,22 @@ def kept_before_upgrade(path: Path, version: int) -> Path:
 
 
 def _keep_before_upgrade(path: Path, version: int) -> None:
-    """A copy of ``db`` (at schema ``version``, older than this one's) beside it, once: an older
+    """A copy of the file (at schema ``version``, older than this one's) beside it: an older
     workstation refuses the upgraded file, and a command that only lists upgraded it (a
     rollback then had nothing to go back to). SQLite's backup, so what the -wal holds is in
     it; read by another connection while this one holds the write lock; written under another name and renamed, so a copy is whole or not there. A copy that
     cannot be made (a full disk) leaves the upgrade as it was before copies were kept."""
     kept = kept_before_upgrade(path, version)
-    if kept.exists():
-        return
     part = kept.with_name(kept.name + ".part")
     try:  # (read by a connection of its own: the backup of one inside a write waits for ever)
+        part.unlink(missing_ok=True)
+        own_file(part)  # (this user's alone before anything is in it)
         source, copy = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True), sqlite3.connect(part)
         try:
             source.backup(copy)
         finally:
             source.close()
             copy.close()
-        own_file(part)
         os.replace(part, kept)
     except (OSError, sqlite3.Error):
         part.unlink(missing_ok=True)
@@ -75,8 +74,9 @@ def migrate(db: sqlite3.Connection, migrations: Sequence[str], what: str, path: 
         said = f"{what} was written by a newer workstation (schema {version}, this one knows {len(migrations)})."
         kept = kept_before_upgrade(path, len(migrations)) if path is not None else None
         if kept is not None and kept.is_file():
-            said += (f" Use the newer workstation again, or, losing what was written since its upgrade, move the "
-                     f"file aside and rename the copy kept before it, {kept}, to {path.name}.")
+            said += (f" Use the newer workstation again, or, losing what was written since its upgrade, "
+                     f"move it aside with {path.name}-wal and {path.name}-shm beside it, and rename the copy kept "
+                     f"before it, {kept}, to {path.name}.")
         else:
             said += " Use the newer workstation again."
         raise SchemaError(said)
