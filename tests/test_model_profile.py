@@ -392,10 +392,12 @@ def test_a_model_file_given_to_p_runs_with_a_new_profiles_settings(
     Path("my-model").symlink_to(smollm2_path)
     assert load_profile("my-model").source == tmp_path / "my-model"
     Path("README.md").write_text("# Notes\n", encoding="utf-8")
-    with pytest.raises(ProfileError) as not_one:
-        load_profile("README.md")
-    assert str(not_one.value) == ("README.md is not a usable GGUF model: it does not start with 'GGUF', so it is not "
-                                  "a GGUF file (at byte 0).")
+    for typed in ("README.md", "./README.md"):  # (a path: read as YAML, "not valid YAML at line 1")
+        with pytest.raises(ProfileError) as not_one:
+            load_profile(typed)
+        assert str(not_one.value) == ("README.md is not a usable GGUF model: it does not start with 'GGUF', so it "
+                                      "is not a GGUF file (at byte 0).")
+    assert load_profile("./my-model").source == tmp_path / "my-model"
 
 
 @pytest.mark.parametrize("kind", ["missing", "text", "cut"])

@@ -674,6 +674,8 @@ def load_profile(ref: str | None) -> Profile:
 
         in_models = resolve_model_path(ref) if os.sep not in ref else as_path  # (`-p m.gguf` of models/ too)
         return load_profile_file(as_path if as_path.exists() or not in_models.exists() else in_models)
+    if os.sep in ref and as_path.suffix not in (".yaml", ".yml") and as_path.is_file():
+        return _file_given(as_path)  # (-p ./README.md: read as YAML, "not valid YAML at line 5")
     if as_path.suffix in (".yaml", ".yml") or os.sep in ref:
         named = named_profile_file(as_path.name) if os.sep not in ref else None
         if not as_path.exists() and named is not None:
@@ -693,19 +695,24 @@ def load_profile(ref: str | None) -> Profile:
 
     if resolve_model_path(ref).is_file():  # a model's name (a copy just quantized, say): how to run it
         raise ProfileError(f"{ref} is a model, not a profile; {how_to_make_one(ref)}.")
-    if as_path.is_file():  # a file there (-p README.md): a model file whatever its name, or the GGUF
-        # check's sentence (it said "There is no profile named 'README.md'")
-        from workstation.core.gguf_check import preflight
-        from workstation.core.model_profile import model_file_profile
-
-        try:
-            preflight(as_path)
-        except ModelFileError as err:
-            raise ProfileError(said=err.said) from None
-        return model_file_profile(as_path)
+    if as_path.is_file():  # a file there (-p README.md)
+        return _file_given(as_path)
     stems = [p.stem for p in profile_paths()]
     raise ProfileError(f"There is no profile named '{ref}'; available profiles: {', '.join(stems) or 'none'}."
                        + close_profile(ref, stems))
+
+
+def _file_given(path: Path) -> Profile:
+    """``-p`` naming a file that is no profile: a model file whatever its name, or the GGUF
+    check's sentence (it said "There is no profile named 'README.md'")."""
+    from workstation.core.gguf_check import preflight
+    from workstation.core.model_profile import model_file_profile
+
+    try:
+        preflight(path)
+    except ModelFileError as err:
+        raise ProfileError(said=err.said) from None
+    return model_file_profile(path)
 
 
 def close_profile(name: str, names: list[str]) -> str:
