@@ -676,6 +676,27 @@ async def test_deleting_a_linked_model_removes_the_link_only_and_says_so(
     assert smollm2_path.is_file()
 
 
+async def test_a_screen_closed_as_it_opens_ends_nothing(profiles: Path) -> None:
+    """A key and Esc read together (a fast typist, tmux, a slow link) closed a screen before it
+    was shown, and what it did as it opened ended the app on an error: F3's list, F4's, the
+    header's title (F10), Textual's palette (Ctrl+P, an IndexError), and a second palette while
+    the first was still going (a widget with its id already there)."""
+    from tui_helpers import press_at_once
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        for keys in (("escape", "f3"), ("f3", "escape"), ("f4", "escape"), ("f10", "escape"), ("ctrl+p", "escape"),
+                     ("ctrl+p", "escape", "ctrl+p")):
+            await press_at_once(pilot, *keys)
+            while app.screen is not app.chat_screen:
+                await pilot.press("escape")
+                await pilot.pause()
+            assert app.is_running and app.return_code is None, keys
+        await pilot.press("f3")  # and it opens as before
+        await until(pilot, lambda: type(app.screen).__name__ == "ProfileMenu")
+
+
 async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = tmp_path / "data"
     data.mkdir()

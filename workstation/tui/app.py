@@ -28,14 +28,17 @@ from urllib.parse import urlsplit
 from rich.console import RenderableType
 from rich.text import Text
 from textual import on, work
+from textual._node_list import DuplicateIds
 from textual.actions import SkipAction
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.command import CommandPalette
 from textual.css.query import NoMatches
+from textual.dom import NoScreen
 from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Input, ListView, TextArea
 from textual.worker import Worker, WorkerState
 
@@ -581,6 +584,31 @@ class WorkstationApp(App[None]):
         self.save_draft()
         super().exit(result, return_code, message)
 
+    def _handle_exception(self, error: Exception) -> None:
+        """A part of a screen looked for that is gone because its screen closed as it opened
+        (a key and Esc read together: a fast typist, tmux, a slow link) ends nothing: F3 and Esc
+        at once ended the app on "No nodes match 'OptionList'", F10 and Esc on the header's
+        title, F4 and Esc on its list, Ctrl+P and Esc inside Textual's palette (an IndexError: it
+        looks for the screen under it). Anything else ends it as before."""
+        if isinstance(error, NoMatches | IndexError) and self._on_a_closed_screen(error):
+            return
+        super()._handle_exception(error)
+
+    def _on_a_closed_screen(self, error: BaseException) -> bool:
+        """Whether ``error`` came from a part of a screen no longer open (its handler's ``self``)."""
+        tb = error.__traceback__
+        while tb is not None:
+            node = tb.tb_frame.f_locals.get("self")
+            if isinstance(node, Widget):
+                try:
+                    screen = node if isinstance(node, Screen) else node.screen
+                except NoScreen:
+                    return True
+                if screen not in self.screen_stack:
+                    return True
+            tb = tb.tb_next
+        return False
+
     def _fatal_error(self) -> None:
         """An error no part of the app expected ends it with one sentence, not Textual's
         screen-long traceback with its locals (a person's text among them), and exit code 1
@@ -701,8 +729,11 @@ class WorkstationApp(App[None]):
     def action_command_palette(self) -> None:
         """Textual's palette, its search box in the app's language."""
         if self.use_command_palette and not CommandPalette.is_open(self):
-            self.push_screen(LocalPalette(self.texts("palette.no_matches"), id="--command-palette",
-                                          placeholder=self.texts("palette.search")))
+            try:
+                self.push_screen(LocalPalette(self.texts("palette.no_matches"), id="--command-palette",
+                                              placeholder=self.texts("palette.search")))
+            except DuplicateIds:  # (the one closed a moment ago still going: Ctrl+P, Esc, Ctrl+P at once)
+                pass
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         for action in ACTIONS:

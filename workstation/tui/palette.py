@@ -56,8 +56,9 @@ class LocalPalette(CommandPalette):
         self._stop_no_matches_countdown()
 
         def show() -> None:
-            if search_value:
-                self.query_one(CommandList).add_option(
+            lists = list(self.query(CommandList).results(CommandList))  # (none: closed meanwhile)
+            if search_value and lists:
+                lists[0].add_option(
                     Option(Align.center(Text(self.no_matches, style="not bold")), disabled=True, id=self._NO_MATCHES))
                 self._list_visible = True
             else:

@@ -146,7 +146,9 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         ]
 
     def on_mount(self) -> None:
-        options = self.query_one(OptionList)
+        options = next(iter(self.query(OptionList).results(OptionList)), None)
+        if options is None:  # closed before it was shown (Esc and F3 at once: the app ended on an error)
+            return
         options.focus()
         for i, entry in enumerate(self.entries):
             if isinstance(entry, Profile) and self._is_current(entry):
