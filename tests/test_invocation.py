@@ -3,6 +3,7 @@ script) or ``workstation`` when that is what is on the PATH."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -124,3 +125,14 @@ def test_setup_runs_without_home(tmp_path: Path) -> None:
                           timeout=60)
     assert "unbound variable" not in proc.stderr and proc.returncode == 3, proc.stderr
     assert f"-w {checkout}/.cache/workstation/wheels/" in asked.read_text()
+
+
+def test_python_m_workstation_runs_it_and_advice_names_it_so() -> None:
+    """``python -m workstation`` said "No module named workstation.__main__"."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != invocation.ENV}
+    ran = subprocess.run([sys.executable, "-m", "workstation", "models", "lst"], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert ran.returncode != 0 and "did you mean 'models list'" in ran.stderr, ran.stderr
+    assert f"('{invocation.shell_word(sys.executable)} -m workstation models --help'" in ran.stderr, ran.stderr
