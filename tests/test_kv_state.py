@@ -101,6 +101,15 @@ def test_forgetting_a_conversation_drops_its_cells_and_its_files(smollm2_path: P
         finished_turn(eng.stream_chat(FIRST, GREEDY, tag=mine))  # takes the slot: other's cells saved
         assert eng.save_state() == 1  # mine, while its cells stay in the slot
         assert sorted(e.tag for e in KvStateStore().entries()) == [mine, other]
+        # its oldest messages dropped to fit its context (or one edited): its earlier state no
+        # longer starts what it sends and can never be used again; the newer one replaces it
+        later = [{"role": "user", "content": NOTE.replace("Tuesday", "Monday") + " And the meeting?"}]
+        finished_turn(eng.stream_chat(later, GREEDY, tag=mine))
+        assert eng.save_state() == 1
+        (kept,) = (e for e in KvStateStore().entries() if e.tag == mine)
+        prompt = eng.chat_prompt(later)
+        assert kept.tokens[: len(prompt)] == prompt
+        assert len(_state_files()) == 2  # another conversation's state stays
         assert eng.forget(mine) == 1
         assert eng.tokens == [] and eng.model.seq_pos_max(0) < 0
         assert [e.tag for e in KvStateStore().entries()] == [other]

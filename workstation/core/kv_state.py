@@ -254,11 +254,23 @@ class KvStateStore:
                                         f"holding {self.folder} is (nearly) full", str(path))
         evict_least_recent(self.folder, "*.kv", room - len(data))  # first: the room it needs
         write_bytes_atomic(path, data, private=True)
-        for older in self.entries(key):  # an earlier turn of the same conversation: superseded
-            if older.path != path and tokens[: len(older.tokens)] == older.tokens:
+        for older in self.entries(key):
+            if older.path != path and self.superseded(older, tokens, tag):
                 older.path.unlink(missing_ok=True)
         self.evict()
         return path
+
+    @staticmethod
+    def superseded(older: SavedState, tokens: list[int], tag: str | None) -> bool:
+        """Whether a state saved earlier for the same key can never be worth more than the one
+        just saved (``tokens``, ``tag``): it is the start of it (an earlier turn), or an earlier
+        state of the same conversation. A conversation that outgrew its context drops its
+        oldest messages, and a reply asked again or an edited message changes what follows:
+        its earlier states then no longer start what it sends, and each stayed on disk (tens
+        of MiB) until the budget pushed out other conversations' states instead."""
+        if tokens[: len(older.tokens)] == older.tokens:
+            return True
+        return tag is not None and tag != NOT_KEPT and same_conversation(older.tag, tag)
 
     def entries(self, key: StateKey | None = None) -> list[SavedState]:
         """Saved states (for ``key`` only when given); unreadable files are skipped."""
