@@ -135,6 +135,16 @@ def test_a_long_documents_parts_are_not_saved_a_one_part_document_is(smollm2_pat
         one = summarize_document(eng, Document(source="note.txt", kind="text", text=NOTE), profile)
         assert len(one.chunks) == 1 and one.follow_up
         document_prompt = eng.chat_prompt(one.follow_up[:1])
+        assert eng.save_state() == 1  # nobody's yet: the document and its summary
+        # summarized again (another summary of it): its state replaces the first one's, which
+        # only the other summary could continue (each summary of a document added a state)
+        other = make_profile(threads=1, context=1024, sampling={"max_tokens": 8, "temperature": 1.5, "seed": 7})
+        again = summarize_document(eng, Document(source="note.txt", kind="text", text=NOTE), other,
+                                   options=SummarizeOptions(reduce_tokens=16))
+        assert again.follow_up[0] == one.follow_up[0] and again.follow_up[1:] != one.follow_up[1:]
+        assert eng.save_state() == 1
+        (state,) = KvStateStore().entries()
+        assert state.tokens[: len(document_prompt)] == document_prompt and state.tag is None
         # a conversation made of it claims its cells: saved with its tag, deleted with it
         assert eng.claim_cells("conversation:/tmp/c.db:7:1.0", one.follow_up[:1]) == 1
         assert eng.claim_cells("conversation:/tmp/c.db:8:1.0", one.follow_up[:1]) == 0  # owned now
