@@ -101,6 +101,15 @@ def test_forgetting_a_conversation_drops_its_cells_and_its_files(smollm2_path: P
         finished_turn(eng.stream_chat(FIRST, GREEDY, tag=mine))  # takes the slot: other's cells saved
         assert eng.save_state() == 1  # mine, while its cells stay in the slot
         assert sorted(e.tag for e in KvStateStore().entries()) == [mine, other]
+        # its oldest messages dropped to fit its context (or one edited): its earlier state no
+        # longer starts what it sends and can never be used again; the newer one replaces it
+        later = [{"role": "user", "content": NOTE.replace("Tuesday", "Monday") + " And the meeting?"}]
+        finished_turn(eng.stream_chat(later, GREEDY, tag=mine))
+        assert eng.save_state() == 1
+        (kept,) = (e for e in KvStateStore().entries() if e.tag == mine)
+        prompt = eng.chat_prompt(later)
+        assert kept.tokens[: len(prompt)] == prompt
+        assert len(_state_files()) == 2  # another conversation's state stays
         assert eng.forget(mine) == 1
         assert eng.tokens == [] and eng.model.seq_pos_max(0) < 0
         assert [e.tag for e in KvStateStore().entries()] == [other]
@@ -126,6 +135,16 @@ def test_a_long_documents_parts_are_not_saved_a_one_part_document_is(smollm2_pat
         one = summarize_document(eng, Document(source="note.txt", kind="text", text=NOTE), profile)
         assert len(one.chunks) == 1 and one.follow_up
         document_prompt = eng.chat_prompt(one.follow_up[:1])
+        assert eng.save_state() == 1  # nobody's yet: the document and its summary
+        # summarized again (another summary of it): its state replaces the first one's, which
+        # only the other summary could continue (each summary of a document added a state)
+        other = make_profile(threads=1, context=1024, sampling={"max_tokens": 8, "temperature": 1.5, "seed": 7})
+        again = summarize_document(eng, Document(source="note.txt", kind="text", text=NOTE), other,
+                                   options=SummarizeOptions(reduce_tokens=16))
+        assert again.follow_up[0] == one.follow_up[0] and again.follow_up[1:] != one.follow_up[1:]
+        assert eng.save_state() == 1
+        (state,) = KvStateStore().entries()
+        assert state.tokens[: len(document_prompt)] == document_prompt and state.tag is None
         # a conversation made of it claims its cells: saved with its tag, deleted with it
         assert eng.claim_cells("conversation:/tmp/c.db:7:1.0", one.follow_up[:1]) == 1
         assert eng.claim_cells("conversation:/tmp/c.db:8:1.0", one.follow_up[:1]) == 0  # owned now

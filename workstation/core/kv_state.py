@@ -81,6 +81,7 @@ class SavedState:
     model: str = ""  # the model file's name
     kv_types: str = ""  # "f16/f16"
     tag: str | None = None  # whose cells: a saved conversation (``conversation_tag``), or None
+    prompt_n: int = 0  # how many of ``tokens`` were the prompt (the rest its reply); 0: not known
 
 
 NOT_KEPT = "not-kept"  # the tag of cells nobody comes back to (a long document's parts): never saved
@@ -145,6 +146,11 @@ def tokens_digest(tokens: list[int]) -> str:
 log = logging.getLogger(__name__)
 
 
+def _count(value: object) -> int:
+    """A header's count (0 where it is missing or not a count: a file of an older build)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
 # a sequence's state in memory: llama.cpp's own buffer (saving) or the bytes read from a file;
 # the decode thread copies neither (tens of MB for a few thousand tokens)
 StateBytes = bytes | bytearray | memoryview
@@ -173,13 +179,14 @@ def write_sequence(model: Any, seq: int, data: StateBytes) -> bool:
     return ok
 
 
-def encode_state(key: StateKey, tokens: list[int], state: StateBytes, tag: str | None = None) -> bytes:
+def encode_state(key: StateKey, tokens: list[int], state: StateBytes, tag: str | None = None,
+                 prompt_n: int = 0) -> bytes:
     """A state file's bytes: the magic line, the JSON header (key, tokens, byte count, sha256,
-    the owner's tag) and llama.cpp's sequence state."""
+    the owner's tag, how many tokens were the prompt) and llama.cpp's sequence state."""
     header = json.dumps(
         {"key": key.digest, "model": key.model, "type_k": key.type_k, "type_v": key.type_v,
          "n_ctx": key.n_ctx, "n_stream": key.n_stream, "tokens": tokens, "n_bytes": len(state),
-         "sha256": hashlib.sha256(state).hexdigest(), "tag": tag}
+         "sha256": hashlib.sha256(state).hexdigest(), "tag": tag, "prompt_n": prompt_n}
     ).encode()
     return MAGIC + struct.pack("<Q", len(header)) + header + state
 
@@ -235,18 +242,21 @@ class KvStateStore:
         self.budget = budget_bytes() if budget is None else budget
         # headers already read, by file and its (size, inode): a prompt's lookup reads only new
         # files (every request of a server looks, in the decoding thread)
-        # per file: (size, inode), key digest, tokens, model file, K/V types, tag (read once a version)
-        self._known: dict[Path, tuple[tuple[int, int], str, list[int], str, str, str | None]] = {}
+        # per file: (size, inode), key digest, tokens, model file, K/V types, tag, prompt's tokens
+        # (read once a version)
+        self._known: dict[Path, tuple[tuple[int, int], str, list[int], str, str, str | None, int]] = {}
 
     def _path(self, key: StateKey, tokens: list[int]) -> Path:
         return self.folder / f"{key.digest}-{tokens_digest(tokens)[:24]}.kv"
 
-    def save(self, key: StateKey, tokens: list[int], state: StateBytes, tag: str | None = None) -> Path:
-        """Write a state; OSError (ENOSPC) where, older states evicted, its disk still has no
-        room for it beside what the cache leaves free for everything else (``keep_free``)."""
+    def save(self, key: StateKey, tokens: list[int], state: StateBytes, tag: str | None = None,
+             prompt_n: int = 0) -> Path:
+        """Write a state (``prompt_n``: how many of ``tokens`` were the prompt, the rest its
+        reply); OSError (ENOSPC) where, older states evicted, its disk still has no room for it
+        beside what the cache leaves free for everything else (``keep_free``)."""
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self._path(key, tokens)
-        data = encode_state(key, tokens, state, tag)
+        data = encode_state(key, tokens, state, tag, min(max(0, prompt_n), len(tokens)))
         self.remove_leftovers(LEFTOVER_AGE_S)  # first: they may be what fills the disk
         room = self.room()
         if len(data) > room:  # (not after evicting: one state too large emptied the cache for nothing)
@@ -254,18 +264,34 @@ class KvStateStore:
                                         f"holding {self.folder} is (nearly) full", str(path))
         evict_least_recent(self.folder, "*.kv", room - len(data))  # first: the room it needs
         write_bytes_atomic(path, data, private=True)
-        for older in self.entries(key):  # an earlier turn of the same conversation: superseded
-            if older.path != path and tokens[: len(older.tokens)] == older.tokens:
+        for older in self.entries(key):
+            if older.path != path and self.superseded(older, tokens, tag):
                 older.path.unlink(missing_ok=True)
         self.evict()
         return path
+
+    @staticmethod
+    def superseded(older: SavedState, tokens: list[int], tag: str | None) -> bool:
+        """Whether a state saved earlier for the same key can never be worth more than the one
+        just saved (``tokens``, ``tag``): it is the start of it (an earlier turn), or an earlier
+        state of the same conversation. A conversation that outgrew its context drops its
+        oldest messages, and a reply asked again or an edited message changes what follows:
+        its earlier states then no longer start what it sends, and each stayed on disk (tens
+        of MiB) until the budget pushed out other conversations' states instead. Nobody's state
+        (a summary's, a server's prompt) of the same prompt, with another reply, is superseded
+        too: a document summarized again added one more state of it each time."""
+        if tokens[: len(older.tokens)] == older.tokens:
+            return True
+        if older.tag is None and 0 < older.prompt_n and tokens[: older.prompt_n] == older.tokens[: older.prompt_n]:
+            return True
+        return tag is not None and tag != NOT_KEPT and same_conversation(older.tag, tag)
 
     def entries(self, key: StateKey | None = None) -> list[SavedState]:
         """Saved states (for ``key`` only when given); unreadable files are skipped."""
         out = []
         if not self.folder.is_dir():
             return out
-        known: dict[Path, tuple[tuple[int, int], str, list[int], str, str, str | None]] = {}
+        known: dict[Path, tuple[tuple[int, int], str, list[int], str, str, str | None, int]] = {}
         for path in self.folder.glob("*.kv"):
             if key is not None and not path.name.startswith(key.digest + "-"):
                 continue
@@ -278,11 +304,12 @@ class KvStateStore:
                     seen = (ident, str(header.get("key")), [int(t) for t in header["tokens"]],
                             str(header.get("model", "")).split(":", 1)[0],
                             f"{header.get('type_k', '?')}/{header.get('type_v', '?')}",
-                            header.get("tag") if isinstance(header.get("tag"), str) else None)
+                            header.get("tag") if isinstance(header.get("tag"), str) else None,
+                            _count(header.get("prompt_n")))
             except (KvStateError, OSError):
                 continue
             known[path] = seen
-            out.append(SavedState(path, seen[1], seen[2], st.st_size, st.st_mtime, seen[3], seen[4], seen[5]))
+            out.append(SavedState(path, seen[1], seen[2], st.st_size, st.st_mtime, seen[3], seen[4], seen[5], seen[6]))
         prefix = "" if key is None else key.digest + "-"  # what this look saw, removed files dropped
         self._known = {p: v for p, v in self._known.items() if not p.name.startswith(prefix)} | known
         return out

@@ -777,6 +777,7 @@ class Scheduler:
                     self._save_slot(slot)  # another conversation takes the slot: keep this one on disk
                 slot.restoring = self._start_restore(slot, action.keep) if reuse else None
             slot.tag = slot.req.tag if slot.req is not None else None  # its cells are the new request's now
+            slot.prompt_n = len(slot.req.prompt) if slot.req is not None else 0
             pending = slot.restoring
             if pending is not None and not pending.data.done() and self._others_have_work(slot):
                 continue  # the others decode while the file is read
@@ -870,12 +871,13 @@ class Scheduler:
         data = read_sequence(self.model, slot.seq)
         if self._writer is None:
             self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kv-writer")
-        self._writer.submit(self._write_state, store, tokens, data, slot.tag)
+        self._writer.submit(self._write_state, store, tokens, data, slot.tag, slot.prompt_n)
         return True
 
-    def _write_state(self, store: KvStateStore, tokens: list[int], data: StateBytes, tag: str | None) -> None:
+    def _write_state(self, store: KvStateStore, tokens: list[int], data: StateBytes, tag: str | None,
+                     prompt_n: int = 0) -> None:
         try:
-            store.save(self.state_key, tokens, data, tag)
+            store.save(self.state_key, tokens, data, tag, prompt_n)
         except OSError as err:  # a full disk costs only the speed-up: said once, not at every save
             if err.errno != self._save_problem:
                 log.warning("Could not save a KV state: %s", err.strerror or err)

@@ -94,6 +94,7 @@ class Slot:
     owner: str | None = None  # whose request it was given last (``admit``'s memory of turns)
     turn: int = 0  # when: admissions are numbered 1, 2, ... across the slots
     tag: str | None = None  # whose cells ``tokens`` are (the tag of the request that made them)
+    prompt_n: int = 0  # how many of ``tokens`` that request's prompt was (the rest its reply)
 
     @property
     def generating(self) -> bool:
