@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from conftest import table_only
 from rich.style import Style
-from tui_helpers import make_app, settle
+from textual_plotext import PlotextPlot
+from tui_helpers import make_app, settle, until
 
 from workstation.core.phrases import say
 from workstation.tui.app import WorkstationApp
@@ -40,8 +41,13 @@ async def test_f10_opens_the_sizing_screen_and_draws_both_charts(app: Workstatio
         assert "Sizing the workload" not in headline and ("tokens/s" in headline or "Nothing meets" in headline)
         assert screen.data is not None and screen.data["series"] and screen.data["memory"]
         assert all(len(s["values"]) == len(screen.data["people"]) for s in screen.data["series"])
+        plots = list(screen.query(PlotextPlot))
+        assert len(plots) == 2
         await pilot.press("escape")
         assert not isinstance(pilot.app.screen, SizingScreen)
+        # its two charts let go of the app's theme signal, which held them and all they drew
+        await until(pilot, lambda: not any(plot.is_running for plot in plots))
+        assert not [p for p in plots if p in pilot.app.theme_changed_signal._subscriptions]
 
 
 async def test_f9_draws_the_sizing_again_in_the_new_language(app: WorkstationApp) -> None:

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from textual.widgets import DataTable
+from textual.widgets._footer import FooterKey
 from tui_helpers import until
 
 from workstation.core.paths import data_dir
@@ -16,6 +17,7 @@ from workstation.core.usage import SHARED, UsageLog, UsageRecord
 from workstation.tui.app import WorkstationApp
 from workstation.tui.screens.usage import UsageScreen
 from workstation.tui.widgets.bar_chart import BarChart, bar, bar_lines
+from workstation.tui.widgets.screen_footer import ChatFooter
 
 
 def test_bars_scale_to_the_largest_value() -> None:
@@ -81,3 +83,14 @@ async def test_usage_screen_charts_days_and_people(tmp_path: Path) -> None:
         await pilot.press("f11")
         await until(pilot, lambda: isinstance(app.screen, UsageScreen) and app.screen.overview is not None)
         assert ("(kişisel anahtar yok)", 15) in app.screen.query_one("#usage-people", BarChart).rows
+        # each opening let go of what it drew: the closed screens' headers and footer keys were
+        # kept by the app's title and the chat footer's watchers (+0.6 MB an F11 in a long day)
+        for _ in range(4):
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is app.chat_screen)
+            await pilot.press("f11")
+            await until(pilot, lambda: isinstance(app.screen, UsageScreen))
+        kept = getattr(app, "__watchers")
+        assert len(kept["title"]) <= 2 and len(kept["sub_title"]) <= 2, kept  # the chat's header and this one's
+        chat_footer = app.chat_screen.query_one(ChatFooter)
+        assert len(getattr(chat_footer, "__watchers")["compact"]) <= len(chat_footer.query(FooterKey))
