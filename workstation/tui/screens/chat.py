@@ -429,9 +429,10 @@ class ChatScreen(AppScreen, Screen[None]):
 
     def set_editing_title(self, text: str) -> None:
         """Over the message box while it holds the last message being changed (Up)."""
-        if self.is_mounted:
-            self.query_one("#prompt", Input).border_title = text
-            self.query_one("#editor", TextArea).border_title = text
+        # (none while the app closes: a timer's redraw for another window's turn found the
+        # screen mounted and its box already gone, and ended the app on an error)
+        for box in [*self.query("#prompt").results(Input), *self.query("#editor").results(TextArea)]:
+            box.border_title = text
 
     def set_context_fill(self, text: str) -> None:
         """How full the context is, under the message box (the editor's too)."""
