@@ -51,6 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--status", action="store_true", help="only show the queue, run nothing")
     p.add_argument("--json", action="store_true", help="print the final queue state as JSON")
     p.add_argument("--max-tokens", type=int, help=MAX_TOKENS_HELP)
+    p.add_argument("--full-priority", action="store_true",
+                   help="run at normal priority, on a computer no one is using (by default a batch "
+                        "yields to the people using this one)")
     p.set_defaults(func=run)
 
 
@@ -112,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
 
     def on_event(ev: BatchEvent) -> None:
         if ev.kind == "start" and ev.counts is not None:
-            if profile.backend == "llama":  # a remote profile's work is on the server
+            if profile.backend == "llama" and not args.full_priority:  # (a remote profile's work is on the server)
                 _yield_to_people()  # once this run holds the folder (a refused run says one sentence)
             skipped = ev.detail.splitlines()
             if skipped:
