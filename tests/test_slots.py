@@ -13,6 +13,7 @@ from workstation.core.slots import (
     admit,
     choose_slot,
     common_prefix,
+    moved_runs,
     plan_step,
     settle_prefix,
 )
@@ -163,3 +164,20 @@ def test_a_request_for_a_busy_slot_waits_and_lets_others_pass() -> None:
     slots[1].req = None
     admitted, _ = admit(slots, waiting)
     assert [(s.seq, s.req) for s in admitted] == [(1, pinned)]
+
+
+def test_cells_found_again_further_on_are_moved_in_runs_and_short_ones_are_not() -> None:
+    """A conversation whose oldest messages were left out: its kept messages' cells are found
+    again (llama-server's cache reuse search), runs shorter than ``min_run`` are read again,
+    and the prompt's last token is always left to read (its logits start the reply)."""
+    sys_, old, kept, reply, new = [1] * 3, list(range(100, 140)), list(range(200, 280)), [7, 8], list(range(300, 310))
+    cached = sys_ + old + kept + reply
+    prompt = sys_ + kept + reply + new
+    assert moved_runs(cached, prompt, start=3, min_run=8) == [(43, 3, 82)]  # the kept messages and the reply
+    assert moved_runs(cached, prompt, start=3, min_run=83) == []  # too short a run to move
+    # a run that reaches the prompt's end leaves its last token to read
+    assert moved_runs(cached, sys_ + kept, start=3, min_run=8) == [(43, 3, 79)]
+    # two runs, back to back in the prompt: a gap in the cells between them is dropped
+    gap = [5] * 20
+    assert moved_runs(sys_ + old + kept[:40] + gap + kept[40:] + reply, prompt, start=3, min_run=8) == [
+        (43, 3, 40), (103, 43, 42)]

@@ -406,6 +406,15 @@ class LoadedModel:
     def seq_cp(self, src: int, dst: int, p0: int = -1, p1: int = -1) -> None:
         llama_cpp.llama_memory_seq_cp(self.mem, src, dst, p0, p1)
 
+    def seq_add(self, seq_id: int, p0: int, p1: int, delta: int) -> None:
+        """Move the cells at positions [p0, p1) by ``delta`` (their keys are rotated again)."""
+        llama_cpp.llama_memory_seq_add(self.mem, seq_id, p0, p1, delta)
+
+    @property
+    def can_shift(self) -> bool:
+        """Whether cells can be moved to other positions (not for M-RoPE or recurrent models)."""
+        return bool(llama_cpp.llama_memory_can_shift(self.mem))
+
     def seq_pos_max(self, seq_id: int) -> int:
         return int(llama_cpp.llama_memory_seq_pos_max(self.mem, seq_id))
 

@@ -92,6 +92,7 @@ from workstation.core.slots import (
     Slot,
     StepPlan,
     admit,
+    moved_runs,
     plan_step,
     queue_victim,
     settle_prefix,
@@ -772,10 +773,12 @@ class Scheduler:
             action = settle_prefix(slot, self.slots) if reuse else PrefixAction(slot, keep=0)
             if action is None:
                 continue  # a slot admitted earlier is prefilling the same prefix: wait for it
+            runs = self._runs_to_move(slot, action) if reuse else []
+            kept = action.keep + sum(n for _, _, n in runs)  # the cells this prompt reuses in memory
             if self.kv_store is not None and slot.restoring is None:
-                if len(slot.tokens) - action.keep >= MIN_RESTORE_TOKENS and len(slot.tokens) >= self.min_save_tokens:
+                if len(slot.tokens) - kept >= MIN_RESTORE_TOKENS and len(slot.tokens) >= self.min_save_tokens:
                     self._save_slot(slot)  # another conversation takes the slot: keep this one on disk
-                slot.restoring = self._start_restore(slot, action.keep) if reuse else None
+                slot.restoring = self._start_restore(slot, kept) if reuse else None
             slot.tag = slot.req.tag if slot.req is not None else None  # its cells are the new request's now
             slot.prompt_n = len(slot.req.prompt) if slot.req is not None else 0
             pending = slot.restoring
@@ -785,9 +788,11 @@ class Scheduler:
                 continue  # restoring now would overwrite the cells another slot is copying
             slot.restoring = None
             slot.fresh = False
-            restored = self._restore(slot, pending, action.keep) if pending is not None else 0
+            restored = self._restore(slot, pending, kept) if pending is not None else 0
             if restored:
                 pass  # the slot's cells are now a saved state's prefix, longer than any slot's
+            elif runs:
+                self._move_cells(slot, action.keep, runs)
             elif action.copy_from is not None:
                 # each sequence has its own KV stream: llama.cpp copies a whole stream (at the
                 # next decode), then the cells past the shared prefix are dropped
@@ -805,6 +810,27 @@ class Scheduler:
             slot.run.metrics.cache_n = len(slot.tokens)
             slot.run.metrics.restored_n = restored
             self.stats.cached_tokens_total += len(slot.tokens)
+
+    def _runs_to_move(self, slot: Slot, action: PrefixAction) -> list[tuple[int, int, int]]:
+        """The slot's own cells past the shared prefix that its prompt holds again nearer its
+        start (``moved_runs``: a conversation whose oldest messages were left out)."""
+        if action.copy_from is not None or slot.req is None or len(slot.tokens) <= action.keep:
+            return []
+        runs = moved_runs(slot.tokens, slot.req.prompt, action.keep)
+        return runs if runs and self.model.can_shift else []
+
+    def _move_cells(self, slot: Slot, keep: int, runs: list[tuple[int, int, int]]) -> None:
+        """Move ``runs`` of the slot's cells back to where its prompt has them (llama-server's
+        cache reuse), and drop every other cell past ``keep``."""
+        model, tokens = self.model, slot.tokens[:keep]
+        for head_c, head_p, n in runs:
+            if head_c > head_p:
+                model.seq_rm(slot.seq, head_p, head_c)
+                model.seq_add(slot.seq, head_c, head_c + n, head_p - head_c)
+            tokens += slot.tokens[head_c : head_c + n]
+        model.seq_rm(slot.seq, len(tokens), -1)
+        log.debug("moved %d cached tokens of slot %d in %d runs", len(tokens) - keep, slot.seq, len(runs))
+        slot.tokens = tokens
 
     def _others_have_work(self, slot: Slot) -> bool:
         return any(s is not slot and s.req is not None and not s.fresh for s in self.slots)

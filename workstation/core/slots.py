@@ -35,6 +35,7 @@ from workstation.core.events import CancelFlag, SchedulerEvent
 from workstation.core.profiles import Constraints, Sampling
 
 MIN_SHARED_WAIT = 16  # wait for another slot's prefill only when it would share this many tokens
+MIN_MOVED_RUN = 64  # cached cells found again further on in a prompt are moved there in runs this long
 
 
 @dataclass(frozen=True)
@@ -248,6 +249,32 @@ def settle_prefix(slot: Slot, slots: Sequence[Slot]) -> PrefixAction | None:
         if common_prefix(other.req.prompt, prompt, limit) >= n_src + MIN_SHARED_WAIT:
             return None
     return PrefixAction(slot, n_src, src)
+
+
+def moved_runs(cached: Sequence[int], prompt: Sequence[int], start: int,
+               min_run: int = MIN_MOVED_RUN) -> list[tuple[int, int, int]]:
+    """Runs of cached cells past a shared prefix of ``start`` tokens that the prompt holds again,
+    nearer its start: (where in the cells, where in the prompt, how many), the prompt's runs
+    back to back from ``start``. A conversation past its context leaves out its oldest messages:
+    the prompt then differs from the cells just after the instructions, and everything after
+    was read again (25.7 s before the first word, with 32 of 2,301 tokens from the cache). Its
+    cells are moved instead, as llama.cpp's context shift and llama-server's cache reuse
+    (``--cache-reuse``, with its search) do; like theirs, the moved cells were computed with
+    the left-out messages before them. At least one prompt token is left to read."""
+    runs: list[tuple[int, int, int]] = []
+    limit = len(prompt) - 1
+    head_c = head_p = start
+    while head_c < len(cached) and head_p < limit:
+        n = 0
+        while head_c + n < len(cached) and head_p + n < limit and cached[head_c + n] == prompt[head_p + n]:
+            n += 1
+        if n >= min_run:
+            runs.append((head_c, head_p, n))
+            head_c += n
+            head_p += n
+        else:
+            head_c += 1
+    return runs
 
 
 @dataclass
