@@ -1,10 +1,13 @@
-"""A conversation grown past the context, turn after turn: where each fit starts, now against
-before, measured side by side in one run on one engine.
+"""A conversation grown past the context, turn after turn: three ways of fitting it, measured
+side by side in one run.
 
 "now": the oldest messages go half the room at a time (llama.cpp's and Ollama's context
 shift), so the turns after a shift start at the same message and begin with the cells the turn
-before left. "before": as few messages are left out as make
-room, so the kept part begins a message later each turn and the whole prompt is read again.
+before left; at the turn of a shift the kept messages' cells are moved to where the prompt has
+them (llama-server's cache reuse), so only the new message is read. "unmoved": the same halves,
+the turn of a shift reading every kept message again (as until 6 December 2026). "before": as
+few messages are left out as make room, each turn reading the whole prompt again (the cells are
+not moved either: the comparison of the first version of this script).
 
 The conversation is the same both ways (each turn's reply is a fixed text; the model's own is
 dropped), the ways alternate turn by turn, each with its own engine state. Printed: prompt
@@ -46,16 +49,18 @@ def main() -> None:
         "<bench>",
     )
     sampling = Sampling(temperature=0.0, max_tokens=16, repeat_penalty=1.0)
-    engines = {way: Engine(profile) for way in ("now", "before")}
+    ways = ("now", "unmoved", "before")
+    engines = {way: Engine(profile) for way in ways}
     engines["before"].shift_by_half = False
+    for way in ("unmoved", "before"):
+        engines[way].core._runs_to_move = lambda slot, action: []  # type: ignore[method-assign]
     talk: list[dict[str, str]] = []
-    turns: dict[str, list[TurnMetrics]] = {"now": [], "before": []}
+    turns: dict[str, list[TurnMetrics]] = {way: [] for way in ways}
     overflowing = 0
     for i in range(args.turns):
         n, m = 4000 + 17 * i, 3 + i % 9
         talk.append({"role": "user", "content": QUESTION.format(i=i, n=n, m=m)})
-        order = ("now", "before") if i % 2 == 0 else ("before", "now")
-        for way in order:
+        for way in ways[i % 3:] + ways[: i % 3]:  # (each way first in turn)
             turn = engines[way].run_chat(list(talk), sampling)
             turns[way].append(turn.metrics)
         talk.append({"role": "assistant", "content": ANSWER.format(i=i, n=n, m=m)})
@@ -67,19 +72,27 @@ def main() -> None:
         sys.exit(f"The conversation never outgrew the context of {args.context}: give more --turns.")
     print(f"{args.model}, context {args.context}; the conversation outgrew it at turn {overflowing + 1} "
           f"of {args.turns}; figures of the turns from then on")
-    for way in ("now", "before"):
+    for way in ways:
         after = turns[way][overflowing:]
         print(f"{way:7} prompt tokens read per turn " + " ".join(f"{t.prompt_n:5d}" for t in after))
+        print(f"{'':7} TTFT ms per turn            " + " ".join(f"{t.ttft_ms:5.0f}" for t in after))
     rows = {}
-    for way in ("now", "before"):
+    for way in ways:
         after = turns[way][overflowing:]
         rows[way] = (statistics.median(t.ttft_ms for t in after), sum(t.prompt_n for t in after),
                      statistics.mean(t.left_out_n for t in after))
         print(f"{way:7} TTFT median {rows[way][0]:7.0f} ms   prompt tokens read {rows[way][1]:6d}   "
               f"messages left out {rows[way][2]:5.1f} on average")
-    print(f"now/before: TTFT {rows['now'][0] / rows['before'][0]:.2f}x, "
-          f"prompt tokens read {rows['now'][1] / rows['before'][1]:.2f}x, "
-          f"messages left out {rows['now'][2] / max(rows['before'][2], 1e-9):.2f}x")
+    for other in ("unmoved", "before"):
+        print(f"now/{other}: TTFT {rows['now'][0] / rows[other][0]:.2f}x, "
+              f"prompt tokens read {rows['now'][1] / rows[other][1]:.2f}x, "
+              f"messages left out {rows['now'][2] / max(rows[other][2], 1e-9):.2f}x")
+    shifts = [i for i, t in enumerate(turns["now"]) if i and t.left_out_n != turns["now"][i - 1].left_out_n]
+    for i in shifts:  # the turns that left more messages out: what moving the cells buys
+        now, unmoved = turns["now"][i], turns["unmoved"][i]
+        print(f"turn {i + 1} left out {now.left_out_n} messages: TTFT {now.ttft_ms:.0f} ms moved, "
+              f"{unmoved.ttft_ms:.0f} ms read again ({now.ttft_ms / unmoved.ttft_ms:.2f}x); "
+              f"read {now.prompt_n} and {unmoved.prompt_n} tokens")
 
 
 if __name__ == "__main__":
