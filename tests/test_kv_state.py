@@ -309,6 +309,30 @@ def test_the_budget_evicts_the_least_recently_used(tmp_path: Path) -> None:
     assert store.best(StateKey("other.gguf:1:1", "f16", "f16", 1024), [7, 8, 9, 10, 11], 2) is None
 
 
+def test_the_budget_drops_states_never_restored_before_reused_ones(tmp_path: Path) -> None:
+    """A server's one-off prompts (each person's own document, asked once) pushed out the
+    state of the document everybody asks about: plain least-recently-used order. A state
+    restored once (renamed *.reused.kv) now outlives newer ones never restored, and a
+    conversation's state keeps the plain order (its person comes back to it)."""
+    key = StateKey("m.gguf:1:1", "f16", "f16", 1024)
+    store = KvStateStore(tmp_path, budget=4000)  # three states
+    shared = store.save(key, [1, 2, 3], b"s" * 1000)
+    talk = store.save(key, [9, 9, 9], b"t" * 1000, tag="conversation:x:1:1.0")
+    (entry,) = [e for e in store.entries(key) if e.path == shared]
+    store.load(key, entry)
+    (kept,) = [e.path for e in store.entries(key) if e.tokens == [1, 2, 3]]
+    one_off = store.save(key, [4, 5, 6], b"x" * 1000)
+    for n, path in enumerate((kept, talk, one_off)):  # (last used in this order)
+        os.utime(path, (1000 + n, 1000 + n))
+    newer = store.save(key, [7, 8, 9], b"y" * 1000)  # over the budget: the never-restored one-off goes
+    assert not one_off.exists() and kept.exists() and talk.exists() and newer.exists()
+    assert kept.name.endswith(".reused.kv")
+    assert store.save(key, [1, 2, 3, 4], b"s" * 1000).name.endswith(".reused.kv")  # a longer turn of it too
+    # what serve counts as asked before: the prompts' first tokens, 16 at a time
+    assert store.seen_before(list(range(40))) == 0 and store.seen_before(list(range(40))) == 32
+    assert store.seen_before([*range(20), 7, 7, 7]) == 16
+
+
 def test_cells_saved_for_another_conversation_do_not_cover_this_ones(tmp_path: Path) -> None:
     """Cells a document's summary saved were taken as saved for the questions asked of it too,
     so deleting that conversation left its text's cells on disk (its own copy supersedes)."""
@@ -453,8 +477,16 @@ def test_serve_keeps_long_prompts_on_disk_for_other_slots_and_restarts(smollm2_p
 
     minutes, other = NOTE * 4, "Answer in one word."  # any other prompt takes the one slot
     with serve(prof, "--parallel", "1", data=data) as srv:
-        assert ask(srv.base_url, minutes, "Hiring?")["restored_n"] == 0
-        assert ask(srv.base_url, other, "Hiring?")["restored_n"] == 0  # takes the slot: minutes saved
+        first = ask(srv.base_url, minutes, "Hiring?")
+        assert first["restored_n"] == 0
+        assert ask(srv.base_url, other, "Hiring?")["restored_n"] == 0  # takes the slot
+        # a long prompt asked once is not written (it cost 22 KB a token, and a server of
+        # one-off documents spent its budget on them): the second request starting the same way is
+        assert not list((data / "kv-cache").glob("*.kv"))
+        assert ask(srv.base_url, minutes, "The budget?")["restored_n"] == 0
+        ask(srv.base_url, other, "Hiring?")  # takes the slot: the part the two had in common is saved
+        (state,) = KvStateStore(data / "kv-cache").entries()
+        assert 250 < len(state.tokens) < first["prompt_n"]  # (neither question, nor a reply)
         back = ask(srv.base_url, minutes, "And the printers?")
         assert back["restored_n"] > 250 and back["prompt_n"] < 30
     assert list((data / "kv-cache").glob("*.kv"))

@@ -107,10 +107,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="log level (default warning: problems only; info: a line a request, who, status and tokens)")
     p.add_argument(
         "--no-prompt-cache", action="store_true",
-        help="do not keep long prompts' KV cache on disk (by default a slot's cells of "
-             f"{PROMPT_CACHE_MIN_TOKENS}+ tokens are saved when another prompt takes the slot and "
-             "at shutdown, and restored for prompts that start the same way, also after a restart; "
-             "the folder's budget is WORKSTATION_KV_CACHE_MB, see workstation cache list)",
+        help="do not keep long prompts' KV cache on disk (by default, once a second request starts "
+             f"with the same {PROMPT_CACHE_MIN_TOKENS}+ tokens, that shared part is saved when another "
+             "prompt takes the slot and at shutdown, and restored for prompts that start the same way, "
+             "also after a restart; prompts asked once are not saved; the folder's budget is "
+             "WORKSTATION_KV_CACHE_MB, see workstation cache list)",
     )
     p.set_defaults(func=run)
 
@@ -158,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
         scheduler = Scheduler(
             profile, n_parallel=args.parallel, max_queue=args.queue,
             kv_store=None if args.no_prompt_cache else KvStateStore(),
-            min_save_tokens=PROMPT_CACHE_MIN_TOKENS,
+            min_save_tokens=PROMPT_CACHE_MIN_TOKENS, save_when_reused=True,
         )
     except BaseException:
         for sock in socks:

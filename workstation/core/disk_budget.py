@@ -7,6 +7,7 @@ Used by the KV states on disk (``kv_state.py``) and the KL-divergence reference 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from workstation.core.errors import WorkstationError
@@ -28,20 +29,21 @@ def budget_from_env(name: str, default_mb: int) -> int:
     return mb * 2**20
 
 
-def evict_least_recent(folder: Path, pattern: str, budget: int, keep: Path | None = None) -> list[Path]:
+def evict_least_recent(folder: Path, pattern: str, budget: int, keep: Path | None = None,
+                       first: Callable[[Path], bool] | None = None) -> list[Path]:
     """Remove the least recently used files matching ``pattern`` until those left fit in
-    ``budget`` bytes; ``keep`` (the file just written) stays even alone over it. The paths
-    removed."""
+    ``budget`` bytes; ``keep`` (the file just written) stays even alone over it; those ``first``
+    says go before all others (least recently used first among them). The paths removed."""
     files = []
     for path in folder.glob(pattern):
         try:
             st = path.stat()
         except OSError:
             continue
-        files.append((st.st_mtime, st.st_size, path))
-    total = sum(size for _, size, _ in files)
+        files.append((first is None or not first(path), st.st_mtime, st.st_size, path))
+    total = sum(size for _, _, size, _ in files)
     removed = []
-    for _, size, path in sorted(files):
+    for _, _, size, path in sorted(files):
         if total <= budget:
             break
         if path == keep:

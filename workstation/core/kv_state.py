@@ -14,11 +14,19 @@ count): those make up the ``StateKey``, and the exact tokens are stored with the
 sha256 of the state) and the state bytes; a file that is foreign, truncated, corrupt or made for
 another model is ignored with one warning in the log (logger "workstation.core.kv_state") and a normal prefill follows (never a
 crash, never a wrong answer). The folder keeps to a byte budget (``WORKSTATION_KV_CACHE_MB``,
-default 2048), evicting the least recently used files.
+default 2048), evicting the least recently used files, but states that nobody's cells are and
+that were never restored first (``expendable``): a file restored once is renamed ``*.reused.kv``.
+
+What is worth keeping: a conversation's cells always (its person comes back to it); a server's
+prompt only once a second request started the same way (``seen_before``: a shared system prompt,
+a document several people ask about), and then only the part they had in common. A server with
+many one-off long prompts (each person's own document, pasted once) wrote 22 KB a token for
+each, spent its budget on them and evicted the states that were reused.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import ctypes
 import errno
@@ -43,6 +51,9 @@ from workstation.core.paths import data_dir
 MAGIC = b"WORKSTATION-KV 1\n"
 DEFAULT_BUDGET_MB = 2048
 MIN_RESTORE_TOKENS = 64  # a restore must save at least this many tokens of prefill
+REUSED = ".reused.kv"  # the name's end of a state restored at least once (``load``)
+SEEN_BLOCK = 16  # prompts are remembered by the hashes of their prefixes, 16 tokens at a time
+SEEN_BLOCKS = 65536  # ... the most recent this many (1M tokens of prompts, about 10 MiB)
 LEFTOVER_AGE_S = 600.0  # a half-written state this old was left by a process that died
 
 
@@ -82,6 +93,7 @@ class SavedState:
     kv_types: str = ""  # "f16/f16"
     tag: str | None = None  # whose cells: a saved conversation (``conversation_tag``), or None
     prompt_n: int = 0  # how many of ``tokens`` were the prompt (the rest its reply); 0: not known
+    reused: bool = False  # restored at least once (or supersedes a state that was)
 
 
 NOT_KEPT = "not-kept"  # the tag of cells nobody comes back to (a long document's parts): never saved
@@ -245,9 +257,31 @@ class KvStateStore:
         # per file: (size, inode), key digest, tokens, model file, K/V types, tag, prompt's tokens
         # (read once a version)
         self._known: dict[Path, tuple[tuple[int, int], str, list[int], str, str, str | None, int]] = {}
+        # the prompts this process was asked (``seen_before``): hashes of their prefixes
+        self._seen: collections.OrderedDict[bytes, None] = collections.OrderedDict()
 
-    def _path(self, key: StateKey, tokens: list[int]) -> Path:
-        return self.folder / f"{key.digest}-{tokens_digest(tokens)[:24]}.kv"
+    def _path(self, key: StateKey, tokens: list[int], reused: bool = False) -> Path:
+        return self.folder / f"{key.digest}-{tokens_digest(tokens)[:24]}{REUSED if reused else '.kv'}"
+
+    def seen_before(self, prompt: list[int]) -> int:
+        """How many of ``prompt``'s first tokens an earlier prompt given here had too (a whole
+        number of 16-token blocks; 0: none), remembering this one. Nothing is written to disk:
+        a restart forgets them (the states saved stay)."""
+        h = hashlib.blake2b(digest_size=16)
+        shared, still = 0, True
+        seen = self._seen
+        for end in range(SEEN_BLOCK, len(prompt) + 1, SEEN_BLOCK):
+            h.update(struct.pack(f"<{SEEN_BLOCK}i", *prompt[end - SEEN_BLOCK:end]))
+            d = h.digest()
+            if still and d in seen:
+                shared = end
+            else:
+                still = False
+            seen[d] = None
+            seen.move_to_end(d)
+        while len(seen) > SEEN_BLOCKS:
+            seen.popitem(last=False)
+        return shared
 
     def save(self, key: StateKey, tokens: list[int], state: StateBytes, tag: str | None = None,
              prompt_n: int = 0) -> Path:
@@ -255,20 +289,31 @@ class KvStateStore:
         reply); OSError (ENOSPC) where, older states evicted, its disk still has no room for it
         beside what the cache leaves free for everything else (``keep_free``)."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        path = self._path(key, tokens)
+        older = [e for e in self.entries() if e.key_digest == key.digest and self.superseded(e, tokens, tag)]
+        # a later turn of a state that was restored (a conversation, a prompt asked again) is one too
+        path = self._path(key, tokens, reused=any(e.reused for e in older))
         data = encode_state(key, tokens, state, tag, min(max(0, prompt_n), len(tokens)))
         self.remove_leftovers(LEFTOVER_AGE_S)  # first: they may be what fills the disk
         room = self.room()
         if len(data) > room:  # (not after evicting: one state too large emptied the cache for nothing)
             raise OSError(errno.ENOSPC, f"no room for a saved state of {len(data) / 2**20:.1f} MiB: the disk "
                                         f"holding {self.folder} is (nearly) full", str(path))
-        evict_least_recent(self.folder, "*.kv", room - len(data))  # first: the room it needs
+        evict_least_recent(self.folder, "*.kv", room - len(data), first=self.expendable)  # the room it needs
         write_bytes_atomic(path, data, private=True)
-        for older in self.entries(key):
-            if older.path != path and self.superseded(older, tokens, tag):
-                older.path.unlink(missing_ok=True)
+        for entry in older:
+            if entry.path != path:
+                entry.path.unlink(missing_ok=True)
         self.evict()
         return path
+
+    def expendable(self, path: Path) -> bool:
+        """Whether the budget drops ``path`` before the others: a state nobody's cells are (no
+        conversation's) that was never restored. A conversation's state stays in the plain
+        least-recently-used order: its person comes back to it."""
+        if path.name.endswith(REUSED):
+            return False
+        seen = self._known.get(path)
+        return seen is None or seen[5] is None
 
     @staticmethod
     def superseded(older: SavedState, tokens: list[int], tag: str | None) -> bool:
@@ -309,7 +354,8 @@ class KvStateStore:
             except (KvStateError, OSError):
                 continue
             known[path] = seen
-            out.append(SavedState(path, seen[1], seen[2], st.st_size, st.st_mtime, seen[3], seen[4], seen[5], seen[6]))
+            out.append(SavedState(path, seen[1], seen[2], st.st_size, st.st_mtime, seen[3], seen[4], seen[5], seen[6],
+                                  path.name.endswith(REUSED)))
         prefix = "" if key is None else key.digest + "-"  # what this look saw, removed files dropped
         self._known = {p: v for p, v in self._known.items() if not p.name.startswith(prefix)} | known
         return out
@@ -381,10 +427,17 @@ class KvStateStore:
         return best
 
     def load(self, key: StateKey, entry: SavedState) -> bytearray:
-        """The state bytes, checked against the key, the byte count and the checksum."""
+        """The state bytes, checked against the key, the byte count and the checksum. A state
+        restored for the first time is renamed ``*.reused.kv``: the budget keeps it before
+        those never restored."""
         _, data = read_state_file(entry.path, key)
         with contextlib.suppress(OSError):  # evicted meanwhile: the bytes are read already
-            os.utime(entry.path)  # recently used: evicted last
+            path = entry.path
+            if not path.name.endswith(REUSED):
+                reused = path.with_name(path.name.removesuffix(".kv") + REUSED)
+                os.replace(path, reused)
+                path = reused
+            os.utime(path)  # recently used: evicted last
         return data
 
     def room(self) -> int:
@@ -402,9 +455,10 @@ class KvStateStore:
         return max(0, min(self.budget, cached + usage.free - keep_free(usage.total)))
 
     def evict(self) -> list[Path]:
-        """Remove the least recently used files until the folder fits the budget (and its disk
-        keeps its room)."""
-        return evict_least_recent(self.folder, "*.kv", self.room())
+        """Remove files until the folder fits the budget (and its disk keeps its room): the
+        ``expendable`` ones first, least recently used first among each."""
+        self.entries()  # (the headers of files written by others: whose they are)
+        return evict_least_recent(self.folder, "*.kv", self.room(), first=self.expendable)
 
     def clear(self) -> int:
         n = 0

@@ -173,6 +173,7 @@ class SlotRun:
     unpushed: int = 0  # reply tokens whose text has not reached ``thinking`` yet
     start_n: int = 0  # tokens pushed while it was not known yet whether a block opens
     emitted: bool = False  # a TokenDelta went out (time to first token)
+    seen_n: int = 0  # how many of the prompt's first tokens an earlier prompt had (``save_when_reused``)
 
 
 def _discard(req: Request) -> None:
@@ -218,6 +219,7 @@ class Scheduler:
         threaded: bool = True,
         kv_store: KvStateStore | None = None,
         min_save_tokens: int = MIN_RESTORE_TOKENS,
+        save_when_reused: bool = False,
     ) -> None:
         if profile.backend != "llama":
             raise EngineError(
@@ -284,6 +286,9 @@ class Scheduler:
         self.kv_store = kv_store
         self._save_problem: int | None = None  # the errno of the last save that failed (said once)
         self.min_save_tokens = max(MIN_RESTORE_TOKENS, min_save_tokens)
+        # serve: a prompt nobody's (no conversation_tag) is saved only as far as another request
+        # shared it (an earlier prompt, a saved state, a slot's cells); one-offs are never written
+        self.save_when_reused = save_when_reused
         self._writer: concurrent.futures.ThreadPoolExecutor | None = None
         self._forgotten: set[str] = set()  # tags of deleted conversations: their cells are never saved
         self._reader: concurrent.futures.ThreadPoolExecutor | None = None
@@ -598,6 +603,7 @@ class Scheduler:
             for slot in self.slots:
                 if slot.req is None and slot.tag is None and prompt and slot.tokens[: len(prompt)] == prompt:
                     slot.tag = tag
+                    slot.worth = None  # a conversation's cells: kept as a whole
                     n += 1
             return n
 
@@ -759,6 +765,8 @@ class Scheduler:
             thinking=ThinkingSplitter(self._opens_thinking(req)) if req.reasoning else None,
         )
         slot.last_used = now
+        if self.kv_store is not None and self.save_when_reused and req.tag is None:
+            slot.run.seen_n = self.kv_store.seen_before(req.prompt)
         if slot.spec is not None:
             slot.spec.begin_turn(sampler, req.prompt)
 
@@ -776,11 +784,15 @@ class Scheduler:
             runs = self._runs_to_move(slot, action) if reuse else []
             kept = action.keep + sum(n for _, _, n in runs)  # the cells this prompt reuses in memory
             if self.kv_store is not None and slot.restoring is None:
-                if len(slot.tokens) - kept >= MIN_RESTORE_TOKENS and len(slot.tokens) >= self.min_save_tokens:
-                    self._save_slot(slot)  # another conversation takes the slot: keep this one on disk
+                worth = self._worth(slot)
+                if (worth - kept >= MIN_RESTORE_TOKENS and worth >= self.min_save_tokens
+                        and (worth == len(slot.tokens) or slot.seq not in sources)):
+                    self._save_slot(slot, worth)  # another conversation takes the slot: keep this one on disk
                 slot.restoring = self._start_restore(slot, kept) if reuse else None
             slot.tag = slot.req.tag if slot.req is not None else None  # its cells are the new request's now
             slot.prompt_n = len(slot.req.prompt) if slot.req is not None else 0
+            slot.worth = (slot.run.seen_n if self.save_when_reused and slot.req is not None and slot.tag is None
+                          else None)
             pending = slot.restoring
             if pending is not None and not pending.data.done() and self._others_have_work(slot):
                 continue  # the others decode while the file is read
@@ -809,6 +821,8 @@ class Scheduler:
                 del slot.tokens[keep:]
             slot.run.metrics.cache_n = len(slot.tokens)
             slot.run.metrics.restored_n = restored
+            if slot.worth is not None:  # cells reused from a slot or a file: an earlier request's too
+                slot.worth = max(slot.worth, len(slot.tokens))
             self.stats.cached_tokens_total += len(slot.tokens)
 
     def _runs_to_move(self, slot: Slot, action: PrefixAction) -> list[tuple[int, int, int]]:
@@ -881,19 +895,29 @@ class Scheduler:
             return 0
         saved = 0
         for slot in self.slots:
-            if slot.req is None and len(slot.tokens) >= self.min_save_tokens:
-                saved += self._save_slot(slot)
+            worth = self._worth(slot)
+            if slot.req is None and worth >= self.min_save_tokens:
+                saved += self._save_slot(slot, worth)
         self._wait_for_writes()
         return saved
 
-    def _save_slot(self, slot: Slot) -> bool:
-        """Copy the slot's cells out and have the writer thread put them on disk (not when a
-        saved state holds them already)."""
+    @staticmethod
+    def _worth(slot: Slot) -> int:
+        """How many of the slot's cells are worth saving (``Slot.worth``)."""
+        return len(slot.tokens) if slot.worth is None else min(slot.worth, len(slot.tokens))
+
+    def _save_slot(self, slot: Slot, n: int) -> bool:
+        """Copy the slot's first ``n`` cells out (the rest dropped, the slot being left) and have
+        the writer thread put them on disk (not when a saved state holds them already)."""
         store = self.kv_store
         assert store is not None
-        tokens = list(slot.tokens)
+        tokens = slot.tokens[:n]
         if slot.tag == NOT_KEPT or slot.tag in self._forgotten or store.covers(self.state_key, tokens, slot.tag):
             return False
+        if n < len(slot.tokens):
+            if not self.model.seq_rm(slot.seq, n, -1):  # (a model whose cells cannot be cut: kept whole)
+                return False
+            del slot.tokens[n:]
         data = read_sequence(self.model, slot.seq)
         if self._writer is None:
             self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kv-writer")

@@ -157,6 +157,7 @@ class SlotFiles:
                 s.model.seq_rm(slot.seq, -1, -1)
                 raise SlotFileError(f"The slot file {path.name!r} holds other cells than its header says.", "filename")
             slot.tokens = list(tokens)
+            slot.worth = None  # restored on purpose: kept as a whole
 
         self._between_steps(load)
         return SlotResult(id_slot, path.name, len(tokens), n_read, (time.perf_counter() - t0) * 1000)

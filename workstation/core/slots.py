@@ -96,6 +96,7 @@ class Slot:
     turn: int = 0  # when: admissions are numbered 1, 2, ... across the slots
     tag: str | None = None  # whose cells ``tokens`` are (the tag of the request that made them)
     prompt_n: int = 0  # how many of ``tokens`` that request's prompt was (the rest its reply)
+    worth: int | None = None  # how many of ``tokens`` are worth saving (None: all; the scheduler's rule)
 
     @property
     def generating(self) -> bool:
