@@ -56,6 +56,7 @@ def main() -> None:
         engines[way].core._runs_to_move = lambda slot, action: []  # type: ignore[method-assign]
     talk: list[dict[str, str]] = []
     turns: dict[str, list[TurnMetrics]] = {way: [] for way in ways}
+    texts: dict[str, list[str]] = {way: [] for way in ways}  # each way's own reply (not kept in the talk)
     overflowing = 0
     for i in range(args.turns):
         n, m = 4000 + 17 * i, 3 + i % 9
@@ -63,6 +64,7 @@ def main() -> None:
         for way in ways[i % 3:] + ways[: i % 3]:  # (each way first in turn)
             turn = engines[way].run_chat(list(talk), sampling)
             turns[way].append(turn.metrics)
+            texts[way].append(turn.text)
         talk.append({"role": "assistant", "content": ANSWER.format(i=i, n=n, m=m)})
         if turns["now"][-1].left_out_n and not overflowing:
             overflowing = i
@@ -92,7 +94,10 @@ def main() -> None:
         now, unmoved = turns["now"][i], turns["unmoved"][i]
         print(f"turn {i + 1} left out {now.left_out_n} messages: TTFT {now.ttft_ms:.0f} ms moved, "
               f"{unmoved.ttft_ms:.0f} ms read again ({now.ttft_ms / unmoved.ttft_ms:.2f}x); "
-              f"read {now.prompt_n} and {unmoved.prompt_n} tokens")
+              f"read {now.prompt_n} and {unmoved.prompt_n} tokens; the same greedy reply: "
+              f"{'yes' if texts['now'][i] == texts['unmoved'][i] else 'no'}")
+        if texts["now"][i] != texts["unmoved"][i]:
+            print(f"    moved:      {texts['now'][i]!r}\n    read again: {texts['unmoved'][i]!r}")
 
 
 if __name__ == "__main__":
