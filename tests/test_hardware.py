@@ -144,3 +144,25 @@ def test_hw_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPa
     first, second = data["gpus"]
     assert first["vram_used"] == 1 * GIB and first["bandwidth_gbps"] == 504
     assert second["vram_free"] == 16 * GIB and second["bandwidth_gbps"] == 320  # free defaults to all of it
+
+
+def test_a_cgroup_v1_memory_limit_is_read(tmp_path: Path) -> None:
+    """Under cgroup v1 (Docker on Ubuntu 20.04, RHEL 8) only v2's memory.max was read: `fit` said
+    a 128K context runs under a 2 GB limit, and the kernel killed the load with no word."""
+    def group(path: Path, limit: int, used: int, inactive: int) -> None:
+        path.mkdir(parents=True)
+        (path / "memory.limit_in_bytes").write_text(f"{limit}\n")
+        (path / "memory.usage_in_bytes").write_text(f"{used}\n")
+        (path / "memory.stat").write_text(f"cache 5\ninactive_file 1\ntotal_inactive_file {inactive}\n")
+
+    v1 = tmp_path / "memory"
+    group(v1, 9223372036854771712, 9 * GIB, 0)  # the root: no limit
+    group(v1 / "office", 3 * GIB, 2 * GIB, GIB // 2)  # a limit above the process's own group
+    group(v1 / "office" / "app", 4 * GIB, GIB, 0)
+    own = "12:pids:/office/app\n4:memory:/office/app\n0::/\n"
+    assert hardware.cgroup_memory_left(tmp_path, own) == 3 * GIB - (2 * GIB - GIB // 2)
+    # a container sees its own group at the root (the host's path in /proc/self/cgroup is not there)
+    (v1 / "memory.limit_in_bytes").write_text(f"{2 * GIB}\n")
+    (v1 / "memory.usage_in_bytes").write_text(f"{GIB}\n")
+    assert hardware.cgroup_memory_left(tmp_path, "4:memory:/docker/0123abcd\n") == GIB
+    assert hardware.cgroup_memory_left(tmp_path / "none", own) is None  # no cgroup: no limit

@@ -29,6 +29,13 @@ ENGLISH: dict[str, str] = {
     "fit.too_big": ("does not fit: needs {need} GB, this machine has {have} GB free for it (what is free, "
                     "less {reserve} GB kept for the system and other programs)"),
     "fit.context_hint": "; the {context}-token context alone takes {kv} GB: try a smaller context or q8_0 K/V",
+    "fit.context_hint_fits": ("; the {context}-token context alone takes {kv} GB: a context of {fits} tokens "
+                              "fits here"),
+    "fit.context_hint_q8": "; the {context}-token context alone takes {kv} GB: with q8_0 K/V {q8} tokens fit here",
+    "fit.context_hint_both": ("; the {context}-token context alone takes {kv} GB: a context of {fits} tokens "
+                              "fits here, or {q8} with q8_0 K/V"),
+    "fit.too_big_limit": ("does not fit: needs {need} GB, and the memory limit this program runs under "
+                          "leaves {have} GB for it"),
     "fit.gpu": "fits entirely on the {where}: {used} of {total} GB",
     "fit.partial": ("{layers} of {n_layer} layers on the {where} ({used} of {total} GB), "
                     "the rest on the CPU: it runs, more slowly"),
