@@ -263,6 +263,11 @@ ENGLISH: dict[str, str] = {
     "pull.offline": ("The download failed: {host} cannot be reached from this PC (no network, or the name "
                      "cannot be looked up). Check the connection and try again."),
     "pull.failed": "The download of {url} failed: {reason}.",
+    "pull.no_room": ("There is no room for {name} ({size}): the disk holding {folder} has {free} free, and "
+                     "{keep} of it stays free for your conversations and the system; free {need} (or set "
+                     "WORKSTATION_MODELS to a folder on a larger disk), then download it again."),
+    "pull.disk_full": ("The download of {name} stopped: the disk holding {folder} is full. The part downloaded "
+                       "was removed, so the disk has its room back; free at least {need}, then download it again."),
     "pull.bad_sha256": "The download of {name} has sha256 {got}…, expected {expected}…; the damaged file was removed.",
     "pull.not_a_model": "The download of {name} is not a usable model ({why}); it was removed.",
     # a profile's model file (catalog.missing_model_error)
