@@ -4,6 +4,8 @@ here: this machine has no GPU), the real NVML where it is installed, and the hw 
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 import types
 from pathlib import Path
@@ -144,6 +146,17 @@ def test_hw_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPa
     first, second = data["gpus"]
     assert first["vram_used"] == 1 * GIB and first["bandwidth_gbps"] == 504
     assert second["vram_free"] == 16 * GIB and second["bandwidth_gbps"] == 320  # free defaults to all of it
+    assert data["memory_limit_left"] is None or data["memory_limit_left"] >= 0
+    # under a memory limit (ulimit -v here), what it leaves is said beside the machine's free memory
+    import resource
+    import subprocess
+
+    limited = subprocess.run(
+        [sys.executable, "-m", "workstation.cli", "hw"], capture_output=True, text=True, timeout=60,
+        cwd=Path(__file__).parent.parent, env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)},
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (3 * GIB, resource.RLIM_INFINITY)))
+    assert limited.returncode == 0 and re.search(r"free of [\d.]+ GB \(a memory limit leaves this program "
+                                                 r"[\d.]+ [GM]B\)", limited.stdout), limited.stdout + limited.stderr
 
 
 def test_a_cgroup_v1_memory_limit_is_read(tmp_path: Path) -> None:
