@@ -212,13 +212,15 @@ class DroppingServer:
 class FileServer:
     """Files under ``root`` over HTTP on 127.0.0.1, with Range requests (each recorded in
     ``ranges``); ``cut`` hangs up after that many bytes of the next body, ``lying_range``
-    answers a Range request with bytes from the start."""
+    answers a Range request with bytes from the start, ``claimed`` announces that size (a file
+    larger than the disk) for the next body and hangs up after what there is."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.ranges: list[str | None] = []
         self.cut: int | None = None  # send only this many bytes of the next body, then hang up
         self.lying_range = False  # answer a Range request with bytes from the start
+        self.claimed: int | None = None  # the Content-Length the next body announces
         owner = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -241,8 +243,11 @@ class FileServer:
                 else:
                     self.send_response(200)
                 body = data[start:]
-                self.send_header("Content-Length", str(len(body)))
+                claimed, owner.claimed = owner.claimed, None
+                self.send_header("Content-Length", str(claimed if claimed is not None else len(body)))
                 self.end_headers()
+                if claimed is not None:
+                    self.close_connection = True
                 if owner.cut is not None:
                     body, owner.cut = body[: owner.cut], None
                     self.close_connection = True

@@ -245,8 +245,13 @@ def test_chat_says_what_profiles_check_notes_once_it_loads(
 
 def test_a_memory_limit_is_planned_for_and_named_when_it_bites(tmp_path: Path, smollm2_path: Path) -> None:
     """Under `ulimit -v` (a container's memory limit) `fit` read the machine's free memory and
-    said a 32K context runs; loading it then said only "failed to allocate buffer for kv cache"."""
+    said a 32K context runs; loading it then said only "failed to allocate buffer for kv cache".
+    The load was let through while it fitted the limit plus the 1 GB kept for other programs
+    (not within a limit: under a cgroup the kernel killed it, with no word but "Killed"), and
+    the advice named no context that fits."""
     import resource
+
+    from workstation.core.hardware import gpus
 
     prof = _profile_file(tmp_path, max_tokens=2, context=32768)
 
@@ -258,9 +263,18 @@ def test_a_memory_limit_is_planned_for_and_named_when_it_bites(tmp_path: Path, s
 
     planned = run("fit", "-p", str(prof), "--json")
     assert json.loads(planned.stdout)["fits"] is False, planned.stdout + planned.stderr
-    loaded = run("chat", "-p", str(prof), "Hi")
-    assert loaded.returncode == 1 and "There was not enough memory for it (this PC's, or the limit this program " \
-        "runs under)" in loaded.stderr, loaded.stderr
+    said = json.loads(planned.stdout)["verdict"]
+    assert "the memory limit this program runs under leaves 0." in said and "a context of " in said \
+        and "tokens fits here" in said and "kept for the system" not in said, said
+    refused = run("chat", "-p", str(prof), "Hi")  # before loading: the plan's sentence
+    assert refused.returncode == 1 and "was not loaded; it does not fit" in refused.stderr, refused.stderr
+    # what the plan cannot see (GPU layers asked for, no GPU seen) is loaded, and the failure named
+    unseen = write_profile_file(tmp_path / "gpu-profile.yaml", context=32768, threads=1, gpu_layers=1,
+                                sampling={"max_tokens": 2})
+    loaded = run("chat", "-p", str(unseen), "Hi")
+    expected = "was not loaded; it does not fit" if gpus() else \
+        "There was not enough memory for it (this PC's, or the limit this program runs under)"
+    assert loaded.returncode == 1 and expected in loaded.stderr, loaded.stderr
 
 
 def test_ctrl_c_in_chat_keeps_what_arrived(tmp_path: Path, smollm2_path: Path) -> None:

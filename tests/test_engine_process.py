@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import multiprocessing as mp
 import signal
@@ -130,6 +131,19 @@ def test_an_engine_killed_by_the_system_is_said_so(smollm2_path: Path) -> None:
         with pytest.raises(EngineError, match=r"exit code -9\) \(it was killed: most often the system does that "
                                               r"when memory runs out\); load the profile again\.$"):
             list(proc.stream_chat([{"role": "user", "content": "Hi"}]))
+    # killed while loading: "load the profile again" had it killed again; what to change is said
+    import psutil
+
+    def kill_the_engine(_fraction: float) -> None:
+        for child in psutil.Process().children():  # the engine's (spawned), not the resource tracker
+            with contextlib.suppress(psutil.Error):
+                if "spawn_main" in " ".join(child.cmdline()):
+                    child.kill()
+
+    with pytest.raises(EngineError, match=r"it was killed: most often the system does that when memory runs out\); "
+                                          r"it was loading the model, so close other programs, or choose a smaller "
+                                          r"context, q8_0 K/V or a smaller model"):
+        EngineProcess(make_profile(sampling={"max_tokens": 4}), progress=kill_the_engine).close()
 
 
 def test_an_engine_that_crashes_loading_onto_a_gpu_says_so_and_the_app_loads_it_on_the_cpu(smollm2_path: Path) -> None:

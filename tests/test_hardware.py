@@ -4,6 +4,8 @@ here: this machine has no GPU), the real NVML where it is installed, and the hw 
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 import types
 from pathlib import Path
@@ -144,3 +146,36 @@ def test_hw_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPa
     first, second = data["gpus"]
     assert first["vram_used"] == 1 * GIB and first["bandwidth_gbps"] == 504
     assert second["vram_free"] == 16 * GIB and second["bandwidth_gbps"] == 320  # free defaults to all of it
+    assert data["memory_limit_left"] is None or data["memory_limit_left"] >= 0
+    # under a memory limit (ulimit -v here), what it leaves is said beside the machine's free memory
+    import resource
+    import subprocess
+
+    limited = subprocess.run(
+        [sys.executable, "-m", "workstation.cli", "hw"], capture_output=True, text=True, timeout=60,
+        cwd=Path(__file__).parent.parent, env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)},
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (3 * GIB, resource.RLIM_INFINITY)))
+    assert limited.returncode == 0 and re.search(r"free of [\d.]+ GB \(a memory limit leaves this program "
+                                                 r"[\d.]+ [GM]B\)", limited.stdout), limited.stdout + limited.stderr
+
+
+def test_a_cgroup_v1_memory_limit_is_read(tmp_path: Path) -> None:
+    """Under cgroup v1 (Docker on Ubuntu 20.04, RHEL 8) only v2's memory.max was read: `fit` said
+    a 128K context runs under a 2 GB limit, and the kernel killed the load with no word."""
+    def group(path: Path, limit: int, used: int, inactive: int) -> None:
+        path.mkdir(parents=True)
+        (path / "memory.limit_in_bytes").write_text(f"{limit}\n")
+        (path / "memory.usage_in_bytes").write_text(f"{used}\n")
+        (path / "memory.stat").write_text(f"cache 5\ninactive_file 1\ntotal_inactive_file {inactive}\n")
+
+    v1 = tmp_path / "memory"
+    group(v1, 9223372036854771712, 9 * GIB, 0)  # the root: no limit
+    group(v1 / "office", 3 * GIB, 2 * GIB, GIB // 2)  # a limit above the process's own group
+    group(v1 / "office" / "app", 4 * GIB, GIB, 0)
+    own = "12:pids:/office/app\n4:memory:/office/app\n0::/\n"
+    assert hardware.cgroup_memory_left(tmp_path, own) == 3 * GIB - (2 * GIB - GIB // 2)
+    # a container sees its own group at the root (the host's path in /proc/self/cgroup is not there)
+    (v1 / "memory.limit_in_bytes").write_text(f"{2 * GIB}\n")
+    (v1 / "memory.usage_in_bytes").write_text(f"{GIB}\n")
+    assert hardware.cgroup_memory_left(tmp_path, "4:memory:/docker/0123abcd\n") == GIB
+    assert hardware.cgroup_memory_left(tmp_path / "none", own) is None  # no cgroup: no limit

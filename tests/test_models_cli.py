@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -221,6 +222,14 @@ def test_pull_sha256_mismatch_removes_the_file(
     # a text file served as .gguf: refused and removed too
     assert main(["models", "pull", f"{server.url}/notes.gguf"]) == 1
     assert "not a usable model" in capsys.readouterr().err
+    assert list(models_home.iterdir()) == []
+    # a model larger than the disk's free space: refused before a byte is written (a pull filled
+    # the disk to its last byte, and the conversations could no longer be saved)
+    server.claimed = shutil.disk_usage(models_home).free + 10**12
+    assert main(["models", "pull", f"{server.url}/tiny.gguf"]) == 1
+    err = capsys.readouterr().err
+    assert "There is no room for tiny.gguf (" in err and "stays free for your conversations and the system; free " \
+        in err and "Traceback" not in err, err
     assert list(models_home.iterdir()) == []
     # 404 and unknown names
     assert main(["models", "pull", f"{server.url}/missing.gguf"]) == 1

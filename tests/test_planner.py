@@ -207,6 +207,19 @@ def test_does_not_fit_anywhere() -> None:
                     r"1\.0 GB kept for the system and other programs\)", p.verdict), p.verdict
 
 
+def test_a_context_too_large_names_the_ones_that_fit() -> None:
+    """"try a smaller context or q8_0 K/V" left the user guessing which: the hint names the
+    largest context that fits this memory, and the one q8_0 K/V holds where that is more."""
+    info, mem = llama3_8b(), dict(ram_available=12 * GIB, ram_total=16 * GIB)
+    p = plan(info, context=131072, gpus=[], **mem)
+    m = re.search(r"a context of ([\d,]+) tokens fits here, or ([\d,]+) with q8_0 K/V$", p.verdict)
+    assert not p.fits and m, p.verdict
+    fits, q8 = (int(x.replace(",", "")) for x in m.groups())
+    assert plan(info, context=fits, gpus=[], **mem).fits and not plan(info, context=2 * fits, gpus=[], **mem).fits
+    q8_0 = dict(type_k="q8_0", type_v="q8_0", gpus=[], **mem)
+    assert q8 > fits and plan(info, context=q8, **q8_0).fits and not plan(info, context=2 * q8, **q8_0).fits
+
+
 def test_more_vram_never_means_fewer_layers() -> None:
     info = llama3_8b()
     layers = [

@@ -886,6 +886,16 @@ def test_a_model_not_downloaded_is_said_with_the_apps_own_keys() -> None:
     assert f"(yaklaşık {gb.replace('.', ',')} GB)" in Texts("tr").error(err)  # it said 4.9 in Turkish
 
 
+def test_a_language_that_cannot_be_saved_says_so(tmp_path: Path) -> None:
+    """F9 on a full disk: the choice was dropped without a word and gone at the next start."""
+    from workstation.tui.settings import load_settings, save_language
+
+    assert save_language("tr", tmp_path / "settings.yaml") is True
+    assert load_settings(tmp_path / "settings.yaml").language == "tr"
+    (tmp_path / "a-file").write_text("")
+    assert save_language("tr", tmp_path / "a-file" / "settings.yaml") is False  # the folder cannot hold it
+
+
 def test_locales_have_the_same_keys() -> None:
     root = Path(__file__).parent.parent / "workstation" / "tui" / "locales"
     en = yaml.safe_load((root / "en.yaml").read_text(encoding="utf-8"))

@@ -17,14 +17,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     rep = hardware.report()
+    # what a memory limit (ulimit -v, a container's cgroup) leaves this program: the machine's
+    # free memory alone said 22 GB under a 2 GB limit, where fit plans with the limit's room
+    limit = hardware.memory_left_under_limits()
     if args.json:
-        print_json(rep.to_dict())
+        print_json({**rep.to_dict(), "memory_limit_left": limit})
         return 0
     c, m = rep.cpu, rep.memory
     print(f"CPU:    {c.model} ({c.physical_cores} cores, {c.logical_cores} threads, {c.architecture})")
     print(f"        features: {' '.join(c.flags) or 'none detected'}")
-    print(f"Memory: {human_bytes(m.available)} free of {human_bytes(m.total)}; decode bandwidth about "
-          f"{rep.cpu_bandwidth_gbps:.0f} GB/s (estimate)")
+    print(f"Memory: {human_bytes(m.available)} free of {human_bytes(m.total)}"
+          + (f" (a memory limit leaves this program {human_bytes(limit)})" if limit is not None else "")
+          + f"; decode bandwidth about {rep.cpu_bandwidth_gbps:.0f} GB/s (estimate)")
     if not rep.gpus:
         print("GPUs:   none found (no NVIDIA GPU or driver); models run on the CPU")
     for g in rep.gpus:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import errno
 import filecmp
 import functools
 import hashlib
@@ -893,10 +894,13 @@ def _fetch(
         else:
             mode, have = "wb", 0
             total = int(length) if length else None
+            _check_room(part, dest_name(part), total)  # (before anything is written beside it)
             about.write({
                 "url": url, "etag": resp.headers.get("ETag"),
                 "last_modified": resp.headers.get("Last-Modified"), "total": total,
             })
+        if mode == "ab":
+            _check_room(part, dest_name(part), (total - have) if total is not None else None)
         done = have
         try:
             with part.open(mode) as out:
@@ -911,6 +915,12 @@ def _fetch(
                 out.flush()
                 os.fsync(out.fileno())
         except OSError as err:
+            if err.errno == errno.ENOSPC:  # the disk filled meanwhile: its room given back
+                part.unlink(missing_ok=True)
+                about.remove()
+                raise WorkstationError(said=[("pull.disk_full", {
+                    "name": dest_name(part), "folder": str(part.parent),
+                    "need": file_size_text(total - done) if total is not None else "?"})]) from None
             raise WorkstationError(
                 f"The download of {url} stopped at {done:,} bytes ({err}); run the same command again to resume."
             ) from None
@@ -919,6 +929,32 @@ def _fetch(
                 f"The download of {url} stopped at {done:,} of {total:,} bytes; run the same command again to resume."
             )
     return True
+
+
+def dest_name(part: Path) -> str:
+    """The model file a download's ``.NAME.part`` file becomes."""
+    return part.name.removeprefix(".").removesuffix(".part")
+
+
+def _check_room(part: Path, name: str, remaining: int | None) -> None:
+    """Refuse a download the disk has no room for, before it writes (``remaining``: the bytes
+    still to come, where the server says): a 92 MB model pulled with 12 MB free filled the disk
+    to its last byte, the conversations could no longer be saved, and the sentence said "run
+    the same command again to resume". What the KV cache leaves free is left free here too."""
+    from workstation.core.kv_state import keep_free
+
+    if remaining is None:
+        return
+    try:
+        usage = shutil.disk_usage(part.parent)
+    except OSError:
+        return
+    keep = keep_free(usage.total)
+    if remaining + keep > usage.free:
+        raise WorkstationError(said=[("pull.no_room", {
+            "name": name, "size": file_size_text(remaining), "folder": str(part.parent),
+            "free": file_size_text(usage.free) if usage.free else "0 B", "keep": file_size_text(keep),
+            "need": file_size_text(remaining + keep - usage.free)})])
 
 
 def close_catalog_names(ref: str) -> list[str]:

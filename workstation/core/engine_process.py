@@ -329,6 +329,9 @@ class EngineProcess:
         killed = (" (it was killed: most often the system does that when memory runs out)"
                   if code == -9 and not self._killed_here else "")
         again = "load the profile again."
+        if killed and self._info is None:  # while loading: loaded again as it is, it is killed again
+            again = ("it was loading the model, so close other programs, or choose a smaller context, q8_0 K/V or "
+                     "a smaller model ('fit' says what fits), then load it again.")
         if code is not None and -code in _CRASHES:
             # a fault inside llama.cpp (the first GPU run: every load with layers on the GPU)
             on_gpu = self._on_gpu() and -code in _GPU_FAULTS

@@ -309,8 +309,8 @@ class MemoryInfo:
 
 def memory_left_under_limits() -> int | None:
     """Bytes this process may still take under the limits it runs under, None without one:
-    ``ulimit -v`` (RLIMIT_AS, less what it maps now) and a container's cgroup v2 ``memory.max``
-    (less what the group uses). The plan read the machine's free memory alone: under a 2 GB
+    ``ulimit -v`` (RLIMIT_AS, less what it maps now) and a container's cgroup memory limit
+    (``cgroup_memory_left``). The plan read the machine's free memory alone: under a 2 GB
     limit ``fit`` said a 128K context runs, and loading it failed with llama.cpp's words."""
     import resource
 
@@ -319,18 +319,69 @@ def memory_left_under_limits() -> int | None:
     if soft != resource.RLIM_INFINITY:
         with contextlib.suppress(psutil.Error):
             left.append(max(0, soft - psutil.Process().memory_info().vms))
-    try:
-        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+    group = cgroup_memory_left()
+    if group is not None:
+        left.append(group)
+    return min(left) if left else None
+
+
+_NO_LIMIT = 2**60  # cgroup v1 writes "no limit" as the largest page count (9223372036854771712)
+
+
+def _own_cgroup_v1(proc_cgroup: str) -> str:
+    """This process's group in cgroup v1's memory hierarchy ("/" where /proc/self/cgroup names none)."""
+    for line in proc_cgroup.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) == 3 and "memory" in parts[1].split(","):
+            return parts[2] or "/"
+    return "/"
+
+
+def cgroup_memory_left(root: Path = Path("/sys/fs/cgroup"), proc_cgroup: str | None = None) -> int | None:
+    """Bytes the memory cgroup (v2 ``memory.max``, or v1 ``memory.limit_in_bytes``, this process's
+    group and those above it) still lets this process's group take, None without a limit. The
+    page cache the kernel gives back first is not counted as used (a model file just read or
+    pulled is charged to the group, and stays so after the process ends). cgroup v1 (Docker on
+    Ubuntu 20.04, RHEL 8, WSL2's default): its limit was not read, ``fit`` said a 128K context
+    runs under a 2 GB limit, and the kernel killed the load with no word but "Killed"."""
+    def read(path: Path) -> str:
+        return path.read_text().strip()
+
+    def stat(path: Path, key: str) -> int:
+        for line in read(path).splitlines():
+            name, _, value = line.partition(" ")
+            if name == key:
+                return int(value)
+        return 0
+
+    left: list[int] = []
+    try:  # v2: the group is mounted at the root (a container's own namespace)
+        limit = read(root / "memory.max")
         if limit != "max":
-            used = int(Path("/sys/fs/cgroup/memory.current").read_text())
-            # less the page cache the kernel gives back first (a model file just read or pulled
-            # is charged to the group, and stays so after the process ends)
-            stat = dict(line.split() for line in Path("/sys/fs/cgroup/memory.stat").read_text().splitlines()
-                        if line.count(" ") == 1)
-            used -= int(stat.get("inactive_file", 0))
+            used = int(read(root / "memory.current")) - stat(root / "memory.stat", "inactive_file")
             left.append(max(0, int(limit) - used))
     except (OSError, ValueError):
         pass
+    v1 = root / "memory"
+    if (v1 / "memory.limit_in_bytes").exists():
+        if proc_cgroup is None:
+            try:
+                proc_cgroup = Path("/proc/self/cgroup").read_text()
+            except OSError:
+                proc_cgroup = ""
+        # the own group and every one above it (a container sees its own at the root, and the
+        # host's path in /proc/self/cgroup does not exist there: the root alone is read)
+        parts = [p for p in _own_cgroup_v1(proc_cgroup).split("/") if p]
+        groups = {v1.joinpath(*parts[:n]) for n in range(len(parts) + 1)}
+        for group in groups:
+            try:
+                limit_v1 = int(read(group / "memory.limit_in_bytes"))
+                if limit_v1 >= _NO_LIMIT:
+                    continue
+                used = int(read(group / "memory.usage_in_bytes")) - stat(group / "memory.stat", "total_inactive_file")
+                left.append(max(0, limit_v1 - used))
+            except (OSError, ValueError):
+                continue
     return min(left) if left else None
 
 

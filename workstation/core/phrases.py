@@ -29,6 +29,13 @@ ENGLISH: dict[str, str] = {
     "fit.too_big": ("does not fit: needs {need} GB, this machine has {have} GB free for it (what is free, "
                     "less {reserve} GB kept for the system and other programs)"),
     "fit.context_hint": "; the {context}-token context alone takes {kv} GB: try a smaller context or q8_0 K/V",
+    "fit.context_hint_fits": ("; the {context}-token context alone takes {kv} GB: a context of {fits} tokens "
+                              "fits here"),
+    "fit.context_hint_q8": "; the {context}-token context alone takes {kv} GB: with q8_0 K/V {q8} tokens fit here",
+    "fit.context_hint_both": ("; the {context}-token context alone takes {kv} GB: a context of {fits} tokens "
+                              "fits here, or {q8} with q8_0 K/V"),
+    "fit.too_big_limit": ("does not fit: needs {need} GB, and the memory limit this program runs under "
+                          "leaves {have} GB for it"),
     "fit.gpu": "fits entirely on the {where}: {used} of {total} GB",
     "fit.partial": ("{layers} of {n_layer} layers on the {where} ({used} of {total} GB), "
                     "the rest on the CPU: it runs, more slowly"),
@@ -256,6 +263,11 @@ ENGLISH: dict[str, str] = {
     "pull.offline": ("The download failed: {host} cannot be reached from this PC (no network, or the name "
                      "cannot be looked up). Check the connection and try again."),
     "pull.failed": "The download of {url} failed: {reason}.",
+    "pull.no_room": ("There is no room for {name} ({size}): the disk holding {folder} has {free} free, and "
+                     "{keep} of it stays free for your conversations and the system; free {need} (or set "
+                     "WORKSTATION_MODELS to a folder on a larger disk), then download it again."),
+    "pull.disk_full": ("The download of {name} stopped: the disk holding {folder} is full. The part downloaded "
+                       "was removed, so the disk has its room back; free at least {need}, then download it again."),
     "pull.bad_sha256": "The download of {name} has sha256 {got}…, expected {expected}…; the damaged file was removed.",
     "pull.not_a_model": "The download of {name} is not a usable model ({why}); it was removed.",
     # a profile's model file (catalog.missing_model_error)

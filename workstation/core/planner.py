@@ -20,6 +20,7 @@ src/llama-context.cpp, llama-kv-cache.cpp and llama-kv-cache-iswa.cpp):
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -213,6 +214,9 @@ class MemoryPlan:
     draft: dict[str, Any] | None = None  # the draft model's share (already in the totals above)
     repack_bytes: int = 0  # repacked copies of CPU-resident weights (in total_bytes, not weights_bytes)
     verdict_phrases: list[Phrase] = field(default_factory=list)  # the verdict, to be translated
+    # what a memory limit (ulimit -v, a cgroup) leaves this process, where it is less than what
+    # is free (``ram_available`` is then this plus the reserve, which is for other programs)
+    ram_limit: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -276,6 +280,33 @@ def _device_speed(d: DevicePlan, cpu_speed: SpeedConstants | None,
     return gpu_constants(spec), f"published llama-bench figures scaled to the {d.name}"
 
 
+def _context_hint(info: ModelInfo, context: int, type_k: str, type_v: str, kv_total: int,
+                  fits: Callable[[int, str, str], bool]) -> Phrase:
+    """What to change where the K/V cache is what does not fit, with the figures for this
+    memory: the largest context that fits (halving down to 512 tokens), and with q8_0 K/V
+    where the cache is f16 ("try a smaller context" left the user guessing which)."""
+    def largest(k: str, v: str) -> int | None:
+        ctx = context
+        while ctx > 512:
+            ctx //= 2
+            if fits(ctx, k, v):
+                return ctx
+        return None
+
+    smaller = largest(type_k, type_v)
+    q8 = None
+    if {type_k, type_v} & {"f16", "f32", "bf16"}:
+        q8 = context if fits(context, "q8_0", "q8_0") else largest("q8_0", "q8_0")
+    said = {"context": f"{context:,}", "kv": _gb(kv_total)}
+    if q8 is not None and (smaller is None or q8 > smaller):
+        if smaller is None:
+            return ("fit.context_hint_q8", {**said, "q8": f"{q8:,}"})
+        return ("fit.context_hint_both", {**said, "fits": f"{smaller:,}", "q8": f"{q8:,}"})
+    if smaller is not None:
+        return ("fit.context_hint_fits", {**said, "fits": f"{smaller:,}"})
+    return ("fit.context_hint", said)
+
+
 def plan(
     info: ModelInfo,
     *,
@@ -292,13 +323,16 @@ def plan(
     physical_cores: int | None = None,
     cpu_flags: list[str] | None = None,
     cpu_speed: SpeedConstants | None = None,
+    hint: bool = True,
 ) -> MemoryPlan:
     """The memory plan for ``info`` on these GPUs and this much free RAM. ``cpu_speed``: this
     machine's CPU as measured here (``calibration.measured_cpu``), else its decode speed is
-    its memory speed's estimate."""
+    its memory speed's estimate. ``hint``: a context too large for the memory names the ones
+    that fit (False: the plans that find them)."""
     import psutil
 
     gpus = list(gpus or [])
+    ram_limit = None
     if ram_available is None or ram_total is None:
         from workstation.core.hardware import memory_left_under_limits
 
@@ -306,8 +340,8 @@ def plan(
         if ram_available is None:
             ram_available = vm.available
             limit = memory_left_under_limits()  # the reserve is for other programs: not within a limit
-            if limit is not None:
-                ram_available = min(ram_available, limit + RAM_RESERVE_BYTES)
+            if limit is not None and limit + RAM_RESERVE_BYTES < ram_available:
+                ram_available, ram_limit = limit + RAM_RESERVE_BYTES, limit
         ram_total = vm.total if ram_total is None else ram_total
     n_layer = info.n_layer
     total_layers = offloadable_layers(n_layer)
@@ -342,11 +376,21 @@ def plan(
         cpu_c = comp if n <= n_layer else comp_small
         devices.append(
             DevicePlan("cpu", "CPU", None, start + (0 if n > n_layer else 1), cpu_w, cpu_k, cpu_c,
-                       ram_available, ram_total, cpu_bandwidth_gbps(physical_cores))
+                       ram_said, ram_total, cpu_bandwidth_gbps(physical_cores))
         )
         return devices, ok
 
     ram_room = max(0, ram_available - RAM_RESERVE_BYTES)
+    # what is free for it, as said: under a limit, the limit's room (the reserve added to it
+    # above is not there: F3 said "needs 0.9 GB of the 3.2 GB free" under a 2.5 GB limit)
+    ram_said = ram_limit if ram_limit is not None else ram_available
+
+    def hint_fits(ctx: int, k: str, v: str) -> bool:
+        """Whether ``ctx`` tokens with K/V ``k``/``v`` fit this same memory."""
+        return hint and plan(info, context=ctx, type_k=k, type_v=v, gpu_layers=gpu_layers, gpus=gpus,
+                             ram_available=ram_available, ram_total=ram_total, flash_attn=flash_attn,
+                             n_ubatch=n_ubatch, swa_full=swa_full, physical_cores=physical_cores,
+                             cpu_flags=cpu_flags, cpu_speed=cpu_speed, hint=False).fits
     requested = gpu_layers
     notes: list[str] = []
     if not gpus:
@@ -389,9 +433,10 @@ def plan(
             phrases = [("fit.gpu_too_small", {"layers": n, "where": where, "need": _gb(gpu_bytes),
                                               "usable": _gb(usable), "auto": auto_n})]
         else:
-            phrases = [("fit.too_big", {"need": _gb(need), "have": _gb(have), "reserve": _gb(RAM_RESERVE_BYTES)})]
+            phrases = [("fit.too_big", {"need": _gb(need), "have": _gb(have), "reserve": _gb(RAM_RESERVE_BYTES)})
+                       if ram_limit is None else ("fit.too_big_limit", {"need": _gb(need), "have": _gb(have)})]
             if kv_total > weights / 2:
-                phrases.append(("fit.context_hint", {"context": f"{context:,}", "kv": _gb(kv_total)}))
+                phrases.append(_context_hint(info, context, type_k, type_v, kv_total, hint_fits))
     elif n >= total_layers and gpus:
         placement = "gpu"
         phrases = [("fit.gpu", {"where": where, "used": _gb(gpu_bytes), "total": _gb(vram_total)})]
@@ -403,7 +448,7 @@ def plan(
         placement = "cpu"
         why: Any = "" if not gpus else (
             ("fit.cpu_layers_zero", {}) if isinstance(gpu_layers, int) else ("fit.cpu_no_room", {}))
-        phrases = [("fit.cpu", {"why": why, "need": _gb(cpu_bytes), "free": _gb(ram_available)})]
+        phrases = [("fit.cpu", {"why": why, "need": _gb(cpu_bytes), "free": _gb(ram_said)})]
 
     # Decode: every token reads each used device's weights (the output matrix included, the
     # token embeddings only one row) and the KV cache filled so far.
@@ -484,6 +529,7 @@ def plan(
         devices=devices,
         notes=notes,
         repack_bytes=repack,
+        ram_limit=ram_limit,
     )
 
 
@@ -718,7 +764,10 @@ def gpu_layers_for_load(profile: Profile, n_ctx: int | None = None) -> int:
     unseen_gpu = (gl == "all" or isinstance(gl, int) and gl > 0) and not any(d.kind == "gpu" for d in result.devices)
     cpu = next(d for d in result.devices if d.kind == "cpu")
     resident = cpu.kv_cache_bytes + cpu.compute_bytes + result.repack_bytes
-    if not result.fits and not unseen_gpu and resident > result.ram_available:
+    # under a memory limit, the limit's room (the system's reserve is not within it: a 3 GB
+    # context passed under a 2.5 GB cgroup, and the kernel killed the load with no word)
+    room = result.ram_available if result.ram_limit is None else result.ram_limit
+    if not result.fits and not unseen_gpu and resident > room:
         raise EngineError(said=[("fit.refused", {"profile": profile.name, "verdict": result.verdict_phrases})])
     return resolve_gpu_layers(sized, result)
 

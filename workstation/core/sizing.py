@@ -284,11 +284,11 @@ def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant
             opt.miss("miss.no_fit")
             return opt
         p = plan(q_info, context=ctx * slots, type_k=kv, type_v=kv, gpu_layers="all", gpus=[machine.gpu],
-                 ram_available=HOST_RAM, ram_total=HOST_RAM)
+                 ram_available=HOST_RAM, ram_total=HOST_RAM, hint=False)
         opt.fits = p.fits and p.placement == "gpu"
     else:
         p = plan(q_info, context=ctx * slots, type_k=kv, type_v=kv, gpu_layers=0, gpus=[],
-                 ram_available=machine.memory_bytes, ram_total=machine.ram_total or machine.memory_bytes)
+                 ram_available=machine.memory_bytes, ram_total=machine.ram_total or machine.memory_bytes, hint=False)
         opt.fits = p.fits
     opt.memory_verdict = p.verdict
     # what must fit in this machine's memory, as the verdict counts it: on a card, its share

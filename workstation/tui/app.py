@@ -105,7 +105,7 @@ from workstation.tui.screens.sampling import changes as sampling_changes
 from workstation.tui.screens.sizing import SizingScreen
 from workstation.tui.screens.summarize import SummarizeScreen
 from workstation.tui.screens.usage import UsageScreen
-from workstation.tui.settings import load_settings, save_language
+from workstation.tui.settings import load_settings, save_language, settings_path
 from workstation.tui.widgets.conversation_list import ConversationItem
 from workstation.tui.widgets.message_view import MessageView, code_blocks
 
@@ -663,7 +663,7 @@ class WorkstationApp(App[None]):
         langs = list(LANGUAGES)
         new = langs[(langs.index(self.texts.lang) + 1) % len(langs)]
         self.texts = Texts(new)
-        save_language(new)
+        saved = save_language(new)
         self._apply_language()
         self.refresh_bindings()
         kept = [s for s in self._kept.values() if s not in self.screen_stack]  # kept, not shown
@@ -676,6 +676,8 @@ class WorkstationApp(App[None]):
         self._attach(self.pending_document)  # its line says itself in the new language
         self.update_status()
         self.notify(self.texts("lang.changed"))
+        if not saved:
+            self.notify(self.texts("lang.not_saved", path=str(settings_path())), severity="warning", timeout=15)
         if new != "en" and self.profile is not None and self.engine is not None:
             self._warn_small_for_language(self.profile, self.engine)
 

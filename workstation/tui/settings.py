@@ -69,8 +69,10 @@ def ui_language() -> str:
     return load_settings().language or detect_language()
 
 
-def save_language(lang: str, path: Path | None = None) -> None:
-    """Remember the UI language, keeping the rest of the file."""
+def save_language(lang: str, path: Path | None = None) -> bool:
+    """Remember the UI language, keeping the rest of the file; False where it could not be
+    written (a full disk, a read-only folder: the choice went unsaid and was gone at the next
+    start)."""
     path = path or settings_path()
     data: dict[str, Any] = {}
     if path.exists():
@@ -79,9 +81,10 @@ def save_language(lang: str, path: Path | None = None) -> None:
             if isinstance(loaded, dict):
                 data = loaded
         except (OSError, UnicodeDecodeError, YamlError):
-            return  # never overwrite a file the user must fix by hand
+            return False  # never overwrite a file the user must fix by hand
     data["language"] = lang
     try:
         write_text_atomic(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     except OSError:
-        pass
+        return False
+    return True
