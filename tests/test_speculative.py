@@ -130,6 +130,26 @@ def test_draft_model_cache_follows_turns(engines: dict[str, Engine]) -> None:
     assert t2.text == off.run_chat(msgs, short).text
 
 
+def test_the_draft_moves_its_cells_as_the_target_does(engines: dict[str, Engine]) -> None:
+    """At the turn that leaves a conversation's oldest messages out, the target's cells are moved
+    to where the prompt has them (``slots.moved_runs``); the draft model read the whole kept
+    prompt again. It moves its own cells so too, and reads only what is new."""
+    eng = engines["draft"]
+    dec = eng.decoder
+    assert isinstance(dec, SlotSpeculator) and isinstance(dec.drafter, ModelDrafter)
+    drafter = dec.drafter
+    part = "the rooms on floor N hold desks, chairs, lamps, shelves and two printers each. " * 4
+    talk = [{"role": r, "content": f"{i}: " + part.replace("N", str(i))} for i, r in enumerate(["user", "assistant"] * 3)]
+    old, new = eng.chat_prompt(talk[:5]), eng.chat_prompt([*talk[2:], {"role": "user", "content": "And?"}])
+    drafter.forget()
+    drafter.sync(old[:-1], old[-1])
+    before = drafter.n_decoded
+    drafter.sync(new[:-1], new[-1])
+    assert drafter.tokens == new
+    assert drafter.n_decoded - before < len(new) // 3, (drafter.n_decoded - before, len(new))
+    drafter.forget()
+
+
 def test_adaptive_decoder_is_lossless_too(engines: dict[str, Engine], plain_texts: list[str]) -> None:
     dec = engines["lookup"].decoder
     assert isinstance(dec, SlotSpeculator)

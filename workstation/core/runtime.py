@@ -410,6 +410,19 @@ class LoadedModel:
         """Move the cells at positions [p0, p1) by ``delta`` (their keys are rotated again)."""
         llama_cpp.llama_memory_seq_add(self.mem, seq_id, p0, p1, delta)
 
+    def move_cells(self, seq_id: int, tokens: list[int], keep: int, runs: list[tuple[int, int, int]]) -> list[int]:
+        """Move ``runs`` (``slots.moved_runs``: where in the cells, where in the prompt, how many)
+        of the sequence's cells, which hold ``tokens``, back to where the prompt has them, and drop
+        every other cell past ``keep``: the tokens the cells hold now (the prompt's first ones)."""
+        kept = tokens[:keep]
+        for head_c, head_p, n in runs:
+            if head_c > head_p:
+                self.seq_rm(seq_id, head_p, head_c)
+                self.seq_add(seq_id, head_c, head_c + n, head_p - head_c)
+            kept += tokens[head_c : head_c + n]
+        self.seq_rm(seq_id, len(kept), -1)
+        return kept
+
     @property
     def can_shift(self) -> bool:
         """Whether cells can be moved to other positions (not for M-RoPE or recurrent models)."""

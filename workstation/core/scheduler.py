@@ -836,15 +836,8 @@ class Scheduler:
     def _move_cells(self, slot: Slot, keep: int, runs: list[tuple[int, int, int]]) -> None:
         """Move ``runs`` of the slot's cells back to where its prompt has them (llama-server's
         cache reuse), and drop every other cell past ``keep``."""
-        model, tokens = self.model, slot.tokens[:keep]
-        for head_c, head_p, n in runs:
-            if head_c > head_p:
-                model.seq_rm(slot.seq, head_p, head_c)
-                model.seq_add(slot.seq, head_c, head_c + n, head_p - head_c)
-            tokens += slot.tokens[head_c : head_c + n]
-        model.seq_rm(slot.seq, len(tokens), -1)
-        log.debug("moved %d cached tokens of slot %d in %d runs", len(tokens) - keep, slot.seq, len(runs))
-        slot.tokens = tokens
+        slot.tokens = self.model.move_cells(slot.seq, slot.tokens, keep, runs)
+        log.debug("moved %d cached tokens of slot %d in %d runs", len(slot.tokens) - keep, slot.seq, len(runs))
 
     def _others_have_work(self, slot: Slot) -> bool:
         return any(s is not slot and s.req is not None and not s.fresh for s in self.slots)

@@ -66,7 +66,7 @@ from workstation.core.errors import EngineError, ModelFileError
 from workstation.core.profiles import KV_CACHE_TYPES, Profile, Sampling, Speculative, fixed_seed
 from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings
 from workstation.core.sampling import PENALTY_LAST_N, SamplerChain, penalized
-from workstation.core.slots import common_prefix
+from workstation.core.slots import common_prefix, moved_runs
 
 GREEDY_DRAFT_P_MIN = 0.6  # a greedy draft model stops drafting below this confidence
 MIN_GAIN = 1.03  # draft only when the expected speed-up beats plain decoding by this much
@@ -234,12 +234,15 @@ class ModelDrafter:
         model, batch, seq = self.shared.model, self.shared.batch, self.seq
         ctx = [*tokens, last]
         common = min(common_prefix(self.tokens, ctx), len(ctx) - 1)
-        if common < len(self.tokens):
+        runs = moved_runs(self.tokens, ctx, common) if common < len(self.tokens) else []
+        if runs and model.can_shift:  # the target's cells were moved so (a conversation's oldest left out)
+            self.tokens = model.move_cells(seq, self.tokens, common, runs)
+        elif common < len(self.tokens):
             if not model.seq_rm(seq, common, -1):
                 model.seq_rm(seq, -1, -1)
                 common = 0
             del self.tokens[common:]
-        todo = ctx[common:]
+        todo = ctx[len(self.tokens):]
         if todo and max(todo) >= model.n_vocab:
             raise EngineError("a token the draft model's vocabulary does not have")
         t0 = time.perf_counter()
