@@ -1761,7 +1761,7 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         await pilot.press("up")
         await until(pilot, lambda: app.chat_screen.input_text() == "Thanks")
         app.chat_screen.clear_input()  # (the one-line box again)
-        await until(pilot, lambda: prompt.has_focus)
+        await until(pilot, lambda: prompt.has_focus and not prompt.border_title)  # (emptied: a new message)
 
         # asked again and stopped (Esc) once it began: what arrived is kept as the new reply (Esc
         # "keeps what arrived"; it was dropped), the one there before behind Alt+V

@@ -67,6 +67,7 @@ async def send_message(pilot, app: WorkstationApp, text: str) -> None:
 async def send_text(pilot, app: WorkstationApp, text: str) -> None:
     """``text`` put in the box whole and sent with Enter; returns as ``send_message`` does. For
     a test that is not about typing: typing key by key costs about 60 ms a key."""
+    await pilot.pause()  # (what came before it handled first, as a person's typing waits for it)
     before = len(message_views(app))
     app.chat_screen.set_input(text)
     await pilot.press("enter")
