@@ -1800,7 +1800,7 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         # a conversation grown past the context: its start left out, said once, and under the reply
         part = "The inventory lists desks, chairs, lamps and shelves on each floor. " * 17  # ~250 tokens
         fills = []
-        for text in (part, part[: len(part) * 3 // 5], part):  # 59%, then past 85% (warned), then past full
+        for text in (part, part[: len(part) * 2 // 5], part):  # 68%, then past 85% (warned), then past full
             app.chat_screen.set_input(text)
             await pilot.press("enter")
             await until(pilot, lambda: not app.generating and not prompt.value)
