@@ -625,9 +625,9 @@ def test_a_reply_or_summary_the_conversation_cannot_keep_is_printed_and_said(
 def test_ctrl_c_in_summarize_writes_a_whole_partial_summary(tmp_path: Path, smollm2_path: Path,
                                                             sig: signal.Signals) -> None:
     """SIGTERM (a plain kill) too: it ended the summary with no word and nothing written."""
-    prof = _profile_file(tmp_path, max_tokens=24, context=512)
+    prof = _profile_file(tmp_path, max_tokens=24, context=256)  # (small parts: each one read quickly)
     doc = tmp_path / "bees.txt"
-    doc.write_text(honeybee_text(8), encoding="utf-8")
+    doc.write_text(honeybee_text(3), encoding="utf-8")
     out_md = tmp_path / "summary.md"
     code, _out, err = _run_until(
         ["summarize", str(doc), "-p", str(prof), "-o", str(out_md)],

@@ -330,8 +330,11 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     assert letter.read_bytes() == b"PK\x03\x04 a Word file"
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(letter), "--quiet", "--yes"]) == 0
     assert letter.read_text(encoding="utf-8").startswith("# Summary of bees.md")
-    # an earlier summary, Markdown or JSON, is replaced as before (a run to one file each night)
-    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "out.md"), "--quiet"]) == 0
+    # an earlier summary, Markdown or JSON, is replaced as before (a run to one file each night);
+    # one cut by --max-tokens mid-sentence says so before its citation ("compared to the (§ Bees)")
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "out.md"), "--max-tokens", "6"]) == 0
+    headline = (tmp_path / "out.md").read_text(encoding="utf-8").split("\n")[4]
+    assert headline.endswith("… (§ Bees)"), headline
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(out), "--json", "--quiet"]) == 0
     # but not one of another document (a contract's nine-minute summary went without a word)
     other = tmp_path / "judgment.txt"
@@ -355,10 +358,6 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     for title in ("# Summary of bees.md", "# bees.md özeti"):
         (tmp_path / "s.md").write_text(title + "\n\nText." + footer, encoding="utf-8")
         assert earlier_summary(tmp_path / "s.md", of=["bees.md"]), title
-    # a summary cut by --max-tokens mid-sentence says so before its citation ("compared to the (§ Bees)")
-    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "cut.md"), "--max-tokens", "6"]) == 0
-    headline = (tmp_path / "cut.md").read_text(encoding="utf-8").split("\n")[4]
-    assert headline.endswith("… (§ Bees)"), headline
     from workstation.core.summarize import millions, small_model
 
     assert small_model(profile) is not None and millions(small_model(profile)[1]).endswith("M")

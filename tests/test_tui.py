@@ -22,6 +22,7 @@ from conftest import tui_profile as _profile
 from tui_helpers import message_views as _views
 from tui_helpers import notices, press_at_once, type_message, type_message_only, until
 from tui_helpers import send_message as _send
+from tui_helpers import send_text as _send_text
 
 from workstation.core.catalog import read_model_info, resolve_model_path
 from workstation.core.kv_state import NOT_KEPT, KvStateStore
@@ -93,7 +94,7 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert len(_views(app)) == 2 and app.conversation_id == conv_id
 
         # Esc stops the reply and keeps what arrived
-        await _send(pilot, app, "Write a long story about a dragon.")
+        await _send_text(pilot, app, "Write a long story about a dragon.")
         await until(pilot, lambda: app.live_tokens >= 3)
         await pilot.press("escape")
         await until(pilot, lambda: not app.generating)
@@ -333,7 +334,7 @@ async def test_a_conversation_deleted_in_another_window_keeps_the_turn(profiles:
         other = ConversationStore(app.store.path)  # the other window, on the same data
 
         # deleted while the reply streams: the turn is kept in a new conversation of that title
-        await _send(pilot, app, "Write a long story about a lighthouse.")
+        await _send_text(pilot, app, "Write a long story about a lighthouse.")
         first = app.conversation_id
         assert first is not None
         await until(pilot, lambda: app.live_tokens > 0)
@@ -594,7 +595,7 @@ async def test_a_reply_is_kept_as_it_streams(profiles: Path) -> None:
     app = WorkstationApp("b", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
-        await _send(pilot, app, "Write a long story about a lighthouse keeper.")
+        await _send_text(pilot, app, "Write a long story about a lighthouse keeper.")
         conv_id = app.conversation_id
         assert conv_id is not None
         other = ConversationStore(app.store.path)  # as the next start reads it
@@ -1371,7 +1372,7 @@ async def test_ctrl_e_sets_the_conversations_sampling(profiles: Path) -> None:
         await until(pilot, lambda: not isinstance(app.screen, SamplingDialog))
         assert app.session_sampling is not None and app.session_sampling.max_tokens == 3
         assert "own sampling" in app.status_text()
-        await _send(pilot, app, "Write a long story about a cat.")
+        await _send_text(pilot, app, "Write a long story about a cat.")
         await until(pilot, lambda: not app.generating)
         reply = app.store.messages(app.conversation_id)[-1]
         assert reply.role == "assistant" and (reply.metrics or {}).get("predicted_n") == 3, reply.metrics
@@ -1426,7 +1427,7 @@ async def test_ctrl_e_settings_are_kept_with_the_conversation(profiles: Path,
         assert app.screen.query_one("#s-max_tokens", Input).value == "8"  # the profile's
         await pilot.press(*["down"] * 7, "end", "ctrl+u", "3", "enter")  # the longest reply: 3 tokens
         await until(pilot, lambda: not isinstance(app.screen, SamplingDialog))
-        await _send(pilot, app, "Write a long story about a cat.")
+        await _send_text(pilot, app, "Write a long story about a cat.")
         await until(pilot, lambda: not app.generating)
         story = app.conversation_id
         assert story is not None
@@ -1435,7 +1436,7 @@ async def test_ctrl_e_settings_are_kept_with_the_conversation(profiles: Path,
         assert app.session_sampling is None and "own sampling" not in app.status_text()
         await pilot.pause()
         assert "own sampling" not in str(app.chat_screen.query_one("#status").render())  # (as shown: it stayed)
-        await _send(pilot, app, "Say hi")
+        await _send_text(pilot, app, "Say hi")
         await until(pilot, lambda: not app.generating)
         other = app.conversation_id
         await app.open_conversation(story)
@@ -1444,7 +1445,7 @@ async def test_ctrl_e_settings_are_kept_with_the_conversation(profiles: Path,
         await until(pilot, lambda: app.engine is not None and app.conversation_id == story)
         assert app.session_sampling is not None and app.session_sampling.max_tokens == 3
         assert "own sampling" in app.status_text()
-        await _send(pilot, app, "And another one, please.")
+        await _send_text(pilot, app, "And another one, please.")
         await until(pilot, lambda: not app.generating)
         reply = app.store.messages(story)[-1]
         assert (reply.metrics or {}).get("predicted_n") == 3 and reply.metrics["sampling"] == {"max_tokens": 3}
@@ -1460,10 +1461,10 @@ async def test_ctrl_e_settings_are_kept_with_the_conversation(profiles: Path,
             return view
 
         app.chat_screen.add_exchange = meanwhile  # type: ignore[method-assign]
-        await _send(pilot, app, "One more, please.")
+        await _send_text(pilot, app, "One more, please.")
         await until(pilot, lambda: not app.generating)
         app.chat_screen.add_exchange = add_exchange  # type: ignore[method-assign]
-        await _send(pilot, app, "And the last one.")
+        await _send_text(pilot, app, "And the last one.")
         await until(pilot, lambda: not app.generating)
         reply = app.store.messages(story)[-1]
         assert (reply.metrics or {}).get("predicted_n") == 2 and reply.metrics["sampling"] == {"max_tokens": 2}
@@ -1687,13 +1688,15 @@ async def test_f8_on_the_conversation_asked_of_a_summary_deletes_the_kept_summar
             assert (app.store.recalled(KEPT) is not None) == stays, conv.title
 
 
-async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_back(profiles: Path) -> None:
+async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_back(profiles: Path,
+                                                                                      smollm2_path: Path) -> None:
     """There was no way to have a new reply (ChatGPT's regenerate), to change the message just
     sent, or to have back a message too long for the context: it stayed in the chat with no
     reply and the box was emptied. Alt+R asks again, Up in the empty box puts the last message
     back (taken back only once sent), and a message too long comes back into the box."""
     from textual.widgets import Input
 
+    _profile(profiles / "a.yaml", str(smollm2_path), context=512)  # (a context filled with less reading)
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         conv, _ = await _first_turn_answered(pilot, app)
@@ -1758,12 +1761,12 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         await pilot.press("up")
         await until(pilot, lambda: app.chat_screen.input_text() == "Thanks")
         app.chat_screen.clear_input()  # (the one-line box again)
-        await until(pilot, lambda: prompt.has_focus)
+        await until(pilot, lambda: prompt.has_focus and not prompt.border_title)  # (emptied: a new message)
 
         # asked again and stopped (Esc) once it began: what arrived is kept as the new reply (Esc
         # "keeps what arrived"; it was dropped), the one there before behind Alt+V
         app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=12)  # type: ignore[union-attr]
-        await _send(pilot, app, "Write a long story about a cat.")
+        await _send_text(pilot, app, "Write a long story about a cat.")
         await until(pilot, lambda: not app.generating)
         story = app.store.messages(conv)[-1]
         app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=300)  # type: ignore[union-attr]
@@ -1793,20 +1796,20 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         # how full the context is, under the box (it showed on F5 only), said before it is past full
         last = app.history.turns[-1]
         used = last.prompt_n + last.cache_n + last.predicted_n
-        assert prompt.border_subtitle == f"context {round(used / 1024 * 100)}% full ({used:,} of 1,024 tokens)"
+        assert prompt.border_subtitle == f"context {round(used / 512 * 100)}% full ({used:,} of 512 tokens)"
         # a conversation grown past the context: its start left out, said once, and under the reply
-        part = "The inventory lists desks, chairs, lamps and shelves on each floor. " * 35  # ~500 tokens
+        part = "The inventory lists desks, chairs, lamps and shelves on each floor. " * 17  # ~250 tokens
         fills = []
-        for text in (part, part[: len(part) * 3 // 5], part):  # 59%, then past 85% (warned), then past full
+        for text in (part, part[: len(part) * 2 // 5], part):  # 68%, then past 85% (warned), then past full
             app.chat_screen.set_input(text)
             await pilot.press("enter")
             await until(pilot, lambda: not app.generating and not prompt.value)
             last = app.history.turns[-1]
-            fills.append(round((last.prompt_n + last.cache_n + last.predicted_n) / 1024 * 100))
+            fills.append(round((last.prompt_n + last.cache_n + last.predicted_n) / 512 * 100))
             said = f"context {fills[-1]}% full" + (": the oldest messages go soon" if fills[-1] >= 85 else " (")
             assert str(prompt.border_subtitle).startswith(said), (prompt.border_subtitle, fills)
         assert fills[0] < 85 <= fills[1], fills
-        told = [n.message for n in app._notifications if "longer than the model's context (1,024 tokens)" in n.message]
+        told = [n.message for n in app._notifications if "longer than the model's context (512 tokens)" in n.message]
         left_out = app.store.messages(conv)[-1].metrics["left_out_n"]  # type: ignore[index]
         assert len(told) == 1 and f"its first {left_out} messages were left out" in told[0], told
         assert left_out >= 4  # the four before the long ones, at least
@@ -2268,7 +2271,7 @@ async def test_enter_during_a_reply_says_why_and_ctrl_n_stops_it_and_opens_a_new
     said = notices(app)  # (a toast expires while a model loads)
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
-        await _send(pilot, app, "Write a very long story about a cat who works in an office.")
+        await _send_text(pilot, app, "Write a very long story about a cat who works in an office.")
         await until(pilot, lambda: app.live_tokens >= 3)
         first = app.conversation_id
         await type_message(pilot, "And a dog?")
@@ -2354,7 +2357,7 @@ async def test_an_engine_killed_mid_reply_says_why_and_the_next_message_is_answe
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None and app.loading is None)
         first = app.engine
-        await _send(pilot, app, "Write a long story about a lighthouse keeper.")
+        await _send_text(pilot, app, "Write a long story about a lighthouse keeper.")
         await until(pilot, lambda: len(_views(app)[-1].content.split()) >= 3)
         os.kill(first.pid, signal.SIGKILL)
         await until(pilot, lambda: not app.generating and app.engine is not first)

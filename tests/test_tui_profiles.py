@@ -473,7 +473,8 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
             from workstation.core.catalog import installed_name
             assert f"desk · {installed_name(smollm2_path)} on 127.0.0.1:{port}" in app.status_text(), app.status_text()
             app.live_tokens = 0
-            await type_message(pilot, "Write a long story about a dragon.")
+            app.chat_screen.set_input("Write a long story about a dragon.")
+            await pilot.press("enter")
             await until(pilot, lambda: app.live_tokens >= 3)
             server.proc.kill()  # the server goes away in the middle of the reply
             await until(pilot, lambda: not app.generating and app.unreachable)

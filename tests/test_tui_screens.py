@@ -21,6 +21,7 @@ from textual.screen import ModalScreen, Screen
 from tui_helpers import message_views as _views
 from tui_helpers import notices, type_message, until
 from tui_helpers import send_message as _send
+from tui_helpers import send_text as _send_text
 
 from workstation.core.errors import WorkstationError
 from workstation.core.phrases import ENGLISH, say
@@ -195,7 +196,7 @@ async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profile
         idle = await footer()
         assert {"dashboard", "new_conversation", "command_palette"} <= {a for a, _, _ in idle}, idle
         assert "stop" not in {a for a, _, _ in idle} and fits(idle), idle
-        await _send(pilot, app, "Write a long story about a dragon.")
+        await _send_text(pilot, app, "Write a long story about a dragon.")
         await until(pilot, lambda: app.live_tokens >= 3)
         streaming = await footer()
         assert app.generating and {"stop", "dashboard"} <= {a for a, _, _ in streaming}, streaming
@@ -804,7 +805,7 @@ async def test_ctrl_c_during_a_reply_stops_it(profiles: Path) -> None:
     app = WorkstationApp("b", sample_system=False, language="en")  # (replies of up to 400 tokens)
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
-        await _send(pilot, app, "Write a long story about a lighthouse keeper.")
+        await _send_text(pilot, app, "Write a long story about a lighthouse keeper.")
         await until(pilot, lambda: app.reply_view is not None and bool(app.reply_view.content))
         await pilot.press("ctrl+c")  # the message box has the focus
         await until(pilot, lambda: not app.generating)
@@ -1299,7 +1300,7 @@ async def test_quitting_mid_reply_keeps_the_reply_so_far(
     app = WorkstationApp("b", sample_system=False, language="en", store_path=db, quit_on_signals=how != "ctrl+q")
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
-        await _send(pilot, app, "Write a long story about a stapler.")
+        await _send_text(pilot, app, "Write a long story about a stapler.")
         await until(pilot, lambda: app.live_tokens >= 5)
         conv_id = app.conversation_id
         if how == "ctrl+q":

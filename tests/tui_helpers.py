@@ -64,6 +64,16 @@ async def send_message(pilot, app: WorkstationApp, text: str) -> None:
     await until(pilot, lambda: app.generating or len(message_views(app)) >= before + 2)
 
 
+async def send_text(pilot, app: WorkstationApp, text: str) -> None:
+    """``text`` put in the box whole and sent with Enter; returns as ``send_message`` does. For
+    a test that is not about typing: typing key by key costs about 60 ms a key."""
+    await pilot.pause()  # (what came before it handled first, as a person's typing waits for it)
+    before = len(message_views(app))
+    app.chat_screen.set_input(text)
+    await pilot.press("enter")
+    await until(pilot, lambda: app.generating or len(message_views(app)) >= before + 2)
+
+
 def notices(app: WorkstationApp) -> list[str]:
     """Every notice the app shows from now on, in order: also one gone before it is looked for
     (a toast expires; on a busy machine it was gone before a test counted it)."""
