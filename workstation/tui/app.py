@@ -471,12 +471,15 @@ class WorkstationApp(App[None]):
             self._store_file_changed()
             await self.refresh_sidebar()
         version = self._store_version()
-        if version == self._seen_version or self.generating or self.screen is not self.chat_screen:
+        if version == self._seen_version or self._turn_begun() or self.screen is not self.chat_screen:
             return
         self._seen_version = version
         await self.refresh_sidebar()
         conv_id = self.conversation_id
         if conv_id is None:
+            return
+        if self._turn_begun():  # a message sent while the list was drawn: a redraw now took its reply's
+            self._seen_version = -1  # view away (the app ended on "No nodes match '.tail'"); after it, then
             return
         if self._open_gone():
             await self._lost_open_conversation()
@@ -551,6 +554,10 @@ class WorkstationApp(App[None]):
         await self.chat_screen.show_messages([])
         await self.refresh_sidebar()
         self.notify(self.texts("conv.gone", title=title), severity="warning", timeout=12)
+
+    def _turn_begun(self) -> bool:
+        """A reply is written, or a message sent is on its way to one (Enter's worker)."""
+        return self.generating or self._sending
 
     async def _redraw_open(self) -> None:
         """The open conversation drawn again as the file has it (as another window or `chat -c`
