@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from conftest import make_profile
 
-from workstation.core.engine import Engine, TokenDelta, TurnFinished
+from workstation.core.engine import Engine, TokenDelta, TurnFinished, finished_turn
 from workstation.core.engine_api import answer_reserve
 from workstation.core.errors import EngineError, ModelFileError
 from workstation.core.events import PromptRead
+from workstation.core.kv_state import KvStateStore
 
 HELLO = [{"role": "user", "content": "Name three colours of the rainbow."}]
 
@@ -263,22 +264,25 @@ def test_the_turn_that_leaves_out_the_oldest_messages_reads_only_what_is_new(smo
     differs from the cells just after the instructions): 25.7 s before the first word, 32 of
     2,301 tokens from the cache. The kept messages' cells are moved to where the prompt has them
     (as llama-server's cache reuse does), and only the new message is read."""
-    engine = Engine(make_profile(context=512))  # (a quarter of the module's: a quarter to read)
+    engine = Engine(make_profile(context=512), keep_state=True)  # (a quarter of the module's: a quarter to read)
     sampling = dataclasses.replace(engine.profile.sampling, max_tokens=2)
     filler = "lists desks, chairs and lamps for every office floor, with the rooms they are in. " * 4
     talk = [{"role": "user", "content": "My name is Ayla."}, {"role": "assistant", "content": "Hello Ayla."}]
     while True:  # a turn at a time, until one leaves messages out
         talk.append({"role": "user", "content": f"Part {len(talk)} of the report {filler}"})
-        turn = engine.run_chat(talk, sampling)
+        turn = finished_turn(engine.stream_chat(talk, sampling, tag="conversation:/tmp/c.db:1"))
         if turn.metrics.left_out_n:
             break
         talk.append({"role": "assistant", "content": turn.text})
     m = turn.metrics
     was_cached = engine.count_prompt(talk[m.left_out_n:-1])  # (ends with a generation prompt the cells held too)
     assert m.cache_n >= was_cached - 16 and m.prompt_n <= engine.count_prompt(talk[-1:]) + 16, m
+    # the conversation's cells before the move are not written on the way (its own state at the
+    # close supersedes them; they were copied out and written on every such turn)
+    assert not KvStateStore().entries()
     # the cells moved are the prompt's: the next turn goes on from them as from any other
     talk += [{"role": "assistant", "content": turn.text}, {"role": "user", "content": "What is my name?"}]
-    again = engine.run_chat(talk, sampling).metrics
+    again = finished_turn(engine.stream_chat(talk, sampling, tag="conversation:/tmp/c.db:1")).metrics
     engine.close()
     assert again.left_out_n == m.left_out_n and again.prompt_n < 40, again
 

@@ -159,7 +159,7 @@ def test_hw_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPa
                                                  r"[\d.]+ [GM]B\)", limited.stdout), limited.stdout + limited.stderr
 
 
-def test_a_cgroup_v1_memory_limit_is_read(tmp_path: Path) -> None:
+def test_a_cgroup_memory_limit_is_read_in_v1_and_in_v2s_own_group(tmp_path: Path) -> None:
     """Under cgroup v1 (Docker on Ubuntu 20.04, RHEL 8) only v2's memory.max was read: `fit` said
     a 128K context runs under a 2 GB limit, and the kernel killed the load with no word."""
     def group(path: Path, limit: int, used: int, inactive: int) -> None:
@@ -179,3 +179,12 @@ def test_a_cgroup_v1_memory_limit_is_read(tmp_path: Path) -> None:
     (v1 / "memory.usage_in_bytes").write_text(f"{GIB}\n")
     assert hardware.cgroup_memory_left(tmp_path, "4:memory:/docker/0123abcd\n") == GIB
     assert hardware.cgroup_memory_left(tmp_path / "none", own) is None  # no cgroup: no limit
+    # cgroup v2 outside a container: a systemd service's MemoryMax= is its own group's memory.max
+    # (only the root's was read, and the root group has none)
+    service = tmp_path / "v2" / "system.slice" / "workstation.service"
+    service.mkdir(parents=True)
+    (service / "memory.max").write_text(f"{2 * GIB}\n")
+    (service / "memory.current").write_text(f"{GIB}\n")
+    (service / "memory.stat").write_text(f"anon {GIB}\ninactive_file {GIB // 4}\n")
+    assert hardware.cgroup_memory_left(tmp_path / "v2", "0::/system.slice/workstation.service\n") == GIB + GIB // 4
+    assert hardware.cgroup_memory_left(tmp_path / "v2", "0::/\n") is None

@@ -328,13 +328,18 @@ def memory_left_under_limits() -> int | None:
 _NO_LIMIT = 2**60  # cgroup v1 writes "no limit" as the largest page count (9223372036854771712)
 
 
-def _own_cgroup_v1(proc_cgroup: str) -> str:
-    """This process's group in cgroup v1's memory hierarchy ("/" where /proc/self/cgroup names none)."""
+def _own_cgroups(base: Path, proc_cgroup: str, v1: bool) -> set[Path]:
+    """This process's group under ``base`` and every one above it: in cgroup v1's memory
+    hierarchy, or v2's (its "0::" line). A container sees its own group at the root, and the
+    host's path in /proc/self/cgroup does not exist there: the root alone is then read."""
+    own = "/"
     for line in proc_cgroup.splitlines():
         parts = line.split(":", 2)
-        if len(parts) == 3 and "memory" in parts[1].split(","):
-            return parts[2] or "/"
-    return "/"
+        if len(parts) == 3 and ("memory" in parts[1].split(",") if v1 else parts[:2] == ["0", ""]):
+            own = parts[2] or "/"
+            break
+    names = [p for p in own.split("/") if p]
+    return {base.joinpath(*names[:n]) for n in range(len(names) + 1)}
 
 
 def cgroup_memory_left(root: Path = Path("/sys/fs/cgroup"), proc_cgroup: str | None = None) -> int | None:
@@ -354,26 +359,25 @@ def cgroup_memory_left(root: Path = Path("/sys/fs/cgroup"), proc_cgroup: str | N
                 return int(value)
         return 0
 
+    if proc_cgroup is None:
+        try:
+            proc_cgroup = Path("/proc/self/cgroup").read_text()
+        except OSError:
+            proc_cgroup = ""
     left: list[int] = []
-    try:  # v2: the group is mounted at the root (a container's own namespace)
-        limit = read(root / "memory.max")
-        if limit != "max":
-            used = int(read(root / "memory.current")) - stat(root / "memory.stat", "inactive_file")
-            left.append(max(0, int(limit) - used))
-    except (OSError, ValueError):
-        pass
+    # v2: the own group and those above it (a systemd service's MemoryMax=, a container's group
+    # mounted at the root); the root group itself has no memory.max
+    for group in _own_cgroups(root, proc_cgroup, v1=False):
+        try:
+            limit = read(group / "memory.max")
+            if limit != "max":
+                used = int(read(group / "memory.current")) - stat(group / "memory.stat", "inactive_file")
+                left.append(max(0, int(limit) - used))
+        except (OSError, ValueError):
+            continue
     v1 = root / "memory"
     if (v1 / "memory.limit_in_bytes").exists():
-        if proc_cgroup is None:
-            try:
-                proc_cgroup = Path("/proc/self/cgroup").read_text()
-            except OSError:
-                proc_cgroup = ""
-        # the own group and every one above it (a container sees its own at the root, and the
-        # host's path in /proc/self/cgroup does not exist there: the root alone is read)
-        parts = [p for p in _own_cgroup_v1(proc_cgroup).split("/") if p]
-        groups = {v1.joinpath(*parts[:n]) for n in range(len(parts) + 1)}
-        for group in groups:
+        for group in _own_cgroups(v1, proc_cgroup, v1=True):
             try:
                 limit_v1 = int(read(group / "memory.limit_in_bytes"))
                 if limit_v1 >= _NO_LIMIT:

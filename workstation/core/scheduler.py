@@ -785,7 +785,11 @@ class Scheduler:
             kept = action.keep + sum(n for _, _, n in runs)  # the cells this prompt reuses in memory
             if self.kv_store is not None and slot.restoring is None:
                 worth = self._worth(slot)
-                if (worth - kept >= MIN_RESTORE_TOKENS and worth >= self.min_save_tokens
+                # the same conversation's next turn (its oldest messages left out, a reply asked
+                # again) is no other one: the state it saves later supersedes this one, which
+                # was copied out and written (tens of MiB) on every turn that left more out
+                going_on = slot.tag is not None and slot.req is not None and slot.req.tag == slot.tag
+                if (worth - kept >= MIN_RESTORE_TOKENS and worth >= self.min_save_tokens and not going_on
                         and (worth == len(slot.tokens) or slot.seq not in sources)):
                     self._save_slot(slot, worth)  # another conversation takes the slot: keep this one on disk
                 slot.restoring = self._start_restore(slot, kept) if reuse else None
