@@ -791,7 +791,10 @@ class Scheduler:
                 going_on = slot.tag is not None and slot.req is not None and slot.req.tag == slot.tag
                 if (worth - kept >= MIN_RESTORE_TOKENS and worth >= self.min_save_tokens and not going_on
                         and (worth == len(slot.tokens) or slot.seq not in sources)):
-                    self._save_slot(slot, worth)  # another conversation takes the slot: keep this one on disk
+                    if self._save_slot(slot, worth):  # another conversation takes the slot: keep this one on disk
+                        # (its cells past ``worth`` were dropped with it: the runs found before may be gone)
+                        runs = self._runs_to_move(slot, action) if reuse else []
+                        kept = action.keep + sum(n for _, _, n in runs)
                 slot.restoring = self._start_restore(slot, kept) if reuse else None
             slot.tag = slot.req.tag if slot.req is not None else None  # its cells are the new request's now
             slot.prompt_n = len(slot.req.prompt) if slot.req is not None else 0
