@@ -436,3 +436,22 @@ def test_pull_takes_ollamas_names_as_a_guess(capsys: pytest.CaptureFixture[str])
         assert capsys.readouterr().err.strip() == f"workstation: '{typed}' is no model of the catalog; {said}"
     assert main(["models", "pull", "nomodel"]) == 1
     assert "is neither a known model nor a URL; known models: " in capsys.readouterr().err
+
+
+def test_a_download_that_filled_the_disk_says_what_a_new_one_needs(tmp_path: Path) -> None:
+    """After the disk filled mid-download (the part file removed), the sentence said "free at
+    least ?" where the server gave no size, and else what was left to download, though a new
+    download needs the whole file beside what stays free (freeing that was refused again)."""
+    from workstation.core.catalog import disk_full_phrase, file_size_text
+    from workstation.core.kv_state import keep_free
+    from workstation.core.phrases import say
+
+    usage = shutil.disk_usage(tmp_path)
+    total = usage.free + 3 * 10**9  # 3 GB more than the disk has free
+    key, fields = disk_full_phrase("big.gguf", tmp_path, total, done=usage.free - 10**6)
+    assert key == "pull.disk_full"
+    need = int(3 * 10**9 + keep_free(usage.total))  # (the disk's free space barely moves meanwhile)
+    assert fields["need"] in {file_size_text(need + d) for d in range(-50 * 10**6, 50 * 10**6 + 1, 10**6)}, fields
+    assert fields["need"] != file_size_text(total - (usage.free - 10**6))  # (what was left to download)
+    unsized = say([disk_full_phrase("big.gguf", tmp_path, None, done=2 * 10**9)])
+    assert "?" not in unsized and file_size_text(2 * 10**9) in unsized and "did not say the file's size" in unsized

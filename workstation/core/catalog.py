@@ -918,9 +918,7 @@ def _fetch(
             if err.errno == errno.ENOSPC:  # the disk filled meanwhile: its room given back
                 part.unlink(missing_ok=True)
                 about.remove()
-                raise WorkstationError(said=[("pull.disk_full", {
-                    "name": dest_name(part), "folder": str(part.parent),
-                    "need": file_size_text(total - done) if total is not None else "?"})]) from None
+                raise WorkstationError(said=[disk_full_phrase(dest_name(part), part.parent, total, done)]) from None
             raise WorkstationError(
                 f"The download of {url} stopped at {done:,} bytes ({err}); run the same command again to resume."
             ) from None
@@ -934,6 +932,23 @@ def _fetch(
 def dest_name(part: Path) -> str:
     """The model file a download's ``.NAME.part`` file becomes."""
     return part.name.removeprefix(".").removesuffix(".part")
+
+
+def disk_full_phrase(name: str, folder: Path, total: int | None, done: int) -> Phrase:
+    """What to free after a download filled the disk and its part file was removed: the room a
+    new download needs now (the whole file, and what the KV cache leaves free, less what is
+    free); where the server did not say the size, more than the part it had. It said "free at
+    least ?", or what was left to download, and freeing that was refused again."""
+    from workstation.core.kv_state import keep_free
+
+    try:
+        usage = shutil.disk_usage(folder)
+    except OSError:
+        usage = None
+    if total is None or usage is None:
+        return ("pull.disk_full_unsized", {"name": name, "folder": str(folder), "done": file_size_text(done)})
+    need = max(total + keep_free(usage.total) - usage.free, 1)
+    return ("pull.disk_full", {"name": name, "folder": str(folder), "need": file_size_text(need)})
 
 
 def _check_room(part: Path, name: str, remaining: int | None) -> None:

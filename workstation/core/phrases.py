@@ -268,6 +268,9 @@ ENGLISH: dict[str, str] = {
                      "WORKSTATION_MODELS to a folder on a larger disk), then download it again."),
     "pull.disk_full": ("The download of {name} stopped: the disk holding {folder} is full. The part downloaded "
                        "was removed, so the disk has its room back; free at least {need}, then download it again."),
+    "pull.disk_full_unsized": ("The download of {name} stopped: the disk holding {folder} filled after {done}. The "
+                               "part downloaded was removed, so the disk has its room back; the server did not say "
+                               "the file's size: free more than that, then download it again."),
     "pull.bad_sha256": "The download of {name} has sha256 {got}…, expected {expected}…; the damaged file was removed.",
     "pull.not_a_model": "The download of {name} is not a usable model ({why}); it was removed.",
     # a profile's model file (catalog.missing_model_error)
