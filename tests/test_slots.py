@@ -181,3 +181,6 @@ def test_cells_found_again_further_on_are_moved_in_runs_and_short_ones_are_not()
     gap = [5] * 20
     assert moved_runs(sys_ + old + kept[:40] + gap + kept[40:] + reply, prompt, start=3, min_run=8) == [
         (43, 3, 40), (103, 43, 42)]
+    # ids that are no vocabulary's (past 2**28, below zero) are told apart too
+    big, other = [2**28 + 1] * 10, [2**31 - 1] * 10
+    assert moved_runs(sys_ + big + other + [-1] * 9, sys_ + other + [-2] * 9 + [9], start=3, min_run=8) == [(13, 3, 10)]
