@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import make_profile, wait_until, write_profile_file
 
+from workstation.core.disk_budget import evict_least_recent
 from workstation.core.engine import Engine
 from workstation.core.errors import EngineError
 from workstation.core.events import TokenDelta, TurnFinished, finished_turn
@@ -331,6 +332,32 @@ def test_the_budget_drops_states_never_restored_before_reused_ones(tmp_path: Pat
     # what serve counts as asked before: the prompts' first tokens, 16 at a time
     assert store.seen_before(list(range(40))) == 0 and store.seen_before(list(range(40))) == 32
     assert store.seen_before([*range(20), 7, 7, 7]) == 16
+
+
+def test_a_state_restored_meanwhile_is_still_read_and_removed(tmp_path: Path) -> None:
+    """A restore renames its file ``*.reused.kv``: a second restore of the state listed before
+    (another slot, another process) read the whole prompt again, a superseded or deleted
+    conversation's state renamed between the listing and the removal stayed on disk, and the
+    eviction counted one renamed so as freed (the folder stayed over its budget)."""
+    key = StateKey("m.gguf:1:1", "f16", "f16", 1024)
+    store, other = KvStateStore(tmp_path, budget=1 << 20), KvStateStore(tmp_path, budget=1 << 20)
+    store.save(key, [1, 2, 3], b"a" * 100, tag="conversation:x:1:1.0")
+    (mine,), (theirs,) = store.entries(key), other.entries(key)
+    assert other.load(key, theirs) == b"a" * 100
+    assert store.load(key, mine) == b"a" * 100  # read under its new name
+    store.remove(mine.path)
+    assert not list(tmp_path.glob("*.kv"))
+    old, new = tmp_path / "old.kv", tmp_path / "new.kv"
+    for n, path in enumerate((old, new)):
+        path.write_bytes(b"x" * 1000)
+        os.utime(path, (1000 + n, 1000 + n))
+
+    def restored_while_listed(path: Path) -> bool:  # (a reader renames it between the listing and the removal)
+        if path == old:
+            os.replace(old, tmp_path / "old.reused.kv")
+        return True
+
+    assert evict_least_recent(tmp_path, "*.kv", 1000, first=restored_while_listed) == [new]
 
 
 def test_cells_saved_for_another_conversation_do_not_cover_this_ones(tmp_path: Path) -> None:

@@ -48,7 +48,10 @@ def evict_least_recent(folder: Path, pattern: str, budget: int, keep: Path | Non
             break
         if path == keep:
             continue
-        path.unlink(missing_ok=True)
+        try:
+            path.unlink()
+        except FileNotFoundError:  # removed or renamed since the listing (a state restored meanwhile:
+            continue  # ``*.reused.kv``): not freed, so the next one goes
         total -= size
         removed.append(path)
     return removed

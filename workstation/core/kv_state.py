@@ -136,6 +136,11 @@ def same_conversation(saved: str | None, tag: str) -> bool:
             and old[1:] == new[1:])
 
 
+def reused_name(path: Path) -> Path:
+    """The name a state file takes once restored (``load``); itself for one that has it."""
+    return path if path.name.endswith(REUSED) else path.with_name(path.name.removesuffix(".kv") + REUSED)
+
+
 def default_folder() -> Path:
     return data_dir() / "kv-cache"
 
@@ -302,7 +307,7 @@ class KvStateStore:
         write_bytes_atomic(path, data, private=True)
         for entry in older:
             if entry.path != path:
-                entry.path.unlink(missing_ok=True)
+                self.remove(entry.path)
         self.evict()
         return path
 
@@ -396,7 +401,7 @@ class KvStateStore:
         n = 0
         for entry in self.entries():
             if same_conversation(entry.tag, tag):
-                entry.path.unlink(missing_ok=True)
+                self.remove(entry.path)
                 n += 1
         return n
 
@@ -410,7 +415,7 @@ class KvStateStore:
         for entry in self.entries():
             found = tagged_conversation(entry.tag)
             if found is not None and found[0] in names and not holds(found[1], found[2]):
-                entry.path.unlink(missing_ok=True)
+                self.remove(entry.path)
                 n += 1
         return n
 
@@ -429,16 +434,31 @@ class KvStateStore:
     def load(self, key: StateKey, entry: SavedState) -> bytearray:
         """The state bytes, checked against the key, the byte count and the checksum. A state
         restored for the first time is renamed ``*.reused.kv``: the budget keeps it before
-        those never restored."""
-        _, data = read_state_file(entry.path, key)
+        those never restored. Renamed so since it was listed (another slot or process restored
+        it first), it is read under that name: the second restore read its whole prompt again."""
+        path = entry.path
+        try:
+            _, data = read_state_file(path, key)
+        except KvStateError:
+            if path.exists() or not reused_name(path).exists():
+                raise
+            path = reused_name(path)
+            _, data = read_state_file(path, key)
         with contextlib.suppress(OSError):  # evicted meanwhile: the bytes are read already
-            path = entry.path
             if not path.name.endswith(REUSED):
-                reused = path.with_name(path.name.removesuffix(".kv") + REUSED)
-                os.replace(path, reused)
-                path = reused
+                os.replace(path, reused_name(path))
+                path = reused_name(path)
             os.utime(path)  # recently used: evicted last
         return data
+
+    @staticmethod
+    def remove(path: Path) -> None:
+        """Delete a listed state, also when it was renamed ``*.reused.kv`` since (restored
+        meanwhile): it was left behind, a deleted conversation's text or a superseded turn."""
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            reused_name(path).unlink(missing_ok=True)
 
     def room(self) -> int:
         """Bytes the cache may hold now: its budget, but no more than leaves its disk
