@@ -332,6 +332,10 @@ def test_the_budget_drops_states_never_restored_before_reused_ones(tmp_path: Pat
     # what serve counts as asked before: the prompts' first tokens, 16 at a time
     assert store.seen_before(list(range(40))) == 0 and store.seen_before(list(range(40))) == 32
     assert store.seen_before([*range(20), 7, 7, 7]) == 16
+    store.keep_seen()  # (serve stopping) the next start remembers them: a restart forgot them
+    assert KvStateStore(tmp_path).seen_before([*range(20), 9]) == 16
+    store.clear()
+    assert KvStateStore(tmp_path).seen_before([*range(20), 9]) == 0
 
 
 def test_a_state_restored_meanwhile_is_still_read_and_removed(tmp_path: Path) -> None:
@@ -503,6 +507,7 @@ def test_serve_keeps_long_prompts_on_disk_for_other_slots_and_restarts(smollm2_p
         return r.json()["timings"]
 
     minutes, other = NOTE * 4, "Answer in one word."  # any other prompt takes the one slot
+    agenda = "Agenda. " + NOTE * 4
     with serve(prof, "--parallel", "1", data=data) as srv:
         first = ask(srv.base_url, minutes, "Hiring?")
         assert first["restored_n"] == 0
@@ -516,10 +521,16 @@ def test_serve_keeps_long_prompts_on_disk_for_other_slots_and_restarts(smollm2_p
         assert 250 < len(state.tokens) < first["prompt_n"]  # (neither question, nor a reply)
         back = ask(srv.base_url, minutes, "And the printers?")
         assert back["restored_n"] > 250 and back["prompt_n"] < 30
+        ask(srv.base_url, agenda, "Hiring?")  # asked once before the restart...
     assert list((data / "kv-cache").glob("*.kv"))
     with serve(prof, "--parallel", "1", data=data) as srv:  # a restart
         again = ask(srv.base_url, minutes, "Where is the meeting?")
         assert again["restored_n"] > 250 and again["prompt_n"] < 30
+        # ... and once after: asked before, so saved (the prompts asked are kept from one start to the next)
+        ask(srv.base_url, agenda, "The budget?")
+        ask(srv.base_url, other, "Hiring?")  # takes the slot
+        wait_until(lambda: len(KvStateStore(data / "kv-cache").entries()) == 2, "the agenda's cells saved", 60)
+        assert ask(srv.base_url, agenda, "And the printers?")["restored_n"] > 250
 
         # the TUI's chat through the server it started (Ctrl+G) names its conversation: the
         # cells are saved under its tag, and deleting the conversation deletes them there too

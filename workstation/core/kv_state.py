@@ -21,7 +21,8 @@ What is worth keeping: a conversation's cells always (its person comes back to i
 prompt only once a second request started the same way (``seen_before``: a shared system prompt,
 a document several people ask about), and then only the part they had in common. A server with
 many one-off long prompts (each person's own document, pasted once) wrote 22 KB a token for
-each, spent its budget on them and evicted the states that were reused.
+each, spent its budget on them and evicted the states that were reused. The prompts asked are
+remembered across starts (``SEEN_FILE``, hashes only, 1 MiB at most, written when serve stops).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ MIN_RESTORE_TOKENS = 64  # a restore must save at least this many tokens of pref
 REUSED = ".reused.kv"  # the name's end of a state restored at least once (``load``)
 SEEN_BLOCK = 16  # prompts are remembered by the hashes of their prefixes, 16 tokens at a time
 SEEN_BLOCKS = 65536  # ... the most recent this many (1M tokens of prompts, about 10 MiB)
+SEEN_FILE = "seen-prompts.kv.hashes"  # those hashes, kept beside the states from one start to the next
 LEFTOVER_AGE_S = 600.0  # a half-written state this old was left by a process that died
 
 
@@ -262,19 +264,25 @@ class KvStateStore:
         # per file: (size, inode), key digest, tokens, model file, K/V types, tag, prompt's tokens
         # (read once a version)
         self._known: dict[Path, tuple[tuple[int, int], str, list[int], str, str, str | None, int]] = {}
-        # the prompts this process was asked (``seen_before``): hashes of their prefixes
-        self._seen: collections.OrderedDict[bytes, None] = collections.OrderedDict()
+        # the prompts asked here (``seen_before``): hashes of their prefixes, read from
+        # ``SEEN_FILE`` at the first, written back by ``keep_seen`` when some were added
+        self._seen: collections.OrderedDict[bytes, None] | None = None
+        self._seen_added = False
 
     def _path(self, key: StateKey, tokens: list[int], reused: bool = False) -> Path:
         return self.folder / f"{key.digest}-{tokens_digest(tokens)[:24]}{REUSED if reused else '.kv'}"
 
     def seen_before(self, prompt: list[int]) -> int:
         """How many of ``prompt``'s first tokens an earlier prompt given here had too (a whole
-        number of 16-token blocks; 0: none), remembering this one. Nothing is written to disk:
-        a restart forgets them (the states saved stay)."""
+        number of 16-token blocks; 0: none), remembering this one. Earlier starts count too
+        (``keep_seen``): forgotten at each start, a document asked once a day on a machine
+        switched off every night was never saved."""
         h = hashlib.blake2b(digest_size=16)
         shared, still = 0, True
+        if self._seen is None:
+            self._seen = collections.OrderedDict.fromkeys(self._read_seen())
         seen = self._seen
+        self._seen_added = True
         for end in range(SEEN_BLOCK, len(prompt) + 1, SEEN_BLOCK):
             h.update(struct.pack(f"<{SEEN_BLOCK}i", *prompt[end - SEEN_BLOCK:end]))
             d = h.digest()
@@ -287,6 +295,37 @@ class KvStateStore:
         while len(seen) > SEEN_BLOCKS:
             seen.popitem(last=False)
         return shared
+
+    def _read_seen(self) -> list[bytes]:
+        """The hashes ``keep_seen`` wrote (oldest first); none from a file that is not theirs."""
+        path = self.folder / SEEN_FILE
+        try:
+            with path.open("rb") as f:
+                raw = f.read(SEEN_BLOCKS * 16 + 1)
+        except FileNotFoundError:
+            return []
+        except OSError as err:
+            log.warning("Ignored the prompts asked before (%s): %s", path.name, err.strerror or err)
+            return []
+        if len(raw) % 16 or len(raw) > SEEN_BLOCKS * 16:
+            log.warning("Ignored the prompts asked before: %s is damaged.", path.name)
+            return []
+        return [raw[i:i + 16] for i in range(0, len(raw), 16)]
+
+    def keep_seen(self) -> None:
+        """Write the prompts asked here (``seen_before``) beside the states, for the next start
+        (atomically, with those another process kept meanwhile, the most recent last); a
+        problem costs only that memory, said in the log."""
+        if self._seen is None or not self._seen_added:
+            return
+        try:
+            others = [d for d in self._read_seen() if d not in self._seen]
+            kept = (others + list(self._seen))[-SEEN_BLOCKS:]
+            write_bytes_atomic(self.folder / SEEN_FILE, b"".join(kept), private=True)
+        except OSError as err:
+            log.warning("Could not keep the prompts asked before: %s", err.strerror or err)
+            return
+        self._seen_added = False
 
     def save(self, key: StateKey, tokens: list[int], state: StateBytes, tag: str | None = None,
              prompt_n: int = 0) -> Path:
@@ -485,6 +524,8 @@ class KvStateStore:
         for path in self.folder.glob("*.kv"):
             path.unlink(missing_ok=True)
             n += 1
+        (self.folder / SEEN_FILE).unlink(missing_ok=True)  # (a state is saved at a prompt's second ask)
+        self._seen, self._seen_added = None, False
         self.remove_leftovers(60.0)  # (one being written by a running server now is younger)
         return n
 

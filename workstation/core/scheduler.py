@@ -634,6 +634,8 @@ class Scheduler:
         else:
             self._fail_all("The engine is closing.")
         self.save_states()  # the slots' cells, for the next start (with a store)
+        if self.kv_store is not None:
+            self.kv_store.keep_seen()  # and which prompts were asked (a state is saved at a second ask)
         if self._reader is not None:  # a state may still be read for a request that ended unanswered
             self._reader.shutdown(wait=True)
         for slot in self.slots:
