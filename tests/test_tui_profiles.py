@@ -806,7 +806,8 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
     from workstation.tui.screens.profile_menu import ProfileMenu
 
     _write(folder, "running", {"model": str(smollm2_path)})
-    _write(folder, "shipped", {"model": str(smollm2_path)})
+    (folder / "beside.gguf").symlink_to(smollm2_path)
+    _write(folder, "shipped", {"model": "beside.gguf"})  # (a model named beside it: by its whole path in the copy)
     _write(folder, "desk", {"backend": "openai", "remote": {"base_url": "http://127.0.0.1:9/v1"}})
     _write(folder, "zbroken", {"model": str(smollm2_path), "contxt": 2})
     shipped = (folder / "shipped.yaml").read_bytes()
@@ -818,7 +819,8 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
         copy = user_profiles_dir() / "shipped.yaml"
         await until(pilot, lambda: isinstance(app.screen, ProfileMenu) and copy.exists())
         assert said[-1] == f"Saved as your own copy, {copy}; it is used in place of the one that came with the app."
-        assert yaml.safe_load(copy.read_text(encoding="utf-8"))["context"] == 1024
+        data = yaml.safe_load(copy.read_text(encoding="utf-8"))
+        assert data["context"] == 1024 and data["model"] == str((folder / "beside.gguf").resolve()), data
         assert (folder / "shipped.yaml").read_bytes() == shipped
         menu = app.screen
         assert isinstance(menu, ProfileMenu)

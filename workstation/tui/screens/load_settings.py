@@ -254,12 +254,16 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
 
 
 def _model_shape(profile: Profile) -> tuple[int | None, int | None]:
-    """The model's trained context and its offloadable layers (None, None: its file cannot be read)."""
+    """The model's trained context and its offloadable layers, from its file or, not downloaded
+    yet, the catalog's published shape (as F3 plans it); (None, None) where neither is known."""
     from workstation.core.catalog import read_model_info, resolve_model_path
+    from workstation.core.model_shapes import catalog_model
     from workstation.core.planner import offloadable_layers
 
+    path = resolve_model_path(profile.model)
     try:
-        info = read_model_info(resolve_model_path(profile.model), check=False)
+        shaped = catalog_model(profile.model) if not path.exists() else None
+        info = shaped[0] if shaped is not None else read_model_info(path, check=False)
     except WorkstationError:
         return None, None
     return info.context_length or None, offloadable_layers(info.n_layer)
