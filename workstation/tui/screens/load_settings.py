@@ -292,7 +292,12 @@ def _push(menu: ProfileMenu, index: int, profile: Profile) -> None:
         gpus = []
     trained, layers = _model_shape(profile)
     screen = LoadSettings(profile, menu.fit_check, gpus=gpus, trained=trained, n_layers=layers)
-    menu.app.call_from_thread(menu.app.push_screen, screen, lambda saved: _saved(menu, index, profile, saved))
+
+    def show() -> None:
+        if menu.app.screen is menu:  # (not once F3 is closed, nor twice for E pressed twice)
+            menu.app.push_screen(screen, lambda saved: _saved(menu, index, profile, saved))
+
+    menu.app.call_from_thread(show)
 
 
 def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None) -> None:
