@@ -159,7 +159,8 @@ async def test_u_on_f4_chats_with_the_highlighted_model(folder: Path, gemma_path
         assert app.engine_info is not None and Path(app.engine_info.model_path).resolve() == gemma_path.resolve()
         assert (folder / "gemma-3-270m-q4_k_m.yaml").is_file()
         made = "profili oluşturuldu" if language == "tr" else "Made the profile gemma-3-270m-q4_k_m for gemma-3-270m-q4_k_m"
-        assert any(made in n for n in shown)
+        where = "F3, ardından E ile" if language == "tr" else "F3, then E, changes its settings"  # (in the app, not a YAML file)
+        assert any(made in n and where in n for n in shown), shown
 
 
 def test_a_name_in_any_words_makes_a_file_name_of_plain_letters(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:

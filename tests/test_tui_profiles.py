@@ -729,3 +729,105 @@ def test_a_name_with_a_backslash_that_is_there_is_taken_as_typed(tmp_path: Path)
     odd.write_text("x", encoding="utf-8")
     assert typed_path(str(odd)) == odd
     assert typed_path(str(tmp_path / "Q3\\ report.pdf")) == tmp_path / "Q3 report.pdf"  # a new file: as a shell means it
+
+
+async def _load_settings_of(pilot, app: WorkstationApp, key: str) -> None:  # noqa: ANN001
+    """F3, the profile ``key`` highlighted, E: its load settings, their first verdict in."""
+    from textual.widgets import OptionList
+
+    from workstation.tui.screens.load_settings import LoadSettings
+    from workstation.tui.screens.profile_menu import ProfileMenu
+
+    if not isinstance(app.screen, ProfileMenu):
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+    menu = app.screen
+    assert isinstance(menu, ProfileMenu)
+    menu.query_one(OptionList).highlighted = next(i for i, e in enumerate(menu.entries) if getattr(e, "key", "") == key)
+    await pilot.press("e")
+    await until(pilot, lambda: isinstance(app.screen, LoadSettings) and app.screen._asked > 0
+                and str(app.screen.query_one("#load-verdict").content) != "checking fit…")
+
+
+def _verdict(app: WorkstationApp) -> str:
+    return str(app.screen.query_one("#load-verdict").content)
+
+
+async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, smollm2_path: Path) -> None:
+    """F3's verdict named a context that would fit, and only a YAML file could change it: E opens
+    the load settings, whose verdict follows the settings as they change; Ctrl+S writes only the
+    settings changed into the profile's file (its comments at the top, and what it left to the
+    defaults, kept); Esc leaves the file as it was."""
+    from textual.widgets import Select
+
+    from workstation.core.paths import user_profiles_dir
+    from workstation.tui.screens.profile_menu import ProfileMenu
+
+    own = user_profiles_dir()
+    own.mkdir(parents=True, exist_ok=True)
+    _write(own, "running", {"model": str(smollm2_path)})
+    _write(own, "mine", {"model": str(smollm2_path)})
+    path = own / "mine.yaml"
+    path.write_text("# my notes\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    before = path.read_bytes()
+    app = WorkstationApp("running", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        said = notices(app)
+        await _load_settings_of(pilot, app, "mine")
+        small = _verdict(app)
+        await pilot.press("home", "ctrl+k", *"1048576")  # the context typed: the verdict follows it
+        await until(pilot, lambda: "1,048,576" in _verdict(app))
+        assert "1,048,576" not in small, small
+        await pilot.press("escape")  # nothing saved
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+        assert path.read_bytes() == before
+        await _load_settings_of(pilot, app, "mine")
+        await pilot.press("home", "ctrl+k", *"8192")
+        app.screen.query_one("#load-kv-k", Select).value = "q8_0"
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+        assert said[-1] == f"Saved in {path}.", said
+        menu = app.screen
+        assert isinstance(menu, ProfileMenu)
+        assert any(getattr(e, "key", "") == "mine" and e.context == 8192 for e in menu.entries)  # type: ignore[union-attr]
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("# my notes\n"), text
+    data = yaml.safe_load(text)
+    assert data["context"] == 8192 and data["kv_cache"] == {"k": "q8_0"} and data["gpu_layers"] == 0, data
+    assert "parallel" not in data and "speculative" not in data, data  # (left to their defaults, as written)
+
+
+async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_it_cannot_change(
+        folder: Path, smollm2_path: Path) -> None:
+    """A profile that came with the app is not the user's file to overwrite: saved as the user's
+    own copy in the user's profiles folder (used in its place). A desk PC's profile (the server
+    sets its context) and a broken file: E says in one sentence why they cannot be changed here."""
+    from workstation.core.paths import user_profiles_dir
+    from workstation.tui.screens.profile_menu import ProfileMenu
+
+    _write(folder, "running", {"model": str(smollm2_path)})
+    (folder / "beside.gguf").symlink_to(smollm2_path)
+    _write(folder, "shipped", {"model": "beside.gguf"})  # (a model named beside it: by its whole path in the copy)
+    _write(folder, "desk", {"backend": "openai", "remote": {"base_url": "http://127.0.0.1:9/v1"}})
+    _write(folder, "zbroken", {"model": str(smollm2_path), "contxt": 2})
+    shipped = (folder / "shipped.yaml").read_bytes()
+    app = WorkstationApp("running", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        said = notices(app)
+        await _load_settings_of(pilot, app, "shipped")
+        await pilot.press("home", "ctrl+k", *"1024", "enter")
+        copy = user_profiles_dir() / "shipped.yaml"
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu) and copy.exists())
+        assert said[-1] == f"Saved as your own copy, {copy}; it is used in place of the one that came with the app."
+        data = yaml.safe_load(copy.read_text(encoding="utf-8"))
+        assert data["context"] == 1024 and data["model"] == str((folder / "beside.gguf").resolve()), data
+        assert (folder / "shipped.yaml").read_bytes() == shipped
+        menu = app.screen
+        assert isinstance(menu, ProfileMenu)
+        for key, why in (("desk", "This profile runs on a server, which sets its context and memory itself"),
+                         (None, "A broken profile file cannot be changed here: mend it in a text editor")):
+            menu.query_one("#profiles").highlighted = next(  # type: ignore[attr-defined]
+                i for i, e in enumerate(menu.entries) if getattr(e, "key", None) == key)
+            await pilot.press("e")
+            await until(pilot, lambda: said[-1].startswith(why))  # noqa: B023
+            assert app.screen is menu

@@ -723,12 +723,82 @@ def close_profile(name: str, names: list[str]) -> str:
     return f" Did you mean '{close[0]}'?" if close else ""
 
 
-def save_profile(profile: Profile, path: Path) -> None:
-    from workstation.core.atomic import write_text_atomic
+class _ProfileDumper(yaml.SafeDumper):
+    """A profile as a person writes one: a text of several lines (a system prompt) as a block
+    (``|``), not one quoted line of ``\\n``."""
 
-    data = profile.to_dict()
-    data.pop("source", None)
-    write_text_atomic(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+
+def _text_block(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in text and all(line == line.rstrip() for line in text.splitlines()) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_ProfileDumper.add_representer(str, _text_block)
+
+
+def _words_kept(data: dict[str, Any], cls: type = Profile) -> None:
+    """A word YAML read as a boolean (``mode: off``, ``flash_attn: on``) where the setting is a
+    word: the word again, as the file had it (written back it said ``mode: false``)."""
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key, value in data.items():
+        if key in _SECTIONS and isinstance(value, dict) and cls is Profile:
+            _words_kept(value, _SECTIONS[key])
+        elif isinstance(value, bool) and key in fields and str(fields[key].type).startswith("str"):
+            data[key] = "on" if value else "off"
+
+
+def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
+    """``data["kv_cache"]["k"] = value`` for ``kv_cache.k``: a section the file does not have is made."""
+    *sections, name = dotted.split(".")
+    for section in sections:
+        inner = data.get(section)
+        data[section] = inner = dict(inner) if isinstance(inner, dict) else {}
+        data = inner
+    data[name] = value
+
+
+def save_profile(profile: Profile, path: Path, changes: Mapping[str, Any] | None = None) -> Profile:
+    """Write a profile to ``path`` atomically; the profile as read back from it.
+
+    With ``changes`` (settings by dotted name: ``{"context": 8192, "kv_cache.k": "q8_0"}``), the
+    profile's own file (``profile.source``) is written again with only those set: the rest as the
+    user wrote it (its order, what it leaves to the defaults: written out, a ``parallel: 1`` would
+    change what serve runs, a model named relative to the file, the comment lines at its top).
+    Comments elsewhere in it are lost (PyYAML keeps none). Written to another folder (a shipped
+    profile's copy), a model file found beside the original is named by its whole path. The
+    result is checked as loading it would check it (ProfileError) before anything is written.
+    Without ``changes``: every setting of ``profile``."""
+    from workstation.core.atomic import cannot_write, write_named_file
+
+    head = ""
+    if changes is None or profile.source is None:
+        data = profile.to_dict()
+        data.pop("source", None)
+        for name, value in (changes or {}).items():
+            _set_dotted(data, name, value)
+    else:
+        text = read_text_file(profile.source, "Profile file", ProfileError)
+        lines = text.splitlines(keepends=True)
+        head = "".join(lines[: next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines))])
+        data = dict(read_settings_file(profile.source) or {})
+        moved = path.absolute().parent != profile.source.absolute().parent
+        for name, value in changes.items():
+            _set_dotted(data, name, value)
+        _words_kept(data)
+        for name, resolved in (("model", profile.model), ("draft_model", profile.speculative.draft_model)):
+            section = data.get("speculative") if name == "draft_model" else data
+            if moved and isinstance(section, dict) and isinstance(section.get(name), str) \
+                    and resolved and section[name] != resolved and Path(resolved).is_absolute():
+                section[name] = resolved  # (found beside the original: not beside the copy)
+    text = head + yaml.dump(data, Dumper=_ProfileDumper, sort_keys=False, allow_unicode=True,
+                            default_flow_style=None, width=100)
+    profile_from_dict(load_yaml(text), str(path), source=path)  # (refused as loading it would refuse it)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)  # (the user's profiles folder, for a first copy)
+    except OSError as err:
+        raise ProfileError(said=cannot_write(path, err)) from err
+    write_named_file(path, text, ProfileError)
+    return load_profile_file(path)
 
 
 # The same checks for other settings files (workloads): a YAML mapping into a dataclass.

@@ -230,17 +230,37 @@ def model_fit(row: ModelRow, texts: Texts) -> str:
     except Exception:  # noqa: BLE001 - a file gone since the list was read: no verdict, never a stuck line
         return ""
     text = texts("models.fit", context=f"{context:,}", verdict=say(p.verdict_phrases, texts.get))
-    if p.fits and p.decode_tps_bound:
-        # where the estimate comes from, as fit says it (it said "a reference PC scaled to this one"
-        # once size --measure had fitted this PC's own figures, and of a GPU)
-        basis = "models.speed_gpu" if p.gpu_layers else "models.speed_here" if here is not None else "models.speed"
-        text += " " + texts(basis, tps=f"{p.decode_tps_bound:.0f}")
+    if speed := speed_said(p, here is not None, texts):
+        text += " " + speed
     if measured is not None and measured.value:  # (it said only the estimate, 207, after bench had measured 96)
         import datetime as dt
 
         day = dt.datetime.fromisoformat(measured.created.replace("Z", "+00:00")).astimezone().date().isoformat()
         text += " " + texts("models.measured", tps=f"{measured.value:.0f}", when=texts.day(day), profile=measured.profile)
     return text
+
+
+def speed_said(p: Any, measured_here: bool, texts: Texts) -> str:
+    """A plan's speed estimate in a sentence ("" where it does not fit or has none), with where the
+    estimate comes from, as fit says it (it said "a reference PC scaled to this one" once size
+    --measure had fitted this PC's own figures, and of a GPU)."""
+    if not p.fits or not p.decode_tps_bound:
+        return ""
+    basis = "models.speed_gpu" if p.gpu_layers else "models.speed_here" if measured_here else "models.speed"
+    return texts(basis, tps=f"{p.decode_tps_bound:.0f}")
+
+
+def speed_estimate(profile: Profile, texts: Texts) -> str:
+    """How fast a local profile's model would write with its settings, as F4 says a model's
+    ("" where there is no estimate: it does not fit, its file cannot be read)."""
+    from workstation.core.calibration import measured_cpu
+    from workstation.core.planner import plan_for_profile
+
+    try:
+        p = plan_for_profile(profile, not_downloaded=True)
+    except WorkstationError:
+        return ""
+    return speed_said(p, measured_cpu() is not None, texts)
 
 
 def pull_model(name: str, progress: Callable[[float, float | None], None]) -> None:

@@ -72,7 +72,8 @@ def one_per_line(error: str) -> str:
 
 
 class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
-    BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
+    BINDINGS = [Binding("escape", "cancel", "cancel", show=False),
+                Binding("e", "load_settings", "load settings", show=False)]
 
     def __init__(
         self, current: str | Profile | None,
@@ -180,6 +181,14 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         else:
             said = one_per_line(self.wapp.texts.error(entry)).rstrip().rstrip(".")  # (in the UI's language, where it can)
             self.notify(self.wapp.texts("profiles.broken_picked", error=said), severity="warning", timeout=12)
+
+    def action_load_settings(self) -> None:
+        """E: the highlighted profile's load settings (context, K/V, GPU layers, speculation)."""
+        from workstation.tui.screens.load_settings import open_load_settings
+
+        index = self.query_one(OptionList).highlighted
+        if index is not None:
+            open_load_settings(self, index)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

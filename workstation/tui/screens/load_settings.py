@@ -1,0 +1,329 @@
+"""A local profile's load settings (F3, then E), as LM Studio's "model load settings": the
+context, the K/V cache types, the GPU layers and speculative decoding, with the fit verdict of
+the settings as chosen beside them (the planner's, as F3 works it out) and the speed estimate.
+Saving writes only the settings changed into the profile's file (``profiles.save_profile``);
+a profile shipped with the app is saved as the user's own copy, which is used in its place."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, OptionList, Select
+
+from workstation.core.errors import ProfileError, WorkstationError
+from workstation.core.paths import profiles_dir, user_profiles_dir
+from workstation.core.profiles import (
+    KV_CACHE_TYPES,
+    MAX_CONTEXT,
+    MIN_CONTEXT,
+    KVCache,
+    Profile,
+    context_allowed,
+    save_profile,
+)
+from workstation.tui.i18n import Texts
+from workstation.tui.integrations import speed_estimate
+from workstation.tui.screens.app_screen import AppScreen
+from workstation.tui.screens.sampling import read_number
+from workstation.tui.widgets.line_input import LineInput
+
+if TYPE_CHECKING:
+    from workstation.core.hardware import GpuInfo
+    from workstation.tui.screens.profile_menu import ProfileMenu
+
+UNQUANTIZED_V = ("f16", "f32", "bf16")  # the V cache types that work without flash attention
+
+
+def why_not_editable(entry: Profile | ProfileError) -> str | None:
+    """The locale key of why ``entry`` has no load settings to change here; None: it has."""
+    if isinstance(entry, ProfileError):
+        return "load.broken"
+    if entry.backend != "llama":
+        return "load.remote"
+    if entry.source is None or entry.source.suffix.lower() not in (".yaml", ".yml"):
+        return "load.no_file"
+    return None
+
+
+def shipped(profile: Profile) -> bool:
+    """Whether the profile's file is one shipped with the app (not the user's to overwrite)."""
+    return profile.source is not None and profile.source.resolve().parent == profiles_dir().resolve()
+
+
+def target_file(profile: Profile) -> Path:
+    """Where saving writes: the profile's own file, or for a shipped one the user's copy of it in
+    the user's profiles folder (same name: used in its place), never over another file there."""
+    assert profile.source is not None
+    if not shipped(profile):
+        return profile.source
+    folder = user_profiles_dir()
+    for n in itertools.count(1):
+        path = folder / (profile.source.name if n == 1 else f"{profile.source.stem}-{n}{profile.source.suffix}")
+        if not path.exists():
+            return path
+    raise AssertionError  # (unreachable)
+
+
+class SettingsVerdict(Message):
+    def __init__(self, asked: int, verdict: str, speed: str) -> None:
+        super().__init__()
+        self.asked = asked
+        self.verdict = verdict
+        self.speed = speed
+
+
+class LoadSettings(AppScreen, ModalScreen[Profile | None]):
+    """The settings, one a line; Ctrl+S (or Enter in the context's box) saves them and returns
+    the profile as saved; Esc leaves without saving (``None``)."""
+
+    BINDINGS = [Binding("escape", "cancel", "cancel", show=False),
+                Binding("ctrl+s", "save", "save", show=False)]
+
+    def __init__(self, profile: Profile, fit_check: Callable[[Profile, Texts], str | None],
+                 gpus: list[GpuInfo] | None = None, trained: int | None = None, n_layers: int | None = None) -> None:
+        super().__init__(classes="dialog-screen")
+        self.profile = profile
+        self.fit_check = fit_check
+        self.gpus = gpus or []
+        self.trained = trained
+        self.n_layers = n_layers
+        self._asked = 0  # the verdict shown is the last one asked for (typing asks for several)
+
+    # --- what is shown ----------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        t, p = self.wapp.texts, self.profile
+        with Vertical(classes="dialog wide", id="load-settings"):
+            yield Label(t("load.title", name=p.title(t.lang)), classes="dialog-title", markup=False)
+            where = t("load.shipped", file=str(target_file(p))) if shipped(p) else t("load.file", file=str(p.source))
+            yield Label(where, id="load-file", markup=False)
+            yield Label(t("load.keys"), classes="dialog-hint", markup=False)
+            yield Label("", id="load-problem", classes="dialog-problem", markup=False)
+            with Horizontal(classes="load-row"):
+                yield Label(t("load.context"), classes="load-name", markup=False)
+                yield LineInput(t.number(f"{p.context:,}"), id="load-context", compact=True, restrict=r"[0-9.,]*")
+                trained = t("load.context_trained", n=f"{self.trained:,}") if self.trained else ""
+                yield Label(t("load.context_help", low=MIN_CONTEXT, high=f"{MAX_CONTEXT:,}", trained=trained),
+                            classes="load-help", markup=False)
+            for part in ("k", "v"):
+                with Horizontal(classes="load-row"):
+                    yield Label(t(f"load.kv_{part}"), classes="load-name", markup=False)
+                    allowed = [c for c in KV_CACHE_TYPES if part == "k" or p.flash_attn != "off" or c in UNQUANTIZED_V]
+                    yield Select([(c, c) for c in allowed], value=getattr(p.kv_cache, part), allow_blank=False,
+                                 compact=True, id=f"load-kv-{part}")
+                    yield Label(t(f"load.kv_{part}_help"), classes="load-help", markup=False)
+            with Horizontal(classes="load-row"):
+                yield Label(t("load.gpu_layers"), classes="load-name", markup=False)
+                if self.gpus:
+                    yield Select(self._layer_choices(), value=p.gpu_layers, allow_blank=False, compact=True,
+                                 id="load-gpu-layers")
+                yield Label(self._gpu_help(), classes="load-help", markup=False)
+            with Horizontal(classes="load-row"):
+                yield Label(t("load.speculative"), classes="load-name", markup=False)
+                modes = ["off", "lookup", *(["draft"] if p.speculative.draft_model else [])]
+                yield Select([(t(f"load.spec_{m}"), m) for m in modes], value=p.speculative.mode, allow_blank=False,
+                             compact=True, id="load-spec")
+                yield Label(t("load.spec_help" if p.speculative.draft_model else "load.spec_help_no_draft"),
+                            classes="load-help", markup=False)
+            yield Label(t("profiles.fit_checking"), id="load-verdict", markup=False)
+            yield Label("", id="load-speed", markup=False)
+
+    def _layer_choices(self) -> list[tuple[str, int | str]]:
+        t, now = self.wapp.texts, self.profile.gpu_layers
+        choices: list[tuple[str, int | str]] = [(t("load.layers_auto"), "auto"), (t("load.layers_all"), "all"),
+                                                (t("load.layers_none"), 0)]
+        n = self.n_layers or 0
+        numbers = {n * q // 4 for q in (1, 2, 3)} - {0} if n else set()
+        if isinstance(now, int) and now:
+            numbers.add(now)
+        choices += [(t("load.layers_n", n=k, total=n) if n else str(k), k) for k in sorted(numbers)]
+        return choices
+
+    def _gpu_help(self) -> str:
+        t = self.wapp.texts
+        if not self.gpus:
+            return t("load.no_gpu")
+        gb = 1024**3
+        return " · ".join(t("load.gpu", name=g.name, free=f"{g.vram_free / gb:.1f}", total=f"{g.vram_total / gb:.1f}") for g in self.gpus)
+
+    def on_mount(self) -> None:
+        self.query_one("#load-problem", Label).display = False
+        self.query_one("#load-context", Input).focus()
+        self._recheck()
+
+    # --- the settings as chosen ---------------------------------------------------------------
+    def chosen(self) -> dict[str, Any]:
+        """The settings as the dialog has them, by dotted name; ProfileError (in the dialog's words)
+        for a context that is no number or out of range."""
+        t = self.wapp.texts
+        typed = self.query_one("#load-context", Input).value.strip()
+        try:
+            context = int(read_number(typed, True, t.get("number.thousands") or ","))
+        except ValueError:
+            raise ProfileError(t("load.context_not_number", value=typed)) from None
+        if not context_allowed(context):
+            raise ProfileError(t("load.context_range", low=MIN_CONTEXT, high=f"{MAX_CONTEXT:,}"))
+        values: dict[str, Any] = {"context": context}
+        for part in ("k", "v"):
+            values[f"kv_cache.{part}"] = self.query_one(f"#load-kv-{part}", Select).value
+        if self.gpus:
+            values["gpu_layers"] = self.query_one("#load-gpu-layers", Select).value
+        values["speculative.mode"] = self.query_one("#load-spec", Select).value
+        return values
+
+    def changes(self) -> dict[str, Any]:
+        """The settings chosen that differ from the profile's (only those are written)."""
+        p = self.profile
+        before = {"context": p.context, "kv_cache.k": p.kv_cache.k, "kv_cache.v": p.kv_cache.v,
+                  "gpu_layers": p.gpu_layers, "speculative.mode": p.speculative.mode}
+        return {name: value for name, value in self.chosen().items() if value != before[name]}
+
+    def candidate(self) -> Profile:
+        """The profile with the settings as chosen (planned, never written)."""
+        values, p = self.chosen(), self.profile
+        return dataclasses.replace(
+            p, context=values["context"], gpu_layers=values.get("gpu_layers", p.gpu_layers),
+            kv_cache=KVCache(values["kv_cache.k"], values["kv_cache.v"]),
+            speculative=dataclasses.replace(p.speculative, mode=values["speculative.mode"]))
+
+    def _problem(self, text: str | None) -> None:
+        problem = self.query_one("#load-problem", Label)
+        problem.update(text or "")
+        problem.display = bool(text)
+
+    @on(Input.Changed)
+    @on(Select.Changed)
+    def _changed(self) -> None:
+        self._recheck()
+
+    def _recheck(self) -> None:
+        try:
+            candidate = self.candidate()
+        except ProfileError as err:
+            self._problem(self.wapp.texts.error(err))
+            return
+        self._problem(None)
+        self._asked += 1
+        self.query_one("#load-verdict", Label).update(self.wapp.texts("profiles.fit_checking"))
+        self._verdict(candidate, self._asked)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load-settings")
+    def _verdict(self, candidate: Profile, asked: int) -> None:
+        t = self.wapp.texts
+        verdict = self.fit_check(candidate, t) or t("profiles.fit_unknown")
+        self.post_message(SettingsVerdict(asked, verdict, speed_estimate(candidate, t)))
+
+    @on(SettingsVerdict)
+    def _verdict_found(self, event: SettingsVerdict) -> None:
+        if event.asked != self._asked:  # (one for settings changed since)
+            return
+        self.query_one("#load-verdict", Label).update(event.verdict)
+        self.query_one("#load-speed", Label).update(event.speed)
+
+    # --- keys ---------------------------------------------------------------------------------
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_save()
+
+    def action_save(self) -> None:
+        t = self.wapp.texts
+        try:
+            changes = self.changes()
+            if not changes:
+                self.notify(t("load.unchanged"))
+                self.dismiss(None)
+                return
+            saved = save_profile(self.profile, target_file(self.profile), changes)
+        except WorkstationError as err:
+            self._problem(t.error(err))
+            return
+        self.dismiss(saved)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def _model_shape(profile: Profile) -> tuple[int | None, int | None]:
+    """The model's trained context and its offloadable layers, from its file or, not downloaded
+    yet, the catalog's published shape (as F3 plans it); (None, None) where neither is known."""
+    from workstation.core.catalog import read_model_info, resolve_model_path
+    from workstation.core.model_shapes import catalog_model
+    from workstation.core.planner import offloadable_layers
+
+    path = resolve_model_path(profile.model)
+    try:
+        shaped = catalog_model(profile.model) if not path.exists() else None
+        info = shaped[0] if shaped is not None else read_model_info(path, check=False)
+    except WorkstationError:
+        return None, None
+    return info.context_length or None, offloadable_layers(info.n_layer)
+
+
+def open_load_settings(menu: ProfileMenu, index: int) -> None:
+    """F3's E on the profile at ``index``: its load settings, or one sentence on why it has none
+    here. Saved, the menu's row shows the profile as saved (and its verdict); the profile in use
+    is loaded again with them."""
+    entry = menu.entries[index]
+    t = menu.wapp.texts
+    why = why_not_editable(entry)
+    if why is not None or not isinstance(entry, Profile):
+        menu.notify(t(why or "load.broken"), severity="warning", timeout=10)
+        return
+    menu.run_worker(lambda: _push(menu, index, entry), thread=True, group="load-settings", exit_on_error=False)
+
+
+def _push(menu: ProfileMenu, index: int, profile: Profile) -> None:
+    """(In a thread: NVML and the model file's header are read first.)"""
+    from workstation.core import hardware
+
+    try:
+        gpus = hardware.gpus()
+    except Exception:  # noqa: BLE001 - no driver: no GPU, as everywhere
+        gpus = []
+    trained, layers = _model_shape(profile)
+    screen = LoadSettings(profile, menu.fit_check, gpus=gpus, trained=trained, n_layers=layers)
+
+    def show() -> None:
+        if menu.app.screen is menu:  # (not once F3 is closed, nor twice for E pressed twice)
+            menu.app.push_screen(screen, lambda saved: _saved(menu, index, profile, saved))
+
+    menu.app.call_from_thread(show)
+
+
+def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None) -> None:
+    from workstation.tui.screens.profile_menu import VerdictFound, _same_file
+
+    if saved is None:
+        return
+    app, t = menu.wapp, menu.wapp.texts
+    copy = saved.source != old.source
+    said = t("load.saved_copy" if copy else "load.saved", file=str(saved.source))
+    if app.started_profile is not None and _same_file(app.started_profile, old):
+        app.started_profile = saved  # (a shipped file, its copy used in its place now: not listed twice)
+    if menu._is_current(old):
+        if app.generating or app.loading is not None:
+            menu.notify(f"{said} {t('load.reload_later')}", timeout=12)
+        else:
+            menu.dismiss(saved)  # loaded again, as Enter loads it
+            app.notify(f"{said} {t('load.reloading')}", timeout=10)
+            return
+    else:
+        menu.notify(said, timeout=10)
+    menu.entries[index] = saved
+    menu.verdicts.pop(index, None)
+    menu.query_one(OptionList).replace_option_prompt(str(index), menu._prompt(index, saved))
+
+    def verdict() -> None:
+        menu.post_message(VerdictFound(index, menu.fit_check(saved, t)))
+
+    menu.run_worker(verdict, thread=True, group="fit", exit_on_error=False)
