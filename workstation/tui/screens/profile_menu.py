@@ -73,7 +73,7 @@ def one_per_line(error: str) -> str:
 
 class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False),
-                Binding("e", "load_settings", "load settings", show=False)]
+                Binding("e", "load_settings", "load settings", id="profiles.edit", show=False)]
 
     def __init__(
         self, current: str | Profile | None,
