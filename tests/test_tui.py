@@ -1088,7 +1088,7 @@ def app_in_a_terminal(*args: str, **env: str) -> Iterator[tuple[int, int]]:
     pid, fd = pty.fork()
     if pid == 0:  # the child: the app
         os.environ.update({"TERM": "xterm-256color", **env})
-        os.execv(str(Path(sys.executable).parent / "workstation"), ["workstation", "tui", *args])
+        os.execv(sys.executable, [sys.executable, "-m", "workstation", "tui", *args])
     try:
         yield pid, fd
     finally:
@@ -1148,6 +1148,28 @@ def test_the_app_without_a_terminal_says_so_and_exits(tmp_path: Path) -> None:
         os.close(fd)
     assert b"The app needs a terminal on its standard output, which goes to a file or a pipe here" in seen, seen
     assert b"\x1b[" not in seen and out.read_text(encoding="utf-8") == "", seen
+
+
+def test_a_terminal_without_utf8_is_sent_ascii_only() -> None:
+    """Over SSH under LANG=C (a terminal that is not UTF-8) and on the Linux console, Textual's
+    borders (▊▔▁▎), the header's ⭘, the palette's 🔎 and the footer's ▏ reached the terminal as
+    two or three letters each (every line ran past its end) or as the console's diamonds. The
+    app in a real terminal (a pty) under LANG=C sends only ASCII, the palette open too; the
+    console keeps the Latin letters its font has (Türkçe), and Python's own LC_CTYPE=C.UTF-8
+    under LANG=C is not taken for the person's."""
+    from workstation.tui.glyphs import terminal_charset, terminal_table
+
+    assert terminal_charset({"LANG": "C", "LC_CTYPE": "C.UTF-8", "TERM": "xterm"}) == "ascii"
+    assert terminal_charset({"LANG": "tr_TR.UTF-8", "TERM": "linux"}) == "console"
+    assert terminal_charset({"LANG": "en_US.UTF-8", "TERM": "xterm-256color"}) == "unicode"
+    console = terminal_table("console")
+    assert console is not None and "▊▔ Türkçe ╭─╮ 🔎".translate(console) == "|- Türkçe +-+ ??"
+    with app_in_a_terminal("--no-load", "--lang", "en", TERM="xterm-256color", LANG="C", LC_ALL="",
+                           LC_CTYPE="", COLUMNS="80", LINES="24") as (pid, fd):
+        seen = read_terminal(fd, lambda b: b"palette" in b, 60, "drew the chat's footer")
+        os.write(fd, b"\x10")  # Ctrl+P: the palette, its magnifier
+        seen += read_terminal(fd, lambda b: b"Search for commands" in b, 30, "opened the palette")
+    assert seen.isascii(), sorted({chr(c) for c in seen.decode("utf-8", "replace").encode("utf-8") if c > 127})
 
 
 def test_closing_the_terminal_mid_reply_ends_the_app_and_keeps_the_reply(profiles: Path, tmp_path: Path) -> None:

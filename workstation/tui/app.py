@@ -35,6 +35,7 @@ from textual.binding import Binding
 from textual.command import CommandPalette
 from textual.css.query import NoMatches
 from textual.dom import NoScreen
+from textual.driver import Driver
 from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
@@ -75,7 +76,7 @@ from workstation.tui import integrations, pacing
 from workstation.tui.actions import ACTIONS, ALWAYS, BY_ID, CHAT_ONLY, bindings, keys_lost, keys_now
 from workstation.tui.attachment import find_attached, with_attached
 from workstation.tui.documents_of import is_document_of
-from workstation.tui.glyphs import glyphs
+from workstation.tui.glyphs import glyphs, terminal_charset, terminal_table
 from workstation.tui.i18n import LANGUAGES, Texts, detect_language
 from workstation.tui.messages import (
     AttachmentMeasured,
@@ -202,7 +203,7 @@ class WorkstationApp(App[None]):
                 signal.signal(signal.SIGHUP, previous)
         else:
             resource_tracker.ensure_running()
-        self.glyphs = glyphs()  # the app's own symbols: ASCII on the Linux console
+        self.glyphs = glyphs()  # the app's own symbols: ASCII on the Linux console and under LANG=C
         self.settings = load_settings()
         self.texts = Texts(language or self.settings.language or detect_language())
         self.start_engine = start_engine
@@ -342,6 +343,23 @@ class WorkstationApp(App[None]):
         self.refresh_bindings()  # Esc (stop) or Ctrl+N (new) in the chat's footer (ChatFooter)
 
     # --- set-up --------------------------------------------------------------------------
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this terminal; one that sends ASCII in place of what the
+        terminal cannot show (the Linux console, a language setting that is not UTF-8:
+        ``terminal_charset``), or Textual's borders, scroll bars and icons and a model's emoji
+        reached it as diamonds, or as two or three letters a character that pushed each line
+        past its end."""
+        driver = super().get_driver_class()
+        table = terminal_table(terminal_charset())
+        if table is None:
+            return driver
+
+        class PlainTerminalDriver(driver):  # type: ignore[valid-type, misc]
+            def write(self, data: str) -> None:
+                super().write(data.translate(table))
+
+        return PlainTerminalDriver
+
     def get_default_screen(self) -> Screen[Any]:
         self.chat_screen = ChatScreen()
         return self.chat_screen
