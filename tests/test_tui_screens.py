@@ -1651,6 +1651,8 @@ async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_co
     from textual.widgets import Button, OptionList
     from tui_helpers import make_app, screen_lines
 
+    from workstation.tui.screens.file_picker import FilePicker
+
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("TERM", "linux")
     app = make_app(tmp_path, monkeypatch, language="tr")
@@ -1674,3 +1676,9 @@ async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_co
         assert "* Office CPU" in "\n".join(screen_lines(app)) and "●" not in "\n".join(screen_lines(app))
         # without colours the highlighted profile is told apart by a line under it
         assert app.screen.query_one(OptionList).get_component_rich_style("option-list--option-highlighted").underline
+        await pilot.press("escape")
+        await pilot.press("ctrl+o")  # folders and files in the Open dialog: Textual's 📁 📄 were blanks or '??'
+        await until(pilot, lambda: isinstance(app.screen, FilePicker))
+        await pilot.pause()
+        shown = "\n".join(screen_lines(app))
+        assert "[+] " in shown and "📁" not in shown and "📄" not in shown, shown

@@ -40,14 +40,19 @@ class Glyphs:
     delta: str  # "how much it changed" (F12's Δppl)
     marks: tuple[str, ...]  # a chart's series, told apart without colour (F10's lines)
     stacks: tuple[str, ...]  # …and the parts of a stacked bar
+    folder: str  # a folder in a file list (Ctrl+O's), with the space after it
+    folder_open: str  # …one open in it
+    file: str  # …and a file
 
 
 UNICODE = Glyphs(plain=False, eighths=" ▏▎▍▌▋▊▉", full="█", track="━", spark="▁▂▃▄▅▆▇█", current="●",
                  folded="▶", unfolded="▼", line="━━", rule="──", attached="📎", between="│", delta="Δ",
-                 marks=("•", "x", "+", "o", "*", "#"), stacks=("█", "▒", "░"))
+                 marks=("•", "x", "+", "o", "*", "#"), stacks=("█", "▒", "░"),
+                 folder="📁 ", folder_open="📂 ", file="📄 ")
 ASCII = Glyphs(plain=True, eighths=" ...::::", full="#", track="=", spark="_.-:=+*#", current="*",
                folded=">", unfolded="v", line="==", rule="--", attached="+", between="|", delta="d",
-               marks=("@", "x", "+", "o", "*", "#"), stacks=("#", "=", "."))
+               marks=("@", "x", "+", "o", "*", "#"), stacks=("#", "=", "."),
+               folder="[+] ", folder_open="[-] ", file="    ")
 
 
 Charset = Literal["unicode", "console", "ascii"]
