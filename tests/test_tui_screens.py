@@ -179,6 +179,14 @@ async def test_every_screens_footer_fits_80_columns_with_its_own_keys_first(prof
             await pilot.press("escape")
             await until(pilot, lambda: app.screen is app.chat_screen)
         assert {"profiles", "models", "dashboard", "command_palette"} <= {a for a, _, _ in footer_keys(app.screen)}
+        # at 60 columns (an SSH window) the chat's keys ran under the palette's ('f4 Model▏'):
+        # those that do not fit whole are left out, and come back in a wider window
+        await pilot.resize_terminal(60, 20)
+        await until(pilot, lambda: fits(footer_keys(app.screen), 60) and "models" not in
+                    {a for a, _, _ in footer_keys(app.screen)})
+        assert {"quit", "help", "command_palette"} <= {a for a, _, _ in footer_keys(app.screen)}
+        await pilot.resize_terminal(80, 24)
+        await until(pilot, lambda: "dashboard" in {a for a, _, _ in footer_keys(app.screen)})
 
 
 @pytest.mark.parametrize("language", ["en", "tr"])
