@@ -1663,10 +1663,13 @@ async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_co
 
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("TERM", "linux")
+    monkeypatch.setenv("SSH_CONNECTION", "192.168.1.20 51234 192.168.1.10 22")
     app = make_app(tmp_path, monkeypatch, language="tr")
     async with app.run_test(size=(40, 15)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
+        # over SSH the message box's cursor does not blink: each blink sent the box down the link
+        assert not app.chat_screen.query_one("#prompt").cursor_blink
         assert app.ansi_color is True  # the terminal's own colours: Textual's NO_COLOR drops them all (not greys)
         status = screen_lines(app)[-2]
         assert status.startswith(" yüklü değil | office-cpu") and "│" not in status and len(status.rstrip()) <= 40, status
