@@ -1156,9 +1156,13 @@ def test_a_terminal_without_utf8_is_sent_ascii_only() -> None:
     two or three letters each (every line ran past its end) or as the console's diamonds. The
     app in a real terminal (a pty) under LANG=C sends only ASCII, the palette open too; the
     console keeps the Latin letters its font has (Türkçe), and Python's own LC_CTYPE=C.UTF-8
-    under LANG=C is not taken for the person's."""
+    under LANG=C is not taken for the person's. A Latin-1 byte typed there is a letter, not
+    the app's end."""
     from workstation.tui.glyphs import terminal_charset, terminal_table
+    from workstation.tui.typed_bytes import typed_charset
 
+    assert typed_charset({"LANG": "tr_TR.ISO-8859-9"}) == "iso8859-9"  # a Turkish terminal's ş
+    assert typed_charset({"LANG": "C", "LC_CTYPE": "C.UTF-8"}) == "cp1252"
     assert terminal_charset({"LANG": "C", "LC_CTYPE": "C.UTF-8", "TERM": "xterm"}) == "ascii"
     assert terminal_charset({"LANG": "tr_TR.UTF-8", "TERM": "linux"}) == "console"
     assert terminal_charset({"LANG": "en_US.UTF-8", "TERM": "xterm-256color"}) == "unicode"
@@ -1167,6 +1171,10 @@ def test_a_terminal_without_utf8_is_sent_ascii_only() -> None:
     with app_in_a_terminal("--no-load", "--lang", "en", TERM="xterm-256color", LANG="C", LC_ALL="",
                            LC_CTYPE="", COLUMNS="80", LINES="24") as (pid, fd):
         seen = read_terminal(fd, lambda b: b"palette" in b, 60, "drew the chat's footer")
+        # an é typed in a terminal that sends Latin-1 (PuTTY's old default) ended the app with
+        # Textual's UnicodeDecodeError traceback: it is read as typed, and drawn as e here
+        os.write(fd, b"caf\xe9 ok")
+        seen += read_terminal(fd, lambda b: b"cafe ok" in b, 30, "took the typed word")
         os.write(fd, b"\x10")  # Ctrl+P: the palette, its magnifier
         seen += read_terminal(fd, lambda b: b"Search for commands" in b, 30, "opened the palette")
     assert seen.isascii(), sorted({chr(c) for c in seen.decode("utf-8", "replace").encode("utf-8") if c > 127})

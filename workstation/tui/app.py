@@ -107,6 +107,7 @@ from workstation.tui.screens.sizing import SizingScreen
 from workstation.tui.screens.summarize import SummarizeScreen
 from workstation.tui.screens.usage import UsageScreen
 from workstation.tui.settings import load_settings, save_language, settings_path
+from workstation.tui.typed_bytes import tolerant_decoder
 from workstation.tui.widgets.conversation_list import ConversationItem
 from workstation.tui.widgets.message_view import MessageView, code_blocks
 
@@ -344,12 +345,18 @@ class WorkstationApp(App[None]):
 
     # --- set-up --------------------------------------------------------------------------
     def get_driver_class(self) -> type[Driver]:
-        """Textual's driver for this terminal; one that sends ASCII in place of what the
-        terminal cannot show (the Linux console, a language setting that is not UTF-8:
-        ``terminal_charset``), or Textual's borders, scroll bars and icons and a model's emoji
-        reached it as diamonds, or as two or three letters a character that pushed each line
-        past its end."""
+        """Textual's driver for this terminal. Its keys: a typed byte that is not UTF-8 is read
+        in the language setting's charset (an é from PuTTY set to Latin-1 ended the app with a
+        traceback). Its screen: where the terminal cannot show Unicode (the Linux console, a
+        language setting that is not UTF-8: ``terminal_charset``) it is sent ASCII in its
+        place, or Textual's borders, scroll bars and icons and a model's emoji reached it as
+        diamonds, or as two or three letters a character that pushed each line past its end."""
         driver = super().get_driver_class()
+        with contextlib.suppress(ImportError):  # (Windows: no termios, a driver of its own)
+            from textual.drivers import linux_driver
+
+            # the name its key reader calls for its decoder, strict UTF-8 there (typed_bytes)
+            linux_driver.getincrementaldecoder = tolerant_decoder  # type: ignore[attr-defined]
         table = terminal_table(terminal_charset())
         if table is None:
             return driver
