@@ -60,18 +60,25 @@ Charset = Literal["unicode", "console", "ascii"]
 _COERCED = ("C.UTF-8", "C.utf8", "UTF-8")
 
 
-def terminal_charset(environ: Mapping[str, str] | None = None) -> Charset:
-    """What the terminal can show: ``ascii`` under a language setting that names a charset
-    other than UTF-8 (the first of LC_ALL, LC_CTYPE and LANG that is set, as tmux and ncurses
-    read it: C, POSIX, en_US.ISO-8859-1), ``console`` on the Linux console (TERM linux, or a
-    variant of it: linux-16color), whose font has the Latin letters (Turkish's too) and little
-    else, ``unicode`` elsewhere (none of the three set counts as UTF-8, today's default).
-    Python started under LANG=C sets LC_CTYPE=C.UTF-8 for itself: that one is passed over."""
+def locale_setting(environ: Mapping[str, str] | None = None) -> str:
+    """The language setting that names the terminal's charset: the first of LC_ALL, LC_CTYPE
+    and LANG that is set, as tmux and ncurses read it ('' where none is). Python started under
+    LANG=C sets LC_CTYPE=C.UTF-8 for itself (PEP 538): that one is passed over."""
     env = os.environ if environ is None else environ
     names = ["LC_ALL", "LC_CTYPE", "LANG"]
     if env.get("LANG") and env.get("LC_CTYPE") in _COERCED:  # Python's own, not the person's
         names.remove("LC_CTYPE")
-    locale = next((env[name] for name in names if env.get(name)), "")
+    return next((env[name] for name in names if env.get(name)), "")
+
+
+def terminal_charset(environ: Mapping[str, str] | None = None) -> Charset:
+    """What the terminal can show: ``ascii`` under a language setting (``locale_setting``)
+    that names a charset other than UTF-8 (C, POSIX, en_US.ISO-8859-1), ``console`` on the
+    Linux console (TERM linux, or a variant of it: linux-16color), whose font has the Latin
+    letters (Turkish's too) and little else, ``unicode`` elsewhere (no setting at all counts
+    as UTF-8, today's default)."""
+    env = os.environ if environ is None else environ
+    locale = locale_setting(env)
     if locale and "UTF8" not in locale.upper().replace("-", ""):
         return "ascii"
     term = env.get("TERM", "")

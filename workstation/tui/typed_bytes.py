@@ -11,19 +11,17 @@ typed reaches the message box.
 from __future__ import annotations
 
 import codecs
-import os
 from collections.abc import Mapping
+
+from workstation.tui.glyphs import locale_setting
 
 ERRORS = "workstation-typed"  # the codec error handler's name, for Textual's key decoder
 
 
 def typed_charset(environ: Mapping[str, str] | None = None) -> str:
-    """The charset the language setting names (the part after the dot of the first of
-    LC_ALL, LC_CTYPE and LANG that is set), where Python has a codec for it and it is not
-    UTF-8; cp1252 otherwise."""
-    env = os.environ if environ is None else environ
-    locale = next((env[name] for name in ("LC_ALL", "LC_CTYPE", "LANG") if env.get(name)), "")
-    named = locale.partition(".")[2].partition("@")[0]
+    """The charset the language setting names (``locale_setting``: tr_TR.ISO-8859-9), where
+    Python has a codec for it and it is not UTF-8; cp1252 otherwise."""
+    named = locale_setting(environ).partition(".")[2].partition("@")[0]
     try:
         codec = codecs.lookup(named).name if named else ""
     except LookupError:
