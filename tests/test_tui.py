@@ -1112,8 +1112,8 @@ def test_the_app_without_a_terminal_says_so_and_exits(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    workstation = str(Path(sys.executable).parent / "workstation")
-    done = subprocess.run([workstation, "tui", "--no-load"], stdin=subprocess.DEVNULL, capture_output=True,
+    workstation = f"{sys.executable} -m workstation"  # (the venv's script is not always there)
+    done = subprocess.run([sys.executable, "-m", "workstation", "tui", "--no-load"], stdin=subprocess.DEVNULL, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 1 and done.stdout == "", done
     assert done.stderr.startswith("workstation: The app reads its keys from a terminal, and its input here is not "
