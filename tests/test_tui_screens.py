@@ -1678,6 +1678,9 @@ async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_co
         await pilot.pause()
         shown = "\n".join(screen_lines(app))
         assert "Sil (e)" in shown and "Vazgeç (h)" in shown, shown
+        # nothing dims the chat behind a dialog without colours: its words (the status line's)
+        # stood beside the dialog's border as if they were the dialog's
+        assert "office-cpu" not in shown, shown
         assert app.screen.query_one(".dialog").outer_size.width == 40  # no column of the chat beside it
         assert all(b.region.right <= 40 for b in app.screen.query(Button))
         await pilot.press("escape")
