@@ -1088,7 +1088,7 @@ def app_in_a_terminal(*args: str, **env: str) -> Iterator[tuple[int, int]]:
     pid, fd = pty.fork()
     if pid == 0:  # the child: the app
         os.environ.update({"TERM": "xterm-256color", **env})
-        os.execv(str(Path(sys.executable).parent / "workstation"), ["workstation", "tui", *args])
+        os.execv(sys.executable, [sys.executable, "-m", "workstation", "tui", *args])
     try:
         yield pid, fd
     finally:
@@ -1112,8 +1112,8 @@ def test_the_app_without_a_terminal_says_so_and_exits(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    workstation = str(Path(sys.executable).parent / "workstation")
-    done = subprocess.run([workstation, "tui", "--no-load"], stdin=subprocess.DEVNULL, capture_output=True,
+    workstation = f"{sys.executable} -m workstation"  # (the venv's script is not always there)
+    done = subprocess.run([sys.executable, "-m", "workstation", "tui", "--no-load"], stdin=subprocess.DEVNULL, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 1 and done.stdout == "", done
     assert done.stderr.startswith("workstation: The app reads its keys from a terminal, and its input here is not "
@@ -1148,6 +1148,36 @@ def test_the_app_without_a_terminal_says_so_and_exits(tmp_path: Path) -> None:
         os.close(fd)
     assert b"The app needs a terminal on its standard output, which goes to a file or a pipe here" in seen, seen
     assert b"\x1b[" not in seen and out.read_text(encoding="utf-8") == "", seen
+
+
+def test_a_terminal_without_utf8_is_sent_ascii_only() -> None:
+    """Over SSH under LANG=C (a terminal that is not UTF-8) and on the Linux console, Textual's
+    borders (▊▔▁▎), the header's ⭘, the palette's 🔎 and the footer's ▏ reached the terminal as
+    two or three letters each (every line ran past its end) or as the console's diamonds. The
+    app in a real terminal (a pty) under LANG=C sends only ASCII, the palette open too; the
+    console keeps the Latin letters its font has (Türkçe), and Python's own LC_CTYPE=C.UTF-8
+    under LANG=C is not taken for the person's. A Latin-1 byte typed there is a letter, not
+    the app's end."""
+    from workstation.tui.glyphs import terminal_charset, terminal_table
+    from workstation.tui.typed_bytes import typed_charset
+
+    assert typed_charset({"LANG": "tr_TR.ISO-8859-9"}) == "iso8859-9"  # a Turkish terminal's ş
+    assert typed_charset({"LANG": "C", "LC_CTYPE": "C.UTF-8"}) == "cp1252"
+    assert terminal_charset({"LANG": "C", "LC_CTYPE": "C.UTF-8", "TERM": "xterm"}) == "ascii"
+    assert terminal_charset({"LANG": "tr_TR.UTF-8", "TERM": "linux"}) == "console"
+    assert terminal_charset({"LANG": "en_US.UTF-8", "TERM": "xterm-256color"}) == "unicode"
+    console = terminal_table("console")
+    assert console is not None and "▊▔ Türkçe ╭─╮ 🔎".translate(console) == "|- Türkçe +-+ ??"
+    with app_in_a_terminal("--no-load", "--lang", "en", TERM="xterm-256color", LANG="C", LC_ALL="",
+                           LC_CTYPE="", COLUMNS="80", LINES="24") as (pid, fd):
+        seen = read_terminal(fd, lambda b: b"palette" in b, 60, "drew the chat's footer")
+        # an é typed in a terminal that sends Latin-1 (PuTTY's old default) ended the app with
+        # Textual's UnicodeDecodeError traceback: it is read as typed, and drawn as e here
+        os.write(fd, b"caf\xe9 ok")
+        seen += read_terminal(fd, lambda b: b"cafe ok" in b, 30, "took the typed word")
+        os.write(fd, b"\x10")  # Ctrl+P: the palette, its magnifier
+        seen += read_terminal(fd, lambda b: b"Search for commands" in b, 30, "opened the palette")
+    assert seen.isascii(), sorted({chr(c) for c in seen.decode("utf-8", "replace").encode("utf-8") if c > 127})
 
 
 def test_closing_the_terminal_mid_reply_ends_the_app_and_keeps_the_reply(profiles: Path, tmp_path: Path) -> None:
@@ -2285,8 +2315,9 @@ async def test_enter_during_a_reply_says_why_and_ctrl_n_stops_it_and_opens_a_new
         assert any("a new conversation opens" in n for n in said)
 
 
-async def test_the_welcome_names_f9_and_f9_to_turkish_warns_of_a_small_model(profiles: Path) -> None:
-    """The English welcome named F1-F6 but not F9, so a Turkish speaker could not find Turkish;
+async def test_the_welcome_names_f9_and_ctrl_p_and_f9_to_turkish_warns_of_a_small_model(profiles: Path) -> None:
+    """The English welcome named F1-F6 but not F9, so a Turkish speaker could not find Turkish,
+    nor Ctrl+P, for the F keys a terminal keeps for itself;
     after F9 the small model's warning that a Turkish start gives (its Turkish answers are
     mostly nonsense) was not given."""
     from textual.widgets import Static
@@ -2296,12 +2327,14 @@ async def test_the_welcome_names_f9_and_f9_to_turkish_warns_of_a_small_model(pro
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         welcome = app.chat_screen.query_one("#welcome", Static)
-        assert "F9: Türkçe" in str(welcome.render())
+        # over SSH a terminal can keep F1, F10, F11 or Alt for itself (GNOME Terminal's menu
+        # and full screen, a Mac's Option): the welcome said nothing of Ctrl+P, which finds them all
+        assert "F9: Türkçe" in str(welcome.render()) and "Ctrl+P finds any command" in str(welcome.render())
         assert not any("135M" in n for n in said)  # English: no warning
         await pilot.press("f9")
         await until(pilot, lambda: any("çok küçük bir model (135M parametre): İngilizce dışındaki dillerde "
                                        "yanıtları çoğu zaman anlamsızdır" in n for n in said))
-        assert "F9: English" in str(welcome.render())
+        assert "F9: English" in str(welcome.render()) and "Ctrl+P her komutu" in str(welcome.render())
 
 
 async def test_an_engine_killed_while_idle_is_noticed_loaded_again_once_and_the_message_answered(

@@ -179,6 +179,14 @@ async def test_every_screens_footer_fits_80_columns_with_its_own_keys_first(prof
             await pilot.press("escape")
             await until(pilot, lambda: app.screen is app.chat_screen)
         assert {"profiles", "models", "dashboard", "command_palette"} <= {a for a, _, _ in footer_keys(app.screen)}
+        # at 60 columns (an SSH window) the chat's keys ran under the palette's ('f4 Model▏'):
+        # those that do not fit whole are left out, and come back in a wider window
+        await pilot.resize_terminal(60, 20)
+        await until(pilot, lambda: fits(footer_keys(app.screen), 60) and "models" not in
+                    {a for a, _, _ in footer_keys(app.screen)})
+        assert {"quit", "help", "command_palette"} <= {a for a, _, _ in footer_keys(app.screen)}
+        await pilot.resize_terminal(80, 24)
+        await until(pilot, lambda: "dashboard" in {a for a, _, _ in footer_keys(app.screen)})
 
 
 @pytest.mark.parametrize("language", ["en", "tr"])
@@ -1651,12 +1659,17 @@ async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_co
     from textual.widgets import Button, OptionList
     from tui_helpers import make_app, screen_lines
 
+    from workstation.tui.screens.file_picker import FilePicker
+
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("TERM", "linux")
+    monkeypatch.setenv("SSH_CONNECTION", "192.168.1.20 51234 192.168.1.10 22")
     app = make_app(tmp_path, monkeypatch, language="tr")
     async with app.run_test(size=(40, 15)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
+        # over SSH the message box's cursor does not blink: each blink sent the box down the link
+        assert not app.chat_screen.query_one("#prompt").cursor_blink
         assert app.ansi_color is True  # the terminal's own colours: Textual's NO_COLOR drops them all (not greys)
         status = screen_lines(app)[-2]
         assert status.startswith(" yüklü değil | office-cpu") and "│" not in status and len(status.rstrip()) <= 40, status
@@ -1665,6 +1678,9 @@ async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_co
         await pilot.pause()
         shown = "\n".join(screen_lines(app))
         assert "Sil (e)" in shown and "Vazgeç (h)" in shown, shown
+        # nothing dims the chat behind a dialog without colours: its words (the status line's)
+        # stood beside the dialog's border as if they were the dialog's
+        assert "office-cpu" not in shown, shown
         assert app.screen.query_one(".dialog").outer_size.width == 40  # no column of the chat beside it
         assert all(b.region.right <= 40 for b in app.screen.query(Button))
         await pilot.press("escape")
@@ -1674,3 +1690,9 @@ async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_co
         assert "* Office CPU" in "\n".join(screen_lines(app)) and "●" not in "\n".join(screen_lines(app))
         # without colours the highlighted profile is told apart by a line under it
         assert app.screen.query_one(OptionList).get_component_rich_style("option-list--option-highlighted").underline
+        await pilot.press("escape")
+        await pilot.press("ctrl+o")  # folders and files in the Open dialog: Textual's 📁 📄 were blanks or '??'
+        await until(pilot, lambda: isinstance(app.screen, FilePicker))
+        await pilot.pause()
+        shown = "\n".join(screen_lines(app))
+        assert "[+] " in shown and "📁" not in shown and "📄" not in shown, shown

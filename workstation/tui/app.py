@@ -35,6 +35,7 @@ from textual.binding import Binding
 from textual.command import CommandPalette
 from textual.css.query import NoMatches
 from textual.dom import NoScreen
+from textual.driver import Driver
 from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
@@ -75,7 +76,7 @@ from workstation.tui import integrations, pacing
 from workstation.tui.actions import ACTIONS, ALWAYS, BY_ID, CHAT_ONLY, bindings, keys_lost, keys_now
 from workstation.tui.attachment import find_attached, with_attached
 from workstation.tui.documents_of import is_document_of
-from workstation.tui.glyphs import glyphs
+from workstation.tui.glyphs import glyphs, terminal_charset, terminal_table
 from workstation.tui.i18n import LANGUAGES, Texts, detect_language
 from workstation.tui.messages import (
     AttachmentMeasured,
@@ -106,6 +107,7 @@ from workstation.tui.screens.sizing import SizingScreen
 from workstation.tui.screens.summarize import SummarizeScreen
 from workstation.tui.screens.usage import UsageScreen
 from workstation.tui.settings import load_settings, save_language, settings_path
+from workstation.tui.typed_bytes import tolerant_decoder
 from workstation.tui.widgets.conversation_list import ConversationItem
 from workstation.tui.widgets.message_view import MessageView, code_blocks
 
@@ -202,7 +204,7 @@ class WorkstationApp(App[None]):
                 signal.signal(signal.SIGHUP, previous)
         else:
             resource_tracker.ensure_running()
-        self.glyphs = glyphs()  # the app's own symbols: ASCII on the Linux console
+        self.glyphs = glyphs()  # the app's own symbols: ASCII on the Linux console and under LANG=C
         self.settings = load_settings()
         self.texts = Texts(language or self.settings.language or detect_language())
         self.start_engine = start_engine
@@ -342,6 +344,29 @@ class WorkstationApp(App[None]):
         self.refresh_bindings()  # Esc (stop) or Ctrl+N (new) in the chat's footer (ChatFooter)
 
     # --- set-up --------------------------------------------------------------------------
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this terminal. Its keys: a typed byte that is not UTF-8 is read
+        in the language setting's charset (an é from PuTTY set to Latin-1 ended the app with a
+        traceback). Its screen: where the terminal cannot show Unicode (the Linux console, a
+        language setting that is not UTF-8: ``terminal_charset``) it is sent ASCII in its
+        place, or Textual's borders, scroll bars and icons and a model's emoji reached it as
+        diamonds, or as two or three letters a character that pushed each line past its end."""
+        driver = super().get_driver_class()
+        with contextlib.suppress(ImportError):  # (Windows: no termios, a driver of its own)
+            from textual.drivers import linux_driver
+
+            # the name its key reader calls for its decoder, strict UTF-8 there (typed_bytes)
+            linux_driver.getincrementaldecoder = tolerant_decoder  # type: ignore[attr-defined]
+        table = terminal_table(terminal_charset())
+        if table is None:
+            return driver
+
+        class PlainTerminalDriver(driver):  # type: ignore[valid-type, misc]
+            def write(self, data: str) -> None:
+                super().write(data.translate(table))
+
+        return PlainTerminalDriver
+
     def get_default_screen(self) -> Screen[Any]:
         self.chat_screen = ChatScreen()
         return self.chat_screen

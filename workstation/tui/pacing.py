@@ -9,10 +9,15 @@ layout passes of the screen, about 50 ms with SmolLM2 on 2 cores); the whole rep
 rendered as Markdown at its end either way. When the engine leaves a core free, runs on a GPU
 or on another machine, the screen updates often and formats as it goes (``FREE_CPU``).
 Measured with ``bench/tui_overhead.py``.
+
+Over SSH every repaint also crosses the link: the message box's blinking cursor alone redrew
+the box twice a second, 1.4 KB/s at rest at 80x24, so there it does not blink (``over_ssh``).
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from workstation.core.hardware import count_physical_cores
@@ -39,3 +44,9 @@ def engine_fills_cpu(threads: int, layers_on_cpu: bool, cores: int | None = None
 def pace(threads: int, layers_on_cpu: bool, cores: int | None = None) -> Pace:
     """How the screen streams a reply from an engine with ``threads`` on this machine."""
     return BUSY_CPU if engine_fills_cpu(threads, layers_on_cpu, cores) else FREE_CPU
+
+
+def over_ssh(environ: Mapping[str, str] | None = None) -> bool:
+    """The app's terminal is at the other end of an SSH connection (sshd sets these)."""
+    env = os.environ if environ is None else environ
+    return any(env.get(name) for name in ("SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY"))

@@ -17,6 +17,7 @@ from textual.widgets import Button, Header, Input, ProgressBar, Static, TextArea
 from workstation.core.errors import WorkstationError
 from workstation.core.letters import shortened
 from workstation.core.store import StoredMessage
+from workstation.tui.pacing import over_ssh
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.dialogs import (
     NARROW,  # (narrower, the conversation list is put away: Ctrl+B shows it)
@@ -167,6 +168,7 @@ class ChatScreen(AppScreen, Screen[None]):
         self.query_one("#load-progress").display = False
         self.query_one("#log", VerticalScroll).anchor()
         self.query_one("#prompt", Input).focus()
+        self.set_busy(self.wapp.generating)
         self.wapp.update_status()  # (the box's title and line, set before it was mounted)
         await self.wapp.chat_ready()
 
@@ -417,11 +419,13 @@ class ChatScreen(AppScreen, Screen[None]):
 
     def set_busy(self, busy: bool) -> None:
         """While a reply streams the cursors stop blinking: each blink is a repaint, and every
-        repaint takes CPU from the engine on a small machine."""
-        if not self.is_mounted:
+        repaint takes CPU from the engine on a small machine; over SSH they never blink (each
+        blink sent the whole box down the link: ``pacing.over_ssh``)."""
+        if not self.query("#prompt"):  # (not composed yet; on_mount sets them)
             return
-        self.query_one("#prompt", Input).cursor_blink = not busy
-        self.query_one("#editor", TextArea).cursor_blink = not busy
+        blink = not busy and not over_ssh()
+        self.query_one("#prompt", Input).cursor_blink = blink
+        self.query_one("#editor", TextArea).cursor_blink = blink
 
     def set_status(self, text: str) -> None:
         for bar in self.query(StatusBar):

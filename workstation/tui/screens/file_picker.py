@@ -23,6 +23,7 @@ from workstation.core.documents import SUPPORTED_SUFFIXES, name_is_text, shown_n
 from workstation.core.errors import WorkstationError
 from workstation.core.letters import alphabetical
 from workstation.core.paths import typed_path
+from workstation.tui.glyphs import UNICODE
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.line_input import LineInput
 
@@ -64,6 +65,12 @@ class FileTree(DirectoryTree):
         self._left = ""  # the folder Backspace went up from, for the cursor to land on
         super().__init__(path, **kwargs)  # type: ignore[arg-type]
         self.show_root = False  # Enter on it folded the whole list away
+
+    def on_mount(self) -> None:
+        """Folders and files marked as the terminal can draw them (``app.glyphs``): Textual's
+        📁 and 📄 were '??' both on the Linux console and under LANG=C."""
+        shapes = getattr(self.app, "glyphs", UNICODE)
+        self.ICON_NODE, self.ICON_NODE_EXPANDED, self.ICON_FILE = shapes.folder, shapes.folder_open, shapes.file
 
     def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
         return usable_paths(paths, self.suffixes)

@@ -38,10 +38,28 @@ def drop_closed_watchers(*owners: object) -> int:
 
 
 class ScreenFooter(Footer):
-    """A screen's footer without the app's keys that the chat's footer shows, nor the palette's."""
+    """A screen's footer without the app's keys that the chat's footer shows, nor the palette's;
+    the keys that do not fit whole are left out from the end (at 60 columns the chat's showed
+    'f4 Model' under the palette's key, its 's' and F5 cut off)."""
 
     def __init__(self, *, show_command_palette: bool = False) -> None:
         super().__init__(show_command_palette=show_command_palette)
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Show the keys, in their order, while they fit whole beside the palette's key. A
+        key's width is what it draws: one just made is not laid out yet (Esc Stop, put in
+        Ctrl+N New's place as a reply starts, ran under the palette's key)."""
+        keys = [k for k in self.query(FooterKey) if not k.has_class("-command-palette")]
+        room = self.size.width - sum(k.outer_size.width or k.render().cell_len + 1
+                                     for k in self.query(FooterKey) if k.has_class("-command-palette"))
+        used = 0
+        for key in keys:
+            used += key.render().cell_len
+            key.display = used <= room
+        self.styles.grid_size_columns = max(sum(k.display for k in keys), 1)
 
     def left_out(self) -> frozenset[str]:
         """The actions whose keys are not shown now."""
@@ -57,6 +75,7 @@ class ScreenFooter(Footer):
             shown += not widget.has_class("-command-palette")  # docked on the right, not a column
             yield widget
         self.styles.grid_size_columns = max(shown, 1)
+        self.call_after_refresh(self._fit)  # (their widths are known once drawn)
 
 
 class ChatFooter(ScreenFooter):
