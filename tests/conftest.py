@@ -22,6 +22,14 @@ if "WORKSTATION_DATA" not in os.environ:
     atexit.register(shutil.rmtree, _TEST_DATA, ignore_errors=True)  # each run left one behind
 # advice names the command that started us; a shell opened from ./run.sh must not change it
 os.environ.pop("WORKSTATION_COMMAND", None)
+# the terminal the app draws for is the same wherever the tests run: a UTF-8 language setting
+# (LANG=C or POSIX would send the snapshots ASCII, glyphs.terminal_charset), not the Linux
+# console, in colour, not over SSH (the cursor would not blink), English unless a test says
+os.environ["LANG"] = "C.UTF-8"
+for _name in ("LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LANGUAGE", "NO_COLOR", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY"):
+    os.environ.pop(_name, None)
+if os.environ.get("TERM", "").startswith("linux") or os.environ.get("TERM") in (None, "", "dumb"):
+    os.environ["TERM"] = "xterm-256color"
 
 from workstation.core.packaged_models import ensure  # noqa: E402
 from workstation.core.profiles import Profile, profile_from_dict  # noqa: E402
