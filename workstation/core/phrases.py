@@ -268,6 +268,10 @@ ENGLISH: dict[str, str] = {
                      "WORKSTATION_MODELS to a folder on a larger disk), then download it again."),
     "pull.disk_full": ("The download of {name} stopped: the disk holding {folder} is full. The part downloaded "
                        "was removed, so the disk has its room back; free at least {need}, then download it again."),
+    "pull.disk_full_kept": ("The download of {name} stopped at {kept} of {total}: the disk holding {folder} is "
+                            "full. What was downloaded is kept, less a little given back so that your conversations "
+                            "can still be saved; free {need}, then download it again and it goes on from there (or "
+                            "delete {part} to get its room back)."),
     "pull.disk_full_unsized": ("The download of {name} stopped: the disk holding {folder} filled after {done}. The "
                                "part downloaded was removed, so the disk has its room back; the server did not say "
                                "the file's size: free more than that, then download it again."),
