@@ -229,6 +229,7 @@ class WorkstationApp(App[None]):
         self._chosen_profile = False  # a profile chosen in F3 is loading
         self._forget_after_load: list[str] = []  # cells of conversations deleted elsewhere meanwhile
         self.store_problem: str | None = None  # the conversation file could not be used (said at start)
+        self._write_back_to: Path | None = None  # the file a session moved to memory goes back to (a full disk)
         try:
             self.store = ConversationStore(store_path)
             drafts = self.store.drafts()
@@ -470,6 +471,8 @@ class WorkstationApp(App[None]):
         if not self.store.in_memory and not self.generating and self._file_of_store() != self._store_file:
             self._store_file_changed()
             await self.refresh_sidebar()
+        if self._write_back_to is not None and not self._turn_begun():
+            await self._write_back()
         version = self._store_version()
         if version == self._seen_version or self._turn_begun() or self.screen is not self.chat_screen:
             return
@@ -1776,9 +1779,40 @@ class WorkstationApp(App[None]):
         self.store = memory
         with contextlib.suppress(Exception):
             old.close()
+        self._write_back_to = Path(old.path) if not old.in_memory else None
         self.store_problem = self.texts("store.unwritable", reason=self.texts.error(err))
         self.notify(self.store_problem, severity="error", timeout=30)
         self.call_later(self.refresh_sidebar)
+
+    async def _write_back(self) -> None:
+        """The session kept in memory since its file took no more writes (a full disk) written
+        back into it as soon as it takes them again, and said once: it stayed in memory until
+        the app was closed, and was lost then, though the disk had had room again for long."""
+        path, memory = self._write_back_to, self.store
+        if path is None or not memory.in_memory:
+            return
+        try:
+            fresh = ConversationStore(path)
+        except WorkstationError:  # (a file there that is no database: tried again later)
+            return
+        try:
+            numbers = fresh.take_in(memory)
+            now = numbers.get(self.conversation_id) if self.conversation_id is not None else None
+            fresh.set_open(now)
+            conv = fresh.get(now, with_messages=False) if now is not None else None
+        except WorkstationError:  # still full: the session stays in memory, nothing half-written
+            fresh.close()
+            return
+        self.store, self._write_back_to, self.store_problem = fresh, None, None
+        with contextlib.suppress(Exception):
+            memory.close()
+        self._watch_store_file()
+        self._seen_version = -1  # the list read again
+        if conv is not None:
+            self._mark_open(conv)
+            await self._redraw_open()  # (its messages' numbers are the file's now)
+        await self.refresh_sidebar()
+        self.notify(self.texts("store.written_back", path=str(path)), timeout=12)
 
     def _save_message(self, role: str, content: str, metrics: dict[str, Any] | None = None,
                       reasoning: str = "") -> bool:
