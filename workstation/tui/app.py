@@ -14,6 +14,7 @@ import dataclasses
 import inspect
 import os
 import re
+import shutil
 import signal
 import sys
 import threading
@@ -54,12 +55,14 @@ from workstation.core.kv_state import NOT_KEPT, KvStateStore, conversation_tag
 from workstation.core.letters import shortened
 from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
-from workstation.core.paths import typed_path
+from workstation.core.paths import data_dir, typed_path
 from workstation.core.phrases import say
 from workstation.core.planner import load_notes, offloadable_layers
 from workstation.core.profiles import Profile, Sampling, load_profile, with_own_sampling
 from workstation.core.remote import refused
+from workstation.core.sqlite_schema import FULL_BELOW
 from workstation.core.store import (
+    DB_NAME,
     Conversation,
     ConversationGone,
     ConversationStore,
@@ -235,7 +238,8 @@ class WorkstationApp(App[None]):
             drafts = self.store.drafts()
             remembered = self.store.recalled("folder")  # the last document's folder, for the Open dialog
         except WorkstationError as err:  # damaged, not a database, from a newer version: left as it is
-            self.store_problem = self.texts("store.unusable", reason=self.texts.error(err))
+            self._write_back_to = store_path or data_dir() / DB_NAME  # (a full disk: written there once it has room)
+            self.store_problem = self.texts(_unusable(self._write_back_to), reason=self.texts.error(err))
             self.store = ConversationStore(Path(":memory:"))
             drafts, remembered = {}, None
         if profile is None and not os.environ.get("WORKSTATION_PROFILE"):
@@ -381,7 +385,8 @@ class WorkstationApp(App[None]):
             convs = self.store.list()
             last = self.store.last_open()
         except WorkstationError as err:  # a damaged file: left as it is, and the chat still works
-            self.store_problem = self.texts("store.unusable", reason=self.texts.error(err))
+            self._write_back_to = Path(self.store.path)
+            self.store_problem = self.texts(_unusable(self._write_back_to), reason=self.texts.error(err))
             self.store = ConversationStore(Path(":memory:"))
             convs, last = [], None
         if self.store_problem:
@@ -2771,6 +2776,16 @@ class WorkstationApp(App[None]):
                 self._partial, self._partial_at = None, 0.0  # (the next turn's reply is a row of its own)
                 self._replacing, self._continued = [], ""
                 self.update_status()
+
+
+def _unusable(path: Path) -> str:
+    """What to say of a conversation file that cannot be opened: on a full disk, that this
+    session is saved there once it has room (it said "the file is left as it is" and no more)."""
+    try:
+        full = shutil.disk_usage(path.parent).free < FULL_BELOW
+    except OSError:
+        full = False
+    return "store.unusable_full" if full else "store.unusable"
 
 
 def _history_of(messages: list[StoredMessage]) -> MetricsHistory:
