@@ -667,7 +667,7 @@ async def test_a_full_disk_mid_session_moves_the_session_to_memory(profiles: Pat
         # the file takes writes again (a new connection has no page limit): the session is
         # written back into it and that is said once; it stayed in memory, lost at the end
         await until(pilot, lambda: not app.store.in_memory)
-        await until(pilot, lambda: any("this session's conversations are saved in" in str(n.message)
+        await until(pilot, lambda: any("this session's conversations are now saved in" in str(n.message)
                                        for n in app._notifications))
         assert app.store.path == path and app.conversation_id == conv_id
         assert [v.content for v in _views(app)][1::2] == [m.content for m in app.store.messages(conv_id)][1::2]

@@ -60,7 +60,7 @@ from workstation.core.phrases import say
 from workstation.core.planner import load_notes, offloadable_layers
 from workstation.core.profiles import Profile, Sampling, load_profile, with_own_sampling
 from workstation.core.remote import refused
-from workstation.core.sqlite_schema import FULL_BELOW
+from workstation.core.sqlite_schema import FULL_BELOW, says_damaged
 from workstation.core.store import (
     DB_NAME,
     Conversation,
@@ -238,8 +238,7 @@ class WorkstationApp(App[None]):
             drafts = self.store.drafts()
             remembered = self.store.recalled("folder")  # the last document's folder, for the Open dialog
         except WorkstationError as err:  # damaged, not a database, from a newer version: left as it is
-            self._write_back_to = store_path or data_dir() / DB_NAME  # (a full disk: written there once it has room)
-            self.store_problem = self.texts(_unusable(self._write_back_to), reason=self.texts.error(err))
+            self._store_unusable(store_path or data_dir() / DB_NAME, err)
             self.store = ConversationStore(Path(":memory:"))
             drafts, remembered = {}, None
         if profile is None and not os.environ.get("WORKSTATION_PROFILE"):
@@ -385,8 +384,7 @@ class WorkstationApp(App[None]):
             convs = self.store.list()
             last = self.store.last_open()
         except WorkstationError as err:  # a damaged file: left as it is, and the chat still works
-            self._write_back_to = Path(self.store.path)
-            self.store_problem = self.texts(_unusable(self._write_back_to), reason=self.texts.error(err))
+            self._store_unusable(Path(self.store.path), err)
             self.store = ConversationStore(Path(":memory:"))
             convs, last = [], None
         if self.store_problem:
@@ -1784,10 +1782,23 @@ class WorkstationApp(App[None]):
         self.store = memory
         with contextlib.suppress(Exception):
             old.close()
-        self._write_back_to = Path(old.path) if not old.in_memory else None
+        # (a damaged file is left as it is: nothing is written into it)
+        self._write_back_to = Path(old.path) if not old.in_memory and not says_damaged(str(err)) else None
         self.store_problem = self.texts("store.unwritable", reason=self.texts.error(err))
         self.notify(self.store_problem, severity="error", timeout=30)
         self.call_later(self.refresh_sidebar)
+
+    def _store_unusable(self, path: Path, err: WorkstationError) -> None:
+        """The conversation file ``path`` could not be opened or read at the start: said, and on
+        a full disk this session is written there once it has room (it said "the file is left
+        as it is", and the session was lost at the end); a damaged file is left as it is."""
+        try:
+            full = shutil.disk_usage(path.parent).free < FULL_BELOW
+        except OSError:
+            full = False
+        self._write_back_to = path if full else None
+        self.store_problem = self.texts("store.unusable_full" if full else "store.unusable",
+                                        reason=self.texts.error(err))
 
     async def _write_back(self) -> None:
         """The session kept in memory since its file took no more writes (a full disk) written
@@ -2776,16 +2787,6 @@ class WorkstationApp(App[None]):
                 self._partial, self._partial_at = None, 0.0  # (the next turn's reply is a row of its own)
                 self._replacing, self._continued = [], ""
                 self.update_status()
-
-
-def _unusable(path: Path) -> str:
-    """What to say of a conversation file that cannot be opened: on a full disk, that this
-    session is saved there once it has room (it said "the file is left as it is" and no more)."""
-    try:
-        full = shutil.disk_usage(path.parent).free < FULL_BELOW
-    except OSError:
-        full = False
-    return "store.unusable_full" if full else "store.unusable"
 
 
 def _history_of(messages: list[StoredMessage]) -> MetricsHistory:
