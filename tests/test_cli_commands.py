@@ -575,7 +575,9 @@ def test_a_database_on_a_full_or_read_only_disk_says_which(
             while True:
                 f.write(b"x" * 4096)
         capsys.readouterr()
-        assert main(["conversations"]) == 1
+        assert main(["conversations"]) == 0  # read as it is (it said "cannot be opened": nothing listed)
+        assert "No saved conversations yet" in capsys.readouterr().out
+        assert main(["chat", "-c", "notes", "Hello"]) == 1  # a write: refused before any work
         assert "cannot be opened (disk I/O error: the disk holding it is full)." in capsys.readouterr().err
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
         assert main(["chat", "-c", "notes", "Hello"]) == 1  # (listing reads: that works, read-only)

@@ -253,7 +253,9 @@ def _write_ahead_log(db: sqlite3.Connection, deadline: float) -> None:
         pause = min(pause * 2, 0.2)
 
 
-_READ_ONLY_WORDS = ("readonly", "read-only", "unable to open")
+# SQLite's words for a file that takes no writes: a read-only disk or folder, and a full disk (no
+# room for the -wal and -shm files: `conversations` could not list what was in the file)
+_READ_ONLY_WORDS = ("readonly", "read-only", "unable to open", "disk I/O error", "disk is full")
 
 
 def open_database(
