@@ -553,6 +553,13 @@ def test_a_full_or_read_only_disk_is_one_sentence(
         err = capsys.readouterr().err
         assert (err.startswith(f"workstation: Cannot write {disk}/report") and err.endswith(f": {said}.\n")
                 or err.startswith("workstation: A disk this command writes to is full (No space left on device)")), err
+        if "ro" not in options:  # `batch -o` there said that too, naming no folder, and left its lock file
+            (tmp_path / "docs").mkdir()
+            (tmp_path / "docs" / "memo.txt").write_text("The canteen closes at two on Fridays.\n")
+            assert main(["batch", str(tmp_path / "docs"), "-o", str(disk / "out")]) == 1
+            err = capsys.readouterr().err
+            assert f"The batch run cannot write in '{disk / 'out'}' (No space left on device)" in err, err
+            assert not list((disk / "out").iterdir())
     finally:
         subprocess.run(["umount", "--lazy", str(disk)], check=True)  # (a store left open: busy)
 
