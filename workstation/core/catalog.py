@@ -894,13 +894,13 @@ def _fetch(
         else:
             mode, have = "wb", 0
             total = int(length) if length else None
-            _check_room(part, dest_name(part), total)  # (before anything is written beside it)
+            check_room(part, dest_name(part), total)  # (before anything is written beside it)
             about.write({
                 "url": url, "etag": resp.headers.get("ETag"),
                 "last_modified": resp.headers.get("Last-Modified"), "total": total,
             })
         if mode == "ab":
-            _check_room(part, dest_name(part), (total - have) if total is not None else None)
+            check_room(part, dest_name(part), (total - have) if total is not None else None)
         done = have
         try:
             with part.open(mode) as out:
@@ -978,7 +978,7 @@ def disk_full_phrase(name: str, folder: Path, total: int | None, done: int) -> P
     return ("pull.disk_full", {"name": name, "folder": str(folder), "need": file_size_text(need)})
 
 
-def _check_room(part: Path, name: str, remaining: int | None) -> None:
+def check_room(part: Path, name: str, remaining: int | None) -> None:
     """Refuse a download the disk has no room for, before it writes (``remaining``: the bytes
     still to come, where the server says): a 92 MB model pulled with 12 MB free filled the disk
     to its last byte, the conversations could no longer be saved, and the sentence said "run
