@@ -1807,9 +1807,12 @@ class WorkstationApp(App[None]):
         path, memory = self._write_back_to, self.store
         if path is None or not memory.in_memory:
             return
-        try:
+        try:  # room again, not the last bytes of it: a write that fits would move it back and forth
+            usage = shutil.disk_usage(path.parent)
+            if usage.free < min(FULL_BELOW, usage.total // 10):
+                return
             fresh = ConversationStore(path)
-        except WorkstationError:  # (a file there that is no database: tried again later)
+        except (OSError, WorkstationError):  # (a folder gone, a file there that is no database: tried later)
             return
         try:
             numbers = fresh.take_in(memory)
