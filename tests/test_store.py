@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -624,3 +625,9 @@ def test_a_session_kept_in_memory_is_written_back_whole(tmp_path: Path) -> None:
     assert [m.content for m in store.messages(open_one.id)] == ["Soup?", "Lentil.", "And Friday?"]
     assert [m.content for m in store.messages(numbers[made.id])] == ["Totals?"]
     assert store.get(numbers[made.id]).title == "Budget" and store.messages(other.id) == []
+    # the open one moved without its messages (they could not be read then): theirs stay
+    memory = ConversationStore(Path(":memory:"))
+    memory.adopt(replace(store.get(open_one.id), messages=[]))
+    memory.add_message(open_one.id, "user", "And Monday?")  # (number 1 in memory: the file's first's)
+    store.take_in(memory)
+    assert [m.content for m in store.messages(open_one.id)] == ["Soup?", "Lentil.", "And Friday?", "And Monday?"]

@@ -797,19 +797,22 @@ class ConversationStore:
 
     def _bring_up_to_date(self, conv: Conversation) -> dict[int, int]:
         """The file's copy of ``conv`` made what ``conv`` is: its row and messages written over,
-        those gone from it deleted, its new ones added (under new numbers, so they stay last);
-        the messages' numbers here by their numbers in ``conv``."""
-        here = {int(r[0]) for r in self._db.execute("SELECT id FROM messages WHERE conversation_id = ?", (conv.id,))}
+        its new ones added (under new numbers, so they stay last); the messages' numbers here by
+        their numbers in ``conv``. A message is the same one by its number and the time it was
+        written; those gone from ``conv`` are deleted only where ``conv`` was copied from here
+        (one made in memory with none of the file's messages took them all away)."""
+        here = dict(self._db.execute("SELECT id, created FROM messages WHERE conversation_id = ?", (conv.id,)))
+        same = {m.id for m in conv.messages if here.get(m.id) == m.created}
         self._db.execute("UPDATE conversations SET title = ?, profile = ?, updated = ?, instructions = ?, sampling = ? "
                          "WHERE id = ?", (conv.title, conv.profile, conv.updated, conv.instructions,
                                           _sampling_text(conv.sampling), conv.id))
-        gone = here - {m.id for m in conv.messages}
+        gone = set(here) - same if same else set()
         self._db.executemany("DELETE FROM messages WHERE id = ?", [(i,) for i in gone])
         self._db.executemany("DELETE FROM earlier_replies WHERE conversation_id = ? AND question_id = ?",
                              [(conv.id, i) for i in gone])
         moved: dict[int, int] = {}
         for m in conv.messages:
-            if m.id in here:
+            if m.id in same:
                 self._db.execute("UPDATE messages SET role = ?, content = ?, metrics = ?, created = ?, reasoning = ?, "
                                  "shown = ? WHERE id = ?", (*self._message_row(conv.id, m, False)[2:], m.id))
                 moved[m.id] = m.id
