@@ -47,9 +47,8 @@ from workstation.core.profiles import Constraints, Profile, Sampling, profile_fr
 
 _CTX = mp.get_context("spawn")
 _GPU_FAULTS = {11, 7, 6}  # (an illegal instruction is the build's, not the GPU's)
-# signals a fault ends a process with, in words
-_CRASHES = {11: "a segmentation fault", 7: "a bus error", 4: "an illegal instruction", 8: "an arithmetic fault",
-            6: "an internal check failed (abort)"}
+# signals a fault ends a process with (said by name: SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT)
+_CRASHES = {11, 7, 4, 8, 6}
 
 
 def _child_main(
