@@ -553,6 +553,13 @@ def test_a_full_or_read_only_disk_is_one_sentence(
         err = capsys.readouterr().err
         assert (err.startswith(f"workstation: Cannot write {disk}/report") and err.endswith(f": {said}.\n")
                 or err.startswith("workstation: A disk this command writes to is full (No space left on device)")), err
+        if "ro" not in options:  # `batch -o` there said that too, naming no folder, and left its lock file
+            (tmp_path / "docs").mkdir()
+            (tmp_path / "docs" / "memo.txt").write_text("The canteen closes at two on Fridays.\n")
+            assert main(["batch", str(tmp_path / "docs"), "-o", str(disk / "out")]) == 1
+            err = capsys.readouterr().err
+            assert f"The batch run cannot write in '{disk / 'out'}' (No space left on device)" in err, err
+            assert not list((disk / "out").iterdir())
     finally:
         subprocess.run(["umount", "--lazy", str(disk)], check=True)  # (a store left open: busy)
 
@@ -575,7 +582,9 @@ def test_a_database_on_a_full_or_read_only_disk_says_which(
             while True:
                 f.write(b"x" * 4096)
         capsys.readouterr()
-        assert main(["conversations"]) == 1
+        assert main(["conversations"]) == 0  # read as it is (it said "cannot be opened": nothing listed)
+        assert "No saved conversations yet" in capsys.readouterr().out
+        assert main(["chat", "-c", "notes", "Hello"]) == 1  # a write: refused before any work
         assert "cannot be opened (disk I/O error: the disk holding it is full)." in capsys.readouterr().err
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
         assert main(["chat", "-c", "notes", "Hello"]) == 1  # (listing reads: that works, read-only)

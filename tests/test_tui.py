@@ -657,15 +657,23 @@ async def test_a_full_disk_mid_session_moves_the_session_to_memory(profiles: Pat
         db.execute(f"PRAGMA max_page_count = {db.execute('PRAGMA page_count').fetchone()[0]}")
         app.chat_screen.set_input("=" * 5000)  # a long message: the file must grow to hold it
         await pilot.press("enter")
-        await until(pilot, lambda: app.store.in_memory and not app.generating
-                    and len(app.store.messages(conv_id)) == 4)
+        await until(pilot, lambda: any("kept in memory only" in str(n.message) for n in app._notifications)
+                    and not app.generating and len(app.store.messages(conv_id)) == 4)
         said = [str(n.message) for n in app._notifications]
         assert any("database or disk is full" in m and "kept in memory only" in m for m in said), said
         reply = app.store.messages(conv_id)[-1]
         assert reply.role == "assistant" and reply.content == _views(app)[-1].content
         assert app.is_running and app.return_code is None
-    kept = ConversationStore(path)  # what was saved before stays in the file
-    assert [m.content for m in kept.messages(conv_id)][0] == "Hello!" and len(kept.messages(conv_id)) == 2
+        # the file takes writes again (a new connection has no page limit): the session is
+        # written back into it and that is said once; it stayed in memory, lost at the end
+        await until(pilot, lambda: not app.store.in_memory)
+        await until(pilot, lambda: any("this session's conversations are now saved in" in str(n.message)
+                                       for n in app._notifications))
+        assert app.store.path == path and app.conversation_id == conv_id
+        assert [v.content for v in _views(app)][1::2] == [m.content for m in app.store.messages(conv_id)][1::2]
+    kept = ConversationStore(path)  # all of it in the file: what the next start reads
+    contents = [m.content for m in kept.messages(conv_id)]
+    assert contents[0::2] == ["Hello!", "=" * 5000] and contents[3] == reply.content, contents
     kept.close()
 
 

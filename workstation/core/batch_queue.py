@@ -221,8 +221,15 @@ class BatchLock:
             os.close(self._fd)  # the run before removed it as it ended: lock the new one
         else:  # inode numbers that change under us (some network file systems)
             raise BatchError(f"Cannot lock '{self.path}': the file keeps changing under this run.")
-        os.ftruncate(self._fd, 0)
-        os.pwrite(self._fd, str(os.getpid()).encode(), 0)
+        try:
+            os.ftruncate(self._fd, 0)
+            os.pwrite(self._fd, str(os.getpid()).encode(), 0)
+        except OSError as err:  # a full disk: it said "A disk this command writes to is full", naming none
+            self.release()
+            raise BatchError(
+                f"The batch run cannot write in '{outdir}' ({err.strerror}): it keeps its lock and its queue there "
+                "beside the summaries. Free some space on that disk, or choose a folder on another one with -o."
+            ) from None
 
     def release(self) -> None:
         if self._fd >= 0:

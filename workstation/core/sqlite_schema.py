@@ -145,6 +145,11 @@ def sqlite_reason(err: BaseException, path: Path) -> str:
 _DAMAGED_WORDS = ("file is not a database", "malformed")
 
 
+def says_damaged(text: str) -> bool:
+    """Whether an SQLite error's words (or a sentence made of them) say the file is damaged."""
+    return any(w in text for w in _DAMAGED_WORDS)
+
+
 def move_aside(path: Path) -> str:
     """What to do with a file that is not (or no longer) a database of ours."""
     return (f"move it aside with the files beside it whose names begin the same ({path.name}-wal, {path.name}-shm), "
@@ -161,7 +166,7 @@ def cannot_use(what: str, err: BaseException, path: Path, verb: str = "opened") 
                 "aside; an empty database is made in its place the next time.")
     reason = sqlite_reason(err, path)
     said = f"{what} cannot be {verb} ({reason})."
-    if any(w in str(err) for w in _DAMAGED_WORDS):
+    if says_damaged(str(err)):
         said += f" The file is damaged: {move_aside(path)}"
     elif reason.endswith("cannot be written (read-only)") or (
             isinstance(err, OSError) and err.errno in (errno.EROFS, errno.EACCES, errno.EPERM)):
@@ -248,7 +253,9 @@ def _write_ahead_log(db: sqlite3.Connection, deadline: float) -> None:
         pause = min(pause * 2, 0.2)
 
 
-_READ_ONLY_WORDS = ("readonly", "read-only", "unable to open")
+# SQLite's words for a file that takes no writes: a read-only disk or folder, and a full disk (no
+# room for the -wal and -shm files: `conversations` could not list what was in the file)
+_READ_ONLY_WORDS = ("readonly", "read-only", "unable to open", "disk I/O error", "disk is full")
 
 
 def open_database(

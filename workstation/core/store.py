@@ -767,6 +767,59 @@ class ConversationStore:
             with self._db:
                 return self._insert(conv, keep_numbers=False)
 
+    def take_in(self, memory: ConversationStore) -> dict[int, int]:
+        """Every conversation of ``memory`` (the session kept in memory while this file took no
+        writes: a full disk) written here in one transaction, when the file takes writes again:
+        it was lost at the end of the session though the disk had room again long before. The
+        one that was open when the session moved is here already (its number and the time it
+        was made the same): its messages are brought up to date, its new ones added after
+        them; the others come in under their own numbers where free. Which number each
+        conversation has here is returned."""
+        numbers: dict[int, int] = {}
+        with self._db:
+            for listed in memory.list():
+                conv = memory.get(listed.id)
+                row = self._db.execute("SELECT created FROM conversations WHERE id = ?", (conv.id,)).fetchone()
+                if row is None or row[0] != conv.created:
+                    kept = self._insert(replace(conv, messages=[]), keep_numbers=row is None)
+                    moved = {m.id: self._insert_message(kept.id, m) for m in conv.messages}  # (theirs may be taken)
+                else:
+                    kept, moved = conv, self._bring_up_to_date(conv)
+                numbers[conv.id] = kept.id
+                earlier = memory._db.execute(
+                    "SELECT question_id, content, metrics, created, reasoning, question FROM earlier_replies "
+                    "WHERE conversation_id = ? ORDER BY id", (conv.id,)).fetchall()
+                self._db.executemany(
+                    "INSERT INTO earlier_replies(conversation_id, question_id, content, metrics, created, reasoning, "
+                    "question) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(kept.id, moved[q], *rest) for q, *rest in earlier if q in moved])
+        return numbers
+
+    def _bring_up_to_date(self, conv: Conversation) -> dict[int, int]:
+        """The file's copy of ``conv`` made what ``conv`` is: its row and messages written over,
+        its new ones added (under new numbers, so they stay last); the messages' numbers here by
+        their numbers in ``conv``. A message is the same one by its number and the time it was
+        written; those gone from ``conv`` are deleted only where ``conv`` was copied from here
+        (one made in memory with none of the file's messages took them all away)."""
+        here = dict(self._db.execute("SELECT id, created FROM messages WHERE conversation_id = ?", (conv.id,)))
+        same = {m.id for m in conv.messages if here.get(m.id) == m.created}
+        self._db.execute("UPDATE conversations SET title = ?, profile = ?, updated = ?, instructions = ?, sampling = ? "
+                         "WHERE id = ?", (conv.title, conv.profile, conv.updated, conv.instructions,
+                                          _sampling_text(conv.sampling), conv.id))
+        gone = set(here) - same if same else set()
+        self._db.executemany("DELETE FROM messages WHERE id = ?", [(i,) for i in gone])
+        self._db.executemany("DELETE FROM earlier_replies WHERE conversation_id = ? AND question_id = ?",
+                             [(conv.id, i) for i in gone])
+        moved: dict[int, int] = {}
+        for m in conv.messages:
+            if m.id in same:
+                self._db.execute("UPDATE messages SET role = ?, content = ?, metrics = ?, created = ?, reasoning = ?, "
+                                 "shown = ? WHERE id = ?", (*self._message_row(conv.id, m, False)[2:], m.id))
+                moved[m.id] = m.id
+            else:
+                moved[m.id] = self._insert_message(conv.id, m)
+        return moved
+
     def _insert(self, conv: Conversation, keep_numbers: bool) -> Conversation:
         cur = self._db.execute("INSERT INTO conversations(id, title, profile, created, updated, instructions, sampling) "
                                "VALUES (?, ?, ?, ?, ?, ?, ?)", (conv.id if keep_numbers else None, conv.title,

@@ -14,6 +14,7 @@ import dataclasses
 import inspect
 import os
 import re
+import shutil
 import signal
 import sys
 import threading
@@ -55,12 +56,14 @@ from workstation.core.kv_state import NOT_KEPT, KvStateStore, conversation_tag
 from workstation.core.letters import shortened
 from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
-from workstation.core.paths import typed_path
+from workstation.core.paths import data_dir, typed_path
 from workstation.core.phrases import say
 from workstation.core.planner import load_notes, offloadable_layers
 from workstation.core.profiles import Profile, Sampling, load_profile, with_own_sampling
 from workstation.core.remote import refused
+from workstation.core.sqlite_schema import FULL_BELOW, says_damaged
 from workstation.core.store import (
+    DB_NAME,
     Conversation,
     ConversationGone,
     ConversationStore,
@@ -231,12 +234,13 @@ class WorkstationApp(App[None]):
         self._chosen_profile = False  # a profile chosen in F3 is loading
         self._forget_after_load: list[str] = []  # cells of conversations deleted elsewhere meanwhile
         self.store_problem: str | None = None  # the conversation file could not be used (said at start)
+        self._write_back_to: Path | None = None  # the file a session moved to memory goes back to (a full disk)
         try:
             self.store = ConversationStore(store_path)
             drafts = self.store.drafts()
             remembered = self.store.recalled("folder")  # the last document's folder, for the Open dialog
         except WorkstationError as err:  # damaged, not a database, from a newer version: left as it is
-            self.store_problem = self.texts("store.unusable", reason=self.texts.error(err))
+            self._store_unusable(store_path or data_dir() / DB_NAME, err)
             self.store = ConversationStore(Path(":memory:"))
             drafts, remembered = {}, None
         if profile is None and not os.environ.get("WORKSTATION_PROFILE"):
@@ -405,7 +409,7 @@ class WorkstationApp(App[None]):
             convs = self.store.list()
             last = self.store.last_open()
         except WorkstationError as err:  # a damaged file: left as it is, and the chat still works
-            self.store_problem = self.texts("store.unusable", reason=self.texts.error(err))
+            self._store_unusable(Path(self.store.path), err)
             self.store = ConversationStore(Path(":memory:"))
             convs, last = [], None
         if self.store_problem:
@@ -495,6 +499,8 @@ class WorkstationApp(App[None]):
         if not self.store.in_memory and not self.generating and self._file_of_store() != self._store_file:
             self._store_file_changed()
             await self.refresh_sidebar()
+        if self._write_back_to is not None and not self._turn_begun():
+            await self._write_back()
         version = self._store_version()
         if version == self._seen_version or self._turn_begun() or self.screen is not self.chat_screen:
             return
@@ -1801,9 +1807,56 @@ class WorkstationApp(App[None]):
         self.store = memory
         with contextlib.suppress(Exception):
             old.close()
+        # (a damaged file is left as it is: nothing is written into it)
+        self._write_back_to = Path(old.path) if not old.in_memory and not says_damaged(str(err)) else None
         self.store_problem = self.texts("store.unwritable", reason=self.texts.error(err))
         self.notify(self.store_problem, severity="error", timeout=30)
         self.call_later(self.refresh_sidebar)
+
+    def _store_unusable(self, path: Path, err: WorkstationError) -> None:
+        """The conversation file ``path`` could not be opened or read at the start: said, and on
+        a full disk this session is written there once it has room (it said "the file is left
+        as it is", and the session was lost at the end); a damaged file is left as it is."""
+        try:
+            full = shutil.disk_usage(path.parent).free < FULL_BELOW
+        except OSError:
+            full = False
+        self._write_back_to = path if full else None
+        self.store_problem = self.texts("store.unusable_full" if full else "store.unusable",
+                                        reason=self.texts.error(err))
+
+    async def _write_back(self) -> None:
+        """The session kept in memory since its file took no more writes (a full disk) written
+        back into it as soon as it takes them again, and said once: it stayed in memory until
+        the app was closed, and was lost then, though the disk had had room again for long."""
+        path, memory = self._write_back_to, self.store
+        if path is None or not memory.in_memory:
+            return
+        try:  # room again, not the last bytes of it: a write that fits would move it back and forth
+            usage = shutil.disk_usage(path.parent)
+            if usage.free < min(FULL_BELOW, usage.total // 10):
+                return
+            fresh = ConversationStore(path)
+        except (OSError, WorkstationError):  # (a folder gone, a file there that is no database: tried later)
+            return
+        try:
+            numbers = fresh.take_in(memory)
+            now = numbers.get(self.conversation_id) if self.conversation_id is not None else None
+            fresh.set_open(now)
+            conv = fresh.get(now, with_messages=False) if now is not None else None
+        except WorkstationError:  # still full: the session stays in memory, nothing half-written
+            fresh.close()
+            return
+        self.store, self._write_back_to, self.store_problem = fresh, None, None
+        with contextlib.suppress(Exception):
+            memory.close()
+        self._watch_store_file()
+        self._seen_version = -1  # the list read again
+        if conv is not None:
+            self._mark_open(conv)
+            await self._redraw_open()  # (its messages' numbers are the file's now)
+        await self.refresh_sidebar()
+        self.notify(self.texts("store.written_back", path=str(path)), timeout=12)
 
     def _save_message(self, role: str, content: str, metrics: dict[str, Any] | None = None,
                       reasoning: str = "") -> bool:
