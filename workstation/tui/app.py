@@ -98,7 +98,7 @@ from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog, TextPromp
 from workstation.tui.screens.file_picker import FilePicker, start_folder
 from workstation.tui.screens.instructions import InstructionsDialog
 from workstation.tui.screens.models import ModelsScreen
-from workstation.tui.screens.profile_menu import ProfileMenu
+from workstation.tui.screens.profile_menu import FitCheck, ProfileMenu
 from workstation.tui.screens.quantization import QuantizationScreen
 from workstation.tui.screens.sampling import SamplingDialog, said
 from workstation.tui.screens.sampling import changes as sampling_changes
@@ -173,7 +173,7 @@ class WorkstationApp(App[None]):
         sample_system: bool = True,
         language: str | None = None,
         store_path: Path | None = None,
-        fit_check: Callable[[Profile, Texts], str | None] = integrations.fit_verdict,
+        fit_check: FitCheck = integrations.fit_verdict,
         api_port: int = 8088,
         quit_on_signals: bool = False,
         exit_deadline_s: float | None = None,

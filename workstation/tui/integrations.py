@@ -18,28 +18,47 @@ from workstation.tui.i18n import Texts
 from workstation.tui.messages import GpuReading
 
 if TYPE_CHECKING:
+    from workstation.core.events import EngineInfo
+    from workstation.core.phrases import Phrase
+    from workstation.core.planner import FreedMemory
     from workstation.core.summarize import SummaryProgress, SummaryResult
 
 
 # --- planner ----------------------------------------------------------------------------
-def fit_verdict(profile: Profile, texts: Texts | None = None) -> str | None:
+def memory_freed_by_switch(running: Profile | None, engine: Any, info: EngineInfo | None) -> FreedMemory | None:
+    """What a switch from the running profile frees before the chosen one loads: the loaded
+    local model's memory (``switch_profile`` closes it first); None with no local model loaded."""
+    if running is None or running.backend != "llama" or engine is None or info is None:
+        return None
+    from workstation.core.planner import memory_held
+
+    return memory_held(running, info)
+
+
+def fit_verdict(profile: Profile, texts: Texts | None = None, freed: FreedMemory | None = None) -> str | None:
     """Whether the profile can run here, in the UI's language: the planner's verdict, or for a
-    desk PC's profile what its server says now (asked once, as loading it would)."""
+    desk PC's profile what its server says now (asked once, as loading it would). ``freed``:
+    the loaded model's memory, counted as free (``memory_freed_by_switch``) and said so."""
     t = texts or Texts()
     if profile.backend != "llama":
         return server_verdict(profile, t)
     from workstation.core.phrases import say
-    from workstation.core.planner import load_notes, plan_for_profile, slow_phrase
+    from workstation.core.planner import GB, load_notes, plan_for_profile, slow_phrase
 
     try:
-        plan = plan_for_profile(profile, not_downloaded=True)
+        plan = plan_for_profile(profile, not_downloaded=True, freed=freed)
     except WorkstationError as err:
         return t.error(err)
     verdict = say(plan.verdict_phrases, t.get)
     slow = slow_phrase(plan)  # (F3 said "runs" of an 8B model at 2 tokens/s, and gave no speed)
+    # the free memory said is more than a system monitor shows now: why (under 0.1 GB, nothing to say)
+    freed_gb = f"{freed.total_bytes / GB:.1f}" if freed is not None else "0.0"
+    counted: list[Phrase] = [("fit.freed_counted", {"gb": freed_gb, "model": freed.model})] \
+        if freed is not None and freed_gb != "0.0" else []
     # what loading it would note (a context past the model's trained length, no chat template):
     # F3 said only that it fits, and the note came once the model was loaded
-    notes = [say([note], t.get) for note in [*([slow] if slow else []), *(load_notes(profile) if plan.path else [])]]
+    notes = [say([note], t.get) for note in [*([slow] if slow else []), *(load_notes(profile) if plan.path else []),
+                                             *counted]]
     if notes and not verdict.rstrip().endswith((".", "!", "?")):  # two sentences, not one run on
         verdict = verdict.rstrip() + "."  # ("… 22.7 GB of memory free Note: …")
     verdict = " ".join([verdict, *notes])
