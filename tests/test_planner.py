@@ -21,6 +21,8 @@ from workstation.core.planner import (
 )
 from workstation.core.profiles import KV_CACHE_TYPES
 from workstation.core.runtime import LLAMA_LOG, LoadedModel, RuntimeSettings
+from workstation.tui.i18n import Texts
+from workstation.tui.integrations import fit_verdict
 
 MIB = 1024**2
 GIB = 1024**3
@@ -262,6 +264,12 @@ def test_plan_for_profile_uses_the_probe(smollm2_path: Path, gemma_path: Path) -
         assert not plan_for_profile(gemma).fits
         again = plan_for_profile(gemma, freed=memory_held(gemma, loaded))
         assert again.fits and again.placement == "gpu", again.verdict
+        # F3 says why it fits where a system monitor shows less free; not where it fits anyway
+        said = fit_verdict(gemma, Texts("en"), memory_held(gemma, loaded))
+        assert said is not None and said.startswith("fits entirely on the GPU: "), said
+        assert said.endswith(" It fits once gemma-3-270m, loaded now, is closed, which frees 0.8 GB: the switch "
+                             "does that first."), said
+        assert "fits once" not in str(fit_verdict(profile, Texts("en"), memory_held(gemma, loaded)))
     finally:
         set_probe(None)
 

@@ -38,7 +38,8 @@ def memory_freed_by_switch(running: Profile | None, engine: Any, info: EngineInf
 def fit_verdict(profile: Profile, texts: Texts | None = None, freed: FreedMemory | None = None) -> str | None:
     """Whether the profile can run here, in the UI's language: the planner's verdict, or for a
     desk PC's profile what its server says now (asked once, as loading it would). ``freed``:
-    the loaded model's memory, counted as free (``memory_freed_by_switch``) and said so."""
+    the loaded model's memory, counted as free (``memory_freed_by_switch``); said where it fits
+    only so."""
     t = texts or Texts()
     if profile.backend != "llama":
         return server_verdict(profile, t)
@@ -52,9 +53,9 @@ def fit_verdict(profile: Profile, texts: Texts | None = None, freed: FreedMemory
     verdict = say(plan.verdict_phrases, t.get)
     slow = slow_phrase(plan)  # (F3 said "runs" of an 8B model at 2 tokens/s, and gave no speed)
     # the free memory said is more than a system monitor shows now: why (under 0.1 GB, nothing to say)
-    freed_gb = f"{freed.total_bytes / GB:.1f}" if freed is not None else "0.0"
-    counted: list[Phrase] = [("fit.freed_counted", {"gb": freed_gb, "model": freed.model})] \
-        if freed is not None and freed_gb != "0.0" else []
+    # where it fits only so, said: the free memory said is then more than a system monitor shows
+    counted: list[Phrase] = [("fit.freed_counted", {"gb": f"{freed.total_bytes / GB:.1f}", "model": freed.model})] \
+        if freed is not None and plan.fits and not plan_for_profile(profile, not_downloaded=True).fits else []
     # what loading it would note (a context past the model's trained length, no chat template):
     # F3 said only that it fits, and the note came once the model was loaded
     notes = [say([note], t.get) for note in [*([slow] if slow else []), *(load_notes(profile) if plan.path else []),
