@@ -154,6 +154,14 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert app.profile.key == "b"
         said = next(n.message for n in app._notifications if "could not be loaded" in n.message)
         assert "F4 shows the models on this PC" in said and "models list" not in said  # keys, not a command
+        # one too big even in the memory the running model frees: refused before that is closed
+        # (it was closed, the new one refused once it had gone, and the old one loaded again)
+        _profile(profiles / "huge.yaml", str(fit_model_path("a")), context=1_048_576, parallel=64)
+        running = app.engine
+        await _choose_profile(pilot, app, "huge")
+        await until(pilot, lambda: app.loading is None and any("HUGE was not loaded; it does not fit" in n.message
+                                                               for n in app._notifications))
+        assert app.engine is running and app.profile.key == "b"
 
         # export to Markdown through the dialog: a folder that is not there is said (a typo is
         # not made into a folder), then one that is

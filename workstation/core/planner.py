@@ -794,7 +794,7 @@ def resolve_gpu_layers(profile: Profile, result: MemoryPlan | None = None) -> in
     return (result or plan_for_profile(profile)).gpu_layers
 
 
-def gpu_layers_for_load(profile: Profile, n_ctx: int | None = None) -> int:
+def gpu_layers_for_load(profile: Profile, n_ctx: int | None = None, *, freed: FreedMemory | None = None) -> int:
     """``resolve_gpu_layers`` for loading the profile now with ``n_ctx`` tokens of context in
     all (its slots together; the profile's context where not given): EngineError, before
     anything is loaded, where what must sit in RAM (the CPU's share of the K/V cache, compute
@@ -804,13 +804,14 @@ def gpu_layers_for_load(profile: Profile, n_ctx: int | None = None) -> int:
     model larger than the memory runs, slowly, as it did), nor the plan's reserve for the
     system; nor is anything where the profile asks for GPU layers and NVML sees no GPU (a
     Vulkan build, an AMD card: the plan cannot know where the layers go). Too many GPU layers
-    are left to llama.cpp (a CUDA build says so itself)."""
+    are left to llama.cpp (a CUDA build says so itself). ``freed``: the loaded model's memory,
+    to be freed before this one loads (``memory_held``: a switch asks before it closes it)."""
     import dataclasses
 
     from workstation.core.errors import EngineError
 
     sized = dataclasses.replace(profile, context=n_ctx) if n_ctx and n_ctx != profile.context else profile
-    result = plan_for_profile(sized)
+    result = plan_for_profile(sized, freed=freed)
     gl = profile.gpu_layers
     unseen_gpu = (gl == "all" or isinstance(gl, int) and gl > 0) and not any(d.kind == "gpu" for d in result.devices)
     cpu = next(d for d in result.devices if d.kind == "cpu")

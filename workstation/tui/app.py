@@ -56,7 +56,7 @@ from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
 from workstation.core.paths import typed_path
 from workstation.core.phrases import say
-from workstation.core.planner import load_notes, offloadable_layers
+from workstation.core.planner import FreedMemory, load_notes, offloadable_layers
 from workstation.core.profiles import Profile, Sampling, load_profile, with_own_sampling
 from workstation.core.remote import refused
 from workstation.core.store import (
@@ -121,14 +121,18 @@ OUTSIDE_CHANGES_EVERY_S = 2.0  # how often the data folder is looked at for what
 QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 
 
-def _preflight(profile: Profile) -> None:
-    """Refuse a profile whose model file is missing or damaged before the running engine is
-    closed (cheap: reads the file's header, loads nothing)."""
+def _preflight(profile: Profile, freed: FreedMemory | None) -> None:
+    """Refuse a profile whose model file is missing or damaged, or that does not fit even in
+    the memory the running engine frees (``freed``), before that engine is closed (cheap: reads
+    the file's header, loads nothing). A profile too big closed the running model, was refused
+    once it had gone, and the running one was loaded again (a minute, for a large model)."""
     if profile.backend != "llama":
         return
     from workstation.core.catalog import check_gguf, resolve_model_path
+    from workstation.core.planner import gpu_layers_for_load
 
     check_gguf(resolve_model_path(profile.model))
+    gpu_layers_for_load(profile, profile.context * profile.parallel, freed=freed)  # (the load's own check)
 
 
 def _close_quietly(engine: Any) -> None:
@@ -2549,7 +2553,7 @@ class WorkstationApp(App[None]):
     ) -> None:
         if old_engine is not None and old_profile is not None:
             try:
-                _preflight(profile)
+                _preflight(profile, integrations.memory_freed_by_switch(old_profile, old_engine))
             except WorkstationError as err:  # the running engine was never touched
                 self.post_message(
                     ProfileLoaded(old_engine, old_profile, restored=True, reason=self.texts.error(err), api=old_api)

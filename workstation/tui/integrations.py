@@ -18,21 +18,20 @@ from workstation.tui.i18n import Texts
 from workstation.tui.messages import GpuReading
 
 if TYPE_CHECKING:
-    from workstation.core.events import EngineInfo
     from workstation.core.phrases import Phrase
     from workstation.core.planner import FreedMemory
     from workstation.core.summarize import SummaryProgress, SummaryResult
 
 
 # --- planner ----------------------------------------------------------------------------
-def memory_freed_by_switch(running: Profile | None, engine: Any, info: EngineInfo | None) -> FreedMemory | None:
+def memory_freed_by_switch(running: Profile | None, engine: Any) -> FreedMemory | None:
     """What a switch from the running profile frees before the chosen one loads: the loaded
     local model's memory (``switch_profile`` closes it first); None with no local model loaded."""
-    if running is None or running.backend != "llama" or engine is None or info is None:
+    if running is None or running.backend != "llama" or engine is None:
         return None
     from workstation.core.planner import memory_held
 
-    return memory_held(running, info)
+    return memory_held(running, engine.info())
 
 
 def fit_verdict(profile: Profile, texts: Texts | None = None, freed: FreedMemory | None = None) -> str | None:

@@ -165,7 +165,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         # the loaded model is closed before the chosen profile loads: its memory is not taken
         # (F3 said "does not fit" of a profile that fitted once the switch had closed it)
         app = self.wapp
-        self.freed = memory_freed_by_switch(app.profile, app.engine, app.engine_info)
+        self.freed = memory_freed_by_switch(app.profile, app.engine)
         for i, entry in sorted(found, key=lambda f: f[1].backend != "llama"):
             self.post_message(VerdictFound(i, self.fit_check(entry, app.texts, self.freed)))
 
