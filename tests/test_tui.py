@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -60,8 +61,12 @@ async def _choose_profile(pilot, app: WorkstationApp, key: str) -> None:
 async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path) -> None:
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
-        # the same count as `workstation fit` and llama.cpp (SmolLM2: 30 blocks + the output layer)
+        said: list[str] = []
+        await until(pilot, lambda: said.append(app.status_text()) or app.engine is not None)
+        # its process starting (most of a small model's load), then the context made: it said
+        # "loading a 0%", then "100%", standing still for seconds, and a switch looked stuck
+        assert said[0].startswith(" loading a… "), said
+        assert not any(re.search(r"loading a (0|100)%", s) for s in said), said
         fit = plan_for_profile(load_profile("a"))
         assert fit.total_layers == read_model_info(fit_model_path("a")).n_layer + 1 == 31
         assert f"GPU layers 0/{fit.total_layers}" in app.status_text() and "ready" in app.status_text()

@@ -806,9 +806,16 @@ class WorkstationApp(App[None]):
             layers_key = "status.layers_planned"
             kv = f"KV {profile.kv_cache.k}/{profile.kv_cache.v}"
         if self.loading is not None:
-            pct = f"{self.load_fraction * 100:.0f}"
-            state = t("status.reloading", pct=pct) if self._reloading else \
-                t("status.loading", name=self.loading.key, pct=pct)
+            pct = str(min(99, max(1, round(self.load_fraction * 100))))
+            # a share only while llama.cpp reads the file: before, the engine's process starts (most
+            # of a small model's load), after, the context is made (a large one's); "0%" and "100%"
+            # stood still for seconds, and a switch looked stuck
+            if 0 < self.load_fraction < 1:
+                state = t("status.reloading", pct=pct) if self._reloading else \
+                    t("status.loading", name=self.loading.key, pct=pct)
+            else:
+                state = t("status.reloading_wait") if self._reloading else \
+                    t("status.loading_wait", name=self.loading.key)
         elif self.summarizing is not None:
             state = t("status.summarizing", name=self.summarizing)
         elif self.generating:

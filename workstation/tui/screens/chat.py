@@ -444,10 +444,12 @@ class ChatScreen(AppScreen, Screen[None]):
             editor.border_subtitle = f"{hint} · {text}" if text else hint
 
     def set_load_progress(self, fraction: float | None) -> None:
+        """The load's bar: llama.cpp's share read of the file, else (0: its process starting, 1: the
+        context being made) a bar that moves without a share, not one that stands at 0 or 100%."""
         bar = self.query_one("#load-progress", ProgressBar)
         bar.display = fraction is not None
         if fraction is not None:
-            bar.update(progress=fraction)
+            bar.update(total=1.0 if 0 < fraction < 1 else None, progress=fraction)
 
     def toggle_sidebar(self) -> None:
         self.sidebar.display = not self.sidebar.display
