@@ -211,7 +211,13 @@ async def test_export_asks_before_replacing_a_file_and_a_conversation_of_another
     app.store.add_message(older.id, "user", "Hi")
     (tmp_path / "Weekly.md").write_text("the first export\n", encoding="utf-8")
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
+        # opened at the start, while a loads: said once a has loaded ("the profile loaded now" was
+        # said of one still loading, and of one that then failed to load)
+        said_while: list[bool] = []
+        await until(pilot, lambda: said_while.extend(app.engine is not None for n in app._notifications
+                                                     if n.message.startswith("This conversation was with b;"))
+                    or app.engine is not None and bool(said_while))
+        assert app.conversation_id == older.id and said_while[0], said_while
         await app.open_conversation(older.id)
         await until(pilot, lambda: any(n.message.startswith("This conversation was with b; its next replies come "
                                                              "from a") for n in app._notifications))

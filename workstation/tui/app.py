@@ -251,6 +251,9 @@ class WorkstationApp(App[None]):
         self.load_fraction = 0.0
         self.unreachable = False  # the last turn could not reach the engine's server
         self.load_failed = False  # the last load failed (a desk PC then tries its server again on send)
+        # a conversation of another profile opened while one loads: said once that one has loaded ("the
+        # profile loaded now" was said of one still loading, and of one that then failed to load)
+        self._other_profile_said: tuple[int, str] | None = None
         self._send_when_connected: str | None = None  # the message sent once the model is ready (its Enter
         # tried the server again, or came while the model was loaded again after its process stopped)
         self._engine_stops = 0  # the model's process stopped (since the last reply): loaded again once
@@ -974,7 +977,12 @@ class WorkstationApp(App[None]):
         if self.profile is not None and conv.profile and conv.profile not in (self.profile.ref, self.profile.key):
             # `chat -c` goes on with a conversation's own profile; here the loaded one answers
             saved = profile_key(conv.profile)
-            self.notify(self.texts("conv.other_profile", saved=saved, now=self.profile.key), timeout=8)
+            # (at the start the conversation is opened before its load begins)
+            if self.loading is not None or (self.start_engine and self.engine is None and not self.load_failed
+                                            and self.engine_problem is None):
+                self._other_profile_said = (conv.id, saved)
+            else:
+                self.notify(self.texts("conv.other_profile", saved=saved, now=self.profile.key), timeout=8)
 
     async def open_first_match(self, search: str) -> None:
         """Enter in the search box: open the newest conversation that matches (the list's
@@ -2211,6 +2219,7 @@ class WorkstationApp(App[None]):
             if waiting is not None and event.unreachable and self.profile is not None:
                 self._wait_for_server(self.profile, waiting, said=quiet)
             self._chosen_profile = False
+            self._other_profile_said = None  # (no profile loaded to answer it)
             self.loading = None
             self.chat_screen.set_load_progress(None)
             self.update_status()
@@ -2650,6 +2659,10 @@ class WorkstationApp(App[None]):
                                    name=event.profile.title(self.texts.lang), serve=self.key_for("api.serve")))
         else:
             self.notify(self.texts("profiles.loaded", name=event.profile.title(self.texts.lang)))
+        other, self._other_profile_said = self._other_profile_said, None
+        if other is not None and other[0] == self.conversation_id and not event.restored \
+                and other[1] not in (event.profile.ref, event.profile.key):
+            self.notify(self.texts("conv.other_profile", saved=other[1], now=event.profile.key), timeout=8)
         notes = [*event.notes, *getattr(event.engine, "load_notes", [])]  # (the engine's: its CPU fallback)
         if hasattr(event.engine, "load_notes"):
             event.engine.load_notes.clear()  # said once, whichever way it was loaded
