@@ -2124,6 +2124,7 @@ class WorkstationApp(App[None]):
             record = turn_record(metrics, *ran_on, self._own_sampling())
             if view is not None:  # stopped before its first token: it says so, and is kept so
                 await view.finish(text, metrics, event.reasoning, record)
+                self.chat_screen.name_profiles()  # (the first reply of a profile switched to)
             self._tell_left_out(metrics)
             if metrics.stop_reason == "length" and text.strip() and self._can_go_on():  # ("length limit" named no way on)
                 self.notify(self.texts("chat.cut_at_limit", n=f"{metrics.predicted_n:,}",
