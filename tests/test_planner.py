@@ -22,7 +22,7 @@ from workstation.core.planner import (
 from workstation.core.profiles import KV_CACHE_TYPES
 from workstation.core.runtime import LLAMA_LOG, LoadedModel, RuntimeSettings
 from workstation.tui.i18n import Texts
-from workstation.tui.integrations import fit_verdict
+from workstation.tui.integrations import fit_verdict, installed_models, model_fit
 
 MIB = 1024**2
 GIB = 1024**3
@@ -270,6 +270,10 @@ def test_plan_for_profile_uses_the_probe(smollm2_path: Path, gemma_path: Path) -
         assert said.endswith(" It fits once gemma-3-270m, loaded now, is closed, which frees 0.8 GB: the switch "
                              "does that first."), said
         assert "fits once" not in str(fit_verdict(profile, Texts("en"), memory_held(gemma, loaded)))
+        # F4 too (U loads a model in place of the loaded one)
+        row = next(r for r in installed_models(Texts("en")) if r.path and Path(r.path).resolve() == gemma_path.resolve())
+        assert "fits entirely on the GPU" not in model_fit(row, Texts("en"))
+        assert "fits entirely on the GPU" in model_fit(row, Texts("en"), memory_held(gemma, loaded))
     finally:
         set_probe(None)
 

@@ -570,9 +570,7 @@ def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None, *,
     info, note = _model_info(profile.model, not_downloaded)
     if gpus is None:
         gpus = hardware.gpus()
-    if freed is not None:
-        gpus = [dataclasses.replace(g, vram_free=min(g.vram_total, g.vram_free + freed.vram_bytes.get(g.index, 0)))
-                for g in gpus]
+    gpus = counting_freed(gpus, freed)
     result = plan_with_draft(profile, info, gpus, not_downloaded=not_downloaded,
                              ram_freed=freed.ram_bytes if freed is not None else 0)
     if note:
@@ -612,6 +610,15 @@ class FreedMemory:
     @property
     def total_bytes(self) -> int:
         return self.ram_bytes + sum(self.vram_bytes.values())
+
+
+def counting_freed(gpus: list[GpuInfo], freed: FreedMemory | None) -> list[GpuInfo]:
+    """``gpus`` with what ``freed`` gives back on each counted as free (copies; as they are
+    without it)."""
+    if freed is None:
+        return gpus
+    return [dataclasses.replace(g, vram_free=min(g.vram_total, g.vram_free + freed.vram_bytes.get(g.index, 0)))
+            for g in gpus]
 
 
 def memory_held(profile: Profile, loaded: EngineInfo, gpus: list[GpuInfo] | None = None) -> FreedMemory:
@@ -902,6 +909,7 @@ __all__ = [
     "FreedMemory",
     "MemoryPlan",
     "compute_bytes",
+    "counting_freed",
     "cpu_repack_bytes",
     "human_bytes",
     "kv_cache_per_layer",
