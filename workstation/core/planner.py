@@ -621,7 +621,7 @@ def counting_freed(gpus: list[GpuInfo], freed: FreedMemory | None) -> list[GpuIn
             for g in gpus]
 
 
-def memory_held(profile: Profile, loaded: EngineInfo, gpus: list[GpuInfo] | None = None) -> FreedMemory:
+def memory_held(profile: Profile, loaded: EngineInfo) -> FreedMemory:
     """What the engine loaded for ``profile`` holds, as the plan counts it for the settings it
     was loaded with (``loaded``: its model file, its slots' context together, K/V types, GPU
     layers, flash attention; the profile's draft model with it). F3 counted it as taken, and
@@ -632,7 +632,7 @@ def memory_held(profile: Profile, loaded: EngineInfo, gpus: list[GpuInfo] | None
         gpu_layers=loaded.gpu_layers, kv_cache=dataclasses.replace(profile.kv_cache, k=loaded.type_k, v=loaded.type_v),
         flash_attn="on" if loaded.flash_attn else "off")
     try:
-        held = plan_for_profile(sized, gpus)
+        held = plan_for_profile(sized)
     except WorkstationError:
         return FreedMemory(model=loaded.model_name)
     cpu = next(d for d in held.devices if d.kind == "cpu")

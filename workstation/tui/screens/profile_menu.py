@@ -26,7 +26,7 @@ from workstation.tui.screens.app_screen import AppScreen
 if TYPE_CHECKING:
     from workstation.core.planner import FreedMemory
 
-FitCheck = Callable[[Profile, Texts, "FreedMemory | None"], "str | None"]
+FitCheck = Callable[[Profile, Texts, "FreedMemory | None"], str | None]  # (fit_verdict)
 
 
 def _read_again(profile: Profile) -> Profile | ProfileError:
