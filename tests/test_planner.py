@@ -7,13 +7,22 @@ from pathlib import Path
 
 import llama_cpp
 import pytest
-from conftest import make_profile
+from conftest import GEMMA, make_profile
 
 from workstation.core.catalog import GGML_TYPES, ModelInfo, read_model_info
+from workstation.core.events import EngineInfo
 from workstation.core.hardware import FakeGpuProbe, set_probe
-from workstation.core.planner import compute_bytes, kv_cache_per_layer, plan, plan_for_profile
+from workstation.core.planner import (
+    compute_bytes,
+    kv_cache_per_layer,
+    memory_held,
+    plan,
+    plan_for_profile,
+)
 from workstation.core.profiles import KV_CACHE_TYPES
 from workstation.core.runtime import LLAMA_LOG, LoadedModel, RuntimeSettings
+from workstation.tui.i18n import Texts
+from workstation.tui.integrations import fit_verdict, installed_models, model_fit
 
 MIB = 1024**2
 GIB = 1024**3
@@ -229,7 +238,7 @@ def test_more_vram_never_means_fewer_layers() -> None:
     assert layers == sorted(layers) and layers[0] < layers[-1]
 
 
-def test_plan_for_profile_uses_the_probe(smollm2_path: Path) -> None:
+def test_plan_for_profile_uses_the_probe(smollm2_path: Path, gemma_path: Path) -> None:
     profile = make_profile(gpu_layers="auto", kv_cache={"k": "q8_0", "v": "q8_0"})
     try:
         set_probe(FakeGpuProbe())
@@ -241,6 +250,30 @@ def test_plan_for_profile_uses_the_probe(smollm2_path: Path) -> None:
         d = p.to_dict()
         for key in ("weights_bytes", "kv_cache_bytes", "gpu_layers", "total_layers", "fits", "verdict"):
             assert key in d
+        # a switch (F3) closes the loaded model before the chosen one loads: what it holds is free
+        # for it. F3 counted it as taken, and said "does not fit" of a profile that fitted then.
+        gemma = make_profile(model=GEMMA, gpu_layers="all", context=4096)
+        loaded = EngineInfo(profile="gemma", model_name="gemma-3-270m", model_path=gemma.model, n_ctx=4096,
+                            n_layer=18, gpu_layers=19, type_k="f16", type_v="f16", flash_attn=True, threads=1,
+                            load_ms=0.0, template_fallback=None, speculative="off")
+        held = memory_held(gemma, loaded)
+        on_card = next(d for d in plan_for_profile(gemma).devices if d.kind == "gpu").need_bytes
+        assert held.vram_bytes == {0: on_card} and 0 < held.ram_bytes < on_card  # its K/V and buffers, not its mapped weights
+        # a 2 GB card that NVML sees 1 GB free of, the loaded gemma on it: gemma again fits
+        set_probe(FakeGpuProbe.of(("MX550", 2, 1)))
+        assert not plan_for_profile(gemma).fits
+        again = plan_for_profile(gemma, freed=memory_held(gemma, loaded))
+        assert again.fits and again.placement == "gpu", again.verdict
+        # F3 says why it fits where a system monitor shows less free; not where it fits anyway
+        said = fit_verdict(gemma, Texts("en"), memory_held(gemma, loaded))
+        assert said is not None and said.startswith("fits entirely on the GPU: "), said
+        assert said.endswith(" It fits once gemma-3-270m, loaded now, is closed, which frees 0.8 GB: the switch "
+                             "does that first."), said
+        assert "fits once" not in str(fit_verdict(profile, Texts("en"), memory_held(gemma, loaded)))
+        # F4 too (U loads a model in place of the loaded one)
+        row = next(r for r in installed_models(Texts("en")) if r.path and Path(r.path).resolve() == gemma_path.resolve())
+        assert "fits entirely on the GPU" not in model_fit(row, Texts("en"))
+        assert "fits entirely on the GPU" in model_fit(row, Texts("en"), memory_held(gemma, loaded))
     finally:
         set_probe(None)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -60,8 +61,12 @@ async def _choose_profile(pilot, app: WorkstationApp, key: str) -> None:
 async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path) -> None:
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
-        # the same count as `workstation fit` and llama.cpp (SmolLM2: 30 blocks + the output layer)
+        said: list[str] = []
+        await until(pilot, lambda: said.append(app.status_text()) or app.engine is not None)
+        # its process starting (most of a small model's load), then the context made: it said
+        # "loading a 0%", then "100%", standing still for seconds, and a switch looked stuck
+        assert said[0].startswith(" loading a… "), said
+        assert not any(re.search(r"loading a (0|100)%", s) for s in said), said
         fit = plan_for_profile(load_profile("a"))
         assert fit.total_layers == read_model_info(fit_model_path("a")).n_layer + 1 == 31
         assert f"GPU layers 0/{fit.total_layers}" in app.status_text() and "ready" in app.status_text()
@@ -106,6 +111,8 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert stored[-1].content == partial
         # each turn keeps the profile it ran on, and F5 plots the loaded profile's turns only
         assert [(m.metrics or {}).get("profile") for m in stored[1::2]] == ["a", "b"]
+        # and says it, now that two have answered (which model said what was not told)
+        assert [str(v.query_one(".metrics").render()).split(" · ")[0] for v in _views(app)[1::2]] == ["a", "b"]
         await pilot.press("f5")
         await until(pilot, lambda: bool(app.screen.query("#switch-line")))
         assert len(app.screen.query_one("#row-decode .metric-spark").data) == 1  # type: ignore[attr-defined]
@@ -137,7 +144,7 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert app.live_tokens == 0 and app.last_metrics is not None and app.last_metrics.stop_reason == "cancelled"
         unanswered = _views(app)[-1]
         assert unanswered.role == "assistant" and "Stopped before the reply began" in unanswered.body.source
-        assert str(unanswered.query_one(".metrics").render()) == "stopped"
+        assert str(unanswered.query_one(".metrics").render()) == "b · stopped"
         assert [m.role for m in app.store.messages(conv_id)][-2:] == ["user", "assistant"]
         await pilot.press("alt+c")  # nothing to go on from: Alt+R is what asks (it said "not a reply")
         await until(pilot, lambda: any(n.message == "The last message has no reply to go on with yet; Alt+R asks "
@@ -154,6 +161,14 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert app.profile.key == "b"
         said = next(n.message for n in app._notifications if "could not be loaded" in n.message)
         assert "F4 shows the models on this PC" in said and "models list" not in said  # keys, not a command
+        # one too big even in the memory the running model frees: refused before that is closed
+        # (it was closed, the new one refused once it had gone, and the old one loaded again)
+        _profile(profiles / "huge.yaml", str(fit_model_path("a")), context=1_048_576, parallel=64)
+        running = app.engine
+        await _choose_profile(pilot, app, "huge")
+        await until(pilot, lambda: app.loading is None and any("HUGE was not loaded; it does not fit" in n.message
+                                                               for n in app._notifications))
+        assert app.engine is running and app.profile.key == "b"
 
         # export to Markdown through the dialog: a folder that is not there is said (a typo is
         # not made into a folder), then one that is
@@ -198,7 +213,13 @@ async def test_export_asks_before_replacing_a_file_and_a_conversation_of_another
     app.store.add_message(older.id, "user", "Hi")
     (tmp_path / "Weekly.md").write_text("the first export\n", encoding="utf-8")
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
+        # opened at the start, while a loads: said once a has loaded ("the profile loaded now" was
+        # said of one still loading, and of one that then failed to load)
+        said_while: list[bool] = []
+        await until(pilot, lambda: said_while.extend(app.engine is not None for n in app._notifications
+                                                     if n.message.startswith("This conversation was with b;"))
+                    or app.engine is not None and bool(said_while))
+        assert app.conversation_id == older.id and said_while[0], said_while
         await app.open_conversation(older.id)
         await until(pilot, lambda: any(n.message.startswith("This conversation was with b; its next replies come "
                                                              "from a") for n in app._notifications))

@@ -71,6 +71,7 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
     """`workstation -p desk.yaml` with the office server down: F3 lists that file first (it is
     not in profiles/), as a server's profile, and choosing it tries the server again; after a
     switch to another profile it is still there (it dropped out of the menu)."""
+    from workstation.core.planner import memory_held
     from workstation.core.profiles import load_profile_file
     from workstation.tui.screens.profile_menu import ProfileMenu
 
@@ -112,6 +113,13 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
         listed = app.screen.entries  # type: ignore[attr-defined]
         assert [getattr(e, "source", None) for e in listed] == [desk, folder / "office-cpu-like.yaml"]
+        # the loaded model's memory is free for the profile chosen (the switch closes it first):
+        # F3 counted it as taken, and said "does not fit" of a profile that fitted then
+        await until(pilot, lambda: 1 in app.screen.verdicts)  # type: ignore[attr-defined]
+        menu = app.screen
+        assert isinstance(menu, ProfileMenu) and menu.freed is not None and menu.freed.ram_bytes > 0
+        assert menu.freed == memory_held(app.profile, app.engine.info())
+        assert "fits once" not in str(menu._prompt(1, listed[1]))  # (it fits anyway: nothing to explain)
 
 
 async def test_an_error_naming_a_file_with_brackets_is_shown_as_written(folder: Path, tmp_path: Path) -> None:

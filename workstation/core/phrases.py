@@ -56,6 +56,7 @@ ENGLISH: dict[str, str] = {
     "fit.no_chat_template": ("{model} was not made for chat (it has no chat template: a base model, probably), so "
                              "its replies may ramble; a model made for chat (an -Instruct or -it one) answers better"),
     "fit.setting_note": "Note: {what}.",
+    "fit.freed_counted": "It fits once {model}, loaded now, is closed, which frees {gb} GB: the switch does that first.",
     "fit.slow": "Slow here: it would write about {tps} tokens a second, slower than people read (5 or more keeps up).",
     "engine.not_a_number": ("The model's numbers for this text came out as NaN (not a number): its file is damaged "
                             "or was converted wrongly, or a setting (its K/V cache type, its GPU layers) does not "

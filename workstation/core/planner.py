@@ -23,7 +23,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workstation.core.catalog import (
     GGML_TYPES,
@@ -38,6 +38,9 @@ from workstation.core.model_shapes import active_params
 from workstation.core.phrases import Phrase, say
 from workstation.core.profiles import KV_CACHE_TYPES, Profile
 from workstation.core.speed_model import SpeedConstants
+
+if TYPE_CHECKING:
+    from workstation.core.events import EngineInfo
 
 MIB = 1024**2
 
@@ -324,11 +327,13 @@ def plan(
     cpu_flags: list[str] | None = None,
     cpu_speed: SpeedConstants | None = None,
     hint: bool = True,
+    ram_freed: int = 0,
 ) -> MemoryPlan:
     """The memory plan for ``info`` on these GPUs and this much free RAM. ``cpu_speed``: this
     machine's CPU as measured here (``calibration.measured_cpu``), else its decode speed is
     its memory speed's estimate. ``hint``: a context too large for the memory names the ones
-    that fit (False: the plans that find them)."""
+    that fit (False: the plans that find them). ``ram_freed``: RAM that is in use now but free
+    before this model loads (the loaded model's, which a switch closes first)."""
     import psutil
 
     gpus = list(gpus or [])
@@ -343,6 +348,9 @@ def plan(
             if limit is not None and limit + RAM_RESERVE_BYTES < ram_available:
                 ram_available, ram_limit = limit + RAM_RESERVE_BYTES, limit
         ram_total = vm.total if ram_total is None else ram_total
+    if ram_freed:  # (a memory limit counts the engine's process too: closed, it is room under it)
+        ram_available += ram_freed
+        ram_limit = None if ram_limit is None else ram_limit + ram_freed
     n_layer = info.n_layer
     total_layers = offloadable_layers(n_layer)
     kv = kv_cache_per_layer(info, context, type_k, type_v, n_ubatch=n_ubatch, swa_full=swa_full)
@@ -548,20 +556,23 @@ def slow_phrase(p: MemoryPlan, measured: float | None = None) -> Phrase | None:
 
 
 def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None, *,
-                     not_downloaded: bool = False) -> MemoryPlan:
+                     not_downloaded: bool = False, freed: FreedMemory | None = None) -> MemoryPlan:
     """The plan for a profile on this machine (NVML for the GPUs unless ``gpus`` is given).
 
     Fast (the GGUF header is cached) and never raises for a missing GPU; a missing or damaged
     model file raises ModelFileError. With ``not_downloaded``, a catalog model not downloaded
     yet (the target or the draft) is planned from its published shape, as ``size`` plans it,
-    and a note says so: "will it fit" before a 5 GB download.
+    and a note says so: "will it fit" before a 5 GB download. ``freed``: what the loaded
+    model holds, counted as free (``memory_held``: a switch closes it before this one loads).
     """
     from workstation.core import hardware
 
     info, note = _model_info(profile.model, not_downloaded)
     if gpus is None:
         gpus = hardware.gpus()
-    result = plan_with_draft(profile, info, gpus, not_downloaded=not_downloaded)
+    gpus = counting_freed(gpus, freed)
+    result = plan_with_draft(profile, info, gpus, not_downloaded=not_downloaded,
+                             ram_freed=freed.ram_bytes if freed is not None else 0)
     if note:
         result.notes.insert(0, note)
     result.notes += setting_warnings(profile, info)
@@ -584,6 +595,51 @@ def _model_info(ref: str, not_downloaded: bool) -> tuple[ModelInfo, str]:
             return shaped[0], (f"{ref} is not downloaded yet: planned from its published shape at "
                                f"{shaped[0].file_type}; '{cli('models pull ' + ref)}' downloads it{size}")
     return read_model_info(path, check=False), ""
+
+
+@dataclass
+class FreedMemory:
+    """What closing the loaded model gives back: RAM (its K/V cache, compute buffers and
+    repacked weights; its weights, mapped from their file, are page cache that counts as free
+    already) and VRAM per GPU index (all of its share there, weights included)."""
+
+    ram_bytes: int = 0
+    vram_bytes: dict[int, int] = field(default_factory=dict)
+    model: str = ""  # the loaded model's name, as 'models list' says it
+
+    @property
+    def total_bytes(self) -> int:
+        return self.ram_bytes + sum(self.vram_bytes.values())
+
+
+def counting_freed(gpus: list[GpuInfo], freed: FreedMemory | None) -> list[GpuInfo]:
+    """``gpus`` with what ``freed`` gives back on each counted as free (copies; as they are
+    without it)."""
+    if freed is None:
+        return gpus
+    return [dataclasses.replace(g, vram_free=min(g.vram_total, g.vram_free + freed.vram_bytes.get(g.index, 0)))
+            for g in gpus]
+
+
+def memory_held(profile: Profile, loaded: EngineInfo) -> FreedMemory:
+    """What the engine loaded for ``profile`` holds, as the plan counts it for the settings it
+    was loaded with (``loaded``: its model file, its slots' context together, K/V types, GPU
+    layers, flash attention; the profile's draft model with it). F3 counted it as taken, and
+    a profile that fits once the switch has closed it was said not to fit. Nothing where its
+    file cannot be read now."""
+    sized = dataclasses.replace(
+        profile, model=loaded.model_path, context=loaded.n_ctx * max(1, loaded.parallel),
+        gpu_layers=loaded.gpu_layers, kv_cache=dataclasses.replace(profile.kv_cache, k=loaded.type_k, v=loaded.type_v),
+        flash_attn="on" if loaded.flash_attn else "off")
+    try:
+        held = plan_for_profile(sized)
+    except WorkstationError:
+        return FreedMemory(model=loaded.model_name)
+    cpu = next(d for d in held.devices if d.kind == "cpu")
+    return FreedMemory(
+        ram_bytes=cpu.kv_cache_bytes + cpu.compute_bytes + held.repack_bytes,
+        vram_bytes={d.index: d.need_bytes for d in held.devices if d.kind == "gpu" and d.layers and d.index is not None},
+        model=loaded.model_name)
 
 
 def setting_phrases(profile: Profile, info: ModelInfo) -> list[Phrase]:
@@ -651,7 +707,7 @@ def remote_notes(profile: Profile) -> list[Phrase]:
 
 
 def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
-                    not_downloaded: bool = False) -> MemoryPlan:
+                    not_downloaded: bool = False, ram_freed: int = 0) -> MemoryPlan:
     """The target's plan, with the profile's draft model (``speculative.mode: draft``) counted in.
 
     The draft loads as the engine loads it (speculative.load_draft_model): the target's context,
@@ -669,7 +725,8 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
 
     def target(on: list[GpuInfo]) -> MemoryPlan:
         return plan(info, context=context, type_k=profile.kv_cache.k, type_v=profile.kv_cache.v,
-                    gpu_layers=profile.gpu_layers, gpus=on, flash_attn=flash, cpu_speed=cpu_speed)
+                    gpu_layers=profile.gpu_layers, gpus=on, flash_attn=flash, cpu_speed=cpu_speed,
+                    ram_freed=ram_freed)
 
     spec = profile.speculative
     if spec.mode != "draft" or not spec.draft_model:
@@ -688,7 +745,8 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
     asked = spec.draft_gpu_layers
 
     def draft(on: list[GpuInfo], layers: int | str) -> MemoryPlan:
-        return plan(dinfo, context=context, gpu_layers=layers, gpus=on, flash_attn=flash, cpu_speed=cpu_speed)
+        return plan(dinfo, context=context, gpu_layers=layers, gpus=on, flash_attn=flash, cpu_speed=cpu_speed,
+                    ram_freed=ram_freed)
 
     d = draft(gpus, "all" if asked == "auto" else asked)
     left = [dataclasses.replace(g) for g in gpus]
@@ -743,7 +801,7 @@ def resolve_gpu_layers(profile: Profile, result: MemoryPlan | None = None) -> in
     return (result or plan_for_profile(profile)).gpu_layers
 
 
-def gpu_layers_for_load(profile: Profile, n_ctx: int | None = None) -> int:
+def gpu_layers_for_load(profile: Profile, n_ctx: int | None = None, *, freed: FreedMemory | None = None) -> int:
     """``resolve_gpu_layers`` for loading the profile now with ``n_ctx`` tokens of context in
     all (its slots together; the profile's context where not given): EngineError, before
     anything is loaded, where what must sit in RAM (the CPU's share of the K/V cache, compute
@@ -753,13 +811,14 @@ def gpu_layers_for_load(profile: Profile, n_ctx: int | None = None) -> int:
     model larger than the memory runs, slowly, as it did), nor the plan's reserve for the
     system; nor is anything where the profile asks for GPU layers and NVML sees no GPU (a
     Vulkan build, an AMD card: the plan cannot know where the layers go). Too many GPU layers
-    are left to llama.cpp (a CUDA build says so itself)."""
+    are left to llama.cpp (a CUDA build says so itself). ``freed``: the loaded model's memory,
+    to be freed before this one loads (``memory_held``: a switch asks before it closes it)."""
     import dataclasses
 
     from workstation.core.errors import EngineError
 
     sized = dataclasses.replace(profile, context=n_ctx) if n_ctx and n_ctx != profile.context else profile
-    result = plan_for_profile(sized)
+    result = plan_for_profile(sized, freed=freed)
     gl = profile.gpu_layers
     unseen_gpu = (gl == "all" or isinstance(gl, int) and gl > 0) and not any(d.kind == "gpu" for d in result.devices)
     cpu = next(d for d in result.devices if d.kind == "cpu")
@@ -847,12 +906,15 @@ def readiness(eff: dict[str, Any]) -> tuple[str, str | None]:
 
 __all__ = [
     "DevicePlan",
+    "FreedMemory",
     "MemoryPlan",
     "compute_bytes",
+    "counting_freed",
     "cpu_repack_bytes",
     "human_bytes",
     "kv_cache_per_layer",
     "kv_cells",
+    "memory_held",
     "plan",
     "plan_for_profile",
     "readiness",

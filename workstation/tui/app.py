@@ -58,7 +58,7 @@ from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
 from workstation.core.paths import data_dir, typed_path
 from workstation.core.phrases import say
-from workstation.core.planner import load_notes, offloadable_layers
+from workstation.core.planner import FreedMemory, load_notes, offloadable_layers
 from workstation.core.profiles import Profile, Sampling, load_profile, with_own_sampling
 from workstation.core.remote import refused
 from workstation.core.sqlite_schema import FULL_BELOW, says_damaged
@@ -102,7 +102,7 @@ from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog, TextPromp
 from workstation.tui.screens.file_picker import FilePicker, start_folder
 from workstation.tui.screens.instructions import InstructionsDialog
 from workstation.tui.screens.models import ModelsScreen
-from workstation.tui.screens.profile_menu import ProfileMenu
+from workstation.tui.screens.profile_menu import FitCheck, ProfileMenu
 from workstation.tui.screens.quantization import QuantizationScreen
 from workstation.tui.screens.sampling import SamplingDialog, said
 from workstation.tui.screens.sampling import changes as sampling_changes
@@ -126,14 +126,18 @@ OUTSIDE_CHANGES_EVERY_S = 2.0  # how often the data folder is looked at for what
 QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 
 
-def _preflight(profile: Profile) -> None:
-    """Refuse a profile whose model file is missing or damaged before the running engine is
-    closed (cheap: reads the file's header, loads nothing)."""
+def _preflight(profile: Profile, freed: FreedMemory | None) -> None:
+    """Refuse a profile whose model file is missing or damaged, or that does not fit even in
+    the memory the running engine frees (``freed``), before that engine is closed (cheap: reads
+    the file's header, loads nothing). A profile too big closed the running model, was refused
+    once it had gone, and the running one was loaded again (a minute, for a large model)."""
     if profile.backend != "llama":
         return
     from workstation.core.catalog import check_gguf, resolve_model_path
+    from workstation.core.planner import gpu_layers_for_load
 
     check_gguf(resolve_model_path(profile.model))
+    gpu_layers_for_load(profile, profile.context * profile.parallel, freed=freed)  # (the load's own check)
 
 
 def _close_quietly(engine: Any) -> None:
@@ -178,7 +182,7 @@ class WorkstationApp(App[None]):
         sample_system: bool = True,
         language: str | None = None,
         store_path: Path | None = None,
-        fit_check: Callable[[Profile, Texts], str | None] = integrations.fit_verdict,
+        fit_check: FitCheck = integrations.fit_verdict,
         api_port: int = 8088,
         quit_on_signals: bool = False,
         exit_deadline_s: float | None = None,
@@ -253,6 +257,9 @@ class WorkstationApp(App[None]):
         self.load_fraction = 0.0
         self.unreachable = False  # the last turn could not reach the engine's server
         self.load_failed = False  # the last load failed (a desk PC then tries its server again on send)
+        # a conversation of another profile opened while one loads: said once that one has loaded ("the
+        # profile loaded now" was said of one still loading, and of one that then failed to load)
+        self._other_profile_said: tuple[int, str] | None = None
         self._send_when_connected: str | None = None  # the message sent once the model is ready (its Enter
         # tried the server again, or came while the model was loaded again after its process stopped)
         self._engine_stops = 0  # the model's process stopped (since the last reply): loaded again once
@@ -833,9 +840,16 @@ class WorkstationApp(App[None]):
             layers_key = "status.layers_planned"
             kv = f"KV {profile.kv_cache.k}/{profile.kv_cache.v}"
         if self.loading is not None:
-            pct = f"{self.load_fraction * 100:.0f}"
-            state = t("status.reloading", pct=pct) if self._reloading else \
-                t("status.loading", name=self.loading.key, pct=pct)
+            pct = str(min(99, max(1, round(self.load_fraction * 100))))
+            # a share only while llama.cpp reads the file: before, the engine's process starts (most
+            # of a small model's load), after, the context is made (a large one's); "0%" and "100%"
+            # stood still for seconds, and a switch looked stuck
+            if 0 < self.load_fraction < 1:
+                state = t("status.reloading", pct=pct) if self._reloading else \
+                    t("status.loading", name=self.loading.key, pct=pct)
+            else:
+                state = t("status.reloading_wait") if self._reloading else \
+                    t("status.loading_wait", name=self.loading.key)
         elif self.summarizing is not None:
             state = t("status.summarizing", name=self.summarizing)
         elif self.generating:
@@ -994,7 +1008,12 @@ class WorkstationApp(App[None]):
         if self.profile is not None and conv.profile and conv.profile not in (self.profile.ref, self.profile.key):
             # `chat -c` goes on with a conversation's own profile; here the loaded one answers
             saved = profile_key(conv.profile)
-            self.notify(self.texts("conv.other_profile", saved=saved, now=self.profile.key), timeout=8)
+            # (at the start the conversation is opened before its load begins)
+            if self.loading is not None or (self.start_engine and self.engine is None and not self.load_failed
+                                            and self.engine_problem is None):
+                self._other_profile_said = (conv.id, saved)
+            else:
+                self.notify(self.texts("conv.other_profile", saved=saved, now=self.profile.key), timeout=8)
 
     async def open_first_match(self, search: str) -> None:
         """Enter in the search box: open the newest conversation that matches (the list's
@@ -2183,6 +2202,7 @@ class WorkstationApp(App[None]):
             record = turn_record(metrics, *ran_on, self._own_sampling())
             if view is not None:  # stopped before its first token: it says so, and is kept so
                 await view.finish(text, metrics, event.reasoning, record)
+                self.chat_screen.name_profiles()  # (the first reply of a profile switched to)
             self._tell_left_out(metrics)
             if metrics.stop_reason == "length" and text.strip() and self._can_go_on():  # ("length limit" named no way on)
                 self.notify(self.texts("chat.cut_at_limit", n=f"{metrics.predicted_n:,}",
@@ -2278,6 +2298,7 @@ class WorkstationApp(App[None]):
             if waiting is not None and event.unreachable and self.profile is not None:
                 self._wait_for_server(self.profile, waiting, said=quiet)
             self._chosen_profile = False
+            self._other_profile_said = None  # (no profile loaded to answer it)
             self.loading = None
             self.chat_screen.set_load_progress(None)
             self.update_status()
@@ -2627,7 +2648,7 @@ class WorkstationApp(App[None]):
     ) -> None:
         if old_engine is not None and old_profile is not None:
             try:
-                _preflight(profile)
+                _preflight(profile, integrations.memory_freed_by_switch(old_profile, old_engine))
             except WorkstationError as err:  # the running engine was never touched
                 self.post_message(
                     ProfileLoaded(old_engine, old_profile, restored=True, reason=self.texts.error(err), api=old_api)
@@ -2717,6 +2738,10 @@ class WorkstationApp(App[None]):
                                    name=event.profile.title(self.texts.lang), serve=self.key_for("api.serve")))
         else:
             self.notify(self.texts("profiles.loaded", name=event.profile.title(self.texts.lang)))
+        other, self._other_profile_said = self._other_profile_said, None
+        if other is not None and other[0] == self.conversation_id and not event.restored \
+                and other[1] not in (event.profile.ref, event.profile.key):
+            self.notify(self.texts("conv.other_profile", saved=other[1], now=event.profile.key), timeout=8)
         notes = [*event.notes, *getattr(event.engine, "load_notes", [])]  # (the engine's: its CPU fallback)
         if hasattr(event.engine, "load_notes"):
             event.engine.load_notes.clear()  # said once, whichever way it was loaded

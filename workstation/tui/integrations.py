@@ -18,13 +18,37 @@ from workstation.tui.i18n import Texts
 from workstation.tui.messages import GpuReading
 
 if TYPE_CHECKING:
+    from workstation.core.phrases import Phrase
+    from workstation.core.planner import FreedMemory
     from workstation.core.summarize import SummaryProgress, SummaryResult
 
 
 # --- planner ----------------------------------------------------------------------------
-def fit_verdict(profile: Profile, texts: Texts | None = None) -> str | None:
+def memory_freed_by_switch(running: Profile | None, engine: Any) -> FreedMemory | None:
+    """What a switch from the running profile frees before the chosen one loads: the loaded
+    local model's memory (``switch_profile`` closes it first); None with no local model loaded."""
+    if running is None or running.backend != "llama" or engine is None:
+        return None
+    from workstation.core.planner import memory_held
+
+    return memory_held(running, engine.info())
+
+
+def freed_note(freed: FreedMemory | None, fits: bool, fits_without: Callable[[], bool]) -> list[Phrase]:
+    """That it fits once the loaded model is closed, where that is why (``fits_without``: the
+    plan without ``freed``): the free memory said is then more than a system monitor shows."""
+    from workstation.core.planner import GB
+
+    if freed is None or not fits or fits_without():
+        return []
+    return [("fit.freed_counted", {"gb": f"{freed.total_bytes / GB:.1f}", "model": freed.model})]
+
+
+def fit_verdict(profile: Profile, texts: Texts | None = None, freed: FreedMemory | None = None) -> str | None:
     """Whether the profile can run here, in the UI's language: the planner's verdict, or for a
-    desk PC's profile what its server says now (asked once, as loading it would)."""
+    desk PC's profile what its server says now (asked once, as loading it would). ``freed``:
+    the loaded model's memory, counted as free (``memory_freed_by_switch``); said where it fits
+    only so."""
     t = texts or Texts()
     if profile.backend != "llama":
         return server_verdict(profile, t)
@@ -32,14 +56,16 @@ def fit_verdict(profile: Profile, texts: Texts | None = None) -> str | None:
     from workstation.core.planner import load_notes, plan_for_profile, slow_phrase
 
     try:
-        plan = plan_for_profile(profile, not_downloaded=True)
+        plan = plan_for_profile(profile, not_downloaded=True, freed=freed)
     except WorkstationError as err:
         return t.error(err)
     verdict = say(plan.verdict_phrases, t.get)
     slow = slow_phrase(plan)  # (F3 said "runs" of an 8B model at 2 tokens/s, and gave no speed)
+    counted = freed_note(freed, plan.fits, lambda: plan_for_profile(profile, not_downloaded=True).fits)
     # what loading it would note (a context past the model's trained length, no chat template):
     # F3 said only that it fits, and the note came once the model was loaded
-    notes = [say([note], t.get) for note in [*([slow] if slow else []), *(load_notes(profile) if plan.path else [])]]
+    notes = [say([note], t.get) for note in [*([slow] if slow else []), *(load_notes(profile) if plan.path else []),
+                                             *counted]]
     if notes and not verdict.rstrip().endswith((".", "!", "?")):  # two sentences, not one run on
         verdict = verdict.rstrip() + "."  # ("… 22.7 GB of memory free Note: …")
     verdict = " ".join([verdict, *notes])
@@ -202,13 +228,14 @@ def catalog_models(texts: Texts | None = None) -> list[ModelRow]:
 FIT_CONTEXT = 8192  # F4 says whether a model fits at a chat's context, as a profile would load it
 
 
-def model_fit(row: ModelRow, texts: Texts) -> str:
+def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None) -> str:
     """Whether ``row``'s model fits this PC at an 8k context (f16 K/V, ``gpu_layers: auto``),
     and at most how fast it decodes, in the UI's language; a catalog model not downloaded
-    yet is planned from its published shape ("" for one without a known shape)."""
+    yet is planned from its published shape ("" for one without a known shape). ``freed``:
+    the loaded model's memory, free for it (U loads it in place of that one; said as F3 says it)."""
     from workstation.core.model_shapes import catalog_model
     from workstation.core.phrases import say
-    from workstation.core.planner import plan
+    from workstation.core.planner import counting_freed, plan
 
     try:
         if row.installed and row.path is not None:
@@ -222,7 +249,10 @@ def model_fit(row: ModelRow, texts: Texts) -> str:
         from workstation.core.calibration import measured_cpu, measured_decode
 
         here = measured_cpu()
-        p = plan(info, context=context, gpus=hardware.gpus(), cpu_speed=here)  # (as fit times it)
+        gpus = hardware.gpus()
+        p = plan(info, context=context, gpus=counting_freed(gpus, freed), cpu_speed=here,  # (as fit times it)
+                 ram_freed=freed.ram_bytes if freed is not None else 0)
+        counted = freed_note(freed, p.fits, lambda: plan(info, context=context, gpus=gpus, cpu_speed=here).fits)
         # what bench measured for the file as F4 plans it (f16 K/V, no speculation), as fit says it
         measured = measured_decode(str(row.path), p.gpu_layers) if row.installed and row.path is not None else None
     except WorkstationError as err:
@@ -237,6 +267,8 @@ def model_fit(row: ModelRow, texts: Texts) -> str:
 
         day = dt.datetime.fromisoformat(measured.created.replace("Z", "+00:00")).astimezone().date().isoformat()
         text += " " + texts("models.measured", tps=f"{measured.value:.0f}", when=texts.day(day), profile=measured.profile)
+    if counted:
+        text += " " + say(counted, texts.get)
     return text
 
 

@@ -229,6 +229,7 @@ class ChatScreen(AppScreen, Screen[None]):
         earlier = [Button(t("chat.earlier", n=len(self._earlier)), id="earlier")] if self._earlier else []
         await log.mount_all([*earlier, *(self._view(m) for m in now)])
         self.mark_versions()
+        self.name_profiles()
         await self.show_instructions()
         if scroll_to is None:
             log.scroll_end(animate=False)
@@ -251,6 +252,14 @@ class ChatScreen(AppScreen, Screen[None]):
         for i, view in enumerate(views):
             view.show_versions((n, total, self.wapp.key_for("chat.versions")) if total > 1 and i == len(views) - 1
                                else None)
+
+    def name_profiles(self) -> None:
+        """Where the replies shown were written with more than one profile (a switch mid-way,
+        F3), each says its own before its figures: which model said what was not told."""
+        views = [v for v in self.log_view.query(MessageView) if v.profile()]
+        named = len({v.profile() for v in views}) > 1
+        for view in views:
+            view.name_profile(named)
 
     def _instructions_line(self) -> str:
         text = " ".join(self.wapp.instructions_now().split())
@@ -448,10 +457,12 @@ class ChatScreen(AppScreen, Screen[None]):
             editor.border_subtitle = f"{hint} · {text}" if text else hint
 
     def set_load_progress(self, fraction: float | None) -> None:
+        """The load's bar: llama.cpp's share read of the file, else (0: its process starting, 1: the
+        context being made) a bar that moves without a share, not one that stands at 0 or 100%."""
         bar = self.query_one("#load-progress", ProgressBar)
         bar.display = fraction is not None
         if fraction is not None:
-            bar.update(progress=fraction)
+            bar.update(total=1.0 if 0 < fraction < 1 else None, progress=fraction)
 
     def toggle_sidebar(self) -> None:
         self.sidebar.display = not self.sidebar.display

@@ -171,7 +171,9 @@ class ModelsScreen(AppScreen, Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="models-fit")
     def _work_out_fit(self, row: ModelRow) -> None:
-        self.post_message(FitFound(row.name, integrations.model_fit(row, self.wapp.texts)))
+        # U loads it in place of the loaded model: that one's memory is free for it
+        freed = integrations.memory_freed_by_switch(self.wapp.profile, self.wapp.engine)
+        self.post_message(FitFound(row.name, integrations.model_fit(row, self.wapp.texts, freed)))
 
     @on(FitFound)
     def _fit_found(self, event: FitFound) -> None:

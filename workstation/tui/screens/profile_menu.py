@@ -20,11 +20,13 @@ from textual.widgets.option_list import Option
 from workstation.core.errors import ProfileError
 from workstation.core.profiles import Profile, list_profiles, load_profile_file
 from workstation.tui.i18n import Texts
-from workstation.tui.integrations import fit_verdict
+from workstation.tui.integrations import fit_verdict, memory_freed_by_switch
 from workstation.tui.screens.app_screen import AppScreen
 
 if TYPE_CHECKING:
-    pass
+    from workstation.core.planner import FreedMemory
+
+FitCheck = Callable[[Profile, Texts, "FreedMemory | None"], str | None]  # (fit_verdict)
 
 
 def _read_again(profile: Profile) -> Profile | ProfileError:
@@ -77,7 +79,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
 
     def __init__(
         self, current: str | Profile | None,
-        fit_check: Callable[[Profile, Texts], str | None] = fit_verdict,
+        fit_check: FitCheck = fit_verdict,
         also: Profile | None = None,
     ) -> None:
         """``current``: the running profile (or its key). One loaded from a file outside
@@ -96,6 +98,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             if not any(isinstance(e, Profile) and _same_file(e, outside) for e in self.entries):
                 self.entries.insert(0, _read_again(outside))  # as the file says now (the user may have fixed it)
         self.verdicts: dict[int, str | None] = {}
+        self.freed: FreedMemory | None = None  # the loaded model's memory, which choosing a profile frees first
 
     def _is_current(self, entry: Profile) -> bool:
         if isinstance(self.current, Profile):
@@ -160,8 +163,12 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
     def _check_fit(self) -> None:
         # the local plans first: a server that does not answer can take seconds to say so
         found = [(i, e) for i, e in enumerate(self.entries) if isinstance(e, Profile)]
+        # the loaded model is closed before the chosen profile loads: its memory is not taken
+        # (F3 said "does not fit" of a profile that fitted once the switch had closed it)
+        app = self.wapp
+        self.freed = memory_freed_by_switch(app.profile, app.engine)
         for i, entry in sorted(found, key=lambda f: f[1].backend != "llama"):
-            self.post_message(VerdictFound(i, self.fit_check(entry, self.wapp.texts)))
+            self.post_message(VerdictFound(i, self.fit_check(entry, app.texts, self.freed)))
 
     @on(VerdictFound)
     def _verdict(self, event: VerdictFound) -> None:

@@ -16,6 +16,7 @@ from textual.timer import Timer
 from textual.widgets import Collapsible, Markdown, Static
 
 from workstation.core.metrics import TurnMetrics, figures_line
+from workstation.core.store import profile_key
 from workstation.tui.attachment import find_attached
 from workstation.tui.glyphs import UNICODE
 from workstation.tui.i18n import Texts
@@ -144,6 +145,7 @@ class MessageView(Vertical):
         self._read: float | None = None  # of a long prompt, the part read (the engine says after each part)
         self._shown, self._folded = fold(content) if role == "user" else (content, "")
         self.versions: tuple[int, int, str] | None = None  # the last reply's (2, 3, "Alt+V"): "reply 2 of 3 (Alt+V)"
+        self.profile_named = False  # its profile said first (a conversation answered by several: ChatScreen.name_profiles)
 
     def compose(self) -> ComposeResult:
         yield Static(self._role_label(), classes="role")
@@ -206,7 +208,19 @@ class MessageView(Vertical):
             return ""
         if self.metrics is None:  # a reply about to stream; a saved message without figures shows none
             return self.texts("chat.waiting") if self._open_stream else self._versions_text()
-        return " · ".join(filter(None, [metrics_line(self.metrics, self.texts), self._versions_text()]))
+        return " · ".join(filter(None, [self.profile() if self.profile_named else "",
+                                        metrics_line(self.metrics, self.texts), self._versions_text()]))
+
+    def profile(self) -> str:
+        """The profile the reply was written with, as people name it ("" where it was not kept)."""
+        return profile_key(str((self.metrics or {}).get("profile") or "")) if self.role == "assistant" else ""
+
+    def name_profile(self, named: bool) -> None:
+        """Say the reply's profile before its figures (``named``), or not."""
+        if named != self.profile_named:
+            self.profile_named = named
+            if self.is_mounted:
+                self.query_one(".metrics", Static).update(self._metrics_text())
 
     def _versions_text(self) -> str:
         if self.versions is None:
