@@ -8,6 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")"
 scripts/setup.sh --dev
 .venv/bin/ruff check workstation tests bench
+# Python's compiled files kept (__pycache__, ignored by git) even where the environment says not
+# to write them: without them every process compiled the program again (each engine process and
+# command a test starts), and pytest rewrote every test file's asserts in each of its processes
+unset PYTHONDONTWRITEBYTECODE
 for arg in "$@"; do  # a marker or a number of processes of one's own: as asked, in one run
   case "$arg" in -m*|-n*|--numprocesses*|-p) exec .venv/bin/python -m pytest "$@" ;; esac
 done
