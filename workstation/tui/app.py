@@ -1863,9 +1863,16 @@ class WorkstationApp(App[None]):
             now = numbers.get(self.conversation_id) if self.conversation_id is not None else None
             fresh.set_open(now)
             conv = fresh.get(now, with_messages=False) if now is not None else None
+            # the other conversations' drafts as the file has them now (this session's went
+            # in under their numbers there): one kept by number here could be shown with another
+            # conversation, and emptied from the file as that one was left
+            drafts = {key: draft for key, draft in fresh.drafts().items() if key != now}
         except WorkstationError:  # still full: the session stays in memory, nothing half-written
             fresh.close()
             return
+        self._drafts = drafts
+        # (Up's change of a question kept by conversation: not for one renumbered, whose messages were)
+        self._edits = {key: edit for key, edit in self._edits.items() if numbers.get(key, key) == key}
         self.store, self._write_back_to, self.store_problem = fresh, None, None
         with contextlib.suppress(Exception):
             memory.close()
