@@ -1863,14 +1863,10 @@ class WorkstationApp(App[None]):
             now = numbers.get(self.conversation_id) if self.conversation_id is not None else None
             fresh.set_open(now)
             conv = fresh.get(now, with_messages=False) if now is not None else None
-            # the other conversations' drafts as the file has them now (this session's went
-            # in under their numbers there): one kept by number here could be shown with another
-            # conversation, and emptied from the file as that one was left
-            drafts = {key: draft for key, draft in fresh.drafts().items() if key != now}
         except WorkstationError:  # still full: the session stays in memory, nothing half-written
             fresh.close()
             return
-        self._drafts = drafts
+        self._drafts = self._drafts_written_back(fresh, numbers, now)
         # (Up's change of a question kept by conversation: not for one renumbered, whose messages were)
         self._edits = {key: edit for key, edit in self._edits.items() if numbers.get(key, key) == key}
         self.store, self._write_back_to, self.store_problem = fresh, None, None
@@ -1883,6 +1879,23 @@ class WorkstationApp(App[None]):
             await self._redraw_open()  # (its messages' numbers are the file's now)
         await self.refresh_sidebar()
         self.notify(self.texts("store.written_back", path=str(path)), timeout=12)
+
+    def _drafts_written_back(self, fresh: ConversationStore, numbers: dict[int, int],
+                             now: int | None) -> dict[int | None, tuple[str, tuple[Path, str] | None]]:
+        """The other conversations' drafts once the session is written back into ``fresh``
+        (``numbers``: its conversations' numbers there): as the file has them (this session's
+        went in under their numbers there: one kept here by its number in memory was shown
+        with another conversation, and emptied from the file as that one was left), and those
+        the full disk did not take (left in another conversation before the session moved)
+        written there now."""
+        kept = fresh.drafts()
+        for key, draft in self._drafts.items():
+            where = numbers.get(key, key) if key is not None else None
+            if where != now and where not in kept:
+                with contextlib.suppress(WorkstationError):  # (not taken: kept here, saved as that conversation is left)
+                    fresh.save_draft(where, *draft)
+                kept[where] = draft
+        return {key: draft for key, draft in kept.items() if key != now}
 
     def _save_message(self, role: str, content: str, metrics: dict[str, Any] | None = None,
                       reasoning: str = "") -> bool:
