@@ -780,8 +780,25 @@ def download(
     parsed = urlparse(url)
     if parsed.scheme not in ("https", "http"):
         raise WorkstationError(f"Cannot download '{url}': only https:// (or http://) addresses are supported.")
+    from workstation.core.turn_lock import claim_turn, lock_file, release_turn
+
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(f".{dest.name}.part")
+    # one download of a file at a time (F4 in two windows, `models pull` beside F4): two wrote
+    # into one part at once, and the second, finding the first's file in place, said "ready" for
+    # a model of bytes of both
+    if not claim_turn(part, 0):
+        raise WorkstationError(said=[("pull.already", {"name": dest.name, "folder": str(dest.parent)})])
+    try:
+        return _download(url, dest, part, sha256, progress, timeout)
+    finally:
+        lock_file(part).unlink(missing_ok=True)  # (held: one who opened it meanwhile looks again)
+        release_turn(part, 0)
+
+
+def _download(url: str, dest: Path, part: Path, sha256: str | None, progress: ProgressFn | None,
+              timeout: float) -> Path:
+    """``download``'s work, the part file this process's alone."""
     about = _PartialDownload(dest.with_name(f".{dest.name}.part.json"))
     if part.exists() and about.read().get("url") != url:
         part.unlink()  # left by another address (or by an older workstation): not ours to resume
