@@ -708,8 +708,20 @@ async def test_a_full_disk_mid_session_moves_the_session_to_memory(profiles: Pat
         assert app.store.path == path and app.conversation_id == conv_id
         assert app._drafts[None][0] == "A new idea"  # (the draft memory had: lost with it)
         assert [v.content for v in _views(app)][1::2] == [m.content for m in app.store.messages(conv_id)][1::2]
+        # full again, and the app closed (a logout's SIGTERM) before the disk had room again by
+        # its measure: the session went with the app though the file could take it at the end
+        db = app.store._db
+        db.execute("VACUUM")
+        db.execute(f"PRAGMA max_page_count = {db.execute('PRAGMA page_count').fetchone()[0]}")
+        app.chat_screen.set_input("#" * 5000)
+        await pilot.press("enter")
+        await until(pilot, lambda: app.store.in_memory)
+        await app.action_quit(False)  # (mid-reply: the reply so far is kept, then the app ends)
+        await until(pilot, lambda: not app.is_running)
     kept = ConversationStore(path)  # all of it in the file: what the next start reads
     contents = [m.content for m in kept.messages(conv_id)]
+    assert contents[6] == "#" * 5000 and len(contents) == 8, contents
+    contents = contents[:6]
     assert contents[0::2] == ["Hello!", "From chat -c", "=" * 5000] and contents[3::2] == ["Its reply", reply.content] \
         or contents[0::2] == ["Hello!", "=" * 5000, "From chat -c"] and contents[3] == reply.content, contents
     assert kept.drafts()[None][0] == "A new idea" and kept.drafts()[second.id][0] == "~" * 5000
