@@ -641,10 +641,29 @@ def find_installed(ref: str) -> Path:
     return path
 
 
-def delete_model(path: Path) -> None:
-    """Delete an installed model's file (a link: the link; the file it points to stays)."""
+FileState = tuple[int, int, int, int, str]
+
+
+def file_state(path: Path) -> FileState | None:
+    """What tells the file at ``path`` (itself: a link is not followed) from another put in its
+    place: its inode, size, time and, for a link, what it points to; None where there is none."""
+    try:
+        st = os.lstat(path)
+        target = os.readlink(path) if os.path.islink(path) else ""
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, target
+
+
+def delete_model(path: Path, seen: FileState | None = None) -> None:
+    """Delete an installed model's file (a link: the link; the file it points to stays).
+    ``seen``: the file as the person was asked about it (``file_state``); another in its place
+    since (another window pulled it, a link became the file) is not deleted: "Remove the link
+    m?" deleted a 4 GB download put there meanwhile."""
     if not any(_inside_dir(path, d) for d in model_dirs()):
         raise ModelFileError(f"{path} is not in {models_dir()}; only installed models are removed here.")
+    if seen is not None and file_state(path) != seen:
+        raise ModelFileError(said=[("models.changed_meanwhile", {"name": path.name})])
     try:
         path.unlink()
     except OSError as err:
