@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -198,13 +200,28 @@ def test_pull_https_style_resume_and_verify(
     assert main(["models", "pull", f"{server.url}/tiny.gguf", "--sha256", sha]) == 1
     assert "run the same command again to resume" in capsys.readouterr().err
     assert (models_home / ".tiny.gguf.part").stat().st_size == 7000
+    # the same file being downloaded by another process (F4 in another window): two wrote into
+    # one part, and the model installed was bytes of both, said "ready"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys; from pathlib import Path; from workstation.core."
+                               "turn_lock import claim_turn; print(claim_turn(Path(sys.argv[1]), 0), flush=True); "
+                               "sys.stdin.read()", str(models_home / ".tiny.gguf.part")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "True"
+        assert main(["models", "pull", f"{server.url}/tiny.gguf", "--sha256", sha]) == 1
+        assert "tiny.gguf is being downloaded into" in capsys.readouterr().err
+        assert (models_home / ".tiny.gguf.part").stat().st_size == 7000 and len(server.ranges) == 1
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=60)
     assert main(["models", "pull", f"{server.url}/tiny.gguf", "--sha256", sha, "--json"]) == 0
     captured = capsys.readouterr()
     assert server.ranges == [None, "bytes=7000-"]
     assert "downloading tiny.gguf" in captured.err
     assert json.loads(captured.out)["info"]["architecture"] == "llama"
     assert _sha(models_home / "tiny.gguf") == sha
-    assert not (models_home / ".tiny.gguf.part").exists()
+    assert not (models_home / ".tiny.gguf.part").exists() and not (models_home / ".tiny.gguf.part.answering").exists()
     # a fresh download, no sha256 given: the GGUF header is still checked
     (models_home / "tiny.gguf").unlink()
     assert main(["models", "pull", f"{server.url}/tiny.gguf"]) == 0

@@ -631,3 +631,28 @@ def test_a_session_kept_in_memory_is_written_back_whole(tmp_path: Path) -> None:
     memory.add_message(open_one.id, "user", "And Monday?")  # (number 1 in memory: the file's first's)
     store.take_in(memory)
     assert [m.content for m in store.messages(open_one.id)] == ["Soup?", "Lentil.", "And Friday?", "And Monday?"]
+    # another writer (a second window, `chat -c`) added to the open one before the write-back,
+    # and renamed it: the write-back deleted its messages ("theirs": gone from memory's copy)
+    # and the name; what memory changed (a message taken away, instructions) still goes back
+    memory = ConversationStore(Path(":memory:"))
+    memory.adopt(store.get(open_one.id))
+    store.add_message(open_one.id, "user", "From chat -c")
+    store.add_message(open_one.id, "assistant", "Its reply")
+    store.rename(open_one.id, "Lunch plans")
+    first = store.messages(open_one.id)[0]
+    memory.forget_messages(open_one.id, [first.id])  # (the user took "Soup?" away in memory)
+    memory.set_instructions(open_one.id, "Be brief.")
+    memory.add_message(open_one.id, "user", "And Tuesday?")
+    memory.save_draft(open_one.id, "half typed in memory")
+    memo = memory.new("Memo")  # (its number is taken in the file: it comes in under another)
+    memory.save_draft(memo.id, "a draft in another one")
+    memory.save_draft(None, "a new conversation's draft")
+    memory.remember("folder", "/home/ayla/docs")
+    numbers = store.take_in(memory)
+    assert [m.content for m in store.messages(open_one.id)] == [
+        "Lentil.", "And Friday?", "And Monday?", "From chat -c", "Its reply", "And Tuesday?"]
+    assert store.get(open_one.id).title == "Lunch plans" and store.get(open_one.id).instructions == "Be brief."
+    drafts = store.drafts()
+    assert drafts[open_one.id][0] == "half typed in memory" and drafts[None][0] == "a new conversation's draft"
+    assert drafts[numbers[memo.id]][0] == "a draft in another one" and store.get(numbers[memo.id]).title == "Memo"
+    assert store.recalled("folder") == "/home/ayla/docs"

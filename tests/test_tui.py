@@ -673,13 +673,28 @@ async def test_a_full_disk_mid_session_moves_the_session_to_memory(profiles: Pat
     async with app.run_test(size=(100, 30)) as pilot:
         conv_id, path = await _first_turn_answered(pilot, app)
         assert conv_id is not None
+        second = app.store.new("Second")
         db = app.store._db
         db.execute("VACUUM")
         db.execute(f"PRAGMA max_page_count = {db.execute('PRAGMA page_count').fetchone()[0]}")
+        # a draft left in another conversation the full file did not take: kept in the app only,
+        # and gone from it when the session was written back (the app's drafts read from the file)
+        await app.open_conversation(second.id)
+        app.chat_screen.set_input("~" * 5000)
+        await app.open_conversation(conv_id)
+        assert any("draft could not be saved" in str(n.message) for n in app._notifications) and app._drafts[second.id]
         app.chat_screen.set_input("=" * 5000)  # a long message: the file must grow to hold it
         await pilot.press("enter")
+        await until(pilot, lambda: app.store.in_memory)
+        # `chat -c` adds a turn to the file while the reply is written in memory: the write-back
+        # deleted it (the file's messages that memory's copy lacked)
+        other = ConversationStore(path)
+        other.add_message(conv_id, "user", "From chat -c")
+        other.add_message(conv_id, "assistant", "Its reply")
+        other.close()
+        app.store.save_draft(None, "A new idea")  # (as a new conversation's box left meanwhile keeps it)
         await until(pilot, lambda: any("kept in memory only" in str(n.message) for n in app._notifications)
-                    and not app.generating and len(app.store.messages(conv_id)) == 4)
+                    and not app.generating and len(app.store.messages(conv_id)) >= 4)
         said = [str(n.message) for n in app._notifications]
         assert any("database or disk is full" in m and "kept in memory only" in m for m in said), said
         reply = app.store.messages(conv_id)[-1]
@@ -691,10 +706,25 @@ async def test_a_full_disk_mid_session_moves_the_session_to_memory(profiles: Pat
         await until(pilot, lambda: any("this session's conversations are now saved in" in str(n.message)
                                        for n in app._notifications))
         assert app.store.path == path and app.conversation_id == conv_id
+        assert app._drafts[None][0] == "A new idea"  # (the draft memory had: lost with it)
         assert [v.content for v in _views(app)][1::2] == [m.content for m in app.store.messages(conv_id)][1::2]
+        # full again, and the app closed (a logout's SIGTERM) before the disk had room again by
+        # its measure: the session went with the app though the file could take it at the end
+        db = app.store._db
+        db.execute("VACUUM")
+        db.execute(f"PRAGMA max_page_count = {db.execute('PRAGMA page_count').fetchone()[0]}")
+        app.chat_screen.set_input("#" * 5000)
+        await pilot.press("enter")
+        await until(pilot, lambda: app.store.in_memory)
+        await app.action_quit(False)  # (mid-reply: the reply so far is kept, then the app ends)
+        await until(pilot, lambda: not app.is_running)
     kept = ConversationStore(path)  # all of it in the file: what the next start reads
     contents = [m.content for m in kept.messages(conv_id)]
-    assert contents[0::2] == ["Hello!", "=" * 5000] and contents[3] == reply.content, contents
+    assert contents[6] == "#" * 5000 and len(contents) == 8, contents
+    contents = contents[:6]
+    assert contents[0::2] == ["Hello!", "From chat -c", "=" * 5000] and contents[3::2] == ["Its reply", reply.content] \
+        or contents[0::2] == ["Hello!", "=" * 5000, "From chat -c"] and contents[3] == reply.content, contents
+    assert kept.drafts()[None][0] == "A new idea" and kept.drafts()[second.id][0] == "~" * 5000
     kept.close()
 
 

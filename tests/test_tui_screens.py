@@ -680,6 +680,18 @@ async def test_deleting_a_linked_model_removes_the_link_only_and_says_so(
         assert question.startswith(f"Remove the link smol-link? The file it points to ({smollm2_path.resolve()}) stays "
                                    "where it is, and no space is freed."), question
         assert "use it" not in question  # profiles a and b name the file itself, not the link: not touched
+        # while asked, another window put a file in the link's place (pulled it): "Remove the
+        # link" deleted that file, the only copy
+        (folder / "smol-link.gguf").unlink()
+        (folder / "smol-link.gguf").write_bytes(b"GGUF pulled meanwhile")
+        await pilot.press("y")
+        await until(pilot, lambda: any("changed while you were asked" in str(n.message) for n in app._notifications))
+        assert (folder / "smol-link.gguf").read_bytes() == b"GGUF pulled meanwhile"
+        (folder / "smol-link.gguf").unlink()
+        (folder / "smol-link.gguf").symlink_to(smollm2_path)
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen))
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
         await pilot.press("y")
         await until(pilot, lambda: not (folder / "smol-link.gguf").is_symlink())
     assert smollm2_path.is_file()

@@ -641,10 +641,29 @@ def find_installed(ref: str) -> Path:
     return path
 
 
-def delete_model(path: Path) -> None:
-    """Delete an installed model's file (a link: the link; the file it points to stays)."""
+FileState = tuple[int, int, int, int, str]
+
+
+def file_state(path: Path) -> FileState | None:
+    """What tells the file at ``path`` (itself: a link is not followed) from another put in its
+    place: its inode, size, time and, for a link, what it points to; None where there is none."""
+    try:
+        st = os.lstat(path)
+        target = os.readlink(path) if os.path.islink(path) else ""
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, target
+
+
+def delete_model(path: Path, seen: FileState | None = None) -> None:
+    """Delete an installed model's file (a link: the link; the file it points to stays).
+    ``seen``: the file as the person was asked about it (``file_state``); another in its place
+    since (another window pulled it, a link became the file) is not deleted: "Remove the link
+    m?" deleted a 4 GB download put there meanwhile."""
     if not any(_inside_dir(path, d) for d in model_dirs()):
         raise ModelFileError(f"{path} is not in {models_dir()}; only installed models are removed here.")
+    if seen is not None and file_state(path) != seen:
+        raise ModelFileError(said=[("models.changed_meanwhile", {"name": path.name})])
     try:
         path.unlink()
     except OSError as err:
@@ -780,8 +799,25 @@ def download(
     parsed = urlparse(url)
     if parsed.scheme not in ("https", "http"):
         raise WorkstationError(f"Cannot download '{url}': only https:// (or http://) addresses are supported.")
+    from workstation.core.turn_lock import claim_turn, lock_file, release_turn
+
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(f".{dest.name}.part")
+    # one download of a file at a time (F4 in two windows, `models pull` beside F4): two wrote
+    # into one part at once, and the second, finding the first's file in place, said "ready" for
+    # a model of bytes of both
+    if not claim_turn(part, 0):
+        raise WorkstationError(said=[("pull.already", {"name": dest.name, "folder": str(dest.parent)})])
+    try:
+        return _download(url, dest, part, sha256, progress, timeout)
+    finally:
+        lock_file(part).unlink(missing_ok=True)  # (held: one who opened it meanwhile looks again)
+        release_turn(part, 0)
+
+
+def _download(url: str, dest: Path, part: Path, sha256: str | None, progress: ProgressFn | None,
+              timeout: float) -> Path:
+    """``download``'s work, the part file this process's alone."""
     about = _PartialDownload(dest.with_name(f".{dest.name}.part.json"))
     if part.exists() and about.read().get("url") != url:
         part.unlink()  # left by another address (or by an older workstation): not ours to resume

@@ -271,6 +271,10 @@ ENGLISH: dict[str, str] = {
     "gguf.no_models_in": "no .gguf files are in it",
     "gguf.unreadable": "The model file {path} cannot be read ({reason}).",
     # a model download (catalog.pull)
+    "models.changed_meanwhile": ("{name} changed while you were asked (another window or command put another "
+                                 "file in its place); nothing was deleted. Look at the list again and choose once more."),
+    "pull.already": ("{name} is being downloaded into {folder} already (in another window or by "
+                     "`models pull`); it is ready when that download ends."),
     "pull.http": "The download of {url} failed: the server answered {code} {reason}.",
     "pull.offline": ("The download failed: {host} cannot be reached from this PC (no network, or the name "
                      "cannot be looked up). Check the connection and try again."),

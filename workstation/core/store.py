@@ -199,6 +199,28 @@ class TakenOut:
     earlier: list[tuple[Any, ...]]
 
 
+_ROW_FIELDS = ("title", "profile", "instructions", "sampling")
+
+
+def _row_fields(conv: Conversation) -> tuple[Any, ...]:
+    """A conversation's own fields as ``_ROW_FIELDS`` names them, as the store keeps them."""
+    return conv.title, conv.profile, conv.instructions, _sampling_text(conv.sampling)
+
+
+def _message_fields(m: StoredMessage) -> tuple[Any, ...]:
+    """A message as the store keeps it, its number aside (the order of the messages table's
+    columns from ``created``)."""
+    return m.created, m.role, m.content, json.dumps(m.metrics) if m.metrics else None, m.reasoning, m.shown
+
+
+@dataclass
+class _AsAdopted:
+    """A conversation as ``ConversationStore.adopt`` took it in: its fields and its messages'
+    (``_message_fields``) by number, what ``take_in`` tells this store's changes from."""
+    row: tuple[Any, ...]
+    messages: dict[int, tuple[Any, ...]]
+
+
 def _sampling_text(own: dict[str, Any] | None) -> str:
     """A conversation's own sampling settings as the store keeps them ('' for none)."""
     return json.dumps(own, sort_keys=True) if own else ""
@@ -320,6 +342,7 @@ class ConversationStore:
         except SchemaError as err:
             raise StoreError(str(err)) from None
         self._db.create_function("fold", 1, fold, deterministic=True)  # search and names, case aside
+        self._adopted: dict[int, _AsAdopted] = {}  # conversations ``adopt`` took in, as they were
 
     @property
     def schema_version(self) -> int:
@@ -758,23 +781,29 @@ class ConversationStore:
         and time, and its messages' (a reply kept as it streams is one), so that what refers to
         it goes on as before: the app moving to memory when its file can no longer be written
         (a full disk). Where those numbers are taken (another file put in its place), under new
-        ones: the conversation as kept here is returned."""
+        ones: the conversation as kept here is returned. How it was is remembered: what
+        ``take_in`` writes back is what changed here since, not the copy (another window's
+        messages added to the file meanwhile were deleted by it)."""
         try:
             with self._db:
                 self._insert(conv, keep_numbers=True)
-            return conv
+            kept = conv
         except sqlite3.IntegrityError:
             with self._db:
-                return self._insert(conv, keep_numbers=False)
+                kept = self._insert(conv, keep_numbers=False)
+        self._adopted[kept.id] = _AsAdopted(_row_fields(conv), {m.id: _message_fields(m) for m in kept.messages})
+        return kept
 
     def take_in(self, memory: ConversationStore) -> dict[int, int]:
         """Every conversation of ``memory`` (the session kept in memory while this file took no
         writes: a full disk) written here in one transaction, when the file takes writes again:
         it was lost at the end of the session though the disk had room again long before. The
         one that was open when the session moved is here already (its number and the time it
-        was made the same): its messages are brought up to date, its new ones added after
-        them; the others come in under their own numbers where free. Which number each
-        conversation has here is returned."""
+        was made the same): what changed in memory since it moved is written here (``adopt``
+        remembers how it was), and what another window or ``chat -c`` wrote here meanwhile
+        stays; the others come in under their own numbers where free. Their drafts and what
+        the session remembered (``remember``) come too. Which number each conversation has
+        here is returned."""
         numbers: dict[int, int] = {}
         with self._db:
             for listed in memory.list():
@@ -784,7 +813,7 @@ class ConversationStore:
                     kept = self._insert(replace(conv, messages=[]), keep_numbers=row is None)
                     moved = {m.id: self._insert_message(kept.id, m) for m in conv.messages}  # (theirs may be taken)
                 else:
-                    kept, moved = conv, self._bring_up_to_date(conv)
+                    kept, moved = conv, self._bring_up_to_date(conv, memory._adopted.get(conv.id))
                 numbers[conv.id] = kept.id
                 earlier = memory._db.execute(
                     "SELECT question_id, content, metrics, created, reasoning, question FROM earlier_replies "
@@ -793,30 +822,55 @@ class ConversationStore:
                     "INSERT INTO earlier_replies(conversation_id, question_id, content, metrics, created, reasoning, "
                     "question) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [(kept.id, moved[q], *rest) for q, *rest in earlier if q in moved])
+            # a draft typed in memory (the one being typed is saved again by the app; those of
+            # the other conversations were not): where this file has none newer (another window's)
+            for key, text, path, doc, updated in memory._db.execute(
+                    "SELECT conversation_id, text, document_path, document_text, updated FROM drafts").fetchall():
+                here = numbers.get(key) if key else 0
+                if here is not None:
+                    self._db.execute("INSERT OR REPLACE INTO drafts(conversation_id, text, document_path, document_text, "
+                                     "updated) SELECT ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM drafts WHERE "
+                                     "conversation_id = ? AND updated > ?)", (here, text, path, doc, updated, here, updated))
+            self._db.executemany("INSERT OR REPLACE INTO app_state(key, value) VALUES (?, ?)",
+                                 memory._db.execute("SELECT key, value FROM app_state").fetchall())
         return numbers
 
-    def _bring_up_to_date(self, conv: Conversation) -> dict[int, int]:
-        """The file's copy of ``conv`` made what ``conv`` is: its row and messages written over,
-        its new ones added (under new numbers, so they stay last); the messages' numbers here by
-        their numbers in ``conv``. A message is the same one by its number and the time it was
-        written; those gone from ``conv`` are deleted only where ``conv`` was copied from here
-        (one made in memory with none of the file's messages took them all away)."""
-        here = dict(self._db.execute("SELECT id, created FROM messages WHERE conversation_id = ?", (conv.id,)))
-        same = {m.id for m in conv.messages if here.get(m.id) == m.created}
-        self._db.execute("UPDATE conversations SET title = ?, profile = ?, updated = ?, instructions = ?, sampling = ? "
-                         "WHERE id = ?", (conv.title, conv.profile, conv.updated, conv.instructions,
-                                          _sampling_text(conv.sampling), conv.id))
-        gone = set(here) - same if same else set()
+    def _bring_up_to_date(self, conv: Conversation, adopted: _AsAdopted | None) -> dict[int, int]:
+        """What changed in ``conv`` since it was adopted (``adopted``: how it was then) written
+        into the file's copy: its title and settings where they changed, its messages changed
+        written over, those it no longer has deleted, its new ones added (under new numbers, so
+        they stay last); the messages' numbers here by their numbers in ``conv``. A message is
+        the same one by its number and the time it was written. What another window or ``chat
+        -c`` wrote here meanwhile stays: messages it added, a title it gave, a message it
+        changed that ``conv`` did not. Not adopted (nothing known of how it was): the file's
+        messages that ``conv`` has too are how it was, and none is deleted."""
+        here = {row[0]: row[1:] for row in self._db.execute(
+            "SELECT id, created, role, content, metrics, reasoning, shown FROM messages WHERE conversation_id = ?",
+            (conv.id,))}
+        mine = {m.id: m for m in conv.messages}
+        if adopted is None:
+            adopted = _AsAdopted(_row_fields(conv), {i: here[i] for i, m in mine.items()
+                                                     if i in here and here[i][0] == m.created})
+        fields = _row_fields(conv)
+        changed = {name: value for name, value, was in zip(_ROW_FIELDS, fields, adopted.row, strict=True) if value != was}
+        self._db.execute(f"UPDATE conversations SET updated = MAX(updated, ?){''.join(f', {n} = ?' for n in changed)} "
+                         "WHERE id = ?", (conv.updated, *changed.values(), conv.id))
+        # the file's messages as they were when the session moved, still there (by number and time)
+        still = {i for i, was in adopted.messages.items() if i in here and here[i][0] == was[0]}
+        gone = [i for i in still if i not in mine]
         self._db.executemany("DELETE FROM messages WHERE id = ?", [(i,) for i in gone])
         self._db.executemany("DELETE FROM earlier_replies WHERE conversation_id = ? AND question_id = ?",
                              [(conv.id, i) for i in gone])
         moved: dict[int, int] = {}
         for m in conv.messages:
-            if m.id in same:
-                self._db.execute("UPDATE messages SET role = ?, content = ?, metrics = ?, created = ?, reasoning = ?, "
-                                 "shown = ? WHERE id = ?", (*self._message_row(conv.id, m, False)[2:], m.id))
+            was = adopted.messages.get(m.id)
+            if m.id in still:
                 moved[m.id] = m.id
-            else:
+                if _message_fields(m) != was:  # (unchanged here: the file's stays, another window's change too)
+                    self._db.execute("UPDATE messages SET role = ?, content = ?, metrics = ?, created = ?, "
+                                     "reasoning = ?, shown = ? WHERE id = ?",
+                                     (*self._message_row(conv.id, m, False)[2:], m.id))
+            elif was is None or _message_fields(m) != was:  # new here, or changed here and deleted there
                 moved[m.id] = self._insert_message(conv.id, m)
         return moved
 

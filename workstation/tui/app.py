@@ -687,6 +687,9 @@ class WorkstationApp(App[None]):
         api, self.api = self.api, None
         if api is not None:
             api.stop()
+        if self._write_back_to is not None:  # a session kept in memory on a full disk: a last try
+            with contextlib.suppress(Exception):
+                self._taken_back(self._write_back_to, at_the_end=True)
         self.store.close()
         if self._store_fd is not None:
             os.close(self._store_fd)
@@ -1848,16 +1851,31 @@ class WorkstationApp(App[None]):
         """The session kept in memory since its file took no more writes (a full disk) written
         back into it as soon as it takes them again, and said once: it stayed in memory until
         the app was closed, and was lost then, though the disk had had room again for long."""
-        path, memory = self._write_back_to, self.store
-        if path is None or not memory.in_memory:
+        path = self._write_back_to
+        done, conv = self._taken_back(path) if path is not None else (False, None)
+        if not done:
             return
+        if conv is not None:
+            await self._redraw_open()  # (its messages' numbers are the file's now)
+        await self.refresh_sidebar()
+        self.notify(self.texts("store.written_back", path=str(path)), timeout=12)
+
+    def _taken_back(self, path: Path, at_the_end: bool = False) -> tuple[bool, Conversation | None]:
+        """Whether the session kept in memory is in its file ``path`` now (``_write_back``), and
+        the open conversation as the file has it (None: none open, or not there).
+        ``at_the_end`` (the app closing): tried whatever room there is, the screens gone; the
+        last kilobytes of a disk were no reason to lose the session (it went with the app when
+        there was less than 1 MiB free, though it needed far less)."""
+        memory = self.store
+        if not memory.in_memory:
+            return False, None
         try:  # room again, not the last bytes of it: a write that fits would move it back and forth
             usage = shutil.disk_usage(path.parent)
-            if usage.free < min(FULL_BELOW, usage.total // 10):
-                return
+            if not at_the_end and usage.free < min(FULL_BELOW, usage.total // 10):
+                return False, None
             fresh = ConversationStore(path)
         except (OSError, WorkstationError):  # (a folder gone, a file there that is no database: tried later)
-            return
+            return False, None
         try:
             numbers = fresh.take_in(memory)
             now = numbers.get(self.conversation_id) if self.conversation_id is not None else None
@@ -1865,17 +1883,36 @@ class WorkstationApp(App[None]):
             conv = fresh.get(now, with_messages=False) if now is not None else None
         except WorkstationError:  # still full: the session stays in memory, nothing half-written
             fresh.close()
-            return
+            return False, None
+        self._drafts = self._drafts_written_back(fresh, numbers, now)
+        # (Up's change of a question kept by conversation: not for one renumbered, whose messages were)
+        self._edits = {key: edit for key, edit in self._edits.items() if numbers.get(key, key) == key}
         self.store, self._write_back_to, self.store_problem = fresh, None, None
         with contextlib.suppress(Exception):
             memory.close()
-        self._watch_store_file()
-        self._seen_version = -1  # the list read again
-        if conv is not None:
-            self._mark_open(conv)
-            await self._redraw_open()  # (its messages' numbers are the file's now)
-        await self.refresh_sidebar()
-        self.notify(self.texts("store.written_back", path=str(path)), timeout=12)
+        if not at_the_end:
+            self._watch_store_file()
+            self._seen_version = -1  # the list read again
+            if conv is not None:
+                self._mark_open(conv)
+        return True, conv
+
+    def _drafts_written_back(self, fresh: ConversationStore, numbers: dict[int, int],
+                             now: int | None) -> dict[int | None, tuple[str, tuple[Path, str] | None]]:
+        """The other conversations' drafts once the session is written back into ``fresh``
+        (``numbers``: its conversations' numbers there): as the file has them (this session's
+        went in under their numbers there: one kept here by its number in memory was shown
+        with another conversation, and emptied from the file as that one was left), and those
+        the full disk did not take (left in another conversation before the session moved)
+        written there now."""
+        kept = fresh.drafts()
+        for key, draft in self._drafts.items():
+            where = numbers.get(key, key) if key is not None else None
+            if where != now and where not in kept:
+                with contextlib.suppress(WorkstationError):  # (not taken: kept here, saved as that conversation is left)
+                    fresh.save_draft(where, *draft)
+                kept[where] = draft
+        return {key: draft for key, draft in kept.items() if key != now}
 
     def _save_message(self, role: str, content: str, metrics: dict[str, Any] | None = None,
                       reasoning: str = "") -> bool:
@@ -2082,6 +2119,10 @@ class WorkstationApp(App[None]):
                 quit_now()
                 return
             self._ask_before_quitting(self.texts("summarize.quit_q"), quit_now)
+            return
+        if ask and self._write_back_to is not None and not self._turn_begun() \
+                and self._taken_back(self._write_back_to, at_the_end=True)[0]:
+            self.exit()  # (the disk had room enough for this session, under 1 MiB: not asked "lose it?")
             return
         if ask and self.store.in_memory and any(self.store.message_counts().values()):
             # the data folder could not be used (said once, at the start, in a toast long gone):

@@ -22,7 +22,13 @@ from textual.widgets import (
     TabPane,
 )
 
-from workstation.core.catalog import delete_model, file_size_text, installed_name, read_model_info
+from workstation.core.catalog import (
+    delete_model,
+    file_size_text,
+    file_state,
+    installed_name,
+    read_model_info,
+)
 from workstation.core.errors import WorkstationError
 from workstation.core.model_profile import make_profile, running
 from workstation.core.paths import models_dir
@@ -332,13 +338,15 @@ class ModelsScreen(AppScreen, Screen[None]):
         if row is None or row.path is None or not row.installed:
             return
         path = row.path
+        seen = file_state(path)  # (the file as asked about: another put in its place meanwhile stays)
 
         def confirmed(yes: bool | None) -> None:
             if yes:
                 try:
-                    delete_model(path)
+                    delete_model(path, seen)
                 except WorkstationError as err:
                     self.notify(self.wapp.texts.error(err), severity="error")
+                    self.action_reload()
                     return
                 self.notify(t("models.deleted", name=row.name))
                 self.action_reload()
