@@ -120,6 +120,9 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         assert isinstance(menu, ProfileMenu) and menu.freed is not None and menu.freed.ram_bytes > 0
         assert menu.freed == memory_held(app.profile, app.engine.info())
         assert "fits once" not in str(menu._prompt(1, listed[1]))  # (it fits anyway: nothing to explain)
+        # E's verdict counts it as F3's does (it said "does not fit" of settings F3 said fit)
+        await _load_settings_of(pilot, app, "office-cpu-like")
+        assert app.screen.freed == menu.freed  # type: ignore[attr-defined]
 
 
 async def test_an_error_naming_a_file_with_brackets_is_shown_as_written(folder: Path, tmp_path: Path) -> None:
