@@ -773,6 +773,7 @@ def _top_level_blocks(text: str, keys: list[str]) -> tuple[dict[str, tuple[str, 
     pending: list[str] = []
     key: str | None = None
     for line in text.splitlines(keepends=True):
+        line = line if line.endswith(("\n", "\r")) else line + "\n"  # (a last line without its end)
         bare = line.strip()
         if not bare or bare.startswith("#"):
             pending.append(line)
@@ -786,7 +787,7 @@ def _top_level_blocks(text: str, keys: list[str]) -> tuple[dict[str, tuple[str, 
             key = line.partition(":")[0].rstrip()
             if key not in keys or key in blocks or not line.partition(":")[1]:
                 return {}, ""
-            blocks[key] = ("".join(pending), line if line.endswith("\n") else line + "\n")
+            blocks[key] = ("".join(pending), line)
             pending = []
     if list(blocks) != keys:
         return {}, ""
