@@ -802,13 +802,14 @@ def save_profile(profile: Profile, path: Path, changes: Mapping[str, Any] | None
     user wrote it, line for line (``_top_level_blocks``: its order, its comments, what it leaves
     to the defaults: written out, a ``parallel: 1`` would change what serve runs, a model named
     relative to the file); a setting changed keeps the comment lines above it (PyYAML keeps no
-    comments, and a save took away every note in the file but those at its top). Written to another folder (a shipped
-    profile's copy), a model file found beside the original is named by its whole path. The
+    comments, and a save took away every note in the file but those at its top). Written to
+    another folder (a shipped profile's copy), a model file found beside the original is named
+    by its whole path. The
     result is checked as loading it would check it (ProfileError) before anything is written.
     Without ``changes``: every setting of ``profile``."""
     from workstation.core.atomic import cannot_write, write_named_file
 
-    blocks: dict[str, str] = {}
+    blocks: dict[str, tuple[str, str]] = {}
     tail = ""
     written: dict[str, Any] = {}
     if changes is None or profile.source is None:
