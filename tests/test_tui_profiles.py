@@ -120,6 +120,9 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         assert isinstance(menu, ProfileMenu) and menu.freed is not None and menu.freed.ram_bytes > 0
         assert menu.freed == memory_held(app.profile, app.engine.info())
         assert "fits once" not in str(menu._prompt(1, listed[1]))  # (it fits anyway: nothing to explain)
+        # E's verdict counts it as F3's does (it said "does not fit" of settings F3 said fit)
+        await _load_settings_of(pilot, app, "office-cpu-like")
+        assert app.screen.freed == menu.freed  # type: ignore[attr-defined]
 
 
 async def test_an_error_naming_a_file_with_brackets_is_shown_as_written(folder: Path, tmp_path: Path) -> None:
@@ -776,7 +779,8 @@ async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, s
     _write(own, "running", {"model": str(smollm2_path)})
     _write(own, "mine", {"model": str(smollm2_path)})
     path = own / "mine.yaml"
-    path.write_text("# my notes\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    path.write_text("# my notes\n" + path.read_text(encoding="utf-8").replace("model:", "# IT's model\nmodel:")
+                    + "# more than 8192 stalls this PC\n", encoding="utf-8")
     before = path.read_bytes()
     app = WorkstationApp("running", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(80, 24)) as pilot:
@@ -799,7 +803,8 @@ async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, s
         assert isinstance(menu, ProfileMenu)
         assert any(getattr(e, "key", "") == "mine" and e.context == 8192 for e in menu.entries)  # type: ignore[union-attr]
     text = path.read_text(encoding="utf-8")
-    assert text.startswith("# my notes\n"), text
+    assert text.startswith("# my notes\n") and "# IT's model\nmodel:" in text, text  # (every note kept: PyYAML keeps none)
+    assert text.endswith("# more than 8192 stalls this PC\n"), text
     data = yaml.safe_load(text)
     assert data["context"] == 8192 and data["kv_cache"] == {"k": "q8_0"} and data["gpu_layers"] == 0, data
     assert "parallel" not in data and "speculative" not in data, data  # (left to their defaults, as written)

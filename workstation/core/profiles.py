@@ -7,6 +7,7 @@ the file, the field, the bad value and what is allowed, in one sentence.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 import reprlib
@@ -733,7 +734,14 @@ def _text_block(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
     return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
 
 
+class _Settings(dict[str, Any]):
+    """Top-level settings, written one a line whatever their values (``key: value``, not
+    ``{key: value}``)."""
+
+
 _ProfileDumper.add_representer(str, _text_block)
+_ProfileDumper.add_representer(
+    _Settings, lambda dumper, data: dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=False))
 
 
 def _words_kept(data: dict[str, Any], cls: type = Profile) -> None:
@@ -757,20 +765,53 @@ def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
     data[name] = value
 
 
+def _top_level_blocks(text: str, keys: list[str]) -> tuple[dict[str, tuple[str, str]], str]:
+    """A profile file's text by its top-level settings: each key's (comment and blank lines
+    above it, its own lines), and the lines after the last; nothing (``{}``) where the text is
+    not laid out so plainly (a ``---``, a key in quotes, keys not as YAML read them)."""
+    blocks: dict[str, tuple[str, str]] = {}
+    pending: list[str] = []
+    key: str | None = None
+    for line in text.splitlines(keepends=True):
+        line = line if line.endswith(("\n", "\r")) else line + "\n"  # (a last line without its end)
+        bare = line.strip()
+        if not bare or bare.startswith("#"):
+            pending.append(line)
+        elif line[0] in " \t" or line.startswith("- "):  # the setting above goes on (pending lines in it)
+            if key is None:
+                return {}, ""
+            before, own = blocks[key]
+            blocks[key] = (before, own + "".join(pending) + line)
+            pending = []
+        else:
+            key = line.partition(":")[0].rstrip()
+            if key not in keys or key in blocks or not line.partition(":")[1]:
+                return {}, ""
+            blocks[key] = ("".join(pending), line)
+            pending = []
+    if list(blocks) != keys:
+        return {}, ""
+    return blocks, "".join(pending)
+
+
 def save_profile(profile: Profile, path: Path, changes: Mapping[str, Any] | None = None) -> Profile:
     """Write a profile to ``path`` atomically; the profile as read back from it.
 
     With ``changes`` (settings by dotted name: ``{"context": 8192, "kv_cache.k": "q8_0"}``), the
     profile's own file (``profile.source``) is written again with only those set: the rest as the
-    user wrote it (its order, what it leaves to the defaults: written out, a ``parallel: 1`` would
-    change what serve runs, a model named relative to the file, the comment lines at its top).
-    Comments elsewhere in it are lost (PyYAML keeps none). Written to another folder (a shipped
-    profile's copy), a model file found beside the original is named by its whole path. The
+    user wrote it, line for line (``_top_level_blocks``: its order, its comments, what it leaves
+    to the defaults: written out, a ``parallel: 1`` would change what serve runs, a model named
+    relative to the file); a setting changed keeps the comment lines above it (PyYAML keeps no
+    comments, and a save took away every note in the file but those at its top). Written to
+    another folder (a shipped profile's copy), a model file found beside the original is named
+    by its whole path. The
     result is checked as loading it would check it (ProfileError) before anything is written.
     Without ``changes``: every setting of ``profile``."""
     from workstation.core.atomic import cannot_write, write_named_file
 
-    head = ""
+    blocks: dict[str, tuple[str, str]] = {}
+    tail = ""
+    written: dict[str, Any] = {}
     if changes is None or profile.source is None:
         data = profile.to_dict()
         data.pop("source", None)
@@ -778,20 +819,28 @@ def save_profile(profile: Profile, path: Path, changes: Mapping[str, Any] | None
             _set_dotted(data, name, value)
     else:
         text = read_text_file(profile.source, "Profile file", ProfileError)
-        lines = text.splitlines(keepends=True)
-        head = "".join(lines[: next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines))])
-        data = dict(read_settings_file(profile.source) or {})
+        written = dict(read_settings_file(profile.source) or {})
+        data = copy.deepcopy(written)
         moved = path.absolute().parent != profile.source.absolute().parent
         for name, value in changes.items():
             _set_dotted(data, name, value)
         _words_kept(data)
+        _words_kept(written)
         for name, resolved in (("model", profile.model), ("draft_model", profile.speculative.draft_model)):
             section = data.get("speculative") if name == "draft_model" else data
             if moved and isinstance(section, dict) and isinstance(section.get(name), str) \
                     and resolved and section[name] != resolved and Path(resolved).is_absolute():
                 section[name] = resolved  # (found beside the original: not beside the copy)
-    text = head + yaml.dump(data, Dumper=_ProfileDumper, sort_keys=False, allow_unicode=True,
-                            default_flow_style=None, width=100)
+        blocks, tail = _top_level_blocks(text, list(written))
+    parts = []
+    for key, value in data.items():
+        before, block = blocks.get(key, ("", ""))
+        if block and repr(value) == repr(written.get(key)):
+            parts.append(before + block)  # as the user wrote it
+        else:
+            parts.append(before + yaml.dump(_Settings({key: value}), Dumper=_ProfileDumper, sort_keys=False, allow_unicode=True,
+                                            default_flow_style=None, width=100))
+    text = "".join(parts) + tail
     profile_from_dict(load_yaml(text), str(path), source=path)  # (refused as loading it would refuse it)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)  # (the user's profiles folder, for a first copy)

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from workstation.tui.glyphs import locale_setting
 
 ERRORS = "workstation-typed"  # the codec error handler's name, for Textual's key decoder
+KEY_READ = 16  # bytes a read of the keyboard holds at most for one key (a paste comes in larger reads)
 
 
 def typed_charset(environ: Mapping[str, str] | None = None) -> str:
@@ -44,6 +45,15 @@ def tolerant_decoder(encoding: str) -> type[codecs.IncrementalDecoder]:
     class Tolerant(decoder):  # type: ignore[valid-type, misc]
         def __init__(self, errors: str = ERRORS) -> None:
             super().__init__(errors)
+
+        def decode(self, data: bytes, final: bool = False) -> str:
+            text: str = super().decode(data, final)
+            if not final and len(data) <= KEY_READ and len(self.getstate()[0]) == 1:
+                # a key read alone whose byte begins a UTF-8 character: a Latin-1 é (E9), ç, Ö,
+                # not half of one (a UTF-8 terminal sends a character whole); it was held back,
+                # unseen, until the next key was typed
+                text += super().decode(b"", True)
+            return text
 
     return Tolerant
 

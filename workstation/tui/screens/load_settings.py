@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,15 +30,15 @@ from workstation.core.profiles import (
     context_allowed,
     save_profile,
 )
-from workstation.tui.i18n import Texts
-from workstation.tui.integrations import speed_estimate
+from workstation.tui.integrations import memory_freed_by_switch, speed_estimate
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.sampling import read_number
 from workstation.tui.widgets.line_input import LineInput
 
 if TYPE_CHECKING:
     from workstation.core.hardware import GpuInfo
-    from workstation.tui.screens.profile_menu import ProfileMenu
+    from workstation.core.planner import FreedMemory
+    from workstation.tui.screens.profile_menu import FitCheck, ProfileMenu
 
 UNQUANTIZED_V = ("f16", "f32", "bf16")  # the V cache types that work without flash attention
 
@@ -89,11 +88,12 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False),
                 Binding("ctrl+s", "save", "save", show=False)]
 
-    def __init__(self, profile: Profile, fit_check: Callable[[Profile, Texts], str | None],
-                 gpus: list[GpuInfo] | None = None, trained: int | None = None, n_layers: int | None = None) -> None:
+    def __init__(self, profile: Profile, fit_check: FitCheck, gpus: list[GpuInfo] | None = None,
+                 trained: int | None = None, n_layers: int | None = None, freed: FreedMemory | None = None) -> None:
         super().__init__(classes="dialog-screen")
         self.profile = profile
         self.fit_check = fit_check
+        self.freed = freed  # the loaded model's memory, free once saving loads the profile (as F3 counts it)
         self.gpus = gpus or []
         self.trained = trained
         self.n_layers = n_layers
@@ -219,8 +219,8 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="load-settings")
     def _verdict(self, candidate: Profile, asked: int) -> None:
         t = self.wapp.texts
-        verdict = self.fit_check(candidate, t) or t("profiles.fit_unknown")
-        self.post_message(SettingsVerdict(asked, verdict, speed_estimate(candidate, t)))
+        verdict = self.fit_check(candidate, t, self.freed) or t("profiles.fit_unknown")
+        self.post_message(SettingsVerdict(asked, verdict, speed_estimate(candidate, t, self.freed)))
 
     @on(SettingsVerdict)
     def _verdict_found(self, event: SettingsVerdict) -> None:
@@ -291,7 +291,10 @@ def _push(menu: ProfileMenu, index: int, profile: Profile) -> None:
     except Exception:  # noqa: BLE001 - no driver: no GPU, as everywhere
         gpus = []
     trained, layers = _model_shape(profile)
-    screen = LoadSettings(profile, menu.fit_check, gpus=gpus, trained=trained, n_layers=layers)
+    # (F3's own count of it: its verdicts and these are of the same memory; said "does not fit" here
+    # of settings F3 said fit)
+    freed = memory_freed_by_switch(menu.wapp.profile, menu.wapp.engine)
+    screen = LoadSettings(profile, menu.fit_check, gpus=gpus, trained=trained, n_layers=layers, freed=freed)
 
     def show() -> None:
         if menu.app.screen is menu:  # (not once F3 is closed, nor twice for E pressed twice)
@@ -324,6 +327,6 @@ def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None) -
     menu.query_one(OptionList).replace_option_prompt(str(index), menu._prompt(index, saved))
 
     def verdict() -> None:
-        menu.post_message(VerdictFound(index, menu.fit_check(saved, t)))
+        menu.post_message(VerdictFound(index, menu.fit_check(saved, t, menu.freed)))
 
     menu.run_worker(verdict, thread=True, group="fit", exit_on_error=False)
