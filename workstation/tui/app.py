@@ -1878,12 +1878,17 @@ class WorkstationApp(App[None]):
             return False, None
         try:
             numbers = fresh.take_in(memory)
-            now = numbers.get(self.conversation_id) if self.conversation_id is not None else None
-            fresh.set_open(now)
-            conv = fresh.get(now, with_messages=False) if now is not None else None
         except WorkstationError:  # still full: the session stays in memory, nothing half-written
             fresh.close()
             return False, None
+        # in the file now, whatever comes next: a write that fails after it (the disk full again
+        # at once) left the session in memory, and the next try added its messages a second time
+        now = numbers.get(self.conversation_id) if self.conversation_id is not None else None
+        conv = None
+        with contextlib.suppress(WorkstationError):
+            fresh.set_open(now)
+        with contextlib.suppress(WorkstationError):
+            conv = fresh.get(now, with_messages=False) if now is not None else None
         self._drafts = self._drafts_written_back(fresh, numbers, now)
         # (Up's change of a question kept by conversation: not for one renumbered, whose messages were)
         self._edits = {key: edit for key, edit in self._edits.items() if numbers.get(key, key) == key}
