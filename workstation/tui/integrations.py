@@ -282,14 +282,15 @@ def speed_said(p: Any, measured_here: bool, texts: Texts) -> str:
     return texts(basis, tps=f"{p.decode_tps_bound:.0f}")
 
 
-def speed_estimate(profile: Profile, texts: Texts) -> str:
+def speed_estimate(profile: Profile, texts: Texts, freed: FreedMemory | None = None) -> str:
     """How fast a local profile's model would write with its settings, as F4 says a model's
-    ("" where there is no estimate: it does not fit, its file cannot be read)."""
+    ("" where there is no estimate: it does not fit, its file cannot be read). ``freed``: the
+    loaded model's memory, counted as free as ``fit_verdict`` counts it."""
     from workstation.core.calibration import measured_cpu
     from workstation.core.planner import plan_for_profile
 
     try:
-        p = plan_for_profile(profile, not_downloaded=True)
+        p = plan_for_profile(profile, not_downloaded=True, freed=freed)
     except WorkstationError:
         return ""
     return speed_said(p, measured_cpu() is not None, texts)
