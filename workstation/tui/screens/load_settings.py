@@ -115,6 +115,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         self.trained = trained
         self.n_layers = n_layers
         self._asked = 0  # the verdict shown is the last one asked for (typing asks for several)
+        self._follow = False  # a new verdict is brought into sight, as the dialog grows with it too
 
     # --- what is shown ----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -178,6 +179,9 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
     def on_mount(self) -> None:
         self.query_one("#load-problem", Label).display = False
         self.query_one("#load-context", Input).focus()
+        # (the dialog grows with a longer verdict a refresh or two after it is shown: brought into
+        # sight before then, it was scrolled as far as the shorter one let it, not at all)
+        self.watch(self.query_one("#load-settings", Vertical), "virtual_size", self._grown, init=False)
         self._recheck()
 
     # --- the settings as chosen ---------------------------------------------------------------
@@ -220,6 +224,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         problem.update(text or "")
         problem.display = bool(text)
         if text:  # (above the settings: scrolled away at 80x24 once the verdict was brought into sight)
+            self._follow = False
             self.call_after_refresh(problem.scroll_visible, animate=False, immediate=True)
 
     @on(Input.Changed)
@@ -250,7 +255,12 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
             return
         self.query_one("#load-verdict", Label).update(event.verdict)
         self.query_one("#load-speed", Label).update(event.speed)
+        self._follow = True
         self.call_after_refresh(self._verdict_in_sight)
+
+    def _grown(self) -> None:
+        if self._follow:
+            self.call_after_refresh(self._verdict_in_sight)
 
     def _verdict_in_sight(self) -> None:
         """The verdict's last line and the speed scrolled into sight (at 80x24 a long "does not
@@ -261,6 +271,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
             dialog.scroll_to_widget(self.focused, animate=False, immediate=True)
 
     def action_page(self, direction: int) -> None:
+        self._follow = False
         dialog = self.query_one("#load-settings", Vertical)
         dialog.scroll_to(y=dialog.scroll_y + direction * max(1, dialog.scrollable_content_region.height - 1),
                          animate=False, immediate=True)
