@@ -83,7 +83,9 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
                                     "remote": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}))
     app = WorkstationApp(load_profile_file(desk), sample_system=False, language="en")
     async with app.run_test(size=(120, 30)) as pilot:
-        await until(pilot, lambda: app.loading is None)
+        # (its load over: loading is None before it starts too, and the test went on at once)
+        await until(pilot, lambda: app.loading is None and any("Cannot reach the server" in n.message
+                                                               for n in app._notifications))
         failures = sum("Cannot reach the server" in n.message for n in app._notifications)
         assert app.engine is None and failures == 1
         await pilot.press("f3")
