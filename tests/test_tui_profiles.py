@@ -71,8 +71,10 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
     """`workstation -p desk.yaml` with the office server down: F3 lists that file first (it is
     not in profiles/), as a server's profile, and choosing it tries the server again; after a
     switch to another profile it is still there (it dropped out of the menu)."""
+    from workstation.core.paths import user_profiles_dir
     from workstation.core.planner import memory_held
     from workstation.core.profiles import load_profile_file
+    from workstation.tui.screens.load_settings import LoadSettings
     from workstation.tui.screens.profile_menu import ProfileMenu
 
     _write(folder, "office-cpu-like", {"model": str(smollm2_path)})
@@ -81,7 +83,9 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
                                     "remote": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}))
     app = WorkstationApp(load_profile_file(desk), sample_system=False, language="en")
     async with app.run_test(size=(120, 30)) as pilot:
-        await until(pilot, lambda: app.loading is None)
+        # (its load over: loading is None before it starts too, and the test went on at once)
+        await until(pilot, lambda: app.loading is None and any("Cannot reach the server" in n.message
+                                                               for n in app._notifications))
         failures = sum("Cannot reach the server" in n.message for n in app._notifications)
         assert app.engine is None and failures == 1
         await pilot.press("f3")
@@ -120,9 +124,20 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         assert isinstance(menu, ProfileMenu) and menu.freed is not None and menu.freed.ram_bytes > 0
         assert menu.freed == memory_held(app.profile, app.engine.info())
         assert "fits once" not in str(menu._prompt(1, listed[1]))  # (it fits anyway: nothing to explain)
-        # E's verdict counts it as F3's does (it said "does not fit" of settings F3 said fit)
+        # its E counts that memory as free too (saving it loads it again, closing it first): E's
+        # verdict said less free than F3's of the same settings; saved, it is loaded again with them
+        said = notices(app)
         await _load_settings_of(pilot, app, "office-cpu-like")
-        assert app.screen.freed == menu.freed  # type: ignore[attr-defined]
+        assert isinstance(app.screen, LoadSettings) and app.screen.freed == menu.freed
+        await pilot.press("home", "ctrl+k", *"1024", "ctrl+s")
+        await until(pilot, lambda: app.loading is None and app.engine_info is not None and app.engine_info.n_ctx == 1024)
+        copy = user_profiles_dir() / "office-cpu-like.yaml"
+        assert app.profile.source == copy and app.profile.context == 1024
+        assert said[-2:] == [f"Saved as your own copy, {copy}; it is used in place of the one that came with the app. "
+                             "Loading the profile again with the new settings.", "Loaded: office-cpu-like"], said
+        await pilot.press("f3")  # listed once, as the copy (not the shipped file beside it)
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+        assert [getattr(e, "source", None) for e in app.screen.entries] == [desk, copy]  # type: ignore[attr-defined]
 
 
 async def test_an_error_naming_a_file_with_brackets_is_shown_as_written(folder: Path, tmp_path: Path) -> None:
@@ -813,20 +828,41 @@ async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, s
 async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_it_cannot_change(
         folder: Path, smollm2_path: Path) -> None:
     """A profile that came with the app is not the user's file to overwrite: saved as the user's
-    own copy in the user's profiles folder (used in its place). A desk PC's profile (the server
+    own copy in the user's profiles folder (used in its place), and Ctrl+R on the copy puts the
+    shipped one back. At 80x24 a long verdict is scrolled into sight. A desk PC's profile (the server
     sets its context) and a broken file: E says in one sentence why they cannot be changed here."""
     from workstation.core.paths import user_profiles_dir
+    from workstation.tui.screens.dialogs import ConfirmDialog
     from workstation.tui.screens.profile_menu import ProfileMenu
 
     _write(folder, "running", {"model": str(smollm2_path)})
     (folder / "beside.gguf").symlink_to(smollm2_path)
     _write(folder, "shipped", {"model": "beside.gguf"})  # (a model named beside it: by its whole path in the copy)
+    _write(folder, "big", {"model": "qwen2.5-14b-instruct-q4_k_m",  # (not downloaded: its catalog shape)
+                           "name": "Office GPU — Qwen2.5 14B with its 0.5B draft model, for long reports",
+                           "speculative": {"mode": "draft", "draft_model": "qwen2.5-0.5b-instruct-q4_k_m"}})
+    _write(folder, "gone", {"model": str(folder / "gone.gguf")})
     _write(folder, "desk", {"backend": "openai", "remote": {"base_url": "http://127.0.0.1:9/v1"}})
     _write(folder, "zbroken", {"model": str(smollm2_path), "contxt": 2})
     shipped = (folder / "shipped.yaml").read_bytes()
     app = WorkstationApp("running", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(80, 24)) as pilot:
         said = notices(app)
+        await _load_settings_of(pilot, app, "big")
+        await pilot.press("home", "ctrl+k", *"1048576")
+        await until(pilot, lambda: "1,048,576" in _verdict(app))
+        # at 80x24 the long "does not fit" ran below the dialog, and no key reached it from the field:
+        # its end comes into sight, the field too; PgUp/PgDn scroll the rest
+        await pilot.pause()
+        dialog = app.screen.query_one("#load-settings")
+        assert dialog.max_scroll_y > 0  # (too tall for 80x24: else this proves nothing)
+        for name in ("#load-verdict", "#load-speed", "#load-context"):
+            assert dialog.scrollable_content_region.contains_region(app.screen.query_one(name).region), name
+        await pilot.press("pageup")
+        assert dialog.scroll_y == 0 and app.screen.focused is app.screen.query_one("#load-context")
+        await pilot.press("pagedown")
+        assert dialog.scroll_y == dialog.max_scroll_y
+        await pilot.press("escape")
         await _load_settings_of(pilot, app, "shipped")
         await pilot.press("home", "ctrl+k", *"1024", "enter")
         copy = user_profiles_dir() / "shipped.yaml"
@@ -835,8 +871,26 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
         data = yaml.safe_load(copy.read_text(encoding="utf-8"))
         assert data["context"] == 1024 and data["model"] == str((folder / "beside.gguf").resolve()), data
         assert (folder / "shipped.yaml").read_bytes() == shipped
+        # Ctrl+R on the copy puts back the shipped profile, asked first (nothing offered a way back)
+        await _load_settings_of(pilot, app, "shipped")
+        assert "Ctrl+R puts back the one that came with the app" in str(app.screen.query_one("#load-file").content)
+        for answer in ("n", "y"):
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            await pilot.press(answer)
+            await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu) and not copy.exists())
+        assert said[-1] == (f"Your copy {copy} is removed; the profile's settings are the ones that came with the app "
+                            "again."), said
         menu = app.screen
         assert isinstance(menu, ProfileMenu)
+        back = next(e for e in menu.entries if getattr(e, "key", "") == "shipped")
+        assert back.source == folder / "shipped.yaml" and back.context == 512  # type: ignore[union-attr]
+        # a model file that is not there: F3 said "F3 chooses another profile", in F3
+        gone = next(i for i, e in enumerate(menu.entries) if getattr(e, "key", "") == "gone")
+        await until(pilot, lambda: gone in menu.verdicts)
+        assert menu.verdicts[gone] == (f"The model file {folder / 'gone.gguf'} does not exist: choose another profile "
+                                       "here, or close this list (Esc) and see the models on this PC with F4.")
         for key, why in (("desk", "This profile runs on a server, which sets its context and memory itself"),
                          (None, "A broken profile file cannot be changed here: mend it in a text editor")):
             menu.query_one("#profiles").highlighted = next(  # type: ignore[attr-defined]

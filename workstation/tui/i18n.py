@@ -55,13 +55,17 @@ class Texts:
         then has its own English: the planner's verdicts)."""
         return _texts(self.lang).get(key)
 
-    def error(self, err: BaseException) -> str:
+    def error(self, err: BaseException, place: str | None = None) -> str:
         """An error's sentence in the current language: a ``WorkstationError`` raised with
         phrases (``said=``) is translated where this language has them, anything else is
         ``str(err)``. A phrase may have an in-app wording (``in_app.<key>``: "press F4" where
-        the command line's says "run './run.sh models list'"), used here first."""
+        the command line's says "run './run.sh models list'"), used here first; ``place``, one
+        for where the app says it (``"in_f3"``: F3's list, where "F3 chooses another profile"
+        told the user to open what was open), used before that."""
         said = getattr(err, "said", None)
-        return say(said, self.in_app) if said else str(err)
+        if not said:
+            return str(err)
+        return say(said, self.in_app if place is None else lambda key: self.get(f"{place}.{key}") or self.in_app(key))
 
     def in_app(self, key: str) -> str | None:
         """A phrase's text as the app says it (``in_app.<key>``: "F6's setting", where the command

@@ -59,6 +59,15 @@ def shipped(profile: Profile) -> bool:
     return profile.source is not None and profile.source.resolve().parent == profiles_dir().resolve()
 
 
+def shipped_original(profile: Profile) -> Path | None:
+    """The shipped file that ``profile``, the user's own copy of it, is used in place of (same
+    name, in the user's profiles folder); None where it is no such copy."""
+    if profile.source is None or shipped(profile) or profile.source.resolve().parent != user_profiles_dir().resolve():
+        return None
+    original = profiles_dir() / profile.source.name
+    return original if original.is_file() else None
+
+
 def target_file(profile: Profile) -> Path:
     """Where saving writes: the profile's own file, or for a shipped one the user's copy of it in
     the user's profiles folder (same name: used in its place), never over another file there."""
@@ -83,28 +92,40 @@ class SettingsVerdict(Message):
 
 class LoadSettings(AppScreen, ModalScreen[Profile | None]):
     """The settings, one a line; Ctrl+S (or Enter in the context's box) saves them and returns
-    the profile as saved; Esc leaves without saving (``None``)."""
+    the profile as saved; Ctrl+R, on the user's own copy of a shipped profile, removes the copy
+    (asked first) and returns the shipped one; Esc leaves without saving (``None``)."""
 
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False),
-                Binding("ctrl+s", "save", "save", show=False)]
+                Binding("ctrl+s", "save", "save", show=False),
+                Binding("ctrl+r", "reset", "shipped settings", id="load.reset", show=False),
+                # at 80x24 a long verdict ends below the dialog, and the focus is in a field: these
+                # scroll it (no key reached its last lines, nor the speed under it)
+                Binding("pagedown", "page(1)", "scroll", show=False),
+                Binding("pageup", "page(-1)", "scroll", show=False)]
 
-    def __init__(self, profile: Profile, fit_check: FitCheck, gpus: list[GpuInfo] | None = None,
-                 trained: int | None = None, n_layers: int | None = None, freed: FreedMemory | None = None) -> None:
+    def __init__(self, profile: Profile, fit_check: FitCheck, freed: FreedMemory | None = None,
+                 gpus: list[GpuInfo] | None = None, trained: int | None = None, n_layers: int | None = None) -> None:
+        """``freed``: the loaded model's memory, counted as free as F3 counts it (saving the
+        profile in use loads it again, and a switch closes the loaded model first)."""
         super().__init__(classes="dialog-screen")
         self.profile = profile
         self.fit_check = fit_check
-        self.freed = freed  # the loaded model's memory, free once saving loads the profile (as F3 counts it)
+        self.freed = freed
         self.gpus = gpus or []
         self.trained = trained
         self.n_layers = n_layers
         self._asked = 0  # the verdict shown is the last one asked for (typing asks for several)
+        self._follow = False  # a new verdict is brought into sight, as the dialog grows with it too
 
     # --- what is shown ----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         t, p = self.wapp.texts, self.profile
         with Vertical(classes="dialog wide", id="load-settings"):
             yield Label(t("load.title", name=p.title(t.lang)), classes="dialog-title", markup=False)
-            where = t("load.shipped", file=str(target_file(p))) if shipped(p) else t("load.file", file=str(p.source))
+            if shipped(p):
+                where = t("load.shipped", file=str(target_file(p)))
+            else:
+                where = t("load.own_copy" if shipped_original(p) else "load.file", file=str(p.source))
             yield Label(where, id="load-file", markup=False)
             yield Label(t("load.keys"), classes="dialog-hint", markup=False)
             yield Label("", id="load-problem", classes="dialog-problem", markup=False)
@@ -158,6 +179,9 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
     def on_mount(self) -> None:
         self.query_one("#load-problem", Label).display = False
         self.query_one("#load-context", Input).focus()
+        # (the dialog grows with a longer verdict a refresh or two after it is shown: brought into
+        # sight before then, it was scrolled as far as the shorter one let it, not at all)
+        self.watch(self.query_one("#load-settings", Vertical), "virtual_size", self._grown, init=False)
         self._recheck()
 
     # --- the settings as chosen ---------------------------------------------------------------
@@ -199,6 +223,9 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         problem = self.query_one("#load-problem", Label)
         problem.update(text or "")
         problem.display = bool(text)
+        if text:  # (above the settings: scrolled away at 80x24 once the verdict was brought into sight)
+            self._follow = False
+            self.call_after_refresh(problem.scroll_visible, animate=False, immediate=True)
 
     @on(Input.Changed)
     @on(Select.Changed)
@@ -228,6 +255,26 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
             return
         self.query_one("#load-verdict", Label).update(event.verdict)
         self.query_one("#load-speed", Label).update(event.speed)
+        self._follow = True
+        self.call_after_refresh(self._verdict_in_sight)
+
+    def _grown(self) -> None:
+        if self._follow:
+            self.call_after_refresh(self._verdict_in_sight)
+
+    def _verdict_in_sight(self) -> None:
+        """The verdict's last line and the speed scrolled into sight (at 80x24 a long "does not
+        fit" ended below the dialog), the field being changed kept in sight before them."""
+        dialog = self.query_one("#load-settings", Vertical)
+        dialog.scroll_to_widget(self.query_one("#load-speed", Label), animate=False, immediate=True)
+        if self.focused is not None:
+            dialog.scroll_to_widget(self.focused, animate=False, immediate=True)
+
+    def action_page(self, direction: int) -> None:
+        self._follow = False
+        dialog = self.query_one("#load-settings", Vertical)
+        dialog.scroll_to(y=dialog.scroll_y + direction * max(1, dialog.scrollable_content_region.height - 1),
+                         animate=False, immediate=True)
 
     # --- keys ---------------------------------------------------------------------------------
     @on(Input.Submitted)
@@ -248,6 +295,34 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
             self._problem(t.error(err))
             return
         self.dismiss(saved)
+
+    def action_reset(self) -> None:
+        """Ctrl+R on the user's own copy of a shipped profile: the copy removed, once asked; the
+        shipped profile is used again (LM Studio's "reset to default")."""
+        from workstation.core.profiles import load_profile_file
+        from workstation.tui.screens.dialogs import ConfirmDialog
+
+        t, copy = self.wapp.texts, self.profile.source
+        original = shipped_original(self.profile)
+        if original is None or copy is None:
+            self.notify(t("load.reset_shipped" if shipped(self.profile) else "load.reset_none"), timeout=8)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            try:
+                copy.unlink(missing_ok=True)
+            except OSError as err:
+                self._problem(t("load.reset_failed", file=str(copy), error=err.strerror or str(err)))
+                return
+            try:
+                self.dismiss(load_profile_file(original))
+            except ProfileError as err:
+                self._problem(t.error(err))
+
+        question = t("load.reset_q", file=str(copy))
+        self.app.push_screen(ConfirmDialog(question, t("load.reset_yes"), t("dialog.cancel"), t.yes_no_keys()), answered)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -291,10 +366,9 @@ def _push(menu: ProfileMenu, index: int, profile: Profile) -> None:
     except Exception:  # noqa: BLE001 - no driver: no GPU, as everywhere
         gpus = []
     trained, layers = _model_shape(profile)
-    # (F3's own count of it: its verdicts and these are of the same memory; said "does not fit" here
-    # of settings F3 said fit)
-    freed = memory_freed_by_switch(menu.wapp.profile, menu.wapp.engine)
-    screen = LoadSettings(profile, menu.fit_check, gpus=gpus, trained=trained, n_layers=layers, freed=freed)
+    app = menu.wapp  # the loaded model's memory counted as free, as F3's verdicts count it
+    freed = menu.freed if menu.freed is not None else memory_freed_by_switch(app.profile, app.engine)
+    screen = LoadSettings(profile, menu.fit_check, freed, gpus=gpus, trained=trained, n_layers=layers)
 
     def show() -> None:
         if menu.app.screen is menu:  # (not once F3 is closed, nor twice for E pressed twice)
@@ -309,12 +383,18 @@ def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None) -
     if saved is None:
         return
     app, t = menu.wapp, menu.wapp.texts
-    copy = saved.source != old.source
-    said = t("load.saved_copy" if copy else "load.saved", file=str(saved.source))
+    if shipped(saved) and not shipped(old):  # Ctrl+R: the user's copy removed
+        said = t("load.reset_done", file=str(old.source))
+    else:
+        said = t("load.saved_copy" if saved.source != old.source else "load.saved", file=str(saved.source))
     if app.started_profile is not None and _same_file(app.started_profile, old):
         app.started_profile = saved  # (a shipped file, its copy used in its place now: not listed twice)
     if menu._is_current(old):
         if app.generating or app.loading is not None:
+            if app.generating and app.profile is not None and saved.source != old.source:
+                # its file is the copy now (or, put back, the shipped one): F3 listed the file it left
+                # as well, marked as the one in use, and Enter on it loaded the old settings again
+                app.profile = menu.current = dataclasses.replace(app.profile, source=saved.source)
             menu.notify(f"{said} {t('load.reload_later')}", timeout=12)
         else:
             menu.dismiss(saved)  # loaded again, as Enter loads it
