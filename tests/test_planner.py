@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -219,7 +220,8 @@ def test_does_not_fit_anywhere() -> None:
 def test_a_context_too_large_names_the_ones_that_fit() -> None:
     """"try a smaller context or q8_0 K/V" left the user guessing which: the hint names the
     largest context that fits this memory, and the one q8_0 K/V holds where that is more."""
-    info, mem = llama3_8b(), dict(ram_available=12 * GIB, ram_total=16 * GIB)
+    # (trained for 131,072 tokens, as Llama 3.1 is)
+    info, mem = dataclasses.replace(llama3_8b(), context_length=131072), dict(ram_available=12 * GIB, ram_total=16 * GIB)
     p = plan(info, context=131072, gpus=[], **mem)
     m = re.search(r"a context of ([\d,]+) tokens fits here, or ([\d,]+) with q8_0 K/V$", p.verdict)
     assert not p.fits and m, p.verdict
@@ -227,6 +229,10 @@ def test_a_context_too_large_names_the_ones_that_fit() -> None:
     assert plan(info, context=fits, gpus=[], **mem).fits and not plan(info, context=2 * fits, gpus=[], **mem).fits
     q8_0 = dict(type_k="q8_0", type_v="q8_0", gpus=[], **mem)
     assert q8 > fits and plan(info, context=q8, **q8_0).fits and not plan(info, context=2 * q8, **q8_0).fits
+    # never more than the model was trained for (Llama 3's 8,192: it named 32,768, and 131,072 with q8_0)
+    p = plan(llama3_8b(), context=131072, gpus=[], **mem)
+    named = [int(x.replace(",", "")) for x in re.findall(r"(\d[\d,]*) (?:tokens|with q8_0)", p.verdict)]
+    assert not p.fits and named == [8192], p.verdict
 
 
 def test_more_vram_never_means_fewer_layers() -> None:

@@ -287,9 +287,15 @@ def _context_hint(info: ModelInfo, context: int, type_k: str, type_v: str, kv_to
                   fits: Callable[[int, str, str], bool]) -> Phrase:
     """What to change where the K/V cache is what does not fit, with the figures for this
     memory: the largest context that fits (halving down to 512 tokens), and with q8_0 K/V
-    where the cache is f16 ("try a smaller context" left the user guessing which)."""
+    where the cache is f16 ("try a smaller context" left the user guessing which). Never more
+    than the model was trained for: asked for 1,048,576 of a model trained for 8,192, it named
+    1,048,576 with q8_0 K/V, and the note after it said answers degrade past 8,192."""
+    top = min(context, info.context_length) if info.context_length > 0 else context
+
     def largest(k: str, v: str) -> int | None:
-        ctx = context
+        ctx = top
+        if top < context and fits(top, k, v):
+            return top
         while ctx > 512:
             ctx //= 2
             if fits(ctx, k, v):
@@ -299,7 +305,7 @@ def _context_hint(info: ModelInfo, context: int, type_k: str, type_v: str, kv_to
     smaller = largest(type_k, type_v)
     q8 = None
     if {type_k, type_v} & {"f16", "f32", "bf16"}:
-        q8 = context if fits(context, "q8_0", "q8_0") else largest("q8_0", "q8_0")
+        q8 = top if fits(top, "q8_0", "q8_0") else largest("q8_0", "q8_0")
     said = {"context": f"{context:,}", "kv": _gb(kv_total)}
     if q8 is not None and (smaller is None or q8 > smaller):
         if smaller is None:
