@@ -58,7 +58,7 @@ def fit_verdict(profile: Profile, texts: Texts | None = None, freed: FreedMemory
     try:
         plan = plan_for_profile(profile, not_downloaded=True, freed=freed)
     except WorkstationError as err:
-        return t.error(err)
+        return t.error(err, place="in_f3")  # (said in F3's list, and its E)
     verdict = say(plan.verdict_phrases, t.get)
     slow = slow_phrase(plan)  # (F3 said "runs" of an 8B model at 2 tokens/s, and gave no speed)
     counted = freed_note(freed, plan.fits, lambda: plan_for_profile(profile, not_downloaded=True).fits)
