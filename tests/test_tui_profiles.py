@@ -779,13 +779,15 @@ def _verdict(app: WorkstationApp) -> str:
     return str(app.screen.query_one("#load-verdict").content)
 
 
-async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, smollm2_path: Path) -> None:
+async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, smollm2_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """F3's verdict named a context that would fit, and only a YAML file could change it: E opens
     the load settings, whose verdict follows the settings as they change; Ctrl+S writes only the
     settings changed into the profile's file (its comments at the top, and what it left to the
     defaults, kept); Esc leaves the file as it was."""
-    from textual.widgets import Select
+    from textual.widgets import Label, Select
 
+    from workstation.core import hardware
     from workstation.core.paths import user_profiles_dir
     from workstation.tui.screens.profile_menu import ProfileMenu
 
@@ -798,10 +800,24 @@ async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, s
                     + "# more than 8192 stalls this PC\n", encoding="utf-8")
     before = path.read_bytes()
     app = WorkstationApp("running", start_engine=False, sample_system=False, language="en")
+    monkeypatch.setattr(hardware, "_probe", hardware.FakeGpuProbe.of(("NVIDIA GeForce RTX 4060", 8, 7.5)))
     async with app.run_test(size=(80, 24)) as pilot:
         said = notices(app)
         await _load_settings_of(pilot, app, "mine")
         small = _verdict(app)
+        # every setting and its help on one line at 80x24, in plain words: what the choice made does
+        # ("Speculative: lookup / draft" was jargon; the GPU line named the card, not what 0 meant)
+        for row in app.screen.query(".load-row"):
+            assert row.region.height == 1, [str(x.content) for x in row.query(Label)]
+        help_of = {name: app.screen.query_one(f"#load-{name}-help", Label) for name in ("gpu", "spec")}
+        assert str(help_of["gpu"].content) == "CPU only: slower; leaves the GPU free"
+        assert str(help_of["spec"].content) == "replies come at the usual speed"
+        app.screen.query_one("#load-gpu-layers", Select).value = "auto"
+        app.screen.query_one("#load-spec", Select).value = "lookup"
+        await until(pilot, lambda: str(help_of["spec"].content) == "faster when a reply quotes your text")
+        assert str(help_of["gpu"].content) == "as much on the GPU as fits (7.5 GB free)"
+        app.screen.query_one("#load-gpu-layers", Select).value = 0
+        app.screen.query_one("#load-spec", Select).value = "off"
         await pilot.press("home", "ctrl+k", *"1048576")  # the context typed: the verdict follows it
         await until(pilot, lambda: "1,048,576" in _verdict(app))
         assert "1,048,576" not in small, small
@@ -851,6 +867,8 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
         await _load_settings_of(pilot, app, "big")
         await pilot.press("home", "ctrl+k", *"1048576")
         await until(pilot, lambda: "1,048,576" in _verdict(app))
+        # not downloaded: a sentence ending with a full stop; its draft model's "does not fit" not said twice
+        assert _verdict(app).endswith("tokens fits here.") and _verdict(app).count("does not fit") == 1, _verdict(app)
         # at 80x24 the long "does not fit" ran below the dialog, and no key reached it from the field:
         # its end comes into sight, the field too; PgUp/PgDn scroll the rest
         await pilot.pause()
@@ -874,6 +892,9 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
         # Ctrl+R on the copy puts back the shipped profile, asked first (nothing offered a way back)
         await _load_settings_of(pilot, app, "shipped")
         assert "Ctrl+R puts back the one that came with the app" in str(app.screen.query_one("#load-file").content)
+        hint = app.screen.query_one(".dialog-hint")  # (Ctrl+R was named only in the file's line)
+        assert str(hint.content) == "Tab: next · Ctrl+S: save · Ctrl+R: put back · Esc: leave unsaved"
+        assert hint.region.height == 1
         for answer in ("n", "y"):
             await pilot.press("ctrl+r")
             await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))

@@ -127,14 +127,14 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
             else:
                 where = t("load.own_copy" if shipped_original(p) else "load.file", file=str(p.source))
             yield Label(where, id="load-file", markup=False)
-            yield Label(t("load.keys"), classes="dialog-hint", markup=False)
+            keys = "load.keys_reset" if shipped_original(p) else "load.keys"  # (Ctrl+R: only a copy has one)
+            yield Label(t(keys), classes="dialog-hint", markup=False)
             yield Label("", id="load-problem", classes="dialog-problem", markup=False)
             with Horizontal(classes="load-row"):
                 yield Label(t("load.context"), classes="load-name", markup=False)
                 yield LineInput(t.number(f"{p.context:,}"), id="load-context", compact=True, restrict=r"[0-9.,]*")
-                trained = t("load.context_trained", n=f"{self.trained:,}") if self.trained else ""
-                yield Label(t("load.context_help", low=MIN_CONTEXT, high=f"{MAX_CONTEXT:,}", trained=trained),
-                            classes="load-help", markup=False)
+                help_ = t("load.context_help_trained", n=f"{self.trained:,}") if self.trained else t("load.context_help")
+                yield Label(help_, classes="load-help", markup=False)
             for part in ("k", "v"):
                 with Horizontal(classes="load-row"):
                     yield Label(t(f"load.kv_{part}"), classes="load-name", markup=False)
@@ -147,14 +147,14 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
                 if self.gpus:
                     yield Select(self._layer_choices(), value=p.gpu_layers, allow_blank=False, compact=True,
                                  id="load-gpu-layers")
-                yield Label(self._gpu_help(), classes="load-help", markup=False)
+                yield Label(self._gpu_help(p.gpu_layers), id="load-gpu-help", classes="load-help", markup=False)
             with Horizontal(classes="load-row"):
                 yield Label(t("load.speculative"), classes="load-name", markup=False)
                 modes = ["off", "lookup", *(["draft"] if p.speculative.draft_model else [])]
                 yield Select([(t(f"load.spec_{m}"), m) for m in modes], value=p.speculative.mode, allow_blank=False,
                              compact=True, id="load-spec")
-                yield Label(t("load.spec_help" if p.speculative.draft_model else "load.spec_help_no_draft"),
-                            classes="load-help", markup=False)
+                yield Label(t(f"load.spec_help_{p.speculative.mode}"), id="load-spec-help", classes="load-help",
+                            markup=False)
             yield Label(t("profiles.fit_checking"), id="load-verdict", markup=False)
             yield Label("", id="load-speed", markup=False)
 
@@ -169,12 +169,15 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         choices += [(t("load.layers_n", n=k, total=n) if n else str(k), k) for k in sorted(numbers)]
         return choices
 
-    def _gpu_help(self) -> str:
+    def _gpu_help(self, layers: int | str) -> str:
+        """What the GPU layers chosen mean for the user: where the model runs, how fast."""
         t = self.wapp.texts
         if not self.gpus:
             return t("load.no_gpu")
-        gb = 1024**3
-        return " · ".join(t("load.gpu", name=g.name, free=f"{g.vram_free / gb:.1f}", total=f"{g.vram_total / gb:.1f}") for g in self.gpus)
+        if layers in ("auto", "all", 0):
+            free = sum(g.vram_free for g in self.gpus) / 1024**3
+            return t(f"load.layers_help_{'none' if layers == 0 else layers}", free=f"{free:.1f}")
+        return t("load.layers_help_n")
 
     def on_mount(self) -> None:
         self.query_one("#load-problem", Label).display = False
@@ -230,6 +233,10 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
     @on(Input.Changed)
     @on(Select.Changed)
     def _changed(self) -> None:
+        if self.gpus:  # (the help beside a choice says what the choice made does)
+            self.query_one("#load-gpu-help", Label).update(self._gpu_help(self.query_one("#load-gpu-layers", Select).value))
+        mode = self.query_one("#load-spec", Select).value
+        self.query_one("#load-spec-help", Label).update(self.wapp.texts(f"load.spec_help_{mode}"))
         self._recheck()
 
     def _recheck(self) -> None:
