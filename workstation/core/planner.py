@@ -761,6 +761,7 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
             g = next(x for x in left if x.index == dev.index)
             g.vram_free = max(0, g.vram_free - dev.need_bytes)
     result = target(left)
+    alone = result.fits  # (not: its verdict says so already, the draft's prefix said it twice)
     if asked == "auto" and result.gpu_layers == 0 and d.gpu_layers:
         d = draft(gpus, 0)  # the engine keeps the draft off a GPU the target does not use
     for dev in result.devices:
@@ -779,7 +780,8 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
     result.cpu_bytes += d.cpu_bytes
     if result.cpu_bytes > max(0, result.ram_available - RAM_RESERVE_BYTES) or not d.fits:
         result.fits, result.placement = False, "none"
-        result.verdict_phrases.insert(0, ("fit.draft_too_big", {}))
+        if alone:  # ("does not fit with its draft model: does not fit: needs …")
+            result.verdict_phrases.insert(0, ("fit.draft_too_big", {}))
     elif result.fits:  # the target's verdict counted the target alone: say the pair's whole need
         on_gpu: Any = ("fit.draft_on_gpu", {"gpu": _gb(result.gpu_bytes)}) if result.gpu_bytes else ""
         result.verdict_phrases.append(("fit.draft_pair", {"on_gpu": on_gpu, "ram": _gb(result.cpu_bytes)}))

@@ -66,12 +66,18 @@ def fit_verdict(profile: Profile, texts: Texts | None = None, freed: FreedMemory
     # F3 said only that it fits, and the note came once the model was loaded
     notes = [say([note], t.get) for note in [*([slow] if slow else []), *(load_notes(profile) if plan.path else []),
                                              *counted]]
-    if notes and not verdict.rstrip().endswith((".", "!", "?")):  # two sentences, not one run on
-        verdict = verdict.rstrip() + "."  # ("… 22.7 GB of memory free Note: …")
+    if notes:  # two sentences, not one run on ("… 22.7 GB of memory free Note: …")
+        verdict = _full_stop(verdict)
     verdict = " ".join([verdict, *notes])
-    if not plan.path:  # a catalog model not downloaded yet, planned from its published shape
-        return t("profiles.not_downloaded", verdict=verdict)
+    if not plan.path:  # a catalog model not downloaded yet, planned from its published shape: the
+        return t("profiles.not_downloaded", verdict=_full_stop(verdict))  # verdict ends its sentence
     return verdict
+
+
+def _full_stop(text: str) -> str:
+    """``text`` ending as a sentence does (the planner's verdict is a phrase, with no full stop)."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def server_verdict(profile: Profile, t: Texts) -> str:
