@@ -440,6 +440,8 @@ def plan(
     comp_total = sum(d.compute_bytes for d in devices)
     total = weights + kv_total + comp_total + repack
     resident = cpu.kv_cache_bytes + cpu.compute_bytes + repack
+    if ram_limit is not None and _address_space_limited():  # (ulimit -v counts the file's mapping: it must fit)
+        resident += weights
     # mapped weights that do not fit page in from the file as it runs (llama.cpp's mmap): it
     # fits, slowly, and says so; what must sit in RAM not fitting is what does not fit. (fit
     # said "does not fit" of such a model, and loading it went ahead, slowly, with no word why)
@@ -564,6 +566,14 @@ def plan(
         resident_bytes=resident,
         paged_bytes=paged if fits else 0,
     )
+
+
+def _address_space_limited() -> bool:
+    """Whether this process runs under ``ulimit -v`` (RLIMIT_AS), where mapping the model's
+    file takes its whole size of the limit: the weights cannot page in and out within it."""
+    import resource
+
+    return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
 
 
 def paged_phrase(paged: int, need: int, free: int, limited: bool, total: int) -> Phrase:
