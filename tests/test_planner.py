@@ -14,6 +14,7 @@ from workstation.core.catalog import GGML_TYPES, ModelInfo, read_model_info
 from workstation.core.events import EngineInfo
 from workstation.core.hardware import FakeGpuProbe, set_probe
 from workstation.core.planner import (
+    RAM_RESERVE_BYTES,
     compute_bytes,
     kv_cache_per_layer,
     memory_held,
@@ -210,11 +211,47 @@ def test_two_gpus_share_layers_by_free_memory() -> None:
 
 
 def test_does_not_fit_anywhere() -> None:
-    p = plan(llama3_8b(), context=8192, gpus=[], ram_available=3 * GIB, ram_total=4 * GIB)
-    assert not p.fits and p.placement == "none"
+    p = plan(llama3_8b(), context=8192, gpus=[], ram_available=int(1.5 * GIB), ram_total=4 * GIB)
+    assert not p.fits and p.placement == "none" and not p.paged_bytes
     # the reserve kept for the system is said: the table beside it shows memory free before it
     assert re.match(r"does not fit: needs [\d.]+ GB, this machine has [\d.]+ GB free for it \(what is free, less "
                     r"1\.0 GB kept for the system and other programs\)", p.verdict), p.verdict
+
+
+def test_weights_larger_than_the_memory_free_run_slowly_and_say_why(smollm2_path: Path) -> None:
+    """Weights bigger than the memory free: fit said "does not fit" while the load went ahead
+    (they are mapped from the file and read from the disk as it runs) and crawled with no word
+    why. The verdict says it runs, slowly, and how much more free memory makes it fast; what
+    must sit in RAM (the K/V cache) not fitting is what does not fit, and the load refuses that."""
+    from workstation.core.errors import EngineError
+    from workstation.core.phrases import say
+    from workstation.core.planner import gpu_layers_for_load, load_notes, slow_phrase
+
+    info = llama3_8b()  # 4.6 GB of weights, 1.3 GB of K/V and compute at 8,192 tokens
+    p = plan(info, context=8192, gpus=[], ram_available=5 * GIB, ram_total=16 * GIB)
+    assert p.fits and p.placement == "cpu" and 1.9 * GIB < p.paged_bytes < 2.2 * GIB, p.verdict
+    assert p.verdict == ("runs on the CPU, but slowly: it needs 6.1 GB of memory and 4.0 GB is free for it, so "
+                         "2.1 GB of the model is read from the disk again for every word it writes; 2.1 GB more "
+                         "free memory (close other programs) makes it fast"), p.verdict
+    assert slow_phrase(p) is None and "read from the disk for every token" in p.speed_note  # (said once)
+    small = plan(info, context=8192, gpus=[], ram_available=3 * GIB, ram_total=4 * GIB)  # closing programs cannot
+    assert small.fits and "(this PC has 4.0 GB in all, so more memory fitted in it)" in small.verdict, small.verdict
+    gpus = FakeGpuProbe.of(("NVIDIA GeForce RTX 3050", 4, 3.6)).gpus()  # part on a GPU, the rest paged
+    part = plan(info, context=8192, gpus=gpus, ram_available=3 * GIB, ram_total=16 * GIB)
+    assert part.placement == "partial" and part.paged_bytes and "the rest on the CPU: it runs, more slowly; slower " \
+        "still: it needs" in part.verdict, part.verdict
+    # the load agrees with the verdict, on this machine: a K/V cache within the reserve the plan
+    # keeps for the system (half of it left) was loaded where fit said "does not fit"
+    profile = make_profile(model=str(smollm2_path), context=2048, threads=1)
+    assert not any("runs slowly" in say([n]) for n in load_notes(profile))  # (it fits: nothing said)
+    one, two = plan_for_profile(profile), plan_for_profile(dataclasses.replace(profile, context=4096))
+    per_token = (two.resident_bytes - one.resident_bytes) / 2048
+    context = int(2048 + (one.ram_available - RAM_RESERVE_BYTES // 2 - one.resident_bytes) / per_token)
+    within = dataclasses.replace(profile, context=context)
+    assert not plan_for_profile(within).fits
+    with pytest.raises(EngineError) as refused:
+        gpu_layers_for_load(within)
+    assert "was not loaded; it does not fit" in say(refused.value.said)
 
 
 def test_a_context_too_large_names_the_ones_that_fit() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
@@ -307,6 +308,26 @@ def test_serve_process_helper(server: RunningServer) -> None:
     finally:
         proc.stop()
     assert not proc.alive
+    # killed by the system while it loads (memory ran out): the sentence the app and chat say of
+    # their own engine, not "did not start: it exited" / "did not answer in time"
+    import psutil
+
+    running = {child.pid for child in psutil.Process().children()}  # (the fixture's server among them)
+
+    def kill_it_loading() -> None:
+        while True:
+            for child in psutil.Process().children():
+                with contextlib.suppress(psutil.Error):
+                    if child.pid not in running and "serve" in child.cmdline():
+                        child.kill()
+                        return
+
+    killer = threading.Thread(target=kill_it_loading, daemon=True)
+    killer.start()
+    with pytest.raises(ServeError, match=r"^The computer ran out of memory while loading the model, so the system "
+                                         r"stopped it; close other programs, or choose a smaller context"):
+        ServeProcess(str(server.profile_path), port=0, parallel=1)
+    killer.join(timeout=30)
 
 
 # --- llama-server's native endpoints and small compatibility points (issue 17) -------------------

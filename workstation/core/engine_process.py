@@ -225,6 +225,17 @@ class EngineCrashed(EngineStopped):
         self.on_gpu = on_gpu
 
 
+def killed_by_system(code: int | None, *, loading: bool) -> Phrase | None:
+    """The sentence for a process that ended with ``code`` -9: killed, most often by the system
+    when memory ran out ("exit code -9" said nothing, and in English only). ``loading``: it was
+    loading the model, which loaded again as it is is killed again, so what to change is said.
+    None for any other end. (The engine's process, and serve's: a server started beside the
+    chat said "did not answer in time" of it.)"""
+    if code != -9:
+        return None
+    return ("engine.stopped_killed_loading", {}) if loading else ("engine.stopped_killed", {})
+
+
 def _signal_name(number: int) -> str:
     """SIGBUS for 7: the fault's name, which whoever looks after the PC can search for."""
     import signal
@@ -323,9 +334,8 @@ class EngineProcess:
     def _ended(self) -> EngineStopped:
         """How the process ended, as the error to raise (it has ended: nothing is closed here)."""
         code = self._reaped()
-        # -9: killed, most often by the system when memory ran out ("exit code -9" said nothing,
-        # and in English only); not when this side killed it (closing, a start that took too long)
-        killed = code == -9 and not self._killed_here
+        # not when this side killed it (closing, a start that took too long)
+        killed = None if self._killed_here else killed_by_system(code, loading=self._info is None)
         if code is not None and -code in _CRASHES:
             # a fault inside llama.cpp (the first GPU run: every load with layers on the GPU)
             on_gpu = self._on_gpu() and -code in _GPU_FAULTS
@@ -333,9 +343,8 @@ class EngineProcess:
             if on_gpu:
                 said.append(("engine.crash_gpu_hint", {}))
             return EngineCrashed(said=said, on_gpu=on_gpu, how=("engine.ended_crash", {"signal": _signal_name(-code)}))
-        if killed:  # while loading: loaded again as it is, it is killed again, so what to change is said
-            key = "engine.stopped_killed_loading" if self._info is None else "engine.stopped_killed"
-            return EngineStopped(said=[(key, {})], how=("engine.ended_killed", {}))
+        if killed is not None:
+            return EngineStopped(said=[killed], how=("engine.ended_killed", {}))
         return EngineStopped(said=[("engine.stopped_unexpectedly", {})], how=("engine.ended_code", {"code": str(code)}))
 
     def _on_gpu(self) -> bool:

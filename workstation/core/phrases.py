@@ -40,6 +40,16 @@ ENGLISH: dict[str, str] = {
     "fit.partial": ("{layers} of {n_layer} layers on the {where} ({used} of {total} GB), "
                     "the rest on the CPU: it runs, more slowly"),
     "fit.cpu": "runs on the CPU{why}: needs {need} GB of the {free} GB of memory free",
+    # weights that do not fit in the memory free are read from the model's file as it runs
+    "fit.cpu_paged": "runs on the CPU{why}, but slowly: {said}",
+    "fit.paged": "; slower still: {said}",
+    "fit.paged_why": ("it needs {need} GB of memory and {free} GB is free for it, so {short} GB of the model is "
+                      "read from the disk again for every word it writes; {short} GB more free memory ({how}) "
+                      "makes it fast"),
+    "fit.paged_close": "close other programs",
+    "fit.paged_more_ram": "this PC has {total} GB in all, so more memory fitted in it",
+    "fit.paged_note": "the model runs slowly here, because {said}",
+    "fit.paged_limit": "a larger memory limit for this program",
     "fit.cpu_layers_zero": " (gpu_layers is 0)",
     "fit.cpu_no_room": " (no room on the GPU)",
     "fit.where_one": "GPU",

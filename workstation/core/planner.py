@@ -220,6 +220,12 @@ class MemoryPlan:
     # what a memory limit (ulimit -v, a cgroup) leaves this process, where it is less than what
     # is free (``ram_available`` is then this plus the reserve, which is for other programs)
     ram_limit: int | None = None
+    # what must sit in RAM (the CPU's K/V cache and compute buffers, repacked weights): the
+    # weights beside it are mapped from their file, and page in and out where RAM is short
+    resident_bytes: int = 0
+    # the CPU's weights that do not fit in the memory free beside the rest: read from the disk
+    # again for every token (it runs, slowly); 0 where all of it fits
+    paged_bytes: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -433,7 +439,14 @@ def plan(
     kv_total = sum(kv)
     comp_total = sum(d.compute_bytes for d in devices)
     total = weights + kv_total + comp_total + repack
-    cpu_ok = cpu_bytes <= ram_room
+    resident = cpu.kv_cache_bytes + cpu.compute_bytes + repack
+    if ram_limit is not None and _address_space_limited():  # (ulimit -v counts the file's mapping: it must fit)
+        resident += weights
+    # mapped weights that do not fit page in from the file as it runs (llama.cpp's mmap): it
+    # fits, slowly, and says so; what must sit in RAM not fitting is what does not fit. (fit
+    # said "does not fit" of such a model, and loading it went ahead, slowly, with no word why)
+    cpu_ok = resident <= ram_room
+    paged = max(0, cpu_bytes - ram_room) if cpu_ok else 0
     fits = gpu_ok and cpu_ok
     where: Phrase = ("fit.where_one", {}) if len(gpus) == 1 else ("fit.where_many", {"n": len(gpus)})
     phrases: list[Phrase]
@@ -463,6 +476,10 @@ def plan(
         why: Any = "" if not gpus else (
             ("fit.cpu_layers_zero", {}) if isinstance(gpu_layers, int) else ("fit.cpu_no_room", {}))
         phrases = [("fit.cpu", {"why": why, "need": _gb(cpu_bytes), "free": _gb(ram_said)})]
+    if fits and paged:  # (on the CPU alone its sentence replaces "runs on the CPU: needs …")
+        said_paged = paged_phrase(paged, cpu_bytes, ram_room, ram_limit is not None, ram_total)
+        phrases = [("fit.cpu_paged", {"why": why, "said": said_paged})] if placement == "cpu" \
+            else [*phrases, ("fit.paged", {"said": said_paged})]
 
     # Decode: every token reads each used device's weights (the output matrix included, the
     # token embeddings only one row) and the KV cache filled so far.
@@ -511,6 +528,8 @@ def plan(
                       f"speed assumed for this machine; {cli('bench -p PROFILE')} measures it)")
     else:
         speed_note = "no speed estimate"
+    if fits and paged:
+        speed_note += f"; with all of it in memory: {_gb(paged)} GB read from the disk for every token is far slower"
     return MemoryPlan(
         model=installed_name(Path(info.path)) or info.name,  # as 'models list' and profiles name it
         path=info.path,
@@ -544,7 +563,29 @@ def plan(
         notes=notes,
         repack_bytes=repack,
         ram_limit=ram_limit,
+        resident_bytes=resident,
+        paged_bytes=paged if fits else 0,
     )
+
+
+def _address_space_limited() -> bool:
+    """Whether this process runs under ``ulimit -v`` (RLIMIT_AS), where mapping the model's
+    file takes its whole size of the limit: the weights cannot page in and out within it."""
+    import resource
+
+    return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+
+
+def paged_phrase(paged: int, need: int, free: int, limited: bool, total: int) -> Phrase:
+    """Why a plan whose weights do not all fit in the memory free (``paged`` bytes of them
+    are read from the disk again for every token) runs slowly, and how much more free memory
+    makes it fast. ``need``: the RAM it wants; ``free``: what is free for it (less the reserve; the limit's room under
+    one); ``limited``: under a memory limit (more room is a larger limit, not other programs
+    closed); ``total``: the PC's memory (where it is all too little, closing programs does
+    not make the room: more memory in the PC does)."""
+    how: Phrase = ("fit.paged_limit", {}) if limited else ("fit.paged_close", {}) \
+        if need <= total - RAM_RESERVE_BYTES else ("fit.paged_more_ram", {"total": _gb(total)})
+    return ("fit.paged_why", {"need": _gb(need), "free": _gb(free), "short": _gb(paged), "how": how})
 
 
 SLOW_TPS = 5.0  # tokens/s under which a reply falls behind its reader (people read 5-10 words a second)
@@ -555,7 +596,7 @@ def slow_phrase(p: MemoryPlan, measured: float | None = None) -> Phrase | None:
     (fit said only that of an 8B model at 2 tokens/s, F3 gave no speed at all). ``measured``:
     what bench measured of it here, gone by before the estimate."""
     tps = measured or p.decode_tps_bound
-    if not p.fits or not tps or tps >= SLOW_TPS:
+    if not p.fits or p.paged_bytes or not tps or tps >= SLOW_TPS:  # (paged: its verdict says it is slow)
         return None
     # (as fit's speed line rounds it; under 2 with a decimal: "about 1 tokens a second" read wrong)
     return ("fit.slow", {"tps": f"{tps:.1f}" if tps < 2 else f"{tps:.0f}"})
@@ -671,10 +712,13 @@ def setting_warnings(profile: Profile, info: ModelInfo) -> list[str]:
     return [say([p]) for p in setting_phrases(profile, info)]
 
 
-def load_notes(profile: Profile) -> list[Phrase]:
+def load_notes(profile: Profile, *, memory: bool = True, freed: FreedMemory | None = None) -> list[Phrase]:
     """``setting_phrases`` for a profile about to be loaded, each a sentence ("Note: …"):
     ``profiles check`` and ``fit`` said them, and chat and the app loaded such a profile in
     silence (a 32K context on a model trained for 8K gave worse answers, never said why).
+    With ``memory``, that it runs slowly where its weights do not all fit in the memory free
+    (``paged_bytes``: fit said "does not fit", and it loaded and crawled with no word why);
+    ``freed``: memory the loaded model holds (asked once it has loaded), counted as free.
     Nothing for a model file that cannot be read (loading says that). A server's profile: that
     the text goes to that server (the status bar's host alone said it), and unencrypted over
     http:// to another machine."""
@@ -682,9 +726,16 @@ def load_notes(profile: Profile) -> list[Phrase]:
         return remote_notes(profile)
     try:
         info, _ = _model_info(profile.model, False)
+        held = plan_for_profile(profile, freed=freed) if memory else None
     except WorkstationError:
         return []
-    return [("fit.setting_note", {"what": p}) for p in setting_phrases(profile, info)]
+    notes: list[Phrase] = [("fit.setting_note", {"what": p}) for p in setting_phrases(profile, info)]
+    if held is not None and held.paged_bytes:
+        room = max(0, held.ram_available - RAM_RESERVE_BYTES)
+        said = paged_phrase(held.paged_bytes, held.cpu_bytes, room, held.ram_limit is not None,
+                            held.devices[-1].total_bytes)
+        notes.insert(0, ("fit.setting_note", {"what": ("fit.paged_note", {"said": said})}))
+    return notes
 
 
 # what only a profile that loads its model here uses: written in a desk PC's profile, the server
@@ -778,10 +829,20 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
     result.total_bytes += d.total_bytes
     result.gpu_bytes += d.gpu_bytes
     result.cpu_bytes += d.cpu_bytes
-    if result.cpu_bytes > max(0, result.ram_available - RAM_RESERVE_BYTES) or not d.fits:
-        result.fits, result.placement = False, "none"
+    result.resident_bytes += d.resident_bytes
+    room = max(0, result.ram_available - RAM_RESERVE_BYTES)
+    if result.resident_bytes > room or not d.fits:
+        result.fits, result.placement, result.paged_bytes = False, "none", 0
         if alone:  # ("does not fit with its draft model: does not fit: needs …")
             result.verdict_phrases.insert(0, ("fit.draft_too_big", {}))
+    elif result.fits and result.cpu_bytes > room and result.paged_bytes != result.cpu_bytes - room:  # (the pair's weights page)
+        result.paged_bytes = result.cpu_bytes - room
+        said = paged_phrase(result.paged_bytes, result.cpu_bytes, room, result.ram_limit is not None,
+                            result.devices[-1].total_bytes)
+        kept = [p for p in result.verdict_phrases if p[0] not in ("fit.cpu", "fit.cpu_paged", "fit.paged")]
+        cpu_phrase = next((p for p in result.verdict_phrases if p[0] in ("fit.cpu", "fit.cpu_paged")), None)
+        result.verdict_phrases = [("fit.cpu_paged", {"why": cpu_phrase[1]["why"], "said": said})] \
+            if cpu_phrase is not None else [*kept, ("fit.paged", {"said": said})]
     elif result.fits:  # the target's verdict counted the target alone: say the pair's whole need
         on_gpu: Any = ("fit.draft_on_gpu", {"gpu": _gb(result.gpu_bytes)}) if result.gpu_bytes else ""
         result.verdict_phrases.append(("fit.draft_pair", {"on_gpu": on_gpu, "ram": _gb(result.cpu_bytes)}))
@@ -813,11 +874,12 @@ def gpu_layers_for_load(profile: Profile, n_ctx: int | None = None, *, freed: Fr
     """``resolve_gpu_layers`` for loading the profile now with ``n_ctx`` tokens of context in
     all (its slots together; the profile's context where not given): EngineError, before
     anything is loaded, where what must sit in RAM (the CPU's share of the K/V cache, compute
-    buffers, repacked weights) is more than all the memory free. ``profiles check`` and ``fit``
-    said "does not fit", and chat loaded it anyway: a 1M-token context took all of a 23 GB
-    machine. The weights are not counted (mapped from their file, they page in and out: a
-    model larger than the memory runs, slowly, as it did), nor the plan's reserve for the
-    system; nor is anything where the profile asks for GPU layers and NVML sees no GPU (a
+    buffers, repacked weights) is more than the memory free for it, as the plan's verdict
+    counts it (less its reserve for the system): ``profiles check`` and ``fit`` said "does not
+    fit", and chat loaded it anyway: a 1M-token context took all of a 23 GB machine. The
+    weights are not counted (mapped from their file, they page in and out: a model larger
+    than the memory runs, slowly, and the verdict and ``load_notes`` say so and why); nor is
+    anything where the profile asks for GPU layers and NVML sees no GPU (a
     Vulkan build, an AMD card: the plan cannot know where the layers go). Too many GPU layers
     are left to llama.cpp (a CUDA build says so itself). ``freed``: the loaded model's memory,
     to be freed before this one loads (``memory_held``: a switch asks before it closes it)."""
@@ -829,12 +891,12 @@ def gpu_layers_for_load(profile: Profile, n_ctx: int | None = None, *, freed: Fr
     result = plan_for_profile(sized, freed=freed)
     gl = profile.gpu_layers
     unseen_gpu = (gl == "all" or isinstance(gl, int) and gl > 0) and not any(d.kind == "gpu" for d in result.devices)
-    cpu = next(d for d in result.devices if d.kind == "cpu")
-    resident = cpu.kv_cache_bytes + cpu.compute_bytes + result.repack_bytes
-    # under a memory limit, the limit's room (the system's reserve is not within it: a 3 GB
-    # context passed under a 2.5 GB cgroup, and the kernel killed the load with no word)
-    room = result.ram_available if result.ram_limit is None else result.ram_limit
-    if not result.fits and not unseen_gpu and resident > room:
+    # the room the plan's verdict counts: what is free less the system's reserve, or under a
+    # memory limit the limit's room (the reserve is not within it: a 3 GB context passed under
+    # a 2.5 GB cgroup, and the kernel killed the load with no word). The load went ahead within
+    # the reserve, where fit said "does not fit"
+    room = max(0, result.ram_available - RAM_RESERVE_BYTES)
+    if not result.fits and not unseen_gpu and result.resident_bytes > room:
         raise EngineError(said=[("fit.refused", {"profile": profile.name, "verdict": result.verdict_phrases})])
     return resolve_gpu_layers(sized, result)
 

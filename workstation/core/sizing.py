@@ -289,7 +289,7 @@ def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant
     else:
         p = plan(q_info, context=ctx * slots, type_k=kv, type_v=kv, gpu_layers=0, gpus=[],
                  ram_available=machine.memory_bytes, ram_total=machine.ram_total or machine.memory_bytes, hint=False)
-        opt.fits = p.fits
+        opt.fits = p.fits and not p.paged_bytes  # (weights read from the disk as it runs: no machine to buy)
     opt.memory_verdict = p.verdict
     # what must fit in this machine's memory, as the verdict counts it: on a card, its share
     # (llama.cpp keeps the token embeddings in RAM); on a CPU, everything and the repacked weights

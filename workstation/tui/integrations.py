@@ -64,7 +64,7 @@ def fit_verdict(profile: Profile, texts: Texts | None = None, freed: FreedMemory
     counted = freed_note(freed, plan.fits, lambda: plan_for_profile(profile, not_downloaded=True).fits)
     # what loading it would note (a context past the model's trained length, no chat template):
     # F3 said only that it fits, and the note came once the model was loaded
-    notes = [say([note], t.get) for note in [*([slow] if slow else []), *(load_notes(profile) if plan.path else []),
+    notes = [say([note], t.get) for note in [*([slow] if slow else []), *(load_notes(profile, memory=False) if plan.path else []),
                                              *counted]]
     if notes:  # two sentences, not one run on ("… 22.7 GB of memory free Note: …")
         verdict = _full_stop(verdict)
@@ -282,7 +282,7 @@ def speed_said(p: Any, measured_here: bool, texts: Texts) -> str:
     """A plan's speed estimate in a sentence ("" where it does not fit or has none), with where the
     estimate comes from, as fit says it (it said "a reference PC scaled to this one" once size
     --measure had fitted this PC's own figures, and of a GPU)."""
-    if not p.fits or not p.decode_tps_bound:
+    if not p.fits or p.paged_bytes or not p.decode_tps_bound:  # (paged: its verdict says slowly, and why)
         return ""
     basis = "models.speed_gpu" if p.gpu_layers else "models.speed_here" if measured_here else "models.speed"
     return texts(basis, tps=f"{p.decode_tps_bound:.0f}")

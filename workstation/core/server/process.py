@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from workstation.core.addresses import is_loopback
+from workstation.core.engine_process import killed_by_system
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.scheduler import Scheduler
@@ -276,8 +277,10 @@ class ServeProcess:
         assert self.proc.stderr is not None
         first = self.proc.stderr.readline()
         match = re.search(r"on (http://\S+/v1)", first)
-        if not match:
+        if not match:  # (its first line comes once the model has loaded)
             self.proc.wait(timeout=30)
+            if (killed := killed_by_system(self.proc.returncode, loading=True)) is not None:
+                raise ServeError(said=[killed])  # (it said "did not start: it exited")
             line = first.strip()
             if line.startswith("workstation: "):  # its own sentence ("Port 8088 ... is in use")
                 raise ServeError(line.removeprefix("workstation: "))
@@ -287,7 +290,10 @@ class ServeProcess:
         threading.Thread(target=self._drain, daemon=True).start()
         root = self.url.removesuffix("/v1")
         if not wait_until_healthy(root, self.proc, start_timeout_s):
+            killed = killed_by_system(self.proc.poll(), loading=False)
             self.stop()
+            if killed is not None:  # (it said "did not answer in time")
+                raise ServeError(said=[killed])
             raise ServeError("The API server did not answer in time.")
         self.protected = self.needs_key()
 
