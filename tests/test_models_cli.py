@@ -16,6 +16,7 @@ from serve_helpers import FileServer
 
 from workstation.cli import main
 from workstation.core.catalog import read_model_info
+from workstation.core.turn_lock import claim_turn, release_turn
 
 
 @pytest.fixture
@@ -215,6 +216,13 @@ def test_pull_https_style_resume_and_verify(
         assert holder.stdin is not None
         holder.stdin.close()
         holder.wait(timeout=60)
+    # nor by another thread of this process (F4 left mid-download and opened again, p pressed again)
+    assert claim_turn(models_home / ".tiny.gguf.part", 0)
+    try:
+        assert main(["models", "pull", f"{server.url}/tiny.gguf", "--sha256", sha]) == 1
+        assert "tiny.gguf is being downloaded into" in capsys.readouterr().err and len(server.ranges) == 1
+    finally:
+        release_turn(models_home / ".tiny.gguf.part", 0)
     assert main(["models", "pull", f"{server.url}/tiny.gguf", "--sha256", sha, "--json"]) == 0
     captured = capsys.readouterr()
     assert server.ranges == [None, "bytes=7000-"]

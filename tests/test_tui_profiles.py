@@ -74,6 +74,9 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
     from workstation.core.paths import user_profiles_dir
     from workstation.core.planner import memory_held
     from workstation.core.profiles import load_profile_file
+    from workstation.tui.app import LAST_PROFILE
+    from workstation.tui.messages import ProfileLoaded
+    from workstation.tui.screens.dialogs import ConfirmDialog
     from workstation.tui.screens.load_settings import LoadSettings
     from workstation.tui.screens.profile_menu import ProfileMenu
 
@@ -138,6 +141,21 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         await pilot.press("f3")  # listed once, as the copy (not the shipped file beside it)
         await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
         assert [getattr(e, "source", None) for e in app.screen.entries] == [desk, copy]  # type: ignore[attr-defined]
+        # put back (Ctrl+R) as it loads: once loaded, the file in use is the shipped one (it was the
+        # copy removed, listed first as a broken profile, and remembered for the next start)
+        loading = app.loading = app.profile
+        await _load_settings_of(pilot, app, "office-cpu-like")
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu) and not copy.exists())
+        app.post_message(ProfileLoaded(app.engine, loading))
+        await until(pilot, lambda: app.loading is None)
+        await pilot.press("escape", "f3")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+        shipped = folder / "office-cpu-like.yaml"
+        assert app.profile.source == shipped and app.store.recalled(LAST_PROFILE) == "office-cpu-like"
+        assert [getattr(e, "source", None) for e in app.screen.entries] == [desk, shipped]  # type: ignore[attr-defined]
 
 
 async def test_an_error_naming_a_file_with_brackets_is_shown_as_written(folder: Path, tmp_path: Path) -> None:

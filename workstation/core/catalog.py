@@ -806,7 +806,7 @@ def download(
     # one download of a file at a time (F4 in two windows, `models pull` beside F4): two wrote
     # into one part at once, and the second, finding the first's file in place, said "ready" for
     # a model of bytes of both
-    if not claim_turn(part, 0):
+    if not claim_turn(part, 0, again=False):  # (nor two threads of this process: F4 left and opened again)
         raise WorkstationError(said=[("pull.already", {"name": dest.name, "folder": str(dest.parent)})])
     try:
         return _download(url, dest, part, sha256, progress, timeout)

@@ -283,8 +283,8 @@ ENGLISH: dict[str, str] = {
     # a model download (catalog.pull)
     "models.changed_meanwhile": ("{name} changed while you were asked (another window or command put another "
                                  "file in its place); nothing was deleted. Look at the list again and choose once more."),
-    "pull.already": ("{name} is being downloaded into {folder} already (in another window or by "
-                     "`models pull`); it is ready when that download ends."),
+    "pull.already": ("{name} is being downloaded into {folder} already (started earlier here, in another "
+                     "window or by `models pull`); it is ready when that download ends."),
     "pull.http": "The download of {url} failed: the server answered {code} {reason}.",
     "pull.offline": ("The download failed: {host} cannot be reached from this PC (no network, or the name "
                      "cannot be looked up). Check the connection and try again."),

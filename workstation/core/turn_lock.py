@@ -64,9 +64,12 @@ def _move_to_new_file(path: Path, old: int) -> None:
     os.close(old)
 
 
-def claim_turn(store_path: Path, conversation_id: int) -> bool:
+def claim_turn(store_path: Path, conversation_id: int, again: bool = True) -> bool:
     """Whether this process may write a reply in the conversation now (False: another process
-    is writing one). Held until ``release_turn``, or the process ends.
+    is writing one). Held until ``release_turn``, or the process ends. ``again``: a hold of
+    this process's own counts as this one's (held once more); not so for a download, which
+    another thread of this process may be doing (F4 left and opened again: a second p began
+    a second download of the file into the same part).
 
     The lock is taken in the file the path names once it is taken (the classic check): a
     process that had the file open before it was removed or replaced locked the old one, and
@@ -74,6 +77,8 @@ def claim_turn(store_path: Path, conversation_id: int) -> bool:
     path = lock_file(store_path)
     with _guard:
         if _held.get((path, conversation_id)):
+            if not again:
+                return False
             _held[(path, conversation_id)] += 1
             return True
         for attempt in range(_TRIES):

@@ -2751,10 +2751,16 @@ class WorkstationApp(App[None]):
         for tag in self._forget_after_load:  # the old engine has saved what it held by now
             self._forget_cells(self.engine, tag)
         self._forget_after_load.clear()
-        self.profile = event.profile
+        loaded = event.profile
+        if not event.restored and self.loading is loaded and self.profile is not None \
+                and self.profile.source != loaded.source:
+            # saved as the user's own copy in F3's E as it loaded, or put back (load_settings._saved):
+            # that file is the one in use (F3 listed the file it left too, marked in use)
+            loaded = dataclasses.replace(loaded, source=self.profile.source)
+        self.profile = loaded
         if chosen and self.session_sampling is not None:  # the conversation's own, on the new profile's
             self.notify(self.texts("sampling.kept", changes=self._sampling_said(self.session_sampling)), timeout=8)
-        ref = event.profile.ref
+        ref = loaded.ref
         with contextlib.suppress(WorkstationError):  # the next start without -p loads it (a full disk: not)
             self.store.remember(LAST_PROFILE, ref)
         self.unreachable = self.load_failed = False
@@ -2764,7 +2770,7 @@ class WorkstationApp(App[None]):
         self.chat_screen.set_load_progress(None)
         if self.conversation_id is not None:
             conv_id = self.conversation_id
-            self.store_write(lambda: self.store.set_profile(conv_id, event.profile.ref))
+            self.store_write(lambda: self.store.set_profile(conv_id, loaded.ref))
         if event.restored:
             self.notify(
                 self.texts("serve.failed" if event.serve_failed else "profiles.failed",
@@ -2786,7 +2792,7 @@ class WorkstationApp(App[None]):
             self.notify(self.texts("profiles.loaded", name=event.profile.title(self.texts.lang)))
         other, self._other_profile_said = self._other_profile_said, None
         if other is not None and other[0] == self.conversation_id and not event.restored \
-                and other[1] not in (event.profile.ref, event.profile.key):
+                and other[1] not in (loaded.ref, loaded.key):
             self.notify(self.texts("conv.other_profile", saved=other[1], now=event.profile.key), timeout=8)
         notes = [*event.notes, *getattr(event.engine, "load_notes", [])]  # (the engine's: its CPU fallback)
         if hasattr(event.engine, "load_notes"):

@@ -398,9 +398,10 @@ def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None) -
         app.started_profile = saved  # (a shipped file, its copy used in its place now: not listed twice)
     if menu._is_current(old):
         if app.generating or app.loading is not None:
-            if app.generating and app.profile is not None and saved.source != old.source:
+            if app.profile is not None and saved.source != old.source:
                 # its file is the copy now (or, put back, the shipped one): F3 listed the file it left
                 # as well, marked as the one in use, and Enter on it loaded the old settings again
+                # (a load under way keeps it: the app's ProfileLoaded)
                 app.profile = menu.current = dataclasses.replace(app.profile, source=saved.source)
             menu.notify(f"{said} {t('load.reload_later')}", timeout=12)
         else:
