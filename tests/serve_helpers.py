@@ -221,6 +221,7 @@ class FileServer:
         self.cut: int | None = None  # send only this many bytes of the next body, then hang up
         self.lying_range = False  # answer a Range request with bytes from the start
         self.claimed: int | None = None  # the Content-Length the next body announces
+        self.gate: threading.Event | None = None  # bodies wait for it to be set (a download under way)
         owner = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -251,6 +252,8 @@ class FileServer:
                 if owner.cut is not None:
                     body, owner.cut = body[: owner.cut], None
                     self.close_connection = True
+                if owner.gate is not None:
+                    owner.gate.wait(30)
                 self.wfile.write(body)
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -259,5 +262,7 @@ class FileServer:
         self.thread.start()
 
     def close(self) -> None:
+        if self.gate is not None:
+            self.gate.set()
         self.httpd.shutdown()
         self.httpd.server_close()

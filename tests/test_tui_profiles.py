@@ -363,40 +363,77 @@ async def test_f4_at_80x24_shows_every_line_of_the_details(language: str) -> Non
         set_probe(None)
 
 
-async def test_f4_asks_before_a_download_naming_its_size_licence_and_free_space(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """F4's p began a 4.9 GB download at once: it asks first (Enter or y goes on, Esc does not)."""
+async def test_f4_asks_before_a_download_and_the_download_outlives_leaving_f4(
+        models_home: Path, tmp_path: Path) -> None:
+    """F4's p began a 4.9 GB download at once: it asks first (Enter or y goes on, Esc does not).
+    Esc while it downloaded left it running out of sight: F4 again showed no bar, refused p
+    ("being downloaded already") and never said when it ended. The same screen comes back
+    with its bar and line, and a notice says when the model is in."""
+    import threading
+
+    from conftest import TINY
+    from serve_helpers import FileServer
     from textual.widgets import DataTable
 
-    from workstation.tui import integrations
+    from workstation.core.catalog import catalog_entries
     from workstation.tui.screens.dialogs import ConfirmDialog
     from workstation.tui.screens.models import ModelsScreen
 
-    pulled: list[str] = []
-    monkeypatch.setattr(integrations, "pull_model", lambda name, progress: pulled.append(name))
-    app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="tr")
-    async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("f4")
-        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.catalog))
-        models = app.screen
-        assert isinstance(models, ModelsScreen)
-        await pilot.press("right")
-        names = [row.name for row in models.catalog]
-        models.query_one("#catalog", DataTable).move_cursor(row=names.index("llama-3.1-8b-instruct-q4_k_m"))
-        await pilot.press("p")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
-        question = app.screen.question
-        assert question.startswith("llama-3.1-8b-instruct-q4_k_m indirilsin mi (~4,9 GB, lisans: Llama 3.1 "
-                                   "Community License)? Diskte "), question
-        assert re.search(r"Diskte [\d,]+ [GMT]B boş yer var", question), question
-        await pilot.press("escape")
-        await until(pilot, lambda: app.screen is models)
-        await pilot.pause(0.2)
-        assert pulled == [] and not models.busy
-        await pilot.press("p")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
-        await pilot.press("enter")
-        await until(pilot, lambda: pulled == ["llama-3.1-8b-instruct-q4_k_m"])
+    www = tmp_path / "www"
+    www.mkdir()
+    (www / "llama.gguf").write_bytes(TINY.read_bytes())
+    server = FileServer(www)
+    server.gate = threading.Event()  # the body waits: the download is under way until set
+    entries = catalog_entries()  # the shipped catalog, its llama served here
+    llama = next(entry for entry in entries if entry["name"] == "llama-3.1-8b-instruct-q4_k_m")
+    llama.update(source=f"{server.url}/llama.gguf", sha256=None)
+    (models_home / "catalog.yaml").write_text(yaml.safe_dump({"models": entries}), encoding="utf-8")
+    try:
+        app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="tr")
+        said = notices(app)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.press("f4")
+            await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.catalog))
+            models = app.screen
+            assert isinstance(models, ModelsScreen)
+            await pilot.press("right")
+            names = [row.name for row in models.catalog]
+            models.query_one("#catalog", DataTable).move_cursor(row=names.index("llama-3.1-8b-instruct-q4_k_m"))
+            await pilot.press("p")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            question = app.screen.question
+            assert question.startswith("llama-3.1-8b-instruct-q4_k_m indirilsin mi (~4,9 GB, lisans: Llama 3.1 "
+                                       "Community License)? Diskte "), question
+            assert re.search(r"Diskte [\d,]+ [GMT]B boş yer var", question), question
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is models)
+            await pilot.pause(0.2)
+            assert server.ranges == [] and not models.busy
+            await pilot.press("p")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog) and app.focused is not None
+                        and app.focused.id == "yes")  # (an Enter before it had its focus went nowhere)
+            await pilot.press("enter")
+            await until(pilot, lambda: server.ranges == [None])  # asked of the server, the body held back
+            await pilot.press("escape")  # left while it downloads
+            await until(pilot, lambda: app.screen is app.chat_screen)
+            await pilot.press("f4")
+            await until(pilot, lambda: isinstance(app.screen, ModelsScreen))
+            assert app.screen is models  # the same screen, its download with it
+            await pilot.pause()
+            assert models.query_one("#pull-progress").display
+            assert "llama-3.1-8b-instruct-q4_k_m indiriliyor…" in " ".join(screen_lines(app))
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is app.chat_screen)
+            server.gate.set()
+            await until(pilot, lambda: any(n.startswith("llama-3.1-8b-instruct-q4_k_m indirildi ve kuruldu: F4")
+                                           for n in said))
+            assert (models_home / llama["file"]).read_bytes() == TINY.read_bytes()
+            await pilot.press("f4")  # listed as installed, the bar gone
+            await until(pilot, lambda: any(row.name == "llama-3.1-8b-instruct-q4_k_m" and row.installed
+                                           for row in models.catalog))
+            assert not models.query_one("#pull-progress").display and not models.busy
+    finally:
+        server.close()
 
 
 async def test_the_status_bar_shortens_itself_to_80_columns(folder: Path, smollm2_path: Path) -> None:

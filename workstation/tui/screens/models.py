@@ -59,6 +59,9 @@ class FitFound(Message):
 
 
 class ModelsScreen(AppScreen, Screen[None]):
+    # the app pushes the same screen each time: a download outlives leaving F4 (Esc left it
+    # running out of sight, and F4 again showed no bar and refused p with "being downloaded")
+    KEEP_ALIVE = True
     BINDINGS = [
         Binding("escape", "app.pop_screen", "back", id="models.back"),
         Binding("u", "use", "use", id="models.use"),
@@ -75,6 +78,8 @@ class ModelsScreen(AppScreen, Screen[None]):
         self.installed: list[ModelRow] = []
         self.catalog: list[ModelRow] = []
         self.busy = False
+        self.pulling = ""  # the catalog model being downloaded ("" when none)
+        self.left = False  # popped (Esc, F4), not only covered by a dialog
         self.fits: dict[str, str] = {}  # model name -> whether it fits this PC, once worked out
 
     def compose(self) -> ComposeResult:
@@ -95,7 +100,16 @@ class ModelsScreen(AppScreen, Screen[None]):
         self._columns()
         self.query_one("#pull-progress").display = False
         self.query_one("#installed", DataTable).focus()  # the arrows move in the list at once (not the tabs)
+
         self.action_reload()
+
+    def on_screen_suspend(self) -> None:
+        self.left = self not in self.app.screen_stack  # Esc, not a dialog over it
+
+    def on_screen_resume(self) -> None:
+        if self.left:  # F4 again: a model pulled or added elsewhere meanwhile is listed
+            self.left = False
+            self.action_reload()
 
     def _columns(self) -> None:
         t = self.wapp.texts
@@ -272,6 +286,7 @@ class ModelsScreen(AppScreen, Screen[None]):
         if self.busy:
             return
         self.busy = True
+        self.pulling = row.name
         self.query_one("#model-task", Label).update(t("models.pulling", name=row.name))
         bar = self.query_one("#pull-progress", ProgressBar)
         bar.display = True
@@ -300,12 +315,16 @@ class ModelsScreen(AppScreen, Screen[None]):
             self.busy = False
             bar.display = False
             self.query_one("#model-task", Label).update(self.wapp.texts("models.pulled"))
+            if self.app.screen is not self:  # left meanwhile: said where they are
+                self.app.notify(self.wapp.texts("models.pulled_away", name=self.pulling), timeout=10)
+            self.pulling = ""
             self.action_reload()
 
     @on(TaskFailed)
     def _failed(self, event: TaskFailed) -> None:
         event.stop()
         self.busy = False
+        self.pulling = ""
         self.query_one("#pull-progress").display = False
         self.query_one("#model-task", Label).update("")
         self.notify(event.reason, severity="error", timeout=10)
