@@ -25,6 +25,7 @@ from workstation.core.profiles import (
     load_profile,
     load_profile_file,
     profile_from_dict,
+    save_profile,
 )
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -49,6 +50,16 @@ def test_bare_off_in_yaml_means_off(tmp_path: Path) -> None:
     prof = load_profile_file(write(tmp_path, "name: x\nmodel: m\nspeculative: {mode: off}\nflash_attn: off\n"))
     assert prof.speculative.mode == "off"
     assert prof.flash_attn == "off"
+    # saved with a setting changed, only its line is written again: the word "off" stays a word,
+    # and the notes at a line's end and inside a section stay (a save took every one away)
+    text = ('name: "Notes # kept"  # the title\nmodel: m\nspeculative: {mode: off}   # none here\nflash_attn: off\n'
+            'sampling:\n  # warm\n  temperature: 0.5 # "#" too\n')
+    prof = load_profile_file(write(tmp_path, text))
+    save_profile(prof, tmp_path / "p.yaml", {"name": "Notes # kept (my copy)", "speculative.mode": "lookup",
+                                             "sampling.temperature": 0.7, "sampling.top_k": 20})
+    assert (tmp_path / "p.yaml").read_text(encoding="utf-8") == (
+        "name: 'Notes # kept (my copy)'  # the title\nmodel: m\nspeculative: {mode: lookup}   # none here\n"
+        'flash_attn: off\nsampling:\n  # warm\n  temperature: 0.7 # "#" too\n  top_k: 20\n')
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 import os
 import reprlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -794,6 +795,91 @@ def _top_level_blocks(text: str, keys: list[str]) -> tuple[dict[str, tuple[str, 
     return blocks, "".join(pending)
 
 
+def _same_setting(read: Any, value: Any) -> bool:
+    """Whether a value YAML read (``off`` as False) is the setting ``value`` (``"off"``)."""
+    if isinstance(read, bool) and isinstance(value, str):
+        return value == ("on" if read else "off")
+    if isinstance(read, dict) and isinstance(value, dict):  # (a section: each of its settings)
+        return list(read) == list(value) and all(_same_setting(read[k], value[k]) for k in read)
+    return repr(read) == repr(value)
+
+
+def _dumped(key: str, value: Any) -> str:
+    """``key: value`` as saving writes a setting (a section's in flow style: ``{k: q8_0, v: f16}``)."""
+    return yaml.dump(_Settings({key: value}), Dumper=_ProfileDumper, sort_keys=False, allow_unicode=True,
+                     default_flow_style=None, width=100)
+
+
+def _line_set(line: str, key: str, old: Any, new: Any) -> str | None:
+    """One line ``key: old  # note`` (indented or not) as ``key: new  # note``: the note at its end
+    kept; None where the line is not that plainly one setting (a value over several lines)."""
+    body = line.rstrip("\r\n")
+    end = line[len(body):]
+    indent = body[: len(body) - len(body.lstrip())]
+    head, colon, rest = body.lstrip().partition(":")
+    if head != key or not colon:
+        return None
+    # where its note starts: a # after a space that is not inside the value (a quoted "#" is text)
+    starts = [i for i, c in enumerate(rest) if c == "#" and i and rest[i - 1] in " \t"] + [len(rest)]
+    for i in starts:
+        try:
+            read = load_yaml(f"{key}:{rest[:i]}")
+        except YamlError:
+            continue
+        if isinstance(read, dict) and key in read and _same_setting(read[key], old):
+            written = _dumped(key, new)
+            if written.count("\n") != 1:  # (a text of several lines: the whole setting is written again)
+                return None
+            value = rest[:i]
+            gap = value[len(value.rstrip()):] if i < len(rest) else ""
+            return indent + written.rstrip("\n") + gap + rest[i:] + end
+    return None
+
+
+def _block_set(block: str, key: str, old: Any, new: Any) -> str | None:
+    """A top-level setting's own lines (``_top_level_blocks``) with ``new`` in place of ``old``,
+    each line that changes rewritten alone: a note at a line's end, and the notes between a
+    section's lines (``# note`` under ``kv_cache:``), kept. None where the lines are not laid out
+    so plainly (a value over several lines): the setting is then written again whole."""
+    lines = block.splitlines(keepends=True)
+    content = [i for i, line in enumerate(lines) if line.strip() and not line.strip().startswith("#")]
+    if len(content) == 1:  # (a value on its line: 4096, or {k: f16, v: f16})
+        i = content[0]
+        line = _line_set(lines[i], key, old, new)
+        if line is None:
+            return None
+        lines[i] = line
+    elif isinstance(old, dict) and isinstance(new, dict) and set(old) <= set(new):  # a section, one a line
+        first, *inner = content
+        if _line_set(lines[first], key, old, old) is not None or not inner:
+            return None  # (its first line holds no value: "kv_cache:", or "kv_cache:  # note")
+        indent = lines[inner[0]][: len(lines[inner[0]]) - len(lines[inner[0]].lstrip())]
+        for name, value in new.items():
+            if name in old and _same_setting(old[name], value):
+                continue
+            at = [i for i in inner if lines[i].startswith(indent + f"{name}:")]
+            if name in old:
+                line = _line_set(lines[at[0]], name, old[name], value) if len(at) == 1 else None
+                if line is None:
+                    return None
+                lines[at[0]] = line
+            else:  # a setting the section did not have: after its last line
+                last = lines[inner[-1]]
+                newline = last[len(last.rstrip("\r\n")):] or "\n"
+                lines.insert(inner[-1] + 1, indent + _dumped(name, value).rstrip("\n") + newline)
+                inner.append(inner[-1] + 1)
+    else:
+        return None
+    text = "".join(lines)
+    try:
+        read = load_yaml(text)
+    except YamlError:
+        return None
+    if isinstance(read, dict):
+        _words_kept(read)
+    return text if isinstance(read, dict) and list(read) == [key] and repr(read[key]) == repr(new) else None
+
+
 def save_profile(profile: Profile, path: Path, changes: Mapping[str, Any] | None = None) -> Profile:
     """Write a profile to ``path`` atomically; the profile as read back from it.
 
@@ -801,8 +887,10 @@ def save_profile(profile: Profile, path: Path, changes: Mapping[str, Any] | None
     profile's own file (``profile.source``) is written again with only those set: the rest as the
     user wrote it, line for line (``_top_level_blocks``: its order, its comments, what it leaves
     to the defaults: written out, a ``parallel: 1`` would change what serve runs, a model named
-    relative to the file); a setting changed keeps the comment lines above it (PyYAML keeps no
-    comments, and a save took away every note in the file but those at its top). Written to
+    relative to the file); a setting changed keeps the comment lines above it, and only its lines
+    that change are written again (``_block_set``), so a note at a line's end or between a
+    section's lines stays (PyYAML keeps no comments, and a save took away every note in the file
+    but those at its top). Written to
     another folder (a shipped profile's copy), a model file found beside the original is named
     by its whole path. The
     result is checked as loading it would check it (ProfileError) before anything is written.
@@ -837,9 +925,10 @@ def save_profile(profile: Profile, path: Path, changes: Mapping[str, Any] | None
         before, block = blocks.get(key, ("", ""))
         if block and repr(value) == repr(written.get(key)):
             parts.append(before + block)  # as the user wrote it
+        elif block and (kept := _block_set(block, key, written.get(key), value)) is not None:
+            parts.append(before + kept)  # only the lines changed written again: the notes in it kept
         else:
-            parts.append(before + yaml.dump(_Settings({key: value}), Dumper=_ProfileDumper, sort_keys=False, allow_unicode=True,
-                                            default_flow_style=None, width=100))
+            parts.append(before + _dumped(key, value))
     text = "".join(parts) + tail
     profile_from_dict(load_yaml(text), str(path), source=path)  # (refused as loading it would refuse it)
     try:
@@ -848,6 +937,30 @@ def save_profile(profile: Profile, path: Path, changes: Mapping[str, Any] | None
         raise ProfileError(said=cannot_write(path, err)) from err
     write_named_file(path, text, ProfileError)
     return load_profile_file(path)
+
+
+def free_path(folder: Path, name: str) -> Path:
+    """``folder / name``, or where a file of that name is there already ``stem-2.yaml``,
+    ``stem-3.yaml``...: the first that is no file yet (nothing of the user's is written over)."""
+    stem, suffix = Path(name).stem, Path(name).suffix
+    for n in itertools.count(1):
+        path = folder / (name if n == 1 else f"{stem}-{n}{suffix}")
+        if not path.exists() and not path.is_symlink():
+            return path
+    raise AssertionError  # (unreachable)
+
+
+REMOVED_FOLDER = "removed"  # in the user's profiles folder: copies put aside, listed as no profile
+
+
+def set_aside(path: Path) -> Path:
+    """A profile file of the user's moved into the ``removed`` folder beside it, where it is no
+    profile any longer but is kept (moved back, it is used again); where it went. OSError as it is."""
+    folder = path.parent / REMOVED_FOLDER
+    folder.mkdir(exist_ok=True)
+    kept = free_path(folder, path.name)
+    path.rename(kept)
+    return kept
 
 
 # The same checks for other settings files (workloads): a YAML mapping into a dataclass.
