@@ -454,14 +454,15 @@ async def test_the_status_bar_shortens_itself_to_80_columns(folder: Path, smollm
                 app.generating = generating
                 text = app.status_text()
                 assert len(text) <= 80, text
-                assert re.search(r" · (KV f16/f16|GPU 0/31)$", text), text  # whole figures, never "· KV"
+                assert re.search(r" · (memory exact|bellek kesin|GPU 0/31)$", text), text  # whole, never "· KV"
             app.update_status()
             await pilot.pause()
             bar = str(app.chat_screen.query_one(StatusBar).render())
             assert bar.rstrip() == app.status_text().rstrip(), bar
             app.session_sampling = None
             app.generating = False
-            assert app.status_text().endswith(" · KV f16/f16")
+            # the K/V types in E's plain words: "KV f16/f16" said nothing to office staff
+            assert app.status_text().endswith(" · bellek kesin" if language == "tr" else " · memory exact")
 
 
 async def test_the_office_server_down_and_a_model_not_downloaded_are_said_in_turkish(folder: Path) -> None:
@@ -851,8 +852,11 @@ async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, s
     _write(own, "running", {"model": str(smollm2_path)})
     _write(own, "mine", {"model": str(smollm2_path)})
     path = own / "mine.yaml"
+    # notes between a section's lines and at a line's end too (a save took them away: PyYAML keeps none)
+    notes = ("context: 512  # for long letters\nkv_cache:\n  # IT: q4_0 garbled replies\n  k: f16\n"
+             "  v: f16  # exact\n")
     path.write_text("# my notes\n" + path.read_text(encoding="utf-8").replace("model:", "# IT's model\nmodel:")
-                    + "# more than 8192 stalls this PC\n", encoding="utf-8")
+                    .replace("context: 512\n", notes) + "# more than 8192 stalls this PC\n", encoding="utf-8")
     before = path.read_bytes()
     app = WorkstationApp("running", start_engine=False, sample_system=False, language="en")
     monkeypatch.setattr(hardware, "_probe", hardware.FakeGpuProbe.of(("NVIDIA GeForce RTX 4060", 8, 7.5)))
@@ -891,8 +895,9 @@ async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, s
     text = path.read_text(encoding="utf-8")
     assert text.startswith("# my notes\n") and "# IT's model\nmodel:" in text, text  # (every note kept: PyYAML keeps none)
     assert text.endswith("# more than 8192 stalls this PC\n"), text
+    assert notes.replace("512", "8192").replace("k: f16", "k: q8_0") in text, text  # only the lines changed
     data = yaml.safe_load(text)
-    assert data["context"] == 8192 and data["kv_cache"] == {"k": "q8_0"} and data["gpu_layers"] == 0, data
+    assert data["context"] == 8192 and data["kv_cache"] == {"k": "q8_0", "v": "f16"} and data["gpu_layers"] == 0, data
     assert "parallel" not in data and "speculative" not in data, data  # (left to their defaults, as written)
 
 
@@ -944,6 +949,12 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
         data = yaml.safe_load(copy.read_text(encoding="utf-8"))
         assert data["context"] == 1024 and data["model"] == str((folder / "beside.gguf").resolve()), data
         assert (folder / "shipped.yaml").read_bytes() == shipped
+        # the copy's title is the user's own (the shipped one's, "…, 8K context", could lie), and F3
+        # tells a copy from the shipped profiles
+        menu = app.screen
+        assert isinstance(menu, ProfileMenu) and data["name"] == "shipped (my copy)", data
+        row = next(i for i, e in enumerate(menu.entries) if getattr(e, "key", "") == "shipped")
+        assert str(menu._prompt(row, menu.entries[row])).startswith("  shipped (my copy)  (shipped · your copy)\n")
         # Ctrl+R on the copy puts back the shipped profile, asked first (nothing offered a way back)
         await _load_settings_of(pilot, app, "shipped")
         assert "Ctrl+R puts back the one that came with the app" in str(app.screen.query_one("#load-file").content)
@@ -956,10 +967,14 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
             await pilot.press(answer)
             await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
         await until(pilot, lambda: isinstance(app.screen, ProfileMenu) and not copy.exists())
-        assert said[-1] == (f"Your copy {copy} is removed; the profile's settings are the ones that came with the app "
-                            "again."), said
+        # put aside, not deleted (there was no way back to the settings the user had made)
+        kept = copy.parent / "removed" / "shipped.yaml"
+        assert yaml.safe_load(kept.read_text(encoding="utf-8"))["context"] == 1024
+        assert said[-1] == (f"Your copy is kept as {kept} (moved back to {copy.parent}, it is used again); the "
+                            "profile's settings are the ones that came with the app again."), said
         menu = app.screen
         assert isinstance(menu, ProfileMenu)
+        assert not any(getattr(e, "source", None) == kept for e in menu.entries)  # (no profile there)
         back = next(e for e in menu.entries if getattr(e, "key", "") == "shipped")
         assert back.source == folder / "shipped.yaml" and back.context == 512  # type: ignore[union-attr]
         # a model file that is not there: F3 said "F3 chooses another profile", in F3
@@ -967,6 +982,12 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
         await until(pilot, lambda: gone in menu.verdicts)
         assert menu.verdicts[gone] == (f"The model file {folder / 'gone.gguf'} does not exist: choose another profile "
                                        "here, or close this list (Esc) and see the models on this PC with F4.")
+        await _load_settings_of(pilot, app, "gone")  # in E, Esc leaves the settings: its own sentence
+        assert _verdict(app) == (f"The model file {folder / 'gone.gguf'} does not exist: leave these settings (Esc) "
+                                 "and choose another profile, or close the list too and see the models on this PC "
+                                 "with F4."), _verdict(app)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is menu)
         for key, why in (("desk", "This profile runs on a server, which sets its context and memory itself"),
                          (None, "A broken profile file cannot be changed here: mend it in a text editor")):
             menu.query_one("#profiles").highlighted = next(  # type: ignore[attr-defined]

@@ -59,7 +59,7 @@ from workstation.core.model_file import model_file_changed
 from workstation.core.paths import data_dir, typed_path
 from workstation.core.phrases import say
 from workstation.core.planner import FreedMemory, load_notes, offloadable_layers
-from workstation.core.profiles import Profile, Sampling, load_profile, with_own_sampling
+from workstation.core.profiles import KVCache, Profile, Sampling, load_profile, with_own_sampling
 from workstation.core.remote import refused
 from workstation.core.sqlite_schema import FULL_BELOW, says_damaged
 from workstation.core.store import (
@@ -101,6 +101,7 @@ from workstation.tui.screens.dashboard import DashboardScreen
 from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog, TextPrompt
 from workstation.tui.screens.file_picker import FilePicker, start_folder
 from workstation.tui.screens.instructions import InstructionsDialog
+from workstation.tui.screens.load_settings import kv_said
 from workstation.tui.screens.models import ModelsScreen
 from workstation.tui.screens.profile_menu import FitCheck, ProfileMenu
 from workstation.tui.screens.quantization import QuantizationScreen
@@ -836,12 +837,12 @@ class WorkstationApp(App[None]):
         if info:
             said_layers = {"n": info.gpu_layers, "total": offloadable_layers(info.n_layer)}
             layers_key = "status.layers"
-            kv = f"KV {info.type_k}/{info.type_v}"
+            kv = kv_said(t, KVCache(info.type_k, info.type_v))
         else:
             n = profile.gpu_layers
             said_layers = {"n": t(f"status.gpu_{n}") if n in ("auto", "all") else n}
             layers_key = "status.layers_planned"
-            kv = f"KV {profile.kv_cache.k}/{profile.kv_cache.v}"
+            kv = kv_said(t, profile.kv_cache)
         if self.loading is not None:
             pct = str(min(99, max(1, round(self.load_fraction * 100))))
             # a share only while llama.cpp reads the file: before, the engine's process starts (most

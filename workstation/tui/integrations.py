@@ -44,11 +44,13 @@ def freed_note(freed: FreedMemory | None, fits: bool, fits_without: Callable[[],
     return [("fit.freed_counted", {"gb": f"{freed.total_bytes / GB:.1f}", "model": freed.model})]
 
 
-def fit_verdict(profile: Profile, texts: Texts | None = None, freed: FreedMemory | None = None) -> str | None:
+def fit_verdict(profile: Profile, texts: Texts | None = None, freed: FreedMemory | None = None,
+                place: str = "in_f3") -> str | None:
     """Whether the profile can run here, in the UI's language: the planner's verdict, or for a
     desk PC's profile what its server says now (asked once, as loading it would). ``freed``:
     the loaded model's memory, counted as free (``memory_freed_by_switch``); said where it fits
-    only so."""
+    only so. ``place``: where it is said, for its own wording of a problem (``Texts.error``):
+    F3's list (``in_f3``), or its E (``in_load``, where Esc leaves the settings, not the list)."""
     t = texts or Texts()
     if profile.backend != "llama":
         return server_verdict(profile, t)
@@ -58,7 +60,7 @@ def fit_verdict(profile: Profile, texts: Texts | None = None, freed: FreedMemory
     try:
         plan = plan_for_profile(profile, not_downloaded=True, freed=freed)
     except WorkstationError as err:
-        return t.error(err, place="in_f3")  # (said in F3's list, and its E)
+        return t.error(err, place=place)
     verdict = say(plan.verdict_phrases, t.get)
     slow = slow_phrase(plan)  # (F3 said "runs" of an 8B model at 2 tokens/s, and gave no speed)
     counted = freed_note(freed, plan.fits, lambda: plan_for_profile(profile, not_downloaded=True).fits)

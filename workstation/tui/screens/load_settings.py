@@ -7,7 +7,6 @@ a profile shipped with the app is saved as the user's own copy, which is used in
 from __future__ import annotations
 
 import dataclasses
-import itertools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,11 +24,15 @@ from workstation.core.profiles import (
     KV_CACHE_TYPES,
     MAX_CONTEXT,
     MIN_CONTEXT,
+    REMOVED_FOLDER,
     KVCache,
     Profile,
     context_allowed,
+    free_path,
     save_profile,
+    set_aside,
 )
+from workstation.tui.i18n import Texts
 from workstation.tui.integrations import memory_freed_by_switch, speed_estimate
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.sampling import read_number
@@ -74,12 +77,30 @@ def target_file(profile: Profile) -> Path:
     assert profile.source is not None
     if not shipped(profile):
         return profile.source
-    folder = user_profiles_dir()
-    for n in itertools.count(1):
-        path = folder / (profile.source.name if n == 1 else f"{profile.source.stem}-{n}{profile.source.suffix}")
-        if not path.exists():
-            return path
-    raise AssertionError  # (unreachable)
+    return free_path(user_profiles_dir(), profile.source.name)
+
+
+def copy_titles(profile: Profile) -> dict[str, str]:
+    """The names a shipped profile's copy is saved with, marked as the user's own ("… (my copy)",
+    in Turkish "… (kopyam)"): under the shipped name, F3 could not tell the copy from the one
+    that came with the app, and a name saying "8K context" said it of a copy set to 32,768."""
+    titles = {}
+    for name, lang in (("name", "en"), ("name_tr", "tr")):
+        title = getattr(profile, name)
+        marked = Texts(lang)("load.copy_name", name=title)
+        if title and not title.endswith(marked.removeprefix(title)):  # (not marked twice)
+            titles[name] = marked
+    return titles
+
+
+KV_WORDS = ("f32", "f16", "bf16", "q8_0", "q5_0", "q5_1", "q4_0", "q4_1", "iq4_nl")  # (each has a kv.<type> word)
+
+
+def kv_said(t: Texts, kv: KVCache) -> str:
+    """The K/V cache types in plain words, as E's help says them ("memory half" for q8_0/q8_0,
+    "memory K half/V quarter"): F3's list and the status bar said "KV q8_0/q8_0"."""
+    k, v = (t(f"kv.{c}") if c in KV_WORDS else c for c in (kv.k, kv.v))
+    return t("kv.same", k=k) if k == v else t("kv.pair", k=k, v=v)
 
 
 class SettingsVerdict(Message):
@@ -115,6 +136,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         self.trained = trained
         self.n_layers = n_layers
         self._asked = 0  # the verdict shown is the last one asked for (typing asks for several)
+        self.put_aside: Path | None = None  # where Ctrl+R moved the user's copy
         self._follow = False  # a new verdict is brought into sight, as the dialog grows with it too
 
     # --- what is shown ----------------------------------------------------------------------
@@ -253,7 +275,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="load-settings")
     def _verdict(self, candidate: Profile, asked: int) -> None:
         t = self.wapp.texts
-        verdict = self.fit_check(candidate, t, self.freed) or t("profiles.fit_unknown")
+        verdict = self.fit_check(candidate, t, self.freed, place="in_load") or t("profiles.fit_unknown")
         self.post_message(SettingsVerdict(asked, verdict, speed_estimate(candidate, t, self.freed)))
 
     @on(SettingsVerdict)
@@ -297,6 +319,8 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
                 self.notify(t("load.unchanged"))
                 self.dismiss(None)
                 return
+            if shipped(self.profile):  # the copy's name says it is the user's own
+                changes |= copy_titles(self.profile)
             saved = save_profile(self.profile, target_file(self.profile), changes)
         except WorkstationError as err:
             self._problem(t.error(err))
@@ -304,8 +328,9 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         self.dismiss(saved)
 
     def action_reset(self) -> None:
-        """Ctrl+R on the user's own copy of a shipped profile: the copy removed, once asked; the
-        shipped profile is used again (LM Studio's "reset to default")."""
+        """Ctrl+R on the user's own copy of a shipped profile: the copy put aside (``set_aside``:
+        kept in the ``removed`` folder, no profile there; it was deleted, with no way back), once
+        asked; the shipped profile is used again (LM Studio's "reset to default")."""
         from workstation.core.profiles import load_profile_file
         from workstation.tui.screens.dialogs import ConfirmDialog
 
@@ -319,7 +344,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
             if not yes:
                 return
             try:
-                copy.unlink(missing_ok=True)
+                self.put_aside = set_aside(copy) if copy.exists() else None
             except OSError as err:
                 self._problem(t("load.reset_failed", file=str(copy), error=err.strerror or str(err)))
                 return
@@ -328,7 +353,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
             except ProfileError as err:
                 self._problem(t.error(err))
 
-        question = t("load.reset_q", file=str(copy))
+        question = t("load.reset_q", file=str(copy), folder=str(copy.parent / REMOVED_FOLDER))
         self.app.push_screen(ConfirmDialog(question, t("load.reset_yes"), t("dialog.cancel"), t.yes_no_keys()), answered)
 
     def action_cancel(self) -> None:
@@ -379,19 +404,20 @@ def _push(menu: ProfileMenu, index: int, profile: Profile) -> None:
 
     def show() -> None:
         if menu.app.screen is menu:  # (not once F3 is closed, nor twice for E pressed twice)
-            menu.app.push_screen(screen, lambda saved: _saved(menu, index, profile, saved))
+            menu.app.push_screen(screen, lambda saved: _saved(menu, index, profile, saved, screen.put_aside))
 
     menu.app.call_from_thread(show)
 
 
-def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None) -> None:
+def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None, put_aside: Path | None = None) -> None:
     from workstation.tui.screens.profile_menu import VerdictFound, _same_file
 
     if saved is None:
         return
     app, t = menu.wapp, menu.wapp.texts
     if shipped(saved) and not shipped(old):  # Ctrl+R: the user's copy removed
-        said = t("load.reset_done", file=str(old.source))
+        said = (t("load.reset_done", file=str(put_aside), folder=str(put_aside.parent.parent)) if put_aside
+                else t("load.reset_gone", file=str(old.source)))
     else:
         said = t("load.saved_copy" if saved.source != old.source else "load.saved", file=str(saved.source))
     if app.started_profile is not None and _same_file(app.started_profile, old):

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from rich.text import Text
 from textual import on, work
@@ -22,11 +21,16 @@ from workstation.core.profiles import Profile, list_profiles, load_profile_file
 from workstation.tui.i18n import Texts
 from workstation.tui.integrations import fit_verdict, memory_freed_by_switch
 from workstation.tui.screens.app_screen import AppScreen
+from workstation.tui.screens.load_settings import kv_said, shipped_original
 
 if TYPE_CHECKING:
     from workstation.core.planner import FreedMemory
 
-FitCheck = Callable[[Profile, Texts, "FreedMemory | None"], str | None]  # (fit_verdict)
+class FitCheck(Protocol):
+    """``fit_verdict``'s shape: a profile's verdict, said for ``place`` (F3's list, or its E)."""
+
+    def __call__(self, profile: Profile, texts: Texts, freed: FreedMemory | None = None, /,
+                 place: str = "in_f3") -> str | None: ...
 
 
 def _read_again(profile: Profile) -> Profile | ProfileError:
@@ -120,7 +124,8 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             return text
         mark = f"{self.wapp.glyphs.current} " if self._is_current(entry) else "  "
         text = Text(f"{mark}{entry.title(t.lang)}", style="bold")
-        text.append(f"  ({entry.key})")
+        # the user's own copy of a shipped profile, told from the shipped one (they had one title)
+        text.append(f"  ({t('profiles.key_copy', profile=entry.key) if shipped_original(entry) else entry.key})")
         if entry.about(t.lang):
             text.append(f"\n  {entry.about(t.lang)}")
         remote = entry.backend != "llama"
@@ -129,8 +134,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
                 text.append(f"\n  {entry.remote.model}")
             text.append(f"\n  {t('profiles.remote', url=entry.remote.base_url)}")
         else:
-            kv = f"{entry.kv_cache.k}/{entry.kv_cache.v}"
-            detail = t("profiles.detail", model=entry.model, context=f"{entry.context:,}", kv=kv)
+            detail = t("profiles.detail", model=entry.model, context=f"{entry.context:,}", kv=kv_said(t, entry.kv_cache))
             if entry.speculative.mode in ("draft", "lookup"):  # (its word: "draft" said nothing in Turkish)
                 detail += " · " + t(f"profiles.speculative_{entry.speculative.mode}")
             text.append(f"\n  {detail}")
