@@ -39,16 +39,16 @@ async def test_a_long_model_name_keeps_its_quantization(folder: Path, tmp_path: 
     async with app.run_test(size=(120, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         text = app.status_text()
-        assert " · SmolLM2-135M-Instruct-office-edition.Q4_1 · GPU layers 0/31 · KV f16/f16" in text, text
+        assert " · SmolLM2-135M-Instruct-office-edition.Q4_1 · GPU layers 0/31 · memory exact" in text, text
         await pilot.resize_terminal(80, 24)
         bar = app.chat_screen.query_one(StatusBar)
         await until(pilot, lambda: "…" in str(bar.render()))
         text = str(bar.render())
-        assert text.startswith(" ready │ long · SmolLM2-") and "…" in text and "edition.Q4_1 · GPU layers 0/31 · KV f16/f16" in text
+        assert text.startswith(" ready │ long · SmolLM2-") and "…" in text and "edition.Q4_1 · GPU layers 0/31 · memory exact" in text
         assert len(text.rstrip()) <= 80, text
         app.generating = True  # a longer state word: the name gives up more, the K/V types stay
         text = app.status_text()
-        assert text.startswith(" generating │ long · SmolLM2") and text.endswith("edition.Q4_1 · GPU layers 0/31 · KV f16/f16")
+        assert text.startswith(" generating │ long · SmolLM2") and text.endswith("edition.Q4_1 · GPU layers 0/31 · memory exact")
         assert len(text) <= 80, text
         app.generating = False
 
@@ -137,7 +137,8 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         copy = user_profiles_dir() / "office-cpu-like.yaml"
         assert app.profile.source == copy and app.profile.context == 1024
         assert said[-2:] == [f"Saved as your own copy, {copy}; it is used in place of the one that came with the app. "
-                             "Loading the profile again with the new settings.", "Loaded: office-cpu-like"], said
+                             "Loading the profile again with the new settings.",
+                             "Loaded: office-cpu-like (my copy)"], said  # (titled as the user's own)
         await pilot.press("f3")  # listed once, as the copy (not the shipped file beside it)
         await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
         assert [getattr(e, "source", None) for e in app.screen.entries] == [desk, copy]  # type: ignore[attr-defined]
@@ -908,6 +909,7 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
     shipped one back. At 80x24 a long verdict is scrolled into sight. A desk PC's profile (the server
     sets its context) and a broken file: E says in one sentence why they cannot be changed here."""
     from workstation.core.paths import user_profiles_dir
+    from workstation.core.profiles import load_profile_file
     from workstation.tui.screens.dialogs import ConfirmDialog
     from workstation.tui.screens.profile_menu import ProfileMenu
 
@@ -954,7 +956,10 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
         menu = app.screen
         assert isinstance(menu, ProfileMenu) and data["name"] == "shipped (my copy)", data
         row = next(i for i, e in enumerate(menu.entries) if getattr(e, "key", "") == "shipped")
-        assert str(menu._prompt(row, menu.entries[row])).startswith("  shipped (my copy)  (shipped · your copy)\n")
+        assert str(menu._prompt(row, menu.entries[row])).startswith("  shipped (my copy)  (shipped)\n")
+        copy.write_text(copy.read_text(encoding="utf-8").replace("name: shipped (my copy)", "name: shipped"),
+                        encoding="utf-8")  # (a copy saved before: its title the shipped one's)
+        assert str(menu._prompt(row, load_profile_file(copy))).startswith("  shipped  (shipped · your copy)\n")
         # Ctrl+R on the copy puts back the shipped profile, asked first (nothing offered a way back)
         await _load_settings_of(pilot, app, "shipped")
         assert "Ctrl+R puts back the one that came with the app" in str(app.screen.query_one("#load-file").content)

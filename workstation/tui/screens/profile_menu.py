@@ -123,9 +123,12 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             text.append(f"\n  {one_per_line(t.error(entry))}", style="italic")
             return text
         mark = f"{self.wapp.glyphs.current} " if self._is_current(entry) else "  "
-        text = Text(f"{mark}{entry.title(t.lang)}", style="bold")
-        # the user's own copy of a shipped profile, told from the shipped one (they had one title)
-        text.append(f"  ({t('profiles.key_copy', profile=entry.key) if shipped_original(entry) else entry.key})")
+        title = entry.title(t.lang)
+        text = Text(f"{mark}{title}", style="bold")
+        # the user's own copy of a shipped profile, told from the shipped one (they had one title),
+        # where its title does not say so ("… (my copy)", as E saves one now)
+        mine = shipped_original(entry) is not None and not title.endswith(t("load.copy_name", name=""))
+        text.append(f"  ({t('profiles.key_copy', profile=entry.key) if mine else entry.key})")
         if entry.about(t.lang):
             text.append(f"\n  {entry.about(t.lang)}")
         remote = entry.backend != "llama"
