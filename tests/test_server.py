@@ -549,11 +549,14 @@ def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: Runnin
     tokens = httpx.post(f"{server.root}/tokenize", json={"content": prompt, "parse_special": True}, headers=headers,
                         timeout=30).json()["tokens"]
     assert answered["usage"]["input_tokens"] == len(tokens)  # the conversation the chat route makes of it
-    # what needs responses kept on the server, or built-in tools: refused by name
-    for extra, param in (({"previous_response_id": "resp_1"}, "previous_response_id"),
-                         ({"tools": [{"type": "web_search"}]}, "tools")):
+    # what needs responses kept on the server, built-in tools, and mistakes: named in the client's words
+    for extra, param, said in (({"previous_response_id": "resp_1"}, "previous_response_id", "keeps no responses"),
+                               ({"tools": [{"type": "web_search"}]}, "tools", "tools[0] is a 'web_search' tool"),
+                               ({"input": [{"role": "bot", "content": "hi"}]}, "input", "input[0].role is 'bot'"),
+                               ({"max_output_tokens": 0}, "max_output_tokens", "'max_output_tokens' is 0")):
         refused = httpx.post(url, json={**body, **extra}, headers=headers, timeout=30)
         assert refused.status_code == 400 and refused.json()["error"]["param"] == param, refused.text
+        assert said in refused.json()["error"]["message"]
 
 
 def test_a_model_file_cut_short_while_it_serves_is_refused_with_a_503_not_a_bus_error(

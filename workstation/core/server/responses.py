@@ -32,7 +32,8 @@ from workstation.core.events import (
     TokenDelta,
     TurnFinished,
 )
-from workstation.core.server.protocol import bad, failed_response, flag
+from workstation.core.profiles import MAX_PREDICT
+from workstation.core.server.protocol import _integer, bad, failed_response, flag
 from workstation.core.tool_calls import ReplyReader, ToolCall, read_reply
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ REFUSED = {
     "prompt": "'prompt' (a prompt stored at OpenAI) is not supported by this server; send 'instructions' and "
               "'input' instead.",
 }
+ROLES = ("user", "assistant", "system", "developer")  # an input message's
 # fields passed to the chat route under the same name
 SAME = ("model", "temperature", "top_p", "tool_choice", "parallel_tool_calls", "user")
 
@@ -86,24 +88,30 @@ def _messages(raw: Any, instructions: Any) -> list[Any]:
             raise bad(f"{where} must be an object: a message ({{role, content}}) or a function call item.", "input")
         kind = item.get("type", "message")
         if kind == "message":
-            content = item.get("content")
+            role, content = item.get("role"), item.get("content")
+            if role not in ROLES:
+                shown = role if isinstance(role, str | int | float | bool) or role is None else type(role).__name__
+                raise bad(f"{where}.role is {shown!r}; allowed roles are {', '.join(ROLES)}.", "input")
             if isinstance(content, list):
                 content = [_text_part(p, f"{where}.content[{j}]") for j, p in enumerate(content)] or ""
-            out.append({"role": item.get("role"), "content": content})  # (parse_messages checks both)
+            elif not isinstance(content, str):
+                raise bad(f"{where}.content must be a string or a list of text parts.", "input")
+            out.append({"role": role, "content": content})
         elif kind == "function_call":
+            if not isinstance(item.get("name"), str) or not isinstance(item.get("arguments", "{}"), str):
+                raise bad(f"{where} must have the function's 'name' and its 'arguments' as JSON text.", "input")
             call = {"id": item.get("call_id", ""), "type": "function",
                     "function": {"name": item.get("name"), "arguments": item.get("arguments", "{}")}}
-            last = out[-1] if out else None
-            if last is not None and last.get("role") == "assistant" and "tool_calls" in last:
-                last["tool_calls"].append(call)
-            elif last is not None and last.get("role") == "assistant" and not last.get("tool_calls"):
-                last["tool_calls"] = [call]
+            if out and out[-1]["role"] == "assistant":  # the same reply's text, or its calls before
+                out[-1].setdefault("tool_calls", []).append(call)
             else:
                 out.append({"role": "assistant", "content": None, "tool_calls": [call]})
         elif kind == "function_call_output":
             output = item.get("output")
             if isinstance(output, list):
                 output = "\n".join(p["text"] for p in (_text_part(p, f"{where}.output") for p in output))
+            elif not isinstance(output, str):
+                raise bad(f"{where}.output must be the function's result as a string.", "input")
             out.append({"role": "tool", "tool_call_id": item.get("call_id", ""), "content": output})
         elif kind == "reasoning":
             continue  # a past reply's thinking: templates leave it out
@@ -207,8 +215,8 @@ class ResponsesDialect:
         if out["stream"]:
             out["stream_options"] = {"include_usage": True}
         out["messages"] = _messages(body.get("input"), body.get("instructions"))
-        if body.get("max_output_tokens") is not None:
-            out["max_tokens"] = body["max_output_tokens"]
+        if (most := _integer(body, "max_output_tokens", 1, MAX_PREDICT)) is not None:
+            out["max_tokens"] = most
         if body.get("tools") is not None:
             out["tools"] = _tools(body["tools"])
         if "tool_choice" in out:
