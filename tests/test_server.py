@@ -557,6 +557,8 @@ def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: Runnin
         refused = httpx.post(url, json={**body, **extra}, headers=headers, timeout=30)
         assert refused.status_code == 400 and refused.json()["error"]["param"] == param, refused.text
         assert said in refused.json()["error"]["message"]
+    kept = httpx.get(f"{url}/{whole['id']}", headers=headers, timeout=30)  # the openai client's responses.retrieve
+    assert kept.status_code == 404 and "keeps no responses" in kept.json()["error"]["message"]
 
 
 def test_a_model_file_cut_short_while_it_serves_is_refused_with_a_503_not_a_bus_error(

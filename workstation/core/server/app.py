@@ -226,6 +226,7 @@ class OpenAIServer:
                 Route(f"{prefix}/chat/completions", self.chat, methods=["POST"]),
                 Route(f"{prefix}/completions", self.completions, methods=["POST"]),
                 Route(f"{prefix}/responses", self.responses.handle, methods=["POST"]),
+                Route(f"{prefix}/responses/{{rid:path}}", self.responses.kept, methods=["GET", "POST", "DELETE"]),
             ]
         starlette = Starlette(
             routes=routes,

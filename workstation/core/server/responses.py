@@ -33,7 +33,7 @@ from workstation.core.events import (
     TurnFinished,
 )
 from workstation.core.profiles import MAX_PREDICT
-from workstation.core.server.protocol import _integer, bad, failed_response, flag
+from workstation.core.server.protocol import ApiError, _integer, bad, failed_response, flag
 from workstation.core.tool_calls import ReplyReader, ToolCall, read_reply
 
 if TYPE_CHECKING:
@@ -204,6 +204,16 @@ class ResponsesDialect:
 
     async def handle(self, request: Request) -> Response:
         return await self.server._handle(request, chat=True, native=self, route="responses")
+
+    async def kept(self, request: Request) -> Response:
+        """``/v1/responses/{id}`` (retrieve, delete, cancel, input_items): nothing is kept here,
+        which a bare "There is no route" did not say."""
+        try:
+            self.server._auth(request)
+        except ApiError as err:
+            return err.response()
+        return ApiError(404, "This server keeps no responses (every answer says store: false), so there is none "
+                             "to retrieve, cancel or delete.", code="not_found").response()
 
     # --- the request ---------------------------------------------------------------------------
     def translate(self, body: dict[str, Any], chat: bool) -> tuple[dict[str, Any], bool]:
