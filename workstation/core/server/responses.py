@@ -7,10 +7,12 @@ accounting, tools and reply formats are the chat route's.
 Served: ``input`` (a string, or a list of messages with text parts, ``function_call`` and
 ``function_call_output`` items), ``instructions``, ``max_output_tokens``, ``temperature``,
 ``top_p``, ``text.format`` (text, json_object, json_schema), function ``tools`` and
-``tool_choice``, ``stream`` (the ``response.*`` events, each with its ``event:`` line).
-Refused by name: what needs responses kept on the server (``previous_response_id``,
-``conversation``, ``background``, stored ``prompt``s), tools other than functions, and images
-or files in the input. Nothing is stored: every answer says ``store: false``.
+``tool_choice``, ``stream`` (the ``response.*`` events, each with its ``event:`` line), and
+the chat route's samplers (``seed``, ``stop``, ``top_k``, ...). Refused by name: what needs
+responses kept on the server (``previous_response_id``, ``conversation``, ``background``, stored
+``prompt``s), ``top_logprobs``, tools other than functions, and images or files in the input.
+Nothing is stored: every answer says ``store: false``. A past reply's thinking (a ``reasoning``
+item) is left out of the prompt, and a reasoning model's thinking is not answered as one.
 """
 
 from __future__ import annotations
@@ -54,10 +56,13 @@ REFUSED = {
     "background": "'background' is not supported by this server; leave it out and wait for the answer.",
     "prompt": "'prompt' (a prompt stored at OpenAI) is not supported by this server; send 'instructions' and "
               "'input' instead.",
+    "top_logprobs": "'top_logprobs' is not served on /v1/responses; ask /v1/chat/completions with 'logprobs' for "
+                    "them.",
 }
 ROLES = ("user", "assistant", "system", "developer")  # an input message's
-# fields passed to the chat route under the same name
-SAME = ("model", "temperature", "top_p", "tool_choice", "parallel_tool_calls", "user")
+# fields passed to the chat route under the same name (OpenAI's, and the chat route's own samplers)
+SAME = ("model", "temperature", "top_p", "tool_choice", "parallel_tool_calls", "user", "seed", "stop", "top_k",
+        "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty")
 
 
 def _text_part(part: Any, where: str) -> dict[str, Any]:
