@@ -496,6 +496,67 @@ def test_embeddings_are_refused_with_why(client: openai.OpenAI) -> None:
     assert "makes no embeddings" in refused.value.message and "llama-server --embeddings" in refused.value.message
     rerank = httpx.post(str(client.base_url).rstrip("/") + "/rerank", json={}, headers={"Authorization": f"Bearer {KEY}"})
     assert rerank.status_code == 501 and "does no reranking" in rerank.json()["error"]["message"]
+    # never served, so not to be tried again: the openai library retried the 501 twice (any 5xx)
+    assert rerank.headers["x-should-retry"] == "false"
+
+
+def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: RunningServer) -> None:
+    """OpenAI's Responses API (``client.responses.create``, which newer tools call): it was 404
+    "There is no route /v1/responses". Its input, answer and events in OpenAI's shapes."""
+    url, headers = f"{server.base_url}/responses", server.headers()
+    body = {"model": "serve-test", "instructions": "Answer briefly.", "max_output_tokens": 3,
+            "input": [{"role": "user", "content": [{"type": "input_text", "text": "Name a colour."}]}]}
+    whole = httpx.post(url, json=body, headers=headers, timeout=120).json()
+    assert whole["object"] == "response" and whole["store"] is False and whole["instructions"] == "Answer briefly."
+    assert whole["status"] == "incomplete" and whole["incomplete_details"] == {"reason": "max_output_tokens"}
+    [message] = whole["output"]
+    assert message["type"] == "message" and message["role"] == "assistant" and message["status"] == "incomplete"
+    assert message["content"][0]["type"] == "output_text" and message["content"][0]["text"]
+    assert whole["usage"]["output_tokens"] == 3 and whole["usage"]["total_tokens"] > 3
+    with httpx.stream("POST", url, json={**body, "stream": True}, headers=headers, timeout=120) as r:
+        lines = [line for line in r.iter_lines() if line]
+    events = [json.loads(line[6:]) for line in lines if line.startswith("data: ")]
+    assert [line[7:] for line in lines if line.startswith("event: ")] == [e["type"] for e in events]
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+    kinds = [e["type"] for e in events]
+    assert kinds[:4] == ["response.created", "response.in_progress", "response.output_item.added",
+                         "response.content_part.added"]
+    assert kinds[-4:] == ["response.output_text.done", "response.content_part.done", "response.output_item.done",
+                          "response.incomplete"]
+    deltas = "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta")
+    assert deltas == events[-4]["text"] == events[-1]["response"]["output"][0]["content"][0]["text"]
+    assert events[0]["response"]["id"] == events[-1]["response"]["id"]
+    # an earlier call and its output sent back as items, a function tool called: the chat route's tools underneath
+    tools = [{"type": "function", "name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]
+    earlier = [{"role": "user", "content": "Weather in Paris?"},
+               {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": '{"city": "Paris"}'},
+               {"type": "function_call_output", "call_id": "call_1", "output": "sunny"},
+               {"role": "user", "content": "And in Rome?"}]
+    asked = {"model": "serve-test", "input": earlier, "tools": tools, "max_output_tokens": 40,
+             "tool_choice": {"type": "function", "name": "get_weather"}}
+    called = httpx.post(url, json=asked, headers=headers, timeout=120).json()
+    [call] = called["output"]
+    assert call["type"] == "function_call" and call["name"] == "get_weather" and call["call_id"].startswith("call_")
+    assert json.loads(call["arguments"])["city"] and called["status"] == "completed"
+    prompt = httpx.post(f"{server.root}/apply-template", headers=headers, timeout=30, json={"tools": [
+        {"type": "function", "function": {k: v for k, v in tools[0].items() if k != "type"}}], "messages": [
+        earlier[0], {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}, earlier[3]]}).json()["prompt"]
+    tokens = httpx.post(f"{server.root}/tokenize", json={"content": prompt, "parse_special": True}, headers=headers,
+                        timeout=30).json()["tokens"]
+    assert called["usage"]["input_tokens"] == len(tokens)  # the conversation the chat route makes of the items
+    # what needs responses kept on the server, built-in tools, and mistakes: named in the client's words
+    for extra, param, said in (({"previous_response_id": "resp_1"}, "previous_response_id", "keeps no responses"),
+                               ({"tools": [{"type": "web_search"}]}, "tools", "tools[0] is a 'web_search' tool"),
+                               ({"input": [{"role": "bot", "content": "hi"}]}, "input", "input[0].role is 'bot'"),
+                               ({"max_output_tokens": 0}, "max_output_tokens", "'max_output_tokens' is 0")):
+        refused = httpx.post(url, json={**body, **extra}, headers=headers, timeout=30)
+        assert refused.status_code == 400 and refused.json()["error"]["param"] == param, refused.text
+        assert said in refused.json()["error"]["message"]
+    kept = httpx.get(f"{url}/{whole['id']}", headers=headers, timeout=30)  # the openai client's responses.retrieve
+    assert kept.status_code == 404 and "keeps no responses" in kept.json()["error"]["message"]
 
 
 def test_a_model_file_cut_short_while_it_serves_is_refused_with_a_503_not_a_bus_error(

@@ -70,7 +70,7 @@ class UsageRecord:
     t: float  # seconds since the epoch, when the request arrived
     key: str
     profile: str
-    route: str  # chat | completions | completion | api/chat | api/generate
+    route: str  # chat | completions | completion | responses | api/chat | api/generate
     prompt_tokens: int = 0  # OpenAI's: evaluated + cached
     cached_tokens: int = 0
     completion_tokens: int = 0

@@ -57,7 +57,7 @@ class Ticket:
     """One generation request from arrival to its answer."""
 
     caller: Caller
-    route: str  # chat | completions | completion | api/chat | api/generate
+    route: str  # chat | completions | completion | responses | api/chat | api/generate
     t: float  # the accounts' clock at arrival (seconds since the epoch)
     t0: float = field(default_factory=time.perf_counter)
     content: dict[str, Any] | None = None  # for the audit trail, when content is kept

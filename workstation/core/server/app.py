@@ -3,7 +3,7 @@
 OpenAI's ``GET /v1/models``, ``POST /v1/chat/completions`` and ``POST /v1/completions``
 (streamed or not; ``usage`` always, and in a stream as a last chunk with llama-server's
 ``timings`` when ``stream_options.include_usage`` is set; the same routes answer without
-``/v1``), llama-server's ``POST /tokenize``, ``/detokenize`` and ``/apply-template``,
+``/v1``), OpenAI's ``POST /v1/responses`` (``responses.py``), llama-server's ``POST /tokenize``, ``/detokenize`` and ``/apply-template``,
 ``GET /health`` and ``GET /metrics`` (off with ``serve --no-metrics``); llama-server's
 ``/completion``, ``/props`` and ``/slots`` live in ``native.py``, Ollama's ``/api/...`` in
 ``ollama.py`` (both through ``_handle``, as a ``Dialect``). An option llama-server has
@@ -203,6 +203,9 @@ class OpenAIServer:
         from workstation.core.server.ollama import OllamaErrors, OllamaRoutes
 
         self.ollama = OllamaRoutes(self)  # Ollama's /api/chat, /api/generate, /api/tags, ...
+        from workstation.core.server.responses import ResponsesDialect
+
+        self.responses = ResponsesDialect(self)  # OpenAI's /v1/responses, over the chat route
         routes = [
             Route("/health", self.health, methods=["GET"]),
             *([Route("/metrics", self.metrics, methods=["GET"])] if options.metrics else []),
@@ -222,6 +225,8 @@ class OpenAIServer:
                 Route(f"{prefix}/models/{{model:path}}", self.models, methods=["GET"]),
                 Route(f"{prefix}/chat/completions", self.chat, methods=["POST"]),
                 Route(f"{prefix}/completions", self.completions, methods=["POST"]),
+                Route(f"{prefix}/responses", self.responses.handle, methods=["POST"]),
+                Route(f"{prefix}/responses/{{rid:path}}", self.responses.kept, methods=["GET", "POST", "DELETE"]),
             ]
         starlette = Starlette(
             routes=routes,

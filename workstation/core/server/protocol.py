@@ -56,6 +56,8 @@ class ApiError(Exception):
         self.param = param
         self.code = code
         self.headers = headers or {}
+        if status == 501:  # what this server never does: the openai library retried it twice (as any 5xx)
+            self.headers.setdefault("x-should-retry", "false")
 
     def body(self) -> dict[str, Any]:
         return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
