@@ -283,6 +283,12 @@ ENGLISH: dict[str, str] = {
     # a model download (catalog.pull)
     "models.changed_meanwhile": ("{name} changed while you were asked (another window or command put another "
                                  "file in its place); nothing was deleted. Look at the list again and choose once more."),
+    "models.being_added": ("{name} is being copied into {folder} already (by another window or command); it is "
+                           "ready when that copy ends."),
+    "models.left_copy_removed": ("Removed the unfinished copy of {name} ({size}) from {folder}: adding it was "
+                                 "stopped before it ended. Add it again to use it."),
+    "models.left_copies_removed": ("Removed {n} unfinished copies ({names}; {size} in all) from {folder}: adding "
+                                   "them was stopped before it ended. Add them again to use them."),
     "pull.already": ("{name} is being downloaded into {folder} already (started earlier here, in another "
                      "window or by `models pull`); it is ready when that download ends."),
     "pull.http": "The download of {url} failed: the server answered {code} {reason}.",

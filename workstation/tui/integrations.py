@@ -326,6 +326,12 @@ def add_model(path: Path) -> catalog.AddedModel:
     return catalog.add_model(path, free_name=True)
 
 
+def clear_left_copies() -> Phrase | None:
+    """Remove what copies into models/ stopped mid-way left there; what was removed, said."""
+    removed = catalog.clear_left_copies()
+    return catalog.left_copies_phrase(removed) if removed else None
+
+
 # --- the API server alongside the chat ---------------------------------------------------
 def start_api_server(profile: Profile, port: int, parallel: int | None = None) -> tuple[Any, Any]:
     """Serve ``profile`` on 127.0.0.1:``port`` (``workstation serve`` in a child process) and
