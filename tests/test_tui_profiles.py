@@ -376,6 +376,7 @@ async def test_f4_asks_before_a_download_and_the_download_outlives_leaving_f4(
     from textual.widgets import DataTable
 
     from workstation.core.catalog import catalog_entries
+    from workstation.tui.messages import Progress
     from workstation.tui.screens.dialogs import ConfirmDialog
     from workstation.tui.screens.models import ModelsScreen
 
@@ -416,6 +417,10 @@ async def test_f4_asks_before_a_download_and_the_download_outlives_leaving_f4(
             await until(pilot, lambda: server.ranges == [None])  # asked of the server, the body held back
             await pilot.press("escape")  # left while it downloads
             await until(pilot, lambda: app.screen is app.chat_screen)
+            await pilot.pause()  # the status bar says so (it said nothing until the notice at the end)
+            assert "llama-3.1-8b-instruct-q4_k_m indiriliyor…" in " ".join(screen_lines(app))
+            models.post_message(Progress(2 << 20, 5 << 20))  # (the body is held back: as its first MB would say)
+            await until(pilot, lambda: "llama-3.1-8b-instruct-q4_k_m indiriliyor %40" in app.status_text())
             await pilot.press("f4")
             await until(pilot, lambda: isinstance(app.screen, ModelsScreen))
             assert app.screen is models  # the same screen, its download with it
@@ -428,6 +433,7 @@ async def test_f4_asks_before_a_download_and_the_download_outlives_leaving_f4(
             await until(pilot, lambda: any(n.startswith("llama-3.1-8b-instruct-q4_k_m indirildi ve kuruldu: F4")
                                            for n in said))
             assert (models_home / llama["file"]).read_bytes() == TINY.read_bytes()
+            assert "indiriliyor" not in app.status_text()
             await pilot.press("f4")  # listed as installed, the bar gone
             await until(pilot, lambda: any(row.name == "llama-3.1-8b-instruct-q4_k_m" and row.installed
                                            for row in models.catalog))
