@@ -689,6 +689,16 @@ def memory_held(profile: Profile, loaded: EngineInfo) -> FreedMemory:
         model=loaded.model_name)
 
 
+def memory_held_by(profile: Profile | None, engine: Any) -> FreedMemory | None:
+    """``memory_held`` of what ``engine`` (an engine, or serve's scheduler: anything with
+    ``info()``) loaded for ``profile``; None with no local model loaded. A switch counts it as
+    free before the chosen profile loads, and the notes said once a model has loaded count it
+    as free (serve counted its own model as taken, and said a model that ran fast ran slowly)."""
+    if profile is None or profile.backend != "llama" or engine is None or not hasattr(engine, "info"):
+        return None
+    return memory_held(profile, engine.info())
+
+
 def setting_phrases(profile: Profile, info: ModelInfo) -> list[Phrase]:
     """Settings that load but work against the user: more threads than cores (llama.cpp's
     threads wait for each other at every step, so the extra ones only stall it), and a
@@ -985,6 +995,7 @@ __all__ = [
     "kv_cache_per_layer",
     "kv_cells",
     "memory_held",
+    "memory_held_by",
     "plan",
     "plan_for_profile",
     "readiness",

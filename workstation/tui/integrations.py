@@ -27,11 +27,9 @@ if TYPE_CHECKING:
 def memory_freed_by_switch(running: Profile | None, engine: Any) -> FreedMemory | None:
     """What a switch from the running profile frees before the chosen one loads: the loaded
     local model's memory (``switch_profile`` closes it first); None with no local model loaded."""
-    if running is None or running.backend != "llama" or engine is None:
-        return None
-    from workstation.core.planner import memory_held
+    from workstation.core.planner import memory_held_by
 
-    return memory_held(running, engine.info())
+    return memory_held_by(running, engine)
 
 
 def freed_note(freed: FreedMemory | None, fits: bool, fits_without: Callable[[], bool]) -> list[Phrase]:
