@@ -34,6 +34,9 @@ ENGLISH: dict[str, str] = {
     "fit.context_hint_q8": "; the {context}-token context alone takes {kv} GB: with q8_0 K/V {q8} tokens fit here",
     "fit.context_hint_both": ("; the {context}-token context alone takes {kv} GB: a context of {fits} tokens "
                               "fits here, or {q8} with q8_0 K/V"),
+    # a context that fits only with its weights read from the disk (``paged_bytes``) runs slowly
+    "fit.context_hint_slower": "; {slow} tokens fit too, but run slowly (the model is then read from the disk as it writes)",
+    "fit.context_hint_slow": "; slowly, though: the model is then read from the disk as it writes",
     "fit.too_big_limit": ("does not fit: needs {need} GB, and the memory limit this program runs under "
                           "leaves {have} GB for it"),
     "fit.gpu": "fits entirely on the {where}: {used} of {total} GB",
