@@ -389,10 +389,13 @@ async def test_f4_asks_before_a_download_and_the_download_outlives_leaving_f4(
     llama = next(entry for entry in entries if entry["name"] == "llama-3.1-8b-instruct-q4_k_m")
     llama.update(source=f"{server.url}/llama.gguf", sha256=None)
     (models_home / "catalog.yaml").write_text(yaml.safe_dump({"models": entries}), encoding="utf-8")
+    (models_home / ".left.gguf.part").write_bytes(b"\0" * 3000)  # a `models add` killed mid-copy: gone at start
     try:
         app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="tr")
         said = notices(app)
         async with app.run_test(size=(100, 30)) as pilot:
+            await until(pilot, lambda: any(n.startswith("left.gguf modelinin yarım kalan kopyası (3 KB)") for n in said))
+            assert not (models_home / ".left.gguf.part").exists()
             await pilot.press("f4")
             await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.catalog))
             models = app.screen
