@@ -286,3 +286,22 @@ def test_a_prompt_that_fills_its_slot_is_refused_at_submit(plain: Scheduler) -> 
 
     with pytest.raises(PromptTooLong, match=f"at most {plain.slot_ctx - 1} prompt tokens"):
         plain.submit([1] * plain.slot_ctx, GREEDY, lambda e: None)
+
+
+def test_serve_counts_the_model_it_loaded_as_free_as_the_chat_does(plain: Scheduler, reference: Engine) -> None:
+    """serve's notes once its model loaded (``print_load_notes``) counted the memory that model
+    holds as taken (the chat's, and the app's switch, count it as free: ``memory_held``): its
+    own K/V cache could make it say "runs slowly" of a model that ran fast. Its scheduler says
+    what it loaded, as an engine does, and what it holds is its slots' context together."""
+    import dataclasses
+
+    from workstation.core.planner import memory_held_by, plan_for_profile
+
+    held = memory_held_by(plain.profile, plain)
+    assert held is not None and held.model == plain.model_name == reference.info().model_name
+    assert plain.info().n_ctx == 512 and plain.info().parallel == 4
+    together = plan_for_profile(dataclasses.replace(plain.profile, context=4 * 512))
+    cpu = next(d for d in together.devices if d.kind == "cpu")
+    assert held.ram_bytes == cpu.kv_cache_bytes + cpu.compute_bytes + together.repack_bytes
+    one = memory_held_by(reference.profile, reference)
+    assert one is not None and 0 < one.ram_bytes < held.ram_bytes  # one slot's 512 tokens: less

@@ -334,6 +334,15 @@ def test_the_budget_drops_states_never_restored_before_reused_ones(tmp_path: Pat
     assert store.seen_before([*range(20), 7, 7, 7]) == 16
     store.keep_seen()  # (serve stopping) the next start remembers them: a restart forgot them
     assert KvStateStore(tmp_path).seen_before([*range(20), 9]) == 16
+    # and now and then as it runs (more asked, a minute passed): a kill -9 lost a day's of them
+    running = KvStateStore(tmp_path)
+    running.keep_seen_every_s = 0.0  # (the minute passed)
+    assert running.seen_before(list(range(100, 140))) == 0  # never stopped: no keep_seen
+    deadline = time.monotonic() + 60
+    while KvStateStore(tmp_path).seen_before(list(range(100, 140))) != 32 and time.monotonic() < deadline:
+        time.sleep(0.05)  # (written in a thread of its own)
+    assert KvStateStore(tmp_path).seen_before([*range(100, 140)]) == 32
+    assert KvStateStore(tmp_path).seen_before([*range(20), 9]) == 16  # with those kept before
     store.clear()
     assert KvStateStore(tmp_path).seen_before([*range(20), 9]) == 0
 

@@ -182,8 +182,22 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
 
     monkeypatch.setenv("WORKSTATION_PROFILES", str(tmp_path / "profiles"))
     (tmp_path / "profiles").mkdir()
-    assert main(["models", "add", str(TINY), "--name", "tiny"]) == 0
+    # a copy killed mid-way (kill -9) left its hidden part, GBs nothing listed nor removed: the
+    # next models command removes it and says so; a copy running (its lock held) and a
+    # download's part (resumed by the next pull of it) stay
+    (models_home / ".left.gguf.part").write_bytes(b"\0" * 3000)
+    (models_home / ".running.gguf.part").write_bytes(b"\0" * 10)
+    (models_home / ".pulled.gguf.part").write_bytes(b"\0" * 10)
+    (models_home / ".pulled.gguf.part.json").write_text('{"url": "https://example.org/pulled.gguf"}')
+    assert claim_turn(models_home / ".running.gguf.part", 0)
+    try:
+        assert main(["models", "add", str(TINY), "--name", "tiny"]) == 0
+    finally:
+        release_turn(models_home / ".running.gguf.part", 0)
     out, err = capsys.readouterr()
+    assert "Removed the unfinished copy of left.gguf (3 KB) from" in err, err
+    assert not (models_home / ".left.gguf.part").exists()
+    assert (models_home / ".running.gguf.part").exists() and (models_home / ".pulled.gguf.part").exists()
     assert out.startswith("added tiny.gguf")
     assert "workstation profiles new tiny: it makes a profile for it" in err, err
     assert main(["profiles", "new", "tiny"]) == 0  # as it says

@@ -15,6 +15,7 @@ from workstation.core.events import EngineInfo
 from workstation.core.hardware import FakeGpuProbe, set_probe
 from workstation.core.planner import (
     RAM_RESERVE_BYTES,
+    MemoryPlan,
     compute_bytes,
     kv_cache_per_layer,
     memory_held,
@@ -263,9 +264,26 @@ def test_a_context_too_large_names_the_ones_that_fit() -> None:
     m = re.search(r"a context of ([\d,]+) tokens fits here, or ([\d,]+) with q8_0 K/V$", p.verdict)
     assert not p.fits and m, p.verdict
     fits, q8 = (int(x.replace(",", "")) for x in m.groups())
-    assert plan(info, context=fits, gpus=[], **mem).fits and not plan(info, context=2 * fits, gpus=[], **mem).fits
+
+    def fast(p: MemoryPlan) -> bool:  # (one that fits with its weights read from the disk crawls: it named that one)
+        return p.fits and not p.paged_bytes
+
+    assert fast(plan(info, context=fits, gpus=[], **mem)) and not fast(plan(info, context=2 * fits, gpus=[], **mem))
     q8_0 = dict(type_k="q8_0", type_v="q8_0", gpus=[], **mem)
-    assert q8 > fits and plan(info, context=q8, **q8_0).fits and not plan(info, context=2 * q8, **q8_0).fits
+    assert q8 > fits and fast(plan(info, context=q8, **q8_0)) and not fast(plan(info, context=2 * q8, **q8_0))
+    # the cache q8_0 already, less memory: the fast one first, the larger that runs only slowly said so
+    less = dict(type_k="q8_0", type_v="q8_0", gpus=[], ram_available=8 * GIB, ram_total=16 * GIB)
+    p = plan(info, context=131072, **less)
+    m = re.search(r"a context of ([\d,]+) tokens fits here; ([\d,]+) tokens fit too, but run slowly \(the model is "
+                  r"then read from the disk as it writes\)$", p.verdict)
+    assert m, p.verdict
+    quick, slow = (int(x.replace(",", "")) for x in m.groups())
+    assert fast(plan(info, context=quick, **less)) and not fast(plan(info, context=2 * quick, **less))
+    assert slow > quick and plan(info, context=slow, **less).fits and not plan(info, context=2 * slow, **less).fits
+    # none runs fast in this memory: what it names is said to run slowly
+    p = plan(info, context=131072, gpus=[], ram_available=5 * GIB, ram_total=16 * GIB)
+    assert not p.fits and p.verdict.endswith("; slowly, though: the model is then read from the disk as it writes"), \
+        p.verdict
     # never more than the model was trained for (Llama 3's 8,192: it named 32,768, and 131,072 with q8_0)
     p = plan(llama3_8b(), context=131072, gpus=[], **mem)
     named = [int(x.replace(",", "")) for x in re.findall(r"(\d[\d,]*) (?:tokens|with q8_0)", p.verdict)]

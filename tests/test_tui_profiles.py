@@ -377,6 +377,7 @@ async def test_f4_asks_before_a_download_and_the_download_outlives_leaving_f4(
     from textual.widgets import DataTable
 
     from workstation.core.catalog import catalog_entries
+    from workstation.tui.messages import Progress
     from workstation.tui.screens.dialogs import ConfirmDialog
     from workstation.tui.screens.models import ModelsScreen
 
@@ -389,10 +390,13 @@ async def test_f4_asks_before_a_download_and_the_download_outlives_leaving_f4(
     llama = next(entry for entry in entries if entry["name"] == "llama-3.1-8b-instruct-q4_k_m")
     llama.update(source=f"{server.url}/llama.gguf", sha256=None)
     (models_home / "catalog.yaml").write_text(yaml.safe_dump({"models": entries}), encoding="utf-8")
+    (models_home / ".left.gguf.part").write_bytes(b"\0" * 3000)  # a `models add` killed mid-copy: gone at start
     try:
         app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="tr")
         said = notices(app)
         async with app.run_test(size=(100, 30)) as pilot:
+            await until(pilot, lambda: any(n.startswith("left.gguf modelinin yarım kalan kopyası (3 KB)") for n in said))
+            assert not (models_home / ".left.gguf.part").exists()
             await pilot.press("f4")
             await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.catalog))
             models = app.screen
@@ -417,6 +421,10 @@ async def test_f4_asks_before_a_download_and_the_download_outlives_leaving_f4(
             await until(pilot, lambda: server.ranges == [None])  # asked of the server, the body held back
             await pilot.press("escape")  # left while it downloads
             await until(pilot, lambda: app.screen is app.chat_screen)
+            await pilot.pause()  # the status bar says so (it said nothing until the notice at the end)
+            assert "llama-3.1-8b-instruct-q4_k_m indiriliyor…" in " ".join(screen_lines(app))
+            models.post_message(Progress(2 << 20, 5 << 20))  # (the body is held back: as its first MB would say)
+            await until(pilot, lambda: "llama-3.1-8b-instruct-q4_k_m indiriliyor %40" in app.status_text())
             await pilot.press("f4")
             await until(pilot, lambda: isinstance(app.screen, ModelsScreen))
             assert app.screen is models  # the same screen, its download with it
@@ -429,6 +437,7 @@ async def test_f4_asks_before_a_download_and_the_download_outlives_leaving_f4(
             await until(pilot, lambda: any(n.startswith("llama-3.1-8b-instruct-q4_k_m indirildi ve kuruldu: F4")
                                            for n in said))
             assert (models_home / llama["file"]).read_bytes() == TINY.read_bytes()
+            assert "indiriliyor" not in app.status_text()
             await pilot.press("f4")  # listed as installed, the bar gone
             await until(pilot, lambda: any(row.name == "llama-3.1-8b-instruct-q4_k_m" and row.installed
                                            for row in models.catalog))

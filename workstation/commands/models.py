@@ -69,6 +69,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workstation.core.phrases import say
+
+    removed = catalog.clear_left_copies()  # (a copy killed mid-way left GBs nothing showed)
+    if removed:
+        print(f"workstation: {say([catalog.left_copies_phrase(removed)])}", file=sys.stderr)
     return int(args.action(args) or 0)
 
 

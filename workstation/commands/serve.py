@@ -187,7 +187,9 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    print_load_notes(profile)  # after the line that says where it serves (scripts read that first)
+    # after the line that says where it serves (scripts read that first); the model it loaded
+    # counted as free, as chat's notes count it (its K/V took the memory that made it "slow")
+    print_load_notes(profile, scheduler)
     if accounts.folded_in:
         n = accounts.folded_in
         print(f"workstation: {n} request{'' if n == 1 else 's'} that a stopped server could not write to the usage "

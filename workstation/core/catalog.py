@@ -746,6 +746,12 @@ def add_model(src: Path, *, name: str | None = None, link: bool = False, free_na
         raise WorkstationError(f"A model named {dest.name} is already in {dest_dir}; give this one another "
                                "name with --name.")
     tmp = dest_dir / f".{dest.name}.part"
+    from workstation.core.turn_lock import claim_turn, lock_file, release_turn
+
+    # held while it copies, as a download holds its part: a copy stopped by kill -9 (or a power
+    # cut) left the part, GBs, and ``clear_left_copies`` tells a left one from one being written
+    if not claim_turn(tmp, 0, again=False):
+        raise WorkstationError(said=[("models.being_added", {"name": dest.name, "folder": str(dest_dir)})])
     try:
         if link:
             tmp.symlink_to(src.resolve())
@@ -755,7 +761,56 @@ def add_model(src: Path, *, name: str | None = None, link: bool = False, free_na
     finally:
         if tmp.is_symlink() or tmp.exists():
             tmp.unlink()
+        lock_file(tmp).unlink(missing_ok=True)  # (held: one who opened it meanwhile looks again)
+        release_turn(tmp, 0)
     return AddedModel(dest, True)
+
+
+class LeftCopy(NamedTuple):
+    name: str  # the model file it was becoming
+    size: int
+
+
+def clear_left_copies() -> list[LeftCopy]:
+    """Remove the part files that copies into models/ (``add_model``) stopped mid-way left there
+    (the command killed, the PC switched off): hidden, never listed, and as big as the model.
+    A part being written now (its lock held: ``turn_lock``) stays, and so does a download's,
+    which has its ``.part.json`` beside it and is resumed by the next pull of it. Returns what
+    was removed, to be said."""
+    from workstation.core.turn_lock import claim_turn, lock_file, release_turn
+
+    folder = models_dir()
+    try:
+        parts = sorted(folder.glob(".*.gguf.part"))
+    except OSError:
+        return []
+    removed = []
+    for part in parts:
+        if part.with_name(part.name + ".json").exists():  # a download's: kept for its resume
+            continue
+        if not claim_turn(part, 0, again=False):  # a copy or a download is writing it now
+            continue
+        try:
+            if part.with_name(part.name + ".json").exists():  # (a download began in between and stopped)
+                continue
+            size = part.lstat().st_size if not part.is_symlink() else 0
+            part.unlink()
+            removed.append(LeftCopy(dest_name(part), size))
+        except OSError:
+            continue
+        finally:
+            lock_file(part).unlink(missing_ok=True)
+            release_turn(part, 0)
+    return removed
+
+
+def left_copies_phrase(removed: list[LeftCopy]) -> Phrase:
+    """The sentence that says what ``clear_left_copies`` removed."""
+    size, folder = file_size_text(sum(c.size for c in removed)), str(models_dir())
+    if len(removed) == 1:
+        return ("models.left_copy_removed", {"name": removed[0].name, "size": size, "folder": folder})
+    return ("models.left_copies_removed", {"n": len(removed), "names": ", ".join(c.name for c in removed),
+                                           "size": size, "folder": folder})
 
 
 # --- download (models pull) -------------------------------------------------------------------

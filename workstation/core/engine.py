@@ -93,23 +93,7 @@ class Engine:
         return self.core.slot_ctx
 
     def info(self) -> EngineInfo:
-        model, settings = self.model, self.core.settings
-        return EngineInfo(
-            profile=self.profile.key,
-            model_name=self.core.model_name,  # as 'models list' and profiles name it (general.name can mislead)
-            model_path=str(model.path),
-            n_ctx=self.core.slot_ctx,
-            n_layer=model.n_layer,
-            gpu_layers=min(self.core.gpu_layers, model.n_layer + 1) if model.gpu_offload else 0,
-            type_k=self.profile.kv_cache.k,
-            type_v=self.profile.kv_cache.v,
-            flash_attn=settings.flash_attn,
-            threads=settings.n_threads,
-            load_ms=self.load_ms,
-            template_fallback=self.core.template.fallback_reason,
-            speculative=self.profile.speculative.mode,
-            parallel=self.core.n_parallel,
-        )
+        return self.core.info()
 
     def cancel(self) -> None:
         self.cancel_flag.set()

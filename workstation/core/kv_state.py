@@ -22,7 +22,8 @@ prompt only once a second request started the same way (``seen_before``: a share
 a document several people ask about), and then only the part they had in common. A server with
 many one-off long prompts (each person's own document, pasted once) wrote 22 KB a token for
 each, spent its budget on them and evicted the states that were reused. The prompts asked are
-remembered across starts (``SEEN_FILE``, hashes only, 1 MiB at most, written when serve stops).
+remembered across starts (``SEEN_FILE``, hashes only, 1 MiB at most, written when serve stops,
+and now and then as it runs: ``SEEN_KEEP_S``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import logging
 import os
 import shutil
 import struct
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,6 +58,9 @@ REUSED = ".reused.kv"  # the name's end of a state restored at least once (``loa
 SEEN_BLOCK = 16  # prompts are remembered by the hashes of their prefixes, 16 tokens at a time
 SEEN_BLOCKS = 65536  # ... the most recent this many (1M tokens of prompts, about 10 MiB)
 SEEN_FILE = "seen-prompts.kv.hashes"  # those hashes, kept beside the states from one start to the next
+# ... written then too where more were asked and this long has passed since they last were (in a
+# thread of its own): only a clean stop wrote them, and a kill -9 (a power cut) lost a day's
+SEEN_KEEP_S = 60.0
 LEFTOVER_AGE_S = 600.0  # a half-written state this old was left by a process that died
 
 
@@ -268,6 +273,12 @@ class KvStateStore:
         # ``SEEN_FILE`` at the first, written back by ``keep_seen`` when some were added
         self._seen: collections.OrderedDict[bytes, None] | None = None
         self._seen_added = False
+        self.keep_seen_every_s = SEEN_KEEP_S
+        self._seen_kept_at = time.monotonic()
+        self._seen_taken = 0  # copies of them taken to be written; the newest written (one at a time):
+        self._seen_written = 0  # a late write of an older copy never replaces a newer one
+        self._seen_lock = threading.Lock()
+        self._seen_writer: threading.Thread | None = None
 
     def _path(self, key: StateKey, tokens: list[int], reused: bool = False) -> Path:
         return self.folder / f"{key.digest}-{tokens_digest(tokens)[:24]}{REUSED if reused else '.kv'}"
@@ -294,7 +305,22 @@ class KvStateStore:
             seen.move_to_end(d)
         while len(seen) > SEEN_BLOCKS:
             seen.popitem(last=False)
+        now = time.monotonic()
+        if now - self._seen_kept_at >= self.keep_seen_every_s and not self._writing_seen():
+            self._seen_kept_at = now  # (written off the request: a copy of them, in a thread)
+            self._seen_writer = threading.Thread(target=self._write_seen, args=self._copy_seen(),
+                                                 name="kv-seen", daemon=True)
+            self._seen_writer.start()
         return shared
+
+    def _writing_seen(self) -> bool:
+        return self._seen_writer is not None and self._seen_writer.is_alive()
+
+    def _copy_seen(self) -> tuple[int, list[bytes]]:
+        """The prompts asked, to be written (in the thread that asks ``seen_before``)."""
+        self._seen_taken += 1
+        self._seen_added = False
+        return self._seen_taken, list(self._seen or ())
 
     def _read_seen(self) -> list[bytes]:
         """The hashes ``keep_seen`` wrote (oldest first); none from a file that is not theirs."""
@@ -315,17 +341,27 @@ class KvStateStore:
     def keep_seen(self) -> None:
         """Write the prompts asked here (``seen_before``) beside the states, for the next start
         (atomically, with those another process kept meanwhile, the most recent last); a
-        problem costs only that memory, said in the log."""
-        if self._seen is None or not self._seen_added:
-            return
-        try:
-            others = [d for d in self._read_seen() if d not in self._seen]
-            kept = (others + list(self._seen))[-SEEN_BLOCKS:]
-            write_bytes_atomic(self.folder / SEEN_FILE, b"".join(kept), private=True)
-        except OSError as err:
-            log.warning("Could not keep the prompts asked before: %s", err.strerror or err)
-            return
-        self._seen_added = False
+        problem costs only that memory, said in the log. ``seen_before`` writes them now and
+        then too; this one waits for such a write under way."""
+        if self._seen is not None and self._seen_added:
+            self._write_seen(*self._copy_seen())
+        writer = self._seen_writer
+        if writer is not None:
+            writer.join()
+
+    def _write_seen(self, taken: int, mine: list[bytes]) -> None:
+        with self._seen_lock:
+            if taken <= self._seen_written:  # a newer copy is written already
+                return
+            try:
+                have = set(mine)
+                others = [d for d in self._read_seen() if d not in have]
+                write_bytes_atomic(self.folder / SEEN_FILE, b"".join((others + mine)[-SEEN_BLOCKS:]), private=True)
+            except OSError as err:
+                log.warning("Could not keep the prompts asked before: %s", err.strerror or err)
+                self._seen_added = True  # (tried again at the next time, or the stop)
+                return
+            self._seen_written = taken
 
     def save(self, key: StateKey, tokens: list[int], state: StateBytes, tag: str | None = None,
              prompt_n: int = 0) -> Path:

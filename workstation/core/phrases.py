@@ -34,6 +34,9 @@ ENGLISH: dict[str, str] = {
     "fit.context_hint_q8": "; the {context}-token context alone takes {kv} GB: with q8_0 K/V {q8} tokens fit here",
     "fit.context_hint_both": ("; the {context}-token context alone takes {kv} GB: a context of {fits} tokens "
                               "fits here, or {q8} with q8_0 K/V"),
+    # a context that fits only with its weights read from the disk (``paged_bytes``) runs slowly
+    "fit.context_hint_slower": "; {slow} tokens fit too, but run slowly (the model is then read from the disk as it writes)",
+    "fit.context_hint_slow": "; slowly, though: the model is then read from the disk as it writes",
     "fit.too_big_limit": ("does not fit: needs {need} GB, and the memory limit this program runs under "
                           "leaves {have} GB for it"),
     "fit.gpu": "fits entirely on the {where}: {used} of {total} GB",
@@ -283,6 +286,12 @@ ENGLISH: dict[str, str] = {
     # a model download (catalog.pull)
     "models.changed_meanwhile": ("{name} changed while you were asked (another window or command put another "
                                  "file in its place); nothing was deleted. Look at the list again and choose once more."),
+    "models.being_added": ("{name} is being copied into {folder} already (by another window or command); it is "
+                           "ready when that copy ends."),
+    "models.left_copy_removed": ("Removed the unfinished copy of {name} ({size}) from {folder}: adding it was "
+                                 "stopped before it ended. Add it again to use it."),
+    "models.left_copies_removed": ("Removed {n} unfinished copies ({names}; {size} in all) from {folder}: adding "
+                                   "them was stopped before it ended. Add them again to use them."),
     "pull.already": ("{name} is being downloaded into {folder} already (started earlier here, in another "
                      "window or by `models pull`); it is ready when that download ends."),
     "pull.http": "The download of {url} failed: the server answered {code} {reason}.",

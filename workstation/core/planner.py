@@ -290,36 +290,58 @@ def _device_speed(d: DevicePlan, cpu_speed: SpeedConstants | None,
 
 
 def _context_hint(info: ModelInfo, context: int, type_k: str, type_v: str, kv_total: int,
-                  fits: Callable[[int, str, str], bool]) -> Phrase:
+                  room: Callable[[int, str, str], int | None]) -> list[Phrase]:
     """What to change where the K/V cache is what does not fit, with the figures for this
     memory: the largest context that fits (halving down to 512 tokens), and with q8_0 K/V
     where the cache is f16 ("try a smaller context" left the user guessing which). Never more
     than the model was trained for: asked for 1,048,576 of a model trained for 8,192, it named
-    1,048,576 with q8_0 K/V, and the note after it said answers degrade past 8,192."""
+    1,048,576 with q8_0 K/V, and the note after it said answers degrade past 8,192.
+    ``room``: the bytes of weights read from the disk as it runs with that context (0: it runs
+    fast), None where it does not fit. The contexts that run fast are named first, and a larger
+    one that runs only slowly is said to (it named such a context as one that fits, and that
+    context crawled); where none runs fast, that what it names runs slowly."""
     top = min(context, info.context_length) if info.context_length > 0 else context
+    rooms: dict[tuple[int, str, str], int | None] = {}
 
-    def largest(k: str, v: str) -> int | None:
+    def largest(k: str, v: str, fast: bool, from_top: bool) -> int | None:
+        """The largest context from ``top`` (itself where ``from_top``), halving, that fits
+        (``fast``: that runs fast)."""
+        def ok(ctx: int) -> bool:
+            if (ctx, k, v) not in rooms:
+                rooms[ctx, k, v] = room(ctx, k, v)
+            paged = rooms[ctx, k, v]
+            return paged is not None and (not fast or paged == 0)
+
         ctx = top
-        if top < context and fits(top, k, v):
+        if (from_top or top < context) and ok(top):
             return top
         while ctx > 512:
             ctx //= 2
-            if fits(ctx, k, v):
+            if ok(ctx):
                 return ctx
         return None
 
-    smaller = largest(type_k, type_v)
-    q8 = None
+    fast_own, any_own = largest(type_k, type_v, True, False), largest(type_k, type_v, False, False)
+    fast_q8 = any_q8 = None
     if {type_k, type_v} & {"f16", "f32", "bf16"}:
-        q8 = top if fits(top, "q8_0", "q8_0") else largest("q8_0", "q8_0")
+        fast_q8, any_q8 = largest("q8_0", "q8_0", True, True), largest("q8_0", "q8_0", False, True)
+    tail: list[Phrase] = []
+    if fast_own is not None or fast_q8 is not None:
+        smaller, q8 = fast_own, fast_q8
+        if any_own is not None and any_own > max(fast_own or 0, fast_q8 or 0):  # (q8_0's runs fast: that one)
+            tail = [("fit.context_hint_slower", {"slow": f"{any_own:,}"})]
+    else:
+        smaller, q8 = any_own, any_q8
+        if smaller is not None or q8 is not None:
+            tail = [("fit.context_hint_slow", {})]
     said = {"context": f"{context:,}", "kv": _gb(kv_total)}
     if q8 is not None and (smaller is None or q8 > smaller):
         if smaller is None:
-            return ("fit.context_hint_q8", {**said, "q8": f"{q8:,}"})
-        return ("fit.context_hint_both", {**said, "fits": f"{smaller:,}", "q8": f"{q8:,}"})
+            return [("fit.context_hint_q8", {**said, "q8": f"{q8:,}"}), *tail]
+        return [("fit.context_hint_both", {**said, "fits": f"{smaller:,}", "q8": f"{q8:,}"}), *tail]
     if smaller is not None:
-        return ("fit.context_hint_fits", {**said, "fits": f"{smaller:,}"})
-    return ("fit.context_hint", said)
+        return [("fit.context_hint_fits", {**said, "fits": f"{smaller:,}"}), *tail]
+    return [("fit.context_hint", said)]
 
 
 def plan(
@@ -405,12 +427,16 @@ def plan(
     # above is not there: F3 said "needs 0.9 GB of the 3.2 GB free" under a 2.5 GB limit)
     ram_said = ram_limit if ram_limit is not None else ram_available
 
-    def hint_fits(ctx: int, k: str, v: str) -> bool:
-        """Whether ``ctx`` tokens with K/V ``k``/``v`` fit this same memory."""
-        return hint and plan(info, context=ctx, type_k=k, type_v=v, gpu_layers=gpu_layers, gpus=gpus,
-                             ram_available=ram_available, ram_total=ram_total, flash_attn=flash_attn,
-                             n_ubatch=n_ubatch, swa_full=swa_full, physical_cores=physical_cores,
-                             cpu_flags=cpu_flags, cpu_speed=cpu_speed, hint=False).fits
+    def hint_room(ctx: int, k: str, v: str) -> int | None:
+        """Whether ``ctx`` tokens with K/V ``k``/``v`` fit this same memory: None where not,
+        else the bytes of weights read from the disk as it runs (0: it runs fast)."""
+        if not hint:
+            return None
+        other = plan(info, context=ctx, type_k=k, type_v=v, gpu_layers=gpu_layers, gpus=gpus,
+                     ram_available=ram_available, ram_total=ram_total, flash_attn=flash_attn,
+                     n_ubatch=n_ubatch, swa_full=swa_full, physical_cores=physical_cores,
+                     cpu_flags=cpu_flags, cpu_speed=cpu_speed, hint=False)
+        return other.paged_bytes if other.fits else None
     requested = gpu_layers
     notes: list[str] = []
     if not gpus:
@@ -463,7 +489,7 @@ def plan(
             phrases = [("fit.too_big", {"need": _gb(need), "have": _gb(have), "reserve": _gb(RAM_RESERVE_BYTES)})
                        if ram_limit is None else ("fit.too_big_limit", {"need": _gb(need), "have": _gb(have)})]
             if kv_total > weights / 2:
-                phrases.append(_context_hint(info, context, type_k, type_v, kv_total, hint_fits))
+                phrases.extend(_context_hint(info, context, type_k, type_v, kv_total, hint_room))
     elif n >= total_layers and gpus:
         placement = "gpu"
         phrases = [("fit.gpu", {"where": where, "used": _gb(gpu_bytes), "total": _gb(vram_total)})]
@@ -687,6 +713,16 @@ def memory_held(profile: Profile, loaded: EngineInfo) -> FreedMemory:
         ram_bytes=cpu.kv_cache_bytes + cpu.compute_bytes + held.repack_bytes,
         vram_bytes={d.index: d.need_bytes for d in held.devices if d.kind == "gpu" and d.layers and d.index is not None},
         model=loaded.model_name)
+
+
+def memory_held_by(profile: Profile | None, engine: Any) -> FreedMemory | None:
+    """``memory_held`` of what ``engine`` (an engine, or serve's scheduler: anything with
+    ``info()``) loaded for ``profile``; None with no local model loaded. A switch counts it as
+    free before the chosen profile loads, and the notes said once a model has loaded count it
+    as free (serve counted its own model as taken, and said a model that ran fast ran slowly)."""
+    if profile is None or profile.backend != "llama" or engine is None or not hasattr(engine, "info"):
+        return None
+    return memory_held(profile, engine.info())
 
 
 def setting_phrases(profile: Profile, info: ModelInfo) -> list[Phrase]:
@@ -985,6 +1021,7 @@ __all__ = [
     "kv_cache_per_layer",
     "kv_cells",
     "memory_held",
+    "memory_held_by",
     "plan",
     "plan_for_profile",
     "readiness",

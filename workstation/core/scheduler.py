@@ -51,6 +51,7 @@ from workstation.core.detokenizer import StreamDetokenizer
 from workstation.core.errors import EngineError, WorkstationError
 from workstation.core.events import (
     CancelFlag,
+    EngineInfo,
     Message,
     PromptRead,
     RequestFailed,
@@ -620,6 +621,28 @@ class Scheduler:
     @property
     def kv_tokens(self) -> int:
         return sum(len(s.tokens) for s in self.slots)
+
+    def info(self) -> EngineInfo:
+        """What is loaded, with the settings it was loaded with (its slots' context, K/V types,
+        GPU layers): the chat's status bar, and ``memory_held`` (what it holds, counted as free
+        where it is what a plan would replace)."""
+        model, settings = self.model, self.settings
+        return EngineInfo(
+            profile=self.profile.key,
+            model_name=self.model_name,  # as 'models list' and profiles name it (general.name can mislead)
+            model_path=str(model.path),
+            n_ctx=self.slot_ctx,
+            n_layer=model.n_layer,
+            gpu_layers=min(self.gpu_layers, model.n_layer + 1) if model.gpu_offload else 0,
+            type_k=self.profile.kv_cache.k,
+            type_v=self.profile.kv_cache.v,
+            flash_attn=settings.flash_attn,
+            threads=settings.n_threads,
+            load_ms=self.load_ms,
+            template_fallback=self.template.fallback_reason,
+            speculative=self.profile.speculative.mode,
+            parallel=self.n_parallel,
+        )
 
     def close(self) -> None:
         if self.governor is not None:

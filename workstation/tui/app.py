@@ -276,6 +276,9 @@ class WorkstationApp(App[None]):
         self._draft_shown = False  # the box holds the open conversation's draft
         self._draft_timer: Timer | None = None
         self.summarizing: str | None = None  # the document a summary (F6) is being made of
+        # the model F4 downloads (its name, and the share done once the server said the size):
+        # F4 left, the download went on with nothing in sight until its notice at the end
+        self.downloading: tuple[str, int | None] | None = None
         # where the Open dialog starts (pick_file): where the last pick was, also before a
         # restart; at first, the folder the app was started from
         self.last_folder: Path | None = Path(remembered) if remembered else None
@@ -433,6 +436,9 @@ class WorkstationApp(App[None]):
         self.update_status()
         if self.startup_problem:
             self.notify(self.startup_problem, severity="error", timeout=10)
+        removed = integrations.clear_left_copies()  # (a copy into models/ killed mid-way left GBs nothing showed)
+        if removed is not None:
+            self.notify(say([removed], self.texts.get), timeout=12)
         if self.start_engine and self.profile is not None:
             self._begin_load(self.profile)
 
@@ -826,12 +832,25 @@ class WorkstationApp(App[None]):
         return True
 
     # --- status --------------------------------------------------------------------------
+    def show_download(self, name: str | None, pct: int | None = None) -> None:
+        """Say in the status bar that F4 downloads ``name`` (``pct`` done; None: not known yet);
+        ``name`` None: the download has ended."""
+        now = (name, pct) if name is not None else None
+        if now != self.downloading:  # (a progress comes per MB: the line is redrawn per percent)
+            self.downloading = now
+            self.update_status()
+
     def status_text(self) -> str:
         t = self.texts
         bar = self.glyphs.between  # (the line's own mark: ASCII on the Linux console)
         profile = self.profile
+        download = ""
+        if self.downloading is not None:
+            name, pct = self.downloading
+            download = f" {bar} " + (t("status.downloading", name=name, pct=pct) if pct is not None
+                                      else t("status.downloading_wait", name=name))
         if profile is None:
-            return t("status.no_profile")
+            return t("status.no_profile") + download
         info = self.engine_info
         model = info.model_name if info else (profile.model or profile.remote.model)
         if info:
@@ -868,6 +887,7 @@ class WorkstationApp(App[None]):
             state = t("status.ready")
         if self.session_sampling is not None:  # Ctrl+E's, not the file's
             state = f"{state} {bar} {t('status.session_sampling')}"
+        state += download
         width = self.size.width
         if self.api is not None:  # the API's address whole before the words around it
             return fitted_line([f" {state} {bar} {profile.key} · {t('status.api', url=self.api.url)}",

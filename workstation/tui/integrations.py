@@ -27,11 +27,9 @@ if TYPE_CHECKING:
 def memory_freed_by_switch(running: Profile | None, engine: Any) -> FreedMemory | None:
     """What a switch from the running profile frees before the chosen one loads: the loaded
     local model's memory (``switch_profile`` closes it first); None with no local model loaded."""
-    if running is None or running.backend != "llama" or engine is None:
-        return None
-    from workstation.core.planner import memory_held
+    from workstation.core.planner import memory_held_by
 
-    return memory_held(running, engine.info())
+    return memory_held_by(running, engine)
 
 
 def freed_note(freed: FreedMemory | None, fits: bool, fits_without: Callable[[], bool]) -> list[Phrase]:
@@ -326,6 +324,12 @@ def add_model(path: Path) -> catalog.AddedModel:
     """Put a GGUF file into the models folder (checked first), under a free name (the app has
     no --name to offer); the same file installed already is not copied again."""
     return catalog.add_model(path, free_name=True)
+
+
+def clear_left_copies() -> Phrase | None:
+    """Remove what copies into models/ stopped mid-way left there; what was removed, said."""
+    removed = catalog.clear_left_copies()
+    return catalog.left_copies_phrase(removed) if removed else None
 
 
 # --- the API server alongside the chat ---------------------------------------------------

@@ -291,6 +291,7 @@ class ModelsScreen(AppScreen, Screen[None]):
         bar = self.query_one("#pull-progress", ProgressBar)
         bar.display = True
         bar.update(total=None, progress=0)
+        self.wapp.show_download(row.name)
         self._pull(row.name)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="models-pull")
@@ -311,7 +312,10 @@ class ModelsScreen(AppScreen, Screen[None]):
             return
         bar = self.query_one("#pull-progress", ProgressBar)
         bar.update(total=event.total, progress=event.done)
+        if event.label != "done" and self.pulling:
+            self.wapp.show_download(self.pulling, min(99, int(event.done * 100 // event.total)) if event.total else None)
         if event.label == "done":
+            self.wapp.show_download(None)
             self.busy = False
             bar.display = False
             self.query_one("#model-task", Label).update(self.wapp.texts("models.pulled"))
@@ -325,6 +329,7 @@ class ModelsScreen(AppScreen, Screen[None]):
         event.stop()
         self.busy = False
         self.pulling = ""
+        self.wapp.show_download(None)
         self.query_one("#pull-progress").display = False
         self.query_one("#model-task", Label).update("")
         self.notify(event.reason, severity="error", timeout=10)
