@@ -566,6 +566,9 @@ def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: Runnin
         assert said in refused.json()["error"]["message"]
     kept = httpx.get(f"{url}/{whole['id']}", headers=headers, timeout=30)  # the openai client's responses.retrieve
     assert kept.status_code == 404 and "keeps no responses" in kept.json()["error"]["message"]
+    count = httpx.post(f"{url}/input_tokens", json={"input": "hi"}, headers=headers, timeout=30)  # (input_tokens.count)
+    assert count.status_code == 501 and "input tokens" in count.json()["error"]["message"], count.text
+    assert count.headers["x-should-retry"] == "false"
 
 
 def test_a_model_file_cut_short_while_it_serves_is_refused_with_a_503_not_a_bus_error(

@@ -68,6 +68,9 @@ REFUSED = {
 CHAT_NAMES = {"messages": "input", "max_tokens": "max_output_tokens", "max_completion_tokens": "max_output_tokens",
               "n_predict": "max_output_tokens", "response_format": "text.format", "json_schema": "text.format"}
 ROLES = ("user", "assistant", "system", "developer")  # an input message's
+# /v1/responses/{name} routes that are no response's id (they were told "there is none to retrieve")
+NOT_SERVED = {"input_tokens": "Counting a request's input tokens (/v1/responses/input_tokens)",
+              "compact": "Compacting a conversation (/v1/responses/compact)"}
 # fields passed to the chat route under the same name (OpenAI's, and the chat route's own samplers)
 SAME = ("model", "temperature", "top_p", "tool_choice", "parallel_tool_calls", "user", "seed", "stop", "top_k",
         "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty", "n", "logit_bias", "ignore_eos", "grammar",
@@ -232,6 +235,10 @@ class ResponsesDialect:
             self.server._auth(request)
         except ApiError as err:
             return err.response()
+        rid = request.path_params.get("rid", "").strip("/")
+        if rid in NOT_SERVED:  # the openai client's responses.input_tokens.count and responses.compact: no response's id
+            return ApiError(501, f"{NOT_SERVED[rid]} is not served by this server; the 'usage' of an answer from "
+                                 "/v1/responses says how many tokens its input was.", type_="not_supported_error").response()
         return ApiError(404, "This server keeps no responses (every answer says store: false), so there is none "
                              "to retrieve, cancel or delete.", code="not_found").response()
 
