@@ -60,6 +60,14 @@ def test_bare_off_in_yaml_means_off(tmp_path: Path) -> None:
     assert (tmp_path / "p.yaml").read_text(encoding="utf-8") == (
         "name: 'Notes # kept (my copy)'  # the title\nmodel: m\nspeculative: {mode: lookup}   # none here\n"
         'flash_attn: off\nsampling:\n  # warm\n  temperature: 0.7 # "#" too\n  top_k: 20\n')
+    # a setting going on at a line's start (a flow map's "}", a quoted title's next line): every note in
+    # the file was lost, the file written out anew
+    text = ('# my notes\nname: "Office\nCPU"  # two lines\nmodel: m\nkv_cache: {\n  k: f16,  # exact\n  v: f16\n}\n'
+            'context: 4096  # more stalls\n')
+    save_profile(load_profile_file(write(tmp_path, text)), tmp_path / "p.yaml", {"kv_cache.k": "q8_0", "context": 8192})
+    assert (tmp_path / "p.yaml").read_text(encoding="utf-8") == text.replace("4096", "8192").replace(
+        "kv_cache: {\n  k: f16,  # exact\n  v: f16\n}", "kv_cache: {k: q8_0, v: f16}")
+    assert load_profile_file(tmp_path / "p.yaml").name == "Office CPU"
 
 
 @pytest.mark.parametrize(

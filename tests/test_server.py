@@ -551,12 +551,24 @@ def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: Runnin
     for extra, param, said in (({"previous_response_id": "resp_1"}, "previous_response_id", "keeps no responses"),
                                ({"tools": [{"type": "web_search"}]}, "tools", "tools[0] is a 'web_search' tool"),
                                ({"input": [{"role": "bot", "content": "hi"}]}, "input", "input[0].role is 'bot'"),
-                               ({"max_output_tokens": 0}, "max_output_tokens", "'max_output_tokens' is 0")):
+                               ({"max_output_tokens": 0}, "max_output_tokens", "'max_output_tokens' is 0"),
+                               # none dropped without a word (a max_tokens of 1 let the reply run on, mirostat was
+                               # ignored); the chat route's own fields go through to its checks (n), or are renamed
+                               ({"max_tokens": 1}, "max_tokens", "/v1/responses takes 'max_output_tokens'"),
+                               ({"mirostat": 2}, "mirostat", "'mirostat' is not supported"),
+                               ({"logprobs": True}, "logprobs", "'logprobs' is not served on /v1/responses"),
+                               ({"n": 2}, "n", "Only n=1"),
+                               ({"input": [{"type": "reasoning", "summary": []}]}, "input", "'input' holds no message"),
+                               ({"input": [{"type": "function_call_output", "call_id": 7, "output": "x"}]}, "input",
+                                "input[0].call_id must be a string")):
         refused = httpx.post(url, json={**body, **extra}, headers=headers, timeout=30)
         assert refused.status_code == 400 and refused.json()["error"]["param"] == param, refused.text
         assert said in refused.json()["error"]["message"]
     kept = httpx.get(f"{url}/{whole['id']}", headers=headers, timeout=30)  # the openai client's responses.retrieve
     assert kept.status_code == 404 and "keeps no responses" in kept.json()["error"]["message"]
+    count = httpx.post(f"{url}/input_tokens", json={"input": "hi"}, headers=headers, timeout=30)  # (input_tokens.count)
+    assert count.status_code == 501 and "input tokens" in count.json()["error"]["message"], count.text
+    assert count.headers["x-should-retry"] == "false"
 
 
 def test_a_model_file_cut_short_while_it_serves_is_refused_with_a_503_not_a_bus_error(

@@ -923,6 +923,9 @@ def test_locales_have_the_same_keys() -> None:
     tr = yaml.safe_load((root / "tr.yaml").read_text(encoding="utf-8"))
     assert set(en) == set(tr) - set(ENGLISH)  # the core's sentences have their English in core/phrases.py
     assert not set(en) & set(ENGLISH)
+    from workstation.core.profiles import KV_CACHE_TYPES
+
+    assert {f"kv.{c}" for c in KV_CACHE_TYPES} <= set(en)  # each K/V type in plain words (F3, the status bar)
 
 
 def test_turkish_sentences_read_as_a_turkish_speaker_writes_them(

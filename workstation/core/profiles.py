@@ -784,6 +784,12 @@ def _top_level_blocks(text: str, keys: list[str]) -> tuple[dict[str, tuple[str, 
             before, own = blocks[key]
             blocks[key] = (before, own + "".join(pending) + line)
             pending = []
+        elif key is not None and (len(blocks) == len(keys) or line.partition(":")[0].rstrip() not in keys):
+            # no setting's own line: the one above goes on at the line's start (a flow map's "}", a
+            # quoted text's next line), as YAML reads it; every note in the file was lost on saving
+            before, own = blocks[key]
+            blocks[key] = (before, own + "".join(pending) + line)
+            pending = []
         else:
             key = line.partition(":")[0].rstrip()
             if key not in keys or key in blocks or not line.partition(":")[1]:
@@ -930,7 +936,13 @@ def save_profile(profile: Profile, path: Path, changes: Mapping[str, Any] | None
         else:
             parts.append(before + _dumped(key, value))
     text = "".join(parts) + tail
-    profile_from_dict(load_yaml(text), str(path), source=path)  # (refused as loading it would refuse it)
+    read = load_yaml(text)
+    if blocks and isinstance(read, dict):
+        _words_kept(read)
+        if repr(read) != repr(data):  # (lines split otherwise than YAML reads them: every setting written out)
+            text = "".join(_dumped(key, value) for key, value in data.items())
+            read = load_yaml(text)
+    profile_from_dict(read, str(path), source=path)  # (refused as loading it would refuse it)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)  # (the user's profiles folder, for a first copy)
     except OSError as err:

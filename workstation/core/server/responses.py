@@ -8,9 +8,12 @@ Served: ``input`` (a string, or a list of messages with text parts, ``function_c
 ``function_call_output`` items), ``instructions``, ``max_output_tokens``, ``temperature``,
 ``top_p``, ``text.format`` (text, json_object, json_schema), function ``tools`` and
 ``tool_choice``, ``stream`` (the ``response.*`` events, each with its ``event:`` line), and
-the chat route's samplers (``seed``, ``stop``, ``top_k``, ...). Refused by name: what needs
-responses kept on the server (``previous_response_id``, ``conversation``, ``background``, stored
-``prompt``s), ``top_logprobs``, tools other than functions, and images or files in the input.
+the chat route's samplers and extensions (``seed``, ``stop``, ``top_k``, ``logit_bias``, ``grammar``,
+...). Refused by name: what needs responses kept on the server (``previous_response_id``,
+``conversation``, ``background``, stored ``prompt``s), log probabilities, tools other than
+functions, images or files in the input, the chat route's names for what this API names
+otherwise (``max_tokens``: ``max_output_tokens``, ...), and llama-server's options this server
+lacks (``refuse_unsupported``), as on the chat route: none is dropped without a word.
 Nothing is stored: every answer says ``store: false``. A past reply's thinking (a ``reasoning``
 item) is left out of the prompt, and a reasoning model's thinking is not answered as one.
 """
@@ -36,6 +39,7 @@ from workstation.core.events import (
 )
 from workstation.core.profiles import MAX_PREDICT
 from workstation.core.server.protocol import ApiError, _integer, bad, failed_response, flag
+from workstation.core.server.unsupported import refuse_unsupported
 from workstation.core.tool_calls import ReplyReader, ToolCall, read_reply
 
 if TYPE_CHECKING:
@@ -56,13 +60,21 @@ REFUSED = {
     "background": "'background' is not supported by this server; leave it out and wait for the answer.",
     "prompt": "'prompt' (a prompt stored at OpenAI) is not supported by this server; send 'instructions' and "
               "'input' instead.",
-    "top_logprobs": "'top_logprobs' is not served on /v1/responses; ask /v1/chat/completions with 'logprobs' for "
-                    "them.",
+    **{name: f"'{name}' is not served on /v1/responses; ask /v1/chat/completions with 'logprobs' for them."
+       for name in ("top_logprobs", "logprobs", "n_probs")},
 }
+# the chat route's names for what /v1/responses asks under its own: refused with the name to send (nothing
+# read them here: a max_tokens of 10 let the reply run to the profile's limit, without a word)
+CHAT_NAMES = {"messages": "input", "max_tokens": "max_output_tokens", "max_completion_tokens": "max_output_tokens",
+              "n_predict": "max_output_tokens", "response_format": "text.format", "json_schema": "text.format"}
 ROLES = ("user", "assistant", "system", "developer")  # an input message's
+# /v1/responses/{name} routes that are no response's id (they were told "there is none to retrieve")
+NOT_SERVED = {"input_tokens": "Counting a request's input tokens (/v1/responses/input_tokens)",
+              "compact": "Compacting a conversation (/v1/responses/compact)"}
 # fields passed to the chat route under the same name (OpenAI's, and the chat route's own samplers)
 SAME = ("model", "temperature", "top_p", "tool_choice", "parallel_tool_calls", "user", "seed", "stop", "top_k",
-        "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty")
+        "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty", "n", "logit_bias", "ignore_eos", "grammar",
+        "chat_template_kwargs", "reasoning_budget")
 
 
 def _text_part(part: Any, where: str) -> dict[str, Any]:
@@ -103,8 +115,10 @@ def _messages(raw: Any, instructions: Any) -> list[Any]:
                 raise bad(f"{where}.content must be a string or a list of text parts.", "input")
             out.append({"role": role, "content": content})
         elif kind == "function_call":
-            if not isinstance(item.get("name"), str) or not isinstance(item.get("arguments", "{}"), str):
-                raise bad(f"{where} must have the function's 'name' and its 'arguments' as JSON text.", "input")
+            if not isinstance(item.get("name"), str) or not isinstance(item.get("arguments", "{}"), str) \
+                    or not isinstance(item.get("call_id", ""), str):
+                raise bad(f"{where} must have the function's 'name', its 'arguments' as JSON text and its "
+                          "'call_id' as a string.", "input")
             call = {"id": item.get("call_id", ""), "type": "function",
                     "function": {"name": item.get("name"), "arguments": item.get("arguments", "{}")}}
             if out and out[-1]["role"] == "assistant":  # the same reply's text, or its calls before
@@ -117,12 +131,16 @@ def _messages(raw: Any, instructions: Any) -> list[Any]:
                 output = "\n".join(p["text"] for p in (_text_part(p, f"{where}.output") for p in output))
             elif not isinstance(output, str):
                 raise bad(f"{where}.output must be the function's result as a string.", "input")
+            if not isinstance(item.get("call_id", ""), str):
+                raise bad(f"{where}.call_id must be a string: the call_id of the function_call it answers.", "input")
             out.append({"role": "tool", "tool_call_id": item.get("call_id", ""), "content": output})
         elif kind == "reasoning":
             continue  # a past reply's thinking: templates leave it out
         else:
             raise bad(f"{where} is a {str(kind)[:40]!r} item; this server reads messages, function_call and "
                       "function_call_output items.", "input")
+    if len(out) == bool(instructions):  # (reasoning items only: it said "'messages' is required")
+        raise bad("'input' holds no message: send at least one message or function call item.", "input")
     return out
 
 
@@ -217,14 +235,25 @@ class ResponsesDialect:
             self.server._auth(request)
         except ApiError as err:
             return err.response()
+        rid = request.path_params.get("rid", "").strip("/")
+        if rid in NOT_SERVED:  # the openai client's responses.input_tokens.count and responses.compact: no response's id
+            return ApiError(501, f"{NOT_SERVED[rid]} is not served by this server; the 'usage' of an answer from "
+                                 "/v1/responses says how many tokens its input was.", type_="not_supported_error").response()
         return ApiError(404, "This server keeps no responses (every answer says store: false), so there is none "
                              "to retrieve, cancel or delete.", code="not_found").response()
 
     # --- the request ---------------------------------------------------------------------------
     def translate(self, body: dict[str, Any], chat: bool) -> tuple[dict[str, Any], bool]:
+        refuse_unsupported(body)  # llama-server's options this server lacks (mirostat, ...), as on the chat route
         for name, why in REFUSED.items():
             if body.get(name):
                 raise bad(why, name)
+        for name, ours in CHAT_NAMES.items():
+            if body.get(name) is not None:
+                raise bad(f"'{name}' is a /v1/chat/completions field; /v1/responses takes '{ours}'.", name)
+        include = body.get("include")
+        if isinstance(include, list) and "message.output_text.logprobs" in include:
+            raise bad(REFUSED["logprobs"].replace("'logprobs'", "'message.output_text.logprobs'", 1), "include")
         out: dict[str, Any] = {k: body[k] for k in SAME if body.get(k) is not None}
         out["stream"] = flag(body, "stream", False)
         if out["stream"]:

@@ -93,13 +93,10 @@ def copy_titles(profile: Profile) -> dict[str, str]:
     return titles
 
 
-KV_WORDS = ("f32", "f16", "bf16", "q8_0", "q5_0", "q5_1", "q4_0", "q4_1", "iq4_nl")  # (each has a kv.<type> word)
-
-
 def kv_said(t: Texts, kv: KVCache) -> str:
     """The K/V cache types in plain words, as E's help says them ("memory half" for q8_0/q8_0,
     "memory K half/V quarter"): F3's list and the status bar said "KV q8_0/q8_0"."""
-    k, v = (t(f"kv.{c}") if c in KV_WORDS else c for c in (kv.k, kv.v))
+    k, v = (t(f"kv.{c}") if c in KV_CACHE_TYPES else c for c in (kv.k, kv.v))  # (each type has its kv.<type>)
     return t("kv.same", k=k) if k == v else t("kv.pair", k=k, v=v)
 
 
