@@ -551,7 +551,14 @@ def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: Runnin
     for extra, param, said in (({"previous_response_id": "resp_1"}, "previous_response_id", "keeps no responses"),
                                ({"tools": [{"type": "web_search"}]}, "tools", "tools[0] is a 'web_search' tool"),
                                ({"input": [{"role": "bot", "content": "hi"}]}, "input", "input[0].role is 'bot'"),
-                               ({"max_output_tokens": 0}, "max_output_tokens", "'max_output_tokens' is 0")):
+                               ({"max_output_tokens": 0}, "max_output_tokens", "'max_output_tokens' is 0"),
+                               # the chat route's checks underneath, said in this API's fields (they named
+                               # 'response_format' and tools[0].function.name, which the client never sent)
+                               ({"text": {"format": {"type": "json_schema", "name": "a", "schema": {},
+                                                     "strict": "yes"}}}, "text.format", "'text.format.strict'"),
+                               ({"text": {"format": {"type": "json_object"}}, "tools": tools}, "text.format",
+                                "'text.format' cannot be combined with tools"),
+                               ({"tools": [{**tools[0], "name": "get weather"}]}, "tools", "tools[0].name must be")):
         refused = httpx.post(url, json={**body, **extra}, headers=headers, timeout=30)
         assert refused.status_code == 400 and refused.json()["error"]["param"] == param, refused.text
         assert said in refused.json()["error"]["message"]

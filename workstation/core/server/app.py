@@ -61,6 +61,7 @@ from workstation.core.server.prometheus import prometheus_text
 from workstation.core.server.protocol import (
     FINISH,
     ApiError,
+    FieldNames,
     GenParams,
     bad,
     busy,
@@ -158,7 +159,10 @@ NOT_SERVED = {
 class Dialect(Protocol):
     """Another server's request and response shapes over ``OpenAIServer._handle`` (its key
     check, limits, accounting, submission): llama-server's ``/completion`` (``native.py``) and
-    Ollama's ``/api/chat`` and ``/api/generate`` (``ollama.py``)."""
+    Ollama's ``/api/chat`` and ``/api/generate`` (``ollama.py``), OpenAI's ``/v1/responses``
+    (``responses.py``)."""
+
+    fields: FieldNames  # its names for the chat route's fields, in the errors it answers
 
     def translate(self, body: dict[str, Any], chat: bool) -> tuple[dict[str, Any], bool] | Response:
         """The body in the OpenAI routes' words and whether its prompt is a chat; or the answer
@@ -570,7 +574,7 @@ class OpenAIServer:
         except ApiError as err:
             if ticket is not None:
                 self.accounts.finish(ticket, err.status)
-            return err.response()
+            return (err.in_words(native.fields) if native is not None else err).response()
         except asyncio.CancelledError:
             if ticket is not None:
                 self.accounts.finish(ticket, CLIENT_GONE)

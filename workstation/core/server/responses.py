@@ -35,7 +35,14 @@ from workstation.core.events import (
     TurnFinished,
 )
 from workstation.core.profiles import MAX_PREDICT
-from workstation.core.server.protocol import ApiError, _integer, bad, failed_response, flag
+from workstation.core.server.protocol import (
+    ApiError,
+    _integer,
+    bad,
+    failed_response,
+    field_names,
+    flag,
+)
 from workstation.core.tool_calls import ReplyReader, ToolCall, read_reply
 
 if TYPE_CHECKING:
@@ -60,6 +67,11 @@ REFUSED = {
                     "them.",
 }
 ROLES = ("user", "assistant", "system", "developer")  # an input message's
+# the chat route's names for what this API names otherwise, as its errors say them
+FIELDS = field_names(
+    (r"response_format\.json_schema\b", "text.format"), (r"response_format\b", "text.format"),
+    (r"tools\[(\d+)\]\.function\.", r"tools[\1]."), (r"max_tokens\b", "max_output_tokens"),
+)
 # fields passed to the chat route under the same name (OpenAI's, and the chat route's own samplers)
 SAME = ("model", "temperature", "top_p", "tool_choice", "parallel_tool_calls", "user", "seed", "stop", "top_k",
         "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty")
@@ -202,6 +214,8 @@ def _usage(m: TurnMetrics) -> dict[str, Any]:
 
 class ResponsesDialect:
     """``POST /v1/responses`` as a dialect of ``OpenAIServer._handle``."""
+
+    fields = FIELDS
 
     def __init__(self, server: OpenAIServer) -> None:
         self.server = server
