@@ -429,7 +429,8 @@ class OllamaGeneration:
             raise bad(f"'think' is {json.dumps(think)[:40]}; this server takes true or false (it sets no "
                       "thinking level).", "think")
         if think and "thinking" not in self.routes.capabilities():
-            raise bad(f"{json.dumps(model, ensure_ascii=False)[:80]} does not support thinking", "think")
+            raise bad(f"{json.dumps(model, ensure_ascii=False)[:80]} does not support thinking; leave 'think' out "
+                      "or send false.", "think")  # (Ollama's words first: clients look for them)
         if self.generate:
             for name in ("images", "context", "template", "suffix"):
                 if body.get(name):
