@@ -416,10 +416,11 @@ class OpenAIServer:
             )
         constraints = params.all_constraints()  # the reply format's grammar, the logit bias, probabilities
         stop = params.stop
-        if stop is None and plan is not None and (plan.tools or plan.grammar):
-            stop = []  # a profile's stop text ("\n") would cut a tool call short
-            if plan.grammar:  # a tool call's grammar (never with a reply format: tool_protocol refuses)
-                constraints = dataclasses.replace(params.constraints, grammar=plan.grammar)
+        if plan is not None and (plan.tools or plan.grammar):
+            if stop is None:
+                stop = []  # a profile's stop text ("\n") would cut a tool call short
+            if plan.grammar:  # a tool call's grammar (with the reply format's JSON beside the call, if asked),
+                constraints = dataclasses.replace(params.constraints, grammar=plan.grammar)  # a client's stop or not
             # the tool-call format's markers stream as text, also where they are control tokens
             constraints = dataclasses.replace(constraints, preserved_tokens=self.scheduler.marker_tokens(plan.markers))
         try:
