@@ -27,8 +27,9 @@ loaded (it serves every client; an empty request with ``keep_alive: 0`` is answe
 all the same); ``options.num_ctx`` above a slot's context is accepted and the slot's context
 used (Ollama would reload the model for it; clients send 8192 whatever the prompt, and the prompt
 is checked against the context anyway, with the limit said); ``format`` with ``tools``: the
-reply follows the format and no tool is called, as Ollama's own server does (its grammar binds
-the whole reply). Errors name Ollama's fields (``format``, ``options.num_predict``), not the
+reply is a tool call or JSON in the format, as OpenAI answers the pair (Ollama's own server
+holds the whole reply to the format, so its model never calls a tool: a bug to its users, ollama
+issues 8095 and 13750). Errors name Ollama's fields (``format``, ``options.num_predict``), not the
 OpenAI fields underneath (``FIELDS``).
 """
 
@@ -459,8 +460,6 @@ class OllamaGeneration:
             out["messages"] = _messages(messages)
             if body.get("tools") is not None:
                 out["tools"] = body["tools"]
-                if body.get("format"):  # the reply follows the format, as Ollama's grammar holds it to it
-                    out["tool_choice"] = "none"
         if body.get("logprobs") or body.get("top_logprobs"):
             raise bad(_REFUSED["logprobs"], "logprobs")
         out |= self._format(body.get("format"))
