@@ -71,7 +71,7 @@ def test_listings_name_the_served_model_under_each_name(server: RunningServer, s
     assert loaded["context_length"] == 1024 and loaded["size_vram"] == 0  # a slot's context; no GPU
     assert get(server, "/api/version").json()["version"].count(".") == 2
 
-    shown = post(server, "/api/show", {"model": "llama3"}).json()  # any name: the served model
+    shown = post(server, "/api/show", {"model": "OFFICE:latest"}).json()  # its names, tagged or not, in any case
     assert shown["details"] == model["details"] and shown["capabilities"] == ["completion", "tools"]
     assert shown["model_info"]["general.architecture"] == "llama"
     assert shown["model_info"]["llama.context_length"] == 8192  # the model's own; num_ctx is the server's
@@ -79,6 +79,10 @@ def test_listings_name_the_served_model_under_each_name(server: RunningServer, s
     assert "<|im_start|>" in shown["template"]
     assert f"FROM {smollm2_path.name}" in shown["modelfile"] and str(smollm2_path.parent) not in json.dumps(shown)
     assert error(post(server, "/api/show", {}), 400).startswith("'model' is required")
+    # another name is Ollama's 404 (clients read it to say the model is missing), with what to choose
+    missing = error(post(server, "/api/show", {"model": "llama3"}), 404)
+    assert missing.startswith('model "llama3" not found: this server serves serve-test:latest (also named '
+                              "office:latest)")
 
 
 def test_every_route_needs_the_key_and_refuses_in_ollamas_shape(server: RunningServer) -> None:
@@ -104,21 +108,24 @@ def test_every_route_needs_the_key_and_refuses_in_ollamas_shape(server: RunningS
     # options and fields that would change the reply, refused by name
     refused = {
         "'options.mirostat'": {"options": {"mirostat": 2}},
-        "'options.num_ctx' is 4096": {"options": {"num_ctx": 4096}},
+        '"office" does not support thinking': {"think": True},  # Ollama's words; SmolLM2 does not think
         "'options.nonsense'": {"options": {"nonsense": 1}},
         "'think'": {"think": "high"},
         "'format'": {"format": "yaml"},
+        "'options.temperature' must be": {"options": {"temperature": "hot"}},  # Ollama's field, not OpenAI's
         "messages[0].images": {"messages": [{"role": "user", "content": "hi", "images": ["aGk="]}]},
         "'model' is required": {"model": ""},
     }
     for said, extra in refused.items():
-        assert said in error(post(server, "/api/chat", {"model": "x", "messages": HI, **extra}), 400)
+        assert said in error(post(server, "/api/chat", {"model": "office", "messages": HI, **extra}), 400)
     for field in ("suffix", "template", "context", "images"):
         value = [1] if field == "context" else ["aGk="] if field == "images" else "x"
-        assert f"'{field}'" in error(post(server, "/api/generate", {"model": "x", "prompt": "hi", field: value}), 400)
-    # accepted and without effect here: keep_alive, load-time options, num_ctx within the context
-    ok = post(server, "/api/chat", {"model": "x", "messages": HI, "stream": False, "keep_alive": "5m", "think": False,
-                                    "options": {"num_ctx": 256, "num_thread": 8, "num_gpu": 0, "num_predict": 2}})
+        assert f"'{field}'" in error(post(server, "/api/generate", {"model": "office", "prompt": "hi", field: value}), 400)
+    # accepted and without effect here: keep_alive, load-time options, a num_ctx above a slot's (the
+    # slot's context is used; tools send 8192 whatever the prompt)
+    ok = post(server, "/api/chat", {"model": "office", "messages": HI, "stream": False, "keep_alive": "5m",
+                                    "think": False, "options": {"num_ctx": 8192, "num_thread": 8, "num_gpu": 0,
+                                                                "num_predict": 2}})
     assert ok.status_code == 200 and ok.json()["eval_count"] == 2
 
 
@@ -141,11 +148,13 @@ def test_chat_whole_and_streamed(server: RunningServer) -> None:
     assert "".join(p["message"]["content"] for p in parts) == whole["message"]["content"]
     assert last["done"] is True and last["message"] == {"role": "assistant", "content": ""}
     assert last["eval_count"] == 6 and last["done_reason"] == "length"
-    # an unknown name is answered by the served model, and the reply says which
-    assert post(server, "/api/chat", {**body, "model": "llama3", "stream": False}).json()["model"] == "serve-test:latest"
-    # no messages: "load the model", answered at once
+    # a name this server does not serve: Ollama's 404, before anything is generated
+    assert error(post(server, "/api/chat", {**body, "model": "llama3"}), 404).startswith('model "llama3" not found')
+    # no messages: "load the model", answered at once; with keep_alive 0 "unload", as Ollama says it
     loaded = post(server, "/api/chat", {"model": "serve-test", "messages": []}).json()
     assert loaded["done_reason"] == "load" and loaded["done"] is True and loaded["message"]["content"] == ""
+    unloaded = post(server, "/api/chat", {"model": "serve-test", "messages": [], "keep_alive": 0}).json()
+    assert unloaded["done_reason"] == "unload" and unloaded["done"] is True
 
 
 def test_generate_templated_and_raw(server: RunningServer) -> None:
@@ -167,24 +176,30 @@ def test_generate_templated_and_raw(server: RunningServer) -> None:
     assert last["prompt_eval_count"] == templated["usage"]["prompt_tokens"]  # the chat template's prompt
     loaded = post(server, "/api/generate", {"model": "serve-test"}).json()
     assert (loaded["response"], loaded["done_reason"], loaded["done"]) == ("", "load", True)
+    assert post(server, "/api/generate", {"model": "serve-test", "keep_alive": "0s"}).json()["done_reason"] == "unload"
     assert "'system' is not used" in error(post(server, "/api/generate", {
-        "model": "x", "prompt": prompt, "raw": True, "system": "Be brief."}), 400)
+        "model": "office", "prompt": prompt, "raw": True, "system": "Be brief."}), 400)
 
 
 def test_format_and_tools(server: RunningServer) -> None:
     schema = {"type": "object", "properties": {"answer": {"enum": ["yes", "no"]}}, "required": ["answer"]}
-    shaped = post(server, "/api/chat", {"model": "x", "stream": False, "format": schema,
-                                        "messages": [{"role": "user", "content": "Is Paris in France? JSON"}],
-                                        "options": {"num_predict": 16}}).json()
-    assert shaped["done_reason"] == "stop" and json.loads(shaped["message"]["content"])["answer"] in ("yes", "no")
-    json_mode = post(server, "/api/generate", {"model": "x", "stream": False, "format": "json", "prompt": "JSON",
-                                               "options": {"num_predict": 8}}).json()
-    assert json_mode["response"].lstrip().startswith("{")  # (a JSON object, cut at 8 tokens)
     tool = {"type": "function", "function": {
         "name": "get_weather", "description": "The weather in a city.",
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+    # format with tools (refused: "'response_format' cannot be combined with tools", fields an Ollama
+    # client never sent): the reply is JSON in the format or a tool call, as OpenAI answers the pair
+    # (Ollama's own server holds the whole reply to the format: no tool is ever called)
+    ask = 'Is Paris in France? Answer without tools: {"response": {"answer": "yes"}} or {"response": {"answer": "no"}}'
+    shaped = post(server, "/api/chat", {"model": "office", "stream": False, "format": schema, "tools": [tool],
+                                        "messages": [{"role": "user", "content": ask}],
+                                        "options": {"num_predict": 40}}).json()
+    assert shaped["done_reason"] == "stop" and "tool_calls" not in shaped["message"], shaped
+    assert json.loads(shaped["message"]["content"])["answer"] in ("yes", "no")
+    json_mode = post(server, "/api/generate", {"model": "office", "stream": False, "format": "json", "prompt": "JSON",
+                                               "options": {"num_predict": 8}}).json()
+    assert json_mode["response"].lstrip().startswith("{")  # (a JSON object, cut at 8 tokens)
     ask = [{"role": "user", "content": "What is the weather in Paris? Use the tool."}]
-    *parts, last = lines(server, "/api/chat", {"model": "x", "messages": ask, "tools": [tool],
+    *parts, last = lines(server, "/api/chat", {"model": "office", "messages": ask, "tools": [tool], "format": schema,
                                                "options": {"num_predict": 32}})
     calls = [c for p in parts for c in p["message"].get("tool_calls", [])]
     assert calls == [{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]
@@ -192,7 +207,7 @@ def test_format_and_tools(server: RunningServer) -> None:
     # the call and its result sent back, in Ollama's shapes (arguments an object, tool_name)
     history = [*ask, {"role": "assistant", "content": "", "tool_calls": calls},
                {"role": "tool", "tool_name": "get_weather", "content": "sunny"}]
-    after = post(server, "/api/chat", {"model": "x", "messages": history, "tools": [tool], "stream": False,
+    after = post(server, "/api/chat", {"model": "office", "messages": history, "tools": [tool], "stream": False,
                                        "options": {"num_predict": 8}})
     assert after.status_code == 200 and after.json()["done"] is True
 
@@ -200,13 +215,13 @@ def test_format_and_tools(server: RunningServer) -> None:
 def test_usage_records_and_a_client_that_leaves(server: RunningServer, data: Path) -> None:
     cancelled = server.metric("workstation:requests_cancelled_total")
     with httpx.stream("POST", f"{server.root}/api/generate", headers=server.headers(), timeout=120, json={
-            "model": "x", "prompt": "Once upon a time", "raw": True, "options": {"num_predict": 900}}) as r:
+            "model": "office", "prompt": "Once upon a time", "raw": True, "options": {"num_predict": 900}}) as r:
         first = json.loads(next(r.iter_lines()))
         assert first["done"] is False
     # the server notices, cancels the generation and frees the slot
     wait_until(lambda: server.metric("llamacpp:requests_processing") == 0, "the slot freed", 120, every_s=0.1)
     assert server.metric("workstation:requests_cancelled_total") == cancelled + 1
-    told = post(server, "/api/chat", {"model": "x", "messages": HI, "stream": False, "options": {"num_predict": 3}})
+    told = post(server, "/api/chat", {"model": "office", "messages": HI, "stream": False, "options": {"num_predict": 3}})
     usage = UsageLog(data / "usage.sqlite3")
     try:
         def rows() -> list[Any]:

@@ -560,7 +560,14 @@ def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: Runnin
                                ({"n": 2}, "n", "Only n=1"),
                                ({"input": [{"type": "reasoning", "summary": []}]}, "input", "'input' holds no message"),
                                ({"input": [{"type": "function_call_output", "call_id": 7, "output": "x"}]}, "input",
-                                "input[0].call_id must be a string")):
+                                "input[0].call_id must be a string"),
+                               # the chat route's checks underneath, said in this API's fields (they named
+                               # 'response_format' and tools[0].function.name, which the client never sent)
+                               ({"text": {"format": {"type": "json_schema", "name": "a", "schema": {},
+                                                     "strict": "yes"}}}, "text.format", "'text.format.strict'"),
+                               ({"text": {"format": {"type": "json_schema", "name": "a", "schema": {
+                                   "type": "no-such-type"}}}}, "text.format", "'text.format': "),
+                               ({"tools": [{**tools[0], "name": "get weather"}]}, "tools", "tools[0].name must be")):
         refused = httpx.post(url, json={**body, **extra}, headers=headers, timeout=30)
         assert refused.status_code == 400 and refused.json()["error"]["param"] == param, refused.text
         assert said in refused.json()["error"]["message"]

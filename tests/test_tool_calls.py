@@ -6,7 +6,9 @@ real model-format text.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -283,6 +285,22 @@ def _request(*tools: dict[str, Any], choice: str = "auto", function: str | None 
     )
 
 
+# a reply format beside the tools (its $defs moved beside theirs)
+YES_NO = {"type": "object", "properties": {"answer": {"$ref": "#/$defs/yn"}}, "required": ["answer"],
+          "$defs": {"yn": {"enum": ["yes", "no"]}}}
+
+
+def _call_or_format(template: ChatTemplate, call_start: str) -> None:
+    """With a reply format too (refused before: "'response_format' cannot be combined with
+    tools"), the grammar allows a call or JSON in the format, as OpenAI takes the pair; the JSON
+    is read as the reply's text."""
+    plan = tool_prompt(template, ASK, dataclasses.replace(_request(WEATHER, TIME), reply_schema=YES_NO))
+    [root] = re.findall(r"^root ::= .*$", plan.grammar, flags=re.M)
+    assert root.startswith(f"root ::= {call_start}") and root.endswith(" | alternative-1"), root
+    LlamaGrammar.from_string(plan.grammar, verbose=False)  # llama.cpp compiles it
+    assert read_reply(plan.format, '{"answer": "yes"}').content == '{"answer": "yes"}'
+
+
 def test_a_template_with_tool_support_renders_tools_and_calls_itself() -> None:
     template = ChatTemplate(HERMES_TEMPLATE, "", "<|im_end|>")
     support = tool_support(template)
@@ -304,6 +322,7 @@ def test_a_template_with_tool_support_renders_tools_and_calls_itself() -> None:
     assert forced.grammar.startswith('root ::= "<tool_call>"') and "get_time" in forced.grammar
     assert "get_weather" not in forced.grammar
     LlamaGrammar.from_string(forced.grammar, verbose=False)  # llama.cpp compiles it
+    _call_or_format(template, '("<tool_call>"')
 
 
 def test_templates_without_tool_support_get_the_generic_format(local: Any) -> None:
@@ -315,6 +334,10 @@ def test_templates_without_tool_support_get_the_generic_format(local: Any) -> No
     assert system["role"] == "system" and "`tool_call`" in system["content"] and '"get_weather"' in system["content"]
     assert plan.tools is None and plan.format == GENERIC
     LlamaGrammar.from_string(plan.grammar, verbose=False)
+    # with a reply format: a call, or the format's JSON as the "response" (read as the reply's text)
+    shaped = tool_prompt(smollm2, ASK, dataclasses.replace(_request(WEATHER), reply_schema=YES_NO))
+    LlamaGrammar.from_string(shaped.grammar, verbose=False)
+    assert read_reply(GENERIC, '{"response": {"answer": "yes"}}').content == '{"answer": "yes"}'
 
 
 def test_generic_format_without_a_system_role_opens_the_first_user_turn() -> None:
@@ -426,6 +449,7 @@ def test_a_mistral_template_gets_its_own_format_and_short_call_ids() -> None:
     assert forced.grammar.startswith('root ::= "[TOOL_CALLS]"') and "get_time" in forced.grammar
     assert "get_weather" not in forced.grammar
     LlamaGrammar.from_string(forced.grammar, verbose=False)  # llama.cpp compiles it
+    _call_or_format(template, '"[TOOL_CALLS]" alternative-0')
 
 
 def test_forced_mistral_call_from_a_real_model(local: Any) -> None:

@@ -19,7 +19,9 @@ probe's text in the output. Three reply formats follow from it:
 
 With ``tool_choice: required`` or a named function a grammar allows only a call (of that
 function) whose arguments match the function's ``parameters`` schema; with ``none`` the tools
-stay out of the prompt and the reply is text.
+stay out of the prompt and the reply is text. A request that also asks for a reply format (a
+JSON schema, or any JSON object) gets a grammar that allows a call or JSON in that format, as
+OpenAI answers the pair (the generic format's ``response`` is then that JSON, not a string).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workstation.core.chat_template import ChatTemplate, TemplateError
-from workstation.core.structured_output import schema_grammar
+from workstation.core.structured_output import SchemaError, schema_grammar
 
 GENERIC, HERMES, LLAMA3, MISTRAL = "generic", "hermes", "llama3", "mistral"
 MISTRAL_CALLS = "[TOOL_CALLS]"
@@ -66,6 +68,7 @@ class ToolRequest:
     choice: str = "auto"
     function: str | None = None  # the named function when choice == "function"
     parallel: bool = False
+    reply_schema: dict[str, Any] | None = None  # the JSON a reply that calls no tool must be (None: text)
 
     @property
     def active(self) -> bool:
@@ -189,9 +192,38 @@ def _calls_schema(
     return {**schema, "$defs": defs} if defs else schema
 
 
+def _with_reply(calls: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
+    """``{"anyOf": [calls, reply]}`` with the tools' and the reply's ``$defs`` at the root."""
+    moved, defs = _reply_defs(reply)
+    defs |= calls.pop("$defs", None) or {}
+    schema = {"anyOf": [calls, moved]}
+    return {**schema, "$defs": defs} if defs else schema
+
+
+def _reply_defs(reply: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A reply schema and its ``$defs`` apart, renamed (``r-``) to sit at the root of a schema
+    beside the tools' (a reference is resolved from the root)."""
+    moved = _moved_refs(reply, "r-")
+    defs: dict[str, Any] = {}
+    for key in ("$defs", "definitions"):
+        defs.update({f"r-{name}": d for name, d in (moved.pop(key, None) or {}).items()})
+    return moved, defs
+
+
+def _call_or_reply(schema: dict[str, Any], call: str) -> str:
+    """The grammar of ``schema`` (``_with_reply``'s) with its call (``alternative-0``) written as
+    ``call`` writes it: ``call`` is a GBNF expression of ``@CALL@``."""
+    body = schema_grammar(schema)
+    root = f"root ::= {call.replace('@CALL@', 'alternative-0')} | alternative-1"
+    body, found = re.subn(r"^root ::= alternative-0 \| alternative-1$", lambda _: root, body, count=1, flags=re.M)
+    if not found:  # (the converter names anyOf's branches so; a change there must not pass silently)
+        raise SchemaError("The tools and the reply format cannot be put in one grammar.")
+    return body
+
+
 def generic_schema(request: ToolRequest) -> dict[str, Any]:
     """llama-server's generic reply schema: a call (or calls) or, unless a call is forced, a
-    response."""
+    response (text, or the JSON of ``reply_schema``)."""
     call = _calls_schema(request.callable)
     defs = call.pop("$defs", None)
     if request.parallel:
@@ -204,9 +236,28 @@ def generic_schema(request: ToolRequest) -> dict[str, Any]:
         calls = {"type": "object", "properties": {"tool_call": call}, "required": ["tool_call"]}
     schema = calls
     if not request.forced:
-        response = {"type": "object", "properties": {"response": {"type": "string"}}, "required": ["response"]}
+        reply, reply_defs = _reply_defs({"type": "string"} if request.reply_schema is None else request.reply_schema)
+        response = {"type": "object", "properties": {"response": reply}, "required": ["response"]}
+        defs = {**(defs or {}), **reply_defs} or None
         schema = {"anyOf": [calls, response]}
     return {**schema, "$defs": defs} if defs else schema
+
+
+def _reply_grammar(fmt: str, request: ToolRequest, reply: dict[str, Any]) -> str:
+    """The grammar of a reply in a native format that calls a tool or is JSON in ``reply``."""
+    if fmt == LLAMA3:
+        return schema_grammar(_with_reply(_calls_schema(request.callable, "parameters"), reply))
+    if fmt == MISTRAL:
+        call = _calls_schema(request.callable, extra={"id": {"type": "string", "pattern": f"^{_MISTRAL_ID.pattern}$"}})
+        defs = call.pop("$defs", None)
+        array: dict[str, Any] = {"type": "array", "items": call, "minItems": 1}
+        if not request.parallel:
+            array["maxItems"] = 1
+        return _call_or_reply(_with_reply({**array, "$defs": defs} if defs else array, reply),
+                              f"{json.dumps(MISTRAL_CALLS)} @CALL@")
+    block = '"<tool_call>" "\\n"? @CALL@ "\\n"? "</tool_call>"'
+    call = f'{block} ("\\n" {block})*' if request.parallel else block
+    return _call_or_reply(_with_reply(_calls_schema(request.callable), reply), f"({call})")
 
 
 def _native_grammar(fmt: str, request: ToolRequest) -> str:
@@ -336,7 +387,9 @@ def tool_prompt(template: ChatTemplate, messages: Sequence[Mapping[str, Any]], r
         return ToolPrompt(history, None, "", "")
     specs = [t.spec for t in request.tools]
     if support.format != GENERIC:
-        grammar = _native_grammar(support.format, request) if request.forced else ""
+        grammar = (_native_grammar(support.format, request) if request.forced
+                   else _reply_grammar(support.format, request, request.reply_schema)
+                   if request.reply_schema is not None else "")
         return ToolPrompt(history, specs, grammar, support.format, MARKERS.get(support.format, ()))
     system = GENERIC_INSTRUCTION.format(key="tool_calls" if request.parallel else "tool_call")
     if not support.tools:
@@ -458,6 +511,9 @@ class ReplyReader:
             elif isinstance(obj.get("response"), str):
                 self.buffer = ""
                 return ReplyPiece(obj["response"])
+            elif "response" in obj:  # JSON in the reply format asked for beside the tools
+                self.buffer = ""
+                return ReplyPiece(json.dumps(obj["response"], ensure_ascii=False))
         if begun_call:  # a call cut short (max_tokens): the wrapper's JSON is no reply to show,
             self.buffer = ""  # as llama-server's partial read gives none ('{ "tool_call' was the content)
             return ReplyPiece()

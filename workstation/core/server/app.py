@@ -61,6 +61,7 @@ from workstation.core.server.prometheus import prometheus_text
 from workstation.core.server.protocol import (
     FINISH,
     ApiError,
+    FieldNames,
     GenParams,
     bad,
     busy,
@@ -158,7 +159,10 @@ NOT_SERVED = {
 class Dialect(Protocol):
     """Another server's request and response shapes over ``OpenAIServer._handle`` (its key
     check, limits, accounting, submission): llama-server's ``/completion`` (``native.py``) and
-    Ollama's ``/api/chat`` and ``/api/generate`` (``ollama.py``)."""
+    Ollama's ``/api/chat`` and ``/api/generate`` (``ollama.py``), OpenAI's ``/v1/responses``
+    (``responses.py``)."""
+
+    fields: FieldNames  # its names for the chat route's fields, in the errors it answers
 
     def translate(self, body: dict[str, Any], chat: bool) -> tuple[dict[str, Any], bool] | Response:
         """The body in the OpenAI routes' words and whether its prompt is a chat; or the answer
@@ -412,10 +416,11 @@ class OpenAIServer:
             )
         constraints = params.all_constraints()  # the reply format's grammar, the logit bias, probabilities
         stop = params.stop
-        if stop is None and plan is not None and (plan.tools or plan.grammar):
-            stop = []  # a profile's stop text ("\n") would cut a tool call short
-            if plan.grammar:  # a tool call's grammar (never with a reply format: tool_protocol refuses)
-                constraints = dataclasses.replace(params.constraints, grammar=plan.grammar)
+        if plan is not None and (plan.tools or plan.grammar):
+            if stop is None:
+                stop = []  # a profile's stop text ("\n") would cut a tool call short
+            if plan.grammar:  # a tool call's grammar (with the reply format's JSON beside the call, if asked),
+                constraints = dataclasses.replace(params.constraints, grammar=plan.grammar)  # a client's stop or not
             # the tool-call format's markers stream as text, also where they are control tokens
             constraints = dataclasses.replace(constraints, preserved_tokens=self.scheduler.marker_tokens(plan.markers))
         try:
@@ -570,7 +575,7 @@ class OpenAIServer:
         except ApiError as err:
             if ticket is not None:
                 self.accounts.finish(ticket, err.status)
-            return err.response()
+            return (err.in_words(native.fields) if native is not None else err).response()
         except asyncio.CancelledError:
             if ticket is not None:
                 self.accounts.finish(ticket, CLIENT_GONE)

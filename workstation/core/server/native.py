@@ -42,6 +42,7 @@ from workstation.core.profiles import MAX_PREDICT, Constraints, Sampling
 from workstation.core.server.logprobs import ProbsAsked, completion_probabilities
 from workstation.core.server.protocol import (
     ApiError,
+    FieldNames,
     GenParams,
     _integer,
     bad,
@@ -161,6 +162,8 @@ def stopping_word(tokens_text: str, content: str, stops: list[str]) -> str:
 class NativeRoutes:
     """The routes above, over an ``OpenAIServer`` (its key check, body limits, accounting,
     submission and disconnect handling are used as they are)."""
+
+    fields: FieldNames = ()  # llama-server's fields are the chat route's (n_predict, json_schema, grammar)
 
     def __init__(self, server: OpenAIServer) -> None:
         self.server = server

@@ -14,14 +14,30 @@ probe them first; ``/api/tags`` names the model, so it needs the key). Embedding
 with why (501). Every error on these paths is Ollama's ``{"error": "..."}`` (``OllamaErrors``).
 
 Model names: the served id and its ``--alias``es, each listed with Ollama's ``:latest`` tag and
-accepted with or without it; any other name (a client's hard-wired "llama3") is answered by the
-served model, and the reply names the served model, as the OpenAI routes do.
+accepted with or without it, in any case. Any other name is a 404 ``model "x" not found`` on
+``/api/chat``, ``/api/generate`` and ``/api/show``, as Ollama answers it: clients read that 404
+(to offer a pull, or to say the model is missing), and an answer from another model under the
+name they asked for misled them. It says which name to choose, and how the operator adds a
+name a tool insists on (``workstation serve --alias llama3``). The model's family is no name
+for it: SmolLM2 is a "llama" as hundreds of other models are. (The OpenAI routes answer every
+name, as llama-server does: their clients send the name of a model they never listed.)
+
+Where this server does what Ollama does otherwise: ``keep_alive`` is accepted and the model stays
+loaded (it serves every client; an empty request with ``keep_alive: 0`` is answered "unload"
+all the same); ``options.num_ctx`` above a slot's context is accepted and the slot's context
+used (Ollama would reload the model for it; clients send 8192 whatever the prompt, and the prompt
+is checked against the context anyway, with the limit said); ``format`` with ``tools``: the
+reply is a tool call or JSON in the format, as OpenAI answers the pair (Ollama's own server
+holds the whole reply to the format, so its model never calls a tool: a bug to its users, ollama
+issues 8095 and 13750). Errors name Ollama's fields (``format``, ``options.num_predict``), not the
+OpenAI fields underneath (``FIELDS``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -43,7 +59,7 @@ from workstation.core.events import (
     TurnFinished,
 )
 from workstation.core.profiles import MAX_PREDICT
-from workstation.core.server.protocol import FINISH, ApiError, _integer, bad, flag
+from workstation.core.server.protocol import FINISH, ApiError, _integer, bad, field_names, flag
 from workstation.core.server.structured import _schema_format
 from workstation.core.server.unsupported import refuse_unsupported
 from workstation.core.tool_calls import ReplyReader, ToolCall, read_reply
@@ -64,6 +80,12 @@ API_VERSION = "0.9.0"
 TAG = ":latest"  # Ollama names every model name:tag; a bare name is name:latest
 FOREVER = "9999-12-31T23:59:59Z"  # /api/ps' expires_at: keep_alive is ignored, the model stays loaded
 
+# the OpenAI routes' names for what Ollama names otherwise, as this server's errors say them
+FIELDS = field_names(
+    (r"response_format\b", "format"), (r"json_schema\b", "format"), (r"n_predict\b", "options.num_predict"),
+    (r"chat_template_kwargs\b", "think"),
+    (r"'(temperature|top_p|top_k|min_p|seed|stop|repeat_penalty|presence_penalty|frequency_penalty)'", r"'options.\1'"),
+)
 # Ollama's ``options`` by what this server does with them
 SAMPLING_OPTIONS = frozenset({  # the OpenAI routes' fields of the same names (protocol.parse_params)
     "temperature", "top_p", "top_k", "min_p", "seed", "stop", "repeat_penalty", "presence_penalty",
@@ -219,10 +241,16 @@ class OllamaRoutes:
         return [options.model_id, *(a for a in options.aliases if a != options.model_id)]
 
     def reply_name(self, asked: str) -> str:
-        """The name a reply carries: the client's where it names the served model (tagged or
-        not), else the served model's."""
-        known = set(self.names()) | {_tagged(n) for n in self.names()}
-        return asked if asked in known else _tagged(self.server.options.model_id)
+        """The name a reply carries: the client's, where it names the served model (tagged or
+        not, in any case); else ApiError 404 in Ollama's words, with the names to choose from."""
+        known = {_tagged(n).lower() for n in self.names()}
+        if _tagged(asked).lower() in known:
+            return asked
+        served, *others = [_tagged(n) for n in self.names()]
+        also = f" (also named {', '.join(others)})" if others else ""
+        raise ApiError(404, f"model {json.dumps(asked, ensure_ascii=False)[:80]} not found: this server serves "
+                            f"{served}{also}; choose it in your tool, or ask the operator to add that name with "
+                            f"'workstation serve --alias'.", param="model", code="model_not_found")
 
     # --- the model's facts ---------------------------------------------------------------------
     def _read_facts(self) -> ModelFacts:
@@ -325,6 +353,7 @@ class OllamaRoutes:
                 asked = body.get("model", body.get("name"))
                 if not isinstance(asked, str) or not asked:
                     raise bad("'model' is required: the name of the model to show.", "model")
+                self.reply_name(asked)  # (a 404 for a model this server does not serve)
             facts = await self.facts()
         except ApiError as err:
             return err.response()
@@ -374,6 +403,8 @@ class OllamaRoutes:
 class OllamaGeneration:
     """``/api/chat`` or ``/api/generate`` (``generate``) as a dialect of ``OpenAIServer._handle``."""
 
+    fields = FIELDS
+
     def __init__(self, routes: OllamaRoutes, generate: bool) -> None:
         self.routes = routes
         self.server = routes.server
@@ -387,9 +418,20 @@ class OllamaGeneration:
         model", answered at once (it is loaded)."""
         model = body.get("model", body.get("name"))
         if not isinstance(model, str) or not model:
-            raise bad("'model' is required: the name of a model (this server answers every name with the model "
-                      f"it serves, {_tagged(self.server.options.model_id)}).", "model")
+            raise bad(f"'model' is required: the name of the model ({_tagged(self.server.options.model_id)} "
+                      "here).", "model")
+        self.routes.reply_name(model)  # (a 404 for a model this server does not serve)
         out: dict[str, Any] = {"model": model, "stream": flag(body, "stream", True)}
+        asked_nothing = (not body.get("prompt")) if self.generate else (not body.get("messages"))
+        if asked_nothing and _no_time(body.get("keep_alive")):  # Ollama's "unload the model"
+            return self._loaded(model, "unload")
+        think = body.get("think")
+        if think is not None and not isinstance(think, bool):
+            raise bad(f"'think' is {json.dumps(think)[:40]}; this server takes true or false (it sets no "
+                      "thinking level).", "think")
+        if think and "thinking" not in self.routes.capabilities():
+            raise bad(f"{json.dumps(model, ensure_ascii=False)[:80]} does not support thinking; leave 'think' out "
+                      "or send false.", "think")  # (Ollama's words first: clients look for them)
         if self.generate:
             for name in ("images", "context", "template", "suffix"):
                 if body.get(name):
@@ -422,19 +464,16 @@ class OllamaGeneration:
             raise bad(_REFUSED["logprobs"], "logprobs")
         out |= self._format(body.get("format"))
         out |= self._options(body.get("options"))
-        think = body.get("think")
-        if think is not None:
-            if not isinstance(think, bool):
-                raise bad(f"'think' is {json.dumps(think)[:40]}; this server takes true or false (it sets no "
-                          "thinking level).", "think")
-            if chat:  # the template's switch (Qwen3's enable_thinking); the thinking comes apart as "thinking"
-                out["chat_template_kwargs"] = {"enable_thinking": think}
+        if think is not None and chat:  # the template's switch (Qwen3's enable_thinking); the thinking comes
+            out["chat_template_kwargs"] = {"enable_thinking": think}  # apart as "thinking"
         return out, chat
 
-    def _loaded(self, model: str) -> Response:
+    def _loaded(self, model: str, reason: str = "load") -> Response:
+        """The answer to an empty request: "load" (the model is loaded), or with ``keep_alive: 0``
+        "unload" (it stays loaded: it serves every client)."""
         done: dict[str, Any] = {"model": self.routes.reply_name(model), "created_at": _now()}
         done |= {"response": ""} if self.generate else {"message": {"role": "assistant", "content": ""}}
-        return JSONResponse({**done, "done_reason": "load", "done": True})
+        return JSONResponse({**done, "done_reason": reason, "done": True})
 
     @staticmethod
     def _format(value: Any) -> dict[str, Any]:
@@ -449,7 +488,8 @@ class OllamaGeneration:
 
     def _options(self, raw: Any) -> dict[str, Any]:
         """Ollama's ``options``: sampling as the OpenAI routes' fields, ``num_predict`` as
-        llama-server's ``n_predict``; ``num_ctx`` no larger than a request's context here."""
+        llama-server's ``n_predict``; ``num_ctx`` read and left: a request gets a slot's context
+        whatever it asks (its prompt is checked against that, the limit said)."""
         if raw is None:
             return {}
         if not isinstance(raw, dict):
@@ -465,11 +505,7 @@ class OllamaGeneration:
                 if n:  # -1 and -2 (until the context is full) are llama-server's -1; 0 is Ollama's "unset"
                     out["n_predict"] = max(n, -1)
             elif name == "num_ctx":
-                n_ctx = _integer(raw, name, 1, 2**31)
-                if n_ctx is not None and n_ctx > self.scheduler.slot_ctx:
-                    raise bad(f"'options.num_ctx' is {n_ctx}, but this server gives each request a context of "
-                              f"{self.scheduler.slot_ctx} tokens (a slot's, as /api/ps says); send "
-                              f"{self.scheduler.slot_ctx} or less, or leave it out.", "options")
+                _integer(raw, name, 1, 2**31)
             elif name in OFF_OPTIONS:
                 refuse_unsupported({name: value}, where="options.")
             elif name == "tfs_z":
@@ -598,6 +634,15 @@ _REFUSED = {
     "suffix": "'suffix' (fill-in-the-middle) is not supported by this server; leave it out.",
     "logprobs": "'logprobs' is not supported on Ollama's routes of this server; ask /v1/chat/completions for them.",
 }
+
+
+def _no_time(keep_alive: Any) -> bool:
+    """Whether ``keep_alive`` is zero: 0 (seconds) or a duration of none ("0", "0s", "0m")."""
+    if isinstance(keep_alive, bool):
+        return False
+    if isinstance(keep_alive, int | float):
+        return keep_alive == 0
+    return isinstance(keep_alive, str) and re.fullmatch(r"\s*[+-]?(0+(\.0*)?(ns|us|µs|ms|s|m|h)?)+\s*", keep_alive) is not None
 
 
 def _messages(raw: Any) -> list[Any]:

@@ -56,6 +56,7 @@ class ApiError(Exception):
         self.param = param
         self.code = code
         self.headers = headers or {}
+        self.worded = False  # said in a dialect's own words already (``in_words`` leaves it)
         if status == 501:  # what this server never does: the openai library retried it twice (as any 5xx)
             self.headers.setdefault("x-should-retry", "false")
 
@@ -64,6 +65,29 @@ class ApiError(Exception):
 
     def response(self) -> JSONResponse:
         return JSONResponse(self.body(), status_code=self.status, headers=self.headers)
+
+    def in_words(self, fields: FieldNames) -> ApiError:
+        """This error, reworded in place, as a dialect (Ollama's routes, the Responses API) says it: each of the chat
+        route's field names that ``fields`` renames, in the message and ``param``, so a client
+        is told the fields it sent ('format', 'text.format'), not ones it never saw."""
+        if not fields or self.worded:
+            return self
+        message, param = self.message, self.param
+        for pattern, name in fields:
+            message = pattern.sub(name, message)
+            param = pattern.sub(name, param) if param is not None else None
+        self.message, self.param, self.args = message, param, (message,)  # (each error is raised once)
+        return self
+
+
+# a dialect's names for the chat route's fields: (pattern of the chat route's name, the dialect's)
+FieldNames = tuple[tuple[re.Pattern[str], str], ...]
+
+
+def field_names(*pairs: tuple[str, str]) -> FieldNames:
+    """``(regex, replacement)`` pairs as ``FieldNames``; a regex matches where no name it would
+    end (``x.response_format``, ``my_json_schema``) comes before it."""
+    return tuple((re.compile(rf"(?<![\w.]){pattern}"), name) for pattern, name in pairs)
 
 
 def bad(message: str, param: str | None = None) -> ApiError:

@@ -38,7 +38,14 @@ from workstation.core.events import (
     TurnFinished,
 )
 from workstation.core.profiles import MAX_PREDICT
-from workstation.core.server.protocol import ApiError, _integer, bad, failed_response, flag
+from workstation.core.server.protocol import (
+    ApiError,
+    _integer,
+    bad,
+    failed_response,
+    field_names,
+    flag,
+)
 from workstation.core.server.unsupported import refuse_unsupported
 from workstation.core.tool_calls import ReplyReader, ToolCall, read_reply
 
@@ -71,6 +78,11 @@ ROLES = ("user", "assistant", "system", "developer")  # an input message's
 # /v1/responses/{name} routes that are no response's id (they were told "there is none to retrieve")
 NOT_SERVED = {"input_tokens": "Counting a request's input tokens (/v1/responses/input_tokens)",
               "compact": "Compacting a conversation (/v1/responses/compact)"}
+# the chat route's names for what this API names otherwise, as its errors say them
+FIELDS = field_names(
+    (r"response_format\.json_schema\b", "text.format"), (r"response_format\b", "text.format"),
+    (r"tools\[(\d+)\]\.function\.", r"tools[\1]."), (r"max_tokens\b", "max_output_tokens"),
+)
 # fields passed to the chat route under the same name (OpenAI's, and the chat route's own samplers)
 SAME = ("model", "temperature", "top_p", "tool_choice", "parallel_tool_calls", "user", "seed", "stop", "top_k",
         "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty", "n", "logit_bias", "ignore_eos", "grammar",
@@ -221,6 +233,8 @@ def _usage(m: TurnMetrics) -> dict[str, Any]:
 class ResponsesDialect:
     """``POST /v1/responses`` as a dialect of ``OpenAIServer._handle``."""
 
+    fields = FIELDS
+
     def __init__(self, server: OpenAIServer) -> None:
         self.server = server
         self.scheduler = server.scheduler
@@ -250,7 +264,9 @@ class ResponsesDialect:
                 raise bad(why, name)
         for name, ours in CHAT_NAMES.items():
             if body.get(name) is not None:
-                raise bad(f"'{name}' is a /v1/chat/completions field; /v1/responses takes '{ours}'.", name)
+                refused = bad(f"'{name}' is a /v1/chat/completions field; /v1/responses takes '{ours}'.", name)
+                refused.worded = True  # (the name the client sent: not renamed as the chat route's errors are)
+                raise refused
         include = body.get("include")
         if isinstance(include, list) and "message.output_text.logprobs" in include:
             raise bad(REFUSED["logprobs"].replace("'logprobs'", "'message.output_text.logprobs'", 1), "include")

@@ -71,8 +71,9 @@ def _choice(value: Any, names: list[str]) -> tuple[str, str | None]:
 
 def parse_tool_request(body: dict[str, Any], output: OutputFormat | None = None) -> ToolRequest | None:
     """The request's tools and how they may be used; None when it sends none (or an empty list).
-    ``output`` (the reply format asked for, server/structured.py) cannot constrain a reply that
-    may call a tool."""
+    ``output`` (the reply format asked for, server/structured.py): JSON (a schema, any object)
+    that a reply calling no tool must be, as OpenAI takes the pair; a GBNF ``grammar`` cannot
+    be joined to a call's and is refused."""
     for old in ("functions", "function_call"):
         if old in body:
             raise bad(f"'{old}' is OpenAI's retired form of tools; send 'tools' and 'tool_choice' instead.", old)
@@ -90,8 +91,11 @@ def parse_tool_request(body: dict[str, Any], output: OutputFormat | None = None)
     parallel = flag(body, "parallel_tool_calls", False)
     if not tools:
         return None
-    request = ToolRequest(tuple(tools), choice, function, parallel)
-    if request.active and output is not None and output.grammar:
+    reply_schema = None
+    if output is not None and output.grammar:
+        reply_schema = output.schema if output.schema is not None else {"type": "object"}
+    request = ToolRequest(tuple(tools), choice, function, parallel, reply_schema)
+    if request.active and output is not None and output.kind == "grammar":
         raise bad(
             f"'{output.param}' cannot be combined with tools; send tool_choice 'none' or leave it out.", output.param
         )
