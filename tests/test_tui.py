@@ -95,7 +95,7 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         await _choose_profile(pilot, app, "b")
         await until(pilot, lambda: app.engine is not None and app.profile.key == "b")
         assert app.engine.pid != first_pid
-        assert "memory K half/V exact" in app.status_text()  # (q8_0/f16, in plain words)
+        assert "context memory K half size, V full size" in app.status_text()  # (q8_0/f16, in plain words)
         assert len(_views(app)) == 2 and app.conversation_id == conv_id
 
         # Esc stops the reply and keeps what arrived

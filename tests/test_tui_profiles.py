@@ -39,17 +39,17 @@ async def test_a_long_model_name_keeps_its_quantization(folder: Path, tmp_path: 
     async with app.run_test(size=(120, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         text = app.status_text()
-        assert " · SmolLM2-135M-Instruct-office-edition.Q4_1 · GPU layers 0/31 · memory exact" in text, text
-        await pilot.resize_terminal(80, 24)
+        assert " · SmolLM2-135M-Instruct-office-edition.Q4_1 · GPU layers 0/31" in text, text
+        await pilot.resize_terminal(64, 24)  # (whole at 80 columns, with nothing of the usual f16/f16 K/V)
         bar = app.chat_screen.query_one(StatusBar)
         await until(pilot, lambda: "…" in str(bar.render()))
         text = str(bar.render())
-        assert text.startswith(" ready │ long · SmolLM2-") and "…" in text and "edition.Q4_1 · GPU layers 0/31 · memory exact" in text
-        assert len(text.rstrip()) <= 80, text
-        app.generating = True  # a longer state word: the name gives up more, the K/V types stay
+        assert text.startswith(" ready │ long · SmolLM2-") and "…" in text and text.rstrip().endswith("edition.Q4_1 · GPU layers 0/31")
+        assert len(text.rstrip()) <= 64, text
+        app.generating = True  # a longer state word: the name gives up more, the layers stay
         text = app.status_text()
-        assert text.startswith(" generating │ long · SmolLM2") and text.endswith("edition.Q4_1 · GPU layers 0/31 · memory exact")
-        assert len(text) <= 80, text
+        assert text.startswith(" generating │ long · SmolLM2") and text.endswith("edition.Q4_1 · GPU layers 0/31")
+        assert len(text) <= 64, text
         app.generating = False
 
 
@@ -452,7 +452,7 @@ async def test_the_status_bar_shortens_itself_to_80_columns(folder: Path, smollm
     from workstation.core.profiles import Sampling
     from workstation.tui.widgets.status_bar import StatusBar
 
-    _write(folder, "a", {"model": str(smollm2_path)})
+    _write(folder, "a", {"model": str(smollm2_path), "kv_cache": {"k": "q8_0", "v": "f16"}})
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: app.engine is not None)
@@ -464,15 +464,17 @@ async def test_the_status_bar_shortens_itself_to_80_columns(folder: Path, smollm
                 app.generating = generating
                 text = app.status_text()
                 assert len(text) <= 80, text
-                assert re.search(r" · (memory exact|bellek kesin|GPU 0/31)$", text), text  # whole, never "· KV"
+                assert re.search(r" · (context memory K half size, V full size|bağlam belleği K yarı boy, V tam boy|GPU 0/31)$",
+                                 text), text  # whole, never "· KV"
             app.update_status()
             await pilot.pause()
             bar = str(app.chat_screen.query_one(StatusBar).render())
             assert bar.rstrip() == app.status_text().rstrip(), bar
             app.session_sampling = None
             app.generating = False
-            # the K/V types in E's plain words: "KV f16/f16" said nothing to office staff
-            assert app.status_text().endswith(" · bellek kesin" if language == "tr" else " · memory exact")
+            # the K/V types in E's plain words: "KV q8_0/f16" said nothing to office staff
+            assert app.status_text().endswith(" · bağlam belleği K yarı boy, V tam boy" if language == "tr"
+                                              else " · context memory K half size, V full size")
 
 
 async def test_the_office_server_down_and_a_model_not_downloaded_are_said_in_turkish(folder: Path) -> None:
