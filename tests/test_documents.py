@@ -553,12 +553,12 @@ ODF_NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
           'xmlns:dc="http://purl.org/dc/elements/1.1/"')
 
 
-def make_odf(path: Path, body: str, kind: str = "text") -> Path:
+def make_odf(path: Path, body: str, kind: str = "text", styles: str = "") -> Path:
     """An OpenDocument file as LibreOffice lays it out: the member 'mimetype' first and stored,
     then content.xml and the manifest, compressed."""
     mime = f"application/vnd.oasis.opendocument.{kind}"
     content = (f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {ODF_NS} office:version="1.3">'
-               f'<office:body><office:{kind}>{body}</office:{kind}></office:body></office:document-content>')
+               f'{styles}<office:body><office:{kind}>{body}</office:{kind}></office:body></office:document-content>')
     manifest = ('<?xml version="1.0" encoding="UTF-8"?><manifest:manifest '
                 'xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.3">'
                 f'<manifest:file-entry manifest:full-path="/" manifest:media-type="{mime}"/>'
@@ -634,10 +634,13 @@ def test_opendocument_spreadsheets_slides_and_fakes_are_one_sentence(tmp_path: P
              '<text:p>1.200,50</text:p></table:table-cell><table:table-cell office:value-type="float" office:value="3"/>'
              '</table:table-row><table:table-row table:number-rows-repeated="1048574">'
              '<table:table-cell table:number-columns-repeated="1024"/></table:table-row></table:table>'
-             '<table:table table:name="Gizli" table:display="false"><table:table-row table:number-rows-repeated="2">'
+             '<table:table table:name="Gizli" table:style-name="ta2"><table:table-row table:number-rows-repeated="2">'
              '<table:table-cell table:number-columns-repeated="2"><text:p>x</text:p></table:table-cell></table:table-row>'
              '</table:table>')
-    sheet = make_odf(tmp_path / "budget.ods", table, kind="spreadsheet")
+    hide = ('<office:automatic-styles><style:style style:name="ta2" style:family="table" '
+            'xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0"><style:table-properties table:display="false"/>'
+            '</style:style></office:automatic-styles>')  # (a hidden sheet: hidden by its style)
+    sheet = make_odf(tmp_path / "budget.ods", table, kind="spreadsheet", styles=hide)
     doc = read_document(sheet)
     assert doc.kind == "ods" and doc.text == "Sheet: Bütçe\nKalem | Tutar\n | 1.200,50 | 3\n\nSheet: Gizli (hidden)\nx | x\nx | x"
     renamed = tmp_path / "budget.odt"  # the same under a text's name: read as what it is

@@ -341,6 +341,8 @@ def read_xlsx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
 _ODF_TABLE_EL = _odf(_ODF_TABLE, "table")
 _ODF_COVERED = _odf(_ODF_TABLE, "covered-table-cell")
 _ODF_OFFICE_NS = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+_ODF_STYLE_NS = "urn:oasis:names:tc:opendocument:xmlns:style:1.0"
+_ODF_STYLE = _odf(_ODF_STYLE_NS, "style")
 
 
 def _repeat(el: Any, attr: str) -> int:
@@ -364,13 +366,14 @@ def _ods_cell(cell: Any, reader: _OdtText) -> str:
 
 
 def _ods_stream(zf: zipfile.ZipFile, path: Path, limits: Limits, deadline: float) -> Iterator[tuple[str, Any]]:
-    """content.xml's tables (at their start and end) and rows (at their end), each row freed
-    once the caller has it: the tree never holds more than a row."""
+    """content.xml's styles (at their end: a hidden sheet is hidden by its style), tables (at
+    their start and end) and rows (at their end), each row freed once the caller has it: the
+    tree never holds more than a row."""
     from lxml import etree
 
     with zf.open("content.xml") as f:
         for event, el in etree.iterparse(_Reader(f, deadline, path.name, limits), events=("start", "end"),
-                                         tag=(_ODF_TABLE_EL, _ODF_ROW), **SAFE_XML):
+                                         tag=(_ODF_STYLE, _ODF_TABLE_EL, _ODF_ROW), **SAFE_XML):
             yield event, el
             if event == "end":
                 el.clear(keep_tail=True)
@@ -391,11 +394,16 @@ def read_ods(path: Path, data: bytes, limits: Limits, deadline: float) -> Docume
         tables = sum(1 for event, el in _ods_stream(zf, path, limits, deadline) if el.tag == _ODF_TABLE_EL and event == "start")
         sheets = _SheetText(builder, limits, tables)
         spent = False
+        hidden: set[str] = set()  # the tables' styles that hide them
         for event, el in _ods_stream(zf, path, limits, deadline):
+            if el.tag == _ODF_STYLE:
+                if event == "end" and any(p.get(_odf(_ODF_TABLE, "display")) == "false" for p in el):
+                    hidden.add(el.get(_odf(_ODF_STYLE_NS, "name")) or "")
+                continue
             if el.tag == _ODF_TABLE_EL:
                 if event == "start":
                     sheets.begin(el.get(_odf(_ODF_TABLE, "name")) or f"Sheet {len(builder.sections) + 1}",
-                                 el.get(_odf(_ODF_TABLE, "display")) == "false")
+                                 el.get(_odf(_ODF_TABLE, "style-name")) in hidden)
                     spent = False
                 else:
                     sheets.end()
