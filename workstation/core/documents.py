@@ -63,6 +63,9 @@ class Section:
     number: int  # page number (1-based) or section index (1-based)
     title: str | None = None
     kind: str = "section"  # page | section
+    # what a part of the text that begins inside this section is read after, where its start
+    # alone would not say (a sheet's name and first row: which columns the numbers are in)
+    lead: str | None = None
 
     @property
     def label(self) -> str:
@@ -604,7 +607,7 @@ def document_kind(path: Path, head: bytes) -> str:
 
 def looks_like_document(path: Path) -> bool:
     """Whether a file without a known suffix reads as a document (for folder scans): a PDF,
-    a Word or OpenDocument file, RTF, an e-mail, HTML, or text without NUL bytes."""
+    a Word, Excel, PowerPoint or OpenDocument file, RTF, an e-mail, HTML, or text without NUL bytes."""
     try:
         with path.open("rb") as f:
             head = f.read(_SNIFF_BYTES)

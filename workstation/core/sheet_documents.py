@@ -107,7 +107,10 @@ class _SheetText:
                 lines.append(" | ".join(cells[c] for c in sorted(cells)))
         if self.cut:
             lines.append(say([("doc.sheet_cut", {"rows": f"{len(self.rows):,}", "limit": f"{self.limits.max_cells:,}"})]))
+        columns = lines[0] if len(lines) > 1 else None
         self.builder.section(self.title, lines)
+        if columns is not None:  # a part of a summary that begins in its rows reads them under its columns
+            self.builder.sections[-1].lead = f"{self.title} (continued)\n{columns}"
         self.rows = []
 
 
