@@ -348,6 +348,11 @@ def _read_text(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
             sections[0].start = 0
     if not sections:
         sections = [Section(0, len(text), 1, None)]
+        columns = text.lstrip("\n").split("\n", 1)[0].strip()
+        if path.suffix.lower() in (".csv", ".tsv") and 0 < len(columns) <= 1000 and "\n" in text.strip():
+            # a spreadsheet saved as text: a summary's parts after the first read its rows under
+            # its first line (the columns' names), as a workbook's do
+            sections[0].lead = f"{path.name} (continued)\n{columns}"
     return Document(str(path), kind, text, sections, encoding)
 
 
