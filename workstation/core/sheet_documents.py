@@ -7,7 +7,7 @@ as dates where the cell's style says so; an OpenDocument cell as LibreOffice sho
 The zip is checked (``check_zip``) before a member is decompressed, the XML parsed without
 entities (``xml_parser``) and a sheet's rows streamed, never held as a tree: a sheet of a
 million empty cells costs a pass over them and nothing more. A workbook is read up to
-``Limits.max_cells`` cells, shared fairly among its sheets; a sheet cut short says so in a line
+``Limits.max_cells`` cells, each sheet after the first keeping a share; a sheet cut short says so in a line
 of its own."""
 
 from __future__ import annotations
@@ -55,14 +55,16 @@ def _flat(text: str) -> str:
 
 
 class _SheetText:
-    """The sheets of one workbook as sections of ``builder``. Each sheet may take its fair part
-    of the cells left (``Limits.max_cells`` over the sheets still to read), so that a huge first
-    sheet does not crowd out a short summary sheet after it."""
+    """The sheets of one workbook as sections of ``builder``. Each sheet may take the cells
+    left (of ``Limits.max_cells``) but a share kept for each sheet after it (1,000 cells, or
+    less among many sheets), so that a huge first sheet does not crowd out a short summary
+    sheet after it, nor does a short one take a huge one's room."""
 
     def __init__(self, builder: _Builder, limits: Limits, sheets: int) -> None:
         self.builder, self.limits = builder, limits
         self.cells_left = limits.max_cells
         self.sheets_left = max(1, sheets)
+        self.reserve = min(1000, limits.max_cells // (2 * self.sheets_left))  # cells kept for each sheet still to come
         self.rows: list[dict[int, str]] = []
         self.title = ""
         self.budget = 0
@@ -72,7 +74,7 @@ class _SheetText:
     def begin(self, name: str, hidden: bool) -> None:
         self.title = f"Sheet: {name}" + (" (hidden)" if hidden else "")
         self.rows, self.cut, self.held = [], False, 0
-        self.budget = self.cells_left // self.sheets_left
+        self.budget = self.cells_left - self.reserve * (self.sheets_left - 1)
 
     def row(self, cells: dict[int, str]) -> bool:
         """A row's filled cells by column (1-based); False once this sheet's cells are spent."""
