@@ -73,7 +73,7 @@ def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smol
         (folder / f"note{i}.txt").write_text("\n\n".join(paras), encoding="utf-8")
     make_docx(folder / "memo.docx", [("Bees", [SUBJECT_PARAGRAPHS[0]])])
     (folder / "broken.txt").write_bytes(bytes(range(256)) * 20)  # binary: must fail, queue goes on
-    (folder / "ignored.xlsx").write_bytes(b"x")
+    (folder / "ignored.pages").write_bytes(b"x")  # (Apple's Pages: not read)
     out = tmp_path / "out"
     db = out / DB_NAME
     prof = _profile_file(tmp_path)
@@ -151,7 +151,7 @@ def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smol
         assert re.search(rf"^_{n} of {n} parts, \d+ document tokens, \d+ model calls?, [\d.]+ s\._\n\Z", text, re.M), text
         assert "Stopped after" not in text
     assert not [f for f in out.rglob("*") if f.name.endswith(".tmp")]
-    assert not (out / "ignored.xlsx.summary.md").exists()
+    assert not (out / "ignored.pages.summary.md").exists()
 
     # run 3: nothing left to do, nothing redone
     again = subprocess.run(_batch(folder, out, prof), cwd=ROOT, env=env,
@@ -311,16 +311,16 @@ def test_status_after_a_killed_run_and_a_deleted_document(tmp_path: Path, capsys
 
 
 def test_a_folder_without_documents_says_so_and_names_what_it_left_alone(tmp_path: Path) -> None:
-    """A folder of .pages, .ods and .pptx files (.rtf and .odt then, read since) said "0 pending, 0 running, 0 done, 0 failed" and
-    exited, without a word of the files it did not read."""
+    """A folder of .pages, .key and .numbers files (.rtf, .odt, .ods and .pptx then, read since) said "0 pending, 0 running,
+    0 done, 0 failed" and exited, without a word of the files it did not read."""
     folder = tmp_path / "inbox"
     folder.mkdir()
-    for name in ("report.pages", "policy.ods", "slides.pptx"):
+    for name in ("report.pages", "budget.numbers", "slides.key"):
         (folder / name).write_bytes(b"PK\x03\x04 not text")
     run = _batch_run(folder, "-p", _profile_file(tmp_path))
     assert run.returncode == 0, run.stderr
     err = run.stderr
-    assert "batch: left alone 3 files of kinds it does not read (policy.ods, report.pages, slides.pptx); it reads .txt" in err
+    assert "batch: left alone 3 files of kinds it does not read (budget.numbers, report.pages, slides.key); it reads .txt" in err
     assert f"batch: found no documents in {folder}" in err
 
 

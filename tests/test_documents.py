@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 import zipfile
@@ -9,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from docmaker import make_docx, make_docx_bomb, make_pdf
+from docmaker import make_docx, make_docx_bomb, make_pdf, make_pptx, make_xlsx
 
 from workstation.core.documents import (
     Document,
@@ -288,17 +289,17 @@ def test_text_cap_and_misc(tmp_path: Path) -> None:
             read_document("notes.txt")
     assert str(missing.value) == f"'notes.txt' does not exist in {tmp_path}."
     odd = tmp_path / "sheet.xlsx"
-    with zipfile.ZipFile(odd, "w") as zf:  # a spreadsheet: named as one, with what to do
+    with zipfile.ZipFile(odd, "w") as zf:  # a workbook of no sheets, slides of no slides
         zf.writestr("xl/workbook.xml", "<workbook/>")
-    _fails_fast(odd, r"^'sheet.xlsx' is an Excel spreadsheet, which cannot be read here; save it as CSV")
+    _fails_fast(odd, r"^'sheet.xlsx' contains no text\.$")
     slides = tmp_path / "deck.pptx"
     with zipfile.ZipFile(slides, "w") as zf:
         zf.writestr("ppt/presentation.xml", "<presentation/>")
-    _fails_fast(slides, r"^'deck.pptx' is a PowerPoint presentation, which cannot be read here; save it as PDF")
+    _fails_fast(slides, r"^'deck.pptx' contains no text\.$")
     other = tmp_path / "files.txt"
     with zipfile.ZipFile(other, "w") as zf:  # any other ZIP
         zf.writestr("a.txt", "a")
-    _fails_fast(other, r"ZIP archive, not a Word document")
+    _fails_fast(other, r"ZIP archive, not a document \(Word, Excel, PowerPoint, OpenDocument\) or text\.$")
     empty = tmp_path / "empty.txt"
     empty.write_bytes(b"")
     _fails_fast(empty, r"is empty")
@@ -388,10 +389,12 @@ def test_batch_scan_takes_suffix_less_documents_only(tmp_path: Path) -> None:
     (folder / "core-dump").write_bytes(bytes(range(256)) * 8)
     (folder / "notes.txt").write_text("Notes.", encoding="utf-8")
     (folder / "data.sqlite").write_bytes(b"SQLite format 3\x00")
+    make_xlsx(folder / "budget.xlsx", [("S", [["Rent", 1200]])])  # Excel and PowerPoint files: read (they were left alone)
+    make_pptx(folder / "deck", [("Plan", ["Sign"], None)])  # (told by its parts without a suffix)
     queue = BatchQueue(out / DB_NAME)
     try:
-        assert queue.scan(folder, out) == 2
-        assert queue.found == {"README", "notes.txt"}
+        assert queue.scan(folder, out) == 4
+        assert queue.found == {"README", "notes.txt", "budget.xlsx", "deck"}
     finally:
         queue.close()
 
@@ -546,15 +549,16 @@ ODF_NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
           'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
           'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
           'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
+          'xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0" '
           'xmlns:dc="http://purl.org/dc/elements/1.1/"')
 
 
-def make_odf(path: Path, body: str, kind: str = "text") -> Path:
+def make_odf(path: Path, body: str, kind: str = "text", styles: str = "") -> Path:
     """An OpenDocument file as LibreOffice lays it out: the member 'mimetype' first and stored,
     then content.xml and the manifest, compressed."""
     mime = f"application/vnd.oasis.opendocument.{kind}"
     content = (f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {ODF_NS} office:version="1.3">'
-               f'<office:body><office:{kind}>{body}</office:{kind}></office:body></office:document-content>')
+               f'{styles}<office:body><office:{kind}>{body}</office:{kind}></office:body></office:document-content>')
     manifest = ('<?xml version="1.0" encoding="UTF-8"?><manifest:manifest '
                 'xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.3">'
                 f'<manifest:file-entry manifest:full-path="/" manifest:media-type="{mime}"/>'
@@ -620,13 +624,39 @@ def test_opendocument_text_is_read(tmp_path: Path) -> None:
 
 
 def test_opendocument_spreadsheets_slides_and_fakes_are_one_sentence(tmp_path: Path, unzipped: list[str]) -> None:
-    sheet = make_odf(tmp_path / "budget.ods", "<table:table/>", kind="spreadsheet")
-    _fails_fast(sheet, r"^'budget.ods' is an OpenDocument spreadsheet, which cannot be read here; save it as CSV")
-    renamed = tmp_path / "budget.odt"  # the same under a text's name
+    """An .ods and an .odp were refused ("save it as CSV", "as PDF"): read now, a sheet's rows as
+    'a | b', its cells as LibreOffice shows them; the million empty cells LibreOffice declares
+    after the last row (a repeated row of repeated cells) are not unrolled."""
+    table = ('<table:table table:name="Bütçe"><table:table-column table:number-columns-repeated="1024"/>'
+             '<table:table-header-rows><table:table-row><table:table-cell><text:p>Kalem</text:p></table:table-cell>'
+             '<table:table-cell><text:p>Tutar</text:p></table:table-cell></table:table-row></table:table-header-rows>'
+             '<table:table-row><table:table-cell/><table:table-cell office:value-type="float" office:value="1200.5">'
+             '<text:p>1.200,50</text:p></table:table-cell><table:table-cell office:value-type="float" office:value="3"/>'
+             '</table:table-row><table:table-row table:number-rows-repeated="1048574">'
+             '<table:table-cell table:number-columns-repeated="1024"/></table:table-row></table:table>'
+             '<table:table table:name="Gizli" table:style-name="ta2"><table:table-row table:number-rows-repeated="2">'
+             '<table:table-cell table:number-columns-repeated="2"><text:p>x</text:p></table:table-cell></table:table-row>'
+             '</table:table>')
+    hide = ('<office:automatic-styles><style:style style:name="ta2" style:family="table" '
+            'xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0"><style:table-properties table:display="false"/>'
+            '</style:style></office:automatic-styles>')  # (a hidden sheet: hidden by its style)
+    sheet = make_odf(tmp_path / "budget.ods", table, kind="spreadsheet", styles=hide)
+    doc = read_document(sheet)
+    assert doc.kind == "ods" and doc.text == "Sheet: Bütçe\nKalem | Tutar\n | 1.200,50 | 3\n\nSheet: Gizli (hidden)\nx | x\nx | x"
+    renamed = tmp_path / "budget.odt"  # the same under a text's name: read as what it is
     renamed.write_bytes(sheet.read_bytes())
-    _fails_fast(renamed, r"^'budget.odt' is an OpenDocument spreadsheet")
-    slides = make_odf(tmp_path / "talk.odp", "<draw:page/>", kind="presentation")
-    _fails_fast(slides, r"^'talk.odp' is an OpenDocument presentation, which cannot be read here; save it as PDF")
+    assert read_document(renamed).text == doc.text
+    pages = ('<draw:page draw:name="page1"><draw:frame presentation:class="title"><draw:text-box><text:p>Bütçe</text:p>'
+             '</draw:text-box></draw:frame><draw:frame presentation:class="outline"><draw:text-box><text:list><text:list-item>'
+             '<text:p>Kira</text:p></text:list-item></text:list></draw:text-box></draw:frame>'
+             '<draw:frame presentation:class="page-number"><draw:text-box><text:p>1</text:p></draw:text-box></draw:frame>'
+             '<presentation:notes><draw:page-thumbnail presentation:class="page"/><draw:frame presentation:class="notes">'
+             '<draw:text-box><text:p>Önce kira.</text:p></draw:text-box></draw:frame></presentation:notes></draw:page>'
+             '<draw:page draw:name="page2"><draw:frame><table:table><table:table-row><table:table-cell><text:p>a</text:p>'
+             '</table:table-cell><table:table-cell><text:p>b</text:p></table:table-cell></table:table-row></table:table>'
+             '</draw:frame></draw:page>')
+    slides = make_odf(tmp_path / "talk.odp", pages, kind="presentation")
+    assert read_document(slides).text == "Slide 1: Bütçe\nKira\nSpeaker notes: Önce kira.\n\nSlide 2\na | b"
     letter = tmp_path / "letter.odt"
     letter.write_text("Dear colleague.", encoding="utf-8")
     _fails_fast(letter, r"^'letter.odt' is not a real ODT file: its content is something else \(perhaps a file renamed to \.odt\)")
@@ -818,7 +848,7 @@ def test_an_emails_attached_documents_are_read_after_it(tmp_path: Path) -> None:
 def test_new_formats_are_taken_by_batch_and_the_picker() -> None:
     from workstation.core.documents import SUPPORTED_SUFFIXES
 
-    assert {".eml", ".rtf", ".odt"} <= set(SUPPORTED_SUFFIXES)
+    assert {".eml", ".rtf", ".odt", ".xlsx", ".xlsm", ".ods", ".pptx", ".odp"} <= set(SUPPORTED_SUFFIXES)
 
 
 def test_hostile_emails_are_one_sentence(tmp_path: Path) -> None:
@@ -857,3 +887,99 @@ def test_markdown_headings_are_their_own_lines(tmp_path: Path) -> None:
                     + "# x" + " " * 3000 + "y\n", encoding="utf-8")
     doc = read_document(path)
     assert [s.title for s in doc.sections] == [None, "Methods", "Learning C#", "x" + " " * 3000 + "y"]
+
+
+def test_an_excel_workbook_is_read_sheet_by_sheet(tmp_path: Path) -> None:
+    """An .xlsx was refused ("save it as CSV (File, Save As)"): each sheet a section now, a row
+    a line of cells the model reads as a table; dates as dates, formulas' results."""
+    rows: list[list[object]] = [
+        ["Item", "Amount", "Due", "Paid", None, "Share"],
+        ["Rent", 1200.5, dt.date(2026, 1, 15), True, None, ("percent", 0.125)],
+        [None, None, None],  # a row of nothing: left out
+        ["Total", ("formula", "SUM(B2:B2)", 1200.5), dt.datetime(2026, 3, 1, 13, 30), False, ("error", "#DIV/0!"),
+         ("inline", "see <notes>")],
+    ]
+    notes: list[list[object]] = [[None, "Sum", 0.30000000000000004], [None, ("formula", 'B1&"!"', "Sum!"), 45000.0]]
+    path = make_xlsx(tmp_path / "budget.xlsx", [("Budget 2026", rows), ("Notes", notes)], hidden=("Notes",))
+    doc = read_document(path)
+    assert doc.kind == "xlsx"
+    assert doc.text == ("Sheet: Budget 2026\n"
+                        "Item | Amount | Due | Paid |  | Share\n"
+                        "Rent | 1200.5 | 2026-01-15 | TRUE |  | 12.5%\n"
+                        "Total | 1200.5 | 2026-03-01 13:30 | FALSE | #DIV/0! | see <notes>\n\n"
+                        "Sheet: Notes (hidden)\n"  # (begun in column B: no empty column A)
+                        "Sum | 0.3\n"
+                        "Sum! | 45000")
+    assert [s.title for s in doc.sections] == ["Sheet: Budget 2026", "Sheet: Notes (hidden)"]
+    assert doc.cite(doc.sections[1].start, doc.sections[1].end) == "§ Sheet: Notes (hidden)"
+    mac = make_xlsx(tmp_path / "mac.xlsx", [("S", [[dt.date(2026, 1, 15)]])], date1904=True)  # an old Mac's dates
+    assert read_document(mac).text == "Sheet: S\n2026-01-15"
+    # a workbook under a Word name is read as the workbook, a Word file under an Excel name as Word
+    renamed = tmp_path / "budget.docx"
+    renamed.write_bytes(path.read_bytes())
+    assert read_document(renamed).text == doc.text
+    word = make_docx(tmp_path / "memo.docx", [("Intro", ["Bees make honey."])])
+    (tmp_path / "memo.xlsx").write_bytes(word.read_bytes())
+    assert read_document(tmp_path / "memo.xlsx").text == "Intro\nBees make honey."
+
+
+def test_a_workbook_is_read_up_to_its_cells_with_a_line_saying_so(tmp_path: Path) -> None:
+    """A sheet of thousands of rows is read up to the workbook's cells, and says where it
+    stopped; a short sheet after it is still read (a share is kept for each sheet after one)."""
+    data: list[list[object]] = [[f"r{i}", i, i * 2.5] for i in range(2000)]
+    path = make_xlsx(tmp_path / "ledger.xlsx", [("Data", data), ("Summary", [["Total", 4997500]])])
+    doc = read_document(path, Limits(max_cells=3000))
+    lines = doc.text.split("\n")
+    assert lines[1] == "r0 | 0 | 0" and lines[750] == "r749 | 749 | 1872.5"  # 3,000 cells less 750 kept for Summary
+    assert lines[751] == "[Only the first 750 rows of this sheet were read: a workbook is read up to 3,000 cells.]"
+    assert doc.text.endswith("\n\nSheet: Summary\nTotal | 4997500")
+    assert "[Only" not in read_document(path).text  # (6,002 cells: all read by default)
+
+
+def test_hostile_workbooks_and_slides_are_one_sentence(tmp_path: Path, unzipped: list[str]) -> None:
+    xl = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+    whole = make_xlsx(tmp_path / "whole.xlsx", [("S", [["Rent", 1200]] * 200)])
+    cut = tmp_path / "cut.xlsx"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    _fails_fast(cut, r"^'cut.xlsx' is a damaged or truncated XLSX file \(its end is missing\); copy or download it again\.$")
+    unzipped.clear()
+    bomb = make_xlsx(tmp_path / "bomb.xlsx", [("S", [])], sheet_xml={
+        "S": f'<worksheet xmlns="{xl}"><sheetData>' + " " * (48 << 20) + "</sheetData></worksheet>"})
+    _fails_fast(bomb, r"zip bomb")
+    assert unzipped == []  # refused from the zip's directory
+    # a sheet of 200,000 empty (styled) cells before one with text: streamed past, not read as rows
+    empty = "".join(f'<row r="{r}">' + "".join(f'<c r="{c}{r}" s="1"/>' for c in "ABCDEFGHIJ") + "</row>" for r in range(1, 20_001))
+    blank = make_xlsx(tmp_path / "blank.xlsx", [("Empty", []), ("Text", [["Rent"]])],
+                      sheet_xml={"Empty": f'<worksheet xmlns="{xl}"><sheetData>{empty}</sheetData></worksheet>'})
+    assert read_document(blank).text == "Sheet: Text\nRent"
+    # entities that would expand to 100 MB ("billion laughs"): refused, never expanded
+    laughs = ('<?xml version="1.0"?><!DOCTYPE worksheet [<!ENTITY a "aaaaaaaaaa">'
+              + "".join(f'<!ENTITY {chr(98 + i)} "' + f"&{chr(97 + i)};" * 10 + '">' for i in range(7))
+              + f']><worksheet xmlns="{xl}"><sheetData><row><c t="inlineStr"><is><t>&h;</t></is></c></row></sheetData></worksheet>')
+    _fails_fast(make_xlsx(tmp_path / "laughs.xlsx", [("S", [])], sheet_xml={"S": laughs}), r"^'laughs.xlsx' is not a valid XLSX file \(")
+    locked = tmp_path / "locked.xlsx"  # Excel's password protection: an OLE2 file, not a zip
+    locked.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(4096))
+    _fails_fast(locked, r"^'locked.xlsx' is protected by a password, or saved in Office's format from before 2007; .* as XLSX\.$")
+    letter = tmp_path / "letter.pptx"
+    letter.write_text("Dear colleague.", encoding="utf-8")
+    _fails_fast(letter, r"^'letter.pptx' is not a real PPTX file: its content is something else \(perhaps a file renamed to \.pptx\)")
+    for name, said in (("other.xlsx", "not an Excel workbook"), ("other.pptx", "not a PowerPoint presentation")):
+        with zipfile.ZipFile(tmp_path / name, "w") as zf:
+            zf.writestr("hello.txt", "hi")
+        _fails_fast(tmp_path / name, rf"^'{name}' is a zip archive but {said}; open it in its program and save it as")
+    _fails_fast(make_xlsx(tmp_path / "broken.xlsx", [("S", [])], sheet_xml={"S": "<worksheet><sheetData><row>"}),
+                r"^'broken.xlsx' is not a valid XLSX file \(")
+
+
+def test_a_powerpoint_presentation_is_read_slide_by_slide(tmp_path: Path) -> None:
+    """A .pptx was refused ("save it as PDF"): each slide a section 'Slide 3: title', its text
+    boxes and tables, then its speaker notes; slide numbers left out."""
+    path = make_pptx(tmp_path / "review.pptx", [("Budget 2026", ["Rent up 5%", "Staff costs flat"], "Start with the rent.\nThen staff."),
+                                               ("Next steps", ["Sign the lease"], None)],
+                     table=[["Item", "Cost"], ["Rent", "1,200"]], hidden=(2,))
+    doc = read_document(path)
+    assert doc.kind == "pptx"
+    assert doc.text == ("Slide 1: Budget 2026\nRent up 5%\nStaff costs flat\nItem | Cost\nRent | 1,200\n"
+                        "Speaker notes: Start with the rent.\nThen staff.\n\n"
+                        "Slide 2: Next steps (hidden)\nSign the lease")
+    assert [s.title for s in doc.sections] == ["Slide 1: Budget 2026", "Slide 2: Next steps (hidden)"]

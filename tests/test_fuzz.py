@@ -269,10 +269,20 @@ def _seed_documents(folder: Path) -> dict[str, bytes]:
            b'Content-Type: multipart/mixed; boundary="b"\r\n\r\n--b\r\nContent-Type: text/plain; charset=utf-8\r\n'
            b"Content-Transfer-Encoding: quoted-printable\r\n\r\nHoney =C3=A7 wax.\r\n--b\r\nContent-Type: application/pdf\r\n"
            b'Content-Disposition: attachment; filename="a.pdf"\r\nContent-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQ=\r\n--b--\r\n')
+    import datetime
+
+    from docmaker import make_pptx, make_xlsx
+
+    xlsx = make_xlsx(folder / "seed.xlsx", [("Budget", [["Rent", 1200.5, datetime.date(2026, 1, 15), True, ("percent", 0.5)],
+                                                      [("formula", "B1*2", 2401), ("inline", "note")]]), ("B", [[None, "x"]])])
+    pptx = make_pptx(folder / "seed.pptx", [("Budget", ["Rent up"], "Say the rent first."), ("Next", ["Sign"], None)],
+                     table=[["Item", "Cost"]])
     return {
         ".pdf": pdf.getvalue(),
         ".docx": docx_bytes.getvalue(),
         ".odt": odt_bytes.getvalue(),
+        ".xlsx": xlsx.read_bytes(),
+        ".pptx": pptx.read_bytes(),
         ".rtf": rb"{\rtf1\ansi\ansicpg1254{\fonttbl{\f0\fcharset162 Arial;}}\f0 D\'fczen \u304?stanbul{\footnote Note.}\par{\pict\bin3 abc}x\par}",
         ".eml": eml,
         ".html": b"<html><head><title>T</title><style>p{}</style></head><body><h1>Bees</h1><p>Honey &amp; wax.</p></body></html>",
@@ -315,7 +325,7 @@ def test_fuzz_read_document(work: Path, doc_seeds: dict[str, bytes]) -> None:
     ran: Counter[str] = Counter()
 
     @settings(FUZZ, max_examples=300)
-    @given(suffix=st.sampled_from([".pdf", ".docx", ".odt", ".rtf", ".eml", ".html", ".md", ".txt"]), ops=doc_ops,
+    @given(suffix=st.sampled_from([".pdf", ".docx", ".odt", ".xlsx", ".pptx", ".rtf", ".eml", ".html", ".md", ".txt"]), ops=doc_ops,
            raw=st.one_of(st.none(), st.binary(max_size=200)))
     def case(suffix: str, ops: list[tuple[Any, ...]], raw: bytes | None) -> None:
         data = raw if raw is not None else _mutate_any(doc_seeds[suffix], ops)

@@ -158,6 +158,34 @@ def test_chunks_of_a_pdf_cite_pages(eng, tmp_path: Path) -> None:
     assert chunks[0].cite.startswith(("p. 1", "pp. 1–")) and chunks[-1].cite.endswith("6")
 
 
+def test_chunks_of_a_workbook_read_their_rows_under_the_sheets_columns(eng, tmp_path: Path) -> None:
+    """A workbook's parts after the first were rows of numbers without the columns' names (the
+    135M model made up what they were: "healthcare costs", a line of emoji); each part that
+    begins inside a sheet is read after its name and first row, counted in its tokens; a CSV
+    export's after its first line."""
+    from docmaker import make_xlsx
+
+    from workstation.core.summarize import _chunk_messages
+
+    rows: list[list[object]] = [["Date", "Department", "Amount (EUR)"]]
+    rows += [[f"2026-01-{1 + i % 28:02d}", ["Sales", "IT", "HR"][i % 3], 100 + i] for i in range(150)]
+    doc = read_document(make_xlsx(tmp_path / "expenses.xlsx", [("Expenses", rows), ("Summary", [["Total", 26175]])]))
+    chunks, _, budget = make_chunks(_Runner(eng, None), doc, CTX, MAX_TOKENS, SummarizeOptions())
+    assert len(chunks) >= 3 and "".join(doc.text[c.start : c.end] for c in chunks) == doc.text
+    assert chunks[0].lead == ""  # (its text begins with them)
+    for c in chunks[1:]:
+        if c.start < doc.sections[0].end:
+            assert c.lead == "Sheet: Expenses (continued)\nDate | Department | Amount (EUR)\n"
+        prompt = eng.chat_prompt(_chunk_messages(doc.text, c))
+        assert len(prompt) == c.prompt_tokens and c.prompt_tokens + MAX_TOKENS <= CTX and c.tokens <= budget
+    assert [c.lead for c in chunks[1:]].count("") <= 1  # (the Summary sheet's own start)
+    export = tmp_path / "expenses.csv"  # the same saved as CSV: its first line
+    export.write_text("\n".join(",".join(str(v) for v in row) for row in rows), encoding="utf-8")
+    chunks = make_chunks(_Runner(eng, None), read_document(export), CTX, MAX_TOKENS, SummarizeOptions())[0]
+    assert len(chunks) >= 2 and chunks[0].lead == ""
+    assert {c.lead for c in chunks[1:]} == {"expenses.csv (continued)\nDate,Department,Amount (EUR)\n"}
+
+
 def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_path: Path) -> None:
     pages = [" ".join(SUBJECT_PARAGRAPHS[(k + i) % 6] for i in range(2)) for k in range(4)]
     doc = read_document(make_pdf(tmp_path / "bees.pdf", pages))

@@ -43,7 +43,7 @@ from workstation.core.summarize import (
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("summarize", help="summarize documents longer than the context (txt, md, pdf, docx, odt, rtf, html, eml)")
+    p = sub.add_parser("summarize", help="summarize documents longer than the context (txt, md, pdf, docx, odt, xlsx, ods, pptx, odp, rtf, html, eml)")
     add_profile_arg(p)
     p.add_argument("files", nargs="+", metavar="FILE", help="documents to summarize")
     p.add_argument("-o", "--output", metavar="OUT", help="write the Markdown (or the JSON) to this file")

@@ -1,8 +1,9 @@
-"""Read documents (.txt/.md, .pdf, .docx, .odt, .rtf, .html, .eml) into text with pages or sections.
+"""Read documents (.txt/.md, .pdf, .docx, .odt, .xlsx, .ods, .pptx, .odp, .rtf, .html, .eml) into text
+with pages, sections, sheets or slides.
 
 Documents come from e-mail and the internet, so every reader is bounded: a file-size cap, a
-page cap, a cap on the extracted text, a decompressed-size and compression-ratio check of a
-DOCX's or ODT's zip members *before* anything is decompressed, a nesting-depth cap (RTF), and
+page cap, a cap on the extracted text and on a workbook's cells, a decompressed-size and
+compression-ratio check of an office file's zip members *before* anything is decompressed, a nesting-depth cap (RTF), and
 a wall-clock deadline checked between pages. ``read_document(path, isolate=True)`` also runs the reader in a child process
 with a memory limit and a hard timeout, so even a parser bug cannot hang or exhaust the
 workstation. Every failure is one ``DocumentError`` sentence that names the file.
@@ -26,7 +27,9 @@ from workstation.core.phrases import Phrase, say
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".text", ".rst", ".csv", ".tsv")  # (a spreadsheet saved as text: summarize read it, batch left it alone)
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
-SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, ".pdf", ".docx", ".odt", ".rtf", ".eml", *HTML_SUFFIXES)
+# Office files: Word, Excel and PowerPoint (with macros too), and OpenDocument's text, spreadsheet, slides
+OFFICE_SUFFIXES = (".docx", ".odt", ".xlsx", ".xlsm", ".ods", ".pptx", ".pptm", ".odp")
+SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, ".pdf", *OFFICE_SUFFIXES, ".rtf", ".eml", *HTML_SUFFIXES)
 
 
 class DocumentError(WorkstationError):
@@ -45,6 +48,7 @@ class Limits:
     max_zip_members: int = 5000
     timeout_s: float = 120.0  # wall clock for extracting the text
     max_memory_bytes: int = 2 * 2**30  # address space the isolated reader (isolate=True) may add to its own
+    max_cells: int = 100_000  # a workbook's filled cells read (shared among its sheets; the rest said to be left out)
 
 
 DEFAULT_LIMITS = Limits()
@@ -59,6 +63,9 @@ class Section:
     number: int  # page number (1-based) or section index (1-based)
     title: str | None = None
     kind: str = "section"  # page | section
+    # what a part of the text that begins inside this section is read after, where its start
+    # alone would not say (a sheet's name and first row: which columns the numbers are in)
+    lead: str | None = None
 
     @property
     def label(self) -> str:
@@ -70,7 +77,7 @@ class Section:
 @dataclass
 class Document:
     source: str
-    kind: str  # text | markdown | pdf | docx | odt | rtf | html | email
+    kind: str  # text | markdown | pdf | docx | odt | xlsx | ods | pptx | odp | rtf | html | email
     text: str
     sections: list[Section] = field(default_factory=list)
     encoding: str | None = None
@@ -341,6 +348,11 @@ def _read_text(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
             sections[0].start = 0
     if not sections:
         sections = [Section(0, len(text), 1, None)]
+        columns = text.lstrip("\n").split("\n", 1)[0].strip()
+        if path.suffix.lower() in (".csv", ".tsv") and 0 < len(columns) <= 1000 and "\n" in text.strip():
+            # a spreadsheet saved as text: a summary's parts after the first read its rows under
+            # its first line (the columns' names), as a workbook's do
+            sections[0].lead = f"{path.name} (continued)\n{columns}"
     return Document(str(path), kind, text, sections, encoding)
 
 
@@ -417,7 +429,12 @@ def _short(err: BaseException) -> str:
     return msg[:120]
 
 
-# --- DOCX ---------------------------------------------------------------------------------------
+# --- office files: their zip ------------------------------------------------------------------------
+# an OLE2 compound file: Office's files before 2007 (.doc, .xls, .ppt), and a .docx, .xlsx or
+# .pptx that a password protects (encrypted inside one)
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+
+
 def check_zip(path: Path, limits: Limits, what: str = "DOCX") -> None:
     """Refuse zip bombs before decompressing anything: member count, sizes, compression ratio."""
     name = path.name
@@ -427,11 +444,14 @@ def check_zip(path: Path, limits: Limits, what: str = "DOCX") -> None:
     except zipfile.BadZipFile:  # a DOCX is a zip: this one is something else with the name, or cut short
         try:
             with path.open("rb") as f:
-                zip_start = f.read(4) == b"PK\x03\x04"
+                head = f.read(4)
         except OSError:
-            zip_start = False
+            head = b""
+        zip_start = head == b"PK\x03\x04"
         if zip_start:  # it begins as one: a copy or a download that stopped part of the way
             raise DocumentError(said=[("doc.zip_damaged", {"name": name, "what": what})]) from None
+        if head == _OLE_MAGIC[:4]:  # Office's password protection, or its format before 2007 renamed
+            raise DocumentError(said=[("doc.office_locked", {"name": name, "what": what})]) from None
         raise DocumentError(said=[("doc.renamed", {"name": name, "what": what, "suffix": what.lower()})]) from None
     except (OSError, ValueError, NotImplementedError) as err:  # (NotImplementedError: a zip version or method it lacks)
         raise DocumentError(said=[("doc.invalid", {"name": name, "what": what, "detail": _short(err)})]) from None
@@ -541,24 +561,27 @@ def _odf_mimetype(head: bytes) -> str | None:
     return value if value.startswith(_ODF_MIME) else None
 
 
+_OFFICE_KINDS = {".docx": "docx", ".odt": "odt", ".xlsx": "xlsx", ".xlsm": "xlsx", ".ods": "ods",
+                 ".pptx": "pptx", ".pptm": "pptx", ".odp": "odp"}
+
+
 def document_kind(path: Path, head: bytes) -> str:
-    """``rtf``, ``pdf``, ``docx``, ``odt``, ``email``, ``html`` or ``text`` for a file whose first
+    """``rtf``, ``pdf``, ``docx``, ``odt``, ``xlsx``, ``ods``, ``pptx``, ``odp``, ``email``, ``html`` or ``text`` for a file whose first
     bytes are ``head``: the content's signature decides (a PDF renamed ``.txt`` is a PDF; an RTF
     saved as ``.doc`` is RTF; a ``LICENSE`` with no suffix is text); without one, the suffix,
-    then mail headers (a file of a mail folder), an HTML start, then text. DocumentError (one
-    sentence) for an archive that is not a Word or OpenDocument text (a spreadsheet, slides:
-    named, with what to do). Binary data is refused later, when decoding it as text."""
+    then mail headers (a file of a mail folder), an HTML start, then text. An office file (Word,
+    Excel, PowerPoint, OpenDocument) is told by its parts; DocumentError (one sentence) for any
+    other archive. Binary data is refused later, when decoding it as text."""
     if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{\\rtf"):
         return "rtf"  # whatever its name (Word's "Save as: Rich Text" under .doc, WordPad's .rtf)
     if b"%PDF-" in head[:1024]:
         return "pdf"
     if head.startswith(b"PK\x03\x04"):
+        # an office file is told by its parts, whatever its name (a workbook renamed .docx is
+        # read as the workbook); without them, by its suffix, whose reader says what is wrong
+        # (damaged, a bomb, not that kind of file: its own checks decide)
         suffix = path.suffix.lower()
-        if suffix == ".docx":
-            return "docx"  # the DOCX reader's own checks (bombs, member counts) decide
         mimetype = _odf_mimetype(head)
-        if suffix == ".odt" and mimetype in (None, _ODF_MIME + "text"):
-            return "odt"  # (as .docx: the reader's checks decide)
         try:
             with zipfile.ZipFile(path) as zf:
                 names = set(zf.namelist())
@@ -566,24 +589,20 @@ def document_kind(path: Path, head: bytes) -> str:
             names = set()
         if mimetype is None and "content.xml" in names and "META-INF/manifest.xml" in names:  # (mimetype not first)
             mimetype = _ODF_MIME + {".ods": "spreadsheet", ".odp": "presentation"}.get(suffix, "text")
-        if mimetype is not None:  # OpenDocument: a text is read, a spreadsheet or slides named
-            kind = mimetype.removeprefix(_ODF_MIME)
-            if kind == "text":
-                return "odt"
-            if kind in ("spreadsheet", "presentation"):
-                raise DocumentError(said=[("doc.ods" if kind == "spreadsheet" else "doc.odp", {"name": path.name})])
-            raise DocumentError(said=[("doc.zip", {"name": path.name})])
-        if "word/document.xml" not in names:
-            # Excel's and PowerPoint's files are ZIP archives too: named as what they are, with
-            # what to do ("is a ZIP archive, not a Word document" told an office worker nothing)
-            for part, key in (("xl/workbook.xml", "doc.xlsx"), ("ppt/presentation.xml", "doc.pptx")):
-                if part in names:
-                    raise DocumentError(said=[(key, {"name": path.name})])
-            raise DocumentError(said=[("doc.zip", {"name": path.name})])
-        return "docx"
+        if mimetype is not None:  # OpenDocument: a text, a spreadsheet or slides (a drawing, a formula: not read)
+            kind = {"text": "odt", "spreadsheet": "ods", "presentation": "odp"}.get(mimetype.removeprefix(_ODF_MIME))
+            if kind is None:
+                raise DocumentError(said=[("doc.zip", {"name": path.name})])
+            return kind
+        for part, kind in (("word/document.xml", "docx"), ("xl/workbook.xml", "xlsx"), ("ppt/presentation.xml", "pptx")):
+            if part in names:
+                return kind
+        if suffix in OFFICE_SUFFIXES:
+            return _OFFICE_KINDS[suffix]
+        raise DocumentError(said=[("doc.zip", {"name": path.name})])
     suffix = path.suffix.lower()
-    if suffix in (".pdf", ".docx", ".odt"):
-        return suffix[1:]  # no signature: the reader for that format says what is wrong
+    if suffix == ".pdf" or suffix in OFFICE_SUFFIXES:
+        return _OFFICE_KINDS.get(suffix, "pdf")  # no signature: the reader for that format says what is wrong
     if suffix == ".eml" or suffix not in SUPPORTED_SUFFIXES and _looks_like_email(head):  # (a mail folder's file)
         return "email"
     if suffix in HTML_SUFFIXES or _HTML_START.match(head.lstrip(b"\xef\xbb\xbf")):
@@ -593,7 +612,7 @@ def document_kind(path: Path, head: bytes) -> str:
 
 def looks_like_document(path: Path) -> bool:
     """Whether a file without a known suffix reads as a document (for folder scans): a PDF,
-    a Word or OpenDocument file, RTF, an e-mail, HTML, or text without NUL bytes."""
+    a Word, Excel, PowerPoint or OpenDocument file, RTF, an e-mail, HTML, or text without NUL bytes."""
     try:
         with path.open("rb") as f:
             head = f.read(_SNIFF_BYTES)
@@ -639,6 +658,14 @@ def _reader(kind: str) -> Any:
         from workstation.core import office_documents
 
         return office_documents.read_docx if kind == "docx" else office_documents.read_odt
+    if kind in ("xlsx", "ods"):
+        from workstation.core import sheet_documents
+
+        return sheet_documents.read_xlsx if kind == "xlsx" else sheet_documents.read_ods
+    if kind in ("pptx", "odp"):
+        from workstation.core import slide_documents
+
+        return slide_documents.read_pptx if kind == "pptx" else slide_documents.read_odp
     if kind == "rtf":
         from workstation.core.rtf_documents import read_rtf
 

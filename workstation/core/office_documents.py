@@ -1,12 +1,16 @@
 """Word (.docx) and OpenDocument (.odt) text, read into a ``Document`` with their sections,
 tables and notes (footnotes and endnotes marked where the text refers to them). The zip is
-checked (``check_zip``) before any member is decompressed."""
+checked (``check_zip``) before any member is decompressed, and every XML part is parsed
+without entities, DTDs or the network (``xml_parser``; the workbook and slide readers too)."""
 
 from __future__ import annotations
 
+import posixpath
 import time
 import zipfile
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +24,56 @@ from workstation.core.documents import (
     _short,
     check_zip,
 )
+
+# an office file's XML parts come from outside: no entity is expanded (a "billion laughs" stays a
+# few bytes), no DTD loaded, nothing fetched, no tree deeper or text longer than lxml's defaults
+SAFE_XML: dict[str, bool] = {"resolve_entities": False, "no_network": True, "load_dtd": False, "huge_tree": False}
+_ZIP_ERRORS = (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error, NotImplementedError)
+
+
+def xml_parser() -> Any:
+    """The parser of an office file's XML parts (``SAFE_XML``)."""
+    from lxml import etree
+
+    return etree.XMLParser(**SAFE_XML)
+
+
+@contextmanager
+def office_part(name: str, what: str, missing: str) -> Iterator[None]:
+    """Reading and parsing an office file's parts (after ``check_zip``): a part that is not
+    there is the phrase ``missing`` (a zip that is not that kind of file), a zip password
+    'doc.password', damaged data or XML 'doc.invalid': one sentence naming the file."""
+    from lxml import etree
+
+    try:
+        yield
+    except KeyError:
+        raise DocumentError(said=[(missing, {"name": name})]) from None
+    except RuntimeError:  # the zip's own encryption
+        raise DocumentError(said=[("doc.password", {"name": name})]) from None
+    except (*_ZIP_ERRORS, etree.XMLSyntaxError) as err:
+        raise DocumentError(said=[("doc.invalid", {"name": name, "what": what, "detail": _short(err)})]) from None
+
+
+def relations(zf: zipfile.ZipFile, member: str) -> dict[str, tuple[str, str]]:
+    """An Office Open XML part's relationships (its ``_rels/NAME.rels``): id -> (kind, member),
+    the kind the Type's last word ('worksheet', 'slide', 'notesSlide'), the member a path in
+    the zip; links out of the file left out."""
+    from lxml import etree
+
+    folder, base = posixpath.split(member)
+    rels = posixpath.join(folder, "_rels", base + ".rels")
+    if rels not in zf.namelist():
+        return {}
+    out: dict[str, tuple[str, str]] = {}
+    for rel in etree.fromstring(zf.read(rels), xml_parser()).iter("{*}Relationship"):
+        target = rel.get("Target") or ""
+        if rel.get("TargetMode") == "External" or not target:
+            continue
+        where = target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join(folder, target))
+        out[rel.get("Id") or ""] = ((rel.get("Type") or "").rsplit("/", 1)[-1], where)
+    return out
+
 
 _WORD_RUN_TEXT = "w:br | w:cr | w:noBreakHyphen | w:ptab | w:t | w:tab | w:footnoteReference | w:endnoteReference"
 _WORD_REFS = ("./w:r/w:footnoteReference | ./w:r/w:endnoteReference"
@@ -272,11 +326,10 @@ def read_odt(path: Path, data: bytes, limits: Limits, deadline: float) -> Docume
         raise DocumentError(said=[("doc.zip_not_odt", {"name": name})]) from None
     except RuntimeError:  # the zip's own encryption
         raise DocumentError(said=[("doc.password", {"name": name})]) from None
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error, NotImplementedError) as err:
+    except _ZIP_ERRORS as err:
         raise DocumentError(said=[("doc.invalid", {"name": name, "what": "ODT", "detail": _short(err)})]) from None
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
     try:
-        root = etree.fromstring(content, parser)
+        root = etree.fromstring(content, xml_parser())
     except etree.XMLSyntaxError as err:
         if b"encryption-data" in manifest:
             raise DocumentError(said=[("doc.password", {"name": name})]) from None

@@ -369,13 +369,18 @@ ENGLISH: dict[str, str] = {
     "doc.renamed": ("'{name}' is not a real {what} file: its content is something else (perhaps a file "
                     "renamed to .{suffix}); open it in its program and save it as {what} again."),
     "doc.zip_not_word": "'{name}' is a zip archive but not a Word document; open it in its program and save it as DOCX again.",
-    "doc.zip": "'{name}' is a ZIP archive, not a Word document or text.",
-    "doc.xlsx": "'{name}' is an Excel spreadsheet, which cannot be read here; save it as CSV (File, Save As) and open that.",
-    "doc.pptx": "'{name}' is a PowerPoint presentation, which cannot be read here; save it as PDF (File, Save As) and open that.",
-    "doc.ods": ("'{name}' is an OpenDocument spreadsheet, which cannot be read here; save it as CSV (File, Save As) "
-                "and open that."),
-    "doc.odp": ("'{name}' is an OpenDocument presentation, which cannot be read here; save it as PDF (File, Save As) "
-                "and open that."),
+    "doc.zip": "'{name}' is a ZIP archive, not a document (Word, Excel, PowerPoint, OpenDocument) or text.",
+    "doc.zip_not_excel": "'{name}' is a zip archive but not an Excel workbook; open it in its program and save it as XLSX again.",
+    "doc.zip_not_powerpoint": ("'{name}' is a zip archive but not a PowerPoint presentation; open it in its program and "
+                               "save it as PPTX again."),
+    "doc.zip_not_ods": ("'{name}' is a zip archive but not an OpenDocument spreadsheet; open it in its program and save "
+                        "it as ODS again."),
+    "doc.zip_not_odp": ("'{name}' is a zip archive but not an OpenDocument presentation; open it in its program and "
+                        "save it as ODP again."),
+    "doc.office_locked": ("'{name}' is protected by a password, or saved in Office's format from before 2007; open it in "
+                          "its program and save an unprotected copy as {what}."),
+    # the line that ends a sheet read in part (in the document's text: the model and the summary see it)
+    "doc.sheet_cut": "[Only the first {rows} rows of this sheet were read: a workbook is read up to {limit} cells.]",
     "doc.zip_not_odt": ("'{name}' is a zip archive but not an OpenDocument text; open it in its program and save it "
                         "as ODT again."),
     "doc.no_text": "'{name}' contains no text.",

@@ -80,6 +80,7 @@ class Chunk:
     summary: str | None = None
     metrics: TurnMetrics | None = None
     reply: str = ""  # the model's reply as generated (``summary`` is it cleaned up)
+    lead: str = ""  # read before the chunk's text (``Section.lead``: a sheet's name and columns), counted in ``tokens``
 
     def to_dict(self) -> dict[str, Any]:
         data = {k: v for k, v in dataclasses.asdict(self).items() if k != "metrics"}
@@ -520,14 +521,17 @@ def make_chunks(
     while i < len(pieces):
         if chunks and runner.cancelled():  # (Ctrl-C while a long document is measured: stops there, nothing run)
             break
-        target = budget * ratio * 0.95
+        lead = _lead(document, pieces[i][0])
+        if len(lead) > budget * ratio * 0.25:  # (a sheet's row wider than a quarter of a part: not said again)
+            lead = ""
+        target = budget * ratio * 0.95 - len(lead)
         j, chars = i + 1, pieces[i][1] - pieces[i][0]
         while j < len(pieces) and chars + (pieces[j][1] - pieces[j][0]) <= target:
             chars += pieces[j][1] - pieces[j][0]
             j += 1
         grow = True  # once a chunk had to shrink it never grows again (no oscillation)
         while True:
-            body = neutralize(text[pieces[i][0] : pieces[j - 1][1]])
+            body = lead + neutralize(text[pieces[i][0] : pieces[j - 1][1]])
             n_prompt = runner.count(_messages(MAP_INSTRUCTION, body, MAP_SUFFIX))
             if n_prompt <= prompt_limit and n_prompt - overhead <= budget:
                 # room left: try the pieces that fit in it as measured, at least one (one at a
@@ -548,6 +552,8 @@ def make_chunks(
                 while j - i > 1 and drop_chars > 0:
                     j -= 1
                     drop_chars -= pieces[j][1] - pieces[j][0]
+            elif lead and pieces[i][1] - pieces[i][0] <= 1:  # not even a character fits after the lead: without it
+                lead = ""
             else:  # one piece too big for the context: split it finer
                 a, b = pieces[i]
                 half = max(1, (b - a) // 2)
@@ -565,6 +571,7 @@ def make_chunks(
                 tokens=n_prompt - overhead,
                 prompt_tokens=n_prompt,
                 cite=document.cite(start, end),
+                lead=lead,
             )
         )
         i = j
@@ -582,8 +589,18 @@ def _shared_prefix(runner: _Runner, text: str, chunks: list[Chunk], empty: list[
     return prefix
 
 
+def _lead(document: Document, start: int) -> str:
+    """What a chunk beginning at ``start`` is read after: the ``lead`` of the section it begins
+    inside of (a workbook's rows after the first part were numbers without their columns'
+    names, and the model made up what they were), nothing at a section's start (it says it)."""
+    for s in document.sections:
+        if s.start < start < s.end and s.lead:
+            return neutralize(s.lead) + "\n"
+    return ""
+
+
 def _chunk_messages(text: str, chunk: Chunk) -> list[Message]:
-    return _messages(MAP_INSTRUCTION, neutralize(text[chunk.start : chunk.end]), MAP_SUFFIX)
+    return _messages(MAP_INSTRUCTION, chunk.lead + neutralize(text[chunk.start : chunk.end]), MAP_SUFFIX)
 
 
 # --- map-reduce -------------------------------------------------------------------------------

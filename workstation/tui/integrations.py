@@ -112,7 +112,7 @@ def system_sample() -> tuple[float, int, int, list[GpuReading]]:
 
 # --- documents --------------------------------------------------------------------------
 def read_document_text(path: Path) -> str:
-    """The text of an office document (txt, md, pdf, docx, odt, rtf, html, eml)."""
+    """The text of an office document (txt, md, pdf, docx, odt, xlsx, ods, pptx, odp, rtf, html, eml)."""
     from workstation.core.documents import read_document
 
     return read_document(path, isolate=True).text

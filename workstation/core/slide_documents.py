@@ -1,0 +1,178 @@
+"""PowerPoint presentations (.pptx, .pptm) and OpenDocument presentations (.odp), read into a
+``Document``: each slide a section ('Slide 3: Budget'), its text boxes and tables (rows
+'a | b | c') as lines, then its speaker notes. Slide numbers, dates and footers are left out.
+The zip is checked (``check_zip``) before a member is decompressed and the XML parsed without
+entities (``xml_parser``), as for Word and OpenDocument texts."""
+
+from __future__ import annotations
+
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from workstation.core.documents import Document, DocumentError, Limits, _Builder, check_zip
+from workstation.core.office_documents import (
+    _ODF_CELL,
+    _ODF_DRAW,
+    _ODF_H,
+    _ODF_P,
+    _ODF_ROW,
+    _odf,
+    _OdtText,
+    _paragraphs,
+    office_part,
+    relations,
+    xml_parser,
+)
+
+_NOT_SAID = {"sldNum", "dt", "ftr", "hdr", "sldImg"}  # placeholders: slide number, date, footer, header
+
+
+def _local(tag: Any) -> str:
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def _placeholder(shape: Any) -> str | None:
+    """A shape's placeholder type ('title', 'body'...; a placeholder without one is 'body'), or None."""
+    for el in shape.iter("{*}ph"):
+        return el.get("type", "body")
+    return None
+
+
+def _paragraph(p: Any) -> str:
+    out: list[str] = []
+    for el in p.iter():
+        name = _local(el.tag)
+        if name == "t" and el.text:
+            out.append(el.text)
+        elif name == "br":
+            out.append("\n")
+    return "".join(out).strip()
+
+
+def _shape_lines(root: Any, skip: set[str]) -> tuple[str | None, list[str]]:
+    """A slide's (or notes page's) title and lines, its shapes in the order they are drawn:
+    text boxes a line per paragraph, tables a line per row; placeholders in ``skip`` left out."""
+    title: str | None = None
+    lines: list[str] = []
+    for shape in root.iter("{*}sp", "{*}graphicFrame"):
+        kind = _placeholder(shape)
+        if kind in skip:
+            continue
+        if _local(shape.tag) == "graphicFrame":
+            for tr in shape.iter("{*}tr"):
+                cells = [" ".join(t for t in (_paragraph(p) for p in tc.iter("{*}p")) if t) for tc in tr.iter("{*}tc")]
+                if any(cells):
+                    lines.append(" | ".join(cells))
+            continue
+        texts = [t for t in (_paragraph(p) for body in shape.iter("{*}txBody") for p in body.iter("{*}p")) if t]
+        if kind in ("title", "ctrTitle") and title is None and texts:
+            title = " ".join(" ".join(texts).split())
+            continue
+        lines.extend(texts)
+    return title, lines
+
+
+def _section(builder: _Builder, number: int, title: str | None, hidden: bool, lines: list[str], notes: list[str]) -> None:
+    heading = f"Slide {number}" + (f": {title}" if title else "") + (" (hidden)" if hidden else "")
+    if notes:
+        lines = [*lines, "Speaker notes: " + notes[0], *notes[1:]]
+    builder.section(heading, lines)
+
+
+def read_pptx(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
+    """A PowerPoint presentation: its slides in the order shown, each a section."""
+    from lxml import etree
+
+    check_zip(path, limits, what="PPTX")
+    name = path.name
+    builder = _Builder(name, limits, deadline)
+    with office_part(name, "PPTX", "doc.zip_not_powerpoint"), zipfile.ZipFile(path) as zf:
+        names = set(zf.namelist())
+        root = etree.fromstring(zf.read("ppt/presentation.xml"), xml_parser())
+        rels = relations(zf, "ppt/presentation.xml")
+        slides = []
+        for sid in root.iter("{*}sldId"):
+            rid = next((v for k, v in sid.attrib.items() if k.startswith("{") and _local(k) == "id"), "")
+            kind, member = rels.get(rid, ("", ""))
+            if kind == "slide" and member in names:
+                slides.append(member)
+        for number, member in enumerate(slides, 1):
+            if time.monotonic() > deadline:
+                builder.add("")  # raises the timeout error
+            slide = etree.fromstring(zf.read(member), xml_parser())
+            title, lines = _shape_lines(slide, _NOT_SAID)
+            notes: list[str] = []
+            for kind, notes_member in relations(zf, member).values():
+                if kind == "notesSlide" and notes_member in names:
+                    page = etree.fromstring(zf.read(notes_member), xml_parser())
+                    # the notes are the body placeholder's (the others: the slide's picture, its number)
+                    notes = [t for shape in page.iter("{*}sp") if _placeholder(shape) == "body"
+                             for body in shape.iter("{*}txBody") for t in (_paragraph(p) for p in body.iter("{*}p")) if t]
+            _section(builder, number, title, slide.get("show") in ("0", "false"), lines, notes)
+    if not builder.text().strip():
+        raise DocumentError(said=[("doc.no_text", {"name": name})])
+    return Document(str(path), "pptx", builder.text(), builder.sections)
+
+
+# --- OpenDocument presentations (.odp) ------------------------------------------------------------
+_ODF_PRESENTATION = "urn:oasis:names:tc:opendocument:xmlns:presentation:1.0"
+_ODF_OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+_ODF_PAGE = _odf(_ODF_DRAW, "page")
+_ODF_NOTES = _odf(_ODF_PRESENTATION, "notes")
+_ODF_CLASS = _odf(_ODF_PRESENTATION, "class")
+_ODF_NOT_SAID = {"page-number", "date-time", "footer", "header", "page"}
+
+
+def _odp_lines(container: Any, reader: _OdtText) -> tuple[str | None, list[str]]:
+    """A page's (or its notes') title and lines: each frame or shape's paragraphs, tables' rows."""
+    title: str | None = None
+    lines: list[str] = []
+    stack: list[Any] = list(reversed(container))
+    while stack:
+        el = stack.pop()
+        tag = el.tag
+        if not isinstance(tag, str) or tag == _ODF_NOTES or el.get(_ODF_CLASS) in _ODF_NOT_SAID:
+            continue
+        if tag == _ODF_ROW:
+            cells = [" ".join(t for t in (reader.inline(p).strip() for p in _paragraphs(c)) if t)
+                     for c in el.iterchildren(_ODF_CELL)]
+            if any(cells):
+                lines.append(" | ".join(cells))
+        elif tag in (_ODF_P, _ODF_H):
+            text = reader.inline(el).strip()
+            if text:
+                lines.append(text)
+        elif el.get(_ODF_CLASS) == "title" and title is None:
+            texts = [reader.inline(p).strip() for p in el.iter(_ODF_P, _ODF_H)]
+            title = " ".join(" ".join(texts).split()) or None
+        else:
+            stack.extend(reversed(el))
+    return title, lines
+
+
+def read_odp(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
+    """An OpenDocument presentation: each page (``draw:page``) a section, with its notes."""
+    from lxml import etree
+
+    check_zip(path, limits, what="ODP")
+    name = path.name
+    builder = _Builder(name, limits, deadline)
+    reader = _OdtText()
+    with office_part(name, "ODP", "doc.zip_not_odp"), zipfile.ZipFile(path) as zf:
+        root = etree.fromstring(zf.read("content.xml"), xml_parser())
+    body = root.find(f"{_odf(_ODF_OFFICE, 'body')}/{_odf(_ODF_OFFICE, 'presentation')}")
+    if body is None:
+        raise DocumentError(said=[("doc.no_text", {"name": name})])
+    for number, page in enumerate(body.iterchildren(_ODF_PAGE), 1):
+        if time.monotonic() > deadline:
+            builder.add("")  # raises the timeout error
+        title, lines = _odp_lines(page, reader)
+        notes: list[str] = []
+        for part in page.iterchildren(_ODF_NOTES):
+            notes.extend(_odp_lines(part, reader)[1])
+        _section(builder, number, title, False, lines, notes)
+    if not builder.text().strip():
+        raise DocumentError(said=[("doc.no_text", {"name": name})])
+    return Document(str(path), "odp", builder.text(), builder.sections)
