@@ -1073,16 +1073,32 @@ async def test_drafts_survive_quitting(profiles: Path) -> None:
 
 async def test_f8_in_the_list_deletes_the_highlighted_conversation_not_the_open_one(profiles: Path) -> None:
     """With the list walked to another conversation, F8 asked to delete the open one (its
-    title in the question, which a quick "y" does not read), for good."""
+    title in the question, which a quick "y" does not read), for good. The list is headed by
+    day once it holds more than one (a week's conversations were told apart by nothing), and
+    the cursor steps over the headings."""
+    import datetime as dt
+    import sqlite3
+    import time
+
+    from textual.widgets import Label
+
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     lunch = app.store.new("Lunch menu")
     app.store.add_message(lunch.id, "user", "Soup on Fridays?")
     policy = app.store.new("Remote work policy")
+    three_days_ago = time.time() - 3 * 86400
+    with sqlite3.connect(app.store.path) as db:  # the lunch menu was last used three days ago
+        db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (three_days_ago, lunch.id))
+    weekday = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()[
+        dt.datetime.fromtimestamp(three_days_ago).weekday()]
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.conversation_id == policy.id)
         listed = app.chat_screen.sidebar.query_one("#conversations")
+        await until(pilot, lambda: len(listed.children) == 4)
+        assert [str(i.query_one(Label).render()) for i in listed.children] == [
+            "Today", "Remote work policy", weekday, "Lunch menu"]
         listed.focus()
-        await pilot.press("down")  # from the open one (first) to the lunch menu
+        await pilot.press("down")  # from the open one to the lunch menu, over its day's heading
         await until(pilot, lambda: getattr(listed.highlighted_child, "conversation_id", None) == lunch.id)
         app._drafts[lunch.id] = ("And on Mondays?", None)  # its draft goes with it: said (it went unsaid)
         await pilot.press("f8")
