@@ -1073,7 +1073,8 @@ async def test_drafts_survive_quitting(profiles: Path) -> None:
 
 async def test_f8_in_the_list_deletes_the_highlighted_conversation_not_the_open_one(profiles: Path) -> None:
     """With the list walked to another conversation, F8 asked to delete the open one (its
-    title in the question, which a quick "y" does not read), for good. The list is headed by
+    title in the question, which a quick "y" does not read), for good; F2 and F7 renamed and saved
+    the open one. The list is headed by
     day once it holds more than one (a week's conversations were told apart by nothing), and
     the cursor steps over the headings."""
     import datetime as dt
@@ -1094,16 +1095,28 @@ async def test_f8_in_the_list_deletes_the_highlighted_conversation_not_the_open_
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.conversation_id == policy.id)
         listed = app.chat_screen.sidebar.query_one("#conversations")
-        await until(pilot, lambda: len(listed.children) == 4)
-        assert [str(i.query_one(Label).render()) for i in listed.children] == [
-            "Today", "Remote work policy", weekday, "Lunch menu"]
+        def titles() -> list[str]:
+            return [str(i.query_one(Label).render()) for i in listed.children if i.query(Label)]
+
+        await until(pilot, lambda: titles() == ["Today", "Remote work policy", weekday, "Lunch menu"])
         listed.focus()
         await pilot.press("down")  # from the open one to the lunch menu, over its day's heading
         await until(pilot, lambda: getattr(listed.highlighted_child, "conversation_id", None) == lunch.id)
+        for key, offered in (("f7", "Lunch-menu.md"), ("f2", "Lunch menu")):  # F2 and F7 renamed and saved the open one
+            await until(pilot, lambda: app.focused is listed)
+            await pilot.press(key)
+            await until(pilot, lambda: isinstance(app.screen, TextPrompt))
+            assert app.screen.value.endswith(offered)  # type: ignore[attr-defined]
+            await pilot.press("escape" if key == "f7" else "ctrl+u")
+        await pilot.press(*"Canteen menu", "enter")
+        await until(pilot, lambda: app.store.get(lunch.id, with_messages=False).title == "Canteen menu")
+        await until(pilot, lambda: app.focused is listed and "Canteen menu" in titles())
+        assert listed.highlighted_child.conversation_id == lunch.id  # (it went back to the open one)
+        assert app.store.get(policy.id, with_messages=False).title == "Remote work policy"
         app._drafts[lunch.id] = ("And on Mondays?", None)  # its draft goes with it: said (it went unsaid)
         await pilot.press("f8")
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
-        assert app.screen.question == ('Delete this conversation? "Lunch menu": this cannot be undone. What is '  # type: ignore[attr-defined]
+        assert app.screen.question == ('Delete this conversation? "Canteen menu": this cannot be undone. What is '  # type: ignore[attr-defined]
                                        "typed in it and not sent goes too.")
         await pilot.press("y")
         await until(pilot, lambda: [c.id for c in app.store.list()] == [policy.id])

@@ -1134,13 +1134,37 @@ class WorkstationApp(App[None]):
         elif self.pending_document is None:
             self._editing = None
 
-    def action_rename_conversation(self) -> None:
+    def _conversation_acted_on(self, pick: str, none: str) -> int | None:
+        """The conversation F2, F7 and F8 act on: in the list, the one highlighted (F2 renamed
+        and F7 saved the open one, whichever the list was walked to: F8 alone took the
+        highlighted one), else the open one. None, said (``pick``: the list's line is no
+        conversation; ``none``: none is open), where there is none."""
+        listed = self.chat_screen.sidebar.query_one("#conversations", ListView)
+        if self.focused is listed:
+            item = listed.highlighted_child
+            other = item.conversation_id if isinstance(item, ConversationItem) else None
+            if other is None:  # the new conversation's draft, or "N more": no conversation
+                self.notify(self.texts(pick), severity="warning")
+                return None
+            if other != self.conversation_id:
+                try:
+                    self.store.get(other, with_messages=False)
+                except WorkstationError as err:  # deleted meanwhile in another window
+                    self.notify(self.texts.error(err), severity="warning")
+                    self.run_worker(self.refresh_sidebar(), exit_on_error=False)
+                    return None
+                return other
         if self.conversation_id is None:
-            self.notify(self.texts("conv.none_open"), severity="warning")
-            return
-        conv_id = self.conversation_id
+            self.notify(self.texts(none), severity="warning")
+            return None
         if self._open_gone():  # deleted elsewhere: said, not a fall ("no conversation number 1")
             self.run_worker(self._lost_open_conversation(), exit_on_error=False)
+            return None
+        return self.conversation_id
+
+    def action_rename_conversation(self) -> None:
+        conv_id = self._conversation_acted_on("conv.pick_to_rename", "conv.none_open")
+        if conv_id is None:
             return
         current = self.store.get(conv_id, with_messages=False).title
 
@@ -1168,29 +1192,11 @@ class WorkstationApp(App[None]):
         if self.loading is not None:  # the old engine, closing, saves its cells: wait for it
             self.notify(self.texts("chat.loading"), severity="warning")
             return
-        listed = self.chat_screen.sidebar.query_one("#conversations", ListView)
-        if self.focused is listed:  # in the list, the row highlighted (it deleted the open one, whichever it was)
-            item = listed.highlighted_child
-            other = item.conversation_id if isinstance(item, ConversationItem) else None
-            if other is None:  # the new conversation's draft, or "N more": no conversation to delete
-                self.notify(self.texts("conv.pick_to_delete"), severity="warning")
-                return
-            if other != self.conversation_id:
-                try:
-                    self._ask_to_delete(other, self.store.get(other, with_messages=False).title, self.cells_tag(other))
-                except WorkstationError as err:  # deleted meanwhile in another window
-                    self.notify(self.texts.error(err), severity="warning")
-                    self.run_worker(self.refresh_sidebar(), exit_on_error=False)
-                return
-        if self.conversation_id is None:
-            self.notify(self.texts("conv.none_open"), severity="warning")
+        conv_id = self._conversation_acted_on("conv.pick_to_delete", "conv.none_open")
+        if conv_id is None:
             return
-        if self.generating:
+        if conv_id == self.conversation_id and self.generating:  # (another, highlighted in the list, may go)
             self.notify(self.texts("chat.busy"), severity="warning")
-            return
-        conv_id = self.conversation_id
-        if self._open_gone():  # deleted elsewhere: said, not a fall ("no conversation number 1")
-            self.run_worker(self._lost_open_conversation(), exit_on_error=False)
             return
         self._ask_to_delete(conv_id, self.store.get(conv_id, with_messages=False).title, self.cells_tag(conv_id))
 
@@ -1412,12 +1418,8 @@ class WorkstationApp(App[None]):
                                    again=self.key_for("chat.copy_code")))
 
     def action_export_conversation(self) -> None:
-        if self.conversation_id is None:
-            self.notify(self.texts("conv.nothing"), severity="warning")
-            return
-        conv_id = self.conversation_id
-        if self._open_gone():  # deleted elsewhere: said, not a fall ("no conversation number 1")
-            self.run_worker(self._lost_open_conversation(), exit_on_error=False)
+        conv_id = self._conversation_acted_on("conv.pick_to_export", "conv.nothing")
+        if conv_id is None:
             return
         title = self.store.get(conv_id, with_messages=False).title
         slug = re.sub(r"[^\w-]+", "-", title, flags=re.UNICODE).strip("-")[:60] or "conversation"

@@ -147,7 +147,9 @@ class ConversationList(Vertical):
         if none_found:
             lines.append(("none", search, self.texts.lang))
         view = self.query_one(ListView)
-        self._filling = True
+        walked_to = view.highlighted_child if view.has_focus else None  # in the list: the line it is on stays
+        wanted = [walked_to.conversation_id] if isinstance(walked_to, ConversationItem) else []  # (F2 there sent
+        self._filling = True  # the cursor back to the open conversation)
         if lines != self._shown:
             await view.clear()
             items: list[ListItem] = [ConversationItem(None, drafts[None], self.texts)] if None in drafts else []
@@ -162,9 +164,11 @@ class ConversationList(Vertical):
                                       classes="none-found", disabled=True))
             await view.extend(items)
             self._shown = lines
-        for i, item in enumerate(view.children):
-            if isinstance(item, ConversationItem) and item.conversation_id == current:
-                view.index = i
+        for conversation_id in [*wanted, current]:
+            at = next((i for i, item in enumerate(view.children)
+                       if isinstance(item, ConversationItem) and item.conversation_id == conversation_id), None)
+            if at is not None:
+                view.index = at
                 break
         self._filling = False
 
