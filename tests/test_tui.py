@@ -2182,7 +2182,8 @@ async def test_a_first_message_too_long_leaves_no_empty_conversation(profiles: P
         prompt.focus()
         await pilot.press("enter")
         await until(pilot, lambda: not app.generating and prompt.value == long)
-        assert any("cannot hold it" in n.message for n in app._notifications)
+        said = next(n.message for n in app._notifications if "cannot hold it" in n.message)
+        assert "F6" in said and "command line" not in said  # (it named a command to type, in the app)
         assert app.conversation_id is None and app.store.list("") == []
         app.chat_screen.set_input("Hello!")  # the next one begins a conversation as ever
         await pilot.press("enter")
