@@ -1931,6 +1931,7 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         told = [n.message for n in app._notifications if "longer than the model's context (512 tokens)" in n.message]
         left_out = app.store.messages(conv)[-1].metrics["left_out_n"]  # type: ignore[index]
         assert len(told) == 1 and f"its first {left_out} messages were left out" in told[0], told
+        assert "(they stay saved)" in told[0] and "instructions (Alt+I)" in told[0]  # what to do of what it must keep
         assert left_out >= 4  # the four before the long ones, at least
         assert f"the model did not see the first {left_out} messages" in str(_views(app)[-1].query_one(".metrics").render())
         await pilot.press("ctrl+n")  # a new conversation: no figure of the last one's under its box

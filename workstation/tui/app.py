@@ -2305,7 +2305,8 @@ class WorkstationApp(App[None]):
             return
         self._left_out_told.add((conv, self.open_created))
         n_ctx = self.engine_info.n_ctx if self.engine_info else 0
-        self.notify(self.texts("chat.left_out", n=f"{metrics.left_out_n:,}", ctx=f"{n_ctx:,}"),
+        self.notify(self.texts("chat.left_out", n=f"{metrics.left_out_n:,}", ctx=f"{n_ctx:,}",  # (what it forgot
+                               instructions=self.key_for("chat.instructions")),  # was said in the first message)
                     severity="warning", timeout=20)
 
     def _wait_for_server(self, profile: Profile, waiting: str, said: bool = False) -> None:
