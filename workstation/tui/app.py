@@ -71,6 +71,7 @@ from workstation.core.store import (
     StoreError,
     TakenOut,
     clean_title,
+    one_line,
     profile_key,
     title_from_message,
 )
@@ -235,6 +236,7 @@ class WorkstationApp(App[None]):
         self._new_instructions = ""  # Alt+I's for the conversation not made yet (its first message makes it)
         self._open_instructions = ""  # the open one's, as last read (kept if it is deleted elsewhere mid-turn)
         self._code_copied: tuple[str, int] | None = None  # Alt+Y: (the reply's text, the block copied last)
+        self._reply_copied: tuple[str, int] | None = None  # Ctrl+Y: (the last reply's text, how far back it copied)
         self._chosen_profile = False  # a profile chosen in F3 is loading
         self._forget_after_load: list[str] = []  # cells of conversations deleted elsewhere meanwhile
         self.store_problem: str | None = None  # the conversation file could not be used (said at start)
@@ -1368,23 +1370,39 @@ class WorkstationApp(App[None]):
         profile_prompt = self.profile.system_prompt if self.profile is not None else ""
         self.push_screen(InstructionsDialog(self.texts, self.instructions_now(), profile_prompt), chosen)
 
-    def _last_reply_view(self) -> MessageView | None:
-        """The chat's last reply with text (Ctrl+Y's and Alt+Y's), or None, said."""
+    def _reply_views(self) -> list[MessageView]:
+        """The chat's replies with text, the last one last (Ctrl+Y's and Alt+Y's); none: said."""
         replies = [v for v in self.chat_screen.query(MessageView) if v.role == "assistant" and v.content.strip()]
         if not replies:
             self.notify(self.texts("chat.no_reply_to_copy"), severity="warning")
-            return None
-        return replies[-1]
+        return replies
+
+    def _last_reply_view(self) -> MessageView | None:
+        """The chat's last reply with text, or None, said."""
+        replies = self._reply_views()
+        return replies[-1] if replies else None
 
     def action_copy_reply(self) -> None:
         """The last reply to the clipboard (the terminal's, OSC 52): a reply could be copied
-        only with the mouse, where the terminal lets a selection through, or by F7's file."""
-        view = self._last_reply_view()
-        if view is None:
+        only with the mouse, where the terminal lets a selection through, or by F7's file.
+        Pressed again, the reply before it, shown in the chat, and so on round to the last (as
+        Alt+Y goes through code blocks): yesterday's letter, a few replies up, could not be."""
+        replies = self._reply_views()
+        if not replies:
             return
+        newest, last = replies[-1].content, self._reply_copied
+        back = last[1] + 1 if last is not None and last[0] == newest and last[1] + 1 < len(replies) else 0
+        self._reply_copied = (newest, back)
+        view = replies[-1 - back]
         text = view.content.strip()
         self.copy_to_clipboard(text)
-        self.notify(self.texts("chat.copied", n=f"{len(text):,}"))  # (said in its language by texts: not twice)
+        again = self.texts("chat.copied_again", again=self.key_for("chat.copy")) if len(replies) > 1 else ""
+        if back:
+            view.scroll_visible(top=True)
+            self.notify(self.texts("chat.copied_earlier", n=f"{len(text):,}", text=shortened(one_line(text), 40))
+                        + " " + again)
+        else:  # (said in its language by texts: not twice)
+            self.notify(self.texts("chat.copied", n=f"{len(text):,}") + (" " + again if again else ""))
 
     def action_copy_code(self) -> None:
         """The last reply's last code block to the clipboard, without its fences (LM Studio's and
