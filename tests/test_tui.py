@@ -252,7 +252,8 @@ async def test_f7_does_not_offer_to_write_over_the_document_a_conversation_is_ab
 
     from workstation.tui.screens.file_picker import FilePicker
 
-    monkeypatch.chdir(tmp_path)
+    (tmp_path / "app").mkdir()
+    monkeypatch.chdir(tmp_path / "app")  # started from its own folder, as a launcher does
     notes = tmp_path / "notes.txt"
     notes.write_text("The meeting is moved to Tuesday at three.\n", encoding="utf-8")
     app = WorkstationApp("a", sample_system=False, language="en")
@@ -269,6 +270,8 @@ async def test_f7_does_not_offer_to_write_over_the_document_a_conversation_is_ab
         await until(pilot, lambda: not app.generating)
         await pilot.press("f7")
         await until(pilot, lambda: isinstance(app.screen, TextPrompt))
+        # offered beside the documents picked last, not in the folder the app started from
+        assert app.screen.query_one("#answer", Input).value == str(tmp_path / "When-is-the-meeting.md")
         app.screen.query_one("#answer", Input).value = str(notes)
         await pilot.press("enter")
         problem = app.screen.query_one("#problem")

@@ -1441,10 +1441,13 @@ class WorkstationApp(App[None]):
             return
         title = self.store.get(conv_id, with_messages=False).title
         slug = re.sub(r"[^\w-]+", "-", title, flags=re.UNICODE).strip("-")[:60] or "conversation"
-        default = Path.cwd() / f"{slug}.md"
+        # in the folder the Open dialog last picked from (the app's own folder, where a launcher
+        # starts it, was offered: a file no one looks for there); at first, the one started from
+        folder = start_folder(self.last_folder)
+        default = folder / f"{slug}.md"
         n = 2
         while default.exists():  # another export of this name: offered a new file, not over it
-            default, n = Path.cwd() / f"{slug}-{n}.md", n + 1
+            default, n = folder / f"{slug}-{n}.md", n + 1
 
         def write(path: Path) -> None:
             try:
