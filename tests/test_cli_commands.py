@@ -1324,6 +1324,11 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     assert main(["conversations"]) == 0
     listed = capsys.readouterr().out
     assert re.search(rf"\|\s+#{first.id} \| Write a Python function that adds two numbers, \|\s+2 \|", listed), listed
+    # found by words in it, as the app's Ctrl+F finds it (the command line listed them all, or none)
+    assert main(["conversations", "--search", "LUNCH", "--json"]) == 0
+    assert [c["id"] for c in json.loads(capsys.readouterr().out)["conversations"]] == [other.id]
+    assert main(["conversations", "list", "-s", "holidays"]) == 0
+    assert capsys.readouterr().out == 'No conversation holds "holidays".\n'
     assert main(["conversations", "show", f"#{first.id}"]) == 0
     shown = capsys.readouterr().out
     assert shown.startswith("# Write a Python function that adds two numbers,\n") and "return a + b" in shown

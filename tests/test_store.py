@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from workstation.core.moments import local_text
 from workstation.core.sqlite_schema import kept_before_upgrade
 from workstation.core.store import SCHEMA_VERSION, ConversationStore, StoreError, title_from_message
 
@@ -57,6 +58,8 @@ def test_export_markdown(tmp_path: Path) -> None:
     assert "## You\n\nHi\n" in text
     assert "## Assistant\n\nHello!" in text and "print(1)" in text
     assert "*TTFT 50 ms · 70.5 tok/s · 9 tokens*" in text and "Profile: `office-cpu`" in text
+    first, last = (local_text(m.created) for m in (store.messages(conv.id)[0], store.messages(conv.id)[-1]))
+    assert f"# Notes\n\nStarted {first}; last message {last}\n" in text  # when: a colleague sent it could not tell
     from workstation.tui.i18n import Texts
 
     stopped = store.new("Durdu", "office-cpu")
@@ -71,6 +74,7 @@ def test_export_markdown(tmp_path: Path) -> None:
     turkish = store.to_markdown(conv.id, Texts("tr").get) + store.to_markdown(stopped.id, Texts("tr").get)
     assert "## Siz\n\nHi\n" in turkish and "## Asistan\n\nHello!" in turkish  # F7 in the UI's language
     assert "*TTFT 50 ms · 70,5 token/sn · 9 token*" in turkish and "Profil: `office-cpu`" in turkish
+    assert f"Başlangıç: {local_text(store.messages(conv.id)[0].created, '%d.%m.%Y %H:%M')}; son mesaj: " in turkish
     assert "*Yanıt başlamadan durduruldu.*" in turkish and "You" not in turkish
     assert "*bir hatayla kesildi*" in turkish and "1.904 ms" in turkish
     assert list((tmp_path / "out").iterdir()) == [out]  # no temp file left behind

@@ -252,7 +252,8 @@ async def test_f7_does_not_offer_to_write_over_the_document_a_conversation_is_ab
 
     from workstation.tui.screens.file_picker import FilePicker
 
-    monkeypatch.chdir(tmp_path)
+    (tmp_path / "app").mkdir()
+    monkeypatch.chdir(tmp_path / "app")  # started from its own folder, as a launcher does
     notes = tmp_path / "notes.txt"
     notes.write_text("The meeting is moved to Tuesday at three.\n", encoding="utf-8")
     app = WorkstationApp("a", sample_system=False, language="en")
@@ -269,6 +270,8 @@ async def test_f7_does_not_offer_to_write_over_the_document_a_conversation_is_ab
         await until(pilot, lambda: not app.generating)
         await pilot.press("f7")
         await until(pilot, lambda: isinstance(app.screen, TextPrompt))
+        # offered beside the documents picked last, not in the folder the app started from
+        assert app.screen.query_one("#answer", Input).value == str(tmp_path / "When-is-the-meeting.md")
         app.screen.query_one("#answer", Input).value = str(notes)
         await pilot.press("enter")
         problem = app.screen.query_one("#problem")
@@ -464,7 +467,15 @@ async def test_a_long_conversation_opens_with_its_last_messages_and_shows_the_ea
         app.chat_screen.focus_prompt()
         await pilot.press("ctrl+y")
         await until(pilot, lambda: app.clipboard == "Answer 39")
-        assert any(str(n.message).startswith("Copied the last reply (9 characters).") for n in app._notifications)
+        assert any(str(n.message).startswith("Copied the last reply (9 characters).")
+                   and n.message.endswith("Ctrl+Y again copies the reply before it.") for n in app._notifications)
+        # again: the reply before it, shown (only the last could be copied: yesterday's letter, a few up, could not)
+        await pilot.press("ctrl+y")
+        await until(pilot, lambda: app.clipboard == "Answer 38")
+        assert any(n.message.startswith('Copied an earlier reply (9 characters), shown in the chat: "Answer 38".')
+                   for n in app._notifications)
+        await pilot.press("ctrl+y")
+        await until(pilot, lambda: app.clipboard == "Answer 37")
         await app.action_new_conversation()
         assert not _views(app) and not app.chat_screen.query("#earlier")
         await pilot.press("ctrl+y")
@@ -1073,21 +1084,50 @@ async def test_drafts_survive_quitting(profiles: Path) -> None:
 
 async def test_f8_in_the_list_deletes_the_highlighted_conversation_not_the_open_one(profiles: Path) -> None:
     """With the list walked to another conversation, F8 asked to delete the open one (its
-    title in the question, which a quick "y" does not read), for good."""
+    title in the question, which a quick "y" does not read), for good; F2 and F7 renamed and saved
+    the open one. The list is headed by
+    day once it holds more than one (a week's conversations were told apart by nothing), and
+    the cursor steps over the headings."""
+    import datetime as dt
+    import sqlite3
+    import time
+
+    from textual.widgets import Label
+
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     lunch = app.store.new("Lunch menu")
     app.store.add_message(lunch.id, "user", "Soup on Fridays?")
     policy = app.store.new("Remote work policy")
+    three_days_ago = time.time() - 3 * 86400
+    with sqlite3.connect(app.store.path) as db:  # the lunch menu was last used three days ago
+        db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (three_days_ago, lunch.id))
+    weekday = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()[
+        dt.datetime.fromtimestamp(three_days_ago).weekday()]
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.conversation_id == policy.id)
         listed = app.chat_screen.sidebar.query_one("#conversations")
+        def titles() -> list[str]:
+            return [str(i.query_one(Label).render()) for i in listed.children if i.query(Label)]
+
+        await until(pilot, lambda: titles() == ["Today", "Remote work policy", weekday, "Lunch menu"])
         listed.focus()
-        await pilot.press("down")  # from the open one (first) to the lunch menu
+        await pilot.press("down")  # from the open one to the lunch menu, over its day's heading
         await until(pilot, lambda: getattr(listed.highlighted_child, "conversation_id", None) == lunch.id)
+        for key, offered in (("f7", "Lunch-menu.md"), ("f2", "Lunch menu")):  # F2 and F7 renamed and saved the open one
+            await until(pilot, lambda: app.focused is listed)
+            await pilot.press(key)
+            await until(pilot, lambda: isinstance(app.screen, TextPrompt))
+            assert app.screen.value.endswith(offered)  # type: ignore[attr-defined]
+            await pilot.press("escape" if key == "f7" else "ctrl+u")
+        await pilot.press(*"Canteen menu", "enter")
+        await until(pilot, lambda: app.store.get(lunch.id, with_messages=False).title == "Canteen menu")
+        await until(pilot, lambda: app.focused is listed and "Canteen menu" in titles())
+        assert listed.highlighted_child.conversation_id == lunch.id  # (it went back to the open one)
+        assert app.store.get(policy.id, with_messages=False).title == "Remote work policy"
         app._drafts[lunch.id] = ("And on Mondays?", None)  # its draft goes with it: said (it went unsaid)
         await pilot.press("f8")
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
-        assert app.screen.question == ('Delete this conversation? "Lunch menu": this cannot be undone. What is '  # type: ignore[attr-defined]
+        assert app.screen.question == ('Delete this conversation? "Canteen menu": this cannot be undone. What is '  # type: ignore[attr-defined]
                                        "typed in it and not sent goes too.")
         await pilot.press("y")
         await until(pilot, lambda: [c.id for c in app.store.list()] == [policy.id])
@@ -1902,6 +1942,7 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         told = [n.message for n in app._notifications if "longer than the model's context (512 tokens)" in n.message]
         left_out = app.store.messages(conv)[-1].metrics["left_out_n"]  # type: ignore[index]
         assert len(told) == 1 and f"its first {left_out} messages were left out" in told[0], told
+        assert "(they stay saved)" in told[0] and "instructions (Alt+I)" in told[0]  # what to do of what it must keep
         assert left_out >= 4  # the four before the long ones, at least
         assert f"the model did not see the first {left_out} messages" in str(_views(app)[-1].query_one(".metrics").render())
         await pilot.press("ctrl+n")  # a new conversation: no figure of the last one's under its box
@@ -2153,7 +2194,8 @@ async def test_a_first_message_too_long_leaves_no_empty_conversation(profiles: P
         prompt.focus()
         await pilot.press("enter")
         await until(pilot, lambda: not app.generating and prompt.value == long)
-        assert any("cannot hold it" in n.message for n in app._notifications)
+        said = next(n.message for n in app._notifications if "cannot hold it" in n.message)
+        assert "F6" in said and "command line" not in said  # (it named a command to type, in the app)
         assert app.conversation_id is None and app.store.list("") == []
         app.chat_screen.set_input("Hello!")  # the next one begins a conversation as ever
         await pilot.press("enter")

@@ -932,6 +932,7 @@ def test_turkish_sentences_read_as_a_turkish_speaker_writes_them(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A tester's findings: words calqued from English ("API'yi sunun", "Bölüm bölüm noktalar"),
     a number's suffix missing (1,04 GB'ı), the currency before the figure."""
+    import datetime as dt
     import zipfile
 
     from docmaker import make_docx
@@ -968,6 +969,10 @@ def test_turkish_sentences_read_as_a_turkish_speaker_writes_them(
         assert "teknik" not in str(damaged_file.value)  # (the command line's English as it was)
     # the keys without a word on them in Turkish words (the palette said "Son mesajı düzenle (Up)")
     assert (tr.key("up"), tr.key("ctrl+left"), tr.key("f3"), Texts("en").key("up")) == ("Yukarı ok", "Ctrl+Sol ok", "F3", "Up")
+    # the conversation list's day headings in Turkish's own day and month names
+    monday = dt.datetime(2026, 11, 30, 12).timestamp()
+    assert [tr.day_heading(monday, dt.date(2026, 11, d)) for d in (30,)] + [
+        tr.day_heading(monday, dt.date(2026, 12, d)) for d in (1, 3, 15)] == ["Bugün", "Dün", "Pazartesi", "Kasım 2026"]
     # F6's advice names the profile's setting, in words (it said "--max-tokens" in the app)
     assert "--max-tokens" not in tr.in_app("summary.cut_short") and "en uzun yanıt" in tr.in_app("summary.cut_short")
 

@@ -30,6 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     verbs = p.add_subparsers(dest="verb", metavar="list|show|export|rename|delete")
     ls = verbs.add_parser("list", help="each conversation: its number, title, messages, last use")
     ls.add_argument("--json", action="store_true", help="print them as JSON")
+    ls.add_argument("-s", "--search", metavar="WORDS", default="",
+                    help="only those whose title or messages hold WORDS, case aside (as the app's Ctrl+F)")
     ls.set_defaults(func=run)
     show = verbs.add_parser("show", help="a conversation as Markdown, as the app's F7 writes it")
     show.add_argument("name", metavar="NAME", help="its title, or its number as #12")
@@ -94,9 +96,10 @@ def find_saved(store: ConversationStore, name: str) -> Conversation:
 
 
 def run(args: argparse.Namespace) -> int:
+    search = getattr(args, "search", "") or ""
     store = ConversationStore(read_only=True)
     try:
-        convs = store.list()
+        convs = store.list(search)
         counts = store.message_counts()
     finally:
         store.close()
@@ -106,6 +109,9 @@ def run(args: argparse.Namespace) -> int:
                                       for c in convs]})
         return 0
     follow = cli('chat -c NAME "..."')
+    if not convs and search.strip():  # (as the app's list says it)
+        print(f'No conversation holds "{search.strip()}".')
+        return 0
     if not convs:
         print(f"No saved conversations yet; '{follow}' starts one.")
         return 0

@@ -346,6 +346,7 @@ ENGLISH: dict[str, str] = {
     "metric.context": "context full",
     "metric.sampling": "own settings: {settings}",
     "metric.left_out": "the model did not see the first {n} messages",
+    "export.when": "Started {first}; last message {last}",
     "export.profile": "Profile: {profile}",
     "export.profiles": "Profiles: {profiles} (each reply says which)",
     "export.instructions": "Instructions for this conversation (in place of the profile's system prompt):",

@@ -24,7 +24,7 @@ from workstation.core.atomic import write_named_file
 from workstation.core.errors import WorkstationError
 from workstation.core.letters import fold, shortened
 from workstation.core.metrics import figures_line
-from workstation.core.moments import seconds
+from workstation.core.moments import local_text, seconds
 from workstation.core.paths import data_dir
 from workstation.core.phrases import ENGLISH, Lookup, say
 from workstation.core.sqlite_schema import (
@@ -955,6 +955,10 @@ class ConversationStore:
 
         conv = self.get(conversation_id)
         lines = [f"# {conv.title}", ""]
+        if conv.messages:  # when it was written: a colleague sent the file could not tell
+            moment = (lookup("date.moment") if lookup is not None else None) or "%Y-%m-%d %H:%M"
+            lines += [said("export.when", first=local_text(conv.messages[0].created, moment),
+                           last=local_text(conv.messages[-1].created, moment)), ""]
         ran_on = list(dict.fromkeys(str(m.metrics["profile"]) for m in conv.messages
                                     if m.role == "assistant" and m.metrics and m.metrics.get("profile")))
         several = len(ran_on) > 1  # each reply names its profile (the header named the last one for all)

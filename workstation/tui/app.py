@@ -71,6 +71,7 @@ from workstation.core.store import (
     StoreError,
     TakenOut,
     clean_title,
+    one_line,
     profile_key,
     title_from_message,
 )
@@ -236,6 +237,7 @@ class WorkstationApp(App[None]):
         self._new_instructions = ""  # Alt+I's for the conversation not made yet (its first message makes it)
         self._open_instructions = ""  # the open one's, as last read (kept if it is deleted elsewhere mid-turn)
         self._code_copied: tuple[str, int] | None = None  # Alt+Y: (the reply's text, the block copied last)
+        self._reply_copied: tuple[str, int] | None = None  # Ctrl+Y: (the last reply's text, how far back it copied)
         self._chosen_profile = False  # a profile chosen in F3 is loading
         self._forget_after_load: list[str] = []  # cells of conversations deleted elsewhere meanwhile
         self.store_problem: str | None = None  # the conversation file could not be used (said at start)
@@ -1155,13 +1157,37 @@ class WorkstationApp(App[None]):
         elif self.pending_document is None:
             self._editing = None
 
-    def action_rename_conversation(self) -> None:
+    def _conversation_acted_on(self, pick: str, none: str) -> int | None:
+        """The conversation F2, F7 and F8 act on: in the list, the one highlighted (F2 renamed
+        and F7 saved the open one, whichever the list was walked to: F8 alone took the
+        highlighted one), else the open one. None, said (``pick``: the list's line is no
+        conversation; ``none``: none is open), where there is none."""
+        listed = self.chat_screen.sidebar.query_one("#conversations", ListView)
+        if self.focused is listed:
+            item = listed.highlighted_child
+            other = item.conversation_id if isinstance(item, ConversationItem) else None
+            if other is None:  # the new conversation's draft, or "N more": no conversation
+                self.notify(self.texts(pick), severity="warning")
+                return None
+            if other != self.conversation_id:
+                try:
+                    self.store.get(other, with_messages=False)
+                except WorkstationError as err:  # deleted meanwhile in another window
+                    self.notify(self.texts.error(err), severity="warning")
+                    self.run_worker(self.refresh_sidebar(), exit_on_error=False)
+                    return None
+                return other
         if self.conversation_id is None:
-            self.notify(self.texts("conv.none_open"), severity="warning")
-            return
-        conv_id = self.conversation_id
+            self.notify(self.texts(none), severity="warning")
+            return None
         if self._open_gone():  # deleted elsewhere: said, not a fall ("no conversation number 1")
             self.run_worker(self._lost_open_conversation(), exit_on_error=False)
+            return None
+        return self.conversation_id
+
+    def action_rename_conversation(self) -> None:
+        conv_id = self._conversation_acted_on("conv.pick_to_rename", "conv.none_open")
+        if conv_id is None:
             return
         current = self.store.get(conv_id, with_messages=False).title
 
@@ -1189,29 +1215,11 @@ class WorkstationApp(App[None]):
         if self.loading is not None:  # the old engine, closing, saves its cells: wait for it
             self.notify(self.texts("chat.loading"), severity="warning")
             return
-        listed = self.chat_screen.sidebar.query_one("#conversations", ListView)
-        if self.focused is listed:  # in the list, the row highlighted (it deleted the open one, whichever it was)
-            item = listed.highlighted_child
-            other = item.conversation_id if isinstance(item, ConversationItem) else None
-            if other is None:  # the new conversation's draft, or "N more": no conversation to delete
-                self.notify(self.texts("conv.pick_to_delete"), severity="warning")
-                return
-            if other != self.conversation_id:
-                try:
-                    self._ask_to_delete(other, self.store.get(other, with_messages=False).title, self.cells_tag(other))
-                except WorkstationError as err:  # deleted meanwhile in another window
-                    self.notify(self.texts.error(err), severity="warning")
-                    self.run_worker(self.refresh_sidebar(), exit_on_error=False)
-                return
-        if self.conversation_id is None:
-            self.notify(self.texts("conv.none_open"), severity="warning")
+        conv_id = self._conversation_acted_on("conv.pick_to_delete", "conv.none_open")
+        if conv_id is None:
             return
-        if self.generating:
+        if conv_id == self.conversation_id and self.generating:  # (another, highlighted in the list, may go)
             self.notify(self.texts("chat.busy"), severity="warning")
-            return
-        conv_id = self.conversation_id
-        if self._open_gone():  # deleted elsewhere: said, not a fall ("no conversation number 1")
-            self.run_worker(self._lost_open_conversation(), exit_on_error=False)
             return
         self._ask_to_delete(conv_id, self.store.get(conv_id, with_messages=False).title, self.cells_tag(conv_id))
 
@@ -1383,23 +1391,39 @@ class WorkstationApp(App[None]):
         profile_prompt = self.profile.system_prompt if self.profile is not None else ""
         self.push_screen(InstructionsDialog(self.texts, self.instructions_now(), profile_prompt), chosen)
 
-    def _last_reply_view(self) -> MessageView | None:
-        """The chat's last reply with text (Ctrl+Y's and Alt+Y's), or None, said."""
+    def _reply_views(self) -> list[MessageView]:
+        """The chat's replies with text, the last one last (Ctrl+Y's and Alt+Y's); none: said."""
         replies = [v for v in self.chat_screen.query(MessageView) if v.role == "assistant" and v.content.strip()]
         if not replies:
             self.notify(self.texts("chat.no_reply_to_copy"), severity="warning")
-            return None
-        return replies[-1]
+        return replies
+
+    def _last_reply_view(self) -> MessageView | None:
+        """The chat's last reply with text, or None, said."""
+        replies = self._reply_views()
+        return replies[-1] if replies else None
 
     def action_copy_reply(self) -> None:
         """The last reply to the clipboard (the terminal's, OSC 52): a reply could be copied
-        only with the mouse, where the terminal lets a selection through, or by F7's file."""
-        view = self._last_reply_view()
-        if view is None:
+        only with the mouse, where the terminal lets a selection through, or by F7's file.
+        Pressed again, the reply before it, shown in the chat, and so on round to the last (as
+        Alt+Y goes through code blocks): yesterday's letter, a few replies up, could not be."""
+        replies = self._reply_views()
+        if not replies:
             return
+        newest, last = replies[-1].content, self._reply_copied
+        back = last[1] + 1 if last is not None and last[0] == newest and last[1] + 1 < len(replies) else 0
+        self._reply_copied = (newest, back)
+        view = replies[-1 - back]
         text = view.content.strip()
         self.copy_to_clipboard(text)
-        self.notify(self.texts("chat.copied", n=f"{len(text):,}"))  # (said in its language by texts: not twice)
+        again = self.texts("chat.copied_again", again=self.key_for("chat.copy")) if len(replies) > 1 else ""
+        if back:
+            view.scroll_visible(top=True)
+            self.notify(self.texts("chat.copied_earlier", n=f"{len(text):,}", text=shortened(one_line(text), 40))
+                        + " " + again)
+        else:  # (said in its language by texts: not twice)
+            self.notify(self.texts("chat.copied", n=f"{len(text):,}") + (" " + again if again else ""))
 
     def action_copy_code(self) -> None:
         """The last reply's last code block to the clipboard, without its fences (LM Studio's and
@@ -1433,19 +1457,18 @@ class WorkstationApp(App[None]):
                                    again=self.key_for("chat.copy_code")))
 
     def action_export_conversation(self) -> None:
-        if self.conversation_id is None:
-            self.notify(self.texts("conv.nothing"), severity="warning")
-            return
-        conv_id = self.conversation_id
-        if self._open_gone():  # deleted elsewhere: said, not a fall ("no conversation number 1")
-            self.run_worker(self._lost_open_conversation(), exit_on_error=False)
+        conv_id = self._conversation_acted_on("conv.pick_to_export", "conv.nothing")
+        if conv_id is None:
             return
         title = self.store.get(conv_id, with_messages=False).title
         slug = re.sub(r"[^\w-]+", "-", title, flags=re.UNICODE).strip("-")[:60] or "conversation"
-        default = Path.cwd() / f"{slug}.md"
+        # in the folder the Open dialog last picked from (the app's own folder, where a launcher
+        # starts it, was offered: a file no one looks for there); at first, the one started from
+        folder = start_folder(self.last_folder)
+        default = folder / f"{slug}.md"
         n = 2
         while default.exists():  # another export of this name: offered a new file, not over it
-            default, n = Path.cwd() / f"{slug}-{n}.md", n + 1
+            default, n = folder / f"{slug}-{n}.md", n + 1
 
         def write(path: Path) -> None:
             try:
@@ -2324,7 +2347,8 @@ class WorkstationApp(App[None]):
             return
         self._left_out_told.add((conv, self.open_created))
         n_ctx = self.engine_info.n_ctx if self.engine_info else 0
-        self.notify(self.texts("chat.left_out", n=f"{metrics.left_out_n:,}", ctx=f"{n_ctx:,}"),
+        self.notify(self.texts("chat.left_out", n=f"{metrics.left_out_n:,}", ctx=f"{n_ctx:,}",  # (what it forgot
+                               instructions=self.key_for("chat.instructions")),  # was said in the first message)
                     severity="warning", timeout=20)
 
     def _wait_for_server(self, profile: Profile, waiting: str, said: bool = False) -> None:

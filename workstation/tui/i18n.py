@@ -7,6 +7,7 @@ back to English, and a key missing everywhere shows as itself so nothing crashes
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 from collections.abc import Sequence
@@ -17,7 +18,7 @@ from typing import Any
 import yaml
 
 from workstation.core.invocation import command
-from workstation.core.moments import BAD, local_text
+from workstation.core.moments import BAD, local_text, local_time
 from workstation.core.phrases import ENGLISH, fill_in, local_number, local_value, say
 
 LOCALES_DIR = Path(__file__).parent / "locales"
@@ -80,8 +81,6 @@ class Texts:
 
     def day(self, iso_day: str) -> str:
         """A day the app keeps as 2026-12-05 as this language writes dates (Turkish 05.12.2026)."""
-        import datetime as dt
-
         try:
             return dt.date.fromisoformat(iso_day).strftime(self("date.day"))
         except (ValueError, TypeError):  # (a day the usage file holds no time for: "?")
@@ -93,6 +92,23 @@ class Texts:
         if isinstance(when, int | float | str | None):  # (a stored time that is none: "?")
             return local_text(when, self("date.moment"))
         return when.astimezone().strftime(self("date.moment"))
+
+    def day_heading(self, when: object, today: dt.date) -> str:
+        """The heading the conversation list puts over a conversation last used at ``when`` (a
+        stored time): Today, Yesterday, the weekday's name within the week before ``today``,
+        else its month ("November 2026"), as ChatGPT's list is headed; ``BAD`` where it is not
+        a time."""
+        at = local_time(when)
+        if at is None:
+            return BAD
+        days = (today - at.date()).days
+        if days <= 0:  # (a clock set back: what is "later" than today is today's)
+            return self("date.today")
+        if days == 1:
+            return self("date.yesterday")
+        if days < 7:
+            return self("date.weekdays").split()[at.weekday()]
+        return self("date.month_year", month=self("date.months").split()[at.month - 1], year=at.year)
 
     def capital(self, text: str) -> str:
         """``text`` with a capital first letter, as this language writes it (Turkish: indir ->

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -61,8 +62,8 @@ class ConversationsView(ListView):
     opens one (it did nothing, and Down was needed first)."""
 
     def on_focus(self, event: events.Focus) -> None:
-        if self.index is None and self.children:
-            self.index = 0
+        if self.index is None and self.children:  # (the first that is not a day's heading)
+            self.index = next((i for i, item in enumerate(self.children) if not item.disabled), None)
 
 
 class ConversationList(Vertical):
@@ -133,8 +134,12 @@ class ConversationList(Vertical):
         at = next((i for i, c in enumerate(conversations) if c.id == current), -1)
         self._count = max(self._count, at + 1)  # the open one is listed, wherever it is
         listed = conversations[:self._count]
+        headings = self.day_headings(listed)
         lines: list[tuple[object, ...]] = [(self.texts.lang,)] + ([(None, drafts[None])] if None in drafts else [])
-        lines += [(c.id, c.title, c.match, drafts.get(c.id, "")) for c in listed]
+        for c in listed:
+            if c.id in headings:
+                lines.append(("day", headings[c.id]))
+            lines.append((c.id, c.title, c.match, drafts.get(c.id, "")))
         left = len(conversations) - len(listed)
         if left:
             lines.append(("more", left, self.texts.lang))
@@ -142,11 +147,16 @@ class ConversationList(Vertical):
         if none_found:
             lines.append(("none", search, self.texts.lang))
         view = self.query_one(ListView)
-        self._filling = True
+        walked_to = view.highlighted_child if view.has_focus else None  # in the list: the line it is on stays
+        wanted = [walked_to.conversation_id] if isinstance(walked_to, ConversationItem) else []  # (F2 there sent
+        self._filling = True  # the cursor back to the open conversation)
         if lines != self._shown:
             await view.clear()
             items: list[ListItem] = [ConversationItem(None, drafts[None], self.texts)] if None in drafts else []
-            items += [ConversationItem(c, drafts.get(c.id, ""), self.texts) for c in listed]
+            for c in listed:
+                if c.id in headings:  # (not a line the cursor stops on, nor one Enter opens)
+                    items.append(ListItem(Label(headings[c.id], markup=False), classes="day", disabled=True))
+                items.append(ConversationItem(c, drafts.get(c.id, ""), self.texts))
             if left:
                 items.append(ListItem(Label(self.texts("sidebar.more", n=left), markup=False), classes="more"))
             if none_found:
@@ -154,11 +164,24 @@ class ConversationList(Vertical):
                                       classes="none-found", disabled=True))
             await view.extend(items)
             self._shown = lines
-        for i, item in enumerate(view.children):
-            if isinstance(item, ConversationItem) and item.conversation_id == current:
-                view.index = i
+        for conversation_id in [*wanted, current]:
+            at = next((i for i, item in enumerate(view.children)
+                       if isinstance(item, ConversationItem) and item.conversation_id == conversation_id), None)
+            if at is not None:
+                view.index = at
                 break
         self._filling = False
+
+    def day_headings(self, listed: list[Conversation]) -> dict[int, str]:
+        """The headings over the list's lines, by the conversation each stands above: its day
+        where it differs from the line before's (Today, Yesterday, Tuesday, November 2026).
+        None while every listed conversation is of one day: a week's "Draft a ticket: th…"
+        lines were told apart by nothing, the list said no day and search found them alike."""
+        today = dt.date.today()
+        days = [self.texts.day_heading(c.updated, today) for c in listed]
+        if len(set(days)) < 2:
+            return {}
+        return {c.id: day for i, (c, day) in enumerate(zip(listed, days, strict=True)) if i == 0 or day != days[i - 1]}
 
     @on(ListView.Selected)
     async def _chosen(self, event: ListView.Selected) -> None:
