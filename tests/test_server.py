@@ -423,7 +423,9 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     same for SIGTERM (a service stopped), which uvicorn raised again once it had stopped: the
     process died before the records were written. And SIGHUP (its terminal or SSH session
     closed), which killed it at once: a stream cut without a word, nothing recorded. A service
-    stopped is a clean stop (0; 130 made a service manager call every stop a failure)."""
+    stopped is a clean stop (0; 130 made a service manager call every stop a failure).
+    A service (no terminal) takes SIGHUP as an admin's reload: it stopped, with 0, so a service
+    restarted on failure stayed down; its log now says there is nothing to reload, and it serves on."""
     import signal
 
     from workstation.cli import main
@@ -431,7 +433,12 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     data = tmp_path / "data"
     body = {"messages": QUESTION, "max_tokens": 900, "ignore_eos": True}
     got: dict[str, object] = {}
-    with serve(write_profile(tmp_path, smollm2_path), "--parallel", "2", "--log-level", "info", data=data) as srv:
+    with serve(write_profile(tmp_path, smollm2_path), "--parallel", "2", "--log-level", "info", data=data,
+               terminal={"SIGHUP": True, "SIGTERM": False}.get(stop)) as srv:
+        if stop == "SIGTERM":  # a service's "systemctl reload": said, and the server goes on
+            srv.proc.send_signal(signal.SIGHUP)
+            wait_until(lambda: "SIGHUP received: nothing to reload" in srv.log_text(), "the reload's line", 10)
+            assert srv.proc.poll() is None and httpx.get(f"{srv.root}/health", timeout=30).status_code == 200
 
         arrived: list[str] = []  # the stream's events as they come
 

@@ -104,12 +104,17 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
-            """SIGHUP too (a closed terminal or SSH session, an admin's "reload"): it killed the
-            server at once, a stream cut without a word and nothing recorded. Not where it is
-            ignored (``nohup``)."""
+            """SIGHUP too: from a terminal (its window or SSH session closed) it stops the
+            server as SIGTERM does; it killed the server at once, a stream cut without a word
+            and nothing recorded. Without a terminal (a systemd service, ``setsid``, a
+            container) no terminal can close: SIGHUP is an admin's "reload" (``systemctl
+            reload``, ``kill -HUP``), which stopped the server with status 0, so a service set
+            to restart on failure stayed down. There is nothing to reload (keys apply at once),
+            so the log says that and the server goes on. Not where it is ignored (``nohup``)."""
             hang_up = threading.current_thread() is threading.main_thread() and \
                 signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
-            before = signal.signal(signal.SIGHUP, self.handle_exit) if hang_up else None
+            handler = self.handle_exit if has_terminal() else _reload_asked
+            before = signal.signal(signal.SIGHUP, handler) if hang_up else None
             try:
                 with super().capture_signals():
                     yield
@@ -146,6 +151,27 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
         server_header=False,
     )
     return Server(config)
+
+
+def has_terminal() -> bool:
+    """Whether this process has a controlling terminal (started in a terminal window or an SSH
+    session, not by a service manager, ``setsid`` or a container without one)."""
+    import os
+
+    try:
+        os.close(os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY))
+    except OSError:
+        return False
+    return True
+
+
+def _reload_asked(sig: int, frame: object) -> None:
+    """SIGHUP without a terminal: an admin's reload, said in the log; the server goes on."""
+    log.warning(
+        "workstation: SIGHUP received: nothing to reload, so the server goes on serving (keys made, changed "
+        "or revoked apply at once; to change the profile or the options, restart it: systemctl restart, or "
+        "SIGTERM and start it again)."
+    )
 
 
 def run_server(server: Any, socks: list[socket.socket]) -> None:
