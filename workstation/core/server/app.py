@@ -842,10 +842,13 @@ class OpenAIServer:
     # --- routes --------------------------------------------------------------------------------
     async def health(self, request: Request) -> Response:
         """llama-server's shape; ``problems``: what the server cannot write now (the usage file,
-        the audit trail on a full disk), which it said once in its log and "ok" hid."""
+        the audit trail on a full disk), which it said once in its log and "ok" hid. While it
+        stops, 503 ``"stopping"``: it said "ok" while refusing every request (503), so a load
+        balancer went on sending it people's requests ("loading", 503, comes before the model
+        is loaded: ``answering_while_loading``)."""
         s = self.scheduler
         body: dict[str, Any] = {
-            "status": "ok",
+            "status": "stopping" if self.stopping else "ok",
             "slots_idle": s.n_parallel - s.requests_processing,
             "slots_processing": s.requests_processing,
             "requests_deferred": s.requests_deferred,
@@ -854,7 +857,7 @@ class OpenAIServer:
         problems = self.accounts.write_problems.copy()  # (the writer thread changes it; a copy is atomic)
         if problems:
             body["problems"] = [f"cannot write {what}" for what in problems]
-        return JSONResponse(body)
+        return JSONResponse(body, status_code=SHUTTING_DOWN if self.stopping else 200)
 
     async def models(self, request: Request) -> Response:
         """Every id this server answers to (``/v1/models``), or one of them
