@@ -296,6 +296,32 @@ def test_port_in_use_is_one_sentence(server: RunningServer) -> None:
     assert Texts("tr").error(caught.value).startswith(f"127.0.0.1 üzerindeki {port} numaralı bağlantı noktası zaten")
 
 
+def test_a_server_loading_its_model_answers_loading() -> None:
+    """While `serve` loaded the model its port took connections and answered none: a load
+    balancer's /health hung (a minute for a large model), as a hung server's would. Each is
+    answered now, 503 "loading" with Retry-After, as llama-server answers; what comes once the
+    model is loaded waits for the server proper."""
+    from workstation.core.server.process import answering_while_loading, bind_socket
+
+    sock = bind_socket("127.0.0.1", 0)
+    root = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    try:
+        with answering_while_loading([sock]):
+            health = httpx.get(f"{root}/health", timeout=30)
+            assert (health.status_code, health.json()["status"]) == (503, "loading")
+            assert health.headers["retry-after"] == "5"
+            with pytest.raises(openai.InternalServerError) as caught:  # a client's request: why, in its words
+                openai.OpenAI(base_url=f"{root}/v1", api_key="k", max_retries=0).chat.completions.create(
+                    model="m", messages=QUESTION)
+            assert caught.value.status_code == 503
+            assert caught.value.body["message"] == "The server is loading its model; send the request again in a moment."  # type: ignore[index]
+        with socket.create_connection(sock.getsockname()[:2]):
+            conn, _ = sock.accept()  # (left in the queue for uvicorn)
+            conn.close()
+    finally:
+        sock.close()
+
+
 def test_serve_process_helper(server: RunningServer) -> None:
     from workstation.core.server import ServeError, ServeProcess
 

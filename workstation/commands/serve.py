@@ -122,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
     from workstation.core.scheduler import Scheduler
     from workstation.core.server.process import (
         OpenAIServer,
+        answering_while_loading,
         bind_sockets,
         check_host,
         make_uvicorn,
@@ -156,11 +157,12 @@ def run(args: argparse.Namespace) -> int:
         accounts.close()
         raise
     try:
-        scheduler = Scheduler(
-            profile, n_parallel=args.parallel, max_queue=args.queue,
-            kv_store=None if args.no_prompt_cache else KvStateStore(),
-            min_save_tokens=PROMPT_CACHE_MIN_TOKENS, save_when_reused=True,
-        )
+        with answering_while_loading(socks):  # /health: "loading" (503), not a connection left hanging
+            scheduler = Scheduler(
+                profile, n_parallel=args.parallel, max_queue=args.queue,
+                kv_store=None if args.no_prompt_cache else KvStateStore(),
+                min_save_tokens=PROMPT_CACHE_MIN_TOKENS, save_when_reused=True,
+            )
     except BaseException:
         for sock in socks:
             sock.close()

@@ -92,6 +92,72 @@ def bind_sockets(hosts: list[str], port: int) -> list[socket.socket]:
     return socks
 
 
+LOADING_RETRY_S = 5  # Retry-After of the answers given while the model loads
+LOADING = "The server is loading its model; send the request again in a moment."
+
+
+@contextlib.contextmanager
+def answering_while_loading(socks: list[socket.socket]) -> Iterator[None]:
+    """While the model loads, every connection to ``socks`` is answered at once: 503,
+    ``{"status": "loading", "error": ...}`` and ``Retry-After`` (llama-server answers 503
+    "Loading model" then). A load balancer's or monitor's ``/health`` hung unanswered until the
+    model was loaded (a minute for a large one), indistinguishable from a hung server. Requests
+    arriving as this ends wait in the socket's queue for the server proper."""
+    import json
+    import selectors
+
+    body = json.dumps({"status": "loading", "error": {"message": LOADING, "type": "server_error",
+                                                      "param": None, "code": "loading"}}).encode()
+    answer = (f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+              f"Content-Length: {len(body)}\r\nRetry-After: {LOADING_RETRY_S}\r\nConnection: close\r\n\r\n"
+              ).encode() + body
+    done = threading.Event()
+
+    def serve_answers() -> None:
+        with selectors.DefaultSelector() as selector:
+            for sock in socks:
+                selector.register(sock, selectors.EVENT_READ)
+            while not done.is_set():
+                for key, _ in selector.select(timeout=0.1):
+                    with contextlib.suppress(OSError):
+                        conn, _ = key.fileobj.accept()  # type: ignore[union-attr]
+                        conn.setblocking(True)
+                        with conn:
+                            _answer_once(conn, answer)
+
+    for sock in socks:  # (a connection reset between select and accept left accept waiting)
+        sock.setblocking(False)
+    thread = threading.Thread(target=serve_answers, name="workstation-loading", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        for sock in socks:
+            sock.setblocking(True)
+
+
+def _answer_once(conn: socket.socket, answer: bytes) -> None:
+    """Read the request's head (a second at most), answer, and read what the client still sends
+    (a body) briefly: closed with unread bytes, the connection was reset under the answer."""
+    conn.settimeout(1.0)
+    head = b""
+    with contextlib.suppress(OSError):
+        while b"\r\n\r\n" not in head and len(head) < 65536:
+            chunk = conn.recv(8192)
+            if not chunk:
+                break
+            head += chunk
+    conn.sendall(answer)
+    conn.shutdown(socket.SHUT_WR)
+    conn.settimeout(0.2)
+    with contextlib.suppress(OSError):
+        for _ in range(64):
+            if not conn.recv(65536):
+                break
+
+
 def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = "warning") -> Any:
     """uvicorn over h11 with the header deadline and connection cap of ``options``, which at
     shutdown (Ctrl+C, SIGTERM) first ends the replies still being written, each with a word to
