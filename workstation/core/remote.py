@@ -647,15 +647,18 @@ class RemoteEngine:
         """The request's streamed response, once the server has a slot for it: a server with
         every slot and its queue taken (429 ``server_busy``, ``Retry-After``) is asked again
         after the time it names, for up to ``remote.timeout_s``, as Ollama's queue holds a
-        request (the desk PC gave up at once: "busy with other people's requests"). Esc (cancel)
-        ends the wait; the last answer is then the response."""
+        request (the desk PC gave up at once: "busy with other people's requests"). The same for a
+        server loading its model (503 ``loading``, ``Retry-After``: restarted by its admin), which
+        had held the request until loaded. Esc (cancel) ends the wait; the last answer is then
+        the response."""
         until = time.monotonic() + self.profile.remote.timeout_s
         while True:
             with self.client.stream("POST", "/chat/completions", json=payload) as response:
-                wait = _whole_header(response, "Retry-After") if response.status_code == 429 else None
+                wait = _whole_header(response, "Retry-After") if response.status_code in (429, 503) else None
                 if wait is not None:
                     response.read()
-                busy = wait is not None and _error_fields(response)[0] == "server_busy"
+                busy = wait is not None and _error_fields(response)[0] == ("server_busy" if response.status_code == 429
+                                                                          else "loading")
                 pause = max(1, wait or 0)  # (a "Retry-After: 0" from another server: asked again each second)
                 if not busy or time.monotonic() + pause > until or self._cancel.wait(pause):
                     yield response

@@ -97,12 +97,13 @@ LOADING = "The server is loading its model; send the request again in a moment."
 
 
 @contextlib.contextmanager
-def answering_while_loading(socks: list[socket.socket]) -> Iterator[None]:
+def answering_while_loading(socks: list[socket.socket]) -> Iterator[list[str]]:
     """While the model loads, every connection to ``socks`` is answered at once: 503,
     ``{"status": "loading", "error": ...}`` and ``Retry-After`` (llama-server answers 503
     "Loading model" then). A load balancer's or monitor's ``/health`` hung unanswered until the
     model was loaded (a minute for a large one), indistinguishable from a hung server. Requests
-    arriving as this ends wait in the socket's queue for the server proper."""
+    arriving as this ends wait in the socket's queue for the server proper. Yields the request
+    lines answered so far ("GET /health HTTP/1.1")."""
     import json
     import selectors
 
@@ -112,6 +113,7 @@ def answering_while_loading(socks: list[socket.socket]) -> Iterator[None]:
               f"Content-Length: {len(body)}\r\nRetry-After: {LOADING_RETRY_S}\r\nConnection: close\r\n\r\n"
               ).encode() + body
     done = threading.Event()
+    answered: list[str] = []
 
     def serve_answers() -> None:
         with selectors.DefaultSelector() as selector:
@@ -123,14 +125,14 @@ def answering_while_loading(socks: list[socket.socket]) -> Iterator[None]:
                         conn, _ = key.fileobj.accept()  # type: ignore[union-attr]
                         conn.setblocking(True)
                         with conn:
-                            _answer_once(conn, answer)
+                            answered.append(_answer_once(conn, answer))
 
     for sock in socks:  # (a connection reset between select and accept left accept waiting)
         sock.setblocking(False)
     thread = threading.Thread(target=serve_answers, name="workstation-loading", daemon=True)
     thread.start()
     try:
-        yield
+        yield answered
     finally:
         done.set()
         thread.join()
@@ -138,9 +140,10 @@ def answering_while_loading(socks: list[socket.socket]) -> Iterator[None]:
             sock.setblocking(True)
 
 
-def _answer_once(conn: socket.socket, answer: bytes) -> None:
+def _answer_once(conn: socket.socket, answer: bytes) -> str:
     """Read the request's head (a second at most), answer, and read what the client still sends
-    (a body) briefly: closed with unread bytes, the connection was reset under the answer."""
+    (a body) briefly: closed with unread bytes, the connection was reset under the answer.
+    Returns the request line."""
     conn.settimeout(1.0)
     head = b""
     with contextlib.suppress(OSError):
@@ -156,6 +159,7 @@ def _answer_once(conn: socket.socket, answer: bytes) -> None:
         for _ in range(64):
             if not conn.recv(65536):
                 break
+    return head.split(b"\r\n", 1)[0].decode("latin-1")
 
 
 def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = "warning") -> Any:
