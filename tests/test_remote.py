@@ -163,6 +163,8 @@ def test_a_desk_pc_waits_while_the_server_loads_its_model(server: RunningServer,
     import socket
     import threading
 
+    from workstation.core.errors import BackendUnreachable
+    from workstation.core.remote import check_server
     from workstation.core.server import process
 
     monkeypatch.setenv("WS_REMOTE_TEST_KEY", KEY)
@@ -190,6 +192,12 @@ def test_a_desk_pc_waits_while_the_server_loads_its_model(server: RunningServer,
     turn = threading.Thread(target=lambda: replies.append(engine.run_chat(HELLO, Sampling(temperature=0.0, max_tokens=4))))
     try:
         with process.answering_while_loading([sock]) as answered:
+            # `profiles check` said "answers now"; with no remote.model, a chat said "busy or down (HTTP 503)"
+            said = f"The server at {engine.base_url} is loading its model; try again in a moment."
+            assert str(check_server(engine.profile).error) == said
+            with pytest.raises(BackendUnreachable) as loading:
+                RemoteEngine(remote_profile(engine.base_url))
+            assert str(loading.value) == said
             turn.start()
             wait_until(lambda: any(line.startswith("POST /v1/chat/completions") for line in answered),
                        "the turn answered 'loading'", 60)
@@ -339,7 +347,7 @@ def test_a_refusal_reads_its_code_and_headers() -> None:
     import httpx
 
     from workstation.core.phrases import say
-    from workstation.core.remote import answered_phrase
+    from workstation.core.remote import REFUSALS, answered_phrase
 
     url = "http://office:8088/v1"
     busy = httpx.Response(429, headers={"Retry-After": "7"},
@@ -363,6 +371,11 @@ def test_a_refusal_reads_its_code_and_headers() -> None:
     page = httpx.Response(404, request=asked, text="404 page not found")
     assert say([answered_phrase(url, page)]).startswith(f"The server at {url} has no OpenAI-style API at that address "
                                                         "(HTTP 404 for /chat/completions)")
+    # a server loading its model, when the desk PC's wait ran out: a refusal (the message goes back in the box)
+    loading = httpx.Response(503, headers={"Retry-After": "5"}, json={"status": "loading", "error": {
+        "message": "The server is loading its model; send the request again in a moment.", "code": "loading"}})
+    assert say([answered_phrase(url, loading)]) == f"The server at {url} is loading its model; try again in a moment."
+    assert answered_phrase(url, loading)[0] in REFUSALS
     odd = httpx.Response(429, headers={"Retry-After": "inf"}, json={"error": {"code": "server_busy"}})
     assert say([answered_phrase(url, odd)]).endswith("try again in 1 s.")  # not an OverflowError
     quota = httpx.Response(429, headers={"Retry-After": "3600", "X-RateLimit-Limit-Tokens": "50000"},
