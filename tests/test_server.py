@@ -596,7 +596,9 @@ def test_a_model_file_cut_short_while_it_serves_is_refused_with_a_503_not_a_bus_
         smollm2_path: Path, tmp_path: Path) -> None:
     """The model file truncated while serve had it mapped: the next request's decode read past
     its end and serve died with a bus error (exit 135), saying nothing, and the client got no
-    HTTP status. Each request checks the file first: a 503 with the reason, the server still up."""
+    HTTP status. Each request checks the file first: a 503 with the reason, the server still up.
+    And /health, which said "ok" meanwhile (a load balancer kept sending people there), says
+    503 "error" and why; the log says it once (at its default level it said nothing)."""
     import os
     import shutil
 
@@ -612,4 +614,10 @@ def test_a_model_file_cut_short_while_it_serves_is_refused_with_a_503_not_a_bus_
         said = refused.json()["error"]["message"]
         assert said.startswith("The model file model.gguf changed on disk since it was loaded"), said
         assert "restart" in said
-        assert srv.proc.poll() is None and httpx.get(f"{srv.root}/health", timeout=30).status_code == 200
+        assert httpx.post(f"{srv.base_url}/chat/completions", json=body, timeout=120).status_code == 503
+        health = httpx.get(f"{srv.root}/health", timeout=30)
+        assert srv.proc.poll() is None and (health.status_code, health.json()["status"]) == (503, "error")
+        assert health.json()["problems"] == ["the model file changed on disk since it was loaded: restart the server"]
+        wait_until(lambda: "Every request is refused" in srv.log_text(), "the log's line", 10)
+        assert re.findall(r"WARNING: +workstation: (.*)$", srv.log_text(), re.M) == [
+            f"{said} Every request is refused (503) until then; /health says so."]
