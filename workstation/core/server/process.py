@@ -141,25 +141,30 @@ def answering_while_loading(socks: list[socket.socket]) -> Iterator[list[str]]:
 
 
 def _answer_once(conn: socket.socket, answer: bytes) -> str:
-    """Read the request's head (a second at most), answer, and read what the client still sends
-    (a body) briefly: closed with unread bytes, the connection was reset under the answer.
-    Returns the request line."""
-    conn.settimeout(1.0)
-    head = b""
-    with contextlib.suppress(OSError):
-        while b"\r\n\r\n" not in head and len(head) < 65536:
-            chunk = conn.recv(8192)
-            if not chunk:
-                break
-            head += chunk
+    """Read the request's head, answer, and read what the client still sends (a body) until it
+    closes: closed with unread bytes, the connection was reset under the answer. Returns the
+    request line."""
+    head = _read_a_while(conn, to_head=True)
     conn.sendall(answer)
     conn.shutdown(socket.SHUT_WR)
-    conn.settimeout(0.2)
-    with contextlib.suppress(OSError):
-        for _ in range(64):
-            if not conn.recv(65536):
-                break
+    _read_a_while(conn, to_head=False)
     return head.split(b"\r\n", 1)[0].decode("latin-1")
+
+
+def _read_a_while(conn: socket.socket, to_head: bool) -> bytes:
+    """What the client sends for a second at most (so that a slow one holds up the next one's
+    answer no longer): up to the end of the request's head, or until it closes."""
+    data = b""
+    until = time.monotonic() + 1.0
+    with contextlib.suppress(OSError):
+        while (left := until - time.monotonic()) > 0 and not (to_head and b"\r\n\r\n" in data):
+            conn.settimeout(left)
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            if len(data) < 65536:
+                data += chunk
+    return data
 
 
 def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = "warning") -> Any:
