@@ -322,6 +322,18 @@ def test_a_server_loading_its_model_answers_loading() -> None:
         sock.close()
 
 
+def test_a_service_reloaded_while_it_loads_its_model_goes_on() -> None:
+    """`systemctl reload` (SIGHUP, no terminal) while the model loaded killed the server: a
+    death by SIGHUP, which systemd counts as a clean stop, so it was not started again. The
+    load is in ``hang_up_taken(SIG_DFL)`` (a terminal's SIGHUP still ends it there)."""
+    code = ("import os, signal\nfrom workstation.core.server.process import hang_up_taken\n"
+            "with hang_up_taken(signal.SIG_DFL):\n    os.kill(os.getpid(), signal.SIGHUP)\nprint('went on')")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          start_new_session=True)  # (no terminal, as a service)
+    assert (done.returncode, done.stdout) == (0, "went on\n"), done.stderr
+    assert done.stderr.startswith("workstation: SIGHUP received: nothing to reload, so the server goes on"), done.stderr
+
+
 def test_serve_process_helper(server: RunningServer) -> None:
     from workstation.core.server import ServeError, ServeProcess
 

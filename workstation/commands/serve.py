@@ -125,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
         answering_while_loading,
         bind_sockets,
         check_host,
+        hang_up_taken,
         make_uvicorn,
         run_server,
     )
@@ -157,7 +158,8 @@ def run(args: argparse.Namespace) -> int:
         accounts.close()
         raise
     try:
-        with answering_while_loading(socks):  # /health: "loading" (503), not a connection left hanging
+        # /health: "loading" (503), not a connection left hanging; a service's reload: not its end
+        with hang_up_taken(signal.SIG_DFL), answering_while_loading(socks):
             scheduler = Scheduler(
                 profile, n_parallel=args.parallel, max_queue=args.queue,
                 kv_store=None if args.no_prompt_cache else KvStateStore(),

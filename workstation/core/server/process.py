@@ -179,23 +179,10 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
-            """SIGHUP too: from a terminal (its window or SSH session closed) it stops the
-            server as SIGTERM does; it killed the server at once, a stream cut without a word
-            and nothing recorded. Without a terminal (a systemd service, ``setsid``, a
-            container) no terminal can close: SIGHUP is an admin's "reload" (``systemctl
-            reload``, ``kill -HUP``), which stopped the server with status 0, so a service set
-            to restart on failure stayed down. There is nothing to reload (keys apply at once),
-            so the log says that and the server goes on. Not where it is ignored (``nohup``)."""
-            hang_up = threading.current_thread() is threading.main_thread() and \
-                signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
-            handler = self.handle_exit if has_terminal() else _reload_asked
-            before = signal.signal(signal.SIGHUP, handler) if hang_up else None
-            try:
-                with super().capture_signals():
-                    yield
-            finally:
-                if hang_up:
-                    signal.signal(signal.SIGHUP, before)
+            """SIGHUP too, from a terminal: it killed the server at once, a stream cut without a
+            word and nothing recorded; now it stops as SIGTERM does (``hang_up_taken``)."""
+            with hang_up_taken(self.handle_exit), super().capture_signals():
+                yield
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             # uvicorn raises the signal again once it has stopped: SIGTERM then killed the
@@ -226,6 +213,25 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
         server_header=False,
     )
     return Server(config)
+
+
+@contextlib.contextmanager
+def hang_up_taken(stop: Any) -> Iterator[None]:
+    """SIGHUP calls ``stop`` (a signal handler, or ``signal.SIG_DFL``) where it comes from a
+    terminal (its window or SSH session closed). Without a terminal (a systemd service,
+    ``setsid``, a container) none can close: SIGHUP is an admin's "reload" (``systemctl
+    reload``, ``kill -HUP``), which stopped the server with status 0 (killed it while it loaded
+    the model), so a service set to restart on failure stayed down. There is nothing to reload
+    (keys apply at once), so the log says that and the server goes on. Only on the main thread,
+    and not where SIGHUP is ignored (``nohup``)."""
+    take = threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
+    before = signal.signal(signal.SIGHUP, stop if has_terminal() else _reload_asked) if take else None
+    try:
+        yield
+    finally:
+        if take:
+            signal.signal(signal.SIGHUP, before)
 
 
 def has_terminal() -> bool:
