@@ -72,9 +72,12 @@ def serve(
     start_timeout_s: float = 120,
     open_files: int | None = None,
     data: Path | None = None,
+    terminal: bool | None = None,
 ) -> Iterator[RunningServer]:
     """``workstation serve`` on a free port; ``open_files`` lowers its RLIMIT_NOFILE. Its data
-    folder (keys, usage, audit trail) is ``data``, else a fresh temporary folder."""
+    folder (keys, usage, audit trail) is ``data``, else a fresh temporary folder. ``terminal``:
+    True, started in a terminal of its own (a pseudo-terminal, its controlling one); False, in
+    none (as a service manager starts it); None, in whatever the tests run in."""
     cmd = [sys.executable, "-m", "workstation.cli", "serve", "-p", str(profile_path), "--port", "0", *args]
     if api_key:
         cmd += ["--api-key", api_key]
@@ -83,15 +86,24 @@ def serve(
     own_data = None if data else tempfile.mkdtemp(prefix="ws-serve-data-")  # removed when it stops
     env["WORKSTATION_DATA"] = str(data or own_data)
 
-    def limit_files() -> None:
+    master, tty_name = (None, None)
+    if terminal:
+        master, follower = os.openpty()
+        tty_name = os.ttyname(follower)
+        os.close(follower)
+
+    def before_exec() -> None:
         import resource
 
         if open_files is not None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+        if tty_name is not None:  # a new session's leader takes the first terminal it opens as its own
+            os.close(os.open(tty_name, os.O_RDWR))
 
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-        preexec_fn=limit_files if open_files is not None else None,
+        preexec_fn=before_exec if open_files is not None or tty_name is not None else None,
+        start_new_session=terminal is not None,
     )
     log: list[str] = []
     try:
@@ -122,6 +134,8 @@ def serve(
             proc.wait()
         if proc.stderr is not None:
             proc.stderr.close()
+        if master is not None:
+            os.close(master)
         if own_data is not None:
             shutil.rmtree(own_data, ignore_errors=True)
 

@@ -250,10 +250,13 @@ def test_usage_equals_the_responses_and_quota_resets_at_midnight(
 
 def test_a_request_arriving_while_the_server_stops_is_refused_and_recorded(scheduler: Scheduler) -> None:
     """While `serve` ends the replies being written (Ctrl+C), a new request gets 503 saying why,
-    and is recorded as every refusal is."""
+    and is recorded as every refusal is. /health says so (503, "stopping"): it said "ok", so a
+    load balancer went on sending requests there."""
     with office(scheduler, {"hal": {}}) as o:
         assert o.server is not None
         o.server.openai.stopping = True  # as stop_serving leaves it, for as long as replies take to end
+        health = httpx.get(f"{o.url.rsplit('/v1', 1)[0]}/health")
+        assert (health.status_code, health.json()["status"]) == (503, "stopping")
         with pytest.raises(openai.InternalServerError) as caught:
             chat(o.client("hal"))
         assert caught.value.status_code == 503

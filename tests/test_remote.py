@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -154,6 +155,61 @@ def test_a_desk_pc_waits_for_a_free_slot_as_the_server_asks(
         assert srv.metric("workstation:requests_rejected_total") >= 1  # it was refused, and waited
 
 
+def test_a_desk_pc_waits_while_the_server_loads_its_model(server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An office server restarted by its admin answers 503 "loading" with Retry-After until its
+    model is loaded; the desk PC's turn then failed at once (a request used to wait unanswered
+    till then). It asks again after the time named, as for a busy server. The server proper
+    comes up on the same port: here the module's, behind a relay."""
+    import socket
+    import threading
+
+    from workstation.core.errors import BackendUnreachable
+    from workstation.core.remote import check_server
+    from workstation.core.server import process
+
+    monkeypatch.setenv("WS_REMOTE_TEST_KEY", KEY)
+    monkeypatch.setattr(process, "LOADING_RETRY_S", 1)
+    sock = process.bind_socket("127.0.0.1", 0)
+    engine = RemoteEngine(remote_profile(f"http://127.0.0.1:{sock.getsockname()[1]}/v1", model="serve-test"),
+                          check=False)
+    upstream = ("127.0.0.1", int(server.root.rsplit(":", 1)[1]))
+
+    def pipe(src: socket.socket, dst: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := src.recv(65536):
+                dst.sendall(data)
+            dst.shutdown(socket.SHUT_WR)
+
+    def relay() -> None:  # the server proper, once loaded
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = sock.accept()
+                far = socket.create_connection(upstream)
+                for a, b in ((conn, far), (far, conn)):
+                    threading.Thread(target=pipe, args=(a, b), daemon=True).start()
+
+    replies: list[TurnFinished] = []
+    turn = threading.Thread(target=lambda: replies.append(engine.run_chat(HELLO, Sampling(temperature=0.0, max_tokens=4))))
+    try:
+        with process.answering_while_loading([sock]) as answered:
+            # `profiles check` said "answers now"; with no remote.model, a chat said "busy or down (HTTP 503)"
+            said = f"The server at {engine.base_url} is loading its model; try again in a moment."
+            assert str(check_server(engine.profile).error) == said
+            with pytest.raises(BackendUnreachable) as loading:
+                RemoteEngine(remote_profile(engine.base_url))
+            assert str(loading.value) == said
+            turn.start()
+            wait_until(lambda: any(line.startswith("POST /v1/chat/completions") for line in answered),
+                       "the turn answered 'loading'", 60)
+        threading.Thread(target=relay, daemon=True).start()
+        turn.join(60)
+    finally:
+        sock.close()
+        engine.close()
+    [reply] = replies
+    assert reply.text and reply.metrics.stop_reason != "failed"
+
+
 def test_missing_key_variable_is_one_sentence(server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("WS_REMOTE_TEST_KEY", raising=False)
     with pytest.raises(EngineError, match=r"needs an API key; ask whoever runs it for yours, then set the environment "
@@ -291,7 +347,7 @@ def test_a_refusal_reads_its_code_and_headers() -> None:
     import httpx
 
     from workstation.core.phrases import say
-    from workstation.core.remote import answered_phrase
+    from workstation.core.remote import REFUSALS, answered_phrase
 
     url = "http://office:8088/v1"
     busy = httpx.Response(429, headers={"Retry-After": "7"},
@@ -315,6 +371,11 @@ def test_a_refusal_reads_its_code_and_headers() -> None:
     page = httpx.Response(404, request=asked, text="404 page not found")
     assert say([answered_phrase(url, page)]).startswith(f"The server at {url} has no OpenAI-style API at that address "
                                                         "(HTTP 404 for /chat/completions)")
+    # a server loading its model, when the desk PC's wait ran out: a refusal (the message goes back in the box)
+    loading = httpx.Response(503, headers={"Retry-After": "5"}, json={"status": "loading", "error": {
+        "message": "The server is loading its model; send the request again in a moment.", "code": "loading"}})
+    assert say([answered_phrase(url, loading)]) == f"The server at {url} is loading its model; try again in a moment."
+    assert answered_phrase(url, loading)[0] in REFUSALS
     odd = httpx.Response(429, headers={"Retry-After": "inf"}, json={"error": {"code": "server_busy"}})
     assert say([answered_phrase(url, odd)]).endswith("try again in 1 s.")  # not an OverflowError
     quota = httpx.Response(429, headers={"Retry-After": "3600", "X-RateLimit-Limit-Tokens": "50000"},

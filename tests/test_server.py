@@ -296,6 +296,44 @@ def test_port_in_use_is_one_sentence(server: RunningServer) -> None:
     assert Texts("tr").error(caught.value).startswith(f"127.0.0.1 üzerindeki {port} numaralı bağlantı noktası zaten")
 
 
+def test_a_server_loading_its_model_answers_loading() -> None:
+    """While `serve` loaded the model its port took connections and answered none: a load
+    balancer's /health hung (a minute for a large model), as a hung server's would. Each is
+    answered now, 503 "loading" with Retry-After, as llama-server answers; what comes once the
+    model is loaded waits for the server proper."""
+    from workstation.core.server.process import answering_while_loading, bind_socket
+
+    sock = bind_socket("127.0.0.1", 0)
+    root = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    try:
+        with answering_while_loading([sock]):
+            health = httpx.get(f"{root}/health", timeout=30)
+            assert (health.status_code, health.json()["status"]) == (503, "loading")
+            assert health.headers["retry-after"] == "5"
+            with pytest.raises(openai.InternalServerError) as caught:  # a client's request: why, in its words
+                openai.OpenAI(base_url=f"{root}/v1", api_key="k", max_retries=0).chat.completions.create(
+                    model="m", messages=QUESTION)
+            assert caught.value.status_code == 503
+            assert caught.value.body["message"] == "The server is loading its model; send the request again in a moment."  # type: ignore[index]
+        with socket.create_connection(sock.getsockname()[:2]):
+            conn, _ = sock.accept()  # (left in the queue for uvicorn)
+            conn.close()
+    finally:
+        sock.close()
+
+
+def test_a_service_reloaded_while_it_loads_its_model_goes_on() -> None:
+    """`systemctl reload` (SIGHUP, no terminal) while the model loaded killed the server: a
+    death by SIGHUP, which systemd counts as a clean stop, so it was not started again. The
+    load is in ``hang_up_taken(SIG_DFL)`` (a terminal's SIGHUP still ends it there)."""
+    code = ("import os, signal\nfrom workstation.core.server.process import hang_up_taken\n"
+            "with hang_up_taken(signal.SIG_DFL):\n    os.kill(os.getpid(), signal.SIGHUP)\nprint('went on')")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          start_new_session=True)  # (no terminal, as a service)
+    assert (done.returncode, done.stdout) == (0, "went on\n"), done.stderr
+    assert done.stderr.startswith("workstation: SIGHUP received: nothing to reload, so the server goes on"), done.stderr
+
+
 def test_serve_process_helper(server: RunningServer) -> None:
     from workstation.core.server import ServeError, ServeProcess
 
@@ -423,7 +461,9 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     same for SIGTERM (a service stopped), which uvicorn raised again once it had stopped: the
     process died before the records were written. And SIGHUP (its terminal or SSH session
     closed), which killed it at once: a stream cut without a word, nothing recorded. A service
-    stopped is a clean stop (0; 130 made a service manager call every stop a failure)."""
+    stopped is a clean stop (0; 130 made a service manager call every stop a failure).
+    A service (no terminal) takes SIGHUP as an admin's reload: it stopped, with 0, so a service
+    restarted on failure stayed down; its log now says there is nothing to reload, and it serves on."""
     import signal
 
     from workstation.cli import main
@@ -431,7 +471,12 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     data = tmp_path / "data"
     body = {"messages": QUESTION, "max_tokens": 900, "ignore_eos": True}
     got: dict[str, object] = {}
-    with serve(write_profile(tmp_path, smollm2_path), "--parallel", "2", "--log-level", "info", data=data) as srv:
+    with serve(write_profile(tmp_path, smollm2_path), "--parallel", "2", "--log-level", "info", data=data,
+               terminal={"SIGHUP": True, "SIGTERM": False}.get(stop)) as srv:
+        if stop == "SIGTERM":  # a service's "systemctl reload": said, and the server goes on
+            srv.proc.send_signal(signal.SIGHUP)
+            wait_until(lambda: "SIGHUP received: nothing to reload" in srv.log_text(), "the reload's line", 10)
+            assert srv.proc.poll() is None and httpx.get(f"{srv.root}/health", timeout=30).status_code == 200
 
         arrived: list[str] = []  # the stream's events as they come
 
@@ -582,7 +627,9 @@ def test_a_model_file_cut_short_while_it_serves_is_refused_with_a_503_not_a_bus_
         smollm2_path: Path, tmp_path: Path) -> None:
     """The model file truncated while serve had it mapped: the next request's decode read past
     its end and serve died with a bus error (exit 135), saying nothing, and the client got no
-    HTTP status. Each request checks the file first: a 503 with the reason, the server still up."""
+    HTTP status. Each request checks the file first: a 503 with the reason, the server still up.
+    And /health, which said "ok" meanwhile (a load balancer kept sending people there), says
+    503 "error" and why; the log says it once (at its default level it said nothing)."""
     import os
     import shutil
 
@@ -598,4 +645,10 @@ def test_a_model_file_cut_short_while_it_serves_is_refused_with_a_503_not_a_bus_
         said = refused.json()["error"]["message"]
         assert said.startswith("The model file model.gguf changed on disk since it was loaded"), said
         assert "restart" in said
-        assert srv.proc.poll() is None and httpx.get(f"{srv.root}/health", timeout=30).status_code == 200
+        assert httpx.post(f"{srv.base_url}/chat/completions", json=body, timeout=120).status_code == 503
+        health = httpx.get(f"{srv.root}/health", timeout=30)
+        assert srv.proc.poll() is None and (health.status_code, health.json()["status"]) == (503, "error")
+        assert health.json()["problems"] == ["the model file changed on disk since it was loaded: restart the server"]
+        wait_until(lambda: "Every request is refused" in srv.log_text(), "the log's line", 10)
+        assert re.findall(r"WARNING: +workstation: (.*)$", srv.log_text(), re.M) == [
+            f"{said} Every request is refused (503) until then; /health says so."]

@@ -122,8 +122,10 @@ def run(args: argparse.Namespace) -> int:
     from workstation.core.scheduler import Scheduler
     from workstation.core.server.process import (
         OpenAIServer,
+        answering_while_loading,
         bind_sockets,
         check_host,
+        hang_up_taken,
         make_uvicorn,
         run_server,
     )
@@ -156,11 +158,13 @@ def run(args: argparse.Namespace) -> int:
         accounts.close()
         raise
     try:
-        scheduler = Scheduler(
-            profile, n_parallel=args.parallel, max_queue=args.queue,
-            kv_store=None if args.no_prompt_cache else KvStateStore(),
-            min_save_tokens=PROMPT_CACHE_MIN_TOKENS, save_when_reused=True,
-        )
+        # /health: "loading" (503), not a connection left hanging; a service's reload: not its end
+        with hang_up_taken(signal.SIG_DFL), answering_while_loading(socks):
+            scheduler = Scheduler(
+                profile, n_parallel=args.parallel, max_queue=args.queue,
+                kv_store=None if args.no_prompt_cache else KvStateStore(),
+                min_save_tokens=PROMPT_CACHE_MIN_TOKENS, save_when_reused=True,
+            )
     except BaseException:
         for sock in socks:
             sock.close()

@@ -235,6 +235,7 @@ ENGLISH: dict[str, str] = {
     "remote.ends_v1": "; remote.base_url usually ends in /v1, as in {example}",
     "remote.closed": "the server closed the connection in the middle of the reply (it stopped or restarted)",
     "remote.busy": "The server at {url} is busy or down (HTTP {status}); try again later.",
+    "remote.loading": "The server at {url} is loading its model; try again in a moment.",
     "remote.lists_no_models": "The server at {url} lists no models (HTTP {status}); set remote.model in the profile.",
     "remote.no_models": "The server at {url} serves no models; set remote.model.",
     "remote.needs_key": ("The server at {url} needs an API key; ask whoever runs it for yours, then set the "

@@ -112,6 +112,7 @@ def _whole(value: Any) -> int:
 # in the box: it stayed in the chat with no reply, its reason in a notice that faded)
 REFUSALS = frozenset({"remote.key_refused", "remote.key_unknown", "remote.key_not_here", "remote.day_used",
                       "remote.prompt_too_big", "remote.day_held", "remote.all_busy", "remote.busy",
+                      "remote.loading",
                       "remote.needs_key", "remote.needs_key_env"})
 
 
@@ -139,6 +140,8 @@ def answered_phrase(url: str, response: httpx.Response, now: float | None = None
         return ("remote.day_held", {"url": url})
     if response.status_code == 429 and code == "server_busy":
         return ("remote.all_busy", {"url": url, "seconds": wait or 1})
+    if response.status_code == 503 and code == "loading":  # workstation serve restarted, its model not loaded yet
+        return ("remote.loading", {"url": url})
     if response.status_code == 404 and _no_route(response):  # a wrong address
         asked = response.request.url.path if _has_request(response) else ""
         return wrong_address(url, asked.removeprefix(httpx.URL(url).path))
@@ -218,6 +221,7 @@ class RemoteEngine:
         self.model = remote.model
         self.meta: dict[str, Any] = {}
         self.listed: list[str] = []  # the models the server's /models names (empty: it has no list)
+        self.loading = False  # the server answered that it is loading its model (a turn waits for it)
         self.load_notes: list[Phrase] = []  # what to say once connected, as a local engine's
         self._cancel = threading.Event()
         self.turns = RunningTurns(self._cancel)
@@ -245,8 +249,11 @@ class RemoteEngine:
             raise EngineError(said=[wrong_address(self.base_url, "/models")])
         if response.status_code != 200:
             # some servers have no /models; the first turn will tell
+            self.loading = response.status_code == 503 and _error_fields(response)[0] == "loading"
             if not self.model:
                 self.client.close()
+                if self.loading:
+                    raise BackendUnreachable(said=[("remote.loading", {"url": self.base_url})])
                 if response.status_code in (429, 502, 503, 504):  # busy or down: may work later
                     raise BackendUnreachable(said=[("remote.busy", {"url": self.base_url,
                                                                      "status": response.status_code})])
@@ -647,15 +654,18 @@ class RemoteEngine:
         """The request's streamed response, once the server has a slot for it: a server with
         every slot and its queue taken (429 ``server_busy``, ``Retry-After``) is asked again
         after the time it names, for up to ``remote.timeout_s``, as Ollama's queue holds a
-        request (the desk PC gave up at once: "busy with other people's requests"). Esc (cancel)
-        ends the wait; the last answer is then the response."""
+        request (the desk PC gave up at once: "busy with other people's requests"). The same for a
+        server loading its model (503 ``loading``, ``Retry-After``: restarted by its admin), which
+        had held the request until loaded. Esc (cancel) ends the wait; the last answer is then
+        the response."""
         until = time.monotonic() + self.profile.remote.timeout_s
         while True:
             with self.client.stream("POST", "/chat/completions", json=payload) as response:
-                wait = _whole_header(response, "Retry-After") if response.status_code == 429 else None
+                wait = _whole_header(response, "Retry-After") if response.status_code in (429, 503) else None
                 if wait is not None:
                     response.read()
-                busy = wait is not None and _error_fields(response)[0] == "server_busy"
+                busy = wait is not None and _error_fields(response)[0] == ("server_busy" if response.status_code == 429
+                                                                          else "loading")
                 pause = max(1, wait or 0)  # (a "Retry-After: 0" from another server: asked again each second)
                 if not busy or time.monotonic() + pause > until or self._cancel.wait(pause):
                     yield response
@@ -704,10 +714,13 @@ def check_server(profile: Profile) -> ServerCheck:
     try:
         engine = RemoteEngine(profile)
     except (BackendUnreachable, ProfileError) as err:  # down or not there; or not asked (a mangled key)
-        return ServerCheck(error=err)
+        return ServerCheck(reachable=bool(err.said) and err.said[0][0] == "remote.loading", error=err)
     except WorkstationError as err:  # it answered, and said no (a key refused, no models)
         return ServerCheck(reachable=True, error=err)
     engine.close()
+    if engine.loading:  # it said "answers now" of a server loading its model (503 to every request)
+        return ServerCheck(reachable=True, model=engine.model,
+                           error=BackendUnreachable(said=[("remote.loading", {"url": engine.base_url})]))
     return ServerCheck(reachable=True, model=engine.model, listed=engine.listed)
 
 

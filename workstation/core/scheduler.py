@@ -346,6 +346,15 @@ class Scheduler:
         ids = (self.model.tokenize(m, add_special=False, parse_special=True) for m in markers)
         return frozenset(t[0] for t in ids if len(t) == 1)
 
+    def _model_files(self) -> list[LoadedModel]:
+        """The models whose files are mapped: the model, and the draft model where there is one."""
+        return [self.model] + ([self.draft_model.model] if self.draft_model is not None else [])
+
+    def model_file_changed(self) -> bool:
+        """Whether a model file (the draft's too) changed on disk since it was loaded, so that
+        every request is refused (``serve``'s /health says so)."""
+        return any(model.file.changed() for model in self._model_files())
+
     def submit(
         self,
         prompt: list[int],
@@ -381,9 +390,8 @@ class Scheduler:
             raise EngineError("The prompt is empty.")
         # a model file overwritten or cut short while mapped ends this process at its next read
         # (a bus error): refused, with a sentence, before anything reads it (core/model_file.py)
-        self.model.file.check()
-        if self.draft_model is not None:
-            self.draft_model.model.file.check()
+        for model in self._model_files():
+            model.file.check()
         if not -1 <= id_slot < self.n_parallel:
             raise EngineError(f"id_slot is {id_slot}; this server has slots 0 to {self.n_parallel - 1} (-1: any).")
         if len(prompt) >= self.slot_ctx:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -37,6 +38,7 @@ from workstation.core.engine_api import with_system_prompt
 from workstation.core.errors import EngineError
 from workstation.core.events import PromptRead
 from workstation.core.grammar import GrammarError
+from workstation.core.model_file import model_file_changed
 from workstation.core.scheduler import (
     PromptTooLong,
     QueueFull,
@@ -103,6 +105,8 @@ SHUTTING_DOWN = 503  # the status recorded for a reply the server's shutdown cut
 DRAIN_BYTES = 16 * 2**20
 DRAIN_S = 5.0
 CUT_BY_SHUTDOWN = "The server is shutting down, so the reply was cut off; send it again once the server is back."
+MODEL_FILE_CHANGED = "the model file changed on disk since it was loaded: restart the server"  # (/health: no path)
+log = logging.getLogger("uvicorn.error")
 
 
 # --- streaming response --------------------------------------------------------------------------
@@ -199,6 +203,7 @@ class OpenAIServer:
         self._late: set[asyncio.Task[None]] = set()  # accounting of requests whose client left
         self._running: dict[asyncio.Queue[SchedulerEvent], SchedRequest] = {}  # submitted, not ended
         self.stopping = False  # the server is shutting down: nothing new is taken
+        self._said_model_changed = False  # the log has said that the model file changed on disk
         self.created = int(time.time())
         self.bodies = InflightBodies(options.max_inflight_body_bytes, options.max_body_bytes)
         from workstation.core.server.native import NativeRoutes
@@ -448,6 +453,9 @@ class OpenAIServer:
         except PromptTooLong as err:
             raise ApiError(400, str(err), code="context_length_exceeded") from None
         except EngineError as err:
+            if model_file_changed(err) and not self._said_model_changed:  # once: a line each refusal said nothing more
+                self._said_model_changed = True
+                log.warning(f"workstation: {err} Every request is refused (503) until then; /health says so.")
             raise ApiError(503, str(err), type_="server_error") from None
         self._running[q] = req
         if self.stopping:  # it passed the door before the shutdown began, and was reading its body
@@ -847,19 +855,26 @@ class OpenAIServer:
     # --- routes --------------------------------------------------------------------------------
     async def health(self, request: Request) -> Response:
         """llama-server's shape; ``problems``: what the server cannot write now (the usage file,
-        the audit trail on a full disk), which it said once in its log and "ok" hid."""
+        the audit trail on a full disk), which it said once in its log and "ok" hid. While it
+        stops, 503 ``"stopping"``: it said "ok" while refusing every request (503), so a load
+        balancer went on sending it people's requests ("loading", 503, comes before the model
+        is loaded: ``answering_while_loading``). A model file changed on disk since it was loaded
+        (every request refused, 503, until a restart): 503 ``"error"``, where it said "ok"."""
         s = self.scheduler
+        changed = await run_in_threadpool(s.model_file_changed)  # (a stat: a disk may be slow)
         body: dict[str, Any] = {
-            "status": "ok",
+            "status": "stopping" if self.stopping else "error" if changed else "ok",
             "slots_idle": s.n_parallel - s.requests_processing,
             "slots_processing": s.requests_processing,
             "requests_deferred": s.requests_deferred,
         }
         # what, not the error's words (they may name the data folder's path: /health needs no key)
-        problems = self.accounts.write_problems.copy()  # (the writer thread changes it; a copy is atomic)
+        problems = [f"cannot write {what}" for what in self.accounts.write_problems.copy()]  # (the writer
+        if changed:  # thread changes it; a copy is atomic)
+            problems.insert(0, MODEL_FILE_CHANGED)
         if problems:
-            body["problems"] = [f"cannot write {what}" for what in problems]
-        return JSONResponse(body)
+            body["problems"] = problems
+        return JSONResponse(body, status_code=503 if self.stopping or changed else 200)
 
     async def models(self, request: Request) -> Response:
         """Every id this server answers to (``/v1/models``), or one of them

@@ -92,6 +92,81 @@ def bind_sockets(hosts: list[str], port: int) -> list[socket.socket]:
     return socks
 
 
+LOADING_RETRY_S = 5  # Retry-After of the answers given while the model loads
+LOADING = "The server is loading its model; send the request again in a moment."
+
+
+@contextlib.contextmanager
+def answering_while_loading(socks: list[socket.socket]) -> Iterator[list[str]]:
+    """While the model loads, every connection to ``socks`` is answered at once: 503,
+    ``{"status": "loading", "error": ...}`` and ``Retry-After`` (llama-server answers 503
+    "Loading model" then). A load balancer's or monitor's ``/health`` hung unanswered until the
+    model was loaded (a minute for a large one), indistinguishable from a hung server. Requests
+    arriving as this ends wait in the socket's queue for the server proper. Yields the request
+    lines answered so far ("GET /health HTTP/1.1")."""
+    import json
+    import selectors
+
+    body = json.dumps({"status": "loading", "error": {"message": LOADING, "type": "server_error",
+                                                      "param": None, "code": "loading"}}).encode()
+    answer = (f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+              f"Content-Length: {len(body)}\r\nRetry-After: {LOADING_RETRY_S}\r\nConnection: close\r\n\r\n"
+              ).encode() + body
+    done = threading.Event()
+    answered: list[str] = []
+
+    def serve_answers() -> None:
+        with selectors.DefaultSelector() as selector:
+            for sock in socks:
+                selector.register(sock, selectors.EVENT_READ)
+            while not done.is_set():
+                for key, _ in selector.select(timeout=0.1):
+                    with contextlib.suppress(OSError):
+                        conn, _ = key.fileobj.accept()  # type: ignore[union-attr]
+                        conn.setblocking(True)
+                        with conn:
+                            answered.append(_answer_once(conn, answer))
+
+    for sock in socks:  # (a connection reset between select and accept left accept waiting)
+        sock.setblocking(False)
+    thread = threading.Thread(target=serve_answers, name="workstation-loading", daemon=True)
+    thread.start()
+    try:
+        yield answered
+    finally:
+        done.set()
+        thread.join()
+        for sock in socks:
+            sock.setblocking(True)
+
+
+def _answer_once(conn: socket.socket, answer: bytes) -> str:
+    """Read the request's head, answer, and read what the client still sends (a body) until it
+    closes: closed with unread bytes, the connection was reset under the answer. Returns the
+    request line."""
+    head = _read_a_while(conn, to_head=True)
+    conn.sendall(answer)
+    conn.shutdown(socket.SHUT_WR)
+    _read_a_while(conn, to_head=False)
+    return head.split(b"\r\n", 1)[0].decode("latin-1")
+
+
+def _read_a_while(conn: socket.socket, to_head: bool) -> bytes:
+    """What the client sends for a second at most (so that a slow one holds up the next one's
+    answer no longer): up to the end of the request's head, or until it closes."""
+    data = b""
+    until = time.monotonic() + 1.0
+    with contextlib.suppress(OSError):
+        while (left := until - time.monotonic()) > 0 and not (to_head and b"\r\n\r\n" in data):
+            conn.settimeout(left)
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            if len(data) < 65536:
+                data += chunk
+    return data
+
+
 def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = "warning") -> Any:
     """uvicorn over h11 with the header deadline and connection cap of ``options``, which at
     shutdown (Ctrl+C, SIGTERM) first ends the replies still being written, each with a word to
@@ -104,18 +179,10 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
-            """SIGHUP too (a closed terminal or SSH session, an admin's "reload"): it killed the
-            server at once, a stream cut without a word and nothing recorded. Not where it is
-            ignored (``nohup``)."""
-            hang_up = threading.current_thread() is threading.main_thread() and \
-                signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
-            before = signal.signal(signal.SIGHUP, self.handle_exit) if hang_up else None
-            try:
-                with super().capture_signals():
-                    yield
-            finally:
-                if hang_up:
-                    signal.signal(signal.SIGHUP, before)
+            """SIGHUP too, from a terminal: it killed the server at once, a stream cut without a
+            word and nothing recorded; now it stops as SIGTERM does (``hang_up_taken``)."""
+            with hang_up_taken(self.handle_exit), super().capture_signals():
+                yield
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             # uvicorn raises the signal again once it has stopped: SIGTERM then killed the
@@ -146,6 +213,46 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
         server_header=False,
     )
     return Server(config)
+
+
+@contextlib.contextmanager
+def hang_up_taken(stop: Any) -> Iterator[None]:
+    """SIGHUP calls ``stop`` (a signal handler, or ``signal.SIG_DFL``) where it comes from a
+    terminal (its window or SSH session closed). Without a terminal (a systemd service,
+    ``setsid``, a container) none can close: SIGHUP is an admin's "reload" (``systemctl
+    reload``, ``kill -HUP``), which stopped the server with status 0 (killed it while it loaded
+    the model), so a service set to restart on failure stayed down. There is nothing to reload
+    (keys apply at once), so the log says that and the server goes on. Only on the main thread,
+    and not where SIGHUP is ignored (``nohup``)."""
+    take = threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
+    before = signal.signal(signal.SIGHUP, stop if has_terminal() else _reload_asked) if take else None
+    try:
+        yield
+    finally:
+        if take:
+            signal.signal(signal.SIGHUP, before)
+
+
+def has_terminal() -> bool:
+    """Whether this process has a controlling terminal (started in a terminal window or an SSH
+    session, not by a service manager, ``setsid`` or a container without one)."""
+    import os
+
+    try:
+        os.close(os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY))
+    except OSError:
+        return False
+    return True
+
+
+def _reload_asked(sig: int, frame: object) -> None:
+    """SIGHUP without a terminal: an admin's reload, said in the log; the server goes on."""
+    log.warning(
+        "workstation: SIGHUP received: nothing to reload, so the server goes on serving (keys made, changed "
+        "or revoked apply at once; to change the profile or the options, restart it: systemctl restart, or "
+        "SIGTERM and start it again)."
+    )
 
 
 def run_server(server: Any, socks: list[socket.socket]) -> None:
