@@ -97,7 +97,9 @@ class _SheetText:
 
     def end(self) -> None:
         self.sheets_left = max(1, self.sheets_left - 1)
-        if not self.rows:
+        if not self.rows:  # (a first row wider than the cells left: said, not a sheet gone without a word)
+            if self.cut:
+                self.builder.section(self.title, [say([("doc.sheet_not_read", {"limit": f"{self.limits.max_cells:,}"})])])
             return
         first = min(min(r) for r in self.rows)  # (a sheet begun in column B: no empty column A)
         lines = []
@@ -422,9 +424,9 @@ def read_ods(path: Path, data: bytes, limits: Limits, deadline: float) -> Docume
                     continue
                 times = _repeat(cell, "number-columns-repeated")
                 text = _ods_cell(cell, reader) if cell.tag == _ODF_CELL else ""
-                if text:  # (a repeated filled cell is unrolled as far as the sheet's cells go)
-                    for k in range(min(times, sheets.budget + 1)):
-                        cells[col + k] = text
+                if text:  # (a repeated filled cell is unrolled as far as the sheet's cells go, the row's
+                    for k in range(min(times, sheets.budget + 1 - len(cells))):  # cells so far counted: a
+                        cells[col + k] = text  # 2 KB file of 400 cells each repeated a million took 2 GB)
                 col += times
             for _ in range(min(_repeat(el, "number-rows-repeated"), sheets.budget + 1) if cells else 1):
                 if not sheets.row(dict(cells)):
