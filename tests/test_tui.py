@@ -1113,6 +1113,16 @@ async def test_f8_in_the_list_deletes_the_highlighted_conversation_not_the_open_
         listed.focus()
         await pilot.press("down")  # from the open one to the lunch menu, over its day's heading
         await until(pilot, lambda: getattr(listed.highlighted_child, "conversation_id", None) == lunch.id)
+        # a list of a few lines, walked up: the day's heading over the open one went out of sight
+        # for good (the list scrolled to the line alone)
+        await pilot.resize_terminal(100, 10)
+        for key, at, top in (("up", policy.id, None), ("down", lunch.id, None), ("up", policy.id, 0)):
+            await pilot.press(key)
+            await until(pilot, lambda at=at, top=top: getattr(listed.highlighted_child, "conversation_id", None) == at
+                        and top in (None, listed.scroll_y))
+        await pilot.resize_terminal(100, 30)
+        await pilot.press("down")
+        await until(pilot, lambda: getattr(listed.highlighted_child, "conversation_id", None) == lunch.id)
         for key, offered in (("f7", "Lunch-menu.md"), ("f2", "Lunch menu")):  # F2 and F7 renamed and saved the open one
             await until(pilot, lambda: app.focused is listed)
             await pilot.press(key)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -391,6 +393,7 @@ async def test_f4_asks_before_a_download_and_the_download_outlives_leaving_f4(
     llama.update(source=f"{server.url}/llama.gguf", sha256=None)
     (models_home / "catalog.yaml").write_text(yaml.safe_dump({"models": entries}), encoding="utf-8")
     (models_home / ".left.gguf.part").write_bytes(b"\0" * 3000)  # a `models add` killed mid-copy: gone at start
+    os.utime(models_home / ".left.gguf.part", (time.time() - 3600, time.time() - 3600))  # (an hour ago)
     try:
         app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="tr")
         said = notices(app)

@@ -24,6 +24,7 @@ import re
 import shutil
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -775,8 +776,11 @@ def clear_left_copies() -> list[LeftCopy]:
     """Remove the part files that copies into models/ (``add_model``) stopped mid-way left there
     (the command killed, the PC switched off): hidden, never listed, and as big as the model.
     A part being written now (its lock held: ``turn_lock``) stays, and so does a download's,
-    which has its ``.part.json`` beside it and is resumed by the next pull of it. Returns what
-    was removed, to be said."""
+    which has its ``.part.json`` beside it and is resumed by the next pull of it, and one
+    written to in the last ``LEFTOVER_AGE_S``: a copy that holds no lock is being made (an
+    older workstation's on a models folder shared with it, a file system without locks; it
+    was removed under the copy, which then failed). Returns what was removed, to be said."""
+    from workstation.core.kv_state import LEFTOVER_AGE_S
     from workstation.core.turn_lock import claim_turn, lock_file, release_turn
 
     folder = models_dir()
@@ -793,7 +797,10 @@ def clear_left_copies() -> list[LeftCopy]:
         try:
             if part.with_name(part.name + ".json").exists():  # (a download began in between and stopped)
                 continue
-            size = part.lstat().st_size if not part.is_symlink() else 0
+            about = part.lstat()
+            if time.time() - about.st_mtime < LEFTOVER_AGE_S:  # (written to lately: being copied)
+                continue
+            size = about.st_size if not part.is_symlink() else 0
             part.unlink()
             removed.append(LeftCopy(dest_name(part), size))
         except OSError:

@@ -55,6 +55,17 @@ def office_part(name: str, what: str, missing: str) -> Iterator[None]:
         raise DocumentError(said=[("doc.invalid", {"name": name, "what": what, "detail": _short(err)})]) from None
 
 
+def local_name(tag: Any) -> str:
+    """An element's or attribute's name without its namespace (Excel's 'transitional' and
+    'strict' files name the same parts in different namespaces); '' for a comment's."""
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def relation_id(el: Any) -> str:
+    """The relationship an element names (its ``r:id``, in whichever namespace), or ''."""
+    return next((v for k, v in el.attrib.items() if k.startswith("{") and local_name(k) == "id"), "")
+
+
 def relations(zf: zipfile.ZipFile, member: str) -> dict[str, tuple[str, str]]:
     """An Office Open XML part's relationships (its ``_rels/NAME.rels``): id -> (kind, member),
     the kind the Type's last word ('worksheet', 'slide', 'notesSlide'), the member a path in

@@ -383,6 +383,8 @@ ENGLISH: dict[str, str] = {
                           "its program and save an unprotected copy as {what}."),
     # the line that ends a sheet read in part (in the document's text: the model and the summary see it)
     "doc.sheet_cut": "[Only the first {rows} rows of this sheet were read: a workbook is read up to {limit} cells.]",
+    "doc.sheet_not_read": ("[This sheet was not read: its first row holds more cells than were left of the {limit} "
+                           "a workbook is read up to.]"),
     "doc.zip_not_odt": ("'{name}' is a zip archive but not an OpenDocument text; open it in its program and save it "
                         "as ODT again."),
     "doc.no_text": "'{name}' contains no text.",

@@ -30,7 +30,9 @@ from workstation.core.office_documents import (
     _odf,
     _OdtText,
     _paragraphs,
+    local_name,
     office_part,
+    relation_id,
     relations,
     xml_parser,
 )
@@ -39,14 +41,8 @@ from workstation.core.phrases import say
 _WIDEST_ROW = 200  # columns shown in place (empty ones as ''): beyond that, a row's filled cells only
 
 
-def _local(tag: Any) -> str:
-    """An element's name without its namespace (Excel's 'transitional' and 'strict' files name
-    the same parts in different namespaces)."""
-    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
-
-
 def _children(el: Any, name: str) -> list[Any]:
-    return [c for c in el if _local(c.tag) == name]
+    return [c for c in el if local_name(c.tag) == name]
 
 
 def _flat(text: str) -> str:
@@ -97,7 +93,9 @@ class _SheetText:
 
     def end(self) -> None:
         self.sheets_left = max(1, self.sheets_left - 1)
-        if not self.rows:
+        if not self.rows:  # (a first row wider than the cells left: said, not a sheet gone without a word)
+            if self.cut:
+                self.builder.section(self.title, [say([("doc.sheet_not_read", {"limit": f"{self.limits.max_cells:,}"})])])
             return
         first = min(min(r) for r in self.rows)  # (a sheet begun in column B: no empty column A)
         lines = []
@@ -188,7 +186,7 @@ def _string_item(si: Any) -> str:
     """The text of a shared or inline string: its runs' text, its phonetic guide left out."""
     out: list[str] = []
     for el in si.iter():
-        if _local(el.tag) == "t" and el.text and _local(el.getparent().tag) != "rPh":
+        if local_name(el.tag) == "t" and el.text and local_name(el.getparent().tag) != "rPh":
             out.append(el.text)
     return "".join(out)
 
@@ -206,8 +204,7 @@ class _Workbook:
         rels = relations(self.zf, "xl/workbook.xml")
         self.sheets: list[tuple[str, bool, str]] = []  # (name, hidden, member)
         for sheet in root.iter("{*}sheet"):
-            rid = next((v for k, v in sheet.attrib.items() if k.startswith("{") and _local(k) == "id"), None)
-            kind, member = rels.get(rid or "", ("", ""))
+            kind, member = rels.get(relation_id(sheet), ("", ""))
             if kind == "worksheet" and member in self.names:  # (chart sheets and macro sheets hold no cells)
                 self.sheets.append((sheet.get("name") or member, sheet.get("state", "visible") != "visible", member))
         self.kinds = self._styles()
@@ -264,7 +261,7 @@ class _Workbook:
     def cell(self, c: Any) -> str:
         kind, value, inline = c.get("t", "n"), None, None
         for child in c:
-            name = _local(child.tag)
+            name = local_name(child.tag)
             if name == "v":
                 value = child.text or ""
             elif name == "is":
@@ -301,7 +298,7 @@ class _Workbook:
                 col += 1
                 if not len(c):  # an empty cell (styled, or a million of them): nothing to read
                     continue
-                if _local(c.tag) != "c":
+                if local_name(c.tag) != "c":
                     col -= 1
                     continue
                 col = _column(c.get("r")) or col
@@ -422,9 +419,9 @@ def read_ods(path: Path, data: bytes, limits: Limits, deadline: float) -> Docume
                     continue
                 times = _repeat(cell, "number-columns-repeated")
                 text = _ods_cell(cell, reader) if cell.tag == _ODF_CELL else ""
-                if text:  # (a repeated filled cell is unrolled as far as the sheet's cells go)
-                    for k in range(min(times, sheets.budget + 1)):
-                        cells[col + k] = text
+                if text:  # (a repeated filled cell is unrolled as far as the sheet's cells go, the row's
+                    for k in range(min(times, sheets.budget + 1 - len(cells))):  # cells so far counted: a
+                        cells[col + k] = text  # 2 KB file of 400 cells each repeated a million took 2 GB)
                 col += times
             for _ in range(min(_repeat(el, "number-rows-repeated"), sheets.budget + 1) if cells else 1):
                 if not sheets.row(dict(cells)):

@@ -21,16 +21,14 @@ from workstation.core.office_documents import (
     _odf,
     _OdtText,
     _paragraphs,
+    local_name,
     office_part,
+    relation_id,
     relations,
     xml_parser,
 )
 
 _NOT_SAID = {"sldNum", "dt", "ftr", "hdr", "sldImg"}  # placeholders: slide number, date, footer, header
-
-
-def _local(tag: Any) -> str:
-    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
 
 
 def _placeholder(shape: Any) -> str | None:
@@ -43,7 +41,7 @@ def _placeholder(shape: Any) -> str | None:
 def _paragraph(p: Any) -> str:
     out: list[str] = []
     for el in p.iter():
-        name = _local(el.tag)
+        name = local_name(el.tag)
         if name == "t" and el.text:
             out.append(el.text)
         elif name == "br":
@@ -60,7 +58,7 @@ def _shape_lines(root: Any, skip: set[str]) -> tuple[str | None, list[str]]:
         kind = _placeholder(shape)
         if kind in skip:
             continue
-        if _local(shape.tag) == "graphicFrame":
+        if local_name(shape.tag) == "graphicFrame":
             for tr in shape.iter("{*}tr"):
                 cells = [" ".join(t for t in (_paragraph(p) for p in tc.iter("{*}p")) if t) for tc in tr.iter("{*}tc")]
                 if any(cells):
@@ -94,8 +92,7 @@ def read_pptx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
         rels = relations(zf, "ppt/presentation.xml")
         slides = []
         for sid in root.iter("{*}sldId"):
-            rid = next((v for k, v in sid.attrib.items() if k.startswith("{") and _local(k) == "id"), "")
-            kind, member = rels.get(rid, ("", ""))
+            kind, member = rels.get(relation_id(sid), ("", ""))
             if kind == "slide" and member in names:
                 slides.append(member)
         for number, member in enumerate(slides, 1):

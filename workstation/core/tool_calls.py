@@ -214,9 +214,12 @@ def _call_or_reply(schema: dict[str, Any], call: str) -> str:
     """The grammar of ``schema`` (``_with_reply``'s) with its call (``alternative-0``) written as
     ``call`` writes it: ``call`` is a GBNF expression of ``@CALL@``."""
     body = schema_grammar(schema)
-    root = f"root ::= {call.replace('@CALL@', 'alternative-0')} | alternative-1"
-    body, found = re.subn(r"^root ::= alternative-0 \| alternative-1$", lambda _: root, body, count=1, flags=re.M)
-    if not found:  # (the converter names anyOf's branches so; a change there must not pass silently)
+    # (the converter names anyOf's branches so, the reply's for its type where it is a bare one:
+    # 'string', 'array'; a change there must not pass silently)
+    body, found = re.subn(r"^root ::= alternative-0 \| ([\w-]+)$",
+                          lambda m: f"root ::= {call.replace('@CALL@', 'alternative-0')} | {m.group(1)}", body,
+                          count=1, flags=re.M)
+    if not found:
         raise SchemaError("The tools and the reply format cannot be put in one grammar.")
     return body
 

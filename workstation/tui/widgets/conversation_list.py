@@ -65,6 +65,17 @@ class ConversationsView(ListView):
         if self.index is None and self.children:  # (the first that is not a day's heading)
             self.index = next((i for i, item in enumerate(self.children) if not item.disabled), None)
 
+    def watch_index(self, old_index: int | None, new_index: int | None) -> None:
+        """As a list's, and the day's heading over the line the cursor comes to kept in sight
+        with it: walked up, the list scrolled to the line alone, the heading just above the
+        top (back at the first line, its 'Today' was not seen again)."""
+        super().watch_index(old_index, new_index)
+        if new_index is None or not 0 < new_index < len(self.children):
+            return
+        above = self.children[new_index - 1]
+        if above.has_class("day"):
+            self.call_after_refresh(self.scroll_to_widget, above, animate=False)
+
 
 class ConversationList(Vertical):
     """Posts ``Chosen`` when the user opens a conversation, ``SearchChanged`` as they type and
