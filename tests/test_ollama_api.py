@@ -16,6 +16,7 @@ import pytest
 from conftest import wait_until
 from serve_helpers import RunningServer, serve, write_profile
 
+from workstation.core.catalog import installed_name
 from workstation.core.server.guard import CLIENT_GONE
 from workstation.core.usage import UsageLog
 
@@ -83,6 +84,9 @@ def test_listings_name_the_served_model_under_each_name(server: RunningServer, s
     missing = error(post(server, "/api/show", {"model": "llama3"}), 404)
     assert missing.startswith('model "llama3" not found: this server serves serve-test:latest (also named '
                               "office:latest)")
+    # the model file's name, as serve's start line shows it in brackets, is the served model too
+    file_name = installed_name(smollm2_path)
+    assert post(server, "/api/show", {"model": file_name}).json()["details"] == model["details"]
 
 
 def test_every_route_needs_the_key_and_refuses_in_ollamas_shape(server: RunningServer) -> None:

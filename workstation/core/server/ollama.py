@@ -243,7 +243,8 @@ class OllamaRoutes:
     def reply_name(self, asked: str) -> str:
         """The name a reply carries: the client's, where it names the served model (tagged or
         not, in any case); else ApiError 404 in Ollama's words, with the names to choose from."""
-        known = {_tagged(n).lower() for n in self.names()}
+        # (and the model file's own name, which serve's start line shows in brackets: copied into a tool, a 404)
+        known = {_tagged(n).lower() for n in (*self.names(), self.scheduler.model_name)}
         if _tagged(asked).lower() in known:
             return asked
         served, *others = [_tagged(n) for n in self.names()]
