@@ -249,6 +249,7 @@ def test_pull_https_style_resume_and_verify(
     assert json.loads(captured.out)["info"]["architecture"] == "llama"
     assert _sha(models_home / "tiny.gguf") == sha
     assert not (models_home / ".tiny.gguf.part").exists() and not (models_home / ".tiny.gguf.part.answering").exists()
+    assert not (models_home / ".tiny.gguf.part.json").exists()  # (kept until the part is the model: see _download)
     # a fresh download, no sha256 given: the GGUF header is still checked
     (models_home / "tiny.gguf").unlink()
     assert main(["models", "pull", f"{server.url}/tiny.gguf"]) == 0

@@ -888,23 +888,28 @@ def _download(url: str, dest: Path, part: Path, sha256: str | None, progress: Pr
             break
     else:
         raise WorkstationError(f"The download of {url} could not be resumed; run the same command again.")
-    about.remove()
+    # its .part.json stays until the part is the model or gone: stopped while a large file's sha256
+    # is worked out, the whole part was left without it, and the next start swept it as a copy cut short
     if sha256:
         from workstation.core.packaged_models import sha256_file
 
         got = sha256_file(part)
         if got.lower() != sha256.lower():
             part.unlink(missing_ok=True)
+            about.remove()
             raise ModelFileError(said=[("pull.bad_sha256", {"name": dest.name, "got": got[:12], "expected": sha256[:12]})])
     try:
         read_model_info(part)
     except ModelFileError as err:
         part.unlink(missing_ok=True)
+        about.remove()
         raise ModelFileError(said=[("pull.not_a_model", {"name": dest.name, "why": err.said or str(err)})]) from None
     if dest.exists():
         part.unlink(missing_ok=True)
+        about.remove()
         raise WorkstationError(f"A model named {dest.name} appeared in {dest.parent} meanwhile; it was kept.")
     os.replace(part, dest)
+    about.remove()
     return dest
 
 
