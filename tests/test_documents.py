@@ -974,6 +974,7 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
                                 + "\n[Rows 11 to 150 of this table are left out here; the figures above were counted "
                                   "from every row.]")
     assert with_facts(read_document(long), all_rows=True).text.endswith("\nr148 | 148\nr149 | 149")
+    assert with_facts(digest).text == digest.text  # (its facts not said twice)
     assert digest.sections[0].end == len(digest.text) and digest.sections[0].lead == "Sheet: Data (continued)\nItem | Amount"
 
 

@@ -98,8 +98,8 @@ def with_facts(document: Document, all_rows: bool = False) -> Document:
         length += len(gap)
         body = document.text[sec.start:sec.end]
         facts = by_section.get(i)
-        if facts is not None:
-            lines = body.split("\n")
+        lines = body.split("\n")
+        if facts is not None and FACTS_LABEL not in lines[:2]:  # (not twice: a document given as summarize read it)
             head = [lines.pop(0)] if sec.title and lines and lines[0] == sec.title else []
             columns = [lines.pop(0)] if facts.header and lines else []
             tail = [lines.pop()] if lines and lines[-1].startswith("[") else []  # (a sheet read in part says so)
@@ -287,6 +287,7 @@ class SummaryResult:
             "reduce_steps": [r.to_dict() for r in self.reduce_steps],
             "totals": self.totals,
             "metrics": self.totals,
+            **({"facts": [dataclasses.asdict(f) for f in self.document.facts]} if self.document and self.document.facts else {}),
         }
 
     @classmethod
