@@ -187,14 +187,19 @@ def test_chunks_of_a_workbook_read_their_rows_under_the_sheets_columns(eng, prof
     assert {c.lead for c in chunks[1:]} == {"expenses.csv (continued)\nDate,Department,Amount (EUR)\n"}
     # summarized, it reads the facts the program counted and 10 of its 150 rows, and is told to take
     # its figures from them (the model alone wrote totals that were nowhere in the sheet); the
-    # reader finds the same facts under the summary, to check its words against
+    # reader finds the same facts under the summary, to check its words against (here a run
+    # stopped before its first call: its parts measured, no model time spent)
     from workstation.core.summarize import MAP_FACTS_INSTRUCTION
 
-    result = summarize_document(eng, export, profile, options=SummarizeOptions(map_tokens=16))
-    assert len(result.chunks) == 1 and result.follow_up[0]["content"].startswith(MAP_FACTS_INSTRUCTION)
-    assert "Facts counted by the program from every row:\nexpenses.csv: 150 rows under the header row" in \
-        result.follow_up[0]["content"]
-    assert "[Rows 11 to 150 of this table are left out here" in result.follow_up[0]["content"]
+    stopped = threading.Event()
+    stopped.set()
+    result = summarize_document(eng, read_document(export), profile, cancel=stopped,
+                                options=SummarizeOptions(map_tokens=4, reduce_tokens=4))
+    prompt = _chunk_messages(result.document.text, result.chunks[0], map_instruction(result.document))[0]["content"]
+    assert len(result.chunks) == 1 and prompt.startswith(MAP_FACTS_INSTRUCTION)
+    assert len(eng.chat_prompt([{"role": "user", "content": prompt}])) == result.chunks[0].prompt_tokens
+    assert "Facts counted by the program from every row:\nexpenses.csv: 150 rows under the header row" in prompt
+    assert "\n2026-01-10,Sales,109\n[Rows 11 to 150 of this table are left out here" in prompt
     facts = "- Amount (EUR): numbers; total 26,175, smallest 100, largest 249, average 174.50."
     assert "## Facts counted from the rows (by the program, not the model)\n\nexpenses.csv: 150 rows" in result.summary
     assert facts in result.summary.split("\n") and "toplam 26.175" in result.in_language(Texts("tr").get)
