@@ -138,7 +138,7 @@ def _column(name: str, cells: list[str], comma: bool) -> ColumnFacts:
     seen: dict[str, tuple[str, Decimal | str | None]] = {}  # (a value read once: dates and names repeat)
     read = [seen.get(c) or seen.setdefault(c, _read(c, comma)) for c in filled]
     kind, n = Counter(k for k, _ in read).most_common(1)[0]
-    if kind != "text" and n * 2 <= len(filled):  # (no more than half of one kind: a column of words)
+    if kind == "text" or n * 2 <= len(filled):  # (no more than half of one kind: a column of words, all its values counted)
         kind, n = "text", len(filled)
     col = ColumnFacts(name, kind, len(filled), len(filled) - n)
     if kind in ("numbers", "percents"):
@@ -147,7 +147,8 @@ def _column(name: str, cells: list[str], comma: bool) -> ColumnFacts:
         unit = "%" if kind == "percents" else ""
         col.total = _figure(total) if kind == "numbers" else ""
         col.smallest, col.largest = _figure(min(values)) + unit, _figure(max(values)) + unit
-        col.average = f"{total / len(values):,.2f}" + unit
+        average = total / len(values)
+        col.average = (f"{average:,.2f}" if abs(average) < Decimal(10) ** 20 else str(average)) + unit
     elif kind == "dates":
         days = [v for k, v in read if k == kind and isinstance(v, str)]
         col.first, col.last = min(days), max(days)
