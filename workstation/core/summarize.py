@@ -81,7 +81,7 @@ def map_instruction(document: Document) -> str:
 def with_facts(document: Document, all_rows: bool = False) -> Document:
     """``document`` as a summary reads it: each table's facts (``Document.facts``) before its rows,
     and of a table longer than FACT_ROWS rows only the first SAMPLE_ROWS, a line saying the rest
-    are left out (3,000 rows were 60 parts, an hour on a CPU, and the model's figures were made
+    are left out (3,000 invoice rows were 33 parts, about an hour on a 2-core CPU, and the model's figures were made
     up; the facts are a few hundred tokens and true). ``all_rows``: every row after the facts."""
     from workstation.core.table_facts import facts_text
 
