@@ -923,6 +923,61 @@ def test_an_excel_workbook_is_read_sheet_by_sheet(tmp_path: Path) -> None:
     assert read_document(tmp_path / "memo.xlsx").text == "Intro\nBees make honey."
 
 
+def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: Path) -> None:
+    """A small model given 3,000 rows of numbers wrote "revenue up 20%"; the program counts each
+    table's facts (rows, columns, per column its kind: totals, dates, most common values)
+    exactly, for a workbook's sheet and a CSV alike: 0.1 + 0.2 is 0.3, a Total row is not counted
+    twice, a cell of another kind is left out and said, a CSV split by ; has decimal commas."""
+    from workstation.core.summarize import with_facts
+    from workstation.core.table_facts import facts_text
+    from workstation.tui.i18n import Texts
+
+    rows: list[list[object]] = [
+        ["Date", "Customer", "Amount (EUR)", "Share"],
+        [dt.date(2026, 3, 1), "Ayla", 0.1, ("percent", 0.25)],
+        [dt.date(2026, 1, 15), "Mert", 0.2, ("percent", 0.5)],
+        [dt.date(2026, 2, 1), "Ayla", 1200, None],
+        [dt.date(2026, 2, 2), "Ayla", "n/a", ("percent", 0.125)],
+        ["Total", None, 1200.3, None],
+    ]
+    doc = read_document(make_xlsx(tmp_path / "sales.xlsx", [("Sales", rows), ("Note", [["By", "Ayla"]])]))
+    assert [f.section for f in doc.facts] == [0]  # (a note of one line: no table)
+    expected = ["Sheet: Sales: 4 rows under the header row, 4 columns. Rows that read Total (1) are left out of "
+                "these figures.",
+                "- Date: dates from 2026-01-15 to 2026-03-01.",
+                "- Customer: text, 2 different values; most common: Ayla (3).",
+                "- Amount (EUR): numbers; total 1,200.3, smallest 0.1, largest 1,200, average 400.10. Cells of "
+                "another kind, left out of these figures: 1.",
+                "- Share: percentages; smallest 12.5%, largest 50%, average 29.17%. Filled in 3 of 4 rows."]
+    assert facts_text(doc.facts[0]) == expected
+    assert facts_text(doc.facts[0], Texts("tr").get)[3] == (
+        "- Amount (EUR): sayılar; toplam 1.200,3, en küçük 0,1, en büyük 1.200, ortalama 400,10. Bu rakamlara "
+        "katılmayan, başka türde hücreler: 1.")
+    csv = tmp_path / "sales.csv"  # the same saved as CSV by an English Excel, and by a Turkish one
+    csv.write_text('Date,Customer,Amount (EUR),Share\n2026-03-01,Ayla,0.1,25%\n2026-01-15,Mert,0.2,50%\n'
+                   '2026-02-01,Ayla,"1,200",\n2026-02-02,Ayla,n/a,12.5%\nTotal,,"1,200.30",\n', encoding="utf-8")
+    assert facts_text(read_document(csv).facts[0]) == [expected[0].replace("Sheet: Sales", "sales.csv"), *expected[1:]]
+    turkish = tmp_path / "satis.csv"
+    turkish.write_text("Tarih;Müşteri;Tutar\n01.03.2026;Ayla;0,1\n15.01.2026;Mert;0,2\n01.02.2026;Ayla;1.200\n",
+                       encoding="utf-8")
+    assert facts_text(read_document(turkish).facts[0])[1:] == [
+        "- Tarih: dates from 2026-01-15 to 2026-03-01.", "- Müşteri: text, 2 different values; most common: Ayla (2).",
+        "- Tutar: numbers; total 1,200.3, smallest 0.1, largest 1,200, average 400.10."]
+    # what a summary reads: the facts before the rows; of a long table its first rows, the rest said to be left out
+    long = make_xlsx(tmp_path / "ledger.xlsx", [("Data", [["Item", "Amount"], *[[f"r{i}", i] for i in range(150)]])])
+    digest = with_facts(read_document(long))
+    assert digest.text.split("\n")[:5] == ["Sheet: Data", "Facts counted by the program from every row:",
+                                           "Sheet: Data: 150 rows under the header row, 2 columns.",
+                                           "- Item: text, different in every row (r0 to r149).",
+                                           "- Amount: numbers; total 11,175, smallest 0, largest 149, average 74.50."]
+    assert digest.text.endswith("\nItem | Amount\n" + "\n".join(f"r{i} | {i}" for i in range(10))
+                                + "\n[Rows 11 to 150 of this table are left out here; the figures above were counted "
+                                  "from every row.]")
+    assert with_facts(read_document(long), all_rows=True).text.endswith("\nr148 | 148\nr149 | 149")
+    assert with_facts(digest).text == digest.text  # (its facts not said twice)
+    assert digest.sections[0].end == len(digest.text) and digest.sections[0].lead == "Sheet: Data (continued)\nItem | Amount"
+
+
 def test_a_workbook_is_read_up_to_its_cells_with_a_line_saying_so(tmp_path: Path) -> None:
     """A sheet of thousands of rows is read up to the workbook's cells, and says where it
     stopped; a short sheet after it is still read (a share is kept for each sheet after one)."""

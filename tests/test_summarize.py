@@ -158,25 +158,26 @@ def test_chunks_of_a_pdf_cite_pages(eng, tmp_path: Path) -> None:
     assert chunks[0].cite.startswith(("p. 1", "pp. 1–")) and chunks[-1].cite.endswith("6")
 
 
-def test_chunks_of_a_workbook_read_their_rows_under_the_sheets_columns(eng, tmp_path: Path) -> None:
+def test_chunks_of_a_workbook_read_their_rows_under_the_sheets_columns(eng, profile, tmp_path: Path) -> None:
     """A workbook's parts after the first were rows of numbers without the columns' names (the
     135M model made up what they were: "healthcare costs", a line of emoji); each part that
     begins inside a sheet is read after its name and first row, counted in its tokens; a CSV
     export's after its first line."""
     from docmaker import make_xlsx
 
-    from workstation.core.summarize import _chunk_messages
+    from workstation.core.summarize import _chunk_messages, map_instruction
 
     rows: list[list[object]] = [["Date", "Department", "Amount (EUR)"]]
     rows += [[f"2026-01-{1 + i % 28:02d}", ["Sales", "IT", "HR"][i % 3], 100 + i] for i in range(150)]
     doc = read_document(make_xlsx(tmp_path / "expenses.xlsx", [("Expenses", rows), ("Summary", [["Total", 26175]])]))
+    instruction = map_instruction(doc)  # (a table's: take the figures from the facts)
     chunks, _, budget = make_chunks(_Runner(eng, None), doc, CTX, MAX_TOKENS, SummarizeOptions())
     assert len(chunks) >= 3 and "".join(doc.text[c.start : c.end] for c in chunks) == doc.text
     assert chunks[0].lead == ""  # (its text begins with them)
     for c in chunks[1:]:
         if c.start < doc.sections[0].end:
             assert c.lead == "Sheet: Expenses (continued)\nDate | Department | Amount (EUR)\n"
-        prompt = eng.chat_prompt(_chunk_messages(doc.text, c))
+        prompt = eng.chat_prompt(_chunk_messages(doc.text, c, instruction))
         assert len(prompt) == c.prompt_tokens and c.prompt_tokens + MAX_TOKENS <= CTX and c.tokens <= budget
     assert [c.lead for c in chunks[1:]].count("") <= 1  # (the Summary sheet's own start)
     export = tmp_path / "expenses.csv"  # the same saved as CSV: its first line
@@ -184,6 +185,24 @@ def test_chunks_of_a_workbook_read_their_rows_under_the_sheets_columns(eng, tmp_
     chunks = make_chunks(_Runner(eng, None), read_document(export), CTX, MAX_TOKENS, SummarizeOptions())[0]
     assert len(chunks) >= 2 and chunks[0].lead == ""
     assert {c.lead for c in chunks[1:]} == {"expenses.csv (continued)\nDate,Department,Amount (EUR)\n"}
+    # summarized, it reads the facts the program counted and 10 of its 150 rows, and is told to take
+    # its figures from them (the model alone wrote totals that were nowhere in the sheet); the
+    # reader finds the same facts under the summary, to check its words against (here a run
+    # stopped before its first call: its parts measured, no model time spent)
+    from workstation.core.summarize import MAP_FACTS_INSTRUCTION
+
+    stopped = threading.Event()
+    stopped.set()
+    result = summarize_document(eng, read_document(export), profile, cancel=stopped,
+                                options=SummarizeOptions(map_tokens=4, reduce_tokens=4))
+    prompt = _chunk_messages(result.document.text, result.chunks[0], map_instruction(result.document))[0]["content"]
+    assert len(result.chunks) == 1 and prompt.startswith(MAP_FACTS_INSTRUCTION)
+    assert len(eng.chat_prompt([{"role": "user", "content": prompt}])) == result.chunks[0].prompt_tokens
+    assert "Facts counted by the program from every row:\nexpenses.csv: 150 rows under the header row" in prompt
+    assert "\n2026-01-10,Sales,109\n[Rows 11 to 150 of this table are left out here" in prompt
+    facts = "- Amount (EUR): numbers; total 26,175, smallest 100, largest 249, average 174.50."
+    assert "## Facts counted from the rows (by the program, not the model)\n\nexpenses.csv: 150 rows" in result.summary
+    assert facts in result.summary.split("\n") and "toplam 26.175" in result.in_language(Texts("tr").get)
 
 
 def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_path: Path) -> None:

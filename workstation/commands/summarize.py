@@ -30,6 +30,7 @@ from workstation.core.profiles import Profile
 from workstation.core.store import ConversationStore, clean_title
 from workstation.core.summarize import (
     SummarizeError,
+    SummarizeOptions,
     SummaryProgress,
     SummaryResult,
     earlier_summary,
@@ -50,6 +51,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print summary, chunks, source and metrics as JSON")
     p.add_argument("--max-tokens", type=int, help=MAX_TOKENS_HELP)
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--all-rows", action="store_true",
+                   help="read every row of a long table (a sheet or CSV of more than 100 rows) after its "
+                        "facts; by default the model gets the facts the program counted from every row "
+                        "(totals, dates, most common values) and the first 10 rows: quicker, and its "
+                        "figures are true")
     p.add_argument("--start-over", action="store_true",
                    help="summarize every part again, not going on from the parts a stopped run finished")
     p.add_argument("--yes", "-y", action="store_true", help="replace the -o file if it is there, without asking")
@@ -308,6 +314,7 @@ def _summarize_all(args: argparse.Namespace, profile: Profile, name: str, docume
                 try:
                     results.append(summarize_document(
                         engine, doc, profile, on_progress=bar, cancel=cancel,
+                        options=SummarizeOptions(all_rows=args.all_rows),
                         done_parts=parts.done if parts is not None else None,
                         on_part=parts.keep if parts is not None else None))
                     if parts is not None and not results[-1].cancelled:

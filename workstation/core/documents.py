@@ -24,6 +24,7 @@ from typing import Any
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.phrases import Phrase, say
+from workstation.core.table_facts import SheetFacts, table_facts
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".text", ".rst", ".csv", ".tsv")  # (a spreadsheet saved as text: summarize read it, batch left it alone)
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
@@ -81,6 +82,9 @@ class Document:
     text: str
     sections: list[Section] = field(default_factory=list)
     encoding: str | None = None
+    # a table's facts counted by the program (a workbook's sheets, a CSV file): summarize gives
+    # them to the model, to use in place of figures of its own, and shows them under the summary
+    facts: list[SheetFacts] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -353,7 +357,26 @@ def _read_text(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
             # a spreadsheet saved as text: a summary's parts after the first read its rows under
             # its first line (the columns' names), as a workbook's do
             sections[0].lead = f"{path.name} (continued)\n{columns}"
+            facts = _csv_facts(path, text, columns)
+            return Document(str(path), kind, text, sections, encoding, [facts] if facts else [])
     return Document(str(path), kind, text, sections, encoding)
+
+
+def _csv_facts(path: Path, text: str, columns: str) -> SheetFacts | None:
+    """A CSV or TSV file's facts (``table_facts``): its cells split by a tab in a .tsv, else by the
+    first line's most used of , ; and tab (a Turkish or German Excel saves CSV with ;, its numbers
+    with a decimal comma: 1.200,50)."""
+    import csv
+    import io
+
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else max(",;\t", key=columns.count)
+    try:
+        rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
+    except csv.Error:
+        return None
+    if max(map(len, rows), default=0) < 2:
+        return None
+    return table_facts(path.name, 0, rows, decimal_comma=delimiter == ";")
 
 
 # --- PDF ----------------------------------------------------------------------------------------

@@ -385,6 +385,26 @@ ENGLISH: dict[str, str] = {
     "doc.sheet_cut": "[Only the first {rows} rows of this sheet were read: a workbook is read up to {limit} cells.]",
     "doc.sheet_not_read": ("[This sheet was not read: its first row holds more cells than were left of the {limit} "
                            "a workbook is read up to.]"),
+    # a table's facts counted by the program (core/table_facts.py): before its rows for the model, under a summary for the user
+    "facts.head": "{title}: {rows} rows under the header row, {columns} columns.",
+    "facts.head_no_header": "{title}: {rows} rows, {columns} columns (no header row).",
+    "facts.head_cut": "{title}: the first {rows} rows, read up to the workbook's cells, {columns} columns.",
+    "facts.total_rows": " Rows that read Total ({n}) are left out of these figures.",
+    "facts.numbers": "- {name}: numbers; total {total}, smallest {smallest}, largest {largest}, average {average}.",
+    "facts.percents": "- {name}: percentages; smallest {smallest}, largest {largest}, average {average}.",
+    "facts.dates": "- {name}: dates from {first} to {last}.",
+    "facts.text": "- {name}: text, {distinct} different values; most common: {top}.",
+    "facts.text_unique": "- {name}: text, different in every row ({first} to {last}).",
+    "facts.text_same": "- {name}: text, the same in every row: {text}.",
+    "facts.text_few": "- {name}: text, {distinct} different values.",
+    "facts.value_count": "{text} ({n})",
+    "facts.and": ", ",
+    "facts.filled": " Filled in {filled} of {rows} rows.",
+    "facts.other": " Cells of another kind, left out of these figures: {n}.",
+    "facts.more_columns": "- and {n} more columns.",
+    # the rows of a long sheet left out of a summary's input (summarize.with_facts), and the summary's heading over the facts
+    "facts.rows_left_out": "[Rows {a} to {b} of this table are left out here; the figures above were counted from every row.]",
+    "summary.facts": "Facts counted from the rows (by the program, not the model)",
     "doc.zip_not_odt": ("'{name}' is a zip archive but not an OpenDocument text; open it in its program and save it "
                         "as ODT again."),
     "doc.no_text": "'{name}' contains no text.",

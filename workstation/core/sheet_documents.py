@@ -37,6 +37,7 @@ from workstation.core.office_documents import (
     xml_parser,
 )
 from workstation.core.phrases import say
+from workstation.core.table_facts import SheetFacts, table_facts
 
 _WIDEST_ROW = 200  # columns shown in place (empty ones as ''): beyond that, a row's filled cells only
 
@@ -66,6 +67,7 @@ class _SheetText:
         self.budget = 0
         self.cut = False
         self.held = 0  # characters held, for the text cap
+        self.facts: list[SheetFacts] = []  # each sheet's (``table_facts``)
 
     def begin(self, name: str, hidden: bool) -> None:
         self.title = f"Sheet: {name}" + (" (hidden)" if hidden else "")
@@ -109,6 +111,10 @@ class _SheetText:
             lines.append(say([("doc.sheet_cut", {"rows": f"{len(self.rows):,}", "limit": f"{self.limits.max_cells:,}"})]))
         columns = lines[0] if len(lines) > 1 else None
         self.builder.section(self.title, lines)
+        table = [[cells.get(c, "") for c in range(first, min(max(cells), first + _WIDEST_ROW - 1) + 1)] for cells in self.rows]
+        facts = table_facts(self.title, len(self.builder.sections) - 1, table, self.cut)
+        if facts is not None:
+            self.facts.append(facts)
         if columns is not None:  # a part of a summary that begins in its rows reads them under its columns
             self.builder.sections[-1].lead = f"{self.title} (continued)\n{columns}"
         self.rows = []
@@ -336,7 +342,7 @@ def read_xlsx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
             sheets.end()
     if not builder.text().strip():
         raise DocumentError(said=[("doc.no_text", {"name": name})])
-    return Document(str(path), "xlsx", builder.text(), builder.sections)
+    return Document(str(path), "xlsx", builder.text(), builder.sections, facts=sheets.facts)
 
 
 # --- OpenDocument spreadsheets (.ods) -------------------------------------------------------------
@@ -429,4 +435,4 @@ def read_ods(path: Path, data: bytes, limits: Limits, deadline: float) -> Docume
                     break
     if not builder.text().strip():
         raise DocumentError(said=[("doc.no_text", {"name": name})])
-    return Document(str(path), "ods", builder.text(), builder.sections)
+    return Document(str(path), "ods", builder.text(), builder.sections, facts=sheets.facts)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workstation.core.documents import Document, read_document
+from workstation.core.documents import Document, Section, read_document
 from workstation.core.engine_api import ChatEngine
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.events import Message, PromptRead, TokenDelta, TurnFinished
@@ -49,11 +49,70 @@ MAP_INSTRUCTION = (
     "of the text.\n\nTEXT:\n"
 )
 MAP_SUFFIX = "\n\nEND OF TEXT. Write the summary of this text."
+# a table's (a workbook's sheets, a CSV file): its facts counted by the program come first in its
+# text (``with_facts``), and the model is told to take its figures from them: given the rows
+# alone, SmolLM2 wrote totals and growth that were nowhere in the workbook
+MAP_FACTS_INSTRUCTION = (
+    "Summarize the following part of a spreadsheet in two or three short sentences. Say what its "
+    "rows are about. The lines under 'Facts counted by the program' were counted exactly from every "
+    "row: for totals, counts, averages and dates use only the figures written there, exactly as "
+    "written, and do not work out or guess any other figure (no percentages, growth or trends "
+    "that are not written there). Write in the language of the text.\n\nTEXT:\n"
+)
+FACTS_LABEL = "Facts counted by the program from every row:"
 REDUCE_INSTRUCTION = (
     "Here are summaries of consecutive parts of one document. Write a short summary of the "
     "whole document in a few sentences, in the language of the summaries.\n\nSUMMARIES:\n"
 )
 REDUCE_SUFFIX = "\n\nEND OF SUMMARIES. Write the summary of the whole document."
+REDUCE_FACTS_INSTRUCTION = REDUCE_INSTRUCTION.replace(
+    "in the language of the summaries.", "in the language of the summaries. Keep their figures exactly as "
+    "written and do not work out any other figure.")
+FACT_ROWS = 100  # a table of more rows is summarized from its facts and its first SAMPLE_ROWS rows
+SAMPLE_ROWS = 10  # (enough for the model to see what a row holds; its figures come from the facts)
+
+
+def map_instruction(document: Document) -> str:
+    """The instruction a part of ``document`` is summarized with: a table's tells the model to
+    take its figures from the facts the program counted."""
+    return MAP_FACTS_INSTRUCTION if document.facts else MAP_INSTRUCTION
+
+
+def with_facts(document: Document, all_rows: bool = False) -> Document:
+    """``document`` as a summary reads it: each table's facts (``Document.facts``) before its rows,
+    and of a table longer than FACT_ROWS rows only the first SAMPLE_ROWS, a line saying the rest
+    are left out (3,000 invoice rows were 33 parts, about an hour on a 2-core CPU, and the model's figures were made
+    up; the facts are a few hundred tokens and true). ``all_rows``: every row after the facts."""
+    from workstation.core.table_facts import facts_text
+
+    if not document.facts:
+        return document
+    by_section = {f.section: f for f in document.facts}
+    parts: list[str] = []
+    sections: list[Section] = []
+    at = 0  # in the old text
+    length = 0
+    for i, sec in enumerate(document.sections):
+        gap = document.text[at:sec.start]
+        parts.append(gap)
+        length += len(gap)
+        body = document.text[sec.start:sec.end]
+        facts = by_section.get(i)
+        lines = body.split("\n")
+        if facts is not None and FACTS_LABEL not in lines[:2]:  # (not twice: a document given as summarize read it)
+            head = [lines.pop(0)] if sec.title and lines and lines[0] == sec.title else []
+            columns = [lines.pop(0)] if facts.header and lines else []
+            tail = [lines.pop()] if lines and lines[-1].startswith("[") else []  # (a sheet read in part says so)
+            if not all_rows and len(lines) > FACT_ROWS:
+                left_out = say([("facts.rows_left_out", {"a": f"{SAMPLE_ROWS + 1:,}", "b": f"{len(lines):,}"})])
+                lines = [*lines[:SAMPLE_ROWS], left_out]
+            body = "\n".join([*head, FACTS_LABEL, *facts_text(facts), "", *columns, *lines, *tail])
+        sections.append(dataclasses.replace(sec, start=length, end=length + len(body)))
+        parts.append(body)
+        length += len(body)
+        at = sec.end
+    parts.append(document.text[at:])
+    return dataclasses.replace(document, text="".join(parts), sections=sections)
 
 
 class SummarizeError(WorkstationError):
@@ -66,6 +125,7 @@ class SummarizeOptions:
     reduce_tokens: int | None = None  # answer budget of a reduce step
     chunk_tokens: int | None = None  # cap a chunk's text below what the context allows
     reduce_prompt_tokens: int | None = None  # cap a reduce prompt below what the context allows
+    all_rows: bool = False  # a long table's every row after its facts, not its first rows only (``with_facts``)
     margin: int = 8  # tokens kept free in every prompt
 
 
@@ -227,6 +287,7 @@ class SummaryResult:
             "reduce_steps": [r.to_dict() for r in self.reduce_steps],
             "totals": self.totals,
             "metrics": self.totals,
+            **({"facts": [dataclasses.asdict(f) for f in self.document.facts]} if self.document and self.document.facts else {}),
         }
 
     @classmethod
@@ -497,7 +558,8 @@ def make_chunks(
     runner: _Runner, document: Document, n_ctx: int, answer: int, options: SummarizeOptions
 ) -> tuple[list[Chunk], int, int]:
     """(chunks, prefix_tokens, chunk_budget): contiguous chunks whose prompts fit the context."""
-    empty_messages = _messages(MAP_INSTRUCTION, "", MAP_SUFFIX)
+    instruction = map_instruction(document)
+    empty_messages = _messages(instruction, "", MAP_SUFFIX)
     overhead = runner.count(empty_messages)
     prompt_limit = n_ctx - answer - options.margin
     budget = prompt_limit - overhead
@@ -511,7 +573,7 @@ def make_chunks(
     text = document.text
     # characters per token, measured on a sample of this document
     sample = neutralize(text[:8000])
-    sample_tokens = runner.count(_messages(MAP_INSTRUCTION, sample, MAP_SUFFIX)) - overhead
+    sample_tokens = runner.count(_messages(instruction, sample, MAP_SUFFIX)) - overhead
     ratio = max(0.5, len(sample) / max(1, sample_tokens))
     piece_chars = max(16, int(budget * ratio * 0.5))
     pieces = split_spans(text, 0, len(text), piece_chars)
@@ -532,7 +594,7 @@ def make_chunks(
         grow = True  # once a chunk had to shrink it never grows again (no oscillation)
         while True:
             body = lead + neutralize(text[pieces[i][0] : pieces[j - 1][1]])
-            n_prompt = runner.count(_messages(MAP_INSTRUCTION, body, MAP_SUFFIX))
+            n_prompt = runner.count(_messages(instruction, body, MAP_SUFFIX))
             if n_prompt <= prompt_limit and n_prompt - overhead <= budget:
                 # room left: try the pieces that fit in it as measured, at least one (one at a
                 # time, a text with no line breaks, cut into words, was measured again for each
@@ -575,17 +637,17 @@ def make_chunks(
             )
         )
         i = j
-    return chunks, _shared_prefix(runner, text, chunks, empty_messages), budget
+    return chunks, _shared_prefix(runner, text, chunks, empty_messages, instruction), budget
 
 
-def _shared_prefix(runner: _Runner, text: str, chunks: list[Chunk], empty: list[Message]) -> int:
+def _shared_prefix(runner: _Runner, text: str, chunks: list[Chunk], empty: list[Message], instruction: str) -> int:
     """Prompt tokens every chunk's prompt starts with (0 where the engine cannot tell)."""
-    first = runner.tokens(empty if len(chunks) == 1 else _chunk_messages(text, chunks[0]))
+    first = runner.tokens(empty if len(chunks) == 1 else _chunk_messages(text, chunks[0], instruction))
     if first is None:
         return 0
     prefix = len(first)
     for chunk in chunks[1:]:  # the body's first token may merge with the instruction's last
-        prefix = min(prefix, _common_prefix(first, runner.tokens(_chunk_messages(text, chunk)) or []))
+        prefix = min(prefix, _common_prefix(first, runner.tokens(_chunk_messages(text, chunk, instruction)) or []))
     return prefix
 
 
@@ -599,8 +661,8 @@ def _lead(document: Document, start: int) -> str:
     return ""
 
 
-def _chunk_messages(text: str, chunk: Chunk) -> list[Message]:
-    return _messages(MAP_INSTRUCTION, chunk.lead + neutralize(text[chunk.start : chunk.end]), MAP_SUFFIX)
+def _chunk_messages(text: str, chunk: Chunk, instruction: str = MAP_INSTRUCTION) -> list[Message]:
+    return _messages(instruction, chunk.lead + neutralize(text[chunk.start : chunk.end]), MAP_SUFFIX)
 
 
 # --- map-reduce -------------------------------------------------------------------------------
@@ -664,6 +726,12 @@ def render_markdown(
         lines += [f"{overall} ({cite(0, len(document.text))})", ""]
         if overall.rstrip().endswith("…") and not cancelled:  # cut by its token limit (_clean_summary): said in
             lines += ["> " + t("summary.cut_short"), ""]  # the file, where batch's reader sees it (the console alone did)
+    if document.facts:  # what the program counted, for the reader to check the model's words against
+        from workstation.core.table_facts import facts_text
+
+        lines += ["## " + t("summary.facts"), ""]
+        for facts in document.facts:
+            lines += [*facts_text(facts, lookup), ""]
     if done and not (len(done) == 1 and overall.strip() == (done[0].summary or "").strip()):
         lines += ["## " + t("summary.points"), ""]
         for c in done:
@@ -710,6 +778,8 @@ def summarize_document(
     options = options or SummarizeOptions()
     if not isinstance(document, Document):
         document = read_document(document, isolate=True)
+    document = with_facts(document, options.all_rows)
+    instruction = map_instruction(document)
     runner = _Runner(engine, cancel)
     n_ctx = _n_ctx(engine, profile)
     map_tokens, reduce_tokens = _answer_budgets(profile, n_ctx, options)
@@ -871,14 +941,14 @@ def summarize_document(
     try:
         cancelled = runner.cancelled()
         if not cancelled and todo:
-            runner.run_many([_chunk_messages(document.text, chunks[k]) for k in todo], sampling_map,
+            runner.run_many([_chunk_messages(document.text, chunks[k], instruction) for k in todo], sampling_map,
                             lambda i, final: map_done(todo[i], final), step if on_progress is not None else None)
         cancelled = cancelled or len(finished) < n
         if not cancelled:
             if n == 1:
                 overall = chunks[0].summary or ""
                 if chunks[0].reply.strip():
-                    follow_up = [*_chunk_messages(document.text, chunks[0]),
+                    follow_up = [*_chunk_messages(document.text, chunks[0], instruction),
                                  {"role": "assistant", "content": chunks[0].reply}]
             else:
                 overall, cancelled = _reduce(
@@ -922,12 +992,13 @@ def _reduce(
 ) -> tuple[str, bool]:
     """Reduce the chunk summaries to one; hierarchical when they do not fit together."""
     items = [_Item(c.start, c.end, c.summary or "", c.cite) for c in chunks]
+    instruction = REDUCE_FACTS_INSTRUCTION if document.facts else REDUCE_INSTRUCTION
     limit = n_ctx - answer - options.margin
     if options.reduce_prompt_tokens:
         limit = min(limit, options.reduce_prompt_tokens)
     level = 1
     while True:
-        messages = _messages(REDUCE_INSTRUCTION, _reduce_body(items), REDUCE_SUFFIX)
+        messages = _messages(instruction, _reduce_body(items), REDUCE_SUFFIX)
         n_prompt = runner.count(messages)
         if n_prompt <= limit:
             if runner.cancelled():
@@ -944,7 +1015,7 @@ def _reduce(
         current: list[_Item] = []
         for it in items:
             trial = [*current, it]
-            fits = runner.count(_messages(REDUCE_INSTRUCTION, _reduce_body(trial), REDUCE_SUFFIX)) <= limit
+            fits = runner.count(_messages(instruction, _reduce_body(trial), REDUCE_SUFFIX)) <= limit
             if fits or not current:
                 current = trial
             else:
@@ -963,7 +1034,7 @@ def _reduce(
                 continue
             if runner.cancelled():
                 return "", True
-            messages = _messages(REDUCE_INSTRUCTION, _reduce_body(group), REDUCE_SUFFIX)
+            messages = _messages(instruction, _reduce_body(group), REDUCE_SUFFIX)
             n_prompt = runner.count(messages)
             text, metrics = runner.run(messages, sampling)
             if metrics.stop_reason == "cancelled":

@@ -112,10 +112,13 @@ def system_sample() -> tuple[float, int, int, list[GpuReading]]:
 
 # --- documents --------------------------------------------------------------------------
 def read_document_text(path: Path) -> str:
-    """The text of an office document (txt, md, pdf, docx, odt, xlsx, ods, pptx, odp, rtf, html, eml)."""
+    """The text of an office document (txt, md, pdf, docx, odt, xlsx, ods, pptx, odp, rtf, html, eml);
+    a table's (a sheet, a CSV) with its facts counted by the program before its rows, so that
+    "what is the total?" is answered from the program's sum, not the model's."""
     from workstation.core.documents import read_document
+    from workstation.core.summarize import with_facts
 
-    return read_document(path, isolate=True).text
+    return with_facts(read_document(path, isolate=True), all_rows=True).text
 
 
 # --- summarize --------------------------------------------------------------------------

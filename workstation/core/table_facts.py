@@ -1,0 +1,240 @@
+"""Facts about a table's rows counted by the program, exactly: a workbook's sheet (``sheet_documents``)
+or a CSV/TSV file (``documents``), whichever reader produced the rows.
+
+A small model that reads 3,000 rows of numbers invents figures ("revenue up 20%"); these facts
+(the rows, the columns' names, and per column its kind: for numbers the total, smallest, largest
+and average, for dates the first and last, for text the most common values with their counts)
+are given to it with the instruction to use only them, and shown to the user under the summary.
+Sums are exact (``Decimal``: 0.1 + 0.2 is 0.3), never floats."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+from workstation.core.phrases import Lookup, Phrase, say
+
+MAX_COLUMNS = 40  # columns described; the rest counted in a line
+TOP_VALUES = 3  # a text column's most common values named
+
+_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d{1,3})?|[-+]?\.\d+")  # (1e999999 would overflow a sum)
+# as a CSV saved where a comma is the decimal mark (Turkey, Germany: its cells split by ;): 1.200,50
+_COMMA_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?")
+_CURRENCY = "$€£₺¥"
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2}(?::\d{2})?)?")
+_DOTTED_DATE = re.compile(r"(\d{1,2})\.(\d{1,2})\.(\d{4})")  # 15.01.2026 (day first, as Turkey and Germany write it)
+# a row of totals under the rows (its numbers are the rows' own again: counted twice, the total doubled)
+_TOTAL_ROW = re.compile(r"(?:grand |sub-?)?totals?|sum|genel toplam|ara toplam|toplam", re.IGNORECASE)
+
+
+@dataclass
+class ColumnFacts:
+    name: str
+    kind: str  # numbers | percents | dates | text | empty
+    filled: int  # rows with something in this column (the total rows left out)
+    other: int = 0  # filled cells not of its kind (left out of its figures)
+    total: str = ""  # numbers: written the English way ("7,563,716.55")
+    smallest: str = ""
+    largest: str = ""
+    average: str = ""
+    first: str = ""  # dates: the earliest and latest (ISO); text: the first and last row's value
+    last: str = ""
+    distinct: int = 0  # text: different values
+    top: list[tuple[str, int]] = field(default_factory=list)  # text: the most common values and their counts
+
+
+@dataclass
+class SheetFacts:
+    title: str  # "Sheet: Invoices 2025", "expenses.csv"
+    section: int  # the index of its section in ``Document.sections``
+    rows: int  # rows under the header row (all rows where it has none)
+    header: bool
+    columns: list[ColumnFacts]
+    more_columns: int = 0  # beyond MAX_COLUMNS
+    total_rows: int = 0  # rows reading "Total" left out of the figures
+    cut: bool = False  # the sheet was read only in part (``Limits.max_cells``)
+
+
+def _number(text: str, comma: bool = False) -> Decimal | None:
+    t = text.strip()
+    negative = t.startswith("(") and t.endswith(")")  # (1,200.00): an accountant's negative
+    if negative:
+        t = t[1:-1].strip()
+    t = t.strip(_CURRENCY).strip()
+    if not (_COMMA_NUMBER if comma else _NUMBER).fullmatch(t):
+        return None
+    try:
+        value = Decimal(t.replace(".", "").replace(",", ".") if comma else t.replace(",", ""))
+    except InvalidOperation:
+        return None
+    return -value if negative else value
+
+
+def _date(text: str) -> str | None:
+    t = text.strip()
+    if _ISO_DATE.fullmatch(t):
+        return t
+    m = _DOTTED_DATE.fullmatch(t)
+    if m and 1 <= int(m.group(1)) <= 31 and 1 <= int(m.group(2)) <= 12:
+        return f"{m.group(3)}-{int(m.group(2)):02d}-{int(m.group(1)):02d}"
+    return None
+
+
+_STARTS = frozenset("-+.(" + _CURRENCY)  # what a number may begin with, besides a digit
+
+
+def _read(text: str, comma: bool = False) -> tuple[str, Decimal | str | None]:
+    """A cell's kind and value: ('numbers', Decimal), ('percents', Decimal), ('dates', ISO date)
+    or ('text', None)."""
+    t = text.strip()
+    if not t or not (t[0].isdigit() or t[0] in _STARTS):  # (most words, at once: a CSV of millions of cells)
+        return "text", None
+    if not comma and "_" not in t:  # 2004.38 as Decimal reads it, the pattern's checks spared
+        try:
+            plain = Decimal(t)
+        except InvalidOperation:
+            pass
+        else:
+            if plain.is_finite() and abs(plain.adjusted()) < 1000:
+                return "numbers", plain
+    if t.endswith("%"):
+        value = _number(t[:-1], comma)
+        if value is not None:
+            return "percents", value
+    value = _number(t, comma)
+    if value is not None:
+        return "numbers", value
+    day = _date(t)
+    return ("dates", day) if day is not None else ("text", None)
+
+
+def _kind(text: str, comma: bool = False) -> str:
+    return _read(text, comma)[0]
+
+
+def _figure(value: Decimal) -> str:
+    """A figure the English way, with thousands separators: 7,563,716.55; -1,200; 0.3."""
+    if abs(value) >= Decimal(10) ** 20:
+        return str(value)
+    if value == value.to_integral_value():
+        return f"{int(value):,}"
+    return f"{value.normalize():,f}"
+
+
+def _column_name(n: int) -> str:
+    letters = ""
+    while n:
+        n, rest = divmod(n - 1, 26)
+        letters = chr(65 + rest) + letters
+    return letters
+
+
+def _column(name: str, cells: list[str], comma: bool) -> ColumnFacts:
+    filled = [t for t in (c.strip() for c in cells) if t]
+    if not filled:
+        return ColumnFacts(name, "empty", 0)
+    seen: dict[str, tuple[str, Decimal | str | None]] = {}  # (a value read once: dates and names repeat)
+    read = [seen.get(c) or seen.setdefault(c, _read(c, comma)) for c in filled]
+    kind, n = Counter(k for k, _ in read).most_common(1)[0]
+    if kind == "text" or n * 2 <= len(filled):  # (no more than half of one kind: a column of words, all its values counted)
+        kind, n = "text", len(filled)
+    col = ColumnFacts(name, kind, len(filled), len(filled) - n)
+    if kind in ("numbers", "percents"):
+        values = [v for k, v in read if k == kind and isinstance(v, Decimal)]
+        total = sum(values, Decimal(0))
+        unit = "%" if kind == "percents" else ""
+        col.total = _figure(total) if kind == "numbers" else ""
+        col.smallest, col.largest = _figure(min(values)) + unit, _figure(max(values)) + unit
+        average = total / len(values)
+        col.average = (f"{average:,.2f}" if abs(average) < Decimal(10) ** 20 else str(average)) + unit
+    elif kind == "dates":
+        days = [v for k, v in read if k == kind and isinstance(v, str)]
+        col.first, col.last = min(days), max(days)
+    else:
+        counts = Counter(filled)
+        col.distinct = len(counts)
+        col.first, col.last = filled[0], filled[-1]
+        col.top = [(v, k) for v, k in counts.most_common(TOP_VALUES) if k > 1]
+    return col
+
+
+def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = False,
+                decimal_comma: bool = False) -> SheetFacts | None:
+    """The facts of a table whose first row may be its columns' names (a row of words only, over
+    rows that are not); None for fewer than three rows (no table to speak of). ``decimal_comma``: its
+    numbers are written 1.200,50 (a CSV split by ;); the facts' figures the English way all the same."""
+    rows = [r for r in rows if any(c.strip() for c in r)]
+    if len(rows) < 3:  # (a note of two lines: its lines say it all)
+        return None
+    width = max(len(r) for r in rows)
+    first = [c.strip() for c in rows[0]]
+    words = [c for c in first if c]
+    below = (c for r in rows[1:] for c in r if c.strip())
+    header = all(_kind(c, decimal_comma) == "text" for c in words) and (
+        any(_kind(c, decimal_comma) != "text" for c in below) or len(words) == len(first) == len(set(first)))
+    body = rows[1:] if header else rows
+
+    def total_row(r: list[str]) -> bool:
+        words = [c.strip() for c in r if c.strip()]
+        return bool(words) and _TOTAL_ROW.fullmatch(words[0].rstrip(":")) is not None
+
+    data = [r for r in body if not total_row(r)]
+    columns: list[ColumnFacts] = []
+    shown = 0
+    for i in range(width):
+        name = first[i] if header and i < len(first) and first[i] else _column_name(i + 1)
+        col = _column(name, [r[i] if i < len(r) else "" for r in data], decimal_comma)
+        if col.kind == "empty":
+            continue
+        shown += 1
+        if shown <= MAX_COLUMNS:
+            columns.append(col)
+    return SheetFacts(title, section, len(data), header, columns, max(0, shown - MAX_COLUMNS),
+                      len(body) - len(data), cut)
+
+
+def _n(n: int) -> str:
+    return f"{n:,}"
+
+
+def facts_phrases(facts: SheetFacts) -> list[list[Phrase]]:
+    """The facts as sentences, a line each: the table's rows and columns, then a line per column."""
+    head = "facts.head_cut" if facts.cut else "facts.head" if facts.header else "facts.head_no_header"
+    lines: list[list[Phrase]] = [[(head, {"title": facts.title, "rows": _n(facts.rows),
+                                         "columns": _n(len(facts.columns) + facts.more_columns)})]]
+    if facts.total_rows:
+        lines[0].append(("facts.total_rows", {"n": _n(facts.total_rows)}))
+    for col in facts.columns:
+        if col.kind == "numbers":
+            line: list[Phrase] = [("facts.numbers", {"name": col.name, "total": col.total, "smallest": col.smallest,
+                                                     "largest": col.largest, "average": col.average})]
+        elif col.kind == "percents":
+            line = [("facts.percents", {"name": col.name, "smallest": col.smallest, "largest": col.largest,
+                                        "average": col.average})]
+        elif col.kind == "dates":
+            line = [("facts.dates", {"name": col.name, "first": col.first, "last": col.last})]
+        elif col.distinct == col.filled and col.filled > 1:
+            line = [("facts.text_unique", {"name": col.name, "first": col.first, "last": col.last})]
+        elif col.distinct == 1:
+            line = [("facts.text_same", {"name": col.name, "text": col.first})]
+        elif col.top:
+            top = [("facts.value_count", {"text": v, "n": _n(k)}) for v, k in col.top]
+            listed: list[Phrase] = [p for i, item in enumerate(top) for p in ([("facts.and", {})] if i else []) + [item]]
+            line = [("facts.text", {"name": col.name, "distinct": _n(col.distinct), "top": listed})]
+        else:
+            line = [("facts.text_few", {"name": col.name, "distinct": _n(col.distinct)})]
+        if col.filled < facts.rows:
+            line.append(("facts.filled", {"filled": _n(col.filled), "rows": _n(facts.rows)}))
+        if col.other:
+            line.append(("facts.other", {"n": _n(col.other)}))
+        lines.append(line)
+    if facts.more_columns:
+        lines.append([("facts.more_columns", {"n": _n(facts.more_columns)})])
+    return lines
+
+
+def facts_text(facts: SheetFacts, lookup: Lookup | None = None) -> list[str]:
+    """``facts_phrases`` in words: English for the model, the UI's language for the user."""
+    return [say(line, lookup) for line in facts_phrases(facts)]
