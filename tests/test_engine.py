@@ -263,7 +263,9 @@ def test_the_turn_that_leaves_out_the_oldest_messages_reads_only_what_is_new(smo
     """The turn that first leaves messages out read the whole conversation again (its prompt
     differs from the cells just after the instructions): 25.7 s before the first word, 32 of
     2,301 tokens from the cache. The kept messages' cells are moved to where the prompt has them
-    (as llama-server's cache reuse does), and only the new message is read."""
+    (as llama-server's cache reuse does), and only the new message is read. So too when the
+    cells come from the conversation's state saved at the close (``chat -c``, the app
+    restarted): that turn read 502 tokens, none from the cache."""
     engine = Engine(make_profile(context=512), keep_state=True)  # (a quarter of the module's: a quarter to read)
     sampling = dataclasses.replace(engine.profile.sampling, max_tokens=2)
     filler = "lists desks, chairs and lamps for every office floor, with the rooms they are in. " * 4
@@ -283,8 +285,21 @@ def test_the_turn_that_leaves_out_the_oldest_messages_reads_only_what_is_new(smo
     # the cells moved are the prompt's: the next turn goes on from them as from any other
     talk += [{"role": "assistant", "content": turn.text}, {"role": "user", "content": "What is my name?"}]
     again = finished_turn(engine.stream_chat(talk, sampling, tag="conversation:/tmp/c.db:1")).metrics
-    engine.close()
     assert again.left_out_n == m.left_out_n and again.prompt_n < 40, again
+    reserve = answer_reserve(sampling, engine.n_ctx)
+    while True:  # on to the turn that leaves more out; the app is closed before it
+        talk += [{"role": "assistant", "content": "Noted."}, {"role": "user", "content": f"Part {len(talk)} {filler}"}]
+        left_out = engine.fit_messages(talk, reserve)[1]
+        if left_out > m.left_out_n:
+            break
+        finished_turn(engine.stream_chat(talk, sampling, tag="conversation:/tmp/c.db:1"))
+    was_cached, new = engine.count_prompt(talk[left_out:-1]), engine.count_prompt(talk[-1:])
+    engine.close()  # its cells saved, and read back by the next start
+    engine = Engine(make_profile(context=512), keep_state=True)
+    later = finished_turn(engine.stream_chat(talk, sampling, tag="conversation:/tmp/c.db:1")).metrics
+    engine.close()
+    assert later.left_out_n == left_out and later.restored_n == later.cache_n >= was_cached - 16, later
+    assert later.prompt_n <= new + 16, later
 
 
 def test_a_long_prompt_says_how_far_it_has_been_read(engine: Engine) -> None:

@@ -37,9 +37,24 @@ def test_common_prefix_with_limit() -> None:
 def test_a_free_slot_that_holds_the_prefix_is_chosen_else_the_least_recently_used() -> None:
     a, b, c = Slot(0, [1, 2, 3], last_used=5.0), Slot(1, [7, 8], last_used=1.0), Slot(2, [], last_used=3.0)
     assert choose_slot([a, b, c], [a, b, c], [1, 2, 3, 4]) is a
-    assert choose_slot([a, b, c], [a, b, c], [9, 9]) is b  # nothing shared: oldest use loses its cache
-    a.req = req([1], 1)  # the best cache is busy: take the least recently used free slot
+    assert choose_slot([a, b, c], [a, b, c], [9, 9]) is c  # nothing shared: an empty slot loses nothing
+    c.tokens = [5]
+    assert choose_slot([a, b, c], [a, b, c], [9, 9]) is b  # ... else the oldest use loses its cache
+    a.req = req([1], 1)  # the best cache is busy: its prefix is copied into the least recently used free slot
     assert choose_slot([a, b, c], [b, c], [1, 2, 3, 4]) is b
+
+
+def test_a_conversation_keeps_its_slot_when_another_shares_only_its_instructions() -> None:
+    """Two people's conversations begin with the same instructions: the second went to the first
+    one's slot (its longest prefix, the instructions) and wrote over its cells, and each turn of
+    either read its whole conversation again (serve, 18 of 932 tokens cached). Past the context
+    (its oldest messages left out), a conversation's own cells further on count too."""
+    instructions, first, second = list(range(10)), list(range(100, 300)), list(range(500, 700))
+    a, b = Slot(0, instructions + first, last_used=1.0), Slot(1, [], last_used=0.0)
+    assert choose_slot([a, b], [a, b], [*instructions, *second]) is b  # the instructions copied from a
+    b.tokens = instructions + second
+    assert choose_slot([a, b], [a, b], [*instructions, *first, 7]) is a
+    assert choose_slot([a, b], [a, b], [*instructions, *second[100:], 7]) is b  # moved: 100 cells reused
 
 
 def test_admission_is_fifo_skips_cancelled_and_leaves_the_rest_waiting() -> None:

@@ -494,16 +494,25 @@ class KvStateStore:
                 n += 1
         return n
 
-    def best(self, key: StateKey, prompt: list[int], at_least: int) -> tuple[SavedState, int] | None:
-        """The saved state sharing the longest prefix with ``prompt`` (> ``at_least`` tokens)."""
-        from workstation.core.slots import common_prefix
+    def best(self, key: StateKey, prompt: list[int], at_least: int,
+             moved: str | None = None) -> tuple[SavedState, int, list[tuple[int, int, int]]] | None:
+        """The saved state that holds the most of ``prompt`` (> ``at_least`` tokens): the tokens
+        it holds, and the runs of its cells to move to where the prompt has them (``moved_runs``;
+        none: a prefix alone). Runs are looked for only in the states of the conversation
+        ``moved`` (its tag; None: none): a conversation past its context leaves its oldest
+        messages out, and its state saved at the close (``chat -c``, the app restarted) then
+        shared only the instructions with the prompt, so the whole conversation was read again
+        (502 tokens, none cached), where the same turn in one run moves the cells."""
+        from workstation.core.slots import common_prefix, moved_runs
 
-        best: tuple[SavedState, int] | None = None
+        best: tuple[SavedState, int, list[tuple[int, int, int]]] | None = None
         limit = len(prompt) - 1  # one token is always evaluated for the first logits
         for entry in self.entries(key):
             n = common_prefix(entry.tokens, prompt, limit)
+            runs = moved_runs(entry.tokens, prompt, n) if moved is not None and same_conversation(entry.tag, moved) else []
+            n += sum(run[2] for run in runs)
             if n > at_least and (best is None or n > best[1]):
-                best = (entry, n)
+                best = (entry, n, runs)
         return best
 
     def load(self, key: StateKey, entry: SavedState) -> bytearray:

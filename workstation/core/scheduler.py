@@ -115,6 +115,7 @@ class PendingRestore:
     entry: SavedState
     n: int  # the prompt's tokens it holds
     data: Future[bytearray]
+    runs: list[tuple[int, int, int]] = field(default_factory=list)  # of its cells, to move (``moved_runs``)
 
 
 ADMIT_WINDOW_S = 0.005  # after an idle spell, wait this long for requests sent at the same time
@@ -886,19 +887,20 @@ class Scheduler:
         """Start reading the saved state that shares more of the prompt than any slot's cells
         do (None: there is none)."""
         assert self.kv_store is not None and slot.req is not None
-        found = self.kv_store.best(self.state_key, slot.req.prompt, in_memory + MIN_RESTORE_TOKENS)
+        moved = slot.req.tag if self.model.can_shift else None  # (its own states: cells moved as in memory)
+        found = self.kv_store.best(self.state_key, slot.req.prompt, in_memory + MIN_RESTORE_TOKENS, moved)
         if found is None:
             return None
         if self._reader is None:
             self._reader = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kv-reader")
-        entry, n = found
-        return PendingRestore(entry, n, self._reader.submit(self.kv_store.load, self.state_key, entry))
+        entry, n, runs = found
+        return PendingRestore(entry, n, self._reader.submit(self.kv_store.load, self.state_key, entry), runs)
 
     def _restore(self, slot: Slot, pending: PendingRestore, in_memory: int) -> int:
         """Load a saved state read by ``_start_restore`` into the slot, when it still shares more
         of the prompt than the slots' cells do; the tokens restored (0: none, or a file that could
         not be used)."""
-        entry, n = pending.entry, pending.n
+        entry, n, runs = pending.entry, pending.n, pending.runs
         if n <= in_memory + MIN_RESTORE_TOKENS:
             return 0  # while it was read, another slot came to hold as much: copy that instead
         try:
@@ -910,13 +912,17 @@ class Scheduler:
             log.warning("Ignored a saved KV state: llama.cpp could not load %s.", entry.path.name)
             slot.tokens = []
             return 0
-        self.model.seq_rm(slot.seq, n, -1)
-        slot.tokens = entry.tokens[:n]
-        if self.model.seq_pos_max(slot.seq) + 1 != n:  # not what the file said it held
+        held = len(entry.tokens) if runs else n  # (runs: its cells past the prefix are moved, not cut)
+        self.model.seq_rm(slot.seq, held, -1)
+        if self.model.seq_pos_max(slot.seq) + 1 != held:  # not what the file said it held
             log.warning("Ignored a saved KV state: %s holds other cells than its header says.", entry.path.name)
             self.model.seq_rm(slot.seq, -1, -1)
             slot.tokens = []
             return 0
+        if runs:  # the oldest messages left out since it was saved: its kept cells go where the prompt has them
+            slot.tokens = self.model.move_cells(slot.seq, list(entry.tokens), n - sum(run[2] for run in runs), runs)
+        else:
+            slot.tokens = entry.tokens[:n]
         if slot.spec is not None:
             slot.spec.forget()
         return n

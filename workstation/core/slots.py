@@ -123,13 +123,24 @@ def common_prefix(a: Sequence[int], b: Sequence[int], limit: int | None = None) 
 
 
 def choose_slot(slots: Sequence[Slot], free: Sequence[Slot], prompt: Sequence[int]) -> Slot:
-    """The free slot for ``prompt``: the one whose cache shares the longest prefix with it when
-    that slot is free, else the least recently used (it loses its cache)."""
+    """The free slot for ``prompt``: the one that reuses the most of it, its own cells (their
+    prefix, and cells further on that ``moved_runs`` moves) or a prefix copied from another slot
+    (``settle_prefix``); of those alike, one that loses no cells, then its own cells, then the
+    least recently used (it loses its cache). Several people's conversations begin with the same
+    instructions: the longest prefix alone sent each to the slot of the one before, whose cells
+    it wrote over, and with two conversations in two slots every turn was read again from the
+    instructions on (18 of 932 tokens cached)."""
     limit = len(prompt) - 1
-    best = max(slots, key=lambda s: common_prefix(s.tokens, prompt, limit))
-    if best in free and common_prefix(best.tokens, prompt, limit) > 0:
-        return best
-    return min(free, key=lambda s: s.last_used)
+    prefix = {id(s): common_prefix(s.tokens, prompt, limit) for s in slots}
+
+    def rank(slot: Slot) -> tuple[int, bool, bool, float]:
+        mine = prefix[id(slot)]
+        mine += sum(run[2] for run in moved_runs(slot.tokens, prompt, mine))
+        copied = max((n for key, n in prefix.items() if key != id(slot)), default=0)
+        reuse, own = (mine, True) if mine > copied else (copied, False)
+        return reuse, len(slot.tokens) == (mine if own else 0), own, -slot.last_used
+
+    return max(free, key=rank)
 
 
 def queue_victim(waiting: Sequence[Request], owner: Owner | None) -> Request | None:
