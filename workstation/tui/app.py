@@ -2556,7 +2556,9 @@ class WorkstationApp(App[None]):
         self._attached_paths.add(path)
         if len(text) > MAX_DOCUMENT_CHARS:
             text = text[:MAX_DOCUMENT_CHARS]
-            self.notify(self.texts("chat.doc_cut", n=f"{MAX_DOCUMENT_CHARS:,}"), severity="warning")
+            # (two lines to read and act on: Textual's 5 s went before they were read, on a busy PC
+            # before the test looked too)
+            self.notify(self.texts("chat.doc_cut", n=f"{MAX_DOCUMENT_CHARS:,}"), severity="warning", timeout=15)
             self._document_sizes[path] = len(whole)  # the attachment line says so too (a toast goes)
         else:
             self._document_sizes.pop(path, None)
