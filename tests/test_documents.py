@@ -963,6 +963,15 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     assert facts_text(read_document(turkish).facts[0])[1:] == [
         "- Tarih: dates from 2026-01-15 to 2026-03-01.", "- Müşteri: text, 2 different values; most common: Ayla (2).",
         "- Tutar: numbers; total 1,200.3, smallest 0.1, largest 1,200, average 400.10."]
+    # columns named by their years are a header row (not a row, 2,024 added to each total); a last
+    # row of SUMs with its label's cell blank is not counted again
+    years = tmp_path / "regions.csv"
+    years.write_text("Region,2024,2025\nNorth,100,200\nSouth,300,400\nEast,5,6\n,405,606\n", encoding="utf-8")
+    assert facts_text(read_document(years).facts[0]) == [
+        "regions.csv: 3 rows under the header row, 3 columns. Its last row, the sum of the rows above, is left out "
+        "of these figures.", "- Region: text, different in every row (North to East).",
+        "- 2024: numbers; total 405, smallest 5, largest 300, average 135.00.",
+        "- 2025: numbers; total 606, smallest 6, largest 400, average 202.00."]
     # what a summary reads: the facts before the rows; of a long table its first rows, the rest said to be left out
     long = make_xlsx(tmp_path / "ledger.xlsx", [("Data", [["Item", "Amount"], *[[f"r{i}", i] for i in range(150)]])])
     digest = with_facts(read_document(long))

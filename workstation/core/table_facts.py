@@ -26,6 +26,7 @@ _CURRENCY = "$€£₺¥"
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2}(?::\d{2})?)?")
 _DOTTED_DATE = re.compile(r"(\d{1,2})\.(\d{1,2})\.(\d{4})")  # 15.01.2026 (day first, as Turkey and Germany write it)
 # a row of totals under the rows (its numbers are the rows' own again: counted twice, the total doubled)
+_YEAR = re.compile(r"(?:19|20)\d{2}")  # a column named by its year: Region | 2024 | 2025
 _TOTAL_ROW = re.compile(r"(?:grand |sub-?)?totals?|sum|genel toplam|ara toplam|toplam", re.IGNORECASE)
 
 
@@ -55,6 +56,7 @@ class SheetFacts:
     more_columns: int = 0  # beyond MAX_COLUMNS
     total_rows: int = 0  # rows reading "Total" left out of the figures
     cut: bool = False  # the sheet was read only in part (``Limits.max_cells``)
+    sum_row: bool = False  # a last row of the columns' sums with no word saying so, left out (``_sum_row``)
 
 
 def _number(text: str, comma: bool = False) -> Decimal | None:
@@ -172,7 +174,11 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
     first = [c.strip() for c in rows[0]]
     words = [c for c in first if c]
     below = (c for r in rows[1:] for c in r if c.strip())
-    header = all(_kind(c, decimal_comma) == "text" for c in words) and (
+    # years in a row of names (two or more, in order: 2024 | 2025) name their columns: read as
+    # numbers, the first row was counted as a row and 2,024 added to each year's total
+    years = [int(c) for c in words if _YEAR.fullmatch(c)]
+    named_by_years = len(years) >= 2 and (years == sorted(set(years)) or years == sorted(set(years), reverse=True))
+    header = all(_kind(c, decimal_comma) == "text" or (named_by_years and _YEAR.fullmatch(c)) for c in words) and (
         any(_kind(c, decimal_comma) != "text" for c in below) or len(words) == len(first) == len(set(first)))
     body = rows[1:] if header else rows
 
@@ -181,6 +187,9 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
         return bool(words) and _TOTAL_ROW.fullmatch(words[0].rstrip(":")) is not None
 
     data = [r for r in body if not total_row(r)]
+    sum_row = _sum_row(data, decimal_comma)
+    if sum_row:
+        data = data[:-1]
     columns: list[ColumnFacts] = []
     shown = 0
     for i in range(width):
@@ -192,7 +201,31 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
         if shown <= MAX_COLUMNS:
             columns.append(col)
     return SheetFacts(title, section, len(data), header, columns, max(0, shown - MAX_COLUMNS),
-                      len(body) - len(data), cut)
+                      len(body) - len(data) - sum_row, cut, sum_row)
+
+
+def _sum_row(data: list[list[str]], comma: bool) -> bool:
+    """Whether the last row is the sum of the rows above without a word saying so (a SUM under
+    each column, its label's cell left blank): each of its cells a number, the exact sum of its
+    column above, and a cell blank that every row above fills. Counted as a row, each total was
+    doubled."""
+    if len(data) < 3:
+        return False
+    last, above = data[-1], data[:-1]
+
+    def cell(r: list[str], i: int) -> str:
+        return r[i].strip() if i < len(r) else ""
+
+    width = max(len(r) for r in data)
+    filled = [i for i in range(width) if cell(last, i)]
+    if not filled or not any(not cell(last, i) and all(cell(r, i) for r in above) for i in range(width)):
+        return False
+    for i in filled:
+        kind, value = _read(cell(last, i), comma)
+        values = [v for k, v in (_read(cell(r, i), comma) for r in above) if k == "numbers" and isinstance(v, Decimal)]
+        if kind != "numbers" or len(values) < 2 or sum(values, Decimal(0)) != value:
+            return False
+    return True
 
 
 def _n(n: int) -> str:
@@ -206,6 +239,8 @@ def facts_phrases(facts: SheetFacts) -> list[list[Phrase]]:
                                          "columns": _n(len(facts.columns) + facts.more_columns)})]]
     if facts.total_rows:
         lines[0].append(("facts.total_rows", {"n": _n(facts.total_rows)}))
+    if facts.sum_row:
+        lines[0].append(("facts.sum_row", {}))
     for col in facts.columns:
         if col.kind == "numbers":
             line: list[Phrase] = [("facts.numbers", {"name": col.name, "total": col.total, "smallest": col.smallest,
