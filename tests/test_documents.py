@@ -963,6 +963,10 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     assert facts_text(read_document(turkish).facts[0])[1:] == [
         "- Tarih: dates from 2026-01-15 to 2026-03-01.", "- Müşteri: text, 2 different values; most common: Ayla (2).",
         "- Tutar: numbers; total 1,200.3, smallest 0.1, largest 1,200, average 400.10."]
+    tab = tmp_path / "satis.tsv"  # a Turkish Excel's tab-separated text: decimal commas too, by its cells
+    tab.write_text("Kalem\tTutar\na\t1.200\nb\t15.000\nc\t350,75\n", encoding="utf-8")
+    assert facts_text(read_document(tab).facts[0])[2] == (
+        "- Tutar: numbers; total 16,550.75, smallest 350.75, largest 15,000, average 5,516.92.")
     # columns named by their years are a header row (not a row, 2,024 added to each total); a last
     # row of SUMs with its label's cell blank is not counted again
     years = tmp_path / "regions.csv"

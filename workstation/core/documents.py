@@ -24,7 +24,7 @@ from typing import Any
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.phrases import Phrase, say
-from workstation.core.table_facts import SheetFacts, table_facts
+from workstation.core.table_facts import SheetFacts, table_facts, writes_decimal_comma
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".text", ".rst", ".csv", ".tsv")  # (a spreadsheet saved as text: summarize read it, batch left it alone)
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
@@ -376,7 +376,7 @@ def _csv_facts(path: Path, text: str, columns: str) -> SheetFacts | None:
         return None
     if max(map(len, rows), default=0) < 2:
         return None
-    return table_facts(path.name, 0, rows, decimal_comma=delimiter == ";")
+    return table_facts(path.name, 0, rows, decimal_comma=writes_decimal_comma(rows, delimiter == ";"))
 
 
 # --- PDF ----------------------------------------------------------------------------------------

@@ -112,6 +112,21 @@ def _read(text: str, comma: bool = False) -> tuple[str, Decimal | str | None]:
     return ("dates", day) if day is not None else ("text", None)
 
 
+def writes_decimal_comma(rows: list[list[str]], usual: bool) -> bool:
+    """Whether a CSV's numbers are written 1.200,50: where its cells say (350,75 reads only so,
+    2.25 only as 2.25), else ``usual`` (a CSV split by ;). A Turkish Excel's tab-separated text
+    has decimal commas too: read as 1.2 its 1.200 made a total of 18.7 of 18,700."""
+    comma = dot = 0
+    for row in rows[:1000]:
+        for c in row:
+            t = c.strip().rstrip("%").strip()
+            if "," in t or "." in t:
+                as_comma, as_dot = _number(t, True) is not None, _number(t) is not None
+                comma += as_comma and not as_dot
+                dot += as_dot and not as_comma
+    return usual if comma == dot else comma > dot
+
+
 def _kind(text: str, comma: bool = False) -> str:
     return _read(text, comma)[0]
 
