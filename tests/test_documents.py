@@ -967,6 +967,11 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     tab.write_text("Kalem\tTutar\na\t1.200\nb\t15.000\nc\t350,75\n", encoding="utf-8")
     assert facts_text(read_document(tab).facts[0])[2] == (
         "- Tutar: numbers; total 16,550.75, smallest 350.75, largest 15,000, average 5,516.92.")
+    signs = tmp_path / "signs.csv"  # a minus before the currency sign, in parentheses after it, U+2212; Turkish %12
+    signs.write_text('Item,Amount,Share\na,"-$1,200.50",%12\nb,$(300),%8\nc,\u2212100,%10\n', encoding="utf-8")
+    assert facts_text(read_document(signs).facts[0])[2:] == [
+        "- Amount: numbers; total -1,600.5, smallest -1,200.5, largest -100, average -533.50.",
+        "- Share: percentages; smallest 8%, largest 12%, average 10.00%."]
     # columns named by their years are a header row (not a row, 2,024 added to each total); a last
     # row of SUMs with its label's cell blank is not counted again
     years = tmp_path / "regions.csv"

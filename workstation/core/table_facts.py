@@ -60,11 +60,15 @@ class SheetFacts:
 
 
 def _number(text: str, comma: bool = False) -> Decimal | None:
-    t = text.strip()
+    t = text.strip().replace("\u2212", "-")  # (−1,200: the minus sign a formatted report writes)
     negative = t.startswith("(") and t.endswith(")")  # (1,200.00): an accountant's negative
     if negative:
         t = t[1:-1].strip()
-    t = t.strip(_CURRENCY).strip()
+    sign = t[0] if t[:1] in ("-", "+") and t[1:2] in tuple(_CURRENCY) else ""  # -$1,200
+    t = t[len(sign):].strip(_CURRENCY).strip()
+    if t.startswith("(") and t.endswith(")") and not negative and not sign:  # $(1,200.00)
+        negative, t = True, t[1:-1].strip()
+    t = sign + t
     if not (_COMMA_NUMBER if comma else _NUMBER).fullmatch(t):
         return None
     try:
@@ -84,7 +88,7 @@ def _date(text: str) -> str | None:
     return None
 
 
-_STARTS = frozenset("-+.(" + _CURRENCY)  # what a number may begin with, besides a digit
+_STARTS = frozenset("-+.(%\u2212" + _CURRENCY)  # what a number may begin with, besides a digit
 
 
 def _read(text: str, comma: bool = False) -> tuple[str, Decimal | str | None]:
@@ -101,8 +105,8 @@ def _read(text: str, comma: bool = False) -> tuple[str, Decimal | str | None]:
         else:
             if plain.is_finite() and abs(plain.adjusted()) < 1000:
                 return "numbers", plain
-    if t.endswith("%"):
-        value = _number(t[:-1], comma)
+    if t.endswith("%") or t.startswith("%"):  # 12.5% (%12,5 as Turkish writes it)
+        value = _number(t[:-1] if t.endswith("%") else t[1:], comma)
         if value is not None:
             return "percents", value
     value = _number(t, comma)
