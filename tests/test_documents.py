@@ -993,6 +993,12 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
                                   "from every row.]")
     assert with_facts(read_document(long), all_rows=True).text.endswith("\nr148 | 148\nr149 | 149")
     assert with_facts(digest).text == digest.text  # (its facts not said twice)
+    notes = tmp_path / "notes.csv"  # 60 rows of two-line notes (120 lines) under blank lines: kept whole, a fact a line
+    notes.write_text("\n\nItem,Note\n" + "".join(f'r{i},"Call back\nnext week"\n' for i in range(60)) + "\n\n",
+                     encoding="utf-8")
+    kept = with_facts(read_document(notes)).text
+    assert "\n- Note: text, the same in every row: Call back next week.\n\nItem,Note\nr0," in kept
+    assert kept.endswith('\nr59,"Call back\nnext week"') and "left out here" not in kept
     assert digest.sections[0].end == len(digest.text) and digest.sections[0].lead == "Sheet: Data (continued)\nItem | Amount"
 
 

@@ -144,6 +144,11 @@ def _figure(value: Decimal) -> str:
     return f"{value.normalize():,f}"
 
 
+def _line(text: str) -> str:
+    """A cell's text on one line (a CSV's quoted cell may hold line breaks: a fact a line each)."""
+    return " ".join(text.split())
+
+
 def _column_name(n: int) -> str:
     letters = ""
     while n:
@@ -176,8 +181,8 @@ def _column(name: str, cells: list[str], comma: bool) -> ColumnFacts:
     else:
         counts = Counter(filled)
         col.distinct = len(counts)
-        col.first, col.last = filled[0], filled[-1]
-        col.top = [(v, k) for v, k in counts.most_common(TOP_VALUES) if k > 1]
+        col.first, col.last = _line(filled[0]), _line(filled[-1])
+        col.top = [(_line(v), k) for v, k in counts.most_common(TOP_VALUES) if k > 1]
     return col
 
 
