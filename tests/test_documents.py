@@ -976,6 +976,9 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     # row of SUMs with its label's cell blank is not counted again
     years = tmp_path / "regions.csv"
     years.write_text("Region,2024,2025\nNorth,100,200\nSouth,300,400\nEast,5,6\n,405,606\n", encoding="utf-8")
+    labelled = tmp_path / "spend.csv"  # a total's row named otherwise: "Total amount"
+    labelled.write_text("Item,Amount\npens,1.5\npaper,2\nTotal amount,3.5\n", encoding="utf-8")
+    assert facts_text(read_document(labelled).facts[0])[2] == "- Amount: numbers; total 3.5, smallest 1.5, largest 2, average 1.75."
     assert facts_text(read_document(years).facts[0]) == [
         "regions.csv: 3 rows under the header row, 3 columns. Its last row, the sum of the rows above, is left out "
         "of these figures.", "- Region: text, different in every row (North to East).",

@@ -28,6 +28,7 @@ _DOTTED_DATE = re.compile(r"(\d{1,2})\.(\d{1,2})\.(\d{4})")  # 15.01.2026 (day f
 # a row of totals under the rows (its numbers are the rows' own again: counted twice, the total doubled)
 _YEAR = re.compile(r"(?:19|20)\d{2}")  # a column named by its year: Region | 2024 | 2025
 _TOTAL_ROW = re.compile(r"(?:grand |sub-?)?totals?|sum|genel toplam|ara toplam|toplam", re.IGNORECASE)
+_TOTAL_START = re.compile(r"(?:(?:grand |sub-?)?totals?|sum|(?:genel |ara )?toplam)\b", re.IGNORECASE)
 
 
 @dataclass
@@ -229,10 +230,10 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
 
 
 def _sum_row(data: list[list[str]], comma: bool) -> bool:
-    """Whether the last row is the sum of the rows above without a word saying so (a SUM under
-    each column, its label's cell left blank): each of its cells a number, the exact sum of its
-    column above, and a cell blank that every row above fills. Counted as a row, each total was
-    doubled."""
+    """Whether the last row is the sum of the rows above that ``_TOTAL_ROW`` did not know (a SUM
+    under each column, its label's cell left blank or "Total amount"): each of its cells a number,
+    the exact sum of its column above, and a cell blank that every row above fills, or its first
+    cell beginning with a word for a total. Counted as a row, each total was doubled."""
     if len(data) < 3:
         return False
     last, above = data[-1], data[:-1]
@@ -242,9 +243,10 @@ def _sum_row(data: list[list[str]], comma: bool) -> bool:
 
     width = max(len(r) for r in data)
     filled = [i for i in range(width) if cell(last, i)]
-    if not filled or not any(not cell(last, i) and all(cell(r, i) for r in above) for i in range(width)):
+    labelled = bool(filled) and _TOTAL_START.match(cell(last, filled[0])) is not None  # "Total amount", "Toplam tutar:"
+    if not filled or not labelled and not any(not cell(last, i) and all(cell(r, i) for r in above) for i in range(width)):
         return False
-    for i in filled:
+    for i in filled[1:] if labelled else filled:
         kind, value = _read(cell(last, i), comma)
         values = [v for k, v in (_read(cell(r, i), comma) for r in above) if k == "numbers" and isinstance(v, Decimal)]
         if kind != "numbers" or len(values) < 2 or sum(values, Decimal(0)) != value:
