@@ -976,6 +976,12 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     # row of SUMs with its label's cell blank is not counted again
     years = tmp_path / "regions.csv"
     years.write_text("Region,2024,2025\nNorth,100,200\nSouth,300,400\nEast,5,6\n,405,606\n", encoding="utf-8")
+    titled = make_xlsx(tmp_path / "report.xlsx", [("Report", [["Sales report 2025"], [None], ["Item", "Amount"],
+                                                               *[[f"r{i}", i] for i in range(3)]])])
+    assert with_facts(read_document(titled)).text.split("\n")[2:] == [
+        "Sheet: Report: 3 rows under the header row, 2 columns.", "- Item: text, different in every row (r0 to r2).",
+        "- Amount: numbers; total 3, smallest 0, largest 2, average 1.00.", "", "Sales report 2025", "Item | Amount",
+        "r0 | 0", "r1 | 1", "r2 | 2"]
     labelled = tmp_path / "spend.csv"  # a total's row named otherwise: "Total amount"
     labelled.write_text("Item,Amount\npens,1.5\npaper,2\nTotal amount,3.5\n", encoding="utf-8")
     assert facts_text(read_document(labelled).facts[0])[2] == "- Amount: numbers; total 3.5, smallest 1.5, largest 2, average 1.75."

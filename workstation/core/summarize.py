@@ -104,7 +104,7 @@ def with_facts(document: Document, all_rows: bool = False) -> Document:
             if not sheet:  # a CSV's rows: a quoted cell's line breaks in its row, blank lines none (a table of
                 lines = _csv_records(lines, document.name)  # 60 rows of two-line notes was cut to its first 5, "rows 11 to 121")
             head = [lines.pop(0)] if sec.title and lines and lines[0] == sec.title else []
-            columns = [lines.pop(0)] if facts.header and lines else []
+            columns = [lines.pop(0) for _ in range(facts.above + facts.header) if lines]  # (a title above it)
             tail = [lines.pop()] if sheet and lines and lines[-1].startswith("[") else []  # (a sheet read in part says so)
             if not all_rows and len(lines) > FACT_ROWS:
                 left_out = say([("facts.rows_left_out", {"a": f"{SAMPLE_ROWS + 1:,}", "b": f"{len(lines):,}"})])

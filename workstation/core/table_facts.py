@@ -58,6 +58,7 @@ class SheetFacts:
     total_rows: int = 0  # rows reading "Total" left out of the figures
     cut: bool = False  # the sheet was read only in part (``Limits.max_cells``)
     sum_row: bool = False  # a last row of the columns' sums with no word saying so, left out (``_sum_row``)
+    above: int = 0  # title rows above the header row, left out (``_title_rows``)
 
 
 def _number(text: str, comma: bool = False) -> Decimal | None:
@@ -193,6 +194,8 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
     rows that are not); None for fewer than three rows (no table to speak of). ``decimal_comma``: its
     numbers are written 1.200,50 (a CSV split by ;); the facts' figures the English way all the same."""
     rows = [r for r in rows if any(c.strip() for c in r)]
+    above = _title_rows(rows, decimal_comma)
+    rows = rows[above:]
     if len(rows) < 3:  # (a note of two lines: its lines say it all)
         return None
     width = max(len(r) for r in rows)
@@ -226,7 +229,20 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
         if shown <= MAX_COLUMNS:
             columns.append(col)
     return SheetFacts(title, section, len(data), header, columns, max(0, shown - MAX_COLUMNS),
-                      len(body) - len(data) - sum_row, cut, sum_row)
+                      len(body) - len(data) - sum_row, cut, sum_row, above)
+
+
+def _title_rows(rows: list[list[str]], comma: bool) -> int:
+    """The rows of one cell each above a row of columns' names ("Sales report 2025" in A1): read
+    as the header, its columns went without their names and the names' row was counted as a row."""
+    def filled(r: list[str]) -> list[str]:
+        return [c for c in r if c.strip()]
+
+    k = 0
+    while k < min(3, len(rows) - 3) and len(filled(rows[k])) == 1:
+        k += 1
+    names = filled(rows[k]) if k < len(rows) else []
+    return k if k and len(names) >= 2 and all(_kind(c, comma) == "text" for c in names) else 0
 
 
 def _sum_row(data: list[list[str]], comma: bool) -> bool:
