@@ -982,9 +982,12 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
         "Sheet: Report: 3 rows under the header row, 2 columns.", "- Item: text, different in every row (r0 to r2).",
         "- Amount: numbers; total 3, smallest 0, largest 2, average 1.00.", "", "Sales report 2025", "Item | Amount",
         "r0 | 0", "r1 | 1", "r2 | 2"]
-    labelled = tmp_path / "spend.csv"  # a total's row named otherwise: "Total amount"
-    labelled.write_text("Item,Amount\npens,1.5\npaper,2\nTotal amount,3.5\n", encoding="utf-8")
-    assert facts_text(read_document(labelled).facts[0])[2] == "- Amount: numbers; total 3.5, smallest 1.5, largest 2, average 1.75."
+    labelled = tmp_path / "spend.csv"  # a total's row named otherwise: "Total amount"; no 13th month
+    labelled.write_text("Item,Amount,Paid\npens,1.5,2026-01-02\npaper,2,2026-13-45\nink,0.5,31.01.2026\n"
+                        "Total amount,4,\n", encoding="utf-8")
+    assert facts_text(read_document(labelled).facts[0])[2:] == [
+        "- Amount: numbers; total 4, smallest 0.5, largest 2, average 1.33.",
+        "- Paid: dates from 2026-01-02 to 2026-01-31. Cells of another kind, left out of these figures: 1."]
     assert facts_text(read_document(years).facts[0]) == [
         "regions.csv: 3 rows under the header row, 3 columns. Its last row, the sum of the rows above, is left out "
         "of these figures.", "- Region: text, different in every row (North to East).",

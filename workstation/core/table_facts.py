@@ -83,11 +83,22 @@ def _number(text: str, comma: bool = False) -> Decimal | None:
 def _date(text: str) -> str | None:
     t = text.strip()
     if _ISO_DATE.fullmatch(t):
-        return t
+        return t if _real_day(t[:10]) else None
     m = _DOTTED_DATE.fullmatch(t)
-    if m and 1 <= int(m.group(1)) <= 31 and 1 <= int(m.group(2)) <= 12:
-        return f"{m.group(3)}-{int(m.group(2)):02d}-{int(m.group(1)):02d}"
-    return None
+    day = f"{m.group(3)}-{int(m.group(2)):02d}-{int(m.group(1)):02d}" if m else ""
+    return day if day and _real_day(day) else None
+
+
+def _real_day(iso: str) -> bool:
+    """Whether a day of the calendar is written there: 2026-13-45 (a code, a mistyped cell) was
+    a date, the table's last."""
+    import datetime as dt
+
+    try:
+        dt.date.fromisoformat(iso)
+    except ValueError:
+        return False
+    return True
 
 
 _STARTS = frozenset("-+.(%\u2212" + _CURRENCY)  # what a number may begin with, besides a digit
