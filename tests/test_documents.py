@@ -965,8 +965,15 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
         "- Tutar: numbers; total 1,200.3, smallest 0.1, largest 1,200, average 400.10."]
     tab = tmp_path / "satis.tsv"  # a Turkish Excel's tab-separated text: decimal commas too, by its cells
     tab.write_text("Kalem\tTutar\na\t1.200\nb\t15.000\nc\t350,75\n", encoding="utf-8")
-    assert facts_text(read_document(tab).facts[0])[2] == (
-        "- Tutar: numbers; total 16,550.75, smallest 350.75, largest 15,000, average 5,516.92.")
+    tsv_total = "- Tutar: numbers; total 16,550.75, smallest 350.75, largest 15,000, average 5,516.92."
+    assert facts_text(read_document(tab).facts[0])[2] == tsv_total
+    def cell(shown: str) -> str:
+        return f"<table:table-cell><text:p>{shown}</text:p></table:table-cell>"
+
+    ods_rows = "".join(f"<table:table-row>{cell(a)}{cell(b)}</table:table-row>"
+                       for a, b in [("Kalem", "Tutar"), ("a", "1.200"), ("b", "15.000"), ("c", "350,75")])
+    ods = make_odf(tmp_path / "butce.ods", f'<table:table table:name="B">{ods_rows}</table:table>', kind="spreadsheet")
+    assert facts_text(read_document(ods).facts[0])[2] == tsv_total  # (its cells as a Turkish LibreOffice shows them)
     signs = tmp_path / "signs.csv"  # a minus before the currency sign, in parentheses after it, U+2212; Turkish %12
     signs.write_text('Item,Amount,Share\na,"-$1,200.50",%12\nb,$(300),%8\nc,\u2212100,%10\n', encoding="utf-8")
     assert facts_text(read_document(signs).facts[0])[2:] == [
