@@ -963,6 +963,43 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     assert facts_text(read_document(turkish).facts[0])[1:] == [
         "- Tarih: dates from 2026-01-15 to 2026-03-01.", "- Müşteri: text, 2 different values; most common: Ayla (2).",
         "- Tutar: numbers; total 1,200.3, smallest 0.1, largest 1,200, average 400.10."]
+    tab = tmp_path / "satis.tsv"  # a Turkish Excel's tab-separated text: decimal commas too, by its cells
+    tab.write_text("Kalem\tTutar\na\t1.200\nb\t15.000\nc\t350,75\n", encoding="utf-8")
+    tsv_total = "- Tutar: numbers; total 16,550.75, smallest 350.75, largest 15,000, average 5,516.92."
+    assert facts_text(read_document(tab).facts[0])[2] == tsv_total
+    def cell(shown: str) -> str:
+        return f"<table:table-cell><text:p>{shown}</text:p></table:table-cell>"
+
+    ods_rows = "".join(f"<table:table-row>{cell(a)}{cell(b)}</table:table-row>"
+                       for a, b in [("Kalem", "Tutar"), ("a", "1.200"), ("b", "15.000"), ("c", "350,75")])
+    ods = make_odf(tmp_path / "butce.ods", f'<table:table table:name="B">{ods_rows}</table:table>', kind="spreadsheet")
+    assert facts_text(read_document(ods).facts[0])[2] == tsv_total  # (its cells as a Turkish LibreOffice shows them)
+    signs = tmp_path / "signs.csv"  # a minus before the currency sign, in parentheses after it, U+2212; Turkish %12
+    signs.write_text('Item,Amount,Share\na,"-$1,200.50",%12\nb,$(300),%8\nc,\u2212100,%10\n', encoding="utf-8")
+    assert facts_text(read_document(signs).facts[0])[2:] == [
+        "- Amount: numbers; total -1,600.5, smallest -1,200.5, largest -100, average -533.50.",
+        "- Share: percentages; smallest 8%, largest 12%, average 10.00%."]
+    # columns named by their years are a header row (not a row, 2,024 added to each total); a last
+    # row of SUMs with its label's cell blank is not counted again
+    years = tmp_path / "regions.csv"
+    years.write_text("Region,2024,2025\nNorth,100,200\nSouth,300,400\nEast,5,6\n,405,606\n", encoding="utf-8")
+    titled = make_xlsx(tmp_path / "report.xlsx", [("Report", [["Sales report 2025"], [None], ["Item", "Amount"],
+                                                               *[[f"r{i}", i] for i in range(3)]])])
+    assert with_facts(read_document(titled)).text.split("\n")[2:] == [
+        "Sheet: Report: 3 rows under the header row, 2 columns.", "- Item: text, different in every row (r0 to r2).",
+        "- Amount: numbers; total 3, smallest 0, largest 2, average 1.00.", "", "Sales report 2025", "Item | Amount",
+        "r0 | 0", "r1 | 1", "r2 | 2"]
+    labelled = tmp_path / "spend.csv"  # a total's row named otherwise: "Total amount"; no 13th month
+    labelled.write_text("Item,Amount,Paid\npens,1.5,2026-01-02\npaper,2,2026-13-45\nink,0.5,31.01.2026\n"
+                        "Total amount,4,\n", encoding="utf-8")
+    assert facts_text(read_document(labelled).facts[0])[2:] == [
+        "- Amount: numbers; total 4, smallest 0.5, largest 2, average 1.33.",
+        "- Paid: dates from 2026-01-02 to 2026-01-31. Cells of another kind, left out of these figures: 1."]
+    assert facts_text(read_document(years).facts[0]) == [
+        "regions.csv: 3 rows under the header row, 3 columns. Its last row, the sum of the rows above, is left out "
+        "of these figures.", "- Region: text, different in every row (North to East).",
+        "- 2024: numbers; total 405, smallest 5, largest 300, average 135.00.",
+        "- 2025: numbers; total 606, smallest 6, largest 400, average 202.00."]
     # what a summary reads: the facts before the rows; of a long table its first rows, the rest said to be left out
     long = make_xlsx(tmp_path / "ledger.xlsx", [("Data", [["Item", "Amount"], *[[f"r{i}", i] for i in range(150)]])])
     digest = with_facts(read_document(long))
@@ -975,6 +1012,12 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
                                   "from every row.]")
     assert with_facts(read_document(long), all_rows=True).text.endswith("\nr148 | 148\nr149 | 149")
     assert with_facts(digest).text == digest.text  # (its facts not said twice)
+    notes = tmp_path / "notes.csv"  # 60 rows of two-line notes (120 lines) under blank lines: kept whole, a fact a line
+    notes.write_text("\n\nItem,Note\n" + "".join(f'r{i},"Call back\nnext week"\n' for i in range(60)) + "\n\n",
+                     encoding="utf-8")
+    kept = with_facts(read_document(notes)).text
+    assert "\n- Note: text, the same in every row: Call back next week.\n\nItem,Note\nr0," in kept
+    assert kept.endswith('\nr59,"Call back\nnext week"') and "left out here" not in kept
     assert digest.sections[0].end == len(digest.text) and digest.sections[0].lead == "Sheet: Data (continued)\nItem | Amount"
 
 

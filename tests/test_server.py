@@ -306,9 +306,12 @@ def test_a_server_loading_its_model_answers_loading() -> None:
     sock = bind_socket("127.0.0.1", 0)
     root = f"http://127.0.0.1:{sock.getsockname()[1]}"
     try:
-        with answering_while_loading([sock]):
-            health = httpx.get(f"{root}/health", timeout=30)
-            assert (health.status_code, health.json()["status"]) == (503, "loading")
+        with answering_while_loading([sock]), socket.create_connection(sock.getsockname()[:2]) as idle:
+            health = httpx.get(f"{root}/health", timeout=30)  # (answered while a connection that sent
+            assert (health.status_code, health.json()["status"]) == (503, "loading")  # nothing waits: not after it)
+            idle.setblocking(False)
+            with pytest.raises(BlockingIOError):
+                idle.recv(100)
             assert health.headers["retry-after"] == "5"
             with pytest.raises(openai.InternalServerError) as caught:  # a client's request: why, in its words
                 openai.OpenAI(base_url=f"{root}/v1", api_key="k", max_retries=0).chat.completions.create(

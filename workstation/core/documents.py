@@ -24,7 +24,7 @@ from typing import Any
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.phrases import Phrase, say
-from workstation.core.table_facts import SheetFacts, table_facts
+from workstation.core.table_facts import SheetFacts, table_facts, writes_decimal_comma
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".text", ".rst", ".csv", ".tsv")  # (a spreadsheet saved as text: summarize read it, batch left it alone)
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
@@ -362,6 +362,12 @@ def _read_text(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
     return Document(str(path), kind, text, sections, encoding)
 
 
+def csv_delimiter(name: str, columns: str) -> str:
+    """What a CSV or TSV file's cells are split by: a tab in a .tsv, else the most used of , ; and
+    tab in ``columns``, its first line."""
+    return "\t" if name.lower().endswith(".tsv") else max(",;\t", key=columns.count)
+
+
 def _csv_facts(path: Path, text: str, columns: str) -> SheetFacts | None:
     """A CSV or TSV file's facts (``table_facts``): its cells split by a tab in a .tsv, else by the
     first line's most used of , ; and tab (a Turkish or German Excel saves CSV with ;, its numbers
@@ -369,14 +375,14 @@ def _csv_facts(path: Path, text: str, columns: str) -> SheetFacts | None:
     import csv
     import io
 
-    delimiter = "\t" if path.suffix.lower() == ".tsv" else max(",;\t", key=columns.count)
+    delimiter = csv_delimiter(path.name, columns)
     try:
         rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
     except csv.Error:
         return None
     if max(map(len, rows), default=0) < 2:
         return None
-    return table_facts(path.name, 0, rows, decimal_comma=delimiter == ";")
+    return table_facts(path.name, 0, rows, decimal_comma=writes_decimal_comma(rows, delimiter == ";"))
 
 
 # --- PDF ----------------------------------------------------------------------------------------

@@ -390,6 +390,7 @@ ENGLISH: dict[str, str] = {
     "facts.head_no_header": "{title}: {rows} rows, {columns} columns (no header row).",
     "facts.head_cut": "{title}: the first {rows} rows, read up to the workbook's cells, {columns} columns.",
     "facts.total_rows": " Rows that read Total ({n}) are left out of these figures.",
+    "facts.sum_row": " Its last row, the sum of the rows above, is left out of these figures.",
     "facts.numbers": "- {name}: numbers; total {total}, smallest {smallest}, largest {largest}, average {average}.",
     "facts.percents": "- {name}: percentages; smallest {smallest}, largest {largest}, average {average}.",
     "facts.dates": "- {name}: dates from {first} to {last}.",

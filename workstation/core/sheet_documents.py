@@ -37,7 +37,7 @@ from workstation.core.office_documents import (
     xml_parser,
 )
 from workstation.core.phrases import say
-from workstation.core.table_facts import SheetFacts, table_facts
+from workstation.core.table_facts import SheetFacts, table_facts, writes_decimal_comma
 
 _WIDEST_ROW = 200  # columns shown in place (empty ones as ''): beyond that, a row's filled cells only
 
@@ -112,7 +112,9 @@ class _SheetText:
         columns = lines[0] if len(lines) > 1 else None
         self.builder.section(self.title, lines)
         table = [[cells.get(c, "") for c in range(first, min(max(cells), first + _WIDEST_ROW - 1) + 1)] for cells in self.rows]
-        facts = table_facts(self.title, len(self.builder.sections) - 1, table, self.cut)
+        # (an .ods's cells as LibreOffice shows them: in Turkish 1.200 and 350,75)
+        facts = table_facts(self.title, len(self.builder.sections) - 1, table, self.cut,
+                            writes_decimal_comma(table, False))
         if facts is not None:
             self.facts.append(facts)
         if columns is not None:  # a part of a summary that begins in its rows reads them under its columns

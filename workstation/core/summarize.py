@@ -100,9 +100,12 @@ def with_facts(document: Document, all_rows: bool = False) -> Document:
         facts = by_section.get(i)
         lines = body.split("\n")
         if facts is not None and FACTS_LABEL not in lines[:2]:  # (not twice: a document given as summarize read it)
+            sheet = document.kind != "text"
+            if not sheet:  # a CSV's rows: a quoted cell's line breaks in its row, blank lines none (a table of
+                lines = _csv_records(lines, document.name)  # 60 rows of two-line notes was cut to its first 5, "rows 11 to 121")
             head = [lines.pop(0)] if sec.title and lines and lines[0] == sec.title else []
-            columns = [lines.pop(0)] if facts.header and lines else []
-            tail = [lines.pop()] if lines and lines[-1].startswith("[") else []  # (a sheet read in part says so)
+            columns = [lines.pop(0) for _ in range(facts.above + facts.header) if lines]  # (a title above it)
+            tail = [lines.pop()] if sheet and lines and lines[-1].startswith("[") else []  # (a sheet read in part says so)
             if not all_rows and len(lines) > FACT_ROWS:
                 left_out = say([("facts.rows_left_out", {"a": f"{SAMPLE_ROWS + 1:,}", "b": f"{len(lines):,}"})])
                 lines = [*lines[:SAMPLE_ROWS], left_out]
@@ -113,6 +116,28 @@ def with_facts(document: Document, all_rows: bool = False) -> Document:
         at = sec.end
     parts.append(document.text[at:])
     return dataclasses.replace(document, text="".join(parts), sections=sections)
+
+
+def _csv_records(lines: list[str], name: str) -> list[str]:
+    """A CSV's lines as its rows, as the csv module reads them (``documents.csv_delimiter``): a
+    quoted cell's line breaks in its row; blank lines, which are no rows, left out."""
+    import csv
+
+    from workstation.core.documents import csv_delimiter
+
+    columns = next((line for line in lines if line.strip()), "")
+    reader = csv.reader(iter(lines), delimiter=csv_delimiter(name, columns))
+    records: list[str] = []
+    at = 0
+    try:
+        for _ in reader:
+            record = "\n".join(lines[at:reader.line_num])
+            at = reader.line_num
+            if record.strip():
+                records.append(record)
+    except csv.Error:  # (not read as a table: table_facts gave it no facts)
+        return lines
+    return records
 
 
 class SummarizeError(WorkstationError):

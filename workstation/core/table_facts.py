@@ -26,7 +26,9 @@ _CURRENCY = "$€£₺¥"
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2}(?::\d{2})?)?")
 _DOTTED_DATE = re.compile(r"(\d{1,2})\.(\d{1,2})\.(\d{4})")  # 15.01.2026 (day first, as Turkey and Germany write it)
 # a row of totals under the rows (its numbers are the rows' own again: counted twice, the total doubled)
+_YEAR = re.compile(r"(?:19|20)\d{2}")  # a column named by its year: Region | 2024 | 2025
 _TOTAL_ROW = re.compile(r"(?:grand |sub-?)?totals?|sum|genel toplam|ara toplam|toplam", re.IGNORECASE)
+_TOTAL_START = re.compile(r"(?:(?:grand |sub-?)?totals?|sum|(?:genel |ara )?toplam)\b", re.IGNORECASE)
 
 
 @dataclass
@@ -55,14 +57,20 @@ class SheetFacts:
     more_columns: int = 0  # beyond MAX_COLUMNS
     total_rows: int = 0  # rows reading "Total" left out of the figures
     cut: bool = False  # the sheet was read only in part (``Limits.max_cells``)
+    sum_row: bool = False  # a last row of the columns' sums with no word saying so, left out (``_sum_row``)
+    above: int = 0  # title rows above the header row, left out (``_title_rows``)
 
 
 def _number(text: str, comma: bool = False) -> Decimal | None:
-    t = text.strip()
+    t = text.strip().replace("\u2212", "-")  # (−1,200: the minus sign a formatted report writes)
     negative = t.startswith("(") and t.endswith(")")  # (1,200.00): an accountant's negative
     if negative:
         t = t[1:-1].strip()
-    t = t.strip(_CURRENCY).strip()
+    sign = t[0] if t[:1] in ("-", "+") and t[1:2] in tuple(_CURRENCY) else ""  # -$1,200
+    t = t[len(sign):].strip(_CURRENCY).strip()
+    if t.startswith("(") and t.endswith(")") and not negative and not sign:  # $(1,200.00)
+        negative, t = True, t[1:-1].strip()
+    t = sign + t
     if not (_COMMA_NUMBER if comma else _NUMBER).fullmatch(t):
         return None
     try:
@@ -75,14 +83,25 @@ def _number(text: str, comma: bool = False) -> Decimal | None:
 def _date(text: str) -> str | None:
     t = text.strip()
     if _ISO_DATE.fullmatch(t):
-        return t
+        return t if _real_day(t[:10]) else None
     m = _DOTTED_DATE.fullmatch(t)
-    if m and 1 <= int(m.group(1)) <= 31 and 1 <= int(m.group(2)) <= 12:
-        return f"{m.group(3)}-{int(m.group(2)):02d}-{int(m.group(1)):02d}"
-    return None
+    day = f"{m.group(3)}-{int(m.group(2)):02d}-{int(m.group(1)):02d}" if m else ""
+    return day if day and _real_day(day) else None
 
 
-_STARTS = frozenset("-+.(" + _CURRENCY)  # what a number may begin with, besides a digit
+def _real_day(iso: str) -> bool:
+    """Whether a day of the calendar is written there: 2026-13-45 (a code, a mistyped cell) was
+    a date, the table's last."""
+    import datetime as dt
+
+    try:
+        dt.date.fromisoformat(iso)
+    except ValueError:
+        return False
+    return True
+
+
+_STARTS = frozenset("-+.(%\u2212" + _CURRENCY)  # what a number may begin with, besides a digit
 
 
 def _read(text: str, comma: bool = False) -> tuple[str, Decimal | str | None]:
@@ -99,8 +118,8 @@ def _read(text: str, comma: bool = False) -> tuple[str, Decimal | str | None]:
         else:
             if plain.is_finite() and abs(plain.adjusted()) < 1000:
                 return "numbers", plain
-    if t.endswith("%"):
-        value = _number(t[:-1], comma)
+    if t.endswith("%") or t.startswith("%"):  # 12.5% (%12,5 as Turkish writes it)
+        value = _number(t[:-1] if t.endswith("%") else t[1:], comma)
         if value is not None:
             return "percents", value
     value = _number(t, comma)
@@ -108,6 +127,21 @@ def _read(text: str, comma: bool = False) -> tuple[str, Decimal | str | None]:
         return "numbers", value
     day = _date(t)
     return ("dates", day) if day is not None else ("text", None)
+
+
+def writes_decimal_comma(rows: list[list[str]], usual: bool) -> bool:
+    """Whether a CSV's numbers are written 1.200,50: where its cells say (350,75 reads only so,
+    2.25 only as 2.25), else ``usual`` (a CSV split by ;). A Turkish Excel's tab-separated text
+    has decimal commas too: read as 1.2 its 1.200 made a total of 18.7 of 18,700."""
+    comma = dot = 0
+    for row in rows[:1000]:
+        for c in row:
+            t = c.strip().rstrip("%").strip()
+            if "," in t or "." in t:
+                as_comma, as_dot = _number(t, True) is not None, _number(t) is not None
+                comma += as_comma and not as_dot
+                dot += as_dot and not as_comma
+    return usual if comma == dot else comma > dot
 
 
 def _kind(text: str, comma: bool = False) -> str:
@@ -121,6 +155,11 @@ def _figure(value: Decimal) -> str:
     if value == value.to_integral_value():
         return f"{int(value):,}"
     return f"{value.normalize():,f}"
+
+
+def _line(text: str) -> str:
+    """A cell's text on one line (a CSV's quoted cell may hold line breaks: a fact a line each)."""
+    return " ".join(text.split())
 
 
 def _column_name(n: int) -> str:
@@ -155,8 +194,8 @@ def _column(name: str, cells: list[str], comma: bool) -> ColumnFacts:
     else:
         counts = Counter(filled)
         col.distinct = len(counts)
-        col.first, col.last = filled[0], filled[-1]
-        col.top = [(v, k) for v, k in counts.most_common(TOP_VALUES) if k > 1]
+        col.first, col.last = _line(filled[0]), _line(filled[-1])
+        col.top = [(_line(v), k) for v, k in counts.most_common(TOP_VALUES) if k > 1]
     return col
 
 
@@ -166,13 +205,19 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
     rows that are not); None for fewer than three rows (no table to speak of). ``decimal_comma``: its
     numbers are written 1.200,50 (a CSV split by ;); the facts' figures the English way all the same."""
     rows = [r for r in rows if any(c.strip() for c in r)]
+    above = _title_rows(rows, decimal_comma)
+    rows = rows[above:]
     if len(rows) < 3:  # (a note of two lines: its lines say it all)
         return None
     width = max(len(r) for r in rows)
     first = [c.strip() for c in rows[0]]
     words = [c for c in first if c]
     below = (c for r in rows[1:] for c in r if c.strip())
-    header = all(_kind(c, decimal_comma) == "text" for c in words) and (
+    # years in a row of names (two or more, in order: 2024 | 2025) name their columns: read as
+    # numbers, the first row was counted as a row and 2,024 added to each year's total
+    years = [int(c) for c in words if _YEAR.fullmatch(c)]
+    named_by_years = len(years) >= 2 and (years == sorted(set(years)) or years == sorted(set(years), reverse=True))
+    header = all(_kind(c, decimal_comma) == "text" or (named_by_years and _YEAR.fullmatch(c)) for c in words) and (
         any(_kind(c, decimal_comma) != "text" for c in below) or len(words) == len(first) == len(set(first)))
     body = rows[1:] if header else rows
 
@@ -181,6 +226,9 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
         return bool(words) and _TOTAL_ROW.fullmatch(words[0].rstrip(":")) is not None
 
     data = [r for r in body if not total_row(r)]
+    sum_row = _sum_row(data, decimal_comma)
+    if sum_row:
+        data = data[:-1]
     columns: list[ColumnFacts] = []
     shown = 0
     for i in range(width):
@@ -192,7 +240,45 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
         if shown <= MAX_COLUMNS:
             columns.append(col)
     return SheetFacts(title, section, len(data), header, columns, max(0, shown - MAX_COLUMNS),
-                      len(body) - len(data), cut)
+                      len(body) - len(data) - sum_row, cut, sum_row, above)
+
+
+def _title_rows(rows: list[list[str]], comma: bool) -> int:
+    """The rows of one cell each above a row of columns' names ("Sales report 2025" in A1): read
+    as the header, its columns went without their names and the names' row was counted as a row."""
+    def filled(r: list[str]) -> list[str]:
+        return [c for c in r if c.strip()]
+
+    k = 0
+    while k < min(3, len(rows) - 3) and len(filled(rows[k])) == 1:
+        k += 1
+    names = filled(rows[k]) if k < len(rows) else []
+    return k if k and len(names) >= 2 and all(_kind(c, comma) == "text" for c in names) else 0
+
+
+def _sum_row(data: list[list[str]], comma: bool) -> bool:
+    """Whether the last row is the sum of the rows above that ``_TOTAL_ROW`` did not know (a SUM
+    under each column, its label's cell left blank or "Total amount"): each of its cells a number,
+    the exact sum of its column above, and a cell blank that every row above fills, or its first
+    cell beginning with a word for a total. Counted as a row, each total was doubled."""
+    if len(data) < 3:
+        return False
+    last, above = data[-1], data[:-1]
+
+    def cell(r: list[str], i: int) -> str:
+        return r[i].strip() if i < len(r) else ""
+
+    width = max(len(r) for r in data)
+    filled = [i for i in range(width) if cell(last, i)]
+    labelled = bool(filled) and _TOTAL_START.match(cell(last, filled[0])) is not None  # "Total amount", "Toplam tutar:"
+    if not filled or not labelled and not any(not cell(last, i) and all(cell(r, i) for r in above) for i in range(width)):
+        return False
+    for i in filled[1:] if labelled else filled:
+        kind, value = _read(cell(last, i), comma)
+        values = [v for k, v in (_read(cell(r, i), comma) for r in above) if k == "numbers" and isinstance(v, Decimal)]
+        if kind != "numbers" or len(values) < 2 or sum(values, Decimal(0)) != value:
+            return False
+    return True
 
 
 def _n(n: int) -> str:
@@ -206,6 +292,8 @@ def facts_phrases(facts: SheetFacts) -> list[list[Phrase]]:
                                          "columns": _n(len(facts.columns) + facts.more_columns)})]]
     if facts.total_rows:
         lines[0].append(("facts.total_rows", {"n": _n(facts.total_rows)}))
+    if facts.sum_row:
+        lines[0].append(("facts.sum_row", {}))
     for col in facts.columns:
         if col.kind == "numbers":
             line: list[Phrase] = [("facts.numbers", {"name": col.name, "total": col.total, "smallest": col.smallest,

@@ -93,6 +93,7 @@ def bind_sockets(hosts: list[str], port: int) -> list[socket.socket]:
 
 
 LOADING_RETRY_S = 5  # Retry-After of the answers given while the model loads
+LOADING_AT_ONCE = 64  # connections answered at the same time while it loads
 LOADING = "The server is loading its model; send the request again in a moment."
 
 
@@ -114,6 +115,18 @@ def answering_while_loading(socks: list[socket.socket]) -> Iterator[list[str]]:
               ).encode() + body
     done = threading.Event()
     answered: list[str] = []
+    # each connection on a thread of its own: one after another, a connection that sent nothing (a
+    # browser's, a monitor's kept open) held each one behind it for two seconds (5 of them: /health 10 s)
+    at_once = threading.BoundedSemaphore(LOADING_AT_ONCE)
+
+    def answer_one(conn: socket.socket) -> None:
+        try:
+            with conn:
+                answered.append(_answer_once(conn, answer))
+        except OSError:
+            pass
+        finally:
+            at_once.release()
 
     def serve_answers() -> None:
         with selectors.DefaultSelector() as selector:
@@ -124,8 +137,13 @@ def answering_while_loading(socks: list[socket.socket]) -> Iterator[list[str]]:
                     with contextlib.suppress(OSError):
                         conn, _ = key.fileobj.accept()  # type: ignore[union-attr]
                         conn.setblocking(True)
-                        with conn:
-                            answered.append(_answer_once(conn, answer))
+                        if at_once.acquire(blocking=False):
+                            threading.Thread(target=answer_one, args=(conn,), name="workstation-loading-answer",
+                                             daemon=True).start()
+                        else:  # (more at once: answered without reading the request)
+                            with conn:
+                                conn.settimeout(1.0)
+                                conn.sendall(answer)
 
     for sock in socks:  # (a connection reset between select and accept left accept waiting)
         sock.setblocking(False)
