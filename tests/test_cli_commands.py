@@ -923,9 +923,10 @@ def test_a_command_group_alone_does_its_usual_verb(group: list[str], said: str,
     assert main(group) == 0
     assert said in capsys.readouterr().out
     assert main([*group, "--json"]) == 0
-    alone = json.loads(capsys.readouterr().out)
+    alone = capsys.readouterr().out
     assert main([*group, VERB[group[0]], "--json"]) == 0
-    assert alone == json.loads(capsys.readouterr().out)
+    # (the memory free, in a profile's fit, may change between the two: 22.2 GB, then 22.1)
+    assert json.loads(re.sub(r"[\d.]+ GB", "N GB", alone)) == json.loads(re.sub(r"[\d.]+ GB", "N GB", capsys.readouterr().out))
 
 
 VERB = {"profiles": "list", "keys": "list", "cache": "list", "audit": "verify", "models": "list"}
