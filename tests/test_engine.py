@@ -491,3 +491,17 @@ def test_a_failed_check_inside_llama_cpp_prints_no_debugger_backtrace(smollm2_pa
     assert "GGML_ASSERT(seq_id_dst" in proc.stderr
     said = proc.stdout + proc.stderr  # (gdb writes its frames to standard output)
     assert "[Inferior" not in said and "#1 " not in said and "libggml" not in said.split("GGML_ASSERT")[1]
+
+
+def test_a_load_says_its_progress_once_a_percent(smollm2_path: Path) -> None:
+    """llama.cpp reports a load's progress at every tensor: 273 calls for the 135M model, each
+    sent down the engine's pipe and redrawn in the app's status bar. Each whole percent is said
+    once now, the end always."""
+    from workstation.core.runtime import LoadedModel, RuntimeSettings
+
+    said: list[float] = []
+    LoadedModel(smollm2_path, RuntimeSettings(n_ctx=256, n_threads=1), progress=said.append).close()
+    percents = [int(f * 100) for f in said]
+    assert said[0] == 0.0 and said[-1] == 1.0
+    assert percents == sorted(set(percents)), percents  # one call a percent, going up
+    assert 2 < len(said) <= 101

@@ -2563,3 +2563,17 @@ async def test_a_model_file_changed_on_disk_is_said_before_a_turn_and_loaded_aga
                "replaced); it is being loaded again." in said
         assert [m.role for m in app.store.messages(app.conversation_id)] == ["user", "assistant"]
         assert not first.alive
+
+
+def test_a_loads_bar_moves_at_most_ten_times_a_second(profiles: Path) -> None:
+    """Every share of a load redrew the status bar (4 ms of the app's CPU each; a fifth of the
+    app's CPU in these tests). A load's shares reach the app at most every LOAD_BAR_EVERY_S,
+    the first and the end always."""
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    posted: list[float] = []
+    app.post_message = lambda message: posted.append(message.fraction) or True  # type: ignore[method-assign,attr-defined]
+    bar = app._load_bar(load_profile("a"))
+    shares = [i / 300 for i in range(301)]
+    for share in shares:  # as fast as llama.cpp's callbacks come: far more than ten a LOAD_BAR_EVERY_S
+        bar(share)
+    assert posted[0] == 0.0 and posted[-1] == 1.0 and len(posted) < len(shares) // 10, posted

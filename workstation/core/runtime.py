@@ -208,9 +208,15 @@ class LoadedModel:
         mparams.n_gpu_layers = settings.n_gpu_layers
         mparams.use_mmap = settings.use_mmap
         stop: list[list[int]] = [[]]  # Ctrl-C pressed while loading: llama.cpp stops at its next step
+        # said at each whole percent only: llama.cpp calls at every tensor (~270 for the 135M
+        # model), and each went through the engine's pipe to the app, which redrew its status
+        # bar every time: a fifth of the app's CPU in its tests went on load bars
+        said_at = [-1]
 
         def _progress(value: float, _data: ctypes.c_void_p) -> bool:
-            if progress is not None:
+            percent = int(value * 100)
+            if progress is not None and (percent > said_at[0] or value >= 1.0):
+                said_at[0] = percent
                 progress(float(value))
             return not stop[0]
 

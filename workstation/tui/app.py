@@ -120,6 +120,7 @@ MAX_DOCUMENT_CHARS = 200_000
 SAMPLE_EVERY_S = 1.0  # CPU, RAM and GPU readings for the dashboard
 SERVER_RETRY_S = 5.0  # a message waiting for the office server: how often it is tried again
 KEEP_PARTIAL_EVERY_S = 2.0  # a reply is saved as it streams this often: a kill -9 loses no more
+LOAD_BAR_EVERY_S = 0.1  # a model load's bar moves at most this often
 T = TypeVar("T")
 OUTSIDE_CHANGES_EVERY_S = 2.0  # how often the data folder is looked at for what other windows wrote
 # quit as Ctrl+Q does (``quit_on_signals``); SIGINT comes from `kill -INT` only (Ctrl+C is read as a key);
@@ -2677,6 +2678,19 @@ class WorkstationApp(App[None]):
         self.update_status()
         self._serve(profile, old_engine, old_api)
 
+    def _load_bar(self, profile: Profile) -> Callable[[float], None]:
+        """What a load of ``profile`` says its progress with (from its thread): the bar moves at
+        most ten times a second, its end always shown. Each share redrew the status bar, which
+        took 4 ms of the app's CPU: a load's every percent took half a second from the load."""
+        said_at = [-LOAD_BAR_EVERY_S]
+
+        def said(fraction: float) -> None:
+            now = time.monotonic()
+            if fraction >= 1.0 or now - said_at[0] >= LOAD_BAR_EVERY_S:
+                said_at[0] = now
+                self.post_message(LoadProgress(profile, fraction))
+        return said
+
     def _open_engine(self, profile: Profile, progress: Callable[[float], None]) -> Any:
         """``open_engine`` for the chat: a profile whose engine crashed loading onto a GPU this
         session goes to the CPU at once (each load tried the GPU again: a crash, a second load)."""
@@ -2700,7 +2714,7 @@ class WorkstationApp(App[None]):
                 self.post_message(ProfileLoaded(engine, profile, api=api))
                 return
         try:
-            engine = self._open_engine(profile, lambda f: self.post_message(LoadProgress(profile, f)))
+            engine = self._open_engine(profile, self._load_bar(profile))
         except Exception as err:  # noqa: BLE001
             self.post_message(EngineFailed(f"{reason} {self.texts.error(err)}".strip(), during="load"))
             return
@@ -2751,17 +2765,14 @@ class WorkstationApp(App[None]):
         if old_api is not None:  # switching profile ends serving the old one
             old_api.stop()
 
-        def progress(p: Profile) -> Any:
-            return lambda f: self.post_message(LoadProgress(p, f))
-
         notes = load_notes(profile)
         try:
-            engine = self._open_engine(profile, progress(profile))
+            engine = self._open_engine(profile, self._load_bar(profile))
         except Exception as err:  # noqa: BLE001 - WorkstationError or a spawn failure
             reason = self.texts.error(err) if isinstance(err, WorkstationError) else f"{type(err).__name__}: {err}"
             if old_profile is not None and old_engine is not None:
                 try:
-                    engine = self._open_engine(old_profile, progress(old_profile))
+                    engine = self._open_engine(old_profile, self._load_bar(old_profile))
                 except Exception as err2:  # noqa: BLE001
                     reason = f"{reason} {self.texts.error(err2)}"
                 else:
