@@ -1109,14 +1109,12 @@ def whole_summary(path: Path, of: list[str]) -> bool:
 @functools.lru_cache(maxsize=1)
 def _title_patterns() -> tuple[re.Pattern[str], ...]:
     """A summary's title in each language the app speaks ("Summary of {name}", "{name} özeti")."""
-    import yaml
-
-    from workstation.core.paths import PACKAGE_DIR
+    from workstation.core.locales import locale_languages, locale_texts
     from workstation.core.phrases import ENGLISH
 
     templates = {ENGLISH["summary.title"]}
-    for locale in sorted((PACKAGE_DIR / "tui" / "locales").glob("*.yaml")):
-        said = (yaml.safe_load(locale.read_text(encoding="utf-8")) or {}).get("summary.title")
+    for lang in locale_languages():
+        said = locale_texts(lang).get("summary.title")
         if isinstance(said, str) and "{name}" in said:
             templates.add(said)
     return tuple(re.compile("^" + re.escape(t).replace(re.escape("{name}"), "(.+)") + "$") for t in sorted(templates))

@@ -11,17 +11,13 @@ import datetime as dt
 import os
 import re
 from collections.abc import Sequence
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-import yaml
-
 from workstation.core.invocation import command
+from workstation.core.locales import locale_texts
 from workstation.core.moments import BAD, local_text, local_time
 from workstation.core.phrases import ENGLISH, fill_in, local_number, local_value, say
 
-LOCALES_DIR = Path(__file__).parent / "locales"
 LANGUAGES = ("en", "tr")
 
 
@@ -38,13 +34,6 @@ def detect_language(environ: dict[str, str] | None = None) -> str:
     return "tr" if locale_name.lower().startswith("tr") else "en"
 
 
-@cache
-def _texts(lang: str) -> dict[str, str]:
-    path = LOCALES_DIR / f"{lang}.yaml"
-    data: Any = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else {}
-    return {str(k): str(v) for k, v in (data or {}).items()}
-
-
 class Texts:
     """``texts("key", name=...)`` gives the text in the current language."""
 
@@ -54,7 +43,7 @@ class Texts:
     def get(self, key: str) -> str | None:
         """The text for ``key`` in the current language, None where it has none (the caller
         then has its own English: the planner's verdicts)."""
-        return _texts(self.lang).get(key)
+        return locale_texts(self.lang).get(key)
 
     def error(self, err: BaseException, place: str | None = None) -> str:
         """An error's sentence in the current language: a ``WorkstationError`` raised with
@@ -142,7 +131,7 @@ class Texts:
         return self("dialog.yes_key"), self("dialog.no_key")
 
     def __call__(self, key: str, **values: Any) -> str:
-        text = _texts(self.lang).get(key) or _texts("en").get(key) or ENGLISH.get(key) or key
+        text = locale_texts(self.lang).get(key) or locale_texts("en").get(key) or ENGLISH.get(key) or key
         if "{cmd}" in text:  # advice naming a command: the one that started us (./run.sh ...)
             values.setdefault("cmd", command())
         if values:
