@@ -487,7 +487,7 @@ def test_ctrl_c_while_run_sh_sets_up_is_one_sentence(tmp_path: Path, step: str) 
     assert code == 130
 
 
-@pytest.mark.parametrize("words", [["hw"], ["--help"], ["chat", "Hello"]])
+@pytest.mark.parametrize("words", [["serve"], ["--help"], ["chat", "Hello"]])  # (hw needs no model: it works)
 def test_a_missing_llama_cpp_library_is_one_sentence_saying_how_to_set_up_again(
         tmp_path: Path, words: list[str]) -> None:
     """llama-cpp-python's library gone or unloadable (an interrupted build, a copied folder)
@@ -899,6 +899,8 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     (["chat", "--new", "hi"], "--new starts a saved conversation and goes with -c NAME; without -c nothing is kept."),
     (["--lang", "tr", "fit"], "'fit' is a command of its own: type it first, as 'workstation fit …' (the options "
                               "before a command go to 'workstation tui')."),
+    # another command's option after a command (read by that command's parser alone first)
+    (["fit", "--lang", "tr"], "--lang tr is not an option of 'workstation fit'; did you mean 'workstation tui --lang'?"),
     # a word too many is no option ("x is not an option of 'workstation hw'")
     (["hw", "--json", "x"], "'x' was not expected: 'workstation hw' takes options only (see 'workstation hw --help')."),
     (["chat", "Hello", "there"], "'there' is more than 'workstation chat' takes (TEXT); a text with spaces goes in quotes"),
@@ -910,6 +912,17 @@ def test_a_command_line_mistake_is_one_sentence(args: list[str], sentence: str,
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("workstation: ") and sentence in err, err
+
+
+def test_a_command_imports_its_own_module_only() -> None:
+    """Each command imported all seventeen commands' modules (the engine's, the server's, the
+    summarizer's) to build the whole command line's parser: a third of a second before any began."""
+    code = ("import sys; from workstation.cli import main; main(['conversations', '--json']); "
+            "print(sorted(m for m in sys.modules if m.startswith('workstation.commands.')), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    loaded = done.stderr.strip().splitlines()[-1]
+    assert "workstation.commands.conversations" in loaded and "workstation.commands.serve" not in loaded, loaded
+    assert "workstation.commands.summarize" not in loaded
 
 
 @pytest.mark.parametrize("group,said", [(["profiles"], "office-cpu"), (["keys"], "No keys yet"),

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from workstation.commands import PROFILE_HELP, json_run_begins, print_json_error, stdout_gone
-from workstation.commands.parser import CommandParser
+from workstation.commands.parser import CommandParser, NeedsEveryCommand
 from workstation.core.atomic import WRITE_ERRNOS, cannot_write
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import command, shell_word
@@ -47,14 +47,16 @@ COMMANDS = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line's parser; with ``only``, that command's alone (the others' modules
+    not imported: every command imported all seventeen, a third of a second before any began)."""
     parser = CommandParser(
         prog=command(),
         description="Run local LLMs on this PC: chat, summarize, benchmark and serve.",
     )
     parser.add_argument("-p", "--profile", help=PROFILE_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         module_name = f"workstation.commands.{name}"
         if importlib.util.find_spec(module_name) is None:
             continue
@@ -77,6 +79,39 @@ def _starts_the_tui(parser: argparse.ArgumentParser, argv: list[str]) -> bool:
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         return word.split("=", 1)[0] in sub.choices["tui"]._option_string_actions
     return False
+
+
+def _command_word(argv: list[str]) -> str | None:
+    """The command typed (``chat`` of ``-p office-cpu chat -``); None where an option comes
+    first (``--help``, the app's own ``--lang tr``) or nothing is typed."""
+    words = iter(argv)
+    for word in words:
+        if word in ("-p", "--profile"):
+            next(words, None)
+        elif not word.startswith("--profile="):
+            return None if word.startswith("-") else word
+    return None
+
+
+def _parsed(argv: list[str]) -> argparse.Namespace:
+    """The command line read: by the typed command's parser alone where one is typed, else (and
+    for any mistake, whose sentence may name another command) by the whole command line's."""
+    named = _command_word(argv)
+    if named in COMMANDS:
+        CommandParser.one_command = True
+        try:
+            return build_parser(named).parse_args(argv)
+        except NeedsEveryCommand:
+            pass
+        finally:
+            CommandParser.one_command = False
+    parser = build_parser()
+    if _starts_the_tui(parser, argv):
+        argv = ["tui", *argv]
+    args = parser.parse_args(argv)
+    if args.command is None:
+        args = parser.parse_args(["tui", *argv])
+    return args
 
 
 def _shown_as_it_can_be() -> None:
@@ -114,12 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # (inside: Ctrl-C while the commands' modules are still being imported, just after
         # Enter, printed a traceback from whichever import it fell in)
-        parser = build_parser()
-        if _starts_the_tui(parser, argv):
-            argv = ["tui", *argv]
-        args = parser.parse_args(argv)
-        if args.command is None:
-            args = parser.parse_args(["tui", *argv])
+        args = _parsed(argv)
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # (here, not at exit: a reader gone by then is said below, not by Python)
         return code

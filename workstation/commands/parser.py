@@ -22,10 +22,19 @@ _REQUIRED = "the following arguments are required: "
 _UNKNOWN = "unrecognized arguments: "
 
 
+class NeedsEveryCommand(Exception):
+    """A mistake found by a parser made with one command only (``CommandParser.one_command``):
+    its sentence may name another command's option, so every command's parser says it."""
+
+
 class CommandParser(argparse.ArgumentParser):
     """The command line's parser; sub-commands' parsers are of this class too."""
 
+    one_command = False  # the parser knows the typed command only: a mistake is said by the whole one
+
     def error(self, message: str) -> NoReturn:
+        if CommandParser.one_command:
+            raise NeedsEveryCommand(message)
         sys.stderr.write(f"workstation: {self.sentence(message)}\n")  # one line, no usage block
         raise SystemExit(2)
 
