@@ -293,6 +293,18 @@ ENGLISH: dict[str, str] = {
                                  "stopped before it ended. Add it again to use it."),
     "models.left_copies_removed": ("Removed {n} unfinished copies ({names}; {size} in all) from {folder}: adding "
                                    "them was stopped before it ended. Add them again to use them."),
+    # the K/V cache types in plain words (F3's list, the status bar, 'profiles list'), as E's help says them
+    "kv.said": "context memory {kv}",
+    "kv.pair": "K {k}, V {v}",
+    "kv.f32": "double size",
+    "kv.f16": "full size",
+    "kv.bf16": "full size",
+    "kv.q8_0": "half size",
+    "kv.q5_0": "a third",
+    "kv.q5_1": "a third",
+    "kv.q4_0": "a quarter",
+    "kv.q4_1": "a quarter",
+    "kv.iq4_nl": "a quarter",
     "pull.already": ("{name} is being downloaded into {folder} already (started earlier here, in another "
                      "window or by `models pull`); it is ready when that download ends."),
     "pull.http": "The download of {url} failed: the server answered {code} {reason}.",

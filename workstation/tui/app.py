@@ -59,7 +59,14 @@ from workstation.core.model_file import model_file_changed
 from workstation.core.paths import data_dir, typed_path
 from workstation.core.phrases import say
 from workstation.core.planner import FreedMemory, load_notes, offloadable_layers
-from workstation.core.profiles import KVCache, Profile, Sampling, load_profile, with_own_sampling
+from workstation.core.profiles import (
+    KVCache,
+    Profile,
+    Sampling,
+    kv_said,
+    load_profile,
+    with_own_sampling,
+)
 from workstation.core.remote import refused
 from workstation.core.sqlite_schema import FULL_BELOW, says_damaged
 from workstation.core.store import (
@@ -102,7 +109,6 @@ from workstation.tui.screens.dashboard import DashboardScreen
 from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog, TextPrompt
 from workstation.tui.screens.file_picker import FilePicker, start_folder
 from workstation.tui.screens.instructions import InstructionsDialog
-from workstation.tui.screens.load_settings import kv_said
 from workstation.tui.screens.models import ModelsScreen
 from workstation.tui.screens.profile_menu import FitCheck, ProfileMenu
 from workstation.tui.screens.quantization import QuantizationScreen
@@ -859,12 +865,12 @@ class WorkstationApp(App[None]):
         if info:
             said_layers = {"n": info.gpu_layers, "total": offloadable_layers(info.n_layer)}
             layers_key = "status.layers"
-            kv = kv_said(t, KVCache(info.type_k, info.type_v))
+            kv = kv_said(KVCache(info.type_k, info.type_v), t.get)
         else:
             n = profile.gpu_layers
             said_layers = {"n": t(f"status.gpu_{n}") if n in ("auto", "all") else n}
             layers_key = "status.layers_planned"
-            kv = kv_said(t, profile.kv_cache)
+            kv = kv_said(profile.kv_cache, t.get)
         if self.loading is not None:
             pct = str(min(99, max(1, round(self.load_fraction * 100))))
             # a share only while llama.cpp reads the file: before, the engine's process starts (most

@@ -93,23 +93,6 @@ def copy_titles(profile: Profile) -> dict[str, str]:
     return titles
 
 
-def kv_words(t: Texts, kv: KVCache) -> str:
-    """The K/V cache types in plain words, as E's help says them ("half size" for q8_0/q8_0,
-    "K half size, V full size"): F3's list and the status bar said "KV q8_0/q8_0". Nothing for
-    the usual f16/f16 (the default: nothing to tell; "memory exact" read as the PC's memory, and
-    cut the model's name on the status bar at 80 columns)."""
-    if kv == KVCache():
-        return ""
-    k, v = (t(f"kv.{c}") if c in KV_CACHE_TYPES else c for c in (kv.k, kv.v))  # (each type has its kv.<type>)
-    return k if k == v else t("kv.pair", k=k, v=v)
-
-
-def kv_said(t: Texts, kv: KVCache) -> str:
-    """The status bar's "context memory half size" (``kv_words``); nothing for f16/f16."""
-    words = kv_words(t, kv)
-    return t("kv.said", kv=words) if words else ""
-
-
 class SettingsVerdict(Message):
     def __init__(self, asked: int, verdict: str, speed: str) -> None:
         super().__init__()
