@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
 
     removed = catalog.clear_left_copies()  # (a copy killed mid-way left GBs nothing showed)
     if removed:
-        print(f"workstation: {say([catalog.left_copies_phrase(removed)])}", file=sys.stderr)
+        print(f"workstation: {say(catalog.left_copies_phrases(removed))}", file=sys.stderr)
     return int(args.action(args) or 0)
 
 

@@ -305,6 +305,20 @@ ENGLISH: dict[str, str] = {
     "kv.q4_0": "a quarter",
     "kv.q4_1": "a quarter",
     "kv.iq4_nl": "a quarter",
+    "models.left_quantized_removed": ("Removed the unfinished quantized copy {name} ({size}) from {folder}: "
+                                      "quantizing was stopped before it ended. Quantize again to make it."),
+    "models.left_quantized_removed_n": ("Removed {n} unfinished quantized copies ({names}; {size} in all) from "
+                                        "{folder}: quantizing was stopped before it ended. Quantize again to make "
+                                        "them."),
+    "models.left_download_removed": ("Removed the unfinished download of {name} ({size}) from {folder}: it was "
+                                     "stopped before it ended. Download it again to use it."),
+    "models.left_downloads_removed": ("Removed {n} unfinished downloads ({names}; {size} in all) from {folder}: "
+                                      "they were stopped before they ended. Download them again to use them."),
+    "kld.left_reference_removed": ("Removed an unfinished KL divergence reference ({size}) from {folder}: its "
+                                   "measurement was stopped before it ended; the next one makes it again."),
+    "kld.left_references_removed": ("Removed {n} unfinished KL divergence references ({size} in all) from "
+                                    "{folder}: their measurements were stopped before they ended; the next ones "
+                                    "make them again."),
     "pull.already": ("{name} is being downloaded into {folder} already (started earlier here, in another "
                      "window or by `models pull`); it is ready when that download ends."),
     "pull.http": "The download of {url} failed: the server answered {code} {reason}.",

@@ -446,8 +446,8 @@ class WorkstationApp(App[None]):
         if self.startup_problem:
             self.notify(self.startup_problem, severity="error", timeout=10)
         removed = integrations.clear_left_copies()  # (a copy into models/ killed mid-way left GBs nothing showed)
-        if removed is not None:
-            self.notify(say([removed], self.texts.get), timeout=12)
+        if removed:
+            self.notify(say(removed, self.texts.get), timeout=12)
         if self.start_engine and self.profile is not None:
             self._begin_load(self.profile)
 
