@@ -216,6 +216,15 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
     assert all((models_home / f".{name}.gguf.part").exists() for name in ("running", "pulled", "older"))
     assert out.startswith("added tiny.gguf")
     assert "workstation profiles new tiny: it makes a profile for it" in err, err
+    # the download stopped half-way is listed (its part was shown nowhere), with how to resume or remove it
+    assert main(["models", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert [" ".join(line.split()) for line in listed.splitlines() if "pulled " in line] == [
+        "pulled 10 B unfinished download (size not known): 'workstation models pull https://example.org/pulled.gguf' "
+        "resumes it, 'workstation models remove pulled' removes it"], listed
+    assert main(["models", "remove", "pulled", "--yes"]) == 0
+    assert not (models_home / ".pulled.gguf.part").exists() and not (models_home / ".pulled.gguf.part.json").exists()
+    capsys.readouterr()
     assert main(["profiles", "new", "tiny"]) == 0  # as it says
     assert "workstation -p tiny" in capsys.readouterr().out  # and then says how to chat
     assert find_installed(load_profile("tiny").model) == models_home / "tiny.gguf"

@@ -1082,6 +1082,59 @@ def dest_name(part: Path) -> str:
     return part.name.removeprefix(".").removesuffix(".part")
 
 
+class UnfinishedDownload(NamedTuple):
+    """A download that stopped before it ended (``models list`` says it, as Ollama's and LM
+    Studio's lists show theirs): its part is kept for the next pull of it to resume."""
+
+    name: str  # the name the model will go by (``installed_name``)
+    part: Path
+    have: int  # bytes downloaded
+    total: int | None  # the file's size, where the server said it
+    source: str  # what ``models pull`` resumes it with: the catalog's name, or the address
+    running: bool  # being downloaded now (another window, another command)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "part": str(self.part), "downloaded_bytes": self.have,
+                "total_bytes": self.total, "source": self.source, "downloading_now": self.running}
+
+
+def unfinished_downloads() -> list[UnfinishedDownload]:
+    """The downloads into models/ that stopped before they ended: each part with its ``.part.json``."""
+    try:
+        abouts = sorted(models_dir().glob(".*.gguf.part.json"))
+        by_url = {str(e.get("source")): str(e.get("name")) for e in catalog_entries()}
+    except (OSError, WorkstationError):
+        return []
+    found = []
+    for about in abouts:
+        part = about.with_name(about.name.removesuffix(".json"))
+        try:
+            have = part.stat().st_size
+        except OSError:  # (the part gone: nothing to resume)
+            continue
+        known = _PartialDownload(about).read()
+        url = str(known.get("url") or "")
+        if not url:
+            continue
+        total = known.get("total")
+        try:
+            with held_part(part, ("pull.already", {"name": dest_name(part), "folder": str(part.parent)})):
+                running = False
+        except WorkstationError:
+            running = True
+        found.append(UnfinishedDownload(installed_name(part.with_name(dest_name(part))), part, have,
+                                        total if isinstance(total, int) else None, by_url.get(url, url), running))
+    return found
+
+
+def remove_unfinished(download: UnfinishedDownload) -> None:
+    """Delete an unfinished download's part (and what it was resumed with); not one running now."""
+    with held_part(download.part, ("pull.already", {"name": dest_name(download.part),
+                                                    "folder": str(download.part.parent)})):
+        download.part.unlink(missing_ok=True)
+        _PartialDownload(download.part.with_name(download.part.name + ".json")).remove()
+
+
 def _keep_part_of_full_disk(part: Path, about: _PartialDownload, total: int | None) -> Phrase:
     """A download filled the disk: keep what it has (a 3.8-of-4 GB part was removed, and the
     download started over), but cut its end off so that what the KV cache leaves free is free
