@@ -55,6 +55,13 @@ class KVCache:
         return self.v not in ("f16", "f32", "bf16")
 
 
+def under_file_of(profile: Profile, other: Profile) -> Profile:
+    """``profile``'s settings under ``other``'s file and names: a profile loading while F3's E
+    saved it as the user's own copy ("… (my copy)"), or Ctrl+R put the copy back to the shipped
+    one, is that file now; the copy's name stayed on the status bar until it loaded again."""
+    return dataclasses.replace(profile, source=other.source, name=other.name, name_tr=other.name_tr)
+
+
 def kv_words(kv: KVCache, lookup: Lookup | None = None) -> str:
     """The K/V cache types in plain words, as E's help says them ("half size" for q8_0/q8_0,
     "K half size, V full size"): F3's list and the status bar said "KV q8_0/q8_0", and

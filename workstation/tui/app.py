@@ -65,6 +65,7 @@ from workstation.core.profiles import (
     Sampling,
     kv_said,
     load_profile,
+    under_file_of,
     with_own_sampling,
 )
 from workstation.core.remote import refused
@@ -2820,7 +2821,7 @@ class WorkstationApp(App[None]):
                 and self.profile.source != loaded.source:
             # saved as the user's own copy in F3's E as it loaded, or put back (load_settings._saved):
             # that file is the one in use (F3 listed the file it left too, marked in use)
-            loaded = dataclasses.replace(loaded, source=self.profile.source)
+            loaded = under_file_of(loaded, self.profile)
         self.profile = loaded
         if chosen and self.session_sampling is not None:  # the conversation's own, on the new profile's
             self.notify(self.texts("sampling.kept", changes=self._sampling_said(self.session_sampling)), timeout=8)
@@ -2842,18 +2843,18 @@ class WorkstationApp(App[None]):
                 title=self.texts("error.title"), severity="error", timeout=15,
             )
             if event.serve_stopped:  # (the switch stopped the API before the new profile failed)
-                self.notify(self.texts("serve.stopped", name=event.profile.title(self.texts.lang)))
+                self.notify(self.texts("serve.stopped", name=loaded.title(self.texts.lang)))
         elif event.api is not None:
             started = ("serve.started" if not event.api.protected else
                        "serve.started_keys" if integrations.people_keys_exist() else "serve.started_shared_key")
             self.notify(self.texts(started, url=event.api.url), timeout=10)
         elif event.serve_stopped:
-            self.notify(self.texts("serve.stopped", name=event.profile.title(self.texts.lang)))
+            self.notify(self.texts("serve.stopped", name=loaded.title(self.texts.lang)))
         elif event.switch_stopped_api is not None:  # F3 while serving: the API went with the old profile
             self.notify(self.texts("serve.stopped_by_switch", old=event.switch_stopped_api.title(self.texts.lang),
-                                   name=event.profile.title(self.texts.lang), serve=self.key_for("api.serve")))
+                                   name=loaded.title(self.texts.lang), serve=self.key_for("api.serve")))
         else:
-            self.notify(self.texts("profiles.loaded", name=event.profile.title(self.texts.lang)))
+            self.notify(self.texts("profiles.loaded", name=loaded.title(self.texts.lang)))
         other, self._other_profile_said = self._other_profile_said, None
         if other is not None and other[0] == self.conversation_id and not event.restored \
                 and other[1] not in (loaded.ref, loaded.key):

@@ -31,6 +31,7 @@ from workstation.core.profiles import (
     free_path,
     save_profile,
     set_aside,
+    under_file_of,
 )
 from workstation.tui.i18n import Texts
 from workstation.tui.integrations import memory_freed_by_switch, speed_estimate
@@ -418,7 +419,7 @@ def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None, p
                 # its file is the copy now (or, put back, the shipped one): F3 listed the file it left
                 # as well, marked as the one in use, and Enter on it loaded the old settings again
                 # (a load under way keeps it: the app's ProfileLoaded)
-                app.profile = menu.current = dataclasses.replace(app.profile, source=saved.source)
+                app.profile = menu.current = under_file_of(app.profile, saved)
             menu.notify(f"{said} {t('load.reload_later')}", timeout=12)
         else:
             menu.dismiss(saved)  # loaded again, as Enter loads it
