@@ -477,7 +477,7 @@ def test_a_document_shorter_than_the_window_is_named(
     said = capsys.readouterr().err.strip().splitlines()  # (off a terminal, a progress line first)
     assert rc == 1 and [line for line in said if line.startswith("workstation:")] == said[-1:]
     assert said[-1].startswith("workstation: note.txt: The text is only ") and "needs at least 64" in said[-1]
-    from workstation.core.kld import cache_dir
+    from workstation.core.paths import kld_dir as cache_dir
 
     assert not list(cache_dir().glob("*")) if cache_dir().exists() else True
     # beside a long one, it is left out and said so: the others are compared (one short note in

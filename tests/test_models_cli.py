@@ -188,8 +188,14 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
     # next models command removes it and says so; a copy running (its lock held) and a
     # download's part (resumed by the next pull of it) stay, and so does a part written to
     # lately that no lock holds (an older workstation's copy: removed under it, the copy failed)
-    (models_home / ".left.gguf.part").write_bytes(b"\0" * 3000)
-    os.utime(models_home / ".left.gguf.part", (time.time() - 3600, time.time() - 3600))
+    # (and so do quantize's, a PyPI model's put together, a KL divergence reference's: kill -9 left them)
+    from workstation.core.paths import kld_dir
+
+    kld_dir().mkdir(parents=True, exist_ok=True)
+    for left in (models_home / ".left.gguf.part", models_home / ".q.Q8_0.gguf.4242.part",
+                 models_home / ".gemma-3-270m-q4_k_m.gguf.pypi.part", kld_dir() / ".ab12.kldref.4242.part"):
+        left.write_bytes(b"\0" * 3000)
+        os.utime(left, (time.time() - 3600, time.time() - 3600))
     (models_home / ".older.gguf.part").write_bytes(b"\0" * 10)
     (models_home / ".running.gguf.part").write_bytes(b"\0" * 10)
     (models_home / ".pulled.gguf.part").write_bytes(b"\0" * 10)
@@ -201,10 +207,24 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
         release_turn(models_home / ".running.gguf.part", 0)
     out, err = capsys.readouterr()
     assert "Removed the unfinished copy of left.gguf (3 KB) from" in err, err
+    assert ("Removed the unfinished quantized copy q.Q8_0.gguf (3 KB) from" in err
+            and "Removed the unfinished download of gemma-3-270m-q4_k_m.gguf (3 KB)" in err
+            and f"Removed an unfinished KL divergence reference (3 KB) from {kld_dir()}" in err), err
     assert not (models_home / ".left.gguf.part").exists()
+    assert not any(p.exists() for p in (models_home / ".q.Q8_0.gguf.4242.part", kld_dir() / ".ab12.kldref.4242.part",
+                                        models_home / ".gemma-3-270m-q4_k_m.gguf.pypi.part"))
     assert all((models_home / f".{name}.gguf.part").exists() for name in ("running", "pulled", "older"))
     assert out.startswith("added tiny.gguf")
     assert "workstation profiles new tiny: it makes a profile for it" in err, err
+    # the download stopped half-way is listed (its part was shown nowhere), with how to resume or remove it
+    assert main(["models", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert [" ".join(line.split()) for line in listed.splitlines() if "pulled " in line] == [
+        "pulled 10 B unfinished download (size not known): 'workstation models pull https://example.org/pulled.gguf' "
+        "resumes it, 'workstation models remove pulled' removes it"], listed
+    assert main(["models", "remove", "pulled", "--yes"]) == 0
+    assert not (models_home / ".pulled.gguf.part").exists() and not (models_home / ".pulled.gguf.part.json").exists()
+    capsys.readouterr()
     assert main(["profiles", "new", "tiny"]) == 0  # as it says
     assert "workstation -p tiny" in capsys.readouterr().out  # and then says how to chat
     assert find_installed(load_profile("tiny").model) == models_home / "tiny.gguf"

@@ -266,11 +266,18 @@ def test_profiles_list_does_not_call_a_profile_that_does_not_fit_ready(
     """It said 'ready — does not fit: ...'."""
     (tmp_path / "all-on-gpu.yaml").write_text(f"name: all on GPU\nmodel: {smollm2_path}\ngpu_layers: 31\n",
                                               encoding="utf-8")
+    # the K/V types in F3's words ("half size"), nothing for the usual f16/f16: it said "f16/f16", "q8_0/q8_0"
+    (tmp_path / "halved.yaml").write_text(f"model: {smollm2_path}\nkv_cache: {{k: q8_0, v: q8_0}}\n", encoding="utf-8")
     monkeypatch.setenv("WORKSTATION_PROFILES", str(tmp_path))
     monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 3050", "vram_total_gb": 4, "vram_free_gb": 0.05}]))
     assert main(["profiles", "list"]) == 0
-    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("all-on-gpu "))
+    lines = capsys.readouterr().out.splitlines()
+    line = next(x for x in lines if x.startswith("all-on-gpu "))
     assert "  does not fit: 31 layers" in line and "ready" not in line and line.count("does not fit") == 1
+    assert "CONTEXT MEMORY" in lines[0] and "f16" not in line
+    assert " half size " in next(x for x in lines if x.startswith("halved ")) and "q8_0" not in "".join(lines)
+    assert main(["profiles", "check", str(tmp_path / "halved.yaml")]) == 0
+    assert "kv_cache         K q8_0, V q8_0 (context memory half size)" in capsys.readouterr().out
     monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 3050", "vram_total_gb": 4, "vram_free_gb": 3.5}]))
     assert main(["profiles", "list", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["profiles"][0]["status"] == "ready"

@@ -152,12 +152,16 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
         await pilot.press("y")
         await until(pilot, lambda: isinstance(app.screen, ProfileMenu) and not copy.exists())
+        assert app.profile.name == "office-cpu-like"  # nor titled as the copy put aside, until it loaded again
+        said = notices(app)
         app.post_message(ProfileLoaded(app.engine, loading))
-        await until(pilot, lambda: app.loading is None)
+        await until(pilot, lambda: app.loading is None and bool(said))
+        assert said == ["Loaded: office-cpu-like"], said  # (it said "… (my copy)")
         await pilot.press("escape", "f3")
         await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
         shipped = folder / "office-cpu-like.yaml"
         assert app.profile.source == shipped and app.store.recalled(LAST_PROFILE) == "office-cpu-like"
+        assert app.profile.name == "office-cpu-like"
         assert [getattr(e, "source", None) for e in app.screen.entries] == [desk, shipped]  # type: ignore[attr-defined]
 
 

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
 
     removed = catalog.clear_left_copies()  # (a copy killed mid-way left GBs nothing showed)
     if removed:
-        print(f"workstation: {say([catalog.left_copies_phrase(removed)])}", file=sys.stderr)
+        print(f"workstation: {say(catalog.left_copies_phrases(removed))}", file=sys.stderr)
     return int(args.action(args) or 0)
 
 
@@ -81,11 +81,13 @@ def run_list(args: argparse.Namespace) -> int:
     installed = catalog.list_installed()
     files = {Path(m.path).name for m in installed}
     available = [e for e in catalog.catalog_entries() if str(e.get("file")) not in files]
+    unfinished = catalog.unfinished_downloads()
     if args.json:
         print_json(
             {
                 "models_dir": str(models_dir()),
                 "installed": [m.to_dict() for m in installed],
+                "unfinished": [d.to_dict() for d in unfinished],
                 "available": available,
             }
         )
@@ -103,6 +105,14 @@ def run_list(args: argparse.Namespace) -> int:
             f"  {m.name:<36} {catalog.file_size_text(m.size_bytes):>9}  {i.architecture:<8} {params_text(i.parameter_count):>6} "
             f"{i.file_type:<7} ctx {i.context_length:<6} {chat}"
         )
+    for d in unfinished:  # (a download stopped half-way: its part, GBs, was shown nowhere)
+        have = catalog.file_size_text(d.have)
+        done = f"{100 * d.have // d.total}% of {catalog.file_size_text(d.total)}" if d.total else "size not known"
+        if d.running:
+            print(f"  {d.name:<36} {have:>9}  being downloaded ({done}) in another window or command")
+        else:
+            print(f"  {d.name:<36} {have:>9}  unfinished download ({done}): '{cli('models pull ' + d.source)}' "
+                  f"resumes it, '{cli('models remove ' + d.name)}' removes it")
     if available:
         print(f"Known models to download ('{cli('models pull NAME')}'):")
         for e in available:
@@ -149,6 +159,10 @@ def run_remove(args: argparse.Namespace) -> int:
     from workstation.core.profiles import profiles_using
 
     path = catalog.resolve_model_path(args.model)
+    if not path.exists() and not path.is_symlink():  # an unfinished download of it, as 'models list' says
+        for d in catalog.unfinished_downloads():
+            if d.part == path.with_name(f".{path.name}.part"):
+                return _remove_unfinished(d, args)
     if not (path.is_symlink() and not path.exists()):  # a link whose file has gone is the one most worth removing
         path = catalog.find_installed(args.model)
     name = catalog.installed_name(path)
@@ -165,6 +179,16 @@ def run_remove(args: argparse.Namespace) -> int:
         return 1
     catalog.delete_model(path)
     print(f"Removed {name}.")
+    return 0
+
+
+def _remove_unfinished(d: catalog.UnfinishedDownload, args: argparse.Namespace) -> int:
+    what = f"Delete the unfinished download of {d.name} ({catalog.file_size_text(d.have)} so far)"
+    if not args.yes and not asked_yes(f"{what}?", f"{what}? Nothing was removed: add --yes to remove it without asking."):
+        print("Kept.", file=sys.stderr)
+        return 1
+    catalog.remove_unfinished(d)
+    print(f"Removed the unfinished download of {d.name}.")
     return 0
 
 

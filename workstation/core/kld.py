@@ -59,7 +59,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from workstation.core.atomic import WRITE_ERRNOS, cannot_write
-from workstation.core.catalog import read_model_info, vocabulary_difference
+from workstation.core.catalog import held_part, own_part, read_model_info, vocabulary_difference
 from workstation.core.disk_budget import budget_from_env, evict_least_recent
 from workstation.core.evaluate import (
     EvalInputError,
@@ -68,7 +68,7 @@ from workstation.core.evaluate import (
     mean_and_uncertainty,
     scored_logits,
 )
-from workstation.core.paths import data_dir
+from workstation.core.paths import kld_dir
 from workstation.core.phrases import say
 from workstation.core.results import HistoryEntry
 from workstation.core.runtime import LoadedModel
@@ -98,12 +98,6 @@ def check_same_vocabulary(reference: Path, candidate: Path) -> None:
 DEFAULT_CACHE_MB = 1024  # reference logits kept; WORKSTATION_KLD_CACHE_MB changes it
 
 
-def cache_dir() -> Path:
-    """Where reference logits are kept (``WORKSTATION_KLD_CACHE`` overrides it)."""
-    env = os.environ.get("WORKSTATION_KLD_CACHE")
-    return Path(env) if env else data_dir() / "kld"
-
-
 def reference_key(
     model_path: Path,
     kv_types: tuple[str, str],
@@ -131,7 +125,7 @@ def reference_key(
 
 def key_path(key: dict[str, Any], directory: Path | None = None) -> Path:
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
-    return (directory or cache_dir()) / f"{digest}.kldref"
+    return (directory or kld_dir()) / f"{digest}.kldref"
 
 
 # --- the numbers for a block of rows ------------------------------------------------------------
@@ -328,54 +322,55 @@ def build_reference(
     tokens = tokens[: n_chunk * n_ctx]
     dest = key_path(key, directory)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.part")
-    nll = nll2 = decode_seconds = 0.0
-    count = 0
-    t0 = time.perf_counter()
-    try:
-        with tmp.open("wb") as f:
-            f.write(_HEADER.pack(MAGIC, 0, 0))
-            with closing(scored_logits(model, tokens, n_ctx, n_chunk, progress, "reference")) as windows:
-                step = _block_rows(model.n_vocab)
-                for rows in windows:
-                    decode_seconds += rows.decode_seconds
-                    for r0 in range(0, len(rows.targets), step):
-                        rec = _reference_records(rows.logits[r0 : r0 + step], rows.targets[r0 : r0 + step], top_k)
-                        f.write(rec.tobytes())
-                        values = -rec["target_logp"]
-                        nll += float(values.sum())
-                        nll2 += float((values * values).sum())
-                        count += len(rec)
-            seconds = time.perf_counter() - t0
-            f.write(np.asarray(tokens, dtype="<i4").tobytes())
-            info = read_model_info(model.path)
-            mean, unc = mean_and_uncertainty(nll, nll2, count)
-            meta = {
-                "key": key,
-                "format": "workstation KLD reference: top-k log-probabilities per scored token",
-                "top_k": top_k,
-                "n_vocab": model.n_vocab,
-                "vocab_fingerprint": info.tokenizer_fingerprint,
-                "model_name": info.name,
-                "n_ctx": n_ctx,
-                "n_chunks": n_chunk,
-                "n_tokens": len(tokens),
-                "n_text_tokens": n_text_tokens,
-                "n_records": count,
-                "ppl": math.exp(mean),
-                "ppl_stderr": math.exp(mean) * unc,
-                "seconds": seconds,
-                "decode_seconds": decode_seconds,
-            }
-            _finish(f, meta)
-        os.replace(tmp, dest)
-    except OSError as err:  # (a full disk: "unexpected error: OSError: [Errno 28]")
-        if err.errno not in WRITE_ERRNOS:
-            raise
-        raise EvalInputError(f"{say(cannot_write(dest, err))} The KL divergence keeps the reference model's "
-                             "figures there while it compares; free some space there, then run it again.") from None
-    finally:
-        tmp.unlink(missing_ok=True)
+    tmp = own_part(dest)  # (its lock held while written: a part left by a kill is swept)
+    with held_part(tmp, ("models.being_added", {"name": dest.name, "folder": str(dest.parent)})):
+        nll = nll2 = decode_seconds = 0.0
+        count = 0
+        t0 = time.perf_counter()
+        try:
+            with tmp.open("wb") as f:
+                f.write(_HEADER.pack(MAGIC, 0, 0))
+                with closing(scored_logits(model, tokens, n_ctx, n_chunk, progress, "reference")) as windows:
+                    step = _block_rows(model.n_vocab)
+                    for rows in windows:
+                        decode_seconds += rows.decode_seconds
+                        for r0 in range(0, len(rows.targets), step):
+                            rec = _reference_records(rows.logits[r0 : r0 + step], rows.targets[r0 : r0 + step], top_k)
+                            f.write(rec.tobytes())
+                            values = -rec["target_logp"]
+                            nll += float(values.sum())
+                            nll2 += float((values * values).sum())
+                            count += len(rec)
+                seconds = time.perf_counter() - t0
+                f.write(np.asarray(tokens, dtype="<i4").tobytes())
+                info = read_model_info(model.path)
+                mean, unc = mean_and_uncertainty(nll, nll2, count)
+                meta = {
+                    "key": key,
+                    "format": "workstation KLD reference: top-k log-probabilities per scored token",
+                    "top_k": top_k,
+                    "n_vocab": model.n_vocab,
+                    "vocab_fingerprint": info.tokenizer_fingerprint,
+                    "model_name": info.name,
+                    "n_ctx": n_ctx,
+                    "n_chunks": n_chunk,
+                    "n_tokens": len(tokens),
+                    "n_text_tokens": n_text_tokens,
+                    "n_records": count,
+                    "ppl": math.exp(mean),
+                    "ppl_stderr": math.exp(mean) * unc,
+                    "seconds": seconds,
+                    "decode_seconds": decode_seconds,
+                }
+                _finish(f, meta)
+            os.replace(tmp, dest)
+        except OSError as err:  # (a full disk: "unexpected error: OSError: [Errno 28]")
+            if err.errno not in WRITE_ERRNOS:
+                raise
+            raise EvalInputError(f"{say(cannot_write(dest, err))} The KL divergence keeps the reference model's "
+                                 "figures there while it compares; free some space there, then run it again.") from None
+        finally:
+            tmp.unlink(missing_ok=True)
     # the folder keeps to its budget: older references go, the one just made stays
     evict_least_recent(dest.parent, "*.kldref", cache_budget(), keep=dest)
     ref = load_reference(dest, key)

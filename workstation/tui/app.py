@@ -59,7 +59,15 @@ from workstation.core.model_file import model_file_changed
 from workstation.core.paths import data_dir, typed_path
 from workstation.core.phrases import say
 from workstation.core.planner import FreedMemory, load_notes, offloadable_layers
-from workstation.core.profiles import KVCache, Profile, Sampling, load_profile, with_own_sampling
+from workstation.core.profiles import (
+    KVCache,
+    Profile,
+    Sampling,
+    kv_said,
+    load_profile,
+    under_file_of,
+    with_own_sampling,
+)
 from workstation.core.remote import refused
 from workstation.core.sqlite_schema import FULL_BELOW, says_damaged
 from workstation.core.store import (
@@ -102,7 +110,6 @@ from workstation.tui.screens.dashboard import DashboardScreen
 from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog, TextPrompt
 from workstation.tui.screens.file_picker import FilePicker, start_folder
 from workstation.tui.screens.instructions import InstructionsDialog
-from workstation.tui.screens.load_settings import kv_said
 from workstation.tui.screens.models import ModelsScreen
 from workstation.tui.screens.profile_menu import FitCheck, ProfileMenu
 from workstation.tui.screens.quantization import QuantizationScreen
@@ -440,8 +447,8 @@ class WorkstationApp(App[None]):
         if self.startup_problem:
             self.notify(self.startup_problem, severity="error", timeout=10)
         removed = integrations.clear_left_copies()  # (a copy into models/ killed mid-way left GBs nothing showed)
-        if removed is not None:
-            self.notify(say([removed], self.texts.get), timeout=12)
+        if removed:
+            self.notify(say(removed, self.texts.get), timeout=12)
         if self.start_engine and self.profile is not None:
             self._begin_load(self.profile)
 
@@ -859,12 +866,12 @@ class WorkstationApp(App[None]):
         if info:
             said_layers = {"n": info.gpu_layers, "total": offloadable_layers(info.n_layer)}
             layers_key = "status.layers"
-            kv = kv_said(t, KVCache(info.type_k, info.type_v))
+            kv = kv_said(KVCache(info.type_k, info.type_v), t.get)
         else:
             n = profile.gpu_layers
             said_layers = {"n": t(f"status.gpu_{n}") if n in ("auto", "all") else n}
             layers_key = "status.layers_planned"
-            kv = kv_said(t, profile.kv_cache)
+            kv = kv_said(profile.kv_cache, t.get)
         if self.loading is not None:
             pct = str(min(99, max(1, round(self.load_fraction * 100))))
             # a share only while llama.cpp reads the file: before, the engine's process starts (most
@@ -2814,7 +2821,7 @@ class WorkstationApp(App[None]):
                 and self.profile.source != loaded.source:
             # saved as the user's own copy in F3's E as it loaded, or put back (load_settings._saved):
             # that file is the one in use (F3 listed the file it left too, marked in use)
-            loaded = dataclasses.replace(loaded, source=self.profile.source)
+            loaded = under_file_of(loaded, self.profile)
         self.profile = loaded
         if chosen and self.session_sampling is not None:  # the conversation's own, on the new profile's
             self.notify(self.texts("sampling.kept", changes=self._sampling_said(self.session_sampling)), timeout=8)
@@ -2836,18 +2843,18 @@ class WorkstationApp(App[None]):
                 title=self.texts("error.title"), severity="error", timeout=15,
             )
             if event.serve_stopped:  # (the switch stopped the API before the new profile failed)
-                self.notify(self.texts("serve.stopped", name=event.profile.title(self.texts.lang)))
+                self.notify(self.texts("serve.stopped", name=loaded.title(self.texts.lang)))
         elif event.api is not None:
             started = ("serve.started" if not event.api.protected else
                        "serve.started_keys" if integrations.people_keys_exist() else "serve.started_shared_key")
             self.notify(self.texts(started, url=event.api.url), timeout=10)
         elif event.serve_stopped:
-            self.notify(self.texts("serve.stopped", name=event.profile.title(self.texts.lang)))
+            self.notify(self.texts("serve.stopped", name=loaded.title(self.texts.lang)))
         elif event.switch_stopped_api is not None:  # F3 while serving: the API went with the old profile
             self.notify(self.texts("serve.stopped_by_switch", old=event.switch_stopped_api.title(self.texts.lang),
-                                   name=event.profile.title(self.texts.lang), serve=self.key_for("api.serve")))
+                                   name=loaded.title(self.texts.lang), serve=self.key_for("api.serve")))
         else:
-            self.notify(self.texts("profiles.loaded", name=event.profile.title(self.texts.lang)))
+            self.notify(self.texts("profiles.loaded", name=loaded.title(self.texts.lang)))
         other, self._other_profile_said = self._other_profile_said, None
         if other is not None and other[0] == self.conversation_id and not event.restored \
                 and other[1] not in (loaded.ref, loaded.key):

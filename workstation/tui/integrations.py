@@ -329,10 +329,10 @@ def add_model(path: Path) -> catalog.AddedModel:
     return catalog.add_model(path, free_name=True)
 
 
-def clear_left_copies() -> Phrase | None:
-    """Remove what copies into models/ stopped mid-way left there; what was removed, said."""
-    removed = catalog.clear_left_copies()
-    return catalog.left_copies_phrase(removed) if removed else None
+def clear_left_copies() -> list[Phrase]:
+    """Remove what copies into models/ (and quantized copies, KL divergence references) stopped
+    mid-way left; what was removed, said (nothing: an empty list)."""
+    return catalog.left_copies_phrases(catalog.clear_left_copies())
 
 
 # --- the API server alongside the chat ---------------------------------------------------

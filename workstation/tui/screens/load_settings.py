@@ -31,6 +31,7 @@ from workstation.core.profiles import (
     free_path,
     save_profile,
     set_aside,
+    under_file_of,
 )
 from workstation.tui.i18n import Texts
 from workstation.tui.integrations import memory_freed_by_switch, speed_estimate
@@ -91,23 +92,6 @@ def copy_titles(profile: Profile) -> dict[str, str]:
         if title and not title.endswith(marked.removeprefix(title)):  # (not marked twice)
             titles[name] = marked
     return titles
-
-
-def kv_words(t: Texts, kv: KVCache) -> str:
-    """The K/V cache types in plain words, as E's help says them ("half size" for q8_0/q8_0,
-    "K half size, V full size"): F3's list and the status bar said "KV q8_0/q8_0". Nothing for
-    the usual f16/f16 (the default: nothing to tell; "memory exact" read as the PC's memory, and
-    cut the model's name on the status bar at 80 columns)."""
-    if kv == KVCache():
-        return ""
-    k, v = (t(f"kv.{c}") if c in KV_CACHE_TYPES else c for c in (kv.k, kv.v))  # (each type has its kv.<type>)
-    return k if k == v else t("kv.pair", k=k, v=v)
-
-
-def kv_said(t: Texts, kv: KVCache) -> str:
-    """The status bar's "context memory half size" (``kv_words``); nothing for f16/f16."""
-    words = kv_words(t, kv)
-    return t("kv.said", kv=words) if words else ""
 
 
 class SettingsVerdict(Message):
@@ -435,7 +419,7 @@ def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None, p
                 # its file is the copy now (or, put back, the shipped one): F3 listed the file it left
                 # as well, marked as the one in use, and Enter on it loaded the old settings again
                 # (a load under way keeps it: the app's ProfileLoaded)
-                app.profile = menu.current = dataclasses.replace(app.profile, source=saved.source)
+                app.profile = menu.current = under_file_of(app.profile, saved)
             menu.notify(f"{said} {t('load.reload_later')}", timeout=12)
         else:
             menu.dismiss(saved)  # loaded again, as Enter loads it

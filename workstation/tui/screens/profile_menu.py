@@ -17,11 +17,11 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from workstation.core.errors import ProfileError
-from workstation.core.profiles import Profile, list_profiles, load_profile_file
+from workstation.core.profiles import Profile, kv_words, list_profiles, load_profile_file
 from workstation.tui.i18n import Texts
 from workstation.tui.integrations import fit_verdict, memory_freed_by_switch
 from workstation.tui.screens.app_screen import AppScreen
-from workstation.tui.screens.load_settings import kv_words, shipped_original
+from workstation.tui.screens.load_settings import shipped_original
 
 if TYPE_CHECKING:
     from workstation.core.planner import FreedMemory
@@ -137,7 +137,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
                 text.append(f"\n  {entry.remote.model}")
             text.append(f"\n  {t('profiles.remote', url=entry.remote.base_url)}")
         else:
-            kv = kv_words(t, entry.kv_cache)  # (nothing for the usual f16/f16)
+            kv = kv_words(entry.kv_cache, t.get)  # (nothing for the usual f16/f16)
             detail = t("profiles.detail_kv" if kv else "profiles.detail", model=entry.model, context=f"{entry.context:,}", kv=kv)
             if entry.speculative.mode in ("draft", "lookup"):  # (its word: "draft" said nothing in Turkish)
                 detail += " · " + t(f"profiles.speculative_{entry.speculative.mode}")
