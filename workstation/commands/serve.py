@@ -23,6 +23,7 @@ from workstation.core.server.options import (
     DEFAULT_MAX_INFLIGHT_BODY,
     DEFAULT_MAX_MESSAGES,
     DEFAULT_MAX_REQUESTS,
+    DEFAULT_SHUTDOWN_GRACE_S,
     ServerOptions,
     default_max_connections,
 )
@@ -81,6 +82,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"seconds for a request's headers to arrive (default {DEFAULT_HEADER_TIMEOUT_S:g})")
     p.add_argument("--body-timeout", type=float, default=DEFAULT_BODY_TIMEOUT_S,
                    help=f"seconds for a request's body to arrive (default {DEFAULT_BODY_TIMEOUT_S:g})")
+    p.add_argument(
+        "--shutdown-grace", type=float, default=DEFAULT_SHUTDOWN_GRACE_S, metavar="SECONDS",
+        help="at a stop (SIGTERM, Ctrl+C), how long the replies being written may take to finish while new "
+        f"requests are refused; a second stop ends them at once (default {DEFAULT_SHUTDOWN_GRACE_S:g}; 0: at once)",
+    )
     p.add_argument("--max-prompt-tokens", type=int, help="longest prompt in tokens (default and most: one slot's context - 1)")
     p.add_argument("--model-id", help="model id shown by /v1/models (default: the profile's name)")
     p.add_argument(
@@ -337,6 +343,8 @@ def server_options(args: argparse.Namespace, api_key: str | None) -> ServerOptio
     at_least("--max-messages", args.max_messages, 1)
     at_least("--header-timeout", args.header_timeout, 0.1)
     at_least("--body-timeout", args.body_timeout, 0.1)
+    if not 0 <= args.shutdown_grace <= 3600:  # (nan and inf too)
+        raise WorkstationError(f"--shutdown-grace is {args.shutdown_grace:g}; allowed values are 0 to 3600 seconds.")
     slots = args.parallel or SERVE_SLOTS  # (run() has put the profile's there; the default's elsewhere)
     max_requests = args.max_requests or max(DEFAULT_MAX_REQUESTS, slots + args.queue + 16)
     at_least("--max-requests", max_requests, 1)
@@ -364,6 +372,7 @@ def server_options(args: argparse.Namespace, api_key: str | None) -> ServerOptio
         aliases=tuple(dict.fromkeys(_names(args.alias))),
         metrics=not args.no_metrics,
         slot_save_path=slot_folder(args.slot_save_path),
+        shutdown_grace_s=args.shutdown_grace,
     )
 
 

@@ -14,6 +14,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from types import FrameType
 from typing import Any
 
 from workstation.core.addresses import is_loopback
@@ -202,6 +203,17 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
             with hang_up_taken(self.handle_exit), super().capture_signals():
                 yield
 
+        stops = 0  # stop signals received: the second cuts the replies' grace short, the third all waiting
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            """A second SIGTERM (``systemctl stop`` again, ``kill``) ends the replies being
+            written at once, as a second Ctrl+C does (uvicorn took only Ctrl+C twice)."""
+            self.stops += 1
+            if self.stops == 1:
+                super().handle_exit(sig, frame)
+            else:  # (not kept to be raised again at the end: it killed the process before its records)
+                self.force_exit = self.stops > 2
+
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             # uvicorn raises the signal again once it has stopped: SIGTERM then killed the
             # process before the usage file and the audit trail were written, and a SIGINT that
@@ -209,7 +221,8 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
             captured = getattr(self, "_captured_signals", [])
             self.stopped_by = signal.Signals(captured[0]) if captured else None
             captured.clear()
-            await openai.stop_serving(STOP_REPLIES_S, give_up=lambda: self.force_exit)
+            await openai.stop_serving(STOP_REPLIES_S, give_up=lambda: self.force_exit, cut_now=lambda: self.stops > 1,
+                                      why=self.stopped_by.name if self.stopped_by is not None else "")
             await super().shutdown(sockets)
 
     from uvicorn.config import LOGGING_CONFIG
