@@ -134,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
         hang_up_taken,
         make_uvicorn,
         run_server,
+        terminate_as_ctrl_c,
     )
     from workstation.core.usage import UNSAVED_NAME
 
@@ -163,18 +164,24 @@ def run(args: argparse.Namespace) -> int:
     except BaseException:
         accounts.close()
         raise
+    terminated: list[int] = []
     try:
         # /health: "loading" (503), not a connection left hanging; a service's reload: not its end
-        with hang_up_taken(signal.SIG_DFL), answering_while_loading(socks):
+        with hang_up_taken(signal.SIG_DFL), terminate_as_ctrl_c() as terminated, answering_while_loading(socks):
             scheduler = Scheduler(
                 profile, n_parallel=args.parallel, max_queue=args.queue,
                 kv_store=None if args.no_prompt_cache else KvStateStore(),
                 min_save_tokens=PROMPT_CACHE_MIN_TOKENS, save_when_reused=True,
             )
-    except BaseException:
+    except BaseException as err:
         for sock in socks:
             sock.close()
         accounts.close()
+        if isinstance(err, KeyboardInterrupt) and terminated:  # a service stopped while it loaded: a clean stop
+            with contextlib.suppress(OSError):
+                print("workstation: stopped (SIGTERM) while the model was loading; nothing was served.",
+                      file=sys.stderr)
+            return 0
         raise
     port = socks[0].getsockname()[1]
     options.model_id = args.model_id or profile.key

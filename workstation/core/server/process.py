@@ -265,6 +265,32 @@ def hang_up_taken(stop: Any) -> Iterator[None]:
             signal.signal(signal.SIGHUP, before)
 
 
+@contextlib.contextmanager
+def terminate_as_ctrl_c() -> Iterator[list[int]]:
+    """SIGTERM within the block stops what runs as Ctrl+C does (a model's load: at llama.cpp's
+    next step, ``runtime._ctrl_c_after_the_call``), raising KeyboardInterrupt; yields the list
+    the SIGTERM is put in, so that the caller tells the two apart. ``systemctl stop`` while the
+    model loaded killed the process (143, not a word in the log). Main thread only."""
+    received: list[int] = []
+    take = threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+    def as_ctrl_c(sig: int, frame: Any) -> None:
+        received.append(sig)
+        during_a_call = signal.getsignal(signal.SIGINT)  # (a load's: it stops it, and raises once it has)
+        if callable(during_a_call) and during_a_call is not signal.default_int_handler:
+            during_a_call(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, as_ctrl_c) if take else None
+    try:
+        yield received
+    finally:
+        if take:
+            signal.signal(signal.SIGTERM, before)
+
+
 def has_terminal() -> bool:
     """Whether this process has a controlling terminal (started in a terminal window or an SSH
     session, not by a service manager, ``setsid`` or a container without one)."""
