@@ -55,7 +55,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--api-key",
         help="require 'Authorization: Bearer KEY' (default: env WORKSTATION_API_KEY); "
-        "needed to bind anything but loopback",
+        "needed to bind anything but loopback (every user of the computer sees it in ps: see --api-key-file)",
+    )
+    p.add_argument(
+        "--api-key-file", metavar="PATH",
+        help="the operator's key as the first line of this file, which other users may not read (chmod 600, "
+        "or 640 for the service's group); instead of --api-key or WORKSTATION_API_KEY",
     )
     p.add_argument(
         "--allowed-hosts", action="append", default=[], metavar="NAMES",
@@ -138,7 +143,10 @@ def run(args: argparse.Namespace) -> int:
     )
     from workstation.core.usage import UNSAVED_NAME
 
-    api_key = args.api_key or os.environ.get("WORKSTATION_API_KEY") or None
+    if args.api_key and args.api_key_file:
+        raise WorkstationError("Both --api-key and --api-key-file are given; give the operator's key one way "
+                               "(--api-key-file keeps it out of the process list).")
+    api_key = args.api_key or _key_from_file(args.api_key_file) or os.environ.get("WORKSTATION_API_KEY") or None
     if args.parallel is not None and not 1 <= args.parallel <= 64:
         raise WorkstationError(f"--parallel is {args.parallel}; allowed values are 1 to 64.")
     profile = load_profile(profile_ref(args))
@@ -157,7 +165,8 @@ def run(args: argparse.Namespace) -> int:
     accounts = open_accounts(profile.key, api_key, args.audit_content, args.audit_max_bytes, key_cap)
     hosts = list(dict.fromkeys(_names(args.host))) or ["127.0.0.1"]
     try:
-        _not_a_persons_key(accounts, api_key, "--api-key" if args.api_key else "WORKSTATION_API_KEY")
+        _not_a_persons_key(accounts, api_key, "--api-key" if args.api_key else
+                           "--api-key-file" if args.api_key_file else "WORKSTATION_API_KEY")
         for host in hosts:
             check_host(host, api_key, accounts.protected)
         socks = bind_sockets(hosts, args.port)  # fail fast, before loading the model
@@ -268,6 +277,38 @@ def open_accounts(
         profile, shared_key=api_key, keys=keys, usage=usage, audit=audit, audit_content=audit_content,
         default_max_parallel=key_max_parallel,
     )
+
+
+def _key_from_file(path: str | None) -> str | None:
+    """The operator's key from ``--api-key-file``: its first line, without the spaces around it.
+    A file every user of the computer may read is refused, as ssh refuses such a private key:
+    the key would be no more secret than on the command line (``ps``); its group may read it
+    (root:workstation, 640: the service's user reads a file it cannot change)."""
+    if path is None:
+        return None
+    import stat
+
+    from workstation.core.errors import WorkstationError
+
+    file = typed_path(path)
+    try:
+        with open(file, encoding="utf-8-sig") as f:
+            if os.name != "nt" and os.fstat(f.fileno()).st_mode & stat.S_IROTH:
+                raise WorkstationError(
+                    f"--api-key-file {path} can be read by every user of this computer, so the key in it is no "
+                    f"secret; let only the server's user read it (chmod 600 {path}, or chmod 640 with the "
+                    "service's group as its group), then start the server again.")
+            first = f.readline(4096).strip()
+    except OSError as err:
+        raise WorkstationError(f"--api-key-file {path} cannot be read ({err.strerror or err}); give the path of "
+                               "a file whose first line is the operator's key.") from None
+    except UnicodeDecodeError:
+        raise WorkstationError(f"--api-key-file {path} is not text; its first line should be the operator's "
+                               "key.") from None
+    if not first:
+        raise WorkstationError(f"--api-key-file {path} has no key on its first line; write the operator's key "
+                               "there (one line), then start the server again.")
+    return first
 
 
 def _not_a_persons_key(accounts: Accounts, api_key: str | None, named_by: str) -> None:

@@ -45,7 +45,7 @@ def check_host(host: str, api_key: str | None, person_keys: bool = False) -> Non
     if not is_loopback(host, names_under_localhost=False) and not api_key and not person_keys:
         _resolve(host, 0)  # a host that is no address is told so, not asked for a key
         raise ServeError(
-            f"Refusing to serve on {host} without an API key; set --api-key or WORKSTATION_API_KEY, "
+            f"Refusing to serve on {host} without an API key; set --api-key-file, --api-key or WORKSTATION_API_KEY, "
             f"make people's keys with '{cli('keys add NAME')}', or bind 127.0.0.1."
         )
 
