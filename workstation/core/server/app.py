@@ -206,6 +206,7 @@ class OpenAIServer:
         self.stopping = False  # the server is shutting down: nothing new is taken
         self.cutting = False  # the replies still being written at the stop are being cut off
         self._said_model_changed = False  # the log has said that the model file changed on disk
+        self._health_said = "ok"  # /health's last status, its change logged once (not each poll)
         self.created = int(time.time())
         self.bodies = InflightBodies(options.max_inflight_body_bytes, options.max_body_bytes)
         from workstation.core.server.native import NativeRoutes
@@ -898,6 +899,9 @@ class OpenAIServer:
             problems.insert(0, MODEL_FILE_CHANGED)
         if problems:
             body["problems"] = problems
+        if body["status"] != self._health_said:  # (its 503s are not each a line: a poll a second filled the journal)
+            self._health_said = body["status"]
+            log.info(f"workstation: /health now answers {503 if self.stopping or changed else 200} \"{body['status']}\".")
         return JSONResponse(body, status_code=503 if self.stopping or changed else 200,
                             headers=dict(STOPPING_HEADERS) if self.stopping else None)
 
