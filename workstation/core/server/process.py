@@ -203,16 +203,17 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
             with hang_up_taken(self.handle_exit), super().capture_signals():
                 yield
 
-        stops = 0  # stop signals received: the second cuts the replies' grace short, the third all waiting
+        stops = 0  # stop signals received
 
         def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-            """A second SIGTERM (``systemctl stop`` again, ``kill``) ends the replies being
-            written at once, as a second Ctrl+C does (uvicorn took only Ctrl+C twice)."""
+            """A second stop, SIGTERM (``systemctl stop`` again, ``kill``) as Ctrl+C (uvicorn took
+            only Ctrl+C twice), ends the replies' grace: those being written are cut at once; one
+            once they are being cut stops the waiting for them too."""
             self.stops += 1
             if self.stops == 1:
                 super().handle_exit(sig, frame)
             else:  # (not kept to be raised again at the end: it killed the process before its records)
-                self.force_exit = self.stops > 2
+                self.force_exit = openai.cutting
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             # uvicorn raises the signal again once it has stopped: SIGTERM then killed the
