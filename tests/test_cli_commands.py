@@ -362,24 +362,35 @@ def test_a_profile_that_cannot_fit_is_not_loaded(
     assert err.count("\n") == 1 and "loading" not in err.lower()
 
 
-def test_ctrl_c_while_a_model_loads_stops_once_it_is_loaded(smollm2_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_while_a_model_loads_stops_once_it_is_loaded(
+    smollm2_path: Path, capfd: pytest.CaptureFixture[str], sig: signal.Signals
+) -> None:
     """Ctrl-C in the middle of loading (a callback from llama.cpp: its progress, its log) was
     raised inside the callback, where ctypes printed "Exception ignored … KeyboardInterrupt"
-    with a traceback and dropped it, and the command went on to answer."""
+    with a traceback and dropped it, and the command went on to answer. SIGTERM where `serve`
+    takes it as Ctrl-C (``terminate_as_ctrl_c``: `systemctl stop` while its model loaded
+    killed it, 143 and not a word) stops the load the same way, and serve says so."""
     from workstation.core.runtime import LoadedModel, RuntimeSettings
+    from workstation.core.server.process import terminate_as_ctrl_c
 
     pressed: list[float] = []
+    seen: list[float] = []
 
     def progress(value: float) -> None:
+        seen.append(value)
         if not pressed and 0 < value < 1:
             pressed.append(value)
-            signal.raise_signal(signal.SIGINT)  # as a person's Ctrl-C, during the load
+            signal.raise_signal(sig)  # as a person's Ctrl-C, or a service's stop, during the load
 
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt), terminate_as_ctrl_c() as terminated:
         LoadedModel(smollm2_path, RuntimeSettings(n_ctx=256), progress=progress)
     assert pressed, "the load never reported progress"
+    assert seen[-1] < 1, seen  # stopped part-way
+    assert terminated == ([sig] if sig == signal.SIGTERM else [])
     assert "Exception ignored" not in capfd.readouterr().err
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C works as before
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
 
 @pytest.mark.parametrize(("module", "raised"), [

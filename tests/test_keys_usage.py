@@ -166,7 +166,7 @@ def test_a_profile_name_one_typo_off_makes_no_key(capsys: pytest.CaptureFixture[
     assert capsys.readouterr().err.rstrip().endswith("Did you mean 'office-server'?")
 
 
-def test_serve_refuses_a_persons_key_as_its_own(monkeypatch: pytest.MonkeyPatch,
+def test_serve_refuses_a_persons_key_as_its_own(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """`keys add` tells each person to set WORKSTATION_API_KEY, which serve also read as the
     operator's key: started in that shell, the server showed that person everyone's usage and
@@ -181,6 +181,23 @@ def test_serve_refuses_a_persons_key_as_its_own(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.delenv("WORKSTATION_API_KEY")
     assert main(["serve", "--port", "0", "--api-key", secret]) == 1
     assert "The operator's key from --api-key is alice's own key" in capsys.readouterr().err
+    # --api-key-file (the key on the command line is in every user's `ps`): its first line
+    key_file = tmp_path / "api-key"
+    key_file.write_text(f"  {secret}\n# a comment line\n", encoding="utf-8")
+    key_file.chmod(0o640)  # (the service's group may read it)
+    assert main(["serve", "--port", "0", "--api-key-file", str(key_file)]) == 1
+    assert "The operator's key from --api-key-file is alice's own key" in capsys.readouterr().err
+    key_file.chmod(0o644)  # every user may read it: no secret
+    assert main(["serve", "--port", "0", "--api-key-file", str(key_file)]) == 1
+    assert f"--api-key-file {key_file} can be read by every user of this computer" in capsys.readouterr().err
+    key_file.write_text("\n", encoding="utf-8")
+    key_file.chmod(0o600)
+    for path, said in [(key_file, "has no key on its first line"), (tmp_path / "nowhere", "cannot be read (No such file")]:
+        assert main(["serve", "--port", "0", "--api-key-file", str(path)]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"workstation: --api-key-file {path} {said}") and err.count("\n") == 1, err
+    assert main(["serve", "--port", "0", "--api-key", "k", "--api-key-file", str(key_file)]) == 1
+    assert "Both --api-key and --api-key-file are given" in capsys.readouterr().err
 
 
 # --- tokens per day --------------------------------------------------------------------------------

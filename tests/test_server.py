@@ -474,8 +474,8 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     data = tmp_path / "data"
     body = {"messages": QUESTION, "max_tokens": 900, "ignore_eos": True}
     got: dict[str, object] = {}
-    with serve(write_profile(tmp_path, smollm2_path), "--parallel", "2", "--log-level", "info", data=data,
-               terminal={"SIGHUP": True, "SIGTERM": False}.get(stop)) as srv:
+    with serve(write_profile(tmp_path, smollm2_path), "--parallel", "2", "--log-level", "info", "--shutdown-grace", "0",
+               data=data, terminal={"SIGHUP": True, "SIGTERM": False}.get(stop)) as srv:
         if stop == "SIGTERM":  # a service's "systemctl reload": said, and the server goes on
             srv.proc.send_signal(signal.SIGHUP)
             wait_until(lambda: "SIGHUP received: nothing to reload" in srv.log_text(), "the reload's line", 10)
@@ -533,6 +533,56 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     assert main(["audit", "verify", "--json"]) == 0
     audit = [json.loads(line) for f in sorted((data / "audit").glob("*.jsonl")) for line in f.read_text().splitlines()]
     assert [a.get("status") for a in audit if a.get("route") == "chat"] == [503, 503, 503], audit
+
+
+def test_a_stop_lets_the_replies_being_written_finish(smollm2_path: Path, tmp_path: Path) -> None:
+    """`systemctl restart` for an upgrade (SIGTERM) cut every reply being written mid-sentence.
+    Now new requests are refused (503, Retry-After; /health "stopping") while the replies under
+    way finish, for up to --shutdown-grace (30 s), the log saying how many it waits for; a
+    second SIGTERM ends those left, each told to its client; the exit is 0. /health's 503s,
+    polled each second by a load balancer, were a line each at --log-level info: one now."""
+    import signal
+
+    body = {"messages": QUESTION, "ignore_eos": True}
+    got: dict[str, object] = {}
+    arrived: list[str] = []
+    with serve(write_profile(tmp_path, smollm2_path), "--parallel", "2", "--log-level", "info", terminal=False) as srv:
+
+        def short() -> None:
+            with httpx.stream("POST", f"{srv.base_url}/chat/completions", json={**body, "max_tokens": 40, "stream": True},
+                              timeout=120) as r:
+                arrived.extend(line for line in r.iter_lines() if line.startswith("data: "))
+
+        def long() -> None:
+            r = httpx.post(f"{srv.base_url}/chat/completions", json={**body, "max_tokens": 900}, timeout=120)
+            got["long"] = (r.status_code, r.json())
+
+        clients = [threading.Thread(target=short), threading.Thread(target=long)]
+        for c in clients:
+            c.start()
+        wait_until(lambda: httpx.get(f"{srv.root}/health", timeout=30).json()["slots_processing"] >= 2,
+                   "both requests in their slots", 120)
+        wait_until(lambda: len(arrived) >= 2, "the short reply under way", 120)
+        srv.proc.send_signal(signal.SIGTERM)
+        wait_until(lambda: "waiting up to 30 s for the 2 replies being written" in srv.log_text(), "the stop's line", 10)
+        for _ in range(3):  # a load balancer's polls: the change is one line at info, not a line each
+            health = httpx.get(f"{srv.root}/health", timeout=30)
+            assert health.status_code == 503 and health.json()["status"] == "stopping"
+        refused = httpx.post(f"{srv.base_url}/chat/completions", json={**body, "max_tokens": 2}, timeout=30)
+        assert refused.status_code == 503 and refused.headers["retry-after"] == "5", refused.text
+        clients[0].join(timeout=60)
+        assert arrived[-1] == "data: [DONE]" and '"finish_reason": "length"' in arrived[-2]  # finished whole
+        assert srv.proc.poll() is None and "long" not in got  # the long one goes on meanwhile
+        srv.proc.send_signal(signal.SIGTERM)  # a second stop: at once
+        clients[1].join(timeout=60)
+        assert srv.proc.wait(timeout=30) == 0
+        wait_until(lambda: "workstation: stopped (SIGTERM)." in srv.log_text(), "its last line", 10)
+        log = srv.log_text()
+    assert got["long"] == (503, {"error": {"message": "The server is shutting down, so the reply was cut off; send it "
+                                           "again once the server is back.", "type": "server_error", "param": None,
+                                           "code": None}})
+    assert "1 reply still being written was cut off (stopped again)" in log and "Traceback" not in log, log
+    assert log.count('workstation: /health now answers 503 "stopping".') == 1 and "GET /health" not in log, log
 
 
 def test_embeddings_are_refused_with_why(client: openai.OpenAI) -> None:

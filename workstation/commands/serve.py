@@ -23,6 +23,7 @@ from workstation.core.server.options import (
     DEFAULT_MAX_INFLIGHT_BODY,
     DEFAULT_MAX_MESSAGES,
     DEFAULT_MAX_REQUESTS,
+    DEFAULT_SHUTDOWN_GRACE_S,
     ServerOptions,
     default_max_connections,
 )
@@ -54,7 +55,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--api-key",
         help="require 'Authorization: Bearer KEY' (default: env WORKSTATION_API_KEY); "
-        "needed to bind anything but loopback",
+        "needed to bind anything but loopback (every user of the computer sees it in ps: see --api-key-file)",
+    )
+    p.add_argument(
+        "--api-key-file", metavar="PATH",
+        help="the operator's key as the first line of this file, which other users may not read (chmod 600, "
+        "or 640 for the service's group); instead of --api-key or WORKSTATION_API_KEY",
     )
     p.add_argument(
         "--allowed-hosts", action="append", default=[], metavar="NAMES",
@@ -81,6 +87,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"seconds for a request's headers to arrive (default {DEFAULT_HEADER_TIMEOUT_S:g})")
     p.add_argument("--body-timeout", type=float, default=DEFAULT_BODY_TIMEOUT_S,
                    help=f"seconds for a request's body to arrive (default {DEFAULT_BODY_TIMEOUT_S:g})")
+    p.add_argument(
+        "--shutdown-grace", type=float, default=DEFAULT_SHUTDOWN_GRACE_S, metavar="SECONDS",
+        help="at a stop (SIGTERM, Ctrl+C), how long the replies being written may take to finish while new "
+        f"requests are refused; a second stop ends them at once (default {DEFAULT_SHUTDOWN_GRACE_S:g}; 0: at once)",
+    )
     p.add_argument("--max-prompt-tokens", type=int, help="longest prompt in tokens (default and most: one slot's context - 1)")
     p.add_argument("--model-id", help="model id shown by /v1/models (default: the profile's name)")
     p.add_argument(
@@ -128,10 +139,14 @@ def run(args: argparse.Namespace) -> int:
         hang_up_taken,
         make_uvicorn,
         run_server,
+        terminate_as_ctrl_c,
     )
     from workstation.core.usage import UNSAVED_NAME
 
-    api_key = args.api_key or os.environ.get("WORKSTATION_API_KEY") or None
+    if args.api_key and args.api_key_file:
+        raise WorkstationError("Both --api-key and --api-key-file are given; give the operator's key one way "
+                               "(--api-key-file keeps it out of the process list).")
+    api_key = args.api_key or _key_from_file(args.api_key_file) or os.environ.get("WORKSTATION_API_KEY") or None
     if args.parallel is not None and not 1 <= args.parallel <= 64:
         raise WorkstationError(f"--parallel is {args.parallel}; allowed values are 1 to 64.")
     profile = load_profile(profile_ref(args))
@@ -150,25 +165,32 @@ def run(args: argparse.Namespace) -> int:
     accounts = open_accounts(profile.key, api_key, args.audit_content, args.audit_max_bytes, key_cap)
     hosts = list(dict.fromkeys(_names(args.host))) or ["127.0.0.1"]
     try:
-        _not_a_persons_key(accounts, api_key, "--api-key" if args.api_key else "WORKSTATION_API_KEY")
+        _not_a_persons_key(accounts, api_key, "--api-key" if args.api_key else
+                           "--api-key-file" if args.api_key_file else "WORKSTATION_API_KEY")
         for host in hosts:
             check_host(host, api_key, accounts.protected)
         socks = bind_sockets(hosts, args.port)  # fail fast, before loading the model
     except BaseException:
         accounts.close()
         raise
+    terminated: list[int] = []
     try:
         # /health: "loading" (503), not a connection left hanging; a service's reload: not its end
-        with hang_up_taken(signal.SIG_DFL), answering_while_loading(socks):
+        with hang_up_taken(signal.SIG_DFL), terminate_as_ctrl_c() as terminated, answering_while_loading(socks):
             scheduler = Scheduler(
                 profile, n_parallel=args.parallel, max_queue=args.queue,
                 kv_store=None if args.no_prompt_cache else KvStateStore(),
                 min_save_tokens=PROMPT_CACHE_MIN_TOKENS, save_when_reused=True,
             )
-    except BaseException:
+    except BaseException as err:
         for sock in socks:
             sock.close()
         accounts.close()
+        if isinstance(err, KeyboardInterrupt) and terminated:  # a service stopped while it loaded: a clean stop
+            with contextlib.suppress(OSError):
+                print("workstation: stopped (SIGTERM) while the model was loading; nothing was served.",
+                      file=sys.stderr)
+            return 0
         raise
     port = socks[0].getsockname()[1]
     options.model_id = args.model_id or profile.key
@@ -257,6 +279,38 @@ def open_accounts(
     )
 
 
+def _key_from_file(path: str | None) -> str | None:
+    """The operator's key from ``--api-key-file``: its first line, without the spaces around it.
+    A file every user of the computer may read is refused, as ssh refuses such a private key:
+    the key would be no more secret than on the command line (``ps``); its group may read it
+    (root:workstation, 640: the service's user reads a file it cannot change)."""
+    if path is None:
+        return None
+    import stat
+
+    from workstation.core.errors import WorkstationError
+
+    file = typed_path(path)
+    try:
+        with open(file, encoding="utf-8-sig") as f:
+            if os.name != "nt" and os.fstat(f.fileno()).st_mode & stat.S_IROTH:
+                raise WorkstationError(
+                    f"--api-key-file {path} can be read by every user of this computer, so the key in it is no "
+                    f"secret; let only the server's user read it (chmod 600 {path}, or chmod 640 with the "
+                    "service's group as its group), then start the server again.")
+            first = f.readline(4096).strip()
+    except OSError as err:
+        raise WorkstationError(f"--api-key-file {path} cannot be read ({err.strerror or err}); give the path of "
+                               "a file whose first line is the operator's key.") from None
+    except UnicodeDecodeError:
+        raise WorkstationError(f"--api-key-file {path} is not text; its first line should be the operator's "
+                               "key.") from None
+    if not first:
+        raise WorkstationError(f"--api-key-file {path} has no key on its first line; write the operator's key "
+                               "there (one line), then start the server again.")
+    return first
+
+
 def _not_a_persons_key(accounts: Accounts, api_key: str | None, named_by: str) -> None:
     """The operator's key may not be a person's: WORKSTATION_API_KEY is also the variable a desk
     PC's person sets to their own key, so a server started in that shell made that person the
@@ -337,6 +391,8 @@ def server_options(args: argparse.Namespace, api_key: str | None) -> ServerOptio
     at_least("--max-messages", args.max_messages, 1)
     at_least("--header-timeout", args.header_timeout, 0.1)
     at_least("--body-timeout", args.body_timeout, 0.1)
+    if not 0 <= args.shutdown_grace <= 3600:  # (nan and inf too)
+        raise WorkstationError(f"--shutdown-grace is {args.shutdown_grace:g}; allowed values are 0 to 3600 seconds.")
     slots = args.parallel or SERVE_SLOTS  # (run() has put the profile's there; the default's elsewhere)
     max_requests = args.max_requests or max(DEFAULT_MAX_REQUESTS, slots + args.queue + 16)
     at_least("--max-requests", max_requests, 1)
@@ -364,6 +420,7 @@ def server_options(args: argparse.Namespace, api_key: str | None) -> ServerOptio
         aliases=tuple(dict.fromkeys(_names(args.alias))),
         metrics=not args.no_metrics,
         slot_save_path=slot_folder(args.slot_save_path),
+        shutdown_grace_s=args.shutdown_grace,
     )
 
 

@@ -104,6 +104,7 @@ SHUTTING_DOWN = 503  # the status recorded for a reply the server's shutdown cut
 # the 413, so that the client, still sending, reads the answer (_drain)
 DRAIN_BYTES = 16 * 2**20
 DRAIN_S = 5.0
+STOPPING_HEADERS = {"Retry-After": "5", "Connection": "close"}  # a request refused while the server stops
 CUT_BY_SHUTDOWN = "The server is shutting down, so the reply was cut off; send it again once the server is back."
 MODEL_FILE_CHANGED = "the model file changed on disk since it was loaded: restart the server"  # (/health: no path)
 log = logging.getLogger("uvicorn.error")
@@ -203,7 +204,9 @@ class OpenAIServer:
         self._late: set[asyncio.Task[None]] = set()  # accounting of requests whose client left
         self._running: dict[asyncio.Queue[SchedulerEvent], SchedRequest] = {}  # submitted, not ended
         self.stopping = False  # the server is shutting down: nothing new is taken
+        self.cutting = False  # the replies still being written at the stop are being cut off
         self._said_model_changed = False  # the log has said that the model file changed on disk
+        self._health_said = "ok"  # /health's last status, its change logged once (not each poll)
         self.created = int(time.time())
         self.bodies = InflightBodies(options.max_inflight_body_bytes, options.max_body_bytes)
         from workstation.core.server.native import NativeRoutes
@@ -458,16 +461,38 @@ class OpenAIServer:
                 log.warning(f"workstation: {err} Every request is refused (503) until then; /health says so.")
             raise ApiError(503, str(err), type_="server_error") from None
         self._running[q] = req
-        if self.stopping:  # it passed the door before the shutdown began, and was reading its body
+        if self.cutting:  # it passed the door before the shutdown began, and was reading its body
             self.scheduler.cancel(req)
         return req, q
 
-    async def stop_serving(self, wait_s: float, give_up: Callable[[], bool] = lambda: False) -> None:
-        """The server is shutting down: new requests are refused (503), the replies being
-        written end where they are, each told to its client and recorded with its tokens; this
-        waits up to ``wait_s`` (or until ``give_up()``: a second Ctrl+C) for them to be, and for
-        those whose client left to be recorded."""
+    async def stop_serving(
+        self, wait_s: float, give_up: Callable[[], bool] = lambda: False, cut_now: Callable[[], bool] = lambda: False,
+        why: str = "",
+    ) -> None:
+        """The server is shutting down: new requests are refused (503, /health "stopping"); the
+        replies being written, and those waiting for a slot, finish for up to
+        ``options.shutdown_grace_s`` (or until ``cut_now()``: a second SIGTERM or Ctrl+C), as a
+        server stopped for an upgrade should (they ended mid-sentence at once); then those left
+        end where they are, each told to its client and recorded with its tokens. This waits up
+        to ``wait_s`` (or until ``give_up()``) for them to be, and for those whose client left
+        to be recorded. ``why``: the stop's cause, for the log ("SIGTERM")."""
         self.stopping = True
+        grace = self.options.shutdown_grace_s
+        if self._running and grace > 0 and not cut_now():
+            n = len(self._running)
+            replies, them = ("reply", "it") if n == 1 else (f"{n} replies", "them")
+            log.warning(f"workstation: stopping{f' ({why})' if why else ''}: new requests are refused; waiting up "
+                        f"to {grace:g} s for the {replies} being written to finish (a second SIGTERM or Ctrl+C ends {them} now).")
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(grace):
+                    while self._running and not cut_now():
+                        await asyncio.sleep(0.05)
+            if left := len(self._running):
+                cut = "1 reply still being written was" if left == 1 else f"{left} replies still being written were"
+                log.warning(f"workstation: {cut} cut off ({'stopped again' if cut_now() else f'after {grace:g} s'}); "
+                            f"{'its client is' if left == 1 else 'the client of each is'} told to send it again once the "
+                            "server is back.")
+        self.cutting = True
         for req in list(self._running.values()):
             self.scheduler.cancel(req)
         with contextlib.suppress(TimeoutError):
@@ -482,7 +507,7 @@ class OpenAIServer:
         return {"quota_reached": True} if ticket.capped and event.metrics.stop_reason == "length" else {}
 
     def _cut_by_shutdown(self, event: TurnFinished) -> bool:
-        return self.stopping and event.metrics.stop_reason == "cancelled"
+        return self.cutting and event.metrics.stop_reason == "cancelled"
 
     @staticmethod
     def _shutdown_error() -> ApiError:
@@ -543,9 +568,9 @@ class OpenAIServer:
                 raise
             ticket = self.accounts.begin(caller, route)
             _mark(request, caller)
-            if self.stopping:
+            if self.stopping:  # (Connection: close: a client's next try opens a connection to the server that is back)
                 raise ApiError(SHUTTING_DOWN, "The server is shutting down; send the request again once it is back.",
-                               type_="server_error")
+                               type_="server_error", headers=dict(STOPPING_HEADERS))
             self.accounts.check_profile(caller)
             self.accounts.check_quota(caller)
             async with self._json_body(request) as body:  # every field is checked before submitting
@@ -874,7 +899,11 @@ class OpenAIServer:
             problems.insert(0, MODEL_FILE_CHANGED)
         if problems:
             body["problems"] = problems
-        return JSONResponse(body, status_code=503 if self.stopping or changed else 200)
+        if body["status"] != self._health_said:  # (its 503s are not each a line: a poll a second filled the journal)
+            self._health_said = body["status"]
+            log.info(f"workstation: /health now answers {503 if self.stopping or changed else 200} \"{body['status']}\".")
+        return JSONResponse(body, status_code=503 if self.stopping or changed else 200,
+                            headers=dict(STOPPING_HEADERS) if self.stopping else None)
 
     async def models(self, request: Request) -> Response:
         """Every id this server answers to (``/v1/models``), or one of them

@@ -168,7 +168,10 @@ class RequestGuard:
         try:
             await self._guarded(scope, receive, noted)
         finally:
-            if not scope.get(ACCOUNTED) and not (said[0] == 200 and scope["path"] in UNMETERED):  # (probes: quiet)
+            # (probes: quiet; /health's own 503s too, "stopping" or "error", polled each second by a load
+            # balancer: the app logs the change of its answer once)
+            if not scope.get(ACCOUNTED) and not (said[0] == 200 and scope["path"] in UNMETERED) and \
+                    not (said[0] == 503 and scope["path"] == "/health"):
                 client = scope.get("client")
                 log.info(f"{scope.get(WHO) or '-'} {client_text(client[0]) if client else '-'} {scope['method']} "
                          f"{logged_path(scope)} "

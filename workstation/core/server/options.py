@@ -12,6 +12,7 @@ DEFAULT_MAX_MESSAGES = 2048  # messages per chat request, and text parts in all
 DEFAULT_MAX_REQUESTS = 64  # requests being handled at once (/health aside)
 DEFAULT_HEADER_TIMEOUT_S = 10.0  # from connect (or the last response) to the end of the headers
 DEFAULT_BODY_TIMEOUT_S = 60.0  # to read a whole body once the headers are in
+DEFAULT_SHUTDOWN_GRACE_S = 30.0  # at a stop, how long the replies being written may take to finish
 MAX_CONNECTIONS_CEILING = 512
 
 
@@ -49,3 +50,6 @@ class ServerOptions:
     aliases: tuple[str, ...] = ()  # more model ids /v1/models lists (serve --alias)
     metrics: bool = True  # GET /metrics (serve --no-metrics turns it off)
     slot_save_path: Path | None = None  # POST /slots/{id}?action=... files (serve --slot-save-path)
+    # at a stop (SIGTERM, Ctrl+C), the replies being written finish for up to this long before
+    # they are cut (serve --shutdown-grace; 0: cut at once)
+    shutdown_grace_s: float = 0.0

@@ -14,6 +14,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from types import FrameType
 from typing import Any
 
 from workstation.core.addresses import is_loopback
@@ -44,7 +45,7 @@ def check_host(host: str, api_key: str | None, person_keys: bool = False) -> Non
     if not is_loopback(host, names_under_localhost=False) and not api_key and not person_keys:
         _resolve(host, 0)  # a host that is no address is told so, not asked for a key
         raise ServeError(
-            f"Refusing to serve on {host} without an API key; set --api-key or WORKSTATION_API_KEY, "
+            f"Refusing to serve on {host} without an API key; set --api-key-file, --api-key or WORKSTATION_API_KEY, "
             f"make people's keys with '{cli('keys add NAME')}', or bind 127.0.0.1."
         )
 
@@ -202,6 +203,18 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
             with hang_up_taken(self.handle_exit), super().capture_signals():
                 yield
 
+        stops = 0  # stop signals received
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            """A second stop, SIGTERM (``systemctl stop`` again, ``kill``) as Ctrl+C (uvicorn took
+            only Ctrl+C twice), ends the replies' grace: those being written are cut at once; one
+            once they are being cut stops the waiting for them too."""
+            self.stops += 1
+            if self.stops == 1:
+                super().handle_exit(sig, frame)
+            else:  # (not kept to be raised again at the end: it killed the process before its records)
+                self.force_exit = openai.cutting
+
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             # uvicorn raises the signal again once it has stopped: SIGTERM then killed the
             # process before the usage file and the audit trail were written, and a SIGINT that
@@ -209,7 +222,8 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
             captured = getattr(self, "_captured_signals", [])
             self.stopped_by = signal.Signals(captured[0]) if captured else None
             captured.clear()
-            await openai.stop_serving(STOP_REPLIES_S, give_up=lambda: self.force_exit)
+            await openai.stop_serving(STOP_REPLIES_S, give_up=lambda: self.force_exit, cut_now=lambda: self.stops > 1,
+                                      why=self.stopped_by.name if self.stopped_by is not None else "")
             await super().shutdown(sockets)
 
     from uvicorn.config import LOGGING_CONFIG
@@ -250,6 +264,32 @@ def hang_up_taken(stop: Any) -> Iterator[None]:
     finally:
         if take:
             signal.signal(signal.SIGHUP, before)
+
+
+@contextlib.contextmanager
+def terminate_as_ctrl_c() -> Iterator[list[int]]:
+    """SIGTERM within the block stops what runs as Ctrl+C does (a model's load: at llama.cpp's
+    next step, ``runtime._ctrl_c_after_the_call``), raising KeyboardInterrupt; yields the list
+    the SIGTERM is put in, so that the caller tells the two apart. ``systemctl stop`` while the
+    model loaded killed the process (143, not a word in the log). Main thread only."""
+    received: list[int] = []
+    take = threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+    def as_ctrl_c(sig: int, frame: Any) -> None:
+        received.append(sig)
+        during_a_call = signal.getsignal(signal.SIGINT)  # (a load's: it stops it, and raises once it has)
+        if callable(during_a_call) and during_a_call is not signal.default_int_handler:
+            during_a_call(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, as_ctrl_c) if take else None
+    try:
+        yield received
+    finally:
+        if take:
+            signal.signal(signal.SIGTERM, before)
 
 
 def has_terminal() -> bool:
