@@ -899,6 +899,9 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         await until(pilot, lambda: app.focused is app.chat_screen.query_one("#prompt"))
         assert app.chat_screen.query_one("#search").value == ""
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 2)
+        for n in range(6):  # more than a screen after the match: the conversation opened at its end
+            app.store.add_message(first.id, "assistant", f"Reply {n}")
+            app.store.add_message(first.id, "user", f"Question {n}")
         await pilot.press("ctrl+f")
         await pilot.press(*"sales")
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 1)
@@ -910,7 +913,10 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         assert str(app.chat_screen.sidebar.query_one(".match").render()) == "Summarize the sales figures"
         await pilot.press("enter")  # the one match opens, as in a quick-open box
         await until(pilot, lambda: app.conversation_id == first.id)
-        assert [v.content for v in _views(app)] == ["Summarize the sales figures"]
+        # at the message found, marked a moment (it opened at its end: the match out of sight)
+        match, log = _views(app)[0], app.chat_screen.log_view
+        assert match.content == "Summarize the sales figures" and match.has_class("found")
+        await until(pilot, lambda: log.max_scroll_y > 0 and log.scroll_y == match.virtual_region.y)
         await until(pilot, lambda: app.focused is app.chat_screen.query_one("#prompt"))
         # the filter is done with: the box empties and every conversation is listed again
         assert app.chat_screen.query_one("#search").value == ""

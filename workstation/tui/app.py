@@ -1012,7 +1012,9 @@ class WorkstationApp(App[None]):
         await self.chat_screen.sidebar.show(self.store.list(self._search), self.conversation_id, marks,
                                             search=self._search)
 
-    async def open_conversation(self, conversation_id: int) -> None:
+    async def open_conversation(self, conversation_id: int, found: int | None = None) -> None:
+        """``found``: the message a search found (Ctrl+F), shown and marked a moment where the
+        conversation opens at its end otherwise (a match in a long one was not to be seen)."""
         if self.generating:
             self.notify(self.busy_text(), severity="warning")
             return
@@ -1029,7 +1031,7 @@ class WorkstationApp(App[None]):
             self._say_editing_last()
         self.store_write(lambda: self.store.set_open(conv.id))
         self.history = _history_of(conv.messages)
-        await self.chat_screen.show_messages(conv.messages)
+        await self.chat_screen.show_messages(conv.messages, found=found)
         await self.refresh_sidebar()
         self.update_status()
         if self.profile is not None and conv.profile and conv.profile not in (self.profile.ref, self.profile.key):
@@ -1049,7 +1051,7 @@ class WorkstationApp(App[None]):
         if not matches:
             self.notify(self.texts("sidebar.no_match", text=search.strip()), severity="warning")
             return
-        await self.open_conversation(matches[0].id)
+        await self.open_conversation(matches[0].id, found=matches[0].match_id)
         if self.conversation_id == matches[0].id:  # not while a reply or a summary runs
             await self.clear_search()  # the filter done with: every conversation listed again
             self.chat_screen.focus_prompt()

@@ -123,10 +123,12 @@ class MessageView(Vertical):
         *,
         streaming: bool = False,
         reasoning: str = "",
+        message_id: int | None = None,
     ) -> None:
         """``streaming``: a reply is about to stream into this view; it holds lines for it.
-        ``reasoning``: a saved reply's thinking."""
+        ``reasoning``: a saved reply's thinking; ``message_id``: its number in the store."""
         super().__init__(classes=f"message {role}")
+        self.message_id = message_id
         self.reasoning = reasoning
         self._thought_tokens = 0  # while thinking streams
         self._title_at = 0.0  # when the thinking block's title was last redrawn
