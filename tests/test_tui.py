@@ -476,6 +476,9 @@ async def test_a_long_conversation_opens_with_its_last_messages_and_shows_the_ea
                    for n in app._notifications)
         await pilot.press("ctrl+y")
         await until(pilot, lambda: app.clipboard == "Answer 37")
+        # one notice for the copies, the last: each press's stayed, three stacked (five: the screen's corner)
+        copied = lambda: [str(n.message) for n in app._notifications if str(n.message).startswith("Copied")]  # noqa: E731
+        await until(pilot, lambda: len(copied()) == 1 and '"Answer 37"' in copied()[0])
         await app.action_new_conversation()
         assert not _views(app) and not app.chat_screen.query("#earlier")
         await pilot.press("ctrl+y")
