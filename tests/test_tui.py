@@ -834,6 +834,10 @@ async def test_send_without_model_and_bad_profile_keep_the_app_usable(profiles: 
 
 
 async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
+    import datetime as dt
+    import sqlite3
+    import time
+
     from textual.widgets import ListView
 
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
@@ -905,6 +909,9 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         for n in range(6):  # more than a screen after the match: the conversation opened at its end
             app.store.add_message(first.id, "assistant", f"Reply {n}")
             app.store.add_message(first.id, "user", f"Question {n}")
+        asked = time.time() - 3 * 86400  # the question three days ago, the replies today
+        with sqlite3.connect(app.store.path) as db:
+            db.execute("UPDATE messages SET created = ? WHERE content = 'Summarize the sales figures'", (asked,))
         await pilot.press("ctrl+f")
         await pilot.press(*"sales")
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 1)
@@ -920,6 +927,11 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         match, log = _views(app)[0], app.chat_screen.log_view
         assert match.content == "Summarize the sales figures" and match.has_class("found")
         await until(pilot, lambda: log.max_scroll_y > 0 and log.scroll_y == match.virtual_region.y)
+        # when each was said: the day over a day's first message, the time beside who wrote it
+        weekday = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()[dt.date.fromtimestamp(asked).weekday()]
+        assert [(i, str(v.query_one(".day").render())) for i, v in enumerate(_views(app)) if v.query(".day")] == [
+            (0, weekday), (1, "Today")]
+        assert str(match.query_one(".role").render()) == f"You  {dt.datetime.fromtimestamp(asked):%H:%M}"
         await until(pilot, lambda: app.focused is app.chat_screen.query_one("#prompt"))
         # the filter is done with: the box empties and every conversation is listed again
         assert app.chat_screen.query_one("#search").value == ""

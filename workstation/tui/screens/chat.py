@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import sqlite3
 from typing import TYPE_CHECKING, cast
 
@@ -16,6 +17,7 @@ from textual.widgets import Button, Header, Input, ProgressBar, Static, TextArea
 
 from workstation.core.errors import WorkstationError
 from workstation.core.letters import shortened
+from workstation.core.moments import local_time
 from workstation.core.store import StoredMessage
 from workstation.tui.pacing import over_ssh
 from workstation.tui.screens.app_screen import AppScreen
@@ -235,7 +237,7 @@ class ChatScreen(AppScreen, Screen[None]):
         count = max(SHOWN_AT_ONCE, at_least, len(shown) - at if at is not None else 0)
         self._earlier, now = shown[:-count], shown[-count:]
         earlier = [Button(t("chat.earlier", n=len(self._earlier)), id="earlier")] if self._earlier else []
-        views = [self._view(m) for m in now]
+        views = [self._view(m, day) for m, day in zip(now, self._day_lines([m.created for m in now]), strict=True)]
         await log.mount_all([*earlier, *views])
         self.mark_versions()
         self.name_profiles()
@@ -295,9 +297,30 @@ class ChatScreen(AppScreen, Screen[None]):
         elif line:  # (no await between the look and the mount)
             await log.mount(Static(line, id="instructions", markup=False), before=0 if log.children else None)
 
-    def _view(self, m: StoredMessage) -> MessageView:
+    def _view(self, m: StoredMessage, day: str = "") -> MessageView:
         return MessageView(m.role, m.shown or m.content, self.wapp.texts, m.metrics, reasoning=m.reasoning,
-                           message_id=m.id)
+                           message_id=m.id, created=m.created, day=day)
+
+    def _day_lines(self, times: list[float]) -> list[str]:
+        """The day's line over each of these messages, shown in this order: over the first
+        unless it is of today, and over each of another day than the one before (a conversation
+        over several days did not say when anything was said; a line over every message, or
+        the date in each header, would fill the 80x24 chat)."""
+        today = dt.date.today()
+        lines, last = [], today
+        for t in times:
+            at = local_time(t)
+            day = last if at is None else at.date()
+            lines.append(self.wapp.texts.day_line(t, today) if day != last else "")
+            last = day
+        return lines
+
+    async def mark_days(self) -> None:
+        """The day lines of the messages drawn, again (earlier ones drawn above, a new message,
+        another language)."""
+        views = list(self.log_view.query(MessageView))
+        for view, day in zip(views, self._day_lines([v.created for v in views]), strict=True):
+            await view.show_day(day)
 
     @on(Button.Pressed, "#earlier")
     async def _show_earlier(self, event: Button.Pressed) -> None:
@@ -307,6 +330,7 @@ class ChatScreen(AppScreen, Screen[None]):
         log = self.log_view
         log.release_anchor()  # (reading back: the view stays where it is, not at the end)
         await log.mount_all([self._view(m) for m in batch], after=event.button)
+        await self.mark_days()
         if self._earlier:
             event.button.label = self.wapp.texts("chat.earlier", n=len(self._earlier))
         else:
@@ -326,6 +350,7 @@ class ChatScreen(AppScreen, Screen[None]):
             await log.mount_all([MessageView("user", question, t), reply])
         for view in log.query(MessageView):  # a new question: Alt+V has no reply of the last one to go through
             view.show_versions(None)
+        await self.mark_days()  # (yesterday's conversation gone on today: "Today" over the question)
         log.anchor()
         return reply
 
@@ -497,6 +522,7 @@ class ChatScreen(AppScreen, Screen[None]):
         self.sidebar.relabel(t)
         for view in self.query(MessageView):
             view.relabel(t)
+        self.call_later(self.mark_days)
         for welcome in self.query("#welcome"):
             cast(Static, welcome).update(t("chat.welcome"))
         for line in self.query("#instructions"):
