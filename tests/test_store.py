@@ -28,9 +28,10 @@ def test_round_trip_and_search(tmp_path: Path) -> None:
     assert [m.role for m in conv.messages] == ["user", "assistant"]
     assert conv.messages[1].metrics == {"ttft_ms": 120.0, "predicted_n": 7}
     assert [c.id for c in store.list()] == [b.id, a.id]  # newest activity first
-    assert [(c.title, c.match) for c in store.list("travel")] == [  # message text, and why
-        ("Budget 2025", "What is the travel budget?")]
+    assert [(c.title, c.match, c.match_id) for c in store.list("travel")] == [  # message text, why, and
+        ("Budget 2025", "What is the travel budget?", conv.messages[0].id)]  # where (opened there)
     assert [c.match for c in store.list("budget")] == [""]  # the title says why already
+    assert [c.match_id for c in store.list("12 000")] == [conv.messages[1].id]
     assert store.list("%") == [] and store.list("_") == []  # typed as they are, not wildcards
     assert [c.title for c in store.list("holiday")] == ["Holiday plan"]  # title
     assert [c.title for c in store.list("tatil")] == ["Holiday plan"]  # Turkish text

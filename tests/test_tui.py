@@ -476,6 +476,9 @@ async def test_a_long_conversation_opens_with_its_last_messages_and_shows_the_ea
                    for n in app._notifications)
         await pilot.press("ctrl+y")
         await until(pilot, lambda: app.clipboard == "Answer 37")
+        # one notice for the copies, the last: each press's stayed, three stacked (five: the screen's corner)
+        copied = lambda: [str(n.message) for n in app._notifications if str(n.message).startswith("Copied")]  # noqa: E731
+        await until(pilot, lambda: len(copied()) == 1 and '"Answer 37"' in copied()[0])
         await app.action_new_conversation()
         assert not _views(app) and not app.chat_screen.query("#earlier")
         await pilot.press("ctrl+y")
@@ -831,6 +834,10 @@ async def test_send_without_model_and_bad_profile_keep_the_app_usable(profiles: 
 
 
 async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
+    import datetime as dt
+    import sqlite3
+    import time
+
     from textual.widgets import ListView
 
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
@@ -899,6 +906,12 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         await until(pilot, lambda: app.focused is app.chat_screen.query_one("#prompt"))
         assert app.chat_screen.query_one("#search").value == ""
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 2)
+        for n in range(6):  # more than a screen after the match: the conversation opened at its end
+            app.store.add_message(first.id, "assistant", f"Reply {n}")
+            app.store.add_message(first.id, "user", f"Question {n}")
+        asked = time.time() - 3 * 86400  # the question three days ago, the replies today
+        with sqlite3.connect(app.store.path) as db:
+            db.execute("UPDATE messages SET created = ? WHERE content = 'Summarize the sales figures'", (asked,))
         await pilot.press("ctrl+f")
         await pilot.press(*"sales")
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 1)
@@ -910,7 +923,15 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         assert str(app.chat_screen.sidebar.query_one(".match").render()) == "Summarize the sales figures"
         await pilot.press("enter")  # the one match opens, as in a quick-open box
         await until(pilot, lambda: app.conversation_id == first.id)
-        assert [v.content for v in _views(app)] == ["Summarize the sales figures"]
+        # at the message found, marked a moment (it opened at its end: the match out of sight)
+        match, log = _views(app)[0], app.chat_screen.log_view
+        assert match.content == "Summarize the sales figures" and match.has_class("found")
+        await until(pilot, lambda: log.max_scroll_y > 0 and log.scroll_y == match.virtual_region.y)
+        # when each was said: the day over a day's first message, the time beside who wrote it
+        weekday = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()[dt.date.fromtimestamp(asked).weekday()]
+        assert [(i, str(v.query_one(".day").render())) for i, v in enumerate(_views(app)) if v.query(".day")] == [
+            (0, weekday), (1, "Today")]
+        assert str(match.query_one(".role").render()) == f"You  {dt.datetime.fromtimestamp(asked):%H:%M}"
         await until(pilot, lambda: app.focused is app.chat_screen.query_one("#prompt"))
         # the filter is done with: the box empties and every conversation is listed again
         assert app.chat_screen.query_one("#search").value == ""

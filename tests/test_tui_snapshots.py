@@ -71,10 +71,16 @@ def test_dashboard_gpu_panel(snap_compare, app: WorkstationApp) -> None:
     assert snap_compare(app, run_before=open_dashboard, terminal_size=SIZE)
 
 
-def test_reply_mid_stream(snap_compare, app: WorkstationApp) -> None:
+def test_reply_mid_stream(snap_compare, app: WorkstationApp, monkeypatch: pytest.MonkeyPatch) -> None:
     """A reply while it streams: a finished paragraph and the line being written (the engine's
-    messages posted as its worker would; the model is faked in UI tests only)."""
+    messages posted as its worker would; the model is faked in UI tests only). The question
+    asked the day the conversation's others were (the time beside it fixed)."""
+    import datetime as dt
+
     from workstation.tui.messages import TokenStreamed
+    from workstation.tui.widgets import message_view
+
+    monkeypatch.setattr(message_view, "wall_clock", lambda: dt.datetime(2025, 3, 3, 9, 30).timestamp())
 
     async def stream(pilot) -> None:
         await settle(pilot)

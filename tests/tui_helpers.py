@@ -4,7 +4,9 @@ snapshot tests draw (a fixed conversation, two profiles, no engine)."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import inspect
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -170,6 +172,10 @@ def make_app(
         conv.id, "assistant", "Keep it small: invite only the people who decide.",
         _metrics(95, 80.1, 12, 14, 75, 101),
     )
+    # written on a day of its own, a minute apart, at those times wherever the test runs (the
+    # chat says the day and each message's time: the snapshots' pixels stay the same)
+    with sqlite3.connect(store.path) as db:
+        db.execute("UPDATE messages SET created = ? + 60 * id", (dt.datetime(2025, 3, 3, 9, 14).timestamp(),))
     store.close()
     profile: Profile = profile_from_dict(_profile_data("Office CPU — SmolLM2 135M"), "<test>",
                                          folder / "office-cpu.yaml")

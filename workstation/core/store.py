@@ -186,6 +186,7 @@ class Conversation:
     updated: float = 0.0
     messages: list[StoredMessage] = field(default_factory=list)
     match: str = ""  # from a search: the words around where a message matched (not the title)
+    match_id: int | None = None  # the message those words are from (opened there: Ctrl+F's result)
     instructions: str = ""  # the conversation's own, in place of its profile's system prompt ('': the profile's)
     # its own sampling settings (Ctrl+E) in place of its profile's, by field ({}: the profile's)
     sampling: dict[str, Any] = field(default_factory=dict)
@@ -420,20 +421,22 @@ class ConversationStore:
             # fold() on every message took 0.7 s a keystroke over 40 MB of conversations
             cores = _ascii_cores(folded)
             found = self._db.execute(
-                "SELECT * FROM (SELECT id, title, profile, created, updated, "
-                "(SELECT content FROM messages m WHERE m.conversation_id = c.id "
+                "SELECT f.*, h.content FROM (SELECT id, title, profile, created, updated, "
+                "(SELECT id FROM messages m WHERE m.conversation_id = c.id "
                 + "".join("AND m.content LIKE ? " for _ in cores)
-                + "AND instr(fold(m.content), ?) ORDER BY m.id LIMIT 1) AS hit FROM conversations c) "
-                "WHERE instr(fold(title), ?) OR hit IS NOT NULL ORDER BY updated DESC, id DESC",
+                + "AND instr(fold(m.content), ?) ORDER BY m.id LIMIT 1) AS hit FROM conversations c) f "
+                "LEFT JOIN messages h ON h.id = f.hit "
+                "WHERE instr(fold(f.title), ?) OR f.hit IS NOT NULL ORDER BY f.updated DESC, f.id DESC",
                 (*(f"%{core}%" for core in cores), folded, folded),
             ).fetchall()
             out = []
-            for *row, hit in found:
+            for *row, hit_id, hit in found:
                 conv = Conversation(*row)
                 if hit and folded not in fold(conv.title):
                     # (a match the regular expression cannot see, Straße for "strasse": the
                     # message's first words, not an empty line under the title)
                     conv.match = match_snippet(hit, needle) or shortened(one_line(hit[: 4 * SNIPPET_CHARS]), SNIPPET_CHARS)
+                    conv.match_id = int(hit_id)
                 out.append(conv)
             return out
         else:

@@ -37,7 +37,7 @@ from textual.command import CommandPalette
 from textual.css.query import NoMatches
 from textual.dom import NoScreen
 from textual.driver import Driver
-from textual.notifications import SeverityLevel
+from textual.notifications import Notification, Notify, SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widget import Widget
@@ -336,6 +336,7 @@ class WorkstationApp(App[None]):
         self._t_first: float | None = None
         self._t_last: float | None = None
         self._search = ""
+        self._toast_of: dict[str, Notification] = {}  # the last toast of each kind (``notify``'s ``kind``)
         self._stop_sampling = threading.Event()
         self._quit_after_turn = False  # Ctrl+Q while a reply streams: quit once it is saved
         self._quit_signalled = False  # a SIGTERM or SIGHUP is being acted on (``_signalled``)
@@ -635,10 +636,21 @@ class WorkstationApp(App[None]):
         self.update_status()
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
-               timeout: float | None = None, markup: bool = False) -> None:
+               timeout: float | None = None, markup: bool = False, kind: str = "") -> None:
         """A toast, as plain text unless ``markup``: messages name files and quote servers, and
-        a '[/' in a path was read as markup; a markup error took the whole app down."""
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+        a '[/' in a path was read as markup; a markup error took the whole app down. ``kind``
+        (from the app's thread only): the last toast of that kind, still shown, gives way to
+        this one (Ctrl+Y pressed through five replies stacked five "Copied" toasts)."""
+        if not kind:
+            super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+            return
+        toast = Notification(message, title, severity, self.NOTIFICATION_TIMEOUT if timeout is None else timeout,
+                             markup=markup)
+        last = self._toast_of.get(kind)
+        if last is not None and last in self._notifications:
+            self._unnotify(last, refresh=False)  # (the new one's arrival redraws them)
+        self._toast_of[kind] = toast
+        self.post_message(Notify(toast))
 
     def exit(self, result: None = None, return_code: int = 0, message: RenderableType | None = None) -> None:
         """Every way out keeps what is typed in the box as its conversation's draft, while the
@@ -1019,7 +1031,9 @@ class WorkstationApp(App[None]):
         await self.chat_screen.sidebar.show(self.store.list(self._search), self.conversation_id, marks,
                                             search=self._search)
 
-    async def open_conversation(self, conversation_id: int) -> None:
+    async def open_conversation(self, conversation_id: int, found: int | None = None) -> None:
+        """``found``: the message a search found (Ctrl+F), shown and marked a moment where the
+        conversation opens at its end otherwise (a match in a long one was not to be seen)."""
         if self.generating:
             self.notify(self.busy_text(), severity="warning")
             return
@@ -1036,7 +1050,7 @@ class WorkstationApp(App[None]):
             self._say_editing_last()
         self.store_write(lambda: self.store.set_open(conv.id))
         self.history = _history_of(conv.messages)
-        await self.chat_screen.show_messages(conv.messages)
+        await self.chat_screen.show_messages(conv.messages, found=found)
         await self.refresh_sidebar()
         self.update_status()
         if self.profile is not None and conv.profile and conv.profile not in (self.profile.ref, self.profile.key):
@@ -1056,7 +1070,7 @@ class WorkstationApp(App[None]):
         if not matches:
             self.notify(self.texts("sidebar.no_match", text=search.strip()), severity="warning")
             return
-        await self.open_conversation(matches[0].id)
+        await self.open_conversation(matches[0].id, found=matches[0].match_id)
         if self.conversation_id == matches[0].id:  # not while a reply or a summary runs
             await self.clear_search()  # the filter done with: every conversation listed again
             self.chat_screen.focus_prompt()
@@ -1403,7 +1417,7 @@ class WorkstationApp(App[None]):
         """The chat's replies with text, the last one last (Ctrl+Y's and Alt+Y's); none: said."""
         replies = [v for v in self.chat_screen.query(MessageView) if v.role == "assistant" and v.content.strip()]
         if not replies:
-            self.notify(self.texts("chat.no_reply_to_copy"), severity="warning")
+            self.notify(self.texts("chat.no_reply_to_copy"), severity="warning", kind="copy")
         return replies
 
     def _last_reply_view(self) -> MessageView | None:
@@ -1429,9 +1443,9 @@ class WorkstationApp(App[None]):
         if back:
             view.scroll_visible(top=True)
             self.notify(self.texts("chat.copied_earlier", n=f"{len(text):,}", text=shortened(one_line(text), 40))
-                        + " " + again)
+                        + " " + again, kind="copy")
         else:  # (said in its language by texts: not twice)
-            self.notify(self.texts("chat.copied", n=f"{len(text):,}") + (" " + again if again else ""))
+            self.notify(self.texts("chat.copied", n=f"{len(text):,}") + (" " + again if again else ""), kind="copy")
 
     def action_copy_code(self) -> None:
         """The last reply's last code block to the clipboard, without its fences (LM Studio's and
@@ -1440,12 +1454,14 @@ class WorkstationApp(App[None]):
         if view is None:
             return
         if self.generating and view is self.reply_view:  # (its last block may be half-written)
-            self.notify(self.texts("chat.code_still_written", stop=self.key_for("chat.stop")), severity="warning")
+            self.notify(self.texts("chat.code_still_written", stop=self.key_for("chat.stop")), severity="warning",
+                        kind="copy")
             return
         reply = view.content
         blocks = code_blocks(reply)
         if not blocks:
-            self.notify(self.texts("chat.no_code_to_copy", reply_key=self.key_for("chat.copy")), severity="warning")
+            self.notify(self.texts("chat.no_code_to_copy", reply_key=self.key_for("chat.copy")), severity="warning",
+                        kind="copy")
             return
         last = self._code_copied
         index = (last[1] - 1) % len(blocks) if last is not None and last[0] == reply else len(blocks) - 1
@@ -1458,11 +1474,11 @@ class WorkstationApp(App[None]):
                  self.texts("chat.code_lines", n=f"{n_lines:,}"))
         what = f"{block.language}, {lines}" if block.language else lines
         if len(blocks) == 1:
-            self.notify(self.texts("chat.code_copied_one", what=what))
+            self.notify(self.texts("chat.code_copied_one", what=what), kind="copy")
         else:
             self.notify(self.texts("chat.code_copied", n=self.texts.number(str(index + 1)),
                                    of=self.texts.number(str(len(blocks))), what=what,
-                                   again=self.key_for("chat.copy_code")))
+                                   again=self.key_for("chat.copy_code")), kind="copy")
 
     def action_export_conversation(self) -> None:
         conv_id = self._conversation_acted_on("conv.pick_to_export", "conv.nothing")

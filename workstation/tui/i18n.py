@@ -99,6 +99,18 @@ class Texts:
             return self("date.weekdays").split()[at.weekday()]
         return self("date.month_year", month=self("date.months").split()[at.month - 1], year=at.year)
 
+    def day_line(self, when: object, today: dt.date) -> str:
+        """The line the chat puts over a day's first message: as the list's heading within the
+        week before ``today`` (Today, Yesterday, Tuesday), else the day itself (Tuesday 1
+        December; the year too where it is not ``today``'s), as chat apps do; ``BAD`` where it
+        is not a time."""
+        at = local_time(when)
+        if at is None or (today - at.date()).days < 7:
+            return self.day_heading(when, today)
+        values = {"weekday": self("date.weekdays").split()[at.weekday()], "day": at.day,
+                  "month": self("date.months").split()[at.month - 1], "year": at.year}
+        return self("date.weekday_day" if at.year == today.year else "date.weekday_day_year", **values)
+
     def capital(self, text: str) -> str:
         """``text`` with a capital first letter, as this language writes it (Turkish: indir ->
         İndir, ısıt -> Isıt; str.capitalize() wrote Indir and lowered the rest)."""

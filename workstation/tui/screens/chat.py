@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import sqlite3
 from typing import TYPE_CHECKING, cast
 
@@ -16,6 +17,7 @@ from textual.widgets import Button, Header, Input, ProgressBar, Static, TextArea
 
 from workstation.core.errors import WorkstationError
 from workstation.core.letters import shortened
+from workstation.core.moments import local_time
 from workstation.core.store import StoredMessage
 from workstation.tui.pacing import over_ssh
 from workstation.tui.screens.app_screen import AppScreen
@@ -135,6 +137,8 @@ class MessageEditor(TextArea):
 
 SHOWN_AT_ONCE = 30  # messages drawn when a conversation opens; the earlier ones on request
 SEARCH_PAUSE_S = 0.2  # the list follows the search box once typing pauses this long
+FOUND_MARKED_S = 3.0  # a message a search found stays marked this long once opened
+FOUND_DRAWN_MOST = 100  # messages drawn at most to show one a search found (30 ms each here)
 
 
 class ChatScreen(AppScreen, Screen[None]):
@@ -202,19 +206,22 @@ class ChatScreen(AppScreen, Screen[None]):
         return self.query_one(ConversationList)
 
     async def show_messages(self, messages: list[StoredMessage], at_least: int = 0,
-                            scroll_to: float | None = None) -> None:
+                            scroll_to: float | None = None, found: int | None = None) -> None:
         """The conversation's last ``SHOWN_AT_ONCE`` messages, under a button that draws the
         earlier ones: every message is a Markdown widget, and drawing 600 at once took 20 s to
         open a long conversation (68 s to start the app with it open), the app frozen.
         ``at_least`` messages are drawn where more were (drawn again as another window left
-        it), and ``scroll_to`` keeps the place read (None: the end). One drawing at a time: two
-        at once (a message sent as what another window wrote was being drawn) drew it twice."""
+        it), and ``scroll_to`` keeps the place read (None: the end). ``found``: the message a
+        search found, drawn (within the last ``FOUND_DRAWN_MOST``), scrolled to the top and
+        marked a moment (the conversation opened at its end, the match pages up). One drawing at a time: two at once (a message sent
+        as what another window wrote was being drawn) drew it twice."""
         if self._drawing is None:
             self._drawing = asyncio.Lock()
         async with self._drawing:
-            await self._draw_messages(messages, at_least, scroll_to)
+            await self._draw_messages(messages, at_least, scroll_to, found)
 
-    async def _draw_messages(self, messages: list[StoredMessage], at_least: int, scroll_to: float | None) -> None:
+    async def _draw_messages(self, messages: list[StoredMessage], at_least: int, scroll_to: float | None,
+                             found: int | None = None) -> None:
         log = self.log_view
         await log.remove_children()
         t = self.wapp.texts
@@ -224,14 +231,24 @@ class ChatScreen(AppScreen, Screen[None]):
             await self.show_instructions()
             return
         shown = [m for m in messages if m.role != "system"]
-        count = max(SHOWN_AT_ONCE, at_least)
+        at = next((i for i, m in enumerate(shown) if m.id == found), None) if found is not None else None
+        if at is not None and len(shown) - at > FOUND_DRAWN_MOST:  # (a match hundreds of messages up: the end, as before)
+            at = None
+        count = max(SHOWN_AT_ONCE, at_least, len(shown) - at if at is not None else 0)
         self._earlier, now = shown[:-count], shown[-count:]
         earlier = [Button(t("chat.earlier", n=len(self._earlier)), id="earlier")] if self._earlier else []
-        await log.mount_all([*earlier, *(self._view(m) for m in now)])
+        views = [self._view(m, day) for m, day in zip(now, self._day_lines([m.created for m in now]), strict=True)]
+        await log.mount_all([*earlier, *views])
         self.mark_versions()
         self.name_profiles()
         await self.show_instructions()
-        if scroll_to is None:
+        target = next((v for v in views if v.message_id == found), None) if at is not None else None
+        if target is not None:
+            log.release_anchor()  # (anchored, the log went back to its end)
+            target.add_class("found")
+            log.call_after_refresh(log.scroll_to_widget, target, top=True, animate=False)
+            self.set_timer(FOUND_MARKED_S, lambda: target.remove_class("found"))
+        elif scroll_to is None:
             log.scroll_end(animate=False)
             log.anchor()
         else:
@@ -280,8 +297,30 @@ class ChatScreen(AppScreen, Screen[None]):
         elif line:  # (no await between the look and the mount)
             await log.mount(Static(line, id="instructions", markup=False), before=0 if log.children else None)
 
-    def _view(self, m: StoredMessage) -> MessageView:
-        return MessageView(m.role, m.shown or m.content, self.wapp.texts, m.metrics, reasoning=m.reasoning)
+    def _view(self, m: StoredMessage, day: str = "") -> MessageView:
+        return MessageView(m.role, m.shown or m.content, self.wapp.texts, m.metrics, reasoning=m.reasoning,
+                           message_id=m.id, created=m.created, day=day)
+
+    def _day_lines(self, times: list[float]) -> list[str]:
+        """The day's line over each of these messages, shown in this order: over the first
+        unless it is of today, and over each of another day than the one before (a conversation
+        over several days did not say when anything was said; a line over every message, or
+        the date in each header, would fill the 80x24 chat)."""
+        today = dt.date.today()
+        lines, last = [], today
+        for t in times:
+            at = local_time(t)
+            day = last if at is None else at.date()
+            lines.append(self.wapp.texts.day_line(t, today) if day != last else "")
+            last = day
+        return lines
+
+    async def mark_days(self) -> None:
+        """The day lines of the messages drawn, again (earlier ones drawn above, a new message,
+        another language)."""
+        views = list(self.log_view.query(MessageView))
+        for view, day in zip(views, self._day_lines([v.created for v in views]), strict=True):
+            await view.show_day(day)
 
     @on(Button.Pressed, "#earlier")
     async def _show_earlier(self, event: Button.Pressed) -> None:
@@ -291,6 +330,7 @@ class ChatScreen(AppScreen, Screen[None]):
         log = self.log_view
         log.release_anchor()  # (reading back: the view stays where it is, not at the end)
         await log.mount_all([self._view(m) for m in batch], after=event.button)
+        await self.mark_days()
         if self._earlier:
             event.button.label = self.wapp.texts("chat.earlier", n=len(self._earlier))
         else:
@@ -310,6 +350,7 @@ class ChatScreen(AppScreen, Screen[None]):
             await log.mount_all([MessageView("user", question, t), reply])
         for view in log.query(MessageView):  # a new question: Alt+V has no reply of the last one to go through
             view.show_versions(None)
+        await self.mark_days()  # (yesterday's conversation gone on today: "Today" over the question)
         log.anchor()
         return reply
 
@@ -481,6 +522,7 @@ class ChatScreen(AppScreen, Screen[None]):
         self.sidebar.relabel(t)
         for view in self.query(MessageView):
             view.relabel(t)
+        self.call_later(self.mark_days)
         for welcome in self.query("#welcome"):
             cast(Static, welcome).update(t("chat.welcome"))
         for line in self.query("#instructions"):
@@ -504,7 +546,7 @@ class ChatScreen(AppScreen, Screen[None]):
         if event.conversation_id is None:  # the new conversation's draft
             await self.wapp.action_new_conversation()
             return
-        await self.wapp.open_conversation(event.conversation_id)
+        await self.wapp.open_conversation(event.conversation_id, found=event.message_id)
         if self.wapp.conversation_id == event.conversation_id:
             self.focus_prompt()  # to type the next message at once, as after a search
 

@@ -33,6 +33,7 @@ class ConversationItem(ListItem):
             labels.append(Label(t("sidebar.draft", text=one_line(draft)), markup=False, classes="draft"))
         super().__init__(*labels)
         self.conversation_id = conversation.id if conversation is not None else None
+        self.match_id = conversation.match_id if conversation is not None and conversation.match else None
 
 
 class SearchBox(LineInput):
@@ -82,9 +83,12 @@ class ConversationList(Vertical):
     ``SearchSubmitted`` on Enter in the search box."""
 
     class Chosen(Message):
-        def __init__(self, conversation_id: int | None) -> None:
+        """``message_id``: the message a search found in it (opened there), else None."""
+
+        def __init__(self, conversation_id: int | None, message_id: int | None = None) -> None:
             super().__init__()
             self.conversation_id = conversation_id
+            self.message_id = message_id
 
     class SearchChanged(Message):
         def __init__(self, text: str) -> None:
@@ -150,7 +154,7 @@ class ConversationList(Vertical):
         for c in listed:
             if c.id in headings:
                 lines.append(("day", headings[c.id]))
-            lines.append((c.id, c.title, c.match, drafts.get(c.id, "")))
+            lines.append((c.id, c.title, c.match, c.match_id, drafts.get(c.id, "")))
         left = len(conversations) - len(listed)
         if left:
             lines.append(("more", left, self.texts.lang))
@@ -198,7 +202,7 @@ class ConversationList(Vertical):
     async def _chosen(self, event: ListView.Selected) -> None:
         event.stop()
         if isinstance(event.item, ConversationItem) and not self._filling:
-            self.post_message(self.Chosen(event.item.conversation_id))  # None: the new conversation
+            self.post_message(self.Chosen(event.item.conversation_id, event.item.match_id))  # None: the new conversation
         elif event.item.has_class("more"):  # the next page, the cursor on its first line
             view = self.query_one(ListView)
             at = view.index

@@ -11,11 +11,13 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.content import Content
 from textual.geometry import Size
 from textual.timer import Timer
 from textual.widgets import Collapsible, Markdown, Static
 
 from workstation.core.metrics import TurnMetrics, figures_line
+from workstation.core.moments import BAD, local_text
 from workstation.core.store import profile_key
 from workstation.tui.attachment import find_attached
 from workstation.tui.glyphs import UNICODE
@@ -28,6 +30,7 @@ WAIT_TICK_S = 1.0  # the wait for a reply's first word is counted on screen ever
 FOLD_LINES = 24  # a message of the user's longer than this (or FOLD_CHARS) shows its start, the rest folded
 FOLD_CHARS = 3000
 HEAD_LINES = 8  # what a folded paste shows of itself
+wall_clock: Callable[[], float] = time.time  # when a new message is written (tests fix it: snapshots)
 
 
 def _head(text: str) -> str:
@@ -123,10 +126,18 @@ class MessageView(Vertical):
         *,
         streaming: bool = False,
         reasoning: str = "",
+        message_id: int | None = None,
+        created: float | None = None,
+        day: str = "",
     ) -> None:
         """``streaming``: a reply is about to stream into this view; it holds lines for it.
-        ``reasoning``: a saved reply's thinking."""
+        ``reasoning``: a saved reply's thinking; ``message_id``: its number in the store;
+        ``created``: when it was written (None: now), its time said beside who wrote it; ``day``:
+        the day's line over it (``show_day``), '' for none."""
         super().__init__(classes=f"message {role}")
+        self.message_id = message_id
+        self.created = wall_clock() if created is None else created
+        self.day = day
         self.reasoning = reasoning
         self._thought_tokens = 0  # while thinking streams
         self._title_at = 0.0  # when the thinking block's title was last redrawn
@@ -148,6 +159,8 @@ class MessageView(Vertical):
         self.profile_named = False  # its profile said first (a conversation answered by several: ChatScreen.name_profiles)
 
     def compose(self) -> ComposeResult:
+        if self.day:  # only then: a line in every message would add a widget to each
+            yield Static(self.day, classes="day", markup=False)
         yield Static(self._role_label(), classes="role")
         if self.reasoning:  # only then: a block in every message would double the widgets
             yield self._thought_block()
@@ -200,8 +213,24 @@ class MessageView(Vertical):
                     self.texts("chat.reading_part", s=f"{waited:.0f}", percent=f"{100 * self._read:.0f}"))
             self.query_one(".metrics", Static).update(said, layout=False)
 
-    def _role_label(self) -> str:
-        return self.texts(f"role.{self.role}")
+    def _role_label(self) -> Content:
+        """Who wrote it and, muted, at what time (a conversation over days did not say when
+        anything was said; the day is the line over its first message that day)."""
+        at = local_text(self.created, "%H:%M")
+        return Content.assemble(self.texts(f"role.{self.role}"), *([] if at == BAD else [(f"  {at}", "not bold $text-muted")]))
+
+    async def show_day(self, day: str) -> None:
+        """The day's line over this message (``day``), or none ('')."""
+        if day == self.day:
+            return
+        self.day = day
+        shown = self.query(".day")
+        if shown and day:
+            shown.first(Static).update(day)
+        elif shown:
+            await shown.remove()
+        elif self.is_mounted:
+            await self.mount(Static(day, classes="day", markup=False), before=0)
 
     def _metrics_text(self) -> str:
         if self.role != "assistant":
