@@ -627,6 +627,8 @@ def test_opendocument_spreadsheets_slides_and_fakes_are_one_sentence(tmp_path: P
     """An .ods and an .odp were refused ("save it as CSV", "as PDF"): read now, a sheet's rows as
     'a | b', its cells as LibreOffice shows them; the million empty cells LibreOffice declares
     after the last row (a repeated row of repeated cells) are not unrolled."""
+    from workstation.core.phrases import say
+
     table = ('<table:table table:name="Bütçe"><table:table-column table:number-columns-repeated="1024"/>'
              '<table:table-header-rows><table:table-row><table:table-cell><text:p>Kalem</text:p></table:table-cell>'
              '<table:table-cell><text:p>Tutar</text:p></table:table-cell></table:table-row></table:table-header-rows>'
@@ -642,7 +644,9 @@ def test_opendocument_spreadsheets_slides_and_fakes_are_one_sentence(tmp_path: P
             '</style:style></office:automatic-styles>')  # (a hidden sheet: hidden by its style)
     sheet = make_odf(tmp_path / "budget.ods", table, kind="spreadsheet", styles=hide)
     doc = read_document(sheet)
-    assert doc.kind == "ods" and doc.text == "Sheet: Bütçe\nKalem | Tutar\n | 1.200,50 | 3\n\nSheet: Gizli (hidden)\nx | x\nx | x"
+    # its hidden sheet (a lookup, scratch work) left out, and said where the person sees it
+    assert doc.kind == "ods" and doc.text == "Sheet: Bütçe\nKalem | Tutar\n | 1.200,50 | 3"
+    assert say(doc.notes) == "The hidden sheet 'Gizli' was left out; show it in Excel or LibreOffice to have it read."
     renamed = tmp_path / "budget.odt"  # the same under a text's name: read as what it is
     renamed.write_bytes(sheet.read_bytes())
     assert read_document(renamed).text == doc.text
@@ -892,6 +896,9 @@ def test_markdown_headings_are_their_own_lines(tmp_path: Path) -> None:
 def test_an_excel_workbook_is_read_sheet_by_sheet(tmp_path: Path) -> None:
     """An .xlsx was refused ("save it as CSV (File, Save As)"): each sheet a section now, a row
     a line of cells the model reads as a table; dates as dates, formulas' results."""
+    from workstation.core.phrases import say
+    from workstation.tui.i18n import Texts
+
     rows: list[list[object]] = [
         ["Item", "Amount", "Due", "Paid", None, "Share"],
         ["Rent", 1200.5, dt.date(2026, 1, 15), True, None, ("percent", 0.125)],
@@ -900,18 +907,25 @@ def test_an_excel_workbook_is_read_sheet_by_sheet(tmp_path: Path) -> None:
          ("inline", "see <notes>")],
     ]
     notes: list[list[object]] = [[None, "Sum", 0.30000000000000004], [None, ("formula", 'B1&"!"', "Sum!"), 45000.0]]
-    path = make_xlsx(tmp_path / "budget.xlsx", [("Budget 2026", rows), ("Notes", notes)], hidden=("Notes",))
-    doc = read_document(path)
+    # hidden sheets (Excel's lookups and scratch work) are left out, named in a line of their own
+    path = make_xlsx(tmp_path / "budget.xlsx", [("Budget 2026", rows), ("Notes", notes), ("Rates", [["USD", 32.5]]),
+                                                ("Tmp", [["x"]])], hidden=("Rates", "Tmp"))
+    doc = read_document(path, isolate=True)
     assert doc.kind == "xlsx"
     assert doc.text == ("Sheet: Budget 2026\n"
                         "Item | Amount | Due | Paid |  | Share\n"
                         "Rent | 1200.5 | 2026-01-15 | TRUE |  | 12.5%\n"
                         "Total | 1200.5 | 2026-03-01 13:30 | FALSE | #DIV/0! | see <notes>\n\n"
-                        "Sheet: Notes (hidden)\n"  # (begun in column B: no empty column A)
+                        "Sheet: Notes\n"  # (begun in column B: no empty column A)
                         "Sum | 0.3\n"
                         "Sum! | 45000")
-    assert [s.title for s in doc.sections] == ["Sheet: Budget 2026", "Sheet: Notes (hidden)"]
-    assert doc.cite(doc.sections[1].start, doc.sections[1].end) == "§ Sheet: Notes (hidden)"
+    assert [s.title for s in doc.sections] == ["Sheet: Budget 2026", "Sheet: Notes"]
+    assert doc.cite(doc.sections[1].start, doc.sections[1].end) == "§ Sheet: Notes"
+    assert say(doc.notes, Texts("tr").get) == ("2 gizli sayfa ('Rates', 'Tmp') dışarıda bırakıldı; okunmaları için "
+                                               "Excel'de ya da LibreOffice'te gösterin.")
+    # a workbook whose only sheet with cells is hidden: that one read (marked), not "contains no text"
+    only = read_document(make_xlsx(tmp_path / "only.xlsx", [("Cover", []), ("Data", [["Rent", 1200]])], hidden=("Data",)))
+    assert only.text == "Sheet: Data (hidden)\nRent | 1200" and only.notes == []
     mac = make_xlsx(tmp_path / "mac.xlsx", [("S", [[dt.date(2026, 1, 15)]])], date1904=True)  # an old Mac's dates
     assert read_document(mac).text == "Sheet: S\n2026-01-15"
     # a workbook under a Word name is read as the workbook, a Word file under an Excel name as Word
@@ -974,6 +988,32 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
                        for a, b in [("Kalem", "Tutar"), ("a", "1.200"), ("b", "15.000"), ("c", "350,75")])
     ods = make_odf(tmp_path / "butce.ods", f'<table:table table:name="B">{ods_rows}</table:table>', kind="spreadsheet")
     assert facts_text(read_document(ods).facts[0])[2] == tsv_total  # (its cells as a Turkish LibreOffice shows them)
+    # whole amounts only (1.200, 15.000, 250.000): no decimal comma to tell, and read as 1.2 the
+    # total was 266.2 of 266,200; a mark before three digits is thousands, said to be a guess where
+    # nothing else in the file says (1.250.000, a Turkish letter, a ; CSV, a column's 2.5 do)
+    whole = "- Tutar: numbers; total 266,200, smallest 1,200, largest 250,000, average 88,733.33."
+    for body, said in [("Kalem\tTutar\na\t1.200\nb\t15.000\nc\t250.000\n",
+                        whole + " A guess: 1.200 was read as 1,200, not 1.2 (nothing in the file says which)."),
+                       ("Kalem\tTutar\na\t1.200\nb\t15.000\nc\t250.000\nd\t1.250.000\n",
+                        "- Tutar: numbers; total 1,516,200, smallest 1,200, largest 1,250,000, average 379,050.00."),
+                       ("Müşteri\tTutar\na\t1.200\nb\t15.000\nc\t250.000\n", whole),
+                       ("Kalem\tTutar\tOran\na\t1.200\t2.5\nb\t15.000\t3\nc\t250.000\t4\n",
+                        "- Tutar: numbers; total 266.2, smallest 1.2, largest 250, average 88.73.")]:
+        tab.write_text(body, encoding="utf-8")
+        assert facts_text(read_document(tab).facts[0])[2] == said
+    assert facts_text(read_document(tab).facts[0], Texts("tr").get)[2] == (  # (no guess: the 2.5 beside it says)
+        "- Tutar: sayılar; toplam 266,2, en küçük 1,2, en büyük 250, ortalama 88,73.")
+    tab.write_text("Kalem\tTutar\na\t1.200\nb\t15.000\nc\t250.000\n", encoding="utf-8")
+    assert facts_text(read_document(tab).facts[0], Texts("tr").get)[2].endswith(
+        " Tahmin: 1.200, 1,2 değil 1.200 olarak okundu (dosyada hangisi olduğu yazmıyor).")
+    # an Excel's text cells 1.200 beside numbers it stored (written 2.5 by the program, not by a
+    # person): those say nothing of the decimal mark
+    typed = make_xlsx(tmp_path / "typed.xlsx", [("S", [["Kalem", "Tutar", "Oran"], ["a", "1.200", 2.5],
+                                                       ["b", "15.000", 3], ["c", "250.000", 4]])])
+    assert facts_text(read_document(typed).facts[0])[2].startswith(whole)
+    english = tmp_path / "amounts.csv"  # split by commas (an English Excel's): 1,200 is 1,200, no guess to say
+    english.write_text('Item,Amount\na,"1,200"\nb,"15,000"\nc,"250,000"\n', encoding="utf-8")
+    assert facts_text(read_document(english).facts[0])[2] == whole.replace("Tutar", "Amount")
     signs = tmp_path / "signs.csv"  # a minus before the currency sign, in parentheses after it, U+2212; Turkish %12
     signs.write_text('Item,Amount,Share\na,"-$1,200.50",%12\nb,$(300),%8\nc,\u2212100,%10\n', encoding="utf-8")
     assert facts_text(read_document(signs).facts[0])[2:] == [
@@ -1024,6 +1064,9 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
 def test_a_workbook_is_read_up_to_its_cells_with_a_line_saying_so(tmp_path: Path) -> None:
     """A sheet of thousands of rows is read up to the workbook's cells, and says where it
     stopped; a short sheet after it is still read (a share is kept for each sheet after one)."""
+    from workstation.core.phrases import say
+    from workstation.core.summarize import render_markdown
+
     data: list[list[object]] = [[f"r{i}", i, i * 2.5] for i in range(2000)]
     path = make_xlsx(tmp_path / "ledger.xlsx", [("Data", data), ("Summary", [["Total", 4997500]])])
     doc = read_document(path, Limits(max_cells=3000))
@@ -1031,6 +1074,10 @@ def test_a_workbook_is_read_up_to_its_cells_with_a_line_saying_so(tmp_path: Path
     assert lines[1] == "r0 | 0 | 0" and lines[750] == "r749 | 749 | 1872.5"  # 3,000 cells less 750 kept for Summary
     assert lines[751] == "[Only the first 750 rows of this sheet were read: a workbook is read up to 3,000 cells.]"
     assert doc.text.endswith("\n\nSheet: Summary\nTotal | 4997500")
+    # said where the person sees it too: the attach line, the summary's head (its text alone said it)
+    assert say(doc.notes) == "Only part of this workbook was read (a workbook is read up to 3,000 cells); cut short: 'Data'."
+    markdown = render_markdown(doc, "", [], False, {"calls": 0, "document_tokens": 0, "total_ms": 0})
+    assert markdown.split("\n")[2] == "> " + say(doc.notes)
     assert "[Only" not in read_document(path).text  # (6,002 cells: all read by default)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 from conftest import tui_profile as _profile
+from docmaker import make_xlsx
 from textual import events
 from textual.screen import ModalScreen, Screen
 from tui_helpers import message_views as _views
@@ -444,11 +445,15 @@ async def test_a_document_cut_to_fit_a_message_says_so_where_it_stays(
 
     (tmp_path / "huge.txt").write_text("The invoice was paid. " * 15_000, encoding="utf-8")  # 330,000 characters
     (tmp_path / "small.txt").write_text("Meeting at ten.\n", encoding="utf-8")
+    # a workbook's hidden sheet is left out: said on the line too, not in the text alone
+    make_xlsx(tmp_path / "budget.xlsx", [("Budget", [["Rent", 1200]]), ("Rates", [["USD", 32]])], hidden=("Rates",))
     monkeypatch.chdir(tmp_path)
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(120, 30)) as pilot:
         line = app.chat_screen.query_one("#attachment")
         for name, said in [("huge.txt", f"Attached: huge.txt, its first {MAX_DOCUMENT_CHARS:,} of 329,999 characters only"),  # no last space
+                           ("budget.xlsx", "(Ctrl+R removes it). The hidden sheet 'Rates' was left out; show it in "
+                                           "Excel or LibreOffice to have it read."),
                            ("small.txt", "Attached: small.txt (15 characters)")]:  # as sent: no last newline
             await pilot.press("ctrl+o")
             await until(pilot, lambda: isinstance(app.screen, FilePicker))
@@ -463,6 +468,7 @@ async def test_a_document_cut_to_fit_a_message_says_so_where_it_stays(
                 assert toast == [f"The document is long; only its first {MAX_DOCUMENT_CHARS:,} characters are "
                                  "attached. Use Summarize (F6) for the whole document."]
         assert app.pending_document[1] == "Meeting at ten."  # type: ignore[index]
+        assert "hidden" not in str(line.render())  # (the workbook's note went with it)
         # the folded message counts what the message holds (the attach line said one more)
         from workstation.tui.attachment import with_attached
         from workstation.tui.widgets.message_view import fold

@@ -26,6 +26,7 @@ from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kept_parts import parts_for, summarizing
 from workstation.core.kv_state import conversation_tag
+from workstation.core.phrases import say
 from workstation.core.profiles import Profile
 from workstation.core.store import ConversationStore, clean_title
 from workstation.core.summarize import (
@@ -304,6 +305,8 @@ def _summarize_all(args: argparse.Namespace, profile: Profile, name: str, docume
                 if cancel.is_set():
                     break
                 bar = None if args.quiet else ProgressBar(doc.name)
+                for note in [] if args.quiet else doc.notes:  # (said at once, as well as in the summary: minutes before it)
+                    print(f"{doc.name}: {say([note])}", file=sys.stderr)
                 # the parts a stopped run of it finished are not done again; its own are kept as done
                 parts = parts_for(Path(doc.source), profile)
                 if parts is not None and args.start_over:  # its parts of an earlier run gone; this run's kept

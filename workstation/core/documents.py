@@ -24,7 +24,7 @@ from typing import Any
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.phrases import Phrase, say
-from workstation.core.table_facts import SheetFacts, table_facts, writes_decimal_comma
+from workstation.core.table_facts import SheetFacts, table_facts
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".text", ".rst", ".csv", ".tsv")  # (a spreadsheet saved as text: summarize read it, batch left it alone)
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
@@ -85,6 +85,9 @@ class Document:
     # a table's facts counted by the program (a workbook's sheets, a CSV file): summarize gives
     # them to the model, to use in place of figures of its own, and shows them under the summary
     facts: list[SheetFacts] = field(default_factory=list)
+    # what the reader left out or cut, a sentence each, said where the person sees it (the attach
+    # line, the summary's head): a workbook read up to its cells, its hidden sheets left out
+    notes: list[Phrase] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -382,7 +385,7 @@ def _csv_facts(path: Path, text: str, columns: str) -> SheetFacts | None:
         return None
     if max(map(len, rows), default=0) < 2:
         return None
-    return table_facts(path.name, 0, rows, decimal_comma=writes_decimal_comma(rows, delimiter == ";"))
+    return table_facts(path.name, 0, rows, usual_comma={";": True, ",": False}.get(delimiter))
 
 
 # --- PDF ----------------------------------------------------------------------------------------

@@ -411,6 +411,10 @@ ENGLISH: dict[str, str] = {
     "doc.sheet_cut": "[Only the first {rows} rows of this sheet were read: a workbook is read up to {limit} cells.]",
     "doc.sheet_not_read": ("[This sheet was not read: its first row holds more cells than were left of the {limit} "
                            "a workbook is read up to.]"),
+    # what a workbook's reader left out, said beside its text (the attach line, the summary's head)
+    "doc.workbook_cut": "Only part of this workbook was read (a workbook is read up to {limit} cells); cut short: {names}.",
+    "doc.hidden_sheet": "The hidden sheet {names} was left out; show it in Excel or LibreOffice to have it read.",
+    "doc.hidden_sheets": "The {n} hidden sheets {names} were left out; show them in Excel or LibreOffice to have them read.",
     # a table's facts counted by the program (core/table_facts.py): before its rows for the model, under a summary for the user
     "facts.head": "{title}: {rows} rows under the header row, {columns} columns.",
     "facts.head_no_header": "{title}: {rows} rows, {columns} columns (no header row).",
@@ -428,6 +432,7 @@ ENGLISH: dict[str, str] = {
     "facts.and": ", ",
     "facts.filled": " Filled in {filled} of {rows} rows.",
     "facts.other": " Cells of another kind, left out of these figures: {n}.",
+    "facts.guessed": " A guess: {text} was read as {value}, not {other} (nothing in the file says which).",
     "facts.more_columns": "- and {n} more columns.",
     # the rows of a long sheet left out of a summary's input (summarize.with_facts), and the summary's heading over the facts
     "facts.rows_left_out": "[Rows {a} to {b} of this table are left out here; the figures above were counted from every row.]",

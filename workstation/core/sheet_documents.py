@@ -8,7 +8,8 @@ The zip is checked (``check_zip``) before a member is decompressed, the XML pars
 entities (``xml_parser``) and a sheet's rows streamed, never held as a tree: a sheet of a
 million empty cells costs a pass over them and nothing more. A workbook is read up to
 ``Limits.max_cells`` cells, each sheet after the first keeping a share; a sheet cut short says so in a line
-of its own."""
+of its own, and the workbook in ``Document.notes`` (the attach line, the summary's head). Hidden sheets
+(Excel's lookups and scratch work) are left out and named there, unless no sheet shown holds anything."""
 
 from __future__ import annotations
 
@@ -36,8 +37,8 @@ from workstation.core.office_documents import (
     relations,
     xml_parser,
 )
-from workstation.core.phrases import say
-from workstation.core.table_facts import SheetFacts, table_facts, writes_decimal_comma
+from workstation.core.phrases import Phrase, say
+from workstation.core.table_facts import SheetFacts, table_facts
 
 _WIDEST_ROW = 200  # columns shown in place (empty ones as ''): beyond that, a row's filled cells only
 
@@ -63,19 +64,23 @@ class _SheetText:
         self.sheets_left = max(1, sheets)
         self.reserve = min(1000, limits.max_cells // (2 * self.sheets_left))  # cells kept for each sheet still to come
         self.rows: list[dict[int, str]] = []
-        self.title = ""
+        self.stored: list[set[int]] = []  # each row's columns of numbers Excel stored (not as a person wrote them)
+        self.title = self.name = ""
         self.budget = 0
         self.cut = False
         self.held = 0  # characters held, for the text cap
         self.facts: list[SheetFacts] = []  # each sheet's (``table_facts``)
+        self.cut_sheets: list[str] = []  # the names of the sheets read in part, or not at all
 
     def begin(self, name: str, hidden: bool) -> None:
+        self.name = name
         self.title = f"Sheet: {name}" + (" (hidden)" if hidden else "")
-        self.rows, self.cut, self.held = [], False, 0
+        self.rows, self.stored, self.cut, self.held = [], [], False, 0
         self.budget = self.cells_left - self.reserve * (self.sheets_left - 1)
 
-    def row(self, cells: dict[int, str]) -> bool:
-        """A row's filled cells by column (1-based); False once this sheet's cells are spent."""
+    def row(self, cells: dict[int, str], stored: set[int] | None = None) -> bool:
+        """A row's filled cells by column (1-based), ``stored`` those that are numbers Excel stored;
+        False once this sheet's cells are spent."""
         if time.monotonic() > self.builder.deadline:
             self.builder.add("")  # raises the timeout error
         cells = {c: v for c, v in cells.items() if v}
@@ -87,6 +92,7 @@ class _SheetText:
         self.budget -= len(cells)
         self.cells_left -= len(cells)
         self.rows.append(cells)
+        self.stored.append(stored or set())
         self.held += sum(len(v) + 3 for v in cells.values())
         if self.builder.length + self.held > self.limits.max_text_chars:
             raise DocumentError(said=[("doc.too_much_text", {"name": self.builder.name,
@@ -95,6 +101,8 @@ class _SheetText:
 
     def end(self) -> None:
         self.sheets_left = max(1, self.sheets_left - 1)
+        if self.cut:
+            self.cut_sheets.append(self.name)
         if not self.rows:  # (a first row wider than the cells left: said, not a sheet gone without a word)
             if self.cut:
                 self.builder.section(self.title, [say([("doc.sheet_not_read", {"limit": f"{self.limits.max_cells:,}"})])])
@@ -112,14 +120,31 @@ class _SheetText:
         columns = lines[0] if len(lines) > 1 else None
         self.builder.section(self.title, lines)
         table = [[cells.get(c, "") for c in range(first, min(max(cells), first + _WIDEST_ROW - 1) + 1)] for cells in self.rows]
-        # (an .ods's cells as LibreOffice shows them: in Turkish 1.200 and 350,75)
-        facts = table_facts(self.title, len(self.builder.sections) - 1, table, self.cut,
-                            writes_decimal_comma(table, False))
+        # the decimal mark judged by the cells as written (an .ods's as LibreOffice shows them: in
+        # Turkish 1.200 and 350,75), not by an Excel's stored numbers, written 1200.5 here
+        written = [[("" if first + i in stored else c) for i, c in enumerate(r)] for r, stored in zip(table, self.stored, strict=True)]
+        facts = table_facts(self.title, len(self.builder.sections) - 1, table, self.cut, written=written)
         if facts is not None:
             self.facts.append(facts)
         if columns is not None:  # a part of a summary that begins in its rows reads them under its columns
             self.builder.sections[-1].lead = f"{self.title} (continued)\n{columns}"
-        self.rows = []
+        self.rows, self.stored = [], []
+
+    def notes(self, hidden: list[str]) -> list[Phrase]:
+        """What the person is told of the workbook beside its text (the attach line, the
+        summary's head): the sheets cut at ``Limits.max_cells``, the hidden sheets left out."""
+        notes: list[Phrase] = []
+        if self.cut_sheets:
+            notes.append(("doc.workbook_cut", {"limit": f"{self.limits.max_cells:,}", "names": _names(self.cut_sheets)}))
+        if hidden:
+            notes.append(("doc.hidden_sheet" if len(hidden) == 1 else "doc.hidden_sheets",
+                          {"names": _names(hidden), "n": len(hidden)}))
+        return notes
+
+
+def _names(names: list[str]) -> str:
+    shown = [f"'{n}'" for n in names[:5]]
+    return ", ".join(shown + (["…"] if len(names) > 5 else []))
 
 
 # --- Excel (.xlsx, .xlsm) ----------------------------------------------------------------------
@@ -301,6 +326,7 @@ class _Workbook:
     def read_sheet(self, member: str, sheet: _SheetText) -> None:
         for row in self._stream(member, "row"):
             cells: dict[int, str] = {}
+            stored: set[int] = set()
             col = 0
             for c in row:
                 col += 1
@@ -313,7 +339,9 @@ class _Workbook:
                 text = self.cell(c)
                 if text:
                     cells[col] = text
-            if not sheet.row(cells):
+                    if c.get("t", "n") == "n":
+                        stored.add(col)
+            if not sheet.row(cells, stored):
                 return
 
 
@@ -331,20 +359,31 @@ class _Reader:
 
 
 def read_xlsx(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
-    """An Excel workbook: each worksheet a section 'Sheet: name', its rows 'a | b | c'."""
+    """An Excel workbook: each worksheet a section 'Sheet: name', its rows 'a | b | c'. Its hidden
+    sheets (Excel's lookups and scratch work, not what its reader sees) are left out and named
+    (``_SheetText.notes``), unless every sheet with cells is hidden."""
     check_zip(path, limits, what="XLSX")
     name = path.name
     builder = _Builder(name, limits, deadline)
     with office_part(name, "XLSX", "doc.zip_not_excel"), zipfile.ZipFile(path) as zf:
         book = _Workbook(zf, path, limits, deadline)
-        sheets = _SheetText(builder, limits, len(book.sheets))
-        for sheet_name, hidden, member in book.sheets:
-            sheets.begin(sheet_name, hidden)
-            book.read_sheet(member, sheets)
-            sheets.end()
+
+        def read(chosen: list[tuple[str, bool, str]]) -> _SheetText:
+            sheets = _SheetText(builder, limits, len(chosen))
+            for sheet_name, hidden, member in chosen:
+                sheets.begin(sheet_name, hidden)
+                book.read_sheet(member, sheets)
+                sheets.end()
+            return sheets
+
+        left_out = [s for s in book.sheets if s[1]]
+        sheets = read([s for s in book.sheets if not s[1]])
+        if left_out and not builder.text().strip():  # (no sheet shown holds anything: the hidden ones, not nothing)
+            sheets, left_out = read(left_out), []
     if not builder.text().strip():
         raise DocumentError(said=[("doc.no_text", {"name": name})])
-    return Document(str(path), "xlsx", builder.text(), builder.sections, facts=sheets.facts)
+    return Document(str(path), "xlsx", builder.text(), builder.sections, facts=sheets.facts,
+                    notes=sheets.notes([s[0] for s in left_out]))
 
 
 # --- OpenDocument spreadsheets (.ods) -------------------------------------------------------------
@@ -395,46 +434,70 @@ def _ods_stream(zf: zipfile.ZipFile, path: Path, limits: Limits, deadline: float
 
 def read_ods(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
     """An OpenDocument spreadsheet: each table a section 'Sheet: name', its rows 'a | b | c';
-    repeated rows and cells (how it stores a million empty ones) taken as one, not unrolled."""
+    repeated rows and cells (how it stores a million empty ones) taken as one, not unrolled. Its
+    hidden sheets are left out and named (``_SheetText.notes``), unless every sheet with cells is."""
     check_zip(path, limits, what="ODS")
     name = path.name
     builder = _Builder(name, limits, deadline)
-    reader = _OdtText()
     with office_part(name, "ODS", "doc.zip_not_ods"), zipfile.ZipFile(path) as zf:
-        tables = sum(1 for event, el in _ods_stream(zf, path, limits, deadline) if el.tag == _ODF_TABLE_EL and event == "start")
-        sheets = _SheetText(builder, limits, tables)
-        spent = False
-        hidden: set[str] = set()  # the tables' styles that hide them
-        for event, el in _ods_stream(zf, path, limits, deadline):
-            if el.tag == _ODF_STYLE:
-                if event == "end" and any(p.get(_odf(_ODF_TABLE, "display")) == "false" for p in el):
-                    hidden.add(el.get(_odf(_ODF_STYLE_NS, "name")) or "")
-                continue
-            if el.tag == _ODF_TABLE_EL:
-                if event == "start":
-                    sheets.begin(el.get(_odf(_ODF_TABLE, "name")) or f"Sheet {len(builder.sections) + 1}",
-                                 el.get(_odf(_ODF_TABLE, "style-name")) in hidden)
-                    spent = False
-                else:
-                    sheets.end()
-                continue
-            if event == "start" or spent:
-                continue
-            cells: dict[int, str] = {}
-            col = 1
-            for cell in el:
-                if cell.tag not in (_ODF_CELL, _ODF_COVERED):
-                    continue
-                times = _repeat(cell, "number-columns-repeated")
-                text = _ods_cell(cell, reader) if cell.tag == _ODF_CELL else ""
-                if text:  # (a repeated filled cell is unrolled as far as the sheet's cells go, the row's
-                    for k in range(min(times, sheets.budget + 1 - len(cells))):  # cells so far counted: a
-                        cells[col + k] = text  # 2 KB file of 400 cells each repeated a million took 2 GB)
-                col += times
-            for _ in range(min(_repeat(el, "number-rows-repeated"), sheets.budget + 1) if cells else 1):
-                if not sheets.row(dict(cells)):
-                    spent = True
-                    break
+        sheets, left_out = _ods_tables(zf, path, limits, deadline, builder, hidden_too=False)
+        if left_out and not builder.text().strip():  # (no sheet shown holds anything: the hidden ones, not nothing)
+            sheets, left_out = _ods_tables(zf, path, limits, deadline, builder, hidden_too=True)
     if not builder.text().strip():
         raise DocumentError(said=[("doc.no_text", {"name": name})])
-    return Document(str(path), "ods", builder.text(), builder.sections, facts=sheets.facts)
+    return Document(str(path), "ods", builder.text(), builder.sections, facts=sheets.facts,
+                    notes=sheets.notes(left_out))
+
+
+def _ods_tables(zf: zipfile.ZipFile, path: Path, limits: Limits, deadline: float, builder: _Builder,
+                hidden_too: bool) -> tuple[_SheetText, list[str]]:
+    """An .ods's tables read into ``builder``, its hidden ones too where ``hidden_too``; the names
+    of the hidden ones left out."""
+    def hides(el: Any) -> bool:  # a table's style that hides it (content.xml's styles come before its tables)
+        return any(p.get(_odf(_ODF_TABLE, "display")) == "false" for p in el)
+
+    hidden: set[str] = set()  # the tables' styles that hide them
+    tables = 0
+    for event, el in _ods_stream(zf, path, limits, deadline):
+        if el.tag == _ODF_STYLE and event == "end" and hides(el):
+            hidden.add(el.get(_odf(_ODF_STYLE_NS, "name")) or "")
+        elif el.tag == _ODF_TABLE_EL and event == "start":
+            tables += hidden_too or el.get(_odf(_ODF_TABLE, "style-name")) not in hidden
+    sheets = _SheetText(builder, limits, tables)
+    reader = _OdtText()
+    spent = skipped = False
+    left_out: list[str] = []
+    for event, el in _ods_stream(zf, path, limits, deadline):
+        if el.tag == _ODF_STYLE:
+            continue
+        if el.tag == _ODF_TABLE_EL:
+            if event == "start":
+                name = el.get(_odf(_ODF_TABLE, "name")) or f"Sheet {len(builder.sections) + 1}"
+                is_hidden = el.get(_odf(_ODF_TABLE, "style-name")) in hidden
+                skipped = is_hidden and not hidden_too
+                if skipped:
+                    left_out.append(name)
+                else:
+                    sheets.begin(name, is_hidden)
+                spent = False
+            elif not skipped:
+                sheets.end()
+            continue
+        if event == "start" or spent or skipped:
+            continue
+        cells: dict[int, str] = {}
+        col = 1
+        for cell in el:
+            if cell.tag not in (_ODF_CELL, _ODF_COVERED):
+                continue
+            times = _repeat(cell, "number-columns-repeated")
+            text = _ods_cell(cell, reader) if cell.tag == _ODF_CELL else ""
+            if text:  # (a repeated filled cell is unrolled as far as the sheet's cells go, the row's
+                for k in range(min(times, sheets.budget + 1 - len(cells))):  # cells so far counted: a
+                    cells[col + k] = text  # 2 KB file of 400 cells each repeated a million took 2 GB)
+            col += times
+        for _ in range(min(_repeat(el, "number-rows-repeated"), sheets.budget + 1) if cells else 1):
+            if not sheets.row(dict(cells)):
+                spent = True
+                break
+    return sheets, left_out

@@ -313,6 +313,7 @@ class SummaryResult:
             "totals": self.totals,
             "metrics": self.totals,
             **({"facts": [dataclasses.asdict(f) for f in self.document.facts]} if self.document and self.document.facts else {}),
+            **({"notes": [say([n]) for n in self.document.notes]} if self.document and self.document.notes else {}),
         }
 
     @classmethod
@@ -747,6 +748,8 @@ def render_markdown(
         lines += ["> " + t("summary.stopped", done=len(done), total=len(chunks), cover=cover), ""]
     if small is not None and done:
         lines += ["> " + t("summary.small_model", name=small[0], n=millions(small[1])), ""]
+    for note in document.notes:  # what the reader left out (a workbook's hidden sheets, its cells past the limit)
+        lines += ["> " + say([note], lookup), ""]
     if overall:
         lines += [f"{overall} ({cite(0, len(document.text))})", ""]
         if overall.rstrip().endswith("…") and not cancelled:  # cut by its token limit (_clean_summary): said in

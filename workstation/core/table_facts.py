@@ -21,7 +21,11 @@ TOP_VALUES = 3  # a text column's most common values named
 
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d{1,3})?|[-+]?\.\d+")  # (1e999999 would overflow a sum)
 # as a CSV saved where a comma is the decimal mark (Turkey, Germany: its cells split by ;): 1.200,50
-_COMMA_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?")
+# (0.125 is no thousands: a group of three never follows a lone 0)
+_COMMA_NUMBER = re.compile(r"[-+]?(?:[1-9]\d{0,2}(?:\.\d{3})+|\d+)(?:,\d+)?")
+# what says a table is written where the comma is the decimal mark, where its numbers do not:
+# a date written 15.01.2026, a letter only Turkish writes (ğ ı İ ş: "Müşteri", "Tutarı")
+_COMMA_LOCALE = re.compile(r"\d{1,2}\.\d{1,2}\.\d{4}|[ğĞıİşŞ]")
 _CURRENCY = "$€£₺¥"
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2}(?::\d{2})?)?")
 _DOTTED_DATE = re.compile(r"(\d{1,2})\.(\d{1,2})\.(\d{4})")  # 15.01.2026 (day first, as Turkey and Germany write it)
@@ -45,6 +49,9 @@ class ColumnFacts:
     last: str = ""
     distinct: int = 0  # text: different values
     top: list[tuple[str, int]] = field(default_factory=list)  # text: the most common values and their counts
+    # numbers that read two ways (1.200: 1.2, or 1,200 as Turkish writes it) and nothing in the file
+    # said which: a cell of them as written and as read (``_column_reading``), said with the figures
+    guessed: tuple[str, str, str] = ("", "", "")  # ("1.200", "1,200", "1.2"): the cell, as read, and the other way
 
 
 @dataclass
@@ -129,19 +136,61 @@ def _read(text: str, comma: bool = False) -> tuple[str, Decimal | str | None]:
     return ("dates", day) if day is not None else ("text", None)
 
 
-def writes_decimal_comma(rows: list[list[str]], usual: bool) -> bool:
-    """Whether a CSV's numbers are written 1.200,50: where its cells say (350,75 reads only so,
-    2.25 only as 2.25), else ``usual`` (a CSV split by ;). A Turkish Excel's tab-separated text
-    has decimal commas too: read as 1.2 its 1.200 made a total of 18.7 of 18,700."""
+def _two_ways(text: str) -> tuple[bool, bool, bool]:
+    """Whether a cell is a number written with a decimal comma only (350,75; 1.250.000), with a
+    decimal point only (2.25; 1,200.50), or both ways with two values (1.200, 1,200)."""
+    t = text.strip().rstrip("%").strip()
+    if "," not in t and "." not in t:
+        return False, False, False
+    as_comma, as_dot = _number(t, True), _number(t)
+    if as_comma is None or as_dot is None:
+        return as_comma is not None, as_dot is not None, False
+    return False, False, as_comma != as_dot
+
+
+Mark = tuple[bool | None, bool | None]  # (what a table says, what it hints): True a decimal comma, None nothing
+
+
+def _decimal_mark(rows: list[list[str]], usual: bool | None) -> Mark:
+    """Whether a table's numbers are written 1.200,50: what it says (its cells: 350,75 reads only
+    so, 2.25 only as 2.25; else a CSV split by ;, ``usual`` True), and what it hints (its text,
+    ``_COMMA_LOCALE``: a date 15.01.2026, a Turkish letter; a CSV split by commas, ``usual``
+    False, a decimal point). A Turkish Excel's tab-separated text has decimal commas too: read as
+    1.2 its 1.200 made a total of 18.7 of 18,700."""
     comma = dot = 0
     for row in rows[:1000]:
         for c in row:
-            t = c.strip().rstrip("%").strip()
-            if "," in t or "." in t:
-                as_comma, as_dot = _number(t, True) is not None, _number(t) is not None
-                comma += as_comma and not as_dot
-                dot += as_dot and not as_comma
-    return usual if comma == dot else comma > dot
+            only_comma, only_dot, _ = _two_ways(c)
+            comma += only_comma
+            dot += only_dot
+    said = comma > dot if comma != dot else True if usual else None
+    turkish = any(_COMMA_LOCALE.search(c) for row in rows[:1000] for c in row)
+    hint = None if turkish and usual is False else True if turkish else False if usual is False else None
+    return said, hint
+
+
+def _column_reading(cells: list[str], table: Mark) -> tuple[bool, bool]:
+    """Whether a column's numbers are written with a decimal comma, and whether that was a guess.
+    Its own cells decide first (one 350,75 or 1.250.000 says comma, one 2.25 a point), then what
+    the table says (``_decimal_mark``: its other columns, a ; CSV); where nothing says, a mark
+    before exactly three digits is read as thousands, as an amount is written (1.200 and 15.000
+    are 1,200 and 15,000; 1,200 is 1,200): a guess, said, unless the table hints so too (a
+    Turkish word over 1.200, a CSV split by commas over 1,200)."""
+    comma = dot = thousands_dot = thousands_comma = 0
+    for c in cells[:1000]:
+        only_comma, only_dot, both = _two_ways(c)
+        comma += only_comma
+        dot += only_dot
+        if both:
+            thousands_dot += "." in c
+            thousands_comma += "," in c
+    if comma != dot:
+        return comma > dot, False
+    said, hint = table
+    if said is not None or not thousands_dot and not thousands_comma:  # (nothing read two ways: either)
+        return bool(said), False
+    thousands = thousands_dot >= thousands_comma  # (1.200 as thousands: the comma its decimal mark)
+    return thousands, hint != thousands
 
 
 def _kind(text: str, comma: bool = False) -> str:
@@ -170,7 +219,7 @@ def _column_name(n: int) -> str:
     return letters
 
 
-def _column(name: str, cells: list[str], comma: bool) -> ColumnFacts:
+def _column(name: str, cells: list[str], comma: bool, guessed: bool = False) -> ColumnFacts:
     filled = [t for t in (c.strip() for c in cells) if t]
     if not filled:
         return ColumnFacts(name, "empty", 0)
@@ -188,6 +237,11 @@ def _column(name: str, cells: list[str], comma: bool) -> ColumnFacts:
         col.smallest, col.largest = _figure(min(values)) + unit, _figure(max(values)) + unit
         average = total / len(values)
         col.average = (f"{average:,.2f}" if abs(average) < Decimal(10) ** 20 else str(average)) + unit
+        if guessed:  # (the first cell that read two ways, as written and as read)
+            shown = next(c for c in filled if _two_ways(c)[2])
+            as_read, other = (_read(shown, mark)[1] for mark in (comma, not comma))
+            col.guessed = (shown, _figure(as_read) + unit if isinstance(as_read, Decimal) else shown,
+                           _figure(other) + unit if isinstance(other, Decimal) else shown)
     elif kind == "dates":
         days = [v for k, v in read if k == kind and isinstance(v, str)]
         col.first, col.last = min(days), max(days)
@@ -199,11 +253,16 @@ def _column(name: str, cells: list[str], comma: bool) -> ColumnFacts:
     return col
 
 
-def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = False,
-                decimal_comma: bool = False) -> SheetFacts | None:
+def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = False, usual_comma: bool | None = None,
+                written: list[list[str]] | None = None) -> SheetFacts | None:
     """The facts of a table whose first row may be its columns' names (a row of words only, over
-    rows that are not); None for fewer than three rows (no table to speak of). ``decimal_comma``: its
-    numbers are written 1.200,50 (a CSV split by ;); the facts' figures the English way all the same."""
+    rows that are not); None for fewer than three rows (no table to speak of). Its numbers may be
+    written 1.200,50 (``usual_comma``: True a CSV split by ;, False one split by commas, None
+    neither; ``_column_reading`` decides each column); the facts' figures the English way all the same.
+    ``written``: the cells as a person wrote them, by which the decimal mark is judged (an Excel
+    workbook's stored numbers left out: the program writes those 1200.5 whatever the locale)."""
+    table_mark = _decimal_mark(written if written is not None else rows, usual_comma)
+    decimal_comma = bool(table_mark[0])
     rows = [r for r in rows if any(c.strip() for c in r)]
     above = _title_rows(rows, decimal_comma)
     rows = rows[above:]
@@ -225,15 +284,20 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
         words = [c.strip() for c in r if c.strip()]
         return bool(words) and _TOTAL_ROW.fullmatch(words[0].rstrip(":")) is not None
 
+    def cells(table: list[list[str]], i: int) -> list[str]:
+        return [r[i] if i < len(r) else "" for r in table]
+
     data = [r for r in body if not total_row(r)]
-    sum_row = _sum_row(data, decimal_comma)
+    mine = [[c for r in written for c in r[i:i + 1]] for i in range(width)] if written is not None else None
+    readings = [_column_reading(mine[i] if mine is not None else cells(data, i), table_mark) for i in range(width)]
+    sum_row = _sum_row(data, [comma for comma, _ in readings])
     if sum_row:
         data = data[:-1]
     columns: list[ColumnFacts] = []
     shown = 0
     for i in range(width):
         name = first[i] if header and i < len(first) and first[i] else _column_name(i + 1)
-        col = _column(name, [r[i] if i < len(r) else "" for r in data], decimal_comma)
+        col = _column(name, cells(data, i), *readings[i])
         if col.kind == "empty":
             continue
         shown += 1
@@ -256,7 +320,7 @@ def _title_rows(rows: list[list[str]], comma: bool) -> int:
     return k if k and len(names) >= 2 and all(_kind(c, comma) == "text" for c in names) else 0
 
 
-def _sum_row(data: list[list[str]], comma: bool) -> bool:
+def _sum_row(data: list[list[str]], commas: list[bool]) -> bool:
     """Whether the last row is the sum of the rows above that ``_TOTAL_ROW`` did not know (a SUM
     under each column, its label's cell left blank or "Total amount"): each of its cells a number,
     the exact sum of its column above, and a cell blank that every row above fills, or its first
@@ -274,8 +338,8 @@ def _sum_row(data: list[list[str]], comma: bool) -> bool:
     if not filled or not labelled and not any(not cell(last, i) and all(cell(r, i) for r in above) for i in range(width)):
         return False
     for i in filled[1:] if labelled else filled:
-        kind, value = _read(cell(last, i), comma)
-        values = [v for k, v in (_read(cell(r, i), comma) for r in above) if k == "numbers" and isinstance(v, Decimal)]
+        kind, value = _read(cell(last, i), commas[i])
+        values = [v for k, v in (_read(cell(r, i), commas[i]) for r in above) if k == "numbers" and isinstance(v, Decimal)]
         if kind != "numbers" or len(values) < 2 or sum(values, Decimal(0)) != value:
             return False
     return True
@@ -317,6 +381,8 @@ def facts_phrases(facts: SheetFacts) -> list[list[Phrase]]:
             line.append(("facts.filled", {"filled": _n(col.filled), "rows": _n(facts.rows)}))
         if col.other:
             line.append(("facts.other", {"n": _n(col.other)}))
+        if col.guessed[0]:
+            line.append(("facts.guessed", {"text": col.guessed[0], "value": col.guessed[1], "other": col.guessed[2]}))
         lines.append(line)
     if facts.more_columns:
         lines.append([("facts.more_columns", {"n": _n(facts.more_columns)})])

@@ -57,7 +57,7 @@ from workstation.core.letters import shortened
 from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
 from workstation.core.paths import data_dir, typed_path
-from workstation.core.phrases import say
+from workstation.core.phrases import Phrase, say
 from workstation.core.planner import FreedMemory, load_notes, offloadable_layers
 from workstation.core.profiles import (
     KVCache,
@@ -317,6 +317,7 @@ class WorkstationApp(App[None]):
         # not as an edit)
         self._edits: dict[int, tuple[int, float]] = {}
         self._document_sizes: dict[Path, int] = {}  # documents cut to MAX_DOCUMENT_CHARS: their whole length
+        self._document_notes: dict[Path, list[Phrase]] = {}  # what a document's reader left out (its hidden sheets)
         self._attached_paths: set[Path] = set()  # every document attached this session (F7 writes over none)
         # attached documents longer than a message may be: (their tokens, the context)
         self._document_tokens: dict[tuple[Path, str], tuple[int, int]] = {}
@@ -2545,7 +2546,7 @@ class WorkstationApp(App[None]):
     # --- documents ------------------------------------------------------------------------
     def action_attach(self) -> None:
         self.pick_file(self.texts("chat.attach_title"), "document",
-                       lambda path, text: self.post_message(DocumentRead(str(path), text)),
+                       lambda path, read: self.post_message(DocumentRead(str(path), *read)),
                        load=integrations.read_document_text)  # a file that is no document: said in the dialog
 
     def action_detach(self) -> None:
@@ -2586,6 +2587,7 @@ class WorkstationApp(App[None]):
             self._document_sizes[path] = len(whole)  # the attachment line says so too (a toast goes)
         else:
             self._document_sizes.pop(path, None)
+        self._document_notes[path] = event.notes
         before = self.pending_document
         if before is not None and before[0] != path:  # one document goes with a message: said
             self.notify(self.texts("chat.doc_replaced", name=path.name, old=before[0].name), severity="warning")
@@ -2605,13 +2607,17 @@ class WorkstationApp(App[None]):
         remove = self.key_for("chat.detach")
         whole = self._document_sizes.get(document[0], 0)
         measured = self._document_tokens.get(document)
-        self.chat_screen.set_attachment(
+        line = (
             self.texts("chat.attached_too_long", name=document[0].name, n=f"{measured[0]:,}", ctx=f"{measured[1]:,}",
                        remove=remove) if measured is not None
             else self.texts("chat.attached_cut", name=document[0].name, n=f"{len(document[1]):,}", total=f"{whole:,}",
                             remove=remove) if whole > len(document[1])
             else self.texts("chat.attached", name=document[0].name, n=f"{len(document[1]):,}", remove=remove)
-        )
+        )  # and what its reader left out: a workbook's hidden sheets, its cells past the limit
+        notes = self._document_notes.get(document[0], [])
+        if notes:
+            line += " " + " ".join(say([n], self.texts.get) for n in notes)
+        self.chat_screen.set_attachment(line)
         if document not in self._document_tokens and self.engine is not None and self.profile is not None:
             self._measure_attachment(self.engine, document, self.session_sampling or self.profile.sampling)
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from workstation.core import catalog, hardware
 from workstation.core.errors import WorkstationError
+from workstation.core.phrases import Phrase
 from workstation.core.planner import offloadable_layers
 from workstation.core.profiles import Profile
 from workstation.tui.i18n import Texts
@@ -111,14 +112,17 @@ def system_sample() -> tuple[float, int, int, list[GpuReading]]:
 
 
 # --- documents --------------------------------------------------------------------------
-def read_document_text(path: Path) -> str:
+def read_document_text(path: Path) -> tuple[str, list[Phrase]]:
     """The text of an office document (txt, md, pdf, docx, odt, xlsx, ods, pptx, odp, rtf, html, eml);
     a table's (a sheet, a CSV) with its facts counted by the program before its rows, so that
-    "what is the total?" is answered from the program's sum, not the model's."""
+    "what is the total?" is answered from the program's sum, not the model's; and what its reader
+    left out (``Document.notes``: a workbook's hidden sheets, its cells past the limit), for the
+    attach line to say."""
     from workstation.core.documents import read_document
     from workstation.core.summarize import with_facts
 
-    return with_facts(read_document(path, isolate=True), all_rows=True).text
+    document = read_document(path, isolate=True)
+    return with_facts(document, all_rows=True).text, document.notes
 
 
 # --- summarize --------------------------------------------------------------------------

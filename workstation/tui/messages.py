@@ -11,6 +11,7 @@ from textual.message import Message
 from workstation.core.engine_process import EngineProcess, EngineStopped
 from workstation.core.errors import WorkstationError
 from workstation.core.metrics import TurnMetrics
+from workstation.core.phrases import Phrase
 from workstation.core.profiles import Profile
 
 
@@ -127,10 +128,13 @@ class SystemSampled(Message):
 
 
 class DocumentRead(Message):
-    def __init__(self, path: str, text: str) -> None:
+    """A document read for attaching: its text, and what its reader left out (``Document.notes``)."""
+
+    def __init__(self, path: str, text: str, notes: list[Phrase] | None = None) -> None:
         super().__init__()
         self.path = path
         self.text = text
+        self.notes = notes or []
 
 
 class AttachmentMeasured(Message):
