@@ -665,7 +665,12 @@ def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: Runnin
                                                      "strict": "yes"}}}, "text.format", "'text.format.strict'"),
                                ({"text": {"format": {"type": "json_schema", "name": "a", "schema": {
                                    "type": "no-such-type"}}}}, "text.format", "'text.format': "),
-                               ({"tools": [{**tools[0], "name": "get weather"}]}, "tools", "tools[0].name must be")):
+                               ({"tools": [{**tools[0], "name": "get weather"}]}, "tools", "tools[0].name must be"),
+                               # and what it says of the messages made of the input items (it named 'messages')
+                               ({"input": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "A"},
+                                           {"role": "assistant", "content": "B"}]}, "input",
+                                "The input ends with two assistant messages"),
+                               ({"input": "word " * 1100}, "input", "The prompt is")):
         refused = httpx.post(url, json={**body, **extra}, headers=headers, timeout=30)
         assert refused.status_code == 400 and refused.json()["error"]["param"] == param, refused.text
         assert said in refused.json()["error"]["message"]
