@@ -637,6 +637,11 @@ def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: Runnin
     [call] = called["output"]
     assert call["type"] == "function_call" and call["name"] == "get_weather" and call["call_id"].startswith("call_")
     assert json.loads(call["arguments"])["city"] and called["status"] == "completed"
+    # a call cut by max_output_tokens: an incomplete function_call item, its arguments so far (it was an empty message)
+    cut = httpx.post(url, json={**asked, "max_output_tokens": 22}, headers=headers, timeout=120).json()
+    [part] = cut["output"]
+    assert (part["type"], part["name"], part["status"], cut["status"]) == (
+        "function_call", "get_weather", "incomplete", "incomplete"), cut
     prompt = httpx.post(f"{server.root}/apply-template", headers=headers, timeout=30, json={"tools": [
         {"type": "function", "function": {k: v for k, v in tools[0].items() if k != "type"}}], "messages": [
         earlier[0], {"role": "assistant", "content": None, "tool_calls": [

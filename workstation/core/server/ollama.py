@@ -568,8 +568,8 @@ class OllamaGeneration:
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if thinking:
             message["thinking"] = thinking
-        if calls:
-            message["tool_calls"] = [ollama_call(c) for c in calls]
+        if any(c.whole for c in calls):  # (a call cut by the token limit has no arguments object to give)
+            message["tool_calls"] = [ollama_call(c) for c in calls if c.whole]
         return out | {"message": message}
 
     def _done(self, event: TurnFinished, req: SchedRequest, ticket: Ticket) -> dict[str, Any]:
@@ -600,6 +600,7 @@ class OllamaGeneration:
         reader = ReplyReader(reply_format) if reply_format else None  # text that may be a call is held
 
         def piece(text: str, thinking: str, calls: list[ToolCall]) -> bytes:
+            calls = [c for c in calls if c.whole]
             if not (text or thinking or calls):
                 return b""
             return ndjson(self._piece(name, text, thinking, calls) | {"done": False})

@@ -223,8 +223,9 @@ def _text_content(text: str) -> dict[str, Any]:
 
 
 def _call_item(call: ToolCall) -> dict[str, Any]:
+    """``incomplete``: a call cut by the token limit, its arguments as far as they were written."""
     return {"type": "function_call", "id": "fc_" + call.id.removeprefix("call_"), "call_id": call.id,
-            "name": call.name, "arguments": call.arguments, "status": "completed"}
+            "name": call.name, "arguments": call.arguments, "status": "completed" if call.whole else "incomplete"}
 
 
 def _usage(m: TurnMetrics) -> dict[str, Any]:
