@@ -114,7 +114,9 @@ def test_every_route_needs_the_key_and_refuses_in_ollamas_shape(server: RunningS
         "'options.mirostat'": {"options": {"mirostat": 2}},
         '"office" does not support thinking': {"think": True},  # Ollama's words; SmolLM2 does not think
         "'options.nonsense'": {"options": {"nonsense": 1}},
-        "'think'": {"think": "high"},
+        # Ollama's think levels (gpt-oss's) are true to another thinking model (they were refused as not a bool)
+        '"office" does not support thinking; leave': {"think": "high"},
+        'invalid think value: "max" (must be "high", "medium", "low", true, or false)': {"think": "max"},
         "'format'": {"format": "yaml"},
         "'options.temperature' must be": {"options": {"temperature": "hot"}},  # Ollama's field, not OpenAI's
         "messages[0].images": {"messages": [{"role": "user", "content": "hi", "images": ["aGk="]}]},

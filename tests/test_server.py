@@ -637,6 +637,11 @@ def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: Runnin
     [call] = called["output"]
     assert call["type"] == "function_call" and call["name"] == "get_weather" and call["call_id"].startswith("call_")
     assert json.loads(call["arguments"])["city"] and called["status"] == "completed"
+    # a call cut by max_output_tokens: an incomplete function_call item, its arguments so far (it was an empty message)
+    cut = httpx.post(url, json={**asked, "max_output_tokens": 22}, headers=headers, timeout=120).json()
+    [part] = cut["output"]
+    assert (part["type"], part["name"], part["status"], cut["status"]) == (
+        "function_call", "get_weather", "incomplete", "incomplete"), cut
     prompt = httpx.post(f"{server.root}/apply-template", headers=headers, timeout=30, json={"tools": [
         {"type": "function", "function": {k: v for k, v in tools[0].items() if k != "type"}}], "messages": [
         earlier[0], {"role": "assistant", "content": None, "tool_calls": [
@@ -665,7 +670,12 @@ def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: Runnin
                                                      "strict": "yes"}}}, "text.format", "'text.format.strict'"),
                                ({"text": {"format": {"type": "json_schema", "name": "a", "schema": {
                                    "type": "no-such-type"}}}}, "text.format", "'text.format': "),
-                               ({"tools": [{**tools[0], "name": "get weather"}]}, "tools", "tools[0].name must be")):
+                               ({"tools": [{**tools[0], "name": "get weather"}]}, "tools", "tools[0].name must be"),
+                               # and what it says of the messages made of the input items (it named 'messages')
+                               ({"input": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "A"},
+                                           {"role": "assistant", "content": "B"}]}, "input",
+                                "The input ends with two assistant messages"),
+                               ({"input": "word " * 1100}, "input", "The prompt is")):
         refused = httpx.post(url, json={**body, **extra}, headers=headers, timeout=30)
         assert refused.status_code == 400 and refused.json()["error"]["param"] == param, refused.text
         assert said in refused.json()["error"]["message"]

@@ -154,6 +154,21 @@ def test_streamed_call_reassembles_to_the_same_call(client: openai.OpenAI, force
     assert (calls[0]["name"], json.loads(calls[0]["arguments"])) == (
         whole[0].function.name, json.loads(whole[0].function.arguments)
     )
+    # cut by max_tokens: the call as far as it was written, finish_reason "length" (as OpenAI answers it; it
+    # came back empty, as from llama-server), whole and streamed
+    cut = client.chat.completions.create(**{**FORCED, "max_tokens": 24})
+    streamed = [c for chunk in client.chat.completions.create(**{**FORCED, "max_tokens": 24}, stream=True)
+                for c in chunk.choices]
+    assert cut.choices[0].finish_reason == streamed[-1].finish_reason == "length"
+    [part] = cut.choices[0].message.tool_calls or []
+    [delta] = [d for c in streamed for d in c.delta.tool_calls or []]
+    assert part.function.name == "get_weather" and delta.function and delta.function.arguments == part.function.arguments
+
+    def compact(text: str) -> str:
+        return "".join(text.split())
+
+    assert compact(json.dumps(json.loads(whole[0].function.arguments))).startswith(compact(part.function.arguments))
+    assert compact(part.function.arguments) != compact(whole[0].function.arguments)
 
 
 def test_named_function_forces_that_function(client: openai.OpenAI) -> None:
@@ -528,6 +543,9 @@ def test_native_replies_are_read_into_calls(step: int) -> None:
     assert _streamed(LLAMA3, "It is sunny {mostly}.", step)[0].content == "It is sunny {mostly}."
     broken = "Text <tool_call> not json </tool_call> end"
     assert _streamed(HERMES, broken, step)[0] == ReplyPiece(broken)  # nothing is lost
+    cut, _ = _streamed(HERMES, 'Text <tool_call>\n{"name": "get_weather", "arguments": {"ci', step)  # max_tokens
+    assert cut.content == "Text " and [(c.name, c.arguments, c.whole) for c in cut.calls] == [
+        ("get_weather", '{"ci', False)]
 
 
 # Mistral Nemo's reply: text, then [TOOL_CALLS] and the calls as one JSON array with their ids
@@ -566,7 +584,16 @@ def test_generic_response_streams_as_text(step: int) -> None:
     cut = _streamed(GENERIC, '{"response": "Sunny and wa', step)[0]
     assert cut.content == "Sunny and wa"  # cut short by max_tokens: the text so far
     # a call cut short: the wrapper's JSON is no content ('{ "tool_call' reached a script's user)
-    for begun in ('{ "tool_call', '{"tool_call": {"name": "get_ti', '{"tool_calls": [{"name": "a", "argu', "{"):
+    for begun in ('{ "tool_call', '{"tool_call": {"name": "get_ti', "{"):
         assert _streamed(GENERIC, begun, step)[0] == ReplyPiece(), begun
+    # once its name is whole, the call as far as it was written, as OpenAI gives it (with finish_reason
+    # "length"): whole calls before it, its arguments cut (it came back empty, as from llama-server)
+    for begun, calls in (('{"tool_call": {"name": "get_time", "arguments": {"zone": "U', [("get_time", '{"zone": "U')]),
+                         ('{"tool_calls": [{"name": "a", "argu', [("a", "")]),
+                         ('{"tool_calls": [{"name": "a", "arguments": {}}, {"name": "b", "arguments": {"x": [1,',
+                          [("a", "{}"), ("b", '{"x": [1,')])):
+        piece = _streamed(GENERIC, begun, step)[0]
+        assert piece.content == "" and [(c.name, c.arguments) for c in piece.calls] == calls, begun
+        assert [c.whole for c in piece.calls] == [True] * (len(calls) - 1) + [False]
     call = _streamed(GENERIC, '{"tool_call": {"name": "get_time", "arguments": {"zone": "UTC"}}}', step)[0]
     assert call.content == "" and [(c.name, c.arguments) for c in call.calls] == [("get_time", '{"zone": "UTC"}')]

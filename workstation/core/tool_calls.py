@@ -92,6 +92,9 @@ class ToolCall:
     name: str
     arguments: str  # JSON text, as OpenAI sends it
     id: str = field(default_factory=lambda: "call_" + uuid.uuid4().hex[:24])
+    # False: cut by the token limit, ``arguments`` the JSON text written so far (OpenAI answers such a
+    # call with finish_reason "length"; it is no call to run)
+    whole: bool = True
 
     def as_openai(self) -> dict[str, Any]:
         return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
@@ -422,6 +425,32 @@ def _call_from(obj: Any, args_keys: tuple[str, ...] = ("arguments",), mistral: b
     return None
 
 
+_CUT_CALL = re.compile(r'\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*(?:,\s*"(?:arguments|parameters)"\s*:\s*(.*))?', re.S)
+
+
+def _cut_calls(text: str) -> list[ToolCall]:
+    """The calls in ``text``, a list's or one call's JSON cut by the token limit: those written
+    whole, then the one cut (``whole`` False) once its name is whole; none when no name is."""
+    calls: list[ToolCall] = []
+    decoder, i = json.JSONDecoder(), 0
+    while i < len(text):
+        i = len(text) - len(text[i:].lstrip(" \t\r\n,"))
+        try:
+            obj, i = decoder.raw_decode(text, i)
+        except ValueError:
+            break
+        call = _call_from(obj)
+        if call is None:
+            return []
+        calls.append(call)
+    head = _CUT_CALL.match(text, i)
+    if head is not None:
+        name, arguments = _json(head.group(1)), (head.group(2) or "").rstrip()
+        if isinstance(name, str) and name:
+            calls.append(ToolCall(name, arguments, whole=False))
+    return calls
+
+
 def _json(text: str) -> Any:
     try:
         return json.loads(text)
@@ -517,9 +546,13 @@ class ReplyReader:
             elif "response" in obj:  # JSON in the reply format asked for beside the tools
                 self.buffer = ""
                 return ReplyPiece(json.dumps(obj["response"], ensure_ascii=False))
-        if begun_call:  # a call cut short (max_tokens): the wrapper's JSON is no reply to show,
-            self.buffer = ""  # as llama-server's partial read gives none ('{ "tool_call' was the content)
-            return ReplyPiece()
+        if begun_call:  # a call cut short (max_tokens): the wrapper's JSON is no reply to show ('{ "tool_call'
+            head = self._GENERIC_HEAD.match(self.buffer)  # was the content); the calls and the one cut, as OpenAI
+            rest = self.buffer[head.end() :].lstrip() if head and head.group(1) != "response" else ""
+            self.buffer = ""
+            if head is not None and head.group(1) == "tool_calls":
+                return ReplyPiece("", _cut_calls(rest[1:]) if rest.startswith("[") else [])
+            return ReplyPiece("", _cut_calls(rest)[:1])
         return self._plain()  # not what the grammar allows (cut short): the text as it is
 
     def _could_start_generic(self) -> bool:
@@ -572,7 +605,10 @@ class ReplyReader:
             out.content += self._hermes_text(self.buffer[:start])
             end = stop if stop >= 0 else len(self.buffer)
             after = end + len(self._CLOSE) if stop >= 0 else end
-            call = _call_from(_json(self.buffer[start + len(self._OPEN) : end].strip()))
+            written = self.buffer[start + len(self._OPEN) : end].strip()
+            call = _call_from(_json(written))
+            if call is None and stop < 0:  # cut by the token limit
+                call = next(iter(_cut_calls(written)[:1]), None)
             if call is None:  # not a call after all: its text is content
                 out.content += self.buffer[start:after]
             else:

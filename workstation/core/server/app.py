@@ -730,7 +730,8 @@ class OpenAIServer:
                 choice["message"]["content"] = piece.content if piece.content or not piece.calls else None
                 if piece.calls:
                     choice["message"]["tool_calls"] = [c.as_openai() for c in piece.calls]
-                    choice["finish_reason"] = "tool_calls"
+                    if all(c.whole for c in piece.calls):  # (one cut by the token limit: "length", as OpenAI)
+                        choice["finish_reason"] = "tool_calls"
         else:
             choice["text"] = event.text
         extra: dict[str, Any] = {}
@@ -796,10 +797,11 @@ class OpenAIServer:
 
         reader = ReplyReader(reply_format) if reply_format else None
         calls_sent = 0
+        cut = False  # a call cut by the token limit was sent: the stream ends with its reason ("length")
 
         def tool_chunks(text: str, final: bool) -> bytes:
             """Text and calls the reader lets out: text that cannot be a call, calls whole."""
-            nonlocal calls_sent
+            nonlocal calls_sent, cut
             assert reader is not None
             piece = reader.finish() if final else reader.push(text)
             out = sse(chunk(piece.content, None)) if piece.content else b""
@@ -807,6 +809,7 @@ class OpenAIServer:
                 calls = chunk(None, None)
                 calls["choices"][0]["delta"]["tool_calls"] = call_deltas(piece.calls, calls_sent)
                 calls_sent += len(piece.calls)
+                cut = cut or not all(c.whole for c in piece.calls)
                 out += sse(calls)
             return out
 
@@ -827,7 +830,7 @@ class OpenAIServer:
                     return sse(self._shutdown_error().body()), True
                 m = event.metrics
                 held = tool_chunks("", final=True) if reader is not None else b""
-                finish = "tool_calls" if calls_sent else FINISH.get(m.stop_reason, "stop")
+                finish = "tool_calls" if calls_sent and not cut else FINISH.get(m.stop_reason, "stop")
                 last = chunk(None, finish, records=event.probs[sent:])
                 last["timings"] = timings(m)
                 last.update(self._quota_reached(ticket, event))

@@ -78,6 +78,7 @@ NDJSON = b"application/x-ndjson"
 # clients turn features on by it. The server's own version is beside it.
 API_VERSION = "0.9.0"
 TAG = ":latest"  # Ollama names every model name:tag; a bare name is name:latest
+THINK_LEVELS = ("low", "medium", "high")  # Ollama's ``think`` levels (gpt-oss's reasoning effort)
 FOREVER = "9999-12-31T23:59:59Z"  # /api/ps' expires_at: keep_alive is ignored, the model stays loaded
 
 # the OpenAI routes' names for what Ollama names otherwise, as this server's errors say them
@@ -427,9 +428,11 @@ class OllamaGeneration:
         if asked_nothing and _no_time(body.get("keep_alive")):  # Ollama's "unload the model"
             return self._loaded(model, "unload")
         think = body.get("think")
-        if think is not None and not isinstance(think, bool):
-            raise bad(f"'think' is {json.dumps(think)[:40]}; this server takes true or false (it sets no "
-                      "thinking level).", "think")
+        if think in THINK_LEVELS:  # gpt-oss's levels; any other thinking model takes them as true, as Ollama does
+            think = True
+        elif think is not None and not isinstance(think, bool):
+            raise bad(f"invalid think value: {json.dumps(think, ensure_ascii=False)[:40]} (must be \"high\", "
+                      "\"medium\", \"low\", true, or false)", "think")  # (Ollama's words)
         if think and "thinking" not in self.routes.capabilities():
             raise bad(f"{json.dumps(model, ensure_ascii=False)[:80]} does not support thinking; leave 'think' out "
                       "or send false.", "think")  # (Ollama's words first: clients look for them)
@@ -565,8 +568,8 @@ class OllamaGeneration:
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if thinking:
             message["thinking"] = thinking
-        if calls:
-            message["tool_calls"] = [ollama_call(c) for c in calls]
+        if any(c.whole for c in calls):  # (a call cut by the token limit has no arguments object to give)
+            message["tool_calls"] = [ollama_call(c) for c in calls if c.whole]
         return out | {"message": message}
 
     def _done(self, event: TurnFinished, req: SchedRequest, ticket: Ticket) -> dict[str, Any]:
@@ -597,6 +600,7 @@ class OllamaGeneration:
         reader = ReplyReader(reply_format) if reply_format else None  # text that may be a call is held
 
         def piece(text: str, thinking: str, calls: list[ToolCall]) -> bytes:
+            calls = [c for c in calls if c.whole]
             if not (text or thinking or calls):
                 return b""
             return ndjson(self._piece(name, text, thinking, calls) | {"done": False})

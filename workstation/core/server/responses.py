@@ -82,6 +82,10 @@ NOT_SERVED = {"input_tokens": "Counting a request's input tokens (/v1/responses/
 FIELDS = field_names(
     (r"response_format\.json_schema\b", "text.format"), (r"response_format\b", "text.format"),
     (r"tools\[(\d+)\]\.function\.", r"tools[\1]."), (r"max_tokens\b", "max_output_tokens"),
+    # the messages made of 'input' (and 'instructions'): an item's own mistakes are said by _messages, as
+    # input[i]; what the chat route says of them all (two replies at the end, a prompt too long) names 'input'
+    (r"'messages'", "'input'"), (r"The messages end with", "The input ends with"),
+    (r"The messages have", "The input has"), (r"\Amessages\Z", "input"),  # (the last: the error's param)
 )
 # fields passed to the chat route under the same name (OpenAI's, and the chat route's own samplers)
 SAME = ("model", "temperature", "top_p", "tool_choice", "parallel_tool_calls", "user", "seed", "stop", "top_k",
@@ -219,8 +223,9 @@ def _text_content(text: str) -> dict[str, Any]:
 
 
 def _call_item(call: ToolCall) -> dict[str, Any]:
+    """``incomplete``: a call cut by the token limit, its arguments as far as they were written."""
     return {"type": "function_call", "id": "fc_" + call.id.removeprefix("call_"), "call_id": call.id,
-            "name": call.name, "arguments": call.arguments, "status": "completed"}
+            "name": call.name, "arguments": call.arguments, "status": "completed" if call.whole else "incomplete"}
 
 
 def _usage(m: TurnMetrics) -> dict[str, Any]:
