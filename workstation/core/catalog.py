@@ -817,20 +817,23 @@ def clear_left_copies() -> list[LeftCopy]:
     from workstation.core.kv_state import LEFTOVER_AGE_S
     from workstation.core.paths import kld_dir
 
-    folders: list[tuple[Path, str | None]] = [(models_dir(), None)]
+    # (a part of what each writer makes there only: another program's hidden .part in the models
+    # folder, or in a folder WORKSTATION_KLD_CACHE names, was removed and said as a model's copy)
+    folders: list[tuple[Path, str | None, str]] = [(models_dir(), None, ".gguf")]
     try:
-        folders.append((kld_dir(), "kld"))
+        folders.append((kld_dir(), "kld", ".kldref"))
     except WorkstationError:  # (the data folder unusable: said where it is used)
         pass
     removed = []
-    for folder, kind in folders:
+    for folder, kind, made in folders:
         try:
             parts = sorted(folder.glob(".*.part"))
         except OSError:
             continue
         for part in parts:
             named = _PART_NAME.fullmatch(part.name)
-            if named is None or part.with_name(part.name + ".json").exists():  # a download's: kept for its resume
+            if named is None or not named.group("name").endswith(made) \
+                    or part.with_name(part.name + ".json").exists():  # a download's: kept for its resume
                 continue
             tag = named.group("tag")
             what = kind or ("add" if tag is None else "download" if tag == "pypi" else "quantize")
