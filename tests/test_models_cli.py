@@ -225,6 +225,14 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
     assert [" ".join(line.split()) for line in listed.splitlines() if "pulled " in line] == [
         "pulled 10 B unfinished download (size not known): 'workstation models pull https://example.org/pulled.gguf' "
         "resumes it, 'workstation models remove pulled' removes it"], listed
+    # one being downloaded now is not removed, and the sentence says so (it said "it is ready when that download ends")
+    assert claim_turn(models_home / ".pulled.gguf.part", 0)
+    try:
+        assert main(["models", "remove", "pulled", "--yes"]) == 1
+    finally:
+        release_turn(models_home / ".pulled.gguf.part", 0)
+    err = capsys.readouterr().err
+    assert "pulled.gguf is being downloaded into" in err and "nothing was removed" in err, err
     assert main(["models", "remove", "pulled", "--yes"]) == 0
     assert not (models_home / ".pulled.gguf.part").exists() and not (models_home / ".pulled.gguf.part.json").exists()
     capsys.readouterr()

@@ -1100,6 +1100,10 @@ class UnfinishedDownload(NamedTuple):
         return {"name": self.name, "part": str(self.part), "downloaded_bytes": self.have,
                 "total_bytes": self.total, "source": self.source, "downloading_now": self.running}
 
+    def busy(self) -> Phrase:
+        """Why it cannot be removed now: it is being downloaded (and so nothing was removed)."""
+        return ("pull.removing_running", {"name": dest_name(self.part), "folder": str(self.part.parent)})
+
 
 def unfinished_downloads() -> list[UnfinishedDownload]:
     """The downloads into models/ that stopped before they ended: each part with its ``.part.json``."""
@@ -1131,9 +1135,9 @@ def unfinished_downloads() -> list[UnfinishedDownload]:
 
 
 def remove_unfinished(download: UnfinishedDownload) -> None:
-    """Delete an unfinished download's part (and what it was resumed with); not one running now."""
-    with held_part(download.part, ("pull.already", {"name": dest_name(download.part),
-                                                    "folder": str(download.part.parent)})):
+    """Delete an unfinished download's part (and what it was resumed with); not one running now
+    (said so: "pull.already" said it would be ready, and not that nothing was removed)."""
+    with held_part(download.part, download.busy()):
         download.part.unlink(missing_ok=True)
         _PartialDownload(download.part.with_name(download.part.name + ".json")).remove()
 
