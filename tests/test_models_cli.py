@@ -192,8 +192,10 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
     from workstation.core.paths import kld_dir
 
     kld_dir().mkdir(parents=True, exist_ok=True)
+    # (another program's hidden .part there is none of workstation's: it stays, and is not said)
+    others = (models_home / ".notes.txt.part", models_home / ".report.pdf.4242.part", kld_dir() / ".mine.part")
     for left in (models_home / ".left.gguf.part", models_home / ".q.Q8_0.gguf.4242.part",
-                 models_home / ".gemma-3-270m-q4_k_m.gguf.pypi.part", kld_dir() / ".ab12.kldref.4242.part"):
+                 models_home / ".gemma-3-270m-q4_k_m.gguf.pypi.part", kld_dir() / ".ab12.kldref.4242.part", *others):
         left.write_bytes(b"\0" * 3000)
         os.utime(left, (time.time() - 3600, time.time() - 3600))
     (models_home / ".older.gguf.part").write_bytes(b"\0" * 10)
@@ -214,6 +216,7 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
     assert not any(p.exists() for p in (models_home / ".q.Q8_0.gguf.4242.part", kld_dir() / ".ab12.kldref.4242.part",
                                         models_home / ".gemma-3-270m-q4_k_m.gguf.pypi.part"))
     assert all((models_home / f".{name}.gguf.part").exists() for name in ("running", "pulled", "older"))
+    assert all(p.exists() for p in others) and "notes" not in err and "report" not in err, err
     assert out.startswith("added tiny.gguf")
     assert "workstation profiles new tiny: it makes a profile for it" in err, err
     # the download stopped half-way is listed (its part was shown nowhere), with how to resume or remove it
@@ -222,6 +225,14 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
     assert [" ".join(line.split()) for line in listed.splitlines() if "pulled " in line] == [
         "pulled 10 B unfinished download (size not known): 'workstation models pull https://example.org/pulled.gguf' "
         "resumes it, 'workstation models remove pulled' removes it"], listed
+    # one being downloaded now is not removed, and the sentence says so (it said "it is ready when that download ends")
+    assert claim_turn(models_home / ".pulled.gguf.part", 0)
+    try:
+        assert main(["models", "remove", "pulled", "--yes"]) == 1
+    finally:
+        release_turn(models_home / ".pulled.gguf.part", 0)
+    err = capsys.readouterr().err
+    assert "pulled.gguf is being downloaded into" in err and "nothing was removed" in err, err
     assert main(["models", "remove", "pulled", "--yes"]) == 0
     assert not (models_home / ".pulled.gguf.part").exists() and not (models_home / ".pulled.gguf.part.json").exists()
     capsys.readouterr()

@@ -183,6 +183,8 @@ def run_remove(args: argparse.Namespace) -> int:
 
 
 def _remove_unfinished(d: catalog.UnfinishedDownload, args: argparse.Namespace) -> int:
+    if d.running:  # (said before asking: a yes could not be done)
+        raise WorkstationError(said=[d.busy()])
     what = f"Delete the unfinished download of {d.name} ({catalog.file_size_text(d.have)} so far)"
     if not args.yes and not asked_yes(f"{what}?", f"{what}? Nothing was removed: add --yes to remove it without asking."):
         print("Kept.", file=sys.stderr)

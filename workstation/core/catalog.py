@@ -817,20 +817,23 @@ def clear_left_copies() -> list[LeftCopy]:
     from workstation.core.kv_state import LEFTOVER_AGE_S
     from workstation.core.paths import kld_dir
 
-    folders: list[tuple[Path, str | None]] = [(models_dir(), None)]
+    # (a part of what each writer makes there only: another program's hidden .part in the models
+    # folder, or in a folder WORKSTATION_KLD_CACHE names, was removed and said as a model's copy)
+    folders: list[tuple[Path, str | None, str]] = [(models_dir(), None, ".gguf")]
     try:
-        folders.append((kld_dir(), "kld"))
+        folders.append((kld_dir(), "kld", ".kldref"))
     except WorkstationError:  # (the data folder unusable: said where it is used)
         pass
     removed = []
-    for folder, kind in folders:
+    for folder, kind, made in folders:
         try:
             parts = sorted(folder.glob(".*.part"))
         except OSError:
             continue
         for part in parts:
             named = _PART_NAME.fullmatch(part.name)
-            if named is None or part.with_name(part.name + ".json").exists():  # a download's: kept for its resume
+            if named is None or not named.group("name").endswith(made) \
+                    or part.with_name(part.name + ".json").exists():  # a download's: kept for its resume
                 continue
             tag = named.group("tag")
             what = kind or ("add" if tag is None else "download" if tag == "pypi" else "quantize")
@@ -1097,6 +1100,10 @@ class UnfinishedDownload(NamedTuple):
         return {"name": self.name, "part": str(self.part), "downloaded_bytes": self.have,
                 "total_bytes": self.total, "source": self.source, "downloading_now": self.running}
 
+    def busy(self) -> Phrase:
+        """Why it cannot be removed now: it is being downloaded (and so nothing was removed)."""
+        return ("pull.removing_running", {"name": dest_name(self.part), "folder": str(self.part.parent)})
+
 
 def unfinished_downloads() -> list[UnfinishedDownload]:
     """The downloads into models/ that stopped before they ended: each part with its ``.part.json``."""
@@ -1128,9 +1135,9 @@ def unfinished_downloads() -> list[UnfinishedDownload]:
 
 
 def remove_unfinished(download: UnfinishedDownload) -> None:
-    """Delete an unfinished download's part (and what it was resumed with); not one running now."""
-    with held_part(download.part, ("pull.already", {"name": dest_name(download.part),
-                                                    "folder": str(download.part.parent)})):
+    """Delete an unfinished download's part (and what it was resumed with); not one running now
+    (said so: "pull.already" said it would be ready, and not that nothing was removed)."""
+    with held_part(download.part, download.busy()):
         download.part.unlink(missing_ok=True)
         _PartialDownload(download.part.with_name(download.part.name + ".json")).remove()
 

@@ -319,6 +319,8 @@ ENGLISH: dict[str, str] = {
     "kld.left_references_removed": ("Removed {n} unfinished KL divergence references ({size} in all) from "
                                     "{folder}: their measurements were stopped before they ended; the next ones "
                                     "make them again."),
+    "pull.removing_running": ("{name} is being downloaded into {folder} now (in another window or command), so "
+                              "nothing was removed; stop that download first, then remove it."),
     "pull.already": ("{name} is being downloaded into {folder} already (started earlier here, in another "
                      "window or by `models pull`); it is ready when that download ends."),
     "pull.http": "The download of {url} failed: the server answered {code} {reason}.",
