@@ -128,13 +128,13 @@ def run_list(args: argparse.Namespace) -> int:
     model_width = max([len(str(r["model"])) for r in rows] + [30])
     # the context memory in F3's words ("half size"), not "q8_0/q8_0"; the usual f16/f16 says nothing
     kv_width = max([len(str(r["kv_cache_words"])) for r in rows] + [len("CONTEXT MEMORY")])
-    print(f"{'PROFILE':<{width}}  {'MODEL':<{model_width}} {'CTX':>6}  {'CONTEXT MEMORY':<{kv_width}} {'SPEC':<6}  "
+    print(f"{'PROFILE':<{width}}  {'MODEL':<{model_width}} {'CTX':>6}  {'CONTEXT MEMORY':<{kv_width}}  {'SPEC':<6}  "
           "STATUS")
     for r in rows:
         local = r["backend"] == "llama"  # a remote profile's context and K/V are the server's
         print(
             f"{_key_cell(r):<{width}}  {str(r['model']) or '-':<{model_width}} {r['context'] if local else '-'!s:>6}  "
-            f"{r['kv_cache_words'] if local else '-'!s:<{kv_width}} {r['speculative'] if local else '-'!s:<6}  "
+            f"{r['kv_cache_words'] if local else '-'!s:<{kv_width}}  {r['speculative'] if local else '-'!s:<6}  "
             + (str(r["fit"]) if r["status"] == "does not fit" else  # the verdict says it first
                f"{r['status']}" + (f" — {r['fit']}" if r["fit"] else ""))
         )
