@@ -198,6 +198,10 @@ def test_serve_refuses_a_persons_key_as_its_own(monkeypatch: pytest.MonkeyPatch,
         assert err.startswith(f"workstation: --api-key-file {path} {said}") and err.count("\n") == 1, err
     assert main(["serve", "--port", "0", "--api-key", "k", "--api-key-file", str(key_file)]) == 1
     assert "Both --api-key and --api-key-file are given" in capsys.readouterr().err
+    # a letter no header carries: every request would be refused, and nothing said why
+    key_file.write_text("şifre-2026\n", encoding="utf-8")
+    assert main(["serve", "--port", "0", "--api-key-file", str(key_file)]) == 1
+    assert "The operator's key from --api-key-file has 'ş' in it, which no client can send" in capsys.readouterr().err
 
 
 # --- tokens per day --------------------------------------------------------------------------------

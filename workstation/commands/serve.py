@@ -147,6 +147,11 @@ def run(args: argparse.Namespace) -> int:
         raise WorkstationError("Both --api-key and --api-key-file are given; give the operator's key one way "
                                "(--api-key-file keeps it out of the process list).")
     api_key = args.api_key or _key_from_file(args.api_key_file) or os.environ.get("WORKSTATION_API_KEY") or None
+    if api_key and (odd := next((c for c in api_key if not (c.isascii() and c.isprintable()) or c.isspace()), None)):
+        named_by = "--api-key" if args.api_key else "--api-key-file" if args.api_key_file else "WORKSTATION_API_KEY"
+        raise WorkstationError(f"The operator's key from {named_by} has {odd!r} in it, which no client can send in "
+                               "a request's header (every request would be refused): use letters, digits and "
+                               "punctuation only.")
     if args.parallel is not None and not 1 <= args.parallel <= 64:
         raise WorkstationError(f"--parallel is {args.parallel}; allowed values are 1 to 64.")
     profile = load_profile(profile_ref(args))
