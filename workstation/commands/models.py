@@ -174,20 +174,26 @@ def run_remove(args: argparse.Namespace) -> int:
     if users:
         what += (f"; the profile {users[0]} uses it and will not load until it names another model" if len(users) == 1
                  else f"; the profiles {', '.join(users)} use it and will not load until they name another model")
-    if not args.yes and not asked_yes(f"{what}?", f"{what}? Nothing was removed: add --yes to remove it without asking."):
-        print("Kept.", file=sys.stderr)
+    if not _removal_confirmed(what, args):
         return 1
     catalog.delete_model(path)
     print(f"Removed {name}.")
     return 0
 
 
+def _removal_confirmed(what: str, args: argparse.Namespace) -> bool:
+    """``--yes``, or the person's yes to "``what``?" (a no, or no one to ask, says it was kept)."""
+    if args.yes or asked_yes(f"{what}?", f"{what}? Nothing was removed: add --yes to remove it without asking."):
+        return True
+    print("Kept.", file=sys.stderr)
+    return False
+
+
 def _remove_unfinished(d: catalog.UnfinishedDownload, args: argparse.Namespace) -> int:
     if d.running:  # (said before asking: a yes could not be done)
         raise WorkstationError(said=[d.busy()])
     what = f"Delete the unfinished download of {d.name} ({catalog.file_size_text(d.have)} so far)"
-    if not args.yes and not asked_yes(f"{what}?", f"{what}? Nothing was removed: add --yes to remove it without asking."):
-        print("Kept.", file=sys.stderr)
+    if not _removal_confirmed(what, args):
         return 1
     catalog.remove_unfinished(d)
     print(f"Removed the unfinished download of {d.name}.")
