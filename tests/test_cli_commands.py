@@ -38,6 +38,27 @@ def _figures(err: str) -> tuple[float, ...] | None:
     return tuple(float(g.replace(",", "")) for g in found.groups()) if found else None
 
 
+def test_a_stop_between_the_load_and_serving_is_a_clean_stop(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], smollm2_path: Path) -> None:
+    """SIGTERM after the model loaded and before uvicorn took the signals (its start-up lines,
+    uvicorn's import) killed serve: 143 and no word in the log. It is kept for the server,
+    which starts and stops, said as a stop while serving is."""
+    import workstation.commands.serve as serve
+
+    notes = serve.print_load_notes
+
+    def stopped_meanwhile(*args: object, **kwargs: object) -> None:
+        notes(*args, **kwargs)  # type: ignore[arg-type]
+        signal.raise_signal(signal.SIGTERM)  # (where systemd's stop came before uvicorn's handlers)
+
+    monkeypatch.setattr(serve, "print_load_notes", stopped_meanwhile)
+    prof = _profile_file(tmp_path, max_tokens=8, context=256)
+    assert main(["serve", "-p", str(prof), "--port", "0", "--parallel", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "workstation: serving " in err and err.rstrip().endswith("workstation: stopped (SIGTERM)."), err
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
 def _profile_file(tmp_path: Path, max_tokens: int, context: int = 1024) -> Path:
     return write_profile_file(tmp_path / "cli-profile.yaml", context=context, threads=1,
                               sampling={"max_tokens": max_tokens})

@@ -139,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
         hang_up_taken,
         make_uvicorn,
         run_server,
+        stop_kept_until_served,
         terminate_as_ctrl_c,
     )
     from workstation.core.usage import UNSAVED_NAME
@@ -197,48 +198,50 @@ def run(args: argparse.Namespace) -> int:
                       file=sys.stderr)
             return 0
         raise
-    port = socks[0].getsockname()[1]
-    options.model_id = args.model_id or profile.key
-    openai = OpenAIServer(scheduler, options, accounts)
-    urls = " and ".join(_url(h, port) for h in hosts)
-    others = [_url(h, port) for h in addresses_for(hosts)]
-    if others:  # "0.0.0.0" is no address to hand out: the ones colleagues can type
-        urls += f" (colleagues reach it at {', '.join(others)})"
-    # Ollama's clients take the address without /v1 (/api/chat, /api/tags, ...)
-    urls += f", Ollama's API at {(others or [_url(hosts[0], port)])[0].removesuffix('/v1')},"
-    people = len(accounts.keys.list()) if accounts.keys is not None else 0
-    closed = accounts.keys is not None and not people and accounts.keys.any_keys() and not api_key
-    print(
-        f"workstation: serving {profile.key} ({scheduler.model_name}) on {urls} "
-        f"with {args.parallel} slot{'' if args.parallel == 1 else 's'} of {scheduler.slot_ctx} tokens"
-        + (", API key required" if accounts.protected else "")
-        + (f", {people} person's key" if people == 1 else f", {people} people's keys" if people else "")
-        + (f"; every key is revoked, so no request is answered until one is made ({cli('keys add NAME')})"
-           if closed else ""),
-        file=sys.stderr,
-        flush=True,
-    )
-    # after the line that says where it serves (scripts read that first); the model it loaded
-    # counted as free, as chat's notes count it (its K/V took the memory that made it "slow")
-    print_load_notes(profile, scheduler)
-    if accounts.folded_in:
-        n = accounts.folded_in
-        print(f"workstation: {n} request{'' if n == 1 else 's'} that a stopped server could not write to the usage "
-              f"file {'were' if n != 1 else 'was'} kept aside and {'are' if n != 1 else 'is'} in it now.",
+    with stop_kept_until_served() as hand_to:
+        port = socks[0].getsockname()[1]
+        options.model_id = args.model_id or profile.key
+        openai = OpenAIServer(scheduler, options, accounts)
+        urls = " and ".join(_url(h, port) for h in hosts)
+        others = [_url(h, port) for h in addresses_for(hosts)]
+        if others:  # "0.0.0.0" is no address to hand out: the ones colleagues can type
+            urls += f" (colleagues reach it at {', '.join(others)})"
+        # Ollama's clients take the address without /v1 (/api/chat, /api/tags, ...)
+        urls += f", Ollama's API at {(others or [_url(hosts[0], port)])[0].removesuffix('/v1')},"
+        people = len(accounts.keys.list()) if accounts.keys is not None else 0
+        closed = accounts.keys is not None and not people and accounts.keys.any_keys() and not api_key
+        print(
+            f"workstation: serving {profile.key} ({scheduler.model_name}) on {urls} "
+            f"with {args.parallel} slot{'' if args.parallel == 1 else 's'} of {scheduler.slot_ctx} tokens"
+            + (", API key required" if accounts.protected else "")
+            + (f", {people} person's key" if people == 1 else f", {people} people's keys" if people else "")
+            + (f"; every key is revoked, so no request is answered until one is made ({cli('keys add NAME')})"
+               if closed else ""),
+            file=sys.stderr,
+            flush=True,
+        )
+        # after the line that says where it serves (scripts read that first); the model it loaded
+        # counted as free, as chat's notes count it (its K/V took the memory that made it "slow")
+        print_load_notes(profile, scheduler)
+        if accounts.folded_in:
+            n = accounts.folded_in
+            print(f"workstation: {n} request{'' if n == 1 else 's'} that a stopped server could not write to the usage "
+                  f"file {'were' if n != 1 else 'was'} kept aside and {'are' if n != 1 else 'is'} in it now.",
+                  file=sys.stderr, flush=True)
+        # llama.cpp reads the weights from the file as it answers (mmap): one overwritten or cut
+        # short meanwhile ended the server with a bus error; each request checks it first (a 503)
+        print(f"workstation: {scheduler.model.path} is read as the server answers: do not overwrite, replace or "
+              "delete it while it serves (stop the server first; requests are refused if it changes).",
               file=sys.stderr, flush=True)
-    # llama.cpp reads the weights from the file as it answers (mmap): one overwritten or cut
-    # short meanwhile ended the server with a bus error; each request checks it first (a 503)
-    print(f"workstation: {scheduler.model.path} is read as the server answers: do not overwrite, replace or "
-          "delete it while it serves (stop the server first; requests are refused if it changes).",
-          file=sys.stderr, flush=True)
-    server = make_uvicorn(openai, options, log_level=args.log_level)
-    try:
-        run_server(server, socks)
-    finally:
-        scheduler.close()
-        for sock in socks:
-            sock.close()
-        accounts.close()
+        server = make_uvicorn(openai, options, log_level=args.log_level)
+        hand_to(server)  # (a stop since the load: it starts and stops)
+        try:
+            run_server(server, socks)
+        finally:
+            scheduler.close()
+            for sock in socks:
+                sock.close()
+            accounts.close()
     usage_file = accounts.usage.path if accounts.usage is not None else None
     with contextlib.suppress(OSError):
         if accounts.kept_aside and usage_file is not None:

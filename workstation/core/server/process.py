@@ -13,7 +13,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
@@ -245,6 +245,36 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
         server_header=False,
     )
     return Server(config)
+
+
+@contextlib.contextmanager
+def stop_kept_until_served() -> Iterator[Callable[[Any], None]]:
+    """SIGTERM between the model's load and uvicorn's own handlers (the start-up lines, uvicorn's
+    import) killed the process: 143 and no word in the log. Within the block a SIGTERM is kept
+    and handed to the server once it is made (the function yielded takes it), which then starts
+    and stops at once, as a stop while it serves does. Main thread only."""
+    asked: list[int] = []
+    made: list[Any] = []
+
+    def kept(sig: int, frame: FrameType | None) -> None:
+        if made:
+            made[0].handle_exit(sig, frame)
+        else:
+            asked.append(sig)
+
+    def hand_to(server: Any) -> None:
+        made.append(server)
+        for sig in asked:
+            server.handle_exit(sig, None)
+
+    take = threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    before = signal.signal(signal.SIGTERM, kept) if take else None
+    try:
+        yield hand_to
+    finally:
+        if take:
+            signal.signal(signal.SIGTERM, before)
 
 
 @contextlib.contextmanager
