@@ -265,6 +265,9 @@ class WorkstationApp(App[None]):
         self.api_port = api_port
         self.engine_info: EngineInfo | None = None
         self.loading: Profile | None = None
+        # (name, parameters) of the loaded model where it is too small to trust with facts: the
+        # empty chat says so (a new user took its confident wrong dates and totals for answers)
+        self.small_model: tuple[str, int] | None = None
         self.load_fraction = 0.0
         self.unreachable = False  # the last turn could not reach the engine's server
         self.load_failed = False  # the last load failed (a desk PC then tries its server again on send)
@@ -758,6 +761,18 @@ class WorkstationApp(App[None]):
             self.notify(self.texts("lang.not_saved", path=str(settings_path())), severity="warning", timeout=15)
         if new != "en" and self.profile is not None and self.engine is not None:
             self._warn_small_for_language(self.profile, self.engine)
+
+    @work(thread=True, exit_on_error=False, group="small-model-loaded")
+    def _know_small_model(self, profile: Profile, engine: Any) -> None:
+        """Whether the model just loaded is too small to trust with facts (its header is read: a
+        thread's work), for the empty chat's welcome."""
+        small = small_model(profile, engine)
+
+        def known() -> None:
+            if self.profile is profile:  # (not another loaded meanwhile)
+                self.small_model = small
+                self.chat_screen.show_welcome()
+        self.call_from_thread(known)
 
     @work(thread=True, exit_on_error=False, group="small-model")
     def _warn_small_for_language(self, profile: Profile, engine: Any) -> None:
@@ -2855,6 +2870,7 @@ class WorkstationApp(App[None]):
         self.engine_info = event.engine.info()
         self.loading = None
         self.chat_screen.set_load_progress(None)
+        self._know_small_model(loaded, event.engine)
         if self.conversation_id is not None:
             conv_id = self.conversation_id
             self.store_write(lambda: self.store.set_profile(conv_id, loaded.ref))

@@ -19,6 +19,7 @@ from workstation.core.errors import WorkstationError
 from workstation.core.letters import shortened
 from workstation.core.moments import local_time
 from workstation.core.store import StoredMessage
+from workstation.core.summarize import millions
 from workstation.tui.pacing import over_ssh
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.dialogs import (
@@ -227,7 +228,7 @@ class ChatScreen(AppScreen, Screen[None]):
         t = self.wapp.texts
         if not messages:
             self._earlier = []
-            await log.mount(Static(t("chat.welcome"), id="welcome", markup=False))
+            await log.mount(Static(self.welcome_text(), id="welcome", markup=False))
             await self.show_instructions()
             return
         shown = [m for m in messages if m.role != "system"]
@@ -515,6 +516,19 @@ class ChatScreen(AppScreen, Screen[None]):
         if not self._sidebar_chosen:
             self.sidebar.display = event.size.width >= NARROW
 
+    def welcome_text(self) -> str:
+        """What an empty chat says: how to begin, and of a model too small to trust with facts,
+        that (said in no chat before; F6 alone warned of it)."""
+        t = self.wapp.texts
+        small = self.wapp.small_model
+        if small is None:
+            return t("chat.welcome")
+        return f"{t('chat.welcome')}\n\n{t('chat.small_model', name=small[0], n=millions(small[1]))}"
+
+    def show_welcome(self) -> None:
+        for welcome in self.query("#welcome"):
+            cast(Static, welcome).update(self.welcome_text())
+
     def relabel(self) -> None:
         t = self.wapp.texts
         self.query_one("#prompt", Input).placeholder = t("chat.placeholder")
@@ -523,8 +537,7 @@ class ChatScreen(AppScreen, Screen[None]):
         for view in self.query(MessageView):
             view.relabel(t)
         self.call_later(self.mark_days)
-        for welcome in self.query("#welcome"):
-            cast(Static, welcome).update(t("chat.welcome"))
+        self.show_welcome()
         for line in self.query("#instructions"):
             cast(Static, line).update(self._instructions_line())
         for earlier in self.query("#earlier"):
