@@ -2193,6 +2193,14 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         await until(pilot, lambda: "more than a message can hold" in str(line.render()))
         said = str(line.render())
         assert said.startswith("Attached: ledger.txt, about ") and "context of 1,024 tokens" in said and "F6" in said
+        app.chat_screen.set_input("What was paid?")
+        await pilot.press("enter")  # sent anyway: what to do of the file (it said "save the text as a file")
+        await until(pilot, lambda: any(str(n.message) == "ledger.txt with your message is more than this profile's "
+                                       "context can hold, so it was not sent; F6 summarizes the document part by part "
+                                       "(it opens with the file in its box), and you can ask about the summary."
+                                       for n in app._notifications))
+        await until(pilot, lambda: not app.generating and app.chat_screen.input_text() == "What was paid?")
+        assert app.pending_document is not None and app.pending_document[0] == ledger  # (given back with it)
         await pilot.press("f6")
         await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
         box = app.screen.query_one("#summarize-path", Input)

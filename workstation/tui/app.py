@@ -2420,8 +2420,13 @@ class WorkstationApp(App[None]):
         quiet, self._quiet_failure = self._quiet_failure and event.during == "load" and event.unreachable, False
         if event.during == "load":
             self._reloading = False
+        reason = event.reason
+        if event.too_long and self._turn_from == "send" and self._sent[1] is not None:
+            # (it said "save the text as a file and summarize it with F6" of a file attached)
+            reason = self.texts("chat.sent_too_long_with_document", name=self._sent[1][0].name,
+                                summarize=self.key_for("summarize.open"))
         if not quiet and event.lost is None:  # (a lost engine is said by _engine_lost, once)  # (a retry of a server still not reached: said once, when the wait began)
-            self.notify(event.reason, title=self.texts("error.title"), severity="error", timeout=12)
+            self.notify(reason, title=self.texts("error.title"), severity="error", timeout=12)
         self.unreachable = event.unreachable
         if event.during == "load":
             self.load_failed = True
