@@ -2186,8 +2186,11 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
     ledger.write_text("The invoice was paid. " * 400, encoding="utf-8")  # ~2,000 tokens, context 1,024
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(120, 30)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
         line = app.chat_screen.query_one("#attachment")
+        # attached before the model has loaded (a draft restored at the start): said once it has
+        # (it read "(6,737 characters); it goes with your next message" until Enter)
+        app._attach((ledger, ledger.read_text(encoding="utf-8")))
+        await until(pilot, lambda: app.engine is not None and "more than a message can hold" in str(line.render()))
         app._attach((Path("/docs/short.txt"), "Meeting at ten."))
         app._attach((ledger, ledger.read_text(encoding="utf-8")))
         await until(pilot, lambda: "more than a message can hold" in str(line.render()))

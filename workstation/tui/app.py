@@ -2876,6 +2876,8 @@ class WorkstationApp(App[None]):
         self.loading = None
         self.chat_screen.set_load_progress(None)
         self._know_small_model(loaded, event.engine)
+        if self.pending_document is not None:  # attached before a model was there (a draft restored at the start):
+            self._attach(self.pending_document)  # measured now, not first said too long after Enter
         if self.conversation_id is not None:
             conv_id = self.conversation_id
             self.store_write(lambda: self.store.set_profile(conv_id, loaded.ref))
