@@ -100,7 +100,7 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         first = menu.entries[0]
         assert not isinstance(first, Exception) and first.source == desk and len(menu.entries) == 2
         prompt = str(menu._prompt(0, first))
-        assert "runs on the server at http://127.0.0.1:9/v1" in prompt and "KV" not in prompt
+        assert "uses the server at http://127.0.0.1:9/v1" in prompt and "KV" not in prompt
         await pilot.press("escape")
         # the user fixes the file's port: F3 lists it as the file says now, and loads that
         desk.write_text(yaml.safe_dump({"name": "Desk", "backend": "openai",
