@@ -56,7 +56,7 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("models.open", "f4", "models", "action.models", show=True),
     UserAction("dashboard.toggle", "f5", "dashboard", "action.dashboard", show=True),
     # in the order of their keys: F1 lists them so (it went F6, F12, F10, Ctrl+G, F11, F9)
-    UserAction("summarize.open", "f6", "summarize", "action.summarize"),
+    UserAction("summarize.open", "f6", "summarize", "action.summarize", show=True),
     UserAction("lang.toggle", "f9", "toggle_language", "action.language"),
     UserAction("sizing.open", "f10", "sizing", "action.sizing"),
     UserAction("usage.open", "f11", "usage", "action.usage"),
