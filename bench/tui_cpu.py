@@ -9,6 +9,7 @@ update rate, as the generation worker posts them). It prints, in one run:
 
 - (a) opening the conversation (``open_conversation``: the last ``SHOWN_AT_ONCE`` drawn) and
   drawing all of its messages (``show_messages(at_least=N)``), in CPU seconds and per message;
+  then all of a conversation as long whose messages have no Markdown (plain paragraphs);
 - (b) streaming a reply of ``--tokens`` tokens: CPU per screen update and per token;
 - (c) the status line set again with the same text (``update_status``), per call;
 - how many full layout passes of the screen (``Screen._refresh_layout``) each part caused.
@@ -82,6 +83,10 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     for i in range(args.messages // 2):
         store.add_message(conv.id, "user", QUESTION)
         store.add_message(conv.id, "assistant", _reply(i), {"predicted_n": 50, "ttft_ms": 100.0})
+    plain = store.new("Plain")
+    for _ in range(args.messages // 2):
+        store.add_message(plain.id, "user", QUESTION)
+        store.add_message(plain.id, "assistant", _reply(0), {"predicted_n": 50, "ttft_ms": 100.0})
     empty = store.new("Empty")
     store.close()
 
@@ -123,6 +128,18 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         cpu, lay = await part("all", draw_all)
         result["draw_all"] = {"cpu_s": cpu, "drawn": args.messages, "per_message_ms": 1000 * cpu / args.messages,
                               "layouts": lay}
+
+        async def open_plain() -> None:
+            await app.open_conversation(plain.id)
+
+        async def draw_plain() -> None:
+            await app.chat_screen.show_messages(app.store.get(plain.id).messages, at_least=args.messages)
+
+        await part("empty", open_empty)
+        await part("plain", open_plain)
+        cpu, lay = await part("plain all", draw_plain)
+        result["draw_plain"] = {"cpu_s": cpu, "drawn": args.messages,
+                                "per_message_ms": 1000 * cpu / args.messages, "layouts": lay}
 
         calls = 50
 
@@ -182,6 +199,9 @@ def main() -> int:
           f"{o['per_message_ms']:5.1f} ms/message, {o['layouts']} layouts")
     print(f"      draw all {a['drawn']}:                {a['cpu_s'] * 1000:7.0f} ms, "
           f"{a['per_message_ms']:5.1f} ms/message, {a['layouts']} layouts")
+    pl = result["draw_plain"]
+    print(f"      draw all {pl['drawn']}, no Markdown:   {pl['cpu_s'] * 1000:7.0f} ms, "
+          f"{pl['per_message_ms']:5.1f} ms/message, {pl['layouts']} layouts")
     print(f"  (b) stream {args.tokens} tokens in {s['updates']} updates: {s['cpu_s'] * 1000:7.0f} ms, "
           f"{s['per_update_ms']:5.2f} ms/update, {s['per_token_ms']:5.2f} ms/token, {s['layouts']} layouts, "
           f"{s['cpu_share'] * 100:.1f}% of a core")
