@@ -17,7 +17,7 @@ update rate, as the generation worker posts them). It prints, in one run:
 CPU is ``time.process_time`` of this process (all threads), less what the idle app takes
 over the same wall time (measured first). Run it on two checkouts to compare them:
 
-    PYTHONPATH=. .venv/bin/python bench/tui_cpu.py [--messages 80] [--tokens 300] [--hz 12] [--json]
+    PYTHONPATH=. .venv/bin/python bench/tui_cpu.py [--messages 80] [--tokens 300] [--pace busy|free] [--json]
 """
 
 from __future__ import annotations
@@ -66,6 +66,11 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     from workstation.core.store import ConversationStore
     from workstation.tui.app import WorkstationApp
     from workstation.tui.messages import TokenStreamed
+    from workstation.tui.pacing import BUSY_CPU, FREE_CPU
+
+    pace = BUSY_CPU if args.pace == "busy" else FREE_CPU
+    if args.hz is None:
+        args.hz = pace.updates_hz
 
     layouts = [0]
     original = Screen._refresh_layout
@@ -91,7 +96,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     store.close()
 
     app = WorkstationApp(None, start_engine=False, sample_system=False, language="en", store_path=store_path)
-    result: dict[str, Any] = {"messages": args.messages, "tokens": args.tokens, "hz": args.hz}
+    result: dict[str, Any] = {"messages": args.messages, "tokens": args.tokens, "hz": args.hz, "pace": args.pace}
 
     async def part(name: str, work: Any) -> tuple[float, int]:
         await asyncio.sleep(SETTLE_S)
@@ -158,6 +163,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
 
         async def stream() -> None:
             view = await app.chat_screen.add_exchange(QUESTION)
+            view.markdown_every_s = pace.markdown_every_s  # as ``_start_reply`` sets it
             app.reply_view = view
             for piece in pieces:
                 app.post_message(TokenStreamed(piece, 1))
@@ -181,7 +187,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=80)
     parser.add_argument("--tokens", type=int, default=300)
-    parser.add_argument("--hz", type=float, default=12.0, help="screen updates a second while streaming")
+    parser.add_argument("--pace", choices=("busy", "free"), default="busy",
+                        help="busy: the engine on every core of this PC (the office case); free: a GPU, a server")
+    parser.add_argument("--hz", type=float, default=None, help="screen updates a second while streaming (the pace's)")
     parser.add_argument("--seconds", type=float, default=4.0, help="how long the reply streams")
     parser.add_argument("--width", type=int, default=100)
     parser.add_argument("--height", type=int, default=30)
@@ -202,7 +210,8 @@ def main() -> int:
     pl = result["draw_plain"]
     print(f"      draw all {pl['drawn']}, no Markdown:   {pl['cpu_s'] * 1000:7.0f} ms, "
           f"{pl['per_message_ms']:5.1f} ms/message, {pl['layouts']} layouts")
-    print(f"  (b) stream {args.tokens} tokens in {s['updates']} updates: {s['cpu_s'] * 1000:7.0f} ms, "
+    print(f"  (b) stream {args.tokens} tokens in {s['updates']} updates ({args.pace} pace, {args.hz:g} Hz): "
+          f"{s['cpu_s'] * 1000:7.0f} ms, "
           f"{s['per_update_ms']:5.2f} ms/update, {s['per_token_ms']:5.2f} ms/token, {s['layouts']} layouts, "
           f"{s['cpu_share'] * 100:.1f}% of a core")
     print(f"  (c) status line set again, same text: {st['per_call_ms']:5.2f} ms/call, "
