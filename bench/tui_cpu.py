@@ -12,7 +12,8 @@ update rate, as the generation worker posts them). It prints, in one run:
   then all of a conversation as long whose messages have no Markdown (plain paragraphs);
 - (b) streaming a reply of ``--tokens`` tokens: CPU per screen update and per token;
 - (c) the status line set again with the same text (``update_status``), per call;
-- how many full layout passes of the screen (``Screen._refresh_layout``) each part caused.
+- how many full layout passes of the screen (``Screen._refresh_layout``) each part caused, and
+  how many widgets the chat holds (each one is styled and laid out again in every pass).
 
 CPU is ``time.process_time`` of this process (all threads), less what the idle app takes
 over the same wall time (measured first). Run it on two checkouts to compare them:
@@ -132,7 +133,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         await part("open", open_it)
         cpu, lay = await part("all", draw_all)
         result["draw_all"] = {"cpu_s": cpu, "drawn": args.messages, "per_message_ms": 1000 * cpu / args.messages,
-                              "layouts": lay}
+                              "layouts": lay, "widgets": len(list(app.chat_screen.query("#log *")))}
 
         async def open_plain() -> None:
             await app.open_conversation(plain.id)
@@ -144,7 +145,8 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         await part("plain", open_plain)
         cpu, lay = await part("plain all", draw_plain)
         result["draw_plain"] = {"cpu_s": cpu, "drawn": args.messages,
-                                "per_message_ms": 1000 * cpu / args.messages, "layouts": lay}
+                                "per_message_ms": 1000 * cpu / args.messages, "layouts": lay,
+                                "widgets": len(list(app.chat_screen.query("#log *")))}
 
         calls = 50
 
@@ -206,10 +208,10 @@ def main() -> int:
     print(f"  (a) open a conversation of {args.messages}: {o['cpu_s'] * 1000:7.0f} ms for {o['drawn']} drawn, "
           f"{o['per_message_ms']:5.1f} ms/message, {o['layouts']} layouts")
     print(f"      draw all {a['drawn']}:                {a['cpu_s'] * 1000:7.0f} ms, "
-          f"{a['per_message_ms']:5.1f} ms/message, {a['layouts']} layouts")
+          f"{a['per_message_ms']:5.1f} ms/message, {a['layouts']} layouts, {a['widgets']} widgets in the chat")
     pl = result["draw_plain"]
     print(f"      draw all {pl['drawn']}, no Markdown:   {pl['cpu_s'] * 1000:7.0f} ms, "
-          f"{pl['per_message_ms']:5.1f} ms/message, {pl['layouts']} layouts")
+          f"{pl['per_message_ms']:5.1f} ms/message, {pl['layouts']} layouts, {pl['widgets']} widgets in the chat")
     print(f"  (b) stream {args.tokens} tokens in {s['updates']} updates ({args.pace} pace, {args.hz:g} Hz): "
           f"{s['cpu_s'] * 1000:7.0f} ms, "
           f"{s['per_update_ms']:5.2f} ms/update, {s['per_token_ms']:5.2f} ms/token, {s['layouts']} layouts, "
