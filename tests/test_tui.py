@@ -33,7 +33,15 @@ from workstation.core.store import ConversationStore
 from workstation.tui.app import WorkstationApp
 from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog, TextPrompt
 from workstation.tui.screens.profile_menu import ProfileMenu
-from workstation.tui.widgets.message_view import MessageView
+from workstation.tui.widgets.message_view import MessageView, PlainBody
+
+
+def _paragraphs(view: MessageView) -> list[str]:
+    """The paragraphs a message shows: its Markdown's, or a plain message's (``PlainBody``)."""
+    body = view.body
+    if isinstance(body, PlainBody):
+        return str(body.render()).split("\n\n")
+    return [str(p.render()) for p in body.query("MarkdownParagraph")]
 
 
 def fit_model_path(key: str) -> Path:
@@ -1462,7 +1470,9 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         await app.open_conversation(conv.id)
         await until(pilot, lambda: len(_views(app)) == 2)
         await pilot.pause()
-        mine, reply = ([str(p.render()) for p in v.body.query("MarkdownParagraph")] for v in _views(app))
+        mine, reply = (_paragraphs(v) for v in _views(app))
+        # text with no Markdown in it is one widget, not a Markdown document of paragraphs
+        assert all(isinstance(v.body, PlainBody) for v in _views(app)), _views(app)
         assert mine[0].splitlines() == ["Line 1: desks", "Line 2: chairs"], mine
         assert reply[0].splitlines() == ["Subject: chairs", "To: Ayla"], reply
         assert reply[1] == "<table><tr><td>12</td></tr></table>", reply  # shown as written, not left out
@@ -1482,7 +1492,7 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         await until(pilot, lambda: len(_views(app)) == 5)
         await pilot.pause()
         doc, paste, line = _views(app)[2:]
-        shown = [str(p.render()) for p in doc.body.query("MarkdownParagraph")]
+        shown = _paragraphs(doc)
         assert shown == ["Summarize clause 3.", "Document: lease.txt"], shown
         block = doc.query_one(".folded", Collapsible)
         # how to open it: Enter in the message box did nothing ("Enter shows them")
@@ -1494,7 +1504,7 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         assert block.title.endswith(", shown: a click, or Enter on this line, folds them")  # (it still said "shows")
         block.collapsed = True
         await until(pilot, lambda: block.title.endswith("shows them"))
-        assert [str(p.render()) for p in paste.body.query("MarkdownParagraph")][0].splitlines()[-1] == "row 7 …"
+        assert _paragraphs(paste)[0].splitlines()[-1] == "row 7 …"
         assert paste.query_one(".folded", Collapsible).title.startswith("52 more lines")
         rest = fold(one_line)[1]  # one long line: its length, not "1 more lines"
         assert "\n" not in rest and line.query_one(".folded", Collapsible).title.startswith(
@@ -1875,11 +1885,14 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         # "length limit" under it named no way on: Alt+C is said
         assert any(n.message == f"The reply stopped at its length limit ({cut.metrics['predicted_n']} tokens); Alt+C "
                    "lets it go on." for n in app._notifications)
+        await app.open_conversation(conv)  # drawn from the store (text with no Markdown: one plain widget)
+        await until(pilot, lambda: len(_views(app)) == 2)
         await pilot.press("alt+c")  # the reply goes on, in the same message
         await until(pilot, lambda: not app.generating and len(app.store.messages(conv)[1].content) > len(cut.content))
         went_on = app.store.messages(conv)
         assert len(went_on) == 2 and went_on[1].content.startswith(cut.content) and went_on[1].id == cut.id
         assert _views(app)[-1].content == went_on[1].content and len(_views(app)) == 2
+        assert _views(app)[-1].body.source == went_on[1].content  # all of it shown, once
 
         prompt.value = ""
         prompt.focus()
@@ -2060,7 +2073,7 @@ async def test_alt_v_goes_back_to_the_reply_asked_again(profiles: Path) -> None:
         await until(pilot, lambda: figures().endswith(" · reply 2 of 2 (Alt+V)"))
         await type_message(pilot, "Thanks.")  # a new question: the earlier reply's versions are Alt+V's no more
         await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 4)
-        assert not any("reply 2 of 2" in str(v.query_one(".metrics").render()) for v in _views(app))
+        assert not any("reply 2 of 2" in str(v.query_one(".metrics").render()) for v in _views(app) if v.role == "assistant")
         await pilot.press("f1")  # listed with the chat's keys
         await until(pilot, lambda: isinstance(app.screen, KeysDialog))
         assert dict((key, name) for key, name, _ in app.screen.rows)["Alt+V"] == "Other reply"

@@ -631,7 +631,7 @@ class WorkstationApp(App[None]):
         revision = self.store.revision(conv_id)  # (before: a write while drawing shows next time)
         conv = self.store.get(conv_id)
         log = self.chat_screen.log_view
-        drawn = len(self.chat_screen.query(MessageView))
+        drawn = len(self.chat_screen.message_views())
         place = None if log.scroll_y >= log.max_scroll_y - 1 else log.scroll_y
         self.own_sampling = conv.sampling  # (what the next reply runs with: ``session_sampling``)
         self.history = _history_of(conv.messages)
@@ -1431,7 +1431,7 @@ class WorkstationApp(App[None]):
 
     def _reply_views(self) -> list[MessageView]:
         """The chat's replies with text, the last one last (Ctrl+Y's and Alt+Y's); none: said."""
-        replies = [v for v in self.chat_screen.query(MessageView) if v.role == "assistant" and v.content.strip()]
+        replies = [v for v in self.chat_screen.message_views() if v.role == "assistant" and v.content.strip()]
         if not replies:
             self.notify(self.texts("chat.no_reply_to_copy"), severity="warning", kind="copy")
         return replies
@@ -1827,7 +1827,7 @@ class WorkstationApp(App[None]):
             self.notify(self.busy_text(), severity="warning")
             return
         stored = self.store.messages(self.conversation_id) if self.conversation_id is not None and not self._open_gone() else []
-        views = list(self.chat_screen.query(MessageView))
+        views = self.chat_screen.message_views()
         last = stored[-1] if stored else None
         if last is None or last.role != "assistant" or not last.content.strip() or not views \
                 or views[-1].role != "assistant":

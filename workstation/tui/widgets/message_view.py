@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
@@ -87,6 +88,47 @@ def chat_markdown() -> MarkdownIt:
     return parser
 
 
+_PLAIN_PARSER: MarkdownIt | None = None
+_INLINE_PLAIN = frozenset({"text", "softbreak", "hardbreak"})
+_PLAIN_TOKENS = frozenset({"paragraph_open", "inline", "paragraph_close"})
+_SPACES = re.compile(r"\s+")
+
+
+def plain_text(text: str) -> str | None:
+    """``text`` as the chat's Markdown shows it, where that is paragraphs of plain text and
+    nothing else (no emphasis, list, heading, table, code, link: most questions and many
+    replies); None where it has any of those. Shown as one ``Static``, such a message costs the
+    screen two widgets where a ``Markdown`` of it took one a paragraph and the document around
+    them (each widget is styled and laid out again on every layout pass of the chat). The text
+    is the paragraphs' as Textual's ``MarkdownBlock`` builds them: runs of spaces made one, a
+    line break kept, a blank line between paragraphs (their margin)."""
+    global _PLAIN_PARSER
+    if _PLAIN_PARSER is None:
+        _PLAIN_PARSER = chat_markdown()
+    tokens = _PLAIN_PARSER.parse(text)
+    if not tokens or any(t.type not in _PLAIN_TOKENS for t in tokens):
+        return None
+    paragraphs = []
+    for token in tokens:
+        if token.type != "inline":
+            continue
+        children = token.children or []
+        if any(c.type not in _INLINE_PLAIN for c in children):
+            return None
+        paragraphs.append("".join(_SPACES.sub(" ", c.content) if c.type == "text" else "\n" if c.type == "hardbreak"
+                                  else " " for c in children))
+    return "\n\n".join(paragraphs)
+
+
+class PlainBody(Static):
+    """A saved message's text that has no Markdown in it (``plain_text``), drawn as its
+    paragraphs would be; ``source`` is the text as written, as ``Markdown.source``."""
+
+    def __init__(self, source: str, shown: str) -> None:
+        super().__init__(Content(shown), classes="body plain", expand=True)
+        self.source = source
+
+
 @dataclass(frozen=True)
 class CodeBlock:
     language: str  # the fence's first word ("python"), "" where it names none
@@ -164,11 +206,16 @@ class MessageView(Vertical):
         yield Static(self._role_label(), classes="role")
         if self.reasoning:  # only then: a block in every message would double the widgets
             yield self._thought_block()
-        yield Markdown(self._shown_body(), classes="body", parser_factory=chat_markdown)
+        body = self._shown_body()
+        shown = None if self._open_stream else plain_text(body)
+        yield PlainBody(body, shown) if shown is not None else self._markdown(body)
         if self._folded:  # its text drawn when unfolded (Enter or a click), as thinking's
             yield Collapsible(Static("", classes="folded-text", markup=False), title=self._folded_title(),
                               classes="folded", **self._fold_marks())
-        yield StreamingText(classes="tail")
+        if self._open_stream:  # (else made when a reply goes on: ``tail``)
+            yield StreamingText(classes="tail")
+        if self.role == "user":  # (a person's message has no figures: no widget, hidden, in each)
+            return
         figures = Static(self._metrics_text(), classes="metrics")
         if self.role == "assistant":  # what the figures mean, in words, under the mouse
             figures.tooltip = self.texts("metric.help")
@@ -351,23 +398,52 @@ class MessageView(Vertical):
             self.query_one(".thought-text", Static).update(self.reasoning)
 
     @property
-    def body(self) -> Markdown:
-        return self.query_one(".body", Markdown)
+    def body(self) -> Markdown | PlainBody:
+        """The message's text: a ``Markdown``, or a ``PlainBody`` where it has no Markdown."""
+        return cast("Markdown | PlainBody", self.query_one(".body"))
+
+    def _markdown(self, text: str) -> Markdown:
+        return Markdown(text, classes="body", parser_factory=chat_markdown)
+
+    def _show_body(self, text: str) -> Awaitable[None] | None:
+        """Show ``text`` as the message's text (as plain text only where it is plain)."""
+        body = self.body
+        if isinstance(body, Markdown):
+            return body.update(text)
+        shown = plain_text(text)
+        if shown is not None:
+            body.source = text
+            body.update(Content(shown))
+            return None
+        self.mount(self._markdown(text), after=body)
+        return body.remove()
+
+    async def _markdown_body(self) -> Markdown:
+        """The text as a ``Markdown`` a reply can stream into (a saved reply gone on with, Alt+C)."""
+        body = self.body
+        if isinstance(body, Markdown):
+            return body
+        markdown = self._markdown(body.source)
+        with self.app.batch_update():
+            await self.mount(markdown, after=body)
+            await body.remove()
+        return markdown
 
     def relabel(self, texts: Texts) -> None:
         self.texts = texts
         self.query_one(".role", Static).update(self._role_label())
-        figures = self.query_one(".metrics", Static)
-        figures.update(self._metrics_text())
-        if self.role == "assistant":
-            figures.tooltip = texts("metric.help")
+        if self.role != "user":
+            figures = self.query_one(".metrics", Static)
+            figures.update(self._metrics_text())
+            if self.role == "assistant":
+                figures.tooltip = texts("metric.help")
         if (block := self.thought) is not None:
             block.title = self._thought_title()
         if self._folded:
             block = self.query_one(".folded", Collapsible)
             block.title = self._folded_title(shown=not block.collapsed)
         if self.role == "assistant" and not self.content.strip() and self.metrics:  # the app's words, not the model's
-            self.body.update(self._shown_body())  # ("Stopped before the reply began" stayed in the old language)
+            self._show_body(self._shown_body())  # ("Stopped before the reply began" stayed in the old language)
 
     def _size_updated(
         self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
@@ -377,7 +453,14 @@ class MessageView(Vertical):
 
     @property
     def tail(self) -> StreamingText:
-        return self.query_one(".tail", StreamingText)
+        """The text still being written, under the body (made the first time a saved reply
+        goes on: a widget in every message drawn cost each layout pass of the chat)."""
+        found = self.query_children(".tail")
+        if found:
+            return found.first(StreamingText)
+        tail = StreamingText(classes="tail")
+        self.mount(tail, before=self.query_one(".metrics") if self.role != "user" else None)
+        return tail
 
     async def write(self, text: str) -> None:
         now = self.clock()
@@ -391,8 +474,9 @@ class MessageView(Vertical):
         if cut >= 0 and now - self._last_flush >= self.markdown_every_s:
             done, self._tail = self._tail[: cut + 2], self._tail[cut + 2 :]
             self._last_flush = now
+            body = await self._markdown_body()
             with self.app.batch_update():  # the Markdown grows and the tail shrinks at once
-                await self.body.append(done)
+                await body.append(done)
                 self.tail.set_text(self._tail.lstrip("\n"), reflow=True)
             return
         self.tail.set_text(self._tail.lstrip("\n"))
@@ -412,5 +496,5 @@ class MessageView(Vertical):
             block = await self._shown_thought()
             block.title = self._thought_title()
             self.query_one(".thought-text", Static).update(self.reasoning)
-        await self.body.update(self._shown_body())
+        await (await self._markdown_body()).update(self._shown_body())
         self.query_one(".metrics", Static).update(self._metrics_text())
