@@ -248,6 +248,20 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
 
 
 @contextlib.contextmanager
+def _signal_taken(sig: int, handler: Callable[[], Any]) -> Iterator[None]:
+    """``handler()`` (asked for only then) handles ``sig`` within the block, where this is the
+    main thread and ``sig`` does what it does by default (not ignored, as under ``nohup``, nor
+    taken by another); the handler before it comes back after."""
+    take = threading.current_thread() is threading.main_thread() and signal.getsignal(sig) is signal.SIG_DFL
+    before = signal.signal(sig, handler()) if take else None
+    try:
+        yield
+    finally:
+        if take:
+            signal.signal(sig, before)
+
+
+@contextlib.contextmanager
 def stop_kept_until_served() -> Iterator[Callable[[Any], None]]:
     """SIGTERM between the model's load and uvicorn's own handlers (the start-up lines, uvicorn's
     import) killed the process: 143 and no word in the log. Within the block a SIGTERM is kept
@@ -267,14 +281,8 @@ def stop_kept_until_served() -> Iterator[Callable[[Any], None]]:
         for sig in asked:
             server.handle_exit(sig, None)
 
-    take = threading.current_thread() is threading.main_thread() and \
-        signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
-    before = signal.signal(signal.SIGTERM, kept) if take else None
-    try:
+    with _signal_taken(signal.SIGTERM, lambda: kept):
         yield hand_to
-    finally:
-        if take:
-            signal.signal(signal.SIGTERM, before)
 
 
 @contextlib.contextmanager
@@ -286,14 +294,8 @@ def hang_up_taken(stop: Any) -> Iterator[None]:
     the model), so a service set to restart on failure stayed down. There is nothing to reload
     (keys apply at once), so the log says that and the server goes on. Only on the main thread,
     and not where SIGHUP is ignored (``nohup``)."""
-    take = threading.current_thread() is threading.main_thread() and \
-        signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
-    before = signal.signal(signal.SIGHUP, stop if has_terminal() else _reload_asked) if take else None
-    try:
+    with _signal_taken(signal.SIGHUP, lambda: stop if has_terminal() else _reload_asked):
         yield
-    finally:
-        if take:
-            signal.signal(signal.SIGHUP, before)
 
 
 @contextlib.contextmanager
@@ -303,8 +305,6 @@ def terminate_as_ctrl_c() -> Iterator[list[int]]:
     the SIGTERM is put in, so that the caller tells the two apart. ``systemctl stop`` while the
     model loaded killed the process (143, not a word in the log). Main thread only."""
     received: list[int] = []
-    take = threading.current_thread() is threading.main_thread() and \
-        signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
     def as_ctrl_c(sig: int, frame: Any) -> None:
         received.append(sig)
@@ -314,12 +314,8 @@ def terminate_as_ctrl_c() -> Iterator[list[int]]:
         else:
             raise KeyboardInterrupt
 
-    before = signal.signal(signal.SIGTERM, as_ctrl_c) if take else None
-    try:
+    with _signal_taken(signal.SIGTERM, lambda: as_ctrl_c):
         yield received
-    finally:
-        if take:
-            signal.signal(signal.SIGTERM, before)
 
 
 def has_terminal() -> bool:
