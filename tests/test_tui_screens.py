@@ -8,6 +8,7 @@ time). Waiting is done with pilot.pause and app.workers, never with sleeps.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -1203,6 +1204,40 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         await pilot.press("escape")  # kept
         await until(pilot, lambda: app.screen is models)
         assert smollm2_path.is_file()
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        # a catalog model's download stopped half-way (its part kept for p to resume) showed as
+        # "no", like one never begun, and nothing in F4 removed it: its share is shown, d removes it
+        entry = next(e for e in catalog_entries() if e["name"] == "llama-3.1-8b-instruct-q4_k_m")
+        elsewhere = tmp_path / "models"
+        elsewhere.mkdir()
+        part = elsewhere / f".{entry['file']}.part"
+        part.write_bytes(b"\0" * 7000)
+        part.with_name(part.name + ".json").write_text(json.dumps({"url": entry["source"], "total": 20000}))
+        with pytest.MonkeyPatch.context() as local:  # (the models folder of this test alone)
+            local.setenv("WORKSTATION_MODELS", str(elsewhere))
+            await pilot.press("f4")
+            await until(pilot, lambda: app.screen is models and models.catalog[0].path is not None
+                        and models.catalog[0].path.parent == elsewhere)
+            models.query_one(TabbedContent).active = "tab-catalog"
+            names = [row.name for row in models.catalog]
+            assert str(catalog.get_row_at(names.index(entry["name"]))[2]) == "35% downloaded"
+            catalog.move_cursor(row=names.index(entry["name"]))
+            await until(pilot, lambda: "stopped with 7 KB here (35%): p downloads the rest, d removes it"
+                        in str(models.query_one("#model-task").render()))
+            await pilot.press("p")  # (asked as the rest of it)
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            assert str(app.screen.query_one(".dialog-title").render()).startswith(
+                "Download the rest of llama-3.1-8b-instruct-q4_k_m (~4.9 GB in all, 35% downloaded, licence:")
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is models)
+            await pilot.press("d")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            assert "Remove the unfinished download of llama-3.1-8b-instruct-q4_k_m (7 KB)?" in str(
+                app.screen.query_one(".dialog-title").render())
+            await pilot.press("y")
+            await until(pilot, lambda: not part.exists() and str(catalog.get_row_at(names.index(entry["name"]))[2]) == "no")
+            assert not part.with_name(part.name + ".json").exists()
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
 

@@ -168,12 +168,22 @@ class ModelRow:
     source: str = ""
     approx_gb: float | None = None  # a catalog model's size where the exact one is not known
     description: dict[str, str] = field(default_factory=dict)  # the catalog's, by language ("en", "tr")
+    # a catalog model's download that stopped half-way (its part, GBs, kept for p to resume):
+    # F4 showed it as "no", like one never begun, and nothing here removed it
+    unfinished: catalog.UnfinishedDownload | None = None
 
     @property
     def size_text(self) -> str:
         return catalog.file_size_text(self.size_bytes, self.approx_gb)
 
-
+    def downloaded_text(self, texts: Texts) -> str:
+        """How much of an unfinished download is here: "35%" where its size is known, else "7 KB"."""
+        d = self.unfinished
+        if d is None:
+            return ""
+        if d.total:
+            return texts.number(f"{100 * d.have // d.total}%")
+        return texts.number(catalog.file_size_text(d.have))
 
 
 def _model_details(info: catalog.ModelInfo | None, texts: Texts) -> str:
@@ -219,6 +229,7 @@ def catalog_models(texts: Texts | None = None) -> list[ModelRow]:
     from workstation.core.paths import models_dir
 
     t = texts or Texts()
+    unfinished = {d.source: d for d in catalog.unfinished_downloads()}  # (by the catalog's name)
     rows = []
     for entry in catalog.catalog_entries():
         file = str(entry.get("file") or "")
@@ -235,6 +246,8 @@ def catalog_models(texts: Texts | None = None) -> list[ModelRow]:
                 description=_descriptions(entry),
             )
         )
+        if not rows[-1].installed:
+            rows[-1].unfinished = unfinished.get(rows[-1].name)
     return rows
 
 

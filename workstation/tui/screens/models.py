@@ -23,11 +23,13 @@ from textual.widgets import (
 )
 
 from workstation.core.catalog import (
+    UnfinishedDownload,
     delete_model,
     file_size_text,
     file_state,
     installed_name,
     read_model_info,
+    remove_unfinished,
 )
 from workstation.core.errors import WorkstationError
 from workstation.core.model_profile import make_profile, running
@@ -151,7 +153,9 @@ class ModelsScreen(AppScreen, Screen[None]):
         cat = self.query_one("#catalog", DataTable)
         cat.clear()
         for row in self.catalog:
-            state = t("models.installed_yes") if row.installed else t("models.installed_no")
+            state = (t("models.installed_yes") if row.installed else t("models.installed_no") if row.unfinished is None
+                     else t("models.installed_running") if row.unfinished.running
+                     else t("models.installed_part", done=row.downloaded_text(t)))
             cat.add_row(row.name, t.number(row.size_text), state, row.details)  # the licence last: a narrow terminal cuts it
         self.fits.clear()  # a model pulled, added or deleted changes what fits beside it
         self._show_detail()
@@ -187,7 +191,17 @@ class ModelsScreen(AppScreen, Screen[None]):
             lines.append(description)
         detail.update("\n".join(lines))
         if not self.busy:  # on the line under the details, which an 80x24 terminal cut off at its end
-            self.query_one("#model-task", Label).update(t("models.use_hint") if row.installed else "")
+            self.query_one("#model-task", Label).update(t("models.use_hint") if row.installed else self._part_hint(row))
+
+    def _part_hint(self, row: ModelRow) -> str:
+        """What is here of a catalog model's download that stopped half-way, and what p and d do."""
+        d, t = row.unfinished, self.wapp.texts
+        if d is None:
+            return ""
+        have = t.number(file_size_text(d.have))
+        if d.running:
+            return t("models.part_running", name=row.name, have=have)
+        return t("models.part_hint", name=row.name, have=have, done=row.downloaded_text(t))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="models-fit")
     def _work_out_fit(self, row: ModelRow) -> None:
@@ -271,8 +285,9 @@ class ModelsScreen(AppScreen, Screen[None]):
             free = shutil.disk_usage(models_dir() if models_dir().exists() else Path.home()).free
         except OSError:
             free = None
-        question = t("models.pull_q", name=row.name, size=t.number(row.size_text), licence=row.details or "?",
-                     free=t.number(file_size_text(free)) if free else "?")
+        question = t("models.pull_rest_q" if row.unfinished is not None else "models.pull_q", name=row.name,
+                     size=t.number(row.size_text), licence=row.details or "?",
+                     free=t.number(file_size_text(free)) if free else "?", done=row.downloaded_text(t))
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -359,6 +374,9 @@ class ModelsScreen(AppScreen, Screen[None]):
         rows = self.installed if self._active() == "tab-installed" else self.catalog
         table = "installed" if self._active() == "tab-installed" else "catalog"
         row = self._selected(table, rows)
+        if row is not None and row.unfinished is not None:
+            self._remove_part(row, row.unfinished)
+            return
         if row is None or row.path is None or not row.installed:
             return
         path = row.path
@@ -387,3 +405,22 @@ class ModelsScreen(AppScreen, Screen[None]):
             ConfirmDialog(question, t("dialog.delete"), t("dialog.cancel"), t.yes_no_keys()),
             confirmed,
         )
+
+    def _remove_part(self, row: ModelRow, part: UnfinishedDownload) -> None:
+        """D on a catalog model whose download stopped half-way: its part removed, asked first
+        (one being downloaded elsewhere now is refused in a sentence: nothing removed)."""
+        t = self.wapp.texts
+
+        def confirmed(yes: bool | None) -> None:
+            if not yes:
+                return
+            try:
+                remove_unfinished(part)
+            except WorkstationError as err:
+                self.notify(t.error(err), severity="error")
+            else:
+                self.notify(t("models.part_removed", name=row.name))
+            self.action_reload()
+
+        question = t("models.remove_part_q", name=row.name, have=t.number(file_size_text(part.have)))
+        self.app.push_screen(ConfirmDialog(question, t("dialog.delete"), t("dialog.cancel"), t.yes_no_keys()), confirmed)
