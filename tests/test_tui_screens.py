@@ -357,7 +357,12 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         await pilot.press("enter")
         await until(pilot, lambda: Path(tree.path) == docs / "old" and names(tree) == ["2019.txt"])
         assert path_line.value == str(docs / "old" / "2019.txt")  # its first file, highlighted
-        path_line.focus()
+        path_line.focus()  # a folder typed with its slash: the list follows at once (it waited for Enter)
+        path_line.value = f"{tmp_path}/"
+        await until(pilot, lambda: Path(tree.path) == tmp_path and "docs" in names(tree))
+        await pilot.press(*"docs/", *"old/")  # (a name alone: in the folder shown)
+        await until(pilot, lambda: Path(tree.path) == docs / "old" and names(tree) == ["2019.txt"])
+        assert path_line.has_focus and path_line.value == f"{docs}/old/"
         path_line.value = "~no_such_user_here/x.txt"  # raised in expanduser and took the app down
         await pilot.press("enter")  # not there: said in the dialog, which stays for another try
         problem = screen.query_one("#picker-problem")
@@ -375,7 +380,9 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         await pilot.press("enter")
         await until(pilot, lambda: str(problem.render()) == "'photo.png' is a binary file, not text.")
         assert app.screen is screen and app.pending_document == (docs / "notes.txt", "Meeting at ten.")
-        await pilot.press("backspace")  # a step elsewhere clears it
+        assert Path(tree.path) == Path("/")  # (the list followed the "/" typed)
+        path_line.value = f"{docs}/old/"  # a step elsewhere clears it
+        await until(pilot, lambda: Path(tree.path) == docs / "old" and not problem.display)
         tree.focus()
         await pilot.press("backspace")
         await until(pilot, lambda: Path(tree.path) == docs and not problem.display)

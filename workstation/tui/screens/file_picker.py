@@ -229,9 +229,30 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
 
     def _folder_shown(self, path: str | Path) -> None:
         """The path line says the folder the tree shows (after Backspace, or a folder typed)."""
-        self.query_one("#picker-path", Input).value = _folder_text(Path(path))
+        line = self.query_one("#picker-path", Input)
+        line.value = _folder_text(Path(path))
+        if line.has_focus:  # being typed in: the next key goes at its end
+            line.cursor_position = len(line.value)
         self._problem("")
         self._look(Path(path))
+
+    @on(Input.Changed, "#picker-path")
+    def _typing_folder(self, event: Input.Changed) -> None:
+        """A folder typed with its slash at the end is shown in the list at once, as a file
+        dialog's list follows the path typed (it waited for Enter, and the list showed the
+        folder left while a name in another was typed)."""
+        line = event.input
+        if not line.has_focus or not event.value.endswith(("/", "\\")):
+            return
+        try:
+            path = typed_path(event.value.strip())
+        except (OSError, RuntimeError, ValueError):  # (~no_such_user/: said on Enter)
+            return
+        if not path.is_absolute():
+            path = self.folder / path
+        tree = self.query_one(FileTree)
+        if _is_folder(path) and Path(os.path.normpath(path)) != Path(os.path.normpath(tree.path)):
+            tree.path = path
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="picker-look")
     def _look(self, folder: Path) -> None:
