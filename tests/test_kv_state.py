@@ -82,6 +82,7 @@ def test_a_reopened_conversation_restores_its_cells(saved: tuple[str, str]) -> N
     first, expected = saved
     assert len(_state_files()) == 1
     assert _state_files()[0].stat().st_mode & 0o777 == 0o600  # a conversation's text: its owner's only
+    assert KvStateStore().folder.stat().st_mode & 0o777 == 0o700  # (it was 755: anyone listed the states)
     with Engine(_profile(), keep_state=True) as eng:
         n_prompt = len(eng.chat_prompt(_second(first)))
         final = eng.run_chat(_second(first), GREEDY)

@@ -425,14 +425,30 @@ def test_a_draft_that_cannot_be_saved_is_said_in_the_apps_language(tmp_path: Pat
 
 def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: Path) -> None:
     """F8's text stayed readable: in the -wal while any window had the file open (a copy taken
-    then held it), and in the file's free pages where SQLite is built without secure delete."""
+    then held it), in the file's free pages where SQLite is built without secure delete, and
+    for good in the copy an upgrade kept beside the file (one from before that upgrade)."""
+    from workstation.core.store import _MIGRATIONS
+
     path = tmp_path / "conversations.sqlite3"
+    old = sqlite3.connect(path)  # a file of an older workstation, upgraded on opening
+    old.executescript(_MIGRATIONS[0])
+    old.execute("PRAGMA user_version = 1")
+    old.execute("INSERT INTO conversations(title, created, updated) VALUES ('older', 0, 0)")
+    old.execute("INSERT INTO messages(conversation_id, role, content, created) VALUES (1, 'user', ?, 0)",
+                ("my IBAN is YAK-4410 " * 50,))
+    old.commit()
+    old.close()
     store = ConversationStore(path)
+    kept_copy = kept_before_upgrade(path, 1)
+    assert b"YAK-4410" in kept_copy.read_bytes()
+    store.delete(1)
     keep = store.new("kept", "p")
     store.add_message(keep.id, "user", "nothing secret")
     gone = store.new("secret", "p")
     store.add_message(gone.id, "user", "my PIN is ZEBRA-7731 " * 50)
     store.delete(gone.id)
+    assert b"YAK-4410" not in kept_copy.read_bytes()
+    assert sqlite3.connect(kept_copy).execute("PRAGMA user_version").fetchone()[0] == 1  # still a rollback's copy
     store.remember("summary", '{"follow_up": "the document ZEBRA-7731"}')  # F6's, deleted with its conversation
     store.forget_value("summary")
     try:

@@ -1839,12 +1839,21 @@ async def test_f8_on_a_desk_pc_says_what_the_server_keeps() -> None:
         await pilot.press("n")
 
 
-async def test_f8_on_the_conversation_asked_of_a_summary_deletes_the_kept_summary(profiles: Path) -> None:
+async def test_f8_on_the_conversation_asked_of_a_summary_deletes_the_kept_summary(profiles: Path,
+                                                                                 tmp_path: Path) -> None:
     """F6 keeps its last summary, and with it the document's text; F8 on the conversation Ctrl+K
-    made of it left both in the file (and on F6 after a restart), with no way to delete them."""
+    made of it left both in the file (and on F6 after a restart), with no way to delete them.
+    One never asked about in the chat (a client's letter) stayed until another document was
+    summarized: F8 on F6 deletes it, and the parts a stopped run kept of that document."""
     import json
+    import sqlite3
+    import time
 
+    from textual.widgets import Input
+
+    from workstation.core.kept_parts import _store
     from workstation.core.kept_summary import KEPT
+    from workstation.tui.screens.summarize import SummarizeScreen
 
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
@@ -1857,6 +1866,28 @@ async def test_f8_on_the_conversation_asked_of_a_summary_deletes_the_kept_summar
             await delete_with_f8(pilot, app)
             await until(pilot, lambda conv=conv: conv.id not in [c.id for c in app.store.list()])
             assert (app.store.recalled(KEPT) is not None) == stays, conv.title
+
+        letter = tmp_path / "letter.txt"
+        letter.write_text("Dear Ms Quill, your balance QUILL-88 is due.")
+        parts = _store(None)
+        db = sqlite3.connect(parts)
+        db.execute("INSERT INTO parts (path, version, start, end, reply, summary, kept_at) VALUES (?, 'v', 0, 9, ?, ?, ?)",
+                   (str(letter.resolve()), "QUILL-88", "QUILL-88", time.time()))
+        db.commit()
+        db.close()
+        result = {"source": str(letter), "summary": "Ms Quill owes QUILL-88.",
+                  "follow_up": [{"role": "user", "content": "Dear Ms Quill, your balance QUILL-88 is due."}]}
+        app.store.remember(KEPT, json.dumps({"path": str(letter), "at": 1.0, "asked": None, "result": result}))
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen) and app.screen.result is not None)
+        screen = app.screen
+        assert isinstance(screen, SummarizeScreen)
+        await delete_with_f8(pilot, app)
+        await until(pilot, lambda: app.store.recalled(KEPT) is None and screen.result is None)
+        assert screen.query_one("#summarize-path", Input).value == "" and screen.summary == ""
+        for file in (parts, parts.with_name(parts.name + "-wal")):
+            assert not file.exists() or b"QUILL-88" not in file.read_bytes(), file
+        assert letter.exists()  # the document itself stays
 
 
 async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_back(profiles: Path,

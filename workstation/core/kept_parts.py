@@ -172,6 +172,24 @@ def summarizing(sources: list[Path], folder: Path | None = None) -> Iterator[Non
             release_turn(*claim)
 
 
+def forget_parts(source: Path, folder: Path | None = None) -> None:
+    """Every part kept of the document at ``source``, whichever version and profile, deleted
+    (F6's F8: a document's text gone from the data folder); nothing where none are kept."""
+    try:
+        path = (folder or data_dir()) / FILE_NAME
+        if not path.exists():
+            return
+        db = sqlite3.connect(str(path), timeout=5, isolation_level=None)
+        try:
+            db.execute("PRAGMA secure_delete = ON")
+            db.execute("DELETE FROM parts WHERE path=?", (str(source.resolve()),))
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            db.close()
+    except (OSError, sqlite3.Error, WorkstationError):
+        pass
+
+
 def kept_count(source: Path, profile: Any, folder: Path | None = None, other: bool = False) -> int:
     """How many parts of the document at ``source``, as it is now, a stopped run of ``profile``
     finished (0 where none, or the store cannot be read); ``other``: how many were kept for

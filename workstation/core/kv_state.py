@@ -49,7 +49,7 @@ from workstation.core.atomic import write_bytes_atomic
 from workstation.core.disk_budget import budget_from_env, evict_least_recent
 from workstation.core.errors import WorkstationError
 from workstation.core.moments import seconds
-from workstation.core.paths import data_dir
+from workstation.core.paths import data_dir, own_folder
 
 MAGIC = b"WORKSTATION-KV 1\n"
 DEFAULT_BUDGET_MB = 2048
@@ -368,7 +368,10 @@ class KvStateStore:
         """Write a state (``prompt_n``: how many of ``tokens`` were the prompt, the rest its
         reply); OSError (ENOSPC) where, older states evicted, its disk still has no room for it
         beside what the cache leaves free for everything else (``keep_free``)."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        if self.folder == default_folder():  # (the states hold people's text: the folder its owner's alone, 0700)
+            own_folder(self.folder)
+        else:  # (--slot-save-path: one made is made so; one there keeps the mode its owner gave it)
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         older = [e for e in self.entries() if e.key_digest == key.digest and self.superseded(e, tokens, tag)]
         # a later turn of a state that was restored (a conversation, a prompt asked again) is one too
         path = self._path(key, tokens, reused=any(e.reused for e in older))

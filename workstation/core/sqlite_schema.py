@@ -40,6 +40,16 @@ def kept_before_upgrade(path: Path, version: int) -> Path:
     return path.with_name(f"{path.name}.schema-{version}-backup")
 
 
+def kept_copies(path: Path) -> list[Path]:
+    """The copies ``kept_before_upgrade`` made of the file at ``path``, one per older schema
+    (none: an empty list)."""
+    try:
+        return sorted(p for p in path.parent.iterdir()
+                      if p.name.startswith(f"{path.name}.schema-") and p.name.endswith("-backup") and p.is_file())
+    except OSError:
+        return []
+
+
 def _keep_before_upgrade(path: Path, version: int) -> None:
     """A copy of the file (at schema ``version``, older than this one's) beside it: an older
     workstation refuses the upgraded file, and a command that only lists upgraded it (a

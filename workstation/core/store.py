@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 from workstation.core.atomic import write_named_file
 from workstation.core.errors import WorkstationError
@@ -31,6 +32,7 @@ from workstation.core.sqlite_schema import (
     WRITE_WAIT_MS,
     SchemaError,
     cannot_use,
+    kept_copies,
     open_database,
     schema_version,
     sqlite_reason,
@@ -328,6 +330,26 @@ def _plainly(method: Callable[..., R]) -> Callable[..., R]:
     return run
 
 
+def _delete_from_copy(kept: Path, conversation_id: int, created: float) -> None:
+    """The conversation gone from a copy kept before an upgrade too, if it is there (the same
+    number and start: the copy was taken of this file), its freed pages overwritten. A copy
+    that cannot be written is left as it is (the conversation is gone from the file in use)."""
+    try:
+        db = sqlite3.connect(f"file:{quote(str(kept.resolve()))}?mode=rw", uri=True, timeout=1)
+    except sqlite3.Error:
+        return
+    try:
+        db.execute("PRAGMA foreign_keys = ON")  # (its messages go with it: ON DELETE CASCADE)
+        db.execute("PRAGMA secure_delete = ON")
+        with db:
+            db.execute("DELETE FROM conversations WHERE id = ? AND created = ?", (conversation_id, created))
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.Error:
+        pass
+    finally:
+        db.close()
+
+
 @_in_plain_words
 class ConversationStore:
     """One SQLite file of conversations. Use from one thread (the UI's)."""
@@ -505,10 +527,15 @@ class ConversationStore:
 
     def delete(self, conversation_id: int) -> None:
         """The conversation, its messages and draft, gone from the file and from its -wal (which
-        held the deleted text while any window had the file open: a copy taken then had it)."""
+        held the deleted text while any window had the file open: a copy taken then had it), and
+        from the copies an upgrade kept beside the file (its text stayed readable there for good)."""
+        made = self._db.execute("SELECT created FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
         with self._db:
             self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
         self._empty_wal()
+        if made is not None and not self.in_memory:
+            for kept in kept_copies(self.path):
+                _delete_from_copy(kept, conversation_id, made[0])
 
     def forget_messages(self, conversation_id: int, ids: list[int]) -> int:
         """Those messages of the conversation deleted (a question changed or too long, and its

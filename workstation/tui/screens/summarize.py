@@ -22,7 +22,7 @@ from textual.timer import Timer
 from textual.widgets import Button, Header, Input, Label, Markdown, ProgressBar
 
 from workstation.core.errors import WorkstationError
-from workstation.core.kept_parts import kept_count
+from workstation.core.kept_parts import forget_parts, kept_count
 from workstation.core.kept_summary import KEPT, forget_summary_asked_in
 from workstation.core.paths import typed_path
 from workstation.core.summarize import SummaryProgress, SummaryResult, eta_text
@@ -81,6 +81,10 @@ class SummarizeScreen(AppScreen, Screen[None]):
         Binding("ctrl+o", "browse", "choose a file", id="summarize.browse"),  # in the footer too: the main way to pick
         # beside the document, as batch names it (the only way was Ctrl+K, then F7 of the whole chat)
         Binding("ctrl+s", "save", "save beside the document", id="summarize.save", show=False),
+        # the summary shown, kept for the next start with the document's text it was made of, and
+        # a stopped run's parts of that document: a client's letter summarized stayed in the data
+        # folder until another document was summarized, with no way to delete it
+        Binding("f8", "forget", "delete this summary", id="summarize.forget", show=False),
     ]
 
     def __init__(self) -> None:
@@ -194,12 +198,36 @@ class SummarizeScreen(AppScreen, Screen[None]):
         the document's text kept with it go too (they stayed, shown here and in the file)."""
         forget_summary_asked_in(self.wapp.store, conversation_id)
         if self._asked == conversation_id and not self.running:
-            self.path, self.summary, self.result, self._kept_at, self._asked = None, "", None, None, None
-            if self.is_mounted:
-                self.query_one("#summarize-path", Input).value = ""
-                self.query_one("#summarize-ask", Button).disabled = True
-                self.query_one("#summarize-state", Label).update(self.wapp.texts("summarize.idle"))
-                await self.query_one("#summary", Markdown).update("")
+            await self._clear_shown()
+
+    def action_forget(self) -> None:
+        """F8: the summary shown deleted, once asked: the one kept for the next start (with the
+        document's text it was made of) and the parts a stopped run kept of that document. The
+        document itself, a copy saved with Ctrl+S and a conversation Ctrl+K made stay."""
+        if self.running or self.path is None or self.result is None:
+            return
+        path = self.path
+
+        async def answered(yes: bool | None) -> None:
+            if not yes or self.running or self.path != path:
+                return
+            self.wapp.store_write(lambda: self.wapp.store.forget_value(KEPT))
+            forget_parts(path)
+            await self._clear_shown()
+            self.notify(self.wapp.texts("summarize.forgotten", name=path.name))
+
+        t = self.wapp.texts
+        self.app.push_screen(ConfirmDialog(t("summarize.forget_q", name=path.name), t("dialog.delete"),
+                                           t("dialog.cancel"), t.yes_no_keys()), answered)
+
+    async def _clear_shown(self) -> None:
+        self.path, self.summary, self.result, self._kept_at, self._asked = None, "", None, None, None
+        self._written = {}
+        if self.is_mounted:
+            self.query_one("#summarize-path", Input).value = ""
+            self.query_one("#summarize-ask", Button).disabled = True
+            self.query_one("#summarize-state", Label).update(self.wapp.texts("summarize.idle"))
+            await self.query_one("#summary", Markdown).update("")
 
     def relabel(self) -> None:
         """F9: the app keeps this screen, so it takes the new language itself."""
@@ -219,6 +247,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
             return self.running  # in the footer only while a summary runs
+        if action == "forget":
+            return not self.running and self.result is not None
         if action == "start_over":
             return self._parts_kept and not self.running  # only where there are parts to do again
         return True  # Ctrl+R and Ctrl+O while one runs: out of the footer (RunningFooter), they say why they wait
