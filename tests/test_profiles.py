@@ -46,6 +46,24 @@ def test_shipped_profiles_are_all_valid() -> None:
     assert {"office-cpu", "long-documents", "quoting-lookup", "draft-pair"} <= keys
 
 
+def test_a_profile_made_in_code_goes_to_a_command_as_a_private_file_removed_after(tmp_path: Path) -> None:
+    """Ctrl+G hands the server a profile made in code as a file: it was left in /tmp for good
+    (with the profile's system prompt); it is its owner's alone, and goes once read."""
+    import dataclasses
+
+    from workstation.tui.integrations import profile_file
+
+    made = dataclasses.replace(load_profile_file(write(tmp_path, "name: x\nmodel: m\nsystem_prompt: Client A\n")),
+                               source=None)
+    with profile_file(made) as ref:
+        assert os.stat(ref).st_mode & 0o077 == 0
+        assert dataclasses.replace(load_profile_file(Path(ref)), source=None, written=made.written) == made
+    assert not Path(ref).exists()
+    with profile_file(load_profile_file(tmp_path / "p.yaml")) as own:  # one from a file: that file, kept
+        assert own == str(tmp_path / "p.yaml")
+    assert (tmp_path / "p.yaml").exists()
+
+
 def test_bare_off_in_yaml_means_off(tmp_path: Path) -> None:
     prof = load_profile_file(write(tmp_path, "name: x\nmodel: m\nspeculative: {mode: off}\nflash_attn: off\n"))
     assert prof.speculative.mode == "off"

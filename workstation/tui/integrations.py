@@ -5,7 +5,8 @@ thread workers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -357,28 +358,42 @@ def start_api_server(profile: Profile, port: int, parallel: int | None = None) -
     """Serve ``profile`` on 127.0.0.1:``port`` (``workstation serve`` in a child process) and
     connect the chat to it: the model is loaded once and the chat is one more client of its
     continuous batching. Returns (the server process, the chat's engine)."""
-    import tempfile
-
-    import yaml
-
     from workstation.core.remote import RemoteEngine, client_profile
     from workstation.core.server import ServeProcess
 
-    ref = str(profile.source) if profile.source else ""
-    if not ref:  # a profile made in code: hand the server a file of it
-        data = profile.to_dict()
-        data.pop("source", None)
-        with tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix="workstation-serve-", delete=False) as f:
-            yaml.safe_dump(data, f)
-        ref = f.name
     key = _chat_key()
-    serve = ServeProcess(ref, port=port, parallel=parallel or profile.slots_to_serve(), api_key=key)
+    with profile_file(profile) as ref:  # (read by the server as it starts: not needed once it serves)
+        serve = ServeProcess(ref, port=port, parallel=parallel or profile.slots_to_serve(), api_key=key)
     try:
         engine = RemoteEngine(client_profile(profile, serve.url), api_key=key, own_server=True)
     except BaseException:
         serve.stop()
         raise
     return serve, engine
+
+
+@contextmanager
+def profile_file(profile: Profile) -> Iterator[str]:
+    """The file of ``profile`` for a command to read: its own; for one made in code, a private
+    temporary copy, removed afterwards (it was left in /tmp for good, with the profile's system
+    prompt)."""
+    import os
+    import tempfile
+
+    import yaml
+
+    if profile.source:
+        yield str(profile.source)
+        return
+    data = profile.to_dict()
+    data.pop("source", None)
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix="workstation-serve-", delete=False) as f:
+        yaml.safe_dump(data, f)
+    try:
+        yield f.name
+    finally:
+        with suppress(OSError):
+            os.unlink(f.name)
 
 
 def people_keys_exist(secret: str | None = None) -> bool:
