@@ -51,6 +51,10 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert [t for t in titles if t.startswith(("Keys", "Help"))] == ["Help (F1)"]  # not Textual's Keys too
         await pilot.press("f1")  # every key, those the footer has no room for too, with what it does
         await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        # a newcomer's keys first, then a blank line (it began with Ctrl+E's sampling settings)
+        assert [(key, name) for key, name, _ in app.screen.rows[:7]] == [
+            ("Enter/Ctrl+S", "Send"), ("Ctrl+N", "New"), ("Ctrl+O", "Attach"), ("F3", "Profiles"), ("F4", "Models"),
+            ("Ctrl+Q", "Quit"), ("", "")], app.screen.rows
         rows = {key: (name, what) for key, name, what in app.screen.rows}
         assert rows["F10"] == ("Size the office", Texts("en")("action.sizing.help")) and "Ctrl+N" in rows
         # the chat's parts too: how to scroll it and go from part to part (F1 named neither)
