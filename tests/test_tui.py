@@ -2034,11 +2034,16 @@ async def test_alt_v_and_alt_c_in_an_empty_conversation_say_there_is_no_reply(pr
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
+        none_yet = "There is no reply here yet: send a message first."
         for key in ("alt+v", "alt+c"):
             await pilot.press(key)
-            await until(pilot, lambda: any(n.message == "There is no reply here yet: send a message first."
-                                           for n in app._notifications))
+            await until(pilot, lambda: any(n.message == none_yet for n in app._notifications))
             app.clear_notifications()
+        # the same notice again while it is shown takes its place: one toast, not a stack of the same
+        await pilot.press("alt+v", "alt+c", "alt+v")
+        await until(pilot, lambda: any(n.message == none_yet for n in app._notifications))
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == [none_yet]
 
 
 async def test_alt_v_goes_back_to_the_reply_asked_again(profiles: Path) -> None:

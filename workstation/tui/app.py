@@ -665,6 +665,16 @@ class WorkstationApp(App[None]):
         self._toast_of[kind] = toast
         self.post_message(Notify(toast))
 
+    def _on_notify(self, event: Notify) -> None:
+        """A toast the same as one still shown (title, words and kind of notice) takes its place,
+        at the top of the stack with its time anew: F3 on a server that is down, chosen again,
+        stacked two "Problem: The new profile could not be loaded…" toasts, read as two
+        problems. (Textual's own handler, after this one, adds the toast and draws the stack.)"""
+        new = event.notification
+        for shown in list(self._notifications):
+            if (shown.title, shown.message, shown.severity) == (new.title, new.message, new.severity):
+                self._unnotify(shown, refresh=False)
+
     def exit(self, result: None = None, return_code: int = 0, message: RenderableType | None = None) -> None:
         """Every way out keeps what is typed in the box as its conversation's draft, while the
         box is still there (a draft's timer firing later finds no screen and does nothing)."""
