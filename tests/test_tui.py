@@ -1082,18 +1082,23 @@ async def test_drafts_survive_quitting(profiles: Path) -> None:
         assert again.chat_screen.input_text() == "A new idea!"
         await pilot.press("backspace")
         assert again.conversation_id is None
-        assert drafts_listed(again) == {"Quarterly report": "Draft: Also the margins for",
-                                        "Lunch menu": "Draft: Soup on Fridays?"}
+        assert drafts_listed(again) == {"Quarterly report": "not sent: Also the margins for",
+                                        "Lunch menu": "not sent: Soup on Fridays?"}
+        # under its conversation's title, not at the margin where it read as a title of its own
+        for item in again.chat_screen.sidebar.query("ConversationItem"):
+            title, *rest = item.query("Label")
+            assert all(label.content_region.x >= title.content_region.x + 2 for label in rest if label.has_class("draft"))
+        assert sum(1 for label in again.chat_screen.sidebar.query(".draft") if label.region.width) == 2
         await again.open_conversation(menu.id)
         assert again.chat_screen.input_text() == "Soup on Fridays?" and again.pending_document is None
-        assert drafts_listed(again) == {"Quarterly report": "Draft: Also the margins for",
-                                        "New conversation": "Draft: A new idea"}
+        assert drafts_listed(again) == {"Quarterly report": "not sent: Also the margins for",
+                                        "New conversation": "not sent: A new idea"}
         await pilot.press("f9")  # in Turkish at once (the list kept "Draft:" until it changed)
-        await until(pilot, lambda: drafts_listed(again) == {"Quarterly report": "Taslak: Also the margins for",
-                                                            "Yeni sohbet": "Taslak: A new idea"})
+        await until(pilot, lambda: drafts_listed(again) == {"Quarterly report": "gönderilmedi: Also the margins for",
+                                                            "Yeni sohbet": "gönderilmedi: A new idea"})
         await pilot.press("f9")
-        await until(pilot, lambda: drafts_listed(again) == {"Quarterly report": "Draft: Also the margins for",
-                                                            "New conversation": "Draft: A new idea"})
+        await until(pilot, lambda: drafts_listed(again) == {"Quarterly report": "not sent: Also the margins for",
+                                                            "New conversation": "not sent: A new idea"})
         await again.open_conversation(report.id)
         assert again.chat_screen.input_text() == "Also the margins for"
         assert again.pending_document == (Path("margins.txt"), "Q3: 12%")
