@@ -1225,7 +1225,8 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         screen.query_one("#summarize-path", Input).value = str(doc)
         await pilot.press("enter")
         await until(pilot, lambda: not screen.query_one("#summarize-ask", Button).disabled)
-        assert screen.summary.startswith("# Summary of bees.md") and " (§ Bees)\n" in screen.summary  # one part: said once
+        assert screen.summary.startswith("# Summary of bees.md") and "§ Bees" not in screen.summary  # one part: no label
+        assert "Points by part" not in screen.summary and "Part 1" not in screen.summary  # (the summary is the part's)
         assert screen.query_one("#summary", Markdown).source == screen.summary
         state = str(screen.query_one("#summarize-state").render())
         assert not app.generating and "Done." in state and "Ctrl+S saves it beside the document" in state
