@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from workstation.core.metrics import figures_line
 from workstation.core.moments import local_text
 from workstation.core.sqlite_schema import kept_before_upgrade
 from workstation.core.store import SCHEMA_VERSION, ConversationStore, StoreError, title_from_message
@@ -58,7 +59,9 @@ def test_export_markdown(tmp_path: Path) -> None:
     assert text.startswith("# Notes\n")
     assert "## You\n\nHi\n" in text
     assert "## Assistant\n\nHello!" in text and "print(1)" in text
-    assert "*TTFT 50 ms · 70.5 tok/s · 9 tokens*" in text and "Profile: `office-cpu`" in text
+    # for a colleague: the conversation, not the dashboard's figures (the chat's line, figures_line)
+    assert "TTFT" not in text and "tok/s" not in text and "Profile: `office-cpu`" in text
+    assert figures_line(store.messages(conv.id)[1].metrics or {}) == "TTFT 50 ms · 70.5 tok/s · 9 tokens"
     first, last = (local_text(m.created) for m in (store.messages(conv.id)[0], store.messages(conv.id)[-1]))
     assert f"# Notes\n\nStarted {first}; last message {last}\n" in text  # when: a colleague sent it could not tell
     from workstation.tui.i18n import Texts
@@ -71,13 +74,14 @@ def test_export_markdown(tmp_path: Path) -> None:
     store.add_message(stopped.id, "assistant", "Long", {"ttft_ms": 1904, "predicted_n": 1234, "stop_reason": "length"})
     english = store.to_markdown(stopped.id)
     assert "Bir zamanlar\n\n*cut off by an error*\n" in english  # it read as a whole reply, with zero figures
-    assert "*TTFT 1,904 ms · 0.0 tok/s · 1,234 tokens · length limit*" in english  # as the chat writes it
+    assert "Long\n\n*length limit*\n" in english  # how it ended, without the figures the chat writes
     turkish = store.to_markdown(conv.id, Texts("tr").get) + store.to_markdown(stopped.id, Texts("tr").get)
     assert "## Siz\n\nHi\n" in turkish and "## Asistan\n\nHello!" in turkish  # F7 in the UI's language
-    assert "*TTFT 50 ms · 70,5 token/sn · 9 token*" in turkish and "Profil: `office-cpu`" in turkish
+    assert "token/sn" not in turkish and "Profil: `office-cpu`" in turkish
+    assert figures_line(store.messages(stopped.id)[-1].metrics or {}, Texts("tr").get).startswith("TTFT 1.904 ms")
     assert f"Başlangıç: {local_text(store.messages(conv.id)[0].created, '%d.%m.%Y %H:%M')}; son mesaj: " in turkish
     assert "*Yanıt başlamadan durduruldu.*" in turkish and "You" not in turkish
-    assert "*bir hatayla kesildi*" in turkish and "1.904 ms" in turkish
+    assert "*bir hatayla kesildi*" in turkish and "*uzunluk sınırı*" in turkish
     assert list((tmp_path / "out").iterdir()) == [out]  # no temp file left behind
     with pytest.raises(StoreError, match=r"c\.sqlite3/x\.md: .*c\.sqlite3 is a file, not a folder\.$"):
         store.export_markdown(conv.id, tmp_path / "c.sqlite3" / "x.md")  # said "(File exists)"
@@ -102,8 +106,8 @@ def test_export_markdown(tmp_path: Path) -> None:
                                                            "profile_name": name})
     both = store.to_markdown(mixed.id)
     assert "Profiles: `office-cpu`, `long-documents` (each reply says which)" in both
-    assert "*office-cpu · TTFT 5 ms" in both and "*long-documents · TTFT 5 ms" in both
-    assert "· TTFT" not in text  # one profile: named once, at the top
+    assert "Hello\n\n*office-cpu*\n" in both and "Hello\n\n*long-documents*\n" in both
+    assert "\n*office-cpu" not in text  # one profile: named once, at the top
 
     with pytest.raises(StoreError) as caught:  # F7 in the Turkish UI says it in Turkish
         store.export_markdown(conv.id, tmp_path / "nowhere" / "x.md")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -223,11 +224,14 @@ def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_pa
     # the model's own words mention the subject
     written = " ".join([result.overall, *(c.summary or "" for c in result.chunks)]).lower()
     assert "bee" in written or "hive" in written or "honey" in written
-    # Markdown with a point per part citing its pages
+    # Markdown with a point per part citing its pages, and what a part is said once in words (the
+    # overall summary ended "(pp. 1–4)" and the points began "pp. 1–2 —": labels nobody explained)
     md = result.summary
     assert md.startswith("# Summary of bees.pdf")
+    assert f"so it was read in {len(result.chunks)} parts, one after the other;" in md
+    assert not re.search(r"\(pp?\. [\d–]+\)\n", md), md  # the whole document's "(pp. 1–4)" after the overall
     for c in result.chunks:
-        assert f"- **{c.cite}** — " in md
+        assert f"- **Part {c.index} ({c.cite})** — " in md
         assert c.cite.startswith(("p. ", "pp. "))
     # progress: chunks done/total with an ETA from the measured speed
     maps = [p for p in seen if p.stage == "map"]
@@ -251,11 +255,12 @@ def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_pa
     # the same summary as the Turkish UI shows it: the model's words, the Markdown around them in Turkish
     turkish = render_markdown(doc, result.overall, result.chunks, result.cancelled, t, Texts("tr").get)
     assert turkish.startswith("# bees.pdf özeti\n") and "## Bölümlere göre ana noktalar\n" in turkish
+    assert f"bu yüzden {len(result.chunks)} bölümde, sırayla okundu." in turkish
     seconds = f"{t['total_ms'] / 1000:.1f}".replace(".", ",")  # 12,3 sn: Turkish writes a decimal comma
     assert turkish.endswith(f"_{len(result.chunks)}/{len(result.chunks)} bölüm, {int(t['document_tokens']):,} "
                             f"belge token'ı, {int(t['calls'])} model çağrısı, {seconds} sn._\n")
     turkish_cite = {"p. ": "s. ", "pp. ": "s. "}  # the pages cited the Turkish way too
-    assert all(f"- **{turkish_cite[c.cite.split()[0] + ' ']}{c.cite.split()[1]}** — {c.summary}" in turkish
+    assert all(f"- **{c.index}. bölüm ({turkish_cite[c.cite.split()[0] + ' ']}{c.cite.split()[1]})** — {c.summary}" in turkish
                for c in result.chunks)
     assert "pp. " not in turkish and "p. " not in turkish
 
@@ -378,10 +383,11 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(letter), "--quiet", "--yes"]) == 0
     assert letter.read_text(encoding="utf-8").startswith("# Summary of bees.md")
     # an earlier summary, Markdown or JSON, is replaced as before (a run to one file each night);
-    # one cut by --max-tokens mid-sentence says so before its citation ("compared to the (§ Bees)")
+    # one cut by --max-tokens mid-sentence says so ("compared to the…"), with no label after it
+    # (it ended "(§ Bees)", "(lines 1–20)": the whole document, a label nobody could place)
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "out.md"), "--max-tokens", "6"]) == 0
     headline = (tmp_path / "out.md").read_text(encoding="utf-8").split("\n")[4]
-    assert headline.endswith("… (§ Bees)"), headline
+    assert headline.endswith("…") and "§" not in headline, headline
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(out), "--json", "--quiet"]) == 0
     # but not one of another document (a contract's nine-minute summary went without a word)
     other = tmp_path / "judgment.txt"

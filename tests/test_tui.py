@@ -195,6 +195,9 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         text = out.read_text(encoding="utf-8")
         assert "## You\n\nHello!" in text and partial.strip()[:20] in text
         assert text.rstrip().endswith("## Assistant\n\n*Stopped before the reply began.*")
+        # for a colleague: how each reply ended, not the dashboard's figures (TTFT … tok/s)
+        assert "TTFT" not in text and "tok/s" not in text and "cache " not in text, text
+        assert "\n*a · length limit*\n" in text and "\n*b · stopped*\n" in text, text
 
     # the conversation survives a restart (same WORKSTATION_DATA), without loading a model
     app2 = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
@@ -1079,18 +1082,23 @@ async def test_drafts_survive_quitting(profiles: Path) -> None:
         assert again.chat_screen.input_text() == "A new idea!"
         await pilot.press("backspace")
         assert again.conversation_id is None
-        assert drafts_listed(again) == {"Quarterly report": "Draft: Also the margins for",
-                                        "Lunch menu": "Draft: Soup on Fridays?"}
+        assert drafts_listed(again) == {"Quarterly report": "not sent: Also the margins for",
+                                        "Lunch menu": "not sent: Soup on Fridays?"}
+        # under its conversation's title, not at the margin where it read as a title of its own
+        for item in again.chat_screen.sidebar.query("ConversationItem"):
+            title, *rest = item.query("Label")
+            assert all(label.content_region.x >= title.content_region.x + 2 for label in rest if label.has_class("draft"))
+        assert sum(1 for label in again.chat_screen.sidebar.query(".draft") if label.region.width) == 2
         await again.open_conversation(menu.id)
         assert again.chat_screen.input_text() == "Soup on Fridays?" and again.pending_document is None
-        assert drafts_listed(again) == {"Quarterly report": "Draft: Also the margins for",
-                                        "New conversation": "Draft: A new idea"}
+        assert drafts_listed(again) == {"Quarterly report": "not sent: Also the margins for",
+                                        "New conversation": "not sent: A new idea"}
         await pilot.press("f9")  # in Turkish at once (the list kept "Draft:" until it changed)
-        await until(pilot, lambda: drafts_listed(again) == {"Quarterly report": "Taslak: Also the margins for",
-                                                            "Yeni sohbet": "Taslak: A new idea"})
+        await until(pilot, lambda: drafts_listed(again) == {"Quarterly report": "gönderilmedi: Also the margins for",
+                                                            "Yeni sohbet": "gönderilmedi: A new idea"})
         await pilot.press("f9")
-        await until(pilot, lambda: drafts_listed(again) == {"Quarterly report": "Draft: Also the margins for",
-                                                            "New conversation": "Draft: A new idea"})
+        await until(pilot, lambda: drafts_listed(again) == {"Quarterly report": "not sent: Also the margins for",
+                                                            "New conversation": "not sent: A new idea"})
         await again.open_conversation(report.id)
         assert again.chat_screen.input_text() == "Also the margins for"
         assert again.pending_document == (Path("margins.txt"), "Q3: 12%")
@@ -2062,11 +2070,16 @@ async def test_alt_v_and_alt_c_in_an_empty_conversation_say_there_is_no_reply(pr
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
+        none_yet = "There is no reply here yet: send a message first."
         for key in ("alt+v", "alt+c"):
             await pilot.press(key)
-            await until(pilot, lambda: any(n.message == "There is no reply here yet: send a message first."
-                                           for n in app._notifications))
+            await until(pilot, lambda: any(n.message == none_yet for n in app._notifications))
             app.clear_notifications()
+        # the same notice again while it is shown takes its place: one toast, not a stack of the same
+        await pilot.press("alt+v", "alt+c", "alt+v")
+        await until(pilot, lambda: any(n.message == none_yet for n in app._notifications))
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == [none_yet]
 
 
 async def test_alt_v_goes_back_to_the_reply_asked_again(profiles: Path) -> None:

@@ -258,6 +258,11 @@ async def test_f3_shows_the_running_profile_and_the_hint_once_every_verdict_is_i
         assert options.render_line(0).text.strip().removeprefix("● ") in titles, options.scroll_y
         dialog, hint = menu.query_one("#profile-menu"), menu.query_one(".dialog-hint")
         assert hint.region.height and hint.region.bottom <= dialog.region.bottom - 1  # inside the border
+        # each shipped profile said in words (it said "a q8_0 K/V cache (about half the memory of f16)" and
+        # "Set thinking to false"): the K/V types are the line under it's, in kv_words' words
+        jargon = r"K/V|q8_0|q4_0|f16|Q[48]_[01]|to false|'i false|[Ss]pecul|[Ss]pekülatif|token"
+        said = [e.about(lang) for e in menu.entries if hasattr(e, "about") for lang in ("en", "tr")]
+        assert len(said) >= 14 and not [a for a in said if re.search(jargon, a)], said
 
 
 @pytest.mark.parametrize("language", ["en", "tr"])

@@ -52,6 +52,10 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert [t for t in titles if t.startswith(("Keys", "Help"))] == ["Help (F1)"]  # not Textual's Keys too
         await pilot.press("f1")  # every key, those the footer has no room for too, with what it does
         await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        # a newcomer's keys first, then a blank line (it began with Ctrl+E's sampling settings)
+        assert [(key, name) for key, name, _ in app.screen.rows[:7]] == [
+            ("Enter/Ctrl+S", "Send"), ("Ctrl+N", "New"), ("Ctrl+O", "Attach"), ("F3", "Profiles"), ("F4", "Models"),
+            ("Ctrl+Q", "Quit"), ("", "")], app.screen.rows
         rows = {key: (name, what) for key, name, what in app.screen.rows}
         assert rows["F10"] == ("Size the office", Texts("en")("action.sizing.help")) and "Ctrl+N" in rows
         # the chat's parts too: how to scroll it and go from part to part (F1 named neither)
@@ -1263,7 +1267,8 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         screen.query_one("#summarize-path", Input).value = str(doc)
         await pilot.press("enter")
         await until(pilot, lambda: not screen.query_one("#summarize-ask", Button).disabled)
-        assert screen.summary.startswith("# Summary of bees.md") and " (§ Bees)\n" in screen.summary  # one part: said once
+        assert screen.summary.startswith("# Summary of bees.md") and "§ Bees" not in screen.summary  # one part: no label
+        assert "Points by part" not in screen.summary and "Part 1" not in screen.summary  # (the summary is the part's)
         assert screen.query_one("#summary", Markdown).source == screen.summary
         state = str(screen.query_one("#summarize-state").render())
         assert not app.generating and "Done." in state and "Ctrl+S saves it beside the document" in state

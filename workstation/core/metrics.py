@@ -143,10 +143,11 @@ STOP_WORDS = {"cancelled": "metric.stopped", "length": "metric.length", "quota":
               "context": "metric.context"}  # how a reply ended, where it is worth a word
 
 
-def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = None) -> str:
+def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = None, speed: bool = True) -> str:
     """TTFT, tok/s, tokens, cache hits and draft acceptance of one reply, on one line, and how
     it ended where that is worth a word; in ``lookup``'s language (the TUI's ``texts.get``) or
-    English. The chat shows it under a reply and F7's export writes it."""
+    English. The chat shows it under a reply. ``speed`` False: how it ended and its own settings,
+    without the figures (F7's export, for a colleague: the dashboard's figures said nothing to one)."""
     m = TurnMetrics.from_dict(metrics) if isinstance(metrics, dict) else metrics
 
     def said(key: str, **values: Any) -> str:
@@ -166,12 +167,12 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
         said("metric.ttft", ms=f"{m.ttft_ms:,.0f}"),
         *([said("metric.tps", tps=f"{m.predicted_per_second:,.1f}")] if m.predicted_n > 1 else []),  # (one token: no rate, not "0.0 tok/s")
         said("metric.one_token") if m.predicted_n == 1 else said("metric.tokens", n=f"{m.predicted_n:,}"),
-    ]
-    if prompt_total:  # a server stopped before it said its prompt counts: none shown, not 0/0
+    ] if speed else []
+    if prompt_total and speed:  # a server stopped before it said its prompt counts: none shown, not 0/0
         parts.append(said("metric.cache", hit=f"{m.cache_n:,}", total=f"{prompt_total:,}"))
         if m.restored_n:  # part of cache_n: read back from a saved KV state, not kept in memory
             parts[-1] += f" ({said('metric.restored', n=f'{m.restored_n:,}')})"
-    if m.draft_n:
+    if m.draft_n and speed:
         rate = m.draft_n_accepted / m.draft_n * 100
         parts.append(said("metric.draft", rate=f"{rate:.0f}", acc=f"{m.draft_n_accepted:,}", n=f"{m.draft_n:,}"))
     if m.stop_reason in STOP_WORDS:

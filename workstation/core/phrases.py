@@ -475,6 +475,9 @@ ENGLISH: dict[str, str] = {
     "summary.stopped": "Stopped after {done} of {total} parts; the points below cover {cover} only.",
     "summary.nothing": "nothing",
     "summary.points": "Points by part",
+    "summary.parts_why": ("The document is too long for the model to read at once, so it was read in {n} parts, "
+                          "one after the other; each part's points are below, with where it is in the document."),
+    "summary.part": "Part {n} ({cite})",
     "summary.none": "(no summary)",
     "summary.footer": "{done} of {total} parts, {tokens} document tokens, {calls}, {seconds} s.",
     # a stopped summary: the tokens its parts cover, and the calls that ended (not the one stopped)

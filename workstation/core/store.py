@@ -977,8 +977,11 @@ class ConversationStore:
 
     # --- export -------------------------------------------------------------------------
     def to_markdown(self, conversation_id: int, lookup: Lookup | None = None) -> str:
-        """The conversation as Markdown, its words (You, Thinking, the figures) in ``lookup``'s
-        language (the TUI's ``texts.get``) or English, as the chat shows them."""
+        """The conversation as Markdown, its words (You, Thinking, how a reply ended) in
+        ``lookup``'s language (the TUI's ``texts.get``) or English, as the chat shows them. For
+        a colleague (F7, ``conversations show|export``): the conversation, not the dashboard's
+        figures under each reply (TTFT, tok/s, cache; the chat, F5 and ``show --json`` keep
+        them)."""
 
         def said(key: str, **values: Any) -> str:
             return say([(key, values)], lookup)
@@ -1011,8 +1014,9 @@ class ConversationStore:
                 continue
             lines += [(msg.shown or msg.content).rstrip(), ""]  # (a document's prompt: as the chat shows it)
             if m:  # the chat's line, with how it ended (cut off by an error, the key's day over)
-                whose = f"{profile_key(str(m['profile']))} · " if several and m.get("profile") else ""
-                lines += ["*" + whose + figures_line(m, lookup) + "*", ""]
+                whose = profile_key(str(m["profile"])) if several and m.get("profile") else ""
+                line = " · ".join(part for part in (whose, figures_line(m, lookup, speed=False)) if part)
+                lines += ["*" + line + "*", ""] if line else []
         return "\n".join(lines).rstrip() + "\n"
 
     def export_markdown(self, conversation_id: int, path: Path, lookup: Lookup | None = None) -> Path:

@@ -750,8 +750,8 @@ def render_markdown(
         lines += ["> " + t("summary.small_model", name=small[0], n=millions(small[1])), ""]
     for note in document.notes:  # what the reader left out (a workbook's hidden sheets, its cells past the limit)
         lines += ["> " + say([note], lookup), ""]
-    if overall:
-        lines += [f"{overall} ({cite(0, len(document.text))})", ""]
+    if overall:  # (it ended "(lines 1–400)": the whole document, a label nobody could place)
+        lines += [overall, ""]
         if overall.rstrip().endswith("…") and not cancelled:  # cut by its token limit (_clean_summary): said in
             lines += ["> " + t("summary.cut_short"), ""]  # the file, where batch's reader sees it (the console alone did)
     if document.facts:  # what the program counted, for the reader to check the model's words against
@@ -761,9 +761,11 @@ def render_markdown(
         for facts in document.facts:
             lines += [*facts_text(facts, lookup), ""]
     if done and not (len(done) == 1 and overall.strip() == (done[0].summary or "").strip()):
-        lines += ["## " + t("summary.points"), ""]
+        # what a part is, said once: "lines 1–223" under "Points by part" was a label nobody explained
+        why = [t("summary.parts_why", n=len(chunks)), ""] if len(chunks) > 1 else []
+        lines += ["## " + t("summary.points"), "", *why]
         for c in done:
-            lines.append(f"- **{cite(c.start, c.end)}** — {c.summary or t('summary.none')}")
+            lines.append(f"- **{t('summary.part', n=c.index, cite=cite(c.start, c.end))}** — {c.summary or t('summary.none')}")
         lines.append("")
     calls = int(totals["calls"])
     footer, tokens, whole = "summary.footer", int(totals["document_tokens"]), {}

@@ -64,6 +64,8 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("api.serve", "ctrl+g", "serve", "action.serve"),
     UserAction("app.quit", "ctrl+q", "quit", "action.quit", show=True),
 )
+# what a newcomer needs first, in this order: F1 on the chat lists them before the rest
+BASICS = ("chat.send", "conv.new", "chat.attach", "profile.menu", "models.open", "app.quit")
 ALWAYS = frozenset({"quit"})  # actions a dialog does not hold back
 # the chat's own: off on other screens, and out of their footer, F1 list and palette (F1 on F6
 # listed F2 rename and F8 delete, which act on the chat's conversation)

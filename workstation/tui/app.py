@@ -85,7 +85,16 @@ from workstation.core.store import (
 )
 from workstation.core.summarize import millions, small_model
 from workstation.tui import integrations, pacing
-from workstation.tui.actions import ACTIONS, ALWAYS, BY_ID, CHAT_ONLY, bindings, keys_lost, keys_now
+from workstation.tui.actions import (
+    ACTIONS,
+    ALWAYS,
+    BASICS,
+    BY_ID,
+    CHAT_ONLY,
+    bindings,
+    keys_lost,
+    keys_now,
+)
 from workstation.tui.attachment import find_attached, with_attached
 from workstation.tui.documents_of import is_document_of
 from workstation.tui.glyphs import glyphs, terminal_charset, terminal_table
@@ -656,6 +665,16 @@ class WorkstationApp(App[None]):
         self._toast_of[kind] = toast
         self.post_message(Notify(toast))
 
+    def _on_notify(self, event: Notify) -> None:
+        """A toast the same as one still shown (title, words and kind of notice) takes its place,
+        at the top of the stack with its time anew: F3 on a server that is down, chosen again,
+        stacked two "Problem: The new profile could not be loaded…" toasts, read as two
+        problems. (Textual's own handler, after this one, adds the toast and draws the stack.)"""
+        new = event.notification
+        for shown in list(self._notifications):
+            if (shown.title, shown.message, shown.severity) == (new.title, new.message, new.severity):
+                self._unnotify(shown, refresh=False)
+
     def exit(self, result: None = None, return_code: int = 0, message: RenderableType | None = None) -> None:
         """Every way out keeps what is typed in the box as its conversation's draft, while the
         box is still there (a draft's timer firing later finds no screen and does nothing)."""
@@ -788,16 +807,22 @@ class WorkstationApp(App[None]):
         language (the footer has room for a few; Textual's keys panel began with thirty of the
         text box's editing keys)."""
         rows: list[tuple[str, str, str]] = []  # the app's keys
+        basics: dict[str, tuple[str, str, str]] = {}  # …those a newcomer needs first (the chat's), by action id
         own: dict[str, list[str]] = {}  # the screen's, by binding id: a binding of several keys is one row (Left/Right)
         said: dict[str, tuple[str, str]] = {}
         order = [b.id for b in getattr(self.screen, "BINDINGS", []) if isinstance(b, Binding)]
+        chat = self.screen is self.chat_screen
         for key, active in self.screen.active_bindings.items():  # the keymap and check_action applied
             b = active.binding
             if not active.enabled or b.system:
                 continue
             if b.id in BY_ID:
                 label = BY_ID[b.id].label
-                rows.append((self.texts.key(key), self.texts(label), self.texts(f"{label}.help")))
+                row = (self.texts.key(key), self.texts(label), self.texts(f"{label}.help"))
+                if chat and b.id in BASICS and b.id not in basics:
+                    basics[b.id] = row
+                else:
+                    rows.append(row)
             elif b.action == "command_palette":
                 rows.append((self.texts.key(key), self.texts.capital(self.texts("binding.palette")), self.texts("keys.palette")))
             elif active.node is self.screen and b.description and (b.show or b.id):  # the screen's own
@@ -811,8 +836,14 @@ class WorkstationApp(App[None]):
         # Ctrl+X, came first of all or, put after the rest, after the app's)
         first = sorted(own, key=lambda n: order.index(n) if n in order else len(order))
         rows = [("/".join(own[n]), *said[n]) for n in first] + rows
-        if self.screen is self.chat_screen:  # keys of the chat's parts, which F1 never named
+        if chat:  # keys of the chat's parts, which F1 never named
             t = self.texts
+            if basics:  # a newcomer's few before all, then a blank line (the list began with Ctrl+E's
+                # sampling settings, and sending was found twelfth, as Ctrl+S alone: Enter sends)
+                if "chat.send" in basics:
+                    key, name, what = basics["chat.send"]
+                    basics["chat.send"] = (f"{t.key('enter')}/{key}", name, what)
+                rows = [basics[i] for i in BASICS if i in basics] + [("", "", "")] + rows
             up = BY_ID["chat.edit_last"]  # (the message box's own Up comes first in the keys: listed here)
             if not any(label == t(up.label) for _, label, _ in rows):
                 rows += [("/".join(map(self.texts.key, keys_now(self._keymap)[up.id])), t(up.label), t(f"{up.label}.help"))]
