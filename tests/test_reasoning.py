@@ -323,7 +323,9 @@ async def test_the_chat_folds_the_thinking_and_says_when_no_answer_came(thinker:
         block = view.thought
         assert block.display and block.collapsed
         assert block.title.startswith("Thought for ") and block.title.endswith(" · 8 tokens")
-        assert "spent all 8 tokens of its limit thinking" in (view.body.source or "")
+        assert "spent all 8 tokens of its limit thinking and has not answered yet. Allow longer replies in this " \
+               "conversation with Ctrl+E (Longest reply), or choose a profile that answers without thinking with F3." \
+               in (view.body.source or ""), view.body.source  # (it named sampling.max_tokens and thinking: false)
         saved = app.store.messages(app.conversation_id)[-1]  # type: ignore[arg-type]
         assert saved.content == "" and saved.reasoning == view.reasoning != ""
         prompt = app.store.prompt_messages(app.conversation_id, then="And?")  # type: ignore[arg-type]

@@ -318,13 +318,14 @@ class MessageView(Vertical):
         if m is not None and not self.content.strip() and not self.reasoning and m.stop_reason == "cancelled":
             return self.texts("chat.stopped_before")  # Esc or Ctrl+Q before the first token
         if m is not None and not self.content.strip() and self.reasoning:
-            if m.stop_reason == "length" and "max_tokens" in ((self.metrics or {}).get("sampling") or {}):
-                # the limit was the conversation's own longest reply (Ctrl+E), not the profile's
+            if m.stop_reason == "length":  # what to do in the app, not the profile's YAML (it said
+                # "Raise sampling.max_tokens in the profile, or set thinking: false in it")
                 key_for = getattr(self.app, "key_for", None)
-                return self.texts("chat.thought_only_own", n=m.predicted_n,
-                                  press=key_for("chat.sampling") if callable(key_for) else "Ctrl+E")
-            if m.stop_reason == "length":
-                return self.texts("chat.thought_only", n=m.predicted_n)
+                keys = {"press": key_for("chat.sampling") if callable(key_for) else "Ctrl+E",
+                        "profiles": key_for("profile.menu") if callable(key_for) else "F3"}
+                # the limit was the conversation's own longest reply (Ctrl+E), or the profile's
+                own = "max_tokens" in ((self.metrics or {}).get("sampling") or {})
+                return self.texts("chat.thought_only_own" if own else "chat.thought_only", n=m.predicted_n, **keys)
             if m.stop_reason == "context":
                 return self.texts("chat.thought_context")
         return self._shown if self.role == "user" else self.content
