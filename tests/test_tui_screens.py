@@ -1697,6 +1697,17 @@ async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_co
         # over SSH the message box's cursor does not blink: each blink sent the box down the link
         assert not app.chat_screen.query_one("#prompt").cursor_blink
         assert app.ansi_color is True  # the terminal's own colours: Textual's NO_COLOR drops them all (not greys)
+        # Textual drew the text cursor, which box had the keys and a bar's part to come in
+        # colours alone: the cursor is reversed, the box with the keys has double lines, the
+        # chat (or the list) that has them a line down its left, a bar's rest is blank
+        prompt, log = app.chat_screen.query_one("#prompt"), app.chat_screen.query_one("#log")
+        assert prompt.get_component_rich_style("input--cursor").reverse
+        assert prompt.styles.border_top[0] == "double" and app.chat_screen.query_one("#search").styles.border_top[0] == "tall"
+        log.focus()
+        await pilot.pause()
+        assert log.styles.border_left[0] == "heavy" and prompt.styles.border_top[0] == "tall"
+        assert app.chat_screen.query_one("#load-progress #bar").get_component_rich_style("bar--bar").bgcolor.is_default
+        prompt.focus()
         status = screen_lines(app)[-2]
         assert status.startswith(" yüklü değil | office-cpu") and "│" not in status and len(status.rstrip()) <= 40, status
         await pilot.press("f8")
