@@ -727,7 +727,7 @@ async def test_a_screen_closed_as_it_opens_ends_nothing(profiles: Path) -> None:
 async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = tmp_path / "data"
     data.mkdir()
-    (data / "settings.yaml").write_text("keymap:\n  dashboard.toggle: f10\n", encoding="utf-8")
+    (data / "settings.yaml").write_text("theme: textual-light\nkeymap:\n  dashboard.toggle: f10\n", encoding="utf-8")
     monkeypatch.setenv("WORKSTATION_DATA", str(data))
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     said = notices(app)
@@ -748,6 +748,13 @@ async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch:
         await until(pilot, lambda: isinstance(app.screen, KeysDialog))
         names = {key: name for key, name, _ in app.screen.rows}
         assert names["F10"] == "Dashboard" and "F5" not in names, names
+        # the theme chosen last (a light one on a light terminal) is the one it starts with: it
+        # went back to the dark one at each start; a new choice is kept beside the keymap
+        assert app.theme == "textual-light"
+        app.theme = "textual-dark"
+        await pilot.pause()
+        assert yaml.safe_load((data / "settings.yaml").read_text(encoding="utf-8")) == {
+            "theme": "textual-dark", "keymap": {"dashboard.toggle": "f10"}}
 
 
 async def test_the_dashboard_tells_no_drafts_from_no_speculation(profiles: Path, smollm2_path: Path) -> None:

@@ -39,6 +39,7 @@ from textual.dom import NoScreen
 from textual.driver import Driver
 from textual.notifications import Notification, Notify, SeverityLevel
 from textual.screen import ModalScreen, Screen
+from textual.theme import Theme
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input, ListView, TextArea
@@ -118,7 +119,7 @@ from workstation.tui.screens.sampling import changes as sampling_changes
 from workstation.tui.screens.sizing import SizingScreen
 from workstation.tui.screens.summarize import SummarizeScreen
 from workstation.tui.screens.usage import UsageScreen
-from workstation.tui.settings import load_settings, save_language, settings_path
+from workstation.tui.settings import load_settings, save_language, save_setting, settings_path
 from workstation.tui.typed_bytes import tolerant_decoder
 from workstation.tui.widgets.conversation_list import ConversationItem
 from workstation.tui.widgets.message_view import MessageView, code_blocks
@@ -402,6 +403,12 @@ class WorkstationApp(App[None]):
         return self.chat_screen
 
     def on_mount(self) -> None:
+        if self.settings.theme is not None and self.settings.theme in self.available_themes:
+            self.theme = self.settings.theme
+        elif self.settings.theme is not None:
+            self.notify(self.texts("theme.unknown", name=self.settings.theme, path=str(settings_path()),
+                                   known=", ".join(sorted(self.available_themes))), severity="warning", timeout=15)
+        self.theme_changed_signal.subscribe(self, self._keep_theme)
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
             for lost, other in keys_lost(self.settings.keymap).items():  # (a keymap older than the action)
@@ -739,6 +746,16 @@ class WorkstationApp(App[None]):
                 for b in items
             ]
         self.sub_title = self.texts("app.subtitle")
+
+    def _keep_theme(self, theme: Theme) -> None:
+        """The theme chosen (Ctrl+P, "Theme": a light one for a light terminal, or for eyes that
+        read dark on light better) is the one the app starts with next time; it went back to
+        the dark one at each start."""
+        if theme.name == (self.settings.theme or "textual-dark"):
+            return
+        self.settings.theme = theme.name
+        if not save_setting("theme", theme.name):
+            self.notify(self.texts("theme.not_saved", path=str(settings_path())), severity="warning", timeout=15)
 
     def action_toggle_language(self) -> None:
         langs = list(LANGUAGES)
