@@ -19,6 +19,7 @@ from conftest import tui_profile as _profile
 from docmaker import make_xlsx
 from textual import events
 from textual.screen import ModalScreen, Screen
+from textual.widgets._footer import FooterKey
 from tui_helpers import message_views as _views
 from tui_helpers import notices, type_message, until
 from tui_helpers import send_message as _send
@@ -724,6 +725,15 @@ async def test_a_screen_closed_as_it_opens_ends_nothing(profiles: Path) -> None:
         await until(pilot, lambda: type(app.screen).__name__ == "ProfileMenu")
 
 
+def contrast(one: tuple[int, int, int], other: tuple[int, int, int]) -> float:
+    """WCAG's contrast ratio of two colours (1 to 21; 4.5 for text that reads)."""
+    def luminance(rgb: tuple[int, int, int]) -> float:
+        linear = [c / 255 / 12.92 if c <= 10 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    high, low = sorted((luminance(one), luminance(other)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
 async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = tmp_path / "data"
     data.mkdir()
@@ -751,6 +761,12 @@ async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch:
         # the theme chosen last (a light one on a light terminal) is the one it starts with: it
         # went back to the dark one at each start; a new choice is kept beside the keymap
         assert app.theme == "textual-light"
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        # …where the message box's hint and the footer's keys were pale (2.5:1, 2.9:1)
+        for style in (app.chat_screen.query_one("#prompt").get_component_rich_style("input--placeholder"),
+                      app.chat_screen.query(FooterKey).first().get_component_rich_style("footer-key--key")):
+            assert contrast(style.color.get_truecolor(), style.bgcolor.get_truecolor()) >= 4.5, style
         app.theme = "textual-dark"
         await pilot.pause()
         assert yaml.safe_load((data / "settings.yaml").read_text(encoding="utf-8")) == {

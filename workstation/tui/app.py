@@ -39,7 +39,7 @@ from textual.dom import NoScreen
 from textual.driver import Driver
 from textual.notifications import Notification, Notify, SeverityLevel
 from textual.screen import ModalScreen, Screen
-from textual.theme import Theme
+from textual.theme import BUILTIN_THEMES, Theme
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input, ListView, TextArea
@@ -134,6 +134,12 @@ OUTSIDE_CHANGES_EVERY_S = 2.0  # how often the data folder is looked at for what
 # quit as Ctrl+Q does (``quit_on_signals``); SIGINT comes from `kill -INT` only (Ctrl+C is read as a key);
 # SIGQUIT (`kill -QUIT`; Ctrl+\\ is read as a key) left the terminal on the app's screen, the mouse
 # reported and the cursor hidden
+# textual-light with its footer's keys in its primary blue, dark as its text: they were a pale
+# blue on grey, 2.9:1 (another light theme's keys were fine, and a style for all of them made
+# solarized-light's 2:1)
+LIGHT_THEME = dataclasses.replace(BUILTIN_THEMES["textual-light"], variables={
+    **BUILTIN_THEMES["textual-light"].variables, "footer-key-foreground": BUILTIN_THEMES["textual-light"].primary})
+
 QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 
 
@@ -222,6 +228,7 @@ class WorkstationApp(App[None]):
                 signal.signal(signal.SIGHUP, previous)
         else:
             resource_tracker.ensure_running()
+        self.register_theme(LIGHT_THEME)
         self.glyphs = glyphs()  # the app's own symbols: ASCII on the Linux console and under LANG=C
         self.settings = load_settings()
         self.texts = Texts(language or self.settings.language or detect_language())
