@@ -747,6 +747,8 @@ async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch:
         # (a keymap from an older version took Ctrl+E, and the palette still named it for Sampling)
         assert said == ["Your keymap in settings.yaml gives F10 to Dashboard; Size the office had that key and has "
                         "none now: find it with Ctrl+P, or give it a key of its own in the keymap."], said
+        # a warning says so in words: only its edge's colour told it from a notice that all went well
+        assert [n.title for n in app._notifications] == ["Warning"]
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert "Dashboard (F10)" in titles and "Size the office" in titles, titles
         await pilot.press("f10")

@@ -413,8 +413,8 @@ class WorkstationApp(App[None]):
         if self.settings.theme is not None and self.settings.theme in self.available_themes:
             self.theme = self.settings.theme
         elif self.settings.theme is not None:
-            self.notify(self.texts("theme.unknown", name=self.settings.theme, path=str(settings_path()),
-                                   known=", ".join(sorted(self.available_themes))), severity="warning", timeout=15)
+            self.notify(self.texts("theme.unknown", name=self.settings.theme, path=str(settings_path())),
+                        severity="warning", timeout=15)
         self.theme_changed_signal.subscribe(self, self._keep_theme)
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
@@ -658,7 +658,12 @@ class WorkstationApp(App[None]):
         """A toast, as plain text unless ``markup``: messages name files and quote servers, and
         a '[/' in a path was read as markup; a markup error took the whole app down. ``kind``
         (from the app's thread only): the last toast of that kind, still shown, gives way to
-        this one (Ctrl+Y pressed through five replies stacked five "Copied" toasts)."""
+        this one (Ctrl+Y pressed through five replies stacked five "Copied" toasts). An error or a
+        warning says so in its title ("Problem", "Warning"): only the colour of its edge told it
+        from a notice that all went well, red beside green to a colour-blind eye, and the same
+        grey without colours (NO_COLOR); a screen reader reads the word first."""
+        if not title and severity in ("error", "warning"):
+            title = self.texts(f"toast.{severity}")
         if not kind:
             super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
             return
