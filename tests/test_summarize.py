@@ -493,6 +493,42 @@ def test_the_progress_line_fits_the_terminal_it_is_redrawn_on() -> None:
     assert lines[1].startswith("meet") and "…: 1/4 parts · part 2: 140 tokens written · ETA" in lines[1], lines
 
 
+def test_a_terminal_that_cannot_move_its_cursor_gets_a_line_a_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TERM=dumb (Emacs' shell, where Emacspeak reads a colleague the output) is a terminal
+    all the same: each redraw came as "\\r^[[K" before the line, and was read out again.
+    Each step is a line of its own there, with no escape codes, as in a log."""
+    import select
+
+    from workstation.commands.progress_bar import ProgressBar as StepBar
+    from workstation.commands.summarize import ProgressBar
+    from workstation.core.summarize import SummaryProgress
+    from workstation.core.terminal import redraws_in_place
+
+    monkeypatch.setenv("TERM", "dumb")
+    master, slave = os.openpty()
+    with os.fdopen(slave, "w", encoding="utf-8") as terminal:
+        assert terminal.isatty() and not redraws_in_place(terminal)
+        bar = ProgressBar("notes.txt", terminal, width=8)
+        bar(SummaryProgress("map", 1, 2, 1, 2, 3.0, 100.0))
+        bar(SummaryProgress("done", 2, 2, 2, 2, None, None))
+        steps = StepBar(terminal, width=4)
+        steps(0.5, "reading your message")
+        steps.finish()
+    data = b""
+    while select.select([master], [], [], 0.5)[0]:
+        try:
+            data += os.read(master, 4096)
+        except OSError:
+            break
+    os.close(master)
+    shown = data.decode("utf-8").replace("\r\n", "\n")  # (the pty's own line ends)
+    assert "\x1b" not in shown and "\r" not in shown, repr(shown)
+    assert shown.count("\n") == 3 and shown.startswith("notes.txt: [####----] 1/2 parts"), repr(shown)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    with open(os.devnull, "w") as nowhere:
+        assert not redraws_in_place(nowhere)
+
+
 def test_a_summary_that_goes_round_in_circles_is_cut_where_it_began_to() -> None:
     """A long document's summary by the 135M model was a page of "2022-2023 Top 15 High Tech
     Industry 2022-2023 Top 15 List …" and rows of "* * *", burying its first sentences. The

@@ -20,6 +20,7 @@ from conftest import tui_profile as _profile
 from docmaker import make_xlsx
 from textual import events
 from textual.screen import ModalScreen, Screen
+from textual.widgets._footer import FooterKey
 from tui_helpers import message_views as _views
 from tui_helpers import notices, type_message, until
 from tui_helpers import send_message as _send
@@ -736,10 +737,19 @@ async def test_a_screen_closed_as_it_opens_ends_nothing(profiles: Path) -> None:
         await until(pilot, lambda: type(app.screen).__name__ == "ProfileMenu")
 
 
+def contrast(one: tuple[int, int, int], other: tuple[int, int, int]) -> float:
+    """WCAG's contrast ratio of two colours (1 to 21; 4.5 for text that reads)."""
+    def luminance(rgb: tuple[int, int, int]) -> float:
+        linear = [c / 255 / 12.92 if c <= 10 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    high, low = sorted((luminance(one), luminance(other)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
 async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = tmp_path / "data"
     data.mkdir()
-    (data / "settings.yaml").write_text("keymap:\n  dashboard.toggle: f10\n", encoding="utf-8")
+    (data / "settings.yaml").write_text("theme: textual-light\nkeymap:\n  dashboard.toggle: f10\n", encoding="utf-8")
     monkeypatch.setenv("WORKSTATION_DATA", str(data))
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     said = notices(app)
@@ -749,6 +759,8 @@ async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch:
         # (a keymap from an older version took Ctrl+E, and the palette still named it for Sampling)
         assert said == ["Your keymap in settings.yaml gives F10 to Dashboard; Size the office had that key and has "
                         "none now: find it with Ctrl+P, or give it a key of its own in the keymap."], said
+        # a warning says so in words: only its edge's colour told it from a notice that all went well
+        assert [n.title for n in app._notifications] == ["Warning"]
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert "Dashboard (F10)" in titles and "Size the office" in titles, titles
         await pilot.press("f10")
@@ -760,6 +772,19 @@ async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch:
         await until(pilot, lambda: isinstance(app.screen, KeysDialog))
         names = {key: name for key, name, _ in app.screen.rows}
         assert names["F10"] == "Dashboard" and "F5" not in names, names
+        # the theme chosen last (a light one on a light terminal) is the one it starts with: it
+        # went back to the dark one at each start; a new choice is kept beside the keymap
+        assert app.theme == "textual-light"
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        # …where the message box's hint and the footer's keys were pale (2.5:1, 2.9:1)
+        for style in (app.chat_screen.query_one("#prompt").get_component_rich_style("input--placeholder"),
+                      app.chat_screen.query(FooterKey).first().get_component_rich_style("footer-key--key")):
+            assert contrast(style.color.get_truecolor(), style.bgcolor.get_truecolor()) >= 4.5, style
+        app.theme = "textual-dark"
+        await pilot.pause()
+        assert yaml.safe_load((data / "settings.yaml").read_text(encoding="utf-8")) == {
+            "theme": "textual-dark", "keymap": {"dashboard.toggle": "f10"}}
 
 
 async def test_the_dashboard_tells_no_drafts_from_no_speculation(profiles: Path, smollm2_path: Path) -> None:
@@ -1744,6 +1769,17 @@ async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_co
         # over SSH the message box's cursor does not blink: each blink sent the box down the link
         assert not app.chat_screen.query_one("#prompt").cursor_blink
         assert app.ansi_color is True  # the terminal's own colours: Textual's NO_COLOR drops them all (not greys)
+        # Textual drew the text cursor, which box had the keys and a bar's part to come in
+        # colours alone: the cursor is reversed, the box with the keys has double lines, the
+        # chat (or the list) that has them a line down its left, a bar's rest is blank
+        prompt, log = app.chat_screen.query_one("#prompt"), app.chat_screen.query_one("#log")
+        assert prompt.get_component_rich_style("input--cursor").reverse
+        assert prompt.styles.border_top[0] == "double" and app.chat_screen.query_one("#search").styles.border_top[0] == "tall"
+        log.focus()
+        await pilot.pause()
+        assert log.styles.border_left[0] == "heavy" and prompt.styles.border_top[0] == "tall"
+        assert app.chat_screen.query_one("#load-progress #bar").get_component_rich_style("bar--bar").bgcolor.is_default
+        prompt.focus()
         status = screen_lines(app)[-2]
         assert status.startswith(" yüklü değil | office-cpu") and "│" not in status and len(status.rstrip()) <= 40, status
         await pilot.press("f8")

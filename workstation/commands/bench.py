@@ -30,6 +30,7 @@ from workstation.core.letters import shortened
 from workstation.core.metrics import TurnMetrics
 from workstation.core.profiles import Profile, load_profile
 from workstation.core.results import save_printed_run
+from workstation.core.terminal import redraws_in_place
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -83,7 +84,7 @@ def _progress(args: argparse.Namespace):  # noqa: ANN202
     """What bench, eval and quantize --kld are at, on stderr: rewritten in place on a terminal;
     off one (``2>&1 | tee bench.log``, where nothing was printed for minutes) a line for the
     first step and then at most one each ``LOG_EVERY_S`` seconds."""
-    if sys.stderr.isatty():
+    if redraws_in_place(sys.stderr):
         def say(msg: str) -> None:
             sys.stderr.write(f"\r\033[K{msg}")
             sys.stderr.flush()
@@ -102,7 +103,7 @@ def _progress(args: argparse.Namespace):  # noqa: ANN202
 
 
 def _clear_progress() -> None:
-    if sys.stderr.isatty():
+    if redraws_in_place(sys.stderr):
         sys.stderr.write("\r\033[K")
         sys.stderr.flush()
 

@@ -44,6 +44,7 @@ from workstation.core.profiles import (
 )
 from workstation.core.store import ConversationStore, clean_title
 from workstation.core.structured_output import check_reply, load_schema_file
+from workstation.core.terminal import redraws_in_place
 
 # how to allow a longer reply where the limit is the conversation's own (the app's Ctrl+E, kept
 # with it): the advice named --max-tokens and the profile, whose setting that one overrides
@@ -385,7 +386,7 @@ class _ThinkingOut:
 
     def __init__(self) -> None:
         self.open = False
-        self.dim = sys.stderr.isatty()
+        self.dim = redraws_in_place(sys.stderr)
 
     def write(self, text: str, answer: bool) -> None:
         if text:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 import time
 
+from workstation.core.terminal import redraws_in_place
+
 
 class ProgressBar:
     """``[#######.......]  45%  what  ETA 0:12`` on stderr (a terminal), rewritten in place."""
@@ -16,7 +18,7 @@ class ProgressBar:
         self.stream = stream or sys.stderr
         self.width = width
         self.t0 = time.monotonic() - started_s_ago
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.tty = redraws_in_place(self.stream)
 
     def line(self, fraction: float, what: str, now: float | None = None) -> str:
         fraction = min(max(fraction, 0.0), 1.0)

@@ -42,6 +42,7 @@ from workstation.core.summarize import (
     summary_heads,
     whole_summary,
 )
+from workstation.core.terminal import redraws_in_place
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -81,7 +82,7 @@ class ProgressBar:
     def __init__(self, name: str, stream: TextIO | None = None, width: int = 24) -> None:
         # sys.stderr as it is now (a default bound at import kept a stream closed since)
         self.name, self.stream, self.width = name, stream or sys.stderr, width
-        self.tty = self.stream.isatty()
+        self.tty = redraws_in_place(self.stream)
         self.last = ""
 
     def __call__(self, p: SummaryProgress) -> None:

@@ -38,6 +38,7 @@ from workstation.core.invocation import cli
 from workstation.core.letters import alphabetical
 from workstation.core.paths import models_dir, typed_path
 from workstation.core.phrases import Phrase
+from workstation.core.terminal import redraws_in_place
 
 # Sliding-window attention as llama.cpp sets it up per architecture (src/models/<arch>.cpp:
 # load_swa_pattern(ml, n_pattern, dense_first)); a GGUF key
@@ -885,7 +886,7 @@ def _stderr_progress(label: str) -> ProgressFn:
     import time
 
     state = {"t": 0.0}
-    tty = sys.stderr.isatty()
+    tty = redraws_in_place(sys.stderr)
 
     def show(done: int, total: int | None) -> None:
         now = time.monotonic()

@@ -39,6 +39,7 @@ from textual.dom import NoScreen
 from textual.driver import Driver
 from textual.notifications import Notification, Notify, SeverityLevel
 from textual.screen import ModalScreen, Screen
+from textual.theme import BUILTIN_THEMES, Theme
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input, ListView, TextArea
@@ -127,7 +128,7 @@ from workstation.tui.screens.sampling import changes as sampling_changes
 from workstation.tui.screens.sizing import SizingScreen
 from workstation.tui.screens.summarize import SummarizeScreen
 from workstation.tui.screens.usage import UsageScreen
-from workstation.tui.settings import load_settings, save_language, settings_path
+from workstation.tui.settings import load_settings, save_language, save_setting, settings_path
 from workstation.tui.typed_bytes import tolerant_decoder
 from workstation.tui.widgets.conversation_list import ConversationItem
 from workstation.tui.widgets.message_view import MessageView, code_blocks
@@ -142,6 +143,12 @@ OUTSIDE_CHANGES_EVERY_S = 2.0  # how often the data folder is looked at for what
 # quit as Ctrl+Q does (``quit_on_signals``); SIGINT comes from `kill -INT` only (Ctrl+C is read as a key);
 # SIGQUIT (`kill -QUIT`; Ctrl+\\ is read as a key) left the terminal on the app's screen, the mouse
 # reported and the cursor hidden
+# textual-light with its footer's keys in its primary blue, dark as its text: they were a pale
+# blue on grey, 2.9:1 (another light theme's keys were fine, and a style for all of them made
+# solarized-light's 2:1)
+LIGHT_THEME = dataclasses.replace(BUILTIN_THEMES["textual-light"], variables={
+    **BUILTIN_THEMES["textual-light"].variables, "footer-key-foreground": BUILTIN_THEMES["textual-light"].primary})
+
 QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 
 
@@ -230,6 +237,7 @@ class WorkstationApp(App[None]):
                 signal.signal(signal.SIGHUP, previous)
         else:
             resource_tracker.ensure_running()
+        self.register_theme(LIGHT_THEME)
         self.glyphs = glyphs()  # the app's own symbols: ASCII on the Linux console and under LANG=C
         self.settings = load_settings()
         self.texts = Texts(language or self.settings.language or detect_language())
@@ -411,6 +419,12 @@ class WorkstationApp(App[None]):
         return self.chat_screen
 
     def on_mount(self) -> None:
+        if self.settings.theme is not None and self.settings.theme in self.available_themes:
+            self.theme = self.settings.theme
+        elif self.settings.theme is not None:
+            self.notify(self.texts("theme.unknown", name=self.settings.theme, path=str(settings_path())),
+                        severity="warning", timeout=15)
+        self.theme_changed_signal.subscribe(self, self._keep_theme)
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
             for lost, other in keys_lost(self.settings.keymap).items():  # (a keymap older than the action)
@@ -653,7 +667,12 @@ class WorkstationApp(App[None]):
         """A toast, as plain text unless ``markup``: messages name files and quote servers, and
         a '[/' in a path was read as markup; a markup error took the whole app down. ``kind``
         (from the app's thread only): the last toast of that kind, still shown, gives way to
-        this one (Ctrl+Y pressed through five replies stacked five "Copied" toasts)."""
+        this one (Ctrl+Y pressed through five replies stacked five "Copied" toasts). An error or a
+        warning says so in its title ("Problem", "Warning"): only the colour of its edge told it
+        from a notice that all went well, red beside green to a colour-blind eye, and the same
+        grey without colours (NO_COLOR); a screen reader reads the word first."""
+        if not title and severity in ("error", "warning"):
+            title = self.texts(f"toast.{severity}")
         if not kind:
             super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
             return
@@ -758,6 +777,16 @@ class WorkstationApp(App[None]):
                 for b in items
             ]
         self.sub_title = self.texts("app.subtitle")
+
+    def _keep_theme(self, theme: Theme) -> None:
+        """The theme chosen (Ctrl+P, "Theme": a light one for a light terminal, or for eyes that
+        read dark on light better) is the one the app starts with next time; it went back to
+        the dark one at each start."""
+        if theme.name == (self.settings.theme or "textual-dark"):
+            return
+        self.settings.theme = theme.name
+        if not save_setting("theme", theme.name):
+            self.notify(self.texts("theme.not_saved", path=str(settings_path())), severity="warning", timeout=15)
 
     def action_toggle_language(self) -> None:
         langs = list(LANGUAGES)

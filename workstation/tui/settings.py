@@ -2,6 +2,7 @@
 
 ```yaml
 language: tr            # en | tr; absent: from the locale (LANGUAGE, LC_ALL, LANG)
+theme: textual-light    # the theme chosen last (Ctrl+P, "Theme"); absent: textual-dark
 keymap:                 # action id -> key(s), see workstation/tui/actions.py
   conv.new: ctrl+k
   dashboard.toggle: f10,ctrl+d
@@ -26,6 +27,9 @@ from workstation.tui.actions import BY_ID
 class TuiSettings:
     language: str | None = None
     """UI language, ``en`` or ``tr``; ``None`` follows the locale."""
+    theme: str | None = None
+    """The Textual theme chosen last (Ctrl+P, "Theme"): a light one for a light terminal, or
+    for eyes that read dark text better; ``None`` is Textual's default."""
     keymap: dict[str, str] = field(default_factory=dict)
     """Action id to key(s), comma-separated, overriding the defaults."""
     problem: str | None = None
@@ -50,6 +54,9 @@ def load_settings(path: Path | None = None) -> TuiSettings:
     lang = data.get("language")
     if lang in ("en", "tr"):
         settings.language = lang
+    theme = data.get("theme")
+    if isinstance(theme, str) and theme:
+        settings.theme = theme
     keymap = data.get("keymap") or {}
     if isinstance(keymap, dict):
         unknown = [k for k in keymap if k not in BY_ID]
@@ -73,6 +80,12 @@ def save_language(lang: str, path: Path | None = None) -> bool:
     """Remember the UI language, keeping the rest of the file; False where it could not be
     written (a full disk, a read-only folder: the choice went unsaid and was gone at the next
     start)."""
+    return save_setting("language", lang, path)
+
+
+def save_setting(key: str, value: str, path: Path | None = None) -> bool:
+    """Remember one setting (``language``, ``theme``), keeping the rest of the file; False
+    where it could not be written."""
     path = path or settings_path()
     data: dict[str, Any] = {}
     if path.exists():
@@ -82,7 +95,7 @@ def save_language(lang: str, path: Path | None = None) -> bool:
                 data = loaded
         except (OSError, UnicodeDecodeError, YamlError):
             return False  # never overwrite a file the user must fix by hand
-    data["language"] = lang
+    data[key] = value
     try:
         write_text_atomic(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     except OSError:
