@@ -307,7 +307,7 @@ def test_cancel_keeps_the_finished_parts(eng, profile, tmp_path: Path) -> None:
     assert result.chunks[0].summary
     assert all(c.summary is None for c in result.chunks[1:]) and len(result.chunks) >= 2
     assert "Stopped after 1 of" in result.summary
-    assert f"- **{result.chunks[0].cite}**" in result.summary
+    assert f"- **Part 1 ({result.chunks[0].cite})**" in result.summary
     # its figures: the tokens its part covers of the document's, and the calls that ended (the
     # footer said the whole document's tokens and counted the call stopped)
     whole = sum(c.tokens for c in result.chunks)

@@ -420,8 +420,12 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         await until(pilot, lambda: app.screen is summarize)
         assert summarize.query_one("#summarize-path", Input).value == str(docs / "Report.MD")
         await until(pilot, lambda: any("No model" in str(n.message) for n in app._notifications))  # it ran
-        await pilot.press("ctrl+r")  # F6's own Ctrl+R (the chat's removes an attachment)
-        await until(pilot, lambda: sum("No model" in str(n.message) for n in app._notifications) == 2)
+        first = next(n for n in app._notifications if "No model" in str(n.message))
+        await pilot.press("ctrl+r")  # F6's own Ctrl+R (the chat's removes an attachment): it ran again,
+        # said anew in the place of the same toast (not stacked under it)
+        await until(pilot, lambda: any("No model" in str(n.message) and n.identity != first.identity
+                                       for n in app._notifications))
+        assert sum("No model" in str(n.message) for n in app._notifications) == 1
         await pilot.press("escape")
 
         await pilot.press("f4")  # a model file: .gguf files only
