@@ -666,6 +666,8 @@ def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: Runnin
                                # ignored); the chat route's own fields go through to its checks (n), or are renamed
                                ({"max_tokens": 1}, "max_tokens", "/v1/responses takes 'max_output_tokens'"),
                                ({"mirostat": 2}, "mirostat", "'mirostat' is not supported"),
+                               # a field OpenAI does not know: its 400 naming it (it was dropped)
+                               ({"max_output_token": 5}, "max_output_token", "Unknown parameter: 'max_output_token'."),
                                ({"logprobs": True}, "logprobs", "'logprobs' is not served on /v1/responses"),
                                ({"n": 2}, "n", "Only n=1"),
                                ({"input": [{"type": "reasoning", "summary": []}]}, "input", "'input' holds no message"),

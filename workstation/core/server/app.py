@@ -86,7 +86,7 @@ from workstation.core.server.protocol import (
 )
 from workstation.core.server.structured import grammar_refused
 from workstation.core.server.tool_protocol import call_deltas, parse_tool_request
-from workstation.core.server.unsupported import refuse_unsupported
+from workstation.core.server.unsupported import CHAT_FIELDS, refuse_unknown, refuse_unsupported
 from workstation.core.slots import Owner
 from workstation.core.structured_output import SchemaError
 from workstation.core.token_probs import TokenProb
@@ -588,6 +588,8 @@ class OpenAIServer:
                         self.accounts.finish(ticket, read.status_code)
                         return read
                     body, chat = read
+                elif chat:  # (OpenAI's: /v1/chat/completions; llama-server's and Ollama's routes take any)
+                    refuse_unknown(body, CHAT_FIELDS)
                 refuse_unsupported(body)
                 params = parse_params(body, self.scheduler.profile.sampling)
                 if native is None and body.get("n_predict") == 0 and not isinstance(body["n_predict"], bool):
