@@ -5,6 +5,7 @@ arrived kept, nothing half-written."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -57,6 +58,25 @@ def test_a_stop_between_the_load_and_serving_is_a_clean_stop(
     err = capsys.readouterr().err
     assert "workstation: serving " in err and err.rstrip().endswith("workstation: stopped (SIGTERM)."), err
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc/PID/status")
+def test_a_stop_as_serve_starts_is_a_clean_stop(tmp_path: Path) -> None:
+    """SIGTERM in serve's first second (systemd's restart just after a start), before the code
+    that took it was imported, ended it with 143 and not a word. It is taken from the package's
+    first line on: sent as soon as the process catches it (its caught-signal mask, before
+    llama.cpp and the commands are imported), it is the one line and exit 0."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "WORKSTATION_DATA": str(tmp_path / "data")}
+    proc = subprocess.Popen([sys.executable, "-m", "workstation", "serve", "-p", str(tmp_path / "none.yaml")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    caught = 0
+    with contextlib.suppress(OSError):  # (a process that ended: its exit says why below)
+        while proc.poll() is None and not caught & (1 << (signal.SIGTERM - 1)):
+            status = Path(f"/proc/{proc.pid}/status").read_text()
+            caught = int(next(line for line in status.splitlines() if line.startswith("SigCgt:")).split()[1], 16)
+    proc.send_signal(signal.SIGTERM)
+    err = proc.communicate(timeout=60)[1]
+    assert (proc.returncode, err) == (0, "workstation: stopped (SIGTERM) while starting; nothing was served.\n")
 
 
 def _profile_file(tmp_path: Path, max_tokens: int, context: int = 1024) -> Path:

@@ -570,6 +570,13 @@ def test_a_stop_lets_the_replies_being_written_finish(smollm2_path: Path, tmp_pa
             assert health.status_code == 503 and health.json()["status"] == "stopping"
         refused = httpx.post(f"{srv.base_url}/chat/completions", json={**body, "max_tokens": 2}, timeout=30)
         assert refused.status_code == 503 and refused.headers["retry-after"] == "5", refused.text
+        # the lists of models too (they said 200: a client checking the model first took it as serving)
+        for path in ("/v1/models", "/v1/models/serve-test", "/props", "/api/tags", "/api/ps"):
+            listed = httpx.get(f"{srv.root}{path}", timeout=30)
+            assert listed.status_code == 503 and listed.headers["retry-after"] == "5", (path, listed.text)
+        shown = httpx.post(f"{srv.root}/api/show", json={"model": "serve-test"}, timeout=30)
+        assert shown.status_code == 503 and shown.json() == {"error": "The server is shutting down; send the request "
+                                                             "again once it is back."}, shown.text
         clients[0].join(timeout=60)
         assert arrived[-1] == "data: [DONE]" and '"finish_reason": "length"' in arrived[-2]  # finished whole
         assert srv.proc.poll() is None and "long" not in got  # the long one goes on meanwhile
@@ -659,6 +666,8 @@ def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: Runnin
                                # ignored); the chat route's own fields go through to its checks (n), or are renamed
                                ({"max_tokens": 1}, "max_tokens", "/v1/responses takes 'max_output_tokens'"),
                                ({"mirostat": 2}, "mirostat", "'mirostat' is not supported"),
+                               # a field OpenAI does not know: its 400 naming it (it was dropped)
+                               ({"max_output_token": 5}, "max_output_token", "Unknown parameter: 'max_output_token'."),
                                ({"logprobs": True}, "logprobs", "'logprobs' is not served on /v1/responses"),
                                ({"n": 2}, "n", "Only n=1"),
                                ({"input": [{"type": "reasoning", "summary": []}]}, "input", "'input' holds no message"),

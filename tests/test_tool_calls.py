@@ -546,6 +546,11 @@ def test_native_replies_are_read_into_calls(step: int) -> None:
     cut, _ = _streamed(HERMES, 'Text <tool_call>\n{"name": "get_weather", "arguments": {"ci', step)  # max_tokens
     assert cut.content == "Text " and [(c.name, c.arguments, c.whole) for c in cut.calls] == [
         ("get_weather", '{"ci', False)]
+    # Llama 3's too (it came back as its raw JSON text): finish_reason "length" with the call so far
+    cut, _ = _streamed(LLAMA3, LLAMA3_REPLY[:70], step)
+    assert cut.content == "" and [(c.name, c.arguments, c.whole) for c in cut.calls] == [
+        ("get_current_conditions", '{"location": "San Fra', False)]
+    assert _streamed(LLAMA3, '{"name": "get_curr', step)[0] == ReplyPiece('{"name": "get_curr')  # no name yet
 
 
 # Mistral Nemo's reply: text, then [TOOL_CALLS] and the calls as one JSON array with their ids
@@ -567,7 +572,12 @@ def test_mistral_replies_are_read_into_calls_with_their_ids(step: int) -> None:
     assert len(made) == 9 and made.isalnum() and mistral_id(made) == made  # one of that shape when it wrote none
     assert _streamed(MISTRAL, "Sunny [brackets] are text.", step)[0] == ReplyPiece("Sunny [brackets] are text.")
     cut = "[TOOL_CALLS][{" + '"name": "get_wea'
-    assert _streamed(MISTRAL, cut, step)[0] == ReplyPiece(cut)  # cut short: nothing is lost
+    assert _streamed(MISTRAL, cut, step)[0] == ReplyPiece(cut)  # cut short before a name: nothing is lost
+    # cut once a name is whole (max_tokens): the calls so far, the last one's arguments cut, as Hermes's
+    cut_calls, _ = _streamed(MISTRAL, MISTRAL_REPLY[:167], step)
+    assert cut_calls.content == "Let me check. " and [(c.name, c.arguments, c.whole) for c in cut_calls.calls] == [
+        ("get_weather", '{"city": "Paris", "unit": "celsius"}', True), ("get_time", '{"zone": "C', False)]
+    assert cut_calls.calls[0].id == "a1B2c3D4e" and mistral_id(cut_calls.calls[1].id) == cut_calls.calls[1].id
     one = ' \n[TOOL_CALLS] {"name": "get_time", "arguments": {"zone": "UTC"}} Done.'
     alone, _ = _streamed(MISTRAL, one, step)  # one object, not an array; text after it
     assert alone.content == "Done." and [(c.name, c.arguments) for c in alone.calls] == [("get_time", '{"zone": "UTC"}')]

@@ -20,6 +20,11 @@ import os
 if not os.environ.get("WORKSTATION_LLAMA_LOG"):
     os.environ.setdefault("GGML_NO_BACKTRACE", "1")
 
+# `serve` stopped (SIGTERM) in its first second says so and exits 0: from here on (launch.py)
+from workstation.launch import take_sigterm_if_serving  # noqa: E402
+
+take_sigterm_if_serving()
+
 try:
     import llama_cpp  # noqa: F401
 except Exception as err:  # noqa: BLE001 - see above: reported where the engine imports it

@@ -23,7 +23,7 @@ from workstation.core.atomic import WRITE_ERRNOS, cannot_write
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import command, shell_word
 from workstation.core.phrases import say
-from workstation.launch import STOPPED, interrupted
+from workstation.launch import STOPPED, command_word, interrupted
 
 # Sub-commands in the order `--help` lists them; each module has register(subparsers).
 COMMANDS = (
@@ -81,22 +81,10 @@ def _starts_the_tui(parser: argparse.ArgumentParser, argv: list[str]) -> bool:
     return False
 
 
-def _command_word(argv: list[str]) -> str | None:
-    """The command typed (``chat`` of ``-p office-cpu chat -``); None where an option comes
-    first (``--help``, the app's own ``--lang tr``) or nothing is typed."""
-    words = iter(argv)
-    for word in words:
-        if word in ("-p", "--profile"):
-            next(words, None)
-        elif not word.startswith("--profile="):
-            return None if word.startswith("-") else word
-    return None
-
-
 def _parsed(argv: list[str]) -> argparse.Namespace:
     """The command line read: by the typed command's parser alone where one is typed, else (and
     for any mistake, whose sentence may name another command) by the whole command line's."""
-    named = _command_word(argv)
+    named = command_word(argv)
     if named in COMMANDS:
         CommandParser.one_command = True
         try:

@@ -4,9 +4,53 @@ not as a traceback from whichever import it fell in."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+from types import FrameType
 
 STOPPED = "workstation: stopped."
+# serve stopped (SIGTERM: systemd's stop or restart) before it answered anything, at any moment
+# of its start: its modules' import, the options read, the model's load (commands/serve.py)
+SERVE_STOPPED = "workstation: stopped (SIGTERM) while starting; nothing was served."
+
+
+def command_word(argv: list[str]) -> str | None:
+    """The command typed (``chat`` of ``-p office-cpu chat -``); None where an option comes
+    first (``--help``, the app's own ``--lang tr``) or nothing is typed."""
+    words = iter(argv)
+    for word in words:
+        if word in ("-p", "--profile"):
+            next(words, None)
+        elif not word.startswith("--profile="):
+            return None if word.startswith("-") else word
+    return None
+
+
+def serve_stopped_at_start(sig: int, frame: FrameType | None) -> None:
+    """SIGTERM while ``serve`` has nothing open yet (its modules imported, llama.cpp's first):
+    the one line of a stop while it starts, and exit 0 (SystemExit: no traceback, from an
+    import too). ``serve`` takes SIGTERM over once it opens files and sockets."""
+    try:
+        print(SERVE_STOPPED, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+    raise SystemExit(0)
+
+
+def take_sigterm_if_serving() -> None:
+    """In the ``serve`` command's process (``workstation serve``, ``python -m workstation serve``,
+    ``python -m workstation.cli serve``), SIGTERM from the first line of Python on: it killed a
+    server stopped in its first second (systemd's restart right after a start) with status 143
+    and not a word, before the code that takes it was imported. Called by the package's
+    ``__init__`` before llama.cpp's import (a fifth of a second). Only where SIGTERM does what
+    it does by default, from the main thread."""
+    program = sys.argv[0] if sys.argv else ""  # ("-m" while ``python -m`` imports the package)
+    if program != "-m" and os.path.basename(program) != "workstation":
+        return
+    if command_word(sys.argv[1:]) != "serve" or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+    signal.signal(signal.SIGTERM, serve_stopped_at_start)
 
 
 def interrupted(err: BaseException) -> bool:

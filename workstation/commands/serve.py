@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import os
 import signal
+import socket
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +28,7 @@ from workstation.core.server.options import (
     ServerOptions,
     default_max_connections,
 )
+from workstation.launch import SERVE_STOPPED
 
 if TYPE_CHECKING:
     from workstation.core.server.accounts import Accounts
@@ -168,34 +170,35 @@ def run(args: argparse.Namespace) -> int:
     key_cap = args.parallel - 1 if args.key_max_parallel is None else args.key_max_parallel
     if not 0 <= key_cap <= 64:
         raise WorkstationError(f"--key-max-parallel is {key_cap}; allowed values are 0 to 64.")
-    accounts = open_accounts(profile.key, api_key, args.audit_content, args.audit_max_bytes, key_cap)
-    hosts = list(dict.fromkeys(_names(args.host))) or ["127.0.0.1"]
-    try:
-        _not_a_persons_key(accounts, api_key, "--api-key" if args.api_key else
-                           "--api-key-file" if args.api_key_file else "WORKSTATION_API_KEY")
-        for host in hosts:
-            check_host(host, api_key, accounts.protected)
-        socks = bind_sockets(hosts, args.port)  # fail fast, before loading the model
-    except BaseException:
-        accounts.close()
-        raise
     terminated: list[int] = []
+    accounts: Accounts | None = None
+    socks: list[socket.socket] = []
     try:
-        # /health: "loading" (503), not a connection left hanging; a service's reload: not its end
-        with hang_up_taken(signal.SIG_DFL), terminate_as_ctrl_c() as terminated, answering_while_loading(socks):
-            scheduler = Scheduler(
-                profile, n_parallel=args.parallel, max_queue=args.queue,
-                kv_store=None if args.no_prompt_cache else KvStateStore(),
-                min_save_tokens=PROMPT_CACHE_MIN_TOKENS, save_when_reused=True,
-            )
+        # SIGTERM until here: launch.serve_stopped_at_start (nothing open yet); from here to the
+        # loaded model as Ctrl+C (the load stops at llama.cpp's next step), what is open closed
+        with terminate_as_ctrl_c() as terminated:
+            accounts = open_accounts(profile.key, api_key, args.audit_content, args.audit_max_bytes, key_cap)
+            hosts = list(dict.fromkeys(_names(args.host))) or ["127.0.0.1"]
+            _not_a_persons_key(accounts, api_key, "--api-key" if args.api_key else
+                               "--api-key-file" if args.api_key_file else "WORKSTATION_API_KEY")
+            for host in hosts:
+                check_host(host, api_key, accounts.protected)
+            socks = bind_sockets(hosts, args.port)  # fail fast, before loading the model
+            # /health: "loading" (503), not a connection left hanging; a service's reload: not its end
+            with hang_up_taken(signal.SIG_DFL), answering_while_loading(socks):
+                scheduler = Scheduler(
+                    profile, n_parallel=args.parallel, max_queue=args.queue,
+                    kv_store=None if args.no_prompt_cache else KvStateStore(),
+                    min_save_tokens=PROMPT_CACHE_MIN_TOKENS, save_when_reused=True,
+                )
     except BaseException as err:
         for sock in socks:
             sock.close()
-        accounts.close()
-        if isinstance(err, KeyboardInterrupt) and terminated:  # a service stopped while it loaded: a clean stop
+        if accounts is not None:
+            accounts.close()
+        if isinstance(err, KeyboardInterrupt) and terminated:  # a service stopped as it started: a clean stop
             with contextlib.suppress(OSError):
-                print("workstation: stopped (SIGTERM) while the model was loading; nothing was served.",
-                      file=sys.stderr)
+                print(SERVE_STOPPED, file=sys.stderr)
             return 0
         raise
     with stop_kept_until_served() as hand_to:

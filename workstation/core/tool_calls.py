@@ -428,9 +428,10 @@ def _call_from(obj: Any, args_keys: tuple[str, ...] = ("arguments",), mistral: b
 _CUT_CALL = re.compile(r'\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*(?:,\s*"(?:arguments|parameters)"\s*:\s*(.*))?', re.S)
 
 
-def _cut_calls(text: str) -> list[ToolCall]:
+def _cut_calls(text: str, args_keys: tuple[str, ...] = ("arguments",), mistral: bool = False) -> list[ToolCall]:
     """The calls in ``text``, a list's or one call's JSON cut by the token limit: those written
-    whole, then the one cut (``whole`` False) once its name is whole; none when no name is."""
+    whole, then the one cut (``whole`` False) once its name is whole; none when no name is.
+    ``args_keys`` and ``mistral`` as ``_call_from``'s (a cut Mistral call gets an id of its shape)."""
     calls: list[ToolCall] = []
     decoder, i = json.JSONDecoder(), 0
     while i < len(text):
@@ -439,7 +440,7 @@ def _cut_calls(text: str) -> list[ToolCall]:
             obj, i = decoder.raw_decode(text, i)
         except ValueError:
             break
-        call = _call_from(obj)
+        call = _call_from(obj, args_keys, mistral)
         if call is None:
             return []
         calls.append(call)
@@ -447,7 +448,10 @@ def _cut_calls(text: str) -> list[ToolCall]:
     if head is not None:
         name, arguments = _json(head.group(1)), (head.group(2) or "").rstrip()
         if isinstance(name, str) and name:
-            calls.append(ToolCall(name, arguments, whole=False))
+            made = ToolCall(name, arguments, whole=False)
+            if mistral:
+                made.id = uuid.uuid4().hex[:9]
+            calls.append(made)
     return calls
 
 
@@ -631,6 +635,9 @@ class ReplyReader:
         if not final:
             return ReplyPiece()
         call = _call_from(_json(stripped), ("parameters", "arguments"))
+        if call is None:  # cut by the token limit once its name is whole: as far as it was written, as Hermes's
+            cut = _cut_calls(stripped, ("parameters", "arguments"))
+            call = cut[0] if len(cut) == 1 and not cut[0].whole else None
         if call is not None:
             self.buffer = ""
             return ReplyPiece("", [call])
@@ -647,8 +654,13 @@ class ReplyReader:
             rest = self.buffer[len(MISTRAL_CALLS) :].lstrip()
             try:
                 items, end = json.JSONDecoder().raw_decode(rest)
-            except ValueError:
-                return self._plain()  # not calls after all (cut short): the text as it is
+            except ValueError:  # cut by the token limit: the calls written whole, then the one cut once its
+                listed = rest.startswith("[")  # name is whole (as Hermes's); before that, the text as it is
+                cut = _cut_calls(rest[1:] if listed else rest, mistral=True)
+                if not cut or cut[-1].whole or not listed and len(cut) > 1:
+                    return self._plain()
+                self.buffer = ""
+                return ReplyPiece("", cut)
             items = [items] if isinstance(items, dict) else items
             calls = [_call_from(c, mistral=True) for c in items] if isinstance(items, list) and items else [None]
             if any(c is None for c in calls):

@@ -86,7 +86,7 @@ from workstation.core.server.protocol import (
 )
 from workstation.core.server.structured import grammar_refused
 from workstation.core.server.tool_protocol import call_deltas, parse_tool_request
-from workstation.core.server.unsupported import refuse_unsupported
+from workstation.core.server.unsupported import CHAT_FIELDS, refuse_unknown, refuse_unsupported
 from workstation.core.slots import Owner
 from workstation.core.structured_output import SchemaError
 from workstation.core.token_probs import TokenProb
@@ -281,6 +281,16 @@ class OpenAIServer:
                                 "person's key.", type_="permission_error", code="operator_only")
         self.accounts.check_profile(caller)
         return caller
+
+    def _refuse_while_stopping(self) -> None:
+        """503 with Retry-After while the server stops: a request for a reply, and the lists of
+        the models served (``/v1/models``, ``/props``, Ollama's ``/api/tags``, ``/api/ps``,
+        ``/api/show``), which answered 200 meanwhile, so a client that checks the model first
+        (the openai client's ``models.list``, Ollama's clients) took the server for one that
+        serves. Connection: close: a client's next try opens a connection to the server that is back."""
+        if self.stopping:
+            raise ApiError(SHUTTING_DOWN, "The server is shutting down; send the request again once it is back.",
+                           type_="server_error", headers=dict(STOPPING_HEADERS))
 
     def _working_for(self, request: Request) -> Caller:
         """The caller of a route that costs the server work but no reply (/tokenize, /detokenize,
@@ -568,9 +578,7 @@ class OpenAIServer:
                 raise
             ticket = self.accounts.begin(caller, route)
             _mark(request, caller)
-            if self.stopping:  # (Connection: close: a client's next try opens a connection to the server that is back)
-                raise ApiError(SHUTTING_DOWN, "The server is shutting down; send the request again once it is back.",
-                               type_="server_error", headers=dict(STOPPING_HEADERS))
+            self._refuse_while_stopping()
             self.accounts.check_profile(caller)
             self.accounts.check_quota(caller)
             async with self._json_body(request) as body:  # every field is checked before submitting
@@ -580,6 +588,8 @@ class OpenAIServer:
                         self.accounts.finish(ticket, read.status_code)
                         return read
                     body, chat = read
+                elif chat:  # (OpenAI's: /v1/chat/completions; llama-server's and Ollama's routes take any)
+                    refuse_unknown(body, CHAT_FIELDS)
                 refuse_unsupported(body)
                 params = parse_params(body, self.scheduler.profile.sampling)
                 if native is None and body.get("n_predict") == 0 and not isinstance(body["n_predict"], bool):
@@ -913,6 +923,7 @@ class OpenAIServer:
         (``/v1/models/{id}``: the openai client's ``models.retrieve``; 404 for an id not served)."""
         try:
             self._auth(request)
+            self._refuse_while_stopping()
         except ApiError as err:
             return err.response()
         s = self.scheduler

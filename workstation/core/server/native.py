@@ -340,6 +340,7 @@ class NativeRoutes:
     async def props(self, request: Request) -> Response:
         try:
             self.server._auth(request)
+            self.server._refuse_while_stopping()
         except ApiError as err:
             return err.response()
         s = self.scheduler

@@ -312,6 +312,7 @@ class OllamaRoutes:
         """The models this server answers to: the served one under each of its names."""
         try:
             self.server._auth(request)
+            self.server._refuse_while_stopping()
             facts = await self.facts()
         except ApiError as err:
             return err.response()
@@ -326,6 +327,7 @@ class OllamaRoutes:
         ignored), with the context each request may fill."""
         try:
             self.server._auth(request)
+            self.server._refuse_while_stopping()
             facts = await self.facts()
         except ApiError as err:
             return err.response()
@@ -351,6 +353,7 @@ class OllamaRoutes:
         prompt and parameters (the profile's sampling and the context per request)."""
         try:
             self.server._auth(request)
+            self.server._refuse_while_stopping()
             async with self.server._json_body(request) as body:
                 asked = body.get("model", body.get("name"))
                 if not isinstance(asked, str) or not asked:

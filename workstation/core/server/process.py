@@ -26,6 +26,7 @@ from workstation.core.server.accounts import Accounts
 from workstation.core.server.app import OpenAIServer
 from workstation.core.server.connections import guarded_protocol
 from workstation.core.server.options import ServerOptions
+from workstation.launch import serve_stopped_at_start
 
 STOP_REPLIES_S = 10.0  # at shutdown, the longest wait for the replies being written to end
 ACCEPT_BACKLOG = 128  # connections accepted in one go (uvicorn's default, 2048, can exhaust descriptors)
@@ -251,14 +252,18 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
 def _signal_taken(sig: int, handler: Callable[[], Any]) -> Iterator[None]:
     """``handler()`` (asked for only then) handles ``sig`` within the block, where this is the
     main thread and ``sig`` does what it does by default (not ignored, as under ``nohup``, nor
-    taken by another); the handler before it comes back after."""
-    take = threading.current_thread() is threading.main_thread() and signal.getsignal(sig) is signal.SIG_DFL
-    before = signal.signal(sig, handler()) if take else None
+    taken by another); the handler before it comes back after. The serve command's own, taken
+    from its first line of Python on (``launch.serve_stopped_at_start``), counts as the
+    default, handed over for good: what serve has open by then needs closing."""
+    before = signal.getsignal(sig)
+    take = threading.current_thread() is threading.main_thread() and before in (signal.SIG_DFL, serve_stopped_at_start)
+    if take:
+        signal.signal(sig, handler())
     try:
         yield
     finally:
         if take:
-            signal.signal(sig, before)
+            signal.signal(sig, signal.SIG_DFL if before is serve_stopped_at_start else before)
 
 
 @contextlib.contextmanager

@@ -46,7 +46,7 @@ from workstation.core.server.protocol import (
     field_names,
     flag,
 )
-from workstation.core.server.unsupported import refuse_unsupported
+from workstation.core.server.unsupported import NEVER, OFF, refuse_unknown, refuse_unsupported
 from workstation.core.tool_calls import ReplyReader, ToolCall, read_reply
 
 if TYPE_CHECKING:
@@ -91,6 +91,13 @@ FIELDS = field_names(
 SAME = ("model", "temperature", "top_p", "tool_choice", "parallel_tool_calls", "user", "seed", "stop", "top_k",
         "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty", "n", "logit_bias", "ignore_eos", "grammar",
         "chat_template_kwargs", "reasoning_budget")
+# every field this route knows: OpenAI's (served, taken without effect, or refused with why), the chat route's
+# passed on, and llama-server's options (refused unless off); any other is OpenAI's 400 "Unknown parameter"
+RESPONSES_FIELDS = frozenset((
+    "input", "instructions", "max_output_tokens", "metadata", "include", "max_tool_calls", "prompt_cache_key",
+    "prompt_cache_retention", "reasoning", "safety_identifier", "service_tier", "store", "stream",
+    "stream_options", "text", "tools", "truncation", *SAME, *REFUSED, *CHAT_NAMES, *OFF, *NEVER, "samplers",
+))
 
 
 def _text_part(part: Any, where: str) -> dict[str, Any]:
@@ -263,6 +270,7 @@ class ResponsesDialect:
 
     # --- the request ---------------------------------------------------------------------------
     def translate(self, body: dict[str, Any], chat: bool) -> tuple[dict[str, Any], bool]:
+        refuse_unknown(body, RESPONSES_FIELDS)  # (they were dropped without a word)
         refuse_unsupported(body)  # llama-server's options this server lacks (mirostat, ...), as on the chat route
         for name, why in REFUSED.items():
             if body.get(name):

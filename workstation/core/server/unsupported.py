@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from workstation.core.server.protocol import bad
+from workstation.core.server.protocol import ApiError, bad
 
 
 def _equal(*values: Any) -> Callable[[Any], bool]:
@@ -132,3 +132,34 @@ def refuse_unsupported(body: dict[str, Any], where: str = "") -> None:
                 "leave it out.",
                 name,
             )
+
+
+# Every field /v1/chat/completions knows, served, taken without effect or refused by name above; any
+# other is OpenAI's 400 "Unknown parameter" naming it (it was dropped without a word: a vLLM client's
+# guided_json left the reply unconstrained, a misspelt max_token let it run to the profile's limit)
+OPENAI_CHAT_FIELDS = frozenset((  # OpenAI's own: what its SDKs may send
+    "messages", "model", "audio", "frequency_penalty", "function_call", "functions", "logit_bias", "logprobs",
+    "max_completion_tokens", "max_tokens", "metadata", "modalities", "n", "parallel_tool_calls", "prediction",
+    "presence_penalty", "prompt_cache_key", "prompt_cache_retention", "reasoning_effort", "response_format",
+    "safety_identifier", "seed", "service_tier", "stop", "store", "stream", "stream_options", "temperature",
+    "tool_choice", "tools", "top_logprobs", "top_p", "user", "verbosity",
+))
+LLAMA_SERVER_FIELDS = frozenset((  # llama-server's, on its OpenAI route too (see README's list)
+    "n_predict", "top_k", "min_p", "repeat_penalty", "dynatemp_exponent", "dry_base", "dry_allowed_length",
+    "dry_penalty_last_n", "dry_sequence_breakers", "xtc_threshold", "mirostat_tau", "mirostat_eta",
+    "adaptive_decay", "grammar", "json_schema", "ignore_eos", "n_probs", "id_slot", "cache_prompt",
+    "return_tokens", "samplers", "return_progress", "chat_template_kwargs", "reasoning_format",
+    "reasoning_budget", "thinking_forced_open", "parse_tool_calls", "add_generation_prompt",
+    "continue_final_message", *OFF, *NEVER,
+))
+CHAT_FIELDS = OPENAI_CHAT_FIELDS | LLAMA_SERVER_FIELDS | {"conversation_tag"}  # (ours: the app's own chat)
+
+
+def refuse_unknown(body: dict[str, Any], known: frozenset[str]) -> None:
+    """OpenAI's 400 for the first field of ``body`` not in ``known``: ``Unknown parameter:
+    'NAME'.``, with the name as ``param`` and ``code`` "unknown_parameter"."""
+    for name in body:
+        if name not in known:
+            unknown = ApiError(400, f"Unknown parameter: '{name}'.", param=name, code="unknown_parameter")
+            unknown.worded = True  # (the name the client sent, in any dialect's errors)
+            raise unknown
