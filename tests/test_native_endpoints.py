@@ -163,12 +163,19 @@ def test_unsupported_options_are_refused_by_name(server: RunningServer) -> None:
                 "samplers": ["penalties", "dry", "top_n_sigma", "top_k", "typ_p", "top_p", "min_p", "xtc",
                              "temperature"], "n_probs": 2}
     assert post(server, "/completion", {"prompt": PROMPT, "n_predict": 2, **defaults}).status_code == 200
-    # a field OpenAI does not know is its 400 naming it (dropped without a word, vLLM's guided_json left the reply
-    # unconstrained); what OpenAI's SDKs, llama-server's web UI and this app's own clients send is taken
+    # a misspelt field, or another server's way to constrain the reply, is OpenAI's 400 naming it (dropped without
+    # a word, max_token let the reply run on, vLLM's guided_json left it unconstrained); what OpenAI's SDKs,
+    # llama-server's web UI and this app's own clients send is taken, and so is another server's harmless extra,
+    # as llama-server, Ollama and LM Studio take it (a client made for them kept working)
     r = post(server, "/v1/chat/completions", {**chat, "guided_json": {"type": "object"}})
     assert r.status_code == 400 and r.json()["error"] == {
-        "message": "Unknown parameter: 'guided_json'.", "type": "invalid_request_error", "param": "guided_json",
-        "code": "unknown_parameter"}
+        "message": "Unknown parameter: 'guided_json'. This server constrains a reply with response_format "
+                   "(json_schema or json_object), json_schema or grammar.", "type": "invalid_request_error",
+        "param": "guided_json", "code": "unknown_parameter"}
+    r = post(server, "/v1/chat/completions", {**chat, "max_token": 2})
+    assert r.status_code == 400 and r.json()["error"]["message"] == "Unknown parameter: 'max_token'. Did you mean " \
+        "'max_tokens'?" and r.json()["error"]["param"] == "max_token"
+    assert post(server, "/v1/chat/completions", {**chat, "top_a": 0, "include_reasoning": True}).status_code == 200
     webui = {**defaults, "reasoning_format": "auto", "dynatemp_range": 0, "dynatemp_exponent": 1, "xtc_threshold": 0.1,
              "repeat_last_n": 64, "dry_allowed_length": 2, "dry_penalty_last_n": -1, "timings_per_token": False,
              "return_progress": False, "top_k": 40, "min_p": 0.05, "repeat_penalty": 1.0}

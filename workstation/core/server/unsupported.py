@@ -134,9 +134,11 @@ def refuse_unsupported(body: dict[str, Any], where: str = "") -> None:
             )
 
 
-# Every field /v1/chat/completions knows, served, taken without effect or refused by name above; any
-# other is OpenAI's 400 "Unknown parameter" naming it (it was dropped without a word: a vLLM client's
-# guided_json left the reply unconstrained, a misspelt max_token let it run to the profile's limit)
+# Every field /v1/chat/completions knows, served, taken without effect or refused by name above. Another
+# is refused (OpenAI's 400 "Unknown parameter" naming it) where it is a misspelling of one of them (a misspelt
+# max_token let the reply run to the profile's limit, temprature was no temperature) or another server's way
+# to constrain the reply (vLLM's guided_json left it unconstrained); any other is taken without effect, as
+# llama-server, Ollama and LM Studio take it (a client made for another server keeps working here)
 OPENAI_CHAT_FIELDS = frozenset((  # OpenAI's own: what its SDKs may send
     "messages", "model", "audio", "frequency_penalty", "function_call", "functions", "logit_bias", "logprobs",
     "max_completion_tokens", "max_tokens", "metadata", "modalities", "n", "parallel_tool_calls", "prediction",
@@ -155,11 +157,30 @@ LLAMA_SERVER_FIELDS = frozenset((  # llama-server's, on its OpenAI route too (se
 CHAT_FIELDS = OPENAI_CHAT_FIELDS | LLAMA_SERVER_FIELDS | {"conversation_tag"}  # (ours: the app's own chat)
 
 
+# other servers' ways to constrain a reply: dropped, the reply came back unconstrained
+CONSTRAINTS = frozenset(("guided_json", "guided_regex", "guided_choice", "guided_grammar", "guided_decoding_backend",
+                         "guided_whitespace_pattern", "structured_outputs", "format"))
+CLOSE = 0.85  # how alike a field's name must be to a known one to be taken as its misspelling (difflib's ratio)
+
+
 def refuse_unknown(body: dict[str, Any], known: frozenset[str]) -> None:
-    """OpenAI's 400 for the first field of ``body`` not in ``known``: ``Unknown parameter:
-    'NAME'.``, with the name as ``param`` and ``code`` "unknown_parameter"."""
+    """OpenAI's 400 for the first field of ``body`` not in ``known`` that is a misspelling of one
+    that is (``Unknown parameter: 'max_token'. Did you mean 'max_tokens'?``) or another server's
+    way to constrain the reply (``CONSTRAINTS``): the name as ``param``, ``code``
+    "unknown_parameter". Any other unknown field is left to be taken without effect."""
+    import difflib
+
     for name in body:
-        if name not in known:
-            unknown = ApiError(400, f"Unknown parameter: '{name}'.", param=name, code="unknown_parameter")
-            unknown.worded = True  # (the name the client sent, in any dialect's errors)
-            raise unknown
+        if name in known:
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=CLOSE)
+        if close:
+            message = f"Unknown parameter: '{name}'. Did you mean '{close[0]}'?"
+        elif name in CONSTRAINTS:
+            message = (f"Unknown parameter: '{name}'. This server constrains a reply with response_format "
+                       "(json_schema or json_object), json_schema or grammar.")
+        else:
+            continue
+        unknown = ApiError(400, message, param=name, code="unknown_parameter")
+        unknown.worded = True  # (the name the client sent, in any dialect's errors)
+        raise unknown
