@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import time
@@ -11,7 +12,9 @@ import pytest
 import yaml
 from tui_helpers import notices, screen_lines, until
 
+from workstation.core.profiles import KVCache
 from workstation.tui.app import WorkstationApp
+from workstation.tui.messages import GpuReading, SystemSampled
 
 
 def _write(folder: Path, key: str, data: dict[str, object]) -> None:
@@ -41,17 +44,23 @@ async def test_a_long_model_name_keeps_its_quantization(folder: Path, tmp_path: 
     async with app.run_test(size=(120, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         text = app.status_text()
-        assert " · SmolLM2-135M-Instruct-office-edition.Q4_1 · GPU layers 0/31" in text, text
-        await pilot.resize_terminal(64, 24)  # (whole at 80 columns, with nothing of the usual f16/f16 K/V)
+        assert text.rstrip().endswith(" · SmolLM2-135M-Instruct-office-edition.Q4_1"), text  # no GPU: none said
+        # where there is a GPU, the share of the model on it, in words ("GPU layers 12/31" said nothing to picture)
+        assert app.gpu_share_said(12, 31) == ("39% of the model on the GPU", "39% on GPU")
+        assert app.gpu_share_said(31, 31)[0] == "all on the GPU" and app.gpu_share_said(0, 31) == ("", "")
+        app._sampled(SystemSampled(5.0, 1, 2, [GpuReading(0, "RTX 4060", 3.0, 1, 8 * 1024**3, 40.0, 20.0)]))
+        assert app.gpu_share_said(0, 31)[0] == "GPU not used" and app.status_text().endswith("Q4_1 · GPU not used")
+        app._sampled(SystemSampled(5.0, 1, 2, []))
+        await pilot.resize_terminal(50, 24)  # (whole at 80 columns, with nothing of the usual f16/f16 K/V)
         bar = app.chat_screen.query_one(StatusBar)
         await until(pilot, lambda: "…" in str(bar.render()))
         text = str(bar.render())
-        assert text.startswith(" ready │ long · SmolLM2-") and "…" in text and text.rstrip().endswith("edition.Q4_1 · GPU layers 0/31")
-        assert len(text.rstrip()) <= 64, text
-        app.generating = True  # a longer state word: the name gives up more, the layers stay
+        assert text.startswith(" ready │ long · SmolLM2-") and "…" in text and text.rstrip().endswith("edition.Q4_1")
+        assert len(text.rstrip()) <= 50, text
+        app.generating = True  # a longer state word: the name gives up more
         text = app.status_text()
-        assert text.startswith(" generating │ long · SmolLM2") and text.endswith("edition.Q4_1 · GPU layers 0/31")
-        assert len(text) <= 64, text
+        assert text.startswith(" generating │ long · SmolLM2") and text.endswith("edition.Q4_1")
+        assert len(text) <= 50, text
         app.generating = False
 
 
@@ -65,7 +74,7 @@ async def test_a_remote_profile_names_its_server_not_local_settings(folder: Path
         await until(pilot, lambda: app.loading is None)
         text = app.status_text()
     assert "desk · office-model on 127.0.0.1:9" in text, text
-    assert "GPU layers" not in text and "KV " not in text
+    assert "GPU" not in text and "KV " not in text
 
 
 async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
@@ -129,6 +138,10 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         assert isinstance(menu, ProfileMenu) and menu.freed is not None and menu.freed.ram_bytes > 0
         assert menu.freed == memory_held(app.profile, app.engine.info())
         assert "fits once" not in str(menu._prompt(1, listed[1]))  # (it fits anyway: nothing to explain)
+        # its context in words, and its K/V cache's memory in words ("context 8,192 at half size" said neither)
+        assert "· reads up to about 380 words at once\n" in str(menu._prompt(1, listed[1]))
+        half = dataclasses.replace(listed[1], context=8192, kv_cache=KVCache("q8_0", "q8_0"))
+        assert "· reads up to about 6,100 words at once, in half the usual memory\n" in str(menu._prompt(1, half))
         # its E counts that memory as free too (saving it loads it again, closing it first): E's
         # verdict said less free than F3's of the same settings; saved, it is loaded again with them
         said = notices(app)
@@ -476,7 +489,7 @@ async def test_the_status_bar_shortens_itself_to_80_columns(folder: Path, smollm
                 app.generating = generating
                 text = app.status_text()
                 assert len(text) <= 80, text
-                assert re.search(r" · (context memory K half size, V full size|bağlam belleği K yarı boy, V tam boy|GPU 0/31)$",
+                assert re.search(r" · (context memory K half size, V full size|bağlam belleği K yarı boy, V tam boy|[\w.-]+q4_1)$",
                                  text), text  # whole, never "· KV"
             app.update_status()
             await pilot.pause()

@@ -64,6 +64,8 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert rows["Ctrl+Y"] == ("Copy reply", Texts("en")("action.copy.help"))
         assert "in the multi-line editor Ctrl+Y is its redo" in rows["Ctrl+Y"][1]  # where it does not copy
         assert rows["Ctrl+E"] == ("Sampling", Texts("en")("action.sampling.help"))
+        # what the figures under a reply mean, for a keyboard's user too (a mouse's tooltip said it)
+        assert app.screen.rows[-1] == ("", "Figures under a reply", Texts("en")("metric.help"))
         await pilot.press("f1")
         await until(pilot, lambda: app.screen is app.chat_screen)
         await pilot.press("f6")  # the summarize screen, kept by the app once made
@@ -1499,7 +1501,7 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))
         # the time so far, ticking: a part takes a while and nothing else on the screen moved
         state = lambda: str(screen.query_one("#summarize-state").render())  # noqa: E731
-        assert re.search(r" · \d+(m\d\ds)?s? so far$", state()), state()
+        assert re.search(r" · (\d+ min )?\d+ s so far$", state()), state()
         first = state()
         await until(pilot, lambda: state() != first and "so far" in state())
         await pilot.press("ctrl+x")
@@ -1697,7 +1699,9 @@ def test_the_summary_eta_speaks_the_ui_language() -> None:
         formats = (t("summarize.eta_hours"), t("summarize.eta_minutes"), t("summarize.eta_seconds"))
         return eta_text(seconds, t("summarize.eta"), formats)
 
-    assert [eta("en", s) for s in (None, 7, 65, 3725)] == ["ETA …", "ETA 7s", "ETA 1m05s", "ETA 1h02m"]
+    # in words, not "ETA 1m05s"
+    assert [eta("en", s) for s in (None, 7, 65, 3725)] == ["time left: …", "time left: 7 s", "time left: 1 min 5 s",
+                                                           "time left: 1 h 2 min"]
     # Turkish abbreviates hour, minute and second as sa, dk and sn (the thinking time says sn too)
     assert [eta("tr", s) for s in (7, 65, 3725)] == ["kalan 7 sn", "kalan 1 dk 5 sn", "kalan 1 sa 2 dk"]
 

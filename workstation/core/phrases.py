@@ -70,7 +70,8 @@ ENGLISH: dict[str, str] = {
                              "its replies may ramble; a model made for chat (an -Instruct or -it one) answers better"),
     "fit.setting_note": "Note: {what}.",
     "fit.freed_counted": "It fits once {model}, loaded now, is closed, which frees {gb} GB: the switch does that first.",
-    "fit.slow": "Slow here: it would write about {tps} tokens a second, slower than people read (5 or more keeps up).",
+    "fit.slow": ("Slow here: it would write about {words} words a second (a page of answer in about {minutes} "
+                 "minutes), slower than people read."),
     "engine.not_a_number": ("The model's numbers for this text came out as NaN (not a number): its file is damaged "
                             "or was converted wrongly, or a setting (its K/V cache type, its GPU layers) does not "
                             "suit it; download or convert it again, or change the setting."),
@@ -530,6 +531,22 @@ def local_number(text: str, lookup: Lookup | None) -> str:
     if found["unit"].strip() == "%" and percent:
         return found["about"] + found["sign"] + percent.format(n=number)
     return found["about"] + found["sign"] + number + found["unit"]
+
+
+WORDS_PER_TOKEN = 0.75  # a token is about three quarters of an English word (fewer in Turkish)
+PAGE_WORDS = 500  # a page of text, single-spaced
+
+
+def about_words(tokens: float) -> str:
+    """``tokens`` as the words they are about, rounded as a person says an estimate (two
+    figures: 4,096 tokens are "3,100" words, 8,192 "6,100"; under 2 with a decimal, "1.4"), in
+    English writing (a sentence's values turn it into the UI's: ``local_number``). Tokens
+    meant nothing to the office staff the app is for."""
+    words = tokens * WORDS_PER_TOKEN
+    if words < 2:
+        return f"{words:.1f}"
+    digits = len(str(int(words)))
+    return f"{round(words, 2 - digits) if digits > 2 else round(words):,.0f}"
 
 
 # values that are people's words or names (a conversation titled "2,500", a draft reading

@@ -35,8 +35,8 @@ from workstation.core.catalog import (
 from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.hardware import GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth_gbps
 from workstation.core.model_shapes import active_params
-from workstation.core.phrases import Phrase, say
-from workstation.core.profiles import KV_CACHE_TYPES, Profile
+from workstation.core.phrases import PAGE_WORDS, WORDS_PER_TOKEN, Phrase, about_words, say
+from workstation.core.profiles import KV_CACHE_TYPES, KVCache, Profile
 from workstation.core.speed_model import SpeedConstants
 
 if TYPE_CHECKING:
@@ -75,6 +75,11 @@ def row_bytes(type_name: str, n: int) -> int:
     tid = KV_CACHE_TYPES[type_name]
     _, block, size = GGML_TYPES[tid]
     return n // block * size
+
+
+def kv_share(kv: KVCache) -> float:
+    """The memory a K/V cache of these types takes, against the usual f16/f16 (q8_0/q8_0: 0.53)."""
+    return (row_bytes(kv.k, 256) + row_bytes(kv.v, 256)) / (2 * row_bytes("f16", 256))
 
 
 def kv_cells(info: ModelInfo, context: int, n_ubatch: int = 512, swa_full: bool = True) -> tuple[int, int]:
@@ -614,7 +619,7 @@ def paged_phrase(paged: int, need: int, free: int, limited: bool, total: int) ->
     return ("fit.paged_why", {"need": _gb(need), "free": _gb(free), "short": _gb(paged), "how": how})
 
 
-SLOW_TPS = 5.0  # tokens/s under which a reply falls behind its reader (people read 5-10 words a second)
+SLOW_TPS = 5.0  # tokens/s (about 4 words) under which a reply falls behind its reader
 
 
 def slow_phrase(p: MemoryPlan, measured: float | None = None) -> Phrase | None:
@@ -624,8 +629,8 @@ def slow_phrase(p: MemoryPlan, measured: float | None = None) -> Phrase | None:
     tps = measured or p.decode_tps_bound
     if not p.fits or p.paged_bytes or not tps or tps >= SLOW_TPS:  # (paged: its verdict says it is slow)
         return None
-    # (as fit's speed line rounds it; under 2 with a decimal: "about 1 tokens a second" read wrong)
-    return ("fit.slow", {"tps": f"{tps:.1f}" if tps < 2 else f"{tps:.0f}"})
+    # in words and a page's time, which a person pictures ("about 1.8 tokens a second" said neither)
+    return ("fit.slow", {"words": about_words(tps), "minutes": round(PAGE_WORDS / (tps * WORDS_PER_TOKEN) / 60)})
 
 
 def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None, *,

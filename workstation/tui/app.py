@@ -58,7 +58,7 @@ from workstation.core.letters import shortened
 from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
 from workstation.core.paths import data_dir, typed_path
-from workstation.core.phrases import Phrase, say
+from workstation.core.phrases import WORDS_PER_TOKEN, Phrase, about_words, say
 from workstation.core.planner import FreedMemory, load_notes, offloadable_layers
 from workstation.core.profiles import (
     KVCache,
@@ -878,6 +878,9 @@ class WorkstationApp(App[None]):
                 rows += [("/".join(map(self.texts.key, keys_now(self._keymap)[up.id])), t(up.label), t(f"{up.label}.help"))]
             rows += [("PgUp/PgDn", t("keys.scroll"), t("keys.scroll.help")), ("Tab", t("keys.tab"), t("keys.tab.help")),
                      ("Shift+Enter/Ctrl+J", t("keys.new_line"), t("keys.new_line.help"))]
+            # what the figures under each reply mean (TTFT … tok/s): a mouse's tooltip said it, and
+            # a keyboard's user never learnt it
+            rows += [("", "", ""), ("", t("keys.figures"), t("metric.help"))]
         self.push_screen(KeysDialog(self.texts("keys.title"), rows, self.texts("keys.hint")))
 
     # --- the command palette ---------------------------------------------------------------
@@ -952,13 +955,10 @@ class WorkstationApp(App[None]):
         info = self.engine_info
         model = info.model_name if info else (profile.model or profile.remote.model)
         if info:
-            said_layers = {"n": info.gpu_layers, "total": offloadable_layers(info.n_layer)}
-            layers_key = "status.layers"
+            layers = self.gpu_share_said(info.gpu_layers, offloadable_layers(info.n_layer))
             kv = kv_said(KVCache(info.type_k, info.type_v), t.get)
-        else:
-            n = profile.gpu_layers
-            said_layers = {"n": t(f"status.gpu_{n}") if n in ("auto", "all") else n}
-            layers_key = "status.layers_planned"
+        else:  # (loading: the share is known once it has loaded)
+            layers = ("", "")
             kv = kv_said(profile.kv_cache, t.get)
         if self.loading is not None:
             pct = str(min(99, max(1, round(self.load_fraction * 100))))
@@ -1005,15 +1005,28 @@ class WorkstationApp(App[None]):
         # types go, then the layers, then the model; never a cut in the middle of a figure (the
         # line ended "· KV"; at 40 columns "· GPU", whose U stayed beside every dialog)
         tried: list[str] = []
-        for layers, kv_shown in ((t(layers_key, **said_layers), kv),
-                                 (t(f"{layers_key}_short", **said_layers), kv),
-                                 (t(f"{layers_key}_short", **said_layers), ""), ("", "")):
-            tried.append(line(model, layers, kv_shown))
+        for on_gpu, kv_shown in ((layers[0], kv), (layers[1], kv), (layers[1], ""), ("", "")):
+            tried.append(line(model, on_gpu, kv_shown))
             if len(model) > 12:
                 keep = max(width - (len(tried[-1]) - len(model)), 12)
                 tail = min(13, keep - 5)  # the end says the quantization (….Q4_1 / ….Q8_0): kept
-                tried.append(line(model[: keep - 1 - tail] + "…" + model[-tail:], layers, kv_shown))
+                tried.append(line(model[: keep - 1 - tail] + "…" + model[-tail:], on_gpu, kv_shown))
         return fitted_line([*tried, line("", "", "")], width)
+
+    def gpu_share_said(self, n: int, total: int) -> tuple[str, str]:
+        """What share of the loaded model runs on the GPU, in words (and shorter, for a narrow
+        line): "GPU layers 0/31" told an office PC with no GPU nothing, and one with a GPU
+        nothing it could picture; F5 counts the layers. Nothing where no GPU is seen and none
+        is used (the model runs on the CPU, as on any PC)."""
+        t = self.texts
+        if n <= 0:
+            if self.system is None or not self.system.gpus:
+                return "", ""
+            return t("status.on_gpu_none"), t("status.on_gpu_none_short")
+        if n >= total:
+            return t("status.on_gpu_all"), t("status.on_gpu_all_short")
+        pct = f"{min(99, max(1, round(n / total * 100)))}%"
+        return t("status.on_gpu_part", pct=pct), t("status.on_gpu_part_short", pct=pct)
 
     def not_ready_text(self) -> str:
         """Why nothing can run now: a model loading, a desk PC's server not reached (its load
@@ -1080,8 +1093,12 @@ class WorkstationApp(App[None]):
             return ""
         used = last.prompt_n + last.cache_n + last.predicted_n
         pct = min(100, round(used / n_ctx * 100))
-        key = "chat.context_full" if pct >= CONTEXT_NEARLY_FULL else "chat.context_fill"
-        return self.texts(key, used=f"{used:,}", total=f"{n_ctx:,}", pct=pct)
+        # in words a newcomer pictures: how much more the conversation holds before the model
+        # forgets its start ("context 3% full (120 of 4,096 tokens)" said neither; F5 counts tokens)
+        left = n_ctx - used
+        key = "chat.context_over" if left * WORDS_PER_TOKEN < 1 else \
+            "chat.context_full" if pct >= CONTEXT_NEARLY_FULL else "chat.context_fill"
+        return self.texts(key, words=about_words(left))
 
     def stream_pace(self) -> pacing.Pace:
         """How much the screen does while a reply streams (see ``pacing``)."""
@@ -3041,7 +3058,10 @@ class WorkstationApp(App[None]):
 
     @on(SystemSampled)
     def _sampled(self, event: SystemSampled) -> None:
+        seen_gpu = self.system is not None and bool(self.system.gpus)
         self.system = event
+        if bool(event.gpus) != seen_gpu:  # the status bar says "GPU not used" only where there is one
+            self.update_status()
         self.cpu_history.append(event.cpu)
         stack = self.screen_stack  # empty while the app shuts down; a reading may still come
         if stack and isinstance(stack[-1], DashboardScreen) and not self.generating:

@@ -17,7 +17,7 @@ from textual.widgets import Header, Label, ProgressBar, Sparkline, Static
 
 from workstation.core.errors import WorkstationError
 from workstation.core.metrics import ProfileRun
-from workstation.core.planner import human_bytes
+from workstation.core.planner import human_bytes, offloadable_layers
 from workstation.core.profiles import load_profile
 from workstation.tui.glyphs import UNICODE
 from workstation.tui.screens.app_screen import AppScreen
@@ -272,9 +272,12 @@ class DashboardScreen(AppScreen, Screen[None]):
                 cores = app.engine_info.threads if app.engine_info else last.n_threads
                 lines.append(t(f"dash.threads.{last.threads_reason}", n=last.n_threads, cores=cores,
                                others=f"{last.cpu_others:.1f}"))
-            self._put("#cache-line", "\n".join(lines))
         else:
-            self._put("#cache-line", t("dash.no_turns"))
+            lines = [t("dash.no_turns")]
+        info = app.engine_info
+        if info is not None and local:  # the status bar says the share in words; the count is here
+            lines.append(t("dash.layers", n=info.gpu_layers, total=offloadable_layers(info.n_layer)))
+        self._put("#cache-line", "\n".join(lines))
         sample = app.system
         cpu_hist = list(app.cpu_history)
         self.query_one("#row-cpu", MetricRow).set(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -17,7 +18,9 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from workstation.core.errors import ProfileError
-from workstation.core.profiles import Profile, kv_words, list_profiles, load_profile_file
+from workstation.core.phrases import about_words
+from workstation.core.planner import kv_share
+from workstation.core.profiles import KV_CACHE_TYPES, Profile, list_profiles, load_profile_file
 from workstation.tui.i18n import Texts
 from workstation.tui.integrations import fit_verdict, memory_freed_by_switch
 from workstation.tui.screens.app_screen import AppScreen
@@ -25,6 +28,10 @@ from workstation.tui.screens.load_settings import shipped_original
 
 if TYPE_CHECKING:
     from workstation.core.planner import FreedMemory
+
+# a K/V cache's memory against the usual, as F3's line says it (the nearest of these)
+KV_SHARES = {2.0: "twice", 1.0: "", 0.5: "half", 1 / 3: "third", 0.25: "quarter"}
+
 
 class FitCheck(Protocol):
     """``fit_verdict``'s shape: a profile's verdict, said for ``place`` (F3's list, or its E)."""
@@ -137,8 +144,14 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
                 text.append(f"\n  {entry.remote.model}")
             text.append(f"\n  {t('profiles.remote', url=entry.remote.base_url)}")
         else:
-            kv = kv_words(entry.kv_cache, t.get)  # (nothing for the usual f16/f16)
-            detail = t("profiles.detail_kv" if kv else "profiles.detail", model=entry.model, context=f"{entry.context:,}", kv=kv)
+            # what the context holds in words, and its memory's size in words too ("context 8,192 at
+            # half size" said neither what a context is nor what was half); E's screen has the types
+            words = about_words(entry.context)
+            share = kv_share(entry.kv_cache) if entry.kv_cache.k in KV_CACHE_TYPES and \
+                entry.kv_cache.v in KV_CACHE_TYPES else 1.0
+            kv = min(KV_SHARES, key=lambda s: abs(math.log(s / share)))
+            detail = t("profiles.detail" if kv == 1 else f"profiles.detail_kv_{KV_SHARES[kv]}", model=entry.model,
+                       words=words)
             if entry.speculative.mode in ("draft", "lookup"):  # (its word: "draft" said nothing in Turkish)
                 detail += " · " + t(f"profiles.speculative_{entry.speculative.mode}")
             text.append(f"\n  {detail}")
