@@ -579,3 +579,5 @@ def test_side_by_side_says_memory_and_which_to_pick(smollm2_path: Path) -> None:
     assert ("Which to pick: office-cpu; kv-quarter writes noticeably worse on these documents, though it needs "
             f"{file_size_text(kv['f16'] - kv['q4_0'])} less memory: take it only where office-cpu does not fit."
             ) in said, said
+    assert ("These speeds are of windows of 512 tokens; workstation bench -p office-cpu -p kv-half -p kv-quarter "
+            "--document YOUR_DOCUMENTS times whole documents: the wait for the first word and the writing.") in said

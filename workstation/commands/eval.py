@@ -639,6 +639,12 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> li
         notes.append(f"Side by side, {r.profile} against {first.profile} on these documents: it "
                      + "; ".join(x for x in said if x) + ".")
         notes.append(f"Which to pick: {_pick(first.profile, r.profile, worst, words, saved, mine, ratio, verb)}.")
+    timed = [r for r in results[1:] if r.kld and _kld_timed(r)]
+    if timed:  # (q8_0 K/V read 512-token windows 1.13x slower, a 2,900-token sheet 2.2x, and wrote 1.8x slower)
+        profiles = " ".join(f"-p {shell_word(r.profile)}" for r in [first, *timed])
+        notes.append(f"These speeds are of windows of {first.references[0].n_ctx} tokens; "
+                     f"{cli(f'bench {profiles} --document YOUR_DOCUMENTS')} times whole documents: the wait for "
+                     "the first word and the writing.")
     return notes
 
 

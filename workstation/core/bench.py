@@ -486,6 +486,16 @@ def read_replay_file(path: Path) -> list[list[dict[str, str]]]:
     return prompts
 
 
+def document_prompts(paths: list[Path]) -> list[list[dict[str, str]]]:
+    """Each document through the readers (isolated: the files come from outside), asked for its
+    summary as F6 asks a document of one part: a prompt each. A letter given to --replay was a
+    prompt per paragraph, "Yours sincerely," one of them, and no instruction to any."""
+    from workstation.core.documents import read_document
+    from workstation.core.summarize import whole_document_messages
+
+    return [[dict(m) for m in whole_document_messages(read_document(path, isolate=True))] for path in paths]
+
+
 def replay_engine(
     engine: ChatEngine,
     prompts: list[list[dict[str, str]]],
