@@ -344,6 +344,10 @@ def test_a_replay_comparison_within_its_rounds_noise_says_so() -> None:
     assert ("q4 against mine: writes 6.93x slower (tok/s 0.14x) (not sure: within how much the repetitions varied) "
             "and waits 1.00x as long for its first word (median TTFT).") in said
     assert said.count(REPLAY_WORDS) == 1  # what TTFT and tok/s are, once
+    # one document, once each: nothing to tell a busy moment from the profile by, and said so
+    one = format_replay([replay("mine", [(100, 1000)]), replay("q8", [(150, 1500)])]).splitlines()
+    assert ("q8 against mine: writes 1.50x slower (tok/s 0.67x) and waits 1.50x as long for its first word "
+            "(median TTFT) (one turn each, which a busy moment can sway: -r 3 repeats it).") in one
 
 
 def test_the_fastest_is_named_only_when_told_apart_from_the_next_fastest() -> None:

@@ -263,6 +263,7 @@ def plain_words(results: list[ProfileBench]) -> list[str]:
 
 
 UNSURE = "not sure: within how much the repetitions varied"
+ONE_TURN = "one turn each, which a busy moment can sway: -r 3 repeats it"
 
 # two-sided 95% points of Student's t by degrees of freedom: with 2 to 5 repetitions a spread is
 # itself a guess, and two standard errors called two equal profiles apart 8-18% of the time
@@ -418,8 +419,11 @@ def format_replay(replays: list[ReplayResult], differences: list[str] | None = N
                  lambda r: f"waits {r:.2f}x as long for its first word (median TTFT)")):
             if s[key] and first.get(key):
                 ratio = s[key] / first[key]
-                sure = f"{ratio:.2f}" == "1.00" or paired_apart(turn_pairs(res, replays[0], figure))
+                pairs = turn_pairs(res, replays[0], figure)
+                sure = f"{ratio:.2f}" == "1.00" or paired_apart(pairs)
                 said.append(words(ratio) + ("" if sure else f" ({UNSURE})"))
+        if said and len(turn_pairs(res, replays[0], lambda m: m.ttft_ms)) < 2:  # (one document: a busy moment's say)
+            said[-1] += f" ({ONE_TURN})"
         if said:  # (a busy moment read "0.04x its tok/s" with nothing to say it was one)
             parts.append(f"{res.profile} against {replays[0].profile}: {' and '.join(said)}.")
     if differences:
