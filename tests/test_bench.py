@@ -310,6 +310,17 @@ def test_a_replay_of_two_profiles_runs_in_rounds_and_compares_them(
     assert rc == 0
     # off a terminal (2>&1 | tee) its first step is said at once, the rest at most every 10 s
     assert err.splitlines()[0] == "round 1/2: tiny: replay prompt 1/2"
+    # and, from the second turn on, how long the rest takes at the run's pace (5 minutes of three
+    # documents with two profiles said only "replay prompt 2/3")
+    from workstation.core.bench import _paced
+
+    seen: list[str] = []
+    say = _paced(seen.append, 3)
+    assert say is not None
+    for msg in ("tiny: replay prompt 1/3", "tiny: replay prompt 2/3", "tiny: replay prompt 3/3"):
+        say(msg)
+    assert seen[0] == "tiny: replay prompt 1/3"
+    assert all(re.fullmatch(r"tiny: replay prompt [23]/3 \(about \d+s left\)", m) for m in seen[1:]), seen
     tables = out.split("other:")
     assert tables[0].count("Say hello.") == 2 and tables[1].count("Say hello.") == 2  # two rounds each
     assert out.count("2 prompts × 2 rounds: TTFT") == 2  # not "4 prompts"
