@@ -200,6 +200,8 @@ def test_eval_kld_reuses_the_reference_and_invalidates_it(
     assert reference["cache_reused"] is False
     cache = Path(reference["cache_path"])
     assert cache.exists() and cache.stat().st_size == reference["cache_bytes"]
+    # the document's tokens, its owner's alone, as the saved KV states (they were 644 in a 755 folder)
+    assert (cache.stat().st_mode & 0o777, cache.parent.stat().st_mode & 0o777) == (0o600, 0o700)
     written = cache.stat().st_ino  # a rewrite is a new file (written aside, then renamed)
     loss = first[1]["kld"][0]
     assert loss["kld_mean"] > 0 and loss["same_top"] < 1 and loss["cache_reused"] is False
