@@ -76,6 +76,24 @@ def test_bench_table_and_replay(tiny_profile: Path, tmp_path: Path, capsys: pyte
     assert res["summary"]["prompts"] == 2 and res["summary"]["ttft_ms_mean"] > 0
     assert history(kind="bench", test="replay_ttft")
 
+    # a person's own documents: each one prompt, asked as F6 asks a document of one part (a
+    # letter given to --replay was a prompt per paragraph, "Yours sincerely," one of them)
+    from workstation.core.bench import document_prompts
+    from workstation.core.documents import read_document
+    from workstation.core.summarize import FACTS_LABEL, whole_document_messages
+
+    sheet, letter = tmp_path / "invoices.csv", tmp_path / "letter.txt"
+    sheet.write_text("Customer,Amount\nOakfield,120.50\nGreenway,80\n", encoding="utf-8")
+    letter.write_text("Dear Ms. Reyes,\n\nThe accounts are due on 30 September.\n\nYours sincerely,\n", encoding="utf-8")
+    asked = document_prompts([sheet, letter])
+    assert asked == [whole_document_messages(read_document(p)) for p in (sheet, letter)]
+    assert FACTS_LABEL in asked[0][0]["content"] and "Yours sincerely," in asked[1][0]["content"]
+    rc = main(["bench", "-p", str(tiny_profile), "--document", str(sheet), str(letter), "--max-tokens", "2", "--json",
+               "--no-save"])
+    (res,) = json.loads(capsys.readouterr().out)
+    assert rc == 0 and [p["prompt"] for p in res["prompts"]] == ["invoices.csv", "letter.txt"]
+    assert all(p["prompt_n"] > 40 for p in res["prompts"])  # the instruction and the whole document, read
+
 
 def test_replay_file_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "p.jsonl"
@@ -292,11 +310,23 @@ def test_a_replay_of_two_profiles_runs_in_rounds_and_compares_them(
     assert rc == 0
     # off a terminal (2>&1 | tee) its first step is said at once, the rest at most every 10 s
     assert err.splitlines()[0] == "round 1/2: tiny: replay prompt 1/2"
+    # and, from the second turn on, how long the rest takes at the run's pace (5 minutes of three
+    # documents with two profiles said only "replay prompt 2/3")
+    from workstation.core.bench import _paced
+
+    seen: list[str] = []
+    say = _paced(seen.append, 3)
+    assert say is not None
+    for msg in ("tiny: replay prompt 1/3", "tiny: replay prompt 2/3", "tiny: replay prompt 3/3"):
+        say(msg)
+    assert seen[0] == "tiny: replay prompt 1/3"
+    assert all(re.fullmatch(r"tiny: replay prompt [23]/3 \(about \d+s left\)", m) for m in seen[1:]), seen
     tables = out.split("other:")
     assert tables[0].count("Say hello.") == 2 and tables[1].count("Say hello.") == 2  # two rounds each
     assert out.count("2 prompts × 2 rounds: TTFT") == 2  # not "4 prompts"
     unsure = r"( \(not sure: within how much the repetitions varied\))?"
-    assert re.search(rf"^other vs tiny: \d+\.\d\dx its tok/s{unsure}, \d+\.\d\dx its median TTFT{unsure}\.$", out,
+    assert re.search(rf"^other against tiny: writes (as fast|\d+\.\d\dx (as fast|slower)) \(tok/s \d+\.\d\dx\)"
+                     rf"{unsure} and waits \d+\.\d\dx as long for its first word \(median TTFT\){unsure}\.$", out,
                      re.MULTILINE), out
     assert "The profiles sample differently (temperature 0.7, 0.2" in out, out
 
@@ -304,7 +334,7 @@ def test_a_replay_of_two_profiles_runs_in_rounds_and_compares_them(
 def test_a_replay_comparison_within_its_rounds_noise_says_so() -> None:
     """"kv-q8_0 vs mine: 0.04x its tok/s" was said of one busy moment as of a measured cost: a
     ratio the same prompts in the same rounds do not bear out says "not sure"."""
-    from workstation.commands.bench import format_replay
+    from workstation.commands.bench import REPLAY_WORDS, format_replay
     from workstation.core.bench import ReplayItem, ReplayResult
     from workstation.core.metrics import TurnMetrics
 
@@ -320,8 +350,15 @@ def test_a_replay_comparison_within_its_rounds_noise_says_so() -> None:
     slower = replay("q8", [(150, 1500), (300, 1520), (155, 1480), (290, 1500)])  # every turn slower alike
     busy = replay("q4", [(100, 25000), (200, 700), (100, 1400), (200, 600)])  # one turn hit by a busy moment
     said = format_replay([mine, slower, busy]).splitlines()
-    assert "q8 vs mine: 0.67x its tok/s, 1.48x its median TTFT." in said
-    assert "q4 vs mine: 0.14x its tok/s (not sure: within how much the repetitions varied), 1.00x its median TTFT." in said
+    assert ("q8 against mine: writes 1.50x slower (tok/s 0.67x) and waits 1.48x as long for its first word "
+            "(median TTFT).") in said
+    assert ("q4 against mine: writes 6.93x slower (tok/s 0.14x) (not sure: within how much the repetitions varied) "
+            "and waits 1.00x as long for its first word (median TTFT).") in said
+    assert said.count(REPLAY_WORDS) == 1  # what TTFT and tok/s are, once
+    # one document, once each: nothing to tell a busy moment from the profile by, and said so
+    one = format_replay([replay("mine", [(100, 1000)]), replay("q8", [(150, 1500)])]).splitlines()
+    assert ("q8 against mine: writes 1.50x slower (tok/s 0.67x) and waits 1.50x as long for its first word "
+            "(median TTFT) (one turn each, which a busy moment can sway: -r 3 repeats it).") in one
 
 
 def test_the_fastest_is_named_only_when_told_apart_from_the_next_fastest() -> None:

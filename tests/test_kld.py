@@ -200,6 +200,8 @@ def test_eval_kld_reuses_the_reference_and_invalidates_it(
     assert reference["cache_reused"] is False
     cache = Path(reference["cache_path"])
     assert cache.exists() and cache.stat().st_size == reference["cache_bytes"]
+    # the document's tokens, its owner's alone, as the saved KV states (they were 644 in a 755 folder)
+    assert (cache.stat().st_mode & 0o777, cache.parent.stat().st_mode & 0o777) == (0o600, 0o700)
     written = cache.stat().st_ino  # a rewrite is a new file (written aside, then renamed)
     loss = first[1]["kld"][0]
     assert loss["kld_mean"] > 0 and loss["same_top"] < 1 and loss["cache_reused"] is False
@@ -489,12 +491,18 @@ def test_a_document_shorter_than_the_window_is_named(
     rows = [line for line in out.splitlines() if line.startswith("| ") and ".txt" in line]
     assert rows and all("long.txt" in row for row in rows), out
     assert re.search(r"^Left out note\.txt: The text is only \d+ tokens; .* needs at least 64 ", out, re.M), out
+    # memory, what the answers lose and which to pick, under the table and in the JSON
+    assert re.search(r"^Side by side, q4_0 against orig on these documents: it needs \d+ MB for the model and its "
+                     r"context memory against \d+ MB .* which holds 256 tokens", out, re.M), out
+    assert re.search(r"^Which to pick: (orig|q4_0)[:;] ", out, re.M), out
     rc = main(["eval", "-p", str(ref), "-p", str(cand), "--kld", str(long), str(short), "--ctx", "64", "--chunks", "1",
                "--no-save", "--json"])
     data = json.loads(capsys.readouterr().out)
     assert [r["document"] for r in data[0]["kld_reference"]] == ["long.txt"]
     assert [k["document"] for k in data[1]["kld"]] == ["long.txt"]
     assert data[0]["kld_left_out"][0].startswith("note.txt: The text is only ")
+    assert data[1]["memory"]["model_bytes"] == q4_0_path.stat().st_size and data[1]["memory"]["context"] == 256
+    assert 0 < data[1]["memory"]["kv_bytes"] == data[0]["memory"]["kv_bytes"]  # the same K/V types
 
 
 def ref(doc: str) -> ReferenceRow:
@@ -535,3 +543,43 @@ def test_each_documents_row_says_its_own_speed_and_a_note_the_whole_runs() -> No
             if line.startswith("| kv-q4")}
     assert rows == {"minutes.txt": "2.00x slower", "policy.md": "1.25x slower"}, table
     assert "kv-q4 against office-cpu over all 2 documents: 1.62x slower." in table, table
+
+
+def test_side_by_side_says_memory_and_which_to_pick(smollm2_path: Path) -> None:
+    """A team lead choosing between full and "half size" context memory on the office's own
+    documents got KLD, Δppl and tok/s columns, and no word of the memory the choice is made for,
+    nor of which to take: under the table, one sentence each (the model's file and its context
+    memory as the planner counts them, no model loaded)."""
+    import dataclasses
+
+    from workstation.commands.eval import ProfileEval, compare, format_eval
+    from workstation.core.catalog import read_model_info
+    from workstation.core.planner import plan
+
+    model = str(smollm2_path)
+    info = read_model_info(model, check=False)
+    kv = {t: plan(info, context=4096, type_k=t, type_v=t, gpus=[]).kv_cache_bytes for t in ("f16", "q8_0", "q4_0")}
+    reference = ProfileEval("office-cpu", model, "f16", "f16", references=[ref("letter.txt"), ref("report.txt")],
+                            context=4096)
+
+    def candidate(name: str, kv_type: str, kld: float, decode_s: float) -> ProfileEval:
+        return ProfileEval(name, model, kv_type, kv_type, context=4096, kld=[
+            dataclasses.replace(cand(doc, decode_s), kld_mean=kld) for doc in ("letter.txt", "report.txt")])
+
+    half, quarter = candidate("kv-half", "q8_0", 0.003, 8.0), candidate("kv-quarter", "q4_0", 0.2, 8.0)
+    results = [reference, half, quarter]
+    said = format_eval(results, [compare(reference, r) for r in results])
+    size, full = file_size_text(info.file_size + kv["q8_0"]), file_size_text(info.file_size + kv["f16"])
+    assert (f"Side by side, kv-half against office-cpu on these documents: it needs {size} for the model and its "
+            f"context memory against {full} (the model {file_size_text(info.file_size)}, and "
+            f"{file_size_text(kv['q8_0'])} of context memory, half size, which holds 4,096 tokens of conversation "
+            "and documents); writes practically as well; reads your documents 2.00x slower.") in said, said
+    saved = file_size_text(kv["f16"] - kv["q8_0"])
+    assert (f"Which to pick: kv-half where memory is short (it needs {saved} less, so a longer context fits in the "
+            "same memory) and writes practically as well; else office-cpu, as kv-half reads your documents 2.00x "
+            "slower.") in said, said
+    assert ("Which to pick: office-cpu; kv-quarter writes noticeably worse on these documents, though it needs "
+            f"{file_size_text(kv['f16'] - kv['q4_0'])} less memory: take it only where office-cpu does not fit."
+            ) in said, said
+    assert ("These speeds are of windows of 512 tokens; workstation bench -p office-cpu -p kv-half -p kv-quarter "
+            "--document YOUR_DOCUMENTS times whole documents: the wait for the first word and the writing.") in said

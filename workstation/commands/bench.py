@@ -21,6 +21,7 @@ from workstation.core.bench import (
     SpeedStat,
     bench_profiles,
     check_local,
+    document_prompts,
     read_replay_file,
     replay_profiles,
     sampling_differences,
@@ -54,8 +55,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--replay", type=Path, metavar="FILE",
                    help="run your own prompts instead (text: blank-line separated; .jsonl: "
                    '{"prompt": ...} or {"messages": [...]} per line)')
+    p.add_argument("--document", type=Path, nargs="+", metavar="DOC",
+                   help="time each profile summarizing your own documents (txt, md, pdf, docx, csv, xlsx, ...; "
+                   "each one part, as F6 reads a document that fits the context): the wait for the first word "
+                   "and the writing speed, side by side; then 'eval --kld' on them says what the answers lose")
     p.add_argument("--max-tokens", type=int, default=128, metavar="N",
-                   help="longest reply per replayed prompt (default 128)")
+                   help="longest reply per replayed prompt or document (default 128)")
     p.add_argument("--no-save", action="store_true", help="do not save the results to the history")
     p.add_argument("--json", action="store_true", help="print llama-bench-style JSON records")
     p.set_defaults(func=run)
@@ -111,8 +116,12 @@ def _clear_progress() -> None:
 def run(args: argparse.Namespace) -> int:
     profiles = _profiles(args)
     command = command_line("bench", args)
-    if args.replay is not None:
-        prompts = read_replay_file(args.replay)
+    if args.replay is not None and args.document:
+        from workstation.core.bench import BenchInputError
+
+        raise BenchInputError("Give --replay or --document, not both.")
+    if args.replay is not None or args.document:
+        prompts = read_replay_file(args.replay) if args.replay is not None else document_prompts(args.document)
         if args.max_tokens < 1:
             from workstation.core.bench import BenchInputError
 
@@ -122,6 +131,10 @@ def run(args: argparse.Namespace) -> int:
                                       rounds=1 if args.repetitions is None else args.repetitions)
         finally:
             _clear_progress()
+        if args.document:  # named by their files, not by the instruction all of them begin with
+            for res in replays:
+                for item in res.items:
+                    item.prompt = args.document[item.index - 1].name
         if args.json:
             print_json([r.to_dict() for r in replays])
         else:
@@ -251,6 +264,7 @@ def plain_words(results: list[ProfileBench]) -> list[str]:
 
 
 UNSURE = "not sure: within how much the repetitions varied"
+ONE_TURN = "one turn each, which a busy moment can sway: -r 3 repeats it"
 
 # two-sided 95% points of Student's t by degrees of freedom: with 2 to 5 repetitions a spread is
 # itself a guess, and two standard errors called two equal profiles apart 8-18% of the time
@@ -364,6 +378,11 @@ def spread_notes(results: list[ProfileBench]) -> list[str]:
     return notes
 
 
+REPLAY_WORDS = ("TTFT: the wait from sending a prompt to its first word; tok/s: how fast the rest is written, in "
+                "tokens (pieces of words, about 3 for 2 English words) a second; prompt tok: the tokens read, "
+                "cached: of them, those kept from the prompt before (not read again).")
+
+
 def format_replay(replays: list[ReplayResult], differences: list[str] | None = None) -> str:
     """Each profile's table and figures; with several, each against the first (tok/s and TTFT
     median as ratios, measured in the same rounds), and the sampling they differ in."""
@@ -388,18 +407,26 @@ def format_replay(replays: list[ReplayResult], differences: list[str] | None = N
              f"{s['prompts']} prompts × {s['turns'] // s['prompts']} rounds") + f": TTFT mean {s['ttft_ms_mean']:.0f} ms, median {s['ttft_ms_median']:.0f} ms, "
             f"p90 {s['ttft_ms_p90']:.0f} ms; {tps} tok/s over {s['predicted_n']} tokens{acc}\n"
         )
+    if replays:
+        parts.append(REPLAY_WORDS)
     first = replays[0].summary() if replays else {}
     for res in replays[1:]:
         s = res.summary()
         said = []
-        for key, figure, what in (("predicted_per_second", lambda m: m.predicted_per_second, "its tok/s"),
-                                  ("ttft_ms_median", lambda m: m.ttft_ms, "its median TTFT")):
+        for key, figure, words in (
+                ("predicted_per_second", lambda m: m.predicted_per_second,
+                 lambda r: f"writes {speed_words(r, 'as fast', 'x as fast')} (tok/s {r:.2f}x)"),
+                ("ttft_ms_median", lambda m: m.ttft_ms,
+                 lambda r: f"waits {r:.2f}x as long for its first word (median TTFT)")):
             if s[key] and first.get(key):
-                ratio = f"{s[key] / first[key]:.2f}"
-                sure = ratio == "1.00" or paired_apart(turn_pairs(res, replays[0], figure))
-                said.append(f"{ratio}x {what}" + ("" if sure else f" ({UNSURE})"))
+                ratio = s[key] / first[key]
+                pairs = turn_pairs(res, replays[0], figure)
+                sure = f"{ratio:.2f}" == "1.00" or paired_apart(pairs)
+                said.append(words(ratio) + ("" if sure else f" ({UNSURE})"))
+        if said and len(turn_pairs(res, replays[0], lambda m: m.ttft_ms)) < 2:  # (one document: a busy moment's say)
+            said[-1] += f" ({ONE_TURN})"
         if said:  # (a busy moment read "0.04x its tok/s" with nothing to say it was one)
-            parts.append(f"{res.profile} vs {replays[0].profile}: {', '.join(said)}.")
+            parts.append(f"{res.profile} against {replays[0].profile}: {' and '.join(said)}.")
     if differences:
         parts.append(f"The profiles sample differently ({'; '.join(differences)}): their replies differ in words "
                      "and length, and so does their speed; profiles alike but for what is compared (a K/V type, "

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from workstation.commands import add_profile_arg, print_json, profile_refs
 from workstation.commands.bench import _clear_progress, _progress, _table, command_line, speed_words
 from workstation.core.bench import check_local
-from workstation.core.catalog import read_model_info, resolve_model_path
+from workstation.core.catalog import file_size_text, read_model_info, resolve_model_path
 from workstation.core.documents import read_document
 from workstation.core.engine import Engine
 from workstation.core.engine_api import open_engine
@@ -46,7 +46,7 @@ from workstation.core.kld import (
     reference_windows,
     time_reference,
 )
-from workstation.core.profiles import Profile, load_profile
+from workstation.core.profiles import KVCache, Profile, kv_words, load_profile
 from workstation.core.results import ResultRow, save_printed_run
 from workstation.core.runtime import LoadedModel
 
@@ -380,7 +380,8 @@ def run(args: argparse.Namespace) -> int:
         _clear_progress()
     deltas = [compare(results[0], r) for r in results]
     if args.json:
-        print_json([{**r.to_dict(), "vs_first": d} for r, d in zip(results, deltas, strict=True)])
+        print_json([{**r.to_dict(), "memory": _memory_dict(r), "vs_first": d}
+                    for r, d in zip(results, deltas, strict=True)])
         _keep(args, results)
         return 0
     print(format_eval(results, deltas))
@@ -537,6 +538,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str
         notes += [f"{r.profile} against {results[0].profile} over all {n_docs} documents: {describe(d)}."
                   for r, d in zip(results[1:], deltas[1:], strict=True) if _kld_timed(r) and describe(d) != "-"]
     notes += plain_kld_notes(results)
+    notes += choice_notes(results, deltas)
     notes += kld_speed_notes(results)
     if results[0].references:
         from workstation.core.phrases import say
@@ -587,3 +589,87 @@ def plain_kld_notes(results: list[ProfileEval]) -> list[str]:
             notes.append(f"In plain words, on {k.document}: {r.profile} picks the same next word as {ref} "
                          f"{k.same_top * 100:.0f}% of the time, and {words}.")
     return notes
+
+
+MEMORY_APART = 0.05  # a twentieth of the memory, or less: the same memory, in the choice's words
+
+
+def _memory(r: ProfileEval) -> tuple[int, int] | None:
+    """The model file's bytes and its context memory (the K/V cache at the profile's context)."""
+    facts = _model_facts(r)
+    if "model_bytes" not in facts or "kv_bytes" not in facts:
+        return None
+    return int(facts["model_bytes"]), int(facts["kv_bytes"])
+
+
+def _memory_dict(r: ProfileEval) -> dict[str, int] | None:
+    """``--json``'s memory of a profile: what 'Side by side' says (a server's model: none)."""
+    memory = _memory(r) if r.context else None
+    return None if memory is None else {"model_bytes": memory[0], "kv_bytes": memory[1], "context": r.context}
+
+
+def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> list[str]:
+    """Each profile against the reference on the person's documents, memory, speed and what the
+    answers lose in one sentence, then which to pick and why: the table's KLD, Δppl and tok/s
+    left a team lead choosing K/V types to work the choice out, and said nothing of the memory
+    that a "half size" context memory is chosen for."""
+    if not results or not results[0].references:
+        return []
+    first = results[0]
+    mine = _memory(first)
+    notes = []
+    for r, d in zip(results[1:], deltas[1:], strict=True):
+        if not r.kld:
+            continue
+        worst = max(k.kld_mean for k in r.kld)
+        words = next(w for limit, w in KLD_WORDS if worst < limit)
+        verb = "reads your documents" if _kld_timed(r) else "writes replies"
+        ratio = d.get("speed_ratio")
+        speed = f"{verb} {speed_words(ratio, 'as fast', 'x faster')}" if ratio else ""
+        theirs = _memory(r)
+        said, saved = [], 0
+        if mine is not None and theirs is not None:
+            saved = sum(mine) - sum(theirs)
+            context_words = kv_words(KVCache(r.type_k, r.type_v)) or "full size"
+            said.append(f"needs {file_size_text(sum(theirs))} for the model and its context memory against "
+                        f"{file_size_text(sum(mine))} (the model {file_size_text(theirs[0])}, and "
+                        f"{file_size_text(theirs[1])} of context memory, {context_words}, which holds "
+                        f"{r.context:,} tokens of conversation and documents)")
+        said += [words, speed]
+        notes.append(f"Side by side, {r.profile} against {first.profile} on these documents: it "
+                     + "; ".join(x for x in said if x) + ".")
+        notes.append(f"Which to pick: {_pick(first.profile, r.profile, worst, words, saved, mine, ratio, verb)}.")
+    timed = [r for r in results[1:] if r.kld and _kld_timed(r)]
+    if timed:  # (q8_0 K/V read 512-token windows 1.13x slower, a 2,900-token sheet 2.2x, and wrote 1.8x slower)
+        profiles = " ".join(f"-p {shell_word(r.profile)}" for r in [first, *timed])
+        notes.append(f"These speeds are of windows of {first.references[0].n_ctx} tokens; "
+                     f"{cli(f'bench {profiles} --document YOUR_DOCUMENTS')} times whole documents: the wait for "
+                     "the first word and the writing.")
+    return notes
+
+
+def _pick(first: str, other: str, worst: float, words: str, saved: int, mine: tuple[int, int] | None,
+          ratio: float | None, verb: str) -> str:
+    """The choice between the reference and ``other`` in a clause: quality first (a KL divergence
+    under 0.02 writes very nearly as well), then memory, then speed (a tenth apart or more)."""
+    near = worst < KLD_WORDS[1][0]
+    less = mine is not None and saved > MEMORY_APART * sum(mine)
+    more = mine is not None and -saved > MEMORY_APART * sum(mine)
+    faster = ratio is not None and ratio >= SPEED_APART
+    slower = ratio is not None and ratio <= 1 / SPEED_APART
+    if not near:
+        return (f"{first}; {other} {words} on these documents" +
+                (f", though it needs {file_size_text(saved)} less memory: take it only where {first} does not fit"
+                 if less else ""))
+    if less and not slower:
+        return (f"{other}: it needs {file_size_text(saved)} less memory" +
+                (f", {words} and {verb} {speed_words(ratio or 1, 'as fast', 'x faster')}" if faster else f" and {words}"))
+    if less:
+        return (f"{other} where memory is short (it needs {file_size_text(saved)} less, so a longer context fits "
+                f"in the same memory) and {words}; else {first}, as {other} {verb} "
+                f"{speed_words(ratio or 1, 'as fast', 'x faster')}")
+    if faster:
+        return f"{other}: it {verb} {speed_words(ratio or 1, 'as fast', 'x faster')} and {words}" + (
+            f", if the PCs have {file_size_text(-saved)} more memory for it" if more else "")
+    return f"{first}: {other} " + ("needs more memory" if more else "saves no memory") + (
+        " and is slower" if slower else " and is no faster") + " here"

@@ -486,6 +486,16 @@ def read_replay_file(path: Path) -> list[list[dict[str, str]]]:
     return prompts
 
 
+def document_prompts(paths: list[Path]) -> list[list[dict[str, str]]]:
+    """Each document through the readers (isolated: the files come from outside), asked for its
+    summary as F6 asks a document of one part: a prompt each. A letter given to --replay was a
+    prompt per paragraph, "Yours sincerely," one of them, and no instruction to any."""
+    from workstation.core.documents import read_document
+    from workstation.core.summarize import whole_document_messages
+
+    return [[dict(m) for m in whole_document_messages(read_document(path, isolate=True))] for path in paths]
+
+
 def replay_engine(
     engine: ChatEngine,
     prompts: list[list[dict[str, str]]],
@@ -509,6 +519,25 @@ def replay_engine(
     return ReplayResult(engine.profile.key, engine.info().model_path, items)
 
 
+def _paced(progress: Progress | None, turns: int) -> Progress | None:
+    """``progress`` with the time the rest of the run takes at its pace so far ("about 3m05s
+    left"), each message being the start of a turn: a team lead's run of three documents with two
+    profiles took 5 minutes and said only "replay prompt 2/3" meanwhile."""
+    if progress is None:
+        return None
+    from workstation.core.summarize import eta_text
+
+    started, said = time.monotonic(), [0]
+
+    def say(msg: str) -> None:
+        done = said[0]
+        said[0] += 1
+        left = (time.monotonic() - started) / done * (turns - done) if done else None
+        progress(f"{msg} ({eta_text(left, 'about')} left)" if left is not None else msg)
+
+    return say
+
+
 def replay_profiles(
     profiles: list[Profile],
     prompts: list[list[dict[str, str]]],
@@ -523,7 +552,8 @@ def replay_profiles(
     if rounds < 1:
         raise BenchInputError(f"--repetitions must be 1 or more, not {rounds}.")
     results: dict[int, ReplayResult] = {}
-    for i, say in in_rounds(len(profiles), rounds, progress):
+    paced = _paced(progress, len(profiles) * rounds * len(prompts))
+    for i, say in in_rounds(len(profiles), rounds, paced):
         engine = open_engine(profiles[i], child_process=False)
         try:
             part = replay_engine(engine, prompts, max_tokens, say)

@@ -68,7 +68,7 @@ from workstation.core.evaluate import (
     mean_and_uncertainty,
     scored_logits,
 )
-from workstation.core.paths import kld_dir
+from workstation.core.paths import data_dir, kld_dir, own_folder
 from workstation.core.phrases import say
 from workstation.core.results import HistoryEntry
 from workstation.core.runtime import LoadedModel
@@ -321,7 +321,10 @@ def build_reference(
     n_text_tokens = len(tokens)
     tokens = tokens[: n_chunk * n_ctx]
     dest = key_path(key, directory)
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.parent == data_dir() / "kld":  # (a document's tokens: the folder its owner's alone, as kv-cache/)
+        own_folder(dest.parent)
+    else:  # (WORKSTATION_KLD_CACHE, a test's folder: one made is made so; one there keeps its mode)
+        dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = own_part(dest)  # (its lock held while written: a part left by a kill is swept)
     with held_part(tmp, ("models.being_added", {"name": dest.name, "folder": str(dest.parent)})):
         nll = nll2 = decode_seconds = 0.0
@@ -329,6 +332,7 @@ def build_reference(
         t0 = time.perf_counter()
         try:
             with tmp.open("wb") as f:
+                os.chmod(tmp, 0o600)  # the document's text as token ids, its owner's only (it was 644)
                 f.write(_HEADER.pack(MAGIC, 0, 0))
                 with closing(scored_logits(model, tokens, n_ctx, n_chunk, progress, "reference")) as windows:
                     step = _block_rows(model.n_vocab)

@@ -473,6 +473,13 @@ def _under_way(parts: dict[int, list[float]], calls: list[TurnMetrics], max_answ
     return working, min(parts)
 
 
+def whole_document_messages(document: Document) -> list[Message]:
+    """What a summary of ``document`` in one part asks the model (a table's facts first), for
+    'bench --document', which times a profile reading the person's own document as F6 does."""
+    read = with_facts(document)
+    return _messages(map_instruction(read), neutralize(read.text), MAP_SUFFIX)
+
+
 def _messages(instruction: str, body: str, suffix: str) -> list[Message]:
     return [{"role": "user", "content": instruction + body + suffix}]
 
