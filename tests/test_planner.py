@@ -496,9 +496,10 @@ def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path) -> 
     assert "Measured here" not in model_fit(row, en)
     f16 = {"records": [{"n_gpu_layers": 0, "test": "tg128"}], "stddev": 3.0}
     save_run("bench", [ResultRow("office-cpu", "tg128", 96.2, "tok/s", str(smollm2_path), f16)], "bench")
-    assert re.search(r" About \d+ tokens/s .* Measured here: 96 tokens/s \(bench, \d{4}-\d\d-\d\d, profile "
-                     r"office-cpu\)\.$", model_fit(row, en)), model_fit(row, en)
-    assert "Burada ölçülen: saniyede 96 token (bench, " in model_fit(row, tr)
+    # in words a second, as a person pictures it (96 tokens/s: about 72 words)
+    assert re.search(r" About [\d,]+ words a second .* Measured here: about 72 words a second \(bench, \d{4}-\d\d-\d\d, "
+                     r"profile office-cpu\)\.$", model_fit(row, en)), model_fit(row, en)
+    assert "Burada ölçülen: saniyede yaklaşık 72 sözcük (bench, " in model_fit(row, tr)
 
 
 def test_fit_plans_on_a_card_this_pc_lacks(capsys: pytest.CaptureFixture[str]) -> None:

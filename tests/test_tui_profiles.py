@@ -335,7 +335,7 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             assert text.startswith(f"qwen2.5-14b-instruct-q4_k_m · {shown} · "), text
             assert ("Belgelerde, tablolarda" if language == "tr" else "Strong at documents") in text.splitlines()[-1]
             assert said in text.splitlines()[1]
-            assert ("token (bu GPU'ya ölçeklenmiş" if language == "tr" else "tokens/s (an estimate from published figures scaled to this GPU") in text
+            assert ("sözcük (bu GPU'ya ölçeklenmiş" if language == "tr" else "words a second (an estimate from published figures scaled to this GPU") in text
             set_probe(FakeGpuProbe.of(("RTX 3050", 6, 5.5)))  # too small for all of it
             models.fits.clear()
             catalog.move_cursor(row=names.index("qwen2.5-14b-instruct-q4_k_m") - 1)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from workstation.core import catalog, hardware
 from workstation.core.errors import WorkstationError
-from workstation.core.phrases import Phrase
+from workstation.core.phrases import Phrase, about_words
 from workstation.core.planner import offloadable_layers
 from workstation.core.profiles import Profile
 from workstation.tui.i18n import Texts
@@ -293,7 +293,7 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None) -> 
         import datetime as dt
 
         day = dt.datetime.fromisoformat(measured.created.replace("Z", "+00:00")).astimezone().date().isoformat()
-        text += " " + texts("models.measured", tps=f"{measured.value:.0f}", when=texts.day(day), profile=measured.profile)
+        text += " " + texts("models.measured", words=about_words(measured.value), when=texts.day(day), profile=measured.profile)
     if counted:
         text += " " + say(counted, texts.get)
     return text
@@ -306,7 +306,7 @@ def speed_said(p: Any, measured_here: bool, texts: Texts) -> str:
     if not p.fits or p.paged_bytes or not p.decode_tps_bound:  # (paged: its verdict says slowly, and why)
         return ""
     basis = "models.speed_gpu" if p.gpu_layers else "models.speed_here" if measured_here else "models.speed"
-    return texts(basis, tps=f"{p.decode_tps_bound:.0f}")
+    return texts(basis, words=about_words(p.decode_tps_bound))  # (words: "tokens/s" meant nothing to office staff)
 
 
 def speed_estimate(profile: Profile, texts: Texts, freed: FreedMemory | None = None) -> str:
