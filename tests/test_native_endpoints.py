@@ -13,6 +13,8 @@ import httpx
 import pytest
 from serve_helpers import RunningServer, serve, write_profile
 
+from workstation.core.server.unsupported import LOOKED_AT
+
 KEY = "native-key"
 PROMPT = "The capital of France is"
 
@@ -176,6 +178,12 @@ def test_unsupported_options_are_refused_by_name(server: RunningServer) -> None:
     assert r.status_code == 400 and r.json()["error"]["message"] == "Unknown parameter: 'max_token'. Did you mean " \
         "'max_tokens'?" and r.json()["error"]["param"] == "max_token"
     assert post(server, "/v1/chat/completions", {**chat, "top_a": 0, "include_reasoning": True}).status_code == 200
+    # past the first LOOKED_AT unknown fields none is compared (each comparison held the server's loop: a 4 MB
+    # body of made-up names held every client for 35 s); another server's constraint is still refused
+    made_up = {f"zq{i:03d}": 0 for i in range(LOOKED_AT)}
+    assert post(server, "/v1/chat/completions", {**chat, **made_up, "max_token": 2}).status_code == 200
+    r = post(server, "/v1/chat/completions", {**chat, **made_up, "guided_json": {}})
+    assert r.status_code == 400 and r.json()["error"]["param"] == "guided_json"
     webui = {**defaults, "reasoning_format": "auto", "dynatemp_range": 0, "dynatemp_exponent": 1, "xtc_threshold": 0.1,
              "repeat_last_n": 64, "dry_allowed_length": 2, "dry_penalty_last_n": -1, "timings_per_token": False,
              "return_progress": False, "top_k": 40, "min_p": 0.05, "repeat_penalty": 1.0}

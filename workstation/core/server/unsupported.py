@@ -161,19 +161,25 @@ CHAT_FIELDS = OPENAI_CHAT_FIELDS | LLAMA_SERVER_FIELDS | {"conversation_tag"}  #
 CONSTRAINTS = frozenset(("guided_json", "guided_regex", "guided_choice", "guided_grammar", "guided_decoding_backend",
                          "guided_whitespace_pattern", "structured_outputs", "format"))
 CLOSE = 0.85  # how alike a field's name must be to a known one to be taken as its misspelling (difflib's ratio)
+# unknown fields compared with the known ones, at most: each comparison is difflib's over every known name, on
+# the server's event loop (a 4 MB body of made-up names held every client, /health too, for 35 s)
+LOOKED_AT = 32
 
 
 def refuse_unknown(body: dict[str, Any], known: frozenset[str]) -> None:
     """OpenAI's 400 for the first field of ``body`` not in ``known`` that is a misspelling of one
     that is (``Unknown parameter: 'max_token'. Did you mean 'max_tokens'?``) or another server's
     way to constrain the reply (``CONSTRAINTS``): the name as ``param``, ``code``
-    "unknown_parameter". Any other unknown field is left to be taken without effect."""
+    "unknown_parameter". Any other unknown field is left to be taken without effect (past the
+    first ``LOOKED_AT`` unknown ones, none is taken for a misspelling)."""
     import difflib
 
+    looked = 0
     for name in body:
         if name in known:
             continue
-        close = difflib.get_close_matches(name, known, n=1, cutoff=CLOSE)
+        looked += 1  # (past LOOKED_AT, only another server's constraints are looked for: a set's lookup)
+        close = difflib.get_close_matches(name, known, n=1, cutoff=CLOSE) if looked <= LOOKED_AT else []
         if close:
             message = f"Unknown parameter: '{name}'. Did you mean '{close[0]}'?"
         elif name in CONSTRAINTS:
