@@ -160,7 +160,11 @@ CHAT_FIELDS = OPENAI_CHAT_FIELDS | LLAMA_SERVER_FIELDS | {"conversation_tag"}  #
 # other servers' ways to constrain a reply: dropped, the reply came back unconstrained
 CONSTRAINTS = frozenset(("guided_json", "guided_regex", "guided_choice", "guided_grammar", "guided_decoding_backend",
                          "guided_whitespace_pattern", "structured_outputs", "format"))
-CLOSE = 0.85  # how alike a field's name must be to a known one to be taken as its misspelling (difflib's ratio)
+# other servers' own fields, like a known one's name but not its misspelling: taken without effect (OpenRouter's
+# 'models' was refused as "Did you mean 'model'?", Ollama's 'num_keep' as 'n_keep')
+ELSEWHERE = frozenset(("models", "route", "provider", "transforms", "plugins", "usage", "num_keep", "num_ctx",
+                       "num_predict", "keep_alive", "options"))
+CLOSE = 0.9  # how alike a field's name must be to a known one to be taken as its misspelling (difflib's ratio)
 # unknown fields compared with the known ones, at most: each comparison is difflib's over every known name, on
 # the server's event loop (a 4 MB body of made-up names held every client, /health too, for 35 s)
 LOOKED_AT = 32
@@ -176,7 +180,7 @@ def refuse_unknown(body: dict[str, Any], known: frozenset[str]) -> None:
 
     looked = 0
     for name in body:
-        if name in known:
+        if name in known or name in ELSEWHERE:
             continue
         looked += 1  # (past LOOKED_AT, only another server's constraints are looked for: a set's lookup)
         close = difflib.get_close_matches(name, known, n=1, cutoff=CLOSE) if looked <= LOOKED_AT else []
