@@ -79,6 +79,24 @@ def test_a_stop_as_serve_starts_is_a_clean_stop(tmp_path: Path) -> None:
     assert (proc.returncode, err) == (0, "workstation: stopped (SIGTERM) while starting; nothing was served.\n")
 
 
+def test_a_child_spawned_by_serve_keeps_sigterm_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A spawned child's argv is a copy of its parent's: one of serve's (a document read apart)
+    took serve's start-up SIGTERM handler, and its parent's terminate() did not end it."""
+    from workstation.launch import serve_stopped_at_start, take_sigterm_if_serving
+
+    before = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(sys, "argv", ["/usr/bin/workstation", "serve", "-p", "office-cpu"])
+    try:
+        for child, taken in ((True, signal.SIG_DFL), (False, serve_stopped_at_start)):
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            monkeypatch.setattr(sys, "orig_argv", [sys.executable, "-c", "spawn_main()",
+                                                   *(["--multiprocessing-fork"] if child else [])])
+            take_sigterm_if_serving()
+            assert signal.getsignal(signal.SIGTERM) is taken, child
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def _profile_file(tmp_path: Path, max_tokens: int, context: int = 1024) -> Path:
     return write_profile_file(tmp_path / "cli-profile.yaml", context=context, threads=1,
                               sampling={"max_tokens": max_tokens})

@@ -48,6 +48,8 @@ def take_sigterm_if_serving() -> None:
     program = sys.argv[0] if sys.argv else ""  # ("-m" while ``python -m`` imports the package)
     if program != "-m" and os.path.basename(program) != "workstation":
         return
+    if "--multiprocessing-fork" in getattr(sys, "orig_argv", ()):  # a spawned child of serve's (its argv is a
+        return  # copy of serve's): its parent's terminate() must end it, mid llama.cpp call too
     if command_word(sys.argv[1:]) != "serve" or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         return
     signal.signal(signal.SIGTERM, serve_stopped_at_start)
