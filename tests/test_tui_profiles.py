@@ -142,6 +142,9 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         assert "· reads up to about 380 words at once\n" in str(menu._prompt(1, listed[1]))
         half = dataclasses.replace(listed[1], context=8192, kv_cache=KVCache("q8_0", "q8_0"))
         assert "· reads up to about 6,100 words at once, in half the usual memory\n" in str(menu._prompt(1, half))
+        mixed = dataclasses.replace(half, kv_cache=KVCache("q8_0", "f16"))  # (0.77 of it: it said the usual)
+        assert "· reads up to about 6,100 words at once, in about three quarters of the usual memory\n" in str(
+            menu._prompt(1, mixed))
         # its E counts that memory as free too (saving it loads it again, closing it first): E's
         # verdict said less free than F3's of the same settings; saved, it is loaded again with them
         said = notices(app)

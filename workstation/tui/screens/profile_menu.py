@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from workstation.core.planner import FreedMemory
 
 # a K/V cache's memory against the usual, as F3's line says it (the nearest of these)
-KV_SHARES = {2.0: "twice", 1.0: "", 0.5: "half", 1 / 3: "third", 0.25: "quarter"}
+KV_SHARES = {2.0: "twice", 1.0: "", 0.75: "three_quarters", 0.5: "half", 1 / 3: "third", 0.25: "quarter"}  # (K q8_0, V f16: 0.77, said as the usual)
 
 
 class FitCheck(Protocol):
