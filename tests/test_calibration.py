@@ -44,7 +44,7 @@ def test_size_measure_on_the_command_line(smollm2_path: Path, gemma_path: Path, 
     assert fractions == sorted(fractions) and fractions[-1] == 100
     assert "decode x4" in captured.err and "gemma" in captured.err
     # the memory checks: 2 models x 3 contexts x 3 K/V types, plus the two speed loads, each
-    # model's weights loaded once (they were loaded again for each of the 9: 27 s of 36 here)
+    # model's weights loaded once (loaded again for each of the 9, the test took a quarter more CPU)
     assert data["memory_estimates_here"]["loads"] == 2 * 9 + 2
     assert sorted(loaded) == sorted(map(str, (smollm2_path, gemma_path)))
     # what was measured is this machine's speed model from now on (one measuring run serves
