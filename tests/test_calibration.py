@@ -8,6 +8,7 @@ import json
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,9 +17,19 @@ from workstation.core import calibration
 from workstation.core.catalog import installed_name
 
 
-@pytest.mark.timeout(600)  # 20 loads and 6 decode runs on a busy machine
-def test_size_measure_on_the_command_line(smollm2_path: Path, gemma_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.timeout(600)  # 2 loads, 18 contexts and 6 decode runs on a busy machine
+def test_size_measure_on_the_command_line(smollm2_path: Path, gemma_path: Path, capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from llama_cpp import _internals
+
+    loaded: list[str] = []
+
+    class CountedModel(_internals.LlamaModel):  # llama.cpp's own load, counted
+        def __init__(self, *, path_model: str, **kwargs: Any) -> None:
+            loaded.append(path_model)
+            super().__init__(path_model=path_model, **kwargs)
+
+    monkeypatch.setattr(_internals, "LlamaModel", CountedModel)
     # one thread: two spin waiting for each other on a machine whose 2 cores others share
     assert main(["size", "--measure", "--threads", "1", "--json"]) == 0
     captured = capsys.readouterr()
@@ -32,8 +43,10 @@ def test_size_measure_on_the_command_line(smollm2_path: Path, gemma_path: Path,
     fractions = [int(m) for m in re.findall(r"\] +(\d+)%", captured.err)]
     assert fractions == sorted(fractions) and fractions[-1] == 100
     assert "decode x4" in captured.err and "gemma" in captured.err
-    # the memory loads: 2 models x 3 contexts x 3 K/V types, plus the two speed loads
+    # the memory checks: 2 models x 3 contexts x 3 K/V types, plus the two speed loads, each
+    # model's weights loaded once (loaded again for each of the 9, the test took a quarter more CPU)
     assert data["memory_estimates_here"]["loads"] == 2 * 9 + 2
+    assert sorted(loaded) == sorted(map(str, (smollm2_path, gemma_path)))
     # what was measured is this machine's speed model from now on (one measuring run serves
     # both checks: the same figures through the API cost 20 s more on a slow machine)
     speed, report = calibration.this_machine()

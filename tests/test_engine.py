@@ -233,14 +233,22 @@ def test_a_last_assistant_message_is_a_reply_to_go_on_from(engine: Engine) -> No
     assert not went_on.lstrip().startswith(full[:8])  # not a fresh reply
 
 
-def test_a_conversation_longer_than_the_context_says_how_many_messages_were_left_out(engine: Engine) -> None:
+def test_a_conversation_longer_than_the_context_says_how_many_messages_were_left_out(smollm2_path: Path) -> None:
     """The oldest messages go to make room, and the reply says how many (the app warns): they
     were dropped without a word, and the model answered a question about them as if never told."""
+    engine = Engine(make_profile(context=512))  # (a quarter of the module's: a quarter to read)
+    try:
+        _left_out_and_said(engine)
+    finally:
+        engine.close()
+
+
+def _left_out_and_said(engine: Engine) -> None:
     sampling = dataclasses.replace(engine.profile.sampling, max_tokens=2, temperature=0.0)
     short = [{"role": "user", "content": "My name is Ayla."}, {"role": "assistant", "content": "Hello Ayla."},
              {"role": "user", "content": "What is my name?"}]
     assert engine.run_chat(short, sampling).metrics.left_out_n == 0
-    filler = "The quarterly report lists desks, chairs and lamps for every office floor. " * 20  # ~300 tokens
+    filler = "The quarterly report lists desks, chairs and lamps for every office floor. " * 5  # ~75 tokens
     long = [short[0], short[1], *[{"role": r, "content": filler} for r in ("user", "assistant") * 4], short[2]]
     assert engine.count_prompt(long) > engine.n_ctx  # the whole history does not fit
     turn = engine.run_chat(long, sampling)

@@ -3,8 +3,9 @@
 ``measure`` (``workstation size --measure``) loads each packaged model once with 4 sequences
 and decodes with 1, 2 and 4 of them together (``bench.run_tg``, llama-bench's tg on several
 sequences), reads one prompt (``bench.run_pp``) and saves the figures in the history (kind
-``calibrate``). It also loads each model at 3 contexts x 3 K/V types, so the history holds the
-planner's estimate beside llama.cpp's allocation for each (every load records it).
+``calibrate``). It also makes a context over each model's weights (loaded once) at 3 contexts
+x 3 K/V types, so the history holds the planner's estimate beside llama.cpp's allocation for
+each (every load records it).
 ``this_machine`` fits ``speed_model`` to the saved figures, plus ``bench``'s tg/pp figures of a
 single sequence, and reports each point's error with that point left out of the fit.
 """
@@ -67,9 +68,9 @@ def measure(paths: list[Path], *, n_gen: int = 24, repetitions: int = 2, n_promp
 
     say = progress or (lambda _f, _m: None)
     threads = threads or count_physical_cores()
-    # work units: a decode step of n_seq sequences ~ (1 + n_seq / 4); a load ~ 4 steps
+    # work units: a decode step of n_seq sequences ~ (1 + n_seq / 4); a load ~ 4 steps, a context ~ 1
     per_model = 4 + n_prompt / 64 + sum(repetitions * n_gen * (1 + b / 4) for b in SLOTS)
-    mem_units = 4.0 * len(MEMORY_CONTEXTS) * len(MEMORY_KV) if memory else 0.0
+    mem_units = 1.0 * len(MEMORY_CONTEXTS) * len(MEMORY_KV) if memory else 0.0
     total = len(paths) * (per_model + mem_units)
     done = 0.0
     out: list[Measured] = []
@@ -97,17 +98,17 @@ def measure(paths: list[Path], *, n_gen: int = 24, repetitions: int = 2, n_promp
                     rates.append(n_gen * b * 1e9 / ns)
                     done += n_gen * (1 + b / 4)
                 out.append(Measured(name, str(path), b, float(np.mean(rates)), f"tg{n_gen}x{b}"))
+            for ctx in MEMORY_CONTEXTS if memory else ():
+                for kv in MEMORY_KV:
+                    say(done / total, f"{name}: memory at {ctx} tokens, K/V {kv}")
+                    # over the weights loaded above: the allocations are the same as a load's
+                    LoadedModel(path, RuntimeSettings(n_ctx=ctx, n_threads=threads, type_k=KV_CACHE_TYPES[kv],
+                                                      type_v=KV_CACHE_TYPES[kv]),
+                                weights_of=model).close()  # it recorded estimate and allocation
+                    done += 1
         finally:
             batch.close()
             model.close()
-        if memory:
-            for ctx in MEMORY_CONTEXTS:
-                for kv in MEMORY_KV:
-                    say(done / total, f"{name}: memory at {ctx} tokens, K/V {kv}")
-                    m = LoadedModel(path, RuntimeSettings(n_ctx=ctx, n_threads=threads, type_k=KV_CACHE_TYPES[kv],
-                                                          type_v=KV_CACHE_TYPES[kv]))
-                    m.close()  # the load itself recorded estimate and allocation
-                    done += 4
     say(1.0, "done")
     rows = [ResultRow(m.model, m.test, m.tps, "tok/s", m.path, {"n_seq": m.n_seq, "threads": threads})
             for m in out]

@@ -197,7 +197,28 @@ class LoadedModel:
         path: Path,
         settings: RuntimeSettings,
         progress: Callable[[float], None] | None = None,
+        *,
+        weights_of: LoadedModel | None = None,
     ) -> None:
+        """Load ``path`` and make a context over it; with ``weights_of`` (the same file, loaded
+        with the same GPU layers and mmap), a context of these settings over that model's weights,
+        not loaded again (size --measure's memory checks at 9 contexts and K/V types loaded each
+        model 9 more times). ``weights_of`` owns the weights: close it last."""
+        if weights_of is not None:
+            self._share_weights(path, settings, weights_of)
+        else:
+            self._load_weights(path, settings, progress)
+        self._make_context(settings)
+
+    def _share_weights(self, path: Path, settings: RuntimeSettings, owner: LoadedModel) -> None:
+        if (owner.path, owner.settings.n_gpu_layers, owner.settings.use_mmap) != (
+                path, settings.n_gpu_layers, settings.use_mmap) or owner.closed:
+            raise EngineError("internal error: a context over another load's weights needs the same file, "
+                              "GPU layers and mmap, still loaded.")
+        self.path, self.file, self.settings = path, owner.file, settings
+        self.model, self.model_log, self._owns_weights = owner.model, owner.model_log, False
+
+    def _load_weights(self, path: Path, settings: RuntimeSettings, progress: Callable[[float], None] | None) -> None:
         check_gguf(path)
         self.path = path
         self.file = FileStamp.of(path)  # the file mapped: each turn checks it is still this one
@@ -232,6 +253,10 @@ class LoadedModel:
                 f"llama.cpp could not load {path.name}" + (f": {why}." if why else ".")
                 + (_short_of_memory(why) or _damaged(why))
             ) from None
+        self.model_log = log_since(load_mark)  # (its buffers: every context over it reports them)
+        self._owns_weights = True
+
+    def _make_context(self, settings: RuntimeSettings) -> None:
         self.vocab = self.model.vocab
         self.n_vocab = llama_cpp.llama_vocab_n_tokens(self.vocab)
         cparams = llama_cpp.llama_context_default_params()
@@ -263,16 +288,13 @@ class LoadedModel:
         except BaseException:
             if ctx is not None:
                 llama_cpp.llama_free(ctx)
-            self.model.close()
+            self._close_weights()
             raise
-        with _log_lock:
-            new_lines = min(_log_count[0] - log_mark, len(LLAMA_LOG))
-            self.context_log = list(LLAMA_LOG)[len(LLAMA_LOG) - new_lines :]
-            load_lines = min(_log_count[0] - load_mark, len(LLAMA_LOG))
-            self.load_log = list(LLAMA_LOG)[len(LLAMA_LOG) - load_lines :]  # model and context
+        self.context_log = log_since(log_mark)
+        self.load_log = self.model_log + self.context_log  # model and context
         if ctx is None:
             why = last_log_error(log_mark)
-            self.model.close()
+            self._close_weights()
             raise EngineError(
                 "llama.cpp could not create a context with these settings"
                 + (f": {why}." if why else ".") + _short_of_memory(why)
@@ -456,7 +478,11 @@ class LoadedModel:
             return
         self.closed = True
         llama_cpp.llama_free(self.ctx)
-        self.model.close()
+        self._close_weights()
+
+    def _close_weights(self) -> None:
+        if self._owns_weights:
+            self.model.close()
 
 
 def _record_load(model: LoadedModel) -> None:
