@@ -722,7 +722,8 @@ def test_ctrl_c_in_summarize_writes_a_whole_partial_summary(tmp_path: Path, smol
     assert text.startswith("# Summary of bees.txt") and done, text
     assert 1 <= int(done.group(1)) < int(done.group(2)) == total
     assert text.count("\n- **") == int(done.group(1))  # a point for each finished part, no more
-    assert re.search(rf"^_{done.group(1)} of {total} parts \([\d,]+ of the document's [\d,]+ tokens\), .* s\._$", text, re.M)
+    assert re.search(rf"^_{done.group(1)} of {total} parts read \(about [\d,.]+ of the document's [\d,]+ words\); .* s\._$",
+                     text, re.M), text
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bees.txt", "cli-profile.yaml", "summary.md"]
     # the closing line says so too (it said the whole document was "read and summarized")
     assert f"bees.txt: {total} parts, {done.group(1)} of {total} parts summarized before the stop at " in err, err
@@ -741,7 +742,7 @@ def test_ctrl_c_in_summarize_writes_a_whole_partial_summary(tmp_path: Path, smol
     assert len(points(again)) > k and points(again)[:k] == points(text)[:k], (text, again)
     # --start-over does every part again, and its own parts are kept in place of the old ones; a
     # whole summary in -o is kept over the parts of a run stopped part-way (it was replaced)
-    whole = f"# Summary of bees.txt\n\nBees.\n\n_{total} of {total} parts, 9 document tokens, {total} model calls, 1.0 s._\n"
+    whole = f"# Summary of bees.txt\n\nBees.\n\n_Read in {total} parts (about 7 words); the model was asked {total} times; 1 s._\n"
     out_md.write_text(whole, encoding="utf-8")
     code, _out, err = _run_until(
         ["summarize", str(doc), "-p", str(prof), "-o", str(out_md), "--start-over"],
@@ -764,7 +765,7 @@ def test_ctrl_c_before_any_part_leaves_an_earlier_summary_alone(tmp_path: Path, 
     doc.write_text(honeybee_text(8), encoding="utf-8")
     out_md = tmp_path / "summary.md"
     out_md.write_text("# Summary of bees.txt\n\nLast night's whole summary.\n\n"
-                      "_8 of 8 parts, 4,540 document tokens, 9 model calls, 21.3 s._\n", encoding="utf-8")
+                      "_Read in 8 parts (about 3,400 words); the model was asked 9 times; 21 s._\n", encoding="utf-8")
     before = out_md.read_bytes()
     code, _out, err = _run_until(
         ["summarize", str(doc), "-p", str(prof), "-o", str(out_md)],

@@ -21,13 +21,16 @@ from conftest import make_profile, write_profile_file
 from docmaker import SUBJECT_PARAGRAPHS, honeybee_text, make_pdf
 
 from workstation.core.documents import Document, read_document
+from workstation.core.phrases import about_words
 from workstation.core.summarize import (
     MAP_INSTRUCTION,
     MAP_SUFFIX,
+    Chunk,
     SummarizeOptions,
     SummaryProgress,
     _messages,
     _Runner,
+    duration,
     make_chunks,
     render_markdown,
     summarize_document,
@@ -256,9 +259,9 @@ def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_pa
     turkish = render_markdown(doc, result.overall, result.chunks, result.cancelled, t, Texts("tr").get)
     assert turkish.startswith("# bees.pdf özeti\n") and "## Bölümlere göre ana noktalar\n" in turkish
     assert f"bu yüzden {len(result.chunks)} bölümde, sırayla okundu." in turkish
-    seconds = f"{t['total_ms'] / 1000:.1f}".replace(".", ",")  # 12,3 sn: Turkish writes a decimal comma
-    assert turkish.endswith(f"_{len(result.chunks)}/{len(result.chunks)} bölüm, {int(t['document_tokens']):,} "
-                            f"belge token'ı, {int(t['calls'])} model çağrısı, {seconds} sn._\n")
+    tr = Texts("tr")  # its closing line in Turkish words (1.200, Turkish writes a thousands dot), and time
+    assert turkish.endswith(f"_{len(result.chunks)} bölümde okundu (yaklaşık {tr.number(about_words(t['document_tokens'], tr.get))} "
+                            f"sözcük); modele {int(t['calls'])} kez soruldu; {duration(t['total_ms'] / 1000, tr.get)}._\n"), turkish
     turkish_cite = {"p. ": "s. ", "pp. ": "s. "}  # the pages cited the Turkish way too
     assert all(f"- **{c.index}. bölüm ({turkish_cite[c.cite.split()[0] + ' ']}{c.cite.split()[1]})** — {c.summary}" in turkish
                for c in result.chunks)
@@ -308,12 +311,12 @@ def test_cancel_keeps_the_finished_parts(eng, profile, tmp_path: Path) -> None:
     assert all(c.summary is None for c in result.chunks[1:]) and len(result.chunks) >= 2
     assert "Stopped after 1 of" in result.summary
     assert f"- **Part 1 ({result.chunks[0].cite})**" in result.summary
-    # its figures: the tokens its part covers of the document's, and the calls that ended (the
+    # its figures: the words its part covers of the document's, and the calls that ended (the
     # footer said the whole document's tokens and counted the call stopped)
     whole = sum(c.tokens for c in result.chunks)
     n = len(result.chunks)
-    assert f"_1 of {n} parts ({result.chunks[0].tokens:,} of the document's {whole:,} tokens), 1 model call, " \
-        in result.summary, result.summary
+    assert f"_1 of {n} parts read (about {about_words(result.chunks[0].tokens)} of the document's {about_words(whole)} " \
+        "words); the model was asked once; " in result.summary, result.summary
 
 
 def test_engine_process_works_the_same(profile, tmp_path: Path) -> None:
@@ -404,13 +407,24 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     # summary of more documents than these is another summary
     from workstation.core.summarize import earlier_summary
 
-    footer = "\n_1 of 1 parts, 10 document tokens, 1 model call, 0.5 s._\n"
+    footer = "\n_Read in one go (about 8 words); the model was asked once; 1 s._\n"
     for title in ("# Summary of Q3 bees.md", "# Q3 bees.md özeti", "# Summary of bees.md\n\n# Summary of other.txt"):
         (tmp_path / "s.md").write_text(title + "\n\nText." + footer, encoding="utf-8")
         assert earlier_summary(tmp_path / "s.md") and not earlier_summary(tmp_path / "s.md", of=["bees.md"]), title
     for title in ("# Summary of bees.md", "# bees.md özeti"):
         (tmp_path / "s.md").write_text(title + "\n\nText." + footer, encoding="utf-8")
         assert earlier_summary(tmp_path / "s.md", of=["bees.md"]), title
+    # its closing line in Turkish, and as it was written before it said its figures in words (last
+    # night's summaries): whole, or stopped part-way (which a stopped run may write over)
+    from workstation.core.summarize import whole_summary
+
+    for footer, whole in (("_4 bölümde okundu (yaklaşık 1.200 sözcük); modele 5 kez soruldu; 1 dk 1 sn._", True),
+                          ("_4 bölümden 1'i okundu (belgenin yaklaşık 1.200 sözcüğünden 300'ü); modele bir kez "
+                           "soruldu; 9 sn._", False),
+                          ("_9 of 9 parts, 61,926 document tokens, 10 model calls, 212.4 s._", True),
+                          ("_3 of 9 parts (1,200 of the document's 61,926 tokens), 3 model calls, 71.0 s._", False)):
+        (tmp_path / "s.md").write_text(f"# Summary of bees.md\n\nText.\n\n{footer}\n", encoding="utf-8")
+        assert earlier_summary(tmp_path / "s.md", of=["bees.md"]) and whole_summary(tmp_path / "s.md", ["bees.md"]) == whole
     from workstation.core.summarize import millions, small_model
 
     assert small_model(profile) is not None and millions(small_model(profile)[1]).endswith("M")
@@ -434,13 +448,23 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     assert "2 of 2 documents cannot be read" in err and "Leave" not in err and "batch" not in err
 
 
-def test_the_summarys_footer_writes_its_token_count_as_the_language_does() -> None:
-    """F6 and `summarize -o` wrote "4540 document tokens" (the command line's stderr: 4,540)."""
+def test_the_summarys_footer_says_what_it_took_in_plain_words() -> None:
+    """F6 and `summarize -o` wrote "4540 document tokens" (the command line's stderr: 4,540), then
+    "4 of 4 parts, 2,918 document tokens, 5 model calls, 61.2 s.": tokens and model calls meant
+    nothing to the office staff who read the file, and 61.2 s made them count."""
     doc = Document("notes.txt", "text", "Meeting at ten.")
-    totals = {"calls": 3.0, "document_tokens": 4540.0, "total_ms": 1500.0}
-    assert "_0 of 0 parts, 4,540 document tokens, 3 model calls, 1.5 s._" in render_markdown(doc, "", [], False, totals)
-    turkish = render_markdown(doc, "", [], False, totals, Texts("tr").get)
-    assert "4.540 belge token" in turkish and "1,5 sn" in turkish
+    totals = {"calls": 5.0, "document_tokens": 2918.0, "total_ms": 61200.0}
+    from workstation.core.metrics import TurnMetrics
+
+    parts = [Chunk(i, i * 10, i * 10 + 10, 700, 750, f"line {i}", "Points.", TurnMetrics()) for i in range(1, 5)]
+    assert render_markdown(doc, "", parts, False, totals).endswith(
+        "_Read in 4 parts (about 2,200 words); the model was asked 5 times; 1 min 1 s._\n")
+    # in Turkish, in Turkish words: fewer of them for as many tokens (a word takes more tokens)
+    assert render_markdown(doc, "", parts, False, totals, Texts("tr").get).endswith(
+        "_4 bölümde okundu (yaklaşık 1.200 sözcük); modele 5 kez soruldu; 1 dk 1 sn._\n")
+    one = {"calls": 1.0, "document_tokens": 4540.0, "total_ms": 1500.0}
+    assert render_markdown(doc, "", parts[:1], False, one).endswith(
+        "_Read in one go (about 3,400 words); the model was asked once; 2 s._\n")
 
 
 def test_the_progress_bar_writes_to_stderr_as_it_is_when_it_starts(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -679,8 +703,8 @@ def test_a_stopped_summary_goes_on_from_its_kept_parts_until_the_document_change
         "read and summarized at "), closing_line(second, 1.5)
     # its closing line counts the calls of this run, and says the part kept (only this run's were counted)
     calls = int(second.totals["calls"])
-    assert f" parts, {int(second.totals['document_tokens']):,} document tokens, {calls} model calls and 1 part kept from " \
-           "a run that stopped, " in second.summary, second.summary
+    assert f" parts (about {about_words(second.totals['document_tokens'])} words); the model was asked {calls} times, and " \
+           "1 part was kept from a run that stopped; " in second.summary, second.summary
     assert len(second.chunks) >= 2 and all(c.metrics is not None for c in second.chunks[1:])
     assert kept_count(path, profile) == len(second.chunks)
     # asked about, a document of several parts is answered from its summary, and the question says so

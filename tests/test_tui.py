@@ -32,6 +32,7 @@ from workstation.core.planner import plan_for_profile
 from workstation.core.profiles import load_profile
 from workstation.core.store import ConversationStore
 from workstation.tui.app import WorkstationApp
+from workstation.tui.i18n import Texts
 from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog, TextPrompt
 from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.widgets.message_view import MessageView, PlainBody
@@ -2013,6 +2014,13 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         used = last.prompt_n + last.cache_n + last.predicted_n
         # in words, not tokens: how much more the conversation holds ("context 3% full (120 of 4,096 tokens)")
         assert prompt.border_subtitle == f"room for about {about_words(512 - used)} more words in this conversation"
+        # said in Turkish, in Turkish words: fewer for as many tokens (a Turkish word takes more of them)
+        assert (about_words(4096), about_words(4096, Texts("tr").get), about_words(2, Texts("tr").get)) == ("3,100", "1,600", "0.8")
+        english, app.texts = app.texts, Texts("tr")
+        words = app.texts.number(about_words(512 - used, app.texts.get))
+        assert app.context_fill_text() == f"bu sohbette yaklaşık {words} sözcüklük yer kaldı"
+        assert int(words.replace(".", "")) < int(about_words(512 - used).replace(",", ""))
+        app.texts = english
         # a conversation grown past the context: its start left out, said once, and under the reply
         part = "The inventory lists desks, chairs, lamps and shelves on each floor. " * 17  # ~250 tokens
         fills = []

@@ -480,9 +480,12 @@ ENGLISH: dict[str, str] = {
                           "one after the other; each part's points are below, with where it is in the document."),
     "summary.part": "Part {n} ({cite})",
     "summary.none": "(no summary)",
-    "summary.footer": "{done} of {total} parts, {tokens} document tokens, {calls}, {seconds} s.",
-    # a stopped summary: the tokens its parts cover, and the calls that ended (not the one stopped)
-    "summary.footer_stopped": "{done} of {total} parts ({tokens} of the document's {all} tokens), {calls}, {seconds} s.",
+    # what the summary took, in words its reader pictures (it said "4 of 4 parts, 2,918 document
+    # tokens, 5 model calls, 61.2 s."); the words are the tokens' (``about_words``)
+    "summary.footer": "Read in {total} parts (about {words} words); {calls}; {time}.",
+    "summary.footer_one": "Read in one go (about {words} words); {calls}; {time}.",
+    # a stopped summary: the words its parts cover, and the calls that ended (not the one stopped)
+    "summary.footer_stopped": "{done} of {total} parts read (about {words} of the document's {all} words); {calls}; {time}.",
     # where a part of a document came from (documents.Document.cite)
     "cite.page": "p. {n}",
     "cite.pages": "pp. {a}–{b}",
@@ -490,11 +493,19 @@ ENGLISH: dict[str, str] = {
     "cite.line": "line {n}",
     "cite.lines": "lines {a}–{b}",
     "unit.s": "{n} s",
+    # a time in words (summarize.duration: "1 min 5 s", not "1m05s" nor "65.0 s")
+    "summarize.eta_hours": "{h} h {m} min",
+    "summarize.eta_minutes": "{m} min {s} s",
+    "summarize.eta_seconds": "{s} s",
+    # the words a token is, in the language a sentence is said in (``words_per_token``): measured on
+    # the UI's texts, English 0.76 words a token with SmolLM2's and Gemma 3's tokenizers alike
+    "number.words_per_token": "0.75",
     "unit.ms": "{n} ms",
-    "summary.call": "{n} model call",
-    "summary.calls": "{n} model calls",
-    "summary.calls_and_kept": "{calls} and {kept} parts kept from a run that stopped",
-    "summary.calls_and_kept_one": "{calls} and {kept} part kept from a run that stopped",
+    "summary.call_none": "the model was not asked",
+    "summary.call": "the model was asked once",
+    "summary.calls": "the model was asked {n} times",
+    "summary.calls_and_kept": "{calls}, and {kept} parts were kept from a run that stopped",
+    "summary.calls_and_kept_one": "{calls}, and {kept} part was kept from a run that stopped",
     "summary.small_model": ("Check names, dates and figures against the document: {name} is a very small model "
                             "({n} parameters) and gets them wrong, and it writes well in English only. A larger "
                             "model summarizes more faithfully."),
@@ -533,16 +544,22 @@ def local_number(text: str, lookup: Lookup | None) -> str:
     return found["about"] + found["sign"] + number + found["unit"]
 
 
-WORDS_PER_TOKEN = 0.75  # a token is about three quarters of an English word (fewer in Turkish)
 PAGE_WORDS = 500  # a page of text, single-spaced
 
 
-def about_words(tokens: float) -> str:
-    """``tokens`` as the words they are about, rounded as a person says an estimate (two
-    figures: 4,096 tokens are "3,100" words, 8,192 "6,100"; under 2 with a decimal, "1.4"), in
-    English writing (a sentence's values turn it into the UI's: ``local_number``). Tokens
-    meant nothing to the office staff the app is for."""
-    words = tokens * WORDS_PER_TOKEN
+def words_per_token(lookup: Lookup | None = None) -> float:
+    """The words a token is, about, in English or ``lookup``'s language (``number.words_per_token``:
+    three quarters of an English word; fewer of a Turkish one, which takes more tokens a word)."""
+    return float(say([("number.words_per_token", {})], lookup))
+
+
+def about_words(tokens: float, lookup: Lookup | None = None) -> str:
+    """``tokens`` as the words they are about in English or ``lookup``'s language (the app's, not
+    the document's: ``words_per_token``), rounded as a person says an estimate (two figures: 4,096
+    tokens are "3,100" English words, 8,192 "6,100"; under 2 with a decimal, "1.4"), in English
+    writing (a sentence's values turn it into the UI's: ``local_number``). Tokens meant nothing
+    to the office staff the app is for."""
+    words = tokens * words_per_token(lookup)
     if words < 2:
         return f"{words:.1f}"
     digits = len(str(int(words)))

@@ -35,7 +35,7 @@ from workstation.core.catalog import (
 from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.hardware import GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth_gbps
 from workstation.core.model_shapes import active_params
-from workstation.core.phrases import PAGE_WORDS, WORDS_PER_TOKEN, Phrase, about_words, say
+from workstation.core.phrases import PAGE_WORDS, Lookup, Phrase, about_words, say, words_per_token
 from workstation.core.profiles import KV_CACHE_TYPES, KVCache, Profile
 from workstation.core.speed_model import SpeedConstants
 
@@ -622,15 +622,16 @@ def paged_phrase(paged: int, need: int, free: int, limited: bool, total: int) ->
 SLOW_TPS = 5.0  # tokens/s (about 4 words) under which a reply falls behind its reader
 
 
-def slow_phrase(p: MemoryPlan, measured: float | None = None) -> Phrase | None:
+def slow_phrase(p: MemoryPlan, measured: float | None = None, lookup: Lookup | None = None) -> Phrase | None:
     """A plan that runs, but writes slower than people read: said beside "runs on the CPU"
     (fit said only that of an 8B model at 2 tokens/s, F3 gave no speed at all). ``measured``:
-    what bench measured of it here, gone by before the estimate."""
+    what bench measured of it here, gone by before the estimate. ``lookup``: the language it
+    is said in, whose words a token is (``words_per_token``)."""
     tps = measured or p.decode_tps_bound
     if not p.fits or p.paged_bytes or not tps or tps >= SLOW_TPS:  # (paged: its verdict says it is slow)
         return None
     # in words and a page's time, which a person pictures ("about 1.8 tokens a second" said neither)
-    return ("fit.slow", {"words": about_words(tps), "minutes": round(PAGE_WORDS / (tps * WORDS_PER_TOKEN) / 60)})
+    return ("fit.slow", {"words": about_words(tps, lookup), "minutes": round(PAGE_WORDS / (tps * words_per_token(lookup)) / 60)})
 
 
 def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None, *,

@@ -40,7 +40,7 @@ from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.events import Message, PromptRead, TokenDelta, TurnFinished
 from workstation.core.kv_state import NOT_KEPT
 from workstation.core.metrics import TurnMetrics
-from workstation.core.phrases import Lookup, say
+from workstation.core.phrases import Lookup, about_words, say
 from workstation.core.profiles import Profile, Sampling
 
 MAP_INSTRUCTION = (
@@ -253,6 +253,18 @@ def eta_text(seconds: float | None, word: str = "ETA", formats: tuple[str, str, 
     if total >= 60:
         return f"{word} {formats[1].format(h=h, m=m, s=s)}"
     return f"{word} {formats[2].format(h=h, m=m, s=s)}"
+
+
+def time_formats(lookup: Lookup | None = None) -> tuple[str, str, str]:
+    """An hour, a minute and a second in words, in English or ``lookup``'s language, for
+    ``eta_text``: 1 h 2 min, 1 min 5 s, 7 s (Turkish 1 sa 2 dk, 1 dk 5 sn, 7 sn)."""
+    hours, minutes, seconds = (say([(f"summarize.eta_{unit}", {})], lookup) for unit in ("hours", "minutes", "seconds"))
+    return hours, minutes, seconds
+
+
+def duration(seconds: float, lookup: Lookup | None = None) -> str:
+    """A time taken, in words (``time_formats``): "1 min 1 s" where "61.2 s" made a reader count."""
+    return eta_text(seconds, "", time_formats(lookup)).strip()
 
 
 @dataclass
@@ -775,17 +787,18 @@ def render_markdown(
             lines.append(f"- **{t('summary.part', n=c.index, cite=cite(c.start, c.end))}** — {c.summary or t('summary.none')}")
         lines.append("")
     calls = int(totals["calls"])
-    footer, tokens, whole = "summary.footer", int(totals["document_tokens"]), {}
-    if cancelled:  # "3 of 4 parts, 13,325 document tokens, 4 model calls": the whole document's, and the call stopped
-        calls -= int(totals.get("calls_stopped", 0))
-        footer, whole, tokens = "summary.footer_stopped", {"all": f"{tokens:,}"}, sum(c.tokens for c in done)
-    said_calls: Any = ("summary.call" if calls == 1 else "summary.calls", {"n": calls})
+    footer, tokens, whole = "summary.footer" if len(chunks) != 1 else "summary.footer_one", int(totals["document_tokens"]), {}
+    if cancelled:  # the words its parts cover, and the calls that ended (it said the whole document's, and
+        calls -= int(totals.get("calls_stopped", 0))  # counted the call stopped)
+        footer, whole, tokens = "summary.footer_stopped", {"all": about_words(tokens, lookup)}, sum(c.tokens for c in done)
+    said_calls: Any = ("summary.call_none" if calls <= 0 else "summary.call" if calls == 1 else "summary.calls", {"n": calls})
     kept = sum(1 for c in done if c.metrics is None)  # from a run that stopped: its calls and time not in these
     if kept:
         said_calls = ("summary.calls_and_kept_one" if kept == 1 else "summary.calls_and_kept",
                       {"calls": said_calls, "kept": kept})
-    lines.append("_" + t(footer, done=len(done), total=len(chunks), tokens=f"{tokens:,}",  # 4,540; Turkish 4.540
-                         calls=said_calls, seconds=f"{totals['total_ms'] / 1000:.1f}", **whole) + "_")
+    # in words (it said "2,918 document tokens" and "61.2 s"): about 2,200 words (Turkish 1.200), 1 min 1 s
+    lines.append("_" + t(footer, done=len(done), total=len(chunks), words=about_words(tokens, lookup), calls=said_calls,
+                         time=duration(totals["total_ms"] / 1000, lookup), **whole) + "_")
     return "\n".join(lines) + "\n"
 
 
@@ -1100,7 +1113,39 @@ def earlier_summary(path: Path, of: list[str] | None = None) -> bool:
     return said is not None and (of is None or sorted(_named(head) for head in said) == sorted(of))
 
 
-_FOOTER = re.compile(r"_\d.* \d+(?:[.,]\d+)? (?:s|sn)\._")  # a summary's closing line (Turkish: sn.)
+# a summary's closing line as it was written before it said its figures in words ("_9 of 9 parts,
+# 61,926 document tokens, 10 model calls, 212.4 s._"; Turkish "_9/9 bölüm, …, 212,4 sn._"): last
+# night's summaries are still ours
+_OLD_FOOTER = re.compile(r"_\d.* \d+(?:[.,]\d+)? (?:s|sn)\._")
+
+
+@functools.lru_cache(maxsize=1)
+def _footer_patterns() -> tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]:
+    """A summary's closing line (``render_markdown``) in each language the app speaks: those of a
+    whole summary, and those of one stopped part-way."""
+    from workstation.core.locales import locale_languages, locale_texts
+    from workstation.core.phrases import ENGLISH
+
+    def patterns(keys: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+        said = {ENGLISH[key] for key in keys} | {
+            text for lang in locale_languages() for key in keys if isinstance(text := locale_texts(lang).get(key), str)}
+        return tuple(re.compile("_" + re.sub(r"\\\{.*?\\\}", ".+", re.escape(t)) + "_") for t in sorted(said))
+
+    return patterns(("summary.footer", "summary.footer_one")), patterns(("summary.footer_stopped",))
+
+
+def _footer(line: str) -> bool | None:
+    """Whether ``line`` is a summary's closing line of a whole summary (True), of one stopped
+    part-way (False), or no such line (None)."""
+    whole, stopped = _footer_patterns()
+    if any(p.fullmatch(line) for p in whole):
+        return True
+    if any(p.fullmatch(line) for p in stopped):
+        return False
+    if _OLD_FOOTER.fullmatch(line):
+        count = re.match(r"_(\d[\d,.]*)(?: of |/)(\d[\d,.]*) ", line)
+        return count is not None and count.group(1) == count.group(2)
+    return None
 
 
 def whole_summary(path: Path, of: list[str]) -> bool:
@@ -1111,8 +1156,8 @@ def whole_summary(path: Path, of: list[str]) -> bool:
         return False
     text = path.read_text(encoding="utf-8")
     if text.startswith("# "):
-        counts = [re.match(r"_(\d[\d,.]*)(?: of |/)(\d[\d,.]*) ", line) for line in text.splitlines() if _FOOTER.fullmatch(line)]
-        return bool(counts) and all(m is not None and m.group(1) == m.group(2) for m in counts)
+        footers = [said for line in text.splitlines() if (said := _footer(line)) is not None]
+        return bool(footers) and all(footers)
     data = json.loads(text)
     items = data["documents"] if set(data) == {"documents"} else [data]
     return all(not item.get("cancelled") for item in items)
@@ -1147,7 +1192,7 @@ def summary_heads(path: Path) -> list[str] | None:
     except (OSError, UnicodeDecodeError):
         return None
     if text.startswith("# "):
-        if not _FOOTER.fullmatch(text.rstrip().rsplit("\n", 1)[-1]):
+        if _footer(text.rstrip().rsplit("\n", 1)[-1]) is None:
             return None
         return [line[2:].strip() for line in text.splitlines() if line.startswith("# ")]
     try:

@@ -58,7 +58,7 @@ from workstation.core.letters import shortened
 from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
 from workstation.core.paths import data_dir, typed_path
-from workstation.core.phrases import WORDS_PER_TOKEN, Phrase, about_words, say
+from workstation.core.phrases import Phrase, about_words, say, words_per_token
 from workstation.core.planner import FreedMemory, load_notes, offloadable_layers
 from workstation.core.profiles import (
     KVCache,
@@ -1096,9 +1096,9 @@ class WorkstationApp(App[None]):
         # in words a newcomer pictures: how much more the conversation holds before the model
         # forgets its start ("context 3% full (120 of 4,096 tokens)" said neither; F5 counts tokens)
         left = n_ctx - used
-        key = "chat.context_over" if left * WORDS_PER_TOKEN < 1 else \
+        key = "chat.context_over" if left * words_per_token(self.texts.get) < 1 else \
             "chat.context_full" if pct >= CONTEXT_NEARLY_FULL else "chat.context_fill"
-        return self.texts(key, words=about_words(left))
+        return self.texts(key, words=about_words(left, self.texts.get))  # (a Turkish word takes more tokens)
 
     def stream_pace(self) -> pacing.Pace:
         """How much the screen does while a reply streams (see ``pacing``)."""

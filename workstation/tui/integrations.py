@@ -62,7 +62,7 @@ def fit_verdict(profile: Profile, texts: Texts | None = None, freed: FreedMemory
     except WorkstationError as err:
         return t.error(err, place=place)
     verdict = say(plan.verdict_phrases, t.get)
-    slow = slow_phrase(plan)  # (F3 said "runs" of an 8B model at 2 tokens/s, and gave no speed)
+    slow = slow_phrase(plan, lookup=t.get)  # (F3 said "runs" of an 8B model at 2 tokens/s, and gave no speed)
     counted = freed_note(freed, plan.fits, lambda: plan_for_profile(profile, not_downloaded=True).fits)
     # what loading it would note (a context past the model's trained length, no chat template):
     # F3 said only that it fits, and the note came once the model was loaded
@@ -293,7 +293,7 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None) -> 
         import datetime as dt
 
         day = dt.datetime.fromisoformat(measured.created.replace("Z", "+00:00")).astimezone().date().isoformat()
-        text += " " + texts("models.measured", words=about_words(measured.value), when=texts.day(day), profile=measured.profile)
+        text += " " + texts("models.measured", words=about_words(measured.value, texts.get), when=texts.day(day), profile=measured.profile)
     if counted:
         text += " " + say(counted, texts.get)
     return text
@@ -306,7 +306,7 @@ def speed_said(p: Any, measured_here: bool, texts: Texts) -> str:
     if not p.fits or p.paged_bytes or not p.decode_tps_bound:  # (paged: its verdict says slowly, and why)
         return ""
     basis = "models.speed_gpu" if p.gpu_layers else "models.speed_here" if measured_here else "models.speed"
-    return texts(basis, words=about_words(p.decode_tps_bound))  # (words: "tokens/s" meant nothing to office staff)
+    return texts(basis, words=about_words(p.decode_tps_bound, texts.get))  # (words: "tokens/s" meant nothing to office staff)
 
 
 def speed_estimate(profile: Profile, texts: Texts, freed: FreedMemory | None = None) -> str:

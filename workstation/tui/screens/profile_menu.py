@@ -146,7 +146,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         else:
             # what the context holds in words, and its memory's size in words too ("context 8,192 at
             # half size" said neither what a context is nor what was half); E's screen has the types
-            words = about_words(entry.context)
+            words = about_words(entry.context, t.get)
             share = kv_share(entry.kv_cache) if entry.kv_cache.k in KV_CACHE_TYPES and \
                 entry.kv_cache.v in KV_CACHE_TYPES else 1.0
             kv = min(KV_SHARES, key=lambda s: abs(math.log(s / share)))

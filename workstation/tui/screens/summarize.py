@@ -25,7 +25,13 @@ from workstation.core.errors import WorkstationError
 from workstation.core.kept_parts import forget_parts, kept_count
 from workstation.core.kept_summary import KEPT, forget_summary_asked_in
 from workstation.core.paths import typed_path
-from workstation.core.summarize import SummaryProgress, SummaryResult, eta_text
+from workstation.core.summarize import (
+    SummaryProgress,
+    SummaryResult,
+    duration,
+    eta_text,
+    time_formats,
+)
 from workstation.tui import integrations
 from workstation.tui.i18n import LANGUAGES, Texts
 from workstation.tui.messages import Progress, TaskFailed
@@ -373,16 +379,11 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._said = text
         self._tick()
 
-    def _time_formats(self) -> tuple[str, str, str]:
-        """An hour, a minute and a second as the UI's language writes them (1m05s, 1 dk 05 sn)."""
-        t = self.wapp.texts
-        return t("summarize.eta_hours"), t("summarize.eta_minutes"), t("summarize.eta_seconds")
-
     def _tick(self) -> None:
         if not self.running:
             return
         t = self.wapp.texts
-        so_far = eta_text(time.monotonic() - self._started, "", self._time_formats()).strip()
+        so_far = duration(time.monotonic() - self._started, t.get)
         self.query_one("#summarize-state", Label).update(f"{self._said} · {t('summarize.so_far', time=so_far)}")
 
     def action_stop(self) -> None:
@@ -471,7 +472,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             return  # "stopping…" stays until it has
         p = event.data
         if isinstance(p, SummaryProgress) and p.stage == "map":
-            eta = eta_text(p.eta_s, t("summarize.eta"), self._time_formats())
+            eta = eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get))
             said = t("summarize.parts", done=p.chunks_done, total=p.chunks_total, eta=eta)
             if p.part and p.part_read < 1.0:  # the part under way: a long one takes minutes on a CPU
                 said += " · " + t("summarize.part_reading", part=p.part, percent=int(p.part_read * 100))
