@@ -1653,7 +1653,8 @@ async def test_ctrl_e_settings_are_kept_with_the_conversation(profiles: Path,
         window.add_message(story, "user", "Longer?")
         window.add_message(story, "assistant", "Yes.", {"prompt_n": 150, "cache_n": 50, "predicted_n": 24})
         window.set_sampling(story, {})
-        await until(pilot, lambda: "(224 of " in app.chat_screen.query_one("#prompt").border_subtitle
+        left = f"room for about {about_words(app.engine_info.n_ctx - 224)} more words"  # (150 + 50 + 24 tokens)
+        await until(pilot, lambda: left in app.chat_screen.query_one("#prompt").border_subtitle
                     and "own sampling" not in str(app.chat_screen.query_one("#status").render()))
         assert app.session_sampling is None
         window.set_sampling(story, {"max_tokens": 3})  # as it was, for what follows (the model
@@ -2156,6 +2157,7 @@ async def test_the_last_message_being_changed_is_still_changed_after_another_con
     from textual.widgets import Input
 
     app = WorkstationApp("a", sample_system=False, language="en")
+    said = notices(app)  # (the second takes the first's place on screen: counted as said)
     async with app.run_test(size=(100, 30)) as pilot:
         conv, _ = await _first_turn_answered(pilot, app)
         assert conv is not None
@@ -2168,7 +2170,7 @@ async def test_the_last_message_being_changed_is_still_changed_after_another_con
         await until(pilot, lambda: app.conversation_id is None and prompt.value == "")
         await app.open_conversation(conv)
         await until(pilot, lambda: prompt.value == "Hello! there")
-        told = [n.message for n in app._notifications if n.message.startswith("Your last message is back in the box")]
+        told = [m for m in said if m.startswith("Your last message is back in the box")]
         assert len(told) == 2  # when Up put it back, and again on coming back to it
         prompt.focus()
         await pilot.press("enter")  # sent in its place
