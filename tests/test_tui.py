@@ -234,6 +234,9 @@ async def test_export_asks_before_replacing_a_file_and_a_conversation_of_another
                                                      if n.message.startswith("This conversation was with b;"))
                     or app.engine is not None and bool(said_while))
         assert app.conversation_id == older.id and said_while[0], said_while
+        # a profile loaded while it is open is not written on it until it answers there (it then said
+        # "This conversation was with a" of a conversation a never answered in, and so did F7's file)
+        assert app.store.get(older.id, with_messages=False).profile == "b"
         await app.open_conversation(older.id)
         await until(pilot, lambda: any(n.message.startswith("This conversation was with b; its next replies come "
                                                              "from a") for n in app._notifications))

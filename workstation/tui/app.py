@@ -1850,8 +1850,6 @@ class WorkstationApp(App[None]):
         # before the box is cleared, so that a Ctrl+N cannot keep the sent text as a draft
         gone = self._save_message("user", content)
         self._asked = content
-        if not made and self.profile is not None:  # opened from the list: it goes on with this profile
-            self.store_write(lambda: self.store.set_profile(self.conversation_id, self.profile.ref))  # type: ignore[union-attr]
         self._sent = (text, document)
         self._turn_from = "send"
         self._attach(None)
@@ -1886,6 +1884,10 @@ class WorkstationApp(App[None]):
             self.notify(why, severity="warning", timeout=10)
             self.post_message(EngineFailed(why, lost=WorkstationError(why)))
             return
+        if self.profile is not None and self.conversation_id is not None:  # it goes on with the profile that answers
+            # (send, Alt+R, Alt+C: the profile is written on it when one answers there, not when one is loaded)
+            conv_id, ref = self.conversation_id, self.profile.ref
+            self.store_write(lambda: self.store.set_profile(conv_id, ref))
         self._partial_at = time.perf_counter()  # kept from 2 s in, not at its first word
         self._turn += 1
         self.live_tokens = 0
@@ -2955,9 +2957,8 @@ class WorkstationApp(App[None]):
         self._know_small_model(loaded, event.engine)
         if self.pending_document is not None:  # attached before a model was there (a draft restored at the start):
             self._attach(self.pending_document)  # measured now, not first said too long after Enter
-        if self.conversation_id is not None:
-            conv_id = self.conversation_id
-            self.store_write(lambda: self.store.set_profile(conv_id, loaded.ref))
+        # (not written on the open conversation: its next reply does that, in send; a load with no
+        # reply after it made a conversation say it "was with" a profile that never answered in it)
         if event.restored:
             self.notify(
                 self.texts("serve.failed" if event.serve_failed else "profiles.failed",
