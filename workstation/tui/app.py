@@ -2707,7 +2707,8 @@ class WorkstationApp(App[None]):
         whole = self._document_sizes.get(document[0], 0)
         measured = self._document_tokens.get(document)
         line = (
-            self.texts("chat.attached_too_long", name=document[0].name, n=f"{measured[0]:,}", ctx=f"{measured[1]:,}",
+            self.texts("chat.attached_too_long", name=document[0].name, n=about_words(measured[0], self.texts.get),
+                       ctx=about_words(measured[1], self.texts.get),
                        remove=remove) if measured is not None
             else self.texts("chat.attached_cut", name=document[0].name, n=f"{len(document[1]):,}", total=f"{whole:,}",
                             remove=remove) if whole > len(document[1])
