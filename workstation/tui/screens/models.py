@@ -34,6 +34,7 @@ from workstation.core.catalog import (
 from workstation.core.errors import WorkstationError
 from workstation.core.model_profile import make_profile, running
 from workstation.core.paths import models_dir
+from workstation.core.phrases import say
 from workstation.core.profiles import profiles_using
 from workstation.tui import integrations
 from workstation.tui.integrations import ModelRow
@@ -263,9 +264,15 @@ class ModelsScreen(AppScreen, Screen[None]):
             return
         said = (t("models.use_existing", name=row.name, profile=profile.key) if found else
                 t("models.use_made", name=row.name, profile=profile.key, file=str(profile.source)))
+        try:  # a model not made for chat (a base model) rambles: said as U loads it (F3 alone said it)
+            base = not read_model_info(row.path, check=False).has_chat_template
+        except WorkstationError:
+            base = False
+        if base:
+            said += " " + say([("fit.no_chat_template", {"model": row.name})], t.get).rstrip(".") + "."
         self.app.pop_screen()  # the chat, where the load's progress shows
         app.switch_profile(profile)
-        app.notify(said, timeout=10)
+        app.notify(said, timeout=15 if base else 10, severity="warning" if base else "information")
 
     # --- pull ----------------------------------------------------------------------------
     def action_pull(self) -> None:
