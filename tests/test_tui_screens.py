@@ -853,6 +853,9 @@ async def test_the_dashboards_reading_speed_leaves_out_turns_that_read_a_few_tok
         await until(pilot, lambda: value("prompt").startswith("1,500"))  # the 1,500 tokens read in 1 s
         assert len(app.screen.query_one("#row-prompt .metric-spark").data) == 1  # type: ignore[attr-defined]
         assert value("decode") == "–"
+        # the turn shown is not the last one: not said to be ("last turn" beside the figure of the one before)
+        name = str(app.screen.query_one("#row-prompt .metric-name").render())
+        assert name.endswith("\nlong prompts: 1") and "last turn" not in name, name
 
 
 @pytest.mark.parametrize(("lang", "said"), [("en", "Press Ctrl+Q to quit the app"),

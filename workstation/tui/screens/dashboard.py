@@ -235,7 +235,9 @@ class DashboardScreen(AppScreen, Screen[None]):
         self.query_one("#row-prompt", MetricRow).set(
             t("dash.prompt"), [turn.prompt_per_second for turn in read],
             t.number(f"{read[-1].prompt_per_second:,.0f} {tps}") if read else "–", tps,
-            t("dash.axis_turn_one") if len(read) == 1 else t("dash.axis_turns", n=len(read)),
+            # "last turn" said of the one before a short follow-up: the turns shown, said as what they are
+            t("dash.axis_read_turns", n=len(read)) if read and read[-1] is not run.turns[-1]
+            else t("dash.axis_turn_one") if len(read) == 1 else t("dash.axis_turns", n=len(read)),
         )
         self.query_one("#row-tpot", MetricRow).set(
             t("dash.tpot"), series("predicted_per_token_ms"),
