@@ -95,6 +95,40 @@ def test_bench_table_and_replay(tiny_profile: Path, tmp_path: Path, capsys: pyte
     assert all(p["prompt_n"] > 40 for p in res["prompts"])  # the instruction and the whole document, read
 
 
+def test_a_variant_of_a_profile_is_named_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """"office-cpu, and office-cpu with the half-size context memory" took a second profile file
+    written by hand: -p takes the settings to change after the profile, set and checked as F3's E
+    saves them, the file left as it is; a bad one is one sentence naming it and what it may be."""
+    from workstation.core.errors import ProfileError
+    from workstation.core.profiles import load_profile, load_variant
+
+    shipped = load_profile("office-cpu")
+    assert shipped.source is not None
+    before = shipped.source.read_text(encoding="utf-8")
+    half = load_variant("office-cpu kv_cache=q8_0")
+    assert (half.key, half.ref, half.kv_cache.k, half.kv_cache.v) == (
+        "office-cpu · K/V half size", "office-cpu kv_cache=q8_0", "q8_0", "q8_0")
+    assert half.context == shipped.context and shipped.source.read_text(encoding="utf-8") == before
+    assert load_variant(half.ref).key == half.key and load_variant("office-cpu").key == "office-cpu"
+    both = load_variant("office-cpu context=8192 speculative=lookup kv_cache.v=q4_0")
+    assert (both.context, both.speculative.mode) == (8192, "lookup")
+    assert both.key == "office-cpu · context 8,192, prompt lookup, K full size, V a quarter"
+    for ref, said in (
+            ("office-cpu kv_cache=q9", "'office-cpu kv_cache=q9': field 'kv_cache' is 'q9'; allowed values are f32, f16,"),
+            ("office-cpu contex=8192", "unknown field 'contex'; did you mean 'context'?"),
+            ("office-cpu temperature=0.2", "unknown field 'temperature'; did you mean 'sampling.temperature'?"),
+            ("office-cpu context=lots", "field 'context' must be a whole number, not 'lots'."),
+            ("office-cpu flash_attn=maybe", "field 'flash_attn' is 'maybe'; allowed values are auto, on, off."),
+            ("office-cpu kv_cache", "'kv_cache' has no value; a setting after the profile is written NAME=VALUE")):
+        with pytest.raises(ProfileError) as bad:
+            load_variant(ref)
+        assert said in str(bad.value), str(bad.value)
+    for command in ("bench", "eval", "fit"):  # before any model loads: one line, exit non-zero
+        assert main([command, "-p", "office-cpu kv_cache.v=q9"]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "field 'kv_cache.v' is 'q9'; allowed values are" in err, err
+
+
 def test_replay_file_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "p.jsonl"
     bad.write_text('{"prompt": "ok"}\n{"text": 1}\n', encoding="utf-8")

@@ -587,3 +587,9 @@ def test_side_by_side_says_memory_and_which_to_pick(smollm2_path: Path) -> None:
             ) in said, said
     assert ("These speeds are of windows of 512 tokens; workstation bench -p office-cpu -p kv-half -p kv-quarter "
             "--document YOUR_DOCUMENTS times whole documents: the wait for the first word and the writing.") in said
+    # a variant named on the command line (-p "office-cpu kv_cache=q8_0"): its name says what differs, and the
+    # command said again names it as -p takes it (its name is no profile's)
+    variant = dataclasses.replace(half, profile="office-cpu · K/V half size", ref="office-cpu kv_cache=q8_0")
+    said = format_eval([reference, variant], [compare(reference, r) for r in (reference, variant)])
+    assert "Side by side, office-cpu · K/V half size against office-cpu on these documents" in said, said
+    assert "workstation bench -p office-cpu -p office-cpu\\ kv_cache=q8_0 --document YOUR_DOCUMENTS" in said, said

@@ -17,17 +17,21 @@ PROFILE_HELP = ("profile name (as 'profiles list' shows it), path to a YAML file
                 "file (run with the settings a new profile for it would get: 'profiles new' writes those)")
 
 
-def add_profile_arg(parser: argparse.ArgumentParser, multiple: bool = False) -> None:
-    """``-p/--profile``; a sub-command's own flag overrides the global one."""
+def add_profile_arg(parser: argparse.ArgumentParser, multiple: bool = False, variants: bool = False) -> None:
+    """``-p/--profile``; a sub-command's own flag overrides the global one. ``variants``: the
+    command reads it with ``profiles.load_variant`` (settings may follow the profile)."""
+    from workstation.core.profiles import VARIANT_HELP
+
+    more = VARIANT_HELP if variants else ""
     if multiple:
         parser.add_argument(
             "-p", "--profile", dest="sub_profiles", action="append", metavar="PROFILE",
-            help=f"{PROFILE_HELP}; repeat it for several",
+            help=f"{PROFILE_HELP}{more}; repeat it for several",
         )
     else:
         parser.add_argument(
             "-p", "--profile", dest="sub_profile", metavar="PROFILE",
-            help=PROFILE_HELP,
+            help=f"{PROFILE_HELP}{more}",
         )
 
 

@@ -29,7 +29,7 @@ from workstation.core.bench import (
 from workstation.core.invocation import cli, shell_word
 from workstation.core.letters import shortened
 from workstation.core.metrics import TurnMetrics
-from workstation.core.profiles import Profile, load_profile
+from workstation.core.profiles import Profile, load_variant
 from workstation.core.results import save_printed_run
 from workstation.core.terminal import redraws_in_place
 
@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "plus time to first token of a chat turn and, for speculative profiles, the share of "
         "drafted tokens accepted. Results are saved to the history.",
     )
-    add_profile_arg(p, multiple=True)
+    add_profile_arg(p, multiple=True, variants=True)
     p.add_argument("--n-prompt", "-n-prompt", dest="n_prompt", type=int, default=512, metavar="N",
                    help="prompt tokens for the pp test, 0 to skip it (default 512)")
     p.add_argument("--n-gen", "-n-gen", "-n", dest="n_gen", type=int, default=128, metavar="N",
@@ -69,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _profiles(args: argparse.Namespace) -> list[Profile]:
     profiles = []
     for ref in profile_refs(args):
-        profile = load_profile(ref)
+        profile = load_variant(ref)
         if args.replay is None:
             check_local(profile)  # pp/tg read llama.cpp directly; a replay runs anywhere
         if args.threads is not None:

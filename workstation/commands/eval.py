@@ -46,7 +46,7 @@ from workstation.core.kld import (
     reference_windows,
     time_reference,
 )
-from workstation.core.profiles import KVCache, Profile, kv_words, load_profile
+from workstation.core.profiles import KVCache, Profile, kv_words, load_variant
 from workstation.core.results import ResultRow, save_printed_run
 from workstation.core.runtime import LoadedModel
 
@@ -60,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "the change against the first profile. Without --tasks or --perplexity the shipped "
         "English/Turkish example task set runs.",
     )
-    add_profile_arg(p, multiple=True)
+    add_profile_arg(p, multiple=True, variants=True)
     p.add_argument("--tasks", type=Path, metavar="FILE", help="YAML task set to score")
     p.add_argument("--perplexity", type=Path, metavar="TEXT", help="text file to measure perplexity on")
     p.add_argument("--kld", type=Path, nargs="+", action="extend", metavar="DOC",
@@ -91,6 +91,12 @@ class ProfileEval:
     references: list[ReferenceRow] = field(default_factory=list)  # the reference: one per document
     context: int = 0  # the profile's own context (before a window longer than it was made room for)
     left_out: list[str] = field(default_factory=list)  # the reference: "name: why" of documents too short to compare on
+    ref: str = ""  # what -p takes to load the profile again (its key, its file's path, a variant's settings)
+
+    @property
+    def typed(self) -> str:
+        """The profile as a command names it again (-p)."""
+        return shell_word(self.ref or self.profile)
 
     @property
     def speed(self) -> float | None:
@@ -218,7 +224,7 @@ def _signed(x: float) -> str:
 def _profiles(args: argparse.Namespace) -> list[Profile]:
     out = []
     for ref in profile_refs(args):
-        profile = load_profile(ref)
+        profile = load_variant(ref)
         if args.perplexity is not None or args.kld:
             check_local(profile)  # perplexity and KLD read the model's logits; task sets run anywhere
         if args.threads is not None:
@@ -269,7 +275,7 @@ def evaluate_profile(
         # a server's model is named with its host ("office-cpu@office-pc:8088"), a file by its name
         model = info.model_path if profile.backend == "llama" else (
             f"{info.model_name}@{urlsplit(info.model_path).netloc or info.model_path}")
-        result = ProfileEval(profile.key, model, info.type_k, info.type_v, context=context)
+        result = ProfileEval(profile.key, model, info.type_k, info.type_v, context=context, ref=profile.ref)
         if task_set is not None:
             result.tasks = run_tasks(engine, task_set, progress)
         if text is not None or model_work is not None:
@@ -569,7 +575,7 @@ def kld_speed_notes(results: list[ProfileEval]) -> list[str]:
         if len(ratios) >= 2 and max(ratios) > SPEED_APART and min(ratios) < 1 / SPEED_APART:
             notes.append(f"note: {r.profile}'s speed against {results[0].profile} went both ways ({min(ratios):.2f}x "
                          f"to {max(ratios):.2f}x on these documents): each is one pass, so another program using the "
-                         f"CPU decides it; {cli(f'bench -p {shell_word(results[0].profile)} -p {shell_word(r.profile)}')} "
+                         f"CPU decides it; {cli(f'bench -p {results[0].typed} -p {r.typed}')} "
                          "compares their speed, repeated side by side.")
     return notes
 
@@ -641,7 +647,7 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> li
         notes.append(f"Which to pick: {_pick(first.profile, r.profile, worst, words, saved, mine, ratio, verb)}.")
     timed = [r for r in results[1:] if r.kld and _kld_timed(r)]
     if timed:  # (q8_0 K/V read 512-token windows 1.13x slower, a 2,900-token sheet 2.2x, and wrote 1.8x slower)
-        profiles = " ".join(f"-p {shell_word(r.profile)}" for r in [first, *timed])
+        profiles = " ".join(f"-p {r.typed}" for r in [first, *timed])
         notes.append(f"These speeds are of windows of {first.references[0].n_ctx} tokens; "
                      f"{cli(f'bench {profiles} --document YOUR_DOCUMENTS')} times whole documents: the wait for "
                      "the first word and the writing.")

@@ -16,7 +16,7 @@ from workstation.core.planner import (
     profile_draft_problem,
     slow_phrase,
 )
-from workstation.core.profiles import CONTEXT_RANGE, Profile, context_allowed, load_profile
+from workstation.core.profiles import CONTEXT_RANGE, Profile, context_allowed, load_variant
 
 if TYPE_CHECKING:
     from workstation.core.hardware import GpuInfo
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fit", help="will the model fit: GPU layers, memory, expected speed")
-    add_profile_arg(p)
+    add_profile_arg(p, variants=True)
     p.add_argument("--context", type=int, help="plan for this context instead of the profile's")
     p.add_argument("--gpu", metavar="CARD", action="append", default=[],
                    help="plan on this graphics card instead of this PC's (\"RTX 3060\", \"RTX 4090\"; twice: two "
@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    profile = load_profile(profile_ref(args))
+    profile = load_variant(profile_ref(args))
     if args.context is not None:  # (-5 planned 0 cells and said it fits; 0 planned the profile's)
         if not context_allowed(args.context):
             args.usage_error(f"argument --context: {args.context} is not a context; {CONTEXT_RANGE}")

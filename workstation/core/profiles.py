@@ -11,6 +11,7 @@ import copy
 import dataclasses
 import itertools
 import os
+import re
 import reprlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -23,7 +24,7 @@ import yaml
 
 from workstation.core.atomic import read_text_file
 from workstation.core.errors import ModelFileError, ProfileError
-from workstation.core.letters import alphabetical
+from workstation.core.letters import alphabetical, shortened
 from workstation.core.paths import profile_folders, typed_path
 from workstation.core.phrases import Lookup, Phrase, say
 
@@ -167,6 +168,10 @@ class Profile:
     description_tr: str = ""
     source: Path | None = None  # the YAML file it came from
     written: frozenset[str] = frozenset()  # the settings its file wrote (the rest are defaults)
+    # a variant of the file's profile for one run (``load_variant``): the settings -p changed, as
+    # typed ("kv_cache=q8_0"), and what they change in words ("K/V half size")
+    variant: str = ""
+    variant_words: str = ""
 
     def slots_to_serve(self) -> int:
         """The slots ``serve`` (and the app's Ctrl+G) runs without ``--parallel``: the profile's
@@ -187,7 +192,13 @@ class Profile:
 
     @property
     def key(self) -> str:
-        """Short name used on the command line (the file stem)."""
+        """Short name used on the command line (the file stem); a variant's says what differs
+        ("office-cpu · K/V half size")."""
+        own = self._file_key
+        return f"{own} · {self.variant_words}" if self.variant else own
+
+    @property
+    def _file_key(self) -> str:
         return self.source.stem if self.source else self.name
 
     @property
@@ -196,14 +207,17 @@ class Profile:
         it: its key where the key finds this file (in the user's profiles or the shipped ones),
         else the file's whole path (a desk PC's own desk.yaml, given as ``-p ~/desk.yaml``, or
         a shipped file the user's own of the same name hides: by its key alone it could not be
-        found again; a model file given to -p, by its path)."""
+        found again; a model file given to -p, by its path). A variant's: that, then its settings
+        (what ``load_variant`` takes)."""
+        if self.variant:
+            return f"{dataclasses.replace(self, variant='').ref} {self.variant}"
         if self.source is None:
             return self.name
         if self.source.suffix.lower() == ".gguf":  # a model file run as it is: by its path (a link's own)
             return str(link_path(self.source))
         source = self.source.resolve()
-        found = named_profile_file(self.key + source.suffix)
-        return self.key if found is not None and found.resolve() == source else str(source)
+        found = named_profile_file(self._file_key + source.suffix)
+        return self._file_key if found is not None and found.resolve() == source else str(source)
 
     def resolved_threads(self) -> int:
         if isinstance(self.threads, int):
@@ -221,7 +235,8 @@ class Profile:
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["source"] = str(self.source) if self.source else None
-        data.pop("written", None)
+        for name in ("written", "variant", "variant_words"):
+            data.pop(name, None)
         return data
 
 
@@ -233,7 +248,7 @@ _SECTIONS: dict[str, type] = {
 }
 
 
-_NOT_SETTINGS = ("source", "written")  # what loading a profile records, never written in one
+_NOT_SETTINGS = ("source", "written", "variant", "variant_words")  # what loading a profile records, never written in one
 
 
 def _problem(src: str, key: str, **values: Any) -> ProfileError:
@@ -727,6 +742,123 @@ def load_profile(ref: str | None) -> Profile:
     stems = [p.stem for p in profile_paths()]
     raise ProfileError(f"There is no profile named '{ref}'; available profiles: {', '.join(stems) or 'none'}."
                        + close_profile(ref, stems))
+
+
+# "office-cpu kv_cache=q8_0 context=8192": a setting starts at a word followed by "=", after a space
+_VARIANT_SETTING = re.compile(r"\s+(?=[A-Za-z_][\w.]*=)")
+# a section given one value on the command line: the settings of it the value is for
+_SECTION_SHORTHANDS: dict[str, tuple[str, ...]] = {"kv_cache": ("k", "v"), "speculative": ("mode",)}
+SPEC_WORDS = {"off": "no drafting", "lookup": "prompt lookup", "draft": "a draft model"}
+VARIANT_HELP = ('; settings after it, as NAME=VALUE, change them for this run only, its file left as it is '
+                '("office-cpu kv_cache=q8_0", "office-cpu context=8192 speculative=lookup")')
+
+
+def variant_settings(ref: str) -> tuple[str | None, list[tuple[str, str]]]:
+    """-p's profile and the settings after it: ``("office-cpu", [("kv_cache", "q8_0")])`` of
+    "office-cpu kv_cache=q8_0"; settings alone are the default profile's (None)."""
+    base, *settings = _VARIANT_SETTING.split(ref.strip())
+    if re.match(r"[A-Za-z_][\w.]*=", base):  # (no profile before them)
+        base, settings = "", [base, *settings]
+    pairs = [(name, text) for name, _, text in (s.partition("=") for s in settings)]
+    return base or None, pairs
+
+
+def load_variant(ref: str | None) -> Profile:
+    """``load_profile``, where settings may follow the profile ("office-cpu kv_cache=q8_0
+    context=8192"): the profile with those changed for this run, its file left as it is, so that
+    bench, eval and fit compare one setting without a second profile written by hand. Each is set
+    as F3's E saves a setting (by dotted name, ``_set_dotted``; ``kv_cache=q8_0`` sets K and V,
+    ``speculative=lookup`` the mode) and the profile checked as its file is; a bad name or value
+    is a ProfileError naming it and what it may be. Its key says what differs ("office-cpu · K/V
+    half size"); its ref is ``ref`` (what loads it again)."""
+    if ref is None or typed_path(ref).exists():
+        return load_profile(ref)
+    base_ref, settings = variant_settings(ref)
+    if not settings:
+        try:
+            return load_profile(ref)
+        except ProfileError:
+            first, *rest = ref.split(maxsplit=1)
+            if not rest or named_profile_file(f"{first}.yaml") is None and not typed_path(first).is_file():
+                raise
+            raise ProfileError(f"'{' '.join(ref.split())}': '{rest[0]}' has no value; a setting after the profile "
+                               "is written NAME=VALUE, as kv_cache=q8_0.") from None
+    base = load_profile(base_ref)
+    src = f"'{' '.join(ref.split())}'"
+    data = base.to_dict()
+    data.pop("source", None)
+    names: list[str] = []
+    for name, text in settings:
+        value = _typed_value(text)
+        for dotted in _setting_names(src, name, value):
+            _set_dotted(data, dotted, value)
+        names.append(name)
+    _words_kept(data)
+    variant = profile_from_dict(data, src, source=base.source)
+    variant.written = base.written | {name.partition(".")[0] for name in names}
+    variant.variant = " ".join(f"{name}={text}" for name, text in settings)
+    variant.variant_words = _variant_words(variant, names)
+    return variant
+
+
+def _typed_value(text: str) -> Any:
+    """A setting's value as the profile's YAML would read it (8192 a number, ``off`` a word, ``null``
+    none); a text YAML reads otherwise ("Be brief: one line", a mapping) as it was typed."""
+    if not text.strip():
+        return ""
+    try:
+        value = load_yaml(text)
+    except YamlError:
+        return text
+    return text if isinstance(value, dict) else value
+
+
+def _setting_names(src: str, name: str, value: Any) -> list[str]:
+    """The dotted settings ``name`` sets (``kv_cache``: kv_cache.k and kv_cache.v); ProfileError
+    for a name that is no profile setting, with the one meant where it is close to one."""
+    import difflib
+
+    top = [f.name for f in dataclasses.fields(Profile) if f.name not in _NOT_SETTINGS]
+    inner = {section: [f"{section}.{f.name}" for f in dataclasses.fields(cls)] for section, cls in _SECTIONS.items()}
+    head, _, rest = name.partition(".")
+    if head in _SECTIONS and not rest:
+        if head not in _SECTION_SHORTHANDS:
+            raise ProfileError(f"{src}: '{head}' holds several settings: give one as {head}.NAME=VALUE "
+                               f"({', '.join(inner[head])}).")
+        if head == "kv_cache":  # (one sentence for the value, not one for K and one for V)
+            _choice(src, head, value, list(KV_CACHE_TYPES))
+        return [f"{head}.{part}" for part in _SECTION_SHORTHANDS[head]]
+    if name in inner.get(head, []) or (name in top and head not in _SECTIONS):
+        return [name]
+    names = inner[head] if head in _SECTIONS else [n for n in top if n not in _SECTIONS] + list(_SECTIONS)
+    everything = [n for n in top if n not in _SECTIONS] + [n for dotted in inner.values() for n in dotted]
+    meant = [n for n in everything if n.rpartition(".")[2] == name] or difflib.get_close_matches(
+        name, everything, n=1, cutoff=0.75)
+    hint: Phrase = ("profile.hint_close", {"name": meant[0]}) if meant else \
+        ("profile.hint_fields", {"names": ", ".join(names)})
+    raise _problem(src, "profile.unknown", field=name, hint=hint)
+
+
+def _variant_words(profile: Profile, names: list[str]) -> str:
+    """What a variant's settings change, in words: "K/V half size", "context 8,192", "prompt lookup"."""
+    said: list[str] = []
+    for name in names:
+        head = name.partition(".")[0]
+        if head == "kv_cache":  # ("K full size, V a quarter" for two types)
+            words = kv_words(profile.kv_cache) or say([("kv.f16", {})])
+            words = f"K/V {words}" if profile.kv_cache.k == profile.kv_cache.v else words
+        elif head == "context":
+            words = f"context {profile.context:,}"
+        elif name in ("speculative", "speculative.mode"):
+            words = SPEC_WORDS.get(profile.speculative.mode, profile.speculative.mode)
+        else:
+            value: Any = profile
+            for part in name.split("."):
+                value = getattr(value, part)
+            words = f"{name.rpartition('.')[2]} {shortened(' '.join(str(value).split()), 24)}"
+        if words not in said:
+            said.append(words)
+    return ", ".join(said)
 
 
 def _file_given(path: Path) -> Profile:
