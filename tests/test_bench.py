@@ -82,23 +82,38 @@ def test_bench_table_and_replay(tiny_profile: Path, tmp_path: Path, capsys: pyte
     from workstation.core.documents import read_document
     from workstation.core.summarize import FACTS_LABEL, whole_document_messages
 
-    sheet, letter = tmp_path / "invoices.csv", tmp_path / "letter.txt"
+    sheet, letter, other = tmp_path / "invoices.csv", tmp_path / "a" / "letter.txt", tmp_path / "b" / "letter.txt"
     sheet.write_text("Customer,Amount\nOakfield,120.50\nGreenway,80\n", encoding="utf-8")
-    letter.write_text("Dear Ms. Reyes,\n\nThe accounts are due on 30 September.\n\nYours sincerely,\n", encoding="utf-8")
+    for path in (letter, other):
+        path.parent.mkdir()
+        path.write_text("Dear Ms. Reyes,\n\nThe accounts are due on 30 September.\n\nYours sincerely,\n",
+                        encoding="utf-8")
     asked = document_prompts([sheet, letter])
     assert asked == [whole_document_messages(read_document(p)) for p in (sheet, letter)]
     assert FACTS_LABEL in asked[0][0]["content"] and "Yours sincerely," in asked[1][0]["content"]
-    rc = main(["bench", "-p", str(tiny_profile), "--document", str(sheet), str(letter), "--max-tokens", "2", "--json",
-               "--no-save"])
+    # a variant of the profile named on the command line (no second file written by hand), its name
+    # saying what differs; two documents of one name in two folders told apart (two rows said "letter.txt")
+    rc = main(["bench", "-p", f"{tiny_profile} kv_cache=f16", "--document", str(sheet), str(letter), str(other),
+               "--max-tokens", "2", "--json", "--no-save"])
     (res,) = json.loads(capsys.readouterr().out)
-    assert rc == 0 and [p["prompt"] for p in res["prompts"]] == ["invoices.csv", "letter.txt"]
-    assert all(p["prompt_n"] > 40 for p in res["prompts"])  # the instruction and the whole document, read
+    assert rc == 0 and res["profile"] == "tiny · K/V full size"
+    assert [p["prompt"] for p in res["prompts"]] == ["invoices.csv", "a/letter.txt", "b/letter.txt"]
+    assert all(p["prompt_n"] > 40 for p in res["prompts"][:2])  # the instruction and the whole document, read
+    # a document longer than the context: named, with what does hold it (it said "The message is 1,460 tokens…")
+    long = tmp_path / "ledger.txt"
+    long.write_text("Paid 120.50 to Oakfield for paper. " * 60, encoding="utf-8")
+    assert main(["bench", "-p", str(tiny_profile), "--document", str(letter), str(long), "--max-tokens", "2",
+                 "--no-save"]) == 1
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.startswith("workstation: ledger.txt is ") and "more than tiny holds in one message (a context of 256 " \
+        "tokens" in err and "summarize " in err and f"'-p {tiny_profile}\\ context=1024'" in err, err
 
 
 def test_a_variant_of_a_profile_is_named_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
     """"office-cpu, and office-cpu with the half-size context memory" took a second profile file
     written by hand: -p takes the settings to change after the profile, set and checked as F3's E
     saves them, the file left as it is; a bad one is one sentence naming it and what it may be."""
+    from workstation.core.documents import told_apart
     from workstation.core.errors import ProfileError
     from workstation.core.profiles import load_profile, load_variant
 
@@ -127,6 +142,9 @@ def test_a_variant_of_a_profile_is_named_on_the_command_line(capsys: pytest.Capt
         assert main([command, "-p", "office-cpu kv_cache.v=q9"]) == 1
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "field 'kv_cache.v' is 'q9'; allowed values are" in err, err
+    # the rows of two documents of one name, by their folders; the others by their names
+    assert told_apart([Path("/d/a/notes.txt"), Path("/d/b/notes.txt"), Path("/d/a/plan.txt")]) == [
+        "a/notes.txt", "b/notes.txt", "plan.txt"]
 
 
 def test_replay_file_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

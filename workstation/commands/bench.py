@@ -16,7 +16,9 @@ from workstation.commands import add_profile_arg, params_text, print_json, profi
 from workstation.commands import text_table as _table
 from workstation.core.bench import (
     BenchConfig,
+    BenchInputError,
     ProfileBench,
+    PromptTooLong,
     ReplayResult,
     SpeedStat,
     bench_profiles,
@@ -26,10 +28,18 @@ from workstation.core.bench import (
     replay_profiles,
     sampling_differences,
 )
+from workstation.core.documents import told_apart
+from workstation.core.engine_api import TOO_LONG
 from workstation.core.invocation import cli, shell_word
 from workstation.core.letters import shortened
 from workstation.core.metrics import TurnMetrics
-from workstation.core.profiles import Profile, load_variant
+from workstation.core.profiles import (
+    DEFAULT_PROFILE,
+    Profile,
+    context_allowed,
+    load_variant,
+    variant_settings,
+)
 from workstation.core.results import save_printed_run
 from workstation.core.terminal import redraws_in_place
 
@@ -117,24 +127,26 @@ def run(args: argparse.Namespace) -> int:
     profiles = _profiles(args)
     command = command_line("bench", args)
     if args.replay is not None and args.document:
-        from workstation.core.bench import BenchInputError
-
         raise BenchInputError("Give --replay or --document, not both.")
     if args.replay is not None or args.document:
         prompts = read_replay_file(args.replay) if args.replay is not None else document_prompts(args.document)
         if args.max_tokens < 1:
-            from workstation.core.bench import BenchInputError
-
             raise BenchInputError(f"--max-tokens must be 1 or more, not {args.max_tokens}.")
         try:
             replays = replay_profiles(profiles, prompts, args.max_tokens, _progress(args),
                                       rounds=1 if args.repetitions is None else args.repetitions)
+        except PromptTooLong as err:
+            if not args.document:
+                raise
+            raise BenchInputError(document_too_long(err, args.document[err.index - 1],
+                                                    told_apart(args.document)[err.index - 1])) from None
         finally:
             _clear_progress()
-        if args.document:  # named by their files, not by the instruction all of them begin with
+        if args.document:  # named by their files (two of one name by their folders too), not by the instruction
+            names = told_apart(args.document)
             for res in replays:
                 for item in res.items:
-                    item.prompt = args.document[item.index - 1].name
+                    item.prompt = names[item.index - 1]
         if args.json:
             print_json([r.to_dict() for r in replays])
         else:
@@ -161,6 +173,25 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_save:
         save_printed_run("bench", [row for r in results for row in r.result_rows()], command)
     return 0
+
+
+def document_too_long(err: PromptTooLong, path: Path, name: str) -> str:
+    """A --document the profile's context cannot hold as one message, named (the engine's
+    sentence named no file): how long it is, what holds it (summarize: part by part), and the
+    profile with a context that holds it, as -p takes it."""
+    said = err.said[0][1] if err.said and err.said[0][0] == TOO_LONG else {}
+    if not said:  # (the profile's instructions leave it no room: the engine's own sentence)
+        return f"{name}: {err}"
+    need = int(said["n"].replace(",", "")) + int(said["reserve"].replace(",", ""))
+    longer = 1 << max(0, need - 1).bit_length()  # (the next power of two: 4096 for 3,100)
+    base, settings = variant_settings(err.profile.ref)
+    with_longer = " ".join([base or DEFAULT_PROFILE, *(f"{k}={v}" for k, v in settings if k != "context"),
+                            f"context={longer}"])
+    return (f"{name} is {said['n']} tokens with the instruction to summarize it: more than {err.profile.key} holds "
+            f"in one message (a context of {said['ctx']} tokens, {said['reserve']} of them kept for the reply), "
+            f"so bench cannot time it. Summarize it part by part instead (F6 in the app, "
+            f"'{cli('summarize ' + shell_word(str(path)))}' on the command line)"
+            + (f", or time it with a longer context: '-p {shell_word(with_longer)}'." if context_allowed(longer) else "."))
 
 
 def command_line(name: str, args: argparse.Namespace) -> str:

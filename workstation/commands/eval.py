@@ -15,7 +15,7 @@ from workstation.commands import add_profile_arg, print_json, profile_refs
 from workstation.commands.bench import _clear_progress, _progress, _table, command_line, speed_words
 from workstation.core.bench import check_local
 from workstation.core.catalog import file_size_text, read_model_info, resolve_model_path
-from workstation.core.documents import read_document
+from workstation.core.documents import read_document, told_apart
 from workstation.core.engine import Engine
 from workstation.core.engine_api import open_engine
 from workstation.core.errors import WorkstationError
@@ -246,8 +246,10 @@ class KLDPlan:
 
 
 def read_kld_documents(paths: list[Path]) -> list[tuple[str, str]]:
-    """Each document's text through the readers (isolated: the files come from outside)."""
-    return [(Path(p).name, read_document(Path(p), isolate=True).text) for p in paths]
+    """Each document's text through the readers (isolated: the files come from outside), named
+    as its rows say it (two of one name by their folders too: ``told_apart``)."""
+    names = told_apart([Path(p) for p in paths])
+    return [(name, read_document(Path(p), isolate=True).text) for name, p in zip(names, paths, strict=True)]
 
 
 ModelWork = Callable[[LoadedModel, "ProfileEval"], None]

@@ -31,7 +31,7 @@ import numpy as np
 
 from workstation.core.atomic import read_text_file
 from workstation.core.engine import Engine, TurnFinished
-from workstation.core.engine_api import ChatEngine, open_engine
+from workstation.core.engine_api import ChatEngine, open_engine, too_long
 from workstation.core.errors import EngineError, WorkstationError
 from workstation.core.metrics import TurnMetrics
 from workstation.core.profiles import Profile, Sampling
@@ -48,6 +48,16 @@ Progress = Callable[[str], None]
 
 class BenchInputError(WorkstationError):
     """A replay file or a bench option the user gave cannot be used."""
+
+
+class PromptTooLong(BenchInputError):
+    """A replayed prompt (a document) the profile's context cannot hold as one message: which
+    one (``index``, from 1), in which profile, and the engine's sentence (its ``said``: the
+    tokens, the context, the reply's reserve), so that the command names the document."""
+
+    def __init__(self, err: EngineError, index: int, profile: Profile) -> None:
+        super().__init__(str(err), said=err.said)
+        self.index, self.profile = index, profile
 
 
 @dataclass
@@ -511,9 +521,14 @@ def replay_engine(
         if progress:
             progress(f"{engine.profile.key}: replay prompt {i + 1}/{len(prompts)}")
         final = None
-        for event in engine.stream_chat(messages, sampling):
-            if isinstance(event, TurnFinished):
-                final = event
+        try:
+            for event in engine.stream_chat(messages, sampling):
+                if isinstance(event, TurnFinished):
+                    final = event
+        except EngineError as err:
+            if too_long(err):  # (said as the engine says a message: which prompt, the command says)
+                raise PromptTooLong(err, i + 1, engine.profile) from None
+            raise
         assert final is not None
         items.append(ReplayItem(i + 1, messages[-1]["content"], final.metrics))
     return ReplayResult(engine.profile.key, engine.info().model_path, items)

@@ -678,6 +678,22 @@ def name_is_text(path: str | Path) -> bool:
     return True
 
 
+def told_apart(paths: list[Path]) -> list[str]:
+    """Each document's name as a table shows it: the file's name, and where two files of that
+    name sit in different folders, as many folders above it as tell them apart ("a/notes.txt",
+    "b/notes.txt": two rows said "notes.txt"). A file given twice is one name twice."""
+    whole = [Path(os.path.abspath(p)).parts for p in paths]
+    depth = [1] * len(paths)
+    while True:
+        names = [os.sep.join(parts[-n:]) for parts, n in zip(whole, depth, strict=True)]
+        clash = [i for i, name in enumerate(names) if any(
+            names[j] == name and whole[j] != whole[i] for j in range(len(names)))]
+        deeper = [min(n + 1, len(whole[i])) if i in clash else n for i, n in enumerate(depth)]
+        if deeper == depth:  # (none clashes, or none can go further)
+            return [shown_name(name) for name in names]
+        depth = deeper
+
+
 def shown_name(path: str | Path) -> str:
     """``path`` as it can be shown and written: bytes that are not UTF-8 as U+FFFD."""
     return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
