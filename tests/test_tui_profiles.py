@@ -14,6 +14,7 @@ from tui_helpers import notices, screen_lines, until
 
 from workstation.core.profiles import KVCache
 from workstation.tui.app import WorkstationApp
+from workstation.tui.i18n import Texts
 from workstation.tui.messages import GpuReading, SystemSampled
 
 
@@ -50,6 +51,10 @@ async def test_a_long_model_name_keeps_its_quantization(folder: Path, tmp_path: 
         assert app.gpu_share_said(31, 31)[0] == "all on the GPU" and app.gpu_share_said(0, 31) == ("", "")
         app._sampled(SystemSampled(5.0, 1, 2, [GpuReading(0, "RTX 4060", 3.0, 1, 8 * 1024**3, 40.0, 20.0)]))
         assert app.gpu_share_said(0, 31)[0] == "GPU not used" and app.status_text().endswith("Q4_1 · GPU not used")
+        english, app.texts = app.texts, Texts("tr")  # (the short one said "GPU boşta": the GPU idle, not unused)
+        assert [app.gpu_share_said(n, 31) for n in (12, 31, 0)] == [
+            ("modelin %39'u GPU'da", "%39'u GPU'da"), ("modelin tamamı GPU'da", "GPU'da"), ("GPU kullanılmıyor", "CPU'da")]
+        app.texts = english
         app._sampled(SystemSampled(5.0, 1, 2, []))
         await pilot.resize_terminal(50, 24)  # (whole at 80 columns, with nothing of the usual f16/f16 K/V)
         bar = app.chat_screen.query_one(StatusBar)

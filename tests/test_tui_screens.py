@@ -1271,6 +1271,10 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
             catalog.move_cursor(row=names.index(entry["name"]))
             await until(pilot, lambda: "stopped with 7 KB here (35%): p downloads the rest, d removes it"
                         in str(models.query_one("#model-task").render()))
+            english, app.texts = app.texts, Texts("tr")  # in Turkish as it is said ("İndirmesi 7 KB inmişken durdu")
+            assert models._part_hint(models.catalog[names.index(entry["name"])]) == (
+                "İndirme yarıda kaldı: 7 KB indirildi (%35). p kalanını indirir, d yarım dosyayı siler.")
+            app.texts = english
             await pilot.press("p")  # (asked as the rest of it)
             await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
             assert str(app.screen.query_one(".dialog-title").render()).startswith(
@@ -1707,7 +1711,8 @@ def test_the_summary_eta_speaks_the_ui_language() -> None:
     assert [eta("en", s) for s in (None, 7, 65, 3725)] == ["time left: …", "time left: 7 s", "time left: 1 min 5 s",
                                                            "time left: 1 h 2 min"]
     # Turkish abbreviates hour, minute and second as sa, dk and sn (the thinking time says sn too)
-    assert [eta("tr", s) for s in (7, 65, 3725)] == ["kalan 7 sn", "kalan 1 dk 5 sn", "kalan 1 sa 2 dk"]
+    assert [eta("tr", s) for s in (7, 65, 3725)] == ["kalan süre: 7 sn", "kalan süre: 1 dk 5 sn",
+                                                    "kalan süre: 1 sa 2 dk"]
 
 
 async def test_a_progress_bars_percentage_is_written_as_the_language_writes_it() -> None:
