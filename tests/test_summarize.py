@@ -21,7 +21,7 @@ from conftest import make_profile, write_profile_file
 from docmaker import SUBJECT_PARAGRAPHS, honeybee_text, make_pdf
 
 from workstation.core.documents import Document, read_document
-from workstation.core.phrases import about_words
+from workstation.core.phrases import rounded_words
 from workstation.core.summarize import (
     MAP_INSTRUCTION,
     MAP_SUFFIX,
@@ -54,6 +54,11 @@ def eng(profile) -> Iterator:
     yield e
     e.close()
 
+
+
+def words_in(document: Document, chunks: list[Chunk]) -> str:
+    """The words of ``chunks`` counted in the document, as a summary's closing line says them."""
+    return rounded_words(sum(len(document.text[c.start:c.end].split()) for c in chunks))
 
 def real_long_text() -> Path:
     """CPython's licence, shipped with every Python install (found at runtime)."""
@@ -260,7 +265,8 @@ def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_pa
     assert turkish.startswith("# bees.pdf özeti\n") and "## Bölümlere göre ana noktalar\n" in turkish
     assert f"bu yüzden {len(result.chunks)} bölümde, sırayla okundu." in turkish
     tr = Texts("tr")  # its closing line in Turkish words (1.200, Turkish writes a thousands dot), and time
-    assert turkish.endswith(f"_{len(result.chunks)} bölümde okundu (yaklaşık {tr.number(about_words(t['document_tokens'], tr.get))} "
+    # its words counted in it, not its tokens turned into Turkish words (an English document said 99 of its 190)
+    assert turkish.endswith(f"_{len(result.chunks)} bölümde okundu (yaklaşık {tr.number(words_in(doc, result.chunks))} "
                             f"sözcük); modele {int(t['calls'])} kez soruldu; {duration(t['total_ms'] / 1000, tr.get)}._\n"), turkish
     turkish_cite = {"p. ": "s. ", "pp. ": "s. "}  # the pages cited the Turkish way too
     assert all(f"- **{c.index}. bölüm ({turkish_cite[c.cite.split()[0] + ' ']}{c.cite.split()[1]})** — {c.summary}" in turkish
@@ -313,9 +319,10 @@ def test_cancel_keeps_the_finished_parts(eng, profile, tmp_path: Path) -> None:
     assert f"- **Part 1 ({result.chunks[0].cite})**" in result.summary
     # its figures: the words its part covers of the document's, and the calls that ended (the
     # footer said the whole document's tokens and counted the call stopped)
-    whole = sum(c.tokens for c in result.chunks)
     n = len(result.chunks)
-    assert f"_1 of {n} parts read (about {about_words(result.chunks[0].tokens)} of the document's {about_words(whole)} " \
+    document = read_document(path)
+    assert f"_1 of {n} parts read (about {words_in(document, result.chunks[:1])} of the document's " \
+        f"{words_in(document, result.chunks)} " \
         "words); the model was asked once; " in result.summary, result.summary
 
 
@@ -452,19 +459,23 @@ def test_the_summarys_footer_says_what_it_took_in_plain_words() -> None:
     """F6 and `summarize -o` wrote "4540 document tokens" (the command line's stderr: 4,540), then
     "4 of 4 parts, 2,918 document tokens, 5 model calls, 61.2 s.": tokens and model calls meant
     nothing to the office staff who read the file, and 61.2 s made them count."""
-    doc = Document("notes.txt", "text", "Meeting at ten.")
+    doc = Document("notes.txt", "text", "Meeting at ten. " * 733)  # 2,199 words
     totals = {"calls": 5.0, "document_tokens": 2918.0, "total_ms": 61200.0}
     from workstation.core.metrics import TurnMetrics
 
-    parts = [Chunk(i, i * 10, i * 10 + 10, 700, 750, f"line {i}", "Points.", TurnMetrics()) for i in range(1, 5)]
+    quarter = len(doc.text) // 4
+    parts = [Chunk(i, (i - 1) * quarter, i * quarter if i < 4 else len(doc.text), 700, 750, f"line {i}", "Points.",
+                   TurnMetrics()) for i in range(1, 5)]
     assert render_markdown(doc, "", parts, False, totals).endswith(
         "_Read in 4 parts (about 2,200 words); the model was asked 5 times; 1 min 1 s._\n")
-    # in Turkish, in Turkish words: fewer of them for as many tokens (a word takes more tokens)
+    # in Turkish: its words counted, the same count (tokens turned into words at Turkish's rate said an English
+    # document's 2,200 words were 1,200)
     assert render_markdown(doc, "", parts, False, totals, Texts("tr").get).endswith(
-        "_4 bölümde okundu (yaklaşık 1.200 sözcük); modele 5 kez soruldu; 1 dk 1 sn._\n")
+        "_4 bölümde okundu (yaklaşık 2.200 sözcük); modele 5 kez soruldu; 1 dk 1 sn._\n")
     one = {"calls": 1.0, "document_tokens": 4540.0, "total_ms": 1500.0}
-    assert render_markdown(doc, "", parts[:1], False, one).endswith(
-        "_Read in one go (about 3,400 words); the model was asked once; 2 s._\n")
+    whole = [dataclasses.replace(parts[0], end=len(doc.text))]
+    assert render_markdown(doc, "", whole, False, one).endswith(
+        "_Read in one go (about 2,200 words); the model was asked once; 2 s._\n")
 
 
 def test_the_progress_bar_writes_to_stderr_as_it_is_when_it_starts(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -703,7 +714,7 @@ def test_a_stopped_summary_goes_on_from_its_kept_parts_until_the_document_change
         "read and summarized at "), closing_line(second, 1.5)
     # its closing line counts the calls of this run, and says the part kept (only this run's were counted)
     calls = int(second.totals["calls"])
-    assert f" parts (about {about_words(second.totals['document_tokens'])} words); the model was asked {calls} times, and " \
+    assert f" parts (about {words_in(read_document(path), second.chunks)} words); the model was asked {calls} times, and " \
            "1 part was kept from a run that stopped; " in second.summary, second.summary
     assert len(second.chunks) >= 2 and all(c.metrics is not None for c in second.chunks[1:])
     assert kept_count(path, profile) == len(second.chunks)

@@ -558,8 +558,13 @@ def about_words(tokens: float, lookup: Lookup | None = None) -> str:
     the document's: ``words_per_token``), rounded as a person says an estimate (two figures: 4,096
     tokens are "3,100" English words, 8,192 "6,100"; under 2 with a decimal, "1.4"), in English
     writing (a sentence's values turn it into the UI's: ``local_number``). Tokens meant nothing
-    to the office staff the app is for."""
-    words = tokens * words_per_token(lookup)
+    to the office staff the app is for. Where the text is there to count, ``rounded_words`` of its
+    words says it in any language."""
+    return rounded_words(tokens * words_per_token(lookup))
+
+
+def rounded_words(words: float) -> str:
+    """A count of words as a person says an estimate: two figures ("3,100"), under 2 with a decimal."""
     if words < 2:
         return f"{words:.1f}"
     digits = len(str(int(words)))

@@ -40,7 +40,7 @@ from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.events import Message, PromptRead, TokenDelta, TurnFinished
 from workstation.core.kv_state import NOT_KEPT
 from workstation.core.metrics import TurnMetrics
-from workstation.core.phrases import Lookup, about_words, say
+from workstation.core.phrases import Lookup, rounded_words, say
 from workstation.core.profiles import Profile, Sampling
 
 MAP_INSTRUCTION = (
@@ -787,17 +787,22 @@ def render_markdown(
             lines.append(f"- **{t('summary.part', n=c.index, cite=cite(c.start, c.end))}** — {c.summary or t('summary.none')}")
         lines.append("")
     calls = int(totals["calls"])
-    footer, tokens, whole = "summary.footer" if len(chunks) != 1 else "summary.footer_one", int(totals["document_tokens"]), {}
+
+    def words_of(parts: list[Chunk]) -> str:  # counted in the text (an English document on a Turkish screen
+        # was "about 400 words" of its 619: tokens turned into words at Turkish's rate)
+        return rounded_words(sum(len(document.text[c.start:c.end].split()) for c in parts))
+
+    footer, words, whole = "summary.footer" if len(chunks) != 1 else "summary.footer_one", words_of(chunks), {}
     if cancelled:  # the words its parts cover, and the calls that ended (it said the whole document's, and
         calls -= int(totals.get("calls_stopped", 0))  # counted the call stopped)
-        footer, whole, tokens = "summary.footer_stopped", {"all": about_words(tokens, lookup)}, sum(c.tokens for c in done)
+        footer, whole, words = "summary.footer_stopped", {"all": words}, words_of(done)
     said_calls: Any = ("summary.call_none" if calls <= 0 else "summary.call" if calls == 1 else "summary.calls", {"n": calls})
     kept = sum(1 for c in done if c.metrics is None)  # from a run that stopped: its calls and time not in these
     if kept:
         said_calls = ("summary.calls_and_kept_one" if kept == 1 else "summary.calls_and_kept",
                       {"calls": said_calls, "kept": kept})
     # in words (it said "2,918 document tokens" and "61.2 s"): about 2,200 words (Turkish 1.200), 1 min 1 s
-    lines.append("_" + t(footer, done=len(done), total=len(chunks), words=about_words(tokens, lookup), calls=said_calls,
+    lines.append("_" + t(footer, done=len(done), total=len(chunks), words=words, calls=said_calls,
                          time=duration(totals["total_ms"] / 1000, lookup), **whole) + "_")
     return "\n".join(lines) + "\n"
 

@@ -58,7 +58,7 @@ from workstation.core.letters import shortened
 from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
 from workstation.core.paths import data_dir, typed_path
-from workstation.core.phrases import Phrase, about_words, say, words_per_token
+from workstation.core.phrases import Phrase, about_words, rounded_words, say, words_per_token
 from workstation.core.planner import FreedMemory, load_notes, offloadable_layers
 from workstation.core.profiles import (
     KVCache,
@@ -2707,7 +2707,7 @@ class WorkstationApp(App[None]):
         whole = self._document_sizes.get(document[0], 0)
         measured = self._document_tokens.get(document)
         line = (
-            self.texts("chat.attached_too_long", name=document[0].name, n=about_words(measured[0], self.texts.get),
+            self.texts("chat.attached_too_long", name=document[0].name, n=rounded_words(len(document[1].split())),
                        ctx=about_words(measured[1], self.texts.get),
                        remove=remove) if measured is not None
             else self.texts("chat.attached_cut", name=document[0].name, n=f"{len(document[1]):,}", total=f"{whole:,}",
