@@ -1451,6 +1451,8 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
     from docmaker import honeybee_text
     from textual.widgets import Button, Input, Markdown
 
+    from workstation.core.summarize import SummaryProgress
+    from workstation.tui.messages import Progress
     from workstation.tui.screens.summarize import SummarizeScreen
 
     _profile(profiles / "small.yaml", str(smollm2_path), context=512)  # short parts: a quicker test
@@ -1470,6 +1472,12 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         say = screen._say
         screen._say = lambda text: (  # type: ignore[method-assign]
             states.append(f"{text} [{screen.query_one('#summarize-progress').progress:g}]"), say(text))
+        # the bar counts the step that puts the parts' summaries together, and the words say it
+        # (at 80% they said "Parts done: 4 of 4" all through that step, and "2 of 4" at 40%)
+        screen.post_message(Progress(4, 5, data=SummaryProgress("reduce", 4, 5, 4, 4, 20.0, None)))
+        await until(pilot, lambda: bool(states))
+        assert states == ["Parts done: 4 of 4 · putting the summary together · time left: 20 s [4]"], states
+        states.clear()
         screen.query_one("#summarize-path", Input).value = str(long_doc)
         await pilot.press("enter")
         await until(pilot, lambda: screen.running)
@@ -1512,7 +1520,7 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         await until(pilot, lambda: not screen.running)
         # the first part's summary said as it is written, the bar moving before the part ends
         # (it showed "Parts done: 0 of 2" and an empty bar until then)
-        writing = [s for s in states if s.startswith("Parts done: 0 of 2 · ") and "part 1: " in s]
+        writing = [s for s in states if s.startswith("Parts done: 0 of 2, then the summary · ") and "part 1: " in s]
         assert any("of its summary written" in s for s in writing), states
         assert any(0 < float(s.rsplit("[", 1)[1].rstrip("]")) < 1 for s in writing), states
         assert screen.result is not None and screen.result.cancelled
