@@ -73,9 +73,18 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         await pilot.press("escape")
         await pilot.pause()
         app._attach((Path("memo.txt"), "Meeting at ten"))
+        # toasts still shown are said again in the new language, with their time left; one that
+        # cannot be (two sentences joined) is put away: a Turkish warning stayed on the English screen
+        app.notify(app.texts("load.reset_failed", file="a.yaml", error="busy"), severity="warning", timeout=60)
+        app.notify(app.texts("load.unchanged") + " " + app.texts("lang.changed"), timeout=60)
+        await pilot.pause()
+        expires = [n.raised_at + n.timeout for n in app._notifications]
         await pilot.press("f9")
         await pilot.pause()
         assert app.texts.lang == "tr"
+        shown = [(n.title, n.message, n.raised_at + n.timeout) for n in app._notifications]
+        assert shown == [("Uyarı", "a.yaml kopyanız kenara konamadı (busy); kullanılmaya devam ediyor.", expires[0]),
+                         ("", "Arayüz artık Türkçe.", shown[-1][2])], shown
         attached = str(app.chat_screen.query_one("#attachment").render())
         assert attached == app.texts("chat.attached", name="memo.txt", n=14, remove="Ctrl+R") != Texts("en")(
             "chat.attached", name="memo.txt", n=14, remove="Ctrl+R")  # it stayed in English

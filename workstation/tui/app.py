@@ -358,6 +358,9 @@ class WorkstationApp(App[None]):
         self._t_last: float | None = None
         self._search = ""
         self._toast_of: dict[str, Notification] = {}  # the last toast of each kind (``notify``'s ``kind``)
+        # the key and values each toast still shown was said with (``Texts.phrase_of``), by its identity:
+        # said again in the new language after F9
+        self._phrase_of_toast: dict[str, tuple[Notification, Phrase, Phrase | None]] = {}
         self._stop_sampling = threading.Event()
         self._quit_after_turn = False  # Ctrl+Q while a reply streams: quit once it is saved
         self._quit_signalled = False  # a SIGTERM or SIGHUP is being acted on (``_signalled``)
@@ -673,11 +676,17 @@ class WorkstationApp(App[None]):
         grey without colours (NO_COLOR); a screen reader reads the word first."""
         if not title and severity in ("error", "warning"):
             title = self.texts(f"toast.{severity}")
-        if not kind:
-            super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
-            return
         toast = Notification(message, title, severity, self.NOTIFICATION_TIMEOUT if timeout is None else timeout,
                              markup=markup)
+        for identity, (shown, *_) in list(self._phrase_of_toast.items()):
+            if shown.has_expired:
+                self._phrase_of_toast.pop(identity, None)
+        phrase = self.texts.phrase_of(message)
+        if phrase is not None:  # (said again in the new language after F9; the others are put away then)
+            self._phrase_of_toast[toast.identity] = (toast, phrase, self.texts.phrase_of(title) if title else None)
+        if not kind:
+            self.post_message(Notify(toast))
+            return
         last = self._toast_of.get(kind)
         if last is not None and last in self._notifications:
             self._unnotify(last, refresh=False)  # (the new one's arrival redraws them)
@@ -804,11 +813,34 @@ class WorkstationApp(App[None]):
                 screen.translate_bindings()
         self._attach(self.pending_document)  # its line says itself in the new language
         self.update_status()
+        self._say_toasts_again()
         self.notify(self.texts("lang.changed"))
         if not saved:
             self.notify(self.texts("lang.not_saved", path=str(settings_path())), severity="warning", timeout=15)
         if new != "en" and self.profile is not None and self.engine is not None:
             self._warn_small_for_language(self.profile, self.engine)
+
+    def _say_toasts_again(self) -> None:
+        """After F9, the toasts still shown in the language before: each said again in the new
+        one, in its place and with the time it had left, where it was one sentence of the
+        locale's (``Texts.phrase_of``); the others put away (a Turkish warning stayed on the
+        English screen, and one said of Turkish alone, "too small for Turkish", is untrue there)."""
+        phrases, self._phrase_of_toast = self._phrase_of_toast, {}
+        kinds = {toast.identity: kind for kind, toast in self._toast_of.items()}
+        self._toast_of = {}
+        for toast in list(self._notifications):
+            self._unnotify(toast, refresh=False)
+            _, phrase, title = phrases.get(toast.identity, (None, None, None))
+            if phrase is None or toast.has_expired:
+                continue
+            again = Notification(self.texts(phrase[0], **phrase[1]),
+                                 self.texts(title[0], **title[1]) if title else toast.title,
+                                 toast.severity, toast.timeout, toast.markup, toast.raised_at)
+            self._notifications.add(again)
+            self._phrase_of_toast[again.identity] = (again, phrase, title)
+            if toast.identity in kinds:
+                self._toast_of[kinds[toast.identity]] = again
+        self._refresh_notifications()
 
     @work(thread=True, exit_on_error=False, group="small-model-loaded")
     def _know_small_model(self, profile: Profile, engine: Any) -> None:
