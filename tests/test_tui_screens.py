@@ -39,7 +39,7 @@ from workstation.tui.screens.profile_menu import ProfileMenu
 
 async def test_language_switch_and_palette(profiles: Path) -> None:
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:  # (toasts drawn: their lines counted)
         await pilot.pause()
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert any(t.startswith("Profiles (F3)") for t in titles)  # the keys as F1 writes them
@@ -79,12 +79,20 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         app.notify(app.texts("load.unchanged") + " " + app.texts("lang.changed"), timeout=60)
         await pilot.pause()
         expires = [n.raised_at + n.timeout for n in app._notifications]
+        # at 80x24 a notice that all went well takes the lines of its words only (two hid half the
+        # chat), a warning keeps its blank lines; a short one goes sooner (it stayed as a long one)
+        await until(pilot, lambda: len(app.screen.query("Toast")) == 2)
+        warned, fine = app.screen.query("Toast")
+        assert fine.region.height == fine.content_region.height == 3, fine.region
+        assert warned.region.height == warned.content_region.height + 2, warned.region
+        assert app.reading_time("Copied the last reply (9 characters).") == 3.0
+        assert app.reading_time(app.texts("load.saved_copy", file="/home/ayse/profiles/long.yaml")) == 5.0
         await pilot.press("f9")
         await pilot.pause()
         assert app.texts.lang == "tr"
         shown = [(n.title, n.message, n.raised_at + n.timeout) for n in app._notifications]
-        assert shown == [("Uyarı", "a.yaml kopyanız kenara konamadı (busy); kullanılmaya devam ediyor.", expires[0]),
-                         ("", "Arayüz artık Türkçe.", shown[-1][2])], shown
+        assert shown[0] == ("Uyarı", "a.yaml kopyanız kenara konamadı (busy); kullanılmaya devam ediyor.", expires[0])
+        assert not any(m.startswith(("No setting", "Hiçbir ayar")) for _, m, _ in shown), shown
         attached = str(app.chat_screen.query_one("#attachment").render())
         assert attached == app.texts("chat.attached", name="memo.txt", n=14, remove="Ctrl+R") != Texts("en")(
             "chat.attached", name="memo.txt", n=14, remove="Ctrl+R")  # it stayed in English

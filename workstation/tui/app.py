@@ -140,6 +140,7 @@ KEEP_PARTIAL_EVERY_S = 2.0  # a reply is saved as it streams this often: a kill 
 LOAD_BAR_EVERY_S = 0.1  # a model load's bar moves at most this often
 T = TypeVar("T")
 OUTSIDE_CHANGES_EVERY_S = 2.0  # how often the data folder is looked at for what other windows wrote
+READING_WORDS_PER_SECOND = 3.0  # how fast a notice is read (an office reader: about 180 words a minute)
 # quit as Ctrl+Q does (``quit_on_signals``); SIGINT comes from `kill -INT` only (Ctrl+C is read as a key);
 # SIGQUIT (`kill -QUIT`; Ctrl+\\ is read as a key) left the terminal on the app's screen, the mouse
 # reported and the cursor hidden
@@ -676,8 +677,9 @@ class WorkstationApp(App[None]):
         grey without colours (NO_COLOR); a screen reader reads the word first."""
         if not title and severity in ("error", "warning"):
             title = self.texts(f"toast.{severity}")
-        toast = Notification(message, title, severity, self.NOTIFICATION_TIMEOUT if timeout is None else timeout,
-                             markup=markup)
+        if timeout is None:
+            timeout = self.NOTIFICATION_TIMEOUT if severity != "information" else self.reading_time(message)
+        toast = Notification(message, title, severity, timeout, markup=markup)
         for identity, (shown, *_) in list(self._phrase_of_toast.items()):
             if shown.has_expired:
                 self._phrase_of_toast.pop(identity, None)
@@ -692,6 +694,12 @@ class WorkstationApp(App[None]):
             self._unnotify(last, refresh=False)  # (the new one's arrival redraws them)
         self._toast_of[kind] = toast
         self.post_message(Notify(toast))
+
+    def reading_time(self, message: str) -> float:
+        """How long a notice that all went well stays: the time to read it (READING_WORDS_PER_SECOND,
+        and a second to look), three seconds at least and no more than Textual's five: at 80x24 a
+        short "Copied the last reply" covered the reply's lines as long as a long one did."""
+        return min(self.NOTIFICATION_TIMEOUT, max(3.0, 1.0 + len(message.split()) / READING_WORDS_PER_SECOND))
 
     def _on_notify(self, event: Notify) -> None:
         """A toast the same as one still shown (title, words and kind of notice) takes its place,
