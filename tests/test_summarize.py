@@ -255,6 +255,9 @@ def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_pa
     assert all(p.eta_s is not None for p in writing if p.chunks_done >= 1) and any(p.chunks_done for p in writing)
     moved = [p.done + p.working for p in maps]
     assert moved == sorted(moved)  # the bar never goes back
+    # combining the parts' summaries is said as it begins (all through it, the last word was "4 of 4 parts done")
+    combining = next(p for p in seen if p.stage == "reduce")
+    assert combining.done == combining.chunks_done == len(result.chunks) < combining.total, combining
     assert seen[-1].stage == "done"
     t = result.totals
     assert t["chunks_done"] == len(result.chunks) and t["calls"] == len(result.chunks) + len(result.reduce_steps)

@@ -955,11 +955,13 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
     from workstation.core.paths import user_profiles_dir
     from workstation.core.profiles import load_profile_file
     from workstation.tui.screens.dialogs import ConfirmDialog
+    from workstation.tui.screens.load_settings import copy_descriptions
     from workstation.tui.screens.profile_menu import ProfileMenu
 
     _write(folder, "running", {"model": str(smollm2_path)})
     (folder / "beside.gguf").symlink_to(smollm2_path)
-    _write(folder, "shipped", {"model": "beside.gguf"})  # (a model named beside it: by its whole path in the copy)
+    _write(folder, "shipped", {"model": "beside.gguf",  # (a model named beside it: by its whole path in the copy)
+                               "description": "Reads twice as much at once.", "description_tr": "İki kat okur."})
     _write(folder, "big", {"model": "qwen2.5-14b-instruct-q4_k_m",  # (not downloaded: its catalog shape)
                            "name": "Office GPU — Qwen2.5 14B with its 0.5B draft model, for long reports",
                            "speculative": {"mode": "draft", "draft_model": "qwen2.5-0.5b-instruct-q4_k_m"}})
@@ -995,6 +997,20 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
         data = yaml.safe_load(copy.read_text(encoding="utf-8"))
         assert data["context"] == 1024 and data["model"] == str((folder / "beside.gguf").resolve()), data
         assert (folder / "shipped.yaml").read_bytes() == shipped
+        # the shipped description's claims are no longer true of a copy with another context: it says
+        # what changed instead (it kept "reads twice as much" beside "reads up to about 4,500 words");
+        # set back as shipped, the shipped one again; a description the user wrote is kept
+        assert (data["description"], data["description_tr"]) == (
+            "Your copy of the profile that came with the app, with the context 1,024 (it was 512).",
+            "Uygulamayla gelen profilin kopyanız; değişenler: bağlam 1.024 (önceden 512)."), data
+        mine = load_profile_file(copy)
+        assert copy_descriptions(mine, dataclasses.replace(mine, context=512)) == {
+            "description": "Reads twice as much at once.", "description_tr": "İki kat okur."}
+        assert copy_descriptions(mine, dataclasses.replace(mine, kv_cache=KVCache("q8_0", "f16")))["description"] == (
+            "Your copy of the profile that came with the app, with the context 1,024 (it was 512) and the K cache "
+            "q8_0 (it was f16).")
+        assert copy_descriptions(dataclasses.replace(mine, description="Mine."), dataclasses.replace(mine, context=512)) \
+            == {"description_tr": "İki kat okur."}
         # the copy's title is the user's own (the shipped one's, "…, 8K context", could lie), and F3
         # tells a copy from the shipped profiles
         menu = app.screen

@@ -39,7 +39,7 @@ from workstation.tui.screens.profile_menu import ProfileMenu
 
 async def test_language_switch_and_palette(profiles: Path) -> None:
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:  # (toasts drawn: their lines counted)
         await pilot.pause()
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert any(t.startswith("Profiles (F3)") for t in titles)  # the keys as F1 writes them
@@ -73,9 +73,26 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         await pilot.press("escape")
         await pilot.pause()
         app._attach((Path("memo.txt"), "Meeting at ten"))
+        # toasts still shown are said again in the new language, with their time left; one that
+        # cannot be (two sentences joined) is put away: a Turkish warning stayed on the English screen
+        app.notify(app.texts("load.reset_failed", file="a.yaml", error="busy"), severity="warning", timeout=60)
+        app.notify(app.texts("load.unchanged") + " " + app.texts("lang.changed"), timeout=60)
+        await pilot.pause()
+        expires = [n.raised_at + n.timeout for n in app._notifications]
+        # at 80x24 a notice that all went well takes the lines of its words only (two hid half the
+        # chat), a warning keeps its blank lines; a short one goes sooner (it stayed as a long one)
+        await until(pilot, lambda: len(app.screen.query("Toast")) == 2)
+        warned, fine = app.screen.query("Toast")
+        assert fine.region.height == fine.content_region.height == 3, fine.region
+        assert warned.region.height == warned.content_region.height + 2, warned.region
+        assert app.reading_time("Copied the last reply (9 characters).") == 3.0
+        assert app.reading_time(app.texts("load.saved_copy", file="/home/ayse/profiles/long.yaml")) == 5.0
         await pilot.press("f9")
         await pilot.pause()
         assert app.texts.lang == "tr"
+        shown = [(n.title, n.message, n.raised_at + n.timeout) for n in app._notifications]
+        assert shown[0] == ("Uyarı", "a.yaml kopyanız kenara konamadı (busy); kullanılmaya devam ediyor.", expires[0])
+        assert not any(m.startswith(("No setting", "Hiçbir ayar")) for _, m, _ in shown), shown
         attached = str(app.chat_screen.query_one("#attachment").render())
         assert attached == app.texts("chat.attached", name="memo.txt", n=14, remove="Ctrl+R") != Texts("en")(
             "chat.attached", name="memo.txt", n=14, remove="Ctrl+R")  # it stayed in English
@@ -1455,6 +1472,8 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
     from docmaker import honeybee_text
     from textual.widgets import Button, Input, Markdown
 
+    from workstation.core.summarize import SummaryProgress
+    from workstation.tui.messages import Progress
     from workstation.tui.screens.summarize import SummarizeScreen
 
     _profile(profiles / "small.yaml", str(smollm2_path), context=512)  # short parts: a quicker test
@@ -1474,6 +1493,12 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         say = screen._say
         screen._say = lambda text: (  # type: ignore[method-assign]
             states.append(f"{text} [{screen.query_one('#summarize-progress').progress:g}]"), say(text))
+        # the bar counts the step that puts the parts' summaries together, and the words say it
+        # (at 80% they said "Parts done: 4 of 4" all through that step, and "2 of 4" at 40%)
+        screen.post_message(Progress(4, 5, data=SummaryProgress("reduce", 4, 5, 4, 4, 20.0, None)))
+        await until(pilot, lambda: bool(states))
+        assert states == ["Parts done: 4 of 4 · putting the summary together · time left: 20 s [4]"], states
+        states.clear()
         screen.query_one("#summarize-path", Input).value = str(long_doc)
         await pilot.press("enter")
         await until(pilot, lambda: screen.running)
@@ -1516,7 +1541,7 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         await until(pilot, lambda: not screen.running)
         # the first part's summary said as it is written, the bar moving before the part ends
         # (it showed "Parts done: 0 of 2" and an empty bar until then)
-        writing = [s for s in states if s.startswith("Parts done: 0 of 2 · ") and "part 1: " in s]
+        writing = [s for s in states if s.startswith("Parts done: 0 of 2, then the summary · ") and "part 1: " in s]
         assert any("of its summary written" in s for s in writing), states
         assert any(0 < float(s.rsplit("[", 1)[1].rstrip("]")) < 1 for s in writing), states
         assert screen.result is not None and screen.result.cancelled

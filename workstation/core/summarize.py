@@ -1058,6 +1058,7 @@ def _reduce(
         if n_prompt <= limit:
             if runner.cancelled():
                 return "", True
+            report(level, len(steps))  # combining now (the words said "4 of 4 parts done" all along it)
             text, metrics = runner.run(messages, sampling)
             if metrics.stop_reason == "cancelled":
                 return "", True
@@ -1091,6 +1092,7 @@ def _reduce(
                 return "", True
             messages = _messages(instruction, _reduce_body(group), REDUCE_SUFFIX)
             n_prompt = runner.count(messages)
+            report(level, len(steps))
             text, metrics = runner.run(messages, sampling)
             if metrics.stop_reason == "cancelled":
                 return "", True

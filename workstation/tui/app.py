@@ -140,6 +140,7 @@ KEEP_PARTIAL_EVERY_S = 2.0  # a reply is saved as it streams this often: a kill 
 LOAD_BAR_EVERY_S = 0.1  # a model load's bar moves at most this often
 T = TypeVar("T")
 OUTSIDE_CHANGES_EVERY_S = 2.0  # how often the data folder is looked at for what other windows wrote
+READING_WORDS_PER_SECOND = 3.0  # how fast a notice is read (an office reader: about 180 words a minute)
 # quit as Ctrl+Q does (``quit_on_signals``); SIGINT comes from `kill -INT` only (Ctrl+C is read as a key);
 # SIGQUIT (`kill -QUIT`; Ctrl+\\ is read as a key) left the terminal on the app's screen, the mouse
 # reported and the cursor hidden
@@ -358,6 +359,9 @@ class WorkstationApp(App[None]):
         self._t_last: float | None = None
         self._search = ""
         self._toast_of: dict[str, Notification] = {}  # the last toast of each kind (``notify``'s ``kind``)
+        # the key and values each toast still shown was said with (``Texts.phrase_of``), by its identity:
+        # said again in the new language after F9
+        self._phrase_of_toast: dict[str, tuple[Notification, Phrase, Phrase | None]] = {}
         self._stop_sampling = threading.Event()
         self._quit_after_turn = False  # Ctrl+Q while a reply streams: quit once it is saved
         self._quit_signalled = False  # a SIGTERM or SIGHUP is being acted on (``_signalled``)
@@ -673,16 +677,29 @@ class WorkstationApp(App[None]):
         grey without colours (NO_COLOR); a screen reader reads the word first."""
         if not title and severity in ("error", "warning"):
             title = self.texts(f"toast.{severity}")
+        if timeout is None:
+            timeout = self.NOTIFICATION_TIMEOUT if severity != "information" else self.reading_time(message)
+        toast = Notification(message, title, severity, timeout, markup=markup)
+        for identity, (shown, *_) in list(self._phrase_of_toast.items()):
+            if shown.has_expired:
+                self._phrase_of_toast.pop(identity, None)
+        phrase = self.texts.phrase_of(message)
+        if phrase is not None:  # (said again in the new language after F9; the others are put away then)
+            self._phrase_of_toast[toast.identity] = (toast, phrase, self.texts.phrase_of(title) if title else None)
         if not kind:
-            super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+            self.post_message(Notify(toast))
             return
-        toast = Notification(message, title, severity, self.NOTIFICATION_TIMEOUT if timeout is None else timeout,
-                             markup=markup)
         last = self._toast_of.get(kind)
         if last is not None and last in self._notifications:
             self._unnotify(last, refresh=False)  # (the new one's arrival redraws them)
         self._toast_of[kind] = toast
         self.post_message(Notify(toast))
+
+    def reading_time(self, message: str) -> float:
+        """How long a notice that all went well stays: the time to read it (READING_WORDS_PER_SECOND,
+        and a second to look), three seconds at least and no more than Textual's five: at 80x24 a
+        short "Copied the last reply" covered the reply's lines as long as a long one did."""
+        return min(self.NOTIFICATION_TIMEOUT, max(3.0, 1.0 + len(message.split()) / READING_WORDS_PER_SECOND))
 
     def _on_notify(self, event: Notify) -> None:
         """A toast the same as one still shown (title, words and kind of notice) takes its place,
@@ -804,11 +821,34 @@ class WorkstationApp(App[None]):
                 screen.translate_bindings()
         self._attach(self.pending_document)  # its line says itself in the new language
         self.update_status()
+        self._say_toasts_again()
         self.notify(self.texts("lang.changed"))
         if not saved:
             self.notify(self.texts("lang.not_saved", path=str(settings_path())), severity="warning", timeout=15)
         if new != "en" and self.profile is not None and self.engine is not None:
             self._warn_small_for_language(self.profile, self.engine)
+
+    def _say_toasts_again(self) -> None:
+        """After F9, the toasts still shown in the language before: each said again in the new
+        one, in its place and with the time it had left, where it was one sentence of the
+        locale's (``Texts.phrase_of``); the others put away (a Turkish warning stayed on the
+        English screen, and one said of Turkish alone, "too small for Turkish", is untrue there)."""
+        phrases, self._phrase_of_toast = self._phrase_of_toast, {}
+        kinds = {toast.identity: kind for kind, toast in self._toast_of.items()}
+        self._toast_of = {}
+        for toast in list(self._notifications):
+            self._unnotify(toast, refresh=False)
+            _, phrase, title = phrases.get(toast.identity, (None, None, None))
+            if phrase is None or toast.has_expired:
+                continue
+            again = Notification(self.texts(phrase[0], **phrase[1]),
+                                 self.texts(title[0], **title[1]) if title else toast.title,
+                                 toast.severity, toast.timeout, toast.markup, toast.raised_at)
+            self._notifications.add(again)
+            self._phrase_of_toast[again.identity] = (again, phrase, title)
+            if toast.identity in kinds:
+                self._toast_of[kinds[toast.identity]] = again
+        self._refresh_notifications()
 
     @work(thread=True, exit_on_error=False, group="small-model-loaded")
     def _know_small_model(self, profile: Profile, engine: Any) -> None:

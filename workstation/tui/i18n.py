@@ -10,13 +10,14 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 from workstation.core.invocation import command
 from workstation.core.locales import locale_texts
 from workstation.core.moments import BAD, local_text, local_time
-from workstation.core.phrases import ENGLISH, fill_in, local_number, local_value, say
+from workstation.core.phrases import ENGLISH, Phrase, fill_in, local_number, local_value, say
 
 LANGUAGES = ("en", "tr")
 
@@ -37,8 +38,17 @@ def detect_language(environ: dict[str, str] | None = None) -> str:
 class Texts:
     """``texts("key", name=...)`` gives the text in the current language."""
 
+    RECENT = 64  # the sentences said last that ``phrase_of`` finds again
+
     def __init__(self, lang: str = "en") -> None:
         self.lang = lang if lang in LANGUAGES else "en"
+        self._recent: OrderedDict[str, Phrase] = OrderedDict()
+
+    def phrase_of(self, text: str) -> Phrase | None:
+        """The key and values that one of the last sentences said (``texts(key, ...)``) was said
+        with: a toast still shown is said again in the language of now after F9 (``App.notify``);
+        None for a sentence made otherwise (joined from two, or said by ``say``)."""
+        return self._recent.get(text)
 
     def get(self, key: str) -> str | None:
         """The text for ``key`` in the current language, None where it has none (the caller
@@ -146,10 +156,13 @@ class Texts:
         text = locale_texts(self.lang).get(key) or locale_texts("en").get(key) or ENGLISH.get(key) or key
         if "{cmd}" in text:  # advice naming a command: the one that started us (./run.sh ...)
             values.setdefault("cmd", command())
+        said = text
         if values:
-            values = {k: local_value(k, v, self.get) for k, v in values.items()}
             try:
-                return fill_in(text, values)
+                said = fill_in(text, {k: local_value(k, v, self.get) for k, v in values.items()})
             except (KeyError, IndexError, ValueError):
-                return text
-        return text
+                pass
+        self._recent[said] = (key, values)
+        if len(self._recent) > self.RECENT:
+            self._recent.popitem(last=False)  # (atomic: workers say sentences too)
+        return said

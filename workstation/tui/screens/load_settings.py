@@ -29,6 +29,7 @@ from workstation.core.profiles import (
     Profile,
     context_allowed,
     free_path,
+    load_profile_file,
     save_profile,
     set_aside,
     under_file_of,
@@ -92,6 +93,46 @@ def copy_titles(profile: Profile) -> dict[str, str]:
         if title and not title.endswith(marked.removeprefix(title)):  # (not marked twice)
             titles[name] = marked
     return titles
+
+
+def _changed_words(original: Profile, settings: Profile, t: Texts) -> str:
+    """What ``settings`` changed of ``original``'s, where it changes what a description says of a
+    profile (its model, its context, its K/V cache: how much it reads at once, in what memory), in
+    ``t``'s language: "the context 6,000 (it was 8,192)"; empty where none of those changed."""
+    said = [t(f"load.changed_{name}", new=new, old=old) for name, old, new in (
+        ("model", original.model, settings.model),
+        ("context", f"{original.context:,}", f"{settings.context:,}"),
+        ("kv_k", original.kv_cache.k, settings.kv_cache.k),
+        ("kv_v", original.kv_cache.v, settings.kv_cache.v)) if old != new]
+    return t("load.copy_description", changes=t.series(said, most=len(said))) if said else ""
+
+
+def copy_descriptions(profile: Profile, settings: Profile) -> dict[str, str]:
+    """The descriptions a copy of a shipped profile is saved with, by setting name, where they
+    change: the shipped one's says what it is for as shipped ("8K context: reads twice as much of a
+    document at once"), and a copy set to 6,000 said that beside its own "reads up to about 4,500
+    words". A copy whose model, context or K/V cache differ from the shipped profile's is described
+    by what changed ("Your copy of the profile that came with the app, with the context 6,000 (it was
+    8,192)"); set back as shipped, by the shipped description again. A description the user wrote
+    (neither the shipped one nor one said here) is theirs, kept as it is."""
+    original_file = profile.source if shipped(profile) else shipped_original(profile)
+    if original_file is None:
+        return {}
+    try:
+        original = profile if shipped(profile) else load_profile_file(original_file)
+    except WorkstationError:
+        return {}  # (a shipped file unreadable: nothing to compare with)
+    descriptions = {}
+    for name, lang in (("description", "en"), ("description_tr", "tr")):
+        shipped_words, now = getattr(original, name), getattr(profile, name)
+        if not original.description:  # (nothing claimed; Turkish with none of its own: said in Turkish too)
+            continue
+        t = Texts(lang)
+        if now in (shipped_words, _changed_words(original, profile, t)):  # (not the user's own)
+            wanted = _changed_words(original, settings, t) or shipped_words
+            if wanted != now:
+                descriptions[name] = wanted
+    return descriptions
 
 
 class SettingsVerdict(Message):
@@ -312,6 +353,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
                 return
             if shipped(self.profile):  # the copy's name says it is the user's own
                 changes |= copy_titles(self.profile)
+            changes |= copy_descriptions(self.profile, self.candidate())  # (no claim that is no longer true)
             saved = save_profile(self.profile, target_file(self.profile), changes)
         except WorkstationError as err:
             self._problem(t.error(err))

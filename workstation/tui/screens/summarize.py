@@ -473,7 +473,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         p = event.data
         if isinstance(p, SummaryProgress) and p.stage == "map":
             eta = eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get))
-            said = t("summarize.parts", done=p.chunks_done, total=p.chunks_total, eta=eta)
+            # (the bar counts the step that puts the parts' summaries together: the words say it too)
+            said = t("summarize.parts" if p.chunks_total == 1 else "summarize.parts_then",
+                     done=p.chunks_done, total=p.chunks_total, eta=eta)
             if p.part and p.part_read < 1.0:  # the part under way: a long one takes minutes on a CPU
                 said += " · " + t("summarize.part_reading", part=p.part, percent=int(p.part_read * 100))
             elif p.part:
@@ -483,7 +485,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         elif isinstance(p, SummaryProgress) and p.stage == "kept":  # (it said "combining summaries")
             self._say(t("summarize.parts_kept", done=p.chunks_done, total=p.chunks_total, rest=p.chunks_total - p.chunks_done))
         elif isinstance(p, SummaryProgress) and p.stage not in ("chunking", "done", "cancelled"):
-            self._say(t("summarize.combining", total=p.chunks_total))
+            self._say(t("summarize.combining", total=p.chunks_total,
+                        eta=eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get))))
         self.wapp.update_status()
 
     @on(TaskFailed)
