@@ -481,7 +481,7 @@ ENGLISH: dict[str, str] = {
     "summary.part": "Part {n} ({cite})",
     "summary.none": "(no summary)",
     # what the summary took, in words its reader pictures (it said "4 of 4 parts, 2,918 document
-    # tokens, 5 model calls, 61.2 s."); the words are the tokens' (``about_words``)
+    # tokens, 5 model calls, 61.2 s."); the words counted in the document (``rounded_words``)
     "summary.footer": "Read in {total} parts (about {words} words); {calls}; {time}.",
     "summary.footer_one": "Read in one go (about {words} words); {calls}; {time}.",
     # a stopped summary: the words its parts cover, and the calls that ended (not the one stopped)
