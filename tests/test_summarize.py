@@ -475,6 +475,9 @@ def test_the_summarys_footer_says_what_it_took_in_plain_words() -> None:
     # document's 2,200 words were 1,200)
     assert render_markdown(doc, "", parts, False, totals, Texts("tr").get).endswith(
         "_4 bölümde okundu (yaklaşık 2.200 sözcük); modele 5 kez soruldu; 1 dk 1 sn._\n")
+    from workstation.core.summarize import duration
+
+    assert (duration(0.3), duration(0.0), duration(1.6)) == ("1 s", "0 s", "2 s")  # ("0 s" of a quick one read as none)
     one = {"calls": 1.0, "document_tokens": 4540.0, "total_ms": 1500.0}
     whole = [dataclasses.replace(parts[0], end=len(doc.text))]
     assert render_markdown(doc, "", whole, False, one).endswith(

@@ -263,8 +263,9 @@ def time_formats(lookup: Lookup | None = None) -> tuple[str, str, str]:
 
 
 def duration(seconds: float, lookup: Lookup | None = None) -> str:
-    """A time taken, in words (``time_formats``): "1 min 1 s" where "61.2 s" made a reader count."""
-    return eta_text(seconds, "", time_formats(lookup)).strip()
+    """A time taken, in words (``time_formats``): "1 min 1 s" where "61.2 s" made a reader count;
+    under half a second, a second at most ("1 s": "0 s" read as nothing done)."""
+    return eta_text(max(seconds, 1.0) if seconds > 0 else seconds, "", time_formats(lookup)).strip()
 
 
 @dataclass
