@@ -200,6 +200,7 @@ def test_a_kill_or_a_closed_terminal_in_chat_c_keeps_the_reply_so_far(
     said = store.messages(conv.id)
     assert [m.role for m in said] == ["user", "assistant"]
     assert len(said[1].content.split()) >= 4 and said[1].metrics and said[1].metrics["stop_reason"] == "cancelled"
+    assert said[1].metrics["model"] == str(smollm2_path.resolve())  # the file that wrote it (F4 times this PC's replies by it)
     if sig == signal.SIGTERM:
         _one_sentence_and_no_traceback(err, "stopped by a request to end (SIGTERM); the reply above is what "
                                             "arrived before it, kept in the conversation")

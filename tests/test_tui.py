@@ -1533,6 +1533,7 @@ async def test_ctrl_e_sets_the_conversations_sampling(profiles: Path) -> None:
     runs with them too, and says so."""
     from textual.widgets import Input, Label
 
+    from workstation.core.profiles import model_file
     from workstation.tui.screens.sampling import SamplingDialog
 
     written = (profiles / "a.yaml").read_text(encoding="utf-8")
@@ -1565,6 +1566,7 @@ async def test_ctrl_e_sets_the_conversations_sampling(profiles: Path) -> None:
         # the reply says it had the session's settings, under it and in F7's export (it read as
         # written with the profile's)
         assert reply.metrics["sampling"] == {"max_tokens": 3}
+        assert reply.metrics["model"] == model_file(app.profile)  # (F4 times this PC's replies by their model file)
         assert str(_views(app)[-1].query_one(".metrics").render()).endswith(" · own settings: Longest reply 3")
         assert "· own settings: max_tokens 3*" in app.store.to_markdown(app.conversation_id)  # type: ignore[arg-type]
         # Ctrl+R: the profile's again

@@ -38,6 +38,7 @@ from workstation.core.profiles import (
     Profile,
     check_sampling,
     load_profile,
+    model_file,
     option_name,
     sampling_changes,
     with_own_sampling,
@@ -285,7 +286,8 @@ def run(args: argparse.Namespace) -> int:
                 try:  # (before the engine keeps its cells on disk, which takes seconds)
                     conversation.store.add_message(conversation.id, "assistant", final.text,
                                                    turn_record(final.metrics, profile.ref, profile.name,
-                                                               sampling_changes(s, file_sampling, SAMPLING_OPTIONS)),
+                                                               sampling_changes(s, file_sampling, SAMPLING_OPTIONS),
+                                                               model_file(profile)),
                                                    reasoning=final.reasoning)
                 except WorkstationError as err:  # (a full disk): said once the reply is out (--json's too)
                     not_kept = WorkstationError(f"{err} The reply above was not saved in the conversation; "

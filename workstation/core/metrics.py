@@ -89,12 +89,16 @@ class ProfileRun:
 
 
 def turn_record(metrics: TurnMetrics, profile_ref: str, profile_name: str,
-                sampling: dict[str, Any] | None = None) -> dict[str, Any]:
+                sampling: dict[str, Any] | None = None, model: str = "") -> dict[str, Any]:
     """A turn's metrics as a conversation keeps them, with the profile it ran on (so that the
-    dashboard does not plot two profiles' turns as one series after a switch) and the sampling
+    dashboard does not plot two profiles' turns as one series after a switch), the sampling
     settings it had other than the profile's (the app's Ctrl+E: a reply at temperature 3.5 was
-    kept, and exported, as if written with the profile's)."""
+    kept, and exported, as if written with the profile's) and the model file that wrote it, as
+    the profile loaded it (``model_file``; F4 says how fast this PC's replies with a model were,
+    and a profile's file can be changed since)."""
     record = {**metrics.to_dict(), "profile": profile_ref, "profile_name": profile_name}
+    if model:
+        record["model"] = model
     if sampling:
         record["sampling"] = sampling
     return record

@@ -1142,6 +1142,22 @@ def link_path(path: Path) -> Path:
     return path.absolute().parent.resolve() / path.name
 
 
+def model_file(profile: Profile) -> str:
+    """The model file a local profile runs, resolved (a link to the file it points to), as a
+    reply's record names it (``turn_record``) and F4 finds this PC's replies with it by; "" for
+    a server's profile (its model is a name on that server)."""
+    from workstation.core.catalog import resolve_model_path
+
+    return str(resolve_model_path(profile.model).resolve()) if profile.backend == "llama" else ""
+
+
+def model_file_refs(path: Path) -> list[str]:
+    """The profile refs (``Profile.ref``) whose replies the model file at ``path`` wrote, as far
+    as a reply kept before records named their model file can tell: the profiles that run it now
+    and the file run as it is."""
+    return [*profiles_using(path, drafts=False), str(link_path(path))]
+
+
 def profiles_using(path: Path, *, drafts: bool = True) -> list[str]:
     """The profiles (by key) whose model or draft model (``drafts``) is the file at ``path``."""
     from workstation.core.catalog import resolve_model_path

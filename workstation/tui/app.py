@@ -66,6 +66,7 @@ from workstation.core.profiles import (
     Sampling,
     kv_said,
     load_profile,
+    model_file,
     under_file_of,
     with_own_sampling,
 )
@@ -2448,7 +2449,7 @@ class WorkstationApp(App[None]):
                 self.notify(self.texts("chat.nothing_more"))
         else:
             self._replacing = []
-            record = turn_record(metrics, *ran_on, self._own_sampling())
+            record = turn_record(metrics, *ran_on, self._own_sampling(), model_file(self.profile) if self.profile else "")
             if view is not None:  # stopped before its first token: it says so, and is kept so
                 await view.finish(text, metrics, event.reasoning, record)
                 self.chat_screen.name_profiles()  # (the first reply of a profile switched to)
