@@ -481,13 +481,18 @@ def test_fit_says_what_bench_measured_for_the_model(smollm2_path: Path, tmp_path
         assert said.group(1) == f"{max(ratio, 1 / ratio):.1f}" and said.group(2) == ("above" if ratio > 1 else "below")
 
 
-def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path) -> None:
+def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path, tmp_path: Path) -> None:
     """F4 said only "About 207 tokens/s (an estimate …; bench measures it)" after bench had
     measured 96 for the model: it says the measured figure too, for the file as F4 plans it
-    (f16 K/V, no speculation; a q4_0 K/V bench of it is not that)."""
+    (f16 K/V, no speculation; a q4_0 K/V bench of it is not that). And what this PC's own last
+    replies with the file measured (a first user's busy PC wrote at half the estimate, and office
+    staff do not run bench): their median, of replies long enough to time, F4's and E's."""
+    from workstation.core.metrics import TurnMetrics, turn_record
+    from workstation.core.profiles import load_profile
     from workstation.core.results import ResultRow, save_run
+    from workstation.core.store import ConversationStore
     from workstation.tui.i18n import Texts
-    from workstation.tui.integrations import installed_models, model_fit
+    from workstation.tui.integrations import installed_models, model_fit, speed_estimate
 
     en, tr = Texts("en"), Texts("tr")
     row = next(r for r in installed_models(en) if r.path and Path(r.path).resolve() == smollm2_path.resolve())
@@ -501,6 +506,35 @@ def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path) -> 
                      r"profile office-cpu\)\.$", model_fit(row, en)), model_fit(row, en)
     # and in Turkish words, fewer of them (a Turkish word takes more tokens: 96 tokens/s are about 38)
     assert "Burada ölçülen: saniyede yaklaşık 38 sözcük (bench, " in model_fit(row, tr)
+
+    kept = tmp_path / "conversations.sqlite3"
+    assert "Your last" not in model_fit(row, en, replies=kept)  # (no conversations yet: the estimate alone)
+    store = ConversationStore(kept)
+    conv = store.new("replies").id
+    here = str(smollm2_path.resolve())
+
+    def reply(tps: float, tokens: int = 100, profile: str = "office-cpu", model: str = here, stop: str = "eos") -> None:
+        m = TurnMetrics(predicted_n=tokens, predicted_ms=tokens / tps * 1000, stop_reason=stop)
+        m.finish_rates()
+        store.add_message(conv, "assistant", "words", turn_record(m, profile, profile, model=model))
+
+    reply(40)
+    assert model_fit(row, en, replies=kept).endswith(" Your last reply with it: about 30 words a second."), \
+        model_fit(row, en, replies=kept)
+    reply(64, profile="long-documents ctx=32768", model="")  # kept before replies named their model: by its profile's
+    reply(80)
+    reply(120, profile="tiny")  # another profile running the same file
+    reply(900, tokens=5)  # too short to time
+    reply(900, stop="failed")
+    reply(900, model="/elsewhere/other.gguf")  # office-cpu when it ran another file
+    reply(900, profile="desk", model="")  # a server's reply
+    store.close()
+    # the median of 40, 64, 80 and 120 tokens/s (72: 54 English words, 29 Turkish ones)
+    assert model_fit(row, en, replies=kept).endswith(" Your last 4 replies with it: about 54 words a second."), \
+        model_fit(row, en, replies=kept)
+    assert "Onunla son 4 yanıtınız: saniyede yaklaşık 29 sözcük." in model_fit(row, tr, replies=kept)
+    said = speed_estimate(load_profile("office-cpu"), en, replies=kept)  # the load settings' (F3's E) line too
+    assert said.startswith("About ") and said.endswith(" Your last 4 replies with it: about 54 words a second."), said
 
 
 def test_fit_plans_on_a_card_this_pc_lacks(capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,7 +15,7 @@ import re
 import sqlite3
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,6 +40,8 @@ from workstation.core.sqlite_schema import (
 from workstation.core.turn_lock import claim_turn, release_turn
 
 DB_NAME = "conversations.sqlite3"
+REPLIES_TIMED = 12  # the replies whose median says how fast a model writes here (F4, load settings)
+REPLY_RATE_MIN = 32  # tokens a reply wrote for its speed to count (a 5-token "Yes." times the first token's wait)
 T = TypeVar("T")
 R = TypeVar("R")
 Draft = tuple[Path, str]  # a document attached to a message not sent yet: its path and text
@@ -937,6 +939,26 @@ class ConversationStore:
             cur = self._db.execute("UPDATE messages SET content = ?, metrics = ?, reasoning = ? WHERE id = ?",
                                    (content, json.dumps(metrics) if metrics else None, reasoning, message_id))
         return cur.rowcount > 0
+
+    def reply_speeds(self, model: str, profiles: Sequence[str] = (), limit: int = REPLIES_TIMED) -> list[float]:
+        """The writing speeds (tokens a second) of the last ``limit`` replies of the model file
+        ``model`` (its resolved path, as ``turn_record`` keeps it), newest first; of replies kept
+        before turns named their model, those of the profiles ``profiles`` (by ``Profile.ref``;
+        a variant of one too). Only replies long enough to time (``REPLY_RATE_MIN`` tokens)."""
+        ran_on, named = "json_extract(metrics, '$.profile')", "json_extract(metrics, '$.model')"
+        older = " OR ".join([f"{ran_on} = ?"] * len(profiles) + [f"substr({ran_on}, 1, ?) = ?"] * len(profiles))
+        variants = [v for ref in profiles for v in (len(ref) + 1, ref + " ")]
+        whose = f"{named} = ?" + (f" OR ({named} IS NULL AND ({older}))" if profiles else "")
+        rows = self._db.execute(
+            "SELECT json_extract(metrics, '$.predicted_per_second') FROM messages "
+            "WHERE role = 'assistant' AND metrics IS NOT NULL AND json_valid(metrics) "
+            "AND json_extract(metrics, '$.predicted_n') >= ? AND json_extract(metrics, '$.predicted_per_second') > 0 "
+            "AND COALESCE(json_extract(metrics, '$.stop_reason'), '') NOT IN ('failed', 'interrupted') "
+            f"AND ({whose}) "
+            "ORDER BY id DESC LIMIT ?",
+            (REPLY_RATE_MIN, model, *profiles, *variants, limit),
+        ).fetchall()
+        return [float(r[0]) for r in rows]
 
     def messages(self, conversation_id: int) -> list[StoredMessage]:
         rows = self._db.execute(

@@ -255,11 +255,13 @@ def catalog_models(texts: Texts | None = None) -> list[ModelRow]:
 FIT_CONTEXT = 8192  # F4 says whether a model fits at a chat's context, as a profile would load it
 
 
-def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None) -> str:
+def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, replies: Path | None = None) -> str:
     """Whether ``row``'s model fits this PC at an 8k context (f16 K/V, ``gpu_layers: auto``),
-    and at most how fast it decodes, in the UI's language; a catalog model not downloaded
-    yet is planned from its published shape ("" for one without a known shape). ``freed``:
-    the loaded model's memory, free for it (U loads it in place of that one; said as F3 says it)."""
+    and at most how fast it decodes, in the UI's language, with what bench and this PC's own
+    replies with it (``replies_said``, from the conversations' file ``replies``) measured; a
+    catalog model not downloaded yet is planned from its published shape ("" for one without a
+    known shape). ``freed``: the loaded model's memory, free for it (U loads it in place of
+    that one; said as F3 says it)."""
     from workstation.core.model_shapes import catalog_model
     from workstation.core.phrases import say
     from workstation.core.planner import counting_freed, plan
@@ -294,9 +296,42 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None) -> 
 
         day = dt.datetime.fromisoformat(measured.created.replace("Z", "+00:00")).astimezone().date().isoformat()
         text += " " + texts("models.measured", words=about_words(measured.value, texts.get), when=texts.day(day), profile=measured.profile)
+    if row.installed and row.path is not None and (replied := replies_said(row.path, texts, replies)):
+        text += " " + replied
     if counted:
         text += " " + say(counted, texts.get)
     return text
+
+
+def replies_said(model: Path, texts: Texts, store: Path | None = None) -> str:
+    """How fast this PC's own last replies with the model file ``model`` were written (the
+    median of the last ``REPLIES_TIMED`` long enough to time), in a sentence; "" where it wrote
+    none. Beside the estimate: a first user's PC, busy, wrote at half of it, and office staff
+    do not run bench. ``store``: the conversations' file (the app's; by default the data
+    folder's). Replies are matched by the model file their profile loaded (a record's
+    ``model``); those kept before records named it, by the profiles that run the file now."""
+    import sqlite3
+    import statistics
+
+    from workstation.core.paths import data_dir
+    from workstation.core.profiles import model_file_refs
+    from workstation.core.store import DB_NAME, ConversationStore
+
+    path = store or data_dir() / DB_NAME
+    if not path.is_file():
+        return ""
+    try:
+        conversations = ConversationStore(path, read_only=True)  # (its own: a store is for one thread)
+        try:
+            speeds = conversations.reply_speeds(str(model.resolve()), model_file_refs(model))
+        finally:
+            conversations.close()
+    except (OSError, sqlite3.Error, WorkstationError):  # (a damaged file: the estimate alone, as before)
+        return ""
+    if not speeds:
+        return ""
+    words = about_words(statistics.median(speeds), texts.get)
+    return texts("models.replied_one", words=words) if len(speeds) == 1 else texts("models.replied", n=len(speeds), words=words)
 
 
 def speed_said(p: Any, measured_here: bool, texts: Texts) -> str:
@@ -309,18 +344,24 @@ def speed_said(p: Any, measured_here: bool, texts: Texts) -> str:
     return texts(basis, words=about_words(p.decode_tps_bound, texts.get))  # (words: "tokens/s" meant nothing to office staff)
 
 
-def speed_estimate(profile: Profile, texts: Texts, freed: FreedMemory | None = None) -> str:
+def speed_estimate(profile: Profile, texts: Texts, freed: FreedMemory | None = None, replies: Path | None = None) -> str:
     """How fast a local profile's model would write with its settings, as F4 says a model's
-    ("" where there is no estimate: it does not fit, its file cannot be read); ``freed`` as
-    ``fit_verdict`` counts it (a profile that fits only once the loaded model is closed had none)."""
+    ("" where there is no estimate: it does not fit, its file cannot be read), and how fast this
+    PC's own replies with its model file were (``replies_said``, from the conversations' file
+    ``replies``); ``freed`` as ``fit_verdict`` counts it (a profile that fits only once the
+    loaded model is closed had none)."""
     from workstation.core.calibration import measured_cpu
     from workstation.core.planner import plan_for_profile
+    from workstation.core.profiles import model_file
 
     try:
         p = plan_for_profile(profile, not_downloaded=True, freed=freed)
     except WorkstationError:
         return ""
-    return speed_said(p, measured_cpu() is not None, texts)
+    said = speed_said(p, measured_cpu() is not None, texts)
+    if p.path and (replied := replies_said(Path(model_file(profile)), texts, replies)):
+        said = f"{said} {replied}".strip()
+    return said
 
 
 def pull_model(name: str, progress: Callable[[float, float | None], None]) -> None:

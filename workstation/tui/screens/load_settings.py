@@ -308,7 +308,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
     def _verdict(self, candidate: Profile, asked: int) -> None:
         t = self.wapp.texts
         verdict = self.fit_check(candidate, t, self.freed, place="in_load") or t("profiles.fit_unknown")
-        self.post_message(SettingsVerdict(asked, verdict, speed_estimate(candidate, t, self.freed)))
+        self.post_message(SettingsVerdict(asked, verdict, speed_estimate(candidate, t, self.freed, self.wapp.store.path)))
 
     @on(SettingsVerdict)
     def _verdict_found(self, event: SettingsVerdict) -> None:
