@@ -440,12 +440,19 @@ def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: 
     old.execute("INSERT INTO conversations(title, created, updated) VALUES ('older', 0, 0)")
     old.execute("INSERT INTO messages(conversation_id, role, content, created) VALUES (1, 'user', ?, 0)",
                 ("my IBAN is YAK-4410 " * 50,))
+    old.execute("INSERT INTO conversations(title, created, updated) VALUES ('goes on', 5, 5)")
+    old.executemany("INSERT INTO messages(conversation_id, role, content, created) VALUES (2, ?, ?, 5)",
+                    [("user", "Hello"), ("assistant", "your card QUOLL-5512 " * 50), ("user", "PIN OKAPI-9 " * 50)])
     old.commit()
     old.close()
     store = ConversationStore(path)
     kept_copy = kept_before_upgrade(path, 1)
     assert b"YAK-4410" in kept_copy.read_bytes()
     store.delete(1)
+    store.keep_as_earlier(2, 2, [3])  # a reply asked again (Alt+R), a question changed (Up): out of the copy too
+    assert store.forget_messages(2, [4]) == 1
+    copied = kept_copy.read_bytes()
+    assert b"QUOLL-5512" not in copied and b"OKAPI-9" not in copied and b"Hello" in copied
     keep = store.new("kept", "p")
     store.add_message(keep.id, "user", "nothing secret")
     gone = store.new("secret", "p")
