@@ -495,6 +495,9 @@ def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: 
             if file.exists():
                 assert b"ZEBRA-7731" not in file.read_bytes(), file
         assert store._db.execute("PRAGMA secure_delete").fetchone()[0] == 1
+        damaged = path.with_name(f"{path.name}.schema-0-backup")  # a copy that cannot be written: said
+        damaged.write_bytes(b"not a database: ZEBRA-7731")
+        assert store.delete(keep.id) == [damaged]  # (the other copy never held it: not said)
     finally:
         store.close()
 

@@ -331,24 +331,26 @@ def _plainly(method: Callable[..., R]) -> Callable[..., R]:
 
 
 def _delete_from_copy(kept: Path, conversation_id: int, created: float,
-                      messages: list[tuple[int, float]] | None = None) -> None:
+                      messages: list[tuple[int, float]] | None = None) -> bool:
     """The conversation gone from a copy kept before an upgrade too, if it is there (the same
     number and start: the copy was taken of this file), its freed pages overwritten; ``messages``
     (number, time written): only those of it (a question changed, a reply asked again), and the
-    earlier replies of a question among them. A copy that cannot be written is left as it is
-    (the text is gone from the file in use)."""
+    earlier replies of a question among them. False where the copy could not be written (a
+    read-only or damaged file, one another program holds): the text may still be in it."""
     try:
         db = sqlite3.connect(f"file:{quote(str(kept.resolve()))}?mode=rw", uri=True, timeout=1)
     except sqlite3.Error:
-        return
+        return False
     try:
         db.execute("PRAGMA foreign_keys = ON")  # (its messages go with it: ON DELETE CASCADE)
         db.execute("PRAGMA secure_delete = ON")
+        if db.execute("SELECT 1 FROM conversations WHERE id = ? AND created = ?",
+                      (conversation_id, created)).fetchone() is None:
+            return True  # (not in it: nothing to write, in a read-only copy either)
         with db:
             if messages is None:
                 db.execute("DELETE FROM conversations WHERE id = ? AND created = ?", (conversation_id, created))
-            elif db.execute("SELECT 1 FROM conversations WHERE id = ? AND created = ?",
-                            (conversation_id, created)).fetchone() is not None:
+            else:
                 db.executemany("DELETE FROM messages WHERE conversation_id = ? AND id = ? AND created = ?",
                                [(conversation_id, i, made) for i, made in messages])
                 if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'earlier_replies'").fetchone():
@@ -356,9 +358,10 @@ def _delete_from_copy(kept: Path, conversation_id: int, created: float,
                                    [(conversation_id, i) for i, _ in messages])
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     except sqlite3.Error:
-        pass
+        return False
     finally:
         db.close()
+    return True
 
 
 @_in_plain_words
@@ -536,16 +539,16 @@ class ConversationStore:
                 "UPDATE conversations SET profile = ? WHERE id = ?", (profile, conversation_id)
             )
 
-    def delete(self, conversation_id: int) -> None:
+    def delete(self, conversation_id: int) -> list[Path]:
         """The conversation, its messages and draft, gone from the file and from its -wal (which
         held the deleted text while any window had the file open: a copy taken then had it), and
-        from the copies an upgrade kept beside the file (its text stayed readable there for good)."""
+        from the copies an upgrade kept beside the file (its text stayed readable there for good);
+        those copies that could not be written, its text maybe still in them, are returned."""
         made = self._db.execute("SELECT created FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
         with self._db:
             self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
         self._empty_wal()
-        if made is not None:
-            self._out_of_kept_copies(conversation_id, made[0])
+        return self._out_of_kept_copies(conversation_id, made[0] if made is not None else None)
 
     def _written(self, conversation_id: int, ids: list[int]) -> tuple[float | None, list[tuple[int, float]]]:
         """When the conversation began (None: it is not here) and the messages among ``ids``
@@ -557,13 +560,14 @@ class ConversationStore:
             "SELECT id, created FROM messages WHERE conversation_id = ? AND id = ?", (conversation_id, i))]
 
     def _out_of_kept_copies(self, conversation_id: int, created: float | None,
-                            messages: list[tuple[int, float]] | None = None) -> None:
+                            messages: list[tuple[int, float]] | None = None) -> list[Path]:
         """What was deleted from the file (the conversation, or only ``messages`` of it) deleted
-        from the copies an upgrade kept beside it too (``_delete_from_copy``)."""
+        from the copies an upgrade kept beside it too (``_delete_from_copy``): those that could
+        not be written."""
         if created is None or self.in_memory or messages == []:
-            return
-        for kept in kept_copies(self.path):
-            _delete_from_copy(kept, conversation_id, created, messages)
+            return []
+        return [kept for kept in kept_copies(self.path)
+                if not _delete_from_copy(kept, conversation_id, created, messages)]
 
     def forget_messages(self, conversation_id: int, ids: list[int]) -> int:
         """Those messages of the conversation deleted (a question changed or too long, and its
