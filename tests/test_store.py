@@ -427,11 +427,39 @@ def test_a_draft_that_cannot_be_saved_is_said_in_the_apps_language(tmp_path: Pat
     store.close()
 
 
-def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: Path) -> None:
+def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """F8's text stayed readable: in the -wal while any window had the file open (a copy taken
     then held it), in the file's free pages where SQLite is built without secure delete, and
-    for good in the copy an upgrade kept beside the file (one from before that upgrade)."""
+    for good in the copy an upgrade kept beside the file (one from before that upgrade); a
+    summary's parts, kept in the data folder and in batch's queue, in their free pages too."""
+    from types import SimpleNamespace
+    from typing import Any
+
+    from workstation.core.batch_queue import BatchQueue
+    from workstation.core.kept_parts import PartsKept, _store
     from workstation.core.store import _MIGRATIONS
+
+    connect = sqlite3.connect
+
+    def built_without_secure_delete(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        db = connect(*args, **kwargs)
+        db.execute("PRAGMA secure_delete = OFF")  # as SQLite starts where built without it (not Debian's)
+        return db
+
+    monkeypatch.setattr(sqlite3, "connect", built_without_secure_delete)
+    queue = BatchQueue(tmp_path / "out" / "queue.sqlite")
+    for where in (_store(tmp_path), queue.path):
+        parts = PartsKept(where, "contract.docx", "1")
+        parts.keep(SimpleNamespace(start=0, end=9, reply="rent is GECKO-3391 " * 50, summary="GECKO-3391"))
+        if where == queue.path:
+            queue.mark_done("contract.docx", {})  # (its summary written: its parts go)
+        else:
+            parts.forget()
+        parts.close()
+    queue.close()
+    for where in (tmp_path / "summary-parts.sqlite", queue.path):
+        assert b"GECKO-3391" not in where.read_bytes(), where
 
     path = tmp_path / "conversations.sqlite3"
     old = sqlite3.connect(path)  # a file of an older workstation, upgraded on opening
@@ -440,12 +468,19 @@ def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: 
     old.execute("INSERT INTO conversations(title, created, updated) VALUES ('older', 0, 0)")
     old.execute("INSERT INTO messages(conversation_id, role, content, created) VALUES (1, 'user', ?, 0)",
                 ("my IBAN is YAK-4410 " * 50,))
+    old.execute("INSERT INTO conversations(title, created, updated) VALUES ('goes on', 5, 5)")
+    old.executemany("INSERT INTO messages(conversation_id, role, content, created) VALUES (2, ?, ?, 5)",
+                    [("user", "Hello"), ("assistant", "your card QUOLL-5512 " * 50), ("user", "PIN OKAPI-9 " * 50)])
     old.commit()
     old.close()
     store = ConversationStore(path)
     kept_copy = kept_before_upgrade(path, 1)
     assert b"YAK-4410" in kept_copy.read_bytes()
     store.delete(1)
+    store.keep_as_earlier(2, 2, [3])  # a reply asked again (Alt+R), a question changed (Up): out of the copy too
+    assert store.forget_messages(2, [4]) == 1
+    copied = kept_copy.read_bytes()
+    assert b"QUOLL-5512" not in copied and b"OKAPI-9" not in copied and b"Hello" in copied
     keep = store.new("kept", "p")
     store.add_message(keep.id, "user", "nothing secret")
     gone = store.new("secret", "p")
@@ -460,6 +495,9 @@ def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: 
             if file.exists():
                 assert b"ZEBRA-7731" not in file.read_bytes(), file
         assert store._db.execute("PRAGMA secure_delete").fetchone()[0] == 1
+        damaged = path.with_name(f"{path.name}.schema-0-backup")  # a copy that cannot be written: said
+        damaged.write_bytes(b"not a database: ZEBRA-7731")
+        assert store.delete(keep.id) == [damaged]  # (the other copy never held it: not said)
     finally:
         store.close()
 

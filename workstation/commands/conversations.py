@@ -188,7 +188,7 @@ def run_delete(args: argparse.Namespace) -> int:
             print("Kept.", file=sys.stderr)
             return 1
         tag = conversation_tag(store.identity, conv.id, conv.created)
-        store.delete(conv.id)
+        stuck = store.delete(conv.id)
         forget_summary_asked_in(store, conv.id)  # a summary the app kept, asked about in it, goes too (as F8)
     finally:
         store.close()
@@ -197,5 +197,9 @@ def run_delete(args: argparse.Namespace) -> int:
     except (OSError, WorkstationError) as err:
         print(f"workstation: its saved KV cache could not be removed ({err}); "
               f"'{cli('cache clear')}' removes every one.", file=sys.stderr)
+    for kept_copy in stuck:
+        print(f"workstation: the conversation is deleted, but {kept_copy} (a copy kept before an upgrade) could not "
+              "be changed and may still hold its text: delete that file if you will not go back to the older "
+              "workstation.", file=sys.stderr)
     print(f'Deleted the conversation "{conv.title}".')
     return 0

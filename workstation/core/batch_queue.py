@@ -252,6 +252,9 @@ class BatchQueue:
             self.db.row_factory = sqlite3.Row
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
+            # the parts of a summary written go: their text overwritten, not left in free pages where
+            # SQLite is built without secure delete (not Debian's)
+            self.db.execute("PRAGMA secure_delete = ON")
             self.db.executescript(_SCHEMA)
             columns = {r["name"] for r in self.db.execute("PRAGMA table_info(files)")}
             if "prior_output" not in columns:  # a queue made by an older workstation

@@ -60,6 +60,7 @@ class PartsKept:
         self.claimed: tuple[Path, int] | None = None  # the document's summary held (``parts_for``): let go at close
         self._lock = threading.Lock()
         self.db = sqlite3.connect(str(db_path), timeout=30, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA secure_delete = ON")  # a document's text overwritten when its parts go
         with self._lock:
             # parts of another version: the document changed since, or the profile (said by the callers)
             self.dropped = self.db.execute("DELETE FROM parts WHERE path=? AND version!=?", (key, version)).rowcount
@@ -114,6 +115,7 @@ def _store(folder: Path | None) -> Path:
     db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
     try:
         db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA secure_delete = ON")  # (old parts' text overwritten, not left in free pages)
         db.executescript(PARTS_TABLE)
         db.execute("DELETE FROM parts WHERE kept_at < ?", (time.time() - KEEP_DAYS * 86400,))
     finally:

@@ -332,24 +332,38 @@ def _plainly(method: Callable[..., R]) -> Callable[..., R]:
     return run
 
 
-def _delete_from_copy(kept: Path, conversation_id: int, created: float) -> None:
+def _delete_from_copy(kept: Path, conversation_id: int, created: float,
+                      messages: list[tuple[int, float]] | None = None) -> bool:
     """The conversation gone from a copy kept before an upgrade too, if it is there (the same
-    number and start: the copy was taken of this file), its freed pages overwritten. A copy
-    that cannot be written is left as it is (the conversation is gone from the file in use)."""
+    number and start: the copy was taken of this file), its freed pages overwritten; ``messages``
+    (number, time written): only those of it (a question changed, a reply asked again), and the
+    earlier replies of a question among them. False where the copy could not be written (a
+    read-only or damaged file, one another program holds): the text may still be in it."""
     try:
         db = sqlite3.connect(f"file:{quote(str(kept.resolve()))}?mode=rw", uri=True, timeout=1)
     except sqlite3.Error:
-        return
+        return False
     try:
         db.execute("PRAGMA foreign_keys = ON")  # (its messages go with it: ON DELETE CASCADE)
         db.execute("PRAGMA secure_delete = ON")
+        if db.execute("SELECT 1 FROM conversations WHERE id = ? AND created = ?",
+                      (conversation_id, created)).fetchone() is None:
+            return True  # (not in it: nothing to write, in a read-only copy either)
         with db:
-            db.execute("DELETE FROM conversations WHERE id = ? AND created = ?", (conversation_id, created))
+            if messages is None:
+                db.execute("DELETE FROM conversations WHERE id = ? AND created = ?", (conversation_id, created))
+            else:
+                db.executemany("DELETE FROM messages WHERE conversation_id = ? AND id = ? AND created = ?",
+                               [(conversation_id, i, made) for i, made in messages])
+                if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'earlier_replies'").fetchone():
+                    db.executemany("DELETE FROM earlier_replies WHERE conversation_id = ? AND question_id = ?",
+                                   [(conversation_id, i) for i, _ in messages])
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     except sqlite3.Error:
-        pass
+        return False
     finally:
         db.close()
+    return True
 
 
 @_in_plain_words
@@ -527,22 +541,41 @@ class ConversationStore:
                 "UPDATE conversations SET profile = ? WHERE id = ?", (profile, conversation_id)
             )
 
-    def delete(self, conversation_id: int) -> None:
+    def delete(self, conversation_id: int) -> list[Path]:
         """The conversation, its messages and draft, gone from the file and from its -wal (which
         held the deleted text while any window had the file open: a copy taken then had it), and
-        from the copies an upgrade kept beside the file (its text stayed readable there for good)."""
+        from the copies an upgrade kept beside the file (its text stayed readable there for good);
+        those copies that could not be written, its text maybe still in them, are returned."""
         made = self._db.execute("SELECT created FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
         with self._db:
             self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
         self._empty_wal()
-        if made is not None and not self.in_memory:
-            for kept in kept_copies(self.path):
-                _delete_from_copy(kept, conversation_id, made[0])
+        return self._out_of_kept_copies(conversation_id, made[0] if made is not None else None)
+
+    def _written(self, conversation_id: int, ids: list[int]) -> tuple[float | None, list[tuple[int, float]]]:
+        """When the conversation began (None: it is not here) and the messages among ``ids``
+        with the time each was written: how a copy kept before an upgrade knows them."""
+        made = self._db.execute("SELECT created FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+        if made is None or self.in_memory:
+            return None, []
+        return made[0], [(row[0], row[1]) for i in ids for row in self._db.execute(
+            "SELECT id, created FROM messages WHERE conversation_id = ? AND id = ?", (conversation_id, i))]
+
+    def _out_of_kept_copies(self, conversation_id: int, created: float | None,
+                            messages: list[tuple[int, float]] | None = None) -> list[Path]:
+        """What was deleted from the file (the conversation, or only ``messages`` of it) deleted
+        from the copies an upgrade kept beside it too (``_delete_from_copy``): those that could
+        not be written."""
+        if created is None or self.in_memory or messages == []:
+            return []
+        return [kept for kept in kept_copies(self.path)
+                if not _delete_from_copy(kept, conversation_id, created, messages)]
 
     def forget_messages(self, conversation_id: int, ids: list[int]) -> int:
         """Those messages of the conversation deleted (a question changed or too long, and its
         reply; a reply the user stopped), the earlier replies of a question among them too,
-        out of the -wal too: how many went."""
+        out of the -wal and the copies an upgrade kept too: how many went."""
+        created, written = self._written(conversation_id, ids)
         with self._db:
             cur = self._db.executemany("DELETE FROM messages WHERE conversation_id = ? AND id = ?",
                                        [(conversation_id, i) for i in ids])
@@ -550,6 +583,7 @@ class ConversationStore:
                                  [(conversation_id, i) for i in ids])
             self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
         self._empty_wal()
+        self._out_of_kept_copies(conversation_id, created, written)
         return cur.rowcount
 
     def take_out(self, conversation_id: int, from_id: int) -> TakenOut:
@@ -588,7 +622,10 @@ class ConversationStore:
 
     def keep_as_earlier(self, conversation_id: int, question_id: int, ids: list[int]) -> None:
         """A question asked again has its new reply: the replies among ``ids`` (what followed the
-        question) are kept as its earlier replies, to go back to; the messages themselves go."""
+        question) are kept as its earlier replies, to go back to; the messages themselves go
+        (from the copies an upgrade kept too: the earlier replies go when the next question is
+        asked)."""
+        created, written = self._written(conversation_id, ids)
         with self._db:
             self._db.executemany(
                 "INSERT INTO earlier_replies(conversation_id, question_id, content, metrics, created, reasoning) "
@@ -598,6 +635,7 @@ class ConversationStore:
             self._db.executemany("DELETE FROM messages WHERE conversation_id = ? AND id = ?",
                                  [(conversation_id, i) for i in ids])
             self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
+        self._out_of_kept_copies(conversation_id, created, written)
 
     def keep_edited(self, conversation_id: int, question_id: int, taken: TakenOut) -> int:
         """The last question was changed (Up) and sent again as ``question_id``: what it was
@@ -891,6 +929,7 @@ class ConversationStore:
         still = {i for i, was in adopted.messages.items() if i in here and here[i][0] == was[0]}
         gone = [i for i in still if i not in mine]
         self._db.executemany("DELETE FROM messages WHERE id = ?", [(i,) for i in gone])
+        self._out_of_kept_copies(conv.id, conv.created, [(i, here[i][0]) for i in gone])
         self._db.executemany("DELETE FROM earlier_replies WHERE conversation_id = ? AND question_id = ?",
                              [(conv.id, i) for i in gone])
         moved: dict[int, int] = {}

@@ -1387,7 +1387,7 @@ class WorkstationApp(App[None]):
             if not yes:
                 return
             try:  # (a full disk: SQLite needs room to delete too)
-                self.store.delete(conv_id)
+                stuck = self.store.delete(conv_id)
             except WorkstationError as err:
                 self.notify(self.texts.error(err), severity="error", timeout=15)
                 return
@@ -1403,6 +1403,8 @@ class WorkstationApp(App[None]):
             self._drafts.pop(conv_id, None)
             await self.refresh_sidebar()
             self.notify(self.texts("conv.deleted", title=title))
+            for kept_copy in stuck:  # (its text may still be readable there: said, as F8 promised it gone)
+                self.notify(self.texts("conv.copy_kept", path=str(kept_copy)), severity="warning", timeout=20)
 
         typed = self.chat_screen.input_text() if conv_id == self.conversation_id else \
             (self._drafts.get(conv_id) or ("", None))[0]
