@@ -296,7 +296,7 @@ ENGLISH: dict[str, str] = {
                                  "stopped before it ended. Add it again to use it."),
     "models.left_copies_removed": ("Removed {n} unfinished copies ({names}; {size} in all) from {folder}: adding "
                                    "them was stopped before it ended. Add them again to use them."),
-    # the K/V cache types in plain words (F3's list, the status bar, 'profiles list'), as E's help says them
+    # the K/V cache types in plain words ('profiles show', F5, 'profiles list'), as E's help says them
     "kv.said": "context memory {kv}",
     "kv.pair": "K {k}, V {v}",
     "kv.f32": "double size",
