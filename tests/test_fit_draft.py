@@ -40,7 +40,10 @@ def test_no_gpu_counts_the_draft_in_ram(smollm2_path: Path, gemma_path: Path, pr
     assert paired.draft is not None and paired.draft["gpu_layers"] == 0
     assert paired.fits and any("draft model" in n for n in paired.notes)
     # a machine without a GPU is told of RAM alone, not of "0.0 GB on the GPU"
-    assert f"with its draft model {paired.cpu_bytes / GIB:.1f} GB in RAM" in paired.verdict
+    # in F3's words ("a small helper model"; "memory" as the verdict before it says): it said "with
+    # its draft model 8.8 GB in RAM"
+    assert f"; with its small helper model it needs {paired.cpu_bytes / GIB:.1f} GB of memory" in paired.verdict
+    assert "draft" not in paired.verdict and "RAM" not in paired.verdict
     assert "GPU" not in paired.verdict
 
 
@@ -133,11 +136,11 @@ def test_fit_before_downloading_plans_from_the_published_shape(
 
     verdict = fit_verdict(load_profile("gpu-qwen3-8b"))
     assert verdict and verdict.startswith("Not downloaded yet: F4, then p, downloads it. Once it is: fits entirely on the GPU")
-    assert "; with its draft model " in verdict and " GB on the GPU and " in verdict
+    assert "; with its small helper model it needs " in verdict and " GB on the GPU and " in verdict
     turkish = fit_verdict(load_profile("gpu-qwen3-8b"), Texts("tr"))  # F3 in the Turkish UI
     assert turkish and turkish.startswith(
         "Henüz indirilmedi; indirmek için F4'e, ardından p'ye basın. İndirilince: tamamen GPU belleğine sığar")
-    assert "; taslak modeliyle birlikte GPU'da " in turkish and " RAM'de " in turkish
+    assert "; küçük yardımcı modeliyle birlikte GPU'da " in turkish and " GB bellek gerekir" in turkish
     # the same figures, written the Turkish way: 5,2 GB (a decimal comma), not 5.2
     english_figures = [n for n in verdict.split() if n[0].isdigit()]
     assert any("." in n for n in english_figures)

@@ -106,7 +106,9 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         await _choose_profile(pilot, app, "b")
         await until(pilot, lambda: app.engine is not None and app.profile.key == "b")
         assert app.engine.pid != first_pid
-        assert "context memory K half size, V full size" in app.status_text()  # (q8_0/f16, in plain words)
+        # no K/V types on the status bar ("context memory K half size, V full size" told a newcomer
+        # nothing): F3 says a profile's memory in words, F5 the loaded types (below)
+        assert app.status_text().endswith(" · smollm2-135m-instruct-q4_1") and "memory" not in app.status_text()
         assert len(_views(app)) == 2 and app.conversation_id == conv_id
 
         # Esc stops the reply and keeps what arrived
@@ -128,6 +130,8 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         await until(pilot, lambda: bool(app.screen.query("#switch-line")))
         assert len(app.screen.query_one("#row-decode .metric-spark").data) == 1  # type: ignore[attr-defined]
         assert str(app.screen.query_one("#switch-line").render()).startswith("The rows show B only: its 1 turn")
+        assert "\nContext memory (K/V cache): q8_0/f16, K half size, V full size" in str(
+            app.screen.query_one("#cache-line").render())
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
 

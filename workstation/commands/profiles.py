@@ -174,7 +174,7 @@ def run_check(args: argparse.Namespace) -> int:
                                              and str(chosen) != str(eff[key]) else ""))
     print(f"  {'parallel':<16} {eff['parallel']} (serve: {eff['serve_slots']})")
     kv = eff["kv_cache"]
-    words = kv_said(KVCache(kv["k"], kv["v"]))  # (as the app's status bar says it)
+    words = kv_said(KVCache(kv["k"], kv["v"]))  # (in words, as F5 says the loaded types)
     print(f"  {'kv_cache':<16} K {kv['k']}, V {kv['v']}" + (f" ({words})" if words else ""))
     print(f"  {'speculative':<16} {eff['speculative']['mode']}")
     _print_turn_settings(profile)

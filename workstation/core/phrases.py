@@ -57,9 +57,11 @@ ENGLISH: dict[str, str] = {
     "fit.cpu_no_room": " (no room on the GPU)",
     "fit.where_one": "GPU",
     "fit.where_many": "{n} GPUs",
-    "fit.draft_too_big": "does not fit with its draft model: ",
+    # the draft model is "a small helper model", as F3's row says it ("with its draft model 8.8 GB in
+    # RAM": one thing had two names on one row, and "RAM" where the verdict before said "memory")
+    "fit.draft_too_big": "does not fit with its small helper model: ",
     "fit.refused": "The profile {profile} was not loaded; it {verdict}.",
-    "fit.draft_pair": "; with its draft model {on_gpu}{ram} GB in RAM",
+    "fit.draft_pair": "; with its small helper model it needs {on_gpu}{ram} GB of memory",
     "fit.draft_on_gpu": "{gpu} GB on the GPU and ",
     # settings that load but work against the user (planner.setting_phrases)
     "fit.threads_past_cores": ("threads is {threads} but this PC has {cores} physical cores: more threads than "
@@ -294,7 +296,7 @@ ENGLISH: dict[str, str] = {
                                  "stopped before it ended. Add it again to use it."),
     "models.left_copies_removed": ("Removed {n} unfinished copies ({names}; {size} in all) from {folder}: adding "
                                    "them was stopped before it ended. Add them again to use them."),
-    # the K/V cache types in plain words (F3's list, the status bar, 'profiles list'), as E's help says them
+    # the K/V cache types in plain words ('profiles show', F5, 'profiles list'), as E's help says them
     "kv.said": "context memory {kv}",
     "kv.pair": "K {k}, V {v}",
     "kv.f32": "double size",

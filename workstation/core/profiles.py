@@ -76,7 +76,7 @@ def kv_words(kv: KVCache, lookup: Lookup | None = None) -> str:
 
 
 def kv_said(kv: KVCache, lookup: Lookup | None = None) -> str:
-    """The status bar's "context memory half size" (``kv_words``); nothing for f16/f16."""
+    """'profiles show''s "context memory half size" (``kv_words``); nothing for f16/f16."""
     words = kv_words(kv, lookup)
     return say([("kv.said", {"kv": words})], lookup) if words else ""
 

@@ -61,10 +61,8 @@ from workstation.core.paths import data_dir, typed_path
 from workstation.core.phrases import Phrase, about_words, rounded_words, say, words_per_token
 from workstation.core.planner import FreedMemory, load_notes, offloadable_layers
 from workstation.core.profiles import (
-    KVCache,
     Profile,
     Sampling,
-    kv_said,
     load_profile,
     model_file,
     under_file_of,
@@ -995,12 +993,10 @@ class WorkstationApp(App[None]):
             return t("status.no_profile") + download
         info = self.engine_info
         model = info.model_name if info else (profile.model or profile.remote.model)
-        if info:
-            layers = self.gpu_share_said(info.gpu_layers, offloadable_layers(info.n_layer))
-            kv = kv_said(KVCache(info.type_k, info.type_v), t.get)
-        else:  # (loading: the share is known once it has loaded)
-            layers = ("", "")
-            kv = kv_said(profile.kv_cache, t.get)
+        # the share of the model on the GPU, and no K/V types: "context memory half size" told a
+        # newcomer nothing (F3 says a profile's "in half the usual memory", F5 the loaded types)
+        layers = self.gpu_share_said(info.gpu_layers, offloadable_layers(info.n_layer)) if info else \
+            ("", "")  # (loading: the share is known once it has loaded)
         if self.loading is not None:
             pct = str(min(99, max(1, round(self.load_fraction * 100))))
             # a share only while llama.cpp reads the file: before, the engine's process starts (most
@@ -1034,25 +1030,25 @@ class WorkstationApp(App[None]):
                                 f" {state} {bar} {t('status.api_short', url=self.api.url)}"], width)
         server = urlsplit(profile.remote.base_url).netloc or profile.remote.base_url
 
-        def line(model: str, layers: str, kv: str) -> str:
+        def line(model: str, layers: str) -> str:
             if profile.backend != "llama":  # a server's model: no layers or K/V of ours to show
                 if not model:  # remote.model left out: the server's first, once it has said
                     return f" {state} {bar} {profile.key} · {t('status.remote_any', server=server)}"
                 return f" {state} {bar} {profile.key} · {t('status.remote', model=model, server=server)}"
-            return " · ".join(part for part in (f" {state} {bar} {profile.key}", model, layers, kv) if part)
+            return " · ".join(part for part in (f" {state} {bar} {profile.key}", model, layers) if part)
 
         # too long for the line (80 columns, a longer state word: "generating", "own sampling"),
-        # in turn: the model's name loses its middle, the layers their word ("GPU 0/31"), the K/V
-        # types go, then the layers, then the model; never a cut in the middle of a figure (the
-        # line ended "· KV"; at 40 columns "· GPU", whose U stayed beside every dialog)
+        # in turn: the model's name loses its middle, the layers their word ("GPU 0/31"), the
+        # layers go, then the model; never a cut in the middle of a figure (the line ended "· KV";
+        # at 40 columns "· GPU", whose U stayed beside every dialog)
         tried: list[str] = []
-        for on_gpu, kv_shown in ((layers[0], kv), (layers[1], kv), (layers[1], ""), ("", "")):
-            tried.append(line(model, on_gpu, kv_shown))
+        for on_gpu in layers + ("",):
+            tried.append(line(model, on_gpu))
             if len(model) > 12:
                 keep = max(width - (len(tried[-1]) - len(model)), 12)
                 tail = min(13, keep - 5)  # the end says the quantization (….Q4_1 / ….Q8_0): kept
-                tried.append(line(model[: keep - 1 - tail] + "…" + model[-tail:], on_gpu, kv_shown))
-        return fitted_line([*tried, line("", "", "")], width)
+                tried.append(line(model[: keep - 1 - tail] + "…" + model[-tail:], on_gpu))
+        return fitted_line([*tried, line("", "")], width)
 
     def gpu_share_said(self, n: int, total: int) -> tuple[str, str]:
         """What share of the loaded model runs on the GPU, in words (and shorter, for a narrow

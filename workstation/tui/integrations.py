@@ -194,7 +194,10 @@ def _model_details(info: catalog.ModelInfo | None, texts: Texts) -> str:
     params = info.parameter_count
     if params:
         parts.append(texts.number(f"{params / 1e9:.2f}B") if params >= 1e9 else f"{params / 1e6:.0f}M")
-    parts += [info.file_type, f"ctx {info.context_length}", texts("models.layers", n=offloadable_layers(info.n_layer))]
+    # the context in words, as F3 says a profile's ("ctx 32768" said nothing to office staff); the
+    # quantization's name stays (people look it up)
+    reads = texts("models.reads", words=about_words(info.context_length, texts.get)) if info.context_length else ""
+    parts += [info.file_type, reads, texts("models.layers", n=offloadable_layers(info.n_layer))]
     if not info.has_chat_template:
         parts.append(texts("models.no_template"))
     return " · ".join(p for p in parts if p)
@@ -288,7 +291,7 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
         return texts.error(err)
     except Exception:  # noqa: BLE001 - a file gone since the list was read: no verdict, never a stuck line
         return ""
-    text = texts("models.fit", context=f"{context:,}", verdict=say(p.verdict_phrases, texts.get))
+    text = texts("models.fit", words=about_words(context, texts.get), verdict=say(p.verdict_phrases, texts.get))
     if speed := speed_said(p, here is not None, texts):
         text += " " + speed
     if measured is not None and measured.value:  # (it said only the estimate, 207, after bench had measured 96)

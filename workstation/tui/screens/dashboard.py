@@ -18,7 +18,7 @@ from textual.widgets import Header, Label, ProgressBar, Sparkline, Static
 from workstation.core.errors import WorkstationError
 from workstation.core.metrics import ProfileRun
 from workstation.core.planner import human_bytes, offloadable_layers
-from workstation.core.profiles import load_profile
+from workstation.core.profiles import KVCache, kv_words, load_profile
 from workstation.tui.glyphs import UNICODE
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.progress import LocalProgressBar
@@ -279,6 +279,9 @@ class DashboardScreen(AppScreen, Screen[None]):
         info = app.engine_info
         if info is not None and local:  # the status bar says the share in words; the count is here
             lines.append(t("dash.layers", n=info.gpu_layers, total=offloadable_layers(info.n_layer)))
+            kv = KVCache(info.type_k, info.type_v)
+            if said := kv_words(kv, t.get):  # (the status bar's "context memory half size" went; nothing for f16/f16)
+                lines.append(t("dash.kv_types", types=f"{kv.k}/{kv.v}", said=said))
         self._put("#cache-line", "\n".join(lines))
         sample = app.system
         cpu_hist = list(app.cpu_history)
