@@ -22,7 +22,7 @@ from textual import events
 from textual.screen import ModalScreen, Screen
 from textual.widgets._footer import FooterKey
 from tui_helpers import message_views as _views
-from tui_helpers import notices, type_message, until
+from tui_helpers import notices, screen_lines, type_message, until
 from tui_helpers import send_message as _send
 from tui_helpers import send_text as _send_text
 
@@ -283,6 +283,10 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         def names(tree: FileTree) -> list[str]:
             return [str(node.label) for node in tree.root.children]
 
+        def in_sight(box: Input) -> str:  # the part of a text box's line drawn on the screen
+            line = box.content_region
+            return screen_lines(app)[line.y][line.x:line.right].rstrip()
+
         def inside_dialog(screen: FilePicker, widget: Any) -> bool:  # inside the border: wrapped, not cut
             return bool(screen.query_one("#file-picker").region.shrink((1, 1, 1, 1)).contains_region(widget.region))
 
@@ -305,6 +309,7 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         await pilot.press("enter", "down")  # Enter opens a folder in the tree; down to its file
         await until(pilot, lambda: tree.cursor_node is not None and str(tree.cursor_node.label) == "2019.txt")
         assert path_line.value == str(docs / "old" / "2019.txt")  # the line follows the tree
+        assert in_sight(path_line).endswith("/old/2019.txt"), in_sight(path_line)  # its end: the name, not the folders
         await pilot.press("backspace")  # out of old/ (it went above docs/): closed, the cursor on it
         await until(pilot, lambda: tree.cursor_node is not None and str(tree.cursor_node.label) == "old")
         assert Path(tree.path) == docs and not tree.cursor_node.is_expanded
@@ -437,7 +442,11 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         path_line.value = "Report.MD"
         await pilot.press("enter")
         await until(pilot, lambda: app.screen is summarize)
-        assert summarize.query_one("#summarize-path", Input).value == str(docs / "Report.MD")
+        box = summarize.query_one("#summarize-path", Input)
+        assert box.value == str(docs / "Report.MD")
+        # at 80 columns the path has a line of its own, the document's name in sight (beside the
+        # buttons it had 30 columns and showed "/tmp/pytest-of-…/", the name cut off)
+        assert box.content_region.width >= 70 and in_sight(box).endswith("/docs/Report.MD"), in_sight(box)
         await until(pilot, lambda: any("No model" in str(n.message) for n in app._notifications))  # it ran
         first = next(n for n in app._notifications if "No model" in str(n.message))
         await pilot.press("ctrl+r")  # F6's own Ctrl+R (the chat's removes an attachment): it ran again,

@@ -127,16 +127,14 @@ class PathLine(LineInput):
             # "/tmp/nope" said not to be there, then "/tmp/docs" typed: it became /tmp/nope/tmp/docs
             event.prevent_default()
             event.stop()
-            self.value = char
-            self.cursor_position = 1
+            self.put(char)
 
     def on_paste(self, event: events.Paste) -> None:  # before Input's own, which would insert it
         pasted = event.text.strip().splitlines()[0] if event.text.strip() else ""
         if _starts_a_path(pasted):
             event.prevent_default()
             event.stop()
-            self.value = pasted
-            self.cursor_position = len(pasted)
+            self.put(pasted)
 
 
 class FilePicker(AppScreen, ModalScreen[Path | None]):
@@ -187,13 +185,12 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
             return  # a space starts nothing (the list's own key), but goes into a name being typed
         event.stop()
         event.prevent_default()
-        line = self.query_one("#picker-path", Input)
+        line = self.query_one("#picker-path", PathLine)
         if self._typing:  # the keys after the first reach the list until the line has the focus
-            line.value += char
+            line.put(line.value + char)
         else:
-            line.value = char if char in "/~" else _folder_text(Path(tree.path)) + char
+            line.put(char if char in "/~" else _folder_text(Path(tree.path)) + char)
             self._typing = True
-        line.cursor_position = len(line.value)
         line.focus()
 
     def on_paste(self, event: events.Paste) -> None:
@@ -202,9 +199,8 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         if not pasted:
             return
         event.stop()
-        line = self.query_one("#picker-path", Input)
-        line.value = pasted if _starts_a_path(pasted) else _folder_text(self.folder) + pasted
-        line.cursor_position = len(line.value)
+        line = self.query_one("#picker-path", PathLine)
+        line.put(pasted if _starts_a_path(pasted) else _folder_text(self.folder) + pasted)
         line.focus()
 
     @on(events.DescendantFocus)
@@ -229,10 +225,7 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
 
     def _folder_shown(self, path: str | Path) -> None:
         """The path line says the folder the tree shows (after Backspace, or a folder typed)."""
-        line = self.query_one("#picker-path", Input)
-        line.value = _folder_text(Path(path))
-        if line.has_focus:  # being typed in: the next key goes at its end
-            line.cursor_position = len(line.value)
+        self.query_one("#picker-path", PathLine).put(_folder_text(Path(path)))  # (the next key typed goes at its end)
         self._problem("")
         self._look(Path(path))
 
@@ -276,7 +269,8 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         entry, tree = event.node.data, self.query_one(FileTree)
         if entry is not None and tree.has_focus:
             opens = event.node.allow_expand  # a folder: no look at the disk here
-            self.query_one("#picker-path", Input).value = _folder_text(Path(tree.path)) if opens else str(entry.path)
+            # (the file's name in sight: a long folder's path showed its start, the name cut off)
+            self.query_one("#picker-path", PathLine).put(_folder_text(Path(tree.path)) if opens else str(entry.path))
 
     @on(DirectoryTree.FileSelected, "#picker-tree")
     def _file_selected(self, event: DirectoryTree.FileSelected) -> None:

@@ -54,7 +54,8 @@ class SummaryReady(Progress):
         self.error = error
 
 
-NARROW_BAR = 80  # columns: narrower, the path has a line of its own above the buttons
+NARROW_BAR = 100  # columns: narrower, the path has a line of its own above the buttons (beside them at
+# 80 it had 30 columns: a document's name in a folder or two was cut off)
 
 
 class RunningFooter(ScreenFooter):
@@ -159,7 +160,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
                 or self._resumable():  # (a stopped run's document stays in the box, for Ctrl+R to go on with)
             return
         self._offered = document[0]
-        self.query_one("#summarize-path", Input).value = str(document[0])
+        self.query_one("#summarize-path", LineInput).put(str(document[0]))
 
     def _keep(self) -> None:
         """The finished summary, kept for the next start (it was gone when the app closed,
@@ -194,7 +195,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         result.summary = written.get(self.wapp.texts.lang, result.summary)
         self.path, self.result, self.summary, self._kept_at = path, result, result.summary, at
         self._asked, self._made_at = asked, at
-        self.query_one("#summarize-path", Input).value = str(path)
+        self.query_one("#summarize-path", LineInput).put(str(path))
         self.query_one("#summarize-ask", Button).disabled = not result.summary
         self.query_one("#summarize-state", Label).update(self._result_text())
         await self.query_one("#summary", Markdown).update(result.summary)
@@ -285,7 +286,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             return
 
         async def chosen(path: Path) -> None:
-            self.query_one("#summarize-path", Input).value = str(path)
+            self.query_one("#summarize-path", LineInput).put(str(path))
             await self.action_run()
 
         self.wapp.pick_file(self.wapp.texts("summarize.browse_title"), "document", chosen)
@@ -502,10 +503,10 @@ class SummarizeScreen(AppScreen, Screen[None]):
         """A run that summarized nothing (stopped, or a document that cannot be read) leaves the
         last summary on the screen, as it was before the run (Ctrl+K asks about it)."""
         self.result = None
-        path, box = self.path, self.query_one("#summarize-path", Input)
+        path, box = self.path, self.query_one("#summarize-path", LineInput)
         typed = box.value
         await self._read_back()
-        box.value = typed  # the path typed stays in the box, to be mended
+        box.put(typed)  # the path typed stays in the box, to be mended
         if self.result is None:  # none kept
             self.path = path
 

@@ -15,6 +15,15 @@ from textual.widgets import Input
 
 
 class LineInput(Input):
+    def put(self, text: str) -> None:
+        """``text`` in the box, the cursor after it: its end in sight. A path set from code kept
+        the cursor at the start, and a box narrower than the path showed its folders, the
+        document's name cut off (F6 at 80 columns: "/tmp/docs/Quarterly ")."""
+        self.value = text
+        self.cursor_position = len(text)
+        # (Textual brings the cursor into sight as it moves, but not on a box's first value)
+        self.scroll_to(x=self.max_scroll_x, animate=False, force=True, immediate=True)
+
     async def _on_key(self, event: events.Key) -> None:
         # (the app's own check, from the focused widget up, non-priority bindings: the
         # priority ones ran before the key was handed here). An Alt key is a key, not its
