@@ -21,7 +21,7 @@ import pytest
 from conftest import read_terminal, wait_for_exit
 from conftest import tui_profile as _profile
 from tui_helpers import message_views as _views
-from tui_helpers import notices, press_at_once, type_message, type_message_only, until
+from tui_helpers import notices, press_at_once, screen_lines, type_message, type_message_only, until
 from tui_helpers import send_message as _send
 from tui_helpers import send_text as _send_text
 
@@ -1139,7 +1139,7 @@ async def test_f8_in_the_list_deletes_the_highlighted_conversation_not_the_open_
     import sqlite3
     import time
 
-    from textual.widgets import Label
+    from textual.widgets import Input, Label
 
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     lunch = app.store.new("Lunch menu")
@@ -1175,6 +1175,15 @@ async def test_f8_in_the_list_deletes_the_highlighted_conversation_not_the_open_
             await pilot.press(key)
             await until(pilot, lambda: isinstance(app.screen, TextPrompt))
             assert app.screen.value.endswith(offered)  # type: ignore[attr-defined]
+            if key == "f7":  # at 80x24 a path longer than the box is said whole under it (the box
+                # showed "ment/Lunch-menu.md", the folder it goes to cut off)
+                await pilot.resize_terminal(80, 24)
+                far = "/home/ayse/Documents/Quarterly Reports/2025 Finance Department/Lunch-menu.md"
+                app.screen.query_one("#answer", Input).value = far
+                await until(pilot, lambda: app.screen.query_one("#whole").display)
+                shown = "\n".join(screen_lines(app))
+                assert "Saves to /home/ayse/Documents/" in shown and "Department/Lunch-menu.md" in shown, shown
+                await pilot.resize_terminal(100, 30)
             await pilot.press("escape" if key == "f7" else "ctrl+u")
         await pilot.press(*"Canteen menu", "enter")
         await until(pilot, lambda: app.store.get(lunch.id, with_messages=False).title == "Canteen menu")

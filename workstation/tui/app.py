@@ -1661,7 +1661,8 @@ class WorkstationApp(App[None]):
 
         def ask(value: str) -> None:
             self.push_screen(TextPrompt(self.texts("conv.export_title"), value, hint=self.texts("dialog.enter_esc"),
-                                        check=unwritable), chosen)
+                                        check=unwritable, whole=lambda typed: self.texts("conv.export_whole_path",
+                                                                                       path=typed)), chosen)
 
         ask(str(default))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 from textual import events, on
@@ -65,12 +66,15 @@ class TextPrompt(ModalScreen[str | None]):
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
 
     def __init__(self, title: str, value: str = "", placeholder: str = "", hint: str = "",
-                 check: Callable[[str], str | None] | None = None, empty: str | None = None) -> None:
+                 check: Callable[[str], str | None] | None = None, empty: str | None = None,
+                 whole: Callable[[str], str] | None = None) -> None:
         """``hint``: the keys, under the line (F2's rename said nothing of Enter or Esc).
         ``check(text)``: why the text cannot be taken (None: it can), said under the line with
         the dialog left open to correct it (F7's folder that is not there closed it, the path
         to be typed again). ``empty``: said so of an empty line, left open (None: Enter on an
-        empty line is Esc)."""
+        empty line is Esc). ``whole(text)``: the line said whole, wrapped under it, while it is
+        longer than the box shows (a path: at 80 columns F7's showed "ment/Meeting-notes.md",
+        the folder it goes to cut off); the dialog is a wide one then."""
         super().__init__(classes="dialog-screen")
         self.title_text = title
         self.value = value
@@ -78,17 +82,37 @@ class TextPrompt(ModalScreen[str | None]):
         self.hint = hint
         self.check = check
         self.empty = empty
+        self.whole = whole
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
+        with Vertical(classes="dialog wide" if self.whole else "dialog"):
             yield Label(self.title_text, classes="dialog-title", markup=False)
             yield LineInput(self.value, placeholder=self.placeholder, id="answer")
+            if self.whole:
+                yield Label("", id="whole", classes="dialog-whole", markup=False)
             yield Label("", id="problem", classes="dialog-problem", markup=False)
             if self.hint:
                 yield Label(self.hint, classes="dialog-hint", markup=False)
 
     def on_mount(self) -> None:
         self.query_one("#problem", Label).display = False
+        if self.whole:
+            self.query_one("#whole", Label).display = False
+            self.call_after_refresh(self._say_whole)  # (once the box has its width)
+
+    @on(Input.Changed, "#answer")
+    def _say_whole(self) -> None:
+        if self.whole is None:
+            return
+        box, said = self.query_one("#answer", Input), self.query_one("#whole", Label)
+        text = box.value.strip()
+        longer = bool(text) and cell_len(box.value) + 1 > box.content_region.width  # (+1: the cursor after it)
+        if longer:
+            said.update(self.whole(text))
+        said.display = longer
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._say_whole)
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
