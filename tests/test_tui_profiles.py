@@ -251,14 +251,16 @@ async def test_a_broken_profile_is_reached_with_the_keys_and_says_what_to_mend(f
         assert app.profile is not None and app.profile.key == "a"
 
 
-@pytest.mark.parametrize("size", [(120, 35), (80, 24)])
-async def test_f3_shows_the_running_profile_and_the_hint_once_every_verdict_is_in(size: tuple[int, int]) -> None:
+@pytest.mark.parametrize(("size", "lang"), [((120, 35), "en"), ((80, 24), "tr")])
+async def test_f3_shows_the_running_profile_and_the_hint_once_every_verdict_is_in(size: tuple[int, int],
+                                                                                  lang: str) -> None:
     """The shipped profiles: each verdict adds lines above the highlighted (running) profile,
     which went out of view, so Enter loaded a profile the user could not see; at 80x24 the
-    hint under the list was cut off."""
+    hint under the list was cut off, and so was the end of a profile taller than the list (in
+    Turkish, 12 lines of the 11 shown: its verdict's last words, which no key brought in sight)."""
     from workstation.tui.screens.profile_menu import ProfileMenu
 
-    app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="en")
+    app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language=lang)
     async with app.run_test(size=size) as pilot:
         await pilot.press("f3")
         await until(pilot, lambda: isinstance(app.screen, ProfileMenu)
@@ -270,13 +272,18 @@ async def test_f3_shows_the_running_profile_and_the_hint_once_every_verdict_is_i
         assert getattr(current, "key", None) == "office-cpu"
         options = menu.query_one("#profiles")
         in_view = "\n".join(options.render_line(y).text for y in range(options.size.height))
-        assert f"● {current.name}" in in_view, in_view  # type: ignore[union-attr]
+        assert f"● {current.title(lang)}" in in_view, in_view  # type: ignore[union-attr]
         # the top line is a profile's name, never the last lines of one whose name is cut off
-        titles = [f"{e.name}  ({e.key})" for e in menu.entries if hasattr(e, "key")]  # type: ignore[union-attr]
+        titles = [f"{e.title(lang)}  ({e.key})" for e in menu.entries if hasattr(e, "key")]  # type: ignore[union-attr]
         top = options.render_line(0).text.strip().removeprefix("● ")
         assert options.scroll_y > 0 and top in titles, (top, in_view)
         await pilot.press("up", "up", "up", "down", "down", "down", "down")  # the arrows keep it so
         assert options.render_line(0).text.strip().removeprefix("● ") in titles, options.scroll_y
+        for _ in menu.entries:  # each profile highlighted is in sight whole, its first line to its last
+            top, lines = options._index_to_line[options.highlighted], options._heights[options.highlighted]
+            shown = options.scrollable_content_region.height
+            assert options.scroll_y <= top and top + lines <= options.scroll_y + shown, (top, lines, shown)
+            await pilot.press("down")
         dialog, hint = menu.query_one("#profile-menu"), menu.query_one(".dialog-hint")
         assert hint.region.height and hint.region.bottom <= dialog.region.bottom - 1  # inside the border
         # each shipped profile said in words (it said "a q8_0 K/V cache (about half the memory of f16)" and

@@ -180,6 +180,18 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
                 options.highlighted = i
         self._check_fit()
 
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.fit_list)
+
+    def fit_list(self) -> None:
+        """The list as tall as the screen leaves beside the dialog's border, title and hint (a
+        share of the screen, 55vh, showed 11 lines at 80x24: a profile taller than that had its
+        last lines cut off, and the arrows go a whole profile at a time)."""
+        dialog, options = self.query_one("#profile-menu"), self.query_one(ProfileList)
+        others = dialog.outer_size.height - options.outer_size.height
+        if others > 0:
+            options.styles.max_height = max(5, self.size.height - others)
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="fit")
     def _check_fit(self) -> None:
         # the local plans first: a server that does not answer can take seconds to say so
