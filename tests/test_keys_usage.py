@@ -4,6 +4,7 @@ test's data folder, the clock injected, and the ``keys`` and ``usage`` commands.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -126,6 +127,24 @@ def test_keys_commands_print_the_key_once(capsys: pytest.CaptureFixture[str]) ->
     assert listed.startswith("No key is in use (2 revoked: ") and "keys add NAME" in listed, listed
     assert main(["keys", "revoke", "alice"]) == 1
     assert "no active key" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root makes files another user cannot open")
+def test_root_makes_no_key_in_another_users_data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The IT person ran 'sudo workstation keys add alice' with the service's WORKSTATION_DATA:
+    keys.sqlite3 was made root's (0600), and the service (User=workstation) then would not start:
+    "The key file ... cannot be opened (unable to open database file)"."""
+    folder = tmp_path / "var-lib-workstation"
+    folder.mkdir(mode=0o700)
+    os.chown(folder, 65534, 65534)  # the service's user
+    monkeypatch.setenv("WORKSTATION_DATA", str(folder))
+    monkeypatch.setattr("sys.argv", ["workstation", "keys", "add", "alice"])  # (the advice repeats the command)
+    assert main(["keys", "add", "alice"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "belongs to the user" in err and "run the command as that user: sudo -u " in err, err
+    assert f"env WORKSTATION_DATA={folder} " in err and err.rstrip().endswith("keys add alice"), err
+    assert list(folder.iterdir()) == []  # nothing made there for root
 
 
 def test_keys_set_changes_a_persons_limits_and_keeps_the_key(capsys: pytest.CaptureFixture[str]) -> None:

@@ -59,9 +59,39 @@ def data_dir() -> Path:
         why = (("file.not_a_folder", {"folder": str(path)}) if path.exists() and not path.is_dir()
                else write_problem(path, err))
         raise WorkstationError(said=[("data.unusable", {"path": str(path), "why": why})]) from None
+    _refuse_root_in_anothers(path)
     if not chosen:
         _tighten(path, 0o700)
     return path
+
+
+def _refuse_root_in_anothers(path: Path) -> None:
+    """Root at work in a data folder that belongs to another user (the service's
+    /var/lib/workstation, with ``sudo keys add``; a person's, under ``sudo -E``) made files
+    there only root can open (0600): the service then would not start ("The key file ... cannot
+    be opened"), or the person's app lost its conversations. Say whose folder it is, and how to
+    run the command as them, before anything is written."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return
+    try:
+        owner = path.stat().st_uid
+    except OSError:
+        return
+    if owner == 0:
+        return
+    import pwd
+    import sys
+
+    from workstation.core.errors import WorkstationError
+    from workstation.core.invocation import cli, shell_word
+
+    try:
+        user = as_user = pwd.getpwuid(owner).pw_name
+    except KeyError:  # a user id with no name here (sudo -u '#1001' takes it)
+        user, as_user = f"id {owner}", f"#{owner}"
+    typed = cli(" ".join(shell_word(word) for word in sys.argv[1:]))
+    advice = f"sudo -u {shell_word(as_user)} env WORKSTATION_DATA={shell_word(str(path))} {typed}"
+    raise WorkstationError(said=[("data.other_owner", {"path": str(path), "user": user, "command": advice})])
 
 
 def kld_dir() -> Path:

@@ -120,6 +120,9 @@ ENGLISH: dict[str, str] = {
     # a file a person named cannot be written (atomic.cannot_write: an export, -o)
     "data.unusable": "The data folder {path}, where conversations and measurements are kept, cannot be used: {why}; "
                      "set WORKSTATION_DATA to a folder you can write in.",
+    "data.other_owner": ("The data folder {path} belongs to the user {user}, and files root made there could "
+                         "not be opened by that user (the server's keys, usage and audit trail, or the "
+                         "conversations); run the command as that user: {command}"),
     "file.cannot_write": "Cannot write {path}: {why}.",
     "store.draft_not_saved": "The draft could not be saved in {path} ({reason}).",
     "file.not_a_folder": "{folder} is a file, not a folder",
