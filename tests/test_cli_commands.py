@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -1351,6 +1352,29 @@ def test_a_json_run_that_fails_says_why_in_json_on_stdout(tmp_path: Path, capsys
     assert "There is no profile named 'no-such-profile'" in out
     assert main(["chat", "-p", "no-such-profile", "Hello"]) == 1
     assert capsys.readouterr().out == ""
+
+
+def test_no_profile_named_says_the_default_and_workstation_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """An office's shared profiles folder (WORKSTATION_PROFILES) with the server's profile alone:
+    a command without -p said "There is no profile named 'office-cpu'", a name nobody typed,
+    and not that WORKSTATION_PROFILE sets the one every command uses."""
+    shared = tmp_path / "shared-profiles"
+    shared.mkdir()
+    shutil.copy(ROOT / "profiles" / "office-server.yaml", shared)
+    monkeypatch.setenv("WORKSTATION_PROFILES", str(shared))
+    monkeypatch.delenv("WORKSTATION_PROFILE", raising=False)
+    assert main(["profiles", "check"]) == 1
+    err = capsys.readouterr().err
+    assert "No profile was named (-p PROFILE, or WORKSTATION_PROFILE for every command), and the default one, " \
+           "'office-cpu', is not here; available profiles: office-server." in err, err
+    monkeypatch.setenv("WORKSTATION_PROFILE", "offce-server")
+    assert main(["profiles", "check"]) == 1
+    err = capsys.readouterr().err
+    assert "no profile named 'offce-server' (WORKSTATION_PROFILE names it)" in err and "Did you mean 'office-server'?" in err
+    monkeypatch.setenv("WORKSTATION_PROFILE", "office-server")
+    main(["profiles", "check"])
+    assert "office-server: valid" in capsys.readouterr().out
 
 
 def test_a_question_typed_beside_a_pipe_is_asked_about_the_piped_text(tmp_path: Path, smollm2_path: Path) -> None:

@@ -709,6 +709,7 @@ def how_to_make_one(model: str) -> str:
 def load_profile(ref: str | None) -> Profile:
     """A profile by name (a file in profiles/ or a profile's ``name``), by path to YAML, or by
     path to a model file (.gguf: the defaults a new profile for it gets)."""
+    named_by = "" if ref else ("WORKSTATION_PROFILE" if os.environ.get("WORKSTATION_PROFILE") else "the default")
     ref = ref or os.environ.get("WORKSTATION_PROFILE") or DEFAULT_PROFILE
     as_path = typed_path(ref)
     if as_path.suffix.lower() == ".gguf":  # a model file: run it as a new profile for it would
@@ -740,8 +741,12 @@ def load_profile(ref: str | None) -> Profile:
     if as_path.is_file():  # a file there (-p README.md)
         return _file_given(as_path)
     stems = [p.stem for p in profile_paths()]
-    raise ProfileError(f"There is no profile named '{ref}'; available profiles: {', '.join(stems) or 'none'}."
-                       + close_profile(ref, stems))
+    available = f"available profiles: {', '.join(stems) or 'none'}."
+    if named_by == "the default":  # no -p given: the profile named is none the person chose
+        raise ProfileError(f"No profile was named (-p PROFILE, or WORKSTATION_PROFILE for every command), and the "
+                           f"default one, '{ref}', is not here; {available}")
+    raise ProfileError(f"There is no profile named '{ref}'{' (WORKSTATION_PROFILE names it)' if named_by else ''}; "
+                       f"{available}" + close_profile(ref, stems))
 
 
 # "office-cpu kv_cache=q8_0 context=8192": a setting starts at a word followed by "=", after a space
