@@ -92,6 +92,12 @@ def test_extra_model_dir_and_damaged_file_listed(tmp_path: Path, monkeypatch: py
     items = {Path(m.path).name: m for m in catalog.list_installed()}
     assert items["tiny.gguf"].info is not None
     assert items["notes.gguf"].info is None and "GGUF" in (items["notes.gguf"].error or "")
+    # a catalog model copied once to a shared folder runs from there by its catalog name, as profiles
+    # name it (office-cpu: "The model smollm2-135m-instruct-q4_1 is not downloaded yet", listed installed)
+    monkeypatch.setenv("WORKSTATION_MODELS", str(tmp_path / "models-of-this-pc"))
+    (extra / "SmolLM2-135M-Instruct.Q4_1.gguf").write_bytes(b"")  # (its name is what is looked for)
+    assert catalog.resolve_model_path("smollm2-135m-instruct-q4_1") == extra / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert catalog.resolve_model_path("tiny") == extra / "tiny.gguf"
 
 
 def test_damaged_files_give_one_clear_error(tmp_path: Path, smollm2_path: Path) -> None:

@@ -180,16 +180,22 @@ def resolve_model_path(ref: str) -> Path:
     if "/" in ref and as_path.exists():  # a file or folder named by its path: the GGUF check says what it is
         return as_path  # (a folder was looked for as FOLDER.gguf: "/tmp/p.gguf does not exist")
     for entry in catalog_entries():
-        if entry.get("name") == ref:
-            return models_dir() / str(entry["file"])
+        if entry.get("name") == ref:  # (a catalog model on the office's shared drive runs from there too:
+            return _in_model_dirs(models_dir() / str(entry["file"]))  # 'models list' listed it, profiles did not)
     direct = models_dir() / ref
     if direct.suffix != ".gguf":
         direct = direct.with_name(direct.name + ".gguf")
-    if not direct.exists():
+    return _in_model_dirs(direct)
+
+
+def _in_model_dirs(path: Path) -> Path:
+    """``path`` in models/, else the same file in a ``WORKSTATION_MODEL_DIRS`` folder that has it
+    (else ``path``: where a download puts it)."""
+    if not path.exists():
         for extra in model_dirs()[1:]:
-            if (extra / direct.name).exists():
-                return extra / direct.name
-    return direct
+            if (extra / path.name).exists():
+                return extra / path.name
+    return path
 
 
 def file_size_text(n: int | None, approx_gb: float | None = None) -> str:
