@@ -83,7 +83,8 @@ def test_list_installed_and_resolve(smollm2_path: Path, gemma_path: Path) -> Non
         catalog.find_installed("no-such-model")
 
 
-def test_extra_model_dir_and_damaged_file_listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_extra_model_dir_and_damaged_file_listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
     extra = tmp_path / "extra"
     extra.mkdir()
     (extra / "tiny.gguf").write_bytes(TINY.read_bytes())
@@ -98,6 +99,13 @@ def test_extra_model_dir_and_damaged_file_listed(tmp_path: Path, monkeypatch: py
     (extra / "SmolLM2-135M-Instruct.Q4_1.gguf").write_bytes(b"")  # (its name is what is looked for)
     assert catalog.resolve_model_path("smollm2-135m-instruct-q4_1") == extra / "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert catalog.resolve_model_path("tiny") == extra / "tiny.gguf"
+    from workstation.cli import main
+
+    assert main(["models", "list"]) == 0  # where they are, not models/ alone
+    assert f"Installed in {tmp_path / 'models-of-this-pc'} and {extra} (WORKSTATION_MODEL_DIRS):" in capsys.readouterr().out
+    monkeypatch.setenv("WORKSTATION_MODEL_DIRS", "")
+    assert main(["models", "list"]) == 0  # an offline desk PC: a copied file is added, not pulled
+    assert "or 'workstation models add FILE.gguf' for a model copied to this PC" in capsys.readouterr().out
 
 
 def test_damaged_files_give_one_clear_error(tmp_path: Path, smollm2_path: Path) -> None:

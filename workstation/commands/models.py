@@ -92,9 +92,12 @@ def run_list(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    print(f"Installed in {models_dir()}:")
+    extra = catalog.model_dirs()[1:]  # (their models are listed too: they were said to be in models/)
+    print(f"Installed in {models_dir()}" + (f" and {', '.join(map(str, extra))} (WORKSTATION_MODEL_DIRS)"
+                                            if extra else "") + ":")
     if not installed:
-        print(f"  (none) - try '{cli('models pull smollm2-135m-instruct-q4_1')}'")
+        print(f"  (none) - try '{cli('models pull smollm2-135m-instruct-q4_1')}', or "
+              f"'{cli('models add FILE.gguf')}' for a model copied to this PC")
     for m in installed:
         if m.info is None:
             print(f"  {m.name:<36} {catalog.file_size_text(m.size_bytes):>9}  DAMAGED: {m.error}")
