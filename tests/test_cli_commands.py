@@ -1061,6 +1061,12 @@ def test_the_apps_own_options_need_no_command(capsys: pytest.CaptureFixture[str]
     with pytest.raises(SystemExit) as stopped:
         main(["--lang", "tr", "--help"])
     assert stopped.value.code == 0 and "interface language" in capsys.readouterr().out
+    with pytest.raises(SystemExit):  # what an IT person sets once per PC is in --help, not only the README
+        main(["--help"])
+    said = capsys.readouterr().out
+    for variable in ("WORKSTATION_DATA", "WORKSTATION_PROFILE ", "WORKSTATION_PROFILES", "WORKSTATION_MODELS",
+                     "WORKSTATION_MODEL_DIRS", "WORKSTATION_API_KEY"):
+        assert f"\n  {variable}" in said, variable
 
 
 def test_batch_status_lists_documents_added_since_the_last_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -46,6 +46,21 @@ COMMANDS = (
     "audit",
 )
 
+# What an office's IT person sets once per PC (in /etc/environment, ~/.profile or a service's
+# unit): it was in the README's long paragraphs only, and WORKSTATION_PROFILES nowhere.
+ENVIRONMENT_HELP = """\
+environment (set in ~/.profile, /etc/environment or a service's Environment=):
+  WORKSTATION_DATA        the data folder: conversations, people's keys, usage, the audit
+                          trail and your own profiles (default ~/.local/share/workstation)
+  WORKSTATION_PROFILE     the profile a command runs without -p (default office-cpu); the
+                          app starts with it too (else with the one loaded last)
+  WORKSTATION_PROFILES    the folder of the app's profiles, in place of profiles/ here (an
+                          office's shared folder: copy profiles/ into it first)
+  WORKSTATION_MODELS      the folder models are kept in (default models/ here)
+  WORKSTATION_MODEL_DIRS  more folders whose .gguf files are read, separated by ':'
+  WORKSTATION_API_KEY     a desk PC's key for the office server; serve's operator key
+README.md, 'An office on one server', has the steps for a whole office."""
+
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line's parser; with ``only``, that command's alone (the others' modules
@@ -53,6 +68,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = CommandParser(
         prog=command(),
         description="Run local LLMs on this PC: chat, summarize, benchmark and serve.",
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-p", "--profile", help=PROFILE_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
