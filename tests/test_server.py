@@ -278,6 +278,11 @@ def test_a_host_that_is_no_address_is_told_so_before_the_key() -> None:
     assert str(caught.value) == "Cannot bind to 300.1.1.1: no such address on this machine."
     with pytest.raises(ServeError, match="without an API key"):
         check_host("0.0.0.0", None)
+    # an operator's key anyone on the network could guess opened the whole API ('--api-key secret' was taken)
+    with pytest.raises(ServeError, match="is 6 characters long, short enough to be guessed by anyone who reaches 0.0.0.0"):
+        check_host("0.0.0.0", "secret", person_keys=True)
+    check_host("0.0.0.0", "x" * 16)
+    check_host("127.0.0.1", "k")  # (this PC's own users only)
 
 
 def test_port_in_use_is_one_sentence(server: RunningServer) -> None:
