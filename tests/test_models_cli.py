@@ -123,6 +123,9 @@ def test_a_linked_model_added_again_or_moved_away(models_home: Path, tmp_path: P
     assert capsys.readouterr().err.strip() == (
         f"workstation: The model file {models_home / 'plain.gguf'} is a link to {mine}, which is not there any more "
         "(moved or deleted); add the file again from where it is now: 'workstation models add NEW-PATH --link'.")
+    assert main(["models", "list"]) == 0  # (it left the list without a word)
+    listed = capsys.readouterr().out.split("Known models")[0]
+    assert "plain" in listed and f"is a link to {mine}, which is not there any more" in listed, listed
     assert main(["models", "add", str(moved), "--link", "--name", "plain"]) == 0  # the advice mends it
     assert (models_home / "plain.gguf").resolve() == moved.resolve()
     assert main(["models", "inspect", "plain-model"]) == 1  # a near name: a guess
