@@ -257,6 +257,7 @@ def test_a_read_only_data_folder_is_read(tmp_path: Path, monkeypatch: pytest.Mon
         log = UsageLog()
         log.add([_row(time.time())])
         log.close()
+        (disk / "empty").mkdir()
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
         capsys.readouterr()
         for command, said in ((["conversations"], "Budget"), (["usage"], "alice"), (["keys", "list"], "alice")):
@@ -264,6 +265,14 @@ def test_a_read_only_data_folder_is_read(tmp_path: Path, monkeypatch: pytest.Mon
             assert said in capsys.readouterr().out
         assert main(["keys", "add", "bob"]) == 1  # a write still says why not
         assert "read-only" in capsys.readouterr().err
+        # a folder there with nothing saved yet: nothing to list (it refused), and a write says
+        # why in words ("[Errno 30] Read-only file system: '/…/conversations.sqlite3'" before)
+        monkeypatch.setenv("WORKSTATION_DATA", str(disk / "empty"))
+        assert main(["conversations"]) == 0, capsys.readouterr().err
+        assert "No saved conversations yet" in capsys.readouterr().out
+        assert main(["conversations", "rename", "#1", "Plan"]) == 1
+        err = capsys.readouterr().err
+        assert f"its folder {disk / 'empty'} cannot be written (read-only)" in err and "Errno" not in err, err
     finally:
         subprocess.run(["umount", "--lazy", str(disk)], check=True)
 

@@ -101,6 +101,10 @@ def test_the_engines_process_outlives_a_hang_up_and_leaves_quietly_when_the_app_
         os.kill(proc.pid, signal.SIGHUP)  # type: ignore[arg-type]  # the terminal's hang-up reaches the whole process group
         _, done = _events(proc)
         assert proc.alive and done.metrics.predicted_n == 8
+        if Path(f"/proc/{proc.pid}/status").exists():  # Ctrl-C never reached it, from its first instant
+            status = Path(f"/proc/{proc.pid}/status").read_text()
+            blocked = int(status.split("SigBlk:")[1].split()[0], 16)
+            assert blocked & (1 << (signal.SIGINT - 1)), status
     script = textwrap.dedent("""
         import os
         from tests.conftest import make_profile
@@ -117,6 +121,18 @@ def test_the_engines_process_outlives_a_hang_up_and_leaves_quietly_when_the_app_
     # the engine's process shares the stderr pipe: run() returns once it, too, has left
     assert done_run.stdout.strip().isdigit(), done_run.stderr
     assert "Traceback" not in done_run.stderr and "BrokenPipe" not in done_run.stderr, done_run.stderr
+
+
+def test_a_ctrl_c_while_a_helper_process_starts_does_not_reach_it() -> None:
+    """Ctrl-C goes to the command's helper processes too; pressed in the second a new one took
+    to start (before its own code ignored it), ``summarize`` printed the helper's
+    KeyboardInterrupt traceback under "workstation: stopped."."""
+    from workstation.core.child_process import start_child
+
+    helper = mp.get_context("spawn").Process(target=signal.raise_signal, args=(signal.SIGINT,))
+    start_child(helper)  # its very first act: a Ctrl-C
+    helper.join(60)
+    assert helper.exitcode == 0
 
 
 def test_an_engine_killed_by_the_system_is_said_so(smollm2_path: Path) -> None:

@@ -6,8 +6,10 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,6 +123,9 @@ def test_a_linked_model_added_again_or_moved_away(models_home: Path, tmp_path: P
     assert capsys.readouterr().err.strip() == (
         f"workstation: The model file {models_home / 'plain.gguf'} is a link to {mine}, which is not there any more "
         "(moved or deleted); add the file again from where it is now: 'workstation models add NEW-PATH --link'.")
+    assert main(["models", "list"]) == 0  # (it left the list without a word)
+    listed = capsys.readouterr().out.split("Known models")[0]
+    assert "plain" in listed and f"is a link to {mine}, which is not there any more" in listed, listed
     assert main(["models", "add", str(moved), "--link", "--name", "plain"]) == 0  # the advice mends it
     assert (models_home / "plain.gguf").resolve() == moved.resolve()
     assert main(["models", "inspect", "plain-model"]) == 1  # a near name: a guess
@@ -251,6 +256,23 @@ def test_pull_https_style_resume_and_verify(
     assert main(["models", "pull", f"{server.url}/tiny.gguf", "--sha256", sha]) == 1
     assert "run the same command again to resume" in capsys.readouterr().err
     assert (models_home / ".tiny.gguf.part").stat().st_size == 7000
+    # Ctrl-C while it downloads: it said "stopped." alone, and the part was taken for lost
+    server.gate = threading.Event()
+
+    def press_ctrl_c() -> None:
+        while len(server.ranges) < 2:
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+        assert server.gate is not None
+        server.gate.set()
+
+    presser = threading.Thread(target=press_ctrl_c)
+    presser.start()
+    assert main(["models", "pull", f"{server.url}/tiny.gguf", "--sha256", sha]) == 130
+    presser.join()
+    server.gate = None
+    assert "stopped by Ctrl-C; what came is kept: run the same command again to resume" in capsys.readouterr().err
+    assert (models_home / ".tiny.gguf.part").stat().st_size == 7000
     # the same file being downloaded by another process (F4 in another window): two wrote into
     # one part, and the model installed was bytes of both, said "ready"
     holder = subprocess.Popen([sys.executable, "-c", "import sys; from pathlib import Path; from workstation.core."
@@ -261,7 +283,7 @@ def test_pull_https_style_resume_and_verify(
         assert holder.stdout is not None and holder.stdout.readline().strip() == "True"
         assert main(["models", "pull", f"{server.url}/tiny.gguf", "--sha256", sha]) == 1
         assert "tiny.gguf is being downloaded into" in capsys.readouterr().err
-        assert (models_home / ".tiny.gguf.part").stat().st_size == 7000 and len(server.ranges) == 1
+        assert (models_home / ".tiny.gguf.part").stat().st_size == 7000 and len(server.ranges) == 2
     finally:
         assert holder.stdin is not None
         holder.stdin.close()
@@ -270,12 +292,12 @@ def test_pull_https_style_resume_and_verify(
     assert claim_turn(models_home / ".tiny.gguf.part", 0)
     try:
         assert main(["models", "pull", f"{server.url}/tiny.gguf", "--sha256", sha]) == 1
-        assert "tiny.gguf is being downloaded into" in capsys.readouterr().err and len(server.ranges) == 1
+        assert "tiny.gguf is being downloaded into" in capsys.readouterr().err and len(server.ranges) == 2
     finally:
         release_turn(models_home / ".tiny.gguf.part", 0)
     assert main(["models", "pull", f"{server.url}/tiny.gguf", "--sha256", sha, "--json"]) == 0
     captured = capsys.readouterr()
-    assert server.ranges == [None, "bytes=7000-"]
+    assert server.ranges == [None, "bytes=7000-", "bytes=7000-"]
     assert "downloading tiny.gguf" in captured.err
     assert json.loads(captured.out)["info"]["architecture"] == "llama"
     assert _sha(models_home / "tiny.gguf") == sha

@@ -1037,6 +1037,37 @@ async def test_a_damaged_conversation_database_is_said_and_left_alone(profiles: 
     assert path.read_bytes() == before
 
 
+async def test_conversations_on_a_read_only_disk_are_shown_and_kept_as_they_are(profiles: Path, tmp_path: Path) -> None:
+    """A data folder on a read-only disk (a backup, a folder of someone else's): the app said so
+    and showed no conversation at all, and people took theirs for lost; they are shown now, and
+    quitting asks only once something new would be lost."""
+    import subprocess
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], capture_output=True).returncode:
+        pytest.skip("mounting a disk needs root")
+    try:
+        kept = ConversationStore(disk / "c.db")
+        budget = kept.new("Budget 2027")
+        kept.add_message(budget.id, "user", "Plan the budget")
+        kept.close()
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        app = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=disk / "c.db")
+        async with app.run_test(size=(100, 30)) as pilot:
+            await until(pilot, lambda: any("kept in memory only" in str(n.message) for n in app._notifications))
+            assert [c.title for c in app.store.list()] == ["Budget 2027"]
+            assert [m.content for m in app.store.messages(budget.id)] == ["Plan the budget"]
+            memory = app.store
+            memory.add_message(budget.id, "user", "And the travel costs?")
+            assert memory.holds_unsaved()  # (the damaged file's test: Ctrl+Q asks then)
+            memory.forget_messages(budget.id, [memory.messages(budget.id)[-1].id])
+            await pilot.press("ctrl+q")  # nothing new to lose: not asked
+            await until(pilot, lambda: not app.is_running)
+    finally:
+        subprocess.run(["umount", "--lazy", str(disk)], check=True)
+
+
 async def test_any_way_out_keeps_the_draft_and_a_late_draft_timer_is_harmless(profiles: Path) -> None:
     """The app leaving by another way than Ctrl+Q (the end of a turn it was told to quit after)
     keeps what is typed; the draft's one-second timer firing after the screens are gone did

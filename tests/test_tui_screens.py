@@ -996,6 +996,23 @@ def test_a_language_that_cannot_be_saved_says_so(tmp_path: Path) -> None:
     assert save_language("tr", tmp_path / "a-file" / "settings.yaml") is False  # the folder cannot hold it
 
 
+def test_a_keymap_key_no_keyboard_has_is_said_and_the_action_keeps_its_own(tmp_path: Path) -> None:
+    """A keymap value of a list or "ctrl+" became a key no press makes: New conversation had no
+    key left (the footer said "[1 New"), and nothing said why."""
+    from workstation.tui.actions import ACTIONS
+    from workstation.tui.settings import known_key, load_settings
+
+    path = tmp_path / "settings.yaml"
+    path.write_text("keymap:\n  conv.new: [1, 2]\n  dashboard.toggle: 'ctrl+'\n  chat.focus: ctrl+g, f12\n",
+                    encoding="utf-8")
+    settings = load_settings(path)
+    assert settings.keymap == {"chat.focus": "ctrl+g, f12"}
+    assert settings.problem == (f"{path}: the keymap names keys no keyboard has (conv.new: [1, 2]; "
+                                "dashboard.toggle: ctrl+); those actions keep their own keys. Keys are written "
+                                "as ctrl+k, f10 or alt+shift+left.")
+    assert all(known_key(k) for a in ACTIONS for k in a.key.split(","))  # (each default key passes)
+
+
 def test_locales_have_the_same_keys() -> None:
     root = Path(__file__).parent.parent / "workstation" / "tui" / "locales"
     en = yaml.safe_load((root / "en.yaml").read_text(encoding="utf-8"))

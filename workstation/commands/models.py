@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 from workstation.commands import asked_yes, default_verb, params_text, print_json
+from workstation.commands.stopping import stopped
 from workstation.core import catalog
 from workstation.core.atomic import named_output
 from workstation.core.errors import WorkstationError
@@ -232,7 +234,13 @@ def run_pull(args: argparse.Namespace) -> int:
             "workstation: warning: downloading over plain http; the sha256 check is what protects the file.",
             file=sys.stderr,
         )
-    path = catalog.pull(src, sha256=args.sha256, progress=True)
+    try:
+        path = catalog.pull(src, sha256=args.sha256, progress=True)
+    except KeyboardInterrupt:  # ("stopped." alone: a user took the download as lost, and its part file as litter)
+        source = str((catalog.catalog_entry(src) or {}).get("source", src))
+        kept = ("what came is kept: run the same command again to resume" if "://" in source
+                else "run the same command again to download it")
+        raise stopped(f"stopped by Ctrl-C; {kept}.", signal.SIGINT) from None
     info = catalog.read_model_info(path)
     if args.json:
         print_json({"path": str(path), "info": info.to_dict()})

@@ -612,11 +612,13 @@ def list_installed(with_info: bool = True) -> list[InstalledModel]:
             continue
         for path in sorted(directory.glob("*.gguf"), key=lambda p: alphabetical(p.name)):  # as a file manager lists them
             real = path.resolve()
-            if real in seen or not path.is_file():
+            # a link added with --link whose file was moved: it left the list without a word
+            gone = with_info and path.is_symlink() and not path.exists()
+            if real in seen or not (path.is_file() or gone):
                 continue
             seen.add(real)
             name = by_file.get(path.name, path.stem)
-            item = InstalledModel(name, str(path), path.stat().st_size, path.name in by_file)
+            item = InstalledModel(name, str(path), 0 if gone else path.stat().st_size, path.name in by_file)
             if with_info:
                 try:
                     item.info = read_model_info(path)

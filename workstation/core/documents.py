@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workstation.core.child_process import start_child
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.phrases import Phrase, say
@@ -822,7 +823,7 @@ def _read_isolated(path: Path, limits: Limits) -> Document:
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_isolated_child, args=(child, str(path), limits), daemon=True,
                        name="workstation-reader")
-    proc.start()
+    start_child(proc)
     child.close()
     try:
         # spawn start-up (a fresh interpreter) is not the document's fault: allow for it.

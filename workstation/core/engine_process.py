@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
+from workstation.core.child_process import start_child
 from workstation.core.errors import EngineError, WorkstationError
 from workstation.core.events import (
     EngineInfo,
@@ -277,7 +278,7 @@ class EngineProcess:
                 daemon=True,
                 name="workstation-engine",
             )
-            self._proc.start()
+            start_child(self._proc)
         except OSError as err:  # "OSError: [Errno 30] Read-only file system" in the app before
             for end in ends:  # (each try in the app left two descriptors open)
                 end.close()

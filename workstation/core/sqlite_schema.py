@@ -130,23 +130,27 @@ def _statements(script: str) -> list[str]:
 
 FULL_BELOW = 1024 * 1024  # free bytes under which a disk counts as full (SQLite's journal pages)
 _DISK_WORDS = ("disk I/O error", "unable to open", "disk is full", "readonly", "read-only")
+_DISK_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT)
 
 
 def sqlite_reason(err: BaseException, path: Path) -> str:
     """SQLite's words for a failure of the file ``path``, with what a person can act on where
     they say nothing of it: a full disk gives "disk I/O error" (no room for the -wal and -shm
     files beside it) and a read-only folder "unable to open database file"."""
-    text = str(err)
+    # (making the file itself: "[Errno 30] Read-only file system: '/…/conversations.sqlite3'" was said)
+    text = (err.strerror or str(err)) if isinstance(err, OSError) else str(err)
     folder = path.parent
     if "locked" in text:  # another process holds its write lock past our wait
         return f"{text}: another program is using it; try again when it is done"
-    if str(path) == ":memory:" or not any(w in text for w in _DISK_WORDS):  # (locked, a constraint: not the disk)
+    on_disk = isinstance(err, OSError) and err.errno in _DISK_ERRNOS
+    if str(path) == ":memory:" or not (on_disk or any(w in text for w in _DISK_WORDS)):  # (locked, a constraint)
         return text
+    said = "" if on_disk else f"{text}: "  # (the system's words alone add nothing there)
     if folder.is_dir() and not os.access(folder, os.W_OK):  # (a read-only disk counts no room free too)
-        return f"{text}: its folder {folder} cannot be written (read-only)"
+        return f"{said}its folder {folder} cannot be written (read-only)"
     try:
         if shutil.disk_usage(folder).free < FULL_BELOW:
-            return f"{text}: the disk holding it is full"
+            return f"{said}the disk holding it is full"
     except OSError:
         pass
     return text
@@ -283,6 +287,8 @@ def open_database(
         return _open_writable(path, migrations, what, check_same_thread, complete)
     except SchemaError as refused:
         cause = refused.__cause__
+        if read_only and isinstance(cause, OSError) and not path.exists():  # nothing saved yet in a folder
+            return _open_writable(Path(":memory:"), migrations, what, check_same_thread, complete)  # that takes no files
         if not (read_only and isinstance(cause, sqlite3.Error | OSError) and path.is_file()
                 and any(w in str(cause) for w in _READ_ONLY_WORDS)):
             raise

@@ -489,6 +489,12 @@ class ConversationStore:
         rows = self._db.execute("SELECT conversation_id, COUNT(*) FROM messages GROUP BY conversation_id")
         return {int(cid): int(n) for cid, n in rows}
 
+    def holds_unsaved(self) -> bool:
+        """Whether a message here is in no file: one of a conversation not ``adopt``-ed, or
+        added to one since (those read from a file that takes no writes are in it)."""
+        rows = self._db.execute("SELECT conversation_id, id FROM messages")
+        return any(cid not in self._adopted or mid not in self._adopted[cid].messages for cid, mid in rows)
+
     def check_title_free(self, title: str, but: int | None = None) -> None:
         """StoreError if a conversation other than ``but`` has the (cleaned) title, case aside
         as ``chat -c`` sets it aside (``fold``: Çalışma and çalışma, İş Planı and iş planı are

@@ -274,6 +274,7 @@ class WorkstationApp(App[None]):
         except WorkstationError as err:  # damaged, not a database, from a newer version: left as it is
             self._store_unusable(store_path or data_dir() / DB_NAME, err)
             self.store = ConversationStore(Path(":memory:"))
+            self._read_into_memory(store_path or data_dir() / DB_NAME)
             drafts, remembered = {}, None
         if profile is None and not os.environ.get("WORKSTATION_PROFILE"):
             self._start_with_last_profile(profile_problem)
@@ -2038,6 +2039,22 @@ class WorkstationApp(App[None]):
         self.notify(self.store_problem, severity="error", timeout=30)
         self.call_later(self.refresh_sidebar)
 
+    def _read_into_memory(self, path: Path) -> None:
+        """The conversations of a file that can be read but not written (a read-only data
+        folder, a full disk) shown in this session, kept in memory: the list was empty, and
+        people took their saved conversations for lost. A damaged file is not read."""
+        try:
+            kept = ConversationStore(path, read_only=True)
+        except WorkstationError:
+            return
+        try:
+            for conv in kept.list():
+                self.store.adopt(kept.get(conv.id))
+        except WorkstationError:
+            pass  # (what was read is shown)
+        finally:
+            kept.close()
+
     def _store_unusable(self, path: Path, err: WorkstationError) -> None:
         """The conversation file ``path`` could not be opened or read at the start: said, and on
         a full disk this session is written there once it has room (it said "the file is left
@@ -2332,7 +2349,7 @@ class WorkstationApp(App[None]):
                 and self._taken_back(self._write_back_to, at_the_end=True)[0]:
             self.exit()  # (the disk had room enough for this session, under 1 MiB: not asked "lose it?")
             return
-        if ask and self.store.in_memory and any(self.store.message_counts().values()):
+        if ask and self.store.in_memory and self.store.holds_unsaved():
             # the data folder could not be used (said once, at the start, in a toast long gone):
             # quitting loses this session's conversations, so it is asked, and F7 can save them
             self._ask_before_quitting(self.texts("store.quit_unsaved_q"),

@@ -66,7 +66,43 @@ def load_settings(path: Path | None = None) -> TuiSettings:
                 f"{path}: unknown action ids in keymap: {', '.join(map(str, unknown))}; "
                 f"known ids are {', '.join(BY_ID)}."
             )
+        # a key no keyboard has ("ctrl+", a list): the action had no key left, and nothing said
+        # so; it keeps its own key now
+        bad = {action: keys for action, keys in settings.keymap.items()
+               if not all(known_key(k.strip()) for k in keys.split(",") if k.strip())}
+        for action in bad:
+            del settings.keymap[action]
+        if bad and not settings.problem:
+            said = "; ".join(f"{action}: {keys}" for action, keys in bad.items())
+            settings.problem = (f"{path}: the keymap names keys no keyboard has ({said}); those actions keep "
+                                "their own keys. Keys are written as ctrl+k, f10 or alt+shift+left.")
     return settings
+
+
+_MODIFIERS = ("ctrl", "shift", "alt", "meta", "super", "hyper")
+
+
+def known_key(key: str) -> bool:
+    """Whether ``key`` (as a keymap writes it: ``ctrl+k``, ``f10``, ``alt+shift+left``) is a
+    key Textual can report."""
+    from textual.keys import Keys, _character_to_key
+
+    *modifiers, name = key.split("+")
+    if not name or any(m not in _MODIFIERS for m in modifiers):
+        return False
+    if len(name) == 1 or name in {k.value for k in Keys}:
+        return True
+    return name in {_character_to_key(chr(c)) for c in range(32, 127)} or _unicode_name(name)
+
+
+def _unicode_name(name: str) -> bool:
+    import unicodedata
+
+    try:
+        unicodedata.lookup(name.replace("_", " "))
+    except KeyError:
+        return False
+    return True
 
 
 def ui_language() -> str:
