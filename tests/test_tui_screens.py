@@ -194,6 +194,9 @@ async def test_every_screens_footer_fits_80_columns_with_its_own_keys_first(prof
             assert fits(keys) and actions[0] in (back, "ask"), (key, keys)
             assert {"help", "quit", back} <= set(actions), (key, actions)
             assert not {"profiles", "models", "dashboard", "command_palette"} & set(actions), (key, actions)
+            # nor the key that opens it, even where there is room for it (F6 had "f6 Summarize")
+            own = {"f4": "models", "f5": "dashboard", "f6": "summarize", "f10": "sizing", "f11": "usage", "f12": "quality"}
+            assert own[key] not in {k.action for k in app.screen.query(FooterKey)}, key
             if key == "f6":  # its main way to pick a file, which only the Choose… button said
                 assert "browse" in actions, actions
                 app.screen.running = True  # type: ignore[attr-defined]  # a summary running: Stop, Help and Quit

@@ -64,6 +64,7 @@ class FitFound(Message):
 
 
 class ModelsScreen(AppScreen, Screen[None]):
+    OPENED_BY = "models"
     # the app pushes the same screen each time: a download outlives leaving F4 (Esc left it
     # running out of sight, and F4 again showed no bar and refused p with "being downloaded")
     KEEP_ALIVE = True
