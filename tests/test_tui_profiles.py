@@ -367,7 +367,9 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
 async def test_f4_at_80x24_shows_every_line_of_the_details(language: str) -> None:
     """At 80x24 F4 cut the installed model's detail before its last line ("…a guess; bench" and
     no "measures)."), and the catalog's description did not show at all: they fit now, or
-    scroll."""
+    scroll, by keyboard too (Tab reaches the box, as the hint says; only a mouse scrolled it).
+    The lists' last column showed "can read up to abo", "Llama 3.1 Community Lic": it is whole,
+    or shortened to whole parts or words and "…"."""
     from textual.containers import VerticalScroll
     from textual.widgets import DataTable, Static
 
@@ -383,6 +385,7 @@ async def test_f4_at_80x24_shows_every_line_of_the_details(language: str) -> Non
             models = app.screen
             assert isinstance(models, ModelsScreen)
             detail, box = models.query_one("#model-detail", Static), models.query_one("#model-detail-box", VerticalScroll)
+            t = app.texts
             for table, rows in (("installed", models.installed), ("catalog", models.catalog)):
                 if table == "catalog":
                     await pilot.press("right")
@@ -390,18 +393,37 @@ async def test_f4_at_80x24_shows_every_line_of_the_details(language: str) -> Non
                     models.query_one(f"#{table}", DataTable).move_cursor(row=n)
                     await until(pilot, lambda row=row: row.name in models.fits)
                     await pilot.pause()
-                    box.scroll_end(animate=False)
-                    await pilot.pause()
+                    cell = str(models.query_one(f"#{table}", DataTable).get_row_at(n)[-1])
+                    full = row.details or "–"
+                    assert cell == full or (cell.endswith("…") and full.startswith(cell.rstrip(" …") + " ")), cell
+                    assert any(row.name in line and cell in line for line in screen_lines(app)), (cell, screen_lines(app))
                     shown = " ".join(" ".join(screen_lines(app)).split())
                     last = str(detail.render()).split()[-2:]  # the last words: "measures)." / "ölçer)."
                     assert " ".join(last) in shown, (row.name, last, shown)
-                    # the table is not squeezed by the details: its rows show, or 3 of them at least (the
-                    # header and a scroll bar aside); a run alone has 2 models, the suite's copies more
-                    shown_rows = models.query_one(f"#{table}", DataTable).region.height - 2
-                    assert shown_rows >= min(len(rows), 3), (table, shown_rows, len(rows))
+                    # every row but for 4 of a long list (the header's line above them)
+                    assert models.query_one(f"#{table}").region.height >= min(len(rows) + 1, 5)
                     if table == "catalog" and row.description:
                         description = row.description.get(language) or row.description["en"]
                         assert " ".join(description.split()[-2:]) in shown, (description, shown)
+            # fewer columns and lines: the details go on past their box; the hint says Tab, whole
+            # (one line, it was cut at the screen's edge), and the keys scroll it
+            task, catalog = models.query_one("#model-task"), models.query_one("#catalog", DataTable)
+            await pilot.resize_terminal(60, 18)
+            for n, row in enumerate(models.catalog[:4]):  # (the first whose details go on past the box)
+                catalog.move_cursor(row=n)
+                await until(pilot, lambda row=row, n=n: row.name in models.fits and catalog.cursor_row == n)
+                await pilot.pause()
+                if box.max_scroll_y:
+                    break
+            await until(pilot, lambda: box.max_scroll_y > 0 and t("models.details_key") in str(task.render()))
+            assert len(catalog.columns) == 3  # the licence, in the details, left out: not a word of it fits
+            await pilot.press("tab")
+            assert app.focused is box and box.scroll_y == 0
+            await pilot.press("end")
+            await until(pilot, lambda: box.scroll_y == box.max_scroll_y)
+            assert task.region.right <= 60 and task.region.height >= 1 + (len(str(task.render())) > 58)  # wrapped
+            await pilot.press("shift+tab")
+            assert app.focused is catalog
     finally:
         set_probe(None)
 
@@ -795,7 +817,7 @@ async def test_f9_on_f4_relabels_the_list() -> None:
     from workstation.tui.screens.models import ModelsScreen
 
     app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="en")
-    async with app.run_test(size=(100, 24)) as pilot:
+    async with app.run_test(size=(160, 24)) as pilot:  # (the details whole: narrower, they are shortened)
         await pilot.press("f4")
         await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.installed))
         models = app.screen

@@ -83,7 +83,8 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         # chat), a warning keeps its blank lines; a short one goes sooner (it stayed as a long one)
         await until(pilot, lambda: len(app.screen.query("Toast")) == 2)
         warned, fine = app.screen.query("Toast")
-        assert fine.region.height == fine.content_region.height == 3, fine.region
+        # (60 columns wide, not half the screen: a path broke mid-word, and this one took 3 lines)
+        assert fine.region.height == fine.content_region.height == 2 and fine.region.width == 60, fine.region
         assert warned.region.height == warned.content_region.height + 2, warned.region
         assert app.reading_time("Copied the last reply (9 characters).") == 3.0
         assert app.reading_time(app.texts("load.saved_copy", file="/home/ayse/profiles/long.yaml")) == 5.0
@@ -107,6 +108,9 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         await pilot.press("ctrl+p")  # the palette's search box too
         await pilot.pause()
         assert app.screen.query_one("CommandInput").placeholder == "Komut ara…"
+        # the notices still due are not over it (they covered its search box for seconds), and
+        # are back as it closes
+        assert app._notifications and not any(toast.region for toast in app.screen.query("Toast"))
         # Turkish capitals found (Python's lower() made KULLANIM "kullanim", İNGİLİZCE an i with a dot)
         from textual.command import CommandList
         for typed, found in (("KULLANIM", "Kullanım"), ("İNGİLİZCE", "İngilizce")):
@@ -118,7 +122,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         await until(pilot, lambda: any("Eşleşen komut yok." in str(o.prompt)
                                        for o in app.screen.query_one(CommandList).options))
         await pilot.press("escape")
-        await pilot.pause()
+        await until(pilot, lambda: app.screen is app.chat_screen and any(toast.region for toast in app.screen.query("Toast")))
         await pilot.press("f4")  # a screen's own keys in its footer
         await pilot.pause()
         await pilot.press("f1")  # and first in F1's list, in the UI's language; not the chat's own
@@ -190,6 +194,9 @@ async def test_every_screens_footer_fits_80_columns_with_its_own_keys_first(prof
             assert fits(keys) and actions[0] in (back, "ask"), (key, keys)
             assert {"help", "quit", back} <= set(actions), (key, actions)
             assert not {"profiles", "models", "dashboard", "command_palette"} & set(actions), (key, actions)
+            # nor the key that opens it, even where there is room for it (F6 had "f6 Summarize")
+            own = {"f4": "models", "f5": "dashboard", "f6": "summarize", "f10": "sizing", "f11": "usage", "f12": "quality"}
+            assert own[key] not in {k.action for k in app.screen.query(FooterKey)}, key
             if key == "f6":  # its main way to pick a file, which only the Choose… button said
                 assert "browse" in actions, actions
                 app.screen.running = True  # type: ignore[attr-defined]  # a summary running: Stop, Help and Quit

@@ -45,10 +45,24 @@ def alphabetical(text: str) -> tuple[str, tuple[bool, ...], str]:
     return base, dotted, text
 
 
-def shortened(text: str, most: int) -> str:
+def shortened(text: str, most: int, whole: bool = False) -> str:
     """``text`` in at most ``most`` characters: a longer one cut and ended with "…", so a reader
-    sees that it goes on (a title cut at "e-postası ya" read as the whole name)."""
-    return text if len(text) <= most else text[: most - 1] + "…"
+    sees that it goes on (a title cut at "e-postası ya" read as the whole name). ``whole``: cut
+    after the last of its parts (" · ") that fit, or of its first part's words, so no word shows
+    cut off (F4's list ended "can read up to abo", "Llama 3.1 Community Lic"); "…" where none fits."""
+    if len(text) <= most:
+        return text
+    if not whole:
+        return text[: most - 1] + "…"
+    parts = text.split(" · ")
+    for n in range(len(parts) - 1, 0, -1):
+        if len(kept := " · ".join(parts[:n]) + " …") <= most:
+            return kept
+    words = parts[0].split(" ")
+    for n in range(len(words) - 1, 0, -1):
+        if len(kept := " ".join(words[:n]) + "…") <= most:
+            return kept
+    return "…"
 
 
 # the last word a number is read with in Turkish, by its last non-zero digit's place (ones, tens)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 if TYPE_CHECKING:
     from workstation.tui.app import WorkstationApp
@@ -12,6 +12,10 @@ if TYPE_CHECKING:
 class AppScreen:
     """Mixed into the app's screens (before Textual's ``Screen``): ``wapp`` is the running
     ``WorkstationApp``, typed."""
+
+    # the app's action whose key opens this screen: its footer leaves that key out (F6's showed
+    # "f6 Summarize" on F6 itself)
+    OPENED_BY: ClassVar[str] = ""
 
     @property
     def wapp(self) -> WorkstationApp:

@@ -110,6 +110,7 @@ class MetricRow(Horizontal):
 
 
 class DashboardScreen(AppScreen, Screen[None]):
+    OPENED_BY = "dashboard"
     BINDINGS = [Binding("escape", "app.pop_screen", "back", id="dashboard.back")]
     _memory_for: str | None = "-"  # the model the memory line was read for
     _drawn_at = 0.0  # when the live redraw last ran (time.monotonic)

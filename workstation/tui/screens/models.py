@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -32,6 +33,7 @@ from workstation.core.catalog import (
     remove_unfinished,
 )
 from workstation.core.errors import WorkstationError
+from workstation.core.letters import shortened
 from workstation.core.model_profile import make_profile, running
 from workstation.core.paths import models_dir
 from workstation.core.phrases import say
@@ -62,6 +64,7 @@ class FitFound(Message):
 
 
 class ModelsScreen(AppScreen, Screen[None]):
+    OPENED_BY = "models"
     # the app pushes the same screen each time: a download outlives leaving F4 (Esc left it
     # running out of sight, and F4 again showed no bar and refused p with "being downloaded")
     KEEP_ALIVE = True
@@ -93,16 +96,19 @@ class ModelsScreen(AppScreen, Screen[None]):
                 yield DataTable(id="installed", cursor_type="row", zebra_stripes=True)
             with TabPane(t("models.catalog"), id="tab-catalog"):
                 yield DataTable(id="catalog", cursor_type="row", zebra_stripes=True)
-        with VerticalScroll(id="model-detail-box", can_focus=False):  # (80x24 cut its last lines: they scroll)
+        # 80x24 cut its last lines: they scroll, with the arrows once Tab reaches it (the hint says
+        # so where they do not all show; only a mouse's wheel scrolled them)
+        with VerticalScroll(id="model-detail-box"):
             yield Static("", id="model-detail", markup=False)
         yield Label("", id="model-task", markup=False)
         yield LocalProgressBar(total=1.0, id="pull-progress")
         yield ScreenFooter()
 
     def on_mount(self) -> None:
-        self._columns()
         self.query_one("#pull-progress").display = False
         self.query_one("#installed", DataTable).focus()  # the arrows move in the list at once (not the tabs)
+        # Tab said where the details go on past the box, as it lays them out (a new model, or size)
+        self.watch(self.query_one("#model-detail-box"), "show_vertical_scrollbar", lambda _shown: self._hint(), init=False)
 
         self.action_reload()
 
@@ -114,13 +120,39 @@ class ModelsScreen(AppScreen, Screen[None]):
             self.left = False
             self.action_reload()
 
-    def _columns(self) -> None:
+    def on_resize(self) -> None:
+        if self.installed or self.catalog:  # the last columns shortened to the new width
+            self._fill(keep_cursor=True)
+
+    def _fill(self, keep_cursor: bool = False) -> None:
+        """Both lists, their last column (details, licence; the box under them says it whole)
+        shortened to the parts or words that fit, or left out where not even a few do: at 80
+        columns they ended "can read up to abo" and "Llama 3.1 Community Lic"."""
         t = self.wapp.texts
-        installed, catalog = self.query_one("#installed", DataTable), self.query_one("#catalog", DataTable)
-        installed.clear(columns=True)
-        catalog.clear(columns=True)
-        installed.add_columns(t("models.col_name"), t("models.col_size"), t("models.col_details"))
-        catalog.add_columns(t("models.col_name"), t("models.col_size"), t("models.col_state"), t("models.col_licence"))
+        for table_id, labels, rows in (
+                ("installed", (t("models.col_name"), t("models.col_size"), t("models.col_details")),
+                 [(row.name, t.number(row.size_text), row.details or "–") for row in self.installed]),
+                ("catalog", (t("models.col_name"), t("models.col_size"), t("models.col_state"), t("models.col_licence")),
+                 [(row.name, t.number(row.size_text), self._state(row), row.details) for row in self.catalog])):
+            table = self.query_one(f"#{table_id}", DataTable)
+            at = table.cursor_row
+            table.clear(columns=True)
+            pad = 2 * table.cell_padding
+            room = (self.size.width - table.styles.scrollbar_size_vertical - pad  # (its scroll bar, if any)
+                    - sum(max(cell_len(text) for text in column) + pad for column in list(zip(labels, *rows, strict=True))[:-1]))
+            last = room >= max(cell_len(labels[-1]), 10)
+            table.add_columns(*(labels if last else labels[:-1]))
+            for cells in rows:
+                table.add_row(*cells[:-1], *([shortened(cells[-1], room, whole=True)] if last else []))
+            if keep_cursor and rows:
+                table.move_cursor(row=min(at, len(rows) - 1))
+
+    def _state(self, row: ModelRow) -> str:
+        """A catalog model's state: installed, not, part downloaded, downloading."""
+        t = self.wapp.texts
+        return (t("models.installed_yes") if row.installed else t("models.installed_no") if row.unfinished is None
+                else t("models.installed_running") if row.unfinished.running
+                else t("models.installed_part", done=row.downloaded_text(t)))
 
     def relabel(self) -> None:
         """F9 while the list shows: its tabs, columns, rows (sizes, details) and the line under
@@ -129,7 +161,6 @@ class ModelsScreen(AppScreen, Screen[None]):
         tabs = self.query_one(TabbedContent)
         tabs.get_tab("tab-installed").label = t("models.installed")  # type: ignore[assignment]
         tabs.get_tab("tab-catalog").label = t("models.catalog")  # type: ignore[assignment]
-        self._columns()
         self.action_reload()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="models-list")
@@ -146,18 +177,7 @@ class ModelsScreen(AppScreen, Screen[None]):
     def _listed(self, event: ModelsListed) -> None:
         event.stop()
         self.installed, self.catalog = event.data
-        t = self.wapp.texts
-        table = self.query_one("#installed", DataTable)
-        table.clear()
-        for row in self.installed:
-            table.add_row(row.name, t.number(row.size_text), row.details or "–")
-        cat = self.query_one("#catalog", DataTable)
-        cat.clear()
-        for row in self.catalog:
-            state = (t("models.installed_yes") if row.installed else t("models.installed_no") if row.unfinished is None
-                     else t("models.installed_running") if row.unfinished.running
-                     else t("models.installed_part", done=row.downloaded_text(t)))
-            cat.add_row(row.name, t.number(row.size_text), state, row.details)  # the licence last: a narrow terminal cuts it
+        self._fill()
         self.fits.clear()  # a model pulled, added or deleted changes what fits beside it
         self._show_detail()
 
@@ -191,8 +211,19 @@ class ModelsScreen(AppScreen, Screen[None]):
         if description:
             lines.append(description)
         detail.update("\n".join(lines))
-        if not self.busy:  # on the line under the details, which an 80x24 terminal cut off at its end
-            self.query_one("#model-task", Label).update(t("models.use_hint") if row.installed else self._part_hint(row))
+        self._hint()
+
+    def _hint(self) -> None:
+        """On the line under the details (an 80x24 terminal cut them off at their end): what U,
+        or p and d, do, and Tab where the details go on past the box."""
+        row = self._highlighted()
+        if self.busy or row is None:
+            return
+        t = self.wapp.texts
+        hint = t("models.use_hint") if row.installed else self._part_hint(row)
+        if self.query_one("#model-detail-box", VerticalScroll).show_vertical_scrollbar:
+            hint = f"{hint} {t('models.details_key')}".strip()
+        self.query_one("#model-task", Label).update(hint)
 
     def _part_hint(self, row: ModelRow) -> str:
         """What is here of a catalog model's download that stopped half-way, and what p and d do."""

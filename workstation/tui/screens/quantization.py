@@ -88,6 +88,7 @@ class QualityLoaded(Message):
 
 
 class QuantizationScreen(AppScreen, Screen[None]):
+    OPENED_BY = "quality"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "back", id="quality.back"),
         Binding("r", "reload", "refresh", id="quality.refresh"),

@@ -93,6 +93,7 @@ class SizingReady(Progress):
 
 
 class SizingScreen(AppScreen, Screen[None]):
+    OPENED_BY = "sizing"
     BINDINGS = [Binding("escape", "app.pop_screen", "back", id="sizing.back")]
 
     def __init__(self, workload_ref: str = "office-20",

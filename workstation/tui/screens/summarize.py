@@ -72,6 +72,7 @@ class RunningFooter(ScreenFooter):
 
 
 class SummarizeScreen(AppScreen, Screen[None]):
+    OPENED_BY = "summarize"
     KEEP_ALIVE = True  # the app pushes the same screen each time: a summary outlives leaving it
     BINDINGS = [
         Binding("escape", "back", "back", id="summarize.back"),

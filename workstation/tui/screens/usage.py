@@ -94,6 +94,7 @@ def server_today(engine: Any, profile: Profile, texts: Texts) -> str:
 
 
 class UsageScreen(AppScreen, Screen[None]):
+    OPENED_BY = "usage"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "back", id="usage.back"),
         Binding("r", "reload", "refresh", id="usage.refresh"),

@@ -62,8 +62,9 @@ class ScreenFooter(Footer):
         self.styles.grid_size_columns = max(sum(k.display for k in keys), 1)
 
     def left_out(self) -> frozenset[str]:
-        """The actions whose keys are not shown now."""
-        return ELSEWHERE
+        """The actions whose keys are not shown now: the chat's footer's, and the key that opens
+        this screen."""
+        return ELSEWHERE | {getattr(self.screen, "OPENED_BY", "")}
 
     def compose(self) -> ComposeResult:
         # runs as each screen opens and as the chat's footer is made again on a screen change
