@@ -73,9 +73,18 @@ class ProfileList(OptionList):
         if self.highlighted is None or not starts:
             return
         highlight = self._index_to_line.get(self.highlighted)
-        below = [y for y in starts if y >= self.scroll_y]
-        if highlight is not None and below and below[0] <= highlight:
+        if highlight is None:
+            return
+        below = [y for y in starts if self.scroll_y <= y <= highlight]
+        if below and below[0] <= self.max_scroll_y:
             self.scroll_to(y=below[0], animate=False, immediate=True)
+            return
+        # at the list's end the scroll stops short of the next profile's name (the top line the
+        # middle of one): the nearest name above it, where the highlighted profile stays whole
+        end, shown = highlight + self._heights.get(self.highlighted, 1), self.scrollable_content_region.height
+        above = [y for y in starts if y <= min(highlight, self.max_scroll_y) and y + shown >= end]
+        if above and above[-1] != self.scroll_y:
+            self.scroll_to(y=above[-1], animate=False, immediate=True)
 
 
 def one_per_line(error: str) -> str:
@@ -189,8 +198,13 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         last lines cut off, and the arrows go a whole profile at a time)."""
         dialog, options = self.query_one("#profile-menu"), self.query_one(ProfileList)
         others = dialog.outer_size.height - options.outer_size.height
-        if others > 0:
-            options.styles.max_height = max(5, self.size.height - others)
+        before = options.styles.max_height
+        tall = max(5, self.size.height - others)
+        if others > 0 and (before is None or before.cells != tall):
+            options.styles.max_height = tall
+            # a list made taller keeps its scroll, which may now fall inside a profile (its name
+            # above the top line): a whole profile at the top again, the highlighted one in view
+            self.call_after_refresh(options.scroll_to_highlight)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="fit")
     def _check_fit(self) -> None:
