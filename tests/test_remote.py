@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,7 @@ from conftest import wait_until
 from serve_helpers import RunningServer, serve, write_profile
 
 from workstation.core.engine import TokenDelta, TurnFinished
-from workstation.core.errors import EngineError, ProfileError
+from workstation.core.errors import BackendUnreachable, EngineError, ProfileError
 from workstation.core.events import PromptRead
 from workstation.core.profiles import Profile, Sampling, profile_from_dict
 from workstation.core.remote import RemoteEngine
@@ -74,6 +75,22 @@ def test_same_reply_as_the_server_and_cache_reported(remote: RemoteEngine) -> No
     whole = first.metrics.prompt_n + first.metrics.cache_n
     assert whole == remote.count_prompt(HELLO)
     assert (second.metrics.cache_n, second.metrics.prompt_n) == (whole - 1, 1)
+
+
+def test_a_server_out_of_reach_while_counting_is_said_and_its_own_count_is_used_once_back(remote: RemoteEngine) -> None:
+    """Ctrl+R on a summary the server's restart cut off, pressed while it was still down, switched
+    the desk PC to estimated counts for good: the document was cut into other parts (6, not 5),
+    and once the server was back the finished parts were not used and every part was done again."""
+    whole = remote.count_prompt(HELLO)
+    with socket.socket() as probe:  # a port nobody listens on: the server stopped
+        probe.bind(("127.0.0.1", 0))
+        down = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    up, remote.base_url, remote.exact_counts = remote.base_url, down, None
+    with pytest.raises(BackendUnreachable):
+        remote.count_prompt(HELLO)
+    assert remote.exact_counts is None  # (not "this server cannot count")
+    remote.base_url = up
+    assert remote.count_prompt(HELLO) == whole and remote.exact_counts is True
 
 
 def test_a_long_conversation_is_fitted_to_the_servers_context_as_the_local_engine_fits_it(remote: RemoteEngine) -> None:

@@ -337,21 +337,30 @@ class RemoteEngine:
 
     def count_prompt(self, messages: list[Message]) -> int:
         """Tokens of the chat prompt: the server's own count when it has ``/apply-template`` and
-        ``/tokenize``, else the conservative estimate in the module's docstring."""
+        ``/tokenize``, else the conservative estimate in the module's docstring. A server out of
+        reach now (stopped, restarting, busy) raises ``BackendUnreachable`` and is asked again
+        next time: an estimate then cut a document into other parts than the server's count had,
+        so a summary its outage stopped did every part again instead of going on from them."""
         messages = with_system_prompt(self.profile, messages)
         if self.exact_counts is not False:
+            answer: httpx.Response | None = None
             try:
-                rendered = self.client.post(f"{self._root}/apply-template", json={"messages": messages, **self._template_fields()})
-                if rendered.status_code == 200:
-                    prompt = rendered.json()["prompt"]
-                    tokens = self.client.post(
-                        f"{self._root}/tokenize", json={"content": prompt, "add_special": True}
-                    )
-                    if tokens.status_code == 200:
+                with self._stream_when_free({"messages": messages, **self._template_fields()},
+                                            f"{self._root}/apply-template") as answer:
+                    answer.read()
+                if answer.status_code == 200:
+                    prompt = answer.json()["prompt"]
+                    answer = self.client.post(f"{self._root}/tokenize", json={"content": prompt, "add_special": True})
+                    if answer.status_code == 200:
                         self.exact_counts = True
-                        return len(tokens.json()["tokens"])
-            except (httpx.HTTPError, ValueError, KeyError, TypeError):
-                pass
+                        return len(answer.json()["tokens"])
+            except httpx.HTTPError as err:
+                raise BackendUnreachable(said=[("remote.unreachable", {"url": self.base_url, "reason": _reason(err)})]) \
+                    from None
+            except (ValueError, KeyError, TypeError):
+                answer = None
+            if answer is not None and answer.status_code in (429, 502, 503, 504):
+                raise BackendUnreachable(said=[answered_phrase(self.base_url, answer)])
             self.exact_counts = False
         return estimate_tokens(messages)
 
@@ -650,8 +659,8 @@ class RemoteEngine:
         yield TurnFinished("".join(parts), metrics, reasoning="".join(thoughts).strip())
 
     @contextlib.contextmanager
-    def _stream_when_free(self, payload: dict[str, Any]) -> Iterator[httpx.Response]:
-        """The request's streamed response, once the server has a slot for it: a server with
+    def _stream_when_free(self, payload: dict[str, Any], path: str = "/chat/completions") -> Iterator[httpx.Response]:
+        """The request's streamed response (a POST to ``path``), once the server has a slot for it: a server with
         every slot and its queue taken (429 ``server_busy``, ``Retry-After``) is asked again
         after the time it names, for up to ``remote.timeout_s``, as Ollama's queue holds a
         request (the desk PC gave up at once: "busy with other people's requests"). The same for a
@@ -660,7 +669,7 @@ class RemoteEngine:
         the response."""
         until = time.monotonic() + self.profile.remote.timeout_s
         while True:
-            with self.client.stream("POST", "/chat/completions", json=payload) as response:
+            with self.client.stream("POST", path, json=payload) as response:
                 wait = _whole_header(response, "Retry-After") if response.status_code in (429, 503) else None
                 if wait is not None:
                     response.read()
