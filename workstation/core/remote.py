@@ -4,9 +4,9 @@
 Ollama, ``workstation serve``) with streamed chat completions over httpx and measures the turn
 on the client side: ``ttft_ms`` is request to first visible text, ``predicted_n`` comes from the
 server's ``usage`` (asked for with ``stream_options.include_usage``) or, when a server sends
-none, from the number of content chunks. ``predicted_ms`` is the decode time from the first to
-the last token scaled to all ``predicted_n`` tokens (the first token's own time hides in TTFT),
-so ``predicted_per_second`` is the rate a user sees. ``cache_n`` is the server's
+none, from the number of content chunks. ``predicted_ms`` is the server's own (its ``timings``:
+``workstation serve``, llama-server), else the decode time from the first to the last token seen
+here scaled to all ``predicted_n`` tokens (the first token's own time hides in TTFT). ``cache_n`` is the server's
 ``prompt_tokens_details.cached_tokens`` when it reports it.
 
 Every sampling field of the profile is sent: OpenAI's (temperature, top_p, presence_penalty,
@@ -639,7 +639,12 @@ class RemoteEngine:
             metrics.cache_n = cached
             metrics.prompt_n = max(0, prompt - cached)
         metrics.predicted_n = n
-        if n > 1 and t_last > t_first:
+        server_predicted_ms = timings.get("predicted_ms")
+        if isinstance(server_predicted_ms, int | float) and server_predicted_ms > 0 and timings.get("predicted_n") == n:
+            # the server's own writing time: words that reach this PC together (the app busy drawing,
+            # a slow network) are read here in the same millisecond ("7,650.9 tok/s" of a short reply)
+            metrics.predicted_ms = float(server_predicted_ms)
+        elif n > 1 and t_last > t_first:
             metrics.predicted_ms = (t_last - t_first) * 1000 * n / (n - 1)
         server_prompt_ms = timings.get("prompt_ms")
         if isinstance(server_prompt_ms, int | float) and server_prompt_ms > 0 and metrics.prompt_n:
