@@ -615,8 +615,9 @@ async def test_a_message_sent_while_the_server_is_down_goes_once_it_answers(
         folder: Path, tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Enter with the office server down said "your message is sent once it answers", then
     "Cannot reach the server", and the message sat in the box for good once the server was
-    back (only another Enter sent it); F6 said "No model is loaded; press F3". The server is
-    tried again every few seconds until it answers, the failures said once."""
+    back (only another Enter sent it); F6 said "No model is loaded; press F3", then "press Enter on
+    a message to try again". The server is tried again every few seconds until it answers, the
+    failures said once; F6's Ctrl+R tries it too."""
 
     from serve_helpers import free_port, serve, write_profile
     from tui_helpers import type_message
@@ -640,8 +641,9 @@ async def test_a_message_sent_while_the_server_is_down_goes_once_it_answers(
         await pilot.press("f6")  # not "No model is loaded; press F3": the profile is the server's
         await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
         app.screen.query_one("#summarize-path").value = str(tmp_path / "notes.txt")
-        await pilot.press("ctrl+r")
-        await until(pilot, lambda: count(f"Not connected to the server at {url}; press Enter on a message") == 1)
+        await pilot.press("ctrl+r")  # the server tried again from F6 too ("press Enter on a message", there)
+        await until(pilot, lambda: count(f"Connecting to the server at {url} again; the summary starts once it answers") == 1
+                    and count("Cannot reach the server") == 2 and app.loading is None)
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
         await type_message(pilot, "Say hi")
@@ -649,7 +651,7 @@ async def test_a_message_sent_while_the_server_is_down_goes_once_it_answers(
                     or count("Your message stays in the box: the server is tried again every 1 s") == 1)
         failures = count("Cannot reach the server")
         await pilot.pause(2.0)  # a few tries, the server still down: said once
-        assert count("Cannot reach the server") == failures == 2 and app.chat_screen.input_text() == "Say hi"
+        assert count("Cannot reach the server") == failures == 3 and app.chat_screen.input_text() == "Say hi"
         with serve(write_profile(tmp_path, smollm2_path), "--port", str(port)):
             await until(pilot, lambda: app.generating or app.last_metrics is not None)  # no second Enter
             await until(pilot, lambda: not app.generating)

@@ -293,6 +293,7 @@ class WorkstationApp(App[None]):
         self._other_profile_said: tuple[int, str] | None = None
         self._send_when_connected: str | None = None  # the message sent once the model is ready (its Enter
         # tried the server again, or came while the model was loaded again after its process stopped)
+        self._summary_when_connected: bool | None = None  # F6's Ctrl+R (its start_over) that tried the server again
         self._engine_stops = 0  # the model's process stopped (since the last reply): loaded again once
         self._reloading = False  # the model is being loaded again after its process stopped
         self.engine_problem: str | None = None  # why no model is loaded now (it stopped again)
@@ -1064,6 +1065,21 @@ class WorkstationApp(App[None]):
             return t("status.on_gpu_all"), t("status.on_gpu_all_short")
         pct = f"{min(99, max(1, round(n / total * 100)))}%"
         return t("status.on_gpu_part", pct=pct), t("status.on_gpu_part_short", pct=pct)
+
+    def server_to_try_again(self) -> bool:
+        """Whether no model is ready because a desk PC's office server was not reached when its
+        profile loaded: Enter on a message, and F6's Ctrl+R, then connect again."""
+        return self.engine is None and self.loading is None and self.load_failed and self.profile is not None \
+            and self.profile.backend == "openai"
+
+    def summarize_when_connected(self, start_over: bool) -> None:
+        """F6's Ctrl+R with the office server not reached at the start: connect again, and the
+        summary starts once it answers (it said "press Enter on a message to try again", from F6,
+        though the server was back)."""
+        assert self.profile is not None
+        self.notify(self.texts("summarize.retrying_server", url=self.profile.remote.base_url), severity="warning")
+        self._summary_when_connected = start_over
+        self._begin_load(self.profile)
 
     def not_ready_text(self) -> str:
         """Why nothing can run now: a model loading, a desk PC's server not reached (its load
@@ -1843,8 +1859,7 @@ class WorkstationApp(App[None]):
             self.notify(self.busy_text() if self.summarizing is not None else t("chat.busy_send",
                         stop=self.key_for("chat.stop")), severity="warning")
             return
-        if self.engine is None and self.loading is None and self.load_failed and self.profile is not None \
-                and self.profile.backend == "openai":
+        if self.profile is not None and self.server_to_try_again():
             # its load failed (the office server was down, say): try again; the text stays in the box
             self.notify(t("chat.retrying_server", url=self.profile.remote.base_url), severity="warning")
             self._send_when_connected = text  # sent once the server answers (a second Enter was needed,
@@ -2548,6 +2563,7 @@ class WorkstationApp(App[None]):
         self.unreachable = event.unreachable
         if event.during == "load":
             self.load_failed = True
+            self._summary_when_connected = None  # (its failure is said above; Ctrl+R tries again)
             waiting, self._send_when_connected = self._send_when_connected, None  # it stays in the box
             if waiting is not None and event.unreachable and self.profile is not None:
                 self._wait_for_server(self.profile, waiting, said=quiet)
@@ -3033,6 +3049,9 @@ class WorkstationApp(App[None]):
         if waiting is not None and not event.restored and self.screen is self.chat_screen \
                 and self.chat_screen.input_text() == waiting:  # (another text typed meanwhile: it waits for Enter)
             self.action_send()
+        start_over, self._summary_when_connected = self._summary_when_connected, None
+        if start_over is not None and not event.restored and isinstance(self.screen, SummarizeScreen):
+            self.call_later(self.screen.action_run, start_over)  # (F6 left meanwhile: Ctrl+R there starts it)
 
     # --- screens --------------------------------------------------------------------------
     def _show(self, screen_type: type[Screen[Any]]) -> None:
