@@ -682,6 +682,12 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
         app = WorkstationApp("desk", sample_system=False, language="en", store_path=tmp_path / "c.db")
         async with app.run_test(size=(120, 30)) as pilot:
             await until(pilot, lambda: app.engine is not None)
+            # (it said "choose a larger model with F4": F4 holds this PC's models, not the server's)
+            def welcome() -> str:
+                return str(app.chat_screen.query_one("#welcome").render())
+
+            await until(pilot, lambda: "the office server's model, is a very small model (135M parameters)" in welcome()
+                        and "ask whoever runs the server for a larger one" in welcome())
             await type_message(pilot, "What is on the agenda today?")
             await until(pilot, lambda: any("tokens your key has left today" in str(n.message)
                                            for n in app._notifications))
