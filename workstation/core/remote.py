@@ -639,6 +639,9 @@ class RemoteEngine:
             metrics.cache_n = cached
             metrics.prompt_n = max(0, prompt - cached)
         metrics.predicted_n = n
+        for drafted in ("draft_n", "draft_n_accepted"):  # the server's speculative decoding (its timings)
+            if isinstance(timings.get(drafted), int):
+                setattr(metrics, drafted, timings[drafted])
         server_predicted_ms = timings.get("predicted_ms")
         if isinstance(server_predicted_ms, int | float) and server_predicted_ms > 0 and timings.get("predicted_n") == n:
             # the server's own writing time: words that reach this PC together (the app busy drawing,
