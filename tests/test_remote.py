@@ -254,6 +254,11 @@ def test_wrong_key_and_unreachable_server(server: RunningServer, monkeypatch: py
     monkeypatch.setenv("WS_REMOTE_TEST_KEY", KEY)
     with pytest.raises(EngineError, match="Cannot reach the server"):
         RemoteEngine(remote_profile("http://127.0.0.1:9/v1", timeout_s=5))
+    # a server stopped since the app connected: the next turn "Lost the connection", never made
+    with RemoteEngine(remote_profile("http://127.0.0.1:9/v1", timeout_s=5, model="m"), check=False) as gone, \
+            pytest.raises(BackendUnreachable) as down:
+        gone.run_chat(HELLO)
+    assert str(down.value) == "Cannot reach the server at http://127.0.0.1:9/v1: connection refused or host unreachable."
 
 
 def test_a_wrong_address_says_what_is_wrong(server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -612,8 +612,10 @@ class RemoteEngine:
             stop = "cancelled"
         except (httpx.HTTPError, httpx.StreamError) as err:
             if not self._cancel.is_set():
-                raise BackendUnreachable(said=[("remote.lost", {"url": self.base_url,
-                                                                 "reason": _reason(err, mid_reply=True)})]) from None
+                # never connected (the server stopped since the last turn): not "Lost the connection"
+                said = "remote.unreachable" if isinstance(err, httpx.ConnectError | httpx.ConnectTimeout) else "remote.lost"
+                raise BackendUnreachable(said=[(said, {"url": self.base_url,
+                                                       "reason": _reason(err, mid_reply=True)})]) from None
             stop = "cancelled"
         finally:
             with self._lock:
