@@ -609,6 +609,11 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
         assert cut.content.strip() and cut.metrics is not None and cut.metrics["stop_reason"] == "failed"
         assert metrics_line(cut.metrics, app.texts) == "cut off by an error"
         assert app.store.messages(app.conversation_id)[-1].metrics == {"stop_reason": "failed"}, [(m.id, m.role, m.content[:30], m.metrics) for m in app.store.messages(app.conversation_id)]
+        # the next message, the server still gone: it stayed in the chat unanswered and the box emptied
+        await type_message(pilot, "Are you there?")
+        await until(pilot, lambda: not app.generating and app.chat_screen.input_text() == "Are you there?")
+        assert list(app.chat_screen.query(MessageView))[-1] is cut
+        assert app.store.messages(app.conversation_id)[-1].metrics == {"stop_reason": "failed"}
 
 
 async def test_a_message_sent_while_the_server_is_down_goes_once_it_answers(

@@ -2595,7 +2595,10 @@ class WorkstationApp(App[None]):
                     await self._show_kept_turn()
             else:
                 await view.remove()
-        if (event.too_long or event.refused or event.lost and not answered) and self._turn_from == "send":
+        # (an office server gone since the last reply: the message stayed in the chat unanswered, the box
+        # emptied, though the status said "the next message tries again": it comes back, to send again)
+        if (event.too_long or event.refused or (event.lost or event.unreachable) and not answered) \
+                and self._turn_from == "send":
             await self._give_back_question()  # (not asked again, nor gone on with)
             text = self._sent[0]
             if event.lost and text.strip() and self.chat_screen.input_text() == text:
@@ -2644,8 +2647,9 @@ class WorkstationApp(App[None]):
         """A message more than the context holds is taken back into the box (its document
         attached again), to shorten or to summarize: it stayed in the chat as a question with
         no reply, the box emptied, and the text could be had back only by copying it out. So is
-        one the office server refused (the key, the day's tokens: ``remote.refused``), to send again
-        later: it stayed with no reply and no word, its reason in a notice that faded."""
+        one the office server refused (the key, the day's tokens: ``remote.refused``) or could not be
+        reached for, to send again later: it stayed with no reply and no word, its reason in a notice
+        that faded."""
         away, self._edited_away = self._edited_away, None  # sent in place of the last question (Up): it and its replies
         question = self._last_question()
         sent = question if question is not None and question.content == self._asked else None
