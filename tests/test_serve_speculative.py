@@ -13,7 +13,8 @@ from conftest import make_profile
 from serve_helpers import serve, write_profile
 
 from workstation.core.engine import Engine
-from workstation.core.profiles import Sampling
+from workstation.core.profiles import Sampling, profile_from_dict
+from workstation.core.remote import RemoteEngine
 
 PASTE = (
     "The committee met on Tuesday to review the budget for the coming year. It agreed to raise "
@@ -28,6 +29,11 @@ def test_speculative_serve_drafts_and_gives_the_plain_greedy_text(smollm2_path: 
     with serve(path, "--parallel", "1") as srv:
         body = {"model": "x", "messages": QUOTE, "max_tokens": 64, "temperature": 0, "repeat_penalty": 1.0}
         replies = [httpx.post(f"{srv.base_url}/chat/completions", json=body, timeout=300).json() for _ in range(2)]
+        # a desk PC on this server: its F5 said "no speculative decoding"; the server's drafts now
+        desk = {"name": "desk", "backend": "openai", "remote": {"base_url": srv.base_url}, "system_prompt": ""}
+        with RemoteEngine(profile_from_dict(desk, "<desk profile>")) as remote:
+            seen = remote.run_chat(QUOTE, Sampling(temperature=0.0, max_tokens=64, repeat_penalty=1.0)).metrics
+        assert 0 < seen.draft_n_accepted <= seen.draft_n, seen
     with Engine(make_profile(context=1024, threads=1)) as plain:
         expected = plain.run_chat(QUOTE, Sampling(temperature=0.0, max_tokens=64, repeat_penalty=1.0)).text
     for reply in replies:

@@ -641,14 +641,20 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
         assert cut.content.strip() and cut.metrics is not None and cut.metrics["stop_reason"] == "failed"
         assert metrics_line(cut.metrics, app.texts) == "cut off by an error"
         assert app.store.messages(app.conversation_id)[-1].metrics == {"stop_reason": "failed"}, [(m.id, m.role, m.content[:30], m.metrics) for m in app.store.messages(app.conversation_id)]
+        # the next message, the server still gone: it stayed in the chat unanswered and the box emptied
+        await type_message(pilot, "Are you there?")
+        await until(pilot, lambda: not app.generating and app.chat_screen.input_text() == "Are you there?")
+        assert list(app.chat_screen.query(MessageView))[-1] is cut
+        assert app.store.messages(app.conversation_id)[-1].metrics == {"stop_reason": "failed"}
 
 
 async def test_a_message_sent_while_the_server_is_down_goes_once_it_answers(
         folder: Path, tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Enter with the office server down said "your message is sent once it answers", then
     "Cannot reach the server", and the message sat in the box for good once the server was
-    back (only another Enter sent it); F6 said "No model is loaded; press F3". The server is
-    tried again every few seconds until it answers, the failures said once."""
+    back (only another Enter sent it); F6 said "No model is loaded; press F3", then "press Enter on
+    a message to try again". The server is tried again every few seconds until it answers, the
+    failures said once; F6's Ctrl+R tries it too."""
 
     from serve_helpers import free_port, serve, write_profile
     from tui_helpers import type_message
@@ -672,8 +678,9 @@ async def test_a_message_sent_while_the_server_is_down_goes_once_it_answers(
         await pilot.press("f6")  # not "No model is loaded; press F3": the profile is the server's
         await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
         app.screen.query_one("#summarize-path").value = str(tmp_path / "notes.txt")
-        await pilot.press("ctrl+r")
-        await until(pilot, lambda: count(f"Not connected to the server at {url}; press Enter on a message") == 1)
+        await pilot.press("ctrl+r")  # the server tried again from F6 too ("press Enter on a message", there)
+        await until(pilot, lambda: count(f"Connecting to the server at {url} again; the summary starts once it answers") == 1
+                    and count("Cannot reach the server") == 2 and app.loading is None)
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
         await type_message(pilot, "Say hi")
@@ -681,7 +688,7 @@ async def test_a_message_sent_while_the_server_is_down_goes_once_it_answers(
                     or count("Your message stays in the box: the server is tried again every 1 s") == 1)
         failures = count("Cannot reach the server")
         await pilot.pause(2.0)  # a few tries, the server still down: said once
-        assert count("Cannot reach the server") == failures == 2 and app.chat_screen.input_text() == "Say hi"
+        assert count("Cannot reach the server") == failures == 3 and app.chat_screen.input_text() == "Say hi"
         with serve(write_profile(tmp_path, smollm2_path), "--port", str(port)):
             await until(pilot, lambda: app.generating or app.last_metrics is not None)  # no second Enter
             await until(pilot, lambda: not app.generating)
@@ -712,6 +719,12 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
         app = WorkstationApp("desk", sample_system=False, language="en", store_path=tmp_path / "c.db")
         async with app.run_test(size=(120, 30)) as pilot:
             await until(pilot, lambda: app.engine is not None)
+            # (it said "choose a larger model with F4": F4 holds this PC's models, not the server's)
+            def welcome() -> str:
+                return str(app.chat_screen.query_one("#welcome").render())
+
+            await until(pilot, lambda: "the office server's model, is a very small model (135M parameters)" in welcome()
+                        and "ask whoever runs the server for a larger one" in welcome())
             await type_message(pilot, "What is on the agenda today?")
             await until(pilot, lambda: any("tokens your key has left today" in str(n.message)
                                            for n in app._notifications))

@@ -828,12 +828,15 @@ async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch:
 
 
 async def test_the_dashboard_tells_no_drafts_from_no_speculation(profiles: Path, smollm2_path: Path) -> None:
-    """A prompt-lookup profile's turn that drafted nothing said "no speculative decoding"."""
+    """A prompt-lookup profile's turn that drafted nothing said "no speculative decoding"; so did a
+    desk PC's, of an office server that may well draft (its timings now say its drafts)."""
     from workstation.core.metrics import TurnMetrics
 
     _profile(profiles / "look.yaml", str(smollm2_path), speculative={"mode": "lookup"})
+    _profile(profiles / "desk.yaml", "", backend="openai", remote={"base_url": "http://127.0.0.1:9/v1"})
     for key, said in (("look", "Draft acceptance: no drafts this turn (speculation is on"),
-                      ("a", "Draft acceptance: no speculative decoding")):
+                      ("a", "Draft acceptance: no speculative decoding"),
+                      ("desk", "Draft acceptance: none reported by the server this turn (speculative decoding is the server's")):
         app = WorkstationApp(key, start_engine=False, sample_system=False, language="en")
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()

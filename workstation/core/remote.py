@@ -4,9 +4,9 @@
 Ollama, ``workstation serve``) with streamed chat completions over httpx and measures the turn
 on the client side: ``ttft_ms`` is request to first visible text, ``predicted_n`` comes from the
 server's ``usage`` (asked for with ``stream_options.include_usage``) or, when a server sends
-none, from the number of content chunks. ``predicted_ms`` is the decode time from the first to
-the last token scaled to all ``predicted_n`` tokens (the first token's own time hides in TTFT),
-so ``predicted_per_second`` is the rate a user sees. ``cache_n`` is the server's
+none, from the number of content chunks. ``predicted_ms`` is the server's own (its ``timings``:
+``workstation serve``, llama-server), else the decode time from the first to the last token seen
+here scaled to all ``predicted_n`` tokens (the first token's own time hides in TTFT). ``cache_n`` is the server's
 ``prompt_tokens_details.cached_tokens`` when it reports it.
 
 Every sampling field of the profile is sent: OpenAI's (temperature, top_p, presence_penalty,
@@ -337,21 +337,30 @@ class RemoteEngine:
 
     def count_prompt(self, messages: list[Message]) -> int:
         """Tokens of the chat prompt: the server's own count when it has ``/apply-template`` and
-        ``/tokenize``, else the conservative estimate in the module's docstring."""
+        ``/tokenize``, else the conservative estimate in the module's docstring. A server out of
+        reach now (stopped, restarting, busy) raises ``BackendUnreachable`` and is asked again
+        next time: an estimate then cut a document into other parts than the server's count had,
+        so a summary its outage stopped did every part again instead of going on from them."""
         messages = with_system_prompt(self.profile, messages)
         if self.exact_counts is not False:
+            answer: httpx.Response | None = None
             try:
-                rendered = self.client.post(f"{self._root}/apply-template", json={"messages": messages, **self._template_fields()})
-                if rendered.status_code == 200:
-                    prompt = rendered.json()["prompt"]
-                    tokens = self.client.post(
-                        f"{self._root}/tokenize", json={"content": prompt, "add_special": True}
-                    )
-                    if tokens.status_code == 200:
+                with self._stream_when_free({"messages": messages, **self._template_fields()},
+                                            f"{self._root}/apply-template") as answer:
+                    answer.read()
+                if answer.status_code == 200:
+                    prompt = answer.json()["prompt"]
+                    answer = self.client.post(f"{self._root}/tokenize", json={"content": prompt, "add_special": True})
+                    if answer.status_code == 200:
                         self.exact_counts = True
-                        return len(tokens.json()["tokens"])
-            except (httpx.HTTPError, ValueError, KeyError, TypeError):
-                pass
+                        return len(answer.json()["tokens"])
+            except httpx.HTTPError as err:
+                raise BackendUnreachable(said=[("remote.unreachable", {"url": self.base_url, "reason": _reason(err)})]) \
+                    from None
+            except (ValueError, KeyError, TypeError):
+                answer = None
+            if answer is not None and answer.status_code in (429, 502, 503, 504):
+                raise BackendUnreachable(said=[answered_phrase(self.base_url, answer)])
             self.exact_counts = False
         return estimate_tokens(messages)
 
@@ -603,8 +612,10 @@ class RemoteEngine:
             stop = "cancelled"
         except (httpx.HTTPError, httpx.StreamError) as err:
             if not self._cancel.is_set():
-                raise BackendUnreachable(said=[("remote.lost", {"url": self.base_url,
-                                                                 "reason": _reason(err, mid_reply=True)})]) from None
+                # never connected (the server stopped since the last turn): not "Lost the connection"
+                said = "remote.unreachable" if isinstance(err, httpx.ConnectError | httpx.ConnectTimeout) else "remote.lost"
+                raise BackendUnreachable(said=[(said, {"url": self.base_url,
+                                                       "reason": _reason(err, mid_reply=True)})]) from None
             stop = "cancelled"
         finally:
             with self._lock:
@@ -630,7 +641,15 @@ class RemoteEngine:
             metrics.cache_n = cached
             metrics.prompt_n = max(0, prompt - cached)
         metrics.predicted_n = n
-        if n > 1 and t_last > t_first:
+        for drafted in ("draft_n", "draft_n_accepted"):  # the server's speculative decoding (its timings)
+            if isinstance(timings.get(drafted), int):
+                setattr(metrics, drafted, timings[drafted])
+        server_predicted_ms = timings.get("predicted_ms")
+        if isinstance(server_predicted_ms, int | float) and server_predicted_ms > 0 and timings.get("predicted_n") == n:
+            # the server's own writing time: words that reach this PC together (the app busy drawing,
+            # a slow network) are read here in the same millisecond ("7,650.9 tok/s" of a short reply)
+            metrics.predicted_ms = float(server_predicted_ms)
+        elif n > 1 and t_last > t_first:
             metrics.predicted_ms = (t_last - t_first) * 1000 * n / (n - 1)
         server_prompt_ms = timings.get("prompt_ms")
         if isinstance(server_prompt_ms, int | float) and server_prompt_ms > 0 and metrics.prompt_n:
@@ -650,8 +669,8 @@ class RemoteEngine:
         yield TurnFinished("".join(parts), metrics, reasoning="".join(thoughts).strip())
 
     @contextlib.contextmanager
-    def _stream_when_free(self, payload: dict[str, Any]) -> Iterator[httpx.Response]:
-        """The request's streamed response, once the server has a slot for it: a server with
+    def _stream_when_free(self, payload: dict[str, Any], path: str = "/chat/completions") -> Iterator[httpx.Response]:
+        """The request's streamed response (a POST to ``path``), once the server has a slot for it: a server with
         every slot and its queue taken (429 ``server_busy``, ``Retry-After``) is asked again
         after the time it names, for up to ``remote.timeout_s``, as Ollama's queue holds a
         request (the desk PC gave up at once: "busy with other people's requests"). The same for a
@@ -660,7 +679,7 @@ class RemoteEngine:
         the response."""
         until = time.monotonic() + self.profile.remote.timeout_s
         while True:
-            with self.client.stream("POST", "/chat/completions", json=payload) as response:
+            with self.client.stream("POST", path, json=payload) as response:
                 wait = _whole_header(response, "Retry-After") if response.status_code in (429, 503) else None
                 if wait is not None:
                     response.read()

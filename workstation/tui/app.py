@@ -294,6 +294,7 @@ class WorkstationApp(App[None]):
         self._other_profile_said: tuple[int, str] | None = None
         self._send_when_connected: str | None = None  # the message sent once the model is ready (its Enter
         # tried the server again, or came while the model was loaded again after its process stopped)
+        self._summary_when_connected: bool | None = None  # F6's Ctrl+R (its start_over) that tried the server again
         self._engine_stops = 0  # the model's process stopped (since the last reply): loaded again once
         self._reloading = False  # the model is being loaded again after its process stopped
         self.engine_problem: str | None = None  # why no model is loaded now (it stopped again)
@@ -1065,6 +1066,21 @@ class WorkstationApp(App[None]):
             return t("status.on_gpu_all"), t("status.on_gpu_all_short")
         pct = f"{min(99, max(1, round(n / total * 100)))}%"
         return t("status.on_gpu_part", pct=pct), t("status.on_gpu_part_short", pct=pct)
+
+    def server_to_try_again(self) -> bool:
+        """Whether no model is ready because a desk PC's office server was not reached when its
+        profile loaded: Enter on a message, and F6's Ctrl+R, then connect again."""
+        return self.engine is None and self.loading is None and self.load_failed and self.profile is not None \
+            and self.profile.backend == "openai"
+
+    def summarize_when_connected(self, start_over: bool) -> None:
+        """F6's Ctrl+R with the office server not reached at the start: connect again, and the
+        summary starts once it answers (it said "press Enter on a message to try again", from F6,
+        though the server was back)."""
+        assert self.profile is not None
+        self.notify(self.texts("summarize.retrying_server", url=self.profile.remote.base_url), severity="warning")
+        self._summary_when_connected = start_over
+        self._begin_load(self.profile)
 
     def not_ready_text(self) -> str:
         """Why nothing can run now: a model loading, a desk PC's server not reached (its load
@@ -1845,8 +1861,7 @@ class WorkstationApp(App[None]):
             self.notify(self.busy_text() if self.summarizing is not None else t("chat.busy_send",
                         stop=self.key_for("chat.stop")), severity="warning")
             return
-        if self.engine is None and self.loading is None and self.load_failed and self.profile is not None \
-                and self.profile.backend == "openai":
+        if self.profile is not None and self.server_to_try_again():
             # its load failed (the office server was down, say): try again; the text stays in the box
             self.notify(t("chat.retrying_server", url=self.profile.remote.base_url), severity="warning")
             self._send_when_connected = text  # sent once the server answers (a second Enter was needed,
@@ -2566,6 +2581,7 @@ class WorkstationApp(App[None]):
         self.unreachable = event.unreachable
         if event.during == "load":
             self.load_failed = True
+            self._summary_when_connected = None  # (its failure is said above; Ctrl+R tries again)
             waiting, self._send_when_connected = self._send_when_connected, None  # it stays in the box
             if waiting is not None and event.unreachable and self.profile is not None:
                 self._wait_for_server(self.profile, waiting, said=quiet)
@@ -2597,7 +2613,10 @@ class WorkstationApp(App[None]):
                     await self._show_kept_turn()
             else:
                 await view.remove()
-        if (event.too_long or event.refused or event.lost and not answered) and self._turn_from == "send":
+        # (an office server gone since the last reply: the message stayed in the chat unanswered, the box
+        # emptied, though the status said "the next message tries again": it comes back, to send again)
+        if (event.too_long or event.refused or (event.lost or event.unreachable) and not answered) \
+                and self._turn_from == "send":
             await self._give_back_question()  # (not asked again, nor gone on with)
             text = self._sent[0]
             if event.lost and text.strip() and self.chat_screen.input_text() == text:
@@ -2646,8 +2665,9 @@ class WorkstationApp(App[None]):
         """A message more than the context holds is taken back into the box (its document
         attached again), to shorten or to summarize: it stayed in the chat as a question with
         no reply, the box emptied, and the text could be had back only by copying it out. So is
-        one the office server refused (the key, the day's tokens: ``remote.refused``), to send again
-        later: it stayed with no reply and no word, its reason in a notice that faded."""
+        one the office server refused (the key, the day's tokens: ``remote.refused``) or could not be
+        reached for, to send again later: it stayed with no reply and no word, its reason in a notice
+        that faded."""
         away, self._edited_away = self._edited_away, None  # sent in place of the last question (Up): it and its replies
         question = self._last_question()
         sent = question if question is not None and question.content == self._asked else None
@@ -3051,6 +3071,9 @@ class WorkstationApp(App[None]):
         if waiting is not None and not event.restored and self.screen is self.chat_screen \
                 and self.chat_screen.input_text() == waiting:  # (another text typed meanwhile: it waits for Enter)
             self.action_send()
+        start_over, self._summary_when_connected = self._summary_when_connected, None
+        if start_over is not None and not event.restored and isinstance(self.screen, SummarizeScreen):
+            self.call_later(self.screen.action_run, start_over)  # (F6 left meanwhile: Ctrl+R there starts it)
 
     # --- screens --------------------------------------------------------------------------
     def _show(self, screen_type: type[Screen[Any]]) -> None:

@@ -536,7 +536,9 @@ class ChatScreen(AppScreen, Screen[None]):
         small = self.wapp.small_model
         if small is None:
             return t("chat.welcome")
-        return f"{t('chat.welcome')}\n\n{t('chat.small_model', name=small[0], n=millions(small[1]))}"
+        profile = self.wapp.profile  # (a desk PC's F4 holds this PC's models, not the office server's)
+        said = "chat.small_model_server" if profile is not None and profile.backend == "openai" else "chat.small_model"
+        return f"{t('chat.welcome')}\n\n{t(said, name=small[0], n=millions(small[1]))}"
 
     def show_welcome(self) -> None:
         for welcome in self.query("#welcome"):

@@ -337,7 +337,10 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if not raw:
             return
         if self.wapp.engine is None:
-            self.notify(self.wapp.not_ready_text(), severity="warning")
+            if self.wapp.server_to_try_again():
+                self.wapp.summarize_when_connected(start_over)
+            else:
+                self.notify(self.wapp.not_ready_text(), severity="warning")
             return
         self.path = typed_path(raw)
         self.running = True  # before the first await: Enter, the button and Ctrl+R start one run
