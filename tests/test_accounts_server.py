@@ -625,22 +625,37 @@ def test_a_desk_pcs_prompt_speed_is_the_servers_reading_not_its_queue(
     """Behind a person's other request (one slot at once for the key), the desk PC said "prompt 12
     at 5 tok/s": its time until the first token held the wait for the slot. The prompt's time is
     the server's own (``timings.prompt_ms``, as llama-server sends it); the wait stays in the TTFT."""
-    from workstation.core.events import finished_turn
+    import workstation.core.remote as remote_module
+    from workstation.core.events import ServerWaiting, finished_turn
     from workstation.core.remote import RemoteEngine
 
+    # the desk says the wait from the first silent second (5 s in use; no time is asserted)
+    monkeypatch.setattr(remote_module, "QUIET_SAID_AFTER_S", 0.0)
     with office(scheduler, {"solo": {"max_parallel": 1, "tokens_per_day": 100_000}}) as o:
-        first = threading.Thread(target=lambda: o.client("solo").chat.completions.create(
-            model=PROFILE, messages=QUESTION, max_tokens=120, temperature=0, extra_body={"ignore_eos": True}))
+        monkeypatch.setenv("WS_DESK_KEY", o.keys["solo"])
+        summary = RemoteEngine(make_profile(backend="openai", model="", sampling={"max_tokens": 400, "ignore_eos": True,
+                                                                                  "temperature": 0.0},
+                                            remote={"base_url": o.url, "api_key_env": "WS_DESK_KEY"}))
+        first = threading.Thread(target=lambda: summary.run_chat(QUESTION))
         first.start()
         wait_until(lambda: o.accounts.quota._held.get("solo", 0) > 0, "the first request running", *POLL)
-        monkeypatch.setenv("WS_DESK_KEY", o.keys["solo"])
         desk = RemoteEngine(make_profile(backend="openai", model="", sampling={"max_tokens": 4, "temperature": 0.0},
                                          remote={"base_url": o.url, "api_key_env": "WS_DESK_KEY"}))
+        events = []
         try:
-            final = finished_turn(desk.stream_chat([{"role": "user", "content": "Say hi."}]))
+            # the chat waited 18 s behind the person's own summary without a word: it says so
+            for event in desk.stream_chat([{"role": "user", "content": "Say hi."}], reading=True):
+                events.append(event)
+                if isinstance(event, ServerWaiting):
+                    summary.cancel()  # (the wait ends when the first request does)
+            final = finished_turn(iter(events))
         finally:
+            summary.cancel()
             desk.close()
             first.join()
+            summary.close()
+    waits = [e for e in events if isinstance(e, ServerWaiting)]
+    assert waits and all(w.own for w in waits), events
     m = final.metrics
     assert m.prompt_n > 0 and 0 < m.prompt_ms < m.ttft_ms / 3, m  # the server's reading, apart from the wait
 

@@ -13,9 +13,10 @@ import pytest
 from conftest import wait_until
 from serve_helpers import RunningServer, serve, write_profile
 
+import workstation.core.remote as remote_module
 from workstation.core.engine import TokenDelta, TurnFinished
-from workstation.core.errors import BackendUnreachable, EngineError, ProfileError
-from workstation.core.events import PromptRead
+from workstation.core.errors import BackendUnreachable, EngineError, ProfileError, WorkstationError
+from workstation.core.events import PromptRead, ServerWaiting
 from workstation.core.profiles import Profile, Sampling, profile_from_dict
 from workstation.core.remote import RemoteEngine
 
@@ -259,6 +260,21 @@ def test_wrong_key_and_unreachable_server(server: RunningServer, monkeypatch: py
             pytest.raises(BackendUnreachable) as down:
         gone.run_chat(HELLO)
     assert str(down.value) == "Cannot reach the server at http://127.0.0.1:9/v1: connection refused or host unreachable."
+    # a server frozen (kill -STOP: its socket takes the request, nothing answers): the chat said
+    # "reading the conversation… 26 s"; after some silent seconds it says the server is slow
+    monkeypatch.setattr(remote_module, "QUIET_SAID_AFTER_S", 0.0)  # (5 s in use; no time is asserted)
+    with socket.socket() as frozen:
+        frozen.bind(("127.0.0.1", 0))
+        frozen.listen(4)  # the kernel accepts the connections; nothing reads them
+        url = f"http://127.0.0.1:{frozen.getsockname()[1]}/v1"
+        with RemoteEngine(remote_profile(url, timeout_s=60, model="m"), check=False) as slow:
+            events = slow.stream_chat(HELLO, reading=True)
+            said = next(events)
+            slow.cancel()
+            frozen.close()  # (the request ends: its connection is reset)
+            with contextlib.suppress(WorkstationError):
+                list(events)
+    assert isinstance(said, ServerWaiting) and not said.own
 
 
 def test_a_wrong_address_says_what_is_wrong(server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:

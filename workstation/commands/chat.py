@@ -29,7 +29,7 @@ from workstation.commands.stopping import first_signal, stop_signals, stopped, s
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.engine_api import open_engine, too_long
 from workstation.core.errors import EngineError, TurnCancelled, WorkstationError
-from workstation.core.events import PromptRead
+from workstation.core.events import PromptRead, ServerWaiting
 from workstation.core.invocation import cli
 from workstation.core.kv_state import conversation_tag
 from workstation.core.letters import fold
@@ -234,6 +234,7 @@ def run(args: argparse.Namespace) -> int:
                     created = conversation.store.get(conversation.id, with_messages=False).created
                     tag = conversation_tag(conversation.store.identity, conversation.id, created)
                 thinking = _ThinkingOut()
+                waiting_said: bool | None = None
                 for event in engine.stream_chat(messages, s, constraints=constraints, tag=tag, reading=not args.json):
                     if stop_asked.is_set():  # a Ctrl-C before the turn began, whose start clears the stop
                         engine.cancel()
@@ -242,6 +243,11 @@ def run(args: argparse.Namespace) -> int:
                         conversation.note = ""
                     if isinstance(event, PromptRead):
                         reading.show(event)
+                        continue
+                    if isinstance(event, ServerWaiting):  # said once (the TTFT after it holds the wait)
+                        if event.own != waiting_said:
+                            waiting_said = event.own
+                            print(_WAITING[event.own], file=sys.stderr, flush=True)
                         continue
                     reading.done()
                     if isinstance(event, TokenDelta):
@@ -356,6 +362,12 @@ def _stopped(sig: int, began: bool, kept: bool) -> TurnCancelled:
     else:
         said = f"stopped; the reply above is what arrived before {by}."
     return stopped(said, sig)
+
+
+_WAITING = {  # what a silent office server is doing, before the first word (ServerWaiting)
+    True: "waiting: the server is busy with your other request; this one starts when it ends (Ctrl-C stops)…",
+    False: "the server is slow to answer: nothing from it yet (Ctrl-C stops)…",
+}
 
 
 class _ReadingBar:

@@ -48,6 +48,16 @@ class RequestFailed:
 
 
 @dataclass
+class ServerWaiting:
+    """Nothing has come from a remote server for ``seconds`` since the request: it queues the
+    request behind the same person's other one (``own``: its key may run one at a time), or it
+    is slow to answer (busy, frozen). The app said "reading the conversation… 26 s" of both."""
+
+    seconds: float
+    own: bool = False
+
+
+@dataclass
 class PromptRead:
     """How far the prompt has been read, after each part of it (only to a request that asked:
     ``reading=True``): a long prompt read on a CPU takes a minute before the first word, and
@@ -65,7 +75,7 @@ class PromptRead:
         return min(1.0, max(0.0, (self.read - self.cached) / to_read)) if to_read > 0 else 1.0
 
 
-TurnEvent = TokenDelta | TurnFinished | PromptRead
+TurnEvent = TokenDelta | TurnFinished | PromptRead | ServerWaiting
 SchedulerEvent = TokenDelta | TurnFinished | RequestFailed | PromptRead
 
 

@@ -27,6 +27,7 @@ import contextlib
 import json
 import math
 import os
+import queue
 import random
 import socket
 import ssl
@@ -51,6 +52,7 @@ from workstation.core.events import (
     Message,
     PromptRead,
     RunningTurns,
+    ServerWaiting,
     TokenDelta,
     TurnEvent,
     TurnFinished,
@@ -63,6 +65,7 @@ from workstation.core.reasoning import ThinkingSplitter
 
 ESTIMATE_BYTES_PER_TOKEN = 2.5
 ESTIMATE_TOKENS_PER_MESSAGE = 8
+QUIET_SAID_AFTER_S = 5.0  # nothing from the server for this long before the first word: said (ServerWaiting)
 FINISH_TO_STOP = {"stop": "eos", "length": "length", "content_filter": "eos", "tool_calls": "eos"}
 
 
@@ -467,7 +470,58 @@ class RemoteEngine:
         a server whose ``/models`` meta says it takes it (``workstation serve`` since it does;
         an older one refused the field), which then says how far it has read a long prompt."""
         with self.turns.turn():
-            yield from self._turn(messages, sampling or self.profile.sampling, constraints, tag=tag, reading=reading)
+            turn = self._turn(messages, sampling or self.profile.sampling, constraints, tag=tag, reading=reading)
+            yield from self._saying_waits(turn) if reading else turn
+
+    def _saying_waits(self, turn: Iterator[TurnEvent]) -> Iterator[TurnEvent]:
+        """``turn``'s events, read in a thread of their own so that a server silent before the
+        first word for ``QUIET_SAID_AFTER_S`` is said, every second (``ServerWaiting``): behind
+        the same person's other request (``/usage/today`` says the key has one running and one
+        waiting: a key that may run one at a time), or slow to answer. The chat waited 18 s
+        behind the person's own summary without a word, and said "reading the conversation…
+        26 s" of a frozen server."""
+        events: queue.Queue[tuple[TurnEvent | None, BaseException | None]] = queue.Queue()
+
+        def pump() -> None:
+            try:
+                for event in turn:
+                    events.put((event, None))
+                events.put((None, None))
+            except BaseException as err:  # noqa: BLE001 (raised again in the caller's thread)
+                events.put((None, err))
+
+        threading.Thread(target=pump, name="remote-turn", daemon=True).start()
+        t0 = time.monotonic()
+        own: bool | None = None  # asked once, when the silence is first said
+        started = False
+        while True:
+            try:
+                event, err = events.get(timeout=1.0)
+            except queue.Empty:
+                waited = time.monotonic() - t0
+                if started or waited < QUIET_SAID_AFTER_S or self._cancel.is_set():
+                    continue
+                if own is None:
+                    own = self._queued_behind_own()
+                yield ServerWaiting(waited, own)
+                continue
+            if err is not None:
+                raise err
+            if event is None:
+                return
+            started = started or isinstance(event, TokenDelta | TurnFinished)
+            yield event
+
+    def _queued_behind_own(self) -> bool:
+        """Whether the server holds this key's request in its queue behind another of its own
+        (``/usage/today``'s ``running`` and ``waiting``, a workstation server's); a server that
+        does not answer in a few seconds is not."""
+        try:
+            response = self.client.get(f"{self._root}/usage/today", timeout=2.0)
+            data = response.json() if response.status_code == 200 else {}
+        except (httpx.HTTPError, ValueError):
+            return False
+        return isinstance(data, dict) and _whole(data.get("running")) > 0 and _whole(data.get("waiting")) > 0
 
     def forget(self, tag: str) -> int:
         """A deleted conversation's cells on our own server (``/cells/forget``): how many saved

@@ -627,6 +627,14 @@ class Scheduler:
     def requests_deferred(self) -> int:
         return len(self.waiting)
 
+    def owner_requests(self, name: str) -> tuple[int, int]:
+        """The requests of one owner (an API key's name) holding a slot now, and those waiting
+        for one: a desk PC whose chat waits behind the same person's summary says so."""
+        running = sum(1 for s in list(self.slots) if s.req is not None and s.req.owner is not None
+                      and s.req.owner.name == name)
+        waiting = sum(1 for r in list(self.waiting) if r.owner is not None and r.owner.name == name)
+        return running, waiting
+
     @property
     def kv_tokens(self) -> int:
         return sum(len(s.tokens) for s in self.slots)

@@ -51,7 +51,7 @@ from workstation.core.engine import TurnFinished as EngineTurnFinished
 from workstation.core.engine_api import answer_reserve, open_engine, too_long
 from workstation.core.engine_process import EngineStopped
 from workstation.core.errors import BackendUnreachable, WorkstationError
-from workstation.core.events import PromptRead
+from workstation.core.events import PromptRead, ServerWaiting
 from workstation.core.kept_summary import forget_summary_asked_in
 from workstation.core.kv_state import NOT_KEPT, KvStateStore, conversation_tag
 from workstation.core.letters import shortened
@@ -107,6 +107,7 @@ from workstation.tui.messages import (
     LoadProgress,
     ProfileLoaded,
     PromptProgressed,
+    ServerWaited,
     SystemSampled,
     TaskFailed,
     TokenStreamed,
@@ -2232,6 +2233,8 @@ class WorkstationApp(App[None]):
             for event in engine.stream_chat(messages, sampling, tag=tag, reading=True):
                 if isinstance(event, PromptRead):
                     self.post_message(PromptProgressed(event.fraction))
+                elif isinstance(event, ServerWaiting):
+                    self.post_message(ServerWaited(event.own))
                 elif isinstance(event, TokenDelta):
                     pending.append(event.text)
                     thought.append(event.reasoning)
@@ -2415,6 +2418,11 @@ class WorkstationApp(App[None]):
 
         engine.cancel()
         timer = self.set_interval(0.25, again)
+
+    @on(ServerWaited)
+    def _server_waited(self, event: ServerWaited) -> None:
+        if self.reply_view is not None:
+            self.reply_view.server_waiting(event.own)
 
     @on(PromptProgressed)
     def _prompt_read(self, event: PromptProgressed) -> None:

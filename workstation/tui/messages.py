@@ -26,6 +26,15 @@ class TokenStreamed(Message):
         self.reasoning = reasoning
 
 
+class ServerWaited(Message):
+    """Nothing yet from the remote server: it queues the request behind the person's own other
+    one (``own``), or it is slow to answer."""
+
+    def __init__(self, own: bool) -> None:
+        super().__init__()
+        self.own = own
+
+
 class PromptProgressed(Message):
     """A part of a long prompt has been read: ``fraction`` of what there was to read (0 to 1)."""
 

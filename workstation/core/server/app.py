@@ -978,13 +978,17 @@ class OpenAIServer:
 
     async def usage_today(self, request: Request) -> Response:
         """Ours: what the caller's key used today of its daily quota (``tokens``,
-        ``tokens_per_day``, ``left``, ``resets_at``): a desk PC's Usage screen shows it. The
+        ``tokens_per_day``, ``left``, ``resets_at``), and its requests ``running`` and ``waiting``
+        for a slot now: a desk PC's Usage screen shows it. The
         server's shared key gets every key's (``keys: [...]``)."""
         try:
             caller = self._auth(request)
         except ApiError as err:
             return err.response()
-        return JSONResponse(await run_in_threadpool(self.accounts.today, caller))
+        data = await run_in_threadpool(self.accounts.today, caller)
+        if caller.key is not None:  # its requests now: a desk PC waiting says it waits behind its own
+            data["running"], data["waiting"] = self.scheduler.owner_requests(caller.name)
+        return JSONResponse(data)
 
     async def tokenize(self, request: Request) -> Response:
         """llama-server's ``/tokenize``: ``content``, ``add_special`` (false), ``parse_special``

@@ -196,6 +196,7 @@ class MessageView(Vertical):
         self._asked_at = 0.0  # when a reply about to stream was asked for
         self._wait_timer: Timer | None = None
         self._read: float | None = None  # of a long prompt, the part read (the engine says after each part)
+        self._waiting: str | None = None  # the office server's silence, said (``server_waiting``)
         self._shown, self._folded = fold(content) if role == "user" else (content, "")
         self.versions: tuple[int, int, str] | None = None  # the last reply's (2, 3, "Alt+V"): "reply 2 of 3 (Alt+V)"
         self.profile_named = False  # its profile said first (a conversation answered by several: ChatScreen.name_profiles)
@@ -236,6 +237,7 @@ class MessageView(Vertical):
         self.query_one(".metrics", Static).update(self._metrics_text(), layout=False)
         self._asked_at = self.clock()
         self._read = None
+        self._waiting = None
         if self._wait_timer is not None:
             self._wait_timer.stop()
         self._wait_timer = self.set_interval(WAIT_TICK_S, self._tick_wait)
@@ -244,6 +246,14 @@ class MessageView(Vertical):
         """The engine has read ``fraction`` of a long prompt: said with the seconds (LM Studio's
         "Processing prompt 42%"); the seconds alone did not tell a minute's wait from a hang."""
         self._read = fraction
+        self._waiting = None
+        self._tick_wait()
+
+    def server_waiting(self, own: bool) -> None:
+        """Nothing yet from the office server: it queues the request behind the person's own
+        other one (``own``), or it is slow to answer; said in place of "reading the
+        conversation…", which the chat said of both."""
+        self._waiting = "chat.waiting_own" if own else "chat.server_slow"
         self._tick_wait()
 
     def _tick_wait(self) -> None:
@@ -256,7 +266,8 @@ class MessageView(Vertical):
             return
         waited = self.clock() - self._asked_at
         if waited >= WAIT_SAID_AFTER_S:
-            said = (self.texts("chat.reading", s=f"{waited:.0f}") if self._read is None else
+            said = (self.texts(self._waiting, s=f"{waited:.0f}") if self._waiting is not None else
+                    self.texts("chat.reading", s=f"{waited:.0f}") if self._read is None else
                     self.texts("chat.reading_part", s=f"{waited:.0f}", percent=f"{100 * self._read:.0f}"))
             self.query_one(".metrics", Static).update(said, layout=False)
 
