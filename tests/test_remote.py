@@ -394,7 +394,7 @@ def test_a_refusal_reads_its_code_and_headers() -> None:
     import httpx
 
     from workstation.core.phrases import say
-    from workstation.core.remote import REFUSALS, answered_phrase
+    from workstation.core.remote import REFUSALS, answered_phrase, stopped_reply
 
     url = "http://office:8088/v1"
     busy = httpx.Response(429, headers={"Retry-After": "7"},
@@ -402,6 +402,11 @@ def test_a_refusal_reads_its_code_and_headers() -> None:
     assert say([answered_phrase(url, busy)]) == f"The server at {url} is busy with other people's requests; try again in 7 s."
     other = httpx.Response(429, json={"error": {"message": "Slow down.", "code": "something_else"}})
     assert say([answered_phrase(url, other)]) == f"The server at {url} answered HTTP 429: Slow down."
+    # an error in the middle of a reply: the server's sentence once ("The server stopped the reply:
+    # The server is shutting down, …" said the server twice)
+    cut = "The server is shutting down, so the reply was cut off; send it again once the server is back."
+    assert say([stopped_reply(cut)]) == cut
+    assert say([stopped_reply("out of memory")]) == "The server stopped the reply: out of memory."
     # OpenAI's per-minute limit has the code workstation's held day has: its own words stay
     per_minute = httpx.Response(429, headers={"Retry-After": "20"}, json={"error": {
         "message": "Rate limit reached; try again in 20s", "type": "tokens", "code": "rate_limit_exceeded"}})

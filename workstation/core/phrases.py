@@ -265,6 +265,7 @@ ENGLISH: dict[str, str] = {
     "remote.all_busy": "The server at {url} is busy with other people's requests; try again in {seconds} s.",
     "summarize.again": " Nothing was written; run the same command again once the server answers.",
     "remote.stopped_reply": "The server stopped the reply: {message}.",
+    "remote.server_said": "{message}.",
     "remote.quota_cut": ("The reply stopped there: your key has used its tokens for today on the server "
                          "(its daily limit); it can answer again tomorrow."),
     "remote.quota_cut_part": ("The server stopped the summary: your key has used its tokens for today (its daily "

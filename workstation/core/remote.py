@@ -119,6 +119,16 @@ REFUSALS = frozenset({"remote.key_refused", "remote.key_unknown", "remote.key_no
                       "remote.needs_key", "remote.needs_key_env"})
 
 
+def stopped_reply(message: str) -> Phrase:
+    """What an error event in the middle of a stream says: the server's own sentence, where it
+    names the server itself ("The server is shutting down…" was said "The server stopped the
+    reply: The server is shutting down…"), else after "The server stopped the reply"."""
+    message = message.strip().rstrip(".")
+    if message.lower().startswith(("the server", "server ")):
+        return ("remote.server_said", {"message": message})
+    return ("remote.stopped_reply", {"message": message})
+
+
 def refused(err: WorkstationError) -> bool:
     """Whether a turn failed because the server refused the request (``REFUSALS``)."""
     return bool(err.said) and err.said[0][0] in REFUSALS
@@ -628,7 +638,7 @@ class RemoteEngine:
                     if "error" in chunk:
                         err = chunk["error"]
                         msg = err.get("message") if isinstance(err, dict) else str(err)
-                        raise EngineError(said=[("remote.stopped_reply", {"message": str(msg).rstrip(".")})])
+                        raise EngineError(said=[stopped_reply(str(msg))])
                     if chunk.get("usage"):
                         usage = chunk["usage"]
                     if isinstance(chunk.get("timings"), dict):  # workstation serve's and llama-server's
