@@ -64,6 +64,11 @@ def test_export_markdown(tmp_path: Path) -> None:
     assert figures_line(store.messages(conv.id)[1].metrics or {}) == "TTFT 50 ms · 70.5 tok/s · 9 tokens"
     first, last = (local_text(m.created) for m in (store.messages(conv.id)[0], store.messages(conv.id)[-1]))
     assert f"# Notes\n\nStarted {first}; last message {last}\n" in text  # when: a colleague sent it could not tell
+    # a desk PC's conversation names the model that answered, not only "office-server"
+    desk = store.new("Desk", "office-server")
+    store.add_message(desk.id, "user", "Hi")
+    store.add_message(desk.id, "assistant", "Hello!", {"profile": "office-server", "served_model": "smollm2-135m"})
+    assert "Profile: `office-server` (the server's model: `smollm2-135m`)\n" in store.to_markdown(desk.id)
     from workstation.tui.i18n import Texts
 
     stopped = store.new("Durdu", "office-cpu")

@@ -89,7 +89,7 @@ class ProfileRun:
 
 
 def turn_record(metrics: TurnMetrics, profile_ref: str, profile_name: str,
-                sampling: dict[str, Any] | None = None, model: str = "") -> dict[str, Any]:
+                sampling: dict[str, Any] | None = None, model: str = "", served_model: str = "") -> dict[str, Any]:
     """A turn's metrics as a conversation keeps them, with the profile it ran on (so that the
     dashboard does not plot two profiles' turns as one series after a switch), the sampling
     settings it had other than the profile's (the app's Ctrl+E: a reply at temperature 3.5 was
@@ -99,6 +99,8 @@ def turn_record(metrics: TurnMetrics, profile_ref: str, profile_name: str,
     record = {**metrics.to_dict(), "profile": profile_ref, "profile_name": profile_name}
     if model:
         record["model"] = model
+    if served_model:  # a server's model (backend: openai), as it names it: F7's file names it
+        record["served_model"] = served_model
     if sampling:
         record["sampling"] = sampling
     return record

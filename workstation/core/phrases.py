@@ -384,6 +384,7 @@ ENGLISH: dict[str, str] = {
     "metric.left_out": "the model did not see the first {n} messages",
     "export.when": "Started {first}; last message {last}",
     "export.profile": "Profile: {profile}",
+    "export.served_model": " (the server's model: {model})",
     "export.profiles": "Profiles: {profiles} (each reply says which)",
     "export.instructions": "Instructions for this conversation (in place of the profile's system prompt):",
     # a document that cannot be read (documents.read_document)

@@ -1065,7 +1065,10 @@ class ConversationStore:
         if several:
             lines += [said("export.profiles", profiles=", ".join(f"`{profile_key(r)}`" for r in ran_on)), ""]
         elif conv.profile:
-            lines += [said("export.profile", profile=f"`{conv.profile}`"), ""]
+            served = list(dict.fromkeys(str(m.metrics["served_model"]) for m in conv.messages if m.role == "assistant"
+                                        and m.metrics and m.metrics.get("served_model")))
+            lines += [said("export.profile", profile=f"`{conv.profile}`")
+                      + (said("export.served_model", model=", ".join(f"`{s}`" for s in served)) if served else ""), ""]
         if conv.instructions:  # as a quote: a heading or a list in them stays theirs
             lines += [said("export.instructions"), "", *(f"> {line}".rstrip() for line in conv.instructions.splitlines()), ""]
         for msg in conv.messages:

@@ -2488,7 +2488,10 @@ class WorkstationApp(App[None]):
                 self.notify(self.texts("chat.nothing_more"))
         else:
             self._replacing = []
-            record = turn_record(metrics, *ran_on, self._own_sampling(), model_file(self.profile) if self.profile else "")
+            served = (self.engine_info.model_name if self.engine_info is not None and self.profile is not None
+                      and self.profile.backend == "openai" else "")
+            record = turn_record(metrics, *ran_on, self._own_sampling(), model_file(self.profile) if self.profile else "",
+                                 served)
             if view is not None:  # stopped before its first token: it says so, and is kept so
                 await view.finish(text, metrics, event.reasoning, record)
                 self.chat_screen.name_profiles()  # (the first reply of a profile switched to)
