@@ -1088,6 +1088,15 @@ def test_turkish_sentences_read_as_a_turkish_speaker_writes_them(
             read(path)
         assert "teknik ayrıntı: " in tr.error(damaged_file.value), tr.error(damaged_file.value)
         assert "teknik" not in str(damaged_file.value)  # (the command line's English as it was)
+    # F4: a damaged model's error once, in Turkish (its details said it in English, its verdict again)
+    from workstation.tui.integrations import installed_models, model_fit
+
+    (tmp_path / "modeller").mkdir()
+    (tmp_path / "modeller" / "bozuk.gguf").write_bytes((Path(__file__).parent / "hostile" / "dim-zero.gguf").read_bytes())
+    monkeypatch.setenv("WORKSTATION_MODELS", str(tmp_path / "modeller"))
+    (row,) = installed_models(tr)
+    assert model_fit(row, tr) == ""
+    assert row.details.startswith(f"{tmp_path / 'modeller' / 'bozuk.gguf'} kullanılabilir bir GGUF modeli değil: ")
     # the keys without a word on them in Turkish words (the palette said "Son mesajı düzenle (Up)")
     assert (tr.key("up"), tr.key("ctrl+left"), tr.key("f3"), Texts("en").key("up")) == ("Yukarı ok", "Ctrl+Sol ok", "F3", "Up")
     # the conversation list's day headings in Turkish's own day and month names
