@@ -355,6 +355,9 @@ def test_the_log_says_each_part_once_as_it_ends(tmp_path: Path, smollm2_path: Pa
     lines = [line for line in run.stderr.splitlines() if " parts done" in line]
     done = [int(line.split(": ")[2].split(" of ")[0]) for line in lines]
     assert done == list(range(len(lines))) and len(lines) >= 3, lines  # from "0 of N" on, each once
+    # while it is measured (its parts not known yet), said so: no count of parts before there is one
+    said = [line for line in run.stderr.splitlines() if "bees.txt: " in line]
+    assert said[0] == "batch:   bees.txt: measuring it to cut it into parts" and said[1] == lines[0], said
 
 
 def test_a_stopped_run_goes_on_from_the_parts_it_finished(tmp_path: Path, smollm2_path: Path) -> None:

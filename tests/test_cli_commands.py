@@ -463,11 +463,14 @@ def test_ctrl_c_while_a_model_loads_stops_once_it_is_loaded(
     ("llama_cpp", "KeyboardInterrupt()"),
     ("llama_cpp", "RuntimeError('Error calling __set_name__')"),
 ])
-def test_ctrl_c_while_the_command_starts_is_one_sentence(module: str, raised: str) -> None:
+@pytest.mark.parametrize("started", ["launcher", "-m"])
+def test_ctrl_c_while_the_command_starts_is_one_sentence(tmp_path: Path, module: str, raised: str,
+                                                         started: str) -> None:
     """Ctrl-C within ~40 ms of Enter fell in the imports of the command's own modules, before
     any handler, and Python printed a traceback from whichever import it was in. Run as the
-    installed command runs (its launcher, scripts/setup.sh's), with the key pressed there."""
-    launcher = (Path(sys.executable).parent / "workstation").read_text(encoding="utf-8")
+    installed command runs (its launcher, scripts/setup.sh's), with the key pressed there, and
+    as ``python -m workstation`` (a desktop shortcut's, advice's): its package's import, where
+    llama.cpp's bindings load (~0.3 s), came before any of its code and printed the traceback."""
     pressed = (
         "import sys\n"
         "class CtrlC:\n"
@@ -481,9 +484,16 @@ def test_ctrl_c_while_the_command_starts_is_one_sentence(module: str, raised: st
         f"                raise {raised} from pressed\n"
         "        return None\n"
         "sys.meta_path.insert(0, CtrlC())\n"
-    ) + launcher.split("\n", 1)[1]  # (without its #! line)
-    proc = subprocess.run([sys.executable, "-c", pressed, "hw"], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    )
+    if started == "launcher":
+        launcher = (Path(sys.executable).parent / "workstation").read_text(encoding="utf-8")
+        words = ["-c", pressed + launcher.split("\n", 1)[1]]  # (without its #! line)
+        path = str(ROOT)
+    else:  # the key pressed from Python's start-up on (its site module imports sitecustomize)
+        (tmp_path / "sitecustomize.py").write_text(pressed, encoding="utf-8")
+        words, path = ["-m", "workstation"], f"{tmp_path}{os.pathsep}{ROOT}"
+    proc = subprocess.run([sys.executable, *words, "hw"], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": path}, timeout=120)
     assert proc.returncode == 130
     _one_sentence_and_no_traceback(proc.stderr, "workstation: stopped.")
 

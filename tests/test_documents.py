@@ -36,6 +36,15 @@ def test_pdf_pages_are_numbered(tmp_path: Path) -> None:
     assert "(hives)" in doc.text[doc.sections[1].start : doc.sections[1].end]
     assert doc.cite(doc.sections[1].start, doc.sections[2].end) == "pp. 2–3"
     assert doc.cite(doc.sections[0].start, doc.sections[0].end) == "p. 1"
+    # locked only for copying and printing (an owner password, none to open it: what Acrobat's and
+    # Word's "restrict editing" write, with AES): read as any PDF; it was "a damaged PDF"
+    from pypdf import PdfWriter
+
+    for algorithm in ("RC4-128", "AES-128", "AES-256"):
+        locked = PdfWriter(clone_from=path)
+        locked.encrypt(user_password="", owner_password="the boss", permissions_flag=0, algorithm=algorithm)
+        locked.write(tmp_path / f"locked-{algorithm}.pdf")
+        assert read_document(tmp_path / f"locked-{algorithm}.pdf").text == doc.text, algorithm
 
 
 def test_scanned_pdf_has_a_clear_message(tmp_path: Path) -> None:

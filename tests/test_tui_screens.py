@@ -1006,9 +1006,11 @@ def test_a_language_that_cannot_be_saved_says_so(tmp_path: Path) -> None:
     assert save_language("tr", tmp_path / "a-file" / "settings.yaml") is False  # the folder cannot hold it
 
 
-def test_a_keymap_key_no_keyboard_has_is_said_and_the_action_keeps_its_own(tmp_path: Path) -> None:
+def test_a_keymap_key_no_keyboard_has_is_said_and_the_action_keeps_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A keymap value of a list or "ctrl+" became a key no press makes: New conversation had no
-    key left (the footer said "[1 New"), and nothing said why."""
+    key left (the footer said "[1 New"), and nothing said why. ``language: 5`` (no language)
+    was ignored without a word; settings.yaml's problems were English in the Turkish app."""
     from workstation.tui.actions import ACTIONS
     from workstation.tui.settings import known_key, load_settings
 
@@ -1017,10 +1019,23 @@ def test_a_keymap_key_no_keyboard_has_is_said_and_the_action_keeps_its_own(tmp_p
                     encoding="utf-8")
     settings = load_settings(path)
     assert settings.keymap == {"chat.focus": "ctrl+g, f12"}
-    assert settings.problem == (f"{path}: the keymap names keys no keyboard has (conv.new: [1, 2]; "
-                                "dashboard.toggle: ctrl+); those actions keep their own keys. Keys are written "
-                                "as ctrl+k, f10 or alt+shift+left.")
+    assert settings.problem is not None and Texts("en")(settings.problem[0], **settings.problem[1]) == (
+        f"{path}: the keymap names keys no keyboard has (conv.new: [1, 2]; dashboard.toggle: ctrl+); those actions "
+        "keep their own keys. Keys are written as ctrl+k, f10 or alt+shift+left.")
     assert all(known_key(k) for a in ACTIONS for k in a.key.split(","))  # (each default key passes)
+    path.write_text("language: 5\nkeymap:\n  conv.nwe: ctrl+k\n", encoding="utf-8")
+    assert load_settings(path).language is None
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "settings.yaml").write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
+    said = WorkstationApp(None, start_engine=False, sample_system=False, language="tr").startup_problem
+    assert said == (f"{tmp_path / 'data' / 'settings.yaml'}: language değeri 5, uygulamanın dillerinden biri değil "
+                    "(en ya da tr); uygulama bu bilgisayarın dilini kullanıyor."), said
+    path.write_text("language: TR\nkeymap:\n  conv.nwe: ctrl+k\n", encoding="utf-8")
+    settings = load_settings(path)
+    assert settings.language == "tr" and settings.problem is not None
+    assert Texts("tr")(settings.problem[0], **settings.problem[1]).startswith(
+        f"{path}: tuş eşlemesinde bilinmeyen komut kimlikleri var: conv.nwe; bilinen kimlikler: app.help, ")
 
 
 def test_locales_have_the_same_keys() -> None:
@@ -1073,6 +1088,15 @@ def test_turkish_sentences_read_as_a_turkish_speaker_writes_them(
             read(path)
         assert "teknik ayrıntı: " in tr.error(damaged_file.value), tr.error(damaged_file.value)
         assert "teknik" not in str(damaged_file.value)  # (the command line's English as it was)
+    # F4: a damaged model's error once, in Turkish (its details said it in English, its verdict again)
+    from workstation.tui.integrations import installed_models, model_fit
+
+    (tmp_path / "modeller").mkdir()
+    (tmp_path / "modeller" / "bozuk.gguf").write_bytes((Path(__file__).parent / "hostile" / "dim-zero.gguf").read_bytes())
+    monkeypatch.setenv("WORKSTATION_MODELS", str(tmp_path / "modeller"))
+    (row,) = installed_models(tr)
+    assert model_fit(row, tr) == ""
+    assert row.details.startswith(f"{tmp_path / 'modeller' / 'bozuk.gguf'} kullanılabilir bir GGUF modeli değil: ")
     # the keys without a word on them in Turkish words (the palette said "Son mesajı düzenle (Up)")
     assert (tr.key("up"), tr.key("ctrl+left"), tr.key("f3"), Texts("en").key("up")) == ("Yukarı ok", "Ctrl+Sol ok", "F3", "Up")
     # the conversation list's day headings in Turkish's own day and month names

@@ -20,15 +20,27 @@ import os
 if not os.environ.get("WORKSTATION_LLAMA_LOG"):
     os.environ.setdefault("GGML_NO_BACKTRACE", "1")
 
-# `serve` stopped (SIGTERM) in its first second says so and exits 0: from here on (launch.py)
-from workstation.launch import take_sigterm_if_serving  # noqa: E402
-
-take_sigterm_if_serving()
+import sys  # noqa: E402
 
 try:
-    import llama_cpp  # noqa: F401
-except Exception as err:  # noqa: BLE001 - see above: reported where the engine imports it
-    if isinstance(err.__cause__ or err.__context__, KeyboardInterrupt):
-        raise KeyboardInterrupt from None  # (Ctrl-C in a class body arrives wrapped in a RuntimeError)
+    # `serve` stopped (SIGTERM) in its first second says so and exits 0: from here on (launch.py)
+    from workstation.launch import take_sigterm_if_serving
+
+    take_sigterm_if_serving()
+
+    try:
+        import llama_cpp  # noqa: F401
+    except Exception as err:  # noqa: BLE001 - see above: reported where the engine imports it
+        if isinstance(err.__cause__ or err.__context__, KeyboardInterrupt):
+            raise KeyboardInterrupt from None  # (Ctrl-C in a class body arrives wrapped in a RuntimeError)
+except KeyboardInterrupt as pressed:
+    # `python -m workstation` imports this package before any code of its own (__main__.py),
+    # so a Ctrl-C here, in its first ~0.3 s, printed a traceback: the installed command's one
+    # sentence instead (launch.py; its launcher catches this KeyboardInterrupt itself)
+    if sys.argv[:1] == ["-m"]:  # (Python's start with -m, while it imports the package)
+        from workstation.launch import stop_if_interrupted
+
+        stop_if_interrupted(pressed)
+    raise
 
 __version__ = "0.1.0"

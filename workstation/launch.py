@@ -69,12 +69,18 @@ def interrupted(err: BaseException) -> bool:
     return False
 
 
+def stop_if_interrupted(err: BaseException) -> None:
+    """Where ``err`` is a Ctrl-C: the one sentence, and exit 130 (SystemExit: no traceback,
+    from inside an import too); otherwise nothing, for the caller to raise ``err`` again."""
+    if interrupted(err):
+        print(STOPPED, file=sys.stderr)
+        raise SystemExit(130) from None
+
+
 def main() -> int:
     try:
         from workstation import cli
     except BaseException as err:
-        if not interrupted(err):
-            raise
-        print(STOPPED, file=sys.stderr)
-        return 130
+        stop_if_interrupted(err)
+        raise
     return cli.main()

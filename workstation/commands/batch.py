@@ -145,6 +145,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"batch: failed {ev.path}: {ev.detail}", file=sys.stderr)
         elif ev.kind == "file-pending":
             print(f"batch: {ev.path} is back in the queue (not failed)", file=sys.stderr)
+        elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "chunking":
+            # before its parts are known (a long document is measured for seconds): said, not a count
+            print(f"batch:   {ev.path}: measuring it to cut it into parts", file=sys.stderr)
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "kept":
             p = ev.progress
             print(f"batch:   {ev.path}: {p.chunks_done} of {p.chunks_total} parts kept from the run that stopped",

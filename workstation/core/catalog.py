@@ -576,6 +576,8 @@ class InstalledModel:
     catalog: bool  # listed in catalog.yaml
     info: ModelInfo | None = None
     error: str | None = None
+    failure: WorkstationError | None = field(default=None, repr=False, compare=False)
+    """The error itself, for the app to say it in its language (``error`` is its English)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -623,7 +625,7 @@ def list_installed(with_info: bool = True) -> list[InstalledModel]:
                 try:
                     item.info = read_model_info(path)
                 except WorkstationError as err:
-                    item.error = str(err)
+                    item.error, item.failure = str(err), err
             result.append(item)
     return result
 

@@ -245,7 +245,7 @@ class WorkstationApp(App[None]):
         self.start_engine = start_engine
         self.fit_check = fit_check
         self.sample_system = sample_system
-        self.startup_problem: str | None = self.settings.problem
+        self.startup_problem: str | None = self._settings_problem()
         self.profile: Profile | None = None
         profile_problem: str | None = None
         if isinstance(profile, Profile):
@@ -593,7 +593,14 @@ class WorkstationApp(App[None]):
             return
         self.started_profile = self.profile
         if default_problem is not None and self.startup_problem == default_problem:
-            self.startup_problem = self.settings.problem  # (the default's problem is not this start's)
+            self.startup_problem = self._settings_problem()  # (the default's problem is not this start's)
+
+    def _settings_problem(self) -> str | None:
+        """What settings.yaml could not give (``TuiSettings.problem``), in the app's language."""
+        if self.settings.problem is None:
+            return None
+        key, values = self.settings.problem
+        return self.texts(key, **values)
 
     def _mark_open(self, conv: Conversation) -> None:
         """``conv`` is the open conversation from now on."""

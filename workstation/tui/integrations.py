@@ -172,6 +172,7 @@ class ModelRow:
     # a catalog model's download that stopped half-way (its part, GBs, kept for p to resume):
     # F4 showed it as "no", like one never begun, and nothing here removed it
     unfinished: catalog.UnfinishedDownload | None = None
+    damaged: bool = False  # an installed file that cannot be read: ``details`` says why
 
     @property
     def size_text(self) -> str:
@@ -221,8 +222,10 @@ def installed_models(texts: Texts | None = None) -> list[ModelRow]:
             name=item.name,
             path=Path(item.path),
             size_bytes=item.size_bytes,
-            details=item.error or _model_details(item.info, t),
+            # (in English, and F4's verdict under it said it again in the app's language)
+            details=t.error(item.failure) if item.failure else item.error or _model_details(item.info, t),
             installed=True,
+            damaged=item.error is not None,
             description=described.get(Path(item.path).name, {}),
         )
         for item in catalog.list_installed()
@@ -269,6 +272,8 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     from workstation.core.phrases import say
     from workstation.core.planner import counting_freed, plan
 
+    if row.damaged:
+        return ""  # its details say why it cannot be read: no verdict repeating it
     try:
         if row.installed and row.path is not None:
             info = catalog.read_model_info(row.path, check=False)

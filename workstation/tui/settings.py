@@ -19,8 +19,10 @@ import yaml
 
 from workstation.core.atomic import write_text_atomic
 from workstation.core.paths import data_dir
+from workstation.core.phrases import Phrase
 from workstation.core.profiles import YamlError, load_yaml
 from workstation.tui.actions import BY_ID
+from workstation.tui.i18n import LANGUAGES
 
 
 @dataclass
@@ -32,8 +34,9 @@ class TuiSettings:
     for eyes that read dark text better; ``None`` is Textual's default."""
     keymap: dict[str, str] = field(default_factory=dict)
     """Action id to key(s), comma-separated, overriding the defaults."""
-    problem: str | None = None
-    """Why the file could not be used (shown once as a notification)."""
+    problem: Phrase | None = None
+    """Why the file, or a part of it, could not be used (shown once as a notification): a
+    sentence of the locale files (``settings.*``) and its values; the first one found."""
 
 
 def settings_path() -> Path:
@@ -47,13 +50,15 @@ def load_settings(path: Path | None = None) -> TuiSettings:
     try:
         data: Any = load_yaml(path.read_text(encoding="utf-8")) or {}
     except (OSError, UnicodeDecodeError, YamlError):
-        return TuiSettings(problem=f"{path} cannot be read; using the default settings.")
+        return TuiSettings(problem=("settings.unreadable", {"path": str(path)}))
     if not isinstance(data, dict):
-        return TuiSettings(problem=f"{path} is not a mapping of settings; using the defaults.")
+        return TuiSettings(problem=("settings.not_mapping", {"path": str(path)}))
     settings = TuiSettings()
     lang = data.get("language")
-    if lang in ("en", "tr"):
-        settings.language = lang
+    if isinstance(lang, str) and lang.strip().lower() in LANGUAGES:
+        settings.language = lang.strip().lower()
+    elif lang is not None:  # (``language: 5`` was ignored without a word)
+        settings.problem = ("settings.language", {"path": str(path), "what": str(lang)})
     theme = data.get("theme")
     if isinstance(theme, str) and theme:
         settings.theme = theme
@@ -61,11 +66,9 @@ def load_settings(path: Path | None = None) -> TuiSettings:
     if isinstance(keymap, dict):
         unknown = [k for k in keymap if k not in BY_ID]
         settings.keymap = {str(k): str(v) for k, v in keymap.items() if k in BY_ID}
-        if unknown:
-            settings.problem = (
-                f"{path}: unknown action ids in keymap: {', '.join(map(str, unknown))}; "
-                f"known ids are {', '.join(BY_ID)}."
-            )
+        if unknown and not settings.problem:
+            settings.problem = ("settings.unknown_actions", {"path": str(path), "names": ", ".join(map(str, unknown)),
+                                                             "members": ", ".join(BY_ID)})
         # a key no keyboard has ("ctrl+", a list): the action had no key left, and nothing said
         # so; it keeps its own key now
         bad = {action: keys for action, keys in settings.keymap.items()
@@ -74,8 +77,7 @@ def load_settings(path: Path | None = None) -> TuiSettings:
             del settings.keymap[action]
         if bad and not settings.problem:
             said = "; ".join(f"{action}: {keys}" for action, keys in bad.items())
-            settings.problem = (f"{path}: the keymap names keys no keyboard has ({said}); those actions keep "
-                                "their own keys. Keys are written as ctrl+k, f10 or alt+shift+left.")
+            settings.problem = ("settings.unknown_keys", {"path": str(path), "what": said})
     return settings
 
 
