@@ -233,8 +233,9 @@ def _check_remote(profile: Profile, eff: dict[str, object], as_json: bool) -> in
     print(f"  {'backend':<16} openai (a server does the work)")
     print(f"  {'server':<16} {remote.base_url}")
     print(f"  {'model':<16} {remote.model or 'the first the server lists'}")
-    print(f"  {'api key':<16} "
-          + (f"from {key} ({'set' if os.environ.get(key) else 'not set in this shell'})" if key else "none"))
+    print(f"  {'api key':<16} " + (f"from the file {remote.api_key_file}" if remote.api_key_file else
+                                   f"from {key} ({'set' if os.environ.get(key) else 'not set in this shell'})"
+                                   if key else "none"))
     print(f"  {'timeout':<16} {remote.timeout_s:g} s")
     # (said "off" from the profile's defaults: whether a reply is drafted is the server's choice)
     print(f"  {'speculative':<16} the server's (its own profile says)")
