@@ -29,8 +29,11 @@ from workstation.core.sqlite_schema import SchemaError, in_plain_words, open_dat
 
 DB_NAME = "keys.sqlite3"
 KEY_PREFIX = "ws-"
-NAME_RULE = re.compile(r"[^\W_][\w.@-]{0,63}")  # letters of any language (ayşe, müdür), not only a-z
-NAME_HELP = "1 to 64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit"
+# letters of any language (ayşe, müdür), not only a-z; words apart by one space ("Ayşe Yılmaz":
+# a person's name was refused for its space)
+NAME_RULE = re.compile(r"(?=.{1,64}\Z)[^\W_][\w.@-]*(?: [\w.@-]+)*")
+NAME_HELP = ("1 to 64 letters, digits, spaces, '.', '_', '@' or '-', starting with a letter or digit (a "
+             "name of several words in quotes: \"Ayşe Yılmaz\")")
 
 def key_from_file(path: str | None, named_by: str, *, service: bool = False) -> str | None:
     """A key from a file: its first line, without the spaces around it (serve's
@@ -122,8 +125,15 @@ def key_digest(secret: str) -> str:
 
 def canonical_name(name: str) -> str:
     """A key's name in one Unicode form (NFC), so "ayşe" typed with a combining cedilla is the
-    same person's name, not refused nor a second key."""
-    return unicodedata.normalize("NFC", name)
+    same person's name, not refused nor a second key; its words apart by one space ("Ayşe
+    Yılmaz" typed with two is the same name)."""
+    return " ".join(unicodedata.normalize("NFC", name).split())
+
+
+def logged_name(name: str) -> str:
+    """A key's name as a log line's first field: in quotes where it has a space, so that the
+    line's fields are still told apart (``"Ayşe Yılmaz" 10.0.0.7 POST …``)."""
+    return f'"{name}"' if " " in name else name
 
 
 def check_name(name: str) -> str:
