@@ -230,9 +230,9 @@ ENGLISH: dict[str, str] = {
                       "profile; they are for a model loaded on this PC)"),
     "remote.sends": "your messages, the conversation before them and the documents you attach go to the server at "
                     "{server}, which answers them; they leave this PC",
-    "remote.unencrypted": ("its address is http://, so they, and the API key, cross the network unencrypted; ask "
-                           "whoever runs it for an https:// address (README, 'A desk PC on the office server': "
-                           "serve behind a reverse proxy)"),
+    "remote.sends_unencrypted": ("your messages and the documents you attach go to the server at {server} "
+                                 "unencrypted, as its address starts with http://; ask whoever runs it for an "
+                                 "https:// address"),
     "remote.lost": "Lost the connection to {url}: {reason}.",
     "remote.refused": "connection refused or host unreachable",
     "remote.timed_out": "timed out",
