@@ -98,13 +98,15 @@ def _whose(profile: Profile) -> dict[str, object]:
     """Whether the profile is the user's own (in the data folder, which an update leaves alone)
     and the shipped file of its name it stands in for: a user's file of a shipped name is the
     one ``-p NAME`` loads, and nothing else in the listing said the shipped one was hidden."""
-    from workstation.core.paths import profile_folders, profiles_dir
+    from workstation.core.paths import given_profile_folders, profile_folders
 
     folder = profile.source.parent.resolve() if profile.source else None
-    own = folder is not None and folder != profiles_dir().resolve() and any(
+    given = given_profile_folders()
+    own = folder is not None and all(folder != f.resolve() for f in given) and any(
         folder == f.resolve() for f in profile_folders())
-    hidden = profiles_dir() / profile.source.name if own and profile.source else None
-    return {"own": own, "hides_shipped": str(hidden) if hidden and hidden.is_file() else None}
+    hidden = next((f / profile.source.name for f in given if (f / profile.source.name).is_file()), None) \
+        if own and profile.source else None
+    return {"own": own, "hides_shipped": str(hidden) if hidden else None}
 
 
 def _key_cell(row: dict[str, object]) -> str:
