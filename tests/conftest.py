@@ -272,6 +272,15 @@ def tui_profile(path: Path, model: str, **over: object) -> None:
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
 
 
+def as_shipped_profiles(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """``folder`` stands for the app's profiles: the shipped ones (in this process) and the
+    office's (WORKSTATION_PROFILES, which a command run as a child process lists before them)."""
+    from workstation.core import paths
+
+    monkeypatch.setattr(paths, "SHIPPED_PROFILES", folder)
+    monkeypatch.setenv("WORKSTATION_PROFILES", str(folder))
+
+
 @pytest.fixture
 def profiles(tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The app's profiles folder: a, b (K q8_0, 400 tokens a reply) and broken (no model)."""
@@ -283,7 +292,7 @@ def profiles(tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch
         sampling={"temperature": 0.0, "max_tokens": 400, "seed": 1, "repeat_penalty": 1.0},
     )
     tui_profile(folder / "broken.yaml", str(tmp_path / "missing.gguf"))
-    monkeypatch.setenv("WORKSTATION_PROFILES", str(folder))
+    as_shipped_profiles(monkeypatch, folder)
     return folder
 
 

@@ -9,7 +9,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -1370,27 +1369,32 @@ def test_a_json_run_that_fails_says_why_in_json_on_stdout(tmp_path: Path, capsys
     assert capsys.readouterr().out == ""
 
 
-def test_no_profile_named_says_the_default_and_workstation_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_office_profiles_folder_adds_to_the_shipped_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """An office's shared profiles folder (WORKSTATION_PROFILES) with the server's profile alone:
-    a command without -p said "There is no profile named 'office-cpu'", a name nobody typed,
-    and not that WORKSTATION_PROFILE sets the one every command uses."""
+    it replaced the shipped profiles, so a command without -p said "There is no profile named
+    'office-cpu'" and the folder had to be a copy of profiles/ that no update reached. The
+    shipped ones are listed too, the office's file winning by name; WORKSTATION_PROFILE names
+    the one every command uses."""
+    from workstation.core.profiles import load_profile
+
     shared = tmp_path / "shared-profiles"
     shared.mkdir()
-    shutil.copy(ROOT / "profiles" / "office-server.yaml", shared)
+    office = (ROOT / "profiles" / "office-server.yaml").read_text(encoding="utf-8")
+    (shared / "office-server.yaml").write_text(office.replace("127.0.0.1:8088", "office-pc:8088"), encoding="utf-8")
     monkeypatch.setenv("WORKSTATION_PROFILES", str(shared))
     monkeypatch.delenv("WORKSTATION_PROFILE", raising=False)
-    assert main(["profiles", "check"]) == 1
-    err = capsys.readouterr().err
-    assert "No profile was named (-p PROFILE, or WORKSTATION_PROFILE for every command), and the default one, " \
-           "'office-cpu', is not here; available profiles: office-server." in err, err
+    assert main(["profiles", "list", "--json"]) == 0
+    rows = {r["key"]: r for r in json.loads(capsys.readouterr().out)["profiles"]}
+    assert {"office-cpu", "long-documents", "office-server"} <= set(rows), rows
+    assert rows["office-server"]["status"] == "remote: http://office-pc:8088/v1" and not rows["office-server"]["own"]
+    assert load_profile(None).key == "office-cpu"  # the default, shipped: there
     monkeypatch.setenv("WORKSTATION_PROFILE", "offce-server")
     assert main(["profiles", "check"]) == 1
     err = capsys.readouterr().err
     assert "no profile named 'offce-server' (WORKSTATION_PROFILE names it)" in err and "Did you mean 'office-server'?" in err
     monkeypatch.setenv("WORKSTATION_PROFILE", "office-server")
-    main(["profiles", "check"])
-    assert "office-server: valid" in capsys.readouterr().out
+    assert load_profile(None).remote.base_url == "http://office-pc:8088/v1"  # the office's, not the shipped file
 
 
 def test_a_question_typed_beside_a_pipe_is_asked_about_the_piped_text(tmp_path: Path, smollm2_path: Path) -> None:

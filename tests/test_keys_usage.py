@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from workstation.cli import main
-from workstation.core.keys import KeyRing, KeyRingError
+from workstation.core.keys import KeyRing, KeyRingError, logged_name
 from workstation.core.paths import data_dir
 from workstation.core.quota import DailyQuota, OverQuota, day_start, next_day_start
 from workstation.core.usage import SHARED, UNKNOWN, UsageError, UsageLog, UsageRecord, parse_since
@@ -40,9 +40,12 @@ def test_one_active_key_per_name_and_revocation(tmp_path: Path) -> None:
     _, first = ring.add("bob")
     with pytest.raises(KeyRingError, match="already has a key"):
         ring.add("bob")
-    with pytest.raises(KeyRingError, match="not allowed"):
-        ring.add("bob smith")
-    for bad in ("_bob", "-bob", "bob/x", "a" * 65):
+    ring.add("Ayşe Yılmaz")  # a person's name, with its space and Turkish letters (refused for the space)
+    with pytest.raises(KeyRingError, match="already has a key"):  # typed with two spaces: the same name
+        ring.add("Ayşe  Yılmaz ")
+    assert logged_name("Ayşe Yılmaz") == '"Ayşe Yılmaz"' and logged_name("bob") == "bob"  # a log line's field
+    ring.revoke("ayşe yılmaz")
+    for bad in ("_bob", "-bob", "bob/x", "a" * 65, "bob / smith"):
         with pytest.raises(KeyRingError, match="not allowed"):
             ring.add(bad)
     ring.add("ayşe.yılmaz")  # a Turkish name: "letters", as the rule says (only a-z were)
@@ -57,7 +60,7 @@ def test_one_active_key_per_name_and_revocation(tmp_path: Path) -> None:
     _, second = ring.add("bob")  # a new key for the same person
     assert ring.find(second) is not None and ring.find(second).revoked is None
     assert [k.name for k in ring.list()] == ["ayşe.yılmaz", "bob"]
-    assert len(ring.list(include_revoked=True)) == 3
+    assert len(ring.list(include_revoked=True)) == 4  # (Ayşe Yılmaz revoked)
     with pytest.raises(KeyRingError, match="no active key named 'nobody'"):
         ring.revoke("nobody")
     ring.revoke("bob")
@@ -331,18 +334,21 @@ def test_usage_command_table_and_json(capsys: pytest.CaptureFixture[str]) -> Non
         "your key used today on the office server is on the app's F11." in capsys.readouterr().out
     log = UsageLog(data_dir() / "usage.sqlite3")
     now = time.time()
-    log.add([record(now, "alice", 100, 50), record(now, "bob", 10, 1), record(now - 40 * 86400, "alice", 7, 7)])
+    log.add([record(now, "alice", 100, 50), record(now, "bob", 10, 1), record(now - 40 * 86400, "alice", 7, 7),
+             record(now, "Ayşe Yılmaz", 20, 4)])
     log.close()
     assert main(["usage", "--json"]) == 0
     rows = {r["group"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
-    assert rows["alice"]["tokens"] == 164 and rows["bob"]["tokens"] == 11
+    assert rows["alice"]["tokens"] == 164 and rows["bob"]["tokens"] == 11 and rows["Ayşe Yılmaz"]["tokens"] == 24
+    assert main(["usage", "--by", "person"]) == 0  # a name with a space: one cell of the table
+    assert any(line.startswith("| Ayşe Yılmaz ") for line in capsys.readouterr().out.splitlines())
     since = time.strftime("%Y-%m-%d", time.localtime(now - 86400))
     assert main(["usage", "--since", since, "--json"]) == 0
     rows = {r["group"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
     assert rows["alice"]["tokens"] == 150
     assert main(["usage", "--by", "profile"]) == 0
     out = capsys.readouterr().out
-    assert "office" in out and "175" in out
+    assert "office" in out and "199" in out
     assert main(["usage", "--since", "last tuesday"]) == 1
     assert "--since is 'last tuesday'" in capsys.readouterr().err
     # refused requests only: no speed to show ("-", not TTFT 0 and 0.0 tok/s), and the two

@@ -224,6 +224,13 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
     assert all(p.exists() for p in others) and "notes" not in err and "report" not in err, err
     assert out.startswith("added tiny.gguf")
     assert "workstation profiles new tiny: it makes a profile for it" in err, err
+    # a profile that runs it already (the office's, waiting for the model a USB stick brings) is
+    # named instead: it said "profiles new" all the same
+    (tmp_path / "profiles" / "office-tiny.yaml").write_text("name: Office tiny\nmodel: tiny\n", encoding="utf-8")
+    assert main(["models", "add", str(TINY), "--name", "tiny"]) == 0
+    err = capsys.readouterr().err
+    assert "workstation: the profile office-tiny runs it; chat with it: workstation -p office-tiny" in err, err
+    (tmp_path / "profiles" / "office-tiny.yaml").unlink()
     # the download stopped half-way is listed (its part was shown nowhere), with how to resume or remove it
     assert main(["models", "list"]) == 0
     listed = capsys.readouterr().out

@@ -386,6 +386,25 @@ def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answer
     path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai", "remote": {"api_key": KEY}}))
     assert main(["profiles", "check", str(path)]) == 1
     assert "remote.api_key is not a profile field: the key stays out of the file" in capsys.readouterr().err
+    # the key in a file only its owner reads (api_key_env was the only way: a variable in ~/.profile,
+    # which every program of the session sees); a file others may read is refused, as serve's is
+    monkeypatch.delenv("WS_REMOTE_TEST_KEY")
+    key_file = tmp_path / "api-key"
+    key_file.write_text(f"{KEY}\n", encoding="utf-8")
+    key_file.chmod(0o600)
+    path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
+                                    "remote": {"base_url": server.base_url, "api_key_file": str(key_file)}}))
+    assert main(["profiles", "check", str(path)]) == 0
+    assert f"api key          from the file {key_file}" in capsys.readouterr().out
+    key_file.chmod(0o644)
+    assert main(["profiles", "check", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"not asked: The key file (remote.api_key_file) {key_file} can be read by every user of this computer" \
+           f", so the key in it is no secret; let only you read it (chmod 600 {key_file}), then try again." in out, out
+    path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai", "remote": {
+        "base_url": server.base_url, "api_key_file": str(key_file), "api_key_env": "WS_REMOTE_TEST_KEY"}}))
+    assert main(["profiles", "check", str(path)]) == 1
+    assert "remote.api_key_env and remote.api_key_file are both set" in capsys.readouterr().err
 
 
 def test_a_refusal_reads_its_code_and_headers() -> None:

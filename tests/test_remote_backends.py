@@ -378,15 +378,26 @@ def test_a_desk_pc_is_told_where_its_text_goes() -> None:
         profile = profile_from_dict({"name": "desk", "backend": "openai", "remote": {"base_url": url}}, "<t>")
         return [say([n]) for n in load_notes(profile)]
 
-    [goes, clear] = notes("http://192.0.2.7:8088/v1")
-    assert goes == ("Note: your messages, the conversation before them and the documents you attach go to the "
-                    "server at 192.0.2.7:8088, which answers them; they leave this PC.")
-    assert clear.startswith("Note: its address is http://, so they, and the API key, cross the network unencrypted")
-    assert notes("https://ai.office.example/v1") == [goes.replace("192.0.2.7:8088", "ai.office.example")]
+    # one sentence (two "Note:"s ran together in the app's box), said once for each server
+    assert notes("http://192.0.2.7:8088/v1") == [
+        "Note: your messages and the documents you attach go to the server at 192.0.2.7:8088 unencrypted, as its "
+        "address starts with http://; ask whoever runs it for an https:// address."]
+    assert notes("https://ai.office.example/v1") == [
+        "Note: your messages, the conversation before them and the documents you attach go to the server at "
+        "ai.office.example, which answers them; they leave this PC."]
     assert notes("http://127.0.0.1:8088/v1") == notes("http://localhost:8088/v1") == []
     profile = profile_from_dict({"name": "d", "backend": "openai", "remote": {"base_url": "http://10.0.0.5/v1"}}, "<t>")
     tr = Texts("tr")
     assert say(load_notes(profile)[:1], tr.get).startswith("Not: mesajlarınız")  # in the app's language
+    from workstation.core.store import ConversationStore
+    from workstation.tui.integrations import unsaid_notes
+
+    store = ConversationStore()
+    assert unsaid_notes(load_notes(profile), store) == load_notes(profile)  # the first start: said
+    assert unsaid_notes(load_notes(profile), store) == []  # the next: not again
+    other = profile_from_dict({"name": "d", "backend": "openai", "remote": {"base_url": "http://10.0.0.6/v1"}}, "<t>")
+    assert len(unsaid_notes(load_notes(other), store)) == 1  # another server: said for it
+    store.close()
     # settings only a model loaded here uses: said unused (a draft model and a context went by in silence)
     tuned = profile_from_dict({"name": "d", "backend": "openai", "remote": {"base_url": "http://127.0.0.1:8088/v1"},
                                "context": 2048, "kv_cache": {"k": "q8_0", "v": "q8_0"},

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import as_shipped_profiles
 from tui_helpers import notices, screen_lines, until
 
 from workstation.core.profiles import KVCache
@@ -28,7 +29,7 @@ def _write(folder: Path, key: str, data: dict[str, object]) -> None:
 def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     profiles = tmp_path / "profiles"
     profiles.mkdir()
-    monkeypatch.setenv("WORKSTATION_PROFILES", str(profiles))
+    as_shipped_profiles(monkeypatch, profiles)
     return profiles
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import as_shipped_profiles
 
 from workstation.core.metrics import TurnMetrics
 from workstation.core.profiles import Profile, profile_from_dict
@@ -155,7 +156,7 @@ def make_app(
         "office-q8": _profile_data("Office CPU — KV q8_0", kv_cache={"k": "q8_0", "v": "q8_0"}),
     }.items():
         (folder / f"{key}.yaml").write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
-    monkeypatch.setenv("WORKSTATION_PROFILES", str(folder))
+    as_shipped_profiles(monkeypatch, folder)
     store = ConversationStore()
     old = store.new("Travel policy")
     store.add_message(old.id, "user", "Where is the travel policy?")

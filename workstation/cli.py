@@ -54,8 +54,8 @@ environment (set in ~/.profile, /etc/environment or a service's Environment=):
                           trail and your own profiles (default ~/.local/share/workstation)
   WORKSTATION_PROFILE     the profile a command runs without -p (default office-cpu); the
                           app starts with it too (else with the one loaded last)
-  WORKSTATION_PROFILES    the folder of the app's profiles, in place of profiles/ here (an
-                          office's shared folder: copy profiles/ into it first)
+  WORKSTATION_PROFILES    an office's shared folder of profiles, listed with the shipped
+                          ones of profiles/ here; its file of a shipped name is used instead
   WORKSTATION_MODELS      the folder models are kept in (default models/ here)
   WORKSTATION_MODEL_DIRS  more folders whose .gguf files are read, separated by ':'
   WORKSTATION_API_KEY     a desk PC's key for the office server; serve's operator key

@@ -216,15 +216,22 @@ def run_add(args: argparse.Namespace) -> int:
         print(f"{Path(args.path).name} is installed already, as {dest.name} in {dest.parent} (the same file); nothing "
               "was copied")
     if not args.json:
-        print(_how_to_use(catalog.installed_name(dest)), file=sys.stderr)
+        print(_how_to_use(dest), file=sys.stderr)
     return 0
 
 
-def _how_to_use(name: str) -> str:
-    """What to do next with a model just added: -p takes profiles, and nothing said so."""
+def _how_to_use(dest: Path) -> str:
+    """What to do next with a model just added: -p takes profiles, and nothing said so. A
+    profile that runs it already (office-cpu, for the model a USB stick brought) is named: the
+    hint said "profiles new" of a model the office's profile was waiting for."""
+    from workstation.core.invocation import cli, shell_word
+    from workstation.core.model_profile import running
     from workstation.core.profiles import how_to_make_one
 
-    return f"workstation: {how_to_make_one(name)}"
+    runs = running(dest)
+    if runs:
+        return f"workstation: the profile {runs[0].key} runs it; chat with it: {cli('-p ' + shell_word(runs[0].key))}"
+    return f"workstation: {how_to_make_one(catalog.installed_name(dest))}"
 
 
 def run_pull(args: argparse.Namespace) -> int:

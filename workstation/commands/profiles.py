@@ -98,13 +98,15 @@ def _whose(profile: Profile) -> dict[str, object]:
     """Whether the profile is the user's own (in the data folder, which an update leaves alone)
     and the shipped file of its name it stands in for: a user's file of a shipped name is the
     one ``-p NAME`` loads, and nothing else in the listing said the shipped one was hidden."""
-    from workstation.core.paths import profile_folders, profiles_dir
+    from workstation.core.paths import given_profile_folders, profile_folders
 
     folder = profile.source.parent.resolve() if profile.source else None
-    own = folder is not None and folder != profiles_dir().resolve() and any(
+    given = given_profile_folders()
+    own = folder is not None and all(folder != f.resolve() for f in given) and any(
         folder == f.resolve() for f in profile_folders())
-    hidden = profiles_dir() / profile.source.name if own and profile.source else None
-    return {"own": own, "hides_shipped": str(hidden) if hidden and hidden.is_file() else None}
+    hidden = next((f / profile.source.name for f in given if (f / profile.source.name).is_file()), None) \
+        if own and profile.source else None
+    return {"own": own, "hides_shipped": str(hidden) if hidden else None}
 
 
 def _key_cell(row: dict[str, object]) -> str:
@@ -233,8 +235,9 @@ def _check_remote(profile: Profile, eff: dict[str, object], as_json: bool) -> in
     print(f"  {'backend':<16} openai (a server does the work)")
     print(f"  {'server':<16} {remote.base_url}")
     print(f"  {'model':<16} {remote.model or 'the first the server lists'}")
-    print(f"  {'api key':<16} "
-          + (f"from {key} ({'set' if os.environ.get(key) else 'not set in this shell'})" if key else "none"))
+    print(f"  {'api key':<16} " + (f"from the file {remote.api_key_file}" if remote.api_key_file else
+                                   f"from {key} ({'set' if os.environ.get(key) else 'not set in this shell'})"
+                                   if key else "none"))
     print(f"  {'timeout':<16} {remote.timeout_s:g} s")
     # (said "off" from the profile's defaults: whether a reply is drafted is the server's choice)
     print(f"  {'speculative':<16} the server's (its own profile says)")

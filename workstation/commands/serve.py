@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from workstation.commands import add_profile_arg, print_load_notes, profile_ref
 from workstation.core.audit import DEFAULT_MAX_BYTES as DEFAULT_AUDIT_MAX_BYTES
 from workstation.core.invocation import cli
+from workstation.core.keys import key_from_file
 from workstation.core.paths import typed_path
 from workstation.core.profiles import SERVE_SLOTS, load_profile
 from workstation.core.server.guard import own_names
@@ -149,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     if args.api_key and args.api_key_file:
         raise WorkstationError("Both --api-key and --api-key-file are given; give the operator's key one way "
                                "(--api-key-file keeps it out of the process list).")
-    api_key = args.api_key or _key_from_file(args.api_key_file) or os.environ.get("WORKSTATION_API_KEY") or None
+    api_key = args.api_key or key_from_file(args.api_key_file, "--api-key-file", service=True) or os.environ.get("WORKSTATION_API_KEY") or None
     if api_key and (odd := next((c for c in api_key if not (c.isascii() and c.isprintable()) or c.isspace()), None)):
         named_by = "--api-key" if args.api_key else "--api-key-file" if args.api_key_file else "WORKSTATION_API_KEY"
         raise WorkstationError(f"The operator's key from {named_by} has {odd!r} in it, which no client can send in "
@@ -288,38 +289,6 @@ def open_accounts(
         profile, shared_key=api_key, keys=keys, usage=usage, audit=audit, audit_content=audit_content,
         default_max_parallel=key_max_parallel,
     )
-
-
-def _key_from_file(path: str | None) -> str | None:
-    """The operator's key from ``--api-key-file``: its first line, without the spaces around it.
-    A file every user of the computer may read is refused, as ssh refuses such a private key:
-    the key would be no more secret than on the command line (``ps``); its group may read it
-    (root:workstation, 640: the service's user reads a file it cannot change)."""
-    if path is None:
-        return None
-    import stat
-
-    from workstation.core.errors import WorkstationError
-
-    file = typed_path(path)
-    try:
-        with open(file, encoding="utf-8-sig") as f:
-            if os.name != "nt" and os.fstat(f.fileno()).st_mode & stat.S_IROTH:
-                raise WorkstationError(
-                    f"--api-key-file {path} can be read by every user of this computer, so the key in it is no "
-                    f"secret; let only the server's user read it (chmod 600 {path}, or chmod 640 with the "
-                    "service's group as its group), then start the server again.")
-            first = f.readline(4096).strip()
-    except OSError as err:
-        raise WorkstationError(f"--api-key-file {path} cannot be read ({err.strerror or err}); give the path of "
-                               "a file whose first line is the operator's key.") from None
-    except UnicodeDecodeError:
-        raise WorkstationError(f"--api-key-file {path} is not text; its first line should be the operator's "
-                               "key.") from None
-    if not first:
-        raise WorkstationError(f"--api-key-file {path} has no key on its first line; write the operator's key "
-                               "there (one line), then start the server again.")
-    return first
 
 
 def _not_a_persons_key(accounts: Accounts, api_key: str | None, named_by: str) -> None:

@@ -29,8 +29,45 @@ from workstation.core.sqlite_schema import SchemaError, in_plain_words, open_dat
 
 DB_NAME = "keys.sqlite3"
 KEY_PREFIX = "ws-"
-NAME_RULE = re.compile(r"[^\W_][\w.@-]{0,63}")  # letters of any language (ayşe, müdür), not only a-z
-NAME_HELP = "1 to 64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit"
+# letters of any language (ayşe, müdür), not only a-z; words apart by one space ("Ayşe Yılmaz":
+# a person's name was refused for its space)
+NAME_RULE = re.compile(r"(?=.{1,64}\Z)[^\W_][\w.@-]*(?: [\w.@-]+)*")
+NAME_HELP = ("1 to 64 letters, digits, spaces, '.', '_', '@' or '-', starting with a letter or digit (a "
+             "name of several words in quotes: \"Ayşe Yılmaz\")")
+
+def key_from_file(path: str | None, named_by: str, *, service: bool = False) -> str | None:
+    """A key from a file: its first line, without the spaces around it (serve's
+    ``--api-key-file``, a desk profile's ``remote.api_key_file``). A file every user of the
+    computer may read is refused, as ssh refuses such a private key: the key would be no more
+    secret than on the command line (``ps``) or in ~/.profile; its group may read it
+    (root:workstation, 640: the service's user reads a file it cannot change). ``service``:
+    the server's operator key (what to do is said for a service)."""
+    if path is None:
+        return None
+    import os
+    import stat
+
+    from workstation.core.paths import typed_path
+
+    then = "start the server again" if service else "try again"
+    try:
+        with open(typed_path(path), encoding="utf-8-sig") as f:
+            if os.name != "nt" and os.fstat(f.fileno()).st_mode & stat.S_IROTH:
+                who = (f"let only the server's user read it (chmod 600 {path}, or chmod 640 with the service's "
+                       "group as its group)") if service else f"let only you read it (chmod 600 {path})"
+                raise WorkstationError(f"{named_by} {path} can be read by every user of this computer, so the key "
+                                       f"in it is no secret; {who}, then {then}.")
+            first = f.readline(4096).strip()
+    except OSError as err:
+        raise WorkstationError(f"{named_by} {path} cannot be read ({err.strerror or err}); give the path of a file "
+                               "whose first line is the key.") from None
+    except UnicodeDecodeError:
+        raise WorkstationError(f"{named_by} {path} is not text; its first line should be the key.") from None
+    if not first:
+        raise WorkstationError(f"{named_by} {path} has no key on its first line; write the key there (one line), "
+                               f"then {then}.")
+    return first
+
 
 _MIGRATIONS: tuple[str, ...] = (
     """
@@ -88,8 +125,15 @@ def key_digest(secret: str) -> str:
 
 def canonical_name(name: str) -> str:
     """A key's name in one Unicode form (NFC), so "ayşe" typed with a combining cedilla is the
-    same person's name, not refused nor a second key."""
-    return unicodedata.normalize("NFC", name)
+    same person's name, not refused nor a second key; its words apart by one space ("Ayşe
+    Yılmaz" typed with two is the same name)."""
+    return " ".join(unicodedata.normalize("NFC", name).split())
+
+
+def logged_name(name: str) -> str:
+    """A key's name as a log line's first field: in quotes where it has a space, so that the
+    line's fields are still told apart (``"Ayşe Yılmaz" 10.0.0.7 POST …``)."""
+    return f'"{name}"' if " " in name else name
 
 
 def check_name(name: str) -> str:

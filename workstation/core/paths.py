@@ -18,9 +18,24 @@ def models_dir() -> Path:
     return Path(os.environ.get("WORKSTATION_MODELS", PROJECT_DIR / "models"))
 
 
+SHIPPED_PROFILES = PROJECT_DIR / "profiles"
+
+
 def profiles_dir() -> Path:
-    """The folder of shipped profiles (``WORKSTATION_PROFILES`` overrides it)."""
-    return Path(os.environ.get("WORKSTATION_PROFILES", PROJECT_DIR / "profiles"))
+    """The folder of the profiles shipped with the app (this checkout's profiles/)."""
+    return SHIPPED_PROFILES
+
+
+def given_profile_folders() -> list[Path]:
+    """The profiles given to the user, not theirs to change, the first found by name winning:
+    an office's folder (``WORKSTATION_PROFILES``), then the shipped ones. The office's folder
+    adds to the shipped ones: used in their place, it had to be a copy of profiles/ and never
+    got the profiles an update ships."""
+    office = os.environ.get("WORKSTATION_PROFILES", "").strip()
+    shipped = profiles_dir()
+    if not office or typed_path(office).resolve() == shipped.resolve():
+        return [shipped]
+    return [typed_path(office), shipped]
 
 
 def user_profiles_dir() -> Path:
@@ -33,14 +48,14 @@ def user_profiles_dir() -> Path:
 
 def profile_folders() -> list[Path]:
     """Where a profile is looked for by name, the first found winning: the user's own, then
-    the shipped ones. A data folder that cannot be used leaves the shipped ones (a listing
-    goes on; making a profile says why)."""
+    an office's (``WORKSTATION_PROFILES``), then the shipped ones. A data folder that cannot be
+    used leaves the others (a listing goes on; making a profile says why)."""
     from workstation.core.errors import WorkstationError
 
     try:
-        return [user_profiles_dir(), profiles_dir()]
+        return [user_profiles_dir(), *given_profile_folders()]
     except WorkstationError:
-        return [profiles_dir()]
+        return given_profile_folders()
 
 
 def data_dir() -> Path:

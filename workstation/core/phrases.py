@@ -153,9 +153,12 @@ ENGLISH: dict[str, str] = {
     "profile.texts": "field '{field}' must be a text or a list of texts, not {value}.",
     "profile.true_false": "field '{field}' must be true or false, not {value}.",
     "profile.mapping": "field '{field}' must be a mapping of settings, not {value}.",
-    "profile.api_key": ("remote.api_key is not a profile field: the key stays out of the file; put it in an "
-                        "environment variable and name that with remote.api_key_env (as in api_key_env: "
-                        "WORKSTATION_API_KEY)."),
+    "profile.api_key": ("remote.api_key is not a profile field: the key stays out of the file; put it in a "
+                        "file only you can read and name that with remote.api_key_file (as in api_key_file: "
+                        "~/.config/workstation/api-key), or in an environment variable named by "
+                        "remote.api_key_env."),
+    "profile.two_keys": ("remote.api_key_env and remote.api_key_file are both set; keep one of them, the one "
+                         "that holds the key."),
     "profile.unknown": "unknown field '{field}'; {hint}",
     "profile.hint_fields": "allowed fields are {names}.",
     "profile.hint_close": "did you mean '{name}'?",
@@ -227,9 +230,9 @@ ENGLISH: dict[str, str] = {
                       "profile; they are for a model loaded on this PC)"),
     "remote.sends": "your messages, the conversation before them and the documents you attach go to the server at "
                     "{server}, which answers them; they leave this PC",
-    "remote.unencrypted": ("its address is http://, so they, and the API key, cross the network unencrypted; ask "
-                           "whoever runs it for an https:// address (README, 'A desk PC on the office server': "
-                           "serve behind a reverse proxy)"),
+    "remote.sends_unencrypted": ("your messages and the documents you attach go to the server at {server} "
+                                 "unencrypted, as its address starts with http://; ask whoever runs it for an "
+                                 "https:// address"),
     "remote.lost": "Lost the connection to {url}: {reason}.",
     "remote.refused": "connection refused or host unreachable",
     "remote.timed_out": "timed out",

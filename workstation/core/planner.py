@@ -799,10 +799,19 @@ def remote_notes(profile: Profile) -> list[Phrase]:
     where = urlsplit(profile.remote.base_url)
     if not where.hostname or is_loopback(where.hostname):
         return notes
-    notes.append(("fit.setting_note", {"what": ("remote.sends", {"server": where.netloc})}))
-    if where.scheme == "http":
-        notes.append(("fit.setting_note", {"what": ("remote.unencrypted", {})}))
+    # one sentence (two "Note:"s ran together in the app's box at every start)
+    sends = "remote.sends_unencrypted" if where.scheme == "http" else "remote.sends"
+    notes.append(("fit.setting_note", {"what": (sends, {"server": where.netloc})}))
     return notes
+
+
+def where_text_goes(note: Phrase) -> str:
+    """The server a ``remote_notes`` note says the text goes to ("" for any other note): the
+    app says it once for each server, not at every start."""
+    what = note[1].get("what")
+    if isinstance(what, tuple) and what[0] in ("remote.sends", "remote.sends_unencrypted"):
+        return str(what[1].get("server", ""))
+    return ""
 
 
 def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,

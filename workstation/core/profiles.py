@@ -139,6 +139,9 @@ class Remote:
     base_url: str = "http://127.0.0.1:8088/v1"
     model: str = ""
     api_key_env: str | None = None
+    # a file whose first line is the key (``~/.config/workstation/api-key``, chmod 600): kept out
+    # of the environment every program of the session sees; a file others may read is refused
+    api_key_file: str | None = None
     timeout_s: float = 600.0
 
 
@@ -431,6 +434,9 @@ def validate(profile: Profile, src: str, problems: list[ProfileError] | None = N
             raise _problem(src, "profile.parallel", value=str(profile.parallel))
     profile.remote.base_url = profile.remote.base_url.strip()  # a paste's spaces
     parts = urlsplit(profile.remote.base_url)
+    with _noted(problems):
+        if profile.remote.api_key_env and profile.remote.api_key_file:
+            raise _problem(src, "profile.two_keys")
     with _noted(problems):
         if profile.backend == "openai" and (parts.scheme.lower() not in ("http", "https") or not parts.netloc):
             raise _problem(src, "profile.base_url", value=_shown(profile.remote.base_url))

@@ -60,7 +60,7 @@ from workstation.core.events import (
 )
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import Phrase
-from workstation.core.profiles import Constraints, Profile, Sampling, profile_from_dict
+from workstation.core.profiles import Constraints, Profile, Remote, Sampling, profile_from_dict
 from workstation.core.reasoning import ThinkingSplitter
 
 ESTIMATE_BYTES_PER_TOKEN = 2.5
@@ -202,6 +202,24 @@ def constraint_fields(constraints: Constraints) -> dict[str, Any]:
     return {}
 
 
+def key_source(remote: Remote) -> str:
+    """Where a desk profile's key comes from, in words: the key file, else the variable ("")."""
+    return remote.api_key_file or remote.api_key_env or ""
+
+
+def key_from_profile(remote: Remote) -> str | None:
+    """The key a desk profile names: the first line of ``api_key_file`` (refused where every
+    user may read it, as serve's --api-key-file is), else the variable ``api_key_env``."""
+    if remote.api_key_file:
+        from workstation.core.keys import key_from_file
+
+        try:
+            return key_from_file(remote.api_key_file, "The key file (remote.api_key_file)")
+        except WorkstationError as err:
+            raise ProfileError(str(err)) from None
+    return os.environ.get(remote.api_key_env) if remote.api_key_env else None
+
+
 class RemoteEngine:
     """Same interface as ``Engine``; ``cancel()`` may be called from any thread."""
 
@@ -220,10 +238,10 @@ class RemoteEngine:
         # a variable that is not set means no key (a local server without one); a server that
         # wants one answers 401 and the error names the variable. ``api_key``: the key itself
         # (the TUI's chat on the server it started), used instead of the variable
-        key = (api_key or (os.environ.get(remote.api_key_env) if remote.api_key_env else None) or "").strip()
+        key = (api_key or key_from_profile(remote) or "").strip()
         if key and (not key.isprintable() or " " in key or not key.isascii()):
             raise ProfileError(  # pasted with a line break or a space inside, or with typographic quotes
-                f"The API key in {remote.api_key_env or 'the profile'} is not a key: it holds a space, a line "
+                f"The API key in {key_source(remote) or 'the profile'} is not a key: it holds a space, a line "
                 "break or a character a key never has; copy it again from where it was given."
             )
         self.has_key = bool(key)
@@ -293,7 +311,7 @@ class RemoteEngine:
                 "url": self.base_url, "served": served, "model": self.model})}))
 
     def _key_problem(self, response: httpx.Response) -> EngineError:
-        env = self.profile.remote.api_key_env
+        env = key_source(self.profile.remote)
         if not self.has_key:
             return EngineError(said=[("remote.needs_key", {"url": self.base_url, "env": env}) if env
                                      else ("remote.needs_key_env", {"url": self.base_url})])

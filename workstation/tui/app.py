@@ -3079,6 +3079,7 @@ class WorkstationApp(App[None]):
                 and other[1] not in (loaded.ref, loaded.key):
             self.notify(self.texts("conv.other_profile", saved=other[1], now=event.profile.key), timeout=8)
         notes = [*event.notes, *getattr(event.engine, "load_notes", [])]  # (the engine's: its CPU fallback)
+        notes = integrations.unsaid_notes(notes, self.store)  # where the text goes: once for each server
         if hasattr(event.engine, "load_notes"):
             event.engine.load_notes.clear()  # said once, whichever way it was loaded
         if notes:  # as `profiles check` says them: a context past the trained length, …

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workstation.core.audit import AuditTrail
-from workstation.core.keys import ApiKey, KeyRing
+from workstation.core.keys import ApiKey, KeyRing, logged_name
 from workstation.core.metrics import TurnMetrics
 from workstation.core.quota import Clock, DailyQuota, OverQuota, minute_text, next_day_start
 from workstation.core.server.prometheus import ServerMetrics
@@ -266,7 +266,7 @@ class Accounts:
             self.quota.charge(caller.name, prompt + completion, ticket.t)
         self.metrics.observe(self.profile, caller.name, status, m, duration_s, prompt, completion)
         if log.isEnabledFor(logging.INFO):  # --log-level info: a line a request, as llama-server's
-            log.info(f"{caller.name} {caller.client or '-'} {ticket.route} {status} {prompt}+{completion} tokens "
+            log.info(f"{logged_name(caller.name)} {caller.client or '-'} {ticket.route} {status} {prompt}+{completion} tokens "
                      f"in {duration_s:.2f} s")
         if self._writer is not None:
             record = UsageRecord(

@@ -22,6 +22,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from workstation.core.addresses import is_loopback
+from workstation.core.keys import logged_name
 from workstation.core.server.options import ServerOptions
 from workstation.core.server.protocol import ApiError, busy
 
@@ -173,7 +174,7 @@ class RequestGuard:
             if not scope.get(ACCOUNTED) and not (said[0] == 200 and scope["path"] in UNMETERED) and \
                     not (said[0] == 503 and scope["path"] == "/health"):
                 client = scope.get("client")
-                log.info(f"{scope.get(WHO) or '-'} {client_text(client[0]) if client else '-'} {scope['method']} "
+                log.info(f"{logged_name(scope.get(WHO) or '-')} {client_text(client[0]) if client else '-'} {scope['method']} "
                          f"{logged_path(scope)} "
                          f"{said[0] or CLIENT_GONE} in {time.perf_counter() - t0:.2f} s")
 

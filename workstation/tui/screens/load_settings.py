@@ -19,7 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Select
 
 from workstation.core.errors import ProfileError, WorkstationError
-from workstation.core.paths import profiles_dir, user_profiles_dir
+from workstation.core.paths import given_profile_folders, user_profiles_dir
 from workstation.core.profiles import (
     KV_CACHE_TYPES,
     MAX_CONTEXT,
@@ -60,8 +60,10 @@ def why_not_editable(entry: Profile | ProfileError) -> str | None:
 
 
 def shipped(profile: Profile) -> bool:
-    """Whether the profile's file is one shipped with the app (not the user's to overwrite)."""
-    return profile.source is not None and profile.source.resolve().parent == profiles_dir().resolve()
+    """Whether the profile's file is one shipped with the app or the office's (not the user's to
+    overwrite)."""
+    return profile.source is not None and any(profile.source.resolve().parent == folder.resolve()
+                                              for folder in given_profile_folders())
 
 
 def shipped_original(profile: Profile) -> Path | None:
@@ -69,8 +71,8 @@ def shipped_original(profile: Profile) -> Path | None:
     name, in the user's profiles folder); None where it is no such copy."""
     if profile.source is None or shipped(profile) or profile.source.resolve().parent != user_profiles_dir().resolve():
         return None
-    original = profiles_dir() / profile.source.name
-    return original if original.is_file() else None
+    return next((folder / profile.source.name for folder in given_profile_folders()
+                 if (folder / profile.source.name).is_file()), None)
 
 
 def target_file(profile: Profile) -> Path:
