@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -275,6 +276,33 @@ def test_wrong_key_and_unreachable_server(server: RunningServer, monkeypatch: py
             with contextlib.suppress(WorkstationError):
                 list(events)
     assert isinstance(said, ServerWaiting) and not said.own
+    # a reply left by its reader (a stop string, Esc's close) ends its stream, so the server
+    # stops writing it: read in a thread of its own, it went on to its end unread
+    hung_up = threading.Event()
+
+    def endless_reply(listener: socket.socket) -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+            chunk = b'data: {"choices": [{"index": 0, "delta": {"content": "word "}}]}\n\n'
+            try:
+                for _ in range(2000):  # (20 s at most)
+                    conn.sendall(chunk)
+                    time.sleep(0.01)
+            except OSError:
+                hung_up.set()
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        threading.Thread(target=endless_reply, args=(listener,), daemon=True).start()
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        with RemoteEngine(remote_profile(url, timeout_s=60, model="m"), check=False) as endless:
+            events = endless.stream_chat(HELLO, reading=True)
+            assert any(isinstance(event, TokenDelta) for event in events)
+            events.close()
+            wait_until(hung_up.is_set, "the stream closed once its reader left", 15)
 
 
 def test_a_wrong_address_says_what_is_wrong(server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:

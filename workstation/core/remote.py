@@ -33,7 +33,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -501,7 +501,7 @@ class RemoteEngine:
             turn = self._turn(messages, sampling or self.profile.sampling, constraints, tag=tag, reading=reading)
             yield from self._saying_waits(turn) if reading else turn
 
-    def _saying_waits(self, turn: Iterator[TurnEvent]) -> Iterator[TurnEvent]:
+    def _saying_waits(self, turn: Generator[TurnEvent, None, None]) -> Iterator[TurnEvent]:
         """``turn``'s events, read in a thread of their own so that a server silent before the
         first word for ``QUIET_SAID_AFTER_S`` is said, every second (``ServerWaiting``): behind
         the same person's other request (``/usage/today`` says the key has one running and one
@@ -509,36 +509,44 @@ class RemoteEngine:
         behind the person's own summary without a word, and said "reading the conversation…
         26 s" of a frozen server."""
         events: queue.Queue[tuple[TurnEvent | None, BaseException | None]] = queue.Queue()
+        left = threading.Event()  # the caller stopped reading (a stop string, an error of its own)
 
         def pump() -> None:
             try:
                 for event in turn:
+                    if left.is_set():
+                        break
                     events.put((event, None))
                 events.put((None, None))
             except BaseException as err:  # noqa: BLE001 (raised again in the caller's thread)
                 events.put((None, err))
+            finally:  # (closed in this thread, which runs it: the stream ends, so does the server's reply)
+                turn.close()
 
         threading.Thread(target=pump, name="remote-turn", daemon=True).start()
         t0 = time.monotonic()
         own: bool | None = None  # asked once, when the silence is first said
         started = False
-        while True:
-            try:
-                event, err = events.get(timeout=1.0)
-            except queue.Empty:
-                waited = time.monotonic() - t0
-                if started or waited < QUIET_SAID_AFTER_S or self._cancel.is_set():
+        try:
+            while True:
+                try:
+                    event, err = events.get(timeout=1.0)
+                except queue.Empty:
+                    waited = time.monotonic() - t0
+                    if started or waited < QUIET_SAID_AFTER_S or self._cancel.is_set():
+                        continue
+                    if own is None:
+                        own = self._queued_behind_own()
+                    yield ServerWaiting(waited, own)
                     continue
-                if own is None:
-                    own = self._queued_behind_own()
-                yield ServerWaiting(waited, own)
-                continue
-            if err is not None:
-                raise err
-            if event is None:
-                return
-            started = started or isinstance(event, TokenDelta | TurnFinished)
-            yield event
+                if err is not None:
+                    raise err
+                if event is None:
+                    return
+                started = started or isinstance(event, TokenDelta | TurnFinished)
+                yield event
+        finally:
+            left.set()
 
     def _queued_behind_own(self) -> bool:
         """Whether the server holds this key's request in its queue behind another of its own
@@ -603,7 +611,7 @@ class RemoteEngine:
     def _turn(
         self, messages: list[Message], sampling: Sampling, constraints: Constraints | None = None,
         tag: str | None = None, reading: bool = False,
-    ) -> Iterator[TurnEvent]:
+    ) -> Generator[TurnEvent, None, None]:
         messages, left_out = self._fitted(messages, sampling)
         payload = self._payload(messages, sampling, constraints, tag)
         if reading and self.meta.get("prompt_progress") is True:  # a server that says it takes it (an older one refused it)
