@@ -426,8 +426,17 @@ async def test_a_long_conversation_opens_with_its_last_messages_and_shows_the_ea
     them draws 30 more each time it is pressed."""
     from textual.widgets import Button
 
-    from workstation.tui.screens.chat import SHOWN_AT_ONCE
+    from workstation.core.store import StoredMessage
+    from workstation.tui.screens.chat import SHOWN_AT_ONCE, SHOWN_CHARS, drawn_at_once
 
+    # long replies (tables, code: 30 took 2.7 s to open): as many as hold SHOWN_CHARS, two at least;
+    # a user's attached document counts as the chat shows it, folded
+    replies = [StoredMessage(i, "user", "Why?") if i % 2 == 0 else StoredMessage(i, "assistant", "x" * (SHOWN_CHARS // 4 - 10))
+               for i in range(40)]
+    assert drawn_at_once(replies) == 8 and drawn_at_once(replies[:1]) == 1  # the last four replies, their questions
+    assert drawn_at_once([StoredMessage(1, "assistant", "x" * 3 * SHOWN_CHARS)] * 3) == 2
+    document = StoredMessage(1, "user", "Summarize it\n\n---\nDocument: lease.txt\n\n" + "clause " * SHOWN_CHARS)
+    assert drawn_at_once([document, StoredMessage(2, "assistant", "Done.")] * 20) == SHOWN_AT_ONCE
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         conv = app.store.new("Inventory")
@@ -467,6 +476,13 @@ async def test_a_long_conversation_opens_with_its_last_messages_and_shows_the_ea
         await until(pilot, lambda: log.scroll_y < bottom)
         await pilot.press("pagedown", "pagedown", "pagedown")
         await until(pilot, lambda: log.scroll_y == bottom)
+        # a key typed in the box lays out nothing but the box (the whole screen was laid out at
+        # each key: with a long conversation's 1,300 widgets drawn, 40 to 90 ms a key)
+        prompt = app.chat_screen.query_one("#prompt")
+        asked = prompt._layout_updates
+        await pilot.press("o", "k")
+        assert prompt.value == "ok" and prompt._layout_updates == asked
+        app.chat_screen.clear_input()
         # and so in the multi-line editor (a paste opens it), on its first line and its last
         app.chat_screen.set_input("Dear team,\nthe desks arrive Monday.")
         editor = app.chat_screen.query_one("#editor")

@@ -27,7 +27,7 @@ from workstation.tui.screens.dialogs import (
 )
 from workstation.tui.widgets.conversation_list import ConversationList
 from workstation.tui.widgets.line_input import LineInput
-from workstation.tui.widgets.message_view import MessageView
+from workstation.tui.widgets.message_view import MessageView, fold
 from workstation.tui.widgets.progress import LocalProgressBar
 from workstation.tui.widgets.screen_footer import ChatFooter
 from workstation.tui.widgets.status_bar import StatusBar
@@ -137,9 +137,26 @@ class MessageEditor(TextArea):
 
 
 SHOWN_AT_ONCE = 30  # messages drawn when a conversation opens; the earlier ones on request
+# and at most this much of their text (the last two messages whatever their length): 30 long
+# replies (tables, code) took 2.7 s to open, a Markdown widget each laid out several times
+SHOWN_CHARS = 16_000
 SEARCH_PAUSE_S = 0.2  # the list follows the search box once typing pauses this long
 FOUND_MARKED_S = 3.0  # a message a search found stays marked this long once opened
 FOUND_DRAWN_MOST = 100  # messages drawn at most to show one a search found (30 ms each here)
+
+
+def drawn_at_once(messages: list[StoredMessage]) -> int:
+    """How many of the last of ``messages`` are drawn at once: ``SHOWN_AT_ONCE`` at most, as
+    many as hold ``SHOWN_CHARS`` of the text they show (a user's long paste or document folded,
+    a reply's thinking too), two at least (the last question and its reply)."""
+    count, chars = 0, 0
+    for m in reversed(messages[-SHOWN_AT_ONCE:]):
+        text = m.shown or m.content
+        chars += len(fold(text)[0] if m.role == "user" else text)
+        if count >= 2 and chars > SHOWN_CHARS:
+            break
+        count += 1
+    return count
 
 
 class ChatScreen(AppScreen, Screen[None]):
@@ -241,7 +258,7 @@ class ChatScreen(AppScreen, Screen[None]):
         at = next((i for i, m in enumerate(shown) if m.id == found), None) if found is not None else None
         if at is not None and len(shown) - at > FOUND_DRAWN_MOST:  # (a match hundreds of messages up: the end, as before)
             at = None
-        count = max(SHOWN_AT_ONCE, at_least, len(shown) - at if at is not None else 0)
+        count = max(drawn_at_once(shown), at_least, len(shown) - at if at is not None else 0)
         self._earlier, now = shown[:-count], shown[-count:]
         earlier = [Button(t("chat.earlier", n=len(self._earlier)), id="earlier")] if self._earlier else []
         views = [self._view(m, day) for m, day in zip(now, self._day_lines([m.created for m in now]), strict=True)]
@@ -331,9 +348,10 @@ class ChatScreen(AppScreen, Screen[None]):
 
     @on(Button.Pressed, "#earlier")
     async def _show_earlier(self, event: Button.Pressed) -> None:
-        """The next ``SHOWN_AT_ONCE`` earlier messages, above those drawn."""
+        """The next earlier messages (``drawn_at_once``), above those drawn."""
         event.stop()
-        batch, self._earlier = self._earlier[-SHOWN_AT_ONCE:], self._earlier[:-SHOWN_AT_ONCE]
+        count = drawn_at_once(self._earlier)
+        batch, self._earlier = self._earlier[-count:], self._earlier[:-count]
         log = self.log_view
         log.release_anchor()  # (reading back: the view stays where it is, not at the end)
         await log.mount_all([self._view(m) for m in batch], after=event.button)

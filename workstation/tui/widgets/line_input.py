@@ -11,10 +11,18 @@ out of order, the characters first, and Ctrl+E's temperature box was left empty 
 from __future__ import annotations
 
 from textual import events
+from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.widgets import Input
 
 
 class LineInput(Input):
+    # Input sets its virtual size at every key, and a widget's virtual size asks for a layout of
+    # the whole screen: with a long conversation shown (1,300 widgets) each key typed cost the
+    # app 0.15 s. A box's own text never changes the size of anything around it (one line of a
+    # fixed height; an auto-width box asks for its layout itself): a repaint is enough.
+    virtual_size = Reactive(Size(0, 0), layout=False)
+
     def put(self, text: str) -> None:
         """``text`` in the box, the cursor after it: its end in sight. A path set from code kept
         the cursor at the start, and a box narrower than the path showed its folders, the
