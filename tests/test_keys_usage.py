@@ -114,6 +114,9 @@ def test_keys_commands_print_the_key_once(capsys: pytest.CaptureFixture[str]) ->
     secret = out.strip()
     assert secret.startswith("ws-") and "not shown again" in err
     assert "this is the first key, so from now on serve" in err and "WORKSTATION_API_KEY" in err
+    # the key in a file first (README, an office on one server), the environment variable after it
+    assert err.index("remote.api_key_file (api_key_file: ~/.config/workstation/api-key)") < err.index(
+        "set WORKSTATION_API_KEY"), err
     assert main(["keys", "list"]) == 0
     listed = capsys.readouterr().out
     assert "alice" in listed and "5,000" in listed and "a,b" in listed and secret not in listed
