@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sqlite3
 import time
 from pathlib import Path
@@ -41,8 +42,11 @@ def test_one_active_key_per_name_and_revocation(tmp_path: Path) -> None:
     with pytest.raises(KeyRingError, match="already has a key"):
         ring.add("bob")
     ring.add("Ayşe Yılmaz")  # a person's name, with its space and Turkish letters (refused for the space)
-    with pytest.raises(KeyRingError, match="already has a key"):  # typed with two spaces: the same name
+    with pytest.raises(KeyRingError, match="already has a key") as refused:  # typed with two spaces: the same name
         ring.add("Ayşe  Yılmaz ")
+    # the name in quotes as people read it (it said `keys revoke Ayşe\ Yılmaz`), still one shell word
+    assert str(refused.value).endswith(" keys revoke 'Ayşe Yılmaz')."), str(refused.value)
+    assert shlex.split(str(refused.value).rsplit("keys revoke ", 1)[1][:-2]) == ["Ayşe Yılmaz"]
     assert logged_name("Ayşe Yılmaz") == '"Ayşe Yılmaz"' and logged_name("bob") == "bob"  # a log line's field
     ring.revoke("ayşe yılmaz")
     for bad in ("_bob", "-bob", "bob/x", "a" * 65, "bob / smith"):
@@ -110,6 +114,9 @@ def test_keys_commands_print_the_key_once(capsys: pytest.CaptureFixture[str]) ->
     secret = out.strip()
     assert secret.startswith("ws-") and "not shown again" in err
     assert "this is the first key, so from now on serve" in err and "WORKSTATION_API_KEY" in err
+    # the key in a file first (README, an office on one server), the environment variable after it
+    assert err.index("remote.api_key_file (api_key_file: ~/.config/workstation/api-key)") < err.index(
+        "set WORKSTATION_API_KEY"), err
     assert main(["keys", "list"]) == 0
     listed = capsys.readouterr().out
     assert "alice" in listed and "5,000" in listed and "a,b" in listed and secret not in listed

@@ -433,6 +433,13 @@ def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answer
         "base_url": server.base_url, "api_key_file": str(key_file), "api_key_env": "WS_REMOTE_TEST_KEY"}}))
     assert main(["profiles", "check", str(path)]) == 1
     assert "remote.api_key_env and remote.api_key_file are both set" in capsys.readouterr().err
+    # a server elsewhere over http://: where the text goes, said once for each server, as the app
+    # says it (every run said it); 0.0.0.0 is not this PC's loopback name, and refuses at once
+    path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai", "remote": {"base_url": "http://0.0.0.0:9/v1"}}))
+    assert main(["profiles", "check", str(path)]) == 1
+    assert "go to the server at 0.0.0.0:9 unencrypted" in capsys.readouterr().out
+    assert main(["profiles", "check", str(path)]) == 1
+    assert "unencrypted" not in capsys.readouterr().out
 
 
 def test_a_refusal_reads_its_code_and_headers() -> None:

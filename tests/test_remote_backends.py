@@ -366,7 +366,7 @@ def test_a_profile_without_a_seed_sends_a_new_one_each_turn() -> None:
     assert all(isinstance(s, int) and 0 <= s < 2**32 for s in seeds) and seeds[0] != seeds[1], seeds
 
 
-def test_a_desk_pc_is_told_where_its_text_goes() -> None:
+def test_a_desk_pc_is_told_where_its_text_goes(capsys: pytest.CaptureFixture[str]) -> None:
     """With a server's profile the text left the PC, said only by the status bar's host; over
     http:// to another machine, unencrypted with its API key, said nowhere. A server on this PC
     sends nothing off it: nothing said."""
@@ -389,14 +389,26 @@ def test_a_desk_pc_is_told_where_its_text_goes() -> None:
     profile = profile_from_dict({"name": "d", "backend": "openai", "remote": {"base_url": "http://10.0.0.5/v1"}}, "<t>")
     tr = Texts("tr")
     assert say(load_notes(profile)[:1], tr.get).startswith("Not: mesajlarınız")  # in the app's language
+    from workstation.core.planner import unsaid_notes
     from workstation.core.store import ConversationStore
-    from workstation.tui.integrations import unsaid_notes
 
     store = ConversationStore()
     assert unsaid_notes(load_notes(profile), store) == load_notes(profile)  # the first start: said
     assert unsaid_notes(load_notes(profile), store) == []  # the next: not again
     other = profile_from_dict({"name": "d", "backend": "openai", "remote": {"base_url": "http://10.0.0.6/v1"}}, "<t>")
     assert len(unsaid_notes(load_notes(other), store)) == 1  # another server: said for it
+    store.close()
+    # chat, summarize, batch: once for each server too, remembered where the app remembers it
+    # (they said it at every run); the app, started after, does not say it again
+    from workstation.commands import print_load_notes
+
+    third = profile_from_dict({"name": "d", "backend": "openai", "remote": {"base_url": "http://10.0.0.7/v1"}}, "<t>")
+    print_load_notes(third)
+    assert "go to the server at 10.0.0.7 unencrypted" in capsys.readouterr().err
+    print_load_notes(third)
+    assert capsys.readouterr().err == ""
+    store = ConversationStore()
+    assert unsaid_notes(load_notes(third), store) == []
     store.close()
     # settings only a model loaded here uses: said unused (a draft model and a context went by in silence)
     tuned = profile_from_dict({"name": "d", "backend": "openai", "remote": {"base_url": "http://127.0.0.1:8088/v1"},

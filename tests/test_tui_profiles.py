@@ -70,15 +70,33 @@ async def test_a_long_model_name_keeps_its_quantization(folder: Path, tmp_path: 
         app.generating = False
 
 
-async def test_a_remote_profile_names_its_server_not_local_settings(folder: Path) -> None:
+async def test_a_remote_profile_names_its_server_not_local_settings(folder: Path, models_home: Path,
+                                                                   smollm2_path: Path) -> None:
     """A desk PC's profile runs on the office server: the line names the server, and shows no
     GPU layers or K/V types, which are the server's business."""
     _write(folder, "desk", {"backend": "openai",
                             "remote": {"base_url": "http://127.0.0.1:9/v1", "model": "office-model"}})
+    (models_home / smollm2_path.name).symlink_to(smollm2_path)
     app = WorkstationApp("desk", sample_system=False, language="en")
     async with app.run_test(size=(120, 30)) as pilot:
         await until(pilot, lambda: app.loading is None)
         text = app.status_text()
+        # F4 says the office server is in use and its model (it listed this PC's models as if one
+        # ran); U loads one here, and its notice says the server is left and how to go back
+        await pilot.press("f4")
+        from workstation.tui.screens.models import ModelsScreen
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.installed))
+        assert any(line.strip() == "This PC uses the office server (its model: office-model); U runs a model "
+                   "on this PC instead." for line in screen_lines(app)), screen_lines(app)
+        said_all = notices(app)
+        await pilot.press("u")
+        await until(pilot, lambda: app.screen is app.chat_screen and app.loading is None)
+        assert any(said.endswith("The office server is no longer used; F3, then desk, brings it back.")
+                   for said in said_all), said_all
+        assert app.profile is not None and app.profile.backend == "llama"
+        await pilot.press("f4")  # a model of this PC's in use: no line of the server's
+        await until(pilot, lambda: app.screen is not app.chat_screen)
+        assert not app.screen.query_one("#model-server").display
     assert "desk · office-model on 127.0.0.1:9" in text, text
     assert "GPU" not in text and "KV " not in text
 

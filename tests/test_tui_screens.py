@@ -644,6 +644,12 @@ async def test_a_desk_pcs_dashboard_shows_no_local_model_lines() -> None:
         await until(pilot, lambda: bool(app.screen.query("#kv-row")))
         assert not app.screen.query_one("#kv-row").display and not app.screen.query_one("#memory-line").display
         assert app.screen.query_one("#row-decode").display  # the turns' own figures stay
+        # this PC's CPU, RAM and GPUs beside the server's figures: said to be this PC's
+        from workstation.tui.messages import GpuReading, SystemSampled
+        app._sampled(SystemSampled(5.0, 2 * 1024**3, 8 * 1024**3, [GpuReading(0, "RTX 4060", 3.0, 1, 8 * 1024**3, 40.0, 20.0)]))
+        shown = [str(app.screen.query_one(f"#{part}").render()) for part in ("row-cpu .metric-name", "ram-line", "gpu-lines")]
+        assert shown[0].startswith("This PC's CPU") and shown[1].startswith("This PC's RAM: 2")
+        assert shown[2].startswith("This PC's GPU 0 RTX 4060: 3% busy"), shown
 
 
 async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_before(

@@ -70,11 +70,12 @@ def print_load_notes(profile: Profile, engine: object = None) -> None:
     the model's trained length), on stderr once the model has loaded, as the app says them;
     then what ``engine`` found as it loaded (a server that serves another model)."""
     from workstation.core.phrases import say
-    from workstation.core.planner import load_notes, memory_held_by
+    from workstation.core.planner import load_notes, memory_held_by, unsaid_notes
 
     # the model loaded holds its memory now: counted as free, as before it loaded
     freed = memory_held_by(profile, engine)
-    for note in [*load_notes(profile, freed=freed), *getattr(engine, "load_notes", [])]:
+    # where the text goes: once for each server, as the app says it (it was said at every run)
+    for note in [*unsaid_notes(load_notes(profile, freed=freed)), *getattr(engine, "load_notes", [])]:
         print(say([note]), file=sys.stderr)
 
 

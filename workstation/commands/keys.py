@@ -86,8 +86,10 @@ def run_add(args: argparse.Namespace) -> int:
 
 FIRST_KEY = (
     "workstation: this is the first key, so from now on serve (a running one too) answers only "
-    "requests that carry a key: on each desk PC set WORKSTATION_API_KEY to that person's key "
-    "(the office-server profile reads it from there)."
+    "requests that carry a key: on each desk PC put that person's key on the first line of a file "
+    "only they can read (chmod 600) and name it in the profile's remote.api_key_file "
+    "(api_key_file: ~/.config/workstation/api-key), or set WORKSTATION_API_KEY to it "
+    "(the shipped office-server profile reads it from there)."
 )
 
 

@@ -244,8 +244,9 @@ def _check_remote(profile: Profile, eff: dict[str, object], as_json: bool) -> in
     _print_turn_settings(profile)  # sent with every request
     print(f"  {'server check':<16} {answer}")
     from workstation.core.phrases import say
-    from workstation.core.planner import remote_notes
+    from workstation.core.planner import remote_notes, unsaid_notes
 
-    for note in remote_notes(profile):  # where the text goes; unencrypted over http:// (said nowhere)
+    # where the text goes; unencrypted over http:// (said nowhere): once for each server, as the app says it
+    for note in unsaid_notes(remote_notes(profile)):
         print(say([note]))
     return code

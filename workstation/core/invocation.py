@@ -31,10 +31,15 @@ def command() -> str:
     return shell_word(typed)
 
 
-def shell_word(text: str) -> str:
+def shell_word(text: str, readable: bool = False) -> str:
     """``text`` as one shell word, its spaces and quotes escaped with backslashes (as bash's
-    ``printf %q`` writes it), so advice around it can stay in single quotes."""
-    return "".join(c if c.isalnum() or c in "-_./+=:,@%^" else "\\" + c for c in text)
+    ``printf %q`` writes it), so advice around it can stay in single quotes. ``readable``: in
+    single quotes instead where it has none of its own ('Ayşe Yılmaz', as people read a name;
+    `Ayşe\\ Yılmaz` read as a typo), for a command said where no quotes are around it."""
+    escaped = "".join(c if c.isalnum() or c in "-_./+=:,@%^" else "\\" + c for c in text)
+    if readable and escaped != text and "'" not in text:
+        return f"'{text}'"
+    return escaped
 
 
 def cli(rest: str = "") -> str:

@@ -206,7 +206,7 @@ class KeyRing:
                 if taken is not None and taken[0] != name:
                     raise KeyRingError(
                         f"'{name}' is '{taken[0]}' in other capitals, and '{taken[0]}' already has a key; "
-                        f"revoke it first ({cli('keys revoke ' + shell_word(taken[0]))}).")
+                        f"revoke it first ({cli('keys revoke ' + shell_word(taken[0], readable=True))}).")
                 self._db.execute(
                     "INSERT INTO keys(name, hash, created, tokens_per_day, max_parallel, profiles) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
@@ -214,7 +214,7 @@ class KeyRing:
                 )
         except sqlite3.IntegrityError:
             raise KeyRingError(
-                f"'{name}' already has a key; revoke it first ({cli('keys revoke ' + shell_word(name))})."
+                f"'{name}' already has a key; revoke it first ({cli('keys revoke ' + shell_word(name, readable=True))})."
             ) from None
         return key, secret
 

@@ -41,6 +41,7 @@ from workstation.core.speed_model import SpeedConstants
 
 if TYPE_CHECKING:
     from workstation.core.events import EngineInfo
+    from workstation.core.store import ConversationStore
 
 MIB = 1024**2
 
@@ -812,6 +813,39 @@ def where_text_goes(note: Phrase) -> str:
     if isinstance(what, tuple) and what[0] in ("remote.sends", "remote.sends_unencrypted"):
         return str(what[1].get("server", ""))
     return ""
+
+
+def unsaid_notes(notes: list[Phrase], store: ConversationStore | None = None) -> list[Phrase]:
+    """A profile's load notes less where the text goes for a server this app has said it of
+    before (remembered in the conversations' database): a desk PC's box said it, in two
+    sentences run together, at every start, and `chat` and `profiles check` at every run.
+    Without ``store``, the data folder's own is opened (only where a note names a server); one
+    that cannot be opened leaves every note said."""
+    if not any(where_text_goes(note) for note in notes):
+        return notes
+    import sqlite3
+
+    from workstation.core.store import ConversationStore
+
+    if store is None:
+        try:
+            opened = ConversationStore()
+        except (WorkstationError, OSError, sqlite3.Error):
+            return notes
+        try:
+            return unsaid_notes(notes, opened)
+        finally:
+            opened.close()
+    kept = []
+    for note in notes:
+        server = where_text_goes(note)
+        if server:
+            said = f"told where the text goes:{server}"
+            if store.recalled(said):
+                continue
+            store.remember(said, "1")
+        kept.append(note)
+    return kept
 
 
 def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,

@@ -59,7 +59,7 @@ from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
 from workstation.core.paths import data_dir, typed_path
 from workstation.core.phrases import Phrase, about_words, rounded_words, say, words_per_token
-from workstation.core.planner import FreedMemory, load_notes, offloadable_layers
+from workstation.core.planner import FreedMemory, load_notes, offloadable_layers, unsaid_notes
 from workstation.core.profiles import (
     Profile,
     Sampling,
@@ -3079,7 +3079,7 @@ class WorkstationApp(App[None]):
                 and other[1] not in (loaded.ref, loaded.key):
             self.notify(self.texts("conv.other_profile", saved=other[1], now=event.profile.key), timeout=8)
         notes = [*event.notes, *getattr(event.engine, "load_notes", [])]  # (the engine's: its CPU fallback)
-        notes = integrations.unsaid_notes(notes, self.store)  # where the text goes: once for each server
+        notes = unsaid_notes(notes, self.store)  # where the text goes: once for each server
         if hasattr(event.engine, "load_notes"):
             event.engine.load_notes.clear()  # said once, whichever way it was loaded
         if notes:  # as `profiles check` says them: a context past the trained length, …

@@ -22,7 +22,6 @@ from workstation.tui.messages import GpuReading
 if TYPE_CHECKING:
     from workstation.core.phrases import Phrase
     from workstation.core.planner import FreedMemory
-    from workstation.core.store import ConversationStore
     from workstation.core.summarize import SummaryProgress, SummaryResult
 
 
@@ -75,24 +74,6 @@ def fit_verdict(profile: Profile, texts: Texts | None = None, freed: FreedMemory
     if not plan.path:  # a catalog model not downloaded yet, planned from its published shape: the
         return t("profiles.not_downloaded", verdict=_full_stop(verdict))  # verdict ends its sentence
     return verdict
-
-
-def unsaid_notes(notes: list[Phrase], store: ConversationStore) -> list[Phrase]:
-    """A profile's load notes less where the text goes for a server this app has said it of
-    before (remembered in the data folder): a desk PC's box said it, in two sentences run
-    together, at every start."""
-    from workstation.core.planner import where_text_goes
-
-    kept = []
-    for note in notes:
-        server = where_text_goes(note)
-        if server:
-            said = f"told where the text goes:{server}"
-            if store.recalled(said):
-                continue
-            store.remember(said, "1")
-        kept.append(note)
-    return kept
 
 
 def _full_stop(text: str) -> str:

@@ -288,13 +288,16 @@ class DashboardScreen(AppScreen, Screen[None]):
         self._put("#cache-line", "\n".join(lines))
         sample = app.system
         cpu_hist = list(app.cpu_history)
+        # a desk PC's turns ran on the server: the CPU, RAM and GPUs below are this PC's, said so
+        # (beside the server's figures they read as the server's)
+        here = "" if local else "_here"
         self.query_one("#row-cpu", MetricRow).set(
-            t("dash.cpu"), cpu_hist, t.number(f"{sample.cpu:.0f} %") if sample else "–", "%",
+            t(f"dash.cpu{here}"), cpu_hist, t.number(f"{sample.cpu:.0f} %") if sample else "–", "%",
             t("dash.axis_seconds", n=len(cpu_hist)),
         )
-        self._put("#ram-line", t("dash.ram", used=human_bytes(sample.ram_used), total=human_bytes(sample.ram_total))
-                  if sample else t("dash.ram_unknown"))
-        self._show_gpus()
+        self._put("#ram-line", t(f"dash.ram{here}", used=human_bytes(sample.ram_used), total=human_bytes(sample.ram_total))
+                  if sample else t(f"dash.ram_unknown{here}"))
+        self._show_gpus(here)
         model_path = app.engine_info.model_path if app.engine_info else None
         if model_path != self._memory_for:
             self._memory_for = model_path
@@ -321,7 +324,7 @@ class DashboardScreen(AppScreen, Screen[None]):
             "dash.memory", est=human_bytes(total["estimated"]), alloc=human_bytes(total["allocated"]),
             pct=f"{pct:+.1f}%" if pct is not None else "?"))
 
-    def _show_gpus(self) -> None:
+    def _show_gpus(self, here: str = "") -> None:
         box = self.query_one("#gpus", Vertical)
         sample = self.wapp.system
         gpus = sample.gpus if sample else []
@@ -338,7 +341,7 @@ class DashboardScreen(AppScreen, Screen[None]):
             )
             temp = num(f"{g.temperature:.0f}°C") if g.temperature is not None else "?"
             power = num(f"{g.power:.0f} W") if g.power is not None else "?"
-            lines.append(self.wapp.texts("dash.gpu", i=g.index, name=g.name, util=util,
+            lines.append(self.wapp.texts(f"dash.gpu{here}", i=g.index, name=g.name, util=util,
                                          vram=vram, temp=temp, power=power))
         if not box.children:
             box.mount(Static("\n".join(lines), id="gpu-lines", markup=False))

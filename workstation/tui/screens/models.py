@@ -91,6 +91,8 @@ class ModelsScreen(AppScreen, Screen[None]):
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
         yield Header()
+        # a desk PC's profile runs on the office server: said first, as U leaves it for a model here
+        yield Label("", id="model-server", markup=False)
         with TabbedContent(id="model-tabs"):
             with TabPane(t("models.installed"), id="tab-installed"):
                 yield DataTable(id="installed", cursor_type="row", zebra_stripes=True)
@@ -106,6 +108,7 @@ class ModelsScreen(AppScreen, Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#pull-progress").display = False
+        self._say_server()
         self.query_one("#installed", DataTable).focus()  # the arrows move in the list at once (not the tabs)
         # Tab said where the details go on past the box, as it lays them out (a new model, or size)
         self.watch(self.query_one("#model-detail-box"), "show_vertical_scrollbar", lambda _shown: self._hint(), init=False)
@@ -115,7 +118,21 @@ class ModelsScreen(AppScreen, Screen[None]):
     def on_screen_suspend(self) -> None:
         self.left = self not in self.app.screen_stack  # Esc, not a dialog over it
 
+    def _say_server(self) -> None:
+        """The line at the top: this PC uses the office server and its model (F4 listed this PC's
+        models as if one of them ran, and U left the server without a word); nothing for a
+        profile that runs a model here."""
+        line = self.query_one("#model-server", Label)
+        app, t = self.wapp, self.wapp.texts
+        profile = app.profile
+        line.display = profile is not None and profile.backend != "llama"
+        if profile is None or profile.backend == "llama":
+            return
+        model = (app.engine_info.model_name if app.engine_info else "") or profile.remote.model
+        line.update(t("models.server_in_use", model=model or t("models.server_model_unknown")))
+
     def on_screen_resume(self) -> None:
+        self._say_server()  # (the profile may have changed since F4 was last open)
         if self.left:  # F4 again: a model pulled or added elsewhere meanwhile is listed
             self.left = False
             self.action_reload()
@@ -282,6 +299,10 @@ class ModelsScreen(AppScreen, Screen[None]):
             self.notify(busy if app.generating else t("chat.loading"), severity="warning")
             return
         current = app.profile
+        if current is not None and current.backend != "llama":  # the server is left: said, and how to go back
+            said_server = " " + t("models.server_left", profile=current.key)
+        else:
+            said_server = ""
         try:  # the profile in use runs it (even one with a draft, or one that fits no more beside itself);
             # one whose load failed is loaded again (U was a dead end after it)
             if current is not None and current.backend == "llama" and app.engine is not None \
@@ -301,9 +322,10 @@ class ModelsScreen(AppScreen, Screen[None]):
             base = False
         if base:
             said += " " + say([("fit.no_chat_template", {"model": row.name})], t.get).rstrip(".") + "."
+        said += said_server
         self.app.pop_screen()  # the chat, where the load's progress shows
         app.switch_profile(profile)
-        app.notify(said, timeout=15 if base else 10, severity="warning" if base else "information")
+        app.notify(said, timeout=15 if base or said_server else 10, severity="warning" if base else "information")
 
     # --- pull ----------------------------------------------------------------------------
     def action_pull(self) -> None:
