@@ -220,7 +220,7 @@ def run_add(args: argparse.Namespace) -> int:
     return 0
 
 
-def _how_to_use(dest: Path) -> str:
+def _how_to_use(dest: Path, name: str | None = None) -> str:
     """What to do next with a model just added: -p takes profiles, and nothing said so. A
     profile that runs it already (office-cpu, for the model a USB stick brought) is named: the
     hint said "profiles new" of a model the office's profile was waiting for."""
@@ -231,7 +231,7 @@ def _how_to_use(dest: Path) -> str:
     runs = running(dest)
     if runs:
         return f"workstation: the profile {runs[0].key} runs it; chat with it: {cli('-p ' + shell_word(runs[0].key))}"
-    return f"workstation: {how_to_make_one(catalog.installed_name(dest))}"
+    return f"workstation: {how_to_make_one(name or catalog.installed_name(dest))}"
 
 
 def run_pull(args: argparse.Namespace) -> int:
@@ -253,7 +253,7 @@ def run_pull(args: argparse.Namespace) -> int:
         print_json({"path": str(path), "info": info.to_dict()})
     else:
         print(f"ready: {path} ({info.file_type}, {catalog.file_size_text(info.file_size)})")
-        print(_how_to_use(catalog.installed_name(path)), file=sys.stderr)  # as add says it
+        print(_how_to_use(path), file=sys.stderr)  # as add says it
     return 0
 
 
@@ -299,7 +299,7 @@ def run_quantize(args: argparse.Namespace) -> int:
         print(f"wrote {dest} ({out.file_type}, {catalog.file_size_text(out.file_size)})")
         from workstation.core.model_profile import model_ref
 
-        print(_how_to_use(model_ref(dest)), file=sys.stderr)  # (-p NAME said "no profile")
+        print(_how_to_use(dest, model_ref(dest)), file=sys.stderr)  # (-p NAME said "no profile")
     if documents is None and not args.json:
         documents = _ask_for_kld_documents(src)
     try:
