@@ -503,7 +503,7 @@ class RemoteEngine:
 
     def _saying_waits(self, turn: Generator[TurnEvent, None, None]) -> Iterator[TurnEvent]:
         """``turn``'s events, read in a thread of their own so that a server silent before the
-        first word for ``QUIET_SAID_AFTER_S`` is said, every second (``ServerWaiting``): behind
+        first word (or a part of the prompt read) for ``QUIET_SAID_AFTER_S`` is said, every second (``ServerWaiting``): behind
         the same person's other request (``/usage/today`` says the key has one running and one
         waiting: a key that may run one at a time), or slow to answer. The chat waited 18 s
         behind the person's own summary without a word, and said "reading the conversation…
@@ -548,7 +548,7 @@ class RemoteEngine:
                     raise err
                 if event is None:
                     return
-                started = started or isinstance(event, TokenDelta | TurnFinished)
+                started = started or isinstance(event, TokenDelta | TurnFinished | PromptRead)  # (reading: not silent)
                 yield event
         finally:
             left.set()
