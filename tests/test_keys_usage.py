@@ -155,6 +155,9 @@ def test_root_makes_no_key_in_another_users_data_folder(tmp_path: Path, monkeypa
     assert out == "" and "belongs to the user" in err and "run the command as that user: sudo -u " in err, err
     assert f"env WORKSTATION_DATA={folder} " in err and err.rstrip().endswith("keys add alice"), err
     assert list(folder.iterdir()) == []  # nothing made there for root
+    # 'sudo workstation serve -p theirs', the profile in that folder: "There is no profile named 'theirs'"
+    assert main(["serve", "-p", "theirs"]) == 1
+    assert "belongs to the user" in capsys.readouterr().err
 
 
 def test_keys_set_changes_a_persons_limits_and_keeps_the_key(capsys: pytest.CaptureFixture[str]) -> None:

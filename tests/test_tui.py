@@ -1078,6 +1078,10 @@ async def test_conversations_on_a_read_only_disk_are_shown_and_kept_as_they_are(
             memory.add_message(budget.id, "user", "And the travel costs?")
             assert memory.holds_unsaved()  # (the damaged file's test: Ctrl+Q asks then)
             memory.forget_messages(budget.id, [memory.messages(budget.id)[-1].id])
+            assert not memory.holds_unsaved()
+            memory.rename(budget.id, "Budget 2027, final")  # (quit without a question, the new title was lost)
+            assert memory.holds_unsaved()
+            memory.rename(budget.id, "Budget 2027")
             await pilot.press("ctrl+q")  # nothing new to lose: not asked
             await until(pilot, lambda: not app.is_running)
     finally:

@@ -746,6 +746,7 @@ def load_profile(ref: str | None) -> Profile:
         raise ProfileError(f"{ref} is a model, not a profile; {how_to_make_one(ref)}.")
     if as_path.is_file():  # a file there (-p README.md)
         return _file_given(as_path)
+    _refused_own_profiles()
     stems = [p.stem for p in profile_paths()]
     available = f"available profiles: {', '.join(stems) or 'none'}."
     if named_by == "the default":  # no -p given: the profile named is none the person chose
@@ -753,6 +754,20 @@ def load_profile(ref: str | None) -> Profile:
                            f"default one, '{ref}', is not here; {available}")
     raise ProfileError(f"There is no profile named '{ref}'{' (WORKSTATION_PROFILE names it)' if named_by else ''}; "
                        f"{available}" + close_profile(ref, stems))
+
+
+def _refused_own_profiles() -> None:
+    """Root in another user's data folder (``sudo serve -p theirs``): the refusal, which names
+    whose folder it is and the command to run as them. The profiles there are left out of the
+    search (``profile_folders``), and "There is no profile named 'theirs'" was said instead."""
+    from workstation.core.errors import WorkstationError
+    from workstation.core.paths import user_profiles_dir
+
+    try:
+        user_profiles_dir()
+    except WorkstationError as err:
+        if err.said and err.said[0][0] == "data.other_owner":
+            raise
 
 
 # "office-cpu kv_cache=q8_0 context=8192": a setting starts at a word followed by "=", after a space

@@ -503,11 +503,13 @@ class RemoteEngine:
 
     def _saying_waits(self, turn: Generator[TurnEvent, None, None]) -> Iterator[TurnEvent]:
         """``turn``'s events, read in a thread of their own so that a server silent before the
-        first word for ``QUIET_SAID_AFTER_S`` is said, every second (``ServerWaiting``): behind
+        first word (or a part of the prompt read) for ``QUIET_SAID_AFTER_S`` is said, every second (``ServerWaiting``): behind
         the same person's other request (``/usage/today`` says the key has one running and one
         waiting: a key that may run one at a time), or slow to answer. The chat waited 18 s
         behind the person's own summary without a word, and said "reading the conversation…
-        26 s" of a frozen server."""
+        26 s" of a frozen server. Esc (``cancel``) before the first word ends it within a second:
+        a request the server holds unanswered has no response to close, and its "(Esc stops)"
+        waited for ``remote.timeout_s``."""
         events: queue.Queue[tuple[TurnEvent | None, BaseException | None]] = queue.Queue()
         left = threading.Event()  # the caller stopped reading (a stop string, an error of its own)
 
@@ -532,6 +534,9 @@ class RemoteEngine:
                 try:
                     event, err = events.get(timeout=1.0)
                 except queue.Empty:
+                    if self._cancel.is_set() and not started:  # (the thread ends at its next event)
+                        yield TurnFinished("", TurnMetrics(load_ms=self.load_ms, stop_reason="cancelled"))
+                        return
                     waited = time.monotonic() - t0
                     if started or waited < QUIET_SAID_AFTER_S or self._cancel.is_set():
                         continue
@@ -543,7 +548,7 @@ class RemoteEngine:
                     raise err
                 if event is None:
                     return
-                started = started or isinstance(event, TokenDelta | TurnFinished)
+                started = started or isinstance(event, TokenDelta | TurnFinished | PromptRead)  # (reading: not silent)
                 yield event
         finally:
             left.set()

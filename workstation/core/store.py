@@ -490,10 +490,16 @@ class ConversationStore:
         return {int(cid): int(n) for cid, n in rows}
 
     def holds_unsaved(self) -> bool:
-        """Whether a message here is in no file: one of a conversation not ``adopt``-ed, or
-        added to one since (those read from a file that takes no writes are in it)."""
-        rows = self._db.execute("SELECT conversation_id, id FROM messages")
-        return any(cid not in self._adopted or mid not in self._adopted[cid].messages for cid, mid in rows)
+        """Whether something here is in no file: a conversation not ``adopt``-ed, or changed
+        since (a message added or changed, its title, instructions or settings: a conversation
+        renamed in a session kept in memory was lost at Ctrl+Q without a question); those read
+        from a file that takes no writes are in it as they were."""
+        for listed in self.list():
+            was, conv = self._adopted.get(listed.id), self.get(listed.id)
+            if was is None or _row_fields(conv) != was.row or any(
+                    was.messages.get(m.id) != _message_fields(m) for m in conv.messages):
+                return True
+        return False
 
     def check_title_free(self, title: str, but: int | None = None) -> None:
         """StoreError if a conversation other than ``but`` has the (cleaned) title, case aside
