@@ -489,8 +489,9 @@ def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: 
     keep = store.new("kept", "p")
     store.add_message(keep.id, "user", "nothing secret")
     gone = store.new("secret", "p")
-    store.add_message(gone.id, "user", "my PIN is ZEBRA-7731 " * 50)
+    store.add_message(gone.id, "user", "my PIN is ZEBRA-7731 " * 500)  # (pages of it)
     store.delete(gone.id)
+    assert store._db.execute("PRAGMA freelist_count").fetchone()[0] == 0  # its pages given back: the file shrinks
     assert b"YAK-4410" not in kept_copy.read_bytes()
     assert sqlite3.connect(kept_copy).execute("PRAGMA user_version").fetchone()[0] == 1  # still a rollback's copy
     store.remember("summary", '{"follow_up": "the document ZEBRA-7731"}')  # F6's, deleted with its conversation
@@ -500,6 +501,11 @@ def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: 
             if file.exists():
                 assert b"ZEBRA-7731" not in file.read_bytes(), file
         assert store._db.execute("PRAGMA secure_delete").fetchone()[0] == 1
+        # the older file switched once on opening, so what a delete freed goes back to the disk (it never shrank)
+        assert store._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+        fresh = ConversationStore(tmp_path / "fresh.sqlite3")  # a new file is made so
+        assert fresh._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+        fresh.close()
         damaged = path.with_name(f"{path.name}.schema-0-backup")  # a copy that cannot be written: said
         damaged.write_bytes(b"not a database: ZEBRA-7731")
         assert store.delete(keep.id) == [damaged]  # (the other copy never held it: not said)

@@ -881,6 +881,9 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
     first = app.store.new("Quarterly report")
     app.store.add_message(first.id, "user", "Summarize the sales figures")
     second = app.store.new("Lunch menu")
+    for day in ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"):
+        app.store.add_message(second.id, "user", f"Soup on {day}?")
+        app.store.add_message(second.id, "assistant", f"## {day}\n\n- **Lentil**\n- `tomato`\n\n| a | b |\n|---|---|\n| 1 | 2 |")
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: app.conversation_id == second.id)
         await app.open_conversation(first.id)
@@ -911,7 +914,12 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         # a half-typed message stays with its conversation, and so does an attached document
         app.chat_screen.query_one("#prompt").value = "Also the margins for"  # type: ignore[attr-defined]
         app._attach((Path("margins.txt"), "Q3: 12%"))
+        screen, laid = app.chat_screen, []  # each layout of the screen counted (with a long list, 0.1 to 0.3 s each)
+        screen._refresh_layout = lambda *a, _was=screen._refresh_layout, **k: (laid.append(1), _was(*a, **k))[1]
         await app.open_conversation(second.id)
+        await pilot.pause()
+        del screen._refresh_layout
+        assert len(laid) <= 3, laid  # laid out once all is drawn (and again as sizes settle); each reply drawn added one
         assert app.chat_screen.input_text() == "" and app.pending_document is None
         app.chat_screen.set_input("Soup on\nFridays?")
         await app.open_conversation(first.id)

@@ -32,6 +32,7 @@ from workstation.core.sqlite_schema import (
     WRITE_WAIT_MS,
     SchemaError,
     cannot_use,
+    give_back_free_pages,
     kept_copies,
     open_database,
     schema_version,
@@ -719,11 +720,12 @@ class ConversationStore:
 
     def _empty_wal(self) -> None:
         """Deleted text out of the -wal too (it stays there until emptied, a copy taken meanwhile
-        holding it). Not waited for: another window reading now keeps the frames until the file
+        holding it), and the pages it freed given back to the disk. Not waited for: another window reading now keeps the frames until the file
         is closed (TRUNCATE waited 5 s for it, the app frozen)."""
         with contextlib.suppress(sqlite3.Error):
             self._db.execute("PRAGMA busy_timeout = 0")
             try:
+                give_back_free_pages(self._db)  # (the file shrinks: it never did, 400 deleted or not)
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
                 self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
