@@ -506,6 +506,18 @@ def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: 
         fresh = ConversationStore(tmp_path / "fresh.sqlite3")  # a new file is made so
         assert fresh._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
         fresh.close()
+        before = sqlite3.connect(tmp_path / "fresh.sqlite3")  # a file of before, that another window has open:
+        before.execute("PRAGMA auto_vacuum = NONE")  # not switched (VACUUM held the write lock for seconds,
+        before.execute("VACUUM")  # and that window's write that waited 5 s for it moved its session to memory)
+        before.execute("SELECT 1 FROM conversations").fetchall()
+        beside = ConversationStore(tmp_path / "fresh.sqlite3")
+        assert beside._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 0
+        beside.close()
+        before.close()
+        alone = ConversationStore(tmp_path / "fresh.sqlite3")  # switched at an opening alone, still in WAL mode
+        assert alone._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+        assert alone._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        alone.close()
         damaged = path.with_name(f"{path.name}.schema-0-backup")  # a copy that cannot be written: said
         damaged.write_bytes(b"not a database: ZEBRA-7731")
         assert store.delete(keep.id) == [damaged]  # (the other copy never held it: not said)

@@ -301,9 +301,13 @@ SWITCH_UP_TO = 512 * 1024 * 1024  # files up to this size are switched to INCREM
 def _switch_to_incremental(db: sqlite3.Connection, path: Path) -> None:
     """A file made before files gave deleted pages back (``auto_vacuum`` NONE) switched once with
     VACUUM, which rewrites it whole: only where that is cheap (up to ``SWITCH_UP_TO``) and the
-    disk has room for it (VACUUM writes a copy of the file and, in WAL mode, the -wal beside it);
-    not waited for (another window writing now: switched at a later opening). Skipped, the file
-    works as before, only never shrinks."""
+    disk has room for it (VACUUM writes a copy of the file and a journal beside it); only where
+    no other program has the file open (the app beside `serve`, a second window: switched at a
+    later opening). VACUUM holds the write lock for seconds (2.8 s for 350 MB), and another
+    window's write that waited ``WRITE_WAIT_MS`` for it failed, its session moved to memory;
+    leaving WAL mode for it needs the file to itself, and says at once when another has it.
+    Those opening it meanwhile wait for it (``OPEN_WAIT_S``). Skipped, the file works as before,
+    only never shrinks."""
     if str(path) == ":memory:" or db.execute("PRAGMA auto_vacuum").fetchone()[0] != 0:
         return
     try:
@@ -314,11 +318,16 @@ def _switch_to_incremental(db: sqlite3.Connection, path: Path) -> None:
         return
     db.execute("PRAGMA busy_timeout = 0")
     try:
+        db.execute("PRAGMA journal_mode = DELETE")  # "database is locked" where another has it open
+    except sqlite3.Error:
+        return
+    try:
         db.execute("PRAGMA auto_vacuum = INCREMENTAL")
         db.execute("VACUUM")
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # (the -wal held the whole file)
     except sqlite3.Error:
         pass
+    finally:
+        _write_ahead_log(db, time.monotonic() + OPEN_WAIT_S)
 
 
 def give_back_free_pages(db: sqlite3.Connection) -> None:
