@@ -38,6 +38,16 @@ def given_profile_folders() -> list[Path]:
     return [typed_path(office), shipped]
 
 
+def office_folder_problem() -> list[tuple[str, dict[str, str]]]:
+    """The office's folder (``WORKSTATION_PROFILES``) named but not there, as a sentence
+    (``phrases.say``); [] where it is there or not named. A typo in it left the office's
+    profiles out without a word."""
+    office = os.environ.get("WORKSTATION_PROFILES", "").strip()
+    if not office or typed_path(office).is_dir():
+        return []
+    return [("profiles.office_missing", {"path": office})]
+
+
 def user_profiles_dir() -> Path:
     """The user's own profiles: those ``profiles new`` and F4's U make, and any written by hand.
     They live in the data folder, not in the checkout: there an update that ships a profile of
