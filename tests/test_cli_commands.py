@@ -1074,7 +1074,7 @@ def test_the_apps_own_options_need_no_command(capsys: pytest.CaptureFixture[str]
         main(["--help"])
     said = capsys.readouterr().out
     for variable in ("WORKSTATION_DATA", "WORKSTATION_PROFILE ", "WORKSTATION_PROFILES", "WORKSTATION_MODELS",
-                     "WORKSTATION_MODEL_DIRS", "WORKSTATION_API_KEY"):
+                     "WORKSTATION_MODEL_DIRS", "WORKSTATION_API_KEY", "WORKSTATION_ALLOW_ROOT"):
         assert f"\n  {variable}" in said, variable
 
 

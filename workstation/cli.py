@@ -59,6 +59,8 @@ environment (set in ~/.profile, /etc/environment or a service's Environment=):
   WORKSTATION_MODELS      the folder models are kept in (default models/ here)
   WORKSTATION_MODEL_DIRS  more folders whose .gguf files are read, separated by ':'
   WORKSTATION_API_KEY     a desk PC's key for the office server; serve's operator key
+  WORKSTATION_ALLOW_ROOT  1: root may work in another user's data folder (a container
+                          whose mounted folder's user does not exist there)
 README.md, 'An office on one server', has the steps for a whole office."""
 
 

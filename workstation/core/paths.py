@@ -95,8 +95,10 @@ def _refuse_root_in_anothers(path: Path) -> None:
     /var/lib/workstation, with ``sudo keys add``; a person's, under ``sudo -E``) made files
     there only root can open (0600): the service then would not start ("The key file ... cannot
     be opened"), or the person's app lost its conversations. Say whose folder it is, and how to
-    run the command as them, before anything is written."""
-    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+    run the command as them, before anything is written. ``WORKSTATION_ALLOW_ROOT=1`` lets root
+    work there: in a container, with a folder of the host's user mounted, that user may not exist
+    (no ``sudo -u``), and the refusal left no way through."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or os.environ.get("WORKSTATION_ALLOW_ROOT") == "1":
         return
     try:
         owner = path.stat().st_uid
