@@ -1074,7 +1074,7 @@ def test_the_apps_own_options_need_no_command(capsys: pytest.CaptureFixture[str]
         main(["--help"])
     said = capsys.readouterr().out
     for variable in ("WORKSTATION_DATA", "WORKSTATION_PROFILE ", "WORKSTATION_PROFILES", "WORKSTATION_MODELS",
-                     "WORKSTATION_MODEL_DIRS", "WORKSTATION_API_KEY"):
+                     "WORKSTATION_MODEL_DIRS", "WORKSTATION_API_KEY", "WORKSTATION_ALLOW_ROOT"):
         assert f"\n  {variable}" in said, variable
 
 
@@ -1395,6 +1395,14 @@ def test_an_office_profiles_folder_adds_to_the_shipped_ones(tmp_path: Path, monk
     assert "no profile named 'offce-server' (WORKSTATION_PROFILE names it)" in err and "Did you mean 'office-server'?" in err
     monkeypatch.setenv("WORKSTATION_PROFILE", "office-server")
     assert load_profile(None).remote.base_url == "http://office-pc:8088/v1"  # the office's, not the shipped file
+    # a folder that is not there (a typo) left the office's profiles out without a word: said once
+    monkeypatch.setenv("WORKSTATION_PROFILES", str(tmp_path / "shared-profles"))
+    monkeypatch.delenv("WORKSTATION_PROFILE")
+    assert main(["profiles", "list", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == (f"workstation: WORKSTATION_PROFILES names the folder {tmp_path / 'shared-profles'}, which is not "
+                   "there (a typo?), so the office's profiles are not listed, only the shipped ones and your own; "
+                   "set it to the folder that holds them.\n") and "office-cpu" in out, err
 
 
 def test_a_question_typed_beside_a_pipe_is_asked_about_the_piped_text(tmp_path: Path, smollm2_path: Path) -> None:

@@ -452,6 +452,9 @@ def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answer
                                     "remote": {"base_url": server.base_url, "api_key_file": str(key_file)}}))
     assert main(["profiles", "check", str(path)]) == 0
     assert f"api key          from the file {key_file}" in capsys.readouterr().out
+    key_file.chmod(0o640)  # (its group may read it: refused too, as ssh refuses a private key)
+    assert main(["profiles", "check", str(path)]) == 1
+    assert f"{key_file} can be read by its group, not only by you" in capsys.readouterr().out
     key_file.chmod(0o644)
     assert main(["profiles", "check", str(path)]) == 1
     out = capsys.readouterr().out

@@ -742,3 +742,14 @@ def test_a_session_kept_in_memory_is_written_back_whole(tmp_path: Path) -> None:
     assert drafts[open_one.id][0] == "half typed in memory" and drafts[None][0] == "a new conversation's draft"
     assert drafts[numbers[memo.id]][0] == "a draft in another one" and store.get(numbers[memo.id]).title == "Memo"
     assert store.recalled("folder") == "/home/ayla/docs"
+    # deleted in memory (a read-only folder's session), or in the file by another window
+    # meanwhile: neither comes back with the write-back, and the delete in memory is unsaved
+    memory = ConversationStore(Path(":memory:"))
+    for listed in store.list():
+        memory.adopt(store.get(listed.id))
+    assert not memory.holds_unsaved()
+    memory.delete(numbers[memo.id])
+    assert memory.holds_unsaved()
+    store.delete(open_one.id)
+    store.take_in(memory)
+    assert [c.title for c in store.list()] == ["Budget", "Made elsewhere meanwhile"]

@@ -797,6 +797,7 @@ async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch:
     data.mkdir()
     (data / "settings.yaml").write_text("theme: textual-light\nkeymap:\n  dashboard.toggle: f10\n", encoding="utf-8")
     monkeypatch.setenv("WORKSTATION_DATA", str(data))
+    monkeypatch.setenv("WORKSTATION_PROFILES", str(tmp_path / "ofice"))  # (a typo: said, not left out unsaid)
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     said = notices(app)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -804,9 +805,12 @@ async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch:
         # F10 was the sizing report's: it has no key now, and the notice, the palette and F1 say so
         # (a keymap from an older version took Ctrl+E, and the palette still named it for Sampling)
         assert said == ["Your keymap in settings.yaml gives F10 to Dashboard; Size the office had that key and has "
-                        "none now: find it with Ctrl+P, or give it a key of its own in the keymap."], said
+                        "none now: find it with Ctrl+P, or give it a key of its own in the keymap.",
+                        f"WORKSTATION_PROFILES names the folder {tmp_path / 'ofice'}, which is not there (a typo?), "
+                        "so the office's profiles are not listed, only the shipped ones and your own; set it to the "
+                        "folder that holds them."], said
         # a warning says so in words: only its edge's colour told it from a notice that all went well
-        assert [n.title for n in app._notifications] == ["Warning"]
+        assert [n.title for n in app._notifications] == ["Warning", "Warning"]
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert "Dashboard (F10)" in titles and "Size the office" in titles, titles
         await pilot.press("f10")

@@ -59,6 +59,8 @@ environment (set in ~/.profile, /etc/environment or a service's Environment=):
   WORKSTATION_MODELS      the folder models are kept in (default models/ here)
   WORKSTATION_MODEL_DIRS  more folders whose .gguf files are read, separated by ':'
   WORKSTATION_API_KEY     a desk PC's key for the office server; serve's operator key
+  WORKSTATION_ALLOW_ROOT  1: root may work in another user's data folder (a container
+                          whose mounted folder's user does not exist there)
 README.md, 'An office on one server', has the steps for a whole office."""
 
 
@@ -155,6 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # (inside: Ctrl-C while the commands' modules are still being imported, just after
         # Enter, printed a traceback from whichever import it fell in)
         args = _parsed(argv)
+        _say_setup_problems(args)
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # (here, not at exit: a reader gone by then is said below, not by Python)
         return code
@@ -177,6 +180,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _failed(args, said, 1)
     except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks
         return _unexpected(err, args)
+
+
+def _say_setup_problems(args: argparse.Namespace) -> None:
+    """What in the set-up leaves something out, said once before a command that reads profiles
+    runs (the app says it in a toast): an office's profiles folder that is not there."""
+    from workstation.core.paths import office_folder_problem
+
+    reads_profiles = hasattr(args, "sub_profile") or hasattr(args, "sub_profiles") or args.command == "profiles"
+    if args.command != "tui" and reads_profiles and (problem := office_folder_problem()):
+        print(f"workstation: {say(problem)}", file=sys.stderr)
 
 
 def _reader_gone() -> int:

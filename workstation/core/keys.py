@@ -39,9 +39,11 @@ def key_from_file(path: str | None, named_by: str, *, service: bool = False) -> 
     """A key from a file: its first line, without the spaces around it (serve's
     ``--api-key-file``, a desk profile's ``remote.api_key_file``). A file every user of the
     computer may read is refused, as ssh refuses such a private key: the key would be no more
-    secret than on the command line (``ps``) or in ~/.profile; its group may read it
-    (root:workstation, 640: the service's user reads a file it cannot change). ``service``:
-    the server's operator key (what to do is said for a service)."""
+    secret than on the command line (``ps``) or in ~/.profile; one of the reader's own that its
+    group may read too (640: the message said chmod 600 and it was taken). Another user's file
+    its group may read is the service's way (root:workstation, 640: the service's user reads a
+    file it cannot change). ``service``: the server's operator key (what to do is said for a
+    service)."""
     if path is None:
         return None
     import os
@@ -52,11 +54,15 @@ def key_from_file(path: str | None, named_by: str, *, service: bool = False) -> 
     then = "start the server again" if service else "try again"
     try:
         with open(typed_path(path), encoding="utf-8-sig") as f:
-            if os.name != "nt" and os.fstat(f.fileno()).st_mode & stat.S_IROTH:
-                who = (f"let only the server's user read it (chmod 600 {path}, or chmod 640 with the service's "
-                       "group as its group)") if service else f"let only you read it (chmod 600 {path})"
-                raise WorkstationError(f"{named_by} {path} can be read by every user of this computer, so the key "
-                                       f"in it is no secret; {who}, then {then}.")
+            st = os.fstat(f.fileno()) if os.name != "nt" else None
+            mine = st is not None and st.st_uid == os.geteuid()
+            if st is not None and (st.st_mode & stat.S_IROTH or (mine and st.st_mode & stat.S_IRGRP)):
+                who = (f"let only the server's user read it (chmod 600 {path}, or a file of root's with the service's "
+                       "group as its group: chown root:workstation, chmod 640)") if service \
+                    else f"let only you read it (chmod 600 {path})"
+                readers = "every user of this computer" if st.st_mode & stat.S_IROTH else "its group, not only by you"
+                raise WorkstationError(f"{named_by} {path} can be read by {readers}, so the key in it is no secret; "
+                                       f"{who}, then {then}.")
             first = f.readline(4096).strip()
     except OSError as err:
         raise WorkstationError(f"{named_by} {path} cannot be read ({err.strerror or err}); give the path of a file "

@@ -38,6 +38,16 @@ def given_profile_folders() -> list[Path]:
     return [typed_path(office), shipped]
 
 
+def office_folder_problem() -> list[tuple[str, dict[str, str]]]:
+    """The office's folder (``WORKSTATION_PROFILES``) named but not there, as a sentence
+    (``phrases.say``); [] where it is there or not named. A typo in it left the office's
+    profiles out without a word."""
+    office = os.environ.get("WORKSTATION_PROFILES", "").strip()
+    if not office or typed_path(office).is_dir():
+        return []
+    return [("profiles.office_missing", {"path": office})]
+
+
 def user_profiles_dir() -> Path:
     """The user's own profiles: those ``profiles new`` and F4's U make, and any written by hand.
     They live in the data folder, not in the checkout: there an update that ships a profile of
@@ -85,8 +95,10 @@ def _refuse_root_in_anothers(path: Path) -> None:
     /var/lib/workstation, with ``sudo keys add``; a person's, under ``sudo -E``) made files
     there only root can open (0600): the service then would not start ("The key file ... cannot
     be opened"), or the person's app lost its conversations. Say whose folder it is, and how to
-    run the command as them, before anything is written."""
-    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+    run the command as them, before anything is written. ``WORKSTATION_ALLOW_ROOT=1`` lets root
+    work there: in a container, with a folder of the host's user mounted, that user may not exist
+    (no ``sudo -u``), and the refusal left no way through."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or os.environ.get("WORKSTATION_ALLOW_ROOT") == "1":
         return
     try:
         owner = path.stat().st_uid

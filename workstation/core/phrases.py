@@ -122,7 +122,11 @@ ENGLISH: dict[str, str] = {
                      "set WORKSTATION_DATA to a folder you can write in.",
     "data.other_owner": ("The data folder {path} belongs to the user {user}, and files root made there could "
                          "not be opened by that user (the server's keys, usage and audit trail, or the "
-                         "conversations); run the command as that user: {command}"),
+                         "conversations); run the command as that user: {command} (in a container where that user "
+                         "does not exist, set WORKSTATION_ALLOW_ROOT=1 to let root work there)"),
+    "profiles.office_missing": ("WORKSTATION_PROFILES names the folder {path}, which is not there (a typo?), so the "
+                                "office's profiles are not listed, only the shipped ones and your own; set it to the "
+                                "folder that holds them."),
     "file.cannot_write": "Cannot write {path}: {why}.",
     "store.draft_not_saved": "The draft could not be saved in {path} ({reason}).",
     "file.not_a_folder": "{folder} is a file, not a folder",

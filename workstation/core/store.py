@@ -383,6 +383,8 @@ class ConversationStore:
             raise StoreError(str(err)) from None
         self._db.create_function("fold", 1, fold, deterministic=True)  # search and names, case aside
         self._adopted: dict[int, _AsAdopted] = {}  # conversations ``adopt`` took in, as they were
+        # those of them deleted here since (number, when made): still in their file until ``take_in``
+        self._deleted: list[tuple[int, float]] = []
 
     @property
     def schema_version(self) -> int:
@@ -495,12 +497,14 @@ class ConversationStore:
         since (a message added or changed, its title, instructions or settings: a conversation
         renamed in a session kept in memory was lost at Ctrl+Q without a question); those read
         from a file that takes no writes are in it as they were."""
-        for listed in self.list():
-            was, conv = self._adopted.get(listed.id), self.get(listed.id)
-            if was is None or _row_fields(conv) != was.row or any(
-                    was.messages.get(m.id) != _message_fields(m) for m in conv.messages):
-                return True
-        return False
+        return bool(self._deleted) or any(self._changed_since_adopted(self.get(listed.id)) for listed in self.list())
+
+    def _changed_since_adopted(self, conv: Conversation) -> bool:
+        """Whether ``conv`` (with its messages) is not as ``adopt`` took it in: made here, or a
+        message added or changed, its title, instructions or settings."""
+        was = self._adopted.get(conv.id)
+        return was is None or _row_fields(conv) != was.row or any(
+            was.messages.get(m.id) != _message_fields(m) for m in conv.messages)
 
     def check_title_free(self, title: str, but: int | None = None) -> None:
         """StoreError if a conversation other than ``but`` has the (cleaned) title, case aside
@@ -562,6 +566,8 @@ class ConversationStore:
         made = self._db.execute("SELECT created FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
         with self._db:
             self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+        if self._adopted.pop(conversation_id, None) is not None and made is not None and self.in_memory:
+            self._deleted.append((conversation_id, made[0]))  # (gone from its file too by ``take_in``)
         self._empty_wal()
         return self._out_of_kept_copies(conversation_id, made[0] if made is not None else None)
 
@@ -886,13 +892,18 @@ class ConversationStore:
         was made the same): what changed in memory since it moved is written here (``adopt``
         remembers how it was), and what another window or ``chat -c`` wrote here meanwhile
         stays; the others come in under their own numbers where free. Their drafts and what
-        the session remembered (``remember``) come too. Which number each conversation has
+        the session remembered (``remember``) come too. A conversation ``memory`` took in and
+        deleted is deleted here (it came back); one gone from here meanwhile (another window
+        deleted it) stays gone unless it changed in memory. Which number each conversation has
         here is returned."""
         numbers: dict[int, int] = {}
         with self._db:
+            self._db.executemany("DELETE FROM conversations WHERE id = ? AND created = ?", memory._deleted)
             for listed in memory.list():
                 conv = memory.get(listed.id)
                 row = self._db.execute("SELECT created FROM conversations WHERE id = ?", (conv.id,)).fetchone()
+                if (row is None or row[0] != conv.created) and not memory._changed_since_adopted(conv):
+                    continue  # (taken in as it was here, and deleted here since: not brought back)
                 if row is None or row[0] != conv.created:
                     kept = self._insert(replace(conv, messages=[]), keep_numbers=row is None)
                     moved = {m.id: self._insert_message(kept.id, m) for m in conv.messages}  # (theirs may be taken)
@@ -917,6 +928,10 @@ class ConversationStore:
                                      "conversation_id = ? AND updated > ?)", (here, text, path, doc, updated, here, updated))
             self._db.executemany("INSERT OR REPLACE INTO app_state(key, value) VALUES (?, ?)",
                                  memory._db.execute("SELECT key, value FROM app_state").fetchall())
+        if memory._deleted:  # (their text out of the -wal and the copies an upgrade kept, as ``delete``)
+            self._empty_wal()
+            for number, made in memory._deleted:
+                self._out_of_kept_copies(number, made)
         return numbers
 
     def _bring_up_to_date(self, conv: Conversation, adopted: _AsAdopted | None) -> dict[int, int]:

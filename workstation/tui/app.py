@@ -57,7 +57,7 @@ from workstation.core.kv_state import NOT_KEPT, KvStateStore, conversation_tag
 from workstation.core.letters import shortened
 from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
-from workstation.core.paths import data_dir, typed_path
+from workstation.core.paths import data_dir, office_folder_problem, typed_path
 from workstation.core.phrases import Phrase, about_words, rounded_words, say, words_per_token
 from workstation.core.planner import FreedMemory, load_notes, offloadable_layers, unsaid_notes
 from workstation.core.profiles import (
@@ -480,6 +480,8 @@ class WorkstationApp(App[None]):
         self.update_status()
         if self.startup_problem:
             self.notify(self.startup_problem, severity="error", timeout=10)
+        if office := office_folder_problem():  # (an office's profiles folder not there: they were left out unsaid)
+            self.notify(say(office, self.texts.get), severity="warning", timeout=15)
         removed = integrations.clear_left_copies()  # (a copy into models/ killed mid-way left GBs nothing showed)
         if removed:
             self.notify(say(removed, self.texts.get), timeout=12)
