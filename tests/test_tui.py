@@ -877,6 +877,8 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
 
     from textual.widgets import ListView
 
+    from workstation.tui.widgets.conversation_list import ConversationItem
+
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     first = app.store.new("Quarterly report")
     app.store.add_message(first.id, "user", "Summarize the sales figures")
@@ -993,9 +995,16 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         assert app.chat_screen.query_one("#search").value == "" and app.conversation_id is None
         await app.open_conversation(first.id)
 
+        def items() -> dict[int | None, int]:
+            return {item.conversation_id: id(item) for item in app.chat_screen.sidebar.query(ConversationItem)}
+
+        before = items()
         await delete_with_f8(pilot, app)
         await until(pilot, lambda: [c.id for c in app.store.list()] == [second.id])
         await until(pilot, lambda: any('Deleted "Q3 report"' in str(n.message) for n in app._notifications))
+        # the deleted one's line goes, the others' stay as they are (the whole list was made
+        # again: up to a second with 100 listed)
+        assert items() == {second.id: before[second.id]}
         # into the list (Tab, a click) with no line highlighted (the open one just deleted): its
         # first is, so that Enter opens it (Enter did nothing until Down)
         listed = app.chat_screen.query_one("#conversations", ListView)
