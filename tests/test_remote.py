@@ -285,25 +285,47 @@ def test_wrong_key_and_unreachable_server(server: RunningServer, monkeypatch: py
     # a server reading a long prompt, a part every few seconds on a CPU, is not "slow to answer"
     # between its parts: the chat's "reading… 42%" and that ran in turns, a second each
 
-    def reads_slowly(listener: socket.socket) -> None:
+    def reads_slowly(listener: socket.socket, next_part: threading.Event, pause_s: float,
+                     replied: threading.Event) -> None:
         conn, _ = listener.accept()
         with conn:
             conn.recv(65536)
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
                          b'data: {"choices": [], "prompt_progress": {"total": 1024, "cache": 0, "processed": 512, '
                          b'"time_ms": 1500}}\n\n')
-            time.sleep(1.5)  # (the next part: over the second the app listens for)
+            next_part.wait(pause_s)  # (the next part: over the second the app listens for)
             conn.sendall(b'data: {"choices": [{"index": 0, "delta": {"content": "Yes"}, "finish_reason": "stop"}]}'
                          b"\n\ndata: [DONE]\n\n")
+            replied.set()
 
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(1)
-        threading.Thread(target=reads_slowly, args=(listener,), daemon=True).start()
+        threading.Thread(target=reads_slowly, args=(listener, threading.Event(), 1.5, threading.Event()),
+                         daemon=True).start()
         url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
         with RemoteEngine(remote_profile(url, timeout_s=60, model="m"), check=False) as reading:
             kinds = [type(e) for e in reading.stream_chat(HELLO, reading=True)]
     assert kinds == [PromptRead, TokenDelta, TurnFinished], kinds
+    # Esc once the server said how far it has read ends the turn within a second too: it waited
+    # for the server's next part, seconds on a CPU server (here it comes only after the turn ended)
+    next_part, replied = threading.Event(), threading.Event()
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        threading.Thread(target=reads_slowly, args=(listener, next_part, 10.0, replied), daemon=True).start()
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        with RemoteEngine(remote_profile(url, timeout_s=60, model="m"), check=False) as reading:
+            events = reading.stream_chat(HELLO, reading=True)
+            said = next(events)
+            time.sleep(0.3)  # (Esc a moment later, the reply's reader waiting on the socket)
+            reading.cancel()
+            rest = list(events)
+            ended_first = not replied.is_set()
+            next_part.set()
+    assert isinstance(said, PromptRead)
+    assert [type(e) for e in rest] == [TurnFinished] and rest[0].metrics.stop_reason == "cancelled", rest
+    assert ended_first, "Esc waited for the server's next part"
     # a reply left by its reader (a stop string, Esc's close) ends its stream, so the server
     # stops writing it: read in a thread of its own, it went on to its end unread
     hung_up = threading.Event()

@@ -877,6 +877,8 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
 
     from textual.widgets import ListView
 
+    from workstation.tui.widgets.conversation_list import ConversationItem
+
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     first = app.store.new("Quarterly report")
     app.store.add_message(first.id, "user", "Summarize the sales figures")
@@ -993,9 +995,16 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         assert app.chat_screen.query_one("#search").value == "" and app.conversation_id is None
         await app.open_conversation(first.id)
 
+        def items() -> dict[int | None, int]:
+            return {item.conversation_id: id(item) for item in app.chat_screen.sidebar.query(ConversationItem)}
+
+        before = items()
         await delete_with_f8(pilot, app)
         await until(pilot, lambda: [c.id for c in app.store.list()] == [second.id])
         await until(pilot, lambda: any('Deleted "Q3 report"' in str(n.message) for n in app._notifications))
+        # the deleted one's line goes, the others' stay as they are (the whole list was made
+        # again: up to a second with 100 listed)
+        assert items() == {second.id: before[second.id]}
         # into the list (Tab, a click) with no line highlighted (the open one just deleted): its
         # first is, so that Enter opens it (Enter did nothing until Down)
         listed = app.chat_screen.query_one("#conversations", ListView)
@@ -1079,7 +1088,8 @@ async def test_conversations_on_a_read_only_disk_are_shown_and_kept_as_they_are(
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
         app = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=disk / "c.db")
         async with app.run_test(size=(100, 30)) as pilot:
-            await until(pilot, lambda: any("kept in memory only" in str(n.message) for n in app._notifications))
+            await until(pilot, lambda: any("kept in memory until the folder takes writes again" in str(n.message)
+                                           for n in app._notifications))
             assert [c.title for c in app.store.list()] == ["Budget 2027"]
             assert [m.content for m in app.store.messages(budget.id)] == ["Plan the budget"]
             memory = app.store
@@ -1090,8 +1100,17 @@ async def test_conversations_on_a_read_only_disk_are_shown_and_kept_as_they_are(
             memory.rename(budget.id, "Budget 2027, final")  # (quit without a question, the new title was lost)
             assert memory.holds_unsaved()
             memory.rename(budget.id, "Budget 2027")
+            # the disk writable again: the session is written into its file (it stayed in memory,
+            # and went with the app)
+            memory.add_message(budget.id, "user", "And the travel costs?")
+            subprocess.run(["mount", "-o", "remount,rw", str(disk)], check=True)
+            await until(pilot, lambda: any("now saved in" in str(n.message) for n in app._notifications))
+            assert not app.store.in_memory
             await pilot.press("ctrl+q")  # nothing new to lose: not asked
             await until(pilot, lambda: not app.is_running)
+        kept = ConversationStore(disk / "c.db")
+        assert [m.content for m in kept.messages(budget.id)] == ["Plan the budget", "And the travel costs?"]
+        kept.close()
     finally:
         subprocess.run(["umount", "--lazy", str(disk)], check=True)
 

@@ -507,9 +507,10 @@ class RemoteEngine:
         the same person's other request (``/usage/today`` says the key has one running and one
         waiting: a key that may run one at a time), or slow to answer. The chat waited 18 s
         behind the person's own summary without a word, and said "reading the conversation…
-        26 s" of a frozen server. Esc (``cancel``) before the first word ends it within a second:
-        a request the server holds unanswered has no response to close, and its "(Esc stops)"
-        waited for ``remote.timeout_s``."""
+        26 s" of a frozen server. Esc (``cancel``) before the first word ends it within a second,
+        also after the server said how far it has read the prompt (``PromptRead``, seconds a part
+        on a CPU server): a request the server holds unanswered has no response to close, and its
+        "(Esc stops)" waited for ``remote.timeout_s``, or for the next part read."""
         events: queue.Queue[tuple[TurnEvent | None, BaseException | None]] = queue.Queue()
         left = threading.Event()  # the caller stopped reading (a stop string, an error of its own)
 
@@ -528,13 +529,14 @@ class RemoteEngine:
         threading.Thread(target=pump, name="remote-turn", daemon=True).start()
         t0 = time.monotonic()
         own: bool | None = None  # asked once, when the silence is first said
-        started = False
+        started = False  # the server said something (a part of the prompt read counts): not silent
+        worded = False  # the first word came: Esc is the stream's own to end from here
         try:
             while True:
                 try:
                     event, err = events.get(timeout=1.0)
                 except queue.Empty:
-                    if self._cancel.is_set() and not started:  # (the thread ends at its next event)
+                    if self._cancel.is_set() and not worded:  # (the thread ends at its next event)
                         yield TurnFinished("", TurnMetrics(load_ms=self.load_ms, stop_reason="cancelled"))
                         return
                     waited = time.monotonic() - t0
@@ -548,7 +550,8 @@ class RemoteEngine:
                     raise err
                 if event is None:
                     return
-                started = started or isinstance(event, TokenDelta | TurnFinished | PromptRead)  # (reading: not silent)
+                worded = worded or isinstance(event, TokenDelta | TurnFinished)
+                started = started or worded or isinstance(event, PromptRead)  # (reading: not silent)
                 yield event
         finally:
             left.set()

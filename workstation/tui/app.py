@@ -2086,19 +2086,25 @@ class WorkstationApp(App[None]):
     def _store_unusable(self, path: Path, err: WorkstationError) -> None:
         """The conversation file ``path`` could not be opened or read at the start: said, and on
         a full disk this session is written there once it has room (it said "the file is left
-        as it is", and the session was lost at the end); a damaged file is left as it is."""
+        as it is", and the session was lost at the end), in a read-only folder once it takes
+        writes (a disk mounted read-only, then writable: the session stayed in memory, and
+        went with the app); a damaged file is left as it is."""
         try:
             full = shutil.disk_usage(path.parent).free < FULL_BELOW
         except OSError:
             full = False
-        self._write_back_to = path if full else None
-        self.store_problem = self.texts("store.unusable_full" if full else "store.unusable",
-                                        reason=self.texts.error(err))
+        read_only = not full and not says_damaged(str(err)) and (
+            not os.access(path.parent, os.W_OK) or (os.access(path, os.F_OK) and not os.access(path, os.W_OK)))
+        self._write_back_to = path if full or read_only else None
+        self.store_problem = self.texts(
+            "store.unusable_full" if full else "store.unusable_read_only" if read_only else "store.unusable",
+            reason=self.texts.error(err))
 
     async def _write_back(self) -> None:
-        """The session kept in memory since its file took no more writes (a full disk) written
-        back into it as soon as it takes them again, and said once: it stayed in memory until
-        the app was closed, and was lost then, though the disk had had room again for long."""
+        """The session kept in memory since its file took no more writes (a full disk, a
+        read-only folder) written back into it as soon as it takes them again, and said once:
+        it stayed in memory until the app was closed, and was lost then, though the disk had
+        had room again for long."""
         path = self._write_back_to
         done, conv = self._taken_back(path) if path is not None else (False, None)
         if not done:

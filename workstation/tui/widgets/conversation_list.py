@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import difflib
+from collections.abc import Awaitable
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -166,19 +168,7 @@ class ConversationList(Vertical):
         wanted = [walked_to.conversation_id] if isinstance(walked_to, ConversationItem) else []  # (F2 there sent
         self._filling = True  # the cursor back to the open conversation)
         if lines != self._shown:
-            await view.clear()
-            items: list[ListItem] = [ConversationItem(None, drafts[None], self.texts)] if None in drafts else []
-            for c in listed:
-                if c.id in headings:  # (not a line the cursor stops on, nor one Enter opens)
-                    items.append(ListItem(Label(headings[c.id], markup=False), classes="day", disabled=True))
-                items.append(ConversationItem(c, drafts.get(c.id, ""), self.texts))
-            if left:
-                items.append(ListItem(Label(self.texts("sidebar.more", n=left), markup=False), classes="more"))
-            if none_found:
-                items.append(ListItem(Label(self.texts("sidebar.none_found", search=search.strip()), markup=False),
-                                      classes="none-found", disabled=True))
-            await view.extend(items)
-            self._shown = lines
+            await self._change(view, lines, {c.id: c for c in listed})
         for conversation_id in [*wanted, current]:
             at = next((i for i, item in enumerate(view.children)
                        if isinstance(item, ConversationItem) and item.conversation_id == conversation_id), None)
@@ -186,6 +176,47 @@ class ConversationList(Vertical):
                 view.index = at
                 break
         self._filling = False
+
+    def _item(self, line: tuple[object, ...], by_id: dict[int, Conversation]) -> ListItem:
+        """The list's line for ``line`` (one of ``_show``'s ``lines`` but the first)."""
+        kind = line[0]
+        if kind is None:  # the new conversation, holding a draft
+            return ConversationItem(None, str(line[1]), self.texts)
+        if kind == "day":  # (not a line the cursor stops on, nor one Enter opens)
+            return ListItem(Label(str(line[1]), markup=False), classes="day", disabled=True)
+        if kind == "more":
+            return ListItem(Label(self.texts("sidebar.more", n=line[1]), markup=False), classes="more")
+        if kind == "none":
+            return ListItem(Label(self.texts("sidebar.none_found", search=str(line[1]).strip()), markup=False),
+                            classes="none-found", disabled=True)
+        assert isinstance(kind, int)
+        return ConversationItem(by_id[kind], str(line[4]), self.texts)
+
+    async def _change(self, view: ListView, lines: list[tuple[object, ...]], by_id: dict[int, Conversation]) -> None:
+        """The list made ``lines``, changed where it differs from what it shows: the lines
+        that stay are kept as they are (a deleted conversation made the whole list again: up
+        to a second with 100 listed). In another language, or with most lines new, every line
+        is made again."""
+        changes = difflib.SequenceMatcher(None, self._shown[1:], lines[1:], autojunk=False).get_opcodes()
+        kept = sum(i2 - i1 for tag, i1, i2, _, _ in changes if tag == "equal")
+        if lines[:1] != self._shown[:1] or len(view.children) != len(self._shown) - 1 or 2 * kept < len(lines) - 1:
+            await view.clear()  # (most lines new, a search's results cleared: as fast made whole)
+            await view.extend([self._item(line, by_id) for line in lines[1:]])
+            self._shown = lines
+            return
+        old = list(view.children)
+        highlighted = view.highlighted_child
+        gone = [item for tag, i1, i2, _, _ in changes if tag != "equal" for item in old[i1:i2]]
+        done: list[Awaitable[object]] = [view.remove_children(gone)] if gone else []
+        for tag, _, i2, j1, j2 in changes:  # (each new run before the kept line after it: all at once)
+            if tag != "equal" and j2 > j1:
+                items = [self._item(line, by_id) for line in lines[1 + j1:1 + j2]]
+                done.append(view.mount_all(items, before=old[i2]) if i2 < len(old) else view.mount_all(items))
+        for step in done:
+            await step
+        self._shown = lines
+        kept = list(view.children)  # the line the cursor was on, where it is now (none: it went)
+        view.index = kept.index(highlighted) if highlighted in kept else None
 
     def day_headings(self, listed: list[Conversation]) -> dict[int, str]:
         """The headings over the list's lines, by the conversation each stands above: its day
