@@ -1049,6 +1049,8 @@ class WorkstationApp(App[None]):
                 return f" {state} {bar} {profile.key} · {t('status.remote', model=model, server=server)}"
             return " · ".join(part for part in (f" {state} {bar} {profile.key}", model, layers) if part)
 
+        if profile.backend == "llama" and model.casefold() == profile.key.casefold():
+            model = ""  # a profile made for a model (F4's U) is named as it: said once, not "gemma · gemma"
         # too long for the line (80 columns, a longer state word: "generating", "own sampling"),
         # in turn: the model's name loses its middle, the layers their word ("GPU 0/31"), the
         # layers go, then the model; never a cut in the middle of a figure (the line ended "· KV";

@@ -36,7 +36,6 @@ from workstation.core.errors import WorkstationError
 from workstation.core.letters import shortened
 from workstation.core.model_profile import make_profile, running
 from workstation.core.paths import models_dir
-from workstation.core.phrases import say
 from workstation.core.profiles import profiles_using
 from workstation.tui import integrations
 from workstation.tui.integrations import ModelRow
@@ -316,16 +315,12 @@ class ModelsScreen(AppScreen, Screen[None]):
             return
         said = (t("models.use_existing", name=row.name, profile=profile.key) if found else
                 t("models.use_made", name=row.name, profile=profile.key, file=str(profile.source)))
-        try:  # a model not made for chat (a base model) rambles: said as U loads it (F3 alone said it)
-            base = not read_model_info(row.path, check=False).has_chat_template
-        except WorkstationError:
-            base = False
-        if base:
-            said += " " + say([("fit.no_chat_template", {"model": row.name})], t.get).rstrip(".") + "."
+        # (a model not made for chat, a base model, is said by the load's notes, as F3's load says it:
+        # said here too, the same warning showed twice, in two toasts at once)
         said += said_server
         self.app.pop_screen()  # the chat, where the load's progress shows
         app.switch_profile(profile)
-        app.notify(said, timeout=15 if base or said_server else 10, severity="warning" if base else "information")
+        app.notify(said, timeout=15 if said_server else 10)
 
     # --- pull ----------------------------------------------------------------------------
     def action_pull(self) -> None:
