@@ -1398,6 +1398,7 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert screen.query_one("#summary", Markdown).source == screen.summary
         state = str(screen.query_one("#summarize-state").render())
         assert not app.generating and "Done." in state and "Ctrl+S saves it beside the document" in state
+        assert app.last_folder == doc.parent  # typed, not picked: F7 and the Open dialog start there too
         # Ctrl+S writes it beside the document (the way was Ctrl+K, then F7 of the whole chat); a
         # file of the person's there is left as it was
         beside = doc.with_name("bees.md.summary.md")
@@ -1469,6 +1470,7 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         await until(pilot, lambda: kept.summary == made)
         assert kept.query_one("#summary", Markdown).source == made
         assert kept.query_one("#summarize-path", Input).value == str(doc)
+        assert again.last_folder == doc.parent  # (remembered for the next start, as a pick is)
         state = str(kept.query_one("#summarize-state").render())
         assert state.startswith("The last summary, of bees.md, made 20") and "Ctrl+R summarizes the document again" in state
         assert "is a very small model" in kept.summary  # what was said of it is said again (in the summary)

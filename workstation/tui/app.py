@@ -1650,7 +1650,7 @@ class WorkstationApp(App[None]):
             return
         title = self.store.get(conv_id, with_messages=False).title
         slug = re.sub(r"[^\w-]+", "-", title, flags=re.UNICODE).strip("-")[:60] or "conversation"
-        # in the folder the Open dialog last picked from (the app's own folder, where a launcher
+        # in the folder a document was last opened from (picked or typed in F6) (the app's own folder, where a launcher
         # starts it, was offered: a file no one looks for there); at first, the one started from
         folder = start_folder(self.last_folder)
         default = folder / f"{slug}.md"
@@ -2766,13 +2766,20 @@ class WorkstationApp(App[None]):
 
         async def picked(path: Path | None) -> None:
             if path is not None:
-                self.last_folder = path.parent
-                self.store_write(lambda: self.store.remember("folder", str(path.parent)))  # where the next start's dialog opens
+                self.remember_folder(path)
                 done = chosen(path) if load is None else chosen(path, picker.loaded)
                 if inspect.isawaitable(done):
                     await done
 
         self.push_screen(picker, picked)
+
+    def remember_folder(self, document: Path) -> None:
+        """The folder ``document`` was opened from: where the Open dialog and F7 start next, this
+        start and the next. Picked in the dialog or typed in F6's box (a typed path did not count,
+        and F7 offered another folder than the one README names)."""
+        folder = document.absolute().parent
+        self.last_folder = folder
+        self.store_write(lambda: self.store.remember("folder", str(folder)))  # where the next start's dialog opens
 
     @on(DocumentRead)
     def _document_read(self, event: DocumentRead) -> None:
