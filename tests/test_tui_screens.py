@@ -699,6 +699,9 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
         assert str(screen.query_one("#switch-line").render()) == (
             "No turns on B yet since you switched to it. "
             "Before the switch, A: median 22.5 tok/s, TTFT 225 ms over 2 turns.")
+        # the line under the rows agrees with "5 turns in this conversation" (it said "No turns yet")
+        assert str(screen.query_one("#cache-line").render()).startswith(
+            "No turns since you switched to this profile; send a message to see its figures.")
         # the profile before is named as the loaded one is, in the UI's language (name_tr in
         # Turkish); by the name its turn saved where its file is gone
         from workstation.core.metrics import ProfileRun
