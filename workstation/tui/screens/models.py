@@ -108,7 +108,7 @@ class ModelsScreen(AppScreen, Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#pull-progress").display = False
         self._say_server()
-        self.query_one("#installed", DataTable).focus()  # the arrows move in the list at once (not the tabs)
+        self._focus_list()  # the arrows move in the list at once (not the tabs)
         # Tab said where the details go on past the box, as it lays them out (a new model, or size)
         self.watch(self.query_one("#model-detail-box"), "show_vertical_scrollbar", lambda _shown: self._hint(), init=False)
 
@@ -134,6 +134,7 @@ class ModelsScreen(AppScreen, Screen[None]):
         self._say_server()  # (the profile may have changed since F4 was last open)
         if self.left:  # F4 again: a model pulled or added elsewhere meanwhile is listed
             self.left = False
+            self._focus_list()  # the arrows in the list again (they were on the tabs or details left last)
             self.action_reload()
 
     def on_resize(self) -> None:
@@ -268,6 +269,11 @@ class ModelsScreen(AppScreen, Screen[None]):
         """Left or Right: the other tab (installed, catalog), its list ready for the arrows."""
         tabs = self.query_one(TabbedContent)
         tabs.active = "tab-catalog" if tabs.active == "tab-installed" else "tab-installed"
+        self._focus_list()
+
+    def _focus_list(self) -> None:
+        """The keyboard on the open tab's list, where Up and Down move at once (not the tabs)."""
+        tabs = self.query_one(TabbedContent)
         self.query_one("#catalog" if tabs.active == "tab-catalog" else "#installed", DataTable).focus()
 
     def _active(self) -> str:
