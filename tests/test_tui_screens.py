@@ -46,6 +46,10 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert any(t.startswith("Dashboard (F5)") for t in titles)
         assert [t for t in titles if t.startswith("Quit")] == ["Quit (Ctrl+Q)"]  # one, with its key
         assert "Stop (Esc)" in titles and not any("escape" in t for t in titles)
+        assert not any(t.startswith("Remove the attachment") for t in titles)  # nothing attached
+        app._attach((profiles / "notes.txt", "The meeting is on Tuesday."))
+        assert "Remove the attachment (Ctrl+R)" in [c.title for c in app.get_system_commands(app.screen)]
+        app._attach(None)
         assert "Theme" in titles and "Screenshot" in titles  # Textual's own, as Textual words them
         assert any(t.startswith("Language: Türkçe") for t in titles)  # found by "language" too
         footer = {key for key, b in app.active_bindings.items() if b.binding.show}

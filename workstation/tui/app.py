@@ -950,6 +950,8 @@ class WorkstationApp(App[None]):
                 continue  # as their keys: the chat's own (see check_action)
             if isinstance(screen, ModalScreen) and action.action not in ALWAYS:
                 continue  # as their keys: a dialog owns them (Profiles behind Ctrl+E lost its change)
+            if action.action == "detach" and self.pending_document is None:
+                continue  # nothing attached: nothing to remove (it was listed, and did nothing)
             method = getattr(self, f"action_{action.action}")
             # written as F1 writes them (Esc, not escape); none where the keymap gave its key away
             keys = "/".join(map(self.texts.key, keys_now(self._keymap)[action.id]))
