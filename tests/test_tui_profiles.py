@@ -89,6 +89,8 @@ async def test_a_remote_profile_names_its_server_not_local_settings(folder: Path
         assert any(line.strip() == "This PC uses the office server (its model: office-model); U runs a model "
                    "on this PC instead." for line in screen_lines(app)), screen_lines(app)
         said_all = notices(app)
+        await pilot.press("shift+tab")  # the keyboard left on the tabs as U closes F4
+        assert app.focused is not None and app.focused.id != "installed"
         await pilot.press("u")
         await until(pilot, lambda: app.screen is app.chat_screen and app.loading is None)
         assert any(said.endswith("The office server is no longer used; F3, then desk, brings it back.")
@@ -97,6 +99,8 @@ async def test_a_remote_profile_names_its_server_not_local_settings(folder: Path
         await pilot.press("f4")  # a model of this PC's in use: no line of the server's
         await until(pilot, lambda: app.screen is not app.chat_screen)
         assert not app.screen.query_one("#model-server").display
+        # the keyboard on the list each time F4 opens (the second time, on the tabs: Down did nothing)
+        assert app.focused is app.screen.query_one("#installed"), app.focused
     assert "desk · office-model on 127.0.0.1:9" in text, text
     assert "GPU" not in text and "KV " not in text
 

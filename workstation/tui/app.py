@@ -140,7 +140,11 @@ KEEP_PARTIAL_EVERY_S = 2.0  # a reply is saved as it streams this often: a kill 
 LOAD_BAR_EVERY_S = 0.1  # a model load's bar moves at most this often
 T = TypeVar("T")
 OUTSIDE_CHANGES_EVERY_S = 2.0  # how often the data folder is looked at for what other windows wrote
-READING_WORDS_PER_SECOND = 3.0  # how fast a notice is read (an office reader: about 180 words a minute)
+# how fast a notice is read, in characters: the same in every language the UI speaks (about 1,000 a
+# minute, IReST's adults; an office reader's a little slower). In words (3 a second) a Turkish
+# sentence of as many letters, in fewer longer words, went a third sooner than its English one
+READING_CHARACTERS_PER_SECOND = 15.0
+WARNING_MOST_S = 8.0  # a warning that asks for nothing stays no longer (one stayed over two screens)
 # quit as Ctrl+Q does (``quit_on_signals``); SIGINT comes from `kill -INT` only (Ctrl+C is read as a key);
 # SIGQUIT (`kill -QUIT`; Ctrl+\\ is read as a key) left the terminal on the app's screen, the mouse
 # reported and the cursor hidden
@@ -688,8 +692,10 @@ class WorkstationApp(App[None]):
         grey without colours (NO_COLOR); a screen reader reads the word first."""
         if not title and severity in ("error", "warning"):
             title = self.texts(f"toast.{severity}")
-        if timeout is None:
-            timeout = self.NOTIFICATION_TIMEOUT if severity != "information" else self.reading_time(message)
+        if timeout is None:  # a warning: its reading time, between Textual's five seconds and WARNING_MOST_S
+            timeout = self.reading_time(message) if severity == "information" else \
+                self.reading_time(message, least=self.NOTIFICATION_TIMEOUT, most=WARNING_MOST_S) \
+                if severity == "warning" else self.NOTIFICATION_TIMEOUT
         toast = Notification(message, title, severity, timeout, markup=markup)
         for identity, (shown, *_) in list(self._phrase_of_toast.items()):
             if shown.has_expired:
@@ -706,11 +712,13 @@ class WorkstationApp(App[None]):
         self._toast_of[kind] = toast
         self.post_message(Notify(toast))
 
-    def reading_time(self, message: str) -> float:
-        """How long a notice that all went well stays: the time to read it (READING_WORDS_PER_SECOND,
-        and a second to look), three seconds at least and no more than Textual's five: at 80x24 a
-        short "Copied the last reply" covered the reply's lines as long as a long one did."""
-        return min(self.NOTIFICATION_TIMEOUT, max(3.0, 1.0 + len(message.split()) / READING_WORDS_PER_SECOND))
+    def reading_time(self, message: str, least: float = 3.0, most: float | None = None) -> float:
+        """How long a notice stays: the time to read it in characters, whatever the UI's language
+        (READING_CHARACTERS_PER_SECOND, and a second to look), ``least`` at least and ``most`` at
+        most (Textual's five for a notice that all went well: at 80x24 a short "Copied the last
+        reply" covered the reply's lines as long as a long one did)."""
+        most = self.NOTIFICATION_TIMEOUT if most is None else most
+        return min(most, max(least, 1.0 + len(message) / READING_CHARACTERS_PER_SECOND))
 
     def _on_notify(self, event: Notify) -> None:
         """A toast the same as one still shown (title, words and kind of notice) takes its place,
@@ -950,6 +958,8 @@ class WorkstationApp(App[None]):
                 continue  # as their keys: the chat's own (see check_action)
             if isinstance(screen, ModalScreen) and action.action not in ALWAYS:
                 continue  # as their keys: a dialog owns them (Profiles behind Ctrl+E lost its change)
+            if action.action == "detach" and self.pending_document is None:
+                continue  # nothing attached: nothing to remove (it was listed, and did nothing)
             method = getattr(self, f"action_{action.action}")
             # written as F1 writes them (Esc, not escape); none where the keymap gave its key away
             keys = "/".join(map(self.texts.key, keys_now(self._keymap)[action.id]))
@@ -1049,6 +1059,8 @@ class WorkstationApp(App[None]):
                 return f" {state} {bar} {profile.key} · {t('status.remote', model=model, server=server)}"
             return " · ".join(part for part in (f" {state} {bar} {profile.key}", model, layers) if part)
 
+        if profile.backend == "llama" and model.casefold() == profile.key.casefold():
+            model = ""  # a profile made for a model (F4's U) is named as it: said once, not "gemma · gemma"
         # too long for the line (80 columns, a longer state word: "generating", "own sampling"),
         # in turn: the model's name loses its middle, the layers their word ("GPU 0/31"), the
         # layers go, then the model; never a cut in the middle of a figure (the line ended "· KV";
@@ -1648,7 +1660,7 @@ class WorkstationApp(App[None]):
             return
         title = self.store.get(conv_id, with_messages=False).title
         slug = re.sub(r"[^\w-]+", "-", title, flags=re.UNICODE).strip("-")[:60] or "conversation"
-        # in the folder the Open dialog last picked from (the app's own folder, where a launcher
+        # in the folder a document was last opened from (picked or typed in F6) (the app's own folder, where a launcher
         # starts it, was offered: a file no one looks for there); at first, the one started from
         folder = start_folder(self.last_folder)
         default = folder / f"{slug}.md"
@@ -2770,13 +2782,20 @@ class WorkstationApp(App[None]):
 
         async def picked(path: Path | None) -> None:
             if path is not None:
-                self.last_folder = path.parent
-                self.store_write(lambda: self.store.remember("folder", str(path.parent)))  # where the next start's dialog opens
+                self.remember_folder(path)
                 done = chosen(path) if load is None else chosen(path, picker.loaded)
                 if inspect.isawaitable(done):
                     await done
 
         self.push_screen(picker, picked)
+
+    def remember_folder(self, document: Path) -> None:
+        """The folder ``document`` was opened from: where the Open dialog and F7 start next, this
+        start and the next. Picked in the dialog or typed in F6's box (a typed path did not count,
+        and F7 offered another folder than the one README names)."""
+        folder = document.absolute().parent
+        self.last_folder = folder
+        self.store_write(lambda: self.store.remember("folder", str(folder)))  # where the next start's dialog opens
 
     @on(DocumentRead)
     def _document_read(self, event: DocumentRead) -> None:

@@ -278,7 +278,8 @@ class DashboardScreen(AppScreen, Screen[None]):
                 lines.append(t(f"dash.threads.{last.threads_reason}", n=last.n_threads, cores=cores,
                                others=f"{last.cpu_others:.1f}"))
         else:
-            lines = [t("dash.no_turns")]
+            # turns before a switch are counted above ("4 turns in this conversation"): not "no turns yet"
+            lines = [t("dash.no_turns_since_switch" if before is not None else "dash.no_turns")]
         info = app.engine_info
         if info is not None and local:  # the status bar says the share in words; the count is here
             lines.append(t("dash.layers", n=info.gpu_layers, total=offloadable_layers(info.n_layer)))

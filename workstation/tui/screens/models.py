@@ -36,7 +36,6 @@ from workstation.core.errors import WorkstationError
 from workstation.core.letters import shortened
 from workstation.core.model_profile import make_profile, running
 from workstation.core.paths import models_dir
-from workstation.core.phrases import say
 from workstation.core.profiles import profiles_using
 from workstation.tui import integrations
 from workstation.tui.integrations import ModelRow
@@ -109,7 +108,7 @@ class ModelsScreen(AppScreen, Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#pull-progress").display = False
         self._say_server()
-        self.query_one("#installed", DataTable).focus()  # the arrows move in the list at once (not the tabs)
+        self._focus_list()  # the arrows move in the list at once (not the tabs)
         # Tab said where the details go on past the box, as it lays them out (a new model, or size)
         self.watch(self.query_one("#model-detail-box"), "show_vertical_scrollbar", lambda _shown: self._hint(), init=False)
 
@@ -135,6 +134,7 @@ class ModelsScreen(AppScreen, Screen[None]):
         self._say_server()  # (the profile may have changed since F4 was last open)
         if self.left:  # F4 again: a model pulled or added elsewhere meanwhile is listed
             self.left = False
+            self._focus_list()  # the arrows in the list again (they were on the tabs or details left last)
             self.action_reload()
 
     def on_resize(self) -> None:
@@ -269,6 +269,11 @@ class ModelsScreen(AppScreen, Screen[None]):
         """Left or Right: the other tab (installed, catalog), its list ready for the arrows."""
         tabs = self.query_one(TabbedContent)
         tabs.active = "tab-catalog" if tabs.active == "tab-installed" else "tab-installed"
+        self._focus_list()
+
+    def _focus_list(self) -> None:
+        """The keyboard on the open tab's list, where Up and Down move at once (not the tabs)."""
+        tabs = self.query_one(TabbedContent)
         self.query_one("#catalog" if tabs.active == "tab-catalog" else "#installed", DataTable).focus()
 
     def _active(self) -> str:
@@ -316,16 +321,12 @@ class ModelsScreen(AppScreen, Screen[None]):
             return
         said = (t("models.use_existing", name=row.name, profile=profile.key) if found else
                 t("models.use_made", name=row.name, profile=profile.key, file=str(profile.source)))
-        try:  # a model not made for chat (a base model) rambles: said as U loads it (F3 alone said it)
-            base = not read_model_info(row.path, check=False).has_chat_template
-        except WorkstationError:
-            base = False
-        if base:
-            said += " " + say([("fit.no_chat_template", {"model": row.name})], t.get).rstrip(".") + "."
+        # (a model not made for chat, a base model, is said by the load's notes, as F3's load says it:
+        # said here too, the same warning showed twice, in two toasts at once)
         said += said_server
         self.app.pop_screen()  # the chat, where the load's progress shows
         app.switch_profile(profile)
-        app.notify(said, timeout=15 if base or said_server else 10, severity="warning" if base else "information")
+        app.notify(said, timeout=15 if said_server else 10)
 
     # --- pull ----------------------------------------------------------------------------
     def action_pull(self) -> None:

@@ -343,6 +343,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
                 self.notify(self.wapp.not_ready_text(), severity="warning")
             return
         self.path = typed_path(raw)
+        if self.path.is_file():  # typed, not picked: the folder counts as one opened from (F7 offers it)
+            self.wapp.remember_folder(self.path)
         self.running = True  # before the first await: Enter, the button and Ctrl+R start one run
         self._cancel.clear()
         self.summary, self.result, self._kept_at, self._asked = "", None, None, None
