@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 WORDS = {
     "en": "the report shows that our quarterly revenue increased while costs stayed within the agreed budget".split(),
     "tr": "rapor bu çeyrekte gelirlerin arttığını ve giderlerin kararlaştırılan bütçe içinde kaldığını gösteriyor".split(),
@@ -72,19 +74,11 @@ def database_figures(path: Path) -> tuple[float, int]:
 
 
 async def measure(longest: int) -> dict[str, Any]:
-    from textual.screen import Screen
-
+    from bench.tui_cpu import count_layouts
     from workstation.tui.app import WorkstationApp
 
     out: dict[str, Any] = {}
-    layouts = [0]
-    original = Screen._refresh_layout
-
-    def counted(self: Screen[Any], *args: Any, **kwargs: Any) -> Any:
-        layouts[0] += 1
-        return original(self, *args, **kwargs)
-
-    Screen._refresh_layout = counted  # type: ignore[method-assign]
+    layouts, undo = count_layouts()
     t0 = time.perf_counter()
     app = WorkstationApp(None, start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(120, 40)) as pilot:
@@ -113,7 +107,7 @@ async def measure(longest: int) -> dict[str, Any]:
 
         await timed("type 11 keys beside it", type_words)
         await timed("delete one, the sidebar after", lambda: _delete(app, others[-1]))
-    Screen._refresh_layout = original  # type: ignore[method-assign]
+    undo()
     return out
 
 

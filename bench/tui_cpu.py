@@ -30,6 +30,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,17 +62,10 @@ def _stream_pieces(tokens: int, per_update: int) -> list[str]:
     return ["".join(toks[i:i + per_update]) for i in range(0, len(toks), per_update)]
 
 
-async def measure(args: argparse.Namespace) -> dict[str, Any]:
+def count_layouts() -> tuple[list[int], Callable[[], None]]:
+    """Every full layout pass of a screen (``Screen._refresh_layout``) counted in the list's one
+    item from now on, and the function that stops counting."""
     from textual.screen import Screen
-
-    from workstation.core.store import ConversationStore
-    from workstation.tui.app import WorkstationApp
-    from workstation.tui.messages import TokenStreamed
-    from workstation.tui.pacing import BUSY_CPU, FREE_CPU
-
-    pace = BUSY_CPU if args.pace == "busy" else FREE_CPU
-    if args.hz is None:
-        args.hz = pace.updates_hz
 
     layouts = [0]
     original = Screen._refresh_layout
@@ -81,6 +75,24 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         return original(self, *a, **k)
 
     Screen._refresh_layout = counted  # type: ignore[method-assign]
+
+    def undo() -> None:
+        Screen._refresh_layout = original  # type: ignore[method-assign]
+
+    return layouts, undo
+
+
+async def measure(args: argparse.Namespace) -> dict[str, Any]:
+    from workstation.core.store import ConversationStore
+    from workstation.tui.app import WorkstationApp
+    from workstation.tui.messages import TokenStreamed
+    from workstation.tui.pacing import BUSY_CPU, FREE_CPU
+
+    pace = BUSY_CPU if args.pace == "busy" else FREE_CPU
+    if args.hz is None:
+        args.hz = pace.updates_hz
+
+    layouts, undo = count_layouts()
 
     data = Path(os.environ["WORKSTATION_DATA"])
     store_path = data / "bench.sqlite3"
@@ -181,7 +193,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         result["stream"] = {"cpu_s": cpu, "updates": len(pieces), "per_update_ms": 1000 * cpu / len(pieces),
                             "per_token_ms": 1000 * cpu / args.tokens, "layouts": lay,
                             "cpu_share": cpu / wall if wall > 0 else 0.0}
-    Screen._refresh_layout = original  # type: ignore[method-assign]
+    undo()
     return result
 
 
