@@ -326,6 +326,34 @@ def test_wrong_key_and_unreachable_server(server: RunningServer, monkeypatch: py
     assert isinstance(said, PromptRead)
     assert [type(e) for e in rest] == [TurnFinished] and rest[0].metrics.stop_reason == "cancelled", rest
     assert ended_first, "Esc waited for the server's next part"
+    # a server that stops sending in the middle of a reply is said too: the half-written reply
+    # stood still without a word (15 s in use; no time is asserted)
+    monkeypatch.setattr(remote_module, "STALLED_SAID_AFTER_S", 0.0)
+    go_on = threading.Event()
+
+    def stalls(listener: socket.socket) -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+                         b'data: {"choices": [{"index": 0, "delta": {"content": "Yes"}}]}\n\n')
+            go_on.wait(10)
+            conn.sendall(b'data: {"choices": [{"index": 0, "delta": {"content": ", go"}, "finish_reason": "stop"}]}'
+                         b"\n\ndata: [DONE]\n\n")
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        threading.Thread(target=stalls, args=(listener,), daemon=True).start()
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        with RemoteEngine(remote_profile(url, timeout_s=60, model="m"), check=False) as stalling:
+            events = stalling.stream_chat(HELLO, reading=True)
+            first, stalled = next(events), next(events)
+            go_on.set()
+            rest = [e for e in events if not isinstance(e, ServerWaiting)]
+    assert isinstance(first, TokenDelta) and first.text == "Yes"
+    assert isinstance(stalled, ServerWaiting) and stalled.stalled and not stalled.own, stalled
+    assert isinstance(rest[-1], TurnFinished) and rest[-1].text == "Yes, go"
     # a reply left by its reader (a stop string, Esc's close) ends its stream, so the server
     # stops writing it: read in a thread of its own, it went on to its end unread
     hung_up = threading.Event()

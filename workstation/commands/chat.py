@@ -245,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
                         reading.show(event)
                         continue
                     if isinstance(event, ServerWaiting):  # said once (the TTFT after it holds the wait)
-                        if event.own != waiting_said:
+                        if not event.stalled and event.own != waiting_said:  # (mid-reply: the app's, not stdout's)
                             waiting_said = event.own
                             print(_WAITING[event.own], file=sys.stderr, flush=True)
                         continue

@@ -51,10 +51,13 @@ class RequestFailed:
 class ServerWaiting:
     """Nothing has come from a remote server for ``seconds`` since the request: it queues the
     request behind the same person's other one (``own``: its key may run one at a time), or it
-    is slow to answer (busy, frozen). The app said "reading the conversation… 26 s" of both."""
+    is slow to answer (busy, frozen). The app said "reading the conversation… 26 s" of both.
+    ``stalled``: the server stopped sending in the middle of the reply (``seconds`` since its
+    last word), where the half-written reply stood still without a word."""
 
     seconds: float
     own: bool = False
+    stalled: bool = False
 
 
 @dataclass

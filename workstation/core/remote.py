@@ -66,6 +66,7 @@ from workstation.core.reasoning import ThinkingSplitter
 ESTIMATE_BYTES_PER_TOKEN = 2.5
 ESTIMATE_TOKENS_PER_MESSAGE = 8
 QUIET_SAID_AFTER_S = 5.0  # nothing from the server for this long before the first word: said (ServerWaiting)
+STALLED_SAID_AFTER_S = 15.0  # nothing more for this long in the middle of a reply: said (ServerWaiting, stalled)
 FINISH_TO_STOP = {"stop": "eos", "length": "length", "content_filter": "eos", "tool_calls": "eos"}
 
 
@@ -510,7 +511,9 @@ class RemoteEngine:
         26 s" of a frozen server. Esc (``cancel``) before the first word ends it within a second,
         also after the server said how far it has read the prompt (``PromptRead``, seconds a part
         on a CPU server): a request the server holds unanswered has no response to close, and its
-        "(Esc stops)" waited for ``remote.timeout_s``, or for the next part read."""
+        "(Esc stops)" waited for ``remote.timeout_s``, or for the next part read. A server silent
+        in the middle of a reply for ``STALLED_SAID_AFTER_S`` is said too (``stalled``), every
+        second until the next word: the reply stood half-written and looked frozen."""
         events: queue.Queue[tuple[TurnEvent | None, BaseException | None]] = queue.Queue()
         left = threading.Event()  # the caller stopped reading (a stop string, an error of its own)
 
@@ -527,7 +530,7 @@ class RemoteEngine:
                 turn.close()
 
         threading.Thread(target=pump, name="remote-turn", daemon=True).start()
-        t0 = time.monotonic()
+        t0 = last = time.monotonic()  # the request sent; the last event from the server
         own: bool | None = None  # asked once, when the silence is first said
         started = False  # the server said something (a part of the prompt read counts): not silent
         worded = False  # the first word came: Esc is the stream's own to end from here
@@ -539,7 +542,11 @@ class RemoteEngine:
                     if self._cancel.is_set() and not worded:  # (the thread ends at its next event)
                         yield TurnFinished("", TurnMetrics(load_ms=self.load_ms, stop_reason="cancelled"))
                         return
-                    waited = time.monotonic() - t0
+                    now = time.monotonic()
+                    if worded and now - last >= STALLED_SAID_AFTER_S and not self._cancel.is_set():
+                        yield ServerWaiting(now - last, stalled=True)
+                        continue
+                    waited = now - t0
                     if started or waited < QUIET_SAID_AFTER_S or self._cancel.is_set():
                         continue
                     if own is None:
@@ -550,6 +557,7 @@ class RemoteEngine:
                     raise err
                 if event is None:
                     return
+                last = time.monotonic()
                 worded = worded or isinstance(event, TokenDelta | TurnFinished)
                 started = started or worded or isinstance(event, PromptRead)  # (reading: not silent)
                 yield event

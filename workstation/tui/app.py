@@ -2264,7 +2264,7 @@ class WorkstationApp(App[None]):
                 if isinstance(event, PromptRead):
                     self.post_message(PromptProgressed(event.fraction))
                 elif isinstance(event, ServerWaiting):
-                    self.post_message(ServerWaited(event.own))
+                    self.post_message(ServerWaited(event.own, event.stalled, event.seconds))
                 elif isinstance(event, TokenDelta):
                     pending.append(event.text)
                     thought.append(event.reasoning)
@@ -2452,7 +2452,10 @@ class WorkstationApp(App[None]):
     @on(ServerWaited)
     def _server_waited(self, event: ServerWaited) -> None:
         if self.reply_view is not None:
-            self.reply_view.server_waiting(event.own)
+            if event.stalled:
+                self.reply_view.server_stalled(event.seconds)
+            else:
+                self.reply_view.server_waiting(event.own)
 
     @on(PromptProgressed)
     def _prompt_read(self, event: PromptProgressed) -> None:

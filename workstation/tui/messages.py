@@ -28,11 +28,14 @@ class TokenStreamed(Message):
 
 class ServerWaited(Message):
     """Nothing yet from the remote server: it queues the request behind the person's own other
-    one (``own``), or it is slow to answer."""
+    one (``own``), or it is slow to answer; ``stalled``: nothing more from it for ``seconds``
+    in the middle of the reply."""
 
-    def __init__(self, own: bool) -> None:
+    def __init__(self, own: bool, stalled: bool = False, seconds: float = 0.0) -> None:
         super().__init__()
         self.own = own
+        self.stalled = stalled
+        self.seconds = seconds
 
 
 class PromptProgressed(Message):

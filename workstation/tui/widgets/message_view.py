@@ -190,6 +190,7 @@ class MessageView(Vertical):
         self.metrics = metrics
         self.texts = texts
         self._streaming = False
+        self._stalled = False  # the server stopped sending mid-reply: said until the next word
         self._tail = ""
         self._last_flush = 0.0
         self.clock: Callable[[], float] = time.perf_counter  # seconds; tests drive their own
@@ -255,6 +256,12 @@ class MessageView(Vertical):
         conversation…", which the chat said of both."""
         self._waiting = "chat.waiting_own" if own else "chat.server_slow"
         self._tick_wait()
+
+    def server_stalled(self, seconds: float) -> None:
+        """The office server sent nothing more for ``seconds`` in the middle of the reply: said
+        where "generating…" stands (the half-written reply looked frozen), until the next word."""
+        self._stalled = True
+        self.query_one(".metrics", Static).update(self.texts("chat.server_slow", s=f"{seconds:.0f}"), layout=False)
 
     def _tick_wait(self) -> None:
         """Until the first word, how long the model has been reading, each second: a long
@@ -389,8 +396,9 @@ class MessageView(Vertical):
         now = self.clock()
         first = self.thought is None
         block = await self._shown_thought()
-        if first:
-            self._title_at = now
+        if first or self._stalled:
+            self._title_at = now if first else self._title_at
+            self._stalled = False
             self.query_one(".metrics", Static).update(self.texts("chat.streaming"), layout=False)
         elif now - self._title_at >= THINKING_TITLE_EVERY_S:
             self._title_at = now
@@ -476,9 +484,10 @@ class MessageView(Vertical):
 
     async def write(self, text: str) -> None:
         now = self.clock()
-        if not self._streaming:
-            self._streaming = True
-            self._last_flush = now  # the first move comes an interval after the first text
+        if not self._streaming or self._stalled:
+            if not self._streaming:
+                self._last_flush = now  # the first move comes an interval after the first text
+            self._streaming, self._stalled = True, False
             self.query_one(".metrics", Static).update(self.texts("chat.streaming"), layout=False)
         self.content += text
         self._tail += text
@@ -498,7 +507,7 @@ class MessageView(Vertical):
         """End the stream, then render the whole reply once (closes any half-open fence). A
         reply that was all thinking, cut by its token limit, says so where the answer goes.
         ``record``: the turn as the conversation keeps it (its session sampling said too)."""
-        self._streaming = False
+        self._streaming = self._stalled = False
         self._tail = ""
         self.tail.clear()
         self.content = text
