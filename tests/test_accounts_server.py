@@ -626,8 +626,10 @@ def test_a_desk_pcs_prompt_speed_is_the_servers_reading_not_its_queue(
     at 5 tok/s": its time until the first token held the wait for the slot. The prompt's time is
     the server's own (``timings.prompt_ms``, as llama-server sends it); the wait stays in the TTFT."""
     import workstation.core.remote as remote_module
+    from workstation.core.documents import Document
     from workstation.core.events import ServerWaiting, finished_turn
     from workstation.core.remote import RemoteEngine
+    from workstation.core.summarize import SummarizeOptions, SummaryProgress, summarize_document
 
     # the desk says the wait from the first silent second (5 s in use; no time is asserted)
     monkeypatch.setattr(remote_module, "QUIET_SAID_AFTER_S", 0.0)
@@ -639,9 +641,11 @@ def test_a_desk_pcs_prompt_speed_is_the_servers_reading_not_its_queue(
         first = threading.Thread(target=lambda: summary.run_chat(QUESTION))
         first.start()
         wait_until(lambda: o.accounts.quota._held.get("solo", 0) > 0, "the first request running", *POLL)
-        desk = RemoteEngine(make_profile(backend="openai", model="", sampling={"max_tokens": 4, "temperature": 0.0},
-                                         remote={"base_url": o.url, "api_key_env": "WS_DESK_KEY"}))
+        desk_profile = make_profile(backend="openai", model="", sampling={"max_tokens": 4, "temperature": 0.0},
+                                    remote={"base_url": o.url, "api_key_env": "WS_DESK_KEY"})
+        desk = RemoteEngine(desk_profile)
         events = []
+        progress: list[SummaryProgress] = []
         try:
             # the chat waited 18 s behind the person's own summary without a word: it says so
             for event in desk.stream_chat([{"role": "user", "content": "Say hi."}], reading=True):
@@ -649,6 +653,20 @@ def test_a_desk_pcs_prompt_speed_is_the_servers_reading_not_its_queue(
                 if isinstance(event, ServerWaiting):
                     summary.cancel()  # (the wait ends when the first request does)
             final = finished_turn(iter(events))
+            first.join()
+            # a summary (F6, summarize, batch) behind the person's chat request showed nothing: it says the wait too
+            first = threading.Thread(target=lambda: summary.run_chat(QUESTION))
+            first.start()
+            wait_until(lambda: o.accounts.quota._held.get("solo", 0) > 0, "the chat request running", *POLL)
+
+            def progressed(p: SummaryProgress) -> None:
+                progress.append(p)
+                if p.waiting is not None:
+                    summary.cancel()
+
+            memo = Document(source="memo.txt", kind="text", text="Ayla orders paper on Monday.")
+            summarize_document(desk, memo, desk_profile, options=SummarizeOptions(map_tokens=4, reduce_tokens=4),
+                               on_progress=progressed)
         finally:
             summary.cancel()
             desk.close()
@@ -656,6 +674,8 @@ def test_a_desk_pcs_prompt_speed_is_the_servers_reading_not_its_queue(
             summary.close()
     waits = [e for e in events if isinstance(e, ServerWaiting)]
     assert waits and all(w.own for w in waits), events
+    said = [p.waiting for p in progress if p.waiting is not None]
+    assert said and all(w.own for w in said) and progress[-1].stage == "done", progress
     m = final.metrics
     assert m.prompt_n > 0 and 0 < m.prompt_ms < m.ttft_ms / 3, m  # the server's reading, apart from the wait
 

@@ -500,6 +500,15 @@ def test_the_progress_bar_writes_to_stderr_as_it_is_when_it_starts(monkeypatch: 
     stopped = io.StringIO()
     ProgressBar("notes.txt", stopped, width=8)(SummaryProgress("cancelled", 1, 1, 1, 4, None, None))  # as sent
     assert stopped.getvalue() == "notes.txt: [##------] 1/4 parts, then stopped\n"  # it said a full bar
+    # a desk PC's office server silent (behind the person's chat request): the line once, not each second
+    from workstation.core.events import ServerWaiting
+
+    waited = io.StringIO()
+    bar = ProgressBar("notes.txt", waited)
+    for seconds in (5.0, 6.0):
+        bar(SummaryProgress("map", 0, 2, 0, 2, None, None, inside_part=True, waiting=ServerWaiting(seconds, own=True)))
+    assert waited.getvalue() == ("notes.txt: waiting: the server is busy with your other request; this one starts "
+                                 "when it ends (Ctrl-C stops)…\n")
 
 
 def test_the_progress_line_fits_the_terminal_it_is_redrawn_on() -> None:

@@ -9,6 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from workstation.core.events import ServerWaiting
     from workstation.core.profiles import Profile
 
 
@@ -109,6 +110,16 @@ def asked_yes(question: str, without_terminal: str) -> bool:
         answer = ""
         print(file=sys.stderr)
     return answer.strip().lower() in ("y", "yes")
+
+
+def waiting_line(event: ServerWaiting) -> str:
+    """What a silent office server is doing (``ServerWaiting``), a line on stderr: before the
+    first word, behind the person's own other request or slow; in the middle of a reply."""
+    if event.stalled:
+        return "the server is slow to answer: nothing more from it for a while (Ctrl-C stops)…"
+    if event.own:
+        return "waiting: the server is busy with your other request; this one starts when it ends (Ctrl-C stops)…"
+    return "the server is slow to answer: nothing from it yet (Ctrl-C stops)…"
 
 
 _json_out = [False]  # whether this run printed its JSON (a failure after it adds none)

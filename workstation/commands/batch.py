@@ -23,6 +23,7 @@ from workstation.commands import (
     print_json,
     print_load_notes,
     summary_profile,
+    waiting_line,
 )
 from workstation.commands.stopping import first_signal, stop_signals, stopped, stopped_by
 from workstation.core.batch_queue import (
@@ -113,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
     def _on_stop(_sig: int) -> None:  # Ctrl-C, a kill, a closed terminal: the document in hand goes back in the queue
         cancel.set()
 
+    waiting_said: list[tuple[str, bool, bool] | None] = [None]  # the office server's silence said, for which document
+
     def on_event(ev: BatchEvent) -> None:
         if ev.kind == "start" and ev.counts is not None:
             if profile.backend == "llama" and not args.full_priority:  # (a remote profile's work is on the server)
@@ -145,6 +148,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"batch: failed {ev.path}: {ev.detail}", file=sys.stderr)
         elif ev.kind == "file-pending":
             print(f"batch: {ev.path} is back in the queue (not failed)", file=sys.stderr)
+        elif ev.kind == "progress" and ev.progress is not None and ev.progress.waiting is not None:
+            said = (ev.path, ev.progress.waiting.own, ev.progress.waiting.stalled)  # once a document
+            if said != waiting_said[0]:
+                waiting_said[0] = said
+                print(f"batch:   {ev.path}: {waiting_line(ev.progress.waiting)}", file=sys.stderr)
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "chunking":
             # before its parts are known (a long document is measured for seconds): said, not a count
             print(f"batch:   {ev.path}: measuring it to cut it into parts", file=sys.stderr)

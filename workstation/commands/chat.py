@@ -23,6 +23,7 @@ from workstation.commands import (
     print_load_notes,
     profile_ref,
     stdout_gone,
+    waiting_line,
 )
 from workstation.commands.progress_bar import ProgressBar
 from workstation.commands.stopping import first_signal, stop_signals, stopped, stopped_by
@@ -247,7 +248,7 @@ def run(args: argparse.Namespace) -> int:
                     if isinstance(event, ServerWaiting):  # said once (the TTFT after it holds the wait)
                         if not event.stalled and event.own != waiting_said:  # (mid-reply: the app's, not stdout's)
                             waiting_said = event.own
-                            print(_WAITING[event.own], file=sys.stderr, flush=True)
+                            print(waiting_line(event), file=sys.stderr, flush=True)
                         continue
                     reading.done()
                     if isinstance(event, TokenDelta):
@@ -364,10 +365,6 @@ def _stopped(sig: int, began: bool, kept: bool) -> TurnCancelled:
     return stopped(said, sig)
 
 
-_WAITING = {  # what a silent office server is doing, before the first word (ServerWaiting)
-    True: "waiting: the server is busy with your other request; this one starts when it ends (Ctrl-C stops)…",
-    False: "the server is slow to answer: nothing from it yet (Ctrl-C stops)…",
-}
 
 
 class _ReadingBar:

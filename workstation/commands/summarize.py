@@ -18,6 +18,7 @@ from workstation.commands import (
     print_json,
     print_load_notes,
     summary_profile,
+    waiting_line,
 )
 from workstation.commands.stopping import first_signal, stop_signals, stopped, stopped_by
 from workstation.core.atomic import named_output, write_named_file
@@ -84,8 +85,17 @@ class ProgressBar:
         self.name, self.stream, self.width = name, stream or sys.stderr, width
         self.tty = redraws_in_place(self.stream)
         self.last = ""
+        self.waiting_said: tuple[bool, bool] | None = None  # the office server's silence said (own, stalled)
 
     def __call__(self, p: SummaryProgress) -> None:
+        if p.waiting is not None:  # a desk PC's office server silent: a line of its own, once
+            said = (p.waiting.own, p.waiting.stalled)
+            if said != self.waiting_said:
+                self.waiting_said = said
+                self.stream.write(("\r\x1b[2K" if self.tty else "") + f"{self.name}: {waiting_line(p.waiting)}\n")
+                self.stream.flush()
+                self.last = ""
+            return
         if p.inside_part and not self.tty:  # a log (stderr to a file): a line a part, not one each half second
             return
         total = max(p.total, 1)

@@ -31,8 +31,8 @@ from workstation.core.events import (
     CancelFlag,
     EngineInfo,
     Message,
-    PromptRead,
     RunningTurns,
+    StepEvent,
     TokenDelta,
     TurnEvent,
     TurnFinished,
@@ -208,7 +208,7 @@ class Engine:
         on_finished: Callable[[int, TurnFinished], None] | None = None,
         *,
         tag: str | None = None,
-        on_step: Callable[[int, PromptRead | TokenDelta], None] | None = None,
+        on_step: Callable[[int, StepEvent], None] | None = None,
     ) -> list[TurnFinished]:
         """One turn for each conversation, decoded together in the profile's slots (they share
         common prefixes in the KV cache); results in order, ``on_finished`` as each ends."""

@@ -21,8 +21,7 @@ from workstation.core.errors import EngineError, WorkstationError
 from workstation.core.events import (
     EngineInfo,
     Message,
-    PromptRead,
-    TokenDelta,
+    StepEvent,
     TurnEvent,
     TurnFinished,
 )
@@ -198,7 +197,7 @@ class ChatEngine(Protocol):
         on_finished: Callable[[int, TurnFinished], None] | None = None,
         *,
         tag: str | None = None,
-        on_step: Callable[[int, PromptRead | TokenDelta], None] | None = None,
+        on_step: Callable[[int, StepEvent], None] | None = None,
     ) -> list[TurnFinished]:
         """One turn for each conversation, as many at once as the engine has slots (``tag``:
         as for ``stream_chat``; ``kv_state.NOT_KEPT`` for cells never to be saved).

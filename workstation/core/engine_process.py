@@ -37,6 +37,7 @@ from workstation.core.events import (
     EngineInfo,
     Message,
     PromptRead,
+    StepEvent,
     TokenDelta,
     TurnEvent,
     TurnFinished,
@@ -419,7 +420,7 @@ class EngineProcess:
         on_finished: Callable[[int, TurnFinished], None] | None = None,
         *,
         tag: str | None = None,
-        on_step: Callable[[int, PromptRead | TokenDelta], None] | None = None,
+        on_step: Callable[[int, StepEvent], None] | None = None,
     ) -> list[TurnFinished]:
         results: dict[int, TurnFinished] = {}
         failure: BaseException | None = None

@@ -79,6 +79,7 @@ class PromptRead:
 
 
 TurnEvent = TokenDelta | TurnFinished | PromptRead | ServerWaiting
+StepEvent = PromptRead | TokenDelta | ServerWaiting  # how far one of several turns has got (run_many's on_step)
 SchedulerEvent = TokenDelta | TurnFinished | RequestFailed | PromptRead
 
 

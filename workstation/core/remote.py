@@ -53,6 +53,7 @@ from workstation.core.events import (
     PromptRead,
     RunningTurns,
     ServerWaiting,
+    StepEvent,
     TokenDelta,
     TurnEvent,
     TurnFinished,
@@ -455,9 +456,11 @@ class RemoteEngine:
         on_finished: Callable[[int, TurnFinished], None] | None = None,
         *,
         tag: str | None = None,
-        on_step: Callable[[int, PromptRead | TokenDelta], None] | None = None,
+        on_step: Callable[[int, StepEvent], None] | None = None,
     ) -> list[TurnFinished]:
-        """One turn per conversation, up to ``profile.parallel`` requests in flight."""
+        """One turn per conversation, up to ``profile.parallel`` requests in flight. ``on_step``
+        is told a server silent before a turn's first word, or in the middle of it, as the chat
+        is (``ServerWaiting``): a summary behind the person's chat request showed nothing."""
 
         failed = threading.Event()  # one turn failed (the server gone, the key's day over): none sent after it
 
@@ -466,8 +469,9 @@ class RemoteEngine:
                 raise EngineError("Not sent: an earlier request failed.")
             final: TurnFinished | None = None
             try:
-                for event in self._turn(conversations[i], sampling or self.profile.sampling, tag=tag,
-                                        reading=on_step is not None):
+                turn = self._turn(conversations[i], sampling or self.profile.sampling, tag=tag,
+                                  reading=on_step is not None)
+                for event in self._saying_waits(turn) if on_step is not None else turn:
                     if isinstance(event, TurnFinished):
                         final = event
                     elif on_step is not None:

@@ -56,6 +56,7 @@ from workstation.core.events import (
     PromptRead,
     RequestFailed,
     SchedulerEvent,
+    StepEvent,
     TokenDelta,
     TurnEvent,
     TurnFinished,
@@ -534,7 +535,7 @@ class Scheduler:
         cancelled: CancelFlag | None = None,
         tag: str | None = None,
         reasoning: bool = False,
-        on_step: Callable[[int, PromptRead | TokenDelta], None] | None = None,
+        on_step: Callable[[int, StepEvent], None] | None = None,
     ) -> list[TurnFinished]:
         """Submit every prompt at once (they run in parallel in free slots, sharing common
         prefixes) and wait for all; ``on_finished(i, result)`` as each ends (``reasoning``: as

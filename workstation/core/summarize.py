@@ -37,7 +37,14 @@ from typing import Any
 from workstation.core.documents import Document, Section, read_document
 from workstation.core.engine_api import ChatEngine
 from workstation.core.errors import BackendUnreachable, WorkstationError
-from workstation.core.events import Message, PromptRead, TokenDelta, TurnFinished
+from workstation.core.events import (
+    Message,
+    PromptRead,
+    ServerWaiting,
+    StepEvent,
+    TokenDelta,
+    TurnFinished,
+)
 from workstation.core.kv_state import NOT_KEPT
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import Lookup, rounded_words, say
@@ -207,6 +214,9 @@ class SummaryProgress:
     part_read: float = 0.0
     part_written: int = 0
     inside_part: bool = False  # said while a part is under way (not as one ends): a log leaves it out
+    # a desk PC's office server silent before a part's first word (behind the person's own chat
+    # request: ``own``) or in the middle of it: said as the chat says it (F6 showed nothing)
+    waiting: ServerWaiting | None = None
 
 
 SMALL_MODEL_PARAMS = 1_000_000_000  # below this, a summary's names, dates and figures go astray
@@ -394,6 +404,7 @@ class _Runner:
         self.cancel = cancel
         self.calls: list[TurnMetrics] = []
         self.tag: str | None = None  # NOT_KEPT for a long document's parts and reduce steps
+        self.on_waiting: Callable[[ServerWaiting], None] | None = None  # an office server silent (``run``)
 
     def cancelled(self) -> bool:
         c = self.cancel
@@ -414,9 +425,11 @@ class _Runner:
     def run(self, messages: list[Message], sampling: Sampling) -> tuple[str, TurnMetrics]:
         final: TurnFinished | None = None
         asked = False
-        for event in self.engine.stream_chat(messages, sampling, tag=self.tag):
+        for event in self.engine.stream_chat(messages, sampling, tag=self.tag, reading=self.on_waiting is not None):
             if isinstance(event, TurnFinished):
                 final = event
+            elif isinstance(event, ServerWaiting) and self.on_waiting is not None:
+                self.on_waiting(event)
             elif isinstance(event, TokenDelta) and not asked and self.cancelled():
                 self.engine.cancel()
                 asked = True
@@ -431,7 +444,7 @@ class _Runner:
         conversations: list[list[Message]],
         sampling: Sampling,
         on_finished: Callable[[int, TurnFinished], None],
-        on_step: Callable[[int, PromptRead | TokenDelta], None] | None = None,
+        on_step: Callable[[int, StepEvent], None] | None = None,
     ) -> list[TurnFinished]:
         """Every conversation at once; a watcher passes a cancel on to the engine meanwhile."""
         done = threading.Event()
@@ -849,7 +862,7 @@ def summarize_document(
     said_done = [0, 0]  # the calls and parts last said done: a report worked out before another's says no fewer
 
     def report(stage: str, done: int, total: int, chunks_done: int, n_chunks: int, eta: float | None,
-               message: str = "", inside_part: bool = False) -> None:
+               message: str = "", inside_part: bool = False, waiting: ServerWaiting | None = None) -> None:
         if on_progress is None:
             return
         pps = None
@@ -875,7 +888,7 @@ def summarize_document(
             on_progress(SummaryProgress(stage, done, total, chunks_done, n_chunks, eta, pps, message, working,
                                         first + 1 if first is not None else 0,
                                         parts[first][0] if first is not None else 0.0,
-                                        int(parts[first][1]) if first is not None else 0, inside_part))
+                                        int(parts[first][1]) if first is not None else 0, inside_part, waiting))
 
     report("chunking", 0, 0, 0, 0, None, f"measuring {document.name}")
     chunks, prefix_tokens, budget = make_chunks(runner, document, n_ctx, map_tokens, options)
@@ -895,10 +908,15 @@ def summarize_document(
     t_map = time.perf_counter()
     said_at = [0.0]
 
-    def step(i: int, event: PromptRead | TokenDelta) -> None:
-        """A part read further or written further: said at most twice a second."""
+    def step(i: int, event: StepEvent) -> None:
+        """A part read further or written further: said at most twice a second; the office
+        server silent (a desk PC's): said each second, as the chat says it."""
         k = todo[i]
         now = time.perf_counter()
+        if isinstance(event, ServerWaiting):
+            report("map", len(finished), total_calls, len(finished), n, None, f"part {k + 1} of {n}",
+                   inside_part=True, waiting=event)
+            return
         with lock:
             state = under_way.setdefault(k, [0.0, 0.0])
             if isinstance(event, PromptRead):
@@ -994,6 +1012,9 @@ def summarize_document(
             small=small,
         )
 
+    if on_progress is not None and profile.backend != "llama":  # a combining step's silent server too
+        runner.on_waiting = lambda event: report("reduce", len(runner.calls), max(total_calls, len(runner.calls) + 1),
+                                                 n, n, None, "", inside_part=True, waiting=event)
     try:
         cancelled = runner.cancelled()
         if not cancelled and todo:

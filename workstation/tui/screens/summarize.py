@@ -22,6 +22,7 @@ from textual.timer import Timer
 from textual.widgets import Button, Header, Input, Label, Markdown, ProgressBar
 
 from workstation.core.errors import WorkstationError
+from workstation.core.events import ServerWaiting
 from workstation.core.kept_parts import forget_parts, kept_count
 from workstation.core.kept_summary import KEPT, forget_summary_asked_in
 from workstation.core.paths import typed_path
@@ -56,6 +57,12 @@ class SummaryReady(Progress):
 
 NARROW_BAR = 100  # columns: narrower, the path has a line of its own above the buttons (beside them at
 # 80 it had 30 columns: a document's name in a folder or two was cut off)
+
+
+def waiting_text(waiting: ServerWaiting, t: Texts) -> str:
+    """A desk PC's office server silent during a summary, in the chat's words (F6 showed nothing
+    while the server ran the person's chat request first, or sent nothing)."""
+    return t("summarize.waiting_own" if waiting.own else "summarize.server_slow", s=f"{waiting.seconds:.0f}")
 
 
 class RunningFooter(ScreenFooter):
@@ -483,7 +490,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
             # (the bar counts the step that puts the parts' summaries together: the words say it too)
             said = t("summarize.parts" if p.chunks_total == 1 else "summarize.parts_then",
                      done=p.chunks_done, total=p.chunks_total, eta=eta)
-            if p.part and p.part_read < 1.0:  # the part under way: a long one takes minutes on a CPU
+            if p.waiting is not None:  # a desk PC's office server silent: said as the chat says it
+                said += " · " + waiting_text(p.waiting, t)
+            elif p.part and p.part_read < 1.0:  # the part under way: a long one takes minutes on a CPU
                 said += " · " + t("summarize.part_reading", part=p.part, percent=int(p.part_read * 100))
             elif p.part:
                 said += " · " + (t("summarize.part_writing_one", part=p.part) if p.part_written == 1 else
@@ -492,8 +501,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         elif isinstance(p, SummaryProgress) and p.stage == "kept":  # (it said "combining summaries")
             self._say(t("summarize.parts_kept", done=p.chunks_done, total=p.chunks_total, rest=p.chunks_total - p.chunks_done))
         elif isinstance(p, SummaryProgress) and p.stage not in ("chunking", "done", "cancelled"):
-            self._say(t("summarize.combining", total=p.chunks_total,
-                        eta=eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get))))
+            said = t("summarize.combining", total=p.chunks_total,
+                     eta=eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get)))
+            self._say(said + (" · " + waiting_text(p.waiting, t) if p.waiting is not None else ""))
         self.wapp.update_status()
 
     @on(TaskFailed)
