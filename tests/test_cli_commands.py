@@ -1388,6 +1388,12 @@ def test_an_office_profiles_folder_adds_to_the_shipped_ones(tmp_path: Path, monk
     rows = {r["key"]: r for r in json.loads(capsys.readouterr().out)["profiles"]}
     assert {"office-cpu", "long-documents", "office-server"} <= set(rows), rows
     assert rows["office-server"]["status"] == "remote: http://office-pc:8088/v1" and not rows["office-server"]["own"]
+    # which come from the office's folder: marked (the listing did not say), in --json too
+    assert rows["office-server"]["from"] == "office" and rows["office-cpu"]["from"] == "shipped"
+    assert main(["profiles", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("office-server (the office's) ") for line in lines), lines
+    assert not any("(the office's)" in line for line in lines if not line.startswith("office-server ")), lines
     assert load_profile(None).key == "office-cpu"  # the default, shipped: there
     monkeypatch.setenv("WORKSTATION_PROFILE", "offce-server")
     assert main(["profiles", "check"]) == 1
