@@ -18,7 +18,7 @@ import workstation.core.remote as remote_module
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.errors import BackendUnreachable, EngineError, ProfileError
 from workstation.core.events import PromptRead, ServerWaiting
-from workstation.core.profiles import Profile, Sampling, profile_from_dict
+from workstation.core.profiles import Profile, Sampling, load_profile, profile_from_dict
 from workstation.core.remote import RemoteEngine
 
 KEY = "remote-test-key"
@@ -510,10 +510,19 @@ def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answer
     out = capsys.readouterr().out
     assert f"not asked: The key file (remote.api_key_file) {key_file} can be read by every user of this computer" \
            f", so the key in it is no secret; let only you read it (chmod 600 {key_file}), then try again." in out, out
+    # both, as the shipped office-server.yaml names them: the file first (README tells offices to
+    # use it), the variable where there is no such file (a desk set up with it goes on working)
+    key_file.chmod(0o600)
     path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai", "remote": {
         "base_url": server.base_url, "api_key_file": str(key_file), "api_key_env": "WS_REMOTE_TEST_KEY"}}))
-    assert main(["profiles", "check", str(path)]) == 1
-    assert "remote.api_key_env and remote.api_key_file are both set" in capsys.readouterr().err
+    assert main(["profiles", "check", str(path)]) == 0
+    assert f"api key          from the file {key_file}\n" in capsys.readouterr().out
+    key_file.unlink()
+    monkeypatch.setenv("WS_REMOTE_TEST_KEY", KEY)
+    assert main(["profiles", "check", str(path)]) == 0
+    assert f"api key          from WS_REMOTE_TEST_KEY (set; there is no file {key_file})\n" in capsys.readouterr().out
+    shipped = load_profile(str(Path(__file__).parent.parent / "profiles" / "office-server.yaml")).remote
+    assert (shipped.api_key_file, shipped.api_key_env) == ("~/.config/workstation/api-key", "WORKSTATION_API_KEY")
     # a server elsewhere over http://: where the text goes, said once for each server, as the app
     # says it (every run said it); 0.0.0.0 is not this PC's loopback name, and refuses at once
     path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai", "remote": {"base_url": "http://0.0.0.0:9/v1"}}))

@@ -241,8 +241,12 @@ def _check_remote(profile: Profile, eff: dict[str, object], as_json: bool) -> in
     print(f"  {'backend':<16} openai (a server does the work)")
     print(f"  {'server':<16} {remote.base_url}")
     print(f"  {'model':<16} {remote.model or 'the first the server lists'}")
-    print(f"  {'api key':<16} " + (f"from the file {remote.api_key_file}" if remote.api_key_file else
-                                   f"from {key} ({'set' if os.environ.get(key) else 'not set in this shell'})"
+    from workstation.core.remote import key_source
+
+    by_file = remote.api_key_file is not None and key_source(remote) == remote.api_key_file
+    instead = f"; there is no file {remote.api_key_file}" if remote.api_key_file and not by_file else ""
+    print(f"  {'api key':<16} " + (f"from the file {remote.api_key_file}" if by_file else
+                                   f"from {key} ({'set' if os.environ.get(key) else 'not set in this shell'}{instead})"
                                    if key else "none"))
     print(f"  {'timeout':<16} {remote.timeout_s:g} s")
     # (said "off" from the profile's defaults: whether a reply is drafted is the server's choice)

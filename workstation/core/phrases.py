@@ -161,8 +161,6 @@ ENGLISH: dict[str, str] = {
                         "file only you can read and name that with remote.api_key_file (as in api_key_file: "
                         "~/.config/workstation/api-key), or in an environment variable named by "
                         "remote.api_key_env."),
-    "profile.two_keys": ("remote.api_key_env and remote.api_key_file are both set; keep one of them, the one "
-                         "that holds the key."),
     "profile.unknown": "unknown field '{field}'; {hint}",
     "profile.hint_fields": "allowed fields are {names}.",
     "profile.hint_close": "did you mean '{name}'?",

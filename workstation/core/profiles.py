@@ -435,9 +435,6 @@ def validate(profile: Profile, src: str, problems: list[ProfileError] | None = N
     profile.remote.base_url = profile.remote.base_url.strip()  # a paste's spaces
     parts = urlsplit(profile.remote.base_url)
     with _noted(problems):
-        if profile.remote.api_key_env and profile.remote.api_key_file:
-            raise _problem(src, "profile.two_keys")
-    with _noted(problems):
         if profile.backend == "openai" and (parts.scheme.lower() not in ("http", "https") or not parts.netloc):
             raise _problem(src, "profile.base_url", value=_shown(profile.remote.base_url))
     for field_name, value, allowed in (("flash_attn", profile.flash_attn, FLASH_ATTN),

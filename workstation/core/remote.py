@@ -204,15 +204,27 @@ def constraint_fields(constraints: Constraints) -> dict[str, Any]:
     return {}
 
 
+def _key_file_used(remote: Remote) -> bool:
+    """Whether the key comes from ``api_key_file``: named, and there or the only source named.
+    A profile naming both (the shipped office-server.yaml) takes the file first and the
+    variable where no such file is there: the README tells offices to use the file, and a
+    desk set up with the variable before goes on working."""
+    if not remote.api_key_file:
+        return False
+    from workstation.core.paths import typed_path
+
+    return not remote.api_key_env or typed_path(remote.api_key_file).exists()
+
+
 def key_source(remote: Remote) -> str:
     """Where a desk profile's key comes from, in words: the key file, else the variable ("")."""
-    return remote.api_key_file or remote.api_key_env or ""
+    return remote.api_key_file if _key_file_used(remote) else remote.api_key_env or ""
 
 
 def key_from_profile(remote: Remote) -> str | None:
     """The key a desk profile names: the first line of ``api_key_file`` (refused where every
     user may read it, as serve's --api-key-file is), else the variable ``api_key_env``."""
-    if remote.api_key_file:
+    if _key_file_used(remote) and remote.api_key_file:
         from workstation.core.keys import key_from_file
 
         try:
