@@ -52,6 +52,9 @@ def test_one_active_key_per_name_and_revocation(tmp_path: Path) -> None:
     for bad in ("_bob", "-bob", "bob/x", "a" * 65, "bob / smith"):
         with pytest.raises(KeyRingError, match="not allowed"):
             ring.add(bad)
+    for bad in ("Ali\tVeli", "Ali\nVeli", "Ali\x1bVeli"):  # (a tab became a space without a word)
+        with pytest.raises(KeyRingError, match="holds a tab, a line break or another control character; type it"):
+            ring.add(bad)
     ring.add("ayşe.yılmaz")  # a Turkish name: "letters", as the rule says (only a-z were)
     with pytest.raises(KeyRingError, match="already has a key"):  # the same name typed with a combining cedilla
         ring.add("ays\u0327e.yılmaz")

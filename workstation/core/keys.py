@@ -143,7 +143,11 @@ def logged_name(name: str) -> str:
 
 
 def check_name(name: str) -> str:
-    """The name as stored, checked."""
+    """The name as stored, checked. A tab or another control character is refused, not made a
+    space (``keys add $'Ali\\tVeli'`` was stored as "Ali Veli" without a word)."""
+    if any(unicodedata.category(c) == "Cc" for c in name):
+        raise KeyRingError(f"The key name {name!r} holds a tab, a line break or another control character; "
+                           "type it with plain spaces between its words.")
     name = canonical_name(name)
     if not NAME_RULE.fullmatch(name):
         raise KeyRingError(f"The key name {name!r} is not allowed; a name is {NAME_HELP}.")
