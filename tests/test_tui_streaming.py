@@ -301,3 +301,14 @@ async def test_the_wait_for_the_first_word_is_counted_on_screen() -> None:
         clock.now += 10.0
         await pilot.pause(1.3)
         assert str(figures.render()) == "generating… (Esc stops)"  # the count stopped with the first word
+        # the office server stops sending in the middle of the reply: said there, until its next word
+        view.server_stalled(16.4)
+        assert str(figures.render()) == "the server is slow to answer: nothing from it for 16 s (Esc stops)"
+        await view.write(" there")
+        assert str(figures.render()) == "generating… (Esc stops)"
+    # F6's progress line says a desk PC's silent office server in the chat's words (it showed nothing)
+    from workstation.core.events import ServerWaiting
+    from workstation.tui.screens.summarize import waiting_text
+
+    assert waiting_text(ServerWaiting(7.2, own=True), Texts("en")) == "waiting: the server is busy with your other request… 7 s"
+    assert waiting_text(ServerWaiting(16.0, stalled=True), Texts("tr")).startswith("sunucu yanıt vermekte yavaş: 16 sn")
