@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import threading
 import time
@@ -238,11 +239,18 @@ def test_a_desk_pc_waits_while_the_server_loads_its_model(server: RunningServer,
     assert reply.text and reply.metrics.stop_reason != "failed"
 
 
-def test_missing_key_variable_is_one_sentence(server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_key_variable_is_one_sentence(server: RunningServer, monkeypatch: pytest.MonkeyPatch,
+                                             tmp_path: Path) -> None:
     monkeypatch.delenv("WS_REMOTE_TEST_KEY", raising=False)
     with pytest.raises(EngineError, match=r"needs an API key; ask whoever runs it for yours, then set the environment "
                                           r"variable WS_REMOTE_TEST_KEY \(export WS_REMOTE_TEST_KEY=YOUR-KEY, in"):
         RemoteEngine(remote_profile(server.base_url))
+    # a profile naming a key file (as the shipped office-server does, beside the variable) is told to
+    # fill the file, the way README says, not to set "the environment variable /home/…/api-key"
+    key_file = tmp_path / "api-key"  # neither there nor the variable set
+    with pytest.raises(EngineError, match=rf"put it on the first line of the file {re.escape(str(key_file))}, "
+                                          r"readable by you alone"):
+        RemoteEngine(remote_profile(server.base_url, api_key_file=str(key_file)))
     with pytest.raises(ProfileError, match="must be a server.s address starting with http"):
         RemoteEngine(remote_profile("127.0.0.1:8088/v1"))
 

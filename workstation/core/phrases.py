@@ -251,6 +251,8 @@ ENGLISH: dict[str, str] = {
     "remote.no_models": "The server at {url} serves no models; set remote.model.",
     "remote.needs_key": ("The server at {url} needs an API key; ask whoever runs it for yours, then set the "
                          "environment variable {env} (export {env}=YOUR-KEY, in ~/.profile to keep it)."),
+    "remote.needs_key_file": ("The server at {url} needs an API key; ask whoever runs it for yours, then put it "
+                              "on the first line of the file {file}, readable by you alone (chmod 600 {file})."),
     "remote.needs_key_env": "The server at {url} needs an API key; set remote.api_key_env in the profile.",
     "remote.key_refused": ("The server at {url} refused the API key{source}: {message}; ask whoever runs "
                            "the server for a new one."),

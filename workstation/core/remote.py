@@ -118,7 +118,7 @@ def _whole(value: Any) -> int:
 REFUSALS = frozenset({"remote.key_refused", "remote.key_unknown", "remote.key_not_here", "remote.day_used",
                       "remote.prompt_too_big", "remote.day_held", "remote.all_busy", "remote.busy",
                       "remote.loading",
-                      "remote.needs_key", "remote.needs_key_env"})
+                      "remote.needs_key", "remote.needs_key_env", "remote.needs_key_file"})
 
 
 def stopped_reply(message: str) -> Phrase:
@@ -325,8 +325,11 @@ class RemoteEngine:
                 "url": self.base_url, "served": served, "model": self.model})}))
 
     def _key_problem(self, response: httpx.Response) -> EngineError:
-        env = key_source(self.profile.remote)
+        remote = self.profile.remote
+        env = key_source(remote)
         if not self.has_key:
+            if remote.api_key_file:  # the file first, as README says (the variable, where named, also works)
+                return EngineError(said=[("remote.needs_key_file", {"url": self.base_url, "file": remote.api_key_file})])
             return EngineError(said=[("remote.needs_key", {"url": self.base_url, "env": env}) if env
                                      else ("remote.needs_key_env", {"url": self.base_url})])
         source = ("remote.key_from", {"env": env}) if env else ""
