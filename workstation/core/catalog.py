@@ -212,6 +212,12 @@ def file_size_text(n: int | None, approx_gb: float | None = None) -> str:
     return f"~{approx_gb * 1000:.0f} MB" if approx_gb < 1 else f"~{approx_gb:.1f} GB"
 
 
+def params_text(n: int) -> str:
+    """A parameter count as model names write it: 135M, 1.5B, 8.0B (the one way the app and the
+    commands say it: F4, ``models list``, the small-model warnings, the bench table)."""
+    return f"{n / 1e9:.1f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
+
+
 # the types 'models quantize' makes, from the most bits to the fewest (llama.cpp's
 # LLAMA_FTYPE_MOSTLY_<NAME>; quantize.py maps them), and a name's quantization suffix
 QUANTIZE_TYPES = ("f16", "bf16", "q8_0", "q6_k", "q5_k_m", "q5_0", "q4_k_m", "q4_k_s", "q4_1", "q4_0",

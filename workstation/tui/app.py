@@ -46,6 +46,7 @@ from textual.widgets import Input, ListView, TextArea
 from textual.worker import Worker, WorkerState
 
 from workstation.core.atomic import named_output
+from workstation.core.catalog import params_text
 from workstation.core.engine import EngineInfo, TokenDelta
 from workstation.core.engine import TurnFinished as EngineTurnFinished
 from workstation.core.engine_api import answer_reserve, open_engine, too_long
@@ -83,7 +84,7 @@ from workstation.core.store import (
     profile_key,
     title_from_message,
 )
-from workstation.core.summarize import millions, small_model
+from workstation.core.summarize import small_model
 from workstation.tui import integrations, pacing
 from workstation.tui.actions import (
     ACTIONS,
@@ -887,7 +888,7 @@ class WorkstationApp(App[None]):
         small for it (the header is read: a thread's work)."""
         small = small_model(profile, engine)
         if small is not None:
-            said = say([("fit.small_for_language", {"name": small[0], "n": millions(small[1])})], self.texts.get)
+            said = say([("fit.small_for_language", {"name": small[0], "n": params_text(small[1])})], self.texts.get)
             self.call_from_thread(self.notify, said, severity="warning", timeout=15)
 
     def action_help(self) -> None:
@@ -3037,7 +3038,7 @@ class WorkstationApp(App[None]):
             return
         if self.texts.lang != "en" and (small := small_model(profile, engine)) is not None:
             # (the default model answered a Turkish question in made-up words; F6 said so of documents)
-            notes = [*notes, ("fit.small_for_language", {"name": small[0], "n": millions(small[1])})]
+            notes = [*notes, ("fit.small_for_language", {"name": small[0], "n": params_text(small[1])})]
         # (the API served from the old profile stopped with it: said)
         self.post_message(ProfileLoaded(engine, profile, notes=notes, switch_stopped_api=old_profile
                                         if old_api is not None else None))
