@@ -495,7 +495,7 @@ async def test_f4_asks_before_a_download_and_the_download_outlives_leaving_f4(
             await pilot.press("p")
             await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
             question = app.screen.question
-            assert question.startswith("llama-3.1-8b-instruct-q4_k_m indirilsin mi (~4,9 GB, lisans: Llama 3.1 "
+            assert question.startswith("llama-3.1-8b-instruct-q4_k_m indirilsin mi (~4,6 GB, lisans: Llama 3.1 "
                                        "Community License)? Diskte "), question
             assert re.search(r"Diskte [\d,]+ [GMT]B boş yer var", question), question
             await pilot.press("escape")
@@ -586,7 +586,7 @@ async def test_the_office_server_down_and_a_model_not_downloaded_are_said_in_tur
                                         "bağlantı reddedildi ya da sunucuya erişilemiyor."))
         app.switch_profile(load_profile("later"))
         # in the app's own keys (a command line's './run.sh models pull …' was no help there)
-        await until(pilot, lambda: said("qwen3-8b-q4_k_m modeli henüz indirilmedi (yaklaşık 5,0 GB); F4, ardından p "
+        await until(pilot, lambda: said("qwen3-8b-q4_k_m modeli henüz indirilmedi (yaklaşık 4,7 GB); F4, ardından p "
                                         "onu indirir."))
 
 
