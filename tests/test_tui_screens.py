@@ -1013,6 +1013,9 @@ def test_a_model_not_downloaded_is_said_with_the_apps_own_keys() -> None:
                                       "4.6 GB); F4, then p, downloads it.")  # (4.9 decimal GB in catalog.yaml)
     assert Texts("tr").error(err).endswith("; F4, ardından p onu indirir.")
     assert "(yaklaşık 4,6 GB)" in Texts("tr").error(err)  # it said 4.9 in Turkish
+    # where an error not the app's own may come (the nets under a load, a worker, a pull): named with its kind
+    assert Texts("en").error(err, foreign=True) == Texts("en").error(err)
+    assert Texts("en").error(KeyError("x"), foreign=True) == "KeyError: 'x'" and Texts("en").error(KeyError("x")) == "'x'"
 
 
 def test_a_language_that_cannot_be_saved_says_so(tmp_path: Path) -> None:

@@ -771,7 +771,7 @@ class WorkstationApp(App[None]):
             super()._fatal_error()
             return
         error = sys.exc_info()[1]
-        said = f"{type(error).__name__}: {error}" if error is not None else "unknown"
+        said = self.texts.error(error, foreign=True)
         self.bell()
         self._exit_renderables.append(Text(f"workstation: the app stopped on an unexpected error ({said}); "
                                            "WORKSTATION_DEBUG=1 shows where it happened."))
@@ -2285,7 +2285,7 @@ class WorkstationApp(App[None]):
                                            too_long=too_long(err), refused=refused(err), lost=lost))
         except Exception as err:  # noqa: BLE001 - a sentence in the app, never a traceback
             flush()
-            self.post_message(EngineFailed(self.texts("error.turn_failed", what=f"{type(err).__name__}: {err}")))
+            self.post_message(EngineFailed(self.texts("error.turn_failed", what=self.texts.error(err, foreign=True))))
 
     def action_help_quit(self) -> None:
         """Ctrl+C, pressed to quit out of habit: how to quit, in the UI's language and keys
@@ -2964,7 +2964,7 @@ class WorkstationApp(App[None]):
             try:
                 api, engine = integrations.start_api_server(profile, self.api_port)
             except Exception as err:  # noqa: BLE001 - a sentence, and the chat comes back
-                reason = self.texts.error(err) if isinstance(err, WorkstationError) else f"{type(err).__name__}: {err}"
+                reason = self.texts.error(err, foreign=True)
             else:
                 self.post_message(ProfileLoaded(engine, profile, api=api))
                 return
@@ -3024,7 +3024,7 @@ class WorkstationApp(App[None]):
         try:
             engine = self._open_engine(profile, self._load_bar(profile))
         except Exception as err:  # noqa: BLE001 - WorkstationError or a spawn failure
-            reason = self.texts.error(err) if isinstance(err, WorkstationError) else f"{type(err).__name__}: {err}"
+            reason = self.texts.error(err, foreign=True)
             if old_profile is not None and old_engine is not None:
                 try:
                     engine = self._open_engine(old_profile, self._load_bar(old_profile))
@@ -3204,9 +3204,7 @@ class WorkstationApp(App[None]):
     def _worker_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:
             error = event.worker.error
-            reason = self.texts.error(error) if isinstance(error, WorkstationError) else (
-                f"{type(error).__name__}: {error}"
-            )
+            reason = self.texts.error(error, foreign=True)
             self.notify(reason, title=self.texts("error.title"), severity="error", timeout=12)
             if event.worker.group == "turn" or event.worker.group == "send":
                 self.generating = False
