@@ -50,6 +50,7 @@ async def test_a_long_model_name_keeps_its_quantization(folder: Path, tmp_path: 
         # where there is a GPU, the share of the model on it, in words ("GPU layers 12/31" said nothing to picture)
         assert app.gpu_share_said(12, 31) == ("39% of the model on the GPU", "39% on GPU")
         assert app.gpu_share_said(31, 31)[0] == "all on the GPU" and app.gpu_share_said(0, 31) == ("", "")
+        assert app.gpu_share_said(199, 200)[1] == "99% on GPU"  # a part is never "100%" (nor 0%): as the load bar says
         app._sampled(SystemSampled(5.0, 1, 2, [GpuReading(0, "RTX 4060", 3.0, 1, 8 * 1024**3, 40.0, 20.0)]))
         assert app.gpu_share_said(0, 31)[0] == "GPU not used" and app.status_text().endswith("Q4_1 · GPU not used")
         english, app.texts = app.texts, Texts("tr")  # (the short one said "GPU boşta": the GPU idle, not unused)

@@ -800,7 +800,7 @@ def remote_notes(profile: Profile) -> list[Phrase]:
         return notes
     # one sentence (two "Note:"s ran together in the app's box at every start)
     sends = "remote.sends_unencrypted" if where.scheme == "http" else "remote.sends"
-    notes.append(("fit.setting_note", {"what": (sends, {"server": where.netloc})}))
+    notes.append(("fit.setting_note", {"what": (sends, {"server": profile.remote.server_name})}))
     return notes
 
 

@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterable
 from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 from rich.console import RenderableType
 from rich.text import Text
@@ -59,7 +58,14 @@ from workstation.core.letters import shortened
 from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
 from workstation.core.paths import data_dir, office_folder_problem, typed_path
-from workstation.core.phrases import Phrase, about_words, rounded_words, say, words_per_token
+from workstation.core.phrases import (
+    Phrase,
+    about_words,
+    part_percent,
+    rounded_words,
+    say,
+    words_per_token,
+)
 from workstation.core.planner import FreedMemory, load_notes, offloadable_layers, unsaid_notes
 from workstation.core.profiles import (
     Profile,
@@ -1021,7 +1027,7 @@ class WorkstationApp(App[None]):
         layers = self.gpu_share_said(info.gpu_layers, offloadable_layers(info.n_layer)) if info else \
             ("", "")  # (loading: the share is known once it has loaded)
         if self.loading is not None:
-            pct = str(min(99, max(1, round(self.load_fraction * 100))))
+            pct = str(part_percent(self.load_fraction))
             # a share only while llama.cpp reads the file: before, the engine's process starts (most
             # of a small model's load), after, the context is made (a large one's); "0%" and "100%"
             # stood still for seconds, and a switch looked stuck
@@ -1051,7 +1057,7 @@ class WorkstationApp(App[None]):
             return fitted_line([f" {state} {bar} {profile.key} · {t('status.api', url=self.api.url)}",
                                 f" {state} {bar} {profile.key} · {t('status.api_short', url=self.api.url)}",
                                 f" {state} {bar} {t('status.api_short', url=self.api.url)}"], width)
-        server = urlsplit(profile.remote.base_url).netloc or profile.remote.base_url
+        server = profile.remote.server_name
 
         def line(model: str, layers: str) -> str:
             if profile.backend != "llama":  # a server's model: no layers or K/V of ours to show
@@ -1087,7 +1093,7 @@ class WorkstationApp(App[None]):
             return t("status.on_gpu_none"), t("status.on_gpu_none_short")
         if n >= total:
             return t("status.on_gpu_all"), t("status.on_gpu_all_short")
-        pct = f"{min(99, max(1, round(n / total * 100)))}%"
+        pct = f"{part_percent(n / total)}%"
         return t("status.on_gpu_part", pct=pct), t("status.on_gpu_part_short", pct=pct)
 
     def server_to_try_again(self) -> bool:
@@ -1450,7 +1456,7 @@ class WorkstationApp(App[None]):
         self.push_screen(
             ConfirmDialog(self.texts("conv.delete_q", title=title) + (  # its draft goes too: said (it went unsaid)
                 " " + self.texts("conv.delete_draft") if typed.strip() else "") + (  # what F8 cannot reach, said
-                " " + self.texts("conv.delete_server_keeps", server=urlsplit(self.profile.remote.base_url).netloc)
+                " " + self.texts("conv.delete_server_keeps", server=self.profile.remote.server_name)
                 if self.profile is not None and self.profile.backend != "llama" and self.api is None else ""),
                 self.texts("dialog.delete"),
                           self.texts("dialog.cancel"), self.texts.yes_no_keys()),
