@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.anchors import default_bin  # noqa: E402
 from workstation.core.engine import Engine  # noqa: E402
+from workstation.core.metrics import draft_acceptance  # noqa: E402
 from workstation.core.packaged_models import ensure  # noqa: E402
 from workstation.core.profiles import profile_from_dict  # noqa: E402
 from workstation.core.quantize import quantize_model  # noqa: E402
@@ -271,7 +272,8 @@ def main() -> None:
 
     def acc(name: str) -> str:
         s = series[name]
-        return f"{s.accepted}/{s.drafted} ({s.accepted / s.drafted:.0%})" if s.drafted else "-"
+        rate = draft_acceptance(s.accepted, s.drafted)
+        return f"{s.accepted}/{s.drafted} ({rate:.0%})" if rate is not None else "-"
 
     print()
     print(f"{'configuration':<26} {'decode tok/s':>12} {'TTFT ms':>9} {'tokens':>7}  acceptance")

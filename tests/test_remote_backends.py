@@ -387,6 +387,7 @@ def test_a_desk_pc_is_told_where_its_text_goes(capsys: pytest.CaptureFixture[str
         "ai.office.example, which answers them; they leave this PC."]
     assert notes("http://127.0.0.1:8088/v1") == notes("http://localhost:8088/v1") == []
     profile = profile_from_dict({"name": "d", "backend": "openai", "remote": {"base_url": "http://10.0.0.5/v1"}}, "<t>")
+    assert profile.remote.server_name == "10.0.0.5"  # (as the status bar, F8 and the usage line name it too)
     tr = Texts("tr")
     assert say(load_notes(profile)[:1], tr.get).startswith("Not: mesajlarınız")  # in the app's language
     from workstation.core.planner import unsaid_notes

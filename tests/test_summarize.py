@@ -435,9 +435,12 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
                           ("_3 of 9 parts (1,200 of the document's 61,926 tokens), 3 model calls, 71.0 s._", False)):
         (tmp_path / "s.md").write_text(f"# Summary of bees.md\n\nText.\n\n{footer}\n", encoding="utf-8")
         assert earlier_summary(tmp_path / "s.md", of=["bees.md"]) and whole_summary(tmp_path / "s.md", ["bees.md"]) == whole
-    from workstation.core.summarize import millions, small_model
+    from workstation.core.catalog import params_text
+    from workstation.core.summarize import small_model
 
-    assert small_model(profile) is not None and millions(small_model(profile)[1]).endswith("M")
+    assert small_model(profile) is not None and params_text(small_model(profile)[1]) == "135M"
+    # one formatter for every count the app and the commands say (it was "1500M" in the chat's welcome)
+    assert (params_text(1_500_000_000), params_text(8_030_000_000)) == ("1.5B", "8.0B")
     assert small_model(dataclasses.replace(profile, backend="openai")) is None  # nothing known of a server's model
 
     bad = tmp_path / "photo.txt"

@@ -50,6 +50,7 @@ async def test_a_long_model_name_keeps_its_quantization(folder: Path, tmp_path: 
         # where there is a GPU, the share of the model on it, in words ("GPU layers 12/31" said nothing to picture)
         assert app.gpu_share_said(12, 31) == ("39% of the model on the GPU", "39% on GPU")
         assert app.gpu_share_said(31, 31)[0] == "all on the GPU" and app.gpu_share_said(0, 31) == ("", "")
+        assert app.gpu_share_said(199, 200)[1] == "99% on GPU"  # a part is never "100%" (nor 0%): as the load bar says
         app._sampled(SystemSampled(5.0, 1, 2, [GpuReading(0, "RTX 4060", 3.0, 1, 8 * 1024**3, 40.0, 20.0)]))
         assert app.gpu_share_said(0, 31)[0] == "GPU not used" and app.status_text().endswith("Q4_1 · GPU not used")
         english, app.texts = app.texts, Texts("tr")  # (the short one said "GPU boşta": the GPU idle, not unused)
@@ -495,7 +496,7 @@ async def test_f4_asks_before_a_download_and_the_download_outlives_leaving_f4(
             await pilot.press("p")
             await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
             question = app.screen.question
-            assert question.startswith("llama-3.1-8b-instruct-q4_k_m indirilsin mi (~4,9 GB, lisans: Llama 3.1 "
+            assert question.startswith("llama-3.1-8b-instruct-q4_k_m indirilsin mi (~4,6 GB, lisans: Llama 3.1 "
                                        "Community License)? Diskte "), question
             assert re.search(r"Diskte [\d,]+ [GMT]B boş yer var", question), question
             await pilot.press("escape")
@@ -586,7 +587,7 @@ async def test_the_office_server_down_and_a_model_not_downloaded_are_said_in_tur
                                         "bağlantı reddedildi ya da sunucuya erişilemiyor."))
         app.switch_profile(load_profile("later"))
         # in the app's own keys (a command line's './run.sh models pull …' was no help there)
-        await until(pilot, lambda: said("qwen3-8b-q4_k_m modeli henüz indirilmedi (yaklaşık 5,0 GB); F4, ardından p "
+        await until(pilot, lambda: said("qwen3-8b-q4_k_m modeli henüz indirilmedi (yaklaşık 4,7 GB); F4, ardından p "
                                         "onu indirir."))
 
 

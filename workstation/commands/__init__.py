@@ -144,11 +144,6 @@ def print_json_error(message: str, exit_code: int) -> None:
         print_json({"error": message, "exit_code": exit_code})
 
 
-def params_text(n: int) -> str:
-    """A parameter count as model names write it: 135M, 8.0B."""
-    return f"{n / 1e9:.1f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
-
-
 def text_table(header: list[str], rows: list[list[str]], right: set[int]) -> str:
     """A Markdown-style table; columns in ``right`` are right-aligned. Every column is at least 3
     wide, so that its separator has a dash (a lone ":" under a one-letter column is not Markdown)."""

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from workstation.commands import add_profile_arg, params_text, print_json, profile_refs
+from workstation.commands import add_profile_arg, print_json, profile_refs
 from workstation.commands import text_table as _table
 from workstation.core.bench import (
     BenchConfig,
@@ -28,6 +28,7 @@ from workstation.core.bench import (
     replay_profiles,
     sampling_differences,
 )
+from workstation.core.catalog import params_text
 from workstation.core.documents import told_apart
 from workstation.core.engine_api import TOO_LONG
 from workstation.core.invocation import cli, shell_word
@@ -205,10 +206,6 @@ def _size(n: int) -> str:
     return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.2f} MiB"
 
 
-def _params(n: int) -> str:
-    return f"{n / 1e9:.2f} B" if n >= 1e9 else f"{n / 1e6:.2f} M"
-
-
 def model_label(info: dict[str, Any]) -> str:
     """llama.cpp's description of the model (``llama 256M Q4_1``) with the size class it
     guesses from the layer count replaced by the parameter count, as ``models inspect`` says it
@@ -225,7 +222,7 @@ def format_bench(results: list[ProfileBench]) -> str:
     for r in results:
         mi = r.model_info
         base = [
-            r.profile, model_label(mi), _size(mi["model_size"]), _params(mi["model_n_params"]),
+            r.profile, model_label(mi), _size(mi["model_size"]), params_text(mi["model_n_params"]),
             str(mi["n_gpu_layers"]), str(mi["n_threads"]), f"{mi['type_k']}/{mi['type_v']}",
             str(mi["flash_attn"]),
         ]

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from workstation.commands import asked_yes, default_verb, params_text, print_json
+from workstation.commands import asked_yes, default_verb, print_json
 from workstation.commands.stopping import stopped
 from workstation.core import catalog
 from workstation.core.atomic import named_output
@@ -107,7 +107,7 @@ def run_list(args: argparse.Namespace) -> int:
         i = m.info
         chat = "chat" if i.has_chat_template else "base"
         print(
-            f"  {m.name:<36} {catalog.file_size_text(m.size_bytes):>9}  {i.architecture:<8} {params_text(i.parameter_count):>6} "
+            f"  {m.name:<36} {catalog.file_size_text(m.size_bytes):>9}  {i.architecture:<8} {catalog.params_text(i.parameter_count):>6} "
             f"{i.file_type:<7} ctx {i.context_length:<6} {chat}"
         )
     for d in unfinished:  # (a download stopped half-way: its part, GBs, was shown nowhere)
@@ -138,7 +138,7 @@ def run_inspect(args: argparse.Namespace) -> int:
         ("file", info.path),
         ("name", info.name),
         ("architecture", info.architecture),
-        ("parameters", f"{params_text(info.parameter_count)} ({info.parameter_count:,})"),
+        ("parameters", f"{catalog.params_text(info.parameter_count)} ({info.parameter_count:,})"),
         ("file type", info.file_type),
         ("file size", catalog.file_size_text(info.file_size)),
         ("context length", f"{info.context_length:,}"),

@@ -22,6 +22,7 @@ from workstation.commands import (
 )
 from workstation.commands.stopping import first_signal, stop_signals, stopped, stopped_by
 from workstation.core.atomic import named_output, write_named_file
+from workstation.core.catalog import params_text
 from workstation.core.documents import Document, DocumentError, read_document
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.invocation import cli, shell_word
@@ -37,7 +38,6 @@ from workstation.core.summarize import (
     SummaryResult,
     earlier_summary,
     eta_text,
-    millions,
     small_model,
     summarize_document,
     summary_heads,
@@ -391,7 +391,7 @@ def _summarize_all(args: argparse.Namespace, profile: Profile, name: str, docume
             larger = (f"a larger one ('{cli('models list')}')" if profile.backend == "llama" else
                       "a larger one on the server (ask whoever runs it)")  # (a desk PC's model is the server's)
             print(f"Check names, dates and figures against the document: {small[0]} is a very small "
-                  f"model ({millions(small[1])} parameters) and gets them wrong; {larger} "
+                  f"model ({params_text(small[1])} parameters) and gets them wrong; {larger} "
                   "summarizes more faithfully.", file=sys.stderr)
         if name and results and not results[0].cancelled:
             follow_up = cli(f"chat -c {shell_word(name)} " + '"..."')

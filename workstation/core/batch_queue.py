@@ -385,12 +385,6 @@ class BatchQueue:
                 n += 1
         return n
 
-    def next_pending(self) -> QueueRow | None:
-        row = self.db.execute(
-            "SELECT * FROM files WHERE status='pending' ORDER BY added_at, path LIMIT 1"
-        ).fetchone()
-        return QueueRow.from_row(row) if row else None
-
     def claim_next(self, outdir: Path) -> QueueRow | None:
         """Take the next pending row and mark it running in one transaction, so two queues on
         one file never take the same document."""
@@ -406,12 +400,8 @@ class BatchQueue:
         claimed.attempts += 1  # as _start counted it: this is that try
         return claimed
 
-    def mark_running(self, path: str, outdir: Path | None = None) -> None:
-        with self._tx():
-            self._start(path, outdir)
-
-    def _start(self, path: str, outdir: Path | None) -> None:
-        prior = _fingerprint(outdir / output_name(path)) if outdir is not None else None
+    def _start(self, path: str, outdir: Path) -> None:
+        prior = _fingerprint(outdir / output_name(path))
         self.db.execute(
             "UPDATE files SET status='running', attempts=attempts+1, started_at=?, prior_output=? "
             "WHERE path=?",

@@ -33,7 +33,7 @@ from workstation.core.atomic import read_text_file
 from workstation.core.engine import Engine, TurnFinished
 from workstation.core.engine_api import ChatEngine, open_engine, too_long
 from workstation.core.errors import EngineError, WorkstationError
-from workstation.core.metrics import TurnMetrics
+from workstation.core.metrics import TurnMetrics, draft_acceptance
 from workstation.core.profiles import Profile, Sampling
 from workstation.core.results import ResultRow, build_info, machine_info
 from workstation.core.runtime import Batch, LoadedModel
@@ -150,7 +150,7 @@ class ProfileBench:
 
     @property
     def acceptance(self) -> float | None:
-        return self.draft_n_accepted / self.draft_n if self.draft_n else None
+        return draft_acceptance(self.draft_n_accepted, self.draft_n)
 
     def records(self) -> list[dict[str, Any]]:
         """llama-bench's JSON records (one per pp/tg test) with our own fields added."""
@@ -429,8 +429,7 @@ class ReplayResult:
         ttfts = sorted(i.metrics.ttft_ms for i in self.items)
         n = sum(i.metrics.predicted_n for i in self.items)
         ms = sum(i.metrics.predicted_ms for i in self.items)
-        draft = sum(i.metrics.draft_n for i in self.items)
-        acc = sum(i.metrics.draft_n_accepted for i in self.items)
+        rate = draft_acceptance(sum(i.metrics.draft_n_accepted for i in self.items), sum(i.metrics.draft_n for i in self.items))
         return {
             "profile": self.profile,
             "prompts": len({i.index for i in self.items}),
@@ -440,7 +439,7 @@ class ReplayResult:
             "ttft_ms_p90": round(ttfts[min(len(ttfts) - 1, int(0.9 * len(ttfts)))], 2) if ttfts else None,
             "predicted_n": n,
             "predicted_per_second": round(n / ms * 1000, 2) if ms > 0 else None,
-            "acceptance": round(acc / draft, 4) if draft else None,
+            "acceptance": round(rate, 4) if rate is not None else None,
         }
 
     def to_dict(self) -> dict[str, Any]:

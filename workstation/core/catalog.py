@@ -198,18 +198,44 @@ def _in_model_dirs(path: Path) -> Path:
     return path
 
 
+# What the app says "GB", "MB" and "KB" are, everywhere a person reads a size (F4, downloads, the
+# fit verdicts, a full disk): binary units, as Windows' Explorer and Task Manager count them and as
+# memory and cards are sold (a "24 GB" card has 24 GiB). F4 said a model was "4.92 GB" (decimal)
+# and the verdict beside it "needs 4.6 GB" (binary) of the same file.
+GB = 1024**3
+MB = 1024**2
+KB = 1024
+
+
+def gb(n: float) -> str:
+    """A number of bytes as a figure of GB (4.6), for a sentence that writes "GB" after it."""
+    return f"{n / GB:.1f}"
+
+
+def stated_bytes(approx_gb: float) -> float:
+    """catalog.yaml's ``approx_size_gb`` in bytes: decimal GB, as the Hugging Face pages say it."""
+    return float(approx_gb) * 1e9
+
+
 def file_size_text(n: int | None, approx_gb: float | None = None) -> str:
-    """A file's size as downloads state it (decimal units: 4.92 GB, 351 MB, 12 KB); a catalog
-    model's approximate size ("~4.9 GB") where the exact one is not known; else "?"."""
+    """A file's size in the app's units (4.58 GB, 351 MB, 12 KB); a catalog model's approximate
+    size ("~4.6 GB") where the exact one is not known; else "?"."""
     if n:
-        for scale, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "KB")):
+        for scale, unit in ((GB, "GB"), (MB, "MB"), (KB, "KB")):
             if n >= scale:
                 return f"{n / scale:.2f} {unit}" if unit == "GB" else f"{n / scale:.0f} {unit}"
         return f"{n} B"
     if not approx_gb:
         return "?"
-    # in the units an exact size of it would take (~810 MB beside 98 MB, not ~0.81 GB and ~0.4 GB)
-    return f"~{approx_gb * 1000:.0f} MB" if approx_gb < 1 else f"~{approx_gb:.1f} GB"
+    # in the units an exact size of it would take (~772 MB beside 94 MB, not ~0.75 GB and ~0.4 GB)
+    approx = stated_bytes(approx_gb)
+    return f"~{approx / MB:.0f} MB" if approx < GB else f"~{approx / GB:.1f} GB"
+
+
+def params_text(n: int) -> str:
+    """A parameter count as model names write it: 135M, 1.5B, 8.0B (the one way the app and the
+    commands say it: F4, ``models list``, the small-model warnings, the bench table)."""
+    return f"{n / 1e9:.1f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
 
 
 # the types 'models quantize' makes, from the most bits to the fewest (llama.cpp's
@@ -253,7 +279,7 @@ def missing_model_error(path: Path) -> ModelFileError:
     in_models = path.parent.resolve() == models_dir().resolve()
     entry = next((e for e in catalog_entries() if e.get("file") == path.name), None) if in_models else None
     if entry is not None:
-        size: Phrase | str = (("model.about_gb", {"gb": f"{float(entry['approx_size_gb']):.1f}"})  # (a figure:
+        size: Phrase | str = (("model.about_gb", {"gb": gb(stated_bytes(entry["approx_size_gb"]))})  # (a figure:
                               if entry.get("approx_size_gb") else "")  # "4,9 GB" in Turkish, not "4.9")
         name = str(entry.get("name"))
         return ModelFileError(said=[("model.not_downloaded", {"name": name, "command": cli("models pull " + name),

@@ -11,6 +11,12 @@ from typing import Any
 from workstation.core.phrases import Lookup, local_number, say
 
 
+def draft_acceptance(accepted: int, drafted: int) -> float | None:
+    """The share of drafted tokens the model accepted (speculative decoding); None with none
+    drafted. The one place it is worked out: a turn's, a bench run's and a replay's."""
+    return accepted / drafted if drafted else None
+
+
 @dataclass
 class TurnMetrics:
     load_ms: float = 0.0
@@ -50,7 +56,7 @@ class TurnMetrics:
 
     @property
     def acceptance_rate(self) -> float | None:
-        return self.draft_n_accepted / self.draft_n if self.draft_n else None
+        return draft_acceptance(self.draft_n_accepted, self.draft_n)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -178,9 +184,8 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
         parts.append(said("metric.cache", hit=f"{m.cache_n:,}", total=f"{prompt_total:,}"))
         if m.restored_n:  # part of cache_n: read back from a saved KV state, not kept in memory
             parts[-1] += f" ({said('metric.restored', n=f'{m.restored_n:,}')})"
-    if m.draft_n and speed:
-        rate = m.draft_n_accepted / m.draft_n * 100
-        parts.append(said("metric.draft", rate=f"{rate:.0f}", acc=f"{m.draft_n_accepted:,}", n=f"{m.draft_n:,}"))
+    if (rate := m.acceptance_rate) is not None and speed:
+        parts.append(said("metric.draft", rate=f"{rate * 100:.0f}", acc=f"{m.draft_n_accepted:,}", n=f"{m.draft_n:,}"))
     if m.stop_reason in STOP_WORDS:
         parts.append(said(STOP_WORDS[m.stop_reason]))
     if m.left_out_n:  # the model did not see the conversation's start: worth a word under the reply

@@ -577,6 +577,12 @@ def about_words(tokens: float, lookup: Lookup | None = None) -> str:
     return rounded_words(tokens * words_per_token(lookup))
 
 
+def part_percent(fraction: float) -> int:
+    """A share that is neither none nor all as a whole percent, 1 to 99: "0%" of a load under way
+    read as not begun, "100%" of a GPU that holds all but one layer as all of it."""
+    return min(99, max(1, round(fraction * 100)))
+
+
 def rounded_words(words: float) -> str:
     """A count of words as a person says an estimate: two figures ("3,100"), under 2 with a decimal."""
     if words < 2:

@@ -26,11 +26,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workstation.core.catalog import (
+    GB,
     GGML_TYPES,
     ModelInfo,
+    gb,
     installed_name,
     read_model_info,
     resolve_model_path,
+    stated_bytes,
 )
 from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.hardware import GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth_gbps
@@ -59,7 +62,6 @@ def layers_text(n_layer: int) -> str:
     return f"{n_layer} layers (+1 output)" if n_layer > 0 else "no layers"
 
 
-GB = 1024**3  # verdicts say "GB" in binary units, as cards are sold (a "24 GB" card has 24 GiB)
 GBPS = 1e9  # bandwidth tables are in decimal GB/s
 KV_PAD = 256  # llama.cpp pads the context (and the SWA cache) to 256 cells
 GPU_RESERVE_BYTES = 512 * MIB  # CUDA context, cuBLAS workspace, the driver
@@ -240,10 +242,6 @@ class MemoryPlan:
         return data
 
 
-def _gb(n: float) -> str:
-    return f"{n / GB:.1f}"
-
-
 def _gpu_usable(g: GpuInfo) -> int:
     reserve = GPU_RESERVE_BYTES + int(GPU_RESERVE_FRACTION * g.vram_total)
     return max(0, g.vram_free - reserve)
@@ -340,7 +338,7 @@ def _context_hint(info: ModelInfo, context: int, type_k: str, type_v: str, kv_to
         smaller, q8 = any_own, any_q8
         if smaller is not None or q8 is not None:
             tail = [("fit.context_hint_slow", {})]
-    said = {"context": f"{context:,}", "kv": _gb(kv_total)}
+    said = {"context": f"{context:,}", "kv": gb(kv_total)}
     if q8 is not None and (smaller is None or q8 > smaller):
         if smaller is None:
             return [("fit.context_hint_q8", {**said, "q8": f"{q8:,}"}), *tail]
@@ -489,25 +487,25 @@ def plan(
         if not gpu_ok:
             usable = sum(_gpu_usable(g) for g in gpus)
             auto_n = next((c for c in range(total_layers, -1, -1) if split(c)[1]), 0)
-            phrases = [("fit.gpu_too_small", {"layers": n, "where": where, "need": _gb(gpu_bytes),
-                                              "usable": _gb(usable), "auto": auto_n})]
+            phrases = [("fit.gpu_too_small", {"layers": n, "where": where, "need": gb(gpu_bytes),
+                                              "usable": gb(usable), "auto": auto_n})]
         else:
-            phrases = [("fit.too_big", {"need": _gb(need), "have": _gb(have), "reserve": _gb(RAM_RESERVE_BYTES)})
-                       if ram_limit is None else ("fit.too_big_limit", {"need": _gb(need), "have": _gb(have)})]
+            phrases = [("fit.too_big", {"need": gb(need), "have": gb(have), "reserve": gb(RAM_RESERVE_BYTES)})
+                       if ram_limit is None else ("fit.too_big_limit", {"need": gb(need), "have": gb(have)})]
             if kv_total > weights / 2:
                 phrases.extend(_context_hint(info, context, type_k, type_v, kv_total, hint_room))
     elif n >= total_layers and gpus:
         placement = "gpu"
-        phrases = [("fit.gpu", {"where": where, "used": _gb(gpu_bytes), "total": _gb(vram_total)})]
+        phrases = [("fit.gpu", {"where": where, "used": gb(gpu_bytes), "total": gb(vram_total)})]
     elif n > 0:
         placement = "partial"
         phrases = [("fit.partial", {"layers": min(n, n_layer), "n_layer": n_layer, "where": where,
-                                    "used": _gb(gpu_bytes), "total": _gb(vram_total)})]
+                                    "used": gb(gpu_bytes), "total": gb(vram_total)})]
     else:
         placement = "cpu"
         why: Any = "" if not gpus else (
             ("fit.cpu_layers_zero", {}) if isinstance(gpu_layers, int) else ("fit.cpu_no_room", {}))
-        phrases = [("fit.cpu", {"why": why, "need": _gb(cpu_bytes), "free": _gb(ram_said)})]
+        phrases = [("fit.cpu", {"why": why, "need": gb(cpu_bytes), "free": gb(ram_said)})]
     if fits and paged:  # (on the CPU alone its sentence replaces "runs on the CPU: needs …")
         said_paged = paged_phrase(paged, cpu_bytes, ram_room, ram_limit is not None, ram_total)
         phrases = [("fit.cpu_paged", {"why": why, "said": said_paged})] if placement == "cpu" \
@@ -556,12 +554,12 @@ def plan(
         how = " and ".join(basis)
         speed_note = f"about {tps:.0f} tokens/s (an estimate from {how}; {cli('bench -p PROFILE')} measures it)"
     elif tps:
-        speed_note = (f"about {tps:.0f} tokens/s (an estimate: {_gb(bytes_tok)} GB read per token at the memory "
+        speed_note = (f"about {tps:.0f} tokens/s (an estimate: {gb(bytes_tok)} GB read per token at the memory "
                       f"speed assumed for this machine; {cli('bench -p PROFILE')} measures it)")
     else:
         speed_note = "no speed estimate"
     if fits and paged:
-        speed_note += f"; with all of it in memory: {_gb(paged)} GB read from the disk for every token is far slower"
+        speed_note += f"; with all of it in memory: {gb(paged)} GB read from the disk for every token is far slower"
     return MemoryPlan(
         model=installed_name(Path(info.path)) or info.name,  # as 'models list' and profiles name it
         path=info.path,
@@ -616,8 +614,8 @@ def paged_phrase(paged: int, need: int, free: int, limited: bool, total: int) ->
     closed); ``total``: the PC's memory (where it is all too little, closing programs does
     not make the room: more memory in the PC does)."""
     how: Phrase = ("fit.paged_limit", {}) if limited else ("fit.paged_close", {}) \
-        if need <= total - RAM_RESERVE_BYTES else ("fit.paged_more_ram", {"total": _gb(total)})
-    return ("fit.paged_why", {"need": _gb(need), "free": _gb(free), "short": _gb(paged), "how": how})
+        if need <= total - RAM_RESERVE_BYTES else ("fit.paged_more_ram", {"total": gb(total)})
+    return ("fit.paged_why", {"need": gb(need), "free": gb(free), "short": gb(paged), "how": how})
 
 
 SLOW_TPS = 5.0  # tokens/s (about 4 words) under which a reply falls behind its reader
@@ -671,7 +669,7 @@ def _model_info(ref: str, not_downloaded: bool) -> tuple[ModelInfo, str]:
         shaped = catalog_model(ref)
         if shaped is not None:
             entry = catalog_entry(ref) or {}
-            size = f", about {entry['approx_size_gb']} GB" if entry.get("approx_size_gb") else ""
+            size = f", about {gb(stated_bytes(entry['approx_size_gb']))} GB" if entry.get("approx_size_gb") else ""
             return shaped[0], (f"{ref} is not downloaded yet: planned from its published shape at "
                                f"{shaped[0].file_type}; '{cli('models pull ' + ref)}' downloads it{size}")
     return read_model_info(path, check=False), ""
@@ -802,7 +800,7 @@ def remote_notes(profile: Profile) -> list[Phrase]:
         return notes
     # one sentence (two "Note:"s ran together in the app's box at every start)
     sends = "remote.sends_unencrypted" if where.scheme == "http" else "remote.sends"
-    notes.append(("fit.setting_note", {"what": (sends, {"server": where.netloc})}))
+    notes.append(("fit.setting_note", {"what": (sends, {"server": profile.remote.server_name})}))
     return notes
 
 
@@ -929,12 +927,12 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
         result.verdict_phrases = [("fit.cpu_paged", {"why": cpu_phrase[1]["why"], "said": said})] \
             if cpu_phrase is not None else [*kept, ("fit.paged", {"said": said})]
     elif result.fits:  # the target's verdict counted the target alone: say the pair's whole need
-        on_gpu: Any = ("fit.draft_on_gpu", {"gpu": _gb(result.gpu_bytes)}) if result.gpu_bytes else ""
-        result.verdict_phrases.append(("fit.draft_pair", {"on_gpu": on_gpu, "ram": _gb(result.cpu_bytes)}))
+        on_gpu: Any = ("fit.draft_on_gpu", {"gpu": gb(result.gpu_bytes)}) if result.gpu_bytes else ""
+        result.verdict_phrases.append(("fit.draft_pair", {"on_gpu": on_gpu, "ram": gb(result.cpu_bytes)}))
     result.verdict = say(result.verdict_phrases)
     where = "on the GPU" if d.gpu_layers else "on the CPU"
-    share = (f"draft model {installed_name(draft_path)}: {_gb(d.weights_bytes)} GB of weights and "
-             f"{_gb(d.kv_cache_bytes)} GB of f16 K/V {where}")
+    share = (f"draft model {installed_name(draft_path)}: {gb(d.weights_bytes)} GB of weights and "
+             f"{gb(d.kv_cache_bytes)} GB of f16 K/V {where}")
     result.notes.append(f"counts the {share}" + (
         " (planned from its published shape: it is not downloaded yet)" if shaped is not None else ""))
     result.draft = {"model": spec.draft_model, "path": str(draft_path), "gpu_layers": d.gpu_layers,

@@ -144,6 +144,12 @@ class Remote:
     api_key_file: str | None = None
     timeout_s: float = 600.0
 
+    @property
+    def server_name(self) -> str:
+        """The office server as the app names it: its host and port (``10.0.0.5:8088``), else the
+        address as written."""
+        return urlsplit(self.base_url).netloc or self.base_url
+
 
 SERVE_SLOTS = 4
 

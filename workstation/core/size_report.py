@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.core.atomic import is_a_stream, named_output, write_bytes_atomic, write_named_file
+from workstation.core.catalog import gb
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.memory_check import describe_history
@@ -30,10 +31,6 @@ PEOPLE_PNG = "people.png"
 MEMORY_PNG = "memory.png"
 
 
-def _gb(n: float) -> str:
-    return f"{n / 1024**3:.1f}"
-
-
 def _ttft(o: SizingOption) -> str:
     return "overloaded" if math.isinf(o.ttft_s) else f"{o.ttft_s:.1f} s"
 
@@ -41,7 +38,7 @@ def _ttft(o: SizingOption) -> str:
 def _row(i: int, o: SizingOption) -> list[str]:
     price = "here" if o.here else (f"${o.price_usd:,.0f}" if o.price_usd else "-")
     return [str(i), o.machine, price, model_family(o.model), o.quant, o.kv_type, str(o.slots),
-            f"{_gb(o.need_bytes)}/{_gb(o.memory_bytes)} GB", f"{o.tps_per_person:.1f}", _ttft(o),
+            f"{gb(o.need_bytes)}/{gb(o.memory_bytes)} GB", f"{o.tps_per_person:.1f}", _ttft(o),
             f"{o.docs_per_night:,}", o.quality_note, "yes" if o.meets else "; ".join(o.misses)]
 
 

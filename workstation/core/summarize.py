@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workstation.core.catalog import params_text
 from workstation.core.documents import Document, Section, read_document
 from workstation.core.engine_api import ChatEngine
 from workstation.core.errors import BackendUnreachable, WorkstationError
@@ -241,11 +242,6 @@ def small_model(profile: Profile, engine: ChatEngine | None = None) -> tuple[str
     if not 0 < info.parameter_count < SMALL_MODEL_PARAMS:
         return None
     return installed_name(Path(info.path)), info.parameter_count
-
-
-def millions(n: int) -> str:
-    """135_000_000 -> '135M'."""
-    return f"{n / 1e6:.0f}M"
 
 
 ETA_FORMATS = ("{h}h{m:02d}m", "{m}m{s:02d}s", "{s}s")  # hours, minutes, seconds (English)
@@ -780,7 +776,7 @@ def render_markdown(
         cover = cite(done[0].start, done[-1].end) if done else t("summary.nothing")
         lines += ["> " + t("summary.stopped", done=len(done), total=len(chunks), cover=cover), ""]
     if small is not None and done:
-        lines += ["> " + t("summary.small_model", name=small[0], n=millions(small[1])), ""]
+        lines += ["> " + t("summary.small_model", name=small[0], n=params_text(small[1])), ""]
     for note in document.notes:  # what the reader left out (a workbook's hidden sheets, its cells past the limit)
         lines += ["> " + say([note], lookup), ""]
     if overall:  # (it ended "(lines 1–400)": the whole document, a label nobody could place)

@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterable
 from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 from rich.console import RenderableType
 from rich.text import Text
@@ -46,6 +45,7 @@ from textual.widgets import Input, ListView, TextArea
 from textual.worker import Worker, WorkerState
 
 from workstation.core.atomic import named_output
+from workstation.core.catalog import params_text
 from workstation.core.engine import EngineInfo, TokenDelta
 from workstation.core.engine import TurnFinished as EngineTurnFinished
 from workstation.core.engine_api import answer_reserve, open_engine, too_long
@@ -58,7 +58,14 @@ from workstation.core.letters import shortened
 from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
 from workstation.core.paths import data_dir, office_folder_problem, typed_path
-from workstation.core.phrases import Phrase, about_words, rounded_words, say, words_per_token
+from workstation.core.phrases import (
+    Phrase,
+    about_words,
+    part_percent,
+    rounded_words,
+    say,
+    words_per_token,
+)
 from workstation.core.planner import FreedMemory, load_notes, offloadable_layers, unsaid_notes
 from workstation.core.profiles import (
     Profile,
@@ -83,7 +90,7 @@ from workstation.core.store import (
     profile_key,
     title_from_message,
 )
-from workstation.core.summarize import millions, small_model
+from workstation.core.summarize import small_model
 from workstation.tui import integrations, pacing
 from workstation.tui.actions import (
     ACTIONS,
@@ -770,7 +777,7 @@ class WorkstationApp(App[None]):
             super()._fatal_error()
             return
         error = sys.exc_info()[1]
-        said = f"{type(error).__name__}: {error}" if error is not None else "unknown"
+        said = self.texts.error(error, foreign=True)
         self.bell()
         self._exit_renderables.append(Text(f"workstation: the app stopped on an unexpected error ({said}); "
                                            "WORKSTATION_DEBUG=1 shows where it happened."))
@@ -887,7 +894,7 @@ class WorkstationApp(App[None]):
         small for it (the header is read: a thread's work)."""
         small = small_model(profile, engine)
         if small is not None:
-            said = say([("fit.small_for_language", {"name": small[0], "n": millions(small[1])})], self.texts.get)
+            said = say([("fit.small_for_language", {"name": small[0], "n": params_text(small[1])})], self.texts.get)
             self.call_from_thread(self.notify, said, severity="warning", timeout=15)
 
     def action_help(self) -> None:
@@ -1020,7 +1027,7 @@ class WorkstationApp(App[None]):
         layers = self.gpu_share_said(info.gpu_layers, offloadable_layers(info.n_layer)) if info else \
             ("", "")  # (loading: the share is known once it has loaded)
         if self.loading is not None:
-            pct = str(min(99, max(1, round(self.load_fraction * 100))))
+            pct = str(part_percent(self.load_fraction))
             # a share only while llama.cpp reads the file: before, the engine's process starts (most
             # of a small model's load), after, the context is made (a large one's); "0%" and "100%"
             # stood still for seconds, and a switch looked stuck
@@ -1050,7 +1057,7 @@ class WorkstationApp(App[None]):
             return fitted_line([f" {state} {bar} {profile.key} · {t('status.api', url=self.api.url)}",
                                 f" {state} {bar} {profile.key} · {t('status.api_short', url=self.api.url)}",
                                 f" {state} {bar} {t('status.api_short', url=self.api.url)}"], width)
-        server = urlsplit(profile.remote.base_url).netloc or profile.remote.base_url
+        server = profile.remote.server_name
 
         def line(model: str, layers: str) -> str:
             if profile.backend != "llama":  # a server's model: no layers or K/V of ours to show
@@ -1086,7 +1093,7 @@ class WorkstationApp(App[None]):
             return t("status.on_gpu_none"), t("status.on_gpu_none_short")
         if n >= total:
             return t("status.on_gpu_all"), t("status.on_gpu_all_short")
-        pct = f"{min(99, max(1, round(n / total * 100)))}%"
+        pct = f"{part_percent(n / total)}%"
         return t("status.on_gpu_part", pct=pct), t("status.on_gpu_part_short", pct=pct)
 
     def server_to_try_again(self) -> bool:
@@ -1449,7 +1456,7 @@ class WorkstationApp(App[None]):
         self.push_screen(
             ConfirmDialog(self.texts("conv.delete_q", title=title) + (  # its draft goes too: said (it went unsaid)
                 " " + self.texts("conv.delete_draft") if typed.strip() else "") + (  # what F8 cannot reach, said
-                " " + self.texts("conv.delete_server_keeps", server=urlsplit(self.profile.remote.base_url).netloc)
+                " " + self.texts("conv.delete_server_keeps", server=self.profile.remote.server_name)
                 if self.profile is not None and self.profile.backend != "llama" and self.api is None else ""),
                 self.texts("dialog.delete"),
                           self.texts("dialog.cancel"), self.texts.yes_no_keys()),
@@ -2284,7 +2291,7 @@ class WorkstationApp(App[None]):
                                            too_long=too_long(err), refused=refused(err), lost=lost))
         except Exception as err:  # noqa: BLE001 - a sentence in the app, never a traceback
             flush()
-            self.post_message(EngineFailed(self.texts("error.turn_failed", what=f"{type(err).__name__}: {err}")))
+            self.post_message(EngineFailed(self.texts("error.turn_failed", what=self.texts.error(err, foreign=True))))
 
     def action_help_quit(self) -> None:
         """Ctrl+C, pressed to quit out of habit: how to quit, in the UI's language and keys
@@ -2966,7 +2973,7 @@ class WorkstationApp(App[None]):
             try:
                 api, engine = integrations.start_api_server(profile, self.api_port)
             except Exception as err:  # noqa: BLE001 - a sentence, and the chat comes back
-                reason = self.texts.error(err) if isinstance(err, WorkstationError) else f"{type(err).__name__}: {err}"
+                reason = self.texts.error(err, foreign=True)
             else:
                 self.post_message(ProfileLoaded(engine, profile, api=api))
                 return
@@ -3026,7 +3033,7 @@ class WorkstationApp(App[None]):
         try:
             engine = self._open_engine(profile, self._load_bar(profile))
         except Exception as err:  # noqa: BLE001 - WorkstationError or a spawn failure
-            reason = self.texts.error(err) if isinstance(err, WorkstationError) else f"{type(err).__name__}: {err}"
+            reason = self.texts.error(err, foreign=True)
             if old_profile is not None and old_engine is not None:
                 try:
                     engine = self._open_engine(old_profile, self._load_bar(old_profile))
@@ -3040,7 +3047,7 @@ class WorkstationApp(App[None]):
             return
         if self.texts.lang != "en" and (small := small_model(profile, engine)) is not None:
             # (the default model answered a Turkish question in made-up words; F6 said so of documents)
-            notes = [*notes, ("fit.small_for_language", {"name": small[0], "n": millions(small[1])})]
+            notes = [*notes, ("fit.small_for_language", {"name": small[0], "n": params_text(small[1])})]
         # (the API served from the old profile stopped with it: said)
         self.post_message(ProfileLoaded(engine, profile, notes=notes, switch_stopped_api=old_profile
                                         if old_api is not None else None))
@@ -3206,9 +3213,7 @@ class WorkstationApp(App[None]):
     def _worker_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:
             error = event.worker.error
-            reason = self.texts.error(error) if isinstance(error, WorkstationError) else (
-                f"{type(error).__name__}: {error}"
-            )
+            reason = self.texts.error(error, foreign=True)
             self.notify(reason, title=self.texts("error.title"), severity="error", timeout=12)
             if event.worker.group == "turn" or event.worker.group == "send":
                 self.generating = False

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
+from workstation.core.errors import WorkstationError
 from workstation.core.invocation import command
 from workstation.core.locales import locale_texts
 from workstation.core.moments import BAD, local_text, local_time
@@ -55,13 +56,17 @@ class Texts:
         then has its own English: the planner's verdicts)."""
         return locale_texts(self.lang).get(key)
 
-    def error(self, err: BaseException, place: str | None = None) -> str:
+    def error(self, err: BaseException | None, place: str | None = None, foreign: bool = False) -> str:
         """An error's sentence in the current language: a ``WorkstationError`` raised with
         phrases (``said=``) is translated where this language has them, anything else is
         ``str(err)``. A phrase may have an in-app wording (``in_app.<key>``: "press F4" where
         the command line's says "run './run.sh models list'"), used here first; ``place``, one
         for where the app says it (``"in_f3"``: F3's list, where "F3 chooses another profile"
-        told the user to open what was open), used before that."""
+        told the user to open what was open), used before that. ``foreign``: where an error
+        not the app's own may come (a net under a worker, a load), it is named with its kind,
+        ``KeyError: 'x'`` (a bare ``'x'`` says nothing)."""
+        if foreign and not isinstance(err, WorkstationError):
+            return f"{type(err).__name__}: {err}" if err is not None else "unknown"
         said = getattr(err, "said", None)
         if not said:
             return str(err)

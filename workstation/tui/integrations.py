@@ -194,7 +194,7 @@ def _model_details(info: catalog.ModelInfo | None, texts: Texts) -> str:
     parts = [info.architecture]
     params = info.parameter_count
     if params:
-        parts.append(texts.number(f"{params / 1e9:.2f}B") if params >= 1e9 else f"{params / 1e6:.0f}M")
+        parts.append(texts.number(catalog.params_text(params)))
     # the context in words, as F3 says a profile's ("ctx 32768" said nothing to office staff); the
     # quantization's name stays (people look it up)
     reads = texts("models.reads", words=about_words(info.context_length, texts.get)) if info.context_length else ""

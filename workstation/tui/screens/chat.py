@@ -15,11 +15,11 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Button, Header, Input, ProgressBar, Static, TextArea
 
+from workstation.core.catalog import params_text
 from workstation.core.errors import WorkstationError
 from workstation.core.letters import shortened
 from workstation.core.moments import local_time
 from workstation.core.store import StoredMessage
-from workstation.core.summarize import millions
 from workstation.tui.pacing import over_ssh
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.dialogs import (
@@ -556,7 +556,7 @@ class ChatScreen(AppScreen, Screen[None]):
             return t("chat.welcome")
         profile = self.wapp.profile  # (a desk PC's F4 holds this PC's models, not the office server's)
         said = "chat.small_model_server" if profile is not None and profile.backend == "openai" else "chat.small_model"
-        return f"{t('chat.welcome')}\n\n{t(said, name=small[0], n=millions(small[1]))}"
+        return f"{t('chat.welcome')}\n\n{t(said, name=small[0], n=params_text(small[1]))}"
 
     def show_welcome(self) -> None:
         for welcome in self.query("#welcome"):

@@ -265,9 +265,8 @@ class DashboardScreen(AppScreen, Screen[None]):
             if last.restored_n:
                 hits += " · " + t("dash.restored", n=f"{last.restored_n:,}")
             draft = (
-                t("dash.draft", pct=f"{last.draft_n_accepted / last.draft_n * 100:.0f}",
-                  acc=f"{last.draft_n_accepted:,}", n=f"{last.draft_n:,}")
-                if last.draft_n else t("dash.draft_server")  # a desk PC: the office server's to decide, unknown here
+                t("dash.draft", pct=f"{rate * 100:.0f}", acc=f"{last.draft_n_accepted:,}", n=f"{last.draft_n:,}")
+                if (rate := last.acceptance_rate) is not None else t("dash.draft_server")  # a desk PC: the office server's to decide, unknown here
                 if app.profile is not None and app.profile.backend == "openai"
                 else t("dash.draft_none")  # speculation on, but nothing worth drafting this turn
                 if app.profile is not None and app.profile.speculative.mode != "off" else t("dash.draft_off")

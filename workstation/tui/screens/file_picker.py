@@ -317,7 +317,7 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
             self.app.call_from_thread(self._problem, self.wapp.texts.error(err))
             return
         except Exception as err:  # noqa: BLE001 - one sentence in the dialog, never a traceback
-            self.app.call_from_thread(self._problem, f"{path.name} cannot be read: {type(err).__name__}: {err}")
+            self.app.call_from_thread(self._problem, f"{path.name} cannot be read: {self.wapp.texts.error(err, foreign=True)}")
             return
         self.app.call_from_thread(self._loaded, path, loaded)
 

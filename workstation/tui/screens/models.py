@@ -378,7 +378,7 @@ class ModelsScreen(AppScreen, Screen[None]):
             self.post_message(TaskFailed(self.wapp.texts.error(err)))
             return
         except Exception as err:  # noqa: BLE001 - one sentence, the screen stays usable
-            self.post_message(TaskFailed(self.wapp.texts("error.pull_failed", what=f"{type(err).__name__}: {err}")))
+            self.post_message(TaskFailed(self.wapp.texts("error.pull_failed", what=self.wapp.texts.error(err, foreign=True))))
             return
         self.post_message(Progress(1, 1, label="done"))
 

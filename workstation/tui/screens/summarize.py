@@ -427,7 +427,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             self.post_message(TaskFailed(self.wapp.texts.error(err)))
             return
         except Exception as err:  # noqa: BLE001 - one sentence, the screen stays usable
-            self.post_message(TaskFailed(self.wapp.texts("error.summary_failed", what=f"{type(err).__name__}: {err}")))
+            self.post_message(TaskFailed(self.wapp.texts("error.summary_failed", what=self.wapp.texts.error(err, foreign=True))))
             return
         self.post_message(SummaryReady(result))
 

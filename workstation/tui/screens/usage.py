@@ -8,7 +8,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -68,7 +67,7 @@ class UsageRead(Message):
 
 def server_today(engine: Any, profile: Profile, texts: Texts) -> str:
     """A desk PC's line: what its key used today on the office server, in a sentence."""
-    server = urlsplit(profile.remote.base_url).netloc or profile.remote.base_url
+    server = profile.remote.server_name
     if engine is None or not hasattr(engine, "usage_today"):
         return texts("usage.server_down", server=server)
     try:
