@@ -2391,8 +2391,21 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
         app._attach((Path("/docs/short.txt"), "Meeting at ten."))
-        await pilot.pause()
-        assert str(line.render()).startswith("Attached: short.txt (15 characters)")
+        # how much of the conversation's room it takes, said when attached (a document that did not
+        # fit what was left of the conversation was said nothing of: the reply came cut or failed)
+        await until(pilot, lambda: "words left in this conversation" in str(line.render()))
+        said = str(line.render())
+        assert said.startswith("Attached: short.txt (15 characters)") and \
+            "This document takes about 4 of the 750 words left in this conversation." in said, said
+        await pilot.press("ctrl+r")
+        app.chat_screen.set_input("Note this. " + "The invoice was paid. " * 20)  # ~100 of the 1,024 tokens
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.generating and app.context_left() is not None)
+        app._attach((ledger, "The invoice was paid. " * 180))  # ~900 tokens: fits a message, not what is left
+        await until(pilot, lambda: "words are left in this conversation" in str(line.render()))
+        said, words_left = str(line.render()), app.context_fill_text().split("about ")[1].split()[0]
+        assert said.startswith("Attached: ledger.txt, about ") and f"only about {words_left} words are left" in said \
+            and "Ctrl+N starts a new conversation" in said and "F6 summarizes it" in said, said
 
 
 async def test_a_first_message_too_long_leaves_no_empty_conversation(profiles: Path) -> None:

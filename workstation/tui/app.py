@@ -346,8 +346,10 @@ class WorkstationApp(App[None]):
         self._document_sizes: dict[Path, int] = {}  # documents cut to MAX_DOCUMENT_CHARS: their whole length
         self._document_notes: dict[Path, list[Phrase]] = {}  # what a document's reader left out (its hidden sheets)
         self._attached_paths: set[Path] = set()  # every document attached this session (F7 writes over none)
-        # attached documents longer than a message may be: (their tokens, the context)
-        self._document_tokens: dict[tuple[Path, str], tuple[int, int]] = {}
+        # attached documents, measured: (their tokens as a message of their own, the context then,
+        # their text's own tokens)
+        self._document_tokens: dict[tuple[Path, str], tuple[int, int, int]] = {}
+        self._fill_shown = ""  # the line under the box, as an attachment's line last measured it against
         self._arriving_edit: tuple[int, float] | None = None
         self._replacing: list[int] = []  # the reply a question asked again (Alt+R) replaces once the new one came
         self._edited_away: TakenOut | None = None  # the question a message was sent in place of (Up), and its reply
@@ -1157,21 +1159,33 @@ class WorkstationApp(App[None]):
     def _show_context_fill(self) -> None:
         chat = getattr(self, "chat_screen", None)
         if chat is not None:
-            chat.set_context_fill(self.context_fill_text())
+            fill = self.context_fill_text()
+            chat.set_context_fill(fill)
+            if self.pending_document is not None and fill != self._fill_shown:
+                self._attach(self.pending_document)  # how much of the room it takes: the room changed
+            self._fill_shown = fill
+
+    def context_left(self) -> int | None:
+        """The tokens the model's context has left after the open conversation's last turn (None
+        before a turn): what the line under the box says in words, and what an attached document
+        is measured against."""
+        n_ctx = self.engine_info.n_ctx if self.engine_info else 0
+        last = self._history.turns[-1] if self._history.turns and self.conversation_id is not None else None
+        if not n_ctx or last is None:
+            return None
+        return n_ctx - (last.prompt_n + last.cache_n + last.predicted_n)
 
     def context_fill_text(self) -> str:
         """How full the model's context is after the open conversation's last turn, for the line
         under the message box ('' before a turn): it showed on F5 only, and the conversation's
         start was left out with no warning ahead (LM Studio shows it by the box)."""
-        n_ctx = self.engine_info.n_ctx if self.engine_info else 0
-        last = self._history.turns[-1] if self._history.turns and self.conversation_id is not None else None
-        if not n_ctx or last is None:
+        left = self.context_left()
+        if left is None or self.engine_info is None:
             return ""
-        used = last.prompt_n + last.cache_n + last.predicted_n
-        pct = min(100, round(used / n_ctx * 100))
+        n_ctx = self.engine_info.n_ctx
+        pct = min(100, round((n_ctx - left) / n_ctx * 100))
         # in words a newcomer pictures: how much more the conversation holds before the model
         # forgets its start ("context 3% full (120 of 4,096 tokens)" said neither; F5 counts tokens)
-        left = n_ctx - used
         key = "chat.context_over" if left * words_per_token(self.texts.get) < 1 else \
             "chat.context_full" if pct >= CONTEXT_NEARLY_FULL else "chat.context_fill"
         return self.texts(key, words=about_words(left, self.texts.get))  # (a Turkish word takes more tokens)
@@ -2828,23 +2842,43 @@ class WorkstationApp(App[None]):
         if document is None:
             self.chat_screen.set_attachment(None)
             return
-        remove = self.key_for("chat.detach")
+        t, remove, name = self.texts, self.key_for("chat.detach"), document[0].name
         whole = self._document_sizes.get(document[0], 0)
         measured = self._document_tokens.get(document)
+        room = self._attachment_room(measured) if measured is not None else (True, "")
         line = (
-            self.texts("chat.attached_too_long", name=document[0].name, n=rounded_words(len(document[1].split())),
-                       ctx=about_words(measured[1], self.texts.get),
-                       remove=remove) if measured is not None
-            else self.texts("chat.attached_cut", name=document[0].name, n=f"{len(document[1]):,}", total=f"{whole:,}",
-                            remove=remove) if whole > len(document[1])
-            else self.texts("chat.attached", name=document[0].name, n=f"{len(document[1]):,}", remove=remove)
-        )  # and what its reader left out: a workbook's hidden sheets, its cells past the limit
+            t("chat.attached_too_long", name=name, n=rounded_words(len(document[1].split())),
+              ctx=about_words(measured[1], t.get), remove=remove) if measured is not None and room is None
+            # it fits a message, not the room this conversation has left: the model would forget
+            # the conversation's start or cut its reply, and nothing said so before Enter
+            else t("chat.attached_no_room", name=name, n=about_words(measured[2], t.get), left=room[1],
+                   new=self.key_for("conv.new"), remove=remove) if measured is not None and room is not None and not room[0]
+            else t("chat.attached_cut", name=name, n=f"{len(document[1]):,}", total=f"{whole:,}",
+                   remove=remove) if whole > len(document[1])
+            else t("chat.attached", name=name, n=f"{len(document[1]):,}", remove=remove)
+        )
+        if measured is not None and room is not None and room[0]:  # how much of the room it takes, in words
+            line += " " + t("chat.attached_room", n=about_words(measured[2], t.get), left=room[1])
+        # and what its reader left out: a workbook's hidden sheets, its cells past the limit
         notes = self._document_notes.get(document[0], [])
         if notes:
-            line += " " + " ".join(say([n], self.texts.get) for n in notes)
+            line += " " + " ".join(say([n], t.get) for n in notes)
         self.chat_screen.set_attachment(line)
-        if document not in self._document_tokens and self.engine is not None and self.profile is not None:
+        if measured is None and self.engine is not None and self.profile is not None:
             self._measure_attachment(self.engine, document, self.session_sampling or self.profile.sampling)
+
+    def _attachment_room(self, measured: tuple[int, int, int]) -> tuple[bool, str] | None:
+        """Whether a document of ``measured`` tokens (as a message, the context, its own) fits the room the
+        open conversation has left beside a reply, and that room in words as the line under the
+        box says it (the whole context before a turn); None: it fits no message of this profile."""
+        tokens, n_ctx, own = measured
+        sampling = self.session_sampling or (self.profile.sampling if self.profile is not None else Sampling())
+        reserve = answer_reserve(sampling, n_ctx)
+        if tokens > n_ctx - reserve:
+            return None
+        left = self.context_left()
+        left = n_ctx - (tokens - own) if left is None else left  # (before a turn: less the instructions)
+        return own <= left - reserve, about_words(max(0, left), self.texts.get)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="measure")
     def _measure_attachment(self, engine: Any, document: tuple[Path, str], sampling: Sampling) -> None:
@@ -2853,16 +2887,15 @@ class WorkstationApp(App[None]):
         question and the conversation come on top)."""
         n_ctx = engine.info().n_ctx
         room = n_ctx - answer_reserve(sampling, n_ctx)
-        if len(document[1]) < room:  # (no token is shorter than a character: it fits)
-            return
         tokens = engine.count_prompt([{"role": "user", "content": document[1]}])
-        self.post_message(AttachmentMeasured(document, tokens, room, n_ctx))
+        # its own, in a conversation: less the instructions and the message's frame, counted once
+        # there ("Meeting at ten." took "about 26" of the words left, SmolLM2's system prompt in them)
+        frame = engine.count_prompt([{"role": "user", "content": ""}])
+        self.post_message(AttachmentMeasured(document, tokens, room, n_ctx, max(1, tokens - frame)))
 
     @on(AttachmentMeasured)
     def _attachment_measured(self, event: AttachmentMeasured) -> None:
-        if event.tokens <= event.room:
-            return
-        self._document_tokens[event.document] = (event.tokens, event.n_ctx)
+        self._document_tokens[event.document] = (event.tokens, event.n_ctx, event.own)
         if self.pending_document == event.document:
             self._attach(event.document)  # its line says it now
 
@@ -3081,6 +3114,7 @@ class WorkstationApp(App[None]):
         self.loading = None
         self.chat_screen.set_load_progress(None)
         self._know_small_model(loaded, event.engine)
+        self._document_tokens.clear()  # counted by another model's tokens, against another context
         if self.pending_document is not None:  # attached before a model was there (a draft restored at the start):
             self._attach(self.pending_document)  # measured now, not first said too long after Enter
         # (not written on the open conversation: its next reply does that, in send; a load with no
