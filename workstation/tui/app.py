@@ -960,7 +960,7 @@ class WorkstationApp(App[None]):
                 continue  # as their keys: the chat's own (see check_action)
             if isinstance(screen, ModalScreen) and action.action not in ALWAYS:
                 continue  # as their keys: a dialog owns them (Profiles behind Ctrl+E lost its change)
-            if action.action == "detach" and self.pending_document is None:
+            if self._does_nothing(action.action):
                 continue  # nothing attached: nothing to remove (it was listed, and did nothing)
             method = getattr(self, f"action_{action.action}")
             # written as F1 writes them (Esc, not escape); none where the keymap gave its key away
@@ -993,7 +993,14 @@ class WorkstationApp(App[None]):
             return False
         if action in CHAT_ONLY and self.screen is not getattr(self, "chat_screen", None):
             return False
+        if self._does_nothing(action):  # out of the footer and F1's list, as out of Ctrl+P's
+            return False
         return True
+
+    def _does_nothing(self, action: str) -> bool:
+        """An action with nothing to act on now: Ctrl+R with no document attached (listed in the
+        footer, F1 and Ctrl+P, it did nothing)."""
+        return action == "detach" and getattr(self, "pending_document", None) is None
 
     # --- status --------------------------------------------------------------------------
     def show_download(self, name: str | None, pct: int | None = None) -> None:
@@ -2836,7 +2843,10 @@ class WorkstationApp(App[None]):
         """``document`` goes with the next message (None: nothing attached); part of the draft,
         saved with it."""
         changed = document != self.pending_document
+        attached = (document is None) != (self.pending_document is None)
         self.pending_document = document
+        if attached:
+            self.refresh_bindings()  # Ctrl+R (remove it) in the footer and F1 while one is attached
         if changed and self._draft_shown:
             self.draft_edited()
         if document is None:
