@@ -216,9 +216,9 @@ async def test_every_screens_footer_fits_80_columns_with_its_own_keys_first(prof
                 assert fits(running) and {"stop", "help", "quit", "back"} <= {a for a, _, _ in running}, running
                 app.screen.running = False  # type: ignore[attr-defined]
                 app.screen.refresh_bindings()
-            await pilot.press("f3")  # the app's keys still work there
+            await pilot.press("f3")  # the app's keys still work there: F3 takes the screen's place, as F4 F5's
             await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
-            await pilot.press("escape")
+            assert app.screen_stack[-2] is app.chat_screen, key  # (it opened over F4: Esc went back to F4)
             await pilot.press("escape")
             await until(pilot, lambda: app.screen is app.chat_screen)
         assert {"profiles", "models", "dashboard", "command_palette"} <= {a for a, _, _ in footer_keys(app.screen)}

@@ -2954,6 +2954,7 @@ class WorkstationApp(App[None]):
             if profile is not None:
                 self.switch_profile(profile)
 
+        self._back_to_chat()  # (in place of F4 or F5, as they replace each other)
         self.push_screen(ProfileMenu(self.profile, self.fit_check, also=self.started_profile), chosen)
 
     # --- the API server alongside the chat ----------------------------------------------------
@@ -3173,13 +3174,18 @@ class WorkstationApp(App[None]):
         if isinstance(self.screen, screen_type):
             self.pop_screen()
             return
-        while self.screen is not self.chat_screen:
-            self.pop_screen()
+        self._back_to_chat()
         screen = self._kept_screen(screen_type)
         if isinstance(screen, AppScreen):
             screen.translate_bindings()
         self.push_screen(screen)
         self.update_status()
+
+    def _back_to_chat(self) -> None:
+        """The F-key screens shown over the chat closed: the one opened next takes their place
+        (F3 over F4 stacked the two, and Esc went back to F4, not to the chat)."""
+        while self.screen is not self.chat_screen:
+            self.pop_screen()
 
     def _kept_screen(self, screen_type: type[Screen[Any]]) -> Screen[Any]:
         """A new screen, or for a ``KEEP_ALIVE`` one the same screen each time (installed, so
