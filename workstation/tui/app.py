@@ -144,7 +144,9 @@ OUTSIDE_CHANGES_EVERY_S = 2.0  # how often the data folder is looked at for what
 # minute, IReST's adults; an office reader's a little slower). In words (3 a second) a Turkish
 # sentence of as many letters, in fewer longer words, went a third sooner than its English one
 READING_CHARACTERS_PER_SECOND = 15.0
-WARNING_MOST_S = 8.0  # a warning that asks for nothing stays no longer (one stayed over two screens)
+# a warning that asks for nothing stays no longer (one stayed over two screens): only those that ask
+# the user to act (mend a file, delete a copy, wait for another window) give notify a longer timeout
+WARNING_MOST_S = 8.0
 # quit as Ctrl+Q does (``quit_on_signals``); SIGINT comes from `kill -INT` only (Ctrl+C is read as a key);
 # SIGQUIT (`kill -QUIT`; Ctrl+\\ is read as a key) left the terminal on the app's screen, the mouse
 # reported and the cursor hidden
@@ -435,7 +437,7 @@ class WorkstationApp(App[None]):
             self.theme = self.settings.theme
         elif self.settings.theme is not None:
             self.notify(self.texts("theme.unknown", name=self.settings.theme, path=str(settings_path())),
-                        severity="warning", timeout=15)
+                        severity="warning")
         self.theme_changed_signal.subscribe(self, self._keep_theme)
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
@@ -556,7 +558,7 @@ class WorkstationApp(App[None]):
         if kept is not None:
             self._mark_open(kept)  # (under another number where the new file had this one taken)
         if deleted:
-            self.notify(self.texts("store.file_gone", path=str(old.path)), severity="warning", timeout=20)
+            self.notify(self.texts("store.file_gone", path=str(old.path)), severity="warning")
 
     async def _follow_outside_changes(self) -> None:
         """What another window or the command line wrote in the same data folder, shown here:
@@ -657,7 +659,7 @@ class WorkstationApp(App[None]):
         self.history = MetricsHistory(60)
         await self.chat_screen.show_messages([])
         await self.refresh_sidebar()
-        self.notify(self.texts("conv.gone", title=title), severity="warning", timeout=12)
+        self.notify(self.texts("conv.gone", title=title), severity="warning")
 
     def _turn_begun(self) -> bool:
         """A reply is written, or a message sent is on its way to one (Enter's worker)."""
@@ -824,7 +826,7 @@ class WorkstationApp(App[None]):
             return
         self.settings.theme = theme.name
         if not save_setting("theme", theme.name):
-            self.notify(self.texts("theme.not_saved", path=str(settings_path())), severity="warning", timeout=15)
+            self.notify(self.texts("theme.not_saved", path=str(settings_path())), severity="warning")
 
     def action_toggle_language(self) -> None:
         langs = list(LANGUAGES)
@@ -845,7 +847,7 @@ class WorkstationApp(App[None]):
         self._say_toasts_again()
         self.notify(self.texts("lang.changed"))
         if not saved:
-            self.notify(self.texts("lang.not_saved", path=str(settings_path())), severity="warning", timeout=15)
+            self.notify(self.texts("lang.not_saved", path=str(settings_path())), severity="warning")
         if new != "en" and self.profile is not None and self.engine is not None:
             self._warn_small_for_language(self.profile, self.engine)
 
@@ -890,7 +892,7 @@ class WorkstationApp(App[None]):
         small = small_model(profile, engine)
         if small is not None:
             said = say([("fit.small_for_language", {"name": small[0], "n": millions(small[1])})], self.texts.get)
-            self.call_from_thread(self.notify, said, severity="warning", timeout=15)
+            self.call_from_thread(self.notify, said, severity="warning")
 
     def action_help(self) -> None:
         """F1: every key of this screen and what it does, the screen's own first, in the UI's
@@ -1983,7 +1985,7 @@ class WorkstationApp(App[None]):
             # turn fails as a lost engine's does: the message back in the box, sent once it is loaded
             why = self.texts("chat.sent_once_loaded") if self.loading is not None and self._turn_from == "send" \
                 else self.not_ready_text()
-            self.notify(why, severity="warning", timeout=10)
+            self.notify(why, severity="warning")
             self.post_message(EngineFailed(why, lost=WorkstationError(why)))
             return
         if self.profile is not None and self.conversation_id is not None:  # it goes on with the profile that answers
@@ -2240,7 +2242,7 @@ class WorkstationApp(App[None]):
         conv = self.store_write(keep_apart)
         self._mark_open(conv)
         self.store_write(lambda: self.store.set_open(conv.id))
-        self.notify(self.texts("conv.gone_kept", title=title), severity="warning", timeout=12)
+        self.notify(self.texts("conv.gone_kept", title=title), severity="warning")
         return True  # (SQLite may give the new one the number the deleted one had)
 
     async def _show_kept_turn(self) -> None:
@@ -3158,7 +3160,7 @@ class WorkstationApp(App[None]):
         if hasattr(event.engine, "load_notes"):
             event.engine.load_notes.clear()  # said once, whichever way it was loaded
         if notes:  # as `profiles check` says them: a context past the trained length, …
-            self.notify(" ".join(say([n], self.texts.get) for n in notes), severity="warning", timeout=15)
+            self.notify(" ".join(say([n], self.texts.get) for n in notes), severity="warning")
         self.update_status()
         waiting, self._send_when_connected = self._send_when_connected, None
         self._quiet_failure = False
