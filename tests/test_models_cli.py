@@ -393,6 +393,14 @@ def test_a_missing_model_says_how_to_get_it_and_the_advice_works(
     assert "SmolLM2-135M-Instruct.Q8_0.gguf is not made yet" in err
     command = err.split("'workstation ", 1)[1].split("'", 1)[0]
     assert command == "models quantize smollm2-135m-instruct-q4_1 --type q8_0 --allow-requantize"
+    # F3's row says it in the app's terms: an office worker has no command line to type it in
+    from workstation.core.profiles import load_profile
+    from workstation.tui.i18n import Texts
+    from workstation.tui.integrations import fit_verdict
+
+    for lang in ("en", "tr"):
+        in_f3 = fit_verdict(load_profile(str(profile)), Texts(lang))
+        assert in_f3 and "SmolLM2-135M-Instruct.Q8_0.gguf" in in_f3 and "F3" in in_f3 and "workstation" not in in_f3, in_f3
     assert main([*command.split(), "--threads", "2"]) == 0
     capsys.readouterr()
     assert main(["fit", "-p", str(profile), "--json"]) == 0

@@ -31,7 +31,7 @@ from workstation.core.phrases import about_words
 from workstation.core.planner import plan_for_profile
 from workstation.core.profiles import load_profile
 from workstation.core.store import ConversationStore
-from workstation.tui.app import WorkstationApp
+from workstation.tui.app import WARNING_MOST_S, WorkstationApp
 from workstation.tui.i18n import Texts
 from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog, TextPrompt
 from workstation.tui.screens.profile_menu import ProfileMenu
@@ -409,9 +409,10 @@ async def test_a_conversation_deleted_in_another_window_keeps_the_turn(profiles:
         other.delete(app.conversation_id)
         await pilot.press("f8")
         await until(pilot, lambda: app.conversation_id is None and not _views(app))
+        # (a notice that asks for nothing: read in its time, 5 to 8 s, not 12 over the chat)
         assert app.is_running and any(str(nt.message).startswith(
             '"Write a long story about a lighthouse." was deleted in another window (or from the command line); '
-            "what you send now starts a new conversation.") for nt in app._notifications)
+            "what you send now starts a new conversation.") and nt.timeout <= WARNING_MOST_S for nt in app._notifications)
         assert [c.title for c in app.store.list()] == ["Picnic"]
         other.close()
     # its cells were not saved when the app closed (they stayed on disk, text and all, until
@@ -2391,8 +2392,21 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
         app._attach((Path("/docs/short.txt"), "Meeting at ten."))
-        await pilot.pause()
-        assert str(line.render()).startswith("Attached: short.txt (15 characters)")
+        # how much of the conversation's room it takes, said when attached (a document that did not
+        # fit what was left of the conversation was said nothing of: the reply came cut or failed)
+        await until(pilot, lambda: "words left in this conversation" in str(line.render()))
+        said = str(line.render())
+        assert said.startswith("Attached: short.txt (15 characters)") and \
+            "This document takes about 4 of the 750 words left in this conversation." in said, said
+        await pilot.press("ctrl+r")
+        app.chat_screen.set_input("Note this. " + "The invoice was paid. " * 20)  # ~100 of the 1,024 tokens
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.generating and app.context_left() is not None)
+        app._attach((ledger, "The invoice was paid. " * 180))  # ~900 tokens: fits a message, not what is left
+        await until(pilot, lambda: "words are left in this conversation" in str(line.render()))
+        said, words_left = str(line.render()), app.context_fill_text().split("about ")[1].split()[0]
+        assert said.startswith("Attached: ledger.txt, about ") and f"only about {words_left} words are left" in said \
+            and "Ctrl+N starts a new conversation" in said and "F6 summarizes it" in said, said
 
 
 async def test_a_first_message_too_long_leaves_no_empty_conversation(profiles: Path) -> None:

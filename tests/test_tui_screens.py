@@ -49,7 +49,9 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert not any(t.startswith("Remove the attachment") for t in titles)  # nothing attached
         app._attach((profiles / "notes.txt", "The meeting is on Tuesday."))
         assert "Remove the attachment (Ctrl+R)" in [c.title for c in app.get_system_commands(app.screen)]
+        assert "ctrl+r" in app.screen.active_bindings  # the footer's and F1's, as Ctrl+P's: while one is attached
         app._attach(None)
+        assert "ctrl+r" not in app.screen.active_bindings
         assert "Theme" in titles and "Screenshot" in titles  # Textual's own, as Textual words them
         assert any(t.startswith("Language: Türkçe") for t in titles)  # found by "language" too
         footer = {key for key, b in app.active_bindings.items() if b.binding.show}
@@ -63,6 +65,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
             ("Ctrl+Q", "Quit"), ("", "")], app.screen.rows
         rows = {key: (name, what) for key, name, what in app.screen.rows}
         assert rows["F10"] == ("Size the office", Texts("en")("action.sizing.help")) and "Ctrl+N" in rows
+        assert "Ctrl+R" not in rows  # nothing attached: nothing to remove (it was listed, as in the footer)
         # the chat's parts too: how to scroll it and go from part to part (F1 named neither)
         assert rows["PgUp/PgDn"] == ("Scroll", "Scroll the chat, from the message box") and "Tab" in rows
         assert rows["Ctrl+Y"] == ("Copy reply", Texts("en")("action.copy.help"))
@@ -213,9 +216,9 @@ async def test_every_screens_footer_fits_80_columns_with_its_own_keys_first(prof
                 assert fits(running) and {"stop", "help", "quit", "back"} <= {a for a, _, _ in running}, running
                 app.screen.running = False  # type: ignore[attr-defined]
                 app.screen.refresh_bindings()
-            await pilot.press("f3")  # the app's keys still work there
+            await pilot.press("f3")  # the app's keys still work there: F3 takes the screen's place, as F4 F5's
             await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
-            await pilot.press("escape")
+            assert app.screen_stack[-2] is app.chat_screen, key  # (it opened over F4: Esc went back to F4)
             await pilot.press("escape")
             await until(pilot, lambda: app.screen is app.chat_screen)
         assert {"profiles", "models", "dashboard", "command_palette"} <= {a for a, _, _ in footer_keys(app.screen)}

@@ -151,7 +151,9 @@ OUTSIDE_CHANGES_EVERY_S = 2.0  # how often the data folder is looked at for what
 # minute, IReST's adults; an office reader's a little slower). In words (3 a second) a Turkish
 # sentence of as many letters, in fewer longer words, went a third sooner than its English one
 READING_CHARACTERS_PER_SECOND = 15.0
-WARNING_MOST_S = 8.0  # a warning that asks for nothing stays no longer (one stayed over two screens)
+# a warning that asks for nothing stays no longer (one stayed over two screens): only those that ask
+# the user to act (mend a file, delete a copy, wait for another window) give notify a longer timeout
+WARNING_MOST_S = 8.0
 # quit as Ctrl+Q does (``quit_on_signals``); SIGINT comes from `kill -INT` only (Ctrl+C is read as a key);
 # SIGQUIT (`kill -QUIT`; Ctrl+\\ is read as a key) left the terminal on the app's screen, the mouse
 # reported and the cursor hidden
@@ -353,8 +355,10 @@ class WorkstationApp(App[None]):
         self._document_sizes: dict[Path, int] = {}  # documents cut to MAX_DOCUMENT_CHARS: their whole length
         self._document_notes: dict[Path, list[Phrase]] = {}  # what a document's reader left out (its hidden sheets)
         self._attached_paths: set[Path] = set()  # every document attached this session (F7 writes over none)
-        # attached documents longer than a message may be: (their tokens, the context)
-        self._document_tokens: dict[tuple[Path, str], tuple[int, int]] = {}
+        # attached documents, measured: (their tokens as a message of their own, the context then,
+        # their text's own tokens)
+        self._document_tokens: dict[tuple[Path, str], tuple[int, int, int]] = {}
+        self._fill_shown = ""  # the line under the box, as an attachment's line last measured it against
         self._arriving_edit: tuple[int, float] | None = None
         self._replacing: list[int] = []  # the reply a question asked again (Alt+R) replaces once the new one came
         self._edited_away: TakenOut | None = None  # the question a message was sent in place of (Up), and its reply
@@ -440,7 +444,7 @@ class WorkstationApp(App[None]):
             self.theme = self.settings.theme
         elif self.settings.theme is not None:
             self.notify(self.texts("theme.unknown", name=self.settings.theme, path=str(settings_path())),
-                        severity="warning", timeout=15)
+                        severity="warning")
         self.theme_changed_signal.subscribe(self, self._keep_theme)
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
@@ -561,7 +565,7 @@ class WorkstationApp(App[None]):
         if kept is not None:
             self._mark_open(kept)  # (under another number where the new file had this one taken)
         if deleted:
-            self.notify(self.texts("store.file_gone", path=str(old.path)), severity="warning", timeout=20)
+            self.notify(self.texts("store.file_gone", path=str(old.path)), severity="warning")
 
     async def _follow_outside_changes(self) -> None:
         """What another window or the command line wrote in the same data folder, shown here:
@@ -662,7 +666,7 @@ class WorkstationApp(App[None]):
         self.history = MetricsHistory(60)
         await self.chat_screen.show_messages([])
         await self.refresh_sidebar()
-        self.notify(self.texts("conv.gone", title=title), severity="warning", timeout=12)
+        self.notify(self.texts("conv.gone", title=title), severity="warning")
 
     def _turn_begun(self) -> bool:
         """A reply is written, or a message sent is on its way to one (Enter's worker)."""
@@ -829,7 +833,7 @@ class WorkstationApp(App[None]):
             return
         self.settings.theme = theme.name
         if not save_setting("theme", theme.name):
-            self.notify(self.texts("theme.not_saved", path=str(settings_path())), severity="warning", timeout=15)
+            self.notify(self.texts("theme.not_saved", path=str(settings_path())), severity="warning")
 
     def action_toggle_language(self) -> None:
         langs = list(LANGUAGES)
@@ -850,7 +854,7 @@ class WorkstationApp(App[None]):
         self._say_toasts_again()
         self.notify(self.texts("lang.changed"))
         if not saved:
-            self.notify(self.texts("lang.not_saved", path=str(settings_path())), severity="warning", timeout=15)
+            self.notify(self.texts("lang.not_saved", path=str(settings_path())), severity="warning")
         if new != "en" and self.profile is not None and self.engine is not None:
             self._warn_small_for_language(self.profile, self.engine)
 
@@ -895,7 +899,7 @@ class WorkstationApp(App[None]):
         small = small_model(profile, engine)
         if small is not None:
             said = say([("fit.small_for_language", {"name": small[0], "n": params_text(small[1])})], self.texts.get)
-            self.call_from_thread(self.notify, said, severity="warning", timeout=15)
+            self.call_from_thread(self.notify, said, severity="warning")
 
     def action_help(self) -> None:
         """F1: every key of this screen and what it does, the screen's own first, in the UI's
@@ -965,7 +969,7 @@ class WorkstationApp(App[None]):
                 continue  # as their keys: the chat's own (see check_action)
             if isinstance(screen, ModalScreen) and action.action not in ALWAYS:
                 continue  # as their keys: a dialog owns them (Profiles behind Ctrl+E lost its change)
-            if action.action == "detach" and self.pending_document is None:
+            if self._does_nothing(action.action):
                 continue  # nothing attached: nothing to remove (it was listed, and did nothing)
             method = getattr(self, f"action_{action.action}")
             # written as F1 writes them (Esc, not escape); none where the keymap gave its key away
@@ -998,7 +1002,14 @@ class WorkstationApp(App[None]):
             return False
         if action in CHAT_ONLY and self.screen is not getattr(self, "chat_screen", None):
             return False
+        if self._does_nothing(action):  # out of the footer and F1's list, as out of Ctrl+P's
+            return False
         return True
+
+    def _does_nothing(self, action: str) -> bool:
+        """An action with nothing to act on now: Ctrl+R with no document attached (listed in the
+        footer, F1 and Ctrl+P, it did nothing)."""
+        return action == "detach" and getattr(self, "pending_document", None) is None
 
     # --- status --------------------------------------------------------------------------
     def show_download(self, name: str | None, pct: int | None = None) -> None:
@@ -1164,21 +1175,33 @@ class WorkstationApp(App[None]):
     def _show_context_fill(self) -> None:
         chat = getattr(self, "chat_screen", None)
         if chat is not None:
-            chat.set_context_fill(self.context_fill_text())
+            fill = self.context_fill_text()
+            chat.set_context_fill(fill)
+            if self.pending_document is not None and fill != self._fill_shown:
+                self._attach(self.pending_document)  # how much of the room it takes: the room changed
+            self._fill_shown = fill
+
+    def context_left(self) -> int | None:
+        """The tokens the model's context has left after the open conversation's last turn (None
+        before a turn): what the line under the box says in words, and what an attached document
+        is measured against."""
+        n_ctx = self.engine_info.n_ctx if self.engine_info else 0
+        last = self._history.turns[-1] if self._history.turns and self.conversation_id is not None else None
+        if not n_ctx or last is None:
+            return None
+        return n_ctx - (last.prompt_n + last.cache_n + last.predicted_n)
 
     def context_fill_text(self) -> str:
         """How full the model's context is after the open conversation's last turn, for the line
         under the message box ('' before a turn): it showed on F5 only, and the conversation's
         start was left out with no warning ahead (LM Studio shows it by the box)."""
-        n_ctx = self.engine_info.n_ctx if self.engine_info else 0
-        last = self._history.turns[-1] if self._history.turns and self.conversation_id is not None else None
-        if not n_ctx or last is None:
+        left = self.context_left()
+        if left is None or self.engine_info is None:
             return ""
-        used = last.prompt_n + last.cache_n + last.predicted_n
-        pct = min(100, round(used / n_ctx * 100))
+        n_ctx = self.engine_info.n_ctx
+        pct = min(100, round((n_ctx - left) / n_ctx * 100))
         # in words a newcomer pictures: how much more the conversation holds before the model
         # forgets its start ("context 3% full (120 of 4,096 tokens)" said neither; F5 counts tokens)
-        left = n_ctx - used
         key = "chat.context_over" if left * words_per_token(self.texts.get) < 1 else \
             "chat.context_full" if pct >= CONTEXT_NEARLY_FULL else "chat.context_fill"
         return self.texts(key, words=about_words(left, self.texts.get))  # (a Turkish word takes more tokens)
@@ -1969,7 +1992,7 @@ class WorkstationApp(App[None]):
             # turn fails as a lost engine's does: the message back in the box, sent once it is loaded
             why = self.texts("chat.sent_once_loaded") if self.loading is not None and self._turn_from == "send" \
                 else self.not_ready_text()
-            self.notify(why, severity="warning", timeout=10)
+            self.notify(why, severity="warning")
             self.post_message(EngineFailed(why, lost=WorkstationError(why)))
             return
         if self.profile is not None and self.conversation_id is not None:  # it goes on with the profile that answers
@@ -2226,7 +2249,7 @@ class WorkstationApp(App[None]):
         conv = self.store_write(keep_apart)
         self._mark_open(conv)
         self.store_write(lambda: self.store.set_open(conv.id))
-        self.notify(self.texts("conv.gone_kept", title=title), severity="warning", timeout=12)
+        self.notify(self.texts("conv.gone_kept", title=title), severity="warning")
         return True  # (SQLite may give the new one the number the deleted one had)
 
     async def _show_kept_turn(self) -> None:
@@ -2832,29 +2855,52 @@ class WorkstationApp(App[None]):
         """``document`` goes with the next message (None: nothing attached); part of the draft,
         saved with it."""
         changed = document != self.pending_document
+        attached = (document is None) != (self.pending_document is None)
         self.pending_document = document
+        if attached:
+            self.refresh_bindings()  # Ctrl+R (remove it) in the footer and F1 while one is attached
         if changed and self._draft_shown:
             self.draft_edited()
         if document is None:
             self.chat_screen.set_attachment(None)
             return
-        remove = self.key_for("chat.detach")
+        t, remove, name = self.texts, self.key_for("chat.detach"), document[0].name
         whole = self._document_sizes.get(document[0], 0)
         measured = self._document_tokens.get(document)
+        room = self._attachment_room(measured) if measured is not None else (True, "")
         line = (
-            self.texts("chat.attached_too_long", name=document[0].name, n=rounded_words(len(document[1].split())),
-                       ctx=about_words(measured[1], self.texts.get),
-                       remove=remove) if measured is not None
-            else self.texts("chat.attached_cut", name=document[0].name, n=f"{len(document[1]):,}", total=f"{whole:,}",
-                            remove=remove) if whole > len(document[1])
-            else self.texts("chat.attached", name=document[0].name, n=f"{len(document[1]):,}", remove=remove)
-        )  # and what its reader left out: a workbook's hidden sheets, its cells past the limit
+            t("chat.attached_too_long", name=name, n=rounded_words(len(document[1].split())),
+              ctx=about_words(measured[1], t.get), remove=remove) if measured is not None and room is None
+            # it fits a message, not the room this conversation has left: the model would forget
+            # the conversation's start or cut its reply, and nothing said so before Enter
+            else t("chat.attached_no_room", name=name, n=about_words(measured[2], t.get), left=room[1],
+                   new=self.key_for("conv.new"), remove=remove) if measured is not None and room is not None and not room[0]
+            else t("chat.attached_cut", name=name, n=f"{len(document[1]):,}", total=f"{whole:,}",
+                   remove=remove) if whole > len(document[1])
+            else t("chat.attached", name=name, n=f"{len(document[1]):,}", remove=remove)
+        )
+        if measured is not None and room is not None and room[0]:  # how much of the room it takes, in words
+            line += " " + t("chat.attached_room", n=about_words(measured[2], t.get), left=room[1])
+        # and what its reader left out: a workbook's hidden sheets, its cells past the limit
         notes = self._document_notes.get(document[0], [])
         if notes:
-            line += " " + " ".join(say([n], self.texts.get) for n in notes)
+            line += " " + " ".join(say([n], t.get) for n in notes)
         self.chat_screen.set_attachment(line)
-        if document not in self._document_tokens and self.engine is not None and self.profile is not None:
+        if measured is None and self.engine is not None and self.profile is not None:
             self._measure_attachment(self.engine, document, self.session_sampling or self.profile.sampling)
+
+    def _attachment_room(self, measured: tuple[int, int, int]) -> tuple[bool, str] | None:
+        """Whether a document of ``measured`` tokens (as a message, the context, its own) fits the room the
+        open conversation has left beside a reply, and that room in words as the line under the
+        box says it (the whole context before a turn); None: it fits no message of this profile."""
+        tokens, n_ctx, own = measured
+        sampling = self.session_sampling or (self.profile.sampling if self.profile is not None else Sampling())
+        reserve = answer_reserve(sampling, n_ctx)
+        if tokens > n_ctx - reserve:
+            return None
+        left = self.context_left()
+        left = n_ctx - (tokens - own) if left is None else left  # (before a turn: less the instructions)
+        return own <= left - reserve, about_words(max(0, left), self.texts.get)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="measure")
     def _measure_attachment(self, engine: Any, document: tuple[Path, str], sampling: Sampling) -> None:
@@ -2863,16 +2909,15 @@ class WorkstationApp(App[None]):
         question and the conversation come on top)."""
         n_ctx = engine.info().n_ctx
         room = n_ctx - answer_reserve(sampling, n_ctx)
-        if len(document[1]) < room:  # (no token is shorter than a character: it fits)
-            return
         tokens = engine.count_prompt([{"role": "user", "content": document[1]}])
-        self.post_message(AttachmentMeasured(document, tokens, room, n_ctx))
+        # its own, in a conversation: less the instructions and the message's frame, counted once
+        # there ("Meeting at ten." took "about 26" of the words left, SmolLM2's system prompt in them)
+        frame = engine.count_prompt([{"role": "user", "content": ""}])
+        self.post_message(AttachmentMeasured(document, tokens, room, n_ctx, max(1, tokens - frame)))
 
     @on(AttachmentMeasured)
     def _attachment_measured(self, event: AttachmentMeasured) -> None:
-        if event.tokens <= event.room:
-            return
-        self._document_tokens[event.document] = (event.tokens, event.n_ctx)
+        self._document_tokens[event.document] = (event.tokens, event.n_ctx, event.own)
         if self.pending_document == event.document:
             self._attach(event.document)  # its line says it now
 
@@ -2921,6 +2966,7 @@ class WorkstationApp(App[None]):
             if profile is not None:
                 self.switch_profile(profile)
 
+        self._back_to_chat()  # (in place of F4 or F5, as they replace each other)
         self.push_screen(ProfileMenu(self.profile, self.fit_check, also=self.started_profile), chosen)
 
     # --- the API server alongside the chat ----------------------------------------------------
@@ -3091,6 +3137,7 @@ class WorkstationApp(App[None]):
         self.loading = None
         self.chat_screen.set_load_progress(None)
         self._know_small_model(loaded, event.engine)
+        self._document_tokens.clear()  # counted by another model's tokens, against another context
         if self.pending_document is not None:  # attached before a model was there (a draft restored at the start):
             self._attach(self.pending_document)  # measured now, not first said too long after Enter
         # (not written on the open conversation: its next reply does that, in send; a load with no
@@ -3123,7 +3170,7 @@ class WorkstationApp(App[None]):
         if hasattr(event.engine, "load_notes"):
             event.engine.load_notes.clear()  # said once, whichever way it was loaded
         if notes:  # as `profiles check` says them: a context past the trained length, …
-            self.notify(" ".join(say([n], self.texts.get) for n in notes), severity="warning", timeout=15)
+            self.notify(" ".join(say([n], self.texts.get) for n in notes), severity="warning")
         self.update_status()
         waiting, self._send_when_connected = self._send_when_connected, None
         self._quiet_failure = False
@@ -3139,13 +3186,18 @@ class WorkstationApp(App[None]):
         if isinstance(self.screen, screen_type):
             self.pop_screen()
             return
-        while self.screen is not self.chat_screen:
-            self.pop_screen()
+        self._back_to_chat()
         screen = self._kept_screen(screen_type)
         if isinstance(screen, AppScreen):
             screen.translate_bindings()
         self.push_screen(screen)
         self.update_status()
+
+    def _back_to_chat(self) -> None:
+        """The F-key screens shown over the chat closed: the one opened next takes their place
+        (F3 over F4 stacked the two, and Esc went back to F4, not to the chat)."""
+        while self.screen is not self.chat_screen:
+            self.pop_screen()
 
     def _kept_screen(self, screen_type: type[Screen[Any]]) -> Screen[Any]:
         """A new screen, or for a ``KEEP_ALIVE`` one the same screen each time (installed, so

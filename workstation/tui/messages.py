@@ -150,14 +150,16 @@ class DocumentRead(Message):
 
 
 class AttachmentMeasured(Message):
-    """An attached document's tokens (as a message of its own) and the most a message may hold."""
+    """An attached document's tokens (as a message of its own), the most a message may hold,
+    and its text's own tokens (what it adds to a conversation)."""
 
-    def __init__(self, document: tuple[Path, str], tokens: int, room: int, n_ctx: int) -> None:
+    def __init__(self, document: tuple[Path, str], tokens: int, room: int, n_ctx: int, own: int) -> None:
         super().__init__()
         self.document = document
         self.tokens = tokens
         self.room = room
         self.n_ctx = n_ctx
+        self.own = own
 
 
 class TaskFailed(Message):

@@ -419,7 +419,8 @@ def open_load_settings(menu: ProfileMenu, index: int) -> None:
     t = menu.wapp.texts
     why = why_not_editable(entry)
     if why is not None or not isinstance(entry, Profile):
-        menu.notify(t(why or "load.broken"), severity="warning", timeout=10)
+        # (a broken file asks to be mended: it stays to be read; the others ask for nothing)
+        menu.notify(t(why or "load.broken"), severity="warning", timeout=10 if why in (None, "load.broken") else None)
         return
     menu.run_worker(lambda: _push(menu, index, entry), thread=True, group="load-settings", exit_on_error=False)
 
