@@ -1076,6 +1076,13 @@ def test_the_apps_own_options_need_no_command(capsys: pytest.CaptureFixture[str]
     for variable in ("WORKSTATION_DATA", "WORKSTATION_PROFILE ", "WORKSTATION_PROFILES", "WORKSTATION_MODELS",
                      "WORKSTATION_MODEL_DIRS", "WORKSTATION_API_KEY", "WORKSTATION_ALLOW_ROOT"):
         assert f"\n  {variable}" in said, variable
+    # each command's line names what README says it does (profiles new, models remove, and the
+    # cache's documents and serve's prompts were missing)
+    words = " ".join(said.split())
+    for line in ("models list, inspect, add, download, quantize and remove models",
+                 "profiles list and check profiles; new MODEL makes one for an installed model",
+                 "cache the KV caches kept on disk (conversations, documents, serve's long prompts)"):
+        assert line in words, line
 
 
 def test_batch_status_lists_documents_added_since_the_last_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
