@@ -1410,6 +1410,13 @@ def test_an_office_profiles_folder_adds_to_the_shipped_ones(tmp_path: Path, monk
     assert err == (f"workstation: WORKSTATION_PROFILES names the folder {tmp_path / 'shared-profles'}, which is not "
                    "there (a typo?), so the office's profiles are not listed, only the shipped ones and your own; "
                    "set it to the folder that holds them.\n") and "office-cpu" in out, err
+    # so is a shared drive's models folder (WORKSTATION_MODEL_DIRS): a typo listed its models as none
+    monkeypatch.setenv("WORKSTATION_PROFILES", str(shared))
+    monkeypatch.setenv("WORKSTATION_MODEL_DIRS", str(tmp_path / "shared-modles"))
+    assert main(["models", "list", "--json"]) == 0
+    assert capsys.readouterr().err == (f"workstation: WORKSTATION_MODEL_DIRS names the folder {tmp_path / 'shared-modles'}"
+                                       ", which is not there (a typo?), so its models are not listed; set it to the "
+                                       "folder that holds them (folders separated by ':').\n")
 
 
 def test_a_question_typed_beside_a_pipe_is_asked_about_the_piped_text(tmp_path: Path, smollm2_path: Path) -> None:
