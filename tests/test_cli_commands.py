@@ -1076,6 +1076,13 @@ def test_the_apps_own_options_need_no_command(capsys: pytest.CaptureFixture[str]
     for variable in ("WORKSTATION_DATA", "WORKSTATION_PROFILE ", "WORKSTATION_PROFILES", "WORKSTATION_MODELS",
                      "WORKSTATION_MODEL_DIRS", "WORKSTATION_API_KEY", "WORKSTATION_ALLOW_ROOT"):
         assert f"\n  {variable}" in said, variable
+    # each command's line names what README says it does (profiles new, models remove, and the
+    # cache's documents and serve's prompts were missing)
+    words = " ".join(said.split())
+    for line in ("models list, inspect, add, download, quantize and remove models",
+                 "profiles list and check profiles; new MODEL makes one for an installed model",
+                 "cache the KV caches kept on disk (conversations, documents, serve's long prompts)"):
+        assert line in words, line
 
 
 def test_batch_status_lists_documents_added_since_the_last_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -1409,6 +1416,13 @@ def test_an_office_profiles_folder_adds_to_the_shipped_ones(tmp_path: Path, monk
     assert err == (f"workstation: WORKSTATION_PROFILES names the folder {tmp_path / 'shared-profles'}, which is not "
                    "there (a typo?), so the office's profiles are not listed, only the shipped ones and your own; "
                    "set it to the folder that holds them.\n") and "office-cpu" in out, err
+    # so is a shared drive's models folder (WORKSTATION_MODEL_DIRS): a typo listed its models as none
+    monkeypatch.setenv("WORKSTATION_PROFILES", str(shared))
+    monkeypatch.setenv("WORKSTATION_MODEL_DIRS", str(tmp_path / "shared-modles"))
+    assert main(["models", "list", "--json"]) == 0
+    assert capsys.readouterr().err == (f"workstation: WORKSTATION_MODEL_DIRS names the folder {tmp_path / 'shared-modles'}"
+                                       ", which is not there (a typo?), so its models are not listed; set it to the "
+                                       "folder that holds them (folders separated by ':').\n")
 
 
 def test_a_question_typed_beside_a_pipe_is_asked_about_the_piped_text(tmp_path: Path, smollm2_path: Path) -> None:

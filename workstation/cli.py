@@ -184,10 +184,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _say_setup_problems(args: argparse.Namespace) -> None:
     """What in the set-up leaves something out, said once before a command that reads profiles
-    runs (the app says it in a toast): an office's profiles folder that is not there."""
+    runs (the app says it in a toast): an office's profiles folder, or models folder, that is not there."""
     from workstation.core.paths import office_folder_problem
 
-    reads_profiles = hasattr(args, "sub_profile") or hasattr(args, "sub_profiles") or args.command == "profiles"
+    reads_profiles = hasattr(args, "sub_profile") or hasattr(args, "sub_profiles") or args.command in ("profiles", "models")
     if args.command != "tui" and reads_profiles and (problem := office_folder_problem()):
         print(f"workstation: {say(problem)}", file=sys.stderr)
 

@@ -18,7 +18,7 @@ from workstation.core.store import ConversationStore
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("cache", help="conversations' KV caches kept on disk: list or clear them")
+    p = sub.add_parser("cache", help="the KV caches kept on disk (conversations, documents, serve's long prompts): list or clear them")
     verbs = p.add_subparsers(dest="verb", metavar="list|clear")
     for verb, text in (("list", "each saved state: tokens, size, last used"), ("clear", "delete them all")):
         v = verbs.add_parser(verb, help=text)

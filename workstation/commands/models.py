@@ -19,7 +19,7 @@ from workstation.core.planner import layers_text, offloadable_layers
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("models", help="list, inspect, add, download and quantize models")
+    p = sub.add_parser("models", help="list, inspect, add, download, quantize and remove models")
     msub = p.add_subparsers(dest="models_command", metavar="ACTION")
 
     ls = msub.add_parser("list", help="models installed here and known models to download")

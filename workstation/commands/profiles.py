@@ -21,7 +21,7 @@ from workstation.core.profiles import (
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("profiles", help="list and check profiles")
+    p = sub.add_parser("profiles", help="list and check profiles; new MODEL makes one for an installed model")
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     ls = verbs.add_parser("list", help="every profile, its model and whether it is installed")
     ls.add_argument("--json", action="store_true", help="print it as JSON")

@@ -36,7 +36,7 @@ from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.gguf_check import GGUFHeader, ValueSpan, missing_model
 from workstation.core.invocation import cli
 from workstation.core.letters import alphabetical
-from workstation.core.paths import models_dir, typed_path
+from workstation.core.paths import extra_model_dirs, models_dir, typed_path
 from workstation.core.phrases import Phrase
 from workstation.core.terminal import redraws_in_place
 
@@ -165,11 +165,7 @@ def catalog_entry(name: str) -> dict[str, Any] | None:
 
 def model_dirs() -> list[Path]:
     """``models/`` and any extra folders in ``WORKSTATION_MODEL_DIRS`` (os.pathsep-separated)."""
-    dirs = [models_dir()]
-    for extra in os.environ.get("WORKSTATION_MODEL_DIRS", "").split(os.pathsep):
-        if extra.strip():
-            dirs.append(typed_path(extra.strip()))
-    return dirs
+    return [models_dir(), *extra_model_dirs()]
 
 
 def resolve_model_path(ref: str) -> Path:

@@ -38,14 +38,19 @@ def given_profile_folders() -> list[Path]:
     return [typed_path(office), shipped]
 
 
+def extra_model_dirs() -> list[Path]:
+    """The folders ``WORKSTATION_MODEL_DIRS`` adds to models/ (os.pathsep-separated)."""
+    return [typed_path(extra.strip()) for extra in os.environ.get("WORKSTATION_MODEL_DIRS", "").split(os.pathsep)
+            if extra.strip()]
+
+
 def office_folder_problem() -> list[tuple[str, dict[str, str]]]:
-    """The office's folder (``WORKSTATION_PROFILES``) named but not there, as a sentence
-    (``phrases.say``); [] where it is there or not named. A typo in it left the office's
-    profiles out without a word."""
+    """The office's folders (``WORKSTATION_PROFILES``, each of ``WORKSTATION_MODEL_DIRS``)
+    named but not there, as sentences (``phrases.say``); [] where they are there or not named.
+    A typo in one left the office's profiles, or a shared drive's models, out without a word."""
     office = os.environ.get("WORKSTATION_PROFILES", "").strip()
-    if not office or typed_path(office).is_dir():
-        return []
-    return [("profiles.office_missing", {"path": office})]
+    said = [] if not office or typed_path(office).is_dir() else [("profiles.office_missing", {"path": office})]
+    return said + [("models.dir_missing", {"path": str(folder)}) for folder in extra_model_dirs() if not folder.is_dir()]
 
 
 def user_profiles_dir() -> Path:
