@@ -69,9 +69,11 @@ class CommandParser(argparse.ArgumentParser):
         return f"{text[:1].upper()}{text[1:].rstrip('.')} (see {help_})."
 
     entered: CommandParser | None = None  # the innermost parser argparse ran: the command typed
+    typed: Sequence[str] = ()  # the words each parser was given
 
     def parse_known_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
         CommandParser.entered = self  # a sub-command's parser runs after its parent's
+        self.typed = list(sys.argv[1:] if args is None else args)  # what it was given, in order
         return super().parse_known_args(args, namespace)
 
     def _unknown(self, extra: list[str]) -> str:
@@ -104,7 +106,7 @@ class CommandParser(argparse.ArgumentParser):
                 return f"'{' '.join(extra)}' was not expected: '{here.prog}' takes options only (see '{here.prog} --help')."
             return (f"'{' '.join(extra)}' is more than '{here.prog}' takes ({' '.join(str(t).upper() for t in takes)}); "
                     f"a text with spaces goes in quotes (see '{here.prog} --help').")
-        return f"{' '.join(extra)} is not an option of '{here.prog}'{hint} (see '{here.prog} --help')."
+        return f"{' '.join(_typed_together(extra, here.typed))} is not an option of '{here.prog}'{hint} (see '{here.prog} --help')."
 
     def _subcommands(self) -> dict[str, CommandParser]:
         for action in self._actions:
@@ -126,3 +128,19 @@ class CommandParser(argparse.ArgumentParser):
             if name in (action.metavar, action.dest) or names & set(action.option_strings):
                 return action
         return None
+
+
+def _typed_together(extra: list[str], typed: Sequence[str]) -> list[str]:
+    """The first word argparse did not take, with those typed right after it that it did not
+    take either (``--lang tr``): in ``chat --temprature 1 hi`` the 1 went as the text and the
+    sentence said "--temprature hi is not an option"."""
+    typed = list(typed)
+    if not extra or extra[0] not in typed:
+        return extra[:1]
+    start = typed.index(extra[0])
+    together = [extra[0]]
+    for offset, word in enumerate(extra[1:], 1):
+        if start + offset >= len(typed) or typed[start + offset] != word:
+            break
+        together.append(word)
+    return together
