@@ -292,6 +292,10 @@ def test_requests_running_hold_their_share_of_the_day() -> None:
     assert quota.used("alice") == 25
     clock.t = next_day_start(noon) + 1
     assert quota.hold("alice", 100, 10, 50) == 50  # a new day: nothing used, nothing held
+    # yesterday's request ends after midnight: its hold went with its day, and today's first
+    # request still holds its 60 (it took its 40 off today's, and the key could go 40 past its day)
+    quota.release("alice", 40, noon)
+    assert quota.hold("alice", 100, 10, 500) == 30
 
 
 def test_a_prompt_that_uses_the_last_of_the_day_is_over_quota() -> None:
