@@ -60,6 +60,8 @@ def test_one_active_key_per_name_and_revocation(tmp_path: Path) -> None:
         ring.add("ays\u0327e.yılmaz")
     with pytest.raises(KeyRingError, match="--max-parallel"):
         ring.add("carol", max_parallel=0)
+    with pytest.raises(KeyRingError, match="--tokens-per-day is 0; it must be 1 or more"):  # a key for nothing
+        ring.add("carol", tokens_per_day=0)
     revoked = ring.revoke("bob")
     assert revoked.revoked is not None
     found = ring.find(first)
@@ -71,7 +73,8 @@ def test_one_active_key_per_name_and_revocation(tmp_path: Path) -> None:
     with pytest.raises(KeyRingError, match="no active key named 'nobody'"):
         ring.revoke("nobody")
     ring.revoke("bob")
-    assert ring.any_keys()  # revoking every key must not open the server
+    ring.revoke("ayşe.yılmaz")
+    assert ring.list() == [] and ring.any_keys()  # revoking every key must not open the server
 
 
 def test_a_name_in_other_capitals_is_the_same_person(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -269,6 +272,7 @@ def test_quota_counts_today_and_resets_at_local_midnight() -> None:
     assert over is not None and over.used == 110 and over.limit == 100
     assert over.resets_at == next_day_start(noon)
     assert over.retry_after_s(noon) == int(next_day_start(noon) - noon)
+    assert over.retry_after_s(next_day_start(noon) - 0.5) == 1  # never "retry after 0 s" (a client's busy loop)
     assert quota.check("alice", None) is None  # no limit
     assert quota.check("bob", 100) is None
     clock.t = next_day_start(noon) + 1  # a second after midnight: a new day
@@ -295,6 +299,10 @@ def test_requests_running_hold_their_share_of_the_day() -> None:
     assert quota.used("alice") == 25
     clock.t = next_day_start(noon) + 1
     assert quota.hold("alice", 100, 10, 50) == 50  # a new day: nothing used, nothing held
+    # yesterday's request ends after midnight: its hold went with its day, and today's first
+    # request still holds its 60 (it took its 40 off today's, and the key could go 40 past its day)
+    quota.release("alice", 40, noon)
+    assert quota.hold("alice", 100, 10, 500) == 30
 
 
 def test_a_prompt_that_uses_the_last_of_the_day_is_over_quota() -> None:
@@ -436,6 +444,14 @@ def test_a_key_without_its_own_cap_gets_the_servers(tmp_path: Path) -> None:
         accounts.authenticate({})
     assert caught.value.status == 401
     accounts.close()
+    # the shared key is the whole key: its start, or the key and more, is no key
+    shared = Accounts("office", shared_key="office-shared-key", keys=KeyRing(tmp_path / "keys.sqlite3"))
+    assert shared.authenticate({"x-api-key": "office-shared-key"}).key is None  # (the shared caller)
+    for wrong in ("office", "o", "office-shared-key2"):
+        with pytest.raises(ApiError) as caught:
+            shared.authenticate({"x-api-key": wrong})
+        assert caught.value.status == 401, wrong
+    shared.close()
 
 
 def test_a_disk_that_takes_no_writes_is_said_once_for_each_file(

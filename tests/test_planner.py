@@ -141,6 +141,9 @@ def test_llama3_8b_sizes_are_realistic() -> None:
     assert 4.4 * GIB < info.weights_bytes < 5.0 * GIB  # the real file is 4.58 GiB
     # 32 layers x 8192 cells x 1024 x (K + V) x f16 = 1 GiB, as llama.cpp reports
     assert sum(kv_cache_per_layer(info, 8192)) == 1024 * MIB
+    # without flash attention the compute buffer holds the attention scores of a micro-batch too:
+    # 32 heads x 512 tokens x 8,192 cells of f32
+    assert compute_bytes(info, 8192, flash_attn=False) - compute_bytes(info, 8192) == 512 * MIB
 
 
 def test_no_gpu_runs_on_cpu() -> None:
@@ -148,6 +151,12 @@ def test_no_gpu_runs_on_cpu() -> None:
     assert (p.gpu_layers, p.total_layers, p.placement, p.fits) == (0, 33, "cpu", True)
     assert p.verdict.startswith("runs on the CPU")
     assert p.decode_tps_bound and p.decode_tps_bound < 20  # ~4.6 GB per token over ~50 GB/s
+    # on the CPU with a GPU there: the verdict says why, the profile's 0 or a card too small
+    card = FakeGpuProbe.of(("NVIDIA GeForce RTX 3050", 4, 3.6)).gpus()
+    assert plan(llama3_8b(), context=8192, gpus=card, gpu_layers=0, **RAM).verdict.startswith(
+        "runs on the CPU (gpu_layers is 0): ")
+    tiny = FakeGpuProbe.of(("GPU", 1, 0.6)).gpus()  # (under the card's reserve: no layer fits)
+    assert plan(llama3_8b(), context=8192, gpus=tiny, **RAM).verdict.startswith("runs on the CPU (no room on the GPU): ")
 
 
 def test_24gb_gpu_takes_everything() -> None:
@@ -156,6 +165,12 @@ def test_24gb_gpu_takes_everything() -> None:
     assert (p.gpu_layers, p.placement, p.fits) == (33, "gpu", True)
     assert p.verdict.startswith("fits entirely on the GPU: ") and p.verdict.endswith("of 24.0 GB")
     assert 100 < (p.decode_tps_bound or 0) < 250  # 1008 GB/s over ~5 GB
+    # gpu_layers beyond the model's layers is all of them, as llama.cpp takes it (not "99 layers")
+    assert plan(llama3_8b(), context=8192, gpus=gpus, gpu_layers=99, **RAM).gpu_layers == 33
+    # the card keeps 512 MiB and 3% of itself for CUDA and the display: 23.2 GB free is 22.0 usable
+    from workstation.core.planner import _gpu_usable
+
+    assert _gpu_usable(gpus[0]) == int(23.2 * GIB) - 512 * MIB - int(0.03 * 24 * GIB)
 
 
 def test_8gb_gpu_long_context_splits_layers() -> None:
@@ -200,6 +215,7 @@ def test_a_q4_k_embedding_is_not_counted_in_the_cpu_repack() -> None:
     layers_q4k = 3 * GIB
     info = dataclasses.replace(info, tensor_types={"Q4_K": info.input_bytes + layers_q4k, "Q6_K": GIB})
     assert cpu_repack_bytes(info, 1.0, ["avx2"]) == layers_q4k
+    assert cpu_repack_bytes(info, 0.5, ["avx2"]) == layers_q4k // 2  # half the layers on a GPU: half repacked
 
 
 def test_two_gpus_share_layers_by_free_memory() -> None:
@@ -209,6 +225,10 @@ def test_two_gpus_share_layers_by_free_memory() -> None:
     a, b = p.devices[0], p.devices[1]
     assert a.layers + b.layers == 33 and a.layers > b.layers > 0
     assert p.verdict.startswith("fits entirely on the 2 GPUs")
+    # two cards alike: the layers halve between them (llama.cpp's split), not all on the first
+    twins = FakeGpuProbe.of(("RTX 3060", 12, 11.5), ("RTX 3060", 12, 11.5)).gpus()
+    a, b = plan(llama3_8b(), context=16384, gpus=twins, gpu_layers=2, **RAM).devices[:2]
+    assert (a.layers, b.layers) == (1, 1)
 
 
 def test_does_not_fit_anywhere() -> None:
@@ -217,6 +237,9 @@ def test_does_not_fit_anywhere() -> None:
     # the reserve kept for the system is said: the table beside it shows memory free before it
     assert re.match(r"does not fit: needs [\d.]+ GB, this machine has [\d.]+ GB free for it \(what is free, less "
                     r"1\.0 GB kept for the system and other programs\)", p.verdict), p.verdict
+    # a switch closes the loaded model first: the RAM it frees is counted (F3 said "does not fit")
+    assert plan(llama3_8b(), context=8192, gpus=[], ram_available=int(1.5 * GIB), ram_total=16 * GIB,
+                ram_freed=6 * GIB).fits
 
 
 def test_weights_larger_than_the_memory_free_run_slowly_and_say_why(smollm2_path: Path) -> None:
@@ -235,6 +258,12 @@ def test_weights_larger_than_the_memory_free_run_slowly_and_say_why(smollm2_path
                          "2.1 GB of the model is read from the disk again for every word it writes; 2.1 GB more "
                          "free memory (close other programs) makes it fast"), p.verdict
     assert slow_phrase(p) is None and "read from the disk for every token" in p.speed_note  # (said once)
+    # the advice: more free memory than the PC can give, less the system's reserve, is more RAM
+    from workstation.core.planner import paged_phrase
+
+    assert paged_phrase(GIB, int(15.5 * GIB), 10 * GIB, False, 16 * GIB)[1]["how"] == ("fit.paged_more_ram",
+                                                                                       {"total": "16.0"})
+    assert paged_phrase(GIB, int(14.5 * GIB), 10 * GIB, False, 16 * GIB)[1]["how"] == ("fit.paged_close", {})
     small = plan(info, context=8192, gpus=[], ram_available=3 * GIB, ram_total=4 * GIB)  # closing programs cannot
     assert small.fits and "(this PC has 4.0 GB in all, so more memory fitted in it)" in small.verdict, small.verdict
     gpus = FakeGpuProbe.of(("NVIDIA GeForce RTX 3050", 4, 3.6)).gpus()  # part on a GPU, the rest paged
@@ -594,3 +623,5 @@ def test_a_model_that_runs_slower_than_people_read_is_said_to(capsys: pytest.Cap
     said = {tps: say([slow_phrase(runs, measured=tps)]) for tps in (0.4, 1.8, 3.6)}  # type: ignore[list-item]
     assert [said[t].split("about ")[1].split(" a second")[0] for t in said] == ["0.3 words", "1.4 words", "3 words"]
     assert "(a page of answer in about 6 minutes), slower than people read." in said[1.8]
+    assert "(a page of answer in about 28 minutes)" in said[0.4]  # (rounded: 27.8, not cut to 27)
+    assert slow_phrase(runs, measured=SLOW_TPS) is None  # 5 tokens a second keeps up

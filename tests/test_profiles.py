@@ -93,6 +93,16 @@ def test_bare_off_in_yaml_means_off(tmp_path: Path) -> None:
     [
         ("model: m\nkv_cache: {k: q9_0}\n", ["p.yaml", "kv_cache.k", "'q9_0'", "q8_0", "f16", "q4_0"]),
         ("model: m\ncontext: 1\n", ["p.yaml", "'context'", "1", "2 to 1,048,576"]),
+        ("model: m\ncontext: 1048577\n", ["'context' is 1048577; allowed values are 2 to 1,048,576"]),
+        ("model: m\ncontext: true\n", ["'context' must be a whole number, not True"]),  # (YAML's true is no 1)
+        ("model: m\ngpu_layers: -1\n", ["'gpu_layers' is -1; allowed values are auto, all, or 0 and up"]),
+        ("model: m\nthreads: 0\n", ["'threads' is 0; allowed values are auto or 1 to 512"]),
+        ("model: m\nparallel: 0\n", ["'parallel' is 0; allowed values are 1 to 64 slots"]),
+        ("model: m\nremote: {api_key_env: K, api_key_file: k.txt}\n", ["remote.api_key_env and remote.api_key_file are both set"]),
+        ("backend: openai\nremote: {base_url: 'https://'}\n", ["'remote.base_url' is 'https://'; it must be a server's address"]),
+        ("model: m\nspeculative: {mode: lookup, draft_tokens: 0}\n", ["'speculative.draft_tokens' is 0; allowed values are 1 to 64"]),
+        ("model: m\nsampling: {top_p: 0}\n", ["'sampling.top_p' is 0.0; allowed values are above 0 up to 1"]),
+        ("model: m\nsampling: {max_tokens: 0}\n", ["'sampling.max_tokens' is 0; allowed values are 1 to 10,000,000"]),
         ("model: m\ngpu_layers: many\n", ["'gpu_layers'", "'many'", "auto, all"]),
         ("model: m\nflash_attn: maybe\n", ["'flash_attn'", "'maybe'", "auto, on, off"]),
         ("model: m\nbackend: cloud\n", ["'backend'", "'cloud'", "llama, openai"]),

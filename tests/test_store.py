@@ -16,6 +16,7 @@ from workstation.core.store import SCHEMA_VERSION, ConversationStore, StoreError
 
 def test_round_trip_and_search(tmp_path: Path) -> None:
     store = ConversationStore(tmp_path / "c.sqlite3")
+    assert [p.name for p in tmp_path.iterdir() if "backup" in p.name] == []  # a new file: no copy of nothing kept
     a = store.new("Budget 2025", "office-cpu")
     b = store.new("Holiday plan")
     store.add_message(a.id, "user", "What is the travel budget?")

@@ -991,6 +991,12 @@ def test_turkish_writes_numbers_with_its_own_separators() -> None:
                                    "35.7 token/sn")] == [
         "1.234.567,89", "23,0 GB", "-%1,5", "+%0,25", "40 W", "~4,9 GB", "%100", "35,7 token/sn"]
     assert en.number("100 %") == "100%" and en.number("~4.9 GB") == "~4.9 GB"
+    # a count of words as a person says an estimate: two figures, under 2 with a decimal; a
+    # Turkish word takes more tokens than an English one
+    from workstation.core.phrases import about_words, rounded_words
+
+    assert [rounded_words(w) for w in (1.94, 2.0, 57.4, 347, 3072, 12_345)] == ["1.9", "2", "57", "350", "3,100", "12,000"]
+    assert (about_words(4096), about_words(4096, tr.get)) == ("3,100", "1,600")
     for name in ("Llama 3.1 8B", "127.0.0.1", "8080", "q8_0", "v1.2.3", "12:30", "3.5 Haiku", "2,500 Dollars"):
         assert tr.number(name) == name == en.number(name)
     # people's words given to a sentence are never taken for a figure: a title "2,500", a draft "1.5"

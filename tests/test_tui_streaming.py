@@ -259,6 +259,34 @@ def test_a_reply_cut_off_shows_the_figures_it_has_and_no_row_of_zeros() -> None:
     long = TurnMetrics(ttft_ms=1261, predicted_n=1200, predicted_per_second=40.0, prompt_n=1500, cache_n=2048,
                        prompt_ms=1000.0)
     assert long.summary_line().startswith("TTFT 1,261 ms · 40.0 tok/s · 1,200 tokens · prompt 1,500 (+2,048 cached)")
+    # the rates are counts over times (tok/s, TPOT in ms); one token has no rate to show
+    rates = TurnMetrics(prompt_n=500, prompt_ms=250.0, predicted_n=40, predicted_ms=1000.0, draft_n=10, draft_n_accepted=7)
+    rates.finish_rates()
+    assert (rates.prompt_per_second, rates.predicted_per_second, rates.predicted_per_token_ms) == (2000.0, 40.0, 25.0)
+    assert rates.acceptance_rate == 0.7
+    one = TurnMetrics(ttft_ms=90, predicted_n=1, predicted_per_second=11.1)
+    assert one.summary_line() == "TTFT 90 ms · 1 token" and metrics_line(one, t) == "TTFT 90 ms · 1 token"
+
+
+def test_the_dashboards_history_keeps_what_was_measured_by_profile() -> None:
+    """The dashboard plots the turns since the last switch and compares them with the profile
+    before: a reply stopped with tokens counts, one that measured nothing (stopped before its
+    first token, failed, cut by the app ending) is no zero in the plots; a turn saved before
+    turns said their profile joins the run beside it, and a run is named as its newest turn."""
+    from workstation.core.metrics import MetricsHistory
+
+    h = MetricsHistory(10)
+    h.add(TurnMetrics(predicted_n=5, predicted_per_second=10.0), "a.yaml", "A")
+    h.add(TurnMetrics(predicted_n=5, predicted_per_second=20.0), "", "")  # (an older version's turn)
+    h.add(TurnMetrics(predicted_n=5, predicted_per_second=90.0), "b.yaml", "B old")
+    h.add(TurnMetrics(predicted_n=3, predicted_per_second=30.0, stop_reason="cancelled"), "b.yaml", "B")
+    for nothing in ("cancelled", "failed", "interrupted"):
+        h.add(TurnMetrics(stop_reason=nothing), "b.yaml", "B")
+    now, before = h.runs("b.yaml")
+    assert (now.name, [t.predicted_per_second for t in now.turns]) == ("B", [20.0, 90.0, 30.0])
+    assert before is not None and (before.name, len(before.turns)) == ("A", 1)
+    h.add(TurnMetrics(predicted_n=5, predicted_per_second=33.0), "b.yaml", "B")
+    assert h.runs("b.yaml")[0].median("predicted_per_second") == 31.5  # (the mean is 43.25)
 
 
 def test_a_replys_figures_have_thousands_separators_in_the_uis_language() -> None:

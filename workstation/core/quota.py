@@ -87,13 +87,14 @@ class DailyQuota:
             return None
         return OverQuota(used, limit, next_day_start(now))
 
-    def hold(self, name: str, limit: int, prompt: int, reply: int) -> int | OverQuota:
+    def hold(self, name: str, limit: int, prompt: int, reply: int, now: float | None = None) -> int | OverQuota:
         """Set aside, for a request about to run, its ``prompt`` and at most ``reply`` tokens of
         answer out of what ``name`` has left today (requests already running hold theirs):
         the reply tokens held, fewer than asked when little is left, or OverQuota when not even
         the prompt and one reply token fit (``held`` says how much of the day running requests
-        hold: they may give it back in seconds). ``release`` gives the hold back when it ends."""
-        now = self.clock()
+        hold: they may give it back in seconds). ``release`` gives the hold back when it ends.
+        ``now``: the clock as the caller read it, kept as when it was held (``release``)."""
+        now = self.clock() if now is None else now
         with self._lock:
             self._today(now)
             used, held = self._used.get(name, 0), self._held.get(name, 0)
@@ -104,8 +105,14 @@ class DailyQuota:
             self._held[name] = held + prompt + reply
         return reply
 
-    def release(self, name: str, tokens: int) -> None:
+    def release(self, name: str, tokens: int, held_at: float | None = None) -> None:
+        """Give back a hold made at ``held_at``. A hold of a day already past went with its day:
+        a request that ran past midnight took its hold off the new day's, and the key's requests
+        of the new day could then go past its limit by that much."""
         with self._lock:
+            self._today(self.clock())
+            if held_at is not None and day_start(held_at) != self._day:
+                return
             self._held[name] = max(0, self._held.get(name, 0) - tokens)
 
     def charge(self, name: str, tokens: int, when: float) -> None:

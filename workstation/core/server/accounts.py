@@ -63,6 +63,7 @@ class Ticket:
     content: dict[str, Any] | None = None  # for the audit trail, when content is kept
     done: bool = False
     held: int = 0  # tokens of the caller's quota set aside while it runs
+    held_at: float = 0.0  # the accounts' clock when they were set aside (their day)
     capped: bool = False  # the reply may be no longer than what is left of the key's day
 
 
@@ -187,7 +188,8 @@ class Accounts:
         caller = ticket.caller
         if caller.key is None or caller.key.tokens_per_day is None:
             return reply
-        held = self.quota.hold(caller.name, caller.key.tokens_per_day, prompt, reply)
+        now = self.clock()
+        held = self.quota.hold(caller.name, caller.key.tokens_per_day, prompt, reply, now)
         if isinstance(held, OverQuota):
             left = max(0, held.limit - held.used)
             if held.held and prompt < left:  # it fits the day: the key's own requests running hold the rest
@@ -199,7 +201,7 @@ class Accounts:
                              "X-RateLimit-Remaining-Tokens": str(max(0, left - held.held))})
             raise self._over(caller, held, f"This request's prompt is {prompt} tokens, but the key "
                                            f"'{caller.name}' has {left} of its {held.limit} tokens left for today")
-        ticket.held = prompt + held
+        ticket.held, ticket.held_at = prompt + held, now
         ticket.capped = held < reply
         return held
 
@@ -261,7 +263,7 @@ class Accounts:
         completion = m.predicted_n if m is not None else 0
         caller = ticket.caller
         if ticket.held:
-            self.quota.release(caller.name, ticket.held)
+            self.quota.release(caller.name, ticket.held, ticket.held_at)
         if caller.key is not None and prompt + completion:
             self.quota.charge(caller.name, prompt + completion, ticket.t)
         self.metrics.observe(self.profile, caller.name, status, m, duration_s, prompt, completion)
