@@ -98,7 +98,6 @@ def test_bare_off_in_yaml_means_off(tmp_path: Path) -> None:
         ("model: m\ngpu_layers: -1\n", ["'gpu_layers' is -1; allowed values are auto, all, or 0 and up"]),
         ("model: m\nthreads: 0\n", ["'threads' is 0; allowed values are auto or 1 to 512"]),
         ("model: m\nparallel: 0\n", ["'parallel' is 0; allowed values are 1 to 64 slots"]),
-        ("model: m\nremote: {api_key_env: K, api_key_file: k.txt}\n", ["remote.api_key_env and remote.api_key_file are both set"]),
         ("backend: openai\nremote: {base_url: 'https://'}\n", ["'remote.base_url' is 'https://'; it must be a server's address"]),
         ("model: m\nspeculative: {mode: lookup, draft_tokens: 0}\n", ["'speculative.draft_tokens' is 0; allowed values are 1 to 64"]),
         ("model: m\nsampling: {top_p: 0}\n", ["'sampling.top_p' is 0.0; allowed values are above 0 up to 1"]),
