@@ -37,7 +37,7 @@ def memory_freed_by_switch(running: Profile | None, engine: Any) -> FreedMemory 
 def freed_note(freed: FreedMemory | None, fits: bool, fits_without: Callable[[], bool]) -> list[Phrase]:
     """That it fits once the loaded model is closed, where that is why (``fits_without``: the
     plan without ``freed``): the free memory said is then more than a system monitor shows."""
-    from workstation.core.planner import GB
+    from workstation.core.catalog import GB
 
     if freed is None or not fits or fits_without():
         return []
