@@ -176,7 +176,8 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
             menu._prompt(1, mixed))
         # its E counts that memory as free too (saving it loads it again, closing it first): E's
         # verdict said less free than F3's of the same settings; saved, it is loaded again with them
-        said = notices(app)
+        timeouts: dict[str, object] = {}
+        said = notices(app, timeouts)
         await _load_settings_of(pilot, app, "office-cpu-like")
         assert isinstance(app.screen, LoadSettings) and app.screen.freed == menu.freed
         await pilot.press("home", "ctrl+k", *"1024", "ctrl+s")
@@ -186,6 +187,7 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         assert said[-2:] == [f"Saved as your own copy, {copy}; it is used in place of the one that came with the app. "
                              "Loading the profile again with the new settings.",
                              "Loaded: office-cpu-like (my copy)"], said  # (titled as the user's own)
+        assert timeouts[said[-2]] is None  # it asks nothing: the app's reading time (it stayed 10 s)
         await pilot.press("f3")  # listed once, as the copy (not the shipped file beside it)
         await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
         assert [getattr(e, "source", None) for e in app.screen.entries] == [desk, copy]  # type: ignore[attr-defined]

@@ -1419,6 +1419,8 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         beside = doc.with_name("bees.md.summary.md")
         beside.write_text("my own notes\n", encoding="utf-8")
         said = lambda: " ".join(str(n.message) for n in app._notifications)  # noqa: E731
+        timeouts: dict[str, object] = {}
+        saved = notices(app, timeouts)
         await pilot.press("ctrl+s")
         other = doc.with_name("bees.md.summary-2.md")  # beside it, under another name (it stopped there)
         await until(pilot, lambda: other.is_file() and other.read_text(encoding="utf-8") == screen.summary)
@@ -1430,6 +1432,7 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
             await pilot.press("ctrl+s")
             await until(pilot, lambda: beside.is_file() and beside.read_text(encoding="utf-8") == screen.summary)
         assert f"Saved the summary as {beside}" in said()
+        assert [timeouts[n] for n in saved] == [None] * 3, timeouts  # it asks nothing: the app's reading time (not 10 s)
         # SmolLM2 135M swaps names and invents dates: the summary tells its reader to check them
         assert screen.summary.split("\n")[2].startswith("> Check names, dates and figures against the document: "
                                                          "smollm2-135m-instruct-q4_1 is a very small model (135M")

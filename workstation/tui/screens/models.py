@@ -326,7 +326,7 @@ class ModelsScreen(AppScreen, Screen[None]):
         said += said_server
         self.app.pop_screen()  # the chat, where the load's progress shows
         app.switch_profile(profile)
-        app.notify(said, timeout=15 if said_server else 10)
+        app.notify(said, timeout=15 if said_server else None)  # (long only to say how to go back)
 
     # --- pull ----------------------------------------------------------------------------
     def action_pull(self) -> None:
