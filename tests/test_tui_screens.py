@@ -1317,6 +1317,7 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
     from textual.widgets import Button, DataTable, Input, Markdown, TabbedContent
 
     from workstation.core.catalog import catalog_entries
+    from workstation.tui.messages import Progress
     from workstation.tui.screens.models import ModelsScreen
     from workstation.tui.screens.summarize import SummarizeScreen
 
@@ -1360,7 +1361,7 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         elsewhere = tmp_path / "models"
         elsewhere.mkdir()
         part = elsewhere / f".{entry['file']}.part"
-        part.write_bytes(b"\0" * 7000)
+        part.write_bytes(b"\0" * 6999)  # 34.995%: said as 35%, as a load's share is (it floored to 34%)
         part.with_name(part.name + ".json").write_text(json.dumps({"url": entry["source"], "total": 20000}))
         with pytest.MonkeyPatch.context() as local:  # (the models folder of this test alone)
             local.setenv("WORKSTATION_MODELS", str(elsewhere))
@@ -1370,6 +1371,12 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
             models.query_one(TabbedContent).active = "tab-catalog"
             names = [row.name for row in models.catalog]
             assert str(catalog.get_row_at(names.index(entry["name"]))[2]) == "35% downloaded"
+            models.pulling = entry["name"]  # its download going on, as the pull's worker says it: the status
+            for done, pct in ((0, None), (6999, 35), (20000, 99)):  # bar's share rounds too, none before a byte
+                models.post_message(Progress(done, 20000))
+                await until(pilot, lambda pct=pct: app.downloading == (entry["name"], pct))
+            models.pulling = ""
+            app.show_download(None)
             catalog.move_cursor(row=names.index(entry["name"]))
             await until(pilot, lambda: "stopped with 7 KB here (35%): p downloads the rest, d removes it"
                         in str(models.query_one("#model-task").render()))

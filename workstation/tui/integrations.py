@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from workstation.core import catalog, hardware
 from workstation.core.errors import WorkstationError
-from workstation.core.phrases import Phrase, about_words
+from workstation.core.phrases import Phrase, about_words, part_percent
 from workstation.core.planner import offloadable_layers
 from workstation.core.profiles import Profile
 from workstation.tui.i18n import Texts
@@ -184,7 +184,7 @@ class ModelRow:
         if d is None:
             return ""
         if d.total:
-            return texts.number(f"{100 * d.have // d.total}%")
+            return texts.number(f"{part_percent(d.have / d.total) if d.have else 0}%")  # (an empty part: 0%)
         return texts.number(catalog.file_size_text(d.have))
 
 
