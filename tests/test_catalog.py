@@ -306,9 +306,13 @@ def test_sizes_are_written_one_way_exact_or_approximate() -> None:
         "~772 MB", "~381 MB", "~458 MB", "~4.6 GB", "~8.4 GB"]  # (catalog.yaml's are Hugging Face's decimal GB)
     # in the units the fit verdicts and the dashboard say beside it (F4 said "4.92 GB" of a file the
     # verdict said needed 4.6 GB): binary, as Windows counts a file and a card's memory is sold
-    assert file_size_text(98_000_000) == "93 MB" and file_size_text(4_920_000_000) == "4.58 GB"
+    assert file_size_text(98_000_000) == "93 MB" and file_size_text(4_920_000_000) == "4.6 GB"
     from workstation.core.catalog import gb
     from workstation.core.planner import human_bytes
 
-    assert human_bytes(4_920_000_000) == "4.58 GB" and gb(4_920_000_000) == "4.6"  # (the dashboard's, a verdict's)
+    # one formatter: the dashboard (F5), `fit` and `hw` said "93.5 MB" and "4.58 GB" of the file
+    # F4 and `models list` called "93 MB" and a verdict needed "4.6 GB" for
+    assert human_bytes(98_000_000) == "93 MB" and human_bytes(4_920_000_000) == "4.6 GB" == gb(4_920_000_000) + " GB"
+    assert [human_bytes(n) for n in (0, 7_000, 1023.7 * 1024**2, 9.97 * 1024**3, 24 * 1024**3)] == [
+        "0 B", "7 KB", "1.0 GB", "10 GB", "24 GB"]  # (three figures at most; no "1024 MB", no "10.0 GB")
     assert file_size_text(None) == "?"

@@ -98,7 +98,7 @@ def test_fit_check_verdicts() -> None:
     assert "within 2.0%" in check_verdict(102, 100) and "holds" in check_verdict(98, 100)
     assert "errs on the safe side" in check_verdict(120, 100)
     under = check_verdict(80 * 2**20, 100 * 2**20)
-    assert "allocated 20.0 MB more than estimated: keep that much more memory free" in under
+    assert "allocated 20 MB more than estimated: keep that much more memory free" in under
     assert "the compute estimate alone is off by -9.0%" in check_verdict(100, 101, ("compute", -9.0))
 
 

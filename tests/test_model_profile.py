@@ -131,7 +131,8 @@ async def test_u_on_f4_chats_with_the_highlighted_model(folder: Path, gemma_path
     from workstation.tui.screens.models import ModelsScreen
 
     app = WorkstationApp("office-cpu", sample_system=False, language=language)
-    shown = notices(app)  # (a toast gone before the model loaded was not counted)
+    timeouts: dict[str, object] = {}
+    shown = notices(app, timeouts)  # (a toast gone before the model loaded was not counted)
     async with app.run_test(size=(120, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         await pilot.press("f4")
@@ -161,6 +162,8 @@ async def test_u_on_f4_chats_with_the_highlighted_model(folder: Path, gemma_path
         made = "profili oluşturuldu" if language == "tr" else "Made the profile gemma-3-270m-q4_k_m for gemma-3-270m-q4_k_m"
         where = "F3, ardından E ile" if language == "tr" else "F3, then E, changes its settings"  # (in the app, not a YAML file)
         assert any(made in n and where in n for n in shown), shown
+        # it asks nothing: it stays the app's reading time (it stayed 10 s, a server's "how to go back" 15)
+        assert [timeouts[n] for n in shown if made in n] == [None], timeouts
         # gemma 270M here is a base model: the load says it was not made for chat, once (U said it
         # too: two toasts at once); the status bar names the profile made for it once, not twice
         base = "sohbet için yapılmamış" if language == "tr" else "was not made for chat (it has no chat template"

@@ -176,7 +176,8 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
             menu._prompt(1, mixed))
         # its E counts that memory as free too (saving it loads it again, closing it first): E's
         # verdict said less free than F3's of the same settings; saved, it is loaded again with them
-        said = notices(app)
+        timeouts: dict[str, object] = {}
+        said = notices(app, timeouts)
         await _load_settings_of(pilot, app, "office-cpu-like")
         assert isinstance(app.screen, LoadSettings) and app.screen.freed == menu.freed
         await pilot.press("home", "ctrl+k", *"1024", "ctrl+s")
@@ -186,6 +187,7 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         assert said[-2:] == [f"Saved as your own copy, {copy}; it is used in place of the one that came with the app. "
                              "Loading the profile again with the new settings.",
                              "Loaded: office-cpu-like (my copy)"], said  # (titled as the user's own)
+        assert timeouts[said[-2]] is None  # it asks nothing: the app's reading time (it stayed 10 s)
         await pilot.press("f3")  # listed once, as the copy (not the shipped file beside it)
         await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
         assert [getattr(e, "source", None) for e in app.screen.entries] == [desk, copy]  # type: ignore[attr-defined]
@@ -815,16 +817,21 @@ async def test_f3_says_what_loading_a_profile_would_note(folder: Path, smollm2_p
         assert said in str(menu._prompt(0, menu.entries[0])), menu.verdicts
 
 
-async def test_f3_names_and_describes_each_profile_in_the_uis_language(folder: Path, smollm2_path: Path) -> None:
+async def test_f3_names_and_describes_each_profile_in_the_uis_language(
+        folder: Path, tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """F3 showed every profile's English name to a Turkish user, and no one's description:
     ``name_tr``/``description_tr`` (as the catalog's ``description_tr``) are shown in Turkish,
-    the English ones otherwise, and the loaded notice names the profile the same way."""
+    the English ones otherwise, and the loaded notice names the profile the same way. One from
+    the office's folder (WORKSTATION_PROFILES) is said so, as `profiles list` says it."""
     from workstation.tui.screens.profile_menu import ProfileMenu
 
     _write(folder, "office", {"model": str(smollm2_path), "name": "Office CPU", "name_tr": "Ofis CPU'su",
                               "description": "The default.\n  A tiny model.", "description_tr": "Varsayılan."})
-    _write(folder, "plain", {"model": str(smollm2_path), "name": "Plain"})
-    async def look(lang: str, name: str, about: str, decimal: str) -> None:
+    shared = tmp_path / "shared-profiles"
+    shared.mkdir()
+    monkeypatch.setenv("WORKSTATION_PROFILES", str(shared))
+    _write(shared, "plain", {"model": str(smollm2_path), "name": "Plain"})
+    async def look(lang: str, name: str, about: str, decimal: str, office: str) -> None:
         app = WorkstationApp("office", sample_system=False, language=lang)
         async with app.run_test(size=(120, 30)) as pilot:
             await until(pilot, lambda: app.engine is not None and app.loading is None)
@@ -835,7 +842,7 @@ async def test_f3_names_and_describes_each_profile_in_the_uis_language(folder: P
             first, second = (str(menu._prompt(i, e)) for i, e in enumerate(menu.entries))
             assert first.startswith(f"● {name}  (office)\n  {about}\n  "), first
             assert re.search(rf" \d+{re.escape(decimal)}\d GB", first), first  # the verdict's figures too
-            assert second.startswith("  Plain  (plain)\n  ") and "\n  \n" not in second  # none: no empty line
+            assert second.startswith(f"  Plain  (plain · {office})\n  ") and "\n  \n" not in second  # none: no empty line
             await pilot.press("down", "enter")
             await until(pilot, lambda: app.profile.key == "plain" and app.loading is None)
             await pilot.press("f3")
@@ -844,8 +851,8 @@ async def test_f3_names_and_describes_each_profile_in_the_uis_language(folder: P
             await until(pilot, lambda: app.profile.key == "office" and app.loading is None)
             await until(pilot, lambda: any(name in str(n.message) for n in app._notifications))
 
-    await look("en", "Office CPU", "The default. A tiny model.", ".")
-    await look("tr", "Ofis CPU'su", "Varsayılan.", ",")
+    await look("en", "Office CPU", "The default. A tiny model.", ".", "the office's")
+    await look("tr", "Ofis CPU'su", "Varsayılan.", ",", "ofisin")
 
 
 async def test_f9_on_f4_relabels_the_list() -> None:

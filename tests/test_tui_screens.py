@@ -1323,6 +1323,7 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
     from textual.widgets import Button, DataTable, Input, Markdown, TabbedContent
 
     from workstation.core.catalog import catalog_entries
+    from workstation.tui.messages import Progress
     from workstation.tui.screens.models import ModelsScreen
     from workstation.tui.screens.summarize import SummarizeScreen
 
@@ -1366,7 +1367,7 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         elsewhere = tmp_path / "models"
         elsewhere.mkdir()
         part = elsewhere / f".{entry['file']}.part"
-        part.write_bytes(b"\0" * 7000)
+        part.write_bytes(b"\0" * 6999)  # 34.995%: said as 35%, as a load's share is (it floored to 34%)
         part.with_name(part.name + ".json").write_text(json.dumps({"url": entry["source"], "total": 20000}))
         with pytest.MonkeyPatch.context() as local:  # (the models folder of this test alone)
             local.setenv("WORKSTATION_MODELS", str(elsewhere))
@@ -1376,6 +1377,12 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
             models.query_one(TabbedContent).active = "tab-catalog"
             names = [row.name for row in models.catalog]
             assert str(catalog.get_row_at(names.index(entry["name"]))[2]) == "35% downloaded"
+            models.pulling = entry["name"]  # its download going on, as the pull's worker says it: the status
+            for done, pct in ((0, None), (6999, 35), (20000, 99)):  # bar's share rounds too, none before a byte
+                models.post_message(Progress(done, 20000))
+                await until(pilot, lambda pct=pct: app.downloading == (entry["name"], pct))
+            models.pulling = ""
+            app.show_download(None)
             catalog.move_cursor(row=names.index(entry["name"]))
             await until(pilot, lambda: "stopped with 7 KB here (35%): p downloads the rest, d removes it"
                         in str(models.query_one("#model-task").render()))
@@ -1425,6 +1432,8 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         beside = doc.with_name("bees.md.summary.md")
         beside.write_text("my own notes\n", encoding="utf-8")
         said = lambda: " ".join(str(n.message) for n in app._notifications)  # noqa: E731
+        timeouts: dict[str, object] = {}
+        saved = notices(app, timeouts)
         await pilot.press("ctrl+s")
         other = doc.with_name("bees.md.summary-2.md")  # beside it, under another name (it stopped there)
         await until(pilot, lambda: other.is_file() and other.read_text(encoding="utf-8") == screen.summary)
@@ -1436,6 +1445,7 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
             await pilot.press("ctrl+s")
             await until(pilot, lambda: beside.is_file() and beside.read_text(encoding="utf-8") == screen.summary)
         assert f"Saved the summary as {beside}" in said()
+        assert [timeouts[n] for n in saved] == [None] * 3, timeouts  # it asks nothing: the app's reading time (not 10 s)
         # SmolLM2 135M swaps names and invents dates: the summary tells its reader to check them
         assert screen.summary.split("\n")[2].startswith("> Check names, dates and figures against the document: "
                                                          "smollm2-135m-instruct-q4_1 is a very small model (135M")

@@ -91,14 +91,17 @@ async def send_text(pilot, app: WorkstationApp, text: str) -> None:
     await until(pilot, lambda: app.generating or len(message_views(app)) >= before + 2)
 
 
-def notices(app: WorkstationApp) -> list[str]:
+def notices(app: WorkstationApp, timeouts: dict[str, object] | None = None) -> list[str]:
     """Every notice the app shows from now on, in order: also one gone before it is looked for
-    (a toast expires; on a busy machine it was gone before a test counted it)."""
+    (a toast expires; on a busy machine it was gone before a test counted it). ``timeouts``: the
+    time each notice was given (None: the app's reading time decides it)."""
     said: list[str] = []
     shown = app.notify
 
     def notify(message: str, *args: object, **kwargs: object) -> None:
         said.append(str(message))
+        if timeouts is not None:
+            timeouts[str(message)] = kwargs.get("timeout")
         shown(message, *args, **kwargs)  # type: ignore[arg-type]
 
     app.notify = notify  # type: ignore[method-assign]

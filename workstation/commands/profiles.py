@@ -17,6 +17,7 @@ from workstation.core.profiles import (
     kv_words,
     list_profiles,
     load_profile,
+    whose,
 )
 
 
@@ -90,27 +91,8 @@ def _row(profile: Profile) -> dict[str, object]:
         "status": status,
         "fit": plan.get("verdict"),
         "file": str(profile.source) if profile.source else None,
-        **_whose(profile),
+        **whose(profile),
     }
-
-
-def _whose(profile: Profile) -> dict[str, object]:
-    """Whether the profile is the user's own (in the data folder, which an update leaves alone)
-    and the shipped file of its name it stands in for: a user's file of a shipped name is the
-    one ``-p NAME`` loads, and nothing else in the listing said the shipped one was hidden.
-    ``from``: whose it is, "yours", "office" (the office's folder, ``WORKSTATION_PROFILES``) or
-    "shipped": the listing did not say which came from the office's folder."""
-    from workstation.core.paths import given_profile_folders, profile_folders
-
-    folder = profile.source.parent.resolve() if profile.source else None
-    given = given_profile_folders()
-    own = folder is not None and all(folder != f.resolve() for f in given) and any(
-        folder == f.resolve() for f in profile_folders())
-    office = folder is not None and len(given) > 1 and folder == given[0].resolve()
-    hidden = next((f / profile.source.name for f in given if (f / profile.source.name).is_file()), None) \
-        if own and profile.source else None
-    return {"own": own, "from": "yours" if own else "office" if office else "shipped",
-            "hides_shipped": str(hidden) if hidden else None}
 
 
 def _key_cell(row: dict[str, object]) -> str:

@@ -213,19 +213,28 @@ def stated_bytes(approx_gb: float) -> float:
     return float(approx_gb) * 1e9
 
 
+def human_bytes(n: float) -> str:
+    """A number of bytes as every screen and command says it, in binary units as Windows counts a
+    file and a card's memory is sold: 4.6 GB, 12 GB, 772 MB, 7 KB, 512 B (three figures at most:
+    one decimal only for a GB under 10, as the fit verdicts write it)."""
+    units = (("GB", GB), ("MB", MB), ("KB", KB), ("B", 1))
+    at = next((i for i, (_, scale) in enumerate(units) if n >= scale), len(units) - 1)
+    if at and round(n / units[at][1]) >= 1024:  # 1023.7 MB is 1.0 GB, not "1024 MB"
+        at -= 1
+    unit, scale = units[at]
+    value = n / scale
+    return f"{value:.1f} GB" if unit == "GB" and round(value, 1) < 10 else f"{value:.0f} {unit}"
+
+
 def file_size_text(n: int | None, approx_gb: float | None = None) -> str:
-    """A file's size in the app's units (4.58 GB, 351 MB, 12 KB); a catalog model's approximate
-    size ("~4.6 GB") where the exact one is not known; else "?"."""
+    """A file's size as ``human_bytes`` says it (4.6 GB, 351 MB, 12 KB); a catalog model's
+    approximate size ("~4.6 GB") where the exact one is not known; else "?"."""
     if n:
-        for scale, unit in ((GB, "GB"), (MB, "MB"), (KB, "KB")):
-            if n >= scale:
-                return f"{n / scale:.2f} {unit}" if unit == "GB" else f"{n / scale:.0f} {unit}"
-        return f"{n} B"
+        return human_bytes(n)
     if not approx_gb:
         return "?"
     # in the units an exact size of it would take (~772 MB beside 94 MB, not ~0.75 GB and ~0.4 GB)
-    approx = stated_bytes(approx_gb)
-    return f"~{approx / MB:.0f} MB" if approx < GB else f"~{approx / GB:.1f} GB"
+    return "~" + human_bytes(stated_bytes(approx_gb))
 
 
 def params_text(n: int) -> str:

@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workstation.core.catalog import (
-    GB,
     GGML_TYPES,
     ModelInfo,
     gb,
+    human_bytes,
     installed_name,
     read_model_info,
     resolve_model_path,
@@ -1028,12 +1028,6 @@ def profile_draft_problem(profile: Profile) -> str | None:
         return between(target, draft, profile.context)
     except ModelFileError as err:  # (a damaged model is said where it is read, or the draft is)
         return str(err)
-
-
-def human_bytes(n: float) -> str:
-    if n >= GB:
-        return f"{n / GB:.2f} GB"
-    return f"{n / MIB:.1f} MB"
 
 
 def readiness(eff: dict[str, Any]) -> tuple[str, str | None]:

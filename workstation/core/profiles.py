@@ -25,7 +25,7 @@ import yaml
 from workstation.core.atomic import read_text_file
 from workstation.core.errors import ModelFileError, ProfileError
 from workstation.core.letters import alphabetical, shortened
-from workstation.core.paths import profile_folders, typed_path
+from workstation.core.paths import given_profile_folders, profile_folders, typed_path
 from workstation.core.phrases import Lookup, Phrase, say
 
 # GGML type ids llama.cpp accepts for the K and V caches.
@@ -1169,6 +1169,24 @@ def link_path(path: Path) -> Path:
     """A link's own path, one way however it was typed ("../desk/m.gguf", a folder reached by a
     link): its folder resolved, its name as it is (not the file it points to)."""
     return path.absolute().parent.resolve() / path.name
+
+
+def whose(profile: Profile) -> dict[str, object]:
+    """Whether the profile is the user's own (in the data folder, which an update leaves alone)
+    and the shipped file of its name it stands in for: a user's file of a shipped name is the
+    one ``-p NAME`` loads, and nothing else in the listing said the shipped one was hidden.
+    ``from``: whose it is, "yours", "office" (the office's folder, ``WORKSTATION_PROFILES``) or
+    "shipped": the listing did not say which came from the office's folder (``profiles list``
+    and F3 say it from this)."""
+    folder = profile.source.parent.resolve() if profile.source else None
+    given = given_profile_folders()
+    own = folder is not None and all(folder != f.resolve() for f in given) and any(
+        folder == f.resolve() for f in profile_folders())
+    office = folder is not None and len(given) > 1 and folder == given[0].resolve()
+    hidden = next((f / profile.source.name for f in given if (f / profile.source.name).is_file()), None) \
+        if own and profile.source else None
+    return {"own": own, "from": "yours" if own else "office" if office else "shipped",
+            "hides_shipped": str(hidden) if hidden else None}
 
 
 def model_file(profile: Profile) -> str:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from workstation.core import catalog, hardware
 from workstation.core.errors import WorkstationError
-from workstation.core.phrases import Phrase, about_words
+from workstation.core.phrases import Phrase, about_words, part_percent
 from workstation.core.planner import offloadable_layers
 from workstation.core.profiles import Profile
 from workstation.tui.i18n import Texts
@@ -37,7 +37,7 @@ def memory_freed_by_switch(running: Profile | None, engine: Any) -> FreedMemory 
 def freed_note(freed: FreedMemory | None, fits: bool, fits_without: Callable[[], bool]) -> list[Phrase]:
     """That it fits once the loaded model is closed, where that is why (``fits_without``: the
     plan without ``freed``): the free memory said is then more than a system monitor shows."""
-    from workstation.core.planner import GB
+    from workstation.core.catalog import GB
 
     if freed is None or not fits or fits_without():
         return []
@@ -184,7 +184,7 @@ class ModelRow:
         if d is None:
             return ""
         if d.total:
-            return texts.number(f"{100 * d.have // d.total}%")
+            return texts.number(f"{part_percent(d.have / d.total) if d.have else 0}%")  # (an empty part: 0%)
         return texts.number(catalog.file_size_text(d.have))
 
 

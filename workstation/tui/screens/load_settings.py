@@ -372,7 +372,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         t, copy = self.wapp.texts, self.profile.source
         original = shipped_original(self.profile)
         if original is None or copy is None:
-            self.notify(t("load.reset_shipped" if shipped(self.profile) else "load.reset_none"), timeout=8)
+            self.notify(t("load.reset_shipped" if shipped(self.profile) else "load.reset_none"))
             return
 
         def answered(yes: bool | None) -> None:
@@ -468,10 +468,10 @@ def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None, p
             menu.notify(f"{said} {t('load.reload_later')}", timeout=12)
         else:
             menu.dismiss(saved)  # loaded again, as Enter loads it
-            app.notify(f"{said} {t('load.reloading')}", timeout=10)
+            app.notify(f"{said} {t('load.reloading')}")
             return
     else:
-        menu.notify(said, timeout=10)
+        menu.notify(said)
     menu.entries[index] = saved
     menu.verdicts.pop(index, None)
     menu.query_one(OptionList).replace_option_prompt(str(index), menu._prompt(index, saved))

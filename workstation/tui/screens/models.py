@@ -36,6 +36,7 @@ from workstation.core.errors import WorkstationError
 from workstation.core.letters import shortened
 from workstation.core.model_profile import make_profile, running
 from workstation.core.paths import models_dir
+from workstation.core.phrases import part_percent
 from workstation.core.profiles import profiles_using
 from workstation.tui import integrations
 from workstation.tui.integrations import ModelRow
@@ -326,7 +327,7 @@ class ModelsScreen(AppScreen, Screen[None]):
         said += said_server
         self.app.pop_screen()  # the chat, where the load's progress shows
         app.switch_profile(profile)
-        app.notify(said, timeout=15 if said_server else 10)
+        app.notify(said, timeout=15 if said_server else None)  # (long only to say how to go back)
 
     # --- pull ----------------------------------------------------------------------------
     def action_pull(self) -> None:
@@ -388,8 +389,10 @@ class ModelsScreen(AppScreen, Screen[None]):
             return
         bar = self.query_one("#pull-progress", ProgressBar)
         bar.update(total=event.total, progress=event.done)
-        if event.label != "done" and self.pulling:
-            self.wapp.show_download(self.pulling, min(99, int(event.done * 100 // event.total)) if event.total else None)
+        if event.label != "done" and self.pulling:  # 1% to 99% as a load's share is said (it floored to 0%
+            # while bytes came); "downloading NAME…" before the first of them, the line gone once it ends
+            self.wapp.show_download(self.pulling, part_percent(event.done / event.total)
+                                    if event.total and event.done else None)
         if event.label == "done":
             self.wapp.show_download(None)
             self.busy = False

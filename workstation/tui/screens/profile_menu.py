@@ -20,7 +20,13 @@ from textual.widgets.option_list import Option
 from workstation.core.errors import ProfileError
 from workstation.core.phrases import about_words
 from workstation.core.planner import kv_share
-from workstation.core.profiles import KV_CACHE_TYPES, Profile, list_profiles, load_profile_file
+from workstation.core.profiles import (
+    KV_CACHE_TYPES,
+    Profile,
+    list_profiles,
+    load_profile_file,
+    whose,
+)
 from workstation.tui.i18n import Texts
 from workstation.tui.integrations import fit_verdict, memory_freed_by_switch
 from workstation.tui.screens.app_screen import AppScreen
@@ -144,7 +150,11 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         # the user's own copy of a shipped profile, told from the shipped one (they had one title),
         # where its title does not say so ("… (my copy)", as E saves one now)
         mine = shipped_original(entry) is not None and not title.endswith(t("load.copy_name", name=""))
-        text.append(f"  ({t('profiles.key_copy', profile=entry.key) if mine else entry.key})")
+        # and one from the office's folder (WORKSTATION_PROFILES), as `profiles list` says it
+        office = not mine and whose(entry)["from"] == "office"
+        key = t("profiles.key_copy", profile=entry.key) if mine else \
+            t("profiles.key_office", profile=entry.key) if office else entry.key
+        text.append(f"  ({key})")
         if entry.about(t.lang):
             text.append(f"\n  {entry.about(t.lang)}")
         remote = entry.backend != "llama"

@@ -365,7 +365,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._say(self._said)
         if not start_over and self.wapp.profile is not None and kept_count(self.path, self.wapp.profile, other=True):
             # (it began at part 1 without a word, Ctrl+R having gone on before)
-            self.notify(t("summarize.parts_not_used", name=self.path.name), timeout=8)
+            self.notify(t("summarize.parts_not_used", name=self.path.name))
         self._summarize(self.path, start_over)
 
     def _resumable(self) -> bool:
@@ -478,8 +478,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             await self.query_one("#summary", Markdown).update(self.summary)
             if not done:  # the summary made before is shown again (it was gone until a restart)
                 await self._bring_back()
-                self.notify(t("summarize.stopped_none_kept" if self.result is not None else "summarize.stopped_none"),
-                            timeout=8)
+                self.notify(t("summarize.stopped_none_kept" if self.result is not None else "summarize.stopped_none"))
             return
         bar.update(total=event.total or None, progress=event.done)
         if self._cancel.is_set():
@@ -564,7 +563,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         said = t("summarize.saved", path=str(out))
         if out != first:
             said = t("summarize.saved_beside_theirs", name=first.name, path=str(out))
-        self.notify(said, timeout=10)
+        self.notify(said)  # (it asks nothing: the app's reading time)
 
     def action_back(self) -> None:
         """Back to the chat; a running summary goes on (F6 shows it again)."""
