@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -207,6 +208,8 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
     (models_home / ".running.gguf.part").write_bytes(b"\0" * 10)
     (models_home / ".pulled.gguf.part").write_bytes(b"\0" * 10)
     (models_home / ".pulled.gguf.part.json").write_text('{"url": "https://example.org/pulled.gguf"}')
+    (models_home / ".halfway.gguf.part").write_bytes(b"\0" * 6999)  # 35% as F4 rounds it (it said 34%)
+    (models_home / ".halfway.gguf.part.json").write_text('{"url": "https://example.org/halfway.gguf", "total": 20000}')
     assert claim_turn(models_home / ".running.gguf.part", 0)
     try:
         assert main(["models", "add", str(TINY), "--name", "tiny"]) == 0
@@ -237,6 +240,7 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
     assert [" ".join(line.split()) for line in listed.splitlines() if "pulled " in line] == [
         "pulled 10 B unfinished download (size not known): 'workstation models pull https://example.org/pulled.gguf' "
         "resumes it, 'workstation models remove pulled' removes it"], listed
+    assert "halfway 7 KB unfinished download (35% of 20 KB)" in " ".join(listed.split()), listed
     # one being downloaded now is not removed, and the sentence says so (it said "it is ready when that download ends")
     assert claim_turn(models_home / ".pulled.gguf.part", 0)
     try:
@@ -306,6 +310,7 @@ def test_pull_https_style_resume_and_verify(
     captured = capsys.readouterr()
     assert server.ranges == [None, "bytes=7000-", "bytes=7000-"]
     assert "downloading tiny.gguf" in captured.err
+    assert re.search(r"downloading tiny\.gguf: 39 KB of 39 KB \(100%\)$", captured.err, re.M), captured.err  # as F4 says sizes
     assert json.loads(captured.out)["info"]["architecture"] == "llama"
     assert _sha(models_home / "tiny.gguf") == sha
     assert not (models_home / ".tiny.gguf.part").exists() and not (models_home / ".tiny.gguf.part.answering").exists()

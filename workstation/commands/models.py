@@ -15,6 +15,7 @@ from workstation.core.atomic import named_output
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.paths import models_dir, typed_path
+from workstation.core.phrases import part_percent
 from workstation.core.planner import layers_text, offloadable_layers
 
 
@@ -112,7 +113,8 @@ def run_list(args: argparse.Namespace) -> int:
         )
     for d in unfinished:  # (a download stopped half-way: its part, GBs, was shown nowhere)
         have = catalog.file_size_text(d.have)
-        done = f"{100 * d.have // d.total}% of {catalog.file_size_text(d.total)}" if d.total else "size not known"
+        done = (f"{part_percent(d.have / d.total)}% of {catalog.file_size_text(d.total)}" if d.total  # (as F4 says it)
+                else "size not known")
         if d.running:
             print(f"  {d.name:<36} {have:>9}  being downloaded ({done}) in another window or command")
         else:

@@ -37,7 +37,7 @@ from workstation.core.gguf_check import GGUFHeader, ValueSpan, missing_model
 from workstation.core.invocation import cli
 from workstation.core.letters import alphabetical
 from workstation.core.paths import extra_model_dirs, models_dir, typed_path
-from workstation.core.phrases import Phrase
+from workstation.core.phrases import Phrase, part_percent
 from workstation.core.terminal import redraws_in_place
 
 # Sliding-window attention as llama.cpp sets it up per architecture (src/models/<arch>.cpp:
@@ -935,8 +935,8 @@ def _stderr_progress(label: str) -> ProgressFn:
         if not final and now - state["t"] < (0.25 if tty else 5.0):
             return
         state["t"] = now
-        mb = done / 1e6
-        text = f"{label}: {mb:,.1f} MB" + (f" of {total / 1e6:,.1f} MB ({100 * done / total:.0f}%)" if total else "")
+        share = 100 if final else part_percent(done / total) if total else 0  # sizes and share as F4 says them
+        text = f"{label}: {human_bytes(done)}" + (f" of {human_bytes(total)} ({share}%)" if total else "")
         sys.stderr.write(("\r" + text) if tty else (text + "\n"))
         if final and tty:
             sys.stderr.write("\n")
