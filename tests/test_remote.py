@@ -362,6 +362,36 @@ def test_wrong_key_and_unreachable_server(server: RunningServer, monkeypatch: py
     assert isinstance(first, TokenDelta) and first.text == "Yes"
     assert isinstance(stalled, ServerWaiting) and stalled.stalled and not stalled.own, stalled
     assert isinstance(rest[-1], TurnFinished) and rest[-1].text == "Yes, go"
+    # Esc while it is silent ends the reply within a second, with what came ("Esc stops", the
+    # line says): the closed response was read on until the server's next word
+    go_on, went_on = threading.Event(), threading.Event()
+
+    def stalls_then_says(listener: socket.socket) -> None:
+        conn, _ = listener.accept()
+        with conn, contextlib.suppress(OSError):
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+                         b'data: {"choices": [{"index": 0, "delta": {"content": "Yes"}}]}\n\n')
+            go_on.wait(10)
+            went_on.set()  # (before its next word: the reply cannot end on it unseen)
+            conn.sendall(b'data: {"choices": [{"index": 0, "delta": {"content": ", go"}, "finish_reason": "stop"}]}'
+                         b"\n\ndata: [DONE]\n\n")
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        threading.Thread(target=stalls_then_says, args=(listener,), daemon=True).start()
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        with RemoteEngine(remote_profile(url, timeout_s=60, model="m"), check=False) as stalling:
+            events = stalling.stream_chat(HELLO, reading=True)
+            first, stalled = next(events), next(events)
+            stalling.cancel()
+            rest = [e for e in events if not isinstance(e, ServerWaiting)]
+            ended_first = not went_on.is_set()
+            go_on.set()
+    assert ended_first, "Esc waited for the server's next word"
+    assert [type(e) for e in rest] == [TurnFinished] and rest[0].metrics.stop_reason == "cancelled", rest
+    assert rest[0].text == "Yes", rest
     # a reply left by its reader (a stop string, Esc's close) ends its stream, so the server
     # stops writing it: read in a thread of its own, it went on to its end unread
     hung_up = threading.Event()

@@ -527,7 +527,8 @@ class RemoteEngine:
         the same person's other request (``/usage/today`` says the key has one running and one
         waiting: a key that may run one at a time), or slow to answer. The chat waited 18 s
         behind the person's own summary without a word, and said "reading the conversation…
-        26 s" of a frozen server. Esc (``cancel``) before the first word ends it within a second,
+        26 s" of a frozen server. Esc (``cancel``) ends it within a second, before the first word,
+        in a silence after it (the closed response is read on until the server's next word) and
         also after the server said how far it has read the prompt (``PromptRead``, seconds a part
         on a CPU server): a request the server holds unanswered has no response to close, and its
         "(Esc stops)" waited for ``remote.timeout_s``, or for the next part read. A server silent
@@ -552,21 +553,26 @@ class RemoteEngine:
         t0 = last = time.monotonic()  # the request sent; the last event from the server
         own: bool | None = None  # asked once, when the silence is first said
         started = False  # the server said something (a part of the prompt read counts): not silent
-        worded = False  # the first word came: Esc is the stream's own to end from here
+        worded = False  # the first word came: Esc is the stream's own to end while words come
+        text: list[str] = []  # the reply so far, and its thinking (Esc while the server is silent)
+        thought: list[str] = []
         try:
             while True:
                 try:
                     event, err = events.get(timeout=1.0)
                 except queue.Empty:
-                    if self._cancel.is_set() and not worded:  # (the thread ends at its next event)
-                        yield TurnFinished("", TurnMetrics(load_ms=self.load_ms, stop_reason="cancelled"))
+                    if self._cancel.is_set():  # (the thread ends at its next event)
+                        # (also in a reply the server stopped sending: Esc waited for its next word)
+                        yield TurnFinished("".join(text), TurnMetrics(load_ms=self.load_ms, predicted_n=len(text),
+                                                                      stop_reason="cancelled"),
+                                           reasoning="".join(thought).strip())
                         return
                     now = time.monotonic()
-                    if worded and now - last >= STALLED_SAID_AFTER_S and not self._cancel.is_set():
+                    if worded and now - last >= STALLED_SAID_AFTER_S:
                         yield ServerWaiting(now - last, stalled=True)
                         continue
                     waited = now - t0
-                    if started or waited < QUIET_SAID_AFTER_S or self._cancel.is_set():
+                    if started or waited < QUIET_SAID_AFTER_S:
                         continue
                     if own is None:
                         own = self._queued_behind_own()
@@ -577,6 +583,9 @@ class RemoteEngine:
                 if event is None:
                     return
                 last = time.monotonic()
+                if isinstance(event, TokenDelta):
+                    text.append(event.text)
+                    thought.append(event.reasoning)
                 worded = worded or isinstance(event, TokenDelta | TurnFinished)
                 started = started or worded or isinstance(event, PromptRead)  # (reading: not silent)
                 yield event
