@@ -140,7 +140,18 @@ def _typed_together(extra: list[str], typed: Sequence[str]) -> list[str]:
     start = typed.index(extra[0])
     together = [extra[0]]
     for offset, word in enumerate(extra[1:], 1):
-        if start + offset >= len(typed) or typed[start + offset] != word:
-            break
+        if start + offset >= len(typed) or typed[start + offset] != word or _an_option(word):
+            break  # (the next option typed is another, said on its own: "--lang tr --temprature 1")
         together.append(word)
     return together
+
+
+def _an_option(word: str) -> bool:
+    """``--name`` or ``-x``, not a negative number (``--top-k -1``'s value)."""
+    if not word.startswith("-") or word == "-":
+        return False
+    try:
+        float(word)
+    except ValueError:
+        return True
+    return False
