@@ -441,6 +441,7 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     assert small_model(profile) is not None and params_text(small_model(profile)[1]) == "135M"
     # one formatter for every count the app and the commands say (it was "1500M" in the chat's welcome)
     assert (params_text(1_500_000_000), params_text(8_030_000_000)) == ("1.5B", "8.0B")
+    assert params_text(999_885_952) == "1.0B"  # Gemma 3 1B's count (it said "1000M")
     assert small_model(dataclasses.replace(profile, backend="openai")) is None  # nothing known of a server's model
 
     bad = tmp_path / "photo.txt"

@@ -240,7 +240,7 @@ def file_size_text(n: int | None, approx_gb: float | None = None) -> str:
 def params_text(n: int) -> str:
     """A parameter count as model names write it: 135M, 1.5B, 8.0B (the one way the app and the
     commands say it: F4, ``models list``, the small-model warnings, the bench table)."""
-    return f"{n / 1e9:.1f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
+    return f"{n / 1e9:.1f}B" if round(n / 1e6) >= 1000 else f"{n / 1e6:.0f}M"  # (Gemma 3 1B's 999.9M: 1.0B)
 
 
 # the types 'models quantize' makes, from the most bits to the fewest (llama.cpp's
