@@ -303,6 +303,10 @@ def test_requests_running_hold_their_share_of_the_day() -> None:
     # request still holds its 60 (it took its 40 off today's, and the key could go 40 past its day)
     quota.release("alice", 40, noon)
     assert quota.hold("alice", 100, 10, 500) == 30
+    # a request that read the clock before midnight and holds after the new day began counts in
+    # the new day: it switched back to the old day, and today's 100 held were forgotten
+    assert isinstance(quota.hold("alice", 100, 10, 50, noon), OverQuota)
+    assert quota.held("alice") == 100
 
 
 def test_a_prompt_that_uses_the_last_of_the_day_is_over_quota() -> None:

@@ -61,7 +61,9 @@ class DailyQuota:
 
     def _today(self, now: float) -> None:
         start = day_start(now)
-        if start != self._day:
+        if start > self._day:  # never back: a request that read the clock before midnight and
+            # came here after another began the new day switched to the old one, clearing the new
+            # day's holds (the key could then go past its limit by them); it counts in the new day
             self._day = start
             self._used = dict(self._used_since(start)) if self._used_since else {}
             self._held = {}  # a hold never outlives its day (one a lost request never gave back)
@@ -100,7 +102,7 @@ class DailyQuota:
             used, held = self._used.get(name, 0), self._held.get(name, 0)
             left = limit - used - held - prompt
             if left < 1:
-                return OverQuota(used, limit, next_day_start(now), held)
+                return OverQuota(used, limit, next_day_start(max(now, self._day)), held)
             reply = min(reply, left)
             self._held[name] = held + prompt + reply
         return reply
