@@ -219,7 +219,7 @@ def human_bytes(n: float) -> str:
     one decimal only for a GB under 10, as the fit verdicts write it)."""
     units = (("GB", GB), ("MB", MB), ("KB", KB), ("B", 1))
     at = next((i for i, (_, scale) in enumerate(units) if n >= scale), len(units) - 1)
-    if at and round(n / units[at][1]) >= 1024:  # 1023.7 MB is 1.0 GB, not "1024 MB"
+    if at and round(n / units[at][1]) >= 1000:  # 1015 MB (F5's RAM used) is 1.0 GB, not four figures
         at -= 1
     unit, scale = units[at]
     value = n / scale
