@@ -31,10 +31,11 @@ from workstation.core.phrases import about_words
 from workstation.core.planner import plan_for_profile
 from workstation.core.profiles import load_profile
 from workstation.core.store import ConversationStore
-from workstation.tui.app import WARNING_MOST_S, WorkstationApp
+from workstation.tui.app import WorkstationApp
 from workstation.tui.i18n import Texts
 from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog, TextPrompt
 from workstation.tui.screens.profile_menu import ProfileMenu
+from workstation.tui.toasts import WARNING_MOST_S
 from workstation.tui.widgets.message_view import MessageView, PlainBody
 
 

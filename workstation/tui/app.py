@@ -36,7 +36,7 @@ from textual.command import CommandPalette
 from textual.css.query import NoMatches
 from textual.dom import NoScreen
 from textual.driver import Driver
-from textual.notifications import Notification, Notify, SeverityLevel
+from textual.notifications import Notification
 from textual.screen import ModalScreen, Screen
 from textual.theme import BUILTIN_THEMES, Theme
 from textual.timer import Timer
@@ -136,6 +136,7 @@ from workstation.tui.screens.sizing import SizingScreen
 from workstation.tui.screens.summarize import SummarizeScreen
 from workstation.tui.screens.usage import UsageScreen
 from workstation.tui.settings import load_settings, save_language, save_setting, settings_path
+from workstation.tui.toasts import Toasts
 from workstation.tui.typed_bytes import tolerant_decoder
 from workstation.tui.widgets.conversation_list import ConversationItem
 from workstation.tui.widgets.message_view import MessageView, code_blocks
@@ -147,13 +148,6 @@ KEEP_PARTIAL_EVERY_S = 2.0  # a reply is saved as it streams this often: a kill 
 LOAD_BAR_EVERY_S = 0.1  # a model load's bar moves at most this often
 T = TypeVar("T")
 OUTSIDE_CHANGES_EVERY_S = 2.0  # how often the data folder is looked at for what other windows wrote
-# how fast a notice is read, in characters: the same in every language the UI speaks (about 1,000 a
-# minute, IReST's adults; an office reader's a little slower). In words (3 a second) a Turkish
-# sentence of as many letters, in fewer longer words, went a third sooner than its English one
-READING_CHARACTERS_PER_SECOND = 15.0
-# a warning that asks for nothing stays no longer (one stayed over two screens): only those that ask
-# the user to act (mend a file, delete a copy, wait for another window) give notify a longer timeout
-WARNING_MOST_S = 8.0
 # quit as Ctrl+Q does (``quit_on_signals``); SIGINT comes from `kill -INT` only (Ctrl+C is read as a key);
 # SIGQUIT (`kill -QUIT`; Ctrl+\\ is read as a key) left the terminal on the app's screen, the mouse
 # reported and the cursor hidden
@@ -205,7 +199,7 @@ LAST_PROFILE = "profile"  # the store's key for the profile loaded last (started
 CONTEXT_NEARLY_FULL = 85  # percent of the context past which the line under the box warns
 
 
-class WorkstationApp(App[None]):
+class WorkstationApp(Toasts, App[None]):
     CSS_PATH = "workstation.tcss"
     TITLE = "workstation"
     BINDINGS = bindings(Texts("en"))
@@ -692,55 +686,6 @@ class WorkstationApp(App[None]):
         self.open_title, self._open_revision = conv.title, revision
         self.update_status()
 
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
-               timeout: float | None = None, markup: bool = False, kind: str = "") -> None:
-        """A toast, as plain text unless ``markup``: messages name files and quote servers, and
-        a '[/' in a path was read as markup; a markup error took the whole app down. ``kind``
-        (from the app's thread only): the last toast of that kind, still shown, gives way to
-        this one (Ctrl+Y pressed through five replies stacked five "Copied" toasts). An error or a
-        warning says so in its title ("Problem", "Warning"): only the colour of its edge told it
-        from a notice that all went well, red beside green to a colour-blind eye, and the same
-        grey without colours (NO_COLOR); a screen reader reads the word first."""
-        if not title and severity in ("error", "warning"):
-            title = self.texts(f"toast.{severity}")
-        if timeout is None:  # a warning: its reading time, between Textual's five seconds and WARNING_MOST_S
-            timeout = self.reading_time(message) if severity == "information" else \
-                self.reading_time(message, least=self.NOTIFICATION_TIMEOUT, most=WARNING_MOST_S) \
-                if severity == "warning" else self.NOTIFICATION_TIMEOUT
-        toast = Notification(message, title, severity, timeout, markup=markup)
-        for identity, (shown, *_) in list(self._phrase_of_toast.items()):
-            if shown.has_expired:
-                self._phrase_of_toast.pop(identity, None)
-        phrase = self.texts.phrase_of(message)
-        if phrase is not None:  # (said again in the new language after F9; the others are put away then)
-            self._phrase_of_toast[toast.identity] = (toast, phrase, self.texts.phrase_of(title) if title else None)
-        if not kind:
-            self.post_message(Notify(toast))
-            return
-        last = self._toast_of.get(kind)
-        if last is not None and last in self._notifications:
-            self._unnotify(last, refresh=False)  # (the new one's arrival redraws them)
-        self._toast_of[kind] = toast
-        self.post_message(Notify(toast))
-
-    def reading_time(self, message: str, least: float = 3.0, most: float | None = None) -> float:
-        """How long a notice stays: the time to read it in characters, whatever the UI's language
-        (READING_CHARACTERS_PER_SECOND, and a second to look), ``least`` at least and ``most`` at
-        most (Textual's five for a notice that all went well: at 80x24 a short "Copied the last
-        reply" covered the reply's lines as long as a long one did)."""
-        most = self.NOTIFICATION_TIMEOUT if most is None else most
-        return min(most, max(least, 1.0 + len(message) / READING_CHARACTERS_PER_SECOND))
-
-    def _on_notify(self, event: Notify) -> None:
-        """A toast the same as one still shown (title, words and kind of notice) takes its place,
-        at the top of the stack with its time anew: F3 on a server that is down, chosen again,
-        stacked two "Problem: The new profile could not be loaded…" toasts, read as two
-        problems. (Textual's own handler, after this one, adds the toast and draws the stack.)"""
-        new = event.notification
-        for shown in list(self._notifications):
-            if (shown.title, shown.message, shown.severity) == (new.title, new.message, new.severity):
-                self._unnotify(shown, refresh=False)
-
     def exit(self, result: None = None, return_code: int = 0, message: RenderableType | None = None) -> None:
         """Every way out keeps what is typed in the box as its conversation's draft, while the
         box is still there (a draft's timer firing later finds no screen and does nothing)."""
@@ -857,28 +802,6 @@ class WorkstationApp(App[None]):
             self.notify(self.texts("lang.not_saved", path=str(settings_path())), severity="warning")
         if new != "en" and self.profile is not None and self.engine is not None:
             self._warn_small_for_language(self.profile, self.engine)
-
-    def _say_toasts_again(self) -> None:
-        """After F9, the toasts still shown in the language before: each said again in the new
-        one, in its place and with the time it had left, where it was one sentence of the
-        locale's (``Texts.phrase_of``); the others put away (a Turkish warning stayed on the
-        English screen, and one said of Turkish alone, "too small for Turkish", is untrue there)."""
-        phrases, self._phrase_of_toast = self._phrase_of_toast, {}
-        kinds = {toast.identity: kind for kind, toast in self._toast_of.items()}
-        self._toast_of = {}
-        for toast in list(self._notifications):
-            self._unnotify(toast, refresh=False)
-            _, phrase, title = phrases.get(toast.identity, (None, None, None))
-            if phrase is None or toast.has_expired:
-                continue
-            again = Notification(self.texts(phrase[0], **phrase[1]),
-                                 self.texts(title[0], **title[1]) if title else toast.title,
-                                 toast.severity, toast.timeout, toast.markup, toast.raised_at)
-            self._notifications.add(again)
-            self._phrase_of_toast[again.identity] = (again, phrase, title)
-            if toast.identity in kinds:
-                self._toast_of[kinds[toast.identity]] = again
-        self._refresh_notifications()
 
     @work(thread=True, exit_on_error=False, group="small-model-loaded")
     def _know_small_model(self, profile: Profile, engine: Any) -> None:
