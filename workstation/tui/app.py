@@ -55,7 +55,7 @@ from workstation.core.events import PromptRead, ServerWaiting
 from workstation.core.kept_summary import forget_summary_asked_in
 from workstation.core.kv_state import NOT_KEPT, KvStateStore, conversation_tag
 from workstation.core.letters import shortened
-from workstation.core.metrics import MetricsHistory, TurnMetrics, turn_record
+from workstation.core.metrics import MetricsHistory, TurnMetrics, _history_of, turn_record
 from workstation.core.model_file import model_file_changed
 from workstation.core.paths import data_dir, office_folder_problem, typed_path
 from workstation.core.phrases import (
@@ -3011,15 +3011,6 @@ class WorkstationApp(Toasts, StatusLine, App[None]):
                 self._partial, self._partial_at = None, 0.0  # (the next turn's reply is a row of its own)
                 self._replacing, self._continued = [], ""
                 self.update_status()
-
-
-def _history_of(messages: list[StoredMessage]) -> MetricsHistory:
-    """The dashboard's turns of a conversation's replies."""
-    history = MetricsHistory(60)
-    for msg in messages:
-        if msg.metrics:
-            history.add_record(msg.metrics)
-    return history
 
 
 __all__ = ["WorkstationApp", "Binding"]
