@@ -114,8 +114,8 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
     from workstation.core.paths import user_profiles_dir
     from workstation.core.planner import memory_held
     from workstation.core.profiles import load_profile_file
-    from workstation.tui.app import LAST_PROFILE
     from workstation.tui.messages import ProfileLoaded
+    from workstation.tui.model_loading import LAST_PROFILE
     from workstation.tui.screens.dialogs import ConfirmDialog
     from workstation.tui.screens.load_settings import LoadSettings
     from workstation.tui.screens.profile_menu import ProfileMenu
