@@ -664,7 +664,7 @@ async def test_what_another_window_or_chat_c_writes_shows_here(profiles: Path) -
 async def test_a_reply_is_kept_as_it_streams(profiles: Path) -> None:
     """A kill -9 (a crash, the power cut) mid-reply lost all of the reply on screen: the store
     held the question alone. What the file holds while the reply streams is what is left."""
-    from workstation.tui.app import KEEP_PARTIAL_EVERY_S
+    from workstation.tui.turn import KEEP_PARTIAL_EVERY_S
 
     app = WorkstationApp("b", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
