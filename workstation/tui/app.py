@@ -4,6 +4,17 @@ The app owns the state (the loaded engine, the open conversation, the metrics hi
 dispatches; screens render. Blocking work runs in thread workers that only post messages:
 the engine itself lives in a child process (``EngineProcess``), so a turn's worker merely
 relays the child's tokens. Every message is stored in SQLite the moment it exists.
+
+The app is made of parts, mixins sharing its one ``self`` (``AppPart``, app_part.py: ``@on``
+handlers in them are heard); this module keeps the state (``__init__``), the start, the open
+conversation and its drafts, sampling and instructions, keys and the palette, the screens,
+the system samples and the last nets. The parts: ``Toasts`` (toasts.py, the notices),
+``StatusLine`` (status_line.py), ``OtherWindows`` (other_windows.py, what other windows
+wrote), ``StoreFallback`` (store_fallback.py, the session in memory on a full disk),
+``ConversationActions`` (conversation_actions.py: rename, delete, export, copy),
+``Attachments`` (attachments.py), ``Quitting`` (quitting.py, keys and signals),
+``ModelLoading`` (model_loading.py: load, switch, serve, the engine lost), ``Turn`` (turn.py,
+a message and its reply) and ``LastExchange`` (last_exchange.py: Up, Alt+R, Alt+C, Alt+V).
 """
 
 from __future__ import annotations
@@ -116,7 +127,9 @@ LIGHT_THEME = dataclasses.replace(BUILTIN_THEMES["textual-light"], variables={
     **BUILTIN_THEMES["textual-light"].variables, "footer-key-foreground": BUILTIN_THEMES["textual-light"].primary})
 
 
-class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, ConversationActions, Attachments, Quitting, ModelLoading, Turn, LastExchange, App[None]):
+class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, ConversationActions, Attachments,
+                     Quitting, ModelLoading, Turn, LastExchange, App[None]):
+    # (the parts before Textual's App: Toasts.notify, _on_notify and Quitting's actions take the place of App's)
     CSS_PATH = "workstation.tcss"
     TITLE = "workstation"
     BINDINGS = bindings(Texts("en"))
