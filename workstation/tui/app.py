@@ -19,7 +19,6 @@ a message and its reply) and ``LastExchange`` (last_exchange.py: Up, Alt+R, Alt+
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import os
@@ -97,7 +96,7 @@ from workstation.tui.messages import (
 from workstation.tui.model_loading import ModelLoading
 from workstation.tui.other_windows import OUTSIDE_CHANGES_EVERY_S, OtherWindows
 from workstation.tui.palette import FoldedCommands, LocalPalette
-from workstation.tui.quitting import QUIT_SIGNALS, Quitting
+from workstation.tui.quitting import Quitting
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.chat import ChatScreen
 from workstation.tui.screens.dashboard import DashboardScreen
@@ -379,17 +378,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         if self.sample_system:
             self._sample_loop()
         if self.quit_on_signals:
-            # by default both killed the app mid-reply: the reply on screen was lost, and the
-            # engine's process printed tracebacks into the terminal. A handler of Python's, not
-            # the loop's: with the terminal closed mid-reply the loop never ran again (below)
-            loop = asyncio.get_running_loop()
-            self._watch_the_terminal()
-            for sig in QUIT_SIGNALS:
-                if signal.getsignal(sig) is not signal.SIG_IGN:  # (under nohup a closed terminal is no reason)
-                    self._signals_before[sig] = signal.signal(
-                        sig, lambda signum, _frame, loop=loop: self._on_quit_signal(signum, loop))
-            self._signals_before[signal.SIGCONT] = signal.signal(
-                signal.SIGCONT, lambda signum, frame, loop=loop: self._on_continue(signum, frame, loop))
+            self._take_quit_signals()
 
     async def chat_ready(self) -> None:
         """The chat screen is up: show the conversation open when the app was left (else the
@@ -489,9 +478,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
 
     async def on_unmount(self) -> None:
         if self.quit_on_signals:
-            for sig, before in self._signals_before.items():
-                signal.signal(sig, before)
-            self._signals_before.clear()
+            self._give_back_signals()
         if self._draft_timer is not None:
             self._draft_timer.stop()
         self._stop_sampling.set()

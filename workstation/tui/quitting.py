@@ -39,6 +39,27 @@ class Quitting(AppPart):
             self.notify(self.texts("app.how_to_quit", keys=self.texts.key(key)), title=self.texts("app.how_to_quit_title"),
                         markup=False)
 
+    def _take_quit_signals(self: WorkstationApp) -> None:
+        """At mount (``quit_on_signals``): QUIT_SIGNALS quit as Ctrl+Q does, SIGCONT draws the
+        screen again. By default SIGTERM and SIGHUP killed the app mid-reply: the reply on screen
+        was lost, and the engine's process printed tracebacks into the terminal. A handler of
+        Python's, not the loop's: with the terminal closed mid-reply the loop never ran again
+        (``_watch_the_terminal``)."""
+        loop = asyncio.get_running_loop()
+        self._watch_the_terminal()
+        for sig in QUIT_SIGNALS:
+            if signal.getsignal(sig) is not signal.SIG_IGN:  # (under nohup a closed terminal is no reason)
+                self._signals_before[sig] = signal.signal(
+                    sig, lambda signum, _frame, loop=loop: self._on_quit_signal(signum, loop))
+        self._signals_before[signal.SIGCONT] = signal.signal(
+            signal.SIGCONT, lambda signum, frame, loop=loop: self._on_continue(signum, frame, loop))
+
+    def _give_back_signals(self: WorkstationApp) -> None:
+        """At unmount: the signals' handlers as they were before ``_take_quit_signals``."""
+        for sig, before in self._signals_before.items():
+            signal.signal(sig, before)
+        self._signals_before.clear()
+
     def _on_quit_signal(self: WorkstationApp, signum: int, loop: asyncio.AbstractEventLoop) -> None:
         """SIGTERM, SIGHUP or SIGINT, in the main thread wherever it was (Python's handler, not
         the loop's: the loop may never run again, ``_watch_the_terminal``). Only what cannot
